@@ -1,0 +1,12 @@
+#!/bin/sh
+# Installs dependencies when node_modules is missing or older than the lock file, so that `npm start`
+# and `npm test` work on a fresh clone. Runs under whatever node npm found first (Node 20 on a bare
+# machine); everything after it runs on the Node 24 that the `node` dev dependency puts on the path.
+set -e
+cd "$(dirname "$0")/.."
+stamp=node_modules/.package-lock.json
+if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || [ ! -x node_modules/.bin/node ]; then
+  echo "[berth] installing dependencies (first run: about a minute)..." >&2
+  npm ci --no-audit --no-fund --loglevel=error >&2
+  echo "[berth] dependencies installed" >&2
+fi

@@ -1,0 +1,43 @@
+// `npm test`: builds the test bed's binaries if needed (with progress), runs every test of every
+// workspace with vitest, and ends with a plain `N passed, N failed[, N skipped]` line for CI.
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const root = join(import.meta.dirname, "..");
+const build = spawnSync("bash", [join(root, "e2e/testbed/build-binaries.sh")], {
+  stdio: ["ignore", "pipe", "inherit"],
+});
+if (build.status !== 0) {
+  console.error("test bed binaries could not be built; see the messages above");
+  process.exit(build.status ?? 1);
+}
+const bin = build.stdout.toString().trim().split("\n").at(-1) ?? "";
+
+const outDir = mkdtempSync(join(tmpdir(), "berth-test-"));
+const report = join(outDir, "report.json");
+const child = spawn(
+  process.execPath,
+  [join(root, "node_modules/vitest/vitest.mjs"), "run", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`, ...process.argv.slice(2)],
+  { cwd: root, stdio: "inherit", env: { ...process.env, BERTH_TESTBED_BIN: bin } },
+);
+// Forward Ctrl-C so vitest's own teardown (and every test's cleanup) runs.
+for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => child.kill(sig));
+child.on("exit", (code, signal) => {
+  let passed = 0;
+  let failed = 0;
+  let skipped = 0;
+  try {
+    const r = JSON.parse(readFileSync(report, "utf8"));
+    passed = r.numPassedTests ?? 0;
+    failed = (r.numFailedTests ?? 0) + (r.numFailedTestSuites ?? 0);
+    skipped = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
+  } catch {
+    failed = Math.max(1, failed); // no report: the run itself broke
+  }
+  rmSync(outDir, { recursive: true, force: true });
+  console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}`);
+  process.exit(code === 0 && failed === 0 ? 0 : code || 1);
+  void signal;
+});

@@ -1,0 +1,16 @@
+import { defineConfig } from "vitest/config";
+
+// One run covers every workspace. Integration tests start their own clusters and databases in
+// beforeAll (see e2e/src/testbed and api/src/db/testing.ts); the limits below are for those starts.
+export default defineConfig({
+  test: {
+    include: ["{crds,controllers,api,operator,console,cdk8s,e2e,bench}/src/**/*.test.ts"],
+    exclude: ["**/node_modules/**", "**/dist/**"],
+    pool: "forks",
+    maxWorkers: 2,
+    testTimeout: 60_000,
+    hookTimeout: 240_000,
+    teardownTimeout: 60_000,
+    globalSetup: ["./scripts/vitest-global-setup.ts"],
+  },
+});
