@@ -1,5 +1,6 @@
 import type { Knex } from "knex";
 import * as m20261122000001 from "./20261122000001_audit_and_idempotency.ts";
+import * as m20261122000002 from "./20261122000002_identity.ts";
 
 export interface Migration {
   name: string;
@@ -7,4 +8,7 @@ export interface Migration {
 }
 
 // Forward-only, in order. Add a file named <timestamp>_<what>.ts and list it here.
-export const migrations: Migration[] = [{ name: "20261122000001_audit_and_idempotency", up: m20261122000001.up }];
+export const migrations: Migration[] = [
+  { name: "20261122000001_audit_and_idempotency", up: m20261122000001.up },
+  { name: "20261122000002_identity", up: m20261122000002.up },
+];
