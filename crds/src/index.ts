@@ -1,1 +1,5 @@
-export {};
+// @berth/crds: the one source of resource shapes. Imports nothing of ours.
+export * from "./conditions.ts";
+export * from "./fields.ts";
+export * from "./kind.ts";
+export * from "./kinds/index.ts";

@@ -1,0 +1,147 @@
+import { z } from "zod";
+import { ClusterId, DisplayName, Id, immutable, ResourceName, Timestamp } from "../fields.ts";
+import { defineKind, statusOf } from "../kind.ts";
+
+/** What the user asked for. The controllers move `status.phase` towards it. */
+export const SessionDesiredState = z.enum(["Running", "Paused", "Terminated"]);
+export type SessionDesiredState = z.infer<typeof SessionDesiredState>;
+
+export const SessionPhase = z.enum([
+  "Pending", // accepted, not yet placed
+  "Queued", // no free GPU of the offering's model (or on the pinned cluster); see status.queue
+  "Starting", // placed and dispatched, pod not ready yet
+  "Running",
+  "Pausing", // pod being deleted; volumes kept
+  "Paused",
+  "Resuming", // placed again after a pause
+  "Restarting", // pod being replaced
+  "Terminating",
+  "Terminated",
+  "Failed",
+  "Unknown", // its cluster stopped reporting
+]);
+export type SessionPhase = z.infer<typeof SessionPhase>;
+
+export const SessionConditionType = {
+  /** A cluster was chosen (False with NoCapacity while queued). */
+  Scheduled: "Scheduled",
+  /** The mirror resource exists on the chosen cluster. */
+  Dispatched: "Dispatched",
+  /** The pod is ready and the connect links work. */
+  Ready: "Ready",
+  /** Usage is being charged. */
+  Billable: "Billable",
+} as const;
+export type SessionConditionType = (typeof SessionConditionType)[keyof typeof SessionConditionType];
+
+export const SessionReason = {
+  // Scheduled
+  Placed: "Placed",
+  PinnedCluster: "PinnedCluster",
+  VolumeLocality: "VolumeLocality",
+  NoCapacity: "NoCapacity",
+  PinnedClusterFull: "PinnedClusterFull",
+  NoMatchingGpuModel: "NoMatchingGpuModel",
+  NodeLost: "NodeLost",
+  // Dispatched
+  MirrorCreated: "MirrorCreated",
+  DispatchFailed: "DispatchFailed",
+  ClusterUnreachable: "ClusterUnreachable",
+  // Ready
+  PodPending: "PodPending",
+  PodRunning: "PodRunning",
+  ImagePullFailed: "ImagePullFailed",
+  PodFailed: "PodFailed",
+  // Billable
+  Metering: "Metering",
+  NotRunning: "NotRunning",
+  // why a session stopped (any type)
+  PausedByUser: "PausedByUser",
+  InsufficientCredits: "InsufficientCredits",
+  RestartRequested: "RestartRequested",
+  TerminatedByUser: "TerminatedByUser",
+} as const;
+export type SessionReason = (typeof SessionReason)[keyof typeof SessionReason];
+
+export const SessionVolumeMount = z.object({
+  /** A Volume in the session's namespace. */
+  volume: ResourceName,
+  /** Absolute path in the container; the operator picks one when absent. */
+  mountPath: z
+    .string()
+    .max(4096)
+    .regex(/^\/.*$/)
+    .optional(),
+  readOnly: z.boolean().default(false),
+});
+export type SessionVolumeMount = z.infer<typeof SessionVolumeMount>;
+
+export const SessionSpec = z.object({
+  /** User id of the person the session belongs to. */
+  owner: immutable(Id),
+  organization: immutable(Id),
+  project: Id.optional(),
+  displayName: DisplayName.optional(),
+  /** Names of the cluster-scoped catalog resources. */
+  offering: ResourceName,
+  preset: ResourceName,
+  image: ResourceName,
+  volumes: z.array(SessionVolumeMount).max(16).default([]),
+  /** Place only on this cluster; the session waits there when it is full. */
+  clusterPin: ClusterId.optional(),
+  desiredState: SessionDesiredState.default("Running"),
+  /** Higher first in the queue; ties go to the older session. */
+  priority: z.int32().default(0),
+});
+export type SessionSpec = z.infer<typeof SessionSpec>;
+
+export const SessionStatus = statusOf({
+  phase: SessionPhase.optional(),
+  cluster: ClusterId.optional(),
+  node: z.string().max(253).optional(),
+  gpuModel: z.string().max(253).optional(),
+  gpuDevices: z.array(z.string().max(253)).max(64).optional(),
+  /** Paths under the cluster's session domain: /proxy/{cr}/lab|terminal|code/. */
+  connect: z
+    .object({
+      lab: z.string().max(1024).optional(),
+      terminal: z.string().max(1024).optional(),
+      code: z.string().max(1024).optional(),
+    })
+    .optional(),
+  /** Present while Queued. The position is refreshed when it changes, not on every tick. */
+  queue: z
+    .object({
+      position: z.int().min(1),
+      reason: z.string().max(1024),
+    })
+    .optional(),
+  queuedAt: Timestamp.optional(),
+  scheduledAt: Timestamp.optional(),
+  startedAt: Timestamp.optional(),
+  pausedAt: Timestamp.optional(),
+  terminatedAt: Timestamp.optional(),
+});
+export type SessionStatus = z.infer<typeof SessionStatus>;
+
+export const SessionKind = defineKind({
+  kind: "Session",
+  plural: "sessions",
+  shortNames: ["ses"],
+  namespaced: true,
+  description: "An interactive GPU session (JupyterLab, terminal or code editor) of one user.",
+  spec: SessionSpec,
+  status: SessionStatus,
+  printerColumns: [
+    { name: "Owner", type: "string", jsonPath: ".spec.owner" },
+    { name: "Phase", type: "string", jsonPath: ".status.phase" },
+    { name: "Cluster", type: "string", jsonPath: ".status.cluster" },
+    { name: "GPU Model", type: "string", jsonPath: ".status.gpuModel" },
+    { name: "Desired", type: "string", jsonPath: ".spec.desiredState", priority: 1 },
+    { name: "Node", type: "string", jsonPath: ".status.node", priority: 1 },
+    { name: "Offering", type: "string", jsonPath: ".spec.offering", priority: 1 },
+    { name: "Queue", type: "integer", jsonPath: ".status.queue.position", priority: 1 },
+  ],
+});
+export const Session = SessionKind.schema;
+export type Session = z.infer<typeof Session>;

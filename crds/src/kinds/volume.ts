@@ -1,0 +1,67 @@
+import { z } from "zod";
+import { ClusterId, DisplayName, Gigabytes, Id, immutable, ResourceName } from "../fields.ts";
+import { defineKind, statusOf } from "../kind.ts";
+
+export const VolumeOwnerKind = z.enum(["user", "project"]);
+export type VolumeOwnerKind = z.infer<typeof VolumeOwnerKind>;
+
+export const VolumeConditionType = {
+  /** A claim exists on status.boundCluster; sessions using the volume stay on that cluster. */
+  Bound: "Bound",
+} as const;
+
+export const VolumeReason = {
+  ClaimCreated: "ClaimCreated",
+  NoClaim: "NoClaim",
+  ClaimLost: "ClaimLost",
+} as const;
+
+export const VolumeSpec = z.object({
+  owner: immutable(z.object({ kind: VolumeOwnerKind, id: Id })),
+  organization: immutable(Id),
+  displayName: DisplayName.optional(),
+  /** The quota: the claim's requested size. */
+  sizeGb: z.int().min(1),
+  /** A Pool; the default pool when absent. */
+  pool: ResourceName.optional(),
+  shares: z
+    .array(
+      z.object({
+        kind: VolumeOwnerKind,
+        id: Id,
+        access: z.enum(["ReadOnly", "ReadWrite"]).default("ReadOnly"),
+      }),
+    )
+    .max(256)
+    .default([]),
+  /** A locked volume cannot be mounted, resized or deleted. */
+  locked: z.boolean().default(false),
+  lockReason: z.string().max(1024).optional(),
+});
+export type VolumeSpec = z.infer<typeof VolumeSpec>;
+
+export const VolumeStatus = statusOf({
+  /** Where the claim exists; observed, so it lives in status. */
+  boundCluster: ClusterId.optional(),
+  claimName: ResourceName.optional(),
+  usedGb: Gigabytes.optional(),
+});
+export type VolumeStatus = z.infer<typeof VolumeStatus>;
+
+export const VolumeKind = defineKind({
+  kind: "Volume",
+  plural: "volumes",
+  shortNames: ["bvol"],
+  namespaced: true,
+  description: "A persistent volume on the shared pool; its claim is created on whichever cluster first mounts it.",
+  spec: VolumeSpec,
+  status: VolumeStatus,
+  printerColumns: [
+    { name: "Owner", type: "string", jsonPath: ".spec.owner.id" },
+    { name: "Size GB", type: "integer", jsonPath: ".spec.sizeGb" },
+    { name: "Bound Cluster", type: "string", jsonPath: ".status.boundCluster" },
+    { name: "Locked", type: "boolean", jsonPath: ".spec.locked" },
+  ],
+});
+export const Volume = VolumeKind.schema;
+export type Volume = z.infer<typeof Volume>;
