@@ -1,0 +1,7 @@
+export { findTestbedBinaries, hasTestbedBinaries, TESTBED_BINARIES } from "./binaries.ts";
+export { ComponentStartError } from "./cluster.ts";
+export { formatTimings, startFleet, table } from "./fleet.ts";
+export { GPU_RESOURCE, gpuNodeManifest } from "./gpu.ts";
+export { KubeHttp, KubeHttpError } from "./kube.ts";
+export { criLogLines } from "./kwok.ts";
+export type * from "./types.ts";

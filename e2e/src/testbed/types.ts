@@ -1,0 +1,131 @@
+// Public shapes of the test bed: what a fleet is made of, and what a started one hands back.
+
+export type ClusterKind = "management" | "gpu";
+export type ComponentName = "etcd" | "kube-apiserver" | "kube-controller-manager" | "kube-scheduler" | "kwok";
+
+export interface GpuNodeDescription {
+  name: string;
+  /** The `nvidia.com/gpu.product` label, e.g. "NVIDIA-H100-80GB-HBM3". */
+  gpuModel: string;
+  /** `nvidia.com/gpu` capacity and the `nvidia.com/gpu.count` label. */
+  gpuCount: number;
+  /** Extra node labels (merged over the GPU labels). */
+  labels?: Record<string, string>;
+  /** Defaults: 96 CPUs, 1 TiB memory, 110 pods. */
+  cpu?: string;
+  memory?: string;
+  pods?: number;
+}
+
+export interface ClusterDescription {
+  name: string;
+  kind: ClusterKind;
+  /** GPU clusters only: the simulated nodes kwok keeps Ready. */
+  nodes?: GpuNodeDescription[];
+  /** Create RuntimeClass `nvidia` (handler `nvidia`). */
+  gpuRuntimeClass?: boolean;
+  /** Create the DaemonSet `nvidia-device-plugin-daemonset` in kube-system. */
+  gpuDevicePlugin?: boolean;
+  /** Extra command-line flags per component, appended last (feature gates, or a bad flag in a test). */
+  extraArgs?: Partial<Record<ComponentName, string[]>>;
+}
+
+export interface FleetDescription {
+  clusters: ClusterDescription[];
+}
+
+export interface StartFleetOptions {
+  /** Folder with the five binaries; default: env BERTH_TESTBED_BIN, else e2e/testbed/build-binaries.sh. */
+  binDir?: string;
+  /** Where the clusters keep their data; default: a fresh temp folder. */
+  dataDir?: string;
+  /** Keep dataDir on stop (logs for a post-mortem). Default false; a given dataDir is never removed. */
+  keepData?: boolean;
+  /** Progress lines (component ready, timings). Default: silent. */
+  log?: (line: string) => void;
+  /** Lines of the CRI log file that `pods/log` serves for every pod (GPU clusters). */
+  podLogLines?: string[];
+  /** Grace before SIGKILL when stopping a component. Default 5000 ms. */
+  stopGraceMs?: number;
+}
+
+export interface ComponentTiming {
+  cluster: string;
+  component: ComponentName | "nodes-ready" | "cluster";
+  /** Milliseconds from the fleet's start to this component's spawn. */
+  startedAtMs: number;
+  /** Milliseconds from spawn to ready. */
+  durationMs: number;
+}
+
+export interface PolicyRule {
+  apiGroups?: string[];
+  resources?: string[];
+  resourceNames?: string[];
+  nonResourceURLs?: string[];
+  verbs: string[];
+}
+
+export interface MintCredentialOptions {
+  /** ServiceAccount name; also names the Role/ClusterRole and bindings. */
+  name: string;
+  /** Default "default"; created when missing. */
+  namespace?: string;
+  /** Rules of a Role in `namespace`, bound with a RoleBinding. */
+  rules?: PolicyRule[];
+  /** Rules of a ClusterRole, bound with a ClusterRoleBinding. */
+  clusterRules?: PolicyRule[];
+  /** Token lifetime; default 30 days. */
+  expirationSeconds?: number;
+}
+
+export interface Credential {
+  serviceAccount: string;
+  namespace: string;
+  /** `system:serviceaccount:<namespace>:<name>` */
+  username: string;
+  token: string;
+  expiresAt: string;
+  /** A kubeconfig with this token, the cluster's server and CA. */
+  kubeconfig: string;
+}
+
+export interface Cluster {
+  readonly name: string;
+  readonly kind: ClusterKind;
+  /** https://127.0.0.1:<port> */
+  readonly server: string;
+  /** The CA that signed the apiserver's serving certificate (one PEM block). */
+  readonly caPem: string;
+  /** Bearer token of `admin` (group system:masters). */
+  readonly adminToken: string;
+  readonly kubeconfigPath: string;
+  readonly kubeconfig: string;
+  /** kwok's kubelet endpoint (GPU clusters). */
+  readonly kwokPort?: number;
+  /** The CRI-format file that `pods/log` serves (GPU clusters). */
+  readonly podLogFile?: string;
+  readonly dataDir: string;
+  readonly timings: readonly ComponentTiming[];
+  mintCredential(opts: MintCredentialOptions): Promise<Credential>;
+  /** Creates a kwok-managed GPU node and resolves when it is Ready (GPU clusters). */
+  addGpuNode(node: GpuNodeDescription): Promise<void>;
+  /** Stops kube-apiserver and starts it again on the same port and etcd data; resolves when ready. */
+  restartApiServer(): Promise<void>;
+  /** Pids of this cluster's live processes. */
+  pids(): number[];
+  stop(): Promise<void>;
+}
+
+export interface Fleet {
+  readonly clusters: readonly Cluster[];
+  /** The cluster of that name; throws when there is none. */
+  cluster(name: string): Cluster;
+  readonly dataDir: string;
+  /** Per component, in start order. */
+  readonly timings: readonly ComponentTiming[];
+  /** Milliseconds from startFleet's call to every cluster ready. */
+  readonly startMs: number;
+  pids(): number[];
+  stop(): Promise<void>;
+}
