@@ -9,11 +9,13 @@ export const Condition = z.object({
   type: z
     .string()
     .max(316)
-    .regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/),
+    .regex(
+      /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/,
+    ),
   status: ConditionStatus,
   observedGeneration: z.int().min(0).optional(),
   /** Moves only when `status` flips; see setCondition. */
-  lastTransitionTime: z.iso.datetime(),
+  lastTransitionTime: Timestamp,
   /** A CamelCase constant, one of the kind's `…Reason` values. */
   reason: z
     .string()

@@ -71,7 +71,9 @@ export const ObjectMeta = z.looseObject({
   labels: z.record(z.string(), z.string()).optional(),
   annotations: z.record(z.string(), z.string()).optional(),
   finalizers: z.array(z.string()).optional(),
-  ownerReferences: z.array(z.looseObject({ apiVersion: z.string(), kind: z.string(), name: z.string(), uid: z.string() })).optional(),
+  ownerReferences: z
+    .array(z.looseObject({ apiVersion: z.string(), kind: z.string(), name: z.string(), uid: z.string() }))
+    .optional(),
 });
 export type ObjectMeta = z.infer<typeof ObjectMeta>;
 
@@ -87,7 +89,12 @@ function addValidation<T extends z.ZodType>(schema: T, v: Validation): T {
  * A cross-field rule that both sides enforce: zod runs `check` when parsing, the apiserver runs the CEL
  * `rule`. Keep the two saying the same thing; the apiserver test exercises every CEL rule.
  */
-export function rule<T extends z.ZodType>(schema: T, cel: string, message: string, check: (value: z.output<T>) => boolean): T {
+export function rule<T extends z.ZodType>(
+  schema: T,
+  cel: string,
+  message: string,
+  check: (value: z.output<T>) => boolean,
+): T {
   return addValidation(schema.refine(check, { message }) as T, { rule: cel, message });
 }
 

@@ -30,11 +30,7 @@ export function statusOf<S extends z.ZodRawShape>(shape: S) {
   });
 }
 
-export function defineKind<
-  const K extends string,
-  Spec extends z.ZodType,
-  Status extends z.ZodType,
->(d: {
+export function defineKind<const K extends string, Spec extends z.ZodType, Status extends z.ZodType>(d: {
   kind: K;
   plural: string;
   shortNames: string[];

@@ -73,8 +73,7 @@ function convert(node: JSONSchemaProps, path: string): JSONSchemaProps {
     } else fail(`unsupported keyword "${key}"`);
   }
 
-  if (!out.type && !out["x-kubernetes-preserve-unknown-fields"] && !out["x-kubernetes-int-or-string"])
-    fail("no type");
+  if (!out.type && !out["x-kubernetes-preserve-unknown-fields"] && !out["x-kubernetes-int-or-string"]) fail("no type");
   if (out.type === "integer") integerFormat(out);
   // zod adds its own regex to formats (date-time, hostname); those use lookaheads that RE2 rejects,
   // and the apiserver checks the format itself.

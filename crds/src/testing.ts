@@ -61,7 +61,10 @@ export const examples = {
       { displayName: "JupyterLab", image: "quay.io/jupyter/pytorch-notebook:cuda12-latest", kind: "jupyterlab" },
     ),
   ResourcePreset: (): ResourcePreset =>
-    ResourcePresetKind.build({ name: "gpu-small" }, { displayName: "Small GPU", kind: "gpu", cpu: "4", memory: "16Gi", gpuCount: 1 }),
+    ResourcePresetKind.build(
+      { name: "gpu-small" },
+      { displayName: "Small GPU", kind: "gpu", cpu: "4", memory: "16Gi", gpuCount: 1 },
+    ),
   ResourcePolicy: (): ResourcePolicy =>
     ResourcePolicyKind.build(
       { name: "global" },
