@@ -1,0 +1,112 @@
+// Password hashing with argon2id from node:crypto (Node 24; no native npm package). Hashes are stored as
+// PHC strings, `$argon2id$v=19$m=19456,t=2,p=1$<salt>$<tag>`, so the parameters travel with each hash and
+// can be raised later: `needsRehash` tells the login path to re-hash with the current ones.
+import { argon2, randomBytes, timingSafeEqual } from "node:crypto";
+
+export interface Argon2Params {
+  /** Memory in KiB. */
+  memoryKiB: number;
+  /** Iterations (t). */
+  passes: number;
+  /** Lanes (p). */
+  parallelism: number;
+  /** Tag (hash) length in bytes. */
+  tagLength: number;
+}
+
+/** OWASP's argon2id floor: 19 MiB, 2 passes, 1 lane. About 40 ms per hash on one core of the dev box. */
+export const DEFAULT_ARGON2: Argon2Params = { memoryKiB: 19 * 1024, passes: 2, parallelism: 1, tagLength: 32 };
+
+const SALT_BYTES = 16;
+const PHC = /^\$argon2id\$v=19\$m=(\d+),t=(\d+),p=(\d+)\$([A-Za-z0-9+/]+)\$([A-Za-z0-9+/]+)$/;
+
+function b64(buf: Buffer): string {
+  return buf.toString("base64").replace(/=+$/, "");
+}
+
+function derive(password: string, salt: Buffer, p: Argon2Params): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    // Runs on the libuv thread pool: a login does not block the event loop for the other requests.
+    argon2(
+      "argon2id",
+      { message: password, nonce: salt, memory: p.memoryKiB, passes: p.passes, parallelism: p.parallelism, tagLength: p.tagLength },
+      (err, key) => (err ? reject(err) : resolve(key)),
+    );
+  });
+}
+
+interface Parsed {
+  params: Argon2Params;
+  salt: Buffer;
+  tag: Buffer;
+}
+
+function parse(hash: string): Parsed | undefined {
+  const m = PHC.exec(hash);
+  if (!m) return undefined;
+  const tag = Buffer.from(m[5]!, "base64");
+  return {
+    params: { memoryKiB: Number(m[1]), passes: Number(m[2]), parallelism: Number(m[3]), tagLength: tag.length },
+    salt: Buffer.from(m[4]!, "base64"),
+    tag,
+  };
+}
+
+export function describeParams(p: Argon2Params): string {
+  return `argon2id m=${p.memoryKiB} KiB (${(p.memoryKiB / 1024).toFixed(0)} MiB), t=${p.passes}, p=${p.parallelism}, tag=${p.tagLength} B`;
+}
+
+export class PasswordHasher {
+  readonly params: Argon2Params;
+  #dummy: Promise<string> | undefined;
+
+  constructor(params: Argon2Params = DEFAULT_ARGON2) {
+    if (params.memoryKiB < 19 * 1024 || params.passes < 2 || params.parallelism !== 1) {
+      throw new Error(`argon2id parameters below the floor (m >= 19 MiB, t >= 2, p = 1): ${describeParams(params)}`);
+    }
+    this.params = params;
+  }
+
+  async hash(password: string): Promise<string> {
+    const salt = randomBytes(SALT_BYTES);
+    const tag = await derive(password, salt, this.params);
+    const p = this.params;
+    return `$argon2id$v=19$m=${p.memoryKiB},t=${p.passes},p=${p.parallelism}$${b64(salt)}$${b64(tag)}`;
+  }
+
+  /** False for a wrong password and for a hash we cannot read; never throws for either. */
+  async verify(hash: string, password: string): Promise<boolean> {
+    const parsed = parse(hash);
+    if (!parsed) {
+      await this.verifyDummy(password); // same cost as a real check
+      return false;
+    }
+    const tag = await derive(password, parsed.salt, parsed.params);
+    return tag.length === parsed.tag.length && timingSafeEqual(tag, parsed.tag);
+  }
+
+  /**
+   * Spends the time of one real verification and answers false. The login path calls it for an unknown
+   * email so that "no such account" and "wrong password" cannot be told apart by timing.
+   */
+  async verifyDummy(password: string): Promise<false> {
+    this.#dummy ??= this.hash(randomBytes(24).toString("base64url"));
+    const parsed = parse(await this.#dummy)!;
+    await derive(password, parsed.salt, parsed.params);
+    return false;
+  }
+
+  /** True when the stored hash was made with other parameters than the current ones. */
+  needsRehash(hash: string): boolean {
+    const parsed = parse(hash);
+    if (!parsed) return true;
+    const a = parsed.params;
+    const b = this.params;
+    return a.memoryKiB !== b.memoryKiB || a.passes !== b.passes || a.parallelism !== b.parallelism || a.tagLength !== b.tagLength;
+  }
+}
+
+/** A random password for generated accounts: 24 characters of base64url (144 bits). */
+export function generatePassword(): string {
+  return randomBytes(18).toString("base64url");
+}

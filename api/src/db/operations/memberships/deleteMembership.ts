@@ -1,0 +1,10 @@
+import type { Knex } from "knex";
+import type { MembershipKey } from "./upsertMembership.ts";
+
+/** Removes one membership (organization-level when projectId is null). */
+export async function deleteMembership(db: Knex, k: MembershipKey): Promise<boolean> {
+  const q = db("memberships").where({ user_id: k.userId, organization_id: k.organizationId });
+  if (k.projectId === null) q.whereNull("project_id");
+  else q.where({ project_id: k.projectId });
+  return (await q.del()) > 0;
+}
