@@ -12,6 +12,13 @@ export const ResourceName = z
 /** A lowercase DNS name, e.g. a cluster's session domain. */
 export const Hostname = ResourceName;
 
+/** A lowercase DNS name with an optional port, e.g. `gpu-a.example.com` or `localhost:8443`. */
+export const HostnamePort = z
+  .string()
+  .min(1)
+  .max(259)
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(:[0-9]{1,5})?$/);
+
 /** An identifier owned by Postgres (user, organization, project). Opaque here, only bounded. */
 export const Id = z.string().min(1).max(128);
 

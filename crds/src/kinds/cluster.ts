@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ClusterId, DisplayName, Hostname, immutable, ResourceName, Timestamp } from "../fields.ts";
+import { ClusterId, DisplayName, HostnamePort, immutable, ResourceName, Timestamp } from "../fields.ts";
 import { defineKind, statusOf } from "../kind.ts";
 
 export const ClusterConditionType = {
@@ -28,8 +28,8 @@ export const ClusterSpec = z.object({
   /** `clu_<id>`; a re-registration is a new Cluster with a new id. */
   id: immutable(ClusterId),
   displayName: DisplayName,
-  /** Hostname of the cluster's session gateway; connect links are https://{sessionDomain}/proxy/… */
-  sessionDomain: Hostname,
+  /** Hostname (optionally :port) of the cluster's session gateway; connect links are https://{sessionDomain}/proxy/… */
+  sessionDomain: HostnamePort,
   /** The Secret (in the control plane's namespace) holding the kubeconfig used to reach the cluster. */
   credentialSecretRef: z.object({
     namespace: ResourceName,
@@ -42,7 +42,8 @@ export type ClusterSpec = z.infer<typeof ClusterSpec>;
 export const ClusterStatus = statusOf({
   probe: z
     .object({
-      status: z.enum(["connected", "unreachable", "refused"]),
+      /** As the connection test answers: degraded = reachable and authenticated, some check false. */
+      status: z.enum(["connected", "unreachable", "unauthorized", "degraded"]),
       /** Named booleans, as the connection-test endpoint returns them. */
       checks: z.record(z.string(), z.boolean()).default({}),
       probedAt: Timestamp,
