@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, configFromEnv } from "./config.ts";
+
+const minimal = {
+  BERTH_OPERATOR_CLUSTER_ID: "clu_abc123",
+  BERTH_OPERATOR_KUBECONFIG: "/etc/berth/kubeconfig",
+  BERTH_OPERATOR_CONTROL_PLANE_URL: "http://127.0.0.1:8081",
+  BERTH_OPERATOR_TOKEN_FILE: "/var/run/berth/token",
+};
+
+describe("configFromEnv", () => {
+  it("fills every default from four variables and an identity", () => {
+    const c = configFromEnv(minimal, "operator-0");
+    expect(c).toMatchObject({
+      clusterId: "clu_abc123",
+      kube: { mode: "kubeconfig", path: "/etc/berth/kubeconfig" },
+      http: { host: "0.0.0.0", port: 8080 },
+      lease: { namespace: "berth-system", name: "berth-operator", identity: "operator-0", durationMs: 15_000 },
+      inventory: { debounceMs: 500, resyncMs: 60_000 },
+    });
+  });
+
+  it("runs in-cluster when no kubeconfig is given", () => {
+    const { BERTH_OPERATOR_KUBECONFIG: _, ...rest } = minimal;
+    const c = configFromEnv({ ...rest, KUBERNETES_SERVICE_HOST: "10.96.0.1", KUBERNETES_SERVICE_PORT: "443" }, "op");
+    expect(c.kube).toEqual({ mode: "in-cluster", host: "10.96.0.1", port: "443" });
+  });
+
+  it("reports every problem at once, by variable name", () => {
+    let error: unknown;
+    try {
+      configFromEnv({
+        BERTH_OPERATOR_CLUSTER_ID: "cluster-1",
+        BERTH_OPERATOR_CONTROL_PLANE_URL: "not a url",
+        BERTH_OPERATOR_HTTP_PORT: "70000",
+        BERTH_OPERATOR_LEASE_DURATION_MS: "1000",
+        BERTH_OPERATOR_LEASE_RENEW_DEADLINE_MS: "2000",
+      });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems.join("\n");
+    for (const name of [
+      "BERTH_OPERATOR_CLUSTER_ID",
+      "BERTH_OPERATOR_CONTROL_PLANE_URL",
+      "BERTH_OPERATOR_TOKEN_FILE",
+      "BERTH_OPERATOR_HTTP_PORT",
+      "BERTH_OPERATOR_IDENTITY",
+      "KUBERNETES_SERVICE_HOST",
+    ])
+      expect(problems).toContain(name);
+  });
+
+  it("refuses a renew deadline that is not below the lease duration", () => {
+    expect(() =>
+      configFromEnv(
+        { ...minimal, BERTH_OPERATOR_LEASE_DURATION_MS: "1000", BERTH_OPERATOR_LEASE_RENEW_DEADLINE_MS: "1000" },
+        "op",
+      ),
+    ).toThrow(/BERTH_OPERATOR_LEASE_RENEW_DEADLINE_MS: must be below lease.durationMs/);
+  });
+});

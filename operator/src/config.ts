@@ -1,0 +1,152 @@
+// The operator's configuration: one zod schema, parsed once at start-up, every problem reported together.
+// `configFromEnv` maps BERTH_OPERATOR_* variables onto it; it takes the environment as an argument, so
+// only main.ts touches process.env. No value here is a secret: the operator token is read from
+// `tokenFile` for every call, never held in configuration (rotation needs no restart).
+import { z } from "zod";
+
+const port = z.coerce.number().int().min(0).max(65_535);
+const ms = (min: number) => z.coerce.number().int().min(min);
+
+const KubeSource = z.discriminatedUnion("mode", [
+  z.object({ mode: z.literal("kubeconfig"), path: z.string().min(1), context: z.string().min(1).optional() }),
+  /** In-cluster: the pod's service account (token and CA under /var/run/secrets/kubernetes.io/serviceaccount). */
+  z.object({ mode: z.literal("in-cluster"), host: z.string().min(1), port: z.string().min(1) }),
+]);
+
+export const OperatorConfigSchema = z
+  .object({
+    /** The id the control plane gave this cluster at registration (`clu_<id>`); it must match the token's. */
+    clusterId: z.string().regex(/^clu_[A-Za-z0-9_-]+$/, "must look like clu_<id>"),
+    kube: KubeSource,
+    /** Base URL of the control plane's internal listener, e.g. http://berth-internal.berth-system:8081. */
+    controlPlaneUrl: z.url({ protocol: /^https?$/ }),
+    /** File holding the RS256 operator token; re-read for every attempt. */
+    tokenFile: z.string().min(1),
+    /** Timeout of one call to the control plane. */
+    requestTimeoutMs: ms(100).default(10_000),
+    http: z
+      .object({ host: z.string().min(1).default("0.0.0.0"), port: port.default(8080) })
+      .default({ host: "0.0.0.0", port: 8080 }),
+    lease: z
+      .object({
+        namespace: z.string().min(1).default("berth-system"),
+        name: z.string().min(1).default("berth-operator"),
+        /** Unique per replica; the pod name in a Deployment. */
+        identity: z.string().min(1),
+        /** How long a follower waits after the last observed renewal before taking over. */
+        durationMs: ms(100).default(15_000),
+        /** The leader steps down when it could not renew for this long; must be below durationMs. */
+        renewDeadlineMs: ms(50).default(10_000),
+        /** Interval of renewals (leader) and of acquisition attempts (followers). */
+        retryPeriodMs: ms(10).default(2_000),
+      }),
+    inventory: z
+      .object({
+        /** Quiet time after a change before the inventory is computed and (when it differs) sent. */
+        debounceMs: ms(0).default(500),
+        /** A full report is sent this long after the last successful one even when nothing changed. */
+        resyncMs: ms(1_000).default(60_000),
+        /** Page size of the initial list and relists. */
+        listPageSize: z.coerce.number().int().min(1).default(500),
+      })
+      .default({ debounceMs: 500, resyncMs: 60_000, listPageSize: 500 }),
+    backoff: z
+      .object({
+        baseMs: ms(1).default(500),
+        maxMs: ms(1).default(30_000),
+        jitter: z.coerce.number().min(0).max(1).default(0.5),
+      })
+      .default({ baseMs: 500, maxMs: 30_000, jitter: 0.5 }),
+    logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  })
+  .superRefine((c, ctx) => {
+    if (c.lease.renewDeadlineMs >= c.lease.durationMs)
+      ctx.addIssue({ code: "custom", path: ["lease", "renewDeadlineMs"], message: "must be below lease.durationMs" });
+    if (c.lease.retryPeriodMs >= c.lease.renewDeadlineMs)
+      ctx.addIssue({ code: "custom", path: ["lease", "retryPeriodMs"], message: "must be below lease.renewDeadlineMs" });
+    if (c.backoff.baseMs > c.backoff.maxMs)
+      ctx.addIssue({ code: "custom", path: ["backoff", "baseMs"], message: "must not exceed backoff.maxMs" });
+  });
+
+export type OperatorConfig = z.output<typeof OperatorConfigSchema>;
+export type OperatorConfigInput = z.input<typeof OperatorConfigSchema>;
+
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(`invalid operator configuration:\n  ${problems.join("\n  ")}`);
+    this.name = "ConfigError";
+    this.problems = problems;
+  }
+}
+
+/** Parses a configuration object; throws ConfigError listing every problem, named by `names` when given. */
+export function parseConfig(input: unknown, names: Record<string, string> = {}): OperatorConfig {
+  const r = OperatorConfigSchema.safeParse(input);
+  if (r.success) return r.data;
+  throw new ConfigError(
+    r.error.issues.map((i) => {
+      const path = i.path.join(".");
+      return `${names[path] ?? (path || "(config)")}: ${i.message}`;
+    }),
+  );
+}
+
+/** Environment variable → configuration path. */
+export const ENV: Record<string, string> = {
+  BERTH_OPERATOR_CLUSTER_ID: "clusterId",
+  BERTH_OPERATOR_KUBECONFIG: "kube.path",
+  BERTH_OPERATOR_KUBE_CONTEXT: "kube.context",
+  BERTH_OPERATOR_CONTROL_PLANE_URL: "controlPlaneUrl",
+  BERTH_OPERATOR_TOKEN_FILE: "tokenFile",
+  BERTH_OPERATOR_REQUEST_TIMEOUT_MS: "requestTimeoutMs",
+  BERTH_OPERATOR_HTTP_HOST: "http.host",
+  BERTH_OPERATOR_HTTP_PORT: "http.port",
+  BERTH_OPERATOR_LEASE_NAMESPACE: "lease.namespace",
+  BERTH_OPERATOR_LEASE_NAME: "lease.name",
+  BERTH_OPERATOR_IDENTITY: "lease.identity",
+  BERTH_OPERATOR_LEASE_DURATION_MS: "lease.durationMs",
+  BERTH_OPERATOR_LEASE_RENEW_DEADLINE_MS: "lease.renewDeadlineMs",
+  BERTH_OPERATOR_LEASE_RETRY_PERIOD_MS: "lease.retryPeriodMs",
+  BERTH_OPERATOR_INVENTORY_DEBOUNCE_MS: "inventory.debounceMs",
+  BERTH_OPERATOR_INVENTORY_RESYNC_MS: "inventory.resyncMs",
+  BERTH_OPERATOR_INVENTORY_PAGE_SIZE: "inventory.listPageSize",
+  BERTH_OPERATOR_BACKOFF_BASE_MS: "backoff.baseMs",
+  BERTH_OPERATOR_BACKOFF_MAX_MS: "backoff.maxMs",
+  BERTH_OPERATOR_BACKOFF_JITTER: "backoff.jitter",
+  BERTH_OPERATOR_LOG_LEVEL: "logLevel",
+};
+
+function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
+  const keys = path.split(".");
+  let o = target;
+  for (const k of keys.slice(0, -1)) o = (o[k] ??= {}) as Record<string, unknown>;
+  o[keys.at(-1) as string] = value;
+}
+
+/**
+ * Configuration from environment variables. Without BERTH_OPERATOR_KUBECONFIG the operator runs
+ * in-cluster (KUBERNETES_SERVICE_HOST/PORT, as Kubernetes sets them). `defaultIdentity` is used when
+ * BERTH_OPERATOR_IDENTITY is unset (main passes the host name, which is the pod name).
+ */
+export function configFromEnv(env: Record<string, string | undefined>, defaultIdentity?: string): OperatorConfig {
+  const input: Record<string, unknown> = {};
+  const names: Record<string, string> = {};
+  for (const [name, path] of Object.entries(ENV)) {
+    names[path] = name;
+    const v = env[name];
+    if (v !== undefined && v !== "") setPath(input, path, v);
+  }
+  const kube = (input.kube ?? {}) as Record<string, unknown>;
+  if (kube.path !== undefined) kube.mode = "kubeconfig";
+  else {
+    Object.assign(kube, { mode: "in-cluster", host: env.KUBERNETES_SERVICE_HOST, port: env.KUBERNETES_SERVICE_PORT });
+    names["kube.host"] = "BERTH_OPERATOR_KUBECONFIG (or KUBERNETES_SERVICE_HOST in a pod)";
+    names["kube.port"] = "BERTH_OPERATOR_KUBECONFIG (or KUBERNETES_SERVICE_PORT in a pod)";
+  }
+  input.kube = kube;
+  const lease = (input.lease ?? {}) as Record<string, unknown>;
+  lease.identity ??= defaultIdentity;
+  input.lease = lease;
+  return parseConfig(input, names);
+}

@@ -1,0 +1,152 @@
+// The pure heart of inventory: Kubernetes Nodes and Pods in, the contract's Node records out. Level-based:
+// it sees only the current objects, never events, so a relist, a resync and a watch event all end here.
+import type { GpuDevice, InventoryNode } from "../controlplane/wire.ts";
+
+export const GPU_RESOURCE = "nvidia.com/gpu";
+/** GPU feature discovery's labels (NVIDIA gpu-feature-discovery / the GPU operator). */
+export const GPU_PRODUCT_LABEL = "nvidia.com/gpu.product";
+export const GPU_COUNT_LABEL = "nvidia.com/gpu.count";
+export const GPU_MEMORY_LABEL = "nvidia.com/gpu.memory";
+/** Ours: the node's GPU UUIDs in index order, comma-separated (no standard label carries them). */
+export const GPU_UUIDS_ANNOTATION = "berth.dev/gpu-uuids";
+
+type Quantities = Record<string, string | number | undefined>;
+
+/** The part of a Node that inventory reads (raw JSON from the apiserver fits it). */
+export interface NodeLike {
+  metadata?: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec?: { unschedulable?: boolean };
+  status?: {
+    capacity?: Quantities;
+    allocatable?: Quantities;
+    conditions?: { type?: string; status?: string }[];
+  };
+}
+
+interface ContainerLike {
+  resources?: { limits?: Quantities; requests?: Quantities };
+  restartPolicy?: string;
+}
+
+/** The part of a Pod that inventory reads. */
+export interface PodLike {
+  metadata?: { name?: string; namespace?: string };
+  spec?: { nodeName?: string; containers?: ContainerLike[]; initContainers?: ContainerLike[] };
+  status?: { phase?: string };
+}
+
+/** Extended resources are whole numbers; anything else (a malformed value) counts as none. */
+export function parseCount(q: string | number | undefined): number {
+  if (q === undefined) return 0;
+  const n = typeof q === "number" ? q : Number(q.trim());
+  return Number.isFinite(n) && n >= 0 ? Math.floor(n) : 0;
+}
+
+function containerGpus(c: ContainerLike): number {
+  // The device plugin allocates by limit; for extended resources a request, when set, must equal it.
+  return parseCount(c.resources?.limits?.[GPU_RESOURCE] ?? c.resources?.requests?.[GPU_RESOURCE]);
+}
+
+/**
+ * GPUs a pod holds on its node, by the scheduler's rule for effective requests: the larger of the app
+ * containers plus sidecars (restartable init containers), and the largest single init container.
+ */
+export function podGpus(pod: PodLike): number {
+  let running = 0;
+  for (const c of pod.spec?.containers ?? []) running += containerGpus(c);
+  let init = 0;
+  for (const c of pod.spec?.initContainers ?? []) {
+    if (c.restartPolicy === "Always") running += containerGpus(c);
+    else init = Math.max(init, containerGpus(c));
+  }
+  return Math.max(running, init);
+}
+
+/** Succeeded and Failed pods have released their devices; every other phase may hold them. */
+export function isTerminal(pod: PodLike): boolean {
+  const phase = pod.status?.phase;
+  return phase === "Succeeded" || phase === "Failed";
+}
+
+/** A node is GPU-relevant when it advertises the GPU resource or carries the GPU product label. */
+export function isGpuNode(node: NodeLike): boolean {
+  const s = node.status;
+  return (
+    s?.capacity?.[GPU_RESOURCE] !== undefined ||
+    s?.allocatable?.[GPU_RESOURCE] !== undefined ||
+    node.metadata?.labels?.[GPU_PRODUCT_LABEL] !== undefined
+  );
+}
+
+function isReady(node: NodeLike): boolean {
+  return (node.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
+}
+
+function optionalCount(v: string | undefined): number | undefined {
+  if (v === undefined || !/^\d+$/.test(v.trim())) return undefined;
+  return Number(v.trim());
+}
+
+function devicesOf(node: NodeLike, model: string | null, capacity: number): GpuDevice[] {
+  const labels = node.metadata?.labels ?? {};
+  // With GPU sharing (time-slicing) capacity counts replicas; the count label counts physical cards.
+  const physical = optionalCount(labels[GPU_COUNT_LABEL]) ?? capacity;
+  const memory = optionalCount(labels[GPU_MEMORY_LABEL]);
+  const uuids = (node.metadata?.annotations?.[GPU_UUIDS_ANNOTATION] ?? "")
+    .split(",")
+    .map((u) => u.trim())
+    .filter((u) => u !== "");
+  const devices: GpuDevice[] = [];
+  for (let index = 0; index < physical; index++) {
+    const d: GpuDevice = { index, model };
+    const uuid = uuids[index];
+    if (uuid !== undefined) d.uuid = uuid;
+    if (memory !== undefined) d.memory_mib = memory;
+    devices.push(d);
+  }
+  return devices;
+}
+
+function sortedLabels(labels: Record<string, string> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of Object.keys(labels ?? {}).sort()) out[k] = (labels as Record<string, string>)[k] as string;
+  return out;
+}
+
+/**
+ * The cluster's GPU inventory: one record per GPU-relevant node, sorted by name, with labels in key order,
+ * so that two calls over the same facts give byte-identical JSON (see `sameInventory`).
+ */
+export function computeInventory(nodes: Iterable<NodeLike>, pods: Iterable<PodLike>): InventoryNode[] {
+  const inUse = new Map<string, number>();
+  for (const pod of pods) {
+    const node = pod.spec?.nodeName;
+    if (!node || isTerminal(pod)) continue;
+    const n = podGpus(pod);
+    if (n > 0) inUse.set(node, (inUse.get(node) ?? 0) + n);
+  }
+  const out: InventoryNode[] = [];
+  for (const node of nodes) {
+    const name = node.metadata?.name;
+    if (!name || !isGpuNode(node)) continue;
+    const model = node.metadata?.labels?.[GPU_PRODUCT_LABEL] ?? null;
+    const count = parseCount(node.status?.capacity?.[GPU_RESOURCE]);
+    out.push({
+      name,
+      gpu_model: model,
+      gpu_count: count,
+      gpu_allocatable: parseCount(node.status?.allocatable?.[GPU_RESOURCE]),
+      gpu_in_use: inUse.get(name) ?? 0,
+      labels: sortedLabels(node.metadata?.labels),
+      schedulable: node.spec?.unschedulable !== true,
+      ready: isReady(node),
+      devices: devicesOf(node, model, count),
+    });
+  }
+  return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** A canonical fingerprint of an inventory: equal strings mean nothing a report carries has changed. */
+export function inventoryFingerprint(nodes: readonly InventoryNode[]): string {
+  return JSON.stringify(nodes);
+}

@@ -1,0 +1,41 @@
+// What the inventory watches keep in memory: each object projected to the fields computeInventory reads.
+// Two reasons: a busy cluster's pods would cost hundreds of MB as full objects, and comparing projections
+// is how heartbeat churn (kwok and kubelets rewrite node status every few seconds) is told apart from a
+// change that matters — an update whose projection is unchanged wakes nothing.
+import { GPU_RESOURCE, GPU_UUIDS_ANNOTATION, isGpuNode, isTerminal, type NodeLike, type PodLike, podGpus } from "./compute.ts";
+
+/** The node as inventory sees it, or undefined for a node without GPUs (not kept). */
+export function slimNode(node: NodeLike): NodeLike | undefined {
+  if (!isGpuNode(node)) return undefined;
+  const annotations: Record<string, string> = {};
+  const uuids = node.metadata?.annotations?.[GPU_UUIDS_ANNOTATION];
+  if (uuids !== undefined) annotations[GPU_UUIDS_ANNOTATION] = uuids;
+  const capacity = node.status?.capacity?.[GPU_RESOURCE];
+  const allocatable = node.status?.allocatable?.[GPU_RESOURCE];
+  const ready = (node.status?.conditions ?? []).find((c) => c.type === "Ready");
+  return {
+    metadata: { name: node.metadata?.name ?? "", labels: { ...(node.metadata?.labels ?? {}) }, annotations },
+    spec: { unschedulable: node.spec?.unschedulable === true },
+    status: {
+      capacity: capacity === undefined ? {} : { [GPU_RESOURCE]: capacity },
+      allocatable: allocatable === undefined ? {} : { [GPU_RESOURCE]: allocatable },
+      // Only the status: heartbeat and transition times change on every kubelet (kwok) beat.
+      conditions: ready ? [{ type: "Ready", status: ready.status ?? "Unknown" }] : [],
+    },
+  };
+}
+
+/**
+ * The pod as inventory sees it: bound, non-terminal, holding GPUs; otherwise undefined (not kept). The
+ * phase is dropped on purpose, so Pending → Running wakes nothing; a pod that ends leaves the store.
+ */
+export function slimPod(pod: PodLike): PodLike | undefined {
+  const nodeName = pod.spec?.nodeName;
+  if (!nodeName || isTerminal(pod)) return undefined;
+  const gpus = podGpus(pod);
+  if (gpus <= 0) return undefined;
+  return {
+    metadata: { name: pod.metadata?.name ?? "", namespace: pod.metadata?.namespace ?? "" },
+    spec: { nodeName, containers: [{ resources: { limits: { [GPU_RESOURCE]: String(gpus) } } }] },
+  };
+}
