@@ -75,3 +75,54 @@ export const examples = {
 export function exampleOf(k: KindDefinition): { kind: string; metadata: { name?: string }; spec: unknown } {
   return examples[k.kind as keyof typeof examples]();
 }
+
+// biome-ignore lint/suspicious/noExplicitAny: tests reach into objects to break them on purpose
+type Any = any;
+
+/**
+ * Ways to break an object of each kind; zod and the apiserver must both refuse every one. Cases that set
+ * `status` break the status (written through the status subresource), the others the spec.
+ */
+export const invalidExamples: [kind: keyof typeof examples, what: string, breakIt: (o: Any) => void][] = [
+  ["Session", "a session without an owner", (o) => delete o.spec.owner],
+  [
+    "Session",
+    "a session whose desired state is not Running, Paused or Terminated",
+    (o) => (o.spec.desiredState = "Sleeping"),
+  ],
+  ["Session", "a session whose offering is not an object name", (o) => (o.spec.offering = "H100 80GB")],
+  ["Session", "a session pinned to something that is not a cluster id", (o) => (o.spec.clusterPin = "cluster-a")],
+  ["Session", "a session with a fractional priority", (o) => (o.spec.priority = 1.5)],
+  ["Session", "a session in an unknown phase", (o) => (o.status = { phase: "Sleeping" })],
+  ["Wallet", "a wallet owned by an unknown kind of owner", (o) => (o.spec.owner.kind = "team")],
+  ["Wallet", "a wallet whose balance is a float", (o) => (o.status = { balance: "12.5" })],
+  ["Volume", "a volume of zero gigabytes", (o) => (o.spec.sizeGb = 0)],
+  [
+    "Volume",
+    "a volume shared with a bad access mode",
+    (o) => (o.spec.shares = [{ kind: "user", id: "u2", access: "Admin" }]),
+  ],
+  ["Pool", "a pool shared with selected clusters but naming none", (o) => (o.spec.sharing = "selected")],
+  [
+    "Pool",
+    "a pool capacity reading from an unknown source",
+    (o) => (o.status = { capacity: { totalGb: 1, source: "guess" } }),
+  ],
+  ["Cluster", "a cluster whose id lacks the clu_ prefix", (o) => (o.spec.id = "a1")],
+  ["Cluster", "a cluster whose session domain is not a hostname", (o) => (o.spec.sessionDomain = "https://a.example")],
+  ["Offering", "an offering whose hourly rate is a float", (o) => (o.spec.hourlyCreditRate = "1.5")],
+  ["Offering", "an offering with no GPU", (o) => (o.spec.gpuCount = 0)],
+  ["Image", "a private image without an owner", (o) => (o.spec.visibility = "private")],
+  ["Image", "an image of an unknown kind", (o) => (o.spec.kind = "vscode")],
+  ["ResourcePreset", "a GPU preset with no GPU", (o) => (o.spec.gpuCount = 0)],
+  ["ResourcePreset", "a preset whose memory is not a quantity", (o) => (o.spec.memory = "16 gigs")],
+  ["ResourcePolicy", "a global policy that names an id", (o) => (o.spec.scope.id = "org_acme")],
+  ["ResourcePolicy", "a project policy without an id", (o) => (o.spec.scope = { kind: "project" })],
+  ["ResourcePolicy", "a policy with a negative limit", (o) => (o.spec.limits.maxGpusPerUser = -1)],
+];
+
+export function broken(kind: keyof typeof examples, breakIt: (o: Any) => void): Any {
+  const o: Any = examples[kind]();
+  breakIt(o);
+  return o;
+}
