@@ -1,5 +1,6 @@
 import type { Knex } from "knex";
 import * as m20261122000001 from "./20261122000001_audit_and_idempotency.ts";
+import * as m20261122000100 from "./20261122000100_idempotency_replay.ts";
 import * as m20261122000002 from "./20261122000002_identity.ts";
 
 export interface Migration {
@@ -11,4 +12,5 @@ export interface Migration {
 export const migrations: Migration[] = [
   { name: "20261122000001_audit_and_idempotency", up: m20261122000001.up },
   { name: "20261122000002_identity", up: m20261122000002.up },
+  { name: "20261122000100_idempotency_replay", up: m20261122000100.up },
 ];

@@ -1,0 +1,53 @@
+// The Koa apps. buildApp: the public listener (/api/v1, /healthz, /metrics). buildInternalApp: the
+// operator plane (/internal, /.well-known), only started when configuration opens it.
+import Router from "@koa/router";
+import Koa from "koa";
+import type { Deps } from "./deps.ts";
+import { corsMiddleware } from "./http/cors.ts";
+import { errorEnvelopeMiddleware, requestIdMiddleware } from "./http/envelope.ts";
+import { metricsMiddleware } from "./http/metrics.ts";
+import { mountRoutes, type RouteDef } from "./http/route.ts";
+import { sourceNetworkMiddleware } from "./http/source-network.ts";
+import { allRoutes } from "./routes/index.ts";
+import { mountDocs } from "./routes/system/docs.ts";
+
+export interface BuildAppOptions {
+  /** Defaults to every route of the contract; tests add their own. */
+  routes?: readonly RouteDef[];
+}
+
+function baseApp(deps: Deps): Koa {
+  const app = new Koa();
+  // Errors never reach Koa's own handler (the envelope middleware answers them); anything that does is a bug.
+  app.on("error", (err: unknown) => deps.log.error({ err }, "error escaped the envelope middleware"));
+  app.use(requestIdMiddleware());
+  app.use(metricsMiddleware(deps.metrics));
+  app.use(errorEnvelopeMiddleware({ clock: deps.clock, log: deps.log }));
+  return app;
+}
+
+export function buildApp(deps: Deps, opts: BuildAppOptions = {}): Koa {
+  const app = baseApp(deps);
+  app.use(corsMiddleware(deps.config.http.corsAllowOrigins));
+  const router = new Router();
+  mountRoutes(router, opts.routes ?? allRoutes, deps);
+  mountDocs(router);
+  router.get("/metrics", async (ctx) => {
+    ctx.type = deps.metrics.registry.contentType;
+    ctx.body = await deps.metrics.registry.metrics();
+  });
+  app.use(router.routes());
+  // Sets 405 + Allow (and 501 for methods nobody serves); the envelope middleware turns it into the envelope.
+  app.use(router.allowedMethods());
+  return app;
+}
+
+export function buildInternalApp(deps: Deps, opts: { routes?: readonly RouteDef[] } = {}): Koa {
+  const app = baseApp(deps);
+  app.use(sourceNetworkMiddleware(deps.config.internal.allowCidrs));
+  const router = new Router();
+  mountRoutes(router, opts.routes ?? [], deps);
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

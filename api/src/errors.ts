@@ -1,0 +1,138 @@
+// Domain errors, free of HTTP. Code below the route layer throws these; exactly one middleware
+// (http/envelope.ts) maps them to the contract's envelope {error: {code, message, details, request_id,
+// timestamp}}. ERROR_CODES is the one list of codes: the envelope, the OpenAPI document and the console
+// all read it. Codes are stable (CONTRACT.md, Versioning): add new ones, never rename or reuse one.
+
+export const ERROR_CODES = {
+  // 400
+  validation_failed: { status: 400, description: "The request's parameters, query or body are invalid; details.issues names each bad field and why." },
+  malformed_json: { status: 400, description: "The request body is not valid JSON." },
+  bad_request: { status: 400, description: "The request cannot be served as sent; the message says why." },
+  // 401
+  unauthenticated: { status: 401, description: "No bearer token, or the token is invalid. Sign in again." },
+  token_expired: { status: 401, description: "The bearer token has expired. Sign in again (there is no refresh)." },
+  invalid_credentials: { status: 401, description: "The email and password do not match an account." },
+  // 403
+  forbidden: { status: 403, description: "The caller may not do this." },
+  password_change_required: { status: 403, description: "The account must change its password before calling anything but the password endpoints." },
+  quota_exceeded: { status: 403, description: "The request would exceed a quota or resource policy; details say which." },
+  // 404, 405
+  not_found: { status: 404, description: "No such route, or no such object visible to the caller." },
+  method_not_allowed: { status: 405, description: "The route exists but not for this method; the Allow header lists the methods it takes." },
+  // 409
+  conflict: { status: 409, description: "The request conflicts with the current state of the object." },
+  already_exists: { status: 409, description: "An object with this identity already exists." },
+  idempotency_request_in_flight: { status: 409, description: "A request with this Idempotency-Key is still being processed; retry later." },
+  volume_on_another_cluster: { status: 409, description: "The volume's claim lives on another cluster than the one asked for." },
+  // 413, 415, 422, 429
+  payload_too_large: { status: 413, description: "The request body is larger than the limit; details.limit_bytes gives it." },
+  unsupported_media_type: { status: 415, description: "The request body must be sent as application/json." },
+  idempotency_key_reused: { status: 422, description: "This Idempotency-Key was already used with a different request." },
+  too_many_requests: { status: 429, description: "Too many requests (for example failed sign-ins); retry after the Retry-After header." },
+  // 5xx
+  internal: { status: 500, description: "An unexpected error. It is logged under the request id; nothing internal is returned." },
+  unavailable: { status: 503, description: "A dependency (database, cluster) is not reachable right now; retry later." },
+} as const satisfies Record<string, { status: number; description: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+export const ERROR_CODE_LIST = Object.keys(ERROR_CODES) as ErrorCode[];
+
+export type ErrorDetails = Record<string, unknown>;
+
+export interface ValidationIssue {
+  /** Where the bad value is, from the request's root: ["body", "email"], ["query", "size"]. */
+  path: (string | number)[];
+  message: string;
+  /** zod's issue code (too_small, invalid_type, ...) or ours. */
+  code: string;
+}
+
+/** Base of every error the API answers on purpose. `code` decides the HTTP status (ERROR_CODES). */
+export class DomainError extends Error {
+  readonly code: ErrorCode;
+  readonly details: ErrorDetails;
+  /** Extra response headers the envelope sets (Allow, Retry-After, WWW-Authenticate). */
+  readonly headers: Record<string, string>;
+  constructor(code: ErrorCode, message: string, details: ErrorDetails = {}, headers: Record<string, string> = {}) {
+    super(message);
+    this.name = new.target.name;
+    this.code = code;
+    this.details = details;
+    this.headers = headers;
+  }
+  get status(): number {
+    return ERROR_CODES[this.code].status;
+  }
+}
+
+export class NotFound extends DomainError {
+  constructor(kind: string, id?: string, details: ErrorDetails = {}) {
+    super("not_found", id === undefined ? `${kind} not found` : `${kind} ${id} not found`, { kind, ...(id === undefined ? {} : { id }), ...details });
+  }
+}
+
+export class Conflict extends DomainError {
+  constructor(message: string, details: ErrorDetails = {}, code: Extract<ErrorCode, "conflict" | "already_exists" | "volume_on_another_cluster" | "idempotency_request_in_flight"> = "conflict") {
+    super(code, message, details);
+  }
+}
+
+export class Invalid extends DomainError {
+  readonly issues: ValidationIssue[];
+  constructor(message: string, issues: ValidationIssue[] = []) {
+    super("validation_failed", message, { issues });
+    this.issues = issues;
+  }
+}
+
+export class Forbidden extends DomainError {
+  constructor(message = "you may not do this", details: ErrorDetails = {}) {
+    super("forbidden", message, details);
+  }
+}
+
+export class Unauthorized extends DomainError {
+  constructor(message = "a valid bearer token is required", details: ErrorDetails = {}) {
+    super("unauthenticated", message, details, { "WWW-Authenticate": 'Bearer realm="berth"' });
+  }
+}
+
+export class TokenExpired extends DomainError {
+  constructor(message = "the bearer token has expired; sign in again") {
+    super("token_expired", message, {}, { "WWW-Authenticate": 'Bearer realm="berth", error="invalid_token", error_description="token expired"' });
+  }
+}
+
+export class InvalidCredentials extends DomainError {
+  constructor(message = "email or password is incorrect") {
+    super("invalid_credentials", message);
+  }
+}
+
+export class PasswordChangeRequired extends DomainError {
+  constructor(message = "change your password before using the API") {
+    super("password_change_required", message);
+  }
+}
+
+export class QuotaExceeded extends DomainError {
+  constructor(message: string, details: ErrorDetails = {}) {
+    super("quota_exceeded", message, details);
+  }
+}
+
+export class TooManyRequests extends DomainError {
+  constructor(message: string, retryAfterSeconds: number, details: ErrorDetails = {}) {
+    super("too_many_requests", message, { retry_after_seconds: retryAfterSeconds, ...details }, { "Retry-After": String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+  }
+}
+
+export class Unavailable extends DomainError {
+  constructor(message: string, details: ErrorDetails = {}) {
+    super("unavailable", message, details);
+  }
+}
+
+export function isDomainError(err: unknown): err is DomainError {
+  return err instanceof DomainError;
+}

@@ -1,0 +1,54 @@
+// Prometheus metrics of the HTTP layer. One registry per app (not prom-client's global one), so tests
+// can build several apps in one process.
+import type { Middleware } from "koa";
+import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+
+export interface Metrics {
+  registry: Registry;
+  httpRequests: Counter<"method" | "route" | "status">;
+  httpDuration: Histogram<"method" | "route" | "status">;
+  auditWriteFailures: Counter;
+}
+
+export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics {
+  const registry = new Registry();
+  if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
+  return {
+    registry,
+    httpRequests: new Counter({
+      name: "berth_http_requests_total",
+      help: "HTTP requests answered, by route template, method and status",
+      labelNames: ["method", "route", "status"],
+      registers: [registry],
+    }),
+    httpDuration: new Histogram({
+      name: "berth_http_request_duration_seconds",
+      help: "HTTP request latency, by route template, method and status",
+      labelNames: ["method", "route", "status"],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    auditWriteFailures: new Counter({
+      name: "berth_audit_write_failures_total",
+      help: "Audit rows that could not be written (the request itself was answered)",
+      registers: [registry],
+    }),
+  };
+}
+
+/**
+ * Counts and times every request. The route label is the matched template (/api/v1/projects/:projectId),
+ * never the raw path, so the label set stays bounded; anything unmatched is "unmatched".
+ */
+export function metricsMiddleware(metrics: Metrics): Middleware {
+  return async (ctx, next) => {
+    const end = metrics.httpDuration.startTimer();
+    try {
+      await next();
+    } finally {
+      const labels = { method: ctx.method, route: (ctx as { _matchedRoute?: string })._matchedRoute ?? "unmatched", status: String(ctx.status) };
+      end(labels);
+      metrics.httpRequests.inc(labels);
+    }
+  };
+}

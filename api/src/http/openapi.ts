@@ -1,0 +1,111 @@
+// The OpenAPI 3.1 document, generated from the route declarations with zod-openapi (never by hand).
+// api/openapi.json is this document, committed; a test fails when they differ.
+import { STATUS_CODES } from "node:http";
+import { z } from "zod";
+import { createDocument, type oas31, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponsesObject } from "zod-openapi";
+import { ERROR_CODES, type ErrorCode } from "../errors.ts";
+import { ErrorEnvelope, REQUEST_ID_HEADER } from "./envelope.ts";
+import { IDEMPOTENCY_HEADER, IdempotencyKeyHeader, REPLAYED_HEADER } from "./idempotency.ts";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "./paging.ts";
+import type { RouteDef } from "./route.ts";
+
+/** /api/v1/projects/:projectId -> /api/v1/projects/{projectId} */
+export function openApiPath(path: string): string {
+  return path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
+}
+
+function errorCodeTable(): string {
+  const rows = Object.entries(ERROR_CODES).map(([code, e]) => `| \`${code}\` | ${e.status} | ${e.description} |`);
+  return ["| Code | Status | Meaning |", "|---|---|---|", ...rows].join("\n");
+}
+
+const DESCRIPTION = `Berth's public API. Everything the console does goes through it.
+
+- **Authentication**: sign in with \`POST /api/v1/auth/login\` and send the token as \`Authorization: Bearer <token>\`. Tokens are short-lived; there is no refresh, sign in again. An account with \`must_change_password\` may call only the password endpoints until it changes its password (403 \`password_change_required\`).
+- **Money**: every credit amount is a **string of integer minor units** (for example \`"150000"\`), never a JSON number, so no client loses precision.
+- **Lists** take \`page\` (1-based, default 1) and \`size\` (default ${DEFAULT_PAGE_SIZE}, at most ${MAX_PAGE_SIZE}) and answer \`{data, pagination: {page, size, total}}\`. Asking for more than your role may see returns what it may see, not 403.
+- **Idempotency**: creating writes take an \`${IDEMPOTENCY_HEADER}\` header. A repeat with the same key and request returns the original status and body (header \`${REPLAYED_HEADER}: true\`) and creates nothing; the same key with a different request is 422 \`idempotency_key_reused\`; a repeat while the first is still running is 409 \`idempotency_request_in_flight\`. Keys are scoped to the caller and route and remembered for 24 hours.
+- **Errors** all use one envelope, \`{error: {code, message, details, request_id, timestamp}}\`; every response carries the request id in \`${REQUEST_ID_HEADER}\`. Codes are stable:
+
+${errorCodeTable()}`;
+
+function errorResponse(codes: ErrorCode[]) {
+  return {
+    description: codes.map((c) => `\`${c}\``).join(", "),
+    content: { "application/json": { schema: ErrorEnvelope } },
+  };
+}
+
+/** The error answers the layer itself may give for a route, by status. */
+function layerErrors(route: RouteDef): Record<number, ErrorCode[]> {
+  const e: Record<number, ErrorCode[]> = { 400: ["validation_failed"], 404: ["not_found"], 500: ["internal"] };
+  if (route.body) {
+    e[400]!.push("malformed_json");
+    e[413] = ["payload_too_large"];
+    e[415] = ["unsupported_media_type"];
+  }
+  if (route.auth !== "public") {
+    e[401] = ["unauthenticated", "token_expired"];
+    e[403] = route.auth === "user" ? ["forbidden", "password_change_required"] : ["forbidden"];
+  }
+  if (route.idempotent) {
+    e[409] = ["idempotency_request_in_flight"];
+    e[422] = ["idempotency_key_reused"];
+  }
+  return e;
+}
+
+function operation(route: RouteDef): ZodOpenApiOperationObject {
+  const responses: ZodOpenApiResponsesObject = {};
+  for (const [statusText, schema] of Object.entries(route.responses as Record<string, z.ZodType>)) {
+    const status = Number(statusText);
+    const headers = route.idempotent && status < 300 ? z.object({ [REPLAYED_HEADER]: z.literal("true").optional().meta({ description: "Present when this is a replay of an earlier answer to the same Idempotency-Key." }) }) : undefined;
+    responses[statusText as `${1 | 2 | 3 | 4 | 5}${string}`] =
+      status === 204
+        ? { description: STATUS_CODES[status] ?? "No Content" }
+        : { description: STATUS_CODES[status] ?? String(status), content: { "application/json": { schema } }, ...(headers ? { headers } : {}) };
+  }
+  for (const [status, codes] of Object.entries(layerErrors(route))) {
+    const key = status as `${1 | 2 | 3 | 4 | 5}${string}`;
+    if (!responses[key]) responses[key] = errorResponse(codes);
+  }
+  const requestParams: NonNullable<ZodOpenApiOperationObject["requestParams"]> = {};
+  if (route.params) requestParams.path = route.params as z.ZodObject;
+  if (route.query) requestParams.query = route.query as z.ZodObject;
+  if (route.idempotent) requestParams.header = z.object({ [IDEMPOTENCY_HEADER]: IdempotencyKeyHeader.optional() });
+  return {
+    operationId: route.operationId,
+    tags: route.tags,
+    summary: route.summary,
+    ...(route.description ? { description: route.description } : {}),
+    security: route.auth === "public" ? [] : [{ bearer: [] }],
+    ...(Object.keys(requestParams).length > 0 ? { requestParams } : {}),
+    ...(route.body ? { requestBody: { required: true, content: { "application/json": { schema: route.body } } } } : {}),
+    responses,
+  };
+}
+
+export function buildOpenApiDocument(routes: readonly RouteDef[]): oas31.OpenAPIObject {
+  const paths: ZodOpenApiPathsObject = {};
+  const visible = routes.filter((r) => !r.hidden).toSorted((a, b) => (a.path === b.path ? a.method.localeCompare(b.method) : a.path.localeCompare(b.path)));
+  for (const route of visible) {
+    const p = openApiPath(route.path);
+    paths[p] = { ...(paths[p] ?? {}), [route.method]: operation(route) };
+  }
+  const tags = [...new Set(visible.flatMap((r) => r.tags))].sort().map((name) => ({ name }));
+  return createDocument({
+    openapi: "3.1.0",
+    info: { title: "Berth API", version: "1.0.0", description: DESCRIPTION },
+    tags,
+    paths,
+    components: {
+      securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "Access token from POST /api/v1/auth/login." } },
+      schemas: { ErrorEnvelope },
+    },
+  });
+}
+
+/** The document as committed: stable key order from the generator, two-space indent, final newline. */
+export function renderOpenApi(routes: readonly RouteDef[]): string {
+  return `${JSON.stringify(buildOpenApiDocument(routes), null, 2)}\n`;
+}

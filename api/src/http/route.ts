@@ -1,0 +1,273 @@
+// The typed-route layer (docs/dev/api-layer.md, docs/adr/0002-own-typed-route-layer.md). One declaration
+// gives a route its validation, types, OpenAPI entry, authentication, audit row and idempotency.
+import type Router from "@koa/router";
+import type { Context } from "koa";
+import type { Logger } from "pino";
+import { z } from "zod";
+import type { Deps } from "../deps.ts";
+import { DomainError, Invalid, PasswordChangeRequired, Unauthorized, type ValidationIssue } from "../errors.ts";
+import { AuditCollector, type AuditHandle, writeAudit } from "./audit.ts";
+import { readJsonBody } from "./body.ts";
+import { errorAnswer, requestIdOf } from "./envelope.ts";
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  IDEMPOTENCY_HEADER,
+  IDEMPOTENCY_KEY_PATTERN,
+  type IdempotencyClaim,
+  REPLAYED_HEADER,
+  releaseIdempotencyKey,
+  requestHash,
+  type StoredAnswer,
+} from "./idempotency.ts";
+import type { AuthMode, Principal } from "./principal.ts";
+
+export type Method = "get" | "post" | "put" | "patch" | "delete";
+export type { AuthMode, Principal } from "./principal.ts";
+
+type Schema = z.ZodType;
+type Responses = { [status: number]: Schema };
+type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+/** What a handler answers: one of its declared statuses, with a body of that status' schema. */
+export type HandlerResult<R extends Responses> = {
+  [S in keyof R & number]: { status: S; body: z.input<R[S]>; headers?: Record<string, string> };
+}[keyof R & number];
+
+export interface HandlerContext<A extends AuthMode, P, Q, B> {
+  deps: Deps;
+  /** Set for "user" and "password-change" routes; undefined on "public" ones. */
+  principal: A extends "public" ? undefined : Principal;
+  params: P;
+  query: Q;
+  body: B;
+  requestId: string;
+  audit: AuditHandle;
+  log: Logger;
+  /** The Koa context, for the rare route that needs the raw request (streams, headers). */
+  ctx: Context;
+}
+
+export interface RouteSpec<
+  A extends AuthMode = AuthMode,
+  PS extends Schema | undefined = Schema | undefined,
+  QS extends Schema | undefined = Schema | undefined,
+  BS extends Schema | undefined = Schema | undefined,
+  R extends Responses = Responses,
+> {
+  method: Method;
+  /** Koa-style path params: /api/v1/projects/:projectId (OpenAPI gets {projectId}). */
+  path: string;
+  operationId: string;
+  tags: string[];
+  summary: string;
+  description?: string;
+  auth: A;
+  params?: PS;
+  query?: QS;
+  body?: BS;
+  /** Honours Idempotency-Key (creating writes). Needs an authenticated caller: keys are per caller. */
+  idempotent?: boolean;
+  /** Audit action (e.g. "project.create"); required for every method but GET. */
+  audit?: string;
+  /** Documented answers; the error answers are added to the OpenAPI document automatically. */
+  responses: R;
+  /** Leave out of the OpenAPI document (test-only routes). */
+  hidden?: boolean;
+  // NoInfer: the schemas above decide the types; the handler is then checked against them. (A handler
+  // without parameters is checked before they are known and loses its literals: write `async (_) =>`.)
+  handler: NoInfer<(c: HandlerContext<A, Out<PS>, Out<QS>, Out<BS>>) => Promise<HandlerResult<R>>>;
+}
+
+/** A route of any shape, as kept in lists (routes/index.ts, contract.ts). */
+// biome-ignore lint/suspicious/noExplicitAny: the erased form of every RouteSpec; handlers stay typed at definition.
+export type RouteDef = RouteSpec<AuthMode, any, any, any, any>;
+
+/** Declares a route; checks the declaration's own consistency at load time. */
+export function defineRoute<
+  A extends AuthMode,
+  R extends Responses,
+  PS extends Schema | undefined = undefined,
+  QS extends Schema | undefined = undefined,
+  BS extends Schema | undefined = undefined,
+>(
+  spec: RouteSpec<A, PS, QS, BS, R>,
+): RouteSpec<A, PS, QS, BS, R> {
+  const where = `${spec.method.toUpperCase()} ${spec.path}`;
+  if (spec.method !== "get" && !spec.audit) throw new Error(`${where}: a mutating route needs an audit action`);
+  if (spec.idempotent && spec.auth === "public") throw new Error(`${where}: idempotency keys are per caller; a public route cannot be idempotent`);
+  if (spec.idempotent && spec.method === "get") throw new Error(`${where}: GET is idempotent by nature`);
+  if (Object.keys(spec.responses).length === 0) throw new Error(`${where}: declare at least one response`);
+  return spec;
+}
+
+/** zod issues -> our ValidationIssue, rooted at the part of the request they came from. */
+export function issuesOf(error: z.ZodError, root: string): ValidationIssue[] {
+  return error.issues.map((i) => ({ path: [root, ...i.path.map((p) => (typeof p === "symbol" ? String(p) : p))], message: i.message, code: i.code }));
+}
+
+function parsePart<S extends Schema | undefined>(schema: S, value: unknown, root: string, issues: ValidationIssue[]): unknown {
+  if (!schema) return undefined;
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  issues.push(...issuesOf(r.error, root));
+  return undefined;
+}
+
+/** Koa's query object has string | string[] values; a repeated parameter stays an array. */
+function queryObject(ctx: Context): Record<string, unknown> {
+  return { ...ctx.query };
+}
+
+function bearerToken(ctx: Context): string | undefined {
+  const h = ctx.get("Authorization");
+  const m = /^Bearer[ ]+([^\s]+)\s*$/i.exec(h);
+  return m?.[1];
+}
+
+async function authenticate(deps: Deps, ctx: Context, mode: AuthMode): Promise<Principal | undefined> {
+  if (mode === "public") return undefined;
+  const token = bearerToken(ctx);
+  if (!token) throw new Unauthorized(ctx.get("Authorization") ? "the Authorization header must be 'Bearer <token>'" : "a bearer token is required");
+  const principal = await deps.authenticate(ctx, token);
+  if (principal.mustChangePassword && mode !== "password-change") throw new PasswordChangeRequired();
+  return principal;
+}
+
+/** Stable, order-insensitive comparison used to catch fields a response schema would silently strip. */
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(sortKeys(a)) === JSON.stringify(sortKeys(b));
+}
+function sortKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (v && typeof v === "object" && !(v instanceof Date)) {
+    return Object.fromEntries(
+      Object.entries(v as Record<string, unknown>)
+        .filter(([, x]) => x !== undefined)
+        .sort(([x], [y]) => (x < y ? -1 : 1))
+        .map(([k, x]) => [k, sortKeys(x)]),
+    );
+  }
+  return v;
+}
+
+/**
+ * Checks an answer against the route's declared schema for that status. A presenter that returns a
+ * field the schema does not declare (a leaked column) is an error, not silently stripped: the point is
+ * to catch it in tests. Costs a parse per response; config.http.validateResponses turns it off.
+ */
+function checkResponse(route: RouteDef, answer: StoredAnswer): void {
+  const where = `${route.method.toUpperCase()} ${route.path} -> ${answer.status}`;
+  const schema = (route.responses as Responses)[answer.status];
+  if (!schema) throw new Error(`${where}: status not declared in responses`);
+  if (answer.status === 204) return;
+  const r = schema.safeParse(answer.body);
+  if (!r.success) throw new Error(`${where}: body does not match its schema: ${JSON.stringify(issuesOf(r.error, "response"))}`);
+  const wire = JSON.parse(JSON.stringify(answer.body ?? null)) as unknown;
+  const parsed = JSON.parse(JSON.stringify(r.data ?? null)) as unknown;
+  if (!sameJson(wire, parsed)) throw new Error(`${where}: body has fields its schema does not declare (a presenter leak)`);
+}
+
+function send(ctx: Context, answer: StoredAnswer, replayed: boolean): void {
+  for (const [k, v] of Object.entries(answer.headers)) ctx.set(k, v);
+  if (replayed) ctx.set(REPLAYED_HEADER, "true");
+  ctx.status = answer.status;
+  ctx.body = answer.status === 204 ? null : (answer.body ?? null);
+  if (answer.status !== 204 && answer.body === undefined) ctx.body = null;
+  if (answer.status !== 204) ctx.type = "application/json";
+}
+
+function statusOf(err: unknown): { status: number; code?: string } {
+  if (err instanceof DomainError) return { status: err.status, code: err.code };
+  const s = typeof err === "object" && err !== null && "status" in err ? Number((err as { status: unknown }).status) : 500;
+  return { status: Number.isInteger(s) && s >= 400 && s < 600 ? s : 500, code: undefined };
+}
+
+/** The Koa middleware for one route: auth, validation, idempotency, handler, response check, audit. */
+export function routeMiddleware(route: RouteDef, deps: Deps) {
+  const template = route.path;
+  const method = route.method.toUpperCase();
+  return async (ctx: Context): Promise<void> => {
+    const requestId = requestIdOf(ctx);
+    const log = deps.log.child({ requestId, route: template, method });
+    const audit = new AuditCollector();
+    let principal: Principal | undefined;
+    let thrown: { status: number; code?: string } | undefined;
+    try {
+      principal = await authenticate(deps, ctx, route.auth);
+
+      const issues: ValidationIssue[] = [];
+      const params = parsePart(route.params, ctx.params ?? {}, "params", issues);
+      const query = parsePart(route.query, queryObject(ctx), "query", issues);
+      const key = route.idempotent ? ctx.get(IDEMPOTENCY_HEADER) : "";
+      if (key !== "" && !IDEMPOTENCY_KEY_PATTERN.test(key)) {
+        issues.push({ path: ["headers", IDEMPOTENCY_HEADER], message: "must be 1-255 characters of A-Z a-z 0-9 . _ : ~ + / = -", code: "invalid_format" });
+      }
+      // Parameters and query are checked before the body is read: no reading megabytes for a bad id.
+      if (issues.length > 0) throw new Invalid("the request is invalid", issues);
+      const body = route.body ? parsePart(route.body, await readJsonBody(ctx, deps.config.http.bodyLimitBytes), "body", issues) : undefined;
+      if (issues.length > 0) throw new Invalid("the request is invalid", issues);
+
+      let claim: IdempotencyClaim | undefined;
+      if (key !== "" && principal) {
+        const idem = deps.config.idempotency;
+        const scope = `${principal.userId} ${method} ${template}`;
+        const r = await claimIdempotencyKey(deps.db, scope, key, requestHash({ params, query, body }), {
+          now: deps.clock.now(),
+          retentionSeconds: idem.retentionSeconds,
+          inFlightTimeoutSeconds: idem.inFlightTimeoutSeconds,
+        });
+        if (r.kind === "replay") {
+          send(ctx, r.answer, true);
+          return;
+        }
+        claim = r.claim;
+        if (claim.tookOver) log.warn({ idempotencyKey: key }, "took over an idempotency key left in flight");
+      }
+
+      // The handler's own errors become answers here (not in the outer envelope middleware) so the exact
+      // body sent is the one stored for replay.
+      let answer: StoredAnswer;
+      try {
+        const result = await route.handler({ deps, principal, params, query, body, requestId, audit, log, ctx } as never);
+        answer = { status: result.status, body: result.body, headers: result.headers ?? {} };
+        if (deps.config.http.validateResponses) checkResponse(route, answer);
+      } catch (err) {
+        const a = errorAnswer(err, requestId, deps.clock, log);
+        answer = { status: a.status, body: a.body, headers: a.headers };
+      }
+      if (claim) {
+        // Unexpected failures are not remembered: the same key may be retried. Decided outcomes are.
+        if (answer.status >= 500) await releaseIdempotencyKey(deps.db, claim);
+        else if (!(await completeIdempotencyKey(deps.db, claim, answer))) log.warn({ idempotencyKey: key }, "idempotency key was taken over before completion");
+      }
+      send(ctx, answer, false);
+    } catch (err) {
+      thrown = statusOf(err);
+      throw err; // answered by the envelope middleware
+    } finally {
+      if (route.audit) {
+        const status = thrown?.status ?? ctx.status;
+        const sentCode = (ctx.body as { error?: { code?: string } } | null)?.error?.code;
+        const errorCode = status >= 400 ? (thrown?.code ?? sentCode ?? "internal") : undefined;
+        await writeAudit(deps, audit.record({ action: route.audit, principal, requestId, status, at: deps.clock.now(), ...(errorCode ? { errorCode } : {}) }));
+      }
+    }
+  };
+}
+
+/** Mounts routes on a @koa/router instance. */
+export function mountRoutes(router: Router, routes: readonly RouteDef[], deps: Deps): void {
+  const seen = new Set<string>();
+  for (const route of routes) {
+    const id = `${route.method} ${route.path}`;
+    if (seen.has(id)) throw new Error(`route declared twice: ${id}`);
+    seen.add(id);
+    router[route.method](route.path, routeMiddleware(route, deps));
+  }
+  const ops = new Set<string>();
+  for (const route of routes) {
+    if (ops.has(route.operationId)) throw new Error(`operationId used twice: ${route.operationId}`);
+    ops.add(route.operationId);
+  }
+}

@@ -1,0 +1,8 @@
+// Every route of the public API. Each routes/<noun>/routes.ts exports `routes: RouteDef[]`; add one
+// import and one spread per noun, nothing else.
+import type { RouteDef } from "../http/route.ts";
+import { routes as system } from "./system/routes.ts";
+
+export const allRoutes: RouteDef[] = [
+  ...system,
+];
