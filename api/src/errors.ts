@@ -24,10 +24,17 @@ export const ERROR_CODES = {
   already_exists: { status: 409, description: "An object with this identity already exists." },
   idempotency_request_in_flight: { status: 409, description: "A request with this Idempotency-Key is still being processed; retry later." },
   volume_on_another_cluster: { status: 409, description: "The volume's claim lives on another cluster than the one asked for." },
+  cluster_in_use: { status: 409, description: "The cluster still has live sessions or GPU allocations; end them before deregistering it." },
   // 413, 415, 422, 429
   payload_too_large: { status: 413, description: "The request body is larger than the limit; details.limit_bytes gives it." },
   unsupported_media_type: { status: 415, description: "The request body must be sent as application/json." },
   idempotency_key_reused: { status: 422, description: "This Idempotency-Key was already used with a different request." },
+  // 422: cluster registration refused by the probe; details.checks holds every check's boolean.
+  cluster_unreachable: { status: 422, description: "The cluster's API server did not answer before the probe's deadline (or refused the connection, or its certificate did not verify)." },
+  cluster_credential_invalid: { status: 422, description: "The cluster answered 401 to the credential: the token or certificate is not valid there." },
+  cluster_credential_insufficient: { status: 422, description: "The credential is valid but lacks permissions Berth needs; details.missing_permissions lists them." },
+  gpu_runtime_class_missing: { status: 422, description: "The cluster has no RuntimeClass for GPU containers (by default `nvidia`, handler `nvidia`)." },
+  gpu_device_plugin_missing: { status: 422, description: "The cluster shows no GPU device plugin: no nvidia-device-plugin DaemonSet and no node with allocatable nvidia.com/gpu." },
   too_many_requests: { status: 429, description: "Too many requests (for example failed sign-ins); retry after the Retry-After header." },
   // 5xx
   internal: { status: 500, description: "An unexpected error. It is logged under the request id; nothing internal is returned." },
