@@ -1,0 +1,107 @@
+// The operator-token signing key: an RSA key pair the control plane generates on its first start and keeps
+// in the management cluster's Secret `berth-system/berth-internal-signing-key`. Every API replica loads the
+// same key; the private half never leaves the control plane (only the public JWK is served).
+//
+// Concurrency: several replicas may start at once on an empty cluster. Each generates a candidate and
+// tries to create the Secret; the apiserver lets exactly one create win (409 for the rest), and the losers
+// read and use the winner's key. Nobody ever overwrites an existing key.
+import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from "node:crypto";
+import { ApiException, CoreV1Api, type KubeConfig, type V1Secret } from "@kubernetes/client-node";
+import { calculateJwkThumbprint, exportJWK, type JWK } from "jose";
+import type { Logger } from "pino";
+
+export const SIGNING_KEY_NAMESPACE = "berth-system";
+export const SIGNING_KEY_SECRET = "berth-internal-signing-key";
+const PRIVATE_KEY = "private.pem";
+const KID = "kid";
+
+export interface SigningKey {
+  /** RFC 7638 thumbprint of the public key. */
+  kid: string;
+  privateKey: KeyObject;
+  publicKey: KeyObject;
+  /** `{kty, n, e, kid, alg: "RS256", use: "sig"}` */
+  publicJwk: JWK;
+}
+
+export async function signingKeyFromPem(pkcs8Pem: string): Promise<SigningKey> {
+  const privateKey = createPrivateKey(pkcs8Pem);
+  if (privateKey.asymmetricKeyType !== "rsa") throw new Error("the operator-token signing key must be RSA");
+  const publicKey = createPublicKey(privateKey);
+  const jwk = await exportJWK(publicKey);
+  const kid = await calculateJwkThumbprint({ kty: "RSA", n: jwk.n, e: jwk.e });
+  return { kid, privateKey, publicKey, publicJwk: { kty: "RSA", n: jwk.n, e: jwk.e, kid, alg: "RS256", use: "sig" } };
+}
+
+export function generateSigningKeyPem(): string {
+  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 3072 });
+  return privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+}
+
+export interface SigningKeyStoreOptions {
+  kubeConfig: KubeConfig;
+  namespace?: string;
+  name?: string;
+  log?: Logger;
+}
+
+const isStatus = (e: unknown, code: number) => e instanceof ApiException && e.code === code;
+
+/**
+ * Loads the signing key from the management cluster, creating it when absent. The namespace must exist
+ * (the deployment creates `berth-system`); its absence is an error that says so.
+ */
+export async function loadOrCreateSigningKey(opts: SigningKeyStoreOptions): Promise<SigningKey> {
+  const namespace = opts.namespace ?? SIGNING_KEY_NAMESPACE;
+  const name = opts.name ?? SIGNING_KEY_SECRET;
+  const core = opts.kubeConfig.makeApiClient(CoreV1Api);
+
+  const read = async (): Promise<SigningKey | undefined> => {
+    try {
+      const s = await core.readNamespacedSecret({ name, namespace });
+      return await fromSecret(s);
+    } catch (e) {
+      if (isStatus(e, 404)) return undefined;
+      throw e;
+    }
+  };
+
+  const existing = await read();
+  if (existing) return existing;
+
+  const pem = generateSigningKeyPem();
+  const candidate = await signingKeyFromPem(pem);
+  try {
+    await core.createNamespacedSecret({
+      namespace,
+      body: {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: {
+          name,
+          namespace,
+          labels: { "app.kubernetes.io/part-of": "berth", "app.kubernetes.io/component": "internal-signing-key" },
+          annotations: { "berth.dev/purpose": "RS256 key that signs operator tokens; never copy it out of this cluster" },
+        },
+        type: "Opaque",
+        data: { [PRIVATE_KEY]: Buffer.from(pem).toString("base64"), [KID]: Buffer.from(candidate.kid).toString("base64") },
+      },
+    });
+    opts.log?.info({ kind: "Secret", namespace, name, kid: candidate.kid }, "operator-token signing key created");
+    return candidate;
+  } catch (e) {
+    if (isStatus(e, 409)) {
+      // Another replica won the race: use its key.
+      const winner = await read();
+      if (winner) return winner;
+    }
+    if (isStatus(e, 404)) throw new Error(`namespace ${namespace} does not exist in the management cluster; the deployment creates it`);
+    throw e;
+  }
+}
+
+async function fromSecret(s: V1Secret): Promise<SigningKey> {
+  const b64 = s.data?.[PRIVATE_KEY];
+  if (!b64) throw new Error(`Secret ${s.metadata?.namespace}/${s.metadata?.name} has no ${PRIVATE_KEY}`);
+  return signingKeyFromPem(Buffer.from(b64, "base64").toString("utf8"));
+}

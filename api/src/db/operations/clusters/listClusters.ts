@@ -1,0 +1,26 @@
+import type { Knex } from "knex";
+import type { ClusterRow } from "./types.ts";
+
+export interface ListClustersQuery {
+  /** Also list deregistered clusters (history). */
+  includeDeregistered?: boolean;
+  limit: number;
+  offset: number;
+}
+
+export async function listClusters(db: Knex, q: ListClustersQuery): Promise<{ rows: ClusterRow[]; total: number }> {
+  const base = db<ClusterRow>("clusters");
+  if (!q.includeDeregistered) base.whereNull("deregistered_at");
+  const [count] = await base.clone().count<{ count: string }[]>({ count: "*" });
+  const rows = (await base
+    .select("*")
+    .orderBy([{ column: "registered_at" }, { column: "id" }])
+    .limit(q.limit)
+    .offset(q.offset)) as ClusterRow[];
+  return { rows, total: Number(count?.count ?? 0) };
+}
+
+/** Every registered cluster (fleet-wide loops: probes, npm start). */
+export async function listRegisteredClusters(db: Knex): Promise<ClusterRow[]> {
+  return (await db<ClusterRow>("clusters").whereNull("deregistered_at").orderBy("registered_at")) as ClusterRow[];
+}

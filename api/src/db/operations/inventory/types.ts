@@ -1,0 +1,46 @@
+export interface ClusterNodeRow {
+  cluster_id: string;
+  name: string;
+  gpu_model: string | null;
+  gpu_count: number;
+  gpu_allocatable: number;
+  gpu_in_use: number;
+  labels: Record<string, string>;
+  schedulable: boolean;
+  ready: boolean;
+  observed_at: Date;
+  updated_at: Date;
+}
+
+export interface GpuDeviceRow {
+  cluster_id: string;
+  node_name: string;
+  index: number;
+  model: string | null;
+  uuid: string | null;
+  memory_mib: number | null;
+}
+
+export interface NodePoolRow {
+  cluster_id: string;
+  gpu_model: string | null;
+  nodes: number;
+  ready_nodes: number;
+  schedulable_nodes: number;
+  gpu_count: number;
+  gpu_allocatable: number;
+  gpu_in_use: number;
+}
+
+/** One node of an inventory snapshot, as the operator reports it. */
+export interface InventoryNode {
+  name: string;
+  gpu_model: string | null;
+  gpu_count: number;
+  gpu_allocatable: number;
+  gpu_in_use: number;
+  labels: Record<string, string>;
+  schedulable: boolean;
+  ready: boolean;
+  devices: { index: number; model?: string | null; uuid?: string | null; memory_mib?: number | null }[];
+}
