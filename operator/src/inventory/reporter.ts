@@ -1,0 +1,207 @@
+// Inventory, the leader's job: watch Nodes and GPU Pods, and keep the control plane's copy of the
+// cluster's GPU inventory equal to what computeInventory says — a full PUT at start, after changes
+// (debounced) and on a periodic resync, and nothing while nothing changed. Heartbeats never reach the
+// wire: the watches' projections drop them, and a computed inventory equal to the last one the control
+// plane accepted is not sent.
+import type { Logger } from "pino";
+import type { BackoffPolicy } from "../backoff.ts";
+import type { Clock } from "../clock.ts";
+import { type InternalClient, type Outcome, retryDelay } from "../controlplane/client.ts";
+import type { InventoryReport } from "../controlplane/wire.ts";
+import type { KubeClient } from "../kube/client.ts";
+import { Reflector } from "../kube/reflector.ts";
+import type { OperatorMetrics } from "../metrics.ts";
+import { computeInventory, inventoryFingerprint, type NodeLike, type PodLike } from "./compute.ts";
+import { slimNode, slimPod } from "./slim.ts";
+
+export const INVENTORY_PATH = "/internal/v1/inventory";
+
+export interface InventoryReporterOptions {
+  kube: KubeClient;
+  internal: InternalClient;
+  clusterId: string;
+  debounceMs: number;
+  resyncMs: number;
+  pageSize: number;
+  backoff: BackoffPolicy;
+  clock: Clock;
+  log: Logger;
+  metrics: OperatorMetrics;
+  /** Checked before every send: a replica that lost the lease must not report. */
+  isLeader: () => boolean;
+  random?: () => number;
+}
+
+/** A wait that ends after a time or when woken, whichever comes first. */
+class Waker {
+  #wake: (() => void) | undefined;
+  #pending = false;
+  wait(ms: number): Promise<void> {
+    if (this.#pending) {
+      this.#pending = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, Math.max(0, ms));
+      const self = this;
+      function done(): void {
+        clearTimeout(timer);
+        self.#wake = undefined;
+        resolve();
+      }
+      this.#wake = done;
+    });
+  }
+  wake(): void {
+    if (this.#wake) this.#wake();
+    else this.#pending = true;
+  }
+}
+
+export class InventoryReporter {
+  readonly #o: InventoryReporterOptions;
+  readonly #nodes: Reflector<NodeLike>;
+  readonly #pods: Reflector<PodLike>;
+  readonly #waker = new Waker();
+  readonly #abort = new AbortController();
+  #loop: Promise<void> | undefined;
+  /** First and last change since the last computation. */
+  #dirtySince: number | undefined;
+  #lastChange = 0;
+  #ackedFingerprint: string | undefined;
+  #nextResyncAt = 0;
+  #failures = 0;
+  #retryAt = 0;
+  #stopped = false;
+
+  constructor(opts: InventoryReporterOptions) {
+    this.#o = opts;
+    const common = {
+      client: opts.kube,
+      log: opts.log,
+      backoff: opts.backoff,
+      pageSize: opts.pageSize,
+      onChange: () => this.#changed(),
+      ...(opts.random ? { random: opts.random } : {}),
+    };
+    const synced = (resource: string) => ({
+      onRelist: (reason: string) => opts.metrics.relists.inc({ resource, reason }),
+      onSyncedChange: (v: boolean) => opts.metrics.watchSynced.set({ resource }, v ? 1 : 0),
+    });
+    this.#nodes = new Reflector<NodeLike>({ ...common, ...synced("nodes"), path: "/api/v1/nodes", resource: "nodes", transform: slimNode });
+    this.#pods = new Reflector<PodLike>({
+      ...common,
+      ...synced("pods"),
+      path: "/api/v1/pods",
+      resource: "pods",
+      // Only pods that can hold a device: bound and not finished. A pod that finishes leaves the
+      // selection, which the watch reports as DELETED.
+      fieldSelector: "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed",
+      transform: slimPod,
+    });
+  }
+
+  /** Both watches listed and open. */
+  get synced(): boolean {
+    return this.#nodes.synced && this.#pods.synced;
+  }
+
+  start(): void {
+    this.#nodes.start();
+    this.#pods.start();
+    this.#loop ??= this.#run();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#abort.abort();
+    this.#waker.wake();
+    await Promise.all([this.#nodes.stop(), this.#pods.stop(), this.#loop]);
+  }
+
+  #changed(): void {
+    const now = this.#o.clock.now();
+    this.#dirtySince ??= now;
+    this.#lastChange = now;
+    this.#waker.wake();
+  }
+
+  /** Milliseconds until the loop has something to do; 0 = now; undefined = only a change can start it. */
+  #due(now: number): number | undefined {
+    if (!this.#nodes.listed || !this.#pods.listed) return undefined;
+    if (this.#failures > 0) return this.#retryAt - now;
+    if (this.#ackedFingerprint === undefined) return 0; // the first report goes out as soon as both listed
+    let due = this.#nextResyncAt - now;
+    if (this.#dirtySince !== undefined) {
+      // Trailing debounce, but never postponed beyond ten quiet periods by a steady trickle.
+      const quiet = this.#lastChange + this.#o.debounceMs;
+      const cap = this.#dirtySince + 10 * this.#o.debounceMs;
+      due = Math.min(due, Math.min(quiet, cap) - now);
+    }
+    return due;
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#stopped) {
+      const due = this.#due(this.#o.clock.now());
+      if (due === undefined || due > 0) {
+        await this.#waker.wait(due ?? 3_600_000);
+        continue;
+      }
+      if (!(await this.#reconcile())) await this.#waker.wait(Math.max(100, this.#o.debounceMs));
+    }
+  }
+
+  /** False when it could not act (not the leader right now), so the loop waits instead of spinning. */
+  async #reconcile(): Promise<boolean> {
+    const now = this.#o.clock.now();
+    const resync = this.#ackedFingerprint !== undefined && now >= this.#nextResyncAt;
+    this.#dirtySince = undefined;
+    const nodes = computeInventory(this.#nodes.values(), this.#pods.values());
+    this.#o.metrics.inventoryNodes.set(nodes.length);
+    const fingerprint = inventoryFingerprint(nodes);
+    if (fingerprint === this.#ackedFingerprint && !resync && this.#failures === 0) return true;
+    if (!this.#o.isLeader()) {
+      this.#dirtySince ??= now; // the elector stops us soon; never report in between
+      return false;
+    }
+    const report: InventoryReport = { cluster_id: this.#o.clusterId, observed_at: new Date(now).toISOString(), nodes };
+    const key = { kind: "InventoryReport", cluster: this.#o.clusterId };
+    const outcome: Outcome = await this.#o.internal.call("PUT", INVENTORY_PATH, report, this.#abort.signal);
+    if (this.#stopped) return true;
+    const metrics = this.#o.metrics;
+    if (outcome.ok) {
+      metrics.reports.inc({ report: "inventory", status: String(outcome.status) });
+      metrics.lastSuccess.set({ report: "inventory" }, Date.now() / 1000);
+      if (this.#failures > 0) this.#o.log.info({ ...key, afterFailures: this.#failures }, "inventory accepted again");
+      this.#o.log.debug({ ...key, nodes: nodes.length, resync, answer: outcome.body }, "inventory reported");
+      this.#ackedFingerprint = fingerprint;
+      this.#failures = 0;
+      this.#nextResyncAt = this.#o.clock.now() + this.#o.resyncMs;
+      return true;
+    }
+    metrics.reports.inc({ report: "inventory", status: outcome.status });
+    this.#failures++;
+    const retryInMs = retryDelay(outcome, this.#failures, this.#o.backoff, this.#o.random);
+    this.#retryAt = this.#o.clock.now() + retryInMs;
+    const fields = { ...key, status: outcome.status, code: outcome.code, reason: outcome.message, failures: this.#failures, retryInMs };
+    switch (outcome.kind) {
+      case "unauthorized":
+        this.#o.log.warn(fields, "the control plane refused the operator token (expired or not issued for this cluster); retrying, replace the token file to recover");
+        break;
+      case "no_token":
+        this.#o.log.warn(fields, "no operator token to send; retrying");
+        break;
+      case "forbidden":
+        this.#o.log.error(fields, "the control plane forbade the inventory report (token of another cluster, or internal plane closed to this address); retrying at the backoff cap");
+        break;
+      case "rejected":
+        this.#o.log.error(fields, "the control plane rejected the inventory report; retrying at the backoff cap");
+        break;
+      case "unavailable":
+        this.#o.log.warn(fields, "the control plane is unreachable or failing; retrying");
+        break;
+    }
+    return true;
+  }
+}

@@ -1,0 +1,184 @@
+// Leader election on a coordination.k8s.io Lease, so that of several operator replicas exactly one
+// reports. The loop runs every retryPeriod: read the lease, decide (decide.ts), write with the
+// resourceVersion read (a concurrent writer gets 409 and loses). The leader steps down by itself when it
+// could not renew for renewDeadline, which is shorter than the lease duration a follower waits: so the
+// old leader has stopped before anyone can take over.
+//
+// The lease's namespace must exist: creating namespaces is not a right the operator has (see rbac.ts);
+// the control plane creates it at registration.
+import type { Logger } from "pino";
+import { type Clock, sleep } from "../clock.ts";
+import type { KubeClient } from "../kube/client.ts";
+import { errInfo } from "../kube/reflector.ts";
+import { decide, type LeaseSpec, nextSpec, type Observation, observe, releasedSpec } from "./decide.ts";
+
+export interface ElectorOptions {
+  client: KubeClient;
+  namespace: string;
+  name: string;
+  identity: string;
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+  clock: Clock;
+  log: Logger;
+  /** Called when this replica becomes leader. */
+  onStartedLeading: () => void;
+  /**
+   * Called when it stops being leader (lost the lease, could not renew, or stopped). It must stop
+   * leader-only work at once (synchronously); the promise it returns is awaited before a release.
+   */
+  onStoppedLeading: () => void | Promise<void>;
+  random?: () => number;
+}
+
+interface Lease {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { name: string; namespace: string; resourceVersion?: string };
+  spec?: LeaseSpec;
+}
+
+export class LeaderElector {
+  readonly #o: ElectorOptions;
+  readonly #path: string;
+  readonly #abort = new AbortController();
+  #observed: Observation | undefined;
+  /** Local time of the last successful acquire or renew, while leader. */
+  #renewedAt: number | undefined;
+  #leading = false;
+  #loop: Promise<void> | undefined;
+  #lastLease: Lease | undefined;
+  #lastWaitLog = "";
+
+  constructor(opts: ElectorOptions) {
+    this.#o = opts;
+    this.#path = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(opts.namespace)}/leases`;
+  }
+
+  /** True only while the last renewal is younger than the renew deadline. */
+  isLeader(): boolean {
+    return this.#leading && this.#renewedAt !== undefined && this.#o.clock.now() - this.#renewedAt < this.#o.renewDeadlineMs;
+  }
+
+  start(): void {
+    this.#loop ??= this.#run();
+  }
+
+  /**
+   * Stops campaigning. With `release` (the default, a graceful shutdown) a leader clears the holder so a
+   * follower takes over at its next attempt instead of after the lease duration.
+   */
+  async stop(opts: { release?: boolean } = {}): Promise<void> {
+    this.#abort.abort();
+    await this.#loop;
+    const wasLeading = this.#leading;
+    await this.#stepDown("stopped");
+    if (wasLeading && opts.release !== false && this.#lastLease) {
+      try {
+        const lease = this.#lastLease;
+        const res = await this.#o.client.request("PUT", `${this.#path}/${encodeURIComponent(this.#o.name)}`, {
+          body: { ...lease, spec: releasedSpec(lease.spec ?? {}, this.#o.clock.now()) },
+          timeoutMs: this.#o.renewDeadlineMs,
+        });
+        this.#o.log.info({ ...this.#key(), status: res.status }, "lease released");
+      } catch (e) {
+        this.#o.log.warn({ ...this.#key(), err: errInfo(e) }, "could not release the lease; a follower takes over when it expires");
+      }
+    }
+  }
+
+  #key() {
+    return { kind: "Lease", namespace: this.#o.namespace, name: this.#o.name, identity: this.#o.identity };
+  }
+
+  async #stepDown(why: string): Promise<void> {
+    if (!this.#leading) return;
+    this.#leading = false;
+    this.#renewedAt = undefined;
+    this.#o.log.warn({ ...this.#key(), why }, "stopped leading");
+    await this.#o.onStoppedLeading();
+  }
+
+  async #run(): Promise<void> {
+    const signal = this.#abort.signal;
+    const random = this.#o.random ?? Math.random;
+    while (!signal.aborted) {
+      const started = this.#o.clock.now();
+      try {
+        await this.#attempt(signal);
+      } catch (e) {
+        if (signal.aborted) break;
+        this.#o.log.warn({ ...this.#key(), err: errInfo(e) }, "lease call failed");
+      }
+      if (this.#leading && !this.isLeader()) void this.#stepDown("could not renew within the renew deadline");
+      // Followers add jitter (client-go: JitterFactor 1.2) so that they do not collide on takeover.
+      const period = this.#leading ? this.#o.retryPeriodMs : this.#o.retryPeriodMs * (1 + 0.2 * random());
+      await sleep(Math.max(0, period - (this.#o.clock.now() - started)), signal);
+    }
+  }
+
+  async #attempt(signal: AbortSignal): Promise<void> {
+    const client = this.#o.client;
+    const now = () => this.#o.clock.now();
+    // Renewals must finish within the deadline or they are worthless.
+    const timeoutMs = Math.max(1, this.#o.renewDeadlineMs - (this.#renewedAt === undefined ? 0 : now() - this.#renewedAt));
+    const url = `${this.#path}/${encodeURIComponent(this.#o.name)}`;
+    const got = await client.request<Lease>("GET", url, { signal, timeoutMs });
+    if (got.status === 404) {
+      const lease: Lease = {
+        apiVersion: "coordination.k8s.io/v1",
+        kind: "Lease",
+        metadata: { name: this.#o.name, namespace: this.#o.namespace },
+        spec: nextSpec(undefined, this.#o.identity, now(), this.#o.leaseDurationMs),
+      };
+      const created = await client.request<Lease>("POST", this.#path, { body: lease, signal, timeoutMs });
+      if (created.status === 201) return this.#won(created.body);
+      if (created.status === 409) return; // another replica created it first
+      this.#o.log.error(
+        { ...this.#key(), status: created.status, message: (created.body as { message?: string })?.message },
+        created.status === 404 ? "the lease namespace does not exist (a prerequisite)" : "could not create the lease",
+      );
+      return;
+    }
+    if (got.status !== 200) {
+      this.#o.log.warn({ ...this.#key(), status: got.status, message: (got.body as { message?: string })?.message }, "could not read the lease");
+      return;
+    }
+    const lease = got.body;
+    const spec = lease.spec ?? {};
+    this.#observed = observe(this.#observed, spec, now());
+    const d = decide(spec, this.#observed, this.#o.identity, now(), this.#o.leaseDurationMs);
+    if (d.action === "wait") {
+      if (this.#leading) void this.#stepDown(`the lease is held by ${d.holder}`);
+      if (this.#lastWaitLog !== d.holder) {
+        this.#lastWaitLog = d.holder;
+        this.#o.log.info({ ...this.#key(), holder: d.holder }, "following");
+      }
+      return;
+    }
+    const updated = await client.request<Lease>("PUT", url, {
+      body: { ...lease, spec: nextSpec(spec, this.#o.identity, now(), this.#o.leaseDurationMs) },
+      signal,
+      timeoutMs,
+    });
+    if (updated.status === 200) {
+      if (d.action === "acquire" && d.takeover) this.#o.log.info({ ...this.#key(), from: spec.holderIdentity }, "took over an expired lease");
+      return this.#won(updated.body);
+    }
+    if (updated.status === 409) return; // someone else wrote first; the next read tells who
+    this.#o.log.warn({ ...this.#key(), status: updated.status, message: (updated.body as { message?: string })?.message }, "could not write the lease");
+  }
+
+  #won(lease: Lease): void {
+    this.#lastLease = lease;
+    this.#observed = observe(this.#observed, lease.spec ?? {}, this.#o.clock.now());
+    this.#renewedAt = this.#o.clock.now();
+    this.#lastWaitLog = "";
+    if (!this.#leading) {
+      this.#leading = true;
+      this.#o.log.info(this.#key(), "started leading");
+      this.#o.onStartedLeading();
+    }
+  }
+}

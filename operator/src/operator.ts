@@ -1,0 +1,135 @@
+// The operator of one GPU cluster, start to stop, in one place:
+//   status server (/healthz, /metrics) → leader election on a Lease → while leader: inventory
+//   (list+watch Nodes and GPU Pods, full reports to the control plane's internal plane).
+// Followers keep only the election loop and the status server. Session reconciliation (issue 6) will be
+// a second leader-only job started next to the inventory reporter.
+import type { Logger } from "pino";
+import { type Clock, systemClock } from "./clock.ts";
+import type { OperatorConfig } from "./config.ts";
+import { InternalClient } from "./controlplane/client.ts";
+import { startStatusServer } from "./http/server.ts";
+import { InventoryReporter } from "./inventory/reporter.ts";
+import { KubeClient, loadKubeConfig } from "./kube/client.ts";
+import { errInfo } from "./kube/reflector.ts";
+import { LeaderElector } from "./leader/elector.ts";
+import { createMetrics, type OperatorMetrics } from "./metrics.ts";
+
+export interface StartOperatorOptions {
+  log: Logger;
+  clock?: Clock;
+  /** Source of jitter; tests may fix it. */
+  random?: () => number;
+}
+
+export interface RunningOperator {
+  readonly identity: string;
+  /** Base URL of the status server. */
+  readonly url: string;
+  /** `${url}/healthz`: 200 while a follower, or while leader with both watches synced. */
+  readonly healthUrl: string;
+  readonly metricsUrl: string;
+  readonly metrics: OperatorMetrics;
+  isLeader(): boolean;
+  /**
+   * Stops everything. By default a leader releases its lease so a follower takes over at once;
+   * `{ release: false }` leaves it to expire, as a crash would.
+   */
+  stop(opts?: { release?: boolean }): Promise<void>;
+}
+
+export async function startOperator(config: OperatorConfig, opts: StartOperatorOptions): Promise<RunningOperator> {
+  const clock = opts.clock ?? systemClock;
+  const identity = config.lease.identity;
+  const log = opts.log.child({ cluster: config.clusterId, identity });
+  const metrics = createMetrics({ cluster: config.clusterId, identity });
+  const kube = new KubeClient(loadKubeConfig(config.kube), { requestTimeoutMs: config.requestTimeoutMs });
+  const internal = new InternalClient({
+    baseUrl: config.controlPlaneUrl,
+    tokenFile: config.tokenFile,
+    timeoutMs: config.requestTimeoutMs,
+  });
+
+  let reporter: InventoryReporter | undefined;
+  // Start and stop of leader-only work are serialized: a quick lose-then-win never runs two reporters.
+  let transitions: Promise<void> = Promise.resolve();
+  const serially = (step: () => Promise<void>): Promise<void> => {
+    transitions = transitions.then(step).catch((e: unknown) => log.error({ err: errInfo(e) }, "leader transition failed"));
+    return transitions;
+  };
+
+  const elector = new LeaderElector({
+    client: kube,
+    namespace: config.lease.namespace,
+    name: config.lease.name,
+    identity,
+    leaseDurationMs: config.lease.durationMs,
+    renewDeadlineMs: config.lease.renewDeadlineMs,
+    retryPeriodMs: config.lease.retryPeriodMs,
+    clock,
+    log,
+    ...(opts.random ? { random: opts.random } : {}),
+    onStartedLeading: () => {
+      metrics.leader.set(1);
+      void serially(async () => {
+        if (!elector.isLeader()) return;
+        reporter = new InventoryReporter({
+          kube,
+          internal,
+          clusterId: config.clusterId,
+          debounceMs: config.inventory.debounceMs,
+          resyncMs: config.inventory.resyncMs,
+          pageSize: config.inventory.listPageSize,
+          backoff: config.backoff,
+          clock,
+          log,
+          metrics,
+          isLeader: () => elector.isLeader(),
+          ...(opts.random ? { random: opts.random } : {}),
+        });
+        reporter.start();
+      });
+    },
+    onStoppedLeading: () => {
+      metrics.leader.set(0);
+      return serially(async () => {
+        const r = reporter;
+        reporter = undefined;
+        await r?.stop();
+      });
+    },
+  });
+
+  const server = await startStatusServer({
+    host: config.http.host,
+    port: config.http.port,
+    registry: metrics.registry,
+    health: () => {
+      const leader = elector.isLeader();
+      const synced = reporter?.synced ?? false;
+      return { ok: !leader || synced, role: leader ? "leader" : "follower", cluster: config.clusterId, identity, watchesSynced: synced };
+    },
+  });
+  elector.start();
+  log.info(
+    { lease: `${config.lease.namespace}/${config.lease.name}`, controlPlane: config.controlPlaneUrl, status: server.url },
+    "operator started",
+  );
+
+  let stopping: Promise<void> | undefined;
+  return {
+    identity,
+    url: server.url,
+    healthUrl: `${server.url}/healthz`,
+    metricsUrl: `${server.url}/metrics`,
+    metrics,
+    isLeader: () => elector.isLeader(),
+    stop: (stopOpts = {}) =>
+      (stopping ??= (async () => {
+        await elector.stop(stopOpts);
+        await transitions;
+        kube.close();
+        await server.close();
+        log.info({}, "operator stopped");
+      })()),
+  };
+}
