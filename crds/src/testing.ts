@@ -17,6 +17,8 @@ import {
   ResourcePresetKind,
   type Session,
   SessionKind,
+  type SessionMirror,
+  SessionMirrorKind,
   type Volume,
   VolumeKind,
   type Wallet,
@@ -70,6 +72,21 @@ export const examples = {
       { name: "global" },
       { scope: { kind: "global" }, limits: { maxGpusPerUser: 4, maxConcurrentSessionsPerUser: 3 } },
     ),
+  SessionMirror: (): SessionMirror =>
+    SessionMirrorKind.build(
+      { name: "ses-1", namespace: ns },
+      {
+        sessionId: "ses_1",
+        source: { namespace: ns, name: "ses-1" },
+        cluster: "clu_a1",
+        owner: "usr_1",
+        organization: "org_acme",
+        image: "quay.io/jupyter/pytorch-notebook:cuda12-latest",
+        imageKind: "jupyterlab",
+        resources: { cpu: "4", memory: "16Gi", gpuCount: 1, gpuModel: "NVIDIA-H100-80GB-HBM3" },
+        revision: 1,
+      },
+    ),
 } satisfies Record<string, () => { kind: string }>;
 
 export function exampleOf(k: KindDefinition): { kind: string; metadata: { name?: string }; spec: unknown } {
@@ -119,6 +136,8 @@ export const invalidExamples: [kind: keyof typeof examples, what: string, breakI
   ["ResourcePolicy", "a global policy that names an id", (o) => (o.spec.scope.id = "org_acme")],
   ["ResourcePolicy", "a project policy without an id", (o) => (o.spec.scope = { kind: "project" })],
   ["ResourcePolicy", "a policy with a negative limit", (o) => (o.spec.limits.maxGpusPerUser = -1)],
+  ["SessionMirror", "a mirror asking for no GPU", (o) => (o.spec.resources.gpuCount = 0)],
+  ["SessionMirror", "a mirror whose revision is zero", (o) => (o.spec.revision = 0)],
 ];
 
 export function broken(kind: keyof typeof examples, breakIt: (o: Any) => void): Any {

@@ -5,6 +5,7 @@ import { PoolKind } from "./pool.ts";
 import { ResourcePolicyKind } from "./resource-policy.ts";
 import { ResourcePresetKind } from "./resource-preset.ts";
 import { SessionKind } from "./session.ts";
+import { SessionMirrorKind } from "./session-mirror.ts";
 import { VolumeKind } from "./volume.ts";
 import { WalletKind } from "./wallet.ts";
 
@@ -15,6 +16,7 @@ export * from "./pool.ts";
 export * from "./resource-policy.ts";
 export * from "./resource-preset.ts";
 export * from "./session.ts";
+export * from "./session-mirror.ts";
 export * from "./volume.ts";
 export * from "./wallet.ts";
 
@@ -29,4 +31,5 @@ export const allKinds = [
   ImageKind,
   ResourcePresetKind,
   ResourcePolicyKind,
+  SessionMirrorKind,
 ] as const;
