@@ -1,8 +1,16 @@
 // Every route of the public API. Each routes/<noun>/routes.ts exports `routes: RouteDef[]`; add one
 // import and one spread per noun, nothing else.
 import type { RouteDef } from "../http/route.ts";
+import { routes as auth } from "./auth/routes.ts";
+import { routes as organizations } from "./organizations/routes.ts";
+import { routes as projects } from "./projects/routes.ts";
 import { routes as system } from "./system/routes.ts";
+import { routes as users } from "./users/routes.ts";
 
 export const allRoutes: RouteDef[] = [
   ...system,
+  ...auth,
+  ...users,
+  ...organizations,
+  ...projects,
 ];

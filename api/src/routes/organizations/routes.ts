@@ -1,0 +1,176 @@
+// Organizations and their members. super_admins create and delete organizations; an organization's
+// org_admins change it and its members; anyone in it reads it. Outside your organizations: 404.
+import { z } from "zod";
+import { addOrganizationMember, listOrganizationMembers, removeOrganizationMember } from "../../domain/identity/members.ts";
+import { createOrganization, deleteOrganization, getOrganization, listOrganizations, updateOrganization } from "../../domain/identity/organizations.ts";
+import { Page, Paged } from "../../http/paging.ts";
+import { defineRoute, type RouteDef } from "../../http/route.ts";
+import { presentMember, presentOrganization } from "./presenter.ts";
+import {
+  AddOrganizationMemberBody,
+  CreateOrganizationBody,
+  ListOrganizationsQuery,
+  Member,
+  Organization,
+  OrganizationMemberParams,
+  OrganizationParams,
+  UpdateOrganizationBody,
+} from "./schemas.ts";
+
+export const createOrganizationRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/organizations",
+  operationId: "createOrganization",
+  tags: ["organizations"],
+  summary: "Create an organization (super_admin)",
+  auth: "user",
+  body: CreateOrganizationBody,
+  idempotent: true,
+  audit: "organization.create",
+  responses: { 201: Organization },
+  handler: async ({ deps, principal, body, audit }) => {
+    const org = await createOrganization(deps, principal, { name: body.name, ...(body.slug ? { slug: body.slug } : {}) });
+    audit.target("organization", org.id);
+    audit.organization(org.id);
+    return { status: 201, body: presentOrganization(org) };
+  },
+});
+
+export const listOrganizationsRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/organizations",
+  operationId: "listOrganizations",
+  tags: ["organizations"],
+  summary: "List the organizations you belong to (all, for super_admins)",
+  auth: "user",
+  query: ListOrganizationsQuery,
+  responses: { 200: Paged(Organization) },
+  handler: async ({ deps, principal, query }) => {
+    const { rows, total } = await listOrganizations(deps, principal, query);
+    return { status: 200, body: { data: rows.map(presentOrganization), pagination: { page: query.page, size: query.size, total } } };
+  },
+});
+
+export const getOrganizationRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/organizations/:organizationId",
+  operationId: "getOrganization",
+  tags: ["organizations"],
+  summary: "An organization",
+  auth: "user",
+  params: OrganizationParams,
+  responses: { 200: Organization },
+  handler: async ({ deps, principal, params }) => ({ status: 200, body: presentOrganization(await getOrganization(deps, principal, params.organizationId)) }),
+});
+
+export const updateOrganizationRoute = defineRoute({
+  method: "patch",
+  path: "/api/v1/organizations/:organizationId",
+  operationId: "updateOrganization",
+  tags: ["organizations"],
+  summary: "Rename an organization or change its slug (its org_admins, super_admins)",
+  auth: "user",
+  params: OrganizationParams,
+  body: UpdateOrganizationBody,
+  audit: "organization.update",
+  responses: { 200: Organization },
+  handler: async ({ deps, principal, params, body, audit }) => {
+    audit.target("organization", params.organizationId);
+    audit.organization(params.organizationId);
+    const org = await updateOrganization(deps, principal, params.organizationId, {
+      ...(body.name !== undefined ? { name: body.name } : {}),
+      ...(body.slug !== undefined ? { slug: body.slug } : {}),
+    });
+    return { status: 200, body: presentOrganization(org) };
+  },
+});
+
+export const deleteOrganizationRoute = defineRoute({
+  method: "delete",
+  path: "/api/v1/organizations/:organizationId",
+  operationId: "deleteOrganization",
+  tags: ["organizations"],
+  summary: "Delete an organization without projects (super_admin)",
+  description: "409 conflict while the organization still has projects.",
+  auth: "user",
+  params: OrganizationParams,
+  audit: "organization.delete",
+  responses: { 204: z.null() },
+  handler: async ({ deps, principal, params, audit }) => {
+    audit.target("organization", params.organizationId);
+    audit.organization(params.organizationId);
+    await deleteOrganization(deps, principal, params.organizationId);
+    return { status: 204, body: null };
+  },
+});
+
+export const listOrganizationMembersRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/organizations/:organizationId/members",
+  operationId: "listOrganizationMembers",
+  tags: ["organizations"],
+  summary: "The organization's own members (organization-level memberships)",
+  auth: "user",
+  params: OrganizationParams,
+  query: Page,
+  responses: { 200: Paged(Member) },
+  handler: async ({ deps, principal, params, query }) => {
+    const { rows, total } = await listOrganizationMembers(deps, principal, params.organizationId, query);
+    return { status: 200, body: { data: rows.map(presentMember), pagination: { page: query.page, size: query.size, total } } };
+  },
+});
+
+export const addOrganizationMemberRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/organizations/:organizationId/members",
+  operationId: "addOrganizationMember",
+  tags: ["organizations"],
+  summary: "Add a member with a role, or change a member's role (its org_admins, super_admins)",
+  description: "201 when the user joins; 200 when they were a member already and their role is now `role`.",
+  auth: "user",
+  params: OrganizationParams,
+  body: AddOrganizationMemberBody,
+  idempotent: true,
+  audit: "organization.member.add",
+  responses: { 201: Member, 200: Member },
+  handler: async ({ deps, principal, params, body, audit }) => {
+    audit.organization(params.organizationId);
+    const { member, created } = await addOrganizationMember(deps, principal, params.organizationId, {
+      role: body.role,
+      ...(body.user_id !== undefined ? { userId: body.user_id } : {}),
+      ...(body.email !== undefined ? { email: body.email } : {}),
+    });
+    audit.target("user", member.user_id);
+    audit.detail("role", member.role);
+    return created ? { status: 201, body: presentMember(member) } : { status: 200, body: presentMember(member) };
+  },
+});
+
+export const removeOrganizationMemberRoute = defineRoute({
+  method: "delete",
+  path: "/api/v1/organizations/:organizationId/members/:userId",
+  operationId: "removeOrganizationMember",
+  tags: ["organizations"],
+  summary: "Remove a member from the organization and all of its projects",
+  auth: "user",
+  params: OrganizationMemberParams,
+  audit: "organization.member.remove",
+  responses: { 204: z.null() },
+  handler: async ({ deps, principal, params, audit }) => {
+    audit.organization(params.organizationId);
+    audit.target("user", params.userId);
+    await removeOrganizationMember(deps, principal, params.organizationId, params.userId);
+    return { status: 204, body: null };
+  },
+});
+
+export const routes: RouteDef[] = [
+  createOrganizationRoute,
+  listOrganizationsRoute,
+  getOrganizationRoute,
+  updateOrganizationRoute,
+  deleteOrganizationRoute,
+  listOrganizationMembersRoute,
+  addOrganizationMemberRoute,
+  removeOrganizationMemberRoute,
+];

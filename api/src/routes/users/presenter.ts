@@ -1,0 +1,24 @@
+import type { MembershipRow } from "../../db/operations/memberships/types.ts";
+import type { UserRow } from "../../db/operations/users/types.ts";
+import type { User, UserDetail } from "./schemas.ts";
+
+export function presentUser(u: UserRow): User {
+  return {
+    id: u.id,
+    email: u.email,
+    display_name: u.display_name,
+    is_super_admin: u.is_super_admin,
+    must_change_password: u.must_change_password,
+    disabled: u.disabled,
+    last_login_at: u.last_login_at ? u.last_login_at.toISOString() : null,
+    created_at: u.created_at.toISOString(),
+    updated_at: u.updated_at.toISOString(),
+  };
+}
+
+export function presentUserDetail(u: UserRow, memberships: MembershipRow[]): UserDetail {
+  return {
+    ...presentUser(u),
+    memberships: memberships.map((m) => ({ organization_id: m.organization_id, project_id: m.project_id, role: m.role })),
+  };
+}
