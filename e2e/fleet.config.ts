@@ -11,7 +11,13 @@ const nodes = (prefix: string, count: number, gpuModel: string, gpuCount: number
 export const fleetConfig: FleetDescription = {
   clusters: [
     { name: "mgmt", kind: "management" },
-    { name: "gpu-a", kind: "gpu", nodes: nodes("gpu-a-h100", 2, H100, 8), gpuRuntimeClass: true, gpuDevicePlugin: true },
+    {
+      name: "gpu-a",
+      kind: "gpu",
+      nodes: nodes("gpu-a-h100", 2, H100, 8),
+      gpuRuntimeClass: true,
+      gpuDevicePlugin: true,
+    },
     { name: "gpu-b", kind: "gpu", nodes: nodes("gpu-b-l4", 2, L4, 4), gpuRuntimeClass: true, gpuDevicePlugin: true },
   ],
 };

@@ -7,7 +7,13 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ComponentName } from "./types.ts";
 
-export const TESTBED_BINARIES: readonly ComponentName[] = ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"];
+export const TESTBED_BINARIES: readonly ComponentName[] = [
+  "etcd",
+  "kube-apiserver",
+  "kube-controller-manager",
+  "kube-scheduler",
+  "kwok",
+];
 
 export const BUILD_SCRIPT = fileURLToPath(new URL("../../testbed/build-binaries.sh", import.meta.url));
 
@@ -18,8 +24,11 @@ export function hasTestbedBinaries(dir: string): boolean {
 export function findTestbedBinaries(env: NodeJS.ProcessEnv = process.env): string {
   const given = env.BERTH_TESTBED_BIN;
   if (given && hasTestbedBinaries(given)) return given;
-  const out = execFileSync("bash", [BUILD_SCRIPT], { stdio: ["ignore", "pipe", "inherit"], env }).toString().trim();
+  const out = execFileSync("bash", [BUILD_SCRIPT], { stdio: ["ignore", "pipe", "inherit"], env })
+    .toString()
+    .trim();
   const dir = out.split("\n").at(-1) ?? "";
-  if (!hasTestbedBinaries(dir)) throw new Error(`${BUILD_SCRIPT} printed "${dir}", which lacks one of ${TESTBED_BINARIES.join(", ")}`);
+  if (!hasTestbedBinaries(dir))
+    throw new Error(`${BUILD_SCRIPT} printed "${dir}", which lacks one of ${TESTBED_BINARIES.join(", ")}`);
   return dir;
 }

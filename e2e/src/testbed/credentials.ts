@@ -19,10 +19,19 @@ export async function mintCredential(ctx: MintContext, opts: MintCredentialOptio
   const name = opts.name;
   const subject = [{ kind: "ServiceAccount", name, namespace: ns }];
   await kube.ensure("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
-  await kube.ensure(`/api/v1/namespaces/${ns}/serviceaccounts`, { apiVersion: "v1", kind: "ServiceAccount", metadata: { name } });
+  await kube.ensure(`/api/v1/namespaces/${ns}/serviceaccounts`, {
+    apiVersion: "v1",
+    kind: "ServiceAccount",
+    metadata: { name },
+  });
   const rbac = "/apis/rbac.authorization.k8s.io/v1";
   if (opts.rules) {
-    await upsert(kube, `${rbac}/namespaces/${ns}/roles`, name, { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name, namespace: ns }, rules: opts.rules });
+    await upsert(kube, `${rbac}/namespaces/${ns}/roles`, name, {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { name, namespace: ns },
+      rules: opts.rules,
+    });
     await upsert(kube, `${rbac}/namespaces/${ns}/rolebindings`, name, {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "RoleBinding",
@@ -33,7 +42,12 @@ export async function mintCredential(ctx: MintContext, opts: MintCredentialOptio
   }
   if (opts.clusterRules) {
     const clusterName = `berth-testbed:${ns}:${name}`; // cluster-scoped: the namespace keeps names apart
-    await upsert(kube, `${rbac}/clusterroles`, clusterName, { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: clusterName }, rules: opts.clusterRules });
+    await upsert(kube, `${rbac}/clusterroles`, clusterName, {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: clusterName },
+      rules: opts.clusterRules,
+    });
     await upsert(kube, `${rbac}/clusterrolebindings`, clusterName, {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "ClusterRoleBinding",
@@ -45,7 +59,11 @@ export async function mintCredential(ctx: MintContext, opts: MintCredentialOptio
   const tr = await kube.json<{ status: { token: string; expirationTimestamp: string } }>(
     "POST",
     `/api/v1/namespaces/${ns}/serviceaccounts/${name}/token`,
-    { apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: { expirationSeconds: opts.expirationSeconds ?? THIRTY_DAYS } },
+    {
+      apiVersion: "authentication.k8s.io/v1",
+      kind: "TokenRequest",
+      spec: { expirationSeconds: opts.expirationSeconds ?? THIRTY_DAYS },
+    },
   );
   const username = `system:serviceaccount:${ns}:${name}`;
   return {
@@ -54,7 +72,13 @@ export async function mintCredential(ctx: MintContext, opts: MintCredentialOptio
     username,
     token: tr.status.token,
     expiresAt: tr.status.expirationTimestamp,
-    kubeconfig: kubeconfigText({ cluster: ctx.cluster, server: ctx.server, caPem: ctx.caPem, user: `${ns}:${name}`, token: tr.status.token }),
+    kubeconfig: kubeconfigText({
+      cluster: ctx.cluster,
+      server: ctx.server,
+      caPem: ctx.caPem,
+      user: `${ns}:${name}`,
+      token: tr.status.token,
+    }),
   };
 }
 

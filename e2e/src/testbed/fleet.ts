@@ -9,11 +9,7 @@ import { ComponentStartError, startCluster } from "./cluster.ts";
 import { removeIfOrphaned } from "./process.ts";
 import type { Cluster, ComponentTiming, Fleet, FleetDescription, StartFleetOptions } from "./types.ts";
 
-const DEFAULT_POD_LOG = [
-  "berth test bed: container started",
-  "serving on 0.0.0.0:8888",
-  "ready",
-];
+const DEFAULT_POD_LOG = ["berth test bed: container started", "serving on 0.0.0.0:8888", "ready"];
 
 export async function startFleet(description: FleetDescription, opts: StartFleetOptions = {}): Promise<Fleet> {
   validate(description);
@@ -41,7 +37,12 @@ export async function startFleet(description: FleetDescription, opts: StartFleet
           stopGraceMs: opts.stopGraceMs ?? 5000,
           signal: abort.signal,
         });
-        const total: ComponentTiming = { cluster: desc.name, component: "cluster", startedAtMs: Math.round(started - t0), durationMs: Math.round(performance.now() - started) };
+        const total: ComponentTiming = {
+          cluster: desc.name,
+          component: "cluster",
+          startedAtMs: Math.round(started - t0),
+          durationMs: Math.round(performance.now() - started),
+        };
         log(`[testbed] ${desc.name} ready in ${(total.durationMs / 1000).toFixed(1)}s (${cluster.server})`);
         return { cluster, total };
       } catch (err) {
@@ -62,7 +63,9 @@ export async function startFleet(description: FleetDescription, opts: StartFleet
   }
 
   const clusters: Cluster[] = up.map((u) => u.cluster);
-  const timings = [...up.flatMap((u) => [...u.cluster.timings, u.total])].sort((a, b) => a.startedAtMs - b.startedAtMs || a.durationMs - b.durationMs);
+  const timings = [...up.flatMap((u) => [...u.cluster.timings, u.total])].sort(
+    (a, b) => a.startedAtMs - b.startedAtMs || a.durationMs - b.durationMs,
+  );
   const startMs = Math.round(performance.now() - t0);
   log(`[testbed] fleet of ${clusters.length} ready in ${(startMs / 1000).toFixed(1)}s`);
 
@@ -100,7 +103,8 @@ function validate(d: FleetDescription): void {
       problems.push(`management cluster "${c.name}" cannot have GPU nodes, runtime class or device plugin`);
     }
     for (const n of c.nodes ?? []) {
-      if (!Number.isInteger(n.gpuCount) || n.gpuCount < 0) problems.push(`node "${n.name}": gpuCount must be a whole number`);
+      if (!Number.isInteger(n.gpuCount) || n.gpuCount < 0)
+        problems.push(`node "${n.name}": gpuCount must be a whole number`);
     }
   }
   if (d.clusters.length === 0) problems.push("a fleet needs at least one cluster");
@@ -109,13 +113,21 @@ function validate(d: FleetDescription): void {
 
 /** A plain table of start timings: one line per component, slowest visible. */
 export function formatTimings(timings: readonly ComponentTiming[]): string {
-  const rows = timings.map((t) => [t.cluster, t.component, `+${(t.startedAtMs / 1000).toFixed(1)}s`, `${(t.durationMs / 1000).toFixed(1)}s`]);
+  const rows = timings.map((t) => [
+    t.cluster,
+    t.component,
+    `+${(t.startedAtMs / 1000).toFixed(1)}s`,
+    `${(t.durationMs / 1000).toFixed(1)}s`,
+  ]);
   return table(["cluster", "component", "spawned at", "ready after"], rows);
 }
 
 export function table(head: string[], rows: string[][]): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ").trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join("  ")
+      .trimEnd();
   return [line(head), ...rows.map(line)].join("\n");
 }
-

@@ -37,7 +37,12 @@ export class KubeHttp {
   }
 
   /** Any status; never throws for HTTP errors, only for connection failures. */
-  raw<T = unknown>(method: string, path: string, body?: unknown, contentType = "application/json"): Promise<KubeResponse<T>> {
+  raw<T = unknown>(
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType = "application/json",
+  ): Promise<KubeResponse<T>> {
     const url = new URL(path, this.server);
     const payload = body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body);
     return new Promise((resolve, reject) => {
@@ -49,7 +54,9 @@ export class KubeHttp {
           headers: {
             authorization: `Bearer ${this.#token}`,
             accept: "application/json",
-            ...(payload === undefined ? {} : { "content-type": contentType, "content-length": Buffer.byteLength(payload) }),
+            ...(payload === undefined
+              ? {}
+              : { "content-type": contentType, "content-length": Buffer.byteLength(payload) }),
           },
           timeout: 30_000,
         },

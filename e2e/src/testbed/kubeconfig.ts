@@ -15,7 +15,10 @@ export function kubeconfigText(k: KubeconfigInput): string {
     apiVersion: "v1",
     kind: "Config",
     clusters: [
-      { name: k.cluster, cluster: { server: k.server, "certificate-authority-data": Buffer.from(k.caPem).toString("base64") } },
+      {
+        name: k.cluster,
+        cluster: { server: k.server, "certificate-authority-data": Buffer.from(k.caPem).toString("base64") },
+      },
     ],
     users: [{ name: k.user, user: { token: k.token } }],
     contexts: [{ name: context, context: { cluster: k.cluster, user: k.user } }],
