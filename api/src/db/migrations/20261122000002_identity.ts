@@ -28,8 +28,9 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamp("created_at", { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.timestamp("updated_at", { useTz: true }).notNullable().defaultTo(knex.fn.now());
   });
+  // {0,1} rather than "?": knex.raw reads every "?" as a binding placeholder.
   await knex.raw(
-    `ALTER TABLE organizations ADD CONSTRAINT organizations_slug_shape CHECK (slug ~ '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$')`,
+    `ALTER TABLE organizations ADD CONSTRAINT organizations_slug_shape CHECK (slug ~ '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9]){0,1}$')`,
   );
 
   await knex.schema.createTable("projects", (t) => {
