@@ -38,9 +38,13 @@ function errorResponse(codes: ErrorCode[]) {
 
 /** The error answers the layer itself may give for a route, by status. */
 function layerErrors(route: RouteDef): Record<number, ErrorCode[]> {
-  const e: Record<number, ErrorCode[]> = { 400: ["validation_failed"], 404: ["not_found"], 500: ["internal"] };
+  const e: Record<number, ErrorCode[]> = { 500: ["internal"] };
+  const b: ErrorCode[] = [];
+  if (route.params || route.query || route.body || route.idempotent) b.push("validation_failed");
+  if (route.body) b.push("malformed_json");
+  if (b.length > 0) e[400] = b;
+  if (route.params) e[404] = ["not_found"];
   if (route.body) {
-    e[400]!.push("malformed_json");
     e[413] = ["payload_too_large"];
     e[415] = ["unsupported_media_type"];
   }
@@ -95,6 +99,7 @@ export function buildOpenApiDocument(routes: readonly RouteDef[]): oas31.OpenAPI
   const tags = [...new Set(visible.flatMap((r) => r.tags))].sort().map((name) => ({ name }));
   return createDocument({
     openapi: "3.1.0",
+    "x-generated": "Generated from the route declarations by `npm run generate -w api` (api/src/generate-openapi.ts). Do not edit.",
     info: { title: "Berth API", version: "1.0.0", description: DESCRIPTION },
     tags,
     paths,

@@ -1,0 +1,186 @@
+// The API process: parse configuration once, connect and migrate Postgres, build deps, run start-up
+// tasks, listen; stop gracefully on SIGINT/SIGTERM. startApi() is the same start as a function, for
+// e2e's `npm start` and for tests.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { KubeConfig } from "@kubernetes/client-node";
+import pino, { type Logger } from "pino";
+import { buildApp, buildInternalApp } from "./app.ts";
+import { createAuthenticator } from "./auth/authenticator.ts";
+import { type Config, ConfigError, parseConfig } from "./config.ts";
+import { connect, type Db, migrateLatest } from "./db/knex.ts";
+import { type Clock, type Deps, systemClock } from "./deps.ts";
+import { purgeExpiredIdempotencyKeys } from "./http/idempotency.ts";
+import { createMetrics } from "./http/metrics.ts";
+import type { Authenticator } from "./http/principal.ts";
+import type { RouteDef } from "./http/route.ts";
+import { type StartupTask, startupTasks } from "./startup.ts";
+
+export interface StartApiOptions {
+  config: Config;
+  /** An open database; when given, the caller owns it (stop() leaves it open). */
+  db?: Db;
+  /** Apply migrations before listening (default true). */
+  migrate?: boolean;
+  log?: Logger;
+  clock?: Clock;
+  /** Defaults to the auth domain's token verification against Postgres. */
+  authenticate?: Authenticator;
+  /** Defaults to every route of the contract. */
+  routes?: readonly RouteDef[];
+  /** Defaults to startup.ts' list. */
+  startupTasks?: readonly StartupTask[];
+}
+
+export interface RunningApi {
+  /** Base URL of the public listener, e.g. http://127.0.0.1:8080 */
+  url: string;
+  /** Base URL of the internal listener when configuration opens it. */
+  internalUrl?: string;
+  deps: Deps;
+  stop(): Promise<void>;
+}
+
+/** How often expired idempotency keys are deleted (lookups already treat them as absent). */
+const PURGE_EVERY_MS = 10 * 60 * 1000;
+
+function listen(server: Server, host: string, port: number): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    // Keep-alive connections with no request in flight would hold close() open; in-flight ones finish.
+    server.closeIdleConnections();
+  });
+}
+
+function urlOf(host: string, addr: AddressInfo): string {
+  const h = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
+  return `http://${h}:${addr.port}`;
+}
+
+export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
+  const { config } = opts;
+  const log = opts.log ?? pino({ level: config.log.level, base: { service: "berth-api" } });
+  const clock = opts.clock ?? systemClock;
+  const ownDb = !opts.db;
+  const db = opts.db ?? connect(config.database.url.reveal(), { poolMax: config.database.poolMax });
+  try {
+    if (opts.migrate !== false) {
+      const applied = await migrateLatest(db);
+      if (applied.length > 0) log.info({ migrations: applied }, "migrations applied");
+    }
+    let kubeConfig: KubeConfig | undefined;
+    if (config.kube.kubeconfigPath) {
+      kubeConfig = new KubeConfig();
+      kubeConfig.loadFromFile(config.kube.kubeconfigPath);
+    }
+    const deps: Deps = {
+      config,
+      db,
+      log,
+      clock,
+      metrics: createMetrics(),
+      authenticate: opts.authenticate ?? createAuthenticator({ db, config, clock }),
+      ...(kubeConfig ? { kubeConfig } : {}),
+    };
+    for (const task of opts.startupTasks ?? startupTasks) {
+      log.info({ task: task.name }, "start-up task");
+      await task.run(deps);
+    }
+
+    const app = buildApp(deps, opts.routes ? { routes: opts.routes } : {});
+    const publicServer = createServer(app.callback());
+    // Slow clients must not hold sockets forever; generous enough for long polls and uploads of 1 MiB.
+    publicServer.requestTimeout = 60_000;
+    publicServer.headersTimeout = 20_000;
+    const addr = await listen(publicServer, config.api.host, config.api.port);
+    const url = urlOf(config.api.host, addr);
+    log.info({ url }, "public API listening");
+
+    let internalServer: Server | undefined;
+    let internalUrl: string | undefined;
+    if (config.internal.enabled) {
+      internalServer = createServer(buildInternalApp(deps).callback());
+      const iaddr = await listen(internalServer, config.internal.host, config.internal.port);
+      internalUrl = urlOf(config.internal.host, iaddr);
+      log.info({ url: internalUrl, allow: config.internal.allowCidrs }, "internal plane listening");
+    } else {
+      log.info("internal plane closed (BERTH_INTERNAL_ALLOW_CIDRS is empty)");
+    }
+
+    const purge = setInterval(() => {
+      purgeExpiredIdempotencyKeys(db, clock.now()).then(
+        (n) => n > 0 && log.info({ deleted: n }, "expired idempotency keys purged"),
+        (err: unknown) => log.warn({ err }, "purging expired idempotency keys failed; next round retries"),
+      );
+    }, PURGE_EVERY_MS);
+    purge.unref();
+
+    let stopping: Promise<void> | undefined;
+    return {
+      url,
+      ...(internalUrl ? { internalUrl } : {}),
+      deps,
+      stop: () => {
+        stopping ??= (async () => {
+          clearInterval(purge);
+          await Promise.all([closeServer(publicServer), internalServer ? closeServer(internalServer) : Promise.resolve()]);
+          if (ownDb) await db.destroy();
+          log.info("API stopped");
+        })();
+        return stopping;
+      },
+    };
+  } catch (err) {
+    if (ownDb) await db.destroy();
+    throw err;
+  }
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = parseConfig(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const log = pino({ level: config.log.level, base: { service: "berth-api" } });
+  const api = await startApi({ config, log });
+  const shutdown = (signal: string) => {
+    log.info({ signal }, "shutting down");
+    const force = setTimeout(() => {
+      log.error("graceful shutdown took over 25 s; exiting");
+      process.exit(1);
+    }, 25_000);
+    force.unref();
+    api.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error({ err }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.once("SIGINT", () => shutdown("SIGINT"));
+  process.once("SIGTERM", () => shutdown("SIGTERM"));
+}
+
+if (import.meta.main) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`berth-api failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  });
+}

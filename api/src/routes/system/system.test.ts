@@ -1,0 +1,83 @@
+import { readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../db/testing.ts";
+import { OPENAPI_FILE } from "../../generate-openapi.ts";
+import { contractRoutes } from "../../contract.ts";
+import { ERROR_CODE_LIST } from "../../errors.ts";
+import { renderOpenApi } from "../../http/openapi.ts";
+import { startTestApi, type TestApi, testDeps } from "../../http/testing.ts";
+
+describe("system routes", () => {
+  let t: TestDatabase;
+  let api: TestApi;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    api = await startTestApi(testDeps({ db: t.db }));
+  });
+  afterAll(async () => {
+    await api?.stop();
+    await t?.drop();
+  });
+
+  it("answers /healthz at the root without a token", async () => {
+    const res = await api.call("/healthz");
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: "ok" });
+  });
+
+  it("serves the same OpenAPI document as the committed api/openapi.json (run `npm run generate -w api` when this fails)", async () => {
+    const res = await api.call("/api/v1/openapi.json");
+    expect(res.status).toBe(200);
+    const committed = readFileSync(OPENAPI_FILE, "utf8");
+    expect(`${JSON.stringify(await res.json(), null, 2)}\n`).toBe(committed);
+    expect(renderOpenApi(contractRoutes)).toBe(committed);
+  });
+
+  it("describes the error envelope with every code, the bearer scheme, paging and idempotency", () => {
+    const doc = JSON.parse(readFileSync(OPENAPI_FILE, "utf8"));
+    expect(doc.openapi).toBe("3.1.0");
+    expect(doc.components.schemas.ErrorEnvelope.properties.error.properties.code.enum).toEqual(ERROR_CODE_LIST);
+    expect(doc.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" });
+    expect(doc.info.description).toContain("integer minor units");
+    for (const route of contractRoutes.filter((r) => !r.hidden)) {
+      const op = doc.paths[route.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")][route.method];
+      const params = (op.parameters ?? []) as { name: string; in: string }[];
+      if (route.idempotent) expect(params).toContainEqual(expect.objectContaining({ name: "Idempotency-Key", in: "header" }));
+      if (route.auth !== "public") expect(op.security).toEqual([{ bearer: [] }]);
+    }
+  });
+
+  it("serves the API browser from its own assets with no external URL", async () => {
+    const res = await api.call("/api/v1/docs");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("text/html");
+    const html = await res.text();
+    const urls = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+    expect(urls.length).toBeGreaterThan(0);
+    for (const u of urls) {
+      expect(u.startsWith("/api/v1/docs/")).toBe(true);
+      const asset = await api.call(u);
+      expect(asset.status, u).toBe(200);
+    }
+    expect(html).not.toMatch(/https?:\/\//);
+    const init = await (await api.call("/api/v1/docs/assets/init.js")).text();
+    expect(init).toContain('"/api/v1/openapi.json"');
+    expect(init).not.toMatch(/https?:\/\//);
+    expect(res.headers.get("content-security-policy")).toContain("default-src 'self'");
+  });
+
+  it("answers an unknown docs asset with the 404 envelope", async () => {
+    const res = await api.call("/api/v1/docs/assets/../../../etc/passwd");
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("not_found");
+  });
+
+  it("exposes request counters and latency by route template, method and status on /metrics", async () => {
+    await api.call("/healthz");
+    await api.call("/no/such/route");
+    const text = await (await api.call("/metrics")).text();
+    expect(text).toMatch(/berth_http_requests_total\{method="GET",route="\/healthz",status="200"\} \d+/);
+    expect(text).toMatch(/berth_http_requests_total\{method="GET",route="unmatched",status="404"\} \d+/);
+    expect(text).toMatch(/berth_http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/healthz",status="200"\}/);
+  });
+});

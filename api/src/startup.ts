@@ -1,0 +1,10 @@
+// Work done once per start, after migrations and before the listeners open: bootstrap administrator,
+// default catalog. Tasks must be idempotent (every replica runs them at every start). Add one line per task.
+import type { Deps } from "./deps.ts";
+
+export interface StartupTask {
+  name: string;
+  run(deps: Deps): Promise<void>;
+}
+
+export const startupTasks: StartupTask[] = [];
