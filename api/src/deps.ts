@@ -1,6 +1,7 @@
 // What every handler and domain function gets: built once in main.ts (or by a test), then injected.
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "pino";
+import type { ClustersRuntime } from "./clusters/runtime.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db/knex.ts";
 import type { Authenticator } from "./http/principal.ts";
@@ -22,4 +23,6 @@ export interface Deps {
   metrics: Metrics;
   /** Management cluster access (catalog custom resources); absent when BERTH_KUBECONFIG is unset. */
   kubeConfig?: KubeConfig;
+  /** Cluster registration, operator tokens and the internal plane (api/src/clusters/runtime.ts); absent without a management cluster. */
+  clusters?: ClustersRuntime;
 }
