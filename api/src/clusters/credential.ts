@@ -36,7 +36,9 @@ export const TokenCredentialInput = z
 export const CredentialInput = z.union([KubeconfigCredentialInput, TokenCredentialInput]);
 export type CredentialInput = z.infer<typeof CredentialInput>;
 
-/** Why a credential cannot be used; `field` names the offending part for the error's details. */
+const KC = "credential.kubeconfig";
+
+/** Why a credential cannot be used; `field` is the dotted path of the offending input field. */
 export class CredentialFormatError extends Error {
   readonly field: string;
   constructor(field: string, message: string) {
@@ -45,24 +47,24 @@ export class CredentialFormatError extends Error {
   }
 }
 
-function pemOrBase64(value: string, field: string): string {
+function pemOrBase64(value: string, field: string, what = field): string {
   const trimmed = value.trim();
   if (trimmed.startsWith("-----BEGIN")) return `${trimmed}\n`;
   const decoded = Buffer.from(trimmed, "base64").toString("utf8").trim();
-  if (!decoded.startsWith("-----BEGIN")) throw new CredentialFormatError(field, `${field} is neither PEM nor base64 of PEM`);
+  if (!decoded.startsWith("-----BEGIN")) throw new CredentialFormatError(field, `${what} is neither PEM nor base64 of PEM`);
   return `${decoded}\n`;
 }
 
-function checkServer(server: string, field: string): string {
+function checkServer(server: string, field: string, what = field): string {
   let url: URL;
   try {
     url = new URL(server);
   } catch {
-    throw new CredentialFormatError(field, `${field} is not a URL`);
+    throw new CredentialFormatError(field, `${what} is not a URL`);
   }
-  if (url.protocol !== "https:") throw new CredentialFormatError(field, `${field} must be an https:// URL`);
-  if (url.username || url.password) throw new CredentialFormatError(field, `${field} must not carry user information`);
-  if (url.search || url.hash) throw new CredentialFormatError(field, `${field} must not carry a query or fragment`);
+  if (url.protocol !== "https:") throw new CredentialFormatError(field, `${what} must be an https:// URL`);
+  if (url.username || url.password) throw new CredentialFormatError(field, `${what} must not carry user information`);
+  if (url.search || url.hash) throw new CredentialFormatError(field, `${what} must not carry a query or fragment`);
   return url.toString().replace(/\/$/, "");
 }
 
@@ -80,7 +82,7 @@ function fromKubeconfig(text: string): ClusterCredential {
   try {
     doc = asRecord(parseYaml(text));
   } catch {
-    throw new CredentialFormatError("credential.kubeconfig", "kubeconfig is not valid YAML");
+    throw new CredentialFormatError(KC, "kubeconfig is not valid YAML");
   }
   const contexts = doc.contexts;
   const currentName = typeof doc["current-context"] === "string" ? doc["current-context"] : undefined;
@@ -90,36 +92,36 @@ function fromKubeconfig(text: string): ClusterCredential {
     : contextList.length === 1
       ? asRecord(asRecord(contextList[0]).context)
       : undefined;
-  if (!contextEntry) throw new CredentialFormatError("credential.kubeconfig", "kubeconfig has no current context");
+  if (!contextEntry) throw new CredentialFormatError(KC, "kubeconfig has no current context");
   const cluster = typeof contextEntry.cluster === "string" ? named(doc.clusters, contextEntry.cluster, "cluster") : undefined;
-  if (!cluster) throw new CredentialFormatError("credential.kubeconfig", "the current context names no cluster of the kubeconfig");
+  if (!cluster) throw new CredentialFormatError(KC, "the current context names no cluster of the kubeconfig");
   const user = typeof contextEntry.user === "string" ? named(doc.users, contextEntry.user, "user") : undefined;
-  if (!user) throw new CredentialFormatError("credential.kubeconfig", "the current context names no user of the kubeconfig");
+  if (!user) throw new CredentialFormatError(KC, "the current context names no user of the kubeconfig");
 
   for (const key of ["certificate-authority", "proxy-url"]) {
-    if (cluster[key] !== undefined) throw new CredentialFormatError("credential.kubeconfig", `cluster.${key} is not accepted; use inline data`);
+    if (cluster[key] !== undefined) throw new CredentialFormatError(KC, `cluster.${key} is not accepted; use inline data`);
   }
   if (cluster["insecure-skip-tls-verify"] === true) {
-    throw new CredentialFormatError("credential.kubeconfig", "insecure-skip-tls-verify is not accepted; give certificate-authority-data");
+    throw new CredentialFormatError(KC, "insecure-skip-tls-verify is not accepted; give certificate-authority-data");
   }
   for (const key of ["exec", "auth-provider", "tokenFile", "client-certificate", "client-key", "username", "password", "as", "as-groups", "as-user-extra"]) {
-    if (user[key] !== undefined) throw new CredentialFormatError("credential.kubeconfig", `user.${key} is not accepted; use a token or inline client certificate data`);
+    if (user[key] !== undefined) throw new CredentialFormatError(KC, `user.${key} is not accepted; use a token or inline client certificate data`);
   }
-  if (typeof cluster.server !== "string") throw new CredentialFormatError("credential.kubeconfig", "cluster.server is missing");
-  const cred: ClusterCredential = { server: checkServer(cluster.server, "credential.kubeconfig: cluster.server") };
+  if (typeof cluster.server !== "string") throw new CredentialFormatError(KC, "cluster.server is missing");
+  const cred: ClusterCredential = { server: checkServer(cluster.server, KC, "the kubeconfig's cluster.server") };
   if (typeof cluster["certificate-authority-data"] === "string") {
-    cred.caPem = pemOrBase64(cluster["certificate-authority-data"], "certificate-authority-data");
+    cred.caPem = pemOrBase64(cluster["certificate-authority-data"], KC, "certificate-authority-data");
   }
   if (typeof cluster["tls-server-name"] === "string") cred.tlsServerName = cluster["tls-server-name"];
   if (typeof user.token === "string") cred.token = user.token;
   if (typeof user["client-certificate-data"] === "string" || typeof user["client-key-data"] === "string") {
     if (typeof user["client-certificate-data"] !== "string" || typeof user["client-key-data"] !== "string") {
-      throw new CredentialFormatError("credential.kubeconfig", "client-certificate-data and client-key-data go together");
+      throw new CredentialFormatError(KC, "client-certificate-data and client-key-data go together");
     }
-    cred.clientCertPem = pemOrBase64(user["client-certificate-data"], "client-certificate-data");
-    cred.clientKeyPem = pemOrBase64(user["client-key-data"], "client-key-data");
+    cred.clientCertPem = pemOrBase64(user["client-certificate-data"], KC, "client-certificate-data");
+    cred.clientKeyPem = pemOrBase64(user["client-key-data"], KC, "client-key-data");
   }
-  if (!cred.token && !cred.clientCertPem) throw new CredentialFormatError("credential.kubeconfig", "the user has neither a token nor client certificate data");
+  if (!cred.token && !cred.clientCertPem) throw new CredentialFormatError(KC, "the user has neither a token nor client certificate data");
   return cred;
 }
 

@@ -37,6 +37,7 @@ export async function listNodePools(db: Knex, q: InventoryListQuery): Promise<{ 
       db.raw("coalesce(sum(gpu_count), 0)::int as gpu_count"),
       db.raw("coalesce(sum(gpu_allocatable), 0)::int as gpu_allocatable"),
       db.raw("coalesce(sum(gpu_in_use), 0)::int as gpu_in_use"),
+      db.raw("(coalesce(sum(greatest(gpu_allocatable - gpu_in_use, 0)) filter (where ready and schedulable), 0))::int as gpu_free"),
     )
     .groupBy("cluster_id", "gpu_model");
   if (q.clusterId) grouped.where({ cluster_id: q.clusterId });

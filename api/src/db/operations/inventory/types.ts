@@ -30,6 +30,8 @@ export interface NodePoolRow {
   gpu_count: number;
   gpu_allocatable: number;
   gpu_in_use: number;
+  /** Allocatable minus in use, over ready and schedulable nodes. */
+  gpu_free: number;
 }
 
 /** One node of an inventory snapshot, as the operator reports it. */

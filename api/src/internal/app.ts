@@ -1,0 +1,102 @@
+// The internal listener: operator callbacks under /internal/ and the key set at
+// /.well-known/svc-internal-jwks.json, on their own port, closed by default. It is not bound at all until
+// configuration names source ranges (BERTH_INTERNAL_ALLOW_CIDRS); a peer outside them gets 403
+// `forbidden`. The public app never mounts these routes, so they are 404 there.
+//
+// The peer address is the socket's: X-Forwarded-For is not read, because anyone can send it. Put the
+// listener behind nothing that rewrites source addresses, or open the proxy's range.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import Router from "@koa/router";
+import Koa from "koa";
+import type { Deps } from "../deps.ts";
+import { Forbidden } from "../errors.ts";
+import { errorEnvelopeMiddleware, requestIdMiddleware } from "../http/envelope.ts";
+import { metricsMiddleware } from "../http/metrics.ts";
+import { allowList } from "./cidr.ts";
+import { type AnyInternalRoute, internalRouteMiddleware } from "./route.ts";
+import { internalRoutes } from "./routes.ts";
+
+export interface BuildInternalAppOptions {
+  /** Routes of other domains (e.g. GET /internal/connect/verify), mounted after the built-in ones. */
+  routes?: readonly AnyInternalRoute[];
+  /** Default: deps.config.internal.allowCidrs. */
+  allowCidrs?: readonly string[];
+}
+
+export function buildInternalApp(deps: Deps, opts: BuildInternalAppOptions = {}): Koa {
+  const gate = allowList(opts.allowCidrs ?? deps.config.internal.allowCidrs);
+  const app = new Koa();
+  app.on("error", (err: unknown) => deps.log.error({ err }, "error escaped the internal envelope middleware"));
+  app.use(requestIdMiddleware());
+  app.use(metricsMiddleware(deps.metrics));
+  app.use(errorEnvelopeMiddleware({ clock: deps.clock, log: deps.log }));
+  app.use(async (ctx, next) => {
+    const peer = ctx.req.socket.remoteAddress;
+    if (!gate.allows(peer)) {
+      deps.log.warn({ peer, path: ctx.path }, "internal plane: peer outside the allowed ranges");
+      throw new Forbidden("the internal plane is not open to this network", { peer: peer ?? null });
+    }
+    await next();
+  });
+  const router = new Router();
+  const seen = new Set<string>();
+  for (const route of [...internalRoutes, ...(opts.routes ?? [])]) {
+    const id = `${route.method} ${route.path}`;
+    if (seen.has(id)) throw new Error(`internal route declared twice: ${id}`);
+    seen.add(id);
+    router[route.method](route.path, internalRouteMiddleware(route, deps));
+  }
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}
+
+export interface InternalListener {
+  server: Server;
+  /** http://host:port as bound (the real port when 0 was asked for). */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export interface StartInternalListenerOptions extends BuildInternalAppOptions {
+  /** Default: deps.config.internal.host / port. */
+  host?: string;
+  port?: number;
+}
+
+/**
+ * Binds the internal listener when the configuration opens it; resolves to undefined (nothing bound) when
+ * no source range is configured — closed by default.
+ */
+export async function startInternalListener(deps: Deps, opts: StartInternalListenerOptions = {}): Promise<InternalListener | undefined> {
+  const cidrs = opts.allowCidrs ?? deps.config.internal.allowCidrs;
+  if (cidrs.length === 0) {
+    deps.log.info("internal plane closed: BERTH_INTERNAL_ALLOW_CIDRS is empty, so nothing is bound");
+    return undefined;
+  }
+  const app = buildInternalApp(deps, { ...opts, allowCidrs: cidrs });
+  const server = createServer(app.callback());
+  const host = opts.host ?? deps.config.internal.host;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(opts.port ?? deps.config.internal.port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const { port, address, family } = server.address() as AddressInfo;
+  const shown = family === "IPv6" ? `[${address}]` : address;
+  deps.log.info({ address, port, allowCidrs: cidrs }, "internal plane listening");
+  return {
+    server,
+    url: `http://${shown}:${port}`,
+    port,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,57 @@
+// The internal plane's routes (docs/dev/internal-api.md). Every report names `cluster_id`; one that is
+// not the token's cluster is refused whole with 403 `forbidden` before anything is written.
+import { clustersOf } from "../clusters/runtime.ts";
+import { assertOwnCluster } from "./operator-auth.ts";
+import { applyInventory } from "./report-inventory.ts";
+import { recordSessionStatus } from "./report-status.ts";
+import { recordUsage } from "./report-usage.ts";
+import { type AnyInternalRoute, defineInternalRoute } from "./route.ts";
+import { InventoryReport, StatusReport, UsageBatch } from "./schemas.ts";
+
+export const JWKS_PATH = "/.well-known/svc-internal-jwks.json";
+
+/** Public keys only, so no token is asked for; the listener's source ranges still apply. */
+export const getJwks = defineInternalRoute({
+  method: "get",
+  path: JWKS_PATH,
+  auth: "none",
+  handler: async ({ deps }) => ({ status: 200, body: clustersOf(deps).tokens.jwks(), headers: { "Cache-Control": "public, max-age=300" } }),
+});
+
+export const putInventory = defineInternalRoute({
+  method: "put",
+  path: "/internal/v1/inventory",
+  auth: "operator",
+  body: InventoryReport,
+  handler: async ({ deps, operator, body }) => {
+    assertOwnCluster(operator, body.cluster_id);
+    const answer = await applyInventory(deps, operator.clusterId, new Date(body.observed_at), body.nodes);
+    return { status: 200, body: answer };
+  },
+});
+
+export const postSessionStatus = defineInternalRoute({
+  method: "post",
+  path: "/internal/v1/sessions/status",
+  auth: "operator",
+  body: StatusReport,
+  handler: async ({ deps, operator, body }) => {
+    assertOwnCluster(operator, body.cluster_id);
+    const answer = await recordSessionStatus(deps, operator.clusterId, body.reports.map((r) => ({ ...r, at: new Date(r.at) })));
+    return { status: 200, body: answer };
+  },
+});
+
+export const postUsage = defineInternalRoute({
+  method: "post",
+  path: "/internal/v1/usage",
+  auth: "operator",
+  body: UsageBatch,
+  handler: async ({ deps, operator, body }) => {
+    assertOwnCluster(operator, body.cluster_id);
+    const answer = await recordUsage(deps, operator.clusterId, body.samples.map((s) => ({ ...s, start: new Date(s.start), end: new Date(s.end) })));
+    return { status: 200, body: answer };
+  },
+});
+
+export const internalRoutes: AnyInternalRoute[] = [getJwks, putInventory, postSessionStatus, postUsage];
