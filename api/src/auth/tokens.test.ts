@@ -1,0 +1,40 @@
+import { decodeJwt, decodeProtectedHeader } from "jose";
+import { describe, expect, it } from "vitest";
+import { TestClock } from "../http/testing.ts";
+import { ACCESS_TOKEN_TTL_SECONDS, AccessTokens, TokenRejected } from "./tokens.ts";
+
+const secret = "a-test-secret-of-at-least-32-bytes!!";
+
+describe("access tokens", () => {
+  it("are HS256 JWTs for 15 minutes by default, carrying the user and its token version", async () => {
+    const clock = new TestClock();
+    const tokens = new AccessTokens({ secret, now: () => clock.now() });
+    const { token, expiresIn } = await tokens.issue({ userId: "usr_1", tokenVersion: 3 });
+    expect(expiresIn).toBe(ACCESS_TOKEN_TTL_SECONDS);
+    expect(ACCESS_TOKEN_TTL_SECONDS).toBe(900);
+    expect(decodeProtectedHeader(token).alg).toBe("HS256");
+    const claims = decodeJwt(token);
+    expect(claims).toMatchObject({ sub: "usr_1", ver: 3, iss: "berth", aud: "berth-api" });
+    expect(claims.exp! - claims.iat!).toBe(900);
+    expect(await tokens.verify(token)).toEqual({ userId: "usr_1", tokenVersion: 3 });
+  });
+
+  it("expire: verify says expired, not invalid", async () => {
+    const clock = new TestClock();
+    const tokens = new AccessTokens({ secret, now: () => clock.now() });
+    const { token } = await tokens.issue({ userId: "usr_1", tokenVersion: 0 });
+    clock.advance(900);
+    const err = await tokens.verify(token).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TokenRejected);
+    expect((err as TokenRejected).reason).toBe("expired");
+  });
+
+  it("from another secret are invalid, and a short secret is refused", async () => {
+    const a = new AccessTokens({ secret });
+    const b = new AccessTokens({ secret: `${secret}-other` });
+    const { token } = await a.issue({ userId: "usr_1", tokenVersion: 0 });
+    const err = await b.verify(token).catch((e: unknown) => e);
+    expect((err as TokenRejected).reason).toBe("invalid");
+    expect(() => new AccessTokens({ secret: "short" })).toThrow(/32 bytes/);
+  });
+});
