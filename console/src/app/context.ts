@@ -1,0 +1,37 @@
+// The console's few singletons, wired once: the API client (which reports auth failures to the store),
+// the auth store, the router (whose guard reads the store) and the live session feed.
+import { ApiClient, type ApiError } from "../api/client.ts";
+import { LiveFeed } from "../api/live-feed.ts";
+import { AuthStore } from "../auth/auth-store.ts";
+import { Router } from "../router/router.ts";
+
+export const auth = new AuthStore();
+
+export const api = new ApiClient({
+  token: () => auth.token,
+  onAuthFailure: (err: ApiError) => {
+    if (err.code === "password_change_required") {
+      router.resolve();
+      return;
+    }
+    auth.signOut(err.code === "token_expired" ? "expired" : "revoked");
+  },
+});
+
+export const router = new Router(() => ({
+  signedIn: auth.signedIn,
+  mustChangePassword: auth.mustChangePassword,
+  isAdmin: auth.isAdmin,
+}));
+
+export const feed = new LiveFeed({ api });
+
+/** Loads the account after sign-in (roles decide the admin pages) and re-checks the route. */
+export async function loadMe(): Promise<void> {
+  if (!auth.signedIn || auth.mustChangePassword) return;
+  try {
+    auth.setMe(await api.call("getMe"));
+  } catch {
+    // An expired token signs out through onAuthFailure; anything else leaves the pages to show their errors.
+  }
+}

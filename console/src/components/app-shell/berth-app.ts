@@ -1,0 +1,156 @@
+// The shell: skip link, header with navigation, the live indicator and the account, and the outlet where
+// the current route's view renders. Views are lazy where they are heavy (admin pages).
+import { html, LitElement, nothing, type TemplateResult } from "lit";
+import { api, auth, feed, loadMe, router } from "../../app/context.ts";
+import type { RouteName } from "../../router/routes.ts";
+import { shared, tokens } from "../../styles/shared.ts";
+import { styles } from "./styles.ts";
+import "../live-indicator/index.ts";
+import "../../views/login-view/index.ts";
+import "../../views/password-view/index.ts";
+import "../../views/not-found-view/index.ts";
+import "../../views/sessions-view/index.ts";
+import "../../views/session-new-view/index.ts";
+import "../../views/session-detail-view/index.ts";
+import "../../views/queue-view/index.ts";
+
+/** Admin pages load on first visit: members never download them. */
+const lazyAdmin: Partial<Record<RouteName, () => Promise<unknown>>> = {
+  "admin-users": () => import("../../views/admin-users-view/index.ts"),
+  "admin-organizations": () => import("../../views/admin-organizations-view/index.ts"),
+  "admin-projects": () => import("../../views/admin-projects-view/index.ts"),
+  "admin-clusters": () => import("../../views/admin-clusters-view/index.ts"),
+  "admin-cluster-detail": () => import("../../views/admin-cluster-detail-view/index.ts"),
+};
+
+export class BerthApp extends LitElement {
+  static override styles = [tokens, shared, styles];
+  static override properties = { tick: { state: true } };
+  declare tick: number;
+  #loaded = new Set<RouteName>();
+
+  constructor() {
+    super();
+    this.tick = 0;
+  }
+
+  #rerender = () => {
+    this.tick++;
+  };
+
+  #onAuth = () => {
+    if (auth.signedIn && !auth.mustChangePassword) feed.start();
+    else feed.stop();
+    router.resolve();
+    this.tick++;
+  };
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    router.addEventListener("change", this.#onRoute);
+    auth.addEventListener("change", this.#onAuth);
+    router.start();
+    if (auth.signedIn && !auth.mustChangePassword) {
+      feed.start();
+      void loadMe().then(() => router.resolve());
+    }
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    router.removeEventListener("change", this.#onRoute);
+    auth.removeEventListener("change", this.#onAuth);
+  }
+
+  #onRoute = () => {
+    const name = router.current.route.name;
+    const load = lazyAdmin[name];
+    if (load && !this.#loaded.has(name)) {
+      this.#loaded.add(name);
+      void load().then(this.#rerender);
+    }
+    this.tick++;
+    // Move focus to the new page's heading region for screen-reader and keyboard users.
+    void this.updateComplete.then(() => {
+      const main = this.renderRoot.querySelector("main");
+      if (main && document.activeElement && document.activeElement !== document.body)
+        main.focus({ preventScroll: true });
+    });
+  };
+
+  #signOut(): void {
+    auth.signOut("user");
+  }
+
+  #view(): TemplateResult {
+    const m = router.current;
+    switch (m.route.name) {
+      case "login":
+        return html`<berth-login-view .next=${m.query.get("next") ?? ""}></berth-login-view>`;
+      case "password":
+        return html`<berth-password-view .next=${m.query.get("next") ?? ""}></berth-password-view>`;
+      case "sessions":
+        return html`<berth-sessions-view .query=${m.query}></berth-sessions-view>`;
+      case "session-new":
+        return html`<berth-session-new-view></berth-session-new-view>`;
+      case "session-detail":
+        return html`<berth-session-detail-view .sessionId=${m.params.sessionId ?? ""}></berth-session-detail-view>`;
+      case "queue":
+        return html`<berth-queue-view></berth-queue-view>`;
+      case "admin-users":
+        return html`<berth-admin-users-view .query=${m.query}></berth-admin-users-view>`;
+      case "admin-organizations":
+        return html`<berth-admin-organizations-view></berth-admin-organizations-view>`;
+      case "admin-projects":
+        return html`<berth-admin-projects-view></berth-admin-projects-view>`;
+      case "admin-clusters":
+        return html`<berth-admin-clusters-view></berth-admin-clusters-view>`;
+      case "admin-cluster-detail":
+        return html`<berth-admin-cluster-detail-view .clusterId=${m.params.clusterId ?? ""}></berth-admin-cluster-detail-view>`;
+      default:
+        return html`<berth-not-found-view></berth-not-found-view>`;
+    }
+  }
+
+  #nav(): TemplateResult | typeof nothing {
+    if (!auth.signedIn || auth.mustChangePassword) return nothing;
+    const here = router.current.route.name;
+    const link = (href: string, label: string, active: boolean) =>
+      html`<a href=${href} aria-current=${active ? "page" : "false"} class=${active ? "active" : ""}>${label}</a>`;
+    return html`<nav aria-label="Main">
+      ${link("/sessions", "Sessions", here.startsWith("session"))}
+      ${link("/queue", "Queue", here === "queue")}
+      ${
+        auth.isAdmin
+          ? html`${link("/admin/users", "Users", here === "admin-users")} ${link("/admin/organizations", "Organizations", here === "admin-organizations")}
+          ${link("/admin/projects", "Projects", here === "admin-projects")} ${link("/admin/clusters", "Clusters", here.startsWith("admin-cluster"))}`
+          : nothing
+      }
+    </nav>`;
+  }
+
+  override render() {
+    void api;
+    const signedIn = auth.signedIn && !auth.mustChangePassword;
+    return html`<a class="skip" href="#main" @click=${(e: Event) => {
+      e.preventDefault();
+      this.renderRoot.querySelector<HTMLElement>("main")?.focus();
+    }}>Skip to content</a>
+      <header>
+        <a class="brand" href=${signedIn ? "/sessions" : "/login"} aria-label="Berth home">
+          <svg viewBox="0 0 16 16" width="22" height="22" aria-hidden="true"><rect width="16" height="16" rx="3" fill="currentColor"></rect><path d="M4 11h8M5 8h6M6 5h4" stroke="var(--berth-bg)" stroke-width="1.5"></path></svg>
+          <span>Berth</span>
+        </a>
+        ${this.#nav()}
+        <span class="spacer"></span>
+        ${signedIn ? html`<berth-live-indicator .feed=${feed}></berth-live-indicator>` : nothing}
+        ${
+          auth.signedIn
+            ? html`<span class="account" data-testid="account-email">${auth.email}</span>
+              <button type="button" data-testid="sign-out" @click=${this.#signOut}>Sign out</button>`
+            : nothing
+        }
+      </header>
+      <main id="main" tabindex="-1">${this.#view()}</main>`;
+  }
+}

@@ -1,0 +1,91 @@
+import { css } from "lit";
+
+export const styles = css`
+  :host {
+    display: block;
+    min-height: 100vh;
+    background: var(--berth-bg-page);
+  }
+  .skip {
+    position: absolute;
+    left: -999px;
+    top: 0;
+    background: var(--berth-bg);
+    padding: 0.5rem 1rem;
+    z-index: 10;
+  }
+  .skip:focus {
+    left: 0.5rem;
+    top: 0.5rem;
+  }
+  header {
+    display: flex;
+    flex-wrap: wrap;
+    align-items: center;
+    gap: 0.5rem 1rem;
+    padding: 0.5rem 1.25rem;
+    background: var(--berth-bg);
+    border-bottom: 1px solid var(--berth-border);
+  }
+  .brand {
+    display: inline-flex;
+    align-items: center;
+    gap: 0.4rem;
+    font-weight: 700;
+    font-size: 1.1rem;
+    color: var(--berth-accent);
+    text-decoration: none;
+  }
+  nav {
+    display: flex;
+    flex-wrap: wrap;
+    gap: 0.25rem;
+  }
+  nav a {
+    padding: 0.35rem 0.6rem;
+    border-radius: var(--berth-radius);
+    color: var(--berth-fg);
+    text-decoration: none;
+  }
+  nav a:hover {
+    background: var(--berth-bg-subtle);
+  }
+  nav a.active {
+    background: var(--berth-bg-subtle);
+    font-weight: 600;
+    box-shadow: inset 0 -2px 0 var(--berth-accent);
+  }
+  .account {
+    color: var(--berth-fg-muted);
+    font-size: 0.9rem;
+    overflow: hidden;
+    text-overflow: ellipsis;
+    max-width: 16rem;
+  }
+  main {
+    display: block;
+    padding: 1.25rem;
+    max-width: 80rem;
+    margin: 0 auto;
+  }
+  main:focus {
+    outline: none;
+  }
+  @media (max-width: 640px) {
+    header {
+      padding: 0.5rem 0.75rem;
+    }
+    nav {
+      order: 10;
+      width: 100%;
+      overflow-x: auto;
+      flex-wrap: nowrap;
+    }
+    .account {
+      display: none;
+    }
+    main {
+      padding: 0.75rem;
+    }
+  }
+`;

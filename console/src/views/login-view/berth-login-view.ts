@@ -1,0 +1,72 @@
+// Sign-in. After an expired token the user lands here with ?next= (their place) and a notice; signing in
+// takes them back there, or to the forced password change first.
+import { html, LitElement, nothing } from "lit";
+import { api, auth, loadMe, router } from "../../app/context.ts";
+import "../../components/error-panel/index.ts";
+import { pathFor, safeNext } from "../../router/routes.ts";
+import { authCard } from "../../styles/forms.ts";
+import { shared, tokens } from "../../styles/shared.ts";
+
+export class BerthLoginView extends LitElement {
+  static override styles = [tokens, shared, authCard];
+  static override properties = { next: { type: String }, busy: { state: true }, error: { state: true } };
+  declare next: string;
+  declare busy: boolean;
+  declare error: unknown;
+
+  constructor() {
+    super();
+    this.next = "";
+    this.busy = false;
+    this.error = undefined;
+  }
+
+  async #submit(e: SubmitEvent): Promise<void> {
+    e.preventDefault();
+    const form = new FormData(e.target as HTMLFormElement);
+    this.busy = true;
+    this.error = undefined;
+    try {
+      const r = await api.call("login", {
+        body: { email: String(form.get("email") ?? ""), password: String(form.get("password") ?? "") },
+      });
+      auth.accept(r);
+      const next = safeNext(this.next);
+      if (r.must_change_password) {
+        router.navigate(pathFor("password", {}, { next: this.next ? next : undefined }), { replace: true });
+        return;
+      }
+      await loadMe();
+      router.navigate(next, { replace: true });
+    } catch (err) {
+      this.error = err;
+      this.busy = false;
+    }
+  }
+
+  override render() {
+    const expired = auth.lastSignOut === "expired" || auth.lastSignOut === "revoked";
+    return html`<div class="auth">
+      <h1>Sign in to Berth</h1>
+      ${
+        expired
+          ? html`<p class="notice" role="status" data-testid="expired-notice">Your sign-in expired. Sign in again to continue where you were.</p>`
+          : this.next
+            ? html`<p class="notice" role="status">Sign in to continue.</p>`
+            : nothing
+      }
+      <form class="card" @submit=${this.#submit} data-testid="login-form">
+        <div class="field">
+          <label for="email">Email</label>
+          <input id="email" name="email" type="email" autocomplete="username" required autofocus data-testid="login-email" />
+        </div>
+        <div class="field">
+          <label for="password">Password</label>
+          <input id="password" name="password" type="password" autocomplete="current-password" required data-testid="login-password" />
+        </div>
+        ${this.error ? html`<berth-error-panel heading="Sign-in failed" .error=${this.error}></berth-error-panel>` : nothing}
+        <button class="primary" type="submit" ?disabled=${this.busy} data-testid="login-submit">${this.busy ? "Signing in…" : "Sign in"}</button>
+      </form>
+    </div>`;
+  }
+}
