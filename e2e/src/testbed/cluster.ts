@@ -100,7 +100,7 @@ export async function startCluster(input: ClusterStartInput): Promise<Cluster> {
     const deadline = performance.now() + READY_TIMEOUT_MS;
     const file = proc?.logFile ?? logFile("kwok");
     for (;;) {
-      if (signal.aborted) throw new Error(`${name}: start aborted (another cluster failed)`);
+      if (signal.aborted) throw new Error(`${name}: start aborted`);
       if (proc?.hasExited()) {
         throw new ComponentStartError(name, c, `exited with ${await proc.exited} during start`, file, proc.tail(20));
       }

@@ -23,6 +23,9 @@ export async function startFleet(description: FleetDescription, opts: StartFleet
   removeIfOrphaned(dataDir, removeData);
 
   const abort = new AbortController();
+  const onCallerAbort = () => abort.abort();
+  opts.signal?.addEventListener("abort", onCallerAbort, { once: true });
+  if (opts.signal?.aborted) abort.abort();
   const results = await Promise.allSettled(
     description.clusters.map(async (desc) => {
       const started = performance.now();
@@ -52,14 +55,15 @@ export async function startFleet(description: FleetDescription, opts: StartFleet
     }),
   );
 
+  opts.signal?.removeEventListener("abort", onCallerAbort);
   const up = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
   const failures = results.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
-  if (failures.length > 0) {
+  if (failures.length > 0 || opts.signal?.aborted) {
     await Promise.all(up.map((u) => u.cluster.stop()));
     if (removeData) rmSync(dataDir, { recursive: true, force: true });
     removeIfOrphaned(dataDir, false);
     // The component that died, not a cluster that was merely aborted because of it.
-    throw failures.find((f) => f instanceof ComponentStartError) ?? failures[0];
+    throw failures.find((f) => f instanceof ComponentStartError) ?? failures[0] ?? new Error("fleet start aborted");
   }
 
   const clusters: Cluster[] = up.map((u) => u.cluster);

@@ -178,9 +178,9 @@ function startReaper(): void {
 f="$2"
 while kill -0 "$1" 2>/dev/null; do sleep 1; done
 [ -s "$f" ] || { rm -f "$f"; exit 0; }
-while read -r k v; do [ "$k" = g ] && kill -TERM -- "-$v" 2>/dev/null; done < "$f"
+while read -r k v; do [ "$k" = g ] && kill -TERM "-$v" 2>/dev/null; done < "$f"
 sleep 3
-while read -r k v; do [ "$k" = g ] && kill -KILL -- "-$v" 2>/dev/null; done < "$f"
+while read -r k v; do [ "$k" = g ] && kill -KILL "-$v" 2>/dev/null; done < "$f"
 while read -r k v; do [ "$k" = d ] && rm -rf -- "$v"; done < "$f"
 rm -f "$f"
 `;

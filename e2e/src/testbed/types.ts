@@ -47,6 +47,8 @@ export interface StartFleetOptions {
   podLogLines?: string[];
   /** Grace before SIGKILL when stopping a component. Default 5000 ms. */
   stopGraceMs?: number;
+  /** Aborting stops whatever has started and rejects (Ctrl-C during `npm start`). */
+  signal?: AbortSignal;
 }
 
 export interface ComponentTiming {
