@@ -2,6 +2,8 @@
 // import and one spread per noun, nothing else.
 import type { RouteDef } from "../http/route.ts";
 import { routes as auth } from "./auth/routes.ts";
+import { routes as clusters } from "./clusters/routes.ts";
+import { routes as nodes } from "./nodes/routes.ts";
 import { routes as organizations } from "./organizations/routes.ts";
 import { routes as projects } from "./projects/routes.ts";
 import { routes as system } from "./system/routes.ts";
@@ -13,4 +15,6 @@ export const allRoutes: RouteDef[] = [
   ...users,
   ...organizations,
   ...projects,
+  ...clusters,
+  ...nodes,
 ];

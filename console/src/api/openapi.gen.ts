@@ -24,6 +24,66 @@ export type ChangePasswordRequest = {
   new_password: string;
 };
 
+export type Cluster = {
+  id: string;
+  name: string;
+  session_domain: string;
+  /** The last probe's status (see the connection test); unknown before any probe; deregistered for history. */
+  status: "connected" | "unreachable" | "unauthorized" | "degraded" | "unknown" | "deregistered";
+  /** RFC 3339, UTC. */
+  registered_at: string;
+  deregistered_at: string | null;
+  /** What the cluster's operator last reported. */
+  inventory: {
+    nodes: number;
+    gpus: number;
+  };
+  /** When the operator last reported (inventory, status or usage). */
+  last_report_at: string | null;
+  /** super_admin only: the last probe's checks. */
+  checks?: ClusterChecks;
+  /** super_admin only. */
+  probed_at?: string | null;
+  /** super_admin only. */
+  operator_token?: OperatorTokenMetadata | null;
+};
+
+export type ClusterChecks = {
+  /** GET /version answered before the deadline. */
+  reachable: boolean;
+  /** The RuntimeClass for GPU containers exists with the GPU handler (default nvidia/nvidia). */
+  gpu_runtime_class: boolean;
+  /** A DaemonSet whose name contains nvidia-device-plugin in kube-system, or a node with allocatable nvidia.com/gpu above zero. */
+  gpu_device_plugin: boolean;
+  /** SelfSubjectAccessReviews allow every verb Berth uses on the cluster. */
+  credential_permissions: boolean;
+};
+
+export type ClusterDeregistration = {
+  id: string;
+  /** RFC 3339, UTC. */
+  deregistered_at: string;
+  removed: {
+    nodes: number;
+    gpu_devices: number;
+  };
+};
+
+export type ConnectionTestRequest = Record<string, never>;
+
+export type ConnectionTestResult = {
+  /** connected: every check true. unreachable: no answer (refused, TLS failure, or nothing before the probe's deadline). unauthorized: the cluster answered 401 to the stored credential. degraded: reachable and authenticated, but a check is false. */
+  status: "connected" | "unreachable" | "unauthorized" | "degraded";
+  checks: ClusterChecks;
+  /** RFC 3339, UTC. */
+  probed_at: string;
+  duration_ms: number;
+  server_version?: string;
+  /** What failed, when something did. */
+  message?: string;
+  missing_permissions?: string[];
+};
+
 export type CreateOrganizationRequest = {
   name: string;
   /** Default: made from the name. */
@@ -52,34 +112,7 @@ export type CreateUserRequest = {
 export type ErrorEnvelope = {
   error: {
     /** Stable error code; clients map it to a message. */
-    code:
-      | "validation_failed"
-      | "malformed_json"
-      | "bad_request"
-      | "unauthenticated"
-      | "token_expired"
-      | "invalid_credentials"
-      | "forbidden"
-      | "password_change_required"
-      | "quota_exceeded"
-      | "not_found"
-      | "method_not_allowed"
-      | "conflict"
-      | "already_exists"
-      | "idempotency_request_in_flight"
-      | "volume_on_another_cluster"
-      | "cluster_in_use"
-      | "payload_too_large"
-      | "unsupported_media_type"
-      | "idempotency_key_reused"
-      | "cluster_unreachable"
-      | "cluster_credential_invalid"
-      | "cluster_credential_insufficient"
-      | "gpu_runtime_class_missing"
-      | "gpu_device_plugin_missing"
-      | "too_many_requests"
-      | "internal"
-      | "unavailable";
+    code: "validation_failed" | "malformed_json" | "bad_request" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "cluster_in_use" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "too_many_requests" | "internal" | "unavailable";
     /** Human-readable text. */
     message: string;
     /** What to fix. For validation_failed: issues[] of {path, message, code}. */
@@ -93,8 +126,35 @@ export type ErrorEnvelope = {
   };
 };
 
+export type GpuDevice = {
+  cluster_id: string;
+  node: string;
+  index: number;
+  model: string | null;
+  uuid: string | null;
+  memory_mib: number | null;
+};
+
 export type Health = {
   status: "ok";
+};
+
+export type IssuedOperatorToken = {
+  /** RS256 JWT, subject operator:<cluster_id>. Shown once: store it as the operator's token file. */
+  token: string;
+  token_type: "Bearer";
+  kid: string;
+  /** RFC 3339, UTC. */
+  issued_at: string;
+  /** RFC 3339, UTC. */
+  expires_at: string;
+  /** Seconds (604800: 7 days). */
+  expires_in: number;
+};
+
+export type KubeconfigCredential = {
+  /** A kubeconfig whose current context is used; inline data only (no exec, auth-provider or file paths). */
+  kubeconfig: string;
 };
 
 export type LoginRequest = {
@@ -123,6 +183,70 @@ export type MembershipOfUser = {
   role: "org_admin" | "project_admin" | "member";
 };
 
+export type Node = {
+  cluster_id: string;
+  name: string;
+  /** The node label nvidia.com/gpu.product. */
+  gpu_model: string | null;
+  gpu_count: number;
+  gpu_allocatable: number;
+  /** Sum of nvidia.com/gpu limits of the node's non-terminal pods. */
+  gpu_in_use: number;
+  /** false when cordoned. */
+  schedulable: boolean;
+  ready: boolean;
+  labels: {
+    [key: string]: string;
+  };
+  /** When the operator observed it. */
+  observed_at: string;
+  /** RFC 3339, UTC. */
+  updated_at: string;
+};
+
+export type NodeActionResult = {
+  cluster_id: string;
+  node: string;
+  action: "cordon" | "uncordon" | "drain" | "delete";
+  /** partial: some pods could not be evicted (see evictions). */
+  outcome: "success" | "partial";
+  schedulable?: boolean;
+  deleted?: boolean;
+  evictions?: {
+    pod: string;
+    namespace: string;
+    /** blocked: a disruption budget refused the eviction (429). */
+    result: "evicted" | "gone" | "blocked" | "failed";
+    message?: string;
+  }[];
+  /** The inventory row after the change (updated at once; the operator's next report confirms it). */
+  node_state?: Node;
+};
+
+/** The nodes of one cluster with one GPU model, with totals. */
+export type NodePool = {
+  cluster_id: string;
+  gpu_model: string | null;
+  nodes: number;
+  ready_nodes: number;
+  /** Ready and not cordoned. */
+  schedulable_nodes: number;
+  gpu_count: number;
+  gpu_allocatable: number;
+  gpu_in_use: number;
+  /** Allocatable minus in use on ready, schedulable nodes. */
+  gpu_free: number;
+};
+
+/** The current operator token's metadata; the token itself is shown only when issued. */
+export type OperatorTokenMetadata = {
+  kid: string;
+  /** RFC 3339, UTC. */
+  issued_at: string;
+  /** RFC 3339, UTC. */
+  expires_at: string;
+};
+
 export type Organization = {
   id: string;
   name: string;
@@ -149,6 +273,28 @@ export type Project = {
   updated_at: string;
 };
 
+export type RegisterClusterRequest = {
+  name: string;
+  /** Hostname (optionally :port) of the cluster's session gateway; connect links are https://{session_domain}/proxy/… */
+  session_domain: string;
+  /** Kept in a Secret of the management cluster; never returned. */
+  credential: KubeconfigCredential | TokenCredential;
+};
+
+export type RegisteredCluster = {
+  cluster: Cluster;
+  operator_token: IssuedOperatorToken;
+};
+
+export type TokenCredential = {
+  /** https:// address of the cluster's API server. */
+  server: string;
+  /** PEM (or base64 of PEM) of the CA that signs the API server's certificate. */
+  ca_data?: string;
+  /** Bearer token (e.g. a ServiceAccount token). */
+  token: string;
+};
+
 export type TokenResponse = {
   /** Send as Authorization: Bearer <access_token>. */
   access_token: string;
@@ -161,6 +307,11 @@ export type TokenResponse = {
     id: string;
     email: string;
   };
+};
+
+export type UpdateClusterRequest = {
+  /** Hostname (optionally :port) of the cluster's session gateway; connect links are https://{session_domain}/proxy/… */
+  session_domain: string;
 };
 
 export type UpdateOrganizationRequest = {
@@ -246,6 +397,18 @@ export interface Operations {
     body: ChangePasswordRequest;
     response: TokenResponse;
   };
+  /** Cordon a node: no new sessions are placed on it (super_admin) */
+  cordonNode: {
+    method: "post";
+    path: "/api/v1/nodes/{clusterId}/{nodeName}/cordon";
+    params: {
+      clusterId: string;
+      nodeName: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: NodeActionResult;
+  };
   /** Create an organization (super_admin) */
   createOrganization: {
     method: "post";
@@ -272,6 +435,18 @@ export interface Operations {
     query: Record<string, never>;
     body: CreateUserRequest;
     response: UserDetail;
+  };
+  /** Delete a node object from its cluster (super_admin) */
+  deleteNode: {
+    method: "delete";
+    path: "/api/v1/nodes/{clusterId}/{nodeName}";
+    params: {
+      clusterId: string;
+      nodeName: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: NodeActionResult;
   };
   /** Delete an organization without projects (super_admin) */
   deleteOrganization: {
@@ -305,6 +480,40 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: undefined;
+  };
+  /** Deregister a cluster (super_admin) */
+  deregisterCluster: {
+    method: "delete";
+    path: "/api/v1/clusters/{clusterId}";
+    params: {
+      clusterId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: ClusterDeregistration;
+  };
+  /** Drain a node: cordon it and evict Berth's session pods from it (super_admin) */
+  drainNode: {
+    method: "post";
+    path: "/api/v1/nodes/{clusterId}/{nodeName}/drain";
+    params: {
+      clusterId: string;
+      nodeName: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: NodeActionResult;
+  };
+  /** A cluster (super_admins also see deregistered ones) */
+  getCluster: {
+    method: "get";
+    path: "/api/v1/clusters/{clusterId}";
+    params: {
+      clusterId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: Cluster;
   };
   /** Liveness probe (outside the versioned prefix) */
   getHealth: {
@@ -367,6 +576,84 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: UserDetail;
+  };
+  /** List registered clusters */
+  listClusters: {
+    method: "get";
+    path: "/api/v1/clusters";
+    params: Record<string, never>;
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+      /** Also list deregistered clusters (history; super_admin only, ignored otherwise). */
+      include_deregistered?: "true" | "false";
+    };
+    body: undefined;
+    response: {
+      data: Cluster[];
+      pagination: Pagination;
+    };
+  };
+  /** GPU cards of the fleet (super_admin's scope) */
+  listGpuDevices: {
+    method: "get";
+    path: "/api/v1/gpu-devices";
+    params: Record<string, never>;
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+      /** Only this cluster's. */
+      cluster?: string;
+      /** Only this node's (with cluster). */
+      node?: string;
+    };
+    body: undefined;
+    response: {
+      data: GpuDevice[];
+      pagination: Pagination;
+    };
+  };
+  /** Nodes grouped by cluster and GPU model, with totals */
+  listNodePools: {
+    method: "get";
+    path: "/api/v1/node-pools";
+    params: Record<string, never>;
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+      /** Only this cluster's. */
+      cluster?: string;
+    };
+    body: undefined;
+    response: {
+      data: NodePool[];
+      pagination: Pagination;
+    };
+  };
+  /** GPU nodes of the fleet as their operators last reported them (super_admin's scope) */
+  listNodes: {
+    method: "get";
+    path: "/api/v1/nodes";
+    params: Record<string, never>;
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+      /** Only this cluster's. */
+      cluster?: string;
+    };
+    body: undefined;
+    response: {
+      data: Node[];
+      pagination: Pagination;
+    };
   };
   /** The organization's own members (organization-level memberships) */
   listOrganizationMembers: {
@@ -474,6 +761,15 @@ export interface Operations {
     body: LoginRequest;
     response: TokenResponse;
   };
+  /** Register a GPU cluster (super_admin); answers its operator token once */
+  registerCluster: {
+    method: "post";
+    path: "/api/v1/clusters";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: RegisterClusterRequest;
+    response: RegisteredCluster;
+  };
   /** Remove a member from the organization and all of its projects */
   removeOrganizationMember: {
     method: "delete";
@@ -497,6 +793,51 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: undefined;
+  };
+  /** Issue a new operator token for a cluster (super_admin); the previous one stops working */
+  rotateClusterOperatorToken: {
+    method: "post";
+    path: "/api/v1/clusters/{clusterId}/operator-token";
+    params: {
+      clusterId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: IssuedOperatorToken;
+  };
+  /** Probe a registered cluster with its stored credential (super_admin) */
+  testClusterConnection: {
+    method: "post";
+    path: "/api/v1/clusters/{clusterId}/connection-test";
+    params: {
+      clusterId: string;
+    };
+    query: Record<string, never>;
+    body: ConnectionTestRequest;
+    response: ConnectionTestResult;
+  };
+  /** Uncordon a node (super_admin) */
+  uncordonNode: {
+    method: "post";
+    path: "/api/v1/nodes/{clusterId}/{nodeName}/uncordon";
+    params: {
+      clusterId: string;
+      nodeName: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: NodeActionResult;
+  };
+  /** Change a cluster's session_domain (super_admin) */
+  updateCluster: {
+    method: "patch";
+    path: "/api/v1/clusters/{clusterId}";
+    params: {
+      clusterId: string;
+    };
+    query: Record<string, never>;
+    body: UpdateClusterRequest;
+    response: Cluster;
   };
   /** Rename an organization or change its slug (its org_admins, super_admins) */
   updateOrganization: {
@@ -538,26 +879,40 @@ export const OPERATIONS = {
   addOrganizationMember: { method: "post", path: "/api/v1/organizations/{organizationId}/members" },
   addProjectMember: { method: "post", path: "/api/v1/projects/{projectId}/members" },
   changePassword: { method: "post", path: "/api/v1/auth/password" },
+  cordonNode: { method: "post", path: "/api/v1/nodes/{clusterId}/{nodeName}/cordon" },
   createOrganization: { method: "post", path: "/api/v1/organizations" },
   createProject: { method: "post", path: "/api/v1/projects" },
   createUser: { method: "post", path: "/api/v1/users" },
+  deleteNode: { method: "delete", path: "/api/v1/nodes/{clusterId}/{nodeName}" },
   deleteOrganization: { method: "delete", path: "/api/v1/organizations/{organizationId}" },
   deleteProject: { method: "delete", path: "/api/v1/projects/{projectId}" },
   deleteUser: { method: "delete", path: "/api/v1/users/{userId}" },
+  deregisterCluster: { method: "delete", path: "/api/v1/clusters/{clusterId}" },
+  drainNode: { method: "post", path: "/api/v1/nodes/{clusterId}/{nodeName}/drain" },
+  getCluster: { method: "get", path: "/api/v1/clusters/{clusterId}" },
   getHealth: { method: "get", path: "/healthz" },
   getMe: { method: "get", path: "/api/v1/auth/me" },
   getOpenApi: { method: "get", path: "/api/v1/openapi.json" },
   getOrganization: { method: "get", path: "/api/v1/organizations/{organizationId}" },
   getProject: { method: "get", path: "/api/v1/projects/{projectId}" },
   getUser: { method: "get", path: "/api/v1/users/{userId}" },
+  listClusters: { method: "get", path: "/api/v1/clusters" },
+  listGpuDevices: { method: "get", path: "/api/v1/gpu-devices" },
+  listNodePools: { method: "get", path: "/api/v1/node-pools" },
+  listNodes: { method: "get", path: "/api/v1/nodes" },
   listOrganizationMembers: { method: "get", path: "/api/v1/organizations/{organizationId}/members" },
   listOrganizations: { method: "get", path: "/api/v1/organizations" },
   listProjectMembers: { method: "get", path: "/api/v1/projects/{projectId}/members" },
   listProjects: { method: "get", path: "/api/v1/projects" },
   listUsers: { method: "get", path: "/api/v1/users" },
   login: { method: "post", path: "/api/v1/auth/login" },
+  registerCluster: { method: "post", path: "/api/v1/clusters" },
   removeOrganizationMember: { method: "delete", path: "/api/v1/organizations/{organizationId}/members/{userId}" },
   removeProjectMember: { method: "delete", path: "/api/v1/projects/{projectId}/members/{userId}" },
+  rotateClusterOperatorToken: { method: "post", path: "/api/v1/clusters/{clusterId}/operator-token" },
+  testClusterConnection: { method: "post", path: "/api/v1/clusters/{clusterId}/connection-test" },
+  uncordonNode: { method: "post", path: "/api/v1/nodes/{clusterId}/{nodeName}/uncordon" },
+  updateCluster: { method: "patch", path: "/api/v1/clusters/{clusterId}" },
   updateOrganization: { method: "patch", path: "/api/v1/organizations/{organizationId}" },
   updateProject: { method: "patch", path: "/api/v1/projects/{projectId}" },
   updateUser: { method: "patch", path: "/api/v1/users/{userId}" },
