@@ -1,5 +1,7 @@
 // The Koa apps. buildApp: the public listener (/api/v1, /healthz, /metrics). buildInternalApp: the
 // operator plane (/internal, /.well-known), only started when configuration opens it.
+
+import { serveConsole } from "@berth/console";
 import Router from "@koa/router";
 import Koa from "koa";
 import type { Deps } from "./deps.ts";
@@ -39,6 +41,8 @@ export function buildApp(deps: Deps, opts: BuildAppOptions = {}): Koa {
   app.use(router.routes());
   // Sets 405 + Allow (and 501 for methods nobody serves); the envelope middleware turns it into the envelope.
   app.use(router.allowedMethods());
+  // The built console at `/`: its assets and index.html for deep links; never /api, /healthz, /metrics.
+  app.use(serveConsole());
   return app;
 }
 

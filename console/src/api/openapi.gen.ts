@@ -112,7 +112,34 @@ export type CreateUserRequest = {
 export type ErrorEnvelope = {
   error: {
     /** Stable error code; clients map it to a message. */
-    code: "validation_failed" | "malformed_json" | "bad_request" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "cluster_in_use" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "too_many_requests" | "internal" | "unavailable";
+    code:
+      | "validation_failed"
+      | "malformed_json"
+      | "bad_request"
+      | "unauthenticated"
+      | "token_expired"
+      | "invalid_credentials"
+      | "forbidden"
+      | "password_change_required"
+      | "quota_exceeded"
+      | "not_found"
+      | "method_not_allowed"
+      | "conflict"
+      | "already_exists"
+      | "idempotency_request_in_flight"
+      | "volume_on_another_cluster"
+      | "cluster_in_use"
+      | "payload_too_large"
+      | "unsupported_media_type"
+      | "idempotency_key_reused"
+      | "cluster_unreachable"
+      | "cluster_credential_invalid"
+      | "cluster_credential_insufficient"
+      | "gpu_runtime_class_missing"
+      | "gpu_device_plugin_missing"
+      | "too_many_requests"
+      | "internal"
+      | "unavailable";
     /** Human-readable text. */
     message: string;
     /** What to fix. For validation_failed: issues[] of {path, message, code}. */

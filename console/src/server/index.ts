@@ -8,3 +8,4 @@ export {
   type ServeConsoleOptions,
   serveConsole,
 } from "./serve.ts";
+export { consoleService } from "./service.ts";

@@ -1,8 +1,8 @@
 // Builds the console with Vite into console/dist, which the API serves at `/` (serve.ts). `npm start` and
 // `npm test` call ensureConsoleBuilt() so a fresh clone never serves a missing or stale console:
 //
-//   node console/server/build.ts           build when dist is missing or older than a source file
-//   node console/server/build.ts --force    always build (npm run build -w console)
+//   node console/src/server/build.ts           build when dist is missing or older than a source file
+//   node console/src/server/build.ts --force    always build (npm run build -w console)
 //
 // The build goes to a temporary folder that is swapped in at the end, so an API process serving the old
 // build never sees a half-written dist, and two concurrent callers cannot interleave their output.
@@ -11,7 +11,7 @@ import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, wr
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 
-export const CONSOLE_DIR = join(import.meta.dirname, "..");
+export const CONSOLE_DIR = join(import.meta.dirname, "..", "..");
 export const CONSOLE_DIST = join(CONSOLE_DIR, "dist");
 const ROOT = join(CONSOLE_DIR, "..");
 const INPUTS = ["src", "index.html", "vite.config.ts", "package.json"];

@@ -45,7 +45,7 @@ async function run(c: ConsoleContext) {
 
 describe("serving the console from the API", () => {
   it("answers index.html for deep links of the app", async () => {
-    const c = ctx("GET", "/sessions/ses_abc");
+    const c = ctx("GET", "/sessions/ses_abc", { accept: "text/html,application/xhtml+xml,*/*;q=0.8" });
     expect(await run(c)).toBe(false);
     expect(c.status).toBe(200);
     expect(String(c.body)).toContain("<title>Berth</title>");
@@ -83,10 +83,14 @@ describe("serving the console from the API", () => {
     expect(String(c.body)).not.toContain("root:");
   });
 
+  it("leaves unknown paths to the API's JSON 404 for programs that do not ask for a page", async () => {
+    expect(await run(ctx("GET", "/nope", { accept: "*/*" }))).toBe(true);
+  });
+
   it("answers 304 when the browser has the same file", async () => {
-    const first = ctx("GET", "/");
+    const first = ctx("GET", "/", { accept: "text/html" });
     await run(first);
-    const again = ctx("GET", "/", { "if-none-match": first.headers.ETag ?? "" });
+    const again = ctx("GET", "/", { accept: "text/html", "if-none-match": first.headers.ETag ?? "" });
     await run(again);
     expect(again.status).toBe(304);
   });

@@ -110,9 +110,10 @@ export function serveConsole(opts: ServeConsoleOptions = {}) {
     const asset = inside && !rel.endsWith("/") ? load(file) : undefined;
     let served: { f: CachedFile; name: string } | undefined = asset ? { f: asset, name: file } : undefined;
     if (!served) {
-      // A path with an extension is a missing file (404 from the API's handler); anything else is a
-      // route of the single-page app and gets index.html.
-      if (extname(rel) !== "" && extname(rel) !== ".html") {
+      // A path with an extension is a missing file (404 from the API's handler). Anything else is a route
+      // of the single-page app and gets index.html, but only for a browser asking for a page: a program
+      // (Accept without text/html) still gets the API's JSON 404 for a path that does not exist.
+      if ((extname(rel) !== "" && extname(rel) !== ".html") || !/\btext\/html\b/.test(ctx.get("Accept"))) {
         await next();
         return;
       }
