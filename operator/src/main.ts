@@ -28,7 +28,7 @@ for (const sig of ["SIGTERM", "SIGINT"] as const) {
     operator.stop().then(
       () => process.exit(0),
       (e: unknown) => {
-        log.error({ err: e }, "stop failed");
+        log.error({ error: e instanceof Error ? e.message : String(e) }, "stop failed");
         process.exit(1);
       },
     );

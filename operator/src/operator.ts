@@ -53,7 +53,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   // Start and stop of leader-only work are serialized: a quick lose-then-win never runs two reporters.
   let transitions: Promise<void> = Promise.resolve();
   const serially = (step: () => Promise<void>): Promise<void> => {
-    transitions = transitions.then(step).catch((e: unknown) => log.error({ err: errInfo(e) }, "leader transition failed"));
+    transitions = transitions.then(step).catch((e: unknown) => log.error({ error: errInfo(e) }, "leader transition failed"));
     return transitions;
   };
 

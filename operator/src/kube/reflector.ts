@@ -127,7 +127,7 @@ export class Reflector<T> {
           failures++;
           this.#setSynced(false);
           const retryInMs = backoffDelay(failures, this.#o.backoff, this.#random);
-          this.#log.warn({ resource: this.#o.resource, err: errInfo(e), failures, retryInMs }, "list failed; retrying");
+          this.#log.warn({ resource: this.#o.resource, error: errInfo(e), failures, retryInMs }, "list failed; retrying");
           await sleep(retryInMs, signal);
           continue;
         }
@@ -148,7 +148,7 @@ export class Reflector<T> {
         failures++;
         this.#setSynced(false);
         const retryInMs = backoffDelay(failures, this.#o.backoff, this.#random);
-        this.#log.warn({ resource: this.#o.resource, err: errInfo(e), failures, retryInMs }, "watch failed; retrying");
+        this.#log.warn({ resource: this.#o.resource, error: errInfo(e), failures, retryInMs }, "watch failed; retrying");
         // Anything but a lost connection (403 after an RBAC change, 5xx) gets a fresh list next time.
         if (e instanceof KubeError) {
           needList = true;

@@ -50,6 +50,8 @@ export class LeaderElector {
   #loop: Promise<void> | undefined;
   #lastLease: Lease | undefined;
   #lastWaitLog = "";
+  /** The last problem logged; the same problem again is logged at debug, not every retry period. */
+  #lastProblem = "";
 
   constructor(opts: ElectorOptions) {
     this.#o = opts;
@@ -83,7 +85,7 @@ export class LeaderElector {
         });
         this.#o.log.info({ ...this.#key(), status: res.status }, "lease released");
       } catch (e) {
-        this.#o.log.warn({ ...this.#key(), err: errInfo(e) }, "could not release the lease; a follower takes over when it expires");
+        this.#o.log.warn({ ...this.#key(), error: errInfo(e) }, "could not release the lease; a follower takes over when it expires");
       }
     }
   }
@@ -109,7 +111,7 @@ export class LeaderElector {
         await this.#attempt(signal);
       } catch (e) {
         if (signal.aborted) break;
-        this.#o.log.warn({ ...this.#key(), err: errInfo(e) }, "lease call failed");
+        this.#problem("lease call failed", { error: errInfo(e) });
       }
       if (this.#leading && !this.isLeader()) void this.#stepDown("could not renew within the renew deadline");
       // Followers add jitter (client-go: JitterFactor 1.2) so that they do not collide on takeover.
@@ -135,16 +137,17 @@ export class LeaderElector {
       const created = await client.request<Lease>("POST", this.#path, { body: lease, signal, timeoutMs });
       if (created.status === 201) return this.#won(created.body);
       if (created.status === 409) return; // another replica created it first
-      this.#o.log.error(
-        { ...this.#key(), status: created.status, message: (created.body as { message?: string })?.message },
-        created.status === 404 ? "the lease namespace does not exist (a prerequisite)" : "could not create the lease",
-      );
+      this.#problem(created.status === 404 ? "the lease namespace does not exist (a prerequisite)" : "could not create the lease", {
+        status: created.status,
+        message: (created.body as { message?: string })?.message,
+      });
       return;
     }
     if (got.status !== 200) {
-      this.#o.log.warn({ ...this.#key(), status: got.status, message: (got.body as { message?: string })?.message }, "could not read the lease");
+      this.#problem("could not read the lease", { status: got.status, message: (got.body as { message?: string })?.message });
       return;
     }
+    this.#lastProblem = "";
     const lease = got.body;
     const spec = lease.spec ?? {};
     this.#observed = observe(this.#observed, spec, now());
@@ -167,7 +170,14 @@ export class LeaderElector {
       return this.#won(updated.body);
     }
     if (updated.status === 409) return; // someone else wrote first; the next read tells who
-    this.#o.log.warn({ ...this.#key(), status: updated.status, message: (updated.body as { message?: string })?.message }, "could not write the lease");
+    this.#problem("could not write the lease", { status: updated.status, message: (updated.body as { message?: string })?.message });
+  }
+
+  #problem(msg: string, fields: Record<string, unknown>): void {
+    const signature = JSON.stringify([msg, fields]);
+    const level = signature === this.#lastProblem ? "debug" : "warn";
+    this.#lastProblem = signature;
+    this.#o.log[level]({ ...this.#key(), ...fields }, msg);
   }
 
   #won(lease: Lease): void {
@@ -175,6 +185,7 @@ export class LeaderElector {
     this.#observed = observe(this.#observed, lease.spec ?? {}, this.#o.clock.now());
     this.#renewedAt = this.#o.clock.now();
     this.#lastWaitLog = "";
+    this.#lastProblem = "";
     if (!this.#leading) {
       this.#leading = true;
       this.#o.log.info(this.#key(), "started leading");
