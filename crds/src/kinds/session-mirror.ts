@@ -38,7 +38,16 @@ export const SessionMirrorSpec = z.object({
   }),
   /** Claims of the session's volumes on this cluster (the storage issue creates them). */
   volumes: z
-    .array(z.object({ claimName: ResourceName, mountPath: z.string().max(4096).regex(/^\/.*$/), readOnly: z.boolean().default(false) }))
+    .array(
+      z.object({
+        claimName: ResourceName,
+        mountPath: z
+          .string()
+          .max(4096)
+          .regex(/^\/.*$/),
+        readOnly: z.boolean().default(false),
+      }),
+    )
     .max(16)
     .default([]),
   /** Bumped by a restart request: the operator replaces a pod that carries an older count. */

@@ -1,0 +1,182 @@
+// What a SessionMirror becomes in its GPU cluster: one Pod, one Service and one NetworkPolicy, all
+// named after the mirror (deterministic: a restart, a retry or a second operator replica can only ever
+// collide with the same name, never make a second pod) and owned by it (deleting the mirror removes them
+// through the cluster's garbage collector even when the operator is down).
+import { API_VERSION, type SessionMirror } from "@berth/crds";
+import { DEFAULT_GATEWAY_NAMESPACE, GATEWAY_POD_LABELS, LABELS, labelValue } from "../sessions/names.ts";
+
+export const GPU_RESOURCE = "nvidia.com/gpu";
+export const GPU_PRODUCT_LABEL = "nvidia.com/gpu.product";
+export const GPU_RUNTIME_CLASS = "nvidia";
+
+/** The port each kind of application listens on inside the pod; the Service exposes it as `http` (80). */
+export const APP_PORTS = { jupyterlab: 8888, "code-server": 8080, terminal: 7681 } as const;
+
+export interface MirrorManifestOptions {
+  namespace: string;
+  /** Namespace of the cluster's session gateway; its pods are the only ones admitted. */
+  gatewayNamespace?: string;
+  gatewayPodLabels?: Record<string, string>;
+  runtimeClassName?: string;
+}
+
+export interface KubeObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  deletionTimestamp?: string;
+  creationTimestamp?: string;
+  ownerReferences?: {
+    apiVersion: string;
+    kind: string;
+    name: string;
+    uid: string;
+    controller?: boolean;
+    blockOwnerDeletion?: boolean;
+  }[];
+}
+
+export function sessionLabels(m: SessionMirror): Record<string, string> {
+  return {
+    [LABELS.name]: "berth-session",
+    [LABELS.component]: m.spec.imageKind,
+    [LABELS.managedBy]: "berth-operator",
+    [LABELS.partOf]: "berth",
+    [LABELS.session]: m.metadata.name as string,
+    [LABELS.sessionId]: labelValue(m.spec.sessionId),
+    [LABELS.owner]: labelValue(m.spec.owner),
+    [LABELS.organization]: labelValue(m.spec.organization),
+    ...(m.spec.project ? { [LABELS.project]: labelValue(m.spec.project) } : {}),
+  };
+}
+
+function ownerReference(m: SessionMirror) {
+  return {
+    apiVersion: API_VERSION,
+    kind: "SessionMirror",
+    name: m.metadata.name as string,
+    uid: m.metadata.uid as string,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+}
+
+export function podManifest(m: SessionMirror, opts: MirrorManifestOptions) {
+  const name = m.metadata.name as string;
+  const port = APP_PORTS[m.spec.imageKind];
+  const basePath = `/proxy/${name}/`;
+  const { cpu, memory, gpuCount, gpuModel } = m.spec.resources;
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name,
+      namespace: opts.namespace,
+      labels: { ...sessionLabels(m), [LABELS.restart]: String(m.spec.restartCount) },
+      annotations: { "berth.dev/revision": String(m.spec.revision) },
+      ownerReferences: [ownerReference(m)],
+    },
+    spec: {
+      runtimeClassName: opts.runtimeClassName ?? GPU_RUNTIME_CLASS,
+      // Session code is untrusted: no token for the cluster's API, no service links into the namespace.
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      restartPolicy: "Always",
+      terminationGracePeriodSeconds: 30,
+      nodeSelector: { [GPU_PRODUCT_LABEL]: gpuModel },
+      tolerations: [{ key: GPU_RESOURCE, operator: "Exists", effect: "NoSchedule" }],
+      // The "restricted" Pod Security Standard, as the namespace enforces it.
+      securityContext: {
+        runAsNonRoot: true,
+        runAsUser: 1000,
+        runAsGroup: 100,
+        fsGroup: 100,
+        seccompProfile: { type: "RuntimeDefault" },
+      },
+      containers: [
+        {
+          name: "session",
+          image: m.spec.image,
+          imagePullPolicy: "IfNotPresent",
+          ports: [{ name: "http", containerPort: port, protocol: "TCP" }],
+          env: [
+            { name: "BERTH_SESSION_ID", value: m.spec.sessionId },
+            { name: "BERTH_BASE_PATH", value: basePath },
+            // Kubeflow's convention, which the common notebook and code-server images honour.
+            { name: "NB_PREFIX", value: basePath.replace(/\/$/, "") },
+            { name: "BERTH_PORT", value: String(port) },
+          ],
+          resources: {
+            requests: { cpu, memory, [GPU_RESOURCE]: String(gpuCount) },
+            limits: { cpu, memory, [GPU_RESOURCE]: String(gpuCount) },
+          },
+          securityContext: {
+            allowPrivilegeEscalation: false,
+            privileged: false,
+            runAsNonRoot: true,
+            capabilities: { drop: ["ALL"] },
+            seccompProfile: { type: "RuntimeDefault" },
+          },
+          volumeMounts: m.spec.volumes.map((v, i) => ({
+            name: `vol-${i}`,
+            mountPath: v.mountPath,
+            readOnly: v.readOnly,
+          })),
+        },
+      ],
+      volumes: m.spec.volumes.map((v, i) => ({
+        name: `vol-${i}`,
+        persistentVolumeClaim: { claimName: v.claimName, readOnly: v.readOnly },
+      })),
+    },
+  };
+}
+
+/**
+ * Headless on purpose: the gateway resolves it to the pod's address, and no ClusterIP is allocated per
+ * session (a busy cluster would run out of its service range long before it runs out of GPUs).
+ */
+export function serviceManifest(m: SessionMirror, opts: MirrorManifestOptions) {
+  const name = m.metadata.name as string;
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name, namespace: opts.namespace, labels: sessionLabels(m), ownerReferences: [ownerReference(m)] },
+    spec: {
+      clusterIP: "None",
+      selector: { [LABELS.session]: name },
+      ports: [{ name: "http", port: 80, targetPort: "http", protocol: "TCP" }],
+      publishNotReadyAddresses: false,
+    },
+  };
+}
+
+/** Admits only the session gateway's pods, only on the application's port. Everything else is denied. */
+export function networkPolicyManifest(m: SessionMirror, opts: MirrorManifestOptions) {
+  const name = m.metadata.name as string;
+  return {
+    apiVersion: "networking.k8s.io/v1",
+    kind: "NetworkPolicy",
+    metadata: { name, namespace: opts.namespace, labels: sessionLabels(m), ownerReferences: [ownerReference(m)] },
+    spec: {
+      podSelector: { matchLabels: { [LABELS.session]: name } },
+      policyTypes: ["Ingress"],
+      ingress: [
+        {
+          from: [
+            {
+              namespaceSelector: {
+                matchLabels: { "kubernetes.io/metadata.name": opts.gatewayNamespace ?? DEFAULT_GATEWAY_NAMESPACE },
+              },
+              podSelector: { matchLabels: opts.gatewayPodLabels ?? { ...GATEWAY_POD_LABELS } },
+            },
+          ],
+          ports: [{ protocol: "TCP", port: APP_PORTS[m.spec.imageKind] }],
+        },
+      ],
+    },
+  };
+}

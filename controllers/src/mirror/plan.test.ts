@@ -1,0 +1,205 @@
+import type { SessionMirror } from "@berth/crds";
+import { examples } from "@berth/crds/testing";
+import { describe, expect, it } from "vitest";
+import { networkPolicyManifest, podManifest, serviceManifest } from "./manifests.ts";
+import { type PodView, planMirror } from "./plan.ts";
+
+const opts = { namespace: "berth-sessions" };
+
+function aMirror(
+  over: { restartCount?: number; deleting?: boolean; kind?: "jupyterlab" | "terminal" } = {},
+): SessionMirror {
+  const m = examples.SessionMirror();
+  m.metadata = { name: "ses-abc", namespace: "berth-sessions", uid: "uid-1", generation: 1 };
+  m.spec.restartCount = over.restartCount ?? 0;
+  if (over.kind) m.spec.imageKind = over.kind;
+  if (over.deleting) m.metadata.deletionTimestamp = "2026-11-22T06:00:00Z";
+  return m;
+}
+
+const owned = (uid = "uid-1") => [{ apiVersion: "berth.dev/v1alpha1", kind: "SessionMirror", name: "ses-abc", uid }];
+
+function aPod(
+  over: {
+    owner?: string;
+    restart?: number;
+    phase?: string;
+    ready?: boolean;
+    node?: string;
+    deleting?: boolean;
+    waiting?: string;
+    unschedulable?: boolean;
+    reason?: string;
+  } = {},
+): PodView {
+  const conditions: NonNullable<PodView["status"]>["conditions"] = [];
+  if (over.unschedulable)
+    conditions.push({
+      type: "PodScheduled",
+      status: "False",
+      reason: "Unschedulable",
+      message: "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.",
+    });
+  if (over.ready) conditions.push({ type: "Ready", status: "True" });
+  return {
+    metadata: {
+      name: "ses-abc",
+      uid: "pod-uid",
+      labels: { "berth.dev/restart": String(over.restart ?? 0) },
+      ownerReferences: owned(over.owner),
+      ...(over.deleting ? { deletionTimestamp: "2026-11-22T06:00:00Z" } : {}),
+    },
+    spec: over.node ? { nodeName: over.node } : {},
+    status: {
+      phase: over.phase ?? "Pending",
+      ...(over.reason ? { reason: over.reason } : {}),
+      conditions,
+      containerStatuses: over.waiting
+        ? [{ name: "session", state: { waiting: { reason: over.waiting, message: `${over.waiting}: nope` } } }]
+        : [],
+    },
+  };
+}
+
+const present = {
+  service: { metadata: { name: "ses-abc", ownerReferences: owned() } },
+  networkPolicy: { metadata: { name: "ses-abc", ownerReferences: owned() } },
+};
+const kinds = (p: ReturnType<typeof planMirror>) => p.actions.map((a) => a.kind);
+
+describe("the mirror reconciler's plan", () => {
+  it("creates the pod, the service and the network policy for a new mirror, and reports Starting", () => {
+    const p = planMirror({ mirror: aMirror() }, opts);
+    expect(kinds(p)).toEqual(["createService", "createNetworkPolicy", "createPod"]);
+    expect(p.report).toMatchObject({ phase: "Starting", reason: "PodPending" });
+  });
+
+  it("reports Running once the pod is running and ready, with its node", () => {
+    const p = planMirror(
+      { mirror: aMirror(), pod: aPod({ phase: "Running", ready: true, node: "gpu-a-1" }), ...present },
+      opts,
+    );
+    expect(p.actions).toEqual([]);
+    expect(p.report).toEqual({ phase: "Running", node: "gpu-a-1", reason: "PodRunning", message: "" });
+  });
+
+  it("says why a pod waits for a node", () => {
+    const p = planMirror({ mirror: aMirror(), pod: aPod({ unschedulable: true }), ...present }, opts);
+    expect(p.report).toMatchObject({ phase: "Starting", reason: "Unschedulable" });
+    expect(p.report.message).toContain("Insufficient nvidia.com/gpu");
+  });
+
+  it("reports an image that cannot be pulled as Failed", () => {
+    const p = planMirror(
+      { mirror: aMirror(), pod: aPod({ node: "n1", waiting: "ImagePullBackOff" }), ...present },
+      opts,
+    );
+    expect(p.report).toMatchObject({ phase: "Failed", reason: "ImagePullFailed", node: "n1" });
+  });
+
+  it("replaces a pod that carries an older restart count, then creates the new one once it is gone", () => {
+    const mirror = aMirror({ restartCount: 2 });
+    const first = planMirror({ mirror, pod: aPod({ restart: 1, phase: "Running", ready: true }), ...present }, opts);
+    expect(first.actions).toEqual([{ kind: "deletePod", name: "ses-abc", uid: "pod-uid" }]);
+    expect(first.report.phase).toBe("Restarting");
+    const waiting = planMirror({ mirror, pod: aPod({ restart: 1, deleting: true }), ...present }, opts);
+    expect(waiting.actions).toEqual([]);
+    expect(waiting.report.phase).toBe("Restarting");
+    const gone = planMirror({ mirror, ...present }, opts);
+    expect(kinds(gone)).toEqual(["createPod"]);
+    expect(gone.actions[0]).toMatchObject({ manifest: { metadata: { labels: { "berth.dev/restart": "2" } } } });
+  });
+
+  it("removes a pod of an earlier placement at once, since it holds the name", () => {
+    const p = planMirror(
+      { mirror: aMirror(), pod: aPod({ owner: "uid-old", phase: "Running", ready: true }), ...present },
+      opts,
+    );
+    expect(p.actions).toEqual([{ kind: "deletePod", name: "ses-abc", uid: "pod-uid", graceSeconds: 0 }]);
+  });
+
+  it("replaces a pod the kubelet evicted", () => {
+    const p = planMirror({ mirror: aMirror(), pod: aPod({ phase: "Failed", reason: "Evicted" }), ...present }, opts);
+    expect(kinds(p)).toEqual(["deletePod"]);
+    expect(p.report.phase).toBe("Starting");
+  });
+
+  it("waits for a pod deleted by someone else (a drain) to go before recreating it", () => {
+    const p = planMirror({ mirror: aMirror(), pod: aPod({ deleting: true, phase: "Running" }), ...present }, opts);
+    expect(p.actions).toEqual([]);
+    expect(p.report.phase).toBe("Starting");
+  });
+
+  it("deletes the pod of a mirror being deleted and creates nothing", () => {
+    const p = planMirror({ mirror: aMirror({ deleting: true }), pod: aPod({ phase: "Running", ready: true }) }, opts);
+    expect(p.actions).toEqual([{ kind: "deletePod", name: "ses-abc", uid: "pod-uid" }]);
+    expect(p.report.phase).toBe("Terminating");
+  });
+
+  it("changes nothing for a running session (level-based: the same answer every time)", () => {
+    const observed = { mirror: aMirror(), pod: aPod({ phase: "Running", ready: true, node: "n1" }), ...present };
+    expect(planMirror(observed, opts)).toEqual(planMirror(observed, opts));
+    expect(planMirror(observed, opts).actions).toEqual([]);
+  });
+});
+
+describe("the session pod", () => {
+  const pod = podManifest(aMirror(), opts);
+  const container = pod.spec.containers[0];
+
+  it("is named after the mirror and owned by it", () => {
+    expect(pod.metadata.name).toBe("ses-abc");
+    expect(pod.metadata.ownerReferences).toEqual([
+      {
+        apiVersion: "berth.dev/v1alpha1",
+        kind: "SessionMirror",
+        name: "ses-abc",
+        uid: "uid-1",
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ]);
+  });
+
+  it("asks for the GPU runtime class, its GPUs as a limit, and nodes of its model", () => {
+    expect(pod.spec.runtimeClassName).toBe("nvidia");
+    expect(container?.resources.limits["nvidia.com/gpu"]).toBe("1");
+    expect(pod.spec.nodeSelector).toEqual({ "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3" });
+    expect(container?.image).toBe("quay.io/jupyter/pytorch-notebook:cuda12-latest");
+  });
+
+  it("meets the restricted pod security standard and gets no service-account token", () => {
+    expect(pod.spec.automountServiceAccountToken).toBe(false);
+    expect(pod.spec.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } });
+    expect(container?.securityContext).toMatchObject({
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ["ALL"] },
+    });
+  });
+
+  it("carries the labels that select it", () => {
+    expect(pod.metadata.labels).toMatchObject({
+      "berth.dev/session": "ses-abc",
+      "berth.dev/session-id": "ses_1",
+      "berth.dev/owner": "usr_1",
+      "berth.dev/organization": "org_acme",
+    });
+  });
+
+  it("has a headless service and a policy that admits only the gateway on the application's port", () => {
+    const svc = serviceManifest(aMirror({ kind: "terminal" }), opts);
+    expect(svc.spec).toMatchObject({ clusterIP: "None", selector: { "berth.dev/session": "ses-abc" } });
+    const np = networkPolicyManifest(aMirror({ kind: "terminal" }), opts);
+    expect(np.spec.ingress).toEqual([
+      {
+        from: [
+          {
+            namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "berth-system" } },
+            podSelector: { matchLabels: { "app.kubernetes.io/name": "berth-gateway" } },
+          },
+        ],
+        ports: [{ protocol: "TCP", port: 7681 }],
+      },
+    ]);
+  });
+});

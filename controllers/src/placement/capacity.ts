@@ -1,0 +1,60 @@
+// The fleet's room, from the operators' inventory (Postgres) and the sessions that hold GPUs (Session
+// resources). Pure, so that the counting rules are table-tested.
+//
+// Used GPUs per cluster and model = max(what the inventory says is in use, what Berth's own sessions
+// hold there). Inventory lags a fresh placement by a report cycle, and Berth's count misses GPUs held by
+// pods that are not Berth's; the larger of the two is never an over-commit by Berth itself.
+import type { ClusterCapacity } from "./types.ts";
+
+export interface InventoryNodeView {
+  clusterId: string;
+  name: string;
+  gpuModel: string | null;
+  gpuAllocatable: number;
+  gpuInUse: number;
+  schedulable: boolean;
+  ready: boolean;
+}
+
+export interface ClusterView {
+  clusterId: string;
+  placeable: boolean;
+}
+
+/** A session that holds (or is about to hold) GPUs on a cluster. */
+export interface Holding {
+  clusterId: string;
+  gpuModel: string;
+  gpuCount: number;
+}
+
+export function computeCapacity(
+  clusters: readonly ClusterView[],
+  nodes: readonly InventoryNodeView[],
+  holdings: readonly Holding[],
+): ClusterCapacity[] {
+  return clusters.map((c) => {
+    const models: ClusterCapacity["models"] = {};
+    const used = new Map<string, number>();
+    for (const n of nodes) {
+      if (n.clusterId !== c.clusterId || !n.gpuModel || !n.schedulable || !n.ready) continue;
+      models[n.gpuModel] ??= { total: 0, free: 0, largestNode: 0 };
+      const m = models[n.gpuModel] as ClusterCapacity["models"][string];
+      m.total += n.gpuAllocatable;
+      m.largestNode = Math.max(m.largestNode, n.gpuAllocatable);
+      used.set(n.gpuModel, (used.get(n.gpuModel) ?? 0) + n.gpuInUse);
+    }
+    const held = new Map<string, number>();
+    for (const h of holdings)
+      if (h.clusterId === c.clusterId) held.set(h.gpuModel, (held.get(h.gpuModel) ?? 0) + h.gpuCount);
+    for (const [model, m] of Object.entries(models)) {
+      m.free = Math.max(0, m.total - Math.max(used.get(model) ?? 0, held.get(model) ?? 0));
+    }
+    return { clusterId: c.clusterId, placeable: c.placeable, models };
+  });
+}
+
+/** GPU models the fleet offers (any registered cluster, any node), for `reported_models` in errors. */
+export function reportedModels(nodes: readonly InventoryNodeView[]): string[] {
+  return [...new Set(nodes.flatMap((n) => (n.gpuModel && n.gpuAllocatable > 0 ? [n.gpuModel] : [])))].sort();
+}

@@ -1,0 +1,73 @@
+// The placement rules, as a list: each one only removes clusters. Adding a rule (storage pools,
+// organization-specific clusters, …) is adding an entry to DEFAULT_CONSTRAINTS, not editing the plan.
+import type { Constraint } from "./types.ts";
+
+/** A pinned session goes to its cluster and nowhere else; it waits there when the cluster is full. */
+export const clusterPin: Constraint = {
+  name: "cluster-pin",
+  exclude: (req, cluster) =>
+    req.clusterPin !== undefined && req.clusterPin !== cluster.clusterId
+      ? { reason: "PinnedClusterFull", message: `the session is pinned to ${req.clusterPin}` }
+      : undefined,
+  decisiveReason: (req) => (req.clusterPin !== undefined ? "PinnedCluster" : undefined),
+};
+
+/**
+ * A session stays on the cluster that holds its volumes' claims (the claims cannot move; the pool is
+ * shared but a claim is a cluster's object). Volumes without a claim yet impose nothing. Two volumes
+ * bound to two different clusters exclude every cluster: such a session waits with this reason.
+ * An explicit pin to another cluster is refused earlier, at the API (409 volume_on_another_cluster).
+ */
+export const volumeLocality: Constraint = {
+  name: "volume-locality",
+  exclude: (req, cluster) => {
+    const elsewhere = req.volumes.find((v) => v.boundCluster !== undefined && v.boundCluster !== cluster.clusterId);
+    return elsewhere
+      ? { reason: "VolumeLocality", message: `volume ${elsewhere.name} has its claim on ${elsewhere.boundCluster}` }
+      : undefined;
+  },
+  decisiveReason: (req) => (req.volumes.some((v) => v.boundCluster !== undefined) ? "VolumeLocality" : undefined),
+};
+
+/** Only clusters that accept sessions right now (registered, accepted, operator reporting). */
+export const clusterPlaceable: Constraint = {
+  name: "cluster-placeable",
+  exclude: (_req, cluster) =>
+    cluster.placeable
+      ? undefined
+      : { reason: "ClusterNotReady", message: `cluster ${cluster.clusterId} is not accepting sessions` },
+};
+
+/** Only clusters that have the GPU model at all, on a node big enough for the session. */
+export const gpuModel: Constraint = {
+  name: "gpu-model",
+  exclude: (req, cluster) => {
+    const m = cluster.models[req.gpuModel];
+    if (!m || m.total === 0)
+      return { reason: "NoMatchingGpuModel", message: `cluster ${cluster.clusterId} has no ${req.gpuModel}` };
+    if (m.largestNode < req.gpuCount) {
+      return {
+        reason: "NoMatchingGpuModel",
+        message: `no node of ${cluster.clusterId} has ${req.gpuCount} × ${req.gpuModel}`,
+      };
+    }
+    return undefined;
+  },
+};
+
+/** A cluster where the session's pod just found no node is skipped for a while (unless pinned there). */
+export const avoidedClusters: Constraint = {
+  name: "avoided-clusters",
+  exclude: (req, cluster) =>
+    req.clusterPin === undefined && req.avoidClusters?.includes(cluster.clusterId)
+      ? { reason: "Unschedulable", message: `the session's pod found no node on ${cluster.clusterId} a moment ago` }
+      : undefined,
+};
+
+export const DEFAULT_CONSTRAINTS: readonly Constraint[] = [
+  clusterPin,
+  volumeLocality,
+  clusterPlaceable,
+  gpuModel,
+  avoidedClusters,
+];

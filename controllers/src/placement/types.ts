@@ -1,0 +1,77 @@
+// What placement reads and decides. Everything here is plain data so that the plan is a pure function.
+
+export type PlacementPolicy = "binpack" | "spread";
+export const PLACEMENT_POLICIES: readonly PlacementPolicy[] = ["binpack", "spread"];
+
+/** A session that wants a GPU: new (Pending), waiting (Queued), resuming, or put back after a node loss. */
+export interface PlacementRequest {
+  /** `namespace/name` of the Session resource; unique. */
+  key: string;
+  gpuModel: string;
+  gpuCount: number;
+  priority: number;
+  /** When it started waiting (status.queuedAt, else creation): ties in priority go to the older one. */
+  since: string;
+  clusterPin?: string;
+  /** The session's volumes and, for those whose claim exists somewhere, that cluster. */
+  volumes: { name: string; boundCluster?: string }[];
+  /** Clusters this session should not go back to for now (its pod found no node there). */
+  avoidClusters?: string[];
+}
+
+/** One GPU model's room on one cluster. */
+export interface ModelCapacity {
+  /** Allocatable GPUs on schedulable, ready nodes. */
+  total: number;
+  /** What is left for new sessions. */
+  free: number;
+  /** The most GPUs one node offers: a session never spans nodes. */
+  largestNode: number;
+}
+
+export interface ClusterCapacity {
+  clusterId: string;
+  /** Registered, accepted, and its operator reporting: sessions may be placed here. */
+  placeable: boolean;
+  models: Record<string, ModelCapacity>;
+}
+
+/** Why a cluster cannot take a request, or undefined when it can (capacity aside). */
+export interface Exclusion {
+  /** A SessionReason-style constant, used when the exclusion is what keeps the session waiting. */
+  reason: string;
+  message: string;
+}
+
+/**
+ * A placement rule. Constraints only filter: they never pick. `decisive` says whether the rule fixed the
+ * cluster (pin, volume locality), which names the Scheduled condition's reason.
+ */
+export interface Constraint {
+  name: string;
+  exclude(request: PlacementRequest, cluster: ClusterCapacity): Exclusion | undefined;
+  /** The reason to record when this rule narrowed the choice to one cluster (PinnedCluster, VolumeLocality). */
+  decisiveReason?(request: PlacementRequest): string | undefined;
+}
+
+export interface Placed {
+  key: string;
+  clusterId: string;
+  /** Placed, PinnedCluster or VolumeLocality. */
+  reason: string;
+  message: string;
+}
+
+export interface Waiting {
+  key: string;
+  /** 1-based, among the sessions waiting for the same GPU model. */
+  position: number;
+  /** NoCapacity, PinnedClusterFull, NoMatchingGpuModel, or a constraint's reason. */
+  reason: string;
+  message: string;
+}
+
+export interface PlacementPlan {
+  placed: Placed[];
+  waiting: Waiting[];
+}
