@@ -67,8 +67,9 @@ export function httpVerifier(opts: HttpVerifierOptions): ConnectVerifier {
         body = undefined;
       }
     } catch (e) {
-      const err = e as Error & { cause?: { code?: string } };
-      return { kind: "unavailable", why: err.name === "TimeoutError" ? `no answer within ${timeoutMs} ms` : (err.cause?.code ?? err.message) };
+      const err = e as Error & { cause?: { code?: string; message?: string; errors?: Array<{ code?: string }> } };
+      const cause = err.cause?.code ?? err.cause?.errors?.[0]?.code ?? err.cause?.message;
+      return { kind: "unavailable", why: err.name === "TimeoutError" ? `no answer within ${timeoutMs} ms` : `${err.message}${cause ? ` (${cause})` : ""}` };
     }
     return classify(res.status, body);
   }
