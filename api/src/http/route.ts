@@ -134,21 +134,28 @@ async function authenticate(deps: Deps, ctx: Context, mode: AuthMode): Promise<P
   return principal;
 }
 
-/** Stable, order-insensitive comparison used to catch fields a response schema would silently strip. */
-function sameJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(sortKeys(a)) === JSON.stringify(sortKeys(b));
-}
-function sortKeys(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(sortKeys);
-  if (v && typeof v === "object" && !(v instanceof Date)) {
-    return Object.fromEntries(
-      Object.entries(v as Record<string, unknown>)
-        .filter(([, x]) => x !== undefined)
-        .sort(([x], [y]) => (x < y ? -1 : 1))
-        .map(([k, x]) => [k, sortKeys(x)]),
-    );
+/**
+ * The path of the first field present in what the handler sent but absent from what the schema kept
+ * (zod objects strip unknown keys silently), or undefined when none was dropped.
+ */
+export function droppedField(sent: unknown, kept: unknown, path = "$"): string | undefined {
+  if (Array.isArray(sent)) {
+    if (!Array.isArray(kept)) return undefined;
+    for (let i = 0; i < sent.length; i++) {
+      const d = droppedField(sent[i], kept[i], `${path}[${i}]`);
+      if (d) return d;
+    }
+    return undefined;
   }
-  return v;
+  if (sent === null || typeof sent !== "object" || sent instanceof Date) return undefined;
+  if (kept === null || typeof kept !== "object") return undefined;
+  for (const [k, v] of Object.entries(sent as Record<string, unknown>)) {
+    if (v === undefined) continue;
+    if (!(k in (kept as Record<string, unknown>))) return `${path}.${k}`;
+    const d = droppedField(v, (kept as Record<string, unknown>)[k], `${path}.${k}`);
+    if (d) return d;
+  }
+  return undefined;
 }
 
 /**
@@ -163,9 +170,8 @@ function checkResponse(route: RouteDef, answer: StoredAnswer): void {
   if (answer.status === 204) return;
   const r = schema.safeParse(answer.body);
   if (!r.success) throw new Error(`${where}: body does not match its schema: ${JSON.stringify(issuesOf(r.error, "response"))}`);
-  const wire = JSON.parse(JSON.stringify(answer.body ?? null)) as unknown;
-  const parsed = JSON.parse(JSON.stringify(r.data ?? null)) as unknown;
-  if (!sameJson(wire, parsed)) throw new Error(`${where}: body has fields its schema does not declare (a presenter leak)`);
+  const dropped = droppedField(answer.body, r.data);
+  if (dropped) throw new Error(`${where}: body has ${dropped}, which its schema does not declare (a presenter leak)`);
 }
 
 function send(ctx: Context, answer: StoredAnswer, replayed: boolean): void {

@@ -1,0 +1,41 @@
+// One server of the api-list bench, in its own process so autocannon never shares its event loop.
+//   node bench/src/api-list-server.ts api|baseline   (env: DATABASE_URL, BERTH_JWT_SECRET, BENCH_USER_ID)
+// Prints its URL on the first line of stdout; stops on SIGTERM.
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import Koa from "koa";
+import { AccessTokens } from "../../api/src/auth/tokens.ts";
+import { parseConfig } from "../../api/src/config.ts";
+import { connect } from "../../api/src/db/knex.ts";
+import { startApi } from "../../api/src/main.ts";
+
+const mode = process.argv[2];
+const env = { ...process.env, BERTH_API_HOST: "127.0.0.1", BERTH_API_PORT: "0", BERTH_LOG_LEVEL: "warn" };
+const config = parseConfig(env);
+
+if (mode === "api") {
+  const api = await startApi({ config, migrate: false, startupTasks: [] });
+  process.stdout.write(`${api.url}\n`);
+  process.once("SIGTERM", () => void api.stop().then(() => process.exit(0)));
+} else if (mode === "baseline") {
+  // Bare Koa + the same JWT verification (AccessTokens: jose HS256, same claims checks) + one point read.
+  const db = connect(config.database.url.reveal(), { poolMax: config.database.poolMax });
+  const tokens = new AccessTokens({ secret: config.auth.jwtSecret.reveal(), ttlSeconds: config.auth.accessTokenTtlSeconds });
+  const app = new Koa();
+  app.use(async (ctx) => {
+    const m = /^Bearer (.+)$/.exec(ctx.get("Authorization"));
+    if (!m) {
+      ctx.status = 401;
+      return;
+    }
+    const claims = await tokens.verify(m[1]!);
+    const row = await db("users").where({ id: claims.userId }).first("id", "email");
+    ctx.body = { data: [row], pagination: { page: 1, size: 20, total: 1 } };
+  });
+  const server = createServer(app.callback());
+  server.listen(0, "127.0.0.1", () => process.stdout.write(`http://127.0.0.1:${(server.address() as AddressInfo).port}\n`));
+  process.once("SIGTERM", () => server.close(() => void db.destroy().then(() => process.exit(0))));
+} else {
+  process.stderr.write("usage: api-list-server.ts api|baseline\n");
+  process.exit(2);
+}
