@@ -3,6 +3,7 @@ import * as m20261122000001 from "./20261122000001_audit_and_idempotency.ts";
 import * as m20261122000100 from "./20261122000100_idempotency_replay.ts";
 import * as m20261122000002 from "./20261122000002_identity.ts";
 import * as m20261122000003 from "./20261122000003_clusters_inventory.ts";
+import * as m20261122000004 from "./20261122000004_sessions.ts";
 import * as m20261122000005 from "./20261122000005_connect_usage.ts";
 
 export interface Migration {
@@ -17,4 +18,5 @@ export const migrations: Migration[] = [
   { name: "20261122000100_idempotency_replay", up: m20261122000100.up },
   { name: "20261122000003_clusters_inventory", up: m20261122000003.up },
   { name: "20261122000005_connect_usage", up: m20261122000005.up },
+  { name: "20261122000004_sessions", up: m20261122000004.up },
 ];
