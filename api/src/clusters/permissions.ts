@@ -90,3 +90,17 @@ export function describePermission(p: Permission): string {
   const res = `${p.subresource ? `${p.resource}/${p.subresource}` : p.resource}${p.group ? `.${p.group}` : ""}`;
   return `${p.verb} ${res}${p.namespace ? ` in ${p.namespace}` : " (cluster-wide)"}`;
 }
+
+/**
+ * What the clusters domain does in the management cluster (the API's own ServiceAccount): the Cluster
+ * resources and their status, and Secrets in the control plane's namespace (credentials, signing key).
+ */
+export function managementRbac(controlPlaneNamespace = "berth-system"): ControlPlaneRbac {
+  return {
+    cluster: [
+      { apiGroups: ["berth.dev"], resources: ["clusters"], verbs: ["get", "list", "watch", "create", "patch", "delete"] },
+      { apiGroups: ["berth.dev"], resources: ["clusters/status"], verbs: ["get", "patch"] },
+    ],
+    namespaced: [{ namespace: controlPlaneNamespace, rules: [{ apiGroups: [""], resources: ["secrets"], verbs: ["get", "create", "delete"] }] }],
+  };
+}
