@@ -84,7 +84,6 @@ export class BerthPasswordView extends LitElement {
         ${this.error ? html`<berth-error-panel heading="The password was not changed" .error=${this.error}></berth-error-panel>` : nothing}
         <button class="primary" type="submit" ?disabled=${this.busy} data-testid="password-submit">${this.busy ? "Saving…" : "Change password"}</button>
       </form>
-      ${forced ? html`<p class="hint">Not you? <button type="button" @click=${() => auth.signOut("user")}>Sign out</button></p>` : nothing}
     </div>`;
   }
 }

@@ -1,0 +1,95 @@
+// Chromium from Debian driven by playwright-core, screenshots under e2e/artifacts/console/ (git-ignored)
+// and axe-core injected into the page for the accessibility check of every page.
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+
+export const ARTIFACTS = join(import.meta.dirname, "..", "..", "artifacts", "console");
+
+const CANDIDATES = [
+  process.env.BERTH_CHROMIUM,
+  "/usr/bin/chromium",
+  "/usr/bin/chromium-browser",
+  "/usr/bin/google-chrome",
+].filter(Boolean) as string[];
+
+export function chromiumPath(): string | undefined {
+  return CANDIDATES.find((p) => existsSync(p));
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  const executablePath = chromiumPath();
+  if (!executablePath)
+    throw new Error(
+      "Chromium is not installed: apt-get install -y chromium (.ci/run does it on CI), or set BERTH_CHROMIUM",
+    );
+  return chromium.launch({
+    executablePath,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+    ],
+  });
+}
+
+export const DESKTOP = { width: 1280, height: 800 };
+export const PHONE = { width: 390, height: 844 };
+
+export async function newContext(browser: Browser, baseURL: string, viewport = DESKTOP): Promise<BrowserContext> {
+  return browser.newContext({ baseURL, viewport, ignoreHTTPSErrors: true });
+}
+
+/** Saves a full-page screenshot as artifacts/console/<journey>/<nn>-<name>.png. */
+export class Screenshots {
+  #n = 0;
+  readonly dir: string;
+  constructor(journey: string) {
+    this.dir = join(ARTIFACTS, journey);
+    rmSync(this.dir, { recursive: true, force: true });
+    mkdirSync(this.dir, { recursive: true });
+  }
+  async take(page: Page, name: string): Promise<string> {
+    this.#n++;
+    const file = join(this.dir, `${String(this.#n).padStart(2, "0")}-${name}.png`);
+    await page.screenshot({ path: file, fullPage: true });
+    return file;
+  }
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: unknown[]; failureSummary?: string }[];
+}
+
+/** Runs axe-core on the page as it is now; answers the serious and critical violations. */
+export async function seriousA11yViolations(page: Page): Promise<AxeViolation[]> {
+  const has = await page.evaluate(() => typeof (window as unknown as { axe?: unknown }).axe !== "undefined");
+  // evaluate, not a script tag: the console's Content-Security-Policy (script-src 'self') stays on.
+  if (!has) await page.evaluate(axeSource);
+  const result = (await page.evaluate(async () => {
+    const axe = (
+      window as unknown as { axe: { run: (ctx: unknown, opts: unknown) => Promise<{ violations: AxeViolation[] }> } }
+    ).axe;
+    return axe.run(document, { resultTypes: ["violations"] });
+  })) as { violations: AxeViolation[] };
+  return result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+}
+
+export function describeViolations(vs: AxeViolation[]): string {
+  return vs
+    .map(
+      (v) =>
+        `${v.id} (${v.impact}): ${v.help}\n${v.nodes.map((n) => `    ${JSON.stringify(n.target)} ${n.failureSummary ?? ""}`).join("\n")}`,
+    )
+    .join("\n");
+}
