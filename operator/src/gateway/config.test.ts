@@ -8,7 +8,7 @@ describe("gateway configuration", () => {
     const c = gatewayConfigFromEnv(base);
     expect(c.port).toBe(8443);
     expect(c.tls).toEqual({ mode: "none" });
-    expect(c.upstream).toEqual({ mode: "service", namespace: "berth-sessions", port: 8888, clusterDomain: "cluster.local" });
+    expect(c.upstream).toEqual({ mode: "service", namespace: "berth-sessions", port: 80, clusterDomain: "cluster.local" });
     expect(c.cookieTtlSeconds).toBe(600);
   });
 

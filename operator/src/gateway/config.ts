@@ -36,13 +36,13 @@ export const GatewayConfigSchema = z
         z.object({
           mode: z.literal("service"),
           namespace: z.string().min(1).default("berth-sessions"),
-          port: port.default(8888),
+          port: port.default(80),
           clusterDomain: z.string().min(1).default("cluster.local"),
         }),
         /** "cr=host:port,*=host:port": the local fleet's stand-in application. */
         z.object({ mode: z.literal("static"), table: z.string().min(1) }),
       ])
-      .default({ mode: "service", namespace: "berth-sessions", port: 8888, clusterDomain: "cluster.local" }),
+      .default({ mode: "service", namespace: "berth-sessions", port: 80, clusterDomain: "cluster.local" }),
     logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   });
 
