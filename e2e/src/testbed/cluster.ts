@@ -55,7 +55,14 @@ const READY_TIMEOUT_MS = 90_000;
 const APISERVER_GRACE_MS = 1000;
 
 export async function startCluster(input: ClusterStartInput): Promise<Cluster> {
-  const { desc, binDir, dir, t0, signal } = input;
+  const { desc, binDir, dir, t0 } = input;
+  // Aborted by the fleet (another cluster failed, Ctrl-C) or by a failed branch of this cluster's start:
+  // the other branches stop waiting, and nothing is spawned after that.
+  const local = new AbortController();
+  const onOuterAbort = () => local.abort();
+  input.signal.addEventListener("abort", onOuterAbort, { once: true });
+  if (input.signal.aborted) local.abort();
+  const signal = local.signal;
   const name = desc.name;
   const gpu = desc.kind === "gpu";
   const procs = new Map<ComponentName, ManagedProcess>();
@@ -71,6 +78,7 @@ export async function startCluster(input: ClusterStartInput): Promise<Cluster> {
   const extra = (c: ComponentName) => desc.extraArgs?.[c] ?? [];
 
   const spawnComponent = (c: ComponentName, args: string[]) => {
+    if (signal.aborted) throw new Error(`${name}: start aborted`);
     const p = spawnManaged({
       name: `${name}/${c}`,
       command: bin(c),
@@ -100,10 +108,10 @@ export async function startCluster(input: ClusterStartInput): Promise<Cluster> {
     const deadline = performance.now() + READY_TIMEOUT_MS;
     const file = proc?.logFile ?? logFile("kwok");
     for (;;) {
-      if (signal.aborted) throw new Error(`${name}: start aborted`);
       if (proc?.hasExited()) {
         throw new ComponentStartError(name, c, `exited with ${await proc.exited} during start`, file, proc.tail(20));
       }
+      if (signal.aborted) throw new Error(`${name}: start aborted`);
       const v = await probe().catch(() => undefined);
       if (v !== undefined) return v;
       if (performance.now() > deadline) {
@@ -321,7 +329,19 @@ export async function startCluster(input: ClusterStartInput): Promise<Cluster> {
       }
     };
 
-    await Promise.all([kcm(), ...(gpu ? [scheduler(), kwok()] : [])]);
+    // In parallel; the first failure aborts the others, and all have settled before stopAll runs (so no
+    // branch spawns a process after the cleanup).
+    const branches = [kcm, ...(gpu ? [scheduler, kwok] : [])].map((b) =>
+      b().catch((err: unknown) => {
+        local.abort();
+        throw err;
+      }),
+    );
+    const failures = (await Promise.allSettled(branches)).flatMap((r) =>
+      r.status === "rejected" ? [r.reason as unknown] : [],
+    );
+    if (failures.length > 0) throw failures.find((f) => f instanceof ComponentStartError) ?? failures[0];
+    input.signal.removeEventListener("abort", onOuterAbort);
 
     const addGpuNode = async (node: GpuNodeDescription) => {
       if (!gpu) throw new Error(`${name} is a management cluster: it has no kwok to run nodes`);
@@ -371,6 +391,7 @@ export async function startCluster(input: ClusterStartInput): Promise<Cluster> {
       stop: stopAll,
     };
   } catch (err) {
+    input.signal.removeEventListener("abort", onOuterAbort);
     await stopAll();
     throw err;
   }
