@@ -1,5 +1,6 @@
 // Test support for identity: an in-process API with the real authenticator over a fresh database, a
 // clock the test owns, and builders for users, organizations, projects and memberships.
+import type { KubeConfig } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { createAuthenticator } from "./authenticator.ts";
 import { authServices } from "./services.ts";
@@ -48,11 +49,14 @@ export interface IdentityTestApi {
 let counter = 0;
 const unique = () => `${Date.now().toString(36)}${(counter++).toString(36)}`;
 
-export async function startIdentityTestApi(): Promise<IdentityTestApi> {
+export async function startIdentityTestApi(opts: { kubeConfig?: KubeConfig } = {}): Promise<IdentityTestApi> {
   const database = await createTestDatabase();
   const clock = new TestClock(new Date());
   const config = testConfig({ BERTH_ACCESS_TOKEN_TTL_SECONDS: "900" });
-  const deps = testDeps({ db: database.db, config, clock, authenticate: createAuthenticator({ db: database.db, config, clock }) });
+  const deps: Deps = {
+    ...testDeps({ db: database.db, config, clock, authenticate: createAuthenticator({ db: database.db, config, clock }) }),
+    ...(opts.kubeConfig ? { kubeConfig: opts.kubeConfig } : {}),
+  };
   const api = await startTestApi(deps);
   const { hasher, tokens } = authServices(deps);
   // One hash for every seeded user with the default password: seeding stays fast.

@@ -2,6 +2,7 @@
 // import and one spread per noun, nothing else.
 import type { RouteDef } from "../http/route.ts";
 import { routes as auth } from "./auth/routes.ts";
+import { routes as catalog } from "./catalog/routes.ts";
 import { routes as clusters } from "./clusters/routes.ts";
 import { routes as nodes } from "./nodes/routes.ts";
 import { routes as organizations } from "./organizations/routes.ts";
@@ -15,6 +16,7 @@ export const allRoutes: RouteDef[] = [
   ...users,
   ...organizations,
   ...projects,
+  ...catalog,
   ...clusters,
   ...nodes,
 ];

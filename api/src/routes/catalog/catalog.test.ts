@@ -1,0 +1,280 @@
+// The catalog against a real kube-apiserver (the test bed's management cluster) with the generated CRDs.
+import { ApiextensionsV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import { loadCrds } from "@berth/crds/manifests";
+import { type Fleet, kubeConfigFrom, startFleet } from "@berth/e2e";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { anIdentityWorld, type IdentityTestApi, type IdentityWorld, itBehavesPerRole, type RouteCase, startIdentityTestApi } from "../../auth/testing.ts";
+import { type CatalogInstallResult, defaultCatalog, installDefaultCatalog, SYSTEM_NAMESPACE } from "../../bootstrap/catalog.ts";
+
+let fleet: Fleet;
+let kc: KubeConfig;
+let firstInstall: CatalogInstallResult;
+let t: IdentityTestApi;
+let w: IdentityWorld;
+
+beforeAll(async () => {
+  fleet = await startFleet({ clusters: [{ name: "mgmt", kind: "management" }] });
+  kc = kubeConfigFrom(fleet.cluster("mgmt").kubeconfig);
+  const ext = kc.makeApiClient(ApiextensionsV1Api);
+  for (const crd of loadCrds()) await ext.createCustomResourceDefinition({ body: crd as never });
+  // The installer waits for the fresh CRDs to be served.
+  firstInstall = await installDefaultCatalog(kc);
+  t = await startIdentityTestApi({ kubeConfig: kc });
+  w = await anIdentityWorld(t);
+});
+
+afterAll(async () => {
+  await t?.stop();
+  await fleet?.stop();
+});
+
+const custom = () => kc.makeApiClient(CustomObjectsApi);
+const OFFERING = { group: "berth.dev", version: "v1alpha1", plural: "offerings" };
+
+describe("the default catalog at start-up", () => {
+  it("creates offerings, images, presets, the global policy and the system wallet", () => {
+    expect(firstInstall.existing).toEqual([]);
+    expect(firstInstall.created.sort()).toEqual(
+      [
+        "Offering/h100",
+        "Offering/a100",
+        "Offering/l4",
+        "Image/jupyterlab",
+        "Image/code-server",
+        "Image/terminal",
+        "ResourcePreset/cpu-small",
+        "ResourcePreset/cpu-medium",
+        "ResourcePreset/cpu-large",
+        "ResourcePreset/gpu-small",
+        "ResourcePreset/gpu-medium",
+        "ResourcePreset/gpu-large",
+        "ResourcePolicy/global",
+        `Wallet/${SYSTEM_NAMESPACE}/system`,
+      ].sort(),
+    );
+  });
+
+  it("stores the system wallet in berth-system, owned by the system", async () => {
+    const wallet = (await custom().getNamespacedCustomObject({ group: "berth.dev", version: "v1alpha1", plural: "wallets", namespace: SYSTEM_NAMESPACE, name: "system" })) as {
+      spec: { owner: { kind: string } };
+    };
+    expect(wallet.spec.owner.kind).toBe("system");
+  });
+
+  it("creates nothing on a second start", async () => {
+    const again = await installDefaultCatalog(kc);
+    expect(again.created).toEqual([]);
+    expect(again.existing).toHaveLength(defaultCatalog().length);
+  });
+
+  it("keeps an administrator's edit across a restart, and brings back a deleted default", async () => {
+    const edit = await t.request("PATCH", "/api/v1/offerings/l4", { token: w.superAdmin.token, json: { hourly_credit_rate: "1234567", tier: "budget" } });
+    expect(edit.status).toBe(200);
+    await custom().deleteClusterCustomObject({ ...OFFERING, name: "a100" });
+
+    const restart = await installDefaultCatalog(kc);
+    expect(restart.created).toEqual(["Offering/a100"]);
+    const l4 = await t.request("GET", "/api/v1/offerings/l4", { token: w.memberA.token });
+    expect(l4.body).toMatchObject({ hourly_credit_rate: "1234567", tier: "budget" });
+  });
+});
+
+describe("/api/v1/offerings", () => {
+  it("lists the offerings with integer minor-unit rates as strings", async () => {
+    const r = await t.request("GET", "/api/v1/offerings", { token: w.memberA.token });
+    expect(r.status).toBe(200);
+    const h100 = r.body.data.find((o: { name: string }) => o.name === "h100");
+    expect(h100).toEqual({
+      name: "h100",
+      display_name: "NVIDIA H100 80 GB",
+      gpu_model: "NVIDIA-H100-80GB-HBM3",
+      tier: "premium",
+      gpu_count: 1,
+      hourly_credit_rate: "4000000",
+      description: expect.any(String),
+      enabled: true,
+      created_at: expect.any(String),
+    });
+    expect(r.body.pagination).toMatchObject({ page: 1, size: 20 });
+  });
+
+  it("hides a disabled offering from everyone but super_admins", async () => {
+    await t.request("POST", "/api/v1/offerings", { token: w.superAdmin.token, json: { name: "retired", display_name: "Retired", gpu_model: "X", tier: "t", hourly_credit_rate: "1" } });
+    expect((await t.request("PATCH", "/api/v1/offerings/retired", { token: w.superAdmin.token, json: { enabled: false } })).status).toBe(200);
+    const names = async (token: string) => (await t.request("GET", "/api/v1/offerings?size=100", { token })).body.data.map((o: { name: string }) => o.name);
+    expect(await names(w.memberA.token)).not.toContain("retired");
+    expect(await names(w.superAdmin.token)).toContain("retired");
+    expect((await t.request("GET", "/api/v1/offerings/retired", { token: w.memberA.token })).status).toBe(404);
+  });
+
+  it("refuses a fractional or negative rate, naming the field", async () => {
+    for (const rate of ["1.5", "-3", "1e6"]) {
+      const r = await t.request("POST", "/api/v1/offerings", { token: w.superAdmin.token, json: { name: "bad", display_name: "Bad", gpu_model: "X", tier: "t", hourly_credit_rate: rate } });
+      expect(r.status).toBe(400);
+      expect(r.body.error.details.issues[0].path).toEqual(["body", "hourly_credit_rate"]);
+    }
+  });
+
+  it("refuses a second offering of the same name with 409 already_exists", async () => {
+    const r = await t.request("POST", "/api/v1/offerings", { token: w.superAdmin.token, json: { name: "h100", display_name: "Again", gpu_model: "X", tier: "t", hourly_credit_rate: "1" } });
+    expect(r.status).toBe(409);
+    expect(r.body.error.code).toBe("already_exists");
+  });
+});
+
+describe("/api/v1/images", () => {
+  it("shows a private image to its owner only", async () => {
+    const made = await t.request("POST", "/api/v1/images", {
+      token: w.superAdmin.token,
+      json: { name: "mine", display_name: "Mine", image: "registry.example/mine:1", kind: "jupyterlab", visibility: "private", owner: w.memberA.id },
+    });
+    expect(made.status).toBe(201);
+    expect(made.body).toMatchObject({ visibility: "private", owner: w.memberA.id });
+    const names = async (token: string) => (await t.request("GET", "/api/v1/images?size=100", { token })).body.data.map((o: { name: string }) => o.name);
+    expect(await names(w.memberA.token)).toEqual(expect.arrayContaining(["mine", "jupyterlab", "code-server", "terminal"]));
+    expect(await names(w.memberB.token)).not.toContain("mine");
+    expect((await t.request("GET", "/api/v1/images/mine", { token: w.memberB.token })).status).toBe(404);
+    expect((await t.request("GET", "/api/v1/images/mine", { token: w.memberA.token })).status).toBe(200);
+  });
+
+  it("refuses a private image without an owner (the kind's cross-field rule)", async () => {
+    const r = await t.request("POST", "/api/v1/images", { token: w.superAdmin.token, json: { name: "orphan", display_name: "Orphan", image: "x:1", kind: "terminal", visibility: "private" } });
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe("validation_failed");
+  });
+
+  it("filters by kind", async () => {
+    const r = await t.request("GET", "/api/v1/images?kind=terminal", { token: w.memberA.token });
+    expect(r.body.data.map((o: { name: string }) => o.name)).toEqual(["terminal"]);
+  });
+});
+
+describe("/api/v1/resource-presets", () => {
+  it("lists compute and GPU presets, filtered by kind", async () => {
+    const r = await t.request("GET", "/api/v1/resource-presets?kind=gpu", { token: w.memberA.token });
+    expect(r.body.data.map((p: { name: string }) => p.name).sort()).toEqual(["gpu-large", "gpu-medium", "gpu-small"]);
+    expect(r.body.data.find((p: { name: string }) => p.name === "gpu-small")).toMatchObject({ kind: "gpu", cpu: "8", memory: "64Gi", gpu_count: 1 });
+  });
+
+  it("refuses a GPU preset without GPUs", async () => {
+    const r = await t.request("POST", "/api/v1/resource-presets", { token: w.superAdmin.token, json: { name: "gpu-none", display_name: "None", kind: "gpu", cpu: "1", memory: "1Gi", gpu_count: 0 } });
+    expect(r.status).toBe(400);
+  });
+});
+
+describe("/api/v1/resource-policies", () => {
+  it("shows the global policy to everyone and an organization's policy to its people only", async () => {
+    const made = await t.request("POST", "/api/v1/resource-policies", {
+      token: w.superAdmin.token,
+      json: { name: "org-a", scope: { kind: "organization", id: w.orgA.id }, limits: { max_gpus_per_user: 8 }, allowed_offerings: ["h100"] },
+    });
+    expect(made.status).toBe(201);
+    expect(made.body).toEqual({
+      name: "org-a",
+      scope: { kind: "organization", id: w.orgA.id },
+      limits: { max_gpus_per_user: 8 },
+      allowed_offerings: ["h100"],
+      created_at: expect.any(String),
+    });
+    const names = async (token: string) => (await t.request("GET", "/api/v1/resource-policies", { token })).body.data.map((p: { name: string }) => p.name);
+    expect((await names(w.memberA.token)).sort()).toEqual(["global", "org-a"]);
+    expect(await names(w.memberB.token)).toEqual(["global"]);
+    expect((await t.request("GET", "/api/v1/resource-policies/org-a", { token: w.memberB.token })).status).toBe(404);
+    const global = await t.request("GET", "/api/v1/resource-policies/global", { token: w.outsider.token });
+    expect(global.body.limits).toMatchObject({ max_gpus_per_user: 4 });
+  });
+
+  it("shows a project's policy to the project's people and its organization's admins", async () => {
+    await t.request("POST", "/api/v1/resource-policies", { token: w.superAdmin.token, json: { name: "project-a", scope: { kind: "project", id: w.projectA.id }, limits: { max_gpus_per_project: 16 } } });
+    for (const who of [w.memberA, w.projectAdminA, w.adminA]) expect((await t.request("GET", "/api/v1/resource-policies/project-a", { token: who.token })).status).toBe(200);
+    for (const who of [w.orgMemberA, w.adminB]) expect((await t.request("GET", "/api/v1/resource-policies/project-a", { token: who.token })).status).toBe(404);
+  });
+
+  it("refuses a global policy with an id", async () => {
+    const r = await t.request("POST", "/api/v1/resource-policies", { token: w.superAdmin.token, json: { name: "odd", scope: { kind: "global", id: "x" } } });
+    expect(r.status).toBe(400);
+  });
+});
+
+let n = 0;
+const cases: RouteCase[] = [
+  ...(
+    [
+      ["offerings", "l4", { name: () => `o-${n++}`, display_name: "New", gpu_model: "X", tier: "t", hourly_credit_rate: "5" }, { tier: "t2" }, { hourly_credit_rate: 5 }],
+      ["resource-presets", "cpu-small", { name: () => `p-${n++}`, display_name: "New", kind: "compute", cpu: "1", memory: "1Gi" }, { display_name: "Small" }, { cpu: "lots" }],
+      ["images", "terminal", { name: () => `i-${n++}`, display_name: "New", image: "x:1", kind: "terminal" }, { description: "A shell" }, { kind: "vm" }],
+      ["resource-policies", "global", { name: () => `r-${n++}`, scope: { kind: "global" } }, { limits: { max_gpus_per_user: 4 } }, { limits: { max_gpus_per_user: -1 } }],
+    ] as const
+  ).flatMap(([plural, existing, create, patch, malformed]): RouteCase[] => [
+    {
+      name: `/${plural} (list)`,
+      method: "GET",
+      path: () => `/api/v1/${plural}`,
+      allowed: [
+        { as: "memberA", status: 200 },
+        { as: "outsider", status: 200 },
+      ],
+      refused: [],
+    },
+    {
+      name: `/${plural}/:name (detail)`,
+      method: "GET",
+      path: () => `/api/v1/${plural}/${existing}`,
+      allowed: [
+        { as: "memberB", status: 200 },
+        { as: "superAdmin", status: 200 },
+      ],
+      refused: [],
+    },
+    {
+      name: `/${plural} (create)`,
+      method: "POST",
+      path: () => `/api/v1/${plural}`,
+      body: () => Object.fromEntries(Object.entries(create).map(([k, v]) => [k, typeof v === "function" ? v() : v])),
+      allowed: [{ as: "superAdmin", status: 201 }],
+      refused: [
+        { as: "adminA", status: 403, why: "an organization admin does not edit the catalog" },
+        { as: "memberA", status: 403, why: "a member does not edit the catalog" },
+      ],
+      malformed: { name: "Not A Name!" },
+    },
+    {
+      name: `/${plural}/:name (update)`,
+      method: "PATCH",
+      path: () => `/api/v1/${plural}/${existing}`,
+      body: () => patch,
+      allowed: [{ as: "superAdmin", status: 200 }],
+      refused: [
+        { as: "adminA", status: 403, why: "an organization admin does not edit the catalog" },
+        { as: "memberB", status: 403, why: "a member does not edit the catalog" },
+      ],
+      malformed,
+    },
+  ]),
+];
+
+describe("every catalog route, per role", () => {
+  itBehavesPerRole(cases, () => ({ t, w }));
+
+  it("answers 404 for a name that does not exist", async () => {
+    for (const plural of ["offerings", "resource-presets", "images", "resource-policies"]) {
+      const r = await t.request("GET", `/api/v1/${plural}/no-such-thing`, { token: w.superAdmin.token });
+      expect(r.status).toBe(404);
+      expect(r.body.error.code).toBe("not_found");
+    }
+  });
+});
+
+describe("without a management cluster", () => {
+  it("answers 503 unavailable", async () => {
+    const bare = await startIdentityTestApi();
+    try {
+      const u = await bare.aUser();
+      const r = await bare.request("GET", "/api/v1/offerings", { token: u.token });
+      expect(r.status).toBe(503);
+      expect(r.body.error.code).toBe("unavailable");
+    } finally {
+      await bare.stop();
+    }
+  });
+});

@@ -1,0 +1,70 @@
+// Catalog objects on the wire. Every field is picked by name: nothing of metadata (uids, managed
+// fields, resource versions) or status leaks out by accident.
+import type { KubeObject } from "../../domain/catalog/store.ts";
+import type { Image, Offering, ResourcePolicy, ResourcePreset } from "./schemas.ts";
+
+type Spec = Record<string, any>;
+const created = (o: KubeObject) => o.metadata.creationTimestamp ?? null;
+
+export function presentOffering(o: KubeObject): Offering {
+  const s = o.spec as Spec;
+  return {
+    name: o.metadata.name!,
+    display_name: s.displayName,
+    gpu_model: s.gpuModel,
+    tier: s.tier,
+    gpu_count: s.gpuCount ?? 1,
+    hourly_credit_rate: s.hourlyCreditRate,
+    description: s.description ?? null,
+    enabled: s.enabled !== false,
+    created_at: created(o),
+  };
+}
+
+export function presentPreset(o: KubeObject): ResourcePreset {
+  const s = o.spec as Spec;
+  return { name: o.metadata.name!, display_name: s.displayName, kind: s.kind, cpu: s.cpu, memory: s.memory, gpu_count: s.gpuCount ?? 0, created_at: created(o) };
+}
+
+export function presentImage(o: KubeObject): Image {
+  const s = o.spec as Spec;
+  return {
+    name: o.metadata.name!,
+    display_name: s.displayName,
+    image: s.image,
+    kind: s.kind,
+    visibility: s.visibility ?? "public",
+    owner: s.owner ?? null,
+    description: s.description ?? null,
+    created_at: created(o),
+  };
+}
+
+const LIMITS: [wire: keyof ResourcePolicy["limits"], spec: string][] = [
+  ["max_gpus_per_user", "maxGpusPerUser"],
+  ["max_gpus_per_project", "maxGpusPerProject"],
+  ["max_gpus_per_organization", "maxGpusPerOrganization"],
+  ["max_concurrent_sessions_per_user", "maxConcurrentSessionsPerUser"],
+  ["max_session_hours", "maxSessionHours"],
+  ["max_volume_gb_per_user", "maxVolumeGbPerUser"],
+  ["max_priority", "maxPriority"],
+];
+
+export function limitsToSpec(l: ResourcePolicy["limits"]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [wire, spec] of LIMITS) if (l[wire] !== undefined) out[spec] = l[wire]!;
+  return out;
+}
+
+export function presentPolicy(o: KubeObject): ResourcePolicy {
+  const s = o.spec as Spec;
+  const limits: ResourcePolicy["limits"] = {};
+  for (const [wire, spec] of LIMITS) if (typeof s.limits?.[spec] === "number") limits[wire] = s.limits[spec];
+  return {
+    name: o.metadata.name!,
+    scope: { kind: s.scope.kind, id: s.scope.id ?? null },
+    limits,
+    allowed_offerings: s.allowedOfferings ?? null,
+    created_at: created(o),
+  };
+}

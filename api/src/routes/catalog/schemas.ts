@@ -1,0 +1,148 @@
+// Wire shapes of the catalog: snake_case views of the berth.dev custom resources. Field constraints come
+// from @berth/crds (one source); the kind's own schema validates the whole object again on write.
+import { DisplayName, ImageKindName, ImageVisibility, MinorUnits, PolicyScopeKind, PresetKindName, Quantity, ResourceName } from "@berth/crds";
+import { z } from "zod";
+import { Page } from "../../http/paging.ts";
+
+const Created = z.string().nullable().meta({ description: "When the object was created (RFC 3339), as the management cluster records it." });
+const Description = z.string().max(4096);
+export const NameParams = z.object({ name: ResourceName });
+
+// --- offerings ------------------------------------------------------------------------------------------
+
+export const Offering = z
+  .object({
+    name: z.string().meta({ example: "h100" }),
+    display_name: z.string(),
+    gpu_model: z.string().meta({ description: "As GPU nodes label it (nvidia.com/gpu.product).", example: "NVIDIA-H100-80GB-HBM3" }),
+    tier: z.string(),
+    gpu_count: z.int(),
+    hourly_credit_rate: z.string().meta({ description: "Credits per hour in minor units (1 credit = 1,000,000), as a string.", example: "4000000" }),
+    description: z.string().nullable(),
+    enabled: z.boolean(),
+    created_at: Created,
+  })
+  .meta({ id: "Offering" });
+export type Offering = z.infer<typeof Offering>;
+
+const OfferingFields = {
+  display_name: DisplayName,
+  gpu_model: z.string().min(1).max(253),
+  tier: z.string().min(1).max(63),
+  gpu_count: z.int().min(1).max(64),
+  hourly_credit_rate: MinorUnits.meta({ description: "Credits per hour in minor units, a string of digits." }),
+  description: Description,
+  enabled: z.boolean(),
+};
+export const CreateOfferingBody = z
+  .object({
+    name: ResourceName,
+    ...OfferingFields,
+    gpu_count: OfferingFields.gpu_count.optional(),
+    description: Description.optional(),
+    enabled: z.boolean().optional(),
+  })
+  .meta({ id: "CreateOfferingRequest" });
+export const UpdateOfferingBody = z.object(OfferingFields).partial().meta({ id: "UpdateOfferingRequest" });
+export const ListOfferingsQuery = Page;
+
+// --- resource presets -----------------------------------------------------------------------------------
+
+export const ResourcePreset = z
+  .object({
+    name: z.string().meta({ example: "gpu-small" }),
+    display_name: z.string(),
+    kind: PresetKindName,
+    cpu: z.string().meta({ example: "8" }),
+    memory: z.string().meta({ example: "64Gi" }),
+    gpu_count: z.int(),
+    created_at: Created,
+  })
+  .meta({ id: "ResourcePreset" });
+export type ResourcePreset = z.infer<typeof ResourcePreset>;
+
+const PresetFields = { display_name: DisplayName, kind: PresetKindName, cpu: Quantity, memory: Quantity, gpu_count: z.int().min(0).max(64) };
+export const CreateResourcePresetBody = z
+  .object({ name: ResourceName, ...PresetFields, gpu_count: PresetFields.gpu_count.optional() })
+  .meta({ id: "CreateResourcePresetRequest" });
+export const UpdateResourcePresetBody = z.object(PresetFields).partial().meta({ id: "UpdateResourcePresetRequest" });
+export const ListResourcePresetsQuery = Page.extend({ kind: PresetKindName.optional() });
+
+// --- images ---------------------------------------------------------------------------------------------
+
+export const Image = z
+  .object({
+    name: z.string().meta({ example: "jupyterlab" }),
+    display_name: z.string(),
+    image: z.string().meta({ description: "Container image reference, pullable from every cluster." }),
+    kind: ImageKindName,
+    visibility: ImageVisibility,
+    owner: z.string().nullable().meta({ description: "User id of a private image's owner." }),
+    description: z.string().nullable(),
+    created_at: Created,
+  })
+  .meta({ id: "Image" });
+export type Image = z.infer<typeof Image>;
+
+const ImageFields = {
+  display_name: DisplayName,
+  image: z.string().min(1).max(512).regex(/^[^\s]+$/, "no whitespace"),
+  kind: ImageKindName,
+  visibility: ImageVisibility,
+  owner: z.string().min(1).max(128),
+  description: Description,
+};
+export const CreateImageBody = z
+  .object({
+    name: ResourceName,
+    ...ImageFields,
+    visibility: ImageVisibility.optional(),
+    owner: ImageFields.owner.optional(),
+    description: Description.optional(),
+  })
+  .meta({ id: "CreateImageRequest" });
+export const UpdateImageBody = z.object(ImageFields).partial().meta({ id: "UpdateImageRequest" });
+export const ListImagesQuery = Page.extend({ kind: ImageKindName.optional() });
+
+// --- resource policies ----------------------------------------------------------------------------------
+
+const Count = z.int().min(0);
+export const PolicyLimits = z
+  .object({
+    max_gpus_per_user: Count.optional(),
+    max_gpus_per_project: Count.optional(),
+    max_gpus_per_organization: Count.optional(),
+    max_concurrent_sessions_per_user: Count.optional(),
+    max_session_hours: Count.optional(),
+    max_volume_gb_per_user: Count.optional(),
+    max_priority: z.int32().optional(),
+  })
+  .meta({ id: "ResourcePolicyLimits", description: "Absent: no limit at this scope." });
+
+export const ResourcePolicy = z
+  .object({
+    name: z.string().meta({ example: "global" }),
+    scope: z.object({ kind: PolicyScopeKind, id: z.string().nullable() }),
+    limits: PolicyLimits,
+    allowed_offerings: z.array(z.string()).nullable().meta({ description: "Offerings allowed at this scope; null: all." }),
+    created_at: Created,
+  })
+  .meta({ id: "ResourcePolicy" });
+export type ResourcePolicy = z.infer<typeof ResourcePolicy>;
+
+const PolicyScope = z.object({ kind: PolicyScopeKind, id: z.string().min(1).max(128).optional() });
+export const CreateResourcePolicyBody = z
+  .object({
+    name: ResourceName,
+    scope: PolicyScope,
+    limits: PolicyLimits.optional(),
+    allowed_offerings: z.array(ResourceName).max(256).optional(),
+  })
+  .meta({ id: "CreateResourcePolicyRequest" });
+export const UpdateResourcePolicyBody = z
+  .object({
+    limits: PolicyLimits.optional().meta({ description: "Replaces the limits as a whole." }),
+    allowed_offerings: z.array(ResourceName).max(256).nullable().optional().meta({ description: "null: allow every offering." }),
+  })
+  .meta({ id: "UpdateResourcePolicyRequest" });
+export const ListResourcePoliciesQuery = Page.extend({ scope: PolicyScopeKind.optional() });
