@@ -148,12 +148,13 @@ export class KubeClient {
   /**
    * Streams a watch until the server ends it (resolves), the connection fails or stays silent past
    * `idleTimeoutMs` (rejects), or `signal` aborts (resolves). A non-200 answer rejects with KubeError.
-   * `onEvent` is called synchronously per event, in order.
+   * `onEvent` is called synchronously per event, in order; returning (or throwing) an Error ends the
+   * watch with it.
    */
   async watch(
     path: string,
     query: RequestOptions["query"],
-    onEvent: (e: WatchEvent) => void,
+    onEvent: (e: WatchEvent) => Error | undefined | void,
     opts: { signal?: AbortSignal; idleTimeoutMs: number; onOpen?: () => void },
   ): Promise<void> {
     const { headers, agent, secure } = await this.#prepare();
@@ -206,16 +207,17 @@ export class KubeClient {
             nl = buffered.indexOf("\n");
             if (line === "") continue;
             let event: WatchEvent;
+            let stop: Error | undefined;
             try {
               event = JSON.parse(line) as WatchEvent;
+              stop = onEvent(event) ?? undefined;
             } catch (e) {
-              req.destroy(new Error(`watch ${path}: unreadable event: ${(e as Error).message}`));
-              return;
+              stop = e instanceof SyntaxError ? new Error(`watch ${path}: unreadable event: ${e.message}`) : (e as Error);
             }
-            try {
-              onEvent(event);
-            } catch (e) {
-              req.destroy(e as Error);
+            if (stop) {
+              // Settle first, then drop the connection without an error of its own.
+              finish(stop);
+              req.destroy();
               return;
             }
           }

@@ -215,28 +215,30 @@ export class Reflector<T> {
     );
   }
 
-  #onEvent(e: WatchEvent): void {
+  /** Returns an Error to end the watch with. */
+  #onEvent(e: WatchEvent): Error | undefined {
     if (e.type === "ERROR") {
       const status = e.object as { code?: number; reason?: string; message?: string };
-      if (status.code === 410) throw new WatchExpired(status.message ?? "expired");
-      throw new KubeError("WATCH", this.#o.path, status.code ?? 500, status);
+      if (status.code === 410) return new WatchExpired(status.message ?? "expired");
+      return new KubeError("WATCH", this.#o.path, status.code ?? 500, status);
     }
     const obj = e.object as KubeObject;
     const rv = obj.metadata?.resourceVersion;
     if (rv) this.#resourceVersion = rv;
-    if (e.type === "BOOKMARK") return;
+    if (e.type === "BOOKMARK") return undefined;
     const key = keyOf(obj);
     const value = e.type === "DELETED" ? undefined : this.#o.transform(obj as never);
     const before = this.#store.get(key);
     if (value === undefined) {
-      if (before === undefined) return;
+      if (before === undefined) return undefined;
       this.#store.delete(key);
     } else {
       const json = JSON.stringify(value);
-      if (before?.json === json) return;
+      if (before?.json === json) return undefined;
       this.#store.set(key, { value, json });
     }
     this.#o.onChange();
+    return undefined;
   }
 }
 
