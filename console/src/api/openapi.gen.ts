@@ -84,28 +84,6 @@ export type ConnectionTestResult = {
   missing_permissions?: string[];
 };
 
-export type CreateImageRequest = {
-  name: string;
-  display_name: string;
-  image: string;
-  kind: "jupyterlab" | "code-server" | "terminal";
-  visibility?: "public" | "private";
-  owner?: string;
-  description?: string;
-};
-
-export type CreateOfferingRequest = {
-  name: string;
-  display_name: string;
-  gpu_model: string;
-  tier: string;
-  gpu_count?: number;
-  /** Credits per hour in minor units, a string of digits. */
-  hourly_credit_rate: string;
-  description?: string;
-  enabled?: boolean;
-};
-
 export type CreateOrganizationRequest = {
   name: string;
   /** Default: made from the name. */
@@ -115,25 +93,6 @@ export type CreateOrganizationRequest = {
 export type CreateProjectRequest = {
   organization_id: string;
   name: string;
-};
-
-export type CreateResourcePolicyRequest = {
-  name: string;
-  scope: {
-    kind: "global" | "organization" | "project";
-    id?: string;
-  };
-  limits?: ResourcePolicyLimits;
-  allowed_offerings?: string[];
-};
-
-export type CreateResourcePresetRequest = {
-  name: string;
-  display_name: string;
-  kind: "compute" | "gpu";
-  cpu: string;
-  memory: string;
-  gpu_count?: number;
 };
 
 export type CreateUserRequest = {
@@ -153,7 +112,34 @@ export type CreateUserRequest = {
 export type ErrorEnvelope = {
   error: {
     /** Stable error code; clients map it to a message. */
-    code: "validation_failed" | "malformed_json" | "bad_request" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "cluster_in_use" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "too_many_requests" | "internal" | "unavailable";
+    code:
+      | "validation_failed"
+      | "malformed_json"
+      | "bad_request"
+      | "unauthenticated"
+      | "token_expired"
+      | "invalid_credentials"
+      | "forbidden"
+      | "password_change_required"
+      | "quota_exceeded"
+      | "not_found"
+      | "method_not_allowed"
+      | "conflict"
+      | "already_exists"
+      | "idempotency_request_in_flight"
+      | "volume_on_another_cluster"
+      | "cluster_in_use"
+      | "payload_too_large"
+      | "unsupported_media_type"
+      | "idempotency_key_reused"
+      | "cluster_unreachable"
+      | "cluster_credential_invalid"
+      | "cluster_credential_insufficient"
+      | "gpu_runtime_class_missing"
+      | "gpu_device_plugin_missing"
+      | "too_many_requests"
+      | "internal"
+      | "unavailable";
     /** Human-readable text. */
     message: string;
     /** What to fix. For validation_failed: issues[] of {path, message, code}. */
@@ -178,20 +164,6 @@ export type GpuDevice = {
 
 export type Health = {
   status: "ok";
-};
-
-export type Image = {
-  name: string;
-  display_name: string;
-  /** Container image reference, pullable from every cluster. */
-  image: string;
-  kind: "jupyterlab" | "code-server" | "terminal";
-  visibility: "public" | "private";
-  /** User id of a private image's owner. */
-  owner: string | null;
-  description: string | null;
-  /** When the object was created (RFC 3339), as the management cluster records it. */
-  created_at: string | null;
 };
 
 export type IssuedOperatorToken = {
@@ -293,21 +265,6 @@ export type NodePool = {
   gpu_free: number;
 };
 
-export type Offering = {
-  name: string;
-  display_name: string;
-  /** As GPU nodes label it (nvidia.com/gpu.product). */
-  gpu_model: string;
-  tier: string;
-  gpu_count: number;
-  /** Credits per hour in minor units (1 credit = 1,000,000), as a string. */
-  hourly_credit_rate: string;
-  description: string | null;
-  enabled: boolean;
-  /** When the object was created (RFC 3339), as the management cluster records it. */
-  created_at: string | null;
-};
-
 /** The current operator token's metadata; the token itself is shown only when issued. */
 export type OperatorTokenMetadata = {
   kid: string;
@@ -356,52 +313,6 @@ export type RegisteredCluster = {
   operator_token: IssuedOperatorToken;
 };
 
-export type ResourcePolicy = {
-  name: string;
-  scope: {
-    kind: "global" | "organization" | "project";
-    id: string | null;
-  };
-  limits: ResourcePolicyLimitsOutput;
-  /** Offerings allowed at this scope; null: all. */
-  allowed_offerings: string[] | null;
-  /** When the object was created (RFC 3339), as the management cluster records it. */
-  created_at: string | null;
-};
-
-/** Absent: no limit at this scope. */
-export type ResourcePolicyLimits = {
-  max_gpus_per_user?: number;
-  max_gpus_per_project?: number;
-  max_gpus_per_organization?: number;
-  max_concurrent_sessions_per_user?: number;
-  max_session_hours?: number;
-  max_volume_gb_per_user?: number;
-  max_priority?: number;
-};
-
-/** Absent: no limit at this scope. */
-export type ResourcePolicyLimitsOutput = {
-  max_gpus_per_user?: number;
-  max_gpus_per_project?: number;
-  max_gpus_per_organization?: number;
-  max_concurrent_sessions_per_user?: number;
-  max_session_hours?: number;
-  max_volume_gb_per_user?: number;
-  max_priority?: number;
-};
-
-export type ResourcePreset = {
-  name: string;
-  display_name: string;
-  kind: "compute" | "gpu";
-  cpu: string;
-  memory: string;
-  gpu_count: number;
-  /** When the object was created (RFC 3339), as the management cluster records it. */
-  created_at: string | null;
-};
-
 export type TokenCredential = {
   /** https:// address of the cluster's API server. */
   server: string;
@@ -430,26 +341,6 @@ export type UpdateClusterRequest = {
   session_domain: string;
 };
 
-export type UpdateImageRequest = {
-  display_name?: string;
-  image?: string;
-  kind?: "jupyterlab" | "code-server" | "terminal";
-  visibility?: "public" | "private";
-  owner?: string;
-  description?: string;
-};
-
-export type UpdateOfferingRequest = {
-  display_name?: string;
-  gpu_model?: string;
-  tier?: string;
-  gpu_count?: number;
-  /** Credits per hour in minor units, a string of digits. */
-  hourly_credit_rate?: string;
-  description?: string;
-  enabled?: boolean;
-};
-
 export type UpdateOrganizationRequest = {
   name?: string;
   slug?: string;
@@ -457,21 +348,6 @@ export type UpdateOrganizationRequest = {
 
 export type UpdateProjectRequest = {
   name?: string;
-};
-
-export type UpdateResourcePolicyRequest = {
-  /** Replaces the limits as a whole. */
-  limits?: ResourcePolicyLimits;
-  /** null: allow every offering. */
-  allowed_offerings?: string[] | null;
-};
-
-export type UpdateResourcePresetRequest = {
-  display_name?: string;
-  kind?: "compute" | "gpu";
-  cpu?: string;
-  memory?: string;
-  gpu_count?: number;
 };
 
 export type UpdateUserRequest = {
@@ -560,24 +436,6 @@ export interface Operations {
     body: undefined;
     response: NodeActionResult;
   };
-  /** Add an image to the catalog (super_admin) */
-  createImage: {
-    method: "post";
-    path: "/api/v1/images";
-    params: Record<string, never>;
-    query: Record<string, never>;
-    body: CreateImageRequest;
-    response: Image;
-  };
-  /** Create an offering (super_admin) */
-  createOffering: {
-    method: "post";
-    path: "/api/v1/offerings";
-    params: Record<string, never>;
-    query: Record<string, never>;
-    body: CreateOfferingRequest;
-    response: Offering;
-  };
   /** Create an organization (super_admin) */
   createOrganization: {
     method: "post";
@@ -595,24 +453,6 @@ export interface Operations {
     query: Record<string, never>;
     body: CreateProjectRequest;
     response: Project;
-  };
-  /** Create a resource policy (super_admin) */
-  createResourcePolicy: {
-    method: "post";
-    path: "/api/v1/resource-policies";
-    params: Record<string, never>;
-    query: Record<string, never>;
-    body: CreateResourcePolicyRequest;
-    response: ResourcePolicy;
-  };
-  /** Create a resource preset (super_admin) */
-  createResourcePreset: {
-    method: "post";
-    path: "/api/v1/resource-presets";
-    params: Record<string, never>;
-    query: Record<string, never>;
-    body: CreateResourcePresetRequest;
-    response: ResourcePreset;
   };
   /** Create an account */
   createUser: {
@@ -711,17 +551,6 @@ export interface Operations {
     body: undefined;
     response: Health;
   };
-  /** An image */
-  getImage: {
-    method: "get";
-    path: "/api/v1/images/{name}";
-    params: {
-      name: string;
-    };
-    query: Record<string, never>;
-    body: undefined;
-    response: Image;
-  };
   /** The signed-in account and its memberships */
   getMe: {
     method: "get";
@@ -730,17 +559,6 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: UserDetail;
-  };
-  /** An offering */
-  getOffering: {
-    method: "get";
-    path: "/api/v1/offerings/{name}";
-    params: {
-      name: string;
-    };
-    query: Record<string, never>;
-    body: undefined;
-    response: Offering;
   };
   /** This API's OpenAPI 3.1 description (the same as api/openapi.json in the repository) */
   getOpenApi: {
@@ -774,28 +592,6 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: Project;
-  };
-  /** A resource policy */
-  getResourcePolicy: {
-    method: "get";
-    path: "/api/v1/resource-policies/{name}";
-    params: {
-      name: string;
-    };
-    query: Record<string, never>;
-    body: undefined;
-    response: ResourcePolicy;
-  };
-  /** A resource preset */
-  getResourcePreset: {
-    method: "get";
-    path: "/api/v1/resource-presets/{name}";
-    params: {
-      name: string;
-    };
-    query: Record<string, never>;
-    body: undefined;
-    response: ResourcePreset;
   };
   /** An account and its memberships */
   getUser: {
@@ -848,24 +644,6 @@ export interface Operations {
       pagination: Pagination;
     };
   };
-  /** Session images: the public base images and your private ones */
-  listImages: {
-    method: "get";
-    path: "/api/v1/images";
-    params: Record<string, never>;
-    query: {
-      /** 1-based page number. */
-      page?: number;
-      /** Items per page, 1 to 100. */
-      size?: number;
-      kind?: "jupyterlab" | "code-server" | "terminal";
-    };
-    body: undefined;
-    response: {
-      data: Image[];
-      pagination: Pagination;
-    };
-  };
   /** Nodes grouped by cluster and GPU model, with totals */
   listNodePools: {
     method: "get";
@@ -901,23 +679,6 @@ export interface Operations {
     body: undefined;
     response: {
       data: Node[];
-      pagination: Pagination;
-    };
-  };
-  /** GPU offerings with their hourly credit rates */
-  listOfferings: {
-    method: "get";
-    path: "/api/v1/offerings";
-    params: Record<string, never>;
-    query: {
-      /** 1-based page number. */
-      page?: number;
-      /** Items per page, 1 to 100. */
-      size?: number;
-    };
-    body: undefined;
-    response: {
-      data: Offering[];
       pagination: Pagination;
     };
   };
@@ -992,42 +753,6 @@ export interface Operations {
     body: undefined;
     response: {
       data: Project[];
-      pagination: Pagination;
-    };
-  };
-  /** Resource policies that apply to you (all, for super_admins) */
-  listResourcePolicies: {
-    method: "get";
-    path: "/api/v1/resource-policies";
-    params: Record<string, never>;
-    query: {
-      /** 1-based page number. */
-      page?: number;
-      /** Items per page, 1 to 100. */
-      size?: number;
-      scope?: "global" | "organization" | "project";
-    };
-    body: undefined;
-    response: {
-      data: ResourcePolicy[];
-      pagination: Pagination;
-    };
-  };
-  /** Compute and GPU presets (CPU, memory, GPU count) */
-  listResourcePresets: {
-    method: "get";
-    path: "/api/v1/resource-presets";
-    params: Record<string, never>;
-    query: {
-      /** 1-based page number. */
-      page?: number;
-      /** Items per page, 1 to 100. */
-      size?: number;
-      kind?: "compute" | "gpu";
-    };
-    body: undefined;
-    response: {
-      data: ResourcePreset[];
       pagination: Pagination;
     };
   };
@@ -1141,28 +866,6 @@ export interface Operations {
     body: UpdateClusterRequest;
     response: Cluster;
   };
-  /** Change an image (super_admin) */
-  updateImage: {
-    method: "patch";
-    path: "/api/v1/images/{name}";
-    params: {
-      name: string;
-    };
-    query: Record<string, never>;
-    body: UpdateImageRequest;
-    response: Image;
-  };
-  /** Change an offering (super_admin); the change survives restarts */
-  updateOffering: {
-    method: "patch";
-    path: "/api/v1/offerings/{name}";
-    params: {
-      name: string;
-    };
-    query: Record<string, never>;
-    body: UpdateOfferingRequest;
-    response: Offering;
-  };
   /** Rename an organization or change its slug (its org_admins, super_admins) */
   updateOrganization: {
     method: "patch";
@@ -1185,28 +888,6 @@ export interface Operations {
     body: UpdateProjectRequest;
     response: Project;
   };
-  /** Change a resource policy's limits or allowed offerings (super_admin) */
-  updateResourcePolicy: {
-    method: "patch";
-    path: "/api/v1/resource-policies/{name}";
-    params: {
-      name: string;
-    };
-    query: Record<string, never>;
-    body: UpdateResourcePolicyRequest;
-    response: ResourcePolicy;
-  };
-  /** Change a resource preset (super_admin) */
-  updateResourcePreset: {
-    method: "patch";
-    path: "/api/v1/resource-presets/{name}";
-    params: {
-      name: string;
-    };
-    query: Record<string, never>;
-    body: UpdateResourcePresetRequest;
-    response: ResourcePreset;
-  };
   /** Change an account */
   updateUser: {
     method: "patch";
@@ -1226,12 +907,8 @@ export const OPERATIONS = {
   addProjectMember: { method: "post", path: "/api/v1/projects/{projectId}/members" },
   changePassword: { method: "post", path: "/api/v1/auth/password" },
   cordonNode: { method: "post", path: "/api/v1/nodes/{clusterId}/{nodeName}/cordon" },
-  createImage: { method: "post", path: "/api/v1/images" },
-  createOffering: { method: "post", path: "/api/v1/offerings" },
   createOrganization: { method: "post", path: "/api/v1/organizations" },
   createProject: { method: "post", path: "/api/v1/projects" },
-  createResourcePolicy: { method: "post", path: "/api/v1/resource-policies" },
-  createResourcePreset: { method: "post", path: "/api/v1/resource-presets" },
   createUser: { method: "post", path: "/api/v1/users" },
   deleteNode: { method: "delete", path: "/api/v1/nodes/{clusterId}/{nodeName}" },
   deleteOrganization: { method: "delete", path: "/api/v1/organizations/{organizationId}" },
@@ -1241,27 +918,19 @@ export const OPERATIONS = {
   drainNode: { method: "post", path: "/api/v1/nodes/{clusterId}/{nodeName}/drain" },
   getCluster: { method: "get", path: "/api/v1/clusters/{clusterId}" },
   getHealth: { method: "get", path: "/healthz" },
-  getImage: { method: "get", path: "/api/v1/images/{name}" },
   getMe: { method: "get", path: "/api/v1/auth/me" },
-  getOffering: { method: "get", path: "/api/v1/offerings/{name}" },
   getOpenApi: { method: "get", path: "/api/v1/openapi.json" },
   getOrganization: { method: "get", path: "/api/v1/organizations/{organizationId}" },
   getProject: { method: "get", path: "/api/v1/projects/{projectId}" },
-  getResourcePolicy: { method: "get", path: "/api/v1/resource-policies/{name}" },
-  getResourcePreset: { method: "get", path: "/api/v1/resource-presets/{name}" },
   getUser: { method: "get", path: "/api/v1/users/{userId}" },
   listClusters: { method: "get", path: "/api/v1/clusters" },
   listGpuDevices: { method: "get", path: "/api/v1/gpu-devices" },
-  listImages: { method: "get", path: "/api/v1/images" },
   listNodePools: { method: "get", path: "/api/v1/node-pools" },
   listNodes: { method: "get", path: "/api/v1/nodes" },
-  listOfferings: { method: "get", path: "/api/v1/offerings" },
   listOrganizationMembers: { method: "get", path: "/api/v1/organizations/{organizationId}/members" },
   listOrganizations: { method: "get", path: "/api/v1/organizations" },
   listProjectMembers: { method: "get", path: "/api/v1/projects/{projectId}/members" },
   listProjects: { method: "get", path: "/api/v1/projects" },
-  listResourcePolicies: { method: "get", path: "/api/v1/resource-policies" },
-  listResourcePresets: { method: "get", path: "/api/v1/resource-presets" },
   listUsers: { method: "get", path: "/api/v1/users" },
   login: { method: "post", path: "/api/v1/auth/login" },
   registerCluster: { method: "post", path: "/api/v1/clusters" },
@@ -1271,11 +940,7 @@ export const OPERATIONS = {
   testClusterConnection: { method: "post", path: "/api/v1/clusters/{clusterId}/connection-test" },
   uncordonNode: { method: "post", path: "/api/v1/nodes/{clusterId}/{nodeName}/uncordon" },
   updateCluster: { method: "patch", path: "/api/v1/clusters/{clusterId}" },
-  updateImage: { method: "patch", path: "/api/v1/images/{name}" },
-  updateOffering: { method: "patch", path: "/api/v1/offerings/{name}" },
   updateOrganization: { method: "patch", path: "/api/v1/organizations/{organizationId}" },
   updateProject: { method: "patch", path: "/api/v1/projects/{projectId}" },
-  updateResourcePolicy: { method: "patch", path: "/api/v1/resource-policies/{name}" },
-  updateResourcePreset: { method: "patch", path: "/api/v1/resource-presets/{name}" },
   updateUser: { method: "patch", path: "/api/v1/users/{userId}" },
 } as const;

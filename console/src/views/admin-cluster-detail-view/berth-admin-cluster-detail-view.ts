@@ -1,14 +1,239 @@
-import { html, LitElement } from "lit";
+// One cluster: its facts, the connection test check by check, its session domain (changing it changes
+// every connect link), its nodes with cordon, drain and delete, and deregistration behind a typed
+// confirmation (refused by the API while sessions or allocations live on it).
+import { Task } from "@lit/task";
+import { html, LitElement, nothing } from "lit";
+import type { Cluster, ConnectionTestResult, Node, NodeActionResult } from "../../api/openapi.gen.ts";
+import { api, router } from "../../app/context.ts";
+import "../../components/check-list/index.ts";
+import { confirmAction } from "../../components/confirm-dialog/index.ts";
+import "../../components/error-panel/index.ts";
+import { renderTask } from "../../components/task-states.ts";
+import { statusTone } from "../../data/clusters.ts";
+import { formatRelative, formatTime } from "../../data/format.ts";
+import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
 
+type NodeAction = "cordon" | "uncordon" | "drain" | "delete";
+
 export class BerthAdminClusterDetailView extends LitElement {
-  static override styles = [tokens, shared];
+  static override styles = [tokens, shared, page];
   static override properties = {
-    query: { attribute: false },
-    sessionId: { type: String },
     clusterId: { type: String },
+    testing: { state: true },
+    test: { state: true },
+    actionError: { state: true },
+    actionResult: { state: true },
+    editing: { state: true },
+    deleteName: { state: true },
   };
+  declare clusterId: string;
+  declare testing: boolean;
+  declare test: ConnectionTestResult | undefined;
+  declare actionError: unknown;
+  declare actionResult: string | undefined;
+  declare editing: boolean;
+  declare deleteName: string;
+
+  #cluster = new Task(this, {
+    task: async ([id], { signal }) => api.call("getCluster", { params: { clusterId: id as string } }, { signal }),
+    args: () => [this.clusterId],
+  });
+  #nodes = new Task(this, {
+    task: async ([id], { signal }) =>
+      api.call("listNodes", { query: { cluster: id as string, size: 100 } }, { signal }),
+    args: () => [this.clusterId],
+  });
+
+  constructor() {
+    super();
+    this.clusterId = "";
+    this.testing = false;
+    this.test = undefined;
+    this.actionError = undefined;
+    this.actionResult = undefined;
+    this.editing = false;
+    this.deleteName = "";
+  }
+
+  async #act<T>(what: string, fn: () => Promise<T>): Promise<T | undefined> {
+    this.actionError = undefined;
+    this.actionResult = undefined;
+    try {
+      const r = await fn();
+      this.actionResult = what;
+      return r;
+    } catch (e) {
+      this.actionError = e;
+      return undefined;
+    }
+  }
+
+  async #connectionTest(): Promise<void> {
+    this.testing = true;
+    this.test = await this.#act("Connection test finished.", () =>
+      api.call("testClusterConnection", { params: { clusterId: this.clusterId }, body: {} }),
+    );
+    this.testing = false;
+    void this.#cluster.run();
+  }
+
+  async #saveDomain(e: SubmitEvent): Promise<void> {
+    e.preventDefault();
+    const domain = String(new FormData(e.target as HTMLFormElement).get("session_domain") ?? "").trim();
+    const r = await this.#act("Session domain saved. New connect links use it.", () =>
+      api.call("updateCluster", { params: { clusterId: this.clusterId }, body: { session_domain: domain } }),
+    );
+    if (r) {
+      this.editing = false;
+      void this.#cluster.run();
+    }
+  }
+
+  async #deregister(c: Cluster): Promise<void> {
+    const ok = await confirmAction({
+      heading: `Deregister ${c.name}?`,
+      body: "The cluster, its nodes and its GPU devices are dropped from Berth; session history is kept. Sessions cannot be placed on it any more.",
+      confirmLabel: "Deregister",
+      danger: true,
+    });
+    if (!ok) return;
+    const r = await this.#act("Cluster deregistered.", () =>
+      api.call("deregisterCluster", { params: { clusterId: c.id } }),
+    );
+    if (r) router.navigate("/admin/clusters");
+  }
+
+  async #nodeAction(n: Node, action: NodeAction): Promise<void> {
+    const destructive = action === "drain" || action === "delete";
+    if (destructive) {
+      const ok = await confirmAction({
+        heading: `${action === "drain" ? "Drain" : "Delete"} node ${n.name}?`,
+        body:
+          action === "drain"
+            ? "The node is cordoned and its pods are evicted: sessions on it are placed again elsewhere or queued, and their users are told."
+            : "The node object is deleted from the cluster. Sessions on it are placed again elsewhere or queued.",
+        confirmLabel: action === "drain" ? "Drain" : "Delete",
+        danger: true,
+      });
+      if (!ok) return;
+    }
+    const params = { clusterId: n.cluster_id, nodeName: n.name };
+    const call = (): Promise<NodeActionResult> =>
+      action === "cordon"
+        ? api.call("cordonNode", { params })
+        : action === "uncordon"
+          ? api.call("uncordonNode", { params })
+          : action === "drain"
+            ? api.call("drainNode", { params })
+            : api.call("deleteNode", { params });
+    const r = await this.#act(`${action} ${n.name}: done.`, call);
+    if (r) {
+      const blocked = r.evictions?.filter((x) => x.result === "blocked" || x.result === "failed") ?? [];
+      this.actionResult = `${action} ${n.name}: ${r.outcome}${blocked.length ? ` (${blocked.length} pod(s) could not be evicted: ${blocked.map((b) => `${b.namespace}/${b.pod}`).join(", ")})` : ""}.`;
+      void this.#nodes.run();
+    }
+  }
+
+  #facts(c: Cluster) {
+    return html`<div class="page-head">
+        <h1>${c.name}</h1>
+        <span class="badge tone-${statusTone(c.status)}" data-testid="cluster-status">${c.status}</span>
+      </div>
+      <div class="grid2">
+        <section class="card" aria-labelledby="facts-h">
+          <h2 id="facts-h">Cluster</h2>
+          <dl class="facts">
+            <dt>Id</dt><dd><code>${c.id}</code></dd>
+            <dt>Session domain</dt>
+            <dd>
+              ${
+                this.editing
+                  ? html`<form @submit=${this.#saveDomain} class="row" data-testid="session-domain-form">
+                    <label class="visually-hidden" for="sd">Session domain</label>
+                    <input id="sd" name="session_domain" required .value=${c.session_domain} data-testid="session-domain-input" />
+                    <button class="primary" type="submit" data-testid="session-domain-save">Save</button>
+                    <button type="button" @click=${() => (this.editing = false)}>Cancel</button>
+                  </form>`
+                  : html`<code data-testid="session-domain">${c.session_domain}</code>
+                    <button type="button" @click=${() => (this.editing = true)} data-testid="session-domain-edit" aria-label="Edit session domain">Edit</button>`
+              }
+            </dd>
+            <dt>Nodes / GPUs</dt><dd>${c.inventory.nodes} / ${c.inventory.gpus}</dd>
+            <dt>Last report</dt><dd>${formatRelative(c.last_report_at)}</dd>
+            <dt>Registered</dt><dd>${formatTime(c.registered_at)}</dd>
+            ${c.operator_token ? html`<dt>Operator token</dt><dd>expires ${formatRelative(c.operator_token.expires_at)}</dd>` : nothing}
+          </dl>
+        </section>
+        <section class="card" aria-labelledby="probe-h">
+          <h2 id="probe-h">Probe</h2>
+          ${
+            this.test
+              ? html`<p data-testid="connection-test-status">Status: <span class="badge tone-${statusTone(this.test.status)}">${this.test.status}</span> in ${this.test.duration_ms} ms ${this.test.server_version ? html`· ${this.test.server_version}` : nothing}</p>
+                ${this.test.message ? html`<p>${this.test.message}</p>` : nothing}
+                <berth-check-list .checks=${this.test.checks}></berth-check-list>
+                ${this.test.missing_permissions?.length ? html`<p class="hint">Missing permissions: ${this.test.missing_permissions.join(", ")}</p>` : nothing}`
+              : c.checks
+                ? html`<p class="hint">Last probe ${formatRelative(c.probed_at)}</p><berth-check-list .checks=${c.checks}></berth-check-list>`
+                : html`<p class="muted">No probe result yet.</p>`
+          }
+          <button type="button" ?disabled=${this.testing} @click=${this.#connectionTest} data-testid="connection-test">${this.testing ? "Testing…" : "Test the connection"}</button>
+        </section>
+      </div>`;
+  }
+
+  #nodesTable(nodes: Node[]) {
+    return html`<div class="table-wrap"><table data-testid="nodes-table">
+      <caption class="visually-hidden">Nodes of this cluster</caption>
+      <thead><tr><th scope="col">Node</th><th scope="col">GPU model</th><th scope="col">GPUs used / allocatable</th><th scope="col">State</th><th scope="col">Actions</th></tr></thead>
+      <tbody>
+        ${nodes.map(
+          (n) => html`<tr data-testid="node-row" data-node=${n.name}>
+            <td><code>${n.name}</code></td>
+            <td>${n.gpu_model ?? "—"}</td>
+            <td>${n.gpu_in_use} / ${n.gpu_allocatable}</td>
+            <td>
+              <span class="badge ${n.ready ? "tone-ok" : "tone-bad"}">${n.ready ? "Ready" : "Not ready"}</span>
+              ${n.schedulable ? nothing : html`<span class="badge tone-warn" data-testid="node-cordoned">Cordoned</span>`}
+            </td>
+            <td class="actions">
+              ${
+                n.schedulable
+                  ? html`<button type="button" @click=${() => this.#nodeAction(n, "cordon")} aria-label="Cordon ${n.name}">Cordon</button>`
+                  : html`<button type="button" @click=${() => this.#nodeAction(n, "uncordon")} aria-label="Uncordon ${n.name}">Uncordon</button>`
+              }
+              <button type="button" class="danger" @click=${() => this.#nodeAction(n, "drain")} aria-label="Drain ${n.name}">Drain</button>
+              <button type="button" class="danger" @click=${() => this.#nodeAction(n, "delete")} aria-label="Delete ${n.name}">Delete</button>
+            </td>
+          </tr>`,
+        )}
+      </tbody>
+    </table></div>`;
+  }
+
   override render() {
-    return html`<h1>Cluster</h1><p>Coming soon.</p>`;
+    return html`<p><a href="/admin/clusters">← Clusters</a></p>
+      ${this.actionResult ? html`<p class="success" role="status" data-testid="action-result">${this.actionResult}</p>` : nothing}
+      ${this.actionError ? html`<berth-error-panel heading="That did not work" .error=${this.actionError}></berth-error-panel>` : nothing}
+      ${renderTask(this.#cluster, { pendingLabel: "Loading the cluster…", complete: (c) => this.#facts(c) })}
+      <h2>Nodes</h2>
+      ${renderTask(this.#nodes, {
+        pendingLabel: "Loading nodes…",
+        isEmpty: (r) => r.data.length === 0,
+        empty: () =>
+          html`<berth-empty-state heading="No node reported yet">The cluster's operator reports its nodes and GPUs once it runs with its token.</berth-empty-state>`,
+        complete: (r) => this.#nodesTable(r.data),
+      })}
+      ${renderTask(this.#cluster, {
+        complete: (c) => html`<section class="card" aria-labelledby="danger-h" style="margin-top:1.5rem">
+          <h2 id="danger-h">Deregister</h2>
+          <p class="hint">Refused while sessions or allocations live on the cluster. Type the cluster's name to confirm.</p>
+          <div class="row">
+            <label class="visually-hidden" for="del-name">Cluster name to confirm</label>
+            <input id="del-name" style="max-width:16rem" placeholder=${c.name} .value=${this.deleteName} @input=${(e: Event) => (this.deleteName = (e.target as HTMLInputElement).value)} data-testid="deregister-name" />
+            <button type="button" class="danger" ?disabled=${this.deleteName !== c.name} @click=${() => this.#deregister(c)} data-testid="deregister">Deregister ${c.name}</button>
+          </div>
+        </section>`,
+      })}`;
   }
 }
