@@ -1,0 +1,100 @@
+// GET /api/v1/sessions/:sessionId/logs?tail=&follow=&timestamps=: the session pod's log, read through
+// its cluster's Kubernetes API (pods/log) with the registered credential. Never from the pod directly.
+import type { Readable } from "node:stream";
+import { KubeStatusError, KubeTransportError } from "../../clusters/kube.ts";
+import { type ConnectPortsOf, connectDepsOf } from "../../connect/adapters.ts";
+import { Conflict, type DomainError, Unavailable } from "../../errors.ts";
+import { defineRoute, type RouteDef } from "../../http/route.ts";
+import type { Deps } from "../../deps.ts";
+import { SessionParams } from "../connect/schemas.ts";
+import { type PodLogs, registeredCredentialLogs } from "./ports.ts";
+import { LogsQuery, SessionLogs } from "./schemas.ts";
+
+const LIMIT_BYTES = 1024 * 1024;
+
+function logFailure(clusterId: string, e: unknown): DomainError | unknown {
+  if (e instanceof KubeTransportError) return new Unavailable(`cluster ${clusterId} did not answer: ${e.message}`, { cluster_id: clusterId, reason: e.reason });
+  if (e instanceof KubeStatusError) {
+    // 404: the pod is gone (paused, restarting); 400: its container has not started yet.
+    if (e.status === 404 || e.status === 400) return new Conflict("the session's pod has no log to show right now", { reason: "no_pod_log", cluster_status: e.status });
+    return new Unavailable(`cluster ${clusterId} refused to show the log: ${e.message}`, { cluster_id: clusterId, cluster_status: e.status });
+  }
+  return e;
+}
+
+async function readAll(stream: Readable): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of stream) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+export function logsRoutes(portsOf: ConnectPortsOf = connectDepsOf, logsOf: (deps: Deps) => PodLogs = registeredCredentialLogs): RouteDef[] {
+  const getLogs = defineRoute({
+    method: "get",
+    path: "/api/v1/sessions/:sessionId/logs",
+    operationId: "getSessionLogs",
+    tags: ["sessions"],
+    summary: "The session's log (tail, or follow as a text stream)",
+    description: [
+      "Read through the session's cluster's Kubernetes API (`pods/log`) with the cluster's registered credential.",
+      "Without `follow`: JSON with the last `tail` lines (at most 1 MiB). With `follow=true`: `text/plain` streamed as the pod writes, starting with the last `tail` lines, until the pod ends or the client disconnects (the JSON schema below then does not apply).",
+      "404 for a session the caller may not see; 409 `conflict` with `details.reason` = `no_pod_log` when the session has no pod with a log (paused, not started); 503 when the cluster does not answer.",
+    ].join("\n\n"),
+    auth: "user",
+    params: SessionParams,
+    query: LogsQuery,
+    responses: { 200: SessionLogs },
+    handler: async ({ deps, principal, params, query, ctx }) => {
+      const session = await portsOf(deps).sessions.forUser(principal, params.sessionId);
+      if (!session.clusterId || !session.podName || !session.namespace) {
+        throw new Conflict(`session ${session.id} has no pod (${session.phase})`, { reason: "no_pod_log", phase: session.phase });
+      }
+      const clusterId = session.clusterId;
+      const abort = new AbortController();
+      ctx.req.on("close", () => abort.abort());
+      let stream: Readable;
+      try {
+        stream = await logsOf(deps).open(clusterId, {
+          namespace: session.namespace,
+          pod: session.podName,
+          tailLines: query.tail,
+          follow: query.follow,
+          timestamps: query.timestamps,
+          ...(query.follow ? {} : { limitBytes: LIMIT_BYTES }),
+          signal: abort.signal,
+        });
+      } catch (e) {
+        throw logFailure(clusterId, e);
+      }
+      const answer = { session_id: session.id, cluster_id: clusterId, pod: session.podName, lines: [] as string[], truncated: false };
+      if (!query.follow) {
+        const text = await readAll(stream);
+        answer.lines = text.split("\n");
+        if (answer.lines.at(-1) === "") answer.lines.pop();
+        answer.truncated = Buffer.byteLength(text) >= LIMIT_BYTES;
+        return { status: 200, body: answer, headers: { "Cache-Control": "no-store" } };
+      }
+      // Follow: the typed layer answers JSON, so this stream bypasses it (the route layer's "rare route
+      // that needs the raw request"): headers now, lines as they come, done when either side ends.
+      ctx.respond = false;
+      const res = ctx.res;
+      res.writeHead(200, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store", "x-content-type-options": "nosniff", "x-accel-buffering": "no" });
+      res.flushHeaders();
+      await new Promise<void>((resolve) => {
+        stream.on("data", (c: Buffer) => res.write(c));
+        stream.on("end", resolve);
+        stream.on("error", resolve);
+        stream.on("close", resolve);
+        res.on("close", () => {
+          abort.abort();
+          resolve();
+        });
+      });
+      res.end();
+      return { status: 200, body: answer };
+    },
+  });
+  return [getLogs];
+}
+
+export const routes: RouteDef[] = logsRoutes();
