@@ -1,0 +1,175 @@
+// A super_admin cordons, uncordons, drains and deletes GPU nodes. The control plane does it on the node's
+// cluster with that cluster's registered (least-privilege) credential, records what it did, and the
+// inventory shows it at once; the operator's next report agrees.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { applyInventory } from "../../../api/src/internal/report-inventory.ts";
+import { eventually, type KubeHttp } from "../index.ts";
+import { adminKube, type ClustersBed, startClustersBed } from "./harness.ts";
+
+const H100 = "NVIDIA-H100-80GB-HBM3";
+const SESSIONS = "berth-sessions";
+
+let bed: ClustersBed;
+let kube: KubeHttp;
+let clusterId: string;
+
+interface KNode {
+  metadata: { name: string; labels?: Record<string, string> };
+  spec?: { unschedulable?: boolean };
+  status?: { allocatable?: Record<string, string>; capacity?: Record<string, string>; conditions?: { type: string; status: string }[] };
+}
+
+/** What the operator would report: the cluster's nodes as they are now. */
+async function reportFromCluster(): Promise<void> {
+  const list = await kube.json<{ items: KNode[] }>("GET", "/api/v1/nodes");
+  await applyInventory(
+    bed.t.deps,
+    clusterId,
+    new Date(),
+    list.items.map((n) => {
+      const gpus = Number(n.status?.allocatable?.["nvidia.com/gpu"] ?? 0);
+      return {
+        name: n.metadata.name,
+        gpu_model: n.metadata.labels?.["nvidia.com/gpu.product"] ?? null,
+        gpu_count: Number(n.status?.capacity?.["nvidia.com/gpu"] ?? 0),
+        gpu_allocatable: gpus,
+        gpu_in_use: 0,
+        labels: n.metadata.labels ?? {},
+        schedulable: !n.spec?.unschedulable,
+        ready: n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false,
+        devices: Array.from({ length: gpus }, (_, index) => ({ index })),
+      };
+    }),
+  );
+}
+
+async function aPod(namespace: string, name: string, node: string, labels: Record<string, string> = {}): Promise<void> {
+  await eventually(
+    async () => {
+      const res = await kube.raw("POST", `/api/v1/namespaces/${namespace}/pods`, {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name, namespace, labels },
+        spec: { nodeName: node, automountServiceAccountToken: false, containers: [{ name: "main", image: "registry.invalid/session:1" }] },
+      });
+      if (res.status === 201 || res.status === 409) return true;
+      throw new Error(`${res.status} ${res.text}`);
+    },
+    { what: `pod ${namespace}/${name}` },
+  );
+}
+
+const admin = () => ({ token: bed.superAdmin.token });
+const act = (node: string, action: string) => bed.t.request("POST", `/api/v1/nodes/${clusterId}/${node}/${action}`, admin());
+
+beforeAll(async () => {
+  bed = await startClustersBed({
+    clusters: [
+      { name: "mgmt", kind: "management" },
+      {
+        name: "gpu-a",
+        kind: "gpu",
+        nodes: [1, 2, 3].map((i) => ({ name: `gpu-a-${i}`, gpuModel: H100, gpuCount: 8 })),
+        gpuRuntimeClass: true,
+        gpuDevicePlugin: true,
+      },
+    ],
+  });
+  kube = adminKube(bed.fleet.cluster("gpu-a"));
+  const res = await bed.t.request("POST", "/api/v1/clusters", {
+    ...admin(),
+    json: { name: "gpu-a", session_domain: "gpu-a.sessions.localhost", credential: await bed.credentialFor("gpu-a") },
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  clusterId = res.body.cluster.id;
+  await reportFromCluster();
+});
+
+afterAll(async () => {
+  kube?.close();
+  await bed?.stop();
+});
+
+describe("node actions", () => {
+  it("cordon marks the node unschedulable on its cluster and in the inventory at once", async () => {
+    const res = await act("gpu-a-1", "cordon");
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ cluster_id: clusterId, node: "gpu-a-1", action: "cordon", outcome: "success", schedulable: false, node_state: { schedulable: false } });
+    const node = await kube.json<KNode>("GET", "/api/v1/nodes/gpu-a-1");
+    expect(node.spec?.unschedulable).toBe(true);
+    const listed = await bed.t.request("GET", `/api/v1/nodes?cluster=${clusterId}`, admin());
+    expect(listed.body.data.find((n: { name: string }) => n.name === "gpu-a-1").schedulable).toBe(false);
+    // The operator's next report agrees.
+    await reportFromCluster();
+    expect((await bed.t.database.db("cluster_nodes").where({ cluster_id: clusterId, name: "gpu-a-1" }).first()).schedulable).toBe(false);
+    const recorded = await bed.t.database.db("cluster_node_actions").where({ cluster_id: clusterId, node_name: "gpu-a-1", action: "cordon" });
+    expect(recorded).toHaveLength(1);
+    expect(recorded[0]).toMatchObject({ outcome: "success", actor_id: bed.superAdmin.id });
+  });
+
+  it("uncordon makes it schedulable again", async () => {
+    const res = await act("gpu-a-1", "uncordon");
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ action: "uncordon", schedulable: true, node_state: { schedulable: true } });
+    const node = await kube.json<KNode>("GET", "/api/v1/nodes/gpu-a-1");
+    expect(node.spec?.unschedulable).toBeFalsy();
+  });
+
+  it("drain cordons the node and evicts Berth's session pods on it, and leaves everything else", async () => {
+    await aPod(SESSIONS, "ses-drained", "gpu-a-2");
+    await aPod(SESSIONS, "ses-elsewhere", "gpu-a-1");
+    await aPod("default", "not-berths", "gpu-a-2");
+    const res = await act("gpu-a-2", "drain");
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ action: "drain", outcome: "success", schedulable: false, evictions: [{ pod: "ses-drained", namespace: SESSIONS, result: "evicted" }] });
+    expect((await kube.json<KNode>("GET", "/api/v1/nodes/gpu-a-2")).spec?.unschedulable).toBe(true);
+    await eventually(async () => {
+      const pod = await kube.raw<{ metadata?: { deletionTimestamp?: string } }>("GET", `/api/v1/namespaces/${SESSIONS}/pods/ses-drained`);
+      return pod.status === 404 || !!pod.body.metadata?.deletionTimestamp;
+    }, { what: "the drained pod to go" });
+    for (const [ns, name] of [[SESSIONS, "ses-elsewhere"], ["default", "not-berths"]]) {
+      const pod = await kube.json<{ metadata: { deletionTimestamp?: string } }>("GET", `/api/v1/namespaces/${ns}/pods/${name}`);
+      expect(pod.metadata.deletionTimestamp, `${ns}/${name}`).toBeUndefined();
+    }
+    const recorded = await bed.t.database.db("cluster_node_actions").where({ cluster_id: clusterId, node_name: "gpu-a-2", action: "drain" }).first();
+    expect(recorded.result.evictions).toEqual([{ pod: "ses-drained", namespace: SESSIONS, result: "evicted" }]);
+  });
+
+  it("drain reports a pod its disruption budget protects as blocked, and the outcome as partial", async () => {
+    await aPod(SESSIONS, "ses-protected", "gpu-a-3", { app: "protected" });
+    await kube.json("POST", `/apis/policy/v1/namespaces/${SESSIONS}/poddisruptionbudgets`, {
+      apiVersion: "policy/v1",
+      kind: "PodDisruptionBudget",
+      metadata: { name: "protected", namespace: SESSIONS },
+      spec: { minAvailable: 1, selector: { matchLabels: { app: "protected" } } },
+    });
+    const res = await act("gpu-a-3", "drain");
+    expect(res.status).toBe(200);
+    expect(res.body.outcome).toBe("partial");
+    expect(res.body.evictions).toEqual([{ pod: "ses-protected", namespace: SESSIONS, result: "blocked", message: expect.any(String) }]);
+    const pod = await kube.json<{ metadata: { deletionTimestamp?: string } }>("GET", `/api/v1/namespaces/${SESSIONS}/pods/ses-protected`);
+    expect(pod.metadata.deletionTimestamp).toBeUndefined();
+  });
+
+  it("delete removes the node from its cluster and its row and devices from the inventory", async () => {
+    expect(await bed.t.database.db("gpu_devices").where({ cluster_id: clusterId, node_name: "gpu-a-3" })).toHaveLength(8);
+    const res = await bed.t.request("DELETE", `/api/v1/nodes/${clusterId}/gpu-a-3`, admin());
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ action: "delete", outcome: "success", deleted: true });
+    expect((await kube.raw("GET", "/api/v1/nodes/gpu-a-3")).status).toBe(404);
+    expect(await bed.t.database.db("cluster_nodes").where({ cluster_id: clusterId, name: "gpu-a-3" })).toHaveLength(0);
+    expect(await bed.t.database.db("gpu_devices").where({ cluster_id: clusterId, node_name: "gpu-a-3" })).toHaveLength(0);
+    const pools = await bed.t.request("GET", `/api/v1/node-pools?cluster=${clusterId}`, admin());
+    expect(pools.body.data[0]).toMatchObject({ nodes: 2, gpu_count: 16 });
+  });
+
+  it("answers 404 for a node or cluster that does not exist", async () => {
+    const node = await act("gpu-a-404", "cordon");
+    expect(node.status).toBe(404);
+    expect(node.body.error.code).toBe("not_found");
+    const cluster = await bed.t.request("POST", "/api/v1/nodes/clu_doesnotexist/gpu-a-1/cordon", admin());
+    expect(cluster.status).toBe(404);
+    const invalid = await bed.t.request("POST", `/api/v1/nodes/${clusterId}/Not_A_Node/cordon`, admin());
+    expect(invalid.status).toBe(400);
+  });
+});
