@@ -90,7 +90,7 @@ export function spawnManaged(opts: SpawnOptions): ManagedProcess {
     exited,
     hasExited: () => done,
     stop: async (graceMs = 5000) => {
-      if (done) return killGroup(pid, "SIGKILL"); // stragglers in the group, if any
+      if (done) return; // (no signal to a group id that may since belong to someone else)
       killGroup(pid, "SIGTERM");
       // A ref'd timer: the children are unref'd, so without it a host with nothing else to do would
       // exit in the middle of stop() (and its 'exit' hook would SIGKILL the rest).
@@ -106,7 +106,7 @@ export function spawnManaged(opts: SpawnOptions): ManagedProcess {
         await exited;
         clearInterval(keepAlive);
       }
-      killGroup(pid, "SIGKILL");
+      killGroup(pid, "SIGKILL"); // stragglers in the group, if any (a pgid is not reused while it has members)
     },
     tail: (lines = 20) => tailFile(opts.logFile, lines),
   };
