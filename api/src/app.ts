@@ -18,8 +18,22 @@ export interface BuildAppOptions {
   routes?: readonly RouteDef[];
 }
 
+/** Requests whose handlers are still running, per app: stop() waits for them before closing the pool. */
+export const inFlight = new WeakMap<Koa, { count: number }>();
+
 function baseApp(deps: Deps): Koa {
   const app = new Koa();
+  const counter = { count: 0 };
+  inFlight.set(app, counter);
+  // Outermost, and counted until the handler finishes, even when the client has already gone away.
+  app.use(async (_ctx, next) => {
+    counter.count += 1;
+    try {
+      await next();
+    } finally {
+      counter.count -= 1;
+    }
+  });
   // Errors never reach Koa's own handler (the envelope middleware answers them); anything that does is a bug.
   app.on("error", (err: unknown) => deps.log.error({ err }, "error escaped the envelope middleware"));
   app.use(requestIdMiddleware());

@@ -4,8 +4,9 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { KubeConfig } from "@kubernetes/client-node";
+import type Koa from "koa";
 import pino, { type Logger } from "pino";
-import { buildApp, buildInternalApp } from "./app.ts";
+import { buildApp, buildInternalApp, inFlight } from "./app.ts";
 import { createAuthenticator } from "./auth/authenticator.ts";
 import { type Config, ConfigError, parseConfig } from "./config.ts";
 import { connect, type Db, migrateLatest } from "./db/knex.ts";
@@ -62,6 +63,15 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
+const DRAIN_TIMEOUT_MS = 20_000;
+
+async function drain(apps: Koa[], timeoutMs: number, log: Logger): Promise<void> {
+  const running = () => apps.reduce((n, a) => n + (inFlight.get(a)?.count ?? 0), 0);
+  const deadline = Date.now() + timeoutMs;
+  while (running() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  if (running() > 0) log.warn({ running: running() }, "requests still running at shutdown");
+}
+
 function urlOf(host: string, addr: AddressInfo): string {
   const h = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
   return `http://${h}:${addr.port}`;
@@ -98,6 +108,7 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
     }
 
     const app = buildApp(deps, opts.routes ? { routes: opts.routes } : {});
+    const apps = [app];
     const publicServer = createServer(app.callback());
     // Slow clients must not hold sockets forever; generous enough for long polls and uploads of 1 MiB.
     publicServer.requestTimeout = 60_000;
@@ -109,7 +120,9 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
     let internalServer: Server | undefined;
     let internalUrl: string | undefined;
     if (config.internal.enabled) {
-      internalServer = createServer(buildInternalApp(deps).callback());
+      const internalApp = buildInternalApp(deps);
+      apps.push(internalApp);
+      internalServer = createServer(internalApp.callback());
       const iaddr = await listen(internalServer, config.internal.host, config.internal.port);
       internalUrl = urlOf(config.internal.host, iaddr);
       log.info({ url: internalUrl, allow: config.internal.allowCidrs }, "internal plane listening");
@@ -134,6 +147,8 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
         stopping ??= (async () => {
           clearInterval(purge);
           await Promise.all([closeServer(publicServer), internalServer ? closeServer(internalServer) : Promise.resolve()]);
+          // A closed socket does not stop its handler: let running handlers finish before the pool goes.
+          await drain(apps, DRAIN_TIMEOUT_MS, log);
           if (ownDb) await db.destroy();
           log.info("API stopped");
         })();
