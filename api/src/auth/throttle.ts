@@ -9,6 +9,14 @@
 // bounding a distributed guess, and 50 is far above what a person mistyping reaches.
 // The email is counted as typed (lowercased) whether or not the account exists, so the throttle itself
 // does not reveal which accounts exist. A success clears that account's failures from that source.
+//
+// An attempt is recorded as a failure *before* its password is checked, and its row deleted if it
+// succeeds. Per account and source every recorded attempt counts, in flight or not, so a burst of
+// parallel guesses at one account cannot outrun the count (the price: more than 5 simultaneous sign-ins
+// of one account from one address are refused too). The per-source and per-account limits count only
+// attempts older than IN_FLIGHT_SECONDS, i.e. settled failures: many people signing in at once behind
+// one NAT address are not refused because of each other's pending sign-ins. A spray can thus slip one
+// burst past those two limits, bounded by what argon2id lets the server verify in IN_FLIGHT_SECONDS.
 import type { Knex } from "knex";
 import type { Clock } from "../deps.ts";
 
@@ -20,6 +28,9 @@ export interface ThrottleLimits {
 }
 
 export const DEFAULT_THROTTLE: ThrottleLimits = { windowSeconds: 15 * 60, perAccountAndSource: 5, perSource: 50, perAccount: 50 };
+
+/** A sign-in settles well within this (argon2id ~40 ms); younger rows may still be successes in flight. */
+export const IN_FLIGHT_SECONDS = 10;
 
 export interface AttemptRefused {
   refused: true;
@@ -55,6 +66,7 @@ export class LoginThrottle {
     const db = this.#db;
     const now = this.#clock.now();
     const since = new Date(now.getTime() - this.limits.windowSeconds * 1000);
+    const settled = new Date(now.getTime() - IN_FLIGHT_SECONDS * 1000);
     const [mine] = await db("login_failures").insert({ email, source, at: now }).returning("id");
     const id = (mine as { id: string }).id;
 
@@ -64,8 +76,8 @@ export class LoginThrottle {
       .andWhere((w) => w.where({ email }).orWhere({ source }))
       .select(
         db.raw("count(*) filter (where email = ? and source = ?)::int as pair", [email, source]),
-        db.raw("count(*) filter (where source = ?)::int as src", [source]),
-        db.raw("count(*) filter (where email = ?)::int as acct", [email]),
+        db.raw("count(*) filter (where source = ? and at <= ?)::int as src", [source, settled]),
+        db.raw("count(*) filter (where email = ? and at <= ?)::int as acct", [email, settled]),
       )) as { pair: number; src: number; acct: number }[];
 
     const over =
@@ -83,6 +95,7 @@ export class LoginThrottle {
       const row = (await db("login_failures")
         .where(over.where)
         .andWhere("at", ">", since)
+        .andWhere("at", "<=", over.limit === "account_and_source" ? now : settled)
         .orderBy("at", "desc")
         .offset(over.n - 1)
         .first("at")) as { at: Date } | undefined;
