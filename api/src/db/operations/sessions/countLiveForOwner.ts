@@ -1,0 +1,23 @@
+import type { Knex } from "knex";
+
+/**
+ * What a user's sessions hold or wait for: sessions that want to run (desired Running) and are not
+ * ended, and their GPUs. Paused sessions hold nothing and do not count.
+ */
+export async function countLiveForOwner(db: Knex, ownerId: string): Promise<{ sessions: number; gpus: number }> {
+  const row = (await db("sessions")
+    .where({ owner_id: ownerId, desired_state: "Running" })
+    .whereNotIn("phase", ["Terminated", "Failed", "Paused"])
+    .first(db.raw("count(*)::int as sessions"), db.raw("coalesce(sum(gpu_count), 0)::int as gpus"))) as
+    | { sessions: number; gpus: number }
+    | undefined;
+  return { sessions: row?.sessions ?? 0, gpus: row?.gpus ?? 0 };
+}
+
+/**
+ * Serializes the policy check and the insert of one user's sessions across API replicas: held until the
+ * transaction ends. Two concurrent creates by the same user cannot both pass a "one more" check.
+ */
+export async function lockOwner(tx: Knex.Transaction, ownerId: string): Promise<void> {
+  await tx.raw("SELECT pg_advisory_xact_lock(hashtextextended(?, 6))", [`sessions:${ownerId}`]);
+}

@@ -1,0 +1,49 @@
+// A row of `sessions` (migration 20261122000004): the history mirror of a Session resource.
+export interface SessionRow {
+  id: string;
+  cr_name: string;
+  namespace: string;
+  owner_id: string;
+  organization_id: string;
+  project_id: string | null;
+  display_name: string | null;
+  offering: string;
+  preset: string;
+  image: string;
+  gpu_model: string;
+  gpu_count: number;
+  hourly_credit_rate: string;
+  cluster_pin: string | null;
+  cluster_id: string | null;
+  node: string | null;
+  phase: string;
+  desired_state: string;
+  priority: number;
+  queue_position: number | null;
+  reason: string | null;
+  message: string | null;
+  mirror_revision: number;
+  mirror_restarts: number;
+  created_at: Date;
+  updated_at: Date;
+  queued_at: Date | null;
+  scheduled_at: Date | null;
+  started_at: Date | null;
+  paused_at: Date | null;
+  terminated_at: Date | null;
+  resource_deleted_at: Date | null;
+}
+
+/** Phases that no longer hold or want anything: they count for nothing (policies, deregistration). */
+export const ENDED_PHASES = ["Terminated", "Failed"] as const;
+
+export interface SessionEventRow {
+  seq: string; // bigint
+  session_id: string;
+  owner_id: string;
+  organization_id: string;
+  project_id: string | null;
+  type: string;
+  payload: Record<string, unknown>;
+  created_at: Date;
+}

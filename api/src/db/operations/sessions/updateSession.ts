@@ -1,0 +1,68 @@
+import type { Knex } from "knex";
+import type { SessionRow } from "./types.ts";
+
+export type SessionChanges = Partial<
+  Pick<
+    SessionRow,
+    | "cluster_id"
+    | "node"
+    | "phase"
+    | "desired_state"
+    | "priority"
+    | "queue_position"
+    | "reason"
+    | "message"
+    | "queued_at"
+    | "scheduled_at"
+    | "started_at"
+    | "paused_at"
+    | "terminated_at"
+    | "resource_deleted_at"
+    | "gpu_model"
+  >
+>;
+
+export async function updateSession(
+  db: Knex,
+  id: string,
+  changes: SessionChanges,
+  at: Date,
+): Promise<SessionRow | undefined> {
+  const [row] = await db("sessions")
+    .where({ id })
+    .update({ ...changes, updated_at: at })
+    .returning("*");
+  return row as SessionRow | undefined;
+}
+
+/** Takes the next mirror revision (monotonic per session, across mirrors and worker restarts). */
+export async function nextMirrorRevision(db: Knex, id: string, restarts?: number): Promise<number> {
+  const [row] = (await db("sessions")
+    .where({ id })
+    .update({
+      mirror_revision: db.raw("mirror_revision + 1"),
+      ...(restarts === undefined ? {} : { mirror_restarts: restarts }),
+    })
+    .returning(["mirror_revision"])) as { mirror_revision: number }[];
+  if (!row) throw new Error(`session ${id} has no history row`);
+  return row.mirror_revision;
+}
+
+/** The worker's bookkeeping of many sessions at once (revision and restarts written to mirrors). */
+export async function mirrorStates(
+  db: Knex,
+  ids: readonly string[],
+): Promise<Map<string, { revision: number; restarts: number }>> {
+  const out = new Map<string, { revision: number; restarts: number }>();
+  for (let i = 0; i < ids.length; i += 1000) {
+    const rows = (await db("sessions")
+      .whereIn("id", ids.slice(i, i + 1000) as string[])
+      .select("id", "mirror_revision", "mirror_restarts")) as {
+      id: string;
+      mirror_revision: number;
+      mirror_restarts: number;
+    }[];
+    for (const r of rows) out.set(r.id, { revision: r.mirror_revision, restarts: r.mirror_restarts });
+  }
+  return out;
+}

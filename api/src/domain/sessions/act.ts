@@ -1,0 +1,88 @@
+// The common path of every action on a session: find it (404 when not visible), read its resource,
+// check the action-phase matrix, write the new intent to the resource with its resourceVersion (a
+// concurrent change is re-read and re-checked, never overwritten), mirror the intent in the history row
+// and tell the stream. The worker does the rest.
+import { type Session, SessionKind } from "@berth/crds";
+import type { Knex } from "knex";
+import { insertSessionEvents } from "../../db/operations/sessions/sessionEvents.ts";
+import type { SessionRow } from "../../db/operations/sessions/types.ts";
+import { updateSession } from "../../db/operations/sessions/updateSession.ts";
+import type { Deps } from "../../deps.ts";
+import { Unavailable } from "../../errors.ts";
+import type { Principal } from "../../http/principal.ts";
+import { assertAllowed, InvalidSessionState, type SessionAction } from "./actions.ts";
+import { sessionEventOf } from "./events.ts";
+import { readResource, visibleRow } from "./lookup.ts";
+import { sessionPath, sessionsRuntimeOf } from "./runtime.ts";
+import { type SessionView, viewFromResource } from "./view.ts";
+
+export interface ActOptions {
+  /** Extra checks with the current resource (e.g. who may raise priority); throw to refuse. */
+  check?: (cr: Session, row: SessionRow) => Promise<void> | void;
+  /** Runs in a transaction holding the owner's lock before the write (quota on resume). */
+  inLock?: (tx: Knex.Transaction, cr: Session, row: SessionRow) => Promise<void>;
+  /** Skip the matrix (priority changes have their own rule). */
+  action?: SessionAction;
+}
+
+export async function act(
+  deps: Deps,
+  principal: Principal,
+  id: string,
+  opts: ActOptions,
+  patchOf: (cr: Session) => { spec?: Partial<Session["spec"]>; annotations?: Record<string, string> },
+): Promise<SessionView> {
+  const row = await visibleRow(deps, principal, id);
+  const { kube } = sessionsRuntimeOf(deps);
+  for (let attempt = 0; ; attempt++) {
+    const cr = await readResource(deps, row);
+    if (!cr) {
+      if (opts.action)
+        throw new InvalidSessionState(
+          opts.action,
+          row.phase === "Terminated" ? "Terminated" : row.phase,
+          row.desired_state,
+        );
+      throw new Unavailable("the session's resource is gone");
+    }
+    const phase = cr.status?.phase ?? "Pending";
+    if (opts.action) assertAllowed(opts.action, phase, cr.spec.desiredState);
+    await opts.check?.(cr, row);
+    if (opts.inLock) {
+      const inLock = opts.inLock;
+      await deps.db.transaction(async (tx) => {
+        await tx.raw("SELECT pg_advisory_xact_lock(hashtextextended(?, 6))", [`sessions:${row.owner_id}`]);
+        await inLock(tx, cr, row);
+        // The intent lands in the row inside the lock, so a concurrent create counts this session.
+        const p = patchOf(cr);
+        if (p.spec?.desiredState)
+          await tx("sessions").where({ id: row.id }).update({ desired_state: p.spec.desiredState });
+      });
+    }
+    const p = patchOf(cr);
+    const body = {
+      metadata: {
+        resourceVersion: cr.metadata.resourceVersion,
+        ...(p.annotations ? { annotations: p.annotations } : {}),
+      },
+      ...(p.spec ? { spec: p.spec } : {}),
+    };
+    const res = await kube.request("PATCH", sessionPath(row.namespace, row.cr_name), { body }).catch((e: unknown) => {
+      throw new Unavailable("the management cluster did not answer", { reason: (e as Error).message });
+    });
+    if (res.status === 409 && attempt < 3) continue; // changed under us: re-read, re-check
+    if (res.status === 404) throw new InvalidSessionState(opts.action ?? "terminate", "Terminated", "Terminated");
+    if (res.status >= 300) throw new Unavailable(`updating the session's resource failed (${res.status})`);
+    const updated = SessionKind.schema.parse(res.body);
+    const now = deps.clock.now();
+    const changed = await updateSession(
+      deps.db,
+      row.id,
+      { desired_state: updated.spec.desiredState, priority: updated.spec.priority },
+      now,
+    );
+    const view = viewFromResource(changed ?? row, updated);
+    await insertSessionEvents(deps.db, [sessionEventOf("session.updated", row, view, phase)]);
+    return view;
+  }
+}

@@ -1,0 +1,130 @@
+// The quota gate of creating and resuming a session. One function, called inside the transaction that
+// holds the owner's lock (so two concurrent requests cannot both pass "one more"), before anything is
+// written. It throws QuotaExceeded (403 `quota_exceeded`) with details: which limit, its value, what is
+// in use, what the request adds, and the scope the limit comes from.
+//
+// Now: the ResourcePolicy limits (GPUs and concurrent sessions per user, GPUs per project and
+// organization, allowed offerings). The narrowest scope that sets a limit wins: project, then
+// organization, then global.
+// Billing (issue 8) adds the credit checks in `checkCredits` below: the wallet must cover a minimum run
+// at the offering's rate, and the organization's budget must not be spent.
+import type { Offering, ResourcePolicy } from "@berth/crds";
+import type { Knex } from "knex";
+import { countLiveForOwner } from "../../db/operations/sessions/countLiveForOwner.ts";
+import type { Deps } from "../../deps.ts";
+import { QuotaExceeded } from "../../errors.ts";
+import type { Principal } from "../../http/principal.ts";
+import { sessionsRuntimeOf } from "./runtime.ts";
+
+export interface QuotaRequest {
+  /** "create" counts one more session; "resume" brings a paused one back (it is not counted while paused). */
+  kind: "create" | "resume";
+  ownerId: string;
+  organizationId: string;
+  projectId: string | null;
+  offering: Offering;
+  gpuCount: number;
+}
+
+type LimitName = keyof ResourcePolicy["spec"]["limits"];
+
+/** The effective value of one limit and where it comes from. */
+export function effectiveLimit(
+  policies: readonly ResourcePolicy[],
+  name: LimitName,
+  at: { organizationId: string; projectId: string | null },
+): { value: number; scope: string } | undefined {
+  const project = at.projectId
+    ? policies.find((p) => p.spec.scope.kind === "project" && p.spec.scope.id === at.projectId)
+    : undefined;
+  const org = policies.find((p) => p.spec.scope.kind === "organization" && p.spec.scope.id === at.organizationId);
+  const global = policies.find((p) => p.spec.scope.kind === "global");
+  for (const [p, scope] of [
+    [project, `project ${at.projectId}`],
+    [org, `organization ${at.organizationId}`],
+    [global, "global"],
+  ] as const) {
+    const v = p?.spec.limits[name];
+    if (v !== undefined) return { value: v, scope };
+  }
+  return undefined;
+}
+
+export async function checkQuota(
+  deps: Deps,
+  tx: Knex.Transaction,
+  principal: Principal,
+  req: QuotaRequest,
+): Promise<void> {
+  const policies = await sessionsRuntimeOf(deps).catalog.policies();
+  const at = { organizationId: req.organizationId, projectId: req.projectId };
+
+  // Allowed offerings: the narrowest policy that lists them decides.
+  const lists = [
+    req.projectId
+      ? policies.find((p) => p.spec.scope.kind === "project" && p.spec.scope.id === req.projectId)
+      : undefined,
+    policies.find((p) => p.spec.scope.kind === "organization" && p.spec.scope.id === req.organizationId),
+    policies.find((p) => p.spec.scope.kind === "global"),
+  ].find((p) => p?.spec.allowedOfferings !== undefined);
+  const offeringName = req.offering.metadata.name as string;
+  if (lists?.spec.allowedOfferings && !lists.spec.allowedOfferings.includes(offeringName)) {
+    throw new QuotaExceeded(`the offering ${offeringName} is not allowed here`, {
+      limit: "allowedOfferings",
+      value: lists.spec.allowedOfferings,
+      requested: offeringName,
+      scope: `${lists.spec.scope.kind}${lists.spec.scope.id ? ` ${lists.spec.scope.id}` : ""}`,
+    });
+  }
+
+  const mine = await countLiveForOwner(tx, req.ownerId);
+  const sessionsLimit = effectiveLimit(policies, "maxConcurrentSessionsPerUser", at);
+  if (sessionsLimit && mine.sessions + 1 > sessionsLimit.value) {
+    throw new QuotaExceeded(`at most ${sessionsLimit.value} running or waiting sessions per user`, {
+      limit: "maxConcurrentSessionsPerUser",
+      value: sessionsLimit.value,
+      current: mine.sessions,
+      requested: 1,
+      scope: sessionsLimit.scope,
+    });
+  }
+  const gpuLimit = effectiveLimit(policies, "maxGpusPerUser", at);
+  if (gpuLimit && mine.gpus + req.gpuCount > gpuLimit.value) {
+    throw new QuotaExceeded(`at most ${gpuLimit.value} GPUs per user`, {
+      limit: "maxGpusPerUser",
+      value: gpuLimit.value,
+      current: mine.gpus,
+      requested: req.gpuCount,
+      scope: gpuLimit.scope,
+    });
+  }
+  for (const [name, column, id] of [
+    ["maxGpusPerProject", "project_id", req.projectId],
+    ["maxGpusPerOrganization", "organization_id", req.organizationId],
+  ] as const) {
+    if (!id) continue;
+    const limit = effectiveLimit(policies, name, at);
+    if (!limit) continue;
+    const row = (await tx("sessions")
+      .where({ [column]: id, desired_state: "Running" })
+      .whereNotIn("phase", ["Terminated", "Failed", "Paused"])
+      .first(tx.raw("coalesce(sum(gpu_count), 0)::int as gpus"))) as { gpus: number } | undefined;
+    const current = row?.gpus ?? 0;
+    if (current + req.gpuCount > limit.value) {
+      throw new QuotaExceeded(
+        `at most ${limit.value} GPUs per ${column === "project_id" ? "project" : "organization"}`,
+        { limit: name, value: limit.value, current, requested: req.gpuCount, scope: limit.scope },
+      );
+    }
+  }
+
+  await checkCredits(deps, tx, principal, req);
+}
+
+/** Billing's hook (issue 8): wallet balance for a minimum run, organization budget. Nothing yet. */
+export async function checkCredits(
+  _deps: Deps,
+  _tx: Knex.Transaction,
+  _principal: Principal,
+  _req: QuotaRequest,
+): Promise<void> {}

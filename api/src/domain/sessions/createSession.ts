@@ -1,0 +1,262 @@
+// POST /api/v1/sessions: check, record, create the Session resource, answer at once (phase Pending).
+// Placement, dispatch and the pod happen in the worker and the cluster's operator; the answer's id is
+// what the SSE stream and the detail route follow.
+
+import {
+  ANNOTATIONS,
+  LABELS,
+  labelValue,
+  newSessionId,
+  organizationNamespace,
+  sessionResourceName,
+} from "@berth/controllers";
+import { type Session, SessionKind } from "@berth/crds";
+import { findClusterById } from "../../db/operations/clusters/findClusterById.ts";
+import { findProjectById } from "../../db/operations/projects/findProjectById.ts";
+import { lockOwner } from "../../db/operations/sessions/countLiveForOwner.ts";
+import { fleetModels } from "../../db/operations/sessions/fleetModels.ts";
+import { insertSession } from "../../db/operations/sessions/insertSession.ts";
+import { insertSessionEvents } from "../../db/operations/sessions/sessionEvents.ts";
+import { updateSession } from "../../db/operations/sessions/updateSession.ts";
+import type { Deps } from "../../deps.ts";
+import { Conflict, DomainError, Forbidden, Invalid, Unavailable } from "../../errors.ts";
+import type { Principal } from "../../http/principal.ts";
+import { scopeOf } from "../identity/scope.ts";
+import { checkQuota, effectiveLimit } from "./checkQuota.ts";
+import { sessionEventOf } from "./events.ts";
+import { sessionPath, sessionsRuntimeOf } from "./runtime.ts";
+import { type SessionView, viewFromRow } from "./view.ts";
+
+export interface CreateSessionInput {
+  offering: string;
+  preset: string;
+  image: string;
+  name?: string;
+  cluster_id?: string;
+  organization_id?: string;
+  project_id?: string;
+  priority?: number;
+  volumes?: { volume: string; mount_path?: string; read_only?: boolean }[];
+}
+
+const issue = (field: string, message: string) => ({ path: ["body", field], message, code: "invalid_reference" });
+
+/** Which organization the session belongs to: named, implied by the project, or the caller's only one. */
+async function resolveOwnership(
+  deps: Deps,
+  p: Principal,
+  input: CreateSessionInput,
+): Promise<{ organizationId: string; projectId: string | null }> {
+  const scope = scopeOf(p);
+  let organizationId = input.organization_id;
+  let projectId: string | null = null;
+  if (input.project_id) {
+    const project = await findProjectById(deps.db, input.project_id);
+    const member =
+      project && (scope.all || scope.adminOrganizations.has(project.organization_id) || scope.projects.has(project.id));
+    if (!project || !member)
+      throw new Invalid("the request is invalid", [issue("project_id", "no such project among yours")]);
+    if (organizationId && organizationId !== project.organization_id)
+      throw new Invalid("the request is invalid", [issue("project_id", "the project belongs to another organization")]);
+    organizationId = project.organization_id;
+    projectId = project.id;
+  }
+  if (!organizationId) {
+    const mine = [...scope.organizations];
+    if (mine.length !== 1) {
+      throw new Invalid("the request is invalid", [
+        issue(
+          "organization_id",
+          mine.length === 0
+            ? "you belong to no organization; name one"
+            : "you belong to several organizations; name one",
+        ),
+      ]);
+    }
+    organizationId = mine[0] as string;
+  }
+  if (!scope.all && !scope.organizations.has(organizationId))
+    throw new Invalid("the request is invalid", [issue("organization_id", "no such organization among yours")]);
+  return { organizationId, projectId };
+}
+
+export async function createSession(deps: Deps, principal: Principal, input: CreateSessionInput): Promise<SessionView> {
+  const rt = sessionsRuntimeOf(deps);
+  const { organizationId, projectId } = await resolveOwnership(deps, principal, input);
+
+  const [offering, preset, image] = await Promise.all([
+    rt.catalog.offering(input.offering),
+    rt.catalog.preset(input.preset),
+    rt.catalog.image(input.image),
+  ]);
+  const bad = [
+    ...(!offering || !offering.spec.enabled
+      ? [issue("offering", offering ? "this offering is disabled" : "no such offering")]
+      : []),
+    ...(!preset ? [issue("preset", "no such preset")] : []),
+    ...(!image || (image.spec.visibility === "private" && image.spec.owner !== principal.userId)
+      ? [issue("image", "no such image")]
+      : []),
+  ];
+  if (bad.length > 0 || !offering || !preset || !image) throw new Invalid("the request is invalid", bad);
+  const gpuModel = offering.spec.gpuModel;
+  const gpuCount = preset.spec.gpuCount > 0 ? preset.spec.gpuCount : offering.spec.gpuCount;
+
+  if (input.cluster_id) {
+    const cluster = await findClusterById(deps.db, input.cluster_id);
+    if (!cluster || cluster.deregistered_at)
+      throw new Invalid("the request is invalid", [issue("cluster_id", "no such cluster")]);
+  }
+  const models = await fleetModels(deps.db, input.cluster_id);
+  if (!models.includes(gpuModel)) {
+    const fleet = input.cluster_id ? await fleetModels(deps.db) : models;
+    throw new DomainError(
+      "gpu_model_unavailable",
+      input.cluster_id ? `cluster ${input.cluster_id} has no ${gpuModel}` : `no cluster of the fleet has ${gpuModel}`,
+      {
+        gpu_model: gpuModel,
+        offering: input.offering,
+        reported_models: input.cluster_id ? models : fleet,
+        ...(input.cluster_id ? { cluster_id: input.cluster_id, fleet_models: fleet } : {}),
+      },
+    );
+  }
+
+  const namespace = organizationNamespace(organizationId);
+  const volumes = await checkVolumes(deps, principal, namespace, input);
+
+  const scope = scopeOf(principal);
+  const admin = scope.all || scope.adminOrganizations.has(organizationId);
+  const priority = input.priority ?? 0;
+  if (!admin && priority > 0) {
+    const max = effectiveLimit(await rt.catalog.policies(), "maxPriority", { organizationId, projectId });
+    if (!max || priority > max.value)
+      throw new Forbidden(`members may set a priority of at most ${max?.value ?? 0}`, {
+        max_priority: max?.value ?? 0,
+        requested: priority,
+      });
+  }
+
+  const id = newSessionId();
+  const crName = sessionResourceName(id);
+  const now = deps.clock.now();
+  const row = await deps.db.transaction(async (tx) => {
+    await lockOwner(tx, principal.userId);
+    await checkQuota(deps, tx, principal, {
+      kind: "create",
+      ownerId: principal.userId,
+      organizationId,
+      projectId,
+      offering,
+      gpuCount,
+    });
+    return insertSession(tx, {
+      id,
+      cr_name: crName,
+      namespace,
+      owner_id: principal.userId,
+      organization_id: organizationId,
+      project_id: projectId,
+      display_name: input.name ?? null,
+      offering: input.offering,
+      preset: input.preset,
+      image: input.image,
+      gpu_model: gpuModel,
+      gpu_count: gpuCount,
+      hourly_credit_rate: offering.spec.hourlyCreditRate,
+      cluster_pin: input.cluster_id ?? null,
+      priority,
+      created_at: now,
+    });
+  });
+
+  const body: Session = SessionKind.build(
+    {
+      name: crName,
+      namespace,
+      labels: {
+        [LABELS.partOf]: "berth",
+        [LABELS.sessionId]: id,
+        [LABELS.owner]: labelValue(principal.userId),
+        [LABELS.organization]: labelValue(organizationId),
+        ...(projectId ? { [LABELS.project]: labelValue(projectId) } : {}),
+      },
+      annotations: { [ANNOTATIONS.createdBy]: principal.email },
+    },
+    {
+      owner: principal.userId,
+      organization: organizationId,
+      ...(projectId ? { project: projectId } : {}),
+      ...(input.name ? { displayName: input.name } : {}),
+      offering: input.offering,
+      preset: input.preset,
+      image: input.image,
+      volumes,
+      ...(input.cluster_id ? { clusterPin: input.cluster_id } : {}),
+      desiredState: "Running",
+      priority,
+    },
+  );
+  try {
+    await rt.ensureNamespace(namespace);
+    const res = await rt.kube.request("POST", sessionPath(namespace), { body });
+    if (res.status !== 201)
+      throw new Error(
+        `creating the Session resource answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`,
+      );
+  } catch (e) {
+    await updateSession(
+      deps.db,
+      id,
+      { phase: "Failed", reason: "CreateFailed", message: (e as Error).message.slice(0, 1000), terminated_at: now },
+      now,
+    );
+    throw new Unavailable("the session could not be created in the management cluster; retry", {
+      reason: (e as Error).message,
+    });
+  }
+  await insertSessionEvents(deps.db, [sessionEventOf("session.created", row, viewFromRow(row))]);
+  return viewFromRow(row);
+}
+
+async function checkVolumes(
+  deps: Deps,
+  principal: Principal,
+  namespace: string,
+  input: CreateSessionInput,
+): Promise<Session["spec"]["volumes"]> {
+  const out: Session["spec"]["volumes"] = [];
+  const scope = scopeOf(principal);
+  for (const [i, v] of (input.volumes ?? []).entries()) {
+    const vol = await sessionsRuntimeOf(deps).catalog.volume(namespace, v.volume);
+    const mine =
+      vol &&
+      (scope.all ||
+        (vol.spec.owner.kind === "user" && vol.spec.owner.id === principal.userId) ||
+        (vol.spec.owner.kind === "project" && scope.projects.has(vol.spec.owner.id)) ||
+        scope.adminOrganizations.has(vol.spec.organization) ||
+        vol.spec.shares.some(
+          (s) => (s.kind === "user" && s.id === principal.userId) || (s.kind === "project" && scope.projects.has(s.id)),
+        ));
+    if (!vol || !mine)
+      throw new Invalid("the request is invalid", [
+        { path: ["body", "volumes", i, "volume"], message: "no such volume", code: "invalid_reference" },
+      ]);
+    if (vol.spec.locked)
+      throw new Conflict(`volume ${v.volume} is locked`, { volume: v.volume, reason: vol.spec.lockReason ?? null });
+    const bound = vol.status?.boundCluster;
+    if (bound && input.cluster_id && bound !== input.cluster_id) {
+      throw new Conflict(
+        `volume ${v.volume} has its claim on ${bound}; the session cannot run on ${input.cluster_id}`,
+        { volume: v.volume, bound_cluster: bound, requested_cluster: input.cluster_id },
+        "volume_on_another_cluster",
+      );
+    }
+    out.push({
+      volume: v.volume,
+      readOnly: v.read_only ?? false,
+      ...(v.mount_path ? { mountPath: v.mount_path } : {}),
+    });
+  }
+  return out;
+}

@@ -1,0 +1,38 @@
+// Resume: placed again (maybe on another cluster, unless pinned or held by a volume), after the same
+// quota gate as a creation: a paused session does not count, so bringing it back must fit.
+
+import type { Deps } from "../../deps.ts";
+import { QuotaExceeded } from "../../errors.ts";
+import type { Principal } from "../../http/principal.ts";
+import { act } from "./act.ts";
+import { checkQuota } from "./checkQuota.ts";
+import { sessionsRuntimeOf } from "./runtime.ts";
+import type { SessionView } from "./view.ts";
+
+export function resumeSession(deps: Deps, principal: Principal, id: string): Promise<SessionView> {
+  return act(
+    deps,
+    principal,
+    id,
+    {
+      action: "resume",
+      inLock: async (tx, _cr, row) => {
+        const offering = await sessionsRuntimeOf(deps).catalog.offering(row.offering);
+        if (!offering)
+          throw new QuotaExceeded(`the offering ${row.offering} no longer exists`, {
+            limit: "offering",
+            requested: row.offering,
+          });
+        await checkQuota(deps, tx, principal, {
+          kind: "resume",
+          ownerId: row.owner_id,
+          organizationId: row.organization_id,
+          projectId: row.project_id,
+          offering,
+          gpuCount: row.gpu_count,
+        });
+      },
+    },
+    () => ({ spec: { desiredState: "Running" } }),
+  );
+}

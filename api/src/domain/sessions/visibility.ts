@@ -1,0 +1,46 @@
+// Who sees and who acts on a session. A session belongs to its owner; the organization's admins and its
+// project's admins see and manage it too; super_admin everything. Other members of the same
+// organization see nothing of it (404, as if it did not exist).
+import type { SessionVisibility } from "../../db/operations/sessions/listSessions.ts";
+import type { Principal } from "../../http/principal.ts";
+import { scopeOf } from "../identity/scope.ts";
+
+export interface SessionOwnership {
+  owner_id: string;
+  organization_id: string;
+  project_id: string | null;
+}
+
+export function canSeeSession(p: Principal, s: SessionOwnership): boolean {
+  if (p.isSuperAdmin || s.owner_id === p.userId) return true;
+  const scope = scopeOf(p);
+  return (
+    scope.adminOrganizations.has(s.organization_id) || (s.project_id !== null && scope.adminProjects.has(s.project_id))
+  );
+}
+
+/** Acting (pause, resume, restart, terminate, priority) needs the same as seeing. */
+export const canManageSession = canSeeSession;
+
+/** Administrators of the session's organization (and super_admin): the ones who may raise priority freely and inspect resources. */
+export function isSessionAdmin(p: Principal, s: SessionOwnership): boolean {
+  if (p.isSuperAdmin) return true;
+  return scopeOf(p).adminOrganizations.has(s.organization_id);
+}
+
+/**
+ * `scope=mine`: own sessions. `scope=all`: everything the role reaches (super_admin: all; org admin:
+ * their organizations; project admin: their projects; anyone: their own). Asking for more than the role
+ * allows answers the role's scope, never 403 (CONTRACT.md, Endpoints rule 1).
+ */
+export function visibilityOf(p: Principal, scope: "mine" | "all"): SessionVisibility {
+  if (scope === "mine") return { all: false, ownerId: p.userId };
+  if (p.isSuperAdmin) return { all: true };
+  const s = scopeOf(p);
+  return {
+    all: false,
+    ownerId: p.userId,
+    organizationIds: [...s.adminOrganizations],
+    projectIds: [...s.adminProjects],
+  };
+}

@@ -1,0 +1,54 @@
+import type { z } from "zod";
+import { allowedActions } from "../../domain/sessions/actions.ts";
+import type { SessionView } from "../../domain/sessions/view.ts";
+import type { Session } from "./schemas.ts";
+
+const iso = (d: Date | null | undefined) => (d ? new Date(d).toISOString() : null);
+
+export function presentSession(v: SessionView): z.input<typeof Session> {
+  return {
+    id: v.id,
+    name: v.displayName,
+    resource_name: v.crName,
+    namespace: v.namespace,
+    owner_id: v.ownerId,
+    organization_id: v.organizationId,
+    project_id: v.projectId,
+    offering: v.offering,
+    preset: v.preset,
+    image: v.image,
+    gpu_model: v.gpuModel,
+    gpu_count: v.gpuCount,
+    hourly_credit_rate: v.hourlyCreditRate,
+    cluster_pin: v.clusterPin,
+    cluster_id: v.clusterId,
+    node: v.node,
+    phase: v.phase as z.input<typeof Session>["phase"],
+    desired_state: v.desiredState as z.input<typeof Session>["desired_state"],
+    priority: v.priority,
+    queue: v.queue,
+    reason: v.reason,
+    message: v.message,
+    ...(v.conditions
+      ? {
+          conditions: v.conditions.map((c) => ({
+            type: c.type,
+            status: c.status,
+            reason: c.reason,
+            message: c.message,
+            last_transition_time: c.lastTransitionTime,
+          })),
+        }
+      : {}),
+    connect_paths: v.connectPaths,
+    restarts: v.restarts,
+    allowed_actions: v.resourceDeleted ? [] : allowedActions(v.phase, v.desiredState),
+    created_at: iso(v.createdAt) as string,
+    updated_at: iso(v.updatedAt) as string,
+    queued_at: iso(v.queuedAt),
+    scheduled_at: iso(v.scheduledAt),
+    started_at: iso(v.startedAt),
+    paused_at: iso(v.pausedAt),
+    terminated_at: iso(v.terminatedAt),
+  };
+}

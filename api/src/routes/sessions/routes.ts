@@ -1,0 +1,305 @@
+// /api/v1/sessions: create, list, detail, actions, bulk termination, GPU availability, cost preview and
+// (for administrators) the underlying resource and its Kubernetes events. Connect links live in
+// routes/connect, the event stream in ./stream.ts.
+//
+// Actions are POST /api/v1/sessions/{id}/{pause|resume|restart|terminate}: each answers 202 with the
+// session as it stands (the phase moves afterwards; follow the stream or poll the detail). An action the
+// phase does not allow answers 409 `invalid_session_state` with the phase and the actions allowed now.
+import { bulkTerminate } from "../../domain/sessions/bulkTerminate.ts";
+import { createSession } from "../../domain/sessions/createSession.ts";
+import { gpuAvailability } from "../../domain/sessions/gpuAvailability.ts";
+import { inspectResource, resourceEvents } from "../../domain/sessions/inspectResource.ts";
+import { pauseSession } from "../../domain/sessions/pauseSession.ts";
+import { credits, previewCost } from "../../domain/sessions/previewCost.ts";
+import { getSession, listSessions } from "../../domain/sessions/readSessions.ts";
+import { restartSession } from "../../domain/sessions/restartSession.ts";
+import { resumeSession } from "../../domain/sessions/resumeSession.ts";
+import { terminateSession } from "../../domain/sessions/terminateSession.ts";
+import { Paged } from "../../http/paging.ts";
+import { defineRoute, type RouteDef } from "../../http/route.ts";
+import { presentSession } from "./presenter.ts";
+import {
+  BulkTerminateBody,
+  BulkTerminateResult,
+  CostPreview,
+  CreateSessionBody,
+  GpuAvailability,
+  KubeEvents,
+  ListSessionsQuery,
+  PreviewCostBody,
+  Session,
+  SessionParams,
+  SessionResource,
+} from "./schemas.ts";
+import { sessionEventsRoute } from "./stream.ts";
+
+const TAGS = ["sessions"];
+
+export const createSessionRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/sessions",
+  operationId: "createSession",
+  tags: TAGS,
+  summary: "Create a session",
+  description: [
+    "Checks the offering, preset and image, the GPU model against the fleet's inventory, the resource policy (GPUs and concurrent sessions per user, per project, per organization; allowed offerings) and the quotas, then creates the `Session` resource and answers 201 at once with phase `Pending`. Placement, dispatch and the pod follow; watch `GET /api/v1/sessions/events` or poll the detail.",
+    "`cluster_id` pins the session: it runs only there and waits there (Queued, reason PinnedClusterFull) when that cluster is full. A volume whose claim exists on another cluster than the pin: 409 `volume_on_another_cluster`.",
+    "Refusals: 403 `quota_exceeded` (details: `limit`, `value`, `current`, `requested`, `scope`); 422 `gpu_model_unavailable` when no cluster (or not the pinned one) has the offering's GPU model (details: `gpu_model`, `reported_models`); 400 `validation_failed` for unknown catalog names.",
+    "Send `Idempotency-Key`: a repeat answers the first result and creates nothing.",
+  ].join("\n\n"),
+  auth: "user",
+  body: CreateSessionBody,
+  idempotent: true,
+  audit: "session.create",
+  responses: { 201: Session },
+  handler: async ({ deps, principal, body, audit }) => {
+    const v = await createSession(deps, principal, body);
+    audit.target("session", v.id);
+    audit.organization(v.organizationId);
+    return { status: 201, body: presentSession(v) };
+  },
+});
+
+export const listSessionsRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/sessions",
+  operationId: "listSessions",
+  tags: TAGS,
+  summary: "List sessions (newest first)",
+  description:
+    "`scope=mine` (default) lists your sessions; `scope=all` lists what your role reaches: everything for super_admin, your organizations' sessions for organization admins, your projects' for project admins. Terminated sessions stay listed as history. This list is the polling fallback of the event stream.",
+  auth: "user",
+  query: ListSessionsQuery,
+  responses: { 200: Paged(Session) },
+  handler: async ({ deps, principal, query }) => {
+    const page = await listSessions(deps, principal, query.scope, query, {
+      ...(query.phase ? { phases: query.phase } : {}),
+      ...(query.cluster_id ? { clusterId: query.cluster_id } : {}),
+      ...(query.organization_id ? { organizationId: query.organization_id } : {}),
+      ...(query.project_id ? { projectId: query.project_id } : {}),
+    });
+    return { status: 200, body: { data: page.data.map(presentSession), pagination: page.pagination } };
+  },
+});
+
+export const gpuAvailabilityRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/sessions/gpu-availability",
+  operationId: "getGpuAvailability",
+  tags: TAGS,
+  summary: "Free and total GPUs by cluster and model",
+  description:
+    "From the operators' inventory (ready, schedulable nodes) and what sessions hold; `models` sums per GPU model and counts the sessions queued for it.",
+  auth: "user",
+  responses: { 200: GpuAvailability },
+  handler: async ({ deps }) => {
+    const a = await gpuAvailability(deps);
+    return {
+      status: 200,
+      body: {
+        clusters: a.clusters.map((c) => ({
+          cluster_id: c.clusterId,
+          cluster_name: c.clusterName,
+          gpu_model: c.gpuModel,
+          total: c.total,
+          in_use: c.inUse,
+          free: c.free,
+          nodes: c.nodes,
+          largest_node: c.largestNode,
+        })),
+        models: a.models.map((m) => ({ gpu_model: m.gpuModel, total: m.total, free: m.free, queued: m.queued })),
+      },
+    };
+  },
+});
+
+export const previewCostRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/sessions/preview-cost",
+  operationId: "previewSessionCost",
+  tags: TAGS,
+  summary: "The hourly credit rate of a session and the cost of a duration",
+  description:
+    "Rate = the offering's hourly rate × the session's GPUs ÷ the offering's GPUs (a preset's GPU count overrides the offering's). Amounts are integer minor units as strings (1 credit = 1,000,000), and the same in credits as decimal strings. Nothing is created.",
+  auth: "user",
+  body: PreviewCostBody,
+  audit: "session.preview_cost",
+  responses: { 200: CostPreview },
+  handler: async ({ deps, body }) => {
+    const p = await previewCost(deps, body);
+    return {
+      status: 200,
+      body: {
+        offering: p.offering,
+        gpu_model: p.gpuModel,
+        gpu_count: p.gpuCount,
+        hourly_rate: p.hourlyRate,
+        hourly_rate_credits: credits(BigInt(p.hourlyRate)),
+        duration_seconds: p.durationSeconds,
+        cost: p.cost,
+        cost_credits: credits(BigInt(p.cost)),
+        gpu_available_now: p.gpuAvailableNow,
+      },
+    };
+  },
+});
+
+export const bulkTerminateRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/sessions/bulk-terminate",
+  operationId: "bulkTerminateSessions",
+  tags: TAGS,
+  summary: "Terminate several sessions",
+  description:
+    "One result per distinct id, in the order given: `accepted` with the session, or `refused` with the error a single terminate would have answered (`not_found` for a session you cannot see, `invalid_session_state` for one already terminating). Up to 100 ids.",
+  auth: "user",
+  body: BulkTerminateBody,
+  audit: "session.bulk_terminate",
+  responses: { 200: BulkTerminateResult },
+  handler: async ({ deps, principal, body, audit }) => {
+    const results = await bulkTerminate(deps, principal, body.ids);
+    audit.detail("ids", body.ids);
+    return {
+      status: 200,
+      body: {
+        results: results.map((r) =>
+          r.status === "accepted"
+            ? { id: r.id, status: r.status, session: presentSession(r.session) }
+            : { id: r.id, status: r.status, error: r.error },
+        ),
+      },
+    };
+  },
+});
+
+export const getSessionRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/sessions/:sessionId",
+  operationId: "getSession",
+  tags: TAGS,
+  summary: "A session, with its conditions",
+  description:
+    "Read from the live `Session` resource (its conditions say why it is in its phase); after the resource's retention, from the history. 404 for a session you may not see.",
+  auth: "user",
+  params: SessionParams,
+  responses: { 200: Session },
+  handler: async ({ deps, principal, params }) => ({
+    status: 200,
+    body: presentSession(await getSession(deps, principal, params.sessionId)),
+  }),
+});
+
+function actionRoute(
+  action: "pause" | "resume" | "restart" | "terminate",
+  run: typeof pauseSession,
+  summary: string,
+  description: string,
+) {
+  return defineRoute({
+    method: "post",
+    path: `/api/v1/sessions/:sessionId/${action}`,
+    operationId: `${action}Session`,
+    tags: TAGS,
+    summary,
+    description: `${description}\n\nAnswers 202 with the session; its phase follows. 409 \`invalid_session_state\` when the phase does not allow it (details: \`phase\`, \`desired_state\`, \`allowed_actions\`).`,
+    auth: "user",
+    params: SessionParams,
+    audit: `session.${action}`,
+    responses: { 202: Session },
+    handler: async ({ deps, principal, params, audit }) => {
+      audit.target("session", params.sessionId);
+      const v = await run(deps, principal, params.sessionId);
+      audit.organization(v.organizationId);
+      return { status: 202, body: presentSession(v) };
+    },
+  });
+}
+
+export const pauseRoute = actionRoute(
+  "pause",
+  pauseSession,
+  "Pause a session",
+  "Deletes the pod: the GPU returns to the pool and usage stops; volumes are kept. Allowed while Pending, Queued, Starting, Resuming, Running, Restarting or Unknown.",
+);
+export const resumeRoute = actionRoute(
+  "resume",
+  resumeSession,
+  "Resume a paused session",
+  "Places the session again (on its pinned cluster or its volumes' cluster when it has one) and starts a new pod; it may wait in the queue. Checked against policy and quota like a creation. Allowed while Paused.",
+);
+export const restartRoute = actionRoute(
+  "restart",
+  restartSession,
+  "Restart a running session",
+  "Replaces the pod on the same cluster (the old one is gone before the new one starts). Allowed while Running.",
+);
+export const terminateRoute = actionRoute(
+  "terminate",
+  terminateSession,
+  "Terminate a session",
+  "Removes everything on its GPU cluster; the session stays in the history. Allowed in every phase but Terminating and Terminated.",
+);
+
+export const sessionResourceRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/sessions/:sessionId/resource",
+  operationId: "getSessionResource",
+  tags: TAGS,
+  summary: "The session's Session resource, as kubectl get -o yaml shows it (administrators)",
+  description:
+    "For administrators of the session's organization and super_admin: the object in the management cluster, as JSON and YAML. Others: 403 (404 for a session they cannot see).",
+  auth: "user",
+  params: SessionParams,
+  responses: { 200: SessionResource },
+  handler: async ({ deps, principal, params }) => ({
+    status: 200,
+    body: await inspectResource(deps, principal, params.sessionId),
+  }),
+});
+
+export const sessionResourceEventsRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/sessions/:sessionId/resource/events",
+  operationId: "listSessionResourceEvents",
+  tags: TAGS,
+  summary: "The Kubernetes events of the session's resource, as kubectl describe lists them (administrators)",
+  description:
+    "Every transition (Scheduled, Queued, Started, Pausing, PausedByUser, RestartRequested, NodeLost, …) is an Event on the resource, oldest first. Kubernetes keeps events for an hour by default.",
+  auth: "user",
+  params: SessionParams,
+  responses: { 200: KubeEvents },
+  handler: async ({ deps, principal, params }) => {
+    const events = await resourceEvents(deps, principal, params.sessionId);
+    return {
+      status: 200,
+      body: {
+        data: events.map((e) => ({
+          type: e.type,
+          reason: e.reason,
+          message: e.message,
+          count: e.count,
+          first_timestamp: e.firstTimestamp,
+          last_timestamp: e.lastTimestamp,
+          source: e.source,
+        })),
+      },
+    };
+  },
+});
+
+// Static paths first: /api/v1/sessions/events would otherwise reach /:sessionId.
+export const routes: RouteDef[] = [
+  createSessionRoute,
+  listSessionsRoute,
+  sessionEventsRoute,
+  gpuAvailabilityRoute,
+  previewCostRoute,
+  bulkTerminateRoute,
+  getSessionRoute,
+  pauseRoute,
+  resumeRoute,
+  restartRoute,
+  terminateRoute,
+  sessionResourceRoute,
+  sessionResourceEventsRoute,
+];

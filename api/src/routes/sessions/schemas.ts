@@ -1,0 +1,270 @@
+import { z } from "zod";
+import { Page } from "../../http/paging.ts";
+
+const Timestamp = z.string().meta({ description: "RFC 3339, UTC." });
+const ResourceName = z
+  .string()
+  .min(1)
+  .max(253)
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, "a catalog object's name");
+
+export const SessionIdParam = z
+  .string()
+  .regex(/^ses_[a-z0-9]{20}$/, "a session id: ses_ followed by 20 lowercase letters and digits");
+export const SessionParams = z.object({ sessionId: SessionIdParam });
+
+export const SessionPhase = z
+  .enum([
+    "Pending",
+    "Queued",
+    "Starting",
+    "Running",
+    "Pausing",
+    "Paused",
+    "Resuming",
+    "Restarting",
+    "Terminating",
+    "Terminated",
+    "Failed",
+    "Unknown",
+  ])
+  .meta({
+    id: "SessionPhase",
+    description:
+      "Pending: accepted, not yet placed. Queued: waiting for a GPU (see queue). Starting: placed, pod not ready. Running. Pausing: pod being deleted. Paused: no pod, no GPU, volumes kept. Resuming: placed again after a pause. Restarting: pod being replaced. Terminating. Terminated. Failed: the pod could not run (e.g. image pull); its GPU is released. Unknown: its cluster stopped reporting.",
+  });
+export const SessionAction = z.enum(["pause", "resume", "restart", "terminate"]).meta({ id: "SessionAction" });
+
+export const SessionCondition = z
+  .object({
+    type: z.string().meta({ description: "Scheduled, Dispatched, Ready, Billable." }),
+    status: z.enum(["True", "False", "Unknown"]),
+    reason: z
+      .string()
+      .meta({
+        description:
+          "A stable CamelCase constant (PodRunning, NoCapacity, PinnedClusterFull, NodeLost, ImagePullFailed, …).",
+      }),
+    message: z.string(),
+    last_transition_time: Timestamp,
+  })
+  .meta({ id: "SessionCondition" });
+
+export const Session = z
+  .object({
+    id: z.string().meta({ example: "ses_4k2m9x0c7v5b3n6q8w1e" }),
+    name: z.string().nullable().meta({ description: "Display name given at creation." }),
+    resource_name: z
+      .string()
+      .meta({ description: "The Session resource's name: {cr} in the connect paths /proxy/{cr}/…" }),
+    namespace: z.string().meta({ description: "The organization's namespace in the management cluster." }),
+    owner_id: z.string(),
+    organization_id: z.string(),
+    project_id: z.string().nullable(),
+    offering: z.string(),
+    preset: z.string(),
+    image: z.string(),
+    gpu_model: z.string(),
+    gpu_count: z.number().int(),
+    hourly_credit_rate: z.string().meta({ description: "Minor units per hour (1 credit = 1,000,000), at creation." }),
+    cluster_pin: z.string().nullable().meta({ description: "The cluster it must run on, when pinned." }),
+    cluster_id: z
+      .string()
+      .nullable()
+      .meta({ description: "Where it runs now (the last cluster for Paused and Terminated sessions)." }),
+    node: z.string().nullable(),
+    phase: SessionPhase,
+    desired_state: z
+      .enum(["Running", "Paused", "Terminated"])
+      .meta({ description: "What was asked last; the phase moves towards it." }),
+    priority: z.number().int(),
+    queue: z
+      .object({ position: z.number().int(), reason: z.string() })
+      .nullable()
+      .meta({ description: "While Queued: 1-based position among sessions waiting for the same GPU model, and why." }),
+    reason: z.string().nullable().meta({ description: "Why it is where it is: the leading condition's reason." }),
+    message: z.string().nullable(),
+    conditions: z.array(SessionCondition).optional().meta({ description: "Detail only." }),
+    connect_paths: z
+      .object({ lab: z.string(), terminal: z.string(), code: z.string() })
+      .nullable()
+      .meta({
+        description:
+          "While Running: paths under the cluster's session_domain. Get usable links from GET /api/v1/sessions/{id}/connect.",
+      }),
+    restarts: z.number().int(),
+    allowed_actions: z
+      .array(SessionAction)
+      .meta({ description: "Actions the session's phase allows now (others answer 409 invalid_session_state)." }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    queued_at: Timestamp.nullable(),
+    scheduled_at: Timestamp.nullable(),
+    started_at: Timestamp.nullable(),
+    paused_at: Timestamp.nullable(),
+    terminated_at: Timestamp.nullable(),
+  })
+  .meta({ id: "Session" });
+
+export const CreateSessionBody = z
+  .object({
+    offering: ResourceName.meta({ description: "An Offering's name (GET /api/v1/offerings).", example: "h100" }),
+    preset: ResourceName.meta({ description: "A ResourcePreset's name.", example: "gpu-small" }),
+    image: ResourceName.meta({
+      description: "An Image's name (public, or your own private image).",
+      example: "jupyterlab",
+    }),
+    name: z.string().trim().min(1).max(128).optional().meta({ description: "Display name." }),
+    cluster_id: z
+      .string()
+      .regex(/^clu_[a-z0-9]{1,59}$/)
+      .optional()
+      .meta({ description: "Pin: run only on this cluster, and wait there when it is full." }),
+    organization_id: z
+      .string()
+      .min(1)
+      .max(128)
+      .optional()
+      .meta({ description: "Required when you belong to several organizations and give no project." }),
+    project_id: z.string().min(1).max(128).optional(),
+    priority: z
+      .number()
+      .int()
+      .min(-1000)
+      .max(1000)
+      .optional()
+      .meta({
+        description: "Queue priority (higher first). Members may not exceed the policy's maxPriority (default 0).",
+      }),
+    volumes: z
+      .array(
+        z.object({
+          volume: ResourceName.meta({ description: "A Volume of your organization." }),
+          mount_path: z
+            .string()
+            .regex(/^\/.*$/)
+            .max(4096)
+            .optional(),
+          read_only: z.boolean().optional(),
+        }),
+      )
+      .max(16)
+      .optional(),
+  })
+  .strict()
+  .meta({ id: "CreateSession" });
+
+export const ListSessionsQuery = Page.extend({
+  scope: z
+    .enum(["mine", "all"])
+    .default("mine")
+    .meta({
+      description:
+        "mine: your sessions. all: every session your role reaches (answered with your role's scope, never 403).",
+    }),
+  phase: z
+    .union([SessionPhase, z.array(SessionPhase)])
+    .optional()
+    .transform((v) => (v === undefined ? undefined : Array.isArray(v) ? v : [v]))
+    .meta({ description: "Only these phases (repeat the parameter for several)." }),
+  cluster_id: z.string().max(64).optional(),
+  organization_id: z.string().max(128).optional(),
+  project_id: z.string().max(128).optional(),
+});
+
+export const BulkTerminateBody = z
+  .object({ ids: z.array(SessionIdParam).min(1).max(100) })
+  .strict()
+  .meta({ id: "BulkTerminate" });
+export const BulkTerminateResult = z
+  .object({
+    results: z.array(
+      z.object({
+        id: z.string(),
+        status: z.enum(["accepted", "refused"]),
+        session: Session.optional(),
+        error: z
+          .object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()) })
+          .optional(),
+      }),
+    ),
+  })
+  .meta({ id: "BulkTerminateResult" });
+
+export const GpuAvailability = z
+  .object({
+    clusters: z.array(
+      z.object({
+        cluster_id: z.string(),
+        cluster_name: z.string(),
+        gpu_model: z.string(),
+        total: z.number().int().meta({ description: "Allocatable GPUs on ready, schedulable nodes." }),
+        in_use: z.number().int(),
+        free: z.number().int(),
+        nodes: z.number().int(),
+        largest_node: z
+          .number()
+          .int()
+          .meta({ description: "The most GPUs one node offers: the largest session that fits." }),
+      }),
+    ),
+    models: z.array(
+      z.object({ gpu_model: z.string(), total: z.number().int(), free: z.number().int(), queued: z.number().int() }),
+    ),
+  })
+  .meta({ id: "GpuAvailability" });
+
+export const PreviewCostBody = z
+  .object({
+    offering: ResourceName,
+    preset: ResourceName.optional().meta({ description: "Its GPU count overrides the offering's." }),
+    duration_seconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(31 * 24 * 3600)
+      .default(3600),
+  })
+  .strict()
+  .meta({ id: "PreviewCost" });
+
+export const CostPreview = z
+  .object({
+    offering: z.string(),
+    gpu_model: z.string(),
+    gpu_count: z.number().int(),
+    hourly_rate: z.string().meta({ description: "Minor units per hour for this session (1 credit = 1,000,000)." }),
+    hourly_rate_credits: z.string().meta({ description: "The same in credits, as a decimal string." }),
+    duration_seconds: z.number().int(),
+    cost: z.string().meta({ description: "Minor units for the duration, rounded up." }),
+    cost_credits: z.string(),
+    gpu_available_now: z
+      .boolean()
+      .meta({ description: "Some cluster has a free GPU of the model on one node right now." }),
+  })
+  .meta({ id: "CostPreview" });
+
+export const SessionResource = z
+  .object({
+    resource: z
+      .record(z.string(), z.unknown())
+      .meta({ description: "The Session object as the management cluster stores it (managedFields left out)." }),
+    yaml: z.string().meta({ description: "The same object as YAML, as `kubectl get -o yaml` prints it." }),
+  })
+  .meta({ id: "SessionResource" });
+
+export const KubeEvents = z
+  .object({
+    data: z.array(
+      z.object({
+        type: z.string(),
+        reason: z.string(),
+        message: z.string(),
+        count: z.number().int(),
+        first_timestamp: z.string().nullable(),
+        last_timestamp: z.string().nullable(),
+        source: z.string().nullable(),
+      }),
+    ),
+  })
+  .meta({ id: "SessionKubernetesEvents" });

@@ -1,0 +1,160 @@
+// GET /api/v1/sessions/events: server-sent events of the sessions the caller may see.
+//
+//   retry: 2000                          sent first: reconnect after 2 s
+//   id: 1234                             the event's sequence number; reconnect with Last-Event-ID: 1234
+//   event: session.updated               session.created | session.updated | session.deleted
+//   data: {"id":"1234","type":"session.updated","at":"…","session_id":"ses_…","previous_phase":"Starting","session":{…}}
+//
+//   event: heartbeat                     every 15 s (no id): {"at":"…"}; a silent connection is dead
+//   event: reset                         the Last-Event-ID is older than what is kept (24 h): reload lists
+//
+// Works across API replicas: events live in Postgres (`session_events`) and every replica LISTENs for
+// new rows (api/src/events/hub.ts). Lists stay the polling fallback.
+import type { Context } from "koa";
+import { z } from "zod";
+import { firstSessionEventSeq, listSessionEventsAfter } from "../../db/operations/sessions/sessionEvents.ts";
+import type { SessionEventRow } from "../../db/operations/sessions/types.ts";
+import type { Deps } from "../../deps.ts";
+import { viewOfPayload } from "../../domain/sessions/events.ts";
+import { canSeeSession } from "../../domain/sessions/visibility.ts";
+import { sessionEventHubOf } from "../../events/hub.ts";
+import type { Principal } from "../../http/principal.ts";
+import { defineRoute } from "../../http/route.ts";
+import { presentSession } from "./presenter.ts";
+import { SessionIdParam } from "./schemas.ts";
+
+export const HEARTBEAT_MS = 15_000;
+const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+
+export function formatEvent(row: SessionEventRow): string {
+  const payload = row.payload as Record<string, unknown>;
+  const data = {
+    id: String(row.seq),
+    type: row.type,
+    at: new Date(row.created_at).toISOString(),
+    session_id: row.session_id,
+    ...(payload.previous_phase !== undefined ? { previous_phase: payload.previous_phase } : {}),
+    session: presentSession(viewOfPayload(payload)),
+  };
+  return `id: ${row.seq}\nevent: ${row.type}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+async function stream(
+  deps: Deps,
+  principal: Principal,
+  ctx: Context,
+  lastEventId: string | undefined,
+  sessionId: string | undefined,
+): Promise<void> {
+  const res = ctx.res;
+  const visible = (row: SessionEventRow) =>
+    (sessionId === undefined || row.session_id === sessionId) && canSeeSession(principal, row);
+  const sent = new Set<string>();
+  let replaying = true;
+  const held: SessionEventRow[] = [];
+  let closed = false;
+  let done: () => void = () => {};
+  const finished = new Promise<void>((r) => {
+    done = r;
+  });
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    done();
+  };
+  const write = (text: string) => {
+    if (closed) return;
+    res.write(text);
+    if (res.writableLength > MAX_BUFFERED_BYTES) {
+      // A client that does not read: drop it; it resumes with Last-Event-ID.
+      res.destroy();
+      close();
+    }
+  };
+  const send = (row: SessionEventRow) => {
+    const seq = String(row.seq);
+    if (sent.has(seq) || !visible(row)) return;
+    sent.add(seq);
+    if (sent.size > 20_000) sent.delete(sent.values().next().value as string);
+    write(formatEvent(row));
+  };
+
+  ctx.respond = false;
+  res.writeHead(200, {
+    "Content-Type": "text/event-stream; charset=utf-8",
+    "Cache-Control": "no-store",
+    Connection: "keep-alive",
+    "X-Accel-Buffering": "no",
+    "X-Request-Id": String(ctx.response.get("X-Request-Id") || ""),
+  });
+  res.flushHeaders();
+  write("retry: 2000\n\n");
+  ctx.req.on("close", close);
+  res.on("close", close);
+
+  const hub = sessionEventHubOf(deps);
+  const unsubscribe = await hub.subscribe({
+    deliver: (row: SessionEventRow) => (replaying ? held.push(row) : send(row)),
+    close: () => {
+      res.end();
+      close();
+    },
+  } as never);
+  const heartbeat = setInterval(
+    () => write(`event: heartbeat\ndata: ${JSON.stringify({ at: new Date().toISOString() })}\n\n`),
+    HEARTBEAT_MS,
+  );
+  try {
+    if (lastEventId !== undefined && /^\d+$/.test(lastEventId)) {
+      const first = BigInt(await firstSessionEventSeq(deps.db));
+      if (first > 0n && BigInt(lastEventId) < first - 1n) {
+        write(
+          `event: reset\ndata: ${JSON.stringify({ reason: "events before this point are no longer kept; reload the lists", oldest_id: first.toString() })}\n\n`,
+        );
+      }
+      let after = lastEventId;
+      for (;;) {
+        const rows = await listSessionEventsAfter(deps.db, after, 500);
+        for (const r of rows) send(r);
+        if (rows.length < 500 || closed) break;
+        after = String(rows[rows.length - 1]?.seq);
+      }
+    }
+    replaying = false;
+    for (const r of held.splice(0)) send(r);
+    write(`event: heartbeat\ndata: ${JSON.stringify({ at: new Date().toISOString() })}\n\n`);
+    await finished;
+  } finally {
+    clearInterval(heartbeat);
+    unsubscribe();
+    if (!res.writableEnded) res.end();
+  }
+}
+
+export const sessionEventsRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/sessions/events",
+  operationId: "streamSessionEvents",
+  tags: ["sessions"],
+  summary: "Server-sent events of session changes (text/event-stream)",
+  description: [
+    "A `text/event-stream` of the sessions the caller may see (the same rule as the detail route). Events: `session.created`, `session.updated` (phase, conditions, cluster, node, queue position, desired state or priority changed; `previous_phase` says where it came from), `session.deleted` (the resource was removed after retention; the history stays). `data` is JSON: `{id, type, at, session_id, previous_phase?, session}` where `session` is exactly what `GET /api/v1/sessions/{id}` answers.",
+    "Every event carries `id:` (a sequence number); reconnect with the `Last-Event-ID` header (or `last_event_id`) to receive what was missed. `event: heartbeat` every 15 seconds keeps proxies from closing the connection; `event: reset` says the id is older than what is kept (24 hours) and lists must be reloaded.",
+    "Works across API replicas (events are kept in Postgres and every replica listens for them). Polling `GET /api/v1/sessions` is the fallback when a stream cannot be held.",
+  ].join("\n\n"),
+  auth: "user",
+  query: z.object({
+    last_event_id: z
+      .string()
+      .regex(/^\d+$/)
+      .optional()
+      .meta({ description: "Same as the Last-Event-ID header, for clients that cannot set headers." }),
+    session_id: SessionIdParam.optional().meta({ description: "Only this session's events." }),
+  }),
+  responses: { 200: z.string().meta({ description: "text/event-stream (see the description)." }) },
+  handler: async ({ deps, principal, query, ctx }) => {
+    const header = ctx.get("Last-Event-ID");
+    await stream(deps, principal, ctx, header !== "" ? header : query.last_event_id, query.session_id);
+    return { status: 200, body: "" };
+  },
+});
