@@ -24,12 +24,14 @@ export const ERROR_CODES = {
   already_exists: { status: 409, description: "An object with this identity already exists." },
   idempotency_request_in_flight: { status: 409, description: "A request with this Idempotency-Key is still being processed; retry later." },
   volume_on_another_cluster: { status: 409, description: "The volume's claim lives on another cluster than the one asked for." },
+  invalid_session_state: { status: 409, description: "The session's phase does not allow this action (e.g. resuming a running session); details give the phase, the desired state and the actions allowed now." },
   cluster_in_use: { status: 409, description: "The cluster still has live sessions or GPU allocations; end them before deregistering it." },
   // 413, 415, 422, 429
   payload_too_large: { status: 413, description: "The request body is larger than the limit; details.limit_bytes gives it." },
   unsupported_media_type: { status: 415, description: "The request body must be sent as application/json." },
   idempotency_key_reused: { status: 422, description: "This Idempotency-Key was already used with a different request." },
   // 422: cluster registration refused by the probe; details.checks holds every check's boolean.
+  gpu_model_unavailable: { status: 422, description: "No cluster of the fleet (or the pinned cluster) has the offering's GPU model; details.reported_models lists the models it does have." },
   cluster_unreachable: { status: 422, description: "The cluster's API server did not answer before the probe's deadline (or refused the connection, or its certificate did not verify)." },
   cluster_credential_invalid: { status: 422, description: "The cluster answered 401 to the credential: the token or certificate is not valid there." },
   cluster_credential_insufficient: { status: 422, description: "The credential is valid but lacks permissions Berth needs; details.missing_permissions lists them." },
