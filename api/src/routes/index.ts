@@ -7,6 +7,8 @@ import { routes as clusters } from "./clusters/routes.ts";
 import { routes as nodes } from "./nodes/routes.ts";
 import { routes as organizations } from "./organizations/routes.ts";
 import { routes as projects } from "./projects/routes.ts";
+import { routes as queue } from "./queue/routes.ts";
+import { routes as sessions } from "./sessions/routes.ts";
 import { routes as system } from "./system/routes.ts";
 import { routes as users } from "./users/routes.ts";
 
@@ -19,4 +21,6 @@ export const allRoutes: RouteDef[] = [
   ...catalog,
   ...clusters,
   ...nodes,
+  ...sessions,
+  ...queue,
 ];
