@@ -2,6 +2,16 @@
 // process.env in; nothing below main.ts reads it). Every problem is reported together, and secrets are
 // wrapped so they never print by accident.
 import { z } from "zod";
+import { parseCidr } from "./internal/cidr.ts";
+
+const isCidr = (v: string): boolean => {
+  try {
+    parseCidr(v);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 /** A secret value: prints as [redacted] in logs and JSON; call reveal() where it is really needed. */
 export class Secret {
@@ -68,7 +78,18 @@ const Env = z.object({
   /** Internal plane (operator callbacks, /.well-known): closed unless both are set. */
   BERTH_INTERNAL_HOST: z.string().min(1).default("0.0.0.0"),
   BERTH_INTERNAL_PORT: port.default(8081),
-  BERTH_INTERNAL_ALLOW_CIDRS: list.default([]).pipe(z.array(z.string().regex(CIDR, "must be a CIDR such as 10.0.0.0/8"))),
+  BERTH_INTERNAL_ALLOW_CIDRS: list
+    .default([])
+    .pipe(z.array(z.string().regex(CIDR, "must be a CIDR such as 10.0.0.0/8").refine(isCidr, "must be a CIDR such as 10.0.0.0/8 or fd00::/8"))),
+  /** Cluster registration probe and connection test give up after this long ("about two minutes"). */
+  BERTH_CLUSTER_PROBE_TIMEOUT_SECONDS: z.coerce.number().min(1).max(600).default(120),
+  /** The RuntimeClass GPU session pods use, and the handler registration requires it to have. */
+  BERTH_GPU_RUNTIME_CLASS: z.string().min(1).max(253).default("nvidia"),
+  BERTH_GPU_RUNTIME_HANDLER: z.string().min(1).max(253).default("nvidia"),
+  /** Namespace of session pods on the GPU clusters. */
+  BERTH_SESSIONS_NAMESPACE: z.string().min(1).max(63).default("berth-sessions"),
+  /** The control plane's namespace in the management cluster: cluster credentials, the token signing key. */
+  BERTH_SYSTEM_NAMESPACE: z.string().min(1).max(63).default("berth-system"),
 });
 
 export interface Config {
@@ -80,6 +101,7 @@ export interface Config {
   http: { corsAllowOrigins: string[]; bodyLimitBytes: number; validateResponses: boolean };
   idempotency: { retentionSeconds: number; inFlightTimeoutSeconds: number };
   internal: { host: string; port: number; allowCidrs: string[]; enabled: boolean };
+  clusters: { probeTimeoutMs: number; runtimeClassName: string; runtimeClassHandler: string; sessionsNamespace: string; systemNamespace: string };
 }
 
 export class ConfigError extends Error {
@@ -114,6 +136,13 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     http: { corsAllowOrigins: e.BERTH_CORS_ALLOW_ORIGINS, bodyLimitBytes: e.BERTH_BODY_LIMIT_BYTES, validateResponses: e.BERTH_VALIDATE_RESPONSES },
     idempotency: { retentionSeconds: Math.round(e.BERTH_IDEMPOTENCY_RETENTION_HOURS * 3600), inFlightTimeoutSeconds: e.BERTH_IDEMPOTENCY_INFLIGHT_TIMEOUT_SECONDS },
     internal: { host: e.BERTH_INTERNAL_HOST, port: e.BERTH_INTERNAL_PORT, allowCidrs: e.BERTH_INTERNAL_ALLOW_CIDRS, enabled: e.BERTH_INTERNAL_ALLOW_CIDRS.length > 0 },
+    clusters: {
+      probeTimeoutMs: Math.round(e.BERTH_CLUSTER_PROBE_TIMEOUT_SECONDS * 1000),
+      runtimeClassName: e.BERTH_GPU_RUNTIME_CLASS,
+      runtimeClassHandler: e.BERTH_GPU_RUNTIME_HANDLER,
+      sessionsNamespace: e.BERTH_SESSIONS_NAMESPACE,
+      systemNamespace: e.BERTH_SYSTEM_NAMESPACE,
+    },
   };
 }
 
