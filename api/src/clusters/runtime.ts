@@ -3,6 +3,7 @@
 // loaded from, or created in, the management cluster), the probe's settings and the live-work check.
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "pino";
+import type { Config } from "../config.ts";
 import type { Db } from "../db/knex.ts";
 import { hasLiveSessions } from "../db/operations/clusters/hasLiveSessions.ts";
 import type { Deps } from "../deps.ts";
@@ -37,6 +38,17 @@ export const DEFAULT_CLUSTERS_OPTIONS: ClustersOptions = {
   signingKeySecret: SIGNING_KEY_SECRET,
   operatorTokenTtlSeconds: OPERATOR_TOKEN_TTL_SECONDS,
 };
+
+/** The settings of config.ts (BERTH_CLUSTER_PROBE_TIMEOUT_SECONDS, BERTH_GPU_RUNTIME_*, namespaces). */
+export function clustersOptionsFrom(c: Config["clusters"]): Partial<ClustersOptions> {
+  return {
+    probeTimeoutMs: c.probeTimeoutMs,
+    runtimeClassName: c.runtimeClassName,
+    runtimeClassHandler: c.runtimeClassHandler,
+    targetNamespaces: { ...DEFAULT_TARGET_NAMESPACES, sessions: c.sessionsNamespace },
+    controlPlaneNamespace: c.systemNamespace,
+  };
+}
 
 /** "Does anything still run on this cluster?" — deregistration is refused while it answers true. */
 export type HasLiveWork = (clusterId: string) => Promise<boolean>;

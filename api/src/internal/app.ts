@@ -8,7 +8,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import Router from "@koa/router";
-import Koa from "koa";
+import Koa, { type Middleware } from "koa";
+import type { Logger } from "pino";
 import type { Deps } from "../deps.ts";
 import { Forbidden } from "../errors.ts";
 import { errorEnvelopeMiddleware, requestIdMiddleware } from "../http/envelope.ts";
@@ -24,29 +25,43 @@ export interface BuildInternalAppOptions {
   allowCidrs?: readonly string[];
 }
 
-export function buildInternalApp(deps: Deps, opts: BuildInternalAppOptions = {}): Koa {
-  const gate = allowList(opts.allowCidrs ?? deps.config.internal.allowCidrs);
-  const app = new Koa();
-  app.on("error", (err: unknown) => deps.log.error({ err }, "error escaped the internal envelope middleware"));
-  app.use(requestIdMiddleware());
-  app.use(metricsMiddleware(deps.metrics));
-  app.use(errorEnvelopeMiddleware({ clock: deps.clock, log: deps.log }));
-  app.use(async (ctx, next) => {
+/** 403 `forbidden` for a peer outside the ranges; the socket's address decides, never a header. */
+export function internalGateMiddleware(cidrs: readonly string[], log: Logger): Middleware {
+  const gate = allowList(cidrs);
+  return async (ctx, next) => {
     const peer = ctx.req.socket.remoteAddress;
     if (!gate.allows(peer)) {
-      deps.log.warn({ peer, path: ctx.path }, "internal plane: peer outside the allowed ranges");
+      log.warn({ peer, path: ctx.path }, "internal plane: peer outside the allowed ranges");
       throw new Forbidden("the internal plane is not open to this network", { peer: peer ?? null });
     }
     await next();
-  });
-  const router = new Router();
+  };
+}
+
+/** Mounts the built-in internal routes and `extra` (other domains') on a router; refuses duplicates. */
+export function mountInternalRoutes(router: Router, deps: Deps, extra: readonly AnyInternalRoute[] = []): void {
   const seen = new Set<string>();
-  for (const route of [...internalRoutes, ...(opts.routes ?? [])]) {
+  for (const route of [...internalRoutes, ...extra]) {
     const id = `${route.method} ${route.path}`;
     if (seen.has(id)) throw new Error(`internal route declared twice: ${id}`);
     seen.add(id);
     router[route.method](route.path, internalRouteMiddleware(route, deps));
   }
+}
+
+/**
+ * The internal app on its own (tests, startInternalListener). api/src/app.ts composes the same pieces
+ * (internalGateMiddleware, mountInternalRoutes) on the process' common base app.
+ */
+export function buildInternalApp(deps: Deps, opts: BuildInternalAppOptions = {}): Koa {
+  const app = new Koa();
+  app.on("error", (err: unknown) => deps.log.error({ err }, "error escaped the internal envelope middleware"));
+  app.use(requestIdMiddleware());
+  app.use(metricsMiddleware(deps.metrics));
+  app.use(errorEnvelopeMiddleware({ clock: deps.clock, log: deps.log }));
+  app.use(internalGateMiddleware(opts.allowCidrs ?? deps.config.internal.allowCidrs, deps.log));
+  const router = new Router();
+  mountInternalRoutes(router, deps, opts.routes);
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

@@ -1,10 +1,14 @@
 // A super_admin cordons, uncordons, drains and deletes GPU nodes. The control plane does it on the node's
 // cluster with that cluster's registered (least-privilege) credential, records what it did, and the
 // inventory shows it at once; the operator's next report agrees.
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyInventory } from "../../../api/src/internal/report-inventory.ts";
 import { eventually, type KubeHttp } from "../index.ts";
 import { adminKube, type ClustersBed, startClustersBed } from "./harness.ts";
+import { registerLocalGpuClusters } from "./register-local.ts";
 
 const H100 = "NVIDIA-H100-80GB-HBM3";
 const SESSIONS = "berth-sessions";
@@ -171,5 +175,35 @@ describe("node actions", () => {
     expect(cluster.status).toBe(404);
     const invalid = await bed.t.request("POST", `/api/v1/nodes/${clusterId}/Not_A_Node/cordon`, admin());
     expect(invalid.status).toBe(400);
+  });
+});
+
+describe("npm start's registration of the local GPU clusters", () => {
+  it("registers each GPU cluster, writes its operator token file, and is safe to run again", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "berth-operators-"));
+    try {
+      expect((await bed.t.request("DELETE", `/api/v1/clusters/${clusterId}`, admin())).status).toBe(200);
+      const [first] = await registerLocalGpuClusters({ deps: bed.t.deps, fleet: bed.fleet, dataDir });
+      expect(first).toMatchObject({ cluster: "gpu-a", sessionDomain: "gpu-a.sessions.localhost" });
+      expect(statSync(first?.tokenFile ?? "").mode & 0o777).toBe(0o600);
+      const claims = await bed.runtime.tokens.verify(readFileSync(first?.tokenFile ?? "", "utf8").trim());
+      expect(claims.clusterId).toBe(first?.clusterId);
+
+      // Again: same registration, a new token in the same file.
+      const [second] = await registerLocalGpuClusters({ deps: bed.t.deps, fleet: bed.fleet, dataDir });
+      expect(second?.clusterId).toBe(first?.clusterId);
+      const again = await bed.runtime.tokens.verify(readFileSync(second?.tokenFile ?? "", "utf8").trim());
+      expect(again.jti).not.toBe(claims.jti);
+
+      // A registration the management cluster no longer has is closed and made anew.
+      const mgmt = adminKube(bed.fleet.cluster("mgmt"));
+      await mgmt.json("DELETE", `/apis/berth.dev/v1alpha1/clusters/${(first?.clusterId ?? "").replace("_", "-")}`);
+      mgmt.close();
+      const [third] = await registerLocalGpuClusters({ deps: bed.t.deps, fleet: bed.fleet, dataDir });
+      expect(third?.clusterId).not.toBe(first?.clusterId);
+      expect((await bed.t.database.db("clusters").where({ id: first?.clusterId }).first()).deregistered_at).toBeInstanceOf(Date);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,0 +1,92 @@
+// `npm start`: register the bed's GPU clusters with the running API (in-process deps), each with a
+// least-privilege credential minted on that cluster, and write each operator token to a file the
+// operator reads (mode 0600). Safe to run at every start: Postgres may remember registrations of a
+// previous run whose clusters (and management cluster) are gone; those are closed as deregistered and
+// the cluster is registered anew, and a registration that is still live gets a fresh token.
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { deregisterCluster } from "../../../api/src/clusters/deregister.ts";
+import { registerCluster } from "../../../api/src/clusters/register.ts";
+import { rotateOperatorToken } from "../../../api/src/clusters/rotate-token.ts";
+import { clustersOf } from "../../../api/src/clusters/runtime.ts";
+import { deleteClusterInventory } from "../../../api/src/db/operations/inventory/deleteClusterInventory.ts";
+import { markClusterDeregistered } from "../../../api/src/db/operations/clusters/updateCluster.ts";
+import type { ClusterRow } from "../../../api/src/db/operations/clusters/types.ts";
+import type { Deps } from "../../../api/src/deps.ts";
+import type { Principal } from "../../../api/src/http/principal.ts";
+import type { Fleet } from "../testbed/types.ts";
+import { mintControlPlaneCredential } from "./credentials.ts";
+
+/** Who `npm start` acts as: recorded as the registering user in history and audit. */
+export const LOCAL_START_PRINCIPAL: Principal = {
+  userId: "system:npm-start",
+  email: "npm-start@berth.local",
+  isSuperAdmin: true,
+  mustChangePassword: false,
+  memberships: [],
+};
+
+export interface LocalRegistration {
+  cluster: string;
+  clusterId: string;
+  sessionDomain: string;
+  /** The operator's token file (re-read by the operator on every attempt). */
+  tokenFile: string;
+  tokenExpiresAt: string;
+}
+
+export interface RegisterLocalOptions {
+  deps: Deps;
+  fleet: Fleet;
+  /** Where token files go, e.g. .data/operators */
+  dataDir: string;
+  /** Default: `<cluster>.sessions.localhost`. */
+  sessionDomain?: (cluster: string) => string;
+  log?: (line: string) => void;
+}
+
+export async function registerLocalGpuClusters(opts: RegisterLocalOptions): Promise<LocalRegistration[]> {
+  const { deps } = opts;
+  const rt = clustersOf(deps);
+  mkdirSync(opts.dataDir, { recursive: true });
+  const out: LocalRegistration[] = [];
+  for (const cluster of opts.fleet.clusters.filter((c) => c.kind === "gpu")) {
+    const sessionDomain = opts.sessionDomain?.(cluster.name) ?? `${cluster.name}.sessions.localhost`;
+    const live = (await deps.db("clusters").where({ name: cluster.name }).whereNull("deregistered_at").first()) as ClusterRow | undefined;
+    let clusterId: string;
+    let token: { token: string; expiresAt: Date };
+    if (live && (await rt.store.getCluster(live.id))) {
+      clusterId = live.id;
+      token = await rotateOperatorToken(deps, LOCAL_START_PRINCIPAL, clusterId);
+      opts.log?.(`cluster ${cluster.name}: already registered as ${clusterId}; operator token rotated`);
+    } else {
+      if (live) {
+        // The management cluster forgot it (a fresh bed): close the old record, keep its history.
+        await deps.db.transaction(async (tx) => {
+          await markClusterDeregistered(tx, live.id, LOCAL_START_PRINCIPAL.userId, deps.clock.now());
+          await deleteClusterInventory(tx, live.id);
+        });
+        opts.log?.(`cluster ${cluster.name}: previous registration ${live.id} is gone from the management cluster; closed`);
+      }
+      const cred = await mintControlPlaneCredential(cluster, { name: "berth-control-plane" });
+      const r = await registerCluster(deps, LOCAL_START_PRINCIPAL, {
+        name: cluster.name,
+        session_domain: sessionDomain,
+        credential: { server: cluster.server, ca_data: cluster.caPem, token: cred.token },
+      });
+      clusterId = r.view.row.id;
+      token = r.token;
+      opts.log?.(`cluster ${cluster.name}: registered as ${clusterId} (probe ${r.probe.status} in ${r.probe.durationMs} ms)`);
+    }
+    const tokenFile = join(opts.dataDir, `operator-token-${cluster.name}`);
+    writeFileSync(tokenFile, `${token.token}\n`, { mode: 0o600 });
+    chmodSync(tokenFile, 0o600);
+    out.push({ cluster: cluster.name, clusterId, sessionDomain, tokenFile, tokenExpiresAt: token.expiresAt.toISOString() });
+  }
+  return out;
+}
+
+/** Deregisters what `registerLocalGpuClusters` registered (an orderly `npm start` shutdown may call it). */
+export async function deregisterLocalGpuClusters(deps: Deps, registrations: readonly LocalRegistration[]): Promise<void> {
+  for (const r of registrations) await deregisterCluster(deps, LOCAL_START_PRINCIPAL, r.clusterId);
+}
