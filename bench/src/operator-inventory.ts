@@ -40,11 +40,19 @@ const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const mb = (b: number) => `${(b / 2 ** 20).toFixed(1)} MB`;
 const kb = (b: number) => `${(b / 1024).toFixed(0)} KB`;
 
-console.log(`machine: ${cpus().length} CPUs, ${Math.round(totalmem() / 2 ** 30)} GiB RAM, load ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+console.log(
+  `machine: ${cpus().length} CPUs, ${Math.round(totalmem() / 2 ** 30)} GiB RAM, load ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ")}`,
+);
 console.log(`cluster: ${NODES} kwok nodes × ${GPUS} GPUs, ${PODS} one-GPU pods; steady window ${STEADY_S} s\n`);
 
 const tBed = performance.now();
-const nodes = Array.from({ length: NODES }, (_, i) => ({ name: `gpu-${String(i).padStart(4, "0")}`, gpuModel: H100, gpuCount: GPUS }));
+const nodes = Array.from({ length: NODES }, (_, i) => ({
+  name: `gpu-${String(i).padStart(4, "0")}`,
+  gpuModel: H100,
+  gpuCount: GPUS,
+}));
 const bed = await startBed(nodes);
 console.log(`bed up with ${NODES} Ready nodes in ${secs(performance.now() - tBed)}`);
 
@@ -67,13 +75,19 @@ try {
           apiVersion: "v1",
           kind: "Pod",
           metadata: { name: `bench-${i}` },
-          spec: { runtimeClassName: "nvidia", containers: [{ name: "c", image: "x", resources: { limits: { "nvidia.com/gpu": "1" } } }] },
+          spec: {
+            runtimeClassName: "nvidia",
+            containers: [{ name: "c", image: "x", resources: { limits: { "nvidia.com/gpu": "1" } } }],
+          },
         });
       }
     };
     await Promise.all(Array.from({ length: 32 }, createOne));
     for (;;) {
-      const list = await bed.admin.json<{ items: unknown[] }>("GET", `/api/v1/namespaces/${SESSIONS_NS}/pods?fieldSelector=status.phase%3DRunning`);
+      const list = await bed.admin.json<{ items: unknown[] }>(
+        "GET",
+        `/api/v1/namespaces/${SESSIONS_NS}/pods?fieldSelector=status.phase%3DRunning`,
+      );
       if (list.items.length >= PODS) break;
       await new Promise((r) => setTimeout(r, 500));
     }
@@ -90,7 +104,9 @@ try {
   });
   const expectedInUse = PODS;
   const full = (r: InventoryReport) =>
-    r.nodes.length === NODES && r.nodes.every((n) => n.ready) && r.nodes.reduce((s, n) => s + n.gpu_in_use, 0) === expectedInUse;
+    r.nodes.length === NODES &&
+    r.nodes.every((n) => n.ready) &&
+    r.nodes.reduce((s, n) => s + n.gpu_in_use, 0) === expectedInUse;
 
   const t0 = performance.now();
   const operator = await startOperator(config, { log: captureLog("info").log });
@@ -102,8 +118,12 @@ try {
     const first = received[0];
     const fullAt = received.find((r) => full(r.report));
     console.log("\nstart-up");
-    console.log(`  operator start → first report received:   ${secs((first?.at ?? 0) - t0)} (${first?.report.nodes.length} nodes)`);
-    console.log(`  operator start → full inventory received:  ${secs((fullAt?.at ?? 0) - t0)} (${NODES} nodes, ${NODES * GPUS} GPUs, ${expectedInUse} in use)`);
+    console.log(
+      `  operator start → first report received:   ${secs((first?.at ?? 0) - t0)} (${first?.report.nodes.length} nodes)`,
+    );
+    console.log(
+      `  operator start → full inventory received:  ${secs((fullAt?.at ?? 0) - t0)} (${NODES} nodes, ${NODES * GPUS} GPUs, ${expectedInUse} in use)`,
+    );
     console.log(`  one full report: ${kb(fullAt?.bytes ?? 0)} of JSON`);
 
     // Count what the apiserver does meanwhile: kwok's node status heartbeats (every 5–10 min per node, as
@@ -150,18 +170,35 @@ try {
       prev = fp;
     }
     console.log(`\nsteady state (${(minutes * 60).toFixed(0)} s, nothing changed but heartbeats)`);
-    console.log(`  node status updates (heartbeats) in the cluster: ${nodeUpdates} (${(nodeUpdates / minutes).toFixed(1)}/min)`);
-    console.log(`  node lease renewals in the cluster (not watched): ${leaseRenewals} (${(leaseRenewals / minutes).toFixed(0)}/min)`);
-    console.log(`  reports received: ${steady.length} (${(steady.length / minutes).toFixed(2)}/min): ${resyncs} resync(s), ${changes} change(s)`);
+    console.log(
+      `  node status updates (heartbeats) in the cluster: ${nodeUpdates} (${(nodeUpdates / minutes).toFixed(1)}/min)`,
+    );
+    console.log(
+      `  node lease renewals in the cluster (not watched): ${leaseRenewals} (${(leaseRenewals / minutes).toFixed(0)}/min)`,
+    );
+    console.log(
+      `  reports received: ${steady.length} (${(steady.length / minutes).toFixed(2)}/min): ${resyncs} resync(s), ${changes} change(s)`,
+    );
 
     // One cordon, end to end.
     const tCordon = performance.now();
-    await bed.admin.json("PATCH", `/api/v1/nodes/${nodes[0]?.name}`, { spec: { unschedulable: true } }, "application/merge-patch+json");
-    while (!received.some((r) => r.at > tCordon && r.report.nodes.find((n) => n.name === nodes[0]?.name)?.schedulable === false)) {
+    await bed.admin.json(
+      "PATCH",
+      `/api/v1/nodes/${nodes[0]?.name}`,
+      { spec: { unschedulable: true } },
+      "application/merge-patch+json",
+    );
+    while (
+      !received.some(
+        (r) => r.at > tCordon && r.report.nodes.find((n) => n.name === nodes[0]?.name)?.schedulable === false,
+      )
+    ) {
       if (performance.now() - tCordon > 30_000) throw new Error("cordon not reported within 30 s");
       await new Promise((r) => setTimeout(r, 5));
     }
-    console.log(`\nchange latency: cordon PATCH → report showing it: ${secs(performance.now() - tCordon)} (debounce 500 ms included)`);
+    console.log(
+      `\nchange latency: cordon PATCH → report showing it: ${secs(performance.now() - tCordon)} (debounce 500 ms included)`,
+    );
     const metrics = await (await fetch(operator.metricsUrl)).text();
     const heap = /berth_operator_nodejs_heap_size_used_bytes\{[^}]*\} (\d+)/.exec(metrics)?.[1];
     console.log(`process heap used after the run (bench + operator in one process): ${mb(Number(heap ?? 0))}`);

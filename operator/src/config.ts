@@ -27,19 +27,18 @@ export const OperatorConfigSchema = z
     http: z
       .object({ host: z.string().min(1).default("0.0.0.0"), port: port.default(8080) })
       .default({ host: "0.0.0.0", port: 8080 }),
-    lease: z
-      .object({
-        namespace: z.string().min(1).default("berth-system"),
-        name: z.string().min(1).default("berth-operator"),
-        /** Unique per replica; the pod name in a Deployment. */
-        identity: z.string().min(1),
-        /** How long a follower waits after the last observed renewal before taking over. */
-        durationMs: ms(100).default(15_000),
-        /** The leader steps down when it could not renew for this long; must be below durationMs. */
-        renewDeadlineMs: ms(50).default(10_000),
-        /** Interval of renewals (leader) and of acquisition attempts (followers). */
-        retryPeriodMs: ms(10).default(2_000),
-      }),
+    lease: z.object({
+      namespace: z.string().min(1).default("berth-system"),
+      name: z.string().min(1).default("berth-operator"),
+      /** Unique per replica; the pod name in a Deployment. */
+      identity: z.string().min(1),
+      /** How long a follower waits after the last observed renewal before taking over. */
+      durationMs: ms(100).default(15_000),
+      /** The leader steps down when it could not renew for this long; must be below durationMs. */
+      renewDeadlineMs: ms(50).default(10_000),
+      /** Interval of renewals (leader) and of acquisition attempts (followers). */
+      retryPeriodMs: ms(10).default(2_000),
+    }),
     inventory: z
       .object({
         /** Quiet time after a change before the inventory is computed and (when it differs) sent. */
@@ -63,7 +62,11 @@ export const OperatorConfigSchema = z
     if (c.lease.renewDeadlineMs >= c.lease.durationMs)
       ctx.addIssue({ code: "custom", path: ["lease", "renewDeadlineMs"], message: "must be below lease.durationMs" });
     if (c.lease.retryPeriodMs >= c.lease.renewDeadlineMs)
-      ctx.addIssue({ code: "custom", path: ["lease", "retryPeriodMs"], message: "must be below lease.renewDeadlineMs" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["lease", "retryPeriodMs"],
+        message: "must be below lease.renewDeadlineMs",
+      });
     if (c.backoff.baseMs > c.backoff.maxMs)
       ctx.addIssue({ code: "custom", path: ["backoff", "baseMs"], message: "must not exceed backoff.maxMs" });
   });
@@ -120,7 +123,10 @@ export const ENV: Record<string, string> = {
 function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
   const keys = path.split(".");
   let o = target;
-  for (const k of keys.slice(0, -1)) o = (o[k] ??= {}) as Record<string, unknown>;
+  for (const k of keys.slice(0, -1)) {
+    o[k] ??= {};
+    o = o[k] as Record<string, unknown>;
+  }
   o[keys.at(-1) as string] = value;
 }
 

@@ -45,6 +45,10 @@ export function createMetrics(labels: { cluster: string; identity: string }): Op
       labelNames: ["resource", "reason"],
       registers,
     }),
-    inventoryNodes: new Gauge({ name: "berth_operator_inventory_nodes", help: "GPU nodes in the last computed inventory.", registers }),
+    inventoryNodes: new Gauge({
+      name: "berth_operator_inventory_nodes",
+      help: "GPU nodes in the last computed inventory.",
+      registers,
+    }),
   };
 }

@@ -53,7 +53,9 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   // Start and stop of leader-only work are serialized: a quick lose-then-win never runs two reporters.
   let transitions: Promise<void> = Promise.resolve();
   const serially = (step: () => Promise<void>): Promise<void> => {
-    transitions = transitions.then(step).catch((e: unknown) => log.error({ error: errInfo(e) }, "leader transition failed"));
+    transitions = transitions
+      .then(step)
+      .catch((e: unknown) => log.error({ error: errInfo(e) }, "leader transition failed"));
     return transitions;
   };
 
@@ -106,12 +108,22 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
     health: () => {
       const leader = elector.isLeader();
       const synced = reporter?.synced ?? false;
-      return { ok: !leader || synced, role: leader ? "leader" : "follower", cluster: config.clusterId, identity, watchesSynced: synced };
+      return {
+        ok: !leader || synced,
+        role: leader ? "leader" : "follower",
+        cluster: config.clusterId,
+        identity,
+        watchesSynced: synced,
+      };
     },
   });
   elector.start();
   log.info(
-    { lease: `${config.lease.namespace}/${config.lease.name}`, controlPlane: config.controlPlaneUrl, status: server.url },
+    {
+      lease: `${config.lease.namespace}/${config.lease.name}`,
+      controlPlane: config.controlPlaneUrl,
+      status: server.url,
+    },
     "operator started",
   );
 

@@ -56,7 +56,12 @@ export function operatorRbac(opts: OperatorRbacOptions = {}): OperatorRbac {
         rules: [
           // `create` cannot be limited by name (the name is not known when RBAC decides).
           { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create"] },
-          { apiGroups: ["coordination.k8s.io"], resources: ["leases"], resourceNames: [leaseName], verbs: ["get", "update"] },
+          {
+            apiGroups: ["coordination.k8s.io"],
+            resources: ["leases"],
+            resourceNames: [leaseName],
+            verbs: ["get", "update"],
+          },
         ],
       },
       {

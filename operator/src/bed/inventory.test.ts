@@ -42,7 +42,10 @@ async function createGpuPod(name: string, gpus: number): Promise<void> {
     apiVersion: "v1",
     kind: "Pod",
     metadata: { name },
-    spec: { runtimeClassName: "nvidia", containers: [{ name: "lab", image: "jupyter", resources: { limits: { "nvidia.com/gpu": String(gpus) } } }] },
+    spec: {
+      runtimeClassName: "nvidia",
+      containers: [{ name: "lab", image: "jupyter", resources: { limits: { "nvidia.com/gpu": String(gpus) } } }],
+    },
   });
 }
 
@@ -67,35 +70,68 @@ describe("the operator's inventory on a GPU cluster", () => {
 
   it("counts the GPUs of a pod bound to a node as in use, and frees them when it is deleted", async () => {
     await createGpuPod("lab-1", 3);
-    const node = await eventually(() => latestNode("h100-1")?.gpu_in_use === 3 || latestNode("a100-1")?.gpu_in_use === 3, "3 GPUs in use");
+    const node = await eventually(
+      () => latestNode("h100-1")?.gpu_in_use === 3 || latestNode("a100-1")?.gpu_in_use === 3,
+      "3 GPUs in use",
+    );
     expect(node).toBe(true);
     await bed.admin.json("DELETE", `/api/v1/namespaces/${SESSIONS_NS}/pods/lab-1?gracePeriodSeconds=0`);
-    await eventually(() => latestNode("h100-1")?.gpu_in_use === 0 && latestNode("a100-1")?.gpu_in_use === 0, "GPUs freed");
+    await eventually(
+      () => latestNode("h100-1")?.gpu_in_use === 0 && latestNode("a100-1")?.gpu_in_use === 0,
+      "GPUs freed",
+    );
   });
 
   it("follows a node added, cordoned and deleted", async () => {
     await bed.gpu.addGpuNode({ name: "h100-2", gpuModel: H100, gpuCount: 8, labels: { "berth.dev/pool": "extra" } });
-    const added = await eventually(() => (latestNode("h100-2")?.ready ? latestNode("h100-2") : undefined), "h100-2 reported Ready");
+    const added = await eventually(
+      () => (latestNode("h100-2")?.ready ? latestNode("h100-2") : undefined),
+      "h100-2 reported Ready",
+    );
     expect(added).toMatchObject({ gpu_count: 8, schedulable: true, labels: { "berth.dev/pool": "extra" } });
 
-    await bed.admin.json("PATCH", "/api/v1/nodes/h100-2", { spec: { unschedulable: true } }, "application/merge-patch+json");
+    await bed.admin.json(
+      "PATCH",
+      "/api/v1/nodes/h100-2",
+      { spec: { unschedulable: true } },
+      "application/merge-patch+json",
+    );
     await eventually(() => latestNode("h100-2")?.schedulable === false, "h100-2 reported cordoned");
 
     await bed.admin.json("DELETE", "/api/v1/nodes/h100-2");
-    await eventually(() => stub.latestInventory("clu_bed")?.nodes.every((n) => n.name !== "h100-2"), "h100-2 gone from the inventory");
+    await eventually(
+      () => stub.latestInventory("clu_bed")?.nodes.every((n) => n.name !== "h100-2"),
+      "h100-2 gone from the inventory",
+    );
     expect(stub.latestInventory("clu_bed")?.nodes.map((n) => n.name)).toEqual(["a100-1", "h100-1"]);
   });
 
   it("sends nothing for a status heartbeat, and exactly one report for the next real change", async () => {
     await sleep(500); // let the previous change settle
     const before = stub.inventories().length;
-    const node = await bed.admin.json<{ status: { conditions: { type: string; lastHeartbeatTime?: string }[] } }>("GET", "/api/v1/nodes/h100-1");
-    const conditions = node.status.conditions.map((c) => ({ ...c, lastHeartbeatTime: new Date().toISOString().replace(/\.\d+Z$/, "Z") }));
-    await bed.admin.json("PATCH", "/api/v1/nodes/h100-1/status", { status: { conditions } }, "application/strategic-merge-patch+json");
+    const node = await bed.admin.json<{ status: { conditions: { type: string; lastHeartbeatTime?: string }[] } }>(
+      "GET",
+      "/api/v1/nodes/h100-1",
+    );
+    const conditions = node.status.conditions.map((c) => ({
+      ...c,
+      lastHeartbeatTime: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+    }));
+    await bed.admin.json(
+      "PATCH",
+      "/api/v1/nodes/h100-1/status",
+      { status: { conditions } },
+      "application/strategic-merge-patch+json",
+    );
     await sleep(1_000); // ten debounce periods
     expect(stub.inventories().length).toBe(before);
 
-    await bed.admin.json("PATCH", "/api/v1/nodes/h100-1", { metadata: { labels: { "berth.dev/pool": "main" } } }, "application/merge-patch+json");
+    await bed.admin.json(
+      "PATCH",
+      "/api/v1/nodes/h100-1",
+      { metadata: { labels: { "berth.dev/pool": "main" } } },
+      "application/merge-patch+json",
+    );
     await eventually(() => latestNode("h100-1")?.labels["berth.dev/pool"] === "main", "the label reported");
     await sleep(500);
     expect(stub.inventories().length).toBe(before + 1);
@@ -121,7 +157,16 @@ describe("the operator's inventory on a GPU cluster", () => {
     const asOperator = new KubeHttp({ server: bed.gpu.server, caPem: bed.gpu.caPem, token });
     try {
       expect((await asOperator.raw("GET", "/api/v1/nodes")).status).toBe(200);
-      expect((await asOperator.raw("PATCH", "/api/v1/nodes/h100-1", { spec: { unschedulable: true } }, "application/merge-patch+json")).status).toBe(403);
+      expect(
+        (
+          await asOperator.raw(
+            "PATCH",
+            "/api/v1/nodes/h100-1",
+            { spec: { unschedulable: true } },
+            "application/merge-patch+json",
+          )
+        ).status,
+      ).toBe(403);
       expect((await asOperator.raw("GET", "/api/v1/namespaces/kube-system/secrets")).status).toBe(403);
       expect((await asOperator.raw("GET", `/api/v1/namespaces/${SESSIONS_NS}/services`)).status).toBe(200);
     } finally {

@@ -48,7 +48,13 @@ describe("the operator and its token", () => {
     expect(refused.length).toBeLessThanOrEqual(12);
     expect(refused.every((r) => r.status === 401)).toBe(true);
     const why = records.find((r) => r.status === "401");
-    expect(why).toMatchObject({ level: 40, kind: "InventoryReport", cluster: "clu_bed", code: "token_expired", reason: "the operator token has expired" });
+    expect(why).toMatchObject({
+      level: 40,
+      kind: "InventoryReport",
+      cluster: "clu_bed",
+      code: "token_expired",
+      reason: "the operator token has expired",
+    });
     expect(why?.retryInMs).toEqual(expect.any(Number));
 
     bed.writeToken("token-401", "tok-a");
@@ -83,13 +89,21 @@ describe("two operator replicas", () => {
       if (b.op.isLeader() && !a.op.isLeader()) return [b.op, a.op, "tok-b", "tok-a"] as const;
       return undefined;
     }, "one leader");
-    await eventually(() => stub.requests.slice(since).some((r) => r.token === leaderToken && r.status === 200), "a report from the leader");
+    await eventually(
+      () => stub.requests.slice(since).some((r) => r.token === leaderToken && r.status === 200),
+      "a report from the leader",
+    );
     const followerHealth = await fetch(follower.healthUrl);
     expect(followerHealth.status).toBe(200);
     expect(await followerHealth.json()).toMatchObject({ role: "follower" });
 
     // A change is reported by the leader alone.
-    await bed.admin.json("PATCH", "/api/v1/nodes/h100-1", { metadata: { labels: { replicas: "one" } } }, "application/merge-patch+json");
+    await bed.admin.json(
+      "PATCH",
+      "/api/v1/nodes/h100-1",
+      { metadata: { labels: { replicas: "one" } } },
+      "application/merge-patch+json",
+    );
     await eventually(() => stub.latestInventory("clu_bed")?.nodes[0]?.labels.replicas === "one", "the change reported");
     await sleep(500);
     expect(stub.requests.slice(since).filter((r) => r.token === followerToken)).toEqual([]);
@@ -100,7 +114,10 @@ describe("two operator replicas", () => {
     await eventually(() => follower.isLeader(), "the follower leading", 15_000);
     const tookOverAfter = Date.now() - died;
     expect(tookOverAfter).toBeGreaterThanOrEqual(2_000);
-    await eventually(() => stub.requests.some((r) => r.at >= died && r.token === followerToken && r.status === 200), "a report from the new leader");
+    await eventually(
+      () => stub.requests.some((r) => r.at >= died && r.token === followerToken && r.status === 200),
+      "a report from the new leader",
+    );
     expect(stub.requests.filter((r) => r.at >= died && r.token === leaderToken)).toEqual([]);
 
     // A new replica follows; the leader stops gracefully (releases the lease): the new one leads at once.
@@ -111,7 +128,10 @@ describe("two operator replicas", () => {
     await follower.stop();
     await eventually(() => c.op.isLeader(), "the new replica leading", 5_000);
     expect(Date.now() - stopped).toBeLessThan(2_000); // well under the 3 s lease
-    await eventually(() => stub.requests.some((r) => r.at >= stopped && r.token === "tok-a" && r.status === 200), "a report from replica-c");
+    await eventually(
+      () => stub.requests.some((r) => r.at >= stopped && r.token === "tok-a" && r.status === 200),
+      "a report from replica-c",
+    );
   });
 });
 
@@ -152,29 +172,46 @@ describe("main.ts", () => {
         buffered = buffered.slice(nl + 1);
       }
     });
-    const started = await eventually(() => lines.find((l) => l.msg === "operator started"), `the start line (stderr: ${stderr})`);
+    const started = await eventually(
+      () => lines.find((l) => l.msg === "operator started"),
+      `the start line (stderr: ${stderr})`,
+    );
     const since = Date.now();
-    await eventually(() => stub.requests.some((r) => r.at >= since - 1_000 && r.token === "tok-b" && r.status === 200), "a report from the child");
+    await eventually(
+      () => stub.requests.some((r) => r.at >= since - 1_000 && r.token === "tok-b" && r.status === 200),
+      "a report from the child",
+    );
     expect((await fetch(`${started.status}/healthz`)).status).toBe(200);
 
     const exited = new Promise<number | null>((resolve) => child?.once("exit", (code) => resolve(code)));
     child.kill("SIGTERM");
     expect(await exited).toBe(0);
-    const lease = await bed.admin.json<{ spec: { holderIdentity?: string } }>("GET", `/apis/coordination.k8s.io/v1/namespaces/${SYSTEM_NS}/leases/${LEASE}`);
+    const lease = await bed.admin.json<{ spec: { holderIdentity?: string } }>(
+      "GET",
+      `/apis/coordination.k8s.io/v1/namespaces/${SYSTEM_NS}/leases/${LEASE}`,
+    );
     expect(lease.spec.holderIdentity).toBeUndefined();
     expect(lines.some((l) => l.msg === "lease released")).toBe(true);
   });
 
   it("refuses to start with every configuration problem listed", async () => {
     const main = fileURLToPath(new URL("../main.ts", import.meta.url));
-    const c = spawn(process.execPath, [main], { env: { PATH: process.env.PATH ?? "", BERTH_OPERATOR_HTTP_PORT: "x" }, stdio: ["ignore", "pipe", "pipe"] });
+    const c = spawn(process.execPath, [main], {
+      env: { PATH: process.env.PATH ?? "", BERTH_OPERATOR_HTTP_PORT: "x" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stderr = "";
     c.stderr?.on("data", (b: Buffer) => {
       stderr += b.toString();
     });
     const code = await new Promise<number | null>((resolve) => c.once("exit", resolve));
     expect(code).toBe(2);
-    for (const name of ["BERTH_OPERATOR_CLUSTER_ID", "BERTH_OPERATOR_CONTROL_PLANE_URL", "BERTH_OPERATOR_TOKEN_FILE", "BERTH_OPERATOR_HTTP_PORT"])
+    for (const name of [
+      "BERTH_OPERATOR_CLUSTER_ID",
+      "BERTH_OPERATOR_CONTROL_PLANE_URL",
+      "BERTH_OPERATOR_TOKEN_FILE",
+      "BERTH_OPERATOR_HTTP_PORT",
+    ])
       expect(stderr).toContain(name);
   });
 });

@@ -26,12 +26,20 @@ export interface Bed {
   /** Writes a token file the way a Secret volume updates (write aside, rename over); returns its path. */
   writeToken(name: string, token: string): string;
   /** A fast configuration for tests: short lease, short debounce, small backoff cap. */
-  config(over: { identity: string; tokenFile: string; controlPlaneUrl: string; clusterId?: string; resyncMs?: number }): OperatorConfig;
+  config(over: {
+    identity: string;
+    tokenFile: string;
+    controlPlaneUrl: string;
+    clusterId?: string;
+    resyncMs?: number;
+  }): OperatorConfig;
   stop(): Promise<void>;
 }
 
 export async function startBed(nodes: GpuNodeDescription[]): Promise<Bed> {
-  const fleet = await startFleet({ clusters: [{ name: "gpu", kind: "gpu", nodes, gpuRuntimeClass: true, gpuDevicePlugin: true }] });
+  const fleet = await startFleet({
+    clusters: [{ name: "gpu", kind: "gpu", nodes, gpuRuntimeClass: true, gpuDevicePlugin: true }],
+  });
   try {
     const gpu = fleet.cluster("gpu");
     const admin = new KubeHttp({ server: gpu.server, caPem: gpu.caPem, token: gpu.adminToken });
@@ -86,7 +94,14 @@ export async function startBed(nodes: GpuNodeDescription[]): Promise<Bed> {
           tokenFile: o.tokenFile,
           requestTimeoutMs: 3_000,
           http: { host: "127.0.0.1", port: 0 },
-          lease: { namespace: SYSTEM_NS, name: LEASE, identity: o.identity, durationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 250 },
+          lease: {
+            namespace: SYSTEM_NS,
+            name: LEASE,
+            identity: o.identity,
+            durationMs: 3_000,
+            renewDeadlineMs: 2_000,
+            retryPeriodMs: 250,
+          },
           inventory: { debounceMs: 100, resyncMs: o.resyncMs ?? 60_000, listPageSize: 500 },
           backoff: { baseMs: 100, maxMs: 1_000, jitter: 0.5 },
           logLevel: "debug",
@@ -104,7 +119,11 @@ export async function startBed(nodes: GpuNodeDescription[]): Promise<Bed> {
 }
 
 /** Polls until `probe` returns a value; fails with `what` and the last value seen. */
-export async function eventually<T>(probe: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 20_000): Promise<T> {
+export async function eventually<T>(
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -115,7 +134,10 @@ export async function eventually<T>(probe: () => T | undefined | false | Promise
     } catch (e) {
       last = e;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`,
+      );
     await new Promise((r) => setTimeout(r, 50));
   }
 }

@@ -31,15 +31,29 @@ describe("InternalClient", () => {
     const path = tokenFile("token", "stale");
     const client = new InternalClient({ baseUrl: stub.url, tokenFile: path, timeoutMs: 2_000 });
     const first = await client.call("PUT", "/internal/v1/inventory", report);
-    expect(first).toMatchObject({ ok: false, kind: "unauthorized", status: "401", code: "token_expired", message: "the operator token has expired" });
+    expect(first).toMatchObject({
+      ok: false,
+      kind: "unauthorized",
+      status: "401",
+      code: "token_expired",
+      message: "the operator token has expired",
+    });
     tokenFile("token", "good");
-    expect(await client.call("PUT", "/internal/v1/inventory", report)).toMatchObject({ ok: true, status: 200, body: { accepted: 0 } });
+    expect(await client.call("PUT", "/internal/v1/inventory", report)).toMatchObject({
+      ok: true,
+      status: 200,
+      body: { accepted: 0 },
+    });
     expect(stub.requests.slice(-2).map((r) => r.token)).toEqual(["stale", "good"]);
   });
 
   it("tells a 403 for another cluster's report apart", async () => {
     const client = new InternalClient({ baseUrl: stub.url, tokenFile: tokenFile("t403", "other"), timeoutMs: 2_000 });
-    expect(await client.call("PUT", "/internal/v1/inventory", report)).toMatchObject({ ok: false, kind: "forbidden", code: "forbidden" });
+    expect(await client.call("PUT", "/internal/v1/inventory", report)).toMatchObject({
+      ok: false,
+      kind: "forbidden",
+      code: "forbidden",
+    });
   });
 
   it("a missing token file, a 5xx and an unreachable control plane are outcomes, not exceptions", async () => {
@@ -47,10 +61,22 @@ describe("InternalClient", () => {
     expect(await missing.call("PUT", "/internal/v1/inventory", report)).toMatchObject({ ok: false, kind: "no_token" });
     stub.failWith(503);
     const client = new InternalClient({ baseUrl: stub.url, tokenFile: tokenFile("t5xx", "good"), timeoutMs: 2_000 });
-    expect(await client.call("PUT", "/internal/v1/inventory", report)).toMatchObject({ ok: false, kind: "unavailable", status: "503" });
+    expect(await client.call("PUT", "/internal/v1/inventory", report)).toMatchObject({
+      ok: false,
+      kind: "unavailable",
+      status: "503",
+    });
     stub.failWith(undefined);
-    const nowhere = new InternalClient({ baseUrl: "http://127.0.0.1:1", tokenFile: tokenFile("tnet", "good"), timeoutMs: 2_000 });
-    expect(await nowhere.call("PUT", "/internal/v1/inventory", report)).toMatchObject({ ok: false, kind: "unavailable", status: "network" });
+    const nowhere = new InternalClient({
+      baseUrl: "http://127.0.0.1:1",
+      tokenFile: tokenFile("tnet", "good"),
+      timeoutMs: 2_000,
+    });
+    expect(await nowhere.call("PUT", "/internal/v1/inventory", report)).toMatchObject({
+      ok: false,
+      kind: "unavailable",
+      status: "network",
+    });
   });
 });
 

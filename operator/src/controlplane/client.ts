@@ -48,9 +48,15 @@ export class InternalClient {
     try {
       token = await this.#token();
     } catch (e) {
-      return { ok: false, kind: "no_token", status: "no_token", message: `token file ${this.#o.tokenFile}: ${(e as Error).message}` };
+      return {
+        ok: false,
+        kind: "no_token",
+        status: "no_token",
+        message: `token file ${this.#o.tokenFile}: ${(e as Error).message}`,
+      };
     }
-    if (token === "") return { ok: false, kind: "no_token", status: "no_token", message: `token file ${this.#o.tokenFile} is empty` };
+    if (token === "")
+      return { ok: false, kind: "no_token", status: "no_token", message: `token file ${this.#o.tokenFile} is empty` };
     const timeout = AbortSignal.timeout(this.#o.timeoutMs);
     let res: Response;
     let text: string;
@@ -65,7 +71,12 @@ export class InternalClient {
     } catch (e) {
       const err = e as Error & { cause?: { code?: string; message?: string } };
       const detail = err.cause?.code ?? err.cause?.message ?? err.name;
-      return { ok: false, kind: "unavailable", status: "network", message: `${err.message}${detail ? ` (${detail})` : ""}` };
+      return {
+        ok: false,
+        kind: "unavailable",
+        status: "network",
+        message: `${err.message}${detail ? ` (${detail})` : ""}`,
+      };
     }
     let parsed: unknown = text;
     try {
@@ -76,7 +87,12 @@ export class InternalClient {
     if (res.ok) return { ok: true, status: res.status, body: parsed };
     const envelope = (parsed as { error?: { code?: string; message?: string } } | undefined)?.error;
     const message = envelope?.message ?? (typeof parsed === "string" ? parsed.slice(0, 300) : res.statusText);
-    const base = { ok: false as const, status: String(res.status), message, ...(envelope?.code ? { code: envelope.code } : {}) };
+    const base = {
+      ok: false as const,
+      status: String(res.status),
+      message,
+      ...(envelope?.code ? { code: envelope.code } : {}),
+    };
     if (res.status === 401) return { ...base, kind: "unauthorized" };
     if (res.status === 403) return { ...base, kind: "forbidden" };
     if (res.status === 429 || res.status >= 500) return { ...base, kind: "unavailable" };
@@ -95,6 +111,7 @@ export function retryDelay(
   policy: BackoffPolicy,
   random: () => number = Math.random,
 ): number {
-  if (outcome.kind === "forbidden" || outcome.kind === "rejected") return backoffDelay(Number.MAX_SAFE_INTEGER, policy, random);
+  if (outcome.kind === "forbidden" || outcome.kind === "rejected")
+    return backoffDelay(Number.MAX_SAFE_INTEGER, policy, random);
   return backoffDelay(failures, policy, random);
 }

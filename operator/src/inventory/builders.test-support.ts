@@ -14,7 +14,11 @@ export interface NodeBuilder {
 
 export function aNode(name: string): NodeBuilder {
   const node = {
-    metadata: { name, labels: { "kubernetes.io/hostname": name } as Record<string, string>, annotations: {} as Record<string, string> },
+    metadata: {
+      name,
+      labels: { "kubernetes.io/hostname": name } as Record<string, string>,
+      annotations: {} as Record<string, string>,
+    },
     spec: {} as { unschedulable?: boolean },
     status: {
       capacity: { cpu: "96", memory: "1Ti", pods: "110" } as Record<string, string>,
@@ -64,9 +68,17 @@ export function aNode(name: string): NodeBuilder {
 
 export function aPod(
   name: string,
-  opts: { node?: string; gpus?: number; phase?: string; initGpus?: number; sidecarGpus?: number; namespace?: string } = {},
+  opts: {
+    node?: string;
+    gpus?: number;
+    phase?: string;
+    initGpus?: number;
+    sidecarGpus?: number;
+    namespace?: string;
+  } = {},
 ): PodLike {
-  const limits = (n: number | undefined) => (n === undefined ? {} : { limits: { "nvidia.com/gpu": String(n), cpu: "1" } });
+  const limits = (n: number | undefined) =>
+    n === undefined ? {} : { limits: { "nvidia.com/gpu": String(n), cpu: "1" } };
   const initContainers = [];
   if (opts.initGpus !== undefined) initContainers.push({ name: "init", resources: limits(opts.initGpus) });
   if (opts.sidecarGpus !== undefined)

@@ -12,7 +12,11 @@ describe("computeInventory", () => {
       gpu_count: 2,
       gpu_allocatable: 2,
       gpu_in_use: 0,
-      labels: { "kubernetes.io/hostname": "gpu-1", "nvidia.com/gpu.count": "2", "nvidia.com/gpu.product": "NVIDIA-A100" },
+      labels: {
+        "kubernetes.io/hostname": "gpu-1",
+        "nvidia.com/gpu.count": "2",
+        "nvidia.com/gpu.product": "NVIDIA-A100",
+      },
       schedulable: true,
       ready: true,
       devices: [
@@ -22,7 +26,12 @@ describe("computeInventory", () => {
     });
   });
 
-  const cases: { name: string; nodes: ReturnType<ReturnType<typeof aNode>["build"]>[]; pods?: ReturnType<typeof aPod>[]; expect: Record<string, unknown> }[] = [
+  const cases: {
+    name: string;
+    nodes: ReturnType<ReturnType<typeof aNode>["build"]>[];
+    pods?: ReturnType<typeof aPod>[];
+    expect: Record<string, unknown>;
+  }[] = [
     {
       name: "a cordoned node is not schedulable",
       nodes: [aNode("n").withGpus(8).cordoned().build()],
@@ -75,7 +84,13 @@ describe("computeInventory", () => {
     {
       name: "with GPU sharing, devices follow the physical count label while counts follow capacity",
       nodes: [aNode("n").withGpus(8, "H100-SHARED").withLabel("nvidia.com/gpu.count", "2").build()],
-      expect: { gpu_count: 8, devices: [{ index: 0, model: "H100-SHARED" }, { index: 1, model: "H100-SHARED" }] },
+      expect: {
+        gpu_count: 8,
+        devices: [
+          { index: 0, model: "H100-SHARED" },
+          { index: 1, model: "H100-SHARED" },
+        ],
+      },
     },
     {
       name: "a node with the GPU resource but no product label has a null model",
@@ -97,7 +112,10 @@ describe("computeInventory", () => {
   }
 
   it("leaves out nodes without GPUs and sorts the rest by name", () => {
-    const out = computeInventory([aNode("b").withGpus(1).build(), aNode("cpu-only").build(), aNode("a").withGpus(1).build()], []);
+    const out = computeInventory(
+      [aNode("b").withGpus(1).build(), aNode("cpu-only").build(), aNode("a").withGpus(1).build()],
+      [],
+    );
     expect(out.map((n) => n.name)).toEqual(["a", "b"]);
   });
 });
@@ -115,18 +133,25 @@ describe("heartbeat churn", () => {
     const before = aNode("n").withGpus(8).heartbeatAt("2026-11-22T06:00:00Z").build();
     const after = aNode("n").withGpus(8).heartbeatAt("2026-11-22T06:00:40Z").build();
     expect(JSON.stringify(slimNode(after))).toBe(JSON.stringify(slimNode(before)));
-    expect(inventoryFingerprint(computeInventory([after], []))).toBe(inventoryFingerprint(computeInventory([before], [])));
+    expect(inventoryFingerprint(computeInventory([after], []))).toBe(
+      inventoryFingerprint(computeInventory([before], [])),
+    );
   });
 
   it("a cordon changes both", () => {
     const before = aNode("n").withGpus(8).build();
     const after = aNode("n").withGpus(8).cordoned().build();
     expect(JSON.stringify(slimNode(after))).not.toBe(JSON.stringify(slimNode(before)));
-    expect(inventoryFingerprint(computeInventory([after], []))).not.toBe(inventoryFingerprint(computeInventory([before], [])));
+    expect(inventoryFingerprint(computeInventory([after], []))).not.toBe(
+      inventoryFingerprint(computeInventory([before], [])),
+    );
   });
 
   it("the projections compute the same inventory as the full objects", () => {
-    const nodes = [aNode("a").withGpus(8).withAnnotation("berth.dev/gpu-uuids", "x,y").build(), aNode("b").withGpus(4).notReady().build()];
+    const nodes = [
+      aNode("a").withGpus(8).withAnnotation("berth.dev/gpu-uuids", "x,y").build(),
+      aNode("b").withGpus(4).notReady().build(),
+    ];
     const pods = [aPod("p", { node: "a", gpus: 2 }), aPod("q", { node: "b", gpus: 1, phase: "Pending" })];
     const slimmed = computeInventory(
       nodes.map(slimNode).filter((n) => n !== undefined),
@@ -136,7 +161,9 @@ describe("heartbeat churn", () => {
   });
 
   it("a pod going from Pending to Running has the same projection; a finished pod has none", () => {
-    expect(slimPod(aPod("p", { node: "n", gpus: 1, phase: "Pending" }))).toEqual(slimPod(aPod("p", { node: "n", gpus: 1 })));
+    expect(slimPod(aPod("p", { node: "n", gpus: 1, phase: "Pending" }))).toEqual(
+      slimPod(aPod("p", { node: "n", gpus: 1 })),
+    );
     expect(slimPod(aPod("p", { node: "n", gpus: 1, phase: "Succeeded" }))).toBeUndefined();
     expect(slimPod(aPod("p", { node: "n" }))).toBeUndefined();
   });

@@ -88,7 +88,13 @@ export class InventoryReporter {
       onRelist: (reason: string) => opts.metrics.relists.inc({ resource, reason }),
       onSyncedChange: (v: boolean) => opts.metrics.watchSynced.set({ resource }, v ? 1 : 0),
     });
-    this.#nodes = new Reflector<NodeLike>({ ...common, ...synced("nodes"), path: "/api/v1/nodes", resource: "nodes", transform: slimNode });
+    this.#nodes = new Reflector<NodeLike>({
+      ...common,
+      ...synced("nodes"),
+      path: "/api/v1/nodes",
+      resource: "nodes",
+      transform: slimNode,
+    });
     this.#pods = new Reflector<PodLike>({
       ...common,
       ...synced("pods"),
@@ -184,16 +190,29 @@ export class InventoryReporter {
     this.#failures++;
     const retryInMs = retryDelay(outcome, this.#failures, this.#o.backoff, this.#o.random);
     this.#retryAt = this.#o.clock.now() + retryInMs;
-    const fields = { ...key, status: outcome.status, code: outcome.code, reason: outcome.message, failures: this.#failures, retryInMs };
+    const fields = {
+      ...key,
+      status: outcome.status,
+      code: outcome.code,
+      reason: outcome.message,
+      failures: this.#failures,
+      retryInMs,
+    };
     switch (outcome.kind) {
       case "unauthorized":
-        this.#o.log.warn(fields, "the control plane refused the operator token (expired or not issued for this cluster); retrying, replace the token file to recover");
+        this.#o.log.warn(
+          fields,
+          "the control plane refused the operator token (expired or not issued for this cluster); retrying, replace the token file to recover",
+        );
         break;
       case "no_token":
         this.#o.log.warn(fields, "no operator token to send; retrying");
         break;
       case "forbidden":
-        this.#o.log.error(fields, "the control plane forbade the inventory report (token of another cluster, or internal plane closed to this address); retrying at the backoff cap");
+        this.#o.log.error(
+          fields,
+          "the control plane forbade the inventory report (token of another cluster, or internal plane closed to this address); retrying at the backoff cap",
+        );
         break;
       case "rejected":
         this.#o.log.error(fields, "the control plane rejected the inventory report; retrying at the backoff cap");

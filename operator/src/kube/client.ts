@@ -47,7 +47,12 @@ export function loadKubeConfig(source: OperatorConfig["kube"]): KubeConfig {
   } else {
     const host = source.host.includes(":") ? `[${source.host}]` : source.host;
     kc.loadFromClusterAndUser(
-      { name: "in-cluster", server: `https://${host}:${source.port}`, caFile: `${SA_DIR}/ca.crt`, skipTLSVerify: false },
+      {
+        name: "in-cluster",
+        server: `https://${host}:${source.port}`,
+        caFile: `${SA_DIR}/ca.crt`,
+        skipTLSVerify: false,
+      },
       // The tokenFile provider re-reads the projected token (kubelet rotates it).
       { name: "in-cluster", authProvider: { name: "tokenFile", config: { tokenFile: `${SA_DIR}/token` } } },
     );
@@ -128,7 +133,10 @@ export class KubeClient {
           reject(e);
         });
       });
-      const timer = setTimeout(() => req.destroy(new Error(`${method} ${path} timed out after ${timeoutMs} ms`)), timeoutMs);
+      const timer = setTimeout(
+        () => req.destroy(new Error(`${method} ${path} timed out after ${timeoutMs} ms`)),
+        timeoutMs,
+      );
       req.on("error", (e) => {
         clearTimeout(timer);
         reject(e);
@@ -154,7 +162,7 @@ export class KubeClient {
   async watch(
     path: string,
     query: RequestOptions["query"],
-    onEvent: (e: WatchEvent) => Error | undefined | void,
+    onEvent: (e: WatchEvent) => Error | undefined,
     opts: { signal?: AbortSignal; idleTimeoutMs: number; onOpen?: () => void },
   ): Promise<void> {
     const { headers, agent, secure } = await this.#prepare();
@@ -173,7 +181,10 @@ export class KubeClient {
       let idle: NodeJS.Timeout | undefined;
       const arm = () => {
         clearTimeout(idle);
-        idle = setTimeout(() => req.destroy(new Error(`watch ${path} was silent for ${opts.idleTimeoutMs} ms`)), opts.idleTimeoutMs);
+        idle = setTimeout(
+          () => req.destroy(new Error(`watch ${path} was silent for ${opts.idleTimeoutMs} ms`)),
+          opts.idleTimeoutMs,
+        );
       };
       const onAbort = () => req.destroy();
       opts.signal?.addEventListener("abort", onAbort, { once: true });
@@ -212,7 +223,8 @@ export class KubeClient {
               event = JSON.parse(line) as WatchEvent;
               stop = onEvent(event) ?? undefined;
             } catch (e) {
-              stop = e instanceof SyntaxError ? new Error(`watch ${path}: unreadable event: ${e.message}`) : (e as Error);
+              stop =
+                e instanceof SyntaxError ? new Error(`watch ${path}: unreadable event: ${e.message}`) : (e as Error);
             }
             if (stop) {
               // Settle first, then drop the connection without an error of its own.

@@ -144,7 +144,12 @@ describe("Reflector", () => {
     const first = api.open;
     api.items.delete("a");
     api.set("c", 9);
-    api.event("ERROR", { kind: "Status", code: 410, reason: "Expired", message: "too old resource version: 101 (150)" });
+    api.event("ERROR", {
+      kind: "Status",
+      code: 410,
+      reason: "Expired",
+      message: "too old resource version: 101 (150)",
+    });
     first?.end();
     await until(() => api.lists === 2 && api.open !== first, "a relist and a new watch");
     expect(values()).toEqual([{ name: "c", v: 9 }]);

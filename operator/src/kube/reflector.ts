@@ -127,7 +127,10 @@ export class Reflector<T> {
           failures++;
           this.#setSynced(false);
           const retryInMs = backoffDelay(failures, this.#o.backoff, this.#random);
-          this.#log.warn({ resource: this.#o.resource, error: errInfo(e), failures, retryInMs }, "list failed; retrying");
+          this.#log.warn(
+            { resource: this.#o.resource, error: errInfo(e), failures, retryInMs },
+            "list failed; retrying",
+          );
           await sleep(retryInMs, signal);
           continue;
         }
@@ -139,7 +142,10 @@ export class Reflector<T> {
         if (signal.aborted) break;
         if (e instanceof WatchExpired || (e instanceof KubeError && e.status === 410)) {
           // client-go relists at once on 410; the list itself backs off if it fails.
-          this.#log.info({ resource: this.#o.resource, resourceVersion: this.#resourceVersion }, "watch expired (410); relisting");
+          this.#log.info(
+            { resource: this.#o.resource, resourceVersion: this.#resourceVersion },
+            "watch expired (410); relisting",
+          );
           needList = true;
           relistReason = "expired";
           this.#setSynced(false);
@@ -148,7 +154,10 @@ export class Reflector<T> {
         failures++;
         this.#setSynced(false);
         const retryInMs = backoffDelay(failures, this.#o.backoff, this.#random);
-        this.#log.warn({ resource: this.#o.resource, error: errInfo(e), failures, retryInMs }, "watch failed; retrying");
+        this.#log.warn(
+          { resource: this.#o.resource, error: errInfo(e), failures, retryInMs },
+          "watch failed; retrying",
+        );
         // Anything but a lost connection (403 after an RBAC change, 5xx) gets a fresh list next time.
         if (e instanceof KubeError) {
           needList = true;

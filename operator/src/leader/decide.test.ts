@@ -18,13 +18,20 @@ describe("decide", () => {
 
   it("an empty holder (a released or new lease) is acquired at once", () => {
     const spec = { holderIdentity: null };
-    expect(decide(spec, observe(undefined, spec, 0), "me", 0, DURATION)).toEqual({ action: "acquire", takeover: false });
+    expect(decide(spec, observe(undefined, spec, 0), "me", 0, DURATION)).toEqual({
+      action: "acquire",
+      takeover: false,
+    });
   });
 
   it("another holder's lease is waited on for a full duration after this replica first saw it", () => {
     const spec = held("other");
     const obs = observe(undefined, spec, 100_000);
-    expect(decide(spec, obs, "me", 100_000, DURATION)).toEqual({ action: "wait", holder: "other", expiresInMs: 15_000 });
+    expect(decide(spec, obs, "me", 100_000, DURATION)).toEqual({
+      action: "wait",
+      holder: "other",
+      expiresInMs: 15_000,
+    });
     expect(decide(spec, obs, "me", 114_999, DURATION)).toMatchObject({ action: "wait", expiresInMs: 1 });
     expect(decide(spec, obs, "me", 115_000, DURATION)).toEqual({ action: "acquire", takeover: true });
   });
@@ -32,7 +39,10 @@ describe("decide", () => {
   it("a renewal seen by the follower restarts its wait, whatever the renew time says", () => {
     let obs = observe(undefined, held("other", "2026-11-22T06:00:00.000000Z"), 0);
     obs = observe(obs, held("other", "2026-11-22T06:00:02.000000Z"), 10_000);
-    expect(decide(held("other", "2026-11-22T06:00:02.000000Z"), obs, "me", 20_000, DURATION)).toMatchObject({ action: "wait", expiresInMs: 5_000 });
+    expect(decide(held("other", "2026-11-22T06:00:02.000000Z"), obs, "me", 20_000, DURATION)).toMatchObject({
+      action: "wait",
+      expiresInMs: 5_000,
+    });
   });
 
   it("an unchanged record keeps the first observation time", () => {

@@ -21,7 +21,12 @@ export interface Observation {
 }
 
 export function recordOf(spec: LeaseSpec): string {
-  return JSON.stringify([spec.holderIdentity ?? "", spec.renewTime ?? "", spec.acquireTime ?? "", spec.leaseTransitions ?? 0]);
+  return JSON.stringify([
+    spec.holderIdentity ?? "",
+    spec.renewTime ?? "",
+    spec.acquireTime ?? "",
+    spec.leaseTransitions ?? 0,
+  ]);
 }
 
 export function observe(prev: Observation | undefined, spec: LeaseSpec, now: number): Observation {
@@ -29,9 +34,18 @@ export function observe(prev: Observation | undefined, spec: LeaseSpec, now: num
   return prev && prev.record === record ? prev : { record, changedAt: now };
 }
 
-export type Decision = { action: "renew" } | { action: "acquire"; takeover: boolean } | { action: "wait"; holder: string; expiresInMs: number };
+export type Decision =
+  | { action: "renew" }
+  | { action: "acquire"; takeover: boolean }
+  | { action: "wait"; holder: string; expiresInMs: number };
 
-export function decide(spec: LeaseSpec, obs: Observation, identity: string, now: number, leaseDurationMs: number): Decision {
+export function decide(
+  spec: LeaseSpec,
+  obs: Observation,
+  identity: string,
+  now: number,
+  leaseDurationMs: number,
+): Decision {
   const holder = spec.holderIdentity ?? "";
   if (holder === identity) return { action: "renew" };
   if (holder === "") return { action: "acquire", takeover: false };
@@ -46,7 +60,12 @@ export function microTime(ms: number): string {
 }
 
 /** The spec this replica writes when it acquires or renews. */
-export function nextSpec(current: LeaseSpec | undefined, identity: string, now: number, leaseDurationMs: number): LeaseSpec {
+export function nextSpec(
+  current: LeaseSpec | undefined,
+  identity: string,
+  now: number,
+  leaseDurationMs: number,
+): LeaseSpec {
   const holding = current?.holderIdentity === identity;
   const transitions = current?.leaseTransitions ?? 0;
   return {

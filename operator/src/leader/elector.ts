@@ -60,7 +60,9 @@ export class LeaderElector {
 
   /** True only while the last renewal is younger than the renew deadline. */
   isLeader(): boolean {
-    return this.#leading && this.#renewedAt !== undefined && this.#o.clock.now() - this.#renewedAt < this.#o.renewDeadlineMs;
+    return (
+      this.#leading && this.#renewedAt !== undefined && this.#o.clock.now() - this.#renewedAt < this.#o.renewDeadlineMs
+    );
   }
 
   start(): void {
@@ -85,7 +87,10 @@ export class LeaderElector {
         });
         this.#o.log.info({ ...this.#key(), status: res.status }, "lease released");
       } catch (e) {
-        this.#o.log.warn({ ...this.#key(), error: errInfo(e) }, "could not release the lease; a follower takes over when it expires");
+        this.#o.log.warn(
+          { ...this.#key(), error: errInfo(e) },
+          "could not release the lease; a follower takes over when it expires",
+        );
       }
     }
   }
@@ -124,7 +129,10 @@ export class LeaderElector {
     const client = this.#o.client;
     const now = () => this.#o.clock.now();
     // Renewals must finish within the deadline or they are worthless.
-    const timeoutMs = Math.max(1, this.#o.renewDeadlineMs - (this.#renewedAt === undefined ? 0 : now() - this.#renewedAt));
+    const timeoutMs = Math.max(
+      1,
+      this.#o.renewDeadlineMs - (this.#renewedAt === undefined ? 0 : now() - this.#renewedAt),
+    );
     const url = `${this.#path}/${encodeURIComponent(this.#o.name)}`;
     const got = await client.request<Lease>("GET", url, { signal, timeoutMs });
     if (got.status === 404) {
@@ -137,14 +145,20 @@ export class LeaderElector {
       const created = await client.request<Lease>("POST", this.#path, { body: lease, signal, timeoutMs });
       if (created.status === 201) return this.#won(created.body);
       if (created.status === 409) return; // another replica created it first
-      this.#problem(created.status === 404 ? "the lease namespace does not exist (a prerequisite)" : "could not create the lease", {
-        status: created.status,
-        message: (created.body as { message?: string })?.message,
-      });
+      this.#problem(
+        created.status === 404 ? "the lease namespace does not exist (a prerequisite)" : "could not create the lease",
+        {
+          status: created.status,
+          message: (created.body as { message?: string })?.message,
+        },
+      );
       return;
     }
     if (got.status !== 200) {
-      this.#problem("could not read the lease", { status: got.status, message: (got.body as { message?: string })?.message });
+      this.#problem("could not read the lease", {
+        status: got.status,
+        message: (got.body as { message?: string })?.message,
+      });
       return;
     }
     this.#lastProblem = "";
@@ -166,11 +180,15 @@ export class LeaderElector {
       timeoutMs,
     });
     if (updated.status === 200) {
-      if (d.action === "acquire" && d.takeover) this.#o.log.info({ ...this.#key(), from: spec.holderIdentity }, "took over an expired lease");
+      if (d.action === "acquire" && d.takeover)
+        this.#o.log.info({ ...this.#key(), from: spec.holderIdentity }, "took over an expired lease");
       return this.#won(updated.body);
     }
     if (updated.status === 409) return; // someone else wrote first; the next read tells who
-    this.#problem("could not write the lease", { status: updated.status, message: (updated.body as { message?: string })?.message });
+    this.#problem("could not write the lease", {
+      status: updated.status,
+      message: (updated.body as { message?: string })?.message,
+    });
   }
 
   #problem(msg: string, fields: Record<string, unknown>): void {

@@ -41,7 +41,9 @@ function error(res: ServerResponse, status: number, code: string, message: strin
   send(res, status, { error: { code, message, details: {}, request_id: "stub", timestamp: new Date().toISOString() } });
 }
 
-export async function startStubControlPlane(opts: { tokens?: Record<string, string>; host?: string } = {}): Promise<StubControlPlane> {
+export async function startStubControlPlane(
+  opts: { tokens?: Record<string, string>; host?: string } = {},
+): Promise<StubControlPlane> {
   const tokens = new Map(Object.entries(opts.tokens ?? {}));
   const requests: RecordedRequest[] = [];
   const accepted: InventoryReport[] = [];
@@ -74,24 +76,37 @@ export async function startStubControlPlane(opts: { tokens?: Record<string, stri
     } catch {
       body = raw;
     }
-    const rec: RecordedRequest = { method: req.method ?? "", path: req.url ?? "", token, body, status: 0, at: Date.now() };
+    const rec: RecordedRequest = {
+      method: req.method ?? "",
+      path: req.url ?? "",
+      token,
+      body,
+      status: 0,
+      at: Date.now(),
+    };
     requests.push(rec);
     const answer = (status: number, f: () => void) => {
       rec.status = status;
       f();
     };
-    if (failure !== undefined) return answer(failure, () => error(res, failure as number, "unavailable", "stub outage"));
+    if (failure !== undefined)
+      return answer(failure, () => error(res, failure as number, "unavailable", "stub outage"));
     const cluster = tokens.get(token);
-    if (cluster === undefined) return answer(401, () => error(res, 401, "token_expired", "the operator token has expired"));
+    if (cluster === undefined)
+      return answer(401, () => error(res, 401, "token_expired", "the operator token has expired"));
     if (req.method === "PUT" && req.url === "/internal/v1/inventory") {
       const report = body as InventoryReport;
       if (report?.cluster_id !== cluster)
-        return answer(403, () => error(res, 403, "forbidden", `token of ${cluster} cannot report for ${report?.cluster_id}`));
+        return answer(403, () =>
+          error(res, 403, "forbidden", `token of ${cluster} cannot report for ${report?.cluster_id}`),
+        );
       const previous = latest.get(cluster)?.nodes ?? 0;
       accepted.push(report);
       latest.set(cluster, { nodes: report.nodes.length });
       stub.onInventory?.(report, Buffer.byteLength(raw));
-      return answer(200, () => send(res, 200, { accepted: report.nodes.length, removed: Math.max(0, previous - report.nodes.length) }));
+      return answer(200, () =>
+        send(res, 200, { accepted: report.nodes.length, removed: Math.max(0, previous - report.nodes.length) }),
+      );
     }
     return answer(404, () => error(res, 404, "not_found", `${req.method} ${req.url}`));
   };
