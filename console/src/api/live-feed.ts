@@ -105,6 +105,8 @@ export class LiveFeed extends EventTarget {
         if (done) break;
         kick();
         for (const message of this.#parser.push(value)) {
+          // Heartbeats only prove the stream is alive (the idle timer above); they change nothing.
+          if (message.event === "heartbeat") continue;
           let data: unknown;
           try {
             data = JSON.parse(message.data);

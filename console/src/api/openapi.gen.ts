@@ -18,6 +18,25 @@ export type AddProjectMemberRequest = {
   role: "project_admin" | "member";
 };
 
+export type BulkTerminate = {
+  ids: string[];
+};
+
+export type BulkTerminateResult = {
+  results: {
+    id: string;
+    status: "accepted" | "refused";
+    session?: Session;
+    error?: {
+      code: string;
+      message: string;
+      details: {
+        [key: string]: unknown;
+      };
+    };
+  }[];
+};
+
 export type ChangePasswordRequest = {
   current_password: string;
   /** At least 12 characters, different from the current password. */
@@ -84,6 +103,44 @@ export type ConnectionTestResult = {
   missing_permissions?: string[];
 };
 
+export type CostPreview = {
+  offering: string;
+  gpu_model: string;
+  gpu_count: number;
+  /** Minor units per hour for this session (1 credit = 1,000,000). */
+  hourly_rate: string;
+  /** The same in credits, as a decimal string. */
+  hourly_rate_credits: string;
+  duration_seconds: number;
+  /** Minor units for the duration, rounded up. */
+  cost: string;
+  cost_credits: string;
+  /** Some cluster has a free GPU of the model on one node right now. */
+  gpu_available_now: boolean;
+};
+
+export type CreateImageRequest = {
+  name: string;
+  display_name: string;
+  image: string;
+  kind: "jupyterlab" | "code-server" | "terminal";
+  visibility?: "public" | "private";
+  owner?: string;
+  description?: string;
+};
+
+export type CreateOfferingRequest = {
+  name: string;
+  display_name: string;
+  gpu_model: string;
+  tier: string;
+  gpu_count?: number;
+  /** Credits per hour in minor units, a string of digits. */
+  hourly_credit_rate: string;
+  description?: string;
+  enabled?: boolean;
+};
+
 export type CreateOrganizationRequest = {
   name: string;
   /** Default: made from the name. */
@@ -93,6 +150,49 @@ export type CreateOrganizationRequest = {
 export type CreateProjectRequest = {
   organization_id: string;
   name: string;
+};
+
+export type CreateResourcePolicyRequest = {
+  name: string;
+  scope: {
+    kind: "global" | "organization" | "project";
+    id?: string;
+  };
+  limits?: ResourcePolicyLimits;
+  allowed_offerings?: string[];
+};
+
+export type CreateResourcePresetRequest = {
+  name: string;
+  display_name: string;
+  kind: "compute" | "gpu";
+  cpu: string;
+  memory: string;
+  gpu_count?: number;
+};
+
+export type CreateSession = {
+  /** An Offering's name (GET /api/v1/offerings). */
+  offering: string;
+  /** A ResourcePreset's name. */
+  preset: string;
+  /** An Image's name (public, or your own private image). */
+  image: string;
+  /** Display name. */
+  name?: string;
+  /** Pin: run only on this cluster, and wait there when it is full. */
+  cluster_id?: string;
+  /** Required when you belong to several organizations and give no project. */
+  organization_id?: string;
+  project_id?: string;
+  /** Queue priority (higher first). Members may not exceed the policy's maxPriority (default 0). */
+  priority?: number;
+  volumes?: {
+    /** A Volume of your organization. */
+    volume: string;
+    mount_path?: string;
+    read_only?: boolean;
+  }[];
 };
 
 export type CreateUserRequest = {
@@ -128,10 +228,12 @@ export type ErrorEnvelope = {
       | "already_exists"
       | "idempotency_request_in_flight"
       | "volume_on_another_cluster"
+      | "invalid_session_state"
       | "cluster_in_use"
       | "payload_too_large"
       | "unsupported_media_type"
       | "idempotency_key_reused"
+      | "gpu_model_unavailable"
       | "cluster_unreachable"
       | "cluster_credential_invalid"
       | "cluster_credential_insufficient"
@@ -153,6 +255,27 @@ export type ErrorEnvelope = {
   };
 };
 
+export type GpuAvailability = {
+  clusters: {
+    cluster_id: string;
+    cluster_name: string;
+    gpu_model: string;
+    /** Allocatable GPUs on ready, schedulable nodes. */
+    total: number;
+    in_use: number;
+    free: number;
+    nodes: number;
+    /** The most GPUs one node offers: the largest session that fits. */
+    largest_node: number;
+  }[];
+  models: {
+    gpu_model: string;
+    total: number;
+    free: number;
+    queued: number;
+  }[];
+};
+
 export type GpuDevice = {
   cluster_id: string;
   node: string;
@@ -164,6 +287,20 @@ export type GpuDevice = {
 
 export type Health = {
   status: "ok";
+};
+
+export type Image = {
+  name: string;
+  display_name: string;
+  /** Container image reference, pullable from every cluster. */
+  image: string;
+  kind: "jupyterlab" | "code-server" | "terminal";
+  visibility: "public" | "private";
+  /** User id of a private image's owner. */
+  owner: string | null;
+  description: string | null;
+  /** When the object was created (RFC 3339), as the management cluster records it. */
+  created_at: string | null;
 };
 
 export type IssuedOperatorToken = {
@@ -265,6 +402,21 @@ export type NodePool = {
   gpu_free: number;
 };
 
+export type Offering = {
+  name: string;
+  display_name: string;
+  /** As GPU nodes label it (nvidia.com/gpu.product). */
+  gpu_model: string;
+  tier: string;
+  gpu_count: number;
+  /** Credits per hour in minor units (1 credit = 1,000,000), as a string. */
+  hourly_credit_rate: string;
+  description: string | null;
+  enabled: boolean;
+  /** When the object was created (RFC 3339), as the management cluster records it. */
+  created_at: string | null;
+};
+
 /** The current operator token's metadata; the token itself is shown only when issued. */
 export type OperatorTokenMetadata = {
   kid: string;
@@ -290,6 +442,13 @@ export type Pagination = {
   total: number;
 };
 
+export type PreviewCost = {
+  offering: string;
+  /** Its GPU count overrides the offering's. */
+  preset?: string;
+  duration_seconds?: number;
+};
+
 export type Project = {
   id: string;
   organization_id: string;
@@ -298,6 +457,20 @@ export type Project = {
   created_at: string;
   /** RFC 3339, UTC. */
   updated_at: string;
+};
+
+export type QueueEntry = {
+  session: Session;
+  /** 1-based among the sessions waiting for the same GPU model, in placement order (priority, then age). */
+  position: number;
+  /** Why it waits (no free GPU of its model, its pinned cluster is full, …). */
+  reason: string;
+  waiting_since: string;
+};
+
+export type QueuePriority = {
+  /** Higher goes first; ties go to the older session. */
+  priority: number;
 };
 
 export type RegisterClusterRequest = {
@@ -311,6 +484,158 @@ export type RegisterClusterRequest = {
 export type RegisteredCluster = {
   cluster: Cluster;
   operator_token: IssuedOperatorToken;
+};
+
+export type ResourcePolicy = {
+  name: string;
+  scope: {
+    kind: "global" | "organization" | "project";
+    id: string | null;
+  };
+  limits: ResourcePolicyLimitsOutput;
+  /** Offerings allowed at this scope; null: all. */
+  allowed_offerings: string[] | null;
+  /** When the object was created (RFC 3339), as the management cluster records it. */
+  created_at: string | null;
+};
+
+/** Absent: no limit at this scope. */
+export type ResourcePolicyLimits = {
+  max_gpus_per_user?: number;
+  max_gpus_per_project?: number;
+  max_gpus_per_organization?: number;
+  max_concurrent_sessions_per_user?: number;
+  max_session_hours?: number;
+  max_volume_gb_per_user?: number;
+  max_priority?: number;
+};
+
+/** Absent: no limit at this scope. */
+export type ResourcePolicyLimitsOutput = {
+  max_gpus_per_user?: number;
+  max_gpus_per_project?: number;
+  max_gpus_per_organization?: number;
+  max_concurrent_sessions_per_user?: number;
+  max_session_hours?: number;
+  max_volume_gb_per_user?: number;
+  max_priority?: number;
+};
+
+export type ResourcePreset = {
+  name: string;
+  display_name: string;
+  kind: "compute" | "gpu";
+  cpu: string;
+  memory: string;
+  gpu_count: number;
+  /** When the object was created (RFC 3339), as the management cluster records it. */
+  created_at: string | null;
+};
+
+export type Session = {
+  id: string;
+  /** Display name given at creation. */
+  name: string | null;
+  /** The Session resource's name: {cr} in the connect paths /proxy/{cr}/… */
+  resource_name: string;
+  /** The organization's namespace in the management cluster. */
+  namespace: string;
+  owner_id: string;
+  organization_id: string;
+  project_id: string | null;
+  offering: string;
+  preset: string;
+  image: string;
+  gpu_model: string;
+  gpu_count: number;
+  /** Minor units per hour (1 credit = 1,000,000), at creation. */
+  hourly_credit_rate: string;
+  /** The cluster it must run on, when pinned. */
+  cluster_pin: string | null;
+  /** Where it runs now (the last cluster for Paused and Terminated sessions). */
+  cluster_id: string | null;
+  node: string | null;
+  phase: SessionPhase;
+  /** What was asked last; the phase moves towards it. */
+  desired_state: "Running" | "Paused" | "Terminated";
+  priority: number;
+  /** While Queued: 1-based position among sessions waiting for the same GPU model, and why. */
+  queue: {
+    position: number;
+    reason: string;
+  } | null;
+  /** Why it is where it is: the leading condition's reason. */
+  reason: string | null;
+  message: string | null;
+  /** Detail only. */
+  conditions?: SessionCondition[];
+  /** While Running: paths under the cluster's session_domain. Get usable links from GET /api/v1/sessions/{id}/connect. */
+  connect_paths: {
+    lab: string;
+    terminal: string;
+    code: string;
+  } | null;
+  restarts: number;
+  /** Actions the session's phase allows now (others answer 409 invalid_session_state). */
+  allowed_actions: SessionAction[];
+  /** RFC 3339, UTC. */
+  created_at: string;
+  /** RFC 3339, UTC. */
+  updated_at: string;
+  queued_at: string | null;
+  scheduled_at: string | null;
+  started_at: string | null;
+  paused_at: string | null;
+  terminated_at: string | null;
+};
+
+export type SessionAction = "pause" | "resume" | "restart" | "terminate";
+
+export type SessionCondition = {
+  /** Scheduled, Dispatched, Ready, Billable. */
+  type: string;
+  status: "True" | "False" | "Unknown";
+  /** A stable CamelCase constant (PodRunning, NoCapacity, PinnedClusterFull, NodeLost, ImagePullFailed, …). */
+  reason: string;
+  message: string;
+  /** RFC 3339, UTC. */
+  last_transition_time: string;
+};
+
+export type SessionKubernetesEvents = {
+  data: {
+    type: string;
+    reason: string;
+    message: string;
+    count: number;
+    first_timestamp: string | null;
+    last_timestamp: string | null;
+    source: string | null;
+  }[];
+};
+
+/** Pending: accepted, not yet placed. Queued: waiting for a GPU (see queue). Starting: placed, pod not ready. Running. Pausing: pod being deleted. Paused: no pod, no GPU, volumes kept. Resuming: placed again after a pause. Restarting: pod being replaced. Terminating. Terminated. Failed: the pod could not run (e.g. image pull); its GPU is released. Unknown: its cluster stopped reporting. */
+export type SessionPhase =
+  | "Pending"
+  | "Queued"
+  | "Starting"
+  | "Running"
+  | "Pausing"
+  | "Paused"
+  | "Resuming"
+  | "Restarting"
+  | "Terminating"
+  | "Terminated"
+  | "Failed"
+  | "Unknown";
+
+export type SessionResource = {
+  /** The Session object as the management cluster stores it (managedFields left out). */
+  resource: {
+    [key: string]: unknown;
+  };
+  /** The same object as YAML, as `kubectl get -o yaml` prints it. */
+  yaml: string;
 };
 
 export type TokenCredential = {
@@ -341,6 +666,26 @@ export type UpdateClusterRequest = {
   session_domain: string;
 };
 
+export type UpdateImageRequest = {
+  display_name?: string;
+  image?: string;
+  kind?: "jupyterlab" | "code-server" | "terminal";
+  visibility?: "public" | "private";
+  owner?: string;
+  description?: string;
+};
+
+export type UpdateOfferingRequest = {
+  display_name?: string;
+  gpu_model?: string;
+  tier?: string;
+  gpu_count?: number;
+  /** Credits per hour in minor units, a string of digits. */
+  hourly_credit_rate?: string;
+  description?: string;
+  enabled?: boolean;
+};
+
 export type UpdateOrganizationRequest = {
   name?: string;
   slug?: string;
@@ -348,6 +693,21 @@ export type UpdateOrganizationRequest = {
 
 export type UpdateProjectRequest = {
   name?: string;
+};
+
+export type UpdateResourcePolicyRequest = {
+  /** Replaces the limits as a whole. */
+  limits?: ResourcePolicyLimits;
+  /** null: allow every offering. */
+  allowed_offerings?: string[] | null;
+};
+
+export type UpdateResourcePresetRequest = {
+  display_name?: string;
+  kind?: "compute" | "gpu";
+  cpu?: string;
+  memory?: string;
+  gpu_count?: number;
 };
 
 export type UpdateUserRequest = {
@@ -415,6 +775,26 @@ export interface Operations {
     body: AddProjectMemberRequest;
     response: Member;
   };
+  /** Terminate several sessions */
+  bulkTerminateSessions: {
+    method: "post";
+    path: "/api/v1/sessions/bulk-terminate";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: BulkTerminate;
+    response: BulkTerminateResult;
+  };
+  /** Take a session out of the queue (it is terminated without having run) */
+  cancelQueuedSession: {
+    method: "post";
+    path: "/api/v1/queue/{sessionId}/cancel";
+    params: {
+      sessionId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: Session;
+  };
   /** Change your own password */
   changePassword: {
     method: "post";
@@ -423,6 +803,17 @@ export interface Operations {
     query: Record<string, never>;
     body: ChangePasswordRequest;
     response: TokenResponse;
+  };
+  /** Change a session's priority */
+  changeQueuePriority: {
+    method: "patch";
+    path: "/api/v1/queue/{sessionId}";
+    params: {
+      sessionId: string;
+    };
+    query: Record<string, never>;
+    body: QueuePriority;
+    response: Session;
   };
   /** Cordon a node: no new sessions are placed on it (super_admin) */
   cordonNode: {
@@ -435,6 +826,24 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: NodeActionResult;
+  };
+  /** Add an image to the catalog (super_admin) */
+  createImage: {
+    method: "post";
+    path: "/api/v1/images";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: CreateImageRequest;
+    response: Image;
+  };
+  /** Create an offering (super_admin) */
+  createOffering: {
+    method: "post";
+    path: "/api/v1/offerings";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: CreateOfferingRequest;
+    response: Offering;
   };
   /** Create an organization (super_admin) */
   createOrganization: {
@@ -453,6 +862,33 @@ export interface Operations {
     query: Record<string, never>;
     body: CreateProjectRequest;
     response: Project;
+  };
+  /** Create a resource policy (super_admin) */
+  createResourcePolicy: {
+    method: "post";
+    path: "/api/v1/resource-policies";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: CreateResourcePolicyRequest;
+    response: ResourcePolicy;
+  };
+  /** Create a resource preset (super_admin) */
+  createResourcePreset: {
+    method: "post";
+    path: "/api/v1/resource-presets";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: CreateResourcePresetRequest;
+    response: ResourcePreset;
+  };
+  /** Create a session */
+  createSession: {
+    method: "post";
+    path: "/api/v1/sessions";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: CreateSession;
+    response: Session;
   };
   /** Create an account */
   createUser: {
@@ -542,6 +978,15 @@ export interface Operations {
     body: undefined;
     response: Cluster;
   };
+  /** Free and total GPUs by cluster and model */
+  getGpuAvailability: {
+    method: "get";
+    path: "/api/v1/sessions/gpu-availability";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    response: GpuAvailability;
+  };
   /** Liveness probe (outside the versioned prefix) */
   getHealth: {
     method: "get";
@@ -551,6 +996,17 @@ export interface Operations {
     body: undefined;
     response: Health;
   };
+  /** An image */
+  getImage: {
+    method: "get";
+    path: "/api/v1/images/{name}";
+    params: {
+      name: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: Image;
+  };
   /** The signed-in account and its memberships */
   getMe: {
     method: "get";
@@ -559,6 +1015,17 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: UserDetail;
+  };
+  /** An offering */
+  getOffering: {
+    method: "get";
+    path: "/api/v1/offerings/{name}";
+    params: {
+      name: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: Offering;
   };
   /** This API's OpenAPI 3.1 description (the same as api/openapi.json in the repository) */
   getOpenApi: {
@@ -592,6 +1059,50 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: Project;
+  };
+  /** A resource policy */
+  getResourcePolicy: {
+    method: "get";
+    path: "/api/v1/resource-policies/{name}";
+    params: {
+      name: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: ResourcePolicy;
+  };
+  /** A resource preset */
+  getResourcePreset: {
+    method: "get";
+    path: "/api/v1/resource-presets/{name}";
+    params: {
+      name: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: ResourcePreset;
+  };
+  /** A session, with its conditions */
+  getSession: {
+    method: "get";
+    path: "/api/v1/sessions/{sessionId}";
+    params: {
+      sessionId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: Session;
+  };
+  /** The session's Session resource, as kubectl get -o yaml shows it (administrators) */
+  getSessionResource: {
+    method: "get";
+    path: "/api/v1/sessions/{sessionId}/resource";
+    params: {
+      sessionId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: SessionResource;
   };
   /** An account and its memberships */
   getUser: {
@@ -644,6 +1155,24 @@ export interface Operations {
       pagination: Pagination;
     };
   };
+  /** Session images: the public base images and your private ones */
+  listImages: {
+    method: "get";
+    path: "/api/v1/images";
+    params: Record<string, never>;
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+      kind?: "jupyterlab" | "code-server" | "terminal";
+    };
+    body: undefined;
+    response: {
+      data: Image[];
+      pagination: Pagination;
+    };
+  };
   /** Nodes grouped by cluster and GPU model, with totals */
   listNodePools: {
     method: "get";
@@ -679,6 +1208,23 @@ export interface Operations {
     body: undefined;
     response: {
       data: Node[];
+      pagination: Pagination;
+    };
+  };
+  /** GPU offerings with their hourly credit rates */
+  listOfferings: {
+    method: "get";
+    path: "/api/v1/offerings";
+    params: Record<string, never>;
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+    };
+    body: undefined;
+    response: {
+      data: Offering[];
       pagination: Pagination;
     };
   };
@@ -756,6 +1302,99 @@ export interface Operations {
       pagination: Pagination;
     };
   };
+  /** Queued sessions with their position and reason */
+  listQueue: {
+    method: "get";
+    path: "/api/v1/queue";
+    params: Record<string, never>;
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+      /** As for GET /api/v1/sessions: beyond your role, your role's scope. */
+      scope?: "mine" | "all";
+      gpu_model?: string;
+      /** Sessions pinned to this cluster. */
+      cluster_id?: string;
+    };
+    body: undefined;
+    response: {
+      data: QueueEntry[];
+      pagination: Pagination;
+    };
+  };
+  /** Resource policies that apply to you (all, for super_admins) */
+  listResourcePolicies: {
+    method: "get";
+    path: "/api/v1/resource-policies";
+    params: Record<string, never>;
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+      scope?: "global" | "organization" | "project";
+    };
+    body: undefined;
+    response: {
+      data: ResourcePolicy[];
+      pagination: Pagination;
+    };
+  };
+  /** Compute and GPU presets (CPU, memory, GPU count) */
+  listResourcePresets: {
+    method: "get";
+    path: "/api/v1/resource-presets";
+    params: Record<string, never>;
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+      kind?: "compute" | "gpu";
+    };
+    body: undefined;
+    response: {
+      data: ResourcePreset[];
+      pagination: Pagination;
+    };
+  };
+  /** The Kubernetes events of the session's resource, as kubectl describe lists them (administrators) */
+  listSessionResourceEvents: {
+    method: "get";
+    path: "/api/v1/sessions/{sessionId}/resource/events";
+    params: {
+      sessionId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: SessionKubernetesEvents;
+  };
+  /** List sessions (newest first) */
+  listSessions: {
+    method: "get";
+    path: "/api/v1/sessions";
+    params: Record<string, never>;
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+      /** mine: your sessions. all: every session your role reaches (answered with your role's scope, never 403). */
+      scope?: "mine" | "all";
+      /** Only these phases (repeat the parameter for several). */
+      phase?: SessionPhase | SessionPhase[];
+      cluster_id?: string;
+      organization_id?: string;
+      project_id?: string;
+    };
+    body: undefined;
+    response: {
+      data: Session[];
+      pagination: Pagination;
+    };
+  };
   /** List the accounts you may see */
   listUsers: {
     method: "get";
@@ -787,6 +1426,26 @@ export interface Operations {
     query: Record<string, never>;
     body: LoginRequest;
     response: TokenResponse;
+  };
+  /** Pause a session */
+  pauseSession: {
+    method: "post";
+    path: "/api/v1/sessions/{sessionId}/pause";
+    params: {
+      sessionId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: Session;
+  };
+  /** The hourly credit rate of a session and the cost of a duration */
+  previewSessionCost: {
+    method: "post";
+    path: "/api/v1/sessions/preview-cost";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: PreviewCost;
+    response: CostPreview;
   };
   /** Register a GPU cluster (super_admin); answers its operator token once */
   registerCluster: {
@@ -821,6 +1480,28 @@ export interface Operations {
     body: undefined;
     response: undefined;
   };
+  /** Restart a running session */
+  restartSession: {
+    method: "post";
+    path: "/api/v1/sessions/{sessionId}/restart";
+    params: {
+      sessionId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: Session;
+  };
+  /** Resume a paused session */
+  resumeSession: {
+    method: "post";
+    path: "/api/v1/sessions/{sessionId}/resume";
+    params: {
+      sessionId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: Session;
+  };
   /** Issue a new operator token for a cluster (super_admin); the previous one stops working */
   rotateClusterOperatorToken: {
     method: "post";
@@ -831,6 +1512,31 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: IssuedOperatorToken;
+  };
+  /** Server-sent events of session changes (text/event-stream) */
+  streamSessionEvents: {
+    method: "get";
+    path: "/api/v1/sessions/events";
+    params: Record<string, never>;
+    query: {
+      /** Same as the Last-Event-ID header, for clients that cannot set headers. */
+      last_event_id?: string;
+      /** Only this session's events. */
+      session_id?: string;
+    };
+    body: undefined;
+    response: string;
+  };
+  /** Terminate a session */
+  terminateSession: {
+    method: "post";
+    path: "/api/v1/sessions/{sessionId}/terminate";
+    params: {
+      sessionId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: Session;
   };
   /** Probe a registered cluster with its stored credential (super_admin) */
   testClusterConnection: {
@@ -866,6 +1572,28 @@ export interface Operations {
     body: UpdateClusterRequest;
     response: Cluster;
   };
+  /** Change an image (super_admin) */
+  updateImage: {
+    method: "patch";
+    path: "/api/v1/images/{name}";
+    params: {
+      name: string;
+    };
+    query: Record<string, never>;
+    body: UpdateImageRequest;
+    response: Image;
+  };
+  /** Change an offering (super_admin); the change survives restarts */
+  updateOffering: {
+    method: "patch";
+    path: "/api/v1/offerings/{name}";
+    params: {
+      name: string;
+    };
+    query: Record<string, never>;
+    body: UpdateOfferingRequest;
+    response: Offering;
+  };
   /** Rename an organization or change its slug (its org_admins, super_admins) */
   updateOrganization: {
     method: "patch";
@@ -888,6 +1616,28 @@ export interface Operations {
     body: UpdateProjectRequest;
     response: Project;
   };
+  /** Change a resource policy's limits or allowed offerings (super_admin) */
+  updateResourcePolicy: {
+    method: "patch";
+    path: "/api/v1/resource-policies/{name}";
+    params: {
+      name: string;
+    };
+    query: Record<string, never>;
+    body: UpdateResourcePolicyRequest;
+    response: ResourcePolicy;
+  };
+  /** Change a resource preset (super_admin) */
+  updateResourcePreset: {
+    method: "patch";
+    path: "/api/v1/resource-presets/{name}";
+    params: {
+      name: string;
+    };
+    query: Record<string, never>;
+    body: UpdateResourcePresetRequest;
+    response: ResourcePreset;
+  };
   /** Change an account */
   updateUser: {
     method: "patch";
@@ -905,10 +1655,18 @@ export interface Operations {
 export const OPERATIONS = {
   addOrganizationMember: { method: "post", path: "/api/v1/organizations/{organizationId}/members" },
   addProjectMember: { method: "post", path: "/api/v1/projects/{projectId}/members" },
+  bulkTerminateSessions: { method: "post", path: "/api/v1/sessions/bulk-terminate" },
+  cancelQueuedSession: { method: "post", path: "/api/v1/queue/{sessionId}/cancel" },
   changePassword: { method: "post", path: "/api/v1/auth/password" },
+  changeQueuePriority: { method: "patch", path: "/api/v1/queue/{sessionId}" },
   cordonNode: { method: "post", path: "/api/v1/nodes/{clusterId}/{nodeName}/cordon" },
+  createImage: { method: "post", path: "/api/v1/images" },
+  createOffering: { method: "post", path: "/api/v1/offerings" },
   createOrganization: { method: "post", path: "/api/v1/organizations" },
   createProject: { method: "post", path: "/api/v1/projects" },
+  createResourcePolicy: { method: "post", path: "/api/v1/resource-policies" },
+  createResourcePreset: { method: "post", path: "/api/v1/resource-presets" },
+  createSession: { method: "post", path: "/api/v1/sessions" },
   createUser: { method: "post", path: "/api/v1/users" },
   deleteNode: { method: "delete", path: "/api/v1/nodes/{clusterId}/{nodeName}" },
   deleteOrganization: { method: "delete", path: "/api/v1/organizations/{organizationId}" },
@@ -917,30 +1675,54 @@ export const OPERATIONS = {
   deregisterCluster: { method: "delete", path: "/api/v1/clusters/{clusterId}" },
   drainNode: { method: "post", path: "/api/v1/nodes/{clusterId}/{nodeName}/drain" },
   getCluster: { method: "get", path: "/api/v1/clusters/{clusterId}" },
+  getGpuAvailability: { method: "get", path: "/api/v1/sessions/gpu-availability" },
   getHealth: { method: "get", path: "/healthz" },
+  getImage: { method: "get", path: "/api/v1/images/{name}" },
   getMe: { method: "get", path: "/api/v1/auth/me" },
+  getOffering: { method: "get", path: "/api/v1/offerings/{name}" },
   getOpenApi: { method: "get", path: "/api/v1/openapi.json" },
   getOrganization: { method: "get", path: "/api/v1/organizations/{organizationId}" },
   getProject: { method: "get", path: "/api/v1/projects/{projectId}" },
+  getResourcePolicy: { method: "get", path: "/api/v1/resource-policies/{name}" },
+  getResourcePreset: { method: "get", path: "/api/v1/resource-presets/{name}" },
+  getSession: { method: "get", path: "/api/v1/sessions/{sessionId}" },
+  getSessionResource: { method: "get", path: "/api/v1/sessions/{sessionId}/resource" },
   getUser: { method: "get", path: "/api/v1/users/{userId}" },
   listClusters: { method: "get", path: "/api/v1/clusters" },
   listGpuDevices: { method: "get", path: "/api/v1/gpu-devices" },
+  listImages: { method: "get", path: "/api/v1/images" },
   listNodePools: { method: "get", path: "/api/v1/node-pools" },
   listNodes: { method: "get", path: "/api/v1/nodes" },
+  listOfferings: { method: "get", path: "/api/v1/offerings" },
   listOrganizationMembers: { method: "get", path: "/api/v1/organizations/{organizationId}/members" },
   listOrganizations: { method: "get", path: "/api/v1/organizations" },
   listProjectMembers: { method: "get", path: "/api/v1/projects/{projectId}/members" },
   listProjects: { method: "get", path: "/api/v1/projects" },
+  listQueue: { method: "get", path: "/api/v1/queue" },
+  listResourcePolicies: { method: "get", path: "/api/v1/resource-policies" },
+  listResourcePresets: { method: "get", path: "/api/v1/resource-presets" },
+  listSessionResourceEvents: { method: "get", path: "/api/v1/sessions/{sessionId}/resource/events" },
+  listSessions: { method: "get", path: "/api/v1/sessions" },
   listUsers: { method: "get", path: "/api/v1/users" },
   login: { method: "post", path: "/api/v1/auth/login" },
+  pauseSession: { method: "post", path: "/api/v1/sessions/{sessionId}/pause" },
+  previewSessionCost: { method: "post", path: "/api/v1/sessions/preview-cost" },
   registerCluster: { method: "post", path: "/api/v1/clusters" },
   removeOrganizationMember: { method: "delete", path: "/api/v1/organizations/{organizationId}/members/{userId}" },
   removeProjectMember: { method: "delete", path: "/api/v1/projects/{projectId}/members/{userId}" },
+  restartSession: { method: "post", path: "/api/v1/sessions/{sessionId}/restart" },
+  resumeSession: { method: "post", path: "/api/v1/sessions/{sessionId}/resume" },
   rotateClusterOperatorToken: { method: "post", path: "/api/v1/clusters/{clusterId}/operator-token" },
+  streamSessionEvents: { method: "get", path: "/api/v1/sessions/events" },
+  terminateSession: { method: "post", path: "/api/v1/sessions/{sessionId}/terminate" },
   testClusterConnection: { method: "post", path: "/api/v1/clusters/{clusterId}/connection-test" },
   uncordonNode: { method: "post", path: "/api/v1/nodes/{clusterId}/{nodeName}/uncordon" },
   updateCluster: { method: "patch", path: "/api/v1/clusters/{clusterId}" },
+  updateImage: { method: "patch", path: "/api/v1/images/{name}" },
+  updateOffering: { method: "patch", path: "/api/v1/offerings/{name}" },
   updateOrganization: { method: "patch", path: "/api/v1/organizations/{organizationId}" },
   updateProject: { method: "patch", path: "/api/v1/projects/{projectId}" },
+  updateResourcePolicy: { method: "patch", path: "/api/v1/resource-policies/{name}" },
+  updateResourcePreset: { method: "patch", path: "/api/v1/resource-presets/{name}" },
   updateUser: { method: "patch", path: "/api/v1/users/{userId}" },
 } as const;

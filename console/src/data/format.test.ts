@@ -3,10 +3,11 @@ import { formatCredits, formatDuration, formatRelative } from "./format.ts";
 
 describe("formatting", () => {
   it("shows credits from integer minor units without floats", () => {
-    expect(formatCredits("150075")).toBe("1,500.75");
-    expect(formatCredits("5")).toBe("0.05");
-    expect(formatCredits("-1234567")).toBe("−12,345.67");
-    expect(formatCredits("900719925474099312345")).toBe("9,007,199,254,740,993,123.45");
+    expect(formatCredits("1500750000")).toBe("1,500.75");
+    expect(formatCredits("5")).toBe("0.000005");
+    expect(formatCredits("2000000")).toBe("2.00");
+    expect(formatCredits("-12345670000")).toBe("−12,345.67");
+    expect(formatCredits("9007199254740993123450000")).toBe("9,007,199,254,740,993,123.45");
     expect(formatCredits(null)).toBe("—");
   });
 

@@ -1,10 +1,11 @@
 // Formatting shared by the pages. Credits travel as strings of integer minor units (the API's rule):
 // never parsed to a float.
 
-/** Minor units per credit. */
-export const CREDIT_SCALE = 100n;
+/** Minor units per credit (the API: 1 credit = 1,000,000 minor units). */
+export const CREDIT_SCALE = 1_000_000n;
+const SCALE_DIGITS = 6;
 
-/** "150075" -> "1,500.75" (BigInt arithmetic: no float ever touches money). */
+/** "1500750000" -> "1,500.75": at least two decimals, more only when they are not zero (BigInt: no float touches money). */
 export function formatCredits(minor: string | number | bigint | null | undefined): string {
   if (minor === null || minor === undefined || minor === "") return "—";
   let v: bigint;
@@ -16,7 +17,7 @@ export function formatCredits(minor: string | number | bigint | null | undefined
   const neg = v < 0n;
   if (neg) v = -v;
   const whole = (v / CREDIT_SCALE).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-  const frac = (v % CREDIT_SCALE).toString().padStart(2, "0");
+  const frac = (v % CREDIT_SCALE).toString().padStart(SCALE_DIGITS, "0").replace(/0+$/, "").padEnd(2, "0");
   return `${neg ? "−" : ""}${whole}.${frac}`;
 }
 

@@ -1,14 +1,285 @@
-import { html, LitElement } from "lit";
+// One session: its phase and the timeline of what happened and why, where it runs, connect buttons
+// (links open in a new tab; each carries a fresh single-use token), logs, live usage, and the actions
+// its phase allows, confirmed where they destroy something. Live through the event stream.
+import { Task } from "@lit/task";
+import { html, LitElement, nothing } from "lit";
+import type { Session } from "../../api/openapi.gen.ts";
+import { api, auth } from "../../app/context.ts";
+import { onSessionsChanged } from "../../app/live.ts";
+import { confirmAction } from "../../components/confirm-dialog/index.ts";
+import "../../components/error-panel/index.ts";
+import "../../components/log-viewer/index.ts";
+import "../../components/phase-badge/index.ts";
+import { renderTask } from "../../components/task-states.ts";
+import "../../components/usage-chart/index.ts";
+import { formatCredits, formatDuration, formatPercent, formatRelative, formatTime } from "../../data/format.ts";
+import { ACTION_LABEL, actionConfirm, phaseHelp, type SessionAction } from "../../data/phases.ts";
+import { timeline } from "../../data/timeline.ts";
+import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
+import { styles } from "./styles.ts";
+
+type ConnectKind = "lab" | "terminal" | "code";
+const CONNECT_LABEL: Record<ConnectKind, string> = {
+  lab: "Open notebook",
+  terminal: "Open terminal",
+  code: "Open code editor",
+};
 
 export class BerthSessionDetailView extends LitElement {
-  static override styles = [tokens, shared];
+  static override styles = [tokens, shared, page, styles];
   static override properties = {
-    query: { attribute: false },
     sessionId: { type: String },
-    clusterId: { type: String },
+    acting: { state: true },
+    actionError: { state: true },
+    connectError: { state: true },
+    showResource: { state: true },
   };
+  declare sessionId: string;
+  declare acting: SessionAction | undefined;
+  declare actionError: unknown;
+  declare connectError: unknown;
+  declare showResource: boolean;
+  #unsubscribe: (() => void) | undefined;
+  #usageTimer: ReturnType<typeof setInterval> | undefined;
+
+  #session = new Task(this, {
+    task: async ([id], { signal }) => api.call("getSession", { params: { sessionId: id as string } }, { signal }),
+    args: () => [this.sessionId],
+  });
+  #usage = new Task(this, {
+    task: async ([id], { signal }) =>
+      api.call("getSessionUsage", { params: { sessionId: id as string }, query: { points: 60 } }, { signal }),
+    args: () => [this.sessionId],
+  });
+  #resource = new Task(this, {
+    task: async ([id, show], { signal }) => {
+      if (!show) return undefined;
+      const [resource, events] = await Promise.all([
+        api.call("getSessionResource", { params: { sessionId: id as string } }, { signal }),
+        api.call("listSessionResourceEvents", { params: { sessionId: id as string } }, { signal }),
+      ]);
+      return { resource, events };
+    },
+    args: () => [this.sessionId, this.showResource],
+  });
+
+  constructor() {
+    super();
+    this.sessionId = "";
+    this.acting = undefined;
+    this.actionError = undefined;
+    this.connectError = undefined;
+    this.showResource = false;
+  }
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    this.#unsubscribe = onSessionsChanged((change) => {
+      // Stream events name their session (session_id); poll ticks and resets name none: reload then too.
+      const id = (change.data as { session_id?: string } | undefined)?.session_id;
+      if (!id || id === this.sessionId) {
+        void this.#session.run();
+        if (change.message?.event === "session.updated") void this.#usage.run();
+      }
+    });
+    this.#usageTimer = setInterval(() => {
+      if (this.#session.value?.phase === "Running") void this.#usage.run();
+    }, 15_000);
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    this.#unsubscribe?.();
+    clearInterval(this.#usageTimer);
+  }
+
+  async #act(s: Session, action: SessionAction): Promise<void> {
+    const confirm = actionConfirm(action, s.name ?? s.resource_name);
+    if (confirm && !(await confirmAction(confirm))) return;
+    this.acting = action;
+    this.actionError = undefined;
+    try {
+      const params = { params: { sessionId: s.id } };
+      switch (action) {
+        case "pause":
+          await api.call("pauseSession", params);
+          break;
+        case "resume":
+          await api.call("resumeSession", params);
+          break;
+        case "restart":
+          await api.call("restartSession", params);
+          break;
+        case "terminate":
+          await api.call("terminateSession", params);
+          break;
+      }
+      await this.#session.run();
+    } catch (e) {
+      this.actionError = e;
+    } finally {
+      this.acting = undefined;
+    }
+  }
+
+  async #connect(kind: ConnectKind): Promise<void> {
+    this.connectError = undefined;
+    // Open the tab during the click (popup blockers allow it), then send it to the link once we have it:
+    // each link carries a single-use token valid for under a minute, so links are fetched on demand.
+    const tab = window.open("about:blank", "_blank");
+    try {
+      const r = await api.call("getSessionConnectLinks", { params: { sessionId: this.sessionId } });
+      const url = r.links[kind];
+      if (tab) {
+        tab.opener = null;
+        tab.location.href = url;
+      } else {
+        window.open(url, "_blank", "noopener");
+      }
+    } catch (e) {
+      tab?.close();
+      this.connectError = e;
+    }
+  }
+
+  #header(s: Session) {
+    const allowed = new Set(s.allowed_actions);
+    return html`<div class="page-head">
+        <h1 data-testid="session-name">${s.name ?? s.resource_name}</h1>
+        <berth-phase-badge .phase=${s.phase} data-testid="session-phase"></berth-phase-badge>
+        <span class="spacer"></span>
+        <div class="actions" role="group" aria-label="Session actions">
+          ${(["pause", "resume", "restart", "terminate"] as const)
+            .filter((a) => allowed.has(a))
+            .map(
+              (a) =>
+                html`<button type="button" class=${a === "terminate" || a === "restart" ? "danger" : ""} ?disabled=${!!this.acting} @click=${() => this.#act(s, a)} data-testid="action-${a}"
+                  title=${a === "pause" ? "Stops the pod and billing and returns the GPU; files on volumes are kept" : ""}>${this.acting === a ? `${ACTION_LABEL[a]}…` : ACTION_LABEL[a]}</button>`,
+            )}
+        </div>
+      </div>
+      <p class="muted" data-testid="phase-help">${phaseHelp(s.phase)}${s.message ? html` ${s.message}` : nothing}</p>
+      ${
+        s.queue
+          ? html`<div class="card queue" role="status" data-testid="queue-info">
+            <strong>#${s.queue.position} in the queue</strong> for ${s.gpu_count} × ${s.gpu_model}${s.cluster_pin ? html` on ${s.cluster_pin}` : nothing}. ${s.queue.reason}
+            <a href="/queue">See the queue</a>
+          </div>`
+          : nothing
+      }
+      ${this.actionError ? html`<berth-error-panel heading="The action was refused" .error=${this.actionError}></berth-error-panel>` : nothing}`;
+  }
+
+  #connectButtons(s: Session) {
+    const running = s.phase === "Running";
+    return html`<section class="card" aria-labelledby="connect-h">
+      <h2 id="connect-h">Connect</h2>
+      ${
+        running
+          ? html`<div class="actions">${(["lab", "terminal", "code"] as const).map(
+              (k) =>
+                html`<button type="button" class=${k === "lab" ? "primary" : ""} @click=${() => this.#connect(k)} data-testid="connect-${k}">${CONNECT_LABEL[k]}<span class="visually-hidden"> (opens in a new tab)</span></button>`,
+            )}</div>`
+          : html`<p class="muted">Connect links work while the session is Running.</p>`
+      }
+      ${this.connectError ? html`<berth-error-panel heading="No link could be made" .error=${this.connectError}></berth-error-panel>` : nothing}
+    </section>`;
+  }
+
+  #facts(s: Session) {
+    return html`<section class="card" aria-labelledby="facts-h">
+      <h2 id="facts-h">Details</h2>
+      <dl class="facts">
+        <dt>Id</dt><dd><code>${s.id}</code></dd>
+        <dt>Cluster</dt><dd data-testid="session-cluster">${s.cluster_id ?? "—"}${s.cluster_pin ? html` <span class="muted">(pinned to ${s.cluster_pin})</span>` : nothing}</dd>
+        <dt>Node</dt><dd data-testid="session-node">${s.node ?? "—"}</dd>
+        <dt>GPU</dt><dd>${s.gpu_count} × ${s.gpu_model}</dd>
+        <dt>Offering</dt><dd>${s.offering} · ${formatCredits(s.hourly_credit_rate)} credits/hour</dd>
+        <dt>Preset</dt><dd>${s.preset}</dd>
+        <dt>Image</dt><dd>${s.image}</dd>
+        <dt>Priority</dt><dd>${s.priority}</dd>
+        <dt>Restarts</dt><dd>${s.restarts}</dd>
+        <dt>Created</dt><dd>${formatTime(s.created_at)}</dd>
+        ${s.started_at ? html`<dt>Started</dt><dd>${formatTime(s.started_at)}</dd>` : nothing}
+      </dl>
+    </section>`;
+  }
+
+  #timeline(s: Session) {
+    return html`<section class="card" aria-labelledby="tl-h">
+      <h2 id="tl-h">What happened</h2>
+      <ol class="timeline" data-testid="timeline">
+        ${timeline(s).map(
+          (e) => html`<li class="tone-${e.tone}">
+            <time datetime=${e.at} title=${formatTime(e.at)}>${formatRelative(e.at)}</time>
+            <span class="what">${e.title}</span>${e.detail ? html`<span class="why">${e.detail}</span>` : nothing}
+          </li>`,
+        )}
+      </ol>
+    </section>`;
+  }
+
+  #usagePanel() {
+    return html`<section class="card" aria-labelledby="usage-h">
+      <h2 id="usage-h">Usage</h2>
+      ${renderTask(this.#usage, {
+        pendingLabel: "Loading usage…",
+        errorHeading: "Usage is not available",
+        isEmpty: (u) => u.totals.samples === 0,
+        empty: () =>
+          html`<p class="muted" data-testid="usage-empty">No usage sample yet. The cluster's operator reports usage every few seconds while the session runs.</p>`,
+        complete: (u) => html`<dl class="facts">
+            <dt>GPU time</dt><dd data-testid="usage-gpu-time">${formatDuration(u.totals.gpu_seconds)}</dd>
+            <dt>GPU utilisation</dt><dd>${formatPercent(u.latest?.gpu_utilization)}</dd>
+            ${u.latest?.gpu_memory_mib != null ? html`<dt>GPU memory</dt><dd>${u.latest.gpu_memory_mib} MiB</dd>` : nothing}
+          </dl>
+          ${
+            u.series.some((p) => p.gpu_utilization !== null)
+              ? html`<berth-usage-chart label="GPU utilisation %" .max=${100} .values=${u.series.map((p) => p.gpu_utilization)}></berth-usage-chart>`
+              : html`<berth-usage-chart label="GPU-seconds per sample" .values=${u.series.map((p) => p.gpu_seconds)}></berth-usage-chart>`
+          }`,
+      })}
+    </section>`;
+  }
+
+  #resourcePanel() {
+    if (!auth.isAdmin) return nothing;
+    return html`<details class="card" @toggle=${(e: Event) => (this.showResource = (e.target as HTMLDetailsElement).open)}>
+      <summary>Kubernetes resource and events</summary>
+      ${
+        this.showResource
+          ? renderTask(this.#resource, {
+              pendingLabel: "Loading the resource…",
+              complete: (r) =>
+                r
+                  ? html`<h3>Events</h3>
+                    ${
+                      r.events.data.length === 0
+                        ? html`<p class="muted">No event (Kubernetes keeps them for an hour).</p>`
+                        : html`<div class="table-wrap"><table><caption class="visually-hidden">Kubernetes events</caption><thead><tr><th scope="col">Type</th><th scope="col">Reason</th><th scope="col">Message</th><th scope="col">Last seen</th></tr></thead>
+                          <tbody>${r.events.data.map((e) => html`<tr><td>${e.type}</td><td>${e.reason}</td><td>${e.message}${e.count > 1 ? html` <span class="muted">(×${e.count})</span>` : nothing}</td><td>${formatRelative(e.last_timestamp)}</td></tr>`)}</tbody></table></div>`
+                    }
+                    <h3>Resource</h3><pre class="yaml" tabindex="0">${r.resource.yaml}</pre>`
+                  : nothing,
+            })
+          : nothing
+      }
+    </details>`;
+  }
+
   override render() {
-    return html`<h1>Session</h1><p>Coming soon.</p>`;
+    return html`<p><a href="/sessions">← Sessions</a></p>
+      ${renderTask(this.#session, {
+        pendingLabel: "Loading the session…",
+        errorHeading: "The session could not be loaded",
+        complete: (s) => html`${this.#header(s)}
+          <div class="grid2">${this.#connectButtons(s)} ${this.#facts(s)}</div>
+          <div class="grid2">${this.#timeline(s)} ${this.#usagePanel()}</div>
+          <section class="card" aria-labelledby="logs-h"><h2 id="logs-h">Logs</h2>
+            ${s.node || s.phase === "Running" ? html`<berth-log-viewer .sessionId=${s.id}></berth-log-viewer>` : html`<p class="muted">Logs appear once the session has a pod.</p>`}
+          </section>
+          ${this.#resourcePanel()}`,
+      })}`;
   }
 }

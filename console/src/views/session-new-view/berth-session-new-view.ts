@@ -1,14 +1,262 @@
-import { html, LitElement } from "lit";
+// The create wizard, one page in steps: offering (GPU model, tier, hourly rate, free GPUs now per
+// cluster), preset, image (the member's private images tagged), optional cluster pin, name, and the cost
+// before confirming. When no GPU is free it says the session will queue, and where.
+import { Task } from "@lit/task";
+import { html, LitElement, nothing } from "lit";
+import { newIdempotencyKey } from "../../api/client.ts";
+import type { CostPreview, Image, Offering, ResourcePreset } from "../../api/openapi.gen.ts";
+import { api, auth, router } from "../../app/context.ts";
+import { onSessionsChanged } from "../../app/live.ts";
+import "../../components/error-panel/index.ts";
+import { renderTask } from "../../components/task-states.ts";
+import { formatCredits } from "../../data/format.ts";
+import { clustersForModel, freeForModel, IdempotencyKeys, imageTag, sortImages } from "../../data/wizard.ts";
+import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
+import { styles } from "./styles.ts";
+
+interface Catalog {
+  offerings: Offering[];
+  presets: ResourcePreset[];
+  images: Image[];
+}
+
+const DURATIONS = [
+  { s: 3600, label: "1 hour" },
+  { s: 4 * 3600, label: "4 hours" },
+  { s: 8 * 3600, label: "8 hours" },
+  { s: 24 * 3600, label: "24 hours" },
+];
 
 export class BerthSessionNewView extends LitElement {
-  static override styles = [tokens, shared];
+  static override styles = [tokens, shared, page, styles];
   static override properties = {
-    query: { attribute: false },
-    sessionId: { type: String },
-    clusterId: { type: String },
+    offering: { state: true },
+    preset: { state: true },
+    image: { state: true },
+    cluster: { state: true },
+    name: { state: true },
+    duration: { state: true },
+    busy: { state: true },
+    error: { state: true },
   };
+  declare offering: string;
+  declare preset: string;
+  declare image: string;
+  declare cluster: string;
+  declare name: string;
+  declare duration: number;
+  declare busy: boolean;
+  declare error: unknown;
+  #keys = new IdempotencyKeys(newIdempotencyKey);
+  #unsubscribe: (() => void) | undefined;
+
+  #catalog = new Task(this, {
+    task: async (_a, { signal }): Promise<Catalog> => {
+      const [o, p, i] = await Promise.all([
+        api.call("listOfferings", { query: { size: 100 } }, { signal }),
+        api.call("listResourcePresets", { query: { size: 100 } }, { signal }),
+        api.call("listImages", { query: { size: 100 } }, { signal }),
+      ]);
+      const offerings = o.data.filter((x) => x.enabled);
+      const presets = p.data.toSorted((a, b) =>
+        a.kind === b.kind ? a.gpu_count - b.gpu_count : a.kind === "gpu" ? -1 : 1,
+      );
+      const images = sortImages(i.data, auth.userId);
+      this.offering ||= offerings[0]?.name ?? "";
+      this.preset ||= presets[0]?.name ?? "";
+      this.image ||= images[0]?.name ?? "";
+      return { offerings, presets, images };
+    },
+    args: () => [],
+  });
+  #availability = new Task(this, {
+    task: async (_a, { signal }) => api.call("getGpuAvailability", {}, { signal }),
+    args: () => [],
+  });
+  #preview = new Task(this, {
+    task: async ([offering, preset, duration], { signal }): Promise<CostPreview | undefined> => {
+      if (!offering) return undefined;
+      await new Promise((r) => setTimeout(r, 150)); // debounce quick changes
+      signal.throwIfAborted();
+      return api.call(
+        "previewSessionCost",
+        {
+          body: {
+            offering: offering as string,
+            ...(preset ? { preset: preset as string } : {}),
+            duration_seconds: duration as number,
+          },
+        },
+        { signal },
+      );
+    },
+    args: () => [this.offering, this.preset, this.duration],
+  });
+
+  constructor() {
+    super();
+    this.offering = "";
+    this.preset = "";
+    this.image = "";
+    this.cluster = "";
+    this.name = "";
+    this.duration = 3600;
+    this.busy = false;
+    this.error = undefined;
+  }
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    // Free GPUs change as sessions start and stop.
+    this.#unsubscribe = onSessionsChanged(() => void this.#availability.run(), 1000);
+  }
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    this.#unsubscribe?.();
+  }
+
+  async #submit(e: SubmitEvent): Promise<void> {
+    e.preventDefault();
+    const body = {
+      offering: this.offering,
+      preset: this.preset,
+      image: this.image,
+      ...(this.name.trim() ? { name: this.name.trim() } : {}),
+      ...(this.cluster ? { cluster_id: this.cluster } : {}),
+    };
+    this.busy = true;
+    this.error = undefined;
+    try {
+      const s = await api.call("createSession", { body }, { idempotencyKey: this.#keys.for(body) });
+      router.navigate(`/sessions/${encodeURIComponent(s.id)}`);
+    } catch (err) {
+      this.error = err;
+      this.busy = false;
+      await this.updateComplete;
+      this.renderRoot.querySelector<HTMLElement>("berth-error-panel")?.scrollIntoView({ block: "center" });
+    }
+  }
+
+  #offeringStep(c: Catalog) {
+    const rows = this.#availability.value?.clusters ?? [];
+    return html`<fieldset data-testid="step-offering">
+      <legend>1. GPU offering</legend>
+      ${
+        c.offerings.length === 0
+          ? html`<berth-empty-state heading="No offering is available">Ask an administrator to add or enable a GPU offering.</berth-empty-state>`
+          : html`<div class="choices">
+            ${c.offerings.map((o) => {
+              const avail = freeForModel(rows, o.gpu_model);
+              const id = `off-${o.name}`;
+              return html`<label class="choice" for=${id}>
+                <input type="radio" id=${id} name="offering" value=${o.name} .checked=${this.offering === o.name} @change=${() => {
+                  this.offering = o.name;
+                  this.cluster = "";
+                }} data-testid="offering-${o.name}" />
+                <span class="choice-body">
+                  <strong>${o.display_name}</strong>
+                  <span>${o.gpu_count} × ${o.gpu_model} · ${o.tier}</span>
+                  <span>${formatCredits(o.hourly_credit_rate)} credits / hour</span>
+                  <span class=${avail.free > 0 ? "tone-ok" : "tone-warn"} data-testid="offering-free-${o.name}">${this.#availability.value ? `${avail.free} of ${avail.total} GPUs free now` : "checking free GPUs…"}</span>
+                </span>
+              </label>`;
+            })}
+          </div>`
+      }
+    </fieldset>`;
+  }
+
+  #presetStep(c: Catalog) {
+    return html`<fieldset>
+      <legend>2. Resources</legend>
+      <div class="field"><label for="preset">Preset</label>
+        <select id="preset" name="preset" data-testid="preset" @change=${(e: Event) => (this.preset = (e.target as HTMLSelectElement).value)}>
+          ${c.presets.map((p) => html`<option value=${p.name} ?selected=${p.name === this.preset}>${p.display_name} — ${p.cpu} CPU, ${p.memory} memory${p.gpu_count ? `, ${p.gpu_count} GPU` : ""}</option>`)}
+        </select>
+      </div>
+    </fieldset>`;
+  }
+
+  #imageStep(c: Catalog) {
+    return html`<fieldset>
+      <legend>3. Image</legend>
+      ${
+        c.images.length === 0
+          ? html`<p class="muted">No image is available. Ask an administrator, or import one of your own.</p>`
+          : html`<div class="choices">${c.images.map((img) => {
+              const tag = imageTag(img, auth.userId);
+              const id = `img-${img.name}`;
+              return html`<label class="choice" for=${id}>
+              <input type="radio" id=${id} name="image" value=${img.name} .checked=${this.image === img.name} @change=${() => (this.image = img.name)} data-testid="image-${img.name}" />
+              <span class="choice-body"><strong>${img.display_name} ${tag === "yours" ? html`<span class="badge tone-info" data-testid="image-yours">Yours</span>` : tag === "private" ? html`<span class="badge tone-muted">Private</span>` : nothing}</strong>
+                <span class="muted">${img.kind}</span><code class="muted">${img.image}</code></span>
+            </label>`;
+            })}</div>`
+      }
+    </fieldset>`;
+  }
+
+  #clusterStep(c: Catalog) {
+    const offering = c.offerings.find((o) => o.name === this.offering);
+    const preset = c.presets.find((p) => p.name === this.preset);
+    const gpus = preset?.gpu_count || offering?.gpu_count || 1;
+    const choices = offering
+      ? clustersForModel(this.#availability.value?.clusters ?? [], offering.gpu_model, gpus)
+      : [];
+    return html`<fieldset>
+      <legend>4. Where and what to call it</legend>
+      <div class="grid2">
+        <div class="field"><label for="cluster">Cluster</label>
+          <select id="cluster" name="cluster" data-testid="cluster-pin" aria-describedby="cluster-hint" @change=${(e: Event) => (this.cluster = (e.target as HTMLSelectElement).value)}>
+            <option value="" ?selected=${!this.cluster}>Any cluster (recommended)</option>
+            ${choices.map((ch) => html`<option value=${ch.id} ?selected=${ch.id === this.cluster}>${ch.name} — ${ch.free} of ${ch.total} free${ch.fits ? "" : " (would wait)"}</option>`)}
+          </select>
+          <p class="hint" id="cluster-hint">Pinning waits for that cluster even when another has room.</p>
+        </div>
+        <div class="field"><label for="name">Name (optional)</label><input id="name" name="name" maxlength="128" .value=${this.name} @input=${(e: Event) => (this.name = (e.target as HTMLInputElement).value)} placeholder="my-experiment" data-testid="session-name" /></div>
+      </div>
+    </fieldset>`;
+  }
+
+  #costStep() {
+    return html`<fieldset data-testid="cost-preview">
+      <legend>5. Cost</legend>
+      <div class="field" style="max-width:14rem"><label for="duration">If it runs for</label>
+        <select id="duration" @change=${(e: Event) => (this.duration = Number((e.target as HTMLSelectElement).value))}>
+          ${DURATIONS.map((d) => html`<option value=${d.s} ?selected=${d.s === this.duration}>${d.label}</option>`)}
+        </select></div>
+      ${renderTask(this.#preview, {
+        pendingLabel: "Working out the cost…",
+        errorHeading: "The cost could not be worked out",
+        complete: (p) =>
+          p
+            ? html`<p class="cost"><strong data-testid="cost-total">${formatCredits(p.cost)} credits</strong> for ${DURATIONS.find((d) => d.s === p.duration_seconds)?.label ?? `${p.duration_seconds} s`}
+                  at ${formatCredits(p.hourly_rate)} credits/hour (${p.gpu_count} × ${p.gpu_model}). Paused time is free.</p>
+                ${
+                  p.gpu_available_now
+                    ? html`<p class="tone-ok" data-testid="gpu-now">A GPU is free now: the session should start within seconds.</p>`
+                    : html`<p class="tone-warn" data-testid="will-queue">No ${p.gpu_model} is free right now: the session will wait in the queue and start when one frees up. You are not charged while it waits.</p>`
+                }`
+            : nothing,
+      })}
+    </fieldset>`;
+  }
+
   override render() {
-    return html`<h1>New session</h1><p>Coming soon.</p>`;
+    return html`<p><a href="/sessions">← Sessions</a></p>
+      <h1>New session</h1>
+      ${renderTask(this.#catalog, {
+        pendingLabel: "Loading offerings, presets and images…",
+        errorHeading: "The catalog could not be loaded",
+        complete: (c) => html`<form @submit=${this.#submit} data-testid="create-session-form">
+          ${this.#offeringStep(c)} ${this.#presetStep(c)} ${this.#imageStep(c)} ${this.#clusterStep(c)} ${this.#costStep()}
+          ${this.error ? html`<berth-error-panel heading="The session was not created" .error=${this.error}></berth-error-panel>` : nothing}
+          <div class="row">
+            <button class="primary" type="submit" ?disabled=${this.busy || !this.offering || !this.preset || !this.image} data-testid="create-session">${this.busy ? "Creating…" : "Create session"}</button>
+            <a class="button" href="/sessions">Cancel</a>
+          </div>
+        </form>`,
+      })}`;
   }
 }

@@ -1,0 +1,55 @@
+import { describe, expect, it } from "vitest";
+import { timeline } from "./timeline.ts";
+
+describe("a session's timeline", () => {
+  it("tells what happened and why, oldest first", () => {
+    const t = timeline({
+      created_at: "2026-11-22T10:00:00Z",
+      queued_at: "2026-11-22T10:00:01Z",
+      scheduled_at: "2026-11-22T10:05:00Z",
+      started_at: "2026-11-22T10:05:03Z",
+      cluster_id: "clu_a",
+      conditions: [
+        {
+          type: "Ready",
+          status: "True",
+          reason: "PodRunning",
+          message: "pod is ready",
+          last_transition_time: "2026-11-22T10:05:03Z",
+        },
+        {
+          type: "Scheduled",
+          status: "True",
+          reason: "Placed",
+          message: "clu_a has a free H100",
+          last_transition_time: "2026-11-22T10:05:00Z",
+        },
+      ],
+    });
+    expect(t.map((e) => e.title)).toEqual([
+      "Created",
+      "Queued",
+      "Scheduled",
+      "Placed on a cluster",
+      "Started",
+      "Ready",
+    ]);
+    expect(t[3]?.detail).toBe("Placed: clu_a has a free H100");
+  });
+
+  it("marks failures as such", () => {
+    const t = timeline({
+      created_at: "2026-11-22T10:00:00Z",
+      conditions: [
+        {
+          type: "Ready",
+          status: "False",
+          reason: "ImagePullFailed",
+          message: "no such image",
+          last_transition_time: "2026-11-22T10:01:00Z",
+        },
+      ],
+    });
+    expect(t.at(-1)).toMatchObject({ title: "Not ready", tone: "warn" });
+  });
+});

@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import { clustersForModel, freeForModel, IdempotencyKeys, imageTag, sortImages } from "./wizard.ts";
+
+const rows = [
+  { cluster_id: "clu_a", cluster_name: "alpha", gpu_model: "H100", total: 8, in_use: 8, free: 0, largest_node: 8 },
+  { cluster_id: "clu_b", cluster_name: "beta", gpu_model: "H100", total: 16, in_use: 4, free: 12, largest_node: 8 },
+  { cluster_id: "clu_b", cluster_name: "beta", gpu_model: "A10", total: 4, in_use: 0, free: 4, largest_node: 4 },
+];
+
+describe("the create wizard", () => {
+  it("shows free GPUs of the offering's model per cluster, most free first", () => {
+    expect(clustersForModel(rows, "H100", 1)).toEqual([
+      { id: "clu_b", name: "beta", free: 12, total: 16, fits: true },
+      { id: "clu_a", name: "alpha", free: 0, total: 8, fits: false },
+    ]);
+    expect(freeForModel(rows, "H100")).toEqual({ free: 12, total: 24 });
+    expect(freeForModel(rows, "B200")).toEqual({ free: 0, total: 0 });
+  });
+
+  it("tags private images as the member's own and lists them first", () => {
+    const images = [
+      { name: "pytorch", visibility: "public" as const, owner: null },
+      { name: "theirs", visibility: "private" as const, owner: "usr_2" },
+      { name: "mine", visibility: "private" as const, owner: "usr_1" },
+    ];
+    expect(sortImages(images, "usr_1").map((i) => [i.name, imageTag(i, "usr_1")])).toEqual([
+      ["mine", "yours"],
+      ["pytorch", undefined],
+      ["theirs", "private"],
+    ]);
+  });
+
+  it("keeps one Idempotency-Key per distinct request", () => {
+    let n = 0;
+    const keys = new IdempotencyKeys(() => `k${++n}`);
+    expect(keys.for({ offering: "h100" })).toBe("k1");
+    expect(keys.for({ offering: "h100" })).toBe("k1");
+    expect(keys.for({ offering: "a10" })).toBe("k2");
+  });
+});
