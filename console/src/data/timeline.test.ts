@@ -50,6 +50,6 @@ describe("a session's timeline", () => {
         },
       ],
     });
-    expect(t.at(-1)).toMatchObject({ title: "Not ready", tone: "warn" });
+    expect(t.at(-1)).toMatchObject({ title: "Not ready", tone: "bad", detail: "ImagePullFailed: no such image" });
   });
 });
