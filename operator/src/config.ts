@@ -16,7 +16,7 @@ const KubeSource = z.discriminatedUnion("mode", [
 export const OperatorConfigSchema = z
   .object({
     /** The id the control plane gave this cluster at registration (`clu_<id>`); it must match the token's. */
-    clusterId: z.string().regex(/^clu_[A-Za-z0-9_-]+$/, "must look like clu_<id>"),
+    clusterId: z.string().regex(/^clu_[a-z0-9]{1,59}$/, "must look like clu_<id> (lower-case letters and digits)"),
     kube: KubeSource,
     /** Base URL of the control plane's internal listener, e.g. http://berth-internal.berth-system:8081. */
     controlPlaneUrl: z.url({ protocol: /^https?$/ }),
