@@ -1,10 +1,14 @@
 // The real ports of connecting, built from the API's Deps. Clusters come from the `clusters` table
 // (session_domain is kept there by registration and PATCH). Sessions come from the sessions domain.
+import { DEFAULT_TARGET_NAMESPACES } from "../clusters/permissions.ts";
 import { findClusterById } from "../db/operations/clusters/findClusterById.ts";
+import { findSessionById } from "../db/operations/sessions/findSessionById.ts";
+import type { SessionRow } from "../db/operations/sessions/types.ts";
 import type { Deps } from "../deps.ts";
-import { Unavailable } from "../errors.ts";
+import { canSeeSession } from "../domain/sessions/visibility.ts";
+import { NotFound } from "../errors.ts";
 import type { ConnectDeps } from "./deps.ts";
-import type { ConnectClusters, ConnectSessions } from "./ports.ts";
+import type { ConnectClusters, ConnectSession, ConnectSessions } from "./ports.ts";
 import { CONNECT_TOKEN_DEFAULT_TTL_SECONDS } from "./token.ts";
 
 export function dbClusters(deps: Pick<Deps, "db">): ConnectClusters {
@@ -17,19 +21,38 @@ export function dbClusters(deps: Pick<Deps, "db">): ConnectClusters {
   };
 }
 
-/** Until the sessions domain is wired in, every session question is "unavailable", never a guess. */
-const notWired: ConnectSessions = {
-  forUser: async () => {
-    throw new Unavailable("sessions are not available in this process");
-  },
-  byId: async () => {
-    throw new Unavailable("sessions are not available in this process");
-  },
-  mayUse: async () => false,
-};
-
-export function sessionsForConnect(_deps: Deps): ConnectSessions {
-  return notWired;
+/**
+ * Sessions from their history rows (`sessions`, kept current by the sessions domain from the Session
+ * resource's status). On the GPU cluster the pod is named after the session's resource (the mirror and
+ * its pod carry the management Session's name) in the cluster's sessions namespace.
+ *
+ * Who may do what: logs and usage follow the sessions domain's visibility (owner, the organization's and
+ * project's admins, super_admin). Connecting is the owner's alone: a connect link opens the user's
+ * notebook and files as that user, which an administrator's role does not make theirs to do.
+ */
+export function sessionsForConnect(deps: Deps): ConnectSessions {
+  const namespace = deps.clusters?.options.targetNamespaces.sessions ?? DEFAULT_TARGET_NAMESPACES.sessions;
+  const toPort = (row: SessionRow): ConnectSession => ({
+    id: row.id,
+    crName: row.cr_name,
+    phase: row.phase,
+    ownerId: row.owner_id,
+    ...(row.cluster_id ? { clusterId: row.cluster_id, podName: row.cr_name, namespace } : {}),
+  });
+  return {
+    async forUser(principal, sessionId) {
+      const row = await findSessionById(deps.db, sessionId);
+      if (!row || !canSeeSession(principal, row)) throw new NotFound("session", sessionId);
+      return toPort(row);
+    },
+    async byId(sessionId) {
+      const row = await findSessionById(deps.db, sessionId);
+      return row ? toPort(row) : undefined;
+    },
+    async mayUse(userId, session) {
+      return session.ownerId === userId;
+    },
+  };
 }
 
 /** How routes get their ports; tests pass their own. */

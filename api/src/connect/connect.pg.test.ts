@@ -75,6 +75,11 @@ describe("issuing connect links", () => {
     expect(await refusal(issueConnectLinks(deps, bob, "ses_a"))).toMatchObject({ code: "not_found" });
   });
 
+  it("refuses someone who may see the session but is not its owner", async () => {
+    const root = aPrincipal("usr_root", { isSuperAdmin: true });
+    expect(await refusal(issueConnectLinks(deps, root, "ses_a"))).toMatchObject({ code: "forbidden", details: { reason: "not_owner" } });
+  });
+
   it("refuses a paused session with session_not_running", async () => {
     expect(await refusal(issueConnectLinks(deps, alice, "ses_paused"))).toMatchObject({ code: "conflict", details: { reason: "session_not_running", phase: "Paused" } });
   });

@@ -1,5 +1,5 @@
 // GET /api/v1/sessions/:id/connect: three fresh single-use links on the session's own cluster.
-import { Unavailable } from "../errors.ts";
+import { Forbidden, Unavailable } from "../errors.ts";
 import type { Principal } from "../http/principal.ts";
 import type { ConnectDeps } from "./deps.ts";
 import { SessionNotRunning } from "./errors.ts";
@@ -22,6 +22,7 @@ const KEEP_EXPIRED_MS = 60 * 60 * 1000;
 
 export async function issueConnectLinks(deps: ConnectDeps, principal: Principal, sessionId: string): Promise<ConnectLinks> {
   const session = await deps.sessions.forUser(principal, sessionId);
+  if (!(await deps.sessions.mayUse(principal.userId, session))) throw new Forbidden("only the session's owner may connect to it", { reason: "not_owner" });
   if (session.phase !== "Running" || !session.clusterId) throw new SessionNotRunning(session.id, session.phase);
   const cluster = await deps.clusters.byId(session.clusterId);
   if (!cluster) throw new Unavailable(`cluster ${session.clusterId} of session ${session.id} is not registered`, { cluster_id: session.clusterId });

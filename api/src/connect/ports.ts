@@ -24,7 +24,7 @@ export interface ConnectSessions {
   forUser(principal: Principal, sessionId: string): Promise<ConnectSession>;
   /** The session by id with no caller check (the verify route; the token already names the user). */
   byId(sessionId: string): Promise<ConnectSession | undefined>;
-  /** Whether the user may still use the session (the gateway's cookie renewal asks this). */
+  /** Whether the user may connect to the session (links, and the gateway's cookie renewal). */
   mayUse(userId: string, session: ConnectSession): Promise<boolean>;
 }
 

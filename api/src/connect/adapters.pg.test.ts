@@ -1,0 +1,67 @@
+// The real ports over the sessions and clusters tables: who sees, who may connect, where the pod is.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../db/testing.ts";
+import { testDeps } from "../http/testing.ts";
+import { dbClusters, sessionsForConnect } from "./adapters.ts";
+import { aPrincipal } from "./testing.ts";
+
+let tdb: TestDatabase;
+
+const row = (id: string, over: Record<string, unknown> = {}) => ({
+  id,
+  cr_name: id.replace("_", "-"),
+  namespace: "org-1",
+  owner_id: "usr_alice",
+  organization_id: "org_1",
+  offering: "h100",
+  preset: "small",
+  image: "lab",
+  gpu_model: "H100",
+  gpu_count: 1,
+  hourly_credit_rate: "100",
+  cluster_id: "clu_a",
+  phase: "Running",
+  ...over,
+});
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  await tdb.db("sessions").insert([row("ses_running"), row("ses_queued", { cluster_id: null, phase: "Queued" })]);
+  await tdb.db("clusters").insert([
+    { id: "clu_a", name: "a", session_domain: "a.test:9443" },
+    { id: "clu_gone", name: "gone", session_domain: "gone.test", deregistered_at: new Date() },
+  ]);
+});
+afterAll(async () => {
+  await tdb?.drop();
+});
+
+describe("sessions for connecting", () => {
+  it("finds the pod on the GPU cluster by the session's resource name, in the sessions namespace", async () => {
+    const s = await sessionsForConnect(testDeps({ db: tdb.db })).forUser(aPrincipal("usr_alice"), "ses_running");
+    expect(s).toEqual({ id: "ses_running", crName: "ses-running", phase: "Running", ownerId: "usr_alice", clusterId: "clu_a", podName: "ses-running", namespace: "berth-sessions" });
+  });
+
+  it("has no pod for a session that was never placed", async () => {
+    const s = await sessionsForConnect(testDeps({ db: tdb.db })).byId("ses_queued");
+    expect(s?.clusterId).toBeUndefined();
+    expect(s?.podName).toBeUndefined();
+  });
+
+  it("hides a session from another member (404), shows it to a super admin, and lets only the owner connect", async () => {
+    const port = sessionsForConnect(testDeps({ db: tdb.db }));
+    await expect(port.forUser(aPrincipal("usr_bob"), "ses_running")).rejects.toMatchObject({ code: "not_found" });
+    const seen = await port.forUser(aPrincipal("usr_root", { isSuperAdmin: true }), "ses_running");
+    expect(await port.mayUse("usr_root", seen)).toBe(false);
+    expect(await port.mayUse("usr_alice", seen)).toBe(true);
+  });
+});
+
+describe("clusters for connecting", () => {
+  it("answers a registered cluster's session domain and nothing for a deregistered one", async () => {
+    const c = dbClusters({ db: tdb.db });
+    expect(await c.byId("clu_a")).toEqual({ id: "clu_a", sessionDomain: "a.test:9443" });
+    expect(await c.byId("clu_gone")).toBeUndefined();
+    expect(await c.byId("clu_none")).toBeUndefined();
+  });
+});
