@@ -54,7 +54,6 @@ export function refusalOf(probe: ProbeResult): DomainError | undefined {
 
 export async function registerCluster(deps: Deps, principal: Principal, input: RegisterClusterInput): Promise<RegisteredCluster> {
   requireSuperAdmin(principal, "register clusters");
-  const rt = clustersOf(deps);
   let cred: ReturnType<typeof normalizeCredential>;
   try {
     cred = normalizeCredential(input.credential);
@@ -62,6 +61,7 @@ export async function registerCluster(deps: Deps, principal: Principal, input: R
     if (e instanceof CredentialFormatError) throw new Invalid(e.message, [{ path: ["body", ...e.field.split(".")], message: e.message, code: "invalid_credential" }]);
     throw e;
   }
+  const rt = clustersOf(deps);
   // Cheap check before a probe that may take two minutes; the unique index decides races.
   const taken = await deps.db("clusters").where({ name: input.name }).whereNull("deregistered_at").first("id");
   if (taken) throw new Conflict(`a registered cluster is already named ${input.name}`, { name: input.name, cluster_id: taken.id }, "already_exists");
