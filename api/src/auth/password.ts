@@ -58,13 +58,16 @@ export function describeParams(p: Argon2Params): string {
 
 export class PasswordHasher {
   readonly params: Argon2Params;
-  #dummy: Promise<string> | undefined;
+  readonly #dummy: Promise<string>;
 
   constructor(params: Argon2Params = DEFAULT_ARGON2) {
     if (params.memoryKiB < 19 * 1024 || params.passes < 2 || params.parallelism !== 1) {
       throw new Error(`argon2id parameters below the floor (m >= 19 MiB, t >= 2, p = 1): ${describeParams(params)}`);
     }
     this.params = params;
+    // Made now, in the background, so that the first unknown email does not pay for it (and so answer
+    // slower than a wrong password would).
+    this.#dummy = this.hash(randomBytes(24).toString("base64url"));
   }
 
   async hash(password: string): Promise<string> {
@@ -90,7 +93,6 @@ export class PasswordHasher {
    * email so that "no such account" and "wrong password" cannot be told apart by timing.
    */
   async verifyDummy(password: string): Promise<false> {
-    this.#dummy ??= this.hash(randomBytes(24).toString("base64url"));
     const parsed = parse(await this.#dummy)!;
     await derive(password, parsed.salt, parsed.params);
     return false;
