@@ -4,12 +4,15 @@ import type { RouteDef } from "../http/route.ts";
 import { routes as auth } from "./auth/routes.ts";
 import { routes as catalog } from "./catalog/routes.ts";
 import { routes as clusters } from "./clusters/routes.ts";
+import { routes as connect } from "./connect/routes.ts";
+import { routes as logs } from "./logs/routes.ts";
 import { routes as nodes } from "./nodes/routes.ts";
 import { routes as organizations } from "./organizations/routes.ts";
 import { routes as projects } from "./projects/routes.ts";
 import { routes as queue } from "./queue/routes.ts";
 import { routes as sessions } from "./sessions/routes.ts";
 import { routes as system } from "./system/routes.ts";
+import { routes as usage } from "./usage/routes.ts";
 import { routes as users } from "./users/routes.ts";
 
 export const allRoutes: RouteDef[] = [
@@ -23,4 +26,7 @@ export const allRoutes: RouteDef[] = [
   ...nodes,
   ...sessions,
   ...queue,
+  ...connect,
+  ...logs,
+  ...usage,
 ];

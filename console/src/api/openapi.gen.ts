@@ -103,6 +103,23 @@ export type ConnectionTestResult = {
   missing_permissions?: string[];
 };
 
+export type ConnectLinks = {
+  session_id: string;
+  cluster_id: string;
+  /** The host of the session's cluster's gateway; every link is on it. */
+  session_domain: string;
+  links: {
+    /** Open in a browser within the token's life; the token in svc_cnx works once. */
+    lab: string;
+    /** Open in a browser within the token's life; the token in svc_cnx works once. */
+    terminal: string;
+    /** Open in a browser within the token's life; the token in svc_cnx works once. */
+    code: string;
+  };
+  /** The tokens in these links are refused after this (at most 60 s after issue). */
+  expires_at: string;
+};
+
 export type CostPreview = {
   offering: string;
   gpu_model: string;
@@ -212,36 +229,7 @@ export type CreateUserRequest = {
 export type ErrorEnvelope = {
   error: {
     /** Stable error code; clients map it to a message. */
-    code:
-      | "validation_failed"
-      | "malformed_json"
-      | "bad_request"
-      | "unauthenticated"
-      | "token_expired"
-      | "invalid_credentials"
-      | "forbidden"
-      | "password_change_required"
-      | "quota_exceeded"
-      | "not_found"
-      | "method_not_allowed"
-      | "conflict"
-      | "already_exists"
-      | "idempotency_request_in_flight"
-      | "volume_on_another_cluster"
-      | "invalid_session_state"
-      | "cluster_in_use"
-      | "payload_too_large"
-      | "unsupported_media_type"
-      | "idempotency_key_reused"
-      | "gpu_model_unavailable"
-      | "cluster_unreachable"
-      | "cluster_credential_invalid"
-      | "cluster_credential_insufficient"
-      | "gpu_runtime_class_missing"
-      | "gpu_device_plugin_missing"
-      | "too_many_requests"
-      | "internal"
-      | "unavailable";
+    code: "validation_failed" | "malformed_json" | "bad_request" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "invalid_session_state" | "cluster_in_use" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "gpu_model_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "too_many_requests" | "internal" | "unavailable";
     /** Human-readable text. */
     message: string;
     /** What to fix. For validation_failed: issues[] of {path, message, code}. */
@@ -614,20 +602,17 @@ export type SessionKubernetesEvents = {
   }[];
 };
 
+export type SessionLogs = {
+  session_id: string;
+  cluster_id: string;
+  pod: string;
+  lines: string[];
+  /** True when the log was cut at the size limit (1 MiB). */
+  truncated: boolean;
+};
+
 /** Pending: accepted, not yet placed. Queued: waiting for a GPU (see queue). Starting: placed, pod not ready. Running. Pausing: pod being deleted. Paused: no pod, no GPU, volumes kept. Resuming: placed again after a pause. Restarting: pod being replaced. Terminating. Terminated. Failed: the pod could not run (e.g. image pull); its GPU is released. Unknown: its cluster stopped reporting. */
-export type SessionPhase =
-  | "Pending"
-  | "Queued"
-  | "Starting"
-  | "Running"
-  | "Pausing"
-  | "Paused"
-  | "Resuming"
-  | "Restarting"
-  | "Terminating"
-  | "Terminated"
-  | "Failed"
-  | "Unknown";
+export type SessionPhase = "Pending" | "Queued" | "Starting" | "Running" | "Pausing" | "Paused" | "Resuming" | "Restarting" | "Terminating" | "Terminated" | "Failed" | "Unknown";
 
 export type SessionResource = {
   /** The Session object as the management cluster stores it (managedFields left out). */
@@ -636,6 +621,20 @@ export type SessionResource = {
   };
   /** The same object as YAML, as `kubectl get -o yaml` prints it. */
   yaml: string;
+};
+
+export type SessionUsage = {
+  session_id: string;
+  /** The most recent sample; null before the first one arrives. */
+  latest: UsagePoint | null;
+  totals: {
+    samples: number;
+    gpu_seconds: number;
+    since: string | null;
+    until: string | null;
+  };
+  /** The latest samples, oldest first (for a sparkline). */
+  series: UsagePoint[];
 };
 
 export type TokenCredential = {
@@ -718,6 +717,19 @@ export type UpdateUserRequest = {
   disabled?: boolean;
   /** An administrator's reset: temporary, to be changed at next sign-in; revokes the account's tokens. */
   password?: string;
+};
+
+export type UsagePoint = {
+  /** RFC 3339, UTC. */
+  start: string;
+  /** RFC 3339, UTC. */
+  end: string;
+  /** GPU-seconds used in the interval (GPUs × seconds). */
+  gpu_seconds: number;
+  /** Average GPU utilisation in the interval, 0–100 %, when the cluster exposes it. */
+  gpu_utilization: number | null;
+  /** GPU memory in use at the end of the interval, when the cluster exposes it. */
+  gpu_memory_mib: number | null;
 };
 
 export type User = {
@@ -1093,6 +1105,35 @@ export interface Operations {
     body: undefined;
     response: Session;
   };
+  /** Fresh connect links (notebook, terminal, code editor) for a running session */
+  getSessionConnectLinks: {
+    method: "get";
+    path: "/api/v1/sessions/{sessionId}/connect";
+    params: {
+      sessionId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: ConnectLinks;
+  };
+  /** The session's log (tail, or follow as a text stream) */
+  getSessionLogs: {
+    method: "get";
+    path: "/api/v1/sessions/{sessionId}/logs";
+    params: {
+      sessionId: string;
+    };
+    query: {
+      /** How many of the last lines to answer (or to start a follow with). */
+      tail?: number;
+      /** Keep the answer open and stream new lines as text/plain until the pod ends or the client leaves. */
+      follow?: "0" | "1" | "true" | "false";
+      /** Prefix each line with its RFC 3339 timestamp, as kubectl logs --timestamps. */
+      timestamps?: "0" | "1" | "true" | "false";
+    };
+    body: undefined;
+    response: SessionLogs;
+  };
   /** The session's Session resource, as kubectl get -o yaml shows it (administrators) */
   getSessionResource: {
     method: "get";
@@ -1103,6 +1144,20 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: SessionResource;
+  };
+  /** Live usage of a session: the latest figures and a short series */
+  getSessionUsage: {
+    method: "get";
+    path: "/api/v1/sessions/{sessionId}/usage";
+    params: {
+      sessionId: string;
+    };
+    query: {
+      /** How many of the latest samples the series holds (default 60, at most 360). */
+      points?: number;
+    };
+    body: undefined;
+    response: SessionUsage;
   };
   /** An account and its memberships */
   getUser: {
@@ -1686,7 +1741,10 @@ export const OPERATIONS = {
   getResourcePolicy: { method: "get", path: "/api/v1/resource-policies/{name}" },
   getResourcePreset: { method: "get", path: "/api/v1/resource-presets/{name}" },
   getSession: { method: "get", path: "/api/v1/sessions/{sessionId}" },
+  getSessionConnectLinks: { method: "get", path: "/api/v1/sessions/{sessionId}/connect" },
+  getSessionLogs: { method: "get", path: "/api/v1/sessions/{sessionId}/logs" },
   getSessionResource: { method: "get", path: "/api/v1/sessions/{sessionId}/resource" },
+  getSessionUsage: { method: "get", path: "/api/v1/sessions/{sessionId}/usage" },
   getUser: { method: "get", path: "/api/v1/users/{userId}" },
   listClusters: { method: "get", path: "/api/v1/clusters" },
   listGpuDevices: { method: "get", path: "/api/v1/gpu-devices" },
