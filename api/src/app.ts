@@ -9,7 +9,9 @@ import { corsMiddleware } from "./http/cors.ts";
 import { errorEnvelopeMiddleware, requestIdMiddleware } from "./http/envelope.ts";
 import { metricsMiddleware } from "./http/metrics.ts";
 import { mountRoutes, type RouteDef } from "./http/route.ts";
-import { sourceNetworkMiddleware } from "./http/source-network.ts";
+import { internalGateMiddleware, mountInternalRoutes } from "./internal/app.ts";
+import { domainInternalRoutes } from "./internal/domains.ts";
+import type { AnyInternalRoute } from "./internal/route.ts";
 import { allRoutes } from "./routes/index.ts";
 import { mountDocs } from "./routes/system/docs.ts";
 
@@ -60,11 +62,12 @@ export function buildApp(deps: Deps, opts: BuildAppOptions = {}): Koa {
   return app;
 }
 
-export function buildInternalApp(deps: Deps, opts: { routes?: readonly RouteDef[] } = {}): Koa {
+export function buildInternalApp(deps: Deps, opts: { routes?: readonly AnyInternalRoute[] } = {}): Koa {
   const app = baseApp(deps);
-  app.use(sourceNetworkMiddleware(deps.config.internal.allowCidrs));
+  // Source ranges first (403 for anyone else), then the internal routes (api/src/internal/).
+  app.use(internalGateMiddleware(deps.config.internal.allowCidrs, deps.log));
   const router = new Router();
-  mountRoutes(router, opts.routes ?? [], deps);
+  mountInternalRoutes(router, deps, opts.routes ?? domainInternalRoutes);
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

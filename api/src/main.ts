@@ -8,6 +8,7 @@ import type Koa from "koa";
 import pino, { type Logger } from "pino";
 import { buildApp, buildInternalApp, inFlight } from "./app.ts";
 import { createAuthenticator } from "./auth/authenticator.ts";
+import { clustersOptionsFrom, createClustersRuntime } from "./clusters/runtime.ts";
 import { type Config, ConfigError, parseConfig } from "./config.ts";
 import { connect, type Db, migrateLatest } from "./db/knex.ts";
 import { type Clock, type Deps, systemClock } from "./deps.ts";
@@ -102,6 +103,8 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
       authenticate: opts.authenticate ?? createAuthenticator({ db, config, clock }),
       ...(kubeConfig ? { kubeConfig } : {}),
     };
+    // Cluster registration and the internal plane need the management cluster (the signing key lives there).
+    if (kubeConfig) deps.clusters = await createClustersRuntime({ kubeConfig, db, clock, log, options: clustersOptionsFrom(config.clusters) });
     for (const task of opts.startupTasks ?? startupTasks) {
       log.info({ task: task.name }, "start-up task");
       await task.run(deps);

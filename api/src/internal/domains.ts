@@ -1,0 +1,6 @@
+// Internal routes of other domains, mounted on the internal listener next to the built-in ones (inventory,
+// status, usage, key set). Add one import and one spread per domain, nothing else.
+import { internalRoutes as connect } from "../routes/connect/verify.ts";
+import type { AnyInternalRoute } from "./route.ts";
+
+export const domainInternalRoutes: AnyInternalRoute[] = [...connect];
