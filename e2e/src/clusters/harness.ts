@@ -48,6 +48,8 @@ export interface ClustersBed {
   tokenClock: TestClock;
   superAdmin: TestUser;
   user: TestUser;
+  /** The API's least-privilege kubeconfig for the management cluster. */
+  managementKubeconfig: string;
   /** Set to make deregistration see live work. */
   liveWork: Set<string>;
   /** `{server, ca_data, token}` of a fresh least-privilege credential for that GPU cluster. */
@@ -85,6 +87,7 @@ export async function startClustersBed(description: FleetDescription, opts: { op
       superAdmin,
       user,
       liveWork,
+      managementKubeconfig: apiCredential.kubeconfig,
       async credentialFor(cluster, o = {}) {
         const c = fleet.cluster(cluster);
         const cred = await mintControlPlaneCredential(c, { name: o.name ?? `berth-control-plane-${++n}`, ...(o.rbac ? { rbac: o.rbac } : {}) });

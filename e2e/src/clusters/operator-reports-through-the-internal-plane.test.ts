@@ -3,12 +3,17 @@
 // ranges; it accepts only current, unexpired operator tokens, and only reports about the token's own
 // cluster. Inventory lands in Postgres and shows through the public API.
 import type { KeyObject } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createConnection } from "node:net";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { createLocalJWKSet, generateKeyPair, jwtVerify, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadOrCreateSigningKey, SIGNING_KEY_SECRET } from "../../../api/src/clusters/signing-key.ts";
+import { testConfig } from "../../../api/src/config.ts";
 import { type InternalListener, startInternalListener } from "../../../api/src/internal/app.ts";
+import { startApi } from "../../../api/src/main.ts";
 import { kubeConfigFrom } from "../index.ts";
 import { type ClustersBed, closedPort, startClustersBed } from "./harness.ts";
 
@@ -300,6 +305,11 @@ describe("session status and usage reports", () => {
   });
 
   it("keep the latest status report per session", async () => {
+    // Reports are accepted only for sessions placed on the reporting cluster (sessions domain).
+    await bed.t.database.db("sessions").insert({
+      id: "ses-1", cr_name: "ses-1", namespace: "org-x", owner_id: "usr_x", organization_id: "org_x", offering: "h100", preset: "gpu-small",
+      image: "jupyterlab", gpu_model: H100, gpu_count: 1, hourly_credit_rate: "0", cluster_id: clusters.a.id, phase: "Starting",
+    });
     const at = (s: number) => new Date(Date.UTC(2026, 10, 22, 6, 0, s)).toISOString();
     const res = await internal("POST", "/internal/v1/sessions/status", {
       token: clusters.a.token,
@@ -327,5 +337,41 @@ describe("session status and usage reports", () => {
     const inv = await internal("PUT", "/internal/v1/inventory", { token: clusters.b.token, json: inventory(clusters.b.id, [aNode("gpu-b-1", L4, 4)], new Date(Date.now() + 60_000)) });
     expect(inv.status).toBe(403);
     expect(await rowsOf("cluster_nodes", clusters.b.id)).toHaveLength(0);
+  });
+});
+
+describe("the API process", () => {
+  it("opens the internal plane from its configuration, with the key from the management cluster and every domain's internal routes", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "berth-api-"));
+    const kubeconfig = join(dir, "mgmt.yaml");
+    writeFileSync(kubeconfig, bed.managementKubeconfig, { mode: 0o600 });
+    const api = await startApi({
+      config: testConfig({
+        DATABASE_URL: bed.t.database.url,
+        BERTH_KUBECONFIG: kubeconfig,
+        BERTH_INTERNAL_HOST: "127.0.0.1",
+        BERTH_INTERNAL_PORT: "0",
+        BERTH_INTERNAL_ALLOW_CIDRS: "127.0.0.0/8",
+      }),
+      db: bed.t.database.db,
+      migrate: false,
+      startupTasks: [],
+    });
+    try {
+      expect(api.internalUrl).toBeDefined();
+      const base = api.internalUrl ?? "";
+      const jwks = await call(base, "GET", "/.well-known/svc-internal-jwks.json");
+      expect(jwks.body.keys[0].kid).toBe(bed.runtime.tokens.kid);
+      const report = await call(base, "PUT", "/internal/v1/inventory", { token: clusters.a.token, json: inventory(clusters.a.id, [aNode("gpu-a-1", H100, 8)], new Date(Date.now() + 120_000)) });
+      expect(report.status).toBe(200);
+      // The connect domain's route is there too, behind the same operator auth.
+      const verify = await call(base, "GET", "/internal/connect/verify?cr=x");
+      expect(verify.status).toBe(401);
+      expect((await call(api.url, "GET", "/.well-known/svc-internal-jwks.json")).status).toBe(404);
+      expect((await call(api.url, "GET", "/internal/connect/verify?cr=x")).status).toBe(404);
+    } finally {
+      await api.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
