@@ -5,5 +5,6 @@ export { COOKIE_NAME } from "./cookie.ts";
 export { type GatewayOptions, type RunningGateway, startGateway } from "./gateway.ts";
 export { runGateway } from "./run.ts";
 export { type CertificatePair, selfSignedCertificate } from "./selfSigned.ts";
-export { parseHostPort, serviceDnsUpstreams, StaticUpstreams, type Upstream, type UpstreamResolver } from "./upstream.ts";
+export { kubePodRunning, type PodGateOptions } from "./podGate.ts";
+export { gatedUpstreams, parseHostPort, serviceDnsUpstreams, StaticUpstreams, type Upstream, type UpstreamResolver } from "./upstream.ts";
 export { type ConnectVerifier, type Grant, httpVerifier, type Refusal, type VerifyOutcome } from "./verifier.ts";

@@ -57,3 +57,27 @@ export function parseHostPort(s: string): Upstream {
   if (!m) throw new Error(`not host:port: ${s}`);
   return { host: (m[1] ?? m[2]) as string, port: Number(m[3]) };
 }
+
+/**
+ * An upstream only while `isUp(cr)` says the session's pod runs; answers are cached for `ttlMs` so the
+ * check costs nothing per request. For the local fleet, where the upstream is a stand-in that answers for
+ * every session: the gate makes a paused session (pod deleted) look paused, as a refused connection to
+ * its Service does in a real cluster.
+ */
+export function gatedUpstreams(inner: UpstreamResolver, isUp: (cr: string) => Promise<boolean>, o: { ttlMs?: number; now?: () => number } = {}): UpstreamResolver {
+  const ttl = o.ttlMs ?? 2000;
+  const now = o.now ?? Date.now;
+  const cache = new Map<string, { up: boolean; at: number }>();
+  return {
+    async resolve(cr) {
+      const hit = cache.get(cr);
+      let up = hit && now() - hit.at < ttl ? hit.up : undefined;
+      if (up === undefined) {
+        up = await isUp(cr).catch(() => false);
+        if (cache.size > 10_000) cache.clear();
+        cache.set(cr, { up, at: now() });
+      }
+      return up ? inner.resolve(cr) : undefined;
+    },
+  };
+}
