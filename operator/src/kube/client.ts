@@ -157,12 +157,12 @@ export class KubeClient {
    * Streams a watch until the server ends it (resolves), the connection fails or stays silent past
    * `idleTimeoutMs` (rejects), or `signal` aborts (resolves). A non-200 answer rejects with KubeError.
    * `onEvent` is called synchronously per event, in order; returning (or throwing) an Error ends the
-   * watch with it.
+   * watch with it, any other return value is ignored.
    */
   async watch(
     path: string,
     query: RequestOptions["query"],
-    onEvent: (e: WatchEvent) => Error | undefined,
+    onEvent: (e: WatchEvent) => unknown,
     opts: { signal?: AbortSignal; idleTimeoutMs: number; onOpen?: () => void },
   ): Promise<void> {
     const { headers, agent, secure } = await this.#prepare();
@@ -221,7 +221,8 @@ export class KubeClient {
             let stop: Error | undefined;
             try {
               event = JSON.parse(line) as WatchEvent;
-              stop = onEvent(event) ?? undefined;
+              const r = onEvent(event);
+              stop = r instanceof Error ? r : undefined;
             } catch (e) {
               stop =
                 e instanceof SyntaxError ? new Error(`watch ${path}: unreadable event: ${e.message}`) : (e as Error);
