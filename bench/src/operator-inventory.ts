@@ -15,7 +15,7 @@
 import { cpus, loadavg, totalmem } from "node:os";
 import { parseArgs } from "node:util";
 import { Watch } from "@kubernetes/client-node";
-import { kubeConfigFrom } from "../../e2e/src/index.ts";
+import { gpuNodeManifest, kubeConfigFrom } from "../../e2e/src/index.ts";
 import { H100, SESSIONS_NS, startBed } from "../../operator/src/bed/setup.ts";
 import { parseConfig } from "../../operator/src/config.ts";
 import type { InventoryReport } from "../../operator/src/controlplane/wire.ts";
@@ -48,12 +48,27 @@ console.log(
 console.log(`cluster: ${NODES} kwok nodes × ${GPUS} GPUs, ${PODS} one-GPU pods; steady window ${STEADY_S} s\n`);
 
 const tBed = performance.now();
-const nodes = Array.from({ length: NODES }, (_, i) => ({
-  name: `gpu-${String(i).padStart(4, "0")}`,
-  gpuModel: H100,
-  gpuCount: GPUS,
-}));
-const bed = await startBed(nodes);
+const nodes = Array.from({ length: NODES }, (_, i) => ({ name: `gpu-${String(i).padStart(4, "0")}`, gpuModel: H100, gpuCount: GPUS }));
+// The nodes are created here rather than by startFleet, whose 90 s readiness limit is too short for 500
+// nodes on a loaded 2-CPU machine.
+const bed = await startBed([]);
+{
+  let next = 0;
+  const createOne = async () => {
+    while (next < nodes.length) {
+      const n = nodes[next++];
+      if (n) await bed.admin.json("POST", "/api/v1/nodes", gpuNodeManifest(n));
+    }
+  };
+  await Promise.all(Array.from({ length: 32 }, createOne));
+  for (;;) {
+    const list = await bed.admin.json<{ items: { status?: { conditions?: { type: string; status: string }[] } }[] }>("GET", "/api/v1/nodes");
+    const ready = list.items.filter((n) => n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")).length;
+    if (ready >= NODES) break;
+    if (performance.now() - tBed > 900_000) throw new Error(`only ${ready} of ${NODES} nodes Ready after 15 min`);
+    await new Promise((r) => setTimeout(r, 1_000));
+  }
+}
 console.log(`bed up with ${NODES} Ready nodes in ${secs(performance.now() - tBed)}`);
 
 const stub = await startStubControlPlane({ tokens: { "bench-token": "clu_bench" } });
