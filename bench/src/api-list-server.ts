@@ -22,7 +22,16 @@ if (mode === "api") {
   const db = connect(config.database.url.reveal(), { poolMax: config.database.poolMax });
   const tokens = new AccessTokens({ secret: config.auth.jwtSecret.reveal(), ttlSeconds: config.auth.accessTokenTtlSeconds });
   const app = new Koa();
+  let running = 0;
   app.use(async (ctx) => {
+    running += 1;
+    try {
+      await handle(ctx);
+    } finally {
+      running -= 1;
+    }
+  });
+  const handle = async (ctx: Koa.Context) => {
     const m = /^Bearer (.+)$/.exec(ctx.get("Authorization"));
     if (!m) {
       ctx.status = 401;
@@ -31,10 +40,17 @@ if (mode === "api") {
     const claims = await tokens.verify(m[1]!);
     const row = await db("users").where({ id: claims.userId }).first("id", "email");
     ctx.body = { data: [row], pagination: { page: 1, size: 20, total: 1 } };
-  });
+  };
   const server = createServer(app.callback());
   server.listen(0, "127.0.0.1", () => process.stdout.write(`http://127.0.0.1:${(server.address() as AddressInfo).port}\n`));
-  process.once("SIGTERM", () => server.close(() => void db.destroy().then(() => process.exit(0))));
+  process.once("SIGTERM", () => {
+    server.close(async () => {
+      while (running > 0) await new Promise((r) => setTimeout(r, 20));
+      await db.destroy();
+      process.exit(0);
+    });
+    server.closeIdleConnections();
+  });
 } else {
   process.stderr.write("usage: api-list-server.ts api|baseline\n");
   process.exit(2);

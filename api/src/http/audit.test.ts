@@ -40,6 +40,14 @@ describe("audit rows for mutating calls", () => {
     });
   });
 
+  it("records a replayed idempotent request as a replay that created nothing", async () => {
+    const send = () => api.call("/test/widgets", { method: "POST", token: "alice", json: { name: "once" }, headers: { "Idempotency-Key": "audit-replay" } });
+    await send();
+    const again = await send();
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(await rowFor(again)).toMatchObject({ action: "widget.create", outcome: "success", status: 201, details: { idempotent_replay: true } });
+  });
+
   it("records a domain refusal as a failure with its code", async () => {
     const res = await api.call("/test/widgets/wid_7/refuse", { method: "POST", token: "alice" });
     expect(res.status).toBe(409);

@@ -224,6 +224,7 @@ export function routeMiddleware(route: RouteDef, deps: Deps) {
           inFlightTimeoutSeconds: idem.inFlightTimeoutSeconds,
         });
         if (r.kind === "replay") {
+          audit.detail("idempotent_replay", true);
           send(ctx, r.answer, true);
           return;
         }
