@@ -1,11 +1,22 @@
 import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { CredentialFormatError, credentialFromSecretData, credentialToKubeconfigText, normalizeCredential } from "./credential.ts";
+import {
+  CredentialFormatError,
+  credentialFromSecretData,
+  credentialToKubeconfigText,
+  normalizeCredential,
+} from "./credential.ts";
 
 const CA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----";
 const b64 = (s: string) => Buffer.from(s).toString("base64");
 
-function kubeconfig(user: Record<string, unknown>, cluster: Record<string, unknown> = { server: "https://gpu-a.example.com:6443", "certificate-authority-data": b64(CA) }) {
+function kubeconfig(
+  user: Record<string, unknown>,
+  cluster: Record<string, unknown> = {
+    server: "https://gpu-a.example.com:6443",
+    "certificate-authority-data": b64(CA),
+  },
+) {
   return stringify({
     apiVersion: "v1",
     kind: "Config",
@@ -18,13 +29,28 @@ function kubeconfig(user: Record<string, unknown>, cluster: Record<string, unkno
 
 describe("normalizing a registration credential", () => {
   it("takes server, CA and token, the CA as PEM or as base64 of PEM", () => {
-    expect(normalizeCredential({ server: "https://10.0.0.1:6443/", ca_data: CA, token: "t" })).toEqual({ server: "https://10.0.0.1:6443", caPem: `${CA}\n`, token: "t" });
-    expect(normalizeCredential({ server: "https://10.0.0.1:6443", ca_data: b64(CA), token: "t" }).caPem).toBe(`${CA}\n`);
+    expect(normalizeCredential({ server: "https://10.0.0.1:6443/", ca_data: CA, token: "t" })).toEqual({
+      server: "https://10.0.0.1:6443",
+      caPem: `${CA}\n`,
+      token: "t",
+    });
+    expect(normalizeCredential({ server: "https://10.0.0.1:6443", ca_data: b64(CA), token: "t" }).caPem).toBe(
+      `${CA}\n`,
+    );
   });
 
   it("takes the current context of a kubeconfig with inline data", () => {
-    expect(normalizeCredential({ kubeconfig: kubeconfig({ token: "abc" }) })).toEqual({ server: "https://gpu-a.example.com:6443", caPem: `${CA}\n`, token: "abc" });
-    const cert = normalizeCredential({ kubeconfig: kubeconfig({ "client-certificate-data": b64(CA), "client-key-data": b64("-----BEGIN PRIVATE KEY-----\nk\n-----END PRIVATE KEY-----") }) });
+    expect(normalizeCredential({ kubeconfig: kubeconfig({ token: "abc" }) })).toEqual({
+      server: "https://gpu-a.example.com:6443",
+      caPem: `${CA}\n`,
+      token: "abc",
+    });
+    const cert = normalizeCredential({
+      kubeconfig: kubeconfig({
+        "client-certificate-data": b64(CA),
+        "client-key-data": b64("-----BEGIN PRIVATE KEY-----\nk\n-----END PRIVATE KEY-----"),
+      }),
+    });
     expect(cert.clientCertPem).toContain("BEGIN CERTIFICATE");
     expect(cert.clientKeyPem).toContain("BEGIN PRIVATE KEY");
   });
@@ -48,7 +74,9 @@ describe("normalizing a registration credential", () => {
     for (const server of ["gpu-a:6443", "http://gpu-a:6443", "https://user:pw@gpu-a:6443", "https://gpu-a:6443/?x=1"]) {
       expect(() => normalizeCredential({ server, token: "t" }), server).toThrow(CredentialFormatError);
     }
-    expect(() => normalizeCredential({ server: "https://a", ca_data: "not a certificate", token: "t" })).toThrow(/ca_data is neither PEM/);
+    expect(() => normalizeCredential({ server: "https://a", ca_data: "not a certificate", token: "t" })).toThrow(
+      /ca_data is neither PEM/,
+    );
   });
 
   it("round-trips through the Secret's kubeconfig", () => {

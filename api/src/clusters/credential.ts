@@ -24,13 +24,27 @@ export interface ClusterCredential {
   tlsServerName?: string;
 }
 
-export const KubeconfigCredentialInput = z.object({ kubeconfig: z.string().min(1).max(256 * 1024) }).strict();
+export const KubeconfigCredentialInput = z
+  .object({
+    kubeconfig: z
+      .string()
+      .min(1)
+      .max(256 * 1024),
+  })
+  .strict();
 export const TokenCredentialInput = z
   .object({
     server: z.string().min(1).max(2048),
     /** PEM, or base64 of PEM as in a kubeconfig's certificate-authority-data. */
-    ca_data: z.string().min(1).max(256 * 1024).optional(),
-    token: z.string().min(1).max(16 * 1024),
+    ca_data: z
+      .string()
+      .min(1)
+      .max(256 * 1024)
+      .optional(),
+    token: z
+      .string()
+      .min(1)
+      .max(16 * 1024),
   })
   .strict();
 export const CredentialInput = z.union([KubeconfigCredentialInput, TokenCredentialInput]);
@@ -51,7 +65,8 @@ function pemOrBase64(value: string, field: string, what = field): string {
   const trimmed = value.trim();
   if (trimmed.startsWith("-----BEGIN")) return `${trimmed}\n`;
   const decoded = Buffer.from(trimmed, "base64").toString("utf8").trim();
-  if (!decoded.startsWith("-----BEGIN")) throw new CredentialFormatError(field, `${what} is neither PEM nor base64 of PEM`);
+  if (!decoded.startsWith("-----BEGIN"))
+    throw new CredentialFormatError(field, `${what} is neither PEM nor base64 of PEM`);
   return `${decoded}\n`;
 }
 
@@ -93,19 +108,33 @@ function fromKubeconfig(text: string): ClusterCredential {
       ? asRecord(asRecord(contextList[0]).context)
       : undefined;
   if (!contextEntry) throw new CredentialFormatError(KC, "kubeconfig has no current context");
-  const cluster = typeof contextEntry.cluster === "string" ? named(doc.clusters, contextEntry.cluster, "cluster") : undefined;
+  const cluster =
+    typeof contextEntry.cluster === "string" ? named(doc.clusters, contextEntry.cluster, "cluster") : undefined;
   if (!cluster) throw new CredentialFormatError(KC, "the current context names no cluster of the kubeconfig");
   const user = typeof contextEntry.user === "string" ? named(doc.users, contextEntry.user, "user") : undefined;
   if (!user) throw new CredentialFormatError(KC, "the current context names no user of the kubeconfig");
 
   for (const key of ["certificate-authority", "proxy-url"]) {
-    if (cluster[key] !== undefined) throw new CredentialFormatError(KC, `cluster.${key} is not accepted; use inline data`);
+    if (cluster[key] !== undefined)
+      throw new CredentialFormatError(KC, `cluster.${key} is not accepted; use inline data`);
   }
   if (cluster["insecure-skip-tls-verify"] === true) {
     throw new CredentialFormatError(KC, "insecure-skip-tls-verify is not accepted; give certificate-authority-data");
   }
-  for (const key of ["exec", "auth-provider", "tokenFile", "client-certificate", "client-key", "username", "password", "as", "as-groups", "as-user-extra"]) {
-    if (user[key] !== undefined) throw new CredentialFormatError(KC, `user.${key} is not accepted; use a token or inline client certificate data`);
+  for (const key of [
+    "exec",
+    "auth-provider",
+    "tokenFile",
+    "client-certificate",
+    "client-key",
+    "username",
+    "password",
+    "as",
+    "as-groups",
+    "as-user-extra",
+  ]) {
+    if (user[key] !== undefined)
+      throw new CredentialFormatError(KC, `user.${key} is not accepted; use a token or inline client certificate data`);
   }
   if (typeof cluster.server !== "string") throw new CredentialFormatError(KC, "cluster.server is missing");
   const cred: ClusterCredential = { server: checkServer(cluster.server, KC, "the kubeconfig's cluster.server") };
@@ -121,7 +150,8 @@ function fromKubeconfig(text: string): ClusterCredential {
     cred.clientCertPem = pemOrBase64(user["client-certificate-data"], KC, "client-certificate-data");
     cred.clientKeyPem = pemOrBase64(user["client-key-data"], KC, "client-key-data");
   }
-  if (!cred.token && !cred.clientCertPem) throw new CredentialFormatError(KC, "the user has neither a token nor client certificate data");
+  if (!cred.token && !cred.clientCertPem)
+    throw new CredentialFormatError(KC, "the user has neither a token nor client certificate data");
   return cred;
 }
 
@@ -158,7 +188,10 @@ export function credentialToKubeconfigText(cred: ClusterCredential, name = "bert
 }
 
 /** Secret `data` (base64 values) → the credential; the same rules as registration apply. */
-export function credentialFromSecretData(data: Record<string, string> | undefined, key = CREDENTIAL_SECRET_KEY): ClusterCredential {
+export function credentialFromSecretData(
+  data: Record<string, string> | undefined,
+  key = CREDENTIAL_SECRET_KEY,
+): ClusterCredential {
   const b64 = data?.[key];
   if (!b64) throw new Error(`the credential Secret has no key ${key}`);
   return fromKubeconfig(Buffer.from(b64, "base64").toString("utf8"));
@@ -169,7 +202,9 @@ export function credentialToKubeConfig(cred: ClusterCredential, name = "berth-ta
   const kc = new KubeConfig();
   const b64 = (s: string | undefined) => (s === undefined ? undefined : Buffer.from(s, "utf8").toString("base64"));
   kc.loadFromOptions({
-    clusters: [{ name, server: cred.server, caData: b64(cred.caPem), tlsServerName: cred.tlsServerName, skipTLSVerify: false }],
+    clusters: [
+      { name, server: cred.server, caData: b64(cred.caPem), tlsServerName: cred.tlsServerName, skipTLSVerify: false },
+    ],
     users: [{ name, token: cred.token, certData: b64(cred.clientCertPem), keyData: b64(cred.clientKeyPem) }],
     contexts: [{ name, cluster: name, user: name }],
     currentContext: name,

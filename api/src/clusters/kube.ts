@@ -28,10 +28,14 @@ export class KubeStatusError extends Error {
   readonly status: number;
   readonly kubeReason?: string;
   constructor(method: string, path: string, status: number, body: unknown) {
-    const msg = typeof body === "object" && body !== null && "message" in body ? String((body as { message: unknown }).message) : "";
+    const msg =
+      typeof body === "object" && body !== null && "message" in body
+        ? String((body as { message: unknown }).message)
+        : "";
     super(`${method} ${path} -> ${status}${msg ? `: ${msg}` : ""}`);
     this.status = status;
-    if (typeof body === "object" && body !== null && "reason" in body) this.kubeReason = String((body as { reason: unknown }).reason);
+    if (typeof body === "object" && body !== null && "reason" in body)
+      this.kubeReason = String((body as { reason: unknown }).reason);
   }
 }
 
@@ -85,7 +89,10 @@ export function kubeClient(cred: ClusterCredential): KubeClient {
             ...(cred.token ? { authorization: `Bearer ${cred.token}` } : {}),
             ...(payload === undefined
               ? {}
-              : { "content-type": req.contentType ?? "application/json", "content-length": Buffer.byteLength(payload) }),
+              : {
+                  "content-type": req.contentType ?? "application/json",
+                  "content-length": Buffer.byteLength(payload),
+                }),
           },
         },
         (res) => {

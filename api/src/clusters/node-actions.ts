@@ -6,12 +6,13 @@
 // session namespace on the node: those are Berth's session pods. Pods of other namespaces are not
 // Berth's to move. A refused eviction (429: a budget) or any other failure is reported per pod and the
 // outcome is `partial`; what the eviction means for the session is the sessions domain's business.
-import { deleteNode, findNode, setNodeSchedulable } from "../db/operations/inventory/updateNode.ts";
+
+import { findClusterById } from "../db/operations/clusters/findClusterById.ts";
 import { recordNodeAction } from "../db/operations/inventory/recordNodeAction.ts";
 import type { ClusterNodeRow } from "../db/operations/inventory/types.ts";
-import { findClusterById } from "../db/operations/clusters/findClusterById.ts";
+import { deleteNode, findNode, setNodeSchedulable } from "../db/operations/inventory/updateNode.ts";
 import type { Deps } from "../deps.ts";
-import { DomainError, NotFound, Unavailable } from "../errors.ts";
+import { type DomainError, NotFound, Unavailable } from "../errors.ts";
 import type { Principal } from "../http/principal.ts";
 import { requireSuperAdmin } from "./authorize.ts";
 import { type KubeClient, KubeStatusError, KubeTransportError, kubeClient, seg } from "./kube.ts";
@@ -40,8 +41,16 @@ export interface NodeActionResult {
 
 /** A cluster call that failed, as an answer: unreachable → 503, refused → 503 with the cluster's status. */
 function clusterFailure(clusterId: string, e: unknown): DomainError {
-  if (e instanceof KubeTransportError) return new Unavailable(`cluster ${clusterId} did not answer: ${e.message}`, { cluster_id: clusterId, reason: e.reason });
-  if (e instanceof KubeStatusError) return new Unavailable(`cluster ${clusterId} refused the request: ${e.message}`, { cluster_id: clusterId, cluster_status: e.status });
+  if (e instanceof KubeTransportError)
+    return new Unavailable(`cluster ${clusterId} did not answer: ${e.message}`, {
+      cluster_id: clusterId,
+      reason: e.reason,
+    });
+  if (e instanceof KubeStatusError)
+    return new Unavailable(`cluster ${clusterId} refused the request: ${e.message}`, {
+      cluster_id: clusterId,
+      cluster_status: e.status,
+    });
   return e as DomainError;
 }
 
@@ -56,7 +65,10 @@ async function setUnschedulable(kube: KubeClient, node: string, unschedulable: b
 
 async function evictSessionPods(kube: KubeClient, namespace: string, node: string): Promise<EvictionOutcome[]> {
   const q = new URLSearchParams({ fieldSelector: `spec.nodeName=${node}` });
-  const pods = await kube.json<{ items?: { metadata?: { name?: string } }[] }>({ method: "GET", path: `/api/v1/namespaces/${seg(namespace)}/pods?${q}` });
+  const pods = await kube.json<{ items?: { metadata?: { name?: string } }[] }>({
+    method: "GET",
+    path: `/api/v1/namespaces/${seg(namespace)}/pods?${q}`,
+  });
   const names = (pods.items ?? []).map((p) => p.metadata?.name).filter((n): n is string => !!n);
   return Promise.all(
     names.map(async (pod): Promise<EvictionOutcome> => {
@@ -73,7 +85,13 @@ async function evictSessionPods(kube: KubeClient, namespace: string, node: strin
   );
 }
 
-export async function runNodeAction(deps: Deps, principal: Principal, clusterId: string, node: string, action: NodeAction): Promise<NodeActionResult> {
+export async function runNodeAction(
+  deps: Deps,
+  principal: Principal,
+  clusterId: string,
+  node: string,
+  action: NodeAction,
+): Promise<NodeActionResult> {
   requireSuperAdmin(principal, `${action} nodes`);
   const rt = clustersOf(deps);
   const row = await findClusterById(deps.db, clusterId);
@@ -83,13 +101,28 @@ export async function runNodeAction(deps: Deps, principal: Principal, clusterId:
   const kube = kubeClient(await rt.store.readCredential(resource.spec.credentialSecretRef));
   const at = deps.clock.now();
   const record = (outcome: "success" | "partial" | "failure", result: Record<string, unknown>) =>
-    recordNodeAction(deps.db, { cluster_id: clusterId, node_name: node, action, actor_id: principal.userId, outcome, result, at });
+    recordNodeAction(deps.db, {
+      cluster_id: clusterId,
+      node_name: node,
+      action,
+      actor_id: principal.userId,
+      outcome,
+      result,
+      at,
+    });
   try {
     let result: NodeActionResult;
     if (action === "cordon" || action === "uncordon") {
       await setUnschedulable(kube, node, action === "cordon");
       const inventory = await setNodeSchedulable(deps.db, clusterId, node, action === "uncordon");
-      result = { clusterId, node, action, outcome: "success", schedulable: action === "uncordon", ...(inventory ? { inventory } : {}) };
+      result = {
+        clusterId,
+        node,
+        action,
+        outcome: "success",
+        schedulable: action === "uncordon",
+        ...(inventory ? { inventory } : {}),
+      };
     } else if (action === "drain") {
       await setUnschedulable(kube, node, true);
       const inventory = await setNodeSchedulable(deps.db, clusterId, node, false);
@@ -101,8 +134,15 @@ export async function runNodeAction(deps: Deps, principal: Principal, clusterId:
       await deleteNode(deps.db, clusterId, node);
       result = { clusterId, node, action, outcome: "success", deleted: true };
     }
-    await record(result.outcome, { schedulable: result.schedulable, deleted: result.deleted, evictions: result.evictions });
-    deps.log.info({ kind: "Node", cluster: clusterId, name: node, action, outcome: result.outcome }, "node action carried out");
+    await record(result.outcome, {
+      schedulable: result.schedulable,
+      deleted: result.deleted,
+      evictions: result.evictions,
+    });
+    deps.log.info(
+      { kind: "Node", cluster: clusterId, name: node, action, outcome: result.outcome },
+      "node action carried out",
+    );
     return result;
   } catch (e) {
     if (e instanceof KubeStatusError && e.status === 404) {

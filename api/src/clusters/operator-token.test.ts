@@ -7,7 +7,10 @@ import { generateSigningKeyPem, type SigningKey, signingKeyFromPem } from "./sig
 let key: SigningKey;
 let other: SigningKey;
 beforeAll(async () => {
-  [key, other] = await Promise.all([signingKeyFromPem(generateSigningKeyPem()), signingKeyFromPem(generateSigningKeyPem())]);
+  [key, other] = await Promise.all([
+    signingKeyFromPem(generateSigningKeyPem()),
+    signingKeyFromPem(generateSigningKeyPem()),
+  ]);
 });
 
 const clockAt = (iso: string) => {

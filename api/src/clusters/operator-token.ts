@@ -60,7 +60,14 @@ export class OperatorTokens {
       .setExpirationTime(exp)
       .setJti(jti)
       .sign(this.#key.privateKey);
-    return { token, clusterId, jti, kid: this.#key.kid, issuedAt: new Date(iat * 1000), expiresAt: new Date(exp * 1000) };
+    return {
+      token,
+      clusterId,
+      jti,
+      kid: this.#key.kid,
+      issuedAt: new Date(iat * 1000),
+      expiresAt: new Date(exp * 1000),
+    };
   }
 
   /**
@@ -77,12 +84,22 @@ export class OperatorTokens {
     }
     if (header.alg !== "RS256") throw refuse("not RS256");
     if (header.kid !== this.#key.kid) throw refuse("unknown key id");
-    const options = { issuer: OPERATOR_TOKEN_ISSUER, audience: OPERATOR_TOKEN_AUDIENCE, algorithms: ["RS256"], requiredClaims: ["sub", "jti", "iat", "exp"] };
+    const options = {
+      issuer: OPERATOR_TOKEN_ISSUER,
+      audience: OPERATOR_TOKEN_AUDIENCE,
+      algorithms: ["RS256"],
+      requiredClaims: ["sub", "jti", "iat", "exp"],
+    };
     try {
       const { payload } = await jwtVerify(token, this.#key.publicKey, { ...options, currentDate: this.#clock.now() });
       const m = SUBJECT.exec(payload.sub ?? "");
       if (!m?.[1]) throw refuse("subject is not operator:<cluster_id>");
-      return { clusterId: m[1], jti: String(payload.jti), issuedAt: new Date((payload.iat ?? 0) * 1000), expiresAt: new Date((payload.exp ?? 0) * 1000) };
+      return {
+        clusterId: m[1],
+        jti: String(payload.jti),
+        issuedAt: new Date((payload.iat ?? 0) * 1000),
+        expiresAt: new Date((payload.exp ?? 0) * 1000),
+      };
     } catch (e) {
       if (e instanceof Unauthorized) throw e;
       if (e instanceof errors.JWTExpired) {
@@ -93,7 +110,9 @@ export class OperatorTokens {
         } catch {
           throw refuse("invalid claims");
         }
-        throw new TokenExpired("the operator token has expired; issue a new one with POST /api/v1/clusters/{cluster_id}/operator-token");
+        throw new TokenExpired(
+          "the operator token has expired; issue a new one with POST /api/v1/clusters/{cluster_id}/operator-token",
+        );
       }
       throw refuse(e instanceof errors.JOSEError ? e.code : "invalid");
     }

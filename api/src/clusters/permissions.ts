@@ -52,7 +52,11 @@ export function controlPlaneRbac(ns: TargetNamespaces = DEFAULT_TARGET_NAMESPACE
           // Drain evicts (respecting disruption budgets) instead of deleting.
           { apiGroups: [""], resources: ["pods/eviction"], verbs: ["create"] },
           // Dispatch writes each session's mirror resource for the operator to reconcile.
-          { apiGroups: ["berth.dev"], resources: ["sessions"], verbs: ["get", "list", "watch", "create", "update", "patch", "delete"] },
+          {
+            apiGroups: ["berth.dev"],
+            resources: ["sessionmirrors"],
+            verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
+          },
         ],
       },
       // The probe: the device plugin's DaemonSet.
@@ -77,7 +81,13 @@ export function permissionsOf(rbac: ControlPlaneRbac): Permission[] {
       for (const res of rule.resources)
         for (const verb of rule.verbs) {
           const [resource = res, subresource] = res.split("/");
-          out.push({ verb, group, resource, ...(subresource ? { subresource } : {}), ...(namespace ? { namespace } : {}) });
+          out.push({
+            verb,
+            group,
+            resource,
+            ...(subresource ? { subresource } : {}),
+            ...(namespace ? { namespace } : {}),
+          });
         }
   };
   for (const r of rbac.cluster) add(r);
@@ -98,9 +108,18 @@ export function describePermission(p: Permission): string {
 export function managementRbac(controlPlaneNamespace = "berth-system"): ControlPlaneRbac {
   return {
     cluster: [
-      { apiGroups: ["berth.dev"], resources: ["clusters"], verbs: ["get", "list", "watch", "create", "patch", "delete"] },
+      {
+        apiGroups: ["berth.dev"],
+        resources: ["clusters"],
+        verbs: ["get", "list", "watch", "create", "patch", "delete"],
+      },
       { apiGroups: ["berth.dev"], resources: ["clusters/status"], verbs: ["get", "patch"] },
     ],
-    namespaced: [{ namespace: controlPlaneNamespace, rules: [{ apiGroups: [""], resources: ["secrets"], verbs: ["get", "create", "delete"] }] }],
+    namespaced: [
+      {
+        namespace: controlPlaneNamespace,
+        rules: [{ apiGroups: [""], resources: ["secrets"], verbs: ["get", "create", "delete"] }],
+      },
+    ],
   };
 }

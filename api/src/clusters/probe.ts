@@ -12,7 +12,7 @@
 //   above zero. The second covers installs that run the plugin elsewhere (the GPU Operator's namespace):
 //   only a running device plugin advertises that resource, so a node that has it is evidence of one.
 // - credential_permissions: a SelfSubjectAccessReview allows every verb of `controlPlaneRbac()`.
-import { type ClusterCredential } from "./credential.ts";
+import type { ClusterCredential } from "./credential.ts";
 import { type KubeClient, KubeTransportError, kubeClient, seg } from "./kube.ts";
 import { type ControlPlaneRbac, describePermission, type Permission, permissionsOf } from "./permissions.ts";
 
@@ -57,13 +57,27 @@ export interface ProbeResult {
   };
 }
 
-const NO_CHECKS: ProbeChecks = { reachable: false, gpu_runtime_class: false, gpu_device_plugin: false, credential_permissions: false };
+const NO_CHECKS: ProbeChecks = {
+  reachable: false,
+  gpu_runtime_class: false,
+  gpu_device_plugin: false,
+  credential_permissions: false,
+};
 
-export async function probeCluster(cred: ClusterCredential, opts: ProbeOptions, clock: () => Date = () => new Date()): Promise<ProbeResult> {
+export async function probeCluster(
+  cred: ClusterCredential,
+  opts: ProbeOptions,
+  clock: () => Date = () => new Date(),
+): Promise<ProbeResult> {
   const started = Date.now();
   const signal = AbortSignal.timeout(opts.timeoutMs);
   const kube = kubeClient(cred);
-  const done = (status: ProbeStatus, checks: ProbeChecks, findings: ProbeResult["findings"], serverVersion?: string): ProbeResult => ({
+  const done = (
+    status: ProbeStatus,
+    checks: ProbeChecks,
+    findings: ProbeResult["findings"],
+    serverVersion?: string,
+  ): ProbeResult => ({
     status,
     checks,
     probedAt: clock().toISOString(),
@@ -88,9 +102,15 @@ export async function probeCluster(cred: ClusterCredential, opts: ProbeOptions, 
       credential_permissions: missing.length === 0,
     };
     const all = Object.values(checks).every(Boolean);
-    return done(all ? "connected" : "degraded", checks, { runtimeClass, devicePlugin, ...(missing.length ? { missingPermissions: missing } : {}) }, serverVersion);
+    return done(
+      all ? "connected" : "degraded",
+      checks,
+      { runtimeClass, devicePlugin, ...(missing.length ? { missingPermissions: missing } : {}) },
+      serverVersion,
+    );
   } catch (e) {
-    if (e instanceof KubeTransportError) return done("unreachable", NO_CHECKS, { error: { reason: e.reason, message: e.message } });
+    if (e instanceof KubeTransportError)
+      return done("unreachable", NO_CHECKS, { error: { reason: e.reason, message: e.message } });
     throw e;
   } finally {
     kube.close();
@@ -98,7 +118,11 @@ export async function probeCluster(cred: ClusterCredential, opts: ProbeOptions, 
 }
 
 async function checkRuntimeClass(kube: KubeClient, opts: ProbeOptions, signal: AbortSignal) {
-  const res = await kube.raw<{ handler?: string }>({ method: "GET", path: `/apis/node.k8s.io/v1/runtimeclasses/${seg(opts.runtimeClassName)}`, signal });
+  const res = await kube.raw<{ handler?: string }>({
+    method: "GET",
+    path: `/apis/node.k8s.io/v1/runtimeclasses/${seg(opts.runtimeClassName)}`,
+    signal,
+  });
   if (res.status !== 200) return { name: opts.runtimeClassName, found: false };
   const handler = res.body?.handler;
   return { name: opts.runtimeClassName, handler, found: handler === opts.runtimeClassHandler };
@@ -110,8 +134,15 @@ interface NamedList {
 }
 
 async function checkDevicePlugin(kube: KubeClient, opts: ProbeOptions, signal: AbortSignal) {
-  const ds = await kube.raw<NamedList>({ method: "GET", path: `/apis/apps/v1/namespaces/${seg(opts.devicePluginNamespace)}/daemonsets`, signal });
-  const daemonSets = ds.status === 200 ? (ds.body.items ?? []).map((i) => i.metadata?.name ?? "").filter((n) => n.includes(DEVICE_PLUGIN_NAME_FRAGMENT)) : [];
+  const ds = await kube.raw<NamedList>({
+    method: "GET",
+    path: `/apis/apps/v1/namespaces/${seg(opts.devicePluginNamespace)}/daemonsets`,
+    signal,
+  });
+  const daemonSets =
+    ds.status === 200
+      ? (ds.body.items ?? []).map((i) => i.metadata?.name ?? "").filter((n) => n.includes(DEVICE_PLUGIN_NAME_FRAGMENT))
+      : [];
   if (daemonSets.length > 0) return { daemonSets, gpuNodes: 0, how: "daemonset" as const };
   let gpuNodes = 0;
   let cont: string | undefined;
@@ -142,7 +173,15 @@ async function missingPermissions(kube: KubeClient, wanted: Permission[], signal
         body: {
           apiVersion: "authorization.k8s.io/v1",
           kind: "SelfSubjectAccessReview",
-          spec: { resourceAttributes: { verb: p.verb, group: p.group, resource: p.resource, subresource: p.subresource, namespace: p.namespace } },
+          spec: {
+            resourceAttributes: {
+              verb: p.verb,
+              group: p.group,
+              resource: p.resource,
+              subresource: p.subresource,
+              namespace: p.namespace,
+            },
+          },
         },
         signal,
       });

@@ -14,16 +14,29 @@ import { clustersOf } from "./runtime.ts";
 export async function installOperatorToken(deps: Deps, clusterId: string): Promise<IssuedOperatorToken> {
   const rt = clustersOf(deps);
   const token = await rt.tokens.issue(clusterId);
-  await setClusterOperatorToken(deps.db, clusterId, { jti: token.jti, issuedAt: token.issuedAt, expiresAt: token.expiresAt });
-  await rt.store.patchStatus(clusterId, { operatorToken: { kid: token.kid, issuedAt: toTimestamp(token.issuedAt), expiresAt: toTimestamp(token.expiresAt) } });
+  await setClusterOperatorToken(deps.db, clusterId, {
+    jti: token.jti,
+    issuedAt: token.issuedAt,
+    expiresAt: token.expiresAt,
+  });
+  await rt.store.patchStatus(clusterId, {
+    operatorToken: { kid: token.kid, issuedAt: toTimestamp(token.issuedAt), expiresAt: toTimestamp(token.expiresAt) },
+  });
   return token;
 }
 
-export async function rotateOperatorToken(deps: Deps, principal: Principal, clusterId: string): Promise<IssuedOperatorToken> {
+export async function rotateOperatorToken(
+  deps: Deps,
+  principal: Principal,
+  clusterId: string,
+): Promise<IssuedOperatorToken> {
   requireSuperAdmin(principal, "rotate operator tokens");
   const row = await findClusterById(deps.db, clusterId);
   if (!row || row.deregistered_at) throw new NotFound("cluster", clusterId);
   const token = await installOperatorToken(deps, clusterId);
-  deps.log.info({ kind: "Cluster", id: clusterId, kid: token.kid, expiresAt: token.expiresAt.toISOString() }, "operator token rotated");
+  deps.log.info(
+    { kind: "Cluster", id: clusterId, kid: token.kid, expiresAt: token.expiresAt.toISOString() },
+    "operator token rotated",
+  );
   return token;
 }

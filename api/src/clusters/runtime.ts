@@ -79,7 +79,12 @@ export async function createClustersRuntime(input: CreateClustersRuntimeInput): 
   const options = { ...DEFAULT_CLUSTERS_OPTIONS, ...input.options };
   const key =
     input.signingKey ??
-    (await loadOrCreateSigningKey({ kubeConfig: input.kubeConfig, namespace: options.controlPlaneNamespace, name: options.signingKeySecret, ...(input.log ? { log: input.log } : {}) }));
+    (await loadOrCreateSigningKey({
+      kubeConfig: input.kubeConfig,
+      namespace: options.controlPlaneNamespace,
+      name: options.signingKeySecret,
+      ...(input.log ? { log: input.log } : {}),
+    }));
   const tokens = new OperatorTokens({ key, clock: input.clock, ttlSeconds: options.operatorTokenTtlSeconds });
   const rbac = controlPlaneRbac(options.targetNamespaces);
   return {
@@ -104,6 +109,7 @@ export async function createClustersRuntime(input: CreateClustersRuntimeInput): 
 
 /** The runtime from Deps; 503 when the process runs without a management cluster. */
 export function clustersOf(deps: Deps): ClustersRuntime {
-  if (!deps.clusters) throw new Unavailable("cluster management is not configured (no management cluster: set BERTH_KUBECONFIG)");
+  if (!deps.clusters)
+    throw new Unavailable("cluster management is not configured (no management cluster: set BERTH_KUBECONFIG)");
   return deps.clusters;
 }

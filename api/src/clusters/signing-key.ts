@@ -5,7 +5,8 @@
 // Concurrency: several replicas may start at once on an empty cluster. Each generates a candidate and
 // tries to create the Secret; the apiserver lets exactly one create win (409 for the rest), and the losers
 // read and use the winner's key. Nobody ever overwrites an existing key.
-import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from "node:crypto";
+import { createPrivateKey, createPublicKey, generateKeyPair, generateKeyPairSync, type KeyObject } from "node:crypto";
+import { promisify } from "node:util";
 import { ApiException, CoreV1Api, type KubeConfig, type V1Secret } from "@kubernetes/client-node";
 import { calculateJwkThumbprint, exportJWK, type JWK } from "jose";
 import type { Logger } from "pino";
@@ -33,8 +34,18 @@ export async function signingKeyFromPem(pkcs8Pem: string): Promise<SigningKey> {
   return { kid, privateKey, publicKey, publicJwk: { kty: "RSA", n: jwk.n, e: jwk.e, kid, alg: "RS256", use: "sig" } };
 }
 
+const SIGNING_KEY_BITS = 3072;
+const generateRsa = promisify(generateKeyPair);
+
+/** RSA 3072, PKCS#8 PEM, blocking (tests). */
 export function generateSigningKeyPem(): string {
-  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 3072 });
+  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: SIGNING_KEY_BITS });
+  return privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+}
+
+/** The same off the event loop: generation takes seconds on a busy machine, and the API is starting. */
+export async function generateSigningKeyPemAsync(): Promise<string> {
+  const { privateKey } = await generateRsa("rsa", { modulusLength: SIGNING_KEY_BITS });
   return privateKey.export({ type: "pkcs8", format: "pem" }).toString();
 }
 
@@ -69,7 +80,7 @@ export async function loadOrCreateSigningKey(opts: SigningKeyStoreOptions): Prom
   const existing = await read();
   if (existing) return existing;
 
-  const pem = generateSigningKeyPem();
+  const pem = await generateSigningKeyPemAsync();
   const candidate = await signingKeyFromPem(pem);
   try {
     await core.createNamespacedSecret({
@@ -81,10 +92,15 @@ export async function loadOrCreateSigningKey(opts: SigningKeyStoreOptions): Prom
           name,
           namespace,
           labels: { "app.kubernetes.io/part-of": "berth", "app.kubernetes.io/component": "internal-signing-key" },
-          annotations: { "berth.dev/purpose": "RS256 key that signs operator tokens; never copy it out of this cluster" },
+          annotations: {
+            "berth.dev/purpose": "RS256 key that signs operator tokens; never copy it out of this cluster",
+          },
         },
         type: "Opaque",
-        data: { [PRIVATE_KEY]: Buffer.from(pem).toString("base64"), [KID]: Buffer.from(candidate.kid).toString("base64") },
+        data: {
+          [PRIVATE_KEY]: Buffer.from(pem).toString("base64"),
+          [KID]: Buffer.from(candidate.kid).toString("base64"),
+        },
       },
     });
     opts.log?.info({ kind: "Secret", namespace, name, kid: candidate.kid }, "operator-token signing key created");
@@ -95,7 +111,8 @@ export async function loadOrCreateSigningKey(opts: SigningKeyStoreOptions): Prom
       const winner = await read();
       if (winner) return winner;
     }
-    if (isStatus(e, 404)) throw new Error(`namespace ${namespace} does not exist in the management cluster; the deployment creates it`);
+    if (isStatus(e, 404))
+      throw new Error(`namespace ${namespace} does not exist in the management cluster; the deployment creates it`);
     throw e;
   }
 }

@@ -2,6 +2,16 @@
 // berth.dev/v1alpha1, named clusterResourceName(id)) and the credential Secret in `berth-system`.
 // Writes happen on registration, PATCH, probes, token rotation and deregistration only — never per
 // operator report.
+
+import {
+  type Cluster,
+  ClusterConditionType,
+  ClusterKind,
+  ClusterReason,
+  type ClusterStatus,
+  clusterResourceName,
+  setCondition,
+} from "@berth/crds";
 import {
   ApiException,
   CoreV1Api,
@@ -10,8 +20,12 @@ import {
   PatchStrategy,
   setHeaderOptions,
 } from "@kubernetes/client-node";
-import { type Cluster, ClusterConditionType, ClusterKind, ClusterReason, type ClusterStatus, clusterResourceName, setCondition } from "@berth/crds";
-import { type ClusterCredential, CREDENTIAL_SECRET_KEY, credentialFromSecretData, credentialToKubeconfigText } from "./credential.ts";
+import {
+  type ClusterCredential,
+  CREDENTIAL_SECRET_KEY,
+  credentialFromSecretData,
+  credentialToKubeconfigText,
+} from "./credential.ts";
 import type { ProbeResult } from "./probe.ts";
 
 const G = { group: ClusterKind.group, version: ClusterKind.version, plural: ClusterKind.plural };
@@ -37,14 +51,21 @@ export class ManagementStore {
 
   // --- credential Secrets ---------------------------------------------------------------------------
 
-  async createCredentialSecret(clusterId: string, cred: ClusterCredential): Promise<{ namespace: string; name: string; key: string }> {
+  async createCredentialSecret(
+    clusterId: string,
+    cred: ClusterCredential,
+  ): Promise<{ namespace: string; name: string; key: string }> {
     const name = credentialSecretName(clusterId);
     await this.#core.createNamespacedSecret({
       namespace: this.namespace,
       body: {
         apiVersion: "v1",
         kind: "Secret",
-        metadata: { name, namespace: this.namespace, labels: { "app.kubernetes.io/part-of": "berth", "berth.dev/cluster": clusterResourceName(clusterId) } },
+        metadata: {
+          name,
+          namespace: this.namespace,
+          labels: { "app.kubernetes.io/part-of": "berth", "berth.dev/cluster": clusterResourceName(clusterId) },
+        },
         type: "Opaque",
         data: { [CREDENTIAL_SECRET_KEY]: Buffer.from(credentialToKubeconfigText(cred), "utf8").toString("base64") },
       },
@@ -67,10 +88,20 @@ export class ManagementStore {
 
   // --- Cluster resources ----------------------------------------------------------------------------
 
-  async createCluster(input: { id: string; name: string; sessionDomain: string; secretRef: { namespace: string; name: string; key: string } }): Promise<Cluster> {
+  async createCluster(input: {
+    id: string;
+    name: string;
+    sessionDomain: string;
+    secretRef: { namespace: string; name: string; key: string };
+  }): Promise<Cluster> {
     const body = ClusterKind.build(
       { name: clusterResourceName(input.id), labels: { "app.kubernetes.io/part-of": "berth" } },
-      { id: input.id, displayName: input.name, sessionDomain: input.sessionDomain, credentialSecretRef: input.secretRef },
+      {
+        id: input.id,
+        displayName: input.name,
+        sessionDomain: input.sessionDomain,
+        credentialSecretRef: input.secretRef,
+      },
     );
     return (await this.#custom.createClusterCustomObject({ ...G, body })) as Cluster;
   }
@@ -90,11 +121,17 @@ export class ManagementStore {
   }
 
   async patchSessionDomain(id: string, sessionDomain: string): Promise<Cluster> {
-    return (await this.#custom.patchClusterCustomObject({ ...G, name: clusterResourceName(id), body: { spec: { sessionDomain } } }, mergePatch)) as Cluster;
+    return (await this.#custom.patchClusterCustomObject(
+      { ...G, name: clusterResourceName(id), body: { spec: { sessionDomain } } },
+      mergePatch,
+    )) as Cluster;
   }
 
   async patchStatus(id: string, status: Partial<ClusterStatus>): Promise<Cluster> {
-    return (await this.#custom.patchClusterCustomObjectStatus({ ...G, name: clusterResourceName(id), body: { status } }, mergePatch)) as Cluster;
+    return (await this.#custom.patchClusterCustomObjectStatus(
+      { ...G, name: clusterResourceName(id), body: { status } },
+      mergePatch,
+    )) as Cluster;
   }
 
   async deleteCluster(id: string): Promise<void> {
@@ -107,13 +144,30 @@ export class ManagementStore {
 }
 
 /** The probe as the Cluster's status records it: the result plus Reachable/Accepted conditions. */
-export function statusFromProbe(previous: ClusterStatus | undefined, probe: ProbeResult, now: Date, generation?: number): Partial<ClusterStatus> {
+export function statusFromProbe(
+  previous: ClusterStatus | undefined,
+  probe: ProbeResult,
+  now: Date,
+  generation?: number,
+): Partial<ClusterStatus> {
   const reachable =
     probe.status === "unreachable"
-      ? { status: "False" as const, reason: ClusterReason.Unreachable, message: probe.findings.error?.message ?? "no answer" }
+      ? {
+          status: "False" as const,
+          reason: ClusterReason.Unreachable,
+          message: probe.findings.error?.message ?? "no answer",
+        }
       : probe.status === "unauthorized"
-        ? { status: "False" as const, reason: ClusterReason.CredentialRejected, message: "the cluster answered 401 to the registered credential" }
-        : { status: "True" as const, reason: ClusterReason.ProbeSucceeded, message: `apiserver ${probe.serverVersion ?? "answered"}` };
+        ? {
+            status: "False" as const,
+            reason: ClusterReason.CredentialRejected,
+            message: "the cluster answered 401 to the registered credential",
+          }
+        : {
+            status: "True" as const,
+            reason: ClusterReason.ProbeSucceeded,
+            message: `apiserver ${probe.serverVersion ?? "answered"}`,
+          };
   const accepted = !probe.checks.reachable
     ? { status: "Unknown" as const, reason: reachable.reason, message: "not probed: the cluster did not answer" }
     : !probe.checks.gpu_runtime_class
@@ -121,10 +175,34 @@ export function statusFromProbe(previous: ClusterStatus | undefined, probe: Prob
       : !probe.checks.gpu_device_plugin
         ? { status: "False" as const, reason: ClusterReason.GpuDevicePluginMissing, message: "no GPU device plugin" }
         : !probe.checks.credential_permissions
-          ? { status: "False" as const, reason: ClusterReason.CredentialRejected, message: `missing: ${(probe.findings.missingPermissions ?? []).join(", ")}`.slice(0, 4000) }
-          : { status: "True" as const, reason: ClusterReason.ProbeSucceeded, message: "GPU runtime class, device plugin and permissions present" };
-  let conditions = setCondition(previous?.conditions, { type: ClusterConditionType.Reachable, ...reachable, ...(generation === undefined ? {} : { observedGeneration: generation }) }, now);
-  conditions = setCondition(conditions, { type: ClusterConditionType.Accepted, ...accepted, ...(generation === undefined ? {} : { observedGeneration: generation }) }, now);
+          ? {
+              status: "False" as const,
+              reason: ClusterReason.CredentialRejected,
+              message: `missing: ${(probe.findings.missingPermissions ?? []).join(", ")}`.slice(0, 4000),
+            }
+          : {
+              status: "True" as const,
+              reason: ClusterReason.ProbeSucceeded,
+              message: "GPU runtime class, device plugin and permissions present",
+            };
+  let conditions = setCondition(
+    previous?.conditions,
+    {
+      type: ClusterConditionType.Reachable,
+      ...reachable,
+      ...(generation === undefined ? {} : { observedGeneration: generation }),
+    },
+    now,
+  );
+  conditions = setCondition(
+    conditions,
+    {
+      type: ClusterConditionType.Accepted,
+      ...accepted,
+      ...(generation === undefined ? {} : { observedGeneration: generation }),
+    },
+    now,
+  );
   return {
     ...(generation === undefined ? {} : { observedGeneration: generation }),
     conditions,
@@ -141,8 +219,11 @@ export function probeMessage(p: ProbeResult): string {
   if (p.status === "unreachable") return `unreachable: ${p.findings.error?.message ?? "no answer"}`;
   if (p.status === "unauthorized") return "the cluster refused the credential (401)";
   const parts: string[] = [];
-  if (!p.checks.gpu_runtime_class) parts.push(`RuntimeClass ${p.findings.runtimeClass?.name ?? ""} with the GPU handler not found`);
-  if (!p.checks.gpu_device_plugin) parts.push("no GPU device plugin DaemonSet and no node with allocatable nvidia.com/gpu");
-  if (!p.checks.credential_permissions) parts.push(`credential lacks: ${(p.findings.missingPermissions ?? []).join(", ")}`);
+  if (!p.checks.gpu_runtime_class)
+    parts.push(`RuntimeClass ${p.findings.runtimeClass?.name ?? ""} with the GPU handler not found`);
+  if (!p.checks.gpu_device_plugin)
+    parts.push("no GPU device plugin DaemonSet and no node with allocatable nvidia.com/gpu");
+  if (!p.checks.credential_permissions)
+    parts.push(`credential lacks: ${(p.findings.missingPermissions ?? []).join(", ")}`);
   return parts.join("; ") || "connected";
 }

@@ -15,6 +15,9 @@ export async function testClusterConnection(deps: Deps, principal: Principal, cl
   if (!resource) throw new NotFound("cluster", clusterId);
   const cred = await rt.store.readCredential(resource.spec.credentialSecretRef);
   const probe = await rt.probe(cred);
-  await rt.store.patchStatus(clusterId, statusFromProbe(resource.status, probe, deps.clock.now(), resource.metadata?.generation));
+  await rt.store.patchStatus(
+    clusterId,
+    statusFromProbe(resource.status, probe, deps.clock.now(), resource.metadata?.generation),
+  );
   return probe;
 }

@@ -8,7 +8,12 @@ import { clustersOf } from "./runtime.ts";
 import { type ClusterView, getClusterView } from "./view.ts";
 
 /** PATCH: only `session_domain` changes after registration (the name and credential do not). */
-export async function updateCluster(deps: Deps, principal: Principal, clusterId: string, input: { session_domain?: string }): Promise<ClusterView> {
+export async function updateCluster(
+  deps: Deps,
+  principal: Principal,
+  clusterId: string,
+  input: { session_domain?: string },
+): Promise<ClusterView> {
   requireSuperAdmin(principal, "change clusters");
   const row = await findClusterById(deps.db, clusterId);
   if (!row || row.deregistered_at) throw new NotFound("cluster", clusterId);

@@ -26,7 +26,11 @@ async function inventoryCounts(db: Knex, ids: string[]): Promise<Map<string, { n
 }
 
 /** A registered cluster, or NotFound (also for a deregistered one unless `includeDeregistered`). */
-export async function getClusterView(deps: Deps, id: string, opts: { includeDeregistered?: boolean } = {}): Promise<ClusterView> {
+export async function getClusterView(
+  deps: Deps,
+  id: string,
+  opts: { includeDeregistered?: boolean } = {},
+): Promise<ClusterView> {
   const row = await findClusterById(deps.db, id);
   if (!row || (row.deregistered_at && !opts.includeDeregistered)) throw new NotFound("cluster", id);
   const resource = row.deregistered_at ? undefined : await clustersOf(deps).store.getCluster(id);
@@ -38,11 +42,18 @@ export async function listClusterViews(
   deps: Deps,
   q: { page: number; size: number; includeDeregistered?: boolean },
 ): Promise<{ views: ClusterView[]; total: number }> {
-  const { rows, total } = await listClusters(deps.db, { includeDeregistered: q.includeDeregistered ?? false, limit: q.size, offset: (q.page - 1) * q.size });
+  const { rows, total } = await listClusters(deps.db, {
+    includeDeregistered: q.includeDeregistered ?? false,
+    limit: q.size,
+    offset: (q.page - 1) * q.size,
+  });
   if (rows.length === 0) return { views: [], total };
   // One list call for the page instead of a GET per cluster; fleets are tens of clusters, not thousands.
   const resources = new Map((await clustersOf(deps).store.listClusters()).map((c) => [c.spec.id, c]));
-  const counts = await inventoryCounts(deps.db, rows.map((r) => r.id));
+  const counts = await inventoryCounts(
+    deps.db,
+    rows.map((r) => r.id),
+  );
   return {
     views: rows.map((row) => {
       const resource = row.deregistered_at ? undefined : resources.get(row.id);

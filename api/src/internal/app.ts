@@ -85,7 +85,10 @@ export interface StartInternalListenerOptions extends BuildInternalAppOptions {
  * Binds the internal listener when the configuration opens it; resolves to undefined (nothing bound) when
  * no source range is configured — closed by default.
  */
-export async function startInternalListener(deps: Deps, opts: StartInternalListenerOptions = {}): Promise<InternalListener | undefined> {
+export async function startInternalListener(
+  deps: Deps,
+  opts: StartInternalListenerOptions = {},
+): Promise<InternalListener | undefined> {
   const cidrs = opts.allowCidrs ?? deps.config.internal.allowCidrs;
   if (cidrs.length === 0) {
     deps.log.info("internal plane closed: BERTH_INTERNAL_ALLOW_CIDRS is empty, so nothing is bound");

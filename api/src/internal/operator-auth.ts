@@ -26,7 +26,8 @@ export async function authenticateOperator(deps: Deps, ctx: Context): Promise<Op
   if (!token) throw new Unauthorized("an operator token is required (Authorization: Bearer <token>)");
   const claims = await clustersOf(deps).tokens.verify(token);
   const row = await findClusterById(deps.db, claims.clusterId);
-  if (!row || row.deregistered_at) throw new Forbidden(`cluster ${claims.clusterId} is not registered`, { cluster_id: claims.clusterId });
+  if (!row || row.deregistered_at)
+    throw new Forbidden(`cluster ${claims.clusterId} is not registered`, { cluster_id: claims.clusterId });
   if (row.operator_token_jti !== claims.jti) {
     throw new Unauthorized("this operator token was replaced by a newer one (rotation); install the current token");
   }
@@ -36,6 +37,9 @@ export async function authenticateOperator(deps: Deps, ctx: Context): Promise<Op
 /** Every report names its cluster; a report for another cluster than the token's is refused whole. */
 export function assertOwnCluster(operator: OperatorPrincipal, clusterId: string): void {
   if (clusterId !== operator.clusterId) {
-    throw new Forbidden("this operator token may report only for its own cluster; nothing was written", { token_cluster_id: operator.clusterId, cluster_id: clusterId });
+    throw new Forbidden("this operator token may report only for its own cluster; nothing was written", {
+      token_cluster_id: operator.clusterId,
+      cluster_id: clusterId,
+    });
   }
 }

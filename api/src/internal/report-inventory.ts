@@ -13,11 +13,17 @@ export interface InventoryAnswer {
   stale?: boolean;
 }
 
-export async function applyInventory(deps: Deps, clusterId: string, observedAt: Date, nodes: InventoryNode[]): Promise<InventoryAnswer> {
+export async function applyInventory(
+  deps: Deps,
+  clusterId: string,
+  observedAt: Date,
+  nodes: InventoryNode[],
+): Promise<InventoryAnswer> {
   return deps.db.transaction(async (tx) => {
     // The row lock orders concurrent snapshots of one cluster and excludes a concurrent deregistration.
     const row = await findClusterById(tx, clusterId, { forUpdate: true });
-    if (!row || row.deregistered_at) throw new Forbidden(`cluster ${clusterId} is not registered`, { cluster_id: clusterId });
+    if (!row || row.deregistered_at)
+      throw new Forbidden(`cluster ${clusterId} is not registered`, { cluster_id: clusterId });
     if (row.inventory_observed_at && row.inventory_observed_at.getTime() > observedAt.getTime()) {
       return { accepted: 0, removed: 0, stale: true };
     }

@@ -3,6 +3,10 @@
 import { insertUsageSamples, type UsageSampleInput } from "../db/operations/inventory/insertUsageSamples.ts";
 import type { Deps } from "../deps.ts";
 
-export async function recordUsage(deps: Deps, clusterId: string, samples: UsageSampleInput[]): Promise<{ accepted: number; duplicates: number }> {
+export async function recordUsage(
+  deps: Deps,
+  clusterId: string,
+  samples: UsageSampleInput[],
+): Promise<{ accepted: number; duplicates: number }> {
   return insertUsageSamples(deps.db, clusterId, samples);
 }

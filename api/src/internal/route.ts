@@ -24,7 +24,11 @@ export interface InternalHandlerContext<A extends InternalAuth, Q, B> {
   ctx: Context;
 }
 
-export interface InternalRoute<A extends InternalAuth = InternalAuth, QS extends z.ZodType | undefined = z.ZodType | undefined, BS extends z.ZodType | undefined = z.ZodType | undefined> {
+export interface InternalRoute<
+  A extends InternalAuth = InternalAuth,
+  QS extends z.ZodType | undefined = z.ZodType | undefined,
+  BS extends z.ZodType | undefined = z.ZodType | undefined,
+> {
   method: "get" | "put" | "post";
   /** Under /internal/ or /.well-known/ only. */
   path: string;
@@ -32,17 +36,24 @@ export interface InternalRoute<A extends InternalAuth = InternalAuth, QS extends
   query?: QS;
   body?: BS;
   handler: (
-    c: InternalHandlerContext<A, QS extends z.ZodType ? z.output<QS> : undefined, BS extends z.ZodType ? z.output<BS> : undefined>,
+    c: InternalHandlerContext<
+      A,
+      QS extends z.ZodType ? z.output<QS> : undefined,
+      BS extends z.ZodType ? z.output<BS> : undefined
+    >,
   ) => Promise<{ status: number; body: unknown; headers?: Record<string, string> }>;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the erased form kept in lists; handlers stay typed where defined.
 export type AnyInternalRoute = InternalRoute<InternalAuth, any, any>;
 
-export function defineInternalRoute<A extends InternalAuth, QS extends z.ZodType | undefined = undefined, BS extends z.ZodType | undefined = undefined>(
-  r: InternalRoute<A, QS, BS>,
-): InternalRoute<A, QS, BS> {
-  if (!/^\/(internal|\.well-known)\//.test(r.path)) throw new Error(`${r.path}: internal routes live under /internal/ or /.well-known/`);
+export function defineInternalRoute<
+  A extends InternalAuth,
+  QS extends z.ZodType | undefined = undefined,
+  BS extends z.ZodType | undefined = undefined,
+>(r: InternalRoute<A, QS, BS>): InternalRoute<A, QS, BS> {
+  if (!/^\/(internal|\.well-known)\//.test(r.path))
+    throw new Error(`${r.path}: internal routes live under /internal/ or /.well-known/`);
   return r;
 }
 
@@ -64,7 +75,9 @@ export function internalRouteMiddleware(route: AnyInternalRoute, deps: Deps) {
     if (issues.length > 0) throw new Invalid("the request is invalid", issues);
     let body: unknown;
     if (route.body) {
-      const r = route.body.safeParse(await readJsonBody(ctx, Math.max(deps.config.http.bodyLimitBytes, INTERNAL_BODY_LIMIT_BYTES)));
+      const r = route.body.safeParse(
+        await readJsonBody(ctx, Math.max(deps.config.http.bodyLimitBytes, INTERNAL_BODY_LIMIT_BYTES)),
+      );
       if (r.success) body = r.data;
       else issues.push(...issuesOf(r.error, "body"));
     }

@@ -15,7 +15,11 @@ export const getJwks = defineInternalRoute({
   method: "get",
   path: JWKS_PATH,
   auth: "none",
-  handler: async ({ deps }) => ({ status: 200, body: clustersOf(deps).tokens.jwks(), headers: { "Cache-Control": "public, max-age=300" } }),
+  handler: async ({ deps }) => ({
+    status: 200,
+    body: clustersOf(deps).tokens.jwks(),
+    headers: { "Cache-Control": "public, max-age=300" },
+  }),
 });
 
 export const putInventory = defineInternalRoute({
@@ -37,7 +41,11 @@ export const postSessionStatus = defineInternalRoute({
   body: StatusReport,
   handler: async ({ deps, operator, body }) => {
     assertOwnCluster(operator, body.cluster_id);
-    const answer = await recordSessionStatus(deps, operator.clusterId, body.reports.map((r) => ({ ...r, at: new Date(r.at) })));
+    const answer = await recordSessionStatus(
+      deps,
+      operator.clusterId,
+      body.reports.map((r) => ({ ...r, at: new Date(r.at) })),
+    );
     return { status: 200, body: answer };
   },
 });
@@ -49,7 +57,11 @@ export const postUsage = defineInternalRoute({
   body: UsageBatch,
   handler: async ({ deps, operator, body }) => {
     assertOwnCluster(operator, body.cluster_id);
-    const answer = await recordUsage(deps, operator.clusterId, body.samples.map((s) => ({ ...s, start: new Date(s.start), end: new Date(s.end) })));
+    const answer = await recordUsage(
+      deps,
+      operator.clusterId,
+      body.samples.map((s) => ({ ...s, start: new Date(s.start), end: new Date(s.end) })),
+    );
     return { status: 200, body: answer };
   },
 });

@@ -7,13 +7,12 @@ const Count = z.number().int().min(0).max(1_000_000);
 /** A Kubernetes object name (node, pod, session resource). */
 const ObjectName = z.string().min(1).max(253);
 
-export const GpuDevice = z
-  .object({
-    index: z.number().int().min(0).max(1024),
-    model: z.string().max(256).nullable().optional(),
-    uuid: z.string().max(256).optional(),
-    memory_mib: z.number().int().min(0).max(100_000_000).optional(),
-  });
+export const GpuDevice = z.object({
+  index: z.number().int().min(0).max(1024),
+  model: z.string().max(256).nullable().optional(),
+  uuid: z.string().max(256).optional(),
+  memory_mib: z.number().int().min(0).max(100_000_000).optional(),
+});
 
 export const InventoryNode = z
   .object({
@@ -30,7 +29,12 @@ export const InventoryNode = z
   .superRefine((n, ctx) => {
     const seen = new Set<number>();
     for (const [i, d] of n.devices.entries()) {
-      if (seen.has(d.index)) ctx.addIssue({ code: "custom", path: ["devices", i, "index"], message: `device index ${d.index} appears twice` });
+      if (seen.has(d.index))
+        ctx.addIssue({
+          code: "custom",
+          path: ["devices", i, "index"],
+          message: `device index ${d.index} appears twice`,
+        });
       seen.add(d.index);
     }
   });
@@ -44,7 +48,8 @@ export const InventoryReport = z
   .superRefine((r, ctx) => {
     const seen = new Set<string>();
     for (const [i, n] of r.nodes.entries()) {
-      if (seen.has(n.name)) ctx.addIssue({ code: "custom", path: ["nodes", i, "name"], message: `node ${n.name} appears twice` });
+      if (seen.has(n.name))
+        ctx.addIssue({ code: "custom", path: ["nodes", i, "name"], message: `node ${n.name} appears twice` });
       seen.add(n.name);
     }
   });

@@ -20,7 +20,11 @@ let clusterId: string;
 interface KNode {
   metadata: { name: string; labels?: Record<string, string> };
   spec?: { unschedulable?: boolean };
-  status?: { allocatable?: Record<string, string>; capacity?: Record<string, string>; conditions?: { type: string; status: string }[] };
+  status?: {
+    allocatable?: Record<string, string>;
+    capacity?: Record<string, string>;
+    conditions?: { type: string; status: string }[];
+  };
 }
 
 /** What the operator would report: the cluster's nodes as they are now. */
@@ -54,7 +58,11 @@ async function aPod(namespace: string, name: string, node: string, labels: Recor
         apiVersion: "v1",
         kind: "Pod",
         metadata: { name, namespace, labels },
-        spec: { nodeName: node, automountServiceAccountToken: false, containers: [{ name: "main", image: "registry.invalid/session:1" }] },
+        spec: {
+          nodeName: node,
+          automountServiceAccountToken: false,
+          containers: [{ name: "main", image: "registry.invalid/session:1" }],
+        },
       });
       if (res.status === 201 || res.status === 409) return true;
       throw new Error(`${res.status} ${res.text}`);
@@ -64,7 +72,8 @@ async function aPod(namespace: string, name: string, node: string, labels: Recor
 }
 
 const admin = () => ({ token: bed.superAdmin.token });
-const act = (node: string, action: string) => bed.t.request("POST", `/api/v1/nodes/${clusterId}/${node}/${action}`, admin());
+const act = (node: string, action: string) =>
+  bed.t.request("POST", `/api/v1/nodes/${clusterId}/${node}/${action}`, admin());
 
 beforeAll(async () => {
   bed = await startClustersBed({
@@ -98,15 +107,26 @@ describe("node actions", () => {
   it("cordon marks the node unschedulable on its cluster and in the inventory at once", async () => {
     const res = await act("gpu-a-1", "cordon");
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body).toMatchObject({ cluster_id: clusterId, node: "gpu-a-1", action: "cordon", outcome: "success", schedulable: false, node_state: { schedulable: false } });
+    expect(res.body).toMatchObject({
+      cluster_id: clusterId,
+      node: "gpu-a-1",
+      action: "cordon",
+      outcome: "success",
+      schedulable: false,
+      node_state: { schedulable: false },
+    });
     const node = await kube.json<KNode>("GET", "/api/v1/nodes/gpu-a-1");
     expect(node.spec?.unschedulable).toBe(true);
     const listed = await bed.t.request("GET", `/api/v1/nodes?cluster=${clusterId}`, admin());
     expect(listed.body.data.find((n: { name: string }) => n.name === "gpu-a-1").schedulable).toBe(false);
     // The operator's next report agrees.
     await reportFromCluster();
-    expect((await bed.t.database.db("cluster_nodes").where({ cluster_id: clusterId, name: "gpu-a-1" }).first()).schedulable).toBe(false);
-    const recorded = await bed.t.database.db("cluster_node_actions").where({ cluster_id: clusterId, node_name: "gpu-a-1", action: "cordon" });
+    expect(
+      (await bed.t.database.db("cluster_nodes").where({ cluster_id: clusterId, name: "gpu-a-1" }).first()).schedulable,
+    ).toBe(false);
+    const recorded = await bed.t.database
+      .db("cluster_node_actions")
+      .where({ cluster_id: clusterId, node_name: "gpu-a-1", action: "cordon" });
     expect(recorded).toHaveLength(1);
     expect(recorded[0]).toMatchObject({ outcome: "success", actor_id: bed.superAdmin.id });
   });
@@ -125,17 +145,37 @@ describe("node actions", () => {
     await aPod("default", "not-berths", "gpu-a-2");
     const res = await act("gpu-a-2", "drain");
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body).toMatchObject({ action: "drain", outcome: "success", schedulable: false, evictions: [{ pod: "ses-drained", namespace: SESSIONS, result: "evicted" }] });
+    expect(res.body).toMatchObject({
+      action: "drain",
+      outcome: "success",
+      schedulable: false,
+      evictions: [{ pod: "ses-drained", namespace: SESSIONS, result: "evicted" }],
+    });
     expect((await kube.json<KNode>("GET", "/api/v1/nodes/gpu-a-2")).spec?.unschedulable).toBe(true);
-    await eventually(async () => {
-      const pod = await kube.raw<{ metadata?: { deletionTimestamp?: string } }>("GET", `/api/v1/namespaces/${SESSIONS}/pods/ses-drained`);
-      return pod.status === 404 || !!pod.body.metadata?.deletionTimestamp;
-    }, { what: "the drained pod to go" });
-    for (const [ns, name] of [[SESSIONS, "ses-elsewhere"], ["default", "not-berths"]]) {
-      const pod = await kube.json<{ metadata: { deletionTimestamp?: string } }>("GET", `/api/v1/namespaces/${ns}/pods/${name}`);
+    await eventually(
+      async () => {
+        const pod = await kube.raw<{ metadata?: { deletionTimestamp?: string } }>(
+          "GET",
+          `/api/v1/namespaces/${SESSIONS}/pods/ses-drained`,
+        );
+        return pod.status === 404 || !!pod.body.metadata?.deletionTimestamp;
+      },
+      { what: "the drained pod to go" },
+    );
+    for (const [ns, name] of [
+      [SESSIONS, "ses-elsewhere"],
+      ["default", "not-berths"],
+    ]) {
+      const pod = await kube.json<{ metadata: { deletionTimestamp?: string } }>(
+        "GET",
+        `/api/v1/namespaces/${ns}/pods/${name}`,
+      );
       expect(pod.metadata.deletionTimestamp, `${ns}/${name}`).toBeUndefined();
     }
-    const recorded = await bed.t.database.db("cluster_node_actions").where({ cluster_id: clusterId, node_name: "gpu-a-2", action: "drain" }).first();
+    const recorded = await bed.t.database
+      .db("cluster_node_actions")
+      .where({ cluster_id: clusterId, node_name: "gpu-a-2", action: "drain" })
+      .first();
     expect(recorded.result.evictions).toEqual([{ pod: "ses-drained", namespace: SESSIONS, result: "evicted" }]);
   });
 
@@ -150,19 +190,28 @@ describe("node actions", () => {
     const res = await act("gpu-a-3", "drain");
     expect(res.status).toBe(200);
     expect(res.body.outcome).toBe("partial");
-    expect(res.body.evictions).toEqual([{ pod: "ses-protected", namespace: SESSIONS, result: "blocked", message: expect.any(String) }]);
-    const pod = await kube.json<{ metadata: { deletionTimestamp?: string } }>("GET", `/api/v1/namespaces/${SESSIONS}/pods/ses-protected`);
+    expect(res.body.evictions).toEqual([
+      { pod: "ses-protected", namespace: SESSIONS, result: "blocked", message: expect.any(String) },
+    ]);
+    const pod = await kube.json<{ metadata: { deletionTimestamp?: string } }>(
+      "GET",
+      `/api/v1/namespaces/${SESSIONS}/pods/ses-protected`,
+    );
     expect(pod.metadata.deletionTimestamp).toBeUndefined();
   });
 
   it("delete removes the node from its cluster and its row and devices from the inventory", async () => {
-    expect(await bed.t.database.db("gpu_devices").where({ cluster_id: clusterId, node_name: "gpu-a-3" })).toHaveLength(8);
+    expect(await bed.t.database.db("gpu_devices").where({ cluster_id: clusterId, node_name: "gpu-a-3" })).toHaveLength(
+      8,
+    );
     const res = await bed.t.request("DELETE", `/api/v1/nodes/${clusterId}/gpu-a-3`, admin());
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body).toMatchObject({ action: "delete", outcome: "success", deleted: true });
     expect((await kube.raw("GET", "/api/v1/nodes/gpu-a-3")).status).toBe(404);
     expect(await bed.t.database.db("cluster_nodes").where({ cluster_id: clusterId, name: "gpu-a-3" })).toHaveLength(0);
-    expect(await bed.t.database.db("gpu_devices").where({ cluster_id: clusterId, node_name: "gpu-a-3" })).toHaveLength(0);
+    expect(await bed.t.database.db("gpu_devices").where({ cluster_id: clusterId, node_name: "gpu-a-3" })).toHaveLength(
+      0,
+    );
     const pools = await bed.t.request("GET", `/api/v1/node-pools?cluster=${clusterId}`, admin());
     expect(pools.body.data[0]).toMatchObject({ nodes: 2, gpu_count: 16 });
   });
@@ -201,7 +250,9 @@ describe("npm start's registration of the local GPU clusters", () => {
       mgmt.close();
       const [third] = await registerLocalGpuClusters({ deps: bed.t.deps, fleet: bed.fleet, dataDir });
       expect(third?.clusterId).not.toBe(first?.clusterId);
-      expect((await bed.t.database.db("clusters").where({ id: first?.clusterId }).first()).deregistered_at).toBeInstanceOf(Date);
+      expect(
+        (await bed.t.database.db("clusters").where({ id: first?.clusterId }).first()).deregistered_at,
+      ).toBeInstanceOf(Date);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }

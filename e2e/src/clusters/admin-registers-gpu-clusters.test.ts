@@ -2,14 +2,22 @@
 // given (a least-privilege ServiceAccount) and accepts only a reachable cluster with the GPU runtime
 // class, the GPU device plugin and the permissions Berth needs; then tests, changes, rotates and
 // deregisters it. Everyone else is refused.
-import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
+
 import { ClusterKind, clusterResourceName } from "@berth/crds";
+import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { controlPlaneRbac } from "../../../api/src/clusters/permissions.ts";
 import { applyInventory } from "../../../api/src/internal/report-inventory.ts";
 import { kubeConfigFrom, statusFrom } from "../index.ts";
-import { adminKube, type ClustersBed, closedPort, mintControlPlaneCredential, silentServer, startClustersBed } from "./harness.ts";
+import {
+  adminKube,
+  type ClustersBed,
+  closedPort,
+  mintControlPlaneCredential,
+  silentServer,
+  startClustersBed,
+} from "./harness.ts";
 
 const PROBE_TIMEOUT_MS = 3_000;
 const H100 = "NVIDIA-H100-80GB-HBM3";
@@ -23,7 +31,13 @@ beforeAll(async () => {
     {
       clusters: [
         { name: "mgmt", kind: "management" },
-        { name: "gpu-a", kind: "gpu", nodes: [{ name: "gpu-a-1", gpuModel: H100, gpuCount: 8 }], gpuRuntimeClass: true, gpuDevicePlugin: true },
+        {
+          name: "gpu-a",
+          kind: "gpu",
+          nodes: [{ name: "gpu-a-1", gpuModel: H100, gpuCount: 8 }],
+          gpuRuntimeClass: true,
+          gpuDevicePlugin: true,
+        },
         { name: "no-runtime", kind: "gpu", gpuRuntimeClass: false, gpuDevicePlugin: true },
         { name: "no-plugin", kind: "gpu", gpuRuntimeClass: true, gpuDevicePlugin: false },
       ],
@@ -43,7 +57,10 @@ const G = { group: ClusterKind.group, version: ClusterKind.version, plural: Clus
 const asAdmin = () => ({ token: bed.superAdmin.token });
 
 async function register(name: string, credential: unknown, sessionDomain = `${name}.sessions.localhost`) {
-  return bed.t.request("POST", "/api/v1/clusters", { ...asAdmin(), json: { name, session_domain: sessionDomain, credential } });
+  return bed.t.request("POST", "/api/v1/clusters", {
+    ...asAdmin(),
+    json: { name, session_domain: sessionDomain, credential },
+  });
 }
 
 async function liveRows(name: string) {
@@ -68,21 +85,40 @@ describe("registering a GPU cluster", () => {
     expect(cluster.id).toMatch(/^clu_[a-z0-9]{16}$/);
     expect(operator_token).toMatchObject({ token_type: "Bearer", expires_in: 604_800, kid: bed.runtime.tokens.kid });
     expect(operator_token.token.split(".")).toHaveLength(3);
-    expect(cluster.operator_token).toEqual({ kid: operator_token.kid, issued_at: expect.any(String), expires_at: expect.any(String) });
+    expect(cluster.operator_token).toEqual({
+      kid: operator_token.kid,
+      issued_at: expect.any(String),
+      expires_at: expect.any(String),
+    });
     // The credential went in and never comes out.
     expect(JSON.stringify(res.body)).not.toContain(credential.token);
     registered = { id: cluster.id, token: operator_token.token, saToken: credential.token };
 
     // The Cluster resource, the credential Secret and the history row.
     const cr = (await mgmtCustom.getClusterCustomObject({ ...G, name: clusterResourceName(cluster.id) })) as {
-      spec: { id: string; displayName: string; sessionDomain: string; credentialSecretRef: { namespace: string; name: string } };
+      spec: {
+        id: string;
+        displayName: string;
+        sessionDomain: string;
+        credentialSecretRef: { namespace: string; name: string };
+      };
       status: { probe: { status: string; checks: Record<string, boolean> }; operatorToken: { kid: string } };
     };
-    expect(cr.spec).toMatchObject({ id: cluster.id, displayName: "gpu-a", sessionDomain: "gpu-a.sessions.localhost:8443" });
-    expect(cr.status.probe).toMatchObject({ status: "connected", checks: { reachable: true, gpu_runtime_class: true } });
+    expect(cr.spec).toMatchObject({
+      id: cluster.id,
+      displayName: "gpu-a",
+      sessionDomain: "gpu-a.sessions.localhost:8443",
+    });
+    expect(cr.status.probe).toMatchObject({
+      status: "connected",
+      checks: { reachable: true, gpu_runtime_class: true },
+    });
     expect(cr.status.operatorToken.kid).toBe(operator_token.kid);
     expect(cr.spec.credentialSecretRef.namespace).toBe("berth-system");
-    const secret = await mgmtCore.readNamespacedSecret({ name: cr.spec.credentialSecretRef.name, namespace: "berth-system" });
+    const secret = await mgmtCore.readNamespacedSecret({
+      name: cr.spec.credentialSecretRef.name,
+      namespace: "berth-system",
+    });
     expect(Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString()).toContain(credential.token);
     expect(await liveRows("gpu-a")).toHaveLength(1);
   });
@@ -129,7 +165,12 @@ describe("registering a GPU cluster", () => {
     const res = await register("no-runtime", await bed.credentialFor("no-runtime"));
     expect(res.status).toBe(422);
     expect(res.body.error.code).toBe("gpu_runtime_class_missing");
-    expect(res.body.error.details.checks).toEqual({ reachable: true, gpu_runtime_class: false, gpu_device_plugin: true, credential_permissions: true });
+    expect(res.body.error.details.checks).toEqual({
+      reachable: true,
+      gpu_runtime_class: false,
+      gpu_device_plugin: true,
+      credential_permissions: true,
+    });
     expect(await liveRows("no-runtime")).toHaveLength(0);
   });
 
@@ -137,7 +178,12 @@ describe("registering a GPU cluster", () => {
     const res = await register("no-plugin", await bed.credentialFor("no-plugin"));
     expect(res.status).toBe(422);
     expect(res.body.error.code).toBe("gpu_device_plugin_missing");
-    expect(res.body.error.details.checks).toEqual({ reachable: true, gpu_runtime_class: true, gpu_device_plugin: false, credential_permissions: true });
+    expect(res.body.error.details.checks).toEqual({
+      reachable: true,
+      gpu_runtime_class: true,
+      gpu_device_plugin: false,
+      credential_permissions: true,
+    });
     expect(await liveRows("no-plugin")).toHaveLength(0);
   });
 
@@ -145,8 +191,17 @@ describe("registering a GPU cluster", () => {
     const rbac = controlPlaneRbac();
     const sessions = rbac.namespaced[0];
     if (!sessions) throw new Error("no session namespace rules");
-    const withoutEviction = { ...rbac, namespaced: [{ ...sessions, rules: sessions.rules.filter((r) => !r.resources.includes("pods/eviction")) }, ...rbac.namespaced.slice(1)] };
-    const res = await register("gpu-a-weak", await bed.credentialFor("gpu-a", { name: "berth-weak", rbac: withoutEviction }));
+    const withoutEviction = {
+      ...rbac,
+      namespaced: [
+        { ...sessions, rules: sessions.rules.filter((r) => !r.resources.includes("pods/eviction")) },
+        ...rbac.namespaced.slice(1),
+      ],
+    };
+    const res = await register(
+      "gpu-a-weak",
+      await bed.credentialFor("gpu-a", { name: "berth-weak", rbac: withoutEviction }),
+    );
     expect(res.status).toBe(422);
     expect(res.body.error.code).toBe("cluster_credential_insufficient");
     expect(res.body.error.details.missing_permissions).toEqual(["create pods/eviction in berth-sessions"]);
@@ -155,7 +210,11 @@ describe("registering a GPU cluster", () => {
 
   it("refuses a credential the cluster does not accept", async () => {
     const c = bed.fleet.cluster("gpu-a");
-    const res = await register("gpu-a-bad-token", { server: c.server, ca_data: c.caPem, token: "not-a-token-of-this-cluster" });
+    const res = await register("gpu-a-bad-token", {
+      server: c.server,
+      ca_data: c.caPem,
+      token: "not-a-token-of-this-cluster",
+    });
     expect(res.status).toBe(422);
     expect(res.body.error.code).toBe("cluster_credential_invalid");
     expect(res.body.error.details.checks.reachable).toBe(true);
@@ -164,11 +223,20 @@ describe("registering a GPU cluster", () => {
   it("refuses an address that refuses connections, at once", async () => {
     const port = await closedPort();
     const started = Date.now();
-    const res = await register("closed", { server: `https://127.0.0.1:${port}`, ca_data: bed.fleet.cluster("gpu-a").caPem, token: "x" });
+    const res = await register("closed", {
+      server: `https://127.0.0.1:${port}`,
+      ca_data: bed.fleet.cluster("gpu-a").caPem,
+      token: "x",
+    });
     expect(res.status).toBe(422);
     expect(res.body.error.code).toBe("cluster_unreachable");
     expect(res.body.error.details.error.reason).toBe("ECONNREFUSED");
-    expect(res.body.error.details.checks).toEqual({ reachable: false, gpu_runtime_class: false, gpu_device_plugin: false, credential_permissions: false });
+    expect(res.body.error.details.checks).toEqual({
+      reachable: false,
+      gpu_runtime_class: false,
+      gpu_device_plugin: false,
+      credential_permissions: false,
+    });
     expect(Date.now() - started).toBeLessThan(PROBE_TIMEOUT_MS);
   });
 
@@ -176,7 +244,11 @@ describe("registering a GPU cluster", () => {
     const silent = await silentServer();
     try {
       const started = Date.now();
-      const res = await register("silent", { server: `https://127.0.0.1:${silent.port}`, ca_data: bed.fleet.cluster("gpu-a").caPem, token: "x" });
+      const res = await register("silent", {
+        server: `https://127.0.0.1:${silent.port}`,
+        ca_data: bed.fleet.cluster("gpu-a").caPem,
+        token: "x",
+      });
       const elapsed = Date.now() - started;
       expect(res.status).toBe(422);
       expect(res.body.error.code).toBe("cluster_unreachable");
@@ -200,23 +272,39 @@ describe("a registered cluster", () => {
   it("passes the connection test with a boolean per check, and reports what broke when a check fails", async () => {
     const ok = await bed.t.request("POST", `/api/v1/clusters/${id}/connection-test`, { ...asAdmin(), json: {} });
     expect(ok.status).toBe(200);
-    expect(ok.body).toMatchObject({ status: "connected", checks: { reachable: true, gpu_runtime_class: true, gpu_device_plugin: true, credential_permissions: true } });
+    expect(ok.body).toMatchObject({
+      status: "connected",
+      checks: { reachable: true, gpu_runtime_class: true, gpu_device_plugin: true, credential_permissions: true },
+    });
     expect(ok.body.server_version).toMatch(/^v1\./);
 
     const kube = adminKube(bed.fleet.cluster("gpu-a"));
     const rc = await kube.json<Record<string, unknown>>("GET", "/apis/node.k8s.io/v1/runtimeclasses/nvidia");
     await kube.json("DELETE", "/apis/node.k8s.io/v1/runtimeclasses/nvidia");
     try {
-      const degraded = await bed.t.request("POST", `/api/v1/clusters/${id}/connection-test`, { ...asAdmin(), json: {} });
+      const degraded = await bed.t.request("POST", `/api/v1/clusters/${id}/connection-test`, {
+        ...asAdmin(),
+        json: {},
+      });
       expect(degraded.status).toBe(200);
       expect(degraded.body.status).toBe("degraded");
       expect(degraded.body.checks.gpu_runtime_class).toBe(false);
       expect(degraded.body.message).toContain("RuntimeClass");
-      const cr = (await mgmtCustom.getClusterCustomObject({ ...G, name: clusterResourceName(id) })) as { status: { probe: { status: string }; conditions: { type: string; status: string; reason: string }[] } };
+      const cr = (await mgmtCustom.getClusterCustomObject({ ...G, name: clusterResourceName(id) })) as {
+        status: { probe: { status: string }; conditions: { type: string; status: string; reason: string }[] };
+      };
       expect(cr.status.probe.status).toBe("degraded");
-      expect(cr.status.conditions.find((c) => c.type === "Accepted")).toMatchObject({ status: "False", reason: "GpuRuntimeClassMissing" });
+      expect(cr.status.conditions.find((c) => c.type === "Accepted")).toMatchObject({
+        status: "False",
+        reason: "GpuRuntimeClassMissing",
+      });
     } finally {
-      await kube.json("POST", "/apis/node.k8s.io/v1/runtimeclasses", { apiVersion: "node.k8s.io/v1", kind: "RuntimeClass", metadata: { name: "nvidia" }, handler: rc.handler });
+      await kube.json("POST", "/apis/node.k8s.io/v1/runtimeclasses", {
+        apiVersion: "node.k8s.io/v1",
+        kind: "RuntimeClass",
+        metadata: { name: "nvidia" },
+        handler: rc.handler,
+      });
       kube.close();
     }
     const again = await bed.t.request("POST", `/api/v1/clusters/${id}/connection-test`, { ...asAdmin(), json: {} });
@@ -224,13 +312,21 @@ describe("a registered cluster", () => {
   });
 
   it("takes a new session_domain (hostname[:port]) and refuses anything else", async () => {
-    const ok = await bed.t.request("PATCH", `/api/v1/clusters/${id}`, { ...asAdmin(), json: { session_domain: "Sessions.GPU-A.example.com:9443" } });
+    const ok = await bed.t.request("PATCH", `/api/v1/clusters/${id}`, {
+      ...asAdmin(),
+      json: { session_domain: "Sessions.GPU-A.example.com:9443" },
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.session_domain).toBe("sessions.gpu-a.example.com:9443");
-    const cr = (await mgmtCustom.getClusterCustomObject({ ...G, name: clusterResourceName(id) })) as { spec: { sessionDomain: string } };
+    const cr = (await mgmtCustom.getClusterCustomObject({ ...G, name: clusterResourceName(id) })) as {
+      spec: { sessionDomain: string };
+    };
     expect(cr.spec.sessionDomain).toBe("sessions.gpu-a.example.com:9443");
     for (const bad of ["https://a.example.com", "a.example.com/path", "a.example.com:70000", "-a.example.com", ""]) {
-      const res = await bed.t.request("PATCH", `/api/v1/clusters/${id}`, { ...asAdmin(), json: { session_domain: bad } });
+      const res = await bed.t.request("PATCH", `/api/v1/clusters/${id}`, {
+        ...asAdmin(),
+        json: { session_domain: bad },
+      });
       expect(res.status, bad).toBe(400);
       expect(res.body.error.code).toBe("validation_failed");
     }
@@ -249,28 +345,50 @@ describe("a registered cluster", () => {
     const after = (await bed.t.database.db("clusters").where({ id }).first()).operator_token_jti;
     expect(after).toBe(claims.jti);
     expect(after).not.toBe(before);
-    const cr = (await mgmtCustom.getClusterCustomObject({ ...G, name: clusterResourceName(id) })) as { status: { operatorToken: { issuedAt: string } } };
+    const cr = (await mgmtCustom.getClusterCustomObject({ ...G, name: clusterResourceName(id) })) as {
+      status: { operatorToken: { issuedAt: string } };
+    };
     expect(cr.status.operatorToken.issuedAt).toBe(`${res.body.issued_at.slice(0, 19)}Z`);
   });
 
   it("is not deregistered while work lives on it; then its resource, credential, nodes and devices go and its history stays", async () => {
     await applyInventory(bed.t.deps, id, new Date(), [
-      { name: "gpu-a-1", gpu_model: H100, gpu_count: 8, gpu_allocatable: 8, gpu_in_use: 0, labels: {}, schedulable: true, ready: true, devices: [{ index: 0 }, { index: 1 }] },
+      {
+        name: "gpu-a-1",
+        gpu_model: H100,
+        gpu_count: 8,
+        gpu_allocatable: 8,
+        gpu_in_use: 0,
+        labels: {},
+        schedulable: true,
+        ready: true,
+        devices: [{ index: 0 }, { index: 1 }],
+      },
     ]);
     bed.liveWork.add(id);
     const refused = await bed.t.request("DELETE", `/api/v1/clusters/${id}`, asAdmin());
     expect(refused.status).toBe(409);
     expect(refused.body.error.code).toBe("cluster_in_use");
-    expect(await statusFrom(() => mgmtCustom.getClusterCustomObject({ ...G, name: clusterResourceName(id) }))).toBe(200);
+    expect(await statusFrom(() => mgmtCustom.getClusterCustomObject({ ...G, name: clusterResourceName(id) }))).toBe(
+      200,
+    );
     expect(await bed.t.database.db("cluster_nodes").where({ cluster_id: id })).toHaveLength(1);
 
     bed.liveWork.delete(id);
-    const cr = (await mgmtCustom.getClusterCustomObject({ ...G, name: clusterResourceName(id) })) as { spec: { credentialSecretRef: { name: string } } };
+    const cr = (await mgmtCustom.getClusterCustomObject({ ...G, name: clusterResourceName(id) })) as {
+      spec: { credentialSecretRef: { name: string } };
+    };
     const res = await bed.t.request("DELETE", `/api/v1/clusters/${id}`, asAdmin());
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id, removed: { nodes: 1, gpu_devices: 2 } });
-    expect(await statusFrom(() => mgmtCustom.getClusterCustomObject({ ...G, name: clusterResourceName(id) }))).toBe(404);
-    expect(await statusFrom(() => mgmtCore.readNamespacedSecret({ name: cr.spec.credentialSecretRef.name, namespace: "berth-system" }))).toBe(404);
+    expect(await statusFrom(() => mgmtCustom.getClusterCustomObject({ ...G, name: clusterResourceName(id) }))).toBe(
+      404,
+    );
+    expect(
+      await statusFrom(() =>
+        mgmtCore.readNamespacedSecret({ name: cr.spec.credentialSecretRef.name, namespace: "berth-system" }),
+      ),
+    ).toBe(404);
     expect(await bed.t.database.db("cluster_nodes").where({ cluster_id: id })).toHaveLength(0);
     expect(await bed.t.database.db("gpu_devices").where({ cluster_id: id })).toHaveLength(0);
     const row = await bed.t.database.db("clusters").where({ id }).first();
@@ -302,7 +420,11 @@ describe("who may do what", () => {
   });
 
   const mutations = () => [
-    { method: "POST", path: "/api/v1/clusters", json: { name: "x", session_domain: "x.example.com", credential: { server: "https://127.0.0.1:1", token: "x" } } },
+    {
+      method: "POST",
+      path: "/api/v1/clusters",
+      json: { name: "x", session_domain: "x.example.com", credential: { server: "https://127.0.0.1:1", token: "x" } },
+    },
     { method: "POST", path: `/api/v1/clusters/${id}/connection-test`, json: {} },
     { method: "PATCH", path: `/api/v1/clusters/${id}`, json: { session_domain: "y.example.com" } },
     { method: "DELETE", path: `/api/v1/clusters/${id}` },
@@ -312,7 +434,13 @@ describe("who may do what", () => {
     { method: "POST", path: `/api/v1/nodes/${id}/gpu-a-1/drain` },
     { method: "DELETE", path: `/api/v1/nodes/${id}/gpu-a-1` },
   ];
-  const reads = () => ["/api/v1/clusters", `/api/v1/clusters/${id}`, "/api/v1/nodes", "/api/v1/gpu-devices", "/api/v1/node-pools"];
+  const reads = () => [
+    "/api/v1/clusters",
+    `/api/v1/clusters/${id}`,
+    "/api/v1/nodes",
+    "/api/v1/gpu-devices",
+    "/api/v1/node-pools",
+  ];
 
   it("refuses every change to a user who is not super_admin, and changes nothing", async () => {
     for (const m of mutations()) {
@@ -326,7 +454,17 @@ describe("who may do what", () => {
 
   it("shows a user the clusters without probe or token details, and no nodes or devices (not their scope)", async () => {
     await applyInventory(bed.t.deps, id, new Date(), [
-      { name: "gpu-a-1", gpu_model: H100, gpu_count: 8, gpu_allocatable: 8, gpu_in_use: 2, labels: {}, schedulable: true, ready: true, devices: [{ index: 0 }] },
+      {
+        name: "gpu-a-1",
+        gpu_model: H100,
+        gpu_count: 8,
+        gpu_allocatable: 8,
+        gpu_in_use: 2,
+        labels: {},
+        schedulable: true,
+        ready: true,
+        devices: [{ index: 0 }],
+      },
     ]);
     const one = await bed.t.request("GET", `/api/v1/clusters/${id}`, { token: bed.user.token });
     expect(one.status).toBe(200);
@@ -338,7 +476,17 @@ describe("who may do what", () => {
     expect(devices.body.pagination.total).toBe(0);
     const pools = await bed.t.request("GET", `/api/v1/node-pools?cluster=${id}`, { token: bed.user.token });
     expect(pools.body.data).toEqual([
-      { cluster_id: id, gpu_model: H100, nodes: 1, ready_nodes: 1, schedulable_nodes: 1, gpu_count: 8, gpu_allocatable: 8, gpu_in_use: 2, gpu_free: 6 },
+      {
+        cluster_id: id,
+        gpu_model: H100,
+        nodes: 1,
+        ready_nodes: 1,
+        schedulable_nodes: 1,
+        gpu_count: 8,
+        gpu_allocatable: 8,
+        gpu_in_use: 2,
+        gpu_free: 6,
+      },
     ]);
     const adminNodes = await bed.t.request("GET", `/api/v1/nodes?cluster=${id}`, asAdmin());
     expect(adminNodes.body.pagination.total).toBe(1);

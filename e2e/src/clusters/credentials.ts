@@ -18,7 +18,10 @@ export function adminKube(c: Cluster): KubeHttp {
  * does on a GPU cluster). It lives in the first namespaced entry's namespace; each further namespace gets
  * its own Role and RoleBinding.
  */
-export async function mintControlPlaneCredential(c: Cluster, opts: { name?: string; rbac?: ControlPlaneRbac } = {}): Promise<Credential> {
+export async function mintControlPlaneCredential(
+  c: Cluster,
+  opts: { name?: string; rbac?: ControlPlaneRbac } = {},
+): Promise<Credential> {
   const rbac = opts.rbac ?? controlPlaneRbac();
   const name = opts.name ?? "berth-control-plane";
   const [home, ...others] = rbac.namespaced;
@@ -61,7 +64,11 @@ export async function prepareManagementCluster(mgmt: Cluster): Promise<Credentia
     const crd = loadCrds().find((c) => c.metadata.name === ClusterKind.crdName);
     if (!crd) throw new Error("the Cluster CRD is not in crds/generated");
     await kube.ensure("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
-    await kube.ensure("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: "berth-system" } });
+    await kube.ensure("/api/v1/namespaces", {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: "berth-system" },
+    });
     for (let i = 0; ; i++) {
       const res = await kube.raw("GET", `/apis/${ClusterKind.group}/${ClusterKind.version}/${ClusterKind.plural}`);
       if (res.status === 200) break;

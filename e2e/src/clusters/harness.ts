@@ -2,9 +2,14 @@
 // for the control plane (in the management cluster and in each GPU cluster), the Cluster CRD installed,
 // an in-process API with real users, and a clusters runtime whose clock the test owns.
 import { createServer, type Server, type Socket } from "node:net";
-import type { ControlPlaneRbac } from "../../../api/src/clusters/permissions.ts";
-import { type ClustersOptions, type ClustersRuntime, createClustersRuntime, type HasLiveWork } from "../../../api/src/clusters/runtime.ts";
 import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "../../../api/src/auth/testing.ts";
+import type { ControlPlaneRbac } from "../../../api/src/clusters/permissions.ts";
+import {
+  type ClustersOptions,
+  type ClustersRuntime,
+  createClustersRuntime,
+  type HasLiveWork,
+} from "../../../api/src/clusters/runtime.ts";
 import { TestClock } from "../../../api/src/http/testing.ts";
 import { type Fleet, type FleetDescription, kubeConfigFrom, startFleet } from "../index.ts";
 import { mintControlPlaneCredential, prepareManagementCluster } from "./credentials.ts";
@@ -53,11 +58,17 @@ export interface ClustersBed {
   /** Set to make deregistration see live work. */
   liveWork: Set<string>;
   /** `{server, ca_data, token}` of a fresh least-privilege credential for that GPU cluster. */
-  credentialFor(cluster: string, opts?: { name?: string; rbac?: ControlPlaneRbac }): Promise<{ server: string; ca_data: string; token: string }>;
+  credentialFor(
+    cluster: string,
+    opts?: { name?: string; rbac?: ControlPlaneRbac },
+  ): Promise<{ server: string; ca_data: string; token: string }>;
   stop(): Promise<void>;
 }
 
-export async function startClustersBed(description: FleetDescription, opts: { options?: Partial<ClustersOptions>; hasLiveWork?: HasLiveWork } = {}): Promise<ClustersBed> {
+export async function startClustersBed(
+  description: FleetDescription,
+  opts: { options?: Partial<ClustersOptions>; hasLiveWork?: HasLiveWork } = {},
+): Promise<ClustersBed> {
   const fleet = await startFleet(description);
   let t: IdentityTestApi | undefined;
   try {
@@ -90,7 +101,10 @@ export async function startClustersBed(description: FleetDescription, opts: { op
       managementKubeconfig: apiCredential.kubeconfig,
       async credentialFor(cluster, o = {}) {
         const c = fleet.cluster(cluster);
-        const cred = await mintControlPlaneCredential(c, { name: o.name ?? `berth-control-plane-${++n}`, ...(o.rbac ? { rbac: o.rbac } : {}) });
+        const cred = await mintControlPlaneCredential(c, {
+          name: o.name ?? `berth-control-plane-${++n}`,
+          ...(o.rbac ? { rbac: o.rbac } : {}),
+        });
         return { server: c.server, ca_data: c.caPem, token: cred.token };
       },
       async stop() {

@@ -4,9 +4,9 @@
 // cluster. Inventory lands in Postgres and shows through the public API.
 import type { KeyObject } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createConnection } from "node:net";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { createLocalJWKSet, generateKeyPair, jwtVerify, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -22,17 +22,35 @@ const L4 = "NVIDIA-L4";
 
 let bed: ClustersBed;
 let plane: InternalListener;
-const clusters: Record<"a" | "b", { id: string; token: string }> = { a: { id: "", token: "" }, b: { id: "", token: "" } };
+const clusters: Record<"a" | "b", { id: string; token: string }> = {
+  a: { id: "", token: "" },
+  b: { id: "", token: "" },
+};
 
 beforeAll(async () => {
   bed = await startClustersBed({
     clusters: [
       { name: "mgmt", kind: "management" },
-      { name: "gpu-a", kind: "gpu", nodes: [{ name: "gpu-a-1", gpuModel: H100, gpuCount: 8 }], gpuRuntimeClass: true, gpuDevicePlugin: true },
-      { name: "gpu-b", kind: "gpu", nodes: [{ name: "gpu-b-1", gpuModel: L4, gpuCount: 4 }], gpuRuntimeClass: true, gpuDevicePlugin: true },
+      {
+        name: "gpu-a",
+        kind: "gpu",
+        nodes: [{ name: "gpu-a-1", gpuModel: H100, gpuCount: 8 }],
+        gpuRuntimeClass: true,
+        gpuDevicePlugin: true,
+      },
+      {
+        name: "gpu-b",
+        kind: "gpu",
+        nodes: [{ name: "gpu-b-1", gpuModel: L4, gpuCount: 4 }],
+        gpuRuntimeClass: true,
+        gpuDevicePlugin: true,
+      },
     ],
   });
-  for (const [key, name] of [["a", "gpu-a"], ["b", "gpu-b"]] as const) {
+  for (const [key, name] of [
+    ["a", "gpu-a"],
+    ["b", "gpu-b"],
+  ] as const) {
     const res = await bed.t.request("POST", "/api/v1/clusters", {
       token: bed.superAdmin.token,
       json: { name, session_domain: `${name}.sessions.localhost`, credential: await bed.credentialFor(name) },
@@ -53,13 +71,17 @@ afterAll(async () => {
 async function call(base: string, method: string, path: string, opts: { token?: string; json?: unknown } = {}) {
   const res = await fetch(base + path, {
     method,
-    headers: { ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}), ...(opts.json !== undefined ? { "content-type": "application/json" } : {}) },
+    headers: {
+      ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}),
+      ...(opts.json !== undefined ? { "content-type": "application/json" } : {}),
+    },
     ...(opts.json !== undefined ? { body: JSON.stringify(opts.json) } : {}),
   });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
-const internal = (method: string, path: string, opts: { token?: string; json?: unknown } = {}) => call(plane.url, method, path, opts);
+const internal = (method: string, path: string, opts: { token?: string; json?: unknown } = {}) =>
+  call(plane.url, method, path, opts);
 
 const aNode = (name: string, model: string, gpus: number, extra: Record<string, unknown> = {}) => ({
   name,
@@ -70,10 +92,19 @@ const aNode = (name: string, model: string, gpus: number, extra: Record<string, 
   labels: { "nvidia.com/gpu.product": model },
   schedulable: true,
   ready: true,
-  devices: Array.from({ length: gpus }, (_, index) => ({ index, model, uuid: `GPU-${name}-${index}`, memory_mib: 81_559 })),
+  devices: Array.from({ length: gpus }, (_, index) => ({
+    index,
+    model,
+    uuid: `GPU-${name}-${index}`,
+    memory_mib: 81_559,
+  })),
   ...extra,
 });
-const inventory = (clusterId: string, nodes: unknown[], observedAt = new Date()) => ({ cluster_id: clusterId, observed_at: observedAt.toISOString(), nodes });
+const inventory = (clusterId: string, nodes: unknown[], observedAt = new Date()) => ({
+  cluster_id: clusterId,
+  observed_at: observedAt.toISOString(),
+  nodes,
+});
 const rowsOf = async (table: string, clusterId: string) => bed.t.database.db(table).where({ cluster_id: clusterId });
 
 describe("opening the internal plane", () => {
@@ -94,12 +125,23 @@ describe("opening the internal plane", () => {
   });
 
   it("answers 403 forbidden to a peer outside the configured ranges", async () => {
-    const narrow = await startInternalListener(bed.t.deps, { allowCidrs: ["10.0.0.0/8", "fd00::/8"], host: "127.0.0.1", port: 0 });
+    const narrow = await startInternalListener(bed.t.deps, {
+      allowCidrs: ["10.0.0.0/8", "fd00::/8"],
+      host: "127.0.0.1",
+      port: 0,
+    });
     try {
       const res = await call(narrow?.url ?? "", "GET", "/.well-known/svc-internal-jwks.json");
       expect(res.status).toBe(403);
-      expect(res.body.error).toMatchObject({ code: "forbidden", request_id: expect.any(String), timestamp: expect.any(String) });
-      const report = await call(narrow?.url ?? "", "PUT", "/internal/v1/inventory", { token: clusters.a.token, json: inventory(clusters.a.id, []) });
+      expect(res.body.error).toMatchObject({
+        code: "forbidden",
+        request_id: expect.any(String),
+        timestamp: expect.any(String),
+      });
+      const report = await call(narrow?.url ?? "", "PUT", "/internal/v1/inventory", {
+        token: clusters.a.token,
+        json: inventory(clusters.a.id, []),
+      });
       expect(report.status).toBe(403);
     } finally {
       await narrow?.close();
@@ -112,7 +154,9 @@ describe("opening the internal plane", () => {
     try {
       expect((await call(`http://[::1]:${v6?.port}`, "GET", "/.well-known/svc-internal-jwks.json")).status).toBe(200);
       // The peer shows as ::ffff:127.0.0.1 on the dual-stack socket.
-      expect((await call(`http://127.0.0.1:${dual?.port}`, "GET", "/.well-known/svc-internal-jwks.json")).status).toBe(200);
+      expect((await call(`http://127.0.0.1:${dual?.port}`, "GET", "/.well-known/svc-internal-jwks.json")).status).toBe(
+        200,
+      );
       expect((await call(`http://[::1]:${dual?.port}`, "GET", "/.well-known/svc-internal-jwks.json")).status).toBe(403);
     } finally {
       await v6?.close();
@@ -126,7 +170,10 @@ describe("opening the internal plane", () => {
     const jwks = await bed.t.request("GET", "/.well-known/svc-internal-jwks.json");
     expect(jwks.status).toBe(404);
     expect(jwks.body.error.code).toBe("not_found");
-    const put = await bed.t.request("PUT", "/internal/v1/inventory", { token: clusters.a.token, json: inventory(clusters.a.id, []) });
+    const put = await bed.t.request("PUT", "/internal/v1/inventory", {
+      token: clusters.a.token,
+      json: inventory(clusters.a.id, []),
+    });
     expect(put.status).toBe(404);
     expect(await rowsOf("cluster_nodes", clusters.a.id)).toHaveLength(0);
   });
@@ -155,7 +202,9 @@ describe("operator tokens", () => {
     const secret = await core.readNamespacedSecret({ name: SIGNING_KEY_SECRET, namespace: "berth-system" });
     expect(Buffer.from(secret.data?.kid ?? "", "base64").toString()).toBe(bed.runtime.tokens.kid);
     const kc = kubeConfigFrom(bed.fleet.cluster("mgmt").kubeconfig);
-    const racers = await Promise.all([1, 2, 3, 4].map(() => loadOrCreateSigningKey({ kubeConfig: kc, name: "race-signing-key" })));
+    const racers = await Promise.all(
+      [1, 2, 3, 4].map(() => loadOrCreateSigningKey({ kubeConfig: kc, name: "race-signing-key" })),
+    );
     expect(new Set(racers.map((k) => k.kid)).size).toBe(1);
     // A restart loads the same key.
     expect((await loadOrCreateSigningKey({ kubeConfig: kc })).kid).toBe(bed.runtime.tokens.kid);
@@ -183,12 +232,18 @@ describe("operator tokens", () => {
         .setExpirationTime(now + 600)
         .setJti("otk_forged")
         .sign(key);
-    const forged = await internal("PUT", "/internal/v1/inventory", { token: await forge("berth-internal"), json: body });
+    const forged = await internal("PUT", "/internal/v1/inventory", {
+      token: await forge("berth-internal"),
+      json: body,
+    });
     expect(forged.status).toBe(401);
     expect(forged.body.error.code).toBe("unauthenticated");
     // Our own key, but a token meant for someone else.
     const ours = await loadOrCreateSigningKey({ kubeConfig: kubeConfigFrom(bed.fleet.cluster("mgmt").kubeconfig) });
-    const otherAudience = await internal("PUT", "/internal/v1/inventory", { token: await forge("someone-else", ours.privateKey), json: body });
+    const otherAudience = await internal("PUT", "/internal/v1/inventory", {
+      token: await forge("someone-else", ours.privateKey),
+      json: body,
+    });
     expect(otherAudience.status).toBe(401);
     expect(otherAudience.body.error.code).toBe("unauthenticated");
     expect(await rowsOf("cluster_nodes", clusters.a.id)).toHaveLength(0);
@@ -197,7 +252,10 @@ describe("operator tokens", () => {
   it("answer 401 token_expired once seven days have passed", async () => {
     bed.tokenClock.advance(604_801);
     try {
-      const res = await internal("PUT", "/internal/v1/inventory", { token: clusters.a.token, json: inventory(clusters.a.id, [aNode("gpu-a-1", H100, 8)]) });
+      const res = await internal("PUT", "/internal/v1/inventory", {
+        token: clusters.a.token,
+        json: inventory(clusters.a.id, [aNode("gpu-a-1", H100, 8)]),
+      });
       expect(res.status).toBe(401);
       expect(res.body.error.code).toBe("token_expired");
       expect(await rowsOf("cluster_nodes", clusters.a.id)).toHaveLength(0);
@@ -207,13 +265,21 @@ describe("operator tokens", () => {
   });
 
   it("stop working when rotated: the new token works, the old one is 401", async () => {
-    const rotated = await bed.t.request("POST", `/api/v1/clusters/${clusters.b.id}/operator-token`, { token: bed.superAdmin.token });
+    const rotated = await bed.t.request("POST", `/api/v1/clusters/${clusters.b.id}/operator-token`, {
+      token: bed.superAdmin.token,
+    });
     expect(rotated.status).toBe(201);
-    const old = await internal("PUT", "/internal/v1/inventory", { token: clusters.b.token, json: inventory(clusters.b.id, []) });
+    const old = await internal("PUT", "/internal/v1/inventory", {
+      token: clusters.b.token,
+      json: inventory(clusters.b.id, []),
+    });
     expect(old.status).toBe(401);
     expect(old.body.error.code).toBe("unauthenticated");
     clusters.b.token = rotated.body.token;
-    const fresh = await internal("PUT", "/internal/v1/inventory", { token: clusters.b.token, json: inventory(clusters.b.id, []) });
+    const fresh = await internal("PUT", "/internal/v1/inventory", {
+      token: clusters.b.token,
+      json: inventory(clusters.b.id, []),
+    });
     expect(fresh.status).toBe(200);
   });
 });
@@ -222,25 +288,67 @@ describe("inventory", () => {
   it("appears through the public API as nodes, GPU devices and node pools", async () => {
     const res = await internal("PUT", "/internal/v1/inventory", {
       token: clusters.a.token,
-      json: inventory(clusters.a.id, [aNode("gpu-a-1", H100, 8), aNode("gpu-a-2", H100, 8, { gpu_in_use: 3 }), aNode("gpu-a-3", L4, 4, { schedulable: false })]),
+      json: inventory(clusters.a.id, [
+        aNode("gpu-a-1", H100, 8),
+        aNode("gpu-a-2", H100, 8, { gpu_in_use: 3 }),
+        aNode("gpu-a-3", L4, 4, { schedulable: false }),
+      ]),
     });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body).toEqual({ accepted: 3, removed: 0 });
-    await internal("PUT", "/internal/v1/inventory", { token: clusters.b.token, json: inventory(clusters.b.id, [aNode("gpu-b-1", L4, 4)]) });
+    await internal("PUT", "/internal/v1/inventory", {
+      token: clusters.b.token,
+      json: inventory(clusters.b.id, [aNode("gpu-b-1", L4, 4)]),
+    });
 
     const admin = { token: bed.superAdmin.token };
     const nodes = await bed.t.request("GET", `/api/v1/nodes?cluster=${clusters.a.id}`, admin);
     expect(nodes.body.pagination.total).toBe(3);
-    expect(nodes.body.data[1]).toMatchObject({ cluster_id: clusters.a.id, name: "gpu-a-2", gpu_model: H100, gpu_count: 8, gpu_in_use: 3, schedulable: true, ready: true });
+    expect(nodes.body.data[1]).toMatchObject({
+      cluster_id: clusters.a.id,
+      name: "gpu-a-2",
+      gpu_model: H100,
+      gpu_count: 8,
+      gpu_in_use: 3,
+      schedulable: true,
+      ready: true,
+    });
     const all = await bed.t.request("GET", "/api/v1/nodes?size=2", admin);
     expect(all.body.pagination).toEqual({ page: 1, size: 2, total: 4 });
     const devices = await bed.t.request("GET", `/api/v1/gpu-devices?cluster=${clusters.a.id}&node=gpu-a-3`, admin);
     expect(devices.body.data).toHaveLength(4);
-    expect(devices.body.data[0]).toEqual({ cluster_id: clusters.a.id, node: "gpu-a-3", index: 0, model: L4, uuid: "GPU-gpu-a-3-0", memory_mib: 81_559 });
+    expect(devices.body.data[0]).toEqual({
+      cluster_id: clusters.a.id,
+      node: "gpu-a-3",
+      index: 0,
+      model: L4,
+      uuid: "GPU-gpu-a-3-0",
+      memory_mib: 81_559,
+    });
     const pools = await bed.t.request("GET", `/api/v1/node-pools?cluster=${clusters.a.id}`, admin);
     expect(pools.body.data).toEqual([
-      { cluster_id: clusters.a.id, gpu_model: H100, nodes: 2, ready_nodes: 2, schedulable_nodes: 2, gpu_count: 16, gpu_allocatable: 16, gpu_in_use: 3, gpu_free: 13 },
-      { cluster_id: clusters.a.id, gpu_model: L4, nodes: 1, ready_nodes: 1, schedulable_nodes: 0, gpu_count: 4, gpu_allocatable: 4, gpu_in_use: 0, gpu_free: 0 },
+      {
+        cluster_id: clusters.a.id,
+        gpu_model: H100,
+        nodes: 2,
+        ready_nodes: 2,
+        schedulable_nodes: 2,
+        gpu_count: 16,
+        gpu_allocatable: 16,
+        gpu_in_use: 3,
+        gpu_free: 13,
+      },
+      {
+        cluster_id: clusters.a.id,
+        gpu_model: L4,
+        nodes: 1,
+        ready_nodes: 1,
+        schedulable_nodes: 0,
+        gpu_count: 4,
+        gpu_allocatable: 4,
+        gpu_in_use: 0,
+        gpu_free: 0,
+      },
     ]);
     const cluster = await bed.t.request("GET", `/api/v1/clusters/${clusters.a.id}`, admin);
     expect(cluster.body.inventory).toEqual({ nodes: 3, gpus: 20 });
@@ -249,16 +357,29 @@ describe("inventory", () => {
 
   it("is a full snapshot: a node missing from the next one is removed, and an older snapshot is ignored", async () => {
     const later = new Date(Date.now() + 1000);
-    const res = await internal("PUT", "/internal/v1/inventory", { token: clusters.a.token, json: inventory(clusters.a.id, [aNode("gpu-a-1", H100, 8), aNode("gpu-a-2", H100, 8)], later) });
+    const res = await internal("PUT", "/internal/v1/inventory", {
+      token: clusters.a.token,
+      json: inventory(clusters.a.id, [aNode("gpu-a-1", H100, 8), aNode("gpu-a-2", H100, 8)], later),
+    });
     expect(res.body).toEqual({ accepted: 2, removed: 1 });
-    const stale = await internal("PUT", "/internal/v1/inventory", { token: clusters.a.token, json: inventory(clusters.a.id, [], new Date(later.getTime() - 60_000)) });
+    const stale = await internal("PUT", "/internal/v1/inventory", {
+      token: clusters.a.token,
+      json: inventory(clusters.a.id, [], new Date(later.getTime() - 60_000)),
+    });
     expect(stale.body).toEqual({ accepted: 0, removed: 0, stale: true });
     expect((await rowsOf("cluster_nodes", clusters.a.id)).map((n) => n.name).sort()).toEqual(["gpu-a-1", "gpu-a-2"]);
   });
 
   it("for another cluster than the token's is 403 forbidden and writes nothing", async () => {
-    const before = { a: await rowsOf("cluster_nodes", clusters.a.id), b: await rowsOf("cluster_nodes", clusters.b.id), devices: await rowsOf("gpu_devices", clusters.b.id) };
-    const res = await internal("PUT", "/internal/v1/inventory", { token: clusters.a.token, json: inventory(clusters.b.id, [aNode("gpu-b-9", L4, 4)], new Date(Date.now() + 5000)) });
+    const before = {
+      a: await rowsOf("cluster_nodes", clusters.a.id),
+      b: await rowsOf("cluster_nodes", clusters.b.id),
+      devices: await rowsOf("gpu_devices", clusters.b.id),
+    };
+    const res = await internal("PUT", "/internal/v1/inventory", {
+      token: clusters.a.token,
+      json: inventory(clusters.b.id, [aNode("gpu-b-9", L4, 4)], new Date(Date.now() + 5000)),
+    });
     expect(res.status).toBe(403);
     expect(res.body.error.code).toBe("forbidden");
     expect(await rowsOf("cluster_nodes", clusters.a.id)).toEqual(before.a);
@@ -268,8 +389,13 @@ describe("inventory", () => {
 
   it("refuses a malformed snapshot whole, with the fields that are wrong", async () => {
     const later = new Date(Date.now() + 10_000);
-    const put = (nodes: unknown[]) => internal("PUT", "/internal/v1/inventory", { token: clusters.a.token, json: inventory(clusters.a.id, nodes, later) });
-    const paths = (res: { body: { error: { details: { issues: { path: unknown[] }[] } } } }) => res.body.error.details.issues.map((i) => i.path.join("."));
+    const put = (nodes: unknown[]) =>
+      internal("PUT", "/internal/v1/inventory", {
+        token: clusters.a.token,
+        json: inventory(clusters.a.id, nodes, later),
+      });
+    const paths = (res: { body: { error: { details: { issues: { path: unknown[] }[] } } } }) =>
+      res.body.error.details.issues.map((i) => i.path.join("."));
     const bad = await put([aNode("gpu-a-1", H100, 8), { ...aNode("gpu-a-9", H100, 8), gpu_count: -1, ready: "yes" }]);
     expect(bad.status).toBe(400);
     expect(bad.body.error.code).toBe("validation_failed");
@@ -282,22 +408,50 @@ describe("inventory", () => {
 });
 
 describe("session status and usage reports", () => {
-  const sample = (id: string) => ({ id, session: "ses-1", start: "2026-11-22T06:00:00Z", end: "2026-11-22T06:01:00Z", gpu_seconds: 60, gpu_utilization: 87.5 });
+  const sample = (id: string) => ({
+    id,
+    session: "ses-1",
+    start: "2026-11-22T06:00:00Z",
+    end: "2026-11-22T06:01:00Z",
+    gpu_seconds: 60,
+    gpu_utilization: 87.5,
+  });
 
   it("store usage samples once per (cluster, sample id)", async () => {
-    const first = await internal("POST", "/internal/v1/usage", { token: clusters.a.token, json: { cluster_id: clusters.a.id, samples: [sample("s1"), sample("s2")] } });
+    const first = await internal("POST", "/internal/v1/usage", {
+      token: clusters.a.token,
+      json: { cluster_id: clusters.a.id, samples: [sample("s1"), sample("s2")] },
+    });
     expect(first.body).toEqual({ accepted: 2, duplicates: 0 });
-    const retry = await internal("POST", "/internal/v1/usage", { token: clusters.a.token, json: { cluster_id: clusters.a.id, samples: [sample("s2"), sample("s3")] } });
+    const retry = await internal("POST", "/internal/v1/usage", {
+      token: clusters.a.token,
+      json: { cluster_id: clusters.a.id, samples: [sample("s2"), sample("s3")] },
+    });
     expect(retry.body).toEqual({ accepted: 1, duplicates: 1 });
     expect(await rowsOf("usage_samples", clusters.a.id)).toHaveLength(3);
   });
 
   it("for another cluster are 403 forbidden and write nothing", async () => {
-    const usage = await internal("POST", "/internal/v1/usage", { token: clusters.a.token, json: { cluster_id: clusters.b.id, samples: [sample("s9")] } });
+    const usage = await internal("POST", "/internal/v1/usage", {
+      token: clusters.a.token,
+      json: { cluster_id: clusters.b.id, samples: [sample("s9")] },
+    });
     expect(usage.status).toBe(403);
     const status = await internal("POST", "/internal/v1/sessions/status", {
       token: clusters.a.token,
-      json: { cluster_id: clusters.b.id, reports: [{ session: "ses-1", phase: "Running", reason: "Started", message: "", observed_generation: 1, at: new Date().toISOString() }] },
+      json: {
+        cluster_id: clusters.b.id,
+        reports: [
+          {
+            session: "ses-1",
+            phase: "Running",
+            reason: "Started",
+            message: "",
+            observed_generation: 1,
+            at: new Date().toISOString(),
+          },
+        ],
+      },
     });
     expect(status.status).toBe(403);
     expect(await rowsOf("usage_samples", clusters.b.id)).toHaveLength(0);
@@ -307,8 +461,19 @@ describe("session status and usage reports", () => {
   it("keep the latest status report per session", async () => {
     // Reports are accepted only for sessions placed on the reporting cluster (sessions domain).
     await bed.t.database.db("sessions").insert({
-      id: "ses-1", cr_name: "ses-1", namespace: "org-x", owner_id: "usr_x", organization_id: "org_x", offering: "h100", preset: "gpu-small",
-      image: "jupyterlab", gpu_model: H100, gpu_count: 1, hourly_credit_rate: "0", cluster_id: clusters.a.id, phase: "Starting",
+      id: "ses-1",
+      cr_name: "ses-1",
+      namespace: "org-x",
+      owner_id: "usr_x",
+      organization_id: "org_x",
+      offering: "h100",
+      preset: "gpu-small",
+      image: "jupyterlab",
+      gpu_model: H100,
+      gpu_count: 1,
+      hourly_credit_rate: "0",
+      cluster_id: clusters.a.id,
+      phase: "Starting",
     });
     const at = (s: number) => new Date(Date.UTC(2026, 10, 22, 6, 0, s)).toISOString();
     const res = await internal("POST", "/internal/v1/sessions/status", {
@@ -316,8 +481,25 @@ describe("session status and usage reports", () => {
       json: {
         cluster_id: clusters.a.id,
         reports: [
-          { session: "ses-1", phase: "Starting", node: "gpu-a-1", reason: "PodCreated", message: "", observed_generation: 1, at: at(1) },
-          { session: "ses-1", phase: "Running", node: "gpu-a-1", gpu_devices: [0], reason: "PodReady", message: "", observed_generation: 1, at: at(2) },
+          {
+            session: "ses-1",
+            phase: "Starting",
+            node: "gpu-a-1",
+            reason: "PodCreated",
+            message: "",
+            observed_generation: 1,
+            at: at(1),
+          },
+          {
+            session: "ses-1",
+            phase: "Running",
+            node: "gpu-a-1",
+            gpu_devices: [0],
+            reason: "PodReady",
+            message: "",
+            observed_generation: 1,
+            at: at(2),
+          },
         ],
       },
     });
@@ -331,10 +513,16 @@ describe("session status and usage reports", () => {
   it("from a deregistered cluster are 403", async () => {
     const res = await bed.t.request("DELETE", `/api/v1/clusters/${clusters.b.id}`, { token: bed.superAdmin.token });
     expect(res.status).toBe(200);
-    const late = await internal("POST", "/internal/v1/usage", { token: clusters.b.token, json: { cluster_id: clusters.b.id, samples: [sample("late")] } });
+    const late = await internal("POST", "/internal/v1/usage", {
+      token: clusters.b.token,
+      json: { cluster_id: clusters.b.id, samples: [sample("late")] },
+    });
     expect(late.status).toBe(403);
     expect(late.body.error.code).toBe("forbidden");
-    const inv = await internal("PUT", "/internal/v1/inventory", { token: clusters.b.token, json: inventory(clusters.b.id, [aNode("gpu-b-1", L4, 4)], new Date(Date.now() + 60_000)) });
+    const inv = await internal("PUT", "/internal/v1/inventory", {
+      token: clusters.b.token,
+      json: inventory(clusters.b.id, [aNode("gpu-b-1", L4, 4)], new Date(Date.now() + 60_000)),
+    });
     expect(inv.status).toBe(403);
     expect(await rowsOf("cluster_nodes", clusters.b.id)).toHaveLength(0);
   });
@@ -362,7 +550,10 @@ describe("the API process", () => {
       const base = api.internalUrl ?? "";
       const jwks = await call(base, "GET", "/.well-known/svc-internal-jwks.json");
       expect(jwks.body.keys[0].kid).toBe(bed.runtime.tokens.kid);
-      const report = await call(base, "PUT", "/internal/v1/inventory", { token: clusters.a.token, json: inventory(clusters.a.id, [aNode("gpu-a-1", H100, 8)], new Date(Date.now() + 120_000)) });
+      const report = await call(base, "PUT", "/internal/v1/inventory", {
+        token: clusters.a.token,
+        json: inventory(clusters.a.id, [aNode("gpu-a-1", H100, 8)], new Date(Date.now() + 120_000)),
+      });
       expect(report.status).toBe(200);
       // The connect domain's route is there too, behind the same operator auth.
       const verify = await call(base, "GET", "/internal/connect/verify?cr=x");

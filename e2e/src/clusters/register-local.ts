@@ -9,9 +9,9 @@ import { deregisterCluster } from "../../../api/src/clusters/deregister.ts";
 import { registerCluster } from "../../../api/src/clusters/register.ts";
 import { rotateOperatorToken } from "../../../api/src/clusters/rotate-token.ts";
 import { clustersOf } from "../../../api/src/clusters/runtime.ts";
-import { deleteClusterInventory } from "../../../api/src/db/operations/inventory/deleteClusterInventory.ts";
-import { markClusterDeregistered } from "../../../api/src/db/operations/clusters/updateCluster.ts";
 import type { ClusterRow } from "../../../api/src/db/operations/clusters/types.ts";
+import { markClusterDeregistered } from "../../../api/src/db/operations/clusters/updateCluster.ts";
+import { deleteClusterInventory } from "../../../api/src/db/operations/inventory/deleteClusterInventory.ts";
 import type { Deps } from "../../../api/src/deps.ts";
 import type { Principal } from "../../../api/src/http/principal.ts";
 import type { Fleet } from "../testbed/types.ts";
@@ -52,7 +52,9 @@ export async function registerLocalGpuClusters(opts: RegisterLocalOptions): Prom
   const out: LocalRegistration[] = [];
   for (const cluster of opts.fleet.clusters.filter((c) => c.kind === "gpu")) {
     const sessionDomain = opts.sessionDomain?.(cluster.name) ?? `${cluster.name}.sessions.localhost`;
-    const live = (await deps.db("clusters").where({ name: cluster.name }).whereNull("deregistered_at").first()) as ClusterRow | undefined;
+    const live = (await deps.db("clusters").where({ name: cluster.name }).whereNull("deregistered_at").first()) as
+      | ClusterRow
+      | undefined;
     let clusterId: string;
     let token: { token: string; expiresAt: Date };
     if (live && (await rt.store.getCluster(live.id))) {
@@ -66,7 +68,9 @@ export async function registerLocalGpuClusters(opts: RegisterLocalOptions): Prom
           await markClusterDeregistered(tx, live.id, LOCAL_START_PRINCIPAL.userId, deps.clock.now());
           await deleteClusterInventory(tx, live.id);
         });
-        opts.log?.(`cluster ${cluster.name}: previous registration ${live.id} is gone from the management cluster; closed`);
+        opts.log?.(
+          `cluster ${cluster.name}: previous registration ${live.id} is gone from the management cluster; closed`,
+        );
       }
       const cred = await mintControlPlaneCredential(cluster, { name: "berth-control-plane" });
       const r = await registerCluster(deps, LOCAL_START_PRINCIPAL, {
@@ -76,17 +80,28 @@ export async function registerLocalGpuClusters(opts: RegisterLocalOptions): Prom
       });
       clusterId = r.view.row.id;
       token = r.token;
-      opts.log?.(`cluster ${cluster.name}: registered as ${clusterId} (probe ${r.probe.status} in ${r.probe.durationMs} ms)`);
+      opts.log?.(
+        `cluster ${cluster.name}: registered as ${clusterId} (probe ${r.probe.status} in ${r.probe.durationMs} ms)`,
+      );
     }
     const tokenFile = join(opts.dataDir, `operator-token-${cluster.name}`);
     writeFileSync(tokenFile, `${token.token}\n`, { mode: 0o600 });
     chmodSync(tokenFile, 0o600);
-    out.push({ cluster: cluster.name, clusterId, sessionDomain, tokenFile, tokenExpiresAt: token.expiresAt.toISOString() });
+    out.push({
+      cluster: cluster.name,
+      clusterId,
+      sessionDomain,
+      tokenFile,
+      tokenExpiresAt: token.expiresAt.toISOString(),
+    });
   }
   return out;
 }
 
 /** Deregisters what `registerLocalGpuClusters` registered (an orderly `npm start` shutdown may call it). */
-export async function deregisterLocalGpuClusters(deps: Deps, registrations: readonly LocalRegistration[]): Promise<void> {
+export async function deregisterLocalGpuClusters(
+  deps: Deps,
+  registrations: readonly LocalRegistration[],
+): Promise<void> {
   for (const r of registrations) await deregisterCluster(deps, LOCAL_START_PRINCIPAL, r.clusterId);
 }

@@ -49,7 +49,10 @@ export async function up(knex: Knex): Promise<void> {
     t.text("uuid");
     t.integer("memory_mib");
     t.primary(["cluster_id", "node_name", "index"]);
-    t.foreign(["cluster_id", "node_name"]).references(["cluster_id", "name"]).inTable("cluster_nodes").onDelete("CASCADE");
+    t.foreign(["cluster_id", "node_name"])
+      .references(["cluster_id", "name"])
+      .inTable("cluster_nodes")
+      .onDelete("CASCADE");
   });
 
   // Cordon, uncordon, drain and delete carried out by the control plane, with what happened.

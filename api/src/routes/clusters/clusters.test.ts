@@ -3,8 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../db/testing.ts";
 import { aPrincipal, fakeAuthenticator, startTestApi, type TestApi, testDeps } from "../../http/testing.ts";
-import { routes as clusterRoutes } from "./routes.ts";
 import { routes as nodeRoutes } from "../nodes/routes.ts";
+import { routes as clusterRoutes } from "./routes.ts";
 
 let db: TestDatabase;
 let api: TestApi;
@@ -13,7 +13,10 @@ const user = aPrincipal();
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  api = await startTestApi(testDeps({ db: db.db, authenticate: fakeAuthenticator({ admin, user }) }), [...clusterRoutes, ...nodeRoutes]);
+  api = await startTestApi(testDeps({ db: db.db, authenticate: fakeAuthenticator({ admin, user }) }), [
+    ...clusterRoutes,
+    ...nodeRoutes,
+  ]);
 });
 afterAll(async () => {
   await api?.stop();
@@ -21,7 +24,11 @@ afterAll(async () => {
 });
 
 const register = (token: string, json: unknown) => api.call("/api/v1/clusters", { method: "POST", token, json });
-const valid = { name: "gpu-a", session_domain: "gpu-a.example.com", credential: { server: "https://127.0.0.1:6443", token: "t" } };
+const valid = {
+  name: "gpu-a",
+  session_domain: "gpu-a.example.com",
+  credential: { server: "https://127.0.0.1:6443", token: "t" },
+};
 
 describe("the clusters routes", () => {
   it("refuse a user who is not super_admin before touching anything", async () => {
@@ -37,7 +44,11 @@ describe("the clusters routes", () => {
   });
 
   it.each([
-    ["a session domain with a scheme", { ...valid, session_domain: "https://gpu-a.example.com" }, ["body", "session_domain"]],
+    [
+      "a session domain with a scheme",
+      { ...valid, session_domain: "https://gpu-a.example.com" },
+      ["body", "session_domain"],
+    ],
     ["a session domain with a path", { ...valid, session_domain: "gpu-a.example.com/x" }, ["body", "session_domain"]],
     ["a port out of range", { ...valid, session_domain: "gpu-a.example.com:0" }, ["body", "session_domain"]],
     ["no credential", { name: "gpu-a", session_domain: "gpu-a.example.com" }, ["body", "credential"]],

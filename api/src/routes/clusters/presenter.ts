@@ -1,9 +1,9 @@
-import type { ClusterView } from "../../clusters/view.ts";
+import type { z } from "zod";
+import type { DeregistrationResult as Deregistration } from "../../clusters/deregister.ts";
 import type { IssuedOperatorToken as Issued } from "../../clusters/operator-token.ts";
 import type { ProbeResult } from "../../clusters/probe.ts";
 import { probeMessage } from "../../clusters/store.ts";
-import type { DeregistrationResult as Deregistration } from "../../clusters/deregister.ts";
-import type { z } from "zod";
+import type { ClusterView } from "../../clusters/view.ts";
 import type { Cluster, ConnectionTestResult, DeregistrationResult, IssuedOperatorToken } from "./schemas.ts";
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
@@ -63,5 +63,9 @@ export function presentConnectionTest(p: ProbeResult): z.input<typeof Connection
 }
 
 export function presentDeregistration(d: Deregistration): z.input<typeof DeregistrationResult> {
-  return { id: d.id, deregistered_at: d.deregisteredAt.toISOString(), removed: { nodes: d.removed.nodes, gpu_devices: d.removed.gpuDevices } };
+  return {
+    id: d.id,
+    deregistered_at: d.deregisteredAt.toISOString(),
+    removed: { nodes: d.removed.nodes, gpu_devices: d.removed.gpuDevices },
+  };
 }

@@ -44,7 +44,10 @@ export const registerClusterRoute = defineRoute({
   handler: async ({ deps, principal, body, audit }) => {
     const r = await registerCluster(deps, principal, body);
     audit.target("cluster", r.view.row.id);
-    return { status: 201, body: { cluster: presentCluster(r.view, { admin: true }), operator_token: presentIssuedToken(r.token) } };
+    return {
+      status: 201,
+      body: { cluster: presentCluster(r.view, { admin: true }), operator_token: presentIssuedToken(r.token) },
+    };
   },
 });
 
@@ -59,8 +62,18 @@ export const listClustersRoute = defineRoute({
   responses: { 200: Paged(Cluster) },
   handler: async ({ deps, principal, query }) => {
     const admin = principal.isSuperAdmin;
-    const { views, total } = await listClusterViews(deps, { page: query.page, size: query.size, includeDeregistered: admin && query.include_deregistered });
-    return { status: 200, body: { data: views.map((v) => presentCluster(v, { admin })), pagination: { page: query.page, size: query.size, total } } };
+    const { views, total } = await listClusterViews(deps, {
+      page: query.page,
+      size: query.size,
+      includeDeregistered: admin && query.include_deregistered,
+    });
+    return {
+      status: 200,
+      body: {
+        data: views.map((v) => presentCluster(v, { admin })),
+        pagination: { page: query.page, size: query.size, total },
+      },
+    };
   },
 });
 

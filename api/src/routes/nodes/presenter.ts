@@ -20,7 +20,14 @@ export function presentNode(r: ClusterNodeRow): z.input<typeof Node> {
 }
 
 export function presentGpuDevice(r: GpuDeviceRow): z.input<typeof GpuDevice> {
-  return { cluster_id: r.cluster_id, node: r.node_name, index: r.index, model: r.model, uuid: r.uuid, memory_mib: r.memory_mib };
+  return {
+    cluster_id: r.cluster_id,
+    node: r.node_name,
+    index: r.index,
+    model: r.model,
+    uuid: r.uuid,
+    memory_mib: r.memory_mib,
+  };
 }
 
 export function presentNodePool(r: NodePoolRow): z.input<typeof NodePool> {
@@ -45,7 +52,16 @@ export function presentNodeAction(r: Result): z.input<typeof NodeActionResult> {
     outcome: r.outcome,
     ...(r.schedulable === undefined ? {} : { schedulable: r.schedulable }),
     ...(r.deleted === undefined ? {} : { deleted: r.deleted }),
-    ...(r.evictions ? { evictions: r.evictions.map((e) => ({ pod: e.pod, namespace: e.namespace, result: e.result, ...(e.message ? { message: e.message } : {}) })) } : {}),
+    ...(r.evictions
+      ? {
+          evictions: r.evictions.map((e) => ({
+            pod: e.pod,
+            namespace: e.namespace,
+            result: e.result,
+            ...(e.message ? { message: e.message } : {}),
+          })),
+        }
+      : {}),
     ...(r.inventory ? { node_state: presentNode(r.inventory) } : {}),
   };
 }

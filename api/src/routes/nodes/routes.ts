@@ -7,9 +7,21 @@ import { listGpuDevices, listNodePools, listNodes } from "../../db/operations/in
 import { Paged } from "../../http/paging.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { presentGpuDevice, presentNode, presentNodeAction, presentNodePool } from "./presenter.ts";
-import { GpuDevice, ListGpuDevicesQuery, ListNodePoolsQuery, ListNodesQuery, Node, NodeActionResult, NodeParams, NodePool } from "./schemas.ts";
+import {
+  GpuDevice,
+  ListGpuDevicesQuery,
+  ListNodePoolsQuery,
+  ListNodesQuery,
+  Node,
+  NodeActionResult,
+  NodeParams,
+  NodePool,
+} from "./schemas.ts";
 
-const emptyPage = (q: { page: number; size: number }) => ({ data: [], pagination: { page: q.page, size: q.size, total: 0 } });
+const emptyPage = (q: { page: number; size: number }) => ({
+  data: [],
+  pagination: { page: q.page, size: q.size, total: 0 },
+});
 
 export const listNodesRoute = defineRoute({
   method: "get",
@@ -22,8 +34,15 @@ export const listNodesRoute = defineRoute({
   responses: { 200: Paged(Node) },
   handler: async ({ deps, principal, query }) => {
     if (!principal.isSuperAdmin) return { status: 200, body: emptyPage(query) };
-    const { rows, total } = await listNodes(deps.db, { ...(query.cluster ? { clusterId: query.cluster } : {}), limit: query.size, offset: (query.page - 1) * query.size });
-    return { status: 200, body: { data: rows.map(presentNode), pagination: { page: query.page, size: query.size, total } } };
+    const { rows, total } = await listNodes(deps.db, {
+      ...(query.cluster ? { clusterId: query.cluster } : {}),
+      limit: query.size,
+      offset: (query.page - 1) * query.size,
+    });
+    return {
+      status: 200,
+      body: { data: rows.map(presentNode), pagination: { page: query.page, size: query.size, total } },
+    };
   },
 });
 
@@ -44,7 +63,10 @@ export const listGpuDevicesRoute = defineRoute({
       limit: query.size,
       offset: (query.page - 1) * query.size,
     });
-    return { status: 200, body: { data: rows.map(presentGpuDevice), pagination: { page: query.page, size: query.size, total } } };
+    return {
+      status: 200,
+      body: { data: rows.map(presentGpuDevice), pagination: { page: query.page, size: query.size, total } },
+    };
   },
 });
 
@@ -58,8 +80,15 @@ export const listNodePoolsRoute = defineRoute({
   query: ListNodePoolsQuery,
   responses: { 200: Paged(NodePool) },
   handler: async ({ deps, query }) => {
-    const { rows, total } = await listNodePools(deps.db, { ...(query.cluster ? { clusterId: query.cluster } : {}), limit: query.size, offset: (query.page - 1) * query.size });
-    return { status: 200, body: { data: rows.map(presentNodePool), pagination: { page: query.page, size: query.size, total } } };
+    const { rows, total } = await listNodePools(deps.db, {
+      ...(query.cluster ? { clusterId: query.cluster } : {}),
+      limit: query.size,
+      offset: (query.page - 1) * query.size,
+    });
+    return {
+      status: 200,
+      body: { data: rows.map(presentNodePool), pagination: { page: query.page, size: query.size, total } },
+    };
   },
 });
 
@@ -77,7 +106,10 @@ function nodeActionRoute(action: Exclude<NodeAction, "delete">, summary: string,
     responses: { 200: NodeActionResult },
     handler: async ({ deps, principal, params, audit }) => {
       audit.target("node", `${params.clusterId}/${params.nodeName}`);
-      return { status: 200, body: presentNodeAction(await runNodeAction(deps, principal, params.clusterId, params.nodeName, action)) };
+      return {
+        status: 200,
+        body: presentNodeAction(await runNodeAction(deps, principal, params.clusterId, params.nodeName, action)),
+      };
     },
   });
 }
@@ -85,7 +117,11 @@ function nodeActionRoute(action: Exclude<NodeAction, "delete">, summary: string,
 const ON_CLUSTER =
   "Carried out on the node's cluster with its registered credential; 404 when the cluster or the node does not exist there, 503 when the cluster does not answer or refuses.";
 
-export const cordonNodeRoute = nodeActionRoute("cordon", "Cordon a node: no new sessions are placed on it (super_admin)", ON_CLUSTER);
+export const cordonNodeRoute = nodeActionRoute(
+  "cordon",
+  "Cordon a node: no new sessions are placed on it (super_admin)",
+  ON_CLUSTER,
+);
 export const uncordonNodeRoute = nodeActionRoute("uncordon", "Uncordon a node (super_admin)", ON_CLUSTER);
 export const drainNodeRoute = nodeActionRoute(
   "drain",
@@ -106,8 +142,19 @@ export const deleteNodeRoute = defineRoute({
   responses: { 200: NodeActionResult },
   handler: async ({ deps, principal, params, audit }) => {
     audit.target("node", `${params.clusterId}/${params.nodeName}`);
-    return { status: 200, body: presentNodeAction(await runNodeAction(deps, principal, params.clusterId, params.nodeName, "delete")) };
+    return {
+      status: 200,
+      body: presentNodeAction(await runNodeAction(deps, principal, params.clusterId, params.nodeName, "delete")),
+    };
   },
 });
 
-export const routes: RouteDef[] = [listNodesRoute, listGpuDevicesRoute, listNodePoolsRoute, cordonNodeRoute, uncordonNodeRoute, drainNodeRoute, deleteNodeRoute];
+export const routes: RouteDef[] = [
+  listNodesRoute,
+  listGpuDevicesRoute,
+  listNodePoolsRoute,
+  cordonNodeRoute,
+  uncordonNodeRoute,
+  drainNodeRoute,
+  deleteNodeRoute,
+];

@@ -12,7 +12,10 @@ export const NodeParams = z.object({ clusterId: ClusterIdParam, nodeName: NodeNa
 
 const ClusterFilter = ClusterIdParam.optional().meta({ description: "Only this cluster's." });
 export const ListNodesQuery = Page.extend({ cluster: ClusterFilter });
-export const ListGpuDevicesQuery = Page.extend({ cluster: ClusterFilter, node: NodeName.optional().meta({ description: "Only this node's (with cluster)." }) });
+export const ListGpuDevicesQuery = Page.extend({
+  cluster: ClusterFilter,
+  node: NodeName.optional().meta({ description: "Only this node's (with cluster)." }),
+});
 export const ListNodePoolsQuery = Page.extend({ cluster: ClusterFilter });
 
 export const Node = z
@@ -61,7 +64,9 @@ export const NodeActionResult = z
     cluster_id: z.string(),
     node: z.string(),
     action: z.enum(["cordon", "uncordon", "drain", "delete"]),
-    outcome: z.enum(["success", "partial"]).meta({ description: "partial: some pods could not be evicted (see evictions)." }),
+    outcome: z
+      .enum(["success", "partial"])
+      .meta({ description: "partial: some pods could not be evicted (see evictions)." }),
     schedulable: z.boolean().optional(),
     deleted: z.boolean().optional(),
     evictions: z
@@ -69,11 +74,15 @@ export const NodeActionResult = z
         z.object({
           pod: z.string(),
           namespace: z.string(),
-          result: z.enum(["evicted", "gone", "blocked", "failed"]).meta({ description: "blocked: a disruption budget refused the eviction (429)." }),
+          result: z
+            .enum(["evicted", "gone", "blocked", "failed"])
+            .meta({ description: "blocked: a disruption budget refused the eviction (429)." }),
           message: z.string().optional(),
         }),
       )
       .optional(),
-    node_state: Node.optional().meta({ description: "The inventory row after the change (updated at once; the operator's next report confirms it)." }),
+    node_state: Node.optional().meta({
+      description: "The inventory row after the change (updated at once; the operator's next report confirms it).",
+    }),
   })
   .meta({ id: "NodeActionResult" });

@@ -33,11 +33,31 @@ async function aSession(fields: Record<string, unknown>): Promise<void> {
 describe("cluster rows", () => {
   it("keep a name unique among registered clusters only", async () => {
     const at = new Date();
-    await insertCluster(t.db, { id: "clu_n1", name: "same", session_domain: "a.example", registered_by: null, registered_at: at });
-    const dup = await insertCluster(t.db, { id: "clu_n2", name: "same", session_domain: "a.example", registered_by: null, registered_at: at }).catch((e: unknown) => e);
+    await insertCluster(t.db, {
+      id: "clu_n1",
+      name: "same",
+      session_domain: "a.example",
+      registered_by: null,
+      registered_at: at,
+    });
+    const dup = await insertCluster(t.db, {
+      id: "clu_n2",
+      name: "same",
+      session_domain: "a.example",
+      registered_by: null,
+      registered_at: at,
+    }).catch((e: unknown) => e);
     expect(sqlState(dup)).toBe(UNIQUE_VIOLATION);
     await markClusterDeregistered(t.db, "clu_n1", null, at);
-    await expect(insertCluster(t.db, { id: "clu_n3", name: "same", session_domain: "a.example", registered_by: null, registered_at: at })).resolves.toMatchObject({ id: "clu_n3" });
+    await expect(
+      insertCluster(t.db, {
+        id: "clu_n3",
+        name: "same",
+        session_domain: "a.example",
+        registered_by: null,
+        registered_at: at,
+      }),
+    ).resolves.toMatchObject({ id: "clu_n3" });
   });
 });
 

@@ -11,7 +11,11 @@ export interface UsageSampleInput {
 }
 
 /** Inserts what is new; a sample id already stored for the cluster is a duplicate and is dropped. */
-export async function insertUsageSamples(db: Knex, clusterId: string, samples: UsageSampleInput[]): Promise<{ accepted: number; duplicates: number }> {
+export async function insertUsageSamples(
+  db: Knex,
+  clusterId: string,
+  samples: UsageSampleInput[],
+): Promise<{ accepted: number; duplicates: number }> {
   if (samples.length === 0) return { accepted: 0, duplicates: 0 };
   // Duplicates inside one batch count as duplicates too (ON CONFLICT cannot see rows of its own insert).
   const unique = [...new Map(samples.map((s) => [s.id, s])).values()];

@@ -25,19 +25,29 @@ let t: TestDatabase;
 beforeAll(async () => {
   t = await createTestDatabase();
   for (const id of ["clu_a", "clu_b"]) {
-    await insertCluster(t.db, { id, name: id, session_domain: `${id}.example`, registered_by: null, registered_at: new Date() });
+    await insertCluster(t.db, {
+      id,
+      name: id,
+      session_domain: `${id}.example`,
+      registered_by: null,
+      registered_at: new Date(),
+    });
   }
 });
 afterAll(async () => t?.drop());
 
 describe("inventory in Postgres", () => {
   it("stores a snapshot, then removes the nodes a later snapshot no longer names", async () => {
-    const first = await t.db.transaction((tx) => replaceClusterInventory(tx, "clu_a", new Date(), [aNode("n1"), aNode("n2"), aNode("n3", "NVIDIA-A100", 4)]));
+    const first = await t.db.transaction((tx) =>
+      replaceClusterInventory(tx, "clu_a", new Date(), [aNode("n1"), aNode("n2"), aNode("n3", "NVIDIA-A100", 4)]),
+    );
     expect(first).toEqual({ accepted: 3, removed: 0 });
     expect((await listNodes(t.db, { clusterId: "clu_a", limit: 10, offset: 0 })).total).toBe(3);
     expect((await listGpuDevices(t.db, { clusterId: "clu_a", limit: 100, offset: 0 })).total).toBe(20);
 
-    const second = await t.db.transaction((tx) => replaceClusterInventory(tx, "clu_a", new Date(), [aNode("n1"), aNode("n3", "NVIDIA-A100", 4)]));
+    const second = await t.db.transaction((tx) =>
+      replaceClusterInventory(tx, "clu_a", new Date(), [aNode("n1"), aNode("n3", "NVIDIA-A100", 4)]),
+    );
     expect(second).toEqual({ accepted: 2, removed: 1 });
     const nodes = await listNodes(t.db, { clusterId: "clu_a", limit: 10, offset: 0 });
     expect(nodes.rows.map((n) => n.name)).toEqual(["n1", "n3"]);
@@ -50,7 +60,13 @@ describe("inventory in Postgres", () => {
     const pools = await listNodePools(t.db, { limit: 10, offset: 0 });
     expect(pools.total).toBe(3);
     const b = pools.rows.find((p) => p.cluster_id === "clu_b");
-    expect(b).toMatchObject({ gpu_model: "NVIDIA-H100-80GB-HBM3", nodes: 2, ready_nodes: 2, schedulable_nodes: 1, gpu_count: 16 });
+    expect(b).toMatchObject({
+      gpu_model: "NVIDIA-H100-80GB-HBM3",
+      nodes: 2,
+      ready_nodes: 2,
+      schedulable_nodes: 1,
+      gpu_count: 16,
+    });
     expect((await listNodePools(t.db, { clusterId: "clu_a", limit: 10, offset: 0 })).total).toBe(2);
   });
 
@@ -60,8 +76,17 @@ describe("inventory in Postgres", () => {
   });
 
   it("counts a usage sample id seen before, in the same batch or an earlier one, as a duplicate", async () => {
-    const s = (id: string) => ({ id, session: "ses_1", start: new Date("2026-11-22T06:00:00Z"), end: new Date("2026-11-22T06:01:00Z"), gpu_seconds: 60 });
-    expect(await insertUsageSamples(t.db, "clu_a", [s("u1"), s("u2"), s("u1")])).toEqual({ accepted: 2, duplicates: 1 });
+    const s = (id: string) => ({
+      id,
+      session: "ses_1",
+      start: new Date("2026-11-22T06:00:00Z"),
+      end: new Date("2026-11-22T06:01:00Z"),
+      gpu_seconds: 60,
+    });
+    expect(await insertUsageSamples(t.db, "clu_a", [s("u1"), s("u2"), s("u1")])).toEqual({
+      accepted: 2,
+      duplicates: 1,
+    });
     expect(await insertUsageSamples(t.db, "clu_a", [s("u2"), s("u3")])).toEqual({ accepted: 1, duplicates: 1 });
     // The same id on another cluster is another sample.
     expect(await insertUsageSamples(t.db, "clu_b", [s("u1")])).toEqual({ accepted: 1, duplicates: 0 });

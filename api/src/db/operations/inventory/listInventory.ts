@@ -7,7 +7,11 @@ export interface InventoryListQuery {
   offset: number;
 }
 
-async function page<T>(base: Knex.QueryBuilder, order: (q: Knex.QueryBuilder) => Knex.QueryBuilder, q: InventoryListQuery) {
+async function page<T>(
+  base: Knex.QueryBuilder,
+  order: (q: Knex.QueryBuilder) => Knex.QueryBuilder,
+  q: InventoryListQuery,
+) {
   const [count] = await base.clone().clearSelect().count<{ count: string }[]>({ count: "*" });
   const rows = (await order(base.clone()).limit(q.limit).offset(q.offset)) as T[];
   return { rows, total: Number(count?.count ?? 0) };
@@ -19,11 +23,18 @@ export async function listNodes(db: Knex, q: InventoryListQuery): Promise<{ rows
   return page<ClusterNodeRow>(base, (b) => b.orderBy([{ column: "cluster_id" }, { column: "name" }]), q);
 }
 
-export async function listGpuDevices(db: Knex, q: InventoryListQuery & { nodeName?: string }): Promise<{ rows: GpuDeviceRow[]; total: number }> {
+export async function listGpuDevices(
+  db: Knex,
+  q: InventoryListQuery & { nodeName?: string },
+): Promise<{ rows: GpuDeviceRow[]; total: number }> {
   const base = db("gpu_devices").select("*");
   if (q.clusterId) base.where({ cluster_id: q.clusterId });
   if (q.nodeName) base.where({ node_name: q.nodeName });
-  return page<GpuDeviceRow>(base, (b) => b.orderBy([{ column: "cluster_id" }, { column: "node_name" }, { column: "index" }]), q);
+  return page<GpuDeviceRow>(
+    base,
+    (b) => b.orderBy([{ column: "cluster_id" }, { column: "node_name" }, { column: "index" }]),
+    q,
+  );
 }
 
 /** Nodes grouped by cluster and GPU model, with totals. */
@@ -37,7 +48,9 @@ export async function listNodePools(db: Knex, q: InventoryListQuery): Promise<{ 
       db.raw("coalesce(sum(gpu_count), 0)::int as gpu_count"),
       db.raw("coalesce(sum(gpu_allocatable), 0)::int as gpu_allocatable"),
       db.raw("coalesce(sum(gpu_in_use), 0)::int as gpu_in_use"),
-      db.raw("(coalesce(sum(greatest(gpu_allocatable - gpu_in_use, 0)) filter (where ready and schedulable), 0))::int as gpu_free"),
+      db.raw(
+        "(coalesce(sum(greatest(gpu_allocatable - gpu_in_use, 0)) filter (where ready and schedulable), 0))::int as gpu_free",
+      ),
     )
     .groupBy("cluster_id", "gpu_model");
   if (q.clusterId) grouped.where({ cluster_id: q.clusterId });

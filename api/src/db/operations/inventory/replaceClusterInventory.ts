@@ -15,7 +15,10 @@ export async function replaceClusterInventory(
   nodes: InventoryNode[],
 ): Promise<{ accepted: number; removed: number }> {
   const names = nodes.map((n) => n.name);
-  const removed = await tx<ClusterNodeRow>("cluster_nodes").where({ cluster_id: clusterId }).whereNotIn("name", names).delete();
+  const removed = await tx<ClusterNodeRow>("cluster_nodes")
+    .where({ cluster_id: clusterId })
+    .whereNotIn("name", names)
+    .delete();
   await tx<GpuDeviceRow>("gpu_devices").where({ cluster_id: clusterId }).delete();
   for (let i = 0; i < nodes.length; i += CHUNK) {
     const rows = nodes.slice(i, i + CHUNK).map((n) => ({
@@ -34,12 +37,31 @@ export async function replaceClusterInventory(
     await tx("cluster_nodes")
       .insert(rows)
       .onConflict(["cluster_id", "name"])
-      .merge(["gpu_model", "gpu_count", "gpu_allocatable", "gpu_in_use", "labels", "schedulable", "ready", "observed_at", "updated_at"]);
+      .merge([
+        "gpu_model",
+        "gpu_count",
+        "gpu_allocatable",
+        "gpu_in_use",
+        "labels",
+        "schedulable",
+        "ready",
+        "observed_at",
+        "updated_at",
+      ]);
   }
   const devices = nodes.flatMap((n) =>
-    n.devices.map((d) => ({ cluster_id: clusterId, node_name: n.name, index: d.index, model: d.model ?? n.gpu_model, uuid: d.uuid ?? null, memory_mib: d.memory_mib ?? null })),
+    n.devices.map((d) => ({
+      cluster_id: clusterId,
+      node_name: n.name,
+      index: d.index,
+      model: d.model ?? n.gpu_model,
+      uuid: d.uuid ?? null,
+      memory_mib: d.memory_mib ?? null,
+    })),
   );
   for (let i = 0; i < devices.length; i += CHUNK) await tx("gpu_devices").insert(devices.slice(i, i + CHUNK));
-  await tx("clusters").where({ id: clusterId }).update({ inventory_observed_at: observedAt, last_report_at: tx.fn.now() });
+  await tx("clusters")
+    .where({ id: clusterId })
+    .update({ inventory_observed_at: observedAt, last_report_at: tx.fn.now() });
   return { accepted: nodes.length, removed };
 }

@@ -12,7 +12,11 @@ export interface SessionStatusReportInput {
 }
 
 /** Keeps the newest report per (cluster, session); an older one arriving late changes nothing. */
-export async function upsertSessionStatusReports(db: Knex, clusterId: string, reports: SessionStatusReportInput[]): Promise<number> {
+export async function upsertSessionStatusReports(
+  db: Knex,
+  clusterId: string,
+  reports: SessionStatusReportInput[],
+): Promise<number> {
   let applied = 0;
   for (const r of reports) {
     const rows = await db("session_status_reports")
