@@ -1,12 +1,16 @@
 // @berth/controllers: the session reconcilers. Management side (placement, lifecycle, dispatch: the
 // worker) and GPU-cluster side (mirror → pod, service, network policy: run by the operator). Free of
 // process wiring: callers inject clients, stores and clocks.
+export * from "./mirror/controller.ts";
 export * from "./mirror/manifests.ts";
 export * from "./mirror/plan.ts";
 export * from "./placement/capacity.ts";
 export * from "./placement/constraints.ts";
 export * from "./placement/plan.ts";
 export * from "./placement/types.ts";
+export * from "./sessions/controller.ts";
 export * from "./sessions/lifecycle.ts";
 export * from "./sessions/names.ts";
 export * from "./sessions/reasons.ts";
+export * from "./sessions/store.ts";
+export * from "./worker.ts";

@@ -34,6 +34,15 @@ export interface InformerOptions<T> {
 
 class WatchExpired extends Error {}
 
+/**
+ * resourceVersions are opaque by contract, but every apiserver backed by etcd hands out its revision:
+ * compared as integers when both are integers, else never considered older.
+ */
+function olderThan(a: string | undefined, b: string | undefined): boolean {
+  if (!a || !b || !/^\d+$/.test(a) || !/^\d+$/.test(b)) return false;
+  return BigInt(a) < BigInt(b);
+}
+
 export function keyOf(o: { metadata: { name?: string; namespace?: string } }): string {
   return o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name ?? ""}` : (o.metadata.name ?? "");
 }
@@ -83,11 +92,20 @@ export class Informer<T extends KubeObject> {
     }
   }
 
+  /**
+   * A write's answer, put in the store at once so that the controller's next look sees its own write
+   * before the watch brings it. Older versions arriving later from the watch are then ignored.
+   */
+  observe(raw: KubeObject): void {
+    this.#upsert(raw);
+  }
+
   #upsert(raw: KubeObject): void {
     const key = keyOf(raw);
     const obj = this.#parse(raw);
     if (!obj) return;
     const previous = this.store.get(key);
+    if (previous && olderThan(raw.metadata.resourceVersion, previous.metadata.resourceVersion)) return;
     this.store.set(key, obj);
     this.#opts.onEvent(
       previous ? { type: "upsert", key, object: obj, previous } : { type: "upsert", key, object: obj },

@@ -26,6 +26,8 @@ export async function up(knex: Knex): Promise<void> {
     t.text("cluster_pin");
     // The cluster it was last placed on: kept after pause and termination (history, deregistration guard).
     t.text("cluster_id");
+    // Every cluster it was ever placed on: their operators may still report its mirror's removal.
+    t.specificType("placed_clusters", "text[]").notNullable().defaultTo("{}");
     t.text("node");
     t.text("phase").notNullable().defaultTo("Pending");
     t.text("desired_state").notNullable().defaultTo("Running");
@@ -76,5 +78,26 @@ export async function up(knex: Knex): Promise<void> {
     END $$;
     CREATE TRIGGER session_events_notify AFTER INSERT ON session_events
       FOR EACH ROW EXECUTE FUNCTION berth_notify_session_event();
+  `);
+
+  // The worker's wake-up calls: a status report stored (payload: the session id), and the inventory
+  // changed (a GPU may have freed up: run placement). Postgres folds identical notifications of one
+  // transaction into one.
+  await knex.raw(`
+    CREATE FUNCTION berth_notify_session_report() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      PERFORM pg_notify('berth_session_reports', NEW.session);
+      RETURN NULL;
+    END $$;
+    CREATE TRIGGER session_status_reports_notify AFTER INSERT OR UPDATE ON session_status_reports
+      FOR EACH ROW EXECUTE FUNCTION berth_notify_session_report();
+
+    CREATE FUNCTION berth_notify_inventory() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      PERFORM pg_notify('berth_inventory', '');
+      RETURN NULL;
+    END $$;
+    CREATE TRIGGER cluster_nodes_notify AFTER INSERT OR UPDATE OR DELETE ON cluster_nodes
+      FOR EACH STATEMENT EXECUTE FUNCTION berth_notify_inventory();
   `);
 }

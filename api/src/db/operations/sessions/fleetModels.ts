@@ -14,9 +14,7 @@ export async function fleetModels(db: Knex, clusterId?: string): Promise<string[
 }
 
 /** Free and total GPUs per registered cluster and model, from the inventory. */
-export async function inventoryByClusterModel(
-  db: Knex,
-): Promise<
+export async function inventoryByClusterModel(db: Knex): Promise<
   {
     cluster_id: string;
     cluster_name: string;

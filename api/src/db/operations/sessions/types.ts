@@ -15,6 +15,7 @@ export interface SessionRow {
   hourly_credit_rate: string;
   cluster_pin: string | null;
   cluster_id: string | null;
+  placed_clusters: string[];
   node: string | null;
   phase: string;
   desired_state: string;

@@ -1,0 +1,80 @@
+// The worker's reads of what operators reported (clusters' liveness, inventory, session status).
+import type { Knex } from "knex";
+
+export async function clusterLiveness(
+  db: Knex,
+): Promise<{ id: string; deregistered_at: Date | null; last_report_at: Date | null }[]> {
+  return (await db("clusters").select("id", "deregistered_at", "last_report_at")) as never;
+}
+
+export async function inventoryNodes(
+  db: Knex,
+): Promise<
+  {
+    cluster_id: string;
+    name: string;
+    gpu_model: string | null;
+    gpu_allocatable: number;
+    gpu_in_use: number;
+    schedulable: boolean;
+    ready: boolean;
+  }[]
+> {
+  return (await db("cluster_nodes as n")
+    .join("clusters as c", "c.id", "n.cluster_id")
+    .whereNull("c.deregistered_at")
+    .select(
+      "n.cluster_id",
+      "n.name",
+      "n.gpu_model",
+      "n.gpu_allocatable",
+      "n.gpu_in_use",
+      "n.schedulable",
+      "n.ready",
+    )) as never;
+}
+
+export interface StatusReportRow {
+  cluster_id: string;
+  session: string;
+  phase: string;
+  node: string | null;
+  gpu_devices: unknown[] | null;
+  reason: string | null;
+  message: string | null;
+  observed_generation: string | number | null;
+  at: Date;
+}
+
+export async function statusReports(db: Knex, sessions?: readonly string[]): Promise<StatusReportRow[]> {
+  const q = db("session_status_reports").select("*");
+  if (sessions) {
+    if (sessions.length === 0) return [];
+    q.whereIn("session", sessions as string[]);
+  }
+  return (await q) as StatusReportRow[];
+}
+
+/** Which sessions may a cluster's operator report on: placed there now, or ever (their removal). */
+export async function sessionsOfCluster(
+  db: Knex,
+  clusterId: string,
+  sessionIds: readonly string[],
+): Promise<Map<string, { current: boolean; ever: boolean }>> {
+  const out = new Map<string, { current: boolean; ever: boolean }>();
+  for (let i = 0; i < sessionIds.length; i += 1000) {
+    const rows = (await db("sessions")
+      .whereIn("id", sessionIds.slice(i, i + 1000) as string[])
+      .select("id", "cluster_id", "placed_clusters")) as {
+      id: string;
+      cluster_id: string | null;
+      placed_clusters: string[];
+    }[];
+    for (const r of rows)
+      out.set(r.id, {
+        current: r.cluster_id === clusterId,
+        ever: r.cluster_id === clusterId || (r.placed_clusters ?? []).includes(clusterId),
+      });
+  }
+  return out;
+}

@@ -1,0 +1,41 @@
+// What the worker needs from Postgres, as an interface: the API package implements it with knex
+// (api/src/domain/sessions/worker-store.ts), tests may fake it. Nothing here writes a custom resource.
+import type { Session } from "@berth/crds";
+import type { InventoryNodeView } from "../placement/capacity.ts";
+import type { StatusReport } from "./lifecycle.ts";
+
+export interface ClusterRecord {
+  id: string;
+  /** Registered and not deregistered. */
+  registered: boolean;
+  /** Last call of its operator (any report); null before the first. */
+  lastReportAt: Date | null;
+}
+
+export interface StoredReport extends StatusReport {
+  clusterId: string;
+  sessionId: string;
+}
+
+export interface MirrorState {
+  revision: number;
+  restarts: number;
+}
+
+export interface SessionStore {
+  clusters(): Promise<ClusterRecord[]>;
+  inventory(): Promise<InventoryNodeView[]>;
+  /** The newest report of each session from each cluster (all, or these sessions). */
+  reports(sessionIds?: readonly string[]): Promise<StoredReport[]>;
+  mirrorStates(sessionIds: readonly string[]): Promise<Map<string, MirrorState>>;
+  /** Takes the next mirror revision for a write of the mirror (and records its restart count). */
+  nextMirrorRevision(sessionId: string, restarts?: number): Promise<number>;
+  /** The resource's status changed (written): follow it in the history row and tell the stream. */
+  recordTransition(before: Session, after: Session): Promise<void>;
+  /** The resource was deleted after retention. */
+  recordDeleted(session: Session): Promise<void>;
+  /** Calls back with session ids whose report changed, and when the inventory changed. */
+  listen(handlers: { reports(sessionIds: string[]): void; inventory(): void }): Promise<() => Promise<void>>;
+  /** Housekeeping: drop stream events older than this. */
+  purgeEvents(olderThan: Date): Promise<number>;
+}

@@ -1,0 +1,103 @@
+// The worker: the management-cluster controllers behind one leader election (a Lease in the management
+// cluster). Any number of replicas may run; one leads, the others wait to take over. Usable in-process
+// (tests, the bench, `npm start`) through startWorker; the process wiring (Postgres store, cluster
+// credentials) lives with the API (api/src/domain/sessions/worker.ts).
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import type { Cluster } from "@berth/crds";
+import type { Logger } from "pino";
+import type { KubeApi } from "./kube/client.ts";
+import { LeaseElector } from "./kube/lease.ts";
+import { SessionController, type SessionControllerOptions } from "./sessions/controller.ts";
+import type { SessionStore } from "./sessions/store.ts";
+
+export interface WorkerDeps {
+  /** The management cluster. */
+  kube: KubeApi;
+  store: SessionStore;
+  clusterClient(cluster: Cluster): Promise<KubeApi>;
+  log: Logger;
+  clock?: { now(): Date };
+  /** Default: hostname + random suffix. */
+  identity?: string;
+  lease?: { namespace?: string; name?: string; durationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
+  options?: Partial<SessionControllerOptions>;
+}
+
+export interface RunningWorker {
+  readonly identity: string;
+  isLeader(): boolean;
+  /** The session controller while leading. */
+  controller(): SessionController | undefined;
+  /** Resolves when this replica leads and its controller has synced. */
+  leading(timeoutMs?: number): Promise<SessionController>;
+  /** `{ release: false }` leaves the lease to expire, as a crash would. */
+  stop(opts?: { release?: boolean }): Promise<void>;
+}
+
+export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
+  const identity = deps.identity ?? `${hostname()}-${randomBytes(4).toString("hex")}`;
+  const log = deps.log.child({ component: "worker", identity });
+  let controller: SessionController | undefined;
+  let starting: Promise<void> = Promise.resolve();
+
+  const elector = new LeaseElector({
+    kube: deps.kube,
+    namespace: deps.lease?.namespace ?? "berth-system",
+    name: deps.lease?.name ?? "berth-worker",
+    identity,
+    leaseDurationMs: deps.lease?.durationMs ?? 15_000,
+    renewDeadlineMs: deps.lease?.renewDeadlineMs ?? 10_000,
+    retryPeriodMs: deps.lease?.retryPeriodMs ?? 2_000,
+    onError: (err, what) => log.warn({ err: String(err) }, what),
+    onStartedLeading: () => {
+      log.info({}, "leading: starting the session controller");
+      starting = starting.then(async () => {
+        const c = new SessionController({
+          kube: deps.kube,
+          store: deps.store,
+          clusterClient: deps.clusterClient,
+          log,
+          ...(deps.clock ? { clock: deps.clock } : {}),
+          ...(deps.options ? { options: deps.options } : {}),
+        });
+        try {
+          await c.start();
+          controller = c;
+        } catch (err) {
+          log.error({ err: String(err) }, "the session controller did not start; the next election retries");
+          await c.stop();
+        }
+      });
+    },
+    onStoppedLeading: async () => {
+      log.warn({}, "lost the lease: stopping the session controller");
+      await starting;
+      const c = controller;
+      controller = undefined;
+      await c?.stop();
+    },
+  });
+  elector.start();
+
+  return {
+    identity,
+    isLeader: () => elector.isLeader(),
+    controller: () => controller,
+    async leading(timeoutMs = 60_000) {
+      const until = Date.now() + timeoutMs;
+      while (!controller) {
+        if (Date.now() > until) throw new Error(`worker ${identity} did not lead within ${timeoutMs} ms`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return controller;
+    },
+    async stop(opts = {}) {
+      await elector.stop(opts);
+      await starting;
+      const c = controller;
+      controller = undefined;
+      await c?.stop();
+    },
+  };
+}

@@ -1,0 +1,396 @@
+// The whole session path on the bed, as real processes and real clients: a management cluster and two
+// GPU clusters (kwok nodes with nvidia.com/gpu), Postgres, the API over HTTP with real users, the GPU
+// clusters registered through the API, the internal plane open on loopback, one operator per GPU cluster
+// (least-privilege credentials, as its install makes them) and the leader-elected worker. Journeys use
+// only the REST API, the SSE stream and what they can see in the clusters.
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { RunningWorker, SessionControllerOptions } from "@berth/controllers";
+import { SessionMirrorKind } from "@berth/crds";
+import { loadCrds } from "@berth/crds/manifests";
+import { operatorRbac, parseConfig, type RunningOperator, startOperator } from "@berth/operator";
+import pino from "pino";
+import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "../../../api/src/auth/testing.ts";
+import { installDefaultCatalog } from "../../../api/src/bootstrap/catalog.ts";
+import { controlPlaneRbac, managementRbac } from "../../../api/src/clusters/permissions.ts";
+import { createClustersRuntime } from "../../../api/src/clusters/runtime.ts";
+import { apiSessionsRbac, startSessionsWorker, workerRbac } from "../../../api/src/domain/sessions/worker.ts";
+import { TestClock } from "../../../api/src/http/testing.ts";
+import { type InternalListener, startInternalListener } from "../../../api/src/internal/app.ts";
+import { mintControlPlaneCredential } from "../clusters/credentials.ts";
+import { type Cluster, type Fleet, type FleetDescription, KubeHttp, kubeConfigFrom, startFleet } from "../index.ts";
+
+export const H100 = "NVIDIA-H100-80GB-HBM3";
+export const L4 = "NVIDIA-L4";
+export const SESSIONS_NS = "berth-sessions";
+export const SYSTEM_NS = "berth-system";
+
+export const SMALL_FLEET: FleetDescription = {
+  clusters: [
+    { name: "mgmt", kind: "management" },
+    {
+      name: "gpu-a",
+      kind: "gpu",
+      nodes: [{ name: "gpu-a-1", gpuModel: H100, gpuCount: 2 }],
+      gpuRuntimeClass: true,
+      gpuDevicePlugin: true,
+    },
+    {
+      name: "gpu-b",
+      kind: "gpu",
+      nodes: [{ name: "gpu-b-1", gpuModel: L4, gpuCount: 2 }],
+      gpuRuntimeClass: true,
+      gpuDevicePlugin: true,
+    },
+  ],
+};
+
+type Rbac = ReturnType<typeof controlPlaneRbac>;
+const merge = (...rs: Rbac[]): Rbac => ({
+  cluster: rs.flatMap((r) => r.cluster),
+  namespaced: rs.flatMap((r) => r.namespaced),
+});
+
+export const adminKube = (c: Cluster) => new KubeHttp({ server: c.server, caPem: c.caPem, token: c.adminToken });
+
+/** What an operator's install does on its GPU cluster: namespaces, the mirror CRD, a least-privilege account. */
+export async function installOperator(c: Cluster, dir: string): Promise<string> {
+  const admin = adminKube(c);
+  try {
+    const crd = loadCrds().find((x) => x.metadata.name === SessionMirrorKind.crdName);
+    await admin.ensure("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
+    for (const ns of [SYSTEM_NS, SESSIONS_NS]) {
+      const labels = ns === SESSIONS_NS ? { "pod-security.kubernetes.io/enforce": "restricted" } : {};
+      await admin.ensure("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels } });
+    }
+    const rbac = operatorRbac();
+    const system = rbac.namespaceRules.find((n) => n.namespace === SYSTEM_NS);
+    const cred = await c.mintCredential({
+      name: "berth-operator",
+      namespace: SYSTEM_NS,
+      clusterRules: rbac.clusterRules,
+      rules: system?.rules ?? [],
+    });
+    for (const { namespace, rules } of rbac.namespaceRules.filter((n) => n.namespace !== SYSTEM_NS)) {
+      const r = "/apis/rbac.authorization.k8s.io/v1";
+      await admin.ensure(`${r}/namespaces/${namespace}/roles`, {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "Role",
+        metadata: { name: "berth-operator" },
+        rules,
+      });
+      await admin.ensure(`${r}/namespaces/${namespace}/rolebindings`, {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "RoleBinding",
+        metadata: { name: "berth-operator" },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "berth-operator" },
+        subjects: [{ kind: "ServiceAccount", name: cred.serviceAccount, namespace: cred.namespace }],
+      });
+    }
+    for (let i = 0; ; i++) {
+      const res = await admin.raw(
+        "GET",
+        `/apis/${SessionMirrorKind.group}/${SessionMirrorKind.version}/namespaces/${SESSIONS_NS}/sessionmirrors`,
+      );
+      if (res.status === 200) break;
+      if (i > 100) throw new Error(`the SessionMirror CRD is never served on ${c.name}: ${res.status}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const path = join(dir, `operator-${c.name}.kubeconfig`);
+    writeFileSync(path, cred.kubeconfig);
+    return path;
+  } finally {
+    admin.close();
+  }
+}
+
+export interface GpuClusterHandle {
+  name: string;
+  id: string;
+  cluster: Cluster;
+  tokenFile: string;
+  kubeconfigPath: string;
+  operator: RunningOperator | undefined;
+  /** Starts (again) this cluster's operator. */
+  startOperator(identity?: string): Promise<RunningOperator>;
+}
+
+export interface SessionsBed {
+  fleet: Fleet;
+  t: IdentityTestApi;
+  superAdmin: TestUser;
+  /** An organization with an admin and two members. */
+  org: { id: string };
+  orgAdmin: TestUser;
+  alice: TestUser;
+  bob: TestUser;
+  gpu: Record<string, GpuClusterHandle>;
+  plane: InternalListener;
+  worker: RunningWorker;
+  startWorker(identity?: string): Promise<RunningWorker>;
+  dir: string;
+  call(
+    user: TestUser | string,
+    method: string,
+    path: string,
+    json?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: any; headers: Headers }>;
+  /** Polls a session's detail until `pred` holds. */
+  waitFor(user: TestUser, id: string, pred: (s: any) => boolean, what: string, timeoutMs?: number): Promise<any>;
+  /** Session pods on a GPU cluster (name → phase, node). */
+  pods(cluster: string): Promise<{ name: string; phase: string; node?: string; deleting: boolean; uid: string }[]>;
+  stop(): Promise<void>;
+}
+
+export interface SessionsBedOptions {
+  fleet?: FleetDescription;
+  worker?: Partial<SessionControllerOptions>;
+  /** Operators' status resync (heartbeat); default 2 s so that a silent cluster shows within the test. */
+  operatorResyncMs?: number;
+}
+
+export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<SessionsBed> {
+  const fleet = await startFleet(opts.fleet ?? SMALL_FLEET);
+  const dir = mkdtempSync(join(tmpdir(), "berth-sessions-bed-"));
+  const stops: (() => Promise<void>)[] = [
+    async () => fleet.stop(),
+    async () => rmSync(dir, { recursive: true, force: true }),
+  ];
+  const stopAll = async () => {
+    for (const s of stops.reverse()) await s().catch(() => {});
+  };
+  try {
+    const mgmt = fleet.clusters.find((c) => c.kind === "management") as Cluster;
+    const admin = adminKube(mgmt);
+    for (const crd of loadCrds()) await admin.ensure("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
+    await admin.ensure("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: SYSTEM_NS } });
+    admin.close();
+    await installDefaultCatalog(kubeConfigFrom(mgmt.kubeconfig));
+
+    const apiCred = await mintControlPlaneCredential(mgmt, {
+      name: "berth-api",
+      rbac: merge(managementRbac(), apiSessionsRbac()),
+    });
+    const workerCred = await mintControlPlaneCredential(mgmt, { name: "berth-worker", rbac: workerRbac() });
+    const t = await startIdentityTestApi({ kubeConfig: kubeConfigFrom(apiCred.kubeconfig) });
+    stops.push(() => t.stop());
+    // Real time: operators' reports and the worker's "is this cluster reporting" compare wall clocks.
+    t.deps.clock = { now: () => new Date() };
+    t.deps.log = pino({ level: process.env.BERTH_TEST_LOG ?? "silent" });
+    t.deps.clusters = await createClustersRuntime({
+      kubeConfig: kubeConfigFrom(apiCred.kubeconfig),
+      db: t.database.db,
+      clock: new TestClock(new Date()),
+      log: t.deps.log,
+      options: { probeTimeoutMs: 10_000 },
+    });
+    const plane = (await startInternalListener(t.deps, {
+      allowCidrs: ["127.0.0.0/8"],
+      host: "127.0.0.1",
+      port: 0,
+    })) as InternalListener;
+    stops.push(() => plane.close());
+
+    const superAdmin = await t.aUser({ superAdmin: true });
+    const orgRow = await t.anOrganization("Acme");
+    const [orgAdmin, alice, bob] = await Promise.all([t.aUser(), t.aUser(), t.aUser()]);
+    await t.member(orgAdmin, orgRow.id, null, "org_admin");
+    await t.member(alice, orgRow.id, null, "member");
+    await t.member(bob, orgRow.id, null, "member");
+
+    const log = pino({ level: process.env.BERTH_TEST_LOG ?? "silent" });
+    const gpu: Record<string, GpuClusterHandle> = {};
+    for (const c of fleet.clusters.filter((x) => x.kind === "gpu")) {
+      const kubeconfigPath = await installOperator(c, dir);
+      const cpCred = await mintControlPlaneCredential(c, { name: "berth-control-plane", rbac: controlPlaneRbac() });
+      const res = await t.request("POST", "/api/v1/clusters", {
+        token: superAdmin.token,
+        json: {
+          name: c.name,
+          session_domain: `${c.name}.sessions.localhost`,
+          credential: { server: c.server, ca_data: c.caPem, token: cpCred.token },
+        },
+      });
+      if (res.status !== 201) throw new Error(`registering ${c.name}: ${res.status} ${JSON.stringify(res.body)}`);
+      const tokenFile = join(dir, `token-${c.name}`);
+      writeFileSync(`${tokenFile}.new`, res.body.operator_token.token);
+      renameSync(`${tokenFile}.new`, tokenFile);
+      const h: GpuClusterHandle = {
+        name: c.name,
+        id: res.body.cluster.id,
+        cluster: c,
+        tokenFile,
+        kubeconfigPath,
+        operator: undefined,
+        async startOperator(identity = `${c.name}-op-${Math.random().toString(36).slice(2, 6)}`) {
+          const op = await startOperator(
+            parseConfig({
+              clusterId: h.id,
+              kube: { mode: "kubeconfig", path: kubeconfigPath },
+              controlPlaneUrl: plane.url,
+              tokenFile,
+              requestTimeoutMs: 5_000,
+              http: { host: "127.0.0.1", port: 0 },
+              lease: { identity, durationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 250 },
+              inventory: { debounceMs: 50, resyncMs: opts.operatorResyncMs ?? 2_000, listPageSize: 500 },
+              backoff: { baseMs: 100, maxMs: 1_000, jitter: 0.5 },
+              logLevel: "silent",
+            }),
+            { log },
+          );
+          h.operator = op;
+          return op;
+        },
+      };
+      gpu[c.name] = h;
+      await h.startOperator();
+      stops.push(async () => {
+        await h.operator?.stop();
+      });
+    }
+
+    const workers: RunningWorker[] = [];
+    const startWorker = async (identity?: string) => {
+      const w = await startSessionsWorker({
+        db: t.database.db,
+        kubeConfig: kubeConfigFrom(workerCred.kubeconfig),
+        log,
+        ...(identity ? { identity } : {}),
+        lease: { durationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 250 },
+        options: {
+          reportGraceMs: 10_000,
+          pollMs: 500,
+          resyncMs: 10_000,
+          timing: {
+            terminatedRetentionMs: 3600_000,
+            unschedulableMs: 15_000,
+            silentClusterGiveUpMs: 60_000,
+            recheckMs: 500,
+          },
+          ...opts.worker,
+        },
+      });
+      workers.push(w);
+      return w;
+    };
+    const worker = await startWorker("worker-1");
+    await worker.leading(30_000);
+    stops.push(async () => {
+      for (const w of workers) await w.stop();
+    });
+
+    const tokenOf = (u: TestUser | string) => (typeof u === "string" ? u : u.token);
+    const bed: SessionsBed = {
+      fleet,
+      t,
+      superAdmin,
+      org: { id: orgRow.id },
+      orgAdmin,
+      alice,
+      bob,
+      gpu,
+      plane,
+      worker,
+      startWorker,
+      dir,
+      call: (user, method, path, json, headers) =>
+        t.request(method, path, {
+          token: tokenOf(user),
+          ...(json !== undefined ? { json } : {}),
+          ...(headers ? { headers } : {}),
+        }),
+      async waitFor(user, id, pred, what, timeoutMs = 30_000) {
+        const deadline = Date.now() + timeoutMs;
+        let last: unknown;
+        for (;;) {
+          const r = await bed.call(user, "GET", `/api/v1/sessions/${id}`);
+          last = r.body;
+          if (r.status === 200 && pred(r.body)) return r.body;
+          if (Date.now() > deadline)
+            throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last).slice(0, 1500)}`);
+          await new Promise((res) => setTimeout(res, 100));
+        }
+      },
+      async pods(cluster) {
+        const k = adminKube(fleet.cluster(cluster));
+        try {
+          const list = await k.json<{ items: any[] }>("GET", `/api/v1/namespaces/${SESSIONS_NS}/pods`);
+          return list.items.map((p) => ({
+            name: p.metadata.name,
+            phase: p.status?.phase,
+            node: p.spec?.nodeName,
+            deleting: !!p.metadata.deletionTimestamp,
+            uid: p.metadata.uid,
+          }));
+        } finally {
+          k.close();
+        }
+      },
+      stop: stopAll,
+    };
+    return bed;
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+
+/** A minimal SSE reader over fetch (the bearer token cannot go through EventSource). */
+export async function openEventStream(url: string, token: string, lastEventId?: string) {
+  const ac = new AbortController();
+  const res = await fetch(url, {
+    headers: { authorization: `Bearer ${token}`, ...(lastEventId ? { "last-event-id": lastEventId } : {}) },
+    signal: ac.signal,
+  });
+  if (res.status !== 200 || !res.body) throw new Error(`stream answered ${res.status}`);
+  const events: { id?: string; event: string; data: any }[] = [];
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let buf = "";
+  const pump = (async () => {
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buf += decoder.decode(value, { stream: true });
+        let i = buf.indexOf("\n\n");
+        while (i >= 0) {
+          const block = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          i = buf.indexOf("\n\n");
+          const e: { id?: string; event: string; data: any } = { event: "message", data: undefined };
+          for (const line of block.split("\n")) {
+            if (line.startsWith("id: ")) e.id = line.slice(4);
+            else if (line.startsWith("event: ")) e.event = line.slice(7);
+            else if (line.startsWith("data: ")) e.data = JSON.parse(line.slice(6));
+          }
+          if (e.data !== undefined) events.push(e);
+        }
+      }
+    } catch {
+      // aborted
+    }
+  })();
+  return {
+    events,
+    headers: res.headers,
+    async waitFor(pred: (e: { id?: string; event: string; data: any }) => boolean, what: string, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const hit = events.find(pred);
+        if (hit) return hit;
+        if (Date.now() > deadline)
+          throw new Error(
+            `no event: ${what}; got ${events.map((e) => `${e.event}:${e.data?.session?.phase ?? ""}`).join(", ")}`,
+          );
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+    async close() {
+      ac.abort();
+      await pump;
+    },
+  };
+}
