@@ -3,6 +3,7 @@
 //   (list+watch Nodes and GPU Pods, full reports to the control plane's internal plane).
 // Followers keep only the election loop and the status server. Session reconciliation (issue 6) will be
 // a second leader-only job started next to the inventory reporter.
+import { type RunningMirrorController, startSessionMirrorController } from "@berth/controllers";
 import type { Logger } from "pino";
 import { type Clock, systemClock } from "./clock.ts";
 import type { OperatorConfig } from "./config.ts";
@@ -50,6 +51,8 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   });
 
   let reporter: InventoryReporter | undefined;
+  // Sessions (issue 6): SessionMirror → Pod, Service, NetworkPolicy, with status reports to /internal.
+  let mirrors: RunningMirrorController | undefined;
   // Start and stop of leader-only work are serialized: a quick lose-then-win never runs two reporters.
   let transitions: Promise<void> = Promise.resolve();
   const serially = (step: () => Promise<void>): Promise<void> => {
@@ -89,6 +92,15 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
           ...(opts.random ? { random: opts.random } : {}),
         });
         reporter.start();
+        mirrors = startSessionMirrorController({
+          kube,
+          clusterId: config.clusterId,
+          log,
+          report: async (reports) => {
+            const r = await internal.call("POST", "/internal/v1/sessions/status", { cluster_id: config.clusterId, reports });
+            if (!r.ok) throw new Error(`status report ${r.kind} (${r.status}): ${r.message}`);
+          },
+        });
       });
     },
     onStoppedLeading: () => {
@@ -96,7 +108,9 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
       return serially(async () => {
         const r = reporter;
         reporter = undefined;
-        await r?.stop();
+        const m = mirrors;
+        mirrors = undefined;
+        await Promise.all([r?.stop(), m?.stop()]);
       });
     },
   });
