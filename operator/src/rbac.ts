@@ -68,10 +68,10 @@ export function operatorRbac(opts: OperatorRbacOptions = {}): OperatorRbac {
         namespace: sessionsNamespace,
         rules: [
           // The session mirror written by the control plane: read it, report on it, own what it makes.
-          { apiGroups: ["berth.dev"], resources: ["sessions"], verbs: ["get", "list", "watch", "update", "patch"] },
-          { apiGroups: ["berth.dev"], resources: ["sessions/status"], verbs: ["get", "update", "patch"] },
+          { apiGroups: ["berth.dev"], resources: ["sessionmirrors"], verbs: ["get", "list", "watch", "update", "patch"] },
+          { apiGroups: ["berth.dev"], resources: ["sessionmirrors/status"], verbs: ["get", "update", "patch"] },
           // Owner references with blockOwnerDeletion need this (OwnerReferencesPermissionEnforcement).
-          { apiGroups: ["berth.dev"], resources: ["sessions/finalizers"], verbs: ["update"] },
+          { apiGroups: ["berth.dev"], resources: ["sessionmirrors/finalizers"], verbs: ["update"] },
           { apiGroups: [""], resources: ["pods", "services", "persistentvolumeclaims"], verbs: OWN },
           { apiGroups: [""], resources: ["pods/log"], verbs: ["get"] },
           { apiGroups: ["networking.k8s.io"], resources: ["networkpolicies"], verbs: OWN },
