@@ -229,7 +229,36 @@ export type CreateUserRequest = {
 export type ErrorEnvelope = {
   error: {
     /** Stable error code; clients map it to a message. */
-    code: "validation_failed" | "malformed_json" | "bad_request" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "invalid_session_state" | "cluster_in_use" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "gpu_model_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "too_many_requests" | "internal" | "unavailable";
+    code:
+      | "validation_failed"
+      | "malformed_json"
+      | "bad_request"
+      | "unauthenticated"
+      | "token_expired"
+      | "invalid_credentials"
+      | "forbidden"
+      | "password_change_required"
+      | "quota_exceeded"
+      | "not_found"
+      | "method_not_allowed"
+      | "conflict"
+      | "already_exists"
+      | "idempotency_request_in_flight"
+      | "volume_on_another_cluster"
+      | "invalid_session_state"
+      | "cluster_in_use"
+      | "payload_too_large"
+      | "unsupported_media_type"
+      | "idempotency_key_reused"
+      | "gpu_model_unavailable"
+      | "cluster_unreachable"
+      | "cluster_credential_invalid"
+      | "cluster_credential_insufficient"
+      | "gpu_runtime_class_missing"
+      | "gpu_device_plugin_missing"
+      | "too_many_requests"
+      | "internal"
+      | "unavailable";
     /** Human-readable text. */
     message: string;
     /** What to fix. For validation_failed: issues[] of {path, message, code}. */
@@ -612,7 +641,19 @@ export type SessionLogs = {
 };
 
 /** Pending: accepted, not yet placed. Queued: waiting for a GPU (see queue). Starting: placed, pod not ready. Running. Pausing: pod being deleted. Paused: no pod, no GPU, volumes kept. Resuming: placed again after a pause. Restarting: pod being replaced. Terminating. Terminated. Failed: the pod could not run (e.g. image pull); its GPU is released. Unknown: its cluster stopped reporting. */
-export type SessionPhase = "Pending" | "Queued" | "Starting" | "Running" | "Pausing" | "Paused" | "Resuming" | "Restarting" | "Terminating" | "Terminated" | "Failed" | "Unknown";
+export type SessionPhase =
+  | "Pending"
+  | "Queued"
+  | "Starting"
+  | "Running"
+  | "Pausing"
+  | "Paused"
+  | "Resuming"
+  | "Restarting"
+  | "Terminating"
+  | "Terminated"
+  | "Failed"
+  | "Unknown";
 
 export type SessionResource = {
   /** The Session object as the management cluster stores it (managedFields left out). */

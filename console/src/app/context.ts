@@ -18,10 +18,12 @@ export const api = new ApiClient({
   },
 });
 
+// Until the account is loaded (a reload of a deep link) admin pages are let through; loadMe() re-checks
+// the route once roles are known, and the API refuses what the role may not do in any case.
 export const router = new Router(() => ({
   signedIn: auth.signedIn,
   mustChangePassword: auth.mustChangePassword,
-  isAdmin: auth.isAdmin,
+  isAdmin: auth.me ? auth.isAdmin : true,
 }));
 
 export const feed = new LiveFeed({ api });

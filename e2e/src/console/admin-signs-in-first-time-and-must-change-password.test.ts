@@ -2,7 +2,7 @@
 // anything else is reachable; afterwards the console opens, sign-out works, and an expired token sends
 // the user back to the login page with their place kept.
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { describeViolations, launchBrowser, newContext, PHONE, Screenshots, seriousA11yViolations } from "./browser.ts";
 import { LoginPage, PasswordPage } from "./pages/login-page.ts";
 import { ADMIN_EMAIL, ADMIN_FIRST_PASSWORD, type ConsoleStack, startConsoleStack } from "./stack.ts";
@@ -22,6 +22,7 @@ describe("the administrator's first sign-in", () => {
     context = await newContext(browser, stack.url);
     page = await context.newPage();
   });
+  afterEach(async (ctx) => shots.onFailure(page, ctx));
   afterAll(async () => {
     await browser?.close();
     await stack?.stop();

@@ -54,6 +54,12 @@ export class Screenshots {
     rmSync(this.dir, { recursive: true, force: true });
     mkdirSync(this.dir, { recursive: true });
   }
+  /** Call in afterEach: a failed test leaves a picture of what the browser showed. */
+  async onFailure(page: Page | undefined, ctx: { task: { name: string; result?: { state?: string } } }): Promise<void> {
+    if (!page || ctx.task.result?.state !== "fail") return;
+    await this.take(page, `FAILED-${ctx.task.name.replace(/[^a-z0-9]+/gi, "-").slice(0, 60)}`).catch(() => {});
+  }
+
   async take(page: Page, name: string): Promise<string> {
     this.#n++;
     const file = join(this.dir, `${String(this.#n).padStart(2, "0")}-${name}.png`);

@@ -48,7 +48,9 @@ export class BerthAdminClustersView extends LitElement {
 
   async #register(e: SubmitEvent): Promise<void> {
     e.preventDefault();
-    const f = new FormData(e.target as HTMLFormElement);
+    // Keep the form: after an await, an event from inside a shadow root no longer has a target.
+    const form = e.target as HTMLFormElement;
+    const f = new FormData(form);
     const s = (k: string) => String(f.get(k) ?? "").trim();
     const credential: RegisterClusterRequest["credential"] =
       this.credentialKind === "kubeconfig"
@@ -61,7 +63,8 @@ export class BerthAdminClustersView extends LitElement {
       this.result = await api.call("registerCluster", {
         body: { name: s("name"), session_domain: s("session_domain"), credential },
       });
-      (e.target as HTMLFormElement).reset();
+      form.reset();
+      this.showForm = false;
       void this.#clusters.run();
     } catch (err) {
       this.error = err;

@@ -1,0 +1,115 @@
+// Journey: an administrator registers GPU clusters from the console. A cluster without the GPU runtime
+// class is refused and the console shows the probe's result check by check, with the failed one
+// explained; a complete cluster is accepted and its operator token shown once; on its page the admin
+// runs the connection test, edits the session domain, and finds deregistration guarded by its name.
+
+import { ensureConsoleBuilt } from "@berth/console";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type ClustersBed, startClustersBed } from "../clusters/harness.ts";
+import { describeViolations, launchBrowser, newContext, PHONE, Screenshots, seriousA11yViolations } from "./browser.ts";
+import { ClustersPage } from "./pages/clusters-page.ts";
+import { LoginPage } from "./pages/login-page.ts";
+
+describe("an administrator registers a cluster in the console", () => {
+  let bed: ClustersBed;
+  let browser: Browser;
+  let page: Page;
+  const shots = new Screenshots("admin-registers-cluster");
+
+  beforeAll(async () => {
+    ensureConsoleBuilt();
+    bed = await startClustersBed({
+      clusters: [
+        { name: "mgmt", kind: "management" },
+        {
+          name: "gpu-ok",
+          kind: "gpu",
+          nodes: [{ name: "ok-1", gpuModel: "NVIDIA-L4", gpuCount: 4 }],
+          gpuRuntimeClass: true,
+          gpuDevicePlugin: true,
+        },
+        {
+          name: "gpu-noruntime",
+          kind: "gpu",
+          nodes: [{ name: "nr-1", gpuModel: "NVIDIA-L4", gpuCount: 4 }],
+          gpuRuntimeClass: false,
+          gpuDevicePlugin: true,
+        },
+      ],
+    });
+    browser = await launchBrowser();
+    page = await (await newContext(browser, bed.t.api.url)).newPage();
+    const login = new LoginPage(page);
+    await login.open();
+    await login.signIn(bed.superAdmin.email, bed.superAdmin.password);
+    await page.getByTestId("account-email").waitFor();
+  });
+  afterEach(async (ctx) => shots.onFailure(page, ctx));
+  afterAll(async () => {
+    await browser?.close();
+    await bed?.stop();
+  });
+
+  it("an empty fleet says what to do", async () => {
+    const clusters = new ClustersPage(page);
+    await clusters.open();
+    await page.getByTestId("empty-state").waitFor();
+    await shots.take(page, "empty-fleet");
+    const v = await seriousA11yViolations(page);
+    expect(v, describeViolations(v)).toEqual([]);
+  });
+
+  it("a cluster without the GPU runtime class is refused, and the failed check is explained", async () => {
+    const clusters = new ClustersPage(page);
+    await clusters.register("no-runtime", "127.0.0.1:9999", await bed.credentialFor("gpu-noruntime"));
+    const refused = page.getByTestId("register-refused");
+    await refused.waitFor({ timeout: 30_000 });
+    expect(await refused.getByTestId("error-panel").getAttribute("data-code")).toBe("gpu_runtime_class_missing");
+    expect(await refused.getByTestId("error-request-id").textContent()).toMatch(/\S+/);
+    expect(await clusters.check("reachable").getAttribute("data-result")).toBe("passed");
+    expect(await clusters.check("gpu_runtime_class").getAttribute("data-result")).toBe("failed");
+    expect(await clusters.check("gpu_runtime_class").textContent()).toMatch(/RuntimeClass/);
+    await shots.take(page, "refused-runtime-class");
+    const v = await seriousA11yViolations(page);
+    expect(v, describeViolations(v)).toEqual([]);
+  });
+
+  it("a complete cluster is accepted with every check passed and its operator token shown once", async () => {
+    const clusters = new ClustersPage(page);
+    await page.getByLabel("Name").fill("");
+    await page.getByRole("button", { name: "Close" }).click();
+    await clusters.register("gpu-ok", "127.0.0.1:9443", await bed.credentialFor("gpu-ok"));
+    const accepted = page.getByTestId("register-accepted");
+    await accepted.waitFor({ timeout: 30_000 });
+    expect((await page.getByTestId("operator-token").inputValue()).split(".")).toHaveLength(3);
+    await clusters.row("gpu-ok").waitFor();
+    await shots.take(page, "accepted");
+  });
+
+  it("the cluster's page runs the connection test, edits the session domain and guards deregistration", async () => {
+    await new ClustersPage(page).row("gpu-ok").getByRole("link", { name: "gpu-ok" }).click();
+    await page.getByTestId("connection-test").click();
+    await page.getByTestId("connection-test-status").waitFor({ timeout: 30_000 });
+    expect(await page.getByTestId("connection-test-status").textContent()).toContain("connected");
+    await page.getByTestId("session-domain-edit").click();
+    await page.getByTestId("session-domain-input").fill("127.0.0.1:9444");
+    await page.getByTestId("session-domain-save").click();
+    await expect.poll(() => page.getByTestId("session-domain").textContent()).toBe("127.0.0.1:9444");
+    expect(await page.getByTestId("deregister").isDisabled()).toBe(true);
+    await page.getByTestId("deregister-name").fill("gpu-ok");
+    expect(await page.getByTestId("deregister").isDisabled()).toBe(false);
+    await shots.take(page, "cluster-page");
+    const v = await seriousA11yViolations(page);
+    expect(v, describeViolations(v)).toEqual([]);
+    await page.setViewportSize(PHONE);
+    await shots.take(page, "cluster-page-phone");
+  });
+
+  it("deregistration asks for confirmation and then drops the cluster", async () => {
+    await page.getByTestId("deregister").click();
+    await page.getByTestId("confirm-ok").click();
+    await page.waitForURL((u) => u.pathname === "/admin/clusters");
+    await page.getByTestId("empty-state").waitFor();
+  });
+});
