@@ -4,9 +4,11 @@
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyInventory } from "../../../api/src/internal/report-inventory.ts";
-import { eventually, type KubeHttp } from "../index.ts";
+import { operatorRbac } from "../../../operator/src/rbac.ts";
+import { eventually, type KubeHttp, kubeConfigFrom, statusFrom } from "../index.ts";
 import { adminKube, type ClustersBed, startClustersBed } from "./harness.ts";
 import { registerLocalGpuClusters } from "./register-local.ts";
 
@@ -232,8 +234,19 @@ describe("npm start's registration of the local GPU clusters", () => {
     const dataDir = mkdtempSync(join(tmpdir(), "berth-operators-"));
     try {
       expect((await bed.t.request("DELETE", `/api/v1/clusters/${clusterId}`, admin())).status).toBe(200);
-      const [first] = await registerLocalGpuClusters({ deps: bed.t.deps, fleet: bed.fleet, dataDir });
+      const [first] = await registerLocalGpuClusters({
+        deps: bed.t.deps,
+        fleet: bed.fleet,
+        dataDir,
+        operator: { rbac: operatorRbac() },
+      });
       expect(first).toMatchObject({ cluster: "gpu-a", sessionDomain: "gpu-a.sessions.localhost" });
+      // The operator's own least-privilege kubeconfig: it reads nodes, and no Secrets.
+      const operatorCore = kubeConfigFrom(readFileSync(first?.operatorKubeconfigFile ?? "", "utf8")).makeApiClient(
+        CoreV1Api,
+      );
+      expect(await statusFrom(() => operatorCore.listNode())).toBe(200);
+      expect(await statusFrom(() => operatorCore.listNamespacedSecret({ namespace: "berth-system" }))).toBe(403);
       expect(statSync(first?.tokenFile ?? "").mode & 0o777).toBe(0o600);
       const claims = await bed.runtime.tokens.verify(readFileSync(first?.tokenFile ?? "", "utf8").trim());
       expect(claims.clusterId).toBe(first?.clusterId);

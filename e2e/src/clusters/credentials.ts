@@ -5,7 +5,7 @@ import { ClusterKind } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
 import { type ControlPlaneRbac, controlPlaneRbac, managementRbac } from "../../../api/src/clusters/permissions.ts";
 import { KubeHttp } from "../testbed/kube.ts";
-import type { Cluster, Credential } from "../testbed/types.ts";
+import type { Cluster, Credential, PolicyRule } from "../testbed/types.ts";
 
 const RBAC = "/apis/rbac.authorization.k8s.io/v1";
 
@@ -13,30 +13,33 @@ export function adminKube(c: Cluster): KubeHttp {
   return new KubeHttp({ server: c.server, caPem: c.caPem, token: c.adminToken });
 }
 
+export interface ServiceAccountRules {
+  /** Bound with a ClusterRoleBinding. */
+  clusterRules?: PolicyRule[];
+  /** One Role and RoleBinding per namespace (created when missing). */
+  namespaceRules: { namespace: string; rules: PolicyRule[] }[];
+}
+
 /**
- * A ServiceAccount with exactly the given rules (default: `controlPlaneRbac()`, what Berth's control plane
- * does on a GPU cluster). It lives in the first namespaced entry's namespace; each further namespace gets
- * its own Role and RoleBinding.
+ * A ServiceAccount in `namespace` with exactly the given rules, and a token for it (TokenRequest). The
+ * shape matches operator/src/rbac.ts' `operatorRbac()`, so the operator's credential is minted the same way.
  */
-export async function mintControlPlaneCredential(
+export async function mintServiceAccountCredential(
   c: Cluster,
-  opts: { name?: string; rbac?: ControlPlaneRbac } = {},
+  opts: { name: string; namespace: string } & ServiceAccountRules,
 ): Promise<Credential> {
-  const rbac = opts.rbac ?? controlPlaneRbac();
-  const name = opts.name ?? "berth-control-plane";
-  const [home, ...others] = rbac.namespaced;
-  const namespace = home?.namespace ?? "berth-system";
+  const home = opts.namespaceRules.find((n) => n.namespace === opts.namespace);
   const cred = await c.mintCredential({
-    name,
-    namespace,
+    name: opts.name,
+    namespace: opts.namespace,
     ...(home ? { rules: home.rules } : {}),
-    ...(rbac.cluster.length ? { clusterRules: rbac.cluster } : {}),
+    ...(opts.clusterRules?.length ? { clusterRules: opts.clusterRules } : {}),
   });
   const kube = adminKube(c);
   try {
-    for (const n of others) {
+    for (const n of opts.namespaceRules.filter((x) => x.namespace !== opts.namespace)) {
       await kube.ensure("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: n.namespace } });
-      const roleName = `${name}-${namespace}`;
+      const roleName = `${opts.name}-${opts.namespace}`;
       await kube.ensure(`${RBAC}/namespaces/${n.namespace}/roles`, {
         apiVersion: "rbac.authorization.k8s.io/v1",
         kind: "Role",
@@ -48,13 +51,30 @@ export async function mintControlPlaneCredential(
         kind: "RoleBinding",
         metadata: { name: roleName, namespace: n.namespace },
         roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: roleName },
-        subjects: [{ kind: "ServiceAccount", name, namespace }],
+        subjects: [{ kind: "ServiceAccount", name: opts.name, namespace: opts.namespace }],
       });
     }
   } finally {
     kube.close();
   }
   return cred;
+}
+
+/**
+ * The credential Berth's control plane registers a GPU cluster with: exactly `controlPlaneRbac()` (or the
+ * given rules), a ServiceAccount in the first namespace of the rules (the sessions namespace).
+ */
+export async function mintControlPlaneCredential(
+  c: Cluster,
+  opts: { name?: string; rbac?: ControlPlaneRbac } = {},
+): Promise<Credential> {
+  const rbac = opts.rbac ?? controlPlaneRbac();
+  return mintServiceAccountCredential(c, {
+    name: opts.name ?? "berth-control-plane",
+    namespace: rbac.namespaced[0]?.namespace ?? "berth-system",
+    clusterRules: rbac.cluster,
+    namespaceRules: rbac.namespaced,
+  });
 }
 
 /** The Cluster CRD and `berth-system` in the management cluster, and the API's least-privilege credential there. */

@@ -15,7 +15,7 @@ import { deleteClusterInventory } from "../../../api/src/db/operations/inventory
 import type { Deps } from "../../../api/src/deps.ts";
 import type { Principal } from "../../../api/src/http/principal.ts";
 import type { Fleet } from "../testbed/types.ts";
-import { mintControlPlaneCredential } from "./credentials.ts";
+import { mintControlPlaneCredential, mintServiceAccountCredential, type ServiceAccountRules } from "./credentials.ts";
 
 /** Who `npm start` acts as: recorded as the registering user in history and audit. */
 export const LOCAL_START_PRINCIPAL: Principal = {
@@ -33,6 +33,8 @@ export interface LocalRegistration {
   /** The operator's token file (re-read by the operator on every attempt). */
   tokenFile: string;
   tokenExpiresAt: string;
+  /** The operator's own kubeconfig for its cluster, when `operator` was given. */
+  operatorKubeconfigFile?: string;
 }
 
 export interface RegisterLocalOptions {
@@ -42,6 +44,12 @@ export interface RegisterLocalOptions {
   dataDir: string;
   /** Default: `<cluster>.sessions.localhost`. */
   sessionDomain?: (cluster: string) => string;
+  /**
+   * Also install the operator's ServiceAccount and rules on each cluster (as its install would: the
+   * control plane's credential may not grant RBAC) and write its kubeconfig. Pass operator/src/rbac.ts'
+   * `operatorRbac()`.
+   */
+  operator?: { rbac: ServiceAccountRules; name?: string; namespace?: string };
   log?: (line: string) => void;
 }
 
@@ -87,12 +95,23 @@ export async function registerLocalGpuClusters(opts: RegisterLocalOptions): Prom
     const tokenFile = join(opts.dataDir, `operator-token-${cluster.name}`);
     writeFileSync(tokenFile, `${token.token}\n`, { mode: 0o600 });
     chmodSync(tokenFile, 0o600);
+    let operatorKubeconfigFile: string | undefined;
+    if (opts.operator) {
+      const op = await mintServiceAccountCredential(cluster, {
+        name: opts.operator.name ?? "berth-operator",
+        namespace: opts.operator.namespace ?? "berth-system",
+        ...opts.operator.rbac,
+      });
+      operatorKubeconfigFile = join(opts.dataDir, `operator-kubeconfig-${cluster.name}.yaml`);
+      writeFileSync(operatorKubeconfigFile, op.kubeconfig, { mode: 0o600 });
+    }
     out.push({
       cluster: cluster.name,
       clusterId,
       sessionDomain,
       tokenFile,
       tokenExpiresAt: token.expiresAt.toISOString(),
+      ...(operatorKubeconfigFile ? { operatorKubeconfigFile } : {}),
     });
   }
   return out;
