@@ -43,18 +43,36 @@ const starts: number[] = [];
 const stops: number[] = [];
 const timings: ComponentTiming[][] = [];
 const rssAtStart: Map<string, number>[] = [];
+const cpuAtStart: Map<string, number>[] = [];
 const rssSettled: Map<string, number>[] = [];
 
 // Memory per "cluster/component": the component's process-group leader (none of them forks).
-function memory(fleet: Awaited<ReturnType<typeof startFleet>>): Map<string, number> {
+function perProcess(
+  fleet: Awaited<ReturnType<typeof startFleet>>,
+  measure: (pid: number) => number,
+): Map<string, number> {
   const out = new Map<string, number>();
   for (const c of fleet.clusters) {
     for (const pid of c.pids()) {
       const comm = /[^/]+$/.exec(readCmd(pid))?.[0] ?? String(pid);
-      out.set(`${c.name}/${comm}`, rssBytes(pid));
+      out.set(`${c.name}/${comm}`, measure(pid));
     }
   }
   return out;
+}
+const memory = (fleet: Awaited<ReturnType<typeof startFleet>>) => perProcess(fleet, rssBytes);
+
+// CPU seconds (user + system) a process has used: taken at "ready", it is the start's cost in CPU, a
+// figure that, unlike wall time, does not depend on what else the machine is doing.
+function cpuSeconds(pid: number): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, "utf8")
+      .replace(/^.*\) /, "")
+      .split(" ");
+    return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return 0;
+  }
 }
 
 function readCmd(pid: number): string {
@@ -70,6 +88,7 @@ for (let i = 1; i <= runs; i++) {
   starts.push(fleet.startMs);
   timings.push([...fleet.timings]);
   rssAtStart.push(memory(fleet));
+  cpuAtStart.push(perProcess(fleet, cpuSeconds));
   await new Promise((r) => setTimeout(r, settleS * 1000));
   rssSettled.push(memory(fleet));
   const t = performance.now();
@@ -104,11 +123,13 @@ const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b
 const last = rssSettled.at(-1) ?? new Map<string, number>();
 const byCluster = new Map<string, number>();
 for (const [k, v] of last) byCluster.set(k.split("/")[0] ?? k, (byCluster.get(k.split("/")[0] ?? k) ?? 0) + v);
-console.log(`\nresident memory after ${settleS}s settled (last run), per process:`);
+console.log(
+  `\nper process: CPU used until the fleet was ready (median of runs), resident memory after ${settleS}s (last run)`,
+);
 console.log(
   table(
-    ["process", "rss"],
-    [...last].map(([k, v]) => [k, mb(v)]),
+    ["process", "cpu to ready", "rss"],
+    [...last].map(([k, v]) => [k, `${median(cpuAtStart.map((m) => m.get(k) ?? 0)).toFixed(2)}s`, mb(v)]),
   ),
 );
 console.log(`\nper cluster: ${[...byCluster].map(([k, v]) => `${k} ${mb(v)}`).join(", ")}`);
@@ -120,6 +141,7 @@ console.log(
     [
       ["fleet start (1+2, warm)", ...spread(starts, secs)],
       ["fleet stop", ...spread(stops, secs)],
+      ["fleet CPU used to start", ...spread(cpuAtStart.map(total), (n) => `${n.toFixed(1)}s`)],
       ["fleet RSS right after start", ...spread(rssAtStart.map(total), mb)],
       [`fleet RSS after ${settleS}s`, ...spread(rssSettled.map(total), mb)],
     ],
