@@ -44,11 +44,12 @@ export interface ClusterStartInput {
   log: (line: string) => void;
   podLogLines: readonly string[];
   stopGraceMs: number;
+  /** How long one component (or the nodes) may take to become ready. */
+  readyTimeoutMs: number;
   signal: AbortSignal;
 }
 
 const PORT_ATTEMPTS = 5;
-const READY_TIMEOUT_MS = 90_000;
 // On SIGTERM kube-apiserver stops listening at once but then lingers for seconds while watches drain
 // (5 s seen with a controller manager connected). Its state is in etcd, so a SIGKILL after 1 s loses
 // nothing and keeps restarts and stops fast.
@@ -105,7 +106,7 @@ export async function startCluster(input: ClusterStartInput): Promise<Cluster> {
     proc: ManagedProcess | undefined,
     probe: () => Promise<T | undefined>,
   ): Promise<T> => {
-    const deadline = performance.now() + READY_TIMEOUT_MS;
+    const deadline = performance.now() + input.readyTimeoutMs;
     const file = proc?.logFile ?? logFile("kwok");
     for (;;) {
       if (proc?.hasExited()) {
@@ -118,7 +119,7 @@ export async function startCluster(input: ClusterStartInput): Promise<Cluster> {
         throw new ComponentStartError(
           name,
           c,
-          `was not ready after ${READY_TIMEOUT_MS / 1000}s`,
+          `was not ready after ${input.readyTimeoutMs / 1000}s`,
           file,
           proc?.tail(20) ?? "",
         );
@@ -355,7 +356,7 @@ export async function startCluster(input: ClusterStartInput): Promise<Cluster> {
       const stopped = performance.now();
       // Same port and etcd; the certificate in pki/ is reused, so clients keep trusting it.
       const p = spawnComponent("kube-apiserver", apiArgs);
-      const deadline = performance.now() + READY_TIMEOUT_MS;
+      const deadline = performance.now() + input.readyTimeoutMs;
       for (;;) {
         if (p.hasExited())
           throw new ComponentStartError(name, "kube-apiserver", "exited during restart", p.logFile, p.tail(20));

@@ -38,6 +38,7 @@ export async function startFleet(description: FleetDescription, opts: StartFleet
           log,
           podLogLines: opts.podLogLines ?? DEFAULT_POD_LOG,
           stopGraceMs: opts.stopGraceMs ?? 5000,
+          readyTimeoutMs: opts.readyTimeoutMs ?? 120_000,
           signal: abort.signal,
         });
         const total: ComponentTiming = {

@@ -47,6 +47,8 @@ export interface StartFleetOptions {
   podLogLines?: string[];
   /** Grace before SIGKILL when stopping a component. Default 5000 ms. */
   stopGraceMs?: number;
+  /** How long one component (or all the nodes of a cluster) may take to become ready. Default 120 s. */
+  readyTimeoutMs?: number;
   /** Aborting stops whatever has started and rejects (Ctrl-C during `npm start`). */
   signal?: AbortSignal;
 }
