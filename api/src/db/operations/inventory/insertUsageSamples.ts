@@ -18,7 +18,9 @@ export async function insertUsageSamples(
 ): Promise<{ accepted: number; duplicates: number }> {
   if (samples.length === 0) return { accepted: 0, duplicates: 0 };
   // Duplicates inside one batch count as duplicates too (ON CONFLICT cannot see rows of its own insert).
-  const unique = [...new Map(samples.map((s) => [s.id, s])).values()];
+  // Sorted by id: concurrent batches that overlap (a retry racing the next batch) then take their row
+  // locks in one order, so they wait for each other instead of deadlocking (40P01).
+  const unique = [...new Map(samples.map((s) => [s.id, s])).values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const inserted = await db("usage_samples")
     .insert(
       unique.map((s) => ({
