@@ -15,11 +15,12 @@ import { Forbidden } from "../errors.ts";
 import { errorEnvelopeMiddleware, requestIdMiddleware } from "../http/envelope.ts";
 import { metricsMiddleware } from "../http/metrics.ts";
 import { allowList } from "./cidr.ts";
+import { domainInternalRoutes } from "./domains.ts";
 import { type AnyInternalRoute, internalRouteMiddleware } from "./route.ts";
 import { internalRoutes } from "./routes.ts";
 
 export interface BuildInternalAppOptions {
-  /** Routes of other domains (e.g. GET /internal/connect/verify), mounted after the built-in ones. */
+  /** Routes of other domains, mounted after the built-in ones. Default: internal/domains.ts' list. */
   routes?: readonly AnyInternalRoute[];
   /** Default: deps.config.internal.allowCidrs. */
   allowCidrs?: readonly string[];
@@ -61,7 +62,7 @@ export function buildInternalApp(deps: Deps, opts: BuildInternalAppOptions = {})
   app.use(errorEnvelopeMiddleware({ clock: deps.clock, log: deps.log }));
   app.use(internalGateMiddleware(opts.allowCidrs ?? deps.config.internal.allowCidrs, deps.log));
   const router = new Router();
-  mountInternalRoutes(router, deps, opts.routes);
+  mountInternalRoutes(router, deps, opts.routes ?? domainInternalRoutes);
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;
