@@ -1,0 +1,105 @@
+// `npm start`: one session gateway per GPU cluster of the local fleet, each on its own loopback port with
+// a certificate made for it, authenticated to the control plane with that cluster's operator token, and
+// a stand-in application behind it (pod IPs are data on the bed). A session whose pod does not run
+// (paused, gone) shows its page instead of the stand-in: the gate asks the cluster's API.
+//
+// Wiring (e2e/src/start/main.ts, SERVICES, after the API and the clusters' registration):
+//   - register the GPU clusters with `sessionDomain: localSessionDomain(fleet)` so the links the API hands
+//     out name these gateways (https://127.0.0.1:9443/proxy/{cr}/lab on gpu-a, :9444 on gpu-b, …);
+//   - publish BERTH_INTERNAL_URL (the internal listener) and BERTH_LOCAL_CLUSTERS (JSON of the
+//     LocalRegistration list: cluster, clusterId, tokenFile) for `gatewaysService`.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+  gatedUpstreams,
+  httpVerifier,
+  kubePodRunning,
+  type RunningGateway,
+  StaticUpstreams,
+  selfSignedCertificate,
+  startGateway,
+} from "../../../operator/src/gateway/index.ts";
+import { type RunningStandin, startStandin } from "../../../operator/src/standin/index.ts";
+import type { Fleet } from "../testbed/types.ts";
+
+/** First gateway port; the n-th GPU cluster of the fleet gets FIRST_PORT + n. */
+export const FIRST_GATEWAY_PORT = 9443;
+export const SESSIONS_NAMESPACE = "berth-sessions";
+
+/** The session domain of each GPU cluster of the local fleet: 127.0.0.1:<its gateway's port>. */
+export function localSessionDomain(fleet: Fleet, firstPort = FIRST_GATEWAY_PORT): (cluster: string) => string {
+  const gpu = fleet.clusters.filter((c) => c.kind === "gpu").map((c) => c.name);
+  return (cluster) => {
+    const i = gpu.indexOf(cluster);
+    if (i < 0) throw new Error(`${cluster} is not a GPU cluster of the fleet`);
+    return `127.0.0.1:${firstPort + i}`;
+  };
+}
+
+export interface LocalGatewayInput {
+  fleet: Fleet;
+  /** From registerLocalGpuClusters. */
+  registrations: ReadonlyArray<{ cluster: string; clusterId: string; tokenFile: string; sessionDomain: string }>;
+  /** The control plane's internal listener. */
+  internalUrl: string;
+  /** Where each gateway's certificate is written (so a browser or curl can be told to trust it). */
+  dataDir: string;
+  log?: (line: string) => void;
+}
+
+export interface LocalGateways {
+  endpoints: { name: string; url: string }[];
+  gateways: Map<string, RunningGateway>;
+  stop(): Promise<void>;
+}
+
+export async function startLocalGateways(input: LocalGatewayInput): Promise<LocalGateways> {
+  const stops: Array<() => Promise<void>> = [];
+  const stop = async () => {
+    for (const s of stops.reverse()) await s().catch(() => {});
+  };
+  const gateways = new Map<string, RunningGateway>();
+  const endpoints: { name: string; url: string }[] = [];
+  try {
+    for (const r of input.registrations) {
+      const cluster = input.fleet.cluster(r.cluster);
+      const standin: RunningStandin = await startStandin({ name: r.cluster });
+      stops.push(() => standin.close());
+      const [host, portText] = r.sessionDomain.split(":");
+      const tls = selfSignedCertificate({ names: [host ?? "127.0.0.1", "localhost"] });
+      const certFile = join(input.dataDir, `gateway-${r.cluster}.crt`);
+      writeFileSync(certFile, tls.certPem);
+      const gateway = await startGateway({
+        clusterId: r.clusterId,
+        verifier: httpVerifier({ baseUrl: input.internalUrl, tokenFile: r.tokenFile }),
+        upstreams: gatedUpstreams(
+          new StaticUpstreams({ "*": `127.0.0.1:${standin.port}` }),
+          kubePodRunning({ server: cluster.server, caPem: cluster.caPem, token: cluster.adminToken, namespace: SESSIONS_NAMESPACE }),
+        ),
+        tls,
+        host: host ?? "127.0.0.1",
+        port: Number(portText ?? 0),
+      });
+      stops.push(() => gateway.close());
+      gateways.set(r.cluster, gateway);
+      endpoints.push({ name: `gateway ${r.cluster}`, url: `${gateway.url}/proxy/<session>/lab (certificate ${certFile})` });
+      input.log?.(`[gateways] ${r.cluster}: ${gateway.url}, stand-in ${standin.url}`);
+    }
+    return { endpoints, gateways, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** The `npm start` service: reads BERTH_INTERNAL_URL and BERTH_LOCAL_CLUSTERS from earlier services. */
+export const gatewaysService = {
+  name: "gateways",
+  async start(ctx: { fleet: Fleet; dataDir: string; published: Readonly<Record<string, string>>; log: (line: string) => void }) {
+    const internalUrl = ctx.published.BERTH_INTERNAL_URL;
+    const clusters = ctx.published.BERTH_LOCAL_CLUSTERS;
+    if (!internalUrl || !clusters) throw new Error("gateways need BERTH_INTERNAL_URL and BERTH_LOCAL_CLUSTERS from the API service");
+    const g = await startLocalGateways({ fleet: ctx.fleet, registrations: JSON.parse(clusters), internalUrl, dataDir: ctx.dataDir, log: ctx.log });
+    return { endpoints: g.endpoints, stop: g.stop };
+  },
+};
