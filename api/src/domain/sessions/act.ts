@@ -23,6 +23,12 @@ export interface ActOptions {
   inLock?: (tx: Knex.Transaction, cr: Session, row: SessionRow) => Promise<void>;
   /** Skip the matrix (priority changes have their own rule). */
   action?: SessionAction;
+  /**
+   * Tell the stream here. Not for pause, resume, restart, terminate: the worker's phase change follows
+   * within milliseconds and carries the new desired state, while an event from here could land after it
+   * with a phase the worker has already left.
+   */
+  emitEvent?: boolean;
 }
 
 export async function act(
@@ -82,7 +88,7 @@ export async function act(
       now,
     );
     const view = viewFromResource(changed ?? row, updated);
-    await insertSessionEvents(deps.db, [sessionEventOf("session.updated", row, view, phase)]);
+    if (opts.emitEvent) await insertSessionEvents(deps.db, [sessionEventOf("session.updated", row, view, phase)]);
     return view;
   }
 }

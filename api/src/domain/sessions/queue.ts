@@ -50,6 +50,7 @@ export function changePriority(deps: Deps, principal: Principal, id: string, pri
     principal,
     id,
     {
+      emitEvent: true,
       check: async (cr, row) => {
         const phase = cr.status?.phase ?? "Pending";
         if (phase === "Terminated" || phase === "Terminating" || cr.spec.desiredState === "Terminated") {
