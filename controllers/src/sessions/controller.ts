@@ -39,6 +39,7 @@ import {
   phaseOf,
   placedStatus,
   planSession,
+  queueSince,
   type StatusReport,
   waitingStatus,
 } from "./lifecycle.ts";
@@ -702,7 +703,7 @@ export class SessionController {
         gpuModel: offering.spec.gpuModel,
         gpuCount,
         priority: s.spec.priority,
-        since: s.status?.queuedAt ?? s.metadata.creationTimestamp ?? now.toISOString(),
+        since: queueSince(s, now),
         ...(s.spec.clusterPin ? { clusterPin: s.spec.clusterPin } : {}),
         volumes: s.spec.volumes.map((v) => {
           const bound = this.#volumes.store.get(`${s.metadata.namespace}/${v.volume}`)?.status?.boundCluster;
@@ -741,7 +742,7 @@ export class SessionController {
     }
     for (const w of plan.waiting) {
       const s = bySession.get(w.key) as Session;
-      const { status, events } = waitingStatus(s, w, now);
+      const { status, events } = waitingStatus(s, w, now, queueSince(s, now));
       if (status) jobs.push(async () => void (await this.#writeStatus(s, status, events)));
     }
     for (const s of waitingOnCatalog) {

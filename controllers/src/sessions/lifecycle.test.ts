@@ -182,7 +182,7 @@ describe("the session lifecycle", () => {
   it("records placement and queue positions, writing a queue position only when it changes", () => {
     const s = aSession().build();
     const q = waitingStatus(s, { position: 2, reason: "NoCapacity", message: "waiting for 1 × H100 (1 ahead)" }, now);
-    expect(q.status).toMatchObject({ phase: "Queued", queue: { position: 2 }, queuedAt: "2026-11-22T07:00:00Z" });
+    expect(q.status).toMatchObject({ phase: "Queued", queue: { position: 2 }, queuedAt: "2026-11-22T07:00:00.000Z" });
     expect(
       waitingStatus(
         { ...s, status: q.status },

@@ -447,14 +447,26 @@ export function waitingStatus(
   s: Session,
   w: { position: number; reason: string; message: string },
   now: Date,
+  since?: string,
 ): { status?: SessionStatus; events: KubeEventSpec[] } {
   const d = new StatusDraft(s, now);
   const entering = phaseOf(s) !== "Queued";
   d.phase("Queued")
     .set("queue", { position: w.position, reason: w.message })
-    .set("queuedAt", s.status?.queuedAt ?? at(now))
+    // Millisecond precision on purpose: the queue orders by it (see queueSince).
+    .set("queuedAt", s.status?.queuedAt ?? since ?? now.toISOString())
     .condition("Scheduled", "False", w.reason, w.message);
   if (!d.changed) return { events: [] };
   d.status.observedGeneration = s.metadata.generation ?? d.status.observedGeneration;
   return { status: d.status, events: entering ? [{ type: "Normal", reason: "Queued", message: w.message }] : [] };
+}
+
+/**
+ * Where a waiting session stands in the age order: since it was queued; a session never queued yet,
+ * since it was accepted (the API's millisecond annotation); one resumed from a pause, since now.
+ */
+export function queueSince(s: Session, now: Date): string {
+  if (s.status?.queuedAt) return s.status.queuedAt;
+  if (phaseOf(s) === "Paused") return now.toISOString();
+  return s.metadata.annotations?.["berth.dev/created-at"] ?? s.metadata.creationTimestamp ?? now.toISOString();
 }

@@ -56,6 +56,11 @@ export const ANNOTATIONS = {
   restarts: "berth.dev/restarts",
   /** On a management Session: who created it, for `kubectl describe`. */
   createdBy: "berth.dev/created-by",
+  /**
+   * On a management Session: when it was accepted, in milliseconds (creationTimestamp has whole seconds,
+   * and the queue's "older first" must not depend on which of two sessions of the same second sorts first).
+   */
+  createdAt: "berth.dev/created-at",
 } as const;
 
 /** Kubernetes label values: 63 characters of [A-Za-z0-9_.-], starting and ending alphanumeric. */

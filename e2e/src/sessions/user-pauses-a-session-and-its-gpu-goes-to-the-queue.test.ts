@@ -19,7 +19,10 @@ describe("pause and resume", () => {
     const stream = await openEventStream(`${bed.t.api.url}/api/v1/sessions/events`, bed.alice.token);
     try {
       // gpu-a has two H100s: alice takes both.
-      const [first, second] = await Promise.all([bed.call(bed.alice, "POST", "/api/v1/sessions", h100), bed.call(bed.alice, "POST", "/api/v1/sessions", h100)]);
+      const [first, second] = await Promise.all([
+        bed.call(bed.alice, "POST", "/api/v1/sessions", h100),
+        bed.call(bed.alice, "POST", "/api/v1/sessions", h100),
+      ]);
       const a1 = first.body.id as string;
       const a2 = second.body.id as string;
       await bed.waitFor(bed.alice, a1, (s) => s.phase === "Running", "a1 Running");
@@ -31,7 +34,9 @@ describe("pause and resume", () => {
       expect(queued.queue).toMatchObject({ position: 1 });
       expect(queued.reason).toBe("NoCapacity");
       const q = await bed.call(bed.bob, "GET", "/api/v1/queue");
-      expect(q.body.data).toEqual([expect.objectContaining({ position: 1, session: expect.objectContaining({ id: b }) })]);
+      expect(q.body.data).toEqual([
+        expect.objectContaining({ position: 1, session: expect.objectContaining({ id: b }) }),
+      ]);
 
       // alice pauses a1: its pod goes, and bob's session starts on the GPU it held.
       const paused = await bed.call(bed.alice, "POST", `/api/v1/sessions/${a1}/pause`);
@@ -52,7 +57,10 @@ describe("pause and resume", () => {
       expect(back.started_at > p.paused_at).toBe(true);
 
       // The stream told alice every step of a1, in order.
-      await stream.waitFor((e) => e.data.session_id === a1 && e.data.session.phase === "Running" && e.data.previous_phase === "Resuming", "a1 resumed");
+      await stream.waitFor(
+        (e) => e.data.session_id === a1 && e.data.session.phase === "Running" && e.data.previous_phase === "Resuming",
+        "a1 resumed",
+      );
       const phases = stream.events.filter((e) => e.data.session_id === a1).map((e) => e.data.session.phase);
       const dedup = phases.filter((ph, i) => ph !== phases[i - 1]);
       expect(dedup).toEqual(["Pending", "Starting", "Running", "Pausing", "Paused", "Queued", "Resuming", "Running"]);
@@ -66,11 +74,16 @@ describe("pause and resume", () => {
   });
 
   it("refuses actions the phase does not allow, saying which are allowed", async () => {
-    const s = (await bed.call(bed.bob, "POST", "/api/v1/sessions", { offering: "l4", preset: "gpu-small", image: "terminal" })).body.id as string;
+    const s = (
+      await bed.call(bed.bob, "POST", "/api/v1/sessions", { offering: "l4", preset: "gpu-small", image: "terminal" })
+    ).body.id as string;
     await bed.waitFor(bed.bob, s, (x) => x.phase === "Running", "Running");
     const resume = await bed.call(bed.bob, "POST", `/api/v1/sessions/${s}/resume`);
     expect(resume.status).toBe(409);
-    expect(resume.body.error).toMatchObject({ code: "invalid_session_state", details: { phase: "Running", allowed_actions: ["pause", "restart", "terminate"] } });
+    expect(resume.body.error).toMatchObject({
+      code: "invalid_session_state",
+      details: { phase: "Running", allowed_actions: ["pause", "restart", "terminate"] },
+    });
     expect((await bed.call(bed.bob, "POST", `/api/v1/sessions/${s}/pause`)).status).toBe(202);
     const again = await bed.call(bed.bob, "POST", `/api/v1/sessions/${s}/pause`);
     expect(again.status).toBe(409);

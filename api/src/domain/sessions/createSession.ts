@@ -181,7 +181,7 @@ export async function createSession(deps: Deps, principal: Principal, input: Cre
         [LABELS.organization]: labelValue(organizationId),
         ...(projectId ? { [LABELS.project]: labelValue(projectId) } : {}),
       },
-      annotations: { [ANNOTATIONS.createdBy]: principal.email },
+      annotations: { [ANNOTATIONS.createdBy]: principal.email, [ANNOTATIONS.createdAt]: now.toISOString() },
     },
     {
       owner: principal.userId,
