@@ -61,6 +61,10 @@ export const shared = css`
   a {
     color: var(--berth-accent);
   }
+  .card > h2:first-child,
+  .card > h1:first-child {
+    margin-top: 0;
+  }
   button,
   .button {
     font: inherit;

@@ -37,8 +37,8 @@ export class BerthSessionsView extends LitElement {
   #clock: ReturnType<typeof setInterval> | undefined;
 
   #sessions = new Task(this, {
-    task: async ([f], { signal }) => {
-      const filter = f as SessionsFilter;
+    task: async ([scope, phase, cluster, pageNo], { signal }) => {
+      const filter = { scope, phase, cluster, page: pageNo } as SessionsFilter;
       const r = await api.call(
         "listSessions",
         {
@@ -55,7 +55,11 @@ export class BerthSessionsView extends LitElement {
       this.updatedAt = Date.now();
       return r;
     },
-    args: () => [this.filter],
+    // Primitives only: a fresh filter object per render would count as a change and loop.
+    args: () => {
+      const f = this.filter;
+      return [f.scope, f.phase, f.cluster, f.page];
+    },
   });
   /** Cluster names for the filter, from the GPU inventory every member may read. */
   #availability = new Task(this, {

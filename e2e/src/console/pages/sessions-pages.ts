@@ -1,0 +1,74 @@
+// Page objects of the sessions list, the create wizard, a session's page and the queue.
+import type { Page } from "playwright-core";
+
+export class SessionsListPage {
+  readonly page: Page;
+  constructor(page: Page) {
+    this.page = page;
+  }
+  async open(query = ""): Promise<void> {
+    await this.page.goto(`/sessions${query}`);
+    await this.page.getByRole("heading", { name: "Sessions", level: 1 }).waitFor();
+  }
+  row(id: string) {
+    return this.page.locator(`[data-testid="session-row"][data-session-id="${id}"]`);
+  }
+  async waitForPhase(id: string, phase: string, timeout = 30_000): Promise<void> {
+    await this.page
+      .locator(`[data-testid="session-row"][data-session-id="${id}"][data-phase="${phase}"]`)
+      .waitFor({ timeout });
+  }
+  liveMode() {
+    return this.page.getByTestId("live-indicator").getAttribute("data-mode");
+  }
+}
+
+export class NewSessionPage {
+  readonly page: Page;
+  constructor(page: Page) {
+    this.page = page;
+  }
+  async open(): Promise<void> {
+    await this.page.goto("/sessions/new");
+    await this.page.getByTestId("create-session-form").waitFor();
+  }
+  async chooseOffering(name: string): Promise<void> {
+    await this.page.getByTestId(`offering-${name}`).check();
+  }
+  freeText(offering: string) {
+    return this.page.getByTestId(`offering-free-${offering}`).textContent();
+  }
+  /** "1 of 2 GPUs free now" → 1 */
+  async freeGpus(offering: string): Promise<number> {
+    const t = (await this.freeText(offering)) ?? "";
+    const m = /(\d+) of (\d+)/.exec(t);
+    return m ? Number(m[1]) : Number.NaN;
+  }
+  async create(name: string): Promise<string> {
+    await this.page.getByTestId("session-name").fill(name);
+    await this.page.getByTestId("create-session").click();
+    await this.page.waitForURL((u) => /^\/sessions\/ses_/.test(u.pathname));
+    return new URL(this.page.url()).pathname.split("/").at(-1) as string;
+  }
+}
+
+export class SessionPage {
+  readonly page: Page;
+  constructor(page: Page) {
+    this.page = page;
+  }
+  async open(id: string): Promise<void> {
+    await this.page.goto(`/sessions/${id}`);
+    await this.page.getByTestId("session-name").waitFor();
+  }
+  phase() {
+    return this.page.locator('[data-testid="session-phase"] [data-testid="phase"]').getAttribute("data-phase");
+  }
+  async waitForPhase(phase: string, timeout = 30_000): Promise<void> {
+    await this.page.locator(`[data-testid="session-phase"] [data-phase="${phase}"]`).waitFor({ timeout });
+  }
+  async act(action: "pause" | "resume" | "restart" | "terminate"): Promise<void> {
+    await this.page.getByTestId(`action-${action}`).click();
+    if (action === "restart" || action === "terminate") await this.page.getByTestId("confirm-ok").click();
+  }
+}
