@@ -106,9 +106,10 @@ export class LoginThrottle {
     return {
       refused: false,
       succeeded: async () => {
-        await db("login_failures").where({ email, source }).del();
-        // Housekeeping rides on successes: rows older than the window count for nothing.
-        await db("login_failures").where("at", "<", since).del();
+        // Housekeeping rides on successes, in the same statement: rows older than the window count for nothing.
+        await db("login_failures")
+          .where((w) => w.where({ email, source }).orWhere("at", "<", since))
+          .del();
       },
       failed: async () => {},
     };

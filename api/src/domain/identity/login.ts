@@ -37,12 +37,12 @@ export async function login(deps: Pick<Deps, "db" | "config" | "clock">, input: 
     await attempt.failed();
     throw new InvalidCredentials();
   }
-  await attempt.succeeded();
-
   // Parameters raised since this hash was made: re-hash now, while we hold the plain password.
   const rehash = hasher.needsRehash(user.password_hash) ? await hasher.hash(input.password) : undefined;
-  await updateUser(deps.db, user.id, { lastLoginAt: deps.clock.now(), ...(rehash ? { passwordHash: rehash } : {}) });
-
-  const issued = await tokens.issue({ userId: user.id, tokenVersion: user.token_version });
+  const [, , issued] = await Promise.all([
+    attempt.succeeded(),
+    updateUser(deps.db, user.id, { lastLoginAt: deps.clock.now(), ...(rehash ? { passwordHash: rehash } : {}) }),
+    tokens.issue({ userId: user.id, tokenVersion: user.token_version }),
+  ]);
   return { accessToken: issued.token, expiresIn: issued.expiresIn, mustChangePassword: user.must_change_password, user: { id: user.id, email: user.email } };
 }
