@@ -65,6 +65,12 @@ function rssMiB(pid: number | undefined): number {
   return m ? Number(m[1]) / 1024 : Number.NaN;
 }
 
+/** CPU seconds (user + system) a process has used so far. */
+function cpuSeconds(pid: number | undefined): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+}
+
 function pct(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 }
@@ -94,6 +100,10 @@ try {
     },
     (l) => (l.includes("session gateway listening") ? (JSON.parse(l) as { url: string }).url : undefined),
   );
+  // Baseline: the least a Node proxy does (node:http server -> keep-alive node:http client -> pipe), in
+  // its own process, so the gateway's own cost (cookie, header hygiene, pages) can be told from the cost of
+  // proxying at all on this machine.
+  const bare = await start("bench/src/gateway-bare-proxy.ts", [standin.value.replace("http://", "")], {}, (l) => /listening on (\S+)/.exec(l)?.[1]);
   const now = Math.floor(Date.now() / 1000);
   const cookie = `berth_cnx=${signCookie({ s: "ses_bench", c: "s-bench", u: "usr_bench", k: "clu_bench", i: now, e: now + 3600 }, key)}`;
   const direct = `${standin.value}/proxy/s-bench/hello`;
@@ -107,10 +117,24 @@ try {
   await autocannon({ url: through, connections, duration: 2, headers: { cookie } });
   const d: CannonResult[] = [];
   const g: CannonResult[] = [];
+  const cpu = { directStandin: 0, throughStandin: 0, throughGateway: 0, directRequests: 0, throughRequests: 0, bare: 0, bareRequests: 0 };
+  const b: CannonResult[] = [];
   for (let i = 0; i < rounds; i++) {
+    const b0 = cpuSeconds(bare.child.pid);
+    b.push(await autocannon({ url: `${bare.value}/proxy/s-bench/hello`, connections, duration }));
+    cpu.bare += cpuSeconds(bare.child.pid) - b0;
+    cpu.bareRequests += (b.at(-1) as CannonResult).requests.total;
+    let s0 = cpuSeconds(standin.child.pid);
     d.push(await autocannon({ url: direct, connections, duration }));
+    cpu.directStandin += cpuSeconds(standin.child.pid) - s0;
+    cpu.directRequests += (d.at(-1) as CannonResult).requests.total;
+    s0 = cpuSeconds(standin.child.pid);
+    const g0 = cpuSeconds(gw.child.pid);
     g.push(await autocannon({ url: through, connections, duration, headers: { cookie } }));
-    process.stdout.write(`round ${i + 1}  direct  ${fmt(d.at(-1) as CannonResult)}\n         gateway ${fmt(g.at(-1) as CannonResult)}\n`);
+    cpu.throughStandin += cpuSeconds(standin.child.pid) - s0;
+    cpu.throughGateway += cpuSeconds(gw.child.pid) - g0;
+    cpu.throughRequests += (g.at(-1) as CannonResult).requests.total;
+    process.stdout.write(`round ${i + 1}  direct  ${fmt(d.at(-1) as CannonResult)}\n         gateway ${fmt(g.at(-1) as CannonResult)}\n         bare    ${fmt(b.at(-1) as CannonResult)}\n`);
   }
   const avg = (xs: CannonResult[], f: (r: CannonResult) => number) => xs.reduce((s, r) => s + f(r), 0) / xs.length;
   const dr = avg(d, (r) => r.requests.average);
@@ -123,6 +147,8 @@ try {
     `\nmean      direct  ${dr.toFixed(0)} req/s  p50 ${dm.toFixed(1)} ms  p99 ${dp.toFixed(1)} ms\n` +
       `          gateway ${gr.toFixed(0)} req/s  p50 ${gm.toFixed(1)} ms  p99 ${gp.toFixed(1)} ms\n` +
       `ratio     gateway/direct throughput ${(gr / dr).toFixed(2)} (target ≥ 0.5)   p99 overhead ${(gp - dp).toFixed(1)} ms (target ≤ 5 ms)\n` +
+      `baseline  bare Node proxy ${avg(b, (r) => r.requests.average).toFixed(0)} req/s  p99 ${avg(b, (r) => r.latency.p99).toFixed(1)} ms; gateway/bare throughput ${(gr / avg(b, (r) => r.requests.average)).toFixed(2)}\n` +
+      `CPU per request (load-independent): bare proxy ${((cpu.bare / cpu.bareRequests) * 1e6).toFixed(0)} µs; stand-in ${((cpu.directStandin / cpu.directRequests) * 1e6).toFixed(0)} µs direct, ${((cpu.throughStandin / cpu.throughRequests) * 1e6).toFixed(0)} µs behind the gateway; gateway ${((cpu.throughGateway / cpu.throughRequests) * 1e6).toFixed(0)} µs (cookie check + proxy)\n` +
       `gateway RSS after the HTTP runs: ${rssMiB(gw.child.pid).toFixed(0)} MiB\n`,
     );
 

@@ -60,3 +60,15 @@ describe("gateway cookie", () => {
     expect(withoutCookie("berth_cnx=x", "berth_cnx")).toBeUndefined();
   });
 });
+
+describe("verified cookie cache", () => {
+  it("remembers a signature, never a binding or an expiry", async () => {
+    const { VerifiedCookies } = await import("./cookie.ts");
+    const cache = new VerifiedCookies(2);
+    const v = signCookie(claims(), key);
+    expect(checkCookies([v], [key], want, cache)).toMatchObject({ ok: true });
+    expect(checkCookies([v], [key], { ...want, cr: "s-b" }, cache)).toEqual({ ok: false, why: "elsewhere" });
+    expect(checkCookies([v], [key], { ...want, nowSeconds: 1600 }, cache)).toEqual({ ok: false, why: "expired" });
+    expect(checkCookies([`${v}x`], [key], want, cache)).toEqual({ ok: false, why: "bad" });
+  });
+});

@@ -32,8 +32,35 @@ export function signCookie(claims: CookieClaims, key: Buffer): string {
   return `${body}.${mac(key, body).toString("base64url")}`;
 }
 
+/**
+ * Values whose signature already checked out, so a busy tab costs a Map lookup per request instead of an
+ * HMAC. Only the signature is remembered: binding and expiry are checked on every request. Bounded.
+ */
+export class VerifiedCookies {
+  readonly #map = new Map<string, CookieClaims>();
+  readonly max: number;
+  constructor(max = 50_000) {
+    this.max = max;
+  }
+  get(value: string): CookieClaims | undefined {
+    return this.#map.get(value);
+  }
+  set(value: string, claims: CookieClaims): void {
+    if (this.#map.size >= this.max) this.#map.clear();
+    this.#map.set(value, claims);
+  }
+}
+
 /** Claims when `value` was signed by one of `keys` and parses; expiry and binding are checked by the caller. */
-export function openCookie(value: string, keys: Buffer[]): CookieClaims | undefined {
+export function openCookie(value: string, keys: Buffer[], cache?: VerifiedCookies): CookieClaims | undefined {
+  const hit = cache?.get(value);
+  if (hit) return hit;
+  const claims = openUncached(value, keys);
+  if (claims) cache?.set(value, claims);
+  return claims;
+}
+
+function openUncached(value: string, keys: Buffer[]): CookieClaims | undefined {
   const dot = value.indexOf(".");
   if (dot <= 0 || value.length > 4096) return undefined;
   const body = value.slice(0, dot);
@@ -62,11 +89,11 @@ export type CookieVerdict = { ok: true; claims: CookieClaims; renew: boolean } |
  * The verdict on the request's `berth_cnx` cookies for /proxy/{cr}/. Several may arrive (an old and a new
  * one, or one per path when paths nest): any valid one for this cr and cluster wins.
  */
-export function checkCookies(values: string[], keys: Buffer[], want: CookieCheck): CookieVerdict {
+export function checkCookies(values: string[], keys: Buffer[], want: CookieCheck, cache?: VerifiedCookies): CookieVerdict {
   if (values.length === 0) return { ok: false, why: "absent" };
   let why: "bad" | "expired" | "elsewhere" = "bad";
   for (const v of values) {
-    const c = openCookie(v, keys);
+    const c = openCookie(v, keys, cache);
     if (!c) continue;
     if (c.c !== want.cr || c.k !== want.clusterId) {
       why = "elsewhere";

@@ -16,7 +16,7 @@ import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
-import { type CookieClaims, COOKIE_NAME, checkCookies, clearCookieHeader, cookieValues, setCookieHeader, signCookie, withoutCookie } from "./cookie.ts";
+import { type CookieClaims, COOKIE_NAME, checkCookies, clearCookieHeader, cookieValues, setCookieHeader, signCookie, VerifiedCookies, withoutCookie } from "./cookie.ts";
 import { type Page, pages, renderPage } from "./pages.ts";
 import { routeOf, tokenOf, withoutToken } from "./paths.ts";
 import type { Upstream, UpstreamResolver } from "./upstream.ts";
@@ -68,6 +68,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   const sockets = new Set<Duplex>();
 
   const nowS = (): number => Math.floor(clock.now() / 1000);
+  const verified = new VerifiedCookies();
 
   function cookieFor(g: Grant): string {
     const i = nowS();
@@ -217,7 +218,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       return;
     }
 
-    const verdict = checkCookies(cookieValues(req.headers.cookie, COOKIE_NAME), keys, { cr, clusterId: o.clusterId, nowSeconds: nowS() });
+    const verdict = checkCookies(cookieValues(req.headers.cookie, COOKIE_NAME), keys, { cr, clusterId: o.clusterId, nowSeconds: nowS() }, verified);
     if (!verdict.ok) return send(res, { ...pages.notSignedIn(), reason: verdict.why === "expired" ? "cookie_expired" : "no_cookie" });
     let extraCookie: string | undefined;
     if (verdict.renew) {
@@ -255,7 +256,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       }
       if (host !== req.headers.host) return refuseUpgrade(socket, 403, "cross_origin");
     }
-    const verdict = checkCookies(cookieValues(req.headers.cookie, COOKIE_NAME), keys, { cr, clusterId: o.clusterId, nowSeconds: nowS() });
+    const verdict = checkCookies(cookieValues(req.headers.cookie, COOKIE_NAME), keys, { cr, clusterId: o.clusterId, nowSeconds: nowS() }, verified);
     if (!verdict.ok) return refuseUpgrade(socket, 401, verdict.why === "expired" ? "cookie_expired" : "no_cookie");
     const up = await o.upstreams.resolve(cr);
     if (!up) {
