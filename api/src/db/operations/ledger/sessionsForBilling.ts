@@ -1,0 +1,19 @@
+import type { Knex } from "knex";
+
+export interface BillableSession {
+  id: string;
+  owner_id: string;
+  organization_id: string;
+  project_id: string | null;
+  offering: string;
+  gpu_count: number;
+  hourly_credit_rate: string;
+}
+
+export async function sessionsForBilling(db: Knex, ids: readonly string[]): Promise<Map<string, BillableSession>> {
+  if (ids.length === 0) return new Map();
+  const rows = (await db("sessions")
+    .select("id", "owner_id", "organization_id", "project_id", "offering", "gpu_count", "hourly_credit_rate")
+    .whereIn("id", [...new Set(ids)])) as BillableSession[];
+  return new Map(rows.map((r) => [r.id, r]));
+}
