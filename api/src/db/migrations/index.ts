@@ -5,6 +5,7 @@ import * as m20261122000002 from "./20261122000002_identity.ts";
 import * as m20261122000003 from "./20261122000003_clusters_inventory.ts";
 import * as m20261122000004 from "./20261122000004_sessions.ts";
 import * as m20261122000005 from "./20261122000005_connect_usage.ts";
+import * as m20261122000006 from "./20261122000006_ledger.ts";
 
 export interface Migration {
   name: string;
@@ -19,4 +20,5 @@ export const migrations: Migration[] = [
   { name: "20261122000003_clusters_inventory", up: m20261122000003.up },
   { name: "20261122000005_connect_usage", up: m20261122000005.up },
   { name: "20261122000004_sessions", up: m20261122000004.up },
+  { name: "20261122000006_ledger", up: m20261122000006.up },
 ];
