@@ -26,6 +26,7 @@ export const ERROR_CODES = {
   volume_on_another_cluster: { status: 409, description: "The volume's claim lives on another cluster than the one asked for." },
   invalid_session_state: { status: 409, description: "The session's phase does not allow this action (e.g. resuming a running session); details give the phase, the desired state and the actions allowed now." },
   cluster_in_use: { status: 409, description: "The cluster still has live sessions or GPU allocations; end them before deregistering it." },
+  insufficient_credits: { status: 409, description: "The wallet cannot pay for this movement; details give its spendable balance and the amount asked (minor units, strings)." },
   // 413, 415, 422, 429
   payload_too_large: { status: 413, description: "The request body is larger than the limit; details.limit_bytes gives it." },
   unsupported_media_type: { status: 415, description: "The request body must be sent as application/json." },
