@@ -201,6 +201,7 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
     scheduleFlush();
   };
 
+  let current: SessionMirror | undefined;
   async function apply(a: MirrorAction): Promise<void> {
     if (a.kind === "createPod") {
       const res = await deps.kube.request("POST", `/api/v1/namespaces/${ns}/pods`, { body: a.manifest });
@@ -227,6 +228,22 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
         throw new Error(
           `creating service ${a.manifest.metadata.name}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`,
         );
+    } else if (a.kind === "deleteService" || a.kind === "deleteNetworkPolicy") {
+      const path =
+        a.kind === "deleteService"
+          ? `/api/v1/namespaces/${ns}/services/${a.name}`
+          : `/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies/${a.name}`;
+      const res = await deps.kube.request("DELETE", path);
+      if (res.status >= 300 && res.status !== 404) throw new Error(`deleting ${path}: ${res.status}`);
+    } else if (a.kind === "releaseMirror") {
+      const name = current?.metadata.name;
+      const res = await deps.kube.request(
+        "PATCH",
+        `/apis/${SessionMirrorKind.group}/${SessionMirrorKind.version}/namespaces/${ns}/sessionmirrors/${name}`,
+        { body: { metadata: { finalizers: a.finalizers, resourceVersion: current?.metadata.resourceVersion } } },
+      );
+      if (res.status === 409) throw new Error(`mirror ${name} changed while being released; retrying`);
+      if (res.status >= 300 && res.status !== 404) throw new Error(`releasing mirror ${name}: ${res.status}`);
     } else {
       const res = await deps.kube.request("POST", `/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies`, {
         body: a.manifest,
@@ -239,7 +256,7 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
     }
   }
 
-  async function reconcile(key: string): Promise<undefined> {
+  async function reconcile(key: string): Promise<{ requeueAfterMs?: number } | undefined> {
     const m = mirrors.store.get(key);
     if (!m) {
       // Gone: say so once (pause and terminate wait for this), with the last revision we saw.
@@ -266,12 +283,14 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
     const plan = planMirror(
       {
         mirror: m,
+        now: now(),
         ...(pods.store.get(key) ? { pod: pods.store.get(key) as PodView } : {}),
         ...(services.store.get(key) ? { service: services.store.get(key) as ObjectView } : {}),
         ...(policies.store.get(key) ? { networkPolicy: policies.store.get(key) as ObjectView } : {}),
       },
       manifestOpts,
     );
+    current = m;
     for (const a of plan.actions) await apply(a);
     toReport(key, m, plan.report);
     if (o.writeStatus && phases.get(key) !== plan.report.phase && plan.report.phase !== "Terminated") {
@@ -294,7 +313,7 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
         phases.set(key, plan.report.phase);
       }
     }
-    return undefined;
+    return plan.requeueAfterMs !== undefined ? { requeueAfterMs: plan.requeueAfterMs } : undefined;
   }
 
   const queue = new WorkQueue({

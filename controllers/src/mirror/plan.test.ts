@@ -130,10 +130,33 @@ describe("the mirror reconciler's plan", () => {
     expect(p.report.phase).toBe("Starting");
   });
 
-  it("deletes the pod of a mirror being deleted and creates nothing", () => {
-    const p = planMirror({ mirror: aMirror({ deleting: true }), pod: aPod({ phase: "Running", ready: true }) }, opts);
-    expect(p.actions).toEqual([{ kind: "deletePod", name: "ses-abc", uid: "pod-uid" }]);
+  it("takes down the pod, service and policy of a mirror being deleted and creates nothing", () => {
+    const p = planMirror(
+      { mirror: aMirror({ deleting: true }), pod: aPod({ phase: "Running", ready: true }), ...present },
+      opts,
+    );
+    expect(p.actions).toEqual([
+      { kind: "deletePod", name: "ses-abc", uid: "pod-uid" },
+      { kind: "deleteService", name: "ses-abc" },
+      { kind: "deleteNetworkPolicy", name: "ses-abc" },
+    ]);
     expect(p.report.phase).toBe("Terminating");
+  });
+
+  it("lets a deleted mirror go (its finalizer) only once the pod is gone", () => {
+    const m = aMirror({ deleting: true });
+    m.metadata.finalizers = ["berth.dev/session-cleanup", "other"];
+    expect(planMirror({ mirror: m, pod: aPod({ deleting: true }) }, opts).actions).toEqual([]);
+    expect(planMirror({ mirror: m }, opts).actions).toEqual([{ kind: "releaseMirror", finalizers: ["other"] }]);
+  });
+
+  it("forces a pod that has been terminating too long (its node is gone)", () => {
+    const pod = aPod({ deleting: true });
+    const at = (ms: number) => new Date(Date.parse("2026-11-22T06:00:00Z") + ms);
+    expect(planMirror({ mirror: aMirror(), pod, ...present, now: at(1_000) }, opts).actions).toEqual([]);
+    expect(planMirror({ mirror: aMirror(), pod, ...present, now: at(20_000) }, opts).actions).toEqual([
+      { kind: "deletePod", name: "ses-abc", uid: "pod-uid", graceSeconds: 0 },
+    ]);
   });
 
   it("changes nothing for a running session (level-based: the same answer every time)", () => {

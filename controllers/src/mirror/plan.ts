@@ -2,7 +2,7 @@
 // delete, and the phase to report to the control plane. Level-based: it looks only at what is there, so
 // a restarted operator (or a second replica taking over) reaches the same answer.
 import type { SessionMirror, SessionMirrorPhase } from "@berth/crds";
-import { LABELS } from "../sessions/names.ts";
+import { LABELS, MIRROR_FINALIZER } from "../sessions/names.ts";
 import {
   type KubeObjectMeta,
   type MirrorManifestOptions,
@@ -33,6 +33,8 @@ export interface ObjectView {
 
 export interface MirrorObserved {
   mirror: SessionMirror;
+  /** For how long a pod has been terminating (a pod on a lost node never finishes without force). */
+  now?: Date;
   pod?: PodView;
   service?: ObjectView;
   networkPolicy?: ObjectView;
@@ -51,11 +53,32 @@ export type MirrorAction =
   /** `graceSeconds: 0` for a pod of a previous incarnation: the name must be free again soon. */
   | { kind: "deletePod"; name: string; uid?: string; graceSeconds?: number }
   | { kind: "createService"; manifest: ReturnType<typeof serviceManifest> }
-  | { kind: "createNetworkPolicy"; manifest: ReturnType<typeof networkPolicyManifest> };
+  | { kind: "createNetworkPolicy"; manifest: ReturnType<typeof networkPolicyManifest> }
+  | { kind: "deleteService"; name: string }
+  | { kind: "deleteNetworkPolicy"; name: string }
+  /** Removes our finalizer from a mirror being deleted: everything it made is gone. */
+  | { kind: "releaseMirror"; finalizers: string[] };
 
 export interface MirrorPlan {
   actions: MirrorAction[];
   report: MirrorReport;
+  /** Look again after this long (a terminating pod that may need force). */
+  requeueAfterMs?: number;
+}
+
+/** A pod still terminating this long after its deletion (its node is gone) is removed with force. */
+export const FORCE_DELETE_AFTER_MS = 15_000;
+
+/** Force-deletes a pod stuck terminating; undefined when it is not stuck (yet). */
+function forceIfStuck(pod: PodView | undefined, now: Date | undefined): MirrorAction | undefined {
+  const since = pod?.metadata.deletionTimestamp ? Date.parse(pod.metadata.deletionTimestamp) : Number.NaN;
+  if (!pod || !now || !Number.isFinite(since) || now.getTime() - since < FORCE_DELETE_AFTER_MS) return undefined;
+  return {
+    kind: "deletePod",
+    name: pod.metadata.name,
+    ...(pod.metadata.uid ? { uid: pod.metadata.uid } : {}),
+    graceSeconds: 0,
+  };
 }
 
 const IMAGE_PULL_FAILURES = new Set([
@@ -76,14 +99,25 @@ export function planMirror(observed: MirrorObserved, opts: MirrorManifestOptions
   const actions: MirrorAction[] = [];
   const podName = mirror.metadata.name as string;
 
-  // Being deleted (pause, terminate, re-placement): take the pod down now instead of waiting for the
-  // garbage collector, and create nothing.
+  // Being deleted (pause, terminate, re-placement): take everything down ourselves — the garbage
+  // collector would too, but only once it watches the kind, which on a fresh cluster takes its discovery
+  // period — and let the mirror go (our finalizer) only when the pod is gone: then its GPU is free.
   if (mirror.metadata.deletionTimestamp) {
     if (pod && !pod.metadata.deletionTimestamp)
       actions.push({ kind: "deletePod", name: podName, uid: pod.metadata.uid });
+    if (service && ownedBy(service, mirror) && !service.metadata.deletionTimestamp)
+      actions.push({ kind: "deleteService", name: podName });
+    if (networkPolicy && ownedBy(networkPolicy, mirror) && !networkPolicy.metadata.deletionTimestamp)
+      actions.push({ kind: "deleteNetworkPolicy", name: podName });
+    const forced = forceIfStuck(pod, observed.now);
+    if (forced) actions.push(forced);
+    const finalizers = mirror.metadata.finalizers ?? [];
+    if (!pod && finalizers.includes(MIRROR_FINALIZER))
+      actions.push({ kind: "releaseMirror", finalizers: finalizers.filter((f) => f !== MIRROR_FINALIZER) });
     return {
       actions,
       report: { phase: "Terminating", reason: "MirrorDeleted", message: pod ? "deleting the pod" : "pod deleted" },
+      ...(pod ? { requeueAfterMs: FORCE_DELETE_AFTER_MS } : {}),
     };
   }
 
@@ -109,14 +143,23 @@ export function planMirror(observed: MirrorObserved, opts: MirrorManifestOptions
   const podRestart = Number(pod.metadata.labels?.[LABELS.restart] ?? "0");
   if (podRestart < mirror.spec.restartCount) {
     if (!pod.metadata.deletionTimestamp) actions.push({ kind: "deletePod", name: podName, uid: pod.metadata.uid });
-    return { actions, report: { phase: "Restarting", reason: "RestartRequested", message: "replacing the pod" } };
+    const forced = forceIfStuck(pod, observed.now);
+    if (forced) actions.push(forced);
+    return {
+      actions,
+      report: { phase: "Restarting", reason: "RestartRequested", message: "replacing the pod" },
+      requeueAfterMs: FORCE_DELETE_AFTER_MS,
+    };
   }
 
   if (pod.metadata.deletionTimestamp) {
     // Deleted by someone else (a drain's eviction, a node going away): it is recreated once it is gone.
+    const forced = forceIfStuck(pod, observed.now);
+    if (forced) actions.push(forced);
     return {
       actions,
       report: { phase: "Starting", reason: "PodPending", message: "the pod is being deleted; it will be recreated" },
+      requeueAfterMs: FORCE_DELETE_AFTER_MS,
     };
   }
 

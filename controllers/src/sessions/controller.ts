@@ -43,7 +43,7 @@ import {
   type StatusReport,
   waitingStatus,
 } from "./lifecycle.ts";
-import { ANNOTATIONS, DEFAULT_SESSIONS_NAMESPACE, LABELS, labelValue, sessionIdOf } from "./names.ts";
+import { ANNOTATIONS, DEFAULT_SESSIONS_NAMESPACE, LABELS, labelValue, MIRROR_FINALIZER, sessionIdOf } from "./names.ts";
 import type { ClusterRecord, MirrorState, SessionStore, StoredReport } from "./store.ts";
 
 export interface SessionControllerOptions {
@@ -555,6 +555,7 @@ export class SessionController {
     return SessionMirrorKind.build(
       {
         name: s.metadata.name as string,
+        finalizers: [MIRROR_FINALIZER],
         namespace: this.#o.sessionsNamespace,
         labels: {
           [LABELS.partOf]: "berth",
@@ -643,7 +644,7 @@ export class SessionController {
     if (res.status >= 300 && res.status !== 409)
       throw new Error(`deleting the mirror of ${name} on ${clusterId}: ${res.status}`);
     if (known?.state !== "deleting") this.counts.mirrorDeletes++;
-    this.#mirrors.set(id, { cluster: clusterId, state: op.propagation === "Background" ? "absent" : "deleting" });
+    this.#mirrors.set(id, { cluster: clusterId, state: "deleting" });
   }
 
   // --- placement ----------------------------------------------------------------------------------------

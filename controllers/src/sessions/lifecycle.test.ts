@@ -64,7 +64,7 @@ describe("the session lifecycle", () => {
     const running = aSession().onCluster("clu_a").running().desired("Paused").build();
     const p1 = planSession(observe({ session: running, report: report("Running") }));
     expect(p1.status?.phase).toBe("Pausing");
-    expect(p1.mirror).toEqual({ op: "delete", propagation: "Foreground" });
+    expect(p1.mirror).toEqual({ op: "delete", propagation: "Background" });
     expect(cond(p1.status, "Billable")?.status).toBe("False");
 
     const pausing = { ...running, status: p1.status };

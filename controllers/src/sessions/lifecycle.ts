@@ -74,7 +74,7 @@ export interface SessionObserved {
 export type MirrorOp =
   | { op: "ensure" }
   | { op: "restart"; restartCount: number }
-  | { op: "delete"; propagation: "Foreground" | "Background" };
+  | { op: "delete"; propagation: "Background" | "Background" };
 
 export interface KubeEventSpec {
   type: "Normal" | "Warning";
@@ -210,7 +210,7 @@ export function planSession(o: SessionObserved): SessionPlan {
         .condition("Ready", "False", Reason.TerminatedByUser, `removing the session from ${clusterName}`)
         .condition("Billable", "False", Reason.NotRunning, "the session is terminating");
       event("Normal", Reason.Terminating, `removing the session from ${clusterName}`);
-      plan.mirror = { op: "delete", propagation: "Foreground" };
+      plan.mirror = { op: "delete", propagation: "Background" };
       plan.requeueAfterMs = timing.recheckMs;
       return finish();
     }
@@ -225,7 +225,7 @@ export function planSession(o: SessionObserved): SessionPlan {
       );
       return finish();
     }
-    plan.mirror = { op: "delete", propagation: "Foreground" };
+    plan.mirror = { op: "delete", propagation: "Background" };
     plan.requeueAfterMs = timing.recheckMs;
     return finish();
   }
@@ -243,7 +243,7 @@ export function planSession(o: SessionObserved): SessionPlan {
         .condition("Ready", "False", Reason.PausedByUser, `deleting the pod on ${clusterName}`)
         .condition("Billable", "False", Reason.NotRunning, "the session is pausing");
       event("Normal", Reason.Pausing, `deleting the pod on ${clusterName}; volumes are kept`);
-      plan.mirror = { op: "delete", propagation: "Foreground" };
+      plan.mirror = { op: "delete", propagation: "Background" };
       plan.requeueAfterMs = timing.recheckMs;
       return finish();
     }
@@ -255,7 +255,7 @@ export function planSession(o: SessionObserved): SessionPlan {
       );
       return finish();
     }
-    plan.mirror = { op: "delete", propagation: "Foreground" };
+    plan.mirror = { op: "delete", propagation: "Background" };
     plan.requeueAfterMs = timing.recheckMs;
     return finish();
   }

@@ -74,3 +74,9 @@ export const DEFAULT_SESSIONS_NAMESPACE = "berth-sessions";
 /** Where a GPU cluster's gateway runs: the only pods a session's NetworkPolicy admits. */
 export const DEFAULT_GATEWAY_NAMESPACE = "berth-system";
 export const GATEWAY_POD_LABELS = { [LABELS.name]: "berth-gateway" } as const;
+
+/**
+ * On every SessionMirror from its creation (no extra write): the operator removes it once the pod,
+ * service and policy are gone, so a mirror that disappeared means its GPU is free.
+ */
+export const MIRROR_FINALIZER = "berth.dev/session-cleanup";

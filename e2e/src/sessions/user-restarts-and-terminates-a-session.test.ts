@@ -1,0 +1,119 @@
+// Restart replaces the pod (same name, a new pod, never two at once); terminate removes everything in
+// the GPU cluster and keeps the session in the history. Another user's session is invisible and
+// untouchable; an administrator can inspect the underlying resource and its Kubernetes events.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { adminKube, SESSIONS_NS, type SessionsBed, startSessionsBed } from "./harness.ts";
+
+let bed: SessionsBed;
+let id: string;
+let cr: string;
+beforeAll(async () => {
+  bed = await startSessionsBed();
+  const r = await bed.call(bed.alice, "POST", "/api/v1/sessions", {
+    offering: "h100",
+    preset: "gpu-small",
+    image: "jupyterlab",
+  });
+  id = r.body.id;
+  cr = r.body.resource_name;
+  await bed.waitFor(bed.alice, id, (s) => s.phase === "Running", "Running");
+});
+afterAll(async () => {
+  await bed?.stop();
+});
+
+async function objectsOnGpuA(): Promise<Record<string, string[]>> {
+  const k = adminKube(bed.fleet.cluster("gpu-a"));
+  try {
+    const names = async (path: string) =>
+      ((await k.json<{ items: { metadata: { name: string } }[] }>("GET", path)).items ?? []).map(
+        (i) => i.metadata.name,
+      );
+    return {
+      mirrors: await names(`/apis/berth.dev/v1alpha1/namespaces/${SESSIONS_NS}/sessionmirrors`),
+      pods: await names(`/api/v1/namespaces/${SESSIONS_NS}/pods`),
+      services: await names(`/api/v1/namespaces/${SESSIONS_NS}/services`),
+      policies: await names(`/apis/networking.k8s.io/v1/namespaces/${SESSIONS_NS}/networkpolicies`),
+    };
+  } finally {
+    k.close();
+  }
+}
+
+describe("another user's session", () => {
+  it("is invisible: 404 on detail and every action, absent from lists and the stream's scope", async () => {
+    for (const [method, path] of [
+      ["GET", `/api/v1/sessions/${id}`],
+      ["POST", `/api/v1/sessions/${id}/pause`],
+      ["POST", `/api/v1/sessions/${id}/restart`],
+      ["POST", `/api/v1/sessions/${id}/terminate`],
+      ["PATCH", `/api/v1/queue/${id}`],
+      ["GET", `/api/v1/sessions/${id}/resource`],
+    ] as const) {
+      const r = await bed.call(bed.bob, method, path, method === "PATCH" ? { priority: -1 } : undefined);
+      expect(r.status, `${method} ${path}`).toBe(404);
+    }
+    const all = await bed.call(bed.bob, "GET", "/api/v1/sessions?scope=all");
+    expect(all.status).toBe(200);
+    expect(all.body.data.map((s: { id: string }) => s.id)).not.toContain(id);
+    // The organization's admin sees it, and may inspect its resource like kubectl would show it.
+    const admin = await bed.call(bed.orgAdmin, "GET", "/api/v1/sessions?scope=all");
+    expect(admin.body.data.map((s: { id: string }) => s.id)).toContain(id);
+    const res = await bed.call(bed.orgAdmin, "GET", `/api/v1/sessions/${id}/resource`);
+    expect(res.status).toBe(200);
+    expect(res.body.resource).toMatchObject({ kind: "Session", metadata: { name: cr }, status: { phase: "Running" } });
+    expect(res.body.yaml).toContain("phase: Running");
+    const events = await bed.call(bed.orgAdmin, "GET", `/api/v1/sessions/${id}/resource/events`);
+    expect(events.body.data.map((e: { reason: string }) => e.reason)).toEqual(
+      expect.arrayContaining(["Scheduled", "Started"]),
+    );
+    // The owner sees it through the normal detail, not the administrators' view.
+    expect((await bed.call(bed.alice, "GET", `/api/v1/sessions/${id}/resource`)).status).toBe(403);
+  });
+});
+
+describe("restart", () => {
+  it("replaces the pod with a new one of the same name, never two at once", async () => {
+    const before = (await bed.pods("gpu-a")).find((p) => p.name === cr);
+    const r = await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/restart`);
+    expect(r.status).toBe(202);
+    const seen = new Set<number>();
+    const watch = setInterval(async () => seen.add((await bed.pods("gpu-a")).filter((p) => p.name === cr).length), 50);
+    try {
+      await bed.waitFor(bed.alice, id, (s) => s.phase === "Restarting" || s.restarts === 1, "Restarting");
+      const back = await bed.waitFor(
+        bed.alice,
+        id,
+        (s) => s.phase === "Running" && s.restarts === 1,
+        "Running after restart",
+      );
+      expect(back.allowed_actions).toContain("restart");
+    } finally {
+      clearInterval(watch);
+    }
+    const after = (await bed.pods("gpu-a")).find((p) => p.name === cr);
+    expect(after?.uid).not.toBe(before?.uid);
+    expect(Math.max(...seen)).toBeLessThanOrEqual(1);
+  });
+});
+
+describe("terminate", () => {
+  it("removes the mirror, pod, service and policy, keeps the history, and refuses further actions", async () => {
+    expect(await objectsOnGpuA()).toEqual({ mirrors: [cr], pods: [cr], services: [cr], policies: [cr] });
+    expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/terminate`)).status).toBe(202);
+    const done = await bed.waitFor(bed.alice, id, (s) => s.phase === "Terminated", "Terminated");
+    expect(done.allowed_actions).toEqual([]);
+    expect(done.terminated_at).not.toBeNull();
+    for (let i = 0; ; i++) {
+      const left = await objectsOnGpuA();
+      if (Object.values(left).every((l) => l.length === 0)) break;
+      if (i > 100) throw new Error(`left on gpu-a: ${JSON.stringify(left)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const again = await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/terminate`);
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe("invalid_session_state");
+    const history = await bed.call(bed.alice, "GET", "/api/v1/sessions?phase=Terminated");
+    expect(history.body.data.map((s: { id: string }) => s.id)).toContain(id);
+  });
+});
