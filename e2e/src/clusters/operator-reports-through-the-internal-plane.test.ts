@@ -408,6 +408,21 @@ describe("inventory", () => {
 });
 
 describe("session status and usage reports", () => {
+  const sessionOnA = () => ({
+    id: "ses-1",
+    cr_name: "ses-1",
+    namespace: "org-x",
+    owner_id: "usr_x",
+    organization_id: "org_x",
+    offering: "h100",
+    preset: "gpu-small",
+    image: "jupyterlab",
+    gpu_model: H100,
+    gpu_count: 1,
+    hourly_credit_rate: "0",
+    cluster_id: clusters.a.id,
+    phase: "Starting",
+  });
   const sample = (id: string) => ({
     id,
     session: "ses-1",
@@ -418,6 +433,8 @@ describe("session status and usage reports", () => {
   });
 
   it("store usage samples once per (cluster, sample id)", async () => {
+    // Usage is accepted only for sessions that are, or were, placed on the reporting cluster.
+    await bed.t.database.db("sessions").insert(sessionOnA()).onConflict("id").ignore();
     const first = await internal("POST", "/internal/v1/usage", {
       token: clusters.a.token,
       json: { cluster_id: clusters.a.id, samples: [sample("s1"), sample("s2")] },
@@ -460,21 +477,7 @@ describe("session status and usage reports", () => {
 
   it("keep the latest status report per session", async () => {
     // Reports are accepted only for sessions placed on the reporting cluster (sessions domain).
-    await bed.t.database.db("sessions").insert({
-      id: "ses-1",
-      cr_name: "ses-1",
-      namespace: "org-x",
-      owner_id: "usr_x",
-      organization_id: "org_x",
-      offering: "h100",
-      preset: "gpu-small",
-      image: "jupyterlab",
-      gpu_model: H100,
-      gpu_count: 1,
-      hourly_credit_rate: "0",
-      cluster_id: clusters.a.id,
-      phase: "Starting",
-    });
+    await bed.t.database.db("sessions").insert(sessionOnA()).onConflict("id").ignore();
     const at = (s: number) => new Date(Date.UTC(2026, 10, 22, 6, 0, s)).toISOString();
     const res = await internal("POST", "/internal/v1/sessions/status", {
       token: clusters.a.token,

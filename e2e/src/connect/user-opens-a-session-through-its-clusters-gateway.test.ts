@@ -248,4 +248,14 @@ describe("live usage", () => {
     expect(await bed.t.database.db("usage_samples").where("sample_id", "like", "foreign-%")).toHaveLength(0);
   });
 
+  it("refuses a batch that names another cluster's session, and writes nothing", async () => {
+    const a = bed.gpu["gpu-a"];
+    const mixed = batch(a.clusterId, S.a, 2, "mixed");
+    mixed.samples.push({ ...(batch(a.clusterId, S.onB, 1, "mixed-foreign").samples[0] as (typeof mixed.samples)[number]) });
+    const r = await report(a.operatorToken, mixed);
+    expect(r.status).toBe(403);
+    expect(((await r.json()) as { error: { code: string } }).error.code).toBe("forbidden");
+    expect(await bed.t.database.db("usage_samples").where("sample_id", "like", "mixed%")).toHaveLength(0);
+  });
+
 });
