@@ -1,14 +1,25 @@
 // Journeys of a member on the whole session path (Postgres, API, worker, operators, two GPU clusters):
 // creating a session in the wizard and watching it become Running without reloading; pausing it and
 // seeing the GPU count go back up; a second member's session waiting in the queue with its position and
-// starting when a GPU frees up; the policy's quota refusal shown with its message; and the list staying
+// starting when a GPU frees up; opening the notebook in a new tab through the cluster's gateway to the
+// application (the stand-in); the policy's quota refusal shown with its message; and the list staying
 // current by polling when the event stream is cut.
 
 import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { TestUser } from "../../../api/src/auth/testing.ts";
-import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
+import {
+  gatedUpstreams,
+  httpVerifier,
+  kubePodRunning,
+  type RunningGateway,
+  StaticUpstreams,
+  selfSignedCertificate,
+  startGateway,
+} from "../../../operator/src/gateway/index.ts";
+import { type RunningStandin, startStandin } from "../../../operator/src/standin/index.ts";
+import { SESSIONS_NS, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { describeViolations, launchBrowser, newContext, PHONE, Screenshots, seriousA11yViolations } from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";
 import { NewSessionPage, SessionPage, SessionsListPage } from "./pages/sessions-pages.ts";
@@ -18,6 +29,35 @@ let browser: Browser;
 const contexts: BrowserContext[] = [];
 const shots = new Screenshots("member-sessions");
 let current: Page | undefined;
+let standin: RunningStandin | undefined;
+const gateways: RunningGateway[] = [];
+
+/** Each GPU cluster's session gateway on loopback, the stand-in behind it, and the cluster's session_domain pointing at it. */
+async function startGateways(): Promise<void> {
+  standin = await startStandin({ name: "the console journeys" });
+  for (const g of Object.values(bed.gpu)) {
+    const c = g.cluster;
+    const upstreams = gatedUpstreams(
+      new StaticUpstreams({ "*": `127.0.0.1:${standin.port}` }),
+      kubePodRunning({ server: c.server, caPem: c.caPem, token: c.adminToken, namespace: SESSIONS_NS }),
+      { ttlMs: 200 },
+    );
+    const gateway = await startGateway({
+      clusterId: g.id,
+      verifier: httpVerifier({ baseUrl: bed.plane.url, tokenFile: g.tokenFile, timeoutMs: 3000 }),
+      upstreams,
+      tls: selfSignedCertificate({ names: ["127.0.0.1", "localhost"] }),
+      host: "127.0.0.1",
+      port: 0,
+      upstreamConnectTimeoutMs: 2000,
+    });
+    gateways.push(gateway);
+    const r = await bed.call(bed.superAdmin, "PATCH", `/api/v1/clusters/${g.id}`, {
+      session_domain: `127.0.0.1:${gateway.port}`,
+    });
+    if (r.status !== 200) throw new Error(`session_domain of ${g.name}: ${r.status} ${JSON.stringify(r.body)}`);
+  }
+}
 
 async function signedIn(user: TestUser, opts: { cutEvents?: boolean } = {}): Promise<Page> {
   const context = await newContext(browser, bed.t.api.url);
@@ -42,12 +82,15 @@ const body = (over: Record<string, unknown> = {}) => ({
 beforeAll(async () => {
   ensureConsoleBuilt();
   bed = await startSessionsBed();
+  await startGateways();
   browser = await launchBrowser();
 });
 afterEach(async (ctx) => shots.onFailure(current, ctx));
 afterAll(async () => {
   for (const c of contexts) await c.close().catch(() => {});
   await browser?.close();
+  for (const g of gateways) await g.close().catch(() => {});
+  await standin?.close().catch(() => {});
   await bed?.stop();
 });
 
@@ -91,6 +134,24 @@ describe("a member's sessions in the console", () => {
     await shots.take(alice, "running");
     const v2 = await seriousA11yViolations(alice);
     expect(v2, describeViolations(v2)).toEqual([]);
+  });
+
+  it("Open notebook opens a new tab that lands on the application through the cluster's gateway", async () => {
+    const detail = new SessionPage(alice);
+    await detail.open(sessionId);
+    await detail.waitForPhase("Running");
+    const cr = (await bed.call(bed.alice, "GET", `/api/v1/sessions/${sessionId}`)).body.resource_name as string;
+    const [tab] = await Promise.all([alice.context().waitForEvent("page"), alice.getByTestId("connect-lab").click()]);
+    await tab.waitForURL((u) => u.pathname === `/proxy/${cr}/lab` && !u.searchParams.has("svc_cnx"), {
+      timeout: 20_000,
+    });
+    const app = tab.getByTestId("standin-app");
+    await app.waitFor();
+    expect(await app.getAttribute("data-cr")).toBe(cr);
+    expect(new URL(tab.url()).host).toBe(`127.0.0.1:${gateways[0]?.port}`);
+    await shots.take(tab, "notebook-tab");
+    await tab.close();
+    await alice.getByTestId("logs").getByText("ready").first().waitFor();
   });
 
   it("the list row turns Running moments after the cluster's pod does", async () => {
