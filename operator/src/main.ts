@@ -3,7 +3,6 @@
 import { hostname } from "node:os";
 import { pino } from "pino";
 import { ConfigError, configFromEnv } from "./config.ts";
-import { startOperator } from "./operator.ts";
 
 let config: ReturnType<typeof configFromEnv>;
 try {
@@ -17,6 +16,8 @@ try {
 }
 
 const log = pino({ level: config.logLevel, base: { component: "operator" } });
+// Loaded after the configuration is known good, so a bad one fails fast without loading the clients.
+const { startOperator } = await import("./operator.ts");
 const operator = await startOperator(config, { log });
 
 let signalled = false;

@@ -172,9 +172,11 @@ describe("main.ts", () => {
         buffered = buffered.slice(nl + 1);
       }
     });
+    // A cold `node main.ts` on a loaded 2-CPU machine can take tens of seconds to load its modules.
     const started = await eventually(
       () => lines.find((l) => l.msg === "operator started"),
       `the start line (stderr: ${stderr})`,
+      90_000,
     );
     const since = Date.now();
     await eventually(
@@ -192,7 +194,7 @@ describe("main.ts", () => {
     );
     expect(lease.spec.holderIdentity).toBeUndefined();
     expect(lines.some((l) => l.msg === "lease released")).toBe(true);
-  });
+  }, 150_000);
 
   it("refuses to start with every configuration problem listed", async () => {
     const main = fileURLToPath(new URL("../main.ts", import.meta.url));
@@ -213,5 +215,5 @@ describe("main.ts", () => {
       "BERTH_OPERATOR_HTTP_PORT",
     ])
       expect(stderr).toContain(name);
-  });
+  }, 120_000);
 });
