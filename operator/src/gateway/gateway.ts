@@ -275,7 +275,12 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       socket.on("close", () => psocket.destroy());
       psocket.on("close", () => socket.destroy());
       const lines = [`HTTP/1.1 101 ${pres.statusMessage || "Switching Protocols"}`];
-      for (let i = 0; i < pres.rawHeaders.length; i += 2) lines.push(`${pres.rawHeaders[i]}: ${pres.rawHeaders[i + 1]}`);
+      // Connection and Upgrade are the handshake itself here: kept. Cookies are pinned as on any answer.
+      for (let i = 0; i < pres.rawHeaders.length; i += 2) {
+        const name = pres.rawHeaders[i] as string;
+        const value = pres.rawHeaders[i + 1] as string;
+        lines.push(`${name}: ${name.toLowerCase() === "set-cookie" ? pinCookie(value, cr) : value}`);
+      }
       socket.write(`${lines.join("\r\n")}\r\n\r\n`);
       if (phead.length) socket.write(phead);
       if (head.length) psocket.write(head);

@@ -86,6 +86,16 @@ describe("GET /api/v1/sessions/:id/connect", () => {
     expect(Date.parse(body.expires_at) - clock.now().getTime()).toBe(60_000);
   });
 
+  it("records who asked for links to which session in the audit log, never the tokens", async () => {
+    const before = await tdb.db("audit_log").where({ action: "session.connect" }).count({ n: "*" }).first();
+    const r = await api.call("/api/v1/sessions/ses_a/connect", { token: "alice" });
+    const body = (await r.json()) as { links: Record<string, string> };
+    const rows = await tdb.db("audit_log").where({ action: "session.connect" }).orderBy("id");
+    expect(rows.length).toBe(Number(before?.n ?? 0) + 1);
+    expect(rows.at(-1)).toMatchObject({ actor_id: "usr_alice", target_kind: "session", target_id: "ses_a", outcome: "success" });
+    expect(JSON.stringify(rows)).not.toContain(tokenOf(body.links.lab).slice(4));
+  });
+
   it("follows a PATCHed session domain", async () => {
     await tdb.db("clusters").where({ id: "clu_a" }).update({ session_domain: "elsewhere.test:8443" });
     try {

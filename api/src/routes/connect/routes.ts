@@ -19,8 +19,11 @@ export function connectRoutes(portsOf: ConnectPortsOf = connectDepsOf): RouteDef
     ].join("\n\n"),
     auth: "user",
     params: SessionParams,
+    // Who opened whose session, and when: a GET, but one that hands out access.
+    audit: "session.connect",
     responses: { 200: ConnectLinks },
-    handler: async ({ deps, principal, params }) => {
+    handler: async ({ deps, principal, params, audit }) => {
+      audit.target("session", params.sessionId);
       const links = await issueConnectLinks(portsOf(deps), principal, params.sessionId);
       // The answer holds live tokens: no cache anywhere may keep it.
       return { status: 200, body: presentConnectLinks(links), headers: { "Cache-Control": "no-store" } };
