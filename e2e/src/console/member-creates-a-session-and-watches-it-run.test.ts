@@ -102,10 +102,10 @@ describe("a member's sessions in the console", () => {
 
   it("an empty list says how to start, and passes the accessibility check", async () => {
     alice = await signedIn(bed.alice);
-    const t0 = performance.now();
     await new SessionsListPage(alice).open();
     await alice.getByTestId("empty-state").waitFor();
-    figures.sessionsPageInteractiveMs = Math.round(performance.now() - t0);
+    // Time to interactive, as the browser counts it: from the navigation's start to the list rendered.
+    figures.sessionsPageInteractiveMs = await alice.evaluate(() => Math.round(performance.now()));
     await expect.poll(() => new SessionsListPage(alice).liveMode()).toBe("live");
     await shots.take(alice, "empty-list");
     const v = await seriousA11yViolations(alice);

@@ -3,8 +3,9 @@
 // terminate several at once.
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
+import type { LiveChange } from "../../api/live-feed.ts";
 import type { Session } from "../../api/openapi.gen.ts";
-import { api, auth, router } from "../../app/context.ts";
+import { api, auth, feed, router } from "../../app/context.ts";
 import { onSessionsChanged } from "../../app/live.ts";
 import { confirmAction } from "../../components/confirm-dialog/index.ts";
 import "../../components/error-panel/index.ts";
@@ -33,6 +34,14 @@ export class BerthSessionsView extends LitElement {
   declare error: unknown;
   declare notice: string | undefined;
   declare updatedAt: number;
+  /** Sessions as the stream last told them, shown over the fetched page until the next fetch. */
+  #patched = new Map<string, Session>();
+  #onStream = (e: Event) => {
+    const s = ((e as CustomEvent<LiveChange>).detail.data as { session?: Session } | undefined)?.session;
+    if (!s?.id || !this.#sessions.value?.data.some((x) => x.id === s.id)) return;
+    this.#patched.set(s.id, s);
+    this.requestUpdate();
+  };
   #unsubscribe: (() => void) | undefined;
   #clock: ReturnType<typeof setInterval> | undefined;
 
@@ -53,6 +62,7 @@ export class BerthSessionsView extends LitElement {
         { signal },
       );
       this.updatedAt = Date.now();
+      this.#patched.clear();
       return r;
     },
     // Primitives only: a fresh filter object per render would count as a change and loop.
@@ -82,6 +92,9 @@ export class BerthSessionsView extends LitElement {
 
   override connectedCallback(): void {
     super.connectedCallback();
+    // A row changes the moment its event arrives; the debounced refetch then brings order, paging and
+    // sessions new to this page.
+    feed.addEventListener("change", this.#onStream);
     this.#unsubscribe = onSessionsChanged(() => void this.#sessions.run());
     this.#clock = setInterval(() => this.requestUpdate(), 5000);
   }
@@ -89,6 +102,7 @@ export class BerthSessionsView extends LitElement {
   override disconnectedCallback(): void {
     super.disconnectedCallback();
     this.#unsubscribe?.();
+    feed.removeEventListener("change", this.#onStream);
     clearInterval(this.#clock);
   }
 
@@ -197,7 +211,7 @@ export class BerthSessionsView extends LitElement {
             ? html`<berth-empty-state heading="No session matches these filters">Change or clear the filters.</berth-empty-state>`
             : html`<berth-empty-state heading="No session yet">Start one: pick a GPU, an image, and go.<a slot="action" class="button primary" href="/sessions/new">New session</a></berth-empty-state>`,
         complete: (r) =>
-          html`${this.#table(r.data)}<berth-pager .page=${r.pagination.page} .size=${r.pagination.size} .total=${r.pagination.total} @berth-page-change=${(e: CustomEvent<{ page: number }>) => this.#set({ page: e.detail.page })}></berth-pager>`,
+          html`${this.#table(r.data.map((x) => this.#patched.get(x.id) ?? x))}<berth-pager .page=${r.pagination.page} .size=${r.pagination.size} .total=${r.pagination.total} @berth-page-change=${(e: CustomEvent<{ page: number }>) => this.#set({ page: e.detail.page })}></berth-pager>`,
       })}`;
   }
 }
