@@ -106,7 +106,41 @@ describe("an administrator registers a cluster in the console", () => {
     await shots.take(page, "cluster-page-phone");
   });
 
+  it("every administration page passes the accessibility check, with data in it", async () => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    const org = await bed.t.anOrganization("Acme Research");
+    await bed.t.aProject(org.id, "Vision");
+    await bed.t.member(bed.user, org.id, null, "member");
+    for (const [path, ready] of [
+      ["/admin/users", "users-table"],
+      ["/admin/organizations", "organizations-table"],
+      ["/admin/projects", "projects-table"],
+      ["/admin/clusters", "clusters-table"],
+      ["/nope", ""],
+    ] as const) {
+      await page.goto(path);
+      if (ready) await page.getByTestId(ready).waitFor();
+      else await page.getByRole("heading", { name: "Page not found" }).waitFor();
+      if (path === "/admin/organizations") {
+        await page.getByRole("button", { name: "Members of Acme Research" }).click();
+        await page.getByTestId("members-panel").waitFor();
+      }
+      await shots.take(page, `page${path.replaceAll("/", "-")}`);
+      const v = await seriousA11yViolations(page);
+      expect(v, `${path}: ${describeViolations(v)}`).toEqual([]);
+    }
+    await page.goto("/admin/users");
+    await page.getByRole("button", { name: "New user" }).click();
+    await page.getByTestId("create-user-form").waitFor();
+    const v = await seriousA11yViolations(page);
+    expect(v, describeViolations(v)).toEqual([]);
+    await page.goto("/admin/clusters");
+    await page.getByTestId("clusters-table").waitFor();
+  });
+
   it("deregistration asks for confirmation and then drops the cluster", async () => {
+    await new ClustersPage(page).row("gpu-ok").getByRole("link", { name: "gpu-ok" }).click();
+    await page.getByTestId("deregister-name").fill("gpu-ok");
     await page.getByTestId("deregister").click();
     await page.getByTestId("confirm-ok").click();
     await page.waitForURL((u) => u.pathname === "/admin/clusters");

@@ -89,6 +89,27 @@ describe("the administrator's first sign-in", () => {
     await page.waitForURL((u) => u.pathname === "/sessions" && u.searchParams.get("state") === "Running");
   });
 
+  it("the keyboard reaches everything: a skip link first, a visible focus ring, the navigation in order", async () => {
+    await page.goto("/sessions");
+    await page.getByTestId("account-email").waitFor();
+    await page.keyboard.press("Tab");
+    const focused = () =>
+      page.evaluate(() => {
+        let el: Element | null = document.activeElement;
+        while (el?.shadowRoot?.activeElement) el = el.shadowRoot.activeElement;
+        const style = el ? getComputedStyle(el) : undefined;
+        return { text: (el?.textContent ?? "").trim(), outline: style?.outlineStyle ?? "none" };
+      });
+    expect(await focused()).toMatchObject({ text: "Skip to content" });
+    expect((await focused()).outline).not.toBe("none");
+    const seen: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      await page.keyboard.press("Tab");
+      seen.push((await focused()).text);
+    }
+    expect(seen).toEqual(expect.arrayContaining(["Sessions", "Queue", "Users", "Clusters", "Sign out"]));
+  });
+
   it("sign-out returns to the login page, and the shell works at a phone's width", async () => {
     await page.setViewportSize(PHONE);
     await page.getByTestId("sign-out").click();
