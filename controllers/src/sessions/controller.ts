@@ -411,7 +411,14 @@ export class SessionController {
     } else this.#emit(s, plan.events);
 
     if (plan.avoidCluster) this.#avoid.set(key, { cluster: plan.avoidCluster, until: Date.now() + 5 * 60_000 });
-    if (plan.mirror && cluster) await this.#mirrorOp(current, cluster, plan.mirror);
+    if (plan.mirror && cluster) {
+      try {
+        await this.#mirrorOp(current, cluster, plan.mirror);
+      } catch (e) {
+        if (e instanceof RetryAfter) return { requeueAfterMs: e.ms };
+        throw e;
+      }
+    }
     if (plan.needsPlacement) this.schedulePlacement();
     if (plan.deleteResource) await this.#deleteResource(s);
     return plan.requeueAfterMs !== undefined ? { requeueAfterMs: plan.requeueAfterMs } : undefined;
@@ -615,7 +622,9 @@ export class SessionController {
         this.#mirrors.set(id, { cluster: clusterId, state: "present" });
         return;
       }
-      throw new Error(`the mirror of ${name} on ${clusterId} is still being deleted; retrying`);
+      // An earlier mirror of this session is still going (its pod is being removed): look again soon,
+      // without the error backoff, which would grow for as long as a pod takes to go.
+      throw new RetryAfter(1_000, `the mirror of ${name} on ${clusterId} is still being deleted`);
     }
     if (op.op === "restart") {
       const revision = await this.#d.store.nextMirrorRevision(id, op.restartCount);
@@ -768,6 +777,15 @@ export class SessionController {
     const preset = this.#presets.store.get(s.spec.preset);
     if (!offering) return undefined;
     return preset && preset.spec.gpuCount > 0 ? preset.spec.gpuCount : offering.spec.gpuCount;
+  }
+}
+
+/** Not a failure: a precondition that time resolves (requeue after `ms`, no backoff). */
+class RetryAfter extends Error {
+  readonly ms: number;
+  constructor(ms: number, message: string) {
+    super(message);
+    this.ms = ms;
   }
 }
 

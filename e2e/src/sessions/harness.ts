@@ -12,6 +12,7 @@ import { loadCrds } from "@berth/crds/manifests";
 import { operatorRbac, parseConfig, type RunningOperator, startOperator } from "@berth/operator";
 import pino from "pino";
 import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "../../../api/src/auth/testing.ts";
+import { grantToOrganization } from "../../../api/src/billing/grant.ts";
 import { installDefaultCatalog } from "../../../api/src/bootstrap/catalog.ts";
 import { controlPlaneRbac, managementRbac } from "../../../api/src/clusters/permissions.ts";
 import { createClustersRuntime } from "../../../api/src/clusters/runtime.ts";
@@ -195,6 +196,15 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
 
     const superAdmin = await t.aUser({ superAdmin: true });
     const orgRow = await t.anOrganization("Acme");
+    // Starting a session needs credits for a minimum run (billing): the organization gets 1,000.
+    await grantToOrganization(t.database.db, {
+      organizationId: orgRow.id,
+      amount: 1_000_000_000n,
+      actorKind: "system",
+      actorId: null,
+      reason: "test bed",
+      at: new Date(),
+    });
     const [orgAdmin, alice, bob] = await Promise.all([t.aUser(), t.aUser(), t.aUser()]);
     await t.member(orgAdmin, orgRow.id, null, "org_admin");
     await t.member(alice, orgRow.id, null, "member");

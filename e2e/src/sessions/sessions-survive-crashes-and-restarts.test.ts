@@ -1,0 +1,76 @@
+// Processes die and apiservers restart: an operator killed mid-flight is replaced by its standby, which
+// converges on exactly one pod per session; the worker fails over to another replica without placing
+// anything twice; the management and GPU apiservers restart under running watches.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type SessionsBed, startSessionsBed } from "./harness.ts";
+
+let bed: SessionsBed;
+beforeAll(async () => {
+  bed = await startSessionsBed();
+});
+afterAll(async () => {
+  await bed?.stop();
+});
+
+const l4 = { offering: "l4", preset: "gpu-small", image: "terminal" };
+const h100 = { offering: "h100", preset: "gpu-small", image: "jupyterlab" };
+
+describe("an operator killed mid-flight", () => {
+  it("is replaced by its standby, which makes exactly one pod per session", async () => {
+    const gpuB = bed.gpu["gpu-b"];
+    if (!gpuB) throw new Error("no gpu-b");
+    const first = gpuB.operator;
+    const standby = await gpuB.startOperator("gpu-b-standby");
+    expect(standby.isLeader()).toBe(false);
+    const ids = await Promise.all([
+      bed.call(bed.alice, "POST", "/api/v1/sessions", l4),
+      bed.call(bed.bob, "POST", "/api/v1/sessions", l4),
+    ]).then((rs) => rs.map((r) => r.body.id as string));
+    // Kill the leader as soon as the first mirror lands on the cluster, before it has reported anything.
+    for (let i = 0; i < 200; i++) {
+      const s = await bed.call(bed.alice, "GET", `/api/v1/sessions/${ids[0]}`);
+      if (s.body.phase === "Starting" || s.body.phase === "Running") break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await first?.stop({ release: false });
+    for (const [i, id] of ids.entries())
+      await bed.waitFor(
+        i === 0 ? bed.alice : bed.bob,
+        id,
+        (s) => s.phase === "Running",
+        `${id} Running after the failover`,
+        60_000,
+      );
+    expect(standby.isLeader()).toBe(true);
+    const pods = await bed.pods("gpu-b");
+    const names = pods.filter((p) => !p.deleting).map((p) => p.name);
+    expect(names.sort()).toEqual(ids.map((id) => id.replace("_", "-")).sort());
+  });
+});
+
+describe("the worker failing over", () => {
+  it("hands the lease to another replica, which places new sessions once and only once", async () => {
+    const second = await bed.startWorker("worker-2");
+    expect(second.isLeader()).toBe(false);
+    await bed.worker.stop({ release: false });
+    await second.leading(30_000);
+    const id = (await bed.call(bed.orgAdmin, "POST", "/api/v1/sessions", h100)).body.id as string;
+    const s = await bed.waitFor(bed.orgAdmin, id, (x) => x.phase === "Running", "Running under the new leader", 60_000);
+    const pods = (await bed.pods("gpu-a")).filter((p) => p.name === s.resource_name);
+    expect(pods).toHaveLength(1);
+    // Every session placed once: one Scheduled event each.
+    const events = await bed.call(bed.orgAdmin, "GET", `/api/v1/sessions/${id}/resource/events`);
+    expect(events.body.data.filter((e: { reason: string }) => e.reason === "Scheduled")).toHaveLength(1);
+  });
+});
+
+describe("apiserver restarts", () => {
+  it("are survived by the worker's and the operators' watches", async () => {
+    await bed.fleet.cluster("mgmt").restartApiServer();
+    await bed.fleet.cluster("gpu-a").restartApiServer();
+    const id = (await bed.call(bed.alice, "POST", "/api/v1/sessions", h100)).body.id as string;
+    await bed.waitFor(bed.alice, id, (s) => s.phase === "Running", "Running after both restarts", 90_000);
+    expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/pause`)).status).toBe(202);
+    await bed.waitFor(bed.alice, id, (s) => s.phase === "Paused", "Paused after both restarts", 60_000);
+  });
+});

@@ -1,0 +1,140 @@
+// What goes wrong in a fleet: a node is drained (its session's pod moves to another node of the
+// cluster), a node is lost (its session is placed again or waits in the queue, and the user is told
+// why), and a cluster's operator goes silent (its sessions turn Unknown, then come back).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { adminKube, H100, L4, openEventStream, type SessionsBed, startSessionsBed } from "./harness.ts";
+
+let bed: SessionsBed;
+beforeAll(async () => {
+  bed = await startSessionsBed({
+    fleet: {
+      clusters: [
+        { name: "mgmt", kind: "management" },
+        {
+          name: "gpu-a",
+          kind: "gpu",
+          nodes: [
+            { name: "gpu-a-1", gpuModel: H100, gpuCount: 1 },
+            { name: "gpu-a-2", gpuModel: H100, gpuCount: 1 },
+          ],
+          gpuRuntimeClass: true,
+          gpuDevicePlugin: true,
+        },
+        {
+          name: "gpu-b",
+          kind: "gpu",
+          nodes: [{ name: "gpu-b-1", gpuModel: L4, gpuCount: 2 }],
+          gpuRuntimeClass: true,
+          gpuDevicePlugin: true,
+        },
+      ],
+    },
+  });
+});
+afterAll(async () => {
+  await bed?.stop();
+});
+
+describe("a drained node", () => {
+  it("moves the session's pod to another node of its cluster", async () => {
+    const id = (
+      await bed.call(bed.alice, "POST", "/api/v1/sessions", {
+        offering: "h100",
+        preset: "gpu-small",
+        image: "jupyterlab",
+      })
+    ).body.id as string;
+    const first = await bed.waitFor(bed.alice, id, (s) => s.phase === "Running", "Running");
+    const drained = await bed.call(
+      bed.superAdmin,
+      "POST",
+      `/api/v1/nodes/${bed.gpu["gpu-a"]?.id}/${first.node}/drain`,
+      {},
+    );
+    expect(drained.status, JSON.stringify(drained.body)).toBeLessThan(300);
+    const moved = await bed.waitFor(
+      bed.alice,
+      id,
+      (s) => s.phase === "Running" && s.node !== first.node,
+      "Running on the other node",
+      60_000,
+    );
+    expect(moved.cluster_id).toBe(first.cluster_id);
+    await bed.call(bed.superAdmin, "POST", `/api/v1/nodes/${bed.gpu["gpu-a"]?.id}/${first.node}/uncordon`, {});
+    await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/terminate`);
+    await bed.waitFor(bed.alice, id, (s) => s.phase === "Terminated", "Terminated");
+  });
+});
+
+describe("a lost node", () => {
+  it("puts its session back in the queue with the reason, and runs it when a node comes back", async () => {
+    const stream = await openEventStream(`${bed.t.api.url}/api/v1/sessions/events`, bed.bob.token);
+    try {
+      // Both H100 nodes busy: bob's session and alice's.
+      const b = (
+        await bed.call(bed.bob, "POST", "/api/v1/sessions", {
+          offering: "h100",
+          preset: "gpu-small",
+          image: "jupyterlab",
+        })
+      ).body.id as string;
+      const a = (
+        await bed.call(bed.alice, "POST", "/api/v1/sessions", {
+          offering: "h100",
+          preset: "gpu-small",
+          image: "jupyterlab",
+        })
+      ).body.id as string;
+      const running = await bed.waitFor(bed.bob, b, (s) => s.phase === "Running", "b Running");
+      await bed.waitFor(bed.alice, a, (s) => s.phase === "Running", "a Running");
+
+      // bob's node goes away.
+      const gpuA = bed.fleet.cluster("gpu-a");
+      const k = adminKube(gpuA);
+      await k.json("DELETE", `/api/v1/nodes/${running.node}`);
+      k.close();
+      const queued = await bed.waitFor(
+        bed.bob,
+        b,
+        (s) => s.phase === "Queued",
+        "b Queued after its node was lost",
+        60_000,
+      );
+      expect(queued.cluster_id).toBeNull(); // it runs nowhere now
+      const told = await stream.waitFor(
+        (e) => e.data.session_id === b && e.data.session.reason === "NodeLost",
+        "the NodeLost event",
+      );
+      expect(told.data.session.message).toContain(running.node);
+
+      // A new node: bob's session runs again.
+      await gpuA.addGpuNode({ name: "gpu-a-3", gpuModel: H100, gpuCount: 1 });
+      const back = await bed.waitFor(bed.bob, b, (s) => s.phase === "Running", "b Running on the new node", 60_000);
+      expect(back.node).toBe("gpu-a-3");
+      const events = await bed.call(bed.orgAdmin, "GET", `/api/v1/sessions/${b}/resource/events`);
+      expect(events.body.data.map((e: { reason: string }) => e.reason)).toContain("NodeLost");
+    } finally {
+      await stream.close();
+    }
+  });
+});
+
+describe("a silent cluster", () => {
+  it("turns its sessions Unknown, and back to Running when its operator reports again", async () => {
+    const id = (
+      await bed.call(bed.bob, "POST", "/api/v1/sessions", { offering: "l4", preset: "gpu-small", image: "terminal" })
+    ).body.id as string;
+    await bed.waitFor(bed.bob, id, (s) => s.phase === "Running", "Running");
+    const gpuB = bed.gpu["gpu-b"];
+    await gpuB?.operator?.stop({ release: false });
+    const unknown = await bed.waitFor(bed.bob, id, (s) => s.phase === "Unknown", "Unknown", 60_000);
+    expect(unknown.conditions.find((c: { type: string }) => c.type === "Ready")).toMatchObject({
+      status: "Unknown",
+      reason: "ClusterNotReporting",
+    });
+    expect((await bed.pods("gpu-b")).filter((p) => p.phase === "Running")).toHaveLength(1); // the pod kept running
+    await gpuB?.startOperator();
+    const back = await bed.waitFor(bed.bob, id, (s) => s.phase === "Running", "Running again", 60_000);
+    expect(back.started_at).toBe(unknown.started_at);
+  });
+});
