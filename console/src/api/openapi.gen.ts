@@ -247,6 +247,7 @@ export type ErrorEnvelope = {
       | "volume_on_another_cluster"
       | "invalid_session_state"
       | "cluster_in_use"
+      | "insufficient_credits"
       | "payload_too_large"
       | "unsupported_media_type"
       | "idempotency_key_reused"
