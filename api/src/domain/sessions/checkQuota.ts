@@ -10,6 +10,8 @@
 // at the offering's rate, and the organization's budget must not be spent.
 import type { Offering, ResourcePolicy } from "@berth/crds";
 import type { Knex } from "knex";
+import { billingOf } from "../../billing/context.ts";
+import { checkCreditsAtDoor } from "../../billing/door.ts";
 import { countLiveForOwner } from "../../db/operations/sessions/countLiveForOwner.ts";
 import type { Deps } from "../../deps.ts";
 import { QuotaExceeded } from "../../errors.ts";
@@ -121,10 +123,18 @@ export async function checkQuota(
   await checkCredits(deps, tx, principal, req);
 }
 
-/** Billing's hook (issue 8): wallet balance for a minimum run, organization budget. Nothing yet. */
+/** Billing's hook (issue 8): wallet balance for a minimum run, organization budget (api/src/billing/door.ts). */
 export async function checkCredits(
-  _deps: Deps,
-  _tx: Knex.Transaction,
+  deps: Deps,
+  tx: Knex.Transaction,
   _principal: Principal,
-  _req: QuotaRequest,
-): Promise<void> {}
+  req: QuotaRequest,
+): Promise<void> {
+  await checkCreditsAtDoor(billingOf(deps), tx, {
+    ownerId: req.ownerId,
+    organizationId: req.organizationId,
+    projectId: req.projectId,
+    offering: { hourlyCreditRate: req.offering.spec.hourlyCreditRate, gpuCount: req.offering.spec.gpuCount },
+    gpuCount: req.gpuCount,
+  });
+}
