@@ -366,7 +366,7 @@ export class SessionController {
     // Only when the cluster reports: a silent cluster makes its sessions Unknown, not lost.
     if (!this.#reporting(this.#clusterRecords.get(cluster))) return false;
     const n = this.#inventory.find((x) => x.clusterId === cluster && x.name === node);
-    return !n || !n.ready;
+    return !n?.ready;
   }
 
   #clusterCr(id: string): Cluster | undefined {

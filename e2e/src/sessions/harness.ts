@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noExplicitAny: journeys read the API's JSON as it comes
 // The whole session path on the bed, as real processes and real clients: a management cluster and two
 // GPU clusters (kwok nodes with nvidia.com/gpu), Postgres, the API over HTTP with real users, the GPU
 // clusters registered through the API, the internal plane open on loopback, one operator per GPU cluster

@@ -90,7 +90,7 @@ export async function createSession(deps: Deps, principal: Principal, input: Cre
     rt.catalog.image(input.image),
   ]);
   const bad = [
-    ...(!offering || !offering.spec.enabled
+    ...(!offering?.spec.enabled
       ? [issue("offering", offering ? "this offering is disabled" : "no such offering")]
       : []),
     ...(!preset ? [issue("preset", "no such preset")] : []),

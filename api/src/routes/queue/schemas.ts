@@ -5,13 +5,10 @@ import { Session } from "../sessions/schemas.ts";
 export const QueueEntry = z
   .object({
     session: Session,
-    position: z
-      .number()
-      .int()
-      .meta({
-        description:
-          "1-based among the sessions waiting for the same GPU model, in placement order (priority, then age).",
-      }),
+    position: z.number().int().meta({
+      description:
+        "1-based among the sessions waiting for the same GPU model, in placement order (priority, then age).",
+    }),
     reason: z.string().meta({ description: "Why it waits (no free GPU of its model, its pinned cluster is full, …)." }),
     waiting_since: z.string(),
   })

@@ -39,12 +39,10 @@ export const SessionCondition = z
   .object({
     type: z.string().meta({ description: "Scheduled, Dispatched, Ready, Billable." }),
     status: z.enum(["True", "False", "Unknown"]),
-    reason: z
-      .string()
-      .meta({
-        description:
-          "A stable CamelCase constant (PodRunning, NoCapacity, PinnedClusterFull, NodeLost, ImagePullFailed, …).",
-      }),
+    reason: z.string().meta({
+      description:
+        "A stable CamelCase constant (PodRunning, NoCapacity, PinnedClusterFull, NodeLost, ImagePullFailed, …).",
+    }),
     message: z.string(),
     last_transition_time: Timestamp,
   })
@@ -85,13 +83,10 @@ export const Session = z
     reason: z.string().nullable().meta({ description: "Why it is where it is: the leading condition's reason." }),
     message: z.string().nullable(),
     conditions: z.array(SessionCondition).optional().meta({ description: "Detail only." }),
-    connect_paths: z
-      .object({ lab: z.string(), terminal: z.string(), code: z.string() })
-      .nullable()
-      .meta({
-        description:
-          "While Running: paths under the cluster's session_domain. Get usable links from GET /api/v1/sessions/{id}/connect.",
-      }),
+    connect_paths: z.object({ lab: z.string(), terminal: z.string(), code: z.string() }).nullable().meta({
+      description:
+        "While Running: paths under the cluster's session_domain. Get usable links from GET /api/v1/sessions/{id}/connect.",
+    }),
     restarts: z.number().int(),
     allowed_actions: z
       .array(SessionAction)
@@ -127,15 +122,9 @@ export const CreateSessionBody = z
       .optional()
       .meta({ description: "Required when you belong to several organizations and give no project." }),
     project_id: z.string().min(1).max(128).optional(),
-    priority: z
-      .number()
-      .int()
-      .min(-1000)
-      .max(1000)
-      .optional()
-      .meta({
-        description: "Queue priority (higher first). Members may not exceed the policy's maxPriority (default 0).",
-      }),
+    priority: z.number().int().min(-1000).max(1000).optional().meta({
+      description: "Queue priority (higher first). Members may not exceed the policy's maxPriority (default 0).",
+    }),
     volumes: z
       .array(
         z.object({
@@ -155,13 +144,10 @@ export const CreateSessionBody = z
   .meta({ id: "CreateSession" });
 
 export const ListSessionsQuery = Page.extend({
-  scope: z
-    .enum(["mine", "all"])
-    .default("mine")
-    .meta({
-      description:
-        "mine: your sessions. all: every session your role reaches (answered with your role's scope, never 403).",
-    }),
+  scope: z.enum(["mine", "all"]).default("mine").meta({
+    description:
+      "mine: your sessions. all: every session your role reaches (answered with your role's scope, never 403).",
+  }),
   phase: z
     .union([SessionPhase, z.array(SessionPhase)])
     .optional()

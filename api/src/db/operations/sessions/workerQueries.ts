@@ -7,9 +7,7 @@ export async function clusterLiveness(
   return (await db("clusters").select("id", "deregistered_at", "last_report_at")) as never;
 }
 
-export async function inventoryNodes(
-  db: Knex,
-): Promise<
+export async function inventoryNodes(db: Knex): Promise<
   {
     cluster_id: string;
     name: string;
