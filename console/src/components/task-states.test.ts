@@ -88,7 +88,9 @@ describe("a page's data states", () => {
     expect(text).toContain("req_abc123");
     expect(panel.shadowRoot?.querySelector('[role="alert"]')?.getAttribute("data-code")).toBe("forbidden");
     next = deferred();
-    (panel.shadowRoot?.querySelector("button") as HTMLButtonElement).click();
+    const retry = panel.shadowRoot?.querySelector("button");
+    if (!retry) throw new Error("no Try again button");
+    retry.click();
     next.resolve(["again"]);
     await settle(el);
     expect(el.shadowRoot?.querySelector("li")?.textContent).toBe("again");
