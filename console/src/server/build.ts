@@ -58,9 +58,20 @@ export function buildConsole(opts: { dist?: string; log?: (line: string) => void
     throw new Error(`console build failed (vite exited with ${r.status ?? r.signal})`);
   }
   precompress(tmp);
+  // Two test files may build at once: whoever swaps last wins, and a lost race is not an error as long
+  // as a complete build is in place.
   const old = `${dist}.old-${process.pid}-${Date.now()}`;
-  if (existsSync(dist)) renameSync(dist, old);
-  renameSync(tmp, dist);
+  try {
+    if (existsSync(dist)) renameSync(dist, old);
+  } catch {
+    // another builder moved it first
+  }
+  try {
+    renameSync(tmp, dist);
+  } catch (err) {
+    rmSync(tmp, { recursive: true, force: true });
+    if (!existsSync(join(dist, "index.html"))) throw err;
+  }
   rmSync(old, { recursive: true, force: true });
   const ms = Math.round(performance.now() - started);
   opts.log?.(`[berth] console built in ${ms} ms -> ${dist}`);
