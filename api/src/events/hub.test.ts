@@ -1,0 +1,59 @@
+// The SSE hub on a real Postgres: events arrive through LISTEN/NOTIFY in order, and an event whose
+// transaction commits after a later one (its seq is lower) is still delivered, once.
+import pino from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { insertSessionEvents } from "../db/operations/sessions/sessionEvents.ts";
+import type { SessionEventRow } from "../db/operations/sessions/types.ts";
+import { createTestDatabase, type TestDatabase } from "../db/testing.ts";
+import { SessionEventHub } from "./hub.ts";
+
+let t: TestDatabase;
+beforeAll(async () => {
+  t = await createTestDatabase();
+});
+afterAll(async () => t?.drop());
+
+const ev = (session: string) => ({
+  session_id: session,
+  owner_id: "usr_1",
+  organization_id: "org_1",
+  project_id: null,
+  type: "session.updated",
+  payload: { view: {} },
+});
+const until = async (cond: () => boolean, ms = 5000) => {
+  const end = Date.now() + ms;
+  while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+  expect(cond()).toBe(true);
+};
+
+describe("the session event hub", () => {
+  it("delivers committed events in order, including one that committed after a later seq", async () => {
+    const hub = new SessionEventHub(t.db, pino({ level: "silent" }));
+    const got: SessionEventRow[] = [];
+    const unsubscribe = await hub.subscribe({ deliver: (r) => got.push(r) });
+    await insertSessionEvents(t.db, [ev("s1")]);
+    await until(() => got.length === 1);
+
+    // A transaction takes a seq and holds it open while another commits a later seq.
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const slow = t.db.transaction(async (tx) => {
+      await insertSessionEvents(tx, [ev("slow")]);
+      await held;
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    await insertSessionEvents(t.db, [ev("fast")]);
+    await until(() => got.some((r) => r.session_id === "fast"));
+    release();
+    await slow;
+    await until(() => got.some((r) => r.session_id === "slow"));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(got.map((r) => r.session_id)).toEqual(["s1", "fast", "slow"]);
+    expect(new Set(got.map((r) => r.seq)).size).toBe(got.length);
+    unsubscribe();
+    await hub.close();
+  });
+});
