@@ -1,0 +1,43 @@
+// Charging right after ingestion, off the request's path: POST /internal/v1/usage stores the samples,
+// answers, and asks for a billing pass here. Passes are coalesced per process (one running, at most one
+// queued), so a burst of batches costs a few passes, not one each. A pass that fails, or a process that
+// dies before its pass, leaves the samples unbilled: the worker's sweep (loop.ts) bills them.
+import { billPendingUsage } from "./charge.ts";
+import type { BillingContext } from "./context.ts";
+
+const state = new WeakMap<BillingContext, { running: Promise<void> | undefined; again: boolean }>();
+
+export function billSoon(b: BillingContext): void {
+  let s = state.get(b);
+  if (!s) {
+    s = { running: undefined, again: false };
+    state.set(b, s);
+  }
+  if (s.running) {
+    s.again = true;
+    return;
+  }
+  const st = s;
+  st.running = (async () => {
+    do {
+      st.again = false;
+      try {
+        await billPendingUsage(b);
+      } catch (err) {
+        b.log.warn({ err }, "billing after ingestion failed; the worker's sweep will charge these samples");
+        return;
+      }
+    } while (st.again);
+  })().finally(() => {
+    st.running = undefined;
+  });
+}
+
+/** Resolves when no pass is running (tests). */
+export async function billingIdle(b: BillingContext): Promise<void> {
+  for (;;) {
+    const r = state.get(b)?.running;
+    if (!r) return;
+    await r;
+  }
+}
