@@ -4,6 +4,8 @@
 // Every sample must name a session that is, or was, placed on the reporting cluster (CONTRACT.md,
 // Operator calls 3): "was" because a session's last interval is reported after it was paused or moved.
 // Anything else refuses the whole batch with 403 `forbidden`, and nothing is written.
+import { billingOf } from "../billing/context.ts";
+import { billSoon } from "../billing/kick.ts";
 import { insertUsageSamples, type UsageSampleInput } from "../db/operations/inventory/insertUsageSamples.ts";
 import { sessionsOfCluster } from "../db/operations/sessions/workerQueries.ts";
 import type { Deps } from "../deps.ts";
@@ -16,5 +18,8 @@ export async function recordUsage(deps: Deps, clusterId: string, samples: UsageS
   if (foreign.length > 0) {
     throw new Forbidden(`the batch names sessions that were never on cluster ${clusterId}; nothing was written`, { cluster_id: clusterId, sessions: foreign.slice(0, 20) });
   }
-  return insertUsageSamples(deps.db, clusterId, samples);
+  const answer = await insertUsageSamples(deps.db, clusterId, samples);
+  // Billing charges new samples once, off this request's path (api/src/billing/kick.ts).
+  if (answer.accepted > 0) billSoon(billingOf(deps));
+  return answer;
 }
