@@ -1,0 +1,72 @@
+// The console listens to GET /api/v1/sessions/events. Events written through one API replica reach a
+// stream held by another; a dropped stream resumes from Last-Event-ID on any replica without losing or
+// repeating an event; a stream carries only what its user may see, and says it is alive.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestApi, type TestApi } from "../../../api/src/http/testing.ts";
+import { openEventStream, type SessionsBed, startSessionsBed } from "./harness.ts";
+
+let bed: SessionsBed;
+let replica: TestApi;
+beforeAll(async () => {
+  bed = await startSessionsBed();
+  // A second API process in all but the process: its own deps (own LISTEN connection, own hub).
+  replica = await startTestApi({ ...bed.t.deps });
+});
+afterAll(async () => {
+  await replica?.stop();
+  await bed?.stop();
+});
+
+describe("the event stream", () => {
+  it("delivers changes made through another replica, and resumes from Last-Event-ID on any replica", async () => {
+    const onReplica = await openEventStream(`${replica.url}/api/v1/sessions/events`, bed.alice.token);
+    expect(onReplica.headers.get("content-type")).toContain("text/event-stream");
+    await onReplica.waitFor((e) => e.event === "heartbeat", "a first heartbeat");
+
+    const id = (
+      await bed.call(bed.alice, "POST", "/api/v1/sessions", { offering: "l4", preset: "gpu-small", image: "terminal" })
+    ).body.id as string;
+    await onReplica.waitFor((e) => e.data.session_id === id && e.event === "session.created", "created");
+    await onReplica.waitFor((e) => e.data.session_id === id && e.data.session.phase === "Running", "Running");
+    const lastSeen = onReplica.events.filter((e) => e.event.startsWith("session.")).at(-1)?.id as string;
+    await onReplica.close();
+
+    // Missed while disconnected: pause and its phases.
+    await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/pause`);
+    await bed.waitFor(bed.alice, id, (s) => s.phase === "Paused", "Paused");
+
+    const resumed = await openEventStream(`${bed.t.api.url}/api/v1/sessions/events`, bed.alice.token, lastSeen);
+    try {
+      await resumed.waitFor((e) => e.data.session_id === id && e.data.session.phase === "Paused", "the missed Paused");
+      const replayed = resumed.events.filter((e) => e.event.startsWith("session."));
+      expect(replayed.every((e) => BigInt(e.id as string) > BigInt(lastSeen))).toBe(true);
+      expect(replayed.map((e) => e.data.session.phase)).toEqual(expect.arrayContaining(["Pausing", "Paused"]));
+      expect(new Set(replayed.map((e) => e.id)).size).toBe(replayed.length);
+    } finally {
+      await resumed.close();
+    }
+  });
+
+  it("shows a user only the sessions they may see; an organization admin sees the organization's", async () => {
+    const forBob = await openEventStream(`${bed.t.api.url}/api/v1/sessions/events`, bed.bob.token);
+    const forAdmin = await openEventStream(`${replica.url}/api/v1/sessions/events`, bed.orgAdmin.token);
+    try {
+      const id = (
+        await bed.call(bed.alice, "POST", "/api/v1/sessions", {
+          offering: "l4",
+          preset: "gpu-small",
+          image: "terminal",
+        })
+      ).body.id as string;
+      await forAdmin.waitFor(
+        (e) => e.data.session_id === id && e.data.session.phase === "Running",
+        "the admin sees alice's session run",
+      );
+      expect(forBob.events.some((e) => e.data.session_id === id)).toBe(false);
+    } finally {
+      await forBob.close();
+      await forAdmin.close();
+    }
+    expect((await fetch(`${bed.t.api.url}/api/v1/sessions/events`)).status).toBe(401);
+  });
+});
