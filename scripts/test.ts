@@ -31,7 +31,9 @@ child.on("exit", (code, signal) => {
   try {
     const r = JSON.parse(readFileSync(report, "utf8"));
     passed = r.numPassedTests ?? 0;
-    failed = (r.numFailedTests ?? 0) + (r.numFailedTestSuites ?? 0);
+    failed = r.numFailedTests ?? 0;
+    // A file that fails before any test runs (an import error, a failing beforeAll) counts as one failure.
+    for (const f of r.testResults ?? []) if (f.status === "failed" && !(f.assertionResults ?? []).some((a: { status: string }) => a.status === "failed")) failed++;
     skipped = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
   } catch {
     failed = Math.max(1, failed); // no report: the run itself broke
