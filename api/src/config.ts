@@ -60,7 +60,7 @@ const Env = z.object({
   /** HS256 secret for user access tokens (auth domain). */
   BERTH_JWT_SECRET: secret(32),
   /** Lifetime of a user access token; there is no refresh, the user signs in again. */
-  BERTH_ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3600),
+  BERTH_ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(900),
   BERTH_BOOTSTRAP_EMAIL: z.email().default("admin@berth.local"),
   /** When unset, the bootstrap administrator's password is generated and printed once. */
   BERTH_BOOTSTRAP_PASSWORD: secret(12).optional(),
