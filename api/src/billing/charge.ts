@@ -26,6 +26,7 @@ import type { WalletRow } from "../db/operations/ledger/types.ts";
 import { findWalletsByOwners } from "../db/operations/ledger/findWallets.ts";
 import { type BillableSession, sessionsForBilling } from "../db/operations/ledger/sessionsForBilling.ts";
 import { lockUnbilledSamples, markSamplesBilled, type UnbilledSample } from "../db/operations/ledger/unbilledSamples.ts";
+import { insertAuditRecord } from "../http/audit.ts";
 import { DEADLOCK_DETECTED, SERIALIZATION_FAILURE, sqlState } from "../db/sqlstate.ts";
 import type { BillingContext, OfferingRate } from "./context.ts";
 import { billingId, SHORTFALL_WALLET, USAGE_WALLET } from "./ids.ts";
@@ -145,6 +146,8 @@ async function billBatch(
   const byOwner = new Map([...locked.values()].map((w) => [walletKey(w), w]));
   const balances = new Map([...locked.values()].map((w) => [w.id, units(w.balance)]));
 
+  // One audit row per charging transaction; every charge in it carries its request id.
+  const batchId = `billing:${billingId("txn").slice(4)}`;
   const txns: NewTransaction[] = [];
   const touched = new Map<string, CarryRow>();
   const ordered = [...samples].sort(
@@ -161,6 +164,7 @@ async function billBatch(
       sessionId: s.session,
       actorKind: "operator" as const,
       actorId: `operator:${s.cluster_id}`,
+      requestId: batchId,
       at: now,
     };
     if (!session) {
@@ -210,6 +214,19 @@ async function billBatch(
   if (duplicates.length > 0) throw new Error(`charges already in the ledger for ${duplicates.length} unbilled samples`);
   await saveCarries(tx, [...touched.values()], now);
   await markSamplesBilled(tx, samples, now);
+  await insertAuditRecord(tx, {
+    action: "credits.charge",
+    actorKind: "system",
+    actorId: null,
+    organizationId: null,
+    targetKind: "usage_samples",
+    targetId: null,
+    requestId: batchId,
+    outcome: "success",
+    status: 200,
+    details: { samples: samples.length, charged: result.charged.toString(), shortfall: result.shortfall.toString(), clusters: [...new Set(samples.map((x) => x.cluster_id))] },
+    at: now,
+  });
   return result;
 }
 

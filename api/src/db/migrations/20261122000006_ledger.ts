@@ -183,6 +183,7 @@ export async function up(knex: Knex): Promise<void> {
     t.text("id").primary(); // crq_<20>
     t.text("wallet_id").notNullable().references("id").inTable("wallets");
     t.text("organization_id").notNullable();
+    t.text("project_id"); // the project whose wallet is asked for (its admins see the request)
     t.text("requester_id").notNullable();
     t.bigInteger("amount").notNullable();
     t.text("reason").notNullable();
