@@ -2,9 +2,11 @@
 // import and one spread per noun, nothing else.
 import type { RouteDef } from "../http/route.ts";
 import { routes as auth } from "./auth/routes.ts";
+import { routes as budgets } from "./budgets/routes.ts";
 import { routes as catalog } from "./catalog/routes.ts";
 import { routes as clusters } from "./clusters/routes.ts";
 import { routes as connect } from "./connect/routes.ts";
+import { routes as credits } from "./credits/routes.ts";
 import { routes as logs } from "./logs/routes.ts";
 import { routes as nodes } from "./nodes/routes.ts";
 import { routes as organizations } from "./organizations/routes.ts";
@@ -29,4 +31,6 @@ export const allRoutes: RouteDef[] = [
   ...connect,
   ...logs,
   ...usage,
+  ...credits,
+  ...budgets,
 ];
