@@ -18,6 +18,59 @@ export type AddProjectMemberRequest = {
   role: "project_admin" | "member";
 };
 
+export type AllocateRequest = {
+  from_wallet_id: string;
+  to_wallet_id: string;
+  amount: Amount;
+  reason: string;
+};
+
+export type Allocation = {
+  id: string;
+  sequence: string;
+  kind: "grant" | "allocation" | "request" | "refill" | "reversal";
+  from_wallet_id: string | null;
+  to_wallet_id: string | null;
+  /** Minor units as a decimal string (1 credit = 1000000). */
+  amount: string;
+  organization_id: string | null;
+  reason: string | null;
+  actor: {
+    kind: string;
+    id: string | null;
+  };
+  request_id: string | null;
+  /** RFC 3339, UTC. */
+  at: string;
+};
+
+/** Minor units as a decimal string (1 credit = 1000000). Amounts are never JSON numbers. */
+export type Amount = string;
+
+export type Budget = {
+  organization_id: string;
+  period: "daily" | "weekly" | "monthly";
+  /** The cap on what the organization's sessions are charged per period. */
+  amount: string;
+  /** Charged so far in the current period. */
+  spent: string;
+  /** Minor units as a decimal string (1 credit = 1000000). */
+  remaining: string;
+  /** RFC 3339, UTC. */
+  period_start: string;
+  /** RFC 3339, UTC. */
+  resets_at: string;
+  updated_by: string;
+  /** RFC 3339, UTC. */
+  updated_at: string;
+};
+
+export type BudgetSet = {
+  /** UTC: days start at 00:00, weeks on Monday, months on the 1st. */
+  period: "daily" | "weekly" | "monthly";
+  amount: string;
+};
+
 export type BulkTerminate = {
   ids: string[];
 };
@@ -41,6 +94,16 @@ export type ChangePasswordRequest = {
   current_password: string;
   /** At least 12 characters, different from the current password. */
   new_password: string;
+};
+
+export type ChangeWalletRequest = {
+  display_name?: string | null;
+  limits?: {
+    /** How far below zero usage may take the balance (super_admin only). */
+    overdraft?: string;
+    max_spend_per_day?: string | null;
+    max_spend_per_month?: string | null;
+  };
 };
 
 export type Cluster = {
@@ -225,6 +288,44 @@ export type CreateUserRequest = {
   role?: "org_admin" | "member";
 };
 
+export type CreditRequest = {
+  id: string;
+  wallet_id: string;
+  organization_id: string;
+  project_id: string | null;
+  requester_id: string;
+  amount: Amount;
+  reason: string;
+  status: "pending" | "approved" | "partially_approved" | "denied" | "cancelled";
+  approved_amount: string | null;
+  decided_by: string | null;
+  decision_note: string | null;
+  transaction_sequence: string | null;
+  /** RFC 3339, UTC. */
+  created_at: string;
+  decided_at: string | null;
+};
+
+export type CreditRequestApproval = {
+  /** Less than asked: partly approved. Omitted: all of it. */
+  amount?: Amount;
+  /** The paying wallet; by default the organization's. */
+  from_wallet_id?: string;
+  note?: string;
+};
+
+export type CreditRequestCreate = {
+  organization_id: string;
+  /** Ask for the project's wallet (you must belong to it); omitted: your own wallet in the organization. */
+  project_id?: string;
+  amount: Amount;
+  reason: string;
+};
+
+export type CreditRequestDenial = {
+  note?: string;
+};
+
 /** The error envelope of every public error. */
 export type ErrorEnvelope = {
   error: {
@@ -307,6 +408,35 @@ export type IssuedOperatorToken = {
 export type KubeconfigCredential = {
   /** A kubeconfig whose current context is used; inline data only (no exec, auth-provider or file paths). */
   kubeconfig: string;
+};
+
+export type LedgerLine = {
+  sequence: string;
+  transaction_id: string;
+  kind: "grant" | "allocation" | "request" | "refill" | "charge" | "reversal";
+  /** What this line moved in or out of the wallet (signed minor units). */
+  amount: string;
+  /** Signed minor units as a decimal string; negative left the wallet. */
+  balance_after: string;
+  /** RFC 3339, UTC. */
+  at: string;
+  reason: string | null;
+  actor: {
+    kind: string;
+    id: string | null;
+  };
+  /** Links the movement to its audit row. */
+  request_id: string | null;
+  session_id: string | null;
+  /** For charges: the usage interval charged and the rate (minor units per hour). */
+  usage: {
+    cluster_id: string;
+    sample_id: string;
+    milliseconds: string | null;
+    rate_per_hour: string | null;
+  } | null;
+  /** The sequence number this line reverses. */
+  reverses: string | null;
 };
 
 export type LoginRequest = {
@@ -405,6 +535,14 @@ export type Offering = {
   created_at: string | null;
 };
 
+export type OpenWalletRequest = {
+  organization_id: string;
+  owner_kind: "organization" | "project" | "user";
+  /** The project or user; omitted for the organization's own wallet. */
+  owner_id?: string;
+  display_name?: string;
+};
+
 /** The current operator token's metadata; the token itself is shown only when issued. */
 export type OperatorTokenMetadata = {
   kid: string;
@@ -459,6 +597,77 @@ export type QueueEntry = {
 export type QueuePriority = {
   /** Higher goes first; ties go to the older session. */
   priority: number;
+};
+
+export type Refill = {
+  id: string;
+  wallet_id: string;
+  source_wallet_id: string;
+  organization_id: string | null;
+  mode: "top_up_to" | "add";
+  amount: Amount;
+  /** UTC: days start at 00:00, weeks on Monday, months on the 1st. */
+  period: "daily" | "weekly" | "monthly";
+  enabled: boolean;
+  /** RFC 3339, UTC. */
+  starts_at: string;
+  created_by: string;
+  /** RFC 3339, UTC. */
+  created_at: string;
+  /** RFC 3339, UTC. */
+  updated_at: string;
+};
+
+export type RefillApplication = {
+  /** RFC 3339, UTC. */
+  period_start: string;
+  /** Minor units as a decimal string (1 credit = 1000000). */
+  requested: string;
+  /** Minor units as a decimal string (1 credit = 1000000). */
+  moved: string;
+  transaction_sequence: string | null;
+  /** RFC 3339, UTC. */
+  applied_at: string;
+};
+
+export type RefillChange = {
+  mode?: "top_up_to" | "add";
+  amount?: Amount;
+  /** UTC: days start at 00:00, weeks on Monday, months on the 1st. */
+  period?: "daily" | "weekly" | "monthly";
+  enabled?: boolean;
+};
+
+export type RefillCreate = {
+  wallet_id: string;
+  /** The paying wallet; by default the parent (organization's wallet, or the system wallet for an organization). */
+  source_wallet_id?: string;
+  mode: "top_up_to" | "add";
+  amount: Amount;
+  /** UTC: days start at 00:00, weeks on Monday, months on the 1st. */
+  period: "daily" | "weekly" | "monthly";
+  /** The first period applied is the one holding this instant (default: now). */
+  starts_at?: string;
+};
+
+export type RefillDetail = {
+  id: string;
+  wallet_id: string;
+  source_wallet_id: string;
+  organization_id: string | null;
+  mode: "top_up_to" | "add";
+  amount: Amount;
+  /** UTC: days start at 00:00, weeks on Monday, months on the 1st. */
+  period: "daily" | "weekly" | "monthly";
+  enabled: boolean;
+  /** RFC 3339, UTC. */
+  starts_at: string;
+  created_by: string;
+  /** RFC 3339, UTC. */
+  created_at: string;
+  /** RFC 3339, UTC. */
+  updated_at: string;
+  applications: RefillApplication[];
 };
 
 export type RegisterClusterRequest = {
@@ -763,6 +972,37 @@ export type UserDetail = {
   memberships: MembershipOfUser[];
 };
 
+export type Wallet = {
+  id: string;
+  organization_id: string | null;
+  owner: {
+    kind: "user" | "project" | "organization" | "system";
+    id: string;
+  };
+  display_name: string | null;
+  /** Signed minor units as a decimal string; negative left the wallet. */
+  balance: string;
+  /** What the wallet can pay now: its balance down to its floor (minus the overdraft). */
+  spendable: string;
+  limits: {
+    /** Minor units as a decimal string (1 credit = 1000000). */
+    overdraft: string;
+    max_spend_per_day: string | null;
+    max_spend_per_month: string | null;
+  };
+  /** The newest ledger sequence number applied to the balance. */
+  last_sequence: string;
+  /** The Wallet custom resource that mirrors it (kubectl get wallets). */
+  resource: {
+    namespace: string;
+    name: string;
+  } | null;
+  /** RFC 3339, UTC. */
+  created_at: string;
+  /** RFC 3339, UTC. */
+  updated_at: string;
+};
+
 /** Every operation of the public API, by operationId. */
 export interface Operations {
   /** Add a member with a role, or change a member's role (its org_admins, super_admins) */
@@ -787,6 +1027,26 @@ export interface Operations {
     body: AddProjectMemberRequest;
     response: Member;
   };
+  /** Move credits between two wallets of an organization (down, or back up); super_admins issue from the system wallet */
+  allocateCredits: {
+    method: "post";
+    path: "/api/v1/credits/allocations";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: AllocateRequest;
+    response: Allocation;
+  };
+  /** Approve a request, all of it or part (an allocation from a wallet you manage); the requester is notified */
+  approveCreditRequest: {
+    method: "post";
+    path: "/api/v1/credits/requests/{requestId}/approve";
+    params: {
+      requestId: string;
+    };
+    query: Record<string, never>;
+    body: CreditRequestApproval;
+    response: CreditRequest;
+  };
   /** Terminate several sessions */
   bulkTerminateSessions: {
     method: "post";
@@ -795,6 +1055,17 @@ export interface Operations {
     query: Record<string, never>;
     body: BulkTerminate;
     response: BulkTerminateResult;
+  };
+  /** Withdraw your pending request */
+  cancelCreditRequest: {
+    method: "post";
+    path: "/api/v1/credits/requests/{requestId}/cancel";
+    params: {
+      requestId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: CreditRequest;
   };
   /** Take a session out of the queue (it is terminated without having run) */
   cancelQueuedSession: {
@@ -826,6 +1097,28 @@ export interface Operations {
     query: Record<string, never>;
     body: QueuePriority;
     response: Session;
+  };
+  /** Change or pause a refill schedule (the paying wallet's managers) */
+  changeRefill: {
+    method: "patch";
+    path: "/api/v1/credits/refills/{refillId}";
+    params: {
+      refillId: string;
+    };
+    query: Record<string, never>;
+    body: RefillChange;
+    response: Refill;
+  };
+  /** Change a wallet's name or limits (its managers; the overdraft: super_admins) */
+  changeWallet: {
+    method: "patch";
+    path: "/api/v1/credits/wallets/{walletId}";
+    params: {
+      walletId: string;
+    };
+    query: Record<string, never>;
+    body: ChangeWalletRequest;
+    response: Wallet;
   };
   /** Cordon a node: no new sessions are placed on it (super_admin) */
   cordonNode: {
@@ -875,6 +1168,15 @@ export interface Operations {
     body: CreateProjectRequest;
     response: Project;
   };
+  /** Top a wallet up to, or by, an amount every period (paid by a wallet you manage) */
+  createRefill: {
+    method: "post";
+    path: "/api/v1/credits/refills";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: RefillCreate;
+    response: Refill;
+  };
   /** Create a resource policy (super_admin) */
   createResourcePolicy: {
     method: "post";
@@ -910,6 +1212,17 @@ export interface Operations {
     query: Record<string, never>;
     body: CreateUserRequest;
     response: UserDetail;
+  };
+  /** Remove an organization's budget (no cap) */
+  deleteBudget: {
+    method: "delete";
+    path: "/api/v1/budgets/{organizationId}";
+    params: {
+      organizationId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: undefined;
   };
   /** Delete a node object from its cluster (super_admin) */
   deleteNode: {
@@ -956,6 +1269,17 @@ export interface Operations {
     body: undefined;
     response: undefined;
   };
+  /** Deny a request; the requester is notified */
+  denyCreditRequest: {
+    method: "post";
+    path: "/api/v1/credits/requests/{requestId}/deny";
+    params: {
+      requestId: string;
+    };
+    query: Record<string, never>;
+    body: CreditRequestDenial;
+    response: CreditRequest;
+  };
   /** Deregister a cluster (super_admin) */
   deregisterCluster: {
     method: "delete";
@@ -979,6 +1303,35 @@ export interface Operations {
     body: undefined;
     response: NodeActionResult;
   };
+  /** A wallet's ledger as CSV (text/csv), newest first, with the same filters */
+  exportWalletLedger: {
+    method: "get";
+    path: "/api/v1/credits/wallets/{walletId}/ledger/export";
+    params: {
+      walletId: string;
+    };
+    query: {
+      /** Lines at or after this instant. */
+      from?: string;
+      /** Lines before this instant. */
+      to?: string;
+      /** Comma-separated kinds: grant, allocation, request, refill, charge, reversal. */
+      kind?: string;
+    };
+    body: undefined;
+    response: string;
+  };
+  /** An organization's budget and its spend in the current period */
+  getBudget: {
+    method: "get";
+    path: "/api/v1/budgets/{organizationId}";
+    params: {
+      organizationId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: Budget;
+  };
   /** A cluster (super_admins also see deregistered ones) */
   getCluster: {
     method: "get";
@@ -989,6 +1342,17 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: Cluster;
+  };
+  /** A credit request */
+  getCreditRequest: {
+    method: "get";
+    path: "/api/v1/credits/requests/{requestId}";
+    params: {
+      requestId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: CreditRequest;
   };
   /** Free and total GPUs by cluster and model */
   getGpuAvailability: {
@@ -1071,6 +1435,17 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: Project;
+  };
+  /** A refill schedule and its latest applications */
+  getRefill: {
+    method: "get";
+    path: "/api/v1/credits/refills/{refillId}";
+    params: {
+      refillId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: RefillDetail;
   };
   /** A resource policy */
   getResourcePolicy: {
@@ -1170,6 +1545,79 @@ export interface Operations {
     body: undefined;
     response: UserDetail;
   };
+  /** A wallet: balance, what it can spend, limits */
+  getWallet: {
+    method: "get";
+    path: "/api/v1/credits/wallets/{walletId}";
+    params: {
+      walletId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: Wallet;
+  };
+  /** A wallet's ledger, newest first, with the balance after each line */
+  getWalletLedger: {
+    method: "get";
+    path: "/api/v1/credits/wallets/{walletId}/ledger";
+    params: {
+      walletId: string;
+    };
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+      /** Lines at or after this instant. */
+      from?: string;
+      /** Lines before this instant. */
+      to?: string;
+      /** Comma-separated kinds: grant, allocation, request, refill, charge, reversal. */
+      kind?: string;
+    };
+    body: undefined;
+    response: {
+      data: LedgerLine[];
+      pagination: Pagination;
+    };
+  };
+  /** Credit movements between wallets you may see (allocations, grants, approved requests, refills, reversals) */
+  listAllocations: {
+    method: "get";
+    path: "/api/v1/credits/allocations";
+    params: Record<string, never>;
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+      /** Only movements in or out of this wallet. */
+      wallet_id?: string;
+      kind?: "grant" | "allocation" | "request" | "refill" | "reversal";
+    };
+    body: undefined;
+    response: {
+      data: Allocation[];
+      pagination: Pagination;
+    };
+  };
+  /** Budgets of the organizations you administer (super_admins: all) */
+  listBudgets: {
+    method: "get";
+    path: "/api/v1/budgets";
+    params: Record<string, never>;
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+    };
+    body: undefined;
+    response: {
+      data: Budget[];
+      pagination: Pagination;
+    };
+  };
   /** List registered clusters */
   listClusters: {
     method: "get";
@@ -1186,6 +1634,25 @@ export interface Operations {
     body: undefined;
     response: {
       data: Cluster[];
+      pagination: Pagination;
+    };
+  };
+  /** Credit requests: yours, and those you may decide */
+  listCreditRequests: {
+    method: "get";
+    path: "/api/v1/credits/requests";
+    params: Record<string, never>;
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+      status?: "pending" | "approved" | "partially_approved" | "denied" | "cancelled";
+      organization?: string;
+    };
+    body: undefined;
+    response: {
+      data: CreditRequest[];
       pagination: Pagination;
     };
   };
@@ -1379,6 +1846,23 @@ export interface Operations {
       pagination: Pagination;
     };
   };
+  /** Refill schedules of wallets you may see */
+  listRefills: {
+    method: "get";
+    path: "/api/v1/credits/refills";
+    params: Record<string, never>;
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+    };
+    body: undefined;
+    response: {
+      data: Refill[];
+      pagination: Pagination;
+    };
+  };
   /** Resource policies that apply to you (all, for super_admins) */
   listResourcePolicies: {
     method: "get";
@@ -1473,6 +1957,26 @@ export interface Operations {
       pagination: Pagination;
     };
   };
+  /** The wallets you may see */
+  listWallets: {
+    method: "get";
+    path: "/api/v1/credits/wallets";
+    params: Record<string, never>;
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+      /** Only this organization's wallets (ignored when outside your scope). */
+      organization?: string;
+      owner_kind?: "user" | "project" | "organization" | "system";
+    };
+    body: undefined;
+    response: {
+      data: Wallet[];
+      pagination: Pagination;
+    };
+  };
   /** Sign in with email and password */
   login: {
     method: "post";
@@ -1481,6 +1985,15 @@ export interface Operations {
     query: Record<string, never>;
     body: LoginRequest;
     response: TokenResponse;
+  };
+  /** Open a wallet for an organization, one of its projects or one of its members (its org_admins) */
+  openWallet: {
+    method: "post";
+    path: "/api/v1/credits/wallets";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: OpenWalletRequest;
+    response: Wallet;
   };
   /** Pause a session */
   pauseSession: {
@@ -1535,6 +2048,15 @@ export interface Operations {
     body: undefined;
     response: undefined;
   };
+  /** Ask for credits, with a reason, for your wallet in an organization or for a project's wallet */
+  requestCredits: {
+    method: "post";
+    path: "/api/v1/credits/requests";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: CreditRequestCreate;
+    response: CreditRequest;
+  };
   /** Restart a running session */
   restartSession: {
     method: "post";
@@ -1567,6 +2089,17 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: IssuedOperatorToken;
+  };
+  /** Set an organization's spending cap per period (its org_admins, super_admins) */
+  setBudget: {
+    method: "put";
+    path: "/api/v1/budgets/{organizationId}";
+    params: {
+      organizationId: string;
+    };
+    query: Record<string, never>;
+    body: BudgetSet;
+    response: Budget;
   };
   /** Server-sent events of session changes (text/event-stream) */
   streamSessionEvents: {
@@ -1710,26 +2243,37 @@ export interface Operations {
 export const OPERATIONS = {
   addOrganizationMember: { method: "post", path: "/api/v1/organizations/{organizationId}/members" },
   addProjectMember: { method: "post", path: "/api/v1/projects/{projectId}/members" },
+  allocateCredits: { method: "post", path: "/api/v1/credits/allocations" },
+  approveCreditRequest: { method: "post", path: "/api/v1/credits/requests/{requestId}/approve" },
   bulkTerminateSessions: { method: "post", path: "/api/v1/sessions/bulk-terminate" },
+  cancelCreditRequest: { method: "post", path: "/api/v1/credits/requests/{requestId}/cancel" },
   cancelQueuedSession: { method: "post", path: "/api/v1/queue/{sessionId}/cancel" },
   changePassword: { method: "post", path: "/api/v1/auth/password" },
   changeQueuePriority: { method: "patch", path: "/api/v1/queue/{sessionId}" },
+  changeRefill: { method: "patch", path: "/api/v1/credits/refills/{refillId}" },
+  changeWallet: { method: "patch", path: "/api/v1/credits/wallets/{walletId}" },
   cordonNode: { method: "post", path: "/api/v1/nodes/{clusterId}/{nodeName}/cordon" },
   createImage: { method: "post", path: "/api/v1/images" },
   createOffering: { method: "post", path: "/api/v1/offerings" },
   createOrganization: { method: "post", path: "/api/v1/organizations" },
   createProject: { method: "post", path: "/api/v1/projects" },
+  createRefill: { method: "post", path: "/api/v1/credits/refills" },
   createResourcePolicy: { method: "post", path: "/api/v1/resource-policies" },
   createResourcePreset: { method: "post", path: "/api/v1/resource-presets" },
   createSession: { method: "post", path: "/api/v1/sessions" },
   createUser: { method: "post", path: "/api/v1/users" },
+  deleteBudget: { method: "delete", path: "/api/v1/budgets/{organizationId}" },
   deleteNode: { method: "delete", path: "/api/v1/nodes/{clusterId}/{nodeName}" },
   deleteOrganization: { method: "delete", path: "/api/v1/organizations/{organizationId}" },
   deleteProject: { method: "delete", path: "/api/v1/projects/{projectId}" },
   deleteUser: { method: "delete", path: "/api/v1/users/{userId}" },
+  denyCreditRequest: { method: "post", path: "/api/v1/credits/requests/{requestId}/deny" },
   deregisterCluster: { method: "delete", path: "/api/v1/clusters/{clusterId}" },
   drainNode: { method: "post", path: "/api/v1/nodes/{clusterId}/{nodeName}/drain" },
+  exportWalletLedger: { method: "get", path: "/api/v1/credits/wallets/{walletId}/ledger/export" },
+  getBudget: { method: "get", path: "/api/v1/budgets/{organizationId}" },
   getCluster: { method: "get", path: "/api/v1/clusters/{clusterId}" },
+  getCreditRequest: { method: "get", path: "/api/v1/credits/requests/{requestId}" },
   getGpuAvailability: { method: "get", path: "/api/v1/sessions/gpu-availability" },
   getHealth: { method: "get", path: "/healthz" },
   getImage: { method: "get", path: "/api/v1/images/{name}" },
@@ -1738,6 +2282,7 @@ export const OPERATIONS = {
   getOpenApi: { method: "get", path: "/api/v1/openapi.json" },
   getOrganization: { method: "get", path: "/api/v1/organizations/{organizationId}" },
   getProject: { method: "get", path: "/api/v1/projects/{projectId}" },
+  getRefill: { method: "get", path: "/api/v1/credits/refills/{refillId}" },
   getResourcePolicy: { method: "get", path: "/api/v1/resource-policies/{name}" },
   getResourcePreset: { method: "get", path: "/api/v1/resource-presets/{name}" },
   getSession: { method: "get", path: "/api/v1/sessions/{sessionId}" },
@@ -1746,7 +2291,12 @@ export const OPERATIONS = {
   getSessionResource: { method: "get", path: "/api/v1/sessions/{sessionId}/resource" },
   getSessionUsage: { method: "get", path: "/api/v1/sessions/{sessionId}/usage" },
   getUser: { method: "get", path: "/api/v1/users/{userId}" },
+  getWallet: { method: "get", path: "/api/v1/credits/wallets/{walletId}" },
+  getWalletLedger: { method: "get", path: "/api/v1/credits/wallets/{walletId}/ledger" },
+  listAllocations: { method: "get", path: "/api/v1/credits/allocations" },
+  listBudgets: { method: "get", path: "/api/v1/budgets" },
   listClusters: { method: "get", path: "/api/v1/clusters" },
+  listCreditRequests: { method: "get", path: "/api/v1/credits/requests" },
   listGpuDevices: { method: "get", path: "/api/v1/gpu-devices" },
   listImages: { method: "get", path: "/api/v1/images" },
   listNodePools: { method: "get", path: "/api/v1/node-pools" },
@@ -1757,20 +2307,25 @@ export const OPERATIONS = {
   listProjectMembers: { method: "get", path: "/api/v1/projects/{projectId}/members" },
   listProjects: { method: "get", path: "/api/v1/projects" },
   listQueue: { method: "get", path: "/api/v1/queue" },
+  listRefills: { method: "get", path: "/api/v1/credits/refills" },
   listResourcePolicies: { method: "get", path: "/api/v1/resource-policies" },
   listResourcePresets: { method: "get", path: "/api/v1/resource-presets" },
   listSessionResourceEvents: { method: "get", path: "/api/v1/sessions/{sessionId}/resource/events" },
   listSessions: { method: "get", path: "/api/v1/sessions" },
   listUsers: { method: "get", path: "/api/v1/users" },
+  listWallets: { method: "get", path: "/api/v1/credits/wallets" },
   login: { method: "post", path: "/api/v1/auth/login" },
+  openWallet: { method: "post", path: "/api/v1/credits/wallets" },
   pauseSession: { method: "post", path: "/api/v1/sessions/{sessionId}/pause" },
   previewSessionCost: { method: "post", path: "/api/v1/sessions/preview-cost" },
   registerCluster: { method: "post", path: "/api/v1/clusters" },
   removeOrganizationMember: { method: "delete", path: "/api/v1/organizations/{organizationId}/members/{userId}" },
   removeProjectMember: { method: "delete", path: "/api/v1/projects/{projectId}/members/{userId}" },
+  requestCredits: { method: "post", path: "/api/v1/credits/requests" },
   restartSession: { method: "post", path: "/api/v1/sessions/{sessionId}/restart" },
   resumeSession: { method: "post", path: "/api/v1/sessions/{sessionId}/resume" },
   rotateClusterOperatorToken: { method: "post", path: "/api/v1/clusters/{clusterId}/operator-token" },
+  setBudget: { method: "put", path: "/api/v1/budgets/{organizationId}" },
   streamSessionEvents: { method: "get", path: "/api/v1/sessions/events" },
   terminateSession: { method: "post", path: "/api/v1/sessions/{sessionId}/terminate" },
   testClusterConnection: { method: "post", path: "/api/v1/clusters/{clusterId}/connection-test" },
