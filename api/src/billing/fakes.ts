@@ -1,0 +1,40 @@
+// A management cluster stand-in for tests of the door over HTTP: serves catalog objects and accepts
+// Session resources, so POST /api/v1/sessions runs its whole path up to the write.
+import type { KubeApi, KubeResponse, RequestOptions } from "@berth/controllers/kube";
+import { ImageKind, OfferingKind, ResourcePresetKind } from "@berth/crds";
+import { examples } from "@berth/crds/testing";
+
+const path = (k: { group: string; version: string; plural: string }, name: string) => `/apis/${k.group}/${k.version}/${k.plural}/${name}`;
+
+export class FakeManagementCluster implements KubeApi {
+  readonly server = "https://fake-management.invalid";
+  readonly objects = new Map<string, unknown>();
+  readonly created: { path: string; body: unknown }[] = [];
+  constructor() {
+    this.objects.set(path(OfferingKind, "h100"), examples.Offering());
+    this.objects.set(path(ResourcePresetKind, "gpu-small"), examples.ResourcePreset());
+    this.objects.set(path(ImageKind, "jupyterlab"), examples.Image());
+  }
+  async request<T = unknown>(method: string, p: string, opts: RequestOptions = {}): Promise<KubeResponse<T>> {
+    if (method === "GET") {
+      if (p.endsWith("/resourcepolicies")) return { status: 200, body: { items: [] } as T };
+      const o = this.objects.get(p);
+      return o ? { status: 200, body: structuredClone(o) as T } : { status: 404, body: { reason: "NotFound" } as T };
+    }
+    if (method === "POST") {
+      const body = structuredClone(opts.body) as { metadata?: Record<string, unknown> };
+      body.metadata = { ...body.metadata, resourceVersion: "1", uid: `uid-${this.created.length}`, creationTimestamp: new Date().toISOString() };
+      this.created.push({ path: p, body });
+      return { status: 201, body: body as T };
+    }
+    return { status: 405, body: {} as T };
+  }
+  async json<T = unknown>(method: string, p: string, opts?: RequestOptions): Promise<T> {
+    const r = await this.request<T>(method, p, opts);
+    if (r.status >= 300) throw new Error(`${method} ${p}: ${r.status}`);
+    return r.body;
+  }
+  watch(): Promise<void> {
+    return new Promise(() => {});
+  }
+}

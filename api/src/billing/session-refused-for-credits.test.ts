@@ -1,0 +1,79 @@
+// Journey over HTTP with the real API: a member's session is refused with quota_exceeded and its
+// details while the organization's wallets cannot pay for ten minutes, then accepted after a top-up;
+// a spent budget refuses it again. The management cluster is a stand-in (catalog + Session writes).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "../auth/testing.ts";
+import { makeSessionsRuntime, setSessionsRuntime } from "../domain/sessions/runtime.ts";
+import { FakeManagementCluster } from "./fakes.ts";
+import { expectLedgerInvariants } from "./testing.ts";
+
+describe("a session refused for credits", () => {
+  let t: IdentityTestApi;
+  let kube: FakeManagementCluster;
+  let member: TestUser;
+  let admin: TestUser;
+  let superAdmin: TestUser;
+  let orgId: string;
+
+  beforeAll(async () => {
+    t = await startIdentityTestApi();
+    kube = new FakeManagementCluster();
+    setSessionsRuntime(t.deps, makeSessionsRuntime(kube));
+    superAdmin = await t.aUser({ superAdmin: true });
+    admin = await t.aUser();
+    member = await t.aUser();
+    orgId = (await t.anOrganization("Door")).id;
+    await t.member(admin, orgId, null, "org_admin");
+    await t.member(member, orgId, null, "member");
+    const db = t.database.db;
+    await db("clusters").insert({ id: "clu_door", name: "door", session_domain: "door.test" });
+    await db("cluster_nodes").insert({ cluster_id: "clu_door", name: "n1", gpu_model: "NVIDIA-H100-80GB-HBM3", gpu_count: 2, gpu_allocatable: 2, gpu_in_use: 0, schedulable: true, ready: true, labels: "{}", observed_at: new Date() });
+  });
+  afterAll(async () => {
+    await expectLedgerInvariants(t.database.db);
+    await t?.stop();
+  });
+
+  const create = (key: string) =>
+    t.request("POST", "/api/v1/sessions", {
+      token: member.token,
+      json: { offering: "h100", preset: "gpu-small", image: "jupyterlab", organization_id: orgId },
+      headers: { "Idempotency-Key": key },
+    });
+
+  it("refuses the session with quota_exceeded saying what the wallets hold and what ten minutes cost, and writes nothing", async () => {
+    const r = await create("door-1");
+    expect(r.status, JSON.stringify(r.body)).toBe(403);
+    expect(r.body.error).toMatchObject({
+      code: "quota_exceeded",
+      details: { limit: "credits", value: "0", required: "666667", minimum_run_seconds: 600, hourly_rate: "4000000" },
+    });
+    expect(await t.database.db("sessions").where({ organization_id: orgId })).toEqual([]);
+    expect(kube.created).toEqual([]);
+    // The refusal is remembered for its key like any decided answer.
+    const again = await create("door-1");
+    expect(again.status).toBe(403);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+  });
+
+  it("accepts it once the organization's wallet covers ten minutes", async () => {
+    const opened = await t.request("POST", "/api/v1/credits/wallets", { token: admin.token, json: { organization_id: orgId, owner_kind: "organization" } });
+    expect(opened.status).toBe(201);
+    const grant = await t.request("POST", "/api/v1/credits/allocations", {
+      token: superAdmin.token,
+      json: { from_wallet_id: "wal_system", to_wallet_id: opened.body.id, amount: "666667", reason: "ten minutes of H100" },
+    });
+    expect(grant.status).toBe(201);
+    const r = await create("door-2");
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    expect(kube.created).toHaveLength(2); // the organization's namespace and the Session
+  });
+
+  it("refuses it again when the organization's budget has less left than ten minutes", async () => {
+    const put = await t.request("PUT", `/api/v1/budgets/${orgId}`, { token: admin.token, json: { period: "daily", amount: "100000" } });
+    expect(put.status).toBe(201);
+    const r = await create("door-3");
+    expect(r.status).toBe(403);
+    expect(r.body.error.details).toMatchObject({ limit: "organizationBudget", value: "100000", spent: "0", required: "666667", period: "daily" });
+  });
+});
