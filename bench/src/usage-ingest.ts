@@ -20,7 +20,13 @@ import { startPostgres } from "../../api/src/db/server.ts";
 import { testDeps } from "../../api/src/http/testing.ts";
 import { startInternalListener } from "../../api/src/internal/app.ts";
 
-const { values } = parseArgs({ options: { batches: { type: "string", default: "200" }, concurrency: { type: "string", default: "4" }, sessions: { type: "string", default: "100" } } });
+const { values } = parseArgs({
+  options: {
+    batches: { type: "string", default: "200" },
+    concurrency: { type: "string", default: "4" },
+    sessions: { type: "string", default: "100" },
+  },
+});
 const batches = Number(values.batches);
 const concurrency = Number(values.concurrency);
 const sessionCount = Number(values.sessions);
@@ -35,12 +41,37 @@ try {
   const clock = { now: () => new Date() };
   const tokens = new OperatorTokens({ key: await signingKeyFromPem(generateSigningKeyPem()), clock });
   const issued = await tokens.issue("clu_bench");
-  await db("clusters").insert({ id: "clu_bench", name: "bench", session_domain: "bench.test", operator_token_jti: issued.jti, operator_token_issued_at: issued.issuedAt, operator_token_expires_at: issued.expiresAt });
+  await db("clusters").insert({
+    id: "clu_bench",
+    name: "bench",
+    session_domain: "bench.test",
+    operator_token_jti: issued.jti,
+    operator_token_issued_at: issued.issuedAt,
+    operator_token_expires_at: issued.expiresAt,
+  });
   const sessions = Array.from({ length: sessionCount }, (_, i) => `ses_bench${String(i).padStart(11, "0")}`);
   await db("sessions").insert(
-    sessions.map((id) => ({ id, cr_name: id.replace("_", "-"), namespace: "org-bench", owner_id: "usr_bench", organization_id: "org_bench", offering: "h100", preset: "p", image: "i", gpu_model: "H100", gpu_count: 1, hourly_credit_rate: "100", cluster_id: "clu_bench", phase: "Running" })),
+    sessions.map((id) => ({
+      id,
+      cr_name: id.replace("_", "-"),
+      namespace: "org-bench",
+      owner_id: "usr_bench",
+      organization_id: "org_bench",
+      offering: "h100",
+      preset: "p",
+      image: "i",
+      gpu_model: "H100",
+      gpu_count: 1,
+      hourly_credit_rate: "100",
+      cluster_id: "clu_bench",
+      phase: "Running",
+    })),
   );
-  const deps = { ...testDeps({ db }), log: (await import("pino")).default({ level: "error" }), clusters: { tokens } as unknown as ClustersRuntime };
+  const deps = {
+    ...testDeps({ db }),
+    log: (await import("pino")).default({ level: "error" }),
+    clusters: { tokens } as unknown as ClustersRuntime,
+  };
   const plane = await startInternalListener(deps, { allowCidrs: ["127.0.0.0/8"], host: "127.0.0.1", port: 0 });
   if (!plane) throw new Error("the internal plane did not open");
   try {
@@ -49,7 +80,15 @@ try {
     const sample = (k: number) => {
       const session = sessions[k % sessionCount] as string;
       const slot = Math.floor(k / sessionCount);
-      return { id: `smp-${k}`, session, start: new Date(t0 + slot * 10_000).toISOString(), end: new Date(t0 + (slot + 1) * 10_000).toISOString(), gpu_seconds: 10, gpu_utilization: 37.5, gpu_memory_mib: 40_000 };
+      return {
+        id: `smp-${k}`,
+        session,
+        start: new Date(t0 + slot * 10_000).toISOString(),
+        end: new Date(t0 + (slot + 1) * 10_000).toISOString(),
+        gpu_seconds: 10,
+        gpu_utilization: 37.5,
+        gpu_memory_mib: 40_000,
+      };
     };
     let next = 0;
     const bodies: string[] = [];
@@ -59,20 +98,30 @@ try {
         bodies.push(bodies.at(-1) as string); // a retry: the previous batch again, whole
         continue;
       }
-      const repeats = b === 0 ? [] : Array.from({ length: REPEAT }, (_, i) => sample(next - BATCH + (REPEAT - 1 - i) * 9 + (i % 9)));
+      const repeats =
+        b === 0 ? [] : Array.from({ length: REPEAT }, (_, i) => sample(next - BATCH + (REPEAT - 1 - i) * 9 + (i % 9)));
       const fresh = Array.from({ length: BATCH - repeats.length }, () => sample(next++));
       for (const s of fresh) distinct.add(s.id);
       bodies.push(JSON.stringify({ cluster_id: "clu_bench", samples: [...repeats, ...fresh] }));
     }
     const post = async (body: string) => {
       const s = performance.now();
-      const res = await fetch(`${plane.url}/internal/v1/usage`, { method: "POST", headers: { authorization: `Bearer ${issued.token}`, "content-type": "application/json" }, body });
+      const res = await fetch(`${plane.url}/internal/v1/usage`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${issued.token}`, "content-type": "application/json" },
+        body,
+      });
       const answer = (await res.json()) as { accepted: number; duplicates: number };
       if (res.status !== 200) throw new Error(`usage answered ${res.status}: ${JSON.stringify(answer)}`);
       return { ms: performance.now() - s, ...answer };
     };
     // Warm-up on other ids (not counted, then deleted).
-    await post(JSON.stringify({ cluster_id: "clu_bench", samples: Array.from({ length: BATCH }, (_, i) => ({ ...sample(10_000_000 + i), id: `warm-${i}` })) }));
+    await post(
+      JSON.stringify({
+        cluster_id: "clu_bench",
+        samples: Array.from({ length: BATCH }, (_, i) => ({ ...sample(10_000_000 + i), id: `warm-${i}` })),
+      }),
+    );
     await db("usage_samples").where("sample_id", "like", "warm-%").delete();
 
     const results: Array<{ ms: number; accepted: number; duplicates: number }> = [];
@@ -95,7 +144,9 @@ try {
     const p = (q: number) => (lat[Math.min(lat.length - 1, Math.floor(q * lat.length))] ?? 0).toFixed(0);
     process.stdout.write(
       `\nusage ingestion: ${bodies.length} batches of ${BATCH} samples over ${sessionCount} sessions, ${concurrency} in flight; ${REPEAT} of each batch repeat the previous one and every 10th batch is a whole resend\n` +
-        `${cpus().length} CPUs, load average ${loadavg().map((l) => l.toFixed(1)).join(" ")}; Postgres embedded, API internal listener in this process\n` +
+        `${cpus().length} CPUs, load average ${loadavg()
+          .map((l) => l.toFixed(1))
+          .join(" ")}; Postgres embedded, API internal listener in this process\n` +
         `processed ${processed} samples in ${seconds.toFixed(2)} s = ${(processed / seconds).toFixed(0)} samples/s (target ≥ 20,000); new ones ${(accepted / seconds).toFixed(0)}/s\n` +
         `accepted ${accepted}, duplicates ${processed - accepted}; stored ${stored} = distinct ids sent ${distinct.size}: ${stored === distinct.size ? "yes" : "NO"}\n` +
         `batch latency p50 ${p(0.5)} ms  p99 ${p(0.99)} ms  max ${p(1)} ms\n`,

@@ -39,7 +39,15 @@ afterAll(async () => {
 describe("sessions for connecting", () => {
   it("finds the pod on the GPU cluster by the session's resource name, in the sessions namespace", async () => {
     const s = await sessionsForConnect(testDeps({ db: tdb.db })).forUser(aPrincipal("usr_alice"), "ses_running");
-    expect(s).toEqual({ id: "ses_running", crName: "ses-running", phase: "Running", ownerId: "usr_alice", clusterId: "clu_a", podName: "ses-running", namespace: "berth-sessions" });
+    expect(s).toEqual({
+      id: "ses_running",
+      crName: "ses-running",
+      phase: "Running",
+      ownerId: "usr_alice",
+      clusterId: "clu_a",
+      podName: "ses-running",
+      namespace: "berth-sessions",
+    });
   });
 
   it("has no pod for a session that was never placed", async () => {

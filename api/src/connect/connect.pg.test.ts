@@ -3,8 +3,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { connect, type Db } from "../db/knex.ts";
 import { createTestDatabase, type TestDatabase } from "../db/testing.ts";
-import type { ConnectDeps } from "./deps.ts";
 import { checkConnectGrant } from "./checkConnectGrant.ts";
+import type { ConnectDeps } from "./deps.ts";
 import { issueConnectLinks } from "./issueConnectLinks.ts";
 import { aPrincipal, aSession, FakeClusters, FakeSessions, TestClock } from "./testing.ts";
 import { verifyConnectToken } from "./verifyConnectToken.ts";
@@ -77,11 +77,17 @@ describe("issuing connect links", () => {
 
   it("refuses someone who may see the session but is not its owner", async () => {
     const root = aPrincipal("usr_root", { isSuperAdmin: true });
-    expect(await refusal(issueConnectLinks(deps, root, "ses_a"))).toMatchObject({ code: "forbidden", details: { reason: "not_owner" } });
+    expect(await refusal(issueConnectLinks(deps, root, "ses_a"))).toMatchObject({
+      code: "forbidden",
+      details: { reason: "not_owner" },
+    });
   });
 
   it("refuses a paused session with session_not_running", async () => {
-    expect(await refusal(issueConnectLinks(deps, alice, "ses_paused"))).toMatchObject({ code: "conflict", details: { reason: "session_not_running", phase: "Paused" } });
+    expect(await refusal(issueConnectLinks(deps, alice, "ses_paused"))).toMatchObject({
+      code: "conflict",
+      details: { reason: "session_not_running", phase: "Paused" },
+    });
   });
 
   it("cannot store a token that lives longer than 60 s", async () => {
@@ -89,7 +95,16 @@ describe("issuing connect links", () => {
     const rows = await tdb.db("connect_tokens").select("created_at", "expires_at");
     for (const r of rows) expect(r.expires_at.getTime() - r.created_at.getTime()).toBeLessThanOrEqual(60_000);
     await expect(
-      tdb.db("connect_tokens").insert({ token_hash: Buffer.alloc(32, 7), session_id: "x", cr_name: "x", cluster_id: "x", user_id: "x", link: "lab", created_at: new Date(0), expires_at: new Date(61_000) }),
+      tdb.db("connect_tokens").insert({
+        token_hash: Buffer.alloc(32, 7),
+        session_id: "x",
+        cr_name: "x",
+        cluster_id: "x",
+        user_id: "x",
+        link: "lab",
+        created_at: new Date(0),
+        expires_at: new Date(61_000),
+      }),
     ).rejects.toThrow(/connect_tokens_ttl_at_most_60s/);
   });
 });
@@ -104,7 +119,10 @@ describe("redeeming a connect token", () => {
   it("works once: the second use is token_used", async () => {
     const t = tokenOf((await issueConnectLinks(deps, alice, "ses_a")).links.lab);
     await verifyConnectToken(deps, { clusterId: "clu_a", crName: "s-a", token: t });
-    expect(await refusal(verifyConnectToken(deps, { clusterId: "clu_a", crName: "s-a", token: t }))).toMatchObject({ code: "forbidden", details: { reason: "token_used" } });
+    expect(await refusal(verifyConnectToken(deps, { clusterId: "clu_a", crName: "s-a", token: t }))).toMatchObject({
+      code: "forbidden",
+      details: { reason: "token_used" },
+    });
   });
 
   it("succeeds exactly once out of 100 parallel redemptions spread over four replicas' pools", async () => {
@@ -112,10 +130,14 @@ describe("redeeming a connect token", () => {
     const replicas: Db[] = Array.from({ length: 4 }, () => connect(tdb.url, { poolMax: 10 }));
     try {
       const results = await Promise.allSettled(
-        Array.from({ length: 100 }, (_, i) => verifyConnectToken({ ...deps, db: replicas[i % 4] as Db }, { clusterId: "clu_a", crName: "s-a", token: t })),
+        Array.from({ length: 100 }, (_, i) =>
+          verifyConnectToken({ ...deps, db: replicas[i % 4] as Db }, { clusterId: "clu_a", crName: "s-a", token: t }),
+        ),
       );
       const ok = results.filter((r) => r.status === "fulfilled");
-      const used = results.filter((r) => r.status === "rejected" && (r.reason as { details: { reason: string } }).details.reason === "token_used");
+      const used = results.filter(
+        (r) => r.status === "rejected" && (r.reason as { details: { reason: string } }).details.reason === "token_used",
+      );
       expect(ok).toHaveLength(1);
       expect(used).toHaveLength(99);
     } finally {
@@ -126,46 +148,87 @@ describe("redeeming a connect token", () => {
   it("refuses an expired token as token_expired", async () => {
     const t = tokenOf((await issueConnectLinks(deps, alice, "ses_a")).links.lab);
     clock.advance(60_000);
-    expect(await refusal(verifyConnectToken(deps, { clusterId: "clu_a", crName: "s-a", token: t }))).toMatchObject({ details: { reason: "token_expired" } });
+    expect(await refusal(verifyConnectToken(deps, { clusterId: "clu_a", crName: "s-a", token: t }))).toMatchObject({
+      details: { reason: "token_expired" },
+    });
   });
 
   it("refuses a token for session A presented on session B, and does not spend it", async () => {
     const t = tokenOf((await issueConnectLinks(deps, alice, "ses_a")).links.lab);
-    expect(await refusal(verifyConnectToken(deps, { clusterId: "clu_a", crName: "s-b", token: t }))).toMatchObject({ details: { reason: "other_session" } });
-    await expect(verifyConnectToken(deps, { clusterId: "clu_a", crName: "s-a", token: t })).resolves.toMatchObject({ sessionId: "ses_a" });
+    expect(await refusal(verifyConnectToken(deps, { clusterId: "clu_a", crName: "s-b", token: t }))).toMatchObject({
+      details: { reason: "other_session" },
+    });
+    await expect(verifyConnectToken(deps, { clusterId: "clu_a", crName: "s-a", token: t })).resolves.toMatchObject({
+      sessionId: "ses_a",
+    });
   });
 
   it("refuses a token presented to another cluster's gateway", async () => {
     const t = tokenOf((await issueConnectLinks(deps, alice, "ses_on_b")).links.lab);
-    expect(await refusal(verifyConnectToken(deps, { clusterId: "clu_a", crName: "s-on-b", token: t }))).toMatchObject({ details: { reason: "other_cluster" } });
+    expect(await refusal(verifyConnectToken(deps, { clusterId: "clu_a", crName: "s-on-b", token: t }))).toMatchObject({
+      details: { reason: "other_cluster" },
+    });
   });
 
   it("refuses garbage and unknown tokens without telling them apart from each other's content", async () => {
-    expect(await refusal(verifyConnectToken(deps, { clusterId: "clu_a", crName: "s-a", token: "hello" }))).toMatchObject({ details: { reason: "token_invalid" } });
-    expect(await refusal(verifyConnectToken(deps, { clusterId: "clu_a", crName: "s-a", token: `cnx_${"A".repeat(43)}` }))).toMatchObject({ details: { reason: "token_unknown" } });
+    expect(
+      await refusal(verifyConnectToken(deps, { clusterId: "clu_a", crName: "s-a", token: "hello" })),
+    ).toMatchObject({ details: { reason: "token_invalid" } });
+    expect(
+      await refusal(verifyConnectToken(deps, { clusterId: "clu_a", crName: "s-a", token: `cnx_${"A".repeat(43)}` })),
+    ).toMatchObject({ details: { reason: "token_unknown" } });
   });
 
   it("refuses, clearly, a session paused after the link was issued", async () => {
     const t = tokenOf((await issueConnectLinks(deps, alice, "ses_a")).links.lab);
     sessions.set("ses_a", { phase: "Paused" });
-    expect(await refusal(verifyConnectToken(deps, { clusterId: "clu_a", crName: "s-a", token: t }))).toMatchObject({ code: "conflict", details: { reason: "session_not_running", phase: "Paused" } });
+    expect(await refusal(verifyConnectToken(deps, { clusterId: "clu_a", crName: "s-a", token: t }))).toMatchObject({
+      code: "conflict",
+      details: { reason: "session_not_running", phase: "Paused" },
+    });
   });
 
   it("refuses a session that is gone", async () => {
     const t = tokenOf((await issueConnectLinks(deps, alice, "ses_a")).links.lab);
     sessions.map.delete("ses_a");
-    expect(await refusal(verifyConnectToken(deps, { clusterId: "clu_a", crName: "s-a", token: t }))).toMatchObject({ code: "not_found", details: { reason: "session_gone" } });
+    expect(await refusal(verifyConnectToken(deps, { clusterId: "clu_a", crName: "s-a", token: t }))).toMatchObject({
+      code: "not_found",
+      details: { reason: "session_gone" },
+    });
   });
 });
 
 describe("checking a grant (cookie renewal)", () => {
   it("renews for the owner of a running session", async () => {
-    await expect(checkConnectGrant(deps, { clusterId: "clu_a", crName: "s-a", sessionId: "ses_a", userId: "usr_alice" })).resolves.toMatchObject({ phase: "Running" });
+    await expect(
+      checkConnectGrant(deps, { clusterId: "clu_a", crName: "s-a", sessionId: "ses_a", userId: "usr_alice" }),
+    ).resolves.toMatchObject({ phase: "Running" });
   });
   it("refuses another user, another session's name, another cluster and a paused session", async () => {
-    expect(await refusal(checkConnectGrant(deps, { clusterId: "clu_a", crName: "s-a", sessionId: "ses_a", userId: "usr_bob" }))).toMatchObject({ details: { reason: "not_allowed" } });
-    expect(await refusal(checkConnectGrant(deps, { clusterId: "clu_a", crName: "s-b", sessionId: "ses_a", userId: "usr_alice" }))).toMatchObject({ details: { reason: "other_session" } });
-    expect(await refusal(checkConnectGrant(deps, { clusterId: "clu_b", crName: "s-a", sessionId: "ses_a", userId: "usr_alice" }))).toMatchObject({ details: { reason: "session_moved" } });
-    expect(await refusal(checkConnectGrant(deps, { clusterId: "clu_a", crName: "s-paused", sessionId: "ses_paused", userId: "usr_alice" }))).toMatchObject({ details: { reason: "session_not_running" } });
+    expect(
+      await refusal(
+        checkConnectGrant(deps, { clusterId: "clu_a", crName: "s-a", sessionId: "ses_a", userId: "usr_bob" }),
+      ),
+    ).toMatchObject({ details: { reason: "not_allowed" } });
+    expect(
+      await refusal(
+        checkConnectGrant(deps, { clusterId: "clu_a", crName: "s-b", sessionId: "ses_a", userId: "usr_alice" }),
+      ),
+    ).toMatchObject({ details: { reason: "other_session" } });
+    expect(
+      await refusal(
+        checkConnectGrant(deps, { clusterId: "clu_b", crName: "s-a", sessionId: "ses_a", userId: "usr_alice" }),
+      ),
+    ).toMatchObject({ details: { reason: "session_moved" } });
+    expect(
+      await refusal(
+        checkConnectGrant(deps, {
+          clusterId: "clu_a",
+          crName: "s-paused",
+          sessionId: "ses_paused",
+          userId: "usr_alice",
+        }),
+      ),
+    ).toMatchObject({ details: { reason: "session_not_running" } });
   });
 });

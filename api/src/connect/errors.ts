@@ -27,7 +27,11 @@ export class ConnectRefused extends DomainError {
 export class SessionNotRunning extends Conflict {
   readonly phase: string;
   constructor(sessionId: string, phase: string) {
-    super(`session ${sessionId} is ${phase}, not Running: connect when it runs again`, { reason: "session_not_running", phase, session_id: sessionId });
+    super(`session ${sessionId} is ${phase}, not Running: connect when it runs again`, {
+      reason: "session_not_running",
+      phase,
+      session_id: sessionId,
+    });
     this.phase = phase;
   }
 }

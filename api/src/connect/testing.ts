@@ -4,13 +4,28 @@ import type { Principal } from "../http/principal.ts";
 import type { ConnectCluster, ConnectClusters, ConnectSession, ConnectSessions } from "./ports.ts";
 
 export function aPrincipal(userId: string, over: Partial<Principal> = {}): Principal {
-  return { userId, email: `${userId}@example.test`, isSuperAdmin: false, mustChangePassword: false, memberships: [], ...over };
+  return {
+    userId,
+    email: `${userId}@example.test`,
+    isSuperAdmin: false,
+    mustChangePassword: false,
+    memberships: [],
+    ...over,
+  };
 }
 
 export class SessionBuilder {
   readonly s: ConnectSession;
   constructor(id: string) {
-    this.s = { id, crName: `s-${id.replace(/^ses_/, "")}`, phase: "Running", ownerId: "usr_owner", clusterId: "clu_a", namespace: "berth-sessions", podName: `s-${id.replace(/^ses_/, "")}-0` };
+    this.s = {
+      id,
+      crName: `s-${id.replace(/^ses_/, "")}`,
+      phase: "Running",
+      ownerId: "usr_owner",
+      clusterId: "clu_a",
+      namespace: "berth-sessions",
+      podName: `s-${id.replace(/^ses_/, "")}-0`,
+    };
   }
   ownedBy(userId: string): this {
     this.s.ownerId = userId;

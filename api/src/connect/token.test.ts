@@ -17,7 +17,14 @@ describe("connect tokens", () => {
 
   it("are recognised by shape, and anything else is not", () => {
     expect(isConnectTokenShaped(newConnectToken())).toBe(true);
-    for (const bad of ["", "cnx_", "cnx_short", `xyz_${"a".repeat(43)}`, `cnx_${"a".repeat(44)}`, `cnx_${"a".repeat(42)}=`]) {
+    for (const bad of [
+      "",
+      "cnx_",
+      "cnx_short",
+      `xyz_${"a".repeat(43)}`,
+      `cnx_${"a".repeat(44)}`,
+      `cnx_${"a".repeat(42)}=`,
+    ]) {
       expect(isConnectTokenShaped(bad)).toBe(false);
     }
   });

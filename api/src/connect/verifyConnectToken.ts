@@ -33,19 +33,50 @@ export async function verifyConnectToken(deps: ConnectDeps, input: VerifyTokenIn
   const session = await deps.sessions.byId(row.session_id);
   if (!session) throw new SessionGone(row.session_id);
   if (session.clusterId !== input.clusterId || session.crName !== input.crName) {
-    throw new ConnectRefused("session_moved", "the session no longer runs behind this gateway; open it again from the console");
+    throw new ConnectRefused(
+      "session_moved",
+      "the session no longer runs behind this gateway; open it again from the console",
+    );
   }
   if (session.phase !== "Running") throw new SessionNotRunning(session.id, session.phase);
-  return { sessionId: session.id, crName: session.crName, clusterId: input.clusterId, userId: row.user_id, phase: session.phase };
+  return {
+    sessionId: session.id,
+    crName: session.crName,
+    clusterId: input.clusterId,
+    userId: row.user_id,
+    phase: session.phase,
+  };
 }
 
-async function explainRefusal(deps: ConnectDeps, tokenHash: Buffer, input: VerifyTokenInput, now: Date): Promise<ConnectRefused> {
+async function explainRefusal(
+  deps: ConnectDeps,
+  tokenHash: Buffer,
+  input: VerifyTokenInput,
+  now: Date,
+): Promise<ConnectRefused> {
   const t = await findConnectToken(deps.db, tokenHash);
-  if (!t) return new ConnectRefused("token_unknown", "this connect link is not valid; open the session again from the console");
-  if (t.cluster_id !== input.clusterId) return new ConnectRefused("other_cluster", "this connect link belongs to another cluster's gateway");
-  if (t.cr_name !== input.crName) return new ConnectRefused("other_session", "this connect link was issued for another session");
-  if (t.redeemed_at) return new ConnectRefused("token_used", "this connect link has already been used; open the session again from the console");
-  if (t.expires_at.getTime() <= now.getTime()) return new ConnectRefused("token_expired", "this connect link has expired; open the session again from the console");
+  if (!t)
+    return new ConnectRefused(
+      "token_unknown",
+      "this connect link is not valid; open the session again from the console",
+    );
+  if (t.cluster_id !== input.clusterId)
+    return new ConnectRefused("other_cluster", "this connect link belongs to another cluster's gateway");
+  if (t.cr_name !== input.crName)
+    return new ConnectRefused("other_session", "this connect link was issued for another session");
+  if (t.redeemed_at)
+    return new ConnectRefused(
+      "token_used",
+      "this connect link has already been used; open the session again from the console",
+    );
+  if (t.expires_at.getTime() <= now.getTime())
+    return new ConnectRefused(
+      "token_expired",
+      "this connect link has expired; open the session again from the console",
+    );
   // Redeemable a moment ago, gone now: another request won the race.
-  return new ConnectRefused("token_used", "this connect link has already been used; open the session again from the console");
+  return new ConnectRefused(
+    "token_used",
+    "this connect link has already been used; open the session again from the console",
+  );
 }

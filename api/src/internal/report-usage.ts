@@ -11,12 +11,19 @@ import { sessionsOfCluster } from "../db/operations/sessions/workerQueries.ts";
 import type { Deps } from "../deps.ts";
 import { Forbidden } from "../errors.ts";
 
-export async function recordUsage(deps: Deps, clusterId: string, samples: UsageSampleInput[]): Promise<{ accepted: number; duplicates: number }> {
+export async function recordUsage(
+  deps: Deps,
+  clusterId: string,
+  samples: UsageSampleInput[],
+): Promise<{ accepted: number; duplicates: number }> {
   const named = [...new Set(samples.map((s) => s.session))];
   const known = await sessionsOfCluster(deps.db, clusterId, named);
   const foreign = named.filter((id) => !known.get(id)?.ever);
   if (foreign.length > 0) {
-    throw new Forbidden(`the batch names sessions that were never on cluster ${clusterId}; nothing was written`, { cluster_id: clusterId, sessions: foreign.slice(0, 20) });
+    throw new Forbidden(`the batch names sessions that were never on cluster ${clusterId}; nothing was written`, {
+      cluster_id: clusterId,
+      sessions: foreign.slice(0, 20),
+    });
   }
   const answer = await insertUsageSamples(deps.db, clusterId, samples);
   // Billing charges new samples once, off this request's path (api/src/billing/kick.ts).

@@ -8,7 +8,12 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningGateway, selfSignedCertificate, StaticUpstreams, startGateway } from "../../../operator/src/gateway/index.ts";
+import {
+  type RunningGateway,
+  StaticUpstreams,
+  selfSignedCertificate,
+  startGateway,
+} from "../../../operator/src/gateway/index.ts";
 import { FakeVerifier } from "../../../operator/src/gateway/testing.ts";
 import { type RunningStandin, startStandin } from "../../../operator/src/standin/index.ts";
 import { chromiumPath, launchBrowser } from "../console/browser.ts";
@@ -18,7 +23,13 @@ let standin: RunningStandin;
 let gateway: RunningGateway;
 let consoleSite: Server;
 let consoleUrl: string;
-const verifier = new FakeVerifier().session({ sessionId: "ses_a", cr: "ses-a", clusterId: "clu_a", ownerId: "usr_alice", phase: "Running" });
+const verifier = new FakeVerifier().session({
+  sessionId: "ses_a",
+  cr: "ses-a",
+  clusterId: "clu_a",
+  ownerId: "usr_alice",
+  phase: "Running",
+});
 
 beforeAll(async () => {
   standin = await startStandin({ name: "the browser test" });
@@ -31,7 +42,9 @@ beforeAll(async () => {
   // The "console": another site (localhost, plain HTTP) with a link to the gateway (127.0.0.1, HTTPS).
   consoleSite = createServer((req, res) => {
     const token = new URL(req.url ?? "/", "http://x").searchParams.get("token") ?? "";
-    res.writeHead(200, { "content-type": "text/html" }).end(`<!doctype html><a id="open" href="${gateway.url}/proxy/ses-a/lab?svc_cnx=${token}">Open JupyterLab</a>`);
+    res
+      .writeHead(200, { "content-type": "text/html" })
+      .end(`<!doctype html><a id="open" href="${gateway.url}/proxy/ses-a/lab?svc_cnx=${token}">Open JupyterLab</a>`);
   });
   await new Promise<void>((r) => consoleSite.listen(0, "127.0.0.1", r));
   consoleUrl = `http://localhost:${(consoleSite.address() as AddressInfo).port}`;
@@ -57,7 +70,13 @@ describe.skipIf(!chromiumPath())("a browser following a connect link from the co
     expect(await page.textContent("h1")).toBe("JupyterLab");
 
     const [cookie] = await context.cookies(`${gateway.url}/proxy/ses-a/lab`);
-    expect(cookie).toMatchObject({ name: "berth_cnx", path: "/proxy/ses-a/", httpOnly: true, secure: true, sameSite: "Lax" });
+    expect(cookie).toMatchObject({
+      name: "berth_cnx",
+      path: "/proxy/ses-a/",
+      httpOnly: true,
+      secure: true,
+      sameSite: "Lax",
+    });
     expect(await page.evaluate(() => document.cookie)).toBe(""); // HttpOnly: no script sees it
 
     await page.goto(`${consoleUrl}/?token=${token}`);

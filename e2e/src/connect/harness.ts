@@ -15,7 +15,15 @@ import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "../..
 import { createClustersRuntime } from "../../../api/src/clusters/runtime.ts";
 import { type InternalListener, startInternalListener } from "../../../api/src/internal/app.ts";
 import { domainInternalRoutes } from "../../../api/src/internal/domains.ts";
-import { gatedUpstreams, kubePodRunning, type RunningGateway, StaticUpstreams, selfSignedCertificate, startGateway, httpVerifier } from "../../../operator/src/gateway/index.ts";
+import {
+  gatedUpstreams,
+  httpVerifier,
+  kubePodRunning,
+  type RunningGateway,
+  StaticUpstreams,
+  selfSignedCertificate,
+  startGateway,
+} from "../../../operator/src/gateway/index.ts";
 import { type RunningStandin, STANDIN_LOG_LINES, startStandin } from "../../../operator/src/standin/index.ts";
 import { adminKube, mintControlPlaneCredential, prepareManagementCluster } from "../clusters/credentials.ts";
 import { type Cluster, eventually, type Fleet, kubeConfigFrom, startFleet } from "../index.ts";
@@ -58,13 +66,28 @@ export async function startConnectBed(): Promise<ConnectBed> {
     {
       clusters: [
         { name: "mgmt", kind: "management" },
-        { name: "gpu-a", kind: "gpu", nodes: [{ name: "gpu-a-1", gpuModel: H100, gpuCount: 8 }], gpuRuntimeClass: true, gpuDevicePlugin: true },
-        { name: "gpu-b", kind: "gpu", nodes: [{ name: "gpu-b-1", gpuModel: L4, gpuCount: 4 }], gpuRuntimeClass: true, gpuDevicePlugin: true },
+        {
+          name: "gpu-a",
+          kind: "gpu",
+          nodes: [{ name: "gpu-a-1", gpuModel: H100, gpuCount: 8 }],
+          gpuRuntimeClass: true,
+          gpuDevicePlugin: true,
+        },
+        {
+          name: "gpu-b",
+          kind: "gpu",
+          nodes: [{ name: "gpu-b-1", gpuModel: L4, gpuCount: 4 }],
+          gpuRuntimeClass: true,
+          gpuDevicePlugin: true,
+        },
       ],
     },
     { podLogLines: STANDIN_LOG_LINES },
   );
-  const stops: Array<() => Promise<void>> = [async () => fleet.stop(), async () => rmSync(dir, { recursive: true, force: true })];
+  const stops: Array<() => Promise<void>> = [
+    async () => fleet.stop(),
+    async () => rmSync(dir, { recursive: true, force: true }),
+  ];
   const stop = async () => {
     for (const s of stops.reverse()) await s().catch(() => {});
   };
@@ -80,7 +103,12 @@ export async function startConnectBed(): Promise<ConnectBed> {
       log: t.deps.log,
       options: { probeTimeoutMs: 10_000 },
     });
-    const plane = await startInternalListener(t.deps, { routes: domainInternalRoutes, allowCidrs: ["127.0.0.0/8"], host: "127.0.0.1", port: 0 });
+    const plane = await startInternalListener(t.deps, {
+      routes: domainInternalRoutes,
+      allowCidrs: ["127.0.0.0/8"],
+      host: "127.0.0.1",
+      port: 0,
+    });
     if (!plane) throw new Error("the internal plane did not open");
     stops.push(() => plane.close());
     const standin = await startStandin({ name: "the connect bed" });
@@ -95,7 +123,11 @@ export async function startConnectBed(): Promise<ConnectBed> {
       const cred = await mintControlPlaneCredential(cluster, { name: "berth-control-plane" });
       const reg = await t.request("POST", "/api/v1/clusters", {
         token: superAdmin.token,
-        json: { name, session_domain: `${name}.pending.invalid`, credential: { server: cluster.server, ca_data: cluster.caPem, token: cred.token } },
+        json: {
+          name,
+          session_domain: `${name}.pending.invalid`,
+          credential: { server: cluster.server, ca_data: cluster.caPem, token: cred.token },
+        },
       });
       if (reg.status !== 201) throw new Error(`registering ${name}: ${reg.status} ${JSON.stringify(reg.body)}`);
       const clusterId = reg.body.cluster.id as string;
@@ -107,16 +139,33 @@ export async function startConnectBed(): Promise<ConnectBed> {
       // The stand-in answers for every session; the gate lets through only sessions whose pod runs.
       const upstreams = gatedUpstreams(
         new StaticUpstreams({ "*": `127.0.0.1:${standin.port}` }),
-        kubePodRunning({ server: cluster.server, caPem: cluster.caPem, token: cluster.adminToken, namespace: SESSIONS_NAMESPACE }),
+        kubePodRunning({
+          server: cluster.server,
+          caPem: cluster.caPem,
+          token: cluster.adminToken,
+          namespace: SESSIONS_NAMESPACE,
+        }),
         { ttlMs: 200 },
       );
-      const options = { clusterId, verifier: httpVerifier({ baseUrl: plane.url, tokenFile, timeoutMs: 3000 }), upstreams, tls, host: "127.0.0.1", port: 0, upstreamConnectTimeoutMs: 2000 };
+      const options = {
+        clusterId,
+        verifier: httpVerifier({ baseUrl: plane.url, tokenFile, timeoutMs: 3000 }),
+        upstreams,
+        tls,
+        host: "127.0.0.1",
+        port: 0,
+        upstreamConnectTimeoutMs: 2000,
+      };
       const gateway = await startGateway(options);
       gateways.set(name, { options });
       stops.push(() => gateway.close());
       const sessionDomain = `127.0.0.1:${gateway.port}`;
-      const patched = await t.request("PATCH", `/api/v1/clusters/${clusterId}`, { token: superAdmin.token, json: { session_domain: sessionDomain } });
-      if (patched.status !== 200) throw new Error(`PATCH session_domain of ${name}: ${patched.status} ${JSON.stringify(patched.body)}`);
+      const patched = await t.request("PATCH", `/api/v1/clusters/${clusterId}`, {
+        token: superAdmin.token,
+        json: { session_domain: sessionDomain },
+      });
+      if (patched.status !== 200)
+        throw new Error(`PATCH session_domain of ${name}: ${patched.status} ${JSON.stringify(patched.body)}`);
       gpu[name] = { name, clusterId, operatorToken, tokenFile, gateway, sessionDomain, cluster };
     }
 
@@ -151,16 +200,31 @@ export async function startConnectBed(): Promise<ConnectBed> {
           await kube.json("POST", `/api/v1/namespaces/${SESSIONS_NAMESPACE}/pods`, {
             apiVersion: "v1",
             kind: "Pod",
-            metadata: { name: cr, namespace: SESSIONS_NAMESPACE, labels: { "app.kubernetes.io/name": "berth-session", "berth.dev/session": cr } },
+            metadata: {
+              name: cr,
+              namespace: SESSIONS_NAMESPACE,
+              labels: { "app.kubernetes.io/name": "berth-session", "berth.dev/session": cr },
+            },
             spec: {
               runtimeClassName: "nvidia",
               automountServiceAccountToken: false,
-              containers: [{ name: "session", image: "berth/standin:local", resources: { limits: { "nvidia.com/gpu": "1" } } }],
+              containers: [
+                { name: "session", image: "berth/standin:local", resources: { limits: { "nvidia.com/gpu": "1" } } },
+              ],
             },
           });
-          await eventually(async () => (await kube.json<{ status?: { phase?: string } }>("GET", `/api/v1/namespaces/${SESSIONS_NAMESPACE}/pods/${cr}`)).status?.phase === "Running", {
-            what: `pod ${cr} Running`,
-          });
+          await eventually(
+            async () =>
+              (
+                await kube.json<{ status?: { phase?: string } }>(
+                  "GET",
+                  `/api/v1/namespaces/${SESSIONS_NAMESPACE}/pods/${cr}`,
+                )
+              ).status?.phase === "Running",
+            {
+              what: `pod ${cr} Running`,
+            },
+          );
         } finally {
           kube.close();
         }
@@ -174,7 +238,11 @@ export async function startConnectBed(): Promise<ConnectBed> {
         const kube = adminKube(name);
         try {
           await kube.raw("DELETE", `/api/v1/namespaces/${SESSIONS_NAMESPACE}/pods/${row.cr_name}?gracePeriodSeconds=0`);
-          await eventually(async () => (await kube.raw("GET", `/api/v1/namespaces/${SESSIONS_NAMESPACE}/pods/${row.cr_name}`)).status === 404, { what: `pod ${row.cr_name} gone` });
+          await eventually(
+            async () =>
+              (await kube.raw("GET", `/api/v1/namespaces/${SESSIONS_NAMESPACE}/pods/${row.cr_name}`)).status === 404,
+            { what: `pod ${row.cr_name} gone` },
+          );
         } finally {
           kube.close();
         }
@@ -182,7 +250,10 @@ export async function startConnectBed(): Promise<ConnectBed> {
       async isolatedGateway(cluster, baseUrl) {
         const base = gateways.get(cluster)?.options;
         if (!base) throw new Error(`no gateway for ${cluster}`);
-        const g = await startGateway({ ...base, verifier: httpVerifier({ baseUrl, tokenFile: gpu[cluster].tokenFile, timeoutMs: 1500 }) });
+        const g = await startGateway({
+          ...base,
+          verifier: httpVerifier({ baseUrl, tokenFile: gpu[cluster].tokenFile, timeoutMs: 1500 }),
+        });
         stops.push(() => g.close());
         return g;
       },

@@ -74,7 +74,12 @@ export async function startLocalGateways(input: LocalGatewayInput): Promise<Loca
         verifier: httpVerifier({ baseUrl: input.internalUrl, tokenFile: r.tokenFile }),
         upstreams: gatedUpstreams(
           new StaticUpstreams({ "*": `127.0.0.1:${standin.port}` }),
-          kubePodRunning({ server: cluster.server, caPem: cluster.caPem, token: cluster.adminToken, namespace: SESSIONS_NAMESPACE }),
+          kubePodRunning({
+            server: cluster.server,
+            caPem: cluster.caPem,
+            token: cluster.adminToken,
+            namespace: SESSIONS_NAMESPACE,
+          }),
         ),
         tls,
         host: host ?? "127.0.0.1",
@@ -82,7 +87,10 @@ export async function startLocalGateways(input: LocalGatewayInput): Promise<Loca
       });
       stops.push(() => gateway.close());
       gateways.set(r.cluster, gateway);
-      endpoints.push({ name: `gateway ${r.cluster}`, url: `${gateway.url}/proxy/<session>/lab (certificate ${certFile})` });
+      endpoints.push({
+        name: `gateway ${r.cluster}`,
+        url: `${gateway.url}/proxy/<session>/lab (certificate ${certFile})`,
+      });
       input.log?.(`[gateways] ${r.cluster}: ${gateway.url}, stand-in ${standin.url}`);
     }
     return { endpoints, gateways, stop };
@@ -95,11 +103,23 @@ export async function startLocalGateways(input: LocalGatewayInput): Promise<Loca
 /** The `npm start` service: reads BERTH_INTERNAL_URL and BERTH_LOCAL_CLUSTERS from earlier services. */
 export const gatewaysService = {
   name: "gateways",
-  async start(ctx: { fleet: Fleet; dataDir: string; published: Readonly<Record<string, string>>; log: (line: string) => void }) {
+  async start(ctx: {
+    fleet: Fleet;
+    dataDir: string;
+    published: Readonly<Record<string, string>>;
+    log: (line: string) => void;
+  }) {
     const internalUrl = ctx.published.BERTH_INTERNAL_URL;
     const clusters = ctx.published.BERTH_LOCAL_CLUSTERS;
-    if (!internalUrl || !clusters) throw new Error("gateways need BERTH_INTERNAL_URL and BERTH_LOCAL_CLUSTERS from the API service");
-    const g = await startLocalGateways({ fleet: ctx.fleet, registrations: JSON.parse(clusters), internalUrl, dataDir: ctx.dataDir, log: ctx.log });
+    if (!internalUrl || !clusters)
+      throw new Error("gateways need BERTH_INTERNAL_URL and BERTH_LOCAL_CLUSTERS from the API service");
+    const g = await startLocalGateways({
+      fleet: ctx.fleet,
+      registrations: JSON.parse(clusters),
+      internalUrl,
+      dataDir: ctx.dataDir,
+      log: ctx.log,
+    });
     return { endpoints: g.endpoints, stop: g.stop };
   },
 };

@@ -13,7 +13,13 @@ import { type ConnectBed, startConnectBed } from "./harness.ts";
 let bed: ConnectBed;
 let alice: TestUser;
 let bob: TestUser;
-const S = { a: "ses_aaaaaaaaaaaaaaaaaaaa", b: "ses_bbbbbbbbbbbbbbbbbbbb", bobs: "ses_bobbobbobbobbobbobb", onB: "ses_onbonbonbonbonbonb", paused: "ses_pausedpausedpaused" };
+const S = {
+  a: "ses_aaaaaaaaaaaaaaaaaaaa",
+  b: "ses_bbbbbbbbbbbbbbbbbbbb",
+  bobs: "ses_bobbobbobbobbobbobb",
+  onB: "ses_onbonbonbonbonbonb",
+  paused: "ses_pausedpausedpaused",
+};
 
 beforeAll(async () => {
   bed = await startConnectBed();
@@ -43,8 +49,10 @@ async function linksFor(id: string, user: TestUser): Promise<Links> {
   return r.body as Links;
 }
 
-const caOf = (url: string) => (new URL(url).port === String(bed.gpu["gpu-b"].gateway.port) ? bed.ca["gpu-b"] : bed.ca["gpu-a"]);
-const open = (url: string, headers: Record<string, string> = {}): Promise<SimpleResponse> => get(url, { ca: caOf(url), headers });
+const caOf = (url: string) =>
+  new URL(url).port === String(bed.gpu["gpu-b"].gateway.port) ? bed.ca["gpu-b"] : bed.ca["gpu-a"];
+const open = (url: string, headers: Record<string, string> = {}): Promise<SimpleResponse> =>
+  get(url, { ca: caOf(url), headers });
 
 /** Follows the link as a browser would: the 303 sets the cookie, the redirect lands on the application. */
 async function signIn(link: string): Promise<{ cookie: string; landing: SimpleResponse }> {
@@ -59,7 +67,10 @@ async function signIn(link: string): Promise<{ cookie: string; landing: SimpleRe
 function ws(url: string, cookie?: string): Promise<{ socket?: WebSocket; status?: number }> {
   return new Promise((resolve) => {
     const u = new URL(url);
-    const s = new WebSocket(url.replace(/^https/, "wss"), { ca: caOf(url), headers: { ...(cookie ? { cookie } : {}), origin: `https://${u.host}` } });
+    const s = new WebSocket(url.replace(/^https/, "wss"), {
+      ca: caOf(url),
+      headers: { ...(cookie ? { cookie } : {}), origin: `https://${u.host}` },
+    });
     s.once("open", () => resolve({ socket: s }));
     s.once("unexpected-response", (_q, res) => resolve({ status: res.statusCode }));
     s.once("error", () => resolve({}));
@@ -92,7 +103,10 @@ describe("opening a link", () => {
     const { cookie, landing } = await signIn(links.links.lab);
     expect(landing.status).toBe(200);
     expect(landing.body).toContain("<h1>JupyterLab</h1>");
-    for (const [kind, title] of [["terminal", "Terminal"], ["code", "Code editor"]] as const) {
+    for (const [kind, title] of [
+      ["terminal", "Terminal"],
+      ["code", "Code editor"],
+    ] as const) {
       const page = await open(links.links[kind].replace(/\?.*$/, ""), { cookie });
       expect(page.body).toContain(`<h1>${title}</h1>`);
     }
@@ -118,7 +132,9 @@ describe("opening a link", () => {
     const { cookie: bobsCookie } = await signIn(bobsLinks.links.lab);
     const alicesLab = `https://${bed.gpu["gpu-a"].sessionDomain}/proxy/${S.a.replace("_", "-")}/lab`;
     expect((await open(alicesLab, { cookie: bobsCookie })).status).toBe(401);
-    expect((await ws(`https://${bed.gpu["gpu-a"].sessionDomain}/proxy/${S.a.replace("_", "-")}/ws/echo`, bobsCookie)).status).toBe(401);
+    expect(
+      (await ws(`https://${bed.gpu["gpu-a"].sessionDomain}/proxy/${S.a.replace("_", "-")}/ws/echo`, bobsCookie)).status,
+    ).toBe(401);
     // Bob's fresh link, pointed at Alice's session: refused, and it says why.
     const token = new URL((await linksFor(S.bobs, bob)).links.lab).searchParams.get("svc_cnx");
     const r = await open(`${alicesLab}?svc_cnx=${token}`);
@@ -128,7 +144,9 @@ describe("opening a link", () => {
 
   it("does not open session B with a link for session A", async () => {
     const token = new URL((await linksFor(S.a, alice)).links.lab).searchParams.get("svc_cnx");
-    const r = await open(`https://${bed.gpu["gpu-a"].sessionDomain}/proxy/${S.b.replace("_", "-")}/lab?svc_cnx=${token}`);
+    const r = await open(
+      `https://${bed.gpu["gpu-a"].sessionDomain}/proxy/${S.b.replace("_", "-")}/lab?svc_cnx=${token}`,
+    );
     expect(r.status).toBe(403);
     expect(r.body).toContain("This link is for another session");
   });
@@ -191,7 +209,10 @@ describe("logs", () => {
 
   it("follow as a stream", async () => {
     const abort = new AbortController();
-    const res = await fetch(`${bed.t.api.url}/api/v1/sessions/${S.a}/logs?follow=true&tail=100`, { headers: { authorization: `Bearer ${alice.token}` }, signal: abort.signal });
+    const res = await fetch(`${bed.t.api.url}/api/v1/sessions/${S.a}/logs?follow=true&tail=100`, {
+      headers: { authorization: `Bearer ${alice.token}` },
+      signal: abort.signal,
+    });
     expect(res.status).toBe(200);
     const reader = (res.body as ReadableStream<Uint8Array>).getReader();
     let text = "";
@@ -224,7 +245,11 @@ describe("live usage", () => {
     })),
   });
   const report = (token: string, body: unknown) =>
-    fetch(`${bed.plane.url}/internal/v1/usage`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    fetch(`${bed.plane.url}/internal/v1/usage`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
 
   it("counts a batch sent twice once", async () => {
     const a = bed.gpu["gpu-a"];
@@ -251,11 +276,12 @@ describe("live usage", () => {
   it("refuses a batch that names another cluster's session, and writes nothing", async () => {
     const a = bed.gpu["gpu-a"];
     const mixed = batch(a.clusterId, S.a, 2, "mixed");
-    mixed.samples.push({ ...(batch(a.clusterId, S.onB, 1, "mixed-foreign").samples[0] as (typeof mixed.samples)[number]) });
+    mixed.samples.push({
+      ...(batch(a.clusterId, S.onB, 1, "mixed-foreign").samples[0] as (typeof mixed.samples)[number]),
+    });
     const r = await report(a.operatorToken, mixed);
     expect(r.status).toBe(403);
     expect(((await r.json()) as { error: { code: string } }).error.code).toBe("forbidden");
     expect(await bed.t.database.db("usage_samples").where("sample_id", "like", "mixed%")).toHaveLength(0);
   });
-
 });

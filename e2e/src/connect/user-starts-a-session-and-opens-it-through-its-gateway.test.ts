@@ -4,7 +4,15 @@
 // the session and finds the same tab telling her it is paused. (The sessions bed from e2e/src/sessions
 // with a gateway per GPU cluster added; the stand-in application answers behind the gateways.)
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { gatedUpstreams, httpVerifier, kubePodRunning, type RunningGateway, StaticUpstreams, selfSignedCertificate, startGateway } from "../../../operator/src/gateway/index.ts";
+import {
+  gatedUpstreams,
+  httpVerifier,
+  kubePodRunning,
+  type RunningGateway,
+  StaticUpstreams,
+  selfSignedCertificate,
+  startGateway,
+} from "../../../operator/src/gateway/index.ts";
 import { cookieFrom, get } from "../../../operator/src/gateway/testing.ts";
 import { type RunningStandin, startStandin } from "../../../operator/src/standin/index.ts";
 import { adminKube, SESSIONS_NS, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
@@ -23,7 +31,12 @@ beforeAll(async () => {
       verifier: httpVerifier({ baseUrl: bed.plane.url, tokenFile: h.tokenFile, timeoutMs: 3000 }),
       upstreams: gatedUpstreams(
         new StaticUpstreams({ "*": `127.0.0.1:${standin.port}` }),
-        kubePodRunning({ server: h.cluster.server, caPem: h.cluster.caPem, token: h.cluster.adminToken, namespace: SESSIONS_NS }),
+        kubePodRunning({
+          server: h.cluster.server,
+          caPem: h.cluster.caPem,
+          token: h.cluster.adminToken,
+          namespace: SESSIONS_NS,
+        }),
         { ttlMs: 200 },
       ),
       tls,
@@ -31,7 +44,9 @@ beforeAll(async () => {
       port: 0,
     });
     gateways[name] = { gateway, ca: tls.certPem };
-    const patched = await bed.call(bed.superAdmin, "PATCH", `/api/v1/clusters/${h.id}`, { session_domain: `127.0.0.1:${gateway.port}` });
+    const patched = await bed.call(bed.superAdmin, "PATCH", `/api/v1/clusters/${h.id}`, {
+      session_domain: `127.0.0.1:${gateway.port}`,
+    });
     expect(patched.status, JSON.stringify(patched.body)).toBe(200);
   }
 });
@@ -44,7 +59,11 @@ afterAll(async () => {
 
 describe("a session Alice started", () => {
   it("opens through its cluster's gateway, shows its pod's log, and says it is paused after a pause", async () => {
-    const created = await bed.call(bed.alice, "POST", "/api/v1/sessions", { offering: "h100", preset: "gpu-small", image: "jupyterlab" });
+    const created = await bed.call(bed.alice, "POST", "/api/v1/sessions", {
+      offering: "h100",
+      preset: "gpu-small",
+      image: "jupyterlab",
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const id = created.body.id as string;
     const running = await bed.waitFor(bed.alice, id, (s) => s.phase === "Running", "Running", 60_000);
@@ -61,7 +80,10 @@ describe("a session Alice started", () => {
     const first = await get(links.body.links.lab, { ca });
     expect(first.status, first.body).toBe(303);
     const cookie = cookieFrom(first) as string;
-    const lab = await get(new URL(first.headers.location as string, links.body.links.lab).toString(), { ca, headers: { cookie } });
+    const lab = await get(new URL(first.headers.location as string, links.body.links.lab).toString(), {
+      ca,
+      headers: { cookie },
+    });
     expect(lab.status).toBe(200);
     expect(lab.body).toContain("<h1>JupyterLab</h1>");
     expect((await get(links.body.links.lab, { ca })).status).toBe(403); // the same link again
@@ -85,7 +107,10 @@ describe("a session Alice started", () => {
     expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/pause`)).status).toBe(202);
     await bed.waitFor(bed.alice, id, (s) => s.phase === "Paused", "Paused", 60_000);
     await new Promise((r) => setTimeout(r, 300));
-    const after = await get(new URL(first.headers.location as string, links.body.links.lab).toString(), { ca, headers: { cookie } });
+    const after = await get(new URL(first.headers.location as string, links.body.links.lab).toString(), {
+      ca,
+      headers: { cookie },
+    });
     expect(after.status).toBe(409);
     expect(after.body).toContain("This session is paused");
     const refused = await bed.call(bed.alice, "GET", `/api/v1/sessions/${id}/connect`);

@@ -1,22 +1,38 @@
 import { describe, expect, it } from "vitest";
 import { GatewayConfigError, gatewayConfigFromEnv, parseCookieKeys, parseUpstreamTable } from "./config.ts";
 
-const base = { BERTH_GATEWAY_CLUSTER_ID: "clu_a", BERTH_GATEWAY_CONTROL_PLANE_URL: "http://127.0.0.1:8081", BERTH_GATEWAY_TOKEN_FILE: "/run/token" };
+const base = {
+  BERTH_GATEWAY_CLUSTER_ID: "clu_a",
+  BERTH_GATEWAY_CONTROL_PLANE_URL: "http://127.0.0.1:8081",
+  BERTH_GATEWAY_TOKEN_FILE: "/run/token",
+};
 
 describe("gateway configuration", () => {
   it("defaults to plain HTTP on 8443 and the sessions' Services by DNS", () => {
     const c = gatewayConfigFromEnv(base);
     expect(c.port).toBe(8443);
     expect(c.tls).toEqual({ mode: "none" });
-    expect(c.upstream).toEqual({ mode: "service", namespace: "berth-sessions", port: 80, clusterDomain: "cluster.local" });
+    expect(c.upstream).toEqual({
+      mode: "service",
+      namespace: "berth-sessions",
+      port: 80,
+      clusterDomain: "cluster.local",
+    });
     expect(c.cookieTtlSeconds).toBe(600);
   });
 
   it("takes a self-signed certificate's names and a static upstream table (the local fleet)", () => {
-    const c = gatewayConfigFromEnv({ ...base, BERTH_GATEWAY_TLS_SELF_SIGNED_NAMES: "127.0.0.1, localhost", BERTH_GATEWAY_STATIC_UPSTREAMS: "*=127.0.0.1:7000" });
+    const c = gatewayConfigFromEnv({
+      ...base,
+      BERTH_GATEWAY_TLS_SELF_SIGNED_NAMES: "127.0.0.1, localhost",
+      BERTH_GATEWAY_STATIC_UPSTREAMS: "*=127.0.0.1:7000",
+    });
     expect(c.tls).toEqual({ mode: "self-signed", names: ["127.0.0.1", "localhost"] });
     expect(c.upstream).toEqual({ mode: "static", table: "*=127.0.0.1:7000" });
-    expect(parseUpstreamTable("s-a=10.0.0.1:80,*=127.0.0.1:7000")).toEqual({ "s-a": "10.0.0.1:80", "*": "127.0.0.1:7000" });
+    expect(parseUpstreamTable("s-a=10.0.0.1:80,*=127.0.0.1:7000")).toEqual({
+      "s-a": "10.0.0.1:80",
+      "*": "127.0.0.1:7000",
+    });
   });
 
   it("reports every problem at once, by variable name", () => {
@@ -33,7 +49,9 @@ describe("gateway configuration", () => {
   });
 
   it("reads cookie keys in hex or base64 and refuses short ones", () => {
-    expect(parseCookieKeys(`# current\n${"ab".repeat(32)}\n${Buffer.alloc(32, 1).toString("base64")}\n`)).toHaveLength(2);
+    expect(parseCookieKeys(`# current\n${"ab".repeat(32)}\n${Buffer.alloc(32, 1).toString("base64")}\n`)).toHaveLength(
+      2,
+    );
     expect(() => parseCookieKeys("abcd")).toThrow(GatewayConfigError);
   });
 });

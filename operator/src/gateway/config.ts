@@ -4,47 +4,54 @@
 import { z } from "zod";
 
 const port = z.coerce.number().int().min(0).max(65_535);
-const list = z.string().transform((v) => v.split(",").map((s) => s.trim()).filter(Boolean));
+const list = z.string().transform((v) =>
+  v
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
 
-export const GatewayConfigSchema = z
-  .object({
-    clusterId: z.string().regex(/^clu_[A-Za-z0-9_-]+$/, "must look like clu_<id>"),
-    /** Base URL of the control plane's internal listener. */
-    controlPlaneUrl: z.url({ protocol: /^https?$/ }),
-    /** This cluster's operator token (the gateway authenticates as the cluster's operator plane). */
-    tokenFile: z.string().min(1),
-    host: z.string().min(1).default("0.0.0.0"),
-    port: port.default(8443),
-    tls: z
-      .discriminatedUnion("mode", [
-        z.object({ mode: z.literal("files"), certFile: z.string().min(1), keyFile: z.string().min(1) }),
-        /** Generate a self-signed certificate for these names at start (the local fleet). */
-        z.object({ mode: z.literal("self-signed"), names: list.pipe(z.array(z.string().min(1)).min(1)) }),
-        /** Plain HTTP: TLS ends in front of the gateway (set secureCookies). */
-        z.object({ mode: z.literal("none") }),
-      ])
-      .default({ mode: "none" }),
-    secureCookies: z.enum(["true", "false"]).transform((v) => v === "true").optional(),
-    /** One key per line (base64 or hex, ≥ 32 bytes); the first signs. Unset: a random key per process. */
-    cookieKeyFile: z.string().min(1).optional(),
-    cookieTtlSeconds: z.coerce.number().int().min(60).max(3600).default(600),
-    verifyTimeoutMs: z.coerce.number().int().min(100).max(60_000).default(5000),
-    upstreamConnectTimeoutMs: z.coerce.number().int().min(100).max(60_000).default(5000),
-    upstream: z
-      .discriminatedUnion("mode", [
-        /** {cr}.{namespace}.svc.{clusterDomain}:{port} */
-        z.object({
-          mode: z.literal("service"),
-          namespace: z.string().min(1).default("berth-sessions"),
-          port: port.default(80),
-          clusterDomain: z.string().min(1).default("cluster.local"),
-        }),
-        /** "cr=host:port,*=host:port": the local fleet's stand-in application. */
-        z.object({ mode: z.literal("static"), table: z.string().min(1) }),
-      ])
-      .default({ mode: "service", namespace: "berth-sessions", port: 80, clusterDomain: "cluster.local" }),
-    logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  });
+export const GatewayConfigSchema = z.object({
+  clusterId: z.string().regex(/^clu_[A-Za-z0-9_-]+$/, "must look like clu_<id>"),
+  /** Base URL of the control plane's internal listener. */
+  controlPlaneUrl: z.url({ protocol: /^https?$/ }),
+  /** This cluster's operator token (the gateway authenticates as the cluster's operator plane). */
+  tokenFile: z.string().min(1),
+  host: z.string().min(1).default("0.0.0.0"),
+  port: port.default(8443),
+  tls: z
+    .discriminatedUnion("mode", [
+      z.object({ mode: z.literal("files"), certFile: z.string().min(1), keyFile: z.string().min(1) }),
+      /** Generate a self-signed certificate for these names at start (the local fleet). */
+      z.object({ mode: z.literal("self-signed"), names: list.pipe(z.array(z.string().min(1)).min(1)) }),
+      /** Plain HTTP: TLS ends in front of the gateway (set secureCookies). */
+      z.object({ mode: z.literal("none") }),
+    ])
+    .default({ mode: "none" }),
+  secureCookies: z
+    .enum(["true", "false"])
+    .transform((v) => v === "true")
+    .optional(),
+  /** One key per line (base64 or hex, ≥ 32 bytes); the first signs. Unset: a random key per process. */
+  cookieKeyFile: z.string().min(1).optional(),
+  cookieTtlSeconds: z.coerce.number().int().min(60).max(3600).default(600),
+  verifyTimeoutMs: z.coerce.number().int().min(100).max(60_000).default(5000),
+  upstreamConnectTimeoutMs: z.coerce.number().int().min(100).max(60_000).default(5000),
+  upstream: z
+    .discriminatedUnion("mode", [
+      /** {cr}.{namespace}.svc.{clusterDomain}:{port} */
+      z.object({
+        mode: z.literal("service"),
+        namespace: z.string().min(1).default("berth-sessions"),
+        port: port.default(80),
+        clusterDomain: z.string().min(1).default("cluster.local"),
+      }),
+      /** "cr=host:port,*=host:port": the local fleet's stand-in application. */
+      z.object({ mode: z.literal("static"), table: z.string().min(1) }),
+    ])
+    .default({ mode: "service", namespace: "berth-sessions", port: 80, clusterDomain: "cluster.local" }),
+  logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+});
 
 export type GatewayConfig = z.output<typeof GatewayConfigSchema>;
 
@@ -88,7 +95,10 @@ export function gatewayConfigFromEnv(env: Record<string, string | undefined>): G
     if (v === undefined || v === "") continue;
     const [a, b] = path.split(".") as [string, string | undefined];
     if (b === undefined) input[a] = v;
-    else ((input[a] ??= {}) as Record<string, unknown>)[b] = v;
+    else {
+      input[a] ??= {};
+      (input[a] as Record<string, unknown>)[b] = v;
+    }
   }
   const tls = input.tls as Record<string, unknown> | undefined;
   if (tls) tls.mode = tls.names !== undefined ? "self-signed" : "files";
@@ -107,7 +117,10 @@ export function gatewayConfigFromEnv(env: Record<string, string | undefined>): G
 /** "cr=host:port,*=host:port" -> entries (StaticUpstreams' input). */
 export function parseUpstreamTable(table: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const part of table.split(",").map((s) => s.trim()).filter(Boolean)) {
+  for (const part of table
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const eq = part.indexOf("=");
     if (eq <= 0) throw new GatewayConfigError([`BERTH_GATEWAY_STATIC_UPSTREAMS: "${part}" is not cr=host:port`]);
     out[part.slice(0, eq)] = part.slice(eq + 1);

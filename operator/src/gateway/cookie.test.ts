@@ -1,9 +1,26 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { type CookieClaims, checkCookies, clearCookieHeader, cookieValues, openCookie, setCookieHeader, signCookie, withoutCookie } from "./cookie.ts";
+import {
+  type CookieClaims,
+  checkCookies,
+  clearCookieHeader,
+  cookieValues,
+  openCookie,
+  setCookieHeader,
+  signCookie,
+  withoutCookie,
+} from "./cookie.ts";
 
 const key = randomBytes(32);
-const claims = (over: Partial<CookieClaims> = {}): CookieClaims => ({ s: "ses_a", c: "s-a", u: "usr_alice", k: "clu_a", i: 1000, e: 1600, ...over });
+const claims = (over: Partial<CookieClaims> = {}): CookieClaims => ({
+  s: "ses_a",
+  c: "s-a",
+  u: "usr_alice",
+  k: "clu_a",
+  i: 1000,
+  e: 1600,
+  ...over,
+});
 const want = { cr: "s-a", clusterId: "clu_a", nowSeconds: 1100 };
 
 describe("gateway cookie", () => {
@@ -30,7 +47,10 @@ describe("gateway cookie", () => {
   it("opens only the session, and on the cluster, it was issued for", () => {
     expect(checkCookies([signCookie(claims(), key)], [key], want)).toMatchObject({ ok: true, renew: false });
     expect(checkCookies([signCookie(claims({ c: "s-b" }), key)], [key], want)).toEqual({ ok: false, why: "elsewhere" });
-    expect(checkCookies([signCookie(claims({ k: "clu_b" }), key)], [key], want)).toEqual({ ok: false, why: "elsewhere" });
+    expect(checkCookies([signCookie(claims({ k: "clu_b" }), key)], [key], want)).toEqual({
+      ok: false,
+      why: "elsewhere",
+    });
     expect(checkCookies([], [key], want)).toEqual({ ok: false, why: "absent" });
   });
 
@@ -43,7 +63,9 @@ describe("gateway cookie", () => {
 
   it("takes any valid one when several arrive", () => {
     const good = signCookie(claims(), key);
-    expect(checkCookies(["junk", signCookie(claims({ c: "s-b" }), key), good], [key], want)).toMatchObject({ ok: true });
+    expect(checkCookies(["junk", signCookie(claims({ c: "s-b" }), key), good], [key], want)).toMatchObject({
+      ok: true,
+    });
   });
 
   it("is HttpOnly, SameSite=Lax, scoped to the session's path, Secure over TLS", () => {

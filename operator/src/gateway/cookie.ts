@@ -69,7 +69,8 @@ function openUncached(value: string, keys: Buffer[]): CookieClaims | undefined {
   if (!keys.some((k) => timingSafeEqual(mac(k, body), given))) return undefined;
   try {
     const c = JSON.parse(Buffer.from(body, "base64url").toString("utf8")) as Partial<CookieClaims>;
-    if (typeof c.s !== "string" || typeof c.c !== "string" || typeof c.u !== "string" || typeof c.k !== "string") return undefined;
+    if (typeof c.s !== "string" || typeof c.c !== "string" || typeof c.u !== "string" || typeof c.k !== "string")
+      return undefined;
     if (typeof c.i !== "number" || typeof c.e !== "number") return undefined;
     return c as CookieClaims;
   } catch {
@@ -83,13 +84,20 @@ export interface CookieCheck {
   nowSeconds: number;
 }
 
-export type CookieVerdict = { ok: true; claims: CookieClaims; renew: boolean } | { ok: false; why: "absent" | "bad" | "expired" | "elsewhere" };
+export type CookieVerdict =
+  | { ok: true; claims: CookieClaims; renew: boolean }
+  | { ok: false; why: "absent" | "bad" | "expired" | "elsewhere" };
 
 /**
  * The verdict on the request's `berth_cnx` cookies for /proxy/{cr}/. Several may arrive (an old and a new
  * one, or one per path when paths nest): any valid one for this cr and cluster wins.
  */
-export function checkCookies(values: string[], keys: Buffer[], want: CookieCheck, cache?: VerifiedCookies): CookieVerdict {
+export function checkCookies(
+  values: string[],
+  keys: Buffer[],
+  want: CookieCheck,
+  cache?: VerifiedCookies,
+): CookieVerdict {
   if (values.length === 0) return { ok: false, why: "absent" };
   let why: "bad" | "expired" | "elsewhere" = "bad";
   for (const v of values) {
@@ -149,11 +157,25 @@ export interface SetCookieOptions {
  * WebSocket upgrades.
  */
 export function setCookieHeader(value: string, o: SetCookieOptions): string {
-  return [`${COOKIE_NAME}=${value}`, `Path=/proxy/${o.cr}/`, `Max-Age=${o.maxAgeSeconds}`, "HttpOnly", "SameSite=Lax", ...(o.secure ? ["Secure"] : [])].join("; ");
+  return [
+    `${COOKIE_NAME}=${value}`,
+    `Path=/proxy/${o.cr}/`,
+    `Max-Age=${o.maxAgeSeconds}`,
+    "HttpOnly",
+    "SameSite=Lax",
+    ...(o.secure ? ["Secure"] : []),
+  ].join("; ");
 }
 
 export function clearCookieHeader(o: { cr: string; secure: boolean }): string {
-  return [`${COOKIE_NAME}=`, `Path=/proxy/${o.cr}/`, "Max-Age=0", "HttpOnly", "SameSite=Lax", ...(o.secure ? ["Secure"] : [])].join("; ");
+  return [
+    `${COOKIE_NAME}=`,
+    `Path=/proxy/${o.cr}/`,
+    "Max-Age=0",
+    "HttpOnly",
+    "SameSite=Lax",
+    ...(o.secure ? ["Secure"] : []),
+  ].join("; ");
 }
 
 function mac(key: Buffer, body: string): Buffer {

@@ -4,7 +4,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { startStandin, type RunningStandin } from "../standin/standin.ts";
+import { type RunningStandin, startStandin } from "../standin/standin.ts";
 import { type RunningGateway, startGateway } from "./gateway.ts";
 import { selfSignedCertificate } from "./selfSigned.ts";
 import { cookieFrom, FakeVerifier, get } from "./testing.ts";
@@ -17,7 +17,12 @@ let standin: RunningStandin;
 let gw: RunningGateway;
 let verifier: FakeVerifier;
 let upstreams: StaticUpstreams;
-const clock = { t: Date.parse("2026-11-22T10:00:00Z"), now() { return this.t; } };
+const clock = {
+  t: Date.parse("2026-11-22T10:00:00Z"),
+  now() {
+    return this.t;
+  },
+};
 let n = 0;
 const nextToken = (): string => `cnx_test_${++n}`;
 
@@ -25,7 +30,15 @@ beforeAll(async () => {
   standin = await startStandin({ name: "test" });
   verifier = new FakeVerifier();
   upstreams = new StaticUpstreams();
-  gw = await startGateway({ clusterId: "clu_a", verifier, upstreams, tls, clock, cookieTtlSeconds: 600, upstreamConnectTimeoutMs: 1000 });
+  gw = await startGateway({
+    clusterId: "clu_a",
+    verifier,
+    upstreams,
+    tls,
+    clock,
+    cookieTtlSeconds: 600,
+    upstreamConnectTimeoutMs: 1000,
+  });
 });
 afterAll(async () => {
   await gw?.close();
@@ -48,11 +61,16 @@ async function signIn(sessionId: string, cr: string, userId: string): Promise<st
   return cookieFrom(r) as string;
 }
 
-function openWs(path: string, headers: Record<string, string>): Promise<{ ws?: WebSocket; status?: number; reason?: string }> {
+function openWs(
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ ws?: WebSocket; status?: number; reason?: string }> {
   return new Promise((resolve) => {
     const ws = new WebSocket(`${gw.url.replace("https", "wss")}${path}`, { ca, headers });
     ws.once("open", () => resolve({ ws }));
-    ws.once("unexpected-response", (_req, res) => resolve({ status: res.statusCode, reason: String(res.headers["x-berth-gateway"] ?? "") }));
+    ws.once("unexpected-response", (_req, res) =>
+      resolve({ status: res.statusCode, reason: String(res.headers["x-berth-gateway"] ?? "") }),
+    );
     ws.once("error", () => resolve({}));
   });
 }
@@ -116,7 +134,11 @@ describe("redeeming a connect link", () => {
 describe("with the cookie", () => {
   it("proxies HTTP to the session's application", async () => {
     const cookie = await signIn("ses_a", "s-a", "usr_alice");
-    for (const [path, title] of [["lab", "JupyterLab"], ["terminal", "Terminal"], ["code/", "Code editor"]]) {
+    for (const [path, title] of [
+      ["lab", "JupyterLab"],
+      ["terminal", "Terminal"],
+      ["code/", "Code editor"],
+    ]) {
       const r = await get(`${gw.url}/proxy/s-a/${path}`, { ca, headers: { cookie } });
       expect(r.status).toBe(200);
       expect(r.body).toContain(`<h1>${title}</h1>`);
@@ -153,7 +175,10 @@ describe("with the cookie", () => {
   it("refuses a WebSocket without a cookie, and one opened from another origin", async () => {
     expect(await openWs("/proxy/s-a/ws/echo", {})).toMatchObject({ status: 401, reason: "no_cookie" });
     const cookie = await signIn("ses_a", "s-a", "usr_alice");
-    expect(await openWs("/proxy/s-a/ws/echo", { cookie, origin: "https://evil.example" })).toMatchObject({ status: 403, reason: "cross_origin" });
+    expect(await openWs("/proxy/s-a/ws/echo", { cookie, origin: "https://evil.example" })).toMatchObject({
+      status: 403,
+      reason: "cross_origin",
+    });
   });
 
   it("does not open another user's session with one's own cookie", async () => {
@@ -253,7 +278,11 @@ describe("the HTTP verifier", () => {
   beforeAll(async () => {
     cp = createServer((req, res) => {
       const url = new URL(req.url ?? "/", "http://cp");
-      seen.push({ url: req.url ?? "", auth: req.headers.authorization, token: req.headers["x-berth-connect-token"] as string | undefined });
+      seen.push({
+        url: req.url ?? "",
+        auth: req.headers.authorization,
+        token: req.headers["x-berth-connect-token"] as string | undefined,
+      });
       const a = answer(url, req.headers);
       if (a === "hang") return;
       res.writeHead(a[0], { "content-type": "application/json" }).end(JSON.stringify(a[1]));
@@ -277,10 +306,16 @@ describe("the HTTP verifier", () => {
   };
 
   it("sends the operator token as bearer and the connect token in a header, not the query", async () => {
-    answer = () => [200, { session_id: "ses_a", cr: "s-a", cluster_id: "clu_a", user_id: "usr_alice", phase: "Running" }];
+    answer = () => [
+      200,
+      { session_id: "ses_a", cr: "s-a", cluster_id: "clu_a", user_id: "usr_alice", phase: "Running" },
+    ];
     const v = httpVerifier({ baseUrl: cpUrl, tokenFile: await tokenFile("op-token\n") });
     const out = await v.redeem({ cr: "s-a", token: "cnx_secret" });
-    expect(out).toEqual({ kind: "grant", grant: { sessionId: "ses_a", crName: "s-a", clusterId: "clu_a", userId: "usr_alice", phase: "Running" } });
+    expect(out).toEqual({
+      kind: "grant",
+      grant: { sessionId: "ses_a", crName: "s-a", clusterId: "clu_a", userId: "usr_alice", phase: "Running" },
+    });
     const last = seen.at(-1);
     expect(last?.auth).toBe("Bearer op-token");
     expect(last?.token).toBe("cnx_secret");
@@ -288,9 +323,15 @@ describe("the HTTP verifier", () => {
   });
 
   it("reads refusals from the error envelope", async () => {
-    answer = () => [409, { error: { code: "conflict", message: "paused", details: { reason: "session_not_running", phase: "Paused" } } }];
+    answer = () => [
+      409,
+      { error: { code: "conflict", message: "paused", details: { reason: "session_not_running", phase: "Paused" } } },
+    ];
     const v = httpVerifier({ baseUrl: cpUrl, tokenFile: await tokenFile("t") });
-    expect(await v.check({ cr: "s-a", sessionId: "ses_a", userId: "usr_alice" })).toEqual({ kind: "refused", refusal: { code: "conflict", reason: "session_not_running", phase: "Paused", message: "paused" } });
+    expect(await v.check({ cr: "s-a", sessionId: "ses_a", userId: "usr_alice" })).toEqual({
+      kind: "refused",
+      refusal: { code: "conflict", reason: "session_not_running", phase: "Paused", message: "paused" },
+    });
   });
 
   it("counts our own token refused (401, or 403 with no connect reason) as unavailable", async () => {
@@ -312,7 +353,13 @@ describe("the HTTP verifier", () => {
   });
 
   it("makes the gateway answer 401 when the control plane's address refuses connections", async () => {
-    const g = await startGateway({ clusterId: "clu_a", verifier: httpVerifier({ baseUrl: "http://127.0.0.1:9", tokenFile: await tokenFile("t"), timeoutMs: 1000 }), upstreams, tls, clock });
+    const g = await startGateway({
+      clusterId: "clu_a",
+      verifier: httpVerifier({ baseUrl: "http://127.0.0.1:9", tokenFile: await tokenFile("t"), timeoutMs: 1000 }),
+      upstreams,
+      tls,
+      clock,
+    });
     try {
       const r = await get(`${g.url}/proxy/s-a/lab?svc_cnx=cnx_x`, { ca });
       expect(r.status).toBe(401);

@@ -11,12 +11,30 @@
 // its own /proxy/{cr}/ path so it cannot plant cookies for other sessions on the shared host.
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
-import { Agent, createServer as createHttpServer, type IncomingMessage, type OutgoingHttpHeaders, request, type Server, type ServerResponse } from "node:http";
+import {
+  Agent,
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  request,
+  type Server,
+  type ServerResponse,
+} from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
-import { type CookieClaims, COOKIE_NAME, checkCookies, clearCookieHeader, cookieValues, setCookieHeader, signCookie, VerifiedCookies, withoutCookie } from "./cookie.ts";
+import {
+  COOKIE_NAME,
+  type CookieClaims,
+  checkCookies,
+  clearCookieHeader,
+  cookieValues,
+  setCookieHeader,
+  signCookie,
+  VerifiedCookies,
+  withoutCookie,
+} from "./cookie.ts";
 import { type Page, pages, renderPage } from "./pages.ts";
 import { routeOf, tokenOf, withoutToken } from "./paths.ts";
 import type { Upstream, UpstreamResolver } from "./upstream.ts";
@@ -52,7 +70,17 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade"]);
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+]);
 
 export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   const keys = o.cookieKeys?.length ? o.cookieKeys : [randomBytes(32)];
@@ -72,7 +100,10 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
 
   function cookieFor(g: Grant): string {
     const i = nowS();
-    return setCookieHeader(signCookie({ s: g.sessionId, c: g.crName, u: g.userId, k: o.clusterId, i, e: i + ttl }, keys[0] as Buffer), { cr: g.crName, maxAgeSeconds: ttl, secure });
+    return setCookieHeader(
+      signCookie({ s: g.sessionId, c: g.crName, u: g.userId, k: o.clusterId, i, e: i + ttl }, keys[0] as Buffer),
+      { cr: g.crName, maxAgeSeconds: ttl, secure },
+    );
   }
 
   function pageOfRefusal(r: Refusal): Page {
@@ -135,7 +166,10 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     const parts = v.split(";").map((p) => p.trim());
     const prefix = `/proxy/${cr}/`;
     const kept = parts.filter((p, i) => i === 0 || !/^(path|domain)\s*=/i.test(p));
-    const path = parts.find((p) => /^path\s*=/i.test(p))?.split("=")[1]?.trim();
+    const path = parts
+      .find((p) => /^path\s*=/i.test(p))
+      ?.split("=")[1]
+      ?.trim();
     kept.push(`Path=${path?.startsWith(prefix) ? path : prefix}`);
     return kept.join("; ");
   }
@@ -157,14 +191,31 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   function connectDeadline(preq: ReturnType<typeof request>): void {
     preq.once("socket", (s: Socket) => {
       if (!s.connecting) return;
-      const t = setTimeout(() => preq.destroy(Object.assign(new Error("upstream connect timeout"), { code: "ETIMEDOUT" })), connectTimeoutMs);
+      const t = setTimeout(
+        () => preq.destroy(Object.assign(new Error("upstream connect timeout"), { code: "ETIMEDOUT" })),
+        connectTimeoutMs,
+      );
       s.once("connect", () => clearTimeout(t));
       s.once("close", () => clearTimeout(t));
     });
   }
 
-  function proxyHttp(req: IncomingMessage, res: ServerResponse, up: Upstream, cr: string, claims: CookieClaims, extraCookie?: string): void {
-    const preq = request({ host: up.host, port: up.port, method: req.method, path: req.url, headers: forwardedHeaders(req, cr), agent });
+  function proxyHttp(
+    req: IncomingMessage,
+    res: ServerResponse,
+    up: Upstream,
+    cr: string,
+    claims: CookieClaims,
+    extraCookie?: string,
+  ): void {
+    const preq = request({
+      host: up.host,
+      port: up.port,
+      method: req.method,
+      path: req.url,
+      headers: forwardedHeaders(req, cr),
+      agent,
+    });
     connectDeadline(preq);
     preq.on("response", (pres) => {
       res.writeHead(pres.statusCode ?? 502, pres.statusMessage, responseHeaders(pres.rawHeaders, cr, extraCookie));
@@ -198,7 +249,9 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     if (route.kind === "unknown") return send(res, pages.notFound());
     if (route.kind === "add-slash") {
       const q = url.indexOf("?");
-      res.writeHead(308, { location: `/proxy/${route.cr}/${q < 0 ? "" : url.slice(q)}`, "cache-control": "no-store" }).end();
+      res
+        .writeHead(308, { location: `/proxy/${route.cr}/${q < 0 ? "" : url.slice(q)}`, "cache-control": "no-store" })
+        .end();
       return;
     }
     const cr = route.cr;
@@ -212,18 +265,33 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
         return send(res, pages.cannotVerify());
       }
       if (out.kind === "refused") return send(res, pageOfRefusal(out.refusal));
-      if (out.grant.crName !== cr || out.grant.clusterId !== o.clusterId) return send(res, pages.refused("other_session", "This link was issued for another session."));
+      if (out.grant.crName !== cr || out.grant.clusterId !== o.clusterId)
+        return send(res, pages.refused("other_session", "This link was issued for another session."));
       log?.info({ cr, session: out.grant.sessionId, user: out.grant.userId }, "connect token redeemed");
-      res.writeHead(303, { location: withoutToken(url), "set-cookie": cookieFor(out.grant), "cache-control": "no-store", "referrer-policy": "no-referrer" }).end();
+      res
+        .writeHead(303, {
+          location: withoutToken(url),
+          "set-cookie": cookieFor(out.grant),
+          "cache-control": "no-store",
+          "referrer-policy": "no-referrer",
+        })
+        .end();
       return;
     }
 
-    const verdict = checkCookies(cookieValues(req.headers.cookie, COOKIE_NAME), keys, { cr, clusterId: o.clusterId, nowSeconds: nowS() }, verified);
-    if (!verdict.ok) return send(res, { ...pages.notSignedIn(), reason: verdict.why === "expired" ? "cookie_expired" : "no_cookie" });
+    const verdict = checkCookies(
+      cookieValues(req.headers.cookie, COOKIE_NAME),
+      keys,
+      { cr, clusterId: o.clusterId, nowSeconds: nowS() },
+      verified,
+    );
+    if (!verdict.ok)
+      return send(res, { ...pages.notSignedIn(), reason: verdict.why === "expired" ? "cookie_expired" : "no_cookie" });
     let extraCookie: string | undefined;
     if (verdict.renew) {
       const out = await renew(verdict.claims);
-      if (out.kind === "refused") return send(res, pageOfRefusal(out.refusal), { "set-cookie": clearCookieHeader({ cr, secure }) });
+      if (out.kind === "refused")
+        return send(res, pageOfRefusal(out.refusal), { "set-cookie": clearCookieHeader({ cr, secure }) });
       // Unavailable: the cookie is still valid; serve, and try again on the next request.
       if (out.kind === "grant") extraCookie = cookieFor(out.grant);
     }
@@ -234,7 +302,9 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
 
   function refuseUpgrade(socket: Duplex, status: number, reason: string): void {
     const body = `${reason}\n`;
-    socket.end(`HTTP/1.1 ${status} ${reasonPhrase(status)}\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\nX-Berth-Gateway: ${reason}\r\nConnection: close\r\n\r\n${body}`);
+    socket.end(
+      `HTTP/1.1 ${status} ${reasonPhrase(status)}\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\nX-Berth-Gateway: ${reason}\r\nConnection: close\r\n\r\n${body}`,
+    );
   }
 
   async function onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
@@ -256,7 +326,12 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       }
       if (host !== req.headers.host) return refuseUpgrade(socket, 403, "cross_origin");
     }
-    const verdict = checkCookies(cookieValues(req.headers.cookie, COOKIE_NAME), keys, { cr, clusterId: o.clusterId, nowSeconds: nowS() }, verified);
+    const verdict = checkCookies(
+      cookieValues(req.headers.cookie, COOKIE_NAME),
+      keys,
+      { cr, clusterId: o.clusterId, nowSeconds: nowS() },
+      verified,
+    );
     if (!verdict.ok) return refuseUpgrade(socket, 401, verdict.why === "expired" ? "cookie_expired" : "no_cookie");
     const up = await o.upstreams.resolve(cr);
     if (!up) {
@@ -311,11 +386,19 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     onRequest(req, res).catch((e: unknown) => {
       log?.error({ err: (e as Error).message }, "gateway request failed");
-      if (!res.headersSent) send(res, { status: 500, reason: "gateway_error", title: "Something went wrong", message: "The session gateway failed to handle this request." });
+      if (!res.headersSent)
+        send(res, {
+          status: 500,
+          reason: "gateway_error",
+          title: "Something went wrong",
+          message: "The session gateway failed to handle this request.",
+        });
       else res.destroy();
     });
   };
-  const server: Server = o.tls ? (createHttpsServer({ cert: o.tls.certPem, key: o.tls.keyPem }, handler) as unknown as Server) : createHttpServer(handler);
+  const server: Server = o.tls
+    ? (createHttpsServer({ cert: o.tls.certPem, key: o.tls.keyPem }, handler) as unknown as Server)
+    : createHttpServer(handler);
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     onUpgrade(req, socket, head).catch(() => socket.destroy());
   });
@@ -348,5 +431,12 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
 }
 
 function reasonPhrase(status: number): string {
-  return ({ 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 409: "Conflict", 502: "Bad Gateway" } as Record<number, string>)[status] ?? "Error";
+  return (
+    (
+      { 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 409: "Conflict", 502: "Bad Gateway" } as Record<
+        number,
+        string
+      >
+    )[status] ?? "Error"
+  );
 }

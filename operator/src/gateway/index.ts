@@ -1,10 +1,23 @@
 // The session gateway (one per GPU cluster). `startGateway` for tests and `npm start`; `runGateway` from a
 // parsed configuration; main.ts is the process entry.
-export { GatewayConfigError, type GatewayConfig, gatewayConfigFromEnv, parseCookieKeys, parseUpstreamTable } from "./config.ts";
+export {
+  type GatewayConfig,
+  GatewayConfigError,
+  gatewayConfigFromEnv,
+  parseCookieKeys,
+  parseUpstreamTable,
+} from "./config.ts";
 export { COOKIE_NAME } from "./cookie.ts";
 export { type GatewayOptions, type RunningGateway, startGateway } from "./gateway.ts";
+export { kubePodRunning, type PodGateOptions } from "./podGate.ts";
 export { runGateway } from "./run.ts";
 export { type CertificatePair, selfSignedCertificate } from "./selfSigned.ts";
-export { kubePodRunning, type PodGateOptions } from "./podGate.ts";
-export { gatedUpstreams, parseHostPort, serviceDnsUpstreams, StaticUpstreams, type Upstream, type UpstreamResolver } from "./upstream.ts";
+export {
+  gatedUpstreams,
+  parseHostPort,
+  StaticUpstreams,
+  serviceDnsUpstreams,
+  type Upstream,
+  type UpstreamResolver,
+} from "./upstream.ts";
 export { type ConnectVerifier, type Grant, httpVerifier, type Refusal, type VerifyOutcome } from "./verifier.ts";

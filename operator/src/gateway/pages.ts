@@ -28,8 +28,20 @@ p{margin:.5rem 0}.hint{color:#4a5468}.code{color:#8a93a6;font-size:.8rem}</style
 const REOPEN = "Open the session again from the Berth console to get a fresh link.";
 
 export const pages = {
-  notSignedIn: (): Page => ({ status: 401, reason: "no_cookie", title: "Open this session from the console", message: "This address needs a connect link from Berth; it cannot be opened directly.", hint: REOPEN }),
-  cannotVerify: (): Page => ({ status: 401, reason: "verification_unavailable", title: "Cannot check your link right now", message: "The session gateway could not reach Berth to verify your connect link, so it cannot let you in.", hint: "Try again in a moment. If it keeps happening, tell your administrator." }),
+  notSignedIn: (): Page => ({
+    status: 401,
+    reason: "no_cookie",
+    title: "Open this session from the console",
+    message: "This address needs a connect link from Berth; it cannot be opened directly.",
+    hint: REOPEN,
+  }),
+  cannotVerify: (): Page => ({
+    status: 401,
+    reason: "verification_unavailable",
+    title: "Cannot check your link right now",
+    message: "The session gateway could not reach Berth to verify your connect link, so it cannot let you in.",
+    hint: "Try again in a moment. If it keeps happening, tell your administrator.",
+  }),
   refused: (reason: string, message: string): Page => {
     const titles: Record<string, string> = {
       token_used: "This link has already been used",
@@ -41,7 +53,13 @@ export const pages = {
       session_moved: "This session has moved",
       not_allowed: "You may not use this session",
     };
-    return { status: 403, reason, title: titles[reason] ?? "Access refused", message: message || "The link was refused.", hint: REOPEN };
+    return {
+      status: 403,
+      reason,
+      title: titles[reason] ?? "Access refused",
+      message: message || "The link was refused.",
+      hint: REOPEN,
+    };
   },
   notRunning: (phase: string | undefined): Page => {
     const paused = phase === "Paused" || phase === "Pausing";
@@ -49,12 +67,31 @@ export const pages = {
       status: 409,
       reason: paused ? "session_paused" : "session_not_running",
       title: paused ? "This session is paused" : `This session is not running${phase ? ` (${phase})` : ""}`,
-      message: paused ? "Its GPU has been returned and nothing is billed while it is paused." : "It cannot be opened until it runs again.",
+      message: paused
+        ? "Its GPU has been returned and nothing is billed while it is paused."
+        : "It cannot be opened until it runs again.",
       hint: paused ? "Resume it from the Berth console, then open it again." : "Check its state in the Berth console.",
     };
   },
-  gone: (): Page => ({ status: 404, reason: "session_gone", title: "This session no longer exists", message: "It was terminated or removed.", hint: "Start a new session from the Berth console." }),
-  unreachable: (): Page => ({ status: 502, reason: "upstream_unreachable", title: "The session is not answering", message: "The session runs, but its application did not answer. It may still be starting.", hint: "Wait a moment and reload this page." }),
-  notFound: (): Page => ({ status: 404, reason: "not_a_session_path", title: "Nothing here", message: "Session addresses look like /proxy/<session>/lab, /terminal or /code/." }),
+  gone: (): Page => ({
+    status: 404,
+    reason: "session_gone",
+    title: "This session no longer exists",
+    message: "It was terminated or removed.",
+    hint: "Start a new session from the Berth console.",
+  }),
+  unreachable: (): Page => ({
+    status: 502,
+    reason: "upstream_unreachable",
+    title: "The session is not answering",
+    message: "The session runs, but its application did not answer. It may still be starting.",
+    hint: "Wait a moment and reload this page.",
+  }),
+  notFound: (): Page => ({
+    status: 404,
+    reason: "not_a_session_path",
+    title: "Nothing here",
+    message: "Session addresses look like /proxy/<session>/lab, /terminal or /code/.",
+  }),
   badRequest: (message: string): Page => ({ status: 400, reason: "bad_request", title: "Bad request", message }),
 };

@@ -6,7 +6,7 @@ const PROXY = /^\/proxy\/([a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?)(\/.*)?$/;
 export const TOKEN_PARAM = "svc_cnx";
 
 export type Route =
-  | { kind: "proxy"; cr: string; /** path after /proxy/{cr}, starting with "/" */ rest: string }
+  | { kind: "proxy"; cr: string /** path after /proxy/{cr}, starting with "/" */; rest: string }
   | { kind: "add-slash"; cr: string }
   | { kind: "health" }
   | { kind: "unknown" };

@@ -4,10 +4,13 @@ import type { Logger } from "pino";
 import { type GatewayConfig, parseCookieKeys, parseUpstreamTable } from "./config.ts";
 import { type RunningGateway, startGateway } from "./gateway.ts";
 import { selfSignedCertificate } from "./selfSigned.ts";
-import { serviceDnsUpstreams, StaticUpstreams, type UpstreamResolver } from "./upstream.ts";
+import { StaticUpstreams, serviceDnsUpstreams, type UpstreamResolver } from "./upstream.ts";
 import { httpVerifier } from "./verifier.ts";
 
-export async function runGateway(config: GatewayConfig, o: { log?: Logger; upstreams?: UpstreamResolver } = {}): Promise<RunningGateway> {
+export async function runGateway(
+  config: GatewayConfig,
+  o: { log?: Logger; upstreams?: UpstreamResolver } = {},
+): Promise<RunningGateway> {
   const tls =
     config.tls.mode === "files"
       ? { certPem: await readFile(config.tls.certFile, "utf8"), keyPem: await readFile(config.tls.keyFile, "utf8") }
@@ -18,11 +21,19 @@ export async function runGateway(config: GatewayConfig, o: { log?: Logger; upstr
     o.upstreams ??
     (config.upstream.mode === "static"
       ? new StaticUpstreams(parseUpstreamTable(config.upstream.table))
-      : serviceDnsUpstreams({ namespace: config.upstream.namespace, port: config.upstream.port, clusterDomain: config.upstream.clusterDomain }));
+      : serviceDnsUpstreams({
+          namespace: config.upstream.namespace,
+          port: config.upstream.port,
+          clusterDomain: config.upstream.clusterDomain,
+        }));
   const cookieKeys = config.cookieKeyFile ? parseCookieKeys(await readFile(config.cookieKeyFile, "utf8")) : undefined;
   return startGateway({
     clusterId: config.clusterId,
-    verifier: httpVerifier({ baseUrl: config.controlPlaneUrl, tokenFile: config.tokenFile, timeoutMs: config.verifyTimeoutMs }),
+    verifier: httpVerifier({
+      baseUrl: config.controlPlaneUrl,
+      tokenFile: config.tokenFile,
+      timeoutMs: config.verifyTimeoutMs,
+    }),
     upstreams,
     ...(cookieKeys ? { cookieKeys } : {}),
     cookieTtlSeconds: config.cookieTtlSeconds,

@@ -39,7 +39,11 @@ describe("self-signed gateway certificate", () => {
   });
 
   it("writes validity past 2049 as GeneralizedTime", () => {
-    const { certPem } = selfSignedCertificate({ names: ["x.test"], now: new Date("2049-12-01T00:00:00Z"), validDays: 90 });
+    const { certPem } = selfSignedCertificate({
+      names: ["x.test"],
+      now: new Date("2049-12-01T00:00:00Z"),
+      validDays: 90,
+    });
     expect(new Date(new X509Certificate(certPem).validTo).getUTCFullYear()).toBe(2050);
   });
 });

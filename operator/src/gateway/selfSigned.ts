@@ -104,7 +104,9 @@ function oid(dotted: string): Buffer {
 /** UTCTime until 2049, GeneralizedTime from 2050 (RFC 5280 §4.1.2.5). */
 function time(d: Date): Buffer {
   const iso = d.toISOString().replace(/[-:T]/g, "").slice(0, 14); // YYYYMMDDHHMMSS
-  return d.getUTCFullYear() < 2050 ? tagged(0x17, Buffer.from(`${iso.slice(2)}Z`, "ascii")) : tagged(0x18, Buffer.from(`${iso}Z`, "ascii"));
+  return d.getUTCFullYear() < 2050
+    ? tagged(0x17, Buffer.from(`${iso.slice(2)}Z`, "ascii"))
+    : tagged(0x18, Buffer.from(`${iso}Z`, "ascii"));
 }
 
 function ipv6Bytes(ip: string): Buffer {
@@ -113,6 +115,6 @@ function ipv6Bytes(ip: string): Buffer {
   const t = ip.includes("::") && tail ? tail.split(":") : [];
   const groups = [...h, ...Array(8 - h.length - t.length).fill("0"), ...t];
   const b = Buffer.alloc(16);
-  groups.forEach((g, i) => b.writeUInt16BE(Number.parseInt(g || "0", 16), i * 2));
+  for (const [i, g] of groups.entries()) b.writeUInt16BE(Number.parseInt(g || "0", 16), i * 2);
   return b;
 }

@@ -28,7 +28,11 @@ export class FakeVerifier implements ConnectVerifier {
     return token;
   }
   #grant(s: FakeSession, userId: string): VerifyOutcome {
-    if (s.phase !== "Running") return { kind: "refused", refusal: { code: "conflict", reason: "session_not_running", phase: s.phase, message: `session is ${s.phase}` } };
+    if (s.phase !== "Running")
+      return {
+        kind: "refused",
+        refusal: { code: "conflict", reason: "session_not_running", phase: s.phase, message: `session is ${s.phase}` },
+      };
     const grant: Grant = { sessionId: s.sessionId, crName: s.cr, clusterId: s.clusterId, userId, phase: s.phase };
     return { kind: "grant", grant };
   }
@@ -36,7 +40,10 @@ export class FakeVerifier implements ConnectVerifier {
     this.calls.redeem++;
     if (this.down) return { kind: "unavailable", why: this.down };
     const t = this.tokens.get(token);
-    const refuse = (reason: string): VerifyOutcome => ({ kind: "refused", refusal: { code: "forbidden", reason, message: reason.replace("_", " ") } });
+    const refuse = (reason: string): VerifyOutcome => ({
+      kind: "refused",
+      refusal: { code: "forbidden", reason, message: reason.replace("_", " ") },
+    });
     if (!t) return refuse("token_unknown");
     const s = this.sessions.get(t.sessionId);
     if (!s) return { kind: "refused", refusal: { code: "not_found", reason: "session_gone", message: "gone" } };
@@ -51,8 +58,10 @@ export class FakeVerifier implements ConnectVerifier {
     if (this.down) return { kind: "unavailable", why: this.down };
     const s = this.sessions.get(sessionId);
     if (!s) return { kind: "refused", refusal: { code: "not_found", reason: "session_gone", message: "gone" } };
-    if (s.cr !== cr) return { kind: "refused", refusal: { code: "forbidden", reason: "other_session", message: "other session" } };
-    if (s.ownerId !== userId) return { kind: "refused", refusal: { code: "forbidden", reason: "not_allowed", message: "not allowed" } };
+    if (s.cr !== cr)
+      return { kind: "refused", refusal: { code: "forbidden", reason: "other_session", message: "other session" } };
+    if (s.ownerId !== userId)
+      return { kind: "refused", refusal: { code: "forbidden", reason: "not_allowed", message: "not allowed" } };
     return this.#grant(s, userId);
   }
 }
@@ -64,17 +73,24 @@ export interface SimpleResponse {
 }
 
 /** One request; `ca` trusts a self-signed gateway. No redirects are followed. */
-export function get(url: string, o: { headers?: Record<string, string>; ca?: string; method?: string; body?: string } = {}): Promise<SimpleResponse> {
+export function get(
+  url: string,
+  o: { headers?: Record<string, string>; ca?: string; method?: string; body?: string } = {},
+): Promise<SimpleResponse> {
   const u = new URL(url);
   const fn = u.protocol === "https:" ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const r = fn(u, { method: o.method ?? "GET", headers: o.headers, ...(o.ca ? { ca: o.ca } : {}), agent: false }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => (body += c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-      res.on("error", reject);
-    });
+    const r = fn(
+      u,
+      { method: o.method ?? "GET", headers: o.headers, ...(o.ca ? { ca: o.ca } : {}), agent: false },
+      (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (c: string) => (body += c));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+        res.on("error", reject);
+      },
+    );
     r.on("error", reject);
     r.end(o.body);
   });

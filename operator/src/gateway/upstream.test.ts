@@ -1,9 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { gatedUpstreams, parseHostPort, serviceDnsUpstreams, StaticUpstreams } from "./upstream.ts";
+import { gatedUpstreams, parseHostPort, StaticUpstreams, serviceDnsUpstreams } from "./upstream.ts";
 
 describe("upstream resolvers", () => {
   it("name the session's Service in the sessions namespace", () => {
-    expect(serviceDnsUpstreams({ namespace: "berth-sessions", port: 80 }).resolve("ses-abc")).toEqual({ host: "ses-abc.berth-sessions.svc.cluster.local", port: 80 });
+    expect(serviceDnsUpstreams({ namespace: "berth-sessions", port: 80 }).resolve("ses-abc")).toEqual({
+      host: "ses-abc.berth-sessions.svc.cluster.local",
+      port: 80,
+    });
   });
 
   it("map sessions to fixed addresses, with * for the rest", () => {
@@ -18,7 +21,17 @@ describe("upstream resolvers", () => {
     let t = 0;
     let calls = 0;
     let running = true;
-    const u = gatedUpstreams(new StaticUpstreams({ "*": "127.0.0.1:7000" }), async () => (calls++, running), { ttlMs: 1000, now: () => t });
+    const u = gatedUpstreams(
+      new StaticUpstreams({ "*": "127.0.0.1:7000" }),
+      async () => {
+        calls++;
+        return running;
+      },
+      {
+        ttlMs: 1000,
+        now: () => t,
+      },
+    );
     expect(await u.resolve("ses-a")).toEqual({ host: "127.0.0.1", port: 7000 });
     running = false;
     expect(await u.resolve("ses-a")).toBeDefined(); // cached

@@ -64,7 +64,11 @@ export function parseHostPort(s: string): Upstream {
  * every session: the gate makes a paused session (pod deleted) look paused, as a refused connection to
  * its Service does in a real cluster.
  */
-export function gatedUpstreams(inner: UpstreamResolver, isUp: (cr: string) => Promise<boolean>, o: { ttlMs?: number; now?: () => number } = {}): UpstreamResolver {
+export function gatedUpstreams(
+  inner: UpstreamResolver,
+  isUp: (cr: string) => Promise<boolean>,
+  o: { ttlMs?: number; now?: () => number } = {},
+): UpstreamResolver {
   const ttl = o.ttlMs ?? 2000;
   const now = o.now ?? Date.now;
   const cache = new Map<string, { up: boolean; at: number }>();

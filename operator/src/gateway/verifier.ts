@@ -26,7 +26,10 @@ export type Refusal = {
   message: string;
 };
 
-export type VerifyOutcome = { kind: "grant"; grant: Grant } | { kind: "refused"; refusal: Refusal } | { kind: "unavailable"; why: string };
+export type VerifyOutcome =
+  | { kind: "grant"; grant: Grant }
+  | { kind: "refused"; refusal: Refusal }
+  | { kind: "unavailable"; why: string };
 
 export interface ConnectVerifier {
   redeem(input: { cr: string; token: string }): Promise<VerifyOutcome>;
@@ -50,7 +53,10 @@ export function httpVerifier(opts: HttpVerifierOptions): ConnectVerifier {
     try {
       token = (await readFile(opts.tokenFile, "utf8")).trim();
     } catch (e) {
-      return { kind: "unavailable", why: `operator token file: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` };
+      return {
+        kind: "unavailable",
+        why: `operator token file: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+      };
     }
     if (!token) return { kind: "unavailable", why: "operator token file is empty" };
     let res: Response;
@@ -69,7 +75,13 @@ export function httpVerifier(opts: HttpVerifierOptions): ConnectVerifier {
     } catch (e) {
       const err = e as Error & { cause?: { code?: string; message?: string; errors?: Array<{ code?: string }> } };
       const cause = err.cause?.code ?? err.cause?.errors?.[0]?.code ?? err.cause?.message;
-      return { kind: "unavailable", why: err.name === "TimeoutError" ? `no answer within ${timeoutMs} ms` : `${err.message}${cause ? ` (${cause})` : ""}` };
+      return {
+        kind: "unavailable",
+        why:
+          err.name === "TimeoutError"
+            ? `no answer within ${timeoutMs} ms`
+            : `${err.message}${cause ? ` (${cause})` : ""}`,
+      };
     }
     return classify(res.status, body);
   }
@@ -82,17 +94,44 @@ export function httpVerifier(opts: HttpVerifierOptions): ConnectVerifier {
 /** Maps the verify route's answer to an outcome (exported for tests). */
 export function classify(status: number, body: unknown): VerifyOutcome {
   if (status === 200) {
-    const b = body as { session_id?: unknown; cr?: unknown; cluster_id?: unknown; user_id?: unknown; phase?: unknown } | undefined;
-    if (b && typeof b.session_id === "string" && typeof b.cr === "string" && typeof b.cluster_id === "string" && typeof b.user_id === "string") {
-      return { kind: "grant", grant: { sessionId: b.session_id, crName: b.cr, clusterId: b.cluster_id, userId: b.user_id, phase: String(b.phase ?? "Running") } };
+    const b = body as
+      | { session_id?: unknown; cr?: unknown; cluster_id?: unknown; user_id?: unknown; phase?: unknown }
+      | undefined;
+    if (
+      b &&
+      typeof b.session_id === "string" &&
+      typeof b.cr === "string" &&
+      typeof b.cluster_id === "string" &&
+      typeof b.user_id === "string"
+    ) {
+      return {
+        kind: "grant",
+        grant: {
+          sessionId: b.session_id,
+          crName: b.cr,
+          clusterId: b.cluster_id,
+          userId: b.user_id,
+          phase: String(b.phase ?? "Running"),
+        },
+      };
     }
     return { kind: "unavailable", why: "verify answered 200 without a grant" };
   }
-  const err = (body as { error?: { code?: string; message?: string; details?: { reason?: string; phase?: string } } } | undefined)?.error;
+  const err = (
+    body as { error?: { code?: string; message?: string; details?: { reason?: string; phase?: string } } } | undefined
+  )?.error;
   // 403 carries a connect reason when the token is refused; a 403 without one is the internal plane
   // refusing *us* (closed to this address, or a token of another cluster): we cannot verify.
   if ((status === 403 || status === 409 || status === 404) && err?.details?.reason) {
-    return { kind: "refused", refusal: { code: err.code ?? String(status), reason: err.details.reason, ...(err.details.phase ? { phase: err.details.phase } : {}), message: err.message ?? "" } };
+    return {
+      kind: "refused",
+      refusal: {
+        code: err.code ?? String(status),
+        reason: err.details.reason,
+        ...(err.details.phase ? { phase: err.details.phase } : {}),
+        message: err.message ?? "",
+      },
+    };
   }
   return { kind: "unavailable", why: `verify answered ${status}${err?.code ? ` ${err.code}` : ""}` };
 }

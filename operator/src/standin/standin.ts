@@ -81,10 +81,19 @@ export async function startStandin(o: StandinOptions = {}): Promise<RunningStand
     const url = new URL(req.url ?? "/", "http://standin");
     const { cr, rest } = splitPrefix(url.pathname);
     if (url.pathname === "/healthz") return void res.writeHead(200, { "content-type": "text/plain" }).end("ok");
-    if (rest === "/hello") return void res.writeHead(200, { "content-type": "text/plain", "content-length": 5 }).end("hello");
+    if (rest === "/hello")
+      return void res.writeHead(200, { "content-type": "text/plain", "content-length": 5 }).end("hello");
     if (rest === "/api/echo") {
-      const body = JSON.stringify({ method: req.method, path: url.pathname, query: url.search, cr: cr ?? null, headers: req.headers });
-      return void res.writeHead(200, { "content-type": "application/json", "set-cookie": "_xsrf=standin; Path=/" }).end(body);
+      const body = JSON.stringify({
+        method: req.method,
+        path: url.pathname,
+        query: url.search,
+        cr: cr ?? null,
+        headers: req.headers,
+      });
+      return void res
+        .writeHead(200, { "content-type": "application/json", "set-cookie": "_xsrf=standin; Path=/" })
+        .end(body);
     }
     const m = /^\/(lab|terminal|code)(\/.*)?$/.exec(rest);
     const app = m ? APPS[m[1] as string] : undefined;
@@ -94,13 +103,16 @@ export async function startStandin(o: StandinOptions = {}): Promise<RunningStand
         return void res.writeHead(308, { location: `${url.pathname}/${url.search}` }).end();
       }
       const html = page(app.title, app.app, name, cr);
-      return void res.writeHead(200, { "content-type": "text/html; charset=utf-8", "content-length": Buffer.byteLength(html) }).end(html);
+      return void res
+        .writeHead(200, { "content-type": "text/html; charset=utf-8", "content-length": Buffer.byteLength(html) })
+        .end(html);
     }
     res.writeHead(404, { "content-type": "text/plain" }).end("stand-in: not found\n");
   });
   server.on("upgrade", (req, socket, head) => {
     const { rest } = splitPrefix(new URL(req.url ?? "/", "http://standin").pathname);
-    if (rest !== "/ws/echo") return void socket.end("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    if (rest !== "/ws/echo")
+      return void socket.end("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit("connection", ws, req));
   });
   server.on("connection", (s: Socket) => {

@@ -3,8 +3,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { ClustersRuntime } from "../../clusters/runtime.ts";
 import { OperatorTokens } from "../../clusters/operator-token.ts";
+import type { ClustersRuntime } from "../../clusters/runtime.ts";
 import { generateSigningKeyPem, signingKeyFromPem } from "../../clusters/signing-key.ts";
 import { dbClusters } from "../../connect/adapters.ts";
 import type { ConnectDeps } from "../../connect/deps.ts";
@@ -31,16 +31,34 @@ const bob = aPrincipal("usr_bob");
 beforeAll(async () => {
   tdb = await createTestDatabase();
   const tokens = new OperatorTokens({ key: await signingKeyFromPem(generateSigningKeyPem()), clock });
-  deps = { ...testDeps({ db: tdb.db, clock, authenticate: fakeAuthenticator({ alice, bob }) }), clusters: { tokens } as unknown as ClustersRuntime };
-  for (const [id, domain] of [["clu_a", "a.sessions.test:9443"], ["clu_b", "b.sessions.test"]] as const) {
+  deps = {
+    ...testDeps({ db: tdb.db, clock, authenticate: fakeAuthenticator({ alice, bob }) }),
+    clusters: { tokens } as unknown as ClustersRuntime,
+  };
+  for (const [id, domain] of [
+    ["clu_a", "a.sessions.test:9443"],
+    ["clu_b", "b.sessions.test"],
+  ] as const) {
     const issued = await tokens.issue(id);
-    await insertCluster(tdb.db, { id, name: id, session_domain: domain, registered_by: null, registered_at: clock.now() });
-    await tdb.db("clusters").where({ id }).update({ operator_token_jti: issued.jti, operator_token_issued_at: issued.issuedAt, operator_token_expires_at: issued.expiresAt });
+    await insertCluster(tdb.db, {
+      id,
+      name: id,
+      session_domain: domain,
+      registered_by: null,
+      registered_at: clock.now(),
+    });
+    await tdb.db("clusters").where({ id }).update({
+      operator_token_jti: issued.jti,
+      operator_token_issued_at: issued.issuedAt,
+      operator_token_expires_at: issued.expiresAt,
+    });
     operatorToken[id] = issued.token;
   }
   const portsOf = (d: Deps): ConnectDeps => ({ db: d.db, clock: d.clock, clusters: dbClusters(d), sessions });
   api = await startTestApi(deps, connectRoutes(portsOf));
-  internal = createServer(buildInternalApp(deps, { routes: connectInternalRoutes(portsOf), allowCidrs: ["127.0.0.0/8"] }).callback());
+  internal = createServer(
+    buildInternalApp(deps, { routes: connectInternalRoutes(portsOf), allowCidrs: ["127.0.0.0/8"] }).callback(),
+  );
   await new Promise<void>((r) => internal.listen(0, "127.0.0.1", r));
   internalUrl = `http://127.0.0.1:${(internal.address() as AddressInfo).port}`;
 });
@@ -65,7 +83,10 @@ async function links(sessionId: string, token = "alice"): Promise<Record<string,
 }
 const tokenOf = (link: string | undefined): string => new URL(link ?? "").searchParams.get("svc_cnx") ?? "";
 
-function verify(q: Record<string, string>, o: { cluster?: string; token?: string; bearer?: string } = {}): Promise<Response> {
+function verify(
+  q: Record<string, string>,
+  o: { cluster?: string; token?: string; bearer?: string } = {},
+): Promise<Response> {
   const headers: Record<string, string> = {};
   const bearer = o.bearer ?? operatorToken[o.cluster ?? "clu_a"];
   if (bearer) headers.authorization = `Bearer ${bearer}`;
@@ -78,11 +99,18 @@ describe("GET /api/v1/sessions/:id/connect", () => {
     const r = await api.call("/api/v1/sessions/ses_a/connect", { token: "alice" });
     expect(r.status).toBe(200);
     expect(r.headers.get("cache-control")).toBe("no-store");
-    const body = (await r.json()) as { session_domain: string; cluster_id: string; links: Record<string, string>; expires_at: string };
+    const body = (await r.json()) as {
+      session_domain: string;
+      cluster_id: string;
+      links: Record<string, string>;
+      expires_at: string;
+    };
     expect(body.session_domain).toBe("a.sessions.test:9443");
     expect(body.cluster_id).toBe("clu_a");
     expect(Object.keys(body.links).sort()).toEqual(["code", "lab", "terminal"]);
-    expect(body.links.code).toMatch(/^https:\/\/a\.sessions\.test:9443\/proxy\/s-a\/code\/\?svc_cnx=cnx_[A-Za-z0-9_-]{43}$/);
+    expect(body.links.code).toMatch(
+      /^https:\/\/a\.sessions\.test:9443\/proxy\/s-a\/code\/\?svc_cnx=cnx_[A-Za-z0-9_-]{43}$/,
+    );
     expect(Date.parse(body.expires_at) - clock.now().getTime()).toBe(60_000);
   });
 
@@ -92,7 +120,12 @@ describe("GET /api/v1/sessions/:id/connect", () => {
     const body = (await r.json()) as { links: Record<string, string> };
     const rows = await tdb.db("audit_log").where({ action: "session.connect" }).orderBy("id");
     expect(rows.length).toBe(Number(before?.n ?? 0) + 1);
-    expect(rows.at(-1)).toMatchObject({ actor_id: "usr_alice", target_kind: "session", target_id: "ses_a", outcome: "success" });
+    expect(rows.at(-1)).toMatchObject({
+      actor_id: "usr_alice",
+      target_kind: "session",
+      target_id: "ses_a",
+      outcome: "success",
+    });
     expect(JSON.stringify(rows)).not.toContain(tokenOf(body.links.lab).slice(4));
   });
 
@@ -109,7 +142,9 @@ describe("GET /api/v1/sessions/:id/connect", () => {
     expect((await api.call("/api/v1/sessions/ses_a/connect", { token: "bob" })).status).toBe(404);
     const paused = await api.call("/api/v1/sessions/ses_paused/connect", { token: "alice" });
     expect(paused.status).toBe(409);
-    expect(((await paused.json()) as { error: { details: { reason: string } } }).error.details.reason).toBe("session_not_running");
+    expect(((await paused.json()) as { error: { details: { reason: string } } }).error.details.reason).toBe(
+      "session_not_running",
+    );
     expect((await api.call("/api/v1/sessions/ses_a/connect")).status).toBe(401);
   });
 });
@@ -120,15 +155,25 @@ describe("GET /internal/connect/verify", () => {
     const first = await verify({ cr: "s-a" }, { token: t });
     expect(first.status).toBe(200);
     expect(first.headers.get("cache-control")).toBe("no-store");
-    expect(await first.json()).toEqual({ session_id: "ses_a", cr: "s-a", cluster_id: "clu_a", user_id: "usr_alice", phase: "Running" });
+    expect(await first.json()).toEqual({
+      session_id: "ses_a",
+      cr: "s-a",
+      cluster_id: "clu_a",
+      user_id: "usr_alice",
+      phase: "Running",
+    });
     const second = await verify({ cr: "s-a" }, { token: t });
     expect(second.status).toBe(403);
-    expect(((await second.json()) as { error: { details: { reason: string } } }).error.details.reason).toBe("token_used");
+    expect(((await second.json()) as { error: { details: { reason: string } } }).error.details.reason).toBe(
+      "token_used",
+    );
   });
 
   it("lets exactly one of 100 parallel redemptions through", async () => {
     const t = tokenOf((await links("ses_a")).terminal);
-    const statuses = await Promise.all(Array.from({ length: 100 }, () => verify({ cr: "s-a" }, { token: t }).then((r) => r.status)));
+    const statuses = await Promise.all(
+      Array.from({ length: 100 }, () => verify({ cr: "s-a" }, { token: t }).then((r) => r.status)),
+    );
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);
     expect(statuses.filter((s) => s === 403)).toHaveLength(99);
   });
@@ -152,7 +197,9 @@ describe("GET /internal/connect/verify", () => {
     clock.advance(61_000);
     try {
       const r = await verify({ cr: "s-a" }, { token: t });
-      expect(((await r.json()) as { error: { details: { reason: string } } }).error.details.reason).toBe("token_expired");
+      expect(((await r.json()) as { error: { details: { reason: string } } }).error.details.reason).toBe(
+        "token_expired",
+      );
     } finally {
       clock.advance(-61_000);
     }
@@ -167,7 +214,9 @@ describe("GET /internal/connect/verify", () => {
     const ok = await verify({ cr: "s-a", session: "ses_a", user: "usr_alice" });
     expect(ok.status).toBe(200);
     const notOwner = await verify({ cr: "s-a", session: "ses_a", user: "usr_bob" });
-    expect(((await notOwner.json()) as { error: { details: { reason: string } } }).error.details.reason).toBe("not_allowed");
+    expect(((await notOwner.json()) as { error: { details: { reason: string } } }).error.details.reason).toBe(
+      "not_allowed",
+    );
     const paused = await verify({ cr: "s-paused", session: "ses_paused", user: "usr_alice" });
     expect(paused.status).toBe(409);
   });

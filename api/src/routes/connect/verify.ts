@@ -13,7 +13,7 @@
 import { type ConnectPortsOf, connectDepsOf } from "../../connect/adapters.ts";
 import { checkConnectGrant } from "../../connect/checkConnectGrant.ts";
 import { ConnectRefused } from "../../connect/errors.ts";
-import { verifyConnectToken } from "../../connect/verifyConnectToken.ts";
+import { type ConnectGrant, verifyConnectToken } from "../../connect/verifyConnectToken.ts";
 import { type AnyInternalRoute, defineInternalRoute } from "../../internal/route.ts";
 import { presentGrant } from "./presenter.ts";
 import { VerifyQuery } from "./schemas.ts";
@@ -29,10 +29,20 @@ export function connectInternalRoutes(portsOf: ConnectPortsOf = connectDepsOf): 
     handler: async ({ deps, operator, query, ctx }) => {
       const ports = portsOf(deps);
       const token = ctx.get(CONNECT_TOKEN_HEADER);
-      let grant;
+      let grant: ConnectGrant;
       if (token) grant = await verifyConnectToken(ports, { clusterId: operator.clusterId, crName: query.cr, token });
-      else if (query.session && query.user) grant = await checkConnectGrant(ports, { clusterId: operator.clusterId, crName: query.cr, sessionId: query.session, userId: query.user });
-      else throw new ConnectRefused("token_invalid", `send the connect token in ${CONNECT_TOKEN_HEADER}, or session and user to check a grant`);
+      else if (query.session && query.user)
+        grant = await checkConnectGrant(ports, {
+          clusterId: operator.clusterId,
+          crName: query.cr,
+          sessionId: query.session,
+          userId: query.user,
+        });
+      else
+        throw new ConnectRefused(
+          "token_invalid",
+          `send the connect token in ${CONNECT_TOKEN_HEADER}, or session and user to check a grant`,
+        );
       return { status: 200, body: presentGrant(grant), headers: { "Cache-Control": "no-store" } };
     },
   });

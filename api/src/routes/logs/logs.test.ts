@@ -1,6 +1,6 @@
 // The logs route against a stub apiserver that serves pods/log as a real one does (plain text, tail,
 // follow). The bed journey (e2e/src/connect) reads real kwok logs through a real apiserver.
-import { createServer, type ServerResponse, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dbClusters } from "../../connect/adapters.ts";
@@ -18,7 +18,11 @@ let kube: Server;
 let kubeUrl: string;
 const seen: Array<{ path: string; auth?: string }> = [];
 const followers = new Set<ServerResponse>();
-const LINES = ["[standin] Jupyter Server stand-in is running", "[standin] serving /lab, /terminal and /code/", "[standin] websocket echo at /ws/echo"];
+const LINES = [
+  "[standin] Jupyter Server stand-in is running",
+  "[standin] serving /lab, /terminal and /code/",
+  "[standin] websocket echo at /ws/echo",
+];
 
 const sessions = new FakeSessions([
   aSession("ses_a").named("ses-a").ownedBy("usr_alice"),
@@ -35,8 +39,16 @@ beforeAll(async () => {
     const url = new URL(req.url ?? "/", "http://kube");
     seen.push({ path: req.url ?? "", auth: req.headers.authorization });
     const m = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/log$/.exec(url.pathname);
-    if (!m || m[2] !== "ses-a") {
-      res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ kind: "Status", status: "Failure", message: `pods "${m?.[2]}" not found`, reason: "NotFound", code: 404 }));
+    if (m?.[2] !== "ses-a") {
+      res.writeHead(404, { "content-type": "application/json" }).end(
+        JSON.stringify({
+          kind: "Status",
+          status: "Failure",
+          message: `pods "${m?.[2]}" not found`,
+          reason: "NotFound",
+          code: 404,
+        }),
+      );
       return;
     }
     const tail = Number(url.searchParams.get("tailLines") ?? LINES.length);
@@ -50,9 +62,17 @@ beforeAll(async () => {
   kube.listen(0, "127.0.0.1");
   await new Promise((r) => kube.once("listening", r));
   kubeUrl = `http://127.0.0.1:${(kube.address() as AddressInfo).port}`;
-  const deps: Deps = testDeps({ db: tdb.db, authenticate: fakeAuthenticator({ alice: aPrincipal("usr_alice"), bob: aPrincipal("usr_bob") }) });
+  const deps: Deps = testDeps({
+    db: tdb.db,
+    authenticate: fakeAuthenticator({ alice: aPrincipal("usr_alice"), bob: aPrincipal("usr_bob") }),
+  });
   const portsOf = (d: Deps): ConnectDeps => ({ db: d.db, clock: d.clock, clusters: dbClusters(d), sessions });
-  api = await startTestApi(deps, logsRoutes(portsOf, () => ({ open: (_clusterId, r) => openPodLog({ server: kubeUrl, token: "cluster-credential" }, r) })));
+  api = await startTestApi(
+    deps,
+    logsRoutes(portsOf, () => ({
+      open: (_clusterId, r) => openPodLog({ server: kubeUrl, token: "cluster-credential" }, r),
+    })),
+  );
 });
 afterAll(async () => {
   await api?.stop();
@@ -65,15 +85,26 @@ describe("GET /api/v1/sessions/:id/logs", () => {
   it("answers the last lines of the pod's log, read with the cluster's credential", async () => {
     const r = await api.call("/api/v1/sessions/ses_a/logs?tail=2", { token: "alice" });
     expect(r.status).toBe(200);
-    expect(await r.json()).toEqual({ session_id: "ses_a", cluster_id: "clu_a", pod: "ses-a", lines: LINES.slice(-2), truncated: false });
+    expect(await r.json()).toEqual({
+      session_id: "ses_a",
+      cluster_id: "clu_a",
+      pod: "ses-a",
+      lines: LINES.slice(-2),
+      truncated: false,
+    });
     const call = seen.at(-1);
     expect(call?.auth).toBe("Bearer cluster-credential");
-    expect(call?.path).toBe("/api/v1/namespaces/berth-sessions/pods/ses-a/log?tailLines=2&follow=false&timestamps=false&limitBytes=1048576");
+    expect(call?.path).toBe(
+      "/api/v1/namespaces/berth-sessions/pods/ses-a/log?tailLines=2&follow=false&timestamps=false&limitBytes=1048576",
+    );
   });
 
   it("follows: streams what the pod writes until the client leaves", async () => {
     const abort = new AbortController();
-    const r = await api.call("/api/v1/sessions/ses_a/logs?follow=true&tail=1", { token: "alice", signal: abort.signal });
+    const r = await api.call("/api/v1/sessions/ses_a/logs?follow=true&tail=1", {
+      token: "alice",
+      signal: abort.signal,
+    });
     expect(r.status).toBe(200);
     expect(r.headers.get("content-type")).toBe("text/plain; charset=utf-8");
     const reader = (r.body as ReadableStream<Uint8Array>).getReader();

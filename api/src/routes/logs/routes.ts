@@ -3,9 +3,9 @@
 import type { Readable } from "node:stream";
 import { KubeStatusError, KubeTransportError } from "../../clusters/kube.ts";
 import { type ConnectPortsOf, connectDepsOf } from "../../connect/adapters.ts";
+import type { Deps } from "../../deps.ts";
 import { Conflict, type DomainError, Unavailable } from "../../errors.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
-import type { Deps } from "../../deps.ts";
 import { SessionParams } from "../connect/schemas.ts";
 import { type PodLogs, registeredCredentialLogs } from "./ports.ts";
 import { LogsQuery, SessionLogs } from "./schemas.ts";
@@ -13,11 +13,22 @@ import { LogsQuery, SessionLogs } from "./schemas.ts";
 const LIMIT_BYTES = 1024 * 1024;
 
 function logFailure(clusterId: string, e: unknown): DomainError | unknown {
-  if (e instanceof KubeTransportError) return new Unavailable(`cluster ${clusterId} did not answer: ${e.message}`, { cluster_id: clusterId, reason: e.reason });
+  if (e instanceof KubeTransportError)
+    return new Unavailable(`cluster ${clusterId} did not answer: ${e.message}`, {
+      cluster_id: clusterId,
+      reason: e.reason,
+    });
   if (e instanceof KubeStatusError) {
     // 404: the pod is gone (paused, restarting); 400: its container has not started yet.
-    if (e.status === 404 || e.status === 400) return new Conflict("the session's pod has no log to show right now", { reason: "no_pod_log", cluster_status: e.status });
-    return new Unavailable(`cluster ${clusterId} refused to show the log: ${e.message}`, { cluster_id: clusterId, cluster_status: e.status });
+    if (e.status === 404 || e.status === 400)
+      return new Conflict("the session's pod has no log to show right now", {
+        reason: "no_pod_log",
+        cluster_status: e.status,
+      });
+    return new Unavailable(`cluster ${clusterId} refused to show the log: ${e.message}`, {
+      cluster_id: clusterId,
+      cluster_status: e.status,
+    });
   }
   return e;
 }
@@ -28,7 +39,10 @@ async function readAll(stream: Readable): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-export function logsRoutes(portsOf: ConnectPortsOf = connectDepsOf, logsOf: (deps: Deps) => PodLogs = registeredCredentialLogs): RouteDef[] {
+export function logsRoutes(
+  portsOf: ConnectPortsOf = connectDepsOf,
+  logsOf: (deps: Deps) => PodLogs = registeredCredentialLogs,
+): RouteDef[] {
   const getLogs = defineRoute({
     method: "get",
     path: "/api/v1/sessions/:sessionId/logs",
@@ -47,7 +61,10 @@ export function logsRoutes(portsOf: ConnectPortsOf = connectDepsOf, logsOf: (dep
     handler: async ({ deps, principal, params, query, ctx }) => {
       const session = await portsOf(deps).sessions.forUser(principal, params.sessionId);
       if (!session.clusterId || !session.podName || !session.namespace) {
-        throw new Conflict(`session ${session.id} has no pod (${session.phase})`, { reason: "no_pod_log", phase: session.phase });
+        throw new Conflict(`session ${session.id} has no pod (${session.phase})`, {
+          reason: "no_pod_log",
+          phase: session.phase,
+        });
       }
       const clusterId = session.clusterId;
       const abort = new AbortController();
@@ -66,7 +83,13 @@ export function logsRoutes(portsOf: ConnectPortsOf = connectDepsOf, logsOf: (dep
       } catch (e) {
         throw logFailure(clusterId, e);
       }
-      const answer = { session_id: session.id, cluster_id: clusterId, pod: session.podName, lines: [] as string[], truncated: false };
+      const answer = {
+        session_id: session.id,
+        cluster_id: clusterId,
+        pod: session.podName,
+        lines: [] as string[],
+        truncated: false,
+      };
       if (!query.follow) {
         const text = await readAll(stream);
         answer.lines = text.split("\n");
@@ -78,7 +101,12 @@ export function logsRoutes(portsOf: ConnectPortsOf = connectDepsOf, logsOf: (dep
       // that needs the raw request"): headers now, lines as they come, done when either side ends.
       ctx.respond = false;
       const res = ctx.res;
-      res.writeHead(200, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store", "x-content-type-options": "nosniff", "x-accel-buffering": "no" });
+      res.writeHead(200, {
+        "content-type": "text/plain; charset=utf-8",
+        "cache-control": "no-store",
+        "x-content-type-options": "nosniff",
+        "x-accel-buffering": "no",
+      });
       res.flushHeaders();
       await new Promise<void>((resolve) => {
         stream.on("data", (c: Buffer) => res.write(c));

@@ -6,8 +6,16 @@ const bool = z
   .default(false);
 
 export const LogsQuery = z.object({
-  tail: z.coerce.number().int().min(1).max(10_000).default(200).meta({ description: "How many of the last lines to answer (or to start a follow with)." }),
-  follow: bool.meta({ description: "Keep the answer open and stream new lines as text/plain until the pod ends or the client leaves." }),
+  tail: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(10_000)
+    .default(200)
+    .meta({ description: "How many of the last lines to answer (or to start a follow with)." }),
+  follow: bool.meta({
+    description: "Keep the answer open and stream new lines as text/plain until the pod ends or the client leaves.",
+  }),
   timestamps: bool.meta({ description: "Prefix each line with its RFC 3339 timestamp, as kubectl logs --timestamps." }),
 });
 

@@ -15,9 +15,20 @@ export interface UsageSampleRow {
 
 export async function latestUsageSamples(db: Knex, sessionId: string, limit: number): Promise<UsageSampleRow[]> {
   return db("usage_samples")
-    .select<UsageSampleRow[]>("cluster_id", "sample_id", "period_start", "period_end", "gpu_seconds", "gpu_utilization", "gpu_memory_mib")
+    .select<UsageSampleRow[]>(
+      "cluster_id",
+      "sample_id",
+      "period_start",
+      "period_end",
+      "gpu_seconds",
+      "gpu_utilization",
+      "gpu_memory_mib",
+    )
     .where("session", sessionId)
-    .orderBy([{ column: "period_start", order: "desc" }, { column: "sample_id", order: "desc" }])
+    .orderBy([
+      { column: "period_start", order: "desc" },
+      { column: "sample_id", order: "desc" },
+    ])
     .limit(limit);
 }
 
@@ -31,8 +42,16 @@ export interface UsageTotals {
 export async function usageTotals(db: Knex, sessionId: string): Promise<UsageTotals> {
   const row = (await db("usage_samples")
     .where({ session: sessionId })
-    .first(db.raw("count(*)::int AS samples"), db.raw("coalesce(sum(gpu_seconds), 0)::text AS gpu_seconds"), db.raw("min(period_start) AS first_start"), db.raw("max(period_end) AS last_end"))) as
-    | { samples: number; gpu_seconds: string; first_start: Date | null; last_end: Date | null }
-    | undefined;
-  return { samples: row?.samples ?? 0, gpuSeconds: row?.gpu_seconds ?? "0", firstStart: row?.first_start ?? null, lastEnd: row?.last_end ?? null };
+    .first(
+      db.raw("count(*)::int AS samples"),
+      db.raw("coalesce(sum(gpu_seconds), 0)::text AS gpu_seconds"),
+      db.raw("min(period_start) AS first_start"),
+      db.raw("max(period_end) AS last_end"),
+    )) as { samples: number; gpu_seconds: string; first_start: Date | null; last_end: Date | null } | undefined;
+  return {
+    samples: row?.samples ?? 0,
+    gpuSeconds: row?.gpu_seconds ?? "0",
+    firstStart: row?.first_start ?? null,
+    lastEnd: row?.last_end ?? null,
+  };
 }

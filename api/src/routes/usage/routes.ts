@@ -21,7 +21,10 @@ export function usageRoutes(portsOf: ConnectPortsOf = connectDepsOf): RouteDef[]
     responses: { 200: SessionUsage },
     handler: async ({ deps, principal, params, query }) => {
       const session = await portsOf(deps).sessions.forUser(principal, params.sessionId);
-      const [rows, totals] = await Promise.all([latestUsageSamples(deps.db, session.id, query.points), usageTotals(deps.db, session.id)]);
+      const [rows, totals] = await Promise.all([
+        latestUsageSamples(deps.db, session.id, query.points),
+        usageTotals(deps.db, session.id),
+      ]);
       return { status: 200, body: presentUsage(session.id, rows, totals) };
     },
   });

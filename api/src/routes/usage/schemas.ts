@@ -3,7 +3,13 @@ import { z } from "zod";
 const Timestamp = z.string().meta({ description: "RFC 3339, UTC." });
 
 export const UsageQuery = z.object({
-  points: z.coerce.number().int().min(1).max(360).default(60).meta({ description: "How many of the latest samples the series holds (default 60, at most 360)." }),
+  points: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(360)
+    .default(60)
+    .meta({ description: "How many of the latest samples the series holds (default 60, at most 360)." }),
 });
 
 export const UsagePoint = z
@@ -11,8 +17,15 @@ export const UsagePoint = z
     start: Timestamp,
     end: Timestamp,
     gpu_seconds: z.number().meta({ description: "GPU-seconds used in the interval (GPUs × seconds)." }),
-    gpu_utilization: z.number().nullable().meta({ description: "Average GPU utilisation in the interval, 0–100 %, when the cluster exposes it." }),
-    gpu_memory_mib: z.number().int().nullable().meta({ description: "GPU memory in use at the end of the interval, when the cluster exposes it." }),
+    gpu_utilization: z
+      .number()
+      .nullable()
+      .meta({ description: "Average GPU utilisation in the interval, 0–100 %, when the cluster exposes it." }),
+    gpu_memory_mib: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: "GPU memory in use at the end of the interval, when the cluster exposes it." }),
   })
   .meta({ id: "UsagePoint" });
 

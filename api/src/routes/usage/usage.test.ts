@@ -27,7 +27,10 @@ const sample = (i: number, over: Partial<{ gpu_utilization: number | null; gpu_m
 beforeAll(async () => {
   tdb = await createTestDatabase();
   await tdb.db("clusters").insert({ id: "clu_a", name: "a", session_domain: "a.test" });
-  const deps: Deps = testDeps({ db: tdb.db, authenticate: fakeAuthenticator({ alice: aPrincipal("usr_alice"), bob: aPrincipal("usr_bob") }) });
+  const deps: Deps = testDeps({
+    db: tdb.db,
+    authenticate: fakeAuthenticator({ alice: aPrincipal("usr_alice"), bob: aPrincipal("usr_bob") }),
+  });
   const portsOf = (d: Deps): ConnectDeps => ({ db: d.db, clock: d.clock, clusters: dbClusters(d), sessions });
   api = await startTestApi(deps, usageRoutes(portsOf));
   // 100 samples, sent twice (the operator's retry), plus one without utilisation figures.
@@ -52,14 +55,29 @@ describe("GET /api/v1/sessions/:id/usage", () => {
     const r = await api.call("/api/v1/sessions/ses_a/usage?points=5", { token: "alice" });
     expect(r.status).toBe(200);
     const u = (await r.json()) as Usage;
-    expect(u.latest).toEqual({ start: new Date(t0 + 100 * 10_000).toISOString(), end: new Date(t0 + 101 * 10_000).toISOString(), gpu_seconds: 10, gpu_utilization: null, gpu_memory_mib: null });
-    expect(u.totals).toEqual({ samples: 101, gpu_seconds: 1010, since: new Date(t0).toISOString(), until: new Date(t0 + 101 * 10_000).toISOString() });
+    expect(u.latest).toEqual({
+      start: new Date(t0 + 100 * 10_000).toISOString(),
+      end: new Date(t0 + 101 * 10_000).toISOString(),
+      gpu_seconds: 10,
+      gpu_utilization: null,
+      gpu_memory_mib: null,
+    });
+    expect(u.totals).toEqual({
+      samples: 101,
+      gpu_seconds: 1010,
+      since: new Date(t0).toISOString(),
+      until: new Date(t0 + 101 * 10_000).toISOString(),
+    });
     expect(u.series.map((p) => p.gpu_utilization)).toEqual([146, 147, 148, 149, null]);
   });
 
   it("answers an empty picture before the first sample", async () => {
     const u = (await (await api.call("/api/v1/sessions/ses_quiet/usage", { token: "alice" })).json()) as Usage;
-    expect(u).toMatchObject({ latest: null, totals: { samples: 0, gpu_seconds: 0, since: null, until: null }, series: [] });
+    expect(u).toMatchObject({
+      latest: null,
+      totals: { samples: 0, gpu_seconds: 0, since: null, until: null },
+      series: [],
+    });
   });
 
   it("is 404 for another user's session and 400 for a silly series length", async () => {
