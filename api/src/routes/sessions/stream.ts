@@ -34,6 +34,8 @@ export function formatEvent(row: SessionEventRow): string {
     at: new Date(row.created_at).toISOString(),
     session_id: row.session_id,
     ...(payload.previous_phase !== undefined ? { previous_phase: payload.previous_phase } : {}),
+    // Billing's events (session.credits_low, session.credits_exhausted) say what the wallets hold.
+    ...(payload.credits !== undefined ? { credits: payload.credits } : {}),
     session: presentSession(viewOfPayload(payload)),
   };
   return `id: ${row.seq}\nevent: ${row.type}\ndata: ${JSON.stringify(data)}\n\n`;
