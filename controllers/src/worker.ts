@@ -22,6 +22,13 @@ export interface WorkerDeps {
   identity?: string;
   lease?: { namespace?: string; name?: string; durationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
   options?: Partial<SessionControllerOptions>;
+  /** Other leader-only work (billing's loop): started when this replica leads, stopped when it stops. */
+  loops?: LeaderLoop[];
+}
+
+export interface LeaderLoop {
+  start(): void;
+  stop(): Promise<void>;
 }
 
 export interface RunningWorker {
@@ -64,6 +71,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         try {
           await c.start();
           controller = c;
+          for (const l of deps.loops ?? []) l.start();
         } catch (err) {
           log.error({ err: String(err) }, "the session controller did not start; the next election retries");
           await c.stop();
@@ -73,6 +81,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     onStoppedLeading: async () => {
       log.warn({}, "lost the lease: stopping the session controller");
       await starting;
+      for (const l of deps.loops ?? []) await l.stop();
       const c = controller;
       controller = undefined;
       await c?.stop();
@@ -95,6 +104,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     async stop(opts = {}) {
       await elector.stop(opts);
       await starting;
+      for (const l of deps.loops ?? []) await l.stop();
       const c = controller;
       controller = undefined;
       await c?.stop();
