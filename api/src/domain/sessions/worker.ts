@@ -8,6 +8,8 @@ import type { Cluster } from "@berth/crds";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
+import { type BillingWorkerOptions, billingWorkerLoop } from "../../billing/worker.ts";
+import { billingWorkerRbac } from "../../billing/mirror.ts";
 import { credentialToKubeConfig } from "../../clusters/credential.ts";
 import { ManagementStore } from "../../clusters/store.ts";
 import { createWorkerStore } from "./workerStore.ts";
@@ -24,6 +26,8 @@ export interface SessionsWorkerOptions {
   maxSockets?: number;
   lease?: { durationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
   options?: Partial<SessionControllerOptions>;
+  /** Billing's loop (api/src/billing/loop.ts): pass interval and options; `false` leaves it out. */
+  billing?: false | Omit<BillingWorkerOptions, "db" | "kubeConfig" | "log">;
 }
 
 export async function startSessionsWorker(o: SessionsWorkerOptions): Promise<RunningWorker> {
@@ -42,6 +46,7 @@ export async function startSessionsWorker(o: SessionsWorkerOptions): Promise<Run
     ...(o.identity ? { identity: o.identity } : {}),
     lease: { namespace: ns, name: "berth-worker", ...o.lease },
     ...(o.options ? { options: o.options } : {}),
+    loops: o.billing === false ? [] : [billingWorkerLoop({ db: o.db, kubeConfig: o.kubeConfig, log: o.log, ...o.billing })],
   });
 }
 
@@ -57,6 +62,7 @@ export function workerRbac(controlPlaneNamespace = "berth-system") {
         verbs: ["get", "list", "watch"],
       },
       { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
+      ...billingWorkerRbac().cluster,
     ],
     namespaced: [
       {
