@@ -10,6 +10,7 @@ export class FakeManagementCluster implements KubeApi {
   readonly server = "https://fake-management.invalid";
   readonly objects = new Map<string, unknown>();
   readonly created: { path: string; body: unknown }[] = [];
+  readonly patches: { path: string; body: unknown }[] = [];
   constructor() {
     this.objects.set(path(OfferingKind, "h100"), examples.Offering());
     this.objects.set(path(ResourcePresetKind, "gpu-small"), examples.ResourcePreset());
@@ -25,7 +26,24 @@ export class FakeManagementCluster implements KubeApi {
       const body = structuredClone(opts.body) as { metadata?: Record<string, unknown> };
       body.metadata = { ...body.metadata, resourceVersion: "1", uid: `uid-${this.created.length}`, creationTimestamp: new Date().toISOString() };
       this.created.push({ path: p, body });
+      const name = body.metadata.name as string | undefined;
+      if (name) {
+        if (this.objects.has(`${p}/${name}`)) return { status: 409, body: { reason: "AlreadyExists" } as T };
+        this.objects.set(`${p}/${name}`, body);
+      }
       return { status: 201, body: body as T };
+    }
+    if (method === "PATCH") {
+      this.patches.push({ path: p, body: structuredClone(opts.body) });
+      const sub = p.endsWith("/status");
+      const key = sub ? p.slice(0, -"/status".length) : p;
+      const o = this.objects.get(key) as Record<string, Record<string, unknown>> | undefined;
+      if (!o) return { status: 404, body: { reason: "NotFound" } as T };
+      const patch = opts.body as Record<string, Record<string, unknown>>;
+      // A merge patch, one level deep (enough for spec and status).
+      if (sub) o.status = { ...(o.status ?? {}), ...patch.status };
+      else o.spec = { ...(o.spec ?? {}), ...patch.spec };
+      return { status: 200, body: structuredClone(o) as T };
     }
     return { status: 405, body: {} as T };
   }

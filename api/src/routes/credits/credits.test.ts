@@ -2,6 +2,8 @@
 // database: the journeys of money between wallets, and BOLA across organizations on every route.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { anIdentityWorld, type IdentityTestApi, type IdentityWorld, itBehavesPerRole, type RouteCase, startIdentityTestApi } from "../../auth/testing.ts";
+import { BillingContext } from "../../billing/context.ts";
+import { BillingLoop } from "../../billing/loop.ts";
 import { askForCredits } from "../../billing/requests.ts";
 import { grantToOrganization } from "../../billing/grant.ts";
 import { expectLedgerInvariants } from "../../billing/testing.ts";
@@ -217,6 +219,37 @@ describe("/api/v1/credits and /api/v1/budgets", () => {
       expect(memberPut.status).toBe(403);
       const otherPut = await t.request("PUT", `/api/v1/budgets/${w.orgA.id}`, { token: w.adminB.token, json: { period: "weekly", amount: "1" } });
       expect(otherPut.status).toBe(404);
+    });
+
+    it("applies a refill made over HTTP once per period across a worker restart", async () => {
+      const { wallet } = await ensureWallet(t.database.db, { organizationId: w.orgA.id, kind: "user", id: w.projectAdminA.id }, t.clock.now());
+      const made = await t.request("POST", "/api/v1/credits/refills", {
+        token: w.adminA.token,
+        json: { wallet_id: wallet.id, mode: "add", amount: "1000000", period: "daily" },
+        headers: { "Idempotency-Key": "refill-daily-1" },
+      });
+      expect(made.status, JSON.stringify(made.body)).toBe(201);
+      const pass = async () => {
+        const loop = new BillingLoop({ billing: new BillingContext({ db: t.database.db, clock: t.clock, log: t.deps.log }), pause: async () => {} });
+        await loop.pass();
+        await loop.stop();
+      };
+      // Tokens live 15 minutes of the test's clock: a day later, sign in again.
+      const balance = async () => (await t.request("GET", `/api/v1/credits/wallets/${wallet.id}`, { token: await t.tokenFor(w.adminA.id) })).body.balance;
+      await pass();
+      await pass(); // a restarted worker, same day
+      expect(await balance()).toBe("1000000");
+      t.clock.advance(24 * 3600);
+      try {
+        await pass();
+        await pass();
+        expect(await balance()).toBe("2000000");
+        const detail = await t.request("GET", `/api/v1/credits/refills/${made.body.id}`, { token: await t.tokenFor(w.adminA.id) });
+        expect(detail.body.applications).toHaveLength(2);
+      } finally {
+        t.clock.advance(-24 * 3600);
+        await t.database.db("refills").where({ id: made.body.id }).update({ enabled: false });
+      }
     });
 
     it("refuses a credit request for an organization that is not the caller's", async () => {
