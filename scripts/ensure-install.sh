@@ -7,6 +7,10 @@ cd "$(dirname "$0")/.."
 stamp=node_modules/.package-lock.json
 if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || [ ! -x node_modules/.bin/node ]; then
   echo "[berth] installing dependencies (first run: about a minute)..." >&2
-  npm ci --no-audit --no-fund --loglevel=error >&2
+  if ! npm ci --no-audit --no-fund --loglevel=error >&2; then
+    # A lock file out of step with a package.json must not stop a fresh clone: install, and say so.
+    echo "[berth] npm ci refused the lock file; falling back to npm install (commit the updated package-lock.json)" >&2
+    npm install --no-audit --no-fund --loglevel=error >&2
+  fi
   echo "[berth] dependencies installed" >&2
 fi
