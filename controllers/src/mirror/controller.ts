@@ -291,7 +291,10 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
       manifestOpts,
     );
     current = m;
-    for (const a of plan.actions) await apply(a);
+    // Creations are independent of each other: in parallel (one round trip instead of three).
+    const creates = plan.actions.filter((a) => a.kind.startsWith("create"));
+    await Promise.all(creates.map(apply));
+    for (const a of plan.actions) if (!a.kind.startsWith("create")) await apply(a);
     toReport(key, m, plan.report);
     if (o.writeStatus && phases.get(key) !== plan.report.phase && plan.report.phase !== "Terminated") {
       const res = await deps.kube.request(

@@ -736,17 +736,20 @@ export class SessionController {
     });
 
     const jobs: (() => Promise<void>)[] = [];
+    const modelOf = new Map(requests.map((r) => [r.key, r.gpuModel]));
     for (const p of plan.placed) {
       const s = bySession.get(p.key) as Session;
-      const gpuModel = requests.find((r) => r.key === p.key)?.gpuModel as string;
+      const gpuModel = modelOf.get(p.key) as string;
       jobs.push(async () => {
         const { status, events } = placedStatus(s, p, gpuModel, this.#now());
+        // A fresh placement: what was known of an earlier mirror is stale. Forgotten before the write,
+        // because the write's own watch event may start the reconcile that dispatches at once.
+        this.#mirrors.delete(sessionIdOf(s.metadata.name as string));
         const written = await this.#writeStatus(s, status, events);
         if (!written) return; // changed meanwhile: the next pass sees it afresh
         this.counts.placements++;
         // Dispatch goes through the session's own reconcile (Starting, no mirror yet → write it), so
         // that one key is never worked on twice at once.
-        this.#mirrors.delete(sessionIdOf(s.metadata.name as string));
         this.#queue.add(p.key);
       });
     }

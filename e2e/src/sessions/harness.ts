@@ -17,6 +17,7 @@ import { grantToOrganization } from "../../../api/src/billing/grant.ts";
 import { installDefaultCatalog } from "../../../api/src/bootstrap/catalog.ts";
 import { controlPlaneRbac, managementRbac } from "../../../api/src/clusters/permissions.ts";
 import { createClustersRuntime } from "../../../api/src/clusters/runtime.ts";
+import { connect } from "../../../api/src/db/knex.ts";
 import { apiSessionsRbac, startSessionsWorker, workerRbac } from "../../../api/src/domain/sessions/worker.ts";
 import { TestClock } from "../../../api/src/http/testing.ts";
 import { type InternalListener, startInternalListener } from "../../../api/src/internal/app.ts";
@@ -149,8 +150,10 @@ export interface SessionsBed {
 export interface SessionsBedOptions {
   fleet?: FleetDescription;
   worker?: Partial<SessionControllerOptions>;
-  /** Operators' status resync (heartbeat); default 2 s so that a silent cluster shows within the test. */
+  /** Operators' inventory resync (a heartbeat); default 2 s so that a silent cluster shows within the test. */
   operatorResyncMs?: number;
+  /** The worker's lease timings; default short (3 s) so that failover tests are quick. */
+  workerLease?: { durationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
 }
 
 export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<SessionsBed> {
@@ -263,15 +266,19 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
     }
 
     const workers: RunningWorker[] = [];
+    // The workers' own pool, as a separate worker process would have.
+    const workerDb = connect(t.database.url, { poolMax: 20 });
+    stops.push(() => workerDb.destroy());
     const startWorker = async (identity?: string) => {
       const w = await startSessionsWorker({
-        db: t.database.db,
+        db: workerDb,
         kubeConfig: kubeConfigFrom(workerCred.kubeconfig),
         log,
         ...(identity ? { identity } : {}),
-        lease: { durationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 250 },
+        lease: opts.workerLease ?? { durationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 250 },
         options: {
-          reportGraceMs: 10_000,
+          // Silent = three missed heartbeats (status resync 20 s, inventory resync operatorResyncMs).
+          reportGraceMs: Math.max(10_000, 3 * Math.min(20_000, opts.operatorResyncMs ?? 2_000)),
           pollMs: 500,
           resyncMs: 10_000,
           timing: {

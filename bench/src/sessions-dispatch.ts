@@ -1,0 +1,415 @@
+// biome-ignore-all lint/suspicious/noExplicitAny: the bench reads Kubernetes JSON as it comes
+// Sessions at scale, on the real path: a management cluster and a GPU cluster of 125 kwok nodes × 8 H100
+// (1,000 GPUs), Postgres, the API over HTTP, the leader-elected worker, the cluster's operator with the
+// mirror controller. Figures, in one run:
+//   1. raw: 1,000 one-GPU pods created directly on the GPU cluster's apiserver until all Running;
+//   2. dispatch: 1,000 sessions created through POST /api/v1/sessions until every pod is Running on the
+//      GPU cluster (and every session Running), with the ratio to (1);
+//   3. steady state with the 1,000 sessions running: writes per second to the management cluster;
+//   4. writes to the management cluster per session lifecycle (create → Running → pause → Paused →
+//      resume → Running → terminate → Terminated);
+//   5. control-plane overhead from POST to phase Running (kwok makes pods ready at once): p50, p99, at a
+//      paced rate;
+//   6. a burst of 500 creates in 10 s: all accepted or queued, none lost or duplicated.
+// Writes are counted from the management apiserver's own apiserver_request_total (mutating verbs).
+//
+//   node bench/src/sessions-dispatch.ts [--sessions=1000] [--nodes=125] [--gpus=8] [--concurrency=32]
+//                                       [--steady=60] [--lifecycles=50] [--latency=200] [--burst=500]
+//
+// Everything (API, worker, operator, this client) runs in this one Node process on a shared event loop,
+// next to the fleet's processes and Postgres on the same machine; say so when you quote the figures.
+import { cpus, loadavg, totalmem } from "node:os";
+import { parseArgs } from "node:util";
+import { gpuNodeManifest, type KubeHttp } from "../../e2e/src/index.ts";
+import {
+  adminKube,
+  H100,
+  openEventStream,
+  type SessionsBed,
+  startSessionsBed,
+} from "../../e2e/src/sessions/harness.ts";
+
+const { values } = parseArgs({
+  options: {
+    sessions: { type: "string", default: "1000" },
+    nodes: { type: "string", default: "125" },
+    gpus: { type: "string", default: "8" },
+    concurrency: { type: "string", default: "32" },
+    steady: { type: "string", default: "60" },
+    lifecycles: { type: "string", default: "50" },
+    latency: { type: "string", default: "200" },
+    burst: { type: "string", default: "500" },
+  },
+});
+const N = Number(values.sessions);
+const NODES = Number(values.nodes);
+const GPUS = Number(values.gpus);
+const CONC = Number(values.concurrency);
+const STEADY_S = Number(values.steady);
+const LIFECYCLES = Number(values.lifecycles);
+const LATENCY_N = Number(values.latency);
+const BURST = Number(values.burst);
+
+const s2 = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+const log = (line: string) => process.stdout.write(`${line}\n`);
+const pct = (xs: number[], p: number) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+};
+
+async function pool<T>(items: T[], n: number, fn: (item: T, i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(n, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        await fn(items[i] as T, i);
+      }
+    }),
+  );
+}
+
+/** Mutating requests the apiserver has served so far, by resource. */
+async function writes(k: KubeHttp): Promise<Map<string, number>> {
+  const res = await k.raw("GET", "/metrics", undefined);
+  const out = new Map<string, number>();
+  for (const line of res.text.split("\n")) {
+    if (!line.startsWith("apiserver_request_total{")) continue;
+    const verb = /verb="([A-Z]+)"/.exec(line)?.[1] ?? "";
+    if (!["POST", "PUT", "PATCH", "DELETE", "APPLY"].includes(verb)) continue;
+    const resource = /resource="([^"]*)"/.exec(line)?.[1] ?? "";
+    const sub = /subresource="([^"]*)"/.exec(line)?.[1] ?? "";
+    const key = `${verb} ${resource}${sub ? `/${sub}` : ""}`;
+    out.set(key, (out.get(key) ?? 0) + Number(line.split(" ").at(-1)));
+  }
+  return out;
+}
+const diff = (a: Map<string, number>, b: Map<string, number>) => {
+  const d = new Map<string, number>();
+  for (const [k, v] of b) if (v - (a.get(k) ?? 0) > 0) d.set(k, v - (a.get(k) ?? 0));
+  return d;
+};
+const total = (m: Map<string, number>) => [...m.values()].reduce((x, y) => x + y, 0);
+const show = (m: Map<string, number>) =>
+  [...m.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, v]) => `${k}=${v}`)
+    .join(", ");
+
+/** Polls a list until `count` items satisfy `pred`; records first-seen times. Simple and enough at 1 s scale. */
+async function pollUntil(
+  k: KubeHttp,
+  path: string,
+  pred: (o: any) => boolean,
+  count: number,
+  seen: Map<string, number>,
+  timeoutMs: number,
+): Promise<number> {
+  const t0 = performance.now();
+  for (;;) {
+    const list = await k.json<{ items: any[] }>("GET", path);
+    for (const o of list.items) if (pred(o) && !seen.has(o.metadata.name)) seen.set(o.metadata.name, performance.now());
+    if (seen.size >= count) return performance.now() - t0;
+    if (performance.now() - t0 > timeoutMs)
+      throw new Error(`only ${seen.size} of ${count} after ${s2(timeoutMs)} (${path})`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function main(): Promise<void> {
+  log(`# sessions-dispatch: ${N} sessions, GPU cluster ${NODES} nodes × ${GPUS} H100, client concurrency ${CONC}`);
+  log(
+    `machine: ${cpus().length} CPUs, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, load ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(" ")}`,
+  );
+  const t0 = performance.now();
+  const bed: SessionsBed = await startSessionsBed({
+    fleet: {
+      clusters: [
+        { name: "mgmt", kind: "management" },
+        {
+          name: "gpu-a",
+          kind: "gpu",
+          nodes: [{ name: "gpu-a-0", gpuModel: H100, gpuCount: GPUS }],
+          gpuRuntimeClass: true,
+          gpuDevicePlugin: true,
+        },
+      ],
+    },
+    operatorResyncMs: 60_000,
+    // Production timings: the lease is renewed every 2 s (a write each), not every 250 ms as in tests.
+    workerLease: { durationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 },
+  });
+  const gpuA = bed.fleet.cluster("gpu-a");
+  const mgmt = bed.fleet.cluster("mgmt");
+  const gk = adminKube(gpuA);
+  const mk = adminKube(mgmt);
+  try {
+    // Nodes: the rest of the 125, created directly (startFleet's readiness wait is per start, not per node).
+    await pool(
+      Array.from({ length: NODES - 1 }, (_, i) => i + 1),
+      16,
+      async (i) => {
+        await gk.ensure("/api/v1/nodes", gpuNodeManifest({ name: `gpu-a-${i}`, gpuModel: H100, gpuCount: GPUS }));
+      },
+    );
+    await pollUntil(
+      gk,
+      "/api/v1/nodes",
+      (n) =>
+        n.status?.conditions?.some((c: any) => c.type === "Ready" && c.status === "True") &&
+        !n.spec?.taints?.some((t: any) => t.key.startsWith("node.kubernetes.io/not-ready")),
+      NODES,
+      new Map(),
+      300_000,
+    );
+    // The worker must see the whole inventory: wait for the API's availability to show it.
+    for (;;) {
+      const a = await bed.call(bed.superAdmin, "GET", "/api/v1/sessions/gpu-availability");
+      if (a.body.models?.find((m: any) => m.gpu_model === H100)?.free >= NODES * GPUS) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    // The default policy allows 4 sessions per user: the bench lifts it (an administrator's edit).
+    await mk.json(
+      "PATCH",
+      "/apis/berth.dev/v1alpha1/resourcepolicies/global",
+      { spec: { limits: { maxGpusPerUser: 100_000, maxConcurrentSessionsPerUser: 100_000 } } },
+      "application/merge-patch+json",
+    );
+    await new Promise((r) => setTimeout(r, 6_000)); // the API's catalog cache (5 s)
+    // Many users, as a real fleet has: the per-user lock that makes quota checks exact serializes one
+    // user's creates, not everyone's.
+    const members = await Promise.all(Array.from({ length: CONC }, () => bed.t.aUser()));
+    for (const m of members) await bed.t.member(m, bed.org.id, null, "member");
+    log(`bed ready in ${s2(performance.now() - t0)}`);
+
+    // 1. Raw pods on the GPU cluster.
+    await gk.ensure("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: "raw" } });
+    const rawSeen = new Map<string, number>();
+    const raw0 = performance.now();
+    const rawPods = Array.from({ length: N }, (_, i) => i);
+    const rawCreate = pool(rawPods, CONC, async (i) => {
+      await gk.json("POST", "/api/v1/namespaces/raw/pods", {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: `raw-${i}` },
+        spec: {
+          nodeSelector: { "nvidia.com/gpu.product": H100 },
+          tolerations: [{ key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" }],
+          containers: [{ name: "c", image: "x", resources: { limits: { "nvidia.com/gpu": "1" } } }],
+        },
+      });
+    });
+    const rawRunning = pollUntil(
+      gk,
+      "/api/v1/namespaces/raw/pods",
+      (p) => p.status?.phase === "Running",
+      N,
+      rawSeen,
+      300_000,
+    );
+    await rawCreate;
+    const rawCreatedMs = performance.now() - raw0;
+    await rawRunning;
+    const rawMs = performance.now() - raw0;
+    log(
+      `raw pods: ${N} created in ${s2(rawCreatedMs)}, all Running in ${s2(rawMs)} → ${(N / (rawMs / 1000)).toFixed(0)} pods/s`,
+    );
+    await gk.json("DELETE", "/api/v1/namespaces/raw/pods?gracePeriodSeconds=0");
+    for (;;) {
+      const left = await gk.json<{ items: unknown[] }>("GET", "/api/v1/namespaces/raw/pods");
+      if (left.items.length === 0) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    for (;;) {
+      const a = await bed.call(bed.superAdmin, "GET", "/api/v1/sessions/gpu-availability");
+      if (a.body.models?.find((m: any) => m.gpu_model === H100)?.free >= NODES * GPUS) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+
+    // 2. Dispatch through the API.
+    const before = await writes(mk);
+    const podSeen = new Map<string, number>();
+    const sesSeen = new Map<string, number>();
+    const created: string[] = [];
+    const statuses = new Map<number, number>();
+    const d0 = performance.now();
+    const creating = pool(
+      Array.from({ length: N }, (_, i) => i),
+      CONC,
+      async (i) => {
+        const r = await bed.call(members[i % members.length] as never, "POST", "/api/v1/sessions", {
+          offering: "h100",
+          preset: "gpu-small",
+          image: "jupyterlab",
+        });
+        statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+        if (r.status === 201) created.push(r.body.id);
+      },
+    );
+    const podsRunning = pollUntil(
+      gk,
+      "/api/v1/namespaces/berth-sessions/pods",
+      (p) => p.status?.phase === "Running",
+      N,
+      podSeen,
+      600_000,
+    );
+    await creating;
+    const acceptedMs = performance.now() - d0;
+    await podsRunning;
+    const podsMs = performance.now() - d0;
+    await pollUntil(mk, "/apis/berth.dev/v1alpha1/sessions", (s) => s.status?.phase === "Running", N, sesSeen, 600_000);
+    const sessionsMs = performance.now() - d0;
+    const dispatchWrites = diff(before, await writes(mk));
+    log(
+      `dispatch: ${N} POSTs answered in ${s2(acceptedMs)} (${[...statuses].map(([k, v]) => `${v}×${k}`).join(", ")}), all pods Running in ${s2(podsMs)} → ${(N / (podsMs / 1000)).toFixed(0)} sessions/s; all sessions Running in ${s2(sessionsMs)} → ${(N / (sessionsMs / 1000)).toFixed(0)}/s`,
+    );
+    log(
+      `ratio to raw pods (pods Running): ${(rawMs / podsMs).toFixed(2)}; (sessions Running): ${(rawMs / sessionsMs).toFixed(2)}`,
+    );
+    log(
+      `management writes during dispatch: ${total(dispatchWrites)} (${(total(dispatchWrites) / N).toFixed(1)} per session): ${show(dispatchWrites)}`,
+    );
+
+    // 3. Steady state.
+    const s0 = await writes(mk);
+    await new Promise((r) => setTimeout(r, STEADY_S * 1000));
+    const steady = diff(s0, await writes(mk));
+    log(
+      `steady state, ${N} sessions Running, ${STEADY_S} s: ${total(steady)} writes → ${(total(steady) / STEADY_S).toFixed(2)} writes/s (${show(steady) || "none"})`,
+    );
+
+    // Clean up for the next figures: terminate all (bulk, 100 per call).
+    for (let i = 0; i < created.length; i += 100)
+      await bed.call(bed.superAdmin, "POST", "/api/v1/sessions/bulk-terminate", { ids: created.slice(i, i + 100) });
+    for (;;) {
+      const pods = await gk.json<{ items: unknown[] }>("GET", "/api/v1/namespaces/berth-sessions/pods");
+      if (pods.items.length === 0) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+
+    // 4. Writes per lifecycle.
+    const l0 = await writes(mk);
+    const lt0 = performance.now();
+    await pool(
+      Array.from({ length: LIFECYCLES }, (_, i) => i),
+      16,
+      async () => {
+        const id = (
+          await bed.call(bed.bob, "POST", "/api/v1/sessions", {
+            offering: "h100",
+            preset: "gpu-small",
+            image: "jupyterlab",
+          })
+        ).body.id as string;
+        await bed.waitFor(bed.bob, id, (s) => s.phase === "Running", "Running", 120_000);
+        await bed.call(bed.bob, "POST", `/api/v1/sessions/${id}/pause`);
+        await bed.waitFor(bed.bob, id, (s) => s.phase === "Paused", "Paused", 120_000);
+        await bed.call(bed.bob, "POST", `/api/v1/sessions/${id}/resume`);
+        await bed.waitFor(bed.bob, id, (s) => s.phase === "Running", "Running again", 120_000);
+        await bed.call(bed.bob, "POST", `/api/v1/sessions/${id}/terminate`);
+        await bed.waitFor(bed.bob, id, (s) => s.phase === "Terminated", "Terminated", 120_000);
+      },
+    );
+    const lifeMs = performance.now() - lt0;
+    const life = diff(l0, await writes(mk));
+    const leaseRate = (steady.get("PUT leases") ?? 0) / STEADY_S;
+    const lifeNet = total(life) - leaseRate * (lifeMs / 1000);
+    log(
+      `lifecycle (create → Running → pause → Paused → resume → Running → terminate → Terminated) × ${LIFECYCLES}: ${(lifeNet / LIFECYCLES).toFixed(1)} writes per session (lease renewals subtracted): ${show(life)}`,
+    );
+
+    // 5. Overhead from POST to Running, paced (20/s), observed on the event stream (one connection).
+    const stream = await openEventStream(`${bed.t.api.url}/api/v1/sessions/events`, bed.orgAdmin.token);
+    const lat: number[] = [];
+    const latIds: string[] = [];
+    const p0 = performance.now();
+    await Promise.all(
+      Array.from({ length: LATENCY_N }, async (_, i) => {
+        await new Promise((r) => setTimeout(r, i * 50));
+        const start = performance.now();
+        const r = await bed.call(bed.orgAdmin, "POST", "/api/v1/sessions", {
+          offering: "h100",
+          preset: "gpu-small",
+          image: "jupyterlab",
+        });
+        latIds.push(r.body.id);
+        await stream.waitFor(
+          (e) => e.data?.session_id === r.body.id && e.data.session.phase === "Running",
+          `${r.body.id} Running`,
+          300_000,
+        );
+        lat.push(performance.now() - start);
+      }),
+    );
+    await stream.close();
+    log(
+      `overhead POST → Running at 20/s, ${LATENCY_N} sessions (seen on the SSE stream): p50 ${pct(lat, 50).toFixed(0)} ms, p99 ${pct(lat, 99).toFixed(0)} ms, max ${Math.max(...lat).toFixed(0)} ms (${s2(performance.now() - p0)})`,
+    );
+    for (let i = 0; i < latIds.length; i += 100)
+      await bed.call(bed.orgAdmin, "POST", "/api/v1/sessions/bulk-terminate", { ids: latIds.slice(i, i + 100) });
+
+    // 6. A burst of 500 in 10 s, across several users, each with an Idempotency-Key.
+    const users = members;
+    const burstIds: string[] = [];
+    const burstStatus = new Map<number, number>();
+    const b0 = performance.now();
+    await Promise.all(
+      Array.from({ length: BURST }, async (_, i) => {
+        await new Promise((r) => setTimeout(r, (i * 10_000) / BURST));
+        const u = users[i % users.length];
+        const r = await bed.call(
+          u as never,
+          "POST",
+          "/api/v1/sessions",
+          {
+            offering: "h100",
+            preset: "gpu-small",
+            image: "jupyterlab",
+            name: `burst-${i}`,
+          },
+          { "Idempotency-Key": `burst-${i}` },
+        );
+        burstStatus.set(r.status, (burstStatus.get(r.status) ?? 0) + 1);
+        if (r.status === 201) burstIds.push(r.body.id);
+      }),
+    );
+    const burstSent = performance.now() - b0;
+    const settled = new Map<string, number>();
+    await pollUntil(
+      mk,
+      "/apis/berth.dev/v1alpha1/sessions",
+      (s) =>
+        burstIds.includes(`${s.metadata.name}`.replace("-", "_")) && ["Running", "Queued"].includes(s.status?.phase),
+      burstIds.length,
+      settled,
+      300_000,
+    );
+    const pods = (await gk.json<{ items: any[] }>("GET", "/api/v1/namespaces/berth-sessions/pods")).items.filter(
+      (p) => !p.metadata.deletionTimestamp,
+    );
+    const podNames = pods.map((p) => p.metadata.name);
+    const burstCrs = (await mk.json<{ items: any[] }>("GET", "/apis/berth.dev/v1alpha1/sessions")).items.filter((s) =>
+      burstIds.includes(s.metadata.name.replace("-", "_")),
+    );
+    const byPhase = new Map<string, number>();
+    for (const s of burstCrs) byPhase.set(s.status?.phase, (byPhase.get(s.status?.phase) ?? 0) + 1);
+    log(
+      `burst: ${BURST} creates sent in ${s2(burstSent)} (${[...burstStatus].map(([k, v]) => `${v}×${k}`).join(", ")}); ${burstCrs.length} sessions exist (${[...byPhase].map(([k, v]) => `${v} ${k}`).join(", ")}), all settled in ${s2(performance.now() - b0)}; pods ${podNames.length}, duplicated names ${podNames.length - new Set(podNames).size}; lost ${burstIds.length - burstCrs.length}`,
+    );
+    log(
+      `client limits: API→management and worker→clusters: no client-side QPS limiter, 64 keep-alive connections per apiserver; operator: no limiter; kube-scheduler --kube-api-qps=500 --kube-api-burst=1000; this client ${CONC} concurrent HTTP requests`,
+    );
+    const c = bed.worker.controller();
+    if (c) log(`worker counters: ${JSON.stringify(c.counts)}`);
+  } finally {
+    gk.close();
+    mk.close();
+    await bed.stop();
+  }
+}
+
+await main();
+process.exit(0);
