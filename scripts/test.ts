@@ -19,7 +19,14 @@ const outDir = mkdtempSync(join(tmpdir(), "berth-test-"));
 const report = join(outDir, "report.json");
 const child = spawn(
   process.execPath,
-  [join(root, "node_modules/vitest/vitest.mjs"), "run", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`, ...process.argv.slice(2)],
+  [
+    join(root, "node_modules/vitest/vitest.mjs"),
+    "run",
+    "--reporter=default",
+    "--reporter=json",
+    `--outputFile.json=${report}`,
+    ...process.argv.slice(2),
+  ],
   { cwd: root, stdio: "inherit", env: { ...process.env, BERTH_TESTBED_BIN: bin } },
 );
 // Forward Ctrl-C so vitest's own teardown (and every test's cleanup) runs.
@@ -33,7 +40,9 @@ child.on("exit", (code, signal) => {
     passed = r.numPassedTests ?? 0;
     failed = r.numFailedTests ?? 0;
     // A file that fails before any test runs (an import error, a failing beforeAll) counts as one failure.
-    for (const f of r.testResults ?? []) if (f.status === "failed" && !(f.assertionResults ?? []).some((a: { status: string }) => a.status === "failed")) failed++;
+    for (const f of r.testResults ?? [])
+      if (f.status === "failed" && !(f.assertionResults ?? []).some((a: { status: string }) => a.status === "failed"))
+        failed++;
     skipped = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
   } catch {
     failed = Math.max(1, failed); // no report: the run itself broke

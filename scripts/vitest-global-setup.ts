@@ -11,7 +11,9 @@ import { startPostgres } from "../api/src/db/server.ts";
 export default async function setup(): Promise<() => Promise<void>> {
   if (!process.env.BERTH_TESTBED_BIN) {
     const script = fileURLToPath(new URL("../e2e/testbed/build-binaries.sh", import.meta.url));
-    const out = execFileSync("bash", [script], { stdio: ["ignore", "pipe", "inherit"] }).toString().trim();
+    const out = execFileSync("bash", [script], { stdio: ["ignore", "pipe", "inherit"] })
+      .toString()
+      .trim();
     process.env.BERTH_TESTBED_BIN = out.split("\n").at(-1);
   }
   if (process.env.DATABASE_URL) return async () => {};

@@ -11,7 +11,9 @@ import { loadPrincipal } from "./principal.ts";
 import { accessTokensFor } from "./services.ts";
 import { type AccessTokens, TokenRejected } from "./tokens.ts";
 
-export function createAuthenticator(opts: { db: Knex; config: Config; clock: Clock } | { db: Knex; tokens: AccessTokens }): Authenticator {
+export function createAuthenticator(
+  opts: { db: Knex; config: Config; clock: Clock } | { db: Knex; tokens: AccessTokens },
+): Authenticator {
   const { db } = opts;
   const tokens = "tokens" in opts ? opts.tokens : accessTokensFor(opts.config, opts.clock);
   return async (_ctx, token) => {

@@ -29,7 +29,14 @@ function derive(password: string, salt: Buffer, p: Argon2Params): Promise<Buffer
     // Runs on the libuv thread pool: a login does not block the event loop for the other requests.
     argon2(
       "argon2id",
-      { message: password, nonce: salt, memory: p.memoryKiB, passes: p.passes, parallelism: p.parallelism, tagLength: p.tagLength },
+      {
+        message: password,
+        nonce: salt,
+        memory: p.memoryKiB,
+        passes: p.passes,
+        parallelism: p.parallelism,
+        tagLength: p.tagLength,
+      },
       (err, key) => (err ? reject(err) : resolve(key)),
     );
   });
@@ -104,7 +111,12 @@ export class PasswordHasher {
     if (!parsed) return true;
     const a = parsed.params;
     const b = this.params;
-    return a.memoryKiB !== b.memoryKiB || a.passes !== b.passes || a.parallelism !== b.parallelism || a.tagLength !== b.tagLength;
+    return (
+      a.memoryKiB !== b.memoryKiB ||
+      a.passes !== b.passes ||
+      a.parallelism !== b.parallelism ||
+      a.tagLength !== b.tagLength
+    );
   }
 }
 

@@ -31,10 +31,18 @@ export async function loadPrincipal(db: Knex, userId: string): Promise<Principal
     | undefined;
   if (!r) return undefined;
   const memberships: Membership[] = r.memberships.map((m) =>
-    m.project_id === null ? { organizationId: m.organization_id, role: m.role } : { organizationId: m.organization_id, projectId: m.project_id, role: m.role },
+    m.project_id === null
+      ? { organizationId: m.organization_id, role: m.role }
+      : { organizationId: m.organization_id, projectId: m.project_id, role: m.role },
   );
   return {
-    principal: { userId: r.id, email: r.email, isSuperAdmin: r.is_super_admin, mustChangePassword: r.must_change_password, memberships },
+    principal: {
+      userId: r.id,
+      email: r.email,
+      isSuperAdmin: r.is_super_admin,
+      mustChangePassword: r.must_change_password,
+      memberships,
+    },
     disabled: r.disabled,
     tokenVersion: r.token_version,
   };

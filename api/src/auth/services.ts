@@ -17,13 +17,21 @@ const sharedHasher = new PasswordHasher(DEFAULT_ARGON2);
 const cache = new WeakMap<object, AuthServices>();
 
 export function accessTokensFor(config: Config, clock: Clock): AccessTokens {
-  return new AccessTokens({ secret: config.auth.jwtSecret.reveal(), ttlSeconds: config.auth.accessTokenTtlSeconds, now: () => clock.now() });
+  return new AccessTokens({
+    secret: config.auth.jwtSecret.reveal(),
+    ttlSeconds: config.auth.accessTokenTtlSeconds,
+    now: () => clock.now(),
+  });
 }
 
 export function authServices(deps: Pick<Deps, "db" | "config" | "clock">): AuthServices {
   let s = cache.get(deps);
   if (!s) {
-    s = { hasher: sharedHasher, tokens: accessTokensFor(deps.config, deps.clock), throttle: new LoginThrottle({ db: deps.db, clock: deps.clock }) };
+    s = {
+      hasher: sharedHasher,
+      tokens: accessTokensFor(deps.config, deps.clock),
+      throttle: new LoginThrottle({ db: deps.db, clock: deps.clock }),
+    };
     cache.set(deps, s);
   }
   return s;

@@ -2,23 +2,23 @@
 // clock the test owns, and builders for users, organizations, projects and memberships.
 import type { KubeConfig } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { createAuthenticator } from "./authenticator.ts";
-import { authServices } from "./services.ts";
-import { AccessTokens } from "./tokens.ts";
 import { testConfig } from "../config.ts";
-import { createTestDatabase, type TestDatabase } from "../db/testing.ts";
+import type { MembershipRole } from "../db/operations/memberships/types.ts";
+import { upsertMembership } from "../db/operations/memberships/upsertMembership.ts";
 import { insertOrganization } from "../db/operations/organizations/insertOrganization.ts";
 import type { OrganizationRow } from "../db/operations/organizations/types.ts";
 import { insertProject } from "../db/operations/projects/insertProject.ts";
 import type { ProjectRow } from "../db/operations/projects/types.ts";
-import { upsertMembership } from "../db/operations/memberships/upsertMembership.ts";
-import type { MembershipRole } from "../db/operations/memberships/types.ts";
-import { insertUser } from "../db/operations/users/insertUser.ts";
 import { findUserById } from "../db/operations/users/findUserById.ts";
+import { insertUser } from "../db/operations/users/insertUser.ts";
+import { createTestDatabase, type TestDatabase } from "../db/testing.ts";
 import type { Deps } from "../deps.ts";
 import { newId } from "../domain/identity/ids.ts";
 import { slugify } from "../domain/identity/organizations.ts";
-import { startTestApi, TestClock, testDeps, type TestApi } from "../http/testing.ts";
+import { startTestApi, type TestApi, TestClock, testDeps } from "../http/testing.ts";
+import { createAuthenticator } from "./authenticator.ts";
+import { authServices } from "./services.ts";
+import { AccessTokens } from "./tokens.ts";
 
 export interface TestUser {
   id: string;
@@ -34,8 +34,18 @@ export interface IdentityTestApi {
   clock: TestClock;
   database: TestDatabase;
   /** fetch + JSON: answers status, parsed body and headers. */
-  request(method: string, path: string, opts?: { token?: string; json?: unknown; body?: string; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
-  aUser(opts?: { email?: string; password?: string; superAdmin?: boolean; mustChangePassword?: boolean; disabled?: boolean }): Promise<TestUser>;
+  request(
+    method: string,
+    path: string,
+    opts?: { token?: string; json?: unknown; body?: string; headers?: Record<string, string> },
+  ): Promise<{ status: number; body: any; headers: Headers }>;
+  aUser(opts?: {
+    email?: string;
+    password?: string;
+    superAdmin?: boolean;
+    mustChangePassword?: boolean;
+    disabled?: boolean;
+  }): Promise<TestUser>;
   anOrganization(name?: string): Promise<OrganizationRow>;
   aProject(organizationId: string, name?: string): Promise<ProjectRow>;
   /** projectId null: the organization-level membership. */
@@ -54,7 +64,12 @@ export async function startIdentityTestApi(opts: { kubeConfig?: KubeConfig } = {
   const clock = new TestClock(new Date());
   const config = testConfig({ BERTH_ACCESS_TOKEN_TTL_SECONDS: "900" });
   const deps: Deps = {
-    ...testDeps({ db: database.db, config, clock, authenticate: createAuthenticator({ db: database.db, config, clock }) }),
+    ...testDeps({
+      db: database.db,
+      config,
+      clock,
+      authenticate: createAuthenticator({ db: database.db, config, clock }),
+    }),
     ...(opts.kubeConfig ? { kubeConfig: opts.kubeConfig } : {}),
   };
   const api = await startTestApi(deps);
@@ -101,7 +116,11 @@ export async function startIdentityTestApi(opts: { kubeConfig?: KubeConfig } = {
     },
     async anOrganization(name) {
       const n = name ?? `Org ${unique()}`;
-      return insertOrganization(database.db, { id: newId("org"), name: n, slug: `${slugify(n)}-${unique()}`.slice(0, 63) });
+      return insertOrganization(database.db, {
+        id: newId("org"),
+        name: n,
+        slug: `${slugify(n)}-${unique()}`.slice(0, 63),
+      });
     },
     async aProject(organizationId, name) {
       return insertProject(database.db, { id: newId("prj"), organizationId, name: name ?? `Project ${unique()}` });
@@ -173,7 +192,21 @@ export async function anIdentityWorld(t: IdentityTestApi): Promise<IdentityWorld
   await t.member(memberA, orgA.id, projectA.id, "member");
   await t.member(orgMemberA, orgA.id, null, "member");
   await t.member(memberB, orgB.id, projectB.id, "member");
-  return { superAdmin, orgA, orgB, projectA, projectA2, projectB, adminA, adminB, projectAdminA, memberA, orgMemberA, memberB, outsider };
+  return {
+    superAdmin,
+    orgA,
+    orgB,
+    projectA,
+    projectA2,
+    projectB,
+    adminA,
+    adminB,
+    projectAdminA,
+    memberA,
+    orgMemberA,
+    memberB,
+    outsider,
+  };
 }
 
 /**
@@ -206,7 +239,10 @@ export function itBehavesPerRole(cases: RouteCase[], env: () => { t: IdentityTes
         it(`answers ${a.status} to ${a.as}`, async () => {
           const { t, w } = env();
           const user = w[a.as] as TestUser;
-          const r = await t.request(c.method, await c.path(w), { token: user.token, ...(c.body ? { json: await c.body(w) } : {}) });
+          const r = await t.request(c.method, await c.path(w), {
+            token: user.token,
+            ...(c.body ? { json: await c.body(w) } : {}),
+          });
           expect(r.status, JSON.stringify(r.body)).toBe(a.status);
         });
       }
@@ -214,7 +250,10 @@ export function itBehavesPerRole(cases: RouteCase[], env: () => { t: IdentityTes
         it(`answers ${f.status} ${CODE_OF[f.status]} to ${f.as} (${f.why})`, async () => {
           const { t, w } = env();
           const user = w[f.as] as TestUser;
-          const r = await t.request(c.method, await c.path(w), { token: user.token, ...(c.body ? { json: await c.body(w) } : {}) });
+          const r = await t.request(c.method, await c.path(w), {
+            token: user.token,
+            ...(c.body ? { json: await c.body(w) } : {}),
+          });
           expect(r.status, JSON.stringify(r.body)).toBe(f.status);
           expect(r.body.error.code).toBe(CODE_OF[f.status]);
         });
@@ -222,7 +261,10 @@ export function itBehavesPerRole(cases: RouteCase[], env: () => { t: IdentityTes
       it("answers 401 token_expired to an expired token", async () => {
         const { t, w } = env();
         const who = w[c.allowed[0]!.as] as TestUser;
-        const r = await t.request(c.method, await c.path(w), { token: await t.expiredTokenFor(who.id), ...(c.body ? { json: await c.body(w) } : {}) });
+        const r = await t.request(c.method, await c.path(w), {
+          token: await t.expiredTokenFor(who.id),
+          ...(c.body ? { json: await c.body(w) } : {}),
+        });
         expect(r.status).toBe(401);
         expect(r.body.error.code).toBe("token_expired");
       });

@@ -45,7 +45,8 @@ describe("the sign-in throttle", () => {
   });
 
   it("limits one source spraying many accounts to 50 failures", async () => {
-    for (let i = 0; i < DEFAULT_THROTTLE.perSource; i++) expect((await fail(`spray${i}@example.test`, "10.0.2.1")).refused).toBe(false);
+    for (let i = 0; i < DEFAULT_THROTTLE.perSource; i++)
+      expect((await fail(`spray${i}@example.test`, "10.0.2.1")).refused).toBe(false);
     clock.advance(IN_FLIGHT_SECONDS + 1);
     const r = await throttle.begin("fresh-victim@example.test", "10.0.2.1");
     expect(r).toMatchObject({ refused: true, limit: "source" });
@@ -53,7 +54,8 @@ describe("the sign-in throttle", () => {
   });
 
   it("limits one account guessed from many sources to 50 failures", async () => {
-    for (let i = 0; i < DEFAULT_THROTTLE.perAccount; i++) expect((await fail("target@example.test", `10.1.${i}.1`)).refused).toBe(false);
+    for (let i = 0; i < DEFAULT_THROTTLE.perAccount; i++)
+      expect((await fail("target@example.test", `10.1.${i}.1`)).refused).toBe(false);
     clock.advance(IN_FLIGHT_SECONDS + 1);
     const r = await throttle.begin("target@example.test", "10.9.9.9");
     expect(r).toMatchObject({ refused: true, limit: "account" });
@@ -61,13 +63,17 @@ describe("the sign-in throttle", () => {
   });
 
   it("does not refuse many people signing in at once from one address (pending sign-ins are not failures)", async () => {
-    const results = await Promise.all(Array.from({ length: 80 }, (_, i) => throttle.begin(`colleague${i}@example.test`, "10.0.5.1")));
+    const results = await Promise.all(
+      Array.from({ length: 80 }, (_, i) => throttle.begin(`colleague${i}@example.test`, "10.0.5.1")),
+    );
     expect(results.every((r) => !r.refused)).toBe(true);
     await Promise.all(results.map((r) => (r.refused ? undefined : r.succeeded())));
   });
 
   it("lets at most 5 of a parallel burst through: each attempt is counted before it is checked", async () => {
-    const results = await Promise.all(Array.from({ length: 30 }, () => throttle.begin("burst@example.test", "10.0.3.1")));
+    const results = await Promise.all(
+      Array.from({ length: 30 }, () => throttle.begin("burst@example.test", "10.0.3.1")),
+    );
     const admitted = results.filter((r) => !r.refused).length;
     expect(admitted).toBeGreaterThanOrEqual(1);
     expect(admitted).toBeLessThanOrEqual(DEFAULT_THROTTLE.perAccountAndSource);

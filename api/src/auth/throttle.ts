@@ -27,7 +27,12 @@ export interface ThrottleLimits {
   perAccount: number;
 }
 
-export const DEFAULT_THROTTLE: ThrottleLimits = { windowSeconds: 15 * 60, perAccountAndSource: 5, perSource: 50, perAccount: 50 };
+export const DEFAULT_THROTTLE: ThrottleLimits = {
+  windowSeconds: 15 * 60,
+  perAccountAndSource: 5,
+  perSource: 50,
+  perAccount: 50,
+};
 
 /** A sign-in settles well within this (argon2id ~40 ms); younger rows may still be successes in flight. */
 export const IN_FLIGHT_SECONDS = 10;
@@ -100,7 +105,11 @@ export class LoginThrottle {
         .offset(over.n - 1)
         .first("at")) as { at: Date } | undefined;
       const until = row ? row.at.getTime() + this.limits.windowSeconds * 1000 : now.getTime() + 1000;
-      return { refused: true, limit: over.limit, retryAfterSeconds: Math.max(1, Math.ceil((until - now.getTime()) / 1000)) };
+      return {
+        refused: true,
+        limit: over.limit,
+        retryAfterSeconds: Math.max(1, Math.ceil((until - now.getTime()) / 1000)),
+      };
     }
 
     return {

@@ -12,13 +12,14 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ensureConsoleBuilt } from "@berth/console";
+import { VERSION } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
 import { parseConfig as parseOperatorConfig, type RunningOperator, startOperator } from "@berth/operator";
 import pino from "pino";
+import { type controlPlaneRbac, managementRbac } from "../../../api/src/clusters/permissions.ts";
 import { parseConfig } from "../../../api/src/config.ts";
 import { connect } from "../../../api/src/db/knex.ts";
 import { startPostgres } from "../../../api/src/db/server.ts";
-import { controlPlaneRbac, managementRbac } from "../../../api/src/clusters/permissions.ts";
 import { apiSessionsRbac, startSessionsWorker, workerRbac } from "../../../api/src/domain/sessions/worker.ts";
 import { type RunningApi, startApi } from "../../../api/src/main.ts";
 import { adminKube, mintControlPlaneCredential } from "../clusters/credentials.ts";
@@ -87,11 +88,15 @@ const apiService: Service = {
     const kube = adminKube(mgmt);
     try {
       for (const crd of loadCrds()) await kube.ensure("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
-      await kube.ensure("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: "berth-system" } });
+      await kube.ensure("/api/v1/namespaces", {
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name: "berth-system" },
+      });
       for (const crd of loadCrds()) {
         const [plural, group] = [crd.spec.names.plural, crd.spec.group];
         for (let i = 0; ; i++) {
-          const res = await kube.raw("GET", `/apis/${group}/${crd.spec.versions[0].name}/${plural}`);
+          const res = await kube.raw("GET", `/apis/${group}/${VERSION}/${plural}`);
           if (res.status === 200) break;
           if (i > 200) throw new Error(`${plural}.${group} is never served: ${res.status}`);
           await new Promise((r) => setTimeout(r, 50));
