@@ -9,7 +9,7 @@
 // Outside what one may see: 404 (existence is not revealed). Seen but not managed: 403.
 import type { Knex } from "knex";
 import { findWalletById } from "../db/operations/ledger/findWallets.ts";
-import { type WalletVisibility, visibleWalletsQuery } from "../db/operations/ledger/listWallets.ts";
+import { visibleWalletsQuery, type WalletVisibility } from "../db/operations/ledger/listWallets.ts";
 import type { WalletRow } from "../db/operations/ledger/types.ts";
 import { scopeOf } from "../domain/identity/scope.ts";
 import { Forbidden, NotFound } from "../errors.ts";
@@ -48,7 +48,12 @@ export async function walletAccess(db: Knex, p: Principal, w: WalletRow): Promis
 }
 
 /** The wallet if the caller sees it (else 404); `manage` asks for more (else 403). */
-export async function walletFor(db: Knex, p: Principal, id: string, need: "see" | "manage" = "see"): Promise<{ wallet: WalletRow; access: WalletAccess }> {
+export async function walletFor(
+  db: Knex,
+  p: Principal,
+  id: string,
+  need: "see" | "manage" = "see",
+): Promise<{ wallet: WalletRow; access: WalletAccess }> {
   const wallet = await findWalletById(db, id);
   if (!wallet) throw new NotFound("wallet", id);
   const access = await walletAccess(db, p, wallet);
@@ -63,7 +68,10 @@ export async function walletVisibility(db: Knex, p: Principal): Promise<WalletVi
   if (s.all) return { all: true, organizationIds: [], projectIds: [], userWallets: [] };
   const adminProjects = [...s.adminProjects];
   const members = adminProjects.length
-    ? ((await db("memberships").whereIn("project_id", adminProjects).select("user_id", "organization_id")) as { user_id: string; organization_id: string }[])
+    ? ((await db("memberships").whereIn("project_id", adminProjects).select("user_id", "organization_id")) as {
+        user_id: string;
+        organization_id: string;
+      }[])
     : [];
   const byUser = new Map<string, Set<string>>();
   for (const m of members) byUser.set(m.user_id, (byUser.get(m.user_id) ?? new Set()).add(m.organization_id));

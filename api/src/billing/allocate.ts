@@ -44,7 +44,11 @@ export async function allocate(
       actorId: p.userId,
       requestId: ctx.requestId,
       reason: input.reason,
-      organizationId: system ? (from.id === SYSTEM_WALLET ? to.organization_id : from.organization_id) : from.organization_id,
+      organizationId: system
+        ? from.id === SYSTEM_WALLET
+          ? to.organization_id
+          : from.organization_id
+        : from.organization_id,
       // The route layer's Idempotency-Key already replays the answer; this makes the ledger itself refuse
       // a second movement for the same key, even if the key's row expired or a replica crashed mid-way.
       idempotencyKey: ctx.idempotencyKey ? `api:${p.userId}:allocation:${ctx.idempotencyKey}` : null,

@@ -3,9 +3,16 @@
 // super_admin; read by them. Spend so far is the sum of the period's charges (by charging time). The
 // door refuses new sessions when less than a minimum run is left, and the running-out watch pauses
 // running ones when the rest of the budget will not cover their next minute.
-import type { Deps } from "../deps.ts";
-import { type BudgetRow, budgetsQuery, deleteBudget, findBudget, upsertBudget } from "../db/operations/ledger/budgets.ts";
+
+import {
+  type BudgetRow,
+  budgetsQuery,
+  deleteBudget,
+  findBudget,
+  upsertBudget,
+} from "../db/operations/ledger/budgets.ts";
 import { organizationSpend } from "../db/operations/ledger/organizationSpend.ts";
+import type { Deps } from "../deps.ts";
 import { canAdminOrganization, canSeeOrganization, scopeOf } from "../domain/identity/scope.ts";
 import { Forbidden, NotFound } from "../errors.ts";
 import { type PagedBody, paginate } from "../http/paging.ts";
@@ -53,9 +60,18 @@ function assertSees(p: Principal, organizationId: string): void {
   }
 }
 
-export async function listBudgets(deps: D, p: Principal, q: { page: number; size: number }): Promise<PagedBody<BudgetView>> {
+export async function listBudgets(
+  deps: D,
+  p: Principal,
+  q: { page: number; size: number },
+): Promise<PagedBody<BudgetView>> {
   const s = scopeOf(p);
-  const page = await paginate(deps.db, budgetsQuery(deps.db, s.all ? "all" : [...s.adminOrganizations]), q, (r: BudgetRow) => r);
+  const page = await paginate(
+    deps.db,
+    budgetsQuery(deps.db, s.all ? "all" : [...s.adminOrganizations]),
+    q,
+    (r: BudgetRow) => r,
+  );
   return { data: await Promise.all(page.data.map((r) => viewBudget(deps, r))), pagination: page.pagination };
 }
 
@@ -75,7 +91,13 @@ export async function setBudget(
   assertSees(p, organizationId);
   const org = await deps.db("organizations").where({ id: organizationId }).first("id");
   if (!org) throw new NotFound("organization", organizationId);
-  const { row, created } = await upsertBudget(deps.db, { organizationId, period: input.period, amount: input.amount, by: p.userId, at: deps.clock.now() });
+  const { row, created } = await upsertBudget(deps.db, {
+    organizationId,
+    period: input.period,
+    amount: input.amount,
+    by: p.userId,
+    at: deps.clock.now(),
+  });
   return { view: await viewBudget(deps, row), created };
 }
 

@@ -2,7 +2,17 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../db/testing.ts";
 import { billPendingUsage, priceInterval } from "./charge.ts";
 import { SHORTFALL_WALLET } from "./ids.ts";
-import { aSession, aWallet, anOrganizationWallet, balanceOf, CREDIT, expectLedgerInvariants, grant, testBilling, usage } from "./testing.ts";
+import {
+  anOrganizationWallet,
+  aSession,
+  aWallet,
+  balanceOf,
+  CREDIT,
+  expectLedgerInvariants,
+  grant,
+  testBilling,
+  usage,
+} from "./testing.ts";
 
 let tdb: TestDatabase;
 const t0 = new Date("2026-11-22T10:00:00Z");
@@ -90,14 +100,23 @@ describe("charging usage", () => {
     const project = await aWallet(tdb.db, org.id, "project", "prj_draw");
     await grant(tdb.db, user.id, 1n * CREDIT);
     await grant(tdb.db, project.id, 2n * CREDIT);
-    const s = await aSession(tdb.db, { ownerId: "usr_draw", organizationId: org.id, projectId: "prj_draw", offering: "h100" });
+    const s = await aSession(tdb.db, {
+      ownerId: "usr_draw",
+      organizationId: org.id,
+      projectId: "prj_draw",
+      offering: "h100",
+    });
     // 1 hour of h100 = 4 credits: 1 from the user, 2 from the project, 1 from the organization.
     await usage(tdb.db, "clu_a", [{ id: "smp-draw", session: s.id, start: at(0), seconds: 3600 }]);
     await billPendingUsage(b);
     expect(await balanceOf(tdb.db, user.id)).toBe(0n);
     expect(await balanceOf(tdb.db, project.id)).toBe(0n);
     expect(await balanceOf(tdb.db, org.wallet.id)).toBe(9n * CREDIT);
-    const legs = await tdb.db("ledger_entries as e").join("ledger_transactions as t", "t.seq", "e.txn_seq").where("t.sample_id", "smp-draw").select("e.wallet_id", "e.amount");
+    const legs = await tdb
+      .db("ledger_entries as e")
+      .join("ledger_transactions as t", "t.seq", "e.txn_seq")
+      .where("t.sample_id", "smp-draw")
+      .select("e.wallet_id", "e.amount");
     expect(legs).toHaveLength(4);
   });
 
@@ -116,7 +135,10 @@ describe("charging usage", () => {
   it("lets usage use a wallet's overdraft", async () => {
     const { b } = testBilling(tdb.db);
     const org = await anOrganizationWallet(tdb.db, 1n * CREDIT);
-    await tdb.db("wallets").where({ id: org.wallet.id }).update({ overdraft: (2n * CREDIT).toString() });
+    await tdb
+      .db("wallets")
+      .where({ id: org.wallet.id })
+      .update({ overdraft: (2n * CREDIT).toString() });
     const s = await aSession(tdb.db, { ownerId: "usr_1", organizationId: org.id, offering: "h100" });
     await usage(tdb.db, "clu_a", [{ id: "smp-od", session: s.id, start: at(0), seconds: 3600 }]);
     expect((await billPendingUsage(b)).shortfall).toBe(1n * CREDIT);
@@ -144,10 +166,22 @@ describe("charging usage", () => {
   it("bills concurrent billers' samples once between them", async () => {
     const { b } = testBilling(tdb.db, { options: { chargeBatch: 7 } });
     const org = await anOrganizationWallet(tdb.db, 1000n * CREDIT);
-    const sessions = await Promise.all([1, 2, 3].map(() => aSession(tdb.db, { ownerId: "usr_1", organizationId: org.id, offering: "l4" })));
-    const samples = Array.from({ length: 300 }, (_, i) => ({ id: `cc-${i}`, session: (sessions[i % 3] as { id: string }).id, start: at(i * 10), seconds: 10 }));
+    const sessions = await Promise.all(
+      [1, 2, 3].map(() => aSession(tdb.db, { ownerId: "usr_1", organizationId: org.id, offering: "l4" })),
+    );
+    const samples = Array.from({ length: 300 }, (_, i) => ({
+      id: `cc-${i}`,
+      session: (sessions[i % 3] as { id: string }).id,
+      start: at(i * 10),
+      seconds: 10,
+    }));
     await usage(tdb.db, "clu_a", samples);
-    const results = await Promise.all([billPendingUsage(b), billPendingUsage(b), billPendingUsage(b), billPendingUsage(b)]);
+    const results = await Promise.all([
+      billPendingUsage(b),
+      billPendingUsage(b),
+      billPendingUsage(b),
+      billPendingUsage(b),
+    ]);
     expect(results.reduce((n, r) => n + r.samples, 0)).toBe(300);
     // 100 samples of 10 s per session at 800,000/h: exactly 222,222 units each (the carry holds the rest).
     expect(await balanceOf(tdb.db, org.wallet.id)).toBe(1000n * CREDIT - 3n * 222_222n);

@@ -20,18 +20,22 @@
 // happens, so it is at most the last minute's usage).
 import type { Knex } from "knex";
 import { type CarryRow, lockCarries, saveCarries } from "../db/operations/ledger/carries.ts";
+import { findWalletsByOwners } from "../db/operations/ledger/findWallets.ts";
 import { insertTransactions, type NewTransaction } from "../db/operations/ledger/insertTransactions.ts";
 import { lockWallets } from "../db/operations/ledger/lockWallets.ts";
-import type { WalletRow } from "../db/operations/ledger/types.ts";
-import { findWalletsByOwners } from "../db/operations/ledger/findWallets.ts";
 import { type BillableSession, sessionsForBilling } from "../db/operations/ledger/sessionsForBilling.ts";
-import { lockUnbilledSamples, markSamplesBilled, type UnbilledSample } from "../db/operations/ledger/unbilledSamples.ts";
-import { insertAuditRecord } from "../http/audit.ts";
+import type { WalletRow } from "../db/operations/ledger/types.ts";
+import {
+  lockUnbilledSamples,
+  markSamplesBilled,
+  type UnbilledSample,
+} from "../db/operations/ledger/unbilledSamples.ts";
 import { DEADLOCK_DETECTED, SERIALIZATION_FAILURE, sqlState } from "../db/sqlstate.ts";
+import { insertAuditRecord } from "../http/audit.ts";
 import type { BillingContext, OfferingRate } from "./context.ts";
 import { billingId, SHORTFALL_WALLET, USAGE_WALLET } from "./ids.ts";
-import { MS_PER_HOUR, min, sessionRate, units } from "./money.ts";
 import { spendable } from "./ledger.ts";
+import { MS_PER_HOUR, min, sessionRate, units } from "./money.ts";
 import { chainOwners, ownerKey, walletKey } from "./wallets.ts";
 
 export interface PricedCharge {
@@ -134,15 +138,22 @@ async function billBatch(
   if (samples.length === 0) return result;
   const now = b.clock.now();
 
-  const sessions = await sessionsForBilling(tx, samples.map((s) => s.session));
+  const sessions = await sessionsForBilling(
+    tx,
+    samples.map((s) => s.session),
+  );
   const offerings = new Map<string, OfferingRate | undefined>();
-  for (const name of new Set([...sessions.values()].map((s) => s.offering))) offerings.set(name, await b.offerings(name));
+  for (const name of new Set([...sessions.values()].map((s) => s.offering)))
+    offerings.set(name, await b.offerings(name));
 
   // Locks: per-session carries (session id order), then wallets (id order), as every writer does.
   const carries = await lockCarries(tx, [...sessions.keys()]);
   const owners = [...sessions.values()].flatMap(chainOwners);
   const existing = await findWalletsByOwners(tx, dedupe(owners));
-  const locked = await lockWallets(tx, existing.map((w) => w.id));
+  const locked = await lockWallets(
+    tx,
+    existing.map((w) => w.id),
+  );
   const byOwner = new Map([...locked.values()].map((w) => [walletKey(w), w]));
   const balances = new Map([...locked.values()].map((w) => [w.id, units(w.balance)]));
 
@@ -151,7 +162,8 @@ async function billBatch(
   const txns: NewTransaction[] = [];
   const touched = new Map<string, CarryRow>();
   const ordered = [...samples].sort(
-    (x, y) => cmp(x.session, y.session) || x.period_start.getTime() - y.period_start.getTime() || cmp(x.sample_id, y.sample_id),
+    (x, y) =>
+      cmp(x.session, y.session) || x.period_start.getTime() - y.period_start.getTime() || cmp(x.sample_id, y.sample_id),
   );
   for (const s of ordered) {
     const session = sessions.get(s.session);
@@ -169,7 +181,13 @@ async function billBatch(
     };
     if (!session) {
       // A sample of a session we do not know: recorded as a zero charge, so it is accounted for once.
-      txns.push({ ...base, amount: 0n, legs: [], reason: "usage of an unknown session", metadata: { unbillable: "unknown_session" } });
+      txns.push({
+        ...base,
+        amount: 0n,
+        legs: [],
+        reason: "usage of an unknown session",
+        metadata: { unbillable: "unknown_session" },
+      });
       continue;
     }
     const carry = carries.get(session.id) as CarryRow;
@@ -224,7 +242,12 @@ async function billBatch(
     requestId: batchId,
     outcome: "success",
     status: 200,
-    details: { samples: samples.length, charged: result.charged.toString(), shortfall: result.shortfall.toString(), clusters: [...new Set(samples.map((x) => x.cluster_id))] },
+    details: {
+      samples: samples.length,
+      charged: result.charged.toString(),
+      shortfall: result.shortfall.toString(),
+      clusters: [...new Set(samples.map((x) => x.cluster_id))],
+    },
     at: now,
   });
   return result;

@@ -38,7 +38,13 @@ export class BillingContext {
   readonly log: Logger;
   readonly offerings: OfferingRates;
   readonly options: BillingOptions;
-  constructor(o: { db: Knex; clock: { now(): Date }; log: Logger; offerings?: OfferingRates; options?: Partial<BillingOptions> }) {
+  constructor(o: {
+    db: Knex;
+    clock: { now(): Date };
+    log: Logger;
+    offerings?: OfferingRates;
+    options?: Partial<BillingOptions>;
+  }) {
     this.db = o.db;
     this.clock = o.clock;
     this.log = o.log.child({ component: "billing" });

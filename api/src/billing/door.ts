@@ -11,8 +11,8 @@ import { findBudget } from "../db/operations/ledger/budgets.ts";
 import { organizationSpend } from "../db/operations/ledger/organizationSpend.ts";
 import { QuotaExceeded } from "../errors.ts";
 import type { BillingContext, OfferingRate } from "./context.ts";
-import { costOf, formatCredits, sessionRate, units } from "./money.ts";
 import { spendable } from "./ledger.ts";
+import { costOf, formatCredits, sessionRate, units } from "./money.ts";
 import { nextPeriodStart, periodStart } from "./periods.ts";
 import { walletChain } from "./wallets.ts";
 
@@ -39,7 +39,11 @@ export async function assessStart(b: BillingContext, db: Knex, req: DoorRequest)
   const hourlyRate = costOf(rate, 3600);
   const seconds = b.options.minimumRunSeconds;
   const required = costOf(rate, seconds);
-  const chain = await walletChain(db, { owner_id: req.ownerId, organization_id: req.organizationId, project_id: req.projectId });
+  const chain = await walletChain(db, {
+    owner_id: req.ownerId,
+    organization_id: req.organizationId,
+    project_id: req.projectId,
+  });
   const available = chain.reduce((sum, w) => sum + spendable(w), 0n);
   const base = { hourlyRate, required, available, budgetLeft: null as bigint | null };
   if (available < required) {

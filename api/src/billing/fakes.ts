@@ -4,7 +4,8 @@ import type { KubeApi, KubeResponse, RequestOptions } from "@berth/controllers/k
 import { ImageKind, OfferingKind, ResourcePresetKind } from "@berth/crds";
 import { examples } from "@berth/crds/testing";
 
-const path = (k: { group: string; version: string; plural: string }, name: string) => `/apis/${k.group}/${k.version}/${k.plural}/${name}`;
+const path = (k: { group: string; version: string; plural: string }, name: string) =>
+  `/apis/${k.group}/${k.version}/${k.plural}/${name}`;
 
 export class FakeManagementCluster implements KubeApi {
   readonly server = "https://fake-management.invalid";
@@ -24,7 +25,12 @@ export class FakeManagementCluster implements KubeApi {
     }
     if (method === "POST") {
       const body = structuredClone(opts.body) as { metadata?: Record<string, unknown> };
-      body.metadata = { ...body.metadata, resourceVersion: "1", uid: `uid-${this.created.length}`, creationTimestamp: new Date().toISOString() };
+      body.metadata = {
+        ...body.metadata,
+        resourceVersion: "1",
+        uid: `uid-${this.created.length}`,
+        creationTimestamp: new Date().toISOString(),
+      };
       this.created.push({ path: p, body });
       const name = body.metadata.name as string | undefined;
       if (name) {

@@ -19,7 +19,11 @@ export async function grantToOrganization(
     at: Date;
   },
 ): Promise<{ wallet: WalletRow; transaction: TransactionRow | null }> {
-  const { wallet } = await ensureWallet(db, { organizationId: g.organizationId, kind: "organization", id: g.organizationId }, g.at);
+  const { wallet } = await ensureWallet(
+    db,
+    { organizationId: g.organizationId, kind: "organization", id: g.organizationId },
+    g.at,
+  );
   const r = await db.transaction((tx) =>
     transfer(tx, {
       kind: "grant",

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../db/testing.ts";
 import { SHORTFALL_WALLET, SYSTEM_WALLET } from "./ids.ts";
 import { reverse, transfer } from "./ledger.ts";
-import { aWallet, anOrganizationWallet, balanceOf, CREDIT, expectLedgerInvariants, grant } from "./testing.ts";
+import { anOrganizationWallet, aWallet, balanceOf, CREDIT, expectLedgerInvariants, grant } from "./testing.ts";
 
 let tdb: TestDatabase;
 const at = new Date("2026-11-22T12:00:00Z");
@@ -19,7 +19,17 @@ afterAll(async () => {
 
 const move = (from: string, to: string, amount: bigint, extra: { idempotencyKey?: string; partial?: boolean } = {}) =>
   tdb.db.transaction((tx) =>
-    transfer(tx, { kind: "allocation", fromWalletId: from, toWalletId: to, amount, actorKind: "user", actorId: "usr_admin", reason: "test", at, ...extra }),
+    transfer(tx, {
+      kind: "allocation",
+      fromWalletId: from,
+      toWalletId: to,
+      amount,
+      actorKind: "user",
+      actorId: "usr_admin",
+      reason: "test",
+      at,
+      ...extra,
+    }),
   );
 
 describe("the ledger", () => {
@@ -42,7 +52,10 @@ describe("the ledger", () => {
   it("refuses a transfer the payer cannot cover with insufficient_credits and moves nothing", async () => {
     const org = await anOrganizationWallet(tdb.db, 5n);
     const user = await aWallet(tdb.db, org.id, "user", "usr_a");
-    await expect(move(org.wallet.id, user.id, 6n)).rejects.toMatchObject({ code: "insufficient_credits", details: { spendable: "5", requested: "6" } });
+    await expect(move(org.wallet.id, user.id, 6n)).rejects.toMatchObject({
+      code: "insufficient_credits",
+      details: { spendable: "5", requested: "6" },
+    });
     expect(await balanceOf(tdb.db, org.wallet.id)).toBe(5n);
     expect(await balanceOf(tdb.db, user.id)).toBe(0n);
   });
@@ -81,7 +94,12 @@ describe("the ledger", () => {
         const [t] = await tx("ledger_transactions")
           .insert({ id: "txn_unbalanced", kind: "grant", amount: "5", actor_kind: "system", created_at: at })
           .returning("seq");
-        await tx("ledger_entries").insert({ txn_seq: (t as { seq: string }).seq, wallet_id: org.wallet.id, amount: "5", created_at: at });
+        await tx("ledger_entries").insert({
+          txn_seq: (t as { seq: string }).seq,
+          wallet_id: org.wallet.id,
+          amount: "5",
+          created_at: at,
+        });
       }),
     ).rejects.toThrow(/does not balance/);
   });
@@ -110,11 +128,15 @@ describe("the ledger", () => {
     const user = await aWallet(tdb.db, org.id, "user", "usr_e");
     const r = await move(org.wallet.id, user.id, 4n);
     const original = r.transaction as NonNullable<typeof r.transaction>;
-    await tdb.db.transaction((tx) => reverse(tx, original, { actorKind: "user", actorId: "usr_admin", reason: "wrong wallet", at }));
+    await tdb.db.transaction((tx) =>
+      reverse(tx, original, { actorKind: "user", actorId: "usr_admin", reason: "wrong wallet", at }),
+    );
     expect(await balanceOf(tdb.db, user.id)).toBe(0n);
     expect(await balanceOf(tdb.db, org.wallet.id)).toBe(10n);
     await expect(
-      tdb.db.transaction((tx) => reverse(tx, original, { actorKind: "user", actorId: "usr_admin", reason: "again", at })),
+      tdb.db.transaction((tx) =>
+        reverse(tx, original, { actorKind: "user", actorId: "usr_admin", reason: "again", at }),
+      ),
     ).rejects.toMatchObject({ code: "conflict" });
   });
 
@@ -123,7 +145,10 @@ describe("the ledger", () => {
     const a = await aWallet(tdb.db, org.id, "user", "usr_f");
     const b = await aWallet(tdb.db, org.id, "user", "usr_g");
     for (let round = 0; round < 10; round++) {
-      const results = await Promise.allSettled([move(org.wallet.id, a.id, 6n * CREDIT), move(org.wallet.id, b.id, 6n * CREDIT)]);
+      const results = await Promise.allSettled([
+        move(org.wallet.id, a.id, 6n * CREDIT),
+        move(org.wallet.id, b.id, 6n * CREDIT),
+      ]);
       expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
       const refused = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
       expect(refused.reason).toMatchObject({ code: "insufficient_credits" });

@@ -9,7 +9,16 @@ import { billPendingUsage } from "./charge.ts";
 import type { BillingContext } from "./context.ts";
 import { SHORTFALL_WALLET, SYSTEM_WALLET } from "./ids.ts";
 import { reverse, transfer } from "./ledger.ts";
-import { aSession, aWallet, anOrganizationWallet, expectLedgerInvariants, grant, TEST_OFFERINGS, testBilling, usage } from "./testing.ts";
+import {
+  anOrganizationWallet,
+  aSession,
+  aWallet,
+  expectLedgerInvariants,
+  grant,
+  TEST_OFFERINGS,
+  testBilling,
+  usage,
+} from "./testing.ts";
 
 let tdb: TestDatabase;
 let billing: BillingContext;
@@ -97,7 +106,15 @@ class Grant implements Cmd {
   check = () => true;
   async run(m: Model, r: Real) {
     await tdb.db.transaction((tx) =>
-      transfer(tx, { kind: "grant", fromWalletId: SYSTEM_WALLET, toWalletId: r.wallets[ORG] as string, amount: this.amount, actorKind: "system", actorId: null, at }),
+      transfer(tx, {
+        kind: "grant",
+        fromWalletId: SYSTEM_WALLET,
+        toWalletId: r.wallets[ORG] as string,
+        amount: this.amount,
+        actorKind: "system",
+        actorId: null,
+        at,
+      }),
     );
     m.balances[ORG] = (m.balances[ORG] as bigint) + this.amount;
     m.issued += this.amount;
@@ -118,7 +135,15 @@ class Allocate implements Cmd {
   async run(m: Model, r: Real) {
     const can = (m.balances[this.from] as bigint) >= this.amount;
     const p = tdb.db.transaction((tx) =>
-      transfer(tx, { kind: "allocation", fromWalletId: r.wallets[this.from] as string, toWalletId: r.wallets[this.to] as string, amount: this.amount, actorKind: "user", actorId: "usr_model", at }),
+      transfer(tx, {
+        kind: "allocation",
+        fromWalletId: r.wallets[this.from] as string,
+        toWalletId: r.wallets[this.to] as string,
+        amount: this.amount,
+        actorKind: "user",
+        actorId: "usr_model",
+        at,
+      }),
     );
     if (!can) {
       await expect(p).rejects.toMatchObject({ code: "insufficient_credits" });
@@ -147,7 +172,9 @@ class Reverse implements Cmd {
     const to = r.wallets.indexOf(credited.wallet_id);
     const from = r.wallets.indexOf(debited.wallet_id);
     const amount = BigInt(credited.amount);
-    const p = tdb.db.transaction((tx) => reverse(tx, t, { actorKind: "user", actorId: "usr_model", reason: "model", at }));
+    const p = tdb.db.transaction((tx) =>
+      reverse(tx, t, { actorKind: "user", actorId: "usr_model", reason: "model", at }),
+    );
     if (r.reversed.has(i)) {
       await expect(p).rejects.toMatchObject({ code: "conflict" });
       return;
@@ -178,7 +205,14 @@ class Usage implements Cmd {
     const n = m.nextSample++;
     const s = { id: `${r.run}-s${n}`, session: this.session, start: n * 60_000, ms: this.ms };
     const send = async (x: typeof s) =>
-      usage(tdb.db, "clu_m", [{ id: x.id, session: r.sessions[x.session] as string, start: new Date(at.getTime() + x.start), seconds: x.ms / 1000 }]);
+      usage(tdb.db, "clu_m", [
+        {
+          id: x.id,
+          session: r.sessions[x.session] as string,
+          start: new Date(at.getTime() + x.start),
+          seconds: x.ms / 1000,
+        },
+      ]);
     await send(s);
     m.pending.push(s);
     m.delivered.add(s.id);
@@ -201,10 +235,16 @@ class Bill implements Cmd {
 }
 
 async function compare(m: Model, r: Real) {
-  const rows = (await tdb.db("wallets").whereIn("id", r.wallets).select("id", "balance")) as { id: string; balance: string }[];
+  const rows = (await tdb.db("wallets").whereIn("id", r.wallets).select("id", "balance")) as {
+    id: string;
+    balance: string;
+  }[];
   const real = r.wallets.map((id) => BigInt((rows.find((x) => x.id === id) as { balance: string }).balance));
   expect(real).toEqual(m.balances);
-  const charged = (await tdb.db("billing_sessions").whereIn("session_id", r.sessions).select("session_id", "charged", "carry")) as {
+  const charged = (await tdb
+    .db("billing_sessions")
+    .whereIn("session_id", r.sessions)
+    .select("session_id", "charged", "carry")) as {
     session_id: string;
     charged: string;
     carry: string;
@@ -214,7 +254,8 @@ async function compare(m: Model, r: Real) {
     expect(BigInt(row?.charged ?? "0")).toBe(m.charged[i]);
     expect(BigInt(row?.carry ?? "0")).toBe((m.carries[i] as { carry: bigint }).carry);
   }
-  const shortfall = (await tdb.db("ledger_entries as e")
+  const shortfall = (await tdb
+    .db("ledger_entries as e")
     .join("ledger_transactions as t", "t.seq", "e.txn_seq")
     .whereIn("t.session_id", r.sessions)
     .where("e.wallet_id", SHORTFALL_WALLET)
@@ -225,34 +266,64 @@ async function compare(m: Model, r: Real) {
 const amount = fc.bigInt({ min: 1n, max: 5_000_000n });
 // Movements that happen: down from the organization, between the project and its member, and back up.
 const PAIRS: [number, number][] = [
-  [0, 1], [0, 2], [0, 3], [1, 2], [2, 1], [1, 0], [2, 0], [3, 0], [3, 2],
+  [0, 1],
+  [0, 2],
+  [0, 3],
+  [1, 2],
+  [2, 1],
+  [1, 0],
+  [2, 0],
+  [3, 0],
+  [3, 2],
 ];
 const commands = [
   fc.bigInt({ min: 1n, max: 20_000_000n }).map((a) => new Grant(a)),
   fc.tuple(fc.constantFrom(...PAIRS), amount).map(([[f, t], a]) => new Allocate(f, t, a)),
   fc.tuple(fc.constantFrom(...PAIRS), amount).map(([[f, t], a]) => new Allocate(f, t, a)),
   fc.nat().map((p) => new Reverse(p)),
-  fc.tuple(fc.integer({ min: 0, max: 1 }), fc.integer({ min: 0, max: 4 * 3600_000 }), fc.boolean()).map(([s, ms, d]) => new Usage(s, ms, d)),
-  fc.tuple(fc.integer({ min: 0, max: 1 }), fc.integer({ min: 0, max: 4 * 3600_000 }), fc.boolean()).map(([s, ms, d]) => new Usage(s, ms, d)),
+  fc
+    .tuple(fc.integer({ min: 0, max: 1 }), fc.integer({ min: 0, max: 4 * 3600_000 }), fc.boolean())
+    .map(([s, ms, d]) => new Usage(s, ms, d)),
+  fc
+    .tuple(fc.integer({ min: 0, max: 1 }), fc.integer({ min: 0, max: 4 * 3600_000 }), fc.boolean())
+    .map(([s, ms, d]) => new Usage(s, ms, d)),
   fc.constant(new Bill()),
 ];
 
 let runs = 0;
 
 describe("the ledger against a reference model", () => {
-  it(
-    "agrees with the model on every balance, refusal and charge over 1,000 random operation sequences",
-    async () => {
-      await fc.assert(
-        fc.asyncProperty(fc.array(fc.bigInt({ min: 0n, max: 3_000_000n }), { minLength: 4, maxLength: 4 }), fc.commands(commands, { maxCommands: 10 }), async (initial, cmds) => {
+  it("agrees with the model on every balance, refusal and charge over 1,000 random operation sequences", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.bigInt({ min: 0n, max: 3_000_000n }), { minLength: 4, maxLength: 4 }),
+        fc.commands(commands, { maxCommands: 10 }),
+        async (initial, cmds) => {
           const run = `r${runs++}`;
           const org = await anOrganizationWallet(tdb.db, 0n);
           const project = await aWallet(tdb.db, org.id, "project", `prj_${run}`);
           const userA = await aWallet(tdb.db, org.id, "user", `usr_${run}a`);
           const userB = await aWallet(tdb.db, org.id, "user", `usr_${run}b`);
-          const sA = await aSession(tdb.db, { ownerId: `usr_${run}a`, organizationId: org.id, projectId: `prj_${run}`, offering: OFFERING_OF[0] as string, gpuCount: GPUS_OF[0] as number });
-          const sB = await aSession(tdb.db, { ownerId: `usr_${run}b`, organizationId: org.id, offering: OFFERING_OF[1] as string, gpuCount: GPUS_OF[1] as number });
-          const real: Real = { run, wallets: [org.wallet.id, project.id, userA.id, userB.id], sessions: [sA.id, sB.id], transfers: [], reversed: new Set() };
+          const sA = await aSession(tdb.db, {
+            ownerId: `usr_${run}a`,
+            organizationId: org.id,
+            projectId: `prj_${run}`,
+            offering: OFFERING_OF[0] as string,
+            gpuCount: GPUS_OF[0] as number,
+          });
+          const sB = await aSession(tdb.db, {
+            ownerId: `usr_${run}b`,
+            organizationId: org.id,
+            offering: OFFERING_OF[1] as string,
+            gpuCount: GPUS_OF[1] as number,
+          });
+          const real: Real = {
+            run,
+            wallets: [org.wallet.id, project.id, userA.id, userB.id],
+            sessions: [sA.id, sB.id],
+            transfers: [],
+            reversed: new Set(),
+          };
           // Every wallet starts with something, so the first usage already meets the draw order.
           for (const [i, a] of initial.entries()) if (a > 0n) await grant(tdb.db, real.wallets[i] as string, a);
           const model: Model = {
@@ -283,11 +354,10 @@ describe("the ledger against a reference model", () => {
           await billPendingUsage(billing, { clusterId: "clu_m" });
           modelBill(model);
           await compare(model, real);
-        }),
-        { numRuns: 1_000, endOnFailure: true },
-      );
-      expect(runs).toBeGreaterThanOrEqual(1_000);
-    },
-    1_200_000,
-  );
+        },
+      ),
+      { numRuns: 1_000, endOnFailure: true },
+    );
+    expect(runs).toBeGreaterThanOrEqual(1_000);
+  }, 1_200_000);
 });

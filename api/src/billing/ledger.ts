@@ -121,7 +121,13 @@ export async function transfer(tx: Knex.Transaction, t: Transfer): Promise<Trans
       throw new Error("ledger insert answered nothing");
     }
     const after = await lockWallets(tx, [from.id, to.id]);
-    return { transaction: row, moved, replayed: false, from: after.get(from.id) as WalletRow, to: after.get(to.id) as WalletRow };
+    return {
+      transaction: row,
+      moved,
+      replayed: false,
+      from: after.get(from.id) as WalletRow,
+      to: after.get(to.id) as WalletRow,
+    };
   } catch (err) {
     // The floor CHECK is the last guard: a balance changed by someone who did not lock (never ours).
     if (sqlState(err) === CHECK_VIOLATION) throw insufficient(from, t.amount);
@@ -149,7 +155,8 @@ export async function reverse(
   original: TransactionRow,
   r: { actorKind: "user" | "system"; actorId: string | null; requestId?: string | null; reason: string; at: Date },
 ): Promise<TransactionRow> {
-  if (original.kind === "reversal") throw new DomainError("conflict", "a reversal is not reversed; post a new movement");
+  if (original.kind === "reversal")
+    throw new DomainError("conflict", "a reversal is not reversed; post a new movement");
   if (await tx("ledger_transactions").where({ reverses_seq: original.seq }).first("seq"))
     throw new DomainError("conflict", `transaction ${original.id} was already reversed`);
   const legs = (await tx("ledger_entries").where({ txn_seq: original.seq })) as { wallet_id: string; amount: string }[];
@@ -181,7 +188,8 @@ export async function reverse(
     if (!row) throw new DomainError("conflict", `transaction ${original.id} was already reversed`);
     return row;
   } catch (err) {
-    if (sqlState(err) === UNIQUE_VIOLATION) throw new DomainError("conflict", `transaction ${original.id} was already reversed`);
+    if (sqlState(err) === UNIQUE_VIOLATION)
+      throw new DomainError("conflict", `transaction ${original.id} was already reversed`);
     throw err;
   }
 }

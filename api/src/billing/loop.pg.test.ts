@@ -8,7 +8,16 @@ import { TestClock } from "../http/testing.ts";
 import { FakeManagementCluster } from "./fakes.ts";
 import { BillingLoop } from "./loop.ts";
 import { WalletMirror } from "./mirror.ts";
-import { aSession, aWallet, anOrganizationWallet, balanceOf, CREDIT, expectLedgerInvariants, testBilling, usage } from "./testing.ts";
+import {
+  anOrganizationWallet,
+  aSession,
+  aWallet,
+  balanceOf,
+  CREDIT,
+  expectLedgerInvariants,
+  testBilling,
+  usage,
+} from "./testing.ts";
 
 let tdb: TestDatabase;
 
@@ -24,7 +33,14 @@ afterAll(async () => {
 
 const noPause = async () => {};
 
-async function aRefill(o: { walletId: string; sourceId: string; mode: "top_up_to" | "add"; amount: bigint; period: "daily" | "weekly" | "monthly"; startsAt: Date }) {
+async function aRefill(o: {
+  walletId: string;
+  sourceId: string;
+  mode: "top_up_to" | "add";
+  amount: bigint;
+  period: "daily" | "weekly" | "monthly";
+  startsAt: Date;
+}) {
   const id = `rfl_${Math.random().toString(36).slice(2, 12)}`;
   await tdb.db("refills").insert({
     id,
@@ -46,7 +62,14 @@ describe("refills", () => {
     const clock = new TestClock(new Date("2026-11-22T08:00:00Z"));
     const org = await anOrganizationWallet(tdb.db, 100n * CREDIT);
     const user = await aWallet(tdb.db, org.id, "user", "usr_refilled");
-    const id = await aRefill({ walletId: user.id, sourceId: org.wallet.id, mode: "add", amount: 2n * CREDIT, period: "daily", startsAt: clock.now() });
+    const id = await aRefill({
+      walletId: user.id,
+      sourceId: org.wallet.id,
+      mode: "add",
+      amount: 2n * CREDIT,
+      period: "daily",
+      startsAt: clock.now(),
+    });
 
     const first = new BillingLoop({ billing: testBilling(tdb.db, { clock }).b, pause: noPause });
     await first.pass();
@@ -72,15 +95,30 @@ describe("refills", () => {
     const third = new BillingLoop({ billing: testBilling(tdb.db, { clock }).b, pause: noPause });
     await third.pass();
     expect(await balanceOf(tdb.db, user.id)).toBe(10n * CREDIT);
-    const periods = (await tdb.db("refill_applications").where({ refill_id: id }).orderBy("period_start")).map((a: { period_start: Date }) => a.period_start.toISOString());
-    expect(periods).toEqual(["2026-11-22T00:00:00.000Z", "2026-11-23T00:00:00.000Z", "2026-11-24T00:00:00.000Z", "2026-11-25T00:00:00.000Z", "2026-11-26T00:00:00.000Z"]);
+    const periods = (await tdb.db("refill_applications").where({ refill_id: id }).orderBy("period_start")).map(
+      (a: { period_start: Date }) => a.period_start.toISOString(),
+    );
+    expect(periods).toEqual([
+      "2026-11-22T00:00:00.000Z",
+      "2026-11-23T00:00:00.000Z",
+      "2026-11-24T00:00:00.000Z",
+      "2026-11-25T00:00:00.000Z",
+      "2026-11-26T00:00:00.000Z",
+    ]);
   });
 
   it("tops a wallet up to its amount, moving nothing when it is full", async () => {
     const clock = new TestClock(new Date("2026-11-02T08:00:00Z"));
     const org = await anOrganizationWallet(tdb.db, 100n * CREDIT);
     const user = await aWallet(tdb.db, org.id, "user", "usr_topped");
-    await aRefill({ walletId: user.id, sourceId: org.wallet.id, mode: "top_up_to", amount: 5n * CREDIT, period: "weekly", startsAt: clock.now() });
+    await aRefill({
+      walletId: user.id,
+      sourceId: org.wallet.id,
+      mode: "top_up_to",
+      amount: 5n * CREDIT,
+      period: "weekly",
+      startsAt: clock.now(),
+    });
     const { b } = testBilling(tdb.db, { clock });
     const loop = new BillingLoop({ billing: b, pause: noPause });
     await loop.pass();
@@ -93,7 +131,10 @@ describe("refills", () => {
     clock.advance(7 * 24 * 3600);
     await loop.pass();
     expect(await balanceOf(tdb.db, user.id)).toBe(5n * CREDIT);
-    const apps = await tdb.db("refill_applications").whereIn("refill_id", tdb.db("refills").select("id").where({ wallet_id: user.id })).orderBy("period_start");
+    const apps = await tdb
+      .db("refill_applications")
+      .whereIn("refill_id", tdb.db("refills").select("id").where({ wallet_id: user.id }))
+      .orderBy("period_start");
     expect(apps.map((a: { moved: string }) => a.moved)).toEqual([(5n * CREDIT).toString(), (3n * CREDIT).toString()]);
   });
 
@@ -101,8 +142,18 @@ describe("refills", () => {
     const clock = new TestClock(new Date("2026-11-22T08:00:00Z"));
     const org = await anOrganizationWallet(tdb.db, 100n * CREDIT);
     const project = await aWallet(tdb.db, org.id, "project", "prj_overlap");
-    await aRefill({ walletId: project.id, sourceId: org.wallet.id, mode: "add", amount: 1n * CREDIT, period: "monthly", startsAt: new Date("2026-08-15T00:00:00Z") });
-    const loops = Array.from({ length: 4 }, () => new BillingLoop({ billing: testBilling(tdb.db, { clock }).b, pause: noPause }));
+    await aRefill({
+      walletId: project.id,
+      sourceId: org.wallet.id,
+      mode: "add",
+      amount: 1n * CREDIT,
+      period: "monthly",
+      startsAt: new Date("2026-08-15T00:00:00Z"),
+    });
+    const loops = Array.from(
+      { length: 4 },
+      () => new BillingLoop({ billing: testBilling(tdb.db, { clock }).b, pause: noPause }),
+    );
     await Promise.all(loops.map((l) => l.pass()));
     // August, September, October, November: four periods, once each.
     expect(await balanceOf(tdb.db, project.id)).toBe(4n * CREDIT);
@@ -112,7 +163,14 @@ describe("refills", () => {
     const clock = new TestClock(new Date("2026-11-22T08:00:00Z"));
     const org = await anOrganizationWallet(tdb.db, 1n * CREDIT);
     const user = await aWallet(tdb.db, org.id, "user", "usr_short");
-    await aRefill({ walletId: user.id, sourceId: org.wallet.id, mode: "add", amount: 3n * CREDIT, period: "daily", startsAt: clock.now() });
+    await aRefill({
+      walletId: user.id,
+      sourceId: org.wallet.id,
+      mode: "add",
+      amount: 3n * CREDIT,
+      period: "daily",
+      startsAt: clock.now(),
+    });
     const loop = new BillingLoop({ billing: testBilling(tdb.db, { clock }).b, pause: noPause });
     await loop.pass();
     await loop.pass();
@@ -129,12 +187,24 @@ describe("the Wallet resources", () => {
     const org = await anOrganizationWallet(tdb.db, 10n * CREDIT);
     await mirror.sync();
     const path = `/apis/berth.dev/v1alpha1/namespaces/${org.wallet.cr_namespace}/wallets/${org.wallet.cr_name}`;
-    const cr = kube.objects.get(path) as { spec: { owner: unknown }; status: { balance: string; lastAppliedSequence: number } };
+    const cr = kube.objects.get(path) as {
+      spec: { owner: unknown };
+      status: { balance: string; lastAppliedSequence: number };
+    };
     expect(cr.spec.owner).toEqual({ kind: "organization", id: org.id });
     expect(cr.status.balance).toBe((10n * CREDIT).toString());
 
     const s = await aSession(tdb.db, { ownerId: "usr_m", organizationId: org.id, offering: "l4" });
-    await usage(tdb.db, "clu_m", Array.from({ length: 100 }, (_, i) => ({ id: `mirror-${i}`, session: s.id, start: new Date(clock.now().getTime() + i * 10_000), seconds: 10 })));
+    await usage(
+      tdb.db,
+      "clu_m",
+      Array.from({ length: 100 }, (_, i) => ({
+        id: `mirror-${i}`,
+        session: s.id,
+        start: new Date(clock.now().getTime() + i * 10_000),
+        seconds: 10,
+      })),
+    );
     const loop = new BillingLoop({ billing: testBilling(tdb.db, { clock }).b, pause: noPause, mirror });
     const before = kube.patches.filter((p) => p.path === `${path}/status`).length;
     await loop.pass();

@@ -1,11 +1,12 @@
 // Wallet verbs for the REST API: list, read, open, change limits, read the ledger.
-import type { Deps } from "../deps.ts";
-import { visibleWalletsQuery, type WalletFilter } from "../db/operations/ledger/listWallets.ts";
+
 import { type LedgerFilter, walletLedgerQuery } from "../db/operations/ledger/listWalletLedger.ts";
+import { visibleWalletsQuery, type WalletFilter } from "../db/operations/ledger/listWallets.ts";
 import type { WalletLedgerLine, WalletRow } from "../db/operations/ledger/types.ts";
 import { updateWalletLimits } from "../db/operations/ledger/updateWalletLimits.ts";
 import { findProjectById } from "../db/operations/projects/findProjectById.ts";
 import { CHECK_VIOLATION, sqlState } from "../db/sqlstate.ts";
+import type { Deps } from "../deps.ts";
 import { canAdminOrganization, canSeeOrganization, scopeOf } from "../domain/identity/scope.ts";
 import { Conflict, Forbidden, Invalid, NotFound } from "../errors.ts";
 import { type PagedBody, paginate } from "../http/paging.ts";
@@ -40,16 +41,23 @@ export interface OpenWalletInput {
 }
 
 /** Opens an owner's wallet (the organization's admins; super_admin). An existing one is answered as is. */
-export async function openWallet(deps: Pick<Deps, "db" | "clock">, p: Principal, input: OpenWalletInput): Promise<{ wallet: WalletRow; created: boolean }> {
+export async function openWallet(
+  deps: Pick<Deps, "db" | "clock">,
+  p: Principal,
+  input: OpenWalletInput,
+): Promise<{ wallet: WalletRow; created: boolean }> {
   const s = scopeOf(p);
   if (!canSeeOrganization(s, input.organizationId)) throw new NotFound("organization", input.organizationId);
-  if (!canAdminOrganization(s, input.organizationId)) throw new Forbidden("only the organization's admins open wallets");
+  if (!canAdminOrganization(s, input.organizationId))
+    throw new Forbidden("only the organization's admins open wallets");
   const org = await deps.db("organizations").where({ id: input.organizationId }).first("id");
   if (!org) throw new NotFound("organization", input.organizationId);
   let ownerId = input.ownerId;
-  const bad = (message: string) => new Invalid("the request is invalid", [{ path: ["body", "owner_id"], message, code: "invalid_reference" }]);
+  const bad = (message: string) =>
+    new Invalid("the request is invalid", [{ path: ["body", "owner_id"], message, code: "invalid_reference" }]);
   if (input.ownerKind === "organization") {
-    if (ownerId !== undefined && ownerId !== input.organizationId) throw bad("an organization's wallet is owned by the organization itself");
+    if (ownerId !== undefined && ownerId !== input.organizationId)
+      throw bad("an organization's wallet is owned by the organization itself");
     ownerId = input.organizationId;
   } else if (!ownerId) {
     throw bad("name the owner");
@@ -57,10 +65,22 @@ export async function openWallet(deps: Pick<Deps, "db" | "clock">, p: Principal,
     const project = await findProjectById(deps.db, ownerId);
     if (!project || project.organization_id !== input.organizationId) throw bad("no such project in this organization");
   } else {
-    const member = await deps.db("memberships").where({ user_id: ownerId, organization_id: input.organizationId }).first("id");
+    const member = await deps
+      .db("memberships")
+      .where({ user_id: ownerId, organization_id: input.organizationId })
+      .first("id");
     if (!member) throw bad("no such member of this organization");
   }
-  return ensureWallet(deps.db, { organizationId: input.organizationId, kind: input.ownerKind, id: ownerId, displayName: input.displayName ?? null }, deps.clock.now());
+  return ensureWallet(
+    deps.db,
+    {
+      organizationId: input.organizationId,
+      kind: input.ownerKind,
+      id: ownerId,
+      displayName: input.displayName ?? null,
+    },
+    deps.clock.now(),
+  );
 }
 
 export interface WalletChange {
@@ -71,7 +91,12 @@ export interface WalletChange {
 }
 
 /** Limits: the wallet's managers; the overdraft (credit nobody pays for) only a super_admin. */
-export async function changeWallet(deps: Pick<Deps, "db" | "clock">, p: Principal, id: string, c: WalletChange): Promise<WalletRow> {
+export async function changeWallet(
+  deps: Pick<Deps, "db" | "clock">,
+  p: Principal,
+  id: string,
+  c: WalletChange,
+): Promise<WalletRow> {
   const { wallet } = await walletFor(deps.db, p, id, "manage");
   if (c.overdraft !== undefined && !p.isSuperAdmin) throw new Forbidden("only super_admins grant an overdraft");
   if (wallet.owner_kind === "system") throw new Forbidden("the platform accounts have no limits to change");
@@ -90,7 +115,10 @@ export async function changeWallet(deps: Pick<Deps, "db" | "clock">, p: Principa
     if (!row) throw new NotFound("wallet", id);
     return row;
   } catch (err) {
-    if (sqlState(err) === CHECK_VIOLATION) throw new Conflict("the balance is below the floor this overdraft would set; top the wallet up first", { balance: wallet.balance });
+    if (sqlState(err) === CHECK_VIOLATION)
+      throw new Conflict("the balance is below the floor this overdraft would set; top the wallet up first", {
+        balance: wallet.balance,
+      });
     throw err;
   }
 }

@@ -14,7 +14,8 @@ import type { WalletRow } from "../db/operations/ledger/types.ts";
 import { spendable } from "./ledger.ts";
 
 const base = `/apis/${WalletKind.group}/${WalletKind.version}`;
-const walletPath = (ns: string, name?: string) => `${base}/namespaces/${encodeURIComponent(ns)}/wallets${name ? `/${encodeURIComponent(name)}` : ""}`;
+const walletPath = (ns: string, name?: string) =>
+  `${base}/namespaces/${encodeURIComponent(ns)}/wallets${name ? `/${encodeURIComponent(name)}` : ""}`;
 
 export function planSpec(w: WalletRow): Wallet["spec"] {
   return {
@@ -29,8 +30,21 @@ export function planSpec(w: WalletRow): Wallet["spec"] {
   };
 }
 
-export function planStatus(w: WalletRow, observed: Wallet["status"] | undefined, now: Date): NonNullable<Wallet["status"]> {
-  let conditions = setCondition(observed?.conditions, { type: WalletConditionType.Synced, status: "True", reason: WalletReason.UpToDate, message: "balance mirrored from the ledger" }, now);
+export function planStatus(
+  w: WalletRow,
+  observed: Wallet["status"] | undefined,
+  now: Date,
+): NonNullable<Wallet["status"]> {
+  let conditions = setCondition(
+    observed?.conditions,
+    {
+      type: WalletConditionType.Synced,
+      status: "True",
+      reason: WalletReason.UpToDate,
+      message: "balance mirrored from the ledger",
+    },
+    now,
+  );
   const funded = w.allow_negative || spendable(w) > 0n;
   conditions = setCondition(
     conditions,
@@ -45,7 +59,14 @@ export function planStatus(w: WalletRow, observed: Wallet["status"] | undefined,
   return { ...(observed ?? {}), balance: w.balance ?? "0", lastAppliedSequence: Number(w.last_sequence), conditions };
 }
 
-const specKey = (s: Wallet["spec"]) => JSON.stringify([s.owner, s.displayName ?? null, s.limits.overdraft, s.limits.maxSpendPerDay ?? null, s.limits.maxSpendPerMonth ?? null]);
+const specKey = (s: Wallet["spec"]) =>
+  JSON.stringify([
+    s.owner,
+    s.displayName ?? null,
+    s.limits.overdraft,
+    s.limits.maxSpendPerDay ?? null,
+    s.limits.maxSpendPerMonth ?? null,
+  ]);
 
 export class WalletMirror {
   readonly #db: Knex;
@@ -74,10 +95,16 @@ export class WalletMirror {
     for (const w of rows) {
       try {
         await this.#apply(w);
-        await this.#db("wallets").where({ id: w.id }).where("mirrored_sequence", "<", w.last_sequence).update({ mirrored_sequence: w.last_sequence });
+        await this.#db("wallets")
+          .where({ id: w.id })
+          .where("mirrored_sequence", "<", w.last_sequence)
+          .update({ mirrored_sequence: w.last_sequence });
         done++;
       } catch (err) {
-        this.#log.warn({ err, kind: "Wallet", namespace: w.cr_namespace, name: w.cr_name }, "mirroring a wallet failed; retried on the next pass");
+        this.#log.warn(
+          { err, kind: "Wallet", namespace: w.cr_namespace, name: w.cr_name },
+          "mirroring a wallet failed; retried on the next pass",
+        );
       }
     }
     return done;
@@ -89,7 +116,12 @@ export class WalletMirror {
     let observed = await this.#get(ns, name);
     if (!observed) {
       await this.#ensureNamespace(ns);
-      const created = await this.#kube.request("POST", walletPath(ns), { body: WalletKind.build({ name, namespace: ns, labels: { "app.kubernetes.io/part-of": "berth", "berth.dev/wallet-id": w.id } }, planSpec(w)) });
+      const created = await this.#kube.request("POST", walletPath(ns), {
+        body: WalletKind.build(
+          { name, namespace: ns, labels: { "app.kubernetes.io/part-of": "berth", "berth.dev/wallet-id": w.id } },
+          planSpec(w),
+        ),
+      });
       this.writes++;
       if (created.status === 409) observed = await this.#get(ns, name);
       else if (created.status >= 300) throw new KubeError("POST", walletPath(ns), created.status, created.body);
@@ -101,7 +133,11 @@ export class WalletMirror {
       if (r.status >= 300) throw new KubeError("PATCH", walletPath(ns, name), r.status, r.body);
     }
     const status = planStatus(w, observed?.status, this.#clock.now());
-    if (observed?.status?.balance === status.balance && observed?.status?.lastAppliedSequence === status.lastAppliedSequence) return;
+    if (
+      observed?.status?.balance === status.balance &&
+      observed?.status?.lastAppliedSequence === status.lastAppliedSequence
+    )
+      return;
     const r = await this.#kube.request("PATCH", `${walletPath(ns, name)}/status`, { body: { status } });
     this.writes++;
     if (r.status >= 300) throw new KubeError("PATCH", `${walletPath(ns, name)}/status`, r.status, r.body);
@@ -117,7 +153,11 @@ export class WalletMirror {
   async #ensureNamespace(ns: string): Promise<void> {
     if (this.#namespaces.has(ns)) return;
     const r = await this.#kube.request("POST", "/api/v1/namespaces", {
-      body: { apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels: { "app.kubernetes.io/part-of": "berth", "berth.dev/role": "organization" } } },
+      body: {
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name: ns, labels: { "app.kubernetes.io/part-of": "berth", "berth.dev/role": "organization" } },
+      },
     });
     if (r.status !== 201 && r.status !== 409) throw new KubeError("POST", "/api/v1/namespaces", r.status, r.body);
     this.#namespaces.add(ns);

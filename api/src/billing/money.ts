@@ -39,7 +39,11 @@ export function formatCredits(minor: bigint): string {
  * on a 1-GPU offering costs twice (the same rule as the sessions' cost preview). Exact: the offering's
  * GPU count divides out only at charging time, through the carried remainder.
  */
-export function sessionRate(offeringRate: bigint, offeringGpus: number, sessionGpus: number): { perHour: bigint; divisor: bigint } {
+export function sessionRate(
+  offeringRate: bigint,
+  offeringGpus: number,
+  sessionGpus: number,
+): { perHour: bigint; divisor: bigint } {
   return { perHour: offeringRate * BigInt(sessionGpus), divisor: BigInt(Math.max(1, offeringGpus)) };
 }
 

@@ -1,5 +1,5 @@
-import type { Deps } from "../deps.ts";
 import { type MovementRow, movementsQuery } from "../db/operations/ledger/listMovements.ts";
+import type { Deps } from "../deps.ts";
 import { type PagedBody, paginate } from "../http/paging.ts";
 import type { Principal } from "../http/principal.ts";
 import { visibleWalletIds } from "./access.ts";

@@ -22,7 +22,12 @@ export function nextPeriodStart(period: Period, start: Date): Date {
 /** The starts of every period from the one holding `from` to the one holding `to`, oldest first. */
 export function periodStartsBetween(period: Period, from: Date, to: Date, limit = 400): Date[] {
   const out: Date[] = [];
-  for (let p = periodStart(period, from); p.getTime() <= to.getTime() && out.length < limit; p = nextPeriodStart(period, p)) out.push(p);
+  for (
+    let p = periodStart(period, from);
+    p.getTime() <= to.getTime() && out.length < limit;
+    p = nextPeriodStart(period, p)
+  )
+    out.push(p);
   // More than `limit` periods missed: the newest `limit` count (a refill does not replay years).
   if (out.length === limit) {
     const last = periodStart(period, to);

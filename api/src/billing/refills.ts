@@ -10,7 +10,8 @@
 // A source that cannot pay everything pays what it can; the period counts as applied (`moved` says how
 // much) — a refill does not chase a period once it has passed.
 import type { Knex } from "knex";
-import type { Deps } from "../deps.ts";
+import { findWalletsByOwners } from "../db/operations/ledger/findWallets.ts";
+import { lockWallets } from "../db/operations/ledger/lockWallets.ts";
 import {
   claimRefillPeriod,
   enabledRefills,
@@ -24,11 +25,10 @@ import {
   refillsQuery,
   updateRefill,
 } from "../db/operations/ledger/refills.ts";
-import { findWalletsByOwners } from "../db/operations/ledger/findWallets.ts";
-import { lockWallets } from "../db/operations/ledger/lockWallets.ts";
 import type { WalletRow } from "../db/operations/ledger/types.ts";
-import { insertAuditRecord } from "../http/audit.ts";
+import type { Deps } from "../deps.ts";
 import { DomainError, Forbidden, NotFound } from "../errors.ts";
+import { insertAuditRecord } from "../http/audit.ts";
 import { type PagedBody, paginate } from "../http/paging.ts";
 import type { Principal } from "../http/principal.ts";
 import { visibleWalletIds, walletAccess, walletFor } from "./access.ts";
@@ -43,22 +43,39 @@ type D = Pick<Deps, "db" | "clock">;
 async function parentWalletId(db: Knex, w: WalletRow): Promise<string | undefined> {
   if (w.owner_kind === "organization") return SYSTEM_WALLET;
   if (!w.organization_id || w.owner_kind === "system") return undefined;
-  const [org] = await findWalletsByOwners(db, [{ organizationId: w.organization_id, kind: "organization", id: w.organization_id }]);
+  const [org] = await findWalletsByOwners(db, [
+    { organizationId: w.organization_id, kind: "organization", id: w.organization_id },
+  ]);
   return org?.id;
 }
 
 export async function createRefill(
   deps: D,
   p: Principal,
-  input: { walletId: string; sourceWalletId?: string | undefined; mode: "top_up_to" | "add"; amount: bigint; period: Period; startsAt?: Date | undefined },
+  input: {
+    walletId: string;
+    sourceWalletId?: string | undefined;
+    mode: "top_up_to" | "add";
+    amount: bigint;
+    period: Period;
+    startsAt?: Date | undefined;
+  },
 ): Promise<RefillRow> {
   const { wallet } = await walletFor(deps.db, p, input.walletId, "see");
   const sourceId = input.sourceWalletId ?? (await parentWalletId(deps.db, wallet));
-  if (!sourceId) throw new DomainError("bad_request", "this wallet has no parent wallet to pay a refill; name source_wallet_id");
+  if (!sourceId)
+    throw new DomainError("bad_request", "this wallet has no parent wallet to pay a refill; name source_wallet_id");
   const { wallet: source } = await walletFor(deps.db, p, sourceId, "manage");
   if (source.id === wallet.id) throw new DomainError("bad_request", "a wallet cannot refill itself");
-  if (source.id === SYSTEM_WALLET ? wallet.owner_kind !== "organization" : source.organization_id !== wallet.organization_id)
-    throw new DomainError("bad_request", "a refill is paid by a wallet of the same organization (or by the system wallet, for an organization)");
+  if (
+    source.id === SYSTEM_WALLET
+      ? wallet.owner_kind !== "organization"
+      : source.organization_id !== wallet.organization_id
+  )
+    throw new DomainError(
+      "bad_request",
+      "a refill is paid by a wallet of the same organization (or by the system wallet, for an organization)",
+    );
   const now = deps.clock.now();
   return insertRefill(deps.db, {
     id: billingId("rfl"),
@@ -78,14 +95,25 @@ export async function createRefill(
 export async function refillFor(deps: D, p: Principal, id: string, need: "see" | "manage" = "see"): Promise<RefillRow> {
   const r = await findRefill(deps.db, id);
   if (!r) throw new NotFound("refill", id);
-  const [target, source] = await Promise.all([deps.db("wallets").where({ id: r.wallet_id }).first(), deps.db("wallets").where({ id: r.source_wallet_id }).first()]);
-  const [ta, sa] = await Promise.all([walletAccess(deps.db, p, target as WalletRow), walletAccess(deps.db, p, source as WalletRow)]);
+  const [target, source] = await Promise.all([
+    deps.db("wallets").where({ id: r.wallet_id }).first(),
+    deps.db("wallets").where({ id: r.source_wallet_id }).first(),
+  ]);
+  const [ta, sa] = await Promise.all([
+    walletAccess(deps.db, p, target as WalletRow),
+    walletAccess(deps.db, p, source as WalletRow),
+  ]);
   if (!ta.see && !sa.see) throw new NotFound("refill", id);
   if (need === "manage" && !sa.manage) throw new Forbidden("only the paying wallet's managers change a refill");
   return r;
 }
 
-export async function listRefills<Out>(deps: D, p: Principal, q: { page: number; size: number }, present: (r: RefillRow) => Out): Promise<PagedBody<Out>> {
+export async function listRefills<Out>(
+  deps: D,
+  p: Principal,
+  q: { page: number; size: number },
+  present: (r: RefillRow) => Out,
+): Promise<PagedBody<Out>> {
   return paginate(deps.db, refillsQuery(deps.db, await visibleWalletIds(deps.db, p)), q, present);
 }
 
@@ -93,7 +121,12 @@ export async function changeRefill(
   deps: D,
   p: Principal,
   id: string,
-  c: { mode?: "top_up_to" | "add" | undefined; amount?: bigint | undefined; period?: Period | undefined; enabled?: boolean | undefined },
+  c: {
+    mode?: "top_up_to" | "add" | undefined;
+    amount?: bigint | undefined;
+    period?: Period | undefined;
+    enabled?: boolean | undefined;
+  },
 ): Promise<RefillRow> {
   await refillFor(deps, p, id, "manage");
   const patch: Partial<Pick<RefillRow, "mode" | "amount" | "period" | "enabled">> = {};
@@ -104,13 +137,21 @@ export async function changeRefill(
   return (await updateRefill(deps.db, id, patch, deps.clock.now())) as RefillRow;
 }
 
-export async function historyOf(deps: D, p: Principal, id: string): Promise<{ refill: RefillRow; applications: RefillApplicationRow[] }> {
+export async function historyOf(
+  deps: D,
+  p: Principal,
+  id: string,
+): Promise<{ refill: RefillRow; applications: RefillApplicationRow[] }> {
   const refill = await refillFor(deps, p, id);
   return { refill, applications: await refillApplications(deps.db, id) };
 }
 
 /** One period of one refill, once. Answers what moved (null: the period was applied before). */
-export async function applyRefillPeriod(b: BillingContext, r: RefillRow, start: Date): Promise<{ moved: bigint } | null> {
+export async function applyRefillPeriod(
+  b: BillingContext,
+  r: RefillRow,
+  start: Date,
+): Promise<{ moved: bigint } | null> {
   const now = b.clock.now();
   return b.db.transaction(async (tx) => {
     if (!(await claimRefillPeriod(tx, r.id, start, now))) return null;
@@ -151,7 +192,13 @@ export async function applyRefillPeriod(b: BillingContext, r: RefillRow, start: 
       requestId: `refill:${r.id}:${start.toISOString()}`,
       outcome: "success",
       status: 200,
-      details: { refill_id: r.id, period_start: start.toISOString(), requested: requested.toString(), moved: moved.toString(), txn_seq: seq },
+      details: {
+        refill_id: r.id,
+        period_start: start.toISOString(),
+        requested: requested.toString(),
+        moved: moved.toString(),
+        txn_seq: seq,
+      },
       at: now,
     });
     return { moved };
@@ -162,13 +209,19 @@ export async function applyRefillPeriod(b: BillingContext, r: RefillRow, start: 
 export async function applyDueRefills(b: BillingContext): Promise<{ applied: number; moved: bigint }> {
   const now = b.clock.now();
   const refills = await enabledRefills(b.db);
-  const last = await lastApplications(b.db, refills.map((r) => r.id));
+  const last = await lastApplications(
+    b.db,
+    refills.map((r) => r.id),
+  );
   let applied = 0;
   let moved = 0n;
   for (const r of refills) {
     if (r.starts_at.getTime() > now.getTime()) continue;
     const after = last.get(r.id);
-    const from = after && after.getTime() >= periodStart(r.period, r.starts_at).getTime() ? new Date(after.getTime() + 1) : r.starts_at;
+    const from =
+      after && after.getTime() >= periodStart(r.period, r.starts_at).getTime()
+        ? new Date(after.getTime() + 1)
+        : r.starts_at;
     for (const start of periodStartsBetween(r.period, from, now)) {
       if (after && start.getTime() <= after.getTime()) continue;
       try {
@@ -178,7 +231,10 @@ export async function applyDueRefills(b: BillingContext): Promise<{ applied: num
           moved += res.moved;
         }
       } catch (err) {
-        b.log.warn({ err, refill: r.id, period: start.toISOString() }, "a refill period failed; it is retried on the next pass");
+        b.log.warn(
+          { err, refill: r.id, period: start.toISOString() },
+          "a refill period failed; it is retried on the next pass",
+        );
         break;
       }
     }

@@ -6,7 +6,7 @@
 //
 // Who sees a request: its requester, the organization's admins, the admins of its project (if any).
 // Who decides: whoever sees it and manages the paying wallet. The requester may cancel while pending.
-import type { Deps } from "../deps.ts";
+
 import {
   type CreditRequestRow,
   creditRequestsQuery,
@@ -16,6 +16,7 @@ import {
 } from "../db/operations/ledger/creditRequests.ts";
 import { findWalletsByOwners } from "../db/operations/ledger/findWallets.ts";
 import { findProjectById } from "../db/operations/projects/findProjectById.ts";
+import type { Deps } from "../deps.ts";
 import { canSeeOrganization, scopeOf } from "../domain/identity/scope.ts";
 import { Conflict, DomainError, Forbidden, Invalid, NotFound } from "../errors.ts";
 import { type PagedBody, paginate } from "../http/paging.ts";
@@ -29,9 +30,17 @@ import { ensureWallet } from "./wallets.ts";
 
 type D = Pick<Deps, "db" | "clock">;
 
-export function canSeeRequest(p: Principal, r: Pick<CreditRequestRow, "requester_id" | "organization_id" | "project_id">): boolean {
+export function canSeeRequest(
+  p: Principal,
+  r: Pick<CreditRequestRow, "requester_id" | "organization_id" | "project_id">,
+): boolean {
   const s = scopeOf(p);
-  return s.all || r.requester_id === p.userId || s.adminOrganizations.has(r.organization_id) || (r.project_id !== null && s.adminProjects.has(r.project_id));
+  return (
+    s.all ||
+    r.requester_id === p.userId ||
+    s.adminOrganizations.has(r.organization_id) ||
+    (r.project_id !== null && s.adminProjects.has(r.project_id))
+  );
 }
 
 export async function askForCredits(
@@ -40,12 +49,16 @@ export async function askForCredits(
   input: { organizationId: string; projectId?: string | undefined; amount: bigint; reason: string },
 ): Promise<CreditRequestRow> {
   const s = scopeOf(p);
-  const issue = (field: string, message: string) => new Invalid("the request is invalid", [{ path: ["body", field], message, code: "invalid_reference" }]);
+  const issue = (field: string, message: string) =>
+    new Invalid("the request is invalid", [{ path: ["body", field], message, code: "invalid_reference" }]);
   if (!canSeeOrganization(s, input.organizationId)) throw issue("organization_id", "no such organization among yours");
   let walletOwner: { kind: "user" | "project"; id: string } = { kind: "user", id: p.userId };
   if (input.projectId) {
     const project = await findProjectById(deps.db, input.projectId);
-    const mine = project && project.organization_id === input.organizationId && (s.all || s.projects.has(project.id) || s.adminOrganizations.has(project.organization_id));
+    const mine =
+      project &&
+      project.organization_id === input.organizationId &&
+      (s.all || s.projects.has(project.id) || s.adminOrganizations.has(project.organization_id));
     if (!mine) throw issue("project_id", "no such project among yours in this organization");
     walletOwner = { kind: "project", id: input.projectId };
   } else if (!s.organizations.has(input.organizationId)) {
@@ -73,7 +86,12 @@ export async function listCreditRequests<Out>(
   present: (r: CreditRequestRow) => Out,
 ): Promise<PagedBody<Out>> {
   const s = scopeOf(p);
-  const v = { all: s.all, requesterId: p.userId, organizationIds: [...s.adminOrganizations], projectIds: [...s.adminProjects] };
+  const v = {
+    all: s.all,
+    requesterId: p.userId,
+    organizationIds: [...s.adminOrganizations],
+    projectIds: [...s.adminProjects],
+  };
   const f: { status?: string; organizationId?: string } = {};
   if (q.status) f.status = q.status;
   if (q.organization && canSeeOrganization(s, q.organization)) f.organizationId = q.organization;
@@ -94,19 +112,25 @@ export async function approveCreditRequest(
   ctx: { requestId: string },
 ): Promise<CreditRequestRow> {
   const seen = await getCreditRequest(deps, p, id);
-  if (seen.requester_id === p.userId && !p.isSuperAdmin) throw new Forbidden("a request is decided by someone else than its requester");
+  if (seen.requester_id === p.userId && !p.isSuperAdmin)
+    throw new Forbidden("a request is decided by someone else than its requester");
   const fromId = input.fromWalletId ?? (await organizationWalletId(deps, seen.organization_id));
   if (!fromId) throw new Conflict("the organization has no wallet to pay from; name one with from_wallet_id");
   const { wallet: from } = await walletFor(deps.db, p, fromId, "manage");
-  if (from.organization_id !== seen.organization_id) throw new DomainError("bad_request", "the paying wallet must belong to the request's organization");
+  if (from.organization_id !== seen.organization_id)
+    throw new DomainError("bad_request", "the paying wallet must belong to the request's organization");
   if (from.id === seen.wallet_id) throw new DomainError("bad_request", "a wallet cannot pay itself");
   const asked = BigInt(seen.amount);
   const amount = input.amount ?? asked;
-  if (amount > asked) throw new Invalid("the request is invalid", [{ path: ["body", "amount"], message: "at most the amount asked for", code: "too_big" }]);
+  if (amount > asked)
+    throw new Invalid("the request is invalid", [
+      { path: ["body", "amount"], message: "at most the amount asked for", code: "too_big" },
+    ]);
   const now = deps.clock.now();
   return deps.db.transaction(async (tx) => {
     const r = await findCreditRequest(tx, id, { forUpdate: true });
-    if (!r || r.status !== "pending") throw new Conflict(`the request is ${r?.status ?? "gone"}`, { status: r?.status ?? null });
+    if (r?.status !== "pending")
+      throw new Conflict(`the request is ${r?.status ?? "gone"}`, { status: r?.status ?? null });
     const moved = await transfer(tx, {
       kind: "request",
       fromWalletId: from.id,
@@ -143,16 +167,31 @@ export async function approveCreditRequest(
   });
 }
 
-export async function denyCreditRequest(deps: D, p: Principal, id: string, input: { note?: string | undefined }): Promise<CreditRequestRow> {
+export async function denyCreditRequest(
+  deps: D,
+  p: Principal,
+  id: string,
+  input: { note?: string | undefined },
+): Promise<CreditRequestRow> {
   const seen = await getCreditRequest(deps, p, id);
   const s = scopeOf(p);
-  const decider = s.all || s.adminOrganizations.has(seen.organization_id) || (seen.project_id !== null && s.adminProjects.has(seen.project_id));
-  if (!decider || (seen.requester_id === p.userId && !s.all)) throw new Forbidden("only an administrator decides a request");
+  const decider =
+    s.all ||
+    s.adminOrganizations.has(seen.organization_id) ||
+    (seen.project_id !== null && s.adminProjects.has(seen.project_id));
+  if (!decider || (seen.requester_id === p.userId && !s.all))
+    throw new Forbidden("only an administrator decides a request");
   const now = deps.clock.now();
   return deps.db.transaction(async (tx) => {
     const r = await findCreditRequest(tx, id, { forUpdate: true });
-    if (!r || r.status !== "pending") throw new Conflict(`the request is ${r?.status ?? "gone"}`, { status: r?.status ?? null });
-    const decided = await decideCreditRequest(tx, r.id, { status: "denied", by: p.userId, note: input.note ?? null, at: now });
+    if (r?.status !== "pending")
+      throw new Conflict(`the request is ${r?.status ?? "gone"}`, { status: r?.status ?? null });
+    const decided = await decideCreditRequest(tx, r.id, {
+      status: "denied",
+      by: p.userId,
+      note: input.note ?? null,
+      at: now,
+    });
     await notify(tx, {
       userId: r.requester_id,
       organizationId: r.organization_id,
@@ -171,7 +210,8 @@ export async function cancelCreditRequest(deps: D, p: Principal, id: string): Pr
   if (seen.requester_id !== p.userId) throw new Forbidden("only the requester cancels a request");
   return deps.db.transaction(async (tx) => {
     const r = await findCreditRequest(tx, id, { forUpdate: true });
-    if (!r || r.status !== "pending") throw new Conflict(`the request is ${r?.status ?? "gone"}`, { status: r?.status ?? null });
+    if (r?.status !== "pending")
+      throw new Conflict(`the request is ${r?.status ?? "gone"}`, { status: r?.status ?? null });
     return decideCreditRequest(tx, r.id, { status: "cancelled", by: p.userId, at: deps.clock.now() });
   });
 }

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { upsertBudget } from "../db/operations/ledger/budgets.ts";
 import { createTestDatabase, type TestDatabase } from "../db/testing.ts";
 import { watchRunningOut } from "./runningOut.ts";
-import { aSession, aWallet, anOrganizationWallet, expectLedgerInvariants, grant, testBilling } from "./testing.ts";
+import { anOrganizationWallet, aSession, aWallet, expectLedgerInvariants, grant, testBilling } from "./testing.ts";
 
 let tdb: TestDatabase;
 
@@ -47,7 +47,12 @@ describe("running out of credits", () => {
     expect(notes).toEqual([expect.objectContaining({ kind: "credits.running_low", organization_id: org.id })]);
     const events = await tdb.db("session_events").where({ session_id: s.id });
     expect(events).toEqual([expect.objectContaining({ type: "session.credits_low" })]);
-    expect(events[0].payload.credits).toEqual({ limit: "credits", available: (TEN_MINUTES - 1n).toString(), needed: TEN_MINUTES.toString(), seconds: 600 });
+    expect(events[0].payload.credits).toEqual({
+      limit: "credits",
+      available: (TEN_MINUTES - 1n).toString(),
+      needed: TEN_MINUTES.toString(),
+      seconds: 600,
+    });
   });
 
   it("pauses a session its credits cannot cover for the next minute, and tells its owner", async () => {
@@ -59,7 +64,9 @@ describe("running out of credits", () => {
     expect(p.paused).toEqual([s.id]);
     const notes = await tdb.db("notifications").where({ user_id: "usr_paused" });
     expect(notes.map((n: { kind: string }) => n.kind)).toEqual(["session.paused_no_credits"]);
-    expect((await tdb.db("session_events").where({ session_id: s.id })).map((e: { type: string }) => e.type)).toEqual(["session.credits_exhausted"]);
+    expect((await tdb.db("session_events").where({ session_id: s.id })).map((e: { type: string }) => e.type)).toEqual([
+      "session.credits_exhausted",
+    ]);
   });
 
   it("leaves paused sessions alone and does not count them", async () => {
@@ -79,8 +86,14 @@ describe("running out of credits", () => {
     const org = await anOrganizationWallet(tdb.db, MINUTE + 66_666n);
     const old = await aSession(tdb.db, { ownerId: "usr_two", organizationId: org.id, offering: "l4" });
     const young = await aSession(tdb.db, { ownerId: "usr_two", organizationId: org.id, offering: "h100" });
-    await tdb.db("sessions").where({ id: old.id }).update({ started_at: startedAt(60) });
-    await tdb.db("sessions").where({ id: young.id }).update({ started_at: startedAt(5) });
+    await tdb
+      .db("sessions")
+      .where({ id: old.id })
+      .update({ started_at: startedAt(60) });
+    await tdb
+      .db("sessions")
+      .where({ id: young.id })
+      .update({ started_at: startedAt(5) });
     const p = recordingPauser();
     const r = await watchRunningOut(b, p.pause);
     expect(r.paused).toEqual([young.id]);
@@ -90,7 +103,13 @@ describe("running out of credits", () => {
   it("pauses when the organization's budget will not cover the next minute, whatever the wallets hold", async () => {
     const { b, clock } = testBilling(tdb.db);
     const org = await anOrganizationWallet(tdb.db, 1_000n * MINUTE);
-    await upsertBudget(tdb.db, { organizationId: org.id, period: "daily", amount: MINUTE - 1n, by: "usr_admin", at: clock.now() });
+    await upsertBudget(tdb.db, {
+      organizationId: org.id,
+      period: "daily",
+      amount: MINUTE - 1n,
+      by: "usr_admin",
+      at: clock.now(),
+    });
     const s = await aSession(tdb.db, { ownerId: "usr_budget", organizationId: org.id, offering: "l4" });
     const p = recordingPauser();
     await watchRunningOut(b, p.pause);
@@ -111,7 +130,15 @@ describe("running out of credits", () => {
     // Use it up again (moved out to a project wallet): a new warning.
     await tdb.db.transaction(async (tx) => {
       const { transfer } = await import("./ledger.ts");
-      await transfer(tx, { kind: "allocation", fromWalletId: org.wallet.id, toWalletId: (await aWallet(tx, org.id, "project", "prj_ep")).id, amount: 10n * TEN_MINUTES, actorKind: "system", actorId: null, at: new Date() });
+      await transfer(tx, {
+        kind: "allocation",
+        fromWalletId: org.wallet.id,
+        toWalletId: (await aWallet(tx, org.id, "project", "prj_ep")).id,
+        amount: 10n * TEN_MINUTES,
+        actorKind: "system",
+        actorId: null,
+        at: new Date(),
+      });
     });
     expect((await watchRunningOut(b, p.pause)).warned).toEqual([s.id]);
   });

@@ -6,12 +6,19 @@
 // (a notification to its owner and a `session.credits_low` event on the sessions stream), once per
 // episode. Oldest first: when credits are short, the newest sessions stop first and the longest-running
 // work survives. Once its wallets are topped up a paused session may be resumed (the door checks it).
-import type { SessionRow } from "../db/operations/sessions/types.ts";
-import { insertSessionEvents } from "../db/operations/sessions/sessionEvents.ts";
+
 import { findBudget } from "../db/operations/ledger/budgets.ts";
 import { organizationSpend } from "../db/operations/ledger/organizationSpend.ts";
-import { alertsOf, clearAlerts, recordAlert, runningSessions, walletsOfOrganizations } from "../db/operations/ledger/runningSessions.ts";
+import {
+  alertsOf,
+  clearAlerts,
+  recordAlert,
+  runningSessions,
+  walletsOfOrganizations,
+} from "../db/operations/ledger/runningSessions.ts";
 import type { WalletRow } from "../db/operations/ledger/types.ts";
+import { insertSessionEvents } from "../db/operations/sessions/sessionEvents.ts";
+import type { SessionRow } from "../db/operations/sessions/types.ts";
 import { viewFromRow } from "../domain/sessions/view.ts";
 import { rateOf } from "./charge.ts";
 import type { BillingContext } from "./context.ts";
@@ -39,10 +46,18 @@ interface Pool {
 }
 
 /** Draws `amount` for a session from the pool (mutates it when it fits). Pure otherwise. */
-function draw(pool: Pool, chain: WalletRow[], amount: bigint): { ok: boolean; available: bigint; limit: Verdict["limit"] } {
-  const available = chain.reduce((s, w) => s + spendable({ ...w, balance: (pool.balances.get(w.id) ?? 0n).toString() }), 0n);
+function draw(
+  pool: Pool,
+  chain: WalletRow[],
+  amount: bigint,
+): { ok: boolean; available: bigint; limit: Verdict["limit"] } {
+  const available = chain.reduce(
+    (s, w) => s + spendable({ ...w, balance: (pool.balances.get(w.id) ?? 0n).toString() }),
+    0n,
+  );
   if (available < amount) return { ok: false, available, limit: "credits" };
-  if (pool.budget !== null && pool.budget < amount) return { ok: false, available: pool.budget < 0n ? 0n : pool.budget, limit: "organizationBudget" };
+  if (pool.budget !== null && pool.budget < amount)
+    return { ok: false, available: pool.budget < 0n ? 0n : pool.budget, limit: "organizationBudget" };
   let left = amount;
   for (const w of chain) {
     const can = spendable({ ...w, balance: (pool.balances.get(w.id) ?? 0n).toString() });
@@ -55,7 +70,9 @@ function draw(pool: Pool, chain: WalletRow[], amount: bigint): { ok: boolean; av
 }
 
 /** The verdicts for every running session. Reads only. */
-export async function assessRunningSessions(b: BillingContext): Promise<{ verdicts: Verdict[]; sessions: Map<string, SessionRow> }> {
+export async function assessRunningSessions(
+  b: BillingContext,
+): Promise<{ verdicts: Verdict[]; sessions: Map<string, SessionRow> }> {
   const now = b.clock.now();
   const sessions = await runningSessions(b.db);
   const orgs = [...new Set(sessions.map((s) => s.organization_id))];
@@ -65,8 +82,13 @@ export async function assessRunningSessions(b: BillingContext): Promise<{ verdic
   const rates = new Map<string, Awaited<ReturnType<BillingContext["offerings"]>>>();
   for (const org of orgs) {
     const budget = await findBudget(b.db, org);
-    const left = budget ? units(budget.amount) - (await organizationSpend(b.db, org, periodStart(budget.period, now))) : null;
-    const fresh = (): Pool => ({ balances: new Map(wallets.filter((w) => w.organization_id === org).map((w) => [w.id, units(w.balance)])), budget: left });
+    const left = budget
+      ? units(budget.amount) - (await organizationSpend(b.db, org, periodStart(budget.period, now)))
+      : null;
+    const fresh = (): Pool => ({
+      balances: new Map(wallets.filter((w) => w.organization_id === org).map((w) => [w.id, units(w.balance)])),
+      budget: left,
+    });
     const soon = fresh();
     const later = fresh();
     for (const s of sessions.filter((x) => x.organization_id === org)) {
@@ -77,7 +99,13 @@ export async function assessRunningSessions(b: BillingContext): Promise<{ verdic
       const window = costOf(rate, b.options.warnAheadSeconds);
       const pause = draw(soon, chain, minute);
       if (!pause.ok) {
-        verdicts.push({ sessionId: s.id, verdict: "pause", available: pause.available, needed: minute, limit: pause.limit });
+        verdicts.push({
+          sessionId: s.id,
+          verdict: "pause",
+          available: pause.available,
+          needed: minute,
+          limit: pause.limit,
+        });
         continue;
       }
       const warn = draw(later, chain, window);
@@ -92,20 +120,33 @@ export async function assessRunningSessions(b: BillingContext): Promise<{ verdic
 }
 
 /** One pass of the watch: warn, pause, and forget alerts of sessions that are funded again. */
-export async function watchRunningOut(b: BillingContext, pause: PauseSession): Promise<{ warned: string[]; paused: string[] }> {
+export async function watchRunningOut(
+  b: BillingContext,
+  pause: PauseSession,
+): Promise<{ warned: string[]; paused: string[] }> {
   const now = b.clock.now();
   const { verdicts, sessions } = await assessRunningSessions(b);
-  const existing = await alertsOf(b.db, verdicts.map((v) => v.sessionId));
+  const existing = await alertsOf(
+    b.db,
+    verdicts.map((v) => v.sessionId),
+  );
   const had = new Set(existing.map((a) => `${a.session_id}/${a.kind}`));
   const warned: string[] = [];
   const paused: string[] = [];
   await clearAlerts(
     b.db,
-    verdicts.filter((v) => v.verdict === "ok" && (had.has(`${v.sessionId}/warned`) || had.has(`${v.sessionId}/paused`))).map((v) => v.sessionId),
+    verdicts
+      .filter((v) => v.verdict === "ok" && (had.has(`${v.sessionId}/warned`) || had.has(`${v.sessionId}/paused`)))
+      .map((v) => v.sessionId),
   );
   for (const v of verdicts) {
     const s = sessions.get(v.sessionId) as SessionRow;
-    const credits = { limit: v.limit, available: v.available.toString(), needed: v.needed.toString(), seconds: v.verdict === "pause" ? b.options.pauseAheadSeconds : b.options.warnAheadSeconds };
+    const credits = {
+      limit: v.limit,
+      available: v.available.toString(),
+      needed: v.needed.toString(),
+      seconds: v.verdict === "pause" ? b.options.pauseAheadSeconds : b.options.warnAheadSeconds,
+    };
     if (v.verdict === "warn" && (await recordAlert(b.db, s.id, "warned", now))) {
       await say(b, s, "session.credits_low", credits, {
         kind: "credits.running_low",
@@ -143,7 +184,13 @@ async function say(
 ): Promise<void> {
   const at = b.clock.now();
   await b.db.transaction(async (tx) => {
-    await notify(tx, { userId: s.owner_id, organizationId: s.organization_id, ...n, data: { session_id: s.id, ...credits }, at });
+    await notify(tx, {
+      userId: s.owner_id,
+      organizationId: s.organization_id,
+      ...n,
+      data: { session_id: s.id, ...credits },
+      at,
+    });
     await insertSessionEvents(tx, [
       {
         session_id: s.id,

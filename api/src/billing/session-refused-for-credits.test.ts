@@ -27,7 +27,18 @@ describe("a session refused for credits", () => {
     await t.member(member, orgId, null, "member");
     const db = t.database.db;
     await db("clusters").insert({ id: "clu_door", name: "door", session_domain: "door.test" });
-    await db("cluster_nodes").insert({ cluster_id: "clu_door", name: "n1", gpu_model: "NVIDIA-H100-80GB-HBM3", gpu_count: 2, gpu_allocatable: 2, gpu_in_use: 0, schedulable: true, ready: true, labels: "{}", observed_at: new Date() });
+    await db("cluster_nodes").insert({
+      cluster_id: "clu_door",
+      name: "n1",
+      gpu_model: "NVIDIA-H100-80GB-HBM3",
+      gpu_count: 2,
+      gpu_allocatable: 2,
+      gpu_in_use: 0,
+      schedulable: true,
+      ready: true,
+      labels: "{}",
+      observed_at: new Date(),
+    });
   });
   afterAll(async () => {
     await expectLedgerInvariants(t.database.db);
@@ -57,11 +68,19 @@ describe("a session refused for credits", () => {
   });
 
   it("accepts it once the organization's wallet covers ten minutes", async () => {
-    const opened = await t.request("POST", "/api/v1/credits/wallets", { token: admin.token, json: { organization_id: orgId, owner_kind: "organization" } });
+    const opened = await t.request("POST", "/api/v1/credits/wallets", {
+      token: admin.token,
+      json: { organization_id: orgId, owner_kind: "organization" },
+    });
     expect(opened.status).toBe(201);
     const grant = await t.request("POST", "/api/v1/credits/allocations", {
       token: superAdmin.token,
-      json: { from_wallet_id: "wal_system", to_wallet_id: opened.body.id, amount: "666667", reason: "ten minutes of H100" },
+      json: {
+        from_wallet_id: "wal_system",
+        to_wallet_id: opened.body.id,
+        amount: "666667",
+        reason: "ten minutes of H100",
+      },
     });
     expect(grant.status).toBe(201);
     const r = await create("door-2");
@@ -70,10 +89,19 @@ describe("a session refused for credits", () => {
   });
 
   it("refuses it again when the organization's budget has less left than ten minutes", async () => {
-    const put = await t.request("PUT", `/api/v1/budgets/${orgId}`, { token: admin.token, json: { period: "daily", amount: "100000" } });
+    const put = await t.request("PUT", `/api/v1/budgets/${orgId}`, {
+      token: admin.token,
+      json: { period: "daily", amount: "100000" },
+    });
     expect(put.status).toBe(201);
     const r = await create("door-3");
     expect(r.status).toBe(403);
-    expect(r.body.error.details).toMatchObject({ limit: "organizationBudget", value: "100000", spent: "0", required: "666667", period: "daily" });
+    expect(r.body.error.details).toMatchObject({
+      limit: "organizationBudget",
+      value: "100000",
+      spent: "0",
+      required: "666667",
+      period: "daily",
+    });
   });
 });

@@ -8,8 +8,8 @@ import type { WalletRow } from "../db/operations/ledger/types.ts";
 import { TestClock } from "../http/testing.ts";
 import { BillingContext, type BillingOptions, type OfferingRate } from "./context.ts";
 import { SYSTEM_WALLET } from "./ids.ts";
-import { transfer } from "./ledger.ts";
 import { checkLedgerInvariants } from "./invariants.ts";
+import { transfer } from "./ledger.ts";
 import { ensureWallet } from "./wallets.ts";
 
 export const CREDIT = 1_000_000n;
@@ -19,10 +19,13 @@ export const TEST_OFFERINGS: Record<string, OfferingRate> = {
   h100: { hourlyCreditRate: "4000000", gpuCount: 1 },
   a100: { hourlyCreditRate: "2500000", gpuCount: 1 },
   l4: { hourlyCreditRate: "800000", gpuCount: 1 },
-  "h100x2": { hourlyCreditRate: "7000000", gpuCount: 2 },
+  h100x2: { hourlyCreditRate: "7000000", gpuCount: 2 },
 };
 
-export function testBilling(db: Knex, o: { clock?: TestClock; offerings?: Record<string, OfferingRate>; options?: Partial<BillingOptions> } = {}) {
+export function testBilling(
+  db: Knex,
+  o: { clock?: TestClock; offerings?: Record<string, OfferingRate>; options?: Partial<BillingOptions> } = {},
+) {
   const clock = o.clock ?? new TestClock(new Date("2026-11-22T12:00:00Z"));
   const offerings = o.offerings ?? TEST_OFFERINGS;
   const b = new BillingContext({
@@ -44,7 +47,11 @@ export interface TestOrg {
 }
 
 /** An organization id with its wallet funded from the system wallet. */
-export async function anOrganizationWallet(db: Knex, credits: bigint, at = new Date("2026-11-22T12:00:00Z")): Promise<TestOrg> {
+export async function anOrganizationWallet(
+  db: Knex,
+  credits: bigint,
+  at = new Date("2026-11-22T12:00:00Z"),
+): Promise<TestOrg> {
   const id = `org_${uniq()}`;
   const { wallet } = await ensureWallet(db, { organizationId: id, kind: "organization", id }, at);
   if (credits > 0n) await grant(db, wallet.id, credits, at);
@@ -53,11 +60,26 @@ export async function anOrganizationWallet(db: Knex, credits: bigint, at = new D
 
 export async function grant(db: Knex, walletId: string, amount: bigint, at = new Date("2026-11-22T12:00:00Z")) {
   return db.transaction((tx) =>
-    transfer(tx, { kind: "grant", fromWalletId: SYSTEM_WALLET, toWalletId: walletId, amount, actorKind: "system", actorId: null, reason: "test grant", at }),
+    transfer(tx, {
+      kind: "grant",
+      fromWalletId: SYSTEM_WALLET,
+      toWalletId: walletId,
+      amount,
+      actorKind: "system",
+      actorId: null,
+      reason: "test grant",
+      at,
+    }),
   );
 }
 
-export async function aWallet(db: Knex, organizationId: string, kind: "user" | "project", id: string, at = new Date("2026-11-22T12:00:00Z")): Promise<WalletRow> {
+export async function aWallet(
+  db: Knex,
+  organizationId: string,
+  kind: "user" | "project",
+  id: string,
+  at = new Date("2026-11-22T12:00:00Z"),
+): Promise<WalletRow> {
   return (await ensureWallet(db, { organizationId, kind, id }, at)).wallet;
 }
 
@@ -75,7 +97,16 @@ export interface TestSession {
 
 export async function aSession(
   db: Knex,
-  o: { ownerId: string; organizationId: string; projectId?: string | null; offering?: string; gpuCount?: number; phase?: string; clusterId?: string; id?: string },
+  o: {
+    ownerId: string;
+    organizationId: string;
+    projectId?: string | null;
+    offering?: string;
+    gpuCount?: number;
+    phase?: string;
+    clusterId?: string;
+    id?: string;
+  },
 ): Promise<TestSession> {
   const id = o.id ?? `ses_${uniq()}`;
   const offering = o.offering ?? "l4";
@@ -108,7 +139,13 @@ export async function usage(
   return insertUsageSamples(
     db,
     clusterId,
-    samples.map((s) => ({ id: s.id, session: s.session, start: s.start, end: new Date(s.start.getTime() + s.seconds * 1000), gpu_seconds: s.seconds })),
+    samples.map((s) => ({
+      id: s.id,
+      session: s.session,
+      start: s.start,
+      end: new Date(s.start.getTime() + s.seconds * 1000),
+      gpu_seconds: s.seconds,
+    })),
   );
 }
 

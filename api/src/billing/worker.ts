@@ -60,7 +60,13 @@ export function billingWorkerLoop(o: BillingWorkerOptions): BillingLoop {
   // The sessions domain's functions take Deps; billing's loop uses the part they read.
   const deps = { db: o.db, log, clock, kubeConfig: o.kubeConfig } as unknown as Deps;
   setSessionsRuntime(deps, makeSessionsRuntime(kube));
-  const billing = new BillingContext({ db: o.db, clock, log, offerings: catalogOfferings(deps), ...(o.options ? { options: o.options } : {}) });
+  const billing = new BillingContext({
+    db: o.db,
+    clock,
+    log,
+    offerings: catalogOfferings(deps),
+    ...(o.options ? { options: o.options } : {}),
+  });
   return new BillingLoop({
     billing,
     pause: pauseThroughSessions(deps),

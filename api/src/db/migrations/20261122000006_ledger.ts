@@ -144,7 +144,9 @@ export async function up(knex: Knex): Promise<void> {
     t.integer("samples").notNullable().defaultTo(0);
     t.timestamp("updated_at", { useTz: true }).notNullable().defaultTo(knex.fn.now());
   });
-  await knex.raw("ALTER TABLE billing_sessions ADD CONSTRAINT billing_sessions_carry_range CHECK (carry_divisor >= 1 AND carry >= 0 AND carry < 3600000 * carry_divisor)");
+  await knex.raw(
+    "ALTER TABLE billing_sessions ADD CONSTRAINT billing_sessions_carry_range CHECK (carry_divisor >= 1 AND carry >= 0 AND carry < 3600000 * carry_divisor)",
+  );
 
   await knex.schema.createTable("refills", (t) => {
     t.text("id").primary(); // rfl_<20>

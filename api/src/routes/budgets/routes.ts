@@ -33,7 +33,10 @@ export const getBudgetRoute = defineRoute({
   auth: "user",
   params: BudgetParams,
   responses: { 200: Budget },
-  handler: async ({ deps, principal, params }) => ({ status: 200, body: presentBudget(await getBudget(deps, principal, params.organizationId)) }),
+  handler: async ({ deps, principal, params }) => ({
+    status: 200,
+    body: presentBudget(await getBudget(deps, principal, params.organizationId)),
+  }),
 });
 
 export const setBudgetRoute = defineRoute({
@@ -53,7 +56,10 @@ export const setBudgetRoute = defineRoute({
   handler: async ({ deps, principal, params, body, audit }) => {
     audit.organization(params.organizationId);
     audit.target("budget", params.organizationId);
-    const { view, created } = await setBudget(deps, principal, params.organizationId, { period: body.period, amount: BigInt(body.amount) });
+    const { view, created } = await setBudget(deps, principal, params.organizationId, {
+      period: body.period,
+      amount: BigInt(body.amount),
+    });
     return { status: created ? 201 : 200, body: presentBudget(view) };
   },
 });

@@ -1,11 +1,18 @@
 // /api/v1/credits and /api/v1/budgets over HTTP with the real API, real authenticator and a real
 // database: the journeys of money between wallets, and BOLA across organizations on every route.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { anIdentityWorld, type IdentityTestApi, type IdentityWorld, itBehavesPerRole, type RouteCase, startIdentityTestApi } from "../../auth/testing.ts";
+import {
+  anIdentityWorld,
+  type IdentityTestApi,
+  type IdentityWorld,
+  itBehavesPerRole,
+  type RouteCase,
+  startIdentityTestApi,
+} from "../../auth/testing.ts";
 import { BillingContext } from "../../billing/context.ts";
+import { grantToOrganization } from "../../billing/grant.ts";
 import { BillingLoop } from "../../billing/loop.ts";
 import { askForCredits } from "../../billing/requests.ts";
-import { grantToOrganization } from "../../billing/grant.ts";
 import { expectLedgerInvariants } from "../../billing/testing.ts";
 import { ensureWallet } from "../../billing/wallets.ts";
 import { upsertBudget } from "../../db/operations/ledger/budgets.ts";
@@ -35,13 +42,40 @@ describe("/api/v1/credits and /api/v1/budgets", () => {
     t = await startIdentityTestApi();
     w = await anIdentityWorld(t);
     const now = t.clock.now();
-    orgA = (await grantToOrganization(t.database.db, { organizationId: w.orgA.id, amount: 1000n * CREDIT, actorKind: "system", actorId: null, reason: "test", at: now })).wallet;
-    orgB = (await grantToOrganization(t.database.db, { organizationId: w.orgB.id, amount: 1000n * CREDIT, actorKind: "system", actorId: null, reason: "test", at: now })).wallet;
-    projectA = (await ensureWallet(t.database.db, { organizationId: w.orgA.id, kind: "project", id: w.projectA.id }, now)).wallet;
-    memberAWallet = (await ensureWallet(t.database.db, { organizationId: w.orgA.id, kind: "user", id: w.memberA.id }, now)).wallet;
+    orgA = (
+      await grantToOrganization(t.database.db, {
+        organizationId: w.orgA.id,
+        amount: 1000n * CREDIT,
+        actorKind: "system",
+        actorId: null,
+        reason: "test",
+        at: now,
+      })
+    ).wallet;
+    orgB = (
+      await grantToOrganization(t.database.db, {
+        organizationId: w.orgB.id,
+        amount: 1000n * CREDIT,
+        actorKind: "system",
+        actorId: null,
+        reason: "test",
+        at: now,
+      })
+    ).wallet;
+    projectA = (
+      await ensureWallet(t.database.db, { organizationId: w.orgA.id, kind: "project", id: w.projectA.id }, now)
+    ).wallet;
+    memberAWallet = (
+      await ensureWallet(t.database.db, { organizationId: w.orgA.id, kind: "user", id: w.memberA.id }, now)
+    ).wallet;
     const r = await t.request("POST", "/api/v1/credits/allocations", {
       token: w.adminA.token,
-      json: { from_wallet_id: orgA.id, to_wallet_id: projectA.id, amount: (100n * CREDIT).toString(), reason: "project budget" },
+      json: {
+        from_wallet_id: orgA.id,
+        to_wallet_id: projectA.id,
+        amount: (100n * CREDIT).toString(),
+        reason: "project budget",
+      },
     });
     expect(r.status, JSON.stringify(r.body)).toBe(201);
     const refill = await t.request("POST", "/api/v1/credits/refills", {
@@ -50,7 +84,13 @@ describe("/api/v1/credits and /api/v1/budgets", () => {
     });
     expect(refill.status, JSON.stringify(refill.body)).toBe(201);
     refillA = refill.body.id;
-    await upsertBudget(t.database.db, { organizationId: w.orgA.id, period: "monthly", amount: 500n * CREDIT, by: w.adminA.id, at: now });
+    await upsertBudget(t.database.db, {
+      organizationId: w.orgA.id,
+      period: "monthly",
+      amount: 500n * CREDIT,
+      by: w.adminA.id,
+      at: now,
+    });
   });
   afterEach(async () => {
     await expectLedgerInvariants(t.database.db);
@@ -61,11 +101,15 @@ describe("/api/v1/credits and /api/v1/budgets", () => {
 
   const aPendingRequestOfMemberA = async () =>
     (
-      await askForCredits({ db: t.database.db, clock: t.clock }, principalOf(w.memberA, [{ organizationId: w.orgA.id, projectId: w.projectA.id, role: "member" }]), {
-        organizationId: w.orgA.id,
-        amount: 2n * CREDIT,
-        reason: "a longer training run",
-      })
+      await askForCredits(
+        { db: t.database.db, clock: t.clock },
+        principalOf(w.memberA, [{ organizationId: w.orgA.id, projectId: w.projectA.id, role: "member" }]),
+        {
+          organizationId: w.orgA.id,
+          amount: 2n * CREDIT,
+          reason: "a longer training run",
+        },
+      )
     ).id;
 
   describe("journeys", () => {
@@ -80,52 +124,109 @@ describe("/api/v1/credits and /api/v1/budgets", () => {
       const pending = await t.request("GET", "/api/v1/credits/requests?status=pending", { token: w.adminA.token });
       expect(pending.body.data.map((r: { id: string }) => r.id)).toContain(ask.body.id);
 
-      const orgBefore = (await t.request("GET", `/api/v1/credits/wallets/${orgA.id}`, { token: w.adminA.token })).body.balance;
+      const orgBefore = (await t.request("GET", `/api/v1/credits/wallets/${orgA.id}`, { token: w.adminA.token })).body
+        .balance;
       const approve = await t.request("POST", `/api/v1/credits/requests/${ask.body.id}/approve`, {
         token: w.adminA.token,
         json: { amount: "3000000", note: "three for now" },
       });
       expect(approve.status, JSON.stringify(approve.body)).toBe(200);
-      expect(approve.body).toMatchObject({ status: "partially_approved", approved_amount: "3000000", decided_by: w.adminA.id });
+      expect(approve.body).toMatchObject({
+        status: "partially_approved",
+        approved_amount: "3000000",
+        decided_by: w.adminA.id,
+      });
 
-      const mine = await t.request("GET", `/api/v1/credits/wallets/${ask.body.wallet_id}`, { token: w.orgMemberA.token });
-      expect(mine.body).toMatchObject({ balance: "3000000", spendable: "3000000", owner: { kind: "user", id: w.orgMemberA.id } });
+      const mine = await t.request("GET", `/api/v1/credits/wallets/${ask.body.wallet_id}`, {
+        token: w.orgMemberA.token,
+      });
+      expect(mine.body).toMatchObject({
+        balance: "3000000",
+        spendable: "3000000",
+        owner: { kind: "user", id: w.orgMemberA.id },
+      });
       const org = await t.request("GET", `/api/v1/credits/wallets/${orgA.id}`, { token: w.adminA.token });
       expect(BigInt(org.body.balance)).toBe(BigInt(orgBefore) - 3n * CREDIT);
 
-      const myLedger = await t.request("GET", `/api/v1/credits/wallets/${ask.body.wallet_id}/ledger`, { token: w.orgMemberA.token });
-      expect(myLedger.body.data[0]).toMatchObject({ kind: "request", amount: "3000000", balance_after: "3000000", actor: { kind: "user", id: w.adminA.id } });
-      const orgLedger = await t.request("GET", `/api/v1/credits/wallets/${orgA.id}/ledger?kind=request`, { token: w.adminA.token });
-      expect(orgLedger.body.data[0]).toMatchObject({ kind: "request", amount: "-3000000", sequence: myLedger.body.data[0].sequence });
+      const myLedger = await t.request("GET", `/api/v1/credits/wallets/${ask.body.wallet_id}/ledger`, {
+        token: w.orgMemberA.token,
+      });
+      expect(myLedger.body.data[0]).toMatchObject({
+        kind: "request",
+        amount: "3000000",
+        balance_after: "3000000",
+        actor: { kind: "user", id: w.adminA.id },
+      });
+      const orgLedger = await t.request("GET", `/api/v1/credits/wallets/${orgA.id}/ledger?kind=request`, {
+        token: w.adminA.token,
+      });
+      expect(orgLedger.body.data[0]).toMatchObject({
+        kind: "request",
+        amount: "-3000000",
+        sequence: myLedger.body.data[0].sequence,
+      });
 
-      const moves = await t.request("GET", `/api/v1/credits/allocations?wallet_id=${ask.body.wallet_id}`, { token: w.orgMemberA.token });
-      expect(moves.body.data).toEqual([expect.objectContaining({ kind: "request", from_wallet_id: orgA.id, to_wallet_id: ask.body.wallet_id, amount: "3000000" })]);
+      const moves = await t.request("GET", `/api/v1/credits/allocations?wallet_id=${ask.body.wallet_id}`, {
+        token: w.orgMemberA.token,
+      });
+      expect(moves.body.data).toEqual([
+        expect.objectContaining({
+          kind: "request",
+          from_wallet_id: orgA.id,
+          to_wallet_id: ask.body.wallet_id,
+          amount: "3000000",
+        }),
+      ]);
 
       // The movement links to its audit row by request id.
-      const audit = await t.database.db("audit_log").where({ action: "credits.request.approve", request_id: myLedger.body.data[0].request_id }).first();
+      const audit = await t.database
+        .db("audit_log")
+        .where({ action: "credits.request.approve", request_id: myLedger.body.data[0].request_id })
+        .first();
       expect(audit).toMatchObject({ actor_id: w.adminA.id, outcome: "success", organization_id: w.orgA.id });
 
       const notes = await t.database.db("notifications").where({ user_id: w.orgMemberA.id });
-      expect(notes).toEqual([expect.objectContaining({ kind: "credits.request_partially_approved", organization_id: w.orgA.id })]);
+      expect(notes).toEqual([
+        expect.objectContaining({ kind: "credits.request_partially_approved", organization_id: w.orgA.id }),
+      ]);
 
       // Decided is decided.
-      const again = await t.request("POST", `/api/v1/credits/requests/${ask.body.id}/approve`, { token: w.adminA.token, json: {} });
+      const again = await t.request("POST", `/api/v1/credits/requests/${ask.body.id}/approve`, {
+        token: w.adminA.token,
+        json: {},
+      });
       expect(again.status).toBe(409);
     });
 
     it("a denied request moves nothing and tells the requester", async () => {
       const id = await aPendingRequestOfMemberA();
-      const r = await t.request("POST", `/api/v1/credits/requests/${id}/deny`, { token: w.adminA.token, json: { note: "not this quarter" } });
+      const r = await t.request("POST", `/api/v1/credits/requests/${id}/deny`, {
+        token: w.adminA.token,
+        json: { note: "not this quarter" },
+      });
       expect(r.body).toMatchObject({ status: "denied", approved_amount: null, transaction_sequence: null });
       const n = await t.database.db("notifications").where({ user_id: w.memberA.id, kind: "credits.request_denied" });
       expect(n).toHaveLength(1);
     });
 
     it("moves credits once for one Idempotency-Key, and answers the first movement again", async () => {
-      const json = { from_wallet_id: projectA.id, to_wallet_id: memberAWallet.id, amount: "1000000", reason: "for the notebook" };
+      const json = {
+        from_wallet_id: projectA.id,
+        to_wallet_id: memberAWallet.id,
+        amount: "1000000",
+        reason: "for the notebook",
+      };
       const headers = { "Idempotency-Key": "alloc-once-1" };
-      const first = await t.request("POST", "/api/v1/credits/allocations", { token: w.projectAdminA.token, json, headers });
-      const second = await t.request("POST", "/api/v1/credits/allocations", { token: w.projectAdminA.token, json, headers });
+      const first = await t.request("POST", "/api/v1/credits/allocations", {
+        token: w.projectAdminA.token,
+        json,
+        headers,
+      });
+      const second = await t.request("POST", "/api/v1/credits/allocations", {
+        token: w.projectAdminA.token,
+        json,
+        headers,
+      });
       expect(first.status).toBe(201);
       expect(second.status).toBe(201);
       expect(second.headers.get("idempotent-replayed")).toBe("true");
@@ -137,10 +238,18 @@ describe("/api/v1/credits and /api/v1/budgets", () => {
     it("refuses a movement the paying wallet cannot cover with 409 insufficient_credits", async () => {
       const r = await t.request("POST", "/api/v1/credits/allocations", {
         token: w.projectAdminA.token,
-        json: { from_wallet_id: projectA.id, to_wallet_id: memberAWallet.id, amount: (10_000n * CREDIT).toString(), reason: "too much" },
+        json: {
+          from_wallet_id: projectA.id,
+          to_wallet_id: memberAWallet.id,
+          amount: (10_000n * CREDIT).toString(),
+          reason: "too much",
+        },
       });
       expect(r.status).toBe(409);
-      expect(r.body.error).toMatchObject({ code: "insufficient_credits", details: { wallet_id: projectA.id, requested: "10000000000" } });
+      expect(r.body.error).toMatchObject({
+        code: "insufficient_credits",
+        details: { wallet_id: projectA.id, requested: "10000000000" },
+      });
     });
 
     it("refuses amounts that are not strings of whole minor units", async () => {
@@ -176,12 +285,18 @@ describe("/api/v1/credits and /api/v1/budgets", () => {
     });
 
     it("exports a wallet's ledger as CSV with the same lines", async () => {
-      const res = await fetch(`${t.api.url}/api/v1/credits/wallets/${orgA.id}/ledger/export?kind=allocation`, { headers: { Authorization: `Bearer ${w.adminA.token}` } });
+      const res = await fetch(`${t.api.url}/api/v1/credits/wallets/${orgA.id}/ledger/export?kind=allocation`, {
+        headers: { Authorization: `Bearer ${w.adminA.token}` },
+      });
       expect(res.status).toBe(200);
       expect(res.headers.get("content-type")).toMatch(/^text\/csv/);
       const lines = (await res.text()).trim().split("\r\n");
-      expect(lines[0]).toBe("sequence,transaction_id,at,kind,amount,balance_after,reason,actor_kind,actor_id,request_id,session_id,cluster_id,sample_id");
-      const json = await t.request("GET", `/api/v1/credits/wallets/${orgA.id}/ledger?kind=allocation&size=100`, { token: w.adminA.token });
+      expect(lines[0]).toBe(
+        "sequence,transaction_id,at,kind,amount,balance_after,reason,actor_kind,actor_id,request_id,session_id,cluster_id,sample_id",
+      );
+      const json = await t.request("GET", `/api/v1/credits/wallets/${orgA.id}/ledger?kind=allocation&size=100`, {
+        token: w.adminA.token,
+      });
       expect(lines.length - 1).toBe(json.body.pagination.total);
       expect(lines[1]?.split(",")[4]).toBe(json.body.data[0].amount);
     });
@@ -192,7 +307,9 @@ describe("/api/v1/credits and /api/v1/budgets", () => {
         [w.adminB, 404],
         [w.memberA, 404],
       ] as const) {
-        const res = await fetch(`${t.api.url}/api/v1/credits/wallets/${orgA.id}/ledger/export`, { headers: { Authorization: `Bearer ${who.token}` } });
+        const res = await fetch(`${t.api.url}/api/v1/credits/wallets/${orgA.id}/ledger/export`, {
+          headers: { Authorization: `Bearer ${who.token}` },
+        });
         expect(res.status).toBe(status);
         await res.text();
       }
@@ -212,17 +329,38 @@ describe("/api/v1/credits and /api/v1/budgets", () => {
 
     it("shows a budget with its spend so far", async () => {
       const r = await t.request("GET", `/api/v1/budgets/${w.orgA.id}`, { token: w.adminA.token });
-      expect(r.body).toMatchObject({ organization_id: w.orgA.id, period: "monthly", amount: "500000000", spent: "0", remaining: "500000000", period_start: "2026-11-01T00:00:00.000Z", resets_at: "2026-12-01T00:00:00.000Z" });
-      const put = await t.request("PUT", `/api/v1/budgets/${w.orgB.id}`, { token: w.adminB.token, json: { period: "weekly", amount: "9000000" } });
+      expect(r.body).toMatchObject({
+        organization_id: w.orgA.id,
+        period: "monthly",
+        amount: "500000000",
+        spent: "0",
+        remaining: "500000000",
+        period_start: "2026-11-01T00:00:00.000Z",
+        resets_at: "2026-12-01T00:00:00.000Z",
+      });
+      const put = await t.request("PUT", `/api/v1/budgets/${w.orgB.id}`, {
+        token: w.adminB.token,
+        json: { period: "weekly", amount: "9000000" },
+      });
       expect(put.status).toBe(201);
-      const memberPut = await t.request("PUT", `/api/v1/budgets/${w.orgA.id}`, { token: w.memberA.token, json: { period: "weekly", amount: "1" } });
+      const memberPut = await t.request("PUT", `/api/v1/budgets/${w.orgA.id}`, {
+        token: w.memberA.token,
+        json: { period: "weekly", amount: "1" },
+      });
       expect(memberPut.status).toBe(403);
-      const otherPut = await t.request("PUT", `/api/v1/budgets/${w.orgA.id}`, { token: w.adminB.token, json: { period: "weekly", amount: "1" } });
+      const otherPut = await t.request("PUT", `/api/v1/budgets/${w.orgA.id}`, {
+        token: w.adminB.token,
+        json: { period: "weekly", amount: "1" },
+      });
       expect(otherPut.status).toBe(404);
     });
 
     it("applies a refill made over HTTP once per period across a worker restart", async () => {
-      const { wallet } = await ensureWallet(t.database.db, { organizationId: w.orgA.id, kind: "user", id: w.projectAdminA.id }, t.clock.now());
+      const { wallet } = await ensureWallet(
+        t.database.db,
+        { organizationId: w.orgA.id, kind: "user", id: w.projectAdminA.id },
+        t.clock.now(),
+      );
       const made = await t.request("POST", "/api/v1/credits/refills", {
         token: w.adminA.token,
         json: { wallet_id: wallet.id, mode: "add", amount: "1000000", period: "daily" },
@@ -230,12 +368,17 @@ describe("/api/v1/credits and /api/v1/budgets", () => {
       });
       expect(made.status, JSON.stringify(made.body)).toBe(201);
       const pass = async () => {
-        const loop = new BillingLoop({ billing: new BillingContext({ db: t.database.db, clock: t.clock, log: t.deps.log }), pause: async () => {} });
+        const loop = new BillingLoop({
+          billing: new BillingContext({ db: t.database.db, clock: t.clock, log: t.deps.log }),
+          pause: async () => {},
+        });
         await loop.pass();
         await loop.stop();
       };
       // Tokens live 15 minutes of the test's clock: a day later, sign in again.
-      const balance = async () => (await t.request("GET", `/api/v1/credits/wallets/${wallet.id}`, { token: await t.tokenFor(w.adminA.id) })).body.balance;
+      const balance = async () =>
+        (await t.request("GET", `/api/v1/credits/wallets/${wallet.id}`, { token: await t.tokenFor(w.adminA.id) })).body
+          .balance;
       await pass();
       await pass(); // a restarted worker, same day
       expect(await balance()).toBe("1000000");
@@ -244,7 +387,9 @@ describe("/api/v1/credits and /api/v1/budgets", () => {
         await pass();
         await pass();
         expect(await balance()).toBe("2000000");
-        const detail = await t.request("GET", `/api/v1/credits/refills/${made.body.id}`, { token: await t.tokenFor(w.adminA.id) });
+        const detail = await t.request("GET", `/api/v1/credits/refills/${made.body.id}`, {
+          token: await t.tokenFor(w.adminA.id),
+        });
         expect(detail.body.applications).toHaveLength(2);
       } finally {
         t.clock.advance(-24 * 3600);
@@ -253,7 +398,10 @@ describe("/api/v1/credits and /api/v1/budgets", () => {
     });
 
     it("refuses a credit request for an organization that is not the caller's", async () => {
-      const r = await t.request("POST", "/api/v1/credits/requests", { token: w.memberB.token, json: { organization_id: w.orgA.id, amount: "1", reason: "x" } });
+      const r = await t.request("POST", "/api/v1/credits/requests", {
+        token: w.memberB.token,
+        json: { organization_id: w.orgA.id, amount: "1", reason: "x" },
+      });
       expect(r.status).toBe(400);
       expect(r.body.error.details.issues[0].path).toEqual(["body", "organization_id"]);
     });
@@ -266,7 +414,11 @@ describe("/api/v1/credits and /api/v1/budgets", () => {
         name: "/credits/wallets (open)",
         method: "POST",
         path: () => "/api/v1/credits/wallets",
-        body: async (w) => ({ organization_id: w.orgA.id, owner_kind: "project", owner_id: (await t.aProject(w.orgA.id, `Wallet project ${n++}`)).id }),
+        body: async (w) => ({
+          organization_id: w.orgA.id,
+          owner_kind: "project",
+          owner_id: (await t.aProject(w.orgA.id, `Wallet project ${n++}`)).id,
+        }),
         allowed: [
           { as: "superAdmin", status: 201 },
           { as: "adminA", status: 201 },
@@ -478,7 +630,13 @@ describe("/api/v1/credits and /api/v1/budgets", () => {
         name: "/budgets/:organizationId (remove)",
         method: "DELETE",
         path: async (w) => {
-          await upsertBudget(t.database.db, { organizationId: w.orgA.id, period: "monthly", amount: 500n * CREDIT, by: w.adminA.id, at: t.clock.now() });
+          await upsertBudget(t.database.db, {
+            organizationId: w.orgA.id,
+            period: "monthly",
+            amount: 500n * CREDIT,
+            by: w.adminA.id,
+            at: t.clock.now(),
+          });
           return `/api/v1/budgets/${w.orgA.id}`;
         },
         allowed: [{ as: "adminA", status: 204 }],

@@ -1,9 +1,9 @@
+import type { z } from "zod";
+import { spendable } from "../../billing/ledger.ts";
 import type { CreditRequestRow } from "../../db/operations/ledger/creditRequests.ts";
 import type { MovementRow } from "../../db/operations/ledger/listMovements.ts";
 import type { RefillApplicationRow, RefillRow } from "../../db/operations/ledger/refills.ts";
 import type { WalletLedgerLine, WalletRow } from "../../db/operations/ledger/types.ts";
-import { spendable } from "../../billing/ledger.ts";
-import type { z } from "zod";
 import type { Allocation, CreditRequest, LedgerLine, Refill, RefillApplication, Wallet } from "./schemas.ts";
 
 const iso = (d: Date) => new Date(d).toISOString();
@@ -16,7 +16,11 @@ export function presentWallet(w: WalletRow, uncachedBalance?: string): z.input<t
     display_name: w.display_name,
     balance: w.balance ?? uncachedBalance ?? "0",
     spendable: w.allow_negative ? "0" : spendable(w).toString(),
-    limits: { overdraft: w.overdraft, max_spend_per_day: w.max_spend_per_day, max_spend_per_month: w.max_spend_per_month },
+    limits: {
+      overdraft: w.overdraft,
+      max_spend_per_day: w.max_spend_per_day,
+      max_spend_per_month: w.max_spend_per_month,
+    },
     last_sequence: w.last_sequence,
     resource: w.cr_name && w.cr_namespace ? { namespace: w.cr_namespace, name: w.cr_name } : null,
     created_at: iso(w.created_at),
@@ -39,13 +43,32 @@ export function presentLedgerLine(l: WalletLedgerLine): z.input<typeof LedgerLin
     session_id: l.session_id,
     usage:
       l.kind === "charge" && l.cluster_id && l.sample_id
-        ? { cluster_id: l.cluster_id, sample_id: l.sample_id, milliseconds: typeof m.ms === "string" ? m.ms : null, rate_per_hour: typeof m.rate_per_hour === "string" ? m.rate_per_hour : null }
+        ? {
+            cluster_id: l.cluster_id,
+            sample_id: l.sample_id,
+            milliseconds: typeof m.ms === "string" ? m.ms : null,
+            rate_per_hour: typeof m.rate_per_hour === "string" ? m.rate_per_hour : null,
+          }
         : null,
     reverses: l.reverses_seq,
   };
 }
 
-const CSV_COLUMNS = ["sequence", "transaction_id", "at", "kind", "amount", "balance_after", "reason", "actor_kind", "actor_id", "request_id", "session_id", "cluster_id", "sample_id"] as const;
+const CSV_COLUMNS = [
+  "sequence",
+  "transaction_id",
+  "at",
+  "kind",
+  "amount",
+  "balance_after",
+  "reason",
+  "actor_kind",
+  "actor_id",
+  "request_id",
+  "session_id",
+  "cluster_id",
+  "sample_id",
+] as const;
 
 function csvCell(v: string | null | undefined): string {
   const s = v ?? "";
@@ -114,5 +137,11 @@ export function presentRefill(r: RefillRow): z.input<typeof Refill> {
 }
 
 export function presentRefillApplication(a: RefillApplicationRow): z.input<typeof RefillApplication> {
-  return { period_start: iso(a.period_start), requested: a.requested, moved: a.moved, transaction_sequence: a.txn_seq, applied_at: iso(a.applied_at) };
+  return {
+    period_start: iso(a.period_start),
+    requested: a.requested,
+    moved: a.moved,
+    transaction_sequence: a.txn_seq,
+    applied_at: iso(a.applied_at),
+  };
 }

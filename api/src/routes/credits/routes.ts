@@ -2,6 +2,7 @@
 // (docs/dev/billing.md). Every creating or money-moving write takes an Idempotency-Key; amounts are
 // strings of minor units (1 credit = 1,000,000).
 import { z } from "zod";
+import { walletFor } from "../../billing/access.ts";
 import { allocate } from "../../billing/allocate.ts";
 import { changeWallet, getWallet, listWallets, openWallet, walletLedger } from "../../billing/manageWallets.ts";
 import { listMovements } from "../../billing/movements.ts";
@@ -14,7 +15,6 @@ import {
   getCreditRequest,
   listCreditRequests,
 } from "../../billing/requests.ts";
-import { walletFor } from "../../billing/access.ts";
 import { walletLedgerQuery } from "../../db/operations/ledger/listWalletLedger.ts";
 import type { WalletLedgerLine } from "../../db/operations/ledger/types.ts";
 import { Paged } from "../../http/paging.ts";
@@ -73,7 +73,10 @@ export const listWalletsRoute = defineRoute({
   auth: "user",
   query: ListWalletsQuery,
   responses: { 200: Paged(Wallet) },
-  handler: async ({ deps, principal, query }) => ({ status: 200, body: await listWallets(deps, principal, query, (w) => presentWallet(w)) }),
+  handler: async ({ deps, principal, query }) => ({
+    status: 200,
+    body: await listWallets(deps, principal, query, (w) => presentWallet(w)),
+  }),
 });
 
 export const openWalletRoute = defineRoute({
@@ -82,7 +85,8 @@ export const openWalletRoute = defineRoute({
   operationId: "openWallet",
   tags: TAGS,
   summary: "Open a wallet for an organization, one of its projects or one of its members (its org_admins)",
-  description: "Opening a wallet that exists answers it with 200; a new one is 201. Its Wallet resource (kubectl get wallets) follows within seconds.",
+  description:
+    "Opening a wallet that exists answers it with 200; a new one is 201. Its Wallet resource (kubectl get wallets) follows within seconds.",
   auth: "user",
   body: OpenWalletBody,
   idempotent: true,
@@ -110,7 +114,10 @@ export const getWalletRoute = defineRoute({
   auth: "user",
   params: WalletParams,
   responses: { 200: Wallet },
-  handler: async ({ deps, principal, params }) => ({ status: 200, body: presentWallet(await getWallet(deps, principal, params.walletId)) }),
+  handler: async ({ deps, principal, params }) => ({
+    status: 200,
+    body: presentWallet(await getWallet(deps, principal, params.walletId)),
+  }),
 });
 
 export const changeWalletRoute = defineRoute({
@@ -131,8 +138,12 @@ export const changeWalletRoute = defineRoute({
     const w = await changeWallet(deps, principal, params.walletId, {
       ...(body.display_name !== undefined ? { displayName: body.display_name } : {}),
       ...(l.overdraft !== undefined ? { overdraft: units(l.overdraft) } : {}),
-      ...(l.max_spend_per_day !== undefined ? { maxSpendPerDay: l.max_spend_per_day === null ? null : units(l.max_spend_per_day) } : {}),
-      ...(l.max_spend_per_month !== undefined ? { maxSpendPerMonth: l.max_spend_per_month === null ? null : units(l.max_spend_per_month) } : {}),
+      ...(l.max_spend_per_day !== undefined
+        ? { maxSpendPerDay: l.max_spend_per_day === null ? null : units(l.max_spend_per_day) }
+        : {}),
+      ...(l.max_spend_per_month !== undefined
+        ? { maxSpendPerMonth: l.max_spend_per_month === null ? null : units(l.max_spend_per_month) }
+        : {}),
     });
     if (w.organization_id) audit.organization(w.organization_id);
     return { status: 200, body: presentWallet(w) };
@@ -145,14 +156,21 @@ export const walletLedgerRoute = defineRoute({
   operationId: "getWalletLedger",
   tags: TAGS,
   summary: "A wallet's ledger, newest first, with the balance after each line",
-  description: "Filters: `from` (inclusive), `to` (exclusive), `kind` (comma-separated). Each charge names the usage interval it billed; each movement its audit request id.",
+  description:
+    "Filters: `from` (inclusive), `to` (exclusive), `kind` (comma-separated). Each charge names the usage interval it billed; each movement its audit request id.",
   auth: "user",
   params: WalletParams,
   query: LedgerQuery,
   responses: { 200: Paged(LedgerLine) },
   handler: async ({ deps, principal, params, query }) => ({
     status: 200,
-    body: await walletLedger(deps, principal, params.walletId, { page: query.page, size: query.size, ...ledgerFilter(query) }, presentLedgerLine),
+    body: await walletLedger(
+      deps,
+      principal,
+      params.walletId,
+      { page: query.page, size: query.size, ...ledgerFilter(query) },
+      presentLedgerLine,
+    ),
   }),
 });
 
@@ -181,7 +199,9 @@ export const walletLedgerExportRoute = defineRoute({
     const CHUNK = 2_000;
     try {
       for (let offset = 0; ; offset += CHUNK) {
-        const rows = (await walletLedgerQuery(deps.db, wallet.id, ledgerFilter(query)).limit(CHUNK).offset(offset)) as WalletLedgerLine[];
+        const rows = (await walletLedgerQuery(deps.db, wallet.id, ledgerFilter(query))
+          .limit(CHUNK)
+          .offset(offset)) as WalletLedgerLine[];
         for (const row of rows) if (!res.write(ledgerCsvRow(row))) await new Promise((r) => res.once("drain", r));
         if (rows.length < CHUNK || res.destroyed) break;
       }
@@ -201,7 +221,10 @@ export const listAllocationsRoute = defineRoute({
   auth: "user",
   query: ListAllocationsQuery,
   responses: { 200: Paged(Allocation) },
-  handler: async ({ deps, principal, query }) => ({ status: 200, body: await listMovements(deps, principal, query, presentMovement) }),
+  handler: async ({ deps, principal, query }) => ({
+    status: 200,
+    body: await listMovements(deps, principal, query, presentMovement),
+  }),
 });
 
 export const allocateRoute = defineRoute({
@@ -209,7 +232,8 @@ export const allocateRoute = defineRoute({
   path: "/api/v1/credits/allocations",
   operationId: "allocateCredits",
   tags: TAGS,
-  summary: "Move credits between two wallets of an organization (down, or back up); super_admins issue from the system wallet",
+  summary:
+    "Move credits between two wallets of an organization (down, or back up); super_admins issue from the system wallet",
   description:
     "You must manage the paying wallet and see the receiving one; both belong to one organization (or one is the system wallet and the other an organization's). A paying wallet that cannot cover the amount: 409 `insufficient_credits` with `details.spendable`. Repeat with the same Idempotency-Key to retry safely: the credits move once.",
   auth: "user",
@@ -222,7 +246,12 @@ export const allocateRoute = defineRoute({
     const r = await allocate(
       deps,
       principal,
-      { fromWalletId: body.from_wallet_id, toWalletId: body.to_wallet_id, amount: units(body.amount), reason: body.reason },
+      {
+        fromWalletId: body.from_wallet_id,
+        toWalletId: body.to_wallet_id,
+        amount: units(body.amount),
+        reason: body.reason,
+      },
       { requestId, ...(key ? { idempotencyKey: key } : {}) },
     );
     const t = r.transaction;
@@ -248,7 +277,10 @@ export const listRequestsRoute = defineRoute({
   auth: "user",
   query: ListRequestsQuery,
   responses: { 200: Paged(CreditRequest) },
-  handler: async ({ deps, principal, query }) => ({ status: 200, body: await listCreditRequests(deps, principal, query, presentCreditRequest) }),
+  handler: async ({ deps, principal, query }) => ({
+    status: 200,
+    body: await listCreditRequests(deps, principal, query, presentCreditRequest),
+  }),
 });
 
 export const askRoute = defineRoute({
@@ -264,7 +296,12 @@ export const askRoute = defineRoute({
   responses: { 201: CreditRequest },
   handler: async ({ deps, principal, body, audit }) => {
     audit.organization(body.organization_id);
-    const r = await askForCredits(deps, principal, { organizationId: body.organization_id, projectId: body.project_id, amount: units(body.amount), reason: body.reason });
+    const r = await askForCredits(deps, principal, {
+      organizationId: body.organization_id,
+      projectId: body.project_id,
+      amount: units(body.amount),
+      reason: body.reason,
+    });
     audit.target("credit_request", r.id);
     return { status: 201, body: presentCreditRequest(r) };
   },
@@ -279,7 +316,10 @@ export const getRequestRoute = defineRoute({
   auth: "user",
   params: RequestParams,
   responses: { 200: CreditRequest },
-  handler: async ({ deps, principal, params }) => ({ status: 200, body: presentCreditRequest(await getCreditRequest(deps, principal, params.requestId)) }),
+  handler: async ({ deps, principal, params }) => ({
+    status: 200,
+    body: presentCreditRequest(await getCreditRequest(deps, principal, params.requestId)),
+  }),
 });
 
 export const approveRoute = defineRoute({
@@ -300,7 +340,11 @@ export const approveRoute = defineRoute({
       deps,
       principal,
       params.requestId,
-      { amount: body.amount === undefined ? undefined : units(body.amount), fromWalletId: body.from_wallet_id, note: body.note },
+      {
+        amount: body.amount === undefined ? undefined : units(body.amount),
+        fromWalletId: body.from_wallet_id,
+        note: body.note,
+      },
       { requestId },
     );
     audit.organization(r.organization_id);
@@ -357,7 +401,10 @@ export const listRefillsRoute = defineRoute({
   auth: "user",
   query: ListWalletsQuery.pick({ page: true, size: true }),
   responses: { 200: Paged(Refill) },
-  handler: async ({ deps, principal, query }) => ({ status: 200, body: await listRefills(deps, principal, query, presentRefill) }),
+  handler: async ({ deps, principal, query }) => ({
+    status: 200,
+    body: await listRefills(deps, principal, query, presentRefill),
+  }),
 });
 
 export const createRefillRoute = defineRoute({
@@ -399,7 +446,10 @@ export const getRefillRoute = defineRoute({
   responses: { 200: RefillDetail },
   handler: async ({ deps, principal, params }) => {
     const { refill, applications } = await historyOf(deps, principal, params.refillId);
-    return { status: 200, body: { ...presentRefill(refill), applications: applications.map(presentRefillApplication) } };
+    return {
+      status: 200,
+      body: { ...presentRefill(refill), applications: applications.map(presentRefillApplication) },
+    };
   },
 });
 

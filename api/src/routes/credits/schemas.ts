@@ -4,17 +4,27 @@ import { z } from "zod";
 import { Page } from "../../http/paging.ts";
 
 const Timestamp = z.string().meta({ description: "RFC 3339, UTC." });
-const Id = z.string().min(1).max(64).regex(/^[A-Za-z0-9_:-]+$/);
+const Id = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9_:-]+$/);
 
 export const Amount = z
   .string()
   .regex(/^[1-9][0-9]{0,17}$/, "a positive whole number of minor units, as a string")
-  .meta({ id: "Amount", description: "Minor units as a decimal string (1 credit = 1000000). Amounts are never JSON numbers.", example: "2500000" });
+  .meta({
+    id: "Amount",
+    description: "Minor units as a decimal string (1 credit = 1000000). Amounts are never JSON numbers.",
+    example: "2500000",
+  });
 export const AmountOrZero = z
   .string()
   .regex(/^(0|[1-9][0-9]{0,17})$/, "a whole number of minor units, as a string")
   .meta({ description: "Minor units as a decimal string (1 credit = 1000000)." });
-const SignedAmount = z.string().meta({ description: "Signed minor units as a decimal string; negative left the wallet." });
+const SignedAmount = z
+  .string()
+  .meta({ description: "Signed minor units as a decimal string; negative left the wallet." });
 const Reason = z.string().trim().min(1).max(1000);
 
 export const WalletParams = z.object({ walletId: Id });
@@ -28,21 +38,28 @@ export const Wallet = z
     owner: z.object({ kind: z.enum(["user", "project", "organization", "system"]), id: z.string() }),
     display_name: z.string().nullable(),
     balance: SignedAmount,
-    spendable: AmountOrZero.meta({ description: "What the wallet can pay now: its balance down to its floor (minus the overdraft)." }),
+    spendable: AmountOrZero.meta({
+      description: "What the wallet can pay now: its balance down to its floor (minus the overdraft).",
+    }),
     limits: z.object({
       overdraft: AmountOrZero,
       max_spend_per_day: AmountOrZero.nullable(),
       max_spend_per_month: AmountOrZero.nullable(),
     }),
     last_sequence: z.string().meta({ description: "The newest ledger sequence number applied to the balance." }),
-    resource: z.object({ namespace: z.string(), name: z.string() }).nullable().meta({ description: "The Wallet custom resource that mirrors it (kubectl get wallets)." }),
+    resource: z
+      .object({ namespace: z.string(), name: z.string() })
+      .nullable()
+      .meta({ description: "The Wallet custom resource that mirrors it (kubectl get wallets)." }),
     created_at: Timestamp,
     updated_at: Timestamp,
   })
   .meta({ id: "Wallet" });
 
 export const ListWalletsQuery = Page.extend({
-  organization: Id.optional().meta({ description: "Only this organization's wallets (ignored when outside your scope)." }),
+  organization: Id.optional().meta({
+    description: "Only this organization's wallets (ignored when outside your scope).",
+  }),
   owner_kind: z.enum(["user", "project", "organization", "system"]).optional(),
 });
 
@@ -60,7 +77,9 @@ export const ChangeWalletBody = z
     display_name: z.string().trim().min(1).max(128).nullable().optional(),
     limits: z
       .object({
-        overdraft: AmountOrZero.optional().meta({ description: "How far below zero usage may take the balance (super_admin only)." }),
+        overdraft: AmountOrZero.optional().meta({
+          description: "How far below zero usage may take the balance (super_admin only).",
+        }),
         max_spend_per_day: AmountOrZero.nullable().optional(),
         max_spend_per_month: AmountOrZero.nullable().optional(),
       })
@@ -92,7 +111,12 @@ export const LedgerLine = z
     request_id: z.string().nullable().meta({ description: "Links the movement to its audit row." }),
     session_id: z.string().nullable(),
     usage: z
-      .object({ cluster_id: z.string(), sample_id: z.string(), milliseconds: z.string().nullable(), rate_per_hour: z.string().nullable() })
+      .object({
+        cluster_id: z.string(),
+        sample_id: z.string(),
+        milliseconds: z.string().nullable(),
+        rate_per_hour: z.string().nullable(),
+      })
       .nullable()
       .meta({ description: "For charges: the usage interval charged and the rate (minor units per hour)." }),
     reverses: z.string().nullable().meta({ description: "The sequence number this line reverses." }),
@@ -151,7 +175,10 @@ export const CreditRequest = z
 export const AskBody = z
   .object({
     organization_id: Id,
-    project_id: Id.optional().meta({ description: "Ask for the project's wallet (you must belong to it); omitted: your own wallet in the organization." }),
+    project_id: Id.optional().meta({
+      description:
+        "Ask for the project's wallet (you must belong to it); omitted: your own wallet in the organization.",
+    }),
     amount: Amount,
     reason: Reason,
   })
@@ -171,7 +198,9 @@ export const ApproveBody = z
   .meta({ id: "CreditRequestApproval" });
 export const DenyBody = z.object({ note: z.string().trim().max(1000).optional() }).meta({ id: "CreditRequestDenial" });
 
-const PeriodEnum = z.enum(["daily", "weekly", "monthly"]).meta({ description: "UTC: days start at 00:00, weeks on Monday, months on the 1st." });
+const PeriodEnum = z
+  .enum(["daily", "weekly", "monthly"])
+  .meta({ description: "UTC: days start at 00:00, weeks on Monday, months on the 1st." });
 
 export const Refill = z
   .object({
@@ -191,21 +220,38 @@ export const Refill = z
   .meta({ id: "Refill" });
 
 export const RefillApplication = z
-  .object({ period_start: Timestamp, requested: AmountOrZero, moved: AmountOrZero, transaction_sequence: z.string().nullable(), applied_at: Timestamp })
+  .object({
+    period_start: Timestamp,
+    requested: AmountOrZero,
+    moved: AmountOrZero,
+    transaction_sequence: z.string().nullable(),
+    applied_at: Timestamp,
+  })
   .meta({ id: "RefillApplication" });
 export const RefillDetail = Refill.extend({ applications: z.array(RefillApplication) }).meta({ id: "RefillDetail" });
 
 export const CreateRefillBody = z
   .object({
     wallet_id: Id,
-    source_wallet_id: Id.optional().meta({ description: "The paying wallet; by default the parent (organization's wallet, or the system wallet for an organization)." }),
+    source_wallet_id: Id.optional().meta({
+      description:
+        "The paying wallet; by default the parent (organization's wallet, or the system wallet for an organization).",
+    }),
     mode: z.enum(["top_up_to", "add"]),
     amount: Amount,
     period: PeriodEnum,
-    starts_at: z.iso.datetime({ offset: true }).optional().meta({ description: "The first period applied is the one holding this instant (default: now)." }),
+    starts_at: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .meta({ description: "The first period applied is the one holding this instant (default: now)." }),
   })
   .meta({ id: "RefillCreate" });
 
 export const ChangeRefillBody = z
-  .object({ mode: z.enum(["top_up_to", "add"]).optional(), amount: Amount.optional(), period: PeriodEnum.optional(), enabled: z.boolean().optional() })
+  .object({
+    mode: z.enum(["top_up_to", "add"]).optional(),
+    amount: Amount.optional(),
+    period: PeriodEnum.optional(),
+    enabled: z.boolean().optional(),
+  })
   .meta({ id: "RefillChange" });

@@ -16,7 +16,10 @@ export async function lockCarries(tx: Knex.Transaction, sessionIds: readonly str
     `INSERT INTO billing_sessions (session_id) SELECT unnest(?::text[]) ORDER BY 1 ON CONFLICT (session_id) DO NOTHING`,
     [ids],
   );
-  const rows = (await tx("billing_sessions").whereIn("session_id", ids).orderBy("session_id").forUpdate()) as CarryRow[];
+  const rows = (await tx("billing_sessions")
+    .whereIn("session_id", ids)
+    .orderBy("session_id")
+    .forUpdate()) as CarryRow[];
   return new Map(rows.map((r) => [r.session_id, r]));
 }
 
@@ -27,6 +30,13 @@ export async function saveCarries(tx: Knex.Transaction, rows: readonly CarryRow[
        FROM (SELECT unnest(?::text[]) AS id, unnest(?::bigint[]) AS carry, unnest(?::bigint[]) AS divisor,
                     unnest(?::bigint[]) AS charged, unnest(?::int[]) AS samples) v
       WHERE b.session_id = v.id`,
-    [at, rows.map((r) => r.session_id), rows.map((r) => r.carry), rows.map((r) => r.carry_divisor), rows.map((r) => r.charged), rows.map((r) => r.samples)],
+    [
+      at,
+      rows.map((r) => r.session_id),
+      rows.map((r) => r.carry),
+      rows.map((r) => r.carry_divisor),
+      rows.map((r) => r.charged),
+      rows.map((r) => r.samples),
+    ],
   );
 }

@@ -21,7 +21,16 @@ export interface CreditRequestRow {
 
 export async function insertCreditRequest(
   db: Knex,
-  r: { id: string; walletId: string; organizationId: string; projectId: string | null; requesterId: string; amount: bigint; reason: string; at: Date },
+  r: {
+    id: string;
+    walletId: string;
+    organizationId: string;
+    projectId: string | null;
+    requesterId: string;
+    amount: bigint;
+    reason: string;
+    at: Date;
+  },
 ): Promise<CreditRequestRow> {
   const [row] = (await db("credit_requests")
     .insert({
@@ -38,7 +47,11 @@ export async function insertCreditRequest(
   return row as CreditRequestRow;
 }
 
-export async function findCreditRequest(db: Knex, id: string, opts: { forUpdate?: boolean } = {}): Promise<CreditRequestRow | undefined> {
+export async function findCreditRequest(
+  db: Knex,
+  id: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<CreditRequestRow | undefined> {
   const q = db("credit_requests").where({ id }).first();
   if (opts.forUpdate) q.forUpdate();
   return (await q) as CreditRequestRow | undefined;
@@ -47,7 +60,14 @@ export async function findCreditRequest(db: Knex, id: string, opts: { forUpdate?
 export async function decideCreditRequest(
   db: Knex,
   id: string,
-  d: { status: CreditRequestStatus; approvedAmount?: bigint | null; by: string; note?: string | null; txnSeq?: string | null; at: Date },
+  d: {
+    status: CreditRequestStatus;
+    approvedAmount?: bigint | null;
+    by: string;
+    note?: string | null;
+    txnSeq?: string | null;
+    at: Date;
+  },
 ): Promise<CreditRequestRow> {
   const [row] = (await db("credit_requests")
     .where({ id, status: "pending" })
@@ -70,7 +90,11 @@ export interface CreditRequestVisibility {
   projectIds: string[];
 }
 
-export function creditRequestsQuery(db: Knex, v: CreditRequestVisibility, f: { status?: string; organizationId?: string }): Knex.QueryBuilder {
+export function creditRequestsQuery(
+  db: Knex,
+  v: CreditRequestVisibility,
+  f: { status?: string; organizationId?: string },
+): Knex.QueryBuilder {
   const q = db("credit_requests").select("*");
   if (!v.all)
     q.where((w) => {
@@ -80,5 +104,8 @@ export function creditRequestsQuery(db: Knex, v: CreditRequestVisibility, f: { s
     });
   if (f.status) q.where("status", f.status);
   if (f.organizationId) q.where("organization_id", f.organizationId);
-  return q.orderBy([{ column: "created_at", order: "desc" }, { column: "id", order: "desc" }]);
+  return q.orderBy([
+    { column: "created_at", order: "desc" },
+    { column: "id", order: "desc" },
+  ]);
 }

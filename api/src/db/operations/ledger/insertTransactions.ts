@@ -72,7 +72,8 @@ export async function insertTransactions(
         duplicates.push(t);
         continue;
       }
-      for (const l of t.legs) legs.push({ txn_seq: row.seq, wallet_id: l.walletId, amount: l.amount.toString(), created_at: t.at });
+      for (const l of t.legs)
+        legs.push({ txn_seq: row.seq, wallet_id: l.walletId, amount: l.amount.toString(), created_at: t.at });
     }
     // One statement for the whole chunk: the legs of one transaction never straddle two statements.
     if (legs.length > 0) await tx("ledger_entries").insert(legs);

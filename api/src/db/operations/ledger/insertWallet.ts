@@ -20,7 +20,18 @@ export async function insertWallet(db: Knex, w: NewWallet): Promise<{ wallet: Wa
      VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)
      ON CONFLICT (coalesce(organization_id, ''), owner_kind, owner_id) DO NOTHING
      RETURNING *`,
-    [w.id, w.organizationId, w.ownerKind, w.ownerId, w.displayName ?? null, (w.overdraft ?? 0n).toString(), w.crNamespace, w.crName, w.at, w.at],
+    [
+      w.id,
+      w.organizationId,
+      w.ownerKind,
+      w.ownerId,
+      w.displayName ?? null,
+      (w.overdraft ?? 0n).toString(),
+      w.crNamespace,
+      w.crName,
+      w.at,
+      w.at,
+    ],
   )) as { rows: WalletRow[] };
   if (rows.rows[0]) return { wallet: rows.rows[0], created: true };
   const existing = (await db("wallets")

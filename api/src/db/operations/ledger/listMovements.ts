@@ -20,7 +20,11 @@ export interface MovementRow {
 }
 
 /** Credit movements between wallets (not charges), newest first, touching `walletIds` (or all). */
-export function movementsQuery(db: Knex, walletIds: string[] | "all", f: { walletId?: string; kind?: string }): Knex.QueryBuilder {
+export function movementsQuery(
+  db: Knex,
+  walletIds: string[] | "all",
+  f: { walletId?: string; kind?: string },
+): Knex.QueryBuilder {
   const q = db("ledger_transactions as t")
     .select(
       "t.seq",
@@ -35,8 +39,12 @@ export function movementsQuery(db: Knex, walletIds: string[] | "all", f: { walle
       "t.reverses_seq",
       "t.metadata",
       "t.created_at",
-      db.raw("(SELECT e.wallet_id FROM ledger_entries e WHERE e.txn_seq = t.seq AND e.amount < 0 ORDER BY e.id LIMIT 1) AS from_wallet_id"),
-      db.raw("(SELECT e.wallet_id FROM ledger_entries e WHERE e.txn_seq = t.seq AND e.amount > 0 ORDER BY e.id LIMIT 1) AS to_wallet_id"),
+      db.raw(
+        "(SELECT e.wallet_id FROM ledger_entries e WHERE e.txn_seq = t.seq AND e.amount < 0 ORDER BY e.id LIMIT 1) AS from_wallet_id",
+      ),
+      db.raw(
+        "(SELECT e.wallet_id FROM ledger_entries e WHERE e.txn_seq = t.seq AND e.amount > 0 ORDER BY e.id LIMIT 1) AS to_wallet_id",
+      ),
     )
     .whereIn("t.kind", f.kind ? [f.kind] : [...MOVEMENT_KINDS]);
   if (walletIds !== "all") q.whereIn("t.seq", db("ledger_entries").select("txn_seq").whereIn("wallet_id", walletIds));

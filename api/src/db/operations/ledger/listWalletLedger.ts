@@ -24,5 +24,8 @@ export function walletLedgerQuery(db: Knex, walletId: string, f: LedgerFilter): 
   if (f.from) q.where("created_at", ">=", f.from);
   if (f.to) q.where("created_at", "<", f.to);
   if (f.kinds && f.kinds.length > 0) q.whereIn("kind", f.kinds);
-  return q.orderBy([{ column: "seq", order: "desc" }, { column: "entry_id", order: "desc" }]);
+  return q.orderBy([
+    { column: "seq", order: "desc" },
+    { column: "entry_id", order: "desc" },
+  ]);
 }

@@ -26,7 +26,9 @@ export function visibleWalletsQuery(db: Knex, v: WalletVisibility, f: WalletFilt
       if (v.projectIds.length > 0) w.orWhere((p) => p.where("owner_kind", "project").whereIn("owner_id", v.projectIds));
       for (const u of v.userWallets) {
         if (u.organizationIds.length === 0) continue;
-        w.orWhere((p) => p.where({ owner_kind: "user", owner_id: u.userId }).whereIn("organization_id", u.organizationIds));
+        w.orWhere((p) =>
+          p.where({ owner_kind: "user", owner_id: u.userId }).whereIn("organization_id", u.organizationIds),
+        );
       }
     });
   }
@@ -36,5 +38,9 @@ export function visibleWalletsQuery(db: Knex, v: WalletVisibility, f: WalletFilt
   if (f.ownerId) q.where("owner_id", f.ownerId);
   // The usage sink is an internal account: listed for nobody.
   q.whereNot("id", "wal_usage");
-  return q.orderBy([{ column: "organization_id", order: "asc", nulls: "first" }, { column: "owner_kind" }, { column: "id" }]);
+  return q.orderBy([
+    { column: "organization_id", order: "asc", nulls: "first" },
+    { column: "owner_kind" },
+    { column: "id" },
+  ]);
 }

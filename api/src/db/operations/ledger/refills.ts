@@ -25,7 +25,9 @@ export interface RefillApplicationRow {
 }
 
 export async function insertRefill(db: Knex, r: Omit<RefillRow, "enabled" | "updated_at">): Promise<RefillRow> {
-  const [row] = (await db("refills").insert({ ...r, enabled: true, updated_at: r.created_at }).returning("*")) as RefillRow[];
+  const [row] = (await db("refills")
+    .insert({ ...r, enabled: true, updated_at: r.created_at })
+    .returning("*")) as RefillRow[];
   return row as RefillRow;
 }
 
@@ -33,13 +35,26 @@ export async function findRefill(db: Knex, id: string): Promise<RefillRow | unde
   return (await db("refills").where({ id }).first()) as RefillRow | undefined;
 }
 
-export async function updateRefill(db: Knex, id: string, patch: Partial<Pick<RefillRow, "mode" | "amount" | "period" | "enabled">>, at: Date): Promise<RefillRow | undefined> {
-  const [row] = (await db("refills").where({ id }).update({ ...patch, updated_at: at }).returning("*")) as RefillRow[];
+export async function updateRefill(
+  db: Knex,
+  id: string,
+  patch: Partial<Pick<RefillRow, "mode" | "amount" | "period" | "enabled">>,
+  at: Date,
+): Promise<RefillRow | undefined> {
+  const [row] = (await db("refills")
+    .where({ id })
+    .update({ ...patch, updated_at: at })
+    .returning("*")) as RefillRow[];
   return row;
 }
 
 export function refillsQuery(db: Knex, walletIds: string[] | "all"): Knex.QueryBuilder {
-  const q = db("refills").select("*").orderBy([{ column: "created_at", order: "desc" }, { column: "id", order: "desc" }]);
+  const q = db("refills")
+    .select("*")
+    .orderBy([
+      { column: "created_at", order: "desc" },
+      { column: "id", order: "desc" },
+    ]);
   if (walletIds !== "all") q.where((w) => w.whereIn("wallet_id", walletIds).orWhereIn("source_wallet_id", walletIds));
   return q;
 }
@@ -59,7 +74,12 @@ export async function lastApplications(db: Knex, refillIds: string[]): Promise<M
 }
 
 /** Claims (refill, period); false when it was applied already — the primary key decides, once. */
-export async function claimRefillPeriod(tx: Knex.Transaction, refillId: string, periodStart: Date, at: Date): Promise<boolean> {
+export async function claimRefillPeriod(
+  tx: Knex.Transaction,
+  refillId: string,
+  periodStart: Date,
+  at: Date,
+): Promise<boolean> {
   const r = (await tx.raw(
     `INSERT INTO refill_applications (refill_id, period_start, requested, moved, applied_at) VALUES (?, ?, 0, 0, ?)
      ON CONFLICT (refill_id, period_start) DO NOTHING RETURNING refill_id`,
@@ -78,5 +98,8 @@ export async function recordRefillApplication(
 }
 
 export async function refillApplications(db: Knex, refillId: string, limit = 12): Promise<RefillApplicationRow[]> {
-  return (await db("refill_applications").where({ refill_id: refillId }).orderBy("period_start", "desc").limit(limit)) as RefillApplicationRow[];
+  return (await db("refill_applications")
+    .where({ refill_id: refillId })
+    .orderBy("period_start", "desc")
+    .limit(limit)) as RefillApplicationRow[];
 }

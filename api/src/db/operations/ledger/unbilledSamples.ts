@@ -29,7 +29,11 @@ export async function lockUnbilledSamples(
   return (await q) as UnbilledSample[];
 }
 
-export async function markSamplesBilled(tx: Knex.Transaction, samples: readonly UnbilledSample[], at: Date): Promise<void> {
+export async function markSamplesBilled(
+  tx: Knex.Transaction,
+  samples: readonly UnbilledSample[],
+  at: Date,
+): Promise<void> {
   if (samples.length === 0) return;
   const byCluster = new Map<string, string[]>();
   for (const s of samples) byCluster.set(s.cluster_id, [...(byCluster.get(s.cluster_id) ?? []), s.sample_id]);
