@@ -20,9 +20,8 @@
 // happens, so it is at most the last minute's usage).
 import type { Knex } from "knex";
 import { type CarryRow, lockCarries, saveCarries } from "../db/operations/ledger/carries.ts";
-import { findWalletsByOwners } from "../db/operations/ledger/findWallets.ts";
 import { insertTransactions, type NewTransaction } from "../db/operations/ledger/insertTransactions.ts";
-import { lockWallets } from "../db/operations/ledger/lockWallets.ts";
+import { lockWalletsOfOwners } from "../db/operations/ledger/lockWallets.ts";
 import { type BillableSession, sessionsForBilling } from "../db/operations/ledger/sessionsForBilling.ts";
 import type { WalletRow } from "../db/operations/ledger/types.ts";
 import {
@@ -149,11 +148,8 @@ async function billBatch(
   // Locks: per-session carries (session id order), then wallets (id order), as every writer does.
   const carries = await lockCarries(tx, [...sessions.keys()]);
   const owners = [...sessions.values()].flatMap(chainOwners);
-  const existing = await findWalletsByOwners(tx, dedupe(owners));
-  const locked = await lockWallets(
-    tx,
-    existing.map((w) => w.id),
-  );
+  const locked = new Map((await lockWalletsOfOwners(tx, dedupe(owners))).map((w) => [w.id, w]));
+
   const byOwner = new Map([...locked.values()].map((w) => [walletKey(w), w]));
   const balances = new Map([...locked.values()].map((w) => [w.id, units(w.balance)]));
 
@@ -226,7 +222,7 @@ async function billBatch(
       },
     });
   }
-  const { duplicates } = await insertTransactions(tx, txns);
+  const { duplicates } = await insertTransactions(tx, txns, { onDuplicate: "fail" });
   // The samples were locked and unbilled, so a charge already in the ledger means a sample's billed_at
   // was lost — impossible short of manual edits. Refuse loudly rather than double-count carries.
   if (duplicates.length > 0) throw new Error(`charges already in the ledger for ${duplicates.length} unbilled samples`);

@@ -8,19 +8,20 @@ export interface CarryRow {
   samples: number;
 }
 
-/** Each session's charging state, created if absent and locked (session id order). */
+/**
+ * Each session's charging state, created if absent and locked, in one statement: the upsert's DO UPDATE
+ * takes the row lock whether it inserted or found the row (ids sorted: concurrent billers lock in order).
+ */
 export async function lockCarries(tx: Knex.Transaction, sessionIds: readonly string[]): Promise<Map<string, CarryRow>> {
   const ids = [...new Set(sessionIds)].sort();
   if (ids.length === 0) return new Map();
-  await tx.raw(
-    `INSERT INTO billing_sessions (session_id) SELECT unnest(?::text[]) ORDER BY 1 ON CONFLICT (session_id) DO NOTHING`,
+  const r = (await tx.raw(
+    `INSERT INTO billing_sessions (session_id) SELECT unnest(?::text[]) ORDER BY 1
+     ON CONFLICT (session_id) DO UPDATE SET session_id = excluded.session_id
+     RETURNING session_id, carry::text, carry_divisor::text, charged::text, samples`,
     [ids],
-  );
-  const rows = (await tx("billing_sessions")
-    .whereIn("session_id", ids)
-    .orderBy("session_id")
-    .forUpdate()) as CarryRow[];
-  return new Map(rows.map((r) => [r.session_id, r]));
+  )) as { rows: CarryRow[] };
+  return new Map(r.rows.map((row) => [row.session_id, row]));
 }
 
 export async function saveCarries(tx: Knex.Transaction, rows: readonly CarryRow[], at: Date): Promise<void> {

@@ -33,9 +33,15 @@ export interface NewTransaction {
 // Postgres takes at most 65,535 bind parameters per statement.
 const TXN_CHUNK = 2_000;
 
+/**
+ * `onDuplicate: "fail"` (charging: the samples were locked unbilled, so a duplicate is a bug) inserts
+ * plainly and lets a unique violation abort the transaction; it is much cheaper than ON CONFLICT's
+ * speculative insertion, and answers only seq and id of each row.
+ */
 export async function insertTransactions(
   tx: Knex.Transaction,
   txns: readonly NewTransaction[],
+  opts: { onDuplicate?: "skip" | "fail" } = {},
 ): Promise<{ inserted: Map<string, TransactionRow>; duplicates: NewTransaction[] }> {
   const inserted = new Map<string, TransactionRow>();
   const duplicates: NewTransaction[] = [];
@@ -61,9 +67,10 @@ export async function insertTransactions(
           created_at: t.at,
         })),
       )
-      .onConflict()
-      .ignore()
-      .returning("*")) as TransactionRow[];
+      .modify((q) => {
+        if (opts.onDuplicate === "fail") q.returning(["seq", "id"]);
+        else q.onConflict().ignore().returning("*");
+      })) as TransactionRow[];
     for (const r of rows) inserted.set(r.id, r);
     const legs: { txn_seq: string; wallet_id: string; amount: string; created_at: Date }[] = [];
     for (const t of chunk) {
