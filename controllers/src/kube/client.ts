@@ -54,6 +54,12 @@ export class KubeError extends Error {
   }
 }
 
+class StaleConnection extends Error {
+  constructor(cause: Error) {
+    super(cause.message, { cause });
+  }
+}
+
 export function isStatus(e: unknown, ...codes: number[]): boolean {
   return e instanceof KubeError && codes.includes(e.status);
 }
@@ -125,6 +131,18 @@ export class HttpKube implements KubeApi {
   }
 
   async request<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<KubeResponse<T>> {
+    try {
+      return await this.#once<T>(method, path, opts);
+    } catch (e) {
+      // A kept-alive connection the server closed meanwhile (an apiserver restart, an idle timeout) fails
+      // on first use without an answer; one retry on a fresh connection, as Go's client does. Our writes
+      // are named objects, so a retried create that did land answers 409, never a duplicate.
+      if (!(e instanceof StaleConnection) || opts.signal?.aborted) throw e instanceof StaleConnection ? e.cause : e;
+      return this.#once<T>(method, path, opts);
+    }
+  }
+
+  async #once<T>(method: string, path: string, opts: RequestOptions): Promise<KubeResponse<T>> {
     const prepared = await this.#prepare();
     const headers = { ...prepared.headers };
     const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
@@ -163,9 +181,11 @@ export class HttpKube implements KubeApi {
         () => req.destroy(new Error(`${method} ${path} timed out after ${timeoutMs} ms`)),
         timeoutMs,
       );
-      req.on("error", (e) => {
+      req.on("error", (e: NodeJS.ErrnoException) => {
         clearTimeout(timer);
-        reject(e);
+        const stale =
+          req.reusedSocket && (e.code === "ECONNRESET" || e.code === "EPIPE" || e.message === "socket hang up");
+        reject(stale ? new StaleConnection(e) : e);
       });
       if (payload !== undefined) req.write(payload);
       req.end();

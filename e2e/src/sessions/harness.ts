@@ -265,6 +265,20 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
       });
     }
 
+    // Ready means placeable: every GPU cluster's inventory is in (its operator's first report).
+    const description = opts.fleet ?? SMALL_FLEET;
+    for (const c of description.clusters.filter((x) => x.kind === "gpu")) {
+      const id = gpu[c.name]?.id as string;
+      for (let i = 0; ; i++) {
+        const rows = (await t.database
+          .db("cluster_nodes")
+          .where({ cluster_id: id })
+          .count<{ n: string }[]>({ n: "*" })) as { n: string }[];
+        if (Number(rows[0]?.n ?? 0) >= (c.nodes?.length ?? 0)) break;
+        if (i > 600) throw new Error(`the inventory of ${c.name} never arrived`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
     const workers: RunningWorker[] = [];
     // The workers' own pool, as a separate worker process would have.
     const workerDb = connect(t.database.url, { poolMax: 20 });

@@ -1,8 +1,11 @@
 // Processes die and apiservers restart: an operator killed mid-flight is replaced by its standby, which
 // converges on exactly one pod per session; the worker fails over to another replica without placing
 // anything twice; the management and GPU apiservers restart under running watches.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type SessionsBed, startSessionsBed } from "./harness.ts";
+
+// Journeys wait on real clusters; a loaded machine (other beds running) stretches them.
+vi.setConfig({ testTimeout: 180_000 });
 
 let bed: SessionsBed;
 beforeAll(async () => {
@@ -22,10 +25,12 @@ describe("an operator killed mid-flight", () => {
     const first = gpuB.operator;
     const standby = await gpuB.startOperator("gpu-b-standby");
     expect(standby.isLeader()).toBe(false);
-    const ids = await Promise.all([
+    const answers = await Promise.all([
       bed.call(bed.alice, "POST", "/api/v1/sessions", l4),
       bed.call(bed.bob, "POST", "/api/v1/sessions", l4),
-    ]).then((rs) => rs.map((r) => r.body.id as string));
+    ]);
+    for (const a of answers) expect(a.status, JSON.stringify(a.body)).toBe(201);
+    const ids = answers.map((r) => r.body.id as string);
     // Kill the leader as soon as the first mirror lands on the cluster, before it has reported anything.
     for (let i = 0; i < 200; i++) {
       const s = await bed.call(bed.alice, "GET", `/api/v1/sessions/${ids[0]}`);
@@ -68,7 +73,15 @@ describe("apiserver restarts", () => {
   it("are survived by the worker's and the operators' watches", async () => {
     await bed.fleet.cluster("mgmt").restartApiServer();
     await bed.fleet.cluster("gpu-a").restartApiServer();
-    const id = (await bed.call(bed.alice, "POST", "/api/v1/sessions", h100)).body.id as string;
+    // Right after a restart the apiserver may still answer 429 "storage is (re)initializing": the API
+    // says 503 unavailable, and a client retries with the same Idempotency-Key.
+    let created = await bed.call(bed.alice, "POST", "/api/v1/sessions", h100, { "Idempotency-Key": "after-restarts" });
+    for (let i = 0; created.status === 503 && i < 60; i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      created = await bed.call(bed.alice, "POST", "/api/v1/sessions", h100, { "Idempotency-Key": "after-restarts" });
+    }
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const id = created.body.id as string;
     await bed.waitFor(bed.alice, id, (s) => s.phase === "Running", "Running after both restarts", 90_000);
     expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/pause`)).status).toBe(202);
     await bed.waitFor(bed.alice, id, (s) => s.phase === "Paused", "Paused after both restarts", 60_000);

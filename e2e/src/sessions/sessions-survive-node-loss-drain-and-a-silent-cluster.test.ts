@@ -1,8 +1,11 @@
 // What goes wrong in a fleet: a node is drained (its session's pod moves to another node of the
 // cluster), a node is lost (its session is placed again or waits in the queue, and the user is told
 // why), and a cluster's operator goes silent (its sessions turn Unknown, then come back).
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { adminKube, H100, L4, openEventStream, type SessionsBed, startSessionsBed } from "./harness.ts";
+
+// Journeys wait on real clusters; a loaded machine (other beds running) stretches them.
+vi.setConfig({ testTimeout: 180_000 });
 
 let bed: SessionsBed;
 beforeAll(async () => {

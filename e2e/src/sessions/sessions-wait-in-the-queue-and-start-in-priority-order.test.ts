@@ -1,8 +1,11 @@
 // More sessions than GPUs: the rest wait in the queue with positions, by priority then age, and start
 // in that order as GPUs free up. Members cannot jump the queue; an organization admin can raise a
 // session's priority. A session pinned to a full cluster waits there even when another has room.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { H100, type SessionsBed, startSessionsBed } from "./harness.ts";
+
+// Journeys wait on real clusters; a loaded machine (other beds running) stretches them.
+vi.setConfig({ testTimeout: 180_000 });
 
 let bed: SessionsBed;
 beforeAll(async () => {

@@ -1,8 +1,11 @@
 // Pausing returns the GPU: the pod is gone, and a session waiting in the queue for that model takes the
 // GPU. Resuming asks for one again (and waits its turn when there is none). Every step reaches the
 // user's event stream, in order.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { openEventStream, type SessionsBed, startSessionsBed } from "./harness.ts";
+
+// Journeys wait on real clusters; a loaded machine (other beds running) stretches them.
+vi.setConfig({ testTimeout: 180_000 });
 
 let bed: SessionsBed;
 beforeAll(async () => {

@@ -1,8 +1,11 @@
 // Restart replaces the pod (same name, a new pod, never two at once); terminate removes everything in
 // the GPU cluster and keeps the session in the history. Another user's session is invisible and
 // untouchable; an administrator can inspect the underlying resource and its Kubernetes events.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { adminKube, SESSIONS_NS, type SessionsBed, startSessionsBed } from "./harness.ts";
+
+// Journeys wait on real clusters; a loaded machine (other beds running) stretches them.
+vi.setConfig({ testTimeout: 180_000 });
 
 let bed: SessionsBed;
 let id: string;

@@ -1,7 +1,10 @@
 // A user asks for a GPU session: it is accepted at once, placed on a cluster with that GPU model,
 // dispatched, and a moment later its pod holds a GPU there and the session is Running.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { H100, L4, type SessionsBed, startSessionsBed } from "./harness.ts";
+
+// Journeys wait on real clusters; a loaded machine (other beds running) stretches them.
+vi.setConfig({ testTimeout: 180_000 });
 
 let bed: SessionsBed;
 beforeAll(async () => {
