@@ -1,0 +1,165 @@
+// biome-ignore-all lint/suspicious/noExplicitAny: journeys read the API's JSON as it comes
+// Journey on the whole fleet: Alice's session runs on her organization's credits; as its usage is
+// charged she is warned (notification, `session.credits_low` on her stream), then the session is paused
+// when the credits cannot cover its next minute (pod gone, GPU back, `session.credits_exhausted`).
+// Resuming is refused with quota_exceeded until her organization's admin tops the wallet up; then it
+// runs again. The Wallet resource in the management cluster shows the ledger's balance.
+// Usage samples are posted as the GPU cluster's operator would (same route, same operator token).
+import { readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { adminKube, openEventStream, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
+
+vi.setConfig({ testTimeout: 240_000 });
+
+let bed: SessionsBed;
+beforeAll(async () => {
+  bed = await startSessionsBed();
+});
+afterAll(async () => {
+  await bed?.stop();
+});
+
+const h100 = { offering: "h100", preset: "gpu-small", image: "jupyterlab" };
+// h100: 4 credits/h = 1,111.1 units per second; ten minutes = 666,667 units, a minute 66,667.
+const TEN_MINUTES = 666_667n;
+
+async function until<T>(what: string, f: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await f();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+describe("running out of credits", () => {
+  it("warns, pauses the session when the credits run out, and lets it resume after a top-up", async () => {
+    const { t, alice, orgAdmin } = bed;
+    const orgWallet = (
+      await bed.call(orgAdmin, "GET", `/api/v1/credits/wallets?organization=${bed.org.id}&owner_kind=organization`)
+    ).body.data[0];
+    // The admin sets most of the organization's credits aside in a project wallet: what is left covers
+    // ten minutes of one H100 and a little more.
+    const project = await t.aProject(bed.org.id, "Reserve");
+    const reserve = await bed.call(orgAdmin, "POST", "/api/v1/credits/wallets", {
+      organization_id: bed.org.id,
+      owner_kind: "project",
+      owner_id: project.id,
+    });
+    const keep = TEN_MINUTES + 100n;
+    const moved = await bed.call(orgAdmin, "POST", "/api/v1/credits/allocations", {
+      from_wallet_id: orgWallet.id,
+      to_wallet_id: reserve.body.id,
+      amount: (BigInt(orgWallet.balance) - keep).toString(),
+      reason: "set aside",
+    });
+    expect(moved.status, JSON.stringify(moved.body)).toBe(201);
+
+    const stream = await openEventStream(`${t.api.url}/api/v1/sessions/events`, alice.token);
+    try {
+      const created = await bed.call(alice, "POST", "/api/v1/sessions", h100);
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const id = created.body.id as string;
+      const running = await bed.waitFor(alice, id, (s) => s.phase === "Running", "Running", 120_000);
+      const cluster = Object.values(bed.gpu).find((g) => g.id === running.cluster_id) as (typeof bed.gpu)[string];
+      const token = readFileSync(cluster.tokenFile, "utf8").trim();
+      const report = async (sampleId: string, startSec: number, seconds: number) => {
+        const start = Date.parse("2026-11-22T10:00:00Z") + startSec * 1000;
+        const res = await fetch(`${bed.plane.url}/internal/v1/usage`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+          body: JSON.stringify({
+            cluster_id: cluster.id,
+            samples: [
+              {
+                id: sampleId,
+                session: id,
+                start: new Date(start).toISOString(),
+                end: new Date(start + seconds * 1000).toISOString(),
+                gpu_seconds: seconds,
+              },
+            ],
+          }),
+        });
+        expect(res.status).toBe(200);
+        await res.json();
+      };
+
+      // One minute of usage: what is left no longer covers ten minutes.
+      await report("oc-1", 0, 60);
+      const low = await stream.waitFor(
+        (e) => e.event === "session.credits_low" && e.data.session_id === id,
+        "credits_low",
+        60_000,
+      );
+      expect(low.data.credits).toMatchObject({ limit: "credits", seconds: 600 });
+      const walletAfterMinute = (await bed.call(orgAdmin, "GET", `/api/v1/credits/wallets/${orgWallet.id}`)).body;
+      expect(BigInt(walletAfterMinute.balance)).toBe(keep - 66_666n); // 66,666.7 charged: the 0.7 is carried
+
+      // Eight and a half more minutes, sent twice (an operator's retry): charged once; the next minute
+      // is no longer covered, and the session is paused.
+      await report("oc-2", 60, 510);
+      await report("oc-2", 60, 510);
+      const exhausted = await stream.waitFor(
+        (e) => e.event === "session.credits_exhausted" && e.data.session_id === id,
+        "credits_exhausted",
+        60_000,
+      );
+      expect(exhausted.data.credits.limit).toBe("credits");
+      await bed.waitFor(alice, id, (s) => s.phase === "Paused", "Paused", 120_000);
+      await until(
+        "the pod to go",
+        async () => !(await bed.pods(cluster.name)).some((p) => p.name === running.resource_name && !p.deleting),
+      );
+      const charged = (await t.database
+        .db("ledger_transactions")
+        .where({ kind: "charge", session_id: id })
+        .sum({ s: "amount" })
+        .first()) as { s: string };
+      expect(BigInt(charged.s)).toBe((4_000_000n * 570n) / 3600n);
+      const notes = (await t.database.db("notifications").where({ user_id: alice.id }).orderBy("id")).map(
+        (n: any) => n.kind,
+      );
+      expect(notes).toEqual(["credits.running_low", "session.paused_no_credits"]);
+
+      // Resuming is refused until credits come back; the top-up lets it run again.
+      const refused = await bed.call(alice, "POST", `/api/v1/sessions/${id}/resume`, {});
+      expect(refused.status).toBe(403);
+      expect(refused.body.error).toMatchObject({
+        code: "quota_exceeded",
+        details: { limit: "credits", required: TEN_MINUTES.toString() },
+      });
+      const topUp = await bed.call(orgAdmin, "POST", "/api/v1/credits/allocations", {
+        from_wallet_id: reserve.body.id,
+        to_wallet_id: orgWallet.id,
+        amount: "10000000",
+        reason: "top-up",
+      });
+      expect(topUp.status).toBe(201);
+      const resumed = await bed.call(alice, "POST", `/api/v1/sessions/${id}/resume`, {});
+      expect(resumed.status, JSON.stringify(resumed.body)).toBe(202);
+      await bed.waitFor(alice, id, (s) => s.phase === "Running", "Running again", 120_000);
+
+      // The Wallet resource mirrors the ledger (written by the worker on change).
+      const mgmt = adminKube(bed.fleet.cluster("mgmt"));
+      try {
+        const w = (await t.database.db("wallets").where({ id: orgWallet.id }).first()) as any;
+        const cr = await until("the Wallet resource to catch up", async () => {
+          const res = await mgmt.raw(
+            "GET",
+            `/apis/berth.dev/v1alpha1/namespaces/${w.cr_namespace}/wallets/${w.cr_name}`,
+          );
+          const body = res.body as any;
+          return res.status === 200 && body.status?.balance === w.balance ? body : false;
+        });
+        expect(cr.spec.owner).toEqual({ kind: "organization", id: bed.org.id });
+        expect(cr.status.lastAppliedSequence).toBe(Number(w.last_sequence));
+      } finally {
+        mgmt.close();
+      }
+    } finally {
+      await stream.close();
+    }
+  });
+});
