@@ -75,6 +75,15 @@ describe("the session lifecycle", () => {
     expect(p2.status?.pausedAt).toBe("2026-11-22T07:00:00Z");
   });
 
+  it("says who paused: billing's reason on the condition and a Warning event", () => {
+    const s = aSession().onCluster("clu_a").running().desired("Paused").build();
+    s.metadata.annotations = { "berth.dev/pause-reason": "InsufficientCredits" };
+    const p = planSession(observe({ session: s, report: report("Running") }));
+    expect(cond(p.status, "Ready")).toMatchObject({ status: "False", reason: "InsufficientCredits" });
+    const done = planSession(observe({ session: { ...s, status: p.status }, report: report("Terminated") }));
+    expect(done.events).toEqual([expect.objectContaining({ type: "Warning", reason: "InsufficientCredits" })]);
+  });
+
   it("pauses a queued session at once, since it holds no GPU", () => {
     const p = planSession(observe({ session: aSession().phase("Queued").desired("Paused").build() }));
     expect(p.status?.phase).toBe("Paused");

@@ -7,6 +7,7 @@
 // Paused → (Queued →) Resuming → Running; any → Terminating → Terminated; Starting/Running → Failed;
 // holding phases → Unknown while the cluster is silent. A session with no status yet is Pending.
 import { type Condition, type Session, type SessionStatus, setCondition, toTimestamp } from "@berth/crds";
+import { PAUSE_REASON_ANNOTATION } from "./names.ts";
 import { Reason } from "./reasons.ts";
 
 export type SessionPhaseName = NonNullable<SessionStatus["phase"]>;
@@ -178,6 +179,8 @@ export function planSession(o: SessionObserved): SessionPlan {
     plan.requeueAfterMs = timing.terminatedRetentionMs;
   };
 
+  // Who paused: the user (API), or the system (billing: InsufficientCredits), said by an annotation.
+  const pauseReason = s.metadata.annotations?.[PAUSE_REASON_ANNOTATION] ?? Reason.PausedByUser;
   const becomePaused = (message: string) => {
     d.phase("Paused")
       .set("pausedAt", at(o.now))
@@ -186,9 +189,9 @@ export function planSession(o: SessionObserved): SessionPlan {
       .set("gpuDevices", undefined)
       .set("queue", undefined)
       .set("connect", undefined)
-      .condition("Ready", "False", Reason.PausedByUser, message)
+      .condition("Ready", "False", pauseReason, message)
       .condition("Billable", "False", Reason.NotRunning, "the session is paused");
-    event("Normal", Reason.PausedByUser, message);
+    event(pauseReason === Reason.PausedByUser ? "Normal" : "Warning", pauseReason, message);
   };
 
   /** Waiting for the mirror to go (pause, terminate): gone when reported Terminated or seen absent. */
@@ -240,7 +243,7 @@ export function planSession(o: SessionObserved): SessionPlan {
     if (phase !== "Pausing") {
       d.phase("Pausing")
         .set("connect", undefined)
-        .condition("Ready", "False", Reason.PausedByUser, `deleting the pod on ${clusterName}`)
+        .condition("Ready", "False", pauseReason, `deleting the pod on ${clusterName}`)
         .condition("Billable", "False", Reason.NotRunning, "the session is pausing");
       event("Normal", Reason.Pausing, `deleting the pod on ${clusterName}; volumes are kept`);
       plan.mirror = { op: "delete", propagation: "Background" };

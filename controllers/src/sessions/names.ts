@@ -80,3 +80,9 @@ export const GATEWAY_POD_LABELS = { [LABELS.name]: "berth-gateway" } as const;
  * service and policy are gone, so a mirror that disappeared means its GPU is free.
  */
 export const MIRROR_FINALIZER = "berth.dev/session-cleanup";
+
+/**
+ * On a management Session: why it is to be paused — PausedByUser (the API's pause) or a system reason
+ * such as InsufficientCredits (billing). The Ready condition and the Event carry it.
+ */
+export const PAUSE_REASON_ANNOTATION = "berth.dev/pause-reason";

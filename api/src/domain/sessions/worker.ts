@@ -8,8 +8,8 @@ import type { Cluster } from "@berth/crds";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
-import { type BillingWorkerOptions, billingWorkerLoop } from "../../billing/worker.ts";
 import { billingWorkerRbac } from "../../billing/mirror.ts";
+import { type BillingWorkerOptions, billingWorkerLoop } from "../../billing/worker.ts";
 import { credentialToKubeConfig } from "../../clusters/credential.ts";
 import { ManagementStore } from "../../clusters/store.ts";
 import { createWorkerStore } from "./workerStore.ts";
@@ -46,7 +46,8 @@ export async function startSessionsWorker(o: SessionsWorkerOptions): Promise<Run
     ...(o.identity ? { identity: o.identity } : {}),
     lease: { namespace: ns, name: "berth-worker", ...o.lease },
     ...(o.options ? { options: o.options } : {}),
-    loops: o.billing === false ? [] : [billingWorkerLoop({ db: o.db, kubeConfig: o.kubeConfig, log: o.log, ...o.billing })],
+    loops:
+      o.billing === false ? [] : [billingWorkerLoop({ db: o.db, kubeConfig: o.kubeConfig, log: o.log, ...o.billing })],
   });
 }
 

@@ -1,0 +1,34 @@
+// A pause the system decides (billing, when a wallet cannot cover the next minute): the same path as a
+// user's pause — the pod goes, the GPU returns, usage stops, volumes stay — with the reason on the
+// session's Ready condition, its Kubernetes Event and the stream (e.g. InsufficientCredits), so the user
+// sees why. No caller check: the billing domain decided. A session that is not running, or already
+// pausing or ending, is left as it is (answers false).
+import { PAUSE_REASON_ANNOTATION } from "@berth/controllers";
+import { SessionKind } from "@berth/crds";
+import { findSessionById } from "../../db/operations/sessions/findSessionById.ts";
+import type { Deps } from "../../deps.ts";
+import { Unavailable } from "../../errors.ts";
+import { allowedActions } from "./actions.ts";
+import { readResource } from "./lookup.ts";
+import { sessionPath, sessionsRuntimeOf } from "./runtime.ts";
+
+export async function pauseSessionForSystem(deps: Deps, sessionId: string, reason: string): Promise<boolean> {
+  const row = await findSessionById(deps.db, sessionId);
+  if (!row) return false;
+  for (let attempt = 0; attempt < 4; attempt++) {
+    const cr = await readResource(deps, row);
+    if (!cr || !allowedActions(cr.status?.phase ?? "Pending", cr.spec.desiredState).includes("pause")) return false;
+    const res = await sessionsRuntimeOf(deps).kube.request("PATCH", sessionPath(row.namespace, row.cr_name), {
+      body: {
+        metadata: { resourceVersion: cr.metadata.resourceVersion, annotations: { [PAUSE_REASON_ANNOTATION]: reason } },
+        spec: { desiredState: "Paused" },
+      },
+    });
+    if (res.status === 409) continue;
+    if (res.status >= 300) throw new Unavailable(`pausing session ${sessionId} failed (${res.status})`);
+    SessionKind.schema.parse(res.body);
+    await deps.db("sessions").where({ id: sessionId }).update({ desired_state: "Paused" });
+    return true;
+  }
+  return false;
+}
