@@ -31,7 +31,7 @@ afterAll(async () => {
   await tdb?.drop();
 });
 
-const noPause = async () => {};
+const noPause = async () => false;
 
 async function aRefill(o: {
   walletId: string;

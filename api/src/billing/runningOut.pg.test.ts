@@ -28,6 +28,7 @@ function recordingPauser() {
     pause: async (id: string) => {
       paused.push(id);
       await tdb.db("sessions").where({ id }).update({ desired_state: "Paused", phase: "Paused" });
+      return true;
     },
   };
 }
@@ -153,6 +154,7 @@ describe("running out of credits", () => {
       calls.push(id);
       if (fail) throw new Error("the management cluster did not answer");
       await tdb.db("sessions").where({ id }).update({ desired_state: "Paused", phase: "Paused" });
+      return true;
     };
     expect((await watchRunningOut(b, pause)).paused).toEqual([]);
     fail = false;

@@ -28,8 +28,11 @@ import { notify } from "./notify.ts";
 import { periodStart } from "./periods.ts";
 import { chainOwners, ownerKey, walletKey } from "./wallets.ts";
 
-/** Pauses a session through the sessions domain; throws when it cannot now (retried next pass). */
-export type PauseSession = (sessionId: string) => Promise<void>;
+/**
+ * Pauses a session through the sessions domain: true when paused, false when its phase does not allow a
+ * pause now (e.g. still being placed); throws when the cluster cannot be reached. Both retry next pass.
+ */
+export type PauseSession = (sessionId: string) => Promise<boolean>;
 
 export interface Verdict {
   sessionId: string;
@@ -157,7 +160,7 @@ export async function watchRunningOut(
     }
     if (v.verdict === "pause") {
       try {
-        await pause(s.id);
+        if (!(await pause(s.id))) continue;
       } catch (err) {
         b.log.warn({ err, session: s.id }, "pausing a session out of credits failed; retried on the next pass");
         continue;

@@ -6,23 +6,16 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
 import type { Deps } from "../deps.ts";
-import { pauseSession } from "../domain/sessions/pauseSession.ts";
+import { pauseSessionForSystem } from "../domain/sessions/pauseForSystem.ts";
 import { makeSessionsRuntime, setSessionsRuntime } from "../domain/sessions/runtime.ts";
 import { insertAuditRecord } from "../http/audit.ts";
-import type { Principal } from "../http/principal.ts";
 import { BillingContext, type BillingOptions, catalogOfferings } from "./context.ts";
 import { BillingLoop } from "./loop.ts";
 import { WalletMirror } from "./mirror.ts";
 import type { PauseSession } from "./runningOut.ts";
 
-/** Who pauses a session out of credits: billing itself, which may act on any session. */
-export const BILLING_PRINCIPAL: Principal = {
-  userId: "system:billing",
-  email: "billing@berth.invalid",
-  isSuperAdmin: true,
-  mustChangePassword: false,
-  memberships: [],
-};
+/** The actor billing's own actions are recorded under. */
+export const BILLING_ACTOR = "system:billing";
 
 export interface BillingWorkerOptions {
   db: Knex;
@@ -33,23 +26,25 @@ export interface BillingWorkerOptions {
   options?: Partial<BillingOptions>;
 }
 
-/** The sessions domain's pause, with an audit row naming billing as the actor. */
+/** The sessions domain's system pause (reason InsufficientCredits), with an audit row naming billing. */
 export function pauseThroughSessions(deps: Deps): PauseSession {
   return async (sessionId) => {
-    const view = await pauseSession(deps, BILLING_PRINCIPAL, sessionId);
+    if (!(await pauseSessionForSystem(deps, sessionId, "InsufficientCredits"))) return false;
+    const row = await deps.db("sessions").where({ id: sessionId }).first("organization_id");
     await insertAuditRecord(deps.db, {
       action: "session.pause",
       actorKind: "system",
-      actorId: BILLING_PRINCIPAL.userId,
-      organizationId: view.organizationId,
+      actorId: BILLING_ACTOR,
+      organizationId: (row as { organization_id: string } | undefined)?.organization_id ?? null,
       targetKind: "session",
       targetId: sessionId,
       requestId: `billing:pause:${sessionId}:${deps.clock.now().toISOString()}`,
       outcome: "success",
       status: 200,
-      details: { reason: "out of credits" },
+      details: { reason: "InsufficientCredits" },
       at: deps.clock.now(),
     });
+    return true;
   };
 }
 

@@ -107,7 +107,8 @@ describe("running out of credits", () => {
         60_000,
       );
       expect(exhausted.data.credits.limit).toBe("credits");
-      await bed.waitFor(alice, id, (s) => s.phase === "Paused", "Paused", 120_000);
+      const paused = await bed.waitFor(alice, id, (s) => s.phase === "Paused", "Paused", 120_000);
+      expect(paused.reason).toBe("InsufficientCredits");
       await until(
         "the pod to go",
         async () => !(await bed.pods(cluster.name)).some((p) => p.name === running.resource_name && !p.deleting),

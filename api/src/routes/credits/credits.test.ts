@@ -370,7 +370,7 @@ describe("/api/v1/credits and /api/v1/budgets", () => {
       const pass = async () => {
         const loop = new BillingLoop({
           billing: new BillingContext({ db: t.database.db, clock: t.clock, log: t.deps.log }),
-          pause: async () => {},
+          pause: async () => false,
         });
         await loop.pass();
         await loop.stop();
