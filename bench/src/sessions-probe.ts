@@ -1,8 +1,14 @@
 // biome-ignore-all lint/suspicious/noExplicitAny: probe
-// Where does time go between a pod Running and its session Running? Timestamps per leg, 50 sessions.
+// Where the time goes, per session, from POST to Running: timestamps of each stage seen on watches
+// (management Sessions, GPU-cluster pods, Postgres reports), N sessions paced at R per second.
+//   node bench/src/sessions-probe.ts [N=100] [R=20] [NODES=25]
+import { HttpKube, Informer } from "@berth/controllers/kube";
+import { gpuNodeManifest, kubeConfigFrom } from "../../e2e/src/index.ts";
 import { adminKube, H100, startSessionsBed } from "../../e2e/src/sessions/harness.ts";
 
-const N = Number(process.argv[2] ?? "50");
+const N = Number(process.argv[2] ?? "100");
+const RATE = Number(process.argv[3] ?? "20");
+const NODES = Number(process.argv[4] ?? "25");
 const bed = await startSessionsBed({
   fleet: {
     clusters: [
@@ -10,15 +16,19 @@ const bed = await startSessionsBed({
       {
         name: "gpu-a",
         kind: "gpu",
-        nodes: Array.from({ length: 8 }, (_, i) => ({ name: `gpu-a-${i}`, gpuModel: H100, gpuCount: 8 })),
+        nodes: [{ name: "gpu-a-0", gpuModel: H100, gpuCount: 8 }],
         gpuRuntimeClass: true,
         gpuDevicePlugin: true,
       },
     ],
   },
   operatorResyncMs: 60_000,
+  operatorDebounceMs: 500,
   workerLease: { durationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 },
 });
+const gk = adminKube(bed.fleet.cluster("gpu-a"));
+for (let i = 1; i < NODES; i++)
+  await gk.ensure("/api/v1/nodes", gpuNodeManifest({ name: `gpu-a-${i}`, gpuModel: H100, gpuCount: 8 }));
 const mk = adminKube(bed.fleet.cluster("mgmt"));
 await mk.json(
   "PATCH",
@@ -26,56 +36,87 @@ await mk.json(
   { spec: { limits: { maxGpusPerUser: 100_000, maxConcurrentSessionsPerUser: 100_000 } } },
   "application/merge-patch+json",
 );
-await new Promise((r) => setTimeout(r, 6000));
-const gk = adminKube(bed.fleet.cluster("gpu-a"));
-const t0 = Date.now();
-const ids: string[] = [];
-await Promise.all(
-  Array.from({ length: N }, async () =>
-    ids.push(
-      (
-        await bed.call(bed.alice, "POST", "/api/v1/sessions", {
-          offering: "h100",
-          preset: "gpu-small",
-          image: "jupyterlab",
-        })
-      ).body.id,
-    ),
-  ),
-);
-const tPost = Date.now() - t0;
-console.log("posts", tPost);
-const podAt = new Map<string, number>();
-const sesAt = new Map<string, number>();
+const members = await Promise.all(Array.from({ length: 16 }, () => bed.t.aUser()));
+for (const m of members) await bed.t.member(m, bed.org.id, null, "member");
 for (;;) {
-  const pods = await gk.json<{ items: any[] }>("GET", "/api/v1/namespaces/berth-sessions/pods");
-  for (const p of pods.items)
-    if (p.status?.phase === "Running" && !podAt.has(p.metadata.name)) podAt.set(p.metadata.name, Date.now() - t0);
-  const ses = await mk.json<{ items: any[] }>("GET", "/apis/berth.dev/v1alpha1/sessions");
-  for (const s of ses.items)
-    if (s.status?.phase === "Running" && !sesAt.has(s.metadata.name)) sesAt.set(s.metadata.name, Date.now() - t0);
-  if (sesAt.size >= N) break;
-  if ((Date.now() - t0) % 2000 < 60) {
-    const phases = new Map<string, number>();
-    for (const x of ses.items) phases.set(x.status?.phase, (phases.get(x.status?.phase) ?? 0) + 1);
-    console.log(Date.now() - t0, "pods running", podAt.size, "sessions", [...phases], "posts", ids.length);
-  }
-  await new Promise((r) => setTimeout(r, 50));
+  const a = await bed.call(bed.superAdmin, "GET", "/api/v1/sessions/gpu-availability");
+  if (a.body.models?.find((m: any) => m.gpu_model === H100)?.free >= NODES * 8) break;
+  await new Promise((r) => setTimeout(r, 500));
 }
-const rows = await bed.t.database
-  .db("session_status_reports")
-  .where({ phase: "Running" })
-  .select("session", "received_at", "at");
-const rep = new Map(rows.map((r: any) => [r.session.replace("_", "-"), new Date(r.received_at).getTime() - t0]));
-const lines = [...sesAt.keys()].map((k) => [k.slice(-6), podAt.get(k), rep.get(k), sesAt.get(k)]);
-lines.sort((a: any, b: any) => a[3] - b[3]);
-console.log(`posts done ${tPost} ms`);
-for (const l of lines.slice(0, 5).concat(lines.slice(-5))) console.log(l.join("\t"));
-const ev = await mk.json<{ items: any[] }>("GET", "/api/v1/events?fieldSelector=involvedObject.kind=Session");
-const reasons = new Map<string, number>();
-for (const e of ev.items) reasons.set(e.reason, (reasons.get(e.reason) ?? 0) + 1);
-console.log([...reasons]);
+await new Promise((r) => setTimeout(r, 6000));
+
+const t = new Map<string, Record<string, number>>();
+const mark = (name: string, stage: string) => {
+  const rec = t.get(name) ?? {};
+  rec[stage] ??= performance.now();
+  t.set(name, rec);
+};
+const ses = new Informer<any>({
+  kube: new HttpKube(kubeConfigFrom(bed.fleet.cluster("mgmt").kubeconfig)),
+  path: "/apis/berth.dev/v1alpha1/sessions",
+  onEvent: (e) => {
+    if (e.type !== "upsert") return;
+    const ph = e.object.status?.phase;
+    if (ph) mark(e.object.metadata.name, ph);
+  },
+});
+const pods = new Informer<any>({
+  kube: new HttpKube(kubeConfigFrom(bed.fleet.cluster("gpu-a").kubeconfig)),
+  path: "/api/v1/namespaces/berth-sessions/pods",
+  onEvent: (e) => {
+    if (e.type !== "upsert") return;
+    mark(e.object.metadata.name, "podCreated");
+    if (e.object.spec?.nodeName) mark(e.object.metadata.name, "podBound");
+    if (e.object.status?.phase === "Running") mark(e.object.metadata.name, "podRunning");
+  },
+});
+const mirrors = new Informer<any>({
+  kube: new HttpKube(kubeConfigFrom(bed.fleet.cluster("gpu-a").kubeconfig)),
+  path: "/apis/berth.dev/v1alpha1/namespaces/berth-sessions/sessionmirrors",
+  onEvent: (e) => e.type === "upsert" && mark(e.object.metadata.name, "mirror"),
+});
+for (const i of [ses, pods, mirrors]) i.start();
+await Promise.all([ses, pods, mirrors].map((i) => i.waitForSync()));
+
+const t0 = performance.now();
+await Promise.all(
+  Array.from({ length: N }, async (_, i) => {
+    await new Promise((r) => setTimeout(r, (i * 1000) / RATE));
+    const start = performance.now();
+    const r = await bed.call(members[i % members.length] as never, "POST", "/api/v1/sessions", {
+      offering: "h100",
+      preset: "gpu-small",
+      image: "jupyterlab",
+    });
+    const name = r.body.resource_name;
+    const rec = t.get(name) ?? {};
+    rec.post = start;
+    rec.created = performance.now();
+    t.set(name, rec);
+  }),
+);
+for (;;) {
+  const done = [...t.values()].filter((r) => r.post && r.Running).length;
+  if (done >= N) break;
+  await new Promise((r) => setTimeout(r, 200));
+}
+const stages = ["created", "Starting", "mirror", "podCreated", "podBound", "podRunning", "Running"];
+const rows = [...t.values()].filter((r) => r.post && r.Running);
+const q = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)] ?? NaN;
+let prev = "post";
+console.log(
+  `N=${N} at ${RATE}/s on ${NODES} nodes, all Running after ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+);
+for (const s of stages) {
+  const d = rows.map((r) => (r[s] ?? NaN) - (r[prev] ?? NaN)).filter((x) => Number.isFinite(x));
+  console.log(`${prev} → ${s}: p50 ${q(d, 50).toFixed(0)} ms, p99 ${q(d, 99).toFixed(0)} ms`);
+  prev = s;
+}
+const total = rows.map((r) => (r.Running ?? 0) - (r.post ?? 0));
+console.log(`POST → Running: p50 ${q(total, 50).toFixed(0)} ms, p99 ${q(total, 99).toFixed(0)} ms`);
 console.log(JSON.stringify(bed.worker.controller()?.counts));
+for (const i of [ses, pods, mirrors]) await i.stop();
 gk.close();
 mk.close();
 await bed.stop();

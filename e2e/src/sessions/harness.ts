@@ -152,6 +152,8 @@ export interface SessionsBedOptions {
   worker?: Partial<SessionControllerOptions>;
   /** Operators' inventory resync (a heartbeat); default 2 s so that a silent cluster shows within the test. */
   operatorResyncMs?: number;
+  /** Operators' inventory debounce; default 50 ms (tests), production 500 ms. */
+  operatorDebounceMs?: number;
   /** The worker's lease timings; default short (3 s) so that failover tests are quick. */
   workerLease?: { durationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
 }
@@ -248,7 +250,11 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
               requestTimeoutMs: 5_000,
               http: { host: "127.0.0.1", port: 0 },
               lease: { identity, durationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 250 },
-              inventory: { debounceMs: 50, resyncMs: opts.operatorResyncMs ?? 2_000, listPageSize: 500 },
+              inventory: {
+                debounceMs: opts.operatorDebounceMs ?? 50,
+                resyncMs: opts.operatorResyncMs ?? 2_000,
+                listPageSize: 500,
+              },
               backoff: { baseMs: 100, maxMs: 1_000, jitter: 0.5 },
               logLevel: "silent",
             }),
