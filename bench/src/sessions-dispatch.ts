@@ -20,7 +20,8 @@
 // next to the fleet's processes and Postgres on the same machine; say so when you quote the figures.
 import { cpus, loadavg, totalmem } from "node:os";
 import { parseArgs } from "node:util";
-import { gpuNodeManifest, type KubeHttp } from "../../e2e/src/index.ts";
+import { HttpKube, Informer } from "@berth/controllers/kube";
+import { gpuNodeManifest, type KubeHttp, kubeConfigFrom } from "../../e2e/src/index.ts";
 import {
   adminKube,
   H100,
@@ -96,24 +97,36 @@ const show = (m: Map<string, number>) =>
     .map(([k, v]) => `${k}=${v}`)
     .join(", ");
 
-/** Polls a list until `count` items satisfy `pred`; records first-seen times. Simple and enough at 1 s scale. */
-async function pollUntil(
-  k: KubeHttp,
-  path: string,
-  pred: (o: any) => boolean,
-  count: number,
-  seen: Map<string, number>,
-  timeoutMs: number,
-): Promise<number> {
-  const t0 = performance.now();
-  for (;;) {
-    const list = await k.json<{ items: any[] }>("GET", path);
-    for (const o of list.items) if (pred(o) && !seen.has(o.metadata.name)) seen.set(o.metadata.name, performance.now());
-    if (seen.size >= count) return performance.now() - t0;
-    if (performance.now() - t0 > timeoutMs)
-      throw new Error(`only ${seen.size} of ${count} after ${s2(timeoutMs)} (${path})`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+/**
+ * Follows a collection with list+watch (no polling: a 1,000-item list every 100 ms would load the
+ * apiserver and this process more than what is measured) and records when each object first matched.
+ */
+function follow(kubeconfig: string, path: string, pred: (o: any) => boolean) {
+  const seen = new Map<string, number>();
+  const inf = new Informer<any>({
+    kube: new HttpKube(kubeConfigFrom(kubeconfig)),
+    path,
+    onEvent: (e) => {
+      if (e.type === "upsert" && pred(e.object) && !seen.has(e.object.metadata.name))
+        seen.set(e.object.metadata.name, performance.now());
+    },
+  });
+  inf.start();
+  return {
+    seen,
+    store: inf.store,
+    async until(count: number, timeoutMs: number, filter: (name: string) => boolean = () => true): Promise<number> {
+      const t0 = performance.now();
+      for (;;) {
+        const n = [...seen.keys()].filter(filter).length;
+        if (n >= count) return performance.now() - t0;
+        if (performance.now() - t0 > timeoutMs)
+          throw new Error(`only ${n} of ${count} after ${s2(timeoutMs)} (${path})`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+    stop: () => inf.stop(),
+  };
 }
 
 async function main(): Promise<void> {
@@ -138,6 +151,7 @@ async function main(): Promise<void> {
       ],
     },
     operatorResyncMs: 60_000,
+    operatorDebounceMs: 500,
     // Production timings: the lease is renewed every 2 s (a write each), not every 250 ms as in tests.
     workerLease: { durationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 },
   });
@@ -154,16 +168,15 @@ async function main(): Promise<void> {
         await gk.ensure("/api/v1/nodes", gpuNodeManifest({ name: `gpu-a-${i}`, gpuModel: H100, gpuCount: GPUS }));
       },
     );
-    await pollUntil(
-      gk,
+    const nodesReady = follow(
+      gpuA.kubeconfig,
       "/api/v1/nodes",
       (n) =>
         n.status?.conditions?.some((c: any) => c.type === "Ready" && c.status === "True") &&
         !n.spec?.taints?.some((t: any) => t.key.startsWith("node.kubernetes.io/not-ready")),
-      NODES,
-      new Map(),
-      300_000,
     );
+    await nodesReady.until(NODES, 300_000);
+    await nodesReady.stop();
     // The worker must see the whole inventory: wait for the API's availability to show it.
     for (;;) {
       const a = await bed.call(bed.superAdmin, "GET", "/api/v1/sessions/gpu-availability");
@@ -186,7 +199,8 @@ async function main(): Promise<void> {
 
     // 1. Raw pods on the GPU cluster.
     await gk.ensure("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: "raw" } });
-    const rawSeen = new Map<string, number>();
+    const rawWatch = follow(gpuA.kubeconfig, "/api/v1/namespaces/raw/pods", (p) => p.status?.phase === "Running");
+    await new Promise((r) => setTimeout(r, 500)); // synced
     const raw0 = performance.now();
     const rawPods = Array.from({ length: N }, (_, i) => i);
     const rawCreate = pool(rawPods, CONC, async (i) => {
@@ -201,14 +215,7 @@ async function main(): Promise<void> {
         },
       });
     });
-    const rawRunning = pollUntil(
-      gk,
-      "/api/v1/namespaces/raw/pods",
-      (p) => p.status?.phase === "Running",
-      N,
-      rawSeen,
-      300_000,
-    );
+    const rawRunning = rawWatch.until(N, 300_000);
     await rawCreate;
     const rawCreatedMs = performance.now() - raw0;
     await rawRunning;
@@ -216,6 +223,7 @@ async function main(): Promise<void> {
     log(
       `raw pods: ${N} created in ${s2(rawCreatedMs)}, all Running in ${s2(rawMs)} → ${(N / (rawMs / 1000)).toFixed(0)} pods/s`,
     );
+    await rawWatch.stop();
     await gk.json("DELETE", "/api/v1/namespaces/raw/pods?gracePeriodSeconds=0");
     for (;;) {
       const left = await gk.json<{ items: unknown[] }>("GET", "/api/v1/namespaces/raw/pods");
@@ -230,8 +238,13 @@ async function main(): Promise<void> {
 
     // 2. Dispatch through the API.
     const before = await writes(mk);
-    const podSeen = new Map<string, number>();
-    const sesSeen = new Map<string, number>();
+    const podWatch = follow(
+      gpuA.kubeconfig,
+      "/api/v1/namespaces/berth-sessions/pods",
+      (p) => p.status?.phase === "Running",
+    );
+    const sesWatch = follow(mgmt.kubeconfig, "/apis/berth.dev/v1alpha1/sessions", (x) => x.status?.phase === "Running");
+    await new Promise((r) => setTimeout(r, 500)); // synced
     const created: string[] = [];
     const statuses = new Map<number, number>();
     const d0 = performance.now();
@@ -248,19 +261,14 @@ async function main(): Promise<void> {
         if (r.status === 201) created.push(r.body.id);
       },
     );
-    const podsRunning = pollUntil(
-      gk,
-      "/api/v1/namespaces/berth-sessions/pods",
-      (p) => p.status?.phase === "Running",
-      N,
-      podSeen,
-      600_000,
-    );
+    const podsRunning = podWatch.until(N, 600_000);
     await creating;
     const acceptedMs = performance.now() - d0;
     await podsRunning;
     const podsMs = performance.now() - d0;
-    await pollUntil(mk, "/apis/berth.dev/v1alpha1/sessions", (s) => s.status?.phase === "Running", N, sesSeen, 600_000);
+    await sesWatch.until(N, 600_000);
+    await podWatch.stop();
+    await sesWatch.stop();
     const sessionsMs = performance.now() - d0;
     const dispatchWrites = diff(before, await writes(mk));
     log(
@@ -377,16 +385,12 @@ async function main(): Promise<void> {
       }),
     );
     const burstSent = performance.now() - b0;
-    const settled = new Map<string, number>();
-    await pollUntil(
-      mk,
-      "/apis/berth.dev/v1alpha1/sessions",
-      (s) =>
-        burstIds.includes(`${s.metadata.name}`.replace("-", "_")) && ["Running", "Queued"].includes(s.status?.phase),
-      burstIds.length,
-      settled,
-      300_000,
+    const burstSet = new Set(burstIds.map((x) => x.replace("_", "-")));
+    const settledWatch = follow(mgmt.kubeconfig, "/apis/berth.dev/v1alpha1/sessions", (x) =>
+      ["Running", "Queued"].includes(x.status?.phase),
     );
+    await settledWatch.until(burstIds.length, 300_000, (name) => burstSet.has(name));
+    await settledWatch.stop();
     const pods = (await gk.json<{ items: any[] }>("GET", "/api/v1/namespaces/berth-sessions/pods")).items.filter(
       (p) => !p.metadata.deletionTimestamp,
     );
