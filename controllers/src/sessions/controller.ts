@@ -285,7 +285,13 @@ export class SessionController {
     const name = key.split("/")[1] ?? "";
     const id = sessionIdOf(name);
     if (!s) {
+      // Gone for good (retention): forget everything kept about it.
       this.#byId.delete(id);
+      this.#reports.delete(id);
+      this.#mirrorStates.delete(id);
+      this.#mirrors.delete(id);
+      this.#unschedulableSince.delete(id);
+      this.#avoid.delete(key);
       return;
     }
     this.#byId.set(id, key);

@@ -10,7 +10,12 @@ import { findSessionById } from "../../db/operations/sessions/findSessionById.ts
 import { insertSessionEvents, purgeSessionEvents } from "../../db/operations/sessions/sessionEvents.ts";
 import type { SessionRow } from "../../db/operations/sessions/types.ts";
 import { mirrorStates, nextMirrorRevision } from "../../db/operations/sessions/updateSession.ts";
-import { clusterLiveness, inventoryNodes, statusReports } from "../../db/operations/sessions/workerQueries.ts";
+import {
+  clusterLiveness,
+  deleteStatusReports,
+  inventoryNodes,
+  statusReports,
+} from "../../db/operations/sessions/workerQueries.ts";
 import { sessionEventOf } from "./events.ts";
 import { leadingCondition, viewFromResource } from "./view.ts";
 
@@ -97,6 +102,7 @@ export function createWorkerStore(db: Knex, log: Logger): SessionStore {
         .where({ id })
         .update({ resource_deleted_at: new Date(), updated_at: new Date() })
         .returning("*")) as SessionRow[];
+      await deleteStatusReports(db, id);
       const r = row ?? (await findSessionById(db, id));
       if (r)
         await insertSessionEvents(db, [

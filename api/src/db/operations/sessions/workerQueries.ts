@@ -44,13 +44,21 @@ export interface StatusReportRow {
   at: Date;
 }
 
+/** Reports of these sessions, or of every session whose resource still exists (not all history). */
 export async function statusReports(db: Knex, sessions?: readonly string[]): Promise<StatusReportRow[]> {
-  const q = db("session_status_reports").select("*");
+  const q = db("session_status_reports as r").select("r.*");
   if (sessions) {
     if (sessions.length === 0) return [];
-    q.whereIn("session", sessions as string[]);
+    q.whereIn("r.session", sessions as string[]);
+  } else {
+    q.join("sessions as s", "s.id", "r.session").whereNull("s.resource_deleted_at");
   }
   return (await q) as StatusReportRow[];
+}
+
+/** A session's resource is gone: its reports are of no use any more. */
+export async function deleteStatusReports(db: Knex, sessionId: string): Promise<number> {
+  return db("session_status_reports").where({ session: sessionId }).delete();
 }
 
 /** Which sessions may a cluster's operator report on: placed there now, or ever (their removal). */
