@@ -47,30 +47,7 @@ export async function insertTransactions(
   const duplicates: NewTransaction[] = [];
   for (let i = 0; i < txns.length; i += TXN_CHUNK) {
     const chunk = txns.slice(i, i + TXN_CHUNK);
-    const rows = (await tx("ledger_transactions")
-      .insert(
-        chunk.map((t) => ({
-          id: t.id,
-          kind: t.kind,
-          amount: t.amount.toString(),
-          idempotency_key: t.idempotencyKey ?? null,
-          organization_id: t.organizationId ?? null,
-          session_id: t.sessionId ?? null,
-          cluster_id: t.clusterId ?? null,
-          sample_id: t.sampleId ?? null,
-          reverses_seq: t.reversesSeq ?? null,
-          actor_kind: t.actorKind,
-          actor_id: t.actorId ?? null,
-          request_id: t.requestId ?? null,
-          reason: t.reason ?? null,
-          metadata: JSON.stringify(t.metadata ?? {}),
-          created_at: t.at,
-        })),
-      )
-      .modify((q) => {
-        if (opts.onDuplicate === "fail") q.returning(["seq", "id"]);
-        else q.onConflict().ignore().returning("*");
-      })) as TransactionRow[];
+    const rows = opts.onDuplicate === "fail" ? await insertPlain(tx, chunk) : await insertSkippingDuplicates(tx, chunk);
     for (const r of rows) inserted.set(r.id, r);
     const legs: { txn_seq: string; wallet_id: string; amount: string; created_at: Date }[] = [];
     for (const t of chunk) {
@@ -83,7 +60,79 @@ export async function insertTransactions(
         legs.push({ txn_seq: row.seq, wallet_id: l.walletId, amount: l.amount.toString(), created_at: t.at });
     }
     // One statement for the whole chunk: the legs of one transaction never straddle two statements.
-    if (legs.length > 0) await tx("ledger_entries").insert(legs);
+    if (legs.length > 0)
+      await tx.raw(
+        "INSERT INTO ledger_entries (txn_seq, wallet_id, amount, created_at) SELECT * FROM unnest(?::bigint[], ?::text[], ?::bigint[], ?::timestamptz[])",
+        [
+          legs.map((l) => l.txn_seq),
+          legs.map((l) => l.wallet_id),
+          legs.map((l) => l.amount),
+          legs.map((l) => l.created_at),
+        ],
+      );
   }
   return { inserted, duplicates };
+}
+
+function rowOf(t: NewTransaction) {
+  return {
+    id: t.id,
+    kind: t.kind,
+    amount: t.amount.toString(),
+    idempotency_key: t.idempotencyKey ?? null,
+    organization_id: t.organizationId ?? null,
+    session_id: t.sessionId ?? null,
+    cluster_id: t.clusterId ?? null,
+    sample_id: t.sampleId ?? null,
+    reverses_seq: t.reversesSeq ?? null,
+    actor_kind: t.actorKind,
+    actor_id: t.actorId ?? null,
+    request_id: t.requestId ?? null,
+    reason: t.reason ?? null,
+    metadata: JSON.stringify(t.metadata ?? {}),
+    created_at: t.at,
+  };
+}
+
+async function insertSkippingDuplicates(
+  tx: Knex.Transaction,
+  chunk: readonly NewTransaction[],
+): Promise<TransactionRow[]> {
+  return (await tx("ledger_transactions")
+    .insert(chunk.map(rowOf))
+    .onConflict()
+    .ignore()
+    .returning("*")) as TransactionRow[];
+}
+
+/** Column arrays and unnest: one bind parameter per column instead of one per value (far less to build). */
+async function insertPlain(tx: Knex.Transaction, chunk: readonly NewTransaction[]): Promise<TransactionRow[]> {
+  const rows = chunk.map(rowOf);
+  // Arrays with nulls are fine for node-postgres; knex's binding type does not say so.
+  const col = <K extends keyof ReturnType<typeof rowOf>>(k: K) => rows.map((r) => r[k]) as unknown as string[];
+  const r = (await tx.raw(
+    `INSERT INTO ledger_transactions (id, kind, amount, idempotency_key, organization_id, session_id, cluster_id, sample_id,
+       reverses_seq, actor_kind, actor_id, request_id, reason, metadata, created_at)
+     SELECT * FROM unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],
+       ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::jsonb[], ?::timestamptz[])
+     RETURNING seq, id`,
+    [
+      col("id"),
+      col("kind"),
+      col("amount"),
+      col("idempotency_key"),
+      col("organization_id"),
+      col("session_id"),
+      col("cluster_id"),
+      col("sample_id"),
+      col("reverses_seq"),
+      col("actor_kind"),
+      col("actor_id"),
+      col("request_id"),
+      col("reason"),
+      col("metadata"),
+      col("created_at"),
+    ],
+  )) as { rows: TransactionRow[] };
+  return r.rows;
 }
