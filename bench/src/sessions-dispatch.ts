@@ -281,7 +281,9 @@ async function main(): Promise<void> {
       `management writes during dispatch: ${total(dispatchWrites)} (${(total(dispatchWrites) / N).toFixed(1)} per session): ${show(dispatchWrites)}`,
     );
 
-    // 3. Steady state.
+    // 3. Steady state: once the worker has nothing left to do (Kubernetes Events are recorded
+    // asynchronously and may trail the phases by a few seconds under load).
+    await bed.worker.controller()?.idle();
     const s0 = await writes(mk);
     await new Promise((r) => setTimeout(r, STEADY_S * 1000));
     const steady = diff(s0, await writes(mk));

@@ -262,12 +262,20 @@ export class SessionController {
     for (const c of this.#clients.values()) void c.then((k) => (k as { close?: () => void }).close?.()).catch(() => {});
   }
 
-  /** Resolves when nothing is queued, running or being placed (for tests and the bench). */
+  /** Resolves when nothing is queued, running, being placed or waiting to be recorded as an Event. */
   async idle(): Promise<void> {
     for (;;) {
       await this.#queue.drained();
       await this.#placing;
-      if (this.#queue.length === 0 && !this.#placing && !this.#placeTimer) return;
+      if (
+        this.#queue.length === 0 &&
+        !this.#placing &&
+        !this.#placeTimer &&
+        this.#eventQueue.length === 0 &&
+        this.#eventWorkers === 0
+      )
+        return;
+      await new Promise((r) => setTimeout(r, 20));
     }
   }
 
@@ -463,7 +471,7 @@ export class SessionController {
       this.#eventQueue.push(() => this.#postEvent(s, e));
       this.counts.events++;
     }
-    while (this.#eventWorkers < 8 && this.#eventQueue.length > 0) {
+    while (this.#eventWorkers < 16 && this.#eventQueue.length > 0) {
       this.#eventWorkers++;
       void (async () => {
         try {
