@@ -20,6 +20,7 @@
 // next to the fleet's processes and Postgres on the same machine; say so when you quote the figures.
 import { cpus, loadavg, totalmem } from "node:os";
 import { parseArgs } from "node:util";
+import { DEFAULT_TIMING } from "@berth/controllers";
 import { HttpKube, Informer } from "@berth/controllers/kube";
 import { gpuNodeManifest, type KubeHttp, kubeConfigFrom } from "../../e2e/src/index.ts";
 import {
@@ -152,6 +153,9 @@ async function main(): Promise<void> {
     },
     operatorResyncMs: 60_000,
     operatorDebounceMs: 500,
+    // Production lifecycle timings (the journeys shorten them): a pod waits 60 s for a node before the
+    // session looks elsewhere, which a loaded machine's scheduler may need.
+    worker: { timing: DEFAULT_TIMING },
     // Production timings: the lease is renewed every 2 s (a write each), not every 250 ms as in tests.
     workerLease: { durationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 },
   });
