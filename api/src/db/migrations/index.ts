@@ -7,6 +7,7 @@ import * as m20261122000004 from "./20261122000004_sessions.ts";
 import * as m20261122000005 from "./20261122000005_connect_usage.ts";
 import * as m20261122000006 from "./20261122000006_ledger.ts";
 import * as m20261122000106 from "./20261122000106_ledger_statement_balance.ts";
+import * as m20261122000200 from "./20261122000200_session_events_commit_order.ts";
 
 export interface Migration {
   name: string;
@@ -23,4 +24,5 @@ export const migrations: Migration[] = [
   { name: "20261122000004_sessions", up: m20261122000004.up },
   { name: "20261122000006_ledger", up: m20261122000006.up },
   { name: "20261122000106_ledger_statement_balance", up: m20261122000106.up },
+  { name: "20261122000200_session_events_commit_order", up: m20261122000200.up },
 ];
