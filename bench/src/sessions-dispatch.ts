@@ -335,33 +335,37 @@ async function main(): Promise<void> {
       `lifecycle (create → Running → pause → Paused → resume → Running → terminate → Terminated) × ${LIFECYCLES}: ${(lifeNet / LIFECYCLES).toFixed(1)} writes per session (lease renewals subtracted): ${show(life)}`,
     );
 
-    // 5. Overhead from POST to Running, paced (20/s), observed on the event stream (one connection).
-    const stream = await openEventStream(`${bed.t.api.url}/api/v1/sessions/events`, bed.orgAdmin.token);
-    const lat: number[] = [];
+    // 5. Overhead from POST to Running, paced, observed on the event stream (one connection): at 2/s
+    // (below what the machine sustains: the control plane's own latency) and at 20/s.
     const latIds: string[] = [];
-    const p0 = performance.now();
-    await Promise.all(
-      Array.from({ length: LATENCY_N }, async (_, i) => {
-        await new Promise((r) => setTimeout(r, i * 50));
-        const start = performance.now();
-        const r = await bed.call(bed.orgAdmin, "POST", "/api/v1/sessions", {
-          offering: "h100",
-          preset: "gpu-small",
-          image: "jupyterlab",
-        });
-        latIds.push(r.body.id);
-        await stream.waitFor(
-          (e) => e.data?.session_id === r.body.id && e.data.session.phase === "Running",
-          `${r.body.id} Running`,
-          300_000,
-        );
-        lat.push(performance.now() - start);
-      }),
-    );
-    await stream.close();
-    log(
-      `overhead POST → Running at 20/s, ${LATENCY_N} sessions (seen on the SSE stream): p50 ${pct(lat, 50).toFixed(0)} ms, p99 ${pct(lat, 99).toFixed(0)} ms, max ${Math.max(...lat).toFixed(0)} ms (${s2(performance.now() - p0)})`,
-    );
+    for (const rate of [2, 20]) {
+      const n = rate === 2 ? Math.min(40, LATENCY_N) : LATENCY_N;
+      const stream = await openEventStream(`${bed.t.api.url}/api/v1/sessions/events`, bed.orgAdmin.token);
+      const lat: number[] = [];
+      const p0 = performance.now();
+      await Promise.all(
+        Array.from({ length: n }, async (_, i) => {
+          await new Promise((r) => setTimeout(r, (i * 1000) / rate));
+          const start = performance.now();
+          const r = await bed.call(bed.orgAdmin, "POST", "/api/v1/sessions", {
+            offering: "h100",
+            preset: "gpu-small",
+            image: "jupyterlab",
+          });
+          latIds.push(r.body.id);
+          await stream.waitFor(
+            (e) => e.data?.session_id === r.body.id && e.data.session.phase === "Running",
+            `${r.body.id} Running`,
+            300_000,
+          );
+          lat.push(performance.now() - start);
+        }),
+      );
+      await stream.close();
+      log(
+        `overhead POST → Running at ${rate}/s, ${n} sessions (seen on the SSE stream): p50 ${pct(lat, 50).toFixed(0)} ms, p99 ${pct(lat, 99).toFixed(0)} ms, max ${Math.max(...lat).toFixed(0)} ms (${s2(performance.now() - p0)})`,
+      );
+    }
     for (let i = 0; i < latIds.length; i += 100)
       await bed.call(bed.orgAdmin, "POST", "/api/v1/sessions/bulk-terminate", { ids: latIds.slice(i, i + 100) });
 
