@@ -1,5 +1,4 @@
-// The SSE hub on a real Postgres: events arrive through LISTEN/NOTIFY in order, and an event whose
-// transaction commits after a later one (its seq is lower) is still delivered, once.
+// The SSE hub on a real Postgres: events arrive through LISTEN/NOTIFY in seq order, once each.
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { insertSessionEvents } from "../db/operations/sessions/sessionEvents.ts";
@@ -28,14 +27,15 @@ const until = async (cond: () => boolean, ms = 5000) => {
 };
 
 describe("the session event hub", () => {
-  it("delivers committed events in order, including one that committed after a later seq", async () => {
+  it("delivers committed events in seq order, and seqs follow commit order", async () => {
     const hub = new SessionEventHub(t.db, pino({ level: "silent" }));
     const got: SessionEventRow[] = [];
     const unsubscribe = await hub.subscribe({ deliver: (r) => got.push(r) });
     await insertSessionEvents(t.db, [ev("s1")]);
     await until(() => got.length === 1);
 
-    // A transaction takes a seq and holds it open while another commits a later seq.
+    // A transaction inserts an event and stays open: a later insert waits for it (migration
+    // 20261122000200 draws seqs in commit order), so no reader can see a later seq first.
     let release: () => void = () => {};
     const held = new Promise<void>((r) => {
       release = r;
@@ -45,13 +45,14 @@ describe("the session event hub", () => {
       await held;
     });
     await new Promise((r) => setTimeout(r, 50));
-    await insertSessionEvents(t.db, [ev("fast")]);
-    await until(() => got.some((r) => r.session_id === "fast"));
+    const fast = insertSessionEvents(t.db, [ev("fast")]);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(got.map((r) => r.session_id)).toEqual(["s1"]);
     release();
     await slow;
-    await until(() => got.some((r) => r.session_id === "slow"));
-    await new Promise((r) => setTimeout(r, 200));
-    expect(got.map((r) => r.session_id)).toEqual(["s1", "fast", "slow"]);
+    await fast;
+    await until(() => got.length === 3);
+    expect(got.map((r) => r.session_id)).toEqual(["s1", "slow", "fast"]);
     expect(new Set(got.map((r) => r.seq)).size).toBe(got.length);
     unsubscribe();
     await hub.close();

@@ -2,7 +2,8 @@
 // commit), reads the rows it has not delivered yet, in seq order, and hands each to the subscribers that
 // may see it. Every replica does the same, so a client may connect to any of them.
 //
-// Trap: seq is taken at insert, rows become visible at commit; two writers can commit out of seq order.
+// Trap: seq is taken at insert, rows become visible at commit; two writers could commit out of seq order.
+// Migration 20261122000200 now draws seqs in commit order; the hole tracking below stays as a defence.
 // A read that sees seq 11 before seq 10 commits would skip 10 for ever if it only asked "after 11". So the
 // hub remembers holes it saw and keeps asking from the oldest unresolved hole for a while (10 s, after
 // which the hole is taken for a rolled-back insert), delivering each seq once.
