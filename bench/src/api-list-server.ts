@@ -20,7 +20,10 @@ if (mode === "api") {
 } else if (mode === "baseline") {
   // Bare Koa + the same JWT verification (AccessTokens: jose HS256, same claims checks) + one point read.
   const db = connect(config.database.url.reveal(), { poolMax: config.database.poolMax });
-  const tokens = new AccessTokens({ secret: config.auth.jwtSecret.reveal(), ttlSeconds: config.auth.accessTokenTtlSeconds });
+  const tokens = new AccessTokens({
+    secret: config.auth.jwtSecret.reveal(),
+    ttlSeconds: config.auth.accessTokenTtlSeconds,
+  });
   const app = new Koa();
   let running = 0;
   app.use(async (ctx) => {
@@ -42,7 +45,9 @@ if (mode === "api") {
     ctx.body = { data: [row], pagination: { page: 1, size: 20, total: 1 } };
   };
   const server = createServer(app.callback());
-  server.listen(0, "127.0.0.1", () => process.stdout.write(`http://127.0.0.1:${(server.address() as AddressInfo).port}\n`));
+  server.listen(0, "127.0.0.1", () =>
+    process.stdout.write(`http://127.0.0.1:${(server.address() as AddressInfo).port}\n`),
+  );
   process.once("SIGTERM", () => {
     server.close(async () => {
       while (running > 0) await new Promise((r) => setTimeout(r, 20));

@@ -22,11 +22,20 @@ interface CannonResult {
   errors: number;
   timeouts: number;
 }
-type Cannon = (opts: { url: string; connections: number; duration: number; headers: Record<string, string> }) => Promise<CannonResult>;
+type Cannon = (opts: {
+  url: string;
+  connections: number;
+  duration: number;
+  headers: Record<string, string>;
+}) => Promise<CannonResult>;
 const autocannon = createRequire(import.meta.url)("autocannon") as Cannon;
 
 const { values } = parseArgs({
-  options: { duration: { type: "string", default: "10" }, connections: { type: "string", default: "50" }, rounds: { type: "string", default: "3" } },
+  options: {
+    duration: { type: "string", default: "10" },
+    connections: { type: "string", default: "50" },
+    rounds: { type: "string", default: "3" },
+  },
 });
 const duration = Number(values.duration);
 const connections = Number(values.connections);
@@ -35,7 +44,10 @@ const SECRET = "bench-secret-bench-secret-bench-secret";
 const SERVER = fileURLToPath(new URL("./api-list-server.ts", import.meta.url));
 
 async function startServer(mode: string, env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [SERVER, mode], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [SERVER, mode], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   const url = await new Promise<string>((resolve, reject) => {
     let out = "";
     child.stdout!.on("data", (b: Buffer) => {
@@ -63,7 +75,15 @@ async function measure(name: string, mode: string, path: string, env: Record<str
     if (probe.status !== 200) throw new Error(`${name}: ${path} answered ${probe.status}: ${await probe.text()}`);
     await autocannon({ url: url + path, connections, duration: 2, headers }); // warm-up (JIT, pool)
     const r = await autocannon({ url: url + path, connections, duration, headers });
-    return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, max: r.latency.max, total: r.requests.total, bad: r.non2xx + r.errors + r.timeouts };
+    return {
+      name,
+      rps: r.requests.average,
+      p50: r.latency.p50,
+      p99: r.latency.p99,
+      max: r.latency.max,
+      total: r.requests.total,
+      bad: r.non2xx + r.errors + r.timeouts,
+    };
   } finally {
     await stopServer(child);
   }
@@ -75,16 +95,35 @@ try {
   const db = connect(pg.url, { poolMax: 2 });
   await migrateLatest(db);
   const adminId = `usr_${randomUUID().replaceAll("-", "").slice(0, 20)}`;
-  await db("users").insert({ id: adminId, email: "bench-admin@berth.local", password_hash: "unused", must_change_password: false, is_super_admin: true });
-  await db("users").insert(Array.from({ length: 200 }, (_, i) => ({ id: `usr_bench${i}`, email: `user${i}@bench.local`, password_hash: "unused" })));
+  await db("users").insert({
+    id: adminId,
+    email: "bench-admin@berth.local",
+    password_hash: "unused",
+    must_change_password: false,
+    is_super_admin: true,
+  });
+  await db("users").insert(
+    Array.from({ length: 200 }, (_, i) => ({
+      id: `usr_bench${i}`,
+      email: `user${i}@bench.local`,
+      password_hash: "unused",
+    })),
+  );
   await db.destroy();
 
-  const token = (await new AccessTokens({ secret: SECRET, ttlSeconds: 3600 }).issue({ userId: adminId, tokenVersion: 0 })).token;
+  const token = (
+    await new AccessTokens({ secret: SECRET, ttlSeconds: 3600 }).issue({ userId: adminId, tokenVersion: 0 })
+  ).token;
   const env = { DATABASE_URL: pg.url, BERTH_JWT_SECRET: SECRET, BERTH_ACCESS_TOKEN_TTL_SECONDS: "3600" };
   const cases = [
     { name: "baseline: Koa + JWT verify + 1 point read", mode: "baseline", path: "/", env },
     { name: "API: GET /api/v1/users?page=1&size=20", mode: "api", path: "/api/v1/users?page=1&size=20", env },
-    { name: "API, response check off", mode: "api", path: "/api/v1/users?page=1&size=20", env: { ...env, BERTH_VALIDATE_RESPONSES: "false" } },
+    {
+      name: "API, response check off",
+      mode: "api",
+      path: "/api/v1/users?page=1&size=20",
+      env: { ...env, BERTH_VALIDATE_RESPONSES: "false" },
+    },
   ];
   // Rounds alternate the cases so drift in the machine's load hits them alike; each figure is the median.
   const runs: Awaited<ReturnType<typeof measure>>[][] = cases.map(() => []);
@@ -102,14 +141,24 @@ try {
   }));
   const ratios = runs[1]!.map((r, i) => r.rps / runs[0]![i]!.rps);
   const pad = (s: string, n: number) => s.padEnd(n);
-  process.stdout.write(`\n${connections} connections, ${duration} s per case after a 2 s warm-up, ${rounds} alternating rounds (medians); ${cpus().length} CPUs, load average ${loadavg().map((l) => l.toFixed(1)).join(" ")}\n\n`);
-  process.stdout.write(`${pad("case", 44)} ${pad("req/s", 9)} ${pad("p50 ms", 7)} ${pad("p99 ms", 7)} ${pad("max ms", 7)} non-2xx/err\n`);
+  process.stdout.write(
+    `\n${connections} connections, ${duration} s per case after a 2 s warm-up, ${rounds} alternating rounds (medians); ${cpus().length} CPUs, load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(" ")}\n\n`,
+  );
+  process.stdout.write(
+    `${pad("case", 44)} ${pad("req/s", 9)} ${pad("p50 ms", 7)} ${pad("p99 ms", 7)} ${pad("max ms", 7)} non-2xx/err\n`,
+  );
   for (const r of results) {
-    process.stdout.write(`${pad(r.name, 44)} ${pad(r.rps.toFixed(0), 9)} ${pad(String(r.p50), 7)} ${pad(String(r.p99), 7)} ${pad(String(r.max), 7)} ${r.bad}\n`);
+    process.stdout.write(
+      `${pad(r.name, 44)} ${pad(r.rps.toFixed(0), 9)} ${pad(String(r.p50), 7)} ${pad(String(r.p99), 7)} ${pad(String(r.max), 7)} ${r.bad}\n`,
+    );
   }
   const ratio = median(ratios);
   const api = results[1]!;
-  process.stdout.write(`\nAPI / baseline throughput per round: ${ratios.map((x) => x.toFixed(2)).join(", ")}; median ${ratio.toFixed(2)} (target >= 0.50): ${ratio >= 0.5 ? "met" : "NOT met"}\n`);
+  process.stdout.write(
+    `\nAPI / baseline throughput per round: ${ratios.map((x) => x.toFixed(2)).join(", ")}; median ${ratio.toFixed(2)} (target >= 0.50): ${ratio >= 0.5 ? "met" : "NOT met"}\n`,
+  );
   process.stdout.write(`API p99: ${api.p99} ms (target <= 50 ms): ${api.p99 <= 50 ? "met" : "NOT met"}\n`);
 } finally {
   await pg.stop();

@@ -19,10 +19,19 @@ interface CannonResult {
   non2xx: number;
   errors: number;
 }
-type Cannon = (opts: { url: string; method: string; connections: number; duration: number; headers: Record<string, string>; body: string }) => Promise<CannonResult>;
+type Cannon = (opts: {
+  url: string;
+  method: string;
+  connections: number;
+  duration: number;
+  headers: Record<string, string>;
+  body: string;
+}) => Promise<CannonResult>;
 const autocannon = createRequire(import.meta.url)("autocannon") as Cannon;
 
-const { values } = parseArgs({ options: { duration: { type: "string", default: "10" }, connections: { type: "string", default: "8" } } });
+const { values } = parseArgs({
+  options: { duration: { type: "string", default: "10" }, connections: { type: "string", default: "8" } },
+});
 const duration = Number(values.duration);
 const connections = Number(values.connections);
 
@@ -32,19 +41,37 @@ try {
   const db = connect(pg.url, { poolMax: 2 });
   await migrateLatest(db);
   const password = "bench-password-123";
-  await db("users").insert({ id: "usr_benchlogin", email: "login@bench.local", password_hash: await new PasswordHasher().hash(password), must_change_password: false });
+  await db("users").insert({
+    id: "usr_benchlogin",
+    email: "login@bench.local",
+    password_hash: await new PasswordHasher().hash(password),
+    must_change_password: false,
+  });
   await db.destroy();
 
-  const config = parseConfig({ DATABASE_URL: pg.url, BERTH_JWT_SECRET: "bench-secret-bench-secret-bench-secret", BERTH_API_HOST: "127.0.0.1", BERTH_API_PORT: "0", BERTH_LOG_LEVEL: "warn" });
+  const config = parseConfig({
+    DATABASE_URL: pg.url,
+    BERTH_JWT_SECRET: "bench-secret-bench-secret-bench-secret",
+    BERTH_API_HOST: "127.0.0.1",
+    BERTH_API_PORT: "0",
+    BERTH_LOG_LEVEL: "warn",
+  });
   const api = await startApi({ config, startupTasks: [] });
   try {
-    const req = { url: `${api.url}/api/v1/auth/login`, method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "login@bench.local", password }) };
+    const req = {
+      url: `${api.url}/api/v1/auth/login`,
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: "login@bench.local", password }),
+    };
     const probe = await fetch(req.url, { method: "POST", headers: req.headers, body: req.body });
     if (probe.status !== 200) throw new Error(`login answered ${probe.status}: ${await probe.text()}`);
     await autocannon({ ...req, connections, duration: 2 });
     const r = await autocannon({ ...req, connections, duration });
     process.stdout.write(
-      `\nlogin, ${connections} connections, ${duration} s (API in this process); ${cpus().length} CPUs, load average ${loadavg().map((l) => l.toFixed(1)).join(" ")}\n` +
+      `\nlogin, ${connections} connections, ${duration} s (API in this process); ${cpus().length} CPUs, load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(" ")}\n` +
         `argon2id ${describeParams(DEFAULT_ARGON2)}\n` +
         `req/s ${r.requests.average.toFixed(1)}  p50 ${r.latency.p50} ms  p99 ${r.latency.p99} ms  max ${r.latency.max} ms  non-2xx ${r.non2xx}, errors ${r.errors}\n`,
     );

@@ -4,9 +4,10 @@
 //   node bench/src/login.ts [--n 200] [--concurrency 8]
 // argon2id dominates; the throttle is kept out of the way by a clock that jumps past its window before
 // every failing attempt (the bench measures cost, not the lock-out).
+
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -20,7 +21,9 @@ import { startPostgres } from "../../api/src/db/server.ts";
 import type { Deps } from "../../api/src/deps.ts";
 import { createMetrics } from "../../api/src/http/metrics.ts";
 
-const { values } = parseArgs({ options: { n: { type: "string", default: "200" }, concurrency: { type: "string", default: "8" } } });
+const { values } = parseArgs({
+  options: { n: { type: "string", default: "200" }, concurrency: { type: "string", default: "8" } },
+});
 const N = Number(values.n);
 const CONCURRENCY = Number(values.concurrency);
 
@@ -37,11 +40,21 @@ try {
   await migrateLatest(db);
   const hasher = new PasswordHasher(DEFAULT_ARGON2);
   const password = "correct horse battery staple";
-  await db("users").insert({ id: "usr_benchlogin", email: "bench@berth.local", password_hash: await hasher.hash(password) });
+  await db("users").insert({
+    id: "usr_benchlogin",
+    email: "bench@berth.local",
+    password_hash: await hasher.hash(password),
+  });
   // Concurrent sign-ins are of different people: more than 5 simultaneous sign-ins of one account from
   // one address are refused by design (see api/src/auth/throttle.ts).
   await db("users").insert(
-    await Promise.all(Array.from({ length: CONCURRENCY }, async (_, i) => ({ id: `usr_benchlogin${i}`, email: `bench${i}@berth.local`, password_hash: await hasher.hash(password) }))),
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async (_, i) => ({
+        id: `usr_benchlogin${i}`,
+        email: `bench${i}@berth.local`,
+        password_hash: await hasher.hash(password),
+      })),
+    ),
   );
 
   // Real time plus an offset the bench moves forward to step out of the throttle's window.
@@ -62,7 +75,11 @@ try {
 
   const login = async (email: string, pw: string, expect: number): Promise<number> => {
     const t0 = performance.now();
-    const res = await fetch(url, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ email, password: pw }) });
+    const res = await fetch(url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ email, password: pw }),
+    });
     await res.arrayBuffer();
     const dt = performance.now() - t0;
     if (res.status !== expect) throw new Error(`login answered ${res.status}, expected ${expect}`);
@@ -103,15 +120,22 @@ try {
   }
 
   server.close();
-  const row = (name: string, xs: number[], extra = "") => `| ${name.padEnd(44)} | ${String(xs.length).padStart(5)} | ${ms(pct(xs, 50))} | ${ms(pct(xs, 99))} | ${extra.padStart(12)} |`;
+  const row = (name: string, xs: number[], extra = "") =>
+    `| ${name.padEnd(44)} | ${String(xs.length).padStart(5)} | ${ms(pct(xs, 50))} | ${ms(pct(xs, 99))} | ${extra.padStart(12)} |`;
   const lines = [
     `Sign-in (POST /api/v1/auth/login) — ${describeParams(DEFAULT_ARGON2)}`,
-    `machine: ${cpus()[0]?.model ?? "?"}, ${availableParallelism()} CPUs, Node ${process.version}, UV_THREADPOOL_SIZE=${process.env.UV_THREADPOOL_SIZE ?? "4 (default)"}, load average ${loadavg().map((x) => x.toFixed(1)).join(" ")} (figures are only as quiet as the machine)`,
+    `machine: ${cpus()[0]?.model ?? "?"}, ${availableParallelism()} CPUs, Node ${process.version}, UV_THREADPOOL_SIZE=${process.env.UV_THREADPOOL_SIZE ?? "4 (default)"}, load average ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(" ")} (figures are only as quiet as the machine)`,
     "",
     `| ${"what".padEnd(44)} | ${"n".padStart(5)} | p50 ms  | p99 ms  | ${"throughput".padStart(12)} |`,
     `|${"-".repeat(46)}|${"-".repeat(7)}|---------|---------|${"-".repeat(14)}|`,
     row("argon2id hash alone (in process)", hashOnly),
-    row("login, 1 at a time (200 OK)", sequential, `${(1000 / (sequential.reduce((a, b) => a + b, 0) / sequential.length)).toFixed(1)}/s`),
+    row(
+      "login, 1 at a time (200 OK)",
+      sequential,
+      `${(1000 / (sequential.reduce((a, b) => a + b, 0) / sequential.length)).toFixed(1)}/s`,
+    ),
     row(`login, ${CONCURRENCY} concurrent users (200 OK)`, concurrent, `${concurrentRate.toFixed(1)}/s`),
     row("wrong password, known email (401)", wrong),
     row("unknown email (401)", unknown),

@@ -48,7 +48,11 @@ console.log(
 console.log(`cluster: ${NODES} kwok nodes × ${GPUS} GPUs, ${PODS} one-GPU pods; steady window ${STEADY_S} s\n`);
 
 const tBed = performance.now();
-const nodes = Array.from({ length: NODES }, (_, i) => ({ name: `gpu-${String(i).padStart(4, "0")}`, gpuModel: H100, gpuCount: GPUS }));
+const nodes = Array.from({ length: NODES }, (_, i) => ({
+  name: `gpu-${String(i).padStart(4, "0")}`,
+  gpuModel: H100,
+  gpuCount: GPUS,
+}));
 // The nodes are created here rather than by startFleet, whose 90 s readiness limit is too short for 500
 // nodes on a loaded 2-CPU machine.
 const bed = await startBed([]);
@@ -62,8 +66,13 @@ const bed = await startBed([]);
   };
   await Promise.all(Array.from({ length: 32 }, createOne));
   for (;;) {
-    const list = await bed.admin.json<{ items: { status?: { conditions?: { type: string; status: string }[] } }[] }>("GET", "/api/v1/nodes");
-    const ready = list.items.filter((n) => n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")).length;
+    const list = await bed.admin.json<{ items: { status?: { conditions?: { type: string; status: string }[] } }[] }>(
+      "GET",
+      "/api/v1/nodes",
+    );
+    const ready = list.items.filter((n) =>
+      n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"),
+    ).length;
     if (ready >= NODES) break;
     if (performance.now() - tBed > 900_000) throw new Error(`only ${ready} of ${NODES} nodes Ready after 15 min`);
     await new Promise((r) => setTimeout(r, 1_000));
