@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { updateWalletLimits } from "../db/operations/ledger/updateWalletLimits.ts";
 import { createTestDatabase, type TestDatabase } from "../db/testing.ts";
 import { billPendingUsage, priceInterval } from "./charge.ts";
 import { SHORTFALL_WALLET } from "./ids.ts";
@@ -185,5 +186,86 @@ describe("charging usage", () => {
     expect(results.reduce((n, r) => n + r.samples, 0)).toBe(300);
     // 100 samples of 10 s per session at 800,000/h: exactly 222,222 units each (the carry holds the rest).
     expect(await balanceOf(tdb.db, org.wallet.id)).toBe(1000n * CREDIT - 3n * 222_222n);
+  });
+});
+
+describe("charging within the wallets' spend limits", () => {
+  /** A user rich in credits whose wallet has limits, in an organization with 10 credits. */
+  async function limitedUser(limits: { maxSpendPerDay?: bigint; maxSpendPerMonth?: bigint }) {
+    const { b, clock } = testBilling(tdb.db);
+    const org = await anOrganizationWallet(tdb.db, 10n * CREDIT);
+    const user = await aWallet(tdb.db, org.id, "user", `usr_lim_${org.id}`);
+    await grant(tdb.db, user.id, 100n * CREDIT);
+    await updateWalletLimits(tdb.db, user.id, limits, clock.now());
+    const s = await aSession(tdb.db, { ownerId: user.owner_id, organizationId: org.id, offering: "h100" });
+    /** One hour of h100 (4 credits), charged now. */
+    const anHour = async (id: string) => {
+      await usage(tdb.db, "clu_a", [{ id: `${id}-${s.id}`, session: s.id, start: clock.now(), seconds: 3600 }]);
+      return billPendingUsage(b);
+    };
+    return { b, clock, org, user, s, anHour };
+  }
+
+  it("skips a wallet whose daily limit is reached: the next wallet in draw order pays, and the limit starts again the next day", async () => {
+    const { clock, org, user, anHour } = await limitedUser({ maxSpendPerDay: 1n * CREDIT });
+    await anHour("day1");
+    expect(await balanceOf(tdb.db, user.id)).toBe(99n * CREDIT);
+    expect(await balanceOf(tdb.db, org.wallet.id)).toBe(7n * CREDIT);
+    await anHour("day1-again");
+    expect(await balanceOf(tdb.db, user.id)).toBe(99n * CREDIT);
+    expect(await balanceOf(tdb.db, org.wallet.id)).toBe(3n * CREDIT);
+    clock.advance(86_400);
+    await anHour("day2");
+    expect(await balanceOf(tdb.db, user.id)).toBe(98n * CREDIT);
+    expect(await balanceOf(tdb.db, org.wallet.id)).toBe(0n);
+  });
+
+  it("caps a wallet by its monthly limit across the days of the month", async () => {
+    const { clock, org, user, anHour } = await limitedUser({
+      maxSpendPerDay: 10n * CREDIT,
+      maxSpendPerMonth: 5n * CREDIT,
+    });
+    await anHour("m1");
+    clock.advance(86_400);
+    await anHour("m2");
+    // 4 credits on the first day, 1 on the second (the month's 5), 3 from the organization.
+    expect(await balanceOf(tdb.db, user.id)).toBe(95n * CREDIT);
+    expect(await balanceOf(tdb.db, org.wallet.id)).toBe(7n * CREDIT);
+  });
+
+  it("books usage no wallet may pay within its limits to the shortfall account, not past the limit", async () => {
+    const { b, clock } = testBilling(tdb.db);
+    const org = await anOrganizationWallet(tdb.db, 0n);
+    const user = await aWallet(tdb.db, org.id, "user", "usr_lim_short");
+    await grant(tdb.db, user.id, 100n * CREDIT);
+    await updateWalletLimits(tdb.db, user.id, { maxSpendPerDay: 1n * CREDIT }, clock.now());
+    const s = await aSession(tdb.db, { ownerId: "usr_lim_short", organizationId: org.id, offering: "h100" });
+    await usage(tdb.db, "clu_a", [{ id: "smp-lim-short", session: s.id, start: at(0), seconds: 3600 }]);
+    expect((await billPendingUsage(b)).shortfall).toBe(3n * CREDIT);
+    expect(await balanceOf(tdb.db, user.id)).toBe(99n * CREDIT);
+  });
+
+  it("lets concurrent billers take a limited wallet exactly to its limit between them, never past it", async () => {
+    const { b, clock } = testBilling(tdb.db, { options: { chargeBatch: 7 } });
+    const org = await anOrganizationWallet(tdb.db, 1000n * CREDIT);
+    const user = await aWallet(tdb.db, org.id, "user", "usr_lim_cc");
+    await grant(tdb.db, user.id, 1000n * CREDIT);
+    await updateWalletLimits(tdb.db, user.id, { maxSpendPerDay: 100_000n }, clock.now());
+    const sessions = await Promise.all(
+      [1, 2, 3].map(() => aSession(tdb.db, { ownerId: "usr_lim_cc", organizationId: org.id, offering: "l4" })),
+    );
+    await usage(
+      tdb.db,
+      "clu_a",
+      Array.from({ length: 300 }, (_, i) => ({
+        id: `lim-cc-${i}`,
+        session: (sessions[i % 3] as { id: string }).id,
+        start: at(i * 10),
+        seconds: 10,
+      })),
+    );
+    await Promise.all([billPendingUsage(b), billPendingUsage(b), billPendingUsage(b), billPendingUsage(b)]);
+    expect(await balanceOf(tdb.db, user.id)).toBe(1000n * CREDIT - 100_000n);
+    expect(await balanceOf(tdb.db, org.wallet.id)).toBe(1000n * CREDIT - (3n * 222_222n - 100_000n));
   });
 });

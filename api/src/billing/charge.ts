@@ -15,9 +15,10 @@
 // unit (never lost, only not yet due). A session whose cluster stops reporting is charged up to its last
 // sample; paused and terminated sessions send none, so they cost nothing.
 //
-// Payment follows the draw order (wallets.ts): each wallet down to its floor; what no wallet can cover is
-// booked to the `shortfall` account, never left out (the running-out watch pauses sessions before that
-// happens, so it is at most the last minute's usage).
+// Payment follows the draw order (wallets.ts): each wallet down to its floor and within its daily and
+// monthly spend limits (allowances.ts: a wallet whose limit is reached is skipped, the next one pays);
+// what no wallet can cover is booked to the `shortfall` account, never left out (the running-out watch
+// pauses sessions before that happens, so it is at most the last minute's usage).
 import type { Knex } from "knex";
 import { type CarryRow, lockCarries, saveCarries } from "../db/operations/ledger/carries.ts";
 import { insertTransactions, type NewTransaction } from "../db/operations/ledger/insertTransactions.ts";
@@ -31,6 +32,7 @@ import {
 } from "../db/operations/ledger/unbilledSamples.ts";
 import { DEADLOCK_DETECTED, SERIALIZATION_FAILURE, sqlState } from "../db/sqlstate.ts";
 import { insertAuditRecord } from "../http/audit.ts";
+import { allowancesLeft, walletAllowances } from "./allowances.ts";
 import type { BillingContext, OfferingRate } from "./context.ts";
 import { billingId, SHORTFALL_WALLET, USAGE_WALLET } from "./ids.ts";
 import { spendable } from "./ledger.ts";
@@ -66,21 +68,28 @@ export function priceInterval(
   return { amount: num / den, carry: num % den, divisor: rate.divisor };
 }
 
-/** Splits an amount over wallets in draw order, each down to its floor. Mutates `balances`. Pure otherwise. */
+/**
+ * Splits an amount over wallets in draw order, each down to its floor and within its allowance (what a
+ * wallet with a spend limit may still pay this period; absent: unlimited). Mutates `balances` and
+ * `allowances`. Pure otherwise.
+ */
 export function drawFrom(
   chain: readonly WalletRow[],
   balances: Map<string, bigint>,
   amount: bigint,
+  allowances: Map<string, bigint> = new Map(),
 ): { paid: { walletId: string; amount: bigint }[]; shortfall: bigint } {
   let left = amount;
   const paid: { walletId: string; amount: bigint }[] = [];
   for (const w of chain) {
     if (left === 0n) break;
-    const can = spendable({ ...w, balance: (balances.get(w.id) ?? 0n).toString() });
-    const take = min(left, can);
+    const floor = spendable({ ...w, balance: (balances.get(w.id) ?? 0n).toString() });
+    const allowance = allowances.get(w.id);
+    const take = min(left, allowance === undefined ? floor : min(floor, allowance));
     if (take > 0n) {
       paid.push({ walletId: w.id, amount: take });
       balances.set(w.id, (balances.get(w.id) ?? 0n) - take);
+      if (allowance !== undefined) allowances.set(w.id, allowance - take);
       left -= take;
     }
   }
@@ -152,6 +161,8 @@ async function billBatch(
 
   const byOwner = new Map([...locked.values()].map((w) => [walletKey(w), w]));
   const balances = new Map([...locked.values()].map((w) => [w.id, units(w.balance)]));
+  // Read after the wallet locks: a concurrent biller's charges to these wallets are committed and count.
+  const allowances = allowancesLeft(await walletAllowances(tx, [...locked.values()], now));
 
   // One audit row per charging transaction; every charge in it carries its request id.
   const batchId = `billing:${billingId("txn").slice(4)}`;
@@ -200,7 +211,7 @@ async function billBatch(
     carries.set(session.id, next);
     touched.set(session.id, next);
     const chain = chainOwners(session).flatMap((o) => byOwner.get(ownerKey(o)) ?? []);
-    const { paid, shortfall } = drawFrom(chain, balances, p.amount);
+    const { paid, shortfall } = drawFrom(chain, balances, p.amount, allowances);
     for (const x of paid) result.wallets.add(x.walletId);
     result.charged += p.amount;
     result.shortfall += shortfall;

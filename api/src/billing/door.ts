@@ -1,20 +1,34 @@
 // Credits at the door: creating or resuming a session is refused with 403 `quota_exceeded` when its
-// wallets cannot pay for a minimum run (10 minutes at the session's rate by default), or when its
-// organization's budget for the period has less left than that. Called by the sessions domain's quota
-// gate (domain/sessions/checkQuota.ts) inside the transaction that holds the owner's lock.
+// wallets cannot pay for a minimum run (10 minutes at the session's rate by default) after the minimum
+// runs of the organization's sessions already let in, when their spend limits let less than that
+// through, or when the organization's budget for the period has less left than that. Called by the
+// sessions domain's quota gate (domain/sessions/checkQuota.ts) inside the transaction that holds the
+// owner's and the organization's door locks; the cost preview asks `assessStart` without locks.
 //
-// details: {limit, value, required, ...}: `limit` names the check ("credits" or "organizationBudget"),
-// `value` what is there (spendable units across the session's wallets, or the budget left), `required`
-// what the minimum run costs; amounts are strings of minor units.
+// The rule: the sessions already let in (wanting to run, not ended) are owed their minimum run first,
+// oldest start first, drawn in draw order from a copy of the organization's wallets, allowances and
+// budget; the new session gets what is left. So two sessions started together on a thin wallet cannot
+// both pass, whoever owns them.
+//
+// details: {limit, value, reserved, required, ...}: `limit` names the check ("credits",
+// "maxSpendPerDay"/"maxSpendPerMonth" of a wallet, "organizationBudget"), `value` what is there (the
+// wallets' spendable units, or the limit or budget), `reserved` what the other sessions' minimum runs
+// take of it first, `required` what this session's minimum run costs; amounts are strings of minor units.
 import type { Knex } from "knex";
 import { findBudget } from "../db/operations/ledger/budgets.ts";
 import { organizationSpend } from "../db/operations/ledger/organizationSpend.ts";
+import { promisedSessions } from "../db/operations/ledger/promisedSessions.ts";
+import { walletsOfOrganizations } from "../db/operations/ledger/runningSessions.ts";
+import type { WalletRow } from "../db/operations/ledger/types.ts";
+import { lockOrganizationDoor } from "../db/operations/sessions/lockOrganization.ts";
 import { QuotaExceeded } from "../errors.ts";
+import { allowancesLeft, walletAllowances } from "./allowances.ts";
+import { rateOf } from "./charge.ts";
 import type { BillingContext, OfferingRate } from "./context.ts";
-import { spendable } from "./ledger.ts";
 import { costOf, formatCredits, sessionRate, units } from "./money.ts";
 import { nextPeriodStart, periodStart } from "./periods.ts";
-import { walletChain } from "./wallets.ts";
+import { bindingLimit, canGive, capacity, type Pool, shortOf, takeUpTo } from "./pool.ts";
+import { chainOwners, ownerKey, type SessionOwnership, walletKey } from "./wallets.ts";
 
 export interface DoorRequest {
   ownerId: string;
@@ -22,79 +36,158 @@ export interface DoorRequest {
   projectId: string | null;
   offering: OfferingRate;
   gpuCount: number;
+  /** The session being resumed: not one of those already owed a minimum run. */
+  sessionId?: string;
 }
 
 export interface DoorAnswer {
   canStart: boolean;
   hourlyRate: bigint;
   required: bigint;
+  /** What the session's wallets hold, down to their floors. */
   available: bigint;
+  /** What the other live sessions' minimum runs take from those wallets first. */
+  reserved: bigint;
+  /** The budget left for this session after the others' minimum runs; null: no budget. */
   budgetLeft: bigint | null;
   refusal?: QuotaExceeded;
 }
 
-/** What the door would say, without throwing (the cost preview uses it too). */
+const UNIT = "minor (1 credit = 1000000)";
+
+/** What the door would say, without throwing, locking or writing (the cost preview uses it too). */
 export async function assessStart(b: BillingContext, db: Knex, req: DoorRequest): Promise<DoorAnswer> {
+  const now = b.clock.now();
+  const seconds = b.options.minimumRunSeconds;
   const rate = sessionRate(units(req.offering.hourlyCreditRate), req.offering.gpuCount, req.gpuCount);
   const hourlyRate = costOf(rate, 3600);
-  const seconds = b.options.minimumRunSeconds;
   const required = costOf(rate, seconds);
-  const chain = await walletChain(db, {
-    owner_id: req.ownerId,
-    organization_id: req.organizationId,
-    project_id: req.projectId,
-  });
-  const available = chain.reduce((sum, w) => sum + spendable(w), 0n);
-  const base = { hourlyRate, required, available, budgetLeft: null as bigint | null };
-  if (available < required) {
-    return {
-      ...base,
-      canStart: false,
-      refusal: new QuotaExceeded(
-        `the session's wallets hold ${formatCredits(available)} credits; a session on this offering needs ${formatCredits(required)} to run ${seconds / 60} minutes`,
-        {
-          limit: "credits",
-          value: available.toString(),
-          required: required.toString(),
-          unit: "minor (1 credit = 1000000)",
-          minimum_run_seconds: seconds,
-          hourly_rate: hourlyRate.toString(),
-          wallets: chain.map((w) => ({ id: w.id, owner_kind: w.owner_kind, spendable: spendable(w).toString() })),
-        },
-      ),
-    };
-  }
+
+  // Every wallet of the organization: the other sessions' chains (other people's own wallets
+  // included) decide how much of the shared project and organization wallets they take.
+  const wallets = (await walletsOfOrganizations(db, [req.organizationId])) as WalletRow[];
+  const byOwner = new Map(wallets.map((w) => [walletKey(w), w]));
+  const chainOf = (s: SessionOwnership) => chainOwners(s).flatMap((o) => byOwner.get(ownerKey(o)) ?? []);
+  const chain = chainOf({ owner_id: req.ownerId, organization_id: req.organizationId, project_id: req.projectId });
+  const allowances = await walletAllowances(db, wallets, now);
   const budget = await findBudget(db, req.organizationId);
-  if (budget) {
-    const now = b.clock.now();
-    const from = periodStart(budget.period, now);
-    const spent = await organizationSpend(db, req.organizationId, from);
-    const left = units(budget.amount) - spent;
-    base.budgetLeft = left;
-    if (left < required) {
+  const budgetFrom = budget ? periodStart(budget.period, now) : now;
+  const spent = budget ? await organizationSpend(db, req.organizationId, budgetFrom) : 0n;
+  const fresh = (): Pool => ({
+    balances: new Map(wallets.map((w) => [w.id, units(w.balance)])),
+    allowances: allowancesLeft(allowances),
+    budget: budget ? units(budget.amount) - spent : null,
+  });
+  const before = fresh();
+  const pool = fresh();
+  const others = await promisedSessions(db, req.organizationId, req.sessionId);
+  const rates = new Map<string, OfferingRate | undefined>();
+  for (const s of others) {
+    if (!rates.has(s.offering)) rates.set(s.offering, await b.offerings(s.offering));
+    takeUpTo(pool, chainOf(s), costOf(rateOf(s, rates.get(s.offering)), seconds));
+  }
+
+  const available = capacity(before, chain).credits;
+  const left = capacity(pool, chain);
+  const reserved = available - left.credits;
+  const answer: DoorAnswer = { canStart: true, hourlyRate, required, available, reserved, budgetLeft: pool.budget };
+  const minutes = seconds / 60;
+  const owed =
+    others.length > 0
+      ? `, of which ${formatCredits(reserved)} are owed to the minimum runs of ${others.length} session(s) already let in`
+      : "";
+
+  switch (shortOf(pool, chain, required)) {
+    case null:
+      return answer;
+    case "credits":
       return {
-        ...base,
+        ...answer,
         canStart: false,
         refusal: new QuotaExceeded(
-          `the organization's ${budget.period} budget has ${formatCredits(left < 0n ? 0n : left)} credits left; a session on this offering needs ${formatCredits(required)} to run ${seconds / 60} minutes`,
+          `the session's wallets hold ${formatCredits(available)} credits${owed}; a session on this offering needs ${formatCredits(required)} to run ${minutes} minutes`,
+          {
+            limit: "credits",
+            value: available.toString(),
+            reserved: reserved.toString(),
+            required: required.toString(),
+            unit: UNIT,
+            minimum_run_seconds: seconds,
+            hourly_rate: hourlyRate.toString(),
+            sessions_let_in: others.length,
+            wallets: chain.map((w) => ({
+              id: w.id,
+              owner_kind: w.owner_kind,
+              spendable: canGive(before, w, { limits: false }).toString(),
+              reserved: (canGive(before, w, { limits: false }) - canGive(pool, w, { limits: false })).toString(),
+            })),
+          },
+        ),
+      };
+    case "limits": {
+      const w = bindingLimit(pool, chain) as WalletRow;
+      const a = allowances.get(w.id);
+      if (!a) throw new Error(`wallet ${w.id} holds back credits without a limit`);
+      const per = a.period === "daily" ? "day" : "month";
+      return {
+        ...answer,
+        canStart: false,
+        refusal: new QuotaExceeded(
+          `the ${w.owner_kind} wallet ${w.id} may pay at most ${formatCredits(a.value)} credits a ${per} and has paid ${formatCredits(a.spent)}; within their limits the session's wallets can give ${formatCredits(left.withinLimits)} of the ${formatCredits(required)} a session on this offering needs to run ${minutes} minutes`,
+          {
+            limit: a.limit,
+            value: a.value.toString(),
+            spent: a.spent.toString(),
+            reserved: (a.left - (pool.allowances.get(w.id) ?? a.left)).toString(),
+            required: required.toString(),
+            available: left.withinLimits.toString(),
+            unit: UNIT,
+            wallet_id: w.id,
+            owner_kind: w.owner_kind,
+            period: a.period,
+            period_start: a.periodStart.toISOString(),
+            resets_at: a.resetsAt.toISOString(),
+            minimum_run_seconds: seconds,
+          },
+        ),
+      };
+    }
+    case "organizationBudget": {
+      const b0 = budget as NonNullable<typeof budget>;
+      const leftNow = (pool.budget ?? 0n) < 0n ? 0n : (pool.budget ?? 0n);
+      return {
+        ...answer,
+        canStart: false,
+        refusal: new QuotaExceeded(
+          `the organization's ${b0.period} budget has ${formatCredits(leftNow)} credits left${others.length > 0 ? " after the minimum runs of the sessions already let in" : ""}; a session on this offering needs ${formatCredits(required)} to run ${minutes} minutes`,
           {
             limit: "organizationBudget",
-            value: budget.amount,
+            value: b0.amount,
             spent: spent.toString(),
+            reserved: ((before.budget ?? 0n) - (pool.budget ?? 0n)).toString(),
             required: required.toString(),
-            unit: "minor (1 credit = 1000000)",
-            period: budget.period,
-            period_start: from.toISOString(),
-            resets_at: nextPeriodStart(budget.period, from).toISOString(),
+            unit: UNIT,
+            period: b0.period,
+            period_start: budgetFrom.toISOString(),
+            resets_at: nextPeriodStart(b0.period, budgetFrom).toISOString(),
           },
         ),
       };
     }
   }
-  return { ...base, canStart: true };
 }
 
+/**
+ * The door itself: takes the organization's door lock (so the sessions counted above are all those
+ * committed before, and no concurrent create passes on the same credits), then refuses with the
+ * answer's QuotaExceeded. Runs in the caller's transaction, or in its own.
+ */
 export async function checkCreditsAtDoor(b: BillingContext, db: Knex, req: DoorRequest): Promise<void> {
-  const a = await assessStart(b, db, req);
-  if (a.refusal) throw a.refusal;
+  const run = async (tx: Knex.Transaction) => {
+    await lockOrganizationDoor(tx, req.organizationId);
+    const a = await assessStart(b, tx, req);
+    if (a.refusal) throw a.refusal;
+  };
+  if ((db as Knex.Transaction).isTransaction) return run(db as Knex.Transaction);
+  return db.transaction(run);
 }

@@ -12,6 +12,8 @@ export class FakeManagementCluster implements KubeApi {
   readonly objects = new Map<string, unknown>();
   readonly created: { path: string; body: unknown }[] = [];
   readonly patches: { path: string; body: unknown }[] = [];
+  /** ResourcePolicy objects the catalog lists (set them before the first read: the catalog caches 5 s). */
+  readonly policies: unknown[] = [];
   constructor() {
     this.objects.set(path(OfferingKind, "h100"), examples.Offering());
     this.objects.set(path(ResourcePresetKind, "gpu-small"), examples.ResourcePreset());
@@ -19,7 +21,7 @@ export class FakeManagementCluster implements KubeApi {
   }
   async request<T = unknown>(method: string, p: string, opts: RequestOptions = {}): Promise<KubeResponse<T>> {
     if (method === "GET") {
-      if (p.endsWith("/resourcepolicies")) return { status: 200, body: { items: [] } as T };
+      if (p.endsWith("/resourcepolicies")) return { status: 200, body: { items: structuredClone(this.policies) } as T };
       const o = this.objects.get(p);
       return o ? { status: 200, body: structuredClone(o) as T } : { status: 404, body: { reason: "NotFound" } as T };
     }

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { upsertBudget } from "../db/operations/ledger/budgets.ts";
+import { updateWalletLimits } from "../db/operations/ledger/updateWalletLimits.ts";
 import { createTestDatabase, type TestDatabase } from "../db/testing.ts";
 import { watchRunningOut } from "./runningOut.ts";
 import { anOrganizationWallet, aSession, aWallet, expectLedgerInvariants, grant, testBilling } from "./testing.ts";
@@ -160,5 +161,41 @@ describe("running out of credits", () => {
     fail = false;
     expect((await watchRunningOut(b, pause)).paused).toEqual([s.id]);
     expect(calls).toEqual([s.id, s.id]);
+  });
+});
+
+describe("running out within the wallets' spend limits", () => {
+  /** A user whose own wallet is rich but limited per day, in an organization with no credits. */
+  async function limited(owner: string, maxSpendPerDay: bigint) {
+    const { b, clock } = testBilling(tdb.db);
+    const org = await anOrganizationWallet(tdb.db, 0n);
+    const user = await aWallet(tdb.db, org.id, "user", owner);
+    await grant(tdb.db, user.id, 1_000n * MINUTE);
+    await updateWalletLimits(tdb.db, user.id, { maxSpendPerDay }, clock.now());
+    const s = await aSession(tdb.db, { ownerId: owner, organizationId: org.id, offering: "l4" });
+    return { b, s };
+  }
+
+  it("pauses a session whose wallet holds credits but whose daily limit lets less than its next minute through", async () => {
+    const { b, s } = await limited("usr_lim_pause", MINUTE - 1n);
+    const p = recordingPauser();
+    expect(await watchRunningOut(b, p.pause)).toEqual({ warned: [], paused: [s.id] });
+    const [event] = await tdb.db("session_events").where({ session_id: s.id });
+    expect(event.payload.credits).toEqual({
+      limit: "maxSpendPerDay",
+      available: (MINUTE - 1n).toString(),
+      needed: MINUTE.toString(),
+      seconds: 60,
+    });
+    const [note] = await tdb.db("notifications").where({ user_id: "usr_lim_pause" });
+    expect(note.body).toContain("daily spend limit");
+  });
+
+  it("warns when the limit covers the next minute but not the next ten", async () => {
+    const { b, s } = await limited("usr_lim_warn", TEN_MINUTES - 1n);
+    const p = recordingPauser();
+    expect(await watchRunningOut(b, p.pause)).toEqual({ warned: [s.id], paused: [] });
+    const [event] = await tdb.db("session_events").where({ session_id: s.id });
+    expect(event.payload.credits).toMatchObject({ limit: "maxSpendPerDay", available: (TEN_MINUTES - 1n).toString() });
   });
 });

@@ -1,7 +1,8 @@
 // Running out: the worker's watch over running sessions. Per organization, the running sessions are
 // taken oldest first and their next minute (pauseAheadSeconds) is drawn, in draw order, from a copy of
 // the wallets' balances and the budget left; the same with ten minutes (warnAheadSeconds) on another
-// copy. A session whose next minute cannot be covered is paused through the sessions domain (the GPU
+// copy. Wallets count within their daily and monthly spend limits (allowances.ts), as charging pays.
+// A session whose next minute cannot be covered is paused through the sessions domain (the GPU
 // returns, billing stops, volumes stay); one whose next ten minutes cannot be covered is warned about
 // (a notification to its owner and a `session.credits_low` event on the sessions stream), once per
 // episode. Oldest first: when credits are short, the newest sessions stop first and the longest-running
@@ -20,12 +21,13 @@ import type { WalletRow } from "../db/operations/ledger/types.ts";
 import { insertSessionEvents } from "../db/operations/sessions/sessionEvents.ts";
 import type { SessionRow } from "../db/operations/sessions/types.ts";
 import { viewFromRow } from "../domain/sessions/view.ts";
+import { type Allowance, allowancesLeft, type SpendLimitName, walletAllowances } from "./allowances.ts";
 import { rateOf } from "./charge.ts";
 import type { BillingContext } from "./context.ts";
-import { spendable } from "./ledger.ts";
-import { costOf, formatCredits, units } from "./money.ts";
+import { costOf, formatCredits, max, units } from "./money.ts";
 import { notify } from "./notify.ts";
 import { periodStart } from "./periods.ts";
+import { bindingLimit, capacity, type Pool, shortOf, takeUpTo } from "./pool.ts";
 import { chainOwners, ownerKey, walletKey } from "./wallets.ts";
 
 /**
@@ -40,36 +42,30 @@ export interface Verdict {
   /** What its wallets (or budget) could give, and what the window needs, in units. */
   available: bigint;
   needed: bigint;
-  limit: "credits" | "organizationBudget" | null;
+  limit: "credits" | "organizationBudget" | SpendLimitName | null;
 }
 
-interface Pool {
-  balances: Map<string, bigint>;
-  budget: bigint | null;
-}
-
-/** Draws `amount` for a session from the pool (mutates it when it fits). Pure otherwise. */
+/** Draws `amount` for a session from the pool when all of it fits (mutates it then). Pure otherwise. */
 function draw(
   pool: Pool,
   chain: WalletRow[],
   amount: bigint,
+  allowances: ReadonlyMap<string, Allowance>,
 ): { ok: boolean; available: bigint; limit: Verdict["limit"] } {
-  const available = chain.reduce(
-    (s, w) => s + spendable({ ...w, balance: (pool.balances.get(w.id) ?? 0n).toString() }),
-    0n,
-  );
-  if (available < amount) return { ok: false, available, limit: "credits" };
-  if (pool.budget !== null && pool.budget < amount)
-    return { ok: false, available: pool.budget < 0n ? 0n : pool.budget, limit: "organizationBudget" };
-  let left = amount;
-  for (const w of chain) {
-    const can = spendable({ ...w, balance: (pool.balances.get(w.id) ?? 0n).toString() });
-    const take = left < can ? left : can;
-    pool.balances.set(w.id, (pool.balances.get(w.id) ?? 0n) - take);
-    left -= take;
+  const c = capacity(pool, chain);
+  switch (shortOf(pool, chain, amount)) {
+    case null:
+      takeUpTo(pool, chain, amount);
+      return { ok: true, available: c.withinLimits, limit: null };
+    case "credits":
+      return { ok: false, available: c.credits, limit: "credits" };
+    case "limits": {
+      const w = bindingLimit(pool, chain);
+      return { ok: false, available: c.withinLimits, limit: (w && allowances.get(w.id)?.limit) ?? "credits" };
+    }
+    case "organizationBudget":
+      return { ok: false, available: max(0n, pool.budget ?? 0n), limit: "organizationBudget" };
   }
-  if (pool.budget !== null) pool.budget -= amount;
-  return { ok: true, available, limit: null };
 }
 
 /** The verdicts for every running session. Reads only. */
@@ -81,6 +77,7 @@ export async function assessRunningSessions(
   const orgs = [...new Set(sessions.map((s) => s.organization_id))];
   const wallets = (await walletsOfOrganizations(b.db, orgs)) as WalletRow[];
   const byOwner = new Map(wallets.map((w) => [walletKey(w), w]));
+  const allowances = await walletAllowances(b.db, wallets, now);
   const verdicts: Verdict[] = [];
   const rates = new Map<string, Awaited<ReturnType<BillingContext["offerings"]>>>();
   for (const org of orgs) {
@@ -90,6 +87,7 @@ export async function assessRunningSessions(
       : null;
     const fresh = (): Pool => ({
       balances: new Map(wallets.filter((w) => w.organization_id === org).map((w) => [w.id, units(w.balance)])),
+      allowances: allowancesLeft(allowances),
       budget: left,
     });
     const soon = fresh();
@@ -100,7 +98,7 @@ export async function assessRunningSessions(
       const chain = chainOwners(s).flatMap((o) => byOwner.get(ownerKey(o)) ?? []);
       const minute = costOf(rate, b.options.pauseAheadSeconds);
       const window = costOf(rate, b.options.warnAheadSeconds);
-      const pause = draw(soon, chain, minute);
+      const pause = draw(soon, chain, minute, allowances);
       if (!pause.ok) {
         verdicts.push({
           sessionId: s.id,
@@ -111,7 +109,7 @@ export async function assessRunningSessions(
         });
         continue;
       }
-      const warn = draw(later, chain, window);
+      const warn = draw(later, chain, window, allowances);
       verdicts.push(
         warn.ok
           ? { sessionId: s.id, verdict: "ok", available: warn.available, needed: window, limit: null }
@@ -170,12 +168,19 @@ export async function watchRunningOut(
         await say(b, s, "session.credits_exhausted", credits, {
           kind: "session.paused_no_credits",
           title: "Session paused: out of credits",
-          body: `Your session ${s.display_name ?? s.id} was paused because its credits ${v.limit === "organizationBudget" ? "(the organization's budget)" : ""} could not cover its next minute. Its volumes are kept; resume it once credits are added.`,
+          body: `Your session ${s.display_name ?? s.id} was paused because its credits${limitNote(v.limit)} could not cover its next minute. Its volumes are kept; resume it once credits are added.`,
         });
       }
     }
   }
   return { warned, paused };
+}
+
+function limitNote(limit: Verdict["limit"]): string {
+  if (limit === "organizationBudget") return " (the organization's budget)";
+  if (limit === "maxSpendPerDay") return " (a wallet's daily spend limit)";
+  if (limit === "maxSpendPerMonth") return " (a wallet's monthly spend limit)";
+  return "";
 }
 
 async function say(

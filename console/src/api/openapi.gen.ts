@@ -187,16 +187,23 @@ export type CostPreview = {
   offering: string;
   gpu_model: string;
   gpu_count: number;
-  /** Minor units per hour for this session (1 credit = 1,000,000). */
+  /** Minor units per hour for this session (1 credit = 1,000,000), rounded up to a unit; charging uses the exact rate. */
   hourly_rate: string;
   /** The same in credits, as a decimal string. */
   hourly_rate_credits: string;
   duration_seconds: number;
-  /** Minor units for the duration, rounded up. */
+  /** Minor units for the duration at the exact rate, rounded up. */
   cost: string;
   cost_credits: string;
   /** Some cluster has a free GPU of the model on one node right now. */
   gpu_available_now: boolean;
+  /** The organization the session would belong to; null when it cannot be told. */
+  organization_id: string | null;
+  project_id: string | null;
+  /** Creating this session now would be accepted (it may still wait in the queue for a GPU). */
+  can_start: boolean;
+  /** Present when `can_start` is false. */
+  refusal?: StartRefusal;
 };
 
 export type CreateImageRequest = {
@@ -573,6 +580,10 @@ export type PreviewCost = {
   /** Its GPU count overrides the offering's. */
   preset?: string;
   duration_seconds?: number;
+  /** As on create: needed when you belong to several organizations and give no project. */
+  organization_id?: string;
+  /** As on create. */
+  project_id?: string;
 };
 
 export type Project = {
@@ -844,6 +855,17 @@ export type SessionUsage = {
   };
   /** The latest samples, oldest first (for a sparkline). */
   series: UsagePoint[];
+};
+
+/** What `POST /api/v1/sessions` would refuse with now: the `error` object of its envelope, less `request_id` and `timestamp`. */
+export type StartRefusal = {
+  /** The error code create would answer, e.g. `quota_exceeded`. */
+  code: string;
+  message: string;
+  /** The same details create's error would carry. */
+  details: {
+    [key: string]: unknown;
+  };
 };
 
 export type TokenCredential = {
@@ -2006,7 +2028,7 @@ export interface Operations {
     body: undefined;
     response: Session;
   };
-  /** The hourly credit rate of a session and the cost of a duration */
+  /** The hourly credit rate of a session, the cost of a duration, and whether you could start it now */
   previewSessionCost: {
     method: "post";
     path: "/api/v1/sessions/preview-cost";

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { costOf, sessionRate } from "../../billing/money.ts";
 import { allowedActions, assertAllowed } from "./actions.ts";
-import { costOf, credits, sessionHourlyRate } from "./previewCost.ts";
+import { credits } from "./previewCost.ts";
 
 describe("the action-phase matrix", () => {
   it.each([
@@ -40,9 +41,11 @@ describe("the action-phase matrix", () => {
 
 describe("cost", () => {
   it("scales the offering's rate to the session's GPUs and rounds a duration's cost up to a unit", () => {
-    expect(sessionHourlyRate("4000000", 1, 2)).toBe(8_000_000n);
-    expect(costOf(4_000_000n, 3600)).toBe(4_000_000n);
-    expect(costOf(4_000_000n, 1)).toBe(1112n); // 1111.1… rounded up
+    expect(costOf(sessionRate(4_000_000n, 1, 2), 3600)).toBe(8_000_000n);
+    expect(costOf(sessionRate(4_000_000n, 1, 1), 1)).toBe(1112n); // 1111.1… rounded up
+    // 7 credits/h for 2 GPUs, one GPU for an hour: 3.5 credits, exact until the end.
+    expect(costOf(sessionRate(7_000_000n, 2, 1), 3600)).toBe(3_500_000n);
+    expect(costOf(sessionRate(1_000_000n, 3, 1), 3600)).toBe(333_334n); // 333,333.3… rounded up
     expect(credits(1_500_000n)).toBe("1.5");
     expect(credits(4_000_000n)).toBe("4");
   });

@@ -1,18 +1,21 @@
 // The quota gate of creating and resuming a session. One function, called inside the transaction that
-// holds the owner's lock (so two concurrent requests cannot both pass "one more"), before anything is
-// written. It throws QuotaExceeded (403 `quota_exceeded`) with details: which limit, its value, what is
-// in use, what the request adds, and the scope the limit comes from.
+// holds the owner's lock, before anything is written; it adds the organization's door lock (so two
+// concurrent requests, by one person or several, cannot both pass "one more"). It throws QuotaExceeded
+// (403 `quota_exceeded`) with details: which limit, its value, what is in use, what the request adds,
+// and the scope the limit comes from. The cost preview asks the same checks (`quotaRefusal`) unlocked.
 //
 // Now: the ResourcePolicy limits (GPUs and concurrent sessions per user, GPUs per project and
 // organization, allowed offerings). The narrowest scope that sets a limit wins: project, then
 // organization, then global.
-// Billing (issue 8) adds the credit checks in `checkCredits` below: the wallet must cover a minimum run
-// at the offering's rate, and the organization's budget must not be spent.
+// Then billing's door (api/src/billing/door.ts): the wallets must cover a minimum run at the offering's
+// rate after the minimum runs owed to the organization's sessions already let in, within the wallets'
+// spend limits, and the organization's budget must not be spent.
 import type { Offering, ResourcePolicy } from "@berth/crds";
 import type { Knex } from "knex";
 import { billingOf } from "../../billing/context.ts";
-import { checkCreditsAtDoor } from "../../billing/door.ts";
+import { assessStart, type DoorRequest } from "../../billing/door.ts";
 import { countLiveForOwner } from "../../db/operations/sessions/countLiveForOwner.ts";
+import { lockOrganizationDoor } from "../../db/operations/sessions/lockOrganization.ts";
 import type { Deps } from "../../deps.ts";
 import { QuotaExceeded } from "../../errors.ts";
 import type { Principal } from "../../http/principal.ts";
@@ -26,6 +29,8 @@ export interface QuotaRequest {
   projectId: string | null;
   offering: Offering;
   gpuCount: number;
+  /** On resume: the session itself, not counted among those already owed a minimum run. */
+  sessionId?: string;
 }
 
 type LimitName = keyof ResourcePolicy["spec"]["limits"];
@@ -52,12 +57,32 @@ export function effectiveLimit(
   return undefined;
 }
 
+/**
+ * The gate: takes the organization's door lock (after the owner's, which the caller holds), so people
+ * sharing a project's or organization's GPU limits, wallets and budget cannot both pass on what only
+ * one fits; then refuses with what `quotaRefusal` finds.
+ */
 export async function checkQuota(
   deps: Deps,
   tx: Knex.Transaction,
   principal: Principal,
   req: QuotaRequest,
 ): Promise<void> {
+  await lockOrganizationDoor(tx, req.organizationId);
+  const refusal = await quotaRefusal(deps, tx, principal, req);
+  if (refusal) throw refusal;
+}
+
+/**
+ * What the gate would refuse, or undefined: reads only, takes no lock (the cost preview asks it with
+ * the plain pool; the gate inside its locked transaction).
+ */
+export async function quotaRefusal(
+  deps: Deps,
+  db: Knex,
+  _principal: Principal,
+  req: QuotaRequest,
+): Promise<QuotaExceeded | undefined> {
   const policies = await sessionsRuntimeOf(deps).catalog.policies();
   const at = { organizationId: req.organizationId, projectId: req.projectId };
 
@@ -71,7 +96,7 @@ export async function checkQuota(
   ].find((p) => p?.spec.allowedOfferings !== undefined);
   const offeringName = req.offering.metadata.name as string;
   if (lists?.spec.allowedOfferings && !lists.spec.allowedOfferings.includes(offeringName)) {
-    throw new QuotaExceeded(`the offering ${offeringName} is not allowed here`, {
+    return new QuotaExceeded(`the offering ${offeringName} is not allowed here`, {
       limit: "allowedOfferings",
       value: lists.spec.allowedOfferings,
       requested: offeringName,
@@ -79,10 +104,10 @@ export async function checkQuota(
     });
   }
 
-  const mine = await countLiveForOwner(tx, req.ownerId);
+  const mine = await countLiveForOwner(db, req.ownerId);
   const sessionsLimit = effectiveLimit(policies, "maxConcurrentSessionsPerUser", at);
   if (sessionsLimit && mine.sessions + 1 > sessionsLimit.value) {
-    throw new QuotaExceeded(`at most ${sessionsLimit.value} running or waiting sessions per user`, {
+    return new QuotaExceeded(`at most ${sessionsLimit.value} running or waiting sessions per user`, {
       limit: "maxConcurrentSessionsPerUser",
       value: sessionsLimit.value,
       current: mine.sessions,
@@ -92,7 +117,7 @@ export async function checkQuota(
   }
   const gpuLimit = effectiveLimit(policies, "maxGpusPerUser", at);
   if (gpuLimit && mine.gpus + req.gpuCount > gpuLimit.value) {
-    throw new QuotaExceeded(`at most ${gpuLimit.value} GPUs per user`, {
+    return new QuotaExceeded(`at most ${gpuLimit.value} GPUs per user`, {
       limit: "maxGpusPerUser",
       value: gpuLimit.value,
       current: mine.gpus,
@@ -107,34 +132,30 @@ export async function checkQuota(
     if (!id) continue;
     const limit = effectiveLimit(policies, name, at);
     if (!limit) continue;
-    const row = (await tx("sessions")
+    const row = (await db("sessions")
       .where({ [column]: id, desired_state: "Running" })
       .whereNotIn("phase", ["Terminated", "Failed", "Paused"])
-      .first(tx.raw("coalesce(sum(gpu_count), 0)::int as gpus"))) as { gpus: number } | undefined;
+      .first(db.raw("coalesce(sum(gpu_count), 0)::int as gpus"))) as { gpus: number } | undefined;
     const current = row?.gpus ?? 0;
     if (current + req.gpuCount > limit.value) {
-      throw new QuotaExceeded(
+      return new QuotaExceeded(
         `at most ${limit.value} GPUs per ${column === "project_id" ? "project" : "organization"}`,
         { limit: name, value: limit.value, current, requested: req.gpuCount, scope: limit.scope },
       );
     }
   }
 
-  await checkCredits(deps, tx, principal, req);
+  return (await assessStart(billingOf(deps), db, doorRequest(req))).refusal;
 }
 
-/** Billing's hook (issue 8): wallet balance for a minimum run, organization budget (api/src/billing/door.ts). */
-export async function checkCredits(
-  deps: Deps,
-  tx: Knex.Transaction,
-  _principal: Principal,
-  req: QuotaRequest,
-): Promise<void> {
-  await checkCreditsAtDoor(billingOf(deps), tx, {
+/** What billing's door (api/src/billing/door.ts) needs to know of the request. */
+export function doorRequest(req: QuotaRequest): DoorRequest {
+  return {
     ownerId: req.ownerId,
     organizationId: req.organizationId,
     projectId: req.projectId,
     offering: { hourlyCreditRate: req.offering.spec.hourlyCreditRate, gpuCount: req.offering.spec.gpuCount },
     gpuCount: req.gpuCount,
-  });
+    ...(req.sessionId ? { sessionId: req.sessionId } : {}),
+  };
 }

@@ -42,10 +42,10 @@ export interface CreateSessionInput {
 const issue = (field: string, message: string) => ({ path: ["body", field], message, code: "invalid_reference" });
 
 /** Which organization the session belongs to: named, implied by the project, or the caller's only one. */
-async function resolveOwnership(
+export async function resolveOwnership(
   deps: Deps,
   p: Principal,
-  input: CreateSessionInput,
+  input: Pick<CreateSessionInput, "organization_id" | "project_id">,
 ): Promise<{ organizationId: string; projectId: string | null }> {
   const scope = scopeOf(p);
   let organizationId = input.organization_id;
@@ -107,20 +107,8 @@ export async function createSession(deps: Deps, principal: Principal, input: Cre
     if (!cluster || cluster.deregistered_at)
       throw new Invalid("the request is invalid", [issue("cluster_id", "no such cluster")]);
   }
-  const models = await fleetModels(deps.db, input.cluster_id);
-  if (!models.includes(gpuModel)) {
-    const fleet = input.cluster_id ? await fleetModels(deps.db) : models;
-    throw new DomainError(
-      "gpu_model_unavailable",
-      input.cluster_id ? `cluster ${input.cluster_id} has no ${gpuModel}` : `no cluster of the fleet has ${gpuModel}`,
-      {
-        gpu_model: gpuModel,
-        offering: input.offering,
-        reported_models: input.cluster_id ? models : fleet,
-        ...(input.cluster_id ? { cluster_id: input.cluster_id, fleet_models: fleet } : {}),
-      },
-    );
-  }
+  const unavailable = await gpuModelRefusal(deps, input.offering, gpuModel, input.cluster_id);
+  if (unavailable) throw unavailable;
 
   const namespace = organizationNamespace(organizationId);
   const volumes = await checkVolumes(deps, principal, namespace, input);
@@ -217,6 +205,28 @@ export async function createSession(deps: Deps, principal: Principal, input: Cre
   }
   await insertSessionEvents(deps.db, [sessionEventOf("session.created", row, viewFromRow(row))]);
   return viewFromRow(row);
+}
+
+/** 422 `gpu_model_unavailable` when no cluster of the fleet (or not the pinned one) has the model. */
+export async function gpuModelRefusal(
+  deps: Deps,
+  offering: string,
+  gpuModel: string,
+  clusterId?: string,
+): Promise<DomainError | undefined> {
+  const models = await fleetModels(deps.db, clusterId);
+  if (models.includes(gpuModel)) return undefined;
+  const fleet = clusterId ? await fleetModels(deps.db) : models;
+  return new DomainError(
+    "gpu_model_unavailable",
+    clusterId ? `cluster ${clusterId} has no ${gpuModel}` : `no cluster of the fleet has ${gpuModel}`,
+    {
+      gpu_model: gpuModel,
+      offering,
+      reported_models: clusterId ? models : fleet,
+      ...(clusterId ? { cluster_id: clusterId, fleet_models: fleet } : {}),
+    },
+  );
 }
 
 async function checkVolumes(

@@ -1,12 +1,29 @@
-// What a session would cost: the hourly rate of its offering for its GPU count, and the cost of a
-// duration, in integer minor units (1 credit = 1,000,000) as strings; never a float.
-// Rate of a session = offering rate × session GPUs / offering GPUs (an offering's rate is for its own
-// GPU count; a 2-GPU preset on a 1-GPU offering costs twice). Costs are rounded up to a whole unit.
+// What a session would cost, and whether the caller could create it now. Rates are charging's
+// (billing/money.ts): the offering's hourly rate × the session's GPUs ÷ the offering's GPUs, exact until
+// the cost of a duration is rounded up to a whole unit (as the door rounds its minimum run). Amounts are
+// integer minor units (1 credit = 1,000,000) as strings; never a float.
+//
+// `canStart` asks what creating the session would check, in its order — the offering is enabled, the
+// fleet has its GPU model, the resource policy, then billing's door — with the same functions, but
+// reading only: no lock, no write. A refusal is what create would answer (its code, message, details).
+// Two previews can both say yes where only one create passes: the gate decides under its locks.
 import { MINOR_UNITS_PER_CREDIT } from "@berth/crds";
+import { costOf, sessionRate, units } from "../../billing/money.ts";
 import type { Deps } from "../../deps.ts";
-import { Invalid } from "../../errors.ts";
+import { type DomainError, Invalid } from "../../errors.ts";
+import type { Principal } from "../../http/principal.ts";
+import { quotaRefusal } from "./checkQuota.ts";
+import { gpuModelRefusal, resolveOwnership } from "./createSession.ts";
 import { gpuAvailability } from "./gpuAvailability.ts";
 import { sessionsRuntimeOf } from "./runtime.ts";
+
+export interface CostPreviewInput {
+  offering: string;
+  preset?: string;
+  duration_seconds: number;
+  organization_id?: string;
+  project_id?: string;
+}
 
 export interface CostPreview {
   offering: string;
@@ -16,14 +33,11 @@ export interface CostPreview {
   durationSeconds: number;
   cost: string;
   gpuAvailableNow: boolean;
-}
-
-export function sessionHourlyRate(offeringRate: string, offeringGpus: number, sessionGpus: number): bigint {
-  return (BigInt(offeringRate) * BigInt(sessionGpus)) / BigInt(Math.max(1, offeringGpus));
-}
-
-export function costOf(hourlyRate: bigint, seconds: number): bigint {
-  return (hourlyRate * BigInt(seconds) + 3599n) / 3600n;
+  /** The organization and project the session would belong to (null when that cannot be told). */
+  organizationId: string | null;
+  projectId: string | null;
+  canStart: boolean;
+  refusal?: DomainError;
 }
 
 export function credits(minor: bigint): string {
@@ -32,10 +46,7 @@ export function credits(minor: bigint): string {
   return frac ? `${whole}.${frac}` : whole.toString();
 }
 
-export async function previewCost(
-  deps: Deps,
-  input: { offering: string; preset?: string; duration_seconds: number },
-): Promise<CostPreview> {
+export async function previewCost(deps: Deps, principal: Principal, input: CostPreviewInput): Promise<CostPreview> {
   const { catalog } = sessionsRuntimeOf(deps);
   const [offering, preset] = await Promise.all([
     catalog.offering(input.offering),
@@ -48,18 +59,50 @@ export async function previewCost(
       : []),
   ];
   if (!offering || issues.length > 0) throw new Invalid("the request is invalid", issues);
+  // A named organization or project that is not the caller's is a bad input (400, as on create); an
+  // organization that cannot be told (none or several, none named) is a refusal: the price still holds.
+  const named = input.organization_id !== undefined || input.project_id !== undefined;
+  const ownership = named
+    ? await resolveOwnership(deps, principal, input)
+    : await resolveOwnership(deps, principal, input).catch((e: unknown) => {
+        if (e instanceof Invalid) return e;
+        throw e;
+      });
+
   const gpuCount = preset && preset.spec.gpuCount > 0 ? preset.spec.gpuCount : offering.spec.gpuCount;
-  const rate = sessionHourlyRate(offering.spec.hourlyCreditRate, offering.spec.gpuCount, gpuCount);
+  const rate = sessionRate(units(offering.spec.hourlyCreditRate), offering.spec.gpuCount, gpuCount);
   const avail = await gpuAvailability(deps);
+
+  let refusal: DomainError | undefined;
+  if (ownership instanceof Invalid) refusal = ownership;
+  else if (!offering.spec.enabled)
+    refusal = new Invalid("the request is invalid", [
+      { path: ["body", "offering"], message: "this offering is disabled", code: "invalid_reference" },
+    ]);
+  else refusal = await gpuModelRefusal(deps, input.offering, offering.spec.gpuModel);
+  if (!refusal && !(ownership instanceof Invalid))
+    refusal = await quotaRefusal(deps, deps.db, principal, {
+      kind: "create",
+      ownerId: principal.userId,
+      organizationId: ownership.organizationId,
+      projectId: ownership.projectId,
+      offering,
+      gpuCount,
+    });
+
   return {
     offering: input.offering,
     gpuModel: offering.spec.gpuModel,
     gpuCount,
-    hourlyRate: rate.toString(),
+    hourlyRate: costOf(rate, 3600).toString(),
     durationSeconds: input.duration_seconds,
     cost: costOf(rate, input.duration_seconds).toString(),
     gpuAvailableNow: avail.clusters.some(
       (c) => c.gpuModel === offering.spec.gpuModel && c.free >= gpuCount && c.largestNode >= gpuCount,
     ),
+    organizationId: ownership instanceof Invalid ? null : ownership.organizationId,
+    projectId: ownership instanceof Invalid ? null : ownership.projectId,
+    canStart: refusal === undefined,
+    ...(refusal ? { refusal } : {}),
   };
 }

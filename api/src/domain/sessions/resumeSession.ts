@@ -30,6 +30,7 @@ export function resumeSession(deps: Deps, principal: Principal, id: string): Pro
           projectId: row.project_id,
           offering,
           gpuCount: row.gpu_count,
+          sessionId: row.id,
         });
       },
     },

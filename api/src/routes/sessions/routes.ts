@@ -44,7 +44,7 @@ export const createSessionRoute = defineRoute({
   description: [
     "Checks the offering, preset and image, the GPU model against the fleet's inventory, the resource policy (GPUs and concurrent sessions per user, per project, per organization; allowed offerings) and the quotas, then creates the `Session` resource and answers 201 at once with phase `Pending`. Placement, dispatch and the pod follow; watch `GET /api/v1/sessions/events` or poll the detail.",
     "`cluster_id` pins the session: it runs only there and waits there (Queued, reason PinnedClusterFull) when that cluster is full. A volume whose claim exists on another cluster than the pin: 409 `volume_on_another_cluster`.",
-    "Refusals: 403 `quota_exceeded` (details: `limit`, `value`, `current`, `requested`, `scope`); 422 `gpu_model_unavailable` when no cluster (or not the pinned one) has the offering's GPU model (details: `gpu_model`, `reported_models`); 400 `validation_failed` for unknown catalog names.",
+    "Refusals: 403 `quota_exceeded` (details: `limit`, `value`, `current`, `requested`, `scope` for the resource policy; `limit`, `value`, `reserved`, `required` for credits, a wallet's spend limit or the budget); 422 `gpu_model_unavailable` when no cluster (or not the pinned one) has the offering's GPU model (details: `gpu_model`, `reported_models`); 400 `validation_failed` for unknown catalog names.",
     "Send `Idempotency-Key`: a repeat answers the first result and creates nothing.",
   ].join("\n\n"),
   auth: "user",
@@ -118,15 +118,18 @@ export const previewCostRoute = defineRoute({
   path: "/api/v1/sessions/preview-cost",
   operationId: "previewSessionCost",
   tags: TAGS,
-  summary: "The hourly credit rate of a session and the cost of a duration",
-  description:
-    "Rate = the offering's hourly rate × the session's GPUs ÷ the offering's GPUs (a preset's GPU count overrides the offering's). Amounts are integer minor units as strings (1 credit = 1,000,000), and the same in credits as decimal strings. Nothing is created.",
+  summary: "The hourly credit rate of a session, the cost of a duration, and whether you could start it now",
+  description: [
+    "Rate = the offering's hourly rate × the session's GPUs ÷ the offering's GPUs (a preset's GPU count overrides the offering's), the same rate charging uses. Amounts are integer minor units as strings (1 credit = 1,000,000), and the same in credits as decimal strings; costs are rounded up to a unit.",
+    "`can_start` says whether `POST /api/v1/sessions` with this offering and preset (and `organization_id`/`project_id`, resolved as on create) would be accepted now: the offering is enabled, the fleet has its GPU model, the resource policy (allowed offerings, concurrent sessions and GPUs per user, GPUs per project and organization), and the credits at the door (the wallets cover a 10-minute minimum run after the minimum runs owed to the organization's sessions already let in, within the wallets' daily and monthly spend limits, and the organization's budget is not spent). When false, `refusal` is what create would answer: e.g. `{code: \"quota_exceeded\", details: {limit, value, required, ...}}`.",
+    "Nothing is created, written or locked: a concurrent create may still take what the preview saw. An `organization_id` or `project_id` that is not yours: 400 `validation_failed`.",
+  ].join("\n\n"),
   auth: "user",
   body: PreviewCostBody,
   audit: "session.preview_cost",
   responses: { 200: CostPreview },
-  handler: async ({ deps, body }) => {
-    const p = await previewCost(deps, body);
+  handler: async ({ deps, principal, body }) => {
+    const p = await previewCost(deps, principal, body);
     return {
       status: 200,
       body: {
@@ -139,6 +142,12 @@ export const previewCostRoute = defineRoute({
         cost: p.cost,
         cost_credits: credits(BigInt(p.cost)),
         gpu_available_now: p.gpuAvailableNow,
+        organization_id: p.organizationId,
+        project_id: p.projectId,
+        can_start: p.canStart,
+        ...(p.refusal
+          ? { refusal: { code: p.refusal.code, message: p.refusal.message, details: p.refusal.details } }
+          : {}),
       },
     };
   },

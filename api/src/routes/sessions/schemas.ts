@@ -210,23 +210,54 @@ export const PreviewCostBody = z
       .min(1)
       .max(31 * 24 * 3600)
       .default(3600),
+    organization_id: z
+      .string()
+      .min(1)
+      .max(128)
+      .optional()
+      .meta({ description: "As on create: needed when you belong to several organizations and give no project." }),
+    project_id: z.string().min(1).max(128).optional().meta({ description: "As on create." }),
   })
   .strict()
   .meta({ id: "PreviewCost" });
+
+export const StartRefusal = z
+  .object({
+    code: z.string().meta({ description: "The error code create would answer, e.g. `quota_exceeded`." }),
+    message: z.string(),
+    details: z.record(z.string(), z.unknown()).meta({ description: "The same details create's error would carry." }),
+  })
+  .meta({
+    id: "StartRefusal",
+    description:
+      "What `POST /api/v1/sessions` would refuse with now: the `error` object of its envelope, less `request_id` and `timestamp`.",
+  });
 
 export const CostPreview = z
   .object({
     offering: z.string(),
     gpu_model: z.string(),
     gpu_count: z.number().int(),
-    hourly_rate: z.string().meta({ description: "Minor units per hour for this session (1 credit = 1,000,000)." }),
+    hourly_rate: z.string().meta({
+      description:
+        "Minor units per hour for this session (1 credit = 1,000,000), rounded up to a unit; charging uses the exact rate.",
+    }),
     hourly_rate_credits: z.string().meta({ description: "The same in credits, as a decimal string." }),
     duration_seconds: z.number().int(),
-    cost: z.string().meta({ description: "Minor units for the duration, rounded up." }),
+    cost: z.string().meta({ description: "Minor units for the duration at the exact rate, rounded up." }),
     cost_credits: z.string(),
     gpu_available_now: z
       .boolean()
       .meta({ description: "Some cluster has a free GPU of the model on one node right now." }),
+    organization_id: z
+      .string()
+      .nullable()
+      .meta({ description: "The organization the session would belong to; null when it cannot be told." }),
+    project_id: z.string().nullable(),
+    can_start: z.boolean().meta({
+      description: "Creating this session now would be accepted (it may still wait in the queue for a GPU).",
+    }),
+    refusal: StartRefusal.optional().meta({ description: "Present when `can_start` is false." }),
   })
   .meta({ id: "CostPreview" });
 
