@@ -13,6 +13,11 @@ describe("routes", () => {
     expect(matchRoute("/sessions/new").route.name).toBe("session-new");
     expect(matchRoute("/sessions/").route.name).toBe("sessions");
     expect(matchRoute("/nope").route.name).toBe("not-found");
+    expect(matchRoute("/credits/wallets/wal_1").params).toEqual({ walletId: "wal_1" });
+    expect(matchRoute("/credits/requests").route.name).toBe("credits-requests");
+    expect(pathFor("credits-wallet", { walletId: "wal_1" }, { kind: "charge" })).toBe(
+      "/credits/wallets/wal_1?kind=charge",
+    );
   });
 
   it("send a signed-out visitor to the login page and keep their place in ?next", () => {

@@ -8,6 +8,10 @@ export type RouteName =
   | "session-new"
   | "session-detail"
   | "queue"
+  | "credits"
+  | "credits-wallet"
+  | "credits-requests"
+  | "credits-allocations"
   | "admin-users"
   | "admin-organizations"
   | "admin-projects"
@@ -32,6 +36,12 @@ export const ROUTES: readonly RouteDef[] = [
   { name: "session-new", pattern: "/sessions/new", title: "New session", access: "user" },
   { name: "session-detail", pattern: "/sessions/:sessionId", title: "Session", access: "user" },
   { name: "queue", pattern: "/queue", title: "Queue", access: "user" },
+  { name: "credits", pattern: "/credits", title: "Credits", access: "user" },
+  { name: "credits-wallet", pattern: "/credits/wallets/:walletId", title: "Wallet", access: "user" },
+  { name: "credits-requests", pattern: "/credits/requests", title: "Credit requests", access: "user" },
+  // Project admins allocate too (the router's "admin" is org and platform admins): the page itself says
+  // when there is nothing the person manages, and the API decides.
+  { name: "credits-allocations", pattern: "/credits/allocations", title: "Allocations", access: "user" },
   { name: "admin-users", pattern: "/admin/users", title: "Users", access: "admin" },
   { name: "admin-organizations", pattern: "/admin/organizations", title: "Organizations", access: "admin" },
   { name: "admin-projects", pattern: "/admin/projects", title: "Projects", access: "admin" },

@@ -103,11 +103,14 @@ describe("the administrator's first sign-in", () => {
     expect(await focused()).toMatchObject({ text: "Skip to content" });
     expect((await focused()).outline).not.toBe("none");
     const seen: string[] = [];
-    for (let i = 0; i < 8; i++) {
+    // The brand, seven pages, the header's balance (a link to its wallet), then Sign out.
+    await page.getByTestId("header-balance").waitFor();
+    for (let i = 0; i < 11; i++) {
       await page.keyboard.press("Tab");
       seen.push((await focused()).text);
     }
-    expect(seen).toEqual(expect.arrayContaining(["Sessions", "Queue", "Users", "Clusters", "Sign out"]));
+    expect(seen).toEqual(expect.arrayContaining(["Sessions", "Queue", "Credits", "Users", "Clusters", "Sign out"]));
+    expect(seen.some((t) => /credits$/.test(t))).toBe(true);
   });
 
   it("sign-out returns to the login page, and the shell works at a phone's width", async () => {

@@ -6,6 +6,7 @@ import type { RouteName } from "../../router/routes.ts";
 import { shared, tokens } from "../../styles/shared.ts";
 import { styles } from "./styles.ts";
 import "../live-indicator/index.ts";
+import "../wallet-balance/index.ts";
 import "../../views/login-view/index.ts";
 import "../../views/password-view/index.ts";
 import "../../views/not-found-view/index.ts";
@@ -14,8 +15,13 @@ import "../../views/session-new-view/index.ts";
 import "../../views/session-detail-view/index.ts";
 import "../../views/queue-view/index.ts";
 
-/** Admin pages load on first visit: members never download them. */
-const lazyAdmin: Partial<Record<RouteName, () => Promise<unknown>>> = {
+/** Admin and credits pages load on first visit: members never download the admin pages, and nobody
+ * downloads the credits pages before opening one (the header's balance is in the entry). */
+const lazyViews: Partial<Record<RouteName, () => Promise<unknown>>> = {
+  credits: () => import("../../views/credits-view/index.ts"),
+  "credits-wallet": () => import("../../views/wallet-view/index.ts"),
+  "credits-requests": () => import("../../views/credit-requests-view/index.ts"),
+  "credits-allocations": () => import("../../views/allocations-view/index.ts"),
   "admin-users": () => import("../../views/admin-users-view/index.ts"),
   "admin-organizations": () => import("../../views/admin-organizations-view/index.ts"),
   "admin-projects": () => import("../../views/admin-projects-view/index.ts"),
@@ -64,7 +70,7 @@ export class BerthApp extends LitElement {
 
   #onRoute = () => {
     const name = router.current.route.name;
-    const load = lazyAdmin[name];
+    const load = lazyViews[name];
     if (load && !this.#loaded.has(name)) {
       this.#loaded.add(name);
       void load().then(this.#rerender);
@@ -97,6 +103,14 @@ export class BerthApp extends LitElement {
         return html`<berth-session-detail-view .sessionId=${m.params.sessionId ?? ""}></berth-session-detail-view>`;
       case "queue":
         return html`<berth-queue-view></berth-queue-view>`;
+      case "credits":
+        return html`<berth-credits-view .query=${m.query}></berth-credits-view>`;
+      case "credits-wallet":
+        return html`<berth-wallet-view .walletId=${m.params.walletId ?? ""} .query=${m.query}></berth-wallet-view>`;
+      case "credits-requests":
+        return html`<berth-credit-requests-view .query=${m.query}></berth-credit-requests-view>`;
+      case "credits-allocations":
+        return html`<berth-allocations-view .query=${m.query}></berth-allocations-view>`;
       case "admin-users":
         return html`<berth-admin-users-view .query=${m.query}></berth-admin-users-view>`;
       case "admin-organizations":
@@ -120,6 +134,7 @@ export class BerthApp extends LitElement {
     return html`<nav aria-label="Main">
       ${link("/sessions", "Sessions", here.startsWith("session"))}
       ${link("/queue", "Queue", here === "queue")}
+      ${link("/credits", "Credits", here.startsWith("credits"))}
       ${
         auth.isAdmin
           ? html`${link("/admin/users", "Users", here === "admin-users")} ${link("/admin/organizations", "Organizations", here === "admin-organizations")}
@@ -143,6 +158,7 @@ export class BerthApp extends LitElement {
         </a>
         ${this.#nav()}
         <span class="spacer"></span>
+        ${signedIn ? html`<berth-wallet-balance .userId=${auth.userId} .me=${auth.me}></berth-wallet-balance>` : nothing}
         ${signedIn ? html`<berth-live-indicator .feed=${feed}></berth-live-indicator>` : nothing}
         ${
           auth.signedIn

@@ -1,0 +1,13 @@
+// The tab row of the credits pages: wallets, requests, and allocations for those who manage wallets.
+import { html, nothing } from "lit";
+
+export type CreditsTab = "wallets" | "requests" | "allocations";
+
+export function creditsNav(here: CreditsTab, manager: boolean) {
+  const tab = (name: CreditsTab, href: string, label: string) =>
+    html`<a href=${href} aria-current=${here === name ? "page" : "false"} data-testid="credits-tab-${name}">${label}</a>`;
+  return html`<nav class="subnav" aria-label="Credits">
+    ${tab("wallets", "/credits", "Wallets")} ${tab("requests", "/credits/requests", "Requests")}
+    ${manager ? tab("allocations", "/credits/allocations", "Allocations") : nothing}
+  </nav>`;
+}
