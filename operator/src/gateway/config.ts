@@ -50,6 +50,11 @@ export const GatewayConfigSchema = z.object({
       z.object({ mode: z.literal("static"), table: z.string().min(1) }),
     ])
     .default({ mode: "service", namespace: "berth-sessions", port: 80, clusterDomain: "cluster.local" }),
+  /**
+   * Processes serving the port together (SO_REUSEPORT; workers.ts). Unset: os.availableParallelism().
+   * One Node thread proxies some thousands of requests per second; set this to the pod's CPU limit.
+   */
+  workers: z.coerce.number().int().min(1).max(256).optional(),
   logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -83,6 +88,7 @@ export const GATEWAY_ENV: Record<string, string> = {
   BERTH_GATEWAY_SESSION_PORT: "upstream.port",
   BERTH_GATEWAY_CLUSTER_DOMAIN: "upstream.clusterDomain",
   BERTH_GATEWAY_STATIC_UPSTREAMS: "upstream.table",
+  BERTH_GATEWAY_WORKERS: "workers",
   BERTH_GATEWAY_LOG_LEVEL: "logLevel",
 };
 

@@ -12,10 +12,8 @@
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import {
-  Agent,
   createServer as createHttpServer,
   type IncomingMessage,
-  type OutgoingHttpHeaders,
   request,
   type Server,
   type ServerResponse,
@@ -33,8 +31,9 @@ import {
   setCookieHeader,
   signCookie,
   VerifiedCookies,
-  withoutCookie,
 } from "./cookie.ts";
+import { httpForwarder } from "./forward.ts";
+import { carriesBody, cookieHeader, forwardedRequestHeaders, pinCookie, responseHeaders } from "./headers.ts";
 import { type Page, pages, renderPage } from "./pages.ts";
 import { routeOf, tokenOf, withoutToken } from "./paths.ts";
 import type { Upstream, UpstreamResolver } from "./upstream.ts";
@@ -56,6 +55,11 @@ export interface GatewayOptions {
   host?: string;
   /** 0 = any free port. */
   port?: number;
+  /**
+   * Listen with SO_REUSEPORT: one of several processes serving the same port, the kernel spreading
+   * connections among them (workers.ts). Logs "gateway worker listening" instead of the gateway's line.
+   */
+  reusePort?: boolean;
   /** Deadline for connecting to an upstream; then the session counts as not answering. Default 5 s. */
   upstreamConnectTimeoutMs?: number;
   clock?: { now(): number };
@@ -70,18 +74,6 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-const HOP_BY_HOP = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "proxy-authenticate",
-  "proxy-authorization",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-]);
-
 export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   const keys = o.cookieKeys?.length ? o.cookieKeys : [randomBytes(32)];
   if (keys.some((k) => k.length < 32)) throw new Error("gateway cookie keys must be at least 32 bytes");
@@ -90,8 +82,9 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   const clock = o.clock ?? { now: () => Date.now() };
   const connectTimeoutMs = o.upstreamConnectTimeoutMs ?? 5000;
   const log = o.log;
-  // Keep-alive to upstreams: the proxy's overhead is then one HMAC and a pipe, not a TCP handshake.
-  const agent = new Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64, scheduling: "lifo" });
+  // Keep-alive, pooled connections to upstreams (forward.ts): per request the proxy costs a Map lookup
+  // for the cookie (cookie.ts' VerifiedCookies), header hygiene and two socket writes.
+  const forwarder = httpForwarder({ connectTimeoutMs });
   const renewals = new Map<string, Promise<VerifyOutcome>>();
   const sockets = new Set<Duplex>();
 
@@ -143,50 +136,6 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     return p;
   }
 
-  function forwardedHeaders(req: IncomingMessage, cr: string): OutgoingHttpHeaders {
-    const h: OutgoingHttpHeaders = {};
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (value === undefined || HOP_BY_HOP.has(name)) continue;
-      h[name] = value;
-    }
-    const cookie = withoutCookie(req.headers.cookie, COOKIE_NAME);
-    if (cookie === undefined) delete h.cookie;
-    else h.cookie = cookie;
-    const remote = req.socket.remoteAddress ?? "";
-    const prior = req.headers["x-forwarded-for"];
-    h["x-forwarded-for"] = prior ? `${prior}, ${remote}` : remote;
-    h["x-forwarded-proto"] = secure ? "https" : "http";
-    if (req.headers.host) h["x-forwarded-host"] = req.headers.host;
-    h["x-forwarded-prefix"] = `/proxy/${cr}`;
-    return h;
-  }
-
-  /** Upstream Set-Cookie headers, with Path pinned to the session's own prefix and Domain dropped. */
-  function pinCookie(v: string, cr: string): string {
-    const parts = v.split(";").map((p) => p.trim());
-    const prefix = `/proxy/${cr}/`;
-    const kept = parts.filter((p, i) => i === 0 || !/^(path|domain)\s*=/i.test(p));
-    const path = parts
-      .find((p) => /^path\s*=/i.test(p))
-      ?.split("=")[1]
-      ?.trim();
-    kept.push(`Path=${path?.startsWith(prefix) ? path : prefix}`);
-    return kept.join("; ");
-  }
-
-  function responseHeaders(raw: string[], cr: string, extraCookie?: string): string[] {
-    const out: string[] = [];
-    for (let i = 0; i < raw.length; i += 2) {
-      const name = raw[i] as string;
-      const lower = name.toLowerCase();
-      if (HOP_BY_HOP.has(lower)) continue;
-      const value = raw[i + 1] as string;
-      out.push(name, lower === "set-cookie" ? pinCookie(value, cr) : value);
-    }
-    if (extraCookie) out.push("Set-Cookie", extraCookie);
-    return out;
-  }
-
   /** Fails the request with ETIMEDOUT when a new connection is not up within the deadline. */
   function connectDeadline(preq: ReturnType<typeof request>): void {
     preq.once("socket", (s: Socket) => {
@@ -200,46 +149,83 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     });
   }
 
-  function proxyHttp(
+  /** Resolves the session's upstream and proxies, or answers with the page that says why there is none. */
+  function proxy(
     req: IncomingMessage,
     res: ServerResponse,
-    up: Upstream,
     cr: string,
     claims: CookieClaims,
     extraCookie?: string,
-  ): void {
-    const preq = request({
-      host: up.host,
-      port: up.port,
-      method: req.method,
-      path: req.url,
-      headers: forwardedHeaders(req, cr),
-      agent,
-    });
-    connectDeadline(preq);
-    preq.on("response", (pres) => {
-      res.writeHead(pres.statusCode ?? 502, pres.statusMessage, responseHeaders(pres.rawHeaders, cr, extraCookie));
-      pres.pipe(res);
-      pres.on("error", () => res.destroy());
-    });
-    preq.on("error", (e: NodeJS.ErrnoException) => {
-      if (res.headersSent) {
-        res.destroy();
-        return;
-      }
-      log?.debug({ cr, err: e.code ?? e.message }, "upstream error");
-      explain(claims).then(
-        (p) => send(res, p),
-        () => send(res, pages.unreachable()),
-      );
-    });
-    res.on("close", () => {
-      if (!res.writableFinished) preq.destroy();
-    });
-    req.pipe(preq);
+  ): void | Promise<void> {
+    const up = o.upstreams.resolve(cr);
+    // Synchronous resolvers (a table, Service DNS names) keep the common path free of promises.
+    if (up instanceof Promise) return up.then((u) => proxyTo(req, res, u, cr, claims, extraCookie));
+    return proxyTo(req, res, up, cr, claims, extraCookie);
   }
 
-  async function onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  function proxyTo(
+    req: IncomingMessage,
+    res: ServerResponse,
+    up: Upstream | undefined,
+    cr: string,
+    claims: CookieClaims,
+    extraCookie?: string,
+  ): void | Promise<void> {
+    if (!up) return explain(claims).then((p) => send(res, p));
+    const raw = req.rawHeaders;
+    forwarder.forward(req, res, {
+      upstream: up,
+      cr,
+      headers: forwardedRequestHeaders(raw, { remote: req.socket.remoteAddress ?? "", secure, cr }),
+      body: carriesBody(raw),
+      extraCookie,
+      failed(e) {
+        log?.debug({ cr, err: e.code ?? e.message }, "upstream error");
+        explain(claims).then(
+          (p) => send(res, p),
+          () => send(res, pages.unreachable()),
+        );
+      },
+    });
+  }
+
+  async function redeem(req: IncomingMessage, res: ServerResponse, cr: string, token: string): Promise<void> {
+    const url = req.url ?? "/";
+    // Never log `url` here: it holds the token.
+    const out = await o.verifier.redeem({ cr, token });
+    if (out.kind === "unavailable") {
+      log?.warn({ cr, why: out.why }, "connect token could not be verified");
+      return send(res, pages.cannotVerify());
+    }
+    if (out.kind === "refused") return send(res, pageOfRefusal(out.refusal));
+    if (out.grant.crName !== cr || out.grant.clusterId !== o.clusterId)
+      return send(res, pages.refused("other_session", "This link was issued for another session."));
+    log?.info({ cr, session: out.grant.sessionId, user: out.grant.userId }, "connect token redeemed");
+    res
+      .writeHead(303, {
+        location: withoutToken(url),
+        "set-cookie": cookieFor(out.grant),
+        "cache-control": "no-store",
+        "referrer-policy": "no-referrer",
+      })
+      .end();
+  }
+
+  async function renewThenProxy(
+    req: IncomingMessage,
+    res: ServerResponse,
+    cr: string,
+    claims: CookieClaims,
+  ): Promise<void> {
+    const out = await renew(claims);
+    if (out.kind === "refused")
+      return send(res, pageOfRefusal(out.refusal), { "set-cookie": clearCookieHeader({ cr, secure }) });
+    // Unavailable: the cookie is still valid; serve, and try again on the next request.
+    return proxy(req, res, cr, claims, out.kind === "grant" ? cookieFor(out.grant) : undefined);
+  }
+
+  /** A promise only when it has to wait (redemption, renewal, an asynchronous resolver, a page to explain). */
+  function onRequest(req: IncomingMessage, res: ServerResponse): void | Promise<void> {
     const url = req.url ?? "/";
     const route = routeOf(url);
     if (route.kind === "health") {
@@ -257,47 +243,18 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     const cr = route.cr;
     const token = tokenOf(url);
     if (token === "ambiguous") return send(res, pages.badRequest("The link carries more than one svc_cnx token."));
-    if (token !== undefined) {
-      // Never log `url` here: it holds the token.
-      const out = await o.verifier.redeem({ cr, token });
-      if (out.kind === "unavailable") {
-        log?.warn({ cr, why: out.why }, "connect token could not be verified");
-        return send(res, pages.cannotVerify());
-      }
-      if (out.kind === "refused") return send(res, pageOfRefusal(out.refusal));
-      if (out.grant.crName !== cr || out.grant.clusterId !== o.clusterId)
-        return send(res, pages.refused("other_session", "This link was issued for another session."));
-      log?.info({ cr, session: out.grant.sessionId, user: out.grant.userId }, "connect token redeemed");
-      res
-        .writeHead(303, {
-          location: withoutToken(url),
-          "set-cookie": cookieFor(out.grant),
-          "cache-control": "no-store",
-          "referrer-policy": "no-referrer",
-        })
-        .end();
-      return;
-    }
+    if (token !== undefined) return redeem(req, res, cr, token);
 
     const verdict = checkCookies(
-      cookieValues(req.headers.cookie, COOKIE_NAME),
+      cookieValues(cookieHeader(req.rawHeaders), COOKIE_NAME),
       keys,
       { cr, clusterId: o.clusterId, nowSeconds: nowS() },
       verified,
     );
     if (!verdict.ok)
       return send(res, { ...pages.notSignedIn(), reason: verdict.why === "expired" ? "cookie_expired" : "no_cookie" });
-    let extraCookie: string | undefined;
-    if (verdict.renew) {
-      const out = await renew(verdict.claims);
-      if (out.kind === "refused")
-        return send(res, pageOfRefusal(out.refusal), { "set-cookie": clearCookieHeader({ cr, secure }) });
-      // Unavailable: the cookie is still valid; serve, and try again on the next request.
-      if (out.kind === "grant") extraCookie = cookieFor(out.grant);
-    }
-    const up = await o.upstreams.resolve(cr);
-    if (!up) return send(res, await explain(verdict.claims));
-    proxyHttp(req, res, up, cr, verdict.claims, extraCookie);
+    if (verdict.renew) return renewThenProxy(req, res, cr, verdict.claims);
+    return proxy(req, res, cr, verdict.claims);
   }
 
   function refuseUpgrade(socket: Duplex, status: number, reason: string): void {
@@ -338,9 +295,8 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       const p = await explain(verdict.claims);
       return refuseUpgrade(socket, p.status, p.reason);
     }
-    const headers = forwardedHeaders(req, cr);
-    headers.connection = "Upgrade";
-    headers.upgrade = req.headers.upgrade ?? "websocket";
+    const headers = forwardedRequestHeaders(req.rawHeaders, { remote: req.socket.remoteAddress ?? "", secure, cr });
+    headers.push("Connection", "Upgrade", "Upgrade", req.headers.upgrade ?? "websocket");
     const preq = request({ host: up.host, port: up.port, method: req.method, path: url, headers, agent: false });
     connectDeadline(preq);
     preq.on("upgrade", (pres, psocket, phead) => {
@@ -383,18 +339,26 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     preq.end();
   }
 
+  function failed(res: ServerResponse, e: unknown): void {
+    log?.error({ err: (e as Error).message }, "gateway request failed");
+    if (!res.headersSent)
+      send(res, {
+        status: 500,
+        reason: "gateway_error",
+        title: "Something went wrong",
+        message: "The session gateway failed to handle this request.",
+      });
+    else res.destroy();
+  }
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
-    onRequest(req, res).catch((e: unknown) => {
-      log?.error({ err: (e as Error).message }, "gateway request failed");
-      if (!res.headersSent)
-        send(res, {
-          status: 500,
-          reason: "gateway_error",
-          title: "Something went wrong",
-          message: "The session gateway failed to handle this request.",
-        });
-      else res.destroy();
-    });
+    let pending: void | Promise<void>;
+    try {
+      pending = onRequest(req, res);
+    } catch (e) {
+      failed(res, e);
+      return;
+    }
+    if (pending instanceof Promise) pending.catch((e: unknown) => failed(res, e));
   };
   const server: Server = o.tls
     ? (createHttpsServer({ cert: o.tls.certPem, key: o.tls.keyPem }, handler) as unknown as Server)
@@ -410,12 +374,15 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
   });
-  server.listen(o.port ?? 0, o.host ?? "127.0.0.1");
+  server.listen({ port: o.port ?? 0, host: o.host ?? "127.0.0.1", ...(o.reusePort ? { reusePort: true } : {}) });
   await once(server, "listening");
   const port = (server.address() as AddressInfo).port;
   const host = o.host && o.host !== "0.0.0.0" ? o.host : "127.0.0.1";
   const url = `${o.tls ? "https" : "http"}://${host.includes(":") ? `[${host}]` : host}:${port}`;
-  log?.info({ url, clusterId: o.clusterId, tls: Boolean(o.tls) }, "session gateway listening");
+  log?.info(
+    { url, clusterId: o.clusterId, tls: Boolean(o.tls) },
+    o.reusePort ? "gateway worker listening" : "session gateway listening",
+  );
   return {
     url,
     port,
@@ -424,8 +391,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const s of sockets) s.destroy();
       server.closeAllConnections?.();
-      agent.destroy();
-      await closed;
+      await Promise.all([closed, forwarder.close()]);
     },
   };
 }

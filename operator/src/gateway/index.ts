@@ -1,5 +1,5 @@
 // The session gateway (one per GPU cluster). `startGateway` for tests and `npm start`; `runGateway` from a
-// parsed configuration; main.ts is the process entry.
+// parsed configuration (one process, or workers sharing the port: workers.ts); main.ts is the process entry.
 export {
   type GatewayConfig,
   GatewayConfigError,
@@ -10,7 +10,7 @@ export {
 export { COOKIE_NAME } from "./cookie.ts";
 export { type GatewayOptions, type RunningGateway, startGateway } from "./gateway.ts";
 export { kubePodRunning, type PodGateOptions } from "./podGate.ts";
-export { runGateway } from "./run.ts";
+export { type PreparedGateway, prepareGateway, runGateway, type ServingGateway } from "./run.ts";
 export { type CertificatePair, selfSignedCertificate } from "./selfSigned.ts";
 export {
   gatedUpstreams,

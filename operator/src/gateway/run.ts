@@ -1,22 +1,45 @@
-// From a parsed configuration to a running gateway: files read, certificate made, resolver chosen.
+// From a parsed configuration to a running gateway: files read, certificate made, cookie keys settled,
+// resolver chosen; then one process, or several sharing the port (workers.ts).
+import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
+import { availableParallelism } from "node:os";
 import type { Logger } from "pino";
 import { type GatewayConfig, parseCookieKeys, parseUpstreamTable } from "./config.ts";
-import { type RunningGateway, startGateway } from "./gateway.ts";
+import { type GatewayOptions, startGateway } from "./gateway.ts";
 import { selfSignedCertificate } from "./selfSigned.ts";
 import { StaticUpstreams, serviceDnsUpstreams, type UpstreamResolver } from "./upstream.ts";
 import { httpVerifier } from "./verifier.ts";
+import { startGatewayWorkers } from "./workers.ts";
 
-export async function runGateway(
-  config: GatewayConfig,
-  o: { log?: Logger; upstreams?: UpstreamResolver } = {},
-): Promise<RunningGateway> {
+/**
+ * Everything a gateway process needs beyond its configuration, settled once: with several workers every
+ * one of them must present the same certificate and sign and check cookies with the same keys (a cookie
+ * set by one is opened by another on the browser's next connection). Plain data, sent to workers over IPC.
+ */
+export interface PreparedGateway {
+  config: GatewayConfig;
+  tls?: { certPem: string; keyPem: string };
+  /** Hex. The configured keys, or one random key made here (a restart signs everyone out; ADR 0004). */
+  cookieKeys: string[];
+}
+
+export async function prepareGateway(config: GatewayConfig): Promise<PreparedGateway> {
   const tls =
     config.tls.mode === "files"
       ? { certPem: await readFile(config.tls.certFile, "utf8"), keyPem: await readFile(config.tls.keyFile, "utf8") }
       : config.tls.mode === "self-signed"
         ? selfSignedCertificate({ names: config.tls.names })
         : undefined;
+  const keys = config.cookieKeyFile ? parseCookieKeys(await readFile(config.cookieKeyFile, "utf8")) : [randomBytes(32)];
+  return { config, ...(tls ? { tls } : {}), cookieKeys: keys.map((k) => k.toString("hex")) };
+}
+
+/** startGateway's options for one process of a prepared gateway. */
+export function gatewayOptions(
+  p: PreparedGateway,
+  o: { log?: Logger; upstreams?: UpstreamResolver; port?: number; reusePort?: boolean } = {},
+): GatewayOptions {
+  const { config } = p;
   const upstreams =
     o.upstreams ??
     (config.upstream.mode === "static"
@@ -26,8 +49,7 @@ export async function runGateway(
           port: config.upstream.port,
           clusterDomain: config.upstream.clusterDomain,
         }));
-  const cookieKeys = config.cookieKeyFile ? parseCookieKeys(await readFile(config.cookieKeyFile, "utf8")) : undefined;
-  return startGateway({
+  return {
     clusterId: config.clusterId,
     verifier: httpVerifier({
       baseUrl: config.controlPlaneUrl,
@@ -35,13 +57,42 @@ export async function runGateway(
       timeoutMs: config.verifyTimeoutMs,
     }),
     upstreams,
-    ...(cookieKeys ? { cookieKeys } : {}),
+    cookieKeys: p.cookieKeys.map((k) => Buffer.from(k, "hex")),
     cookieTtlSeconds: config.cookieTtlSeconds,
-    ...(tls ? { tls } : {}),
+    ...(p.tls ? { tls: p.tls } : {}),
     ...(config.secureCookies !== undefined ? { secureCookies: config.secureCookies } : {}),
     host: config.host,
-    port: config.port,
+    port: o.port ?? config.port,
+    ...(o.reusePort ? { reusePort: true } : {}),
     upstreamConnectTimeoutMs: config.upstreamConnectTimeoutMs,
     ...(o.log ? { log: o.log } : {}),
-  });
+  };
+}
+
+/** A gateway serving its port, in this process or in workers. */
+export interface ServingGateway {
+  url: string;
+  port: number;
+  /** The processes serving the port: this one, or the workers. */
+  pids: number[];
+  /** Stops serving; with workers, returns once every worker has exited. */
+  close(): Promise<void>;
+}
+
+/**
+ * `workers` (default: the configuration's, else os.availableParallelism()) above 1 runs that many worker
+ * processes sharing the port; 1 serves in this process. An in-process `upstreams` resolver cannot be
+ * shared with workers, so it requires one process.
+ */
+export async function runGateway(
+  config: GatewayConfig,
+  o: { log?: Logger; upstreams?: UpstreamResolver; workers?: number } = {},
+): Promise<ServingGateway> {
+  const workers = o.workers ?? config.workers ?? availableParallelism();
+  if (o.upstreams && workers > 1)
+    throw new Error("an in-process upstream resolver cannot be shared with worker processes: use workers: 1");
+  const prepared = await prepareGateway(config);
+  if (workers > 1) return startGatewayWorkers(prepared, { workers, ...(o.log ? { log: o.log } : {}) });
+  const g = await startGateway(gatewayOptions(prepared, o));
+  return { url: g.url, port: g.port, pids: [process.pid], close: () => g.close() };
 }
