@@ -42,9 +42,12 @@ const secret = (minLength: number) =>
 
 const port = z.coerce.number().int().min(0).max(65535);
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
-const list = z
-  .string()
-  .transform((v) => v.split(",").map((s) => s.trim()).filter(Boolean));
+const list = z.string().transform((v) =>
+  v
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
 
 const CIDR = /^(\d{1,3}\.){3}\d{1,3}\/(\d|[12]\d|3[0-2])$|^[0-9a-fA-F:]+\/(\d|\d\d|1[01]\d|12[0-8])$/;
 
@@ -54,13 +57,21 @@ const Env = z.object({
   BERTH_API_PORT: port.default(8080),
   /** Public base URL as clients see it (links, OpenAPI servers); defaults to http://127.0.0.1:<port>. */
   BERTH_PUBLIC_URL: z.url().optional(),
-  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL").transform((v) => new Secret(v)),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")
+    .transform((v) => new Secret(v)),
   BERTH_DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(500).default(20),
   BERTH_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   /** HS256 secret for user access tokens (auth domain). */
   BERTH_JWT_SECRET: secret(32),
   /** Lifetime of a user access token; there is no refresh, the user signs in again. */
   BERTH_ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(900),
+  /**
+   * How long a replica keeps a loaded principal (0 = off). Also the longest a revocation or role change
+   * made through another replica goes unseen here (docs/dev/identity.md).
+   */
+  BERTH_PRINCIPAL_CACHE_SECONDS: z.coerce.number().min(0).max(60).default(5),
   BERTH_BOOTSTRAP_EMAIL: z.email().default("admin@berth.local"),
   /** When unset, the bootstrap administrator's password is generated and printed once. */
   BERTH_BOOTSTRAP_PASSWORD: secret(12).optional(),
@@ -68,9 +79,18 @@ const Env = z.object({
   BERTH_KUBECONFIG: z.string().min(1).optional(),
   /** Origins allowed to call the API from a browser. Empty = no CORS headers (the console is same-origin). */
   BERTH_CORS_ALLOW_ORIGINS: list.default([]),
-  BERTH_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  BERTH_BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(1024 * 1024),
   /** How long an Idempotency-Key is remembered (the issue asks for at least 24 h). */
-  BERTH_IDEMPOTENCY_RETENTION_HOURS: z.coerce.number().min(24).max(24 * 30).default(24),
+  BERTH_IDEMPOTENCY_RETENTION_HOURS: z.coerce
+    .number()
+    .min(24)
+    .max(24 * 30)
+    .default(24),
   /** An in-flight key older than this is taken to belong to a crashed request and may be taken over. */
   BERTH_IDEMPOTENCY_INFLIGHT_TIMEOUT_SECONDS: z.coerce.number().int().min(5).max(3600).default(300),
   /** Check every response against its declared schema (500 on a mismatch or a leaked field). */
@@ -80,7 +100,14 @@ const Env = z.object({
   BERTH_INTERNAL_PORT: port.default(8081),
   BERTH_INTERNAL_ALLOW_CIDRS: list
     .default([])
-    .pipe(z.array(z.string().regex(CIDR, "must be a CIDR such as 10.0.0.0/8").refine(isCidr, "must be a CIDR such as 10.0.0.0/8 or fd00::/8"))),
+    .pipe(
+      z.array(
+        z
+          .string()
+          .regex(CIDR, "must be a CIDR such as 10.0.0.0/8")
+          .refine(isCidr, "must be a CIDR such as 10.0.0.0/8 or fd00::/8"),
+      ),
+    ),
   /** Cluster registration probe and connection test give up after this long ("about two minutes"). */
   BERTH_CLUSTER_PROBE_TIMEOUT_SECONDS: z.coerce.number().min(1).max(600).default(120),
   /** The RuntimeClass GPU session pods use, and the handler registration requires it to have. */
@@ -96,12 +123,24 @@ export interface Config {
   api: { host: string; port: number; publicUrl: string };
   database: { url: Secret; poolMax: number };
   log: { level: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent" };
-  auth: { jwtSecret: Secret; accessTokenTtlSeconds: number; bootstrapEmail: string; bootstrapPassword?: Secret };
+  auth: {
+    jwtSecret: Secret;
+    accessTokenTtlSeconds: number;
+    principalCacheSeconds: number;
+    bootstrapEmail: string;
+    bootstrapPassword?: Secret;
+  };
   kube: { kubeconfigPath?: string };
   http: { corsAllowOrigins: string[]; bodyLimitBytes: number; validateResponses: boolean };
   idempotency: { retentionSeconds: number; inFlightTimeoutSeconds: number };
   internal: { host: string; port: number; allowCidrs: string[]; enabled: boolean };
-  clusters: { probeTimeoutMs: number; runtimeClassName: string; runtimeClassHandler: string; sessionsNamespace: string; systemNamespace: string };
+  clusters: {
+    probeTimeoutMs: number;
+    runtimeClassName: string;
+    runtimeClassHandler: string;
+    sessionsNamespace: string;
+    systemNamespace: string;
+  };
 }
 
 export class ConfigError extends Error {
@@ -123,19 +162,36 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   }
   const e = r.data;
   return {
-    api: { host: e.BERTH_API_HOST, port: e.BERTH_API_PORT, publicUrl: e.BERTH_PUBLIC_URL ?? `http://127.0.0.1:${e.BERTH_API_PORT}` },
+    api: {
+      host: e.BERTH_API_HOST,
+      port: e.BERTH_API_PORT,
+      publicUrl: e.BERTH_PUBLIC_URL ?? `http://127.0.0.1:${e.BERTH_API_PORT}`,
+    },
     database: { url: e.DATABASE_URL, poolMax: e.BERTH_DATABASE_POOL_MAX },
     log: { level: e.BERTH_LOG_LEVEL },
     auth: {
       jwtSecret: e.BERTH_JWT_SECRET,
       accessTokenTtlSeconds: e.BERTH_ACCESS_TOKEN_TTL_SECONDS,
+      principalCacheSeconds: e.BERTH_PRINCIPAL_CACHE_SECONDS,
       bootstrapEmail: e.BERTH_BOOTSTRAP_EMAIL,
       ...(e.BERTH_BOOTSTRAP_PASSWORD ? { bootstrapPassword: e.BERTH_BOOTSTRAP_PASSWORD } : {}),
     },
     kube: e.BERTH_KUBECONFIG ? { kubeconfigPath: e.BERTH_KUBECONFIG } : {},
-    http: { corsAllowOrigins: e.BERTH_CORS_ALLOW_ORIGINS, bodyLimitBytes: e.BERTH_BODY_LIMIT_BYTES, validateResponses: e.BERTH_VALIDATE_RESPONSES },
-    idempotency: { retentionSeconds: Math.round(e.BERTH_IDEMPOTENCY_RETENTION_HOURS * 3600), inFlightTimeoutSeconds: e.BERTH_IDEMPOTENCY_INFLIGHT_TIMEOUT_SECONDS },
-    internal: { host: e.BERTH_INTERNAL_HOST, port: e.BERTH_INTERNAL_PORT, allowCidrs: e.BERTH_INTERNAL_ALLOW_CIDRS, enabled: e.BERTH_INTERNAL_ALLOW_CIDRS.length > 0 },
+    http: {
+      corsAllowOrigins: e.BERTH_CORS_ALLOW_ORIGINS,
+      bodyLimitBytes: e.BERTH_BODY_LIMIT_BYTES,
+      validateResponses: e.BERTH_VALIDATE_RESPONSES,
+    },
+    idempotency: {
+      retentionSeconds: Math.round(e.BERTH_IDEMPOTENCY_RETENTION_HOURS * 3600),
+      inFlightTimeoutSeconds: e.BERTH_IDEMPOTENCY_INFLIGHT_TIMEOUT_SECONDS,
+    },
+    internal: {
+      host: e.BERTH_INTERNAL_HOST,
+      port: e.BERTH_INTERNAL_PORT,
+      allowCidrs: e.BERTH_INTERNAL_ALLOW_CIDRS,
+      enabled: e.BERTH_INTERNAL_ALLOW_CIDRS.length > 0,
+    },
     clusters: {
       probeTimeoutMs: Math.round(e.BERTH_CLUSTER_PROBE_TIMEOUT_SECONDS * 1000),
       runtimeClassName: e.BERTH_GPU_RUNTIME_CLASS,

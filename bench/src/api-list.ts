@@ -1,6 +1,7 @@
-// Figure: authenticated GET of a list through the whole API (bearer JWT verify + principal load +
-// paged list query with its count) at 50 connections, next to a baseline measured in the same run
-// (bare Koa + the same JWT verify + one Postgres point read).
+// Figure: authenticated GET of a list through the whole API (bearer JWT verify, the principal from the
+// per-process cache (auth/principalCache.ts: one load per user per 5 s), one paged query whose rows carry
+// the total (db/page.ts)) at 50 connections, next to a baseline measured in the same run (bare Koa + the
+// same JWT verify + one Postgres point read). One caller, so the figure is the cache's warm path.
 //   node bench/src/api-list.ts [--duration 10] [--connections 50]
 // Target (issue 4): API throughput at least half the baseline's, API p99 <= 50 ms.
 import { type ChildProcess, spawn } from "node:child_process";

@@ -2,6 +2,7 @@
 // {data, pagination: {page, size, total}}. A page past the end is an empty `data` with the real total.
 import type { Knex } from "knex";
 import { z } from "zod";
+import { selectPage } from "../db/page.ts";
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
@@ -34,9 +35,9 @@ export interface PagedBody<T> {
 }
 
 /**
- * Runs a knex query as one page: the total comes from the same query (wrapped, so joins, DISTINCT and
- * GROUP BY count right); the rows are fetched with LIMIT/OFFSET in the query's own order (give it one:
- * paging an unordered query is not stable).
+ * Runs a knex query as one page in one round trip (db/page.ts: the total rides on the page's rows as a
+ * window count; a page past the end counts separately). Give the query an ORDER BY: paging an unordered
+ * query is not stable.
  */
 export async function paginate<Row, Out>(
   db: Knex | Knex.Transaction,
@@ -44,16 +45,19 @@ export async function paginate<Row, Out>(
   page: Page,
   present: (row: Row) => Out,
 ): Promise<PagedBody<Out>> {
-  const countRow = (await db.count<{ total: string | number }[]>({ total: "*" }).from(query.clone().clearOrder().as("paged")).first()) as
-    | { total: string | number }
-    | undefined;
-  const total = Number(countRow?.total ?? 0);
-  const rows = total === 0 ? [] : ((await query.clone().limit(page.size).offset((page.page - 1) * page.size)) as Row[]);
+  const { rows, total } = await selectPage<Row>(db, query, { limit: page.size, offset: (page.page - 1) * page.size });
   return { data: rows.map(present), pagination: { page: page.page, size: page.size, total } };
 }
 
 /** One page of an in-memory list (for lists that do not come from Postgres, e.g. custom resources). */
-export function pageOf<T, Out = T>(items: readonly T[], page: Page, present: (item: T) => Out = (x) => x as unknown as Out): PagedBody<Out> {
+export function pageOf<T, Out = T>(
+  items: readonly T[],
+  page: Page,
+  present: (item: T) => Out = (x) => x as unknown as Out,
+): PagedBody<Out> {
   const start = (page.page - 1) * page.size;
-  return { data: items.slice(start, start + page.size).map(present), pagination: { page: page.page, size: page.size, total: items.length } };
+  return {
+    data: items.slice(start, start + page.size).map(present),
+    pagination: { page: page.page, size: page.size, total: items.length },
+  };
 }

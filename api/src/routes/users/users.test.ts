@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anIdentityWorld, type IdentityTestApi, type IdentityWorld, itBehavesPerRole, type RouteCase, startIdentityTestApi } from "../../auth/testing.ts";
+import {
+  anIdentityWorld,
+  type IdentityTestApi,
+  type IdentityWorld,
+  itBehavesPerRole,
+  type RouteCase,
+  startIdentityTestApi,
+} from "../../auth/testing.ts";
 
 describe("/api/v1/users", () => {
   let t: IdentityTestApi;
@@ -141,6 +148,21 @@ describe("/api/v1/users", () => {
       expect(bad.body.error.code).toBe("validation_failed");
     });
 
+    it("pages to the last page, past the end and over nobody with the right total", async () => {
+      const inB = (qs: string) =>
+        t.request("GET", `/api/v1/users?organization=${w.orgB.id}&${qs}`, { token: w.superAdmin.token });
+      const last = await inB("page=2&size=1");
+      expect(last.body.pagination).toEqual({ page: 2, size: 1, total: 2 });
+      expect(last.body.data).toHaveLength(1);
+      expect((await inB("page=5&size=1")).body).toEqual({ data: [], pagination: { page: 5, size: 1, total: 2 } });
+      for (const page of [1, 3]) {
+        const nobody = await t.request("GET", `/api/v1/users?email=nobody-at-all-&page=${page}`, {
+          token: w.superAdmin.token,
+        });
+        expect(nobody.body).toEqual({ data: [], pagination: { page, size: 20, total: 0 } });
+      }
+    });
+
     it("needs a live token", async () => {
       const r = await t.request("GET", "/api/v1/users", { token: await t.expiredTokenFor(w.adminA.id) });
       expect(r.status).toBe(401);
@@ -153,7 +175,13 @@ describe("/api/v1/users", () => {
       const e = email();
       const r = await t.request("POST", "/api/v1/users", {
         token: w.adminA.token,
-        json: { email: e.toUpperCase(), password: "a temporary password", organization_id: w.orgA.id, role: "org_admin", display_name: "Ada" },
+        json: {
+          email: e.toUpperCase(),
+          password: "a temporary password",
+          organization_id: w.orgA.id,
+          role: "org_admin",
+          display_name: "Ada",
+        },
       });
       expect(r.status).toBe(201);
       expect(r.body).toMatchObject({
@@ -164,22 +192,36 @@ describe("/api/v1/users", () => {
         memberships: [{ organization_id: w.orgA.id, project_id: null, role: "org_admin" }],
       });
       expect(r.body).not.toHaveProperty("password_hash");
-      const login = await t.request("POST", "/api/v1/auth/login", { json: { email: e, password: "a temporary password" } });
+      const login = await t.request("POST", "/api/v1/auth/login", {
+        json: { email: e, password: "a temporary password" },
+      });
       expect(login.body.must_change_password).toBe(true);
     });
 
     it("refuses an email in use with 409 already_exists", async () => {
-      const r = await t.request("POST", "/api/v1/users", { token: w.superAdmin.token, json: { email: w.memberA.email, password: "a temporary password" } });
+      const r = await t.request("POST", "/api/v1/users", {
+        token: w.superAdmin.token,
+        json: { email: w.memberA.email, password: "a temporary password" },
+      });
       expect(r.status).toBe(409);
       expect(r.body.error.code).toBe("already_exists");
     });
 
     it("lets only a super_admin make a super_admin or an account outside any organization", async () => {
-      const su = await t.request("POST", "/api/v1/users", { token: w.adminA.token, json: { email: email(), password: "a temporary password", organization_id: w.orgA.id, is_super_admin: true } });
+      const su = await t.request("POST", "/api/v1/users", {
+        token: w.adminA.token,
+        json: { email: email(), password: "a temporary password", organization_id: w.orgA.id, is_super_admin: true },
+      });
       expect(su.status).toBe(403);
-      const loose = await t.request("POST", "/api/v1/users", { token: w.adminA.token, json: { email: email(), password: "a temporary password" } });
+      const loose = await t.request("POST", "/api/v1/users", {
+        token: w.adminA.token,
+        json: { email: email(), password: "a temporary password" },
+      });
       expect(loose.status).toBe(403);
-      const bySuper = await t.request("POST", "/api/v1/users", { token: w.superAdmin.token, json: { email: email(), password: "a temporary password", is_super_admin: true } });
+      const bySuper = await t.request("POST", "/api/v1/users", {
+        token: w.superAdmin.token,
+        json: { email: email(), password: "a temporary password", is_super_admin: true },
+      });
       expect(bySuper.status).toBe(201);
       expect(bySuper.body.is_super_admin).toBe(true);
     });
@@ -202,7 +244,12 @@ describe("/api/v1/users", () => {
       const ok = await t.request("PATCH", `/api/v1/users/${u.id}`, { token: u.token, json: { display_name: "Me" } });
       expect(ok.status).toBe(200);
       expect(ok.body.display_name).toBe("Me");
-      for (const json of [{ disabled: true }, { email: email() }, { is_super_admin: true }, { password: "a new password here" }]) {
+      for (const json of [
+        { disabled: true },
+        { email: email() },
+        { is_super_admin: true },
+        { password: "a new password here" },
+      ]) {
         const r = await t.request("PATCH", `/api/v1/users/${u.id}`, { token: u.token, json });
         expect(r.status, JSON.stringify(json)).toBe(403);
       }
@@ -211,23 +258,34 @@ describe("/api/v1/users", () => {
     it("refuses an organization admin an account shared with another organization (403)", async () => {
       const shared = await aUserOfA();
       await t.member(shared, w.orgB.id, null, "member");
-      const r = await t.request("PATCH", `/api/v1/users/${shared.id}`, { token: w.adminA.token, json: { disabled: true } });
+      const r = await t.request("PATCH", `/api/v1/users/${shared.id}`, {
+        token: w.adminA.token,
+        json: { disabled: true },
+      });
       expect(r.status).toBe(403);
       expect(r.body.error.code).toBe("forbidden");
     });
 
     it("refuses a project admin the accounts of its members (visible, not theirs to change)", async () => {
-      const r = await t.request("PATCH", `/api/v1/users/${w.memberA.id}`, { token: w.projectAdminA.token, json: { display_name: "x" } });
+      const r = await t.request("PATCH", `/api/v1/users/${w.memberA.id}`, {
+        token: w.projectAdminA.token,
+        json: { display_name: "x" },
+      });
       expect(r.status).toBe(403);
     });
 
     it("resets a password: the old tokens die and the user must change it", async () => {
       const u = await aUserOfA();
-      const r = await t.request("PATCH", `/api/v1/users/${u.id}`, { token: w.adminA.token, json: { password: "a reset password 1" } });
+      const r = await t.request("PATCH", `/api/v1/users/${u.id}`, {
+        token: w.adminA.token,
+        json: { password: "a reset password 1" },
+      });
       expect(r.status).toBe(200);
       expect(r.body.must_change_password).toBe(true);
       expect((await t.request("GET", "/api/v1/auth/me", { token: u.token })).status).toBe(401);
-      const login = await t.request("POST", "/api/v1/auth/login", { json: { email: u.email, password: "a reset password 1" } });
+      const login = await t.request("POST", "/api/v1/auth/login", {
+        json: { email: u.email, password: "a reset password 1" },
+      });
       expect(login.body.must_change_password).toBe(true);
     });
 
@@ -239,8 +297,13 @@ describe("/api/v1/users", () => {
 
     it("will not let a super_admin demote or disable itself", async () => {
       const su = await t.aUser({ superAdmin: true });
-      expect((await t.request("PATCH", `/api/v1/users/${su.id}`, { token: su.token, json: { is_super_admin: false } })).status).toBe(409);
-      expect((await t.request("PATCH", `/api/v1/users/${su.id}`, { token: su.token, json: { disabled: true } })).status).toBe(409);
+      expect(
+        (await t.request("PATCH", `/api/v1/users/${su.id}`, { token: su.token, json: { is_super_admin: false } }))
+          .status,
+      ).toBe(409);
+      expect(
+        (await t.request("PATCH", `/api/v1/users/${su.id}`, { token: su.token, json: { disabled: true } })).status,
+      ).toBe(409);
     });
   });
 

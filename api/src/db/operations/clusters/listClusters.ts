@@ -1,4 +1,5 @@
 import type { Knex } from "knex";
+import { selectPage } from "../../page.ts";
 import type { ClusterRow } from "./types.ts";
 
 export interface ListClustersQuery {
@@ -11,13 +12,8 @@ export interface ListClustersQuery {
 export async function listClusters(db: Knex, q: ListClustersQuery): Promise<{ rows: ClusterRow[]; total: number }> {
   const base = db<ClusterRow>("clusters");
   if (!q.includeDeregistered) base.whereNull("deregistered_at");
-  const [count] = await base.clone().count<{ count: string }[]>({ count: "*" });
-  const rows = (await base
-    .select("*")
-    .orderBy([{ column: "registered_at" }, { column: "id" }])
-    .limit(q.limit)
-    .offset(q.offset)) as ClusterRow[];
-  return { rows, total: Number(count?.count ?? 0) };
+  base.select("*").orderBy([{ column: "registered_at" }, { column: "id" }]);
+  return selectPage<ClusterRow>(db, base, q);
 }
 
 /** Every registered cluster (fleet-wide loops: probes, npm start). */

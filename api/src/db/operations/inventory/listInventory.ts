@@ -1,4 +1,5 @@
 import type { Knex } from "knex";
+import { selectPage } from "../../page.ts";
 import type { ClusterNodeRow, GpuDeviceRow, NodePoolRow } from "./types.ts";
 
 export interface InventoryListQuery {
@@ -7,20 +8,10 @@ export interface InventoryListQuery {
   offset: number;
 }
 
-async function page<T>(
-  base: Knex.QueryBuilder,
-  order: (q: Knex.QueryBuilder) => Knex.QueryBuilder,
-  q: InventoryListQuery,
-) {
-  const [count] = await base.clone().clearSelect().count<{ count: string }[]>({ count: "*" });
-  const rows = (await order(base.clone()).limit(q.limit).offset(q.offset)) as T[];
-  return { rows, total: Number(count?.count ?? 0) };
-}
-
 export async function listNodes(db: Knex, q: InventoryListQuery): Promise<{ rows: ClusterNodeRow[]; total: number }> {
   const base = db("cluster_nodes").select("*");
   if (q.clusterId) base.where({ cluster_id: q.clusterId });
-  return page<ClusterNodeRow>(base, (b) => b.orderBy([{ column: "cluster_id" }, { column: "name" }]), q);
+  return selectPage<ClusterNodeRow>(db, base.orderBy([{ column: "cluster_id" }, { column: "name" }]), q);
 }
 
 export async function listGpuDevices(
@@ -30,9 +21,9 @@ export async function listGpuDevices(
   const base = db("gpu_devices").select("*");
   if (q.clusterId) base.where({ cluster_id: q.clusterId });
   if (q.nodeName) base.where({ node_name: q.nodeName });
-  return page<GpuDeviceRow>(
-    base,
-    (b) => b.orderBy([{ column: "cluster_id" }, { column: "node_name" }, { column: "index" }]),
+  return selectPage<GpuDeviceRow>(
+    db,
+    base.orderBy([{ column: "cluster_id" }, { column: "node_name" }, { column: "index" }]),
     q,
   );
 }
@@ -54,10 +45,6 @@ export async function listNodePools(db: Knex, q: InventoryListQuery): Promise<{ 
     )
     .groupBy("cluster_id", "gpu_model");
   if (q.clusterId) grouped.where({ cluster_id: q.clusterId });
-  const [count] = await db.count<{ count: string }[]>({ count: "*" }).from(grouped.clone().as("pools"));
-  const rows = (await grouped
-    .orderBy([{ column: "cluster_id" }, { column: "gpu_model" }])
-    .limit(q.limit)
-    .offset(q.offset)) as NodePoolRow[];
-  return { rows, total: Number(count?.count ?? 0) };
+  // The window total counts groups: it is computed after GROUP BY.
+  return selectPage<NodePoolRow>(db, grouped.orderBy([{ column: "cluster_id" }, { column: "gpu_model" }]), q);
 }

@@ -1,4 +1,5 @@
 import type { Knex } from "knex";
+import { identityChanged } from "../users/identityChanged.ts";
 import type { MembershipKey } from "./upsertMembership.ts";
 
 /** Removes one membership (organization-level when projectId is null). */
@@ -6,5 +7,7 @@ export async function deleteMembership(db: Knex, k: MembershipKey): Promise<bool
   const q = db("memberships").where({ user_id: k.userId, organization_id: k.organizationId });
   if (k.projectId === null) q.whereNull("project_id");
   else q.where({ project_id: k.projectId });
-  return (await q.del()) > 0;
+  const deleted = (await q.del()) > 0;
+  identityChanged(db, k.userId);
+  return deleted;
 }

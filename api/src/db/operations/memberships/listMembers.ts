@@ -1,4 +1,5 @@
 import type { Knex } from "knex";
+import { selectPage } from "../../page.ts";
 import type { MemberRow } from "./types.ts";
 
 export interface ListMembersQuery {
@@ -10,14 +11,12 @@ export interface ListMembersQuery {
 }
 
 export async function listMembers(db: Knex, q: ListMembersQuery): Promise<{ rows: MemberRow[]; total: number }> {
-  const base = db("memberships").join("users", "users.id", "memberships.user_id").where("memberships.organization_id", q.organizationId);
+  const base = db("memberships")
+    .join("users", "users.id", "memberships.user_id")
+    .where("memberships.organization_id", q.organizationId);
   if (q.projectId === null) base.whereNull("memberships.project_id");
   else base.where("memberships.project_id", q.projectId);
-  const [count] = await base.clone().count<{ count: string }[]>({ count: "*" });
-  const rows = (await base
-    .select("memberships.*", "users.email", "users.display_name")
-    .orderBy([{ column: "users.email" }])
-    .limit(q.limit)
-    .offset(q.offset)) as MemberRow[];
-  return { rows, total: Number(count?.count ?? 0) };
+  // Emails are unique, so the order is total.
+  base.select("memberships.*", "users.email", "users.display_name").orderBy([{ column: "users.email" }]);
+  return selectPage<MemberRow>(db, base, q);
 }

@@ -1,4 +1,5 @@
 import type { Knex } from "knex";
+import { selectPage } from "../../page.ts";
 import type { ProjectRow, ProjectVisibility } from "./types.ts";
 
 export interface ListProjectsQuery {
@@ -14,11 +15,6 @@ export async function listProjects(db: Knex, q: ListProjectsQuery): Promise<{ ro
   const v = q.visibleTo;
   if (v) base.where((w) => w.whereIn("organization_id", v.organizationIds).orWhereIn("id", v.projectIds));
   if (q.organizationId) base.where("organization_id", q.organizationId);
-  const [count] = await base.clone().count<{ count: string }[]>({ count: "*" });
-  const rows = (await base
-    .select("*")
-    .orderBy([{ column: "name" }, { column: "id" }])
-    .limit(q.limit)
-    .offset(q.offset)) as ProjectRow[];
-  return { rows, total: Number(count?.count ?? 0) };
+  base.select("*").orderBy([{ column: "name" }, { column: "id" }]);
+  return selectPage<ProjectRow>(db, base, q);
 }

@@ -1,4 +1,5 @@
 import type { Knex } from "knex";
+import { selectPage } from "../../page.ts";
 import type { UserRow, UserVisibility } from "./types.ts";
 
 export interface ListUsersQuery {
@@ -24,26 +25,28 @@ export async function listUsers(db: Knex, q: ListUsersQuery): Promise<{ rows: Us
         db("memberships")
           .whereRaw("memberships.user_id = users.id")
           .where((m) => {
-            m.whereIn("memberships.organization_id", v.adminOrganizationIds).orWhereIn("memberships.project_id", v.adminProjectIds);
+            m.whereIn("memberships.organization_id", v.adminOrganizationIds).orWhereIn(
+              "memberships.project_id",
+              v.adminProjectIds,
+            );
           }),
       );
     });
   }
   if (q.organizationId) {
     base.whereExists(
-      db("memberships").whereRaw("memberships.user_id = users.id").where("memberships.organization_id", q.organizationId),
+      db("memberships")
+        .whereRaw("memberships.user_id = users.id")
+        .where("memberships.organization_id", q.organizationId),
     );
   }
   if (q.projectId) {
-    base.whereExists(db("memberships").whereRaw("memberships.user_id = users.id").where("memberships.project_id", q.projectId));
+    base.whereExists(
+      db("memberships").whereRaw("memberships.user_id = users.id").where("memberships.project_id", q.projectId),
+    );
   }
   if (q.emailPrefix) base.whereRaw("users.email like ? escape '\\'", [`${escapeLike(q.emailPrefix.toLowerCase())}%`]);
 
-  const [count] = await base.clone().clearSelect().count<{ count: string }[]>({ count: "*" });
-  const rows = (await base
-    .select("users.*")
-    .orderBy([{ column: "users.created_at" }, { column: "users.id" }])
-    .limit(q.limit)
-    .offset(q.offset)) as UserRow[];
-  return { rows, total: Number(count?.count ?? 0) };
+  base.select("users.*").orderBy([{ column: "users.created_at" }, { column: "users.id" }]);
+  return selectPage<UserRow>(db, base, q);
 }

@@ -1,4 +1,5 @@
 import type { Knex } from "knex";
+import { identityChanged } from "./identityChanged.ts";
 import type { UserRow } from "./types.ts";
 
 export interface UserChanges {
@@ -13,6 +14,9 @@ export interface UserChanges {
   revokeTokens?: boolean;
   lastLoginAt?: Date;
 }
+
+/** The columns a Principal is made of (auth/principal.ts): a change to one of them must reach the cache. */
+const PRINCIPAL_COLUMNS = ["email", "is_super_admin", "must_change_password", "disabled", "token_version"];
 
 /** Returns the updated row, or undefined when there is no such user. */
 export async function updateUser(db: Knex, id: string, c: UserChanges): Promise<UserRow | undefined> {
@@ -32,5 +36,6 @@ export async function updateUser(db: Knex, id: string, c: UserChanges): Promise<
   // A login stamp alone is not an edit of the account.
   if (Object.keys(set).some((k) => k !== "last_login_at")) set.updated_at = db.fn.now();
   const [row] = await db<UserRow>("users").where({ id }).update(set).returning("*");
+  if (PRINCIPAL_COLUMNS.some((k) => k in set)) identityChanged(db, id);
   return row as UserRow | undefined;
 }

@@ -1,0 +1,125 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { selectPage } from "./page.ts";
+import { createTestDatabase, type TestDatabase } from "./testing.ts";
+
+describe("selectPage: one page and the query's total", () => {
+  let t: TestDatabase;
+  /** SQL statements sent while `fn` runs. */
+  const trips = async <T>(fn: () => Promise<T>): Promise<{ result: T; statements: string[] }> => {
+    const statements: string[] = [];
+    const listen = (q: { sql: string }) => statements.push(q.sql);
+    t.db.on("query", listen);
+    try {
+      return { result: await fn(), statements };
+    } finally {
+      t.db.off("query", listen);
+    }
+  };
+  const items = () => t.db("page_items").select("*").orderBy("seq");
+
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    await t.db.schema.createTable("page_items", (tb) => {
+      tb.integer("seq").primary();
+      tb.text("colour").notNullable();
+    });
+    // 45 rows: seq 1..45, colours red/green/blue in turn.
+    await t
+      .db("page_items")
+      .insert(Array.from({ length: 45 }, (_, i) => ({ seq: i + 1, colour: ["red", "green", "blue"][i % 3] })));
+  });
+  afterAll(async () => {
+    await t?.drop();
+  });
+
+  it("answers a full page and the total in one round trip", async () => {
+    const { result, statements } = await trips(() =>
+      selectPage<{ seq: number }>(t.db, items(), { limit: 20, offset: 0 }),
+    );
+    expect(result.total).toBe(45);
+    expect(result.rows.map((r) => r.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(statements).toHaveLength(1);
+  });
+
+  it("answers the last, partial page with the total, in one round trip", async () => {
+    const { result, statements } = await trips(() =>
+      selectPage<{ seq: number }>(t.db, items(), { limit: 20, offset: 40 }),
+    );
+    expect(result).toEqual({
+      total: 45,
+      rows: [41, 42, 43, 44, 45].map((seq) => ({ seq, colour: ["red", "green", "blue"][(seq - 1) % 3] })),
+    });
+    expect(statements).toHaveLength(1);
+  });
+
+  it("answers a page past the end as no rows with the real total (a second trip counts)", async () => {
+    const { result, statements } = await trips(() => selectPage(t.db, items(), { limit: 20, offset: 60 }));
+    expect(result).toEqual({ rows: [], total: 45 });
+    expect(statements).toHaveLength(2);
+  });
+
+  it("answers an empty list as no rows and total 0, on the first page and past it", async () => {
+    const none = () => items().where("colour", "purple");
+    const first = await trips(() => selectPage(t.db, none(), { limit: 20, offset: 0 }));
+    expect(first.result).toEqual({ rows: [], total: 0 });
+    expect(first.statements).toHaveLength(1);
+    expect((await selectPage(t.db, none(), { limit: 20, offset: 40 })).total).toBe(0);
+  });
+
+  it("counts what a filter leaves, not the table", async () => {
+    const red = await selectPage<{ seq: number }>(t.db, items().where("colour", "red"), { limit: 10, offset: 10 });
+    expect(red.total).toBe(15);
+    expect(red.rows.map((r) => r.seq)).toEqual([31, 34, 37, 40, 43]);
+  });
+
+  it("never hands back its own total column", async () => {
+    const { rows } = await selectPage<Record<string, unknown>>(t.db, items(), { limit: 2, offset: 0 });
+    expect(Object.keys(rows[0] ?? {}).sort()).toEqual(["colour", "seq"]);
+  });
+
+  it("keeps every column of a query with no select list", async () => {
+    const { rows, total } = await selectPage<Record<string, unknown>>(t.db, t.db("page_items").orderBy("seq"), {
+      limit: 1,
+      offset: 0,
+    });
+    expect(rows).toEqual([{ seq: 1, colour: "red" }]);
+    expect(total).toBe(45);
+  });
+
+  it("counts groups of a GROUP BY query", async () => {
+    const grouped = t
+      .db("page_items")
+      .select("colour", t.db.raw("count(*)::int AS n"))
+      .groupBy("colour")
+      .orderBy("colour");
+    const { result, statements } = await trips(() => selectPage(t.db, grouped, { limit: 2, offset: 0 }));
+    expect(result).toEqual({
+      total: 3,
+      rows: [
+        { colour: "blue", n: 15 },
+        { colour: "green", n: 15 },
+      ],
+    });
+    expect(statements).toHaveLength(1);
+  });
+
+  it("counts distinct rows of a DISTINCT query (the window would count before DISTINCT: it counts apart)", async () => {
+    const distinct = t.db("page_items").distinct("colour").orderBy("colour");
+    expect(await selectPage(t.db, distinct, { limit: 2, offset: 2 })).toEqual({ total: 3, rows: [{ colour: "red" }] });
+    expect(await selectPage(t.db, distinct, { limit: 2, offset: 4 })).toEqual({ total: 3, rows: [] });
+  });
+
+  it("works inside a transaction", async () => {
+    const trx = await t.db.transaction();
+    try {
+      await trx("page_items").insert({ seq: 46, colour: "red" });
+      const page = await selectPage<{ seq: number }>(trx, trx("page_items").select("seq").orderBy("seq", "desc"), {
+        limit: 1,
+        offset: 0,
+      });
+      expect(page).toEqual({ total: 46, rows: [{ seq: 46 }] });
+    } finally {
+      await trx.rollback();
+    }
+  });
+});
