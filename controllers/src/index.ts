@@ -4,6 +4,7 @@
 export * from "./mirror/controller.ts";
 export * from "./mirror/manifests.ts";
 export * from "./mirror/plan.ts";
+export * from "./mirror/usage.ts";
 export * from "./placement/capacity.ts";
 export * from "./placement/constraints.ts";
 export * from "./placement/plan.ts";

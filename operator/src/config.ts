@@ -49,6 +49,16 @@ export const OperatorConfigSchema = z
         listPageSize: z.coerce.number().int().min(1).default(500),
       })
       .default({ debounceMs: 500, resyncMs: 60_000, listPageSize: 500 }),
+    usage: z
+      .object({
+        /** Length of a usage interval: one sample per session pod and interval. A whole number of seconds. */
+        intervalMs: ms(1_000)
+          .refine((v) => v % 1000 === 0, "must be a whole number of seconds")
+          .default(60_000),
+        /** A closed interval is sent this long after its end. */
+        graceMs: ms(0).default(2_000),
+      })
+      .default({ intervalMs: 60_000, graceMs: 2_000 }),
     backoff: z
       .object({
         baseMs: ms(1).default(500),
@@ -114,6 +124,8 @@ export const ENV: Record<string, string> = {
   BERTH_OPERATOR_INVENTORY_DEBOUNCE_MS: "inventory.debounceMs",
   BERTH_OPERATOR_INVENTORY_RESYNC_MS: "inventory.resyncMs",
   BERTH_OPERATOR_INVENTORY_PAGE_SIZE: "inventory.listPageSize",
+  BERTH_OPERATOR_USAGE_INTERVAL_MS: "usage.intervalMs",
+  BERTH_OPERATOR_USAGE_GRACE_MS: "usage.graceMs",
   BERTH_OPERATOR_BACKOFF_BASE_MS: "backoff.baseMs",
   BERTH_OPERATOR_BACKOFF_MAX_MS: "backoff.maxMs",
   BERTH_OPERATOR_BACKOFF_JITTER: "backoff.jitter",

@@ -1,9 +1,9 @@
 // The operator of one GPU cluster, start to stop, in one place:
 //   status server (/healthz, /metrics) → leader election on a Lease → while leader: inventory
-//   (list+watch Nodes and GPU Pods, full reports to the control plane's internal plane).
-// Followers keep only the election loop and the status server. Session reconciliation (issue 6) will be
-// a second leader-only job started next to the inventory reporter.
-import { type RunningMirrorController, startSessionMirrorController } from "@berth/controllers";
+//   (list+watch Nodes and GPU Pods, full reports to the control plane's internal plane) and session
+//   mirrors (SessionMirror → Pod, Service, NetworkPolicy; status reports and usage samples).
+// Followers keep only the election loop and the status server.
+import { type RunningMirrorController, startSessionMirrorController, UsageRefused } from "@berth/controllers";
 import type { Logger } from "pino";
 import { type Clock, systemClock } from "./clock.ts";
 import type { OperatorConfig } from "./config.ts";
@@ -97,9 +97,22 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
           clusterId: config.clusterId,
           log,
           report: async (reports) => {
-            const r = await internal.call("POST", "/internal/v1/sessions/status", { cluster_id: config.clusterId, reports });
+            const r = await internal.call("POST", "/internal/v1/sessions/status", {
+              cluster_id: config.clusterId,
+              reports,
+            });
             if (!r.ok) throw new Error(`status report ${r.kind} (${r.status}): ${r.message}`);
           },
+          reportUsage: async (samples) => {
+            const r = await internal.call("POST", "/internal/v1/usage", { cluster_id: config.clusterId, samples });
+            if (r.ok) return;
+            const foreign = r.details?.sessions;
+            // 403 naming sessions that were never on this cluster: those samples can never land; the rest can.
+            if (r.kind === "forbidden" && Array.isArray(foreign) && foreign.length > 0)
+              throw new UsageRefused(`usage refused: ${r.message}`, foreign.map(String));
+            throw new Error(`usage report ${r.kind} (${r.status}): ${r.message}`);
+          },
+          options: { usageIntervalMs: config.usage.intervalMs, usageGraceMs: config.usage.graceMs },
         });
       });
     },

@@ -16,6 +16,7 @@ import { WorkQueue } from "../kube/workqueue.ts";
 import { DEFAULT_SESSIONS_NAMESPACE, LABELS } from "../sessions/names.ts";
 import type { MirrorManifestOptions } from "./manifests.ts";
 import { type MirrorAction, type MirrorReport, type ObjectView, type PodView, planMirror } from "./plan.ts";
+import { type MeteredPodView, podRun, UsageMeter, type UsageSample } from "./usage.ts";
 
 export interface WireStatusReport {
   session: string;
@@ -39,6 +40,10 @@ export interface MirrorControllerOptions {
   reportBatch: number;
   /** Also write the mirror's status (phase, pod, node) on a change of phase, for `kubectl get sesm`. */
   writeStatus: boolean;
+  /** Length of a usage interval (mirror/usage.ts); a whole number of seconds. */
+  usageIntervalMs: number;
+  /** A closed usage interval is sent this long after its end. */
+  usageGraceMs: number;
 }
 
 export const DEFAULT_MIRROR_OPTIONS: MirrorControllerOptions = {
@@ -48,6 +53,8 @@ export const DEFAULT_MIRROR_OPTIONS: MirrorControllerOptions = {
   reportDebounceMs: 50,
   reportBatch: 1000,
   writeStatus: false,
+  usageIntervalMs: 60_000,
+  usageGraceMs: 2_000,
 };
 
 export interface MirrorControllerDeps {
@@ -56,6 +63,11 @@ export interface MirrorControllerDeps {
   clusterId: string;
   /** Sends one batch; throws when the control plane did not take it (the batch is retried). */
   report(reports: WireStatusReport[]): Promise<void>;
+  /**
+   * Sends one batch of usage samples; throws when the control plane did not take it (retried), or
+   * `UsageRefused` naming sessions it will never take (dropped). Without it nothing is metered.
+   */
+  reportUsage?(samples: UsageSample[]): Promise<void>;
   log: Logger;
   clock?: { now(): Date };
   options?: Partial<MirrorControllerOptions>;
@@ -75,6 +87,10 @@ export interface RunningMirrorController {
     failedBatches: number;
     statusWrites: number;
   };
+  /** Usage samples sent, batches, failed batches, samples refused for good. */
+  readonly usage: { samples: number; batches: number; failedBatches: number; dropped: number };
+  /** Resolves when every usage sample due now was acknowledged (tests). */
+  usageIdle(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -112,11 +128,24 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
     onEvent: (e) => enqueue(e.key),
     onError: onError("sessionmirrors"),
   });
+  const send = deps.reportUsage;
+  const meter = send
+    ? new UsageMeter({
+        options: { intervalMs: o.usageIntervalMs, graceMs: o.usageGraceMs, batch: o.reportBatch },
+        send: (samples) => send(samples),
+        now: () => now().getTime(),
+        onError: (err, samples) => log.warn({ err: String(err), samples }, "reporting usage failed; retrying"),
+      })
+    : undefined;
   const pods = new Informer<Obj>({
     kube: deps.kube,
     path: `/api/v1/namespaces/${ns}/pods`,
     labelSelector: selector,
-    onEvent: (e) => enqueue(e.key),
+    onEvent: (e) => {
+      enqueue(e.key);
+      const run = meter && podRun(e.object as MeteredPodView, LABELS.sessionId);
+      if (run) meter?.observe(run, e.type === "delete");
+    },
     onError: onError("pods"),
   });
   const services = new Informer<Obj>({
@@ -347,6 +376,8 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
       return informers.every((i) => i.synced);
     },
     counts,
+    usage: meter?.counts ?? { samples: 0, batches: 0, failedBatches: 0, dropped: 0 },
+    usageIdle: async () => meter?.idle(),
     async idle() {
       for (let i = 0; i < 1000; i++) {
         await queue.drained();
@@ -363,6 +394,7 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
       await flushing;
       // A last attempt for what changed just before the stop (a follower resends it on its first resync anyway).
       if (pending.size > 0) await flush().catch(() => {});
+      await meter?.stop();
       await Promise.all(informers.map((i) => i.stop()));
     },
   };

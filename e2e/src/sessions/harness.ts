@@ -154,6 +154,8 @@ export interface SessionsBedOptions {
   operatorResyncMs?: number;
   /** Operators' inventory debounce; default 50 ms (tests), production 500 ms. */
   operatorDebounceMs?: number;
+  /** Operators' usage interval (one sample per session pod and interval); default 60 s, as in production. */
+  operatorUsageIntervalMs?: number;
   /** The worker's lease timings; default short (3 s) so that failover tests are quick. */
   workerLease?: { durationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
 }
@@ -255,6 +257,7 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
                 resyncMs: opts.operatorResyncMs ?? 2_000,
                 listPageSize: 500,
               },
+              usage: { intervalMs: opts.operatorUsageIntervalMs ?? 60_000, graceMs: 200 },
               backoff: { baseMs: 100, maxMs: 1_000, jitter: 0.5 },
               logLevel: "silent",
             }),

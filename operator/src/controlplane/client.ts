@@ -22,6 +22,8 @@ export type Outcome =
       /** The HTTP status, or `network` / `no_token`: the label of the reports metric. */
       status: string;
       code?: string;
+      /** The envelope's `details`, when the control plane sent one. */
+      details?: Record<string, unknown>;
       message: string;
     };
 
@@ -85,13 +87,16 @@ export class InternalClient {
       // keep the text: a proxy's error page says more than nothing
     }
     if (res.ok) return { ok: true, status: res.status, body: parsed };
-    const envelope = (parsed as { error?: { code?: string; message?: string } } | undefined)?.error;
+    const envelope = (
+      parsed as { error?: { code?: string; message?: string; details?: Record<string, unknown> } } | undefined
+    )?.error;
     const message = envelope?.message ?? (typeof parsed === "string" ? parsed.slice(0, 300) : res.statusText);
     const base = {
       ok: false as const,
       status: String(res.status),
       message,
       ...(envelope?.code ? { code: envelope.code } : {}),
+      ...(envelope?.details && typeof envelope.details === "object" ? { details: envelope.details } : {}),
     };
     if (res.status === 401) return { ...base, kind: "unauthorized" };
     if (res.status === 403) return { ...base, kind: "forbidden" };
