@@ -22,12 +22,16 @@ describe("the local demo of npm start", () => {
     expect(roles).toHaveLength(2);
     expect(roles.every((r) => r.organization_id === first.organizationId && r.role === "member")).toBe(true);
     const wallet = await t.db("wallets").where({ owner_kind: "organization", owner_id: first.organizationId }).first();
-    expect(BigInt(wallet.balance)).toBe(100_000_000n);
+    expect(BigInt(wallet.balance)).toBe(75_000_000n);
+    const own = await t.db("wallets").where({ owner_kind: "user", owner_id: user.id }).first();
+    expect(own).toMatchObject({ organization_id: first.organizationId });
+    expect(BigInt(own.balance)).toBe(25_000_000n);
 
     const second = await ensureLocalDemo(t.db);
     expect(second.created).toBe(false);
     expect(await t.db("organizations").where({ slug: "demo" })).toHaveLength(1);
     expect(await t.db("ledger_transactions").where({ kind: "grant" })).toHaveLength(1);
+    expect(await t.db("ledger_transactions").where({ kind: "allocation" })).toHaveLength(1);
     expect(await checkLedgerInvariants(t.db)).toEqual([]);
   });
 

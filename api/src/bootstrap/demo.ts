@@ -1,12 +1,15 @@
 // The local demo of `npm start`: an organization "Demo" with a project "Research", a researcher who is a
-// member of both, and 100 credits issued to the organization — so the milestone's journey (sign in, start
+// member of both, 100 credits issued to the organization and 25 of them allocated to the researcher's own
+// wallet (which sessions draw on first, and which a member can see) — so the milestone's journey (sign in, start
 // an H100 session, pause it, see it charged) works on a fresh clone without an administrator's set-up.
 // Created once per database, like the bootstrap administrator (a bootstrap_markers row written in the same
 // transaction), never by the API process itself: only `npm start` asks for it (BERTH_DEMO=0 turns it off).
 import type { Knex } from "knex";
 import { generatePassword, PasswordHasher } from "../auth/password.ts";
 import { grantToOrganization } from "../billing/grant.ts";
+import { transfer } from "../billing/ledger.ts";
 import { MINOR_UNITS_PER_CREDIT } from "../billing/money.ts";
+import { ensureWallet } from "../billing/wallets.ts";
 import { upsertMembership } from "../db/operations/memberships/upsertMembership.ts";
 import { insertOrganization } from "../db/operations/organizations/insertOrganization.ts";
 import { insertProject } from "../db/operations/projects/insertProject.ts";
@@ -21,6 +24,8 @@ export interface LocalDemoOptions {
   /** When absent a password is generated and returned (once). */
   password?: string;
   credits?: bigint;
+  /** Allocated from the organization's credits to the researcher's own wallet. */
+  personalCredits?: bigint;
   hasher?: PasswordHasher;
   now?: Date;
 }
@@ -61,13 +66,26 @@ export async function ensureLocalDemo(db: Knex, opts: LocalDemoOptions = {}): Pr
     });
     await upsertMembership(trx, { userId: user.id, organizationId: org.id, projectId: null, role: "member" });
     await upsertMembership(trx, { userId: user.id, organizationId: org.id, projectId: project.id, role: "member" });
-    await grantToOrganization(trx, {
+    const { wallet: orgWallet } = await grantToOrganization(trx, {
       organizationId: org.id,
       amount: opts.credits ?? 100n * MINOR_UNITS_PER_CREDIT,
       actorKind: "system",
       actorId: null,
       reason: "npm start: the local demo's credits",
       idempotencyKey: LOCAL_DEMO_MARKER,
+      at,
+    });
+    const { wallet: own } = await ensureWallet(trx, { organizationId: org.id, kind: "user", id: user.id }, at);
+    await transfer(trx, {
+      kind: "allocation",
+      fromWalletId: orgWallet.id,
+      toWalletId: own.id,
+      amount: opts.personalCredits ?? 25n * MINOR_UNITS_PER_CREDIT,
+      actorKind: "system",
+      actorId: null,
+      reason: "npm start: the researcher's own credits",
+      organizationId: org.id,
+      idempotencyKey: `${LOCAL_DEMO_MARKER}:personal`,
       at,
     });
     return {

@@ -155,7 +155,7 @@ const demo: Service = {
       ctx.log(
         [
           "",
-          "  A researcher for the local demo (shown once): organization Demo, 100 credits, project Research",
+          "  A researcher for the local demo (shown once): organization Demo (100 credits, 25 your own), project Research",
           `    email:    ${r.email}`,
           `    password: ${r.generatedPassword}`,
           "  Sign in and change it: the account must change its password at first sign-in.",
