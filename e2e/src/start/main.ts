@@ -59,7 +59,8 @@ export interface Service {
 const { SERVICES } = (await import("./services.ts")) as { SERVICES: Service[] };
 
 const root = join(import.meta.dirname, "..", "..", "..");
-const dataDir = join(root, ".data");
+// BERTH_DATA_DIR: another folder than the clone's .data (the npm start journey test runs a second copy).
+const dataDir = process.env.BERTH_DATA_DIR ?? join(root, ".data");
 const log = (line: string) => console.log(line);
 const rel = (p: string) => relative(process.cwd(), p) || ".";
 

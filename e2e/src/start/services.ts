@@ -8,7 +8,8 @@
 //              (namespaces, SessionMirror CRD, least-privilege ServiceAccount) and a token file
 //   operators  one per GPU cluster: inventory, session mirrors → pods, status reports over /internal
 //   worker     the leader-elected session controllers (placement, dispatch, lifecycle)
-//   gateways   one per GPU cluster on 127.0.0.1:9443+n with its own certificate, stand-in app behind it
+//   gateways   one per GPU cluster on 127.0.0.1:9443+n (BERTH_GATEWAY_PORT) with its own certificate, the
+//              stand-in app behind it
 // Each piece is its workspace's own start function; this file only wires them.
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -27,7 +28,7 @@ import { apiSessionsRbac, startSessionsWorker, workerRbac } from "../../../api/s
 import { type RunningApi, startApi } from "../../../api/src/main.ts";
 import { adminKube, mintControlPlaneCredential } from "../clusters/credentials.ts";
 import { registerLocalGpuClusters } from "../clusters/register-local.ts";
-import { gatewaysService, localSessionDomain } from "../connect/local-gateways.ts";
+import { FIRST_GATEWAY_PORT, gatewaysService, localSessionDomain } from "../connect/local-gateways.ts";
 import { installOperator } from "../sessions/harness.ts";
 import { kubeConfigFrom } from "../testbed/testing.ts";
 import type { Service } from "./main.ts";
@@ -179,7 +180,7 @@ const clustersService: Service = {
       deps: api.deps,
       fleet: ctx.fleet,
       dataDir: dir,
-      sessionDomain: localSessionDomain(ctx.fleet),
+      sessionDomain: localSessionDomain(ctx.fleet, Number(process.env.BERTH_GATEWAY_PORT ?? FIRST_GATEWAY_PORT)),
       log: (l) => ctx.log(`[clusters] ${l}`),
     });
     const local = regs.map((r) => ({ ...r, operatorKubeconfigFile: kubeconfigs[r.cluster] }));

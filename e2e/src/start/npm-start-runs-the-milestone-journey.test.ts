@@ -1,0 +1,237 @@
+// biome-ignore-all lint/suspicious/noExplicitAny: journeys read the API's JSON as it comes
+// The first milestone, as a researcher meets it: `npm start`'s own process (its Postgres, its three
+// clusters, its API, operators, worker and gateways; only the data folder and ports differ) → the demo
+// researcher signs in and must change the password → starts a session on an H100 → it is Running → its
+// notebook link opens through the cluster's gateway → pause: the GPU is free again → the time it ran is
+// charged, once, to the researcher's own wallet. Ctrl-C then leaves no process and no port behind.
+// Everything goes through the public API and the gateway, as the console and a browser would.
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { request } from "node:https";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+
+vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
+
+const root = join(import.meta.dirname, "..", "..", "..");
+const dataDir = mkdtempSync(join(tmpdir(), "berth-npm-start-"));
+const PASSWORD = "the demo's first password";
+let child: ChildProcess | undefined;
+let output = "";
+let api = "";
+let gatewayPort = 0;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+    s.on("error", reject);
+  });
+}
+async function isFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(port, "127.0.0.1", () => s.close(() => resolve(true)));
+    s.on("error", () => resolve(false));
+  });
+}
+/** Two free ports in a row: the gateways of gpu-a and gpu-b. */
+async function freePair(): Promise<number> {
+  for (;;) {
+    const p = await freePort();
+    if (p < 65_000 && (await isFree(p + 1))) return p;
+  }
+}
+const leftovers = () => {
+  try {
+    return execFileSync("pgrep", ["-f", dataDir]).toString().trim().split("\n").filter(Boolean);
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
+  }
+};
+
+beforeAll(async () => {
+  const [apiPort, internalPort] = [await freePort(), await freePort()];
+  gatewayPort = await freePair();
+  api = `http://127.0.0.1:${apiPort}`;
+  child = spawn(process.execPath, [join(root, "e2e/src/start/main.ts")], {
+    cwd: root,
+    env: {
+      ...process.env,
+      BERTH_DATA_DIR: dataDir,
+      BERTH_API_PORT: String(apiPort),
+      BERTH_INTERNAL_PORT: String(internalPort),
+      BERTH_GATEWAY_PORT: String(gatewayPort),
+      BERTH_DEMO_PASSWORD: PASSWORD,
+      BERTH_LOG_LEVEL: "error",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  child.stdout?.on("data", (c: Buffer) => {
+    output += c.toString();
+  });
+  child.stderr?.on("data", (c: Buffer) => {
+    output += c.toString();
+  });
+  const deadline = Date.now() + 240_000;
+  while (!output.includes("Ctrl-C stops everything")) {
+    if (child.exitCode !== null) throw new Error(`npm start exited with ${child.exitCode}:\n${output}`);
+    if (Date.now() > deadline) throw new Error(`npm start did not come up in 240 s:\n${output}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+});
+
+afterAll(async () => {
+  if (child && child.exitCode === null && child.pid) {
+    try {
+      process.kill(-child.pid, "SIGKILL");
+    } catch {}
+  }
+  for (const pid of leftovers()) {
+    try {
+      process.kill(Number(pid), "SIGKILL");
+    } catch {}
+  }
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function call(token: string | null, method: string, path: string, body?: unknown) {
+  const res = await fetch(api + path, {
+    method,
+    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  return { status: res.status, body: (await res.json().catch(() => undefined)) as any };
+}
+async function until<T>(what: string, f: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await f();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+/** A GET through a gateway, trusting only the certificate npm start wrote for it. */
+function viaGateway(url: string, ca: string, cookie?: string) {
+  return new Promise<{ status: number; location?: string; cookie?: string; body: string }>((resolve, reject) => {
+    const req = request(url, { ca, headers: cookie ? { cookie } : {} }, (res) => {
+      let body = "";
+      res.on("data", (c: Buffer) => {
+        body += c.toString();
+      });
+      res.on("end", () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          ...(res.headers.location ? { location: res.headers.location } : {}),
+          ...(res.headers["set-cookie"]?.[0] ? { cookie: res.headers["set-cookie"][0].split(";")[0] } : {}),
+          body,
+        }),
+      );
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+describe("npm start", () => {
+  it("lets the demo researcher run an H100 session, open it, pause it, and pay for exactly the time it ran", async () => {
+    const first = await call(null, "POST", "/api/v1/auth/login", {
+      email: "researcher@berth.local",
+      password: PASSWORD,
+    });
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(first.body.must_change_password).toBe(true);
+    const blocked = await call(first.body.access_token, "GET", "/api/v1/sessions");
+    expect(blocked.status).toBe(403);
+    const changed = await call(first.body.access_token, "POST", "/api/v1/auth/password", {
+      current_password: PASSWORD,
+      new_password: "a password of the researcher's own",
+    });
+    expect(changed.status, JSON.stringify(changed.body)).toBe(200);
+    const token = changed.body.access_token as string;
+
+    const [wallet] = (await call(token, "GET", "/api/v1/credits/wallets")).body.data;
+    expect(wallet.balance).toBe("25000000");
+    const free = (await call(token, "GET", "/api/v1/sessions/gpu-availability")).body.clusters.find(
+      (c: any) => c.gpu_model === "NVIDIA-H100-80GB-HBM3",
+    );
+    expect(free).toMatchObject({ cluster_name: "gpu-a", free: 16, in_use: 0 });
+
+    const created = await call(token, "POST", "/api/v1/sessions", {
+      offering: "h100",
+      preset: "gpu-small",
+      image: "jupyterlab",
+      name: "milestone",
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const id = created.body.id as string;
+    const running = await until("Running", async () => {
+      const s = (await call(token, "GET", `/api/v1/sessions/${id}`)).body;
+      return s.phase === "Running" ? s : undefined;
+    });
+    expect(running.cluster_id).toBe(free.cluster_id);
+
+    // The notebook through gpu-a's gateway: the link's token is swapped for a cookie, then the app answers.
+    const links = await call(token, "GET", `/api/v1/sessions/${id}/connect`);
+    expect(links.status, JSON.stringify(links.body)).toBe(200);
+    expect(links.body.links.lab).toMatch(new RegExp(`^https://127\\.0\\.0\\.1:${gatewayPort}/proxy/`));
+    const ca = readFileSync(join(dataDir, "gateway-gpu-a.crt"), "utf8");
+    const redeem = await viaGateway(links.body.links.lab, ca);
+    expect(redeem.status).toBe(303);
+    expect(redeem.cookie).toBeDefined();
+    const lab = await viaGateway(new URL(redeem.location as string, links.body.links.lab).href, ca, redeem.cookie);
+    expect(lab.status).toBe(200);
+    expect(lab.body).toContain("JupyterLab");
+    const inUse = (await call(token, "GET", "/api/v1/sessions/gpu-availability")).body.clusters.find(
+      (c: any) => c.cluster_id === free.cluster_id,
+    );
+    expect(inUse.in_use).toBe(1);
+
+    await new Promise((r) => setTimeout(r, 3_000));
+    const pauseAsked = Date.now();
+    const paused = await call(token, "POST", `/api/v1/sessions/${id}/pause`, {});
+    expect(paused.status, JSON.stringify(paused.body)).toBe(202);
+    await until("Paused", async () => (await call(token, "GET", `/api/v1/sessions/${id}`)).body.phase === "Paused");
+    await until("the GPU to be free again", async () => {
+      const c = (await call(token, "GET", "/api/v1/sessions/gpu-availability")).body.clusters.find(
+        (x: any) => x.cluster_id === free.cluster_id,
+      );
+      return c.in_use === 0 && c.free === 16;
+    });
+
+    // Charged: the time the pod ran (whole seconds, as Kubernetes stamps them), once, to her own wallet.
+    const usage = await until("the last usage sample", async () => {
+      const u = (await call(token, "GET", `/api/v1/sessions/${id}/usage`)).body;
+      return u.totals.until && Date.parse(u.totals.until) >= pauseAsked - 1_000 ? u : undefined;
+    });
+    const ranMs = Date.parse(usage.totals.until) - Date.parse(usage.totals.since);
+    expect(usage.totals.gpu_seconds * 1000).toBe(ranMs);
+    expect(ranMs).toBeGreaterThanOrEqual(2_000);
+    const cost = (4_000_000n * BigInt(ranMs)) / 3_600_000n;
+    const ledger = await until("the charges", async () => {
+      const l = (await call(token, "GET", `/api/v1/credits/wallets/${wallet.id}/ledger?size=100`)).body.data;
+      const charges = l.filter((e: any) => e.kind === "charge");
+      return charges.length === usage.totals.samples ? charges : undefined;
+    });
+    const charged = ledger.reduce((n: bigint, e: any) => n - BigInt(e.amount), 0n);
+    expect(charged).toBe(cost);
+    const after = (await call(token, "GET", `/api/v1/credits/wallets/${wallet.id}`)).body;
+    expect(BigInt(after.balance)).toBe(25_000_000n - cost);
+
+    // Ctrl-C: everything it started is gone, ports included.
+    child?.kill("SIGINT");
+    const code = await new Promise<number | null>((resolve) => {
+      if (child?.exitCode !== null) resolve(child?.exitCode ?? null);
+      child?.once("exit", (c) => resolve(c));
+    });
+    expect(code).toBe(0);
+    expect(leftovers()).toEqual([]);
+    expect(await isFree(Number(new URL(api).port))).toBe(true);
+    expect(await isFree(gatewayPort)).toBe(true);
+  });
+});
