@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { checkLedgerInvariants } from "../../../api/src/billing/invariants.ts";
 import { adminKube, SESSIONS_NS, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
+import { until } from "../until.ts";
 
 vi.setConfig({ testTimeout: 240_000 });
 
@@ -24,15 +25,6 @@ const h100 = { offering: "h100", preset: "gpu-small", image: "jupyterlab", name:
 // h100 with one GPU: 4 credits (4,000,000 units) an hour.
 const PER_HOUR = 4_000_000n;
 
-async function until<T>(what: string, f: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Sample {

@@ -10,6 +10,7 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { adminKube, openEventStream, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
+import { until } from "../until.ts";
 
 vi.setConfig({ testTimeout: 240_000 });
 
@@ -42,16 +43,6 @@ async function billed(id: string) {
     charged: BigInt(charged.s ?? "0"),
     cost: (4_000_000n * ms) / 3_600_000n,
   };
-}
-
-async function until<T>(what: string, f: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 describe("running out of credits", () => {

@@ -12,6 +12,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { until } from "../until.ts";
 
 vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
 
@@ -106,15 +107,6 @@ async function call(token: string | null, method: string, path: string, body?: u
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
   return { status: res.status, body: (await res.json().catch(() => undefined)) as any };
-}
-async function until<T>(what: string, f: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 /** A GET through a gateway, trusting only the certificate npm start wrote for it. */
 function viaGateway(url: string, ca: string, cookie?: string) {
