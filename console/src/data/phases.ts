@@ -86,6 +86,14 @@ export interface ActionConfirm {
 /** The confirmation an action needs: those that destroy something (the running pod's state, the session) ask first. */
 export function actionConfirm(action: SessionAction, name: string): ActionConfirm | undefined {
   switch (action) {
+    // Pausing deletes the pod as terminating does: what is only in memory (a kernel's variables) is lost.
+    case "pause":
+      return {
+        heading: `Pause ${name}?`,
+        body: "The pod stops: running processes and unsaved work in memory are lost. Files on volumes are kept. Billing stops and the GPU is returned; resume to start it again.",
+        confirmLabel: "Pause",
+        danger: false,
+      };
     case "restart":
       return {
         heading: `Restart ${name}?`,

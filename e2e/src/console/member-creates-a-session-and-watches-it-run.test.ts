@@ -225,7 +225,7 @@ describe("a member's sessions in the console", () => {
     await shots.take(bob, "queued-session-started");
   });
 
-  it("a request beyond the policy's limits shows the API's quota_exceeded message", async () => {
+  it("at the policy's limit the wizard says why before Create, and Create stays disabled", async () => {
     current = alice;
     // The default policy allows 4 running or waiting sessions per user: fill Alice's up to the limit.
     let refused = false;
@@ -239,12 +239,16 @@ describe("a member's sessions in the console", () => {
     await wizard.open();
     await wizard.chooseOffering("l4");
     await alice.getByTestId("session-name").fill("one-too-many");
-    await alice.getByTestId("create-session").click();
-    const panel = alice.getByTestId("error-panel");
-    await panel.waitFor();
-    expect(await panel.getAttribute("data-code")).toBe("quota_exceeded");
-    expect(await alice.getByTestId("error-request-id").textContent()).toMatch(/\S/);
+    // The cost preview asks what create would answer: the refusal shows before anything is sent.
+    const refusal = await wizard.refusal();
+    expect(refusal).toMatchObject({ code: "quota_exceeded", limit: "maxConcurrentSessionsPerUser" });
+    expect(refusal.explanation).toMatch(/^You have \d+ running or waiting sessions and may have at most \d+\.$/);
+    expect(refusal.message).toMatch(/running or waiting sessions per user/);
+    expect(await alice.getByTestId("create-session").isDisabled()).toBe(true);
+    expect(await alice.getByTestId("refusal-remedy").getAttribute("href")).toBe("/sessions");
     await shots.take(alice, "quota-exceeded");
+    const v = await seriousA11yViolations(alice);
+    expect(v, describeViolations(v)).toEqual([]);
   });
 
   it("with the event stream cut, the list says Polling and keeps updating", async () => {

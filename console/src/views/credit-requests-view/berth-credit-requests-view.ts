@@ -122,6 +122,12 @@ export class BerthCreditRequestsView extends LitElement {
     this.notice = undefined;
   }
 
+  /** A link such as the wizard's "Ask for credits" may suggest an amount (?amount=4): prefilled, still editable. */
+  override willUpdate(changed: Map<PropertyKey, unknown>): void {
+    const suggested = this.query.get("amount");
+    if (changed.has("query") && suggested && !this.askAmount) this.askAmount = suggested;
+  }
+
   get manager(): boolean {
     return managesCredits(meForCredits());
   }

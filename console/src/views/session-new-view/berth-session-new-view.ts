@@ -1,7 +1,9 @@
 // The create wizard, one page in steps: offering (GPU model, tier, hourly rate, free GPUs now per
 // cluster), preset, image (the member's private images tagged), optional cluster pin, name, and the cost
-// before confirming. When no GPU is free it says the session will queue, and where.
-import { Task } from "@lit/task";
+// before confirming. When no GPU is free it says the session will queue, and where; when the session could
+// not start at all (credits, spending limits, the policy), Create is disabled with the reason in plain
+// words and what to do about it (data/refusal.ts).
+import { Task, TaskStatus } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import { newIdempotencyKey } from "../../api/client.ts";
 import type { CostPreview, Image, Offering, ResourcePreset } from "../../api/openapi.gen.ts";
@@ -10,6 +12,7 @@ import { onSessionsChanged } from "../../app/live.ts";
 import "../../components/error-panel/index.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { formatCredits } from "../../data/format.ts";
+import { describeRefusal, type RefusalText } from "../../data/refusal.ts";
 import { clustersForModel, freeForModel, IdempotencyKeys, imageTag, sortImages } from "../../data/wizard.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
@@ -108,16 +111,36 @@ export class BerthSessionNewView extends LitElement {
 
   override connectedCallback(): void {
     super.connectedCallback();
-    // Free GPUs change as sessions start and stop.
-    this.#unsubscribe = onSessionsChanged(() => void this.#availability.run(), 1000);
+    // Free GPUs, and whether the person may start another session, change as sessions start and stop.
+    this.#unsubscribe = onSessionsChanged(() => {
+      void this.#availability.run();
+      void this.#preview.run();
+    }, 1000);
   }
   override disconnectedCallback(): void {
     super.disconnectedCallback();
     this.#unsubscribe?.();
   }
 
+  /** The preview's answer for the choices on screen, when it says the session could not start now. */
+  #refusal(): { preview: CostPreview; text: RefusalText } | undefined {
+    const p = this.#preview.value;
+    if (this.#preview.status !== TaskStatus.COMPLETE || !p || p.can_start || p.offering !== this.offering)
+      return undefined;
+    const refusal = p.refusal ?? {
+      code: "unknown",
+      message: "The API says this session cannot start now.",
+      details: {},
+    };
+    return {
+      preview: p,
+      text: describeRefusal(refusal, { organizationId: p.organization_id, hourlyRate: p.hourly_rate, cost: p.cost }),
+    };
+  }
+
   async #submit(e: SubmitEvent): Promise<void> {
     e.preventDefault();
+    if (this.#refusal()) return;
     const body = {
       offering: this.offering,
       preset: this.preset,
@@ -234,13 +257,41 @@ export class BerthSessionNewView extends LitElement {
             ? html`<p class="cost"><strong data-testid="cost-total">${formatCredits(p.cost)} credits</strong> for ${DURATIONS.find((d) => d.s === p.duration_seconds)?.label ?? `${p.duration_seconds} s`}
                   at ${formatCredits(p.hourly_rate)} credits/hour (${p.gpu_count} × ${p.gpu_model}). Paused time is free.</p>
                 ${
-                  p.gpu_available_now
-                    ? html`<p class="tone-ok" data-testid="gpu-now">A GPU is free now: the session should start within seconds.</p>`
-                    : html`<p class="tone-warn" data-testid="will-queue">No ${p.gpu_model} is free right now: the session will wait in the queue and start when one frees up. You are not charged while it waits.</p>`
+                  !p.can_start
+                    ? this.#refusalPanel()
+                    : p.gpu_available_now
+                      ? html`<p class="tone-ok" data-testid="gpu-now">A GPU is free now: the session should start within seconds.</p>`
+                      : html`<p class="tone-warn" data-testid="will-queue">No ${p.gpu_model} is free right now: the session will wait in the queue and start when one frees up. You are not charged while it waits.</p>`
                 }`
             : nothing,
       })}
     </fieldset>`;
+  }
+
+  #refusalPanel() {
+    const r = this.#refusal();
+    if (!r) return nothing;
+    const { text, preview } = r;
+    const remedy = text.remedy;
+    return html`<div class="refusal" data-testid="start-refusal" data-code=${preview.refusal?.code ?? ""} data-limit=${String(preview.refusal?.details.limit ?? "")}>
+      <p class="refusal-headline"><strong>${text.headline}.</strong> <span data-testid="refusal-explanation">${text.explanation}</span></p>
+      <p class="muted refusal-message">The API says: <span data-testid="refusal-message">${preview.refusal?.message ?? ""}</span></p>
+      <p class="refusal-remedy">${
+        "href" in remedy
+          ? html`<a class="button" href=${remedy.href} data-testid="refusal-remedy" data-kind=${remedy.kind}>${remedy.label}</a>`
+          : html`<span data-testid="refusal-remedy" data-kind=${remedy.kind}>${remedy.label}.</span>`
+      }</p>
+    </div>`;
+  }
+
+  #actions() {
+    const refused = this.#refusal();
+    return html`<div class="row">
+      <button class="primary" type="submit" ?disabled=${this.busy || !this.offering || !this.preset || !this.image || !!refused}
+        aria-describedby=${refused ? "create-blocked" : nothing} data-testid="create-session">${this.busy ? "Creating…" : "Create session"}</button>
+      <a class="button" href="/sessions">Cancel</a>
+      ${refused ? html`<p class="tone-warn" id="create-blocked" data-testid="create-blocked">Cannot start now: ${refused.text.headline.toLowerCase()} (see Cost).</p>` : nothing}
+    </div>`;
   }
 
   override render() {
@@ -252,10 +303,7 @@ export class BerthSessionNewView extends LitElement {
         complete: (c) => html`<form @submit=${this.#submit} data-testid="create-session-form">
           ${this.#offeringStep(c)} ${this.#presetStep(c)} ${this.#imageStep(c)} ${this.#clusterStep(c)} ${this.#costStep()}
           ${this.error ? html`<berth-error-panel heading="The session was not created" .error=${this.error}></berth-error-panel>` : nothing}
-          <div class="row">
-            <button class="primary" type="submit" ?disabled=${this.busy || !this.offering || !this.preset || !this.image} data-testid="create-session">${this.busy ? "Creating…" : "Create session"}</button>
-            <a class="button" href="/sessions">Cancel</a>
-          </div>
+          ${this.#actions()}
         </form>`,
       })}`;
   }

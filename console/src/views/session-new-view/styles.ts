@@ -37,4 +37,18 @@ export const styles = css`
   .cost {
     font-size: 1.05rem;
   }
+  .refusal {
+    border: 1px solid var(--berth-warn);
+    border-left-width: 4px;
+    border-radius: var(--berth-radius);
+    padding: 0.5rem 0.9rem;
+    background: var(--berth-bg);
+  }
+  .refusal p {
+    margin: 0.4rem 0;
+  }
+  .refusal-message {
+    font-size: 0.9rem;
+    overflow-wrap: anywhere;
+  }
 `;

@@ -44,6 +44,17 @@ export class NewSessionPage {
     const m = /(\d+) of (\d+)/.exec(t);
     return m ? Number(m[1]) : Number.NaN;
   }
+  /** The cost preview's "cannot start now" panel, once shown. */
+  async refusal(): Promise<{ code: string; limit: string; explanation: string; message: string }> {
+    const panel = this.page.getByTestId("start-refusal");
+    await panel.waitFor();
+    return {
+      code: (await panel.getAttribute("data-code")) ?? "",
+      limit: (await panel.getAttribute("data-limit")) ?? "",
+      explanation: ((await panel.getByTestId("refusal-explanation").textContent()) ?? "").trim(),
+      message: ((await panel.getByTestId("refusal-message").textContent()) ?? "").trim(),
+    };
+  }
   async create(name: string): Promise<string> {
     await this.page.getByTestId("session-name").fill(name);
     await this.page.getByTestId("create-session").click();
@@ -69,6 +80,6 @@ export class SessionPage {
   }
   async act(action: "pause" | "resume" | "restart" | "terminate"): Promise<void> {
     await this.page.getByTestId(`action-${action}`).click();
-    if (action === "restart" || action === "terminate") await this.page.getByTestId("confirm-ok").click();
+    if (action !== "resume") await this.page.getByTestId("confirm-ok").click();
   }
 }
