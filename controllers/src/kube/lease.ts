@@ -1,162 +1,213 @@
-// Leader election on a coordination.k8s.io Lease, as client-go's leaderelection does it: take the lease
-// when it is free or expired, renew it well before it expires, and stop leading (before anyone else can
-// start) when renewing fails for longer than the renew deadline. Every write carries the resourceVersion
-// read, so two candidates can never both win the same round.
-import type { KubeApi } from "./client.ts";
+// Leader election on a coordination.k8s.io Lease, so that of several operator replicas exactly one
+// reports. The loop runs every retryPeriod: read the lease, decide (decide.ts), write with the
+// resourceVersion read (a concurrent writer gets 409 and loses). The leader steps down by itself when it
+// could not renew for renewDeadline, which is shorter than the lease duration a follower waits: so the
+// old leader has stopped before anyone can take over.
+//
+// The lease's namespace must exist: creating namespaces is not a right the operator has (see rbac.ts);
+// the control plane creates it at registration.
+import type { Logger } from "pino";
+import { type Clock, sleep } from "../clock.ts";
+import type { KubeClient } from "../kube/client.ts";
+import { errInfo } from "../kube/reflector.ts";
+import { decide, type LeaseSpec, nextSpec, type Observation, observe, releasedSpec } from "./decide.ts";
 
-export interface LeaseOptions {
-  kube: KubeApi;
+export interface ElectorOptions {
+  client: KubeClient;
   namespace: string;
   name: string;
   identity: string;
-  leaseDurationMs?: number;
-  renewDeadlineMs?: number;
-  retryPeriodMs?: number;
-  onStartedLeading(): void;
-  /** Awaited before the elector tries again. */
-  onStoppedLeading(): Promise<void> | void;
-  onError?(err: unknown, what: string): void;
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+  clock: Clock;
+  log: Logger;
+  /** Called when this replica becomes leader. */
+  onStartedLeading: () => void;
+  /**
+   * Called when it stops being leader (lost the lease, could not renew, or stopped). It must stop
+   * leader-only work at once (synchronously); the promise it returns is awaited before a release.
+   */
+  onStoppedLeading: () => void | Promise<void>;
+  random?: () => number;
 }
 
 interface Lease {
+  apiVersion?: string;
+  kind?: string;
   metadata: { name: string; namespace: string; resourceVersion?: string };
-  spec: {
-    holderIdentity?: string;
-    leaseDurationSeconds?: number;
-    acquireTime?: string;
-    renewTime?: string;
-    leaseTransitions?: number;
-  };
+  spec?: LeaseSpec;
 }
 
-const micro = (d: Date) => d.toISOString().replace("Z", "000Z");
-
-export class LeaseElector {
-  readonly #o: Required<Omit<LeaseOptions, "onError">> & Pick<LeaseOptions, "onError">;
+export class LeaderElector {
+  readonly #o: ElectorOptions;
+  readonly #path: string;
+  readonly #abort = new AbortController();
+  #observed: Observation | undefined;
+  /** Local time of the last successful acquire or renew, while leader. */
+  #renewedAt: number | undefined;
   #leading = false;
-  #stopped = false;
   #loop: Promise<void> | undefined;
-  #wake: (() => void) | undefined;
+  #lastLease: Lease | undefined;
+  #lastWaitLog = "";
+  /** The last problem logged; the same problem again is logged at debug, not every retry period. */
+  #lastProblem = "";
 
-  constructor(o: LeaseOptions) {
-    this.#o = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...o };
+  constructor(opts: ElectorOptions) {
+    this.#o = opts;
+    this.#path = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(opts.namespace)}/leases`;
   }
 
+  /** True only while the last renewal is younger than the renew deadline. */
   isLeader(): boolean {
-    return this.#leading;
+    return (
+      this.#leading && this.#renewedAt !== undefined && this.#o.clock.now() - this.#renewedAt < this.#o.renewDeadlineMs
+    );
   }
 
   start(): void {
     this.#loop ??= this.#run();
   }
 
-  /** Stops; a leader gives the lease up so a follower takes over at once. */
+  /**
+   * Stops campaigning. With `release` (the default, a graceful shutdown) a leader clears the holder so a
+   * follower takes over at its next attempt instead of after the lease duration.
+   */
   async stop(opts: { release?: boolean } = {}): Promise<void> {
-    this.#stopped = true;
-    this.#wake?.();
+    this.#abort.abort();
     await this.#loop;
-    if (this.#leading) {
-      this.#leading = false;
-      await this.#o.onStoppedLeading();
-      if (opts.release !== false) await this.#release();
+    const wasLeading = this.#leading;
+    await this.#stepDown("stopped");
+    if (wasLeading && opts.release !== false && this.#lastLease) {
+      try {
+        const lease = this.#lastLease;
+        const res = await this.#o.client.request("PUT", `${this.#path}/${encodeURIComponent(this.#o.name)}`, {
+          body: { ...lease, spec: releasedSpec(lease.spec ?? {}, this.#o.clock.now()) },
+          timeoutMs: this.#o.renewDeadlineMs,
+        });
+        this.#o.log.info({ ...this.#key(), status: res.status }, "lease released");
+      } catch (e) {
+        this.#o.log.warn(
+          { ...this.#key(), error: errInfo(e) },
+          "could not release the lease; a follower takes over when it expires",
+        );
+      }
     }
   }
 
-  get #path(): string {
-    return `/apis/coordination.k8s.io/v1/namespaces/${this.#o.namespace}/leases`;
+  #key() {
+    return { kind: "Lease", namespace: this.#o.namespace, name: this.#o.name, identity: this.#o.identity };
   }
 
-  async #sleep(ms: number): Promise<void> {
-    await new Promise<void>((r) => {
-      const t = setTimeout(r, ms);
-      this.#wake = () => {
-        clearTimeout(t);
-        r();
-      };
-    });
-    this.#wake = undefined;
-  }
-
-  /** One attempt to take or keep the lease; true when we hold it afterwards. */
-  async #tryAcquireOrRenew(): Promise<boolean> {
-    const { kube, name, namespace, identity, leaseDurationMs } = this.#o;
-    const now = new Date();
-    const res = await kube.request<Lease>("GET", `${this.#path}/${name}`, { timeoutMs: this.#o.renewDeadlineMs });
-    const spec = {
-      holderIdentity: identity,
-      leaseDurationSeconds: Math.ceil(leaseDurationMs / 1000),
-      renewTime: micro(now),
-    };
-    if (res.status === 404) {
-      const created = await kube.request("POST", this.#path, {
-        body: {
-          apiVersion: "coordination.k8s.io/v1",
-          kind: "Lease",
-          metadata: { name, namespace },
-          spec: { ...spec, acquireTime: micro(now), leaseTransitions: 0 },
-        },
-        timeoutMs: this.#o.renewDeadlineMs,
-      });
-      return created.status === 201;
-    }
-    if (res.status !== 200) throw new Error(`reading lease ${namespace}/${name}: ${res.status}`);
-    const lease = res.body;
-    const holder = lease.spec.holderIdentity;
-    const renewed = Date.parse(lease.spec.renewTime ?? lease.spec.acquireTime ?? "") || 0;
-    const expired = renewed + (lease.spec.leaseDurationSeconds ?? 15) * 1000 < now.getTime();
-    if (holder && holder !== identity && !expired) return false;
-    const mine = holder === identity;
-    const body = {
-      ...lease,
-      spec: {
-        ...lease.spec,
-        ...spec,
-        acquireTime: mine ? lease.spec.acquireTime : micro(now),
-        leaseTransitions: (lease.spec.leaseTransitions ?? 0) + (mine ? 0 : 1),
-      },
-    };
-    const put = await kube.request("PUT", `${this.#path}/${name}`, { body, timeoutMs: this.#o.renewDeadlineMs });
-    return put.status === 200;
-  }
-
-  async #release(): Promise<void> {
-    try {
-      const res = await this.#o.kube.request<Lease>("GET", `${this.#path}/${this.#o.name}`);
-      if (res.status !== 200 || res.body.spec.holderIdentity !== this.#o.identity) return;
-      const lease = res.body;
-      // As client-go: an empty holder and a lease that reads as expired.
-      await this.#o.kube.request("PUT", `${this.#path}/${this.#o.name}`, {
-        body: {
-          ...lease,
-          spec: { ...lease.spec, holderIdentity: "", leaseDurationSeconds: 1, renewTime: micro(new Date(0)) },
-        },
-      });
-    } catch (e) {
-      this.#o.onError?.(e, "releasing the lease");
-    }
+  async #stepDown(why: string): Promise<void> {
+    if (!this.#leading) return;
+    this.#leading = false;
+    this.#renewedAt = undefined;
+    this.#o.log.warn({ ...this.#key(), why }, "stopped leading");
+    await this.#o.onStoppedLeading();
   }
 
   async #run(): Promise<void> {
-    let lastRenew = 0;
-    while (!this.#stopped) {
-      let held = false;
+    const signal = this.#abort.signal;
+    const random = this.#o.random ?? Math.random;
+    while (!signal.aborted) {
+      const started = this.#o.clock.now();
       try {
-        held = await this.#tryAcquireOrRenew();
+        await this.#attempt(signal);
       } catch (e) {
-        this.#o.onError?.(e, "lease attempt failed");
+        if (signal.aborted) break;
+        this.#problem("lease call failed", { error: errInfo(e) });
       }
-      if (this.#stopped) break;
-      if (held) {
-        lastRenew = Date.now();
-        if (!this.#leading) {
-          this.#leading = true;
-          this.#o.onStartedLeading();
-        }
-      } else if (this.#leading && Date.now() - lastRenew > this.#o.renewDeadlineMs) {
-        this.#leading = false;
-        await this.#o.onStoppedLeading();
+      if (this.#leading && !this.isLeader()) void this.#stepDown("could not renew within the renew deadline");
+      // Followers add jitter (client-go: JitterFactor 1.2) so that they do not collide on takeover.
+      const period = this.#leading ? this.#o.retryPeriodMs : this.#o.retryPeriodMs * (1 + 0.2 * random());
+      await sleep(Math.max(0, period - (this.#o.clock.now() - started)), signal);
+    }
+  }
+
+  async #attempt(signal: AbortSignal): Promise<void> {
+    const client = this.#o.client;
+    const now = () => this.#o.clock.now();
+    // Renewals must finish within the deadline or they are worthless.
+    const timeoutMs = Math.max(
+      1,
+      this.#o.renewDeadlineMs - (this.#renewedAt === undefined ? 0 : now() - this.#renewedAt),
+    );
+    const url = `${this.#path}/${encodeURIComponent(this.#o.name)}`;
+    const got = await client.request<Lease>("GET", url, { signal, timeoutMs });
+    if (got.status === 404) {
+      const lease: Lease = {
+        apiVersion: "coordination.k8s.io/v1",
+        kind: "Lease",
+        metadata: { name: this.#o.name, namespace: this.#o.namespace },
+        spec: nextSpec(undefined, this.#o.identity, now(), this.#o.leaseDurationMs),
+      };
+      const created = await client.request<Lease>("POST", this.#path, { body: lease, signal, timeoutMs });
+      if (created.status === 201) return this.#won(created.body);
+      if (created.status === 409) return; // another replica created it first
+      this.#problem(
+        created.status === 404 ? "the lease namespace does not exist (a prerequisite)" : "could not create the lease",
+        {
+          status: created.status,
+          message: (created.body as { message?: string })?.message,
+        },
+      );
+      return;
+    }
+    if (got.status !== 200) {
+      this.#problem("could not read the lease", {
+        status: got.status,
+        message: (got.body as { message?: string })?.message,
+      });
+      return;
+    }
+    this.#lastProblem = "";
+    const lease = got.body;
+    const spec = lease.spec ?? {};
+    this.#observed = observe(this.#observed, spec, now());
+    const d = decide(spec, this.#observed, this.#o.identity, now(), this.#o.leaseDurationMs);
+    if (d.action === "wait") {
+      if (this.#leading) void this.#stepDown(`the lease is held by ${d.holder}`);
+      if (this.#lastWaitLog !== d.holder) {
+        this.#lastWaitLog = d.holder;
+        this.#o.log.info({ ...this.#key(), holder: d.holder }, "following");
       }
-      await this.#sleep(this.#leading ? this.#o.retryPeriodMs : this.#o.retryPeriodMs * (0.8 + Math.random() * 0.4));
+      return;
+    }
+    const updated = await client.request<Lease>("PUT", url, {
+      body: { ...lease, spec: nextSpec(spec, this.#o.identity, now(), this.#o.leaseDurationMs) },
+      signal,
+      timeoutMs,
+    });
+    if (updated.status === 200) {
+      if (d.action === "acquire" && d.takeover)
+        this.#o.log.info({ ...this.#key(), from: spec.holderIdentity }, "took over an expired lease");
+      return this.#won(updated.body);
+    }
+    if (updated.status === 409) return; // someone else wrote first; the next read tells who
+    this.#problem("could not write the lease", {
+      status: updated.status,
+      message: (updated.body as { message?: string })?.message,
+    });
+  }
+
+  #problem(msg: string, fields: Record<string, unknown>): void {
+    const signature = JSON.stringify([msg, fields]);
+    const level = signature === this.#lastProblem ? "debug" : "warn";
+    this.#lastProblem = signature;
+    this.#o.log[level]({ ...this.#key(), ...fields }, msg);
+  }
+
+  #won(lease: Lease): void {
+    this.#lastLease = lease;
+    this.#observed = observe(this.#observed, lease.spec ?? {}, this.#o.clock.now());
+    this.#renewedAt = this.#o.clock.now();
+    this.#lastWaitLog = "";
+    this.#lastProblem = "";
+    if (!this.#leading) {
+      this.#leading = true;
+      this.#o.log.info(this.#key(), "started leading");
+      this.#o.onStartedLeading();
     }
   }
 }

@@ -44,11 +44,14 @@ export async function startGatewayWorkers(prepared: PreparedGateway, o: WorkersO
   let closing = false;
 
   function spawnWorker(): ChildProcess {
-    return fork(ENTRY, [], {
+    const child = fork(ENTRY, [], {
       stdio: ["ignore", "inherit", "inherit", "ipc"],
       // A debugger port cannot be shared; profiling flags (--cpu-prof) are inherited on purpose.
       execArgv: process.execArgv.filter((a) => !a.startsWith("--inspect")),
     });
+    // Could not fork, or a signal could not be sent: its exit (or the start deadline) follows.
+    child.on("error", (e) => log?.error({ err: e.message }, "gateway worker process error"));
+    return child;
   }
 
   /** Sends `start` and resolves once the worker listens; rejects (and kills it) when it cannot. */
@@ -76,11 +79,17 @@ export async function startGatewayWorkers(prepared: PreparedGateway, o: WorkersO
       };
       child.on("message", onMessage);
       child.once("exit", onExit);
-      child.send({ type: "start", prepared, port, index } satisfies ToWorker);
+      child.send({ type: "start", prepared, port, index } satisfies ToWorker, (e) => {
+        if (e) fail(`could not be told to start: ${e.message}`);
+      });
     });
   }
 
-  /** After start-up: a worker that dies is replaced (same index, same port) unless the gateway is closing. */
+  /**
+   * After start-up: a worker that dies is replaced (same index, same port) unless the gateway is closing.
+   * A replacement is tracked from its fork, so close() stops it even while it starts, and a replacement
+   * that fails to start dies and is tried again the same way.
+   */
   function supervise(child: ChildProcess, index: number, port: number): void {
     children.set(index, child);
     child.once("exit", (code, signal) => {
@@ -91,14 +100,10 @@ export async function startGatewayWorkers(prepared: PreparedGateway, o: WorkersO
         restarts.delete(t);
         if (closing) return;
         const next = spawnWorker();
-        startWorker(next, index, port).then(
-          () => supervise(next, index, port),
-          (e: unknown) => {
-            log?.error({ worker: index, err: (e as Error).message }, "gateway worker could not be replaced");
-            // Try again later: the other workers keep serving meanwhile.
-            supervise(next, index, port);
-          },
-        );
+        supervise(next, index, port);
+        startWorker(next, index, port).catch((e: unknown) => {
+          if (!closing) log?.error({ worker: index, err: (e as Error).message }, "gateway worker could not start");
+        });
       }, restartDelayMs);
       restarts.add(t);
     });
