@@ -3,7 +3,7 @@
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import type { Logger } from "pino";
-import { z } from "zod";
+import type { z } from "zod";
 import type { Deps } from "../deps.ts";
 import { DomainError, Invalid, PasswordChangeRequired, Unauthorized, type ValidationIssue } from "../errors.ts";
 import { AuditCollector, type AuditHandle, writeAudit } from "./audit.ts";
@@ -90,12 +90,11 @@ export function defineRoute<
   PS extends Schema | undefined = undefined,
   QS extends Schema | undefined = undefined,
   BS extends Schema | undefined = undefined,
->(
-  spec: RouteSpec<A, PS, QS, BS, R>,
-): RouteSpec<A, PS, QS, BS, R> {
+>(spec: RouteSpec<A, PS, QS, BS, R>): RouteSpec<A, PS, QS, BS, R> {
   const where = `${spec.method.toUpperCase()} ${spec.path}`;
   if (spec.method !== "get" && !spec.audit) throw new Error(`${where}: a mutating route needs an audit action`);
-  if (spec.idempotent && spec.auth === "public") throw new Error(`${where}: idempotency keys are per caller; a public route cannot be idempotent`);
+  if (spec.idempotent && spec.auth === "public")
+    throw new Error(`${where}: idempotency keys are per caller; a public route cannot be idempotent`);
   if (spec.idempotent && spec.method === "get") throw new Error(`${where}: GET is idempotent by nature`);
   if (Object.keys(spec.responses).length === 0) throw new Error(`${where}: declare at least one response`);
   return spec;
@@ -103,15 +102,52 @@ export function defineRoute<
 
 /** zod issues -> our ValidationIssue, rooted at the part of the request they came from. */
 export function issuesOf(error: z.ZodError, root: string): ValidationIssue[] {
-  return error.issues.map((i) => ({ path: [root, ...i.path.map((p) => (typeof p === "symbol" ? String(p) : p))], message: i.message, code: i.code }));
+  return error.issues.map((i) => ({
+    path: [root, ...i.path.map((p) => (typeof p === "symbol" ? String(p) : p))],
+    message: i.message,
+    code: i.code,
+  }));
 }
 
-function parsePart<S extends Schema | undefined>(schema: S, value: unknown, root: string, issues: ValidationIssue[]): unknown {
+/**
+ * The paths of strings (values or keys) holding U+0000. Postgres refuses that character in text and
+ * jsonb (SQLSTATE 22021 / 22P05), so one sent in any field would otherwise reach the database and come
+ * back as a 500: it is refused here, for every route, as the bad field it is.
+ */
+export function nulCharacterPaths(value: unknown, path: (string | number)[] = []): (string | number)[][] {
+  if (typeof value === "string") return value.includes("\u0000") ? [path] : [];
+  if (Array.isArray(value)) return value.flatMap((v, i) => nulCharacterPaths(v, [...path, i]));
+  if (value === null || typeof value !== "object" || value instanceof Date) return [];
+  return Object.entries(value).flatMap(([k, v]) => [
+    ...(k.includes("\u0000") ? [[...path, k]] : []),
+    ...nulCharacterPaths(v, [...path, k]),
+  ]);
+}
+
+function parsePart<S extends Schema | undefined>(
+  schema: S,
+  value: unknown,
+  root: string,
+  issues: ValidationIssue[],
+): unknown {
   if (!schema) return undefined;
   const r = schema.safeParse(value);
-  if (r.success) return r.data;
-  issues.push(...issuesOf(r.error, root));
-  return undefined;
+  if (!r.success) {
+    issues.push(...issuesOf(r.error, root));
+    return undefined;
+  }
+  const nul = nulCharacterPaths(r.data);
+  if (nul.length > 0) {
+    issues.push(
+      ...nul.map((p) => ({
+        path: [root, ...p],
+        message: "must not contain the NUL character (U+0000)",
+        code: "invalid_format",
+      })),
+    );
+    return undefined;
+  }
+  return r.data;
 }
 
 /** Koa's query object has string | string[] values; a repeated parameter stays an array. */
@@ -128,7 +164,10 @@ function bearerToken(ctx: Context): string | undefined {
 async function authenticate(deps: Deps, ctx: Context, mode: AuthMode): Promise<Principal | undefined> {
   if (mode === "public") return undefined;
   const token = bearerToken(ctx);
-  if (!token) throw new Unauthorized(ctx.get("Authorization") ? "the Authorization header must be 'Bearer <token>'" : "a bearer token is required");
+  if (!token)
+    throw new Unauthorized(
+      ctx.get("Authorization") ? "the Authorization header must be 'Bearer <token>'" : "a bearer token is required",
+    );
   const principal = await deps.authenticate(ctx, token);
   if (principal.mustChangePassword && mode !== "password-change") throw new PasswordChangeRequired();
   return principal;
@@ -169,7 +208,8 @@ function checkResponse(route: RouteDef, answer: StoredAnswer): void {
   if (!schema) throw new Error(`${where}: status not declared in responses`);
   if (answer.status === 204) return;
   const r = schema.safeParse(answer.body);
-  if (!r.success) throw new Error(`${where}: body does not match its schema: ${JSON.stringify(issuesOf(r.error, "response"))}`);
+  if (!r.success)
+    throw new Error(`${where}: body does not match its schema: ${JSON.stringify(issuesOf(r.error, "response"))}`);
   const dropped = droppedField(answer.body, r.data);
   if (dropped) throw new Error(`${where}: body has ${dropped}, which its schema does not declare (a presenter leak)`);
 }
@@ -185,7 +225,8 @@ function send(ctx: Context, answer: StoredAnswer, replayed: boolean): void {
 
 function statusOf(err: unknown): { status: number; code?: string } {
   if (err instanceof DomainError) return { status: err.status, code: err.code };
-  const s = typeof err === "object" && err !== null && "status" in err ? Number((err as { status: unknown }).status) : 500;
+  const s =
+    typeof err === "object" && err !== null && "status" in err ? Number((err as { status: unknown }).status) : 500;
   return { status: Number.isInteger(s) && s >= 400 && s < 600 ? s : 500, code: undefined };
 }
 
@@ -207,11 +248,17 @@ export function routeMiddleware(route: RouteDef, deps: Deps) {
       const query = parsePart(route.query, queryObject(ctx), "query", issues);
       const key = route.idempotent ? ctx.get(IDEMPOTENCY_HEADER) : "";
       if (key !== "" && !IDEMPOTENCY_KEY_PATTERN.test(key)) {
-        issues.push({ path: ["headers", IDEMPOTENCY_HEADER], message: "must be 1-255 characters of A-Z a-z 0-9 . _ : ~ + / = -", code: "invalid_format" });
+        issues.push({
+          path: ["headers", IDEMPOTENCY_HEADER],
+          message: "must be 1-255 characters of A-Z a-z 0-9 . _ : ~ + / = -",
+          code: "invalid_format",
+        });
       }
       // Parameters and query are checked before the body is read: no reading megabytes for a bad id.
       if (issues.length > 0) throw new Invalid("the request is invalid", issues);
-      const body = route.body ? parsePart(route.body, await readJsonBody(ctx, deps.config.http.bodyLimitBytes), "body", issues) : undefined;
+      const body = route.body
+        ? parsePart(route.body, await readJsonBody(ctx, deps.config.http.bodyLimitBytes), "body", issues)
+        : undefined;
       if (issues.length > 0) throw new Invalid("the request is invalid", issues);
 
       let claim: IdempotencyClaim | undefined;
@@ -236,7 +283,17 @@ export function routeMiddleware(route: RouteDef, deps: Deps) {
       // body sent is the one stored for replay.
       let answer: StoredAnswer;
       try {
-        const result = await route.handler({ deps, principal, params, query, body, requestId, audit, log, ctx } as never);
+        const result = await route.handler({
+          deps,
+          principal,
+          params,
+          query,
+          body,
+          requestId,
+          audit,
+          log,
+          ctx,
+        } as never);
         answer = { status: result.status, body: result.body, headers: result.headers ?? {} };
         if (deps.config.http.validateResponses) checkResponse(route, answer);
       } catch (err) {
@@ -246,7 +303,8 @@ export function routeMiddleware(route: RouteDef, deps: Deps) {
       if (claim) {
         // Unexpected failures are not remembered: the same key may be retried. Decided outcomes are.
         if (answer.status >= 500) await releaseIdempotencyKey(deps.db, claim);
-        else if (!(await completeIdempotencyKey(deps.db, claim, answer))) log.warn({ idempotencyKey: key }, "idempotency key was taken over before completion");
+        else if (!(await completeIdempotencyKey(deps.db, claim, answer)))
+          log.warn({ idempotencyKey: key }, "idempotency key was taken over before completion");
       }
       send(ctx, answer, false);
     } catch (err) {
@@ -257,7 +315,17 @@ export function routeMiddleware(route: RouteDef, deps: Deps) {
         const status = thrown?.status ?? ctx.status;
         const sentCode = (ctx.body as { error?: { code?: string } } | null)?.error?.code;
         const errorCode = status >= 400 ? (thrown?.code ?? sentCode ?? "internal") : undefined;
-        await writeAudit(deps, audit.record({ action: route.audit, principal, requestId, status, at: deps.clock.now(), ...(errorCode ? { errorCode } : {}) }));
+        await writeAudit(
+          deps,
+          audit.record({
+            action: route.audit,
+            principal,
+            requestId,
+            status,
+            at: deps.clock.now(),
+            ...(errorCode ? { errorCode } : {}),
+          }),
+        );
       }
     }
   };

@@ -1,0 +1,536 @@
+// Every operation of the committed OpenAPI document, fed bad input by three kinds of caller, against the
+// real API on a real database: nothing may crash (no 5xx but 503 `unavailable`, which the test API without
+// a management cluster answers for the catalog and the sessions' runtime), and every error is the
+// contract's envelope whose request id is the one the caller sent and the one the header echoes.
+//
+// The cases are data: PATH_VALUES, QUERY_VALUES, WHOLE_BODIES and FIELD_VALUES below, applied to whatever
+// parameters and body each operation documents. A body is first made "almost valid" from its schema (real
+// ids of the test world where a field names one), so that changing one field at a time gets past the
+// other fields' validation and into the handler, where unchecked assumptions live.
+import { readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  anIdentityWorld,
+  type IdentityTestApi,
+  type IdentityWorld,
+  startIdentityTestApi,
+  type TestUser,
+} from "../auth/testing.ts";
+import { grantToOrganization } from "../billing/grant.ts";
+import { ensureWallet } from "../billing/wallets.ts";
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+// biome-ignore lint/suspicious/noExplicitAny: JSON Schema as found in the OpenAPI document.
+type Schema = any;
+
+interface Parameter {
+  name: string;
+  in: "path" | "query" | "header";
+  schema: Schema;
+}
+interface Operation {
+  method: string;
+  path: string;
+  operationId: string;
+  parameters: Parameter[];
+  body?: Schema;
+  documented: Set<number>;
+  public: boolean;
+}
+
+const doc = JSON.parse(readFileSync(new URL("../../openapi.json", import.meta.url), "utf8"));
+const schemas: Record<string, Schema> = doc.components.schemas;
+const DOCUMENTED_CODES: string[] = schemas.ErrorEnvelope.properties.error.properties.code.enum;
+
+const operations: Operation[] = Object.entries(doc.paths as Record<string, Record<string, Schema>>).flatMap(
+  ([path, ops]) =>
+    Object.entries(ops)
+      .filter(([m]) => ["get", "post", "put", "patch", "delete"].includes(m))
+      .map(([method, o]) => ({
+        method: method.toUpperCase(),
+        path,
+        operationId: o.operationId,
+        parameters: o.parameters ?? [],
+        body: o.requestBody?.content?.["application/json"]?.schema,
+        documented: new Set(Object.keys(o.responses).map(Number)),
+        public: Array.isArray(o.security) && o.security.length === 0,
+      })),
+);
+
+const resolve = (s: Schema): Schema => (s?.$ref ? resolve(schemas[s.$ref.split("/").at(-1)]) : s);
+
+// ---------------------------------------------------------------------------------------------------------
+// The cases. Raw strings go into the URL as they are (so "%00" and "..%2f" arrive percent-encoded); `enc`
+// marks a value that is percent-encoded first.
+const LONG = "a".repeat(5000);
+const UNICODE = "ünïcødé-名前-🚀";
+const enc = (s: string) => encodeURIComponent(s);
+
+/** Path parameter values; "unknown" is derived from the real value (same shape, no such object). */
+const PATH_VALUES: { name: string; value: (known: string) => string }[] = [
+  { name: "wrong shape", value: () => enc("Not An Id!") },
+  { name: "unknown", value: (known) => `${known.slice(0, -4)}0000` },
+  { name: "very long", value: () => LONG },
+  { name: "unicode", value: () => enc(UNICODE) },
+  { name: "dot-dot-slash", value: () => "..%2f..%2fetc%2fpasswd" },
+  { name: "NUL byte", value: () => "a%00b" },
+  { name: "bad percent-encoding", value: () => "%E0%A4%A" },
+  { name: "number", value: () => "99999999999999999999999" },
+];
+
+/** Query values, each sent alone for one parameter; then the parameter repeated. */
+const QUERY_VALUES: { name: string; raw: string }[] = [
+  { name: "empty", raw: "" },
+  { name: "word", raw: "abc" },
+  { name: "zero", raw: "0" },
+  { name: "negative", raw: "-1" },
+  { name: "fraction", raw: "1.5" },
+  { name: "exponent", raw: "1e6" },
+  { name: "huge number", raw: "99999999999999999999999" },
+  { name: "very long", raw: LONG },
+  { name: "unicode", raw: enc(UNICODE) },
+  { name: "NUL byte", raw: "a%00b" },
+  { name: "bad percent-encoding", raw: "%E0%A4%A" },
+  { name: "dot-dot-slash", raw: "..%2f..%2f" },
+];
+
+/** Whole bodies: what arrives instead of the object the operation documents. */
+const WHOLE_BODIES: { name: string; body: (valid: Json) => { text: string; type?: string } }[] = [
+  { name: "almost valid", body: (v) => ({ text: JSON.stringify(v) }) },
+  { name: "malformed JSON", body: () => ({ text: '{"a": 1,' }) },
+  { name: "wrong content type", body: (v) => ({ text: JSON.stringify(v), type: "text/plain" }) },
+  { name: "form content type", body: () => ({ text: "a=1&b=2", type: "application/x-www-form-urlencoded" }) },
+  { name: "empty body", body: () => ({ text: "" }) },
+  { name: "null", body: () => ({ text: "null" }) },
+  { name: "empty array", body: () => ({ text: "[]" }) },
+  { name: "array of the object", body: (v) => ({ text: JSON.stringify([v]) }) },
+  { name: "string", body: () => ({ text: '"hello"' }) },
+  { name: "number", body: () => ({ text: "42" }) },
+  { name: "empty object", body: () => ({ text: "{}" }) },
+  { name: "extra keys", body: (v) => ({ text: JSON.stringify({ ...(v as object), unexpected: 1, admin: true }) }) },
+  {
+    name: "prototype keys",
+    body: (v) => ({
+      text: `{"__proto__": {"polluted": true}, "constructor": {"prototype": {"x": 1}}, ${JSON.stringify(v).slice(1)}`,
+    }),
+  },
+  { name: "deeply nested", body: () => ({ text: `${"[".repeat(5000)}${"]".repeat(5000)}` }) },
+];
+
+const HUGE_NUMBER = "\u0001huge-number";
+/** JSON text of a body; HUGE_NUMBER becomes the literal 99999999999999999999999 (a JavaScript number cannot hold it). */
+const jsonText = (v: Json) => JSON.stringify(v).replaceAll(`"${HUGE_NUMBER}"`, "99999999999999999999999");
+
+/** One top-level field of the almost valid body at a time. */
+const FIELD_VALUES: { name: string; value: (current: Json) => Json }[] = [
+  { name: "null", value: () => null },
+  {
+    name: "type swapped",
+    value: (c) =>
+      typeof c === "string"
+        ? Number.isFinite(Number(c)) && c !== ""
+          ? Number(c)
+          : 42
+        : typeof c === "number"
+          ? String(c)
+          : typeof c === "boolean"
+            ? String(c)
+            : "text",
+  },
+  { name: "'1e6'", value: () => "1e6" },
+  { name: "'-1'", value: () => "-1" },
+  { name: "'99999999999999999999999'", value: () => "99999999999999999999999" },
+  { name: "1e6", value: () => 1e6 },
+  { name: "-1", value: () => -1 },
+  // A JSON number a double cannot hold: written into the text as is (see jsonText).
+  { name: "99999999999999999999999", value: () => HUGE_NUMBER },
+  { name: "1.5", value: () => 1.5 },
+  { name: "NUL in a string", value: () => "a\u0000b" },
+  { name: "very long string", value: () => LONG },
+  { name: "unicode", value: () => UNICODE },
+  { name: "array", value: (c) => [c] },
+  { name: "object", value: () => ({ a: 1 }) },
+];
+
+// ---------------------------------------------------------------------------------------------------------
+// The world: one API, users reused, and the real ids an almost valid request names.
+let t: IdentityTestApi;
+let w: IdentityWorld;
+let victim: TestUser;
+let deletedUserToken: string;
+const known: Record<string, string> = {};
+let n = 0;
+
+/** A value for a string field, by its name first (real ids), then by what its schema accepts. */
+function sampleString(name: string, s: Schema): string {
+  const byName: Record<string, string | undefined> = {
+    organization_id: known.organizationId,
+    organization: known.organizationId,
+    project_id: known.projectId,
+    project: known.projectId,
+    user_id: known.userId,
+    owner_id: known.projectId,
+    wallet_id: known.walletId,
+    from_wallet_id: known.walletId,
+    source_wallet_id: known.walletId,
+    to_wallet_id: known.projectWalletId,
+    email: `bad-input-${n++}@example.test`,
+    password: "correct horse battery staple 2",
+    new_password: "correct horse battery staple 2",
+    current_password: "not the current password",
+  };
+  const v = byName[name];
+  if (v !== undefined) return v;
+  if (s.enum) return s.enum[0];
+  if (s.example !== undefined && typeof s.example === "string") return s.example;
+  if (s.default !== undefined && typeof s.default === "string") return s.default;
+  if (s.format === "date-time") return new Date().toISOString();
+  const candidates = ["1000000", "demo", "a", "clu_abc", `ses_${"a".repeat(20)}`, "1", "1Gi", "100m", "grant"];
+  if (s.pattern) {
+    const re = new RegExp(s.pattern);
+    return candidates.find((c) => re.test(c)) ?? "a";
+  }
+  return s.minLength && s.minLength > 4 ? "a".repeat(s.minLength) : "demo";
+}
+
+/** An almost valid value of a schema: every property present, ids real where the name says which. */
+function sample(s0: Schema, name = ""): Json {
+  const s = resolve(s0);
+  if (!s) return null;
+  if (s.anyOf || s.oneOf)
+    return sample(
+      (s.anyOf ?? s.oneOf).find((x: Schema) => resolve(x)?.type !== "null"),
+      name,
+    );
+  if (s.allOf) return sample(s.allOf[0], name);
+  if (s.enum) return s.enum[0];
+  switch (s.type) {
+    case "object":
+      return Object.fromEntries(Object.entries(s.properties ?? {}).map(([k, v]) => [k, sample(v, k)]));
+    case "array":
+      return [sample(s.items, name)];
+    case "integer":
+    case "number":
+      return s.minimum !== undefined && s.minimum > 1 ? s.minimum : 1;
+    case "boolean":
+      return false;
+    case "string":
+      return sampleString(name, s);
+    default:
+      return null;
+  }
+}
+
+function knownPathValue(op: Operation, name: string): string {
+  if (name === "name") return op.path.includes("resource-policies") ? "policy-a" : "demo";
+  return known[name] ?? "demo";
+}
+
+// ---------------------------------------------------------------------------------------------------------
+interface Request {
+  op: Operation;
+  kind: "path" | "query" | "body" | "field" | "auth";
+  caseName: string;
+  as: string;
+  token?: string;
+  url: string;
+  body?: { text: string; type?: string };
+  /** The status the case must answer, when it is certain (auth cases). */
+  expectCode?: string;
+}
+
+function pathWith(op: Operation, override: Record<string, string> = {}): string {
+  return op.path.replace(/\{([^}]+)\}/g, (_, p: string) => override[p] ?? enc(knownPathValue(op, p)));
+}
+
+function casesFor(op: Operation, callers: { as: string; token: string }[]): Request[] {
+  const out: Request[] = [];
+  const pathParams = op.parameters.filter((p) => p.in === "path");
+  const queryParams = op.parameters.filter((p) => p.in === "query");
+  const valid = op.body ? sample(op.body) : undefined;
+  const fields = valid && typeof valid === "object" && !Array.isArray(valid) ? Object.keys(valid) : [];
+  for (const [i, c] of callers.entries()) {
+    const base = { op, as: c.as, token: c.token };
+    for (const p of pathParams) {
+      for (const v of PATH_VALUES) {
+        out.push({
+          ...base,
+          kind: "path",
+          caseName: `path ${p.name}: ${v.name}`,
+          url: pathWith(op, { [p.name]: v.value(knownPathValue(op, p.name)) }),
+          ...(valid !== undefined ? { body: { text: JSON.stringify(valid) } } : {}),
+        });
+      }
+    }
+    for (const q of queryParams) {
+      const values = [...QUERY_VALUES.map((v) => ({ name: v.name, qs: `${q.name}=${v.raw}` }))];
+      const ok = enc(String(sample(q.schema, q.name) ?? "1"));
+      values.push({ name: "repeated", qs: `${q.name}=${ok}&${q.name}=${ok}` });
+      values.push({ name: "repeated, one bad", qs: `${q.name}=${ok}&${q.name}=abc` });
+      values.push({ name: "bracketed", qs: `${q.name}[a]=1` });
+      for (const v of values) {
+        out.push({ ...base, kind: "query", caseName: `query ${q.name}: ${v.name}`, url: `${pathWith(op)}?${v.qs}` });
+      }
+    }
+    if (op.body) {
+      for (const b of WHOLE_BODIES) {
+        out.push({ ...base, kind: "body", caseName: `body: ${b.name}`, url: pathWith(op), body: b.body(valid ?? {}) });
+      }
+      if (i === 0)
+        out.push({
+          ...base,
+          kind: "body",
+          caseName: "body: over the size limit",
+          url: pathWith(op),
+          body: { text: JSON.stringify({ pad: "x".repeat(1_100_000) }) },
+        });
+      // One field at a time: the super_admin and the org admin reach the deepest; the member gets the
+      // whole-body cases above (refusals, mostly).
+      if (i < 2) {
+        for (const f of fields) {
+          for (const v of FIELD_VALUES) {
+            const mutated = {
+              ...(valid as Record<string, Json>),
+              [f]: v.value((valid as Record<string, Json>)[f] ?? null),
+            };
+            out.push({
+              ...base,
+              kind: "field",
+              caseName: `field ${f}: ${v.name}`,
+              url: pathWith(op),
+              body: { text: jsonText(mutated) },
+            });
+          }
+          const without = { ...(valid as Record<string, Json>) };
+          delete without[f];
+          out.push({
+            ...base,
+            kind: "field",
+            caseName: `field ${f}: missing`,
+            url: pathWith(op),
+            body: { text: JSON.stringify(without) },
+          });
+        }
+      }
+    }
+  }
+  if (!op.public) {
+    const body = valid !== undefined ? { body: { text: JSON.stringify(valid) } } : {};
+    out.push({
+      op,
+      kind: "auth",
+      caseName: "expired token",
+      as: "expired",
+      url: pathWith(op),
+      ...body,
+      expectCode: "token_expired",
+    });
+    out.push({
+      op,
+      kind: "auth",
+      caseName: "deleted user's token",
+      as: "deleted",
+      token: deletedUserToken,
+      url: pathWith(op),
+      ...body,
+      expectCode: "unauthenticated",
+    });
+    out.push({
+      op,
+      kind: "auth",
+      caseName: "garbage token",
+      as: "garbage",
+      token: "not.a.jwt",
+      url: pathWith(op),
+      ...body,
+      expectCode: "unauthenticated",
+    });
+    out.push({
+      op,
+      kind: "auth",
+      caseName: "no token",
+      as: "nobody",
+      url: pathWith(op),
+      ...body,
+      expectCode: "unauthenticated",
+    });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+interface Outcome {
+  req: Request;
+  status: number;
+  problem?: string;
+}
+
+async function send(req: Request, expiredToken: string): Promise<Outcome> {
+  const requestId = `bad-input-${(n++).toString(36).padStart(6, "0")}`;
+  const headers: Record<string, string> = { "X-Request-Id": requestId };
+  const token = req.as === "expired" ? expiredToken : req.token;
+  if (token) headers.Authorization = `Bearer ${token}`;
+  if (req.body) headers["Content-Type"] = req.body.type ?? "application/json";
+  const res = await fetch(t.api.url + req.url, {
+    method: req.op.method,
+    headers,
+    ...(req.body && req.body.text !== "" ? { body: req.body.text } : {}),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const type = res.headers.get("content-type") ?? "";
+  const problems: string[] = [];
+  if (res.headers.get("x-request-id") !== requestId) problems.push(`x-request-id ${res.headers.get("x-request-id")}`);
+  if (res.status < 400) {
+    // A stream (events, logs) stays open: the headers are the answer.
+    await res.body?.cancel();
+    return { req, status: res.status };
+  }
+  const text = await res.text();
+  let env: Schema;
+  try {
+    env = JSON.parse(text);
+  } catch {
+    problems.push(`not JSON (${type}): ${text.slice(0, 200)}`);
+  }
+  const e = env?.error;
+  if (!e) problems.push(`no envelope: ${text.slice(0, 200)}`);
+  else {
+    if (!DOCUMENTED_CODES.includes(e.code)) problems.push(`undocumented code ${e.code}`);
+    if (typeof e.message !== "string" || e.message === "") problems.push("no message");
+    if (typeof e.details !== "object" || e.details === null || Array.isArray(e.details))
+      problems.push("details not an object");
+    if (e.request_id !== requestId) problems.push(`request_id ${e.request_id}`);
+    if (typeof e.timestamp !== "string" || Number.isNaN(Date.parse(e.timestamp)))
+      problems.push(`timestamp ${e.timestamp}`);
+  }
+  if (res.status >= 500 && !(res.status === 503 && e?.code === "unavailable"))
+    problems.push(`status ${res.status} ${e?.code}`);
+  if (req.expectCode && (res.status !== 401 || e?.code !== req.expectCode))
+    problems.push(`expected 401 ${req.expectCode}, got ${res.status} ${e?.code}`);
+  return { req, status: res.status, ...(problems.length ? { problem: problems.join("; ") } : {}) };
+}
+
+async function inParallel<T, R>(items: T[], width: number, f: (x: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await f(items[i] as T);
+      }
+    }),
+  );
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+const results: Outcome[] = [];
+
+describe("bad input on every operation of openapi.json", () => {
+  let callers: { as: string; token: string }[];
+  let expiredToken: string;
+
+  beforeAll(async () => {
+    t = await startIdentityTestApi();
+    w = await anIdentityWorld(t);
+    victim = await t.aUser();
+    await t.member(victim, w.orgA.id, w.projectA.id, "member");
+    const now = t.clock.now();
+    const orgWallet = (
+      await grantToOrganization(t.database.db, {
+        organizationId: w.orgA.id,
+        amount: 1000n * 1_000_000n,
+        actorKind: "system",
+        actorId: null,
+        reason: "test",
+        at: now,
+      })
+    ).wallet;
+    const projectWallet = (
+      await ensureWallet(t.database.db, { organizationId: w.orgA.id, kind: "project", id: w.projectA.id }, now)
+    ).wallet;
+    Object.assign(known, {
+      organizationId: w.orgA.id,
+      projectId: w.projectA.id,
+      userId: victim.id,
+      walletId: orgWallet.id,
+      projectWalletId: projectWallet.id,
+      clusterId: "clu_abcdefgh",
+      sessionId: `ses_${"a".repeat(20)}`,
+      nodeName: "node-a",
+    });
+    const refill = await t.request("POST", "/api/v1/credits/refills", {
+      token: w.adminA.token,
+      json: { wallet_id: projectWallet.id, mode: "top_up_to", amount: "5000000", period: "monthly" },
+    });
+    expect(refill.status, JSON.stringify(refill.body)).toBe(201);
+    known.refillId = refill.body.id;
+    const ask = await t.request("POST", "/api/v1/credits/requests", {
+      token: w.memberA.token,
+      json: { organization_id: w.orgA.id, amount: "5000000", reason: "bad input" },
+    });
+    expect(ask.status, JSON.stringify(ask.body)).toBe(201);
+    known.requestId = ask.body.id;
+
+    const doomed = await t.aUser();
+    deletedUserToken = doomed.token;
+    const del = await t.request("DELETE", `/api/v1/users/${doomed.id}`, { token: w.superAdmin.token });
+    expect(del.status, JSON.stringify(del.body)).toBe(204);
+    expiredToken = await t.expiredTokenFor(w.memberA.id);
+    callers = [
+      { as: "super_admin", token: w.superAdmin.token },
+      { as: "org_admin", token: w.adminA.token },
+      { as: "member", token: w.memberA.token },
+    ];
+  });
+
+  afterAll(async () => {
+    printSummary();
+    await t?.stop();
+  });
+
+  it("serves the same document as the one committed", async () => {
+    const r = await t.request("GET", "/api/v1/openapi.json");
+    expect(r.status).toBe(200);
+    expect(Object.keys(r.body.paths).sort()).toEqual(Object.keys(doc.paths).sort());
+  });
+
+  for (const op of operations) {
+    it(`${op.method} ${op.path} answers every bad input with the envelope and no 5xx`, async () => {
+      // The password change is last in the run (see below); the caller's own password is never given.
+      const outcomes = await inParallel(casesFor(op, callers), 8, (r) => send(r, expiredToken));
+      results.push(...outcomes);
+      const bad = outcomes
+        .filter((o) => o.problem)
+        .map((o) => `${o.req.as} ${o.req.caseName} -> ${o.status}: ${o.problem}`);
+      expect(bad).toEqual([]);
+    });
+  }
+});
+
+function printSummary(): void {
+  const ops = new Set(results.map((r) => r.req.op.operationId));
+  const byKind = new Map<string, number>();
+  const byStatus = new Map<number, number>();
+  const undocumented = new Map<string, Set<number>>();
+  for (const r of results) {
+    byKind.set(r.req.kind, (byKind.get(r.req.kind) ?? 0) + 1);
+    byStatus.set(r.status, (byStatus.get(r.status) ?? 0) + 1);
+    if (!r.req.op.documented.has(r.status)) {
+      const k = `${r.req.op.method} ${r.req.op.path}`;
+      undocumented.set(k, (undocumented.get(k) ?? new Set()).add(r.status));
+    }
+  }
+  const lines = [
+    `bad input: ${ops.size} operations × ${results.length} requests (${[...byKind].map(([k, v]) => `${k} ${v}`).join(", ")})`,
+    `  statuses: ${[...byStatus]
+      .sort((a, b) => a[0] - b[0])
+      .map(([s, c]) => `${s}×${c}`)
+      .join(" ")}`,
+    `  problems: ${results.filter((r) => r.problem).length}`,
+    `  statuses answered but not documented by the operation: ${undocumented.size === 0 ? "none" : ""}`,
+    ...[...undocumented].map(([k, s]) => `    ${k}: ${[...s].sort().join(", ")}`),
+  ];
+  console.log(lines.join("\n"));
+}
