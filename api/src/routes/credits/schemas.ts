@@ -38,9 +38,15 @@ export const Wallet = z
     owner: z.object({ kind: z.enum(["user", "project", "organization", "system"]), id: z.string() }),
     display_name: z.string().nullable(),
     balance: SignedAmount,
-    spendable: AmountOrZero.meta({
-      description: "What the wallet can pay now: its balance down to its floor (minus the overdraft).",
-    }),
+    // A sum (balance + overdraft), so not bounded by the 18 digits an amount sent in may have: a
+    // wallet with a large balance and the largest overdraft would otherwise answer 500.
+    spendable: z
+      .string()
+      .regex(/^(0|[1-9][0-9]*)$/)
+      .meta({
+        description:
+          "What the wallet can pay now: its balance down to its floor (minus the overdraft), in minor units.",
+      }),
     limits: z.object({
       overdraft: AmountOrZero,
       max_spend_per_day: AmountOrZero.nullable(),
