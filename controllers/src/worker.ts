@@ -7,7 +7,7 @@ import { hostname } from "node:os";
 import type { Cluster } from "@berth/crds";
 import type { Logger } from "pino";
 import type { KubeApi } from "./kube/client.ts";
-import { LeaseElector } from "./kube/lease.ts";
+import { LeaderElector } from "./kube/lease.ts";
 import { SessionController, type SessionControllerOptions } from "./sessions/controller.ts";
 import type { SessionStore } from "./sessions/store.ts";
 
@@ -48,7 +48,12 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   let controller: SessionController | undefined;
   let starting: Promise<void> = Promise.resolve();
 
-  const elector = new LeaseElector({
+  const serially = (step: () => Promise<void>): Promise<void> => {
+    starting = starting.then(step).catch((err: unknown) => log.error({ err: String(err) }, "leader transition failed"));
+    return starting;
+  };
+
+  const elector = new LeaderElector({
     kube: deps.kube,
     namespace: deps.lease?.namespace ?? "berth-system",
     name: deps.lease?.name ?? "berth-worker",
@@ -56,10 +61,13 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     leaseDurationMs: deps.lease?.durationMs ?? 15_000,
     renewDeadlineMs: deps.lease?.renewDeadlineMs ?? 10_000,
     retryPeriodMs: deps.lease?.retryPeriodMs ?? 2_000,
-    onError: (err, what) => log.warn({ err: String(err) }, what),
+    log,
+    // Start and stop are serialized on one chain: a quick lose-then-win never runs two controllers, nor
+    // stops the one started after it.
     onStartedLeading: () => {
       log.info({}, "leading: starting the session controller");
-      starting = starting.then(async () => {
+      void serially(async () => {
+        if (!elector.isLeader()) return;
         const c = new SessionController({
           kube: deps.kube,
           store: deps.store,
@@ -78,13 +86,14 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         }
       });
     },
-    onStoppedLeading: async () => {
+    onStoppedLeading: () => {
       log.warn({}, "lost the lease: stopping the session controller");
-      await starting;
-      for (const l of deps.loops ?? []) await l.stop();
-      const c = controller;
-      controller = undefined;
-      await c?.stop();
+      return serially(async () => {
+        for (const l of deps.loops ?? []) await l.stop();
+        const c = controller;
+        controller = undefined;
+        await c?.stop();
+      });
     },
   });
   elector.start();

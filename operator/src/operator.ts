@@ -4,15 +4,13 @@
 //   mirrors (SessionMirror → Pod, Service, NetworkPolicy; status reports and usage samples).
 // Followers keep only the election loop and the status server.
 import { type RunningMirrorController, startSessionMirrorController, UsageRefused } from "@berth/controllers";
+import { errInfo, HttpKube, LeaderElector, loadKubeConfig } from "@berth/controllers/kube";
 import type { Logger } from "pino";
 import { type Clock, systemClock } from "./clock.ts";
 import type { OperatorConfig } from "./config.ts";
 import { InternalClient } from "./controlplane/client.ts";
 import { startStatusServer } from "./http/server.ts";
 import { InventoryReporter } from "./inventory/reporter.ts";
-import { KubeClient, loadKubeConfig } from "./kube/client.ts";
-import { errInfo } from "./kube/reflector.ts";
-import { LeaderElector } from "./leader/elector.ts";
 import { createMetrics, type OperatorMetrics } from "./metrics.ts";
 
 export interface StartOperatorOptions {
@@ -43,7 +41,10 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   const identity = config.lease.identity;
   const log = opts.log.child({ cluster: config.clusterId, identity });
   const metrics = createMetrics({ cluster: config.clusterId, identity });
-  const kube = new KubeClient(loadKubeConfig(config.kube), { requestTimeoutMs: config.requestTimeoutMs });
+  const kube = new HttpKube(loadKubeConfig(config.kube), {
+    requestTimeoutMs: config.requestTimeoutMs,
+    userAgent: "berth-operator",
+  });
   const internal = new InternalClient({
     baseUrl: config.controlPlaneUrl,
     tokenFile: config.tokenFile,
@@ -63,7 +64,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   };
 
   const elector = new LeaderElector({
-    client: kube,
+    kube,
     namespace: config.lease.namespace,
     name: config.lease.name,
     identity,

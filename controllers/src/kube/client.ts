@@ -1,7 +1,7 @@
-// The controllers' Kubernetes client: JSON requests and streaming watches over node:http(s). The shape
-// (request/json/watch with status codes, PATCH as a merge patch) matches the operator's KubeClient, so
-// the operator hands its own client to the mirror controller; the worker and the API build this one from
-// a KubeConfig (management cluster) or a stored credential (GPU clusters).
+// The one Kubernetes client of Berth: JSON requests and streaming watches over node:http(s), with
+// authentication from @kubernetes/client-node's KubeConfig (see kubeconfig.ts for the operator's file and
+// in-cluster sources). The worker and the API build it from a KubeConfig (management cluster) or a stored
+// credential (GPU clusters); the operator from its configuration, and hands it to the mirror controller.
 //
 // Why not the generated clients: throughput. Dispatch fans out hundreds of writes a second over a few
 // keep-alive connections, and the reconcilers want status codes (404, 409, 410) as values, not exceptions.
@@ -33,7 +33,11 @@ export interface KubeApi {
   request<T = unknown>(method: string, path: string, opts?: RequestOptions): Promise<KubeResponse<T>>;
   /** 2xx or throws KubeError. */
   json<T = unknown>(method: string, path: string, opts?: RequestOptions): Promise<T>;
-  /** Streams events until the server ends the watch (resolves) or it fails (rejects). */
+  /**
+   * Streams events until the server ends the watch (resolves), the connection fails or stays silent past
+   * `idleTimeoutMs` (rejects), or `signal` aborts (resolves). A non-200 answer rejects with KubeError.
+   * `onEvent` runs synchronously per event, in order; an error it throws ends the watch with that error.
+   */
   watch(
     path: string,
     query: RequestOptions["query"],
@@ -52,6 +56,16 @@ export class KubeError extends Error {
     this.status = status;
     this.reason = s.reason;
   }
+}
+
+/** An error as a log field: message and, for apiserver answers, the status; for sockets, the code. */
+export function errInfo(e: unknown): { message: string; status?: number; code?: string } {
+  if (e instanceof KubeError) return { message: e.message, status: e.status };
+  if (e instanceof Error) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return code ? { message: e.message, code } : { message: e.message };
+  }
+  return { message: String(e) };
 }
 
 class StaleConnection extends Error {
@@ -207,10 +221,11 @@ export class HttpKube implements KubeApi {
     const prepared = await this.#prepare();
     const url = new URL(this.server + withQuery(path, { ...query, watch: "true" }));
     if (opts.signal?.aborted) return;
-    // Watches get their own connection: a long-lived stream must not hold one of the request pool's sockets.
+    // Watches get their own connection: a long-lived stream must not hold one of the request pool's sockets,
+    // nor linger in Node's global (keep-alive) agent after close().
     const agent = prepared.secure
       ? new https.Agent({ ...(this.#agent as https.Agent).options, keepAlive: false })
-      : undefined;
+      : new http.Agent({ keepAlive: false });
     return new Promise((resolve, reject) => {
       let settled = false;
       const finish = (err?: Error) => {
@@ -218,7 +233,7 @@ export class HttpKube implements KubeApi {
         settled = true;
         clearTimeout(idle);
         opts.signal?.removeEventListener("abort", onAbort);
-        agent?.destroy();
+        agent.destroy();
         if (err && !opts.signal?.aborted) reject(err);
         else resolve();
       };
@@ -234,7 +249,7 @@ export class HttpKube implements KubeApi {
       opts.signal?.addEventListener("abort", onAbort, { once: true });
       const req = (prepared.secure ? https : http).request(
         url,
-        { method: "GET", headers: prepared.headers, ...(agent ? { agent } : {}) },
+        { method: "GET", headers: prepared.headers, agent },
         (res) => {
           if (res.statusCode !== 200) {
             const chunks: Buffer[] = [];
@@ -264,17 +279,18 @@ export class HttpKube implements KubeApi {
               buffered = buffered.slice(nl + 1);
               nl = buffered.indexOf("\n");
               if (line === "") continue;
-              let event: WatchEvent;
+              let stop: Error | undefined;
               try {
-                event = JSON.parse(line) as WatchEvent;
+                onEvent(JSON.parse(line) as WatchEvent);
               } catch (e) {
-                req.destroy(new Error(`watch ${path}: unreadable event: ${(e as Error).message}`));
-                return;
+                stop =
+                  e instanceof SyntaxError ? new Error(`watch ${path}: unreadable event: ${e.message}`) : (e as Error);
               }
-              try {
-                onEvent(event);
-              } catch (e) {
-                req.destroy(e as Error);
+              if (stop) {
+                // Settle with the caller's error first: destroying the request makes errors of its own
+                // ("aborted", "connection lost") that would otherwise win the race and hide, say, a 410.
+                finish(stop);
+                req.destroy();
                 return;
               }
             }
@@ -290,6 +306,7 @@ export class HttpKube implements KubeApi {
     });
   }
 
+  /** Closes the kept-alive connections; a later call opens new ones. */
   close(): void {
     this.#agent?.destroy();
     this.#agent = undefined;

@@ -1,2 +1,4 @@
 export * from "./client.ts";
 export * from "./informer.ts";
+export * from "./kubeconfig.ts";
+export * from "./lease.ts";

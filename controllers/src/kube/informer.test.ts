@@ -1,5 +1,6 @@
-import { describe, expect, it } from "vitest";
-import type { KubeApi, KubeResponse, RequestOptions, WatchEvent } from "./client.ts";
+import { afterEach, describe, expect, it } from "vitest";
+import { HttpKube, type KubeApi, type KubeResponse, type RequestOptions, type WatchEvent } from "./client.ts";
+import { until as eventually, FakeApiserver, type Thing } from "./fake-apiserver.test-support.ts";
 import { Informer, type KubeObject } from "./informer.ts";
 
 const obj = (name: string, rv: string): KubeObject => ({ metadata: { name, namespace: "ns", resourceVersion: rv } });
@@ -86,5 +87,133 @@ describe("the informer", () => {
     emit?.({ type: "MODIFIED", object: obj("a", "7") });
     expect(inf.store.get("ns/a")?.metadata.resourceVersion).toBe("9");
     await inf.stop();
+  });
+});
+
+describe("the informer over HTTP", () => {
+  let cleanup: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const f of cleanup.reverse()) await f();
+    cleanup = [];
+  });
+
+  /** An informer keeping a projection ({ name, v }) of each thing, as the operator's inventory does. */
+  async function setUp() {
+    const api = new FakeApiserver();
+    await api.start();
+    const kube = new HttpKube(api.kubeConfig());
+    const events: string[] = [];
+    const relists: string[] = [];
+    const informer = new Informer<{ name: string; v: number }>({
+      kube,
+      path: "/api/v1/things",
+      parse: (o) => {
+        const t = o as unknown as Thing;
+        // Things with v < 0 are not kept.
+        return t.spec.v < 0 ? undefined : { name: t.metadata.name, v: t.spec.v };
+      },
+      unchanged: (a, b) => JSON.stringify(a) === JSON.stringify(b),
+      onEvent: (e) => events.push(`${e.type} ${e.key}`),
+      onRelist: (reason) => relists.push(reason),
+      retryDelay: () => 10,
+    });
+    cleanup.push(async () => {
+      await informer.stop();
+      kube.close();
+      await api.stop();
+    });
+    const values = () => [...informer.store.values()].sort((a, b) => a.name.localeCompare(b.name));
+    return { api, informer, values, events: () => events.length, log: events, relists };
+  }
+
+  it("lists, then watches from the list's resourceVersion and follows events", async () => {
+    const { api, informer, values, events } = await setUp();
+    api.set("a", 1);
+    informer.start();
+    await eventually(() => api.open !== undefined, "a watch");
+    expect(api.watches[0]?.get("resourceVersion")).toBe("101");
+    expect(values()).toEqual([{ name: "a", v: 1 }]);
+    expect(informer.synced).toBe(true);
+    expect(informer.watching).toBe(true);
+    api.event("ADDED", api.set("b", 2));
+    api.event("MODIFIED", api.set("a", 3));
+    await eventually(() => values().length === 2 && values()[0]?.v === 3, "events applied");
+    expect(events()).toBe(3); // the list's a, then b, then a
+  });
+
+  it("an update whose projection is unchanged wakes nobody", async () => {
+    const { api, informer, events } = await setUp();
+    api.set("a", 1);
+    informer.start();
+    await eventually(() => api.open !== undefined, "a watch");
+    api.event("MODIFIED", api.set("a", 1)); // new resourceVersion, same projection
+    api.event("BOOKMARK", { metadata: { resourceVersion: "500" } });
+    api.event("MODIFIED", api.set("a", 2));
+    await eventually(() => events() === 2, "the second change");
+    expect(events()).toBe(2);
+  });
+
+  it("an object whose projection is no longer kept leaves the store as a delete", async () => {
+    const { api, informer, values, log } = await setUp();
+    api.set("a", 1);
+    informer.start();
+    await eventually(() => api.open !== undefined, "a watch");
+    api.event("MODIFIED", api.set("a", -1));
+    api.event("ADDED", api.set("z", -5)); // never kept
+    api.event("DELETED", api.set("z", -5));
+    api.event("ADDED", api.set("b", 2));
+    await eventually(() => log.length === 3, "a gone and b come");
+    expect(values()).toEqual([{ name: "b", v: 2 }]);
+    expect(log).toEqual(["upsert a", "delete a", "upsert b"]);
+  });
+
+  it("an ERROR event with code 410 makes it relist and the store follows the new list", async () => {
+    const { api, informer, values, relists } = await setUp();
+    api.set("a", 1);
+    informer.start();
+    await eventually(() => api.open !== undefined, "a watch");
+    const first = api.open;
+    api.items.delete("a");
+    api.set("c", 9);
+    api.event("ERROR", {
+      kind: "Status",
+      code: 410,
+      reason: "Expired",
+      message: "too old resource version: 101 (150)",
+    });
+    first?.end();
+    await eventually(() => api.lists === 2 && api.open !== first, "a relist and a new watch");
+    expect(values()).toEqual([{ name: "c", v: 9 }]);
+    expect(relists).toEqual(["initial", "expired"]);
+  });
+
+  it("a watch refused with HTTP 410 makes it relist", async () => {
+    const { api, informer, relists } = await setUp();
+    api.plan = ["410-status"];
+    informer.start();
+    await eventually(() => api.lists === 2 && api.open !== undefined, "a relist and a watch");
+    expect(relists).toEqual(["initial", "expired"]);
+  });
+
+  it("a cut connection is resumed from the last resourceVersion seen, without a relist", async () => {
+    const { api, informer, values } = await setUp();
+    informer.start();
+    await eventually(() => api.open !== undefined, "a watch");
+    api.event("ADDED", api.set("a", 1));
+    await eventually(() => values().length === 1, "the event");
+    api.open?.socket?.destroy();
+    await eventually(() => api.watches.length === 2, "a second watch");
+    expect(api.watches[1]?.get("resourceVersion")).toBe(String(api.rv));
+    expect(api.lists).toBe(1);
+    await eventually(() => informer.watching, "watching again");
+  });
+
+  it("a watch the server ends is resumed at once", async () => {
+    const { api, informer } = await setUp();
+    informer.start();
+    await eventually(() => api.open !== undefined, "a watch");
+    api.open?.end();
+    await eventually(() => api.watches.length === 2, "a second watch");
+    expect(api.lists).toBe(1);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decide, microTime, nextSpec, observe, releasedSpec } from "./decide.ts";
+import { decide, microTime, nextSpec, observe, releasedSpec } from "./lease-decide.ts";
 
 const DURATION = 15_000;
 const held = (holder: string, renewTime = "2026-11-22T06:00:00.000000Z") => ({

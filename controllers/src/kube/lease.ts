@@ -1,26 +1,26 @@
-// Leader election on a coordination.k8s.io Lease, so that of several operator replicas exactly one
-// reports. The loop runs every retryPeriod: read the lease, decide (decide.ts), write with the
+// Leader election on a coordination.k8s.io Lease, so that of several replicas (the operator's, the
+// worker's) exactly one does the leader-only work. The loop runs every retryPeriod: read the lease, decide (lease-decide.ts), write with the
 // resourceVersion read (a concurrent writer gets 409 and loses). The leader steps down by itself when it
 // could not renew for renewDeadline, which is shorter than the lease duration a follower waits: so the
 // old leader has stopped before anyone can take over.
 //
-// The lease's namespace must exist: creating namespaces is not a right the operator has (see rbac.ts);
-// the control plane creates it at registration.
+// The lease's namespace must exist: creating namespaces is not a right the operator has (see the
+// operator's rbac.ts); the control plane creates it at registration.
 import type { Logger } from "pino";
-import { type Clock, sleep } from "../clock.ts";
-import type { KubeClient } from "../kube/client.ts";
-import { errInfo } from "../kube/reflector.ts";
-import { decide, type LeaseSpec, nextSpec, type Observation, observe, releasedSpec } from "./decide.ts";
+import { errInfo, type KubeApi } from "./client.ts";
+import { decide, type LeaseSpec, nextSpec, type Observation, observe, releasedSpec } from "./lease-decide.ts";
+import { sleep } from "./sleep.ts";
 
 export interface ElectorOptions {
-  client: KubeClient;
+  kube: KubeApi;
   namespace: string;
   name: string;
   identity: string;
   leaseDurationMs: number;
   renewDeadlineMs: number;
   retryPeriodMs: number;
-  clock: Clock;
+  /** Wall-clock milliseconds; default Date.now. Tests own it. */
+  clock?: { now(): number };
   log: Logger;
   /** Called when this replica becomes leader. */
   onStartedLeading: () => void;
@@ -40,7 +40,7 @@ interface Lease {
 }
 
 export class LeaderElector {
-  readonly #o: ElectorOptions;
+  readonly #o: ElectorOptions & { clock: { now(): number } };
   readonly #path: string;
   readonly #abort = new AbortController();
   #observed: Observation | undefined;
@@ -54,7 +54,7 @@ export class LeaderElector {
   #lastProblem = "";
 
   constructor(opts: ElectorOptions) {
-    this.#o = opts;
+    this.#o = { ...opts, clock: opts.clock ?? { now: () => Date.now() } };
     this.#path = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(opts.namespace)}/leases`;
   }
 
@@ -81,7 +81,7 @@ export class LeaderElector {
     if (wasLeading && opts.release !== false && this.#lastLease) {
       try {
         const lease = this.#lastLease;
-        const res = await this.#o.client.request("PUT", `${this.#path}/${encodeURIComponent(this.#o.name)}`, {
+        const res = await this.#o.kube.request("PUT", `${this.#path}/${encodeURIComponent(this.#o.name)}`, {
           body: { ...lease, spec: releasedSpec(lease.spec ?? {}, this.#o.clock.now()) },
           timeoutMs: this.#o.renewDeadlineMs,
         });
@@ -126,7 +126,7 @@ export class LeaderElector {
   }
 
   async #attempt(signal: AbortSignal): Promise<void> {
-    const client = this.#o.client;
+    const client = this.#o.kube;
     const now = () => this.#o.clock.now();
     // Renewals must finish within the deadline or they are worthless.
     const timeoutMs = Math.max(

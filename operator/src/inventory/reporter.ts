@@ -3,13 +3,19 @@
 // (debounced) and on a periodic resync, and nothing while nothing changed. Heartbeats never reach the
 // wire: the watches' projections drop them, and a computed inventory equal to the last one the control
 // plane accepted is not sent.
+import {
+  errInfo,
+  Informer,
+  type InformerErrorFields,
+  isStatus,
+  type KubeApi,
+  type KubeObject,
+} from "@berth/controllers/kube";
 import type { Logger } from "pino";
-import type { BackoffPolicy } from "../backoff.ts";
+import { type BackoffPolicy, backoffDelay } from "../backoff.ts";
 import type { Clock } from "../clock.ts";
 import { type InternalClient, type Outcome, retryDelay } from "../controlplane/client.ts";
 import type { InventoryReport } from "../controlplane/wire.ts";
-import type { KubeClient } from "../kube/client.ts";
-import { Reflector } from "../kube/reflector.ts";
 import type { OperatorMetrics } from "../metrics.ts";
 import { computeInventory, inventoryFingerprint, type NodeLike, type PodLike } from "./compute.ts";
 import { slimNode, slimPod } from "./slim.ts";
@@ -17,7 +23,7 @@ import { slimNode, slimPod } from "./slim.ts";
 export const INVENTORY_PATH = "/internal/v1/inventory";
 
 export interface InventoryReporterOptions {
-  kube: KubeClient;
+  kube: KubeApi;
   internal: InternalClient;
   clusterId: string;
   debounceMs: number;
@@ -60,8 +66,8 @@ class Waker {
 
 export class InventoryReporter {
   readonly #o: InventoryReporterOptions;
-  readonly #nodes: Reflector<NodeLike>;
-  readonly #pods: Reflector<PodLike>;
+  readonly #nodes: Informer<NodeLike>;
+  readonly #pods: Informer<PodLike>;
   readonly #waker = new Waker();
   readonly #abort = new AbortController();
   #loop: Promise<void> | undefined;
@@ -76,40 +82,43 @@ export class InventoryReporter {
 
   constructor(opts: InventoryReporterOptions) {
     this.#o = opts;
-    const common = {
-      client: opts.kube,
-      log: opts.log,
-      backoff: opts.backoff,
+    const random = opts.random ?? Math.random;
+    const common = (resource: string) => ({
+      kube: opts.kube,
       pageSize: opts.pageSize,
-      onChange: () => this.#changed(),
-      ...(opts.random ? { random: opts.random } : {}),
-    };
-    const synced = (resource: string) => ({
+      // A busy cluster's pods do not list within one ordinary request timeout.
+      listTimeoutMs: 60_000,
+      // Projections are plain JSON; equal JSON is no change (heartbeats, Pending → Running).
+      unchanged: (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b),
+      onEvent: () => this.#changed(),
+      // The first list wakes the loop even when it found nothing to keep.
+      onSynced: () => this.#changed(),
+      onError: (e: unknown, what: string, fields: InformerErrorFields) =>
+        // A 410 is routine (the watch's resourceVersion was compacted away): the relist follows at once.
+        opts.log[isStatus(e, 410) ? "info" : "warn"]({ resource, ...fields, error: errInfo(e) }, what),
       onRelist: (reason: string) => opts.metrics.relists.inc({ resource, reason }),
-      onSyncedChange: (v: boolean) => opts.metrics.watchSynced.set({ resource }, v ? 1 : 0),
+      onWatchingChange: (v: boolean) => opts.metrics.watchSynced.set({ resource }, v ? 1 : 0),
+      retryDelay: (failures: number) => backoffDelay(failures, opts.backoff, random),
+      random,
     });
-    this.#nodes = new Reflector<NodeLike>({
-      ...common,
-      ...synced("nodes"),
+    this.#nodes = new Informer<NodeLike>({
+      ...common("nodes"),
       path: "/api/v1/nodes",
-      resource: "nodes",
-      transform: slimNode,
+      parse: (o: KubeObject) => slimNode(o as NodeLike),
     });
-    this.#pods = new Reflector<PodLike>({
-      ...common,
-      ...synced("pods"),
+    this.#pods = new Informer<PodLike>({
+      ...common("pods"),
       path: "/api/v1/pods",
-      resource: "pods",
       // Only pods that can hold a device: bound and not finished. A pod that finishes leaves the
       // selection, which the watch reports as DELETED.
       fieldSelector: "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed",
-      transform: slimPod,
+      parse: (o: KubeObject) => slimPod(o as PodLike),
     });
   }
 
   /** Both watches listed and open. */
   get synced(): boolean {
-    return this.#nodes.synced && this.#pods.synced;
+    return this.#nodes.watching && this.#pods.watching;
   }
 
   start(): void {
@@ -134,7 +143,7 @@ export class InventoryReporter {
 
   /** Milliseconds until the loop has something to do; 0 = now; undefined = only a change can start it. */
   #due(now: number): number | undefined {
-    if (!this.#nodes.listed || !this.#pods.listed) return undefined;
+    if (!this.#nodes.synced || !this.#pods.synced) return undefined;
     if (this.#failures > 0) return this.#retryAt - now;
     if (this.#ackedFingerprint === undefined) return 0; // the first report goes out as soon as both listed
     let due = this.#nextResyncAt - now;
@@ -163,7 +172,7 @@ export class InventoryReporter {
     const now = this.#o.clock.now();
     const resync = this.#ackedFingerprint !== undefined && now >= this.#nextResyncAt;
     this.#dirtySince = undefined;
-    const nodes = computeInventory(this.#nodes.values(), this.#pods.values());
+    const nodes = computeInventory(this.#nodes.store.values(), this.#pods.store.values());
     this.#o.metrics.inventoryNodes.set(nodes.length);
     const fingerprint = inventoryFingerprint(nodes);
     if (fingerprint === this.#ackedFingerprint && !resync && this.#failures === 0) return true;
