@@ -18,6 +18,7 @@ import {
 } from "../auth/testing.ts";
 import { grantToOrganization } from "../billing/grant.ts";
 import { ensureWallet } from "../billing/wallets.ts";
+import { insertSession } from "../db/operations/sessions/insertSession.ts";
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 // biome-ignore lint/suspicious/noExplicitAny: JSON Schema as found in the OpenAPI document.
@@ -178,6 +179,9 @@ function sampleString(name: string, s: Schema): string {
     organization: known.organizationId,
     project_id: known.projectId,
     project: known.projectId,
+    cluster_id: known.clusterId,
+    cluster: known.clusterId,
+    session_id: known.sessionId,
     user_id: known.userId,
     owner_id: known.projectId,
     wallet_id: known.walletId,
@@ -481,10 +485,34 @@ describe("bad input on every operation of openapi.json", () => {
       userId: victim.id,
       walletId: orgWallet.id,
       projectWalletId: projectWallet.id,
-      clusterId: "clu_abcdefgh",
-      sessionId: `ses_${"a".repeat(20)}`,
+      clusterId: "clu_badinput",
+      sessionId: `ses_${"b".repeat(20)}`,
       nodeName: "node-a",
     });
+    // A cluster and a queued session of the member's, as rows: the routes that find them in the
+    // database get past "not found" into their own work (those that need the cluster itself answer 503).
+    await t.database
+      .db("clusters")
+      .insert({ id: known.clusterId, name: "bad-input", session_domain: "bad-input.test" });
+    await insertSession(t.database.db, {
+      id: known.sessionId as string,
+      cr_name: known.sessionId as string,
+      namespace: "berth-sessions",
+      owner_id: w.memberA.id,
+      organization_id: w.orgA.id,
+      project_id: w.projectA.id,
+      display_name: "bad input",
+      offering: "h100",
+      preset: "small",
+      image: "jupyterlab",
+      gpu_model: "H100",
+      gpu_count: 1,
+      hourly_credit_rate: "1000000",
+      cluster_pin: null,
+      priority: 0,
+      created_at: now,
+    });
+    await t.database.db("sessions").where({ id: known.sessionId }).update({ phase: "Queued", queued_at: now });
     const refill = await t.request("POST", "/api/v1/credits/refills", {
       token: w.adminA.token,
       json: { wallet_id: projectWallet.id, mode: "top_up_to", amount: "5000000", period: "monthly" },
@@ -547,7 +575,24 @@ function printSummary(): void {
       undocumented.set(k, (undocumented.get(k) ?? new Set()).add(r.status));
     }
   }
+  const perOp = new Map<string, { cases: Set<string>; statuses: Map<number, number> }>();
+  for (const r of results) {
+    const k = `${r.req.op.method} ${r.req.op.path}`;
+    const e = perOp.get(k) ?? { cases: new Set<string>(), statuses: new Map<number, number>() };
+    e.cases.add(r.req.caseName);
+    e.statuses.set(r.status, (e.statuses.get(r.status) ?? 0) + 1);
+    perOp.set(k, e);
+  }
+  const caseNames = new Set(results.map((r) => `${r.req.kind} ${r.req.caseName}`));
   const lines = [
+    `bad input: ${ops.size} operations × ${caseNames.size} distinct cases (per parameter and field) = ${results.length} requests`,
+    ...[...perOp].map(
+      ([k, e]) =>
+        `  ${k.padEnd(58)} ${String(e.cases.size).padStart(4)} cases  ${[...e.statuses]
+          .sort((a, b) => a[0] - b[0])
+          .map(([s, c]) => `${s}×${c}`)
+          .join(" ")}`,
+    ),
     `bad input: ${ops.size} operations × ${results.length} requests (${[...byKind].map(([k, v]) => `${k} ${v}`).join(", ")})`,
     `  statuses: ${[...byStatus]
       .sort((a, b) => a[0] - b[0])
