@@ -287,8 +287,8 @@ export class HttpKube implements KubeApi {
                   e instanceof SyntaxError ? new Error(`watch ${path}: unreadable event: ${e.message}`) : (e as Error);
               }
               if (stop) {
-                // Settle with the caller's error first: destroying the request makes errors of its own
-                // ("aborted", "connection lost") that would otherwise win the race and hide, say, a 410.
+                // Settle with the caller's error first: destroying the request raises errors of its own
+                // ("aborted", "connection lost"), and which comes first must not decide whether a 410 is seen.
                 finish(stop);
                 req.destroy();
                 return;
