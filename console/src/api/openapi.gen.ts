@@ -1004,7 +1004,7 @@ export type Wallet = {
   display_name: string | null;
   /** Signed minor units as a decimal string; negative left the wallet. */
   balance: string;
-  /** What the wallet can pay now: its balance down to its floor (minus the overdraft). */
+  /** What the wallet can pay now: its balance down to its floor (minus the overdraft), in minor units. */
   spendable: string;
   limits: {
     /** Minor units as a decimal string (1 credit = 1000000). */

@@ -46,7 +46,7 @@ describe("an administrator allocates credits and approves a member's request in 
     const login = new LoginPage(page);
     await login.open();
     await login.signIn(user.email, user.password);
-    await page.getByTestId("account-email").waitFor();
+    await page.getByTestId("account-menu").waitFor();
     current = page;
     return page;
   }

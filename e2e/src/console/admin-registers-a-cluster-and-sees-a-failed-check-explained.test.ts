@@ -43,7 +43,7 @@ describe("an administrator registers a cluster in the console", () => {
     const login = new LoginPage(page);
     await login.open();
     await login.signIn(bed.superAdmin.email, bed.superAdmin.password);
-    await page.getByTestId("account-email").waitFor();
+    await page.getByTestId("account-menu").waitFor();
   });
   afterEach(async (ctx) => shots.onFailure(page, ctx));
   afterAll(async () => {

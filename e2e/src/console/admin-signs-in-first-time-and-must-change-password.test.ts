@@ -67,14 +67,14 @@ describe("the administrator's first sign-in", () => {
   it("after the change the console opens where the user was going", async () => {
     await new PasswordPage(page).change(ADMIN_FIRST_PASSWORD, NEW_PASSWORD);
     await page.waitForURL((u) => u.pathname === "/queue");
-    await page.getByTestId("account-email").waitFor();
+    await page.getByTestId("account-menu").waitFor();
     expect(await page.getByTestId("account-email").textContent()).toBe(ADMIN_EMAIL);
     await shots.take(page, "signed-in");
   });
 
   it("an expired token returns to the login page keeping the user's place", async () => {
     await page.goto("/sessions?state=Running");
-    await page.getByTestId("account-email").waitFor();
+    await page.getByTestId("account-menu").waitFor();
     // Make the stored token expire now, as the short-lived token would on its own.
     await page.evaluate(() => {
       const raw = sessionStorage.getItem("berth.auth");
@@ -91,30 +91,57 @@ describe("the administrator's first sign-in", () => {
 
   it("the keyboard reaches everything: a skip link first, a visible focus ring, the navigation in order", async () => {
     await page.goto("/sessions");
-    await page.getByTestId("account-email").waitFor();
+    await page.getByTestId("account-menu").waitFor();
     await page.keyboard.press("Tab");
     const focused = () =>
       page.evaluate(() => {
         let el: Element | null = document.activeElement;
         while (el?.shadowRoot?.activeElement) el = el.shadowRoot.activeElement;
         const style = el ? getComputedStyle(el) : undefined;
-        return { text: (el?.textContent ?? "").trim(), outline: style?.outlineStyle ?? "none" };
+        return {
+          text: (el?.getAttribute("aria-label") ?? el?.textContent ?? "").trim(),
+          outline: style?.outlineStyle ?? "none",
+        };
       });
     expect(await focused()).toMatchObject({ text: "Skip to content" });
     expect((await focused()).outline).not.toBe("none");
     const seen: string[] = [];
-    // The brand, seven pages, the header's balance (a link to its wallet), then Sign out.
+    // The brand, seven pages, the header's balance (a link to its wallet), then the account button, whose
+    // panel (opened with Enter) holds Sign out.
     await page.getByTestId("header-balance").waitFor();
-    for (let i = 0; i < 11; i++) {
+    // An admin's header (seven pages, balance, indicator, account) is one line at 1280×800.
+    const centers = await page.evaluate(() => {
+      const header = document.querySelector("berth-app")?.shadowRoot?.querySelector("header");
+      return [...(header?.children ?? [])]
+        .map((e) => e.getBoundingClientRect())
+        .filter((r) => r.width > 0 && r.height > 0 && r.left >= 0)
+        .map((r) => r.top + r.height / 2);
+    });
+    expect(Math.max(...centers) - Math.min(...centers), `header rows at ${centers.join(", ")}`).toBeLessThan(8);
+    await shots.take(page, "header-1280");
+    for (let i = 0; i < 11 && !seen.at(-1)?.startsWith("Account:"); i++) {
       await page.keyboard.press("Tab");
       seen.push((await focused()).text);
     }
-    expect(seen).toEqual(expect.arrayContaining(["Sessions", "Queue", "Credits", "Users", "Clusters", "Sign out"]));
+    expect(seen).toEqual(
+      expect.arrayContaining(["Sessions", "Queue", "Credits", "Users", "Clusters", `Account: ${ADMIN_EMAIL}`]),
+    );
     expect(seen.some((t) => /credits$/.test(t))).toBe(true);
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("Tab");
+    expect((await focused()).text).toBe("Sign out");
+    expect((await focused()).outline).not.toBe("none");
+    await page.keyboard.press("Escape");
+    expect((await focused()).text).toBe(`Account: ${ADMIN_EMAIL}`);
+    expect(await page.getByTestId("account-panel").isHidden()).toBe(true);
   });
 
   it("sign-out returns to the login page, and the shell works at a phone's width", async () => {
     await page.setViewportSize(PHONE);
+    await page.getByTestId("account-menu").click();
+    await shots.take(page, "account-menu-phone");
+    const v = await seriousA11yViolations(page);
+    expect(v, describeViolations(v)).toEqual([]);
     await page.getByTestId("sign-out").click();
     await page.getByTestId("login-form").waitFor();
     await shots.take(page, "signed-out-phone");

@@ -9,55 +9,18 @@ import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { TestUser } from "../../../api/src/auth/testing.ts";
-import {
-  gatedUpstreams,
-  httpVerifier,
-  kubePodRunning,
-  type RunningGateway,
-  StaticUpstreams,
-  selfSignedCertificate,
-  startGateway,
-} from "../../../operator/src/gateway/index.ts";
-import { type RunningStandin, startStandin } from "../../../operator/src/standin/index.ts";
-import { SESSIONS_NS, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
+import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { describeViolations, launchBrowser, newContext, PHONE, Screenshots, seriousA11yViolations } from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";
 import { NewSessionPage, SessionPage, SessionsListPage } from "./pages/sessions-pages.ts";
+import { type SessionGateways, startSessionGateways } from "./stack.ts";
 
 let bed: SessionsBed;
 let browser: Browser;
 const contexts: BrowserContext[] = [];
 const shots = new Screenshots("member-sessions");
 let current: Page | undefined;
-let standin: RunningStandin | undefined;
-const gateways: RunningGateway[] = [];
-
-/** Each GPU cluster's session gateway on loopback, the stand-in behind it, and the cluster's session_domain pointing at it. */
-async function startGateways(): Promise<void> {
-  standin = await startStandin({ name: "the console journeys" });
-  for (const g of Object.values(bed.gpu)) {
-    const c = g.cluster;
-    const upstreams = gatedUpstreams(
-      new StaticUpstreams({ "*": `127.0.0.1:${standin.port}` }),
-      kubePodRunning({ server: c.server, caPem: c.caPem, token: c.adminToken, namespace: SESSIONS_NS }),
-      { ttlMs: 200 },
-    );
-    const gateway = await startGateway({
-      clusterId: g.id,
-      verifier: httpVerifier({ baseUrl: bed.plane.url, tokenFile: g.tokenFile, timeoutMs: 3000 }),
-      upstreams,
-      tls: selfSignedCertificate({ names: ["127.0.0.1", "localhost"] }),
-      host: "127.0.0.1",
-      port: 0,
-      upstreamConnectTimeoutMs: 2000,
-    });
-    gateways.push(gateway);
-    const r = await bed.call(bed.superAdmin, "PATCH", `/api/v1/clusters/${g.id}`, {
-      session_domain: `127.0.0.1:${gateway.port}`,
-    });
-    if (r.status !== 200) throw new Error(`session_domain of ${g.name}: ${r.status} ${JSON.stringify(r.body)}`);
-  }
-}
+let gateways: SessionGateways | undefined;
 
 async function signedIn(user: TestUser, opts: { cutEvents?: boolean } = {}): Promise<Page> {
   const context = await newContext(browser, bed.t.api.url);
@@ -67,7 +30,7 @@ async function signedIn(user: TestUser, opts: { cutEvents?: boolean } = {}): Pro
   const login = new LoginPage(page);
   await login.open();
   await login.signIn(user.email, user.password);
-  await page.getByTestId("account-email").waitFor();
+  await page.getByTestId("account-menu").waitFor();
   current = page;
   return page;
 }
@@ -82,15 +45,14 @@ const body = (over: Record<string, unknown> = {}) => ({
 beforeAll(async () => {
   ensureConsoleBuilt();
   bed = await startSessionsBed();
-  await startGateways();
+  gateways = await startSessionGateways(bed);
   browser = await launchBrowser();
 });
 afterEach(async (ctx) => shots.onFailure(current, ctx));
 afterAll(async () => {
   for (const c of contexts) await c.close().catch(() => {});
   await browser?.close();
-  for (const g of gateways) await g.close().catch(() => {});
-  await standin?.close().catch(() => {});
+  await gateways?.stop();
   await bed?.stop();
 });
 
@@ -148,7 +110,7 @@ describe("a member's sessions in the console", () => {
     const app = tab.getByTestId("standin-app");
     await app.waitFor();
     expect(await app.getAttribute("data-cr")).toBe(cr);
-    expect(new URL(tab.url()).host).toBe(`127.0.0.1:${gateways[0]?.port}`);
+    expect(new URL(tab.url()).host).toBe(`127.0.0.1:${gateways?.byCluster.get("gpu-a")?.port}`);
     await shots.take(tab, "notebook-tab");
     await tab.close();
     await alice.getByTestId("logs").getByText("ready").first().waitFor();

@@ -1,10 +1,22 @@
 // What a console journey runs against: real Postgres (a fresh database), the real API process serving
-// the built console, and, for the session journeys, the local fleet with the worker, the operators and
-// the gateways. Every piece is the other workspaces' own start function.
+// the built console, and, for the session journeys, the local fleet with the worker and the operators
+// (e2e/src/sessions/harness.ts) plus each GPU cluster's gateway (startSessionGateways). Every piece is
+// the other workspaces' own start function.
 import { ensureConsoleBuilt } from "@berth/console";
 import { testConfig } from "../../../api/src/config.ts";
 import { createTestDatabase, type TestDatabase } from "../../../api/src/db/testing.ts";
 import { type RunningApi, startApi } from "../../../api/src/main.ts";
+import {
+  gatedUpstreams,
+  httpVerifier,
+  kubePodRunning,
+  type RunningGateway,
+  StaticUpstreams,
+  selfSignedCertificate,
+  startGateway,
+} from "../../../operator/src/gateway/index.ts";
+import { type RunningStandin, startStandin } from "../../../operator/src/standin/index.ts";
+import { SESSIONS_NS, type SessionsBed } from "../sessions/harness.ts";
 
 export const ADMIN_EMAIL = "admin@berth.local";
 export const ADMIN_FIRST_PASSWORD = "first-admin-password-1";
@@ -44,4 +56,57 @@ export async function startConsoleStack(env: Record<string, string> = {}): Promi
       await db.drop();
     },
   };
+}
+
+/** Each GPU cluster's session gateway on loopback with the stand-in application behind it. */
+export interface SessionGateways {
+  /** By GPU cluster name (gpu-a, gpu-b). */
+  byCluster: Map<string, RunningGateway>;
+  standin: RunningStandin;
+  stop(): Promise<void>;
+}
+
+/**
+ * The real per-cluster gateway (operator/src/gateway) for every GPU cluster of the bed: it verifies connect
+ * tokens with the bed's internal plane using the cluster's operator token, asks the cluster whether the
+ * session's pod runs, and proxies to the stand-in. Each cluster's `session_domain` is pointed at its
+ * gateway, so the links the API hands out open there. Port 0 and a fresh certificate per run: nothing is
+ * left listening after stop(), also when start fails half-way.
+ */
+export async function startSessionGateways(bed: SessionsBed): Promise<SessionGateways> {
+  const stops: Array<() => Promise<void>> = [];
+  const stop = async () => {
+    for (const s of stops.reverse()) await s().catch(() => {});
+  };
+  try {
+    const standin = await startStandin({ name: "the console journeys" });
+    stops.push(() => standin.close());
+    const byCluster = new Map<string, RunningGateway>();
+    for (const g of Object.values(bed.gpu)) {
+      const c = g.cluster;
+      const gateway = await startGateway({
+        clusterId: g.id,
+        verifier: httpVerifier({ baseUrl: bed.plane.url, tokenFile: g.tokenFile, timeoutMs: 3000 }),
+        upstreams: gatedUpstreams(
+          new StaticUpstreams({ "*": `127.0.0.1:${standin.port}` }),
+          kubePodRunning({ server: c.server, caPem: c.caPem, token: c.adminToken, namespace: SESSIONS_NS }),
+          { ttlMs: 200 },
+        ),
+        tls: selfSignedCertificate({ names: ["127.0.0.1", "localhost"] }),
+        host: "127.0.0.1",
+        port: 0,
+        upstreamConnectTimeoutMs: 2000,
+      });
+      stops.push(() => gateway.close());
+      byCluster.set(g.name, gateway);
+      const r = await bed.call(bed.superAdmin, "PATCH", `/api/v1/clusters/${g.id}`, {
+        session_domain: `127.0.0.1:${gateway.port}`,
+      });
+      if (r.status !== 200) throw new Error(`session_domain of ${g.name}: ${r.status} ${JSON.stringify(r.body)}`);
+    }
+    return { byCluster, standin, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
 }

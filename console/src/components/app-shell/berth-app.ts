@@ -5,6 +5,7 @@ import { api, auth, feed, loadMe, router } from "../../app/context.ts";
 import type { RouteName } from "../../router/routes.ts";
 import { shared, tokens } from "../../styles/shared.ts";
 import { styles } from "./styles.ts";
+import "../account-menu/index.ts";
 import "../live-indicator/index.ts";
 import "../wallet-balance/index.ts";
 import "../../views/login-view/index.ts";
@@ -162,8 +163,7 @@ export class BerthApp extends LitElement {
         ${signedIn ? html`<berth-live-indicator .feed=${feed}></berth-live-indicator>` : nothing}
         ${
           auth.signedIn
-            ? html`<span class="account" data-testid="account-email">${auth.email}</span>
-              <button type="button" data-testid="sign-out" @click=${this.#signOut}>Sign out</button>`
+            ? html`<berth-account-menu .email=${auth.email ?? ""} @berth-sign-out=${this.#signOut}></berth-account-menu>`
             : nothing
         }
       </header>

@@ -55,13 +55,6 @@ export const styles = css`
     font-weight: 600;
     box-shadow: inset 0 -2px 0 var(--berth-accent);
   }
-  .account {
-    color: var(--berth-fg-muted);
-    font-size: 0.9rem;
-    overflow: hidden;
-    text-overflow: ellipsis;
-    max-width: 16rem;
-  }
   main {
     display: block;
     padding: 1.25rem;
@@ -80,9 +73,6 @@ export const styles = css`
       width: 100%;
       overflow-x: auto;
       flex-wrap: nowrap;
-    }
-    .account {
-      display: none;
     }
     main {
       padding: 0.75rem;

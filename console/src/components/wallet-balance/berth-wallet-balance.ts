@@ -1,17 +1,21 @@
 // The header's balance: the person's own wallet in their organization (or the most relevant wallet they
 // see), as a link to its ledger. Reloads after a movement made in this tab, every 30 s while the tab is
-// visible (usage charges arrive on their own), on opening another credits page, and when the account
+// visible (usage charges arrive on their own), a moment after a session changes on the event stream (a
+// pause is charged to the second as the pod stops), on opening another credits page, and when the account
 // changes.
 import { Task } from "@lit/task";
 import { css, html, LitElement, nothing } from "lit";
 import type { UserDetail } from "../../api/openapi.gen.ts";
 import { router } from "../../app/context.ts";
 import { CREDITS_CHANGED, loadHeaderWallet } from "../../app/credits.ts";
+import { onSessionsChanged } from "../../app/live.ts";
 import { formatCredits } from "../../data/format.ts";
 import { isNegative, OWNER_KIND_LABEL } from "../../data/wallets.ts";
 import { shared, tokens } from "../../styles/shared.ts";
 
 const REFRESH_MS = 30_000;
+/** After a session event: the operator's last sample of a paused pod is charged within a second or two. */
+const AFTER_SESSION_EVENT_MS = 2_000;
 const SHORT = { user: "Person", project: "Project", organization: "Org", system: "Platform" } as const;
 
 export class BerthWalletBalance extends LitElement {
@@ -62,6 +66,7 @@ export class BerthWalletBalance extends LitElement {
   declare me: UserDetail | undefined;
   #reloads = 0;
   #timer: ReturnType<typeof setInterval> | undefined;
+  #unsubscribe: (() => void) | undefined;
   #route = router.current.route.name;
 
   #wallet = new Task(this, {
@@ -95,6 +100,10 @@ export class BerthWalletBalance extends LitElement {
     this.#timer = setInterval(() => {
       if (document.visibilityState !== "hidden") this.#reload();
     }, REFRESH_MS);
+    // Stream messages only: while polling, every tick is a "change", and the 30 s timer is enough.
+    this.#unsubscribe = onSessionsChanged((c) => {
+      if (c.source === "stream") this.#reload();
+    }, AFTER_SESSION_EVENT_MS);
   }
 
   override disconnectedCallback(): void {
@@ -102,6 +111,7 @@ export class BerthWalletBalance extends LitElement {
     window.removeEventListener(CREDITS_CHANGED, this.#reload);
     router.removeEventListener("change", this.#onRoute);
     clearInterval(this.#timer);
+    this.#unsubscribe?.();
   }
 
   override render() {

@@ -12,7 +12,7 @@ import { onSessionsChanged } from "../../app/live.ts";
 import "../../components/error-panel/index.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { formatCredits } from "../../data/format.ts";
-import { describeRefusal, type RefusalText } from "../../data/refusal.ts";
+import type { RefusalText } from "../../data/refusal.ts";
 import { clustersForModel, freeForModel, IdempotencyKeys, imageTag, sortImages } from "../../data/wizard.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
@@ -23,6 +23,9 @@ interface Catalog {
   presets: ResourcePreset[];
   images: Image[];
 }
+
+/** The cost preview, with its refusal in plain words when it says the session could not start now. */
+type Previewed = CostPreview & { refusalText?: RefusalText };
 
 const DURATIONS = [
   { s: 3600, label: "1 hour" },
@@ -78,11 +81,11 @@ export class BerthSessionNewView extends LitElement {
     args: () => [],
   });
   #preview = new Task(this, {
-    task: async ([offering, preset, duration], { signal }): Promise<CostPreview | undefined> => {
+    task: async ([offering, preset, duration], { signal }): Promise<Previewed | undefined> => {
       if (!offering) return undefined;
       await new Promise((r) => setTimeout(r, 150)); // debounce quick changes
       signal.throwIfAborted();
-      return api.call(
+      const p = await api.call(
         "previewSessionCost",
         {
           body: {
@@ -93,6 +96,16 @@ export class BerthSessionNewView extends LitElement {
         },
         { signal },
       );
+      if (p.can_start) return p;
+      // The wording is loaded only when a refusal is there to explain (most previews say yes).
+      const { describeRefusal } = await import("../../data/refusal.ts");
+      const refusal = p.refusal ?? {
+        code: "unknown",
+        message: "The API says this session cannot start now.",
+        details: {},
+      };
+      const ctx = { organizationId: p.organization_id, hourlyRate: p.hourly_rate, cost: p.cost };
+      return { ...p, refusalText: describeRefusal(refusal, ctx) };
     },
     args: () => [this.offering, this.preset, this.duration],
   });
@@ -125,17 +138,9 @@ export class BerthSessionNewView extends LitElement {
   /** The preview's answer for the choices on screen, when it says the session could not start now. */
   #refusal(): { preview: CostPreview; text: RefusalText } | undefined {
     const p = this.#preview.value;
-    if (this.#preview.status !== TaskStatus.COMPLETE || !p || p.can_start || p.offering !== this.offering)
+    if (this.#preview.status !== TaskStatus.COMPLETE || !p?.refusalText || p.offering !== this.offering)
       return undefined;
-    const refusal = p.refusal ?? {
-      code: "unknown",
-      message: "The API says this session cannot start now.",
-      details: {},
-    };
-    return {
-      preview: p,
-      text: describeRefusal(refusal, { organizationId: p.organization_id, hourlyRate: p.hourly_rate, cost: p.cost }),
-    };
+    return { preview: p, text: p.refusalText };
   }
 
   async #submit(e: SubmitEvent): Promise<void> {
