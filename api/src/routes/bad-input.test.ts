@@ -163,12 +163,52 @@ const FIELD_VALUES: { name: string; value: (current: Json) => Json }[] = [
   { name: "true", value: () => true },
 ];
 
+/** Credentials that must not pass, each on every operation that needs a caller. */
+const AUTH_CASES: { name: string; authorization?: () => string; code: string }[] = [
+  { name: "expired token", authorization: () => `Bearer ${tokens.expired}`, code: "token_expired" },
+  { name: "deleted user's token", authorization: () => `Bearer ${tokens.deleted}`, code: "unauthenticated" },
+  { name: "garbage token", authorization: () => "Bearer not.a.jwt", code: "unauthenticated" },
+  { name: "no token", code: "unauthenticated" },
+  { name: "Basic scheme", authorization: () => "Basic dXNlcjpwYXNzd29yZA==", code: "unauthenticated" },
+  { name: "Bearer without a token", authorization: () => "Bearer ", code: "unauthenticated" },
+  { name: "very long token", authorization: () => `Bearer ${"a".repeat(8000)}`, code: "unauthenticated" },
+  {
+    name: "unsigned (alg none) super_admin claims",
+    authorization: () => `Bearer ${tokens.unsigned}`,
+    code: "unauthenticated",
+  },
+  {
+    name: "member's signature on super_admin claims",
+    authorization: () => `Bearer ${tokens.tampered}`,
+    code: "unauthenticated",
+  },
+];
+
+/** Headers the layer reads, sent wrong by a super_admin. */
+const HEADER_CASES: { name: string; headers: Record<string, string>; code?: string; idempotencyOnly?: boolean }[] = [
+  { name: "X-Request-Id with spaces", headers: { "X-Request-Id": "not a sane id" } },
+  { name: "X-Request-Id too long", headers: { "X-Request-Id": "r".repeat(500) } },
+  {
+    name: "Idempotency-Key with bad characters",
+    headers: { "Idempotency-Key": "bad key!" },
+    code: "validation_failed",
+    idempotencyOnly: true,
+  },
+  {
+    name: "Idempotency-Key too long",
+    headers: { "Idempotency-Key": "k".repeat(300) },
+    code: "validation_failed",
+    idempotencyOnly: true,
+  },
+];
+
+const tokens = { expired: "", deleted: "", unsigned: "", tampered: "" };
+
 // ---------------------------------------------------------------------------------------------------------
 // The world: one API, users reused, and the real ids an almost valid request names.
 let t: IdentityTestApi;
 let w: IdentityWorld;
 let victim: TestUser;
-let deletedUserToken: string;
 const known: Record<string, string> = {};
 let n = 0;
 
@@ -243,13 +283,15 @@ function knownPathValue(op: Operation, name: string): string {
 // ---------------------------------------------------------------------------------------------------------
 interface Request {
   op: Operation;
-  kind: "path" | "query" | "body" | "field" | "auth";
+  kind: "path" | "query" | "body" | "field" | "auth" | "header";
   caseName: string;
   as: string;
   token?: string;
   url: string;
   body?: { text: string; type?: string };
-  /** The status the case must answer, when it is certain (auth cases). */
+  /** Sent after the others (an Authorization here replaces the token's). */
+  headers?: Record<string, string>;
+  /** The error code the case must answer, when it is certain (auth and header cases). */
   expectCode?: string;
 }
 
@@ -343,46 +385,37 @@ function casesFor(op: Operation, callers: { as: string; token: string }[]): Requ
       }
     }
   }
+  const body = valid !== undefined ? { body: { text: JSON.stringify(valid) } } : {};
   if (!op.public) {
-    const body = valid !== undefined ? { body: { text: JSON.stringify(valid) } } : {};
-    out.push({
-      op,
-      kind: "auth",
-      caseName: "expired token",
-      as: "expired",
-      url: pathWith(op),
-      ...body,
-      expectCode: "token_expired",
-    });
-    out.push({
-      op,
-      kind: "auth",
-      caseName: "deleted user's token",
-      as: "deleted",
-      token: deletedUserToken,
-      url: pathWith(op),
-      ...body,
-      expectCode: "unauthenticated",
-    });
-    out.push({
-      op,
-      kind: "auth",
-      caseName: "garbage token",
-      as: "garbage",
-      token: "not.a.jwt",
-      url: pathWith(op),
-      ...body,
-      expectCode: "unauthenticated",
-    });
-    out.push({
-      op,
-      kind: "auth",
-      caseName: "no token",
-      as: "nobody",
-      url: pathWith(op),
-      ...body,
-      expectCode: "unauthenticated",
-    });
+    for (const a of AUTH_CASES) {
+      out.push({
+        op,
+        kind: "auth",
+        caseName: a.name,
+        as: a.name,
+        headers: a.authorization === undefined ? {} : { Authorization: a.authorization() },
+        url: pathWith(op),
+        ...body,
+        expectCode: a.code,
+      });
+    }
+  }
+  const [first] = callers;
+  if (first) {
+    const idempotent = op.parameters.some((p) => p.in === "header" && p.name === "Idempotency-Key");
+    for (const h of HEADER_CASES.filter((x) => idempotent || !x.idempotencyOnly)) {
+      out.push({
+        op,
+        kind: "header",
+        caseName: h.name,
+        as: first.as,
+        ...(op.public ? {} : { token: first.token }),
+        headers: h.headers,
+        url: pathWith(op),
+        ...body,
+        ...(h.code ? { expectCode: h.code } : {}),
+      });
+    }
   }
   return out;
 }
@@ -394,12 +427,15 @@ interface Outcome {
   problem?: string;
 }
 
-async function send(req: Request, expiredToken: string): Promise<Outcome> {
-  const requestId = `bad-input-${(n++).toString(36).padStart(6, "0")}`;
-  const headers: Record<string, string> = { "X-Request-Id": requestId };
-  const token = req.as === "expired" ? expiredToken : req.token;
-  if (token) headers.Authorization = `Bearer ${token}`;
+async function send(req: Request): Promise<Outcome> {
+  const ours = `bad-input-${(n++).toString(36).padStart(6, "0")}`;
+  const headers: Record<string, string> = { "X-Request-Id": ours };
+  if (req.token) headers.Authorization = `Bearer ${req.token}`;
   if (req.body) headers["Content-Type"] = req.body.type ?? "application/json";
+  Object.assign(headers, req.headers ?? {});
+  // An id the API does not keep is replaced by its own: then the header and the envelope must agree.
+  const sent = headers["X-Request-Id"] as string;
+  const kept = /^[A-Za-z0-9._:-]{8,128}$/.test(sent);
   const res = await fetch(t.api.url + req.url, {
     method: req.op.method,
     headers,
@@ -408,11 +444,14 @@ async function send(req: Request, expiredToken: string): Promise<Outcome> {
   });
   const type = res.headers.get("content-type") ?? "";
   const problems: string[] = [];
-  if (res.headers.get("x-request-id") !== requestId) problems.push(`x-request-id ${res.headers.get("x-request-id")}`);
+  const requestId = res.headers.get("x-request-id");
+  if (!requestId || (kept ? requestId !== sent : requestId === sent))
+    problems.push(`x-request-id ${requestId} for ${sent.slice(0, 40)}`);
   if (res.status < 400) {
     // A stream (events, logs) stays open: the headers are the answer.
     await res.body?.cancel();
-    return { req, status: res.status };
+    if (req.expectCode) problems.push(`expected ${req.expectCode}, got ${res.status}`);
+    return { req, status: res.status, ...(problems.length ? { problem: problems.join("; ") } : {}) };
   }
   const text = await res.text();
   let env: Schema;
@@ -428,14 +467,14 @@ async function send(req: Request, expiredToken: string): Promise<Outcome> {
     if (typeof e.message !== "string" || e.message === "") problems.push("no message");
     if (typeof e.details !== "object" || e.details === null || Array.isArray(e.details))
       problems.push("details not an object");
-    if (e.request_id !== requestId) problems.push(`request_id ${e.request_id}`);
+    if (e.request_id !== requestId) problems.push(`request_id ${e.request_id} but header ${requestId}`);
     if (typeof e.timestamp !== "string" || Number.isNaN(Date.parse(e.timestamp)))
       problems.push(`timestamp ${e.timestamp}`);
   }
   if (res.status >= 500 && !(res.status === 503 && e?.code === "unavailable"))
     problems.push(`status ${res.status} ${e?.code}`);
-  if (req.expectCode && (res.status !== 401 || e?.code !== req.expectCode))
-    problems.push(`expected 401 ${req.expectCode}, got ${res.status} ${e?.code}`);
+  if (req.expectCode && e?.code !== req.expectCode)
+    problems.push(`expected ${req.expectCode}, got ${res.status} ${e?.code}`);
   return { req, status: res.status, ...(problems.length ? { problem: problems.join("; ") } : {}) };
 }
 
@@ -458,7 +497,6 @@ const results: Outcome[] = [];
 
 describe("bad input on every operation of openapi.json", () => {
   let callers: { as: string; token: string }[];
-  let expiredToken: string;
 
   beforeAll(async () => {
     t = await startIdentityTestApi();
@@ -527,10 +565,15 @@ describe("bad input on every operation of openapi.json", () => {
     known.requestId = ask.body.id;
 
     const doomed = await t.aUser();
-    deletedUserToken = doomed.token;
+    tokens.deleted = doomed.token;
     const del = await t.request("DELETE", `/api/v1/users/${doomed.id}`, { token: w.superAdmin.token });
     expect(del.status, JSON.stringify(del.body)).toBe(204);
-    expiredToken = await t.expiredTokenFor(w.memberA.id);
+    tokens.expired = await t.expiredTokenFor(w.memberA.id);
+    // The super_admin's own claims, unsigned; and the same claims under the member's signature.
+    const [head, claims] = w.superAdmin.token.split(".") as [string, string];
+    const none = Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url");
+    tokens.unsigned = `${none}.${claims}.`;
+    tokens.tampered = `${head}.${claims}.${w.memberA.token.split(".")[2]}`;
     callers = [
       { as: "super_admin", token: w.superAdmin.token },
       { as: "org_admin", token: w.adminA.token },
@@ -552,7 +595,7 @@ describe("bad input on every operation of openapi.json", () => {
   for (const op of operations) {
     it(`${op.method} ${op.path} answers every bad input with the envelope and no 5xx`, async () => {
       // The password change is last in the run (see below); the caller's own password is never given.
-      const outcomes = await inParallel(casesFor(op, callers), 8, (r) => send(r, expiredToken));
+      const outcomes = await inParallel(casesFor(op, callers), 8, send);
       results.push(...outcomes);
       const bad = outcomes
         .filter((o) => o.problem)
