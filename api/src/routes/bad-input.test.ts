@@ -403,6 +403,12 @@ function casesFor(op: Operation, callers: { as: string; token: string }[]): Requ
   const [first] = callers;
   if (first) {
     const idempotent = op.parameters.some((p) => p.in === "header" && p.name === "Idempotency-Key");
+    // Unknown objects: the headers are read before the handler, and a valid id here would let a
+    // super_admin's DELETE or action really happen to the world the other operations need.
+    const nowhere = pathWith(
+      op,
+      Object.fromEntries(pathParams.map((p) => [p.name, `${knownPathValue(op, p.name).slice(0, -4)}0000`])),
+    );
     for (const h of HEADER_CASES.filter((x) => idempotent || !x.idempotencyOnly)) {
       out.push({
         op,
@@ -411,7 +417,7 @@ function casesFor(op: Operation, callers: { as: string; token: string }[]): Requ
         as: first.as,
         ...(op.public ? {} : { token: first.token }),
         headers: h.headers,
-        url: pathWith(op),
+        url: nowhere,
         ...body,
         ...(h.code ? { expectCode: h.code } : {}),
       });
@@ -594,7 +600,6 @@ describe("bad input on every operation of openapi.json", () => {
 
   for (const op of operations) {
     it(`${op.method} ${op.path} answers every bad input with the envelope and no 5xx`, async () => {
-      // The password change is last in the run (see below); the caller's own password is never given.
       const outcomes = await inParallel(casesFor(op, callers), 8, send);
       results.push(...outcomes);
       const bad = outcomes
