@@ -3,7 +3,7 @@
 // visible (usage charges arrive on their own), a moment after a session changes on the event stream (a
 // pause is charged to the second as the pod stops), on opening another credits page, and when the account
 // changes.
-import { Task } from "@lit/task";
+import { Task, TaskStatus } from "@lit/task";
 import { css, html, LitElement, nothing } from "lit";
 import type { UserDetail } from "../../api/openapi.gen.ts";
 import { router } from "../../app/context.ts";
@@ -100,9 +100,11 @@ export class BerthWalletBalance extends LitElement {
     this.#timer = setInterval(() => {
       if (document.visibilityState !== "hidden") this.#reload();
     }, REFRESH_MS);
-    // Stream messages only: while polling, every tick is a "change", and the 30 s timer is enough.
+    // A session's message on the stream only: while polling every tick is a "change" (the 30 s timer is
+    // enough), the stream's (re)connect carries no message, and a load under way already reads after the
+    // event (restarting it would blank the header on a slow first load).
     this.#unsubscribe = onSessionsChanged((c) => {
-      if (c.source === "stream") this.#reload();
+      if (c.source === "stream" && c.message && this.#wallet.status !== TaskStatus.PENDING) this.#reload();
     }, AFTER_SESSION_EVENT_MS);
   }
 
