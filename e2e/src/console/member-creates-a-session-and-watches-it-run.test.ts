@@ -2,8 +2,10 @@
 // creating a session in the wizard and watching it become Running without reloading; pausing it and
 // seeing the GPU count go back up; a second member's session waiting in the queue with its position and
 // starting when a GPU frees up; opening the notebook in a new tab through the cluster's gateway to the
-// application (the stand-in); the policy's quota refusal shown with its message; and the list staying
-// current by polling when the event stream is cut.
+// application (the stand-in); the policy's quota refusal shown with its message; the list staying
+// current by polling when the event stream is cut; and a member of an organization with too few credits
+// told why before Create (and led to ask for credits), then shown create's `quota_exceeded` with its
+// request id when a colleague's session takes the credits after her preview said yes.
 
 import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, BrowserContext, Page } from "playwright-core";
@@ -228,5 +230,139 @@ describe("a member's sessions in the console", () => {
 
   afterAll(() => {
     console.log(`[console figures] ${JSON.stringify(figures)}`);
+  });
+});
+
+// The credits door (docs/dev/billing.md, At the door): a session needs credits for its 10-minute minimum
+// run before it may start. An organization of its own (the bed's Acme has 1,000 credits), so the journey
+// does not depend on what the one above left running.
+describe("a member whose organization has too few credits", () => {
+  let org: { id: string };
+  let orgWalletId: string;
+  let carol: TestUser;
+  let dave: TestUser;
+  let carolPage: Page;
+  let daveSession = "";
+  let previewMessage = "";
+
+  /** The super_admin grants `amount` minor units to the organization's wallet, through the public API. */
+  const grant = async (amount: string, key: string) => {
+    const r = await bed.call(
+      bed.superAdmin,
+      "POST",
+      "/api/v1/credits/allocations",
+      { from_wallet_id: "wal_system", to_wallet_id: orgWalletId, amount, reason: "the thin organization" },
+      { "Idempotency-Key": key },
+    );
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+  };
+
+  beforeAll(async () => {
+    org = await bed.t.anOrganization("Thin");
+    [carol, dave] = await Promise.all([bed.t.aUser(), bed.t.aUser()]);
+    await bed.t.member(carol, org.id, null, "member");
+    await bed.t.member(dave, org.id, null, "member");
+    const opened = await bed.call(bed.superAdmin, "POST", "/api/v1/credits/wallets", {
+      organization_id: org.id,
+      owner_kind: "organization",
+    });
+    expect(opened.status, JSON.stringify(opened.body)).toBe(201);
+    orgWalletId = opened.body.id;
+    // 0.2 credits: 3 minutes of an H100 at 4 credits/h, short of the 0.67 its 10-minute minimum run costs.
+    await grant("200000", "thin-first");
+  });
+  afterAll(async () => {
+    if (daveSession) await bed.call(dave, "POST", `/api/v1/sessions/${daveSession}/terminate`).catch(() => {});
+  });
+
+  it("the wizard says in plain words why an H100 session cannot start, and Create is disabled", async () => {
+    carolPage = await signedIn(carol);
+    const wizard = new NewSessionPage(carolPage);
+    await wizard.open();
+    await wizard.chooseOffering("h100");
+    const refusal = await wizard.refusal();
+    expect(refusal).toMatchObject({ code: "quota_exceeded", limit: "credits" });
+    expect(refusal.explanation).toBe("Your credits cover 3 minutes; a session needs 10 minutes at 4 credits/h.");
+    expect(refusal.message).toMatch(/hold 0\.2 credits; a session on this offering needs 0\.666667 to run 10 minutes/);
+    previewMessage = refusal.message;
+    expect(await carolPage.getByTestId("create-session").isDisabled()).toBe(true);
+    expect(await carolPage.getByTestId("create-blocked").textContent()).toContain("not enough credits to start");
+    const ask = carolPage.getByTestId("refusal-remedy");
+    expect(await ask.getAttribute("data-kind")).toBe("ask-credits");
+    expect(await ask.textContent()).toBe("Ask for credits");
+    // What an hour (the preview's duration) costs, less what she has: 4 − 0.2, rounded up to whole credits.
+    expect(await ask.getAttribute("href")).toBe(`/credits/requests?org=${org.id}&amount=4`);
+    await shots.take(carolPage, "credits-refusal");
+    const v = await seriousA11yViolations(carolPage);
+    expect(v, describeViolations(v)).toEqual([]);
+  });
+
+  it("create called anyway through the API is refused with quota_exceeded, its message and a request id", async () => {
+    const r = await bed.call(carol, "POST", "/api/v1/sessions", body({ name: "anyway" }));
+    expect(r.status, JSON.stringify(r.body)).toBe(403);
+    expect(r.body.error).toMatchObject({ code: "quota_exceeded", details: { limit: "credits", value: "200000" } });
+    expect(r.body.error.message).toBe(previewMessage);
+    expect(r.body.error.request_id).toBe(r.headers.get("x-request-id"));
+    expect(r.body.error.request_id).toMatch(/\S/);
+  });
+
+  it("Ask for credits opens the request form for her organization with the amount filled in", async () => {
+    await carolPage.getByTestId("refusal-remedy").click();
+    await carolPage.waitForURL((u) => u.pathname === "/credits/requests");
+    await carolPage.getByTestId("ask-form").waitFor();
+    await expect.poll(() => carolPage.getByTestId("ask-amount").inputValue()).toBe("4");
+    expect(await carolPage.getByTestId("ask-organization").inputValue()).toBe(org.id);
+    expect(await carolPage.getByTestId("ask-for").inputValue()).toBe("");
+    await shots.take(carolPage, "credits-ask-prefilled");
+    const v = await seriousA11yViolations(carolPage);
+    expect(v, describeViolations(v)).toEqual([]);
+  });
+
+  it("when a colleague's session takes the credits after her preview said yes, Create shows the API's quota_exceeded with its request id", async () => {
+    // 1 credit: 15 minutes, enough for one minimum run (0.67) and not for two.
+    await grant("800000", "thin-second");
+    const wizard = new NewSessionPage(carolPage);
+    await wizard.open();
+    await wizard.chooseOffering("h100");
+    await carolPage.getByTestId("session-name").fill("too-late");
+    await carolPage.locator('[data-testid="gpu-now"], [data-testid="will-queue"]').first().waitFor();
+    expect(await carolPage.getByTestId("create-session").isEnabled()).toBe(true);
+    // Dave's session is let in first and is owed its minimum run; his events are not on her stream, so her
+    // preview still says yes. The door decides under its lock.
+    const his = await bed.call(dave, "POST", "/api/v1/sessions", body({ name: "first" }));
+    expect(his.status, JSON.stringify(his.body)).toBe(201);
+    daveSession = his.body.id;
+    const [response] = await Promise.all([
+      carolPage.waitForResponse(
+        (res) => res.request().method() === "POST" && new URL(res.url()).pathname === "/api/v1/sessions",
+      ),
+      carolPage.getByTestId("create-session").click(),
+    ]);
+    expect(response.status()).toBe(403);
+    const sent = (await response.json()) as { error: { code: string; message: string; request_id: string } };
+    const panel = carolPage.getByTestId("error-panel");
+    await panel.waitFor();
+    expect(await panel.getAttribute("data-code")).toBe("quota_exceeded");
+    expect(sent.error.message).toMatch(
+      /of which 0\.666667 are owed to the minimum runs of 1 session\(s\) already let in/,
+    );
+    expect(await panel.getByTestId("error-message").textContent()).toBe(sent.error.message);
+    expect(await panel.getByTestId("error-request-id").textContent()).toBe(sent.error.request_id);
+    expect(sent.error.request_id).toBe(response.headers()["x-request-id"]);
+    expect(new URL(carolPage.url()).pathname).toBe("/sessions/new");
+    await shots.take(carolPage, "credits-create-refused");
+    const v = await seriousA11yViolations(carolPage);
+    expect(v, describeViolations(v)).toEqual([]);
+    // Opened again, the preview says so before Create, counting the credits kept for Dave's session.
+    await wizard.open();
+    await wizard.chooseOffering("h100");
+    const refusal = await wizard.refusal();
+    expect(refusal).toMatchObject({ code: "quota_exceeded", limit: "credits" });
+    // 1 − 0.666667 = 0.333333 credits last 4 min 59 s, said "4 minutes" (rounded down); a usage charge of
+    // Dave's running session (one a minute) may land first and lower it.
+    expect(refusal.explanation).toMatch(
+      /^Your credits cover [234] minutes once 0\.666667 credits are kept for the session already started in your organization; a session needs 10 minutes at 4 credits\/h\.$/,
+    );
+    expect(await carolPage.getByTestId("create-session").isDisabled()).toBe(true);
   });
 });
