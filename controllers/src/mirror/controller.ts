@@ -230,8 +230,9 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
     scheduleFlush();
   };
 
-  let current: SessionMirror | undefined;
-  async function apply(a: MirrorAction): Promise<void> {
+  // The mirror is passed in, never kept in a shared variable: up to `concurrency` reconciles run at once,
+  // and a release must patch the finalizers of its own mirror.
+  async function apply(a: MirrorAction, current: SessionMirror): Promise<void> {
     if (a.kind === "createPod") {
       const res = await deps.kube.request("POST", `/api/v1/namespaces/${ns}/pods`, { body: a.manifest });
       if (res.status === 201) counts.podCreates++;
@@ -265,11 +266,11 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
       const res = await deps.kube.request("DELETE", path);
       if (res.status >= 300 && res.status !== 404) throw new Error(`deleting ${path}: ${res.status}`);
     } else if (a.kind === "releaseMirror") {
-      const name = current?.metadata.name;
+      const name = current.metadata.name;
       const res = await deps.kube.request(
         "PATCH",
         `/apis/${SessionMirrorKind.group}/${SessionMirrorKind.version}/namespaces/${ns}/sessionmirrors/${name}`,
-        { body: { metadata: { finalizers: a.finalizers, resourceVersion: current?.metadata.resourceVersion } } },
+        { body: { metadata: { finalizers: a.finalizers, resourceVersion: current.metadata.resourceVersion } } },
       );
       if (res.status === 409) throw new Error(`mirror ${name} changed while being released; retrying`);
       if (res.status >= 300 && res.status !== 404) throw new Error(`releasing mirror ${name}: ${res.status}`);
@@ -319,11 +320,10 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
       },
       manifestOpts,
     );
-    current = m;
     // Creations are independent of each other: in parallel (one round trip instead of three).
     const creates = plan.actions.filter((a) => a.kind.startsWith("create"));
-    await Promise.all(creates.map(apply));
-    for (const a of plan.actions) if (!a.kind.startsWith("create")) await apply(a);
+    await Promise.all(creates.map((a) => apply(a, m)));
+    for (const a of plan.actions) if (!a.kind.startsWith("create")) await apply(a, m);
     toReport(key, m, plan.report);
     if (o.writeStatus && phases.get(key) !== plan.report.phase && plan.report.phase !== "Terminated") {
       const res = await deps.kube.request(
