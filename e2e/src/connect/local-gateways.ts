@@ -53,6 +53,47 @@ export interface LocalGateways {
   stop(): Promise<void>;
 }
 
+/**
+ * One GPU cluster's gateway with a stand-in app behind it, admitting only sessions whose pod runs there:
+ * what `npm start` and the console journeys both run.
+ */
+export function startClusterGateway(o: {
+  clusterId: string;
+  cluster: { server: string; caPem: string; adminToken: string };
+  internalUrl: string;
+  tokenFile: string;
+  standinPort: number;
+  tls: ReturnType<typeof selfSignedCertificate>;
+  host: string;
+  port: number;
+  verifyTimeoutMs?: number;
+  podCacheTtlMs?: number;
+  upstreamConnectTimeoutMs?: number;
+}): Promise<RunningGateway> {
+  return startGateway({
+    clusterId: o.clusterId,
+    verifier: httpVerifier({
+      baseUrl: o.internalUrl,
+      tokenFile: o.tokenFile,
+      ...(o.verifyTimeoutMs !== undefined ? { timeoutMs: o.verifyTimeoutMs } : {}),
+    }),
+    upstreams: gatedUpstreams(
+      new StaticUpstreams({ "*": `127.0.0.1:${o.standinPort}` }),
+      kubePodRunning({
+        server: o.cluster.server,
+        caPem: o.cluster.caPem,
+        token: o.cluster.adminToken,
+        namespace: SESSIONS_NAMESPACE,
+      }),
+      ...(o.podCacheTtlMs !== undefined ? [{ ttlMs: o.podCacheTtlMs }] : []),
+    ),
+    tls: o.tls,
+    host: o.host,
+    port: o.port,
+    ...(o.upstreamConnectTimeoutMs !== undefined ? { upstreamConnectTimeoutMs: o.upstreamConnectTimeoutMs } : {}),
+  });
+}
+
 export async function startLocalGateways(input: LocalGatewayInput): Promise<LocalGateways> {
   const stops: Array<() => Promise<void>> = [];
   const stop = async () => {
@@ -69,18 +110,12 @@ export async function startLocalGateways(input: LocalGatewayInput): Promise<Loca
       const tls = selfSignedCertificate({ names: [host ?? "127.0.0.1", "localhost"] });
       const certFile = join(input.dataDir, `gateway-${r.cluster}.crt`);
       writeFileSync(certFile, tls.certPem);
-      const gateway = await startGateway({
+      const gateway = await startClusterGateway({
         clusterId: r.clusterId,
-        verifier: httpVerifier({ baseUrl: input.internalUrl, tokenFile: r.tokenFile }),
-        upstreams: gatedUpstreams(
-          new StaticUpstreams({ "*": `127.0.0.1:${standin.port}` }),
-          kubePodRunning({
-            server: cluster.server,
-            caPem: cluster.caPem,
-            token: cluster.adminToken,
-            namespace: SESSIONS_NAMESPACE,
-          }),
-        ),
+        cluster,
+        internalUrl: input.internalUrl,
+        tokenFile: r.tokenFile,
+        standinPort: standin.port,
         tls,
         host: host ?? "127.0.0.1",
         port: Number(portText ?? 0),

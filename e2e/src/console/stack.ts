@@ -6,17 +6,10 @@ import { ensureConsoleBuilt } from "@berth/console";
 import { testConfig } from "../../../api/src/config.ts";
 import { createTestDatabase, type TestDatabase } from "../../../api/src/db/testing.ts";
 import { type RunningApi, startApi } from "../../../api/src/main.ts";
-import {
-  gatedUpstreams,
-  httpVerifier,
-  kubePodRunning,
-  type RunningGateway,
-  StaticUpstreams,
-  selfSignedCertificate,
-  startGateway,
-} from "../../../operator/src/gateway/index.ts";
+import { type RunningGateway, selfSignedCertificate } from "../../../operator/src/gateway/index.ts";
 import { type RunningStandin, startStandin } from "../../../operator/src/standin/index.ts";
-import { SESSIONS_NS, type SessionsBed } from "../sessions/harness.ts";
+import { startClusterGateway } from "../connect/local-gateways.ts";
+import type { SessionsBed } from "../sessions/harness.ts";
 
 export const ADMIN_EMAIL = "admin@berth.local";
 export const ADMIN_FIRST_PASSWORD = "first-admin-password-1";
@@ -84,17 +77,17 @@ export async function startSessionGateways(bed: SessionsBed): Promise<SessionGat
     const byCluster = new Map<string, RunningGateway>();
     for (const g of Object.values(bed.gpu)) {
       const c = g.cluster;
-      const gateway = await startGateway({
+      const gateway = await startClusterGateway({
         clusterId: g.id,
-        verifier: httpVerifier({ baseUrl: bed.plane.url, tokenFile: g.tokenFile, timeoutMs: 3000 }),
-        upstreams: gatedUpstreams(
-          new StaticUpstreams({ "*": `127.0.0.1:${standin.port}` }),
-          kubePodRunning({ server: c.server, caPem: c.caPem, token: c.adminToken, namespace: SESSIONS_NS }),
-          { ttlMs: 200 },
-        ),
+        cluster: c,
+        internalUrl: bed.plane.url,
+        tokenFile: g.tokenFile,
+        standinPort: standin.port,
         tls: selfSignedCertificate({ names: ["127.0.0.1", "localhost"] }),
         host: "127.0.0.1",
         port: 0,
+        verifyTimeoutMs: 3000,
+        podCacheTtlMs: 200,
         upstreamConnectTimeoutMs: 2000,
       });
       stops.push(() => gateway.close());
