@@ -26,7 +26,7 @@ import type { Logger } from "pino";
 import type { KubeApi } from "../kube/client.ts";
 import { Informer, type KubeObject, keyOf } from "../kube/informer.ts";
 import { WorkQueue } from "../kube/workqueue.ts";
-import { computeCapacity, type Holding } from "../placement/capacity.ts";
+import { computeCapacity, type Holding, type InventoryNodeView } from "../placement/capacity.ts";
 import { DEFAULT_CONSTRAINTS } from "../placement/constraints.ts";
 import { planPlacement } from "../placement/plan.ts";
 import type { Constraint, PlacementPolicy, PlacementRequest } from "../placement/types.ts";
@@ -102,6 +102,8 @@ export interface WriteCounts {
   resourceDeletes: number;
   placements: number;
   placementPasses: number;
+  /** Round trips that took mirror revisions for a whole placement pass. */
+  revisionBatches: number;
 }
 
 export class SessionController {
@@ -119,8 +121,22 @@ export class SessionController {
   readonly #byId = new Map<string, string>(); // session id -> key
   #clusterRecords = new Map<string, ClusterRecord>();
   #inventory: Awaited<ReturnType<SessionStore["inventory"]>> = [];
+  /** The inventory's nodes by `cluster/node`, and what it looked like (a refresh that changed nothing places nothing). */
+  #nodes = new Map<string, InventoryNodeView>();
+  #inventorySignature = "";
   readonly #reports = new Map<string, StoredReport[]>(); // session id -> per cluster
   readonly #mirrorStates = new Map<string, MirrorState>();
+  /**
+   * Revisions a placement pass took (in one batch) for the mirrors its placements dispatch: the session's
+   * next ensure writes its mirror at this revision instead of taking one more. Session id → revision.
+   */
+  readonly #reserved = new Map<string, number>();
+  /**
+   * Placements whose history row is still being written (true once written, false if that failed). The
+   * mirror waits for it: the internal plane takes an operator's reports only for sessions whose row
+   * names its cluster, so a mirror dispatched first has its pod's reports refused (the whole batch).
+   */
+  readonly #recording = new Map<string, Promise<boolean>>();
   readonly #mirrors = new Map<string, { cluster: string; state: "present" | "absent" | "deleting" }>();
   readonly #unschedulableSince = new Map<string, Date>();
   readonly #avoid = new Map<string, { cluster: string; until: number }>();
@@ -130,6 +146,7 @@ export class SessionController {
   #placing: Promise<void> | undefined;
   #placeAgain = false;
   #placeTimer: NodeJS.Timeout | undefined;
+  #placeRetry: NodeJS.Timeout | undefined;
   #started = false;
   #stopped = false;
   readonly counts: WriteCounts = {
@@ -142,6 +159,7 @@ export class SessionController {
     resourceDeletes: 0,
     placements: 0,
     placementPasses: 0,
+    revisionBatches: 0,
   };
   readonly #eventQueue: (() => Promise<void>)[] = [];
   #eventWorkers = 0;
@@ -234,6 +252,7 @@ export class SessionController {
     });
     this.#every(this.#o.resyncMs, async () => {
       for (const r of await this.#d.store.reports()) this.#putReport(r);
+      await this.#refreshInventory(true);
       for (const key of this.sessions.store.keys()) this.#queue.add(key);
       this.schedulePlacement();
     });
@@ -250,6 +269,7 @@ export class SessionController {
     this.#stopped = true;
     for (const t of this.#timers) clearInterval(t);
     clearTimeout(this.#placeTimer);
+    clearTimeout(this.#placeRetry);
     await this.#unlisten?.();
     await this.#queue.stop();
     await this.#placing;
@@ -297,6 +317,8 @@ export class SessionController {
       this.#byId.delete(id);
       this.#reports.delete(id);
       this.#mirrorStates.delete(id);
+      this.#reserved.delete(id);
+      this.#recording.delete(id);
       this.#mirrors.delete(id);
       this.#unschedulableSince.delete(id);
       this.#avoid.delete(key);
@@ -304,34 +326,32 @@ export class SessionController {
     }
     this.#byId.set(id, key);
     this.#queue.add(key);
-    // A change of intent or priority may change the queue's order.
-    if (
-      !previous ||
-      previous.spec.desiredState !== s.spec.desiredState ||
-      previous.spec.priority !== s.spec.priority ||
-      phaseOf(previous) !== phaseOf(s)
-    ) {
-      this.schedulePlacement();
-    }
+    if (!previous || placementMatters(previous, s)) this.schedulePlacement();
   }
 
-  #putReport(r: StoredReport): void {
-    const list = (this.#reports.get(r.sessionId) ?? []).filter((x) => x.clusterId !== r.clusterId);
+  /** Keeps a report; false when it says what the one kept already said (an operator's heartbeat). */
+  #putReport(r: StoredReport): boolean {
+    const before = this.#reports.get(r.sessionId) ?? [];
+    const same = before.find((x) => x.clusterId === r.clusterId);
+    const list = before.filter((x) => x !== same);
     list.push(r);
     this.#reports.set(r.sessionId, list);
     if (r.reason === "Unschedulable") {
       if (!this.#unschedulableSince.has(r.sessionId)) this.#unschedulableSince.set(r.sessionId, this.#now());
     } else this.#unschedulableSince.delete(r.sessionId);
+    return !same || !sameReport(same, r);
   }
 
   async #onReports(ids: string[]): Promise<void> {
+    const changed = new Set<string>();
     try {
-      for (const r of await this.#d.store.reports(ids)) this.#putReport(r);
+      for (const r of await this.#d.store.reports(ids)) if (this.#putReport(r)) changed.add(r.sessionId);
     } catch (err) {
       this.#log.warn({ err: String(err) }, "reading reports failed; the resync catches up");
       return;
     }
-    for (const id of ids) {
+    // Only what changed: every operator heartbeat re-sends every state, and the resync looks at all.
+    for (const id of changed) {
       const key = this.#byId.get(id);
       if (key) this.#queue.add(key);
     }
@@ -362,8 +382,14 @@ export class SessionController {
     }
   }
 
-  async #refreshInventory(): Promise<void> {
-    this.#inventory = await this.#d.store.inventory();
+  /** `always`: look at every session and place even when nothing changed (start-up, the resync). */
+  async #refreshInventory(always = false): Promise<void> {
+    const inventory = await this.#d.store.inventory();
+    const signature = JSON.stringify(inventory);
+    if (!always && signature === this.#inventorySignature) return;
+    this.#inventory = inventory;
+    this.#inventorySignature = signature;
+    this.#nodes = new Map(inventory.map((n) => [`${n.clusterId}/${n.name}`, n]));
     // Sessions on nodes that vanished or went not-ready are looked at (node lost).
     for (const [key, s] of this.sessions.store) if (s.status?.node && this.#nodeLost(s)) this.#queue.add(key);
     this.schedulePlacement();
@@ -379,8 +405,7 @@ export class SessionController {
     if (!cluster || !node) return false;
     // Only when the cluster reports: a silent cluster makes its sessions Unknown, not lost.
     if (!this.#reporting(this.#clusterRecords.get(cluster))) return false;
-    const n = this.#inventory.find((x) => x.clusterId === cluster && x.name === node);
-    return !n?.ready;
+    return !this.#nodes.get(`${cluster}/${node}`)?.ready;
   }
 
   #clusterCr(id: string): Cluster | undefined {
@@ -459,10 +484,32 @@ export class SessionController {
     if (res.status !== 200)
       throw new Error(`writing the status of ${ns}/${name}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
     this.counts.statusWrites++;
+    // Registered before the informer hears of the write: that starts the session's reconcile at once.
+    const id = sessionIdOf(name);
+    let recorded: ((ok: boolean) => void) | undefined;
+    const recording =
+      status.cluster !== undefined && status.cluster !== s.status?.cluster
+        ? new Promise<boolean>((r) => {
+            recorded = r;
+          })
+        : undefined;
+    if (recording) this.#recording.set(id, recording);
     this.sessions.observe(res.body);
-    const after = SessionKind.schema.parse(res.body);
+    // The informer parsed it already (unless its watch brought a newer version first).
+    const stored = this.sessions.store.get(`${ns}/${name}`);
+    const after =
+      stored && stored.metadata.resourceVersion === res.body.metadata.resourceVersion
+        ? stored
+        : SessionKind.schema.parse(res.body);
     this.#emit(after, events);
-    await this.#d.store.recordTransition(s, after);
+    try {
+      await this.#d.store.recordTransition(s, after);
+    } catch (err) {
+      recorded?.(false);
+      throw err;
+    }
+    recorded?.(true);
+    if (recording && this.#recording.get(id) === recording) this.#recording.delete(id);
     return after;
   }
 
@@ -609,8 +656,18 @@ export class SessionController {
     const known = this.#mirrors.get(id);
     if (op.op === "ensure") {
       if (known?.cluster === clusterId && known.state === "present") return;
+      const recording = this.#recording.get(id);
+      if (recording) {
+        // Its history row must name the cluster before the operator there reports on it.
+        if (!(await recording)) await this.#d.store.recordTransition(s, s);
+        if (this.#recording.get(id) === recording) this.#recording.delete(id);
+      }
       const restarts = this.#mirrorStates.get(id)?.restarts ?? 0;
-      const revision = await this.#d.store.nextMirrorRevision(id);
+      // The placement pass took it (one batch for all it placed); a later ensure (a retry, a mirror
+      // written again) takes its own.
+      const reserved = this.#reserved.get(id);
+      this.#reserved.delete(id);
+      const revision = reserved ?? (await this.#d.store.nextMirrorRevision(id));
       this.#mirrorStates.set(id, { revision, restarts });
       const res = await kube.request<SessionMirror>("POST", this.#mirrorPath(), {
         body: this.#mirrorBody(s, clusterId, revision, restarts),
@@ -683,7 +740,12 @@ export class SessionController {
     this.#placeTimer = setTimeout(() => {
       this.#placeTimer = undefined;
       this.#placing = this.#place()
-        .catch((err: unknown) => this.#log.warn({ err: String(err) }, "placement pass failed"))
+        .catch((err: unknown) => {
+          this.#log.warn({ err: String(err) }, "placement pass failed; trying again in 1 s");
+          clearTimeout(this.#placeRetry);
+          this.#placeRetry = setTimeout(() => this.schedulePlacement(), 1_000);
+          this.#placeRetry.unref?.();
+        })
         .finally(() => {
           this.#placing = undefined;
           if (this.#placeAgain) {
@@ -749,17 +811,36 @@ export class SessionController {
       constraints: this.#o.constraints,
     });
 
+    // The revisions of the mirrors these placements dispatch, taken in one round trip for the whole
+    // pass. If that fails, the pass writes nothing and is tried again; a revision whose placement is
+    // not written is never used (revisions only need to grow, not to be dense).
+    const idOf = (key: string) => sessionIdOf(key.split("/")[1] ?? "");
+    const revisions =
+      plan.placed.length > 0
+        ? await this.#d.store.nextMirrorRevisions(plan.placed.map((p) => idOf(p.key)))
+        : new Map<string, number>();
+    this.counts.revisionBatches += plan.placed.length > 0 ? 1 : 0;
+
     const jobs: (() => Promise<void>)[] = [];
     const modelOf = new Map(requests.map((r) => [r.key, r.gpuModel]));
     for (const p of plan.placed) {
       const s = bySession.get(p.key) as Session;
       const gpuModel = modelOf.get(p.key) as string;
+      const id = idOf(p.key);
+      const revision = revisions.get(id);
       jobs.push(async () => {
         const { status, events } = placedStatus(s, p, gpuModel, this.#now());
-        // A fresh placement: what was known of an earlier mirror is stale. Forgotten before the write,
-        // because the write's own watch event may start the reconcile that dispatches at once.
-        this.#mirrors.delete(sessionIdOf(s.metadata.name as string));
-        const written = await this.#writeStatus(s, status, events);
+        // A fresh placement: what was known of an earlier mirror is stale, and its mirror is written at
+        // the revision just taken. Both before the write, because the write's own watch event may start
+        // the reconcile that dispatches at once.
+        this.#mirrors.delete(id);
+        if (revision !== undefined) this.#reserved.set(id, revision);
+        let written: Session | undefined;
+        try {
+          written = await this.#writeStatus(s, status, events);
+        } finally {
+          if (!written && this.#reserved.get(id) === revision) this.#reserved.delete(id);
+        }
         if (!written) return; // changed meanwhile: the next pass sees it afresh
         this.counts.placements++;
         // Dispatch goes through the session's own reconcile (Starting, no mirror yet → write it), so
@@ -784,9 +865,14 @@ export class SessionController {
       );
       if (status) jobs.push(async () => void (await this.#writeStatus(s, status, events)));
     }
-    await runLimited(jobs, this.#o.concurrency, (err) =>
-      this.#log.warn({ err: String(err) }, "placement write failed"),
-    );
+    let failed = 0;
+    await runLimited(jobs, this.#o.concurrency, (err) => {
+      failed++;
+      this.#log.warn({ err: String(err) }, "placement write failed");
+    });
+    // Not a conflict (those see fresh data on the next pass, which their own change brings): a failed
+    // write changed nothing, so nothing would bring that pass. The retry does.
+    if (failed > 0) throw new Error(`${failed} placement write(s) failed`);
   }
 
   #gpuCountOf(s: Session): number | undefined {
@@ -795,6 +881,33 @@ export class SessionController {
     if (!offering) return undefined;
     return preset && preset.spec.gpuCount > 0 ? preset.spec.gpuCount : offering.spec.gpuCount;
   }
+}
+
+/**
+ * Whether a change of a Session can change a placement pass's outcome: its intent or priority, or a
+ * phase change that makes it want a GPU, stop wanting one, or take or give back GPUs. A move between
+ * two phases that hold GPUs on the same cluster (Starting → Running, Running → Restarting) cannot.
+ */
+export function placementMatters(previous: Session, next: Session): boolean {
+  if (previous.spec.desiredState !== next.spec.desiredState || previous.spec.priority !== next.spec.priority)
+    return true;
+  const a = phaseOf(previous);
+  const b = phaseOf(next);
+  if (a === b) return false;
+  const holding = (s: Session, p: typeof a) => s.status?.cluster !== undefined && HOLDING_PHASES.includes(p);
+  return !(holding(previous, a) && holding(next, b) && previous.status?.cluster === next.status?.cluster);
+}
+
+/** Two reports that say the same (an operator's heartbeat re-sends every state with a new time). */
+function sameReport(a: StoredReport, b: StoredReport): boolean {
+  return (
+    a.phase === b.phase &&
+    a.reason === b.reason &&
+    a.message === b.message &&
+    a.node === b.node &&
+    a.revision === b.revision &&
+    JSON.stringify(a.gpuDevices ?? null) === JSON.stringify(b.gpuDevices ?? null)
+  );
 }
 
 /** Not a failure: a precondition that time resolves (requeue after `ms`, no backoff). */

@@ -30,7 +30,16 @@ export interface SessionStore {
   mirrorStates(sessionIds: readonly string[]): Promise<Map<string, MirrorState>>;
   /** Takes the next mirror revision for a write of the mirror (and records its restart count). */
   nextMirrorRevision(sessionId: string, restarts?: number): Promise<number>;
-  /** The resource's status changed (written): follow it in the history row and tell the stream. */
+  /**
+   * Takes the next mirror revision of each of these sessions at once (a placement pass's, one round
+   * trip): each gets its own, above every revision it had. Sessions unknown to the store are left out.
+   */
+  nextMirrorRevisions(sessionIds: readonly string[]): Promise<Map<string, number>>;
+  /**
+   * The resource's status changed (written): follow it in the history row and tell the stream. Calls
+   * may be gathered into one write (one transaction for many sessions); each resolves once its own
+   * transition is recorded, and a session's transitions are recorded in the order of the calls.
+   */
   recordTransition(before: Session, after: Session): Promise<void>;
   /** The resource was deleted after retention. */
   recordDeleted(session: Session): Promise<void>;

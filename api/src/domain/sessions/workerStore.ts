@@ -1,15 +1,25 @@
 // The worker's SessionStore (controllers/src/sessions/store.ts) over Postgres: reads of what operators
 // reported, the history rows and the stream's events. LISTENs for report and inventory notifications
 // (triggers of migration 20261122000004) on one dedicated connection, reconnecting when it drops.
+//
+// Transitions are written in batches (TransitionLog): every insert into session_events holds the stream's
+// commit-order lock until its transaction commits (migration 20261122000200), so one transaction per
+// transition serialized the whole worker on that lock, a round trip each. A batch is one transaction
+// with one UPDATE and one INSERT for all its sessions; calls that come while the writers are busy form
+// the next batch.
 
 import type { ClusterRecord, MirrorState, SessionStore, StoredReport } from "@berth/controllers";
 import type { Session } from "@berth/crds";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
 import { findSessionById } from "../../db/operations/sessions/findSessionById.ts";
+import {
+  type SessionTransition,
+  updateSessionsFromTransitions,
+} from "../../db/operations/sessions/recordTransitions.ts";
 import { insertSessionEvents, purgeSessionEvents } from "../../db/operations/sessions/sessionEvents.ts";
 import type { SessionRow } from "../../db/operations/sessions/types.ts";
-import { mirrorStates, nextMirrorRevision } from "../../db/operations/sessions/updateSession.ts";
+import { mirrorStates, nextMirrorRevision, nextMirrorRevisions } from "../../db/operations/sessions/updateSession.ts";
 import {
   clusterLiveness,
   deleteStatusReports,
@@ -21,7 +31,157 @@ import { leadingCondition, viewFromResource } from "./view.ts";
 
 const ts = (s: string | undefined) => (s ? new Date(s) : null);
 
+/** What the history row takes of a Session resource's status. */
+export function transitionOf(after: Session): SessionTransition {
+  const st = after.status ?? {};
+  const lead = leadingCondition(st.conditions);
+  return {
+    id: (after.metadata.name as string).replace("-", "_"),
+    phase: st.phase ?? "Pending",
+    desired_state: after.spec.desiredState,
+    priority: after.spec.priority,
+    node: st.node ?? null,
+    queue_position: st.queue?.position ?? null,
+    reason: lead?.reason ?? null,
+    message: (st.queue?.reason ?? lead?.message ?? null)?.slice(0, 4000) ?? null,
+    queued_at: ts(st.queuedAt),
+    scheduled_at: ts(st.scheduledAt),
+    started_at: ts(st.startedAt),
+    paused_at: ts(st.pausedAt),
+    terminated_at: ts(st.terminatedAt),
+    gpu_model: st.gpuModel ?? null,
+    cluster_id: st.cluster ?? null,
+  };
+}
+
+interface PendingTransition {
+  before: Session;
+  after: Session;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+const nameOf = (p: PendingTransition) => p.after.metadata.name as string;
+
+/**
+ * Records transitions in batches. Calls made together (in one turn of the event loop) form one batch;
+ * up to `writers` batches are written at once, and calls that arrive while all are busy wait and form
+ * the next (at most `maxBatch` each). A session's transitions are recorded in the order of the calls: a
+ * batch never holds two of one session, nor one of a session whose earlier transition is still being
+ * written. A batch that fails is written again one transition at a time, so one bad transition costs
+ * the others nothing.
+ */
+export class TransitionLog {
+  readonly #db: Knex;
+  readonly #log: Logger;
+  readonly #maxBatch: number;
+  readonly #maxWriters: number;
+  #pending: PendingTransition[] = [];
+  /** Sessions with a transition in a batch being written. */
+  readonly #writing = new Set<string>();
+  #writers = 0;
+  #scheduled = false;
+  /** Transactions written (batches and single retries): for tests and the bench. */
+  transactions = 0;
+
+  constructor(db: Knex, log: Logger, opts: { maxBatch?: number; writers?: number } = {}) {
+    this.#db = db;
+    this.#log = log;
+    this.#maxBatch = opts.maxBatch ?? 500;
+    this.#maxWriters = opts.writers ?? 4;
+  }
+
+  record(before: Session, after: Session): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#pending.push({ before, after, resolve, reject });
+      if (this.#scheduled) return;
+      this.#scheduled = true;
+      queueMicrotask(() => {
+        this.#scheduled = false;
+        this.#pump();
+      });
+    });
+  }
+
+  #pump(): void {
+    while (this.#writers < this.#maxWriters) {
+      const batch = this.#take();
+      if (batch.length === 0) return;
+      this.#writers++;
+      void this.#flush(batch).finally(() => {
+        this.#writers--;
+        for (const p of batch) this.#writing.delete(nameOf(p));
+        this.#pump();
+      });
+    }
+  }
+
+  #take(): PendingTransition[] {
+    const batch: PendingTransition[] = [];
+    const rest: PendingTransition[] = [];
+    for (const p of this.#pending) {
+      const name = nameOf(p);
+      // A session already in this batch or in one being written: its later transition waits.
+      if (batch.length < this.#maxBatch && !this.#writing.has(name)) {
+        batch.push(p);
+        this.#writing.add(name);
+      } else rest.push(p);
+    }
+    this.#pending = rest;
+    return batch;
+  }
+
+  async #flush(batch: PendingTransition[]): Promise<void> {
+    try {
+      await this.#write(batch);
+      for (const p of batch) p.resolve();
+    } catch (err) {
+      if (batch.length === 1) {
+        batch[0]?.reject(err);
+        return;
+      }
+      this.#log.warn({ err: String(err), transitions: batch.length }, "a batch of transitions failed; one by one");
+      for (const p of batch) {
+        try {
+          await this.#write([p]);
+          p.resolve();
+        } catch (e) {
+          p.reject(e);
+        }
+      }
+    }
+  }
+
+  async #write(batch: readonly PendingTransition[]): Promise<void> {
+    this.transactions++;
+    await this.#db.transaction(async (tx) => {
+      const rows = await updateSessionsFromTransitions(
+        tx,
+        batch.map((p) => transitionOf(p.after)),
+        new Date(),
+      );
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      const events = batch.flatMap((p) => {
+        const row = byId.get(transitionOf(p.after).id);
+        if (!row) {
+          this.#log.warn(
+            { session: p.after.metadata.name },
+            "a Session resource without a history row; its change is not recorded",
+          );
+          return [];
+        }
+        return [
+          sessionEventOf("session.updated", row, viewFromResource(row, p.after), p.before.status?.phase ?? "Pending"),
+        ];
+      });
+      // In the order of the calls: the stream's seqs follow it.
+      await insertSessionEvents(tx, events);
+    });
+  }
+}
+
 export function createWorkerStore(db: Knex, log: Logger): SessionStore {
+  const transitions = new TransitionLog(db, log);
   return {
     async clusters(): Promise<ClusterRecord[]> {
       return (await clusterLiveness(db)).map((c) => ({
@@ -56,45 +216,9 @@ export function createWorkerStore(db: Knex, log: Logger): SessionStore {
     },
     mirrorStates: (ids): Promise<Map<string, MirrorState>> => mirrorStates(db, ids),
     nextMirrorRevision: (id, restarts) => nextMirrorRevision(db, id, restarts),
+    nextMirrorRevisions: (ids) => nextMirrorRevisions(db, ids),
 
-    async recordTransition(before: Session, after: Session): Promise<void> {
-      const id = (after.metadata.name as string).replace("-", "_");
-      const st = after.status ?? {};
-      const lead = leadingCondition(st.conditions);
-      await db.transaction(async (tx) => {
-        const changes: Record<string, unknown> = {
-          phase: st.phase ?? "Pending",
-          desired_state: after.spec.desiredState,
-          priority: after.spec.priority,
-          node: st.node ?? null,
-          queue_position: st.queue?.position ?? null,
-          reason: lead?.reason ?? null,
-          message: (st.queue?.reason ?? lead?.message ?? null)?.slice(0, 4000) ?? null,
-          queued_at: ts(st.queuedAt),
-          scheduled_at: ts(st.scheduledAt),
-          started_at: ts(st.startedAt),
-          paused_at: ts(st.pausedAt),
-          terminated_at: ts(st.terminatedAt),
-          updated_at: new Date(),
-          ...(st.gpuModel ? { gpu_model: st.gpuModel } : {}),
-        };
-        if (st.cluster) {
-          changes.cluster_id = st.cluster;
-          changes.placed_clusters = tx.raw(
-            "CASE WHEN ? = ANY(placed_clusters) THEN placed_clusters ELSE array_append(placed_clusters, ?) END",
-            [st.cluster, st.cluster],
-          );
-        }
-        const [row] = (await tx("sessions").where({ id }).update(changes).returning("*")) as SessionRow[];
-        if (!row) {
-          log.warn({ session: id }, "a Session resource without a history row; its change is not recorded");
-          return;
-        }
-        await insertSessionEvents(tx, [
-          sessionEventOf("session.updated", row, viewFromResource(row, after), before.status?.phase ?? "Pending"),
-        ]);
-      });
-    },
+    recordTransition: (before: Session, after: Session): Promise<void> => transitions.record(before, after),
 
     async recordDeleted(session: Session): Promise<void> {
       const id = (session.metadata.name as string).replace("-", "_");

@@ -99,4 +99,24 @@ describe("inventory in Postgres", () => {
     const row = await t.db("session_status_reports").where({ cluster_id: "clu_a", session: "s1" }).first();
     expect(row.phase).toBe("Running");
   });
+
+  it("keeps the newest of a batch's reports on one session, and takes a batch of 1,500 whole", async () => {
+    const at = (m: number) => new Date(Date.UTC(2026, 10, 22, 7, m));
+    const batch = [
+      { session: "s2", phase: "Starting", at: at(1) },
+      { session: "s2", phase: "Running", node: "n1", at: at(3) },
+      { session: "s2", phase: "Starting", at: at(2) },
+      ...Array.from({ length: 1500 }, (_, i) => ({ session: `h${i}`, phase: "Running", at: at(1) })),
+    ];
+    expect(await upsertSessionStatusReports(t.db, "clu_b", batch)).toBe(1501);
+    const row = await t.db("session_status_reports").where({ cluster_id: "clu_b", session: "s2" }).first();
+    expect(row).toMatchObject({ phase: "Running", node: "n1" });
+    // A heartbeat re-sends the same states later: all applied; a late older one: none.
+    const again = Array.from({ length: 1500 }, (_, i) => ({ session: `h${i}`, phase: "Running", at: at(5) }));
+    expect(await upsertSessionStatusReports(t.db, "clu_b", again)).toBe(1500);
+    expect(await upsertSessionStatusReports(t.db, "clu_b", [{ session: "h7", phase: "Starting", at: at(4) }])).toBe(0);
+    expect(await t.db("session_status_reports").where({ cluster_id: "clu_b" }).count({ n: "*" })).toEqual([
+      { n: "1501" },
+    ]);
+  });
 });

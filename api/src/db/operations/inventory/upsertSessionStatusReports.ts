@@ -11,32 +11,42 @@ export interface SessionStatusReportInput {
   at: Date;
 }
 
-/** Keeps the newest report per (cluster, session); an older one arriving late changes nothing. */
+/**
+ * Keeps the newest report per (cluster, session); an older one arriving late changes nothing. One
+ * statement per 1,000 reports (an operator's heartbeat re-sends every state it knows): a batch naming a
+ * session twice keeps its newest report, as separate calls would.
+ */
 export async function upsertSessionStatusReports(
   db: Knex,
   clusterId: string,
   reports: SessionStatusReportInput[],
 ): Promise<number> {
-  let applied = 0;
+  const newest = new Map<string, SessionStatusReportInput>();
   for (const r of reports) {
-    const rows = await db("session_status_reports")
-      .insert({
-        cluster_id: clusterId,
-        session: r.session,
-        phase: r.phase,
-        node: r.node ?? null,
-        gpu_devices: r.gpu_devices ? JSON.stringify(r.gpu_devices) : null,
-        reason: r.reason ?? null,
-        message: r.message ?? null,
-        observed_generation: r.observed_generation ?? null,
-        at: r.at,
-        received_at: db.fn.now(),
-      })
+    const kept = newest.get(r.session);
+    if (!kept || kept.at.getTime() <= r.at.getTime()) newest.set(r.session, r);
+  }
+  const rows = [...newest.values()].map((r) => ({
+    cluster_id: clusterId,
+    session: r.session,
+    phase: r.phase,
+    node: r.node ?? null,
+    gpu_devices: r.gpu_devices ? JSON.stringify(r.gpu_devices) : null,
+    reason: r.reason ?? null,
+    message: r.message ?? null,
+    observed_generation: r.observed_generation ?? null,
+    at: r.at,
+    received_at: db.fn.now(),
+  }));
+  let applied = 0;
+  for (let i = 0; i < rows.length; i += 1000) {
+    const done = await db("session_status_reports")
+      .insert(rows.slice(i, i + 1000))
       .onConflict(["cluster_id", "session"])
       .merge()
-      .where("session_status_reports.at", "<=", r.at)
+      .where("session_status_reports.at", "<=", db.raw("excluded.at"))
       .returning("session");
-    applied += rows.length;
+    applied += done.length;
   }
   return applied;
 }

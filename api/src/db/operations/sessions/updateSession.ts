@@ -48,6 +48,29 @@ export async function nextMirrorRevision(db: Knex, id: string, restarts?: number
   return row.mirror_revision;
 }
 
+/**
+ * Takes the next mirror revision of many sessions in one statement (a placement pass's): each session
+ * gets its own next one, above every revision it had. Rows are locked in id order, so two batches never
+ * deadlock. Sessions without a history row are missing from the answer.
+ */
+export async function nextMirrorRevisions(db: Knex, ids: readonly string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  const unique = [...new Set(ids)];
+  for (let i = 0; i < unique.length; i += 1000) {
+    const { rows } = (await db.raw(
+      `WITH locked AS MATERIALIZED (
+         SELECT id FROM sessions WHERE id = ANY(?::text[]) ORDER BY id FOR UPDATE
+       )
+       UPDATE sessions s SET mirror_revision = s.mirror_revision + 1
+       FROM locked WHERE s.id = locked.id
+       RETURNING s.id, s.mirror_revision`,
+      [unique.slice(i, i + 1000)],
+    )) as { rows: { id: string; mirror_revision: number }[] };
+    for (const r of rows) out.set(r.id, r.mirror_revision);
+  }
+  return out;
+}
+
 /** The worker's bookkeeping of many sessions at once (revision and restarts written to mirrors). */
 export async function mirrorStates(
   db: Knex,

@@ -1,0 +1,291 @@
+// The session controller in-process against an apiserver in memory (management and GPU cluster) and a
+// store in memory: what a placement pass writes when it places many sessions at once, and when some of
+// its writes fail.
+import type { Session } from "@berth/crds";
+import { examples } from "@berth/crds/testing";
+import pino from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import type { InventoryNodeView } from "../placement/capacity.ts";
+import { placementMatters, SessionController } from "./controller.ts";
+import { MemoryKube } from "./memory-kube.test-support.ts";
+import type { ClusterRecord, MirrorState, SessionStore, StoredReport } from "./store.ts";
+import { aSession } from "./testing.ts";
+
+const CLUSTER = "clu_a1";
+const H100 = "NVIDIA-H100-80GB-HBM3";
+
+/** Mirror revisions per session as Postgres keeps them, and how they were taken. */
+class MemoryStore implements SessionStore {
+  readonly revisions = new Map<string, number>();
+  /** The ids of each batch taken, and of each single take. */
+  readonly batches: string[][] = [];
+  readonly singles: string[] = [];
+  /** Batches to refuse before serving them. */
+  failBatches = 0;
+  readonly transitions: [string, string | undefined, string | undefined][] = [];
+  readonly gpus: number;
+  constructor(gpus: number) {
+    this.gpus = gpus;
+  }
+
+  async clusters(): Promise<ClusterRecord[]> {
+    return [{ id: CLUSTER, registered: true, lastReportAt: new Date() }];
+  }
+  async inventory(): Promise<InventoryNodeView[]> {
+    return [
+      {
+        clusterId: CLUSTER,
+        name: "gpu-a-0",
+        gpuModel: H100,
+        gpuAllocatable: this.gpus,
+        gpuInUse: 0,
+        schedulable: true,
+        ready: true,
+      },
+    ];
+  }
+  async reports(): Promise<StoredReport[]> {
+    return [];
+  }
+  async mirrorStates(ids: readonly string[]): Promise<Map<string, MirrorState>> {
+    return new Map(
+      ids.flatMap((id) =>
+        this.revisions.has(id) ? [[id, { revision: this.revisions.get(id) as number, restarts: 0 }]] : [],
+      ),
+    );
+  }
+  #take(id: string): number {
+    const r = (this.revisions.get(id) ?? 0) + 1;
+    this.revisions.set(id, r);
+    return r;
+  }
+  async nextMirrorRevision(id: string): Promise<number> {
+    this.singles.push(id);
+    return this.#take(id);
+  }
+  async nextMirrorRevisions(ids: readonly string[]): Promise<Map<string, number>> {
+    if (this.failBatches > 0) {
+      this.failBatches--;
+      throw new Error("the database is gone for a moment");
+    }
+    this.batches.push([...ids]);
+    return new Map(ids.map((id) => [id, this.#take(id)]));
+  }
+  /** Transitions wait for this before they are recorded (a slow database). */
+  gate: Promise<void> = Promise.resolve();
+  /** Transitions to refuse. */
+  failRecords = 0;
+  async recordTransition(before: Session, after: Session): Promise<void> {
+    await this.gate;
+    if (this.failRecords > 0) {
+      this.failRecords--;
+      throw new Error("the history row could not be written");
+    }
+    this.transitions.push([after.metadata.name as string, before.status?.phase, after.status?.phase]);
+  }
+  async recordDeleted(): Promise<void> {}
+  async listen(): Promise<() => Promise<void>> {
+    return async () => {};
+  }
+  async purgeEvents(): Promise<number> {
+    return 0;
+  }
+}
+
+function aFleet(sessions: number, gpus = sessions) {
+  const mgmt = new MemoryKube();
+  const gpu = new MemoryKube();
+  const cluster = examples.Cluster();
+  mgmt.put("clusters", cluster as never);
+  mgmt.put("offerings", examples.Offering() as never);
+  mgmt.put("resourcepresets", examples.ResourcePreset() as never);
+  mgmt.put("images", examples.Image() as never);
+  const names = Array.from({ length: sessions }, (_, i) => `ses-${String(i).padStart(20, "0")}`);
+  names.forEach((name, i) => {
+    const s = aSession(name).build();
+    s.metadata.annotations = { "berth.dev/created-at": new Date(Date.UTC(2026, 10, 22, 6, 0, i)).toISOString() };
+    delete s.status;
+    mgmt.put("sessions", s as never);
+  });
+  const store = new MemoryStore(gpus);
+  const controller = new SessionController({
+    kube: mgmt,
+    store,
+    clusterClient: async () => gpu,
+    log: pino({ level: "silent" }),
+    options: { pollMs: 3_600_000, resyncMs: 3_600_000, concurrency: 8 },
+  });
+  return { mgmt, gpu, store, controller, names, ids: names.map((n) => n.replace("-", "_")) };
+}
+
+/** How often each session was written to a phase, from the apiserver's own log of successful writes. */
+function statusWrites(mgmt: MemoryKube, phase: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const r of mgmt.log) {
+    if (r.method !== "PUT" || r.status !== 200 || !r.path.endsWith("/status")) continue;
+    if ((r.body as Session).status?.phase !== phase) continue;
+    const name = r.path.split("/").at(-2) as string;
+    out.set(name, (out.get(name) ?? 0) + 1);
+  }
+  return out;
+}
+
+function mirrorCreates(gpu: MemoryKube): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const r of gpu.log) {
+    if (r.method !== "POST" || !r.path.endsWith("/sessionmirrors")) continue;
+    const name = (r.body as { metadata: { name: string } }).metadata.name;
+    out.set(name, (out.get(name) ?? 0) + 1);
+  }
+  return out;
+}
+
+async function until(what: string, pred: () => boolean, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!pred()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+let running: SessionController | undefined;
+afterEach(async () => {
+  await running?.stop();
+  running = undefined;
+});
+
+describe("a placement pass over many waiting sessions", () => {
+  it("places each once and dispatches each mirror at a revision taken in one batch for the pass", async () => {
+    const f = aFleet(12);
+    // One of them ran before (paused, resumed): its next mirror must outrank the ones it had.
+    f.store.revisions.set(f.ids[3] as string, 5);
+    running = f.controller;
+    await f.controller.start();
+    await until("12 mirrors", () => f.gpu.list("sessionmirrors").length === 12);
+    await f.controller.idle();
+
+    expect(f.store.batches.map((b) => [...b].sort())).toEqual([[...f.ids].sort()]);
+    expect(f.store.singles).toEqual([]);
+    for (const m of f.gpu.list("sessionmirrors")) {
+      const id = (m.spec as { sessionId: string }).sessionId;
+      expect((m.spec as { revision: number }).revision).toBe(id === f.ids[3] ? 6 : 1);
+      expect(f.store.revisions.get(id)).toBe((m.spec as { revision: number }).revision);
+    }
+    expect([...statusWrites(f.mgmt, "Starting").values()]).toEqual(Array(12).fill(1));
+    expect([...mirrorCreates(f.gpu).values()]).toEqual(Array(12).fill(1));
+    for (const s of f.mgmt.list("sessions") as unknown as Session[])
+      expect(s.status).toMatchObject({ phase: "Starting", cluster: CLUSTER, gpuModel: H100 });
+  });
+
+  it("places the rest once and nothing twice when the revision batch and some status writes fail", async () => {
+    const f = aFleet(12);
+    f.store.failBatches = 1;
+    const refused = new Set(f.names.filter((_, i) => i % 3 === 1));
+    f.mgmt.fail = (method, path) => {
+      const name = path.split("/").at(-2) as string;
+      if (method === "PUT" && path.endsWith("/status") && refused.delete(name)) return 500;
+      return undefined;
+    };
+    running = f.controller;
+    await f.controller.start();
+    await until("12 mirrors", () => f.gpu.list("sessionmirrors").length === 12);
+    await f.controller.idle();
+
+    expect(refused.size).toBe(0);
+    // Each placed once, each mirror written once, at the revision its (successful) placement took.
+    expect([...statusWrites(f.mgmt, "Starting").values()]).toEqual(Array(12).fill(1));
+    expect([...mirrorCreates(f.gpu).values()]).toEqual(Array(12).fill(1));
+    expect(f.gpu.log.filter((r) => r.status === 409)).toEqual([]);
+    expect(f.store.singles).toEqual([]);
+    for (const m of f.gpu.list("sessionmirrors")) {
+      const id = (m.spec as { sessionId: string }).sessionId;
+      expect((m.spec as { revision: number }).revision).toBe(f.store.revisions.get(id));
+    }
+    // The four refused writes were placed by a later pass, whose batch took them a newer revision.
+    expect(f.store.batches.length).toBeGreaterThanOrEqual(2);
+    expect(f.controller.counts.placements).toBe(12);
+  });
+
+  it("leaves the sessions that do not fit queued, in order, without taking revisions for them", async () => {
+    const f = aFleet(6, 4);
+    running = f.controller;
+    await f.controller.start();
+    await until("4 mirrors", () => f.gpu.list("sessionmirrors").length === 4);
+    await f.controller.idle();
+
+    expect(f.store.batches.map((b) => [...b].sort())).toEqual([f.ids.slice(0, 4)]);
+    const byName = new Map((f.mgmt.list("sessions") as unknown as Session[]).map((s) => [s.metadata.name, s]));
+    expect(f.names.map((n) => byName.get(n)?.status?.phase)).toEqual([
+      "Starting",
+      "Starting",
+      "Starting",
+      "Starting",
+      "Queued",
+      "Queued",
+    ]);
+    expect(f.names.slice(4).map((n) => byName.get(n)?.status?.queue?.position)).toEqual([1, 2]);
+  });
+});
+
+describe("which changes of a session start a placement pass", () => {
+  const on = (phase: NonNullable<NonNullable<Session["status"]>["phase"]>) =>
+    aSession().onCluster(CLUSTER).phase(phase).build();
+  const waiting = (phase: NonNullable<NonNullable<Session["status"]>["phase"]>) => aSession().phase(phase).build();
+
+  it.each([
+    ["a move between two phases that hold GPUs on the same cluster", on("Starting"), on("Running"), false],
+    ["a restart", on("Running"), on("Restarting"), false],
+    ["a session that stays Queued (its position moved)", waiting("Queued"), waiting("Queued"), false],
+    ["a placement", waiting("Pending"), on("Starting"), true],
+    ["a pause that gave its GPU back", on("Pausing"), waiting("Paused"), true],
+    ["an end", on("Terminating"), waiting("Terminated"), true],
+    ["a session put back after a node was lost", on("Running"), waiting("Pending"), true],
+    ["a session entering the queue", waiting("Pending"), waiting("Queued"), true],
+  ])("%s", (_what, before, after, expected) => {
+    expect(placementMatters(before, after)).toBe(expected);
+  });
+
+  it("a change of intent or priority, whatever the phase", () => {
+    const raised = on("Running");
+    raised.spec.priority = 5;
+    expect(placementMatters(on("Running"), raised)).toBe(true);
+    const paused = on("Running");
+    paused.spec.desiredState = "Paused";
+    expect(placementMatters(on("Running"), paused)).toBe(true);
+  });
+});
+
+describe("dispatch after the history knows where the session is", () => {
+  it("writes no mirror before the placement is recorded in the session's history", async () => {
+    const f = aFleet(3);
+    let open = () => {};
+    f.store.gate = new Promise((r) => {
+      open = r;
+    });
+    running = f.controller;
+    try {
+      await f.controller.start();
+      await until("3 placements", () => [...statusWrites(f.mgmt, "Starting").values()].length === 3);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(f.gpu.list("sessionmirrors")).toEqual([]);
+    } finally {
+      open();
+    }
+    await until("3 mirrors", () => f.gpu.list("sessionmirrors").length === 3);
+    await f.controller.idle();
+    expect(f.store.transitions.map(([, , to]) => to)).toEqual(["Starting", "Starting", "Starting"]);
+  });
+
+  it("records a placement again before its mirror when the first record failed", async () => {
+    const f = aFleet(1);
+    f.store.failRecords = 1;
+    running = f.controller;
+    await f.controller.start();
+    await until("1 mirror", () => f.gpu.list("sessionmirrors").length === 1);
+    await f.controller.idle();
+
+    expect([...statusWrites(f.mgmt, "Starting").values()]).toEqual([1]);
+    expect(f.store.transitions).toEqual([[f.names[0], "Starting", "Starting"]]);
+    expect([...mirrorCreates(f.gpu).values()]).toEqual([1]);
+  });
+});
