@@ -5,6 +5,11 @@
 //   1. raw: 1,000 one-GPU pods created directly on the GPU cluster's apiserver until all Running;
 //   2. dispatch: 1,000 sessions created through POST /api/v1/sessions until every pod is Running on the
 //      GPU cluster (and every session Running), with the ratio to (1);
+//   2b. the same two halves apart: 1,000 creates with the worker stopped (the API alone), then the worker
+//      started on that backlog until every pod and session is Running (placement, dispatch, the operator
+//      and the status reports alone), with the ratio to (1); round trips per session for both halves:
+//      Postgres statements (all of this process: API, worker, the reports' route), management-cluster
+//      writes, GPU-cluster writes;
 //   3. steady state with the 1,000 sessions running: writes per second to the management cluster;
 //   4. writes to the management cluster per session lifecycle (create → Running → pause → Paused →
 //      resume → Running → terminate → Terminated);
@@ -15,13 +20,17 @@
 //
 //   node bench/src/sessions-dispatch.ts [--sessions=1000] [--nodes=125] [--gpus=8] [--concurrency=32]
 //                                       [--steady=60] [--lifecycles=50] [--latency=200] [--burst=500]
+//                                       [--apart=true] [--profile-apart=<file.cpuprofile>]
 //
 // Everything (API, worker, operator, this client) runs in this one Node process on a shared event loop,
 // next to the fleet's processes and Postgres on the same machine; say so when you quote the figures.
+import { writeFileSync } from "node:fs";
+import { Session as InspectorSession } from "node:inspector/promises";
 import { cpus, loadavg, totalmem } from "node:os";
 import { parseArgs } from "node:util";
-import { DEFAULT_TIMING } from "@berth/controllers";
+import { DEFAULT_CONTROLLER_OPTIONS, DEFAULT_TIMING } from "@berth/controllers";
 import { HttpKube, Informer } from "@berth/controllers/kube";
+import pg from "pg";
 import { gpuNodeManifest, type KubeHttp, kubeConfigFrom } from "../../e2e/src/index.ts";
 import {
   adminKube,
@@ -41,6 +50,8 @@ const { values } = parseArgs({
     lifecycles: { type: "string", default: "50" },
     latency: { type: "string", default: "200" },
     burst: { type: "string", default: "500" },
+    apart: { type: "string", default: "true" },
+    "profile-apart": { type: "string" },
   },
 });
 const N = Number(values.sessions);
@@ -51,6 +62,7 @@ const STEADY_S = Number(values.steady);
 const LIFECYCLES = Number(values.lifecycles);
 const LATENCY_N = Number(values.latency);
 const BURST = Number(values.burst);
+const APART = values.apart !== "false";
 
 const s2 = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -99,6 +111,31 @@ const show = (m: Map<string, number>) =>
     .join(", ");
 
 /**
+ * Postgres statements sent by this process (API, worker, the operator's reports through the internal
+ * route: everything but the fleet runs here), by the statement's shape. Counted at pg's Client, under
+ * knex: one entry is one round trip (BEGIN and COMMIT included).
+ */
+const statements = new Map<string, number>();
+{
+  const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const query = proto.query;
+  proto.query = function (this: unknown, ...args: unknown[]) {
+    const q = args[0];
+    const text = typeof q === "string" ? q : ((q as { text?: string } | undefined)?.text ?? "");
+    const shape = text.replace(/\s+/g, " ").replace(/\$\d+/g, "?").replace(/"/g, "").trim().slice(0, 48).toLowerCase();
+    statements.set(shape, (statements.get(shape) ?? 0) + 1);
+    return query.apply(this, args);
+  };
+}
+const snapshot = () => new Map(statements);
+const top = (m: Map<string, number>, per: number, n = 8) =>
+  [...m.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([k, v]) => `${(v / per).toFixed(2)}× "${k}"`)
+    .join("; ");
+
+/**
  * Follows a collection with list+watch (no polling: a 1,000-item list every 100 ms would load the
  * apiserver and this process more than what is measured) and records when each object first matched.
  */
@@ -130,6 +167,20 @@ function follow(kubeconfig: string, path: string, pred: (o: any) => boolean) {
   };
 }
 
+/** Waits until these sessions' pods are gone and the worker has marked every one Terminated. */
+async function terminated(gk: KubeHttp, mk: KubeHttp, ids: readonly string[]): Promise<void> {
+  const names = new Set(ids.map((x) => x.replace("_", "-")));
+  for (;;) {
+    const pods = await gk.json<{ items: any[] }>("GET", "/api/v1/namespaces/berth-sessions/pods");
+    const sessions = await mk.json<{ items: any[] }>("GET", "/apis/berth.dev/v1alpha1/sessions");
+    const left =
+      pods.items.filter((p) => names.has(p.metadata.name)).length +
+      sessions.items.filter((x) => names.has(x.metadata.name) && x.status?.phase !== "Terminated").length;
+    if (left === 0) return;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
 async function main(): Promise<void> {
   log(`# sessions-dispatch: ${N} sessions, GPU cluster ${NODES} nodes × ${GPUS} H100, client concurrency ${CONC}`);
   log(
@@ -155,7 +206,12 @@ async function main(): Promise<void> {
     operatorDebounceMs: 500,
     // Production lifecycle timings (the journeys shorten them): a pod waits 60 s for a node before the
     // session looks elsewhere, which a loaded machine's scheduler may need.
-    worker: { timing: DEFAULT_TIMING },
+    // The worker's own production periods too (the journeys poll every 500 ms and resync every 10 s).
+    worker: {
+      timing: DEFAULT_TIMING,
+      pollMs: DEFAULT_CONTROLLER_OPTIONS.pollMs,
+      resyncMs: DEFAULT_CONTROLLER_OPTIONS.resyncMs,
+    },
     // Production timings: the lease is renewed every 2 s (a write each), not every 250 ms as in tests.
     workerLease: { durationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 },
   });
@@ -163,6 +219,30 @@ async function main(): Promise<void> {
   const mgmt = bed.fleet.cluster("mgmt");
   const gk = adminKube(gpuA);
   const mk = adminKube(mgmt);
+  /**
+   * When each session reached each stage on its way (placed: the worker wrote its cluster; mirror: the
+   * worker wrote it to the GPU cluster; pod: the operator created it), to tell which part is slow.
+   */
+  const stages = () => {
+    const placed = follow(mgmt.kubeconfig, "/apis/berth.dev/v1alpha1/sessions", (x) => !!x.status?.cluster);
+    const mirrors = follow(
+      gpuA.kubeconfig,
+      "/apis/berth.dev/v1alpha1/namespaces/berth-sessions/sessionmirrors",
+      () => true,
+    );
+    const pods = follow(gpuA.kubeconfig, "/api/v1/namespaces/berth-sessions/pods", () => true);
+    const last = (seen: Map<string, number>, t0: number, names: Set<string>) =>
+      s2(Math.max(0, ...[...seen].filter(([k]) => names.has(k)).map(([, t]) => t - t0)));
+    return {
+      summary: (t0: number, names: Set<string>) =>
+        `last placed at ${last(placed.seen, t0, names)}, last mirror written at ${last(mirrors.seen, t0, names)}, last pod created at ${last(pods.seen, t0, names)}`,
+      stop: async () => {
+        await placed.stop();
+        await mirrors.stop();
+        await pods.stop();
+      },
+    };
+  };
   try {
     // Nodes: the rest of the 125, created directly (startFleet's readiness wait is per start, not per node).
     await pool(
@@ -241,13 +321,17 @@ async function main(): Promise<void> {
     }
 
     // 2. Dispatch through the API.
+    let worker = bed.worker;
     const before = await writes(mk);
+    const gBefore = await writes(gk);
+    const qBefore = snapshot();
     const podWatch = follow(
       gpuA.kubeconfig,
       "/api/v1/namespaces/berth-sessions/pods",
       (p) => p.status?.phase === "Running",
     );
     const sesWatch = follow(mgmt.kubeconfig, "/apis/berth.dev/v1alpha1/sessions", (x) => x.status?.phase === "Running");
+    const stages1 = stages();
     await new Promise((r) => setTimeout(r, 500)); // synced
     const created: string[] = [];
     const statuses = new Map<number, number>();
@@ -274,7 +358,11 @@ async function main(): Promise<void> {
     await podWatch.stop();
     await sesWatch.stop();
     const sessionsMs = performance.now() - d0;
+    const stages1Line = stages1.summary(d0, new Set(created.map((x) => x.replace("_", "-"))));
+    await stages1.stop();
     const dispatchWrites = diff(before, await writes(mk));
+    const dispatchGpuWrites = diff(gBefore, await writes(gk));
+    const dispatchStatements = diff(qBefore, snapshot());
     log(
       `dispatch: ${N} POSTs answered in ${s2(acceptedMs)} (${[...statuses].map(([k, v]) => `${v}×${k}`).join(", ")}), all pods Running in ${s2(podsMs)} → ${(N / (podsMs / 1000)).toFixed(0)} sessions/s; all sessions Running in ${s2(sessionsMs)} → ${(N / (sessionsMs / 1000)).toFixed(0)}/s`,
     );
@@ -282,12 +370,21 @@ async function main(): Promise<void> {
       `ratio to raw pods (pods Running): ${(rawMs / podsMs).toFixed(2)}; (sessions Running): ${(rawMs / sessionsMs).toFixed(2)}`,
     );
     log(
+      `create rate: ${(N / (acceptedMs / 1000)).toFixed(0)} POSTs/s answered; the last pod was Running ${s2(podsMs - acceptedMs)} after the last answer; ${stages1Line}`,
+    );
+    log(
       `management writes during dispatch: ${total(dispatchWrites)} (${(total(dispatchWrites) / N).toFixed(1)} per session): ${show(dispatchWrites)}`,
+    );
+    log(
+      `GPU-cluster writes during dispatch: ${(total(dispatchGpuWrites) / N).toFixed(1)} per session: ${show(dispatchGpuWrites)}`,
+    );
+    log(
+      `Postgres statements during dispatch: ${(total(dispatchStatements) / N).toFixed(1)} per session; most: ${top(dispatchStatements, N)}`,
     );
 
     // 3. Steady state: once the worker has nothing left to do (Kubernetes Events are recorded
     // asynchronously and may trail the phases by a few seconds under load).
-    await bed.worker.controller()?.idle();
+    await worker.controller()?.idle();
     const s0 = await writes(mk);
     await new Promise((r) => setTimeout(r, STEADY_S * 1000));
     const steady = diff(s0, await writes(mk));
@@ -295,13 +392,90 @@ async function main(): Promise<void> {
       `steady state, ${N} sessions Running, ${STEADY_S} s: ${total(steady)} writes → ${(total(steady) / STEADY_S).toFixed(2)} writes/s (${show(steady) || "none"})`,
     );
 
-    // Clean up for the next figures: terminate all (bulk, 100 per call).
+    // Clean up for the next figures: terminate all (bulk, 100 per call), until the worker is done.
     for (let i = 0; i < created.length; i += 100)
       await bed.call(bed.superAdmin, "POST", "/api/v1/sessions/bulk-terminate", { ids: created.slice(i, i + 100) });
-    for (;;) {
-      const pods = await gk.json<{ items: unknown[] }>("GET", "/api/v1/namespaces/berth-sessions/pods");
-      if (pods.items.length === 0) break;
-      await new Promise((r) => setTimeout(r, 500));
+    await terminated(gk, mk, created);
+    await worker.controller()?.idle();
+
+    // 2b. Create and dispatch apart: the creates with the worker stopped, then the worker on the backlog.
+    if (APART) {
+      await worker.stop();
+      const qc0 = snapshot();
+      const mc0 = await writes(mk);
+      const backlog: string[] = [];
+      const c0 = performance.now();
+      await pool(
+        Array.from({ length: N }, (_, i) => i),
+        CONC,
+        async (i) => {
+          const r = await bed.call(members[i % members.length] as never, "POST", "/api/v1/sessions", {
+            offering: "h100",
+            preset: "gpu-small",
+            image: "jupyterlab",
+          });
+          if (r.status === 201) backlog.push(r.body.id);
+        },
+      );
+      const createMs = performance.now() - c0;
+      const createStatements = diff(qc0, snapshot());
+      const createWrites = diff(mc0, await writes(mk));
+      log(
+        `create alone (worker stopped): ${backlog.length} of ${N} accepted in ${s2(createMs)} → ${(backlog.length / (createMs / 1000)).toFixed(0)} creates/s; per create: ${(total(createWrites) / N).toFixed(1)} management writes, ${(total(createStatements) / N).toFixed(1)} Postgres statements; most: ${top(createStatements, N)}`,
+      );
+      const names = new Set(backlog.map((x) => x.replace("_", "-")));
+      const mine = (name: string) => names.has(name);
+      const pods2 = follow(
+        gpuA.kubeconfig,
+        "/api/v1/namespaces/berth-sessions/pods",
+        (p) => p.status?.phase === "Running",
+      );
+      const ses2 = follow(mgmt.kubeconfig, "/apis/berth.dev/v1alpha1/sessions", (x) => x.status?.phase === "Running");
+      const stages2 = stages();
+      await new Promise((r) => setTimeout(r, 500)); // synced
+      const qd0 = snapshot();
+      const md0 = await writes(mk);
+      const gd0 = await writes(gk);
+      // This process's CPU during the dispatch alone (API, worker, operator and this client share it).
+      const inspector = values["profile-apart"] ? new InspectorSession() : undefined;
+      if (inspector) {
+        inspector.connect();
+        await inspector.post("Profiler.enable");
+        await inspector.post("Profiler.start");
+      }
+      const w0 = performance.now();
+      worker = await bed.startWorker("worker-bench");
+      await worker.leading(60_000);
+      const leadMs = performance.now() - w0;
+      await pods2.until(backlog.length, 600_000, mine);
+      const podsMs2 = performance.now() - w0;
+      await ses2.until(backlog.length, 600_000, mine);
+      const sessionsMs2 = performance.now() - w0;
+      await pods2.stop();
+      await ses2.stop();
+      const stages2Line = stages2.summary(w0, names);
+      if (inspector) {
+        const { profile } = await inspector.post("Profiler.stop");
+        writeFileSync(values["profile-apart"] as string, JSON.stringify(profile));
+        inspector.disconnect();
+      }
+      await stages2.stop();
+      await worker.controller()?.idle();
+      const dStatements = diff(qd0, snapshot());
+      const dWrites = diff(md0, await writes(mk));
+      const dGpu = diff(gd0, await writes(gk));
+      const n = backlog.length;
+      log(
+        `dispatch alone (a backlog of ${n}, from the worker's start; leading after ${s2(leadMs)}): all pods Running in ${s2(podsMs2)} → ${(n / (podsMs2 / 1000)).toFixed(0)} sessions/s; all sessions Running in ${s2(sessionsMs2)} → ${(n / (sessionsMs2 / 1000)).toFixed(0)}/s; ratio to raw pods ${(rawMs / ((podsMs2 * N) / n)).toFixed(2)} (pods), ${(rawMs / ((sessionsMs2 * N) / n)).toFixed(2)} (sessions)`,
+      );
+      log(`  stages, from the worker's start: ${stages2Line}`);
+      log(
+        `  per dispatched session: ${(total(dWrites) / n).toFixed(1)} management writes (${show(dWrites)}); ${(total(dGpu) / n).toFixed(1)} GPU-cluster writes (${show(dGpu)}); ${(total(dStatements) / n).toFixed(1)} Postgres statements; most: ${top(dStatements, n, 12)}`,
+      );
+      for (let i = 0; i < backlog.length; i += 100)
+        await bed.call(bed.superAdmin, "POST", "/api/v1/sessions/bulk-terminate", { ids: backlog.slice(i, i + 100) });
+      await terminated(gk, mk, backlog);
+      await worker.controller()?.idle();
     }
 
     // 4. Writes per lifecycle.
@@ -416,7 +590,7 @@ async function main(): Promise<void> {
     log(
       `client limits: API→management and worker→clusters: no client-side QPS limiter, 64 keep-alive connections per apiserver; operator: no limiter; kube-scheduler --kube-api-qps=500 --kube-api-burst=1000; this client ${CONC} concurrent HTTP requests`,
     );
-    const c = bed.worker.controller();
+    const c = worker.controller();
     if (c) log(`worker counters: ${JSON.stringify(c.counts)}`);
   } finally {
     gk.close();
