@@ -17,7 +17,13 @@ import { ensureWallet } from "./wallets.ts";
 export async function listWallets<Out>(
   deps: Pick<Deps, "db">,
   p: Principal,
-  q: { page: number; size: number; organization?: string | undefined; owner_kind?: string | undefined },
+  q: {
+    page: number;
+    size: number;
+    organization?: string | undefined;
+    owner_kind?: string | undefined;
+    owner_id?: string | undefined;
+  },
   present: (w: WalletRow) => Out,
 ): Promise<PagedBody<Out>> {
   const s = scopeOf(p);
@@ -25,6 +31,7 @@ export async function listWallets<Out>(
   const f: WalletFilter = {};
   if (q.organization && canSeeOrganization(s, q.organization)) f.organizationId = q.organization;
   if (q.owner_kind) f.ownerKind = q.owner_kind;
+  if (q.owner_id) f.ownerId = q.owner_id;
   const v = await walletVisibility(deps.db, p);
   return paginate(deps.db, visibleWalletsQuery(deps.db, v, f), { page: q.page, size: q.size }, present);
 }

@@ -1992,6 +1992,8 @@ export interface Operations {
       /** Only this organization's wallets (ignored when outside your scope). */
       organization?: string;
       owner_kind?: "user" | "project" | "organization" | "system";
+      /** Only the wallets of this user or project (an empty page when you may not see them). */
+      owner_id?: string;
     };
     body: undefined;
     response: {

@@ -15,13 +15,14 @@ export function meForCredits(): MeForCredits {
 }
 
 /**
- * The header's wallet in at most two requests: the person wallets they see (their own is among them;
- * an admin of a large organization sees up to 100 first), then, when theirs is not there, the first page
- * of everything they see (organization and project wallets sort first).
+ * The header's wallet in at most two requests: the person's own wallets, then, when they have none, the
+ * first page of everything they see (organization and project wallets sort first).
  */
 export async function loadHeaderWallet(signal?: AbortSignal): Promise<HeaderWallet | undefined> {
   const me = meForCredits();
-  const people = await api.call("listWallets", { query: { owner_kind: "user", size: 100 } }, { signal });
+  if (!me.userId) return undefined;
+  const query = { owner_kind: "user" as const, owner_id: me.userId, size: 100 };
+  const people = await api.call("listWallets", { query }, { signal });
   const own = pickHeaderWallet(people.data, me);
   if (own?.own) return own;
   const first = await api.call("listWallets", { query: { size: 50 } }, { signal });

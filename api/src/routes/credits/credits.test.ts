@@ -327,6 +327,15 @@ describe("/api/v1/credits and /api/v1/budgets", () => {
       expect(budgets.body.data).toEqual([]);
     });
 
+    it("narrows the list to one owner's wallets, within the caller's scope", async () => {
+      const path = `/api/v1/credits/wallets?owner_id=${memberAWallet.owner_id}`;
+      const theirs = await t.request("GET", path, { token: w.adminA.token });
+      expect(theirs.body.data.map((x: { id: string }) => x.id)).toEqual([memberAWallet.id]);
+      const outside = await t.request("GET", path, { token: w.adminB.token });
+      expect(outside.status).toBe(200);
+      expect(outside.body.data).toEqual([]);
+    });
+
     it("shows a budget with its spend so far", async () => {
       const r = await t.request("GET", `/api/v1/budgets/${w.orgA.id}`, { token: w.adminA.token });
       expect(r.body).toMatchObject({

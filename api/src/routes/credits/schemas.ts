@@ -67,6 +67,9 @@ export const ListWalletsQuery = Page.extend({
     description: "Only this organization's wallets (ignored when outside your scope).",
   }),
   owner_kind: z.enum(["user", "project", "organization", "system"]).optional(),
+  owner_id: Id.optional().meta({
+    description: "Only the wallets of this user or project (an empty page when you may not see them).",
+  }),
 });
 
 export const OpenWalletBody = z
