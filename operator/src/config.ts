@@ -59,6 +59,22 @@ export const OperatorConfigSchema = z
         graceMs: ms(0).default(2_000),
       })
       .default({ intervalMs: 60_000, graceMs: 2_000 }),
+    /**
+     * GPU utilisation and memory per pod for the usage samples (operator/src/gpu/dcgm.ts), from NVIDIA's
+     * DCGM exporter. Without `url` samples carry GPU seconds only.
+     */
+    gpuMetrics: z
+      .object({
+        /** The exporter's metrics URL, e.g. http://nvidia-dcgm-exporter.gpu-operator:9400/metrics. */
+        url: z.url({ protocol: /^https?$/ }).optional(),
+        /** Time between scrapes; a sample's figures are the mean of the scrapes in its span. */
+        intervalMs: ms(100).default(15_000),
+        /** A scrape taking longer is abandoned (that span has fewer readings, or none). */
+        timeoutMs: ms(100).default(5_000),
+        /** Readings are kept this long, so that samples retried after an outage still carry them. */
+        retentionMs: ms(1_000).default(3_600_000),
+      })
+      .default({ intervalMs: 15_000, timeoutMs: 5_000, retentionMs: 3_600_000 }),
     backoff: z
       .object({
         baseMs: ms(1).default(500),
@@ -126,6 +142,10 @@ export const ENV: Record<string, string> = {
   BERTH_OPERATOR_INVENTORY_PAGE_SIZE: "inventory.listPageSize",
   BERTH_OPERATOR_USAGE_INTERVAL_MS: "usage.intervalMs",
   BERTH_OPERATOR_USAGE_GRACE_MS: "usage.graceMs",
+  BERTH_OPERATOR_GPU_METRICS_URL: "gpuMetrics.url",
+  BERTH_OPERATOR_GPU_METRICS_INTERVAL_MS: "gpuMetrics.intervalMs",
+  BERTH_OPERATOR_GPU_METRICS_TIMEOUT_MS: "gpuMetrics.timeoutMs",
+  BERTH_OPERATOR_GPU_METRICS_RETENTION_MS: "gpuMetrics.retentionMs",
   BERTH_OPERATOR_BACKOFF_BASE_MS: "backoff.baseMs",
   BERTH_OPERATOR_BACKOFF_MAX_MS: "backoff.maxMs",
   BERTH_OPERATOR_BACKOFF_JITTER: "backoff.jitter",

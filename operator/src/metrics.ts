@@ -11,6 +11,8 @@ export interface OperatorMetrics {
   watchSynced: Gauge<"resource">;
   relists: Counter<"resource" | "reason">;
   inventoryNodes: Gauge;
+  /** Scrapes of the GPU metrics source by outcome: ok, an HTTP status, network, timeout, parse. */
+  gpuScrapes: Counter<"result">;
 }
 
 export function createMetrics(labels: { cluster: string; identity: string }): OperatorMetrics {
@@ -48,6 +50,12 @@ export function createMetrics(labels: { cluster: string; identity: string }): Op
     inventoryNodes: new Gauge({
       name: "berth_operator_inventory_nodes",
       help: "GPU nodes in the last computed inventory.",
+      registers,
+    }),
+    gpuScrapes: new Counter({
+      name: "berth_operator_gpu_metrics_scrapes_total",
+      help: "Scrapes of the GPU metrics source (DCGM exporter), by result: ok, an HTTP status, network, timeout, parse.",
+      labelNames: ["result"],
       registers,
     }),
   };

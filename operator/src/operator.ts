@@ -9,6 +9,7 @@ import type { Logger } from "pino";
 import { type Clock, systemClock } from "./clock.ts";
 import type { OperatorConfig } from "./config.ts";
 import { InternalClient } from "./controlplane/client.ts";
+import { DcgmScraper } from "./gpu/dcgm.ts";
 import { startStatusServer } from "./http/server.ts";
 import { InventoryReporter } from "./inventory/reporter.ts";
 import { createMetrics, type OperatorMetrics } from "./metrics.ts";
@@ -54,6 +55,8 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   let reporter: InventoryReporter | undefined;
   // Sessions (issue 6): SessionMirror → Pod, Service, NetworkPolicy, with status reports to /internal.
   let mirrors: RunningMirrorController | undefined;
+  // GPU utilisation and memory for the usage samples, scraped only while leading (the meter's lifetime).
+  let gpuMetrics: DcgmScraper | undefined;
   // Start and stop of leader-only work are serialized: a quick lose-then-win never runs two reporters.
   let transitions: Promise<void> = Promise.resolve();
   const serially = (step: () => Promise<void>): Promise<void> => {
@@ -93,6 +96,22 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
           ...(opts.random ? { random: opts.random } : {}),
         });
         reporter.start();
+        const gpuUrl = config.gpuMetrics.url;
+        if (gpuUrl) {
+          gpuMetrics = new DcgmScraper({
+            url: gpuUrl,
+            intervalMs: config.gpuMetrics.intervalMs,
+            timeoutMs: config.gpuMetrics.timeoutMs,
+            retentionMs: config.gpuMetrics.retentionMs,
+            // The meter's clock (the mirror controller runs on wall time): readings and spans must agree.
+            now: () => Date.now(),
+            onScrape: (result, err) => {
+              metrics.gpuScrapes.inc({ result });
+              if (result !== "ok") log.debug({ url: gpuUrl, result, error: errInfo(err) }, "GPU metrics scrape failed");
+            },
+          });
+          gpuMetrics.start();
+        }
         mirrors = startSessionMirrorController({
           kube,
           clusterId: config.clusterId,
@@ -113,6 +132,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
               throw new UsageRefused(`usage refused: ${r.message}`, foreign.map(String));
             throw new Error(`usage report ${r.kind} (${r.status}): ${r.message}`);
           },
+          ...(gpuMetrics ? { gpuUsage: gpuMetrics } : {}),
           options: { usageIntervalMs: config.usage.intervalMs, usageGraceMs: config.usage.graceMs },
         });
       });
@@ -125,6 +145,9 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
         const m = mirrors;
         mirrors = undefined;
         await Promise.all([r?.stop(), m?.stop()]);
+        // After the meter: its last flush may still ask for figures.
+        await gpuMetrics?.stop();
+        gpuMetrics = undefined;
       });
     },
   });

@@ -16,7 +16,7 @@ import { WorkQueue } from "../kube/workqueue.ts";
 import { DEFAULT_SESSIONS_NAMESPACE, LABELS } from "../sessions/names.ts";
 import type { MirrorManifestOptions } from "./manifests.ts";
 import { type MirrorAction, type MirrorReport, type ObjectView, type PodView, planMirror } from "./plan.ts";
-import { type MeteredPodView, podRun, UsageMeter, type UsageSample } from "./usage.ts";
+import { type GpuUsageSource, type MeteredPodView, podRun, UsageMeter, type UsageSample } from "./usage.ts";
 
 export interface WireStatusReport {
   session: string;
@@ -68,6 +68,8 @@ export interface MirrorControllerDeps {
    * `UsageRefused` naming sessions it will never take (dropped). Without it nothing is metered.
    */
   reportUsage?(samples: UsageSample[]): Promise<void>;
+  /** GPU utilisation and memory per pod, when the cluster exposes them; samples carry them (mirror/usage.ts). */
+  gpuUsage?: GpuUsageSource;
   log: Logger;
   clock?: { now(): Date };
   options?: Partial<MirrorControllerOptions>;
@@ -135,6 +137,7 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
         send: (samples) => send(samples),
         now: () => now().getTime(),
         onError: (err, samples) => log.warn({ err: String(err), samples }, "reporting usage failed; retrying"),
+        ...(deps.gpuUsage ? { gpu: deps.gpuUsage } : {}),
       })
     : undefined;
   const pods = new Informer<Obj>({

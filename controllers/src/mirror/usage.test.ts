@@ -7,6 +7,7 @@ import {
   UsageMeter,
   UsageRefused,
   type UsageSample,
+  withGpuUsage,
 } from "./usage.ts";
 
 const LABEL = "berth.dev/session-id";
@@ -54,6 +55,7 @@ describe("podRun", () => {
     expect(podRun(pod({ running: at(5), deletion: at(100), grace: 30 }), LABEL)).toEqual({
       uid: "u1",
       session: "ses_a",
+      name: "ses-a",
       gpus: 2,
       startMs: T0 + 5000,
       endMs: T0 + 70_000,
@@ -163,6 +165,47 @@ describe("UsageMeter", () => {
     expect(sent.map((s) => s.session)).toEqual(["ses_a"]);
     expect(m.counts.dropped).toBe(1);
     await m.stop();
+  });
+
+  it("adds the pod's GPU utilisation and memory over each sample's own span, when the source saw any", async () => {
+    const sent: UsageSample[] = [];
+    const asked: [string, number, number][] = [];
+    const m = new UsageMeter({
+      options: { intervalMs: 1000, graceMs: 0, batch: 10 },
+      send: async (s) => void sent.push(...s),
+      now: () => T0 + 2500, // two closed intervals
+      onError: () => {},
+      gpu: {
+        usage: (p, from, to) => {
+          asked.push([`${p.namespace}/${p.name}`, from - T0, to - T0]);
+          // Seen in the first second only; the second had no reading; 100.0004 % is a rounding artefact.
+          return from < T0 + 1000 ? { utilization: 100.0004, memoryMib: 4095.6 } : undefined;
+        },
+      },
+    });
+    m.observe({ uid: "u1", session: "ses_a", namespace: "berth-sessions", name: "ses-a", gpus: 1, startMs: T0 });
+    m.observe({ uid: "u2", session: "ses_b", gpus: 1, startMs: T0 }); // no pod name known: nothing to ask
+    await m.idle();
+    const a = sent.filter((s) => s.session === "ses_a");
+    expect(a.map((s) => [s.gpu_utilization, s.gpu_memory_mib])).toEqual([
+      [100, 4096],
+      [undefined, undefined],
+    ]);
+    expect(a.every((s) => s.gpu_seconds === 1)).toBe(true);
+    expect(sent.filter((s) => s.session === "ses_b").every((s) => !("gpu_utilization" in s))).toBe(true);
+    expect(asked).toEqual([
+      ["berth-sessions/ses-a", 0, 1000],
+      ["berth-sessions/ses-a", 1000, 2000],
+    ]);
+    await m.stop();
+  });
+
+  it("sends GPU seconds alone without a GPU metrics source (no zeros standing in for unknown figures)", () => {
+    const s = { id: "x", session: "ses_a", start: at(0), end: at(1), gpu_seconds: 1 };
+    const run: PodRun = { uid: "u1", session: "ses_a", namespace: "ns", name: "p", gpus: 1 };
+    expect(withGpuUsage(s, run, undefined)).toEqual(s);
+    expect(withGpuUsage(s, run, { usage: () => undefined })).toEqual(s);
+    expect(withGpuUsage(s, run, { usage: () => ({ memoryMib: 10 }) })).toEqual({ ...s, gpu_memory_mib: 10 });
   });
 
   it("refuses an interval that is not whole seconds", () => {

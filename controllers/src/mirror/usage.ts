@@ -10,6 +10,9 @@
 //   end; the last, partial interval as soon as the pod's end is known (a pause is billed to the second).
 // - What was acknowledged is remembered per pod and advances only on success: nothing is lost while the
 //   control plane is away, and a new leader simply starts again from each pod's start.
+// - GPU utilisation and memory, when the cluster exposes them (a `GpuUsageSource`, e.g. the operator's
+//   DCGM exporter scrape), are the pod's average over the sample's own span; without a source, or without a
+//   reading in that span, a sample has no such fields (absent, never zero: zero would claim an idle GPU).
 import type { PodView } from "./plan.ts";
 
 export interface UsageSample {
@@ -43,6 +46,9 @@ export interface MeteredPodView extends PodView {
 export interface PodRun {
   uid: string;
   session: string;
+  /** Where the pod is: how GPU metrics name it (by namespace and pod name, not uid). */
+  namespace?: string;
+  name?: string;
   gpus: number;
   startMs?: number;
   endMs?: number;
@@ -76,6 +82,8 @@ export function podRun(pod: MeteredPodView, sessionLabel: string): PodRun | unde
     if (f !== undefined) finishes.push(f);
   }
   const run: PodRun = { uid, session, gpus };
+  if (pod.metadata.namespace) run.namespace = pod.metadata.namespace;
+  if (pod.metadata.name) run.name = pod.metadata.name;
   if (starts.length > 0) run.startMs = Math.min(...starts);
   const deletion = time(pod.metadata.deletionTimestamp);
   if (deletion !== undefined) {
@@ -143,6 +151,37 @@ export class UsageRefused extends Error {
   }
 }
 
+/** A pod's GPU figures averaged over a span, as far as the source saw them. */
+export interface GpuUsage {
+  /** Mean utilisation of the pod's GPUs, 0–100 %. */
+  utilization?: number;
+  /** Framebuffer memory used by the pod's GPUs together, MiB. */
+  memoryMib?: number;
+}
+
+/** Where GPU utilisation and memory come from, when the cluster exposes them. */
+export interface GpuUsageSource {
+  /** The pod's averages over [fromMs, toMs); undefined when nothing was seen for it in that span. */
+  usage(pod: { namespace: string; name: string }, fromMs: number, toMs: number): GpuUsage | undefined;
+}
+
+/** Adds what the source saw of the run's pod over the sample's span; rounded as the control plane stores it. */
+export function withGpuUsage(sample: UsageSample, run: PodRun, source: GpuUsageSource | undefined): UsageSample {
+  if (!source || !run.namespace || !run.name) return sample;
+  const u = source.usage(
+    { namespace: run.namespace, name: run.name },
+    Date.parse(sample.start),
+    Date.parse(sample.end),
+  );
+  if (!u) return sample;
+  const out = { ...sample };
+  if (u.utilization !== undefined && Number.isFinite(u.utilization))
+    out.gpu_utilization = Math.round(Math.min(100, Math.max(0, u.utilization)) * 1000) / 1000;
+  if (u.memoryMib !== undefined && Number.isFinite(u.memoryMib))
+    out.gpu_memory_mib = Math.max(0, Math.round(u.memoryMib));
+  return out;
+}
+
 export interface UsageMeterOptions {
   /** Length of a usage interval; a whole number of seconds. */
   intervalMs: number;
@@ -171,6 +210,7 @@ export class UsageMeter {
   readonly #send: (samples: UsageSample[]) => Promise<void>;
   readonly #now: () => number;
   readonly #onError: (err: unknown, samples: number) => void;
+  readonly #gpu: GpuUsageSource | undefined;
   readonly #runs = new Map<string, Metered>();
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> | undefined;
@@ -183,6 +223,8 @@ export class UsageMeter {
     send: (samples: UsageSample[]) => Promise<void>;
     now: () => number;
     onError: (err: unknown, samples: number) => void;
+    /** GPU utilisation and memory per pod; without it samples carry GPU seconds only. */
+    gpu?: GpuUsageSource;
   }) {
     if (deps.options.intervalMs < 1000 || deps.options.intervalMs % 1000 !== 0)
       throw new Error("usage intervalMs must be a whole number of seconds");
@@ -190,6 +232,7 @@ export class UsageMeter {
     this.#send = deps.send;
     this.#now = deps.now;
     this.#onError = deps.onError;
+    this.#gpu = deps.gpu;
   }
 
   /** A pod as the informer sees it now (`gone`: it was deleted; its last state is given). */
@@ -280,7 +323,7 @@ export class UsageMeter {
       if (m.done) continue;
       const due = dueSamples(m.run, m.nextMs, now, { ...this.#o, limit: this.#o.batch - batch.length });
       if (due.samples.length === 0 && !due.complete) continue;
-      batch.push(...due.samples);
+      for (const sample of due.samples) batch.push(withGpuUsage(sample, m.run, this.#gpu));
       advance.push([m, due]);
       if (batch.length >= this.#o.batch) break;
     }

@@ -156,6 +156,8 @@ export interface SessionsBedOptions {
   operatorDebounceMs?: number;
   /** Operators' usage interval (one sample per session pod and interval); default 60 s, as in production. */
   operatorUsageIntervalMs?: number;
+  /** Operators' GPU metrics source (a DCGM exporter's metrics URL, scraped every `intervalMs`); default none. */
+  operatorGpuMetrics?: { url: string; intervalMs: number };
   /** The worker's lease timings; default short (3 s) so that failover tests are quick. */
   workerLease?: { durationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
 }
@@ -258,6 +260,9 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
                 listPageSize: 500,
               },
               usage: { intervalMs: opts.operatorUsageIntervalMs ?? 60_000, graceMs: 200 },
+              ...(opts.operatorGpuMetrics
+                ? { gpuMetrics: { ...opts.operatorGpuMetrics, timeoutMs: 1_000, retentionMs: 600_000 } }
+                : {}),
               backoff: { baseMs: 100, maxMs: 1_000, jitter: 0.5 },
               logLevel: "silent",
             }),

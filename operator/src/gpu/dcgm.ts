@@ -1,0 +1,223 @@
+// GPU utilisation and memory per pod from NVIDIA's DCGM exporter (Prometheus text format), for the usage
+// samples' optional `gpu_utilization` / `gpu_memory_mib` (controllers/src/mirror/usage.ts).
+//
+// - Scraped every `intervalMs` while this operator leads; each scrape is one reading per pod: the mean
+//   DCGM_FI_DEV_GPU_UTIL (%) of the pod's GPUs and the sum of their DCGM_FI_DEV_FB_USED (MiB).
+// - A sample's figures are the mean of the readings taken in its own span. Readings are kept for
+//   `retentionMs`, so a batch retried after an outage still finds them (older ones: no figures).
+// - The exporter names a GPU's pod with `pod` / `namespace` labels; behind a Prometheus that renamed its
+//   own target labels (honor_labels: false) they are `exported_pod` / `exported_namespace`, which then win.
+//   A GPU no pod holds has an empty or missing pod label and is skipped.
+// - A failed scrape (down, timeout, not 200, unparsable) records nothing: samples of that span carry no
+//   figures rather than zeros, and metering itself never waits on the exporter.
+import type { GpuUsage, GpuUsageSource } from "@berth/controllers";
+
+const UTIL = "DCGM_FI_DEV_GPU_UTIL";
+const FB_USED = "DCGM_FI_DEV_FB_USED";
+
+/** One pod's GPUs at one scrape. */
+export interface PodGpuReading {
+  namespace: string;
+  pod: string;
+  /** Mean utilisation of the pod's GPUs that reported it, 0–100 %. */
+  utilization?: number;
+  /** Framebuffer memory used, summed over the pod's GPUs, MiB. */
+  memoryMib?: number;
+}
+
+const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"/g;
+const unescapeLabel = (v: string): string => v.replace(/\\(.)/g, (_, c: string) => (c === "n" ? "\n" : c));
+
+/** Parses an exposition into one reading per pod (only the two metrics, only GPUs held by a pod). */
+export function parseDcgm(text: string): PodGpuReading[] {
+  const pods = new Map<string, { namespace: string; pod: string; util: number[]; mem: number[] }>();
+  for (const raw of text.split("\n")) {
+    const line = raw.trim();
+    if (line === "" || line.startsWith("#")) continue;
+    const name = /^[a-zA-Z_:][a-zA-Z0-9_:]*/.exec(line)?.[0];
+    if (name !== UTIL && name !== FB_USED) continue;
+    let rest = line.slice(name.length).trimStart();
+    const labels: Record<string, string> = {};
+    if (rest.startsWith("{")) {
+      const close = closingBrace(rest);
+      if (close < 0) continue;
+      for (const m of rest.slice(1, close).matchAll(LABEL)) labels[m[1] as string] = unescapeLabel(m[2] as string);
+      rest = rest.slice(close + 1);
+    }
+    const value = Number(rest.trim().split(/\s+/)[0]);
+    if (!Number.isFinite(value)) continue;
+    const pod = labels.exported_pod || labels.pod;
+    const namespace = labels.exported_pod ? labels.exported_namespace : labels.namespace;
+    if (!pod || !namespace) continue;
+    const key = `${namespace}/${pod}`;
+    const p = pods.get(key) ?? { namespace, pod, util: [], mem: [] };
+    pods.set(key, p);
+    (name === UTIL ? p.util : p.mem).push(value);
+  }
+  return [...pods.values()].map((p) => ({
+    namespace: p.namespace,
+    pod: p.pod,
+    ...(p.util.length > 0 ? { utilization: p.util.reduce((a, b) => a + b, 0) / p.util.length } : {}),
+    ...(p.mem.length > 0 ? { memoryMib: p.mem.reduce((a, b) => a + b, 0) } : {}),
+  }));
+}
+
+/** Index of the `}` closing the label set that `s` starts with, quotes and escapes respected; -1 if none. */
+function closingBrace(s: string): number {
+  let quoted = false;
+  for (let i = 1; i < s.length; i++) {
+    const c = s[i];
+    if (quoted) {
+      if (c === "\\") i++;
+      else if (c === '"') quoted = false;
+    } else if (c === '"') quoted = true;
+    else if (c === "}") return i;
+  }
+  return -1;
+}
+
+interface Reading {
+  at: number;
+  utilization?: number;
+  memoryMib?: number;
+}
+
+/** Readings per pod over time; answers a pod's averages over a span. */
+export class GpuReadings implements GpuUsageSource {
+  readonly #byPod = new Map<string, Reading[]>();
+  readonly #retentionMs: number;
+
+  constructor(opts: { retentionMs: number }) {
+    this.#retentionMs = opts.retentionMs;
+  }
+
+  /** One scrape's readings, taken at `atMs`; forgets what is older than the retention. */
+  record(atMs: number, readings: PodGpuReading[]): void {
+    for (const r of readings) {
+      const key = `${r.namespace}/${r.pod}`;
+      const list = this.#byPod.get(key) ?? [];
+      this.#byPod.set(key, list);
+      list.push({
+        at: atMs,
+        ...(r.utilization !== undefined ? { utilization: r.utilization } : {}),
+        ...(r.memoryMib !== undefined ? { memoryMib: r.memoryMib } : {}),
+      });
+    }
+    const oldest = atMs - this.#retentionMs;
+    for (const [key, list] of this.#byPod) {
+      let drop = 0;
+      while (drop < list.length && (list[drop] as Reading).at < oldest) drop++;
+      if (drop === list.length) this.#byPod.delete(key);
+      else if (drop > 0) list.splice(0, drop);
+    }
+  }
+
+  usage(pod: { namespace: string; name: string }, fromMs: number, toMs: number): GpuUsage | undefined {
+    const list = this.#byPod.get(`${pod.namespace}/${pod.name}`);
+    if (!list) return undefined;
+    let util = 0;
+    let nUtil = 0;
+    let mem = 0;
+    let nMem = 0;
+    for (const r of list) {
+      if (r.at < fromMs || r.at >= toMs) continue;
+      if (r.utilization !== undefined) {
+        util += r.utilization;
+        nUtil++;
+      }
+      if (r.memoryMib !== undefined) {
+        mem += r.memoryMib;
+        nMem++;
+      }
+    }
+    if (nUtil === 0 && nMem === 0) return undefined;
+    return {
+      ...(nUtil > 0 ? { utilization: util / nUtil } : {}),
+      ...(nMem > 0 ? { memoryMib: mem / nMem } : {}),
+    };
+  }
+
+  /** Pods with readings (metrics, tests). */
+  get pods(): number {
+    return this.#byPod.size;
+  }
+}
+
+export interface DcgmScraperOptions {
+  /** The exporter's metrics URL, e.g. http://dcgm-exporter.gpu-operator:9400/metrics. */
+  url: string;
+  intervalMs: number;
+  timeoutMs: number;
+  retentionMs: number;
+  now: () => number;
+  /** Each scrape's outcome: `ok`, an HTTP status, `network`, `timeout` or `parse`. */
+  onScrape?: (result: string, err?: unknown) => void;
+}
+
+/** Scrapes the exporter on a timer into `readings`; `usage()` is what usage metering asks. */
+export class DcgmScraper implements GpuUsageSource {
+  readonly readings: GpuReadings;
+  readonly #o: DcgmScraperOptions;
+  #timer: NodeJS.Timeout | undefined;
+  #inflight: Promise<void> | undefined;
+  #abort = new AbortController();
+  #stopped = false;
+
+  constructor(o: DcgmScraperOptions) {
+    this.#o = o;
+    this.readings = new GpuReadings({ retentionMs: o.retentionMs });
+  }
+
+  usage(pod: { namespace: string; name: string }, fromMs: number, toMs: number): GpuUsage | undefined {
+    return this.readings.usage(pod, fromMs, toMs);
+  }
+
+  /** Scrapes at once, then every interval (a slow scrape delays the next, never overlaps it). */
+  start(): void {
+    const tick = () => {
+      this.#inflight = this.scrape().finally(() => {
+        this.#inflight = undefined;
+        if (this.#stopped) return;
+        this.#timer = setTimeout(tick, this.#o.intervalMs);
+        this.#timer.unref?.();
+      });
+    };
+    tick();
+  }
+
+  /** One scrape; records its readings when it succeeded. Never throws. */
+  async scrape(): Promise<void> {
+    const at = this.#o.now();
+    let result = "ok";
+    let error: unknown;
+    try {
+      const signal = AbortSignal.any([this.#abort.signal, AbortSignal.timeout(this.#o.timeoutMs)]);
+      const res = await fetch(this.#o.url, { signal, headers: { accept: "text/plain" } });
+      if (!res.ok) {
+        result = String(res.status);
+        await res.body?.cancel();
+      } else {
+        const text = await res.text();
+        let readings: PodGpuReading[];
+        try {
+          readings = parseDcgm(text);
+        } catch (e) {
+          result = "parse";
+          throw e;
+        }
+        if (!this.#stopped) this.readings.record(at, readings);
+      }
+    } catch (e) {
+      error = e;
+      if (result === "ok") result = (e as Error)?.name === "TimeoutError" ? "timeout" : "network";
+    }
+    this.#o.onScrape?.(result, error);
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    this.#abort.abort();
+    await this.#inflight;
+  }
+}
