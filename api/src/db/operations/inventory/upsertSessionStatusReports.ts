@@ -15,6 +15,10 @@ export interface SessionStatusReportInput {
  * Keeps the newest report per (cluster, session); an older one arriving late changes nothing. One
  * statement per 1,000 reports (an operator's heartbeat re-sends every state it knows): a batch naming a
  * session twice keeps its newest report, as separate calls would.
+ *
+ * Answers how many reports were taken, counted as separate calls in the batch's order would count them:
+ * a session's report counts when it is not older than the ones before it in the batch, and the session's
+ * newest was stored (a batch whose newest is older than the stored row counts none of that session's).
  */
 export async function upsertSessionStatusReports(
   db: Knex,
@@ -22,9 +26,13 @@ export async function upsertSessionStatusReports(
   reports: SessionStatusReportInput[],
 ): Promise<number> {
   const newest = new Map<string, SessionStatusReportInput>();
+  const inOrder = new Map<string, number>(); // session -> reports not older than those before them
   for (const r of reports) {
     const kept = newest.get(r.session);
-    if (!kept || kept.at.getTime() <= r.at.getTime()) newest.set(r.session, r);
+    if (!kept || kept.at.getTime() <= r.at.getTime()) {
+      newest.set(r.session, r);
+      inOrder.set(r.session, (inOrder.get(r.session) ?? 0) + 1);
+    }
   }
   const rows = [...newest.values()].map((r) => ({
     cluster_id: clusterId,
@@ -40,13 +48,13 @@ export async function upsertSessionStatusReports(
   }));
   let applied = 0;
   for (let i = 0; i < rows.length; i += 1000) {
-    const done = await db("session_status_reports")
+    const done: { session: string }[] = await db("session_status_reports")
       .insert(rows.slice(i, i + 1000))
       .onConflict(["cluster_id", "session"])
       .merge()
       .where("session_status_reports.at", "<=", db.raw("excluded.at"))
       .returning("session");
-    applied += done.length;
+    for (const d of done) applied += inOrder.get(d.session) ?? 1;
   }
   return applied;
 }
