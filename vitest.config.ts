@@ -11,6 +11,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 240_000,
     teardownTimeout: 60_000,
+    // expect.poll waits for real processes (a browser, the API, clusters) on a shared machine: its default
+    // second is too short under load, and waiting longer costs only a test that fails anyway.
+    expect: { poll: { timeout: 10_000 } },
     globalSetup: ["./scripts/vitest-global-setup.ts"],
   },
 });

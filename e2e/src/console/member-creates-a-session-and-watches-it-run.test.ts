@@ -353,9 +353,8 @@ describe("a member whose organization has too few credits", () => {
     await shots.take(carolPage, "credits-create-refused");
     const v = await seriousA11yViolations(carolPage);
     expect(v, describeViolations(v)).toEqual([]);
-    // Opened again, the preview says so before Create, counting the credits kept for Dave's session.
-    await wizard.open();
-    await wizard.chooseOffering("h100");
+    // The wizard asks the preview again: it now says so beside Create, counting the credits kept for
+    // Dave's session, and Create stays off.
     const refusal = await wizard.refusal();
     expect(refusal).toMatchObject({ code: "quota_exceeded", limit: "credits" });
     // 1 − 0.666667 = 0.333333 credits last 4 min 59 s, said "4 minutes" (rounded down); a usage charge of

@@ -163,6 +163,9 @@ export class BerthSessionNewView extends LitElement {
       this.busy = false;
       await this.updateComplete;
       this.renderRoot.querySelector<HTMLElement>("berth-error-panel")?.scrollIntoView({ block: "center" });
+      // A refusal the preview did not foresee (a colleague's session took the credits or the quota since):
+      // ask again, so the Cost step explains it and Create stays off until something changes.
+      if ((err as { code?: string }).code === "quota_exceeded") void this.#preview.run();
     }
   }
 
