@@ -273,11 +273,14 @@ export class HttpKube implements KubeApi {
           res.on("data", (chunk: string) => {
             arm();
             buffered += chunk;
+            // Lines are cut at an offset and the rest kept once per chunk: cutting the buffer after every
+            // line copied the chunk's remainder per event (a list of events arrives in large chunks).
+            let start = 0;
             let nl = buffered.indexOf("\n");
             while (nl >= 0) {
-              const line = buffered.slice(0, nl).trim();
-              buffered = buffered.slice(nl + 1);
-              nl = buffered.indexOf("\n");
+              const line = buffered.slice(start, nl).trim();
+              start = nl + 1;
+              nl = buffered.indexOf("\n", start);
               if (line === "") continue;
               let stop: Error | undefined;
               try {
@@ -294,6 +297,7 @@ export class HttpKube implements KubeApi {
                 return;
               }
             }
+            buffered = start === 0 ? buffered : buffered.slice(start);
           });
           res.on("end", () => finish());
           res.on("close", () => finish(res.complete ? undefined : new Error(`watch ${path}: connection lost`)));
