@@ -20,6 +20,27 @@ describe("configFromEnv", () => {
     });
   });
 
+  it("reads GPU metrics from a DCGM exporter only when its URL is given", () => {
+    expect(configFromEnv(minimal, "op").gpuMetrics.url).toBeUndefined();
+    const c = configFromEnv(
+      {
+        ...minimal,
+        BERTH_OPERATOR_GPU_METRICS_URL: "http://nvidia-dcgm-exporter.gpu-operator:9400/metrics",
+        BERTH_OPERATOR_GPU_METRICS_INTERVAL_MS: "30000",
+      },
+      "op",
+    );
+    expect(c.gpuMetrics).toEqual({
+      url: "http://nvidia-dcgm-exporter.gpu-operator:9400/metrics",
+      intervalMs: 30_000,
+      timeoutMs: 5_000,
+      retentionMs: 3_600_000,
+    });
+    expect(() => configFromEnv({ ...minimal, BERTH_OPERATOR_GPU_METRICS_URL: "dcgm:9400" }, "op")).toThrow(
+      /BERTH_OPERATOR_GPU_METRICS_URL/,
+    );
+  });
+
   it("runs in-cluster when no kubeconfig is given", () => {
     const { BERTH_OPERATOR_KUBECONFIG: _, ...rest } = minimal;
     const c = configFromEnv({ ...rest, KUBERNETES_SERVICE_HOST: "10.96.0.1", KUBERNETES_SERVICE_PORT: "443" }, "op");
