@@ -16,20 +16,26 @@ try {
 }
 
 const log = pino({ level: config.logLevel, base: { component: "gateway", cluster: config.clusterId } });
-const gateway = await runGateway(config, { log });
+const gateway = runGateway(config, { log });
 
+// Handlers before the gateway is up: a SIGTERM during start-up (workers being forked, a certificate being
+// made) stops it once it is up, workers included, instead of the default action killing this process alone.
 let signalled = false;
 for (const sig of ["SIGTERM", "SIGINT"] as const) {
   process.on(sig, () => {
     if (signalled) process.exit(1);
     signalled = true;
     log.info({ signal: sig }, "stopping");
-    gateway.close().then(
-      () => process.exit(0),
-      (e: unknown) => {
-        log.error({ err: e }, "stop failed");
-        process.exit(1);
-      },
-    );
+    gateway
+      .then((g) => g.close())
+      .then(
+        () => process.exit(0),
+        (e: unknown) => {
+          log.error({ err: e }, "stop failed");
+          process.exit(1);
+        },
+      );
   });
 }
+
+await gateway;
