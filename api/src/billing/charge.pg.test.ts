@@ -1,6 +1,5 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { updateWalletLimits } from "../db/operations/ledger/updateWalletLimits.ts";
-import { createTestDatabase, type TestDatabase } from "../db/testing.ts";
 import { billPendingUsage, priceInterval } from "./charge.ts";
 import { SHORTFALL_WALLET } from "./ids.ts";
 import {
@@ -9,25 +8,15 @@ import {
   aWallet,
   balanceOf,
   CREDIT,
-  expectLedgerInvariants,
   grant,
   testBilling,
   usage,
+  useLedgerDatabase,
 } from "./testing.ts";
 
-let tdb: TestDatabase;
+const tdb = useLedgerDatabase();
 const t0 = new Date("2026-11-22T10:00:00Z");
 const at = (s: number) => new Date(t0.getTime() + s * 1000);
-
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-});
-afterEach(async () => {
-  await expectLedgerInvariants(tdb.db);
-});
-afterAll(async () => {
-  await tdb?.drop();
-});
 
 describe("pricing an interval", () => {
   it("charges whole units and carries the fraction to the next interval", () => {

@@ -1,8 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { upsertBudget } from "../db/operations/ledger/budgets.ts";
 import { updateWalletLimits } from "../db/operations/ledger/updateWalletLimits.ts";
-import { createTestDatabase, type TestDatabase } from "../db/testing.ts";
 import { billPendingUsage } from "./charge.ts";
 import { assessStart, checkCreditsAtDoor, type DoorRequest } from "./door.ts";
 import {
@@ -10,24 +9,14 @@ import {
   aSession,
   aWallet,
   CREDIT,
-  expectLedgerInvariants,
   grant,
   TEST_OFFERINGS,
   testBilling,
   usage,
+  useLedgerDatabase,
 } from "./testing.ts";
 
-let tdb: TestDatabase;
-
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-});
-afterEach(async () => {
-  await expectLedgerInvariants(tdb.db);
-});
-afterAll(async () => {
-  await tdb?.drop();
-});
+const tdb = useLedgerDatabase();
 
 const h100 = TEST_OFFERINGS.h100 as NonNullable<(typeof TEST_OFFERINGS)["h100"]>;
 // Ten minutes of h100 (4 credits/h), rounded up: the minimum run.

@@ -1,21 +1,10 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../db/testing.ts";
+import { describe, expect, it } from "vitest";
 import { SHORTFALL_WALLET, SYSTEM_WALLET } from "./ids.ts";
 import { reverse, transfer } from "./ledger.ts";
-import { anOrganizationWallet, aWallet, balanceOf, CREDIT, expectLedgerInvariants, grant } from "./testing.ts";
+import { anOrganizationWallet, aWallet, balanceOf, CREDIT, grant, useLedgerDatabase } from "./testing.ts";
 
-let tdb: TestDatabase;
+const tdb = useLedgerDatabase();
 const at = new Date("2026-11-22T12:00:00Z");
-
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-});
-afterEach(async () => {
-  await expectLedgerInvariants(tdb.db);
-});
-afterAll(async () => {
-  await tdb?.drop();
-});
 
 const move = (from: string, to: string, amount: bigint, extra: { idempotencyKey?: string; partial?: boolean } = {}) =>
   tdb.db.transaction((tx) =>

@@ -2,9 +2,8 @@
 // and against a small in-memory reference ledger; after every operation both must agree on every
 // balance, on which operations were refused, and on what each session has been charged.
 import fc from "fast-check";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { TransactionRow } from "../db/operations/ledger/types.ts";
-import { createTestDatabase, type TestDatabase } from "../db/testing.ts";
 import { billPendingUsage } from "./charge.ts";
 import type { BillingContext } from "./context.ts";
 import { SHORTFALL_WALLET, SYSTEM_WALLET } from "./ids.ts";
@@ -13,26 +12,19 @@ import {
   anOrganizationWallet,
   aSession,
   aWallet,
-  expectLedgerInvariants,
   grant,
   TEST_OFFERINGS,
   testBilling,
   usage,
+  useLedgerDatabase,
 } from "./testing.ts";
 
-let tdb: TestDatabase;
+const tdb = useLedgerDatabase();
 let billing: BillingContext;
 const at = new Date("2026-11-22T12:00:00Z");
 
 beforeAll(async () => {
-  tdb = await createTestDatabase();
   billing = testBilling(tdb.db).b;
-});
-afterEach(async () => {
-  await expectLedgerInvariants(tdb.db);
-});
-afterAll(async () => {
-  await tdb?.drop();
 });
 
 // ── The reference ledger ──────────────────────────────────────────────────────────────────────────────

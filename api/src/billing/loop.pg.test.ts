@@ -2,8 +2,7 @@
 // cluster: refills exactly once per period across restarts and overlapping leaders, and Wallet
 // resources written on change, coalesced.
 import pino from "pino";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../db/testing.ts";
+import { describe, expect, it } from "vitest";
 import { TestClock } from "../http/testing.ts";
 import { FakeManagementCluster } from "./fakes.ts";
 import { BillingLoop } from "./loop.ts";
@@ -14,22 +13,12 @@ import {
   aWallet,
   balanceOf,
   CREDIT,
-  expectLedgerInvariants,
   testBilling,
   usage,
+  useLedgerDatabase,
 } from "./testing.ts";
 
-let tdb: TestDatabase;
-
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-});
-afterEach(async () => {
-  await expectLedgerInvariants(tdb.db);
-});
-afterAll(async () => {
-  await tdb?.drop();
-});
+const tdb = useLedgerDatabase();
 
 const noPause = async () => false;
 

@@ -1,21 +1,10 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { upsertBudget } from "../db/operations/ledger/budgets.ts";
 import { updateWalletLimits } from "../db/operations/ledger/updateWalletLimits.ts";
-import { createTestDatabase, type TestDatabase } from "../db/testing.ts";
 import { watchRunningOut } from "./runningOut.ts";
-import { anOrganizationWallet, aSession, aWallet, expectLedgerInvariants, grant, testBilling } from "./testing.ts";
+import { anOrganizationWallet, aSession, aWallet, grant, testBilling, useLedgerDatabase } from "./testing.ts";
 
-let tdb: TestDatabase;
-
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-});
-afterEach(async () => {
-  await expectLedgerInvariants(tdb.db);
-});
-afterAll(async () => {
-  await tdb?.drop();
-});
+const tdb = useLedgerDatabase();
 
 // l4 = 800,000 units/h: the next minute costs 13,334 units, the next ten minutes 133,334.
 const MINUTE = 13_334n;

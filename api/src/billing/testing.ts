@@ -2,9 +2,10 @@
 // invariants checked after each case.
 import type { Knex } from "knex";
 import pino from "pino";
-import { expect } from "vitest";
+import { afterAll, afterEach, beforeAll, expect } from "vitest";
 import { insertUsageSamples } from "../db/operations/inventory/insertUsageSamples.ts";
 import type { WalletRow } from "../db/operations/ledger/types.ts";
+import { createTestDatabase, type TestDatabase } from "../db/testing.ts";
 import { TestClock } from "../http/testing.ts";
 import { BillingContext, type BillingOptions, type OfferingRate } from "./context.ts";
 import { SYSTEM_WALLET } from "./ids.ts";
@@ -151,4 +152,24 @@ export async function usage(
 
 export async function expectLedgerInvariants(db: Knex): Promise<void> {
   expect(await checkLedgerInvariants(db)).toEqual([]);
+}
+
+/** A database of the file's own, with the ledger's invariants checked after every case; dropped at the end. */
+export function useLedgerDatabase(): { readonly db: TestDatabase["db"] } {
+  let tdb: TestDatabase | undefined;
+  beforeAll(async () => {
+    tdb = await createTestDatabase();
+  });
+  afterEach(async () => {
+    if (tdb) await expectLedgerInvariants(tdb.db);
+  });
+  afterAll(async () => {
+    await tdb?.drop();
+  });
+  return {
+    get db() {
+      if (!tdb) throw new Error("the ledger database is made in beforeAll");
+      return tdb.db;
+    },
+  };
 }
