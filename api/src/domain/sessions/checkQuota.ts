@@ -1,6 +1,7 @@
 // The quota gate of creating and resuming a session. One function, called inside the transaction that
-// holds the owner's lock, before anything is written; it adds the organization's door lock (so two
-// concurrent requests, by one person or several, cannot both pass "one more"). It throws QuotaExceeded
+// holds the owner's lock, before anything is written: the owner's own limits under that lock, then the
+// organization's door lock for what colleagues share (so two concurrent requests, by one person or
+// several, cannot both pass "one more"). It throws QuotaExceeded
 // (403 `quota_exceeded`) with details: which limit, its value, what is in use, what the request adds,
 // and the scope the limit comes from. The cost preview asks the same checks (`quotaRefusal`) unlocked.
 //
@@ -58,24 +59,28 @@ export function effectiveLimit(
 }
 
 /**
- * The gate: takes the organization's door lock (after the owner's, which the caller holds), so people
- * sharing a project's or organization's GPU limits, wallets and budget cannot both pass on what only
- * one fits; then refuses with what `quotaRefusal` finds.
+ * The gate: refuses on the owner's own limits first (the caller holds the owner's lock, so those cannot
+ * move), then takes the organization's door lock (so people sharing a project's or organization's GPU
+ * limits, wallets and budget cannot both pass on what only one fits) and refuses on those. Only what
+ * needs the door lock runs under it: every organization's creates queue on that lock, one at a time.
  */
 export async function checkQuota(
   deps: Deps,
   tx: Knex.Transaction,
-  principal: Principal,
+  _principal: Principal,
   req: QuotaRequest,
 ): Promise<void> {
+  const policies = await sessionsRuntimeOf(deps).catalog.policies();
+  const own = await ownerRefusal(tx, policies, req);
+  if (own) throw own;
   await lockOrganizationDoor(tx, req.organizationId);
-  const refusal = await quotaRefusal(deps, tx, principal, req);
-  if (refusal) throw refusal;
+  const shared = await sharedRefusal(deps, tx, policies, req);
+  if (shared) throw shared;
 }
 
 /**
  * What the gate would refuse, or undefined: reads only, takes no lock (the cost preview asks it with
- * the plain pool; the gate inside its locked transaction).
+ * the plain pool; the gate inside its locked transaction). Refusals come in the gate's order.
  */
 export async function quotaRefusal(
   deps: Deps,
@@ -84,6 +89,15 @@ export async function quotaRefusal(
   req: QuotaRequest,
 ): Promise<QuotaExceeded | undefined> {
   const policies = await sessionsRuntimeOf(deps).catalog.policies();
+  return (await ownerRefusal(db, policies, req)) ?? (await sharedRefusal(deps, db, policies, req));
+}
+
+/** The limits of the offering and of the owner alone (allowed offerings, sessions and GPUs per user). */
+async function ownerRefusal(
+  db: Knex,
+  policies: readonly ResourcePolicy[],
+  req: QuotaRequest,
+): Promise<QuotaExceeded | undefined> {
   const at = { organizationId: req.organizationId, projectId: req.projectId };
 
   // Allowed offerings: the narrowest policy that lists them decides.
@@ -104,8 +118,10 @@ export async function quotaRefusal(
     });
   }
 
-  const mine = await countLiveForOwner(db, req.ownerId);
   const sessionsLimit = effectiveLimit(policies, "maxConcurrentSessionsPerUser", at);
+  const gpuLimit = effectiveLimit(policies, "maxGpusPerUser", at);
+  if (!sessionsLimit && !gpuLimit) return undefined;
+  const mine = await countLiveForOwner(db, req.ownerId);
   if (sessionsLimit && mine.sessions + 1 > sessionsLimit.value) {
     return new QuotaExceeded(`at most ${sessionsLimit.value} running or waiting sessions per user`, {
       limit: "maxConcurrentSessionsPerUser",
@@ -115,7 +131,6 @@ export async function quotaRefusal(
       scope: sessionsLimit.scope,
     });
   }
-  const gpuLimit = effectiveLimit(policies, "maxGpusPerUser", at);
   if (gpuLimit && mine.gpus + req.gpuCount > gpuLimit.value) {
     return new QuotaExceeded(`at most ${gpuLimit.value} GPUs per user`, {
       limit: "maxGpusPerUser",
@@ -125,6 +140,17 @@ export async function quotaRefusal(
       scope: gpuLimit.scope,
     });
   }
+  return undefined;
+}
+
+/** What the owner shares with others: the project's and organization's GPUs, and billing's door. */
+async function sharedRefusal(
+  deps: Deps,
+  db: Knex,
+  policies: readonly ResourcePolicy[],
+  req: QuotaRequest,
+): Promise<QuotaExceeded | undefined> {
+  const at = { organizationId: req.organizationId, projectId: req.projectId };
   for (const [name, column, id] of [
     ["maxGpusPerProject", "project_id", req.projectId],
     ["maxGpusPerOrganization", "organization_id", req.organizationId],
