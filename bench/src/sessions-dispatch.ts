@@ -21,6 +21,7 @@
 //   node bench/src/sessions-dispatch.ts [--sessions=1000] [--nodes=125] [--gpus=8] [--concurrency=32]
 //                                       [--steady=60] [--lifecycles=50] [--latency=200] [--burst=500]
 //                                       [--apart=true] [--profile-apart=<file.cpuprofile>]
+//                                       [--profile-dispatch=<file.cpuprofile>]
 //
 // Everything (API, worker, operator, this client) runs in this one Node process on a shared event loop,
 // next to the fleet's processes and Postgres on the same machine; say so when you quote the figures.
@@ -52,6 +53,7 @@ const { values } = parseArgs({
     burst: { type: "string", default: "500" },
     apart: { type: "string", default: "true" },
     "profile-apart": { type: "string" },
+    "profile-dispatch": { type: "string" },
   },
 });
 const N = Number(values.sessions);
@@ -164,6 +166,20 @@ function follow(kubeconfig: string, path: string, pred: (o: any) => boolean) {
       }
     },
     stop: () => inf.stop(),
+  };
+}
+
+/** Starts a CPU profile of this process when a file is given; the answer stops it and writes the file. */
+async function startProfile(file: string | undefined): Promise<(() => Promise<void>) | undefined> {
+  if (!file) return undefined;
+  const inspector = new InspectorSession();
+  inspector.connect();
+  await inspector.post("Profiler.enable");
+  await inspector.post("Profiler.start");
+  return async () => {
+    const { profile } = await inspector.post("Profiler.stop");
+    writeFileSync(file, JSON.stringify(profile));
+    inspector.disconnect();
   };
 }
 
@@ -333,6 +349,8 @@ async function main(): Promise<void> {
     const sesWatch = follow(mgmt.kubeconfig, "/apis/berth.dev/v1alpha1/sessions", (x) => x.status?.phase === "Running");
     const stages1 = stages();
     await new Promise((r) => setTimeout(r, 500)); // synced
+    // This process's CPU while creates and dispatch run together.
+    const dispatchProfile = await startProfile(values["profile-dispatch"]);
     const created: string[] = [];
     const statuses = new Map<number, number>();
     const d0 = performance.now();
@@ -355,6 +373,7 @@ async function main(): Promise<void> {
     await podsRunning;
     const podsMs = performance.now() - d0;
     await sesWatch.until(N, 600_000);
+    await dispatchProfile?.();
     await podWatch.stop();
     await sesWatch.stop();
     const sessionsMs = performance.now() - d0;
@@ -437,12 +456,7 @@ async function main(): Promise<void> {
       const md0 = await writes(mk);
       const gd0 = await writes(gk);
       // This process's CPU during the dispatch alone (API, worker, operator and this client share it).
-      const inspector = values["profile-apart"] ? new InspectorSession() : undefined;
-      if (inspector) {
-        inspector.connect();
-        await inspector.post("Profiler.enable");
-        await inspector.post("Profiler.start");
-      }
+      const apartProfile = await startProfile(values["profile-apart"]);
       const w0 = performance.now();
       worker = await bed.startWorker("worker-bench");
       await worker.leading(60_000);
@@ -454,11 +468,7 @@ async function main(): Promise<void> {
       await pods2.stop();
       await ses2.stop();
       const stages2Line = stages2.summary(w0, names);
-      if (inspector) {
-        const { profile } = await inspector.post("Profiler.stop");
-        writeFileSync(values["profile-apart"] as string, JSON.stringify(profile));
-        inspector.disconnect();
-      }
+      await apartProfile?.();
       await stages2.stop();
       await worker.controller()?.idle();
       const dStatements = diff(qd0, snapshot());
