@@ -15,7 +15,9 @@ const INCOMING_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 export const ErrorEnvelope = z
   .object({
     error: z.object({
-      code: z.enum(ERROR_CODE_LIST as [ErrorCode, ...ErrorCode[]]).meta({ description: "Stable error code; clients map it to a message." }),
+      code: z
+        .enum(ERROR_CODE_LIST as [ErrorCode, ...ErrorCode[]])
+        .meta({ description: "Stable error code; clients map it to a message." }),
       message: z.string().meta({ description: "Human-readable text." }),
       details: z.record(z.string(), z.unknown()).meta({
         description: "What to fix. For validation_failed: issues[] of {path, message, code}.",
@@ -46,7 +48,13 @@ export function requestIdMiddleware(): Middleware {
   };
 }
 
-export function envelopeBody(code: ErrorCode, message: string, details: ErrorDetails, requestId: string, now: Date): ErrorEnvelope {
+export function envelopeBody(
+  code: ErrorCode,
+  message: string,
+  details: ErrorDetails,
+  requestId: string,
+  now: Date,
+): ErrorEnvelope {
   return { error: { code, message, details, request_id: requestId, timestamp: now.toISOString() } };
 }
 
@@ -89,24 +97,46 @@ export interface ErrorAnswer {
 export function errorAnswer(err: unknown, requestId: string, clock: Clock, log: Logger): ErrorAnswer {
   const now = clock.now();
   if (err instanceof DomainError) {
-    return { status: err.status, body: envelopeBody(err.code, err.message, err.details, requestId, now), headers: err.headers };
+    return {
+      status: err.status,
+      body: envelopeBody(err.code, err.message, err.details, requestId, now),
+      headers: err.headers,
+    };
   }
-  const status = typeof err === "object" && err !== null && "status" in err ? Number((err as { status: unknown }).status) : 500;
+  const status =
+    typeof err === "object" && err !== null && "status" in err ? Number((err as { status: unknown }).status) : 500;
   const expose = typeof err === "object" && err !== null && (err as { expose?: unknown }).expose === true;
   if (Number.isInteger(status) && status >= 400 && status < 500 && expose) {
     const code = codeForStatus(status);
-    return { status: ERROR_CODES[code].status, body: envelopeBody(code, (err as Error).message, {}, requestId, now), headers: {} };
+    return {
+      status: ERROR_CODES[code].status,
+      body: envelopeBody(code, (err as Error).message, {}, requestId, now),
+      headers: {},
+    };
   }
   log.error({ err, requestId }, "unexpected error");
-  return { status: 500, body: envelopeBody("internal", "internal error; it was logged under the request id", {}, requestId, now), headers: {} };
+  return {
+    status: 500,
+    body: envelopeBody("internal", "internal error; it was logged under the request id", {}, requestId, now),
+    headers: {},
+  };
 }
 
 /** Something below set an error status without a body (the router's 404/405/501): name it. */
 function unansweredError(ctx: Context): DomainError {
-  if (ctx.status === 404) return new DomainError("not_found", `no route for ${ctx.method} ${ctx.path}`, { method: ctx.method, path: ctx.path });
+  if (ctx.status === 404)
+    return new DomainError("not_found", `no route for ${ctx.method} ${ctx.path}`, {
+      method: ctx.method,
+      path: ctx.path,
+    });
   if (ctx.status === 405 || ctx.status === 501) {
     const allow = ctx.response.get("Allow");
-    return new DomainError("method_not_allowed", `${ctx.method} is not allowed on ${ctx.path}`, { method: ctx.method, allowed: allow ? allow.split(/,\s*/) : [] }, allow ? { Allow: allow } : {});
+    return new DomainError(
+      "method_not_allowed",
+      `${ctx.method} is not allowed on ${ctx.path}`,
+      { method: ctx.method, allowed: allow ? allow.split(/,\s*/) : [] },
+      allow ? { Allow: allow } : {},
+    );
   }
   const code = codeForStatus(ctx.status);
   return new DomainError(code, ERROR_CODES[code].description);

@@ -2,7 +2,13 @@
 // api/openapi.json is this document, committed; a test fails when they differ.
 import { STATUS_CODES } from "node:http";
 import { z } from "zod";
-import { createDocument, type oas31, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponsesObject } from "zod-openapi";
+import {
+  createDocument,
+  type oas31,
+  type ZodOpenApiOperationObject,
+  type ZodOpenApiPathsObject,
+  type ZodOpenApiResponsesObject,
+} from "zod-openapi";
 import { ERROR_CODES, type ErrorCode } from "../errors.ts";
 import { ErrorEnvelope, REQUEST_ID_HEADER } from "./envelope.ts";
 import { IDEMPOTENCY_HEADER, IdempotencyKeyHeader, REPLAYED_HEADER } from "./idempotency.ts";
@@ -63,11 +69,23 @@ function operation(route: RouteDef): ZodOpenApiOperationObject {
   const responses: ZodOpenApiResponsesObject = {};
   for (const [statusText, schema] of Object.entries(route.responses as Record<string, z.ZodType>)) {
     const status = Number(statusText);
-    const headers = route.idempotent && status < 300 ? z.object({ [REPLAYED_HEADER]: z.literal("true").optional().meta({ description: "Present when this is a replay of an earlier answer to the same Idempotency-Key." }) }) : undefined;
+    const headers =
+      route.idempotent && status < 300
+        ? z.object({
+            [REPLAYED_HEADER]: z
+              .literal("true")
+              .optional()
+              .meta({ description: "Present when this is a replay of an earlier answer to the same Idempotency-Key." }),
+          })
+        : undefined;
     responses[statusText as `${1 | 2 | 3 | 4 | 5}${string}`] =
       status === 204
         ? { description: STATUS_CODES[status] ?? "No Content" }
-        : { description: STATUS_CODES[status] ?? String(status), content: { "application/json": { schema } }, ...(headers ? { headers } : {}) };
+        : {
+            description: STATUS_CODES[status] ?? String(status),
+            content: { "application/json": { schema } },
+            ...(headers ? { headers } : {}),
+          };
   }
   for (const [status, codes] of Object.entries(layerErrors(route))) {
     const key = status as `${1 | 2 | 3 | 4 | 5}${string}`;
@@ -91,7 +109,9 @@ function operation(route: RouteDef): ZodOpenApiOperationObject {
 
 export function buildOpenApiDocument(routes: readonly RouteDef[]): oas31.OpenAPIObject {
   const paths: ZodOpenApiPathsObject = {};
-  const visible = routes.filter((r) => !r.hidden).toSorted((a, b) => (a.path === b.path ? a.method.localeCompare(b.method) : a.path.localeCompare(b.path)));
+  const visible = routes
+    .filter((r) => !r.hidden)
+    .toSorted((a, b) => (a.path === b.path ? a.method.localeCompare(b.method) : a.path.localeCompare(b.path)));
   for (const route of visible) {
     const p = openApiPath(route.path);
     paths[p] = { ...(paths[p] ?? {}), [route.method]: operation(route) };
@@ -99,12 +119,20 @@ export function buildOpenApiDocument(routes: readonly RouteDef[]): oas31.OpenAPI
   const tags = [...new Set(visible.flatMap((r) => r.tags))].sort().map((name) => ({ name }));
   return createDocument({
     openapi: "3.1.0",
-    "x-generated": "Generated from the route declarations by `npm run generate -w api` (api/src/generate-openapi.ts). Do not edit.",
+    "x-generated":
+      "Generated from the route declarations by `npm run generate -w api` (api/src/generate-openapi.ts). Do not edit.",
     info: { title: "Berth API", version: "1.0.0", description: DESCRIPTION },
     tags,
     paths,
     components: {
-      securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "Access token from POST /api/v1/auth/login." } },
+      securitySchemes: {
+        bearer: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "JWT",
+          description: "Access token from POST /api/v1/auth/login.",
+        },
+      },
       schemas: { ErrorEnvelope },
     },
   });
