@@ -48,7 +48,8 @@ export class LeaderElector {
   #renewedAt: number | undefined;
   #leading = false;
   #loop: Promise<void> | undefined;
-  #lastLease: Lease | undefined;
+  /** Led at least once: the lease may name this replica. */
+  #everLed = false;
   #lastWaitLog = "";
   /** The last problem logged; the same problem again is logged at debug, not every retry period. */
   #lastProblem = "";
@@ -76,22 +77,35 @@ export class LeaderElector {
   async stop(opts: { release?: boolean } = {}): Promise<void> {
     this.#abort.abort();
     await this.#loop;
-    const wasLeading = this.#leading;
     await this.#stepDown("stopped");
-    if (wasLeading && opts.release !== false && this.#lastLease) {
-      try {
-        const lease = this.#lastLease;
-        const res = await this.#o.kube.request("PUT", `${this.#path}/${encodeURIComponent(this.#o.name)}`, {
-          body: { ...lease, spec: releasedSpec(lease.spec ?? {}, this.#o.clock.now()) },
-          timeoutMs: this.#o.renewDeadlineMs,
+    // Released whenever the lease may still name this replica, even after a late renewal made it step down:
+    // a renewal aborted by the stop may still have been applied, so the lease is read afresh.
+    if (opts.release !== false && this.#everLed) await this.#release();
+  }
+
+  async #release(): Promise<void> {
+    const url = `${this.#path}/${encodeURIComponent(this.#o.name)}`;
+    const timeoutMs = this.#o.renewDeadlineMs;
+    try {
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const got = await this.#o.kube.request<Lease>("GET", url, { timeoutMs });
+        if (got.status !== 200 || got.body.spec?.holderIdentity !== this.#o.identity) return;
+        const res = await this.#o.kube.request("PUT", url, {
+          body: { ...got.body, spec: releasedSpec(got.body.spec ?? {}, this.#o.clock.now()) },
+          timeoutMs,
         });
-        this.#o.log.info({ ...this.#key(), status: res.status }, "lease released");
-      } catch (e) {
-        this.#o.log.warn(
-          { ...this.#key(), error: errInfo(e) },
-          "could not release the lease; a follower takes over when it expires",
-        );
+        if (res.status === 200) {
+          this.#o.log.info(this.#key(), "lease released");
+          return;
+        }
+        if (res.status !== 409) throw new Error(`the apiserver answered ${res.status}`);
       }
+      throw new Error("the lease kept changing under the release");
+    } catch (e) {
+      this.#o.log.warn(
+        { ...this.#key(), error: errInfo(e) },
+        "could not release the lease; a follower takes over when it expires",
+      );
     }
   }
 
@@ -199,7 +213,7 @@ export class LeaderElector {
   }
 
   #won(lease: Lease): void {
-    this.#lastLease = lease;
+    this.#everLed = true;
     this.#observed = observe(this.#observed, lease.spec ?? {}, this.#o.clock.now());
     this.#renewedAt = this.#o.clock.now();
     this.#lastWaitLog = "";

@@ -253,7 +253,9 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
               tokenFile,
               requestTimeoutMs: 5_000,
               http: { host: "127.0.0.1", port: 0 },
-              lease: { identity, durationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 250 },
+              // Short for quick failovers, with room for a slow renewal on a loaded machine (a 2 s deadline
+              // made a standby flap there instead of leading).
+              lease: { identity, durationMs: 5_000, renewDeadlineMs: 4_000, retryPeriodMs: 250 },
               inventory: {
                 debounceMs: opts.operatorDebounceMs ?? 50,
                 resyncMs: opts.operatorResyncMs ?? 2_000,

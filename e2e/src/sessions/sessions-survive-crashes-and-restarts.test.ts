@@ -47,7 +47,7 @@ describe("an operator killed mid-flight", () => {
         60_000,
       );
     // A quick dispatch may have had both pods reported Running before the kill: the sessions are then
-    // Running before the dead leader's lease (3 s) expires. The standby takes over all the same.
+    // Running before the dead leader's lease (5 s) expires. The standby takes over all the same.
     for (const t0 = Date.now(); !standby.isLeader() && Date.now() - t0 < 30_000; )
       await new Promise((r) => setTimeout(r, 100));
     expect(standby.isLeader()).toBe(true);
