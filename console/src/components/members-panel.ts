@@ -1,7 +1,9 @@
 // Members of an organization or a project: list, add by email with a role, remove. Shared by the
 // organizations and projects pages.
+import type { Task } from "@lit/task";
 import { html, nothing } from "lit";
 import type { Member } from "../api/openapi.gen.ts";
+import { renderTask } from "./task-states.ts";
 
 export interface MembersPanelProps {
   heading: string;
@@ -37,4 +39,32 @@ export function membersPanel(p: MembersPanelProps) {
     </form>
     ${nothing}
   </section>`;
+}
+
+export interface MembersSectionProps {
+  /** Loads the selected organization's or project's members (undefined while none is selected). */
+  task: Task<readonly unknown[], { data: Member[] } | undefined>;
+  heading: string;
+  roles: { value: string; label: string }[];
+  add: (email: string, role: string) => Promise<unknown>;
+  remove: (userId: string) => Promise<unknown>;
+  /** Runs a change with the page's notice and error handling, then reloads the members. */
+  run: (notice: string, change: () => Promise<unknown>) => void;
+}
+
+/** The members panel of the selected organization or project, with its loading and error states. */
+export function membersSection(p: MembersSectionProps) {
+  return renderTask(p.task, {
+    pendingLabel: "Loading members…",
+    complete: (r) =>
+      r
+        ? membersPanel({
+            heading: p.heading,
+            members: r.data,
+            roles: p.roles,
+            onAdd: (email, role) => p.run(`Added ${email}.`, () => p.add(email, role)),
+            onRemove: (m) => p.run(`Removed ${m.email}.`, () => p.remove(m.user_id)),
+          })
+        : nothing,
+  });
 }

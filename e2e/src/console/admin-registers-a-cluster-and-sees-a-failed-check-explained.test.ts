@@ -106,7 +106,7 @@ describe("an administrator registers a cluster in the console", () => {
     await shots.take(page, "cluster-page-phone");
   });
 
-  it("every administration page passes the accessibility check, with data in it", async () => {
+  it("every administration page passes the accessibility check, with data in it; members are added and removed by email", async () => {
     await page.setViewportSize({ width: 1280, height: 800 });
     const org = await bed.t.anOrganization("Acme Research");
     await bed.t.aProject(org.id, "Vision");
@@ -129,6 +129,17 @@ describe("an administrator registers a cluster in the console", () => {
       const v = await seriousA11yViolations(page);
       expect(v, `${path}: ${describeViolations(v)}`).toEqual([]);
     }
+    // Members are added by email with a role, and removed, from the organization's panel.
+    const newcomer = await bed.t.aUser({ email: "newcomer@example.test" });
+    await page.goto("/admin/organizations");
+    await page.getByRole("button", { name: "Members of Acme Research" }).click();
+    const panel = page.getByTestId("members-panel");
+    await panel.getByLabel("Email").fill(newcomer.email);
+    await panel.getByLabel("Role").selectOption("org_admin");
+    await panel.getByRole("button", { name: "Add member" }).click();
+    await panel.getByRole("row", { name: /newcomer@example\.test\s+org admin/ }).waitFor();
+    await panel.getByRole("button", { name: `Remove ${newcomer.email}` }).click();
+    await panel.getByRole("row", { name: /newcomer@example\.test/ }).waitFor({ state: "detached" });
     await page.goto("/admin/users");
     await page.getByRole("button", { name: "New user" }).click();
     await page.getByTestId("create-user-form").waitFor();

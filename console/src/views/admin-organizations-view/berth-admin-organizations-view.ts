@@ -1,11 +1,11 @@
 // Organizations and their members.
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
-import type { Member, Organization } from "../../api/openapi.gen.ts";
+import type { Organization } from "../../api/openapi.gen.ts";
 import { api, auth } from "../../app/context.ts";
 import { confirmAction } from "../../components/confirm-dialog/index.ts";
 import "../../components/error-panel/index.ts";
-import { membersPanel } from "../../components/members-panel.ts";
+import { membersSection } from "../../components/members-panel.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
@@ -116,38 +116,21 @@ export class BerthAdminOrganizationsView extends LitElement {
       })}
       ${
         this.selected
-          ? renderTask(this.#members, {
-              pendingLabel: "Loading members…",
-              complete: (r) =>
-                r
-                  ? membersPanel({
-                      heading: `Members of ${orgName}`,
-                      members: r.data,
-                      roles: [
-                        { value: "member", label: "Member" },
-                        { value: "org_admin", label: "Organization admin" },
-                      ],
-                      onAdd: (email, role) =>
-                        void this.#do(
-                          `Added ${email}.`,
-                          () =>
-                            api.call("addOrganizationMember", {
-                              params: { organizationId: this.selected },
-                              body: { email, role: role === "org_admin" ? "org_admin" : "member" },
-                            }),
-                          this.#members,
-                        ),
-                      onRemove: (m: Member) =>
-                        void this.#do(
-                          `Removed ${m.email}.`,
-                          () =>
-                            api.call("removeOrganizationMember", {
-                              params: { organizationId: this.selected, userId: m.user_id },
-                            }),
-                          this.#members,
-                        ),
-                    })
-                  : nothing,
+          ? membersSection({
+              task: this.#members,
+              heading: `Members of ${orgName}`,
+              roles: [
+                { value: "member", label: "Member" },
+                { value: "org_admin", label: "Organization admin" },
+              ],
+              add: (email, role) =>
+                api.call("addOrganizationMember", {
+                  params: { organizationId: this.selected },
+                  body: { email, role: role === "org_admin" ? "org_admin" : "member" },
+                }),
+              remove: (userId) =>
+                api.call("removeOrganizationMember", { params: { organizationId: this.selected, userId } }),
+              run: (notice, change) => void this.#do(notice, change, this.#members),
             })
           : nothing
       }`;

@@ -1,11 +1,11 @@
 // Projects (groups of an organization) and their members.
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
-import type { Member, Organization, Project } from "../../api/openapi.gen.ts";
+import type { Organization, Project } from "../../api/openapi.gen.ts";
 import { api } from "../../app/context.ts";
 import { confirmAction } from "../../components/confirm-dialog/index.ts";
 import "../../components/error-panel/index.ts";
-import { membersPanel } from "../../components/members-panel.ts";
+import { membersSection } from "../../components/members-panel.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
@@ -132,38 +132,20 @@ export class BerthAdminProjectsView extends LitElement {
       })}
       ${
         this.selected
-          ? renderTask(this.#members, {
-              pendingLabel: "Loading members…",
-              complete: (r) =>
-                r
-                  ? membersPanel({
-                      heading: `Members of ${projectName}`,
-                      members: r.data,
-                      roles: [
-                        { value: "member", label: "Member" },
-                        { value: "project_admin", label: "Project admin" },
-                      ],
-                      onAdd: (email, role) =>
-                        void this.#do(
-                          `Added ${email}.`,
-                          () =>
-                            api.call("addProjectMember", {
-                              params: { projectId: this.selected },
-                              body: { email, role: role === "project_admin" ? "project_admin" : "member" },
-                            }),
-                          this.#members,
-                        ),
-                      onRemove: (m: Member) =>
-                        void this.#do(
-                          `Removed ${m.email}.`,
-                          () =>
-                            api.call("removeProjectMember", {
-                              params: { projectId: this.selected, userId: m.user_id },
-                            }),
-                          this.#members,
-                        ),
-                    })
-                  : nothing,
+          ? membersSection({
+              task: this.#members,
+              heading: `Members of ${projectName}`,
+              roles: [
+                { value: "member", label: "Member" },
+                { value: "project_admin", label: "Project admin" },
+              ],
+              add: (email, role) =>
+                api.call("addProjectMember", {
+                  params: { projectId: this.selected },
+                  body: { email, role: role === "project_admin" ? "project_admin" : "member" },
+                }),
+              remove: (userId) => api.call("removeProjectMember", { params: { projectId: this.selected, userId } }),
+              run: (notice, change) => void this.#do(notice, change, this.#members),
             })
           : nothing
       }`;
