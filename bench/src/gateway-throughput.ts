@@ -5,6 +5,15 @@
 //
 //   node bench/src/gateway-throughput.ts [--duration 10] [--connections 8,32] [--rounds 2] [--ws 1000]
 //                                        [--workers 1,<CPUs>] [--bare undici] [--tls]
+//                                        [--upstream standin|jupyter] [--jupyter <command>] [--path hello]
+//
+// The upstream. `standin` (default): operator/src/standin, a Node server whose default answer (`hello`, 5
+// bytes) costs it ~45 µs of CPU: the worst case for a proxy's relative overhead, and far cheaper than what
+// a session serves. `jupyter`: a real Jupyter Server (`--jupyter`, default `jupyter` on PATH; e.g. a venv
+// with `pip install jupyter-server`), under base URL /proxy/s-bench/ with no token, over a few notebooks;
+// `--path` then picks a real endpoint (default `api/status`; `api/contents`, `api/kernelspecs`,
+// `static/favicons/favicon.ico`). Measured on the bench machine it costs 0.7–3.7 ms of CPU per request,
+// 15–80 times the stand-in's `hello` (docs/dev/connect.md). WebSockets are held through the stand-in only.
 //
 // Each connection count is its own set of rounds; within a round every target runs once, one after the
 // other: the stand-in directly, the gateway with each --workers count (its own process tree, the real
@@ -22,8 +31,11 @@
 // is the per-request path (cookie check + proxy), not the one-off token redemption.
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { once } from "node:events";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { createRequire } from "node:module";
+import type { AddressInfo } from "node:net";
 import { availableParallelism, cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -55,11 +67,17 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "2" },
     workers: { type: "string", default: [...new Set([1, availableParallelism()])].join(",") },
     bare: { type: "string", default: "undici" },
+    upstream: { type: "string", default: "standin" },
+    jupyter: { type: "string", default: "jupyter" },
+    path: { type: "string" },
   },
 });
+if (values.upstream !== "standin" && values.upstream !== "jupyter") throw new Error("--upstream: standin or jupyter");
+const jupyterUpstream = values.upstream === "jupyter";
+const path = (values.path ?? (jupyterUpstream ? "api/status" : "hello")).replace(/^\//, "");
 const duration = Number(values.duration);
 const connectionCounts = values.connections.split(",").map(Number);
-const wsCount = Number(values.ws);
+const wsCount = jupyterUpstream ? 0 : Number(values.ws);
 const rounds = Number(values.rounds);
 const workerCounts = values.workers.split(",").map(Number);
 const bareClients = values.bare.split(",").filter((c) => c && c !== "none");
@@ -87,6 +105,55 @@ function start<T>(
     });
     child.once("exit", (code) => reject(new Error(`${script} exited with ${code}`)));
   });
+}
+
+async function freePort(): Promise<number> {
+  const srv = createServer().listen(0, "127.0.0.1");
+  await once(srv, "listening");
+  const { port } = srv.address() as AddressInfo;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+/** A real Jupyter Server as the session's application: base URL /proxy/s-bench/, no token, a few notebooks. */
+async function startJupyter(): Promise<{ child: ChildProcess; url: string }> {
+  const rootDir = join(dir, "notebooks");
+  mkdirSync(rootDir);
+  for (let i = 0; i < 8; i++)
+    writeFileSync(join(rootDir, `notebook-${i}.ipynb`), '{"cells":[],"metadata":{},"nbformat":4,"nbformat_minor":5}\n');
+  const port = await freePort();
+  const child = spawn(
+    values.jupyter,
+    [
+      "server",
+      "--allow-root",
+      "--no-browser",
+      `--ServerApp.root_dir=${rootDir}`,
+      "--ServerApp.base_url=/proxy/s-bench/",
+      "--IdentityProvider.token=",
+      "--ServerApp.ip=127.0.0.1",
+      `--ServerApp.port=${port}`,
+      "--ServerApp.port_retries=0",
+      "--ServerApp.log_level=WARN",
+    ],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
+  children.push(child);
+  let stderr = "";
+  child.stderr?.on("data", (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-4000);
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`jupyter exited with ${child.exitCode}: ${stderr}`);
+    const ok = await fetch(`${url}/proxy/s-bench/api/status`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return { child, url };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`jupyter did not answer within 30 s: ${stderr}`);
 }
 
 function rssMiB(pids: number[]): number {
@@ -134,8 +201,11 @@ interface Target {
 }
 
 try {
-  const standin = await start("operator/src/standin/main.ts", ["0"], {}, (l) => /listening on (\S+)/.exec(l)?.[1]);
+  const standin = jupyterUpstream
+    ? await startJupyter().then((j) => ({ child: j.child, value: j.url }))
+    : await start("operator/src/standin/main.ts", ["0"], {}, (l) => /listening on (\S+)/.exec(l)?.[1]);
   const standinPid = standin.child.pid as number;
+  const upstreamName = jupyterUpstream ? "jupyter" : "stand-in";
   const key = randomBytes(32);
   const keyFile = join(dir, "cookie-key");
   writeFileSync(keyFile, key.toString("hex"));
@@ -143,7 +213,7 @@ try {
   const now = Math.floor(Date.now() / 1000);
   const cookie = `berth_cnx=${signCookie({ s: "ses_bench", c: "s-bench", u: "usr_bench", k: "clu_bench", i: now, e: now + 3600 }, key)}`;
 
-  const targets: Target[] = [{ name: "direct", url: `${standin.value}/proxy/s-bench/hello`, pids: [standinPid] }];
+  const targets: Target[] = [{ name: "direct", url: `${standin.value}/proxy/s-bench/${path}`, pids: [standinPid] }];
   for (const workers of workerCounts) {
     const gw = await start(
       "operator/src/gateway/main.ts",
@@ -167,7 +237,7 @@ try {
     const url = gw.value.url;
     targets.push({
       name: `gateway ×${workers}`,
-      url: `${url}/proxy/s-bench/hello`,
+      url: `${url}/proxy/s-bench/${path}`,
       headers: { cookie },
       // The primary (idle with workers) and its workers.
       pids: [gw.child.pid as number, ...(gw.value.pids ?? []).filter((p) => p !== gw.child.pid)],
@@ -183,7 +253,7 @@ try {
     );
     targets.push({
       name: `bare ${client}`,
-      url: `${bare.value}/proxy/s-bench/hello`,
+      url: `${bare.value}/proxy/s-bench/${path}`,
       pids: [bare.child.pid as number],
     });
   }
@@ -193,14 +263,17 @@ try {
       throw new Error(`${t.name} does not let the benchmark's cookie through`);
   }
 
+  const answer = await fetch(targets[0]?.url as string);
+  const answerBytes = (await answer.arrayBuffer()).byteLength;
+  if (!answer.ok) throw new Error(`the ${upstreamName} answered ${answer.status} to ${targets[0]?.url}`);
   process.stdout.write(
-    `${cpus().length} CPUs (${cpus()[0]?.model ?? "?"}); autocannon (this process), the stand-in and the target share them\n` +
+    `${cpus().length} CPUs (${cpus()[0]?.model ?? "?"}); autocannon (this process), the ${upstreamName} and the target share them\n` +
       `gateway ${values.tls ? "TLS (self-signed P-256)" : "plain HTTP"}; targets: ${targets.map((t) => t.name).join(", ")}\n`,
   );
   const width = Math.max(...targets.map((t) => t.name.length));
   for (const connections of connectionCounts) {
     process.stdout.write(
-      `\ngateway overhead: GET /proxy/s-bench/hello (5-byte answer), ${connections} connections, ${duration} s per run, ${rounds} rounds\n` +
+      `\ngateway overhead: GET /proxy/s-bench/${path} from the ${upstreamName} (${answerBytes}-byte answer), ${connections} connections, ${duration} s per run, ${rounds} rounds\n` +
         `load average before: ${loadavg()
           .map((l) => l.toFixed(1))
           .join(" ")}\n\n`,
@@ -250,8 +323,8 @@ try {
     for (const t of targets) {
       const served =
         t.name === "direct"
-          ? `stand-in ${µs(perReq(t.name, (c) => c.target))}`
-          : `${µs(perReq(t.name, (c) => c.target))} (+ stand-in ${µs(perReq(t.name, (c) => c.standin))})`;
+          ? `${upstreamName} ${µs(perReq(t.name, (c) => c.target))}`
+          : `${µs(perReq(t.name, (c) => c.target))} (+ ${upstreamName} ${µs(perReq(t.name, (c) => c.standin))})`;
       process.stdout.write(
         `  ${t.name.padEnd(width)} ${rate(t.name).toFixed(0).padStart(7)} req/s  p50 ${avg(t.name, (r) => r.latency.p50).toFixed(1)} ms  p99 ${p99(t.name).toFixed(1)} ms` +
           `  CPU/request: ${served}, autocannon ${µs(perReq(t.name, (c) => c.loader))}\n`,
@@ -262,11 +335,25 @@ try {
     // inverse ratio of these sums, whatever else runs. An estimate, printed as such.
     const total = (name: string) =>
       perReq(name, (c) => c.loader + (name === "direct" ? c.target : c.target + c.standin));
+    const slowest = (name: string, workers: number): number =>
+      name === "direct"
+        ? Math.max(
+            perReq(name, (c) => c.loader),
+            perReq(name, (c) => c.target),
+          )
+        : Math.max(
+            perReq(name, (c) => c.loader),
+            perReq(name, (c) => c.standin),
+            perReq(name, (c) => c.target) / workers,
+          );
     for (const t of targets.filter((t) => t.gateway)) {
       const bare = targets.find((b) => b.name.startsWith("bare undici"));
       process.stdout.write(
         `ratio     ${t.name}: gateway/direct throughput ${(rate(t.name) / rate("direct")).toFixed(2)} (target ≥ 0.5)   p99 overhead ${(p99(t.name) - p99("direct")).toFixed(1)} ms (target ≤ 5 ms)${bare ? `   gateway/bare ${(rate(t.name) / rate(bare.name)).toFixed(2)}` : ""}\n` +
-          `          CPU-bound estimate: direct ${µs(total("direct"))} / through ${t.name} ${µs(total(t.name))} of CPU per request, all processes = ${(total("direct") / total(t.name)).toFixed(2)}\n`,
+          `          CPU-bound estimate: direct ${µs(total("direct"))} / through ${t.name} ${µs(total(t.name))} of CPU per request, all processes = ${(total("direct") / total(t.name)).toFixed(2)}\n` +
+          // Where every process has a CPU of its own (load generator, upstream, gateway per worker), each
+          // path runs at the pace of its busiest process: an estimate of the ratio off this shared machine.
+          `          each process on CPUs of its own: direct paced by ${µs(slowest("direct", 1))}, through ${t.name} by ${µs(slowest(t.name, t.gateway?.workers ?? 1))} of CPU per request = ${(slowest("direct", 1) / slowest(t.name, t.gateway?.workers ?? 1)).toFixed(2)}\n`,
       );
     }
     process.stdout.write(
