@@ -2,11 +2,14 @@
 // per-process cache (auth/principalCache.ts: one load per user per 5 s), one paged query whose rows carry
 // the total (db/page.ts)) at 50 connections, next to a baseline measured in the same run (bare Koa + the
 // same JWT verify + one Postgres point read). One caller, so the figure is the cache's warm path.
-//   node bench/src/api-list.ts [--duration 10] [--connections 50]
+//   node bench/src/api-list.ts [--duration 10] [--connections 50] [--rounds 3] [--profile DIR]
+// Each server runs in its own process (autocannon never shares its event loop); besides req/s and
+// latency, the server's own CPU time per request is reported (from /proc), which a loaded machine
+// disturbs far less than throughput. --profile writes a V8 CPU profile of every server run into DIR.
 // Target (issue 4): API throughput at least half the baseline's, API p99 <= 50 ms.
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -36,6 +39,7 @@ const { values } = parseArgs({
     duration: { type: "string", default: "10" },
     connections: { type: "string", default: "50" },
     rounds: { type: "string", default: "3" },
+    profile: { type: "string" },
   },
 });
 const duration = Number(values.duration);
@@ -45,7 +49,8 @@ const SECRET = "bench-secret-bench-secret-bench-secret";
 const SERVER = fileURLToPath(new URL("./api-list-server.ts", import.meta.url));
 
 async function startServer(mode: string, env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [SERVER, mode], {
+  const profile = values.profile ? ["--cpu-prof", `--cpu-prof-dir=${values.profile}`] : [];
+  const child = spawn(process.execPath, [...profile, SERVER, mode], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -68,6 +73,37 @@ async function stopServer(child: ChildProcess): Promise<void> {
   });
 }
 
+/** /proc/<pid>/stat after the command name: [0] state, [1] ppid, [11] utime, [12] stime, [13] cutime, [14] cstime. */
+function statOf(pid: number | string): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  } catch {
+    return []; // gone meanwhile
+  }
+}
+
+/** CPU seconds (user + system) a process has used so far (clock ticks, USER_HZ = 100). */
+function cpuSeconds(pid: number): number {
+  const f = statOf(pid);
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
+/**
+ * CPU seconds Postgres has used so far: the postmaster, its live children (the backends serving the
+ * server's pool) and the children it has reaped. The database shares the machine with the server, so
+ * a query that costs Postgres more is part of the cost of a request.
+ */
+function postgresCpuSeconds(postmaster: number): number {
+  const f = statOf(postmaster);
+  let ticks = Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    const c = statOf(pid);
+    if (Number(c[1]) === postmaster) ticks += Number(c[11]) + Number(c[12]);
+  }
+  return ticks / 100;
+}
+
 async function measure(name: string, mode: string, path: string, env: Record<string, string>, token: string) {
   const { url, child } = await startServer(mode, env);
   try {
@@ -75,7 +111,11 @@ async function measure(name: string, mode: string, path: string, env: Record<str
     const probe = await fetch(url + path, { headers });
     if (probe.status !== 200) throw new Error(`${name}: ${path} answered ${probe.status}: ${await probe.text()}`);
     await autocannon({ url: url + path, connections, duration: 2, headers }); // warm-up (JIT, pool)
+    const cpuBefore = cpuSeconds(child.pid!);
+    const pgBefore = postgresCpuSeconds(pg.pid);
     const r = await autocannon({ url: url + path, connections, duration, headers });
+    const cpu = cpuSeconds(child.pid!) - cpuBefore;
+    const pgCpu = postgresCpuSeconds(pg.pid) - pgBefore;
     return {
       name,
       rps: r.requests.average,
@@ -83,6 +123,8 @@ async function measure(name: string, mode: string, path: string, env: Record<str
       p99: r.latency.p99,
       max: r.latency.max,
       total: r.requests.total,
+      cpuUsPerRequest: (cpu * 1e6) / Math.max(1, r.requests.total),
+      pgUsPerRequest: (pgCpu * 1e6) / Math.max(1, r.requests.total),
       bad: r.non2xx + r.errors + r.timeouts,
     };
   } finally {
@@ -138,6 +180,8 @@ try {
     p50: median(rs.map((r) => r.p50)),
     p99: median(rs.map((r) => r.p99)),
     max: Math.max(...rs.map((r) => r.max)),
+    cpu: median(rs.map((r) => r.cpuUsPerRequest)),
+    pgCpu: median(rs.map((r) => r.pgUsPerRequest)),
     bad: rs.reduce((n, r) => n + r.bad, 0),
   }));
   const ratios = runs[1]!.map((r, i) => r.rps / runs[0]![i]!.rps);
@@ -148,11 +192,11 @@ try {
       .join(" ")}\n\n`,
   );
   process.stdout.write(
-    `${pad("case", 44)} ${pad("req/s", 9)} ${pad("p50 ms", 7)} ${pad("p99 ms", 7)} ${pad("max ms", 7)} non-2xx/err\n`,
+    `${pad("case", 44)} ${pad("req/s", 9)} ${pad("p50 ms", 7)} ${pad("p99 ms", 7)} ${pad("max ms", 7)} ${pad("CPU µs/req: server", 19)} ${pad("Postgres", 9)} non-2xx/err\n`,
   );
   for (const r of results) {
     process.stdout.write(
-      `${pad(r.name, 44)} ${pad(r.rps.toFixed(0), 9)} ${pad(String(r.p50), 7)} ${pad(String(r.p99), 7)} ${pad(String(r.max), 7)} ${r.bad}\n`,
+      `${pad(r.name, 44)} ${pad(r.rps.toFixed(0), 9)} ${pad(String(r.p50), 7)} ${pad(String(r.p99), 7)} ${pad(String(r.max), 7)} ${pad(r.cpu.toFixed(0), 19)} ${pad(r.pgCpu.toFixed(0), 9)} ${r.bad}\n`,
     );
   }
   const ratio = median(ratios);
