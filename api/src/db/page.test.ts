@@ -103,10 +103,40 @@ describe("selectPage: one page and the query's total", () => {
     expect(statements).toHaveLength(1);
   });
 
-  it("counts distinct rows of a DISTINCT query (the window would count before DISTINCT: it counts apart)", async () => {
+  it("counts distinct rows of a DISTINCT query, in one round trip", async () => {
     const distinct = t.db("page_items").distinct("colour").orderBy("colour");
-    expect(await selectPage(t.db, distinct, { limit: 2, offset: 2 })).toEqual({ total: 3, rows: [{ colour: "red" }] });
+    const { result, statements } = await trips(() => selectPage(t.db, distinct, { limit: 2, offset: 2 }));
+    expect(result).toEqual({ total: 3, rows: [{ colour: "red" }] });
+    expect(statements).toHaveLength(1);
     expect(await selectPage(t.db, distinct, { limit: 2, offset: 4 })).toEqual({ total: 3, rows: [] });
+  });
+
+  it("counts a query whose filter refers to its own table from a subquery (EXISTS on another table)", async () => {
+    await t.db.schema.createTable("page_marks", (tb) => tb.integer("seq"));
+    try {
+      await t.db("page_marks").insert([{ seq: 2 }, { seq: 3 }, { seq: 5 }, { seq: 7 }]);
+      const marked = items().whereExists(t.db("page_marks").whereRaw("page_marks.seq = page_items.seq"));
+      const { result, statements } = await trips(() =>
+        selectPage<{ seq: number }>(t.db, marked, { limit: 2, offset: 0 }),
+      );
+      expect(result.total).toBe(4);
+      expect(result.rows.map((r) => r.seq)).toEqual([2, 3]);
+      expect(statements).toHaveLength(1);
+    } finally {
+      await t.db.schema.dropTable("page_marks");
+    }
+  });
+
+  it("counts a UNION apart (the total column would belong to one branch)", async () => {
+    const union = t
+      .db("page_items")
+      .select("seq")
+      .where("seq", "<", 3)
+      .union((u) => u.select("seq").from("page_items").where("seq", ">", 43))
+      .orderBy("seq");
+    const { result, statements } = await trips(() => selectPage<{ seq: number }>(t.db, union, { limit: 3, offset: 0 }));
+    expect(result).toEqual({ total: 4, rows: [{ seq: 1 }, { seq: 2 }, { seq: 44 }] });
+    expect(statements).toHaveLength(2);
   });
 
   it("works inside a transaction", async () => {

@@ -1,16 +1,22 @@
 // One page of a knex query and the query's total, in one round trip: the page's own SELECT carries
-// `count(*) OVER ()`, which Postgres computes over every row the query yields (after WHERE, joins and
-// GROUP BY, before LIMIT/OFFSET). Every SQL list pages through here: `paginate` in http/paging.ts for the
-// route layer, and the db/operations list functions that answer {rows, total}.
+// the total as an uncorrelated scalar subquery, `(SELECT count(*) FROM (<the query>) AS counted)`, which
+// Postgres runs once per statement (an InitPlan), over the same snapshot as the page. Every SQL list
+// pages through here: `paginate` in http/paging.ts for the route layer, and the db/operations list
+// functions that answer {rows, total}.
+//
+// Why not `count(*) OVER ()` (what this did first): a window makes Postgres compute every row of the
+// query, with every selected column, and sort them all before LIMIT can cut; the subquery leaves the page
+// itself a plain ORDER BY ... LIMIT, which an index on the order columns answers by reading only the
+// page's rows, while the count reads no more than it must (an index-only scan where one fits). On the
+// users list (201 users, with its order index and only the presented columns) Postgres' CPU per request
+// fell from about 900 µs to about 320 µs (bench/src/api-list.ts).
 //
 // The trap: a page past the end has no row to carry the total, so only then a second query counts (a
-// first page with no row needs none: the total is 0).
-// Costs to know: the window buffers the whole result before the first row is returned, where a plain
-// count(*) could stream; for our lists (a caller's scope, tens to thousands of rows) that is cheaper than
-// a second round trip. A list of millions should page by key instead.
+// first page with no row needs none: the total is 0). A UNION at the top level is counted apart (the
+// column would belong to one branch only).
 import type { Knex } from "knex";
 
-/** Column name of the window total; removed from every row before it is returned. */
+/** Column name of the total; removed from every row before it is returned. */
 const TOTAL = "__page_total";
 
 export interface PageWindow {
@@ -35,11 +41,12 @@ function statementsOf(query: Knex.QueryBuilder): Statement[] {
 }
 
 /**
- * A window total is exact unless DISTINCT or UNION sits at the top level (the window is computed before
- * DISTINCT removes rows, and belongs to one branch of a UNION); those queries count separately.
+ * The total can ride on the page's rows unless a UNION sits at the top level (the extra column would
+ * belong to one branch); such a query counts separately. DISTINCT is fine: the subquery counts the
+ * distinct rows, and a column equal on every row changes no row's distinctness.
  */
-function windowCountIsExact(statements: Statement[]): boolean {
-  return !statements.some((s) => s.grouping === "union" || (s.grouping === "columns" && (s.distinct || s.distinctOn)));
+function totalRidesOnRows(statements: Statement[]): boolean {
+  return !statements.some((s) => s.grouping === "union");
 }
 
 /** The total by a separate count over the query wrapped as a subquery (right for any query shape). */
@@ -61,7 +68,7 @@ export async function selectPage<Row>(
   window: PageWindow,
 ): Promise<PageRows<Row>> {
   const statements = statementsOf(query);
-  if (!windowCountIsExact(statements)) {
+  if (!totalRidesOnRows(statements)) {
     const total = await countRows(db, query);
     const rows =
       total > window.offset ? ((await query.clone().limit(window.limit).offset(window.offset)) as Row[]) : [];
@@ -70,7 +77,8 @@ export async function selectPage<Row>(
   const q = query.clone();
   // A query without a select list means `select *`; adding a column would otherwise replace the `*`.
   if (!statements.some((s) => s.grouping === "columns")) q.select("*");
-  q.select(db.raw("count(*) OVER () AS ??", [TOTAL]))
+  // Names inside the subquery resolve to its own FROM first, so a clone of the whole query counts itself.
+  q.select(db.raw("(SELECT count(*) FROM ? AS counted) AS ??", [query.clone().clearOrder(), TOTAL]))
     .limit(window.limit)
     .offset(window.offset);
   const raw = (await q) as (Row & { [TOTAL]: string | number })[];

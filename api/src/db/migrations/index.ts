@@ -1,13 +1,14 @@
 import type { Knex } from "knex";
 import * as m20261122000001 from "./20261122000001_audit_and_idempotency.ts";
-import * as m20261122000100 from "./20261122000100_idempotency_replay.ts";
 import * as m20261122000002 from "./20261122000002_identity.ts";
 import * as m20261122000003 from "./20261122000003_clusters_inventory.ts";
 import * as m20261122000004 from "./20261122000004_sessions.ts";
 import * as m20261122000005 from "./20261122000005_connect_usage.ts";
 import * as m20261122000006 from "./20261122000006_ledger.ts";
+import * as m20261122000100 from "./20261122000100_idempotency_replay.ts";
 import * as m20261122000106 from "./20261122000106_ledger_statement_balance.ts";
 import * as m20261122000200 from "./20261122000200_session_events_commit_order.ts";
+import * as m20261122000300 from "./20261122000300_users_list_order.ts";
 
 export interface Migration {
   name: string;
@@ -25,4 +26,5 @@ export const migrations: Migration[] = [
   { name: "20261122000006_ledger", up: m20261122000006.up },
   { name: "20261122000106_ledger_statement_balance", up: m20261122000106.up },
   { name: "20261122000200_session_events_commit_order", up: m20261122000200.up },
+  { name: "20261122000300_users_list_order", up: m20261122000300.up },
 ];

@@ -12,7 +12,7 @@ import { deleteUser as deleteUserRow } from "../../db/operations/users/deleteUse
 import { findUserById } from "../../db/operations/users/findUserById.ts";
 import { insertUser } from "../../db/operations/users/insertUser.ts";
 import { listUsers as listUserRows } from "../../db/operations/users/listUsers.ts";
-import type { UserRow } from "../../db/operations/users/types.ts";
+import type { UserListRow, UserRow } from "../../db/operations/users/types.ts";
 import { updateUser as updateUserRow, type UserChanges } from "../../db/operations/users/updateUser.ts";
 import { normalizeEmail } from "./email.ts";
 import { mapConstraintErrors } from "./errors.ts";
@@ -94,7 +94,7 @@ export interface ListUsersInput {
  * A filter naming an organization or project outside the caller's scope is ignored: the answer is the
  * caller's scope (CONTRACT.md, Endpoints rule 1), never a 403.
  */
-export async function listUsers(deps: IdentityDeps, principal: Principal, input: ListUsersInput): Promise<{ rows: UserRow[]; total: number }> {
+export async function listUsers(deps: IdentityDeps, principal: Principal, input: ListUsersInput): Promise<{ rows: UserListRow[]; total: number }> {
   const s = scopeOf(principal);
   const inScopeOrg = input.organizationId !== undefined && (s.all || s.adminOrganizations.has(input.organizationId) || s.organizations.has(input.organizationId));
   const inScopeProject = input.projectId !== undefined && (s.all || s.projects.has(input.projectId) || s.adminProjects.has(input.projectId) || (await projectInAdminOrg(deps, s.adminOrganizations, input.projectId)));

@@ -1,8 +1,8 @@
 import type { MembershipRow } from "../../db/operations/memberships/types.ts";
-import type { UserRow } from "../../db/operations/users/types.ts";
+import type { UserListRow, UserRow } from "../../db/operations/users/types.ts";
 import type { User, UserDetail } from "./schemas.ts";
 
-export function presentUser(u: UserRow): User {
+export function presentUser(u: UserListRow): User {
   return {
     id: u.id,
     email: u.email,
@@ -19,6 +19,10 @@ export function presentUser(u: UserRow): User {
 export function presentUserDetail(u: UserRow, memberships: MembershipRow[]): UserDetail {
   return {
     ...presentUser(u),
-    memberships: memberships.map((m) => ({ organization_id: m.organization_id, project_id: m.project_id, role: m.role })),
+    memberships: memberships.map((m) => ({
+      organization_id: m.organization_id,
+      project_id: m.project_id,
+      role: m.role,
+    })),
   };
 }

@@ -1,6 +1,6 @@
 import type { Knex } from "knex";
 import { selectPage } from "../../page.ts";
-import type { UserRow, UserVisibility } from "./types.ts";
+import type { UserListRow, UserVisibility } from "./types.ts";
 
 export interface ListUsersQuery {
   /** Absent: every user (super_admin). */
@@ -16,8 +16,8 @@ function escapeLike(s: string): string {
   return s.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
-export async function listUsers(db: Knex, q: ListUsersQuery): Promise<{ rows: UserRow[]; total: number }> {
-  const base = db<UserRow>("users");
+export async function listUsers(db: Knex, q: ListUsersQuery): Promise<{ rows: UserListRow[]; total: number }> {
+  const base = db("users");
   const v = q.visibleTo;
   if (v) {
     base.where((w) => {
@@ -47,6 +47,19 @@ export async function listUsers(db: Knex, q: ListUsersQuery): Promise<{ rows: Us
   }
   if (q.emailPrefix) base.whereRaw("users.email like ? escape '\\'", [`${escapeLike(q.emailPrefix.toLowerCase())}%`]);
 
-  base.select("users.*").orderBy([{ column: "users.created_at" }, { column: "users.id" }]);
-  return selectPage<UserRow>(db, base, q);
+  // Only what the list presents (never the password hash): less for Postgres to send and pg to parse.
+  base
+    .select(
+      "users.id",
+      "users.email",
+      "users.display_name",
+      "users.must_change_password",
+      "users.is_super_admin",
+      "users.disabled",
+      "users.last_login_at",
+      "users.created_at",
+      "users.updated_at",
+    )
+    .orderBy([{ column: "users.created_at" }, { column: "users.id" }]);
+  return selectPage<UserListRow>(db, base, q);
 }

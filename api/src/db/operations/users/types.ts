@@ -13,6 +13,9 @@ export interface UserRow {
   updated_at: Date;
 }
 
+/** A user as lists read it: what the list presents, never the password hash or the token version. */
+export type UserListRow = Omit<UserRow, "password_hash" | "token_version" | "password_changed_at">;
+
 /** Which users a non-super caller may see: itself, and everyone in what it administers. */
 export interface UserVisibility {
   selfId: string;
