@@ -5,6 +5,7 @@ import { randomBytes } from "node:crypto";
 import type { Context, Middleware } from "koa";
 import type { Logger } from "pino";
 import { z } from "zod";
+import { isDatabaseUnreachable } from "../db/unreachable.ts";
 import type { Clock } from "../deps.ts";
 import { DomainError, ERROR_CODE_LIST, ERROR_CODES, type ErrorCode, type ErrorDetails } from "../errors.ts";
 
@@ -93,7 +94,11 @@ export interface ErrorAnswer {
   headers: Record<string, string>;
 }
 
-/** Maps anything thrown to a status and envelope. Unexpected errors become 500 internal, stack logged, not sent. */
+/**
+ * Maps anything thrown to a status and envelope. A database that cannot be reached is 503 unavailable
+ * (the caller may retry; logged as a warning); any other unexpected error is 500 internal, its stack
+ * logged, not sent.
+ */
 export function errorAnswer(err: unknown, requestId: string, clock: Clock, log: Logger): ErrorAnswer {
   const now = clock.now();
   if (err instanceof DomainError) {
@@ -111,6 +116,14 @@ export function errorAnswer(err: unknown, requestId: string, clock: Clock, log: 
     return {
       status: ERROR_CODES[code].status,
       body: envelopeBody(code, (err as Error).message, {}, requestId, now),
+      headers: {},
+    };
+  }
+  if (isDatabaseUnreachable(err)) {
+    log.warn({ err, requestId }, "database unreachable");
+    return {
+      status: 503,
+      body: envelopeBody("unavailable", "the database is not reachable right now; retry later", {}, requestId, now),
       headers: {},
     };
   }

@@ -62,6 +62,9 @@ function layerErrors(route: RouteDef): Record<number, ErrorCode[]> {
     e[409] = ["idempotency_request_in_flight"];
     e[422] = ["idempotency_key_reused"];
   }
+  // Authentication alone reads Postgres (a principal not cached); a database or cluster that cannot be
+  // reached is 503 (http/envelope.ts, db/unreachable.ts), on every route but the self-contained ones.
+  if (!route.selfContained) e[503] = ["unavailable"];
   return e;
 }
 

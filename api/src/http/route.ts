@@ -4,6 +4,7 @@ import type Router from "@koa/router";
 import type { Context } from "koa";
 import type { Logger } from "pino";
 import type { z } from "zod";
+import { isDatabaseUnreachable } from "../db/unreachable.ts";
 import type { Deps } from "../deps.ts";
 import { DomainError, Invalid, PasswordChangeRequired, Unauthorized, type ValidationIssue } from "../errors.ts";
 import { AuditCollector, type AuditHandle, writeAudit } from "./audit.ts";
@@ -74,6 +75,12 @@ export interface RouteSpec<
   responses: R;
   /** Leave out of the OpenAPI document (test-only routes). */
   hidden?: boolean;
+  /**
+   * Answers from the process alone: no database, no cluster (liveness, the OpenAPI document). Every
+   * other route may answer 503 `unavailable` when a dependency is unreachable, and its OpenAPI entry
+   * says so.
+   */
+  selfContained?: boolean;
   // NoInfer: the schemas above decide the types; the handler is then checked against them. (A handler
   // without parameters is checked before they are known and loses its literals: write `async (_) =>`.)
   handler: NoInfer<(c: HandlerContext<A, Out<PS>, Out<QS>, Out<BS>>) => Promise<HandlerResult<R>>>;
@@ -225,6 +232,7 @@ function send(ctx: Context, answer: StoredAnswer, replayed: boolean): void {
 
 function statusOf(err: unknown): { status: number; code?: string } {
   if (err instanceof DomainError) return { status: err.status, code: err.code };
+  if (isDatabaseUnreachable(err)) return { status: 503, code: "unavailable" };
   const s =
     typeof err === "object" && err !== null && "status" in err ? Number((err as { status: unknown }).status) : 500;
   return { status: Number.isInteger(s) && s >= 400 && s < 600 ? s : 500, code: undefined };

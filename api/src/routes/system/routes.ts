@@ -11,6 +11,7 @@ export const healthz = defineRoute({
   summary: "Liveness probe (outside the versioned prefix)",
   description: "Answers as long as the process serves HTTP; it does not check dependencies.",
   auth: "public",
+  selfContained: true,
   responses: { 200: Health },
   handler: async (_) => ({ status: 200, body: { status: "ok" } }),
 });
@@ -24,11 +25,15 @@ export const getOpenApi = defineRoute({
   tags: ["system"],
   summary: "This API's OpenAPI 3.1 description (the same as api/openapi.json in the repository)",
   auth: "public",
+  selfContained: true,
   responses: { 200: OpenApiDocument },
   handler: async (_) => {
     // Imported late: the contract lists this very route, so a static import would be circular.
     if (!cached) {
-      const [{ contractRoutes }, { buildOpenApiDocument }] = await Promise.all([import("../../contract.ts"), import("../../http/openapi.ts")]);
+      const [{ contractRoutes }, { buildOpenApiDocument }] = await Promise.all([
+        import("../../contract.ts"),
+        import("../../http/openapi.ts"),
+      ]);
       cached = buildOpenApiDocument(contractRoutes) as unknown as Record<string, unknown>;
     }
     return { status: 200, body: cached };

@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../db/testing.ts";
-import { OPENAPI_FILE } from "../../generate-openapi.ts";
 import { contractRoutes } from "../../contract.ts";
+import { createTestDatabase, type TestDatabase } from "../../db/testing.ts";
 import { ERROR_CODE_LIST } from "../../errors.ts";
+import { OPENAPI_FILE } from "../../generate-openapi.ts";
 import { renderOpenApi } from "../../http/openapi.ts";
 import { startTestApi, type TestApi, testDeps } from "../../http/testing.ts";
 
@@ -42,9 +42,25 @@ describe("system routes", () => {
     for (const route of contractRoutes.filter((r) => !r.hidden)) {
       const op = doc.paths[route.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")][route.method];
       const params = (op.parameters ?? []) as { name: string; in: string }[];
-      if (route.idempotent) expect(params).toContainEqual(expect.objectContaining({ name: "Idempotency-Key", in: "header" }));
+      if (route.idempotent)
+        expect(params).toContainEqual(expect.objectContaining({ name: "Idempotency-Key", in: "header" }));
       if (route.auth !== "public") expect(op.security).toEqual([{ bearer: [] }]);
     }
+  });
+
+  it("documents 503 unavailable, with the envelope, on every operation that reaches a database or cluster", () => {
+    const doc = JSON.parse(readFileSync(OPENAPI_FILE, "utf8"));
+    for (const route of contractRoutes.filter((r) => !r.hidden)) {
+      const op = doc.paths[route.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")][route.method];
+      if (route.selfContained) expect(op.responses["503"], route.operationId).toBeUndefined();
+      else
+        expect(op.responses["503"], route.operationId).toEqual({
+          description: "`unavailable`",
+          content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } },
+        });
+    }
+    expect(doc.paths["/healthz"].get.responses["503"]).toBeUndefined();
+    expect(doc.paths["/api/v1/users"].get.responses["503"]).toBeDefined();
   });
 
   it("serves the API browser from its own assets with no external URL", async () => {
@@ -78,6 +94,8 @@ describe("system routes", () => {
     const text = await (await api.call("/metrics")).text();
     expect(text).toMatch(/berth_http_requests_total\{method="GET",route="\/healthz",status="200"\} \d+/);
     expect(text).toMatch(/berth_http_requests_total\{method="GET",route="unmatched",status="404"\} \d+/);
-    expect(text).toMatch(/berth_http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/healthz",status="200"\}/);
+    expect(text).toMatch(
+      /berth_http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/healthz",status="200"\}/,
+    );
   });
 });
