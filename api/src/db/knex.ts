@@ -1,5 +1,9 @@
 import knexFactory, { type Knex } from "knex";
 import { migrations } from "./migrations/index.ts";
+import { installTimestamptzParser } from "./timestamptz.ts";
+
+// Process-wide (pg keeps one table of type parsers): every connection parses timestamptz the fast way.
+installTimestamptzParser();
 
 export type Db = Knex;
 
@@ -17,7 +21,12 @@ export function connect(url: string, opts: { poolMax?: number } = {}): Db {
 const source: Knex.MigrationSource<(typeof migrations)[number]> = {
   getMigrations: async () => migrations,
   getMigrationName: (m) => m.name,
-  getMigration: async (m) => ({ up: m.up, down: async () => { throw new Error("migrations are forward-only"); } }),
+  getMigration: async (m) => ({
+    up: m.up,
+    down: async () => {
+      throw new Error("migrations are forward-only");
+    },
+  }),
 };
 
 export async function migrateLatest(db: Db): Promise<string[]> {
