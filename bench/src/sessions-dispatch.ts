@@ -126,10 +126,35 @@ const statements = new Map<string, number>();
     const text = typeof q === "string" ? q : ((q as { text?: string } | undefined)?.text ?? "");
     const shape = text.replace(/\s+/g, " ").replace(/\$\d+/g, "?").replace(/"/g, "").trim().slice(0, 48).toLowerCase();
     statements.set(shape, (statements.get(shape) ?? 0) + 1);
-    return query.apply(this, args);
+    // Time to the answer, as its caller waits for it (queueing on the connection and on locks included).
+    const t0 = performance.now();
+    const took = () => waited.set(shape, (waited.get(shape) ?? 0) + performance.now() - t0);
+    const last = args.length - 1;
+    const cb = args[last];
+    if (typeof cb === "function")
+      args[last] = (...r: unknown[]) => {
+        took();
+        return cb(...r);
+      };
+    const out = query.apply(this, args);
+    if (out && typeof (out as Promise<unknown>).then === "function") (out as Promise<unknown>).then(took, took);
+    return out;
   };
 }
+/** Milliseconds callers waited for statements, by shape (the lock statements' is time queued on the lock). */
+const waited = new Map<string, number>();
 const snapshot = () => new Map(statements);
+const waitedSnapshot = () => new Map(waited);
+/** The statements callers waited on longest in all, with their mean wait. */
+const slowest = (ms: Map<string, number>, count: Map<string, number>, n = 6) =>
+  [...ms.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(
+      ([k, v]) =>
+        `"${k}" ${(v / 1000).toFixed(1)} s in all, ${(v / Math.max(1, count.get(k) ?? 0)).toFixed(1)} ms each`,
+    )
+    .join("; ");
 const top = (m: Map<string, number>, per: number, n = 8) =>
   [...m.entries()]
     .sort((a, b) => b[1] - a[1])
@@ -341,6 +366,7 @@ async function main(): Promise<void> {
     const before = await writes(mk);
     const gBefore = await writes(gk);
     const qBefore = snapshot();
+    const wBefore = waitedSnapshot();
     const podWatch = follow(
       gpuA.kubeconfig,
       "/api/v1/namespaces/berth-sessions/pods",
@@ -382,6 +408,7 @@ async function main(): Promise<void> {
     const dispatchWrites = diff(before, await writes(mk));
     const dispatchGpuWrites = diff(gBefore, await writes(gk));
     const dispatchStatements = diff(qBefore, snapshot());
+    const dispatchWaited = diff(wBefore, waitedSnapshot());
     log(
       `dispatch: ${N} POSTs answered in ${s2(acceptedMs)} (${[...statuses].map(([k, v]) => `${v}×${k}`).join(", ")}), all pods Running in ${s2(podsMs)} → ${(N / (podsMs / 1000)).toFixed(0)} sessions/s; all sessions Running in ${s2(sessionsMs)} → ${(N / (sessionsMs / 1000)).toFixed(0)}/s`,
     );
@@ -400,6 +427,7 @@ async function main(): Promise<void> {
     log(
       `Postgres statements during dispatch: ${(total(dispatchStatements) / N).toFixed(1)} per session; most: ${top(dispatchStatements, N)}`,
     );
+    log(`  waited on longest: ${slowest(dispatchWaited, dispatchStatements)}`);
 
     // 3. Steady state: once the worker has nothing left to do (Kubernetes Events are recorded
     // asynchronously and may trail the phases by a few seconds under load).
@@ -421,6 +449,7 @@ async function main(): Promise<void> {
     if (APART) {
       await worker.stop();
       const qc0 = snapshot();
+      const wc0 = waitedSnapshot();
       const mc0 = await writes(mk);
       const backlog: string[] = [];
       const c0 = performance.now();
@@ -438,10 +467,12 @@ async function main(): Promise<void> {
       );
       const createMs = performance.now() - c0;
       const createStatements = diff(qc0, snapshot());
+      const createWaited = diff(wc0, waitedSnapshot());
       const createWrites = diff(mc0, await writes(mk));
       log(
         `create alone (worker stopped): ${backlog.length} of ${N} accepted in ${s2(createMs)} → ${(backlog.length / (createMs / 1000)).toFixed(0)} creates/s; per create: ${(total(createWrites) / N).toFixed(1)} management writes, ${(total(createStatements) / N).toFixed(1)} Postgres statements; most: ${top(createStatements, N)}`,
       );
+      log(`  waited on longest: ${slowest(createWaited, createStatements)}`);
       const names = new Set(backlog.map((x) => x.replace("_", "-")));
       const mine = (name: string) => names.has(name);
       const pods2 = follow(
@@ -453,6 +484,7 @@ async function main(): Promise<void> {
       const stages2 = stages();
       await new Promise((r) => setTimeout(r, 500)); // synced
       const qd0 = snapshot();
+      const wd0 = waitedSnapshot();
       const md0 = await writes(mk);
       const gd0 = await writes(gk);
       // This process's CPU during the dispatch alone (API, worker, operator and this client share it).
@@ -472,6 +504,7 @@ async function main(): Promise<void> {
       await stages2.stop();
       await worker.controller()?.idle();
       const dStatements = diff(qd0, snapshot());
+      const dWaited = diff(wd0, waitedSnapshot());
       const dWrites = diff(md0, await writes(mk));
       const dGpu = diff(gd0, await writes(gk));
       const n = backlog.length;
@@ -482,6 +515,7 @@ async function main(): Promise<void> {
       log(
         `  per dispatched session: ${(total(dWrites) / n).toFixed(1)} management writes (${show(dWrites)}); ${(total(dGpu) / n).toFixed(1)} GPU-cluster writes (${show(dGpu)}); ${(total(dStatements) / n).toFixed(1)} Postgres statements; most: ${top(dStatements, n, 12)}`,
       );
+      log(`  waited on longest: ${slowest(dWaited, dStatements)}`);
       for (let i = 0; i < backlog.length; i += 100)
         await bed.call(bed.superAdmin, "POST", "/api/v1/sessions/bulk-terminate", { ids: backlog.slice(i, i + 100) });
       await terminated(gk, mk, backlog);
