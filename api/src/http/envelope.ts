@@ -1,7 +1,7 @@
 // The one place errors become HTTP. Everything the public listener answers with a status >= 400 goes
 // through here and comes out as the contract's envelope:
 //   {error: {code, message, details, request_id, timestamp}}
-import { randomBytes } from "node:crypto";
+import { randomFillSync } from "node:crypto";
 import type { Context, Middleware } from "koa";
 import type { Logger } from "pino";
 import { z } from "zod";
@@ -30,8 +30,19 @@ export const ErrorEnvelope = z
   .meta({ id: "ErrorEnvelope", description: "The error envelope of every public error." });
 export type ErrorEnvelope = z.infer<typeof ErrorEnvelope>;
 
+/** Random bytes drawn 256 ids at a time: one call into the CSPRNG per request showed in the list's profile. */
+const ID_BYTES = 12;
+const idPool = Buffer.alloc(ID_BYTES * 256);
+let idNext = idPool.length;
+
 export function newRequestId(): string {
-  return `req_${randomBytes(12).toString("base64url")}`;
+  if (idNext === idPool.length) {
+    randomFillSync(idPool);
+    idNext = 0;
+  }
+  const id = idPool.toString("base64url", idNext, idNext + ID_BYTES);
+  idNext += ID_BYTES;
+  return `req_${id}`;
 }
 
 export function requestIdOf(ctx: Context): string {
