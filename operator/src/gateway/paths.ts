@@ -27,7 +27,12 @@ export function routeOf(rawUrl: string): Route {
 export function tokenOf(rawUrl: string): string | undefined | "ambiguous" {
   const q = rawUrl.indexOf("?");
   if (q < 0) return undefined;
-  const all = new URLSearchParams(rawUrl.slice(q + 1)).getAll(TOKEN_PARAM);
+  const query = rawUrl.slice(q + 1);
+  // Most proxied requests have a query (JupyterLab's API calls, cache busters) and no token: skip parsing
+  // it. Without a '%' every name decodes to itself ('+' only to a space), so no "svc_cnx" text, no token;
+  // an encoded name (svc%5Fcnx) still goes to the parser and is found (never forwarded to the session).
+  if (!query.includes(TOKEN_PARAM) && !query.includes("%")) return undefined;
+  const all = new URLSearchParams(query).getAll(TOKEN_PARAM);
   if (all.length === 0) return undefined;
   return all.length === 1 ? all[0] : "ambiguous";
 }
