@@ -12,8 +12,8 @@
 // a session serves. `jupyter`: a real Jupyter Server (`--jupyter`, default `jupyter` on PATH; e.g. a venv
 // with `pip install jupyter-server`), under base URL /proxy/s-bench/ with no token, over a few notebooks;
 // `--path` then picks a real endpoint (default `api/status`; `api/contents`, `api/kernelspecs`,
-// `static/favicons/favicon.ico`). Measured on the bench machine it costs 0.7–3.7 ms of CPU per request,
-// 15–80 times the stand-in's `hello` (docs/dev/connect.md). WebSockets are held through the stand-in only.
+// `static/favicons/favicon.ico`). Measured on the bench machine it costs 0.7–6 ms of CPU per request,
+// 15–130 times the stand-in's `hello` (docs/dev/connect.md). WebSockets are held through the stand-in only.
 //
 // Each connection count is its own set of rounds; within a round every target runs once, one after the
 // other: the stand-in directly, the gateway with each --workers count (its own process tree, the real
