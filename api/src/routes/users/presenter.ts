@@ -1,5 +1,6 @@
 import type { MembershipRow } from "../../db/operations/memberships/types.ts";
 import type { UserListRow, UserRow } from "../../db/operations/users/types.ts";
+import { isoTimestamp } from "../../http/timestamp.ts";
 import type { User, UserDetail } from "./schemas.ts";
 
 export function presentUser(u: UserListRow): User {
@@ -10,9 +11,9 @@ export function presentUser(u: UserListRow): User {
     is_super_admin: u.is_super_admin,
     must_change_password: u.must_change_password,
     disabled: u.disabled,
-    last_login_at: u.last_login_at ? u.last_login_at.toISOString() : null,
-    created_at: u.created_at.toISOString(),
-    updated_at: u.updated_at.toISOString(),
+    last_login_at: u.last_login_at ? isoTimestamp(u.last_login_at) : null,
+    created_at: isoTimestamp(u.created_at),
+    updated_at: isoTimestamp(u.updated_at),
   };
 }
 
