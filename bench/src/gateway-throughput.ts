@@ -418,7 +418,14 @@ try {
     }
   }
 } finally {
-  for (const c of children) c.kill("SIGTERM");
-  await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once("exit", r)) : undefined)));
+  const running = children.filter((c) => c.exitCode === null && c.signalCode === null);
+  const exited = running.map((c) => new Promise((r) => c.once("exit", r)));
+  for (const c of running) c.kill("SIGTERM");
+  // Jupyter Server sometimes stays after SIGTERM (seen twice here, for minutes, holding the bench lock).
+  const kill = setTimeout(() => {
+    for (const c of running) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+  }, 5000);
+  await Promise.all(exited);
+  clearTimeout(kill);
   rmSync(dir, { recursive: true, force: true });
 }
