@@ -139,6 +139,20 @@ describe("selectPage: one page and the query's total", () => {
     expect(statements).toHaveLength(2);
   });
 
+  it("prepares a list's statement once per connection and reuses it", async () => {
+    const one = (offset: number) => selectPage<{ seq: number }>(t.db, items(), { limit: 5, offset });
+    // Sequential calls may land on different pooled connections; on each, the name is parsed once.
+    const pages = [];
+    for (let i = 0; i < 6; i++) pages.push(await one(i * 5));
+    expect(pages.map((p) => p.rows[0]?.seq)).toEqual([1, 6, 11, 16, 21, 26]);
+    const prepared = (await t.db.raw("select name, statement from pg_prepared_statements where name like 'page\\_%'"))
+      .rows as { name: string; statement: string }[];
+    // This connection's named statements: each text once, under a name of its own; ours among them.
+    expect(new Set(prepared.map((p) => p.statement)).size).toBe(prepared.length);
+    expect(new Set(prepared.map((p) => p.name)).size).toBe(prepared.length);
+    expect(prepared.some((p) => p.statement.includes('"page_items"') && /limit \$\d+/.test(p.statement))).toBe(true);
+  });
+
   it("works inside a transaction", async () => {
     const trx = await t.db.transaction();
     try {
