@@ -90,12 +90,24 @@ export async function selectPage<Row>(
   const first = raw[0];
   if (first === undefined) return { rows: [], total: window.offset === 0 ? 0 : await countRows(db, query) };
   const total = Number(first[TOTAL]);
-  const rows = raw.map(({ [TOTAL]: _, ...row }) => row as unknown as Row);
-  return { rows, total };
+  for (const row of raw) delete (row as Partial<typeof row>)[TOTAL];
+  return { rows: raw as Row[], total };
 }
 
 /** Named statements a pooled connection may keep; past it, queries go unnamed (IN lists vary in length). */
 const MAX_PREPARED_PER_CONNECTION = 256;
+/** Statement names by SQL text (hashing the text on every request showed in the list's profile). */
+const names = new Map<string, string>();
+
+function statementName(sql: string): string {
+  let name = names.get(sql);
+  if (name === undefined) {
+    if (names.size >= 4 * MAX_PREPARED_PER_CONNECTION) names.clear();
+    name = `page_${createHash("sha1").update(sql).digest("base64url")}`;
+    names.set(sql, name);
+  }
+  return name;
+}
 
 interface PgConnection {
   query(config: { name?: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
@@ -120,7 +132,7 @@ async function runPrepared(db: Knex | Knex.Transaction, q: Knex.QueryBuilder): P
   const conn = await client.acquireConnection();
   try {
     const parsed = conn.connection?.parsedStatements ?? {};
-    const name = `page_${createHash("sha1").update(sql).digest("base64url")}`;
+    const name = statementName(sql);
     const named = name in parsed || Object.keys(parsed).length < MAX_PREPARED_PER_CONNECTION;
     const res = await conn.query({ ...(named ? { name } : {}), text: sql, values: bindings as unknown[] });
     return res.rows;
