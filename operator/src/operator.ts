@@ -144,10 +144,14 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
         reporter = undefined;
         const m = mirrors;
         mirrors = undefined;
-        await Promise.all([r?.stop(), m?.stop()]);
-        // After the meter: its last flush may still ask for figures.
-        await gpuMetrics?.stop();
+        const g = gpuMetrics;
         gpuMetrics = undefined;
+        try {
+          await Promise.all([r?.stop(), m?.stop()]);
+        } finally {
+          // After the meter (its last flush may still ask for figures), and even when a stop failed.
+          await g?.stop();
+        }
       });
     },
   });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connect, type Db } from "./knex.ts";
 import { selectPage } from "./page.ts";
 import { createTestDatabase, type TestDatabase } from "./testing.ts";
 
@@ -139,18 +140,56 @@ describe("selectPage: one page and the query's total", () => {
     expect(statements).toHaveLength(2);
   });
 
-  it("prepares a list's statement once per connection and reuses it", async () => {
-    const one = (offset: number) => selectPage<{ seq: number }>(t.db, items(), { limit: 5, offset });
-    // Sequential calls may land on different pooled connections; on each, the name is parsed once.
-    const pages = [];
-    for (let i = 0; i < 6; i++) pages.push(await one(i * 5));
-    expect(pages.map((p) => p.rows[0]?.seq)).toEqual([1, 6, 11, 16, 21, 26]);
-    const prepared = (await t.db.raw("select name, statement from pg_prepared_statements where name like 'page\\_%'"))
-      .rows as { name: string; statement: string }[];
-    // This connection's named statements: each text once, under a name of its own; ours among them.
-    expect(new Set(prepared.map((p) => p.statement)).size).toBe(prepared.length);
-    expect(new Set(prepared.map((p) => p.name)).size).toBe(prepared.length);
-    expect(prepared.some((p) => p.statement.includes('"page_items"') && /limit \$\d+/.test(p.statement))).toBe(true);
+  describe("on a pool of one connection", () => {
+    let one: Db;
+    beforeAll(() => {
+      one = connect(t.url, { poolMax: 1 });
+    });
+    afterAll(async () => {
+      await one?.destroy();
+    });
+    const pageOf = (offset: number) =>
+      selectPage<{ seq: number }>(one, one("page_items").select("seq").orderBy("seq"), { limit: 5, offset });
+
+    it("prepares a list's statement once and runs it again by name", async () => {
+      const firsts = [];
+      // Past the first page (knex leaves out OFFSET 0, a statement of its own).
+      for (let i = 1; i <= 6; i++) firsts.push((await pageOf(i * 5)).rows[0]?.seq);
+      expect(firsts).toEqual([6, 11, 16, 21, 26, 31]);
+      const prepared = (
+        await one.raw(
+          "select generic_plans + custom_plans as runs from pg_prepared_statements where name like 'page\\_%' and statement like '%\"page_items\"%'",
+        )
+      ).rows as { runs: string }[];
+      expect(prepared.map((p) => Number(p.runs))).toEqual([6]);
+    });
+
+    it("prepares a statement afresh when its table's columns changed under it", async () => {
+      const all = () =>
+        selectPage<{ seq: number; note?: string }>(one, one("page_changing").orderBy("seq"), { limit: 5, offset: 0 });
+      await one.schema.createTable("page_changing", (tb) => tb.integer("seq").primary());
+      await one("page_changing").insert([{ seq: 1 }, { seq: 2 }]);
+      expect((await all()).rows).toEqual([{ seq: 1 }, { seq: 2 }]);
+      await one.schema.alterTable("page_changing", (tb) => tb.text("note").defaultTo("new"));
+      expect(await all()).toEqual({
+        total: 2,
+        rows: [
+          { seq: 1, note: "new" },
+          { seq: 2, note: "new" },
+        ],
+      });
+    });
+  });
+
+  it("runs a query given .transacting(trx) inside that transaction", async () => {
+    const trx = await t.db.transaction();
+    try {
+      await trx("page_items").insert({ seq: 47, colour: "blue" });
+      const q = t.db("page_items").select("seq").orderBy("seq", "desc").transacting(trx);
+      expect(await selectPage(t.db, q, { limit: 1, offset: 0 })).toEqual({ total: 46, rows: [{ seq: 47 }] });
+    } finally {
+      await trx.rollback();
+    }
   });
 
   it("works inside a transaction", async () => {

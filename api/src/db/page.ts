@@ -20,6 +20,7 @@
 // column would belong to one branch only).
 import { createHash } from "node:crypto";
 import type { Knex } from "knex";
+import { FEATURE_NOT_SUPPORTED, sqlState } from "./sqlstate.ts";
 
 /** Column name of the total; removed from every row before it is returned. */
 const TOTAL = "__page_total";
@@ -86,7 +87,7 @@ export async function selectPage<Row>(
   q.select(db.raw("(SELECT count(*) FROM ? AS counted) AS ??", [query.clone().clearOrder(), TOTAL]))
     .limit(window.limit)
     .offset(window.offset);
-  const raw = (await runPrepared(db, q)) as (Row & { [TOTAL]: string | number })[];
+  const raw = (await runPrepared(q)) as (Row & { [TOTAL]: string | number })[];
   const first = raw[0];
   if (first === undefined) return { rows: [], total: window.offset === 0 ? 0 : await countRows(db, query) };
   const total = Number(first[TOTAL]);
@@ -111,31 +112,45 @@ function statementName(sql: string): string {
 
 interface PgConnection {
   query(config: { name?: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
-  connection?: { parsedStatements?: Record<string, string> };
+  connection: { parsedStatements: Record<string, string> };
+}
+
+interface PgClient {
+  transacting?: boolean;
+  acquireConnection(): Promise<PgConnection>;
+  releaseConnection(c: PgConnection): Promise<void>;
+  emit(event: "query", q: { sql: string; bindings: readonly unknown[]; method: string }): void;
 }
 
 /**
  * Runs a page's statement as a named prepared statement on a pooled connection: Postgres parses and plans
- * each list's shape once per connection instead of on every request. Inside a transaction (its own
- * connection) the query runs as knex runs it.
+ * each list's shape once per connection instead of on every request. In a transaction (the caller's `trx`
+ * or a query `.transacting(trx)`) it runs as knex runs it, on the transaction's connection.
  */
-async function runPrepared(db: Knex | Knex.Transaction, q: Knex.QueryBuilder): Promise<unknown[]> {
-  if ((db as Knex.Transaction).isTransaction) return (await q) as unknown[];
+async function runPrepared(q: Knex.QueryBuilder): Promise<unknown[]> {
+  // The query's own client: a transaction's when the query belongs to one.
+  const client = (q as unknown as { client: PgClient }).client;
+  if (client.transacting) return (await q) as unknown[];
   const { sql, bindings } = q.toSQL().toNative();
-  const client = db.client as {
-    acquireConnection(): Promise<PgConnection>;
-    releaseConnection(c: PgConnection): Promise<void>;
-    emit(event: "query", q: { sql: string; bindings: readonly unknown[]; method: string }): void;
-  };
+  const values = bindings as unknown[];
   // As knex would: listeners on "query" (statement counts in tests, logging) see this statement too.
   client.emit("query", { sql, bindings, method: "select" });
   const conn = await client.acquireConnection();
   try {
-    const parsed = conn.connection?.parsedStatements ?? {};
+    const parsed = conn.connection.parsedStatements;
     const name = statementName(sql);
-    const named = name in parsed || Object.keys(parsed).length < MAX_PREPARED_PER_CONNECTION;
-    const res = await conn.query({ ...(named ? { name } : {}), text: sql, values: bindings as unknown[] });
-    return res.rows;
+    if (!(name in parsed) && Object.keys(parsed).length >= MAX_PREPARED_PER_CONNECTION)
+      return (await conn.query({ text: sql, values })).rows;
+    try {
+      return (await conn.query({ name, text: sql, values })).rows;
+    } catch (err) {
+      // A table's columns changed under a statement prepared before (a migration while this process
+      // runs): Postgres refuses the old plan for good on this connection. Prepare it afresh.
+      if (sqlState(err) !== FEATURE_NOT_SUPPORTED) throw err;
+      delete parsed[name];
+      await conn.query({ text: `DEALLOCATE "${name}"`, values: [] });
+      return (await conn.query({ name, text: sql, values })).rows;
+    }
   } finally {
     await client.releaseConnection(conn);
   }

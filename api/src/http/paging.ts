@@ -36,7 +36,7 @@ export interface PagedBody<T> {
 
 /**
  * Runs a knex query as one page in one round trip (db/page.ts: the total rides on the page's rows as a
- * window count; a page past the end counts separately). Give the query an ORDER BY: paging an unordered
+ * scalar count subquery; a page past the end counts separately). Give the query an ORDER BY: paging an unordered
  * query is not stable.
  */
 export async function paginate<Row, Out>(

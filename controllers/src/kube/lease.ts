@@ -89,7 +89,9 @@ export class LeaderElector {
     try {
       for (let attempt = 0; attempt < 3; attempt++) {
         const got = await this.#o.kube.request<Lease>("GET", url, { timeoutMs });
-        if (got.status !== 200 || got.body.spec?.holderIdentity !== this.#o.identity) return;
+        if (got.status === 404) return;
+        if (got.status !== 200) throw new Error(`reading the lease: the apiserver answered ${got.status}`);
+        if (got.body.spec?.holderIdentity !== this.#o.identity) return;
         const res = await this.#o.kube.request("PUT", url, {
           body: { ...got.body, spec: releasedSpec(got.body.spec ?? {}, this.#o.clock.now()) },
           timeoutMs,

@@ -4,8 +4,9 @@
 // her live usage shows their mean utilisation and the memory they hold, averaged over each sample's span.
 // The exporter goes down: samples keep coming, billed as before, with no utilisation or memory (unknown,
 // not zero).
+
+import { type StubDcgmExporter, startStubDcgmExporter } from "@berth/operator/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { type StubDcgmExporter, startStubDcgmExporter } from "../../../operator/src/testing/stub-dcgm-exporter.ts";
 import { SESSIONS_NS, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { until } from "../until.ts";
 
@@ -85,7 +86,7 @@ describe("live usage with GPU metrics", () => {
         "live usage with GPU metrics",
         async () => {
           const u = await bed.call(alice, "GET", `/api/v1/sessions/${id}/usage`);
-          return u.status === 200 && u.body.latest?.gpu_utilization !== null ? u.body : undefined;
+          return u.status === 200 && typeof u.body.latest?.gpu_utilization === "number" ? u.body : undefined;
         },
         10_000,
       );

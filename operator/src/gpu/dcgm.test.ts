@@ -29,6 +29,8 @@ describe("parseDcgm", () => {
       'DCGM_FI_DEV_GPU_UTIL { pod = "p1" , namespace = "ns" }   50',
       'DCGM_FI_DEV_FB_USED{pod="p1",namespace="ns"} NaN',
       'DCGM_FI_DEV_GPU_UTIL{pod="p2",namespace="ns"} garbage',
+      'DCGM_FI_DEV_GPU_UTIL{pod="p2",namespace="ns"}',
+      'DCGM_FI_DEV_GPU_UTIL{pod="p2",namespace="ns"} 0x10',
       'DCGM_FI_DEV_GPU_UTIL_OTHER{pod="p3",namespace="ns"} 1',
       'DCGM_FI_DEV_GPU_UTIL{pod="p4",namespace="ns"',
     ].join("\n");
@@ -115,5 +117,27 @@ describe("DcgmScraper against a stand-in exporter", () => {
     await s.stop();
     hanging.closeAllConnections();
     await new Promise((r) => hanging.close(r));
+  });
+
+  it("says a 200 without any DCGM metric is not an exporter (a wrong URL), and records nothing", async () => {
+    const { createServer } = await import("node:http");
+    const other = createServer((_req, res) => res.end('node_cpu_seconds_total{cpu="0"} 12\n'));
+    await new Promise<void>((r) => other.listen(0, "127.0.0.1", () => r()));
+    const { port } = other.address() as { port: number };
+    const results: string[] = [];
+    const s = new DcgmScraper({
+      url: `http://127.0.0.1:${port}/metrics`,
+      intervalMs: 60_000,
+      timeoutMs: 2_000,
+      retentionMs: 60_000,
+      now: () => 0,
+      onScrape: (r) => results.push(r),
+    });
+    await s.scrape();
+    expect(results).toEqual(["parse"]);
+    expect(s.readings.pods).toBe(0);
+    await s.stop();
+    other.closeAllConnections();
+    await new Promise((r) => other.close(r));
   });
 });

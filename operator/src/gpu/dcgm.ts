@@ -25,6 +25,7 @@ export interface PodGpuReading {
   memoryMib?: number;
 }
 
+const DECIMAL = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
 const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"/g;
 const unescapeLabel = (v: string): string => v.replace(/\\(.)/g, (_, c: string) => (c === "n" ? "\n" : c));
 
@@ -44,8 +45,10 @@ export function parseDcgm(text: string): PodGpuReading[] {
       for (const m of rest.slice(1, close).matchAll(LABEL)) labels[m[1] as string] = unescapeLabel(m[2] as string);
       rest = rest.slice(close + 1);
     }
-    const value = Number(rest.trim().split(/\s+/)[0]);
-    if (!Number.isFinite(value)) continue;
+    // Only a decimal value: Number() would read an empty one as 0 (an idle GPU nobody saw) and "0x10" as 16.
+    const token = rest.trim().split(/\s+/)[0] ?? "";
+    if (!DECIMAL.test(token)) continue;
+    const value = Number(token);
     const pod = labels.exported_pod || labels.pod;
     const namespace = labels.exported_pod ? labels.exported_namespace : labels.namespace;
     if (!pod || !namespace) continue;
@@ -150,7 +153,7 @@ export interface DcgmScraperOptions {
   timeoutMs: number;
   retentionMs: number;
   now: () => number;
-  /** Each scrape's outcome: `ok`, an HTTP status, `network`, `timeout` or `parse`. */
+  /** Each scrape's outcome: `ok`, an HTTP status, `network`, `timeout` or `parse` (no DCGM metric in it). */
   onScrape?: (result: string, err?: unknown) => void;
 }
 
@@ -198,14 +201,9 @@ export class DcgmScraper implements GpuUsageSource {
         await res.body?.cancel();
       } else {
         const text = await res.text();
-        let readings: PodGpuReading[];
-        try {
-          readings = parseDcgm(text);
-        } catch (e) {
-          result = "parse";
-          throw e;
-        }
-        if (!this.#stopped) this.readings.record(at, readings);
+        // A 200 without either metric is not a DCGM exporter (a wrong URL): say so rather than "ok".
+        if (!text.includes(UTIL) && !text.includes(FB_USED)) result = "parse";
+        else if (!this.#stopped) this.readings.record(at, parseDcgm(text));
       }
     } catch (e) {
       error = e;

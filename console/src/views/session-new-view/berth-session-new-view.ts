@@ -5,7 +5,7 @@
 // words and what to do about it (data/refusal.ts).
 import { Task, TaskStatus } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
-import { newIdempotencyKey } from "../../api/client.ts";
+import { ApiError, newIdempotencyKey } from "../../api/client.ts";
 import type { CostPreview, Image, Offering, ResourcePreset } from "../../api/openapi.gen.ts";
 import { api, auth, router } from "../../app/context.ts";
 import { onSessionsChanged } from "../../app/live.ts";
@@ -165,7 +165,7 @@ export class BerthSessionNewView extends LitElement {
       this.renderRoot.querySelector<HTMLElement>("berth-error-panel")?.scrollIntoView({ block: "center" });
       // A refusal the preview did not foresee (a colleague's session took the credits or the quota since):
       // ask again, so the Cost step explains it and Create stays off until something changes.
-      if ((err as { code?: string }).code === "quota_exceeded") void this.#preview.run();
+      if (err instanceof ApiError && err.code === "quota_exceeded") void this.#preview.run();
     }
   }
 
