@@ -135,11 +135,13 @@ export class BerthSessionNewView extends LitElement {
     this.#unsubscribe?.();
   }
 
-  /** The preview's answer for the choices on screen, when it says the session could not start now. */
+  /**
+   * The preview's answer for the choices on screen, when it says the session could not start now. While a
+   * refresh runs the last answer stays on screen (renderTask), and so does what it says about Create.
+   */
   #refusal(): { preview: CostPreview; text: RefusalText } | undefined {
     const p = this.#preview.value;
-    if (this.#preview.status !== TaskStatus.COMPLETE || !p?.refusalText || p.offering !== this.offering)
-      return undefined;
+    if (this.#preview.status === TaskStatus.ERROR || !p?.refusalText || p.offering !== this.offering) return undefined;
     return { preview: p, text: p.refusalText };
   }
 
