@@ -783,6 +783,7 @@ export type Session = {
     terminal: string;
     code: string;
   } | null;
+  /** Restarts begun: a restart counts once the worker starts replacing the pod (phase Restarting), not when it is asked for. */
   restarts: number;
   /** Actions the session's phase allows now (others answer 409 invalid_session_state). */
   allowed_actions: SessionAction[];

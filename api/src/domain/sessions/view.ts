@@ -118,7 +118,9 @@ export function viewFromResource(row: SessionRow, cr: Session): SessionView {
       st.connect?.lab && st.connect.terminal && st.connect.code
         ? { lab: st.connect.lab, terminal: st.connect.terminal, code: st.connect.code }
         : null,
-    restarts: Number(cr.metadata.annotations?.["berth.dev/restarts"] ?? "0"),
+    // Restarts begun, not asked for: the annotation counts a request at once, and "Running, 1 restart"
+    // before the worker touched the pod would claim a restart that has not happened.
+    restarts: v.restarts,
     queuedAt: date(st.queuedAt, v.queuedAt),
     scheduledAt: date(st.scheduledAt, v.scheduledAt),
     startedAt: date(st.startedAt, v.startedAt),

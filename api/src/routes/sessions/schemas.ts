@@ -87,7 +87,10 @@ export const Session = z
       description:
         "While Running: paths under the cluster's session_domain. Get usable links from GET /api/v1/sessions/{id}/connect.",
     }),
-    restarts: z.number().int(),
+    restarts: z.number().int().meta({
+      description:
+        "Restarts begun: a restart counts once the worker starts replacing the pod (phase Restarting), not when it is asked for.",
+    }),
     allowed_actions: z
       .array(SessionAction)
       .meta({ description: "Actions the session's phase allows now (others answer 409 invalid_session_state)." }),
