@@ -1,7 +1,8 @@
 // The operator of one GPU cluster, start to stop, in one place:
 //   status server (/healthz, /metrics) → leader election on a Lease → while leader: inventory
 //   (list+watch Nodes and GPU Pods, full reports to the control plane's internal plane) and session
-//   mirrors (SessionMirror → Pod, Service, NetworkPolicy; status reports and usage samples).
+//   mirrors (SessionMirror → Pod and Service, the sessions namespace's one NetworkPolicy; status reports
+//   and usage samples).
 // Followers keep only the election loop and the status server.
 import { type RunningMirrorController, startSessionMirrorController, UsageRefused } from "@berth/controllers";
 import { errInfo, HttpKube, LeaderElector, loadKubeConfig } from "@berth/controllers/kube";
@@ -53,7 +54,8 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   });
 
   let reporter: InventoryReporter | undefined;
-  // Sessions (issue 6): SessionMirror → Pod, Service, NetworkPolicy, with status reports to /internal.
+  // Sessions (issue 6): SessionMirror → Pod, Service (and the namespace's NetworkPolicy, in place before
+  // any session pod), with status reports to /internal.
   let mirrors: RunningMirrorController | undefined;
   // GPU utilisation and memory for the usage samples, scraped only while leading (the meter's lifetime).
   let gpuMetrics: DcgmScraper | undefined;

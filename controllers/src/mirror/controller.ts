@@ -1,7 +1,8 @@
-// The GPU-cluster side: turns each SessionMirror in the sessions namespace into its Pod, Service and
-// NetworkPolicy (mirror/plan.ts decides; this file observes and applies) and reports every change of
-// phase to the control plane's internal plane. The operator process runs it while it leads
-// (startSessionMirrorController), next to its inventory reporter.
+// The GPU-cluster side: turns each SessionMirror in the sessions namespace into its Pod and Service
+// (mirror/plan.ts decides; this file observes and applies), keeps the namespace's one NetworkPolicy
+// (every session pod, ingress from the gateway only) in place before any session pod is created, and
+// reports every change of phase to the control plane's internal plane. The operator process runs it
+// while it leads (startSessionMirrorController), next to its inventory reporter.
 //
 // Reports: POST /internal/v1/sessions/status with {session: <ses_ id>, phase, node, reason, message,
 // observed_generation: <the mirror's spec.revision>, at}. A change is sent within `reportDebounceMs`;
@@ -14,8 +15,17 @@ import type { KubeApi } from "../kube/client.ts";
 import { Informer, type KubeObject } from "../kube/informer.ts";
 import { WorkQueue } from "../kube/workqueue.ts";
 import { DEFAULT_SESSIONS_NAMESPACE, LABELS } from "../sessions/names.ts";
-import type { MirrorManifestOptions } from "./manifests.ts";
-import { type MirrorAction, type MirrorReport, type ObjectView, type PodView, planMirror } from "./plan.ts";
+import { type MirrorManifestOptions, SESSIONS_POLICY_NAME } from "./manifests.ts";
+import {
+  type MirrorAction,
+  type MirrorReport,
+  type ObjectView,
+  type PodView,
+  type PolicyView,
+  planMirror,
+  planSessionsPolicy,
+} from "./plan.ts";
+import { UnseenCreates } from "./unseen.ts";
 import { type GpuUsageSource, type MeteredPodView, podRun, UsageMeter, type UsageSample } from "./usage.ts";
 
 export interface WireStatusReport {
@@ -44,6 +54,11 @@ export interface MirrorControllerOptions {
   usageIntervalMs: number;
   /** A closed usage interval is sent this long after its end. */
   usageGraceMs: number;
+  /**
+   * How long a create this controller made (pod, Service) is trusted while its watch has not shown the
+   * object: a reconcile in that window does not create it again (mirror/unseen.ts).
+   */
+  unseenCreateMs: number;
 }
 
 export const DEFAULT_MIRROR_OPTIONS: MirrorControllerOptions = {
@@ -55,6 +70,7 @@ export const DEFAULT_MIRROR_OPTIONS: MirrorControllerOptions = {
   writeStatus: false,
   usageIntervalMs: 60_000,
   usageGraceMs: 2_000,
+  unseenCreateMs: 5_000,
 };
 
 export interface MirrorControllerDeps {
@@ -83,7 +99,10 @@ export interface RunningMirrorController {
     podCreates: number;
     podDeletes: number;
     serviceCreates: number;
-    policyCreates: number;
+    /** Writes of the namespace's NetworkPolicy (created, or put back after someone changed it). */
+    policyWrites: number;
+    /** Creates answered 409 (the object was there): each one a request the apiserver served for nothing. */
+    conflictingCreates: number;
     reports: number;
     batches: number;
     failedBatches: number;
@@ -113,7 +132,8 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
     podCreates: 0,
     podDeletes: 0,
     serviceCreates: 0,
-    policyCreates: 0,
+    policyWrites: 0,
+    conflictingCreates: 0,
     reports: 0,
     batches: 0,
     failedBatches: 0,
@@ -122,6 +142,14 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
   const selector = `${LABELS.name}=berth-session`;
   const onError = (what: string) => (err: unknown, msg: string) => log.warn({ err: String(err), informer: what }, msg);
   const enqueue = (key: string) => queue.add(key.includes("/") ? key : `${ns}/${key}`);
+  // The namespace's policy is reconciled on the same queue under its own key (never a mirror's: mirror
+  // keys are `<ns>/<name>`).
+  const policyStoreKey = `${ns}/${SESSIONS_POLICY_NAME}`;
+  const POLICY_KEY = `policy:${policyStoreKey}`;
+  const policyPath = `/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies`;
+  // Creates not yet seen by the informers, per kind and store key.
+  const unseenPods = new UnseenCreates({ ttlMs: o.unseenCreateMs, now: () => Date.now() });
+  const unseenServices = new UnseenCreates({ ttlMs: o.unseenCreateMs, now: () => Date.now() });
 
   const mirrors = new Informer<SessionMirror & KubeObject>({
     kube: deps.kube,
@@ -145,6 +173,7 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
     path: `/api/v1/namespaces/${ns}/pods`,
     labelSelector: selector,
     onEvent: (e) => {
+      unseenPods.seen(e.key, e.object.metadata.uid);
       enqueue(e.key);
       const run = meter && podRun(e.object as MeteredPodView, LABELS.sessionId);
       if (run) meter?.observe(run, e.type === "delete");
@@ -155,14 +184,27 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
     kube: deps.kube,
     path: `/api/v1/namespaces/${ns}/services`,
     labelSelector: selector,
-    onEvent: (e) => enqueue(e.key),
+    onEvent: (e) => {
+      unseenServices.seen(e.key, e.object.metadata.uid);
+      enqueue(e.key);
+    },
     onError: onError("services"),
   });
+  // The namespace's policy and the per-session ones of earlier versions (to remove them): both carry
+  // managed-by=berth-operator.
   const policies = new Informer<Obj>({
     kube: deps.kube,
-    path: `/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies`,
-    labelSelector: selector,
-    onEvent: (e) => enqueue(e.key),
+    path: policyPath,
+    labelSelector: `${LABELS.managedBy}=berth-operator`,
+    onEvent: (e) => {
+      if (e.key !== policyStoreKey) return enqueue(e.key);
+      // Deleted (or changed) by someone: no pod is created until it is back.
+      if (e.type === "delete") {
+        policyReady = false;
+        policyEpoch++;
+      }
+      queue.add(POLICY_KEY);
+    },
     onError: onError("networkpolicies"),
   });
   const informers = [mirrors, pods, services, policies];
@@ -237,9 +279,14 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
   // and a release must patch the finalizers of its own mirror.
   async function apply(a: MirrorAction, current: SessionMirror): Promise<void> {
     if (a.kind === "createPod") {
+      const key = `${ns}/${a.manifest.metadata.name}`;
       const res = await deps.kube.request("POST", `/api/v1/namespaces/${ns}/pods`, { body: a.manifest });
-      if (res.status === 201) counts.podCreates++;
-      else if (res.status !== 409)
+      if (res.status === 201 || res.status === 409) {
+        // Either way a pod of that name is there, which the pods watch has not shown yet.
+        unseenPods.created(key, res.status === 201 ? uidOf(res.body) : undefined);
+        if (res.status === 201) counts.podCreates++;
+        else counts.conflictingCreates++;
+      } else
         throw new Error(
           `creating pod ${a.manifest.metadata.name}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`,
         );
@@ -255,9 +302,13 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
       if (res.status < 300) counts.podDeletes++;
       else if (res.status !== 404 && res.status !== 409) throw new Error(`deleting pod ${a.name}: ${res.status}`);
     } else if (a.kind === "createService") {
+      const key = `${ns}/${a.manifest.metadata.name}`;
       const res = await deps.kube.request("POST", `/api/v1/namespaces/${ns}/services`, { body: a.manifest });
-      if (res.status === 201) counts.serviceCreates++;
-      else if (res.status !== 409)
+      if (res.status === 201 || res.status === 409) {
+        unseenServices.created(key, res.status === 201 ? uidOf(res.body) : undefined);
+        if (res.status === 201) counts.serviceCreates++;
+        else counts.conflictingCreates++;
+      } else
         throw new Error(
           `creating service ${a.manifest.metadata.name}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`,
         );
@@ -268,7 +319,7 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
           : `/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies/${a.name}`;
       const res = await deps.kube.request("DELETE", path);
       if (res.status >= 300 && res.status !== 404) throw new Error(`deleting ${path}: ${res.status}`);
-    } else if (a.kind === "releaseMirror") {
+    } else {
       const name = current.metadata.name;
       const res = await deps.kube.request(
         "PATCH",
@@ -277,15 +328,62 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
       );
       if (res.status === 409) throw new Error(`mirror ${name} changed while being released; retrying`);
       if (res.status >= 300 && res.status !== 404) throw new Error(`releasing mirror ${name}: ${res.status}`);
-    } else {
-      const res = await deps.kube.request("POST", `/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies`, {
-        body: a.manifest,
-      });
-      if (res.status === 201) counts.policyCreates++;
-      else if (res.status !== 409)
-        throw new Error(
-          `creating network policy ${a.manifest.metadata.name}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`,
+    }
+  }
+
+  // The namespace's NetworkPolicy. `policyReady` says it was seen in place (or written) since it was
+  // last seen deleted; pods are created only while it holds. `policyEpoch` counts deletions seen, so an
+  // ensure that read the policy just before a deletion does not claim it is there.
+  let policyReady = false;
+  let policyEpoch = 0;
+  let ensuring: Promise<void> | undefined;
+
+  async function readPolicy(): Promise<PolicyView | undefined> {
+    const res = await deps.kube.request("GET", `${policyPath}/${SESSIONS_POLICY_NAME}`);
+    if (res.status === 404) return undefined;
+    if (res.status >= 300) throw new Error(`reading network policy ${SESSIONS_POLICY_NAME}: ${res.status}`);
+    return res.body as PolicyView;
+  }
+
+  async function ensurePolicy(): Promise<undefined> {
+    const epoch = policyEpoch;
+    // Before the first list, the store knows nothing: ask.
+    let observed = policies.synced
+      ? (policies.store.get(policyStoreKey) as PolicyView | undefined)
+      : await readPolicy();
+    for (let attempt = 1; ; attempt++) {
+      const step = planSessionsPolicy(observed, manifestOpts);
+      if (step.kind === "none") break;
+      const res =
+        step.kind === "create"
+          ? await deps.kube.request("POST", policyPath, { body: step.manifest })
+          : await deps.kube.request("PUT", `${policyPath}/${SESSIONS_POLICY_NAME}`, { body: step.manifest });
+      if (res.status < 300) {
+        counts.policyWrites++;
+        log.info(
+          { kind: "NetworkPolicy", namespace: ns, name: SESSIONS_POLICY_NAME, step: step.kind },
+          "sessions network policy written",
         );
+        break;
+      }
+      // 409: the watch was behind (it exists, or changed since it was read): look at what is there.
+      if (res.status !== 409 || attempt >= 3)
+        throw new Error(
+          `writing network policy ${SESSIONS_POLICY_NAME}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`,
+        );
+      observed = await readPolicy();
+    }
+    if (epoch === policyEpoch) policyReady = true;
+    return undefined;
+  }
+
+  /** Resolves once the namespace's policy is in place; one ensure at a time for all the reconciles waiting. */
+  async function policyInPlace(): Promise<void> {
+    while (!policyReady) {
+      ensuring ??= ensurePolicy().finally(() => {
+        ensuring = undefined;
+      });
+      await ensuring;
     }
   }
 
@@ -313,17 +411,33 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
       log.warn({ key, cluster: m.spec.cluster }, "a mirror for another cluster; ignored");
       return undefined;
     }
+    const pod = pods.store.get(key) as PodView | undefined;
+    const service = services.store.get(key) as ObjectView | undefined;
+    // The watch may show an object before its create's answer arrives: the store has it, the record goes.
+    if (pod) unseenPods.seen(key, pod.metadata.uid);
+    if (service) unseenServices.seen(key, service.metadata.uid);
+    const unseenPod = pod ? undefined : unseenPods.pending(key);
+    const unseenService = service ? undefined : unseenServices.pending(key);
     const plan = planMirror(
       {
         mirror: m,
         now: now(),
-        ...(pods.store.get(key) ? { pod: pods.store.get(key) as PodView } : {}),
-        ...(services.store.get(key) ? { service: services.store.get(key) as ObjectView } : {}),
+        ...(pod ? { pod } : {}),
+        ...(service ? { service } : {}),
         ...(policies.store.get(key) ? { networkPolicy: policies.store.get(key) as ObjectView } : {}),
+        ...(unseenPod !== undefined ? { unseenPod: { expiresInMs: unseenPod } } : {}),
+        ...(unseenService !== undefined ? { unseenService: { expiresInMs: unseenService } } : {}),
       },
       manifestOpts,
     );
-    // Creations are independent of each other: in parallel (one round trip instead of three).
+    // No session pod without the namespace's policy, and an old per-session policy goes only once the
+    // namespace's one covers its pod.
+    if (
+      !m.metadata.deletionTimestamp &&
+      plan.actions.some((a) => a.kind === "createPod" || a.kind === "deleteNetworkPolicy")
+    )
+      await policyInPlace();
+    // Creations are independent of each other: in parallel (one round trip instead of two).
     const creates = plan.actions.filter((a) => a.kind.startsWith("create"));
     await Promise.all(creates.map((a) => apply(a, m)));
     for (const a of plan.actions) if (!a.kind.startsWith("create")) await apply(a, m);
@@ -353,14 +467,17 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
 
   const queue = new WorkQueue({
     concurrency: o.concurrency,
-    process: reconcile,
+    process: (key) => (key === POLICY_KEY ? ensurePolicy() : reconcile(key)),
     onError: (key, err, attempt) => log.warn({ key, attempt, err: String(err) }, "mirror reconcile failed; retrying"),
   });
 
   for (const i of informers) i.start();
+  // The policy first: created at start, before any mirror asks for a pod.
+  queue.add(POLICY_KEY);
   // The resync: every mirror looked at again, and every state sent again (the heartbeat).
   const resync = setInterval(() => {
     if (stopped || !mirrors.synced) return;
+    queue.add(POLICY_KEY);
     for (const key of mirrors.store.keys()) queue.add(key);
     for (const [k, r] of reported) if (!pending.has(k)) pending.set(k, { ...r, at: now().toISOString() });
     if (pending.size === 0) void flush(true);
@@ -401,4 +518,9 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
       await Promise.all(informers.map((i) => i.stop()));
     },
   };
+}
+
+function uidOf(body: unknown): string | undefined {
+  const uid = (body as { metadata?: { uid?: unknown } } | undefined)?.metadata?.uid;
+  return typeof uid === "string" ? uid : undefined;
 }

@@ -1,7 +1,8 @@
-// What a SessionMirror becomes in its GPU cluster: one Pod, one Service and one NetworkPolicy, all
+// What a SessionMirror becomes in its GPU cluster: one Pod and one Service, both
 // named after the mirror (deterministic: a restart, a retry or a second operator replica can only ever
 // collide with the same name, never make a second pod) and owned by it (deleting the mirror removes them
-// through the cluster's garbage collector even when the operator is down).
+// through the cluster's garbage collector even when the operator is down); and the sessions namespace's
+// one NetworkPolicy that admits only the gateway to every session pod.
 import { API_VERSION, type SessionMirror } from "@berth/crds";
 import { DEFAULT_GATEWAY_NAMESPACE, GATEWAY_POD_LABELS, LABELS, labelValue } from "../sessions/names.ts";
 
@@ -154,15 +155,28 @@ export function serviceManifest(m: SessionMirror, opts: MirrorManifestOptions) {
   };
 }
 
-/** Admits only the session gateway's pods, only on the application's port. Everything else is denied. */
-export function networkPolicyManifest(m: SessionMirror, opts: MirrorManifestOptions) {
-  const name = m.metadata.name as string;
+/** The namespace's one NetworkPolicy for every session pod (mirror/plan.ts `planSessionsPolicy`). */
+export const SESSIONS_POLICY_NAME = "berth-sessions-gateway-only";
+
+/**
+ * One policy for the whole sessions namespace: it selects every session pod (the label all of them
+ * carry) and admits only the session gateway's pods, only on the pod's `http` port. Each pod names its
+ * application's port `http` (8888, 8080 or 7681 by kind), so the named port is exactly the per-session
+ * rule of earlier versions (one policy per session, on its numeric port) without a write per session.
+ * Everything else is denied: a policy of type Ingress that selects a pod makes it default-deny.
+ * Not owned by any mirror: the operator creates it before any session pod and recreates it if deleted.
+ */
+export function sessionsNetworkPolicyManifest(opts: MirrorManifestOptions) {
   return {
     apiVersion: "networking.k8s.io/v1",
     kind: "NetworkPolicy",
-    metadata: { name, namespace: opts.namespace, labels: sessionLabels(m), ownerReferences: [ownerReference(m)] },
+    metadata: {
+      name: SESSIONS_POLICY_NAME,
+      namespace: opts.namespace,
+      labels: { [LABELS.managedBy]: "berth-operator", [LABELS.partOf]: "berth" },
+    },
     spec: {
-      podSelector: { matchLabels: { [LABELS.session]: name } },
+      podSelector: { matchLabels: { [LABELS.name]: "berth-session" } },
       policyTypes: ["Ingress"],
       ingress: [
         {
@@ -174,7 +188,7 @@ export function networkPolicyManifest(m: SessionMirror, opts: MirrorManifestOpti
               podSelector: { matchLabels: opts.gatewayPodLabels ?? { ...GATEWAY_POD_LABELS } },
             },
           ],
-          ports: [{ protocol: "TCP", port: APP_PORTS[m.spec.imageKind] }],
+          ports: [{ protocol: "TCP", port: "http" }],
         },
       ],
     },

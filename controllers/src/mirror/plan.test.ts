@@ -1,13 +1,13 @@
 import type { SessionMirror } from "@berth/crds";
 import { examples } from "@berth/crds/testing";
 import { describe, expect, it } from "vitest";
-import { networkPolicyManifest, podManifest, serviceManifest } from "./manifests.ts";
-import { type PodView, planMirror } from "./plan.ts";
+import { APP_PORTS, podManifest, serviceManifest, sessionsNetworkPolicyManifest } from "./manifests.ts";
+import { type PodView, planMirror, planSessionsPolicy } from "./plan.ts";
 
 const opts = { namespace: "berth-sessions" };
 
 function aMirror(
-  over: { restartCount?: number; deleting?: boolean; kind?: "jupyterlab" | "terminal" } = {},
+  over: { restartCount?: number; deleting?: boolean; kind?: keyof typeof APP_PORTS } = {},
 ): SessionMirror {
   const m = examples.SessionMirror();
   m.metadata = { name: "ses-abc", namespace: "berth-sessions", uid: "uid-1", generation: 1 };
@@ -63,15 +63,44 @@ function aPod(
 
 const present = {
   service: { metadata: { name: "ses-abc", ownerReferences: owned() } },
-  networkPolicy: { metadata: { name: "ses-abc", ownerReferences: owned() } },
 };
+/** The per-session policy operators made before the namespace's one. */
+const legacyPolicy = { metadata: { name: "ses-abc", ownerReferences: owned() } };
 const kinds = (p: ReturnType<typeof planMirror>) => p.actions.map((a) => a.kind);
 
 describe("the mirror reconciler's plan", () => {
-  it("creates the pod, the service and the network policy for a new mirror, and reports Starting", () => {
+  it("creates the pod and the service for a new mirror (no policy of its own), and reports Starting", () => {
     const p = planMirror({ mirror: aMirror() }, opts);
-    expect(kinds(p)).toEqual(["createService", "createNetworkPolicy", "createPod"]);
+    expect(kinds(p)).toEqual(["createService", "createPod"]);
     expect(p.report).toMatchObject({ phase: "Starting", reason: "PodPending" });
+  });
+
+  it("does not create again what it created a moment ago and its watch has not shown yet", () => {
+    const p = planMirror(
+      { mirror: aMirror(), unseenPod: { expiresInMs: 4_000 }, unseenService: { expiresInMs: 3_000 } },
+      opts,
+    );
+    expect(p.actions).toEqual([]);
+    expect(p.report).toMatchObject({ phase: "Starting", reason: "PodPending" });
+    // Looked at again when the record expires, in case the watch never shows the pod.
+    expect(p.requeueAfterMs).toBe(4_000);
+    expect(kinds(planMirror({ mirror: aMirror(), unseenService: { expiresInMs: 3_000 } }, opts))).toEqual([
+      "createPod",
+    ]);
+  });
+
+  it("removes the per-session policy of an earlier operator version (the namespace's policy covers the pod)", () => {
+    const p = planMirror(
+      { mirror: aMirror(), pod: aPod({ phase: "Running", ready: true }), ...present, networkPolicy: legacyPolicy },
+      opts,
+    );
+    expect(p.actions).toEqual([{ kind: "deleteNetworkPolicy", name: "ses-abc" }]);
+    expect(p.report.phase).toBe("Running");
+    const ofAnother = { metadata: { name: "ses-abc", ownerReferences: owned("uid-old") } };
+    expect(planMirror({ mirror: aMirror(), ...present, networkPolicy: ofAnother }, opts).actions).not.toContainEqual({
+      kind: "deleteNetworkPolicy",
+      name: "ses-abc",
+    });
   });
 
   it("reports Running once the pod is running and ready, with its node", () => {
@@ -132,7 +161,12 @@ describe("the mirror reconciler's plan", () => {
 
   it("takes down the pod, service and policy of a mirror being deleted and creates nothing", () => {
     const p = planMirror(
-      { mirror: aMirror({ deleting: true }), pod: aPod({ phase: "Running", ready: true }), ...present },
+      {
+        mirror: aMirror({ deleting: true }),
+        pod: aPod({ phase: "Running", ready: true }),
+        ...present,
+        networkPolicy: legacyPolicy,
+      },
       opts,
     );
     expect(p.actions).toEqual([
@@ -148,6 +182,14 @@ describe("the mirror reconciler's plan", () => {
     m.metadata.finalizers = ["berth.dev/session-cleanup", "other"];
     expect(planMirror({ mirror: m, pod: aPod({ deleting: true }) }, opts).actions).toEqual([]);
     expect(planMirror({ mirror: m }, opts).actions).toEqual([{ kind: "releaseMirror", finalizers: ["other"] }]);
+  });
+
+  it("does not let a deleted mirror go while a pod it just created may exist unseen", () => {
+    const m = aMirror({ deleting: true });
+    m.metadata.finalizers = ["berth.dev/session-cleanup"];
+    const p = planMirror({ mirror: m, unseenPod: { expiresInMs: 2_500 } }, opts);
+    expect(p.actions).toEqual([]);
+    expect(p.requeueAfterMs).toBe(2_500);
   });
 
   it("forces a pod that has been terminating too long (its node is gone)", () => {
@@ -209,20 +251,92 @@ describe("the session pod", () => {
     });
   });
 
-  it("has a headless service and a policy that admits only the gateway on the application's port", () => {
+  it("has a headless service", () => {
     const svc = serviceManifest(aMirror({ kind: "terminal" }), opts);
     expect(svc.spec).toMatchObject({ clusterIP: "None", selector: { "berth.dev/session": "ses-abc" } });
-    const np = networkPolicyManifest(aMirror({ kind: "terminal" }), opts);
-    expect(np.spec.ingress).toEqual([
+  });
+});
+
+/** Whether a NetworkPolicy's matchLabels selector selects an object with these labels. */
+const selects = (selector: { matchLabels: Record<string, string> }, labels: Record<string, string>) =>
+  Object.entries(selector.matchLabels).every(([k, v]) => labels[k] === v);
+
+describe("the sessions namespace's network policy", () => {
+  const np = sessionsNetworkPolicyManifest(opts);
+
+  it.each(Object.keys(APP_PORTS) as (keyof typeof APP_PORTS)[])(
+    "applies to every %s session pod: selects it, and admits only the gateway on its application's port",
+    (kind) => {
+      const pod = podManifest(aMirror({ kind }), opts);
+      expect(np.metadata.namespace).toBe(pod.metadata.namespace);
+      expect(selects(np.spec.podSelector, pod.metadata.labels)).toBe(true);
+      expect(np.spec.policyTypes).toEqual(["Ingress"]);
+      expect(np.spec.ingress).toEqual([
+        {
+          from: [
+            {
+              namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "berth-system" } },
+              podSelector: { matchLabels: { "app.kubernetes.io/name": "berth-gateway" } },
+            },
+          ],
+          ports: [{ protocol: "TCP", port: "http" }],
+        },
+      ]);
+      // The named port is the pod's application port, and only that one.
+      const named = pod.spec.containers.flatMap((c) => c.ports).filter((p) => p.name === "http");
+      expect(named).toEqual([{ name: "http", containerPort: APP_PORTS[kind], protocol: "TCP" }]);
+    },
+  );
+
+  it("selects no gateway, operator or other pod of the namespace", () => {
+    expect(selects(np.spec.podSelector, { "app.kubernetes.io/name": "berth-gateway" })).toBe(false);
+    expect(selects(np.spec.podSelector, {})).toBe(false);
+  });
+
+  it("admits the gateway of the namespace and labels the operator is configured with", () => {
+    const custom = sessionsNetworkPolicyManifest({
+      ...opts,
+      gatewayNamespace: "edge",
+      gatewayPodLabels: { app: "gw" },
+    });
+    expect(custom.spec.ingress[0]?.from).toEqual([
       {
-        from: [
-          {
-            namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "berth-system" } },
-            podSelector: { matchLabels: { "app.kubernetes.io/name": "berth-gateway" } },
-          },
-        ],
-        ports: [{ protocol: "TCP", port: 7681 }],
+        namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "edge" } },
+        podSelector: { matchLabels: { app: "gw" } },
       },
     ]);
+  });
+
+  it("is created when absent or being deleted, and left alone when the apiserver holds it (defaults and all)", () => {
+    expect(planSessionsPolicy(undefined, opts)).toMatchObject({ kind: "create", manifest: np });
+    const stored = {
+      metadata: { ...np.metadata, resourceVersion: "7", uid: "u", creationTimestamp: "2026-11-22T06:00:00Z" },
+      spec: { ...np.spec, egress: [], ingress: [{ ...np.spec.ingress[0], from: np.spec.ingress[0]?.from }] },
+    };
+    expect(planSessionsPolicy(stored, opts)).toEqual({ kind: "none" });
+    expect(planSessionsPolicy({ ...stored, metadata: { ...stored.metadata, deletionTimestamp: "x" } }, opts).kind).toBe(
+      "create",
+    );
+  });
+
+  it.each([
+    [
+      "admits another peer too",
+      {
+        ingress: [
+          { ...np.spec.ingress[0], from: [...(np.spec.ingress[0]?.from ?? []), { ipBlock: { cidr: "0.0.0.0/0" } }] },
+        ],
+      },
+    ],
+    ["admits on another port", { ingress: [{ ...np.spec.ingress[0], ports: [{ protocol: "TCP", port: 22 }] }] }],
+    ["selects fewer pods", { podSelector: { matchLabels: { ...np.spec.podSelector.matchLabels, extra: "x" } } }],
+    ["admits everyone", { ingress: [{}] }],
+    ["also rules egress", { policyTypes: ["Ingress", "Egress"] }],
+  ])("is put back when someone changed it: %s", (_, change) => {
+    const stored = { metadata: { ...np.metadata, resourceVersion: "9" }, spec: { ...np.spec, ...change } };
+    expect(planSessionsPolicy(stored, opts)).toEqual({
+      kind: "replace",
+      manifest: { ...np, metadata: { ...np.metadata, resourceVersion: "9" } },
+    });
   });
 });

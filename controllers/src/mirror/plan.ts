@@ -6,9 +6,9 @@ import { LABELS, MIRROR_FINALIZER } from "../sessions/names.ts";
 import {
   type KubeObjectMeta,
   type MirrorManifestOptions,
-  networkPolicyManifest,
   podManifest,
   serviceManifest,
+  sessionsNetworkPolicyManifest,
 } from "./manifests.ts";
 
 export interface PodView {
@@ -37,7 +37,19 @@ export interface MirrorObserved {
   now?: Date;
   pod?: PodView;
   service?: ObjectView;
+  /**
+   * A per-session NetworkPolicy of an earlier operator version: removed, since the namespace's one
+   * (`planSessionsPolicy`) admits the same and nothing more.
+   */
   networkPolicy?: ObjectView;
+  /**
+   * A pod this operator created (or found already there, a 409) that its watch has not shown yet; `pod`
+   * is then absent. Another create would only get 409, and a deleted mirror must not be let go while its
+   * pod may exist. `expiresInMs`: how long the record is still trusted (then it is looked at again).
+   */
+  unseenPod?: { expiresInMs: number };
+  /** The same for the Service. */
+  unseenService?: { expiresInMs: number };
 }
 
 /** What the operator reports for a mirror (`Terminated` is reported once the mirror itself is gone). */
@@ -53,7 +65,6 @@ export type MirrorAction =
   /** `graceSeconds: 0` for a pod of a previous incarnation: the name must be free again soon. */
   | { kind: "deletePod"; name: string; uid?: string; graceSeconds?: number }
   | { kind: "createService"; manifest: ReturnType<typeof serviceManifest> }
-  | { kind: "createNetworkPolicy"; manifest: ReturnType<typeof networkPolicyManifest> }
   | { kind: "deleteService"; name: string }
   | { kind: "deleteNetworkPolicy"; name: string }
   /** Removes our finalizer from a mirror being deleted: everything it made is gone. */
@@ -95,7 +106,7 @@ function ownedBy(obj: ObjectView | undefined, mirror: SessionMirror): boolean {
 }
 
 export function planMirror(observed: MirrorObserved, opts: MirrorManifestOptions): MirrorPlan {
-  const { mirror, pod, service, networkPolicy } = observed;
+  const { mirror, pod, service, networkPolicy, unseenPod, unseenService } = observed;
   const actions: MirrorAction[] = [];
   const podName = mirror.metadata.name as string;
 
@@ -112,19 +123,33 @@ export function planMirror(observed: MirrorObserved, opts: MirrorManifestOptions
     const forced = forceIfStuck(pod, observed.now);
     if (forced) actions.push(forced);
     const finalizers = mirror.metadata.finalizers ?? [];
-    if (!pod && finalizers.includes(MIRROR_FINALIZER))
+    // A pod created a moment ago that the watch has not shown yet may well exist: wait for the watch
+    // (or for the record to expire) before saying the GPU is free.
+    if (!pod && !unseenPod && finalizers.includes(MIRROR_FINALIZER))
       actions.push({ kind: "releaseMirror", finalizers: finalizers.filter((f) => f !== MIRROR_FINALIZER) });
     return {
       actions,
-      report: { phase: "Terminating", reason: "MirrorDeleted", message: pod ? "deleting the pod" : "pod deleted" },
-      ...(pod ? { requeueAfterMs: FORCE_DELETE_AFTER_MS } : {}),
+      report: {
+        phase: "Terminating",
+        reason: "MirrorDeleted",
+        message: pod || unseenPod ? "deleting the pod" : "pod deleted",
+      },
+      ...(pod ? { requeueAfterMs: FORCE_DELETE_AFTER_MS } : unseenPod ? { requeueAfterMs: unseenPod.expiresInMs } : {}),
     };
   }
 
-  if (!service) actions.push({ kind: "createService", manifest: serviceManifest(mirror, opts) });
-  if (!networkPolicy) actions.push({ kind: "createNetworkPolicy", manifest: networkPolicyManifest(mirror, opts) });
+  if (!service && !unseenService) actions.push({ kind: "createService", manifest: serviceManifest(mirror, opts) });
+  // Earlier versions made a policy per session; the namespace's policy (created before any pod) covers it.
+  if (networkPolicy && ownedBy(networkPolicy, mirror) && !networkPolicy.metadata.deletionTimestamp)
+    actions.push({ kind: "deleteNetworkPolicy", name: podName });
 
   if (!pod) {
+    if (unseenPod)
+      return {
+        actions,
+        report: { phase: "Starting", reason: "PodPending", message: "creating the pod" },
+        requeueAfterMs: unseenPod.expiresInMs,
+      };
     actions.push({ kind: "createPod", manifest: podManifest(mirror, opts) });
     return { actions, report: { phase: "Starting", reason: "PodPending", message: "creating the pod" } };
   }
@@ -226,4 +251,69 @@ export function planMirror(observed: MirrorObserved, opts: MirrorManifestOptions
       message: node ? "the pod is starting" : "waiting for a node",
     },
   };
+}
+
+export interface PolicyView {
+  metadata: KubeObjectMeta;
+  spec?: unknown;
+}
+
+export type PolicyAction =
+  | { kind: "none" }
+  | { kind: "create"; manifest: ReturnType<typeof sessionsNetworkPolicyManifest> }
+  /** Someone changed it: put ours back (optimistically, with the resourceVersion read). */
+  | {
+      kind: "replace";
+      manifest: ReturnType<typeof sessionsNetworkPolicyManifest> & { metadata: { resourceVersion?: string } };
+    };
+
+/**
+ * The sessions namespace's NetworkPolicy: created when absent (or going), put back when its rule is not
+ * ours, left alone otherwise — so a resync or a watch event costs no write.
+ */
+export function planSessionsPolicy(observed: PolicyView | undefined, opts: MirrorManifestOptions): PolicyAction {
+  const manifest = sessionsNetworkPolicyManifest(opts);
+  if (!observed || observed.metadata.deletionTimestamp) return { kind: "create", manifest };
+  if (sameAs(manifest.spec, observed.spec)) return { kind: "none" };
+  return {
+    kind: "replace",
+    manifest: {
+      ...manifest,
+      metadata: {
+        ...manifest.metadata,
+        ...(observed.metadata.resourceVersion ? { resourceVersion: observed.metadata.resourceVersion } : {}),
+      },
+    },
+  };
+}
+
+/**
+ * Whether what the apiserver holds says exactly what we wrote: the same fields with the same values
+ * (arrays element by element), where a field left empty counts as absent. Any field we did not set
+ * (matchExpressions, an ipBlock peer, an egress rule, endPort) changes whom the policy admits.
+ */
+function sameAs(desired: unknown, observed: unknown): boolean {
+  if (Array.isArray(desired))
+    return (
+      Array.isArray(observed) && observed.length === desired.length && desired.every((d, i) => sameAs(d, observed[i]))
+    );
+  if (desired !== null && typeof desired === "object") {
+    if (observed === null || typeof observed !== "object" || Array.isArray(observed)) return false;
+    const d = desired as Record<string, unknown>;
+    const o = observed as Record<string, unknown>;
+    const set = (x: Record<string, unknown>) => Object.keys(x).filter((k) => !isEmpty(x[k]));
+    const keys = set(d);
+    const theirs = set(o);
+    return theirs.length === keys.length && keys.every((k) => sameAs(d[k], o[k]));
+  }
+  return desired === observed;
+}
+
+function isEmpty(v: unknown): boolean {
+  return (
+    v === undefined ||
+    v === null ||
+    (Array.isArray(v) && v.length === 0) ||
+    (typeof v === "object" && !Array.isArray(v) && Object.keys(v as object).length === 0)
+  );
 }

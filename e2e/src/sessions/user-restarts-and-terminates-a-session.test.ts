@@ -1,8 +1,11 @@
 // Restart replaces the pod (same name, a new pod, never two at once); terminate removes everything in
 // the GPU cluster and keeps the session in the history. Another user's session is invisible and
-// untouchable; an administrator can inspect the underlying resource and its Kubernetes events.
+// untouchable; an administrator can inspect the underlying resource and its Kubernetes events. The
+// sessions namespace's one NetworkPolicy admits only the gateway to the session's pod, and comes back
+// when deleted.
+import { SESSIONS_POLICY_NAME } from "@berth/controllers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { adminKube, SESSIONS_NS, type SessionsBed, startSessionsBed } from "./harness.ts";
+import { adminKube, SESSIONS_NS, type SessionsBed, SYSTEM_NS, startSessionsBed } from "./harness.ts";
 
 // Journeys wait on real clusters; a loaded machine (other beds running) stretches them.
 vi.setConfig({ testTimeout: 180_000 });
@@ -75,6 +78,78 @@ describe("another user's session", () => {
   });
 });
 
+interface Selector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: unknown[];
+}
+/** Whether a label selector selects an object with these labels (matchLabels only: we write no expressions). */
+const selects = (sel: Selector | undefined, labels: Record<string, string>) =>
+  !!sel && !sel.matchExpressions?.length && Object.entries(sel.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
+
+describe("the session's network isolation", () => {
+  const policyPath = `/apis/networking.k8s.io/v1/namespaces/${SESSIONS_NS}/networkpolicies`;
+
+  it("is the namespace's one policy: it selects the pod and admits only the gateway, on the pod's app port", async () => {
+    const k = adminKube(bed.fleet.cluster("gpu-a"));
+    try {
+      // One policy for the namespace, none per session.
+      const all = await k.json<{ items: { metadata: { name: string } }[] }>("GET", policyPath);
+      expect(all.items.map((p) => p.metadata.name)).toEqual([SESSIONS_POLICY_NAME]);
+      const np = all.items[0] as unknown as {
+        spec: {
+          podSelector: Selector;
+          policyTypes: string[];
+          ingress: {
+            from: { namespaceSelector?: Selector; podSelector?: Selector; ipBlock?: unknown }[];
+            ports: { protocol: string; port: string | number }[];
+          }[];
+          egress?: unknown[];
+        };
+      };
+      const pod = await k.json<{
+        metadata: { labels: Record<string, string> };
+        spec: { containers: { ports?: { name?: string; containerPort: number }[] }[] };
+      }>("GET", `/api/v1/namespaces/${SESSIONS_NS}/pods/${cr}`);
+      // It applies to this pod, as a policy of type Ingress: everything not admitted is denied.
+      expect(selects(np.spec.podSelector, pod.metadata.labels)).toBe(true);
+      expect(np.spec.policyTypes).toEqual(["Ingress"]);
+      expect(np.spec.egress ?? []).toEqual([]);
+      // One rule, one peer: the gateway's pods in the gateway's namespace.
+      expect(np.spec.ingress).toHaveLength(1);
+      const [rule] = np.spec.ingress;
+      expect(rule?.from).toHaveLength(1);
+      const peer = rule?.from[0];
+      expect(peer?.ipBlock).toBeUndefined();
+      expect(selects(peer?.namespaceSelector, { "kubernetes.io/metadata.name": SYSTEM_NS })).toBe(true);
+      expect(selects(peer?.namespaceSelector, { "kubernetes.io/metadata.name": SESSIONS_NS })).toBe(false);
+      expect(selects(peer?.podSelector, { "app.kubernetes.io/name": "berth-gateway" })).toBe(true);
+      expect(selects(peer?.podSelector, pod.metadata.labels)).toBe(false);
+      // On the application's port alone: the named port resolves to the pod's JupyterLab port.
+      expect(rule?.ports).toEqual([{ protocol: "TCP", port: "http" }]);
+      const named = pod.spec.containers.flatMap((c) => c.ports ?? []).filter((p) => p.name === "http");
+      expect(named.map((p) => p.containerPort)).toEqual([8888]);
+    } finally {
+      k.close();
+    }
+  });
+
+  it("comes back when someone deletes it", async () => {
+    const k = adminKube(bed.fleet.cluster("gpu-a"));
+    try {
+      const before = await k.json<{ metadata: { uid: string } }>("GET", `${policyPath}/${SESSIONS_POLICY_NAME}`);
+      await k.json("DELETE", `${policyPath}/${SESSIONS_POLICY_NAME}`);
+      for (let i = 0; ; i++) {
+        const r = await k.raw("GET", `${policyPath}/${SESSIONS_POLICY_NAME}`, undefined);
+        if (r.status === 200 && (r.body as { metadata: { uid: string } }).metadata.uid !== before.metadata.uid) break;
+        if (i > 100) throw new Error(`not recreated: ${r.status}`);
+        await new Promise((res) => setTimeout(res, 100));
+      }
+    } finally {
+      k.close();
+    }
+  });
+});
+
 describe("restart", () => {
   it("replaces the pod with a new one of the same name, never two at once", async () => {
     const before = (await bed.pods("gpu-a")).find((p) => p.name === cr);
@@ -101,15 +176,25 @@ describe("restart", () => {
 });
 
 describe("terminate", () => {
-  it("removes the mirror, pod, service and policy, keeps the history, and refuses further actions", async () => {
-    expect(await objectsOnGpuA()).toEqual({ mirrors: [cr], pods: [cr], services: [cr], policies: [cr] });
+  it("removes the mirror, pod and service, keeps the history, and refuses further actions", async () => {
+    expect(await objectsOnGpuA()).toEqual({
+      mirrors: [cr],
+      pods: [cr],
+      services: [cr],
+      policies: [SESSIONS_POLICY_NAME],
+    });
     expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/terminate`)).status).toBe(202);
     const done = await bed.waitFor(bed.alice, id, (s) => s.phase === "Terminated", "Terminated");
     expect(done.allowed_actions).toEqual([]);
     expect(done.terminated_at).not.toBeNull();
     for (let i = 0; ; i++) {
       const left = await objectsOnGpuA();
-      if (Object.values(left).every((l) => l.length === 0)) break;
+      // The namespace's policy stays for the next session.
+      if (
+        JSON.stringify(left) ===
+        JSON.stringify({ mirrors: [], pods: [], services: [], policies: [SESSIONS_POLICY_NAME] })
+      )
+        break;
       if (i > 100) throw new Error(`left on gpu-a: ${JSON.stringify(left)}`);
       await new Promise((r) => setTimeout(r, 100));
     }
