@@ -443,24 +443,28 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
     for (const a of plan.actions) if (!a.kind.startsWith("create")) await apply(a, m);
     toReport(key, m, plan.report);
     if (o.writeStatus && phases.get(key) !== plan.report.phase && plan.report.phase !== "Terminated") {
-      const res = await deps.kube.request(
-        "PATCH",
-        `/apis/${SessionMirrorKind.group}/${SessionMirrorKind.version}/namespaces/${ns}/sessionmirrors/${m.metadata.name}/status`,
-        {
-          body: {
-            status: {
-              phase: plan.report.phase,
-              pod: m.metadata.name,
-              ...(plan.report.node ? { node: plan.report.node } : {}),
-              observedGeneration: m.metadata.generation,
-            },
-          },
-        },
-      );
-      if (res.status < 300) {
-        counts.statusWrites++;
-        phases.set(key, plan.report.phase);
-      }
+      const status = {
+        phase: plan.report.phase,
+        pod: m.metadata.name,
+        ...(plan.report.node ? { node: plan.report.node } : {}),
+        observedGeneration: m.metadata.generation,
+      };
+      // The mirror may say so already (a new leader, whose `phases` is empty, finds every status written).
+      const has = m.status;
+      const same =
+        has?.phase === status.phase &&
+        has.pod === status.pod &&
+        has.node === status.node &&
+        has.observedGeneration === status.observedGeneration;
+      const res = same
+        ? undefined
+        : await deps.kube.request(
+            "PATCH",
+            `/apis/${SessionMirrorKind.group}/${SessionMirrorKind.version}/namespaces/${ns}/sessionmirrors/${m.metadata.name}/status`,
+            { body: { status } },
+          );
+      if (res && res.status < 300) counts.statusWrites++;
+      if (!res || res.status < 300) phases.set(key, plan.report.phase);
     }
     return plan.requeueAfterMs !== undefined ? { requeueAfterMs: plan.requeueAfterMs } : undefined;
   }
