@@ -36,10 +36,10 @@ describe("pause and resume", () => {
       const queued = await bed.waitFor(bed.bob, b, (s) => s.phase === "Queued", "b Queued");
       expect(queued.queue).toMatchObject({ position: 1 });
       expect(queued.reason).toBe("NoCapacity");
-      const q = await bed.call(bed.bob, "GET", "/api/v1/queue");
-      expect(q.body.data).toEqual([
-        expect.objectContaining({ position: 1, session: expect.objectContaining({ id: b }) }),
-      ]);
+      // The queue pages over the history rows, which the worker writes just after the resource's status.
+      await expect
+        .poll(async () => (await bed.call(bed.bob, "GET", "/api/v1/queue")).body.data)
+        .toEqual([expect.objectContaining({ position: 1, session: expect.objectContaining({ id: b }) })]);
 
       // alice pauses a1: its pod goes, and bob's session starts on the GPU it held.
       const paused = await bed.call(bed.alice, "POST", `/api/v1/sessions/${a1}/pause`);
