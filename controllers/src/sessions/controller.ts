@@ -494,15 +494,17 @@ export class SessionController {
           })
         : undefined;
     if (recording) this.#recording.set(id, recording);
-    this.sessions.observe(res.body);
-    // The informer parsed it already (unless its watch brought a newer version first).
-    const stored = this.sessions.store.get(`${ns}/${name}`);
-    const after =
-      stored && stored.metadata.resourceVersion === res.body.metadata.resourceVersion
-        ? stored
-        : SessionKind.schema.parse(res.body);
-    this.#emit(after, events);
+    let after: Session;
+    // Settled on every path once registered: the mirror's dispatch waits on it.
     try {
+      this.sessions.observe(res.body);
+      // The informer parsed it already (unless its watch brought a newer version first).
+      const stored = this.sessions.store.get(`${ns}/${name}`);
+      after =
+        stored && stored.metadata.resourceVersion === res.body.metadata.resourceVersion
+          ? stored
+          : SessionKind.schema.parse(res.body);
+      this.#emit(after, events);
       await this.#d.store.recordTransition(s, after);
     } catch (err) {
       recorded?.(false);

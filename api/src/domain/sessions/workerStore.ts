@@ -8,7 +8,13 @@
 // with one UPDATE and one INSERT for all its sessions; calls that come while the writers are busy form
 // the next batch.
 
-import type { ClusterRecord, MirrorState, SessionStore, StoredReport } from "@berth/controllers";
+import {
+  type ClusterRecord,
+  type MirrorState,
+  type SessionStore,
+  type StoredReport,
+  sessionIdOf,
+} from "@berth/controllers";
 import type { Session } from "@berth/crds";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
@@ -26,6 +32,7 @@ import {
   inventoryNodes,
   statusReports,
 } from "../../db/operations/sessions/workerQueries.ts";
+import { isDatabaseUnreachable } from "../../db/unreachable.ts";
 import { sessionEventOf } from "./events.ts";
 import { leadingCondition, viewFromResource } from "./view.ts";
 
@@ -36,7 +43,7 @@ export function transitionOf(after: Session): SessionTransition {
   const st = after.status ?? {};
   const lead = leadingCondition(st.conditions);
   return {
-    id: (after.metadata.name as string).replace("-", "_"),
+    id: sessionIdOf(after.metadata.name as string),
     phase: st.phase ?? "Pending",
     desired_state: after.spec.desiredState,
     priority: after.spec.priority,
@@ -136,8 +143,10 @@ export class TransitionLog {
       await this.#write(batch);
       for (const p of batch) p.resolve();
     } catch (err) {
-      if (batch.length === 1) {
-        batch[0]?.reject(err);
+      // One by one helps only when one transition spoiled the batch; an unreachable database would make
+      // each wait its own connection timeout.
+      if (batch.length === 1 || isDatabaseUnreachable(err)) {
+        for (const p of batch) p.reject(err);
         return;
       }
       this.#log.warn({ err: String(err), transitions: batch.length }, "a batch of transitions failed; one by one");
@@ -155,14 +164,11 @@ export class TransitionLog {
   async #write(batch: readonly PendingTransition[]): Promise<void> {
     this.transactions++;
     await this.#db.transaction(async (tx) => {
-      const rows = await updateSessionsFromTransitions(
-        tx,
-        batch.map((p) => transitionOf(p.after)),
-        new Date(),
-      );
+      const transitions = batch.map((p) => transitionOf(p.after));
+      const rows = await updateSessionsFromTransitions(tx, transitions, new Date());
       const byId = new Map(rows.map((r) => [r.id, r]));
-      const events = batch.flatMap((p) => {
-        const row = byId.get(transitionOf(p.after).id);
+      const events = batch.flatMap((p, i) => {
+        const row = byId.get((transitions[i] as SessionTransition).id);
         if (!row) {
           this.#log.warn(
             { session: p.after.metadata.name },
@@ -221,7 +227,7 @@ export function createWorkerStore(db: Knex, log: Logger): SessionStore {
     recordTransition: (before: Session, after: Session): Promise<void> => transitions.record(before, after),
 
     async recordDeleted(session: Session): Promise<void> {
-      const id = (session.metadata.name as string).replace("-", "_");
+      const id = sessionIdOf(session.metadata.name as string);
       const [row] = (await db("sessions")
         .where({ id })
         .update({ resource_deleted_at: new Date(), updated_at: new Date() })

@@ -16,9 +16,10 @@ export interface SessionStatusReportInput {
  * statement per 1,000 reports (an operator's heartbeat re-sends every state it knows): a batch naming a
  * session twice keeps its newest report, as separate calls would.
  *
- * Answers how many reports were taken, counted as separate calls in the batch's order would count them:
- * a session's report counts when it is not older than the ones before it in the batch, and the session's
- * newest was stored (a batch whose newest is older than the stored row counts none of that session's).
+ * Answers how many reports were taken: of each session whose newest report was stored, the reports not
+ * older than those before them in the batch (a batch whose newest is older than the stored row counts none
+ * of that session's). Separate calls would count the same except for a report older than the stored row
+ * but followed by a newer one, which this counts too: the figure is for the operator's logs, not a receipt.
  */
 export async function upsertSessionStatusReports(
   db: Knex,
@@ -34,7 +35,10 @@ export async function upsertSessionStatusReports(
       inOrder.set(r.session, (inOrder.get(r.session) ?? 0) + 1);
     }
   }
-  const rows = [...newest.values()].map((r) => ({
+  // In session order: two batches of one cluster written at once then lock their rows in the same order
+  // (no deadlock).
+  const sorted = [...newest.values()].sort((a, b) => (a.session < b.session ? -1 : a.session > b.session ? 1 : 0));
+  const rows = sorted.map((r) => ({
     cluster_id: clusterId,
     session: r.session,
     phase: r.phase,
@@ -54,7 +58,7 @@ export async function upsertSessionStatusReports(
       .merge()
       .where("session_status_reports.at", "<=", db.raw("excluded.at"))
       .returning("session");
-    for (const d of done) applied += inOrder.get(d.session) ?? 1;
+    for (const d of done) applied += inOrder.get(d.session) as number;
   }
   return applied;
 }
