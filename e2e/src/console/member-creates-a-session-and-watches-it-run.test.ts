@@ -166,6 +166,15 @@ describe("a member's sessions in the console", () => {
     }
     const [first, , third] = bobIds as [string, string, string];
     await bed.waitFor(bed.bob, third, (s) => s.phase === "Queued", "Queued");
+    // The queue pages over history rows, written just after the status the detail shows: a page loaded
+    // in between would wait for the next session event to list it.
+    await expect
+      .poll(async () =>
+        (await bed.call(bed.bob, "GET", "/api/v1/queue")).body.data.some(
+          (e: { session: { id: string } }) => e.session.id === third,
+        ),
+      )
+      .toBe(true);
     const bob = await signedIn(bed.bob);
     await bob.goto("/queue");
     const row = bob.locator(`[data-testid="queue-row"][data-session-id="${third}"]`);
