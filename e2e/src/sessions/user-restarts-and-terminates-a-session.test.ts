@@ -201,7 +201,13 @@ describe("terminate", () => {
     const again = await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/terminate`);
     expect(again.status).toBe(409);
     expect(again.body.error.code).toBe("invalid_session_state");
-    const history = await bed.call(bed.alice, "GET", "/api/v1/sessions?phase=Terminated");
-    expect(history.body.data.map((s: { id: string }) => s.id)).toContain(id);
+    // Lists page over history rows, which the worker writes just after the status.
+    await expect
+      .poll(async () =>
+        (await bed.call(bed.alice, "GET", "/api/v1/sessions?phase=Terminated")).body.data.map(
+          (s: { id: string }) => s.id,
+        ),
+      )
+      .toContain(id);
   });
 });
