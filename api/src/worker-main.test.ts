@@ -1,0 +1,146 @@
+// worker-main.ts as its own process: configured from the environment, it leads (the Lease names it and its
+// session controller starts) and SIGTERM stops it with the lease released.
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { loadCrds } from "@berth/crds/manifests";
+import { type Fleet, KubeHttp, startFleet } from "@berth/e2e";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { mintControlPlaneCredential } from "../../e2e/src/clusters/credentials.ts";
+import { ConfigError } from "./config.ts";
+import { createTestDatabase, type TestDatabase } from "./db/testing.ts";
+import { workerRbac } from "./domain/sessions/worker.ts";
+import { parseWorkerConfig } from "./worker-main.ts";
+
+const DB = "postgres://berth:berth@127.0.0.1:5432/berth";
+
+describe("parseWorkerConfig", () => {
+  it("defaults to production lease timings and the API's namespaces", () => {
+    const c = parseWorkerConfig({ DATABASE_URL: DB });
+    expect(c.lease).toEqual({ durationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 });
+    expect(c.systemNamespace).toBe("berth-system");
+    expect(c.sessionsNamespace).toBe("berth-sessions");
+    expect(c.identity).toBeUndefined();
+    expect(String(c.database.url)).toBe("[redacted]");
+  });
+
+  it("takes the identity from BERTH_WORKER_IDENTITY, else the pod's name", () => {
+    expect(parseWorkerConfig({ DATABASE_URL: DB, POD_NAME: "worker-7f9" }).identity).toBe("worker-7f9");
+    expect(parseWorkerConfig({ DATABASE_URL: DB, POD_NAME: "p", BERTH_WORKER_IDENTITY: "w" }).identity).toBe("w");
+  });
+
+  it("lists every problem at once, lease timings that could overlap two leaders included", () => {
+    let err: unknown;
+    try {
+      parseWorkerConfig({ BERTH_LOG_LEVEL: "loud", BERTH_WORKER_MAX_SOCKETS: "0" });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).problems.join("\n")).toMatch(/DATABASE_URL[\s\S]*BERTH_LOG_LEVEL[\s\S]*MAX_SOCKETS/);
+    expect(() =>
+      parseWorkerConfig({
+        DATABASE_URL: DB,
+        BERTH_WORKER_LEASE_DURATION_MS: "3000",
+        BERTH_WORKER_LEASE_RENEW_DEADLINE_MS: "3000",
+      }),
+    ).toThrow(/RENEW_DEADLINE_MS: must be less than/);
+  });
+});
+
+describe("worker-main.ts as a process", () => {
+  let fleet: Fleet | undefined;
+  let admin: KubeHttp | undefined;
+  let database: TestDatabase | undefined;
+  let dir: string | undefined;
+  let kubeconfig = "";
+  let child: ChildProcess | undefined;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "berth-worker-main-"));
+    [fleet, database] = await Promise.all([
+      startFleet({ clusters: [{ name: "mgmt", kind: "management" }] }),
+      createTestDatabase(),
+    ]);
+    const mgmt = fleet.cluster("mgmt");
+    admin = new KubeHttp({ server: mgmt.server, caPem: mgmt.caPem, token: mgmt.adminToken });
+    for (const crd of loadCrds()) await admin.ensure("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
+    await admin.ensure("/api/v1/namespaces", {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: "berth-system" },
+    });
+    for (let i = 0; (await admin.raw("GET", "/apis/berth.dev/v1alpha1/sessions")).status !== 200; i++) {
+      if (i > 100) throw new Error("the Session CRD is never served");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // The worker's own least-privilege credential, as `npm start` mints it (RBAC is on in the bed).
+    const cred = await mintControlPlaneCredential(mgmt, { name: "berth-worker", rbac: workerRbac() });
+    kubeconfig = join(dir, "worker.kubeconfig");
+    writeFileSync(kubeconfig, cred.kubeconfig, { mode: 0o600 });
+  });
+
+  afterEach(() => {
+    if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+
+  afterAll(async () => {
+    if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    admin?.close();
+    await database?.drop();
+    await fleet?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("leads from BERTH_* variables, and SIGTERM stops it and releases the lease", async () => {
+    const main = fileURLToPath(new URL("./worker-main.ts", import.meta.url));
+    child = spawn(process.execPath, [main], {
+      env: {
+        PATH: process.env.PATH ?? "",
+        DATABASE_URL: database?.url,
+        BERTH_KUBECONFIG: kubeconfig,
+        BERTH_WORKER_IDENTITY: "worker-main-test",
+        BERTH_WORKER_LEASE_DURATION_MS: "3000",
+        BERTH_WORKER_LEASE_RENEW_DEADLINE_MS: "2000",
+        BERTH_WORKER_LEASE_RETRY_PERIOD_MS: "250",
+        BERTH_DATABASE_POOL_MAX: "4",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const exited = new Promise<number | null>((resolve) => child?.once("exit", (code) => resolve(code)));
+    const lines: Record<string, unknown>[] = [];
+    let stderr = "";
+    child.stderr?.on("data", (c: Buffer) => {
+      stderr += c.toString();
+    });
+    let buffered = "";
+    child.stdout?.on("data", (c: Buffer) => {
+      buffered += c.toString();
+      for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
+        lines.push(JSON.parse(buffered.slice(0, nl)));
+        buffered = buffered.slice(nl + 1);
+      }
+    });
+    // A cold `node worker-main.ts` on a loaded 2-CPU machine can take tens of seconds to load its modules.
+    await expect
+      .poll(() => lines.some((l) => l.msg === "session controller started") || child?.exitCode !== null, {
+        timeout: 90_000,
+        interval: 200,
+      })
+      .toBe(true);
+    expect(child.exitCode, stderr).toBeNull();
+    const lease = () =>
+      admin?.json<{ spec: { holderIdentity?: string } }>(
+        "GET",
+        "/apis/coordination.k8s.io/v1/namespaces/berth-system/leases/berth-worker",
+      );
+    expect((await lease())?.spec.holderIdentity).toBe("worker-main-test");
+
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    expect((await lease())?.spec.holderIdentity).toBeUndefined();
+    expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining(["lease released", "worker stopped"]));
+  }, 150_000);
+});

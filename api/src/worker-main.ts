@@ -1,0 +1,150 @@
+// The worker process: the leader-elected session controllers and billing's loop (startSessionsWorker, as
+// `npm start` runs them in one process), configured from the environment once, stopped gracefully on
+// SIGTERM/SIGINT (the lease is released, so a standby replica leads at once). Any number of replicas may
+// run; one leads. Like main.ts, the only file of the worker that reads process.env.
+//
+//   DATABASE_URL=postgres://… BERTH_KUBECONFIG=worker.kubeconfig node api/src/worker-main.ts
+import { KubeConfig } from "@kubernetes/client-node";
+import pino from "pino";
+import { z } from "zod";
+import { ConfigError, Secret } from "./config.ts";
+import { connect } from "./db/knex.ts";
+import { startSessionsWorker } from "./domain/sessions/worker.ts";
+
+const ms = z.coerce.number().int().min(1).max(3_600_000);
+
+/** The environment variables the worker reads. Shared names mean the same as the API's (config.ts). */
+const Env = z.object({
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")
+    .transform((v) => new Secret(v)),
+  /** The controller runs up to 64 reconciles at once; more connections than that only queue in Postgres. */
+  BERTH_DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(500).default(20),
+  BERTH_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  /** kubeconfig of the management cluster (the worker's own credential); unset = in-cluster / KUBECONFIG. */
+  BERTH_KUBECONFIG: z.string().min(1).optional(),
+  /** Where cluster credentials and the worker's Lease live. */
+  BERTH_SYSTEM_NAMESPACE: z.string().min(1).max(63).default("berth-system"),
+  /** Namespace of session pods (and their mirrors) on the GPU clusters. */
+  BERTH_SESSIONS_NAMESPACE: z.string().min(1).max(63).default("berth-sessions"),
+  /** This replica's name in the Lease; default POD_NAME, else the host name plus a random suffix. */
+  BERTH_WORKER_IDENTITY: z.string().min(1).max(253).optional(),
+  POD_NAME: z.string().min(1).max(253).optional(),
+  BERTH_WORKER_LEASE_DURATION_MS: ms.default(15_000),
+  BERTH_WORKER_LEASE_RENEW_DEADLINE_MS: ms.default(10_000),
+  BERTH_WORKER_LEASE_RETRY_PERIOD_MS: ms.default(2_000),
+  /** Client connections per cluster: the real bound on dispatch throughput. */
+  BERTH_WORKER_MAX_SOCKETS: z.coerce.number().int().min(1).max(1024).default(64),
+});
+
+export interface WorkerConfig {
+  database: { url: Secret; poolMax: number };
+  log: { level: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent" };
+  kube: { kubeconfigPath?: string };
+  systemNamespace: string;
+  sessionsNamespace: string;
+  identity?: string;
+  lease: { durationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
+  maxSockets: number;
+}
+
+/** Parses the environment into the worker's configuration; throws ConfigError listing every problem at once. */
+export function parseWorkerConfig(env: Record<string, string | undefined>): WorkerConfig {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const r = Env.safeParse(cleaned);
+  if (!r.success)
+    throw new ConfigError(r.error.issues.map((i) => `${i.path.join(".") || "(environment)"}: ${i.message}`));
+  const e = r.data;
+  const problems: string[] = [];
+  // The elector's own rule (client-go's too): a leader gives up before a follower may take over.
+  if (e.BERTH_WORKER_LEASE_RENEW_DEADLINE_MS >= e.BERTH_WORKER_LEASE_DURATION_MS)
+    problems.push("BERTH_WORKER_LEASE_RENEW_DEADLINE_MS: must be less than BERTH_WORKER_LEASE_DURATION_MS");
+  if (e.BERTH_WORKER_LEASE_RETRY_PERIOD_MS >= e.BERTH_WORKER_LEASE_RENEW_DEADLINE_MS)
+    problems.push("BERTH_WORKER_LEASE_RETRY_PERIOD_MS: must be less than BERTH_WORKER_LEASE_RENEW_DEADLINE_MS");
+  if (problems.length > 0) throw new ConfigError(problems);
+  const identity = e.BERTH_WORKER_IDENTITY ?? e.POD_NAME;
+  return {
+    database: { url: e.DATABASE_URL, poolMax: e.BERTH_DATABASE_POOL_MAX },
+    log: { level: e.BERTH_LOG_LEVEL },
+    kube: e.BERTH_KUBECONFIG ? { kubeconfigPath: e.BERTH_KUBECONFIG } : {},
+    systemNamespace: e.BERTH_SYSTEM_NAMESPACE,
+    sessionsNamespace: e.BERTH_SESSIONS_NAMESPACE,
+    ...(identity ? { identity } : {}),
+    lease: {
+      durationMs: e.BERTH_WORKER_LEASE_DURATION_MS,
+      renewDeadlineMs: e.BERTH_WORKER_LEASE_RENEW_DEADLINE_MS,
+      retryPeriodMs: e.BERTH_WORKER_LEASE_RETRY_PERIOD_MS,
+    },
+    maxSockets: e.BERTH_WORKER_MAX_SOCKETS,
+  };
+}
+
+async function main(): Promise<void> {
+  let config: WorkerConfig;
+  try {
+    config = parseWorkerConfig(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const log = pino({ level: config.log.level, base: { service: "berth-worker" } });
+  const kubeConfig = new KubeConfig();
+  if (config.kube.kubeconfigPath) kubeConfig.loadFromFile(config.kube.kubeconfigPath);
+  else kubeConfig.loadFromDefault();
+  const db = connect(config.database.url.reveal(), { poolMax: config.database.poolMax });
+  const worker = await startSessionsWorker({
+    db,
+    kubeConfig,
+    log,
+    controlPlaneNamespace: config.systemNamespace,
+    maxSockets: config.maxSockets,
+    lease: config.lease,
+    options: { sessionsNamespace: config.sessionsNamespace },
+    ...(config.identity ? { identity: config.identity } : {}),
+  }).catch(async (err: unknown) => {
+    await db.destroy();
+    throw err;
+  });
+  log.info({ identity: worker.identity }, "worker started");
+
+  let signalled = false;
+  const shutdown = (signal: string) => {
+    if (signalled) process.exit(1); // a second signal: give up on the graceful path
+    signalled = true;
+    log.info({ signal }, "stopping");
+    // Past the lease's duration a follower has taken over anyway; exiting then loses nothing.
+    const force = setTimeout(() => {
+      log.error("graceful stop took over 25 s; exiting");
+      process.exit(1);
+    }, 25_000);
+    force.unref();
+    worker
+      .stop()
+      .then(() => db.destroy())
+      .then(
+        () => {
+          log.info("worker stopped");
+          process.exit(0);
+        },
+        (err: unknown) => {
+          log.error({ err }, "stop failed");
+          process.exit(1);
+        },
+      );
+  };
+  process.on("SIGINT", () => shutdown("SIGINT"));
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+}
+
+if (import.meta.main) {
+  main().catch((err: unknown) => {
+    process.stderr.write(
+      `berth-worker failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
+    process.exit(1);
+  });
+}
