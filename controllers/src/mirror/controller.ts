@@ -377,14 +377,22 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
     return undefined;
   }
 
-  /** Resolves once the namespace's policy is in place; one ensure at a time for all the reconciles waiting. */
+  // One ensure at a time (two at once would both POST, one for a 409).
+  const ensureOnce = (): Promise<void> =>
+    (ensuring ??= ensurePolicy().finally(() => {
+      ensuring = undefined;
+    }));
+
+  /** Resolves once the namespace's policy is in place (for the reconciles waiting to create a pod). */
   async function policyInPlace(): Promise<void> {
-    while (!policyReady) {
-      ensuring ??= ensurePolicy().finally(() => {
-        ensuring = undefined;
-      });
-      await ensuring;
-    }
+    while (!policyReady) await ensureOnce();
+  }
+
+  /** A look that starts now (the queue's, after a watch event): one already running may have read too early. */
+  async function policyLookedAt(): Promise<undefined> {
+    await ensuring?.catch(() => {});
+    await ensureOnce();
+    return undefined;
   }
 
   async function reconcile(key: string): Promise<{ requeueAfterMs?: number } | undefined> {
@@ -471,7 +479,7 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
 
   const queue = new WorkQueue({
     concurrency: o.concurrency,
-    process: (key) => (key === POLICY_KEY ? ensurePolicy() : reconcile(key)),
+    process: (key) => (key === POLICY_KEY ? policyLookedAt() : reconcile(key)),
     onError: (key, err, attempt) => log.warn({ key, attempt, err: String(err) }, "mirror reconcile failed; retrying"),
   });
 
