@@ -21,10 +21,15 @@
 //   node bench/src/sessions-dispatch.ts [--sessions=1000] [--nodes=125] [--gpus=8] [--concurrency=32]
 //                                       [--steady=60] [--lifecycles=50] [--latency=200] [--burst=500]
 //                                       [--apart=true] [--profile-apart=<file.cpuprofile>]
-//                                       [--profile-dispatch=<file.cpuprofile>]
+//                                       [--profile-dispatch=<file.cpuprofile>] [--split]
 //
-// Everything (API, worker, operator, this client) runs in this one Node process on a shared event loop,
-// next to the fleet's processes and Postgres on the same machine; say so when you quote the figures.
+// By default everything (API, worker, operator, this client) runs in this one Node process on a shared event
+// loop, next to the fleet's processes and Postgres on the same machine; say so when you quote the figures.
+// With --split the API (api/src/main.ts), the worker (api/src/worker-main.ts) and the GPU cluster's operator
+// (operator/src/main.ts) run as separate processes, as deployed (split-processes.ts), and this process is
+// only the client; figures this process counted itself (Postgres statements by shape, the worker's counters)
+// are then n/a. Both modes print Postgres' own counts (pg_stat_database) and the CPU each process used
+// during the dispatch phases (/proc), to tell which process is the bottleneck.
 import { writeFileSync } from "node:fs";
 import { Session as InspectorSession } from "node:inspector/promises";
 import { cpus, loadavg, totalmem } from "node:os";
@@ -40,6 +45,8 @@ import {
   type SessionsBed,
   startSessionsBed,
 } from "../../e2e/src/sessions/harness.ts";
+import { cpuSnapshot, showCpu } from "./process-cpu.ts";
+import { type Split, startSplit } from "./split-processes.ts";
 
 const { values } = parseArgs({
   options: {
@@ -54,6 +61,7 @@ const { values } = parseArgs({
     apart: { type: "string", default: "true" },
     "profile-apart": { type: "string" },
     "profile-dispatch": { type: "string" },
+    split: { type: "boolean", default: false },
   },
 });
 const N = Number(values.sessions);
@@ -65,6 +73,7 @@ const LIFECYCLES = Number(values.lifecycles);
 const LATENCY_N = Number(values.latency);
 const BURST = Number(values.burst);
 const APART = values.apart !== "false";
+const SPLIT = values.split === true;
 
 const s2 = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -222,8 +231,61 @@ async function terminated(gk: KubeHttp, mk: KubeHttp, ids: readonly string[]): P
   }
 }
 
+/**
+ * Postgres' own counters for the bench's database (every client: API, worker, reports), which hold in both
+ * modes. A backend publishes its counts at most once a second while busy and within 10 s once idle, so a
+ * reading waits that out first (after the phase's timings are taken).
+ */
+type PgStat = Record<"xacts" | "inserted" | "updated" | "deleted" | "returned" | "fetched", number>;
+async function pgStat(db: SessionsBed["t"]["database"]["db"]): Promise<PgStat> {
+  await new Promise((r) => setTimeout(r, 11_000));
+  const { rows } = await db.raw(
+    `select xact_commit + xact_rollback as xacts, tup_inserted as inserted, tup_updated as updated,
+            tup_deleted as deleted, tup_returned as returned, tup_fetched as fetched
+       from pg_stat_database where datname = current_database()`,
+  );
+  const r = rows[0] as Record<string, string>;
+  return Object.fromEntries(Object.entries(r).map(([k, v]) => [k, Number(v)])) as PgStat;
+}
+const showPg = (a: PgStat, b: PgStat, per: number) =>
+  `${((b.xacts - a.xacts) / per).toFixed(1)} transactions (a statement outside one counts as one), rows ${((b.inserted - a.inserted) / per).toFixed(1)} inserted, ${((b.updated - a.updated) / per).toFixed(1)} updated, ${((b.deleted - a.deleted) / per).toFixed(1)} deleted, ${((b.fetched - a.fetched) / per).toFixed(0)} fetched by index, ${((b.returned - a.returned) / per).toFixed(0)} read by scans (pg_stat_database)`;
+
+/**
+ * The worker has nothing left to do, seen from outside (the split mode has no controller to ask): two
+ * seconds without a management-cluster write other than lease renewals.
+ */
+async function quiet(mk: KubeHttp, timeoutMs = 120_000): Promise<void> {
+  const t0 = performance.now();
+  for (;;) {
+    const a = await writes(mk);
+    await new Promise((r) => setTimeout(r, 2_000));
+    const d = diff(a, await writes(mk));
+    d.delete("PUT leases");
+    if (total(d) === 0 || performance.now() - t0 > timeoutMs) return;
+  }
+}
+
+type Call = SessionsBed["call"];
+/** bed.call against another API (the split mode's child), with the same answer's shape. */
+const callAt =
+  (url: string): Call =>
+  async (user, method, path, json, headers) => {
+    const h: Record<string, string> = { ...(headers ?? {}) };
+    h.Authorization = `Bearer ${typeof user === "string" ? user : user.token}`;
+    if (json !== undefined) h["Content-Type"] = "application/json";
+    const res = await fetch(url + path, {
+      method,
+      headers: h,
+      ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text === "" ? null : JSON.parse(text), headers: res.headers };
+  };
+
 async function main(): Promise<void> {
-  log(`# sessions-dispatch: ${N} sessions, GPU cluster ${NODES} nodes × ${GPUS} H100, client concurrency ${CONC}`);
+  log(
+    `# sessions-dispatch: ${N} sessions, GPU cluster ${NODES} nodes × ${GPUS} H100, client concurrency ${CONC}; ${SPLIT ? "split: API, worker and operator as separate processes" : "in-process: API, worker, operator and client in this process"}`,
+  );
   log(
     `machine: ${cpus().length} CPUs, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, load ${loadavg()
       .map((x) => x.toFixed(1))
@@ -260,6 +322,53 @@ async function main(): Promise<void> {
   const mgmt = bed.fleet.cluster("mgmt");
   const gk = adminKube(gpuA);
   const mk = adminKube(mgmt);
+  let split: Split | undefined;
+  if (SPLIT) {
+    try {
+      split = await startSplit(bed, {
+        gpuCluster: "gpu-a",
+        onSignal: async () => {
+          gk.close();
+          mk.close();
+          await bed.stop();
+        },
+      });
+      await split.reissueTokens([bed.superAdmin, bed.orgAdmin, bed.alice, bed.bob]);
+    } catch (err) {
+      gk.close();
+      mk.close();
+      await bed.stop();
+      throw err;
+    }
+    log(
+      `split: api pid ${split.api.pid} (${split.apiUrl}), worker pid ${split.worker?.pid}, operator pid ${split.operator.pid}`,
+    );
+  }
+  const call: Call = split ? callAt(split.apiUrl) : bed.call;
+  const apiUrl = split ? split.apiUrl : bed.t.api.url;
+  const waitFor = async (user: any, id: string, pred: (s: any) => boolean, what: string, timeoutMs = 30_000) => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const r = await call(user, "GET", `/api/v1/sessions/${id}`);
+      if (r.status === 200 && pred(r.body)) return r.body;
+      if (Date.now() > deadline)
+        throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(r.body).slice(0, 1500)}`);
+      await new Promise((res) => setTimeout(res, 100));
+    }
+  };
+  /** CPU by process: this one, the split children, each cluster's apiserver, the rest by command name. */
+  const apiserverPort = new Map(
+    bed.fleet.clusters.map((c) => [new URL(c.server).port, `kube-apiserver ${c.name}`] as const),
+  );
+  const cpu = () =>
+    cpuSnapshot((pid, comm, cmd) => {
+      if (pid === process.pid) return split ? "bench client" : "bench (API, worker, operator, client)";
+      const child = split?.children().find((c) => c.pid === pid);
+      if (child) return child.name.startsWith("worker") ? "worker" : child.name;
+      if (comm === "kube-apiserver") return apiserverPort.get(/--secure-port[= ](\d+)/.exec(cmd)?.[1] ?? "") ?? comm;
+      if (comm.startsWith("postgres")) return "postgres";
+      return undefined;
+    });
   /**
    * When each session reached each stage on its way (placed: the worker wrote its cluster; mirror: the
    * worker wrote it to the GPU cluster; pod: the operator created it), to tell which part is slow.
@@ -304,7 +413,7 @@ async function main(): Promise<void> {
     await nodesReady.stop();
     // The worker must see the whole inventory: wait for the API's availability to show it.
     for (;;) {
-      const a = await bed.call(bed.superAdmin, "GET", "/api/v1/sessions/gpu-availability");
+      const a = await call(bed.superAdmin, "GET", "/api/v1/sessions/gpu-availability");
       if (a.body.models?.find((m: any) => m.gpu_model === H100)?.free >= NODES * GPUS) break;
       await new Promise((r) => setTimeout(r, 500));
     }
@@ -320,6 +429,7 @@ async function main(): Promise<void> {
     // user's creates, not everyone's.
     const members = await Promise.all(Array.from({ length: CONC }, () => bed.t.aUser()));
     for (const m of members) await bed.t.member(m, bed.org.id, null, "member");
+    await split?.reissueTokens(members);
     log(`bed ready in ${s2(performance.now() - t0)}`);
 
     // 1. Raw pods on the GPU cluster.
@@ -356,13 +466,18 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 250));
     }
     for (;;) {
-      const a = await bed.call(bed.superAdmin, "GET", "/api/v1/sessions/gpu-availability");
+      const a = await call(bed.superAdmin, "GET", "/api/v1/sessions/gpu-availability");
       if (a.body.models?.find((m: any) => m.gpu_model === H100)?.free >= NODES * GPUS) break;
       await new Promise((r) => setTimeout(r, 250));
     }
 
     // 2. Dispatch through the API.
     let worker = bed.worker;
+    const idle = async () => {
+      if (split) await quiet(mk);
+      else await worker.controller()?.idle();
+    };
+    const pgBefore = await pgStat(bed.t.database.db);
     const before = await writes(mk);
     const gBefore = await writes(gk);
     const qBefore = snapshot();
@@ -379,12 +494,13 @@ async function main(): Promise<void> {
     const dispatchProfile = await startProfile(values["profile-dispatch"]);
     const created: string[] = [];
     const statuses = new Map<number, number>();
+    const cpu0 = cpu();
     const d0 = performance.now();
     const creating = pool(
       Array.from({ length: N }, (_, i) => i),
       CONC,
       async (i) => {
-        const r = await bed.call(members[i % members.length] as never, "POST", "/api/v1/sessions", {
+        const r = await call(members[i % members.length] as never, "POST", "/api/v1/sessions", {
           offering: "h100",
           preset: "gpu-small",
           image: "jupyterlab",
@@ -399,10 +515,11 @@ async function main(): Promise<void> {
     await podsRunning;
     const podsMs = performance.now() - d0;
     await sesWatch.until(N, 600_000);
+    const sessionsMs = performance.now() - d0;
+    const cpu1 = cpu();
     await dispatchProfile?.();
     await podWatch.stop();
     await sesWatch.stop();
-    const sessionsMs = performance.now() - d0;
     const stages1Line = stages1.summary(d0, new Set(created.map((x) => x.replace("_", "-"))));
     await stages1.stop();
     const dispatchWrites = diff(before, await writes(mk));
@@ -424,14 +541,19 @@ async function main(): Promise<void> {
     log(
       `GPU-cluster writes during dispatch: ${(total(dispatchGpuWrites) / N).toFixed(1)} per session: ${show(dispatchGpuWrites)}`,
     );
-    log(
-      `Postgres statements during dispatch: ${(total(dispatchStatements) / N).toFixed(1)} per session; most: ${top(dispatchStatements, N)}`,
-    );
-    log(`  waited on longest: ${slowest(dispatchWaited, dispatchStatements)}`);
+    if (split) log("Postgres statements during dispatch: n/a (split: counted in-process only)");
+    else {
+      log(
+        `Postgres statements during dispatch: ${(total(dispatchStatements) / N).toFixed(1)} per session; most: ${top(dispatchStatements, N)}`,
+      );
+      log(`  waited on longest: ${slowest(dispatchWaited, dispatchStatements)}`);
+    }
+    log(`Postgres during dispatch, per session: ${showPg(pgBefore, await pgStat(bed.t.database.db), N)}`);
+    log(`CPU during dispatch (${s2(sessionsMs)} wall): ${showCpu(cpu0, cpu1, sessionsMs)}`);
 
     // 3. Steady state: once the worker has nothing left to do (Kubernetes Events are recorded
     // asynchronously and may trail the phases by a few seconds under load).
-    await worker.controller()?.idle();
+    await idle();
     const s0 = await writes(mk);
     await new Promise((r) => setTimeout(r, STEADY_S * 1000));
     const steady = diff(s0, await writes(mk));
@@ -441,13 +563,14 @@ async function main(): Promise<void> {
 
     // Clean up for the next figures: terminate all (bulk, 100 per call), until the worker is done.
     for (let i = 0; i < created.length; i += 100)
-      await bed.call(bed.superAdmin, "POST", "/api/v1/sessions/bulk-terminate", { ids: created.slice(i, i + 100) });
+      await call(bed.superAdmin, "POST", "/api/v1/sessions/bulk-terminate", { ids: created.slice(i, i + 100) });
     await terminated(gk, mk, created);
-    await worker.controller()?.idle();
+    await idle();
 
     // 2b. Create and dispatch apart: the creates with the worker stopped, then the worker on the backlog.
     if (APART) {
-      await worker.stop();
+      if (split) await split.stopWorker();
+      else await worker.stop();
       const qc0 = snapshot();
       const wc0 = waitedSnapshot();
       const mc0 = await writes(mk);
@@ -457,7 +580,7 @@ async function main(): Promise<void> {
         Array.from({ length: N }, (_, i) => i),
         CONC,
         async (i) => {
-          const r = await bed.call(members[i % members.length] as never, "POST", "/api/v1/sessions", {
+          const r = await call(members[i % members.length] as never, "POST", "/api/v1/sessions", {
             offering: "h100",
             preset: "gpu-small",
             image: "jupyterlab",
@@ -470,9 +593,9 @@ async function main(): Promise<void> {
       const createWaited = diff(wc0, waitedSnapshot());
       const createWrites = diff(mc0, await writes(mk));
       log(
-        `create alone (worker stopped): ${backlog.length} of ${N} accepted in ${s2(createMs)} → ${(backlog.length / (createMs / 1000)).toFixed(0)} creates/s; per create: ${(total(createWrites) / N).toFixed(1)} management writes, ${(total(createStatements) / N).toFixed(1)} Postgres statements; most: ${top(createStatements, N)}`,
+        `create alone (worker stopped): ${backlog.length} of ${N} accepted in ${s2(createMs)} → ${(backlog.length / (createMs / 1000)).toFixed(0)} creates/s; per create: ${(total(createWrites) / N).toFixed(1)} management writes, ${split ? "n/a (split)" : (total(createStatements) / N).toFixed(1)} Postgres statements${split ? "" : `; most: ${top(createStatements, N)}`}`,
       );
-      log(`  waited on longest: ${slowest(createWaited, createStatements)}`);
+      if (!split) log(`  waited on longest: ${slowest(createWaited, createStatements)}`);
       const names = new Set(backlog.map((x) => x.replace("_", "-")));
       const mine = (name: string) => names.has(name);
       const pods2 = follow(
@@ -483,26 +606,38 @@ async function main(): Promise<void> {
       const ses2 = follow(mgmt.kubeconfig, "/apis/berth.dev/v1alpha1/sessions", (x) => x.status?.phase === "Running");
       const stages2 = stages();
       await new Promise((r) => setTimeout(r, 500)); // synced
+      const pd0 = await pgStat(bed.t.database.db);
       const qd0 = snapshot();
       const wd0 = waitedSnapshot();
       const md0 = await writes(mk);
       const gd0 = await writes(gk);
       // This process's CPU during the dispatch alone (API, worker, operator and this client share it).
       const apartProfile = await startProfile(values["profile-apart"]);
-      const w0 = performance.now();
-      worker = await bed.startWorker("worker-bench");
-      await worker.leading(60_000);
+      let cpu2 = cpu();
+      let w0 = performance.now();
+      if (split) {
+        // From the moment the process has loaded its modules and campaigns, as an in-process start.
+        const w = await split.startWorker("worker-bench");
+        log(`  (the worker process loaded in ${s2(performance.now() - w0)}; timings below from then)`);
+        cpu2 = cpu();
+        w0 = performance.now();
+        await w.line("session controller started", 120_000);
+      } else {
+        worker = await bed.startWorker("worker-bench");
+        await worker.leading(60_000);
+      }
       const leadMs = performance.now() - w0;
       await pods2.until(backlog.length, 600_000, mine);
       const podsMs2 = performance.now() - w0;
       await ses2.until(backlog.length, 600_000, mine);
       const sessionsMs2 = performance.now() - w0;
+      const cpu3 = cpu();
       await pods2.stop();
       await ses2.stop();
       const stages2Line = stages2.summary(w0, names);
       await apartProfile?.();
       await stages2.stop();
-      await worker.controller()?.idle();
+      await idle();
       const dStatements = diff(qd0, snapshot());
       const dWaited = diff(wd0, waitedSnapshot());
       const dWrites = diff(md0, await writes(mk));
@@ -513,13 +648,15 @@ async function main(): Promise<void> {
       );
       log(`  stages, from the worker's start: ${stages2Line}`);
       log(
-        `  per dispatched session: ${(total(dWrites) / n).toFixed(1)} management writes (${show(dWrites)}); ${(total(dGpu) / n).toFixed(1)} GPU-cluster writes (${show(dGpu)}); ${(total(dStatements) / n).toFixed(1)} Postgres statements; most: ${top(dStatements, n, 12)}`,
+        `  per dispatched session: ${(total(dWrites) / n).toFixed(1)} management writes (${show(dWrites)}); ${(total(dGpu) / n).toFixed(1)} GPU-cluster writes (${show(dGpu)}); ${split ? "n/a (split)" : (total(dStatements) / n).toFixed(1)} Postgres statements${split ? "" : `; most: ${top(dStatements, n, 12)}`}`,
       );
-      log(`  waited on longest: ${slowest(dWaited, dStatements)}`);
+      if (!split) log(`  waited on longest: ${slowest(dWaited, dStatements)}`);
+      log(`  Postgres per dispatched session: ${showPg(pd0, await pgStat(bed.t.database.db), n)}`);
+      log(`  CPU during dispatch alone (${s2(sessionsMs2)} wall): ${showCpu(cpu2, cpu3, sessionsMs2)}`);
       for (let i = 0; i < backlog.length; i += 100)
-        await bed.call(bed.superAdmin, "POST", "/api/v1/sessions/bulk-terminate", { ids: backlog.slice(i, i + 100) });
+        await call(bed.superAdmin, "POST", "/api/v1/sessions/bulk-terminate", { ids: backlog.slice(i, i + 100) });
       await terminated(gk, mk, backlog);
-      await worker.controller()?.idle();
+      await idle();
     }
 
     // 4. Writes per lifecycle.
@@ -530,19 +667,19 @@ async function main(): Promise<void> {
       16,
       async () => {
         const id = (
-          await bed.call(bed.bob, "POST", "/api/v1/sessions", {
+          await call(bed.bob, "POST", "/api/v1/sessions", {
             offering: "h100",
             preset: "gpu-small",
             image: "jupyterlab",
           })
         ).body.id as string;
-        await bed.waitFor(bed.bob, id, (s) => s.phase === "Running", "Running", 120_000);
-        await bed.call(bed.bob, "POST", `/api/v1/sessions/${id}/pause`);
-        await bed.waitFor(bed.bob, id, (s) => s.phase === "Paused", "Paused", 120_000);
-        await bed.call(bed.bob, "POST", `/api/v1/sessions/${id}/resume`);
-        await bed.waitFor(bed.bob, id, (s) => s.phase === "Running", "Running again", 120_000);
-        await bed.call(bed.bob, "POST", `/api/v1/sessions/${id}/terminate`);
-        await bed.waitFor(bed.bob, id, (s) => s.phase === "Terminated", "Terminated", 120_000);
+        await waitFor(bed.bob, id, (s) => s.phase === "Running", "Running", 120_000);
+        await call(bed.bob, "POST", `/api/v1/sessions/${id}/pause`);
+        await waitFor(bed.bob, id, (s) => s.phase === "Paused", "Paused", 120_000);
+        await call(bed.bob, "POST", `/api/v1/sessions/${id}/resume`);
+        await waitFor(bed.bob, id, (s) => s.phase === "Running", "Running again", 120_000);
+        await call(bed.bob, "POST", `/api/v1/sessions/${id}/terminate`);
+        await waitFor(bed.bob, id, (s) => s.phase === "Terminated", "Terminated", 120_000);
       },
     );
     const lifeMs = performance.now() - lt0;
@@ -558,14 +695,14 @@ async function main(): Promise<void> {
     const latIds: string[] = [];
     for (const rate of [2, 20]) {
       const n = rate === 2 ? Math.min(40, LATENCY_N) : LATENCY_N;
-      const stream = await openEventStream(`${bed.t.api.url}/api/v1/sessions/events`, bed.orgAdmin.token);
+      const stream = await openEventStream(`${apiUrl}/api/v1/sessions/events`, bed.orgAdmin.token);
       const lat: number[] = [];
       const p0 = performance.now();
       await Promise.all(
         Array.from({ length: n }, async (_, i) => {
           await new Promise((r) => setTimeout(r, (i * 1000) / rate));
           const start = performance.now();
-          const r = await bed.call(bed.orgAdmin, "POST", "/api/v1/sessions", {
+          const r = await call(bed.orgAdmin, "POST", "/api/v1/sessions", {
             offering: "h100",
             preset: "gpu-small",
             image: "jupyterlab",
@@ -585,7 +722,7 @@ async function main(): Promise<void> {
       );
     }
     for (let i = 0; i < latIds.length; i += 100)
-      await bed.call(bed.orgAdmin, "POST", "/api/v1/sessions/bulk-terminate", { ids: latIds.slice(i, i + 100) });
+      await call(bed.orgAdmin, "POST", "/api/v1/sessions/bulk-terminate", { ids: latIds.slice(i, i + 100) });
 
     // 6. A burst of 500 in 10 s, across several users, each with an Idempotency-Key.
     const users = members;
@@ -596,7 +733,7 @@ async function main(): Promise<void> {
       Array.from({ length: BURST }, async (_, i) => {
         await new Promise((r) => setTimeout(r, (i * 10_000) / BURST));
         const u = users[i % users.length];
-        const r = await bed.call(
+        const r = await call(
           u as never,
           "POST",
           "/api/v1/sessions",
@@ -634,9 +771,15 @@ async function main(): Promise<void> {
     log(
       `client limits: API→management and worker→clusters: no client-side QPS limiter, 64 keep-alive connections per apiserver; operator: no limiter; kube-scheduler --kube-api-qps=500 --kube-api-burst=1000; this client ${CONC} concurrent HTTP requests`,
     );
-    const c = worker.controller();
+    const c = split ? undefined : worker.controller();
     if (c) log(`worker counters: ${JSON.stringify(c.counts)}`);
+    log(
+      `load at the end: ${loadavg()
+        .map((x) => x.toFixed(1))
+        .join(" ")}`,
+    );
   } finally {
+    await split?.stop();
     gk.close();
     mk.close();
     await bed.stop();

@@ -1,0 +1,79 @@
+// CPU time of this process and every process below it (the fleet's apiservers, etcd, kwok, scheduler,
+// Postgres and its backends, the split mode's children), read from /proc/<pid>/stat, so a figure can say
+// which process a phase spent its CPU in. Linux only; elsewhere the snapshot is empty.
+import { readdirSync, readFileSync } from "node:fs";
+
+/** USER_HZ: the unit of utime/stime in /proc/<pid>/stat (100 on every Linux this runs on). */
+const TICKS_PER_S = 100;
+
+interface Proc {
+  pid: number;
+  ppid: number;
+  comm: string;
+  /** utime + stime, in seconds. */
+  cpuS: number;
+}
+
+function readProc(pid: number): Proc | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // comm is in parentheses and may hold spaces: the fields after it start at the last ")".
+    const close = stat.lastIndexOf(")");
+    const comm = stat.slice(stat.indexOf("(") + 1, close);
+    const f = stat.slice(close + 2).split(" ");
+    return { pid, ppid: Number(f[1]), comm, cpuS: (Number(f[11]) + Number(f[12])) / TICKS_PER_S };
+  } catch {
+    return undefined; // gone, or not Linux
+  }
+}
+
+function cmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
+  } catch {
+    return "";
+  }
+}
+
+/** CPU seconds by label, for this process and its descendants. */
+export type CpuSnapshot = Map<string, number>;
+
+/**
+ * `label(pid, comm, cmdline)` names a process (undefined: by its command name); processes with the same
+ * label add up (Postgres' backends, for one).
+ */
+export function cpuSnapshot(label: (pid: number, comm: string, cmdline: string) => string | undefined): CpuSnapshot {
+  const all = new Map<number, Proc>();
+  let pids: string[] = [];
+  try {
+    pids = readdirSync("/proc").filter((d) => /^\d+$/.test(d));
+  } catch {
+    return new Map();
+  }
+  for (const d of pids) {
+    const p = readProc(Number(d));
+    if (p) all.set(p.pid, p);
+  }
+  const mine = (p: Proc): boolean => {
+    for (let q: Proc | undefined = p, hops = 0; q && hops < 64; q = all.get(q.ppid), hops++)
+      if (q.pid === process.pid) return true;
+    return false;
+  };
+  const out: CpuSnapshot = new Map();
+  for (const p of all.values()) {
+    if (!mine(p)) continue;
+    const name = label(p.pid, p.comm, cmdline(p.pid)) ?? p.comm;
+    out.set(name, (out.get(name) ?? 0) + p.cpuS);
+  }
+  return out;
+}
+
+/** "api 12.3 s (41 %), …": CPU seconds each label used between two snapshots, and its share of one core. */
+export function showCpu(before: CpuSnapshot, after: CpuSnapshot, wallMs: number, min = 0.2): string {
+  return [...after.entries()]
+    .map(([k, v]) => [k, v - (before.get(k) ?? 0)] as const)
+    .filter(([, v]) => v >= min)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, v]) => `${k} ${v.toFixed(1)} s (${((v * 100_000) / wallMs).toFixed(0)} % of a core)`)
+    .join(", ");
+}
