@@ -55,8 +55,9 @@ export interface MirrorControllerOptions {
   /** A closed usage interval is sent this long after its end. */
   usageGraceMs: number;
   /**
-   * How long a create this controller made (pod, Service) is trusted while its watch has not shown the
-   * object: a reconcile in that window does not create it again (mirror/unseen.ts).
+   * How long, at most, a create this controller made (pod, Service) is trusted while its watch has not
+   * shown the object (nor gone past it): a reconcile in that window does not create it again
+   * (mirror/unseen.ts). Long, since a loaded operator's watch can run seconds behind.
    */
   unseenCreateMs: number;
 }
@@ -70,7 +71,7 @@ export const DEFAULT_MIRROR_OPTIONS: MirrorControllerOptions = {
   writeStatus: false,
   usageIntervalMs: 60_000,
   usageGraceMs: 2_000,
-  unseenCreateMs: 5_000,
+  unseenCreateMs: 30_000,
 };
 
 export interface MirrorControllerDeps {
@@ -173,7 +174,8 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
     path: `/api/v1/namespaces/${ns}/pods`,
     labelSelector: selector,
     onEvent: (e) => {
-      unseenPods.seen(e.key, e.object.metadata.uid);
+      // Versions count as the watch's progress only from the watch: a list hands items out by name.
+      unseenPods.seen(e.key, e.object.metadata.uid, pods.watching ? e.object.metadata.resourceVersion : undefined);
       enqueue(e.key);
       const run = meter && podRun(e.object as MeteredPodView, LABELS.sessionId);
       if (run) meter?.observe(run, e.type === "delete");
@@ -185,7 +187,11 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
     path: `/api/v1/namespaces/${ns}/services`,
     labelSelector: selector,
     onEvent: (e) => {
-      unseenServices.seen(e.key, e.object.metadata.uid);
+      unseenServices.seen(
+        e.key,
+        e.object.metadata.uid,
+        services.watching ? e.object.metadata.resourceVersion : undefined,
+      );
       enqueue(e.key);
     },
     onError: onError("services"),
@@ -283,7 +289,8 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
       const res = await deps.kube.request("POST", `/api/v1/namespaces/${ns}/pods`, { body: a.manifest });
       if (res.status === 201 || res.status === 409) {
         // Either way a pod of that name is there, which the pods watch has not shown yet.
-        unseenPods.created(key, res.status === 201 ? uidOf(res.body) : undefined);
+        if (res.status === 201) unseenPods.created(key, ...createdOf(res.body));
+        else unseenPods.created(key);
         if (res.status === 201) counts.podCreates++;
         else counts.conflictingCreates++;
       } else
@@ -305,7 +312,8 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
       const key = `${ns}/${a.manifest.metadata.name}`;
       const res = await deps.kube.request("POST", `/api/v1/namespaces/${ns}/services`, { body: a.manifest });
       if (res.status === 201 || res.status === 409) {
-        unseenServices.created(key, res.status === 201 ? uidOf(res.body) : undefined);
+        if (res.status === 201) unseenServices.created(key, ...createdOf(res.body));
+        else unseenServices.created(key);
         if (res.status === 201) counts.serviceCreates++;
         else counts.conflictingCreates++;
       } else
@@ -532,7 +540,11 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
   };
 }
 
-function uidOf(body: unknown): string | undefined {
-  const uid = (body as { metadata?: { uid?: unknown } } | undefined)?.metadata?.uid;
-  return typeof uid === "string" ? uid : undefined;
+/** The uid and resourceVersion a create answered with. */
+function createdOf(body: unknown): [uid?: string, resourceVersion?: string] {
+  const m = (body as { metadata?: { uid?: unknown; resourceVersion?: unknown } } | undefined)?.metadata;
+  return [
+    typeof m?.uid === "string" ? m.uid : undefined,
+    typeof m?.resourceVersion === "string" ? m.resourceVersion : undefined,
+  ];
 }

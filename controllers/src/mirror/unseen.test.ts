@@ -48,6 +48,30 @@ describe("creates not yet seen by the informer", () => {
     expect(unseen.pending("ns/ses-a")).toBeUndefined();
   });
 
+  it("goes when the watch has shown a later change without showing it (deleted before the informer looked)", () => {
+    const { unseen } = records();
+    unseen.created("ns/ses-a", "uid-1", "500");
+    unseen.seen("ns/ses-b", "uid-2", "499");
+    expect(unseen.pending("ns/ses-a")).toBe(5_000);
+    unseen.seen("ns/ses-b", "uid-2", "501");
+    expect(unseen.pending("ns/ses-a")).toBeUndefined();
+  });
+
+  it("waits for a lagging watch as long as its lifetime, however long the lag", () => {
+    const { unseen, clock } = records(30_000);
+    unseen.created("ns/ses-a", "uid-1", "500");
+    clock.t += 20_000;
+    unseen.seen("ns/ses-b", "uid-2", "420");
+    expect(unseen.pending("ns/ses-a")).toBe(10_000);
+  });
+
+  it("takes only integer resourceVersions as the watch's progress", () => {
+    const { unseen } = records();
+    unseen.created("ns/ses-a", "uid-1", "abc");
+    unseen.seen("ns/ses-b", "uid-2", "99999999");
+    expect(unseen.pending("ns/ses-a")).toBe(5_000);
+  });
+
   it("forgets records never asked about again", () => {
     const { unseen, clock } = records();
     unseen.created("ns/ses-a", "uid-1");
