@@ -2,12 +2,14 @@ import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import {
   type CookieClaims,
+  CookieHeaders,
   checkCookies,
   clearCookieHeader,
   cookieValues,
   openCookie,
   setCookieHeader,
   signCookie,
+  verdictOn,
   withoutCookie,
 } from "./cookie.ts";
 
@@ -92,5 +94,48 @@ describe("verified cookie cache", () => {
     expect(checkCookies([v], [key], { ...want, cr: "s-b" }, cache)).toEqual({ ok: false, why: "elsewhere" });
     expect(checkCookies([v], [key], { ...want, nowSeconds: 1600 }, cache)).toEqual({ ok: false, why: "expired" });
     expect(checkCookies([`${v}x`], [key], want, cache)).toEqual({ ok: false, why: "bad" });
+  });
+});
+
+describe("read Cookie headers", () => {
+  it("remember a header's signature verdict, never a binding or an expiry", () => {
+    const headers = new CookieHeaders([key]);
+    const header = `_xsrf=abc; berth_cnx=${signCookie(claims(), key)}`;
+    const read = headers.read(header);
+    expect(headers.read(header)).toBe(read);
+    expect(verdictOn(read, want)).toMatchObject({ ok: true, renew: false });
+    expect(verdictOn(headers.read(header), { ...want, cr: "s-b" })).toEqual({ ok: false, why: "elsewhere" });
+    expect(verdictOn(headers.read(header), { ...want, clusterId: "clu_b" })).toEqual({ ok: false, why: "elsewhere" });
+    expect(verdictOn(headers.read(header), { ...want, nowSeconds: 1301 })).toMatchObject({ ok: true, renew: true });
+    expect(verdictOn(headers.read(header), { ...want, nowSeconds: 1600 })).toEqual({ ok: false, why: "expired" });
+  });
+
+  it("judge as checkCookies does: absent, bad, or any valid one among several", () => {
+    const headers = new CookieHeaders([key]);
+    expect(verdictOn(headers.read(undefined), want)).toEqual({ ok: false, why: "absent" });
+    expect(verdictOn(headers.read("theme=dark"), want)).toEqual({ ok: false, why: "absent" });
+    expect(verdictOn(headers.read("berth_cnx=junk"), want)).toEqual({ ok: false, why: "bad" });
+    const forged = signCookie(claims(), randomBytes(32));
+    expect(verdictOn(headers.read(`berth_cnx=${forged}`), want)).toEqual({ ok: false, why: "bad" });
+    const good = signCookie(claims({ s: "ses_good" }), key);
+    const several = `berth_cnx=junk; berth_cnx=${signCookie(claims({ c: "s-b" }), key)}; berth_cnx=${good}`;
+    expect(verdictOn(headers.read(several), want)).toMatchObject({ ok: true, claims: { s: "ses_good" } });
+  });
+
+  it("give the header to forward without the gateway's cookie", () => {
+    const headers = new CookieHeaders([key]);
+    const v = signCookie(claims(), key);
+    expect(headers.read(`a=1; berth_cnx=${v}; _xsrf=abc`).forwarded).toBe("a=1; _xsrf=abc");
+    expect(headers.read(`berth_cnx=${v}`).forwarded).toBeUndefined();
+  });
+
+  it("stay bounded", () => {
+    const headers = new CookieHeaders([key], 2);
+    const v = signCookie(claims(), key);
+    const first = headers.read(`a=1; berth_cnx=${v}`);
+    headers.read(`a=2; berth_cnx=${v}`);
+    headers.read(`a=3; berth_cnx=${v}`);
+    expect(headers.read(`a=1; berth_cnx=${v}`)).not.toBe(first);
+    expect(verdictOn(headers.read(`a=1; berth_cnx=${v}`), want)).toMatchObject({ ok: true });
   });
 });

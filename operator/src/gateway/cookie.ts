@@ -98,11 +98,19 @@ export function checkCookies(
   want: CookieCheck,
   cache?: VerifiedCookies,
 ): CookieVerdict {
-  if (values.length === 0) return { ok: false, why: "absent" };
-  let why: "bad" | "expired" | "elsewhere" = "bad";
+  const claims: CookieClaims[] = [];
   for (const v of values) {
     const c = openCookie(v, keys, cache);
-    if (!c) continue;
+    if (c) claims.push(c);
+  }
+  return judge(claims, values.length > 0, want);
+}
+
+/** Binding and expiry of signature-checked claims: on every request, never cached. */
+function judge(claims: readonly CookieClaims[], present: boolean, want: CookieCheck): CookieVerdict {
+  if (!present) return { ok: false, why: "absent" };
+  let why: "bad" | "expired" | "elsewhere" = "bad";
+  for (const c of claims) {
     if (c.c !== want.cr || c.k !== want.clusterId) {
       why = "elsewhere";
       continue;
@@ -115,6 +123,59 @@ export function checkCookies(
     return { ok: true, claims: c, renew: c.e - want.nowSeconds < life / 2 };
   }
   return { ok: false, why };
+}
+
+/** A request's Cookie header as the gateway reads it. */
+export interface ReadCookies {
+  /** The `berth_cnx` values whose signature checked out, in header order. */
+  claims: CookieClaims[];
+  /** Whether the header held any `berth_cnx` value, valid or not. */
+  present: boolean;
+  /** The header without `berth_cnx`, as the session's application gets it; undefined when nothing is left. */
+  forwarded: string | undefined;
+}
+
+const NO_COOKIES: ReadCookies = { claims: [], present: false, forwarded: undefined };
+
+/**
+ * Cookie headers already read: a browser sends the same header on every request, so a busy tab costs one
+ * Map lookup for it, instead of splitting it twice (our cookie out, the rest forwarded) and looking its
+ * value up. Holds only headers with a validly signed `berth_cnx` (junk is not worth a slot), and only the
+ * signature's verdict: binding and expiry are judged on every request (`verdictOn`). Bounded.
+ */
+export class CookieHeaders {
+  readonly #map = new Map<string, ReadCookies>();
+  readonly #verified = new VerifiedCookies();
+  readonly #keys: Buffer[];
+  readonly max: number;
+  constructor(keys: Buffer[], max = 10_000) {
+    this.#keys = keys;
+    this.max = max;
+  }
+  read(header: string | undefined): ReadCookies {
+    if (!header) return NO_COOKIES;
+    const hit = this.#map.get(header);
+    if (hit) return hit;
+    const values = cookieValues(header, COOKIE_NAME);
+    if (values.length === 0) return { claims: [], present: false, forwarded: withoutCookie(header, COOKIE_NAME) };
+    const claims: CookieClaims[] = [];
+    for (const v of values) {
+      const c = openCookie(v, this.#keys, this.#verified);
+      if (c) claims.push(c);
+    }
+    const read = { claims, present: true, forwarded: withoutCookie(header, COOKIE_NAME) };
+    // Long headers are read every time: a slot is not worth their memory.
+    if (claims.length > 0 && header.length <= 4096) {
+      if (this.#map.size >= this.max) this.#map.clear();
+      this.#map.set(header, read);
+    }
+    return read;
+  }
+}
+
+/** The verdict on a read Cookie header for /proxy/{cr}/ (as `checkCookies`). */
+export function verdictOn(read: ReadCookies, want: CookieCheck): CookieVerdict {
+  return judge(read.claims, read.present, want);
 }
 
 /** Every value of `name` in a Cookie header (RFC 6265 §5.4 order; duplicates kept). */

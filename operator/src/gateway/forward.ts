@@ -48,14 +48,13 @@ export function httpForwarder(o: ForwarderOptions): Forwarder {
     headersTimeout: 0,
     bodyTimeout: 0,
   });
-  const origins = new Map<string, string>();
+  // Resolvers hand out the same Upstream object per session (upstream.ts): its origin string is made once.
+  const origins = new WeakMap<Upstream, string>();
   const originOf = (u: Upstream): string => {
-    const key = `${u.host}:${u.port}`;
-    let origin = origins.get(key);
+    let origin = origins.get(u);
     if (origin === undefined) {
       origin = `http://${u.host.includes(":") ? `[${u.host}]` : u.host}:${u.port}`;
-      if (origins.size > 10_000) origins.clear();
-      origins.set(key, origin);
+      origins.set(u, origin);
     }
     return origin;
   };
@@ -85,7 +84,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
     this.#res = res;
     this.#f = f;
     // The browser went away: stop asking the upstream (its connection is not reused half-read).
-    res.once("close", () => {
+    res.on("close", () => {
       if (res.writableFinished) return;
       this.#gone = true;
       this.#controller?.abort(new Error("client closed the connection"));

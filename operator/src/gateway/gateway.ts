@@ -23,14 +23,13 @@ import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
 import {
-  COOKIE_NAME,
   type CookieClaims,
-  checkCookies,
+  CookieHeaders,
   clearCookieHeader,
-  cookieValues,
+  type ReadCookies,
   setCookieHeader,
   signCookie,
-  VerifiedCookies,
+  verdictOn,
 } from "./cookie.ts";
 import { httpForwarder } from "./forward.ts";
 import { carriesBody, cookieHeader, forwardedRequestHeaders, pinCookie, responseHeaders } from "./headers.ts";
@@ -83,13 +82,13 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   const connectTimeoutMs = o.upstreamConnectTimeoutMs ?? 5000;
   const log = o.log;
   // Keep-alive, pooled connections to upstreams (forward.ts): per request the proxy costs a Map lookup
-  // for the cookie (cookie.ts' VerifiedCookies), header hygiene and two socket writes.
+  // for the Cookie header (cookie.ts' CookieHeaders), header hygiene and two socket writes.
   const forwarder = httpForwarder({ connectTimeoutMs });
   const renewals = new Map<string, Promise<VerifyOutcome>>();
   const sockets = new Set<Duplex>();
 
   const nowS = (): number => Math.floor(clock.now() / 1000);
-  const verified = new VerifiedCookies();
+  const cookieHeaders = new CookieHeaders(keys);
 
   function cookieFor(g: Grant): string {
     const i = nowS();
@@ -155,12 +154,13 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     res: ServerResponse,
     cr: string,
     claims: CookieClaims,
+    cookies: ReadCookies,
     extraCookie?: string,
   ): void | Promise<void> {
     const up = o.upstreams.resolve(cr);
     // Synchronous resolvers (a table, Service DNS names) keep the common path free of promises.
-    if (up instanceof Promise) return up.then((u) => proxyTo(req, res, u, cr, claims, extraCookie));
-    return proxyTo(req, res, up, cr, claims, extraCookie);
+    if (up instanceof Promise) return up.then((u) => proxyTo(req, res, u, cr, claims, cookies, extraCookie));
+    return proxyTo(req, res, up, cr, claims, cookies, extraCookie);
   }
 
   function proxyTo(
@@ -169,6 +169,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     up: Upstream | undefined,
     cr: string,
     claims: CookieClaims,
+    cookies: ReadCookies,
     extraCookie?: string,
   ): void | Promise<void> {
     if (!up) return explain(claims).then((p) => send(res, p));
@@ -176,7 +177,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     forwarder.forward(req, res, {
       upstream: up,
       cr,
-      headers: forwardedRequestHeaders(raw, { remote: req.socket.remoteAddress ?? "", secure, cr }),
+      headers: forwardedRequestHeaders(raw, { remote: req.socket.remoteAddress ?? "", secure, cr, cookies }),
       body: carriesBody(raw),
       extraCookie,
       failed(e) {
@@ -216,12 +217,13 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     res: ServerResponse,
     cr: string,
     claims: CookieClaims,
+    cookies: ReadCookies,
   ): Promise<void> {
     const out = await renew(claims);
     if (out.kind === "refused")
       return send(res, pageOfRefusal(out.refusal), { "set-cookie": clearCookieHeader({ cr, secure }) });
     // Unavailable: the cookie is still valid; serve, and try again on the next request.
-    return proxy(req, res, cr, claims, out.kind === "grant" ? cookieFor(out.grant) : undefined);
+    return proxy(req, res, cr, claims, cookies, out.kind === "grant" ? cookieFor(out.grant) : undefined);
   }
 
   /** A promise only when it has to wait (redemption, renewal, an asynchronous resolver, a page to explain). */
@@ -245,16 +247,12 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     if (token === "ambiguous") return send(res, pages.badRequest("The link carries more than one svc_cnx token."));
     if (token !== undefined) return redeem(req, res, cr, token);
 
-    const verdict = checkCookies(
-      cookieValues(cookieHeader(req.rawHeaders), COOKIE_NAME),
-      keys,
-      { cr, clusterId: o.clusterId, nowSeconds: nowS() },
-      verified,
-    );
+    const cookies = cookieHeaders.read(cookieHeader(req.rawHeaders));
+    const verdict = verdictOn(cookies, { cr, clusterId: o.clusterId, nowSeconds: nowS() });
     if (!verdict.ok)
       return send(res, { ...pages.notSignedIn(), reason: verdict.why === "expired" ? "cookie_expired" : "no_cookie" });
-    if (verdict.renew) return renewThenProxy(req, res, cr, verdict.claims);
-    return proxy(req, res, cr, verdict.claims);
+    if (verdict.renew) return renewThenProxy(req, res, cr, verdict.claims, cookies);
+    return proxy(req, res, cr, verdict.claims, cookies);
   }
 
   function refuseUpgrade(socket: Duplex, status: number, reason: string): void {
@@ -283,19 +281,20 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       }
       if (host !== req.headers.host) return refuseUpgrade(socket, 403, "cross_origin");
     }
-    const verdict = checkCookies(
-      cookieValues(req.headers.cookie, COOKIE_NAME),
-      keys,
-      { cr, clusterId: o.clusterId, nowSeconds: nowS() },
-      verified,
-    );
+    const cookies = cookieHeaders.read(cookieHeader(req.rawHeaders));
+    const verdict = verdictOn(cookies, { cr, clusterId: o.clusterId, nowSeconds: nowS() });
     if (!verdict.ok) return refuseUpgrade(socket, 401, verdict.why === "expired" ? "cookie_expired" : "no_cookie");
     const up = await o.upstreams.resolve(cr);
     if (!up) {
       const p = await explain(verdict.claims);
       return refuseUpgrade(socket, p.status, p.reason);
     }
-    const headers = forwardedRequestHeaders(req.rawHeaders, { remote: req.socket.remoteAddress ?? "", secure, cr });
+    const headers = forwardedRequestHeaders(req.rawHeaders, {
+      remote: req.socket.remoteAddress ?? "",
+      secure,
+      cr,
+      cookies,
+    });
     headers.push("Connection", "Upgrade", "Upgrade", req.headers.upgrade ?? "websocket");
     const preq = request({ host: up.host, port: up.port, method: req.method, path: url, headers, agent: false });
     connectDeadline(preq);

@@ -40,6 +40,29 @@ describe("request headers on their way to the session", () => {
     expect(out.filter(([n]) => n === "Cookie")).toEqual([["Cookie", "theme=dark"]]);
   });
 
+  it("send the Cookie headers already read as one, in place of the first", () => {
+    const raw = ["Cookie", "berth_cnx=secret; theme=dark", "Accept", "*/*", "Cookie", "berth_cnx=other; lang=en"];
+    const out = pairs(
+      forwardedRequestHeaders(raw, {
+        remote: "10.0.0.9",
+        secure: true,
+        cr: "s-a",
+        cookies: { forwarded: "theme=dark; lang=en" },
+      }),
+    );
+    expect(out.slice(0, 2)).toEqual([
+      ["Cookie", "theme=dark; lang=en"],
+      ["Accept", "*/*"],
+    ]);
+    const none = forwardedRequestHeaders(raw, {
+      remote: "10.0.0.9",
+      secure: true,
+      cr: "s-a",
+      cookies: { forwarded: undefined },
+    });
+    expect(none.filter((_, i) => i % 2 === 0).map((n) => n.toLowerCase())).not.toContain("cookie");
+  });
+
   it("say where the request came from, and let the browser set none of the X-Forwarded headers but -For", () => {
     const out = new Map(
       forwarded([

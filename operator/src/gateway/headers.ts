@@ -41,6 +41,11 @@ export interface ForwardedFor {
   /** Whether the browser reached the gateway over TLS (here or in front of it). */
   secure: boolean;
   cr: string;
+  /**
+   * The request's Cookie headers already read (cookie.ts' CookieHeaders): sent as this one header, in
+   * place of the first. Absent: each Cookie header is stripped of the gateway's cookie here.
+   */
+  cookies?: { forwarded: string | undefined };
 }
 
 /**
@@ -53,6 +58,7 @@ export function forwardedRequestHeaders(raw: readonly string[], f: ForwardedFor)
   const out: string[] = [];
   let prior: string | undefined;
   let host: string | undefined;
+  let cookieSent = false;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i] as string;
     const value = raw[i + 1] as string;
@@ -63,7 +69,8 @@ export function forwardedRequestHeaders(raw: readonly string[], f: ForwardedFor)
       continue;
     }
     if (lower === "cookie") {
-      const kept = withoutCookie(value, COOKIE_NAME);
+      const kept = f.cookies ? (cookieSent ? undefined : f.cookies.forwarded) : withoutCookie(value, COOKIE_NAME);
+      cookieSent = true;
       if (kept !== undefined) out.push(name, kept);
       continue;
     }
