@@ -35,8 +35,12 @@ function cmdline(pid: number): string {
   }
 }
 
-/** CPU seconds by label, for this process and its descendants. */
-export type CpuSnapshot = Map<string, number>;
+/**
+ * CPU seconds by process, with its label, for this process and its descendants. Kept by pid so that a
+ * difference counts only processes alive at its end: one that exited in between (a stopped worker's
+ * Postgres backends) would otherwise take its whole past off its label's total.
+ */
+export type CpuSnapshot = Map<number, { label: string; cpuS: number }>;
 
 /**
  * `label(pid, comm, cmdline)` names a process (undefined: by its command name); processes with the same
@@ -62,16 +66,16 @@ export function cpuSnapshot(label: (pid: number, comm: string, cmdline: string) 
   const out: CpuSnapshot = new Map();
   for (const p of all.values()) {
     if (!mine(p)) continue;
-    const name = label(p.pid, p.comm, cmdline(p.pid)) ?? p.comm;
-    out.set(name, (out.get(name) ?? 0) + p.cpuS);
+    out.set(p.pid, { label: label(p.pid, p.comm, cmdline(p.pid)) ?? p.comm, cpuS: p.cpuS });
   }
   return out;
 }
 
 /** "api 12.3 s (41 %), …": CPU seconds each label used between two snapshots, and its share of one core. */
 export function showCpu(before: CpuSnapshot, after: CpuSnapshot, wallMs: number, min = 0.2): string {
-  return [...after.entries()]
-    .map(([k, v]) => [k, v - (before.get(k) ?? 0)] as const)
+  const used = new Map<string, number>();
+  for (const [pid, a] of after) used.set(a.label, (used.get(a.label) ?? 0) + a.cpuS - (before.get(pid)?.cpuS ?? 0));
+  return [...used.entries()]
     .filter(([, v]) => v >= min)
     .sort((a, b) => b[1] - a[1])
     .map(([k, v]) => `${k} ${v.toFixed(1)} s (${((v * 100_000) / wallMs).toFixed(0)} % of a core)`)
