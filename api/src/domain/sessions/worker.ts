@@ -1,6 +1,6 @@
 // The worker process's wiring: the session controllers (controllers/src/worker.ts) with their Postgres
 // store and a client per registered GPU cluster from its stored credential. Used by `npm start`, the
-// end-to-end tests and the bench; run alone with `node api/src/domain/sessions/worker-main.ts`.
+// end-to-end tests and the bench; run alone with `node api/src/worker-main.ts` (npm run start:worker -w api).
 
 import { type RunningWorker, type SessionControllerOptions, startWorker } from "@berth/controllers";
 import { HttpKube, type KubeApi } from "@berth/controllers/kube";
