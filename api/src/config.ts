@@ -52,17 +52,21 @@ const list = z.string().transform((v) =>
 const CIDR = /^(\d{1,3}\.){3}\d{1,3}\/(\d|[12]\d|3[0-2])$|^[0-9a-fA-F:]+\/(\d|\d\d|1[01]\d|12[0-8])$/;
 
 /** The environment variables we read, with their defaults. Names are the contract for operators. */
+/** Shared with the worker's entry point (worker-main.ts): the same names mean the same there. */
+export const DatabaseUrl = z
+  .string()
+  .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")
+  .transform((v) => new Secret(v));
+export const LogLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info");
+
 const Env = z.object({
   BERTH_API_HOST: z.string().min(1).default("0.0.0.0"),
   BERTH_API_PORT: port.default(8080),
   /** Public base URL as clients see it (links, OpenAPI servers); defaults to http://127.0.0.1:<port>. */
   BERTH_PUBLIC_URL: z.url().optional(),
-  DATABASE_URL: z
-    .string()
-    .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")
-    .transform((v) => new Secret(v)),
+  DATABASE_URL: DatabaseUrl,
   BERTH_DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(500).default(20),
-  BERTH_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  BERTH_LOG_LEVEL: LogLevel,
   /** HS256 secret for user access tokens (auth domain). */
   BERTH_JWT_SECRET: secret(32),
   /** Lifetime of a user access token; there is no refresh, the user signs in again. */

@@ -7,7 +7,7 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import pino from "pino";
 import { z } from "zod";
-import { ConfigError, Secret } from "./config.ts";
+import { ConfigError, DatabaseUrl, LogLevel, type Secret } from "./config.ts";
 import { connect } from "./db/knex.ts";
 import { startSessionsWorker } from "./domain/sessions/worker.ts";
 
@@ -15,13 +15,10 @@ const ms = z.coerce.number().int().min(1).max(3_600_000);
 
 /** The environment variables the worker reads. Shared names mean the same as the API's (config.ts). */
 const Env = z.object({
-  DATABASE_URL: z
-    .string()
-    .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")
-    .transform((v) => new Secret(v)),
+  DATABASE_URL: DatabaseUrl,
   /** The controller runs up to 64 reconciles at once; more connections than that only queue in Postgres. */
   BERTH_DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(500).default(20),
-  BERTH_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  BERTH_LOG_LEVEL: LogLevel,
   /** kubeconfig of the management cluster (the worker's own credential); unset = in-cluster / KUBECONFIG. */
   BERTH_KUBECONFIG: z.string().min(1).optional(),
   /** Where cluster credentials and the worker's Lease live. */

@@ -17,6 +17,7 @@ import { freePort } from "../../api/src/db/server.ts";
 import { apiSessionsRbac, workerRbac } from "../../api/src/domain/sessions/worker.ts";
 import { mintControlPlaneCredential } from "../../e2e/src/clusters/credentials.ts";
 import type { SessionsBed } from "../../e2e/src/sessions/harness.ts";
+import { catalogRbac } from "../../e2e/src/start/services.ts";
 
 const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 const API_MAIN = here("../../api/src/main.ts");
@@ -24,20 +25,6 @@ const WORKER_MAIN = here("../../api/src/worker-main.ts");
 const OPERATOR_MAIN = here("../../operator/src/main.ts");
 
 type Rbac = ReturnType<typeof managementRbac>;
-
-/** What the API's start-up tasks write (default catalog, system wallet), as e2e/src/start/services.ts grants. */
-const catalogRbac = (): Rbac => ({
-  cluster: [
-    {
-      apiGroups: ["berth.dev"],
-      resources: ["offerings", "resourcepresets", "images", "resourcepolicies"],
-      verbs: ["get", "list", "create", "update", "patch"],
-    },
-    { apiGroups: ["berth.dev"], resources: ["wallets"], verbs: ["get", "list", "create", "patch"] },
-    { apiGroups: [""], resources: ["namespaces"], verbs: ["get"] },
-  ],
-  namespaced: [],
-});
 
 export interface Child {
   name: string;

@@ -40,7 +40,7 @@ const merge = (...rs: Rbac[]): Rbac => ({
 });
 
 /** The API also installs the default catalog (create-if-absent) and the system wallet at start. */
-const catalogRbac = (): Rbac => ({
+export const catalogRbac = (): Rbac => ({
   cluster: [
     {
       apiGroups: ["berth.dev"],
