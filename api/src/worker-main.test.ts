@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadCrds } from "@berth/crds/manifests";
-import { type Fleet, KubeHttp, startFleet } from "@berth/e2e";
+import { childLogs, type Fleet, KubeHttp, startFleet } from "@berth/e2e";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { mintControlPlaneCredential } from "../../e2e/src/clusters/credentials.ts";
 import { ConfigError } from "./config.ts";
@@ -110,19 +110,7 @@ describe("worker-main.ts as a process", () => {
       stdio: ["ignore", "pipe", "pipe"],
     });
     const exited = new Promise<number | null>((resolve) => child?.once("exit", (code) => resolve(code)));
-    const lines: Record<string, unknown>[] = [];
-    let stderr = "";
-    child.stderr?.on("data", (c: Buffer) => {
-      stderr += c.toString();
-    });
-    let buffered = "";
-    child.stdout?.on("data", (c: Buffer) => {
-      buffered += c.toString();
-      for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
-        lines.push(JSON.parse(buffered.slice(0, nl)));
-        buffered = buffered.slice(nl + 1);
-      }
-    });
+    const { lines, stderr } = childLogs(child);
     // A cold `node worker-main.ts` on a loaded 2-CPU machine can take tens of seconds to load its modules.
     await expect
       .poll(() => lines.some((l) => l.msg === "session controller started") || child?.exitCode !== null, {
@@ -130,7 +118,7 @@ describe("worker-main.ts as a process", () => {
         interval: 200,
       })
       .toBe(true);
-    expect(child.exitCode, stderr).toBeNull();
+    expect(child.exitCode, stderr()).toBeNull();
     const lease = () =>
       admin?.json<{ spec: { holderIdentity?: string } }>(
         "GET",

@@ -4,6 +4,7 @@ export { formatTimings, startFleet, table } from "./fleet.ts";
 export { GPU_RESOURCE, gpuNodeManifest } from "./gpu.ts";
 export { KubeHttp, KubeHttpError } from "./kube.ts";
 export { criLogLines } from "./kwok.ts";
+export { type ChildLogs, childLogs } from "./process.ts";
 export { isAlive, listeningPorts, listeningPortsOf, processesMentioning, rssBytes } from "./procfs.ts";
 export { eventually, kubeConfigFrom, statusFrom, statusOf } from "./testing.ts";
 export type * from "./types.ts";

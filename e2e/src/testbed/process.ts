@@ -200,3 +200,26 @@ function writeReaperFile(): void {
     // tmp gone: the other layers still apply
   }
 }
+
+/** What a child spawned with piped stdio logs: its pino lines (stdout, parsed) and its stderr as text. */
+export interface ChildLogs {
+  lines: Record<string, unknown>[];
+  stderr(): string;
+}
+
+export function childLogs(child: ChildProcess): ChildLogs {
+  const lines: Record<string, unknown>[] = [];
+  let stderr = "";
+  child.stderr?.on("data", (c: Buffer) => {
+    stderr += c.toString();
+  });
+  let buffered = "";
+  child.stdout?.on("data", (c: Buffer) => {
+    buffered += c.toString();
+    for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
+      lines.push(JSON.parse(buffered.slice(0, nl)));
+      buffered = buffered.slice(nl + 1);
+    }
+  });
+  return { lines, stderr: () => stderr };
+}

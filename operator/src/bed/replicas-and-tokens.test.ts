@@ -3,6 +3,7 @@
 // leader reports and the other takes over; main.ts runs it all from environment variables.
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { childLogs } from "@berth/e2e";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type RunningOperator, startOperator } from "../operator.ts";
 import { captureLog } from "../testing/log.ts";
@@ -160,23 +161,11 @@ describe("main.ts", () => {
       },
       stdio: ["ignore", "pipe", "pipe"],
     });
-    const lines: Record<string, unknown>[] = [];
-    let stderr = "";
-    child.stderr?.on("data", (c: Buffer) => {
-      stderr += c.toString();
-    });
-    let buffered = "";
-    child.stdout?.on("data", (c: Buffer) => {
-      buffered += c.toString();
-      for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
-        lines.push(JSON.parse(buffered.slice(0, nl)));
-        buffered = buffered.slice(nl + 1);
-      }
-    });
+    const { lines, stderr } = childLogs(child);
     // A cold `node main.ts` on a loaded 2-CPU machine can take tens of seconds to load its modules.
     const started = await eventually(
       () => lines.find((l) => l.msg === "operator started"),
-      `the start line (stderr: ${stderr})`,
+      `the start line (stderr: ${stderr()})`,
       90_000,
     );
     const since = Date.now();
@@ -203,10 +192,7 @@ describe("main.ts", () => {
       env: { PATH: process.env.PATH ?? "", BERTH_OPERATOR_HTTP_PORT: "x" },
       stdio: ["ignore", "pipe", "pipe"],
     });
-    let stderr = "";
-    c.stderr?.on("data", (b: Buffer) => {
-      stderr += b.toString();
-    });
+    const { stderr } = childLogs(c);
     const code = await new Promise<number | null>((resolve) => c.once("exit", resolve));
     expect(code).toBe(2);
     for (const name of [
@@ -215,6 +201,6 @@ describe("main.ts", () => {
       "BERTH_OPERATOR_TOKEN_FILE",
       "BERTH_OPERATOR_HTTP_PORT",
     ])
-      expect(stderr).toContain(name);
+      expect(stderr()).toContain(name);
   }, 120_000);
 });
