@@ -9,13 +9,14 @@ import pino, { type Logger } from "pino";
 import { buildApp, buildInternalApp, inFlight } from "./app.ts";
 import { createAuthenticator } from "./auth/authenticator.ts";
 import { clustersOptionsFrom, createClustersRuntime } from "./clusters/runtime.ts";
-import { type Config, ConfigError, parseConfig } from "./config.ts";
+import { type Config, parseConfig } from "./config.ts";
 import { connect, type Db, migrateLatest } from "./db/knex.ts";
 import { type Clock, type Deps, systemClock } from "./deps.ts";
 import { purgeExpiredIdempotencyKeys } from "./http/idempotency.ts";
 import { createMetrics } from "./http/metrics.ts";
 import type { Authenticator } from "./http/principal.ts";
 import type { RouteDef } from "./http/route.ts";
+import { configOrExit, runMain, stopOnSignals } from "./processEntry.ts";
 import { type StartupTask, startupTasks } from "./startup.ts";
 
 export interface StartApiOptions {
@@ -74,7 +75,8 @@ async function drain(apps: Koa[], timeoutMs: number, log: Logger): Promise<void>
 }
 
 function urlOf(host: string, addr: AddressInfo): string {
-  const h = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
+  const h =
+    host === "0.0.0.0" || host === "::" ? "127.0.0.1" : addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
   return `http://${h}:${addr.port}`;
 }
 
@@ -104,7 +106,14 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
       ...(kubeConfig ? { kubeConfig } : {}),
     };
     // Cluster registration and the internal plane need the management cluster (the signing key lives there).
-    if (kubeConfig) deps.clusters = await createClustersRuntime({ kubeConfig, db, clock, log, options: clustersOptionsFrom(config.clusters) });
+    if (kubeConfig)
+      deps.clusters = await createClustersRuntime({
+        kubeConfig,
+        db,
+        clock,
+        log,
+        options: clustersOptionsFrom(config.clusters),
+      });
     for (const task of opts.startupTasks ?? startupTasks) {
       log.info({ task: task.name }, "start-up task");
       await task.run(deps);
@@ -149,7 +158,10 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
       stop: () => {
         stopping ??= (async () => {
           clearInterval(purge);
-          await Promise.all([closeServer(publicServer), internalServer ? closeServer(internalServer) : Promise.resolve()]);
+          await Promise.all([
+            closeServer(publicServer),
+            internalServer ? closeServer(internalServer) : Promise.resolve(),
+          ]);
           // A closed socket does not stop its handler: let running handlers finish before the pool goes.
           await drain(apps, DRAIN_TIMEOUT_MS, log);
           if (ownDb) await db.destroy();
@@ -165,40 +177,10 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
 }
 
 async function main(): Promise<void> {
-  let config: Config;
-  try {
-    config = parseConfig(process.env);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config = configOrExit(parseConfig);
   const log = pino({ level: config.log.level, base: { service: "berth-api" } });
   const api = await startApi({ config, log });
-  const shutdown = (signal: string) => {
-    log.info({ signal }, "shutting down");
-    const force = setTimeout(() => {
-      log.error("graceful shutdown took over 25 s; exiting");
-      process.exit(1);
-    }, 25_000);
-    force.unref();
-    api.stop().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        log.error({ err }, "shutdown failed");
-        process.exit(1);
-      },
-    );
-  };
-  process.once("SIGINT", () => shutdown("SIGINT"));
-  process.once("SIGTERM", () => shutdown("SIGTERM"));
+  stopOnSignals(log, () => api.stop());
 }
 
-if (import.meta.main) {
-  main().catch((err: unknown) => {
-    process.stderr.write(`berth-api failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exit(1);
-  });
-}
+if (import.meta.main) runMain("berth-api", main);

@@ -10,6 +10,7 @@ import { z } from "zod";
 import { ConfigError, DatabaseUrl, LogLevel, type Secret } from "./config.ts";
 import { connect } from "./db/knex.ts";
 import { startSessionsWorker } from "./domain/sessions/worker.ts";
+import { configOrExit, runMain, stopOnSignals } from "./processEntry.ts";
 
 const ms = z.coerce.number().int().min(1).max(3_600_000);
 
@@ -78,16 +79,7 @@ export function parseWorkerConfig(env: Record<string, string | undefined>): Work
 }
 
 async function main(): Promise<void> {
-  let config: WorkerConfig;
-  try {
-    config = parseWorkerConfig(process.env);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config = configOrExit(parseWorkerConfig);
   const log = pino({ level: config.log.level, base: { service: "berth-worker" } });
   const kubeConfig = new KubeConfig();
   if (config.kube.kubeconfigPath) kubeConfig.loadFromFile(config.kube.kubeconfigPath);
@@ -108,40 +100,8 @@ async function main(): Promise<void> {
   });
   log.info({ identity: worker.identity }, "worker started");
 
-  let signalled = false;
-  const shutdown = (signal: string) => {
-    if (signalled) process.exit(1); // a second signal: give up on the graceful path
-    signalled = true;
-    log.info({ signal }, "stopping");
-    // Past the lease's duration a follower has taken over anyway; exiting then loses nothing.
-    const force = setTimeout(() => {
-      log.error("graceful stop took over 25 s; exiting");
-      process.exit(1);
-    }, 25_000);
-    force.unref();
-    worker
-      .stop()
-      .then(() => db.destroy())
-      .then(
-        () => {
-          log.info("worker stopped");
-          process.exit(0);
-        },
-        (err: unknown) => {
-          log.error({ err }, "stop failed");
-          process.exit(1);
-        },
-      );
-  };
-  process.on("SIGINT", () => shutdown("SIGINT"));
-  process.on("SIGTERM", () => shutdown("SIGTERM"));
+  // Past the lease's duration a follower has taken over anyway; the deadline loses nothing.
+  stopOnSignals(log, () => worker.stop().then(() => db.destroy()), "worker stopped");
 }
 
-if (import.meta.main) {
-  main().catch((err: unknown) => {
-    process.stderr.write(
-      `berth-worker failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-    );
-    process.exit(1);
-  });
-}
+if (import.meta.main) runMain("berth-worker", main);

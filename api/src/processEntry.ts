@@ -1,0 +1,55 @@
+// What the API's and the worker's entry points share: configuration read once (every problem listed, exit
+// 2), a graceful stop on SIGINT/SIGTERM with a deadline (a second signal exits at once), and a start-up
+// failure reported on stderr (exit 1).
+import type { Logger } from "pino";
+import { ConfigError } from "./config.ts";
+
+/** Parses the environment, or writes every problem to stderr and exits 2. */
+export function configOrExit<C>(parse: (env: NodeJS.ProcessEnv) => C): C {
+  try {
+    return parse(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+}
+
+/** On SIGINT/SIGTERM: `stop()`, then exit 0; exit 1 when it fails, takes over 25 s, or a second signal comes. */
+export function stopOnSignals(log: Logger, stop: () => Promise<void>, stopped?: string): void {
+  let signalled = false;
+  const shutdown = (signal: string) => {
+    if (signalled) process.exit(1); // a second signal: give up on the graceful path
+    signalled = true;
+    log.info({ signal }, "stopping");
+    const force = setTimeout(() => {
+      log.error("graceful stop took over 25 s; exiting");
+      process.exit(1);
+    }, 25_000);
+    force.unref();
+    stop().then(
+      () => {
+        if (stopped) log.info(stopped);
+        process.exit(0);
+      },
+      (err: unknown) => {
+        log.error({ err }, "stop failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGINT", () => shutdown("SIGINT"));
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+}
+
+/** Runs an entry point's `main`; a failure to start is written to stderr and exits 1. */
+export function runMain(service: string, main: () => Promise<void>): void {
+  main().catch((err: unknown) => {
+    process.stderr.write(
+      `${service} failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
+    process.exit(1);
+  });
+}
