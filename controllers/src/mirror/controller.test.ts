@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { RequestOptions, WatchEvent } from "../kube/client.ts";
 import { MemoryKube } from "../sessions/memory-kube.test-support.ts";
 import { type RunningMirrorController, startSessionMirrorController } from "./controller.ts";
-import { SESSIONS_POLICY_NAME } from "./manifests.ts";
+import { SESSIONS_POLICY_NAME, sessionsNetworkPolicyManifest } from "./manifests.ts";
 
 const NS = "berth-sessions";
 const MIRRORS = `/apis/berth.dev/v1alpha1/namespaces/${NS}/sessionmirrors`;
@@ -84,16 +84,22 @@ describe("the mirror controller", () => {
 
   it("leaves a policy already in place alone, and puts it back when it is deleted", async () => {
     const kube = new LaggingKube();
+    const manifest = sessionsNetworkPolicyManifest({ namespace: NS });
+    kube.put("networkpolicies", manifest as never);
     kube.put("sessionmirrors", aMirror() as never);
     const c = start(kube);
     await until("the pod", () => kube.list("pods").length === 1);
     await c.idle();
+    expect(requests(kube, "POST", "/networkpolicies")).toEqual([]);
+    expect(requests(kube, "PUT", `/networkpolicies/${SESSIONS_POLICY_NAME}`)).toEqual([]);
+    expect(c.counts.policyWrites).toBe(0);
     const writes = kube.log.length;
     await kube.request("DELETE", `${POLICIES}/${SESSIONS_POLICY_NAME}`);
     await until("the policy back", () => kube.list("networkpolicies").length === 1);
     await c.idle();
     expect(requests(kube, "POST", "/networkpolicies").slice(-1)[0]?.status).toBe(201);
     expect(kube.log.length - writes).toBeLessThanOrEqual(3);
+    expect(kube.list("networkpolicies")[0]?.spec).toEqual(manifest.spec);
   });
 
   it("does not create a pod again while its watch has not shown it", async () => {

@@ -204,8 +204,9 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
     labelSelector: `${LABELS.managedBy}=berth-operator`,
     onEvent: (e) => {
       if (e.key !== policyStoreKey) return enqueue(e.key);
-      // Deleted (or changed) by someone: no pod is created until it is back.
-      if (e.type === "delete") {
+      // Deleted or changed by someone: no pod is created until it is back as we wrote it (our own writes
+      // come back unchanged).
+      if (e.type === "delete" || planSessionsPolicy(e.object as PolicyView, manifestOpts).kind !== "none") {
         policyReady = false;
         policyEpoch++;
       }
@@ -281,22 +282,36 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
     scheduleFlush();
   };
 
+  /**
+   * POSTs a pod or Service; true when this call created it. A 409 means one of that name is there too:
+   * either way the watch has not shown it yet, so it is recorded as unseen.
+   */
+  async function createTracked(
+    resource: "pods" | "services",
+    manifest: { metadata: { name: string } },
+    unseen: UnseenCreates,
+  ): Promise<boolean> {
+    const res = await deps.kube.request("POST", `/api/v1/namespaces/${ns}/${resource}`, { body: manifest });
+    const key = `${ns}/${manifest.metadata.name}`;
+    if (res.status === 201) {
+      unseen.created(key, ...createdOf(res.body));
+      return true;
+    }
+    if (res.status === 409) {
+      unseen.created(key);
+      counts.conflictingCreates++;
+      return false;
+    }
+    throw new Error(
+      `creating ${resource} ${manifest.metadata.name}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`,
+    );
+  }
+
   // The mirror is passed in, never kept in a shared variable: up to `concurrency` reconciles run at once,
   // and a release must patch the finalizers of its own mirror.
   async function apply(a: MirrorAction, current: SessionMirror): Promise<void> {
     if (a.kind === "createPod") {
-      const key = `${ns}/${a.manifest.metadata.name}`;
-      const res = await deps.kube.request("POST", `/api/v1/namespaces/${ns}/pods`, { body: a.manifest });
-      if (res.status === 201 || res.status === 409) {
-        // Either way a pod of that name is there, which the pods watch has not shown yet.
-        if (res.status === 201) unseenPods.created(key, ...createdOf(res.body));
-        else unseenPods.created(key);
-        if (res.status === 201) counts.podCreates++;
-        else counts.conflictingCreates++;
-      } else
-        throw new Error(
-          `creating pod ${a.manifest.metadata.name}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`,
-        );
+      if (await createTracked("pods", a.manifest, unseenPods)) counts.podCreates++;
     } else if (a.kind === "deletePod") {
       const res = await deps.kube.request("DELETE", `/api/v1/namespaces/${ns}/pods/${a.name}`, {
         body: {
@@ -309,17 +324,7 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
       if (res.status < 300) counts.podDeletes++;
       else if (res.status !== 404 && res.status !== 409) throw new Error(`deleting pod ${a.name}: ${res.status}`);
     } else if (a.kind === "createService") {
-      const key = `${ns}/${a.manifest.metadata.name}`;
-      const res = await deps.kube.request("POST", `/api/v1/namespaces/${ns}/services`, { body: a.manifest });
-      if (res.status === 201 || res.status === 409) {
-        if (res.status === 201) unseenServices.created(key, ...createdOf(res.body));
-        else unseenServices.created(key);
-        if (res.status === 201) counts.serviceCreates++;
-        else counts.conflictingCreates++;
-      } else
-        throw new Error(
-          `creating service ${a.manifest.metadata.name}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`,
-        );
+      if (await createTracked("services", a.manifest, unseenServices)) counts.serviceCreates++;
     } else if (a.kind === "deleteService" || a.kind === "deleteNetworkPolicy") {
       const path =
         a.kind === "deleteService"
