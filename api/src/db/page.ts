@@ -141,12 +141,14 @@ async function runPrepared(q: Knex.QueryBuilder): Promise<unknown[]> {
     const name = statementName(sql);
     if (!(name in parsed) && Object.keys(parsed).length >= MAX_PREPARED_PER_CONNECTION)
       return (await conn.query({ text: sql, values })).rows;
+    const preparedBefore = name in parsed;
     try {
       return (await conn.query({ name, text: sql, values })).rows;
     } catch (err) {
       // A table's columns changed under a statement prepared before (a migration while this process
-      // runs): Postgres refuses the old plan for good on this connection. Prepare it afresh.
-      if (sqlState(err) !== FEATURE_NOT_SUPPORTED) throw err;
+      // runs): Postgres refuses the old plan for good on this connection. Prepare it afresh. Any other
+      // 0A000, or one while preparing, is the query's own error.
+      if (sqlState(err) !== FEATURE_NOT_SUPPORTED || !preparedBefore) throw err;
       delete parsed[name];
       await conn.query({ text: `DEALLOCATE "${name}"`, values: [] });
       return (await conn.query({ name, text: sql, values })).rows;
