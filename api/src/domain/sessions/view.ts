@@ -76,6 +76,8 @@ export function viewFromRow(row: SessionRow): SessionView {
             code: `/proxy/${row.cr_name}/code/`,
           }
         : null,
+    // Restarts begun (the mirror's restartCount), not the annotation's requests, here and for a resource's
+    // view alike: "Running, 1 restart" before the worker touched the pod would claim what has not happened.
     restarts: row.mirror_restarts,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -118,9 +120,6 @@ export function viewFromResource(row: SessionRow, cr: Session): SessionView {
       st.connect?.lab && st.connect.terminal && st.connect.code
         ? { lab: st.connect.lab, terminal: st.connect.terminal, code: st.connect.code }
         : null,
-    // Restarts begun, not asked for: the annotation counts a request at once, and "Running, 1 restart"
-    // before the worker touched the pod would claim a restart that has not happened.
-    restarts: v.restarts,
     queuedAt: date(st.queuedAt, v.queuedAt),
     scheduledAt: date(st.scheduledAt, v.scheduledAt),
     startedAt: date(st.startedAt, v.startedAt),
