@@ -57,6 +57,7 @@ export const DatabaseUrl = z
   .string()
   .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")
   .transform((v) => new Secret(v));
+export const PoolMax = z.coerce.number().int().min(1).max(500).default(20);
 export const LogLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info");
 
 const Env = z.object({
@@ -65,7 +66,7 @@ const Env = z.object({
   /** Public base URL as clients see it (links, OpenAPI servers); defaults to http://127.0.0.1:<port>. */
   BERTH_PUBLIC_URL: z.url().optional(),
   DATABASE_URL: DatabaseUrl,
-  BERTH_DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(500).default(20),
+  BERTH_DATABASE_POOL_MAX: PoolMax,
   BERTH_LOG_LEVEL: LogLevel,
   /** HS256 secret for user access tokens (auth domain). */
   BERTH_JWT_SECRET: secret(32),
@@ -156,15 +157,19 @@ export class ConfigError extends Error {
   }
 }
 
-/** Parses the environment into a Config; throws ConfigError listing every problem at once. */
-export function parseConfig(env: Record<string, string | undefined>): Config {
+/** The environment through `schema`; throws ConfigError listing every problem at once. */
+export function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): z.output<S> {
   // Empty strings mean "unset", as in most deployment tools.
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
-  const r = Env.safeParse(cleaned);
-  if (!r.success) {
+  const r = schema.safeParse(cleaned);
+  if (!r.success)
     throw new ConfigError(r.error.issues.map((i) => `${i.path.join(".") || "(environment)"}: ${i.message}`));
-  }
-  const e = r.data;
+  return r.data;
+}
+
+/** Parses the environment into a Config; throws ConfigError listing every problem at once. */
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const e = parseEnv(Env, env);
   return {
     api: {
       host: e.BERTH_API_HOST,

@@ -7,7 +7,7 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import pino from "pino";
 import { z } from "zod";
-import { ConfigError, DatabaseUrl, LogLevel, type Secret } from "./config.ts";
+import { ConfigError, DatabaseUrl, LogLevel, PoolMax, parseEnv, type Secret } from "./config.ts";
 import { connect } from "./db/knex.ts";
 import { startSessionsWorker } from "./domain/sessions/worker.ts";
 import { configOrExit, runMain, stopOnSignals } from "./processEntry.ts";
@@ -18,7 +18,7 @@ const ms = z.coerce.number().int().min(1).max(3_600_000);
 const Env = z.object({
   DATABASE_URL: DatabaseUrl,
   /** The controller runs up to 64 reconciles at once; more connections than that only queue in Postgres. */
-  BERTH_DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(500).default(20),
+  BERTH_DATABASE_POOL_MAX: PoolMax,
   BERTH_LOG_LEVEL: LogLevel,
   /** kubeconfig of the management cluster (the worker's own credential); unset = in-cluster / KUBECONFIG. */
   BERTH_KUBECONFIG: z.string().min(1).optional(),
@@ -38,7 +38,7 @@ const Env = z.object({
 
 export interface WorkerConfig {
   database: { url: Secret; poolMax: number };
-  log: { level: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent" };
+  log: { level: z.output<typeof LogLevel> };
   kube: { kubeconfigPath?: string };
   systemNamespace: string;
   sessionsNamespace: string;
@@ -49,11 +49,7 @@ export interface WorkerConfig {
 
 /** Parses the environment into the worker's configuration; throws ConfigError listing every problem at once. */
 export function parseWorkerConfig(env: Record<string, string | undefined>): WorkerConfig {
-  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
-  const r = Env.safeParse(cleaned);
-  if (!r.success)
-    throw new ConfigError(r.error.issues.map((i) => `${i.path.join(".") || "(environment)"}: ${i.message}`));
-  const e = r.data;
+  const e = parseEnv(Env, env);
   const problems: string[] = [];
   // The elector's own rule (client-go's too): a leader gives up before a follower may take over.
   if (e.BERTH_WORKER_LEASE_RENEW_DEADLINE_MS >= e.BERTH_WORKER_LEASE_DURATION_MS)

@@ -17,14 +17,12 @@ import { freePort } from "../../api/src/db/server.ts";
 import { apiSessionsRbac, workerRbac } from "../../api/src/domain/sessions/worker.ts";
 import { mintControlPlaneCredential } from "../../e2e/src/clusters/credentials.ts";
 import type { SessionsBed } from "../../e2e/src/sessions/harness.ts";
-import { catalogRbac } from "../../e2e/src/start/services.ts";
+import { catalogRbac, mergeRbac } from "../../e2e/src/start/services.ts";
 
 const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 const API_MAIN = here("../../api/src/main.ts");
 const WORKER_MAIN = here("../../api/src/worker-main.ts");
 const OPERATOR_MAIN = here("../../operator/src/main.ts");
-
-type Rbac = ReturnType<typeof managementRbac>;
 
 export interface Child {
   name: string;
@@ -187,13 +185,9 @@ export async function startSplit(
 
   const mgmt = bed.fleet.clusters.find((c) => c.kind === "management");
   if (!mgmt) throw new Error("the bed has no management cluster");
-  const merge = (...rs: Rbac[]): Rbac => ({
-    cluster: rs.flatMap((r) => r.cluster),
-    namespaced: rs.flatMap((r) => r.namespaced),
-  });
   const apiCred = await mintControlPlaneCredential(mgmt, {
     name: "berth-api-split",
-    rbac: merge(managementRbac(), apiSessionsRbac(), catalogRbac()),
+    rbac: mergeRbac(managementRbac(), apiSessionsRbac(), catalogRbac()),
   });
   const workerCred = await mintControlPlaneCredential(mgmt, { name: "berth-worker-split", rbac: workerRbac() });
   const apiKubeconfig = join(bed.dir, "api-split.kubeconfig");

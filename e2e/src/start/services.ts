@@ -34,7 +34,8 @@ import { kubeConfigFrom } from "../testbed/testing.ts";
 import type { Service } from "./main.ts";
 
 type Rbac = ReturnType<typeof controlPlaneRbac>;
-const merge = (...rs: Rbac[]): Rbac => ({
+/** Several grants as one credential's. */
+export const mergeRbac = (...rs: Rbac[]): Rbac => ({
   cluster: rs.flatMap((r) => r.cluster),
   namespaced: rs.flatMap((r) => r.namespaced),
 });
@@ -111,7 +112,7 @@ const apiService: Service = {
     }
     const cred = await mintControlPlaneCredential(mgmt, {
       name: "berth-api",
-      rbac: merge(managementRbac(), apiSessionsRbac(), catalogRbac()),
+      rbac: mergeRbac(managementRbac(), apiSessionsRbac(), catalogRbac()),
     });
     const kubeconfig = join(ctx.dataDir, "api-kubeconfig.yaml");
     writeFileSync(kubeconfig, cred.kubeconfig, { mode: 0o600 });
