@@ -98,12 +98,17 @@ export function checkCookies(
   want: CookieCheck,
   cache?: VerifiedCookies,
 ): CookieVerdict {
+  return judge(openCookies(values, keys, cache), values.length > 0, want);
+}
+
+/** The claims of the values whose signature checks out, in order. */
+function openCookies(values: readonly string[], keys: Buffer[], cache?: VerifiedCookies): CookieClaims[] {
   const claims: CookieClaims[] = [];
   for (const v of values) {
     const c = openCookie(v, keys, cache);
     if (c) claims.push(c);
   }
-  return judge(claims, values.length > 0, want);
+  return claims;
 }
 
 /** Binding and expiry of signature-checked claims: on every request, never cached. */
@@ -158,11 +163,7 @@ export class CookieHeaders {
     if (hit) return hit;
     const values = cookieValues(header, COOKIE_NAME);
     if (values.length === 0) return { claims: [], present: false, forwarded: withoutCookie(header, COOKIE_NAME) };
-    const claims: CookieClaims[] = [];
-    for (const v of values) {
-      const c = openCookie(v, this.#keys, this.#verified);
-      if (c) claims.push(c);
-    }
+    const claims = openCookies(values, this.#keys, this.#verified);
     const read = { claims, present: true, forwarded: withoutCookie(header, COOKIE_NAME) };
     // Long headers are read every time: a slot is not worth their memory.
     if (claims.length > 0 && header.length <= 4096) {

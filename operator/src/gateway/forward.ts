@@ -48,13 +48,14 @@ export function httpForwarder(o: ForwarderOptions): Forwarder {
     headersTimeout: 0,
     bodyTimeout: 0,
   });
-  // Resolvers hand out the same Upstream object per session (upstream.ts): its origin string is made once.
-  const origins = new WeakMap<Upstream, string>();
+  const origins = new Map<string, string>();
   const originOf = (u: Upstream): string => {
-    let origin = origins.get(u);
+    const key = `${u.host}:${u.port}`;
+    let origin = origins.get(key);
     if (origin === undefined) {
       origin = `http://${u.host.includes(":") ? `[${u.host}]` : u.host}:${u.port}`;
-      origins.set(u, origin);
+      if (origins.size > 10_000) origins.clear();
+      origins.set(key, origin);
     }
     return origin;
   };

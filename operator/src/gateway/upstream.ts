@@ -29,19 +29,7 @@ export interface ServiceDnsOptions {
  */
 export function serviceDnsUpstreams(o: ServiceDnsOptions): UpstreamResolver {
   const domain = o.clusterDomain ?? "cluster.local";
-  // One object per session: the forwarder keys its origin string on it (forward.ts).
-  const made = new Map<string, Upstream>();
-  return {
-    resolve(cr) {
-      let u = made.get(cr);
-      if (!u) {
-        u = { host: `${cr}.${o.namespace}.svc.${domain}`, port: o.port };
-        if (made.size >= 10_000) made.clear();
-        made.set(cr, u);
-      }
-      return u;
-    },
-  };
+  return { resolve: (cr) => ({ host: `${cr}.${o.namespace}.svc.${domain}`, port: o.port }) };
 }
 
 /**
