@@ -5,6 +5,7 @@
 // when deleted.
 import { SESSIONS_POLICY_NAME } from "@berth/controllers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { until } from "../until.ts";
 import { adminKube, SESSIONS_NS, type SessionsBed, SYSTEM_NS, startSessionsBed } from "./harness.ts";
 
 // Journeys wait on real clusters; a loaded machine (other beds running) stretches them.
@@ -138,12 +139,15 @@ describe("the session's network isolation", () => {
     try {
       const before = await k.json<{ metadata: { uid: string } }>("GET", `${policyPath}/${SESSIONS_POLICY_NAME}`);
       await k.json("DELETE", `${policyPath}/${SESSIONS_POLICY_NAME}`);
-      for (let i = 0; ; i++) {
-        const r = await k.raw("GET", `${policyPath}/${SESSIONS_POLICY_NAME}`, undefined);
-        if (r.status === 200 && (r.body as { metadata: { uid: string } }).metadata.uid !== before.metadata.uid) break;
-        if (i > 100) throw new Error(`not recreated: ${r.status}`);
-        await new Promise((res) => setTimeout(res, 100));
-      }
+      await until(
+        "the policy recreated",
+        async () => {
+          const r = await k.raw("GET", `${policyPath}/${SESSIONS_POLICY_NAME}`, undefined);
+          return r.status === 200 && (r.body as { metadata: { uid: string } }).metadata.uid !== before.metadata.uid;
+        },
+        10_000,
+        100,
+      );
     } finally {
       k.close();
     }
@@ -187,17 +191,10 @@ describe("terminate", () => {
     const done = await bed.waitFor(bed.alice, id, (s) => s.phase === "Terminated", "Terminated");
     expect(done.allowed_actions).toEqual([]);
     expect(done.terminated_at).not.toBeNull();
-    for (let i = 0; ; i++) {
-      const left = await objectsOnGpuA();
-      // The namespace's policy stays for the next session.
-      if (
-        JSON.stringify(left) ===
-        JSON.stringify({ mirrors: [], pods: [], services: [], policies: [SESSIONS_POLICY_NAME] })
-      )
-        break;
-      if (i > 100) throw new Error(`left on gpu-a: ${JSON.stringify(left)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    // The namespace's policy stays for the next session.
+    await expect
+      .poll(objectsOnGpuA, { timeout: 10_000, interval: 100 })
+      .toEqual({ mirrors: [], pods: [], services: [], policies: [SESSIONS_POLICY_NAME] });
     const again = await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/terminate`);
     expect(again.status).toBe(409);
     expect(again.body.error.code).toBe("invalid_session_state");
