@@ -33,7 +33,10 @@ describe("a run interrupted before it stops its fleet", () => {
   test("a host without its own handler that gets SIGINT takes its fleet and data with it", async () => {
     const held = await holdFleet();
     expect(held.pids.filter(isAlive)).toHaveLength(3);
+    const hostEnded = new Promise((resolve) => held.host.once("exit", (code, signal) => resolve(signal ?? code)));
     held.host.kill("SIGINT");
+    // The host removes the data before it dies of the signal; its fleet may be gone a moment earlier.
+    await expect(hostEnded).resolves.toBe("SIGINT");
     await eventually(async () => held.pids.every((p) => !isAlive(p)), {
       what: "the fleet's processes to end",
       timeoutMs: 10_000,

@@ -151,9 +151,18 @@ function installCleanup(): void {
   const killAll = () => {
     for (const pid of live.keys()) killGroup(pid, "SIGKILL");
     live.clear();
-    for (const dir of removeOnDeath) rmSync(dir, { recursive: true, force: true });
-    removeOnDeath.clear();
-    if (reaperFile) rmSync(reaperFile, { force: true });
+    // A process SIGKILLed a moment ago may still add a file while the folder is walked (ENOTEMPTY);
+    // what cannot be removed now stays in the reaper's file, and the reaper removes it after we die.
+    for (const dir of removeOnDeath) {
+      try {
+        rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+        removeOnDeath.delete(dir);
+      } catch {
+        // left to the reaper
+      }
+    }
+    if (removeOnDeath.size > 0) writeReaperFile();
+    else if (reaperFile) rmSync(reaperFile, { force: true });
   };
   process.on("exit", killAll);
   for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
