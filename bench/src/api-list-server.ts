@@ -1,5 +1,5 @@
 // One server of the api-list bench, in its own process so autocannon never shares its event loop.
-//   node bench/src/api-list-server.ts api|baseline   (env: DATABASE_URL, BERTH_JWT_SECRET, BENCH_USER_ID)
+//   node bench/src/api-list-server.ts api|baseline|baseline-full   (env: DATABASE_URL, BERTH_JWT_SECRET, BENCH_USER_ID)
 // Prints its URL on the first line of stdout; stops on SIGTERM.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -17,8 +17,10 @@ if (mode === "api") {
   const api = await startApi({ config, migrate: false, startupTasks: [] });
   process.stdout.write(`${api.url}\n`);
   process.once("SIGTERM", () => void api.stop().then(() => process.exit(0)));
-} else if (mode === "baseline") {
-  // Bare Koa + the same JWT verification (AccessTokens: jose HS256, same claims checks) + one point read.
+} else if (mode === "baseline" || mode === "baseline-full") {
+  // Bare Koa + the same JWT verification (AccessTokens: jose HS256, same claims checks, the same cache of
+  // verified tokens) + one point read. "baseline-full" verifies the signature on every request (a fresh
+  // AccessTokens, so an empty cache): what the cache saves.
   const db = connect(config.database.url.reveal(), { poolMax: config.database.poolMax });
   const tokens = new AccessTokens({
     secret: config.auth.jwtSecret.reveal(),
@@ -40,7 +42,8 @@ if (mode === "api") {
       ctx.status = 401;
       return;
     }
-    const claims = await tokens.verify(m[1]!);
+    const verifier = mode === "baseline" ? tokens : new AccessTokens({ secret: config.auth.jwtSecret.reveal() });
+    const claims = await verifier.verify(m[1]!);
     const row = await db("users").where({ id: claims.userId }).first("id", "email");
     ctx.body = { data: [row], pagination: { page: 1, size: 20, total: 1 } };
   };
@@ -57,6 +60,6 @@ if (mode === "api") {
     server.closeIdleConnections();
   });
 } else {
-  process.stderr.write("usage: api-list-server.ts api|baseline\n");
+  process.stderr.write("usage: api-list-server.ts api|baseline|baseline-full\n");
   process.exit(2);
 }

@@ -37,4 +37,21 @@ describe("access tokens", () => {
     expect((err as TokenRejected).reason).toBe("invalid");
     expect(() => new AccessTokens({ secret: "short" })).toThrow(/32 bytes/);
   });
+
+  it("verified once, still expire on time, and a token differing in any character is checked in full", async () => {
+    const clock = new TestClock();
+    const tokens = new AccessTokens({ secret, now: () => clock.now() });
+    const { token } = await tokens.issue({ userId: "usr_1", tokenVersion: 2 });
+    expect(await tokens.verify(token)).toEqual({ userId: "usr_1", tokenVersion: 2 });
+    // The signature's last character flipped: the same claims, not the same token.
+    const forged = token.slice(0, -1) + (token.endsWith("A") ? "B" : "A");
+    expect(((await tokens.verify(forged).catch((e: unknown) => e)) as TokenRejected).reason).toBe("invalid");
+    clock.advance(899);
+    expect(await tokens.verify(token)).toEqual({ userId: "usr_1", tokenVersion: 2 });
+    clock.advance(1);
+    for (let i = 0; i < 2; i++) {
+      const err = await tokens.verify(token).catch((e: unknown) => e);
+      expect((err as TokenRejected).reason).toBe("expired");
+    }
+  });
 });

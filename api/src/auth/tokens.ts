@@ -11,6 +11,8 @@ export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
 const ISSUER = "berth";
 const AUDIENCE = "berth-api";
 const MIN_SECRET_BYTES = 32;
+/** Tokens whose signature and claims were checked, kept until they expire (a console reuses one token). */
+const VERIFIED_CACHE_SIZE = 10_000;
 
 export interface AccessClaims {
   userId: string;
@@ -42,6 +44,13 @@ export class AccessTokens {
   readonly ttlSeconds: number;
   readonly #key: Uint8Array;
   readonly #now: () => Date;
+  /**
+   * Token text -> its claims and expiry, for tokens verified before. Only a token verified in full
+   * enters, keyed by its whole text, so a hit needs the exact signed token. The `ver` revocation check
+   * is the authenticator's, on every request, and does not depend on this. Insertion order makes the
+   * Map a FIFO: past the size, the oldest entry goes.
+   */
+  readonly #verified = new Map<string, { claims: AccessClaims; expiresAtMs: number }>();
 
   constructor(opts: AccessTokensOptions) {
     this.#key = typeof opts.secret === "string" ? new TextEncoder().encode(opts.secret) : opts.secret;
@@ -65,6 +74,13 @@ export class AccessTokens {
   }
 
   async verify(token: string): Promise<AccessClaims> {
+    const known = this.#verified.get(token);
+    if (known !== undefined) {
+      // jose refuses a token whose `exp` is not after now (clock tolerance 0); the same here.
+      if (this.#now().getTime() < known.expiresAtMs) return known.claims;
+      this.#verified.delete(token);
+      throw new TokenRejected("expired", "the access token has expired");
+    }
     try {
       const { payload } = await jwtVerify(token, this.#key, {
         algorithms: ["HS256"],
@@ -77,11 +93,21 @@ export class AccessTokens {
       if (payload.typ !== "access" || typeof payload.sub !== "string" || !Number.isInteger(payload.ver)) {
         throw new TokenRejected("invalid", "not an access token");
       }
-      return { userId: payload.sub, tokenVersion: payload.ver as number };
+      const claims = { userId: payload.sub, tokenVersion: payload.ver as number };
+      this.#remember(token, claims, (payload.exp as number) * 1000);
+      return claims;
     } catch (err) {
       if (err instanceof TokenRejected) throw err;
       if (err instanceof joseErrors.JWTExpired) throw new TokenRejected("expired", "the access token has expired");
       throw new TokenRejected("invalid", "the access token is not valid");
     }
+  }
+
+  #remember(token: string, claims: AccessClaims, expiresAtMs: number): void {
+    if (this.#verified.size >= VERIFIED_CACHE_SIZE) {
+      const oldest = this.#verified.keys().next().value;
+      if (oldest !== undefined) this.#verified.delete(oldest);
+    }
+    this.#verified.set(token, { claims, expiresAtMs });
   }
 }

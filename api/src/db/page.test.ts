@@ -128,6 +128,26 @@ describe("selectPage: one page and the query's total", () => {
     }
   });
 
+  it("counts without the select list when it is plain columns, and with it when it can change the rows", async () => {
+    const plain = t.db("page_items").select("seq", "page_items.colour").where("colour", "red").orderBy("seq");
+    const { result, statements } = await trips(() => selectPage<{ seq: number }>(t.db, plain, { limit: 2, offset: 0 }));
+    expect(result).toEqual({
+      total: 15,
+      rows: [
+        { seq: 1, colour: "red" },
+        { seq: 4, colour: "red" },
+      ],
+    });
+    expect(statements[0]).toMatch(/\(SELECT count\(\*\) FROM \(select 1 from "page_items" where/);
+    // Two rows per item from a set-returning function: the count must see them.
+    const doubled = t
+      .db("page_items")
+      .select("seq", t.db.raw("generate_series(1, 2) as copy"))
+      .where("seq", "<=", 3)
+      .orderBy(["seq", "copy"]);
+    expect((await selectPage(t.db, doubled, { limit: 2, offset: 0 })).total).toBe(6);
+  });
+
   it("counts a UNION apart (the total column would belong to one branch)", async () => {
     const union = t
       .db("page_items")

@@ -39,6 +39,7 @@ interface Statement {
   grouping: string;
   distinct?: boolean;
   distinctOn?: boolean;
+  value?: unknown;
 }
 
 /** knex keeps a query's clauses in `_statements` (not typed, stable since knex 0.x). */
@@ -55,11 +56,32 @@ function totalRidesOnRows(statements: Statement[]): boolean {
   return !statements.some((s) => s.grouping === "union");
 }
 
+/**
+ * The query as the count's subquery: no ORDER BY, and no select list when it is only plain column names
+ * (they cannot change how many rows there are, and knex compiling them a second time showed in the list's
+ * profile). DISTINCT, UNION, raw expressions (a set-returning function multiplies rows) and subqueries keep it.
+ */
+function counted(db: Knex | Knex.Transaction, query: Knex.QueryBuilder): Knex.QueryBuilder {
+  const q = query.clone().clearOrder();
+  const statements = statementsOf(q);
+  // A UNION deduplicates on the columns, so they stay too.
+  if (statements.some((s) => s.grouping === "union")) return q;
+  const columns = statements.filter((s) => s.grouping === "columns");
+  const plain = columns.every(
+    (s) =>
+      !s.distinct &&
+      !s.distinctOn &&
+      Array.isArray(s.value) &&
+      s.value.every((c) => typeof c === "string" && !/[ (]/.test(c)),
+  );
+  return columns.length > 0 && plain ? q.clearSelect().select(db.raw("1")) : q;
+}
+
 /** The total by a separate count over the query wrapped as a subquery (right for any query shape). */
 export async function countRows(db: Knex | Knex.Transaction, query: Knex.QueryBuilder): Promise<number> {
   const row = (await db
     .count<{ total: string | number }[]>({ total: "*" })
-    .from(query.clone().clearOrder().as("paged"))
+    .from(counted(db, query).as("paged"))
     .first()) as { total: string | number } | undefined;
   return Number(row?.total ?? 0);
 }
@@ -84,7 +106,7 @@ export async function selectPage<Row>(
   // A query without a select list means `select *`; adding a column would otherwise replace the `*`.
   if (!statements.some((s) => s.grouping === "columns")) q.select("*");
   // Names inside the subquery resolve to its own FROM first, so a clone of the whole query counts itself.
-  q.select(db.raw("(SELECT count(*) FROM ? AS counted) AS ??", [query.clone().clearOrder(), TOTAL]))
+  q.select(db.raw("(SELECT count(*) FROM ? AS counted) AS ??", [counted(db, query), TOTAL]))
     .limit(window.limit)
     .offset(window.offset);
   const raw = (await runPrepared(q)) as (Row & { [TOTAL]: string | number })[];
