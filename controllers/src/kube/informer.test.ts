@@ -83,9 +83,10 @@ describe("the informer", () => {
     const inf = new Informer({ kube, path: "/x", onEvent: () => {} });
     inf.start();
     await until(() => emit !== undefined);
-    inf.observe(obj("a", "9"));
-    emit?.({ type: "MODIFIED", object: obj("a", "7") });
-    expect(inf.store.get("ns/a")?.metadata.resourceVersion).toBe("9");
+    // (The list was at 10.)
+    inf.observe(obj("a", "19"));
+    emit?.({ type: "MODIFIED", object: obj("a", "17") });
+    expect(inf.store.get("ns/a")?.metadata.resourceVersion).toBe("19");
     await inf.stop();
   });
 });
@@ -215,5 +216,28 @@ describe("the informer over HTTP", () => {
     api.open?.end();
     await eventually(() => api.watches.length === 2, "a second watch");
     expect(api.lists).toBe(1);
+  });
+
+  it("drops a write's answer that the watch has gone past: a deletion seen first stays a deletion", async () => {
+    const kube = new FakeKube();
+    kube.items = [obj("a", "5"), obj("b", "6")];
+    let emit: ((e: WatchEvent) => void) | undefined;
+    kube.scripts.push((e) => {
+      emit = e;
+      return new Promise(() => {});
+    });
+    const deleted: string[] = [];
+    const inf = new Informer({ kube, path: "/x", onEvent: (e) => e.type === "delete" && deleted.push(e.key) });
+    inf.start();
+    await until(() => emit !== undefined);
+    // The controller wrote "a" (answered at 11) while someone deleted it (12); the deletion came first.
+    emit?.({ type: "DELETED", object: obj("a", "12") });
+    inf.observe(obj("a", "11"));
+    expect(inf.store.has("ns/a")).toBe(false);
+    expect(deleted).toEqual(["ns/a"]);
+    // An answer newer than anything watched still goes in at once.
+    inf.observe(obj("b", "13"));
+    expect(inf.store.get("ns/b")?.metadata.resourceVersion).toBe("13");
+    await inf.stop();
   });
 });

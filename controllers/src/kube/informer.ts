@@ -152,8 +152,14 @@ export class Informer<T = KubeObject> {
   /**
    * A write's answer, put in the store at once so that the controller's next look sees its own write
    * before the watch brings it. Older versions arriving later from the watch are then ignored.
+   *
+   * An answer the watch (or the last list) has already gone past is dropped: the store holds that
+   * version or a later one, or the object's deletion, which putting the answer back would undo (a
+   * phantom that only the next relist would remove).
    */
   observe(raw: KubeObject): void {
+    const rv = raw.metadata.resourceVersion;
+    if (rv !== undefined && (rv === this.#resourceVersion || olderThan(rv, this.#resourceVersion))) return;
     this.#upsert(raw);
   }
 
