@@ -40,7 +40,8 @@ const secret = (minLength: number) =>
     .transform((v) => new Secret(v))
     .meta({ secret: true });
 
-const port = z.coerce.number().int().min(0).max(65535);
+/** A TCP port; 0 lets the system choose one. */
+export const Port = z.coerce.number().int().min(0).max(65535);
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 const list = z.string().transform((v) =>
   v
@@ -62,7 +63,7 @@ export const LogLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trac
 
 const Env = z.object({
   BERTH_API_HOST: z.string().min(1).default("0.0.0.0"),
-  BERTH_API_PORT: port.default(8080),
+  BERTH_API_PORT: Port.default(8080),
   /** Public base URL as clients see it (links, OpenAPI servers); defaults to http://127.0.0.1:<port>. */
   BERTH_PUBLIC_URL: z.url().optional(),
   DATABASE_URL: DatabaseUrl,
@@ -102,7 +103,7 @@ const Env = z.object({
   BERTH_VALIDATE_RESPONSES: bool.default(true),
   /** Internal plane (operator callbacks, /.well-known): closed unless both are set. */
   BERTH_INTERNAL_HOST: z.string().min(1).default("0.0.0.0"),
-  BERTH_INTERNAL_PORT: port.default(8081),
+  BERTH_INTERNAL_PORT: Port.default(8081),
   BERTH_INTERNAL_ALLOW_CIDRS: list
     .default([])
     .pipe(

@@ -23,6 +23,7 @@ describe("parseWorkerConfig", () => {
     expect(c.systemNamespace).toBe("berth-system");
     expect(c.sessionsNamespace).toBe("berth-sessions");
     expect(c.identity).toBeUndefined();
+    expect(c.status).toEqual({ host: "0.0.0.0", port: 8082 });
     expect(String(c.database.url)).toBe("[redacted]");
   });
 
@@ -106,6 +107,8 @@ describe("worker-main.ts as a process", () => {
         BERTH_WORKER_LEASE_RENEW_DEADLINE_MS: "2000",
         BERTH_WORKER_LEASE_RETRY_PERIOD_MS: "250",
         BERTH_DATABASE_POOL_MAX: "4",
+        BERTH_WORKER_STATUS_HOST: "127.0.0.1",
+        BERTH_WORKER_STATUS_PORT: "0",
       },
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -125,6 +128,15 @@ describe("worker-main.ts as a process", () => {
         "/apis/coordination.k8s.io/v1/namespaces/berth-system/leases/berth-worker",
       );
     expect((await lease())?.spec.holderIdentity).toBe("worker-main-test");
+    // Its status listener: healthy as the leader, and the leader gauge says so.
+    await expect.poll(() => lines.some((l) => l.msg === "worker started")).toBe(true);
+    const status = lines.find((l) => l.msg === "worker started")?.status as string;
+    const health = await fetch(`${status}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ ok: true, role: "leader", identity: "worker-main-test" });
+    const metrics = await (await fetch(`${status}/metrics`)).text();
+    expect(metrics).toMatch(/^berth_worker_leader\{identity="worker-main-test"\} 1$/m);
+    expect(metrics).toMatch(/^process_cpu_seconds_total/m);
 
     child.kill("SIGTERM");
     expect(await exited).toBe(0);

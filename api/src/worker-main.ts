@@ -4,10 +4,12 @@
 // run; one leads. Like main.ts, the only file of the worker that reads process.env.
 //
 //   DATABASE_URL=postgres://… BERTH_KUBECONFIG=worker.kubeconfig node api/src/worker-main.ts
+import { startStatusServer } from "@berth/controllers";
 import { KubeConfig } from "@kubernetes/client-node";
 import pino from "pino";
+import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import { z } from "zod";
-import { ConfigError, DatabaseUrl, LogLevel, PoolMax, parseEnv, type Secret } from "./config.ts";
+import { ConfigError, DatabaseUrl, LogLevel, PoolMax, Port, parseEnv, type Secret } from "./config.ts";
 import { connect } from "./db/knex.ts";
 import { startSessionsWorker } from "./domain/sessions/worker.ts";
 import { configOrExit, runMain, stopOnSignals } from "./processEntry.ts";
@@ -34,6 +36,9 @@ const Env = z.object({
   BERTH_WORKER_LEASE_RETRY_PERIOD_MS: ms.default(2_000),
   /** Client connections per cluster: the real bound on dispatch throughput. */
   BERTH_WORKER_MAX_SOCKETS: z.coerce.number().int().min(1).max(1024).default(64),
+  /** The worker's own listener: /healthz for probes, /metrics for Prometheus (0: a port the system picks). */
+  BERTH_WORKER_STATUS_HOST: z.string().min(1).default("0.0.0.0"),
+  BERTH_WORKER_STATUS_PORT: Port.default(8082),
 });
 
 export interface WorkerConfig {
@@ -45,6 +50,7 @@ export interface WorkerConfig {
   identity?: string;
   lease: { durationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
   maxSockets: number;
+  status: { host: string; port: number };
 }
 
 /** Parses the environment into the worker's configuration; throws ConfigError listing every problem at once. */
@@ -71,6 +77,7 @@ export function parseWorkerConfig(env: Record<string, string | undefined>): Work
       retryPeriodMs: e.BERTH_WORKER_LEASE_RETRY_PERIOD_MS,
     },
     maxSockets: e.BERTH_WORKER_MAX_SOCKETS,
+    status: { host: e.BERTH_WORKER_STATUS_HOST, port: e.BERTH_WORKER_STATUS_PORT },
   };
 }
 
@@ -94,10 +101,48 @@ async function main(): Promise<void> {
     await db.destroy();
     throw err;
   });
-  log.info({ identity: worker.identity }, "worker started");
+  const status = await startStatusServer({
+    ...config.status,
+    registry: workerMetrics(worker),
+    // A follower is healthy; a leader once its session controller runs (it has synced its informers).
+    health: () => {
+      const leader = worker.isLeader();
+      const running = worker.controller() !== undefined;
+      return { ok: !leader || running, role: leader ? "leader" : "follower", identity: worker.identity };
+    },
+  }).catch(async (err: unknown) => {
+    await worker.stop();
+    await db.destroy();
+    throw err;
+  });
+  log.info({ identity: worker.identity, status: status.url }, "worker started");
 
   // Past the lease's duration a follower has taken over anyway; the deadline loses nothing.
-  stopOnSignals(log, () => worker.stop().then(() => db.destroy()), "worker stopped");
+  stopOnSignals(
+    log,
+    async () => {
+      await status.close();
+      await worker.stop();
+      await db.destroy();
+    },
+    "worker stopped",
+  );
+}
+
+/** Process metrics and whether this replica leads, labelled with its identity. */
+function workerMetrics(worker: { identity: string; isLeader(): boolean }): Registry {
+  const registry = new Registry();
+  registry.setDefaultLabels({ identity: worker.identity });
+  collectDefaultMetrics({ register: registry });
+  new Gauge({
+    name: "berth_worker_leader",
+    help: "1 while this worker replica holds the lease and runs the session controllers, else 0",
+    registers: [registry],
+    collect() {
+      this.set(worker.isLeader() ? 1 : 0);
+    },
+  });
+  return registry;
 }
 
 if (import.meta.main) runMain("berth-worker", main);

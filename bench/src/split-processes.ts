@@ -266,6 +266,8 @@ export async function startSplit(
           BERTH_WORKER_LEASE_DURATION_MS: "15000",
           BERTH_WORKER_LEASE_RENEW_DEADLINE_MS: "10000",
           BERTH_WORKER_LEASE_RETRY_PERIOD_MS: "2000",
+          BERTH_WORKER_STATUS_HOST: "127.0.0.1",
+          BERTH_WORKER_STATUS_PORT: "0",
           BERTH_LOG_LEVEL: "info",
         });
         children.push(w);

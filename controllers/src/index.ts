@@ -14,4 +14,5 @@ export * from "./sessions/lifecycle.ts";
 export * from "./sessions/names.ts";
 export * from "./sessions/reasons.ts";
 export * from "./sessions/store.ts";
+export * from "./status-server.ts";
 export * from "./worker.ts";

@@ -4,14 +4,18 @@
 //   mirrors (SessionMirror → Pod and Service, the sessions namespace's one NetworkPolicy; status reports
 //   and usage samples).
 // Followers keep only the election loop and the status server.
-import { type RunningMirrorController, startSessionMirrorController, UsageRefused } from "@berth/controllers";
+import {
+  type RunningMirrorController,
+  startSessionMirrorController,
+  startStatusServer,
+  UsageRefused,
+} from "@berth/controllers";
 import { errInfo, HttpKube, LeaderElector, loadKubeConfig } from "@berth/controllers/kube";
 import type { Logger } from "pino";
 import { type Clock, systemClock } from "./clock.ts";
 import type { OperatorConfig } from "./config.ts";
 import { InternalClient } from "./controlplane/client.ts";
 import { DcgmScraper } from "./gpu/dcgm.ts";
-import { startStatusServer } from "./http/server.ts";
 import { InventoryReporter } from "./inventory/reporter.ts";
 import { createMetrics, type OperatorMetrics } from "./metrics.ts";
 

@@ -1,7 +1,13 @@
-// The operator's own listener: /healthz for probes, /metrics for Prometheus. Nothing else.
+// A controller process's own listener (the operator's, the worker's): /healthz for probes, /metrics for
+// Prometheus. Nothing else.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Registry } from "prom-client";
+
+/** What the server needs of a prom-client Registry. */
+export interface MetricsSource {
+  readonly contentType: string;
+  metrics(): Promise<string>;
+}
 
 export interface Health {
   ok: boolean;
@@ -17,7 +23,7 @@ export async function startStatusServer(opts: {
   host: string;
   port: number;
   health: () => Health;
-  registry: Registry;
+  registry: MetricsSource;
 }): Promise<StatusServer> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0];
