@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import {
+  type CookieCheck,
   type CookieClaims,
   CookieHeaders,
-  checkCookies,
   clearCookieHeader,
   cookieValues,
   openCookie,
@@ -14,6 +14,9 @@ import {
 } from "./cookie.ts";
 
 const key = randomBytes(32);
+/** The verdict on these `berth_cnx` values sent in one Cookie header, read by `headers` (a fresh reader by default). */
+const checkCookies = (values: string[], keys: Buffer[], want: CookieCheck, headers = new CookieHeaders(keys)) =>
+  verdictOn(headers.read(values.map((v) => `berth_cnx=${v}`).join("; ") || undefined), want);
 const claims = (over: Partial<CookieClaims> = {}): CookieClaims => ({
   s: "ses_a",
   c: "s-a",
@@ -86,9 +89,8 @@ describe("gateway cookie", () => {
 });
 
 describe("verified cookie cache", () => {
-  it("remembers a signature, never a binding or an expiry", async () => {
-    const { VerifiedCookies } = await import("./cookie.ts");
-    const cache = new VerifiedCookies(2);
+  it("remembers a signature, never a binding or an expiry", () => {
+    const cache = new CookieHeaders([key], 2);
     const v = signCookie(claims(), key);
     expect(checkCookies([v], [key], want, cache)).toMatchObject({ ok: true });
     expect(checkCookies([v], [key], { ...want, cr: "s-b" }, cache)).toEqual({ ok: false, why: "elsewhere" });

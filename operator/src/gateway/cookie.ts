@@ -88,19 +88,6 @@ export type CookieVerdict =
   | { ok: true; claims: CookieClaims; renew: boolean }
   | { ok: false; why: "absent" | "bad" | "expired" | "elsewhere" };
 
-/**
- * The verdict on the request's `berth_cnx` cookies for /proxy/{cr}/. Several may arrive (an old and a new
- * one, or one per path when paths nest): any valid one for this cr and cluster wins.
- */
-export function checkCookies(
-  values: string[],
-  keys: Buffer[],
-  want: CookieCheck,
-  cache?: VerifiedCookies,
-): CookieVerdict {
-  return judge(openCookies(values, keys, cache), values.length > 0, want);
-}
-
 /** The claims of the values whose signature checks out, in order. */
 function openCookies(values: readonly string[], keys: Buffer[], cache?: VerifiedCookies): CookieClaims[] {
   const claims: CookieClaims[] = [];
@@ -174,7 +161,10 @@ export class CookieHeaders {
   }
 }
 
-/** The verdict on a read Cookie header for /proxy/{cr}/ (as `checkCookies`). */
+/**
+ * The verdict on a read Cookie header for /proxy/{cr}/. Several `berth_cnx` values may arrive (an old and a
+ * new one, or one per path when paths nest): any valid one for this cr and cluster wins.
+ */
 export function verdictOn(read: ReadCookies, want: CookieCheck): CookieVerdict {
   return judge(read.claims, read.present, want);
 }

@@ -1,12 +1,17 @@
+import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { CookieHeaders } from "./cookie.ts";
 import { carriesBody, cookieHeader, forwardedRequestHeaders, pinCookie, responseHeaders } from "./headers.ts";
 
 const pairs = (raw: string[]): Array<[string, string]> =>
   Array.from({ length: raw.length / 2 }, (_, i) => [raw[2 * i] as string, raw[2 * i + 1] as string]);
 
 describe("request headers on their way to the session", () => {
+  // Cookie headers as the gateway reads them: node joins several with "; ".
+  const cookiesOf = (raw: string[]) =>
+    new CookieHeaders([randomBytes(32)]).read(raw.filter((_, i) => raw[i - 1] === "Cookie").join("; ") || undefined);
   const forwarded = (raw: string[], secure = true) =>
-    pairs(forwardedRequestHeaders(raw, { remote: "10.0.0.9", secure, cr: "s-a" }));
+    pairs(forwardedRequestHeaders(raw, { remote: "10.0.0.9", secure, cr: "s-a", cookies: cookiesOf(raw) }));
 
   it("drop hop-by-hop headers, and those the Connection header names", () => {
     const out = forwarded([

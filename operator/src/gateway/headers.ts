@@ -1,9 +1,3 @@
-// Header hygiene between the browser and the session's application, both ways, on raw header lists
-// ([name, value, name, value, …], as node:http and undici give and take them): one pass per message, no
-// header object built per request (that object, and validating it again header by header, was a visible
-// share of the proxy's CPU per request).
-import { COOKIE_NAME, withoutCookie } from "./cookie.ts";
-
 /** Hop-by-hop headers (RFC 9110 §7.6.1) and `expect` (the gateway's server answers 100-continue itself). */
 const HOP_BY_HOP = new Set([
   "connection",
@@ -42,10 +36,10 @@ export interface ForwardedFor {
   secure: boolean;
   cr: string;
   /**
-   * The request's Cookie headers already read (cookie.ts' CookieHeaders): sent as this one header, in
-   * place of the first. Absent: each Cookie header is stripped of the gateway's cookie here.
+   * The request's Cookie headers as the gateway read them (cookie.ts' CookieHeaders, which takes its own
+   * cookie out): sent as this one header, in place of the first.
    */
-  cookies?: { forwarded: string | undefined };
+  cookies: { forwarded: string | undefined };
 }
 
 /**
@@ -69,7 +63,7 @@ export function forwardedRequestHeaders(raw: readonly string[], f: ForwardedFor)
       continue;
     }
     if (lower === "cookie") {
-      const kept = f.cookies ? (cookieSent ? undefined : f.cookies.forwarded) : withoutCookie(value, COOKIE_NAME);
+      const kept = cookieSent ? undefined : f.cookies.forwarded;
       cookieSent = true;
       if (kept !== undefined) out.push(name, kept);
       continue;
