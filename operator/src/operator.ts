@@ -139,6 +139,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
             throw new Error(`usage report ${r.kind} (${r.status}): ${r.message}`);
           },
           ...(gpuMetrics ? { gpuUsage: gpuMetrics } : {}),
+          nodeGone: (name) => reporter?.nodeGone(name) ?? false,
           options: { usageIntervalMs: config.usage.intervalMs, usageGraceMs: config.usage.graceMs },
         });
       });

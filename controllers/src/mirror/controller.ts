@@ -90,6 +90,11 @@ export interface MirrorControllerDeps {
   log: Logger;
   clock?: { now(): Date };
   options?: Partial<MirrorControllerOptions>;
+  /**
+   * True when the named node is known not to exist (the operator's node informer, synced); a pod there is
+   * deleted with force at once. Without it, stuck pods are forced only after their grace period.
+   */
+  nodeGone?(name: string): boolean;
 }
 
 export interface RunningMirrorController {
@@ -448,6 +453,7 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
         ...(policies.store.get(key) ? { networkPolicy: policies.store.get(key) as ObjectView } : {}),
         ...(unseenPod !== undefined ? { unseenPod: { expiresInMs: unseenPod } } : {}),
         ...(unseenService !== undefined ? { unseenService: { expiresInMs: unseenService } } : {}),
+        ...(pod?.spec?.nodeName && deps.nodeGone?.(pod.spec.nodeName) ? { podNodeGone: true } : {}),
       },
       manifestOpts,
     );

@@ -201,6 +201,24 @@ describe("the mirror reconciler's plan", () => {
     ]);
   });
 
+  it("forces at once a pod whose node is gone, and deletes it without grace when its mirror goes", () => {
+    const at = new Date(Date.parse("2026-11-22T06:00:00Z") + 1_000);
+    const terminating = aPod({ deleting: true, node: "n1" });
+    expect(
+      planMirror({ mirror: aMirror(), pod: terminating, ...present, now: at, podNodeGone: true }, opts).actions,
+    ).toEqual([{ kind: "deletePod", name: "ses-abc", uid: "pod-uid", graceSeconds: 0 }]);
+    const m = aMirror({ deleting: true });
+    m.metadata.finalizers = ["berth.dev/session-cleanup"];
+    const running = aPod({ phase: "Running", ready: true, node: "n1" });
+    expect(planMirror({ mirror: m, pod: running, now: at, podNodeGone: true }, opts).actions).toEqual([
+      { kind: "deletePod", name: "ses-abc", uid: "pod-uid", graceSeconds: 0 },
+    ]);
+    // On a node that is there, the pod keeps its grace period.
+    expect(planMirror({ mirror: m, pod: running, now: at }, opts).actions).toEqual([
+      { kind: "deletePod", name: "ses-abc", uid: "pod-uid" },
+    ]);
+  });
+
   it("changes nothing for a running session (level-based: the same answer every time)", () => {
     const observed = { mirror: aMirror(), pod: aPod({ phase: "Running", ready: true, node: "n1" }), ...present };
     expect(planMirror(observed, opts)).toEqual(planMirror(observed, opts));

@@ -50,6 +50,11 @@ export interface MirrorObserved {
   unseenPod?: { expiresInMs: number };
   /** The same for the Service. */
   unseenService?: { expiresInMs: number };
+  /**
+   * The pod's node is no longer in the cluster (deleted, lost): no kubelet will ever finish the pod, so a
+   * deletion is forced at once instead of after its grace period (it blocked the session's name ~45 s).
+   */
+  podNodeGone?: boolean;
 }
 
 /** What the operator reports for a mirror (`Terminated` is reported once the mirror itself is gone). */
@@ -77,13 +82,18 @@ export interface MirrorPlan {
   requeueAfterMs?: number;
 }
 
-/** A pod still terminating this long after its deletion (its node is gone) is removed with force. */
+/**
+ * A pod still terminating this long after its deletionTimestamp is removed with force. For a pod that
+ * timestamp is the end of its grace period (the request plus 30 s by default), not the request.
+ */
 export const FORCE_DELETE_AFTER_MS = 15_000;
 
-/** Force-deletes a pod stuck terminating; undefined when it is not stuck (yet). */
-function forceIfStuck(pod: PodView | undefined, now: Date | undefined): MirrorAction | undefined {
+/** Force-deletes a pod stuck terminating, or terminating on a node that is gone; undefined when not (yet). */
+function forceIfStuck(observed: MirrorObserved): MirrorAction | undefined {
+  const { pod, now } = observed;
   const since = pod?.metadata.deletionTimestamp ? Date.parse(pod.metadata.deletionTimestamp) : Number.NaN;
-  if (!pod || !now || !Number.isFinite(since) || now.getTime() - since < FORCE_DELETE_AFTER_MS) return undefined;
+  if (!pod || !Number.isFinite(since)) return undefined;
+  if (!observed.podNodeGone && (!now || now.getTime() - since < FORCE_DELETE_AFTER_MS)) return undefined;
   return {
     kind: "deletePod",
     name: pod.metadata.name,
@@ -115,12 +125,17 @@ export function planMirror(observed: MirrorObserved, opts: MirrorManifestOptions
   // period — and let the mirror go (our finalizer) only when the pod is gone: then its GPU is free.
   if (mirror.metadata.deletionTimestamp) {
     if (pod && !pod.metadata.deletionTimestamp)
-      actions.push({ kind: "deletePod", name: podName, uid: pod.metadata.uid });
+      actions.push({
+        kind: "deletePod",
+        name: podName,
+        uid: pod.metadata.uid,
+        ...(observed.podNodeGone ? { graceSeconds: 0 } : {}),
+      });
     if (service && ownedBy(service, mirror) && !service.metadata.deletionTimestamp)
       actions.push({ kind: "deleteService", name: podName });
     if (networkPolicy && ownedBy(networkPolicy, mirror) && !networkPolicy.metadata.deletionTimestamp)
       actions.push({ kind: "deleteNetworkPolicy", name: podName });
-    const forced = forceIfStuck(pod, observed.now);
+    const forced = forceIfStuck(observed);
     if (forced) actions.push(forced);
     const finalizers = mirror.metadata.finalizers ?? [];
     // A pod created a moment ago that the watch has not shown yet may well exist: wait for the watch
@@ -167,8 +182,14 @@ export function planMirror(observed: MirrorObserved, opts: MirrorManifestOptions
 
   const podRestart = Number(pod.metadata.labels?.[LABELS.restart] ?? "0");
   if (podRestart < mirror.spec.restartCount) {
-    if (!pod.metadata.deletionTimestamp) actions.push({ kind: "deletePod", name: podName, uid: pod.metadata.uid });
-    const forced = forceIfStuck(pod, observed.now);
+    if (!pod.metadata.deletionTimestamp)
+      actions.push({
+        kind: "deletePod",
+        name: podName,
+        uid: pod.metadata.uid,
+        ...(observed.podNodeGone ? { graceSeconds: 0 } : {}),
+      });
+    const forced = forceIfStuck(observed);
     if (forced) actions.push(forced);
     return {
       actions,
@@ -179,7 +200,7 @@ export function planMirror(observed: MirrorObserved, opts: MirrorManifestOptions
 
   if (pod.metadata.deletionTimestamp) {
     // Deleted by someone else (a drain's eviction, a node going away): it is recreated once it is gone.
-    const forced = forceIfStuck(pod, observed.now);
+    const forced = forceIfStuck(observed);
     if (forced) actions.push(forced);
     return {
       actions,

@@ -117,6 +117,11 @@ export class InventoryReporter {
   }
 
   /** Both watches listed and open. */
+  /** True when the nodes watch is in sync and has no node of this name: it was deleted (or never was). */
+  nodeGone(name: string): boolean {
+    return this.#nodes.watching && !this.#nodes.store.has(name);
+  }
+
   get synced(): boolean {
     return this.#nodes.watching && this.#pods.watching;
   }
