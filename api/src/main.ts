@@ -8,6 +8,8 @@ import type Koa from "koa";
 import pino, { type Logger } from "pino";
 import { buildApp, buildInternalApp, inFlight } from "./app.ts";
 import { createAuthenticator } from "./auth/authenticator.ts";
+import { billingOf } from "./billing/context.ts";
+import { billingIdle } from "./billing/kick.ts";
 import { clustersOptionsFrom, createClustersRuntime } from "./clusters/runtime.ts";
 import { type Config, parseConfig } from "./config.ts";
 import { connect, type Db, migrateLatest } from "./db/knex.ts";
@@ -164,6 +166,16 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
           ]);
           // A closed socket does not stop its handler: let running handlers finish before the pool goes.
           await drain(apps, DRAIN_TIMEOUT_MS, log);
+          // A billing pass the last usage batches asked for (billing/kick.ts) still uses the pool; one cut
+          // short loses nothing (the worker's sweep charges what it left), so it gets the same deadline.
+          let deadline: NodeJS.Timeout | undefined;
+          await Promise.race([
+            billingIdle(billingOf(deps)),
+            new Promise((r) => {
+              deadline = setTimeout(r, DRAIN_TIMEOUT_MS);
+            }),
+          ]);
+          clearTimeout(deadline);
           if (ownDb) await db.destroy();
           log.info("API stopped");
         })();

@@ -12,6 +12,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { billingOf } from "../../api/src/billing/context.ts";
+import { billingIdle } from "../../api/src/billing/kick.ts";
 import { OperatorTokens } from "../../api/src/clusters/operator-token.ts";
 import type { ClustersRuntime } from "../../api/src/clusters/runtime.ts";
 import { generateSigningKeyPem, signingKeyFromPem } from "../../api/src/clusters/signing-key.ts";
@@ -154,6 +156,8 @@ try {
     if (stored !== distinct.size || accepted !== distinct.size) process.exitCode = 1;
   } finally {
     await plane.close();
+    // The billing pass the last batches asked for still uses the pool.
+    await billingIdle(billingOf(deps));
     await db.destroy();
   }
 } finally {
