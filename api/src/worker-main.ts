@@ -4,7 +4,7 @@
 // run; one leads. Like main.ts, the only file of the worker that reads process.env.
 //
 //   DATABASE_URL=postgres://… BERTH_KUBECONFIG=worker.kubeconfig node api/src/worker-main.ts
-import { startStatusServer } from "@berth/controllers";
+import { type RunningWorker, startStatusServer } from "@berth/controllers";
 import { KubeConfig } from "@kubernetes/client-node";
 import pino from "pino";
 import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
@@ -87,8 +87,22 @@ async function main(): Promise<void> {
   const kubeConfig = new KubeConfig();
   if (config.kube.kubeconfigPath) kubeConfig.loadFromFile(config.kube.kubeconfigPath);
   else kubeConfig.loadFromDefault();
+  // The status listener first: a port that is taken stops this replica before it can lead.
+  let worker: RunningWorker | undefined;
+  const registry = workerMetrics(() => worker);
+  const status = await startStatusServer({
+    ...config.status,
+    registry,
+    // A follower is healthy; a leader once its session controller runs (it has synced its informers).
+    health: () => {
+      if (!worker) return { ok: false, role: "starting" };
+      const leader = worker.isLeader();
+      const running = worker.controller() !== undefined;
+      return { ok: !leader || running, role: leader ? "leader" : "follower", identity: worker.identity };
+    },
+  });
   const db = connect(config.database.url.reveal(), { poolMax: config.database.poolMax });
-  const worker = await startSessionsWorker({
+  const started = await startSessionsWorker({
     db,
     kubeConfig,
     log,
@@ -99,47 +113,36 @@ async function main(): Promise<void> {
     ...(config.identity ? { identity: config.identity } : {}),
   }).catch(async (err: unknown) => {
     await db.destroy();
+    await status.close();
     throw err;
   });
-  const status = await startStatusServer({
-    ...config.status,
-    registry: workerMetrics(worker),
-    // A follower is healthy; a leader once its session controller runs (it has synced its informers).
-    health: () => {
-      const leader = worker.isLeader();
-      const running = worker.controller() !== undefined;
-      return { ok: !leader || running, role: leader ? "leader" : "follower", identity: worker.identity };
-    },
-  }).catch(async (err: unknown) => {
-    await worker.stop();
-    await db.destroy();
-    throw err;
-  });
-  log.info({ identity: worker.identity, status: status.url }, "worker started");
+  worker = started;
+  registry.setDefaultLabels({ identity: started.identity });
+  log.info({ identity: started.identity, status: status.url }, "worker started");
 
-  // Past the lease's duration a follower has taken over anyway; the deadline loses nothing.
+  // Past the lease's duration a follower has taken over anyway; the deadline loses nothing. The status
+  // listener goes last, so probes and scrapes see the lease being released.
   stopOnSignals(
     log,
     async () => {
-      await status.close();
-      await worker.stop();
+      await started.stop();
       await db.destroy();
+      await status.close();
     },
     "worker stopped",
   );
 }
 
-/** Process metrics and whether this replica leads, labelled with its identity. */
-function workerMetrics(worker: { identity: string; isLeader(): boolean }): Registry {
+/** Process metrics and whether this replica holds the lease (labelled with its identity once it runs). */
+function workerMetrics(worker: () => { isLeader(): boolean } | undefined): Registry {
   const registry = new Registry();
-  registry.setDefaultLabels({ identity: worker.identity });
   collectDefaultMetrics({ register: registry });
   new Gauge({
     name: "berth_worker_leader",
-    help: "1 while this worker replica holds the lease and runs the session controllers, else 0",
+    help: "1 while this worker replica holds the lease (and so runs the session controllers), else 0",
     registers: [registry],
     collect() {
-      this.set(worker.isLeader() ? 1 : 0);
+      this.set(worker()?.isLeader() ? 1 : 0);
     },
   });
   return registry;

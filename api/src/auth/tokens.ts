@@ -93,7 +93,7 @@ export class AccessTokens {
       if (payload.typ !== "access" || typeof payload.sub !== "string" || !Number.isInteger(payload.ver)) {
         throw new TokenRejected("invalid", "not an access token");
       }
-      const claims = { userId: payload.sub, tokenVersion: payload.ver as number };
+      const claims = Object.freeze({ userId: payload.sub, tokenVersion: payload.ver as number });
       this.#remember(token, claims, (payload.exp as number) * 1000);
       return claims;
     } catch (err) {

@@ -146,6 +146,12 @@ describe("selectPage: one page and the query's total", () => {
       .where("seq", "<=", 3)
       .orderBy(["seq", "copy"]);
     expect((await selectPage(t.db, doubled, { limit: 2, offset: 0 })).total).toBe(6);
+    // An aggregate over plain column names is one row, and a raw GROUP BY may name a select-list position.
+    expect((await selectPage(t.db, t.db("page_items").max("seq"), { limit: 2, offset: 0 })).total).toBe(1);
+    const byName = t.db("page_items").select("colour").groupBy("colour").orderBy("colour");
+    const byPosition = t.db("page_items").select("colour").groupByRaw("1").orderBy("colour");
+    expect((await selectPage(t.db, byName, { limit: 2, offset: 0 })).total).toBe(3);
+    expect((await selectPage(t.db, byPosition, { limit: 2, offset: 0 })).total).toBe(3);
   });
 
   it("counts a UNION apart (the total column would belong to one branch)", async () => {

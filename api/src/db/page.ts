@@ -40,6 +40,8 @@ interface Statement {
   distinct?: boolean;
   distinctOn?: boolean;
   value?: unknown;
+  /** Set on aggregates (`aggregate`: .count(), .max()) and GROUP BY entries (`groupByBasic`, `groupByRaw`). */
+  type?: string;
 }
 
 /** knex keeps a query's clauses in `_statements` (not typed, stable since knex 0.x). */
@@ -66,9 +68,12 @@ function counted(db: Knex | Knex.Transaction, query: Knex.QueryBuilder): Knex.Qu
   const statements = statementsOf(q);
   // A UNION deduplicates on the columns, so they stay too.
   if (statements.some((s) => s.grouping === "union")) return q;
+  // A raw GROUP BY may name select-list positions (`GROUP BY 1`).
+  if (statements.some((s) => s.grouping === "group" && s.type !== "groupByBasic")) return q;
   const columns = statements.filter((s) => s.grouping === "columns");
   const plain = columns.every(
     (s) =>
+      s.type === undefined &&
       !s.distinct &&
       !s.distinctOn &&
       Array.isArray(s.value) &&

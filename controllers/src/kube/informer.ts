@@ -191,6 +191,7 @@ export class Informer<T = KubeObject> {
   async #list(): Promise<void> {
     const seen = new Set<string>();
     let cont: string | undefined;
+    let listedAt = this.#resourceVersion;
     do {
       const page = await this.#opts.kube.json<{
         metadata: { resourceVersion: string; continue?: string };
@@ -212,8 +213,10 @@ export class Informer<T = KubeObject> {
         this.#upsert(item);
       }
       cont = page.metadata.continue || undefined;
-      this.#resourceVersion = page.metadata.resourceVersion;
+      listedAt = page.metadata.resourceVersion;
     } while (cont);
+    // Only once every page is in: observe() drops answers at or below it, which an unread page may hold.
+    this.#resourceVersion = listedAt;
     for (const key of [...this.store.keys()]) if (!seen.has(key)) this.#remove(key);
     if (!this.#synced) {
       this.#synced = true;

@@ -42,13 +42,14 @@ afterEach(async () => {
   running = undefined;
 });
 
-function start(kube: MemoryKube) {
+function start(kube: MemoryKube, more: { nodeGone?: (name: string) => boolean } = {}) {
   running = startSessionMirrorController({
     kube,
     clusterId: "clu_a1",
     report: async () => {},
     log: pino({ level: "silent" }),
     options: { resyncMs: 3_600_000 },
+    ...more,
   });
   return running;
 }
@@ -156,5 +157,35 @@ describe("the mirror controller", () => {
     const created = kube.log.findIndex((r) => r.method === "POST" && r.path.endsWith("/networkpolicies"));
     const removed = kube.log.findIndex((r) => r.method === "DELETE" && r.path.endsWith("/networkpolicies/ses-1"));
     expect(created).toBeLessThan(removed);
+  });
+
+  it("forces the pod of a deleted mirror off a node the apiserver no longer has, and only then", async () => {
+    for (const nodeThere of [false, true]) {
+      const kube = new LaggingKube();
+      const m = aMirror();
+      m.metadata.deletionTimestamp = "2026-11-22T06:00:00Z";
+      m.metadata.finalizers = ["berth.dev/session-cleanup"];
+      kube.put("sessionmirrors", m as never);
+      const uid = kube.list("sessionmirrors")[0]?.metadata.uid as string;
+      kube.put("pods", {
+        metadata: {
+          name: "ses-1",
+          namespace: NS,
+          ownerReferences: [{ apiVersion: "berth.dev/v1alpha1", kind: "SessionMirror", name: "ses-1", uid }],
+        },
+        spec: { nodeName: "gpu-1" },
+        status: { phase: "Running" },
+      });
+      // The node watch's hint says gone in both cases; only the apiserver's answer differs.
+      if (nodeThere) kube.put("nodes", { metadata: { name: "gpu-1" } });
+      const c = start(kube, { nodeGone: () => true });
+      await until("the pod's deletion", () => requests(kube, "DELETE", "/pods/ses-1").length > 0);
+      await c.idle();
+      expect(requests(kube, "GET", "/nodes/gpu-1").length).toBeGreaterThan(0);
+      const options = requests(kube, "DELETE", "/pods/ses-1")[0]?.body as { gracePeriodSeconds?: number };
+      expect(options.gracePeriodSeconds, `node there: ${nodeThere}`).toBe(nodeThere ? undefined : 0);
+      await c.stop();
+      running = undefined;
+    }
   });
 });

@@ -18,6 +18,7 @@ import { DEFAULT_SESSIONS_NAMESPACE, LABELS } from "../sessions/names.ts";
 import { type MirrorManifestOptions, SESSIONS_POLICY_NAME } from "./manifests.ts";
 import {
   type MirrorAction,
+  type MirrorObserved,
   type MirrorReport,
   type ObjectView,
   type PodView,
@@ -91,8 +92,9 @@ export interface MirrorControllerDeps {
   clock?: { now(): Date };
   options?: Partial<MirrorControllerOptions>;
   /**
-   * True when the named node is known not to exist (the operator's node informer, synced); a pod there is
-   * deleted with force at once. Without it, stuck pods are forced only after their grace period.
+   * True when the named node may not exist (the operator's node informer, synced, does not have it). A pod
+   * being deleted there is forced at once once the apiserver confirms the node is gone (404). Without it,
+   * stuck pods are forced only after their grace period.
    */
   nodeGone?(name: string): boolean;
 }
@@ -356,6 +358,11 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
   let policyEpoch = 0;
   let ensuring: Promise<void> | undefined;
 
+  async function nodeAbsent(name: string): Promise<boolean> {
+    const res = await deps.kube.request("GET", `/api/v1/nodes/${encodeURIComponent(name)}`);
+    return res.status === 404;
+  }
+
   async function readPolicy(): Promise<PolicyView | undefined> {
     const res = await deps.kube.request("GET", `${policyPath}/${SESSIONS_POLICY_NAME}`);
     if (res.status === 404) return undefined;
@@ -444,19 +451,27 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
     if (service) unseenServices.seen(key, service.metadata.uid);
     const unseenPod = pod ? undefined : unseenPods.pending(key);
     const unseenService = service ? undefined : unseenServices.pending(key);
-    const plan = planMirror(
-      {
-        mirror: m,
-        now: now(),
-        ...(pod ? { pod } : {}),
-        ...(service ? { service } : {}),
-        ...(policies.store.get(key) ? { networkPolicy: policies.store.get(key) as ObjectView } : {}),
-        ...(unseenPod !== undefined ? { unseenPod: { expiresInMs: unseenPod } } : {}),
-        ...(unseenService !== undefined ? { unseenService: { expiresInMs: unseenService } } : {}),
-        ...(pod?.spec?.nodeName && deps.nodeGone?.(pod.spec.nodeName) ? { podNodeGone: true } : {}),
-      },
-      manifestOpts,
-    );
+    const observed: MirrorObserved = {
+      mirror: m,
+      now: now(),
+      ...(pod ? { pod } : {}),
+      ...(service ? { service } : {}),
+      ...(policies.store.get(key) ? { networkPolicy: policies.store.get(key) as ObjectView } : {}),
+      ...(unseenPod !== undefined ? { unseenPod: { expiresInMs: unseenPod } } : {}),
+      ...(unseenService !== undefined ? { unseenService: { expiresInMs: unseenService } } : {}),
+    };
+    let plan = planMirror(observed, manifestOpts);
+    // A pod being deleted on a node that is gone is forced at once. The node watch only hints it (it may
+    // not show a new node yet); the apiserver's 404 decides, since forcing a pod off a live kubelet would
+    // free its name and GPU while its container still runs. Asked only while the pod goes, which is rare.
+    const node = pod?.spec?.nodeName;
+    if (
+      node &&
+      deps.nodeGone?.(node) &&
+      (pod?.metadata.deletionTimestamp || plan.actions.some((a) => a.kind === "deletePod")) &&
+      (await nodeAbsent(node))
+    )
+      plan = planMirror({ ...observed, podNodeGone: true }, manifestOpts);
     // No session pod without the namespace's policy, and an old per-session policy goes only once the
     // namespace's one covers its pod.
     if (

@@ -1,3 +1,8 @@
+// Header hygiene between the browser and the session's application, both ways, on raw header lists
+// ([name, value, name, value, …], as node:http and undici give and take them): one pass per message, no
+// header object built per request (that object, and validating it again header by header, was a visible
+// share of the proxy's CPU per request).
+
 /** Hop-by-hop headers (RFC 9110 §7.6.1) and `expect` (the gateway's server answers 100-continue itself). */
 const HOP_BY_HOP = new Set([
   "connection",

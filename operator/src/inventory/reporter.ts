@@ -116,12 +116,15 @@ export class InventoryReporter {
     });
   }
 
-  /** Both watches listed and open. */
-  /** True when the nodes watch is in sync and has no node of this name: it was deleted (or never was). */
+  /**
+   * True when the nodes watch is in sync and has no node of this name: deleted, or not shown yet, or not
+   * a GPU node (slimNode). Only a hint: the mirror controller asks the apiserver before acting on it.
+   */
   nodeGone(name: string): boolean {
     return this.#nodes.watching && !this.#nodes.store.has(name);
   }
 
+  /** Both watches listed and open. */
   get synced(): boolean {
     return this.#nodes.watching && this.#pods.watching;
   }
