@@ -33,6 +33,10 @@ export async function updateSessionsFromTransitions(
   at: Date,
 ): Promise<SessionRow[]> {
   if (transitions.length === 0) return [];
+  // The ids also as an array: Postgres guesses 100 rows for jsonb_to_recordset and, on a table of a few
+  // thousand sessions, scanned all of it twice per batch (4,000 rows read for 2 updated); with `= ANY`
+  // of an array it knows how many and reads them by the primary key.
+  const ids = transitions.map((t) => t.id);
   const { rows } = (await db.raw(
     `WITH v AS MATERIALIZED (
        SELECT * FROM jsonb_to_recordset(?::jsonb) AS v(
@@ -40,7 +44,7 @@ export async function updateSessionsFromTransitions(
          reason text, message text, queued_at timestamptz, scheduled_at timestamptz, started_at timestamptz,
          paused_at timestamptz, terminated_at timestamptz, gpu_model text, cluster_id text)
      ), locked AS MATERIALIZED (
-       SELECT s.id FROM sessions s WHERE s.id IN (SELECT id FROM v) ORDER BY s.id FOR UPDATE
+       SELECT s.id FROM sessions s WHERE s.id = ANY(?::text[]) ORDER BY s.id FOR UPDATE
      )
      UPDATE sessions s SET
        phase = v.phase, desired_state = v.desired_state, priority = v.priority, node = v.node,
@@ -53,9 +57,9 @@ export async function updateSessionsFromTransitions(
          WHEN v.cluster_id IS NULL OR v.cluster_id = ANY(s.placed_clusters) THEN s.placed_clusters
          ELSE array_append(s.placed_clusters, v.cluster_id) END
      FROM v, locked
-     WHERE s.id = v.id AND locked.id = s.id
+     WHERE s.id = v.id AND locked.id = s.id AND s.id = ANY(?::text[])
      RETURNING s.*`,
-    [JSON.stringify(transitions), at],
+    [JSON.stringify(transitions), ids, at, ids],
   )) as { rows: SessionRow[] };
   return rows;
 }
