@@ -14,6 +14,7 @@ import { clustersOptionsFrom, createClustersRuntime } from "./clusters/runtime.t
 import { type Config, parseConfig } from "./config.ts";
 import { connect, type Db, migrateLatest } from "./db/knex.ts";
 import { type Clock, type Deps, systemClock } from "./deps.ts";
+import { sessionEventHubOf } from "./events/hub.ts";
 import { purgeExpiredIdempotencyKeys } from "./http/idempotency.ts";
 import { createMetrics } from "./http/metrics.ts";
 import type { Authenticator } from "./http/principal.ts";
@@ -160,6 +161,8 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
       stop: () => {
         stopping ??= (async () => {
           clearInterval(purge);
+          // Open event streams end first (their clients reconnect elsewhere): they would hold close().
+          await sessionEventHubOf(deps).close();
           await Promise.all([
             closeServer(publicServer),
             internalServer ? closeServer(internalServer) : Promise.resolve(),

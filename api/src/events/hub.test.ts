@@ -57,4 +57,20 @@ describe("the session event hub", () => {
     unsubscribe();
     await hub.close();
   });
+
+  it("on close ends every stream, gives its connection back, and turns later subscribers away", async () => {
+    const hub = new SessionEventHub(t.db, pino({ level: "silent" }));
+    const ended: string[] = [];
+    await hub.subscribe({ deliver: () => {}, close: () => ended.push("a") });
+    await hub.subscribe({ deliver: () => {}, close: () => ended.push("b") });
+    const pool = (t.db.client as { pool: { numUsed(): number } }).pool;
+    expect(pool.numUsed()).toBe(1); // the LISTEN connection
+    await hub.close();
+    expect(ended.sort()).toEqual(["a", "b"]);
+    expect(pool.numUsed()).toBe(0);
+    const unsubscribe = await hub.subscribe({ deliver: () => {}, close: () => ended.push("late") });
+    expect(ended).toContain("late");
+    expect(pool.numUsed()).toBe(0);
+    unsubscribe();
+  });
 });

@@ -19,6 +19,8 @@ const BATCH = 500;
 export interface Subscriber {
   /** Called with every committed event, in seq order; the subscriber filters. */
   deliver(row: SessionEventRow): void;
+  /** Ends the subscriber's stream (the LISTEN connection broke, or the hub closed): its client reconnects. */
+  close?(): void;
 }
 
 interface PgConnection {
@@ -53,6 +55,11 @@ export class SessionEventHub {
   }
 
   async subscribe(s: Subscriber): Promise<() => void> {
+    if (this.#closed) {
+      // The process is stopping: no new LISTEN connection; the client reconnects to another replica.
+      s.close?.();
+      return () => {};
+    }
     this.#subs.add(s);
     await this.#ensureListening();
     return () => {
@@ -92,7 +99,7 @@ export class SessionEventHub {
     } finally {
       await this.#db.client.releaseConnection(conn);
     }
-    if (broken) for (const s of [...this.#subs]) (s as Subscriber & { close?: () => void }).close?.();
+    if (broken) for (const s of [...this.#subs]) s.close?.();
   }
 
   /** Reads and delivers everything new; coalesces notifications that arrive meanwhile. */
@@ -145,9 +152,17 @@ export class SessionEventHub {
     }
   }
 
+  /**
+   * Ends every stream and gives the LISTEN connection back: a stopping API calls it first, since an open
+   * stream would keep its server from closing and the held connection would keep the pool from closing.
+   */
   async close(): Promise<void> {
     this.#closed = true;
+    const subs = [...this.#subs];
     this.#subs.clear();
+    for (const s of subs) s.close?.();
+    // A LISTEN being set up finishes first, so that its connection is given back too.
+    await this.#starting?.catch(() => {});
     await this.#release();
   }
 }

@@ -1,13 +1,15 @@
 // Test helpers for anything that serves routes: principals, a token -> principal authenticator, Deps
 // over a test database, and an in-process API on a random port.
-import type { AddressInfo } from "node:net";
+
 import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import pino from "pino";
 import { buildApp } from "../app.ts";
 import { type Config, testConfig } from "../config.ts";
 import type { Db } from "../db/knex.ts";
 import type { Clock, Deps } from "../deps.ts";
 import { TokenExpired, Unauthorized } from "../errors.ts";
+import { sessionEventHubOf } from "../events/hub.ts";
 import { createMetrics } from "./metrics.ts";
 import type { Authenticator, Principal } from "./principal.ts";
 import type { RouteDef } from "./route.ts";
@@ -16,7 +18,14 @@ let n = 0;
 /** A principal; override what the test is about. */
 export function aPrincipal(overrides: Partial<Principal> = {}): Principal {
   n += 1;
-  return { userId: `usr_test${n}`, email: `user${n}@example.test`, isSuperAdmin: false, mustChangePassword: false, memberships: [], ...overrides };
+  return {
+    userId: `usr_test${n}`,
+    email: `user${n}@example.test`,
+    isSuperAdmin: false,
+    mustChangePassword: false,
+    memberships: [],
+    ...overrides,
+  };
 }
 
 /** Accepts exactly the given tokens; "expired" is always an expired token. */
@@ -77,10 +86,13 @@ export async function startTestApi(deps: Deps, routes?: readonly RouteDef[]): Pr
       if (json !== undefined) headers.set("Content-Type", "application/json");
       return fetch(url + path, { ...rest, headers, ...(json !== undefined ? { body: JSON.stringify(json) } : {}) });
     },
-    stop: () =>
-      new Promise<void>((resolve) => {
+    stop: async () => {
+      // The event hub's streams end and its LISTEN connection goes back, or the pool could not close.
+      await sessionEventHubOf(deps).close();
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      });
+    },
   };
 }

@@ -101,7 +101,7 @@ async function stream(
       res.end();
       close();
     },
-  } as never);
+  });
   const heartbeat = setInterval(
     () => write(`event: heartbeat\ndata: ${JSON.stringify({ at: new Date().toISOString() })}\n\n`),
     HEARTBEAT_MS,
