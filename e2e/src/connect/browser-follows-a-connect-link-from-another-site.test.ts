@@ -16,7 +16,7 @@ import {
 } from "../../../operator/src/gateway/index.ts";
 import { FakeVerifier } from "../../../operator/src/gateway/testing.ts";
 import { type RunningStandin, startStandin } from "../../../operator/src/standin/index.ts";
-import { chromiumPath, launchBrowser } from "../console/browser.ts";
+import { chromiumPath, closeBrowser, launchBrowser } from "../console/browser.ts";
 
 let browser: Browser | undefined;
 let standin: RunningStandin;
@@ -52,7 +52,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await browser?.close();
+  await closeBrowser(browser);
   consoleSite?.close();
   await gateway?.close();
   await standin?.close();

@@ -10,6 +10,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "../../../api/src/auth/testing.ts";
 import {
+  closeBrowser,
   DESKTOP,
   describeViolations,
   launchBrowser,
@@ -78,7 +79,7 @@ describe("an administrator allocates credits and approves a member's request in 
   afterEach(async (ctx) => shots.onFailure(current, ctx));
   afterAll(async () => {
     for (const c of contexts) await c.close().catch(() => {});
-    await browser?.close();
+    await closeBrowser(browser);
     await t?.stop();
   });
 

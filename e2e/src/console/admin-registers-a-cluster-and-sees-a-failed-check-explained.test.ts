@@ -7,7 +7,15 @@ import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type ClustersBed, startClustersBed } from "../clusters/harness.ts";
-import { describeViolations, launchBrowser, newContext, PHONE, Screenshots, seriousA11yViolations } from "./browser.ts";
+import {
+  closeBrowser,
+  describeViolations,
+  launchBrowser,
+  newContext,
+  PHONE,
+  Screenshots,
+  seriousA11yViolations,
+} from "./browser.ts";
 import { ClustersPage } from "./pages/clusters-page.ts";
 import { LoginPage } from "./pages/login-page.ts";
 
@@ -47,7 +55,7 @@ describe("an administrator registers a cluster in the console", () => {
   });
   afterEach(async (ctx) => shots.onFailure(page, ctx));
   afterAll(async () => {
-    await browser?.close();
+    await closeBrowser(browser);
     await bed?.stop();
   });
 

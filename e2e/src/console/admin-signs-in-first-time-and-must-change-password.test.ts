@@ -3,7 +3,15 @@
 // the user back to the login page with their place kept.
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { describeViolations, launchBrowser, newContext, PHONE, Screenshots, seriousA11yViolations } from "./browser.ts";
+import {
+  closeBrowser,
+  describeViolations,
+  launchBrowser,
+  newContext,
+  PHONE,
+  Screenshots,
+  seriousA11yViolations,
+} from "./browser.ts";
 import { LoginPage, PasswordPage } from "./pages/login-page.ts";
 import { ADMIN_EMAIL, ADMIN_FIRST_PASSWORD, type ConsoleStack, startConsoleStack } from "./stack.ts";
 
@@ -24,7 +32,7 @@ describe("the administrator's first sign-in", () => {
   });
   afterEach(async (ctx) => shots.onFailure(page, ctx));
   afterAll(async () => {
-    await browser?.close();
+    await closeBrowser(browser);
     await stack?.stop();
   });
 

@@ -1,9 +1,11 @@
 // Chromium from Debian driven by playwright-core, screenshots under e2e/artifacts/console/ (git-ignored)
 // and axe-core injected into the page for the accessibility check of every page.
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { processesMentioning } from "../testbed/procfs.ts";
 
 export const ARTIFACTS = join(import.meta.dirname, "..", "..", "artifacts", "console");
 
@@ -24,7 +26,9 @@ export async function launchBrowser(): Promise<Browser> {
     throw new Error(
       "Chromium is not installed: apt-get install -y chromium (.ci/run does it on CI), or set BERTH_CHROMIUM",
     );
-  return chromium.launch({
+  // A switch Chromium ignores, so that closeBrowser can find this browser's process if it hangs.
+  const marker = `--berth-browser=${process.pid}-${randomBytes(6).toString("hex")}`;
+  const browser = await chromium.launch({
     executablePath,
     args: [
       "--headless",
@@ -34,8 +38,38 @@ export async function launchBrowser(): Promise<Browser> {
       "--disable-component-update",
       "--disable-sync",
       "--no-first-run",
+      marker,
     ],
   });
+  markers.set(browser, marker);
+  return browser;
+}
+
+const markers = new WeakMap<Browser, string>();
+
+/**
+ * browser.close(), bounded: a Chromium that does not exit within `timeoutMs` (seen once on a loaded CI
+ * machine, a teardown that hung until its 240 s hook timeout) is killed with SIGKILL.
+ */
+export async function closeBrowser(browser: Browser | undefined, timeoutMs = 15_000): Promise<void> {
+  if (!browser) return;
+  let timer: NodeJS.Timeout | undefined;
+  const closed = await Promise.race([
+    browser.close().then(() => true),
+    new Promise<false>((r) => {
+      timer = setTimeout(() => r(false), timeoutMs);
+    }),
+  ]);
+  clearTimeout(timer);
+  const marker = markers.get(browser);
+  if (closed || !marker) return;
+  for (const p of processesMentioning(marker)) {
+    try {
+      process.kill(p.pid, "SIGKILL");
+    } catch {
+      // gone meanwhile
+    }
+  }
 }
 
 export const DESKTOP = { width: 1280, height: 800 };

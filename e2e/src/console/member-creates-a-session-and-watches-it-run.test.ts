@@ -12,7 +12,15 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { TestUser } from "../../../api/src/auth/testing.ts";
 import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
-import { describeViolations, launchBrowser, newContext, PHONE, Screenshots, seriousA11yViolations } from "./browser.ts";
+import {
+  closeBrowser,
+  describeViolations,
+  launchBrowser,
+  newContext,
+  PHONE,
+  Screenshots,
+  seriousA11yViolations,
+} from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";
 import { NewSessionPage, SessionPage, SessionsListPage } from "./pages/sessions-pages.ts";
 import { type SessionGateways, startSessionGateways } from "./stack.ts";
@@ -53,7 +61,7 @@ beforeAll(async () => {
 afterEach(async (ctx) => shots.onFailure(current, ctx));
 afterAll(async () => {
   for (const c of contexts) await c.close().catch(() => {});
-  await browser?.close();
+  await closeBrowser(browser);
   await gateways?.stop();
   await bed?.stop();
 });

@@ -1,0 +1,21 @@
+// closeBrowser: a Chromium that does not close in time is killed, so no teardown waits on it for ever.
+import { describe, expect, it } from "vitest";
+import { processesMentioning } from "../testbed/procfs.ts";
+import { eventually } from "../testbed/testing.ts";
+import { chromiumPath, closeBrowser, launchBrowser } from "./browser.ts";
+
+describe.runIf(chromiumPath())("closeBrowser", () => {
+  it("kills the browser's process when it has not closed in time", async () => {
+    const browser = await launchBrowser();
+    const marker = processesMentioning("--berth-browser=")
+      .map((p) => /--berth-browser=\S+/.exec(p.cmdline)?.[0])
+      .find((m) => m?.startsWith(`--berth-browser=${process.pid}-`));
+    expect(marker).toBeDefined();
+    // No time at all to close: the kill path.
+    await closeBrowser(browser, 0);
+    await eventually(async () => processesMentioning(marker as string).length === 0, {
+      what: "the browser's processes to end",
+      timeoutMs: 10_000,
+    });
+  });
+});
