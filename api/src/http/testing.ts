@@ -1,6 +1,5 @@
 // Test helpers for anything that serves routes: principals, a token -> principal authenticator, Deps
 // over a test database, and an in-process API on a random port.
-
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import pino from "pino";
