@@ -48,6 +48,13 @@ describe("parseWorkerConfig", () => {
         BERTH_WORKER_LEASE_RENEW_DEADLINE_MS: "3000",
       }),
     ).toThrow(/RENEW_DEADLINE_MS: must be less than/);
+    // With another variable wrong as well, both are reported.
+    try {
+      parseWorkerConfig({ BERTH_WORKER_LEASE_DURATION_MS: "3000", BERTH_WORKER_LEASE_RENEW_DEADLINE_MS: "3000" });
+      expect.unreachable();
+    } catch (e) {
+      expect((e as ConfigError).problems.join("\n")).toMatch(/DATABASE_URL[\s\S]*RENEW_DEADLINE_MS: must be less than/);
+    }
   });
 });
 

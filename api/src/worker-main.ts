@@ -55,14 +55,10 @@ export interface WorkerConfig {
 
 /** Parses the environment into the worker's configuration; throws ConfigError listing every problem at once. */
 export function parseWorkerConfig(env: Record<string, string | undefined>): WorkerConfig {
-  const e = parseEnv(Env, env);
-  const problems: string[] = [];
-  // The elector's own rule (client-go's too): a leader gives up before a follower may take over.
-  if (e.BERTH_WORKER_LEASE_RENEW_DEADLINE_MS >= e.BERTH_WORKER_LEASE_DURATION_MS)
-    problems.push("BERTH_WORKER_LEASE_RENEW_DEADLINE_MS: must be less than BERTH_WORKER_LEASE_DURATION_MS");
-  if (e.BERTH_WORKER_LEASE_RETRY_PERIOD_MS >= e.BERTH_WORKER_LEASE_RENEW_DEADLINE_MS)
-    problems.push("BERTH_WORKER_LEASE_RETRY_PERIOD_MS: must be less than BERTH_WORKER_LEASE_RENEW_DEADLINE_MS");
+  // Every problem at once: the lease timings' relations are judged even when other variables are wrong.
+  const problems = [...problemsOf(() => parseEnv(Env, env)), ...leaseTimingProblems(env)];
   if (problems.length > 0) throw new ConfigError(problems);
+  const e = parseEnv(Env, env);
   const identity = e.BERTH_WORKER_IDENTITY ?? e.POD_NAME;
   return {
     database: { url: e.DATABASE_URL, poolMax: e.BERTH_DATABASE_POOL_MAX },
@@ -79,6 +75,38 @@ export function parseWorkerConfig(env: Record<string, string | undefined>): Work
     maxSockets: e.BERTH_WORKER_MAX_SOCKETS,
     status: { host: e.BERTH_WORKER_STATUS_HOST, port: e.BERTH_WORKER_STATUS_PORT },
   };
+}
+
+const LeaseEnv = Env.pick({
+  BERTH_WORKER_LEASE_DURATION_MS: true,
+  BERTH_WORKER_LEASE_RENEW_DEADLINE_MS: true,
+  BERTH_WORKER_LEASE_RETRY_PERIOD_MS: true,
+});
+
+/** The elector's own rule (client-go's too): a leader gives up before a follower may take over. */
+function leaseTimingProblems(env: Record<string, string | undefined>): string[] {
+  let l: z.output<typeof LeaseEnv>;
+  try {
+    l = parseEnv(LeaseEnv, env);
+  } catch {
+    return []; // a timing that does not parse is reported by the whole schema
+  }
+  const problems: string[] = [];
+  if (l.BERTH_WORKER_LEASE_RENEW_DEADLINE_MS >= l.BERTH_WORKER_LEASE_DURATION_MS)
+    problems.push("BERTH_WORKER_LEASE_RENEW_DEADLINE_MS: must be less than BERTH_WORKER_LEASE_DURATION_MS");
+  if (l.BERTH_WORKER_LEASE_RETRY_PERIOD_MS >= l.BERTH_WORKER_LEASE_RENEW_DEADLINE_MS)
+    problems.push("BERTH_WORKER_LEASE_RETRY_PERIOD_MS: must be less than BERTH_WORKER_LEASE_RENEW_DEADLINE_MS");
+  return problems;
+}
+
+function problemsOf(parse: () => unknown): string[] {
+  try {
+    parse();
+    return [];
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
 }
 
 async function main(): Promise<void> {
