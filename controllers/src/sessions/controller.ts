@@ -836,12 +836,22 @@ export class SessionController {
         // the revision just taken. Both before the write, because the write's own watch event may start
         // the reconcile that dispatches at once.
         this.#mirrors.delete(id);
-        if (revision !== undefined) this.#reserved.set(id, revision);
+        // Reports are taken from that revision on: the earlier mirror's (its Terminated, when a session is
+        // placed again on the same cluster after a lost node) would otherwise read as this mirror lost.
+        const before = this.#mirrorStates.get(id);
+        if (revision !== undefined) {
+          this.#reserved.set(id, revision);
+          this.#mirrorStates.set(id, { revision, restarts: before?.restarts ?? 0 });
+        }
         let written: Session | undefined;
         try {
           written = await this.#writeStatus(s, status, events);
         } finally {
-          if (!written && this.#reserved.get(id) === revision) this.#reserved.delete(id);
+          if (!written && this.#reserved.get(id) === revision) {
+            this.#reserved.delete(id);
+            if (before) this.#mirrorStates.set(id, before);
+            else this.#mirrorStates.delete(id);
+          }
         }
         if (!written) return; // changed meanwhile: the next pass sees it afresh
         this.counts.placements++;

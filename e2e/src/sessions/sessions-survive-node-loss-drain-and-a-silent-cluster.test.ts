@@ -115,7 +115,13 @@ describe("a lost node", () => {
       const back = await bed.waitFor(bed.bob, b, (s) => s.phase === "Running", "b Running on the new node", 60_000);
       expect(back.node).toBe("gpu-a-3");
       const events = await bed.call(bed.orgAdmin, "GET", `/api/v1/sessions/${b}/resource/events`);
-      expect(events.body.data.map((e: { reason: string }) => e.reason)).toContain("NodeLost");
+      const reasons = events.body.data.map((e: { reason: string }) => e.reason);
+      expect(reasons).toContain("NodeLost");
+      // The earlier placement's mirror going away is not this placement's mirror lost.
+      expect(reasons).not.toContain("MirrorLost");
+      expect(stream.events.filter((e) => e.data.session_id === b).map((e) => e.data.session.reason)).not.toContain(
+        "MirrorLost",
+      );
     } finally {
       await stream.close();
     }
