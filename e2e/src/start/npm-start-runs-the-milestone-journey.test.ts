@@ -24,26 +24,25 @@ let output = "";
 let api = "";
 let gatewayPort = 0;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-    s.on("error", reject);
-  });
-}
 async function isFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = createServer().listen(port, "127.0.0.1", () => s.close(() => resolve(true)));
     s.on("error", () => resolve(false));
   });
 }
-/** Two free ports in a row: the gateways of gpu-a and gpu-b. */
-async function freePair(): Promise<number> {
+/**
+ * `count` free ports in a row, below the kernel's ephemeral range: npm start listens on them only after
+ * its fleet is up, and a port picked in that range was once taken meanwhile by some test's outgoing
+ * connection (EADDRINUSE on the second gateway, in CI). Below it only another listener can take one.
+ */
+async function quietPorts(count: number): Promise<number> {
+  const range = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/);
+  const ephemeralFrom = Number(range[0]) || 32_768;
   for (;;) {
-    const p = await freePort();
-    if (p < 65_000 && (await isFree(p + 1))) return p;
+    const first = 10_000 + Math.floor(Math.random() * (ephemeralFrom - 10_000 - count));
+    let free = true;
+    for (let i = 0; i < count && free; i++) free = await isFree(first + i);
+    if (free) return first;
   }
 }
 const leftovers = () => {
@@ -55,8 +54,10 @@ const leftovers = () => {
 };
 
 beforeAll(async () => {
-  const [apiPort, internalPort] = [await freePort(), await freePort()];
-  gatewayPort = await freePair();
+  // The API, the internal listener, and the gateways of gpu-a and gpu-b (one after the other).
+  const first = await quietPorts(4);
+  const [apiPort, internalPort] = [first, first + 1];
+  gatewayPort = first + 2;
   api = `http://127.0.0.1:${apiPort}`;
   child = spawn(process.execPath, [join(root, "e2e/src/start/main.ts")], {
     cwd: root,
