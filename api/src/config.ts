@@ -1,6 +1,7 @@
 // Every setting of the API process, parsed once at start-up from the environment (main.ts passes
 // process.env in; nothing below main.ts reads it). Every problem is reported together, and secrets are
 // wrapped so they never print by accident.
+import { existsSync } from "node:fs";
 import { z } from "zod";
 import { parseCidr } from "./internal/cidr.ts";
 
@@ -52,8 +53,20 @@ const list = z.string().transform((v) =>
 
 const CIDR = /^(\d{1,3}\.){3}\d{1,3}\/(\d|[12]\d|3[0-2])$|^[0-9a-fA-F:]+\/(\d|\d\d|1[01]\d|12[0-8])$/;
 
-/** The environment variables we read, with their defaults. Names are the contract for operators. */
-/** Shared with the worker's entry point (worker-main.ts): the same names mean the same there. */
+// Shared with the worker's entry point (worker-main.ts): the same names mean the same there.
+
+/** A kubeconfig file that is there (a missing one would only fail at the first call, with a stack trace). */
+export const KubeconfigPath = z
+  .string()
+  .min(1)
+  .refine((p) => existsSync(p), "no such file");
+
+/** A Kubernetes namespace name (a DNS label). */
+export const Namespace = z
+  .string()
+  .max(63)
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must be a DNS label: lowercase letters, digits and '-'");
+
 export const DatabaseUrl = z
   .string()
   .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")
@@ -61,6 +74,7 @@ export const DatabaseUrl = z
 export const PoolMax = z.coerce.number().int().min(1).max(500).default(20);
 export const LogLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info");
 
+/** The environment variables we read, with their defaults. Names are the contract for operators. */
 const Env = z.object({
   BERTH_API_HOST: z.string().min(1).default("0.0.0.0"),
   BERTH_API_PORT: Port.default(8080),
@@ -82,7 +96,7 @@ const Env = z.object({
   /** When unset, the bootstrap administrator's password is generated and printed once. */
   BERTH_BOOTSTRAP_PASSWORD: secret(12).optional(),
   /** kubeconfig of the management cluster (catalog custom resources); unset = none / in-cluster later. */
-  BERTH_KUBECONFIG: z.string().min(1).optional(),
+  BERTH_KUBECONFIG: KubeconfigPath.optional(),
   /** Origins allowed to call the API from a browser. Empty = no CORS headers (the console is same-origin). */
   BERTH_CORS_ALLOW_ORIGINS: list.default([]),
   BERTH_BODY_LIMIT_BYTES: z.coerce
@@ -120,9 +134,9 @@ const Env = z.object({
   BERTH_GPU_RUNTIME_CLASS: z.string().min(1).max(253).default("nvidia"),
   BERTH_GPU_RUNTIME_HANDLER: z.string().min(1).max(253).default("nvidia"),
   /** Namespace of session pods on the GPU clusters. */
-  BERTH_SESSIONS_NAMESPACE: z.string().min(1).max(63).default("berth-sessions"),
+  BERTH_SESSIONS_NAMESPACE: Namespace.default("berth-sessions"),
   /** The control plane's namespace in the management cluster: cluster credentials, the token signing key. */
-  BERTH_SYSTEM_NAMESPACE: z.string().min(1).max(63).default("berth-system"),
+  BERTH_SYSTEM_NAMESPACE: Namespace.default("berth-system"),
 });
 
 export interface Config {

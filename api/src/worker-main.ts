@@ -4,12 +4,26 @@
 // run; one leads. Like main.ts, the only file of the worker that reads process.env.
 //
 //   DATABASE_URL=postgres://… BERTH_KUBECONFIG=worker.kubeconfig node api/src/worker-main.ts
+
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { type RunningWorker, startStatusServer } from "@berth/controllers";
+import { leaseTimingProblems } from "@berth/controllers/kube";
 import { KubeConfig } from "@kubernetes/client-node";
 import pino from "pino";
 import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import { z } from "zod";
-import { ConfigError, DatabaseUrl, LogLevel, PoolMax, Port, parseEnv, type Secret } from "./config.ts";
+import {
+  ConfigError,
+  DatabaseUrl,
+  KubeconfigPath,
+  LogLevel,
+  Namespace,
+  PoolMax,
+  Port,
+  parseEnv,
+  type Secret,
+} from "./config.ts";
 import { connect } from "./db/knex.ts";
 import { startSessionsWorker } from "./domain/sessions/worker.ts";
 import { configOrExit, runMain, stopOnSignals } from "./processEntry.ts";
@@ -23,11 +37,11 @@ const Env = z.object({
   BERTH_DATABASE_POOL_MAX: PoolMax,
   BERTH_LOG_LEVEL: LogLevel,
   /** kubeconfig of the management cluster (the worker's own credential); unset = in-cluster / KUBECONFIG. */
-  BERTH_KUBECONFIG: z.string().min(1).optional(),
+  BERTH_KUBECONFIG: KubeconfigPath.optional(),
   /** Where cluster credentials and the worker's Lease live. */
-  BERTH_SYSTEM_NAMESPACE: z.string().min(1).max(63).default("berth-system"),
+  BERTH_SYSTEM_NAMESPACE: Namespace.default("berth-system"),
   /** Namespace of session pods (and their mirrors) on the GPU clusters. */
-  BERTH_SESSIONS_NAMESPACE: z.string().min(1).max(63).default("berth-sessions"),
+  BERTH_SESSIONS_NAMESPACE: Namespace.default("berth-sessions"),
   /** This replica's name in the Lease; default POD_NAME, else the host name plus a random suffix. */
   BERTH_WORKER_IDENTITY: z.string().min(1).max(253).optional(),
   POD_NAME: z.string().min(1).max(253).optional(),
@@ -55,10 +69,17 @@ export interface WorkerConfig {
 
 /** Parses the environment into the worker's configuration; throws ConfigError listing every problem at once. */
 export function parseWorkerConfig(env: Record<string, string | undefined>): WorkerConfig {
-  // Every problem at once: the lease timings' relations are judged even when other variables are wrong.
-  const problems = [...problemsOf(() => parseEnv(Env, env)), ...leaseTimingProblems(env)];
-  if (problems.length > 0) throw new ConfigError(problems);
-  const e = parseEnv(Env, env);
+  const problems: string[] = [];
+  let e: z.output<typeof Env> | undefined;
+  try {
+    e = parseEnv(Env, env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    problems.push(...err.problems);
+  }
+  // Every problem at once: what the schema cannot judge is judged even when other variables are wrong.
+  problems.push(...leaseProblems(env), ...clusterProblems(env));
+  if (!e || problems.length > 0) throw new ConfigError(problems);
   const identity = e.BERTH_WORKER_IDENTITY ?? e.POD_NAME;
   return {
     database: { url: e.DATABASE_URL, poolMax: e.BERTH_DATABASE_POOL_MAX },
@@ -83,30 +104,30 @@ const LeaseEnv = Env.pick({
   BERTH_WORKER_LEASE_RETRY_PERIOD_MS: true,
 });
 
-/** The elector's own rule (client-go's too): a leader gives up before a follower may take over. */
-function leaseTimingProblems(env: Record<string, string | undefined>): string[] {
-  let l: z.output<typeof LeaseEnv>;
-  try {
-    l = parseEnv(LeaseEnv, env);
-  } catch {
-    return []; // a timing that does not parse is reported by the whole schema
-  }
-  const problems: string[] = [];
-  if (l.BERTH_WORKER_LEASE_RENEW_DEADLINE_MS >= l.BERTH_WORKER_LEASE_DURATION_MS)
-    problems.push("BERTH_WORKER_LEASE_RENEW_DEADLINE_MS: must be less than BERTH_WORKER_LEASE_DURATION_MS");
-  if (l.BERTH_WORKER_LEASE_RETRY_PERIOD_MS >= l.BERTH_WORKER_LEASE_RENEW_DEADLINE_MS)
-    problems.push("BERTH_WORKER_LEASE_RETRY_PERIOD_MS: must be less than BERTH_WORKER_LEASE_RENEW_DEADLINE_MS");
-  return problems;
+/** The elector's rule (controllers' leaseTimingProblems), in the worker's variable names. */
+function leaseProblems(env: Record<string, string | undefined>): string[] {
+  const l = LeaseEnv.safeParse(env);
+  if (!l.success) return []; // a timing that does not parse is reported by the whole schema
+  const names = {
+    renewDeadlineMs: "BERTH_WORKER_LEASE_RENEW_DEADLINE_MS: must be less than BERTH_WORKER_LEASE_DURATION_MS",
+    retryPeriodMs: "BERTH_WORKER_LEASE_RETRY_PERIOD_MS: must be less than BERTH_WORKER_LEASE_RENEW_DEADLINE_MS",
+  };
+  return leaseTimingProblems({
+    durationMs: l.data.BERTH_WORKER_LEASE_DURATION_MS,
+    renewDeadlineMs: l.data.BERTH_WORKER_LEASE_RENEW_DEADLINE_MS,
+    retryPeriodMs: l.data.BERTH_WORKER_LEASE_RETRY_PERIOD_MS,
+  }).map((field) => names[field]);
 }
 
-function problemsOf(parse: () => unknown): string[] {
-  try {
-    parse();
-    return [];
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
+/**
+ * The worker cannot run without its cluster. Unset, client-node falls back to KUBECONFIG, ~/.kube/config,
+ * the pod's service account, and at last to http://localhost:8080 — where a worker would say it started
+ * and only fail its lease calls.
+ */
+function clusterProblems(env: Record<string, string | undefined>): string[] {
+  if (env.BERTH_KUBECONFIG || env.KUBECONFIG || env.KUBERNETES_SERVICE_HOST) return [];
+  if (env.HOME && existsSync(join(env.HOME, ".kube", "config"))) return [];
+  return ["BERTH_KUBECONFIG: required outside a Kubernetes pod (or set KUBECONFIG)"];
 }
 
 async function main(): Promise<void> {

@@ -2,6 +2,7 @@
 // `configFromEnv` maps BERTH_OPERATOR_* variables onto it; it takes the environment as an argument, so
 // only main.ts touches process.env. No value here is a secret: the operator token is read from
 // `tokenFile` for every call, never held in configuration (rotation needs no restart).
+import { leaseTimingProblems } from "@berth/controllers/kube";
 import { z } from "zod";
 
 const port = z.coerce.number().int().min(0).max(65_535);
@@ -85,14 +86,9 @@ export const OperatorConfigSchema = z
     logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   })
   .superRefine((c, ctx) => {
-    if (c.lease.renewDeadlineMs >= c.lease.durationMs)
-      ctx.addIssue({ code: "custom", path: ["lease", "renewDeadlineMs"], message: "must be below lease.durationMs" });
-    if (c.lease.retryPeriodMs >= c.lease.renewDeadlineMs)
-      ctx.addIssue({
-        code: "custom",
-        path: ["lease", "retryPeriodMs"],
-        message: "must be below lease.renewDeadlineMs",
-      });
+    const below = { renewDeadlineMs: "lease.durationMs", retryPeriodMs: "lease.renewDeadlineMs" };
+    for (const field of leaseTimingProblems(c.lease))
+      ctx.addIssue({ code: "custom", path: ["lease", field], message: `must be below ${below[field]}` });
     if (c.backoff.baseMs > c.backoff.maxMs)
       ctx.addIssue({ code: "custom", path: ["backoff", "baseMs"], message: "must not exceed backoff.maxMs" });
   });

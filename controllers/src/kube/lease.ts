@@ -32,6 +32,22 @@ export interface ElectorOptions {
   random?: () => number;
 }
 
+/**
+ * The timings the elector relies on, the fields that break them: a leader gives up (renew deadline)
+ * before a follower may take over (duration), and tries more than once within its deadline (retry
+ * period). Each configuration reports them in its own names.
+ */
+export function leaseTimingProblems(t: {
+  durationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+}): ("renewDeadlineMs" | "retryPeriodMs")[] {
+  return [
+    ...(t.renewDeadlineMs >= t.durationMs ? (["renewDeadlineMs"] as const) : []),
+    ...(t.retryPeriodMs >= t.renewDeadlineMs ? (["retryPeriodMs"] as const) : []),
+  ];
+}
+
 interface Lease {
   apiVersion?: string;
   kind?: string;
