@@ -142,7 +142,6 @@ export interface Split {
   /** The worker now running (replaced by startWorker). */
   worker: Child | undefined;
   apiUrl: string;
-  internalUrl: string;
   /** Stops the worker gracefully (its lease released). */
   stopWorker(): Promise<void>;
   /**
@@ -248,7 +247,6 @@ export async function startSplit(
       operator,
       worker: undefined,
       apiUrl,
-      internalUrl,
       async stopWorker() {
         const w = split.worker;
         split.worker = undefined;

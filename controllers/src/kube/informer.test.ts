@@ -240,4 +240,24 @@ describe("the informer over HTTP", () => {
     expect(inf.store.get("ns/b")?.metadata.resourceVersion).toBe("13");
     await inf.stop();
   });
+
+  it("says it has passed a resourceVersion at or below its position, comparing integers only", async () => {
+    const kube = new FakeKube();
+    kube.items = [obj("a", "5")];
+    let emit: ((e: WatchEvent) => void) | undefined;
+    kube.scripts.push((e) => {
+      emit = e;
+      return new Promise(() => {});
+    });
+    const inf = new Informer({ kube, path: "/x", onEvent: () => {} });
+    expect(inf.passed("1")).toBe(false); // nothing listed yet
+    inf.start();
+    await until(() => emit !== undefined);
+    // The list was at 10.
+    expect([inf.passed("9"), inf.passed("10"), inf.passed("11")]).toEqual([true, true, false]);
+    emit?.({ type: "BOOKMARK", object: { metadata: { resourceVersion: "20" } } as never });
+    expect(inf.passed("19")).toBe(true);
+    expect(inf.passed("abc")).toBe(false);
+    await inf.stop();
+  });
 });

@@ -158,9 +158,17 @@ export class Informer<T = KubeObject> {
    * phantom that only the next relist would remove).
    */
   observe(raw: KubeObject): void {
-    const rv = raw.metadata.resourceVersion;
-    if (rv !== undefined && (rv === this.#resourceVersion || olderThan(rv, this.#resourceVersion))) return;
+    if (this.passed(raw.metadata.resourceVersion)) return;
     this.#upsert(raw);
+  }
+
+  /**
+   * Whether the store already reflects every change up to `resourceVersion`: the last full list or a
+   * watch event (bookmarks included) was at or past it. Watches deliver in resourceVersion order.
+   */
+  passed(resourceVersion: string | undefined): boolean {
+    if (resourceVersion === undefined || this.#resourceVersion === "") return false;
+    return resourceVersion === this.#resourceVersion || olderThan(resourceVersion, this.#resourceVersion);
   }
 
   #upsert(raw: KubeObject): void {

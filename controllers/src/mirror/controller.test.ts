@@ -66,6 +66,16 @@ const requests = (kube: MemoryKube, method: string, pathEnd: string) =>
   kube.log.filter((r) => r.method === method && r.path.split("?")[0]?.endsWith(pathEnd));
 const podNamed = (kube: MemoryKube, name: string) => kube.list("pods").find((p) => p.metadata.name === name);
 
+/** A mirror and its pod, created through a pods watch running `podLagMs` behind. */
+async function withItsPod(podLagMs: number) {
+  const kube = new LaggingKube();
+  kube.podLagMs = podLagMs;
+  kube.put("sessionmirrors", aMirror() as never);
+  const c = start(kube);
+  await until("the pod", () => podNamed(kube, "ses-1") !== undefined);
+  return { kube, c };
+}
+
 describe("the mirror controller", () => {
   it("creates the namespace's policy once, before the first pod, and no policy per session", async () => {
     const kube = new LaggingKube();
@@ -104,11 +114,7 @@ describe("the mirror controller", () => {
   });
 
   it("does not create a pod again while its watch has not shown it", async () => {
-    const kube = new LaggingKube();
-    kube.podLagMs = 400;
-    kube.put("sessionmirrors", aMirror() as never);
-    const c = start(kube);
-    await until("the pod", () => podNamed(kube, "ses-1") !== undefined);
+    const { kube, c } = await withItsPod(400);
     // Reconciles woken inside the window (a mirror update each), as a Service event or a resync would.
     for (let i = 0; i < 5; i++) {
       await kube.request("PATCH", `${MIRRORS}/ses-1`, { body: { metadata: { annotations: { poke: String(i) } } } });
@@ -121,11 +127,7 @@ describe("the mirror controller", () => {
   });
 
   it("creates a pod again when it was deleted before its watch showed it (no phantom kept)", async () => {
-    const kube = new LaggingKube();
-    kube.podLagMs = 300;
-    kube.put("sessionmirrors", aMirror() as never);
-    const c = start(kube);
-    await until("the pod", () => podNamed(kube, "ses-1") !== undefined);
+    const { kube, c } = await withItsPod(300);
     const first = podNamed(kube, "ses-1")?.metadata.uid;
     await kube.request("DELETE", `/api/v1/namespaces/${NS}/pods/ses-1`);
     await until("a new pod", () => {

@@ -156,8 +156,16 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
   const POLICY_KEY = `policy:${policyStoreKey}`;
   const policyPath = `/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies`;
   // Creates not yet seen by the informers, per kind and store key.
-  const unseenPods = new UnseenCreates({ ttlMs: o.unseenCreateMs, now: () => Date.now() });
-  const unseenServices = new UnseenCreates({ ttlMs: o.unseenCreateMs, now: () => Date.now() });
+  const unseenPods = new UnseenCreates({
+    ttlMs: o.unseenCreateMs,
+    now: () => Date.now(),
+    passed: (rv) => pods.passed(rv),
+  });
+  const unseenServices = new UnseenCreates({
+    ttlMs: o.unseenCreateMs,
+    now: () => Date.now(),
+    passed: (rv) => services.passed(rv),
+  });
 
   const mirrors = new Informer<SessionMirror & KubeObject>({
     kube: deps.kube,
@@ -181,8 +189,7 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
     path: `/api/v1/namespaces/${ns}/pods`,
     labelSelector: selector,
     onEvent: (e) => {
-      // Versions count as the watch's progress only from the watch: a list hands items out by name.
-      unseenPods.seen(e.key, e.object.metadata.uid, pods.watching ? e.object.metadata.resourceVersion : undefined);
+      unseenPods.seen(e.key, e.object.metadata.uid);
       enqueue(e.key);
       const run = meter && podRun(e.object as MeteredPodView, LABELS.sessionId);
       if (run) meter?.observe(run, e.type === "delete");
@@ -194,11 +201,7 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
     path: `/api/v1/namespaces/${ns}/services`,
     labelSelector: selector,
     onEvent: (e) => {
-      unseenServices.seen(
-        e.key,
-        e.object.metadata.uid,
-        services.watching ? e.object.metadata.resourceVersion : undefined,
-      );
+      unseenServices.seen(e.key, e.object.metadata.uid);
       enqueue(e.key);
     },
     onError: onError("services"),

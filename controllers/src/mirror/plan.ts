@@ -119,18 +119,19 @@ export function planMirror(observed: MirrorObserved, opts: MirrorManifestOptions
   const { mirror, pod, service, networkPolicy, unseenPod, unseenService } = observed;
   const actions: MirrorAction[] = [];
   const podName = mirror.metadata.name as string;
+  // Graceful, unless no kubelet is left to finish it.
+  const deletePod = (p: PodView): MirrorAction => ({
+    kind: "deletePod",
+    name: podName,
+    uid: p.metadata.uid,
+    ...(observed.podNodeGone ? { graceSeconds: 0 } : {}),
+  });
 
   // Being deleted (pause, terminate, re-placement): take everything down ourselves — the garbage
   // collector would too, but only once it watches the kind, which on a fresh cluster takes its discovery
   // period — and let the mirror go (our finalizer) only when the pod is gone: then its GPU is free.
   if (mirror.metadata.deletionTimestamp) {
-    if (pod && !pod.metadata.deletionTimestamp)
-      actions.push({
-        kind: "deletePod",
-        name: podName,
-        uid: pod.metadata.uid,
-        ...(observed.podNodeGone ? { graceSeconds: 0 } : {}),
-      });
+    if (pod && !pod.metadata.deletionTimestamp) actions.push(deletePod(pod));
     if (service && ownedBy(service, mirror) && !service.metadata.deletionTimestamp)
       actions.push({ kind: "deleteService", name: podName });
     if (networkPolicy && ownedBy(networkPolicy, mirror) && !networkPolicy.metadata.deletionTimestamp)
@@ -182,13 +183,7 @@ export function planMirror(observed: MirrorObserved, opts: MirrorManifestOptions
 
   const podRestart = Number(pod.metadata.labels?.[LABELS.restart] ?? "0");
   if (podRestart < mirror.spec.restartCount) {
-    if (!pod.metadata.deletionTimestamp)
-      actions.push({
-        kind: "deletePod",
-        name: podName,
-        uid: pod.metadata.uid,
-        ...(observed.podNodeGone ? { graceSeconds: 0 } : {}),
-      });
+    if (!pod.metadata.deletionTimestamp) actions.push(deletePod(pod));
     const forced = forceIfStuck(observed);
     if (forced) actions.push(forced);
     return {

@@ -8,24 +8,23 @@
 // only suppress a create; it goes
 // - when the watch shows an object of that name (the one created, when its uid is known), added, changed
 //   or deleted: the store tells the truth from then on;
-// - when the watch has gone past the create without showing it (it showed an object changed at or after
-//   the create's resourceVersion: watches deliver in resourceVersion order, so the object was deleted
-//   before the informer looked, and another create is right);
-// - at the latest after `ttlMs` (a relist that skipped it and no event since, or a 409 whose object is
-//   not known).
+// - when the informer has gone past the create without showing it (its last list or watch event is at or
+//   past the create's resourceVersion, Informer.passed: watches deliver in resourceVersion order, so the
+//   object was deleted before the informer looked, and another create is right);
+// - at the latest after `ttlMs` (a 409 whose object is not known, or a watch that does not move).
 // A fixed few seconds alone was too short: at 1,000 sessions on a loaded 2-core machine the operator's
 // pods watch ran more than 5 s behind its creates, and 0.3–0.4 creates per session still got 409.
 export interface UnseenCreatesOptions {
   ttlMs: number;
   now(): number;
+  /** Whether the informer's store reflects every change up to this resourceVersion (Informer.passed). */
+  passed(resourceVersion: string): boolean;
 }
 
 export class UnseenCreates {
-  readonly #records = new Map<string, { uid: string | undefined; rv: number | undefined; until: number }>();
+  readonly #records = new Map<string, { uid: string | undefined; rv: string | undefined; until: number }>();
   readonly #o: UnseenCreatesOptions;
   #nextSweep = 0;
-  /** The newest resourceVersion the watch has shown (etcd revisions are integers; others are ignored). */
-  #watched = 0;
 
   constructor(o: UnseenCreatesOptions) {
     this.#o = o;
@@ -41,7 +40,7 @@ export class UnseenCreates {
    */
   created(key: string, uid?: string, resourceVersion?: string): void {
     const now = this.#o.now();
-    this.#records.set(key, { uid, rv: revision(resourceVersion), until: now + this.#o.ttlMs });
+    this.#records.set(key, { uid, rv: resourceVersion, until: now + this.#o.ttlMs });
     // Records of objects that were never seen and never asked about again (their mirror went away).
     if (now >= this.#nextSweep) {
       this.#nextSweep = now + this.#o.ttlMs;
@@ -49,13 +48,8 @@ export class UnseenCreates {
     }
   }
 
-  /**
-   * The informer reported an object (added, changed or deleted), with its resourceVersion: the store now
-   * tells the truth about it, and about everything created before that version.
-   */
-  seen(key: string, uid: string | undefined, resourceVersion?: string): void {
-    const rv = revision(resourceVersion);
-    if (rv !== undefined && rv > this.#watched) this.#watched = rv;
+  /** The informer reported an object of this key (added, changed or deleted): the store now tells the truth. */
+  seen(key: string, uid: string | undefined): void {
     const r = this.#records.get(key);
     if (r && (r.uid === undefined || r.uid === uid)) this.#records.delete(key);
   }
@@ -65,13 +59,8 @@ export class UnseenCreates {
     const r = this.#records.get(key);
     if (!r) return undefined;
     const left = r.until - this.#o.now();
-    if (left > 0 && (r.rv === undefined || this.#watched < r.rv)) return left;
+    if (left > 0 && (r.rv === undefined || !this.#o.passed(r.rv))) return left;
     this.#records.delete(key);
     return undefined;
   }
-}
-
-function revision(rv: string | undefined): number | undefined {
-  if (!rv || !/^\d{1,15}$/.test(rv)) return undefined;
-  return Number(rv);
 }

@@ -11,8 +11,10 @@ describe.runIf(chromiumPath())("closeBrowser", () => {
       .map((p) => /--berth-browser=\S+/.exec(p.cmdline)?.[0])
       .find((m) => m?.startsWith(`--berth-browser=${process.pid}-`));
     expect(marker).toBeDefined();
-    // No time at all to close: the kill path.
-    await closeBrowser(browser, 0);
+    // A browser that cannot close: stopped, only SIGKILL ends it.
+    const main = processesMentioning(marker as string);
+    for (const p of main) process.kill(p.pid, "SIGSTOP");
+    await closeBrowser(browser, 1_000);
     await eventually(async () => processesMentioning(marker as string).length === 0, {
       what: "the browser's processes to end",
       timeoutMs: 10_000,

@@ -88,35 +88,6 @@ export type CookieVerdict =
   | { ok: true; claims: CookieClaims; renew: boolean }
   | { ok: false; why: "absent" | "bad" | "expired" | "elsewhere" };
 
-/** The claims of the values whose signature checks out, in order. */
-function openCookies(values: readonly string[], keys: Buffer[], cache?: VerifiedCookies): CookieClaims[] {
-  const claims: CookieClaims[] = [];
-  for (const v of values) {
-    const c = openCookie(v, keys, cache);
-    if (c) claims.push(c);
-  }
-  return claims;
-}
-
-/** Binding and expiry of signature-checked claims: on every request, never cached. */
-function judge(claims: readonly CookieClaims[], present: boolean, want: CookieCheck): CookieVerdict {
-  if (!present) return { ok: false, why: "absent" };
-  let why: "bad" | "expired" | "elsewhere" = "bad";
-  for (const c of claims) {
-    if (c.c !== want.cr || c.k !== want.clusterId) {
-      why = "elsewhere";
-      continue;
-    }
-    if (c.e <= want.nowSeconds) {
-      why = "expired";
-      continue;
-    }
-    const life = c.e - c.i;
-    return { ok: true, claims: c, renew: c.e - want.nowSeconds < life / 2 };
-  }
-  return { ok: false, why };
-}
-
 /** A request's Cookie header as the gateway reads it. */
 export interface ReadCookies {
   /** The `berth_cnx` values whose signature checked out, in header order. */
@@ -150,7 +121,11 @@ export class CookieHeaders {
     if (hit) return hit;
     const values = cookieValues(header, COOKIE_NAME);
     if (values.length === 0) return { claims: [], present: false, forwarded: withoutCookie(header, COOKIE_NAME) };
-    const claims = openCookies(values, this.#keys, this.#verified);
+    const claims: CookieClaims[] = [];
+    for (const v of values) {
+      const c = openCookie(v, this.#keys, this.#verified);
+      if (c) claims.push(c);
+    }
     const read = { claims, present: true, forwarded: withoutCookie(header, COOKIE_NAME) };
     // Long headers are read every time: a slot is not worth their memory.
     if (claims.length > 0 && header.length <= 4096) {
@@ -166,7 +141,22 @@ export class CookieHeaders {
  * new one, or one per path when paths nest): any valid one for this cr and cluster wins.
  */
 export function verdictOn(read: ReadCookies, want: CookieCheck): CookieVerdict {
-  return judge(read.claims, read.present, want);
+  // Binding and expiry: judged on every request, never cached.
+  if (!read.present) return { ok: false, why: "absent" };
+  let why: "bad" | "expired" | "elsewhere" = "bad";
+  for (const c of read.claims) {
+    if (c.c !== want.cr || c.k !== want.clusterId) {
+      why = "elsewhere";
+      continue;
+    }
+    if (c.e <= want.nowSeconds) {
+      why = "expired";
+      continue;
+    }
+    const life = c.e - c.i;
+    return { ok: true, claims: c, renew: c.e - want.nowSeconds < life / 2 };
+  }
+  return { ok: false, why };
 }
 
 /** Every value of `name` in a Cookie header (RFC 6265 §5.4 order; duplicates kept). */
