@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { HttpKube, type KubeApi, type KubeResponse, type RequestOptions, type WatchEvent } from "./client.ts";
 import { until as eventually, FakeApiserver, type Thing } from "./fake-apiserver.test-support.ts";
-import { Informer, type KubeObject } from "./informer.ts";
+import { Informer, type InformerEvent, type KubeObject } from "./informer.ts";
 
 const obj = (name: string, rv: string): KubeObject => ({ metadata: { name, namespace: "ns", resourceVersion: rv } });
 
@@ -72,21 +72,52 @@ describe("the informer", () => {
     await inf.stop();
   });
 
-  it("keeps a write's answer over an older version that the watch brings later", async () => {
+  /** An informer that has listed (at resourceVersion 10) and holds its watch open; `emit` sends it events. */
+  async function listedAndWatching(items: KubeObject[], onEvent: (e: InformerEvent<KubeObject>) => void = () => {}) {
     const kube = new FakeKube();
-    kube.items = [obj("a", "5")];
+    kube.items = items;
     let emit: ((e: WatchEvent) => void) | undefined;
     kube.scripts.push((e) => {
       emit = e;
       return new Promise(() => {});
     });
-    const inf = new Informer({ kube, path: "/x", onEvent: () => {} });
+    const inf = new Informer({ kube, path: "/x", onEvent });
     inf.start();
     await until(() => emit !== undefined);
-    // (The list was at 10.)
+    return { inf, emit: (e: WatchEvent) => emit?.(e) };
+  }
+
+  it("keeps a write's answer over an older version that the watch brings later", async () => {
+    const { inf, emit } = await listedAndWatching([obj("a", "5")]);
     inf.observe(obj("a", "19"));
-    emit?.({ type: "MODIFIED", object: obj("a", "17") });
+    emit({ type: "MODIFIED", object: obj("a", "17") });
     expect(inf.store.get("ns/a")?.metadata.resourceVersion).toBe("19");
+    await inf.stop();
+  });
+
+  it("drops a write's answer that the watch has gone past: a deletion seen first stays a deletion", async () => {
+    const deleted: string[] = [];
+    const { inf, emit } = await listedAndWatching([obj("a", "5"), obj("b", "6")], (e) => {
+      if (e.type === "delete") deleted.push(e.key);
+    });
+    // The controller wrote "a" (answered at 11) while someone deleted it (12); the deletion came first.
+    emit({ type: "DELETED", object: obj("a", "12") });
+    inf.observe(obj("a", "11"));
+    expect(inf.store.has("ns/a")).toBe(false);
+    expect(deleted).toEqual(["ns/a"]);
+    // An answer newer than anything watched still goes in at once.
+    inf.observe(obj("b", "13"));
+    expect(inf.store.get("ns/b")?.metadata.resourceVersion).toBe("13");
+    await inf.stop();
+  });
+
+  it("says it has passed a resourceVersion at or below its position, comparing integers only", async () => {
+    expect(new Informer({ kube: new FakeKube(), path: "/x", onEvent: () => {} }).passed("1")).toBe(false);
+    const { inf, emit } = await listedAndWatching([obj("a", "5")]);
+    expect([inf.passed("9"), inf.passed("10"), inf.passed("11")]).toEqual([true, true, false]);
+    emit({ type: "BOOKMARK", object: { metadata: { resourceVersion: "20" } } as never });
+    expect(inf.passed("19")).toBe(true);
+    expect(inf.passed("abc")).toBe(false);
     await inf.stop();
   });
 });
@@ -216,48 +247,5 @@ describe("the informer over HTTP", () => {
     api.open?.end();
     await eventually(() => api.watches.length === 2, "a second watch");
     expect(api.lists).toBe(1);
-  });
-
-  it("drops a write's answer that the watch has gone past: a deletion seen first stays a deletion", async () => {
-    const kube = new FakeKube();
-    kube.items = [obj("a", "5"), obj("b", "6")];
-    let emit: ((e: WatchEvent) => void) | undefined;
-    kube.scripts.push((e) => {
-      emit = e;
-      return new Promise(() => {});
-    });
-    const deleted: string[] = [];
-    const inf = new Informer({ kube, path: "/x", onEvent: (e) => e.type === "delete" && deleted.push(e.key) });
-    inf.start();
-    await until(() => emit !== undefined);
-    // The controller wrote "a" (answered at 11) while someone deleted it (12); the deletion came first.
-    emit?.({ type: "DELETED", object: obj("a", "12") });
-    inf.observe(obj("a", "11"));
-    expect(inf.store.has("ns/a")).toBe(false);
-    expect(deleted).toEqual(["ns/a"]);
-    // An answer newer than anything watched still goes in at once.
-    inf.observe(obj("b", "13"));
-    expect(inf.store.get("ns/b")?.metadata.resourceVersion).toBe("13");
-    await inf.stop();
-  });
-
-  it("says it has passed a resourceVersion at or below its position, comparing integers only", async () => {
-    const kube = new FakeKube();
-    kube.items = [obj("a", "5")];
-    let emit: ((e: WatchEvent) => void) | undefined;
-    kube.scripts.push((e) => {
-      emit = e;
-      return new Promise(() => {});
-    });
-    const inf = new Informer({ kube, path: "/x", onEvent: () => {} });
-    expect(inf.passed("1")).toBe(false); // nothing listed yet
-    inf.start();
-    await until(() => emit !== undefined);
-    // The list was at 10.
-    expect([inf.passed("9"), inf.passed("10"), inf.passed("11")]).toEqual([true, true, false]);
-    emit?.({ type: "BOOKMARK", object: { metadata: { resourceVersion: "20" } } as never });
-    expect(inf.passed("19")).toBe(true);
-    expect(inf.passed("abc")).toBe(false);
-    await inf.stop();
   });
 });
