@@ -41,6 +41,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import WebSocket from "ws";
+import { procStat } from "../../e2e/src/testbed/procfs.ts";
 import { signCookie } from "../../operator/src/gateway/cookie.ts";
 
 interface CannonResult {
@@ -162,14 +163,15 @@ function rssMiB(pids: number[]): number {
   return kb / 1024;
 }
 
-/** CPU seconds (user + system) processes have used so far. */
+/** CPU seconds (user + system) processes have used so far. One that is gone fails the run: its CPU would be lost. */
 function cpuSeconds(pids: number[]): number {
-  let ticks = 0;
+  let s = 0;
   for (const pid of pids) {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-    ticks += Number(fields[11]) + Number(fields[12]); // utime, stime in clock ticks (USER_HZ = 100)
+    const p = procStat(pid);
+    if (!p) throw new Error(`process ${pid} has exited: its CPU time can no longer be read`);
+    s += p.cpuS;
   }
-  return ticks / 100;
+  return s;
 }
 
 /** CPU seconds the whole machine spent busy so far (all CPUs, /proc/stat). */

@@ -1,31 +1,8 @@
 // CPU time of this process and every process below it (the fleet's apiservers, etcd, kwok, scheduler,
 // Postgres and its backends, the split mode's children), read from /proc/<pid>/stat, so a figure can say
 // which process a phase spent its CPU in. Linux only; elsewhere the snapshot is empty.
-import { readdirSync, readFileSync } from "node:fs";
-
-/** USER_HZ: the unit of utime/stime in /proc/<pid>/stat (100 on every Linux this runs on). */
-const TICKS_PER_S = 100;
-
-interface Proc {
-  pid: number;
-  ppid: number;
-  comm: string;
-  /** utime + stime, in seconds. */
-  cpuS: number;
-}
-
-function readProc(pid: number): Proc | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // comm is in parentheses and may hold spaces: the fields after it start at the last ")".
-    const close = stat.lastIndexOf(")");
-    const comm = stat.slice(stat.indexOf("(") + 1, close);
-    const f = stat.slice(close + 2).split(" ");
-    return { pid, ppid: Number(f[1]), comm, cpuS: (Number(f[11]) + Number(f[12])) / TICKS_PER_S };
-  } catch {
-    return undefined; // gone, or not Linux
-  }
-}
+import { readFileSync } from "node:fs";
+import { allPids, type ProcStat, procStat } from "../../e2e/src/testbed/procfs.ts";
 
 function cmdline(pid: number): string {
   try {
@@ -47,19 +24,19 @@ export type CpuSnapshot = Map<number, { label: string; cpuS: number }>;
  * label add up (Postgres' backends, for one).
  */
 export function cpuSnapshot(label: (pid: number, comm: string, cmdline: string) => string | undefined): CpuSnapshot {
-  const all = new Map<number, Proc>();
-  let pids: string[] = [];
+  const all = new Map<number, ProcStat>();
+  let pids: number[] = [];
   try {
-    pids = readdirSync("/proc").filter((d) => /^\d+$/.test(d));
+    pids = allPids();
   } catch {
-    return new Map();
+    return new Map(); // not Linux
   }
-  for (const d of pids) {
-    const p = readProc(Number(d));
+  for (const pid of pids) {
+    const p = procStat(pid);
     if (p) all.set(p.pid, p);
   }
-  const mine = (p: Proc): boolean => {
-    for (let q: Proc | undefined = p, hops = 0; q && hops < 64; q = all.get(q.ppid), hops++)
+  const mine = (p: ProcStat): boolean => {
+    for (let q: ProcStat | undefined = p, hops = 0; q && hops < 64; q = all.get(q.ppid), hops++)
       if (q.pid === process.pid) return true;
     return false;
   };

@@ -9,7 +9,14 @@ import { readFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { parseArgs } from "node:util";
 import { fleetConfig } from "../../e2e/fleet.config.ts";
-import { type ComponentTiming, findTestbedBinaries, rssBytes, startFleet, table } from "../../e2e/src/index.ts";
+import {
+  type ComponentTiming,
+  cpuSeconds,
+  findTestbedBinaries,
+  rssBytes,
+  startFleet,
+  table,
+} from "../../e2e/src/index.ts";
 
 const { values } = parseArgs({
   options: { runs: { type: "string", default: "3" }, settle: { type: "string", default: "15" } },
@@ -62,19 +69,6 @@ function perProcess(
 }
 const memory = (fleet: Awaited<ReturnType<typeof startFleet>>) => perProcess(fleet, rssBytes);
 
-// CPU seconds (user + system) a process has used: taken at "ready", it is the start's cost in CPU, a
-// figure that, unlike wall time, does not depend on what else the machine is doing.
-function cpuSeconds(pid: number): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, "utf8")
-      .replace(/^.*\) /, "")
-      .split(" ");
-    return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-  } catch {
-    return 0;
-  }
-}
-
 function readCmd(pid: number): string {
   try {
     return readFileSync(`/proc/${pid}/comm`, "utf8").trim();
@@ -88,6 +82,7 @@ for (let i = 1; i <= runs; i++) {
   starts.push(fleet.startMs);
   timings.push([...fleet.timings]);
   rssAtStart.push(memory(fleet));
+  // CPU taken at "ready" is the start's cost: unlike wall time, it does not depend on the machine's other load.
   cpuAtStart.push(perProcess(fleet, cpuSeconds));
   await new Promise((r) => setTimeout(r, settleS * 1000));
   rssSettled.push(memory(fleet));

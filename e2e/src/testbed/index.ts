@@ -5,6 +5,18 @@ export { GPU_RESOURCE, gpuNodeManifest } from "./gpu.ts";
 export { KubeHttp, KubeHttpError } from "./kube.ts";
 export { criLogLines } from "./kwok.ts";
 export { type ChildLogs, childLogs } from "./process.ts";
-export { isAlive, listeningPorts, listeningPortsOf, processesMentioning, rssBytes } from "./procfs.ts";
+export {
+  allPids,
+  childrenOf,
+  cpuSeconds,
+  cpuSecondsWithChildren,
+  isAlive,
+  listeningPorts,
+  listeningPortsOf,
+  type ProcStat,
+  processesMentioning,
+  procStat,
+  rssBytes,
+} from "./procfs.ts";
 export { eventually, kubeConfigFrom, statusFrom, statusOf } from "./testing.ts";
 export type * from "./types.ts";

@@ -1,11 +1,74 @@
 // Reading /proc (Linux) to prove what a fleet leaves behind and to measure what it costs: listening TCP
-// ports per process, processes whose command line names a folder, resident memory.
+// ports per process, processes whose command line names a folder, resident memory, CPU time.
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 
-function allPids(): number[] {
+/** USER_HZ: the unit of the CPU times in /proc/<pid>/stat (100 on every Linux this runs on). */
+const TICKS_PER_S = 100;
+
+/** Every pid in /proc now. */
+export function allPids(): number[] {
   return readdirSync("/proc")
     .filter((d) => /^\d+$/.test(d))
     .map(Number);
+}
+
+export interface ProcStat {
+  pid: number;
+  ppid: number;
+  comm: string;
+  /** "R", "S", "Z" (zombie), … */
+  state: string;
+  /** utime + stime, in seconds. */
+  cpuS: number;
+  /** cutime + cstime: what the children it has reaped used, in seconds. */
+  reapedChildrenCpuS: number;
+}
+
+/** /proc/<pid>/stat parsed; undefined when the process is gone (or this is not Linux). */
+export function procStat(pid: number): ProcStat | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return undefined;
+  }
+  // comm is in parentheses and may hold spaces or ")": the fields after it start at the last ")".
+  const close = stat.lastIndexOf(")");
+  const f = stat.slice(close + 2).split(" ");
+  return {
+    pid,
+    ppid: Number(f[1]),
+    comm: stat.slice(stat.indexOf("(") + 1, close),
+    state: f[0] ?? "",
+    cpuS: (Number(f[11]) + Number(f[12])) / TICKS_PER_S,
+    reapedChildrenCpuS: (Number(f[13]) + Number(f[14])) / TICKS_PER_S,
+  };
+}
+
+/** CPU seconds (user + system) a process has used so far; 0 when it is gone. */
+export function cpuSeconds(pid: number): number {
+  return procStat(pid)?.cpuS ?? 0;
+}
+
+/** Processes whose parent is `ppid` now (zombies included: their CPU time is still in their stat). */
+export function childrenOf(ppid: number): number[] {
+  return allPids().filter((pid) => procStat(pid)?.ppid === ppid);
+}
+
+/**
+ * CPU seconds a process and its children have used so far: its own, its children's now (not their
+ * children's) and what the children it has reaped used (a Postgres postmaster and its backends, say).
+ * 0 when it is gone.
+ */
+export function cpuSecondsWithChildren(pid: number): number {
+  const p = procStat(pid);
+  if (!p) return 0;
+  let s = p.cpuS + p.reapedChildrenCpuS;
+  for (const child of allPids()) {
+    const c = procStat(child);
+    if (c?.ppid === pid) s += c.cpuS;
+  }
+  return s;
 }
 
 /** Live (not zombie) processes whose command line contains `text`, e.g. a fleet's data folder. */
@@ -16,8 +79,7 @@ export function processesMentioning(text: string): { pid: number; cmdline: strin
     try {
       const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
       if (!cmdline.includes(text)) continue;
-      const state = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "")[0];
-      if (state !== "Z") found.push({ pid, cmdline });
+      if (isAlive(pid)) found.push({ pid, cmdline });
     } catch {
       // exited while we looked
     }
@@ -27,11 +89,8 @@ export function processesMentioning(text: string): { pid: number; cmdline: strin
 
 /** Whether /proc/<pid> is a live process (a reaped or zombie one is not). */
 export function isAlive(pid: number): boolean {
-  try {
-    return readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "")[0] !== "Z";
-  } catch {
-    return false;
-  }
+  const state = procStat(pid)?.state;
+  return state !== undefined && state !== "Z";
 }
 
 interface ListenEntry {

@@ -2,12 +2,13 @@
 // configuration as main.ts runs it, against a stand-in control plane and the stand-in application.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import { type AddressInfo, connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { childrenOf } from "@berth/e2e";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { type RunningStandin, startStandin } from "../standin/standin.ts";
@@ -104,13 +105,9 @@ async function until(cond: () => boolean | Promise<boolean>, ms = 20_000): Promi
 /** Gateway worker processes whose parent is `ppid`. */
 async function workersOf(ppid: number): Promise<number[]> {
   const out: number[] = [];
-  for (const name of await readdir("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
+  for (const pid of childrenOf(ppid)) {
     try {
-      const stat = await readFile(`/proc/${name}/stat`, "utf8");
-      const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (parent !== ppid) continue;
-      if ((await readFile(`/proc/${name}/cmdline`, "utf8")).includes("gateway/worker.ts")) out.push(Number(name));
+      if ((await readFile(`/proc/${pid}/cmdline`, "utf8")).includes("gateway/worker.ts")) out.push(pid);
     } catch {
       // The process ended while we looked.
     }
