@@ -3,6 +3,7 @@
 // e2e's `npm start` and for tests.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { configOrExit, runMain, stopOnSignals } from "@berth/controllers";
 import { KubeConfig } from "@kubernetes/client-node";
 import type Koa from "koa";
 import pino, { type Logger } from "pino";
@@ -11,7 +12,7 @@ import { createAuthenticator } from "./auth/authenticator.ts";
 import { billingOf } from "./billing/context.ts";
 import { billingIdle } from "./billing/kick.ts";
 import { clustersOptionsFrom, createClustersRuntime } from "./clusters/runtime.ts";
-import { type Config, parseConfig } from "./config.ts";
+import { type Config, ConfigError, parseConfig } from "./config.ts";
 import { connect, type Db, migrateLatest } from "./db/knex.ts";
 import { type Clock, type Deps, systemClock } from "./deps.ts";
 import { sessionEventHubOf } from "./events/hub.ts";
@@ -19,7 +20,6 @@ import { purgeExpiredIdempotencyKeys } from "./http/idempotency.ts";
 import { createMetrics } from "./http/metrics.ts";
 import type { Authenticator } from "./http/principal.ts";
 import type { RouteDef } from "./http/route.ts";
-import { configOrExit, runMain, stopOnSignals } from "./processEntry.ts";
 import { type StartupTask, startupTasks } from "./startup.ts";
 
 export interface StartApiOptions {
@@ -192,7 +192,7 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
 }
 
 async function main(): Promise<void> {
-  const config = configOrExit(parseConfig);
+  const config = configOrExit(() => parseConfig(process.env), ConfigError);
   const log = pino({ level: config.log.level, base: { service: "berth-api" } });
   const api = await startApi({ config, log });
   stopOnSignals(log, () => api.stop());

@@ -7,7 +7,7 @@
 
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { type RunningWorker, startStatusServer } from "@berth/controllers";
+import { configOrExit, type RunningWorker, runMain, startStatusServer, stopOnSignals } from "@berth/controllers";
 import { leaseTimingProblems } from "@berth/controllers/kube";
 import { KubeConfig } from "@kubernetes/client-node";
 import pino from "pino";
@@ -26,7 +26,6 @@ import {
 } from "./config.ts";
 import { connect } from "./db/knex.ts";
 import { startSessionsWorker } from "./domain/sessions/worker.ts";
-import { configOrExit, runMain, stopOnSignals } from "./processEntry.ts";
 
 const ms = z.coerce.number().int().min(1).max(3_600_000);
 
@@ -131,7 +130,7 @@ function clusterProblems(env: Record<string, string | undefined>): string[] {
 }
 
 async function main(): Promise<void> {
-  const config = configOrExit(parseWorkerConfig);
+  const config = configOrExit(() => parseWorkerConfig(process.env), ConfigError);
   const log = pino({ level: config.log.level, base: { service: "berth-worker" } });
   const kubeConfig = new KubeConfig();
   if (config.kube.kubeconfigPath) kubeConfig.loadFromFile(config.kube.kubeconfigPath);

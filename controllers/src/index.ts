@@ -1,6 +1,7 @@
 // @berth/controllers: the session reconcilers. Management side (placement, lifecycle, dispatch: the
 // worker) and GPU-cluster side (mirror → pod, service, network policy: run by the operator). Free of
-// process wiring: callers inject clients, stores and clocks.
+// process wiring (callers inject clients, stores and clocks) but for what every process shares: its status
+// listener and its entry point's exits and signals (status-server.ts, process-entry.ts).
 export * from "./mirror/controller.ts";
 export * from "./mirror/manifests.ts";
 export * from "./mirror/plan.ts";
@@ -9,6 +10,7 @@ export * from "./placement/capacity.ts";
 export * from "./placement/constraints.ts";
 export * from "./placement/plan.ts";
 export * from "./placement/types.ts";
+export * from "./process-entry.ts";
 export * from "./sessions/controller.ts";
 export * from "./sessions/lifecycle.ts";
 export * from "./sessions/names.ts";

@@ -1,15 +1,20 @@
-// What the API's and the worker's entry points share: configuration read once (every problem listed, exit
-// 2), a graceful stop on SIGINT/SIGTERM with a deadline (a second signal exits at once), and a start-up
-// failure reported on stderr (exit 1).
+// What every process's entry point shares (the API, the worker, the operator, the gateway): configuration
+// read once (every problem listed, exit 2), a graceful stop on SIGINT/SIGTERM with a deadline (a second
+// signal exits at once), and a start-up failure reported on stderr (exit 1). The callers read process.env.
 import type { Logger } from "pino";
-import { ConfigError } from "./config.ts";
 
-/** Parses the environment, or writes every problem to stderr and exits 2. */
-export function configOrExit<C>(parse: (env: NodeJS.ProcessEnv) => C): C {
+/** Under Kubernetes' default 30 s grace period: a stop that hangs ends with a log line, not a SIGKILL. */
+const STOP_DEADLINE_MS = 25_000;
+
+/**
+ * `parse()`, or, when it throws a `configError` (the caller's package's own class), writes its message
+ * (every problem) to stderr and exits 2. Any other error is thrown on.
+ */
+export function configOrExit<C>(parse: () => C, configError: abstract new (...args: never[]) => Error): C {
   try {
-    return parse(process.env);
+    return parse();
   } catch (err) {
-    if (err instanceof ConfigError) {
+    if (err instanceof configError) {
       process.stderr.write(`${err.message}\n`);
       process.exit(2);
     }
@@ -18,7 +23,7 @@ export function configOrExit<C>(parse: (env: NodeJS.ProcessEnv) => C): C {
 }
 
 /** On SIGINT/SIGTERM: `stop()`, then exit 0; exit 1 when it fails, takes over 25 s, or a second signal comes. */
-export function stopOnSignals(log: Logger, stop: () => Promise<void>, stopped?: string): void {
+export function stopOnSignals(log: Pick<Logger, "info" | "error">, stop: () => Promise<void>, stopped?: string): void {
   let signalled = false;
   const shutdown = (signal: string) => {
     if (signalled) process.exit(1); // a second signal: give up on the graceful path
@@ -27,7 +32,7 @@ export function stopOnSignals(log: Logger, stop: () => Promise<void>, stopped?: 
     const force = setTimeout(() => {
       log.error("graceful stop took over 25 s; exiting");
       process.exit(1);
-    }, 25_000);
+    }, STOP_DEADLINE_MS);
     force.unref();
     stop().then(
       () => {
