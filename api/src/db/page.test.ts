@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, type Db } from "./knex.ts";
-import { selectPage } from "./page.ts";
+import { pageQuery, selectPage } from "./page.ts";
 import { createTestDatabase, type TestDatabase } from "./testing.ts";
 
 describe("selectPage: one page and the query's total", () => {
@@ -230,5 +230,140 @@ describe("selectPage: one page and the query's total", () => {
     } finally {
       await trx.rollback();
     }
+  });
+});
+
+describe("pageQuery: a list's page statement compiled once per shape of its parameters", () => {
+  let t: TestDatabase;
+  type Item = { seq: number; colour: string };
+  interface ItemParams {
+    [key: string]: string | number | readonly string[] | undefined;
+    colour?: string;
+    colours?: readonly string[];
+    minSeq?: number;
+  }
+  let builds = 0;
+  const items = pageQuery<Item, ItemParams>("test items", (db, p) => {
+    builds += 1;
+    const q = db("page_q_items").select("seq", "colour").orderBy("seq");
+    if (p.colour) q.where("colour", p.colour);
+    if (p.colours) q.whereIn("colour", p.colours);
+    if (p.minSeq) q.where("seq", ">=", p.minSeq);
+    return q;
+  });
+  /** The same list through selectPage, compiled on every call: the reference. */
+  const reference = (p: ItemParams, w: { limit: number; offset: number }) => {
+    const q = t.db("page_q_items").select("seq", "colour").orderBy("seq");
+    if (p.colour) q.where("colour", p.colour);
+    if (p.colours) q.whereIn("colour", p.colours);
+    if (p.minSeq) q.where("seq", ">=", p.minSeq);
+    return selectPage<Item>(t.db, q, w);
+  };
+
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    await t.db.schema.createTable("page_q_items", (tb) => {
+      tb.integer("seq").primary();
+      tb.text("colour").notNullable();
+    });
+    await t
+      .db("page_q_items")
+      .insert(Array.from({ length: 30 }, (_, i) => ({ seq: i + 1, colour: ["red", "green", "blue"][i % 3] })));
+  });
+  afterAll(async () => {
+    await t?.drop();
+  });
+
+  it("answers what selectPage answers, for every shape and window", async () => {
+    const cases: ItemParams[] = [
+      {},
+      { colour: "red" },
+      { colour: "green" },
+      { colour: "" },
+      { colours: [] },
+      { colours: ["blue"] },
+      { colours: ["red", "blue"] },
+      { colours: ["green", "red"], minSeq: 10 },
+      { colour: "blue", minSeq: 0 },
+      { minSeq: 25 },
+    ];
+    for (const p of cases) {
+      for (const w of [
+        { limit: 4, offset: 0 },
+        { limit: 4, offset: 8 },
+        { limit: 50, offset: 0 },
+        { limit: 4, offset: 100 },
+      ]) {
+        expect(await items(t.db, p, w), JSON.stringify({ p, w })).toEqual(await reference(p, w));
+      }
+    }
+  });
+
+  it("builds the query once per shape, not once per request", async () => {
+    const before = builds;
+    await items(t.db, { colour: "red", minSeq: 3 }, { limit: 2, offset: 0 });
+    const afterFirst = builds;
+    const answers = [];
+    for (const colour of ["red", "green", "blue"])
+      answers.push(await items(t.db, { colour, minSeq: 4 }, { limit: 2, offset: 2 }));
+    expect(afterFirst - before).toBe(1);
+    expect(builds).toBe(afterFirst);
+    expect(answers.map((a) => a.rows.map((r) => r.seq))).toEqual([
+      [10, 13],
+      [11, 14],
+      [12, 15],
+    ]);
+    // A new shape (another IN list length) is built once more.
+    await items(t.db, { colours: ["red", "green", "blue"] }, { limit: 1, offset: 0 });
+    expect(builds).toBe(afterFirst + 1);
+  });
+
+  it("runs inside a transaction as selectPage does, on the transaction's connection", async () => {
+    const trx = await t.db.transaction();
+    try {
+      await trx("page_q_items").insert({ seq: 31, colour: "red" });
+      expect(await items(trx, { colour: "red", minSeq: 30 }, { limit: 5, offset: 0 })).toEqual({
+        total: 1,
+        rows: [{ seq: 31, colour: "red" }],
+      });
+    } finally {
+      await trx.rollback();
+    }
+  });
+
+  it("refuses a builder that computes a value from a parameter, uses one as SQL, or makes a Date", async () => {
+    const computed = pageQuery<Item, { colour: string }>("computed", (db, p) =>
+      db("page_q_items")
+        .whereRaw("colour like ?", [`${p.colour}%`])
+        .orderBy("seq"),
+    );
+    await expect(computed(t.db, { colour: "re" }, { limit: 1, offset: 0 })).rejects.toThrow(
+      /computed from a parameter/,
+    );
+    const identifier = pageQuery<Item, { column: string }>("identifier", (db, p) =>
+      db("page_q_items").orderBy(p.column),
+    );
+    await expect(identifier(t.db, { column: "seq" }, { limit: 1, offset: 0 })).rejects.toThrow(/into the SQL text/);
+    const dated = pageQuery<Item, { colour: string }>("dated", (db, p) =>
+      db("page_q_items")
+        .where("colour", p.colour)
+        .whereRaw("? > now() - interval '1 day'", [new Date()])
+        .orderBy("seq"),
+    );
+    await expect(dated(t.db, { colour: "red" }, { limit: 1, offset: 0 })).rejects.toThrow(/Date of its own/);
+  });
+
+  it("counts a top-level UNION apart, as selectPage does", async () => {
+    const union = pageQuery<{ seq: number }, { low: number }>("union", (db, p) =>
+      db("page_q_items")
+        .select("seq")
+        .where("seq", "<", p.low)
+        .union((u) => u.select("seq").from("page_q_items").where("seq", ">", 28))
+        .orderBy("seq"),
+    );
+    expect(await union(t.db, { low: 3 }, { limit: 3, offset: 0 })).toEqual({
+      total: 4,
+      rows: [{ seq: 1 }, { seq: 2 }, { seq: 29 }],
+    });
   });
 });

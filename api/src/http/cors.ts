@@ -5,8 +5,9 @@ import type { Middleware } from "koa";
 export function corsMiddleware(allowOrigins: readonly string[]): Middleware {
   const allowed = new Set(allowOrigins);
   return async (ctx, next) => {
+    if (allowed.size === 0) return next();
     const origin = ctx.get("Origin");
-    if (allowed.size === 0 || !origin || !allowed.has(origin)) return next();
+    if (!origin || !allowed.has(origin)) return next();
     ctx.set("Vary", "Origin");
     ctx.set("Access-Control-Allow-Origin", origin);
     ctx.set("Access-Control-Expose-Headers", "X-Request-Id, Idempotent-Replayed, Retry-After, Location");

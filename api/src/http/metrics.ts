@@ -41,14 +41,28 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
  * never the raw path, so the label set stays bounded; anything unmatched is "unmatched".
  */
 export function metricsMiddleware(metrics: Metrics): Middleware {
+  // prom-client hashes a label object on every observe; the children per label set are kept instead. The
+  // set is bounded: route templates, the methods Node's parser accepts, the statuses.
+  const children = new Map<string, { duration: { observe(v: number): void }; count: { inc(): void } }>();
+  const childrenFor = (method: string, route: string, status: number) => {
+    const key = `${method} ${status} ${route}`;
+    let c = children.get(key);
+    if (c === undefined) {
+      const labels = { method, route, status: String(status) };
+      c = { duration: metrics.httpDuration.labels(labels), count: metrics.httpRequests.labels(labels) };
+      children.set(key, c);
+    }
+    return c;
+  };
   return async (ctx, next) => {
-    const end = metrics.httpDuration.startTimer();
+    const start = process.hrtime.bigint();
     try {
       await next();
     } finally {
-      const labels = { method: ctx.method, route: (ctx as { _matchedRoute?: string })._matchedRoute ?? "unmatched", status: String(ctx.status) };
-      end(labels);
-      metrics.httpRequests.inc(labels);
+      const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? "unmatched";
+      const c = childrenFor(ctx.method, route, ctx.status);
+      c.duration.observe(Number(process.hrtime.bigint() - start) / 1e9);
+      c.count.inc();
     }
   };
 }

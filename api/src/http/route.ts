@@ -255,7 +255,12 @@ export function routeMiddleware(route: RouteDef, deps: Deps) {
   const method = route.method.toUpperCase();
   return async (ctx: Context): Promise<void> => {
     const requestId = requestIdOf(ctx);
-    const log = deps.log.child({ requestId, route: template, method });
+    // Made on first use: most requests never log, and a pino child per request showed in the list's profile.
+    let child: Logger | undefined;
+    const logger = (): Logger => {
+      child ??= deps.log.child({ requestId, route: template, method });
+      return child;
+    };
     const audit = new AuditCollector();
     let principal: Principal | undefined;
     let thrown: { status: number; code?: string } | undefined;
@@ -295,7 +300,7 @@ export function routeMiddleware(route: RouteDef, deps: Deps) {
           return;
         }
         claim = r.claim;
-        if (claim.tookOver) log.warn({ idempotencyKey: key }, "took over an idempotency key left in flight");
+        if (claim.tookOver) logger().warn({ idempotencyKey: key }, "took over an idempotency key left in flight");
       }
 
       // The handler's own errors become answers here (not in the outer envelope middleware) so the exact
@@ -310,20 +315,22 @@ export function routeMiddleware(route: RouteDef, deps: Deps) {
           body,
           requestId,
           audit,
-          log,
+          get log() {
+            return logger();
+          },
           ctx,
         } as never);
         answer = { status: result.status, body: result.body, headers: result.headers ?? {} };
         if (deps.config.http.validateResponses) checkResponse(route, answer);
       } catch (err) {
-        const a = errorAnswer(err, requestId, deps.clock, log);
+        const a = errorAnswer(err, requestId, deps.clock, logger());
         answer = { status: a.status, body: a.body, headers: a.headers };
       }
       if (claim) {
         // Unexpected failures are not remembered: the same key may be retried. Decided outcomes are.
         if (answer.status >= 500) await releaseIdempotencyKey(deps.db, claim);
         else if (!(await completeIdempotencyKey(deps.db, claim, answer)))
-          log.warn({ idempotencyKey: key }, "idempotency key was taken over before completion");
+          logger().warn({ idempotencyKey: key }, "idempotency key was taken over before completion");
       }
       send(ctx, answer, false);
     } catch (err) {

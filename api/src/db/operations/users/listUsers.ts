@@ -1,5 +1,5 @@
 import type { Knex } from "knex";
-import { selectPage } from "../../page.ts";
+import { pageQuery } from "../../page.ts";
 import type { UserListRow, UserVisibility } from "./types.ts";
 
 export interface ListUsersQuery {
@@ -16,39 +16,51 @@ function escapeLike(s: string): string {
   return s.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
-export async function listUsers(db: Knex, q: ListUsersQuery): Promise<{ rows: UserListRow[]; total: number }> {
+interface UsersPageParams {
+  [key: string]: string | readonly string[] | undefined;
+  selfId?: string;
+  adminOrganizationIds?: readonly string[];
+  adminProjectIds?: readonly string[];
+  organizationId?: string;
+  projectId?: string;
+  /** A LIKE pattern, already escaped. */
+  emailLike?: string;
+}
+
+// Compiled once per shape of its parameters (db/page.ts, pageQuery): it may read `p` only as values.
+const usersPage = pageQuery<UserListRow, UsersPageParams>("users", (db, p) => {
   const base = db("users");
-  const v = q.visibleTo;
-  if (v) {
+  const { selfId, adminOrganizationIds = [], adminProjectIds = [] } = p;
+  if (selfId) {
     base.where((w) => {
-      w.where("users.id", v.selfId).orWhereExists(
+      w.where("users.id", selfId).orWhereExists(
         db("memberships")
           .whereRaw("memberships.user_id = users.id")
           .where((m) => {
-            m.whereIn("memberships.organization_id", v.adminOrganizationIds).orWhereIn(
+            m.whereIn("memberships.organization_id", adminOrganizationIds).orWhereIn(
               "memberships.project_id",
-              v.adminProjectIds,
+              adminProjectIds,
             );
           }),
       );
     });
   }
-  if (q.organizationId) {
+  if (p.organizationId) {
     base.whereExists(
       db("memberships")
         .whereRaw("memberships.user_id = users.id")
-        .where("memberships.organization_id", q.organizationId),
+        .where("memberships.organization_id", p.organizationId),
     );
   }
-  if (q.projectId) {
+  if (p.projectId) {
     base.whereExists(
-      db("memberships").whereRaw("memberships.user_id = users.id").where("memberships.project_id", q.projectId),
+      db("memberships").whereRaw("memberships.user_id = users.id").where("memberships.project_id", p.projectId),
     );
   }
-  if (q.emailPrefix) base.whereRaw("users.email like ? escape '\\'", [`${escapeLike(q.emailPrefix.toLowerCase())}%`]);
+  if (p.emailLike) base.whereRaw("users.email like ? escape '\\'", [p.emailLike]);
 
   // Only what the list presents (never the password hash): less for Postgres to send and pg to parse.
-  base
+  return base
     .select(
       "users.id",
       "users.email",
@@ -61,5 +73,20 @@ export async function listUsers(db: Knex, q: ListUsersQuery): Promise<{ rows: Us
       "users.updated_at",
     )
     .orderBy([{ column: "users.created_at" }, { column: "users.id" }]);
-  return selectPage<UserListRow>(db, base, q);
+});
+
+export async function listUsers(db: Knex, q: ListUsersQuery): Promise<{ rows: UserListRow[]; total: number }> {
+  const v = q.visibleTo;
+  return usersPage(
+    db,
+    {
+      selfId: v?.selfId,
+      adminOrganizationIds: v?.adminOrganizationIds,
+      adminProjectIds: v?.adminProjectIds,
+      organizationId: q.organizationId || undefined,
+      projectId: q.projectId || undefined,
+      emailLike: q.emailPrefix ? `${escapeLike(q.emailPrefix.toLowerCase())}%` : undefined,
+    },
+    q,
+  );
 }
