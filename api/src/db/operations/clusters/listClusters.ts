@@ -1,5 +1,5 @@
 import type { Knex } from "knex";
-import { selectPage } from "../../page.ts";
+import { pageQuery } from "../../page.ts";
 import type { ClusterRow } from "./types.ts";
 
 export interface ListClustersQuery {
@@ -9,11 +9,15 @@ export interface ListClustersQuery {
   offset: number;
 }
 
-export async function listClusters(db: Knex, q: ListClustersQuery): Promise<{ rows: ClusterRow[]; total: number }> {
+// Compiled once per shape of its parameters (db/page.ts, pageQuery): it may read `p` only as values.
+const clustersPage = pageQuery<ClusterRow, { includeDeregistered: boolean }>("clusters", (db, p) => {
   const base = db<ClusterRow>("clusters");
-  if (!q.includeDeregistered) base.whereNull("deregistered_at");
-  base.select("*").orderBy([{ column: "registered_at" }, { column: "id" }]);
-  return selectPage<ClusterRow>(db, base, q);
+  if (!p.includeDeregistered) base.whereNull("deregistered_at");
+  return base.select("*").orderBy([{ column: "registered_at" }, { column: "id" }]);
+});
+
+export async function listClusters(db: Knex, q: ListClustersQuery): Promise<{ rows: ClusterRow[]; total: number }> {
+  return clustersPage(db, { includeDeregistered: q.includeDeregistered === true }, q);
 }
 
 /** Every registered cluster (fleet-wide loops: probes, npm start). */

@@ -1,5 +1,5 @@
 import type { Knex } from "knex";
-import { selectPage } from "../../page.ts";
+import { pageQuery } from "../../page.ts";
 import type { ClusterNodeRow, GpuDeviceRow, NodePoolRow } from "./types.ts";
 
 export interface InventoryListQuery {
@@ -8,28 +8,36 @@ export interface InventoryListQuery {
   offset: number;
 }
 
-export async function listNodes(db: Knex, q: InventoryListQuery): Promise<{ rows: ClusterNodeRow[]; total: number }> {
+// Each list is compiled once per shape of its parameters (db/page.ts, pageQuery): it may read `p` only as values.
+
+const nodesPage = pageQuery<ClusterNodeRow, { clusterId: string | undefined }>("nodes", (db, p) => {
   const base = db("cluster_nodes").select("*");
-  if (q.clusterId) base.where({ cluster_id: q.clusterId });
-  return selectPage<ClusterNodeRow>(db, base.orderBy([{ column: "cluster_id" }, { column: "name" }]), q);
+  if (p.clusterId) base.where({ cluster_id: p.clusterId });
+  return base.orderBy([{ column: "cluster_id" }, { column: "name" }]);
+});
+
+export async function listNodes(db: Knex, q: InventoryListQuery): Promise<{ rows: ClusterNodeRow[]; total: number }> {
+  return nodesPage(db, { clusterId: q.clusterId || undefined }, q);
 }
+
+const gpuDevicesPage = pageQuery<GpuDeviceRow, { clusterId: string | undefined; nodeName: string | undefined }>(
+  "gpu devices",
+  (db, p) => {
+    const base = db("gpu_devices").select("*");
+    if (p.clusterId) base.where({ cluster_id: p.clusterId });
+    if (p.nodeName) base.where({ node_name: p.nodeName });
+    return base.orderBy([{ column: "cluster_id" }, { column: "node_name" }, { column: "index" }]);
+  },
+);
 
 export async function listGpuDevices(
   db: Knex,
   q: InventoryListQuery & { nodeName?: string },
 ): Promise<{ rows: GpuDeviceRow[]; total: number }> {
-  const base = db("gpu_devices").select("*");
-  if (q.clusterId) base.where({ cluster_id: q.clusterId });
-  if (q.nodeName) base.where({ node_name: q.nodeName });
-  return selectPage<GpuDeviceRow>(
-    db,
-    base.orderBy([{ column: "cluster_id" }, { column: "node_name" }, { column: "index" }]),
-    q,
-  );
+  return gpuDevicesPage(db, { clusterId: q.clusterId || undefined, nodeName: q.nodeName || undefined }, q);
 }
 
-/** Nodes grouped by cluster and GPU model, with totals. */
-export async function listNodePools(db: Knex, q: InventoryListQuery): Promise<{ rows: NodePoolRow[]; total: number }> {
+const nodePoolsPage = pageQuery<NodePoolRow, { clusterId: string | undefined }>("node pools", (db, p) => {
   const grouped = db("cluster_nodes")
     .select("cluster_id", "gpu_model")
     .select(
@@ -44,7 +52,12 @@ export async function listNodePools(db: Knex, q: InventoryListQuery): Promise<{ 
       ),
     )
     .groupBy("cluster_id", "gpu_model");
-  if (q.clusterId) grouped.where({ cluster_id: q.clusterId });
+  if (p.clusterId) grouped.where({ cluster_id: p.clusterId });
   // The window total counts groups: it is computed after GROUP BY.
-  return selectPage<NodePoolRow>(db, grouped.orderBy([{ column: "cluster_id" }, { column: "gpu_model" }]), q);
+  return grouped.orderBy([{ column: "cluster_id" }, { column: "gpu_model" }]);
+});
+
+/** Nodes grouped by cluster and GPU model, with totals. */
+export async function listNodePools(db: Knex, q: InventoryListQuery): Promise<{ rows: NodePoolRow[]; total: number }> {
+  return nodePoolsPage(db, { clusterId: q.clusterId || undefined }, q);
 }

@@ -1,5 +1,5 @@
 import type { Knex } from "knex";
-import { selectPage } from "../../page.ts";
+import { pageQuery } from "../../page.ts";
 import type { OrganizationRow } from "./types.ts";
 
 export interface ListOrganizationsQuery {
@@ -9,12 +9,19 @@ export interface ListOrganizationsQuery {
   offset: number;
 }
 
+// Compiled once per shape of its parameters (db/page.ts, pageQuery): it may read `p` only as values.
+const organizationsPage = pageQuery<OrganizationRow, { ids: readonly string[] | undefined }>(
+  "organizations",
+  (db, p) => {
+    const base = db<OrganizationRow>("organizations");
+    if (p.ids) base.whereIn("id", p.ids);
+    return base.select("*").orderBy([{ column: "name" }, { column: "id" }]);
+  },
+);
+
 export async function listOrganizations(
   db: Knex,
   q: ListOrganizationsQuery,
 ): Promise<{ rows: OrganizationRow[]; total: number }> {
-  const base = db<OrganizationRow>("organizations");
-  if (q.ids) base.whereIn("id", q.ids);
-  base.select("*").orderBy([{ column: "name" }, { column: "id" }]);
-  return selectPage<OrganizationRow>(db, base, q);
+  return organizationsPage(db, { ids: q.ids }, q);
 }
