@@ -11,7 +11,7 @@
 // Target (issue 4): API throughput at least half the baseline's, API p99 <= 50 ms.
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,6 +20,7 @@ import { parseArgs } from "node:util";
 import { AccessTokens } from "../../api/src/auth/tokens.ts";
 import { connect, migrateLatest } from "../../api/src/db/knex.ts";
 import { startPostgres } from "../../api/src/db/server.ts";
+import { cpuSeconds, cpuSecondsWithChildren } from "../../e2e/src/testbed/procfs.ts";
 
 interface CannonResult {
   requests: { average: number; total: number };
@@ -75,37 +76,6 @@ async function stopServer(child: ChildProcess): Promise<void> {
   });
 }
 
-/** /proc/<pid>/stat after the command name: [0] state, [1] ppid, [11] utime, [12] stime, [13] cutime, [14] cstime. */
-function statOf(pid: number | string): string[] {
-  try {
-    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-  } catch {
-    return []; // gone meanwhile
-  }
-}
-
-/** CPU seconds (user + system) a process has used so far (clock ticks, USER_HZ = 100). */
-function cpuSeconds(pid: number): number {
-  const f = statOf(pid);
-  return (Number(f[11]) + Number(f[12])) / 100;
-}
-
-/**
- * CPU seconds Postgres has used so far: the postmaster, its live children (the backends serving the
- * server's pool) and the children it has reaped. The database shares the machine with the server, so
- * a query that costs Postgres more is part of the cost of a request.
- */
-function postgresCpuSeconds(postmaster: number): number {
-  const f = statOf(postmaster);
-  let ticks = Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
-  for (const pid of readdirSync("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    const c = statOf(pid);
-    if (Number(c[1]) === postmaster) ticks += Number(c[11]) + Number(c[12]);
-  }
-  return ticks / 100;
-}
-
 async function measure(name: string, mode: string, path: string, env: Record<string, string>, token: string) {
   const { url, child } = await startServer(mode, env);
   try {
@@ -114,10 +84,11 @@ async function measure(name: string, mode: string, path: string, env: Record<str
     if (probe.status !== 200) throw new Error(`${name}: ${path} answered ${probe.status}: ${await probe.text()}`);
     await autocannon({ url: url + path, connections, duration: 2, headers }); // warm-up (JIT, pool)
     const cpuBefore = cpuSeconds(child.pid!);
-    const pgBefore = postgresCpuSeconds(pg.pid);
+    // Postgres (the postmaster and its backends) shares the machine: a query that costs it more is part of a request's cost.
+    const pgBefore = cpuSecondsWithChildren(pg.pid);
     const r = await autocannon({ url: url + path, connections, duration, headers });
     const cpu = cpuSeconds(child.pid!) - cpuBefore;
-    const pgCpu = postgresCpuSeconds(pg.pid) - pgBefore;
+    const pgCpu = cpuSecondsWithChildren(pg.pid) - pgBefore;
     return {
       name,
       rps: r.requests.average,
