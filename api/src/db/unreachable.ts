@@ -22,8 +22,11 @@ const UNREACHABLE_SOCKET_CODES = new Set([
   "EPIPE",
 ]);
 
-/** pg's own errors for a connection lost mid-query carry no code, only these messages. */
-const PG_CONNECTION_LOST = /^(Connection terminated|Client has encountered a connection error)/;
+/**
+ * pg's own errors for a connection lost mid-query carry no code, only these messages; knex puts the
+ * statement in front of a query's error ("BEGIN; - Connection terminated unexpectedly").
+ */
+const PG_CONNECTION_LOST = /(?:^| - )(?:Connection terminated|Client has encountered a connection error)/;
 
 export function isDatabaseUnreachable(err: unknown): boolean {
   if (typeof err !== "object" || err === null) return false;
