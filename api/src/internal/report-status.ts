@@ -10,7 +10,7 @@ import type { Deps } from "../deps.ts";
 import { assertReportsOwned } from "../domain/sessions/reportOwnership.ts";
 
 export async function recordSessionStatus(
-  deps: Deps,
+  deps: Pick<Deps, "db" | "clock">,
   clusterId: string,
   reports: SessionStatusReportInput[],
 ): Promise<{ accepted: number }> {

@@ -1,11 +1,14 @@
 // The worker's Postgres store where it batches: mirror revisions for a whole placement pass, and status
 // transitions gathered into one transaction while another is being written.
+import { createServer, type Socket, connect as tcpConnect } from "node:net";
 import { type Session, SessionKind } from "@berth/crds";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connect } from "../../db/knex.ts";
 import { insertSession } from "../../db/operations/sessions/insertSession.ts";
 import { nextMirrorRevision } from "../../db/operations/sessions/updateSession.ts";
 import { createTestDatabase, type TestDatabase } from "../../db/testing.ts";
+import { isDatabaseUnreachable } from "../../db/unreachable.ts";
 import { createWorkerStore, TransitionLog } from "./workerStore.ts";
 
 let t: TestDatabase;
@@ -66,6 +69,33 @@ function resource(id: string, phase: NonNullable<Session["status"]>["phase"], pr
   return s;
 }
 const pending = (id: string) => resource(id, "Pending");
+
+/** A TCP relay to the test database that the test can cut: Postgres going away under open connections. */
+async function relayTo(url: string): Promise<{ url: string; cut(): Promise<void> }> {
+  const target = new URL(url);
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = tcpConnect(Number(target.port), target.hostname);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on("close", () => sockets.delete(s));
+      s.on("error", () => s.destroy());
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const relayed = new URL(url);
+  relayed.hostname = "127.0.0.1";
+  relayed.port = String((server.address() as { port: number }).port);
+  return {
+    url: relayed.toString(),
+    async cut() {
+      const closed = new Promise((resolve) => server.close(resolve));
+      for (const s of sockets) s.destroy();
+      await closed;
+    },
+  };
+}
 
 describe("mirror revisions for a placement pass", () => {
   it("gives each session of a batch its own next revision, above what it had, in one statement", async () => {
@@ -187,5 +217,28 @@ describe("transitions gathered into batches", () => {
     expect(events.map((e) => e.session_id)).toEqual(ids.filter((id) => id !== bad));
     // One batch, then each of the twenty alone.
     expect(transitions.transactions).toBe(21);
+  });
+
+  it("rejects every transition of a batch at once, without one by one, when the database cannot be reached", async () => {
+    const [first, ...ids] = (await someSessions(11)) as [string, ...string[]];
+    const relay = await relayTo(t.url);
+    const db = connect(relay.url, { poolMax: 2 });
+    try {
+      const transitions = new TransitionLog(db, log);
+      await transitions.record(pending(first), resource(first, "Starting"));
+      await relay.cut();
+      const results = await Promise.allSettled(
+        ids.map((id) => transitions.record(pending(id), resource(id, "Starting"))),
+      );
+
+      expect(results.map((r) => r.status)).toEqual(ids.map(() => "rejected"));
+      for (const r of results) expect(isDatabaseUnreachable((r as PromiseRejectedResult).reason)).toBe(true);
+      // The first transition's, then the batch's: one by one, each would only fail the same way again.
+      expect(transitions.transactions).toBe(2);
+      const rows = await t.db("sessions").whereIn("id", ids).select("phase");
+      expect(rows.every((r) => r.phase === "Pending")).toBe(true);
+    } finally {
+      await db.destroy();
+    }
   });
 });

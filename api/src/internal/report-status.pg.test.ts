@@ -1,0 +1,94 @@
+// Status reports of one cluster written at once (an operator's heartbeat and a report on a change, or two
+// replicas around a lease hand-over) against real Postgres: each upsert locks the rows it updates, so two
+// that lock the same sessions in opposite orders would deadlock.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { insertCluster } from "../db/operations/clusters/insertCluster.ts";
+import { insertSession } from "../db/operations/sessions/insertSession.ts";
+import { createTestDatabase, type TestDatabase } from "../db/testing.ts";
+import type { Deps } from "../deps.ts";
+import { recordSessionStatus } from "./report-status.ts";
+
+let t: TestDatabase;
+let deps: Pick<Deps, "db" | "clock">;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  deps = { db: t.db, clock: { now: () => new Date() } };
+  await insertCluster(t.db, {
+    id: "clu_a",
+    name: "clu_a",
+    session_domain: "clu_a.example",
+    registered_by: null,
+    registered_at: new Date(),
+  });
+});
+afterAll(async () => t?.drop());
+
+let n = 0;
+/** `count` sessions placed on clu_a, with a first report each; their ids in sorted order. */
+async function sessionsOnClusterA(count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const id = `ses_r${String(++n).padStart(18, "0")}`;
+    await insertSession(t.db, {
+      id,
+      cr_name: id.replace("_", "-"),
+      namespace: "org-acme",
+      owner_id: "usr_1",
+      organization_id: "org_acme",
+      project_id: null,
+      display_name: null,
+      offering: "h100",
+      preset: "gpu-small",
+      image: "jupyterlab",
+      gpu_model: "NVIDIA-H100-80GB-HBM3",
+      gpu_count: 1,
+      hourly_credit_rate: "4000000",
+      cluster_pin: null,
+      priority: 0,
+      created_at: new Date(),
+    });
+    ids.push(id);
+  }
+  await t.db("sessions").whereIn("id", ids).update({ cluster_id: "clu_a" });
+  await recordSessionStatus(deps, "clu_a", reports(ids, "Starting", 1));
+  return ids.sort();
+}
+
+const reports = (sessions: string[], phase: string, second: number) =>
+  sessions.map((session) => ({ session, phase, at: new Date(Date.UTC(2026, 0, 1, 0, 0, second)) }));
+
+/** Waits until `count` backends of the test database wait for a lock. */
+async function lockWaiters(count: number): Promise<void> {
+  await expect
+    .poll(async () => {
+      const r = await t.db.raw(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+      );
+      return (r.rows[0] as { n: number }).n;
+    })
+    .toBe(count);
+}
+
+describe("status reports of one cluster written at once", () => {
+  it("do not deadlock when they name the same sessions in opposite orders", async () => {
+    const [first, middle, last] = (await sessionsOnClusterA(3)) as [string, string, string];
+    // A third writer holds the middle row, so that each report has taken its first row before either
+    // goes on: unsorted, one holds `first` and the other `last` when the middle is let go.
+    const blocker = await t.db.transaction();
+    try {
+      await blocker("session_status_reports").where({ cluster_id: "clu_a", session: middle }).forUpdate();
+      const forward = recordSessionStatus(deps, "clu_a", reports([first, middle, last], "Running", 2));
+      await lockWaiters(1);
+      const backward = recordSessionStatus(deps, "clu_a", reports([last, middle, first], "Pausing", 3));
+      await lockWaiters(2);
+      await blocker.commit();
+
+      expect(await Promise.all([forward, backward])).toEqual([{ accepted: 3 }, { accepted: 3 }]);
+    } finally {
+      if (!blocker.isCompleted()) await blocker.rollback();
+    }
+    const rows = await t.db("session_status_reports").where({ cluster_id: "clu_a" }).select("session", "phase");
+    expect(rows.map((r) => r.phase)).toEqual(["Pausing", "Pausing", "Pausing"]);
+  });
+});
