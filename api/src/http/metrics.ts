@@ -43,14 +43,20 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
 export function metricsMiddleware(metrics: Metrics): Middleware {
   // prom-client hashes a label object on every observe; the children per label set are kept instead. The
   // set is bounded: route templates, the methods Node's parser accepts, the statuses.
-  const children = new Map<string, { duration: { observe(v: number): void }; count: { inc(): void } }>();
-  const childrenFor = (method: string, route: string, status: number) => {
-    const key = `${method} ${status} ${route}`;
-    let c = children.get(key);
+  type Children = { duration: { observe(v: number): void }; count: { inc(): void } };
+  const children = new Map<string, Map<number, Children>>();
+  const childrenFor = (method: string, route: string, status: number): Children => {
+    const key = method === "GET" ? route : `${method} ${route}`;
+    let byStatus = children.get(key);
+    if (byStatus === undefined) {
+      byStatus = new Map();
+      children.set(key, byStatus);
+    }
+    let c = byStatus.get(status);
     if (c === undefined) {
       const labels = { method, route, status: String(status) };
       c = { duration: metrics.httpDuration.labels(labels), count: metrics.httpRequests.labels(labels) };
-      children.set(key, c);
+      byStatus.set(status, c);
     }
     return c;
   };

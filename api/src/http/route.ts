@@ -157,9 +157,20 @@ function parsePart<S extends Schema | undefined>(
   return r.data;
 }
 
-/** Koa's query object has string | string[] values; a repeated parameter stays an array. */
+/**
+ * The query as string | string[] values (a repeated parameter stays an array), decoded as Koa's ctx.query
+ * decodes it (URLSearchParams), without its copy per key (defineProperty showed in the list's profile).
+ * No prototype: a parameter named `__proto__` is a key like any other.
+ */
 function queryObject(ctx: Context): Record<string, unknown> {
-  return { ...ctx.query };
+  const out: Record<string, string | string[]> = Object.create(null);
+  const qs = ctx.querystring;
+  if (qs === "") return out;
+  for (const [k, v] of new URLSearchParams(qs)) {
+    const prev = out[k];
+    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+  }
+  return out;
 }
 
 function bearerToken(ctx: Context): string | undefined {

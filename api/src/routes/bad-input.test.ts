@@ -343,6 +343,7 @@ function casesFor(op: Operation, callers: { as: string; token: string }[]): Requ
       values.push({ name: "repeated", qs: `${q.name}=${ok}&${q.name}=${ok}` });
       values.push({ name: "repeated, one bad", qs: `${q.name}=${ok}&${q.name}=abc` });
       values.push({ name: "bracketed", qs: `${q.name}[a]=1` });
+      values.push({ name: "beside __proto__ and constructor", qs: `__proto__=x&constructor=y&${q.name}=${ok}` });
       for (const v of values) {
         out.push({ ...base, kind: "query", caseName: `query ${q.name}: ${v.name}`, url: `${pathWith(op)}?${v.qs}` });
       }
