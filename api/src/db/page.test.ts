@@ -299,23 +299,23 @@ describe("pageQuery: a list's page statement compiled once per shape of its para
     }
   });
 
-  it("builds the query once per shape, not once per request", async () => {
+  it("builds the query only for a new shape (with stand-ins, then once to check), not per request", async () => {
     const before = builds;
     await items(t.db, { colour: "red", minSeq: 3 }, { limit: 2, offset: 0 });
     const afterFirst = builds;
     const answers = [];
     for (const colour of ["red", "green", "blue"])
       answers.push(await items(t.db, { colour, minSeq: 4 }, { limit: 2, offset: 2 }));
-    expect(afterFirst - before).toBe(1);
+    expect(afterFirst - before).toBe(2);
     expect(builds).toBe(afterFirst);
     expect(answers.map((a) => a.rows.map((r) => r.seq))).toEqual([
       [10, 13],
       [11, 14],
       [12, 15],
     ]);
-    // A new shape (another IN list length) is built once more.
+    // A new shape (another IN list length) is built again.
     await items(t.db, { colours: ["red", "green", "blue"] }, { limit: 1, offset: 0 });
-    expect(builds).toBe(afterFirst + 1);
+    expect(builds).toBe(afterFirst + 2);
   });
 
   it("runs inside a transaction as selectPage does, on the transaction's connection", async () => {
@@ -353,6 +353,49 @@ describe("pageQuery: a list's page statement compiled once per shape of its para
     await expect(dated(t.db, { colour: "red" }, { limit: 1, offset: 0 })).rejects.toThrow(/Date of its own/);
   });
 
+  it("refuses a builder that reads a parameter as more than a value (the query from real values differs)", async () => {
+    const direction = pageQuery<Item, { dir: string }>("direction", (db, p) =>
+      db("page_q_items").orderBy("seq", p.dir as "asc" | "desc"),
+    );
+    await expect(direction(t.db, { dir: "desc" }, { limit: 1, offset: 0 })).rejects.toThrow(/more than a value/);
+    const compared = pageQuery<Item, { n: number }>("compared", (db, p) => {
+      const q = db("page_q_items").orderBy("seq");
+      if (typeof p.n === "number" && p.n > 5) q.where("seq", ">", p.n);
+      return q;
+    });
+    await expect(compared(t.db, { n: 10 }, { limit: 1, offset: 0 })).rejects.toThrow(/more than a value/);
+  });
+
+  it("takes null, booleans and an array bound whole (= ANY), each in its own shape", async () => {
+    const flagged = pageQuery<Item, { colours: readonly string[]; odd: boolean; below: number | null }>(
+      "flagged",
+      (db, p) => {
+        const q = db("page_q_items").select("seq", "colour").whereRaw("colour = ANY(?::text[])", [p.colours]);
+        if (p.odd) q.whereRaw("seq % 2 = 1");
+        if (p.below !== null) q.where("seq", "<", p.below);
+        return q.orderBy("seq");
+      },
+    );
+    const seqs = async (p: { colours: readonly string[]; odd: boolean; below: number | null }) =>
+      (await flagged(t.db, p, { limit: 50, offset: 0 })).rows.map((r) => r.seq);
+    expect(await seqs({ colours: ["red"], odd: true, below: null })).toEqual([1, 7, 13, 19, 25]);
+    expect(await seqs({ colours: ["green"], odd: false, below: 12 })).toEqual([2, 5, 8, 11]);
+    expect(await seqs({ colours: ["blue"], odd: true, below: 16 })).toEqual([3, 9, 15]);
+    expect(await seqs({ colours: ["red"], odd: false, below: null })).toEqual([1, 4, 7, 10, 13, 16, 19, 22, 25, 28]);
+  });
+
+  it("answers rightly past the shapes it keeps (each new length of an IN list is a shape)", async () => {
+    const many = pageQuery<Item, { seqs: readonly number[] }>("many", (db, p) =>
+      db("page_q_items").select("seq", "colour").whereIn("seq", p.seqs).orderBy("seq"),
+    );
+    for (let n = 1; n <= 70; n++) {
+      const seqs = Array.from({ length: n }, (_, i) => (i % 30) + 1);
+      const page = await many(t.db, { seqs }, { limit: 1, offset: 0 });
+      expect(page.total).toBe(Math.min(n, 30));
+    }
+    expect((await many(t.db, { seqs: [4, 5] }, { limit: 5, offset: 0 })).rows.map((r) => r.seq)).toEqual([4, 5]);
+  });
+
   it("counts a top-level UNION apart, as selectPage does", async () => {
     const union = pageQuery<{ seq: number }, { low: number }>("union", (db, p) =>
       db("page_q_items")
@@ -364,6 +407,11 @@ describe("pageQuery: a list's page statement compiled once per shape of its para
     expect(await union(t.db, { low: 3 }, { limit: 3, offset: 0 })).toEqual({
       total: 4,
       rows: [{ seq: 1 }, { seq: 2 }, { seq: 29 }],
+    });
+    // Once more, with the shape known to count apart.
+    expect(await union(t.db, { low: 4 }, { limit: 3, offset: 0 })).toEqual({
+      total: 5,
+      rows: [{ seq: 1 }, { seq: 2 }, { seq: 3 }],
     });
   });
 });

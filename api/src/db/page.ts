@@ -173,7 +173,8 @@ async function withTotal<Row>(
 // such shape, from the list's own builder given stand-in values, and remembers where each parameter's
 // value goes among the bindings. A later request with the same shape only fills in its values.
 //
-// What a builder must keep to (each is checked when a shape is compiled; breaking one throws there):
+// What a builder must keep to (checked when a shape is compiled, by compiling once more from the real
+// values: the statement and its bindings must come out the same; breaking a rule throws there):
 // - Every value that varies between requests comes from its parameters, used as given: a value computed
 //   from a parameter inside the builder (`${p.prefix}%`) is computed by the caller and passed instead,
 //   and no Date is made inside the builder (it would be frozen into the statement).
@@ -278,7 +279,21 @@ function compileShape<P extends PageParams>(
     return { kind: "constant", value: b };
   });
   if (limits !== 1 || offsets !== 1) throw new Error(`page query ${list}: the window's bindings were not found`);
-  return { sql, sources: out };
+  const stmt = { sql, sources: out };
+  // The rules knex cannot show broken with stand-ins (a parameter tested beyond being present, or one knex
+  // reads itself, as orderBy reads a direction): the same query from the real values must be this one.
+  const realQuery = build(db, params);
+  const real = pageOfQuery(db, realQuery, statementsOf(realQuery))
+    .limit(LIMIT_MARK)
+    .offset(OFFSET_MARK)
+    .toSQL()
+    .toNative();
+  const expected = bindingsOf(stmt, params, { limit: LIMIT_MARK, offset: OFFSET_MARK });
+  if (real.sql !== sql || real.bindings.length !== expected.length || real.bindings.some((b, i) => b !== expected[i]))
+    throw new Error(
+      `page query ${list}: the builder reads a parameter as more than a value (the query differs with real values)`,
+    );
+  return stmt;
 }
 
 function bindingsOf(stmt: PageStatement, params: PageParams, window: PageWindow): unknown[] {
@@ -321,30 +336,26 @@ export function pageQuery<Row, P extends PageParams>(
 
 /** Named statements a pooled connection may keep; past it, queries go unnamed (IN lists vary in length). */
 const MAX_PREPARED_PER_CONNECTION = 256;
-/** Statement names by SQL text (hashing the text on every request showed in the list's profile). */
-const names = new Map<string, string>();
+/**
+ * The fixed part of each statement's pg query config, by SQL text: its name (hashing the text on every
+ * request showed in the list's profile), the text, array rows.
+ */
+const statementConfigs = new Map<string, StatementConfig>();
 
-/** The fixed part of a named statement's pg query config, by name. */
-const configs = new Map<string, { name: string; text: string; rowMode: "array" }>();
-
-function statementConfig(name: string, text: string): { name: string; text: string; rowMode: "array" } {
-  let c = configs.get(name);
-  if (c === undefined) {
-    if (configs.size >= 4 * MAX_PREPARED_PER_CONNECTION) configs.clear();
-    c = { name, text, rowMode: "array" as const };
-    configs.set(name, c);
-  }
-  return c;
+interface StatementConfig {
+  name: string;
+  text: string;
+  rowMode: "array";
 }
 
-function statementName(sql: string): string {
-  let name = names.get(sql);
-  if (name === undefined) {
-    if (names.size >= 4 * MAX_PREPARED_PER_CONNECTION) names.clear();
-    name = `page_${createHash("sha1").update(sql).digest("base64url")}`;
-    names.set(sql, name);
+function statementConfig(sql: string): StatementConfig {
+  let c = statementConfigs.get(sql);
+  if (c === undefined) {
+    if (statementConfigs.size >= 4 * MAX_PREPARED_PER_CONNECTION) statementConfigs.clear();
+    c = { name: `page_${createHash("sha1").update(sql).digest("base64url")}`, text: sql, rowMode: "array" };
+    statementConfigs.set(sql, c);
   }
-  return name;
+  return c;
 }
 
 interface PgConnection {
@@ -384,11 +395,12 @@ async function runStatement(client: PgClient, sql: string, values: unknown[]): P
   const conn = await client.acquireConnection();
   try {
     const parsed = conn.connection.parsedStatements;
-    const name = statementName(sql);
+    const fixed = statementConfig(sql);
+    const { name } = fixed;
     const run = async (named: boolean) => {
       // pg copies a query's own properties on every call (about 1 µs each); the fixed ones ride on the
       // prototype, which that copy keeps.
-      const config = Object.create(named ? statementConfig(name, sql) : { text: sql, rowMode: "array" });
+      const config = Object.create(named ? fixed : { text: sql, rowMode: "array" });
       config.values = values;
       const r = await conn.query(config);
       return fromArrays(r.fields, r.rows);

@@ -24,20 +24,19 @@ const UNREACHABLE_SOCKET_CODES = new Set([
 
 /**
  * pg's own errors for a connection lost mid-query carry no code, only these messages; knex puts the
- * statement in front of a query's error ("BEGIN; - Connection terminated unexpectedly").
+ * statement in front of a query's error ("BEGIN; - Connection terminated unexpectedly"). Anchored at the
+ * end, where pg's message is: the statement before it may quote a caller's text.
  */
-const PG_CONNECTION_LOST = /(?:^| - )(?:Connection terminated|Client has encountered a connection error)/;
+const PG_CONNECTION_LOST =
+  /(?:^| - )(?:Connection terminated(?: unexpectedly| due to connection timeout)?|Client has encountered a connection error and is not queryable)$/;
 
 export function isDatabaseUnreachable(err: unknown): boolean {
   if (typeof err !== "object" || err === null) return false;
   // knex: no connection could be taken from the pool before acquireConnectionTimeout.
   if ((err as { name?: unknown }).name === "KnexTimeoutError") return true;
   const code = sqlState(err);
-  if (
-    code !== undefined &&
-    (code.startsWith("08") || UNREACHABLE_SQLSTATES.has(code) || UNREACHABLE_SOCKET_CODES.has(code))
-  )
-    return true;
+  if (code !== undefined)
+    return code.startsWith("08") || UNREACHABLE_SQLSTATES.has(code) || UNREACHABLE_SOCKET_CODES.has(code);
   const message = (err as { message?: unknown }).message;
   return typeof message === "string" && PG_CONNECTION_LOST.test(message);
 }

@@ -110,7 +110,15 @@ export interface ErrorAnswer {
  * (the caller may retry; logged as a warning); any other unexpected error is 500 internal, its stack
  * logged, not sent.
  */
-export function errorAnswer(err: unknown, requestId: string, clock: Clock, log: Logger): ErrorAnswer {
+const logOf = (logger: Logger | (() => Logger)): Logger => (typeof logger === "function" ? logger() : logger);
+
+/** `logger` may be a function giving the logger: it is then called only when the error is logged. */
+export function errorAnswer(
+  err: unknown,
+  requestId: string,
+  clock: Clock,
+  logger: Logger | (() => Logger),
+): ErrorAnswer {
   const now = clock.now();
   if (err instanceof DomainError) {
     return {
@@ -131,14 +139,14 @@ export function errorAnswer(err: unknown, requestId: string, clock: Clock, log: 
     };
   }
   if (isDatabaseUnreachable(err)) {
-    log.warn({ err, requestId }, "database unreachable");
+    logOf(logger).warn({ err, requestId }, "database unreachable");
     return {
       status: 503,
       body: envelopeBody("unavailable", "the database is not reachable right now; retry later", {}, requestId, now),
       headers: {},
     };
   }
-  log.error({ err, requestId }, "unexpected error");
+  logOf(logger).error({ err, requestId }, "unexpected error");
   return {
     status: 500,
     body: envelopeBody("internal", "internal error; it was logged under the request id", {}, requestId, now),

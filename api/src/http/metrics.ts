@@ -41,8 +41,9 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
  * never the raw path, so the label set stays bounded; anything unmatched is "unmatched".
  */
 export function metricsMiddleware(metrics: Metrics): Middleware {
-  // prom-client hashes a label object on every observe; the children per label set are kept instead. The
-  // set is bounded: route templates, the methods Node's parser accepts, the statuses.
+  // One child per label set, kept: no label object and no timer closure per request (prom-client still
+  // hashes the labels inside). The set is bounded: route templates, the methods Node's parser accepts, the
+  // statuses.
   type Children = { duration: { observe(v: number): void }; count: { inc(): void } };
   const children = new Map<string, Map<number, Children>>();
   const childrenFor = (method: string, route: string, status: number): Children => {

@@ -168,7 +168,9 @@ function queryObject(ctx: Context): Record<string, unknown> {
   if (qs === "") return out;
   for (const [k, v] of new URLSearchParams(qs)) {
     const prev = out[k];
-    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+    if (prev === undefined) out[k] = v;
+    else if (Array.isArray(prev)) prev.push(v);
+    else out[k] = [prev, v];
   }
   return out;
 }
@@ -334,7 +336,7 @@ export function routeMiddleware(route: RouteDef, deps: Deps) {
         answer = { status: result.status, body: result.body, headers: result.headers ?? {} };
         if (deps.config.http.validateResponses) checkResponse(route, answer);
       } catch (err) {
-        const a = errorAnswer(err, requestId, deps.clock, logger());
+        const a = errorAnswer(err, requestId, deps.clock, logger);
         answer = { status: a.status, body: a.body, headers: a.headers };
       }
       if (claim) {

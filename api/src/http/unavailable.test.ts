@@ -56,6 +56,8 @@ describe("isDatabaseUnreachable", () => {
       Object.assign(new Error("Knex: Timeout acquiring a connection"), { name: "KnexTimeoutError" }),
     ],
     ["a connection lost mid-query", new Error("Connection terminated unexpectedly")],
+    ["the same, as knex reports it", new Error("BEGIN; - Connection terminated unexpectedly")],
+    ["a client cut before the query", new Error("Client has encountered a connection error and is not queryable")],
   ])("is true for %s", (_, err) => {
     expect(isDatabaseUnreachable(err)).toBe(true);
   });
@@ -63,6 +65,13 @@ describe("isDatabaseUnreachable", () => {
     ["a unique violation (23505)", withCode("23505")],
     ["a serialization failure (40001)", withCode("40001")],
     ["a plain bug", new TypeError("x is undefined")],
+    [
+      "a unique violation whose statement quotes a caller's text",
+      Object.assign(new Error("insert into t values ('a - Connection terminated') - duplicate key value"), {
+        code: "23505",
+      }),
+    ],
+    ["an error quoting the text mid-message", new Error("select ' - Connection terminated' - bad input")],
     ["a non-error", "nope"],
   ])("is false for %s", (_, err) => {
     expect(isDatabaseUnreachable(err)).toBe(false);
