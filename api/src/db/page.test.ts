@@ -370,7 +370,9 @@ describe("pageQuery: a list's page statement compiled once per shape of its para
     const flagged = pageQuery<Item, { colours: readonly string[]; odd: boolean; below: number | null }>(
       "flagged",
       (db, p) => {
-        const q = db("page_q_items").select("seq", "colour").whereRaw("colour = ANY(?::text[])", [p.colours]);
+        const q = db("page_q_items")
+          .select("seq", "colour")
+          .whereRaw("colour = ANY(?::text[])", [p.colours as string[]]);
         if (p.odd) q.whereRaw("seq % 2 = 1");
         if (p.below !== null) q.where("seq", "<", p.below);
         return q.orderBy("seq");

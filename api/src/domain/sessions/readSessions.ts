@@ -1,27 +1,25 @@
 // Lists and detail. Lists page in SQL over the history rows (the worker keeps them in step with the
 // resources); detail reads the live resource for conditions and the newest phase.
-import { type SessionFilter, sessionsQuery } from "../../db/operations/sessions/listSessions.ts";
-import type { SessionRow } from "../../db/operations/sessions/types.ts";
+import { listSessionRows, type SessionFilter } from "../../db/operations/sessions/listSessions.ts";
 import type { Deps } from "../../deps.ts";
-import { type Page, type PagedBody, paginate } from "../../http/paging.ts";
+import type { Page, PagedBody } from "../../http/paging.ts";
 import type { Principal } from "../../http/principal.ts";
 import { readResource, visibleRow } from "./lookup.ts";
 import { type SessionView, viewFromResource, viewFromRow } from "./view.ts";
 import { visibilityOf } from "./visibility.ts";
 
-export function listSessions(
+export async function listSessions(
   deps: Deps,
   principal: Principal,
   scope: "mine" | "all",
   page: Page,
   filter: SessionFilter,
 ): Promise<PagedBody<SessionView>> {
-  return paginate<SessionRow, SessionView>(
-    deps.db,
-    sessionsQuery(deps.db, visibilityOf(principal, scope), filter),
-    page,
-    viewFromRow,
-  );
+  const { rows, total } = await listSessionRows(deps.db, visibilityOf(principal, scope), filter, {
+    limit: page.size,
+    offset: (page.page - 1) * page.size,
+  });
+  return { data: rows.map(viewFromRow), pagination: { page: page.page, size: page.size, total } };
 }
 
 export async function getSession(deps: Deps, principal: Principal, id: string): Promise<SessionView> {

@@ -1,4 +1,6 @@
 import type { Knex } from "knex";
+import { type PageRows, type PageWindow, pageQuery } from "../../page.ts";
+import type { SessionRow } from "./types.ts";
 
 /** Who the caller may see: everything, or the union of own sessions, organizations and projects. */
 export interface SessionVisibility {
@@ -18,25 +20,65 @@ export interface SessionFilter {
   liveOnly?: boolean;
 }
 
-/** The visible sessions as an ordered query (newest first); page it with http/paging.ts. */
-export function sessionsQuery(db: Knex, v: SessionVisibility, f: SessionFilter = {}): Knex.QueryBuilder {
+interface SessionsPageParams {
+  [key: string]: string | boolean | readonly string[] | undefined;
+  everyone: boolean;
+  visibleOwnerId?: string;
+  visibleOrganizationIds?: readonly string[];
+  visibleProjectIds?: readonly string[];
+  phases?: readonly string[];
+  clusterId?: string;
+  organizationId?: string;
+  projectId?: string;
+  ownerId?: string;
+  liveOnly?: boolean;
+}
+
+// Compiled once per shape of its parameters (db/page.ts, pageQuery): it may read `p` only as values.
+const sessionsPage = pageQuery<SessionRow, SessionsPageParams>("sessions", (db, p) => {
   const q = db("sessions").select("*");
-  if (!v.all) {
+  if (!p.everyone) {
+    const { visibleOwnerId, visibleOrganizationIds, visibleProjectIds } = p;
     q.where((w) => {
-      if (v.ownerId) w.orWhere("owner_id", v.ownerId);
-      if (v.organizationIds?.length) w.orWhereIn("organization_id", v.organizationIds as string[]);
-      if (v.projectIds?.length) w.orWhereIn("project_id", v.projectIds as string[]);
-      if (!v.ownerId && !v.organizationIds?.length && !v.projectIds?.length) w.whereRaw("false");
+      if (visibleOwnerId) w.orWhere("owner_id", visibleOwnerId);
+      if (visibleOrganizationIds?.length) w.orWhereIn("organization_id", visibleOrganizationIds);
+      if (visibleProjectIds?.length) w.orWhereIn("project_id", visibleProjectIds);
+      if (!visibleOwnerId && !visibleOrganizationIds?.length && !visibleProjectIds?.length) w.whereRaw("false");
     });
   }
-  if (f.phases?.length) q.whereIn("phase", f.phases as string[]);
-  if (f.clusterId) q.where("cluster_id", f.clusterId);
-  if (f.organizationId) q.where("organization_id", f.organizationId);
-  if (f.projectId) q.where("project_id", f.projectId);
-  if (f.ownerId) q.where("owner_id", f.ownerId);
-  if (f.liveOnly) q.whereNull("resource_deleted_at");
+  if (p.phases?.length) q.whereIn("phase", p.phases);
+  if (p.clusterId) q.where("cluster_id", p.clusterId);
+  if (p.organizationId) q.where("organization_id", p.organizationId);
+  if (p.projectId) q.where("project_id", p.projectId);
+  if (p.ownerId) q.where("owner_id", p.ownerId);
+  if (p.liveOnly) q.whereNull("resource_deleted_at");
   return q.orderBy([
     { column: "created_at", order: "desc" },
     { column: "id", order: "desc" },
   ]);
+});
+
+/** One page of the visible sessions, newest first, and their total. */
+export function listSessionRows(
+  db: Knex,
+  v: SessionVisibility,
+  f: SessionFilter,
+  window: PageWindow,
+): Promise<PageRows<SessionRow>> {
+  return sessionsPage(
+    db,
+    {
+      everyone: v.all,
+      visibleOwnerId: v.ownerId || undefined,
+      visibleOrganizationIds: v.organizationIds,
+      visibleProjectIds: v.projectIds,
+      phases: f.phases,
+      clusterId: f.clusterId || undefined,
+      organizationId: f.organizationId || undefined,
+      projectId: f.projectId || undefined,
+      ownerId: f.ownerId || undefined,
+      liveOnly: f.liveOnly === true,
+    },
+    window,
+  );
 }
