@@ -3,7 +3,7 @@
 // that lock the same sessions in opposite orders would deadlock.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { insertCluster } from "../db/operations/clusters/insertCluster.ts";
-import { insertSession } from "../db/operations/sessions/insertSession.ts";
+import { insertTestSessions } from "../db/operations/sessions/testing.ts";
 import { createTestDatabase, type TestDatabase } from "../db/testing.ts";
 import type { Deps } from "../deps.ts";
 import { recordSessionStatus } from "./report-status.ts";
@@ -24,32 +24,9 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.drop());
 
-let n = 0;
 /** `count` sessions placed on clu_a, with a first report each; their ids in sorted order. */
 async function sessionsOnClusterA(count: number): Promise<string[]> {
-  const ids: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const id = `ses_r${String(++n).padStart(18, "0")}`;
-    await insertSession(t.db, {
-      id,
-      cr_name: id.replace("_", "-"),
-      namespace: "org-acme",
-      owner_id: "usr_1",
-      organization_id: "org_acme",
-      project_id: null,
-      display_name: null,
-      offering: "h100",
-      preset: "gpu-small",
-      image: "jupyterlab",
-      gpu_model: "NVIDIA-H100-80GB-HBM3",
-      gpu_count: 1,
-      hourly_credit_rate: "4000000",
-      cluster_pin: null,
-      priority: 0,
-      created_at: new Date(),
-    });
-    ids.push(id);
-  }
+  const ids = await insertTestSessions(t.db, count, "r");
   await t.db("sessions").whereIn("id", ids).update({ cluster_id: "clu_a" });
   await recordSessionStatus(deps, "clu_a", reports(ids, "Starting", 1));
   return ids.sort();

@@ -5,7 +5,7 @@ import { type Session, SessionKind } from "@berth/crds";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect } from "../../db/knex.ts";
-import { insertSession } from "../../db/operations/sessions/insertSession.ts";
+import { insertTestSessions } from "../../db/operations/sessions/testing.ts";
 import { nextMirrorRevision } from "../../db/operations/sessions/updateSession.ts";
 import { createTestDatabase, type TestDatabase } from "../../db/testing.ts";
 import { isDatabaseUnreachable } from "../../db/unreachable.ts";
@@ -13,7 +13,6 @@ import { createWorkerStore, TransitionLog } from "./workerStore.ts";
 
 let t: TestDatabase;
 const log = pino({ level: "silent" });
-let n = 0;
 
 beforeAll(async () => {
   t = await createTestDatabase();
@@ -21,31 +20,8 @@ beforeAll(async () => {
 afterAll(async () => t?.drop());
 
 /** History rows of `count` new sessions; their ids. */
-async function someSessions(count: number): Promise<string[]> {
-  const ids: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const id = `ses_w${String(++n).padStart(18, "0")}`;
-    await insertSession(t.db, {
-      id,
-      cr_name: id.replace("_", "-"),
-      namespace: "org-acme",
-      owner_id: "usr_1",
-      organization_id: "org_acme",
-      project_id: null,
-      display_name: null,
-      offering: "h100",
-      preset: "gpu-small",
-      image: "jupyterlab",
-      gpu_model: "NVIDIA-H100-80GB-HBM3",
-      gpu_count: 1,
-      hourly_credit_rate: "4000000",
-      cluster_pin: null,
-      priority: 0,
-      created_at: new Date(),
-    });
-    ids.push(id);
-  }
-  return ids;
+function someSessions(count: number): Promise<string[]> {
+  return insertTestSessions(t.db, count, "w");
 }
 
 /** The Session resource of a history row, in a phase (placed on clu_a when the phase holds a GPU). */

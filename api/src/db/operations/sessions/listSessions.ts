@@ -20,18 +20,13 @@ export interface SessionFilter {
   liveOnly?: boolean;
 }
 
-interface SessionsPageParams {
+/** The filter, and the visibility under names of its own (the filter has an ownerId too). */
+interface SessionsPageParams extends SessionFilter {
   [key: string]: string | boolean | readonly string[] | undefined;
   everyone: boolean;
   visibleOwnerId?: string;
   visibleOrganizationIds?: readonly string[];
   visibleProjectIds?: readonly string[];
-  phases?: readonly string[];
-  clusterId?: string;
-  organizationId?: string;
-  projectId?: string;
-  ownerId?: string;
-  liveOnly?: boolean;
 }
 
 // Compiled once per shape of its parameters (db/page.ts, pageQuery): it may read `p` only as values.

@@ -1,0 +1,33 @@
+// Session rows for tests that need sessions in Postgres and nothing else (no resource, no cluster).
+import type { Knex } from "knex";
+import { insertSession } from "./insertSession.ts";
+
+let made = 0;
+
+/** `count` new queued H100 sessions of usr_1 in org_acme; their ids, in the order made (`ses_<tag>…`). */
+export async function insertTestSessions(db: Knex, count: number, tag: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const id = `ses_${tag}${String(++made).padStart(18, "0")}`;
+    await insertSession(db, {
+      id,
+      cr_name: id.replace("_", "-"),
+      namespace: "org-acme",
+      owner_id: "usr_1",
+      organization_id: "org_acme",
+      project_id: null,
+      display_name: null,
+      offering: "h100",
+      preset: "gpu-small",
+      image: "jupyterlab",
+      gpu_model: "NVIDIA-H100-80GB-HBM3",
+      gpu_count: 1,
+      hourly_credit_rate: "4000000",
+      cluster_pin: null,
+      priority: 0,
+      created_at: new Date(),
+    });
+    ids.push(id);
+  }
+  return ids;
+}
