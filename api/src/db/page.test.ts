@@ -386,6 +386,19 @@ describe("pageQuery: a list's page statement compiled once per shape of its para
     expect(await seqs({ colours: ["red"], odd: false, below: null })).toEqual([1, 4, 7, 10, 13, 16, 19, 22, 25, 28]);
   });
 
+  it("takes a constant array the builder makes on every call", async () => {
+    const warm = pageQuery<Item, { minSeq: number }>("warm", (db, p) =>
+      db("page_q_items")
+        .select("seq", "colour")
+        .whereRaw("colour = ANY(?::text[])", [["red", "green"]])
+        .where("seq", ">=", p.minSeq)
+        .orderBy("seq"),
+    );
+    expect((await warm(t.db, { minSeq: 25 }, { limit: 50, offset: 0 })).rows.map((r) => r.seq)).toEqual([
+      25, 26, 28, 29,
+    ]);
+  });
+
   it("answers rightly past the shapes it keeps (each new length of an IN list is a shape)", async () => {
     const many = pageQuery<Item, { seqs: readonly number[] }>("many", (db, p) =>
       db("page_q_items").select("seq", "colour").whereIn("seq", p.seqs).orderBy("seq"),

@@ -179,8 +179,9 @@ async function withTotal<Row>(
 //   from a parameter inside the builder (`${p.prefix}%`) is computed by the caller and passed instead,
 //   and no Date is made inside the builder (it would be frozen into the statement).
 // - Parameters are values (bindings), never identifiers or raw SQL text.
-// - Branches may test a parameter only for being present (truthy); the shape tells a falsy value
-//   (undefined, null, "", 0, false) by its exact value, and those are compiled as they are.
+// - Branches may test a parameter only for being present (truthy), and an array for its length; the
+//   shape tells a falsy value (undefined, null, "", 0, false) by its exact value, and those are compiled
+//   as they are.
 
 /** A list's parameters: scalars, and arrays for IN lists (their length is part of the shape). */
 export type PageParams = Record<
@@ -289,11 +290,21 @@ function compileShape<P extends PageParams>(
     .toSQL()
     .toNative();
   const expected = bindingsOf(stmt, params, { limit: LIMIT_MARK, offset: OFFSET_MARK });
-  if (real.sql !== sql || real.bindings.length !== expected.length || real.bindings.some((b, i) => b !== expected[i]))
+  if (
+    real.sql !== sql ||
+    real.bindings.length !== expected.length ||
+    real.bindings.some((b, i) => !sameBinding(b, expected[i]))
+  )
     throw new Error(
       `page query ${list}: the builder reads a parameter as more than a value (the query differs with real values)`,
     );
   return stmt;
+}
+
+/** Equal bindings: the same value, or arrays of equal values (a builder may make a constant array per call). */
+function sameBinding(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameBinding(x, b[i]));
 }
 
 function bindingsOf(stmt: PageStatement, params: PageParams, window: PageWindow): unknown[] {
