@@ -29,11 +29,11 @@ export function stopOnSignals(log: Pick<Logger, "info" | "error">, stop: () => P
     if (signalled) process.exit(1); // a second signal: give up on the graceful path
     signalled = true;
     log.info({ signal }, "stopping");
-    const force = setTimeout(() => {
+    // Not unref'd: a stop hanging on nothing that keeps Node alive would otherwise end as a silent exit 0.
+    setTimeout(() => {
       log.error("graceful stop took over 25 s; exiting");
       process.exit(1);
     }, STOP_DEADLINE_MS);
-    force.unref();
     stop().then(
       () => {
         if (stopped) log.info(stopped);

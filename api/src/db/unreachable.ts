@@ -20,6 +20,9 @@ const UNREACHABLE_SOCKET_CODES = new Set([
   "ENOTFOUND",
   "EAI_AGAIN",
   "EPIPE",
+  "ECONNABORTED",
+  "ENETDOWN",
+  "EHOSTDOWN",
 ]);
 
 /**
@@ -28,7 +31,7 @@ const UNREACHABLE_SOCKET_CODES = new Set([
  * end, where pg's message is: the statement before it may quote a caller's text.
  */
 const PG_CONNECTION_LOST =
-  /(?:^| - )(?:Connection terminated(?: unexpectedly| due to connection timeout)?|Client has encountered a connection error and is not queryable)$/;
+  /(?:^| - )(?:Connection terminated(?: unexpectedly| due to connection timeout)?|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)$/;
 
 export function isDatabaseUnreachable(err: unknown): boolean {
   if (typeof err !== "object" || err === null) return false;

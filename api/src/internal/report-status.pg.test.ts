@@ -53,17 +53,22 @@ describe("status reports of one cluster written at once", () => {
     // A third writer holds the middle row, so that each report has taken its first row before either
     // goes on: unsorted, one holds `first` and the other `last` when the middle is let go.
     const blocker = await t.db.transaction();
+    const writes: Promise<unknown>[] = [];
     try {
       await blocker("session_status_reports").where({ cluster_id: "clu_a", session: middle }).forUpdate();
       const forward = recordSessionStatus(deps, "clu_a", reports([first, middle, last], "Running", 2));
+      writes.push(forward);
       await lockWaiters(1);
       const backward = recordSessionStatus(deps, "clu_a", reports([last, middle, first], "Pausing", 3));
+      writes.push(backward);
       await lockWaiters(2);
       await blocker.commit();
 
       expect(await Promise.all([forward, backward])).toEqual([{ accepted: 3 }, { accepted: 3 }]);
     } finally {
       if (!blocker.isCompleted()) await blocker.rollback();
+      // On a failure above, the reports are still running: let them end before the database is dropped.
+      await Promise.allSettled(writes);
     }
     const rows = await t.db("session_status_reports").where({ cluster_id: "clu_a" }).select("session", "phase");
     expect(rows.map((r) => r.phase)).toEqual(["Pausing", "Pausing", "Pausing"]);

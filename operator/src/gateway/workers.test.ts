@@ -8,7 +8,7 @@ import { type AddressInfo, connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { childrenOf } from "@berth/e2e";
+import { childrenOf, isAlive } from "@berth/e2e";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { type RunningStandin, startStandin } from "../standin/standin.ts";
@@ -72,13 +72,9 @@ function env(over: Record<string, string> = {}): Record<string, string> {
 }
 const config = (over: Record<string, string> = {}): GatewayConfig => gatewayConfigFromEnv(env(over));
 
+/** A zombie is not alive: an orphaned worker re-parented to a PID 1 that does not reap stays one. */
 function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+  return isAlive(pid);
 }
 
 /** Whether nothing listens on the port any more. */

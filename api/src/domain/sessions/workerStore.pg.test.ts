@@ -214,6 +214,7 @@ describe("transitions gathered into batches", () => {
       const rows = await t.db("sessions").whereIn("id", ids).select("phase");
       expect(rows.every((r) => r.phase === "Pending")).toBe(true);
     } finally {
+      await relay.cut(); // again: closed also when the test failed before it (a second cut is harmless)
       await db.destroy();
     }
   });
