@@ -105,14 +105,13 @@ export interface ErrorAnswer {
   headers: Record<string, string>;
 }
 
+const logOf = (logger: Logger | (() => Logger)): Logger => (typeof logger === "function" ? logger() : logger);
+
 /**
  * Maps anything thrown to a status and envelope. A database that cannot be reached is 503 unavailable
  * (the caller may retry; logged as a warning); any other unexpected error is 500 internal, its stack
- * logged, not sent.
+ * logged, not sent. `logger` may be a function giving the logger: it is then called only to log.
  */
-const logOf = (logger: Logger | (() => Logger)): Logger => (typeof logger === "function" ? logger() : logger);
-
-/** `logger` may be a function giving the logger: it is then called only when the error is logged. */
 export function errorAnswer(
   err: unknown,
   requestId: string,
