@@ -9,16 +9,7 @@ import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "../../../api/src/auth/testing.ts";
-import {
-  closeBrowser,
-  DESKTOP,
-  describeViolations,
-  launchBrowser,
-  newContext,
-  PHONE,
-  Screenshots,
-  seriousA11yViolations,
-} from "./browser.ts";
+import { closeBrowser, DESKTOP, expectAccessible, launchBrowser, newContext, PHONE, Screenshots } from "./browser.ts";
 import { CreditsPages } from "./pages/credits-pages.ts";
 import { LoginPage } from "./pages/login-page.ts";
 
@@ -34,11 +25,6 @@ describe("an administrator allocates credits and approves a member's request in 
   let adminPage: Page;
   let alicePage: Page;
   let requestId: string;
-
-  const noSeriousViolations = async (page: Page) => {
-    const v = await seriousA11yViolations(page);
-    expect(v, describeViolations(v)).toEqual([]);
-  };
 
   async function signedIn(user: TestUser): Promise<Page> {
     const context = await newContext(browser, t.api.url);
@@ -92,7 +78,7 @@ describe("an administrator allocates credits and approves a member's request in 
     await credits.walletRow(orgWalletId).waitFor();
     expect(await credits.walletRow(orgWalletId).getByTestId("wallet-balance").textContent()).toBe("1,000.00");
     await shots.take(adminPage, "admin-wallets");
-    await noSeriousViolations(adminPage);
+    await expectAccessible(adminPage);
   });
 
   it("the administrator allocates 25.5 credits to a member who had no wallet", async () => {
@@ -105,10 +91,10 @@ describe("an administrator allocates credits and approves a member's request in 
     expect(await row.getByTestId("movement-amount").textContent()).toBe("25.50");
     await expect.poll(() => credits.headerAmount()).toBe("974.50");
     await shots.take(adminPage, "allocated");
-    await noSeriousViolations(adminPage);
+    await expectAccessible(adminPage);
     await adminPage.setViewportSize(PHONE);
     await shots.take(adminPage, "allocated-phone");
-    await noSeriousViolations(adminPage);
+    await expectAccessible(adminPage);
     await adminPage.setViewportSize(DESKTOP);
   });
 
@@ -130,7 +116,7 @@ describe("an administrator allocates credits and approves a member's request in 
     await expect.poll(() => credits.headerAmount()).toBe("25.50");
     await credits.openRequests();
     await alicePage.getByTestId("empty-state").waitFor();
-    await noSeriousViolations(alicePage);
+    await expectAccessible(alicePage);
     // An amount that is not one is refused before it reaches the API.
     await alicePage.getByLabel("Amount (credits)").fill("a lot");
     await alicePage.getByTestId("ask-submit").click();
@@ -150,7 +136,7 @@ describe("an administrator allocates credits and approves a member's request in 
     requestId = (await row.getAttribute("data-request-id")) as string;
     expect(requestId).toMatch(/^crq_/);
     await shots.take(alicePage, "member-asked");
-    await noSeriousViolations(alicePage);
+    await expectAccessible(alicePage);
   });
 
   it("the administrator sees the pending request and approves 40 of the 100 credits", async () => {
@@ -161,7 +147,7 @@ describe("an administrator allocates credits and approves a member's request in 
     await credits.requestRow(requestId).getByTestId("request-decide").click();
     await adminPage.getByTestId("decide-panel").waitFor();
     await shots.take(adminPage, "decide");
-    await noSeriousViolations(adminPage);
+    await expectAccessible(adminPage);
     await adminPage.getByTestId("decide-panel").getByRole("button", { name: "Close" }).click();
     await credits.decide(requestId, { approve: "40", note: "40 now, more next month" });
     await expect.poll(() => credits.notice().textContent()).toMatch(/Partly approved: 40\.00 of the 100\.00 credits/);
@@ -191,7 +177,7 @@ describe("an administrator allocates credits and approves a member's request in 
     expect(await allocated.getByTestId("ledger-amount").textContent()).toBe("+25.50");
     expect(await allocated.textContent()).toContain("onboarding");
     await shots.take(alicePage, "member-ledger");
-    await noSeriousViolations(alicePage);
+    await expectAccessible(alicePage);
 
     await alicePage.getByTestId("ledger-kind").selectOption("request");
     await expect.poll(() => credits.ledgerRows().count()).toBe(1);
@@ -218,7 +204,7 @@ describe("an administrator allocates credits and approves a member's request in 
 
     await alicePage.setViewportSize(PHONE);
     await shots.take(alicePage, "member-ledger-phone");
-    await noSeriousViolations(alicePage);
+    await expectAccessible(alicePage);
     await credits.openRequests();
     expect(await credits.requestRow(requestId).getByTestId("request-status").textContent()).toBe("Partly approved");
     expect(await credits.requestRow(requestId).textContent()).toContain("40 now, more next month");

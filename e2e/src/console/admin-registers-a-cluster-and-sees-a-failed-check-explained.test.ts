@@ -7,15 +7,7 @@ import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type ClustersBed, startClustersBed } from "../clusters/harness.ts";
-import {
-  closeBrowser,
-  describeViolations,
-  launchBrowser,
-  newContext,
-  PHONE,
-  Screenshots,
-  seriousA11yViolations,
-} from "./browser.ts";
+import { closeBrowser, expectAccessible, launchBrowser, newContext, PHONE, Screenshots } from "./browser.ts";
 import { ClustersPage } from "./pages/clusters-page.ts";
 import { LoginPage } from "./pages/login-page.ts";
 
@@ -64,8 +56,7 @@ describe("an administrator registers a cluster in the console", () => {
     await clusters.open();
     await page.getByTestId("empty-state").waitFor();
     await shots.take(page, "empty-fleet");
-    const v = await seriousA11yViolations(page);
-    expect(v, describeViolations(v)).toEqual([]);
+    await expectAccessible(page);
   });
 
   it("a cluster without the GPU runtime class is refused, and the failed check is explained", async () => {
@@ -79,8 +70,7 @@ describe("an administrator registers a cluster in the console", () => {
     expect(await clusters.check("gpu_runtime_class").getAttribute("data-result")).toBe("failed");
     expect(await clusters.check("gpu_runtime_class").textContent()).toMatch(/RuntimeClass/);
     await shots.take(page, "refused-runtime-class");
-    const v = await seriousA11yViolations(page);
-    expect(v, describeViolations(v)).toEqual([]);
+    await expectAccessible(page);
   });
 
   it("a complete cluster is accepted with every check passed and its operator token shown once", async () => {
@@ -108,8 +98,7 @@ describe("an administrator registers a cluster in the console", () => {
     await page.getByTestId("deregister-name").fill("gpu-ok");
     expect(await page.getByTestId("deregister").isDisabled()).toBe(false);
     await shots.take(page, "cluster-page");
-    const v = await seriousA11yViolations(page);
-    expect(v, describeViolations(v)).toEqual([]);
+    await expectAccessible(page);
     await page.setViewportSize(PHONE);
     await shots.take(page, "cluster-page-phone");
   });
@@ -134,8 +123,7 @@ describe("an administrator registers a cluster in the console", () => {
         await page.getByTestId("members-panel").waitFor();
       }
       await shots.take(page, `page${path.replaceAll("/", "-")}`);
-      const v = await seriousA11yViolations(page);
-      expect(v, `${path}: ${describeViolations(v)}`).toEqual([]);
+      await expectAccessible(page, path);
     }
     // Members are added by email with a role, and removed, from the organization's panel.
     const newcomer = await bed.t.aUser({ email: "newcomer@example.test" });
@@ -151,8 +139,7 @@ describe("an administrator registers a cluster in the console", () => {
     await page.goto("/admin/users");
     await page.getByRole("button", { name: "New user" }).click();
     await page.getByTestId("create-user-form").waitFor();
-    const v = await seriousA11yViolations(page);
-    expect(v, describeViolations(v)).toEqual([]);
+    await expectAccessible(page);
     await page.goto("/admin/clusters");
     await page.getByTestId("clusters-table").waitFor();
   });

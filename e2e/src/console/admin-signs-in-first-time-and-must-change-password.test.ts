@@ -3,15 +3,7 @@
 // the user back to the login page with their place kept.
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import {
-  closeBrowser,
-  describeViolations,
-  launchBrowser,
-  newContext,
-  PHONE,
-  Screenshots,
-  seriousA11yViolations,
-} from "./browser.ts";
+import { closeBrowser, expectAccessible, launchBrowser, newContext, PHONE, Screenshots } from "./browser.ts";
 import { LoginPage, PasswordPage } from "./pages/login-page.ts";
 import { ADMIN_EMAIL, ADMIN_FIRST_PASSWORD, type ConsoleStack, startConsoleStack } from "./stack.ts";
 
@@ -41,8 +33,7 @@ describe("the administrator's first sign-in", () => {
     await page.getByTestId("login-form").waitFor();
     expect(new URL(page.url()).searchParams.get("next")).toBe("/sessions/ses_does_not_matter");
     await shots.take(page, "login");
-    const v = await seriousA11yViolations(page);
-    expect(v, describeViolations(v)).toEqual([]);
+    await expectAccessible(page);
   });
 
   it("a wrong password shows the API's message and the request id", async () => {
@@ -58,8 +49,7 @@ describe("the administrator's first sign-in", () => {
     await new PasswordPage(page).waitFor();
     await page.getByTestId("forced-password-notice").waitFor();
     await shots.take(page, "forced-password-change");
-    const v = await seriousA11yViolations(page);
-    expect(v, describeViolations(v)).toEqual([]);
+    await expectAccessible(page);
     for (const path of ["/sessions", "/admin/users", "/queue"]) {
       await page.goto(path);
       await page.getByTestId("password-form").waitFor();
@@ -148,8 +138,7 @@ describe("the administrator's first sign-in", () => {
     await page.setViewportSize(PHONE);
     await page.getByTestId("account-menu").click();
     await shots.take(page, "account-menu-phone");
-    const v = await seriousA11yViolations(page);
-    expect(v, describeViolations(v)).toEqual([]);
+    await expectAccessible(page);
     await page.getByTestId("sign-out").click();
     await page.getByTestId("login-form").waitFor();
     await shots.take(page, "signed-out-phone");

@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { expect } from "vitest";
 import { processesMentioning } from "../testbed/procfs.ts";
 
 export const ARTIFACTS = join(import.meta.dirname, "..", "..", "artifacts", "console");
@@ -123,6 +124,12 @@ export async function seriousA11yViolations(page: Page): Promise<AxeViolation[]>
     return axe.run(document, { resultTypes: ["violations"] });
   })) as { violations: AxeViolation[] };
   return result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+}
+
+/** Fails the test when the page has serious or critical axe violations, naming each; `where` prefixes the message. */
+export async function expectAccessible(page: Page, where?: string): Promise<void> {
+  const v = await seriousA11yViolations(page);
+  expect(v, where ? `${where}: ${describeViolations(v)}` : describeViolations(v)).toEqual([]);
 }
 
 export function describeViolations(vs: AxeViolation[]): string {

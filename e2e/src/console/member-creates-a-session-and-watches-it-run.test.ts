@@ -12,15 +12,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { TestUser } from "../../../api/src/auth/testing.ts";
 import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
-import {
-  closeBrowser,
-  describeViolations,
-  launchBrowser,
-  newContext,
-  PHONE,
-  Screenshots,
-  seriousA11yViolations,
-} from "./browser.ts";
+import { closeBrowser, expectAccessible, launchBrowser, newContext, PHONE, Screenshots } from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";
 import { NewSessionPage, SessionPage, SessionsListPage } from "./pages/sessions-pages.ts";
 import { type SessionGateways, startSessionGateways } from "./stack.ts";
@@ -80,8 +72,7 @@ describe("a member's sessions in the console", () => {
     figures.sessionsPageInteractiveMs = await alice.evaluate(() => Math.round(performance.now()));
     await expect.poll(() => new SessionsListPage(alice).liveMode()).toBe("live");
     await shots.take(alice, "empty-list");
-    const v = await seriousA11yViolations(alice);
-    expect(v, describeViolations(v)).toEqual([]);
+    await expectAccessible(alice);
   });
 
   it("the wizard shows free GPUs and the cost, and the new session becomes Running without a reload", async () => {
@@ -92,8 +83,7 @@ describe("a member's sessions in the console", () => {
     await alice.getByTestId("gpu-now").waitFor();
     expect(await alice.getByTestId("cost-total").textContent()).toContain("4.00 credits");
     await shots.take(alice, "wizard");
-    const v = await seriousA11yViolations(alice);
-    expect(v, describeViolations(v)).toEqual([]);
+    await expectAccessible(alice);
     await alice.evaluate(() => {
       (window as unknown as { __noReload: boolean }).__noReload = true;
     });
@@ -104,8 +94,7 @@ describe("a member's sessions in the console", () => {
     expect(await alice.getByTestId("session-node").textContent()).toBe("gpu-a-1");
     await alice.getByTestId("timeline").getByText("Ready").first().waitFor();
     await shots.take(alice, "running");
-    const v2 = await seriousA11yViolations(alice);
-    expect(v2, describeViolations(v2)).toEqual([]);
+    await expectAccessible(alice);
   });
 
   it("Open notebook opens a new tab that lands on the application through the cluster's gateway", async () => {
@@ -190,8 +179,7 @@ describe("a member's sessions in the console", () => {
     expect(await row.getByTestId("queue-position").textContent()).toBe("#1");
     expect((await row.getByTestId("queue-reason").textContent())?.length).toBeGreaterThan(0);
     await shots.take(bob, "queue");
-    const v = await seriousA11yViolations(bob);
-    expect(v, describeViolations(v)).toEqual([]);
+    await expectAccessible(bob);
     const third_ = new SessionPage(bob);
     await third_.open(third);
     await bob.getByTestId("queue-info").waitFor();
@@ -228,8 +216,7 @@ describe("a member's sessions in the console", () => {
     expect(await alice.getByTestId("create-session").isDisabled()).toBe(true);
     expect(await alice.getByTestId("refusal-remedy").getAttribute("href")).toBe("/sessions");
     await shots.take(alice, "quota-exceeded");
-    const v = await seriousA11yViolations(alice);
-    expect(v, describeViolations(v)).toEqual([]);
+    await expectAccessible(alice);
   });
 
   it("with the event stream cut, the list says Polling and keeps updating", async () => {
@@ -310,8 +297,7 @@ describe("a member whose organization has too few credits", () => {
     // What an hour (the preview's duration) costs, less what she has: 4 − 0.2, rounded up to whole credits.
     expect(await ask.getAttribute("href")).toBe(`/credits/requests?org=${org.id}&amount=4`);
     await shots.take(carolPage, "credits-refusal");
-    const v = await seriousA11yViolations(carolPage);
-    expect(v, describeViolations(v)).toEqual([]);
+    await expectAccessible(carolPage);
   });
 
   it("create called anyway through the API is refused with quota_exceeded, its message and a request id", async () => {
@@ -331,8 +317,7 @@ describe("a member whose organization has too few credits", () => {
     expect(await carolPage.getByTestId("ask-organization").inputValue()).toBe(org.id);
     expect(await carolPage.getByTestId("ask-for").inputValue()).toBe("");
     await shots.take(carolPage, "credits-ask-prefilled");
-    const v = await seriousA11yViolations(carolPage);
-    expect(v, describeViolations(v)).toEqual([]);
+    await expectAccessible(carolPage);
   });
 
   it("when a colleague's session takes the credits after her preview said yes, Create shows the API's quota_exceeded with its request id", async () => {
@@ -368,8 +353,7 @@ describe("a member whose organization has too few credits", () => {
     expect(sent.error.request_id).toBe(response.headers()["x-request-id"]);
     expect(new URL(carolPage.url()).pathname).toBe("/sessions/new");
     await shots.take(carolPage, "credits-create-refused");
-    const v = await seriousA11yViolations(carolPage);
-    expect(v, describeViolations(v)).toEqual([]);
+    await expectAccessible(carolPage);
     // The wizard asks the preview again: it now says so beside Create, counting the credits kept for
     // Dave's session, and Create stays off.
     const refusal = await wizard.refusal();

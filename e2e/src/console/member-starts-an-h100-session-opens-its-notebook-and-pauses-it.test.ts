@@ -11,14 +11,7 @@ import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
-import {
-  closeBrowser,
-  describeViolations,
-  launchBrowser,
-  newContext,
-  Screenshots,
-  seriousA11yViolations,
-} from "./browser.ts";
+import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { CreditsPages } from "./pages/credits-pages.ts";
 import { LoginPage } from "./pages/login-page.ts";
 import { NewSessionPage, SessionPage } from "./pages/sessions-pages.ts";
@@ -73,11 +66,6 @@ afterAll(async () => {
   await bed?.stop();
 });
 
-const a11y = async (p: Page) => {
-  const v = await seriousA11yViolations(p);
-  expect(v, describeViolations(v)).toEqual([]);
-};
-
 describe("a member starts an H100 session, opens its notebook through the gateway and pauses it", () => {
   let sessionId = "";
   let balanceBefore = 0n;
@@ -106,7 +94,7 @@ describe("a member starts an H100 session, opens its notebook through the gatewa
     await p.getByTestId("gpu-now").waitFor();
     expect(await p.getByTestId("create-session").isEnabled()).toBe(true);
     await shots.take(p, "wizard-h100");
-    await a11y(p);
+    await expectAccessible(p);
     await p.evaluate(() => {
       (window as unknown as { __noReload: boolean }).__noReload = true;
     });
@@ -117,7 +105,7 @@ describe("a member starts an H100 session, opens its notebook through the gatewa
     expect(await p.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload)).toBe(true);
     expect(await p.getByTestId("session-node").textContent()).toBe("gpu-a-1");
     await shots.take(p, "running");
-    await a11y(p);
+    await expectAccessible(p);
   });
 
   it("Open notebook opens a new tab on the stand-in JupyterLab through gpu-a's gateway", async () => {
@@ -150,12 +138,12 @@ describe("a member starts an H100 session, opens its notebook through the gatewa
     await dialog.waitFor();
     expect(await dialog.textContent()).toContain("Billing stops and the GPU is returned");
     await shots.take(p, "pause-confirm");
-    await a11y(p);
+    await expectAccessible(p);
     await p.getByTestId("confirm-ok").click();
     const pausedAt = Date.now();
     await detail.waitForPhase("Paused", 60_000);
     await shots.take(p, "paused");
-    await a11y(p);
+    await expectAccessible(p);
     // The header reloads a moment after the stream says the session changed (and every 30 s).
     const header = new CreditsPages(p).headerBalance();
     await expect
