@@ -48,11 +48,16 @@ export function cpuSnapshot(label: (pid: number, comm: string, cmdline: string) 
   return out;
 }
 
-/** "api 12.3 s (41 %), …": CPU seconds each label used between two snapshots, and its share of one core. */
-export function showCpu(before: CpuSnapshot, after: CpuSnapshot, wallMs: number, min = 0.2): string {
+/** CPU seconds each label used between two snapshots. */
+export function cpuUsed(before: CpuSnapshot, after: CpuSnapshot): Map<string, number> {
   const used = new Map<string, number>();
   for (const [pid, a] of after) used.set(a.label, (used.get(a.label) ?? 0) + a.cpuS - (before.get(pid)?.cpuS ?? 0));
-  return [...used.entries()]
+  return used;
+}
+
+/** "api 12.3 s (41 %), …": CPU seconds each label used between two snapshots, and its share of one core. */
+export function showCpu(before: CpuSnapshot, after: CpuSnapshot, wallMs: number, min = 0.2): string {
+  return [...cpuUsed(before, after).entries()]
     .filter(([, v]) => v >= min)
     .sort((a, b) => b[1] - a[1])
     .map(([k, v]) => `${k} ${v.toFixed(1)} s (${((v * 100_000) / wallMs).toFixed(0)} % of a core)`)

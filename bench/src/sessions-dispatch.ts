@@ -45,7 +45,7 @@ import {
   type SessionsBed,
   startSessionsBed,
 } from "../../e2e/src/sessions/harness.ts";
-import { cpuSnapshot, showCpu } from "./process-cpu.ts";
+import { cpuSnapshot, cpuUsed, showCpu } from "./process-cpu.ts";
 import { type Split, startSplit } from "./split-processes.ts";
 
 const { values } = parseArgs({
@@ -114,6 +114,9 @@ const diff = (a: Map<string, number>, b: Map<string, number>) => {
   for (const [k, v] of b) if (v - (a.get(k) ?? 0) > 0) d.set(k, v - (a.get(k) ?? 0));
   return d;
 };
+/** CPU seconds of the fleet's own processes (apiservers, etcd, controller-manager, scheduler, kwok). */
+const kubeCpuS = (used: Map<string, number>) =>
+  [...used].filter(([label]) => /^(kube-|etcd|kwok)/.test(label)).reduce((a, [, v]) => a + v, 0);
 const total = (m: Map<string, number>) => [...m.values()].reduce((x, y) => x + y, 0);
 const show = (m: Map<string, number>) =>
   [...m.entries()]
@@ -463,6 +466,12 @@ async function main(): Promise<void> {
     await gk.ensure("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: "raw" } });
     const rawWatch = follow(gpuA.kubeconfig, "/api/v1/namespaces/raw/pods", (p) => p.status?.phase === "Running");
     await new Promise((r) => setTimeout(r, 500)); // synced
+    // The fleet's background work (node heartbeats, leases) runs whatever we do: measured idle, taken off
+    // the per-pod and per-session figures of Kubernetes' CPU below.
+    const idle0 = cpu();
+    await new Promise((r) => setTimeout(r, 5_000));
+    const kubeIdlePerS = kubeCpuS(cpuUsed(idle0, cpu())) / 5;
+    const rawCpu0 = cpu();
     const raw0 = performance.now();
     const rawPods = Array.from({ length: N }, (_, i) => i);
     const rawCreate = pool(rawPods, CONC, async (i) => {
@@ -482,8 +491,13 @@ async function main(): Promise<void> {
     const rawCreatedMs = performance.now() - raw0;
     await rawRunning;
     const rawMs = performance.now() - raw0;
+    const rawCpu = cpuUsed(rawCpu0, cpu());
+    const kubeMsPerPod = ((kubeCpuS(rawCpu) - (kubeIdlePerS * rawMs) / 1000) * 1000) / N;
     log(
       `raw pods: ${N} created in ${s2(rawCreatedMs)}, all Running in ${s2(rawMs)} → ${(N / (rawMs / 1000)).toFixed(0)} pods/s`,
+    );
+    log(
+      `  CPU during raw pods: ${[...rawCpu.values()].reduce((a, b) => a + b, 0).toFixed(1)} s of ${((cpus().length * rawMs) / 1000).toFixed(1)} s the machine has; Kubernetes' own (apiservers, etcd, controller-manager, scheduler, kwok): ${kubeMsPerPod.toFixed(1)} ms per pod, beyond ${(kubeIdlePerS * 100).toFixed(0)} % of a core it uses idle`,
     );
     await rawWatch.stop();
     await gk.json("DELETE", "/api/v1/namespaces/raw/pods?gracePeriodSeconds=0");
@@ -680,6 +694,13 @@ async function main(): Promise<void> {
       if (!split) log(`  waited on longest: ${slowest(dWaited, dStatements)}`);
       log(`  Postgres per dispatched session: ${showPg(pd0, await pgStat(bed.t.database.db), n)}`);
       log(`  CPU during dispatch alone (${s2(sessionsMs2)} wall): ${showCpu(cpu2, cpu3, sessionsMs2)}`);
+      // What the Kubernetes side of a session costs, against a raw pod's: with the machine's CPUs
+      // saturated, the ratio to raw cannot exceed this even if Berth's processes and Postgres cost nothing.
+      const kubeMsPerSession = ((kubeCpuS(cpuUsed(cpu2, cpu3)) - (kubeIdlePerS * sessionsMs2) / 1000) * 1000) / n;
+      const ceiling = ((cpus().length - kubeIdlePerS) * 1000) / kubeMsPerSession;
+      log(
+        `  Kubernetes' own CPU per dispatched session: ${kubeMsPerSession.toFixed(1)} ms (a raw pod: ${kubeMsPerPod.toFixed(1)} ms, ×${(kubeMsPerSession / kubeMsPerPod).toFixed(1)}); on ${cpus().length} CPUs that alone allows at most ${ceiling.toFixed(0)} sessions/s, ${(ceiling / (N / (rawMs / 1000))).toFixed(2)} of the raw rate`,
+      );
       for (let i = 0; i < backlog.length; i += 100)
         await call(bed.superAdmin, "POST", "/api/v1/sessions/bulk-terminate", { ids: backlog.slice(i, i + 100) });
       await terminated(gk, mk, backlog);

@@ -57,22 +57,39 @@ const UNIT = "minor (1 credit = 1000000)";
 
 /** What the door would say, without throwing, locking or writing (the cost preview uses it too). */
 export async function assessStart(b: BillingContext, db: Knex, req: DoorRequest): Promise<DoorAnswer> {
+  return (await openDoor(b, db, req.organizationId, req.sessionId)).assess(req);
+}
+
+/**
+ * An organization's door as read once: its wallets, allowances, budget and the minimum runs owed to the
+ * sessions already let in. `assess` answers for one request; `letIn` counts an admitted request's minimum
+ * run before the next is assessed, so a batch of creates read under one lock (domain/sessions/admission.ts)
+ * gets the answers those creates would get one after the other.
+ */
+export interface OpenDoor {
+  assess(req: DoorRequest): DoorAnswer;
+  letIn(req: DoorRequest): void;
+}
+
+/** Reads what the door needs of one organization. `exceptId`: the session being resumed. */
+export async function openDoor(
+  b: BillingContext,
+  db: Knex,
+  organizationId: string,
+  exceptId?: string,
+): Promise<OpenDoor> {
   const now = b.clock.now();
   const seconds = b.options.minimumRunSeconds;
-  const rate = sessionRate(units(req.offering.hourlyCreditRate), req.offering.gpuCount, req.gpuCount);
-  const hourlyRate = costOf(rate, 3600);
-  const required = costOf(rate, seconds);
 
   // Every wallet of the organization: the other sessions' chains (other people's own wallets
   // included) decide how much of the shared project and organization wallets they take.
-  const wallets = (await walletsOfOrganizations(db, [req.organizationId])) as WalletRow[];
+  const wallets = (await walletsOfOrganizations(db, [organizationId])) as WalletRow[];
   const byOwner = new Map(wallets.map((w) => [walletKey(w), w]));
   const chainOf = (s: SessionOwnership) => chainOwners(s).flatMap((o) => byOwner.get(ownerKey(o)) ?? []);
-  const chain = chainOf({ owner_id: req.ownerId, organization_id: req.organizationId, project_id: req.projectId });
   const allowances = await walletAllowances(db, wallets, now);
-  const budget = await findBudget(db, req.organizationId);
+  const budget = await findBudget(db, organizationId);
   const budgetFrom = budget ? periodStart(budget.period, now) : now;
-  const spent = budget ? await organizationSpend(db, req.organizationId, budgetFrom) : 0n;
+  const spent = budget ? await organizationSpend(db, organizationId, budgetFrom) : 0n;
   const fresh = (): Pool => ({
     balances: new Map(wallets.map((w) => [w.id, units(w.balance)])),
     allowances: allowancesLeft(allowances),
@@ -80,21 +97,64 @@ export async function assessStart(b: BillingContext, db: Knex, req: DoorRequest)
   });
   const before = fresh();
   const pool = fresh();
-  const others = await promisedSessions(db, req.organizationId, req.sessionId);
+  const others = await promisedSessions(db, organizationId, exceptId);
   const rates = new Map<string, OfferingRate | undefined>();
   for (const s of others) {
     if (!rates.has(s.offering)) rates.set(s.offering, await b.offerings(s.offering));
     takeUpTo(pool, chainOf(s), costOf(rateOf(s, rates.get(s.offering)), seconds));
   }
+  let letIn = others.length;
+  const chainOfRequest = (req: DoorRequest) =>
+    chainOf({ owner_id: req.ownerId, organization_id: req.organizationId, project_id: req.projectId });
+  const requiredOf = (req: DoorRequest) =>
+    costOf(sessionRate(units(req.offering.hourlyCreditRate), req.offering.gpuCount, req.gpuCount), seconds);
 
+  return {
+    assess: (req) =>
+      answerAtDoor({
+        req,
+        seconds,
+        chain: chainOfRequest(req),
+        before,
+        pool,
+        allowances,
+        budget,
+        budgetFrom,
+        spent,
+        letIn,
+      }),
+    letIn(req) {
+      takeUpTo(pool, chainOfRequest(req), requiredOf(req));
+      letIn++;
+    },
+  };
+}
+
+function answerAtDoor(d: {
+  req: DoorRequest;
+  seconds: number;
+  chain: WalletRow[];
+  before: Pool;
+  pool: Pool;
+  allowances: Awaited<ReturnType<typeof walletAllowances>>;
+  budget: Awaited<ReturnType<typeof findBudget>>;
+  budgetFrom: Date;
+  spent: bigint;
+  /** How many sessions are owed a minimum run before this one. */
+  letIn: number;
+}): DoorAnswer {
+  const { req, seconds, chain, before, pool, allowances, budget, budgetFrom, spent, letIn } = d;
+  const rate = sessionRate(units(req.offering.hourlyCreditRate), req.offering.gpuCount, req.gpuCount);
+  const hourlyRate = costOf(rate, 3600);
+  const required = costOf(rate, seconds);
   const available = capacity(before, chain).credits;
   const left = capacity(pool, chain);
   const reserved = available - left.credits;
   const answer: DoorAnswer = { canStart: true, hourlyRate, required, available, reserved, budgetLeft: pool.budget };
   const minutes = seconds / 60;
   const owed =
-    others.length > 0
-      ? `, of which ${formatCredits(reserved)} are owed to the minimum runs of ${others.length} session(s) already let in`
+    letIn > 0
+      ? `, of which ${formatCredits(reserved)} are owed to the minimum runs of ${letIn} session(s) already let in`
       : "";
 
   switch (shortOf(pool, chain, required)) {
@@ -114,7 +174,7 @@ export async function assessStart(b: BillingContext, db: Knex, req: DoorRequest)
             unit: UNIT,
             minimum_run_seconds: seconds,
             hourly_rate: hourlyRate.toString(),
-            sessions_let_in: others.length,
+            sessions_let_in: letIn,
             wallets: chain.map((w) => ({
               id: w.id,
               owner_kind: w.owner_kind,
@@ -159,7 +219,7 @@ export async function assessStart(b: BillingContext, db: Knex, req: DoorRequest)
         ...answer,
         canStart: false,
         refusal: new QuotaExceeded(
-          `the organization's ${b0.period} budget has ${formatCredits(leftNow)} credits left${others.length > 0 ? " after the minimum runs of the sessions already let in" : ""}; a session on this offering needs ${formatCredits(required)} to run ${minutes} minutes`,
+          `the organization's ${b0.period} budget has ${formatCredits(leftNow)} credits left${letIn > 0 ? " after the minimum runs of the sessions already let in" : ""}; a session on this offering needs ${formatCredits(required)} to run ${minutes} minutes`,
           {
             limit: "organizationBudget",
             value: b0.amount,

@@ -8,6 +8,7 @@ export interface Metrics {
   httpRequests: Counter<"method" | "route" | "status">;
   httpDuration: Histogram<"method" | "route" | "status">;
   auditWriteFailures: Counter;
+  sessionAdmissionBatch: Histogram;
 }
 
 export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics {
@@ -31,6 +32,12 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
     auditWriteFailures: new Counter({
       name: "berth_audit_write_failures_total",
       help: "Audit rows that could not be written (the request itself was answered)",
+      registers: [registry],
+    }),
+    sessionAdmissionBatch: new Histogram({
+      name: "berth_session_admission_batch_size",
+      help: "Session creates decided per hold of an organization's quota door (domain/sessions/admission.ts)",
+      buckets: [1, 2, 4, 8, 16, 32, 64],
       registers: [registry],
     }),
   };

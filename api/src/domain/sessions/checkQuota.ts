@@ -98,6 +98,21 @@ async function ownerRefusal(
   policies: readonly ResourcePolicy[],
   req: QuotaRequest,
 ): Promise<QuotaExceeded | undefined> {
+  return ownerRefusalGiven(policies, req, () => countLiveForOwner(db, req.ownerId));
+}
+
+/** What the owner holds: live sessions, and their GPUs. */
+export type OwnerTally = { sessions: number; gpus: number };
+
+/**
+ * `ownerRefusal` with the owner's tally given (read only when a limit needs it): a batch of creates
+ * (admission.ts) reads every owner's tally once and counts each admitted create in before the next.
+ */
+export async function ownerRefusalGiven(
+  policies: readonly ResourcePolicy[],
+  req: QuotaRequest,
+  tally: () => OwnerTally | Promise<OwnerTally>,
+): Promise<QuotaExceeded | undefined> {
   const at = { organizationId: req.organizationId, projectId: req.projectId };
 
   // Allowed offerings: the narrowest policy that lists them decides.
@@ -121,7 +136,7 @@ async function ownerRefusal(
   const sessionsLimit = effectiveLimit(policies, "maxConcurrentSessionsPerUser", at);
   const gpuLimit = effectiveLimit(policies, "maxGpusPerUser", at);
   if (!sessionsLimit && !gpuLimit) return undefined;
-  const mine = await countLiveForOwner(db, req.ownerId);
+  const mine = await tally();
   if (sessionsLimit && mine.sessions + 1 > sessionsLimit.value) {
     return new QuotaExceeded(`at most ${sessionsLimit.value} running or waiting sessions per user`, {
       limit: "maxConcurrentSessionsPerUser",
@@ -150,6 +165,27 @@ async function sharedRefusal(
   policies: readonly ResourcePolicy[],
   req: QuotaRequest,
 ): Promise<QuotaExceeded | undefined> {
+  const gpus = await sharedGpuRefusal(policies, req, (scope) => liveGpusOf(db, scope));
+  return gpus ?? (await assessStart(billingOf(deps), db, doorRequest(req))).refusal;
+}
+
+/** A project's or an organization's GPUs held or waited for by its live sessions. */
+export type GpuScope = { column: "project_id" | "organization_id"; id: string };
+
+export async function liveGpusOf(db: Knex, scope: GpuScope): Promise<number> {
+  const row = (await db("sessions")
+    .where({ [scope.column]: scope.id, desired_state: "Running" })
+    .whereNotIn("phase", ["Terminated", "Failed", "Paused"])
+    .first(db.raw("coalesce(sum(gpu_count), 0)::int as gpus"))) as { gpus: number } | undefined;
+  return row?.gpus ?? 0;
+}
+
+/** The project's and organization's GPU limits, with what they hold given (read only when a limit is set). */
+export async function sharedGpuRefusal(
+  policies: readonly ResourcePolicy[],
+  req: QuotaRequest,
+  held: (scope: GpuScope) => number | Promise<number>,
+): Promise<QuotaExceeded | undefined> {
   const at = { organizationId: req.organizationId, projectId: req.projectId };
   for (const [name, column, id] of [
     ["maxGpusPerProject", "project_id", req.projectId],
@@ -158,11 +194,7 @@ async function sharedRefusal(
     if (!id) continue;
     const limit = effectiveLimit(policies, name, at);
     if (!limit) continue;
-    const row = (await db("sessions")
-      .where({ [column]: id, desired_state: "Running" })
-      .whereNotIn("phase", ["Terminated", "Failed", "Paused"])
-      .first(db.raw("coalesce(sum(gpu_count), 0)::int as gpus"))) as { gpus: number } | undefined;
-    const current = row?.gpus ?? 0;
+    const current = await held({ column, id });
     if (current + req.gpuCount > limit.value) {
       return new QuotaExceeded(
         `at most ${limit.value} GPUs per ${column === "project_id" ? "project" : "organization"}`,
@@ -170,8 +202,7 @@ async function sharedRefusal(
       );
     }
   }
-
-  return (await assessStart(billingOf(deps), db, doorRequest(req))).refusal;
+  return undefined;
 }
 
 /** What billing's door (api/src/billing/door.ts) needs to know of the request. */

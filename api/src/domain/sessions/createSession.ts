@@ -13,16 +13,15 @@ import {
 import { type Session, SessionKind } from "@berth/crds";
 import { findClusterById } from "../../db/operations/clusters/findClusterById.ts";
 import { findProjectById } from "../../db/operations/projects/findProjectById.ts";
-import { lockOwner } from "../../db/operations/sessions/countLiveForOwner.ts";
 import { fleetModels } from "../../db/operations/sessions/fleetModels.ts";
-import { insertSession } from "../../db/operations/sessions/insertSession.ts";
 import { insertSessionEvents } from "../../db/operations/sessions/sessionEvents.ts";
 import { updateSession } from "../../db/operations/sessions/updateSession.ts";
 import type { Deps } from "../../deps.ts";
 import { Conflict, DomainError, Forbidden, Invalid, Unavailable } from "../../errors.ts";
 import type { Principal } from "../../http/principal.ts";
 import { scopeOf } from "../identity/scope.ts";
-import { checkQuota, effectiveLimit } from "./checkQuota.ts";
+import { admitCreate } from "./admission.ts";
+import { effectiveLimit } from "./checkQuota.ts";
 import { sessionEventOf } from "./events.ts";
 import { sessionPath, sessionsRuntimeOf } from "./runtime.ts";
 import { type SessionView, viewFromRow } from "./view.ts";
@@ -128,17 +127,10 @@ export async function createSession(deps: Deps, principal: Principal, input: Cre
   const id = newSessionId();
   const crName = sessionResourceName(id);
   const now = deps.clock.now();
-  const row = await deps.db.transaction(async (tx) => {
-    await lockOwner(tx, principal.userId);
-    await checkQuota(deps, tx, principal, {
-      kind: "create",
-      ownerId: principal.userId,
-      organizationId,
-      projectId,
-      offering,
-      gpuCount,
-    });
-    return insertSession(tx, {
+  const row = await admitCreate(
+    deps,
+    { kind: "create", ownerId: principal.userId, organizationId, projectId, offering, gpuCount },
+    {
       id,
       cr_name: crName,
       namespace,
@@ -155,8 +147,8 @@ export async function createSession(deps: Deps, principal: Principal, input: Cre
       cluster_pin: input.cluster_id ?? null,
       priority,
       created_at: now,
-    });
-  });
+    },
+  );
 
   const body: Session = SessionKind.build(
     {

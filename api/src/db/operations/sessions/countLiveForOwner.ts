@@ -21,3 +21,33 @@ export async function countLiveForOwner(db: Knex, ownerId: string): Promise<{ se
 export async function lockOwner(tx: Knex.Transaction, ownerId: string): Promise<void> {
   await tx.raw("SELECT pg_advisory_xact_lock(hashtextextended(?, 6))", [`sessions:${ownerId}`]);
 }
+
+/** `countLiveForOwner` for several owners in one statement; owners with nothing live are absent. */
+export async function countLiveForOwners(
+  db: Knex,
+  ownerIds: readonly string[],
+): Promise<Map<string, { sessions: number; gpus: number }>> {
+  const rows = (await db("sessions")
+    .whereIn("owner_id", ownerIds)
+    .where({ desired_state: "Running" })
+    .whereNotIn("phase", ["Terminated", "Failed", "Paused"])
+    .groupBy("owner_id")
+    .select("owner_id", db.raw("count(*)::int as sessions"), db.raw("coalesce(sum(gpu_count), 0)::int as gpus"))) as {
+    owner_id: string;
+    sessions: number;
+    gpus: number;
+  }[];
+  return new Map(rows.map((r) => [r.owner_id, { sessions: r.sessions, gpus: r.gpus }]));
+}
+
+/**
+ * `lockOwner` for several owners, in one order (sorted) so two batches never wait on each other's
+ * owners crosswise; one statement, taken row after row in the array's order.
+ */
+export async function lockOwners(tx: Knex.Transaction, ownerIds: readonly string[]): Promise<void> {
+  const keys = [...new Set(ownerIds)].sort().map((id) => `sessions:${id}`);
+  await tx.raw(
+    "SELECT pg_advisory_xact_lock(hashtextextended(k, 6)) FROM unnest(?::text[]) WITH ORDINALITY AS t(k, i) ORDER BY i",
+    [keys],
+  );
+}

@@ -22,8 +22,15 @@ export type NewSessionRow = Pick<
 >;
 
 export async function insertSession(db: Knex, row: NewSessionRow): Promise<SessionRow> {
-  const [inserted] = await db("sessions")
-    .insert({ ...row, phase: "Pending", desired_state: "Running", updated_at: row.created_at })
-    .returning("*");
-  return inserted as SessionRow;
+  return (await insertSessions(db, [row]))[0] as SessionRow;
+}
+
+/** Several new sessions in one statement; answered in the order given. */
+export async function insertSessions(db: Knex, rows: readonly NewSessionRow[]): Promise<SessionRow[]> {
+  if (rows.length === 0) return [];
+  const inserted = (await db("sessions")
+    .insert(rows.map((row) => ({ ...row, phase: "Pending", desired_state: "Running", updated_at: row.created_at })))
+    .returning("*")) as SessionRow[];
+  const byId = new Map(inserted.map((r) => [r.id, r]));
+  return rows.map((r) => byId.get(r.id) as SessionRow);
 }

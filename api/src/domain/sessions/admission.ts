@@ -1,0 +1,148 @@
+// Creates of one organization go through its door in batches. The door (checkQuota.ts) must be passed
+// one request at a time per organization: colleagues share GPU limits, wallets and a budget, so the
+// organization's lock is held from the reads to the insert. Taken once per create, that lock made every
+// create of an organization wait for all the ones before it, each re-reading the minimum runs owed to
+// every live session of the organization (a thousand live sessions: a thousand rows per create).
+//
+// Here the creates that arrive while a batch holds the door wait together and go in as the next batch:
+// one transaction takes their owners' locks and the organization's, reads the tallies and the door once,
+// decides each request in arrival order as if they came one after the other (each admitted one counts
+// before the next is decided), and inserts the admitted ones in one statement. Refusals are per request;
+// a failure of the transaction itself fails its whole batch, with nothing written.
+//
+// Per process: API replicas each batch their own creates and still meet at the organization's lock.
+
+import type { ResourcePolicy } from "@berth/crds";
+import type { Knex } from "knex";
+import { billingOf } from "../../billing/context.ts";
+import { openDoor } from "../../billing/door.ts";
+import { countLiveForOwners, lockOwners } from "../../db/operations/sessions/countLiveForOwner.ts";
+import { insertSessions, type NewSessionRow } from "../../db/operations/sessions/insertSession.ts";
+import { lockOrganizationDoor } from "../../db/operations/sessions/lockOrganization.ts";
+import type { SessionRow } from "../../db/operations/sessions/types.ts";
+import type { Deps } from "../../deps.ts";
+import {
+  doorRequest,
+  type GpuScope,
+  liveGpusOf,
+  type OwnerTally,
+  ownerRefusalGiven,
+  type QuotaRequest,
+  sharedGpuRefusal,
+} from "./checkQuota.ts";
+import { sessionsRuntimeOf } from "./runtime.ts";
+
+/** Most creates decided under one hold of an organization's door. */
+export const MAX_BATCH = 64;
+
+interface Waiting {
+  req: QuotaRequest;
+  row: NewSessionRow;
+  resolve: (row: SessionRow) => void;
+  reject: (e: unknown) => void;
+}
+
+const queues = new WeakMap<object, Map<string, Waiting[]>>();
+
+/**
+ * Lets one create through its organization's door: resolves with the inserted row, or rejects with the
+ * door's refusal (QuotaExceeded) or the batch's failure.
+ */
+export function admitCreate(deps: Deps, req: QuotaRequest, row: NewSessionRow): Promise<SessionRow> {
+  let byOrg = queues.get(deps);
+  if (!byOrg) {
+    byOrg = new Map();
+    queues.set(deps, byOrg);
+  }
+  const queue = byOrg.get(req.organizationId);
+  return new Promise<SessionRow>((resolve, reject) => {
+    const w = { req, row, resolve, reject };
+    if (queue) {
+      queue.push(w);
+      return;
+    }
+    // No batch in flight for this organization: this one starts the loop, which runs until no one waits.
+    const mine: Waiting[] = [w];
+    (byOrg as Map<string, Waiting[]>).set(req.organizationId, mine);
+    void drain(deps, byOrg as Map<string, Waiting[]>, req.organizationId, mine);
+  });
+}
+
+async function drain(deps: Deps, byOrg: Map<string, Waiting[]>, organizationId: string, queue: Waiting[]) {
+  // The first batch starts at once; later ones take whoever arrived while the previous one ran.
+  while (queue.length > 0) {
+    const batch = queue.splice(0, MAX_BATCH);
+    deps.metrics.sessionAdmissionBatch.observe(batch.length);
+    try {
+      const outcomes = await deps.db.transaction((tx) => decideBatch(deps, tx, batch));
+      for (const [i, w] of batch.entries()) {
+        const o = outcomes[i] as SessionRow | Error;
+        if (o instanceof Error) w.reject(o);
+        else w.resolve(o);
+      }
+    } catch (e) {
+      for (const w of batch) w.reject(e);
+    }
+  }
+  byOrg.delete(organizationId);
+}
+
+/** One batch in its transaction: per request, the inserted row or the refusal. */
+async function decideBatch(
+  deps: Deps,
+  tx: Knex.Transaction,
+  batch: readonly Waiting[],
+): Promise<(SessionRow | Error)[]> {
+  const organizationId = (batch[0] as Waiting).req.organizationId;
+  const policies: readonly ResourcePolicy[] = await sessionsRuntimeOf(deps).catalog.policies();
+  const owners = [...new Set(batch.map((w) => w.req.ownerId))];
+  await lockOwners(tx, owners);
+  const tallies = await countLiveForOwners(tx, owners);
+  const tallyOf = (ownerId: string): OwnerTally => tallies.get(ownerId) ?? { sessions: 0, gpus: 0 };
+
+  await lockOrganizationDoor(tx, organizationId);
+  // GPUs held per project and organization: read once when a limit asks, plus what this batch admitted.
+  const read = new Map<string, Promise<number>>();
+  const added = new Map<string, number>();
+  const keyOf = (scope: GpuScope) => `${scope.column}:${scope.id}`;
+  const heldOf = async (scope: GpuScope) => {
+    const key = keyOf(scope);
+    let v = read.get(key);
+    if (!v) {
+      v = liveGpusOf(tx, scope);
+      read.set(key, v);
+    }
+    return (await v) + (added.get(key) ?? 0);
+  };
+  const door = await openDoor(billingOf(deps), tx, organizationId);
+
+  const outcomes: (NewSessionRow | Error)[] = [];
+  for (const { req, row } of batch) {
+    const refusal =
+      (await ownerRefusalGiven(policies, req, () => tallyOf(req.ownerId))) ??
+      (await sharedGpuRefusal(policies, req, heldOf)) ??
+      door.assess(doorRequest(req)).refusal;
+    if (refusal) {
+      outcomes.push(refusal);
+      continue;
+    }
+    // Admitted: what it holds counts before the next request is decided.
+    const t = tallyOf(req.ownerId);
+    tallies.set(req.ownerId, { sessions: t.sessions + 1, gpus: t.gpus + req.gpuCount });
+    for (const scope of [
+      ...(req.projectId ? [{ column: "project_id" as const, id: req.projectId }] : []),
+      { column: "organization_id" as const, id: req.organizationId },
+    ]) {
+      added.set(keyOf(scope), (added.get(keyOf(scope)) ?? 0) + req.gpuCount);
+    }
+    door.letIn(doorRequest(req));
+    outcomes.push(row);
+  }
+
+  const inserted = await insertSessions(
+    tx,
+    outcomes.filter((o): o is NewSessionRow => !(o instanceof Error)),
+  );
+  let next = 0;
+  return outcomes.map((o) => (o instanceof Error ? o : (inserted[next++] as SessionRow)));
+}
