@@ -106,8 +106,6 @@ export async function openDoor(
   let letIn = others.length;
   const chainOfRequest = (req: DoorRequest) =>
     chainOf({ owner_id: req.ownerId, organization_id: req.organizationId, project_id: req.projectId });
-  const requiredOf = (req: DoorRequest) =>
-    costOf(sessionRate(units(req.offering.hourlyCreditRate), req.offering.gpuCount, req.gpuCount), seconds);
 
   return {
     assess: (req) =>
@@ -124,11 +122,14 @@ export async function openDoor(
         letIn,
       }),
     letIn(req) {
-      takeUpTo(pool, chainOfRequest(req), requiredOf(req));
+      takeUpTo(pool, chainOfRequest(req), costOf(rateOfRequest(req), seconds));
       letIn++;
     },
   };
 }
+
+const rateOfRequest = (req: DoorRequest) =>
+  sessionRate(units(req.offering.hourlyCreditRate), req.offering.gpuCount, req.gpuCount);
 
 function answerAtDoor(d: {
   req: DoorRequest;
@@ -144,7 +145,7 @@ function answerAtDoor(d: {
   letIn: number;
 }): DoorAnswer {
   const { req, seconds, chain, before, pool, allowances, budget, budgetFrom, spent, letIn } = d;
-  const rate = sessionRate(units(req.offering.hourlyCreditRate), req.offering.gpuCount, req.gpuCount);
+  const rate = rateOfRequest(req);
   const hourlyRate = costOf(rate, 3600);
   const required = costOf(rate, seconds);
   const available = capacity(before, chain).credits;

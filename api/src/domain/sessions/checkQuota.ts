@@ -1,4 +1,5 @@
-// The quota gate of creating and resuming a session. One function, called inside the transaction that
+// The quota gate of creating and resuming a session. Creates pass it in batches (admission.ts, with the
+// pure halves below); resume through `checkQuota`. One function, called inside the transaction that
 // holds the owner's lock, before anything is written: the owner's own limits under that lock, then the
 // organization's door lock for what colleagues share (so two concurrent requests, by one person or
 // several, cannot both pass "one more"). It throws QuotaExceeded
