@@ -97,14 +97,17 @@ async function pool<T>(items: T[], n: number, fn: (item: T, i: number) => Promis
   );
 }
 
-/** Mutating requests the apiserver has served so far, by resource. */
-async function writes(k: KubeHttp): Promise<Map<string, number>> {
+const MUTATING = ["POST", "PUT", "PATCH", "DELETE", "APPLY"];
+const READING = ["GET", "LIST", "WATCH"];
+
+/** Mutating requests the apiserver has served so far, by resource (`verbs`: reads instead). */
+async function writes(k: KubeHttp, verbs = MUTATING): Promise<Map<string, number>> {
   const res = await k.raw("GET", "/metrics", undefined);
   const out = new Map<string, number>();
   for (const line of res.text.split("\n")) {
     if (!line.startsWith("apiserver_request_total{")) continue;
     const verb = /verb="([A-Z]+)"/.exec(line)?.[1] ?? "";
-    if (!["POST", "PUT", "PATCH", "DELETE", "APPLY"].includes(verb)) continue;
+    if (!verbs.includes(verb)) continue;
     const resource = /resource="([^"]*)"/.exec(line)?.[1] ?? "";
     const sub = /subresource="([^"]*)"/.exec(line)?.[1] ?? "";
     const key = `${verb} ${resource}${sub ? `/${sub}` : ""}`;
@@ -667,6 +670,8 @@ async function main(): Promise<void> {
       const wd0 = waitedSnapshot();
       const md0 = await writes(mk);
       const gd0 = await writes(gk);
+      const mr0 = await writes(mk, READING);
+      const gr0 = await writes(gk, READING);
       // This process's CPU during the dispatch alone (API, worker, operator and this client share it).
       const apartProfile = await startProfile(values["profile-apart"]);
       let cpu2 = cpu();
@@ -696,12 +701,17 @@ async function main(): Promise<void> {
       const dWaited = diff(wd0, waitedSnapshot());
       const dWrites = diff(md0, await writes(mk));
       const dGpu = diff(gd0, await writes(gk));
+      const dReads = diff(mr0, await writes(mk, READING));
+      const dGpuReads = diff(gr0, await writes(gk, READING));
       const n = backlog.length;
       log(
         `dispatch alone (a backlog of ${n}, from the worker's start; leading after ${s2(leadMs)}): all pods Running in ${s2(podsMs2)} → ${(n / (podsMs2 / 1000)).toFixed(0)} sessions/s; all sessions Running in ${s2(sessionsMs2)} → ${(n / (sessionsMs2 / 1000)).toFixed(0)}/s; ratio to raw pods ${(rawMs / ((podsMs2 * N) / n)).toFixed(2)} (pods), ${(rawMs / ((sessionsMs2 * N) / n)).toFixed(2)} (sessions)`,
       );
       log(
         `  per dispatched session: ${(total(dWrites) / n).toFixed(1)} management writes (${show(dWrites)}); ${(total(dGpu) / n).toFixed(1)} GPU-cluster writes (${show(dGpu)}); ${split ? "n/a (split)" : (total(dStatements) / n).toFixed(1)} Postgres statements${split ? "" : `; most: ${top(dStatements, n, 12)}`}`,
+      );
+      log(
+        `  reads per dispatched session (the bench's own watches included): management ${(total(dReads) / n).toFixed(2)} (${show(dReads)}); GPU cluster ${(total(dGpuReads) / n).toFixed(2)} (${show(dGpuReads)})`,
       );
       if (!split) log(`  waited on longest: ${slowest(dWaited, dStatements)}`);
       log(`  Postgres per dispatched session: ${showPg(pd0, await pgStat(bed.t.database.db), n)}`);

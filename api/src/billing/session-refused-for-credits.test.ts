@@ -4,6 +4,7 @@
 // passes. The management cluster is a stand-in (catalog + Session writes).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "../auth/testing.ts";
+import { aGpuCluster } from "../db/operations/sessions/testing.ts";
 import { makeSessionsRuntime, setSessionsRuntime } from "../domain/sessions/runtime.ts";
 import { FakeManagementCluster } from "./fakes.ts";
 import { expectLedgerInvariants } from "./testing.ts";
@@ -29,20 +30,7 @@ describe("a session refused for credits", () => {
     await t.member(admin, orgId, null, "org_admin");
     await t.member(member, orgId, null, "member");
     await t.member(colleague, orgId, null, "member");
-    const db = t.database.db;
-    await db("clusters").insert({ id: "clu_door", name: "door", session_domain: "door.test" });
-    await db("cluster_nodes").insert({
-      cluster_id: "clu_door",
-      name: "n1",
-      gpu_model: "NVIDIA-H100-80GB-HBM3",
-      gpu_count: 2,
-      gpu_allocatable: 2,
-      gpu_in_use: 0,
-      schedulable: true,
-      ready: true,
-      labels: "{}",
-      observed_at: new Date(),
-    });
+    await aGpuCluster(t.database.db, "clu_door", 2);
   });
   afterAll(async () => {
     await expectLedgerInvariants(t.database.db);

@@ -8,10 +8,10 @@ import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "../..
 import { FakeManagementCluster } from "../../billing/fakes.ts";
 import { expectLedgerInvariants, grant } from "../../billing/testing.ts";
 import { ensureWallet } from "../../billing/wallets.ts";
+import { aGpuCluster } from "../../db/operations/sessions/testing.ts";
 import { MAX_BATCH } from "./admission.ts";
 import { makeSessionsRuntime, setSessionsRuntime } from "./runtime.ts";
 
-const H100 = "NVIDIA-H100-80GB-HBM3";
 // Ten minutes of h100 (4 credits/h), rounded up: the door's minimum run.
 const TEN_MINUTES = 666_667n;
 
@@ -57,20 +57,7 @@ describe("creates decided together at an organization's door", () => {
         { scope: { kind: "organization", id: orgs.many.id }, limits: { maxConcurrentSessionsPerUser: 100 } },
       ),
     );
-    const db = t.database.db;
-    await db("clusters").insert({ id: "clu_admission", name: "admission", session_domain: "admission.test" });
-    await db("cluster_nodes").insert({
-      cluster_id: "clu_admission",
-      name: "n1",
-      gpu_model: H100,
-      gpu_count: 8,
-      gpu_allocatable: 8,
-      gpu_in_use: 0,
-      schedulable: true,
-      ready: true,
-      labels: "{}",
-      observed_at: new Date(),
-    });
+    await aGpuCluster(t.database.db, "clu_admission", 8);
   });
   afterAll(async () => {
     await expectLedgerInvariants(t.database.db);

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "../../auth/testing.ts";
 import { FakeManagementCluster } from "../../billing/fakes.ts";
 import { expectLedgerInvariants } from "../../billing/testing.ts";
+import { aGpuCluster } from "../../db/operations/sessions/testing.ts";
 import { makeSessionsRuntime, setSessionsRuntime } from "../../domain/sessions/runtime.ts";
 
 const offeringPath = (name: string) =>
@@ -77,20 +78,7 @@ describe("previewing a session's cost and whether it could start", () => {
         { scope: { kind: "project", id: projectId }, limits: { maxGpusPerProject: 1 } },
       ),
     );
-    const db = t.database.db;
-    await db("clusters").insert({ id: "clu_preview", name: "preview", session_domain: "preview.test" });
-    await db("cluster_nodes").insert({
-      cluster_id: "clu_preview",
-      name: "n1",
-      gpu_model: H100,
-      gpu_count: 8,
-      gpu_allocatable: 8,
-      gpu_in_use: 0,
-      schedulable: true,
-      ready: true,
-      labels: "{}",
-      observed_at: new Date(),
-    });
+    await aGpuCluster(t.database.db, "clu_preview", 8);
   });
   afterAll(async () => {
     await expectLedgerInvariants(t.database.db);

@@ -31,3 +31,21 @@ export async function insertTestSessions(db: Knex, count: number, tag: string): 
   }
   return ids;
 }
+
+/** A registered cluster `id` with one ready node of `gpus` free H100s: where the fleet's model check looks. */
+export async function aGpuCluster(db: Knex, id: string, gpus: number): Promise<void> {
+  const name = id.replace(/^clu_/, "");
+  await db("clusters").insert({ id, name, session_domain: `${name}.test` });
+  await db("cluster_nodes").insert({
+    cluster_id: id,
+    name: "n1",
+    gpu_model: "NVIDIA-H100-80GB-HBM3",
+    gpu_count: gpus,
+    gpu_allocatable: gpus,
+    gpu_in_use: 0,
+    schedulable: true,
+    ready: true,
+    labels: "{}",
+    observed_at: new Date(),
+  });
+}
