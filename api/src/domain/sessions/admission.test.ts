@@ -2,7 +2,7 @@
 // with the real API and Postgres, concurrent creates by several people must get exactly the answers
 // they would get one after the other — no limit passed by one, no credits promised twice — and a batch
 // must really hold several. The management cluster is a stand-in (catalog + Session writes).
-import { ResourcePolicyKind } from "@berth/crds";
+import { OfferingKind, ResourcePolicyKind } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "../../auth/testing.ts";
 import { FakeManagementCluster } from "../../billing/fakes.ts";
@@ -12,13 +12,18 @@ import { aGpuCluster } from "../../db/operations/sessions/testing.ts";
 import { MAX_BATCH } from "./admission.ts";
 import { makeSessionsRuntime, setSessionsRuntime } from "./runtime.ts";
 
+const H100 = "NVIDIA-H100-80GB-HBM3";
 // Ten minutes of h100 (4 credits/h), rounded up: the door's minimum run.
 const TEN_MINUTES = 666_667n;
 
 describe("creates decided together at an organization's door", () => {
   let t: IdentityTestApi;
   let kube: FakeManagementCluster;
-  const orgs: Record<"credits" | "gpus" | "own" | "many", { id: string; people: TestUser[] }> = {} as never;
+  type Org = { id: string; people: TestUser[] };
+  const orgs: Record<"credits" | "gpus" | "own" | "many" | "mixed" | "perUser" | "projects" | "boom", Org> =
+    {} as never;
+  let vision: string; // a project of orgs.projects with a limit of 2 GPUs; people[0] is in it
+  let audio: string; // another, without a limit; people[1] is in it
 
   /** An organization with `people` members and its wallet holding `credits` units. */
   async function anOrganization(name: string, people: number, credits: bigint) {
@@ -42,6 +47,22 @@ describe("creates decided together at an organization's door", () => {
     orgs.gpus = await anOrganization("Five GPUs", 4, 1000n * TEN_MINUTES);
     orgs.own = await anOrganization("One eager person", 1, 1000n * TEN_MINUTES);
     orgs.many = await anOrganization("A class at nine", 10, 1000n * TEN_MINUTES);
+    orgs.mixed = await anOrganization("Only h100, three GPUs", 2, 1000n * TEN_MINUTES);
+    orgs.perUser = await anOrganization("Two GPUs each", 1, 1000n * TEN_MINUTES);
+    orgs.projects = await anOrganization("Two projects", 3, 1000n * TEN_MINUTES);
+    orgs.boom = await anOrganization("One bad row", 3, 1000n * TEN_MINUTES);
+    vision = (await t.aProject(orgs.projects.id, "Vision")).id;
+    audio = (await t.aProject(orgs.projects.id, "Audio")).id;
+    await t.member(orgs.projects.people[0] as TestUser, orgs.projects.id, vision, "member");
+    await t.member(orgs.projects.people[1] as TestUser, orgs.projects.id, audio, "member");
+    // An offering on the fleet's model that orgs.mixed may not use.
+    kube.objects.set(
+      `/apis/${OfferingKind.group}/${OfferingKind.version}/${OfferingKind.plural}/h100-alt`,
+      OfferingKind.build(
+        { name: "h100-alt" },
+        { displayName: "H100 (other)", gpuModel: H100, tier: "premium", hourlyCreditRate: "4000000" },
+      ),
+    );
     // Set before the first read: the catalog caches policies for a few seconds.
     kube.policies.push(
       ResourcePolicyKind.build(
@@ -56,6 +77,22 @@ describe("creates decided together at an organization's door", () => {
         { name: "a-class" },
         { scope: { kind: "organization", id: orgs.many.id }, limits: { maxConcurrentSessionsPerUser: 100 } },
       ),
+      ResourcePolicyKind.build(
+        { name: "mixed" },
+        {
+          scope: { kind: "organization", id: orgs.mixed.id },
+          limits: { maxGpusPerOrganization: 3 },
+          allowedOfferings: ["h100"],
+        },
+      ),
+      ResourcePolicyKind.build(
+        { name: "per-user" },
+        { scope: { kind: "organization", id: orgs.perUser.id }, limits: { maxGpusPerUser: 2 } },
+      ),
+      ResourcePolicyKind.build(
+        { name: "vision" },
+        { scope: { kind: "project", id: vision }, limits: { maxGpusPerProject: 2 } },
+      ),
     );
     await aGpuCluster(t.database.db, "clu_admission", 8);
   });
@@ -64,13 +101,13 @@ describe("creates decided together at an organization's door", () => {
     await t?.stop();
   });
 
-  /** `n` creates sent at once, by the organization's people in turn. */
-  async function together(org: { id: string; people: TestUser[] }, n: number) {
+  /** `n` creates sent at once, by the organization's people in turn; `extra(i)` adds to the i-th body. */
+  async function together(org: Org, n: number, extra: (i: number) => Record<string, unknown> = () => ({})) {
     const answers = await Promise.all(
       Array.from({ length: n }, (_, i) =>
         t.request("POST", "/api/v1/sessions", {
           token: (org.people[i % org.people.length] as TestUser).token,
-          json: { offering: "h100", preset: "gpu-small", image: "jupyterlab", organization_id: org.id },
+          json: { offering: "h100", preset: "gpu-small", image: "jupyterlab", organization_id: org.id, ...extra(i) },
         }),
       ),
     );
@@ -84,9 +121,16 @@ describe("creates decided together at an organization's door", () => {
     const sum = m.values.find((v) => v.metricName?.endsWith("_sum"))?.value ?? 0;
     return { count, sum };
   };
+  /** Some batch since `before` held more than one create: the in-memory counting was exercised. */
+  const expectBatched = async (before: { count: number; sum: number }) => {
+    const after = await batchSizes();
+    expect(after.sum - before.sum).toBeGreaterThan(after.count - before.count);
+  };
 
   it("lets exactly as many in as the wallet holds minimum runs, and tells the others what is owed", async () => {
+    const before = await batchSizes();
     const { answers, rows, statuses } = await together(orgs.credits, 8);
+    await expectBatched(before);
     expect(statuses.filter((s) => s === 201)).toHaveLength(3);
     expect(statuses.filter((s) => s === 403)).toHaveLength(5);
     expect(rows).toHaveLength(3);
@@ -104,7 +148,9 @@ describe("creates decided together at an organization's door", () => {
   });
 
   it("holds an organization's GPU limit across people, saying what is in use", async () => {
+    const before = await batchSizes();
     const { answers, rows, statuses } = await together(orgs.gpus, 12);
+    await expectBatched(before);
     expect(statuses.filter((s) => s === 201)).toHaveLength(5);
     expect(rows).toHaveLength(5);
     for (const refused of answers.filter((a) => a.status === 403)) {
@@ -116,7 +162,9 @@ describe("creates decided together at an organization's door", () => {
   });
 
   it("holds one person's own limit when they send several at once", async () => {
+    const before = await batchSizes();
     const { answers, rows, statuses } = await together(orgs.own, 7);
+    await expectBatched(before);
     expect(statuses.filter((s) => s === 201)).toHaveLength(3);
     expect(rows).toHaveLength(3);
     for (const refused of answers.filter((a) => a.status === 403)) {
@@ -133,8 +181,65 @@ describe("creates decided together at an organization's door", () => {
     expect(rows.map((r) => r.id).sort()).toEqual(answers.map((a) => a.body.id).sort());
     const after = await batchSizes();
     expect(after.sum - before.sum).toBe(n);
-    // The requests arrive while the first batch holds the door: far fewer batches than requests.
-    expect(after.count - before.count).toBeLessThan(n / 4);
+    // The requests arrive while the first batch holds the door: fewer batches than requests.
+    expect(after.count - before.count).toBeLessThan(n / 2);
     expect(after.count - before.count).toBeGreaterThanOrEqual(2); // MAX_BATCH caps a batch
+  });
+  it("does not count a refused create against the limits of the ones after it", async () => {
+    // Every other request asks for an offering the organization may not use; its GPU must not count
+    // against the organization's three.
+    const before = await batchSizes();
+    const { answers, rows, statuses } = await together(orgs.mixed, 6, (i) => ({
+      offering: i % 2 === 0 ? "h100-alt" : "h100",
+    }));
+    await expectBatched(before);
+    expect(rows.map((r) => r.offering)).toEqual(["h100", "h100", "h100"]);
+    expect(statuses.filter((s) => s === 201)).toHaveLength(3);
+    for (const [i, a] of answers.entries()) {
+      if (i % 2 === 0)
+        expect(a.body.error).toMatchObject({ code: "quota_exceeded", details: { limit: "allowedOfferings" } });
+    }
+  });
+
+  it("holds one person's GPU limit across a batch", async () => {
+    const { answers, rows, statuses } = await together(orgs.perUser, 5);
+    expect(statuses.filter((s) => s === 201)).toHaveLength(2);
+    expect(rows).toHaveLength(2);
+    for (const refused of answers.filter((a) => a.status === 403))
+      expect(refused.body.error.details).toMatchObject({ limit: "maxGpusPerUser", value: 2, current: 2, requested: 1 });
+  });
+
+  it("counts each project's GPUs apart in one batch, and sessions without a project against neither", async () => {
+    // people[0] in Vision (2 GPUs at most), people[1] in Audio (no limit), people[2] in no project.
+    const projectOf = [vision, audio, undefined];
+    const { answers, rows } = await together(orgs.projects, 9, (i) =>
+      projectOf[i % 3] ? { project_id: projectOf[i % 3] } : {},
+    );
+    const admitted = (p: string | null) => rows.filter((r) => r.project_id === p).length;
+    expect([admitted(vision), admitted(audio), admitted(null)]).toEqual([2, 3, 3]);
+    const refused = answers.filter((a) => a.status !== 201);
+    expect(refused).toHaveLength(1);
+    expect(refused[0]?.body.error.details).toMatchObject({ limit: "maxGpusPerProject", value: 2, current: 2 });
+  });
+
+  it("answers a row that cannot be written to its own request only; the others are written and the door goes on", async () => {
+    const db = t.database.db;
+    await db.raw(
+      "ALTER TABLE sessions ADD CONSTRAINT admission_test_no_boom CHECK (display_name IS DISTINCT FROM 'boom')",
+    );
+    try {
+      const { answers, rows } = await together(orgs.boom, 9, (i) => ({ name: i === 4 ? "boom" : `fine-${i}` }));
+      expect(answers[4]?.status).toBe(500);
+      expect(answers.filter((a) => a.status === 201)).toHaveLength(8);
+      expect(rows.map((r) => r.display_name).sort()).toEqual([0, 1, 2, 3, 5, 6, 7, 8].map((i) => `fine-${i}`).sort());
+    } finally {
+      await db.raw("ALTER TABLE sessions DROP CONSTRAINT admission_test_no_boom");
+    }
+    // people[1] holds two sessions (the bad row was theirs): room for one more.
+    const again = await t.request("POST", "/api/v1/sessions", {
+      token: (orgs.boom.people[1] as TestUser).token,
+      json: { offering: "h100", preset: "gpu-small", image: "jupyterlab", organization_id: orgs.boom.id },
+    });
+    expect(again.status, JSON.stringify(again.body)).toBe(201);
   });
 });

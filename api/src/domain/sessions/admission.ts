@@ -8,7 +8,7 @@
 // one transaction takes their owners' locks and the organization's, reads the tallies and the door once,
 // decides each request in arrival order as if they came one after the other (each admitted one counts
 // before the next is decided), and inserts the admitted ones in one statement. Refusals are per request;
-// a failure of the transaction itself fails its whole batch, with nothing written.
+// a batch whose transaction fails writes nothing and is decided again request by request (settle).
 //
 // Per process: API replicas each batch their own creates and still meet at the organization's lock.
 
@@ -20,7 +20,10 @@ import { countLiveForOwners, lockOwners } from "../../db/operations/sessions/cou
 import { insertSessions, type NewSessionRow } from "../../db/operations/sessions/insertSession.ts";
 import { lockOrganizationDoor } from "../../db/operations/sessions/lockOrganization.ts";
 import type { SessionRow } from "../../db/operations/sessions/types.ts";
+import { DEADLOCK_DETECTED, SERIALIZATION_FAILURE, sqlState } from "../../db/sqlstate.ts";
+import { isDatabaseUnreachable } from "../../db/unreachable.ts";
 import type { Deps } from "../../deps.ts";
+import { Unavailable } from "../../errors.ts";
 import {
   doorRequest,
   type GpuScope,
@@ -34,6 +37,8 @@ import { sessionsRuntimeOf } from "./runtime.ts";
 
 /** Most creates decided under one hold of an organization's door. */
 export const MAX_BATCH = 64;
+/** Most creates of one organization waiting in one process; beyond, a create is answered 503 at once. */
+export const MAX_WAITING = 5_000;
 
 interface Waiting {
   req: QuotaRequest;
@@ -46,7 +51,7 @@ const queues = new WeakMap<object, Map<string, Waiting[]>>();
 
 /**
  * Lets one create through its organization's door: resolves with the inserted row, or rejects with the
- * door's refusal (QuotaExceeded) or the batch's failure.
+ * door's refusal (QuotaExceeded) or the failure of its transaction.
  */
 export function admitCreate(deps: Deps, req: QuotaRequest, row: NewSessionRow): Promise<SessionRow> {
   let byOrg = queues.get(deps);
@@ -55,6 +60,12 @@ export function admitCreate(deps: Deps, req: QuotaRequest, row: NewSessionRow): 
     queues.set(deps, byOrg);
   }
   const queue = byOrg.get(req.organizationId);
+  if (queue && queue.length >= MAX_WAITING)
+    return Promise.reject(
+      new Unavailable("too many sessions are being created in this organization at once; retry shortly", {
+        waiting: queue.length,
+      }),
+    );
   return new Promise<SessionRow>((resolve, reject) => {
     const w = { req, row, resolve, reject };
     if (queue) {
@@ -69,22 +80,42 @@ export function admitCreate(deps: Deps, req: QuotaRequest, row: NewSessionRow): 
 }
 
 async function drain(deps: Deps, byOrg: Map<string, Waiting[]>, organizationId: string, queue: Waiting[]) {
-  // The first batch starts at once; later ones take whoever arrived while the previous one ran.
-  while (queue.length > 0) {
-    const batch = queue.splice(0, MAX_BATCH);
-    deps.metrics.sessionAdmissionBatch.observe(batch.length);
-    try {
-      const outcomes = await deps.db.transaction((tx) => decideBatch(deps, tx, batch));
-      for (const [i, w] of batch.entries()) {
-        const o = outcomes[i] as SessionRow | Error;
-        if (o instanceof Error) w.reject(o);
-        else w.resolve(o);
-      }
-    } catch (e) {
-      for (const w of batch) w.reject(e);
-    }
+  try {
+    // The first batch starts at once; later ones take whoever arrived while the previous one ran.
+    while (queue.length > 0) await settle(deps, queue.splice(0, MAX_BATCH));
+  } catch (e) {
+    // settle answers every request it takes; this is for a bug in it: nobody may wait forever.
+    for (const w of queue.splice(0)) w.reject(e);
+  } finally {
+    byOrg.delete(organizationId);
   }
-  byOrg.delete(organizationId);
+}
+
+/**
+ * Decides a batch and answers each of its requests. A deadlock or serialization failure is tried once
+ * more; any other failure of a batch of several is decided again one request at a time, so that it is
+ * answered only to the request that causes it (an unreachable database fails them all at once).
+ */
+async function settle(deps: Deps, batch: Waiting[], retried = false): Promise<void> {
+  deps.metrics.sessionAdmissionBatch.observe(batch.length);
+  let outcomes: (SessionRow | Error)[];
+  try {
+    outcomes = await deps.db.transaction((tx) => decideBatch(deps, tx, batch));
+  } catch (e) {
+    const state = sqlState(e);
+    if (!retried && (state === DEADLOCK_DETECTED || state === SERIALIZATION_FAILURE)) return settle(deps, batch, true);
+    if (batch.length > 1 && !isDatabaseUnreachable(e)) {
+      for (const w of batch) await settle(deps, [w], true);
+      return;
+    }
+    for (const w of batch) w.reject(e);
+    return;
+  }
+  for (const [i, w] of batch.entries()) {
+    const o = outcomes[i] as SessionRow | Error;
+    if (o instanceof Error) w.reject(o);
+    else w.resolve(o);
+  }
 }
 
 /** One batch in its transaction: per request, the inserted row or the refusal. */
