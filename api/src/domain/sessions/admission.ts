@@ -80,12 +80,17 @@ export function admitCreate(deps: Deps, req: QuotaRequest, row: NewSessionRow): 
 }
 
 async function drain(deps: Deps, byOrg: Map<string, Waiting[]>, organizationId: string, queue: Waiting[]) {
+  let batch: Waiting[] = [];
   try {
     // The first batch starts at once; later ones take whoever arrived while the previous one ran.
-    while (queue.length > 0) await settle(deps, queue.splice(0, MAX_BATCH));
+    while (queue.length > 0) {
+      batch = queue.splice(0, MAX_BATCH);
+      await settle(deps, batch);
+    }
   } catch (e) {
-    // settle answers every request it takes; this is for a bug in it: nobody may wait forever.
-    for (const w of queue.splice(0)) w.reject(e);
+    // settle answers every request it takes; this is for a bug in it: nobody may wait forever (a promise
+    // already settled ignores the second answer).
+    for (const w of [...batch, ...queue.splice(0)]) w.reject(e);
   } finally {
     byOrg.delete(organizationId);
   }
