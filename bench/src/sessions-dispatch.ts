@@ -100,8 +100,8 @@ async function pool<T>(items: T[], n: number, fn: (item: T, i: number) => Promis
 const MUTATING = ["POST", "PUT", "PATCH", "DELETE", "APPLY"];
 const READING = ["GET", "LIST", "WATCH"];
 
-/** Mutating requests the apiserver has served so far, by resource (`verbs`: reads instead). */
-async function writes(k: KubeHttp, verbs = MUTATING): Promise<Map<string, number>> {
+/** Requests the apiserver has served so far, by verb and resource: the mutating ones unless `verbs` says. */
+async function served(k: KubeHttp, verbs = MUTATING): Promise<Map<string, number>> {
   const res = await k.raw("GET", "/metrics", undefined);
   const out = new Map<string, number>();
   for (const line of res.text.split("\n")) {
@@ -300,9 +300,9 @@ const showPg = (a: PgStat, b: PgStat, per: number) =>
 async function quiet(mk: KubeHttp, timeoutMs = 120_000): Promise<void> {
   const t0 = performance.now();
   for (;;) {
-    const a = await writes(mk);
+    const a = await served(mk);
     await new Promise((r) => setTimeout(r, 2_000));
-    const d = diff(a, await writes(mk));
+    const d = diff(a, await served(mk));
     d.delete("PUT leases");
     if (total(d) === 0) return;
     if (performance.now() - t0 > timeoutMs) {
@@ -536,8 +536,8 @@ async function main(): Promise<void> {
       else await worker.controller()?.idle();
     };
     const pgBefore = await pgStat(bed.t.database.db);
-    const before = await writes(mk);
-    const gBefore = await writes(gk);
+    const before = await served(mk);
+    const gBefore = await served(gk);
     const qBefore = snapshot();
     const wBefore = waitedSnapshot();
     const podWatch = follow(
@@ -580,8 +580,8 @@ async function main(): Promise<void> {
     await sesWatch.stop();
     const stages1Line = stages1.summary(d0, new Set(created.map((x) => x.replace("_", "-"))));
     await stages1.stop();
-    const dispatchWrites = diff(before, await writes(mk));
-    const dispatchGpuWrites = diff(gBefore, await writes(gk));
+    const dispatchWrites = diff(before, await served(mk));
+    const dispatchGpuWrites = diff(gBefore, await served(gk));
     const dispatchStatements = diff(qBefore, snapshot());
     const dispatchWaited = diff(wBefore, waitedSnapshot());
     log(
@@ -612,9 +612,9 @@ async function main(): Promise<void> {
     // 3. Steady state: once the worker has nothing left to do (Kubernetes Events are recorded
     // asynchronously and may trail the phases by a few seconds under load).
     await idle();
-    const s0 = await writes(mk);
+    const s0 = await served(mk);
     await new Promise((r) => setTimeout(r, STEADY_S * 1000));
-    const steady = diff(s0, await writes(mk));
+    const steady = diff(s0, await served(mk));
     log(
       `steady state, ${N} sessions Running, ${STEADY_S} s: ${total(steady)} writes → ${(total(steady) / STEADY_S).toFixed(2)} writes/s (${show(steady) || "none"})`,
     );
@@ -631,7 +631,7 @@ async function main(): Promise<void> {
       else await worker.stop();
       const qc0 = snapshot();
       const wc0 = waitedSnapshot();
-      const mc0 = await writes(mk);
+      const mc0 = await served(mk);
       const backlog: string[] = [];
       const c0 = performance.now();
       await pool(
@@ -649,7 +649,7 @@ async function main(): Promise<void> {
       const createMs = performance.now() - c0;
       const createStatements = diff(qc0, snapshot());
       const createWaited = diff(wc0, waitedSnapshot());
-      const createWrites = diff(mc0, await writes(mk));
+      const createWrites = diff(mc0, await served(mk));
       log(
         `create alone (worker stopped): ${backlog.length} of ${N} accepted in ${s2(createMs)} → ${(backlog.length / (createMs / 1000)).toFixed(0)} creates/s; per create: ${(total(createWrites) / N).toFixed(1)} management writes, ${split ? "n/a (split)" : (total(createStatements) / N).toFixed(1)} Postgres statements${split ? "" : `; most: ${top(createStatements, N)}`}`,
       );
@@ -668,10 +668,10 @@ async function main(): Promise<void> {
       const pd0 = await pgStat(bed.t.database.db);
       const qd0 = snapshot();
       const wd0 = waitedSnapshot();
-      const md0 = await writes(mk);
-      const gd0 = await writes(gk);
-      const mr0 = await writes(mk, READING);
-      const gr0 = await writes(gk, READING);
+      const md0 = await served(mk);
+      const gd0 = await served(gk);
+      const mr0 = await served(mk, READING);
+      const gr0 = await served(gk, READING);
       // This process's CPU during the dispatch alone (API, worker, operator and this client share it).
       const apartProfile = await startProfile(values["profile-apart"]);
       let cpu2 = cpu();
@@ -699,10 +699,10 @@ async function main(): Promise<void> {
       await idle();
       const dStatements = diff(qd0, snapshot());
       const dWaited = diff(wd0, waitedSnapshot());
-      const dWrites = diff(md0, await writes(mk));
-      const dGpu = diff(gd0, await writes(gk));
-      const dReads = diff(mr0, await writes(mk, READING));
-      const dGpuReads = diff(gr0, await writes(gk, READING));
+      const dWrites = diff(md0, await served(mk));
+      const dGpu = diff(gd0, await served(gk));
+      const dReads = diff(mr0, await served(mk, READING));
+      const dGpuReads = diff(gr0, await served(gk, READING));
       const n = backlog.length;
       log(
         `dispatch alone (a backlog of ${n}, from the worker's start; leading after ${s2(leadMs)}): all pods Running in ${s2(podsMs2)} → ${(n / (podsMs2 / 1000)).toFixed(0)} sessions/s; all sessions Running in ${s2(sessionsMs2)} → ${(n / (sessionsMs2 / 1000)).toFixed(0)}/s; ratio to raw pods ${(rawMs / ((podsMs2 * N) / n)).toFixed(2)} (pods), ${(rawMs / ((sessionsMs2 * N) / n)).toFixed(2)} (sessions)`,
@@ -730,7 +730,7 @@ async function main(): Promise<void> {
     }
 
     // 4. Writes per lifecycle.
-    const l0 = await writes(mk);
+    const l0 = await served(mk);
     const lt0 = performance.now();
     await pool(
       Array.from({ length: LIFECYCLES }, (_, i) => i),
@@ -753,7 +753,7 @@ async function main(): Promise<void> {
       },
     );
     const lifeMs = performance.now() - lt0;
-    const life = diff(l0, await writes(mk));
+    const life = diff(l0, await served(mk));
     const leaseRate = (steady.get("PUT leases") ?? 0) / STEADY_S;
     const lifeNet = total(life) - leaseRate * (lifeMs / 1000);
     log(
