@@ -156,16 +156,10 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
   const POLICY_KEY = `policy:${policyStoreKey}`;
   const policyPath = `/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies`;
   // Creates not yet seen by the informers, per kind and store key.
-  const unseenPods = new UnseenCreates({
-    ttlMs: o.unseenCreateMs,
-    now: () => Date.now(),
-    passed: (rv) => pods.passed(rv),
-  });
-  const unseenServices = new UnseenCreates({
-    ttlMs: o.unseenCreateMs,
-    now: () => Date.now(),
-    passed: (rv) => services.passed(rv),
-  });
+  const unseenOf = (informer: () => Informer<Obj>) =>
+    new UnseenCreates({ ttlMs: o.unseenCreateMs, now: () => Date.now(), passed: (rv) => informer().passed(rv) });
+  const unseenPods = unseenOf(() => pods);
+  const unseenServices = unseenOf(() => services);
 
   const mirrors = new Informer<SessionMirror & KubeObject>({
     kube: deps.kube,

@@ -63,12 +63,7 @@ export function childrenOf(ppid: number): number[] {
 export function cpuSecondsWithChildren(pid: number): number {
   const p = procStat(pid);
   if (!p) return 0;
-  let s = p.cpuS + p.reapedChildrenCpuS;
-  for (const child of allPids()) {
-    const c = procStat(child);
-    if (c?.ppid === pid) s += c.cpuS;
-  }
-  return s;
+  return childrenOf(pid).reduce((s, child) => s + cpuSeconds(child), p.cpuS + p.reapedChildrenCpuS);
 }
 
 /** Live (not zombie) processes whose command line contains `text`, e.g. a fleet's data folder. */

@@ -72,11 +72,6 @@ function env(over: Record<string, string> = {}): Record<string, string> {
 }
 const config = (over: Record<string, string> = {}): GatewayConfig => gatewayConfigFromEnv(env(over));
 
-/** A zombie is not alive: an orphaned worker re-parented to a PID 1 that does not reap stays one. */
-function alive(pid: number): boolean {
-  return isAlive(pid);
-}
-
 /** Whether nothing listens on the port any more. */
 function refused(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -129,7 +124,7 @@ describe("the gateway with two workers on one port", () => {
   it("runs two worker processes serving one port", async () => {
     expect(g.pids).toHaveLength(2);
     expect(g.pids).not.toContain(process.pid);
-    expect(g.pids.every(alive)).toBe(true);
+    expect(g.pids.every(isAlive)).toBe(true);
     expect((await get(`${g.url}/healthz`)).body).toBe("ok");
   });
 
@@ -197,7 +192,7 @@ describe("stopping the gateway's workers", () => {
     const pids = [...g.pids];
     expect(await refused(g.port)).toBe(false);
     await g.close();
-    expect(pids.filter(alive)).toEqual([]);
+    expect(pids.filter(isAlive)).toEqual([]);
     expect(await workersOf(process.pid)).toEqual([]);
     expect(await refused(g.port)).toBe(true);
   });
@@ -233,7 +228,7 @@ describe("stopping the gateway's workers", () => {
       expect(pids).toHaveLength(2);
       expect((await get(`${url}/healthz`)).status).toBe(200);
       primary.kill("SIGKILL");
-      await until(() => !pids.some(alive));
+      await until(() => !pids.some(isAlive));
       expect(await refused(Number(new URL(url).port))).toBe(true);
     } finally {
       if (primary.exitCode === null) primary.kill("SIGKILL");
@@ -257,6 +252,6 @@ describe("stopping the gateway's workers", () => {
     const exited = once(primary, "exit");
     primary.kill("SIGTERM");
     expect((await exited)[0]).toBe(0);
-    expect(pids.filter(alive)).toEqual([]);
+    expect(pids.filter(isAlive)).toEqual([]);
   });
 });

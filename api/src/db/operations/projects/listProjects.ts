@@ -10,12 +10,11 @@ export interface ListProjectsQuery {
   offset: number;
 }
 
-interface ProjectsPageParams {
-  [key: string]: string | readonly string[] | undefined;
+type ProjectsPageParams = {
   visibleOrganizationIds?: readonly string[];
   visibleProjectIds?: readonly string[];
   organizationId?: string;
-}
+};
 
 // Compiled once per shape of its parameters (db/page.ts, pageQuery): it may read `p` only as values.
 const projectsPage = pageQuery<ProjectRow, ProjectsPageParams>("projects", (db, p) => {

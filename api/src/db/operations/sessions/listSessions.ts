@@ -10,7 +10,7 @@ export interface SessionVisibility {
   projectIds?: readonly string[];
 }
 
-export interface SessionFilter {
+export type SessionFilter = {
   phases?: readonly string[];
   clusterId?: string;
   organizationId?: string;
@@ -18,16 +18,15 @@ export interface SessionFilter {
   ownerId?: string;
   /** Leave out sessions whose resource is gone (default: include them, they are history). */
   liveOnly?: boolean;
-}
+};
 
 /** The filter, and the visibility under names of its own (the filter has an ownerId too). */
-interface SessionsPageParams extends SessionFilter {
-  [key: string]: string | boolean | readonly string[] | undefined;
+type SessionsPageParams = SessionFilter & {
   everyone: boolean;
   visibleOwnerId?: string;
   visibleOrganizationIds?: readonly string[];
   visibleProjectIds?: readonly string[];
-}
+};
 
 // Compiled once per shape of its parameters (db/page.ts, pageQuery): it may read `p` only as values.
 const sessionsPage = pageQuery<SessionRow, SessionsPageParams>("sessions", (db, p) => {

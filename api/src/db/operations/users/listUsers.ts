@@ -16,8 +16,7 @@ function escapeLike(s: string): string {
   return s.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
-interface UsersPageParams {
-  [key: string]: string | readonly string[] | undefined;
+type UsersPageParams = {
   selfId?: string;
   adminOrganizationIds?: readonly string[];
   adminProjectIds?: readonly string[];
@@ -25,7 +24,7 @@ interface UsersPageParams {
   projectId?: string;
   /** A LIKE pattern, already escaped. */
   emailLike?: string;
-}
+};
 
 // Compiled once per shape of its parameters (db/page.ts, pageQuery): it may read `p` only as values.
 const usersPage = pageQuery<UserListRow, UsersPageParams>("users", (db, p) => {
