@@ -1,6 +1,6 @@
 // The SSE hub on a real Postgres: events arrive through LISTEN/NOTIFY in seq order, once each.
 import pino from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { insertSessionEvents } from "../db/operations/sessions/sessionEvents.ts";
 import type { SessionEventRow } from "../db/operations/sessions/types.ts";
 import { createTestDatabase, type TestDatabase } from "../db/testing.ts";
@@ -31,31 +31,43 @@ describe("the session event hub", () => {
     const hub = new SessionEventHub(t.db, pino({ level: "silent" }));
     const got: SessionEventRow[] = [];
     const unsubscribe = await hub.subscribe({ deliver: (r) => got.push(r) });
+    onTestFinished(async () => {
+      unsubscribe();
+      await hub.close();
+    });
     await insertSessionEvents(t.db, [ev("s1")]);
     await until(() => got.length === 1);
 
     // A transaction inserts an event and stays open: a later insert waits for it (migration
-    // 20261122000200 draws seqs in commit order), so no reader can see a later seq first.
+    // 20261122000200 draws seqs in commit order), so no reader can see a later seq first. The test
+    // waits for the slow insert itself, not a fixed delay, so a busy machine cannot reorder the two.
     let release: () => void = () => {};
     const held = new Promise<void>((r) => {
       release = r;
     });
+    let inserted: () => void = () => {};
+    const slowInserted = new Promise<void>((r) => {
+      inserted = r;
+    });
     const slow = t.db.transaction(async (tx) => {
       await insertSessionEvents(tx, [ev("slow")]);
+      inserted();
       await held;
     });
-    await new Promise((r) => setTimeout(r, 50));
-    const fast = insertSessionEvents(t.db, [ev("fast")]);
-    await new Promise((r) => setTimeout(r, 200));
-    expect(got.map((r) => r.session_id)).toEqual(["s1"]);
-    release();
-    await slow;
-    await fast;
+    try {
+      await slowInserted;
+      const fast = insertSessionEvents(t.db, [ev("fast")]);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(got.map((r) => r.session_id)).toEqual(["s1"]);
+      release();
+      await slow;
+      await fast;
+    } finally {
+      release(); // a failed expectation must not leave the transaction holding its connection
+    }
     await until(() => got.length === 3);
     expect(got.map((r) => r.session_id)).toEqual(["s1", "slow", "fast"]);
     expect(new Set(got.map((r) => r.seq)).size).toBe(got.length);
-    unsubscribe();
-    await hub.close();
   });
 
   it("on close ends every stream, gives its connection back, and turns later subscribers away", async () => {

@@ -76,9 +76,13 @@ describe("Idempotency-Key on creating writes", () => {
   });
 
   it("refuses a duplicate while the first is still in flight with 409 idempotency_request_in_flight", async () => {
-    knobs.createDelayMs = 300;
+    knobs.createDelayMs = 1_000;
     const first = create("key-inflight", { name: "f" });
-    await new Promise((r) => setTimeout(r, 100));
+    // The first holds the key once its row exists (a fixed delay loses that race on a busy machine).
+    for (let i = 0; !(await t.db("idempotency_keys").where({ key: "key-inflight", state: "in_flight" }).first()); i++) {
+      if (i > 200) throw new Error("the first request never claimed its key");
+      await new Promise((r) => setTimeout(r, 10));
+    }
     const second = await create("key-inflight", { name: "f" });
     expect(second.status).toBe(409);
     expect(((await second.json()) as { error: { code: string } }).error.code).toBe("idempotency_request_in_flight");
