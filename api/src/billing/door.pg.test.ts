@@ -1,9 +1,12 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import type { Knex } from "knex";
 import { describe, expect, it } from "vitest";
 import { upsertBudget } from "../db/operations/ledger/budgets.ts";
 import { updateWalletLimits } from "../db/operations/ledger/updateWalletLimits.ts";
+import { lockOrganizationDoor } from "../db/operations/sessions/lockOrganization.ts";
 import { billPendingUsage } from "./charge.ts";
-import { assessStart, checkCreditsAtDoor, type DoorRequest } from "./door.ts";
+import type { BillingContext } from "./context.ts";
+import { assessStart, type DoorRequest } from "./door.ts";
 import {
   anOrganizationWallet,
   aSession,
@@ -21,6 +24,17 @@ const tdb = useLedgerDatabase();
 const h100 = TEST_OFFERINGS.h100 as NonNullable<(typeof TEST_OFFERINGS)["h100"]>;
 // Ten minutes of h100 (4 credits/h), rounded up: the minimum run.
 const TEN_MINUTES = 666_667n;
+
+// The door as admission passes it: under the organization's door lock, refusing with the answer's
+// QuotaExceeded.
+const checkCreditsAtDoor = (b: BillingContext, db: Knex, req: DoorRequest): Promise<void> => {
+  const run = async (tx: Knex.Transaction) => {
+    await lockOrganizationDoor(tx, req.organizationId);
+    const a = await assessStart(b, tx, req);
+    if (a.refusal) throw a.refusal;
+  };
+  return (db as Knex.Transaction).isTransaction ? run(db as Knex.Transaction) : db.transaction(run);
+};
 
 const at = (req: Omit<DoorRequest, "offering" | "gpuCount">): DoorRequest => ({ ...req, offering: h100, gpuCount: 1 });
 

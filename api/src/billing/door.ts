@@ -20,7 +20,6 @@ import { organizationSpend } from "../db/operations/ledger/organizationSpend.ts"
 import { promisedSessions } from "../db/operations/ledger/promisedSessions.ts";
 import { walletsOfOrganizations } from "../db/operations/ledger/runningSessions.ts";
 import type { WalletRow } from "../db/operations/ledger/types.ts";
-import { lockOrganizationDoor } from "../db/operations/sessions/lockOrganization.ts";
 import { QuotaExceeded } from "../errors.ts";
 import { allowancesLeft, walletAllowances } from "./allowances.ts";
 import { rateOf } from "./charge.ts";
@@ -236,19 +235,4 @@ function answerAtDoor(d: {
       };
     }
   }
-}
-
-/**
- * The door itself: takes the organization's door lock (so the sessions counted above are all those
- * committed before, and no concurrent create passes on the same credits), then refuses with the
- * answer's QuotaExceeded. Runs in the caller's transaction, or in its own.
- */
-export async function checkCreditsAtDoor(b: BillingContext, db: Knex, req: DoorRequest): Promise<void> {
-  const run = async (tx: Knex.Transaction) => {
-    await lockOrganizationDoor(tx, req.organizationId);
-    const a = await assessStart(b, tx, req);
-    if (a.refusal) throw a.refusal;
-  };
-  if ((db as Knex.Transaction).isTransaction) return run(db as Knex.Transaction);
-  return db.transaction(run);
 }

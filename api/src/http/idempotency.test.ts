@@ -3,7 +3,7 @@ import { testConfig } from "../config.ts";
 import { createTestDatabase, type TestDatabase } from "../db/testing.ts";
 import { canonicalJson, claimIdempotencyKey, purgeExpiredIdempotencyKeys } from "./idempotency.ts";
 import { createWidgetTable, knobs, testRoutes } from "./layer-fixtures.ts";
-import { aPrincipal, fakeAuthenticator, startTestApi, TestClock, type TestApi, testDeps } from "./testing.ts";
+import { aPrincipal, fakeAuthenticator, startTestApi, type TestApi, TestClock, testDeps } from "./testing.ts";
 
 const alice = aPrincipal();
 const bob = aPrincipal();
@@ -14,12 +14,20 @@ describe("Idempotency-Key on creating writes", () => {
   const clock = new TestClock();
   const widgets = async () => Number((await t.db("test_widgets").count({ n: "*" }).first())!.n);
   const create = (key: string | undefined, json: unknown, token = "alice") =>
-    api.call("/test/widgets", { method: "POST", token, json, ...(key === undefined ? {} : { headers: { "Idempotency-Key": key } }) });
+    api.call("/test/widgets", {
+      method: "POST",
+      token,
+      json,
+      ...(key === undefined ? {} : { headers: { "Idempotency-Key": key } }),
+    });
 
   beforeAll(async () => {
     t = await createTestDatabase();
     await createWidgetTable(t.db);
-    api = await startTestApi(testDeps({ db: t.db, clock, config: testConfig(), authenticate: fakeAuthenticator({ alice, bob }) }), testRoutes);
+    api = await startTestApi(
+      testDeps({ db: t.db, clock, config: testConfig(), authenticate: fakeAuthenticator({ alice, bob }) }),
+      testRoutes,
+    );
   });
   afterAll(async () => {
     await api?.stop();
@@ -124,7 +132,9 @@ describe("Idempotency-Key on creating writes", () => {
 
     clock.advance(24 * 3600 + 1);
     expect(await purgeExpiredIdempotencyKeys(t.db, clock.now())).toBeGreaterThan(0);
-    expect(await t.db("idempotency_keys").where("expires_at", "<=", clock.now()).count({ n: "*" }).first()).toEqual({ n: "0" });
+    expect(await t.db("idempotency_keys").where("expires_at", "<=", clock.now()).count({ n: "*" }).first()).toEqual({
+      n: "0",
+    });
   });
 
   it("lets a request take over a key left in flight by a crashed replica after the timeout", async () => {
@@ -140,15 +150,39 @@ describe("Idempotency-Key on creating writes", () => {
     });
     // Same request as the crashed one: hash must match, so claim directly with its hash.
     const opts = { now, retentionSeconds: 86_400, inFlightTimeoutSeconds: 300 };
-    await expect(claimIdempotencyKey(t.db, `${alice.userId} POST /test/widgets`, "key-crashed", "whatever-the-crashed-one-had", opts)).rejects.toMatchObject({
+    await expect(
+      claimIdempotencyKey(
+        t.db,
+        `${alice.userId} POST /test/widgets`,
+        "key-crashed",
+        "whatever-the-crashed-one-had",
+        opts,
+      ),
+    ).rejects.toMatchObject({
       code: "idempotency_request_in_flight",
     });
     const later = { ...opts, now: new Date(now.getTime() + 301_000) };
-    const r = await claimIdempotencyKey(t.db, `${alice.userId} POST /test/widgets`, "key-crashed", "whatever-the-crashed-one-had", later);
+    const r = await claimIdempotencyKey(
+      t.db,
+      `${alice.userId} POST /test/widgets`,
+      "key-crashed",
+      "whatever-the-crashed-one-had",
+      later,
+    );
     expect(r).toMatchObject({ kind: "claimed", claim: { tookOver: true } });
     // Only one of two racing take-overs wins.
     await t.db("idempotency_keys").where({ key: "key-crashed" }).update({ locked_at: now });
-    const race = await Promise.allSettled([1, 2, 3].map(() => claimIdempotencyKey(t.db, `${alice.userId} POST /test/widgets`, "key-crashed", "whatever-the-crashed-one-had", later)));
+    const race = await Promise.allSettled(
+      [1, 2, 3].map(() =>
+        claimIdempotencyKey(
+          t.db,
+          `${alice.userId} POST /test/widgets`,
+          "key-crashed",
+          "whatever-the-crashed-one-had",
+          later,
+        ),
+      ),
+    );
     expect(race.filter((x) => x.status === "fulfilled")).toHaveLength(1);
   });
 

@@ -4,6 +4,7 @@
 // and tell the stream. The worker does the rest.
 import { type Session, SessionKind } from "@berth/crds";
 import type { Knex } from "knex";
+import { lockOwner } from "../../db/operations/sessions/countLiveForOwner.ts";
 import { insertSessionEvents } from "../../db/operations/sessions/sessionEvents.ts";
 import type { SessionRow } from "../../db/operations/sessions/types.ts";
 import { updateSession } from "../../db/operations/sessions/updateSession.ts";
@@ -57,7 +58,7 @@ export async function act(
     if (opts.inLock) {
       const inLock = opts.inLock;
       await deps.db.transaction(async (tx) => {
-        await tx.raw("SELECT pg_advisory_xact_lock(hashtextextended(?, 6))", [`sessions:${row.owner_id}`]);
+        await lockOwner(tx, row.owner_id);
         await inLock(tx, cr, row);
         // The intent lands in the row inside the lock, so a concurrent create counts this session.
         const p = patchOf(cr);
