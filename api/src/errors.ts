@@ -138,8 +138,8 @@ export class TooManyRequests extends DomainError {
 }
 
 export class Unavailable extends DomainError {
-  constructor(message: string, details: ErrorDetails = {}) {
-    super("unavailable", message, details);
+  constructor(message: string, details: ErrorDetails = {}, headers: Record<string, string> = {}) {
+    super("unavailable", message, details, headers);
   }
 }
 

@@ -35,6 +35,7 @@ describe("Idempotency-Key on creating writes", () => {
   });
   beforeEach(() => {
     knobs.createDelayMs = 0;
+    knobs.gate = undefined;
     knobs.fail500Once = false;
   });
 
@@ -84,17 +85,30 @@ describe("Idempotency-Key on creating writes", () => {
   });
 
   it("refuses a duplicate while the first is still in flight with 409 idempotency_request_in_flight", async () => {
-    knobs.createDelayMs = 1_000;
+    // The first is held inside its handler until the second has been answered.
+    let open: () => void = () => {};
+    knobs.gate = new Promise((r) => {
+      open = r;
+    });
     const first = create("key-inflight", { name: "f" });
-    // The first holds the key once its row exists (a fixed delay loses that race on a busy machine).
-    for (let i = 0; !(await t.db("idempotency_keys").where({ key: "key-inflight", state: "in_flight" }).first()); i++) {
-      if (i > 200) throw new Error("the first request never claimed its key");
-      await new Promise((r) => setTimeout(r, 10));
+    try {
+      // The first holds the key once its row exists (a fixed delay loses that race on a busy machine).
+      for (
+        let i = 0;
+        !(await t.db("idempotency_keys").where({ key: "key-inflight", state: "in_flight" }).first());
+        i++
+      ) {
+        if (i > 500) throw new Error("the first request never claimed its key");
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      const second = await create("key-inflight", { name: "f" });
+      expect(second.status).toBe(409);
+      expect(((await second.json()) as { error: { code: string } }).error.code).toBe("idempotency_request_in_flight");
+      expect(second.headers.get("retry-after")).not.toBeNull();
+    } finally {
+      open();
+      knobs.gate = undefined;
     }
-    const second = await create("key-inflight", { name: "f" });
-    expect(second.status).toBe(409);
-    expect(((await second.json()) as { error: { code: string } }).error.code).toBe("idempotency_request_in_flight");
-    expect(second.headers.get("retry-after")).not.toBeNull();
     expect((await first).status).toBe(201);
   });
 

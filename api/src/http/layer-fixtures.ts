@@ -17,10 +17,18 @@ export async function createWidgetTable(db: Db): Promise<void> {
   });
 }
 
-const present = (r: { seq: string | number; name: string; owner: string }) => ({ id: `wid_${r.seq}`, name: r.name, owner: r.owner });
+const present = (r: { seq: string | number; name: string; owner: string }) => ({
+  id: `wid_${r.seq}`,
+  name: r.name,
+  owner: r.owner,
+});
 
-/** Test knobs: how long a create takes, and a gate a test can hold shut. */
-export const knobs = { createDelayMs: 0, fail500Once: false };
+/** Test knobs: how long a create takes, a gate a test can hold shut, and a failure. */
+export const knobs: { createDelayMs: number; gate: Promise<void> | undefined; fail500Once: boolean } = {
+  createDelayMs: 0,
+  gate: undefined,
+  fail500Once: false,
+};
 
 export const testRoutes: RouteDef[] = [
   defineRoute({
@@ -37,11 +45,15 @@ export const testRoutes: RouteDef[] = [
     responses: { 201: Widget },
     handler: async ({ deps, principal, body, audit }) => {
       if (knobs.createDelayMs > 0) await new Promise((r) => setTimeout(r, knobs.createDelayMs));
+      await knobs.gate;
       if (knobs.fail500Once) {
         knobs.fail500Once = false;
         throw new Error("database went away (test)");
       }
-      const [row] = await deps.db("test_widgets").insert({ name: body.name, owner: principal.userId }).returning(["seq", "name", "owner"]);
+      const [row] = await deps
+        .db("test_widgets")
+        .insert({ name: body.name, owner: principal.userId })
+        .returning(["seq", "name", "owner"]);
       const w = present(row);
       audit.target("widget", w.id);
       audit.organization("org_test");
@@ -58,7 +70,10 @@ export const testRoutes: RouteDef[] = [
     query: Page,
     hidden: true,
     responses: { 200: Paged(Widget) },
-    handler: async ({ deps, query }) => ({ status: 200, body: await paginate(deps.db, deps.db("test_widgets").orderBy("seq"), query, present) }),
+    handler: async ({ deps, query }) => ({
+      status: 200,
+      body: await paginate(deps.db, deps.db("test_widgets").orderBy("seq"), query, present),
+    }),
   }),
   defineRoute({
     method: "get",
@@ -71,7 +86,10 @@ export const testRoutes: RouteDef[] = [
     hidden: true,
     responses: { 200: Widget },
     handler: async ({ deps, params }) => {
-      const row = await deps.db("test_widgets").where({ seq: params.widgetId.slice(4) }).first();
+      const row = await deps
+        .db("test_widgets")
+        .where({ seq: params.widgetId.slice(4) })
+        .first();
       return { status: 200, body: present(row) };
     },
   }),

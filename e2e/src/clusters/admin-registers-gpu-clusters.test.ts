@@ -222,7 +222,6 @@ describe("registering a GPU cluster", () => {
 
   it("refuses an address that refuses connections, at once", async () => {
     const port = await closedPort();
-    const started = Date.now();
     const res = await register("closed", {
       server: `https://127.0.0.1:${port}`,
       ca_data: bed.fleet.cluster("gpu-a").caPem,
@@ -230,6 +229,7 @@ describe("registering a GPU cluster", () => {
     });
     expect(res.status).toBe(422);
     expect(res.body.error.code).toBe("cluster_unreachable");
+    // ECONNREFUSED, not TIMEOUT: it did not wait out the probe (no stopwatch: a loaded machine is slow).
     expect(res.body.error.details.error.reason).toBe("ECONNREFUSED");
     expect(res.body.error.details.checks).toEqual({
       reachable: false,
@@ -237,7 +237,6 @@ describe("registering a GPU cluster", () => {
       gpu_device_plugin: false,
       credential_permissions: false,
     });
-    expect(Date.now() - started).toBeLessThan(PROBE_TIMEOUT_MS);
   });
 
   it("gives up on an address that never answers when the configured timeout passes", async () => {
@@ -254,7 +253,7 @@ describe("registering a GPU cluster", () => {
       expect(res.body.error.code).toBe("cluster_unreachable");
       expect(res.body.error.details.error.reason).toBe("TIMEOUT");
       expect(elapsed).toBeGreaterThanOrEqual(PROBE_TIMEOUT_MS - 50);
-      expect(elapsed).toBeLessThan(PROBE_TIMEOUT_MS + 5_000);
+      expect(elapsed).toBeLessThan(PROBE_TIMEOUT_MS + 30_000); // the configured timeout, far below the default 120 s
     } finally {
       await silent.close();
     }

@@ -7,17 +7,30 @@ import { chromiumPath, closeBrowser, launchBrowser } from "./browser.ts";
 describe.runIf(chromiumPath())("closeBrowser", () => {
   it("kills the browser's process when it has not closed in time", async () => {
     const browser = await launchBrowser();
-    const marker = processesMentioning("--berth-browser=")
-      .map((p) => /--berth-browser=\S+/.exec(p.cmdline)?.[0])
-      .find((m) => m?.startsWith(`--berth-browser=${process.pid}-`));
-    expect(marker).toBeDefined();
-    // A browser that cannot close: stopped, only SIGKILL ends it.
-    const main = processesMentioning(marker as string);
-    for (const p of main) process.kill(p.pid, "SIGSTOP");
-    await closeBrowser(browser, 1_000);
-    await eventually(async () => processesMentioning(marker as string).length === 0, {
-      what: "the browser's processes to end",
-      timeoutMs: 10_000,
-    });
+    let marked: number[] = [];
+    try {
+      const marker = processesMentioning("--berth-browser=")
+        .map((p) => /--berth-browser=\S+/.exec(p.cmdline)?.[0])
+        .find((m) => m?.startsWith(`--berth-browser=${process.pid}-`));
+      expect(marker).toBeDefined();
+      // A browser that cannot close: stopped, only SIGKILL ends it.
+      marked = processesMentioning(marker as string).map((p) => p.pid);
+      for (const pid of marked) process.kill(pid, "SIGSTOP");
+      await closeBrowser(browser, 1_000);
+      await eventually(async () => processesMentioning(marker as string).length === 0, {
+        what: "the browser's processes to end",
+        timeoutMs: 10_000,
+      });
+    } finally {
+      // Whatever failed above, no stopped Chromium stays behind.
+      for (const pid of marked) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          // gone already
+        }
+      }
+      if (marked.length === 0) await closeBrowser(browser, 1_000);
+    }
   });
 });

@@ -240,18 +240,23 @@ describe("stopping the gateway's workers", () => {
       env: { ...process.env, ...env({ BERTH_GATEWAY_WORKERS: "2", BERTH_GATEWAY_LOG_LEVEL: "info" }) },
       stdio: ["ignore", "pipe", "inherit"],
     });
-    const lines = createInterface({ input: primary.stdout });
     let pids: number[] = [];
-    for await (const line of lines) {
-      if (line.includes('"session gateway listening"')) {
-        pids = (JSON.parse(line) as { pids: number[] }).pids;
-        break;
+    try {
+      for await (const line of createInterface({ input: primary.stdout })) {
+        if (line.includes('"session gateway listening"')) {
+          pids = (JSON.parse(line) as { pids: number[] }).pids;
+          break;
+        }
       }
+      expect(pids).toHaveLength(2);
+      const exited = once(primary, "exit");
+      primary.kill("SIGTERM");
+      expect((await exited)[0]).toBe(0);
+      expect(pids.filter(isAlive)).toEqual([]);
+    } finally {
+      // A failure above must not leave the gateway's processes holding a port for the rest of the run.
+      if (primary.exitCode === null && primary.signalCode === null) primary.kill("SIGKILL");
+      for (const pid of pids.filter(isAlive)) process.kill(pid, "SIGKILL");
     }
-    expect(pids).toHaveLength(2);
-    const exited = once(primary, "exit");
-    primary.kill("SIGTERM");
-    expect((await exited)[0]).toBe(0);
-    expect(pids.filter(isAlive)).toEqual([]);
   });
 });

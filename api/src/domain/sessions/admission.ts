@@ -62,9 +62,11 @@ export function admitCreate(deps: Deps, req: QuotaRequest, row: NewSessionRow): 
   const queue = byOrg.get(req.organizationId);
   if (queue && queue.length >= MAX_WAITING)
     return Promise.reject(
-      new Unavailable("too many sessions are being created in this organization at once; retry shortly", {
-        waiting: queue.length,
-      }),
+      new Unavailable(
+        "too many sessions are being created in this organization at once; retry shortly",
+        { waiting: queue.length },
+        { "Retry-After": "1" },
+      ),
     );
   return new Promise<SessionRow>((resolve, reject) => {
     const w = { req, row, resolve, reject };
