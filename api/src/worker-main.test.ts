@@ -105,8 +105,10 @@ describe("worker-main.ts as a process", () => {
       kind: "Namespace",
       metadata: { name: "berth-system" },
     });
-    for (let i = 0; (await admin.raw("GET", "/apis/berth.dev/v1alpha1/sessions")).status !== 200; i++) {
-      if (i > 100) throw new Error("the Session CRD is never served");
+    // A busy machine can take tens of seconds to serve a new CRD; the bound only catches one never served.
+    const deadline = Date.now() + 60_000;
+    while ((await admin.raw("GET", "/apis/berth.dev/v1alpha1/sessions")).status !== 200) {
+      if (Date.now() > deadline) throw new Error("the Session CRD is never served");
       await new Promise((r) => setTimeout(r, 100));
     }
     // The worker's own least-privilege credential, as `npm start` mints it (RBAC is on in the bed).
@@ -135,8 +137,9 @@ describe("worker-main.ts as a process", () => {
         DATABASE_URL: database?.url,
         BERTH_KUBECONFIG: kubeconfig,
         BERTH_WORKER_IDENTITY: "worker-main-test",
-        BERTH_WORKER_LEASE_DURATION_MS: "3000",
-        BERTH_WORKER_LEASE_RENEW_DEADLINE_MS: "2000",
+        // Not a failover test: a lease long enough that a stalled child never loses it (role "leader" below).
+        BERTH_WORKER_LEASE_DURATION_MS: "15000",
+        BERTH_WORKER_LEASE_RENEW_DEADLINE_MS: "10000",
         BERTH_WORKER_LEASE_RETRY_PERIOD_MS: "250",
         BERTH_DATABASE_POOL_MAX: "4",
         BERTH_WORKER_STATUS_HOST: "127.0.0.1",

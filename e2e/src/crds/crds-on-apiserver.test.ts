@@ -36,11 +36,13 @@ beforeAll(async () => {
   for (const crd of loadCrds()) await kube.json("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
   await kube.json("POST", "/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: NAMESPACE } });
   // Established first, then the first list answering: only then do creates reach the new handler.
+  // A busy machine can take tens of seconds to serve new CRDs; the bound only catches one never served.
+  const deadline = Date.now() + 60_000;
   for (const k of allKinds) {
-    for (let i = 0; ; i++) {
+    for (;;) {
       const res = await kube.raw("GET", collection(k));
       if (res.status === 200) break;
-      if (i > 100) throw new Error(`${k.crdName} never served: ${res.status} ${res.text}`);
+      if (Date.now() > deadline) throw new Error(`${k.crdName} never served: ${res.status} ${res.text}`);
       await new Promise((r) => setTimeout(r, 100));
     }
   }

@@ -23,6 +23,8 @@ beforeAll(async () => {
     identity: "operator-0",
     tokenFile: bed.writeToken("token", "token-bed"),
     controlPlaneUrl: stub.url,
+    // The report counts below must not meet a periodic resync (a full report) on a slow run.
+    resyncMs: 600_000,
   });
   operator = await startOperator(config, { log: logs.log });
 });
@@ -35,6 +37,23 @@ afterAll(async () => {
 
 function latestNode(name: string): InventoryNode | undefined {
   return stub.latestInventory("clu_bed")?.nodes.find((n) => n.name === name);
+}
+
+/**
+ * Waits until no inventory report has arrived for a second (polled, bounded), and returns the count: the
+ * previous change has stopped producing reports, however slowly a busy machine delivered it.
+ */
+async function quietInventories(): Promise<number> {
+  let count = stub.inventories().length;
+  let since = Date.now();
+  return eventually(() => {
+    const now = stub.inventories().length;
+    if (now !== count) {
+      count = now;
+      since = Date.now();
+    }
+    return Date.now() - since >= 1_000 ? count : undefined;
+  }, "no inventory report for a second");
 }
 
 async function createGpuPod(name: string, gpus: number): Promise<void> {
@@ -107,8 +126,7 @@ describe("the operator's inventory on a GPU cluster", () => {
   });
 
   it("sends nothing for a status heartbeat, and exactly one report for the next real change", async () => {
-    await sleep(500); // let the previous change settle
-    const before = stub.inventories().length;
+    const before = await quietInventories();
     const node = await bed.admin.json<{ status: { conditions: { type: string; lastHeartbeatTime?: string }[] } }>(
       "GET",
       "/api/v1/nodes/h100-1",
@@ -133,8 +151,7 @@ describe("the operator's inventory on a GPU cluster", () => {
       "application/merge-patch+json",
     );
     await eventually(() => latestNode("h100-1")?.labels["berth.dev/pool"] === "main", "the label reported");
-    await sleep(500);
-    expect(stub.inventories().length).toBe(before + 1);
+    expect(await quietInventories()).toBe(before + 1);
   });
 
   it("survives an apiserver restart: the watches resume and a change made afterwards is reported", async () => {

@@ -16,6 +16,12 @@ export const SESSIONS_NS = "berth-sessions";
 /** The one lease name the operator's Role allows (resourceNames). */
 export const LEASE = "berth-operator";
 
+/** Lease timings (duration, renew deadline) for tests that are not about failover: long, so that a busy
+ * machine stalling the event loop for seconds does not cost the lease and start a second leader term. */
+export const STEADY_LEASE = { durationMs: 15_000, renewDeadlineMs: 10_000 } as const;
+/** Short timings for the failover tests, which wait the lease out. */
+export const FAILOVER_LEASE = { durationMs: 3_000, renewDeadlineMs: 2_000 } as const;
+
 export interface Bed {
   fleet: Fleet;
   gpu: Cluster;
@@ -25,13 +31,14 @@ export interface Bed {
   dir: string;
   /** Writes a token file the way a Secret volume updates (write aside, rename over); returns its path. */
   writeToken(name: string, token: string): string;
-  /** A fast configuration for tests: short lease, short debounce, small backoff cap. */
+  /** A fast configuration for tests: short debounce, small backoff cap; STEADY_LEASE unless `lease` is given. */
   config(over: {
     identity: string;
     tokenFile: string;
     controlPlaneUrl: string;
     clusterId?: string;
     resyncMs?: number;
+    lease?: { durationMs: number; renewDeadlineMs: number };
   }): OperatorConfig;
   stop(): Promise<void>;
 }
@@ -98,8 +105,7 @@ export async function startBed(nodes: GpuNodeDescription[]): Promise<Bed> {
             namespace: SYSTEM_NS,
             name: LEASE,
             identity: o.identity,
-            durationMs: 3_000,
-            renewDeadlineMs: 2_000,
+            ...(o.lease ?? STEADY_LEASE),
             retryPeriodMs: 250,
           },
           inventory: { debounceMs: 100, resyncMs: o.resyncMs ?? 60_000, listPageSize: 500 },

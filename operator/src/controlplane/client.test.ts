@@ -29,7 +29,7 @@ function tokenFile(name: string, token: string): string {
 describe("InternalClient", () => {
   it("reads the token file on every attempt, so a replaced file is used at once", async () => {
     const path = tokenFile("token", "stale");
-    const client = new InternalClient({ baseUrl: stub.url, tokenFile: path, timeoutMs: 2_000 });
+    const client = new InternalClient({ baseUrl: stub.url, tokenFile: path, timeoutMs: 10_000 });
     const first = await client.call("PUT", "/internal/v1/inventory", report);
     expect(first).toMatchObject({
       ok: false,
@@ -48,7 +48,7 @@ describe("InternalClient", () => {
   });
 
   it("tells a 403 for another cluster's report apart", async () => {
-    const client = new InternalClient({ baseUrl: stub.url, tokenFile: tokenFile("t403", "other"), timeoutMs: 2_000 });
+    const client = new InternalClient({ baseUrl: stub.url, tokenFile: tokenFile("t403", "other"), timeoutMs: 10_000 });
     expect(await client.call("PUT", "/internal/v1/inventory", report)).toMatchObject({
       ok: false,
       kind: "forbidden",
@@ -57,10 +57,10 @@ describe("InternalClient", () => {
   });
 
   it("a missing token file, a 5xx and an unreachable control plane are outcomes, not exceptions", async () => {
-    const missing = new InternalClient({ baseUrl: stub.url, tokenFile: join(dir, "absent"), timeoutMs: 2_000 });
+    const missing = new InternalClient({ baseUrl: stub.url, tokenFile: join(dir, "absent"), timeoutMs: 10_000 });
     expect(await missing.call("PUT", "/internal/v1/inventory", report)).toMatchObject({ ok: false, kind: "no_token" });
     stub.failWith(503);
-    const client = new InternalClient({ baseUrl: stub.url, tokenFile: tokenFile("t5xx", "good"), timeoutMs: 2_000 });
+    const client = new InternalClient({ baseUrl: stub.url, tokenFile: tokenFile("t5xx", "good"), timeoutMs: 10_000 });
     expect(await client.call("PUT", "/internal/v1/inventory", report)).toMatchObject({
       ok: false,
       kind: "unavailable",
@@ -70,7 +70,7 @@ describe("InternalClient", () => {
     const nowhere = new InternalClient({
       baseUrl: "http://127.0.0.1:1",
       tokenFile: tokenFile("tnet", "good"),
-      timeoutMs: 2_000,
+      timeoutMs: 10_000,
     });
     expect(await nowhere.call("PUT", "/internal/v1/inventory", report)).toMatchObject({
       ok: false,

@@ -76,7 +76,7 @@ describe("DcgmScraper against a stand-in exporter", () => {
     const s = new DcgmScraper({
       url: exporter.url,
       intervalMs: 60_000,
-      timeoutMs: 2_000,
+      timeoutMs: 10_000,
       retentionMs: 60_000,
       now: () => now,
       onScrape: (r) => results.push(r),
@@ -128,7 +128,7 @@ describe("DcgmScraper against a stand-in exporter", () => {
     const s = new DcgmScraper({
       url: `http://127.0.0.1:${port}/metrics`,
       intervalMs: 60_000,
-      timeoutMs: 2_000,
+      timeoutMs: 10_000,
       retentionMs: 60_000,
       now: () => 0,
       onScrape: (r) => results.push(r),
