@@ -55,17 +55,27 @@ export async function act(
     const phase = cr.status?.phase ?? "Pending";
     if (opts.action) assertAllowed(opts.action, phase, cr.spec.desiredState);
     await opts.check?.(cr, row);
+    // The intent lands in the row inside the owner's lock, so a concurrent create counts this session;
+    // if the resource then is not changed, the row gets the resource's intent back (else a resume that
+    // never happened would hold the owner's limits for ever). A write that did land despite an error
+    // comes back through the worker, which copies the resource's intent with its next phase.
+    const intent = opts.inLock ? patchOf(cr).spec?.desiredState : undefined;
     if (opts.inLock) {
       const inLock = opts.inLock;
       await deps.db.transaction(async (tx) => {
         await lockOwner(tx, row.owner_id);
         await inLock(tx, cr, row);
-        // The intent lands in the row inside the lock, so a concurrent create counts this session.
-        const p = patchOf(cr);
-        if (p.spec?.desiredState)
-          await tx("sessions").where({ id: row.id }).update({ desired_state: p.spec.desiredState });
+        if (intent) await tx("sessions").where({ id: row.id }).update({ desired_state: intent });
       });
     }
+    const undoIntent = async () => {
+      if (!intent || intent === cr.spec.desiredState) return;
+      await deps
+        .db("sessions")
+        .where({ id: row.id, desired_state: intent })
+        .update({ desired_state: cr.spec.desiredState })
+        .catch((e: unknown) => deps.log.warn({ err: e, session: row.id }, "could not take back the session's intent"));
+    };
     const p = patchOf(cr);
     const body = {
       metadata: {
@@ -74,9 +84,13 @@ export async function act(
       },
       ...(p.spec ? { spec: p.spec } : {}),
     };
-    const res = await kube.request("PATCH", sessionPath(row.namespace, row.cr_name), { body }).catch((e: unknown) => {
-      throw new Unavailable("the management cluster did not answer", { reason: (e as Error).message });
-    });
+    const res = await kube
+      .request("PATCH", sessionPath(row.namespace, row.cr_name), { body })
+      .catch(async (e: unknown) => {
+        await undoIntent();
+        throw new Unavailable("the management cluster did not answer", { reason: (e as Error).message });
+      });
+    if (res.status >= 300) await undoIntent();
     if (res.status === 409 && attempt < 3) continue; // changed under us: re-read, re-check
     if (res.status === 404) throw new InvalidSessionState(opts.action ?? "terminate", "Terminated", "Terminated");
     if (res.status >= 300) throw new Unavailable(`updating the session's resource failed (${res.status})`);

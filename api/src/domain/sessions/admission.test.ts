@@ -10,7 +10,7 @@ import { expectLedgerInvariants, grant } from "../../billing/testing.ts";
 import { ensureWallet } from "../../billing/wallets.ts";
 import { aGpuCluster } from "../../db/operations/sessions/testing.ts";
 import { MAX_BATCH } from "./admission.ts";
-import { makeSessionsRuntime, setSessionsRuntime } from "./runtime.ts";
+import { makeSessionsRuntime, sessionPath, setSessionsRuntime } from "./runtime.ts";
 
 const H100 = "NVIDIA-H100-80GB-HBM3";
 // Ten minutes of h100 (4 credits/h), rounded up: the door's minimum run.
@@ -20,8 +20,10 @@ describe("creates decided together at an organization's door", () => {
   let t: IdentityTestApi;
   let kube: FakeManagementCluster;
   type Org = { id: string; people: TestUser[] };
-  const orgs: Record<"credits" | "gpus" | "own" | "many" | "mixed" | "perUser" | "projects" | "boom", Org> =
-    {} as never;
+  const orgs: Record<
+    "credits" | "gpus" | "own" | "many" | "mixed" | "perUser" | "projects" | "boom" | "resumes" | "resumeFails",
+    Org
+  > = {} as never;
   let vision: string; // a project of orgs.projects with a limit of 2 GPUs; people[0] is in it
   let audio: string; // another, without a limit; people[1] is in it
 
@@ -51,6 +53,8 @@ describe("creates decided together at an organization's door", () => {
     orgs.perUser = await anOrganization("Two GPUs each", 1, 1000n * TEN_MINUTES);
     orgs.projects = await anOrganization("Two projects", 3, 1000n * TEN_MINUTES);
     orgs.boom = await anOrganization("One bad row", 3, 1000n * TEN_MINUTES);
+    orgs.resumes = await anOrganization("One session at a time", 1, 1000n * TEN_MINUTES);
+    orgs.resumeFails = await anOrganization("One at a time, cluster down", 1, 1000n * TEN_MINUTES);
     vision = (await t.aProject(orgs.projects.id, "Vision")).id;
     audio = (await t.aProject(orgs.projects.id, "Audio")).id;
     await t.member(orgs.projects.people[0] as TestUser, orgs.projects.id, vision, "member");
@@ -88,6 +92,14 @@ describe("creates decided together at an organization's door", () => {
       ResourcePolicyKind.build(
         { name: "per-user" },
         { scope: { kind: "organization", id: orgs.perUser.id }, limits: { maxGpusPerUser: 2 } },
+      ),
+      ResourcePolicyKind.build(
+        { name: "one-at-a-time" },
+        { scope: { kind: "organization", id: orgs.resumes.id }, limits: { maxConcurrentSessionsPerUser: 1 } },
+      ),
+      ResourcePolicyKind.build(
+        { name: "one-at-a-time-down" },
+        { scope: { kind: "organization", id: orgs.resumeFails.id }, limits: { maxConcurrentSessionsPerUser: 1 } },
       ),
       ResourcePolicyKind.build(
         { name: "vision" },
@@ -241,5 +253,50 @@ describe("creates decided together at an organization's door", () => {
       json: { offering: "h100", preset: "gpu-small", image: "jupyterlab", organization_id: orgs.boom.id },
     });
     expect(again.status, JSON.stringify(again.body)).toBe(201);
+  });
+
+  /** A session of `org` created and then paused, in the row and the resource as the worker leaves them. */
+  async function aPausedSession(org: Org): Promise<string> {
+    const db = t.database.db;
+    const { answers } = await together(org, 1);
+    const row = await db("sessions").where({ id: answers[0]?.body.id }).first();
+    await db("sessions").where({ id: row.id }).update({ desired_state: "Paused", phase: "Paused" });
+    const o = kube.objects.get(sessionPath(row.namespace, row.cr_name)) as {
+      spec: Record<string, unknown>;
+      status?: Record<string, unknown>;
+    };
+    o.spec.desiredState = "Paused";
+    o.status = { ...o.status, phase: "Paused" };
+    return row.id as string;
+  }
+  const resume = (org: Org, id: string) =>
+    t.request("POST", `/api/v1/sessions/${id}/resume`, { token: (org.people[0] as TestUser).token });
+
+  it("counts a session being resumed before the worker has moved it out of Paused", async () => {
+    // Resume writes desired Running; the row says Paused until the worker copies the new phase. A
+    // second resume (or a create) in that moment must count the first.
+    const a = await aPausedSession(orgs.resumes);
+    const b = await aPausedSession(orgs.resumes); // a paused session holds nothing: room for another
+    const first = await resume(orgs.resumes, a);
+    expect(first.status, JSON.stringify(first.body)).toBe(202);
+    const second = await resume(orgs.resumes, b);
+    expect(second.status).toBe(403);
+    expect(second.body.error.details).toMatchObject({ limit: "maxConcurrentSessionsPerUser", value: 1, current: 1 });
+    expect((await together(orgs.resumes, 1)).statuses).toEqual([403]);
+  });
+
+  it("takes a resume's intent back when the session's resource cannot be changed", async () => {
+    const a = await aPausedSession(orgs.resumeFails);
+    const request = kube.request.bind(kube);
+    kube.request = (async (method: string, path: string, opts?: never) =>
+      method === "PATCH" ? { status: 500, body: {} } : request(method, path, opts)) as typeof kube.request;
+    try {
+      expect((await resume(orgs.resumeFails, a)).status).toBe(503);
+    } finally {
+      kube.request = request;
+    }
+    expect(await t.database.db("sessions").where({ id: a }).first()).toMatchObject({ desired_state: "Paused" });
+    // The resume that did not happen holds nothing: the one session allowed can be created.
+    expect((await together(orgs.resumeFails, 1)).statuses).toEqual([201]);
   });
 });

@@ -18,6 +18,7 @@ import { billingOf } from "../../billing/context.ts";
 import { assessStart, type DoorRequest } from "../../billing/door.ts";
 import { countLiveForOwner } from "../../db/operations/sessions/countLiveForOwner.ts";
 import { lockOrganizationDoor } from "../../db/operations/sessions/lockOrganization.ts";
+import { ENDED_PHASES } from "../../db/operations/sessions/types.ts";
 import type { Deps } from "../../deps.ts";
 import { QuotaExceeded } from "../../errors.ts";
 import type { Principal } from "../../http/principal.ts";
@@ -176,7 +177,7 @@ export type GpuScope = { column: "project_id" | "organization_id"; id: string };
 export async function liveGpusOf(db: Knex, scope: GpuScope): Promise<number> {
   const row = (await db("sessions")
     .where({ [scope.column]: scope.id, desired_state: "Running" })
-    .whereNotIn("phase", ["Terminated", "Failed", "Paused"])
+    .whereNotIn("phase", ENDED_PHASES)
     .first(db.raw("coalesce(sum(gpu_count), 0)::int as gpus"))) as { gpus: number } | undefined;
   return row?.gpus ?? 0;
 }

@@ -1,13 +1,15 @@
 import type { Knex } from "knex";
+import { ENDED_PHASES } from "./types.ts";
 
 /**
  * What a user's sessions hold or wait for: sessions that want to run (desired Running) and are not
- * ended, and their GPUs. Paused sessions hold nothing and do not count.
+ * ended, and their GPUs. Paused sessions (desired Paused) hold nothing and do not count; one being
+ * resumed (desired Running, phase still Paused until the worker moves it) does.
  */
 export async function countLiveForOwner(db: Knex, ownerId: string): Promise<{ sessions: number; gpus: number }> {
   const row = (await db("sessions")
     .where({ owner_id: ownerId, desired_state: "Running" })
-    .whereNotIn("phase", ["Terminated", "Failed", "Paused"])
+    .whereNotIn("phase", ENDED_PHASES)
     .first(db.raw("count(*)::int as sessions"), db.raw("coalesce(sum(gpu_count), 0)::int as gpus"))) as
     | { sessions: number; gpus: number }
     | undefined;
@@ -30,7 +32,7 @@ export async function countLiveForOwners(
   const rows = (await db("sessions")
     .whereIn("owner_id", ownerIds)
     .where({ desired_state: "Running" })
-    .whereNotIn("phase", ["Terminated", "Failed", "Paused"])
+    .whereNotIn("phase", ENDED_PHASES)
     .groupBy("owner_id")
     .select("owner_id", db.raw("count(*)::int as sessions"), db.raw("coalesce(sum(gpu_count), 0)::int as gpus"))) as {
     owner_id: string;
