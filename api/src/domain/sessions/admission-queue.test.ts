@@ -1,11 +1,30 @@
-// The admission queue's bound, without a database: while a batch holds the door, at most MAX_WAITING
-// creates of one organization wait in a process; the next is answered 503 at once, another organization
-// still gets in line, and everyone who waited is answered when the batch ends.
+// The admission queue without a database: while a batch holds the door, at most MAX_WAITING creates of
+// one organization wait in a process; the next is answered 503 at once, another organization still gets
+// in line, and everyone who waited is answered when the batch ends. A failure shared by a batch is
+// answered to all of it at once.
+import { setImmediate as tick } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import type { NewSessionRow } from "../../db/operations/sessions/insertSession.ts";
 import type { Deps } from "../../deps.ts";
+import { Unavailable } from "../../errors.ts";
 import { admitCreate, MAX_WAITING } from "./admission.ts";
 import type { QuotaRequest } from "./checkQuota.ts";
+import { type SessionsRuntime, setSessionsRuntime } from "./runtime.ts";
+
+/** Deps whose database transactions and policy reads are the given functions. */
+function fakeDeps(transaction: () => Promise<never>, policies: () => Promise<unknown[]> = async () => []): Deps {
+  const deps = {
+    db: { transaction },
+    metrics: { sessionAdmissionBatch: { observe: () => {} } },
+  } as unknown as Deps;
+  setSessionsRuntime(deps, { catalog: { policies } } as unknown as SessionsRuntime);
+  return deps;
+}
+const createIn = (deps: Deps) => (organizationId: string) =>
+  admitCreate(deps, { organizationId } as QuotaRequest, {} as NewSessionRow).then(
+    () => "admitted",
+    (e: { code?: string; details?: unknown }) => e,
+  );
 
 describe("the admission queue", () => {
   it("answers 503 unavailable beyond MAX_WAITING waiting creates of one organization, and answers all who waited", async () => {
@@ -14,20 +33,12 @@ describe("the admission queue", () => {
       fail = reject;
     });
     let transactions = 0;
-    const deps = {
-      db: {
-        transaction: () => {
-          transactions++;
-          return held;
-        },
-      },
-      metrics: { sessionAdmissionBatch: { observe: () => {} } },
-    } as unknown as Deps;
-    const create = (organizationId: string) =>
-      admitCreate(deps, { organizationId } as QuotaRequest, {} as NewSessionRow).then(
-        () => "admitted",
-        (e: { code?: string; details?: unknown }) => e,
-      );
+    const create = createIn(
+      fakeDeps(() => {
+        transactions++;
+        return held;
+      }),
+    );
 
     const first = create("org_a"); // holds the door
     const waiting = Array.from({ length: MAX_WAITING }, () => create("org_a"));
@@ -37,6 +48,7 @@ describe("the admission queue", () => {
       headers: { "Retry-After": "1" },
     });
     const other = create("org_b"); // another organization has its own line
+    await tick();
     expect(transactions).toBe(2);
 
     // The database is gone: every one who waited is answered, none left hanging.
@@ -45,7 +57,26 @@ describe("the admission queue", () => {
     expect(answers.every((a) => (a as { code?: string }).code === "ECONNREFUSED")).toBe(true);
     // The line is gone with the last batch: the next create starts a new one.
     const again = create("org_a");
+    await tick();
     expect(transactions).toBeGreaterThan(2);
     expect(await again).toMatchObject({ code: "ECONNREFUSED" });
+  });
+
+  it("answers a failure of the catalog to the whole batch at once, not once per request", async () => {
+    let down: (e: unknown) => void = () => {};
+    const first = new Promise<never>((_, reject) => {
+      down = reject;
+    });
+    let reads = 0;
+    const create = createIn(
+      fakeDeps(
+        () => Promise.reject(new Error("no transaction expected")),
+        () => (++reads === 1 ? first : Promise.reject(new Unavailable("the management cluster did not answer"))),
+      ),
+    );
+    const answers = [create("org_c"), ...Array.from({ length: 10 }, () => create("org_c"))];
+    down(new Unavailable("the management cluster did not answer"));
+    expect((await Promise.all(answers)).every((a) => (a as { code?: string }).code === "unavailable")).toBe(true);
+    expect(reads).toBe(2); // the first batch, then the ten who waited as one
   });
 });

@@ -23,7 +23,7 @@ import type { SessionRow } from "../../db/operations/sessions/types.ts";
 import { DEADLOCK_DETECTED, SERIALIZATION_FAILURE, sqlState } from "../../db/sqlstate.ts";
 import { isDatabaseUnreachable } from "../../db/unreachable.ts";
 import type { Deps } from "../../deps.ts";
-import { Unavailable } from "../../errors.ts";
+import { isDomainError, Unavailable } from "../../errors.ts";
 import {
   doorRequest,
   type GpuScope,
@@ -100,22 +100,30 @@ async function drain(deps: Deps, byOrg: Map<string, Waiting[]>, organizationId: 
 
 /**
  * Decides a batch and answers each of its requests. A deadlock or serialization failure is tried once
- * more; any other failure of a batch of several is decided again one request at a time, so that it is
- * answered only to the request that causes it (an unreachable database fails them all at once).
+ * more. A failure that one request's row can cause is decided again one request at a time, so that it
+ * is answered only to that request; a shared one (the catalog or the database unavailable) is answered
+ * to all at once, not waited out once per request while the organization's line grows.
  */
 async function settle(deps: Deps, batch: Waiting[], retried = false): Promise<void> {
   deps.metrics.sessionAdmissionBatch.observe(batch.length);
   let outcomes: (SessionRow | Error)[];
   try {
-    outcomes = await deps.db.transaction((tx) => decideBatch(deps, tx, batch));
+    // Read before the transaction: no connection or lock is held over a call to the management cluster
+    // (cached for seconds; the create itself has just read it).
+    const policies = await sessionsRuntimeOf(deps).catalog.policies();
+    outcomes = await deps.db.transaction((tx) => decideBatch(deps, tx, policies, batch));
   } catch (e) {
     const state = sqlState(e);
-    if (!retried && (state === DEADLOCK_DETECTED || state === SERIALIZATION_FAILURE)) return settle(deps, batch, true);
-    if (batch.length > 1 && !isDatabaseUnreachable(e)) {
+    const contended = state === DEADLOCK_DETECTED || state === SERIALIZATION_FAILURE;
+    if (contended && !retried) return settle(deps, batch, true);
+    if (batch.length > 1 && mayBelongToOneRequest(e)) {
       for (const w of batch) await settle(deps, [w], true);
       return;
     }
-    for (const w of batch) w.reject(e);
+    const answer = contended
+      ? new Unavailable("the database was too busy to decide this create; retry", {}, { "Retry-After": "1" })
+      : e;
+    for (const w of batch) w.reject(answer);
     return;
   }
   for (const [i, w] of batch.entries()) {
@@ -125,14 +133,22 @@ async function settle(deps: Deps, batch: Waiting[], retried = false): Promise<vo
   }
 }
 
+/** Bad data or a violated constraint (SQLSTATE classes 22, 23), or a bug: maybe one request's doing. */
+function mayBelongToOneRequest(e: unknown): boolean {
+  if (isDomainError(e) || isDatabaseUnreachable(e)) return false;
+  const state = sqlState(e);
+  if (state === undefined) return true;
+  return state.startsWith("22") || state.startsWith("23");
+}
+
 /** One batch in its transaction: per request, the inserted row or the refusal. */
 async function decideBatch(
   deps: Deps,
   tx: Knex.Transaction,
+  policies: readonly ResourcePolicy[],
   batch: readonly Waiting[],
 ): Promise<(SessionRow | Error)[]> {
   const organizationId = (batch[0] as Waiting).req.organizationId;
-  const policies: readonly ResourcePolicy[] = await sessionsRuntimeOf(deps).catalog.policies();
   const owners = [...new Set(batch.map((w) => w.req.ownerId))];
   await lockOwners(tx, owners);
   const tallies = await countLiveForOwners(tx, owners);
