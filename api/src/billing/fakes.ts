@@ -12,6 +12,7 @@ export class FakeManagementCluster implements KubeApi {
   readonly objects = new Map<string, unknown>();
   readonly created: { path: string; body: unknown }[] = [];
   readonly patches: { path: string; body: unknown }[] = [];
+  readonly deleted: string[] = [];
   /** ResourcePolicy objects the catalog lists (set them before the first read: the catalog caches 5 s). */
   readonly policies: unknown[] = [];
   constructor() {
@@ -52,6 +53,12 @@ export class FakeManagementCluster implements KubeApi {
       if (sub) o.status = { ...(o.status ?? {}), ...patch.status };
       else o.spec = { ...(o.spec ?? {}), ...patch.spec };
       return { status: 200, body: structuredClone(o) as T };
+    }
+    if (method === "DELETE") {
+      this.deleted.push(p);
+      return this.objects.delete(p)
+        ? { status: 200, body: {} as T }
+        : { status: 404, body: { reason: "NotFound" } as T };
     }
     return { status: 405, body: {} as T };
   }

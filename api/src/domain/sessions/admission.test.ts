@@ -1,7 +1,8 @@
 // Creates that reach an organization's door together are decided in batches (admission.ts): over HTTP
 // with the real API and Postgres, concurrent creates by several people must get exactly the answers
 // they would get one after the other — no limit passed by one, no credits promised twice — and a batch
-// must really hold several. The management cluster is a stand-in (catalog + Session writes).
+// must really hold several. Also what a create or resume holds when its Session write fails or gets no
+// answer. The management cluster is a stand-in (catalog + Session writes).
 import { OfferingKind, ResourcePolicyKind } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "../../auth/testing.ts";
@@ -21,7 +22,17 @@ describe("creates decided together at an organization's door", () => {
   let kube: FakeManagementCluster;
   type Org = { id: string; people: TestUser[] };
   const orgs: Record<
-    "credits" | "gpus" | "own" | "many" | "mixed" | "perUser" | "projects" | "boom" | "resumes" | "resumeFails",
+    | "credits"
+    | "gpus"
+    | "own"
+    | "many"
+    | "mixed"
+    | "perUser"
+    | "projects"
+    | "boom"
+    | "resumes"
+    | "resumeFails"
+    | "flaky",
     Org
   > = {} as never;
   let vision: string; // a project of orgs.projects with a limit of 2 GPUs; people[0] is in it
@@ -55,6 +66,7 @@ describe("creates decided together at an organization's door", () => {
     orgs.boom = await anOrganization("One bad row", 3, 1000n * TEN_MINUTES);
     orgs.resumes = await anOrganization("One session at a time", 1, 1000n * TEN_MINUTES);
     orgs.resumeFails = await anOrganization("One at a time, cluster down", 1, 1000n * TEN_MINUTES);
+    orgs.flaky = await anOrganization("A flaky management cluster", 1, 1000n * TEN_MINUTES);
     vision = (await t.aProject(orgs.projects.id, "Vision")).id;
     audio = (await t.aProject(orgs.projects.id, "Audio")).id;
     await t.member(orgs.projects.people[0] as TestUser, orgs.projects.id, vision, "member");
@@ -298,5 +310,55 @@ describe("creates decided together at an organization's door", () => {
     expect(await t.database.db("sessions").where({ id: a }).first()).toMatchObject({ desired_state: "Paused" });
     // The resume that did not happen holds nothing: the one session allowed can be created.
     expect((await together(orgs.resumeFails, 1)).statuses).toEqual([201]);
+  });
+
+  describe("a create whose Session write gets no answer", () => {
+    /** Runs `body` with the fake's Session POST failing after (`stored`) or before storing the resource. */
+    async function withLostAnswer<T>(opts: { stored: boolean; readBack: boolean }, body: () => Promise<T>) {
+      const request = kube.request.bind(kube);
+      kube.request = (async (method: string, path: string, o?: never) => {
+        if (method === "POST" && path.endsWith("/sessions")) {
+          if (opts.stored) await request(method, path, o);
+          throw new Error("socket hang up");
+        }
+        if (method === "GET" && path.includes("/sessions/") && !opts.readBack) throw new Error("ECONNRESET");
+        return request(method, path, o);
+      }) as typeof kube.request;
+      try {
+        return await body();
+      } finally {
+        kube.request = request;
+      }
+    }
+    const resourceOf = async (id: string) => {
+      const row = await t.database.db("sessions").where({ id }).first();
+      return { row, resource: kube.objects.get(sessionPath(row.namespace, row.cr_name)) };
+    };
+    const lastRow = () =>
+      t.database.db("sessions").where({ organization_id: orgs.flaky.id }).orderBy("created_at", "desc").first();
+
+    it("is the create done when the resource was made after all", async () => {
+      const { answers } = await withLostAnswer({ stored: true, readBack: true }, () => together(orgs.flaky, 1));
+      expect(answers[0]?.status).toBe(201);
+      const { row, resource } = await resourceOf(answers[0]?.body.id);
+      expect(row.phase).not.toBe("Failed");
+      expect(resource).toBeDefined();
+    });
+
+    it("fails, and holds nothing, when the resource was not made", async () => {
+      const { answers } = await withLostAnswer({ stored: false, readBack: true }, () => together(orgs.flaky, 1));
+      expect(answers[0]?.status).toBe(503);
+      expect(await lastRow()).toMatchObject({ phase: "Failed", reason: "CreateFailed" });
+    });
+
+    it("deletes a resource it cannot read back, so that a failed session does not come to life", async () => {
+      const before = kube.deleted.length;
+      const { answers } = await withLostAnswer({ stored: true, readBack: false }, () => together(orgs.flaky, 1));
+      expect(answers[0]?.status).toBe(503);
+      const row = await lastRow();
+      expect(row).toMatchObject({ phase: "Failed", reason: "CreateFailed" });
+      expect(kube.deleted.slice(before)).toEqual([sessionPath(row.namespace, row.cr_name)]);
+      expect(kube.objects.has(sessionPath(row.namespace, row.cr_name))).toBe(false);
+    });
   });
 });

@@ -178,25 +178,50 @@ export async function createSession(deps: Deps, principal: Principal, input: Cre
     },
   );
   try {
-    await rt.ensureNamespace(namespace);
-    const res = await rt.kube.request("POST", sessionPath(namespace), { body });
-    if (res.status !== 201)
-      throw new Error(
-        `creating the Session resource answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`,
-      );
+    await writeResource(rt, namespace, crName, body);
   } catch (e) {
+    // The row must not count as live (limits, credits) for a session that does not exist.
     await updateSession(
       deps.db,
       id,
       { phase: "Failed", reason: "CreateFailed", message: (e as Error).message.slice(0, 1000), terminated_at: now },
       now,
-    );
+    ).catch((err: unknown) => deps.log.error({ err, session: id }, "could not mark a session whose create failed"));
     throw new Unavailable("the session could not be created in the management cluster; retry", {
       reason: (e as Error).message,
     });
   }
-  await insertSessionEvents(deps.db, [sessionEventOf("session.created", row, viewFromRow(row))]);
+  // The session exists now: a lost stream event must not turn its create into an error (the client's
+  // retry would make a second one). The worker's phase changes follow on the stream.
+  await insertSessionEvents(deps.db, [sessionEventOf("session.created", row, viewFromRow(row))]).catch((err: unknown) =>
+    deps.log.warn({ err, session: id }, "could not record the session.created event"),
+  );
   return viewFromRow(row);
+}
+
+/**
+ * Creates the Session resource. When no answer came (a timeout, a reset), the apiserver may have created
+ * it anyway: it is read back, and one that exists is the create done; one that cannot be read is deleted,
+ * so that a session answered as failed does not come to life through the worker.
+ */
+async function writeResource(
+  rt: ReturnType<typeof sessionsRuntimeOf>,
+  namespace: string,
+  name: string,
+  body: Session,
+): Promise<void> {
+  await rt.ensureNamespace(namespace);
+  let res: { status: number; body: unknown };
+  try {
+    res = await rt.kube.request("POST", sessionPath(namespace), { body });
+  } catch (e) {
+    const back = await rt.kube.request("GET", sessionPath(namespace, name)).catch(() => undefined);
+    if (back?.status === 200) return;
+    if (back?.status !== 404) await rt.kube.request("DELETE", sessionPath(namespace, name)).catch(() => undefined);
+    throw e;
+  }
+  if (res.status !== 201)
+    throw new Error(`creating the Session resource answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
 }
 
 /** 422 `gpu_model_unavailable` when no cluster of the fleet (or not the pinned one) has the model. */
