@@ -22,9 +22,19 @@ export interface WalletAccess {
 }
 
 /** Is `userId` a member of one of `projectIds`? */
-async function memberOfAny(db: Knex, userId: string, projectIds: string[]): Promise<boolean> {
-  if (projectIds.length === 0) return false;
-  const row = await db("memberships").where({ user_id: userId }).whereIn("project_id", projectIds).first("id");
+/** Whether the user is in one of the projects, counting only projects of `organizationId` (a person's
+ * wallets are per organization: a project admin in A manages nothing of theirs in B). */
+async function memberOfAny(
+  db: Knex,
+  userId: string,
+  projectIds: string[],
+  organizationId: string | null,
+): Promise<boolean> {
+  if (projectIds.length === 0 || organizationId === null) return false;
+  const row = await db("memberships")
+    .where({ user_id: userId, organization_id: organizationId })
+    .whereIn("project_id", projectIds)
+    .first("id");
   return row !== undefined;
 }
 
@@ -41,7 +51,7 @@ export async function walletAccess(db: Knex, p: Principal, w: WalletRow): Promis
     case "project":
       return { see: s.projects.has(w.owner_id), manage: s.adminProjects.has(w.owner_id) };
     case "user": {
-      const projectAdmin = await memberOfAny(db, w.owner_id, [...s.adminProjects]);
+      const projectAdmin = await memberOfAny(db, w.owner_id, [...s.adminProjects], w.organization_id);
       return { see: w.owner_id === p.userId || projectAdmin, manage: projectAdmin };
     }
   }

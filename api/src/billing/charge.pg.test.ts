@@ -74,6 +74,32 @@ describe("charging usage", () => {
     expect(await balanceOf(tdb.db, org.wallet.id)).toBe(10n * CREDIT - 500_000n);
   });
 
+  it("charges a moment of a session's time once, whatever samples say it again", async () => {
+    // An operator restarted with another interval length sends new ids for time already charged; a
+    // former cluster reports a pod that outlived its move. The session held its GPUs once.
+    const { b } = testBilling(tdb.db);
+    const org = await anOrganizationWallet(tdb.db, 100n * CREDIT);
+    const s = await aSession(tdb.db, { ownerId: "usr_1", organizationId: org.id, offering: "h100" });
+    await usage(tdb.db, "clu_a", [{ id: "smp-60-0", session: s.id, start: at(0), seconds: 3600 }]);
+    await billPendingUsage(b);
+    await usage(tdb.db, "clu_a", [
+      { id: "smp-30-0", session: s.id, start: at(1800), seconds: 3600 }, // half new
+      { id: "smp-30-1", session: s.id, start: at(1800), seconds: 3600 }, // the same time, in this batch
+    ]);
+    await usage(tdb.db, "clu_b", [{ id: "smp-b-0", session: s.id, start: at(0), seconds: 900 }]); // none new
+    expect((await billPendingUsage(b)).charged).toBe(2n * CREDIT);
+    expect(await balanceOf(tdb.db, org.wallet.id)).toBe(100n * CREDIT - 6n * CREDIT);
+    const overlapped = await tdb
+      .db("ledger_transactions")
+      .where({ session_id: s.id, sample_id: "smp-30-0" })
+      .first("metadata");
+    expect(overlapped?.metadata).toMatchObject({ ms: "1800000", already_charged_ms: "1800000" });
+    // Another session's same hour is its own.
+    const other = await aSession(tdb.db, { ownerId: "usr_2", organizationId: org.id, offering: "h100" });
+    await usage(tdb.db, "clu_a", [{ id: "smp-60-0-other", session: other.id, start: at(0), seconds: 3600 }]);
+    expect((await billPendingUsage(b)).charged).toBe(4n * CREDIT);
+  });
+
   it("costs twice for a two-GPU session on a one-GPU offering", async () => {
     const { b } = testBilling(tdb.db);
     const org = await anOrganizationWallet(tdb.db, 10n * CREDIT);
@@ -187,9 +213,10 @@ describe("charging within the wallets' spend limits", () => {
     await grant(tdb.db, user.id, 100n * CREDIT);
     await updateWalletLimits(tdb.db, user.id, limits, clock.now());
     const s = await aSession(tdb.db, { ownerId: user.owner_id, organizationId: org.id, offering: "h100" });
-    /** One hour of h100 (4 credits), charged now. */
+    /** The next hour of h100 (4 credits), charged at its end. */
     const anHour = async (id: string) => {
       await usage(tdb.db, "clu_a", [{ id: `${id}-${s.id}`, session: s.id, start: clock.now(), seconds: 3600 }]);
+      clock.advance(3600);
       return billPendingUsage(b);
     };
     return { b, clock, org, user, s, anHour };

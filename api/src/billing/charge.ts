@@ -26,6 +26,7 @@ import { lockWalletsOfOwners } from "../db/operations/ledger/lockWallets.ts";
 import { type BillableSession, sessionsForBilling } from "../db/operations/ledger/sessionsForBilling.ts";
 import type { WalletRow } from "../db/operations/ledger/types.ts";
 import {
+  billedPeriods,
   lockUnbilledSamples,
   markSamplesBilled,
   type UnbilledSample,
@@ -34,6 +35,7 @@ import { DEADLOCK_DETECTED, SERIALIZATION_FAILURE, sqlState } from "../db/sqlsta
 import { insertAuditRecord } from "../http/audit.ts";
 import { allowancesLeft, walletAllowances } from "./allowances.ts";
 import type { BillingContext, OfferingRate } from "./context.ts";
+import { Coverage } from "./coverage.ts";
 import { billingId, SHORTFALL_WALLET, USAGE_WALLET } from "./ids.ts";
 import { spendable } from "./ledger.ts";
 import { MS_PER_HOUR, min, sessionRate, units } from "./money.ts";
@@ -159,6 +161,16 @@ async function billBatch(
   const owners = [...sessions.values()].flatMap(chainOwners);
   const locked = new Map((await lockWalletsOfOwners(tx, dedupe(owners))).map((w) => [w.id, w]));
 
+  // Time of these sessions already charged: a sample over it is charged only for what is new.
+  const coverage = Coverage.of(
+    await billedPeriods(
+      tx,
+      [...sessions.keys()],
+      samples.reduce((a, s) => (s.period_start < a ? s.period_start : a), (samples[0] as UnbilledSample).period_start),
+      samples.reduce((a, s) => (s.period_end > a ? s.period_end : a), (samples[0] as UnbilledSample).period_end),
+    ),
+  );
+
   const byOwner = new Map([...locked.values()].map((w) => [walletKey(w), w]));
   const balances = new Map([...locked.values()].map((w) => [w.id, units(w.balance)]));
   // Read after the wallet locks: a concurrent biller's charges to these wallets are committed and count.
@@ -199,7 +211,10 @@ async function billBatch(
     }
     const carry = carries.get(session.id) as CarryRow;
     const rate = rateOf(session, offerings.get(session.offering));
-    const ms = BigInt(s.period_end.getTime() - s.period_start.getTime());
+    const [start, end] = [s.period_start.getTime(), s.period_end.getTime()];
+    const fresh = coverage.uncovered(session.id, start, end);
+    coverage.add(session.id, start, end);
+    const ms = BigInt(fresh);
     const p = priceInterval({ carry: units(carry.carry), divisor: units(carry.carry_divisor) }, rate, ms);
     const next: CarryRow = {
       ...carry,
@@ -226,6 +241,7 @@ async function billBatch(
       ],
       metadata: {
         ms: ms.toString(),
+        ...(fresh < end - start ? { already_charged_ms: String(end - start - fresh) } : {}),
         rate_per_hour: rate.perHour.toString(),
         ...(rate.divisor !== 1n ? { rate_divisor: rate.divisor.toString() } : {}),
         offering: session.offering,

@@ -195,7 +195,8 @@ class Usage implements Cmd {
   check = () => true;
   async run(m: Model, r: Real) {
     const n = m.nextSample++;
-    const s = { id: `${r.run}-s${n}`, session: this.session, start: n * 60_000, ms: this.ms };
+    // Apart in time (a sample is at most 4 h): time already charged is not charged again (coverage.ts).
+    const s = { id: `${r.run}-s${n}`, session: this.session, start: n * 4 * 3600_000, ms: this.ms };
     const send = async (x: typeof s) =>
       usage(tdb.db, "clu_m", [
         {

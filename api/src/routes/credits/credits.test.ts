@@ -336,6 +336,30 @@ describe("/api/v1/credits and /api/v1/budgets", () => {
       expect(outside.body.data).toEqual([]);
     });
 
+    it("lets a project admin manage a member's wallet of the project's organization only, not theirs elsewhere", async () => {
+      const both = await t.aUser();
+      await t.member(both, w.orgA.id, w.projectA.id, "member");
+      await t.member(both, w.orgB.id, null, "member");
+      const now = t.clock.now();
+      const inA = (await ensureWallet(t.database.db, { organizationId: w.orgA.id, kind: "user", id: both.id }, now))
+        .wallet;
+      const inB = (await ensureWallet(t.database.db, { organizationId: w.orgB.id, kind: "user", id: both.id }, now))
+        .wallet;
+      const limit = (id: string) =>
+        t.request("PATCH", `/api/v1/credits/wallets/${id}`, {
+          token: w.projectAdminA.token,
+          json: { max_spend_per_day: "0" },
+        });
+      expect(
+        (await t.request("GET", `/api/v1/credits/wallets/${inA.id}`, { token: w.projectAdminA.token })).status,
+      ).toBe(200);
+      expect((await limit(inA.id)).status).toBe(200);
+      expect(
+        (await t.request("GET", `/api/v1/credits/wallets/${inB.id}`, { token: w.projectAdminA.token })).status,
+      ).toBe(404);
+      expect((await limit(inB.id)).status).toBe(404);
+    });
+
     it("shows a budget with its spend so far", async () => {
       const r = await t.request("GET", `/api/v1/budgets/${w.orgA.id}`, { token: w.adminA.token });
       expect(r.body).toMatchObject({

@@ -41,3 +41,23 @@ export async function markSamplesBilled(
     await tx("usage_samples").where("cluster_id", cluster).whereIn("sample_id", ids).update({ billed_at: at });
   }
 }
+
+/**
+ * The periods of the sessions' samples already billed that overlap [from, to): what a new sample of
+ * theirs must not charge again (billing/coverage.ts). Read under the sessions' carry locks, so a
+ * concurrent biller's charges are committed and seen.
+ */
+export async function billedPeriods(
+  tx: Knex.Transaction,
+  sessions: readonly string[],
+  from: Date,
+  to: Date,
+): Promise<{ session: string; start: Date; end: Date }[]> {
+  if (sessions.length === 0) return [];
+  return (await tx("usage_samples")
+    .whereIn("session", sessions)
+    .whereNotNull("billed_at")
+    .where("period_start", "<", to)
+    .where("period_end", ">", from)
+    .select("session", "period_start as start", "period_end as end")) as { session: string; start: Date; end: Date }[];
+}
