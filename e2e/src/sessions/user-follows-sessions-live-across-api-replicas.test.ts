@@ -72,4 +72,18 @@ describe("the event stream", () => {
     }
     expect((await fetch(`${bed.t.api.url}/api/v1/sessions/events`)).status).toBe(401);
   });
+
+  it("refuses an id it never hands out with 400, before the stream starts", async () => {
+    const url = `${bed.t.api.url}/api/v1/sessions/events`;
+    const auth = { authorization: `Bearer ${bed.alice.token}` };
+    const tooBig = "99999999999999999999"; // beyond Postgres' bigint
+    for (const res of [
+      await fetch(url, { headers: { ...auth, "Last-Event-ID": tooBig } }),
+      await fetch(url, { headers: { ...auth, "Last-Event-ID": "abc" } }),
+      await fetch(`${url}?last_event_id=${tooBig}`, { headers: auth }),
+    ]) {
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe("validation_failed");
+    }
+  });
 });

@@ -17,6 +17,7 @@ import type { SessionEventRow } from "../../db/operations/sessions/types.ts";
 import type { Deps } from "../../deps.ts";
 import { viewOfPayload } from "../../domain/sessions/events.ts";
 import { canSeeSession } from "../../domain/sessions/visibility.ts";
+import { Invalid } from "../../errors.ts";
 import { sessionEventHubOf } from "../../events/hub.ts";
 import type { Principal } from "../../http/principal.ts";
 import { defineRoute } from "../../http/route.ts";
@@ -39,6 +40,11 @@ export function formatEvent(row: SessionEventRow): string {
     session: presentSession(viewOfPayload(payload)),
   };
   return `id: ${row.seq}\nevent: ${row.type}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/** An id this stream hands out: a Postgres bigint sequence number (larger ones fail in the query). */
+function isEventId(s: string): boolean {
+  return /^\d{1,19}$/.test(s) && BigInt(s) <= 9_223_372_036_854_775_807n;
 }
 
 async function stream(
@@ -107,7 +113,7 @@ async function stream(
     HEARTBEAT_MS,
   );
   try {
-    if (lastEventId !== undefined && /^\d+$/.test(lastEventId)) {
+    if (lastEventId !== undefined) {
       const first = BigInt(await firstSessionEventSeq(deps.db));
       if (first > 0n && BigInt(lastEventId) < first - 1n) {
         write(
@@ -148,7 +154,8 @@ export const sessionEventsRoute = defineRoute({
   query: z.object({
     last_event_id: z
       .string()
-      .regex(/^\d+$/)
+      .regex(/^\d{1,19}$/)
+      .refine(isEventId, "an event id: digits, at most 9223372036854775807")
       .optional()
       .meta({ description: "Same as the Last-Event-ID header, for clients that cannot set headers." }),
     session_id: SessionIdParam.optional().meta({ description: "Only this session's events." }),
@@ -156,6 +163,14 @@ export const sessionEventsRoute = defineRoute({
   responses: { 200: z.string().meta({ description: "text/event-stream (see the description)." }) },
   handler: async ({ deps, principal, query, ctx }) => {
     const header = ctx.get("Last-Event-ID");
+    if (header !== "" && !isEventId(header))
+      throw new Invalid("the Last-Event-ID header is not an event id", [
+        {
+          path: ["headers", "Last-Event-ID"],
+          message: "an event id: digits, at most 9223372036854775807",
+          code: "invalid_event_id",
+        },
+      ]);
     await stream(deps, principal, ctx, header !== "" ? header : query.last_event_id, query.session_id);
     return { status: 200, body: "" };
   },
