@@ -54,6 +54,7 @@ export const OperatorConfigSchema = z
       .object({
         /** Length of a usage interval: one sample per session pod and interval. A whole number of seconds. */
         intervalMs: ms(1_000)
+          .max(3_600_000) // the control plane refuses longer samples
           .refine((v) => v % 1000 === 0, "must be a whole number of seconds")
           .default(60_000),
         /** A closed interval is sent this long after its end. */

@@ -72,6 +72,9 @@ export const StatusReport = z.object({
     .max(5_000),
 });
 
+/** The longest usage interval an operator may use, and so the longest sample. */
+export const MAX_SAMPLE_MS = 3_600_000;
+
 export const UsageBatch = z.object({
   cluster_id: ClusterId,
   samples: z
@@ -84,9 +87,14 @@ export const UsageBatch = z.object({
           end: Instant,
           gpu_seconds: z.number().min(0).max(1e9),
           gpu_utilization: z.number().min(0).max(100).nullable().optional(),
-          gpu_memory_mib: z.number().int().min(0).nullable().optional(),
+          gpu_memory_mib: z.number().int().min(0).max(2_147_483_647).nullable().optional(),
         })
-        .refine((s) => Date.parse(s.end) >= Date.parse(s.start), { message: "end is before start", path: ["end"] }),
+        .refine((s) => Date.parse(s.end) >= Date.parse(s.start), { message: "end is before start", path: ["end"] })
+        // An operator's interval is at most an hour (operator/src/config.ts); a longer span is not a sample.
+        .refine((s) => Date.parse(s.end) - Date.parse(s.start) <= MAX_SAMPLE_MS, {
+          message: "a sample spans at most an hour",
+          path: ["end"],
+        }),
     )
     .max(10_000),
 });

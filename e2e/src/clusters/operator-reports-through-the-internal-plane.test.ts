@@ -448,6 +448,23 @@ describe("session status and usage reports", () => {
     expect(await rowsOf("usage_samples", clusters.a.id)).toHaveLength(3);
   });
 
+  it("refuse a sample longer than an operator's longest interval, or numbers Postgres cannot hold, with 400", async () => {
+    await bed.t.database.db("sessions").insert(sessionOnA()).onConflict("id").ignore();
+    const before = (await rowsOf("usage_samples", clusters.a.id)).length;
+    for (const bad of [
+      { ...sample("s-long"), start: "2020-01-01T00:00:00Z" }, // six years in one sample
+      { ...sample("s-mem"), gpu_memory_mib: 2 ** 31 },
+    ]) {
+      const res = await internal("POST", "/internal/v1/usage", {
+        token: clusters.a.token,
+        json: { cluster_id: clusters.a.id, samples: [sample("s-fine"), bad] },
+      });
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe("validation_failed");
+    }
+    expect(await rowsOf("usage_samples", clusters.a.id)).toHaveLength(before);
+  });
+
   it("for another cluster are 403 forbidden and write nothing", async () => {
     const usage = await internal("POST", "/internal/v1/usage", {
       token: clusters.a.token,
