@@ -8,8 +8,12 @@ import type { Cluster } from "@berth/crds";
 import type { Logger } from "pino";
 import type { KubeApi } from "./kube/client.ts";
 import { LeaderElector } from "./kube/lease.ts";
+import { sleep } from "./kube/sleep.ts";
 import { SessionController, type SessionControllerOptions } from "./sessions/controller.ts";
 import type { SessionStore } from "./sessions/store.ts";
+
+/** Backoff between attempts to start the controller while leading. */
+const START_RETRY_MS = { initialMs: 1_000, maxMs: 30_000 };
 
 export interface WorkerDeps {
   /** The management cluster. */
@@ -24,6 +28,8 @@ export interface WorkerDeps {
   options?: Partial<SessionControllerOptions>;
   /** Other leader-only work (billing's loop): started when this replica leads, stopped when it stops. */
   loops?: LeaderLoop[];
+  /** Backoff between attempts to start the controller while leading (default 1 s doubling to 30 s). */
+  startRetry?: { initialMs: number; maxMs: number };
 }
 
 export interface LeaderLoop {
@@ -47,6 +53,9 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const log = deps.log.child({ component: "worker", identity });
   let controller: SessionController | undefined;
   let starting: Promise<void> = Promise.resolve();
+  /** Aborted when the leadership term ends: cancels a pending start retry. */
+  let term: AbortController | undefined;
+  const retry = deps.startRetry ?? START_RETRY_MS;
 
   const serially = (step: () => Promise<void>): Promise<void> => {
     starting = starting.then(step).catch((err: unknown) => log.error({ err: String(err) }, "leader transition failed"));
@@ -66,28 +75,41 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     // stops the one started after it.
     onStartedLeading: () => {
       log.info({}, "leading: starting the session controller");
+      term?.abort();
+      const t = new AbortController();
+      term = t;
       void serially(async () => {
-        if (!elector.isLeader()) return;
-        const c = new SessionController({
-          kube: deps.kube,
-          store: deps.store,
-          clusterClient: deps.clusterClient,
-          log,
-          ...(deps.clock ? { clock: deps.clock } : {}),
-          ...(deps.options ? { options: deps.options } : {}),
-        });
-        try {
-          await c.start();
-          controller = c;
-          for (const l of deps.loops ?? []) l.start();
-        } catch (err) {
-          log.error({ err: String(err) }, "the session controller did not start; the next election retries");
-          await c.stop();
+        // The elector calls this once per term, so a failed start is retried here while the term lasts.
+        for (let delayMs = retry.initialMs; !t.signal.aborted; delayMs = Math.min(delayMs * 2, retry.maxMs)) {
+          if (elector.isLeader()) {
+            const c = new SessionController({
+              kube: deps.kube,
+              store: deps.store,
+              clusterClient: deps.clusterClient,
+              log,
+              ...(deps.clock ? { clock: deps.clock } : {}),
+              ...(deps.options ? { options: deps.options } : {}),
+            });
+            try {
+              await c.start();
+              controller = c;
+              for (const l of deps.loops ?? []) l.start();
+              return;
+            } catch (err) {
+              log.error({ err: String(err), retryInMs: delayMs }, "the session controller did not start; retrying");
+              // A throwing stop must not end the retries.
+              await c
+                .stop()
+                .catch((e: unknown) => log.warn({ err: String(e) }, "stopping the half-started controller"));
+            }
+          }
+          await sleep(delayMs, t.signal);
         }
       });
     },
     onStoppedLeading: () => {
       log.warn({}, "lost the lease: stopping the session controller");
+      term?.abort();
       return serially(async () => {
         for (const l of deps.loops ?? []) await l.stop();
         const c = controller;
@@ -111,6 +133,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       return controller;
     },
     async stop(opts = {}) {
+      term?.abort();
       await elector.stop(opts);
       await starting;
       for (const l of deps.loops ?? []) await l.stop();
