@@ -3,7 +3,8 @@
 // they would get one after the other — no limit passed by one, no credits promised twice — and a batch
 // must really hold several. Also what a create or resume holds when its Session write fails or gets no
 // answer. The management cluster is a stand-in (catalog + Session writes).
-import { OfferingKind, ResourcePolicyKind } from "@berth/crds";
+import { organizationNamespace } from "@berth/controllers";
+import { OfferingKind, ResourcePolicyKind, VolumeKind } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "../../auth/testing.ts";
 import { FakeManagementCluster } from "../../billing/fakes.ts";
@@ -32,7 +33,8 @@ describe("creates decided together at an organization's door", () => {
     | "boom"
     | "resumes"
     | "resumeFails"
-    | "flaky",
+    | "flaky"
+    | "shared",
     Org
   > = {} as never;
   let vision: string; // a project of orgs.projects with a limit of 2 GPUs; people[0] is in it
@@ -67,6 +69,7 @@ describe("creates decided together at an organization's door", () => {
     orgs.resumes = await anOrganization("One session at a time", 1, 1000n * TEN_MINUTES);
     orgs.resumeFails = await anOrganization("One at a time, cluster down", 1, 1000n * TEN_MINUTES);
     orgs.flaky = await anOrganization("A flaky management cluster", 1, 1000n * TEN_MINUTES);
+    orgs.shared = await anOrganization("A shared volume", 3, 1000n * TEN_MINUTES);
     vision = (await t.aProject(orgs.projects.id, "Vision")).id;
     audio = (await t.aProject(orgs.projects.id, "Audio")).id;
     await t.member(orgs.projects.people[0] as TestUser, orgs.projects.id, vision, "member");
@@ -360,5 +363,50 @@ describe("creates decided together at an organization's door", () => {
       expect(kube.deleted.slice(before)).toEqual([sessionPath(row.namespace, row.cr_name)]);
       expect(kube.objects.has(sessionPath(row.namespace, row.cr_name))).toBe(false);
     });
+  });
+
+  it("mounts a volume reached only through a read-only share read-only, and refuses to mount it writable", async () => {
+    const [owner, reader, writer] = orgs.shared.people as [TestUser, TestUser, TestUser];
+    const namespace = organizationNamespace(orgs.shared.id);
+    kube.objects.set(
+      `/apis/${VolumeKind.group}/${VolumeKind.version}/namespaces/${namespace}/${VolumeKind.plural}/data`,
+      VolumeKind.build(
+        { name: "data", namespace },
+        {
+          owner: { kind: "user", id: owner.id },
+          organization: orgs.shared.id,
+          sizeGb: 10,
+          shares: [
+            { kind: "user", id: reader.id, access: "ReadOnly" },
+            { kind: "user", id: writer.id, access: "ReadWrite" },
+          ],
+          locked: false,
+        },
+      ),
+    );
+    const create = (u: TestUser, volume: Record<string, unknown>) =>
+      t.request("POST", "/api/v1/sessions", {
+        token: u.token,
+        json: {
+          offering: "h100",
+          preset: "gpu-small",
+          image: "jupyterlab",
+          organization_id: orgs.shared.id,
+          volumes: [{ volume: "data", ...volume }],
+        },
+      });
+    const mounted = async (u: TestUser, volume: Record<string, unknown>) => {
+      const res = await create(u, volume);
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      const row = await t.database.db("sessions").where({ id: res.body.id }).first();
+      const cr = kube.objects.get(sessionPath(row.namespace, row.cr_name)) as { spec: { volumes: unknown[] } };
+      return cr.spec.volumes[0];
+    };
+    expect(await mounted(reader, {})).toMatchObject({ volume: "data", readOnly: true });
+    const refused = await create(reader, { read_only: false });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error).toMatchObject({ code: "forbidden", details: { volume: "data", access: "ReadOnly" } });
+    expect(await mounted(writer, {})).toMatchObject({ readOnly: false });
+    expect(await mounted(owner, { read_only: true })).toMatchObject({ readOnly: true });
   });
 });

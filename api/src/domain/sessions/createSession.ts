@@ -256,16 +256,16 @@ async function checkVolumes(
   const scope = scopeOf(principal);
   for (const [i, v] of (input.volumes ?? []).entries()) {
     const vol = await sessionsRuntimeOf(deps).catalog.volume(namespace, v.volume);
-    const mine =
+    const owned =
       vol &&
       (scope.all ||
         (vol.spec.owner.kind === "user" && vol.spec.owner.id === principal.userId) ||
         (vol.spec.owner.kind === "project" && scope.projects.has(vol.spec.owner.id)) ||
-        scope.adminOrganizations.has(vol.spec.organization) ||
-        vol.spec.shares.some(
-          (s) => (s.kind === "user" && s.id === principal.userId) || (s.kind === "project" && scope.projects.has(s.id)),
-        ));
-    if (!vol || !mine)
+        scope.adminOrganizations.has(vol.spec.organization));
+    const shares = (vol?.spec.shares ?? []).filter(
+      (s) => (s.kind === "user" && s.id === principal.userId) || (s.kind === "project" && scope.projects.has(s.id)),
+    );
+    if (!vol || (!owned && shares.length === 0))
       throw new Invalid("the request is invalid", [
         { path: ["body", "volumes", i, "volume"], message: "no such volume", code: "invalid_reference" },
       ]);
@@ -279,9 +279,13 @@ async function checkVolumes(
         "volume_on_another_cluster",
       );
     }
+    // Reached only through read-only shares: mounted read-only, and asking to write is refused.
+    const writable = owned || shares.some((s) => s.access === "ReadWrite");
+    if (!writable && v.read_only === false)
+      throw new Forbidden(`volume ${v.volume} is shared with you read-only`, { volume: v.volume, access: "ReadOnly" });
     out.push({
       volume: v.volume,
-      readOnly: v.read_only ?? false,
+      readOnly: v.read_only ?? !writable,
       ...(v.mount_path ? { mountPath: v.mount_path } : {}),
     });
   }
