@@ -6,6 +6,7 @@ import { dbClusters, sessionsForConnect } from "./adapters.ts";
 import { aPrincipal } from "./testing.ts";
 
 let tdb: TestDatabase;
+const alice = aPrincipal("usr_alice", { memberships: [{ organizationId: "org_1", role: "member" }] });
 
 const row = (id: string, over: Record<string, unknown> = {}) => ({
   id,
@@ -26,6 +27,13 @@ const row = (id: string, over: Record<string, unknown> = {}) => ({
 
 beforeAll(async () => {
   tdb = await createTestDatabase();
+  await tdb
+    .db("users")
+    .insert(
+      ["usr_alice", "usr_root", "usr_gone"].map((id) => ({ id, email: `${id}@example.test`, password_hash: "x" })),
+    );
+  await tdb.db("organizations").insert({ id: "org_1", name: "One", slug: "one" });
+  await tdb.db("memberships").insert({ user_id: "usr_alice", organization_id: "org_1", role: "member" });
   await tdb.db("sessions").insert([row("ses_running"), row("ses_queued", { cluster_id: null, phase: "Queued" })]);
   await tdb.db("clusters").insert([
     { id: "clu_a", name: "a", session_domain: "a.test:9443" },
@@ -38,12 +46,13 @@ afterAll(async () => {
 
 describe("sessions for connecting", () => {
   it("finds the pod on the GPU cluster by the session's resource name, in the sessions namespace", async () => {
-    const s = await sessionsForConnect(testDeps({ db: tdb.db })).forUser(aPrincipal("usr_alice"), "ses_running");
+    const s = await sessionsForConnect(testDeps({ db: tdb.db })).forUser(alice, "ses_running");
     expect(s).toEqual({
       id: "ses_running",
       crName: "ses-running",
       phase: "Running",
       ownerId: "usr_alice",
+      organizationId: "org_1",
       clusterId: "clu_a",
       podName: "ses-running",
       namespace: "berth-sessions",
@@ -62,6 +71,14 @@ describe("sessions for connecting", () => {
     const seen = await port.forUser(aPrincipal("usr_root", { isSuperAdmin: true }), "ses_running");
     expect(await port.mayUse("usr_root", seen)).toBe(false);
     expect(await port.mayUse("usr_alice", seen)).toBe(true);
+  });
+
+  it("no longer lets an owner removed from the organization see or connect to their session", async () => {
+    await tdb.db("sessions").insert(row("ses_left", { owner_id: "usr_gone" }));
+    const port = sessionsForConnect(testDeps({ db: tdb.db }));
+    // No membership left in org_1: as if the session were another member's.
+    await expect(port.forUser(aPrincipal("usr_gone"), "ses_left")).rejects.toMatchObject({ code: "not_found" });
+    expect(await port.mayUse("usr_gone", (await port.byId("ses_left")) as never)).toBe(false);
   });
 });
 

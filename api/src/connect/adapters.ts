@@ -27,8 +27,9 @@ export function dbClusters(deps: Pick<Deps, "db">): ConnectClusters {
  * its pod carry the management Session's name) in the cluster's sessions namespace.
  *
  * Who may do what: logs and usage follow the sessions domain's visibility (owner, the organization's and
- * project's admins, super_admin). Connecting is the owner's alone: a connect link opens the user's
- * notebook and files as that user, which an administrator's role does not make theirs to do.
+ * project's admins, super_admin). Connecting is the owner's alone, while a member of the session's
+ * organization: a connect link opens the user's notebook and files as that user, which an
+ * administrator's role does not make theirs to do.
  */
 export function sessionsForConnect(deps: Deps): ConnectSessions {
   const namespace = deps.clusters?.options.targetNamespaces.sessions ?? DEFAULT_TARGET_NAMESPACES.sessions;
@@ -37,6 +38,7 @@ export function sessionsForConnect(deps: Deps): ConnectSessions {
     crName: row.cr_name,
     phase: row.phase,
     ownerId: row.owner_id,
+    organizationId: row.organization_id,
     ...(row.cluster_id ? { clusterId: row.cluster_id, podName: row.cr_name, namespace } : {}),
   });
   return {
@@ -50,7 +52,13 @@ export function sessionsForConnect(deps: Deps): ConnectSessions {
       return row ? toPort(row) : undefined;
     },
     async mayUse(userId, session) {
-      return session.ownerId === userId;
+      // The owner, while still a member of the session's organization.
+      if (session.ownerId !== userId) return false;
+      const m = await deps
+        .db("memberships")
+        .where({ user_id: userId, organization_id: session.organizationId })
+        .first("id");
+      return m !== undefined;
     },
   };
 }

@@ -14,6 +14,7 @@ export interface ConnectSession {
   /** Session phase (ARCHITECTURE.md): Running, Paused, … */
   phase: string;
   ownerId: string;
+  organizationId: string;
   /** The pod on the GPU cluster, for logs; undefined while there is none. */
   podName?: string;
   namespace?: string;

@@ -22,6 +22,7 @@ export class SessionBuilder {
       crName: `s-${id.replace(/^ses_/, "")}`,
       phase: "Running",
       ownerId: "usr_owner",
+      organizationId: "org_1",
       clusterId: "clu_a",
       namespace: "berth-sessions",
       podName: `s-${id.replace(/^ses_/, "")}-0`,

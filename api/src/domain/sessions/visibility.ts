@@ -1,6 +1,7 @@
-// Who sees and who acts on a session. A session belongs to its owner; the organization's admins and its
-// project's admins see and manage it too; super_admin everything. Other members of the same
-// organization see nothing of it (404, as if it did not exist).
+// Who sees and who acts on a session. A session belongs to its owner while they are a member of its
+// organization (removed from it, they no longer reach it: resuming would draw on the organization's
+// wallets); the organization's admins and its project's admins see and manage it too; super_admin
+// everything. Other members of the same organization see nothing of it (404, as if it did not exist).
 import type { SessionVisibility } from "../../db/operations/sessions/listSessions.ts";
 import type { Principal } from "../../http/principal.ts";
 import { scopeOf } from "../identity/scope.ts";
@@ -12,7 +13,8 @@ export interface SessionOwnership {
 }
 
 export function canSeeSession(p: Principal, s: SessionOwnership): boolean {
-  if (p.isSuperAdmin || s.owner_id === p.userId) return true;
+  if (p.isSuperAdmin) return true;
+  if (s.owner_id === p.userId && p.memberships.some((m) => m.organizationId === s.organization_id)) return true;
   const scope = scopeOf(p);
   return (
     scope.adminOrganizations.has(s.organization_id) || (s.project_id !== null && scope.adminProjects.has(s.project_id))
