@@ -73,6 +73,22 @@ describe("the event stream", () => {
     expect((await fetch(`${bed.t.api.url}/api/v1/sessions/events`)).status).toBe(401);
   });
 
+  it("ends a stream whose token no longer holds (the account disabled) with an error event", async () => {
+    const carol = await bed.t.aUser();
+    await bed.t.member(carol, bed.org.id, null, "member");
+    const stream = await openEventStream(`${bed.t.api.url}/api/v1/sessions/events`, carol.token);
+    try {
+      await stream.waitFor((e) => e.event === "heartbeat", "a first heartbeat");
+      await bed.t.database.db("users").where({ id: carol.id }).update({ disabled: true });
+      bed.t.clock.advance(10); // past the principal cache's 5 s (the test API's clock stands still)
+      // Checked again at the next heartbeat (every 15 s).
+      const ended = await stream.waitFor((e) => e.event === "error", "the stream's end", 60_000);
+      expect(ended.data.error.code).toBe("unauthenticated");
+    } finally {
+      await stream.close();
+    }
+  });
+
   it("refuses an id it never hands out with 400, before the stream starts", async () => {
     const url = `${bed.t.api.url}/api/v1/sessions/events`;
     const auth = { authorization: `Bearer ${bed.alice.token}` };

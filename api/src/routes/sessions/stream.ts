@@ -17,7 +17,7 @@ import type { SessionEventRow } from "../../db/operations/sessions/types.ts";
 import type { Deps } from "../../deps.ts";
 import { viewOfPayload } from "../../domain/sessions/events.ts";
 import { canSeeSession } from "../../domain/sessions/visibility.ts";
-import { Invalid } from "../../errors.ts";
+import { Invalid, isDomainError, PasswordChangeRequired } from "../../errors.ts";
 import { sessionEventHubOf } from "../../events/hub.ts";
 import type { Principal } from "../../http/principal.ts";
 import { defineRoute } from "../../http/route.ts";
@@ -49,11 +49,14 @@ function isEventId(s: string): boolean {
 
 async function stream(
   deps: Deps,
-  principal: Principal,
+  caller: Principal,
+  /** The caller as the token names them now: throws once it no longer holds (expired, revoked, disabled). */
+  recheck: () => Promise<Principal>,
   ctx: Context,
   lastEventId: string | undefined,
   sessionId: string | undefined,
 ): Promise<void> {
+  let principal = caller;
   const res = ctx.res;
   const visible = (row: SessionEventRow) =>
     (sessionId === undefined || row.session_id === sessionId) && canSeeSession(principal, row);
@@ -79,9 +82,12 @@ async function stream(
       close();
     }
   };
+  // A resumed stream sends nothing at or before the client's last id: the hub may still deliver such an
+  // event live (its own reading lags the replay's), and the client has it already.
+  const floor = lastEventId === undefined ? undefined : BigInt(lastEventId);
   const send = (row: SessionEventRow) => {
     const seq = String(row.seq);
-    if (sent.has(seq) || !visible(row)) return;
+    if (sent.has(seq) || !visible(row) || (floor !== undefined && BigInt(seq) <= floor)) return;
     sent.add(seq);
     if (sent.size > 20_000) sent.delete(sent.values().next().value as string);
     write(formatEvent(row));
@@ -108,10 +114,24 @@ async function stream(
       close();
     },
   });
-  const heartbeat = setInterval(
-    () => write(`event: heartbeat\ndata: ${JSON.stringify({ at: new Date().toISOString() })}\n\n`),
-    HEARTBEAT_MS,
-  );
+  // Each heartbeat asks again who the caller is: a stream outlives its token, a changed role or a
+  // removal from an organization, and must not go on showing what the caller may no longer see.
+  const heartbeat = setInterval(() => {
+    recheck()
+      .then((p) => {
+        if (p.mustChangePassword) throw new PasswordChangeRequired();
+        principal = p;
+        write(`event: heartbeat\ndata: ${JSON.stringify({ at: new Date().toISOString() })}\n\n`);
+      })
+      .catch((e: unknown) => {
+        const error = isDomainError(e)
+          ? { code: e.code, message: e.message }
+          : { code: "unauthenticated", message: "the caller could not be checked again; reconnect" };
+        write(`event: error\ndata: ${JSON.stringify({ error })}\n\n`);
+        res.end();
+        close();
+      });
+  }, HEARTBEAT_MS);
   try {
     if (lastEventId !== undefined) {
       const first = BigInt(await firstSessionEventSeq(deps.db));
@@ -147,7 +167,7 @@ export const sessionEventsRoute = defineRoute({
   summary: "Server-sent events of session changes (text/event-stream)",
   description: [
     "A `text/event-stream` of the sessions the caller may see (the same rule as the detail route). Events: `session.created`, `session.updated` (phase, conditions, cluster, node, queue position, desired state or priority changed; `previous_phase` says where it came from), `session.deleted` (the resource was removed after retention; the history stays). `data` is JSON: `{id, type, at, session_id, previous_phase?, session}` where `session` is exactly what `GET /api/v1/sessions/{id}` answers.",
-    "Every event carries `id:` (a sequence number); reconnect with the `Last-Event-ID` header (or `last_event_id`) to receive what was missed. `event: heartbeat` every 15 seconds keeps proxies from closing the connection; `event: reset` says the id is older than what is kept (24 hours) and lists must be reloaded.",
+    "Every event carries `id:` (a sequence number); reconnect with the `Last-Event-ID` header (or `last_event_id`) to receive what was missed. `event: heartbeat` every 15 seconds keeps proxies from closing the connection; with each the caller is checked again, and a token that no longer holds (expired, revoked, account disabled) ends the stream with `event: error` (`data: {error: {code, message}}`): reconnect with a fresh token. `event: reset` says the id is older than what is kept (24 hours) and lists must be reloaded.",
     "Works across API replicas (events are kept in Postgres and every replica listens for them). Polling `GET /api/v1/sessions` is the fallback when a stream cannot be held.",
   ].join("\n\n"),
   auth: "user",
@@ -162,6 +182,8 @@ export const sessionEventsRoute = defineRoute({
   }),
   responses: { 200: z.string().meta({ description: "text/event-stream (see the description)." }) },
   handler: async ({ deps, principal, query, ctx }) => {
+    const token = /^Bearer[ ]+(\S+)\s*$/i.exec(ctx.get("Authorization"))?.[1] ?? "";
+    const recheck = () => deps.authenticate(ctx, token);
     const header = ctx.get("Last-Event-ID");
     if (header !== "" && !isEventId(header))
       throw new Invalid("the Last-Event-ID header is not an event id", [
@@ -171,7 +193,7 @@ export const sessionEventsRoute = defineRoute({
           code: "invalid_event_id",
         },
       ]);
-    await stream(deps, principal, ctx, header !== "" ? header : query.last_event_id, query.session_id);
+    await stream(deps, principal, recheck, ctx, header !== "" ? header : query.last_event_id, query.session_id);
     return { status: 200, body: "" };
   },
 });
