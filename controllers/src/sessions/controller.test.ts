@@ -6,7 +6,8 @@ import { examples } from "@berth/crds/testing";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import type { InventoryNodeView } from "../placement/capacity.ts";
-import { placementMatters, SessionController } from "./controller.ts";
+import { placementMatters, SessionController, type SessionControllerOptions } from "./controller.ts";
+import { DEFAULT_TIMING } from "./lifecycle.ts";
 import { MemoryKube } from "./memory-kube.test-support.ts";
 import type { ClusterRecord, MirrorState, SessionStore, StoredReport } from "./store.ts";
 import { aSession } from "./testing.ts";
@@ -23,34 +24,49 @@ class MemoryStore implements SessionStore {
   /** Batches to refuse before serving them. */
   failBatches = 0;
   readonly transitions: [string, string | undefined, string | undefined][] = [];
-  readonly gpus: number;
+  /** Restart counts recorded with a revision, and the operators' newest reports. */
+  readonly restarts = new Map<string, number>();
+  reps: StoredReport[] = [];
+  nodes: InventoryNodeView[];
+  #handlers: { reports(ids: string[]): void; inventory(): void } | undefined;
   constructor(gpus: number) {
-    this.gpus = gpus;
-  }
-
-  async clusters(): Promise<ClusterRecord[]> {
-    return [{ id: CLUSTER, registered: true, lastReportAt: new Date() }];
-  }
-  async inventory(): Promise<InventoryNodeView[]> {
-    return [
+    this.nodes = [
       {
         clusterId: CLUSTER,
         name: "gpu-a-0",
         gpuModel: H100,
-        gpuAllocatable: this.gpus,
+        gpuAllocatable: gpus,
         gpuInUse: 0,
         schedulable: true,
         ready: true,
       },
     ];
   }
-  async reports(): Promise<StoredReport[]> {
-    return [];
+
+  async clusters(): Promise<ClusterRecord[]> {
+    return [{ id: CLUSTER, registered: true, lastReportAt: new Date() }];
+  }
+  async inventory(): Promise<InventoryNodeView[]> {
+    return structuredClone(this.nodes);
+  }
+  async reports(ids?: readonly string[]): Promise<StoredReport[]> {
+    return structuredClone(this.reps.filter((r) => !ids || ids.includes(r.sessionId)));
+  }
+  /** An operator's report arrives (kept as the newest of its session and cluster, then notified). */
+  report(r: Omit<StoredReport, "clusterId" | "at"> & { node?: string }): void {
+    this.reps = this.reps.filter((x) => x.sessionId !== r.sessionId);
+    this.reps.push({ clusterId: CLUSTER, at: new Date().toISOString(), node: "gpu-a-0", ...r });
+    this.#handlers?.reports([r.sessionId]);
+  }
+  inventoryChanged(): void {
+    this.#handlers?.inventory();
   }
   async mirrorStates(ids: readonly string[]): Promise<Map<string, MirrorState>> {
     return new Map(
       ids.flatMap((id) =>
-        this.revisions.has(id) ? [[id, { revision: this.revisions.get(id) as number, restarts: 0 }]] : [],
+        this.revisions.has(id)
+          ? [[id, { revision: this.revisions.get(id) as number, restarts: this.restarts.get(id) ?? 0 }]]
+          : [],
       ),
     );
   }
@@ -59,8 +75,9 @@ class MemoryStore implements SessionStore {
     this.revisions.set(id, r);
     return r;
   }
-  async nextMirrorRevision(id: string): Promise<number> {
+  async nextMirrorRevision(id: string, restarts?: number): Promise<number> {
     this.singles.push(id);
+    if (restarts !== undefined) this.restarts.set(id, restarts);
     return this.#take(id);
   }
   async nextMirrorRevisions(ids: readonly string[]): Promise<Map<string, number>> {
@@ -84,7 +101,8 @@ class MemoryStore implements SessionStore {
     this.transitions.push([after.metadata.name as string, before.status?.phase, after.status?.phase]);
   }
   async recordDeleted(): Promise<void> {}
-  async listen(): Promise<() => Promise<void>> {
+  async listen(handlers: { reports(ids: string[]): void; inventory(): void }): Promise<() => Promise<void>> {
+    this.#handlers = handlers;
     return async () => {};
   }
   async purgeEvents(): Promise<number> {
@@ -92,7 +110,7 @@ class MemoryStore implements SessionStore {
   }
 }
 
-function aFleet(sessions: number, gpus = sessions) {
+function aFleet(sessions: number, gpus = sessions, options: Partial<SessionControllerOptions> = {}) {
   const mgmt = new MemoryKube();
   const gpu = new MemoryKube();
   const cluster = examples.Cluster();
@@ -113,7 +131,7 @@ function aFleet(sessions: number, gpus = sessions) {
     store,
     clusterClient: async () => gpu,
     log: pino({ level: "silent" }),
-    options: { pollMs: 3_600_000, resyncMs: 3_600_000, concurrency: 8 },
+    options: { pollMs: 3_600_000, resyncMs: 3_600_000, concurrency: 8, ...options },
   });
   return { mgmt, gpu, store, controller, names, ids: names.map((n) => n.replace("-", "_")) };
 }
@@ -285,7 +303,116 @@ describe("dispatch after the history knows where the session is", () => {
     await f.controller.idle();
 
     expect([...statusWrites(f.mgmt, "Starting").values()]).toEqual([1]);
-    expect(f.store.transitions).toEqual([[f.names[0], "Starting", "Starting"]]);
+    // Once, from the status it had before the placement.
+    expect(f.store.transitions).toEqual([[f.names[0], undefined, "Starting"]]);
     expect([...mirrorCreates(f.gpu).values()]).toEqual([1]);
+  });
+
+  it("records a status change whose first record failed on the next reconcile", async () => {
+    const f = await aRunningSession();
+    const byName = () => f.store.transitions.filter(([n]) => n === f.name).map(([, from, to]) => `${from}->${to}`);
+    const recorded = byName();
+    f.store.failRecords = 1;
+    f.store.report({
+      sessionId: f.id,
+      phase: "Starting",
+      reason: "PodPending",
+      revision: mirrorOf(f.gpu)?.revision as number,
+    });
+    await until("Starting", () => statusOf(f.mgmt)?.phase === "Starting");
+    await until("the change recorded", () => byName().length > recorded.length, 5_000);
+    expect(byName()).toEqual([...recorded, "Running->Starting"]);
+  });
+});
+
+const statusOf = (mgmt: MemoryKube) => (mgmt.list("sessions")[0] as unknown as Session).status;
+const mirrorOf = (gpu: MemoryKube) =>
+  gpu.list("sessionmirrors")[0]?.spec as { revision: number; restartCount: number } | undefined;
+
+/** One session placed on CLUSTER before (revision 1), its mirror written by the worker, reported Running. */
+async function aRunningSession(gpus = 1, options: Partial<SessionControllerOptions> = {}) {
+  const f = aFleet(1, gpus, options);
+  const name = f.names[0] as string;
+  const id = f.ids[0] as string;
+  const s = f.mgmt.list("sessions")[0] as unknown as Session;
+  s.status = { phase: "Starting", cluster: CLUSTER, gpuModel: H100 };
+  f.mgmt.put("sessions", s as never);
+  f.store.revisions.set(id, 1);
+  running = f.controller;
+  await f.controller.start();
+  await until("its mirror", () => mirrorOf(f.gpu) !== undefined);
+  f.store.report({ sessionId: id, phase: "Running", revision: mirrorOf(f.gpu)?.revision as number });
+  await until("Running", () => statusOf(f.mgmt)?.phase === "Running");
+  await f.controller.idle();
+  return { ...f, name, id };
+}
+
+describe("a running session's mirror", () => {
+  it("is restarted when the first restart write to the mirror fails", async () => {
+    const f = await aRunningSession();
+    let refuse = 1;
+    f.gpu.fail = (method, path) =>
+      method === "PATCH" && path.includes("/sessionmirrors/") && refuse-- > 0 ? 500 : undefined;
+    // The API bumps the annotation (MemoryKube's PATCH keeps metadata: put it, then PATCH for the watch).
+    const s = f.mgmt.list("sessions")[0] as unknown as Session;
+    s.metadata.annotations = { ...s.metadata.annotations, "berth.dev/restarts": "1" };
+    f.mgmt.put("sessions", s as never);
+    await f.mgmt.request("PATCH", `/apis/berth.dev/v1alpha1/namespaces/org-acme/sessions/${f.name}`, {
+      body: { spec: { priority: s.spec.priority } },
+    });
+    await until("the restart written to the mirror", () => mirrorOf(f.gpu)?.restartCount === 1, 5_000);
+    expect(statusOf(f.mgmt)?.phase).toBe("Restarting");
+    // The new pod's report counts: the session runs again.
+    f.store.report({ sessionId: f.id, phase: "Running", revision: mirrorOf(f.gpu)?.revision as number });
+    await until("Running again", () => statusOf(f.mgmt)?.phase === "Running", 5_000);
+    expect(mirrorOf(f.gpu)?.revision).toBe(f.store.revisions.get(f.id));
+  });
+
+  it("is written again when the operator reports it gone while the session runs", async () => {
+    const f = await aRunningSession();
+    const before = mirrorOf(f.gpu)?.revision as number;
+    await f.gpu.request("DELETE", `/apis/berth.dev/v1alpha1/namespaces/berth-sessions/sessionmirrors/${f.name}`);
+    f.store.report({ sessionId: f.id, phase: "Terminated", revision: before });
+    await until("the mirror written again", () => mirrorOf(f.gpu) !== undefined, 5_000);
+    expect(mirrorOf(f.gpu)?.revision).toBeGreaterThan(before);
+    expect(statusOf(f.mgmt)?.phase).toBe("Starting");
+  });
+
+  it("is written again when the session is placed back on its cluster while the old one's delete is slow", async () => {
+    const f = await aRunningSession();
+    const before = mirrorOf(f.gpu)?.revision as number;
+    const serve = f.gpu.request.bind(f.gpu);
+    f.gpu.request = (async (method: string, path: string, opts?: object) => {
+      if (method === "DELETE") await new Promise((r) => setTimeout(r, 300));
+      return serve(method, path, opts);
+    }) as typeof f.gpu.request;
+    // Its node is lost; another node of the same cluster has room.
+    f.store.nodes = [
+      { ...(f.store.nodes[0] as InventoryNodeView), ready: false },
+      { ...(f.store.nodes[0] as InventoryNodeView), name: "gpu-a-1" },
+    ];
+    f.store.inventoryChanged();
+    await until("the mirror written again", () => (mirrorOf(f.gpu)?.revision ?? 0) > before, 5_000);
+    await f.controller.idle();
+    expect(mirrorOf(f.gpu)?.revision).toBe(f.store.revisions.get(f.id));
+    expect(statusOf(f.mgmt)).toMatchObject({ phase: "Starting", cluster: CLUSTER });
+  });
+
+  it("is not placed straight back on the cluster where its pod found no node", async () => {
+    const f = await aRunningSession(1, { timing: { ...DEFAULT_TIMING, unschedulableMs: 0 } });
+    // A slow history write: the placement pass runs while the Pending write is being recorded.
+    f.store.gate = new Promise((r) => setTimeout(r, 300));
+    f.store.report({
+      sessionId: f.id,
+      phase: "Starting",
+      reason: "Unschedulable",
+      revision: mirrorOf(f.gpu)?.revision as number,
+    });
+    await until("placed again", () => statusOf(f.mgmt)?.phase !== "Running");
+    await new Promise((r) => setTimeout(r, 400));
+    await f.controller.idle();
+    expect(statusWrites(f.mgmt, "Starting")).toEqual(new Map());
+    expect(statusOf(f.mgmt)).toMatchObject({ phase: "Queued" });
+    expect(statusOf(f.mgmt)?.cluster).toBeUndefined();
   });
 });

@@ -137,6 +137,12 @@ export class SessionController {
    * names its cluster, so a mirror dispatched first has its pod's reports refused (the whole batch).
    */
   readonly #recording = new Map<string, Promise<boolean>>();
+  /**
+   * Sessions whose written status is not in their history row (recording it failed): the status before
+   * the first such write. The informer has the new status already, so a retry sees no change: the next
+   * reconcile or write records from this one instead.
+   */
+  readonly #unrecorded = new Map<string, Session>();
   readonly #mirrors = new Map<string, { cluster: string; state: "present" | "absent" | "deleting" }>();
   readonly #unschedulableSince = new Map<string, Date>();
   readonly #avoid = new Map<string, { cluster: string; until: number }>();
@@ -319,6 +325,7 @@ export class SessionController {
       this.#mirrorStates.delete(id);
       this.#reserved.delete(id);
       this.#recording.delete(id);
+      this.#unrecorded.delete(id);
       this.#mirrors.delete(id);
       this.#unschedulableSince.delete(id);
       this.#avoid.delete(key);
@@ -419,6 +426,7 @@ export class SessionController {
     const s = this.sessions.store.get(key);
     if (!s) return undefined;
     const id = sessionIdOf(s.metadata.name as string);
+    await this.#recordUnrecorded(id, s);
     const cluster = s.status?.cluster;
     const mirrorState = this.#mirrorStates.get(id) ?? { revision: 0, restarts: 0 };
     const report = cluster
@@ -442,6 +450,8 @@ export class SessionController {
       timing: this.#o.timing,
     });
 
+    // Before the write: the write's own watch event can start a placement pass that must see it.
+    if (plan.avoidCluster) this.#avoid.set(key, { cluster: plan.avoidCluster, until: Date.now() + 5 * 60_000 });
     let current: Session = s;
     if (plan.status) {
       const written = await this.#writeStatus(s, plan.status, plan.events);
@@ -449,7 +459,10 @@ export class SessionController {
       current = written;
     } else this.#emit(s, plan.events);
 
-    if (plan.avoidCluster) this.#avoid.set(key, { cluster: plan.avoidCluster, until: Date.now() + 5 * 60_000 });
+    // The operator saw the current mirror go (MirrorLost): what was cached of it is stale, and ensure
+    // would trust it and write nothing.
+    if (plan.mirror?.op === "ensure" && report?.phase === "Terminated" && cluster)
+      this.#mirrors.set(id, { cluster, state: "absent" });
     if (plan.mirror && cluster) {
       try {
         await this.#mirrorOp(current, cluster, plan.mirror);
@@ -486,6 +499,7 @@ export class SessionController {
     this.counts.statusWrites++;
     // Registered before the informer hears of the write: that starts the session's reconcile at once.
     const id = sessionIdOf(name);
+    const before = this.#unrecorded.get(id) ?? s;
     let recorded: ((ok: boolean) => void) | undefined;
     const recording =
       status.cluster !== undefined && status.cluster !== s.status?.cluster
@@ -505,14 +519,24 @@ export class SessionController {
           ? stored
           : SessionKind.schema.parse(res.body);
       this.#emit(after, events);
-      await this.#d.store.recordTransition(s, after);
+      await this.#d.store.recordTransition(before, after);
     } catch (err) {
+      this.#unrecorded.set(id, before);
       recorded?.(false);
       throw err;
     }
+    if (this.#unrecorded.get(id) === before) this.#unrecorded.delete(id);
     recorded?.(true);
     if (recording && this.#recording.get(id) === recording) this.#recording.delete(id);
     return after;
+  }
+
+  /** Records the change a failed record left out (from the status before it to `s`), if any. */
+  async #recordUnrecorded(id: string, s: Session): Promise<void> {
+    const before = this.#unrecorded.get(id);
+    if (!before) return;
+    await this.#d.store.recordTransition(before, s);
+    if (this.#unrecorded.get(id) === before) this.#unrecorded.delete(id);
   }
 
   #emit(s: Session, events: KubeEventSpec[]): void {
@@ -661,7 +685,7 @@ export class SessionController {
       const recording = this.#recording.get(id);
       if (recording) {
         // Its history row must name the cluster before the operator there reports on it.
-        if (!(await recording)) await this.#d.store.recordTransition(s, s);
+        if (!(await recording)) await this.#recordUnrecorded(id, s);
         if (this.#recording.get(id) === recording) this.#recording.delete(id);
       }
       const restarts = this.#mirrorStates.get(id)?.restarts ?? 0;
@@ -701,32 +725,38 @@ export class SessionController {
     }
     if (op.op === "restart") {
       const revision = await this.#d.store.nextMirrorRevision(id, op.restartCount);
-      this.#mirrorStates.set(id, { revision, restarts: op.restartCount });
       const res = await kube.request("PATCH", this.#mirrorPath(name), {
         body: { spec: { restartCount: op.restartCount, revision } },
       });
+      if (res.status >= 300 && res.status !== 404) throw new Error(`restarting ${name} on ${clusterId}: ${res.status}`);
+      // Only once written (or the mirror is gone and is written again with it): a failed write left
+      // as applied would drop the old pod's reports and never retry.
+      this.#mirrorStates.set(id, { revision, restarts: op.restartCount });
       if (res.status === 404) {
         this.#mirrors.set(id, { cluster: clusterId, state: "absent" });
         return;
       }
-      if (res.status >= 300) throw new Error(`restarting ${name} on ${clusterId}: ${res.status}`);
       this.counts.mirrorUpdates++;
       return;
     }
     // delete
     if (known?.cluster === clusterId && known.state === "absent") return;
+    const revision = this.#mirrorStates.get(id)?.revision;
     const res = await kube.request("DELETE", this.#mirrorPath(name), {
       body: { apiVersion: "v1", kind: "DeleteOptions", propagationPolicy: op.propagation },
     });
+    // A placement meanwhile (back on this cluster) took a new revision for a new mirror: this answer is
+    // about the old one and must not stand for it (read as present, the new one would never be written).
+    const replaced = this.#mirrorStates.get(id)?.revision !== revision;
     if (res.status === 404) {
-      this.#mirrors.set(id, { cluster: clusterId, state: "absent" });
+      if (!replaced) this.#mirrors.set(id, { cluster: clusterId, state: "absent" });
       this.#queue.add(keyOf(s as KubeObject));
       return;
     }
     if (res.status >= 300 && res.status !== 409)
       throw new Error(`deleting the mirror of ${name} on ${clusterId}: ${res.status}`);
     if (known?.state !== "deleting") this.counts.mirrorDeletes++;
-    this.#mirrors.set(id, { cluster: clusterId, state: "deleting" });
+    if (!replaced) this.#mirrors.set(id, { cluster: clusterId, state: "deleting" });
   }
 
   // --- placement ----------------------------------------------------------------------------------------

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_TIMING, placedStatus, planSession, type SessionObserved, waitingStatus } from "./lifecycle.ts";
+import {
+  DEFAULT_TIMING,
+  placedStatus,
+  planSession,
+  queueSince,
+  type SessionObserved,
+  waitingStatus,
+} from "./lifecycle.ts";
 import { aSession } from "./testing.ts";
 
 const now = new Date("2026-11-22T07:00:00Z");
@@ -217,6 +224,31 @@ describe("the session lifecycle", () => {
     const queued = aSession().phase("Queued").status({ pausedAt: "2026-11-22T06:30:00Z" }).build();
     expect(placedStatus(queued, { clusterId: "clu_a", reason: "Placed", message: "" }, "X", now).status.phase).toBe(
       "Resuming",
+    );
+  });
+
+  it("queues a resumed session from the resume, not from the queue it waited in before it ran", () => {
+    const resumed = aSession()
+      .phase("Paused")
+      .status({
+        queuedAt: "2026-11-22T06:00:00.000Z",
+        scheduledAt: "2026-11-22T06:01:00Z",
+        pausedAt: "2026-11-22T06:30:00Z",
+      })
+      .build();
+    expect(queueSince(resumed, now)).toBe(now.toISOString());
+    const w = { position: 1, reason: "NoCapacity", message: "waiting" };
+    expect(waitingStatus(resumed, w, now, queueSince(resumed, now)).status?.queuedAt).toBe(now.toISOString());
+  });
+
+  it("starts, not resumes, a session placed again after it was resumed once", () => {
+    // Paused, resumed (placed after the pause), then its node was lost and it waited in the queue.
+    const queued = aSession()
+      .phase("Queued")
+      .status({ pausedAt: "2026-11-22T06:30:00Z", scheduledAt: "2026-11-22T06:40:00Z" })
+      .build();
+    expect(placedStatus(queued, { clusterId: "clu_a", reason: "Placed", message: "" }, "X", now).status.phase).toBe(
+      "Starting",
     );
   });
 });

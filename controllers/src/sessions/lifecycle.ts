@@ -428,7 +428,13 @@ export function placedStatus(
   now: Date,
 ): { status: SessionStatus; events: KubeEventSpec[] } {
   const d = new StatusDraft(s, now);
-  const resuming = phaseOf(s) === "Paused" || (phaseOf(s) === "Queued" && s.status?.pausedAt !== undefined);
+  // Queued after a pause, not after a later placement (a resumed session whose node was lost).
+  const pausedAt = s.status?.pausedAt;
+  const resuming =
+    phaseOf(s) === "Paused" ||
+    (phaseOf(s) === "Queued" &&
+      pausedAt !== undefined &&
+      !(Date.parse(s.status?.scheduledAt ?? "") > Date.parse(pausedAt)));
   d.phase(resuming ? "Resuming" : "Starting")
     .set("cluster", p.clusterId)
     .set("gpuModel", gpuModel)
@@ -457,7 +463,11 @@ export function waitingStatus(
   d.phase("Queued")
     .set("queue", { position: w.position, reason: w.message })
     // Millisecond precision on purpose: the queue orders by it (see queueSince).
-    .set("queuedAt", s.status?.queuedAt ?? since ?? now.toISOString())
+    // A resumed session's queuedAt is that of its wait before it ran: it queues from the resume.
+    .set(
+      "queuedAt",
+      phaseOf(s) === "Paused" ? (since ?? now.toISOString()) : (s.status?.queuedAt ?? since ?? now.toISOString()),
+    )
     .condition("Scheduled", "False", w.reason, w.message);
   if (!d.changed) return { events: [] };
   d.status.observedGeneration = s.metadata.generation ?? d.status.observedGeneration;
@@ -469,7 +479,8 @@ export function waitingStatus(
  * since it was accepted (the API's millisecond annotation); one resumed from a pause, since now.
  */
 export function queueSince(s: Session, now: Date): string {
-  if (s.status?.queuedAt) return s.status.queuedAt;
+  // Before queuedAt: a resumed session keeps the one of its first wait (placement does not clear it).
   if (phaseOf(s) === "Paused") return now.toISOString();
+  if (s.status?.queuedAt) return s.status.queuedAt;
   return s.metadata.annotations?.["berth.dev/created-at"] ?? s.metadata.creationTimestamp ?? now.toISOString();
 }
