@@ -74,3 +74,22 @@ describe("status reports of one cluster written at once", () => {
     expect(rows.map((r) => r.phase)).toEqual(["Pausing", "Pausing", "Pausing"]);
   });
 });
+
+describe("status reports for sessions of other clusters", () => {
+  it("are kept for a session that was placed here before, in any phase, and refused for one never here", async () => {
+    const [moved, never] = await insertTestSessions(t.db, 2, "own");
+    // moved: on clu_a, then placed on clu_b; its pod on clu_a outlived the move and still runs.
+    await t
+      .db("sessions")
+      .where({ id: moved })
+      .update({ cluster_id: "clu_b", placed_clusters: ["clu_a", "clu_b"] });
+    await t
+      .db("sessions")
+      .where({ id: never })
+      .update({ cluster_id: "clu_b", placed_clusters: ["clu_b"] });
+    expect(await recordSessionStatus(deps, "clu_a", reports([moved as string], "Running", 5))).toEqual({ accepted: 1 });
+    await expect(
+      recordSessionStatus(deps, "clu_a", reports([moved as string, never as string], "Running", 6)),
+    ).rejects.toMatchObject({ code: "forbidden", details: { sessions: [never] } });
+  });
+});

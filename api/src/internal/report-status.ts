@@ -1,6 +1,6 @@
-// POST /internal/v1/sessions/status: for now the newest report per session is kept in Postgres. The
-// sessions domain takes these over (Session status, SSE) and adds the check that each named session is
-// assigned to the reporting cluster; until then only the body's cluster_id is checked (by the route).
+// POST /internal/v1/sessions/status: the newest report per (cluster, session) is kept in Postgres, where
+// the worker's session controller reads it. Every named session must be, or have been, placed on the
+// reporting cluster (domain/sessions/reportOwnership.ts).
 import { touchClusterReport } from "../db/operations/clusters/updateCluster.ts";
 import {
   type SessionStatusReportInput,

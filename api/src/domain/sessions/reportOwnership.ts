@@ -1,13 +1,13 @@
 // The internal plane's rule for status reports (CONTRACT.md, Operator calls 3): an operator reports only
-// on sessions of its own cluster. "Of its cluster" = placed there now; a session placed there before
-// (then paused, or placed again elsewhere after a node loss) may still be reported on as its mirror goes
-// away (Terminating, Terminated). Anything else refuses the whole batch with 403 `forbidden`.
+// on sessions of its own cluster: placed there now, or before (paused, or placed again elsewhere after a
+// node loss or a silent spell). A former cluster's report is kept whatever its phase: its pod may
+// outlive the move (its cluster was silent when the mirror was to go), and refusing the whole batch for
+// it would stop that cluster's every report and turn all its sessions Unknown. The lifecycle reads only
+// the current cluster's report. A session never placed there refuses the whole batch with 403.
 
 import type { Db } from "../../db/knex.ts";
 import { sessionsOfCluster } from "../../db/operations/sessions/workerQueries.ts";
 import { Forbidden } from "../../errors.ts";
-
-const REMOVAL = new Set(["Terminating", "Terminated"]);
 
 export async function assertReportsOwned(
   db: Db,
@@ -16,12 +16,9 @@ export async function assertReportsOwned(
 ): Promise<void> {
   if (reports.length === 0) return;
   const known = await sessionsOfCluster(db, clusterId, [...new Set(reports.map((r) => r.session))]);
-  const foreign = reports.filter((r) => {
-    const k = known.get(r.session);
-    return !k || !(k.current || (k.ever && REMOVAL.has(r.phase)));
-  });
+  const foreign = reports.filter((r) => !known.get(r.session)?.ever);
   if (foreign.length > 0) {
-    throw new Forbidden(`the report names sessions that are not on cluster ${clusterId}`, {
+    throw new Forbidden(`the report names sessions that were never on cluster ${clusterId}`, {
       cluster_id: clusterId,
       sessions: [...new Set(foreign.map((r) => r.session))].slice(0, 20),
     });
