@@ -179,6 +179,15 @@ describe("charging usage", () => {
     expect(await balanceOf(tdb.db, org.wallet.id)).toBe(7_500_000n);
   });
 
+  it("charges a multi-GPU offering's recorded rate once, not once per GPU, when the offering is gone", async () => {
+    const { b } = testBilling(tdb.db, { offerings: {} });
+    const org = await anOrganizationWallet(tdb.db, 100n * CREDIT);
+    // h100x2: 7 credits an hour for both of its GPUs.
+    const s = await aSession(tdb.db, { ownerId: "usr_1", organizationId: org.id, offering: "h100x2", gpuCount: 2 });
+    await usage(tdb.db, "clu_a", [{ id: "smp-gone-x2", session: s.id, start: at(0), seconds: 3600 }]);
+    expect((await billPendingUsage(b)).charged).toBe(7n * CREDIT);
+  });
+
   it("bills concurrent billers' samples once between them", async () => {
     const { b } = testBilling(tdb.db, { options: { chargeBatch: 7 } });
     const org = await anOrganizationWallet(tdb.db, 1000n * CREDIT);

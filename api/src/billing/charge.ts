@@ -49,11 +49,11 @@ export interface PricedCharge {
   shortfall: bigint;
 }
 
-/** The session's rate: live offering, else the rate it was created with (for the offering's own GPUs = 1). */
+/** The session's rate: live offering, else the rate it was created with (for the offering's GPUs then). */
 export function rateOf(s: BillableSession, offering: OfferingRate | undefined): { perHour: bigint; divisor: bigint } {
   return offering
     ? sessionRate(units(offering.hourlyCreditRate), offering.gpuCount, s.gpu_count)
-    : sessionRate(units(s.hourly_credit_rate), 1, s.gpu_count);
+    : sessionRate(units(s.hourly_credit_rate), s.offering_gpu_count, s.gpu_count);
 }
 
 /** One sample's charge from the session's carried remainder; answers the new remainder. Pure. */

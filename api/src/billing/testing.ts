@@ -124,6 +124,7 @@ export async function aSession(
     gpu_model: "NVIDIA-L4",
     gpu_count: o.gpuCount ?? 1,
     hourly_credit_rate: TEST_OFFERINGS[offering]?.hourlyCreditRate ?? "1000000",
+    offering_gpu_count: TEST_OFFERINGS[offering]?.gpuCount ?? 1,
     cluster_id: o.clusterId ?? "clu_a",
     phase: o.phase ?? "Running",
     desired_state: "Running",

@@ -9,6 +9,7 @@ import * as m20261122000100 from "./20261122000100_idempotency_replay.ts";
 import * as m20261122000106 from "./20261122000106_ledger_statement_balance.ts";
 import * as m20261122000200 from "./20261122000200_session_events_commit_order.ts";
 import * as m20261122000300 from "./20261122000300_users_list_order.ts";
+import * as m20261123000100 from "./20261123000100_sessions_offering_gpu_count.ts";
 
 export interface Migration {
   name: string;
@@ -27,4 +28,5 @@ export const migrations: Migration[] = [
   { name: "20261122000106_ledger_statement_balance", up: m20261122000106.up },
   { name: "20261122000200_session_events_commit_order", up: m20261122000200.up },
   { name: "20261122000300_users_list_order", up: m20261122000300.up },
+  { name: "20261123000100_sessions_offering_gpu_count", up: m20261123000100.up },
 ];

@@ -144,6 +144,7 @@ export async function createSession(deps: Deps, principal: Principal, input: Cre
       gpu_model: gpuModel,
       gpu_count: gpuCount,
       hourly_credit_rate: offering.spec.hourlyCreditRate,
+      offering_gpu_count: offering.spec.gpuCount,
       cluster_pin: input.cluster_id ?? null,
       priority,
       created_at: now,

@@ -13,7 +13,16 @@ export async function promisedSessions(
   exceptId?: string,
 ): Promise<BillableSession[]> {
   const q = db("sessions")
-    .select("id", "owner_id", "organization_id", "project_id", "offering", "gpu_count", "hourly_credit_rate")
+    .select(
+      "id",
+      "owner_id",
+      "organization_id",
+      "project_id",
+      "offering",
+      "gpu_count",
+      "hourly_credit_rate",
+      "offering_gpu_count",
+    )
     .where({ organization_id: organizationId, desired_state: "Running" })
     .whereNotIn("phase", [...ENDED_PHASES]);
   if (exceptId) q.whereNot("id", exceptId);

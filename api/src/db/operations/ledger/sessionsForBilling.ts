@@ -8,12 +8,23 @@ export interface BillableSession {
   offering: string;
   gpu_count: number;
   hourly_credit_rate: string;
+  /** The offering's GPUs at creation (the recorded rate is for all of them). */
+  offering_gpu_count: number;
 }
 
 export async function sessionsForBilling(db: Knex, ids: readonly string[]): Promise<Map<string, BillableSession>> {
   if (ids.length === 0) return new Map();
   const rows = (await db("sessions")
-    .select("id", "owner_id", "organization_id", "project_id", "offering", "gpu_count", "hourly_credit_rate")
+    .select(
+      "id",
+      "owner_id",
+      "organization_id",
+      "project_id",
+      "offering",
+      "gpu_count",
+      "hourly_credit_rate",
+      "offering_gpu_count",
+    )
     .whereIn("id", [...new Set(ids)])) as BillableSession[];
   return new Map(rows.map((r) => [r.id, r]));
 }

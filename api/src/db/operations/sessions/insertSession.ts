@@ -19,7 +19,8 @@ export type NewSessionRow = Pick<
   | "cluster_pin"
   | "priority"
   | "created_at"
->;
+> &
+  Partial<Pick<SessionRow, "offering_gpu_count">>;
 
 export async function insertSession(db: Knex, row: NewSessionRow): Promise<SessionRow> {
   return (await insertSessions(db, [row]))[0] as SessionRow;

@@ -13,6 +13,8 @@ export interface SessionRow {
   gpu_model: string;
   gpu_count: number;
   hourly_credit_rate: string;
+  /** The offering's GPUs at creation: hourly_credit_rate is for all of them. */
+  offering_gpu_count: number;
   cluster_pin: string | null;
   cluster_id: string | null;
   placed_clusters: string[];
