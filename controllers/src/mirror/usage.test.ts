@@ -67,6 +67,9 @@ describe("podRun", () => {
   });
   it("ends a pod that finished on its own at its last finish", () => {
     expect(podRun(pod({ phase: "Failed", running: at(0), finished: at(42) }), LABEL)?.endMs).toBe(T0 + 42_000);
+    // Deleted later (a new leader's relist sees both): it held its GPU until it finished, not until then.
+    const late = pod({ phase: "Failed", running: at(0), finished: at(42), deletion: at(600), grace: 30 });
+    expect(podRun(late, LABEL)?.endMs).toBe(T0 + 42_000);
   });
   it("ignores pods that are not a session's", () => {
     const p = pod({ running: at(0) });

@@ -85,13 +85,16 @@ export function podRun(pod: MeteredPodView, sessionLabel: string): PodRun | unde
   if (pod.metadata.namespace) run.namespace = pod.metadata.namespace;
   if (pod.metadata.name) run.name = pod.metadata.name;
   if (starts.length > 0) run.startMs = Math.min(...starts);
+  const ends: number[] = [];
   const deletion = time(pod.metadata.deletionTimestamp);
   if (deletion !== undefined) {
     const grace = Number((pod.metadata as { deletionGracePeriodSeconds?: number }).deletionGracePeriodSeconds ?? 0);
-    run.endMs = deletion - grace * 1000;
-  } else if ((pod.status?.phase === "Succeeded" || pod.status?.phase === "Failed") && finishes.length > 0) {
-    run.endMs = Math.max(...finishes);
+    ends.push(deletion - grace * 1000);
   }
+  // A pod that finished on its own held its GPU until then, not until someone deleted it later.
+  if ((pod.status?.phase === "Succeeded" || pod.status?.phase === "Failed") && finishes.length > 0)
+    ends.push(Math.max(...finishes));
+  if (ends.length > 0) run.endMs = Math.min(...ends);
   return run;
 }
 
