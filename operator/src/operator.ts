@@ -136,6 +136,10 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
             // 403 naming sessions that were never on this cluster: those samples can never land; the rest can.
             if (r.kind === "forbidden" && Array.isArray(foreign) && foreign.length > 0)
               throw new UsageRefused(`usage refused: ${r.message}`, foreign.map(String));
+            // 400 naming samples the control plane will never take: dropped by their sessions, or the
+            // same batch would be sent for ever and no other usage of this cluster would land.
+            const invalid = rejectedSessions(r, samples);
+            if (invalid.length > 0) throw new UsageRefused(`usage rejected: ${r.message}`, invalid);
             throw new Error(`usage report ${r.kind} (${r.status}): ${r.message}`);
           },
           ...(gpuMetrics ? { gpuUsage: gpuMetrics } : {}),
@@ -206,4 +210,22 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
         log.info({}, "operator stopped");
       })()),
   };
+}
+
+/** Sessions of the samples a validation refusal points at (`details.issues[].path`: body, samples, i, …). */
+export function rejectedSessions(
+  r: { kind: string; code?: string; details?: Record<string, unknown> },
+  samples: readonly { session: string }[],
+): string[] {
+  if (r.kind !== "rejected" || r.code !== "validation_failed") return [];
+  const issues = Array.isArray(r.details?.issues) ? (r.details.issues as { path?: unknown }[]) : [];
+  const out = new Set<string>();
+  for (const i of issues) {
+    const path = Array.isArray(i.path) ? i.path : [];
+    const at = path.indexOf("samples");
+    const index = at >= 0 ? path[at + 1] : undefined;
+    const session = typeof index === "number" ? samples[index]?.session : undefined;
+    if (session) out.add(session);
+  }
+  return [...out];
 }
