@@ -144,6 +144,8 @@ export class SessionController {
    */
   readonly #unrecorded = new Map<string, Session>();
   readonly #mirrors = new Map<string, { cluster: string; state: "present" | "absent" | "deleting" }>();
+  /** Stray mirrors a DELETE found gone (404): session id → cluster → `at` of the report it answered. */
+  readonly #straysGone = new Map<string, Map<string, string>>();
   readonly #unschedulableSince = new Map<string, Date>();
   readonly #avoid = new Map<string, { cluster: string; until: number }>();
   readonly #clients = new Map<string, Promise<KubeApi>>();
@@ -327,6 +329,7 @@ export class SessionController {
       this.#recording.delete(id);
       this.#unrecorded.delete(id);
       this.#mirrors.delete(id);
+      this.#straysGone.delete(id);
       this.#unschedulableSince.delete(id);
       this.#avoid.delete(key);
       return;
@@ -351,12 +354,19 @@ export class SessionController {
 
   async #onReports(ids: string[]): Promise<void> {
     const changed = new Set<string>();
+    let gone = false;
     try {
-      for (const r of await this.#d.store.reports(ids)) if (this.#putReport(r)) changed.add(r.sessionId);
+      for (const r of await this.#d.store.reports(ids))
+        if (this.#putReport(r)) {
+          changed.add(r.sessionId);
+          gone ||= r.phase === "Terminated";
+        }
     } catch (err) {
       this.#log.warn({ err: String(err) }, "reading reports failed; the resync catches up");
       return;
     }
+    // A stray mirror's GPUs count as held until it is reported gone.
+    if (gone) this.schedulePlacement();
     // Only what changed: every operator heartbeat re-sends every state, and the resync looks at all.
     for (const id of changed) {
       const key = this.#byId.get(id);
@@ -383,8 +393,13 @@ export class SessionController {
         changed.add(id);
     for (const id of before.keys()) if (!next.has(id)) changed.add(id);
     if (changed.size > 0) {
+      // And those it still has a mirror of (a stray is deleted once its cluster answers again).
+      const live = (s: Session) =>
+        this.#reports
+          .get(sessionIdOf(s.metadata.name as string))
+          ?.some((r) => r.phase !== "Terminated" && changed.has(r.clusterId));
       for (const [key, s] of this.sessions.store)
-        if (s.status?.cluster && changed.has(s.status.cluster)) this.#queue.add(key);
+        if ((s.status?.cluster && changed.has(s.status.cluster)) || live(s)) this.#queue.add(key);
       this.schedulePlacement();
     }
   }
@@ -472,6 +487,18 @@ export class SessionController {
       }
     }
     if (plan.needsPlacement) this.schedulePlacement();
+    // Level-based: the delete that came with a phase change is tried once; a mirror still reported where
+    // the session wants no pod is deleted again on every reconcile (and resync) until it is gone.
+    let strayError: unknown;
+    for (const r of this.#strays(current, id)) {
+      if (r.clusterId === cluster && plan.mirror?.op === "delete") continue; // just done
+      await this.#mirrorOp(current, r.clusterId, { op: "delete", propagation: "Background" }, r.at).catch(
+        (e: unknown) => {
+          strayError ??= e;
+        },
+      );
+    }
+    if (strayError) throw strayError;
     if (plan.deleteResource) await this.#deleteResource(s);
     return plan.requeueAfterMs !== undefined ? { requeueAfterMs: plan.requeueAfterMs } : undefined;
   }
@@ -675,7 +702,26 @@ export class SessionController {
     );
   }
 
-  async #mirrorOp(s: Session, clusterId: string, op: MirrorOp): Promise<void> {
+  /**
+   * Registered clusters whose newest report on the session says its mirror is still there (not Terminated,
+   * no 404 since) while the session wants no pod there: placed elsewhere, or in a phase without one
+   * (Paused, Failed, Terminated, waiting). Pausing and Terminating hold it: their plan deletes it.
+   */
+  #strays(s: Session, id: string): StoredReport[] {
+    const holds = HOLDING_PHASES.includes(phaseOf(s));
+    const gone = this.#straysGone.get(id);
+    return (this.#reports.get(id) ?? []).filter(
+      (r) =>
+        r.phase !== "Terminated" &&
+        gone?.get(r.clusterId) !== r.at &&
+        !(holds && s.status?.cluster === r.clusterId) &&
+        this.#clusterRecords.get(r.clusterId)?.registered,
+    );
+  }
+
+  /** `strayAt`: a delete of #strays, for its report of this time (its answer is not the cached mirror's). */
+  async #mirrorOp(s: Session, clusterId: string, op: MirrorOp, strayAt?: string): Promise<void> {
+    const stray = strayAt !== undefined;
     const id = sessionIdOf(s.metadata.name as string);
     const name = s.metadata.name as string;
     const kube = await this.#client(clusterId);
@@ -740,7 +786,8 @@ export class SessionController {
       return;
     }
     // delete
-    if (known?.cluster === clusterId && known.state === "absent") return;
+    // A stray's cluster reports the mirror there: that stands against a cached "absent".
+    if (!stray && known?.cluster === clusterId && known.state === "absent") return;
     const revision = this.#mirrorStates.get(id)?.revision;
     const res = await kube.request("DELETE", this.#mirrorPath(name), {
       body: { apiVersion: "v1", kind: "DeleteOptions", propagationPolicy: op.propagation },
@@ -749,14 +796,19 @@ export class SessionController {
     // about the old one and must not stand for it (read as present, the new one would never be written).
     const replaced = this.#mirrorStates.get(id)?.revision !== revision;
     if (res.status === 404) {
+      if (stray) {
+        this.#straysGone.set(id, (this.#straysGone.get(id) ?? new Map()).set(clusterId, strayAt));
+        this.schedulePlacement();
+        return;
+      }
       if (!replaced) this.#mirrors.set(id, { cluster: clusterId, state: "absent" });
       this.#queue.add(keyOf(s as KubeObject));
       return;
     }
     if (res.status >= 300 && res.status !== 409)
       throw new Error(`deleting the mirror of ${name} on ${clusterId}: ${res.status}`);
-    if (known?.state !== "deleting") this.counts.mirrorDeletes++;
-    if (!replaced) this.#mirrors.set(id, { cluster: clusterId, state: "deleting" });
+    if (stray || known?.state !== "deleting") this.counts.mirrorDeletes++;
+    if (!replaced && !stray) this.#mirrors.set(id, { cluster: clusterId, state: "deleting" });
   }
 
   // --- placement ----------------------------------------------------------------------------------------
@@ -798,6 +850,12 @@ export class SessionController {
     const bySession = new Map<string, Session>();
     for (const [key, s] of this.sessions.store) {
       const phase = phaseOf(s);
+      // A stray mirror holds its GPUs until it is gone, as a Pausing session's does.
+      for (const r of this.#strays(s, sessionIdOf(s.metadata.name as string))) {
+        const gpuCount = this.#gpuCountOf(s);
+        if (s.status?.gpuModel && gpuCount)
+          holdings.push({ clusterId: r.clusterId, gpuModel: s.status.gpuModel, gpuCount });
+      }
       if (s.status?.cluster && HOLDING_PHASES.includes(phase)) {
         const gpuCount = this.#gpuCountOf(s);
         if (s.status.gpuModel && gpuCount)

@@ -205,7 +205,11 @@ export function planSession(o: SessionObserved): SessionPlan {
   // --- Terminate ---------------------------------------------------------------------------------------
   if (desired === "Terminated") {
     if (!holds && phase !== "Terminating") {
-      becomeTerminated(Reason.TerminatedByUser, "terminated; it held no GPU");
+      // A Failed session's mirror (if still reported) is deleted by the worker's level-based removal.
+      becomeTerminated(
+        Reason.TerminatedByUser,
+        phase === "Failed" ? "terminated after it failed" : "terminated; it held no GPU",
+      );
       return finish();
     }
     if (phase !== "Terminating") {
@@ -224,7 +228,7 @@ export function planSession(o: SessionObserved): SessionPlan {
     if (silentTooLong()) {
       becomeTerminated(
         Reason.ClusterNotReporting,
-        `${clusterName} stopped reporting; its mirror is left for the operator to remove`,
+        `${clusterName} stopped reporting; its mirror is deleted once it answers`,
       );
       return finish();
     }
