@@ -114,6 +114,9 @@ export async function startConnectBed(): Promise<ConnectBed> {
     const standin = await startStandin({ name: "the connect bed" });
     stops.push(() => standin.close());
     const superAdmin = await t.aUser({ superAdmin: true });
+    // The sessions' organization: an owner reaches a session only as a member of it.
+    const organization = await t.anOrganization("Connect");
+    const members = new Set<string>();
 
     const ca: Record<string, string> = {};
     const gateways = new Map<string, { options: Parameters<typeof startGateway>[0] }>();
@@ -179,12 +182,16 @@ export async function startConnectBed(): Promise<ConnectBed> {
       superAdmin,
       async runningSession({ id, owner, cluster }) {
         const cr = id.replace("_", "-");
+        if (!members.has(owner.id)) {
+          members.add(owner.id);
+          await t.member(owner, organization.id, null, "member");
+        }
         await t.database.db("sessions").insert({
           id,
           cr_name: cr,
           namespace: "org-connect",
           owner_id: owner.id,
-          organization_id: "org_connect",
+          organization_id: organization.id,
           offering: cluster === "gpu-a" ? "h100" : "l4",
           preset: "small",
           image: "jupyterlab",
