@@ -203,6 +203,13 @@ describe("UsageMeter", () => {
     await m.stop();
   });
 
+  it("holds an exporter's impossible memory reading to what the control plane stores", () => {
+    const run: PodRun = { uid: "u1", session: "ses_a", namespace: "n", name: "p", gpus: 1, startMs: T0 };
+    const sample = { id: "x", session: "ses_a", start: at(0), end: at(1), gpu_seconds: 1 } as UsageSample;
+    const out = withGpuUsage(sample, run, { usage: () => ({ memoryMib: 2 ** 40 }) });
+    expect(out.gpu_memory_mib).toBe(2_147_483_647);
+  });
+
   it("sends GPU seconds alone without a GPU metrics source (no zeros standing in for unknown figures)", () => {
     const s = { id: "x", session: "ses_a", start: at(0), end: at(1), gpu_seconds: 1 };
     const run: PodRun = { uid: "u1", session: "ses_a", namespace: "ns", name: "p", gpus: 1 };

@@ -180,8 +180,10 @@ export function withGpuUsage(sample: UsageSample, run: PodRun, source: GpuUsageS
   const out = { ...sample };
   if (u.utilization !== undefined && Number.isFinite(u.utilization))
     out.gpu_utilization = Math.round(Math.min(100, Math.max(0, u.utilization)) * 1000) / 1000;
+  // The control plane stores a 32-bit integer and refuses the batch beyond; an exporter's nonsense reading
+  // must not cost the sample (and with it the session's metering).
   if (u.memoryMib !== undefined && Number.isFinite(u.memoryMib))
-    out.gpu_memory_mib = Math.max(0, Math.round(u.memoryMib));
+    out.gpu_memory_mib = Math.min(2_147_483_647, Math.max(0, Math.round(u.memoryMib)));
   return out;
 }
 
