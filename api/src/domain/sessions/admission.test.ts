@@ -34,7 +34,8 @@ describe("creates decided together at an organization's door", () => {
     | "resumes"
     | "resumeFails"
     | "flaky"
-    | "shared",
+    | "shared"
+    | "leaving",
     Org
   > = {} as never;
   let vision: string; // a project of orgs.projects with a limit of 2 GPUs; people[0] is in it
@@ -70,6 +71,7 @@ describe("creates decided together at an organization's door", () => {
     orgs.resumeFails = await anOrganization("One at a time, cluster down", 1, 1000n * TEN_MINUTES);
     orgs.flaky = await anOrganization("A flaky management cluster", 1, 1000n * TEN_MINUTES);
     orgs.shared = await anOrganization("A shared volume", 3, 1000n * TEN_MINUTES);
+    orgs.leaving = await anOrganization("Someone leaves", 1, 1000n * TEN_MINUTES);
     vision = (await t.aProject(orgs.projects.id, "Vision")).id;
     audio = (await t.aProject(orgs.projects.id, "Audio")).id;
     await t.member(orgs.projects.people[0] as TestUser, orgs.projects.id, vision, "member");
@@ -408,5 +410,21 @@ describe("creates decided together at an organization's door", () => {
     expect(refused.body.error).toMatchObject({ code: "forbidden", details: { volume: "data", access: "ReadOnly" } });
     expect(await mounted(writer, {})).toMatchObject({ readOnly: false });
     expect(await mounted(owner, { read_only: true })).toMatchObject({ readOnly: true });
+  });
+
+  it("no longer lists, shows or lets act on a session to an owner removed from its organization", async () => {
+    const [person] = orgs.leaving.people as [TestUser];
+    const { answers } = await together(orgs.leaving, 1);
+    const id = answers[0]?.body.id as string;
+    const listed = async () =>
+      (await t.request("GET", "/api/v1/sessions?scope=mine&size=100", { token: person.token })).body.data.map(
+        (x: { id: string }) => x.id,
+      );
+    expect(await listed()).toContain(id);
+    await t.database.db("memberships").where({ user_id: person.id, organization_id: orgs.leaving.id }).del();
+    t.clock.advance(10); // past the principal cache
+    expect(await listed()).not.toContain(id);
+    expect((await t.request("GET", `/api/v1/sessions/${id}`, { token: person.token })).status).toBe(404);
+    expect((await t.request("POST", `/api/v1/sessions/${id}/pause`, { token: person.token })).status).toBe(404);
   });
 });

@@ -36,12 +36,16 @@ export function isSessionAdmin(p: Principal, s: SessionOwnership): boolean {
  * allows answers the role's scope, never 403 (CONTRACT.md, Endpoints rule 1).
  */
 export function visibilityOf(p: Principal, scope: "mine" | "all"): SessionVisibility {
-  if (scope === "mine") return { all: false, ownerId: p.userId };
+  // Own sessions only in organizations the caller is still a member of (as canSeeSession; super_admin: all).
+  const own = p.isSuperAdmin
+    ? { ownerId: p.userId }
+    : { ownerId: p.userId, ownerOrganizationIds: [...new Set(p.memberships.map((m) => m.organizationId))] };
+  if (scope === "mine") return { all: false, ...own };
   if (p.isSuperAdmin) return { all: true };
   const s = scopeOf(p);
   return {
     all: false,
-    ownerId: p.userId,
+    ...own,
     organizationIds: [...s.adminOrganizations],
     projectIds: [...s.adminProjects],
   };

@@ -23,7 +23,11 @@ export function queueQuery(
   const q = db.from(ranked).select("*");
   if (!v.all) {
     q.where((w) => {
-      if (v.ownerId) w.orWhere("owner_id", v.ownerId);
+      if (v.ownerId)
+        w.orWhere((o) => {
+          o.where("owner_id", v.ownerId as string);
+          if (v.ownerOrganizationIds) o.whereIn("organization_id", v.ownerOrganizationIds as string[]);
+        });
       if (v.organizationIds?.length) w.orWhereIn("organization_id", v.organizationIds as string[]);
       if (v.projectIds?.length) w.orWhereIn("project_id", v.projectIds as string[]);
       if (!v.ownerId && !v.organizationIds?.length && !v.projectIds?.length) w.whereRaw("false");

@@ -5,7 +5,9 @@ import type { SessionRow } from "./types.ts";
 /** Who the caller may see: everything, or the union of own sessions, organizations and projects. */
 export interface SessionVisibility {
   all: boolean;
+  /** The caller's own sessions; when given, in these organizations only (those they are still a member of). */
   ownerId?: string;
+  ownerOrganizationIds?: readonly string[];
   organizationIds?: readonly string[];
   projectIds?: readonly string[];
 }
@@ -24,6 +26,7 @@ export type SessionFilter = {
 type SessionsPageParams = SessionFilter & {
   everyone: boolean;
   visibleOwnerId?: string;
+  visibleOwnerOrganizationIds?: readonly string[];
   visibleOrganizationIds?: readonly string[];
   visibleProjectIds?: readonly string[];
 };
@@ -32,9 +35,13 @@ type SessionsPageParams = SessionFilter & {
 const sessionsPage = pageQuery<SessionRow, SessionsPageParams>("sessions", (db, p) => {
   const q = db("sessions").select("*");
   if (!p.everyone) {
-    const { visibleOwnerId, visibleOrganizationIds, visibleProjectIds } = p;
+    const { visibleOwnerId, visibleOwnerOrganizationIds, visibleOrganizationIds, visibleProjectIds } = p;
     q.where((w) => {
-      if (visibleOwnerId) w.orWhere("owner_id", visibleOwnerId);
+      if (visibleOwnerId)
+        w.orWhere((o) => {
+          o.where("owner_id", visibleOwnerId);
+          if (visibleOwnerOrganizationIds) o.whereIn("organization_id", visibleOwnerOrganizationIds);
+        });
       if (visibleOrganizationIds?.length) w.orWhereIn("organization_id", visibleOrganizationIds);
       if (visibleProjectIds?.length) w.orWhereIn("project_id", visibleProjectIds);
       if (!visibleOwnerId && !visibleOrganizationIds?.length && !visibleProjectIds?.length) w.whereRaw("false");
@@ -64,6 +71,7 @@ export function listSessionRows(
     {
       everyone: v.all,
       visibleOwnerId: v.ownerId || undefined,
+      visibleOwnerOrganizationIds: v.ownerOrganizationIds,
       visibleOrganizationIds: v.organizationIds,
       visibleProjectIds: v.projectIds,
       phases: f.phases,
