@@ -201,9 +201,10 @@ export async function createSession(deps: Deps, principal: Principal, input: Cre
 }
 
 /**
- * Creates the Session resource. When no answer came (a timeout, a reset), the apiserver may have created
- * it anyway: it is read back, and one that exists is the create done; one that cannot be read is deleted,
- * so that a session answered as failed does not come to life through the worker.
+ * Creates the Session resource. When no answer came (a timeout, a reset) or the name is taken (a retried
+ * POST landed), the apiserver may have created it: it is read back, and one that exists is the create
+ * done; otherwise it is deleted, so that a session answered as failed does not come to life through the
+ * worker.
  */
 async function writeResource(
   rt: ReturnType<typeof sessionsRuntimeOf>,
@@ -212,17 +213,26 @@ async function writeResource(
   body: Session,
 ): Promise<void> {
   await rt.ensureNamespace(namespace);
+  const readBack = async (failure: Error): Promise<void> => {
+    const back = await rt.kube.request("GET", sessionPath(namespace, name)).catch(() => undefined);
+    if (back?.status === 200) return;
+    // Unreadable, or not there yet (a POST still on its way can land after the read): delete it anyway.
+    await rt.kube.request("DELETE", sessionPath(namespace, name)).catch(() => undefined);
+    throw failure;
+  };
   let res: { status: number; body: unknown };
   try {
     res = await rt.kube.request("POST", sessionPath(namespace), { body });
   } catch (e) {
-    const back = await rt.kube.request("GET", sessionPath(namespace, name)).catch(() => undefined);
-    if (back?.status === 200) return;
-    if (back?.status !== 404) await rt.kube.request("DELETE", sessionPath(namespace, name)).catch(() => undefined);
-    throw e;
+    return readBack(e as Error);
   }
-  if (res.status !== 201)
-    throw new Error(`creating the Session resource answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
+  if (res.status === 201) return;
+  const failure = new Error(
+    `creating the Session resource answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`,
+  );
+  // 409: the name is this create's alone, so a retried POST (the client's, on a stale connection) landed.
+  if (res.status === 409) return readBack(failure);
+  throw failure;
 }
 
 /** 422 `gpu_model_unavailable` when no cluster of the fleet (or not the pinned one) has the model. */
