@@ -441,7 +441,11 @@ export class SessionController {
     const s = this.sessions.store.get(key);
     if (!s) return undefined;
     const id = sessionIdOf(s.metadata.name as string);
-    await this.#recordUnrecorded(id, s);
+    // The history lagging must not hold the session up (a pause must still free its GPU while Postgres
+    // fails): the entry stays, and the next reconcile or status write records it.
+    await this.#recordUnrecorded(id, s).catch((err: unknown) =>
+      this.#log.warn({ err: String(err), session: id }, "recording a transition failed; retried later"),
+    );
     const cluster = s.status?.cluster;
     const mirrorState = this.#mirrorStates.get(id) ?? { revision: 0, restarts: 0 };
     const report = cluster

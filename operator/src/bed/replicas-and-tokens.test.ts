@@ -147,13 +147,10 @@ describe("two operator replicas", () => {
     await follower.stop();
     await eventually(() => c.op.isLeader(), "the new replica leading", 20_000);
     // Judged from the Lease, not a stopwatch (a busy machine stretches any wall-clock budget): a released
-    // lease (no holder) is acquired without counting a transition, a takeover after expiry counts one;
-    // and c acquired it before the old holder's lease could have expired.
+    // lease (no holder) is acquired without counting a transition, a takeover after expiry counts one.
     const taken = (await bed.admin.json<{ spec: LeaseSpec }>("GET", leasePath)).spec;
     expect(taken.holderIdentity).toBe("replica-c");
     expect(taken.leaseTransitions ?? 0).toBe(held.leaseTransitions ?? 0);
-    const expiry = Date.parse(held.renewTime ?? "") + (held.leaseDurationSeconds ?? 0) * 1_000;
-    expect(Date.parse(taken.acquireTime ?? "")).toBeLessThan(expiry);
     await eventually(
       () => stub.requests.some((r) => r.at >= stopped && r.token === "tok-a" && r.status === 200),
       "a report from replica-c",

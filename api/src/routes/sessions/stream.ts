@@ -116,7 +116,10 @@ async function stream(
   });
   // Each heartbeat asks again who the caller is: a stream outlives its token, a changed role or a
   // removal from an organization, and must not go on showing what the caller may no longer see.
+  let checking = false;
   const heartbeat = setInterval(() => {
+    if (checking) return; // the previous check is still out: no pile-up
+    checking = true;
     recheck()
       .then((p) => {
         if (p.mustChangePassword) throw new PasswordChangeRequired();
@@ -124,12 +127,17 @@ async function stream(
         write(`event: heartbeat\ndata: ${JSON.stringify({ at: new Date().toISOString() })}\n\n`);
       })
       .catch((e: unknown) => {
+        // A refusal of the caller ends the stream with its code; a failure to check (the database) too,
+        // but as unavailable: the token may well be good, and the client reconnects.
         const error = isDomainError(e)
           ? { code: e.code, message: e.message }
-          : { code: "unauthenticated", message: "the caller could not be checked again; reconnect" };
+          : { code: "unavailable", message: "the caller could not be checked again; reconnect" };
         write(`event: error\ndata: ${JSON.stringify({ error })}\n\n`);
         res.end();
         close();
+      })
+      .finally(() => {
+        checking = false;
       });
   }, HEARTBEAT_MS);
   try {
