@@ -349,6 +349,23 @@ async function aRunningSession(gpus = 1, options: Partial<SessionControllerOptio
   return { ...f, name, id };
 }
 
+describe("a session's GPUs", () => {
+  it("are the count fixed at its creation, not what its preset says after an administrator's change", async () => {
+    const f = aFleet(1, 4);
+    const s = f.mgmt.list("sessions")[0] as unknown as Session;
+    s.spec.gpuCount = 1; // created on the one-GPU preset
+    f.mgmt.put("sessions", s as never);
+    const preset = examples.ResourcePreset();
+    preset.spec.gpuCount = 2; // changed since
+    f.mgmt.put("resourcepresets", preset as never);
+    running = f.controller;
+    await f.controller.start();
+    await until("its mirror", () => mirrorOf(f.gpu) !== undefined);
+    const mirror = f.gpu.list("sessionmirrors")[0]?.spec as { resources: { gpuCount: number } };
+    expect(mirror.resources.gpuCount).toBe(1);
+  });
+});
+
 describe("a running session's mirror", () => {
   it("is restarted when the first restart write to the mirror fails", async () => {
     const f = await aRunningSession();

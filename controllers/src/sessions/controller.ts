@@ -663,7 +663,7 @@ export class SessionController {
       throw new Error(
         `catalog objects of ${s.metadata.name} are missing (offering ${s.spec.offering}, preset ${s.spec.preset}, image ${s.spec.image})`,
       );
-    const gpuCount = preset.spec.gpuCount > 0 ? preset.spec.gpuCount : offering.spec.gpuCount;
+    const gpuCount = s.spec.gpuCount ?? (preset.spec.gpuCount > 0 ? preset.spec.gpuCount : offering.spec.gpuCount);
     const volumes = s.spec.volumes.flatMap((v, i) => {
       const vol = this.#volumes.store.get(`${s.metadata.namespace}/${v.volume}`);
       const claim = vol?.status?.claimName;
@@ -980,6 +980,7 @@ export class SessionController {
   }
 
   #gpuCountOf(s: Session): number | undefined {
+    if (s.spec.gpuCount !== undefined) return s.spec.gpuCount; // fixed at creation
     const offering = this.#offerings.store.get(s.spec.offering);
     const preset = this.#presets.store.get(s.spec.preset);
     if (!offering) return undefined;

@@ -86,6 +86,11 @@ export const SessionSpec = z.object({
   offering: ResourceName,
   preset: ResourceName,
   image: ResourceName,
+  /**
+   * GPUs the session holds, fixed at creation: quotas and billing count these, so a later change of the
+   * preset or offering must not make it run on more or fewer. Absent on sessions from before: the catalog's.
+   */
+  gpuCount: immutable(z.int().min(1).max(64)).optional(),
   volumes: z.array(SessionVolumeMount).max(16).default([]),
   /** Place only on this cluster; the session waits there when it is full. */
   clusterPin: ClusterId.optional(),

@@ -172,6 +172,7 @@ export async function createSession(deps: Deps, principal: Principal, input: Cre
       offering: input.offering,
       preset: input.preset,
       image: input.image,
+      gpuCount,
       volumes,
       ...(input.cluster_id ? { clusterPin: input.cluster_id } : {}),
       desiredState: "Running",
