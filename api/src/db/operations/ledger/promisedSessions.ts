@@ -1,6 +1,6 @@
 import type { Knex } from "knex";
 import { ENDED_PHASES } from "../sessions/types.ts";
-import type { BillableSession } from "./sessionsForBilling.ts";
+import { BILLABLE_COLUMNS, type BillableSession } from "./sessionsForBilling.ts";
 
 /**
  * An organization's sessions the door has let in and that still want to run (queued, starting,
@@ -13,16 +13,7 @@ export async function promisedSessions(
   exceptId?: string,
 ): Promise<BillableSession[]> {
   const q = db("sessions")
-    .select(
-      "id",
-      "owner_id",
-      "organization_id",
-      "project_id",
-      "offering",
-      "gpu_count",
-      "hourly_credit_rate",
-      "offering_gpu_count",
-    )
+    .select(...BILLABLE_COLUMNS)
     .where({ organization_id: organizationId, desired_state: "Running" })
     .whereNotIn("phase", [...ENDED_PHASES]);
   if (exceptId) q.whereNot("id", exceptId);

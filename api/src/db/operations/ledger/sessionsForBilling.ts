@@ -12,19 +12,22 @@ export interface BillableSession {
   offering_gpu_count: number;
 }
 
+/** The columns of a BillableSession: what charging and the door read of a session. */
+export const BILLABLE_COLUMNS = [
+  "id",
+  "owner_id",
+  "organization_id",
+  "project_id",
+  "offering",
+  "gpu_count",
+  "hourly_credit_rate",
+  "offering_gpu_count",
+] as const;
+
 export async function sessionsForBilling(db: Knex, ids: readonly string[]): Promise<Map<string, BillableSession>> {
   if (ids.length === 0) return new Map();
   const rows = (await db("sessions")
-    .select(
-      "id",
-      "owner_id",
-      "organization_id",
-      "project_id",
-      "offering",
-      "gpu_count",
-      "hourly_credit_rate",
-      "offering_gpu_count",
-    )
+    .select(...BILLABLE_COLUMNS)
     .whereIn("id", [...new Set(ids)])) as BillableSession[];
   return new Map(rows.map((r) => [r.id, r]));
 }
