@@ -155,6 +155,17 @@ export function serviceManifest(m: SessionMirror, opts: MirrorManifestOptions) {
   };
 }
 
+/** Private, shared, link-local and loopback ranges: what a session pod may not reach. */
+const PRIVATE_IPV4 = [
+  "10.0.0.0/8",
+  "100.64.0.0/10",
+  "127.0.0.0/8",
+  "169.254.0.0/16",
+  "172.16.0.0/12",
+  "192.168.0.0/16",
+];
+const PRIVATE_IPV6 = ["::1/128", "fc00::/7", "fe80::/10"];
+
 /** The namespace's one NetworkPolicy for every session pod (mirror/plan.ts `planSessionsPolicy`). */
 export const SESSIONS_POLICY_NAME = "berth-sessions-gateway-only";
 
@@ -163,7 +174,8 @@ export const SESSIONS_POLICY_NAME = "berth-sessions-gateway-only";
  * carry) and admits only the session gateway's pods, only on the pod's `http` port. Each pod names its
  * application's port `http` (8888, 8080 or 7681 by kind), so the named port is exactly the per-session
  * rule of earlier versions (one policy per session, on its numeric port) without a write per session.
- * Everything else is denied: a policy of type Ingress that selects a pod makes it default-deny.
+ * Everything else is denied: a policy of type Ingress that selects a pod makes it default-deny; Egress
+ * likewise, but for DNS and public addresses.
  * Not owned by any mirror: the operator creates it before any session pod and recreates it if deleted.
  */
 export function sessionsNetworkPolicyManifest(opts: MirrorManifestOptions) {
@@ -177,7 +189,25 @@ export function sessionsNetworkPolicyManifest(opts: MirrorManifestOptions) {
     },
     spec: {
       podSelector: { matchLabels: { [LABELS.name]: "berth-session" } },
-      policyTypes: ["Ingress"],
+      policyTypes: ["Ingress", "Egress"],
+      // Out: the cluster's DNS, and public addresses (package indexes, datasets). Not private ranges: the
+      // cluster's pods and services (the operator, the gateway, other sessions), a control plane on a
+      // private network, cloud metadata. A session is untrusted code (ARCHITECTURE.md, security model).
+      egress: [
+        {
+          to: [{ namespaceSelector: {}, podSelector: { matchLabels: { "k8s-app": "kube-dns" } } }],
+          ports: [
+            { protocol: "UDP", port: 53 },
+            { protocol: "TCP", port: 53 },
+          ],
+        },
+        {
+          to: [
+            { ipBlock: { cidr: "0.0.0.0/0", except: [...PRIVATE_IPV4] } },
+            { ipBlock: { cidr: "::/0", except: [...PRIVATE_IPV6] } },
+          ],
+        },
+      ],
       ingress: [
         {
           from: [

@@ -288,7 +288,7 @@ describe("the sessions namespace's network policy", () => {
       const pod = podManifest(aMirror({ kind }), opts);
       expect(np.metadata.namespace).toBe(pod.metadata.namespace);
       expect(selects(np.spec.podSelector, pod.metadata.labels)).toBe(true);
-      expect(np.spec.policyTypes).toEqual(["Ingress"]);
+      expect(np.spec.policyTypes).toEqual(["Ingress", "Egress"]);
       expect(np.spec.ingress).toEqual([
         {
           from: [
@@ -305,6 +305,31 @@ describe("the sessions namespace's network policy", () => {
       expect(named).toEqual([{ name: "http", containerPort: APP_PORTS[kind], protocol: "TCP" }]);
     },
   );
+
+  it("lets a session out to the cluster's DNS and public addresses only, not to private ranges", () => {
+    const [dns, out] = np.spec.egress;
+    expect(dns).toEqual({
+      to: [{ namespaceSelector: {}, podSelector: { matchLabels: { "k8s-app": "kube-dns" } } }],
+      ports: [
+        { protocol: "UDP", port: 53 },
+        { protocol: "TCP", port: 53 },
+      ],
+    });
+    expect(out?.ports).toBeUndefined();
+    const v4 = out?.to.find((t) => "ipBlock" in t && t.ipBlock.cidr === "0.0.0.0/0");
+    // The cluster's pods and services, a private control plane, cloud metadata, loopback.
+    for (const cidr of [
+      "10.0.0.0/8",
+      "172.16.0.0/12",
+      "192.168.0.0/16",
+      "169.254.0.0/16",
+      "100.64.0.0/10",
+      "127.0.0.0/8",
+    ])
+      expect(v4 && "ipBlock" in v4 ? v4.ipBlock.except : []).toContain(cidr);
+    const v6 = out?.to.find((t) => "ipBlock" in t && t.ipBlock.cidr === "::/0");
+    expect(v6 && "ipBlock" in v6 ? v6.ipBlock.except : []).toEqual(expect.arrayContaining(["fc00::/7", "fe80::/10"]));
+  });
 
   it("selects no gateway, operator or other pod of the namespace", () => {
     expect(selects(np.spec.podSelector, { "app.kubernetes.io/name": "berth-gateway" })).toBe(false);
@@ -329,7 +354,7 @@ describe("the sessions namespace's network policy", () => {
     expect(planSessionsPolicy(undefined, opts)).toMatchObject({ kind: "create", manifest: np });
     const stored = {
       metadata: { ...np.metadata, resourceVersion: "7", uid: "u", creationTimestamp: "2026-11-22T06:00:00Z" },
-      spec: { ...np.spec, egress: [], ingress: [{ ...np.spec.ingress[0], from: np.spec.ingress[0]?.from }] },
+      spec: { ...np.spec, ingress: [{ ...np.spec.ingress[0], from: np.spec.ingress[0]?.from }] },
     };
     expect(planSessionsPolicy(stored, opts)).toEqual({ kind: "none" });
     expect(planSessionsPolicy({ ...stored, metadata: { ...stored.metadata, deletionTimestamp: "x" } }, opts).kind).toBe(
@@ -349,7 +374,8 @@ describe("the sessions namespace's network policy", () => {
     ["admits on another port", { ingress: [{ ...np.spec.ingress[0], ports: [{ protocol: "TCP", port: 22 }] }] }],
     ["selects fewer pods", { podSelector: { matchLabels: { ...np.spec.podSelector.matchLabels, extra: "x" } } }],
     ["admits everyone", { ingress: [{}] }],
-    ["also rules egress", { policyTypes: ["Ingress", "Egress"] }],
+    ["rules no egress", { policyTypes: ["Ingress"] }],
+    ["lets everything out", { egress: [{}] }],
   ])("is put back when someone changed it: %s", (_, change) => {
     const stored = { metadata: { ...np.metadata, resourceVersion: "9" }, spec: { ...np.spec, ...change } };
     expect(planSessionsPolicy(stored, opts)).toEqual({

@@ -1,8 +1,8 @@
 // Restart replaces the pod (same name, a new pod, never two at once); terminate removes everything in
 // the GPU cluster and keeps the session in the history. Another user's session is invisible and
 // untouchable; an administrator can inspect the underlying resource and its Kubernetes events. The
-// sessions namespace's one NetworkPolicy admits only the gateway to the session's pod, and comes back
-// when deleted.
+// sessions namespace's one NetworkPolicy admits only the gateway to the session's pod, lets it out to DNS
+// and public addresses only, and comes back when deleted.
 import { SESSIONS_POLICY_NAME } from "@berth/controllers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { until } from "../until.ts";
@@ -111,10 +111,20 @@ describe("the session's network isolation", () => {
         metadata: { labels: Record<string, string> };
         spec: { containers: { ports?: { name?: string; containerPort: number }[] }[] };
       }>("GET", `/api/v1/namespaces/${SESSIONS_NS}/pods/${cr}`);
-      // It applies to this pod, as a policy of type Ingress: everything not admitted is denied.
+      // It applies to this pod, as a policy of types Ingress and Egress: everything not admitted is denied.
       expect(selects(np.spec.podSelector, pod.metadata.labels)).toBe(true);
-      expect(np.spec.policyTypes).toEqual(["Ingress"]);
-      expect(np.spec.egress ?? []).toEqual([]);
+      expect(np.spec.policyTypes).toEqual(["Ingress", "Egress"]);
+      // Out: DNS, and public addresses only (the apiserver kept the rules as written).
+      const out = JSON.stringify(np.spec.egress);
+      expect(out).toContain('"k8s-app":"kube-dns"');
+      expect(out).toContain('"except":["10.0.0.0/8"');
+      // Held as written: the operator does not put it back over and over (its compare would see a change).
+      const version = async () =>
+        (await k.json<{ metadata: { resourceVersion: string } }>("GET", `${policyPath}/${SESSIONS_POLICY_NAME}`))
+          .metadata.resourceVersion;
+      const v1 = await version();
+      await new Promise((r) => setTimeout(r, 2_000));
+      expect(await version()).toBe(v1);
       // One rule, one peer: the gateway's pods in the gateway's namespace.
       expect(np.spec.ingress).toHaveLength(1);
       const [rule] = np.spec.ingress;
