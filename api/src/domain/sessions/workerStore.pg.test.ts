@@ -219,3 +219,35 @@ describe("transitions gathered into batches", () => {
     }
   });
 });
+
+describe("the worker's LISTEN connection", () => {
+  it("listens again after it is cut, however many tries it takes", async () => {
+    const db = connect(t.url, { poolMax: 4 });
+    const store = createWorkerStore(db, log);
+    const got: string[] = [];
+    let inventories = 0;
+    const stop = await store.listen({ reports: (ids) => got.push(...ids), inventory: () => inventories++ });
+    try {
+      // The first try to connect again fails too (Postgres still away): a second one must follow.
+      const client = db.client as { acquireConnection(): Promise<unknown> };
+      const acquire = client.acquireConnection.bind(client);
+      let failed = 0;
+      client.acquireConnection = () => (failed++ === 0 ? Promise.reject(new Error("still away")) : acquire());
+      await t.db.raw(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN berth_inventory%'",
+      );
+      await expect.poll(() => inventories, { timeout: 20_000, interval: 100 }).toBeGreaterThan(0);
+      expect(failed).toBeGreaterThanOrEqual(2);
+      await t.db.raw("SELECT pg_notify('berth_session_reports', 'ses_after')");
+      await expect.poll(() => got, { timeout: 5_000, interval: 50 }).toContain("ses_after");
+      // One LISTEN connection, not one per time the broken one said so.
+      const listening = await t.db.raw(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN berth_inventory%'",
+      );
+      expect((listening.rows[0] as { n: number }).n).toBe(1);
+    } finally {
+      await stop();
+      await db.destroy();
+    }
+  }, 40_000);
+});

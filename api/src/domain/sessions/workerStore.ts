@@ -257,6 +257,32 @@ export function createWorkerStore(db: Knex, log: Logger): SessionStore {
         pendingIds = new Set();
         if (ids.length > 0) handlers.reports(ids);
       };
+      let retry: NodeJS.Timeout | undefined;
+      let reconnecting = false;
+      // Until it holds again, however long Postgres is away: without LISTEN every step of every session
+      // waits for the resync (60 s) instead of following its report within milliseconds. One loop at a
+      // time (a broken connection can say so more than once), or a second LISTEN connection would leak.
+      const attempt = (delayMs: number) => {
+        retry = setTimeout(() => {
+          retry = undefined;
+          if (stopped) return;
+          connect().then(
+            () => {
+              reconnecting = false;
+              handlers.inventory(); // what changed while away
+            },
+            (err: unknown) => {
+              log.warn({ err: String(err), retryInMs: Math.min(delayMs * 2, 30_000) }, "LISTEN again failed");
+              attempt(Math.min(delayMs * 2, 30_000));
+            },
+          );
+        }, delayMs);
+      };
+      const reconnect = () => {
+        if (stopped || reconnecting) return;
+        reconnecting = true;
+        attempt(1000);
+      };
       const connect = async (): Promise<void> => {
         const c = (await db.client.acquireConnection()) as NonNullable<typeof conn>;
         c.on("notification", ((msg: { channel: string; payload?: string }) => {
@@ -271,16 +297,28 @@ export function createWorkerStore(db: Knex, log: Logger): SessionStore {
           const broken = conn;
           conn = undefined;
           if (broken) void db.client.releaseConnection(broken).catch(() => {});
-          if (!stopped) setTimeout(() => void connect().catch(() => {}), 1000);
+          reconnect();
         }) as never);
-        await c.query("LISTEN berth_session_reports");
-        await c.query("LISTEN berth_inventory");
+        try {
+          await c.query("LISTEN berth_session_reports");
+          await c.query("LISTEN berth_inventory");
+        } catch (err) {
+          c.removeAllListeners();
+          await db.client.releaseConnection(c).catch(() => {});
+          throw err;
+        }
+        if (stopped) {
+          c.removeAllListeners();
+          await db.client.releaseConnection(c).catch(() => {});
+          return;
+        }
         conn = c;
       };
       await connect();
       return async () => {
         stopped = true;
         clearTimeout(timer);
+        clearTimeout(retry);
         const c = conn;
         conn = undefined;
         if (c) {
