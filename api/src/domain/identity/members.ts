@@ -85,8 +85,10 @@ export async function addProjectMember(
   return { member: await memberRow(deps, p.organization_id, projectId, user), created };
 }
 
-export async function removeProjectMember(deps: IdentityDeps, principal: Principal, projectId: string, userId: string): Promise<void> {
+/** Removes the user from the project; answers the project's organization. */
+export async function removeProjectMember(deps: IdentityDeps, principal: Principal, projectId: string, userId: string): Promise<{ organizationId: string }> {
   const p = await getProject(deps, principal, projectId);
   if (!canManageProjectMembers(scopeOf(principal), p)) throw new Forbidden("only the project's admins change its members");
   if (!(await deleteMembership(deps.db, { userId, organizationId: p.organization_id, projectId }))) throw new NotFound("member", userId);
+  return { organizationId: p.organization_id };
 }

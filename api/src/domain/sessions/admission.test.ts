@@ -412,7 +412,7 @@ describe("creates decided together at an organization's door", () => {
     expect(await mounted(owner, { read_only: true })).toMatchObject({ readOnly: true });
   });
 
-  it("no longer lists, shows or lets act on a session to an owner removed from its organization", async () => {
+  it("pauses, and no longer lists, shows or lets act on, a session of an owner removed from its organization", async () => {
     const [person] = orgs.leaving.people as [TestUser];
     const { answers } = await together(orgs.leaving, 1);
     const id = answers[0]?.body.id as string;
@@ -421,7 +421,20 @@ describe("creates decided together at an organization's door", () => {
         (x: { id: string }) => x.id,
       );
     expect(await listed()).toContain(id);
-    await t.database.db("memberships").where({ user_id: person.id, organization_id: orgs.leaving.id }).del();
+    const admin = await t.aUser({ superAdmin: true });
+    const removed = await t.request("DELETE", `/api/v1/organizations/${orgs.leaving.id}/members/${person.id}`, {
+      token: admin.token,
+    });
+    expect(removed.status).toBe(204);
+    // Paused by the system: it stops drawing on the organization's wallets; the admins decide the rest.
+    const row = await t.database.db("sessions").where({ id }).first();
+    const path = sessionPath(row.namespace, row.cr_name);
+    expect((kube.objects.get(path) as { spec: { desiredState: string } }).spec.desiredState).toBe("Paused");
+    const patch = kube.patches.filter((p) => p.path === path).at(-1)?.body as {
+      metadata: { annotations: Record<string, string> };
+    };
+    expect(Object.values(patch.metadata.annotations)).toContain("MemberRemoved");
+    expect(row.desired_state).toBe("Paused");
     t.clock.advance(10); // past the principal cache
     expect(await listed()).not.toContain(id);
     expect((await t.request("GET", `/api/v1/sessions/${id}`, { token: person.token })).status).toBe(404);

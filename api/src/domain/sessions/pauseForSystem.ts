@@ -6,6 +6,7 @@
 import { PAUSE_REASON_ANNOTATION } from "@berth/controllers";
 import { SessionKind } from "@berth/crds";
 import { findSessionById } from "../../db/operations/sessions/findSessionById.ts";
+import { ENDED_PHASES } from "../../db/operations/sessions/types.ts";
 import type { Deps } from "../../deps.ts";
 import { Unavailable } from "../../errors.ts";
 import { allowedActions } from "./actions.ts";
@@ -32,3 +33,31 @@ export async function pauseSessionForSystem(deps: Deps, sessionId: string, reaso
   }
   return false;
 }
+
+/**
+ * A member removed from an organization: their sessions there that want to run are paused (the GPU goes
+ * back, usage on the organization's wallets stops, volumes stay), reason MemberRemoved. The
+ * organization's admins see them still and decide (terminate, or resume for a returning member).
+ * Best effort: the removal stands; a session that cannot be paused now is logged and left to the admins.
+ */
+export async function pauseSessionsOfFormerMember(deps: Deps, userId: string, organizationId: string): Promise<number> {
+  // Still in the organization (another project, or the organization itself): nothing to do.
+  if (await deps.db("memberships").where({ user_id: userId, organization_id: organizationId }).first("id")) return 0;
+  const rows = (await deps
+    .db("sessions")
+    .where({ owner_id: userId, organization_id: organizationId, desired_state: "Running" })
+    .whereNotIn("phase", [...ENDED_PHASES])
+    .select("id")) as { id: string }[];
+  let paused = 0;
+  for (const { id } of rows) {
+    try {
+      if (await pauseSessionForSystem(deps, id, MEMBER_REMOVED)) paused++;
+    } catch (err) {
+      deps.log.warn({ err: String(err), session: id }, "could not pause a removed member's session");
+    }
+  }
+  return paused;
+}
+
+/** The reason on a session paused because its owner left the organization. */
+export const MEMBER_REMOVED = "MemberRemoved";

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { addOrganizationMember, listOrganizationMembers, removeOrganizationMember } from "../../domain/identity/members.ts";
 import { createOrganization, deleteOrganization, getOrganization, listOrganizations, updateOrganization } from "../../domain/identity/organizations.ts";
+import { pauseSessionsOfFormerMember } from "../../domain/sessions/pauseForSystem.ts";
 import { Page, Paged } from "../../http/paging.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { presentMember, presentOrganization } from "./presenter.ts";
@@ -160,6 +161,8 @@ export const removeOrganizationMemberRoute = defineRoute({
     audit.organization(params.organizationId);
     audit.target("user", params.userId);
     await removeOrganizationMember(deps, principal, params.organizationId, params.userId);
+    // They no longer reach their sessions there: those stop drawing on the organization's wallets.
+    await pauseSessionsOfFormerMember(deps, params.userId, params.organizationId);
     return { status: 204, body: null };
   },
 });

@@ -2,6 +2,7 @@
 // delete projects; project_admins manage their project's members; members read their projects.
 import { z } from "zod";
 import { addProjectMember, listProjectMembers, removeProjectMember } from "../../domain/identity/members.ts";
+import { pauseSessionsOfFormerMember } from "../../domain/sessions/pauseForSystem.ts";
 import { createProject, deleteProject, getProject, listProjects, updateProject } from "../../domain/identity/projects.ts";
 import { Page, Paged } from "../../http/paging.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
@@ -153,7 +154,9 @@ export const removeProjectMemberRoute = defineRoute({
   handler: async ({ deps, principal, params, audit }) => {
     audit.target("user", params.userId);
     audit.detail("project_id", params.projectId);
-    await removeProjectMember(deps, principal, params.projectId, params.userId);
+    const { organizationId } = await removeProjectMember(deps, principal, params.projectId, params.userId);
+    // Their last membership of the organization: their sessions there are paused (as a removal from it).
+    await pauseSessionsOfFormerMember(deps, params.userId, organizationId);
     return { status: 204, body: null };
   },
 });
