@@ -58,6 +58,7 @@ export const SessionReason = {
   // why a session stopped (any type)
   PausedByUser: "PausedByUser",
   InsufficientCredits: "InsufficientCredits",
+  MemberRemoved: "MemberRemoved",
   RestartRequested: "RestartRequested",
   TerminatedByUser: "TerminatedByUser",
 } as const;

@@ -426,7 +426,10 @@ describe("creates decided together at an organization's door", () => {
       token: admin.token,
     });
     expect(removed.status).toBe(204);
-    // Paused by the system: it stops drawing on the organization's wallets; the admins decide the rest.
+    // Paused by the system (after the answer): it stops drawing on the organization's wallets.
+    await expect
+      .poll(async () => (await t.database.db("sessions").where({ id }).first()).desired_state, { timeout: 10_000 })
+      .toBe("Paused");
     const row = await t.database.db("sessions").where({ id }).first();
     const path = sessionPath(row.namespace, row.cr_name);
     expect((kube.objects.get(path) as { spec: { desiredState: string } }).spec.desiredState).toBe("Paused");
@@ -434,7 +437,6 @@ describe("creates decided together at an organization's door", () => {
       metadata: { annotations: Record<string, string> };
     };
     expect(Object.values(patch.metadata.annotations)).toContain("MemberRemoved");
-    expect(row.desired_state).toBe("Paused");
     t.clock.advance(10); // past the principal cache
     expect(await listed()).not.toContain(id);
     expect((await t.request("GET", `/api/v1/sessions/${id}`, { token: person.token })).status).toBe(404);

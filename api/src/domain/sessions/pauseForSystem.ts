@@ -4,7 +4,7 @@
 // sees why. No caller check: the billing domain decided. A session that is not running, or already
 // pausing or ending, is left as it is (answers false).
 import { PAUSE_REASON_ANNOTATION } from "@berth/controllers";
-import { SessionKind } from "@berth/crds";
+import { SessionKind, SessionReason } from "@berth/crds";
 import { findSessionById } from "../../db/operations/sessions/findSessionById.ts";
 import { ENDED_PHASES } from "../../db/operations/sessions/types.ts";
 import type { Deps } from "../../deps.ts";
@@ -38,26 +38,33 @@ export async function pauseSessionForSystem(deps: Deps, sessionId: string, reaso
  * A member removed from an organization: their sessions there that want to run are paused (the GPU goes
  * back, usage on the organization's wallets stops, volumes stay), reason MemberRemoved. The
  * organization's admins see them still and decide (terminate, or resume for a returning member).
- * Best effort: the removal stands; a session that cannot be paused now is logged and left to the admins.
+ * Best effort and never throws: the removal stands; a session that cannot be paused now is logged and
+ * left to the admins. Callers do not wait for it (the management cluster may be slow or away).
  */
 export async function pauseSessionsOfFormerMember(deps: Deps, userId: string, organizationId: string): Promise<number> {
-  // Still in the organization (another project, or the organization itself): nothing to do.
-  if (await deps.db("memberships").where({ user_id: userId, organization_id: organizationId }).first("id")) return 0;
-  const rows = (await deps
-    .db("sessions")
-    .where({ owner_id: userId, organization_id: organizationId, desired_state: "Running" })
-    .whereNotIn("phase", [...ENDED_PHASES])
-    .select("id")) as { id: string }[];
-  let paused = 0;
-  for (const { id } of rows) {
-    try {
-      if (await pauseSessionForSystem(deps, id, MEMBER_REMOVED)) paused++;
-    } catch (err) {
-      deps.log.warn({ err: String(err), session: id }, "could not pause a removed member's session");
-    }
+  try {
+    // Still in the organization (another project, or the organization itself): nothing to do.
+    if (await deps.db("memberships").where({ user_id: userId, organization_id: organizationId }).first("id")) return 0;
+    const rows = (await deps
+      .db("sessions")
+      .where({ owner_id: userId, organization_id: organizationId, desired_state: "Running" })
+      .whereNotIn("phase", [...ENDED_PHASES])
+      .select("id")) as { id: string }[];
+    const paused = await Promise.all(
+      rows.map(({ id }) =>
+        pauseSessionForSystem(deps, id, SessionReason.MemberRemoved).catch((err: unknown) => {
+          deps.log.warn({ err: String(err), session: id }, "could not pause a removed member's session");
+          return false;
+        }),
+      ),
+    );
+    return paused.filter(Boolean).length;
+  } catch (err) {
+    deps.log.warn(
+      { err: String(err), user: userId, organization: organizationId },
+      "could not pause a removed member's sessions",
+    );
+    return 0;
   }
-  return paused;
 }
 
-/** The reason on a session paused because its owner left the organization. */
-export const MEMBER_REMOVED = "MemberRemoved";

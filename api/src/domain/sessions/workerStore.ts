@@ -241,14 +241,14 @@ export function createWorkerStore(db: Knex, log: Logger): SessionStore {
     },
 
     async listen(handlers) {
+      type Conn = {
+        query(sql: string): Promise<unknown>;
+        on(e: string, f: (x: never) => void): void;
+        removeListener(e: string, f: (x: never) => void): void;
+      };
       let stopped = false;
-      let conn:
-        | {
-            query(sql: string): Promise<unknown>;
-            on(e: string, f: (x: never) => void): void;
-            removeAllListeners(e?: string): void;
-          }
-        | undefined;
+      /** The LISTEN connection and how to take our listeners off it (knex's own stay: they handle its end). */
+      let conn: { c: Conn; detach(): void } | undefined;
       let pendingIds = new Set<string>();
       let timer: NodeJS.Timeout | undefined;
       const flushIds = () => {
@@ -269,9 +269,10 @@ export function createWorkerStore(db: Knex, log: Logger): SessionStore {
           connect().then(
             () => {
               reconnecting = false;
-              handlers.inventory(); // what changed while away
+              if (!stopped) handlers.inventory(); // what changed while away
             },
             (err: unknown) => {
+              if (stopped) return;
               log.warn({ err: String(err), retryInMs: Math.min(delayMs * 2, 30_000) }, "LISTEN again failed");
               attempt(Math.min(delayMs * 2, 30_000));
             },
@@ -283,48 +284,67 @@ export function createWorkerStore(db: Knex, log: Logger): SessionStore {
         reconnecting = true;
         attempt(1000);
       };
+      const release = (c: Conn) => db.client.releaseConnection(c).catch(() => {});
       const connect = async (): Promise<void> => {
-        const c = (await db.client.acquireConnection()) as NonNullable<typeof conn>;
-        c.on("notification", ((msg: { channel: string; payload?: string }) => {
+        const c = (await db.client.acquireConnection()) as Conn;
+        const onNotification = (msg: { channel: string; payload?: string }) => {
           if (msg.channel === "berth_inventory") handlers.inventory();
           else if (msg.channel === "berth_session_reports" && msg.payload) {
             pendingIds.add(msg.payload);
             timer ??= setTimeout(flushIds, 5);
           }
-        }) as never);
-        c.on("error", ((err: Error) => {
+        };
+        let detached = false;
+        const detach = () => {
+          if (detached) return;
+          detached = true;
+          c.removeListener("notification", onNotification as never);
+          c.removeListener("error", onError as never);
+        };
+        const onError = (err: Error) => {
           log.warn({ err: String(err) }, "the worker's LISTEN connection failed; reconnecting");
-          const broken = conn;
-          conn = undefined;
-          if (broken) void db.client.releaseConnection(broken).catch(() => {});
+          detach();
+          if (conn?.c === c) conn = undefined;
+          void release(c);
           reconnect();
-        }) as never);
+        };
+        c.on("notification", onNotification as never);
+        c.on("error", onError as never);
         try {
           await c.query("LISTEN berth_session_reports");
           await c.query("LISTEN berth_inventory");
         } catch (err) {
-          c.removeAllListeners();
-          await db.client.releaseConnection(c).catch(() => {});
+          if (!detached) {
+            detach();
+            await release(c);
+          }
           throw err;
         }
         if (stopped) {
-          c.removeAllListeners();
-          await db.client.releaseConnection(c).catch(() => {});
+          detach();
+          await release(c);
           return;
         }
-        conn = c;
+        conn = { c, detach };
       };
-      await connect();
+      try {
+        await connect();
+      } catch (err) {
+        // Nobody will stop this listener: no loop may outlive the failed start.
+        stopped = true;
+        clearTimeout(retry);
+        throw err;
+      }
       return async () => {
         stopped = true;
         clearTimeout(timer);
         clearTimeout(retry);
-        const c = conn;
+        const current = conn;
         conn = undefined;
-        if (c) {
-          c.removeAllListeners("notification");
-          await c.query("UNLISTEN *").catch(() => {});
-          await db.client.releaseConnection(c);
+        if (current) {
+          current.detach();
+          await current.c.query("UNLISTEN *").catch(() => {});
+          await db.client.releaseConnection(current.c);
         }
       };
     },

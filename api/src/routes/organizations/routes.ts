@@ -162,7 +162,7 @@ export const removeOrganizationMemberRoute = defineRoute({
     audit.target("user", params.userId);
     await removeOrganizationMember(deps, principal, params.organizationId, params.userId);
     // They no longer reach their sessions there: those stop drawing on the organization's wallets.
-    await pauseSessionsOfFormerMember(deps, params.userId, params.organizationId);
+    void pauseSessionsOfFormerMember(deps, params.userId, params.organizationId);
     return { status: 204, body: null };
   },
 });

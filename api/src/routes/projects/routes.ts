@@ -156,7 +156,7 @@ export const removeProjectMemberRoute = defineRoute({
     audit.detail("project_id", params.projectId);
     const { organizationId } = await removeProjectMember(deps, principal, params.projectId, params.userId);
     // Their last membership of the organization: their sessions there are paused (as a removal from it).
-    await pauseSessionsOfFormerMember(deps, params.userId, organizationId);
+    void pauseSessionsOfFormerMember(deps, params.userId, organizationId);
     return { status: 204, body: null };
   },
 });
