@@ -80,6 +80,13 @@ describe("sessions for connecting", () => {
     await expect(port.forUser(aPrincipal("usr_gone"), "ses_left")).rejects.toMatchObject({ code: "not_found" });
     expect(await port.mayUse("usr_gone", (await port.byId("ses_left")) as never)).toBe(false);
   });
+
+  it("lets a super_admin connect to their own session in an organization they are not a member of", async () => {
+    await tdb.db("users").where({ id: "usr_root" }).update({ is_super_admin: true });
+    await tdb.db("sessions").insert(row("ses_roots", { owner_id: "usr_root" }));
+    const port = sessionsForConnect(testDeps({ db: tdb.db }));
+    expect(await port.mayUse("usr_root", (await port.byId("ses_roots")) as never)).toBe(true);
+  });
 });
 
 describe("clusters for connecting", () => {

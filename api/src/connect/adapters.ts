@@ -52,13 +52,18 @@ export function sessionsForConnect(deps: Deps): ConnectSessions {
       return row ? toPort(row) : undefined;
     },
     async mayUse(userId, session) {
-      // The owner, while still a member of the session's organization.
+      // The owner, while still a member of the session's organization (or a super_admin, who may own
+      // sessions in any organization).
       if (session.ownerId !== userId) return false;
       const m = await deps
         .db("memberships")
         .where({ user_id: userId, organization_id: session.organizationId })
         .first("id");
-      return m !== undefined;
+      if (m) return true;
+      const u = (await deps.db("users").where({ id: userId }).first("is_super_admin")) as
+        | { is_super_admin: boolean }
+        | undefined;
+      return u?.is_super_admin === true;
     },
   };
 }
