@@ -67,4 +67,3 @@ export async function pauseSessionsOfFormerMember(deps: Deps, userId: string, or
     return 0;
   }
 }
-
