@@ -41,6 +41,20 @@ describe("configFromEnv", () => {
     );
   });
 
+  it("reads the private addresses sessions may reach as a comma-separated list of CIDRs", () => {
+    expect(configFromEnv(minimal, "op").sessions.egressAllow).toEqual([]);
+    const c = configFromEnv({ ...minimal, BERTH_OPERATOR_SESSION_EGRESS_ALLOW: " 10.20.0.0/16, fd00:1::/64 ," }, "op");
+    expect(c.sessions.egressAllow).toEqual(["10.20.0.0/16", "fd00:1::/64"]);
+    let error: unknown;
+    try {
+      configFromEnv({ ...minimal, BERTH_OPERATOR_SESSION_EGRESS_ALLOW: "10.20.0.0/16,mirror.local" }, "op");
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).problems.join("\n")).toContain("BERTH_OPERATOR_SESSION_EGRESS_ALLOW");
+  });
+
   it("runs in-cluster when no kubeconfig is given", () => {
     const { BERTH_OPERATOR_KUBECONFIG: _, ...rest } = minimal;
     const c = configFromEnv({ ...rest, KUBERNETES_SERVICE_HOST: "10.96.0.1", KUBERNETES_SERVICE_PORT: "443" }, "op");

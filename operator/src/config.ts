@@ -50,6 +50,26 @@ export const OperatorConfigSchema = z
         listPageSize: z.coerce.number().int().min(1).default(500),
       })
       .default({ debounceMs: 500, resyncMs: 60_000, listPageSize: 500 }),
+    sessions: z
+      .object({
+        /**
+         * What session pods may reach inside the private ranges their NetworkPolicy keeps them from (a
+         * package mirror; NodeLocal DNSCache at 169.254.20.10/32). Comma-separated in the environment.
+         */
+        egressAllow: z
+          .preprocess(
+            (v) =>
+              typeof v === "string"
+                ? v
+                    .split(",")
+                    .map((x) => x.trim())
+                    .filter(Boolean)
+                : v,
+            z.array(z.union([z.cidrv4(), z.cidrv6()], { error: "must be a CIDR, e.g. 10.20.0.0/16" })).max(64),
+          )
+          .default([]),
+      })
+      .default({ egressAllow: [] }),
     usage: z
       .object({
         /** Length of a usage interval: one sample per session pod and interval. A whole number of seconds. */
@@ -113,7 +133,11 @@ export function parseConfig(input: unknown, names: Record<string, string> = {}):
   throw new ConfigError(
     r.error.issues.map((i) => {
       const path = i.path.join(".");
-      return `${names[path] ?? (path || "(config)")}: ${i.message}`;
+      // An item of a list names the list's variable (sessions.egressAllow.1 → its variable, item 2).
+      const at = i.path.findIndex((k) => typeof k === "number");
+      const list = at > 0 ? names[i.path.slice(0, at).join(".")] : undefined;
+      const name = names[path] ?? (list ? `${list} (item ${Number(i.path[at]) + 1})` : path || "(config)");
+      return `${name}: ${i.message}`;
     }),
   );
 }
@@ -137,6 +161,7 @@ export const ENV: Record<string, string> = {
   BERTH_OPERATOR_INVENTORY_DEBOUNCE_MS: "inventory.debounceMs",
   BERTH_OPERATOR_INVENTORY_RESYNC_MS: "inventory.resyncMs",
   BERTH_OPERATOR_INVENTORY_PAGE_SIZE: "inventory.listPageSize",
+  BERTH_OPERATOR_SESSION_EGRESS_ALLOW: "sessions.egressAllow",
   BERTH_OPERATOR_USAGE_INTERVAL_MS: "usage.intervalMs",
   BERTH_OPERATOR_USAGE_GRACE_MS: "usage.graceMs",
   BERTH_OPERATOR_GPU_METRICS_URL: "gpuMetrics.url",

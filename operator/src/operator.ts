@@ -144,7 +144,11 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
           },
           ...(gpuMetrics ? { gpuUsage: gpuMetrics } : {}),
           nodeGone: (name) => reporter?.nodeGone(name) ?? false,
-          options: { usageIntervalMs: config.usage.intervalMs, usageGraceMs: config.usage.graceMs },
+          options: {
+            usageIntervalMs: config.usage.intervalMs,
+            usageGraceMs: config.usage.graceMs,
+            egressAllow: config.sessions.egressAllow,
+          },
         });
       });
     },

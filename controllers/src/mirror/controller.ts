@@ -45,6 +45,8 @@ export interface MirrorControllerOptions {
   gatewayNamespace?: string;
   gatewayPodLabels?: Record<string, string>;
   runtimeClassName?: string;
+  /** CIDRs session pods may reach inside the private ranges (manifests.ts, the sessions' policy). */
+  egressAllow?: readonly string[];
   concurrency: number;
   resyncMs: number;
   reportDebounceMs: number;
@@ -135,6 +137,7 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
     ...(o.gatewayNamespace ? { gatewayNamespace: o.gatewayNamespace } : {}),
     ...(o.gatewayPodLabels ? { gatewayPodLabels: o.gatewayPodLabels } : {}),
     ...(o.runtimeClassName ? { runtimeClassName: o.runtimeClassName } : {}),
+    ...(o.egressAllow?.length ? { egressAllow: o.egressAllow } : {}),
   };
   const counts = {
     podCreates: 0,

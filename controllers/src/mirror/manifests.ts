@@ -19,6 +19,8 @@ export interface MirrorManifestOptions {
   gatewayNamespace?: string;
   gatewayPodLabels?: Record<string, string>;
   runtimeClassName?: string;
+  /** CIDRs session pods may reach although private (a package mirror, a node-local DNS cache). */
+  egressAllow?: readonly string[];
 }
 
 export interface KubeObjectMeta {
@@ -207,6 +209,7 @@ export function sessionsNetworkPolicyManifest(opts: MirrorManifestOptions) {
             { ipBlock: { cidr: "::/0", except: [...PRIVATE_IPV6] } },
           ],
         },
+        ...(opts.egressAllow?.length ? [{ to: opts.egressAllow.map((cidr) => ({ ipBlock: { cidr } })) }] : []),
       ],
       ingress: [
         {

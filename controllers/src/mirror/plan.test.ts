@@ -315,8 +315,9 @@ describe("the sessions namespace's network policy", () => {
         { protocol: "TCP", port: 53 },
       ],
     });
-    expect(out?.ports).toBeUndefined();
-    const v4 = out?.to.find((t) => "ipBlock" in t && t.ipBlock.cidr === "0.0.0.0/0");
+    expect(out && "ports" in out ? out.ports : undefined).toBeUndefined();
+    const peers = (out?.to ?? []) as { ipBlock?: { cidr: string; except?: string[] } }[];
+    const exceptOf = (cidr: string) => peers.find((t) => t.ipBlock?.cidr === cidr)?.ipBlock?.except ?? [];
     // The cluster's pods and services, a private control plane, cloud metadata, loopback.
     for (const cidr of [
       "10.0.0.0/8",
@@ -326,9 +327,17 @@ describe("the sessions namespace's network policy", () => {
       "100.64.0.0/10",
       "127.0.0.0/8",
     ])
-      expect(v4 && "ipBlock" in v4 ? v4.ipBlock.except : []).toContain(cidr);
-    const v6 = out?.to.find((t) => "ipBlock" in t && t.ipBlock.cidr === "::/0");
-    expect(v6 && "ipBlock" in v6 ? v6.ipBlock.except : []).toEqual(expect.arrayContaining(["fc00::/7", "fe80::/10"]));
+      expect(exceptOf("0.0.0.0/0")).toContain(cidr);
+    expect(exceptOf("::/0")).toEqual(expect.arrayContaining(["fc00::/7", "fe80::/10"]));
+    expect(np.spec.egress).toHaveLength(2);
+  });
+
+  it("lets a session reach the private addresses the operator is configured with, and those only", () => {
+    const custom = sessionsNetworkPolicyManifest({ ...opts, egressAllow: ["10.20.0.0/16", "169.254.20.10/32"] });
+    expect(custom.spec.egress.slice(0, 2)).toEqual(np.spec.egress);
+    expect(custom.spec.egress[2]).toEqual({
+      to: [{ ipBlock: { cidr: "10.20.0.0/16" } }, { ipBlock: { cidr: "169.254.20.10/32" } }],
+    });
   });
 
   it("selects no gateway, operator or other pod of the namespace", () => {
