@@ -109,3 +109,14 @@ export function rule<T extends z.ZodType>(
 export function immutable<T extends z.ZodType>(schema: T): T {
   return addValidation(schema, { rule: "self == oldSelf", message: "is immutable" });
 }
+
+/**
+ * On an object: its optional `field`, once set, cannot be removed (the apiserver runs `immutable`'s rule
+ * on a field only when both the old and the new object have it, so a removal would pass).
+ */
+export function keptOnceSet<T extends z.ZodType>(schema: T, field: string): T {
+  return addValidation(schema, {
+    rule: `!has(oldSelf.${field}) || has(self.${field})`,
+    message: `${field} cannot be removed once set`,
+  });
+}

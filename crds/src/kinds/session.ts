@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ClusterId, DisplayName, Id, immutable, ResourceName, Timestamp } from "../fields.ts";
+import { ClusterId, DisplayName, Id, immutable, keptOnceSet, ResourceName, Timestamp } from "../fields.ts";
 import { defineKind, statusOf } from "../kind.ts";
 
 /** What the user asked for. The controllers move `status.phase` towards it. */
@@ -77,28 +77,31 @@ export const SessionVolumeMount = z.object({
 });
 export type SessionVolumeMount = z.infer<typeof SessionVolumeMount>;
 
-export const SessionSpec = z.object({
-  /** User id of the person the session belongs to. */
-  owner: immutable(Id),
-  organization: immutable(Id),
-  project: Id.optional(),
-  displayName: DisplayName.optional(),
-  /** Names of the cluster-scoped catalog resources. */
-  offering: ResourceName,
-  preset: ResourceName,
-  image: ResourceName,
-  /**
-   * GPUs the session holds, fixed at creation: quotas and billing count these, so a later change of the
-   * preset or offering must not make it run on more or fewer. Absent on sessions from before: the catalog's.
-   */
-  gpuCount: immutable(z.int().min(1).max(64)).optional(),
-  volumes: z.array(SessionVolumeMount).max(16).default([]),
-  /** Place only on this cluster; the session waits there when it is full. */
-  clusterPin: ClusterId.optional(),
-  desiredState: SessionDesiredState.default("Running"),
-  /** Higher first in the queue; ties go to the older session. */
-  priority: z.int32().default(0),
-});
+export const SessionSpec = keptOnceSet(
+  z.object({
+    /** User id of the person the session belongs to. */
+    owner: immutable(Id),
+    organization: immutable(Id),
+    project: Id.optional(),
+    displayName: DisplayName.optional(),
+    /** Names of the cluster-scoped catalog resources. */
+    offering: ResourceName,
+    preset: ResourceName,
+    image: ResourceName,
+    /**
+     * GPUs the session holds, fixed at creation: quotas and billing count these, so a later change of the
+     * preset or offering must not make it run on more or fewer. Absent on sessions from before: the catalog's.
+     */
+    gpuCount: immutable(z.int().min(1).max(64)).optional(),
+    volumes: z.array(SessionVolumeMount).max(16).default([]),
+    /** Place only on this cluster; the session waits there when it is full. */
+    clusterPin: ClusterId.optional(),
+    desiredState: SessionDesiredState.default("Running"),
+    /** Higher first in the queue; ties go to the older session. */
+    priority: z.int32().default(0),
+  }),
+  "gpuCount",
+);
 export type SessionSpec = z.infer<typeof SessionSpec>;
 
 export const SessionStatus = statusOf({

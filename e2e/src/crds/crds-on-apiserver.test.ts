@@ -123,6 +123,25 @@ describe("the berth.dev CRDs on a real apiserver", () => {
     expect(res.text).toContain("is immutable");
   });
 
+  it("refuse a change of a session's GPU count, and its removal once set", async () => {
+    const s = named(examples.Session());
+    s.spec.gpuCount = 1;
+    const created = await kube.json<{ metadata: { resourceVersion: string } }>("POST", collection(SessionKind), s);
+    const put = (spec: Record<string, unknown>) =>
+      kube.raw("PUT", `${collection(SessionKind)}/${s.metadata.name}`, {
+        ...s,
+        metadata: { ...s.metadata, resourceVersion: created.metadata.resourceVersion },
+        spec,
+      });
+    const changed = await put({ ...s.spec, gpuCount: 2 });
+    expect(changed.status, changed.text).toBe(422);
+    expect(changed.text).toContain("is immutable");
+    const { gpuCount: _, ...without } = s.spec;
+    const removed = await put(without);
+    expect(removed.status, removed.text).toBe(422);
+    expect(removed.text).toContain("gpuCount cannot be removed once set");
+  });
+
   it("show owner, phase, cluster, GPU model and age as `kubectl get sessions` columns", async () => {
     const s = named(examples.Session());
     const created = await kube.json<{ metadata: { resourceVersion: string } }>("POST", collection(SessionKind), s);
