@@ -33,7 +33,6 @@ import {
 } from "../db/operations/ledger/unbilledSamples.ts";
 import { DEADLOCK_DETECTED, SERIALIZATION_FAILURE, sqlState } from "../db/sqlstate.ts";
 import { insertAuditRecord } from "../http/audit.ts";
-import { MAX_SAMPLE_MS } from "../internal/schemas.ts";
 import { allowancesLeft, walletAllowances } from "./allowances.ts";
 import type { BillingContext, OfferingRate } from "./context.ts";
 import { Coverage } from "./coverage.ts";
@@ -169,7 +168,6 @@ async function billBatch(
       [...sessions.keys()],
       samples.reduce((a, s) => (s.period_start < a ? s.period_start : a), (samples[0] as UnbilledSample).period_start),
       samples.reduce((a, s) => (s.period_end > a ? s.period_end : a), (samples[0] as UnbilledSample).period_end),
-      MAX_SAMPLE_MS,
     ),
   );
 

@@ -52,16 +52,13 @@ export async function billedPeriods(
   sessions: readonly string[],
   from: Date,
   to: Date,
-  longestMs: number,
 ): Promise<{ session: string; start: Date; end: Date }[]> {
   if (sessions.length === 0) return [];
   return (await tx("usage_samples")
     .whereIn("session", sessions)
     .whereNotNull("billed_at")
-    .where("period_start", "<", to)
-    // Bounded below through the (session, period_start) index: no sample is longer than `longestMs`, so
-    // none starting earlier reaches `from` (else every earlier sample of a long session would be read).
-    .where("period_start", ">", new Date(from.getTime() - longestMs))
+    // By the (session, period_end) index: only what ends after `from`.
     .where("period_end", ">", from)
+    .where("period_start", "<", to)
     .select("session", "period_start as start", "period_end as end")) as { session: string; start: Date; end: Date }[];
 }
