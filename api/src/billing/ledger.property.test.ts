@@ -4,6 +4,7 @@
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { TransactionRow } from "../db/operations/ledger/types.ts";
+import { MAX_SAMPLE_MS } from "../internal/schemas.ts";
 import { billPendingUsage } from "./charge.ts";
 import type { BillingContext } from "./context.ts";
 import { SHORTFALL_WALLET, SYSTEM_WALLET } from "./ids.ts";
@@ -195,8 +196,9 @@ class Usage implements Cmd {
   check = () => true;
   async run(m: Model, r: Real) {
     const n = m.nextSample++;
-    // Apart in time (a sample is at most 4 h): time already charged is not charged again (coverage.ts).
-    const s = { id: `${r.run}-s${n}`, session: this.session, start: n * 4 * 3600_000, ms: this.ms };
+    // Apart in time (a sample is at most an hour, as the API takes them): time already charged is not
+    // charged again (coverage.ts).
+    const s = { id: `${r.run}-s${n}`, session: this.session, start: n * MAX_SAMPLE_MS, ms: this.ms };
     const send = async (x: typeof s) =>
       usage(tdb.db, "clu_m", [
         {
@@ -275,10 +277,10 @@ const commands = [
   fc.tuple(fc.constantFrom(...PAIRS), amount).map(([[f, t], a]) => new Allocate(f, t, a)),
   fc.nat().map((p) => new Reverse(p)),
   fc
-    .tuple(fc.integer({ min: 0, max: 1 }), fc.integer({ min: 0, max: 4 * 3600_000 }), fc.boolean())
+    .tuple(fc.integer({ min: 0, max: 1 }), fc.integer({ min: 0, max: MAX_SAMPLE_MS }), fc.boolean())
     .map(([s, ms, d]) => new Usage(s, ms, d)),
   fc
-    .tuple(fc.integer({ min: 0, max: 1 }), fc.integer({ min: 0, max: 4 * 3600_000 }), fc.boolean())
+    .tuple(fc.integer({ min: 0, max: 1 }), fc.integer({ min: 0, max: MAX_SAMPLE_MS }), fc.boolean())
     .map(([s, ms, d]) => new Usage(s, ms, d)),
   fc.constant(new Bill()),
 ];

@@ -1,5 +1,6 @@
 // The real ports of connecting, built from the API's Deps. Clusters come from the `clusters` table
 // (session_domain is kept there by registration and PATCH). Sessions come from the sessions domain.
+import { loadPrincipal } from "../auth/principal.ts";
 import { DEFAULT_TARGET_NAMESPACES } from "../clusters/permissions.ts";
 import { findClusterById } from "../db/operations/clusters/findClusterById.ts";
 import { findSessionById } from "../db/operations/sessions/findSessionById.ts";
@@ -53,17 +54,13 @@ export function sessionsForConnect(deps: Deps): ConnectSessions {
     },
     async mayUse(userId, session) {
       // The owner, while still a member of the session's organization (or a super_admin, who may own
-      // sessions in any organization).
+      // sessions in any organization), with an account that is not disabled.
       if (session.ownerId !== userId) return false;
-      const m = await deps
-        .db("memberships")
-        .where({ user_id: userId, organization_id: session.organizationId })
-        .first("id");
-      if (m) return true;
-      const u = (await deps.db("users").where({ id: userId }).first("is_super_admin")) as
-        | { is_super_admin: boolean }
-        | undefined;
-      return u?.is_super_admin === true;
+      const rec = await loadPrincipal(deps.db, userId);
+      if (!rec || rec.disabled) return false;
+      return (
+        rec.principal.isSuperAdmin || rec.principal.memberships.some((m) => m.organizationId === session.organizationId)
+      );
     },
   };
 }

@@ -41,14 +41,8 @@ describe("the session event hub", () => {
     // A transaction inserts an event and stays open: a later insert waits for it (migration
     // 20261122000200 draws seqs in commit order), so no reader can see a later seq first. The test
     // waits for the slow insert itself, not a fixed delay, so a busy machine cannot reorder the two.
-    let release: () => void = () => {};
-    const held = new Promise<void>((r) => {
-      release = r;
-    });
-    let inserted: () => void = () => {};
-    const slowInserted = new Promise<void>((r) => {
-      inserted = r;
-    });
+    const { promise: held, resolve: release } = Promise.withResolvers<void>();
+    const { promise: slowInserted, resolve: inserted } = Promise.withResolvers<void>();
     const slow = t.db.transaction(async (tx) => {
       await insertSessionEvents(tx, [ev("slow")]);
       inserted();

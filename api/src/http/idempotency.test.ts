@@ -86,21 +86,17 @@ describe("Idempotency-Key on creating writes", () => {
 
   it("refuses a duplicate while the first is still in flight with 409 idempotency_request_in_flight", async () => {
     // The first is held inside its handler until the second has been answered.
-    let open: () => void = () => {};
-    knobs.gate = new Promise((r) => {
-      open = r;
-    });
+    const { promise: gate, resolve: open } = Promise.withResolvers<void>();
+    knobs.gate = gate;
     const first = create("key-inflight", { name: "f" });
     try {
       // The first holds the key once its row exists (a fixed delay loses that race on a busy machine).
-      for (
-        let i = 0;
-        !(await t.db("idempotency_keys").where({ key: "key-inflight", state: "in_flight" }).first());
-        i++
-      ) {
-        if (i > 500) throw new Error("the first request never claimed its key");
-        await new Promise((r) => setTimeout(r, 10));
-      }
+      await expect
+        .poll(() => t.db("idempotency_keys").where({ key: "key-inflight", state: "in_flight" }).first(), {
+          timeout: 5_000,
+          interval: 10,
+        })
+        .toBeTruthy();
       const second = await create("key-inflight", { name: "f" });
       expect(second.status).toBe(409);
       expect(((await second.json()) as { error: { code: string } }).error.code).toBe("idempotency_request_in_flight");

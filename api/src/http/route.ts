@@ -181,7 +181,9 @@ function bearerToken(ctx: Context): string | undefined {
   return m?.[1];
 }
 
-async function authenticate(deps: Deps, ctx: Context, mode: AuthMode): Promise<Principal | undefined> {
+/** The caller of a request by its bearer token (undefined for public routes); a long-lived response (the
+ * event stream) asks again with it. */
+export async function authenticate(deps: Deps, ctx: Context, mode: AuthMode): Promise<Principal | undefined> {
   if (mode === "public") return undefined;
   const token = bearerToken(ctx);
   if (!token)

@@ -87,9 +87,16 @@ describe("status reports for sessions of other clusters", () => {
       .db("sessions")
       .where({ id: never })
       .update({ cluster_id: "clu_b", placed_clusters: ["clu_b"] });
-    expect(await recordSessionStatus(deps, "clu_a", reports([moved as string], "Running", 5))).toEqual({ accepted: 1 });
+    for (const [phase, second] of [
+      ["Running", 5],
+      ["Pausing", 6],
+      ["Terminated", 7],
+    ] as const)
+      expect(await recordSessionStatus(deps, "clu_a", reports([moved as string], phase, second))).toEqual({
+        accepted: 1,
+      });
     await expect(
-      recordSessionStatus(deps, "clu_a", reports([moved as string, never as string], "Running", 6)),
+      recordSessionStatus(deps, "clu_a", reports([moved as string, never as string], "Running", 8)),
     ).rejects.toMatchObject({ code: "forbidden", details: { sessions: [never] } });
   });
 });

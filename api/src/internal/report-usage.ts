@@ -18,7 +18,7 @@ export async function recordUsage(
 ): Promise<{ accepted: number; duplicates: number }> {
   const named = [...new Set(samples.map((s) => s.session))];
   const known = await sessionsOfCluster(deps.db, clusterId, named);
-  const foreign = named.filter((id) => !known.get(id)?.ever);
+  const foreign = named.filter((id) => !known.has(id));
   if (foreign.length > 0) {
     throw new Forbidden(`the batch names sessions that were never on cluster ${clusterId}; nothing was written`, {
       cluster_id: clusterId,

@@ -663,7 +663,7 @@ export class SessionController {
       throw new Error(
         `catalog objects of ${s.metadata.name} are missing (offering ${s.spec.offering}, preset ${s.spec.preset}, image ${s.spec.image})`,
       );
-    const gpuCount = s.spec.gpuCount ?? (preset.spec.gpuCount > 0 ? preset.spec.gpuCount : offering.spec.gpuCount);
+    const gpuCount = this.#gpuCountOf(s) as number; // the offering is there (checked above)
     const volumes = s.spec.volumes.flatMap((v, i) => {
       const vol = this.#volumes.store.get(`${s.metadata.namespace}/${v.volume}`);
       const claim = vol?.status?.claimName;
@@ -855,11 +855,11 @@ export class SessionController {
     for (const [key, s] of this.sessions.store) {
       const phase = phaseOf(s);
       // A stray mirror holds its GPUs until it is gone, as a Pausing session's does.
-      for (const r of this.#strays(s, sessionIdOf(s.metadata.name as string))) {
-        const gpuCount = this.#gpuCountOf(s);
-        if (s.status?.gpuModel && gpuCount)
-          holdings.push({ clusterId: r.clusterId, gpuModel: s.status.gpuModel, gpuCount });
-      }
+      const strays = this.#strays(s, sessionIdOf(s.metadata.name as string));
+      const strayGpus = strays.length > 0 ? this.#gpuCountOf(s) : undefined;
+      if (s.status?.gpuModel && strayGpus)
+        for (const r of strays)
+          holdings.push({ clusterId: r.clusterId, gpuModel: s.status.gpuModel, gpuCount: strayGpus });
       if (s.status?.cluster && HOLDING_PHASES.includes(phase)) {
         const gpuCount = this.#gpuCountOf(s);
         if (s.status.gpuModel && gpuCount)

@@ -7,6 +7,7 @@ import { loadCrds } from "@berth/crds/manifests";
 import { broken, exampleOf, examples, invalidExamples } from "@berth/crds/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Fleet, KubeHttp, startFleet } from "../index.ts";
+import { until } from "../until.ts";
 
 const NAMESPACE = "org-acme";
 let fleet: Fleet;
@@ -37,15 +38,8 @@ beforeAll(async () => {
   await kube.json("POST", "/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: NAMESPACE } });
   // Established first, then the first list answering: only then do creates reach the new handler.
   // A busy machine can take tens of seconds to serve new CRDs; the bound only catches one never served.
-  const deadline = Date.now() + 60_000;
-  for (const k of allKinds) {
-    for (;;) {
-      const res = await kube.raw("GET", collection(k));
-      if (res.status === 200) break;
-      if (Date.now() > deadline) throw new Error(`${k.crdName} never served: ${res.status} ${res.text}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  for (const k of allKinds)
+    await until(`${k.crdName} served`, async () => (await kube.raw("GET", collection(k))).status === 200, 60_000, 100);
 });
 
 afterAll(async () => {

@@ -11,15 +11,23 @@ import { admitCreate, MAX_WAITING } from "./admission.ts";
 import type { QuotaRequest } from "./checkQuota.ts";
 import { type SessionsRuntime, setSessionsRuntime } from "./runtime.ts";
 
-/** Deps whose database transactions and policy reads are the given functions. */
-function fakeDeps(transaction: () => Promise<never>, policies: () => Promise<unknown[]> = async () => []): Deps {
+/**
+ * Deps whose database transactions and policy reads are the given functions; `batches` receives the size
+ * of every batch admission decides (its metric), in order.
+ */
+function fakeDeps(
+  batches: number[],
+  transaction: () => Promise<never>,
+  policies: () => Promise<unknown[]> = async () => [],
+): Deps {
   const deps = {
     db: { transaction },
-    metrics: { sessionAdmissionBatch: { observe: () => {} } },
+    metrics: { sessionAdmissionBatch: { observe: (n: number) => batches.push(n) } },
   } as unknown as Deps;
   setSessionsRuntime(deps, { catalog: { policies } } as unknown as SessionsRuntime);
   return deps;
 }
+const sum = (xs: number[]) => xs.reduce((a, x) => a + x, 0);
 const createIn = (deps: Deps) => (organizationId: string) =>
   admitCreate(deps, { organizationId } as QuotaRequest, {} as NewSessionRow).then(
     () => "admitted",
@@ -28,17 +36,9 @@ const createIn = (deps: Deps) => (organizationId: string) =>
 
 describe("the admission queue", () => {
   it("answers 503 unavailable beyond MAX_WAITING waiting creates of one organization, and answers all who waited", async () => {
-    let fail: (e: unknown) => void = () => {};
-    const held = new Promise<never>((_, reject) => {
-      fail = reject;
-    });
-    let transactions = 0;
-    const create = createIn(
-      fakeDeps(() => {
-        transactions++;
-        return held;
-      }),
-    );
+    const { promise: held, reject: fail } = Promise.withResolvers<never>();
+    const batches: number[] = [];
+    const create = createIn(fakeDeps(batches, () => held));
 
     const first = create("org_a"); // holds the door
     const waiting = Array.from({ length: MAX_WAITING }, () => create("org_a"));
@@ -49,27 +49,27 @@ describe("the admission queue", () => {
     });
     const other = create("org_b"); // another organization has its own line
     await tick();
-    expect(transactions).toBe(2);
+    expect(batches).toEqual([1, 1]); // org_a's first, and org_b's own
 
     // The database is gone: every one who waited is answered, none left hanging.
     fail(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }));
     const answers = await Promise.all([first, other, ...waiting]);
     expect(answers.every((a) => (a as { code?: string }).code === "ECONNREFUSED")).toBe(true);
     // The line is gone with the last batch: the next create starts a new one.
+    expect(sum(batches)).toBe(2 + MAX_WAITING); // each decided once
     const again = create("org_a");
     await tick();
-    expect(transactions).toBeGreaterThan(2);
+    expect(batches.at(-1)).toBe(1);
     expect(await again).toMatchObject({ code: "ECONNREFUSED" });
   });
 
   it("answers a failure of the catalog to the whole batch at once, not once per request", async () => {
-    let down: (e: unknown) => void = () => {};
-    const first = new Promise<never>((_, reject) => {
-      down = reject;
-    });
+    const { promise: first, reject: down } = Promise.withResolvers<never>();
     let reads = 0;
+    const batches: number[] = [];
     const create = createIn(
       fakeDeps(
+        batches,
         () => Promise.reject(new Error("no transaction expected")),
         () => (++reads === 1 ? first : Promise.reject(new Unavailable("the management cluster did not answer"))),
       ),
@@ -77,6 +77,6 @@ describe("the admission queue", () => {
     const answers = [create("org_c"), ...Array.from({ length: 10 }, () => create("org_c"))];
     down(new Unavailable("the management cluster did not answer"));
     expect((await Promise.all(answers)).every((a) => (a as { code?: string }).code === "unavailable")).toBe(true);
-    expect(reads).toBe(2); // the first batch, then the ten who waited as one
+    expect(batches).toEqual([1, 10]); // the first batch, then the ten who waited as one: none again alone
   });
 });

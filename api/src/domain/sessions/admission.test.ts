@@ -84,40 +84,21 @@ describe("creates decided together at an organization's door", () => {
         { displayName: "H100 (other)", gpuModel: H100, tier: "premium", hourlyCreditRate: "4000000" },
       ),
     );
+    /** A ResourcePolicy of one organization. */
+    const orgPolicy = (name: string, org: Org, spec: Record<string, unknown>) =>
+      ResourcePolicyKind.build({ name }, { scope: { kind: "organization", id: org.id }, ...spec });
     // Set before the first read: the catalog caches policies for a few seconds.
     kube.policies.push(
       ResourcePolicyKind.build(
         { name: "global" },
         { scope: { kind: "global" }, limits: { maxConcurrentSessionsPerUser: 3, maxGpusPerUser: 100 } },
       ),
-      ResourcePolicyKind.build(
-        { name: "five-gpus" },
-        { scope: { kind: "organization", id: orgs.gpus.id }, limits: { maxGpusPerOrganization: 5 } },
-      ),
-      ResourcePolicyKind.build(
-        { name: "a-class" },
-        { scope: { kind: "organization", id: orgs.many.id }, limits: { maxConcurrentSessionsPerUser: 100 } },
-      ),
-      ResourcePolicyKind.build(
-        { name: "mixed" },
-        {
-          scope: { kind: "organization", id: orgs.mixed.id },
-          limits: { maxGpusPerOrganization: 3 },
-          allowedOfferings: ["h100"],
-        },
-      ),
-      ResourcePolicyKind.build(
-        { name: "per-user" },
-        { scope: { kind: "organization", id: orgs.perUser.id }, limits: { maxGpusPerUser: 2 } },
-      ),
-      ResourcePolicyKind.build(
-        { name: "one-at-a-time" },
-        { scope: { kind: "organization", id: orgs.resumes.id }, limits: { maxConcurrentSessionsPerUser: 1 } },
-      ),
-      ResourcePolicyKind.build(
-        { name: "one-at-a-time-down" },
-        { scope: { kind: "organization", id: orgs.resumeFails.id }, limits: { maxConcurrentSessionsPerUser: 1 } },
-      ),
+      orgPolicy("five-gpus", orgs.gpus, { limits: { maxGpusPerOrganization: 5 } }),
+      orgPolicy("a-class", orgs.many, { limits: { maxConcurrentSessionsPerUser: 100 } }),
+      orgPolicy("mixed", orgs.mixed, { limits: { maxGpusPerOrganization: 3 }, allowedOfferings: ["h100"] }),
+      orgPolicy("per-user", orgs.perUser, { limits: { maxGpusPerUser: 2 } }),
+      orgPolicy("one-at-a-time", orgs.resumes, { limits: { maxConcurrentSessionsPerUser: 1 } }),
+      orgPolicy("one-at-a-time-down", orgs.resumeFails, { limits: { maxConcurrentSessionsPerUser: 1 } }),
       ResourcePolicyKind.build(
         { name: "vision" },
         { scope: { kind: "project", id: vision }, limits: { maxGpusPerProject: 2 } },

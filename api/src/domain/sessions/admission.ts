@@ -16,7 +16,7 @@ import type { ResourcePolicy } from "@berth/crds";
 import type { Knex } from "knex";
 import { billingOf } from "../../billing/context.ts";
 import { openDoor } from "../../billing/door.ts";
-import { countLiveForOwners, lockOwners } from "../../db/operations/sessions/countLiveForOwner.ts";
+import { countLiveForOwners, lockOwners, type OwnerTally } from "../../db/operations/sessions/countLiveForOwner.ts";
 import { insertSessions, type NewSessionRow } from "../../db/operations/sessions/insertSession.ts";
 import { lockOrganizationDoor } from "../../db/operations/sessions/lockOrganization.ts";
 import type { SessionRow } from "../../db/operations/sessions/types.ts";
@@ -28,7 +28,6 @@ import {
   doorRequest,
   type GpuScope,
   liveGpusOf,
-  type OwnerTally,
   ownerRefusalGiven,
   type QuotaRequest,
   sharedGpuRefusal,

@@ -16,7 +16,7 @@ import type { Offering, ResourcePolicy } from "@berth/crds";
 import type { Knex } from "knex";
 import { billingOf } from "../../billing/context.ts";
 import { assessStart, type DoorRequest } from "../../billing/door.ts";
-import { countLiveForOwner } from "../../db/operations/sessions/countLiveForOwner.ts";
+import { countLiveForOwner, type OwnerTally } from "../../db/operations/sessions/countLiveForOwner.ts";
 import { lockOrganizationDoor } from "../../db/operations/sessions/lockOrganization.ts";
 import { ENDED_PHASES } from "../../db/operations/sessions/types.ts";
 import type { Deps } from "../../deps.ts";
@@ -102,9 +102,6 @@ async function ownerRefusal(
 ): Promise<QuotaExceeded | undefined> {
   return ownerRefusalGiven(policies, req, () => countLiveForOwner(db, req.ownerId));
 }
-
-/** What the owner holds: live sessions, and their GPUs. */
-export type OwnerTally = { sessions: number; gpus: number };
 
 /**
  * `ownerRefusal` with the owner's tally given (read only when a limit needs it): a batch of creates

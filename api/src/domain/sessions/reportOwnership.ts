@@ -16,7 +16,7 @@ export async function assertReportsOwned(
 ): Promise<void> {
   if (reports.length === 0) return;
   const known = await sessionsOfCluster(db, clusterId, [...new Set(reports.map((r) => r.session))]);
-  const foreign = reports.filter((r) => !known.get(r.session)?.ever);
+  const foreign = reports.filter((r) => !known.has(r.session));
   if (foreign.length > 0) {
     throw new Forbidden(`the report names sessions that were never on cluster ${clusterId}`, {
       cluster_id: clusterId,

@@ -14,10 +14,11 @@ export interface SessionOwnership {
 
 export function canSeeSession(p: Principal, s: SessionOwnership): boolean {
   if (p.isSuperAdmin) return true;
-  if (s.owner_id === p.userId && p.memberships.some((m) => m.organizationId === s.organization_id)) return true;
   const scope = scopeOf(p);
   return (
-    scope.adminOrganizations.has(s.organization_id) || (s.project_id !== null && scope.adminProjects.has(s.project_id))
+    (s.owner_id === p.userId && scope.organizations.has(s.organization_id)) ||
+    scope.adminOrganizations.has(s.organization_id) ||
+    (s.project_id !== null && scope.adminProjects.has(s.project_id))
   );
 }
 
@@ -36,13 +37,13 @@ export function isSessionAdmin(p: Principal, s: SessionOwnership): boolean {
  * allows answers the role's scope, never 403 (CONTRACT.md, Endpoints rule 1).
  */
 export function visibilityOf(p: Principal, scope: "mine" | "all"): SessionVisibility {
+  const s = scopeOf(p);
   // Own sessions only in organizations the caller is still a member of (as canSeeSession; super_admin: all).
   const own = p.isSuperAdmin
     ? { ownerId: p.userId }
-    : { ownerId: p.userId, ownerOrganizationIds: [...new Set(p.memberships.map((m) => m.organizationId))] };
+    : { ownerId: p.userId, ownerOrganizationIds: [...s.organizations] };
   if (scope === "mine") return { all: false, ...own };
   if (p.isSuperAdmin) return { all: true };
-  const s = scopeOf(p);
   return {
     all: false,
     ...own,

@@ -273,8 +273,9 @@ export function createWorkerStore(db: Knex, log: Logger): SessionStore {
             },
             (err: unknown) => {
               if (stopped) return;
-              log.warn({ err: String(err), retryInMs: Math.min(delayMs * 2, 30_000) }, "LISTEN again failed");
-              attempt(Math.min(delayMs * 2, 30_000));
+              const next = Math.min(delayMs * 2, 30_000);
+              log.warn({ err: String(err), retryInMs: next }, "LISTEN again failed");
+              attempt(next);
             },
           );
         }, delayMs);

@@ -17,10 +17,10 @@ import type { SessionEventRow } from "../../db/operations/sessions/types.ts";
 import type { Deps } from "../../deps.ts";
 import { viewOfPayload } from "../../domain/sessions/events.ts";
 import { canSeeSession } from "../../domain/sessions/visibility.ts";
-import { Invalid, isDomainError, PasswordChangeRequired } from "../../errors.ts";
+import { Invalid, isDomainError } from "../../errors.ts";
 import { sessionEventHubOf } from "../../events/hub.ts";
 import type { Principal } from "../../http/principal.ts";
-import { defineRoute } from "../../http/route.ts";
+import { authenticate, defineRoute } from "../../http/route.ts";
 import { presentSession } from "./presenter.ts";
 import { SessionIdParam } from "./schemas.ts";
 
@@ -122,7 +122,6 @@ async function stream(
     checking = true;
     recheck()
       .then((p) => {
-        if (p.mustChangePassword) throw new PasswordChangeRequired();
         principal = p;
         write(`event: heartbeat\ndata: ${JSON.stringify({ at: new Date().toISOString() })}\n\n`);
       })
@@ -190,8 +189,7 @@ export const sessionEventsRoute = defineRoute({
   }),
   responses: { 200: z.string().meta({ description: "text/event-stream (see the description)." }) },
   handler: async ({ deps, principal, query, ctx }) => {
-    const token = /^Bearer[ ]+(\S+)\s*$/i.exec(ctx.get("Authorization"))?.[1] ?? "";
-    const recheck = () => deps.authenticate(ctx, token);
+    const recheck = async () => (await authenticate(deps, ctx, "user")) as Principal;
     const header = ctx.get("Last-Event-ID");
     if (header !== "" && !isEventId(header))
       throw new Invalid("the Last-Event-ID header is not an event id", [

@@ -6,29 +6,23 @@ import { ENDED_PHASES } from "./types.ts";
  * ended, and their GPUs. Paused sessions (desired Paused) hold nothing and do not count; one being
  * resumed (desired Running, phase still Paused until the worker moves it) does.
  */
-export async function countLiveForOwner(db: Knex, ownerId: string): Promise<{ sessions: number; gpus: number }> {
-  const row = (await db("sessions")
-    .where({ owner_id: ownerId, desired_state: "Running" })
-    .whereNotIn("phase", ENDED_PHASES)
-    .first(db.raw("count(*)::int as sessions"), db.raw("coalesce(sum(gpu_count), 0)::int as gpus"))) as
-    | { sessions: number; gpus: number }
-    | undefined;
-  return { sessions: row?.sessions ?? 0, gpus: row?.gpus ?? 0 };
+export async function countLiveForOwner(db: Knex, ownerId: string): Promise<OwnerTally> {
+  return (await countLiveForOwners(db, [ownerId])).get(ownerId) ?? { sessions: 0, gpus: 0 };
 }
+
+/** What one owner holds or waits for: sessions and their GPUs. */
+export type OwnerTally = { sessions: number; gpus: number };
 
 /**
  * Serializes the policy check and the insert of one user's sessions across API replicas: held until the
  * transaction ends. Two concurrent creates by the same user cannot both pass a "one more" check.
  */
-export async function lockOwner(tx: Knex.Transaction, ownerId: string): Promise<void> {
-  await tx.raw("SELECT pg_advisory_xact_lock(hashtextextended(?, 6))", [`sessions:${ownerId}`]);
+export function lockOwner(tx: Knex.Transaction, ownerId: string): Promise<void> {
+  return lockOwners(tx, [ownerId]);
 }
 
 /** `countLiveForOwner` for several owners in one statement; owners with nothing live are absent. */
-export async function countLiveForOwners(
-  db: Knex,
-  ownerIds: readonly string[],
-): Promise<Map<string, { sessions: number; gpus: number }>> {
+export async function countLiveForOwners(db: Knex, ownerIds: readonly string[]): Promise<Map<string, OwnerTally>> {
   const rows = (await db("sessions")
     .whereIn("owner_id", ownerIds)
     .where({ desired_state: "Running" })

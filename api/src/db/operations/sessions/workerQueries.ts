@@ -61,13 +61,13 @@ export async function deleteStatusReports(db: Knex, sessionId: string): Promise<
   return db("session_status_reports").where({ session: sessionId }).delete();
 }
 
-/** Which sessions may a cluster's operator report on: placed there now, or ever (their removal). */
+/** Of these sessions, those placed on the cluster now or before: what its operator may report on. */
 export async function sessionsOfCluster(
   db: Knex,
   clusterId: string,
   sessionIds: readonly string[],
-): Promise<Map<string, { current: boolean; ever: boolean }>> {
-  const out = new Map<string, { current: boolean; ever: boolean }>();
+): Promise<Set<string>> {
+  const out = new Set<string>();
   for (let i = 0; i < sessionIds.length; i += 1000) {
     const rows = (await db("sessions")
       .whereIn("id", sessionIds.slice(i, i + 1000) as string[])
@@ -77,10 +77,7 @@ export async function sessionsOfCluster(
       placed_clusters: string[];
     }[];
     for (const r of rows)
-      out.set(r.id, {
-        current: r.cluster_id === clusterId,
-        ever: r.cluster_id === clusterId || (r.placed_clusters ?? []).includes(clusterId),
-      });
+      if (r.cluster_id === clusterId || (r.placed_clusters ?? []).includes(clusterId)) out.add(r.id);
   }
   return out;
 }
