@@ -17,13 +17,25 @@ describe("configuration", () => {
   it("reports every problem at once", () => {
     let err: unknown;
     try {
-      parseConfig({ BERTH_API_PORT: "http", BERTH_JWT_SECRET: "short", BERTH_INTERNAL_ALLOW_CIDRS: "10.0.0.0/8,everyone", BERTH_IDEMPOTENCY_RETENTION_HOURS: "1" });
+      parseConfig({
+        BERTH_API_PORT: "http",
+        BERTH_JWT_SECRET: "short",
+        BERTH_INTERNAL_ALLOW_CIDRS: "10.0.0.0/8,everyone",
+        BERTH_IDEMPOTENCY_RETENTION_HOURS: "1",
+      });
     } catch (e) {
       err = e;
     }
     expect(err).toBeInstanceOf(ConfigError);
     const problems = (err as ConfigError).problems.join("\n");
-    for (const name of ["DATABASE_URL", "BERTH_API_PORT", "BERTH_JWT_SECRET", "BERTH_INTERNAL_ALLOW_CIDRS", "BERTH_IDEMPOTENCY_RETENTION_HOURS"]) expect(problems).toContain(name);
+    for (const name of [
+      "DATABASE_URL",
+      "BERTH_API_PORT",
+      "BERTH_JWT_SECRET",
+      "BERTH_INTERNAL_ALLOW_CIDRS",
+      "BERTH_IDEMPOTENCY_RETENTION_HOURS",
+    ])
+      expect(problems).toContain(name);
   });
 
   it("opens the internal plane only for configured networks", () => {

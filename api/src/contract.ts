@@ -3,7 +3,7 @@
 import { allRoutes } from "./routes/index.ts";
 
 export const contractRoutes = allRoutes;
-export type { RouteDef, RouteSpec, HandlerResult } from "./http/route.ts";
-export { ErrorEnvelope } from "./http/envelope.ts";
 export { ERROR_CODES, type ErrorCode } from "./errors.ts";
-export { Page, Paged, Pagination, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "./http/paging.ts";
+export { ErrorEnvelope } from "./http/envelope.ts";
+export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Page, Paged, Pagination } from "./http/paging.ts";
+export type { HandlerResult, RouteDef, RouteSpec } from "./http/route.ts";

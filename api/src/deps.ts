@@ -4,8 +4,8 @@ import type { Logger } from "pino";
 import type { ClustersRuntime } from "./clusters/runtime.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db/knex.ts";
-import type { Authenticator } from "./http/principal.ts";
 import type { Metrics } from "./http/metrics.ts";
+import type { Authenticator } from "./http/principal.ts";
 
 export interface Clock {
   now(): Date;

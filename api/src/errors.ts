@@ -5,7 +5,10 @@
 
 export const ERROR_CODES = {
   // 400
-  validation_failed: { status: 400, description: "The request's parameters, query or body are invalid; details.issues names each bad field and why." },
+  validation_failed: {
+    status: 400,
+    description: "The request's parameters, query or body are invalid; details.issues names each bad field and why.",
+  },
   malformed_json: { status: 400, description: "The request body is not valid JSON." },
   bad_request: { status: 400, description: "The request cannot be served as sent; the message says why." },
   // 401
@@ -14,34 +17,96 @@ export const ERROR_CODES = {
   invalid_credentials: { status: 401, description: "The email and password do not match an account." },
   // 403
   forbidden: { status: 403, description: "The caller may not do this." },
-  password_change_required: { status: 403, description: "The account must change its password before calling anything but the password endpoints." },
-  quota_exceeded: { status: 403, description: "The request would exceed a quota or resource policy; details say which." },
+  password_change_required: {
+    status: 403,
+    description: "The account must change its password before calling anything but the password endpoints.",
+  },
+  quota_exceeded: {
+    status: 403,
+    description: "The request would exceed a quota or resource policy; details say which.",
+  },
   // 404, 405
   not_found: { status: 404, description: "No such route, or no such object visible to the caller." },
-  method_not_allowed: { status: 405, description: "The route exists but not for this method; the Allow header lists the methods it takes." },
+  method_not_allowed: {
+    status: 405,
+    description: "The route exists but not for this method; the Allow header lists the methods it takes.",
+  },
   // 409
   conflict: { status: 409, description: "The request conflicts with the current state of the object." },
   already_exists: { status: 409, description: "An object with this identity already exists." },
-  idempotency_request_in_flight: { status: 409, description: "A request with this Idempotency-Key is still being processed; retry later." },
-  volume_on_another_cluster: { status: 409, description: "The volume's claim lives on another cluster than the one asked for." },
-  invalid_session_state: { status: 409, description: "The session's phase does not allow this action (e.g. resuming a running session); details give the phase, the desired state and the actions allowed now." },
-  cluster_in_use: { status: 409, description: "The cluster still has live sessions or GPU allocations; end them before deregistering it." },
-  insufficient_credits: { status: 409, description: "The wallet cannot pay for this movement; details give its spendable balance and the amount asked (minor units, strings)." },
+  idempotency_request_in_flight: {
+    status: 409,
+    description: "A request with this Idempotency-Key is still being processed; retry later.",
+  },
+  volume_on_another_cluster: {
+    status: 409,
+    description: "The volume's claim lives on another cluster than the one asked for.",
+  },
+  invalid_session_state: {
+    status: 409,
+    description:
+      "The session's phase does not allow this action (e.g. resuming a running session); details give the phase, the desired state and the actions allowed now.",
+  },
+  cluster_in_use: {
+    status: 409,
+    description: "The cluster still has live sessions or GPU allocations; end them before deregistering it.",
+  },
+  insufficient_credits: {
+    status: 409,
+    description:
+      "The wallet cannot pay for this movement; details give its spendable balance and the amount asked (minor units, strings).",
+  },
   // 413, 415, 422, 429
-  payload_too_large: { status: 413, description: "The request body is larger than the limit; details.limit_bytes gives it." },
+  payload_too_large: {
+    status: 413,
+    description: "The request body is larger than the limit; details.limit_bytes gives it.",
+  },
   unsupported_media_type: { status: 415, description: "The request body must be sent as application/json." },
-  idempotency_key_reused: { status: 422, description: "This Idempotency-Key was already used with a different request." },
+  idempotency_key_reused: {
+    status: 422,
+    description: "This Idempotency-Key was already used with a different request.",
+  },
   // 422: cluster registration refused by the probe; details.checks holds every check's boolean.
-  gpu_model_unavailable: { status: 422, description: "No cluster of the fleet (or the pinned cluster) has the offering's GPU model; details.reported_models lists the models it does have." },
-  cluster_unreachable: { status: 422, description: "The cluster's API server did not answer before the probe's deadline (or refused the connection, or its certificate did not verify)." },
-  cluster_credential_invalid: { status: 422, description: "The cluster answered 401 to the credential: the token or certificate is not valid there." },
-  cluster_credential_insufficient: { status: 422, description: "The credential is valid but lacks permissions Berth needs; details.missing_permissions lists them." },
-  gpu_runtime_class_missing: { status: 422, description: "The cluster has no RuntimeClass for GPU containers (by default `nvidia`, handler `nvidia`)." },
-  gpu_device_plugin_missing: { status: 422, description: "The cluster shows no GPU device plugin: no nvidia-device-plugin DaemonSet and no node with allocatable nvidia.com/gpu." },
-  too_many_requests: { status: 429, description: "Too many requests (for example failed sign-ins); retry after the Retry-After header." },
+  gpu_model_unavailable: {
+    status: 422,
+    description:
+      "No cluster of the fleet (or the pinned cluster) has the offering's GPU model; details.reported_models lists the models it does have.",
+  },
+  cluster_unreachable: {
+    status: 422,
+    description:
+      "The cluster's API server did not answer before the probe's deadline (or refused the connection, or its certificate did not verify).",
+  },
+  cluster_credential_invalid: {
+    status: 422,
+    description: "The cluster answered 401 to the credential: the token or certificate is not valid there.",
+  },
+  cluster_credential_insufficient: {
+    status: 422,
+    description: "The credential is valid but lacks permissions Berth needs; details.missing_permissions lists them.",
+  },
+  gpu_runtime_class_missing: {
+    status: 422,
+    description: "The cluster has no RuntimeClass for GPU containers (by default `nvidia`, handler `nvidia`).",
+  },
+  gpu_device_plugin_missing: {
+    status: 422,
+    description:
+      "The cluster shows no GPU device plugin: no nvidia-device-plugin DaemonSet and no node with allocatable nvidia.com/gpu.",
+  },
+  too_many_requests: {
+    status: 429,
+    description: "Too many requests (for example failed sign-ins); retry after the Retry-After header.",
+  },
   // 5xx
-  internal: { status: 500, description: "An unexpected error. It is logged under the request id; nothing internal is returned." },
-  unavailable: { status: 503, description: "A dependency (database, cluster) is not reachable right now; retry later." },
+  internal: {
+    status: 500,
+    description: "An unexpected error. It is logged under the request id; nothing internal is returned.",
+  },
+  unavailable: {
+    status: 503,
+    description: "A dependency (database, cluster) is not reachable right now; retry later.",
+  },
 } as const satisfies Record<string, { status: number; description: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -77,12 +142,23 @@ export class DomainError extends Error {
 
 export class NotFound extends DomainError {
   constructor(kind: string, id?: string, details: ErrorDetails = {}) {
-    super("not_found", id === undefined ? `${kind} not found` : `${kind} ${id} not found`, { kind, ...(id === undefined ? {} : { id }), ...details });
+    super("not_found", id === undefined ? `${kind} not found` : `${kind} ${id} not found`, {
+      kind,
+      ...(id === undefined ? {} : { id }),
+      ...details,
+    });
   }
 }
 
 export class Conflict extends DomainError {
-  constructor(message: string, details: ErrorDetails = {}, code: Extract<ErrorCode, "conflict" | "already_exists" | "volume_on_another_cluster" | "idempotency_request_in_flight"> = "conflict") {
+  constructor(
+    message: string,
+    details: ErrorDetails = {},
+    code: Extract<
+      ErrorCode,
+      "conflict" | "already_exists" | "volume_on_another_cluster" | "idempotency_request_in_flight"
+    > = "conflict",
+  ) {
     super(code, message, details);
   }
 }
@@ -109,7 +185,12 @@ export class Unauthorized extends DomainError {
 
 export class TokenExpired extends DomainError {
   constructor(message = "the bearer token has expired; sign in again") {
-    super("token_expired", message, {}, { "WWW-Authenticate": 'Bearer realm="berth", error="invalid_token", error_description="token expired"' });
+    super(
+      "token_expired",
+      message,
+      {},
+      { "WWW-Authenticate": 'Bearer realm="berth", error="invalid_token", error_description="token expired"' },
+    );
   }
 }
 
@@ -133,7 +214,12 @@ export class QuotaExceeded extends DomainError {
 
 export class TooManyRequests extends DomainError {
   constructor(message: string, retryAfterSeconds: number, details: ErrorDetails = {}) {
-    super("too_many_requests", message, { retry_after_seconds: retryAfterSeconds, ...details }, { "Retry-After": String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+    super(
+      "too_many_requests",
+      message,
+      { retry_after_seconds: retryAfterSeconds, ...details },
+      { "Retry-After": String(Math.max(1, Math.ceil(retryAfterSeconds))) },
+    );
   }
 }
 

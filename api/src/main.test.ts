@@ -8,7 +8,10 @@ describe("startApi", () => {
   let api: RunningApi;
   beforeAll(async () => {
     t = await createTestDatabase({ migrate: false });
-    api = await startApi({ config: testConfig({ DATABASE_URL: t.url, BERTH_INTERNAL_ALLOW_CIDRS: "127.0.0.1/32", BERTH_INTERNAL_PORT: "0" }), startupTasks: [] });
+    api = await startApi({
+      config: testConfig({ DATABASE_URL: t.url, BERTH_INTERNAL_ALLOW_CIDRS: "127.0.0.1/32", BERTH_INTERNAL_PORT: "0" }),
+      startupTasks: [],
+    });
   });
   afterAll(async () => {
     await api?.stop();

@@ -8,7 +8,4 @@ export interface StartupTask {
   run(deps: Deps): Promise<void>;
 }
 
-export const startupTasks: StartupTask[] = [
-  bootstrapAdminTask(),
-  defaultCatalogTask,
-];
+export const startupTasks: StartupTask[] = [bootstrapAdminTask(), defaultCatalogTask];

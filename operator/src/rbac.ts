@@ -68,7 +68,11 @@ export function operatorRbac(opts: OperatorRbacOptions = {}): OperatorRbac {
         namespace: sessionsNamespace,
         rules: [
           // The session mirror written by the control plane: read it, report on it, own what it makes.
-          { apiGroups: ["berth.dev"], resources: ["sessionmirrors"], verbs: ["get", "list", "watch", "update", "patch"] },
+          {
+            apiGroups: ["berth.dev"],
+            resources: ["sessionmirrors"],
+            verbs: ["get", "list", "watch", "update", "patch"],
+          },
           { apiGroups: ["berth.dev"], resources: ["sessionmirrors/status"], verbs: ["get", "update", "patch"] },
           // Owner references with blockOwnerDeletion need this (OwnerReferencesPermissionEnforcement).
           { apiGroups: ["berth.dev"], resources: ["sessionmirrors/finalizers"], verbs: ["update"] },

@@ -46,7 +46,9 @@ describe("two replicas starting at once on a fresh database", () => {
   });
 
   it("create exactly one administrator", async () => {
-    const results = await Promise.all(Array.from({ length: 6 }, () => ensureBootstrapAdmin(t.db, { email: "admin@berth.local" })));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () => ensureBootstrapAdmin(t.db, { email: "admin@berth.local" })),
+    );
     expect(results.filter((r) => r.created)).toHaveLength(1);
     expect(await t.db("users")).toHaveLength(1);
   });

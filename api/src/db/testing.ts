@@ -4,8 +4,8 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { connect, migrateLatest, type Db } from "./knex.ts";
-import { startPostgres, type PostgresServer } from "./server.ts";
+import { connect, type Db, migrateLatest } from "./knex.ts";
+import { type PostgresServer, startPostgres } from "./server.ts";
 
 export interface TestDatabase {
   db: Db;

@@ -126,7 +126,6 @@ export class SessionEventHub {
   async #readOnce(): Promise<void> {
     const now = Date.now();
     for (const [seq, since] of this.#holes) if (now - since > HOLE_TTL_MS) this.#holes.delete(seq);
-    // biome-ignore lint/complexity/useMathMinMax: bigints, which Math.min does not take
     const floor = this.#holes.size > 0 ? [...this.#holes.keys()].reduce((a, b) => (a < b ? a : b)) - 1n : this.#last;
     for (const d of this.#delivered) if (d <= floor) this.#delivered.delete(d);
     for (;;) {

@@ -41,37 +41,71 @@ describe("audit rows for mutating calls", () => {
   });
 
   it("records a replayed idempotent request as a replay that created nothing", async () => {
-    const send = () => api.call("/test/widgets", { method: "POST", token: "alice", json: { name: "once" }, headers: { "Idempotency-Key": "audit-replay" } });
+    const send = () =>
+      api.call("/test/widgets", {
+        method: "POST",
+        token: "alice",
+        json: { name: "once" },
+        headers: { "Idempotency-Key": "audit-replay" },
+      });
     await send();
     const again = await send();
     expect(again.headers.get("idempotent-replayed")).toBe("true");
-    expect(await rowFor(again)).toMatchObject({ action: "widget.create", outcome: "success", status: 201, details: { idempotent_replay: true } });
+    expect(await rowFor(again)).toMatchObject({
+      action: "widget.create",
+      outcome: "success",
+      status: 201,
+      details: { idempotent_replay: true },
+    });
   });
 
   it("records a domain refusal as a failure with its code", async () => {
     const res = await api.call("/test/widgets/wid_7/refuse", { method: "POST", token: "alice" });
     expect(res.status).toBe(409);
     const row = await rowFor(res);
-    expect(row).toMatchObject({ action: "widget.refuse", outcome: "failure", status: 409, target_kind: "widget", target_id: "wid_7", actor_id: alice.userId });
+    expect(row).toMatchObject({
+      action: "widget.refuse",
+      outcome: "failure",
+      status: 409,
+      target_kind: "widget",
+      target_id: "wid_7",
+      actor_id: alice.userId,
+    });
     expect(row.details).toMatchObject({ error_code: "conflict" });
   });
 
   it("records a validation failure", async () => {
     const res = await api.call("/test/widgets", { method: "POST", token: "alice", json: { name: "" } });
     expect(res.status).toBe(400);
-    expect(await rowFor(res)).toMatchObject({ action: "widget.create", outcome: "failure", status: 400, details: { error_code: "validation_failed" } });
+    expect(await rowFor(res)).toMatchObject({
+      action: "widget.create",
+      outcome: "failure",
+      status: 400,
+      details: { error_code: "validation_failed" },
+    });
   });
 
   it("records an unauthenticated attempt as anonymous", async () => {
     const res = await api.call("/test/widgets", { method: "POST", json: { name: "x" } });
     expect(res.status).toBe(401);
-    expect(await rowFor(res)).toMatchObject({ actor_kind: "anonymous", actor_id: null, outcome: "failure", status: 401, details: { error_code: "unauthenticated" } });
+    expect(await rowFor(res)).toMatchObject({
+      actor_kind: "anonymous",
+      actor_id: null,
+      outcome: "failure",
+      status: 401,
+      details: { error_code: "unauthenticated" },
+    });
   });
 
   it("records a call to a public mutating route", async () => {
     const res = await api.call("/test/echo", { method: "POST", json: { text: "hi" } });
     expect(res.status).toBe(200);
-    expect(await rowFor(res)).toMatchObject({ action: "test.echo", actor_kind: "anonymous", outcome: "success", status: 200 });
+    expect(await rowFor(res)).toMatchObject({
+      action: "test.echo",
+      actor_kind: "anonymous",
+      outcome: "success",
+      status: 200,
+    });
   });
 
   it("writes nothing for reads", async () => {
@@ -83,7 +117,16 @@ describe("audit rows for mutating calls", () => {
   it("refuses to declare a mutating route without an audit action", async () => {
     const { defineRoute } = await import("./route.ts");
     expect(() =>
-      defineRoute({ method: "post", path: "/x", operationId: "x", tags: [], summary: "x", auth: "user", responses: { 204: (testRoutes[0]!.responses as Record<number, never>)[201]! }, handler: async (_) => ({ status: 204, body: undefined as never }) }),
+      defineRoute({
+        method: "post",
+        path: "/x",
+        operationId: "x",
+        tags: [],
+        summary: "x",
+        auth: "user",
+        responses: { 204: (testRoutes[0]!.responses as Record<number, never>)[201]! },
+        handler: async (_) => ({ status: 204, body: undefined as never }),
+      }),
     ).toThrow(/audit/);
   });
 });

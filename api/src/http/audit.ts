@@ -43,7 +43,14 @@ export class AuditCollector implements AuditHandle {
   detail(key: string, value: unknown): void {
     this.details[key] = value;
   }
-  record(opts: { action: string; principal: Principal | undefined; requestId: string; status: number; errorCode?: string; at: Date }): AuditRecord {
+  record(opts: {
+    action: string;
+    principal: Principal | undefined;
+    requestId: string;
+    status: number;
+    errorCode?: string;
+    at: Date;
+  }): AuditRecord {
     const details = opts.errorCode ? { ...this.details, error_code: opts.errorCode } : this.details;
     return {
       action: opts.action,
@@ -90,6 +97,9 @@ export async function writeAudit(deps: { db: Db; log: Logger; metrics: Metrics }
     await insertAuditRecord(deps.db, r);
   } catch (err) {
     deps.metrics.auditWriteFailures.inc();
-    deps.log.error({ err, audit: { action: r.action, requestId: r.requestId, outcome: r.outcome } }, "audit row not written");
+    deps.log.error(
+      { err, audit: { action: r.action, requestId: r.requestId, outcome: r.outcome } },
+      "audit row not written",
+    );
   }
 }

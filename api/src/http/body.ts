@@ -25,7 +25,9 @@ export async function readJsonBody(ctx: Context, limitBytes: number): Promise<un
   if (!hasBody(ctx)) return undefined;
   const type = ctx.get("Content-Type");
   if (!JSON_TYPE.test(type)) {
-    throw new DomainError("unsupported_media_type", "the request body must be application/json", { content_type: type || null });
+    throw new DomainError("unsupported_media_type", "the request body must be application/json", {
+      content_type: type || null,
+    });
   }
   const declared = Number(ctx.get("Content-Length") || "0");
   if (declared > limitBytes) throw new PayloadTooLarge(limitBytes);

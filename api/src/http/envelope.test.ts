@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../db/testing.ts";
 import { testConfig } from "../config.ts";
+import { createTestDatabase, type TestDatabase } from "../db/testing.ts";
 import { routes as systemRoutes } from "../routes/system/routes.ts";
 import { createWidgetTable, testRoutes } from "./layer-fixtures.ts";
 import { aPrincipal, fakeAuthenticator, startTestApi, type TestApi, testDeps } from "./testing.ts";
@@ -9,7 +9,9 @@ const alice = aPrincipal();
 const pending = aPrincipal({ mustChangePassword: true });
 
 async function envelopeOf(res: Response) {
-  const body = (await res.json()) as { error: { code: string; message: string; details: Record<string, unknown>; request_id: string; timestamp: string } };
+  const body = (await res.json()) as {
+    error: { code: string; message: string; details: Record<string, unknown>; request_id: string; timestamp: string };
+  };
   expect(Object.keys(body)).toEqual(["error"]);
   expect(Object.keys(body.error).sort()).toEqual(["code", "details", "message", "request_id", "timestamp"]);
   expect(body.error.request_id).toBe(res.headers.get("x-request-id"));
@@ -23,7 +25,11 @@ describe("the error envelope", () => {
   beforeAll(async () => {
     t = await createTestDatabase();
     await createWidgetTable(t.db);
-    const deps = testDeps({ db: t.db, config: testConfig({ BERTH_BODY_LIMIT_BYTES: "2048" }), authenticate: fakeAuthenticator({ alice, pending }) });
+    const deps = testDeps({
+      db: t.db,
+      config: testConfig({ BERTH_BODY_LIMIT_BYTES: "2048" }),
+      authenticate: fakeAuthenticator({ alice, pending }),
+    });
     api = await startTestApi(deps, [...systemRoutes, ...testRoutes]);
   });
   afterAll(async () => {
@@ -47,20 +53,35 @@ describe("the error envelope", () => {
   });
 
   it("answers malformed JSON with 400 malformed_json", async () => {
-    const res = await api.call("/test/widgets", { method: "POST", token: "alice", headers: { "Content-Type": "application/json" }, body: '{"name": ' });
+    const res = await api.call("/test/widgets", {
+      method: "POST",
+      token: "alice",
+      headers: { "Content-Type": "application/json" },
+      body: '{"name": ',
+    });
     expect(res.status).toBe(400);
     expect((await envelopeOf(res)).code).toBe("malformed_json");
   });
 
   it("answers a body that is not JSON with 415 unsupported_media_type", async () => {
-    const res = await api.call("/test/widgets", { method: "POST", token: "alice", headers: { "Content-Type": "text/plain" }, body: "name=x" });
+    const res = await api.call("/test/widgets", {
+      method: "POST",
+      token: "alice",
+      headers: { "Content-Type": "text/plain" },
+      body: "name=x",
+    });
     expect(res.status).toBe(415);
     expect((await envelopeOf(res)).code).toBe("unsupported_media_type");
   });
 
   it("answers a body over the limit with 413 payload_too_large, also when Content-Length is not sent", async () => {
     const big = JSON.stringify({ name: "x".repeat(4000) });
-    const res = await api.call("/test/widgets", { method: "POST", token: "alice", headers: { "Content-Type": "application/json" }, body: big });
+    const res = await api.call("/test/widgets", {
+      method: "POST",
+      token: "alice",
+      headers: { "Content-Type": "application/json" },
+      body: big,
+    });
     expect(res.status).toBe(413);
     const e = await envelopeOf(res);
     expect(e.code).toBe("payload_too_large");
@@ -72,13 +93,23 @@ describe("the error envelope", () => {
         c.close();
       },
     });
-    const res2 = await api.call("/test/widgets", { method: "POST", token: "alice", headers: { "Content-Type": "application/json" }, body: chunked, duplex: "half" } as RequestInit);
+    const res2 = await api.call("/test/widgets", {
+      method: "POST",
+      token: "alice",
+      headers: { "Content-Type": "application/json" },
+      body: chunked,
+      duplex: "half",
+    } as RequestInit);
     expect(res2.status).toBe(413);
     expect((await envelopeOf(res2)).code).toBe("payload_too_large");
   });
 
   it("answers invalid input with 400 validation_failed naming each bad field and why", async () => {
-    const res = await api.call("/test/widgets", { method: "POST", token: "alice", json: { name: "", color: "green", extra: 1 } });
+    const res = await api.call("/test/widgets", {
+      method: "POST",
+      token: "alice",
+      json: { name: "", color: "green", extra: 1 },
+    });
     expect(res.status).toBe(400);
     const e = await envelopeOf(res);
     expect(e.code).toBe("validation_failed");

@@ -14,14 +14,11 @@ export const IDEMPOTENCY_HEADER = "Idempotency-Key";
 export const REPLAYED_HEADER = "Idempotent-Replayed";
 export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9._:~+/=-]{1,255}$/;
 
-export const IdempotencyKeyHeader = z
-  .string()
-  .regex(IDEMPOTENCY_KEY_PATTERN)
-  .meta({
-    description:
-      "Makes this creating write safe to retry: a repeat with the same key and request returns the original status and body (header Idempotent-Replayed: true) and creates nothing. 1-255 characters of A-Z a-z 0-9 . _ : ~ + / = -; a UUID is a good key. Keys are scoped to the caller and route and remembered for 24 hours.",
-    example: "3f0c2a9e-8f6b-4a8e-9d7c-1b2a3c4d5e6f",
-  });
+export const IdempotencyKeyHeader = z.string().regex(IDEMPOTENCY_KEY_PATTERN).meta({
+  description:
+    "Makes this creating write safe to retry: a repeat with the same key and request returns the original status and body (header Idempotent-Replayed: true) and creates nothing. 1-255 characters of A-Z a-z 0-9 . _ : ~ + / = -; a UUID is a good key. Keys are scoped to the caller and route and remembered for 24 hours.",
+  example: "3f0c2a9e-8f6b-4a8e-9d7c-1b2a3c4d5e6f",
+});
 
 /** The answer a handler gave; what is stored and replayed. */
 export interface StoredAnswer {
@@ -61,7 +58,11 @@ export class IdempotencyKeyReused extends DomainError {
 
 export class IdempotencyRequestInFlight extends Conflict {
   constructor(retryAfterSeconds: number) {
-    super("a request with this Idempotency-Key is still being processed; retry later", {}, "idempotency_request_in_flight");
+    super(
+      "a request with this Idempotency-Key is still being processed; retry later",
+      {},
+      "idempotency_request_in_flight",
+    );
     this.headers["Retry-After"] = String(retryAfterSeconds);
   }
 }
@@ -94,12 +95,26 @@ const plus = (d: Date, seconds: number) => new Date(d.getTime() + seconds * 1000
  * Claims (scope, key) for this request, or says what to answer instead. Throws IdempotencyKeyReused
  * (422) or IdempotencyRequestInFlight (409).
  */
-export async function claimIdempotencyKey(db: Knex, scope: string, key: string, hash: string, o: IdempotencyOptions): Promise<ClaimResult> {
+export async function claimIdempotencyKey(
+  db: Knex,
+  scope: string,
+  key: string,
+  hash: string,
+  o: IdempotencyOptions,
+): Promise<ClaimResult> {
   const expiresAt = plus(o.now, o.retentionSeconds);
   // A few rounds at most: each round either decides or loses a race that changed the row under us.
   for (let round = 0; round < 5; round++) {
     const inserted = await db("idempotency_keys")
-      .insert({ scope, key, request_hash: hash, state: "in_flight", created_at: o.now, locked_at: o.now, expires_at: expiresAt })
+      .insert({
+        scope,
+        key,
+        request_hash: hash,
+        state: "in_flight",
+        created_at: o.now,
+        locked_at: o.now,
+        expires_at: expiresAt,
+      })
       .onConflict(["scope", "key"])
       .ignore()
       .returning("key");
@@ -110,15 +125,25 @@ export async function claimIdempotencyKey(db: Knex, scope: string, key: string, 
 
     if (row.expires_at.getTime() <= o.now.getTime()) {
       // Expired: as good as absent. Replace it, unless someone else just did.
-      const n = await db("idempotency_keys")
-        .where({ scope, key, expires_at: row.expires_at })
-        .update({ request_hash: hash, state: "in_flight", status: null, response: null, response_headers: null, created_at: o.now, locked_at: o.now, expires_at: expiresAt });
+      const n = await db("idempotency_keys").where({ scope, key, expires_at: row.expires_at }).update({
+        request_hash: hash,
+        state: "in_flight",
+        status: null,
+        response: null,
+        response_headers: null,
+        created_at: o.now,
+        locked_at: o.now,
+        expires_at: expiresAt,
+      });
       if (n === 1) return { kind: "claimed", claim: { scope, key, lockedAt: o.now, tookOver: false } };
       continue;
     }
     if (row.request_hash !== hash) throw new IdempotencyKeyReused();
     if (row.state === "done") {
-      return { kind: "replay", answer: { status: row.status ?? 200, body: row.response, headers: row.response_headers ?? {} } };
+      return {
+        kind: "replay",
+        answer: { status: row.status ?? 200, body: row.response, headers: row.response_headers ?? {} },
+      };
     }
     const stale = row.locked_at.getTime() + o.inFlightTimeoutSeconds * 1000 <= o.now.getTime();
     if (!stale) {
@@ -134,7 +159,11 @@ export async function claimIdempotencyKey(db: Knex, scope: string, key: string, 
 }
 
 /** Stores the final answer. Returns false when the row is no longer ours (taken over after a timeout). */
-export async function completeIdempotencyKey(db: Knex, claim: IdempotencyClaim, answer: StoredAnswer): Promise<boolean> {
+export async function completeIdempotencyKey(
+  db: Knex,
+  claim: IdempotencyClaim,
+  answer: StoredAnswer,
+): Promise<boolean> {
   const n = await db("idempotency_keys")
     .where({ scope: claim.scope, key: claim.key, state: "in_flight", locked_at: claim.lockedAt })
     .update({
@@ -148,7 +177,9 @@ export async function completeIdempotencyKey(db: Knex, claim: IdempotencyClaim, 
 
 /** Forgets the key (after an unexpected failure), so a retry with the same key runs again. */
 export async function releaseIdempotencyKey(db: Knex, claim: IdempotencyClaim): Promise<void> {
-  await db("idempotency_keys").where({ scope: claim.scope, key: claim.key, state: "in_flight", locked_at: claim.lockedAt }).del();
+  await db("idempotency_keys")
+    .where({ scope: claim.scope, key: claim.key, state: "in_flight", locked_at: claim.lockedAt })
+    .del();
 }
 
 /** Deletes expired keys; returns how many. main.ts runs it periodically. */

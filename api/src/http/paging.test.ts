@@ -12,7 +12,9 @@ describe("paging", () => {
   beforeAll(async () => {
     t = await createTestDatabase();
     await createWidgetTable(t.db);
-    await t.db("test_widgets").insert(Array.from({ length: 45 }, (_, i) => ({ name: `w${i + 1}`, owner: alice.userId })));
+    await t
+      .db("test_widgets")
+      .insert(Array.from({ length: 45 }, (_, i) => ({ name: `w${i + 1}`, owner: alice.userId })));
     api = await startTestApi(testDeps({ db: t.db, authenticate: fakeAuthenticator({ alice }) }), testRoutes);
   });
   afterAll(async () => {
@@ -21,7 +23,14 @@ describe("paging", () => {
   });
   const list = async (qs: string) => {
     const res = await api.call(`/test/widgets${qs}`, { token: "alice" });
-    return { status: res.status, body: (await res.json()) as { data: { name: string }[]; pagination: unknown; error?: { code: string; details: { issues: { path: string[] }[] } } } };
+    return {
+      status: res.status,
+      body: (await res.json()) as {
+        data: { name: string }[];
+        pagination: unknown;
+        error?: { code: string; details: { issues: { path: string[] }[] } };
+      },
+    };
   };
 
   it("defaults to page 1 of 20", async () => {
@@ -45,7 +54,16 @@ describe("paging", () => {
     expect((await list("?size=100")).body.data).toHaveLength(45);
   });
 
-  for (const qs of ["?page=0", "?page=-1", "?page=1.5", "?page=abc", "?size=0", "?size=101", "?size=ten", "?page=1&page=2"]) {
+  for (const qs of [
+    "?page=0",
+    "?page=-1",
+    "?page=1.5",
+    "?page=abc",
+    "?size=0",
+    "?size=101",
+    "?size=ten",
+    "?page=1&page=2",
+  ]) {
     it(`refuses ${qs} with 400 validation_failed naming the parameter`, async () => {
       const { status, body } = await list(qs);
       expect(status).toBe(400);
@@ -56,6 +74,9 @@ describe("paging", () => {
 
   it("pages an in-memory list the same way", () => {
     const items = Array.from({ length: 5 }, (_, i) => i);
-    expect(pageOf(items, Page.parse({ page: "2", size: "2" }))).toEqual({ data: [2, 3], pagination: { page: 2, size: 2, total: 5 } });
+    expect(pageOf(items, Page.parse({ page: "2", size: "2" }))).toEqual({
+      data: [2, 3],
+      pagination: { page: 2, size: 2, total: 5 },
+    });
   });
 });

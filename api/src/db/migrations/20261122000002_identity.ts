@@ -53,7 +53,10 @@ export async function up(knex: Knex): Promise<void> {
     t.text("role").notNullable();
     t.timestamp("created_at", { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.timestamp("updated_at", { useTz: true }).notNullable().defaultTo(knex.fn.now());
-    t.foreign(["project_id", "organization_id"]).references(["id", "organization_id"]).inTable("projects").onDelete("CASCADE");
+    t.foreign(["project_id", "organization_id"])
+      .references(["id", "organization_id"])
+      .inTable("projects")
+      .onDelete("CASCADE");
     t.index(["organization_id"]);
     t.index(["project_id"]);
   });

@@ -1,11 +1,21 @@
 // Read and write catalog objects on behalf of a caller. Objects outside the caller's view are 404.
+
+import { ZodError } from "zod";
 import type { Deps } from "../../deps.ts";
 import { Conflict, Forbidden, Invalid, NotFound, type ValidationIssue } from "../../errors.ts";
 import type { Principal } from "../../http/principal.ts";
-import { ZodError } from "zod";
 import { scopeOf } from "../identity/scope.ts";
 import type { CatalogResource, VisibilityContext } from "./resources.ts";
-import { catalogClient, createObject, getObject, type KubeObject, kubeMessage, kubeStatus, listObjects, replaceObject } from "./store.ts";
+import {
+  catalogClient,
+  createObject,
+  getObject,
+  type KubeObject,
+  kubeMessage,
+  kubeStatus,
+  listObjects,
+  replaceObject,
+} from "./store.ts";
 
 type CatalogDeps = Pick<Deps, "db" | "kubeConfig">;
 
@@ -13,19 +23,32 @@ async function visibility(deps: CatalogDeps, principal: Principal, r: CatalogRes
   const scope = scopeOf(principal);
   let adminOrgProjects = new Set<string>();
   if (r.needsProjects && !scope.all && scope.adminOrganizations.size > 0) {
-    const rows = (await deps.db("projects").whereIn("organization_id", [...scope.adminOrganizations]).select("id")) as { id: string }[];
+    const rows = (await deps
+      .db("projects")
+      .whereIn("organization_id", [...scope.adminOrganizations])
+      .select("id")) as { id: string }[];
     adminOrgProjects = new Set(rows.map((p) => p.id));
   }
   return { scope, adminOrgProjects };
 }
 
-export async function listCatalog(deps: CatalogDeps, principal: Principal, r: CatalogResource, filter: (o: KubeObject) => boolean = () => true): Promise<KubeObject[]> {
+export async function listCatalog(
+  deps: CatalogDeps,
+  principal: Principal,
+  r: CatalogResource,
+  filter: (o: KubeObject) => boolean = () => true,
+): Promise<KubeObject[]> {
   const api = catalogClient(deps.kubeConfig);
   const [items, v] = await Promise.all([listObjects(api, r.kind), visibility(deps, principal, r)]);
   return items.filter((o) => r.visible(o, v) && filter(o));
 }
 
-export async function getCatalog(deps: CatalogDeps, principal: Principal, r: CatalogResource, name: string): Promise<KubeObject> {
+export async function getCatalog(
+  deps: CatalogDeps,
+  principal: Principal,
+  r: CatalogResource,
+  name: string,
+): Promise<KubeObject> {
   const api = catalogClient(deps.kubeConfig);
   const [o, v] = await Promise.all([getObject(api, r.kind, name), visibility(deps, principal, r)]);
   if (!o || !r.visible(o, v)) throw new NotFound(r.noun, name);
@@ -65,12 +88,21 @@ function mapKube(e: unknown, r: CatalogResource, name: string, creating: boolean
       ? new Conflict(`a ${r.noun} named "${name}" already exists`, { name }, "already_exists")
       : new Conflict(`the ${r.noun} "${name}" changed meanwhile; read it again and retry`, { name });
   }
-  if (code === 422 || code === 400) throw new Invalid(`the ${r.noun} is invalid: ${kubeMessage(e)}`, [{ path: ["body"], message: kubeMessage(e), code: "apiserver" }]);
+  if (code === 422 || code === 400)
+    throw new Invalid(`the ${r.noun} is invalid: ${kubeMessage(e)}`, [
+      { path: ["body"], message: kubeMessage(e), code: "apiserver" },
+    ]);
   if (code === 404 && !creating) throw new NotFound(r.noun, name);
   throw e;
 }
 
-export async function createCatalog(deps: CatalogDeps, principal: Principal, r: CatalogResource, name: string, spec: Record<string, unknown>): Promise<KubeObject> {
+export async function createCatalog(
+  deps: CatalogDeps,
+  principal: Principal,
+  r: CatalogResource,
+  name: string,
+  spec: Record<string, unknown>,
+): Promise<KubeObject> {
   requireSuperAdmin(principal, r);
   const api = catalogClient(deps.kubeConfig);
   const body = build(r, { name, labels: { "app.kubernetes.io/part-of": "berth" } }, spec);

@@ -1,13 +1,20 @@
 // Catalog custom resources in the management cluster, through client-node's CustomObjectsApi.
 // Only cluster-scoped kinds are served here (offerings, images, presets, policies).
-import { ApiException, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+
 import type { KindDefinition } from "@berth/crds";
+import { ApiException, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import { Unavailable } from "../../errors.ts";
 
 export interface KubeObject {
   apiVersion: string;
   kind: string;
-  metadata: { name?: string; resourceVersion?: string; creationTimestamp?: string; labels?: Record<string, string>; [k: string]: unknown };
+  metadata: {
+    name?: string;
+    resourceVersion?: string;
+    creationTimestamp?: string;
+    labels?: Record<string, string>;
+    [k: string]: unknown;
+  };
   spec: Record<string, unknown>;
   status?: unknown;
 }
@@ -34,7 +41,8 @@ function safeJson(s: string): unknown {
 const clients = new WeakMap<KubeConfig, CustomObjectsApi>();
 
 export function catalogClient(kubeConfig: KubeConfig | undefined): CustomObjectsApi {
-  if (!kubeConfig) throw new Unavailable("the catalog needs the management cluster, and none is configured (BERTH_KUBECONFIG)");
+  if (!kubeConfig)
+    throw new Unavailable("the catalog needs the management cluster, and none is configured (BERTH_KUBECONFIG)");
   let c = clients.get(kubeConfig);
   if (!c) {
     c = kubeConfig.makeApiClient(CustomObjectsApi);
@@ -51,19 +59,28 @@ async function call<T>(what: string, fn: () => Promise<T>): Promise<T> {
     return await fn();
   } catch (e) {
     const code = kubeStatus(e);
-    if (code === undefined || code >= 500) throw new Unavailable(`the management cluster did not answer ${what}`, { reason: kubeMessage(e) });
+    if (code === undefined || code >= 500)
+      throw new Unavailable(`the management cluster did not answer ${what}`, { reason: kubeMessage(e) });
     throw e;
   }
 }
 
 export async function listObjects(api: CustomObjectsApi, kind: KindDefinition): Promise<KubeObject[]> {
-  const list = (await call(`listing ${kind.plural}`, () => api.listClusterCustomObject(g(kind)))) as { items?: KubeObject[] };
+  const list = (await call(`listing ${kind.plural}`, () => api.listClusterCustomObject(g(kind)))) as {
+    items?: KubeObject[];
+  };
   return (list.items ?? []).sort((a, b) => (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""));
 }
 
-export async function getObject(api: CustomObjectsApi, kind: KindDefinition, name: string): Promise<KubeObject | undefined> {
+export async function getObject(
+  api: CustomObjectsApi,
+  kind: KindDefinition,
+  name: string,
+): Promise<KubeObject | undefined> {
   try {
-    return (await call(`reading ${kind.kind} ${name}`, () => api.getClusterCustomObject({ ...g(kind), name }))) as KubeObject;
+    return (await call(`reading ${kind.kind} ${name}`, () =>
+      api.getClusterCustomObject({ ...g(kind), name }),
+    )) as KubeObject;
   } catch (e) {
     if (kubeStatus(e) === 404) return undefined;
     throw e;
@@ -75,6 +92,12 @@ export async function createObject(api: CustomObjectsApi, kind: KindDefinition, 
 }
 
 /** Replaces with the resourceVersion read: a concurrent change makes the apiserver answer 409. */
-export async function replaceObject(api: CustomObjectsApi, kind: KindDefinition, body: KubeObject): Promise<KubeObject> {
-  return (await call(`replacing ${kind.kind}`, () => api.replaceClusterCustomObject({ ...g(kind), name: body.metadata.name!, body }))) as KubeObject;
+export async function replaceObject(
+  api: CustomObjectsApi,
+  kind: KindDefinition,
+  body: KubeObject,
+): Promise<KubeObject> {
+  return (await call(`replacing ${kind.kind}`, () =>
+    api.replaceClusterCustomObject({ ...g(kind), name: body.metadata.name!, body }),
+  )) as KubeObject;
 }

@@ -1,11 +1,12 @@
 // A user changes its own password. Every token issued before (including the one making this call) stops
 // working; the answer carries a fresh token so the console carries on without a second sign-in.
-import type { Deps } from "../../deps.ts";
-import { InvalidCredentials, Invalid, NotFound, TooManyRequests, Unauthorized } from "../../errors.ts";
-import type { Principal } from "../../http/principal.ts";
+
 import { authServices } from "../../auth/services.ts";
 import { findUserById } from "../../db/operations/users/findUserById.ts";
 import { updateUser } from "../../db/operations/users/updateUser.ts";
+import type { Deps } from "../../deps.ts";
+import { Invalid, InvalidCredentials, NotFound, TooManyRequests, Unauthorized } from "../../errors.ts";
+import type { Principal } from "../../http/principal.ts";
 import type { LoginResult } from "./login.ts";
 
 export const MIN_PASSWORD_LENGTH = 12;
@@ -17,7 +18,11 @@ export interface ChangePasswordInput {
   source: string;
 }
 
-export async function changePassword(deps: Pick<Deps, "db" | "config" | "clock">, principal: Principal, input: ChangePasswordInput): Promise<LoginResult> {
+export async function changePassword(
+  deps: Pick<Deps, "db" | "config" | "clock">,
+  principal: Principal,
+  input: ChangePasswordInput,
+): Promise<LoginResult> {
   const { hasher, tokens, throttle } = authServices(deps);
   const user = await findUserById(deps.db, principal.userId);
   if (!user) throw new NotFound("user", principal.userId);
@@ -25,7 +30,9 @@ export async function changePassword(deps: Pick<Deps, "db" | "config" | "clock">
   // Guessing the current password with a stolen token is throttled like a sign-in.
   const attempt = await throttle.begin(user.email, input.source);
   if (attempt.refused) {
-    throw new TooManyRequests("too many failed attempts; try again later", attempt.retryAfterSeconds, { reason: "too_many_attempts" });
+    throw new TooManyRequests("too many failed attempts; try again later", attempt.retryAfterSeconds, {
+      reason: "too_many_attempts",
+    });
   }
   if (!(await hasher.verify(user.password_hash, input.currentPassword))) {
     await attempt.failed();
@@ -48,5 +55,10 @@ export async function changePassword(deps: Pick<Deps, "db" | "config" | "clock">
   if (!updated) throw new Unauthorized("the bearer token is no longer valid; sign in again");
 
   const issued = await tokens.issue({ userId: updated.id, tokenVersion: updated.token_version });
-  return { accessToken: issued.token, expiresIn: issued.expiresIn, mustChangePassword: false, user: { id: updated.id, email: updated.email } };
+  return {
+    accessToken: issued.token,
+    expiresIn: issued.expiresIn,
+    mustChangePassword: false,
+    user: { id: updated.id, email: updated.email },
+  };
 }

@@ -1,10 +1,11 @@
 // Sign-in. An unknown email and a wrong password get the same error after the same work: the unknown
 // email still pays for one argon2id verification (against a dummy hash), and both count in the throttle.
-import type { Deps } from "../../deps.ts";
-import { InvalidCredentials, TooManyRequests } from "../../errors.ts";
+
 import { authServices } from "../../auth/services.ts";
 import { findUserByEmail } from "../../db/operations/users/findUserByEmail.ts";
 import { updateUser } from "../../db/operations/users/updateUser.ts";
+import type { Deps } from "../../deps.ts";
+import { InvalidCredentials, TooManyRequests } from "../../errors.ts";
 import { normalizeEmail } from "./email.ts";
 
 export interface LoginInput {
@@ -27,7 +28,9 @@ export async function login(deps: Pick<Deps, "db" | "config" | "clock">, input: 
 
   const attempt = await throttle.begin(email, input.source);
   if (attempt.refused) {
-    throw new TooManyRequests("too many failed sign-ins; try again later", attempt.retryAfterSeconds, { reason: "too_many_attempts" });
+    throw new TooManyRequests("too many failed sign-ins; try again later", attempt.retryAfterSeconds, {
+      reason: "too_many_attempts",
+    });
   }
 
   const user = await findUserByEmail(deps.db, email);
@@ -44,5 +47,10 @@ export async function login(deps: Pick<Deps, "db" | "config" | "clock">, input: 
     updateUser(deps.db, user.id, { lastLoginAt: deps.clock.now(), ...(rehash ? { passwordHash: rehash } : {}) }),
     tokens.issue({ userId: user.id, tokenVersion: user.token_version }),
   ]);
-  return { accessToken: issued.token, expiresIn: issued.expiresIn, mustChangePassword: user.must_change_password, user: { id: user.id, email: user.email } };
+  return {
+    accessToken: issued.token,
+    expiresIn: issued.expiresIn,
+    mustChangePassword: user.must_change_password,
+    user: { id: user.id, email: user.email },
+  };
 }

@@ -4,9 +4,7 @@
 //   project members (roles project_admin | member): read by anyone who sees the project, changed by its
 //   project_admins and the organization's org_admins.
 // Adding someone who is already a member changes their role (created = false).
-import type { Deps } from "../../deps.ts";
-import { Forbidden, Invalid, NotFound } from "../../errors.ts";
-import type { Principal } from "../../http/principal.ts";
+
 import { deleteMembership } from "../../db/operations/memberships/deleteMembership.ts";
 import { deleteMembershipsInOrganization } from "../../db/operations/memberships/deleteMembershipsInOrganization.ts";
 import { findMembership } from "../../db/operations/memberships/findMembership.ts";
@@ -16,6 +14,9 @@ import { upsertMembership } from "../../db/operations/memberships/upsertMembersh
 import { findUserByEmail } from "../../db/operations/users/findUserByEmail.ts";
 import { findUserById } from "../../db/operations/users/findUserById.ts";
 import type { UserRow } from "../../db/operations/users/types.ts";
+import type { Deps } from "../../deps.ts";
+import { Forbidden, Invalid, NotFound } from "../../errors.ts";
+import type { Principal } from "../../http/principal.ts";
 import { normalizeEmail } from "./email.ts";
 import { getOrganization } from "./organizations.ts";
 import { getProject } from "./projects.ts";
@@ -30,21 +31,41 @@ export interface MemberRef {
 
 async function resolveUser(deps: IdentityDeps, ref: MemberRef): Promise<UserRow> {
   if ((ref.userId === undefined) === (ref.email === undefined)) {
-    throw new Invalid("name the member by user_id or by email, not both", [{ path: ["body"], message: "exactly one of user_id and email", code: "custom" }]);
+    throw new Invalid("name the member by user_id or by email, not both", [
+      { path: ["body"], message: "exactly one of user_id and email", code: "custom" },
+    ]);
   }
-  const user = ref.userId !== undefined ? await findUserById(deps.db, ref.userId) : await findUserByEmail(deps.db, normalizeEmail(ref.email!));
+  const user =
+    ref.userId !== undefined
+      ? await findUserById(deps.db, ref.userId)
+      : await findUserByEmail(deps.db, normalizeEmail(ref.email!));
   if (!user) throw new NotFound("user", ref.userId ?? ref.email);
   return user;
 }
 
-async function memberRow(deps: IdentityDeps, organizationId: string, projectId: string | null, user: UserRow): Promise<MemberRow> {
+async function memberRow(
+  deps: IdentityDeps,
+  organizationId: string,
+  projectId: string | null,
+  user: UserRow,
+): Promise<MemberRow> {
   const m = await findMembership(deps.db, { userId: user.id, organizationId, projectId });
   return { ...m!, email: user.email, display_name: user.display_name };
 }
 
-export async function listOrganizationMembers(deps: IdentityDeps, principal: Principal, organizationId: string, page: { page: number; size: number }) {
+export async function listOrganizationMembers(
+  deps: IdentityDeps,
+  principal: Principal,
+  organizationId: string,
+  page: { page: number; size: number },
+) {
   await getOrganization(deps, principal, organizationId);
-  return listMembers(deps.db, { organizationId, projectId: null, limit: page.size, offset: (page.page - 1) * page.size });
+  return listMembers(deps.db, {
+    organizationId,
+    projectId: null,
+    limit: page.size,
+    offset: (page.page - 1) * page.size,
+  });
 }
 
 export async function addOrganizationMember(
@@ -54,22 +75,45 @@ export async function addOrganizationMember(
   input: MemberRef & { role: "org_admin" | "member" },
 ): Promise<{ member: MemberRow; created: boolean }> {
   await getOrganization(deps, principal, organizationId);
-  if (!canAdminOrganization(scopeOf(principal), organizationId)) throw new Forbidden("only the organization's admins change its members");
+  if (!canAdminOrganization(scopeOf(principal), organizationId))
+    throw new Forbidden("only the organization's admins change its members");
   const user = await resolveUser(deps, input);
-  const { created } = await upsertMembership(deps.db, { userId: user.id, organizationId, projectId: null, role: input.role });
+  const { created } = await upsertMembership(deps.db, {
+    userId: user.id,
+    organizationId,
+    projectId: null,
+    role: input.role,
+  });
   return { member: await memberRow(deps, organizationId, null, user), created };
 }
 
 /** Removes the user from the organization and from all of its projects. */
-export async function removeOrganizationMember(deps: IdentityDeps, principal: Principal, organizationId: string, userId: string): Promise<void> {
+export async function removeOrganizationMember(
+  deps: IdentityDeps,
+  principal: Principal,
+  organizationId: string,
+  userId: string,
+): Promise<void> {
   await getOrganization(deps, principal, organizationId);
-  if (!canAdminOrganization(scopeOf(principal), organizationId)) throw new Forbidden("only the organization's admins change its members");
-  if ((await deleteMembershipsInOrganization(deps.db, userId, organizationId)) === 0) throw new NotFound("member", userId);
+  if (!canAdminOrganization(scopeOf(principal), organizationId))
+    throw new Forbidden("only the organization's admins change its members");
+  if ((await deleteMembershipsInOrganization(deps.db, userId, organizationId)) === 0)
+    throw new NotFound("member", userId);
 }
 
-export async function listProjectMembers(deps: IdentityDeps, principal: Principal, projectId: string, page: { page: number; size: number }) {
+export async function listProjectMembers(
+  deps: IdentityDeps,
+  principal: Principal,
+  projectId: string,
+  page: { page: number; size: number },
+) {
   const p = await getProject(deps, principal, projectId);
-  return listMembers(deps.db, { organizationId: p.organization_id, projectId, limit: page.size, offset: (page.page - 1) * page.size });
+  return listMembers(deps.db, {
+    organizationId: p.organization_id,
+    projectId,
+    limit: page.size,
+    offset: (page.page - 1) * page.size,
+  });
 }
 
 export async function addProjectMember(
@@ -79,16 +123,29 @@ export async function addProjectMember(
   input: MemberRef & { role: "project_admin" | "member" },
 ): Promise<{ member: MemberRow; created: boolean }> {
   const p = await getProject(deps, principal, projectId);
-  if (!canManageProjectMembers(scopeOf(principal), p)) throw new Forbidden("only the project's admins change its members");
+  if (!canManageProjectMembers(scopeOf(principal), p))
+    throw new Forbidden("only the project's admins change its members");
   const user = await resolveUser(deps, input);
-  const { created } = await upsertMembership(deps.db, { userId: user.id, organizationId: p.organization_id, projectId, role: input.role });
+  const { created } = await upsertMembership(deps.db, {
+    userId: user.id,
+    organizationId: p.organization_id,
+    projectId,
+    role: input.role,
+  });
   return { member: await memberRow(deps, p.organization_id, projectId, user), created };
 }
 
 /** Removes the user from the project; answers the project's organization. */
-export async function removeProjectMember(deps: IdentityDeps, principal: Principal, projectId: string, userId: string): Promise<{ organizationId: string }> {
+export async function removeProjectMember(
+  deps: IdentityDeps,
+  principal: Principal,
+  projectId: string,
+  userId: string,
+): Promise<{ organizationId: string }> {
   const p = await getProject(deps, principal, projectId);
-  if (!canManageProjectMembers(scopeOf(principal), p)) throw new Forbidden("only the project's admins change its members");
-  if (!(await deleteMembership(deps.db, { userId, organizationId: p.organization_id, projectId }))) throw new NotFound("member", userId);
+  if (!canManageProjectMembers(scopeOf(principal), p))
+    throw new Forbidden("only the project's admins change its members");
+  if (!(await deleteMembership(deps.db, { userId, organizationId: p.organization_id, projectId })))
+    throw new NotFound("member", userId);
   return { organizationId: p.organization_id };
 }

@@ -1,7 +1,5 @@
 // Organizations: super_admins create and delete them; their org_admins rename them; every member reads.
-import type { Deps } from "../../deps.ts";
-import { Conflict, Forbidden, NotFound } from "../../errors.ts";
-import type { Principal } from "../../http/principal.ts";
+
 import { deleteOrganization as deleteOrganizationRow } from "../../db/operations/organizations/deleteOrganization.ts";
 import { findOrganizationById } from "../../db/operations/organizations/findOrganizationById.ts";
 import { insertOrganization } from "../../db/operations/organizations/insertOrganization.ts";
@@ -9,6 +7,9 @@ import { listOrganizations as listOrganizationRows } from "../../db/operations/o
 import type { OrganizationRow } from "../../db/operations/organizations/types.ts";
 import { updateOrganization as updateOrganizationRow } from "../../db/operations/organizations/updateOrganization.ts";
 import { countProjectsOfOrganization } from "../../db/operations/projects/countProjectsOfOrganization.ts";
+import type { Deps } from "../../deps.ts";
+import { Conflict, Forbidden, NotFound } from "../../errors.ts";
+import type { Principal } from "../../http/principal.ts";
 import { mapConstraintErrors } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { canAdminOrganization, canSeeOrganization, scopeOf } from "./scope.ts";
@@ -28,7 +29,11 @@ export function slugify(name: string): string {
   return s === "" ? "org" : s;
 }
 
-export async function createOrganization(deps: IdentityDeps, principal: Principal, input: { name: string; slug?: string }): Promise<OrganizationRow> {
+export async function createOrganization(
+  deps: IdentityDeps,
+  principal: Principal,
+  input: { name: string; slug?: string },
+): Promise<OrganizationRow> {
   if (!principal.isSuperAdmin) throw new Forbidden("only a super_admin creates organizations");
   const slug = input.slug ?? slugify(input.name);
   return mapConstraintErrors(() => insertOrganization(deps.db, { id: newId("org"), name: input.name, slug }), {
@@ -37,9 +42,17 @@ export async function createOrganization(deps: IdentityDeps, principal: Principa
   });
 }
 
-export async function listOrganizations(deps: IdentityDeps, principal: Principal, page: { page: number; size: number }) {
+export async function listOrganizations(
+  deps: IdentityDeps,
+  principal: Principal,
+  page: { page: number; size: number },
+) {
   const s = scopeOf(principal);
-  return listOrganizationRows(deps.db, { ...(s.all ? {} : { ids: [...s.organizations] }), limit: page.size, offset: (page.page - 1) * page.size });
+  return listOrganizationRows(deps.db, {
+    ...(s.all ? {} : { ids: [...s.organizations] }),
+    limit: page.size,
+    offset: (page.page - 1) * page.size,
+  });
 }
 
 /** 404 for an organization that does not exist and for one the caller has no part in. */
@@ -49,7 +62,12 @@ export async function getOrganization(deps: IdentityDeps, principal: Principal, 
   return org;
 }
 
-export async function updateOrganization(deps: IdentityDeps, principal: Principal, id: string, input: { name?: string; slug?: string }): Promise<OrganizationRow> {
+export async function updateOrganization(
+  deps: IdentityDeps,
+  principal: Principal,
+  id: string,
+  input: { name?: string; slug?: string },
+): Promise<OrganizationRow> {
   await getOrganization(deps, principal, id);
   if (!canAdminOrganization(scopeOf(principal), id)) throw new Forbidden("only the organization's admins change it");
   const updated = await mapConstraintErrors(() => updateOrganizationRow(deps.db, id, input), {

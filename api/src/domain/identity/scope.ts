@@ -76,7 +76,9 @@ export interface TargetMembership {
 /** Self, or someone with a membership in what the caller administers. */
 export function canSeeUser(s: Scope, targetId: string, target: TargetMembership[]): boolean {
   if (s.all || targetId === s.userId) return true;
-  return target.some((m) => s.adminOrganizations.has(m.organization_id) || (m.project_id !== null && s.adminProjects.has(m.project_id)));
+  return target.some(
+    (m) => s.adminOrganizations.has(m.organization_id) || (m.project_id !== null && s.adminProjects.has(m.project_id)),
+  );
 }
 
 /**
@@ -84,7 +86,11 @@ export function canSeeUser(s: Scope, targetId: string, target: TargetMembership[
  * lies in organizations the caller administers (an account shared with another organization belongs to
  * that one too, and only a super_admin changes it). Never a super_admin's account unless super_admin.
  */
-export function canManageUser(s: Scope, target: { id: string; is_super_admin: boolean }, memberships: TargetMembership[]): boolean {
+export function canManageUser(
+  s: Scope,
+  target: { id: string; is_super_admin: boolean },
+  memberships: TargetMembership[],
+): boolean {
   if (s.all) return true;
   if (target.is_super_admin || target.id === s.userId) return false;
   return memberships.length > 0 && memberships.every((m) => s.adminOrganizations.has(m.organization_id));

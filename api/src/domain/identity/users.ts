@@ -1,19 +1,20 @@
 // Accounts: create, list, read, change, delete. See scope.ts for who may do what.
-import type { Deps } from "../../deps.ts";
-import { Conflict, Forbidden, NotFound } from "../../errors.ts";
-import type { Principal } from "../../http/principal.ts";
+
 import { authServices } from "../../auth/services.ts";
-import { findOrganizationById } from "../../db/operations/organizations/findOrganizationById.ts";
 import { listMembershipsOfUser } from "../../db/operations/memberships/listMembershipsOfUser.ts";
-import { upsertMembership } from "../../db/operations/memberships/upsertMembership.ts";
 import type { MembershipRow } from "../../db/operations/memberships/types.ts";
+import { upsertMembership } from "../../db/operations/memberships/upsertMembership.ts";
+import { findOrganizationById } from "../../db/operations/organizations/findOrganizationById.ts";
 import { countActiveSuperAdmins } from "../../db/operations/users/countActiveSuperAdmins.ts";
 import { deleteUser as deleteUserRow } from "../../db/operations/users/deleteUser.ts";
 import { findUserById } from "../../db/operations/users/findUserById.ts";
 import { insertUser } from "../../db/operations/users/insertUser.ts";
 import { listUsers as listUserRows } from "../../db/operations/users/listUsers.ts";
 import type { UserListRow, UserRow } from "../../db/operations/users/types.ts";
-import { updateUser as updateUserRow, type UserChanges } from "../../db/operations/users/updateUser.ts";
+import { type UserChanges, updateUser as updateUserRow } from "../../db/operations/users/updateUser.ts";
+import type { Deps } from "../../deps.ts";
+import { Conflict, Forbidden, NotFound } from "../../errors.ts";
+import type { Principal } from "../../http/principal.ts";
 import { normalizeEmail } from "./email.ts";
 import { mapConstraintErrors } from "./errors.ts";
 import { newId } from "./ids.ts";
@@ -42,16 +43,22 @@ export interface CreateUserInput {
  * must change it at first sign-in. (The caller sets it rather than us generating one: a generated
  * password in the answer would sit in clear in the idempotency store for a day.)
  */
-export async function createUser(deps: IdentityDeps, principal: Principal, input: CreateUserInput): Promise<UserWithMemberships> {
+export async function createUser(
+  deps: IdentityDeps,
+  principal: Principal,
+  input: CreateUserInput,
+): Promise<UserWithMemberships> {
   const s = scopeOf(principal);
   if (!s.all) {
     if (input.isSuperAdmin) throw new Forbidden("only a super_admin can create a super_admin");
     if (input.organizationId === undefined) {
-      if (s.adminOrganizations.size === 0) throw new Forbidden("only super_admins and organization admins create users");
+      if (s.adminOrganizations.size === 0)
+        throw new Forbidden("only super_admins and organization admins create users");
       throw new Forbidden("name the organization the user joins (organization_id)");
     }
     if (!canSeeOrganization(s, input.organizationId)) throw new NotFound("organization", input.organizationId);
-    if (!canAdminOrganization(s, input.organizationId)) throw new Forbidden("only the organization's admins add users to it");
+    if (!canAdminOrganization(s, input.organizationId))
+      throw new Forbidden("only the organization's admins add users to it");
   }
   if (input.organizationId !== undefined && !(await findOrganizationById(deps.db, input.organizationId))) {
     throw new NotFound("organization", input.organizationId);
@@ -72,7 +79,12 @@ export async function createUser(deps: IdentityDeps, principal: Principal, input
         });
         const memberships: MembershipRow[] = [];
         if (input.organizationId !== undefined) {
-          const { row } = await upsertMembership(trx, { userId: user.id, organizationId: input.organizationId, projectId: null, role: input.role ?? "member" });
+          const { row } = await upsertMembership(trx, {
+            userId: user.id,
+            organizationId: input.organizationId,
+            projectId: null,
+            role: input.role ?? "member",
+          });
           memberships.push(row);
         }
         return { user, memberships };
@@ -94,12 +106,31 @@ export interface ListUsersInput {
  * A filter naming an organization or project outside the caller's scope is ignored: the answer is the
  * caller's scope (CONTRACT.md, Endpoints rule 1), never a 403.
  */
-export async function listUsers(deps: IdentityDeps, principal: Principal, input: ListUsersInput): Promise<{ rows: UserListRow[]; total: number }> {
+export async function listUsers(
+  deps: IdentityDeps,
+  principal: Principal,
+  input: ListUsersInput,
+): Promise<{ rows: UserListRow[]; total: number }> {
   const s = scopeOf(principal);
-  const inScopeOrg = input.organizationId !== undefined && (s.all || s.adminOrganizations.has(input.organizationId) || s.organizations.has(input.organizationId));
-  const inScopeProject = input.projectId !== undefined && (s.all || s.projects.has(input.projectId) || s.adminProjects.has(input.projectId) || (await projectInAdminOrg(deps, s.adminOrganizations, input.projectId)));
+  const inScopeOrg =
+    input.organizationId !== undefined &&
+    (s.all || s.adminOrganizations.has(input.organizationId) || s.organizations.has(input.organizationId));
+  const inScopeProject =
+    input.projectId !== undefined &&
+    (s.all ||
+      s.projects.has(input.projectId) ||
+      s.adminProjects.has(input.projectId) ||
+      (await projectInAdminOrg(deps, s.adminOrganizations, input.projectId)));
   return listUserRows(deps.db, {
-    ...(s.all ? {} : { visibleTo: { selfId: s.userId, adminOrganizationIds: [...s.adminOrganizations], adminProjectIds: [...s.adminProjects] } }),
+    ...(s.all
+      ? {}
+      : {
+          visibleTo: {
+            selfId: s.userId,
+            adminOrganizationIds: [...s.adminOrganizations],
+            adminProjectIds: [...s.adminProjects],
+          },
+        }),
     ...(inScopeOrg ? { organizationId: input.organizationId } : {}),
     ...(inScopeProject ? { projectId: input.projectId } : {}),
     ...(input.emailPrefix ? { emailPrefix: input.emailPrefix } : {}),
@@ -138,18 +169,32 @@ export interface UpdateUserInput {
  * (canManageUser): email, display_name, disabled, a password reset. super_admin: also is_super_admin.
  * Disabling and resetting revoke the account's tokens at once.
  */
-export async function updateUser(deps: IdentityDeps, principal: Principal, userId: string, input: UpdateUserInput): Promise<UserWithMemberships> {
+export async function updateUser(
+  deps: IdentityDeps,
+  principal: Principal,
+  userId: string,
+  input: UpdateUserInput,
+): Promise<UserWithMemberships> {
   const s = scopeOf(principal);
   const { user, memberships } = await getUser(deps, principal, userId);
   const self = userId === s.userId;
   const manages = canManageUser(s, user, memberships);
-  const adminFields = input.email !== undefined || input.disabled !== undefined || input.password !== undefined || input.isSuperAdmin !== undefined;
+  const adminFields =
+    input.email !== undefined ||
+    input.disabled !== undefined ||
+    input.password !== undefined ||
+    input.isSuperAdmin !== undefined;
 
   if (!self && !manages) throw new Forbidden("you may not change this account");
   if (adminFields && !manages && !(self && s.all)) {
-    throw new Forbidden(self ? "change your password at /api/v1/auth/password; other fields are set by an administrator" : "you may not change this account");
+    throw new Forbidden(
+      self
+        ? "change your password at /api/v1/auth/password; other fields are set by an administrator"
+        : "you may not change this account",
+    );
   }
-  if (input.isSuperAdmin !== undefined && !s.all) throw new Forbidden("only a super_admin grants or removes super_admin");
+  if (input.isSuperAdmin !== undefined && !s.all)
+    throw new Forbidden("only a super_admin grants or removes super_admin");
   if (self && (input.disabled === true || input.isSuperAdmin === false)) {
     throw new Conflict("you cannot disable your own account or remove your own super_admin role");
   }

@@ -11,7 +11,8 @@ describe("signing in and the password endpoints", () => {
     await t?.stop();
   });
 
-  const login = (email: string, password: string) => t.request("POST", "/api/v1/auth/login", { json: { email, password } });
+  const login = (email: string, password: string) =>
+    t.request("POST", "/api/v1/auth/login", { json: { email, password } });
 
   it("answers a bearer token, its lifetime, the password-change flag and the user", async () => {
     const u = await t.aUser();
@@ -111,7 +112,9 @@ describe("signing in and the password endpoints", () => {
         .setExpirationTime(now + 600)
         .sign(new TextEncoder().encode("another-secret-another-secret-another!!"));
       const header = Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url");
-      const payload = Buffer.from(JSON.stringify({ sub: u.id, ver: 0, typ: "access", iss: "berth", aud: "berth-api", iat: now, exp: now + 600 })).toString("base64url");
+      const payload = Buffer.from(
+        JSON.stringify({ sub: u.id, ver: 0, typ: "access", iss: "berth", aud: "berth-api", iat: now, exp: now + 600 }),
+      ).toString("base64url");
       for (const token of [forged, `${header}.${payload}.`, "garbage", `${u.token}x`]) {
         const r = await t.request("GET", "/api/v1/auth/me", { token });
         expect(r.status, token).toBe(401);
@@ -175,30 +178,47 @@ describe("signing in and the password endpoints", () => {
 
     it("cannot keep its password, pick a short one, or change it without the current one", async () => {
       const u = await t.aUser({ mustChangePassword: true, password: "the temporary password" });
-      const same = await t.request("POST", "/api/v1/auth/password", { token: u.token, json: { current_password: u.password, new_password: u.password } });
+      const same = await t.request("POST", "/api/v1/auth/password", {
+        token: u.token,
+        json: { current_password: u.password, new_password: u.password },
+      });
       expect(same.status).toBe(400);
       expect(same.body.error.code).toBe("validation_failed");
       expect(same.body.error.details.issues[0].path).toEqual(["body", "new_password"]);
 
-      const short = await t.request("POST", "/api/v1/auth/password", { token: u.token, json: { current_password: u.password, new_password: "short" } });
+      const short = await t.request("POST", "/api/v1/auth/password", {
+        token: u.token,
+        json: { current_password: u.password, new_password: "short" },
+      });
       expect(short.status).toBe(400);
       expect(short.body.error.details.issues[0].path).toEqual(["body", "new_password"]);
 
-      const wrong = await t.request("POST", "/api/v1/auth/password", { token: u.token, json: { current_password: "not the current one", new_password: "a fine new passphrase" } });
+      const wrong = await t.request("POST", "/api/v1/auth/password", {
+        token: u.token,
+        json: { current_password: "not the current one", new_password: "a fine new passphrase" },
+      });
       expect(wrong.status).toBe(401);
       expect(wrong.body.error.code).toBe("invalid_credentials");
 
-      const malformed = await t.request("POST", "/api/v1/auth/password", { token: u.token, json: { current: u.password } });
+      const malformed = await t.request("POST", "/api/v1/auth/password", {
+        token: u.token,
+        json: { current: u.password },
+      });
       expect(malformed.status).toBe(400);
     });
 
     it("needs a valid token for the password endpoint too", async () => {
-      const r = await t.request("POST", "/api/v1/auth/password", { json: { current_password: "x", new_password: "a fine new passphrase" } });
+      const r = await t.request("POST", "/api/v1/auth/password", {
+        json: { current_password: "x", new_password: "a fine new passphrase" },
+      });
       expect(r.status).toBe(401);
       const u = await t.aUser();
       const token = u.token;
       t.clock.advance(901);
-      const expired = await t.request("POST", "/api/v1/auth/password", { token, json: { current_password: u.password, new_password: "a fine new passphrase" } });
+      const expired = await t.request("POST", "/api/v1/auth/password", {
+        token,
+        json: { current_password: u.password, new_password: "a fine new passphrase" },
+      });
       expect(expired.status).toBe(401);
       expect(expired.body.error.code).toBe("token_expired");
     });
@@ -208,7 +228,11 @@ describe("signing in and the password endpoints", () => {
     const u = await t.aUser();
     await login(u.email, "wrong password here");
     await login(u.email, u.password);
-    const rows = await t.database.db("audit_log").where({ action: "auth.login" }).whereRaw("details->>'email' = ?", [u.email]).orderBy("id");
+    const rows = await t.database
+      .db("audit_log")
+      .where({ action: "auth.login" })
+      .whereRaw("details->>'email' = ?", [u.email])
+      .orderBy("id");
     expect(rows.map((r) => r.outcome)).toEqual(["failure", "success"]);
     expect(rows[1].target_id).toBe(u.id);
     expect(JSON.stringify(rows)).not.toContain(u.password);

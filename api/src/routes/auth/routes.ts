@@ -45,7 +45,11 @@ export const changePasswordRoute = defineRoute({
   responses: { 200: TokenResponse },
   handler: async ({ deps, principal, body, ctx, audit }) => {
     audit.target("user", principal.userId);
-    const r = await changePassword(deps, principal, { currentPassword: body.current_password, newPassword: body.new_password, source: ctx.ip });
+    const r = await changePassword(deps, principal, {
+      currentPassword: body.current_password,
+      newPassword: body.new_password,
+      source: ctx.ip,
+    });
     return { status: 200, body: presentToken(r) };
   },
 });

@@ -1,10 +1,23 @@
 // The catalog against a real kube-apiserver (the test bed's management cluster) with the generated CRDs.
-import { ApiextensionsV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+
 import { loadCrds } from "@berth/crds/manifests";
 import { type Fleet, kubeConfigFrom, startFleet } from "@berth/e2e";
+import { ApiextensionsV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anIdentityWorld, type IdentityTestApi, type IdentityWorld, itBehavesPerRole, type RouteCase, startIdentityTestApi } from "../../auth/testing.ts";
-import { type CatalogInstallResult, defaultCatalog, installDefaultCatalog, SYSTEM_NAMESPACE } from "../../bootstrap/catalog.ts";
+import {
+  anIdentityWorld,
+  type IdentityTestApi,
+  type IdentityWorld,
+  itBehavesPerRole,
+  type RouteCase,
+  startIdentityTestApi,
+} from "../../auth/testing.ts";
+import {
+  type CatalogInstallResult,
+  defaultCatalog,
+  installDefaultCatalog,
+  SYSTEM_NAMESPACE,
+} from "../../bootstrap/catalog.ts";
 
 let fleet: Fleet;
 let kc: KubeConfig;
@@ -55,7 +68,13 @@ describe("the default catalog at start-up", () => {
   });
 
   it("stores the system wallet in berth-system, owned by the system", async () => {
-    const wallet = (await custom().getNamespacedCustomObject({ group: "berth.dev", version: "v1alpha1", plural: "wallets", namespace: SYSTEM_NAMESPACE, name: "system" })) as {
+    const wallet = (await custom().getNamespacedCustomObject({
+      group: "berth.dev",
+      version: "v1alpha1",
+      plural: "wallets",
+      namespace: SYSTEM_NAMESPACE,
+      name: "system",
+    })) as {
       spec: { owner: { kind: string } };
     };
     expect(wallet.spec.owner.kind).toBe("system");
@@ -68,7 +87,10 @@ describe("the default catalog at start-up", () => {
   });
 
   it("keeps an administrator's edit across a restart, and brings back a deleted default", async () => {
-    const edit = await t.request("PATCH", "/api/v1/offerings/l4", { token: w.superAdmin.token, json: { hourly_credit_rate: "1234567", tier: "budget" } });
+    const edit = await t.request("PATCH", "/api/v1/offerings/l4", {
+      token: w.superAdmin.token,
+      json: { hourly_credit_rate: "1234567", tier: "budget" },
+    });
     expect(edit.status).toBe(200);
     await custom().deleteClusterCustomObject({ ...OFFERING, name: "a100" });
 
@@ -99,9 +121,16 @@ describe("/api/v1/offerings", () => {
   });
 
   it("hides a disabled offering from everyone but super_admins", async () => {
-    await t.request("POST", "/api/v1/offerings", { token: w.superAdmin.token, json: { name: "retired", display_name: "Retired", gpu_model: "X", tier: "t", hourly_credit_rate: "1" } });
-    expect((await t.request("PATCH", "/api/v1/offerings/retired", { token: w.superAdmin.token, json: { enabled: false } })).status).toBe(200);
-    const names = async (token: string) => (await t.request("GET", "/api/v1/offerings?size=100", { token })).body.data.map((o: { name: string }) => o.name);
+    await t.request("POST", "/api/v1/offerings", {
+      token: w.superAdmin.token,
+      json: { name: "retired", display_name: "Retired", gpu_model: "X", tier: "t", hourly_credit_rate: "1" },
+    });
+    expect(
+      (await t.request("PATCH", "/api/v1/offerings/retired", { token: w.superAdmin.token, json: { enabled: false } }))
+        .status,
+    ).toBe(200);
+    const names = async (token: string) =>
+      (await t.request("GET", "/api/v1/offerings?size=100", { token })).body.data.map((o: { name: string }) => o.name);
     expect(await names(w.memberA.token)).not.toContain("retired");
     expect(await names(w.superAdmin.token)).toContain("retired");
     expect((await t.request("GET", "/api/v1/offerings/retired", { token: w.memberA.token })).status).toBe(404);
@@ -109,14 +138,20 @@ describe("/api/v1/offerings", () => {
 
   it("refuses a fractional or negative rate, naming the field", async () => {
     for (const rate of ["1.5", "-3", "1e6"]) {
-      const r = await t.request("POST", "/api/v1/offerings", { token: w.superAdmin.token, json: { name: "bad", display_name: "Bad", gpu_model: "X", tier: "t", hourly_credit_rate: rate } });
+      const r = await t.request("POST", "/api/v1/offerings", {
+        token: w.superAdmin.token,
+        json: { name: "bad", display_name: "Bad", gpu_model: "X", tier: "t", hourly_credit_rate: rate },
+      });
       expect(r.status).toBe(400);
       expect(r.body.error.details.issues[0].path).toEqual(["body", "hourly_credit_rate"]);
     }
   });
 
   it("refuses a second offering of the same name with 409 already_exists", async () => {
-    const r = await t.request("POST", "/api/v1/offerings", { token: w.superAdmin.token, json: { name: "h100", display_name: "Again", gpu_model: "X", tier: "t", hourly_credit_rate: "1" } });
+    const r = await t.request("POST", "/api/v1/offerings", {
+      token: w.superAdmin.token,
+      json: { name: "h100", display_name: "Again", gpu_model: "X", tier: "t", hourly_credit_rate: "1" },
+    });
     expect(r.status).toBe(409);
     expect(r.body.error.code).toBe("already_exists");
   });
@@ -126,19 +161,32 @@ describe("/api/v1/images", () => {
   it("shows a private image to its owner only", async () => {
     const made = await t.request("POST", "/api/v1/images", {
       token: w.superAdmin.token,
-      json: { name: "mine", display_name: "Mine", image: "registry.example/mine:1", kind: "jupyterlab", visibility: "private", owner: w.memberA.id },
+      json: {
+        name: "mine",
+        display_name: "Mine",
+        image: "registry.example/mine:1",
+        kind: "jupyterlab",
+        visibility: "private",
+        owner: w.memberA.id,
+      },
     });
     expect(made.status).toBe(201);
     expect(made.body).toMatchObject({ visibility: "private", owner: w.memberA.id });
-    const names = async (token: string) => (await t.request("GET", "/api/v1/images?size=100", { token })).body.data.map((o: { name: string }) => o.name);
-    expect(await names(w.memberA.token)).toEqual(expect.arrayContaining(["mine", "jupyterlab", "code-server", "terminal"]));
+    const names = async (token: string) =>
+      (await t.request("GET", "/api/v1/images?size=100", { token })).body.data.map((o: { name: string }) => o.name);
+    expect(await names(w.memberA.token)).toEqual(
+      expect.arrayContaining(["mine", "jupyterlab", "code-server", "terminal"]),
+    );
     expect(await names(w.memberB.token)).not.toContain("mine");
     expect((await t.request("GET", "/api/v1/images/mine", { token: w.memberB.token })).status).toBe(404);
     expect((await t.request("GET", "/api/v1/images/mine", { token: w.memberA.token })).status).toBe(200);
   });
 
   it("refuses a private image without an owner (the kind's cross-field rule)", async () => {
-    const r = await t.request("POST", "/api/v1/images", { token: w.superAdmin.token, json: { name: "orphan", display_name: "Orphan", image: "x:1", kind: "terminal", visibility: "private" } });
+    const r = await t.request("POST", "/api/v1/images", {
+      token: w.superAdmin.token,
+      json: { name: "orphan", display_name: "Orphan", image: "x:1", kind: "terminal", visibility: "private" },
+    });
     expect(r.status).toBe(400);
     expect(r.body.error.code).toBe("validation_failed");
   });
@@ -153,11 +201,19 @@ describe("/api/v1/resource-presets", () => {
   it("lists compute and GPU presets, filtered by kind", async () => {
     const r = await t.request("GET", "/api/v1/resource-presets?kind=gpu", { token: w.memberA.token });
     expect(r.body.data.map((p: { name: string }) => p.name).sort()).toEqual(["gpu-large", "gpu-medium", "gpu-small"]);
-    expect(r.body.data.find((p: { name: string }) => p.name === "gpu-small")).toMatchObject({ kind: "gpu", cpu: "8", memory: "64Gi", gpu_count: 1 });
+    expect(r.body.data.find((p: { name: string }) => p.name === "gpu-small")).toMatchObject({
+      kind: "gpu",
+      cpu: "8",
+      memory: "64Gi",
+      gpu_count: 1,
+    });
   });
 
   it("refuses a GPU preset without GPUs", async () => {
-    const r = await t.request("POST", "/api/v1/resource-presets", { token: w.superAdmin.token, json: { name: "gpu-none", display_name: "None", kind: "gpu", cpu: "1", memory: "1Gi", gpu_count: 0 } });
+    const r = await t.request("POST", "/api/v1/resource-presets", {
+      token: w.superAdmin.token,
+      json: { name: "gpu-none", display_name: "None", kind: "gpu", cpu: "1", memory: "1Gi", gpu_count: 0 },
+    });
     expect(r.status).toBe(400);
   });
 });
@@ -166,7 +222,12 @@ describe("/api/v1/resource-policies", () => {
   it("shows the global policy to everyone and an organization's policy to its people only", async () => {
     const made = await t.request("POST", "/api/v1/resource-policies", {
       token: w.superAdmin.token,
-      json: { name: "org-a", scope: { kind: "organization", id: w.orgA.id }, limits: { max_gpus_per_user: 8 }, allowed_offerings: ["h100"] },
+      json: {
+        name: "org-a",
+        scope: { kind: "organization", id: w.orgA.id },
+        limits: { max_gpus_per_user: 8 },
+        allowed_offerings: ["h100"],
+      },
     });
     expect(made.status).toBe(201);
     expect(made.body).toEqual({
@@ -176,7 +237,8 @@ describe("/api/v1/resource-policies", () => {
       allowed_offerings: ["h100"],
       created_at: expect.any(String),
     });
-    const names = async (token: string) => (await t.request("GET", "/api/v1/resource-policies", { token })).body.data.map((p: { name: string }) => p.name);
+    const names = async (token: string) =>
+      (await t.request("GET", "/api/v1/resource-policies", { token })).body.data.map((p: { name: string }) => p.name);
     expect((await names(w.memberA.token)).sort()).toEqual(["global", "org-a"]);
     expect(await names(w.memberB.token)).toEqual(["global"]);
     expect((await t.request("GET", "/api/v1/resource-policies/org-a", { token: w.memberB.token })).status).toBe(404);
@@ -185,13 +247,21 @@ describe("/api/v1/resource-policies", () => {
   });
 
   it("shows a project's policy to the project's people and its organization's admins", async () => {
-    await t.request("POST", "/api/v1/resource-policies", { token: w.superAdmin.token, json: { name: "project-a", scope: { kind: "project", id: w.projectA.id }, limits: { max_gpus_per_project: 16 } } });
-    for (const who of [w.memberA, w.projectAdminA, w.adminA]) expect((await t.request("GET", "/api/v1/resource-policies/project-a", { token: who.token })).status).toBe(200);
-    for (const who of [w.orgMemberA, w.adminB]) expect((await t.request("GET", "/api/v1/resource-policies/project-a", { token: who.token })).status).toBe(404);
+    await t.request("POST", "/api/v1/resource-policies", {
+      token: w.superAdmin.token,
+      json: { name: "project-a", scope: { kind: "project", id: w.projectA.id }, limits: { max_gpus_per_project: 16 } },
+    });
+    for (const who of [w.memberA, w.projectAdminA, w.adminA])
+      expect((await t.request("GET", "/api/v1/resource-policies/project-a", { token: who.token })).status).toBe(200);
+    for (const who of [w.orgMemberA, w.adminB])
+      expect((await t.request("GET", "/api/v1/resource-policies/project-a", { token: who.token })).status).toBe(404);
   });
 
   it("refuses a global policy with an id", async () => {
-    const r = await t.request("POST", "/api/v1/resource-policies", { token: w.superAdmin.token, json: { name: "odd", scope: { kind: "global", id: "x" } } });
+    const r = await t.request("POST", "/api/v1/resource-policies", {
+      token: w.superAdmin.token,
+      json: { name: "odd", scope: { kind: "global", id: "x" } },
+    });
     expect(r.status).toBe(400);
   });
 });
@@ -200,10 +270,34 @@ let n = 0;
 const cases: RouteCase[] = [
   ...(
     [
-      ["offerings", "l4", { name: () => `o-${n++}`, display_name: "New", gpu_model: "X", tier: "t", hourly_credit_rate: "5" }, { tier: "t2" }, { hourly_credit_rate: 5 }],
-      ["resource-presets", "cpu-small", { name: () => `p-${n++}`, display_name: "New", kind: "compute", cpu: "1", memory: "1Gi" }, { display_name: "Small" }, { cpu: "lots" }],
-      ["images", "terminal", { name: () => `i-${n++}`, display_name: "New", image: "x:1", kind: "terminal" }, { description: "A shell" }, { kind: "vm" }],
-      ["resource-policies", "global", { name: () => `r-${n++}`, scope: { kind: "global" } }, { limits: { max_gpus_per_user: 4 } }, { limits: { max_gpus_per_user: -1 } }],
+      [
+        "offerings",
+        "l4",
+        { name: () => `o-${n++}`, display_name: "New", gpu_model: "X", tier: "t", hourly_credit_rate: "5" },
+        { tier: "t2" },
+        { hourly_credit_rate: 5 },
+      ],
+      [
+        "resource-presets",
+        "cpu-small",
+        { name: () => `p-${n++}`, display_name: "New", kind: "compute", cpu: "1", memory: "1Gi" },
+        { display_name: "Small" },
+        { cpu: "lots" },
+      ],
+      [
+        "images",
+        "terminal",
+        { name: () => `i-${n++}`, display_name: "New", image: "x:1", kind: "terminal" },
+        { description: "A shell" },
+        { kind: "vm" },
+      ],
+      [
+        "resource-policies",
+        "global",
+        { name: () => `r-${n++}`, scope: { kind: "global" } },
+        { limits: { max_gpus_per_user: 4 } },
+        { limits: { max_gpus_per_user: -1 } },
+      ],
     ] as const
   ).flatMap(([plural, existing, create, patch, malformed]): RouteCase[] => [
     {

@@ -23,7 +23,15 @@ export function presentOffering(o: KubeObject): Offering {
 
 export function presentPreset(o: KubeObject): ResourcePreset {
   const s = o.spec as Spec;
-  return { name: o.metadata.name!, display_name: s.displayName, kind: s.kind, cpu: s.cpu, memory: s.memory, gpu_count: s.gpuCount ?? 0, created_at: created(o) };
+  return {
+    name: o.metadata.name!,
+    display_name: s.displayName,
+    kind: s.kind,
+    cpu: s.cpu,
+    memory: s.memory,
+    gpu_count: s.gpuCount ?? 0,
+    created_at: created(o),
+  };
 }
 
 export function presentImage(o: KubeObject): Image {

@@ -34,9 +34,30 @@ function toSpec(body: Record<string, unknown>, names: Record<string, string>): R
   return out;
 }
 
-const OFFERING_FIELDS = { display_name: "displayName", gpu_model: "gpuModel", tier: "tier", gpu_count: "gpuCount", hourly_credit_rate: "hourlyCreditRate", description: "description", enabled: "enabled" };
-const PRESET_FIELDS = { display_name: "displayName", kind: "kind", cpu: "cpu", memory: "memory", gpu_count: "gpuCount" };
-const IMAGE_FIELDS = { display_name: "displayName", image: "image", kind: "kind", visibility: "visibility", owner: "owner", description: "description" };
+const OFFERING_FIELDS = {
+  display_name: "displayName",
+  gpu_model: "gpuModel",
+  tier: "tier",
+  gpu_count: "gpuCount",
+  hourly_credit_rate: "hourlyCreditRate",
+  description: "description",
+  enabled: "enabled",
+};
+const PRESET_FIELDS = {
+  display_name: "displayName",
+  kind: "kind",
+  cpu: "cpu",
+  memory: "memory",
+  gpu_count: "gpuCount",
+};
+const IMAGE_FIELDS = {
+  display_name: "displayName",
+  image: "image",
+  kind: "kind",
+  visibility: "visibility",
+  owner: "owner",
+  description: "description",
+};
 
 // --- offerings ------------------------------------------------------------------------------------------
 
@@ -50,7 +71,10 @@ export const listOfferingsRoute = defineRoute({
   auth: "user",
   query: ListOfferingsQuery,
   responses: { 200: Paged(Offering) },
-  handler: async ({ deps, principal, query }) => ({ status: 200, body: pageOf(await listCatalog(deps, principal, offerings), query, presentOffering) }),
+  handler: async ({ deps, principal, query }) => ({
+    status: 200,
+    body: pageOf(await listCatalog(deps, principal, offerings), query, presentOffering),
+  }),
 });
 
 export const getOfferingRoute = defineRoute({
@@ -62,7 +86,10 @@ export const getOfferingRoute = defineRoute({
   auth: "user",
   params: NameParams,
   responses: { 200: Offering },
-  handler: async ({ deps, principal, params }) => ({ status: 200, body: presentOffering(await getCatalog(deps, principal, offerings, params.name)) }),
+  handler: async ({ deps, principal, params }) => ({
+    status: 200,
+    body: presentOffering(await getCatalog(deps, principal, offerings, params.name)),
+  }),
 });
 
 export const createOfferingRoute = defineRoute({
@@ -96,7 +123,10 @@ export const updateOfferingRoute = defineRoute({
   responses: { 200: Offering },
   handler: async ({ deps, principal, params, body, audit }) => {
     audit.target("offering", params.name);
-    const o = await updateCatalog(deps, principal, offerings, params.name, (spec) => ({ ...spec, ...toSpec(body, OFFERING_FIELDS) }));
+    const o = await updateCatalog(deps, principal, offerings, params.name, (spec) => ({
+      ...spec,
+      ...toSpec(body, OFFERING_FIELDS),
+    }));
     return { status: 200, body: presentOffering(o) };
   },
 });
@@ -113,7 +143,12 @@ export const listPresetsRoute = defineRoute({
   query: ListResourcePresetsQuery,
   responses: { 200: Paged(ResourcePreset) },
   handler: async ({ deps, principal, query }) => {
-    const items = await listCatalog(deps, principal, presets, (o) => query.kind === undefined || o.spec.kind === query.kind);
+    const items = await listCatalog(
+      deps,
+      principal,
+      presets,
+      (o) => query.kind === undefined || o.spec.kind === query.kind,
+    );
     return { status: 200, body: pageOf(items, query, presentPreset) };
   },
 });
@@ -127,7 +162,10 @@ export const getPresetRoute = defineRoute({
   auth: "user",
   params: NameParams,
   responses: { 200: ResourcePreset },
-  handler: async ({ deps, principal, params }) => ({ status: 200, body: presentPreset(await getCatalog(deps, principal, presets, params.name)) }),
+  handler: async ({ deps, principal, params }) => ({
+    status: 200,
+    body: presentPreset(await getCatalog(deps, principal, presets, params.name)),
+  }),
 });
 
 export const createPresetRoute = defineRoute({
@@ -161,7 +199,10 @@ export const updatePresetRoute = defineRoute({
   responses: { 200: ResourcePreset },
   handler: async ({ deps, principal, params, body, audit }) => {
     audit.target("resource_preset", params.name);
-    const o = await updateCatalog(deps, principal, presets, params.name, (spec) => ({ ...spec, ...toSpec(body, PRESET_FIELDS) }));
+    const o = await updateCatalog(deps, principal, presets, params.name, (spec) => ({
+      ...spec,
+      ...toSpec(body, PRESET_FIELDS),
+    }));
     return { status: 200, body: presentPreset(o) };
   },
 });
@@ -178,7 +219,12 @@ export const listImagesRoute = defineRoute({
   query: ListImagesQuery,
   responses: { 200: Paged(Image) },
   handler: async ({ deps, principal, query }) => {
-    const items = await listCatalog(deps, principal, images, (o) => query.kind === undefined || o.spec.kind === query.kind);
+    const items = await listCatalog(
+      deps,
+      principal,
+      images,
+      (o) => query.kind === undefined || o.spec.kind === query.kind,
+    );
     return { status: 200, body: pageOf(items, query, presentImage) };
   },
 });
@@ -192,7 +238,10 @@ export const getImageRoute = defineRoute({
   auth: "user",
   params: NameParams,
   responses: { 200: Image },
-  handler: async ({ deps, principal, params }) => ({ status: 200, body: presentImage(await getCatalog(deps, principal, images, params.name)) }),
+  handler: async ({ deps, principal, params }) => ({
+    status: 200,
+    body: presentImage(await getCatalog(deps, principal, images, params.name)),
+  }),
 });
 
 export const createImageRoute = defineRoute({
@@ -227,7 +276,10 @@ export const updateImageRoute = defineRoute({
   responses: { 200: Image },
   handler: async ({ deps, principal, params, body, audit }) => {
     audit.target("image", params.name);
-    const o = await updateCatalog(deps, principal, images, params.name, (spec) => ({ ...spec, ...toSpec(body, IMAGE_FIELDS) }));
+    const o = await updateCatalog(deps, principal, images, params.name, (spec) => ({
+      ...spec,
+      ...toSpec(body, IMAGE_FIELDS),
+    }));
     return { status: 200, body: presentImage(o) };
   },
 });
@@ -245,7 +297,12 @@ export const listPoliciesRoute = defineRoute({
   query: ListResourcePoliciesQuery,
   responses: { 200: Paged(ResourcePolicy) },
   handler: async ({ deps, principal, query }) => {
-    const items = await listCatalog(deps, principal, policies, (o) => query.scope === undefined || (o.spec.scope as { kind: string }).kind === query.scope);
+    const items = await listCatalog(
+      deps,
+      principal,
+      policies,
+      (o) => query.scope === undefined || (o.spec.scope as { kind: string }).kind === query.scope,
+    );
     return { status: 200, body: pageOf(items, query, presentPolicy) };
   },
 });
@@ -259,7 +316,10 @@ export const getPolicyRoute = defineRoute({
   auth: "user",
   params: NameParams,
   responses: { 200: ResourcePolicy },
-  handler: async ({ deps, principal, params }) => ({ status: 200, body: presentPolicy(await getCatalog(deps, principal, policies, params.name)) }),
+  handler: async ({ deps, principal, params }) => ({
+    status: 200,
+    body: presentPolicy(await getCatalog(deps, principal, policies, params.name)),
+  }),
 });
 
 export const createPolicyRoute = defineRoute({

@@ -1,10 +1,22 @@
 // Wire shapes of the catalog: snake_case views of the berth.dev custom resources. Field constraints come
 // from @berth/crds (one source); the kind's own schema validates the whole object again on write.
-import { DisplayName, ImageKindName, ImageVisibility, MinorUnits, PolicyScopeKind, PresetKindName, Quantity, ResourceName } from "@berth/crds";
+import {
+  DisplayName,
+  ImageKindName,
+  ImageVisibility,
+  MinorUnits,
+  PolicyScopeKind,
+  PresetKindName,
+  Quantity,
+  ResourceName,
+} from "@berth/crds";
 import { z } from "zod";
 import { Page } from "../../http/paging.ts";
 
-const Created = z.string().nullable().meta({ description: "When the object was created (RFC 3339), as the management cluster records it." });
+const Created = z
+  .string()
+  .nullable()
+  .meta({ description: "When the object was created (RFC 3339), as the management cluster records it." });
 const Description = z.string().max(4096);
 export const NameParams = z.object({ name: ResourceName });
 
@@ -14,10 +26,15 @@ export const Offering = z
   .object({
     name: z.string().meta({ example: "h100" }),
     display_name: z.string(),
-    gpu_model: z.string().meta({ description: "As GPU nodes label it (nvidia.com/gpu.product).", example: "NVIDIA-H100-80GB-HBM3" }),
+    gpu_model: z
+      .string()
+      .meta({ description: "As GPU nodes label it (nvidia.com/gpu.product).", example: "NVIDIA-H100-80GB-HBM3" }),
     tier: z.string(),
     gpu_count: z.int(),
-    hourly_credit_rate: z.string().meta({ description: "Credits per hour in minor units (1 credit = 1,000,000), as a string.", example: "4000000" }),
+    hourly_credit_rate: z.string().meta({
+      description: "Credits per hour in minor units (1 credit = 1,000,000), as a string.",
+      example: "4000000",
+    }),
     description: z.string().nullable(),
     enabled: z.boolean(),
     created_at: Created,
@@ -61,7 +78,13 @@ export const ResourcePreset = z
   .meta({ id: "ResourcePreset" });
 export type ResourcePreset = z.infer<typeof ResourcePreset>;
 
-const PresetFields = { display_name: DisplayName, kind: PresetKindName, cpu: Quantity, memory: Quantity, gpu_count: z.int().min(0).max(64) };
+const PresetFields = {
+  display_name: DisplayName,
+  kind: PresetKindName,
+  cpu: Quantity,
+  memory: Quantity,
+  gpu_count: z.int().min(0).max(64),
+};
 export const CreateResourcePresetBody = z
   .object({ name: ResourceName, ...PresetFields, gpu_count: PresetFields.gpu_count.optional() })
   .meta({ id: "CreateResourcePresetRequest" });
@@ -86,7 +109,11 @@ export type Image = z.infer<typeof Image>;
 
 const ImageFields = {
   display_name: DisplayName,
-  image: z.string().min(1).max(512).regex(/^[^\s]+$/, "no whitespace"),
+  image: z
+    .string()
+    .min(1)
+    .max(512)
+    .regex(/^[^\s]+$/, "no whitespace"),
   kind: ImageKindName,
   visibility: ImageVisibility,
   owner: z.string().min(1).max(128),
@@ -124,7 +151,10 @@ export const ResourcePolicy = z
     name: z.string().meta({ example: "global" }),
     scope: z.object({ kind: PolicyScopeKind, id: z.string().nullable() }),
     limits: PolicyLimits,
-    allowed_offerings: z.array(z.string()).nullable().meta({ description: "Offerings allowed at this scope; null: all." }),
+    allowed_offerings: z
+      .array(z.string())
+      .nullable()
+      .meta({ description: "Offerings allowed at this scope; null: all." }),
     created_at: Created,
   })
   .meta({ id: "ResourcePolicy" });
@@ -142,7 +172,12 @@ export const CreateResourcePolicyBody = z
 export const UpdateResourcePolicyBody = z
   .object({
     limits: PolicyLimits.optional().meta({ description: "Replaces the limits as a whole." }),
-    allowed_offerings: z.array(ResourceName).max(256).nullable().optional().meta({ description: "null: allow every offering." }),
+    allowed_offerings: z
+      .array(ResourceName)
+      .max(256)
+      .nullable()
+      .optional()
+      .meta({ description: "null: allow every offering." }),
   })
   .meta({ id: "UpdateResourcePolicyRequest" });
 export const ListResourcePoliciesQuery = Page.extend({ scope: PolicyScopeKind.optional() });

@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anIdentityWorld, type IdentityTestApi, type IdentityWorld, itBehavesPerRole, type RouteCase, startIdentityTestApi } from "../../auth/testing.ts";
+import {
+  anIdentityWorld,
+  type IdentityTestApi,
+  type IdentityWorld,
+  itBehavesPerRole,
+  type RouteCase,
+  startIdentityTestApi,
+} from "../../auth/testing.ts";
 
 describe("/api/v1/organizations", () => {
   let t: IdentityTestApi;
@@ -147,10 +154,20 @@ describe("/api/v1/organizations", () => {
   });
 
   it("makes a slug from the name and refuses a taken one with 409 already_exists", async () => {
-    const r = await t.request("POST", "/api/v1/organizations", { token: w.superAdmin.token, json: { name: "Acme Research, Inc." } });
+    const r = await t.request("POST", "/api/v1/organizations", {
+      token: w.superAdmin.token,
+      json: { name: "Acme Research, Inc." },
+    });
     expect(r.status).toBe(201);
-    expect(r.body).toMatchObject({ name: "Acme Research, Inc.", slug: "acme-research-inc", id: expect.stringMatching(/^org_[a-z0-9]{20}$/) });
-    const again = await t.request("POST", "/api/v1/organizations", { token: w.superAdmin.token, json: { name: "Acme Research Inc" } });
+    expect(r.body).toMatchObject({
+      name: "Acme Research, Inc.",
+      slug: "acme-research-inc",
+      id: expect.stringMatching(/^org_[a-z0-9]{20}$/),
+    });
+    const again = await t.request("POST", "/api/v1/organizations", {
+      token: w.superAdmin.token,
+      json: { name: "Acme Research Inc" },
+    });
     expect(again.status).toBe(409);
     expect(again.body.error.code).toBe("already_exists");
   });
@@ -166,33 +183,62 @@ describe("/api/v1/organizations", () => {
   describe("members", () => {
     it("adds by email, changes a role with a second add, and removes from the projects too", async () => {
       const u = await t.aUser();
-      const add = await t.request("POST", `/api/v1/organizations/${w.orgA.id}/members`, { token: w.adminA.token, json: { email: u.email.toUpperCase(), role: "member" } });
+      const add = await t.request("POST", `/api/v1/organizations/${w.orgA.id}/members`, {
+        token: w.adminA.token,
+        json: { email: u.email.toUpperCase(), role: "member" },
+      });
       expect(add.status).toBe(201);
-      expect(add.body).toMatchObject({ user_id: u.id, email: u.email, organization_id: w.orgA.id, project_id: null, role: "member" });
-      const promote = await t.request("POST", `/api/v1/organizations/${w.orgA.id}/members`, { token: w.adminA.token, json: { user_id: u.id, role: "org_admin" } });
+      expect(add.body).toMatchObject({
+        user_id: u.id,
+        email: u.email,
+        organization_id: w.orgA.id,
+        project_id: null,
+        role: "member",
+      });
+      const promote = await t.request("POST", `/api/v1/organizations/${w.orgA.id}/members`, {
+        token: w.adminA.token,
+        json: { user_id: u.id, role: "org_admin" },
+      });
       expect(promote.status).toBe(200);
       expect(promote.body.role).toBe("org_admin");
 
       await t.member(u, w.orgA.id, w.projectA.id, "member");
-      const del = await t.request("DELETE", `/api/v1/organizations/${w.orgA.id}/members/${u.id}`, { token: w.adminA.token });
+      const del = await t.request("DELETE", `/api/v1/organizations/${w.orgA.id}/members/${u.id}`, {
+        token: w.adminA.token,
+      });
       expect(del.status).toBe(204);
       expect(await t.database.db("memberships").where({ user_id: u.id })).toEqual([]);
-      const again = await t.request("DELETE", `/api/v1/organizations/${w.orgA.id}/members/${u.id}`, { token: w.adminA.token });
+      const again = await t.request("DELETE", `/api/v1/organizations/${w.orgA.id}/members/${u.id}`, {
+        token: w.adminA.token,
+      });
       expect(again.status).toBe(404);
     });
 
     it("answers 404 for an unknown user and 400 for a project-only role", async () => {
-      const unknown = await t.request("POST", `/api/v1/organizations/${w.orgA.id}/members`, { token: w.adminA.token, json: { email: "nobody@example.test", role: "member" } });
+      const unknown = await t.request("POST", `/api/v1/organizations/${w.orgA.id}/members`, {
+        token: w.adminA.token,
+        json: { email: "nobody@example.test", role: "member" },
+      });
       expect(unknown.status).toBe(404);
-      const role = await t.request("POST", `/api/v1/organizations/${w.orgA.id}/members`, { token: w.adminA.token, json: { user_id: w.outsider.id, role: "project_admin" } });
+      const role = await t.request("POST", `/api/v1/organizations/${w.orgA.id}/members`, {
+        token: w.adminA.token,
+        json: { user_id: w.outsider.id, role: "project_admin" },
+      });
       expect(role.status).toBe(400);
-      const both = await t.request("POST", `/api/v1/organizations/${w.orgA.id}/members`, { token: w.adminA.token, json: { role: "member" } });
+      const both = await t.request("POST", `/api/v1/organizations/${w.orgA.id}/members`, {
+        token: w.adminA.token,
+        json: { role: "member" },
+      });
       expect(both.status).toBe(400);
     });
 
     it("lists the organization-level members with their roles", async () => {
-      const r = await t.request("GET", `/api/v1/organizations/${w.orgA.id}/members?size=100`, { token: w.orgMemberA.token });
-      const byUser = Object.fromEntries((r.body.data as { user_id: string; role: string }[]).map((m) => [m.user_id, m.role]));
+      const r = await t.request("GET", `/api/v1/organizations/${w.orgA.id}/members?size=100`, {
+        token: w.orgMemberA.token,
+      });
+      const byUser = Object.fromEntries(
+        (r.body.data as { user_id: string; role: string }[]).map((m) => [m.user_id, m.role]),
+      );
       expect(byUser[w.adminA.id]).toBe("org_admin");
       expect(byUser[w.orgMemberA.id]).toBe("member");
       expect(byUser[w.memberB.id]).toBeUndefined();

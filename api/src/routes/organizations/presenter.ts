@@ -3,7 +3,13 @@ import type { OrganizationRow } from "../../db/operations/organizations/types.ts
 import type { Member, Organization } from "./schemas.ts";
 
 export function presentOrganization(o: OrganizationRow): Organization {
-  return { id: o.id, name: o.name, slug: o.slug, created_at: o.created_at.toISOString(), updated_at: o.updated_at.toISOString() };
+  return {
+    id: o.id,
+    name: o.name,
+    slug: o.slug,
+    created_at: o.created_at.toISOString(),
+    updated_at: o.updated_at.toISOString(),
+  };
 }
 
 export function presentMember(m: MemberRow): Member {

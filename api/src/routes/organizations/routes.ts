@@ -1,8 +1,18 @@
 // Organizations and their members. super_admins create and delete organizations; an organization's
 // org_admins change it and its members; anyone in it reads it. Outside your organizations: 404.
 import { z } from "zod";
-import { addOrganizationMember, listOrganizationMembers, removeOrganizationMember } from "../../domain/identity/members.ts";
-import { createOrganization, deleteOrganization, getOrganization, listOrganizations, updateOrganization } from "../../domain/identity/organizations.ts";
+import {
+  addOrganizationMember,
+  listOrganizationMembers,
+  removeOrganizationMember,
+} from "../../domain/identity/members.ts";
+import {
+  createOrganization,
+  deleteOrganization,
+  getOrganization,
+  listOrganizations,
+  updateOrganization,
+} from "../../domain/identity/organizations.ts";
 import { pauseSessionsOfFormerMember } from "../../domain/sessions/pauseForSystem.ts";
 import { Page, Paged } from "../../http/paging.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
@@ -30,7 +40,10 @@ export const createOrganizationRoute = defineRoute({
   audit: "organization.create",
   responses: { 201: Organization },
   handler: async ({ deps, principal, body, audit }) => {
-    const org = await createOrganization(deps, principal, { name: body.name, ...(body.slug ? { slug: body.slug } : {}) });
+    const org = await createOrganization(deps, principal, {
+      name: body.name,
+      ...(body.slug ? { slug: body.slug } : {}),
+    });
     audit.target("organization", org.id);
     audit.organization(org.id);
     return { status: 201, body: presentOrganization(org) };
@@ -48,7 +61,10 @@ export const listOrganizationsRoute = defineRoute({
   responses: { 200: Paged(Organization) },
   handler: async ({ deps, principal, query }) => {
     const { rows, total } = await listOrganizations(deps, principal, query);
-    return { status: 200, body: { data: rows.map(presentOrganization), pagination: { page: query.page, size: query.size, total } } };
+    return {
+      status: 200,
+      body: { data: rows.map(presentOrganization), pagination: { page: query.page, size: query.size, total } },
+    };
   },
 });
 
@@ -61,7 +77,10 @@ export const getOrganizationRoute = defineRoute({
   auth: "user",
   params: OrganizationParams,
   responses: { 200: Organization },
-  handler: async ({ deps, principal, params }) => ({ status: 200, body: presentOrganization(await getOrganization(deps, principal, params.organizationId)) }),
+  handler: async ({ deps, principal, params }) => ({
+    status: 200,
+    body: presentOrganization(await getOrganization(deps, principal, params.organizationId)),
+  }),
 });
 
 export const updateOrganizationRoute = defineRoute({
@@ -117,7 +136,10 @@ export const listOrganizationMembersRoute = defineRoute({
   responses: { 200: Paged(Member) },
   handler: async ({ deps, principal, params, query }) => {
     const { rows, total } = await listOrganizationMembers(deps, principal, params.organizationId, query);
-    return { status: 200, body: { data: rows.map(presentMember), pagination: { page: query.page, size: query.size, total } } };
+    return {
+      status: 200,
+      body: { data: rows.map(presentMember), pagination: { page: query.page, size: query.size, total } },
+    };
   },
 });
 

@@ -26,7 +26,9 @@ export const ListOrganizationsQuery = Page;
 export const CreateOrganizationBody = z
   .object({ name: Name, slug: Slug.optional().meta({ description: "Default: made from the name." }) })
   .meta({ id: "CreateOrganizationRequest" });
-export const UpdateOrganizationBody = z.object({ name: Name.optional(), slug: Slug.optional() }).meta({ id: "UpdateOrganizationRequest" });
+export const UpdateOrganizationBody = z
+  .object({ name: Name.optional(), slug: Slug.optional() })
+  .meta({ id: "UpdateOrganizationRequest" });
 
 export const Member = z
   .object({
@@ -46,7 +48,8 @@ const MemberRef = {
   user_id: Id.optional().meta({ description: "The member, by id; or give email." }),
   email: z.string().trim().min(3).max(320).optional().meta({ description: "The member, by email; or give user_id." }),
 };
-const exactlyOne = (o: { user_id?: string | undefined; email?: string | undefined }) => (o.user_id === undefined) !== (o.email === undefined);
+const exactlyOne = (o: { user_id?: string | undefined; email?: string | undefined }) =>
+  (o.user_id === undefined) !== (o.email === undefined);
 
 export const AddOrganizationMemberBody = z
   .object({ ...MemberRef, role: z.enum(["org_admin", "member"]) })

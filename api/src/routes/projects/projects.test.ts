@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anIdentityWorld, type IdentityTestApi, type IdentityWorld, itBehavesPerRole, type RouteCase, startIdentityTestApi } from "../../auth/testing.ts";
+import {
+  anIdentityWorld,
+  type IdentityTestApi,
+  type IdentityWorld,
+  itBehavesPerRole,
+  type RouteCase,
+  startIdentityTestApi,
+} from "../../auth/testing.ts";
 
 describe("/api/v1/projects", () => {
   let t: IdentityTestApi;
@@ -165,7 +172,10 @@ describe("/api/v1/projects", () => {
   });
 
   it("refuses a second project of the same name in an organization (409 already_exists)", async () => {
-    const r = await t.request("POST", "/api/v1/projects", { token: w.adminA.token, json: { organization_id: w.orgA.id, name: w.projectA2.name } });
+    const r = await t.request("POST", "/api/v1/projects", {
+      token: w.adminA.token,
+      json: { organization_id: w.orgA.id, name: w.projectA2.name },
+    });
     expect(r.status).toBe(409);
     expect(r.body.error.code).toBe("already_exists");
   });
@@ -173,9 +183,17 @@ describe("/api/v1/projects", () => {
   it("gives a new project member visibility of the project and its organization at once", async () => {
     const u = await t.aUser();
     expect((await t.request("GET", `/api/v1/projects/${w.projectA.id}`, { token: u.token })).status).toBe(404);
-    const add = await t.request("POST", `/api/v1/projects/${w.projectA.id}/members`, { token: w.projectAdminA.token, json: { email: u.email, role: "project_admin" } });
+    const add = await t.request("POST", `/api/v1/projects/${w.projectA.id}/members`, {
+      token: w.projectAdminA.token,
+      json: { email: u.email, role: "project_admin" },
+    });
     expect(add.status).toBe(201);
-    expect(add.body).toMatchObject({ user_id: u.id, project_id: w.projectA.id, organization_id: w.orgA.id, role: "project_admin" });
+    expect(add.body).toMatchObject({
+      user_id: u.id,
+      project_id: w.projectA.id,
+      organization_id: w.orgA.id,
+      role: "project_admin",
+    });
     expect((await t.request("GET", `/api/v1/projects/${w.projectA.id}`, { token: u.token })).status).toBe(200);
     expect((await t.request("GET", `/api/v1/organizations/${w.orgA.id}`, { token: u.token })).status).toBe(200);
     expect((await t.request("GET", `/api/v1/projects/${w.projectA2.id}`, { token: u.token })).status).toBe(404);

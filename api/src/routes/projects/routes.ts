@@ -2,14 +2,27 @@
 // delete projects; project_admins manage their project's members; members read their projects.
 import { z } from "zod";
 import { addProjectMember, listProjectMembers, removeProjectMember } from "../../domain/identity/members.ts";
+import {
+  createProject,
+  deleteProject,
+  getProject,
+  listProjects,
+  updateProject,
+} from "../../domain/identity/projects.ts";
 import { pauseSessionsOfFormerMember } from "../../domain/sessions/pauseForSystem.ts";
-import { createProject, deleteProject, getProject, listProjects, updateProject } from "../../domain/identity/projects.ts";
 import { Page, Paged } from "../../http/paging.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { presentMember } from "../organizations/presenter.ts";
 import { AddProjectMemberBody, Member } from "../organizations/schemas.ts";
 import { presentProject } from "./presenter.ts";
-import { CreateProjectBody, ListProjectsQuery, Project, ProjectMemberParams, ProjectParams, UpdateProjectBody } from "./schemas.ts";
+import {
+  CreateProjectBody,
+  ListProjectsQuery,
+  Project,
+  ProjectMemberParams,
+  ProjectParams,
+  UpdateProjectBody,
+} from "./schemas.ts";
 
 export const createProjectRoute = defineRoute({
   method: "post",
@@ -36,7 +49,8 @@ export const listProjectsRoute = defineRoute({
   operationId: "listProjects",
   tags: ["projects"],
   summary: "List the projects you may see",
-  description: "All projects of the organizations you administer, and the projects you are a member of. Filters outside your scope are ignored.",
+  description:
+    "All projects of the organizations you administer, and the projects you are a member of. Filters outside your scope are ignored.",
   auth: "user",
   query: ListProjectsQuery,
   responses: { 200: Paged(Project) },
@@ -46,7 +60,10 @@ export const listProjectsRoute = defineRoute({
       size: query.size,
       ...(query.organization ? { organizationId: query.organization } : {}),
     });
-    return { status: 200, body: { data: rows.map(presentProject), pagination: { page: query.page, size: query.size, total } } };
+    return {
+      status: 200,
+      body: { data: rows.map(presentProject), pagination: { page: query.page, size: query.size, total } },
+    };
   },
 });
 
@@ -59,7 +76,10 @@ export const getProjectRoute = defineRoute({
   auth: "user",
   params: ProjectParams,
   responses: { 200: Project },
-  handler: async ({ deps, principal, params }) => ({ status: 200, body: presentProject(await getProject(deps, principal, params.projectId)) }),
+  handler: async ({ deps, principal, params }) => ({
+    status: 200,
+    body: presentProject(await getProject(deps, principal, params.projectId)),
+  }),
 });
 
 export const updateProjectRoute = defineRoute({
@@ -75,7 +95,12 @@ export const updateProjectRoute = defineRoute({
   responses: { 200: Project },
   handler: async ({ deps, principal, params, body, audit }) => {
     audit.target("project", params.projectId);
-    const p = await updateProject(deps, principal, params.projectId, body.name !== undefined ? { name: body.name } : {});
+    const p = await updateProject(
+      deps,
+      principal,
+      params.projectId,
+      body.name !== undefined ? { name: body.name } : {},
+    );
     audit.organization(p.organization_id);
     return { status: 200, body: presentProject(p) };
   },
@@ -110,7 +135,10 @@ export const listProjectMembersRoute = defineRoute({
   responses: { 200: Paged(Member) },
   handler: async ({ deps, principal, params, query }) => {
     const { rows, total } = await listProjectMembers(deps, principal, params.projectId, query);
-    return { status: 200, body: { data: rows.map(presentMember), pagination: { page: query.page, size: query.size, total } } };
+    return {
+      status: 200,
+      body: { data: rows.map(presentMember), pagination: { page: query.page, size: query.size, total } },
+    };
   },
 });
 

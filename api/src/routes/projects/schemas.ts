@@ -19,7 +19,9 @@ export type Project = z.infer<typeof Project>;
 export const ProjectParams = z.object({ projectId: Id });
 export const ProjectMemberParams = z.object({ projectId: Id, userId: Id });
 export const ListProjectsQuery = Page.extend({
-  organization: Id.optional().meta({ description: "Only this organization's projects (ignored when outside your scope)." }),
+  organization: Id.optional().meta({
+    description: "Only this organization's projects (ignored when outside your scope).",
+  }),
 });
 
 export const CreateProjectBody = z.object({ organization_id: Id, name: Name }).meta({ id: "CreateProjectRequest" });

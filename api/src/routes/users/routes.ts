@@ -54,7 +54,10 @@ export const listUsersRoute = defineRoute({
       ...(query.project ? { projectId: query.project } : {}),
       ...(query.email ? { emailPrefix: query.email } : {}),
     });
-    return { status: 200, body: { data: rows.map(presentUser), pagination: { page: query.page, size: query.size, total } } };
+    return {
+      status: 200,
+      body: { data: rows.map(presentUser), pagination: { page: query.page, size: query.size, total } },
+    };
   },
 });
 
@@ -89,7 +92,10 @@ export const updateUserRoute = defineRoute({
   responses: { 200: UserDetail },
   handler: async ({ deps, principal, params, body, audit }) => {
     audit.target("user", params.userId);
-    audit.detail("fields", Object.keys(body).filter((k) => k !== "password" || body.password !== undefined));
+    audit.detail(
+      "fields",
+      Object.keys(body).filter((k) => k !== "password" || body.password !== undefined),
+    );
     const { user, memberships } = await updateUser(deps, principal, params.userId, {
       ...(body.email !== undefined ? { email: body.email } : {}),
       ...(body.display_name !== undefined ? { displayName: body.display_name } : {}),

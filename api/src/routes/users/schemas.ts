@@ -5,7 +5,10 @@ const Timestamp = z.string().meta({ description: "RFC 3339, UTC." });
 export const Id = z.string().min(1).max(128);
 export const Email = z.string().trim().min(3).max(320).pipe(z.email());
 /** Set by an administrator (a temporary password the user changes at first sign-in) or by the user. */
-export const NewPassword = z.string().min(12, "must be at least 12 characters").max(256, "must be at most 256 characters");
+export const NewPassword = z
+  .string()
+  .min(12, "must be at least 12 characters")
+  .max(256, "must be at most 256 characters");
 const DisplayName = z.string().trim().min(1).max(128);
 
 export const MembershipOfUser = z
@@ -37,7 +40,9 @@ export type UserDetail = z.infer<typeof UserDetail>;
 export const UserParams = z.object({ userId: Id });
 
 export const ListUsersQuery = Page.extend({
-  organization: Id.optional().meta({ description: "Only members of this organization (ignored when outside your scope)." }),
+  organization: Id.optional().meta({
+    description: "Only members of this organization (ignored when outside your scope).",
+  }),
   project: Id.optional().meta({ description: "Only members of this project (ignored when outside your scope)." }),
   email: z.string().max(320).optional().meta({ description: "Email prefix." }),
 });
@@ -48,7 +53,9 @@ export const CreateUserBody = z
     password: NewPassword.meta({ description: "A temporary password: the user must change it at first sign-in." }),
     display_name: DisplayName.optional(),
     is_super_admin: z.boolean().optional().meta({ description: "super_admins only." }),
-    organization_id: Id.optional().meta({ description: "The organization the user joins; required unless you are a super_admin." }),
+    organization_id: Id.optional().meta({
+      description: "The organization the user joins; required unless you are a super_admin.",
+    }),
     role: z.enum(["org_admin", "member"]).optional().meta({ description: "Role in organization_id; default member." }),
   })
   .meta({ id: "CreateUserRequest" });
@@ -59,6 +66,8 @@ export const UpdateUserBody = z
     display_name: DisplayName.nullable().optional(),
     is_super_admin: z.boolean().optional(),
     disabled: z.boolean().optional().meta({ description: "Disabling revokes the account's tokens at once." }),
-    password: NewPassword.optional().meta({ description: "An administrator's reset: temporary, to be changed at next sign-in; revokes the account's tokens." }),
+    password: NewPassword.optional().meta({
+      description: "An administrator's reset: temporary, to be changed at next sign-in; revokes the account's tokens.",
+    }),
   })
   .meta({ id: "UpdateUserRequest" });
