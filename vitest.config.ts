@@ -1,7 +1,7 @@
 import { defineConfig } from "vitest/config";
 
 // One run covers every workspace. Integration tests start their own clusters and databases in
-// beforeAll (see e2e/src/testbed and api/src/db/testing.ts); the limits below are for those starts.
+// beforeAll (see e2e/src/testbed and api/src/db/db.test-support.ts); the limits below are for those starts.
 export default defineConfig({
   test: {
     include: ["{crds,controllers,api,operator,console,cdk8s,e2e,bench}/src/**/*.test.ts"],

@@ -1,6 +1,6 @@
 // Runs once per `vitest run`: makes sure the test bed's binaries exist before any test file starts a
 // cluster (a cold build is minutes), and starts one real Postgres server that test files share; each
-// file makes its own database on it (api/src/db/testing.ts).
+// file makes its own database on it (api/src/db/db.test-support.ts).
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -3,7 +3,7 @@
 import { allRoutes } from "./routes/index.ts";
 
 export const contractRoutes = allRoutes;
+export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Page, Paged, Pagination } from "./db/paging.ts";
 export { ERROR_CODES, type ErrorCode } from "./errors.ts";
 export { ErrorEnvelope } from "./http/envelope.ts";
-export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Page, Paged, Pagination } from "./http/paging.ts";
 export type { HandlerResult, RouteDef, RouteSpec } from "./http/route.ts";

@@ -1,9 +1,9 @@
 // What every handler and domain function gets: built once in main.ts (or by a test), then injected.
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "pino";
-import type { ClustersRuntime } from "./clusters/runtime.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db/knex.ts";
+import type { ClustersRuntime } from "./domain/clusters/runtime.ts";
 import type { Metrics } from "./http/metrics.ts";
 import type { Authenticator } from "./http/principal.ts";
 
@@ -18,11 +18,11 @@ export interface Deps {
   db: Db;
   log: Logger;
   clock: Clock;
-  /** Bearer token -> Principal (api/src/auth/). */
+  /** Bearer token -> Principal (api/src/domain/identity/). */
   authenticate: Authenticator;
   metrics: Metrics;
   /** Management cluster access (catalog custom resources); absent when BERTH_KUBECONFIG is unset. */
   kubeConfig?: KubeConfig;
-  /** Cluster registration, operator tokens and the internal plane (api/src/clusters/runtime.ts); absent without a management cluster. */
+  /** Cluster registration, operator tokens and the internal plane (api/src/domain/clusters/runtime.ts); absent without a management cluster. */
   clusters?: ClustersRuntime;
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testConfig } from "./config.ts";
-import { createTestDatabase, type TestDatabase } from "./db/testing.ts";
+import { createTestDatabase, type TestDatabase } from "./db/db.test-support.ts";
 import { type RunningApi, startApi } from "./main.ts";
 
 describe("startApi", () => {

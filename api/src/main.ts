@@ -8,14 +8,14 @@ import { KubeConfig } from "@kubernetes/client-node";
 import type Koa from "koa";
 import pino, { type Logger } from "pino";
 import { buildApp, buildInternalApp, inFlight } from "./app.ts";
-import { createAuthenticator } from "./auth/authenticator.ts";
-import { billingOf } from "./billing/context.ts";
-import { billingIdle } from "./billing/kick.ts";
-import { clustersOptionsFrom, createClustersRuntime } from "./clusters/runtime.ts";
 import { type Config, ConfigError, parseConfig } from "./config.ts";
 import { connect, type Db, migrateLatest } from "./db/knex.ts";
 import { type Clock, type Deps, systemClock } from "./deps.ts";
-import { sessionEventHubOf } from "./events/hub.ts";
+import { clustersOptionsFrom, createClustersRuntime } from "./domain/clusters/runtime.ts";
+import { billingOf } from "./domain/credits/context.ts";
+import { billingIdle } from "./domain/credits/kick.ts";
+import { createAuthenticator } from "./domain/identity/authenticator.ts";
+import { sessionEventHubOf } from "./domain/sessions/eventHub.ts";
 import { purgeExpiredIdempotencyKeys } from "./http/idempotency.ts";
 import { createMetrics } from "./http/metrics.ts";
 import type { Authenticator } from "./http/principal.ts";
@@ -169,7 +169,7 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
           ]);
           // A closed socket does not stop its handler: let running handlers finish before the pool goes.
           await drain(apps, DRAIN_TIMEOUT_MS, log);
-          // A billing pass the last usage batches asked for (billing/kick.ts) still uses the pool; one cut
+          // A billing pass the last usage batches asked for (domain/credits/kick.ts) still uses the pool; one cut
           // short loses nothing (the worker's sweep charges what it left), so it gets the same deadline.
           let deadline: NodeJS.Timeout | undefined;
           await Promise.race([

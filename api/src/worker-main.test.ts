@@ -10,8 +10,8 @@ import { childLogs, type Fleet, KubeHttp, startFleet } from "@berth/e2e";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { mintControlPlaneCredential } from "../../e2e/src/clusters/credentials.ts";
 import { ConfigError } from "./config.ts";
-import { createTestDatabase, type TestDatabase } from "./db/testing.ts";
-import { workerRbac } from "./domain/sessions/worker.ts";
+import { createTestDatabase, type TestDatabase } from "./db/db.test-support.ts";
+import { workerRbac } from "./worker/sessions.ts";
 import { parseWorkerConfig } from "./worker-main.ts";
 
 const DB = "postgres://berth:berth@127.0.0.1:5432/berth";

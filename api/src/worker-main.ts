@@ -25,7 +25,7 @@ import {
   type Secret,
 } from "./config.ts";
 import { connect } from "./db/knex.ts";
-import { startSessionsWorker } from "./domain/sessions/worker.ts";
+import { startSessionsWorker } from "./worker/sessions.ts";
 
 const ms = z.coerce.number().int().min(1).max(3_600_000);
 

@@ -4,9 +4,9 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import Koa from "koa";
-import { AccessTokens } from "../../api/src/auth/tokens.ts";
 import { parseConfig } from "../../api/src/config.ts";
 import { connect } from "../../api/src/db/knex.ts";
+import { AccessTokens } from "../../api/src/domain/identity/tokens.ts";
 import { startApi } from "../../api/src/main.ts";
 
 const mode = process.argv[2];

@@ -17,9 +17,9 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { AccessTokens } from "../../api/src/auth/tokens.ts";
 import { connect, migrateLatest } from "../../api/src/db/knex.ts";
 import { startPostgres } from "../../api/src/db/server.ts";
+import { AccessTokens } from "../../api/src/domain/identity/tokens.ts";
 import { cpuSeconds, cpuSecondsWithChildren } from "../../e2e/src/testbed/procfs.ts";
 
 interface CannonResult {

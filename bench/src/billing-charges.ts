@@ -1,4 +1,4 @@
-// Figure: charges per second through billing's real code path (api/src/billing/charge.ts: lock unbilled
+// Figure: charges per second through billing's real code path (api/src/domain/credits/charge.ts: lock unbilled
 // usage samples, price them with the carried remainders, lock wallets, draw in order, append the
 // balanced transactions with their triggers, save carries, mark samples billed, one audit row per batch),
 // next to a raw Postgres insert of the same rows in the same run, and the same for one hot wallet that
@@ -12,16 +12,16 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import pino from "pino";
-import { billPendingUsage } from "../../api/src/billing/charge.ts";
-import { BillingContext } from "../../api/src/billing/context.ts";
-import { grantToOrganization } from "../../api/src/billing/grant.ts";
-import { checkLedgerInvariants } from "../../api/src/billing/invariants.ts";
-import { transfer } from "../../api/src/billing/ledger.ts";
-import { ensureWallet } from "../../api/src/billing/wallets.ts";
 import { connect, type Db, migrateLatest } from "../../api/src/db/knex.ts";
 import { insertUsageSamples } from "../../api/src/db/operations/inventory/insertUsageSamples.ts";
 import { insertTransactions } from "../../api/src/db/operations/ledger/insertTransactions.ts";
 import { startPostgres } from "../../api/src/db/server.ts";
+import { billPendingUsage } from "../../api/src/domain/credits/charge.ts";
+import { BillingContext } from "../../api/src/domain/credits/context.ts";
+import { grantToOrganization } from "../../api/src/domain/credits/grant.ts";
+import { checkLedgerInvariants } from "../../api/src/domain/credits/invariants.ts";
+import { transfer } from "../../api/src/domain/credits/ledger.ts";
+import { ensureWallet } from "../../api/src/domain/credits/wallets.ts";
 
 const { values } = parseArgs({
   options: {

@@ -13,12 +13,12 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import pino from "pino";
 import { buildApp } from "../../api/src/app.ts";
-import { createAuthenticator } from "../../api/src/auth/authenticator.ts";
-import { DEFAULT_ARGON2, describeParams, PasswordHasher } from "../../api/src/auth/password.ts";
 import { testConfig } from "../../api/src/config.ts";
 import { connect, migrateLatest } from "../../api/src/db/knex.ts";
 import { startPostgres } from "../../api/src/db/server.ts";
 import type { Deps } from "../../api/src/deps.ts";
+import { createAuthenticator } from "../../api/src/domain/identity/authenticator.ts";
+import { DEFAULT_ARGON2, describeParams, PasswordHasher } from "../../api/src/domain/identity/password.ts";
 import { createMetrics } from "../../api/src/http/metrics.ts";
 
 const { values } = parseArgs({
@@ -46,7 +46,7 @@ try {
     password_hash: await hasher.hash(password),
   });
   // Concurrent sign-ins are of different people: more than 5 simultaneous sign-ins of one account from
-  // one address are refused by design (see api/src/auth/throttle.ts).
+  // one address are refused by design (see api/src/domain/identity/throttle.ts).
   await db("users").insert(
     await Promise.all(
       Array.from({ length: CONCURRENCY }, async (_, i) => ({

@@ -12,14 +12,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { billingOf } from "../../api/src/billing/context.ts";
-import { billingIdle } from "../../api/src/billing/kick.ts";
-import { OperatorTokens } from "../../api/src/clusters/operator-token.ts";
-import type { ClustersRuntime } from "../../api/src/clusters/runtime.ts";
-import { generateSigningKeyPem, signingKeyFromPem } from "../../api/src/clusters/signing-key.ts";
 import { connect, migrateLatest } from "../../api/src/db/knex.ts";
 import { startPostgres } from "../../api/src/db/server.ts";
-import { testDeps } from "../../api/src/http/testing.ts";
+import { OperatorTokens } from "../../api/src/domain/clusters/operator-token.ts";
+import type { ClustersRuntime } from "../../api/src/domain/clusters/runtime.ts";
+import { generateSigningKeyPem, signingKeyFromPem } from "../../api/src/domain/clusters/signing-key.ts";
+import { billingOf } from "../../api/src/domain/credits/context.ts";
+import { billingIdle } from "../../api/src/domain/credits/kick.ts";
+import { testDeps } from "../../api/src/http/http.test-support.ts";
 import { startInternalListener } from "../../api/src/internal/app.ts";
 
 const { values } = parseArgs({

@@ -1,7 +1,7 @@
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testConfig } from "../config.ts";
-import { createTestDatabase, type TestDatabase } from "../db/testing.ts";
+import { createTestDatabase, type TestDatabase } from "../db/db.test-support.ts";
 import { type RunningApi, startApi } from "../main.ts";
 import { ensureBootstrapAdmin } from "./admin.ts";
 import { bootstrapAdminTask } from "./index.ts";

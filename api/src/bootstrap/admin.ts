@@ -5,9 +5,9 @@
 // restart after the administrator was renamed or deleted, and two replicas starting at the same moment
 // all create nothing (the marker's primary key makes the second transaction wait, then find it).
 import type { Knex } from "knex";
-import { generatePassword, PasswordHasher } from "../auth/password.ts";
 import { normalizeEmail } from "../domain/identity/email.ts";
 import { newId } from "../domain/identity/ids.ts";
+import { generatePassword, PasswordHasher } from "../domain/identity/password.ts";
 
 export const BOOTSTRAP_ADMIN_MARKER = "bootstrap-admin";
 

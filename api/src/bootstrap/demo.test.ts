@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkLedgerInvariants } from "../billing/invariants.ts";
-import { createTestDatabase, type TestDatabase } from "../db/testing.ts";
+import { createTestDatabase, type TestDatabase } from "../db/db.test-support.ts";
+import { checkLedgerInvariants } from "../domain/credits/invariants.ts";
 import { ensureLocalDemo } from "./demo.ts";
 
 describe("the local demo of npm start", () => {

@@ -5,17 +5,17 @@
 // Created once per database, like the bootstrap administrator (a bootstrap_markers row written in the same
 // transaction), never by the API process itself: only `npm start` asks for it (BERTH_DEMO=0 turns it off).
 import type { Knex } from "knex";
-import { generatePassword, PasswordHasher } from "../auth/password.ts";
-import { grantToOrganization } from "../billing/grant.ts";
-import { transfer } from "../billing/ledger.ts";
-import { MINOR_UNITS_PER_CREDIT } from "../billing/money.ts";
-import { ensureWallet } from "../billing/wallets.ts";
 import { upsertMembership } from "../db/operations/memberships/upsertMembership.ts";
 import { insertOrganization } from "../db/operations/organizations/insertOrganization.ts";
 import { insertProject } from "../db/operations/projects/insertProject.ts";
 import { insertUser } from "../db/operations/users/insertUser.ts";
+import { grantToOrganization } from "../domain/credits/grant.ts";
+import { transfer } from "../domain/credits/ledger.ts";
+import { MINOR_UNITS_PER_CREDIT } from "../domain/credits/money.ts";
+import { ensureWallet } from "../domain/credits/wallets.ts";
 import { normalizeEmail } from "../domain/identity/email.ts";
 import { newId } from "../domain/identity/ids.ts";
+import { generatePassword, PasswordHasher } from "../domain/identity/password.ts";
 
 export const LOCAL_DEMO_MARKER = "local-demo";
 

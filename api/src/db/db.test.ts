@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "./db.test-support.ts";
 import { migrateLatest } from "./knex.ts";
 import { RAISE_EXCEPTION, sqlState } from "./sqlstate.ts";
-import { createTestDatabase, type TestDatabase } from "./testing.ts";
 
 describe("the Postgres layer", () => {
   let t: TestDatabase;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "./db.test-support.ts";
 import { connect, type Db } from "./knex.ts";
 import { pageQuery, selectPage } from "./page.ts";
-import { createTestDatabase, type TestDatabase } from "./testing.ts";
 
 describe("selectPage: one page and the query's total", () => {
   let t: TestDatabase;

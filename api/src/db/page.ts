@@ -1,7 +1,7 @@
 // One page of a knex query and the query's total, in one round trip: the page's own SELECT carries
 // the total as an uncorrelated scalar subquery, `(SELECT count(*) FROM (<the query>) AS counted)`, which
 // Postgres runs once per statement (an InitPlan), over the same snapshot as the page. Every SQL list
-// pages through here: `paginate` in http/paging.ts for the route layer, and the db/operations list
+// pages through here: `paginate` in db/paging.ts for the route layer, and the db/operations list
 // functions that answer {rows, total}.
 //
 // Why not `count(*) OVER ()` (what this did first): a window makes Postgres compute every row of the

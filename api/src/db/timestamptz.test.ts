@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "./testing.ts";
+import { createTestDatabase, type TestDatabase } from "./db.test-support.ts";
 import { parseTimestamptz, postgresDate } from "./timestamptz.ts";
 
 const same = (text: string) => {

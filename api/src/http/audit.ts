@@ -3,28 +3,15 @@
 // cannot know: the target, the organization, a few details.
 import type { Logger } from "pino";
 import type { Db } from "../db/knex.ts";
+import { type AuditRecord, insertAuditRecord } from "../db/operations/audit/insertAuditRecord.ts";
+import type { Principal } from "../domain/identity/principal.ts";
 import type { Metrics } from "./metrics.ts";
-import type { Principal } from "./principal.ts";
 
 /** What a handler uses to name what it acted on. */
 export interface AuditHandle {
   target(kind: string, id: string): void;
   organization(id: string): void;
   detail(key: string, value: unknown): void;
-}
-
-export interface AuditRecord {
-  action: string;
-  actorKind: "user" | "operator" | "system" | "anonymous";
-  actorId: string | null;
-  organizationId: string | null;
-  targetKind: string | null;
-  targetId: string | null;
-  requestId: string;
-  outcome: "success" | "failure";
-  status: number;
-  details: Record<string, unknown>;
-  at: Date;
 }
 
 /** Collects what a handler names during a request; turned into a row when the answer is known. */
@@ -70,22 +57,6 @@ export class AuditCollector implements AuditHandle {
 
 /** A handle that ignores everything (GET routes, tests of handlers without a layer). */
 export const noAudit: AuditHandle = { target: () => {}, organization: () => {}, detail: () => {} };
-
-export async function insertAuditRecord(db: Db, r: AuditRecord): Promise<void> {
-  await db("audit_log").insert({
-    at: r.at,
-    actor_id: r.actorId,
-    actor_kind: r.actorKind,
-    organization_id: r.organizationId,
-    action: r.action,
-    target_kind: r.targetKind,
-    target_id: r.targetId,
-    request_id: r.requestId,
-    outcome: r.outcome,
-    status: r.status,
-    details: JSON.stringify(r.details),
-  });
-}
 
 /**
  * Writes the row. The answer has been decided (and a success has been committed) by now, so a failed

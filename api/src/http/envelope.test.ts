@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testConfig } from "../config.ts";
-import { createTestDatabase, type TestDatabase } from "../db/testing.ts";
+import { createTestDatabase, type TestDatabase } from "../db/db.test-support.ts";
 import { routes as systemRoutes } from "../routes/system/routes.ts";
-import { createWidgetTable, testRoutes } from "./layer-fixtures.ts";
-import { aPrincipal, fakeAuthenticator, startTestApi, type TestApi, testDeps } from "./testing.ts";
+import { aPrincipal, fakeAuthenticator, startTestApi, type TestApi, testDeps } from "./http.test-support.ts";
+import { createWidgetTable, testRoutes } from "./layer-fixtures.test-support.ts";
 
 const alice = aPrincipal();
 const pending = aPrincipal({ mustChangePassword: true });

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { testConfig } from "../config.ts";
-import { createTestDatabase, type TestDatabase } from "../db/testing.ts";
+import { createTestDatabase, type TestDatabase } from "../db/db.test-support.ts";
+import { aPrincipal, fakeAuthenticator, startTestApi, type TestApi, TestClock, testDeps } from "./http.test-support.ts";
 import { canonicalJson, claimIdempotencyKey, purgeExpiredIdempotencyKeys } from "./idempotency.ts";
-import { createWidgetTable, knobs, testRoutes } from "./layer-fixtures.ts";
-import { aPrincipal, fakeAuthenticator, startTestApi, type TestApi, TestClock, testDeps } from "./testing.ts";
+import { createWidgetTable, knobs, testRoutes } from "./layer-fixtures.test-support.ts";
 
 const alice = aPrincipal();
 const bob = aPrincipal();

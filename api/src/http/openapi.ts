@@ -9,10 +9,10 @@ import {
   type ZodOpenApiPathsObject,
   type ZodOpenApiResponsesObject,
 } from "zod-openapi";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../db/paging.ts";
 import { ERROR_CODES, type ErrorCode } from "../errors.ts";
 import { ErrorEnvelope, REQUEST_ID_HEADER } from "./envelope.ts";
 import { IDEMPOTENCY_HEADER, IdempotencyKeyHeader, REPLAYED_HEADER } from "./idempotency.ts";
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "./paging.ts";
 import type { RouteDef } from "./route.ts";
 
 /** /api/v1/projects/:projectId -> /api/v1/projects/{projectId} */

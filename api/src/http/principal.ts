@@ -1,22 +1,8 @@
-// Who is calling. The route layer owns the shapes; the implementation that turns a bearer token into a
-// Principal lives in api/src/auth/ and is injected as deps.authenticate.
+// How the route layer learns who is calling. Principal belongs to the identity domain
+// (domain/identity/principal.ts); the implementation that turns a bearer token into one lives there too
+// (domain/identity/authenticator.ts) and is injected as deps.authenticate.
 import type { Context } from "koa";
-
-export interface Membership {
-  organizationId: string;
-  /** Set for a project-level membership; absent for an organization-level one. */
-  projectId?: string;
-  /** e.g. "org_admin", "project_admin", "member" (the auth domain owns the list). */
-  role: string;
-}
-
-export interface Principal {
-  userId: string;
-  email: string;
-  isSuperAdmin: boolean;
-  mustChangePassword: boolean;
-  memberships: Membership[];
-}
+import type { Principal } from "../domain/identity/principal.ts";
 
 /**
  * Turns a bearer token (without the "Bearer " prefix) into a Principal.

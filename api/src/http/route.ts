@@ -6,6 +6,7 @@ import type { Logger } from "pino";
 import type { z } from "zod";
 import { isDatabaseUnreachable } from "../db/unreachable.ts";
 import type { Deps } from "../deps.ts";
+import type { Principal } from "../domain/identity/principal.ts";
 import { DomainError, Invalid, PasswordChangeRequired, Unauthorized, type ValidationIssue } from "../errors.ts";
 import { AuditCollector, type AuditHandle, writeAudit } from "./audit.ts";
 import { readJsonBody } from "./body.ts";
@@ -21,10 +22,10 @@ import {
   requestHash,
   type StoredAnswer,
 } from "./idempotency.ts";
-import type { AuthMode, Principal } from "./principal.ts";
+import type { AuthMode } from "./principal.ts";
 
 export type Method = "get" | "post" | "put" | "patch" | "delete";
-export type { AuthMode, Principal } from "./principal.ts";
+export type { AuthMode } from "./principal.ts";
 
 type Schema = z.ZodType;
 type Responses = { [status: number]: Schema };

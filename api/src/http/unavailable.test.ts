@@ -3,8 +3,8 @@ import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, type Db } from "../db/knex.ts";
 import { isDatabaseUnreachable } from "../db/unreachable.ts";
-import { testRoutes } from "./layer-fixtures.ts";
-import { aPrincipal, fakeAuthenticator, startTestApi, type TestApi, testDeps } from "./testing.ts";
+import { aPrincipal, fakeAuthenticator, startTestApi, type TestApi, testDeps } from "./http.test-support.ts";
+import { testRoutes } from "./layer-fixtures.test-support.ts";
 
 /** A local port nothing listens on. */
 async function closedPort(): Promise<number> {

@@ -5,9 +5,9 @@
 // 401 `token_expired`: ours and current in every respect but time.
 // 403 `forbidden`: the token is valid but its cluster is deregistered or unknown.
 import type { Context } from "koa";
-import { clustersOf } from "../clusters/runtime.ts";
 import { findClusterById } from "../db/operations/clusters/findClusterById.ts";
 import type { Deps } from "../deps.ts";
+import { clustersOf } from "../domain/clusters/runtime.ts";
 import { Forbidden, Unauthorized } from "../errors.ts";
 
 export interface OperatorPrincipal {

@@ -2,9 +2,9 @@
 // replicas around a lease hand-over) against real Postgres: each upsert locks the rows it updates, so two
 // that lock the same sessions in opposite orders would deadlock.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../db/db.test-support.ts";
 import { insertCluster } from "../db/operations/clusters/insertCluster.ts";
-import { insertTestSessions } from "../db/operations/sessions/testing.ts";
-import { createTestDatabase, type TestDatabase } from "../db/testing.ts";
+import { insertTestSessions } from "../db/operations/sessions/sessions.test-support.ts";
 import type { Deps } from "../deps.ts";
 import { recordSessionStatus } from "./report-status.ts";
 

@@ -4,11 +4,12 @@
 // Every sample must name a session that is, or was, placed on the reporting cluster (CONTRACT.md,
 // Operator calls 3): "was" because a session's last interval is reported after it was paused or moved.
 // Anything else refuses the whole batch with 403 `forbidden`, and nothing is written.
-import { billingOf } from "../billing/context.ts";
-import { billSoon } from "../billing/kick.ts";
+
 import { insertUsageSamples, type UsageSampleInput } from "../db/operations/inventory/insertUsageSamples.ts";
 import { sessionsOfCluster } from "../db/operations/sessions/workerQueries.ts";
 import type { Deps } from "../deps.ts";
+import { billingOf } from "../domain/credits/context.ts";
+import { billSoon } from "../domain/credits/kick.ts";
 import { Forbidden } from "../errors.ts";
 
 export async function recordUsage(
@@ -26,7 +27,7 @@ export async function recordUsage(
     });
   }
   const answer = await insertUsageSamples(deps.db, clusterId, samples);
-  // Billing charges new samples once, off this request's path (api/src/billing/kick.ts).
+  // Billing charges new samples once, off this request's path (api/src/domain/credits/kick.ts).
   if (answer.accepted > 0) billSoon(billingOf(deps));
   return answer;
 }

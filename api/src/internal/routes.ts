@@ -1,6 +1,6 @@
 // The internal plane's routes (docs/dev/internal-api.md). Every report names `cluster_id`; one that is
 // not the token's cluster is refused whole with 403 `forbidden` before anything is written.
-import { clustersOf } from "../clusters/runtime.ts";
+import { clustersOf } from "../domain/clusters/runtime.ts";
 import { assertOwnCluster } from "./operator-auth.ts";
 import { applyInventory } from "./report-inventory.ts";
 import { recordSessionStatus } from "./report-status.ts";

@@ -9,16 +9,16 @@
 // other fields' validation and into the handler, where unchecked assumptions live.
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { insertSession } from "../db/operations/sessions/insertSession.ts";
+import { grantToOrganization } from "../domain/credits/grant.ts";
+import { ensureWallet } from "../domain/credits/wallets.ts";
 import {
   anIdentityWorld,
   type IdentityTestApi,
   type IdentityWorld,
   startIdentityTestApi,
   type TestUser,
-} from "../auth/testing.ts";
-import { grantToOrganization } from "../billing/grant.ts";
-import { ensureWallet } from "../billing/wallets.ts";
-import { insertSession } from "../db/operations/sessions/insertSession.ts";
+} from "../domain/identity/auth.test-support.ts";
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 // biome-ignore lint/suspicious/noExplicitAny: JSON Schema as found in the OpenAPI document.

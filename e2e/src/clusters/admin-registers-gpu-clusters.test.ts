@@ -7,7 +7,7 @@ import { ClusterKind, clusterResourceName } from "@berth/crds";
 import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
-import { controlPlaneRbac } from "../../../api/src/clusters/permissions.ts";
+import { controlPlaneRbac } from "../../../api/src/domain/clusters/permissions.ts";
 import { applyInventory } from "../../../api/src/internal/report-inventory.ts";
 import { kubeConfigFrom, statusFrom } from "../index.ts";
 import {

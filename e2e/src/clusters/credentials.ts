@@ -3,7 +3,11 @@
 // test framework here.
 import { ClusterKind } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
-import { type ControlPlaneRbac, controlPlaneRbac, managementRbac } from "../../../api/src/clusters/permissions.ts";
+import {
+  type ControlPlaneRbac,
+  controlPlaneRbac,
+  managementRbac,
+} from "../../../api/src/domain/clusters/permissions.ts";
 import { KubeHttp } from "../testbed/kube.ts";
 import type { Cluster, Credential, PolicyRule } from "../testbed/types.ts";
 

@@ -5,15 +5,15 @@
 // the cluster is registered anew, and a registration that is still live gets a fresh token.
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { deregisterCluster } from "../../../api/src/clusters/deregister.ts";
-import { registerCluster } from "../../../api/src/clusters/register.ts";
-import { rotateOperatorToken } from "../../../api/src/clusters/rotate-token.ts";
-import { clustersOf } from "../../../api/src/clusters/runtime.ts";
 import type { ClusterRow } from "../../../api/src/db/operations/clusters/types.ts";
 import { markClusterDeregistered } from "../../../api/src/db/operations/clusters/updateCluster.ts";
 import { deleteClusterInventory } from "../../../api/src/db/operations/inventory/deleteClusterInventory.ts";
 import type { Deps } from "../../../api/src/deps.ts";
-import type { Principal } from "../../../api/src/http/principal.ts";
+import { deregisterCluster } from "../../../api/src/domain/clusters/deregister.ts";
+import { registerCluster } from "../../../api/src/domain/clusters/register.ts";
+import { rotateOperatorToken } from "../../../api/src/domain/clusters/rotate-token.ts";
+import { clustersOf } from "../../../api/src/domain/clusters/runtime.ts";
+import type { Principal } from "../../../api/src/domain/identity/principal.ts";
 import type { Fleet } from "../testbed/types.ts";
 import { mintControlPlaneCredential, mintServiceAccountCredential, type ServiceAccountRules } from "./credentials.ts";
 

@@ -11,8 +11,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "../../../api/src/auth/testing.ts";
-import { createClustersRuntime } from "../../../api/src/clusters/runtime.ts";
+import { createClustersRuntime } from "../../../api/src/domain/clusters/runtime.ts";
+import {
+  type IdentityTestApi,
+  startIdentityTestApi,
+  type TestUser,
+} from "../../../api/src/domain/identity/auth.test-support.ts";
 import { type InternalListener, startInternalListener } from "../../../api/src/internal/app.ts";
 import { domainInternalRoutes } from "../../../api/src/internal/domains.ts";
 import {

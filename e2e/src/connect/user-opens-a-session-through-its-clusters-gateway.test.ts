@@ -5,7 +5,7 @@
 // operator's samples.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import type { TestUser } from "../../../api/src/auth/testing.ts";
+import type { TestUser } from "../../../api/src/domain/identity/auth.test-support.ts";
 import { cookieFrom, get, type SimpleResponse } from "../../../operator/src/gateway/testing.ts";
 import { STANDIN_LOG_LINES } from "../../../operator/src/standin/index.ts";
 import { type ConnectBed, startConnectBed } from "./harness.ts";

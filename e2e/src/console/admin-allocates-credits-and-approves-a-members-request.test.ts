@@ -8,7 +8,11 @@ import { readFileSync } from "node:fs";
 import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "../../../api/src/auth/testing.ts";
+import {
+  type IdentityTestApi,
+  startIdentityTestApi,
+  type TestUser,
+} from "../../../api/src/domain/identity/auth.test-support.ts";
 import { closeBrowser, DESKTOP, expectAccessible, launchBrowser, newContext, PHONE, Screenshots } from "./browser.ts";
 import { CreditsPages } from "./pages/credits-pages.ts";
 import { LoginPage } from "./pages/login-page.ts";

@@ -10,7 +10,7 @@
 import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { TestUser } from "../../../api/src/auth/testing.ts";
+import type { TestUser } from "../../../api/src/domain/identity/auth.test-support.ts";
 import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { closeBrowser, expectAccessible, launchBrowser, newContext, PHONE, Screenshots } from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";

@@ -4,7 +4,7 @@
 // the other workspaces' own start function.
 import { ensureConsoleBuilt } from "@berth/console";
 import { testConfig } from "../../../api/src/config.ts";
-import { createTestDatabase, type TestDatabase } from "../../../api/src/db/testing.ts";
+import { createTestDatabase, type TestDatabase } from "../../../api/src/db/db.test-support.ts";
 import { type RunningApi, startApi } from "../../../api/src/main.ts";
 import { type RunningGateway, selfSignedCertificate } from "../../../operator/src/gateway/index.ts";
 import { type RunningStandin, startStandin } from "../../../operator/src/standin/index.ts";

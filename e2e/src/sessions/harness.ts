@@ -12,15 +12,19 @@ import { SessionMirrorKind } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
 import { operatorRbac, parseConfig, type RunningOperator, startOperator } from "@berth/operator";
 import pino from "pino";
-import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "../../../api/src/auth/testing.ts";
-import { grantToOrganization } from "../../../api/src/billing/grant.ts";
 import { installDefaultCatalog } from "../../../api/src/bootstrap/catalog.ts";
-import { controlPlaneRbac, managementRbac } from "../../../api/src/clusters/permissions.ts";
-import { createClustersRuntime } from "../../../api/src/clusters/runtime.ts";
 import { connect } from "../../../api/src/db/knex.ts";
-import { apiSessionsRbac, startSessionsWorker, workerRbac } from "../../../api/src/domain/sessions/worker.ts";
-import { TestClock } from "../../../api/src/http/testing.ts";
+import { controlPlaneRbac, managementRbac } from "../../../api/src/domain/clusters/permissions.ts";
+import { createClustersRuntime } from "../../../api/src/domain/clusters/runtime.ts";
+import { grantToOrganization } from "../../../api/src/domain/credits/grant.ts";
+import {
+  type IdentityTestApi,
+  startIdentityTestApi,
+  type TestUser,
+} from "../../../api/src/domain/identity/auth.test-support.ts";
+import { TestClock } from "../../../api/src/http/http.test-support.ts";
 import { type InternalListener, startInternalListener } from "../../../api/src/internal/app.ts";
+import { apiSessionsRbac, startSessionsWorker, workerRbac } from "../../../api/src/worker/sessions.ts";
 import { mintControlPlaneCredential } from "../clusters/credentials.ts";
 import { type Cluster, type Fleet, type FleetDescription, KubeHttp, kubeConfigFrom, startFleet } from "../index.ts";
 

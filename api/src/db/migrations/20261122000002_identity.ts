@@ -70,7 +70,7 @@ export async function up(knex: Knex): Promise<void> {
     CREATE UNIQUE INDEX memberships_one_per_project ON memberships (user_id, project_id) WHERE project_id IS NOT NULL;
   `);
 
-  // Failed sign-ins, counted in a sliding window by the login throttle (api/src/auth/throttle.ts). In
+  // Failed sign-ins, counted in a sliding window by the login throttle (api/src/domain/identity/throttle.ts). In
   // Postgres rather than memory so that every API replica counts the same failures.
   await knex.schema.createTable("login_failures", (t) => {
     t.bigIncrements("id");

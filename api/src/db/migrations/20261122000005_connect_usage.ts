@@ -1,6 +1,6 @@
 import type { Knex } from "knex";
 
-// Connect tokens (api/src/connect/): single-use, short-lived, bound to a session, its user and its
+// Connect tokens (api/src/domain/connect/): single-use, short-lived, bound to a session, its user and its
 // cluster. Only the SHA-256 of a token is stored; the token itself exists in the link the user got and
 // nowhere else. Redemption is one `UPDATE … WHERE redeemed_at IS NULL … RETURNING`, which is atomic across
 // any number of API replicas sharing the database.

@@ -1,6 +1,6 @@
 import type { Knex } from "knex";
 
-// Credits (api/src/billing/, docs/dev/billing.md). Money is integer minor units in bigint columns
+// Credits (api/src/domain/credits/, docs/dev/billing.md). Money is integer minor units in bigint columns
 // (1 credit = 1,000,000 units); node-postgres answers int8 as strings, so no amount ever becomes a JS
 // number on the way out.
 //

@@ -3,7 +3,7 @@
 import { ZodError } from "zod";
 import type { Deps } from "../../deps.ts";
 import { Conflict, Forbidden, Invalid, NotFound, type ValidationIssue } from "../../errors.ts";
-import type { Principal } from "../../http/principal.ts";
+import type { Principal } from "../identity/principal.ts";
 import { scopeOf } from "../identity/scope.ts";
 import type { CatalogResource, VisibilityContext } from "./resources.ts";
 import {

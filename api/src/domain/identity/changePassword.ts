@@ -1,13 +1,13 @@
 // A user changes its own password. Every token issued before (including the one making this call) stops
 // working; the answer carries a fresh token so the console carries on without a second sign-in.
 
-import { authServices } from "../../auth/services.ts";
 import { findUserById } from "../../db/operations/users/findUserById.ts";
 import { updateUser } from "../../db/operations/users/updateUser.ts";
 import type { Deps } from "../../deps.ts";
 import { Invalid, InvalidCredentials, NotFound, TooManyRequests, Unauthorized } from "../../errors.ts";
-import type { Principal } from "../../http/principal.ts";
 import type { LoginResult } from "./login.ts";
+import type { Principal } from "./principal.ts";
+import { authServices } from "./services.ts";
 
 export const MIN_PASSWORD_LENGTH = 12;
 export const MAX_PASSWORD_LENGTH = 256;

@@ -1,12 +1,12 @@
 // Sign-in. An unknown email and a wrong password get the same error after the same work: the unknown
 // email still pays for one argon2id verification (against a dummy hash), and both count in the throttle.
 
-import { authServices } from "../../auth/services.ts";
 import { findUserByEmail } from "../../db/operations/users/findUserByEmail.ts";
 import { updateUser } from "../../db/operations/users/updateUser.ts";
 import type { Deps } from "../../deps.ts";
 import { InvalidCredentials, TooManyRequests } from "../../errors.ts";
 import { normalizeEmail } from "./email.ts";
+import { authServices } from "./services.ts";
 
 export interface LoginInput {
   email: string;

@@ -16,9 +16,9 @@ import { findUserById } from "../../db/operations/users/findUserById.ts";
 import type { UserRow } from "../../db/operations/users/types.ts";
 import type { Deps } from "../../deps.ts";
 import { Forbidden, Invalid, NotFound } from "../../errors.ts";
-import type { Principal } from "../../http/principal.ts";
 import { normalizeEmail } from "./email.ts";
 import { getOrganization } from "./organizations.ts";
+import type { Principal } from "./principal.ts";
 import { getProject } from "./projects.ts";
 import { canAdminOrganization, canManageProjectMembers, scopeOf } from "./scope.ts";
 

@@ -9,9 +9,9 @@ import { updateOrganization as updateOrganizationRow } from "../../db/operations
 import { countProjectsOfOrganization } from "../../db/operations/projects/countProjectsOfOrganization.ts";
 import type { Deps } from "../../deps.ts";
 import { Conflict, Forbidden, NotFound } from "../../errors.ts";
-import type { Principal } from "../../http/principal.ts";
 import { mapConstraintErrors } from "./errors.ts";
 import { newId } from "./ids.ts";
+import type { Principal } from "./principal.ts";
 import { canAdminOrganization, canSeeOrganization, scopeOf } from "./scope.ts";
 
 type IdentityDeps = Pick<Deps, "db">;

@@ -9,10 +9,10 @@ import type { ProjectRow } from "../../db/operations/projects/types.ts";
 import { updateProject as updateProjectRow } from "../../db/operations/projects/updateProject.ts";
 import type { Deps } from "../../deps.ts";
 import { Forbidden, NotFound } from "../../errors.ts";
-import type { Principal } from "../../http/principal.ts";
 import { mapConstraintErrors } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { getOrganization } from "./organizations.ts";
+import type { Principal } from "./principal.ts";
 import { canAdminOrganization, canSeeProject, scopeOf } from "./scope.ts";
 
 type IdentityDeps = Pick<Deps, "db">;

@@ -8,7 +8,7 @@
 //   member           reads the organizations and projects it belongs to, and their member lists.
 // An organization is visible to anyone with any membership in it (organization- or project-level);
 // a project to the admins of its organization and to its own members.
-import type { Principal } from "../../http/principal.ts";
+import type { Principal } from "./principal.ts";
 
 export const ROLES = ["org_admin", "project_admin", "member"] as const;
 export type Role = (typeof ROLES)[number];

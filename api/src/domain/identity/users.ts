@@ -1,6 +1,5 @@
 // Accounts: create, list, read, change, delete. See scope.ts for who may do what.
 
-import { authServices } from "../../auth/services.ts";
 import { listMembershipsOfUser } from "../../db/operations/memberships/listMembershipsOfUser.ts";
 import type { MembershipRow } from "../../db/operations/memberships/types.ts";
 import { upsertMembership } from "../../db/operations/memberships/upsertMembership.ts";
@@ -14,11 +13,12 @@ import type { UserListRow, UserRow } from "../../db/operations/users/types.ts";
 import { type UserChanges, updateUser as updateUserRow } from "../../db/operations/users/updateUser.ts";
 import type { Deps } from "../../deps.ts";
 import { Conflict, Forbidden, NotFound } from "../../errors.ts";
-import type { Principal } from "../../http/principal.ts";
 import { normalizeEmail } from "./email.ts";
 import { mapConstraintErrors } from "./errors.ts";
 import { newId } from "./ids.ts";
+import type { Principal } from "./principal.ts";
 import { canAdminOrganization, canManageUser, canSeeOrganization, canSeeUser, scopeOf } from "./scope.ts";
+import { authServices } from "./services.ts";
 
 type IdentityDeps = Pick<Deps, "db" | "config" | "clock">;
 

@@ -8,14 +8,14 @@ import { lockOwner } from "../../db/operations/sessions/countLiveForOwner.ts";
 import { insertSessionEvents } from "../../db/operations/sessions/sessionEvents.ts";
 import type { SessionRow } from "../../db/operations/sessions/types.ts";
 import { updateSession } from "../../db/operations/sessions/updateSession.ts";
+import { type SessionView, viewFromResource } from "../../db/operations/sessions/view.ts";
 import type { Deps } from "../../deps.ts";
 import { Unavailable } from "../../errors.ts";
-import type { Principal } from "../../http/principal.ts";
+import type { Principal } from "../identity/principal.ts";
 import { assertAllowed, InvalidSessionState, type SessionAction } from "./actions.ts";
 import { sessionEventOf } from "./events.ts";
 import { readResource, visibleRow } from "./lookup.ts";
 import { sessionPath, sessionsRuntimeOf } from "./runtime.ts";
-import { type SessionView, viewFromResource } from "./view.ts";
 
 export interface ActOptions {
   /** Extra checks with the current resource (e.g. who may raise priority); throw to refuse. */

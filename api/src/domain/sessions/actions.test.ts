@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { costOf, sessionRate } from "../../billing/money.ts";
+import { costOf, sessionRate } from "../credits/money.ts";
 import { allowedActions, assertAllowed } from "./actions.ts";
 import { credits } from "./previewCost.ts";
 

@@ -6,11 +6,11 @@
 import { organizationNamespace } from "@berth/controllers";
 import { OfferingKind, ResourcePolicyKind, VolumeKind } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "../../auth/testing.ts";
-import { FakeManagementCluster } from "../../billing/fakes.ts";
-import { expectLedgerInvariants, grant } from "../../billing/testing.ts";
-import { ensureWallet } from "../../billing/wallets.ts";
-import { aGpuCluster } from "../../db/operations/sessions/testing.ts";
+import { aGpuCluster } from "../../db/operations/sessions/sessions.test-support.ts";
+import { expectLedgerInvariants, grant } from "../credits/credits.test-support.ts";
+import { FakeManagementCluster } from "../credits/fakes.test-support.ts";
+import { ensureWallet } from "../credits/wallets.ts";
+import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "../identity/auth.test-support.ts";
 import { MAX_BATCH } from "./admission.ts";
 import { makeSessionsRuntime, sessionPath, setSessionsRuntime } from "./runtime.ts";
 

@@ -14,8 +14,6 @@
 
 import type { ResourcePolicy } from "@berth/crds";
 import type { Knex } from "knex";
-import { billingOf } from "../../billing/context.ts";
-import { openDoor } from "../../billing/door.ts";
 import { countLiveForOwners, lockOwners, type OwnerTally } from "../../db/operations/sessions/countLiveForOwner.ts";
 import { insertSessions, type NewSessionRow } from "../../db/operations/sessions/insertSession.ts";
 import { lockOrganizationDoor } from "../../db/operations/sessions/lockOrganization.ts";
@@ -24,6 +22,8 @@ import { DEADLOCK_DETECTED, SERIALIZATION_FAILURE, sqlState } from "../../db/sql
 import { isDatabaseUnreachable } from "../../db/unreachable.ts";
 import type { Deps } from "../../deps.ts";
 import { isDomainError, Unavailable } from "../../errors.ts";
+import { billingOf } from "../credits/context.ts";
+import { openDoor } from "../credits/door.ts";
 import {
   doorRequest,
   type GpuScope,

@@ -1,9 +1,10 @@
 // Terminate many sessions: one result per id, in the order given; one failure never stops the others.
+
+import type { SessionView } from "../../db/operations/sessions/view.ts";
 import type { Deps } from "../../deps.ts";
 import { DomainError } from "../../errors.ts";
-import type { Principal } from "../../http/principal.ts";
+import type { Principal } from "../identity/principal.ts";
 import { terminateSession } from "./terminateSession.ts";
-import type { SessionView } from "./view.ts";
 
 export type BulkResult =
   | { id: string; status: "accepted"; session: SessionView }

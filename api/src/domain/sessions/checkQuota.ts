@@ -9,19 +9,19 @@
 // Now: the ResourcePolicy limits (GPUs and concurrent sessions per user, GPUs per project and
 // organization, allowed offerings). The narrowest scope that sets a limit wins: project, then
 // organization, then global.
-// Then billing's door (api/src/billing/door.ts): the wallets must cover a minimum run at the offering's
+// Then billing's door (api/src/domain/credits/door.ts): the wallets must cover a minimum run at the offering's
 // rate after the minimum runs owed to the organization's sessions already let in, within the wallets'
 // spend limits, and the organization's budget must not be spent.
 import type { Offering, ResourcePolicy } from "@berth/crds";
 import type { Knex } from "knex";
-import { billingOf } from "../../billing/context.ts";
-import { assessStart, type DoorRequest } from "../../billing/door.ts";
 import { countLiveForOwner, type OwnerTally } from "../../db/operations/sessions/countLiveForOwner.ts";
 import { lockOrganizationDoor } from "../../db/operations/sessions/lockOrganization.ts";
 import { ENDED_PHASES } from "../../db/operations/sessions/types.ts";
 import type { Deps } from "../../deps.ts";
 import { QuotaExceeded } from "../../errors.ts";
-import type { Principal } from "../../http/principal.ts";
+import { billingOf } from "../credits/context.ts";
+import { assessStart, type DoorRequest } from "../credits/door.ts";
+import type { Principal } from "../identity/principal.ts";
 import { sessionsRuntimeOf } from "./runtime.ts";
 
 export interface QuotaRequest {
@@ -204,7 +204,7 @@ export async function sharedGpuRefusal(
   return undefined;
 }
 
-/** What billing's door (api/src/billing/door.ts) needs to know of the request. */
+/** What billing's door (api/src/domain/credits/door.ts) needs to know of the request. */
 export function doorRequest(req: QuotaRequest): DoorRequest {
   return {
     ownerId: req.ownerId,

@@ -16,15 +16,15 @@ import { findProjectById } from "../../db/operations/projects/findProjectById.ts
 import { fleetModels } from "../../db/operations/sessions/fleetModels.ts";
 import { insertSessionEvents } from "../../db/operations/sessions/sessionEvents.ts";
 import { updateSession } from "../../db/operations/sessions/updateSession.ts";
+import { type SessionView, viewFromRow } from "../../db/operations/sessions/view.ts";
 import type { Deps } from "../../deps.ts";
 import { Conflict, DomainError, Forbidden, Invalid, Unavailable } from "../../errors.ts";
-import type { Principal } from "../../http/principal.ts";
+import type { Principal } from "../identity/principal.ts";
 import { scopeOf } from "../identity/scope.ts";
 import { admitCreate } from "./admission.ts";
 import { effectiveLimit } from "./checkQuota.ts";
 import { sessionEventOf } from "./events.ts";
 import { sessionPath, sessionsRuntimeOf } from "./runtime.ts";
-import { type SessionView, viewFromRow } from "./view.ts";
 
 export interface CreateSessionInput {
   offering: string;

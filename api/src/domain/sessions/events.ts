@@ -11,7 +11,7 @@
 // object GET /api/v1/sessions/{id} answers>}. `id` is also the SSE `id:`: resume with Last-Event-ID.
 import type { NewSessionEvent } from "../../db/operations/sessions/sessionEvents.ts";
 import type { SessionRow } from "../../db/operations/sessions/types.ts";
-import type { SessionView } from "./view.ts";
+import type { SessionView } from "../../db/operations/sessions/view.ts";
 
 export const SESSION_EVENT_TYPES = ["session.created", "session.updated", "session.deleted"] as const;
 export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];

@@ -5,7 +5,7 @@ import type { Session } from "@berth/crds";
 import { stringify } from "yaml";
 import type { Deps } from "../../deps.ts";
 import { Forbidden, NotFound, Unavailable } from "../../errors.ts";
-import type { Principal } from "../../http/principal.ts";
+import type { Principal } from "../identity/principal.ts";
 import { readResource, visibleRow } from "./lookup.ts";
 import { sessionsRuntimeOf } from "./runtime.ts";
 import { isSessionAdmin } from "./visibility.ts";

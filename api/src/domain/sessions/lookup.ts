@@ -4,7 +4,7 @@ import { findSessionById } from "../../db/operations/sessions/findSessionById.ts
 import type { SessionRow } from "../../db/operations/sessions/types.ts";
 import type { Deps } from "../../deps.ts";
 import { NotFound, Unavailable } from "../../errors.ts";
-import type { Principal } from "../../http/principal.ts";
+import type { Principal } from "../identity/principal.ts";
 import { sessionPath, sessionsRuntimeOf } from "./runtime.ts";
 import { canSeeSession } from "./visibility.ts";
 

@@ -1,5 +1,5 @@
 // What a session would cost, and whether the caller could create it now. Rates are charging's
-// (billing/money.ts): the offering's hourly rate × the session's GPUs ÷ the offering's GPUs, exact until
+// (domain/credits/money.ts): the offering's hourly rate × the session's GPUs ÷ the offering's GPUs, exact until
 // the cost of a duration is rounded up to a whole unit (as the door rounds its minimum run). Amounts are
 // integer minor units (1 credit = 1,000,000) as strings; never a float.
 //
@@ -8,10 +8,10 @@
 // reading only: no lock, no write. A refusal is what create would answer (its code, message, details).
 // Two previews can both say yes where only one create passes: the gate decides under its locks.
 import { MINOR_UNITS_PER_CREDIT } from "@berth/crds";
-import { costOf, sessionRate, units } from "../../billing/money.ts";
 import type { Deps } from "../../deps.ts";
 import { type DomainError, Invalid } from "../../errors.ts";
-import type { Principal } from "../../http/principal.ts";
+import { costOf, sessionRate, units } from "../credits/money.ts";
+import type { Principal } from "../identity/principal.ts";
 import { quotaRefusal } from "./checkQuota.ts";
 import { gpuModelRefusal, resolveOwnership } from "./createSession.ts";
 import { gpuAvailability } from "./gpuAvailability.ts";

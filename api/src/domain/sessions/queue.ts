@@ -8,14 +8,14 @@
 import type { Knex } from "knex";
 import { queueQuery } from "../../db/operations/sessions/listQueue.ts";
 import type { SessionRow } from "../../db/operations/sessions/types.ts";
+import { type SessionView, viewFromRow } from "../../db/operations/sessions/view.ts";
+import { type Page, type PagedBody, paginate } from "../../db/paging.ts";
 import type { Deps } from "../../deps.ts";
 import { DomainError, Forbidden } from "../../errors.ts";
-import { type Page, type PagedBody, paginate } from "../../http/paging.ts";
-import type { Principal } from "../../http/principal.ts";
+import type { Principal } from "../identity/principal.ts";
 import { act } from "./act.ts";
 import { effectiveLimit } from "./checkQuota.ts";
 import { sessionsRuntimeOf } from "./runtime.ts";
-import { type SessionView, viewFromRow } from "./view.ts";
 import { isSessionAdmin, visibilityOf } from "./visibility.ts";
 
 export const PRIORITY_MIN = -1000;

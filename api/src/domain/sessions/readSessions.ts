@@ -1,11 +1,11 @@
 // Lists and detail. Lists page in SQL over the history rows (the worker keeps them in step with the
 // resources); detail reads the live resource for conditions and the newest phase.
 import { listSessionRows, type SessionFilter } from "../../db/operations/sessions/listSessions.ts";
+import { type SessionView, viewFromResource, viewFromRow } from "../../db/operations/sessions/view.ts";
+import type { Page, PagedBody } from "../../db/paging.ts";
 import type { Deps } from "../../deps.ts";
-import type { Page, PagedBody } from "../../http/paging.ts";
-import type { Principal } from "../../http/principal.ts";
+import type { Principal } from "../identity/principal.ts";
 import { readResource, visibleRow } from "./lookup.ts";
-import { type SessionView, viewFromResource, viewFromRow } from "./view.ts";
 import { visibilityOf } from "./visibility.ts";
 
 export async function listSessions(

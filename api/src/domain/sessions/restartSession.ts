@@ -1,10 +1,10 @@
 // Restart: the pod is replaced on the same cluster (same name, after the old one is gone). The request is
 // a counter in an annotation, so two restarts asked for are two restarts done, and none is lost.
 import { ANNOTATIONS } from "@berth/controllers";
+import type { SessionView } from "../../db/operations/sessions/view.ts";
 import type { Deps } from "../../deps.ts";
-import type { Principal } from "../../http/principal.ts";
+import type { Principal } from "../identity/principal.ts";
 import { act } from "./act.ts";
-import type { SessionView } from "./view.ts";
 
 export function restartSession(deps: Deps, principal: Principal, id: string): Promise<SessionView> {
   return act(deps, principal, id, { action: "restart" }, (cr) => ({

@@ -1,13 +1,13 @@
 // Resume: placed again (maybe on another cluster, unless pinned or held by a volume), after the same
 // quota gate as a creation: a paused session does not count, so bringing it back must fit.
 
+import type { SessionView } from "../../db/operations/sessions/view.ts";
 import type { Deps } from "../../deps.ts";
 import { QuotaExceeded } from "../../errors.ts";
-import type { Principal } from "../../http/principal.ts";
+import type { Principal } from "../identity/principal.ts";
 import { act } from "./act.ts";
 import { checkQuota } from "./checkQuota.ts";
 import { sessionsRuntimeOf } from "./runtime.ts";
-import type { SessionView } from "./view.ts";
 
 export function resumeSession(deps: Deps, principal: Principal, id: string): Promise<SessionView> {
   return act(

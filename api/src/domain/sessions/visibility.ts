@@ -3,7 +3,7 @@
 // wallets); the organization's admins and its project's admins see and manage it too; super_admin
 // everything. Other members of the same organization see nothing of it (404, as if it did not exist).
 import type { SessionVisibility } from "../../db/operations/sessions/listSessions.ts";
-import type { Principal } from "../../http/principal.ts";
+import type { Principal } from "../identity/principal.ts";
 import { scopeOf } from "../identity/scope.ts";
 
 export interface SessionOwnership {

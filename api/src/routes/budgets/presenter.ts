@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { BudgetView } from "../../billing/budgets.ts";
+import type { BudgetView } from "../../domain/credits/budgets.ts";
 import type { Budget } from "./schemas.ts";
 
 export function presentBudget(b: BudgetView): z.input<typeof Budget> {

@@ -1,8 +1,8 @@
 // /api/v1/budgets: an organization's spending cap per period, with the spend so far. Its admins and
 // super_admins set and read it; members do not see it.
 import { z } from "zod";
-import { getBudget, listBudgets, removeBudget, setBudget } from "../../billing/budgets.ts";
-import { Paged } from "../../http/paging.ts";
+import { Paged } from "../../db/paging.ts";
+import { getBudget, listBudgets, removeBudget, setBudget } from "../../domain/credits/budgets.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { presentBudget } from "./presenter.ts";
 import { Budget, BudgetParams, ListBudgetsQuery, SetBudgetBody } from "./schemas.ts";

@@ -5,19 +5,19 @@ import { type Fleet, kubeConfigFrom, startFleet } from "@berth/e2e";
 import { ApiextensionsV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  type CatalogInstallResult,
+  defaultCatalog,
+  installDefaultCatalog,
+  SYSTEM_NAMESPACE,
+} from "../../bootstrap/catalog.ts";
+import {
   anIdentityWorld,
   type IdentityTestApi,
   type IdentityWorld,
   itBehavesPerRole,
   type RouteCase,
   startIdentityTestApi,
-} from "../../auth/testing.ts";
-import {
-  type CatalogInstallResult,
-  defaultCatalog,
-  installDefaultCatalog,
-  SYSTEM_NAMESPACE,
-} from "../../bootstrap/catalog.ts";
+} from "../../domain/identity/auth.test-support.ts";
 
 let fleet: Fleet;
 let kc: KubeConfig;

@@ -2,9 +2,10 @@
 // resources in the management cluster. Everyone signed in reads what they may see (see
 // domain/catalog/resources.ts); super_admins create and change. Lists are paged in memory (catalogs
 // are small); names are the objects' Kubernetes names.
+
+import { Paged, pageOf } from "../../db/paging.ts";
 import { createCatalog, getCatalog, listCatalog, updateCatalog } from "../../domain/catalog/operations.ts";
 import { images, offerings, policies, presets } from "../../domain/catalog/resources.ts";
-import { Paged, pageOf } from "../../http/paging.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { limitsToSpec, presentImage, presentOffering, presentPolicy, presentPreset } from "./presenter.ts";
 import {

@@ -11,7 +11,7 @@ import {
   ResourceName,
 } from "@berth/crds";
 import { z } from "zod";
-import { Page } from "../../http/paging.ts";
+import { Page } from "../../db/paging.ts";
 
 const Created = z
   .string()

@@ -1,8 +1,8 @@
 // The clusters routes without a cluster behind them: who may call what, and what input is refused
 // before anything is probed. Registration against real clusters: e2e/src/clusters.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../db/testing.ts";
-import { aPrincipal, fakeAuthenticator, startTestApi, type TestApi, testDeps } from "../../http/testing.ts";
+import { createTestDatabase, type TestDatabase } from "../../db/db.test-support.ts";
+import { aPrincipal, fakeAuthenticator, startTestApi, type TestApi, testDeps } from "../../http/http.test-support.ts";
 import { routes as nodeRoutes } from "../nodes/routes.ts";
 import { routes as clusterRoutes } from "./routes.ts";
 

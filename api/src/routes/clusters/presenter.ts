@@ -1,9 +1,9 @@
 import type { z } from "zod";
-import type { DeregistrationResult as Deregistration } from "../../clusters/deregister.ts";
-import type { IssuedOperatorToken as Issued } from "../../clusters/operator-token.ts";
-import type { ProbeResult } from "../../clusters/probe.ts";
-import { probeMessage } from "../../clusters/store.ts";
-import type { ClusterView } from "../../clusters/view.ts";
+import type { DeregistrationResult as Deregistration } from "../../domain/clusters/deregister.ts";
+import type { IssuedOperatorToken as Issued } from "../../domain/clusters/operator-token.ts";
+import type { ProbeResult } from "../../domain/clusters/probe.ts";
+import { probeMessage } from "../../domain/clusters/store.ts";
+import type { ClusterView } from "../../domain/clusters/view.ts";
 import type { Cluster, ConnectionTestResult, DeregistrationResult, IssuedOperatorToken } from "./schemas.ts";
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);

@@ -1,13 +1,14 @@
 // Cluster registration and administration. Everyone signed in may list and read clusters (sessions can
 // be pinned to one); only super_admins register, test, change, rotate tokens and deregister, and only
 // they see probe checks and token metadata.
-import { deregisterCluster } from "../../clusters/deregister.ts";
-import { registerCluster } from "../../clusters/register.ts";
-import { rotateOperatorToken } from "../../clusters/rotate-token.ts";
-import { testClusterConnection } from "../../clusters/test-connection.ts";
-import { updateCluster } from "../../clusters/update.ts";
-import { getClusterView, listClusterViews } from "../../clusters/view.ts";
-import { Paged } from "../../http/paging.ts";
+
+import { Paged } from "../../db/paging.ts";
+import { deregisterCluster } from "../../domain/clusters/deregister.ts";
+import { registerCluster } from "../../domain/clusters/register.ts";
+import { rotateOperatorToken } from "../../domain/clusters/rotate-token.ts";
+import { testClusterConnection } from "../../domain/clusters/test-connection.ts";
+import { updateCluster } from "../../domain/clusters/update.ts";
+import { getClusterView, listClusterViews } from "../../domain/clusters/view.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { presentCluster, presentConnectionTest, presentDeregistration, presentIssuedToken } from "./presenter.ts";
 import {

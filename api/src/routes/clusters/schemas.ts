@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Page } from "../../http/paging.ts";
+import { Page } from "../../db/paging.ts";
 
 const Timestamp = z.string().meta({ description: "RFC 3339, UTC." });
 

@@ -1,5 +1,5 @@
-import type { ConnectLinks } from "../../connect/issueConnectLinks.ts";
-import type { ConnectGrant } from "../../connect/verifyConnectToken.ts";
+import type { ConnectLinks } from "../../domain/connect/issueConnectLinks.ts";
+import type { ConnectGrant } from "../../domain/connect/verifyConnectToken.ts";
 
 export function presentConnectLinks(l: ConnectLinks) {
   return {

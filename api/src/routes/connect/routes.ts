@@ -1,6 +1,6 @@
 // GET /api/v1/sessions/:sessionId/connect: the session's three connect links, on its own cluster's host.
-import { type ConnectPortsOf, connectDepsOf } from "../../connect/adapters.ts";
-import { issueConnectLinks } from "../../connect/issueConnectLinks.ts";
+import { type ConnectPortsOf, connectDepsOf } from "../../domain/connect/adapters.ts";
+import { issueConnectLinks } from "../../domain/connect/issueConnectLinks.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { presentConnectLinks } from "./presenter.ts";
 import { ConnectLinks, SessionParams } from "./schemas.ts";

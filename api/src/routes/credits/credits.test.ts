@@ -1,6 +1,13 @@
 // /api/v1/credits and /api/v1/budgets over HTTP with the real API, real authenticator and a real
 // database: the journeys of money between wallets, and BOLA across organizations on every route.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { upsertBudget } from "../../db/operations/ledger/budgets.ts";
+import type { WalletRow } from "../../db/operations/ledger/types.ts";
+import { BillingContext } from "../../domain/credits/context.ts";
+import { expectLedgerInvariants } from "../../domain/credits/credits.test-support.ts";
+import { grantToOrganization } from "../../domain/credits/grant.ts";
+import { askForCredits } from "../../domain/credits/requests.ts";
+import { ensureWallet } from "../../domain/credits/wallets.ts";
 import {
   anIdentityWorld,
   type IdentityTestApi,
@@ -8,16 +15,9 @@ import {
   itBehavesPerRole,
   type RouteCase,
   startIdentityTestApi,
-} from "../../auth/testing.ts";
-import { BillingContext } from "../../billing/context.ts";
-import { grantToOrganization } from "../../billing/grant.ts";
-import { BillingLoop } from "../../billing/loop.ts";
-import { askForCredits } from "../../billing/requests.ts";
-import { expectLedgerInvariants } from "../../billing/testing.ts";
-import { ensureWallet } from "../../billing/wallets.ts";
-import { upsertBudget } from "../../db/operations/ledger/budgets.ts";
-import type { WalletRow } from "../../db/operations/ledger/types.ts";
-import type { Principal } from "../../http/principal.ts";
+} from "../../domain/identity/auth.test-support.ts";
+import type { Principal } from "../../domain/identity/principal.ts";
+import { BillingLoop } from "../../worker/billingLoop.ts";
 
 const CREDIT = 1_000_000n;
 

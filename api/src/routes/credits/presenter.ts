@@ -1,9 +1,9 @@
 import type { z } from "zod";
-import { spendable } from "../../billing/ledger.ts";
 import type { CreditRequestRow } from "../../db/operations/ledger/creditRequests.ts";
 import type { MovementRow } from "../../db/operations/ledger/listMovements.ts";
 import type { RefillApplicationRow, RefillRow } from "../../db/operations/ledger/refills.ts";
 import type { WalletLedgerLine, WalletRow } from "../../db/operations/ledger/types.ts";
+import { spendable } from "../../domain/credits/ledger.ts";
 import type { Allocation, CreditRequest, LedgerLine, Refill, RefillApplication, Wallet } from "./schemas.ts";
 
 const iso = (d: Date) => new Date(d).toISOString();

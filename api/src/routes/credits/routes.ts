@@ -2,11 +2,14 @@
 // (docs/dev/billing.md). Every creating or money-moving write takes an Idempotency-Key; amounts are
 // strings of minor units (1 credit = 1,000,000).
 import { z } from "zod";
-import { walletFor } from "../../billing/access.ts";
-import { allocate } from "../../billing/allocate.ts";
-import { changeWallet, getWallet, listWallets, openWallet, walletLedger } from "../../billing/manageWallets.ts";
-import { listMovements } from "../../billing/movements.ts";
-import { changeRefill, createRefill, historyOf, listRefills } from "../../billing/refills.ts";
+import { walletLedgerQuery } from "../../db/operations/ledger/listWalletLedger.ts";
+import type { WalletLedgerLine } from "../../db/operations/ledger/types.ts";
+import { Paged } from "../../db/paging.ts";
+import { walletFor } from "../../domain/credits/access.ts";
+import { allocate } from "../../domain/credits/allocate.ts";
+import { changeWallet, getWallet, listWallets, openWallet, walletLedger } from "../../domain/credits/manageWallets.ts";
+import { listMovements } from "../../domain/credits/movements.ts";
+import { changeRefill, createRefill, historyOf, listRefills } from "../../domain/credits/refills.ts";
 import {
   approveCreditRequest,
   askForCredits,
@@ -14,10 +17,7 @@ import {
   denyCreditRequest,
   getCreditRequest,
   listCreditRequests,
-} from "../../billing/requests.ts";
-import { walletLedgerQuery } from "../../db/operations/ledger/listWalletLedger.ts";
-import type { WalletLedgerLine } from "../../db/operations/ledger/types.ts";
-import { Paged } from "../../http/paging.ts";
+} from "../../domain/credits/requests.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import {
   CSV_HEADER,

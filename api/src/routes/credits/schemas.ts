@@ -1,7 +1,7 @@
 // Wire shapes of /api/v1/credits. Every amount is a string of integer minor units (1 credit =
 // 1,000,000 units), never a JSON number: no float ever holds money.
 import { z } from "zod";
-import { Page } from "../../http/paging.ts";
+import { Page } from "../../db/paging.ts";
 
 const Timestamp = z.string().meta({ description: "RFC 3339, UTC." });
 const Id = z

@@ -3,8 +3,8 @@
 // so this is the one streaming call, with the same TLS material and the same error types.
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { Agent, request as httpsRequest } from "node:https";
-import type { ClusterCredential } from "../../clusters/credential.ts";
-import { KubeStatusError, KubeTransportError, seg } from "../../clusters/kube.ts";
+import type { ClusterCredential } from "../../domain/clusters/credential.ts";
+import { KubeStatusError, KubeTransportError, seg } from "../../domain/clusters/kube.ts";
 
 export interface PodLogRequest {
   namespace: string;

@@ -1,8 +1,8 @@
 // Where a session's logs come from: its cluster's Kubernetes API with the registered credential. A port
 // so that route tests can serve logs from a stub apiserver.
 import type { IncomingMessage } from "node:http";
-import { clustersOf } from "../../clusters/runtime.ts";
 import type { Deps } from "../../deps.ts";
+import { clustersOf } from "../../domain/clusters/runtime.ts";
 import { Unavailable } from "../../errors.ts";
 import { openPodLog, type PodLogRequest } from "./podLog.ts";
 

@@ -1,9 +1,9 @@
 // GET /api/v1/sessions/:sessionId/logs?tail=&follow=&timestamps=: the session pod's log, read through
 // its cluster's Kubernetes API (pods/log) with the registered credential. Never from the pod directly.
 import type { Readable } from "node:stream";
-import { KubeStatusError, KubeTransportError } from "../../clusters/kube.ts";
-import { type ConnectPortsOf, connectDepsOf } from "../../connect/adapters.ts";
 import type { Deps } from "../../deps.ts";
+import { KubeStatusError, KubeTransportError } from "../../domain/clusters/kube.ts";
+import { type ConnectPortsOf, connectDepsOf } from "../../domain/connect/adapters.ts";
 import { Conflict, type DomainError, Unavailable } from "../../errors.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { SessionParams } from "../connect/schemas.ts";

@@ -2,9 +2,10 @@
 // carries out on a cluster with its credential. Nodes and devices are fleet internals: their list is
 // super_admin's scope (anyone else gets an empty page, as Endpoints rule 1 says: the scope, not 403).
 // Pools are aggregates and visible to everyone signed in.
-import { type NodeAction, runNodeAction } from "../../clusters/node-actions.ts";
+
 import { listGpuDevices, listNodePools, listNodes } from "../../db/operations/inventory/listInventory.ts";
-import { Paged } from "../../http/paging.ts";
+import { Paged } from "../../db/paging.ts";
+import { type NodeAction, runNodeAction } from "../../domain/clusters/node-actions.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { presentGpuDevice, presentNode, presentNodeAction, presentNodePool } from "./presenter.ts";
 import {

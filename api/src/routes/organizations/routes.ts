@@ -1,6 +1,7 @@
 // Organizations and their members. super_admins create and delete organizations; an organization's
 // org_admins change it and its members; anyone in it reads it. Outside your organizations: 404.
 import { z } from "zod";
+import { Page, Paged } from "../../db/paging.ts";
 import {
   addOrganizationMember,
   listOrganizationMembers,
@@ -14,7 +15,6 @@ import {
   updateOrganization,
 } from "../../domain/identity/organizations.ts";
 import { pauseSessionsOfFormerMember } from "../../domain/sessions/pauseForSystem.ts";
-import { Page, Paged } from "../../http/paging.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { presentMember, presentOrganization } from "./presenter.ts";
 import {

@@ -1,6 +1,7 @@
 // Projects (the contract's groups) and their members. The organization's org_admins create, change and
 // delete projects; project_admins manage their project's members; members read their projects.
 import { z } from "zod";
+import { Page, Paged } from "../../db/paging.ts";
 import { addProjectMember, listProjectMembers, removeProjectMember } from "../../domain/identity/members.ts";
 import {
   createProject,
@@ -10,7 +11,6 @@ import {
   updateProject,
 } from "../../domain/identity/projects.ts";
 import { pauseSessionsOfFormerMember } from "../../domain/sessions/pauseForSystem.ts";
-import { Page, Paged } from "../../http/paging.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { presentMember } from "../organizations/presenter.ts";
 import { AddProjectMemberBody, Member } from "../organizations/schemas.ts";

@@ -3,8 +3,9 @@
 // Who may change priority: the session's owner (and its project's admins) may lower it, and raise it up
 // to the ResourcePolicy's `maxPriority` (the default global policy says 0, so members cannot jump the
 // queue); organization admins and super_admin may set any value from -1000 to 1000.
+
+import { Paged } from "../../db/paging.ts";
 import { cancelQueued, changePriority, listQueue } from "../../domain/sessions/queue.ts";
-import { Paged } from "../../http/paging.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { presentSession } from "../sessions/presenter.ts";
 import { Session, SessionParams } from "../sessions/schemas.ts";

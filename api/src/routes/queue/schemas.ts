@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Page } from "../../http/paging.ts";
+import { Page } from "../../db/paging.ts";
 import { Session } from "../sessions/schemas.ts";
 
 export const QueueEntry = z

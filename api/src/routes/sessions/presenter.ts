@@ -1,6 +1,6 @@
 import type { z } from "zod";
+import type { SessionView } from "../../db/operations/sessions/view.ts";
 import { allowedActions } from "../../domain/sessions/actions.ts";
-import type { SessionView } from "../../domain/sessions/view.ts";
 import type { Session } from "./schemas.ts";
 
 const iso = (d: Date | null | undefined) => (d ? new Date(d).toISOString() : null);

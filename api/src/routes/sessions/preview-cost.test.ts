@@ -4,10 +4,10 @@
 // The management cluster is a stand-in (catalog + Session writes).
 import { OfferingKind, ResourcePolicyKind } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "../../auth/testing.ts";
-import { FakeManagementCluster } from "../../billing/fakes.ts";
-import { expectLedgerInvariants } from "../../billing/testing.ts";
-import { aGpuCluster } from "../../db/operations/sessions/testing.ts";
+import { aGpuCluster } from "../../db/operations/sessions/sessions.test-support.ts";
+import { expectLedgerInvariants } from "../../domain/credits/credits.test-support.ts";
+import { FakeManagementCluster } from "../../domain/credits/fakes.test-support.ts";
+import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "../../domain/identity/auth.test-support.ts";
 import { makeSessionsRuntime, setSessionsRuntime } from "../../domain/sessions/runtime.ts";
 
 const offeringPath = (name: string) =>

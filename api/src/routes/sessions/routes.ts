@@ -5,6 +5,8 @@
 // Actions are POST /api/v1/sessions/{id}/{pause|resume|restart|terminate}: each answers 202 with the
 // session as it stands (the phase moves afterwards; follow the stream or poll the detail). An action the
 // phase does not allow answers 409 `invalid_session_state` with the phase and the actions allowed now.
+
+import { Paged } from "../../db/paging.ts";
 import { bulkTerminate } from "../../domain/sessions/bulkTerminate.ts";
 import { createSession } from "../../domain/sessions/createSession.ts";
 import { gpuAvailability } from "../../domain/sessions/gpuAvailability.ts";
@@ -15,7 +17,6 @@ import { getSession, listSessions } from "../../domain/sessions/readSessions.ts"
 import { restartSession } from "../../domain/sessions/restartSession.ts";
 import { resumeSession } from "../../domain/sessions/resumeSession.ts";
 import { terminateSession } from "../../domain/sessions/terminateSession.ts";
-import { Paged } from "../../http/paging.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { presentSession } from "./presenter.ts";
 import {

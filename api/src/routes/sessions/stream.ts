@@ -9,17 +9,17 @@
 //   event: reset                         the Last-Event-ID is older than what is kept (24 h): reload lists
 //
 // Works across API replicas: events live in Postgres (`session_events`) and every replica LISTENs for
-// new rows (api/src/events/hub.ts). Lists stay the polling fallback.
+// new rows (api/src/domain/sessions/eventHub.ts). Lists stay the polling fallback.
 import type { Context } from "koa";
 import { z } from "zod";
 import { firstSessionEventSeq, listSessionEventsAfter } from "../../db/operations/sessions/sessionEvents.ts";
 import type { SessionEventRow } from "../../db/operations/sessions/types.ts";
 import type { Deps } from "../../deps.ts";
+import type { Principal } from "../../domain/identity/principal.ts";
+import { sessionEventHubOf } from "../../domain/sessions/eventHub.ts";
 import { viewOfPayload } from "../../domain/sessions/events.ts";
 import { canSeeSession } from "../../domain/sessions/visibility.ts";
 import { Invalid, isDomainError } from "../../errors.ts";
-import { sessionEventHubOf } from "../../events/hub.ts";
-import type { Principal } from "../../http/principal.ts";
 import { authenticate, defineRoute } from "../../http/route.ts";
 import { presentSession } from "./presenter.ts";
 import { SessionIdParam } from "./schemas.ts";

@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { contractRoutes } from "../../contract.ts";
-import { createTestDatabase, type TestDatabase } from "../../db/testing.ts";
+import { createTestDatabase, type TestDatabase } from "../../db/db.test-support.ts";
 import { ERROR_CODE_LIST } from "../../errors.ts";
 import { OPENAPI_FILE } from "../../generate-openapi.ts";
+import { startTestApi, type TestApi, testDeps } from "../../http/http.test-support.ts";
 import { renderOpenApi } from "../../http/openapi.ts";
-import { startTestApi, type TestApi, testDeps } from "../../http/testing.ts";
 
 describe("system routes", () => {
   let t: TestDatabase;

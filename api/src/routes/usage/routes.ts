@@ -1,5 +1,5 @@
 // GET /api/v1/sessions/:sessionId/usage: what a session is using, from the operator's usage samples.
-import { type ConnectPortsOf, connectDepsOf } from "../../connect/adapters.ts";
+import { type ConnectPortsOf, connectDepsOf } from "../../domain/connect/adapters.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { SessionParams } from "../connect/schemas.ts";
 import { presentUsage } from "./presenter.ts";

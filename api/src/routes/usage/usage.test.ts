@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { dbClusters } from "../../connect/adapters.ts";
-import type { ConnectDeps } from "../../connect/deps.ts";
-import { aPrincipal, aSession, FakeSessions } from "../../connect/testing.ts";
+import { createTestDatabase, type TestDatabase } from "../../db/db.test-support.ts";
 import { insertUsageSamples } from "../../db/operations/inventory/insertUsageSamples.ts";
-import { createTestDatabase, type TestDatabase } from "../../db/testing.ts";
 import type { Deps } from "../../deps.ts";
-import { fakeAuthenticator, startTestApi, type TestApi, testDeps } from "../../http/testing.ts";
+import { dbClusters } from "../../domain/connect/adapters.ts";
+import { aPrincipal, aSession, FakeSessions } from "../../domain/connect/connect.test-support.ts";
+import type { ConnectDeps } from "../../domain/connect/deps.ts";
+import { fakeAuthenticator, startTestApi, type TestApi, testDeps } from "../../http/http.test-support.ts";
 import { usageRoutes } from "./routes.ts";
 
 let tdb: TestDatabase;

@@ -1,8 +1,8 @@
 // Accounts. Lists are the caller's scope (super_admin: everyone; others: themselves and the members of
 // what they administer); an account outside the scope is 404, never 403.
 import { z } from "zod";
+import { Paged } from "../../db/paging.ts";
 import { createUser, deleteUser, getUser, listUsers, updateUser } from "../../domain/identity/users.ts";
-import { Paged } from "../../http/paging.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { presentUser, presentUserDetail } from "./presenter.ts";
 import { CreateUserBody, ListUsersQuery, UpdateUserBody, User, UserDetail, UserParams } from "./schemas.ts";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../db.test-support.ts";
 import { sqlState, UNIQUE_VIOLATION } from "../../sqlstate.ts";
-import { createTestDatabase, type TestDatabase } from "../../testing.ts";
 import { hasLiveSessions } from "./hasLiveSessions.ts";
 import { insertCluster } from "./insertCluster.ts";
 import { markClusterDeregistered } from "./updateCluster.ts";

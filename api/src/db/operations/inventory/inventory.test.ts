@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../testing.ts";
+import { createTestDatabase, type TestDatabase } from "../../db.test-support.ts";
 import { insertCluster } from "../clusters/insertCluster.ts";
 import { deleteClusterInventory } from "./deleteClusterInventory.ts";
 import { insertUsageSamples } from "./insertUsageSamples.ts";

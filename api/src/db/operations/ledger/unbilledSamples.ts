@@ -44,7 +44,7 @@ export async function markSamplesBilled(
 
 /**
  * The periods of the sessions' samples already billed that overlap [from, to): what a new sample of
- * theirs must not charge again (billing/coverage.ts). Read under the sessions' carry locks, so a
+ * theirs must not charge again (domain/credits/coverage.ts). Read under the sessions' carry locks, so a
  * concurrent biller's charges are committed and seen.
  */
 export async function billedPeriods(

@@ -2,7 +2,7 @@
 // Postgres guesses 100 rows for jsonb_to_recordset, and scanned the whole table twice per batch when the
 // ids reached it only through it (4,000 rows read for 2 updated at 2,000 sessions).
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../testing.ts";
+import { createTestDatabase, type TestDatabase } from "../../db.test-support.ts";
 import { type SessionTransition, updateSessionsFromTransitions } from "./recordTransitions.ts";
 
 let t: TestDatabase;

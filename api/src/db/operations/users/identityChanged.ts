@@ -1,6 +1,6 @@
 // Tells this process that a user's identity rows changed: what a Principal is made of (the account's
 // email, super_admin flag, must_change_password, disabled, token_version, and its memberships). The
-// authenticator's principal cache (auth/principalCache.ts) listens and forgets the user, so a revocation
+// authenticator's principal cache (domain/identity/principalCache.ts) listens and forgets the user, so a revocation
 // or a role change is seen by the next request this process serves. Other replicas are not told: their
 // caches expire (docs/dev/identity.md, "Revocation before expiry").
 //

@@ -15,7 +15,7 @@ export interface UserChanges {
   lastLoginAt?: Date;
 }
 
-/** The columns a Principal is made of (auth/principal.ts): a change to one of them must reach the cache. */
+/** The columns a Principal is made of (domain/identity/loadPrincipal.ts): a change to one of them must reach the cache. */
 const PRINCIPAL_COLUMNS = ["email", "is_super_admin", "must_change_password", "disabled", "token_version"];
 
 /** Returns the updated row, or undefined when there is no such user. */

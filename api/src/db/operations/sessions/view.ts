@@ -1,0 +1,130 @@
+// One view of a session for presenters and events: the history row, overlaid with the live Session
+// resource when there is one (the resource is the truth; the row may lag it by a reconcile).
+import type { Condition, Session } from "@berth/crds";
+import type { SessionRow } from "./types.ts";
+
+export interface SessionView {
+  id: string;
+  crName: string;
+  namespace: string;
+  ownerId: string;
+  organizationId: string;
+  projectId: string | null;
+  displayName: string | null;
+  offering: string;
+  preset: string;
+  image: string;
+  gpuModel: string;
+  gpuCount: number;
+  hourlyCreditRate: string;
+  clusterPin: string | null;
+  clusterId: string | null;
+  node: string | null;
+  phase: string;
+  desiredState: string;
+  priority: number;
+  queue: { position: number; reason: string } | null;
+  reason: string | null;
+  message: string | null;
+  conditions?: Condition[];
+  connectPaths: { lab: string; terminal: string; code: string } | null;
+  restarts: number;
+  createdAt: Date;
+  updatedAt: Date;
+  queuedAt: Date | null;
+  scheduledAt: Date | null;
+  startedAt: Date | null;
+  pausedAt: Date | null;
+  terminatedAt: Date | null;
+  resourceDeleted: boolean;
+}
+
+const date = (s: string | undefined, fallback: Date | null): Date | null => (s ? new Date(s) : fallback);
+
+export function viewFromRow(row: SessionRow): SessionView {
+  return {
+    id: row.id,
+    crName: row.cr_name,
+    namespace: row.namespace,
+    ownerId: row.owner_id,
+    organizationId: row.organization_id,
+    projectId: row.project_id,
+    displayName: row.display_name,
+    offering: row.offering,
+    preset: row.preset,
+    image: row.image,
+    gpuModel: row.gpu_model,
+    gpuCount: row.gpu_count,
+    hourlyCreditRate: row.hourly_credit_rate,
+    clusterPin: row.cluster_pin,
+    clusterId: row.cluster_id,
+    node: row.node,
+    phase: row.phase,
+    desiredState: row.desired_state,
+    priority: row.priority,
+    queue:
+      row.phase === "Queued" && row.queue_position !== null
+        ? { position: row.queue_position, reason: row.message ?? "" }
+        : null,
+    reason: row.reason,
+    message: row.message,
+    connectPaths:
+      row.phase === "Running"
+        ? {
+            lab: `/proxy/${row.cr_name}/lab`,
+            terminal: `/proxy/${row.cr_name}/terminal`,
+            code: `/proxy/${row.cr_name}/code/`,
+          }
+        : null,
+    // Restarts begun (the mirror's restartCount), not the annotation's requests, here and for a resource's
+    // view alike: "Running, 1 restart" before the worker touched the pod would claim what has not happened.
+    restarts: row.mirror_restarts,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    queuedAt: row.queued_at,
+    scheduledAt: row.scheduled_at,
+    startedAt: row.started_at,
+    pausedAt: row.paused_at,
+    terminatedAt: row.terminated_at,
+    resourceDeleted: row.resource_deleted_at !== null,
+  };
+}
+
+/** The condition that best says why the session is where it is. */
+export function leadingCondition(conditions: readonly Condition[] | undefined): Condition | undefined {
+  const cs = conditions ?? [];
+  return (
+    cs.find((c) => c.type === "Ready" && c.status !== "True") ??
+    cs.find((c) => c.type === "Scheduled" && c.status !== "True") ??
+    cs.find((c) => c.type === "Ready")
+  );
+}
+
+export function viewFromResource(row: SessionRow, cr: Session): SessionView {
+  const v = viewFromRow(row);
+  const st = cr.status ?? {};
+  const lead = leadingCondition(st.conditions);
+  const phase = st.phase ?? "Pending";
+  return {
+    ...v,
+    clusterId: st.cluster ?? (phase === "Paused" || phase === "Terminated" ? v.clusterId : null),
+    node: st.node ?? null,
+    phase,
+    desiredState: cr.spec.desiredState,
+    priority: cr.spec.priority,
+    queue: st.queue ?? null,
+    reason: lead?.reason ?? null,
+    message: lead?.message ?? null,
+    conditions: st.conditions ?? [],
+    connectPaths:
+      st.connect?.lab && st.connect.terminal && st.connect.code
+        ? { lab: st.connect.lab, terminal: st.connect.terminal, code: st.connect.code }
+        : null,
+    queuedAt: date(st.queuedAt, v.queuedAt),
+    scheduledAt: date(st.scheduledAt, v.scheduledAt),
+    startedAt: date(st.startedAt, v.startedAt),
+    pausedAt: date(st.pausedAt, v.pausedAt),
+    terminatedAt: date(st.terminatedAt, v.terminatedAt),
+    resourceDeleted: false,
+  };
+}

@@ -1,0 +1,159 @@
+// Cordon, uncordon, drain and delete of a node, carried out by the control plane on the node's cluster
+// with the cluster's registered credential. The inventory row is updated at once (optimistically); the
+// operator's next snapshot confirms or corrects it. Every action is recorded with what it did.
+//
+// Drain = cordon, then evict (Eviction API, so disruption budgets are respected) every pod of the
+// session namespace on the node: those are Berth's session pods. Pods of other namespaces are not
+// Berth's to move. A refused eviction (429: a budget) or any other failure is reported per pod and the
+// outcome is `partial`; what the eviction means for the session is the sessions domain's business.
+
+import { findClusterById } from "../../db/operations/clusters/findClusterById.ts";
+import { recordNodeAction } from "../../db/operations/inventory/recordNodeAction.ts";
+import type { ClusterNodeRow } from "../../db/operations/inventory/types.ts";
+import { deleteNode, findNode, setNodeSchedulable } from "../../db/operations/inventory/updateNode.ts";
+import type { Deps } from "../../deps.ts";
+import { type DomainError, NotFound, Unavailable } from "../../errors.ts";
+import type { Principal } from "../identity/principal.ts";
+import { requireSuperAdmin } from "./authorize.ts";
+import { type KubeClient, KubeStatusError, KubeTransportError, kubeClient, seg } from "./kube.ts";
+import { clustersOf } from "./runtime.ts";
+
+export type NodeAction = "cordon" | "uncordon" | "drain" | "delete";
+
+export interface EvictionOutcome {
+  pod: string;
+  namespace: string;
+  result: "evicted" | "gone" | "blocked" | "failed";
+  message?: string;
+}
+
+export interface NodeActionResult {
+  clusterId: string;
+  node: string;
+  action: NodeAction;
+  outcome: "success" | "partial";
+  schedulable?: boolean;
+  deleted?: boolean;
+  evictions?: EvictionOutcome[];
+  /** The inventory row after the optimistic update; absent when the node is gone or was never reported. */
+  inventory?: ClusterNodeRow;
+}
+
+/** A cluster call that failed, as an answer: unreachable → 503, refused → 503 with the cluster's status. */
+function clusterFailure(clusterId: string, e: unknown): DomainError {
+  if (e instanceof KubeTransportError)
+    return new Unavailable(`cluster ${clusterId} did not answer: ${e.message}`, {
+      cluster_id: clusterId,
+      reason: e.reason,
+    });
+  if (e instanceof KubeStatusError)
+    return new Unavailable(`cluster ${clusterId} refused the request: ${e.message}`, {
+      cluster_id: clusterId,
+      cluster_status: e.status,
+    });
+  return e as DomainError;
+}
+
+async function setUnschedulable(kube: KubeClient, node: string, unschedulable: boolean): Promise<void> {
+  await kube.json({
+    method: "PATCH",
+    path: `/api/v1/nodes/${seg(node)}`,
+    contentType: "application/merge-patch+json",
+    body: { spec: { unschedulable } },
+  });
+}
+
+async function evictSessionPods(kube: KubeClient, namespace: string, node: string): Promise<EvictionOutcome[]> {
+  const q = new URLSearchParams({ fieldSelector: `spec.nodeName=${node}` });
+  const pods = await kube.json<{ items?: { metadata?: { name?: string } }[] }>({
+    method: "GET",
+    path: `/api/v1/namespaces/${seg(namespace)}/pods?${q}`,
+  });
+  const names = (pods.items ?? []).map((p) => p.metadata?.name).filter((n): n is string => !!n);
+  return Promise.all(
+    names.map(async (pod): Promise<EvictionOutcome> => {
+      const res = await kube.raw<{ message?: string }>({
+        method: "POST",
+        path: `/api/v1/namespaces/${seg(namespace)}/pods/${seg(pod)}/eviction`,
+        body: { apiVersion: "policy/v1", kind: "Eviction", metadata: { name: pod, namespace } },
+      });
+      if (res.status >= 200 && res.status < 300) return { pod, namespace, result: "evicted" };
+      if (res.status === 404) return { pod, namespace, result: "gone" };
+      const message = res.body?.message ?? `HTTP ${res.status}`;
+      return { pod, namespace, result: res.status === 429 ? "blocked" : "failed", message };
+    }),
+  );
+}
+
+export async function runNodeAction(
+  deps: Deps,
+  principal: Principal,
+  clusterId: string,
+  node: string,
+  action: NodeAction,
+): Promise<NodeActionResult> {
+  requireSuperAdmin(principal, `${action} nodes`);
+  const rt = clustersOf(deps);
+  const row = await findClusterById(deps.db, clusterId);
+  if (!row || row.deregistered_at) throw new NotFound("cluster", clusterId);
+  const resource = await rt.store.getCluster(clusterId);
+  if (!resource) throw new NotFound("cluster", clusterId);
+  const kube = kubeClient(await rt.store.readCredential(resource.spec.credentialSecretRef));
+  const at = deps.clock.now();
+  const record = (outcome: "success" | "partial" | "failure", result: Record<string, unknown>) =>
+    recordNodeAction(deps.db, {
+      cluster_id: clusterId,
+      node_name: node,
+      action,
+      actor_id: principal.userId,
+      outcome,
+      result,
+      at,
+    });
+  try {
+    let result: NodeActionResult;
+    if (action === "cordon" || action === "uncordon") {
+      await setUnschedulable(kube, node, action === "cordon");
+      const inventory = await setNodeSchedulable(deps.db, clusterId, node, action === "uncordon");
+      result = {
+        clusterId,
+        node,
+        action,
+        outcome: "success",
+        schedulable: action === "uncordon",
+        ...(inventory ? { inventory } : {}),
+      };
+    } else if (action === "drain") {
+      await setUnschedulable(kube, node, true);
+      const inventory = await setNodeSchedulable(deps.db, clusterId, node, false);
+      const evictions = await evictSessionPods(kube, rt.options.targetNamespaces.sessions, node);
+      const outcome = evictions.every((e) => e.result === "evicted" || e.result === "gone") ? "success" : "partial";
+      result = { clusterId, node, action, outcome, schedulable: false, evictions, ...(inventory ? { inventory } : {}) };
+    } else {
+      await kube.json({ method: "DELETE", path: `/api/v1/nodes/${seg(node)}` });
+      await deleteNode(deps.db, clusterId, node);
+      result = { clusterId, node, action, outcome: "success", deleted: true };
+    }
+    await record(result.outcome, {
+      schedulable: result.schedulable,
+      deleted: result.deleted,
+      evictions: result.evictions,
+    });
+    deps.log.info(
+      { kind: "Node", cluster: clusterId, name: node, action, outcome: result.outcome },
+      "node action carried out",
+    );
+    return result;
+  } catch (e) {
+    if (e instanceof KubeStatusError && e.status === 404) {
+      await record("failure", { error: "node not found on the cluster" });
+      // The cluster says the node is gone: so is its inventory row (unless a snapshot brings it back).
+      if (await findNode(deps.db, clusterId, node)) await deleteNode(deps.db, clusterId, node);
+      throw new NotFound("node", `${clusterId}/${node}`);
+    }
+    await record("failure", { error: (e as Error).message });
+    throw clusterFailure(clusterId, e);
+  } finally {
+    kube.close();
+  }
+}

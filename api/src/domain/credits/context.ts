@@ -1,0 +1,83 @@
+// What billing needs, injected (house style: options objects and injected time). Built once per Deps by
+// `billingOf(deps)`; tests and the bench build their own with `new BillingContext({...})`.
+import type { Knex } from "knex";
+import type { Logger } from "pino";
+import type { Deps } from "../../deps.ts";
+import { sessionsRuntimeOf } from "../sessions/runtime.ts";
+
+/** An offering as billing reads it: its hourly rate (minor units, for its own GPU count) and GPU count. */
+export interface OfferingRate {
+  hourlyCreditRate: string;
+  gpuCount: number;
+}
+
+/** Live offering by name; undefined when it no longer exists; throws when the catalog cannot answer. */
+export type OfferingRates = (name: string) => Promise<OfferingRate | undefined>;
+
+export interface BillingOptions {
+  /** A session may start or resume only if its wallets cover this many seconds at its rate. Default 600. */
+  minimumRunSeconds: number;
+  /** Warn the owner when the wallets will not cover this many seconds of their running sessions. Default 600. */
+  warnAheadSeconds: number;
+  /** Pause sessions the wallets cannot cover for this many seconds. Default 60 ("the next minute"). */
+  pauseAheadSeconds: number;
+  /** Samples per charging transaction. Default 1,000. */
+  chargeBatch: number;
+}
+
+export const DEFAULT_BILLING_OPTIONS: BillingOptions = {
+  minimumRunSeconds: 600,
+  warnAheadSeconds: 600,
+  pauseAheadSeconds: 60,
+  chargeBatch: 1_000,
+};
+
+export class BillingContext {
+  readonly db: Knex;
+  readonly clock: { now(): Date };
+  readonly log: Logger;
+  readonly offerings: OfferingRates;
+  readonly options: BillingOptions;
+  constructor(o: {
+    db: Knex;
+    clock: { now(): Date };
+    log: Logger;
+    offerings?: OfferingRates;
+    options?: Partial<BillingOptions>;
+  }) {
+    this.db = o.db;
+    this.clock = o.clock;
+    this.log = o.log.child({ component: "billing" });
+    this.offerings = o.offerings ?? (async () => undefined);
+    this.options = { ...DEFAULT_BILLING_OPTIONS, ...o.options };
+  }
+}
+
+/** The live catalog's offerings, when this process has a management cluster (else: none, see charge.ts). */
+export function catalogOfferings(deps: Deps): OfferingRates {
+  return async (name) => {
+    let rt: ReturnType<typeof sessionsRuntimeOf>;
+    try {
+      rt = sessionsRuntimeOf(deps);
+    } catch {
+      return undefined; // no management cluster configured: the session's recorded rate applies
+    }
+    const o = await rt.catalog.offering(name);
+    return o ? { hourlyCreditRate: o.spec.hourlyCreditRate, gpuCount: o.spec.gpuCount } : undefined;
+  };
+}
+
+const contexts = new WeakMap<object, BillingContext>();
+
+export function setBilling(deps: Deps, b: BillingContext): void {
+  contexts.set(deps, b);
+}
+
+export function billingOf(deps: Deps): BillingContext {
+  let b = contexts.get(deps);
+  if (!b) {
+    b = new BillingContext({ db: deps.db, clock: deps.clock, log: deps.log, offerings: catalogOfferings(deps) });
+    contexts.set(deps, b);
+  }
+  return b;
+}

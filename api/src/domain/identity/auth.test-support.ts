@@ -1,0 +1,283 @@
+// Test support for identity: an in-process API with the real authenticator over a fresh database, a
+// clock the test owns, and builders for users, organizations, projects and memberships.
+import type { KubeConfig } from "@kubernetes/client-node";
+import { describe, expect, it } from "vitest";
+import { testConfig } from "../../config.ts";
+import { createTestDatabase, type TestDatabase } from "../../db/db.test-support.ts";
+import type { MembershipRole } from "../../db/operations/memberships/types.ts";
+import { upsertMembership } from "../../db/operations/memberships/upsertMembership.ts";
+import { insertOrganization } from "../../db/operations/organizations/insertOrganization.ts";
+import type { OrganizationRow } from "../../db/operations/organizations/types.ts";
+import { insertProject } from "../../db/operations/projects/insertProject.ts";
+import type { ProjectRow } from "../../db/operations/projects/types.ts";
+import { findUserById } from "../../db/operations/users/findUserById.ts";
+import { insertUser } from "../../db/operations/users/insertUser.ts";
+import type { Deps } from "../../deps.ts";
+import { startTestApi, type TestApi, TestClock, testDeps } from "../../http/http.test-support.ts";
+import { createAuthenticator } from "./authenticator.ts";
+import { newId } from "./ids.ts";
+import { slugify } from "./organizations.ts";
+import { authServices } from "./services.ts";
+import { AccessTokens } from "./tokens.ts";
+
+export interface TestUser {
+  id: string;
+  email: string;
+  password: string;
+  /** A valid access token, minted directly (no sign-in, so no throttle and no argon2 per test). */
+  token: string;
+}
+
+export interface IdentityTestApi {
+  api: TestApi;
+  deps: Deps;
+  clock: TestClock;
+  database: TestDatabase;
+  /** fetch + JSON: answers status, parsed body and headers. */
+  request(
+    method: string,
+    path: string,
+    opts?: { token?: string; json?: unknown; body?: string; headers?: Record<string, string> },
+  ): Promise<{ status: number; body: any; headers: Headers }>;
+  aUser(opts?: {
+    email?: string;
+    password?: string;
+    superAdmin?: boolean;
+    mustChangePassword?: boolean;
+    disabled?: boolean;
+  }): Promise<TestUser>;
+  anOrganization(name?: string): Promise<OrganizationRow>;
+  aProject(organizationId: string, name?: string): Promise<ProjectRow>;
+  /** projectId null: the organization-level membership. */
+  member(user: { id: string }, organizationId: string, projectId: string | null, role: MembershipRole): Promise<void>;
+  tokenFor(userId: string): Promise<string>;
+  /** A token that was valid once and expired a minute ago. */
+  expiredTokenFor(userId: string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+let counter = 0;
+const unique = () => `${Date.now().toString(36)}${(counter++).toString(36)}`;
+
+export async function startIdentityTestApi(opts: { kubeConfig?: KubeConfig } = {}): Promise<IdentityTestApi> {
+  const database = await createTestDatabase();
+  const clock = new TestClock(new Date());
+  const config = testConfig({ BERTH_ACCESS_TOKEN_TTL_SECONDS: "900" });
+  const deps: Deps = {
+    ...testDeps({
+      db: database.db,
+      config,
+      clock,
+      authenticate: createAuthenticator({ db: database.db, config, clock }),
+    }),
+    ...(opts.kubeConfig ? { kubeConfig: opts.kubeConfig } : {}),
+  };
+  const api = await startTestApi(deps);
+  const { hasher, tokens } = authServices(deps);
+  // One hash for every seeded user with the default password: seeding stays fast.
+  const defaultPassword = "correct horse battery staple";
+  const defaultHash = await hasher.hash(defaultPassword);
+
+  const tokenFor = async (userId: string) => {
+    const u = await findUserById(database.db, userId);
+    if (!u) throw new Error(`no user ${userId}`);
+    return (await tokens.issue({ userId, tokenVersion: u.token_version })).token;
+  };
+
+  return {
+    api,
+    deps,
+    clock,
+    database,
+    async request(method, path, opts = {}) {
+      const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+      if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
+      let body: string | undefined = opts.body;
+      if (opts.json !== undefined) {
+        headers["Content-Type"] = "application/json";
+        body = JSON.stringify(opts.json);
+      } else if (body !== undefined && !headers["Content-Type"]) headers["Content-Type"] = "application/json";
+      const res = await fetch(api.url + path, { method, headers, ...(body !== undefined ? { body } : {}) });
+      const text = await res.text();
+      return { status: res.status, body: text === "" ? null : JSON.parse(text), headers: res.headers };
+    },
+    async aUser(o = {}) {
+      const password = o.password ?? defaultPassword;
+      const email = o.email ?? `user-${unique()}@example.test`;
+      const row = await insertUser(database.db, {
+        id: newId("usr"),
+        email,
+        passwordHash: password === defaultPassword ? defaultHash : await hasher.hash(password),
+        mustChangePassword: o.mustChangePassword ?? false,
+        isSuperAdmin: o.superAdmin ?? false,
+      });
+      if (o.disabled) await database.db("users").where({ id: row.id }).update({ disabled: true });
+      return { id: row.id, email, password, token: await tokenFor(row.id) };
+    },
+    async anOrganization(name) {
+      const n = name ?? `Org ${unique()}`;
+      return insertOrganization(database.db, {
+        id: newId("org"),
+        name: n,
+        slug: `${slugify(n)}-${unique()}`.slice(0, 63),
+      });
+    },
+    async aProject(organizationId, name) {
+      return insertProject(database.db, { id: newId("prj"), organizationId, name: name ?? `Project ${unique()}` });
+    },
+    async member(user, organizationId, projectId, role) {
+      await upsertMembership(database.db, { userId: user.id, organizationId, projectId, role });
+    },
+    tokenFor,
+    async expiredTokenFor(userId) {
+      const u = await findUserById(database.db, userId);
+      if (!u) throw new Error(`no user ${userId}`);
+      const past = new AccessTokens({
+        secret: config.auth.jwtSecret.reveal(),
+        ttlSeconds: config.auth.accessTokenTtlSeconds,
+        now: () => new Date(clock.now().getTime() - (config.auth.accessTokenTtlSeconds + 60) * 1000),
+      });
+      return (await past.issue({ userId, tokenVersion: u.token_version })).token;
+    },
+    async stop() {
+      await api.stop();
+      await database.drop();
+    },
+  };
+}
+
+/** Two organizations with one project each, and one person in every role. */
+export interface IdentityWorld {
+  superAdmin: TestUser;
+  orgA: OrganizationRow;
+  orgB: OrganizationRow;
+  projectA: ProjectRow;
+  projectA2: ProjectRow;
+  projectB: ProjectRow;
+  /** org_admin of A */
+  adminA: TestUser;
+  /** org_admin of B */
+  adminB: TestUser;
+  /** project_admin of projectA */
+  projectAdminA: TestUser;
+  /** member of projectA (project-level) */
+  memberA: TestUser;
+  /** member of organization A (organization-level), in no project */
+  orgMemberA: TestUser;
+  /** member of projectB */
+  memberB: TestUser;
+  /** no memberships at all */
+  outsider: TestUser;
+}
+
+export async function anIdentityWorld(t: IdentityTestApi): Promise<IdentityWorld> {
+  const [superAdmin, adminA, adminB, projectAdminA, memberA, orgMemberA, memberB, outsider] = await Promise.all([
+    t.aUser({ superAdmin: true }),
+    t.aUser(),
+    t.aUser(),
+    t.aUser(),
+    t.aUser(),
+    t.aUser(),
+    t.aUser(),
+    t.aUser(),
+  ]);
+  const orgA = await t.anOrganization("Org A");
+  const orgB = await t.anOrganization("Org B");
+  const projectA = await t.aProject(orgA.id, "Project A");
+  const projectA2 = await t.aProject(orgA.id, "Project A2");
+  const projectB = await t.aProject(orgB.id, "Project B");
+  await t.member(adminA, orgA.id, null, "org_admin");
+  await t.member(adminB, orgB.id, null, "org_admin");
+  await t.member(projectAdminA, orgA.id, projectA.id, "project_admin");
+  await t.member(memberA, orgA.id, projectA.id, "member");
+  await t.member(orgMemberA, orgA.id, null, "member");
+  await t.member(memberB, orgB.id, projectB.id, "member");
+  return {
+    superAdmin,
+    orgA,
+    orgB,
+    projectA,
+    projectA2,
+    projectB,
+    adminA,
+    adminB,
+    projectAdminA,
+    memberA,
+    orgMemberA,
+    memberB,
+    outsider,
+  };
+}
+
+/**
+ * One route, tried by everyone it concerns. `path` and `body` are called per request, so a destructive
+ * route can make a fresh target for every caller.
+ */
+export interface RouteCase {
+  name: string;
+  method: "GET" | "POST" | "PATCH" | "DELETE";
+  path: (w: IdentityWorld) => string | Promise<string>;
+  body?: (w: IdentityWorld) => unknown | Promise<unknown>;
+  /** Callers who may, and the status they get. */
+  allowed: { as: keyof IdentityWorld & string; status: number }[];
+  /** Callers who may not: 404 (outside their scope, existence not revealed) or 403 (visible, not theirs to change). */
+  refused: { as: keyof IdentityWorld & string; status: 403 | 404; why: string }[];
+  /** A body that fails validation (routes with a body). */
+  malformed?: unknown;
+}
+
+export const CODE_OF: Record<number, string> = { 403: "forbidden", 404: "not_found" };
+
+/**
+ * Registers, per case: each allowed caller gets its status; each refused caller gets 403/404 with the
+ * envelope; an expired token gets 401 token_expired; a malformed body gets 400 validation_failed.
+ */
+export function itBehavesPerRole(cases: RouteCase[], env: () => { t: IdentityTestApi; w: IdentityWorld }): void {
+  for (const c of cases) {
+    describe(`${c.method} ${c.name}`, () => {
+      for (const a of c.allowed) {
+        it(`answers ${a.status} to ${a.as}`, async () => {
+          const { t, w } = env();
+          const user = w[a.as] as TestUser;
+          const r = await t.request(c.method, await c.path(w), {
+            token: user.token,
+            ...(c.body ? { json: await c.body(w) } : {}),
+          });
+          expect(r.status, JSON.stringify(r.body)).toBe(a.status);
+        });
+      }
+      for (const f of c.refused) {
+        it(`answers ${f.status} ${CODE_OF[f.status]} to ${f.as} (${f.why})`, async () => {
+          const { t, w } = env();
+          const user = w[f.as] as TestUser;
+          const r = await t.request(c.method, await c.path(w), {
+            token: user.token,
+            ...(c.body ? { json: await c.body(w) } : {}),
+          });
+          expect(r.status, JSON.stringify(r.body)).toBe(f.status);
+          expect(r.body.error.code).toBe(CODE_OF[f.status]);
+        });
+      }
+      it("answers 401 token_expired to an expired token", async () => {
+        const { t, w } = env();
+        const who = w[c.allowed[0]!.as] as TestUser;
+        const r = await t.request(c.method, await c.path(w), {
+          token: await t.expiredTokenFor(who.id),
+          ...(c.body ? { json: await c.body(w) } : {}),
+        });
+        expect(r.status).toBe(401);
+        expect(r.body.error.code).toBe("token_expired");
+      });
+      if (c.malformed !== undefined) {
+        it("answers 400 validation_failed to a malformed body", async () => {
+          const { t, w } = env();
+          const who = w[c.allowed[0]!.as] as TestUser;
+          const r = await t.request(c.method, await c.path(w), { token: who.token, json: c.malformed });
+          expect(r.status).toBe(400);
+          expect(r.body.error.code).toBe("validation_failed");
+          expect(r.body.error.details.issues.length).toBeGreaterThan(0);
+        });
+      }
+    });
+  }
+}

@@ -1,0 +1,178 @@
+// One per API process: LISTENs on `berth_session_events` (the trigger on `session_events` notifies at
+// commit), reads the rows it has not delivered yet, in seq order, and hands each to the subscribers that
+// may see it. Every replica does the same, so a client may connect to any of them.
+//
+// Trap: seq is taken at insert, rows become visible at commit; two writers could commit out of seq order.
+// Migration 20261122000200 now draws seqs in commit order; the hole tracking below stays as a defence.
+// A read that sees seq 11 before seq 10 commits would skip 10 for ever if it only asked "after 11". So the
+// hub remembers holes it saw and keeps asking from the oldest unresolved hole for a while (10 s, after
+// which the hole is taken for a rolled-back insert), delivering each seq once.
+import type { Knex } from "knex";
+import type { Logger } from "pino";
+import { lastSessionEventSeq } from "../../db/operations/sessions/sessionEvents.ts";
+import type { SessionEventRow } from "../../db/operations/sessions/types.ts";
+
+export const SESSION_EVENTS_CHANNEL = "berth_session_events";
+const HOLE_TTL_MS = 10_000;
+const BATCH = 500;
+
+export interface Subscriber {
+  /** Called with every committed event, in seq order; the subscriber filters. */
+  deliver(row: SessionEventRow): void;
+  /** Ends the subscriber's stream (the LISTEN connection broke, or the hub closed): its client reconnects. */
+  close?(): void;
+}
+
+interface PgConnection {
+  query(sql: string): Promise<unknown>;
+  on(event: "notification", fn: (msg: { channel: string; payload?: string }) => void): void;
+  on(event: "error", fn: (err: Error) => void): void;
+  removeAllListeners(event?: string): void;
+}
+
+export class SessionEventHub {
+  readonly #db: Knex;
+  readonly #log: Logger;
+  readonly #subs = new Set<Subscriber>();
+  #conn: PgConnection | undefined;
+  #starting: Promise<void> | undefined;
+  #last = 0n;
+  readonly #holes = new Map<bigint, number>(); // seq -> first seen missing (ms)
+  readonly #delivered = new Set<bigint>(); // delivered seqs above the oldest hole
+  #pumping = false;
+  #again = false;
+  #closed = false;
+  /** Test and metrics aid. */
+  delivered = 0;
+
+  constructor(db: Knex, log: Logger) {
+    this.#db = db;
+    this.#log = log.child({ component: "session-event-hub" });
+  }
+
+  get lastSeq(): string {
+    return this.#last.toString();
+  }
+
+  async subscribe(s: Subscriber): Promise<() => void> {
+    if (this.#closed) {
+      // The process is stopping: no new LISTEN connection; the client reconnects to another replica.
+      s.close?.();
+      return () => {};
+    }
+    this.#subs.add(s);
+    await this.#ensureListening();
+    return () => {
+      this.#subs.delete(s);
+      if (this.#subs.size === 0) void this.#release();
+    };
+  }
+
+  async #ensureListening(): Promise<void> {
+    if (this.#conn) return;
+    this.#starting ??= (async () => {
+      const conn = (await this.#db.client.acquireConnection()) as PgConnection;
+      conn.on("notification", (msg) => {
+        if (msg.channel === SESSION_EVENTS_CHANNEL) this.#pump();
+      });
+      conn.on("error", (err) => {
+        this.#log.warn({ err }, "the LISTEN connection failed; subscribers will reconnect");
+        void this.#release(true);
+      });
+      await conn.query(`LISTEN ${SESSION_EVENTS_CHANNEL}`);
+      // Start after what exists: subscribers replay older events themselves (Last-Event-ID).
+      if (this.#last === 0n) this.#last = BigInt(await lastSessionEventSeq(this.#db));
+      this.#conn = conn;
+    })().finally(() => {
+      this.#starting = undefined;
+    });
+    await this.#starting;
+  }
+
+  async #release(broken = false): Promise<void> {
+    const conn = this.#conn;
+    this.#conn = undefined;
+    if (!conn) return;
+    conn.removeAllListeners("notification");
+    try {
+      if (!broken) await conn.query(`UNLISTEN ${SESSION_EVENTS_CHANNEL}`);
+    } finally {
+      await this.#db.client.releaseConnection(conn);
+    }
+    if (broken) for (const s of [...this.#subs]) s.close?.();
+  }
+
+  /** Reads and delivers everything new; coalesces notifications that arrive meanwhile. */
+  #pump(): void {
+    if (this.#pumping) {
+      this.#again = true;
+      return;
+    }
+    this.#pumping = true;
+    void (async () => {
+      try {
+        do {
+          this.#again = false;
+          await this.#readOnce();
+        } while (this.#again && !this.#closed);
+      } catch (err) {
+        this.#log.warn({ err }, "reading session events failed; the next notification retries");
+      } finally {
+        this.#pumping = false;
+      }
+    })();
+  }
+
+  async #readOnce(): Promise<void> {
+    const now = Date.now();
+    for (const [seq, since] of this.#holes) if (now - since > HOLE_TTL_MS) this.#holes.delete(seq);
+    const floor = this.#holes.size > 0 ? [...this.#holes.keys()].reduce((a, b) => (a < b ? a : b)) - 1n : this.#last;
+    for (const d of this.#delivered) if (d <= floor) this.#delivered.delete(d);
+    for (;;) {
+      const rows = (await this.#db("session_events")
+        .where("seq", ">", floor.toString())
+        .orderBy("seq", "asc")
+        .limit(BATCH)) as SessionEventRow[];
+      let expected = this.#last + 1n;
+      for (const row of rows) {
+        const seq = BigInt(row.seq);
+        if (seq <= this.#last && !this.#holes.has(seq)) continue;
+        if (this.#delivered.has(seq)) continue;
+        if (seq > this.#last) {
+          for (let h = expected; h < seq; h++) if (!this.#holes.has(h)) this.#holes.set(h, now);
+          this.#last = seq;
+          expected = seq + 1n;
+        } else this.#holes.delete(seq);
+        if (this.#holes.size > 0) this.#delivered.add(seq);
+        this.delivered++;
+        for (const s of this.#subs) s.deliver(row);
+      }
+      if (rows.length < BATCH) return;
+    }
+  }
+
+  /**
+   * Ends every stream and gives the LISTEN connection back: a stopping API calls it first, since an open
+   * stream would keep its server from closing and the held connection would keep the pool from closing.
+   */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const subs = [...this.#subs];
+    this.#subs.clear();
+    for (const s of subs) s.close?.();
+    // A LISTEN being set up finishes first, so that its connection is given back too.
+    await this.#starting?.catch(() => {});
+    await this.#release();
+  }
+}
+
+const hubs = new WeakMap<object, SessionEventHub>();
+
+export function sessionEventHubOf(deps: { db: Knex; log: Logger }): SessionEventHub {
+  let h = hubs.get(deps);
+  if (!h) {
+    h = new SessionEventHub(deps.db, deps.log);
+    hubs.set(deps, h);
+  }
+  return h;
+}

@@ -1,0 +1,71 @@
+// Billing's loop as the worker runs it (api/src/worker/sessions.ts passes it to startWorker):
+// its own management-cluster client (Wallet mirrors, the catalog's offerings, pausing sessions through
+// the sessions domain), Postgres, and the clock.
+import { HttpKube } from "@berth/controllers/kube";
+import type { KubeConfig } from "@kubernetes/client-node";
+import type { Knex } from "knex";
+import type { Logger } from "pino";
+import { insertAuditRecord } from "../db/operations/audit/insertAuditRecord.ts";
+import type { Deps } from "../deps.ts";
+import { BillingContext, type BillingOptions, catalogOfferings } from "../domain/credits/context.ts";
+import { WalletMirror } from "../domain/credits/mirror.ts";
+import type { PauseSession } from "../domain/credits/runningOut.ts";
+import { pauseSessionForSystem } from "../domain/sessions/pauseForSystem.ts";
+import { makeSessionsRuntime, setSessionsRuntime } from "../domain/sessions/runtime.ts";
+import { BillingLoop } from "./billingLoop.ts";
+
+/** The actor billing's own actions are recorded under. */
+export const BILLING_ACTOR = "system:billing";
+
+export interface BillingWorkerOptions {
+  db: Knex;
+  kubeConfig: KubeConfig;
+  log: Logger;
+  clock?: { now(): Date };
+  intervalMs?: number;
+  options?: Partial<BillingOptions>;
+}
+
+/** The sessions domain's system pause (reason InsufficientCredits), with an audit row naming billing. */
+export function pauseThroughSessions(deps: Deps): PauseSession {
+  return async (sessionId) => {
+    if (!(await pauseSessionForSystem(deps, sessionId, "InsufficientCredits"))) return false;
+    const row = await deps.db("sessions").where({ id: sessionId }).first("organization_id");
+    await insertAuditRecord(deps.db, {
+      action: "session.pause",
+      actorKind: "system",
+      actorId: BILLING_ACTOR,
+      organizationId: (row as { organization_id: string } | undefined)?.organization_id ?? null,
+      targetKind: "session",
+      targetId: sessionId,
+      requestId: `billing:pause:${sessionId}:${deps.clock.now().toISOString()}`,
+      outcome: "success",
+      status: 200,
+      details: { reason: "InsufficientCredits" },
+      at: deps.clock.now(),
+    });
+    return true;
+  };
+}
+
+export function billingWorkerLoop(o: BillingWorkerOptions): BillingLoop {
+  const clock = o.clock ?? { now: () => new Date() };
+  const log = o.log.child({ component: "billing" });
+  const kube = new HttpKube(o.kubeConfig, { maxSockets: 8, userAgent: "berth-worker-billing" });
+  // The sessions domain's functions take Deps; billing's loop uses the part they read.
+  const deps = { db: o.db, log, clock, kubeConfig: o.kubeConfig } as unknown as Deps;
+  setSessionsRuntime(deps, makeSessionsRuntime(kube));
+  const billing = new BillingContext({
+    db: o.db,
+    clock,
+    log,
+    offerings: catalogOfferings(deps),
+    ...(o.options ? { options: o.options } : {}),
+  });
+  return new BillingLoop({
+    billing,
+    pause: pauseThroughSessions(deps),
+    mirror: new WalletMirror({ db: o.db, kube, log, clock }),
+    ...(o.intervalMs ? { intervalMs: o.intervalMs } : {}),
+  });
+}

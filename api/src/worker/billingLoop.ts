@@ -1,0 +1,77 @@
+// Billing's leader-only loop in the worker (controllers/src/worker.ts runs it while leading). Each pass:
+//   1. charge usage samples nobody has charged yet (what an API process left when it died, or failed);
+//   2. apply due refills, each period once;
+//   3. the running-out watch: warn, then pause sessions their credits cannot cover;
+//   4. mirror changed wallets to their Wallet resources.
+// A failing step is logged and retried on the next pass (retryable by nature: every step is idempotent);
+// the pass interval is the retry delay.
+import type { Logger } from "pino";
+import { billPendingUsage } from "../domain/credits/charge.ts";
+import type { BillingContext } from "../domain/credits/context.ts";
+import type { WalletMirror } from "../domain/credits/mirror.ts";
+import { applyDueRefills } from "../domain/credits/refills.ts";
+import { type PauseSession, watchRunningOut } from "../domain/credits/runningOut.ts";
+
+export interface BillingLoopOptions {
+  billing: BillingContext;
+  pause: PauseSession;
+  mirror?: WalletMirror;
+  /** Default 5 s. */
+  intervalMs?: number;
+}
+
+export class BillingLoop {
+  readonly #o: BillingLoopOptions;
+  readonly #log: Logger;
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<void> | undefined;
+  #stopped = true;
+  #halting = false;
+  passes = 0;
+
+  constructor(o: BillingLoopOptions) {
+    this.#o = o;
+    this.#log = o.billing.log.child({ component: "billing-loop" });
+  }
+
+  start(): void {
+    if (!this.#stopped) return;
+    this.#stopped = false;
+    this.#halting = false;
+    const run = () => {
+      if (this.#stopped) return;
+      this.#running = this.pass().finally(() => {
+        this.#running = undefined;
+        if (!this.#stopped) this.#timer = setTimeout(run, this.#o.intervalMs ?? 5_000);
+      });
+    };
+    run();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#halting = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    await this.#running;
+  }
+
+  /** One pass of every step (tests call it directly). */
+  async pass(): Promise<void> {
+    const b = this.#o.billing;
+    const steps: [string, () => Promise<unknown>][] = [
+      ["charge", () => billPendingUsage(b)],
+      ["refills", () => applyDueRefills(b)],
+      ["running-out", () => watchRunningOut(b, this.#o.pause)],
+      ["mirror", () => this.#o.mirror?.sync() ?? Promise.resolve(0)],
+    ];
+    for (const [name, step] of steps) {
+      if (this.#halting) break; // stopping (lost the lease): the next leader picks up from here
+      try {
+        await step();
+      } catch (err) {
+        this.#log.warn({ err, step: name }, "a billing step failed; retried on the next pass");
+      }
+    }
+    this.passes++;
+  }
+}

@@ -1,0 +1,352 @@
+// The worker's SessionStore (controllers/src/sessions/store.ts) over Postgres: reads of what operators
+// reported, the history rows and the stream's events. LISTENs for report and inventory notifications
+// (triggers of migration 20261122000004) on one dedicated connection, reconnecting when it drops.
+//
+// Transitions are written in batches (TransitionLog): every insert into session_events holds the stream's
+// commit-order lock until its transaction commits (migration 20261122000200), so one transaction per
+// transition serialized the whole worker on that lock, a round trip each. A batch is one transaction
+// with one UPDATE and one INSERT for all its sessions; calls that come while the writers are busy form
+// the next batch.
+
+import {
+  type ClusterRecord,
+  type MirrorState,
+  type SessionStore,
+  type StoredReport,
+  sessionIdOf,
+} from "@berth/controllers";
+import type { Session } from "@berth/crds";
+import type { Knex } from "knex";
+import type { Logger } from "pino";
+import { findSessionById } from "../db/operations/sessions/findSessionById.ts";
+import { type SessionTransition, updateSessionsFromTransitions } from "../db/operations/sessions/recordTransitions.ts";
+import { insertSessionEvents, purgeSessionEvents } from "../db/operations/sessions/sessionEvents.ts";
+import type { SessionRow } from "../db/operations/sessions/types.ts";
+import { mirrorStates, nextMirrorRevision, nextMirrorRevisions } from "../db/operations/sessions/updateSession.ts";
+import { leadingCondition, viewFromResource } from "../db/operations/sessions/view.ts";
+import {
+  clusterLiveness,
+  deleteStatusReports,
+  inventoryNodes,
+  statusReports,
+} from "../db/operations/sessions/workerQueries.ts";
+import { isDatabaseUnreachable } from "../db/unreachable.ts";
+import { sessionEventOf } from "../domain/sessions/events.ts";
+
+const ts = (s: string | undefined) => (s ? new Date(s) : null);
+
+/** What the history row takes of a Session resource's status. */
+export function transitionOf(after: Session): SessionTransition {
+  const st = after.status ?? {};
+  const lead = leadingCondition(st.conditions);
+  return {
+    id: sessionIdOf(after.metadata.name as string),
+    phase: st.phase ?? "Pending",
+    desired_state: after.spec.desiredState,
+    priority: after.spec.priority,
+    node: st.node ?? null,
+    queue_position: st.queue?.position ?? null,
+    reason: lead?.reason ?? null,
+    message: (st.queue?.reason ?? lead?.message ?? null)?.slice(0, 4000) ?? null,
+    queued_at: ts(st.queuedAt),
+    scheduled_at: ts(st.scheduledAt),
+    started_at: ts(st.startedAt),
+    paused_at: ts(st.pausedAt),
+    terminated_at: ts(st.terminatedAt),
+    gpu_model: st.gpuModel ?? null,
+    cluster_id: st.cluster ?? null,
+  };
+}
+
+interface PendingTransition {
+  before: Session;
+  after: Session;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+const nameOf = (p: PendingTransition) => p.after.metadata.name as string;
+
+/**
+ * Records transitions in batches. Calls made together (in one turn of the event loop) form one batch;
+ * up to `writers` batches are written at once, and calls that arrive while all are busy wait and form
+ * the next (at most `maxBatch` each). A session's transitions are recorded in the order of the calls: a
+ * batch never holds two of one session, nor one of a session whose earlier transition is still being
+ * written. A batch that fails is written again one transition at a time, so one bad transition costs
+ * the others nothing.
+ */
+export class TransitionLog {
+  readonly #db: Knex;
+  readonly #log: Logger;
+  readonly #maxBatch: number;
+  readonly #maxWriters: number;
+  #pending: PendingTransition[] = [];
+  /** Sessions with a transition in a batch being written. */
+  readonly #writing = new Set<string>();
+  #writers = 0;
+  #scheduled = false;
+  /** Transactions written (batches and single retries): for tests and the bench. */
+  transactions = 0;
+
+  constructor(db: Knex, log: Logger, opts: { maxBatch?: number; writers?: number } = {}) {
+    this.#db = db;
+    this.#log = log;
+    this.#maxBatch = opts.maxBatch ?? 500;
+    this.#maxWriters = opts.writers ?? 4;
+  }
+
+  record(before: Session, after: Session): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#pending.push({ before, after, resolve, reject });
+      if (this.#scheduled) return;
+      this.#scheduled = true;
+      queueMicrotask(() => {
+        this.#scheduled = false;
+        this.#pump();
+      });
+    });
+  }
+
+  #pump(): void {
+    while (this.#writers < this.#maxWriters) {
+      const batch = this.#take();
+      if (batch.length === 0) return;
+      this.#writers++;
+      void this.#flush(batch).finally(() => {
+        this.#writers--;
+        for (const p of batch) this.#writing.delete(nameOf(p));
+        this.#pump();
+      });
+    }
+  }
+
+  #take(): PendingTransition[] {
+    const batch: PendingTransition[] = [];
+    const rest: PendingTransition[] = [];
+    for (const p of this.#pending) {
+      const name = nameOf(p);
+      // A session already in this batch or in one being written: its later transition waits.
+      if (batch.length < this.#maxBatch && !this.#writing.has(name)) {
+        batch.push(p);
+        this.#writing.add(name);
+      } else rest.push(p);
+    }
+    this.#pending = rest;
+    return batch;
+  }
+
+  async #flush(batch: PendingTransition[]): Promise<void> {
+    try {
+      await this.#write(batch);
+      for (const p of batch) p.resolve();
+    } catch (err) {
+      // One by one helps only when one transition spoiled the batch; an unreachable database would make
+      // each wait its own connection timeout.
+      if (batch.length === 1 || isDatabaseUnreachable(err)) {
+        for (const p of batch) p.reject(err);
+        return;
+      }
+      this.#log.warn({ err: String(err), transitions: batch.length }, "a batch of transitions failed; one by one");
+      for (const p of batch) {
+        try {
+          await this.#write([p]);
+          p.resolve();
+        } catch (e) {
+          p.reject(e);
+        }
+      }
+    }
+  }
+
+  async #write(batch: readonly PendingTransition[]): Promise<void> {
+    this.transactions++;
+    await this.#db.transaction(async (tx) => {
+      const transitions = batch.map((p) => transitionOf(p.after));
+      const rows = await updateSessionsFromTransitions(tx, transitions, new Date());
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      const events = batch.flatMap((p, i) => {
+        const row = byId.get((transitions[i] as SessionTransition).id);
+        if (!row) {
+          this.#log.warn(
+            { session: p.after.metadata.name },
+            "a Session resource without a history row; its change is not recorded",
+          );
+          return [];
+        }
+        return [
+          sessionEventOf("session.updated", row, viewFromResource(row, p.after), p.before.status?.phase ?? "Pending"),
+        ];
+      });
+      // In the order of the calls: the stream's seqs follow it.
+      await insertSessionEvents(tx, events);
+    });
+  }
+}
+
+export function createWorkerStore(db: Knex, log: Logger): SessionStore {
+  const transitions = new TransitionLog(db, log);
+  return {
+    async clusters(): Promise<ClusterRecord[]> {
+      return (await clusterLiveness(db)).map((c) => ({
+        id: c.id,
+        registered: c.deregistered_at === null,
+        lastReportAt: c.last_report_at,
+      }));
+    },
+    async inventory() {
+      return (await inventoryNodes(db)).map((n) => ({
+        clusterId: n.cluster_id,
+        name: n.name,
+        gpuModel: n.gpu_model,
+        gpuAllocatable: n.gpu_allocatable,
+        gpuInUse: n.gpu_in_use,
+        schedulable: n.schedulable,
+        ready: n.ready,
+      }));
+    },
+    async reports(sessionIds?: readonly string[]): Promise<StoredReport[]> {
+      return (await statusReports(db, sessionIds)).map((r) => ({
+        clusterId: r.cluster_id,
+        sessionId: r.session,
+        phase: r.phase,
+        node: r.node,
+        gpuDevices: Array.isArray(r.gpu_devices) ? r.gpu_devices.map(String) : null,
+        reason: r.reason,
+        message: r.message,
+        revision: Number(r.observed_generation ?? 0),
+        at: new Date(r.at).toISOString(),
+      }));
+    },
+    mirrorStates: (ids): Promise<Map<string, MirrorState>> => mirrorStates(db, ids),
+    nextMirrorRevision: (id, restarts) => nextMirrorRevision(db, id, restarts),
+    nextMirrorRevisions: (ids) => nextMirrorRevisions(db, ids),
+
+    recordTransition: (before: Session, after: Session): Promise<void> => transitions.record(before, after),
+
+    async recordDeleted(session: Session): Promise<void> {
+      const id = sessionIdOf(session.metadata.name as string);
+      const [row] = (await db("sessions")
+        .where({ id })
+        .update({ resource_deleted_at: new Date(), updated_at: new Date() })
+        .returning("*")) as SessionRow[];
+      await deleteStatusReports(db, id);
+      const r = row ?? (await findSessionById(db, id));
+      if (r)
+        await insertSessionEvents(db, [
+          sessionEventOf("session.deleted", r, { ...viewFromResource(r, session), resourceDeleted: true }),
+        ]);
+    },
+
+    async listen(handlers) {
+      type Conn = {
+        query(sql: string): Promise<unknown>;
+        on(e: string, f: (x: never) => void): void;
+        removeListener(e: string, f: (x: never) => void): void;
+      };
+      let stopped = false;
+      /** The LISTEN connection and how to take our listeners off it (knex's own stay: they handle its end). */
+      let conn: { c: Conn; detach(): void } | undefined;
+      let pendingIds = new Set<string>();
+      let timer: NodeJS.Timeout | undefined;
+      const flushIds = () => {
+        timer = undefined;
+        const ids = [...pendingIds];
+        pendingIds = new Set();
+        if (ids.length > 0) handlers.reports(ids);
+      };
+      let retry: NodeJS.Timeout | undefined;
+      let reconnecting = false;
+      // Until it holds again, however long Postgres is away: without LISTEN every step of every session
+      // waits for the resync (60 s) instead of following its report within milliseconds. One loop at a
+      // time (a broken connection can say so more than once), or a second LISTEN connection would leak.
+      const attempt = (delayMs: number) => {
+        retry = setTimeout(() => {
+          retry = undefined;
+          if (stopped) return;
+          connect().then(
+            () => {
+              reconnecting = false;
+              if (!stopped) handlers.inventory(); // what changed while away
+            },
+            (err: unknown) => {
+              if (stopped) return;
+              const next = Math.min(delayMs * 2, 30_000);
+              log.warn({ err: String(err), retryInMs: next }, "LISTEN again failed");
+              attempt(next);
+            },
+          );
+        }, delayMs);
+      };
+      const reconnect = () => {
+        if (stopped || reconnecting) return;
+        reconnecting = true;
+        attempt(1000);
+      };
+      const release = (c: Conn) => db.client.releaseConnection(c).catch(() => {});
+      const connect = async (): Promise<void> => {
+        const c = (await db.client.acquireConnection()) as Conn;
+        const onNotification = (msg: { channel: string; payload?: string }) => {
+          if (msg.channel === "berth_inventory") handlers.inventory();
+          else if (msg.channel === "berth_session_reports" && msg.payload) {
+            pendingIds.add(msg.payload);
+            timer ??= setTimeout(flushIds, 5);
+          }
+        };
+        let detached = false;
+        const detach = () => {
+          if (detached) return;
+          detached = true;
+          c.removeListener("notification", onNotification as never);
+          c.removeListener("error", onError as never);
+        };
+        const onError = (err: Error) => {
+          log.warn({ err: String(err) }, "the worker's LISTEN connection failed; reconnecting");
+          detach();
+          if (conn?.c === c) conn = undefined;
+          void release(c);
+          reconnect();
+        };
+        c.on("notification", onNotification as never);
+        c.on("error", onError as never);
+        try {
+          await c.query("LISTEN berth_session_reports");
+          await c.query("LISTEN berth_inventory");
+        } catch (err) {
+          if (!detached) {
+            detach();
+            await release(c);
+          }
+          throw err;
+        }
+        if (stopped) {
+          detach();
+          await release(c);
+          return;
+        }
+        conn = { c, detach };
+      };
+      try {
+        await connect();
+      } catch (err) {
+        // Nobody will stop this listener: no loop may outlive the failed start.
+        stopped = true;
+        clearTimeout(retry);
+        throw err;
+      }
+      return async () => {
+        stopped = true;
+        clearTimeout(timer);
+        clearTimeout(retry);
+        const current = conn;
+        conn = undefined;
+        if (current) {
+          current.detach();
+          await current.c.query("UNLISTEN *").catch(() => {});
+          await db.client.releaseConnection(current.c);
+        }
+      };
+    },
+
+    purgeEvents: (olderThan) => purgeSessionEvents(db, olderThan),
+  };
+}

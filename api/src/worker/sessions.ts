@@ -1,0 +1,95 @@
+// The worker process's wiring: the session controllers (controllers/src/worker.ts) with their Postgres
+// store and a client per registered GPU cluster from its stored credential. Used by `npm start`, the
+// end-to-end tests and the bench; run alone with `node api/src/worker-main.ts` (npm run start:worker -w api).
+
+import { type RunningWorker, type SessionControllerOptions, startWorker } from "@berth/controllers";
+import { HttpKube, type KubeApi } from "@berth/controllers/kube";
+import type { Cluster } from "@berth/crds";
+import type { KubeConfig } from "@kubernetes/client-node";
+import type { Knex } from "knex";
+import type { Logger } from "pino";
+import { credentialToKubeConfig } from "../domain/clusters/credential.ts";
+import { ManagementStore } from "../domain/clusters/store.ts";
+import { billingWorkerRbac } from "../domain/credits/mirror.ts";
+import { type BillingWorkerOptions, billingWorkerLoop } from "./billing.ts";
+import { createWorkerStore } from "./sessionStore.ts";
+
+export interface SessionsWorkerOptions {
+  db: Knex;
+  /** The management cluster (the worker's own least-privilege credential). */
+  kubeConfig: KubeConfig;
+  log: Logger;
+  /** Where credential Secrets and the worker's Lease live. Default berth-system. */
+  controlPlaneNamespace?: string;
+  identity?: string;
+  /** Client connections per cluster: the real bound on dispatch throughput. Default 64. */
+  maxSockets?: number;
+  lease?: { durationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
+  options?: Partial<SessionControllerOptions>;
+  /** Billing's loop (api/src/worker/billingLoop.ts): pass interval and options; `false` leaves it out. */
+  billing?: false | Omit<BillingWorkerOptions, "db" | "kubeConfig" | "log">;
+}
+
+export async function startSessionsWorker(o: SessionsWorkerOptions): Promise<RunningWorker> {
+  const ns = o.controlPlaneNamespace ?? "berth-system";
+  const kube = new HttpKube(o.kubeConfig, { maxSockets: o.maxSockets ?? 64, userAgent: "berth-worker" });
+  const secrets = new ManagementStore(o.kubeConfig, ns);
+  const clusterClient = async (cluster: Cluster): Promise<KubeApi> => {
+    const cred = await secrets.readCredential(cluster.spec.credentialSecretRef);
+    return new HttpKube(credentialToKubeConfig(cred), { maxSockets: o.maxSockets ?? 64, userAgent: "berth-worker" });
+  };
+  return startWorker({
+    kube,
+    store: createWorkerStore(o.db, o.log),
+    clusterClient,
+    log: o.log,
+    ...(o.identity ? { identity: o.identity } : {}),
+    lease: { namespace: ns, name: "berth-worker", ...o.lease },
+    ...(o.options ? { options: o.options } : {}),
+    loops:
+      o.billing === false ? [] : [billingWorkerLoop({ db: o.db, kubeConfig: o.kubeConfig, log: o.log, ...o.billing })],
+  });
+}
+
+/** What the worker does in the management cluster, as RBAC rules (least privilege; RBAC is on in the bed). */
+export function workerRbac(controlPlaneNamespace = "berth-system") {
+  return {
+    cluster: [
+      { apiGroups: ["berth.dev"], resources: ["sessions"], verbs: ["get", "list", "watch", "delete"] },
+      { apiGroups: ["berth.dev"], resources: ["sessions/status"], verbs: ["get", "update", "patch"] },
+      {
+        apiGroups: ["berth.dev"],
+        resources: ["clusters", "offerings", "resourcepresets", "images", "volumes"],
+        verbs: ["get", "list", "watch"],
+      },
+      { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
+      ...billingWorkerRbac().cluster,
+    ],
+    namespaced: [
+      {
+        namespace: controlPlaneNamespace,
+        rules: [
+          { apiGroups: [""], resources: ["secrets"], verbs: ["get"] },
+          { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"] },
+        ],
+      },
+    ],
+  };
+}
+
+/** What the API does in the management cluster for sessions (on top of managementRbac()). */
+export function apiSessionsRbac() {
+  return {
+    cluster: [
+      { apiGroups: ["berth.dev"], resources: ["sessions"], verbs: ["get", "list", "create", "patch"] },
+      {
+        apiGroups: ["berth.dev"],
+        resources: ["offerings", "resourcepresets", "images", "resourcepolicies", "volumes"],
+        verbs: ["get", "list"],
+      },
+      { apiGroups: [""], resources: ["events"], verbs: ["list"] },
+      { apiGroups: [""], resources: ["namespaces"], verbs: ["create"] },
+    ],
+    namespaced: [],
+  };
+}
