@@ -15,18 +15,20 @@ import type { AnyInternalRoute } from "./internal/route.ts";
 import { allRoutes } from "./routes/index.ts";
 import { mountDocs } from "./routes/system/docs.ts";
 
+/** Requests whose handlers are still running: stop() waits for them before closing the pool. */
+export interface InFlight {
+  count: number;
+}
+
 export interface BuildAppOptions {
   /** Defaults to every route of the contract; tests add their own. */
   routes?: readonly RouteDef[];
+  /** Counts this app's running handlers (main.ts drains it at stop). */
+  inFlight?: InFlight;
 }
 
-/** Requests whose handlers are still running, per app: stop() waits for them before closing the pool. */
-export const inFlight = new WeakMap<Koa, { count: number }>();
-
-function baseApp(deps: Deps): Koa {
+function baseApp(deps: Deps, counter: InFlight = { count: 0 }): Koa {
   const app = new Koa();
-  const counter = { count: 0 };
-  inFlight.set(app, counter);
   // Outermost, and counted until the handler finishes, even when the client has already gone away.
   app.use(async (_ctx, next) => {
     counter.count += 1;
@@ -45,7 +47,7 @@ function baseApp(deps: Deps): Koa {
 }
 
 export function buildApp(deps: Deps, opts: BuildAppOptions = {}): Koa {
-  const app = baseApp(deps);
+  const app = baseApp(deps, opts.inFlight);
   app.use(corsMiddleware(deps.config.http.corsAllowOrigins));
   const router = new Router();
   mountRoutes(router, opts.routes ?? allRoutes, deps);
@@ -62,8 +64,11 @@ export function buildApp(deps: Deps, opts: BuildAppOptions = {}): Koa {
   return app;
 }
 
-export function buildInternalApp(deps: Deps, opts: { routes?: readonly AnyInternalRoute[] } = {}): Koa {
-  const app = baseApp(deps);
+export function buildInternalApp(
+  deps: Deps,
+  opts: { routes?: readonly AnyInternalRoute[]; inFlight?: InFlight } = {},
+): Koa {
+  const app = baseApp(deps, opts.inFlight);
   // Source ranges first (403 for anyone else), then the internal routes (api/src/internal/).
   app.use(internalGateMiddleware(deps.config.internal.allowCidrs, deps.log));
   const router = new Router();

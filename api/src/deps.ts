@@ -1,28 +1,39 @@
-// What every handler and domain function gets: built once in main.ts (or by a test), then injected.
+// What every handler and domain function gets: made once by buildDeps (api/src/buildDeps.ts) in main.ts
+// or by a test, then injected. Every service is a field here; none is made on the side.
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "pino";
+import type { Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db/knex.ts";
 import type { ClustersRuntime } from "./domain/clusters/runtime.ts";
+import type { BillingContext } from "./domain/credits/context.ts";
+import type { AuthServices } from "./domain/identity/services.ts";
+import type { AdmissionQueues } from "./domain/sessions/admissionQueues.ts";
+import type { SessionEventHub } from "./domain/sessions/eventHub.ts";
+import type { SessionsRuntime } from "./domain/sessions/runtime.ts";
 import type { Metrics } from "./http/metrics.ts";
 import type { Authenticator } from "./http/principal.ts";
-
-export interface Clock {
-  now(): Date;
-}
-
-export const systemClock: Clock = { now: () => new Date() };
 
 export interface Deps {
   config: Config;
   db: Db;
   log: Logger;
   clock: Clock;
-  /** Bearer token -> Principal (api/src/domain/identity/). */
+  /** Bearer token -> Principal (api/src/domain/identity/authenticator.ts). */
   authenticate: Authenticator;
+  /** Access tokens, password hashing and the sign-in throttle. */
+  auth: AuthServices;
   metrics: Metrics;
+  /** Credits: the ledger's context (charging, the door, running out) and its after-ingestion passes. */
+  credits: BillingContext;
+  /** The session events' LISTEN hub that SSE streams subscribe to. */
+  events: SessionEventHub;
+  /** Creates waiting at their organization's door (api/src/domain/sessions/admission.ts). */
+  admission: AdmissionQueues;
   /** Management cluster access (catalog custom resources); absent when BERTH_KUBECONFIG is unset. */
   kubeConfig?: KubeConfig;
-  /** Cluster registration, operator tokens and the internal plane (api/src/domain/clusters/runtime.ts); absent without a management cluster. */
+  /** Session resources and the catalog in the management cluster; absent without a management cluster. */
+  sessions?: SessionsRuntime;
+  /** Cluster registration, operator tokens and the internal plane; absent without a management cluster. */
   clusters?: ClustersRuntime;
 }

@@ -5,22 +5,20 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { configOrExit, runMain, stopOnSignals } from "@berth/controllers";
 import { KubeConfig } from "@kubernetes/client-node";
-import type Koa from "koa";
 import pino, { type Logger } from "pino";
-import { buildApp, buildInternalApp, inFlight } from "./app.ts";
+import { buildApp, buildInternalApp, type InFlight } from "./app.ts";
+import type { StartupTask } from "./bootstrap/task.ts";
+import { buildDeps } from "./buildDeps.ts";
+import { type Clock, systemClock } from "./clock.ts";
 import { type Config, ConfigError, parseConfig } from "./config.ts";
 import { connect, type Db, migrateLatest } from "./db/knex.ts";
-import { type Clock, type Deps, systemClock } from "./deps.ts";
+import type { Deps } from "./deps.ts";
 import { clustersOptionsFrom, createClustersRuntime } from "./domain/clusters/runtime.ts";
-import { billingOf } from "./domain/credits/context.ts";
 import { billingIdle } from "./domain/credits/kick.ts";
-import { createAuthenticator } from "./domain/identity/authenticator.ts";
-import { sessionEventHubOf } from "./domain/sessions/eventHub.ts";
 import { purgeExpiredIdempotencyKeys } from "./http/idempotency.ts";
-import { createMetrics } from "./http/metrics.ts";
 import type { Authenticator } from "./http/principal.ts";
 import type { RouteDef } from "./http/route.ts";
-import { type StartupTask, startupTasks } from "./startup.ts";
+import { startupTasks } from "./startup.ts";
 
 export interface StartApiOptions {
   config: Config;
@@ -70,8 +68,8 @@ function closeServer(server: Server): Promise<void> {
 
 const DRAIN_TIMEOUT_MS = 20_000;
 
-async function drain(apps: Koa[], timeoutMs: number, log: Logger): Promise<void> {
-  const running = () => apps.reduce((n, a) => n + (inFlight.get(a)?.count ?? 0), 0);
+async function drain(apps: InFlight[], timeoutMs: number, log: Logger): Promise<void> {
+  const running = () => apps.reduce((n, a) => n + a.count, 0);
   const deadline = Date.now() + timeoutMs;
   while (running() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   if (running() > 0) log.warn({ running: running() }, "requests still running at shutdown");
@@ -99,31 +97,26 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
       kubeConfig = new KubeConfig();
       kubeConfig.loadFromFile(config.kube.kubeconfigPath);
     }
-    const deps: Deps = {
-      config,
+    // Cluster registration and the internal plane need the management cluster (the signing key lives there).
+    const clusters = kubeConfig
+      ? await createClustersRuntime({ kubeConfig, db, clock, log, options: clustersOptionsFrom(config.clusters) })
+      : undefined;
+    const deps: Deps = buildDeps(config, {
       db,
       log,
       clock,
-      metrics: createMetrics(),
-      authenticate: opts.authenticate ?? createAuthenticator({ db, config, clock }),
+      ...(opts.authenticate ? { authenticate: opts.authenticate } : {}),
       ...(kubeConfig ? { kubeConfig } : {}),
-    };
-    // Cluster registration and the internal plane need the management cluster (the signing key lives there).
-    if (kubeConfig)
-      deps.clusters = await createClustersRuntime({
-        kubeConfig,
-        db,
-        clock,
-        log,
-        options: clustersOptionsFrom(config.clusters),
-      });
+      ...(clusters ? { clusters } : {}),
+    });
     for (const task of opts.startupTasks ?? startupTasks) {
       log.info({ task: task.name }, "start-up task");
       await task.run(deps);
     }
 
-    const app = buildApp(deps, opts.routes ? { routes: opts.routes } : {});
-    const apps = [app];
+    const publicInFlight: InFlight = { count: 0 };
+    const running = [publicInFlight];
+    const app = buildApp(deps, { inFlight: publicInFlight, ...(opts.routes ? { routes: opts.routes } : {}) });
     const publicServer = createServer(app.callback());
     // Slow clients must not hold sockets forever; generous enough for long polls and uploads of 1 MiB.
     publicServer.requestTimeout = 60_000;
@@ -135,8 +128,9 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
     let internalServer: Server | undefined;
     let internalUrl: string | undefined;
     if (config.internal.enabled) {
-      const internalApp = buildInternalApp(deps);
-      apps.push(internalApp);
+      const inFlight = { count: 0 };
+      running.push(inFlight);
+      const internalApp = buildInternalApp(deps, { inFlight });
       internalServer = createServer(internalApp.callback());
       const iaddr = await listen(internalServer, config.internal.host, config.internal.port);
       internalUrl = urlOf(config.internal.host, iaddr);
@@ -162,18 +156,18 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
         stopping ??= (async () => {
           clearInterval(purge);
           // Open event streams end first (their clients reconnect elsewhere): they would hold close().
-          await sessionEventHubOf(deps).close();
+          await deps.events.close();
           await Promise.all([
             closeServer(publicServer),
             internalServer ? closeServer(internalServer) : Promise.resolve(),
           ]);
           // A closed socket does not stop its handler: let running handlers finish before the pool goes.
-          await drain(apps, DRAIN_TIMEOUT_MS, log);
+          await drain(running, DRAIN_TIMEOUT_MS, log);
           // A billing pass the last usage batches asked for (domain/credits/kick.ts) still uses the pool; one cut
           // short loses nothing (the worker's sweep charges what it left), so it gets the same deadline.
           let deadline: NodeJS.Timeout | undefined;
           await Promise.race([
-            billingIdle(billingOf(deps)),
+            billingIdle(deps.credits),
             new Promise((r) => {
               deadline = setTimeout(r, DRAIN_TIMEOUT_MS);
             }),

@@ -13,11 +13,11 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import pino from "pino";
 import { buildApp } from "../../api/src/app.ts";
+import { buildDeps } from "../../api/src/buildDeps.ts";
 import { testConfig } from "../../api/src/config.ts";
 import { connect, migrateLatest } from "../../api/src/db/knex.ts";
 import { startPostgres } from "../../api/src/db/server.ts";
 import type { Deps } from "../../api/src/deps.ts";
-import { createAuthenticator } from "../../api/src/domain/identity/authenticator.ts";
 import { DEFAULT_ARGON2, describeParams, PasswordHasher } from "../../api/src/domain/identity/password.ts";
 import { createMetrics } from "../../api/src/http/metrics.ts";
 
@@ -61,14 +61,12 @@ try {
   let offsetMs = 0;
   const clock = { now: () => new Date(Date.now() + offsetMs) };
   const config = testConfig({ DATABASE_URL: pg.url, BERTH_ACCESS_TOKEN_TTL_SECONDS: "900" });
-  const deps: Deps = {
-    config,
+  const deps: Deps = buildDeps(config, {
     db,
     clock,
     log: pino({ level: "silent" }),
     metrics: createMetrics({ defaultMetrics: false }),
-    authenticate: createAuthenticator({ db, config, clock }),
-  };
+  });
   const server = createServer(buildApp(deps).callback());
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/auth/login`;

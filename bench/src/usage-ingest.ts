@@ -17,7 +17,6 @@ import { startPostgres } from "../../api/src/db/server.ts";
 import { OperatorTokens } from "../../api/src/domain/clusters/operator-token.ts";
 import type { ClustersRuntime } from "../../api/src/domain/clusters/runtime.ts";
 import { generateSigningKeyPem, signingKeyFromPem } from "../../api/src/domain/clusters/signing-key.ts";
-import { billingOf } from "../../api/src/domain/credits/context.ts";
 import { billingIdle } from "../../api/src/domain/credits/kick.ts";
 import { testDeps } from "../../api/src/http/http.test-support.ts";
 import { startInternalListener } from "../../api/src/internal/app.ts";
@@ -157,7 +156,7 @@ try {
   } finally {
     await plane.close();
     // The billing pass the last batches asked for still uses the pool.
-    await billingIdle(billingOf(deps));
+    await billingIdle(deps.credits);
     await db.destroy();
   }
 } finally {

@@ -1,8 +1,8 @@
 // Start-up tasks of the identity and catalog domains (listed in api/src/startup.ts).
 import type { Deps } from "../deps.ts";
-import type { StartupTask } from "../startup.ts";
 import { type BootstrapAdminResult, ensureBootstrapAdmin } from "./admin.ts";
 import { installDefaultCatalog } from "./catalog.ts";
+import type { StartupTask } from "./task.ts";
 
 export {
   BOOTSTRAP_ADMIN_MARKER,

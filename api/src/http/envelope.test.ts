@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testConfig } from "../config.ts";
 import { createTestDatabase, type TestDatabase } from "../db/db.test-support.ts";
-import { routes as systemRoutes } from "../routes/system/routes.ts";
+import { allRoutes } from "../routes/index.ts";
+import { systemRoutes } from "../routes/system/routes.ts";
 import { aPrincipal, fakeAuthenticator, startTestApi, type TestApi, testDeps } from "./http.test-support.ts";
 import { createWidgetTable, testRoutes } from "./layer-fixtures.test-support.ts";
 
@@ -30,7 +31,7 @@ describe("the error envelope", () => {
       config: testConfig({ BERTH_BODY_LIMIT_BYTES: "2048" }),
       authenticate: fakeAuthenticator({ alice, pending }),
     });
-    api = await startTestApi(deps, [...systemRoutes, ...testRoutes]);
+    api = await startTestApi(deps, [...systemRoutes(() => allRoutes), ...testRoutes]);
   });
   afterAll(async () => {
     await api?.stop();

@@ -5,8 +5,8 @@ import { randomFillSync } from "node:crypto";
 import type { Context, Middleware } from "koa";
 import type { Logger } from "pino";
 import { z } from "zod";
+import type { Clock } from "../clock.ts";
 import { isDatabaseUnreachable } from "../db/unreachable.ts";
-import type { Clock } from "../deps.ts";
 import { DomainError, ERROR_CODE_LIST, ERROR_CODES, type ErrorCode, type ErrorDetails } from "../errors.ts";
 
 export const REQUEST_ID_HEADER = "X-Request-Id";

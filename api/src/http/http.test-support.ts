@@ -4,11 +4,12 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import pino from "pino";
 import { buildApp } from "../app.ts";
+import { buildDeps, type DepsParts } from "../buildDeps.ts";
+import type { Clock } from "../clock.ts";
 import { type Config, testConfig } from "../config.ts";
 import type { Db } from "../db/knex.ts";
-import type { Clock, Deps } from "../deps.ts";
+import type { Deps } from "../deps.ts";
 import type { Principal } from "../domain/identity/principal.ts";
-import { sessionEventHubOf } from "../domain/sessions/eventHub.ts";
 import { TokenExpired, Unauthorized } from "../errors.ts";
 import { createMetrics } from "./metrics.ts";
 import type { Authenticator } from "./principal.ts";
@@ -52,15 +53,21 @@ export class TestClock implements Clock {
   }
 }
 
-export function testDeps(opts: { db: Db; config?: Config; clock?: Clock; authenticate?: Authenticator }): Deps {
-  return {
-    config: opts.config ?? testConfig(),
-    db: opts.db,
+/** Deps for a test, made by the process's own composition root (buildDeps); parts override its defaults. */
+export function testDeps(
+  opts: { db: Db; config?: Config; clock?: Clock; authenticate?: Authenticator } & Omit<
+    DepsParts,
+    "db" | "log" | "clock" | "authenticate"
+  >,
+): Deps {
+  const { config, authenticate, ...parts } = opts;
+  return buildDeps(config ?? testConfig(), {
     log: pino({ level: "silent" }),
-    clock: opts.clock ?? { now: () => new Date() },
-    authenticate: opts.authenticate ?? fakeAuthenticator({}),
+    clock: { now: () => new Date() },
     metrics: createMetrics({ defaultMetrics: false }),
-  };
+    authenticate: authenticate ?? fakeAuthenticator({}),
+    ...parts,
+  });
 }
 
 export interface TestApi {
@@ -88,7 +95,7 @@ export async function startTestApi(deps: Deps, routes?: readonly RouteDef[]): Pr
     },
     stop: async () => {
       // The event hub's streams end and its LISTEN connection goes back, or the pool could not close.
-      await sessionEventHubOf(deps).close();
+      await deps.events.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

@@ -8,7 +8,6 @@
 import { insertUsageSamples, type UsageSampleInput } from "../db/operations/inventory/insertUsageSamples.ts";
 import { sessionsOfCluster } from "../db/operations/sessions/workerQueries.ts";
 import type { Deps } from "../deps.ts";
-import { billingOf } from "../domain/credits/context.ts";
 import { billSoon } from "../domain/credits/kick.ts";
 import { Forbidden } from "../errors.ts";
 
@@ -28,6 +27,6 @@ export async function recordUsage(
   }
   const answer = await insertUsageSamples(deps.db, clusterId, samples);
   // Billing charges new samples once, off this request's path (api/src/domain/credits/kick.ts).
-  if (answer.accepted > 0) billSoon(billingOf(deps));
+  if (answer.accepted > 0) billSoon(deps.credits);
   return answer;
 }

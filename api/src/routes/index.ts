@@ -13,12 +13,13 @@ import { routes as organizations } from "./organizations/routes.ts";
 import { routes as projects } from "./projects/routes.ts";
 import { routes as queue } from "./queue/routes.ts";
 import { routes as sessions } from "./sessions/routes.ts";
-import { routes as system } from "./system/routes.ts";
+import { systemRoutes } from "./system/routes.ts";
 import { routes as usage } from "./usage/routes.ts";
 import { routes as users } from "./users/routes.ts";
 
 export const allRoutes: RouteDef[] = [
-  ...system,
+  // The system routes describe the contract, this list: they read it when asked, never before it exists.
+  ...systemRoutes(() => allRoutes),
   ...auth,
   ...users,
   ...organizations,

@@ -11,7 +11,7 @@ import { BillingContext, type BillingOptions, catalogOfferings } from "../domain
 import { WalletMirror } from "../domain/credits/mirror.ts";
 import type { PauseSession } from "../domain/credits/runningOut.ts";
 import { pauseSessionForSystem } from "../domain/sessions/pauseForSystem.ts";
-import { makeSessionsRuntime, setSessionsRuntime } from "../domain/sessions/runtime.ts";
+import { makeSessionsRuntime } from "../domain/sessions/runtime.ts";
 import { BillingLoop } from "./billingLoop.ts";
 
 /** The actor billing's own actions are recorded under. */
@@ -52,14 +52,14 @@ export function billingWorkerLoop(o: BillingWorkerOptions): BillingLoop {
   const clock = o.clock ?? { now: () => new Date() };
   const log = o.log.child({ component: "billing" });
   const kube = new HttpKube(o.kubeConfig, { maxSockets: 8, userAgent: "berth-worker-billing" });
-  // The sessions domain's functions take Deps; billing's loop uses the part they read.
-  const deps = { db: o.db, log, clock, kubeConfig: o.kubeConfig } as unknown as Deps;
-  setSessionsRuntime(deps, makeSessionsRuntime(kube));
+  const sessions = makeSessionsRuntime(kube);
+  // The sessions domain's functions take Deps; billing's loop gives the part they read.
+  const deps = { db: o.db, log, clock, kubeConfig: o.kubeConfig, sessions } as unknown as Deps;
   const billing = new BillingContext({
     db: o.db,
     clock,
     log,
-    offerings: catalogOfferings(deps),
+    offerings: catalogOfferings(sessions.catalog),
     ...(o.options ? { options: o.options } : {}),
   });
   return new BillingLoop({

@@ -1,12 +1,11 @@
 // Everything the clusters domain and the internal plane need beyond the common Deps, built once at
-// start-up (main.ts) or by a test: the management-cluster store, the operator-token signer (its key
+// start-up (main.ts, into deps.clusters) or by a test: the management-cluster store, the operator-token signer (its key
 // loaded from, or created in, the management cluster), the probe's settings and the live-work check.
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import type { Config } from "../../config.ts";
 import type { Db } from "../../db/knex.ts";
 import { hasLiveSessions } from "../../db/operations/clusters/hasLiveSessions.ts";
-import type { Deps } from "../../deps.ts";
 import { Unavailable } from "../../errors.ts";
 import type { ClusterCredential } from "./credential.ts";
 import { OPERATOR_TOKEN_TTL_SECONDS, OperatorTokens } from "./operator-token.ts";
@@ -108,7 +107,7 @@ export async function createClustersRuntime(input: CreateClustersRuntimeInput): 
 }
 
 /** The runtime from Deps; 503 when the process runs without a management cluster. */
-export function clustersOf(deps: Deps): ClustersRuntime {
+export function clustersOf(deps: { clusters?: ClustersRuntime | undefined }): ClustersRuntime {
   if (!deps.clusters)
     throw new Unavailable("cluster management is not configured (no management cluster: set BERTH_KUBECONFIG)");
   return deps.clusters;

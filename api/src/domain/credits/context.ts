@@ -1,9 +1,8 @@
-// What billing needs, injected (house style: options objects and injected time). Built once per Deps by
-// `billingOf(deps)`; tests and the bench build their own with `new BillingContext({...})`.
+// What billing needs, injected (house style: options objects and injected time). Made once per Deps by
+// buildDeps (deps.credits); the worker, tests and the bench build their own with `new BillingContext({...})`.
+import type { Offering } from "@berth/crds";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
-import type { Deps } from "../../deps.ts";
-import { sessionsRuntimeOf } from "../sessions/runtime.ts";
 
 /** An offering as billing reads it: its hourly rate (minor units, for its own GPU count) and GPU count. */
 export interface OfferingRate {
@@ -38,6 +37,8 @@ export class BillingContext {
   readonly log: Logger;
   readonly offerings: OfferingRates;
   readonly options: BillingOptions;
+  /** The after-ingestion pass of this context (kick.ts): one running, at most one asked for after it. */
+  readonly pass: { running: Promise<void> | undefined; again: boolean } = { running: undefined, again: false };
   constructor(o: {
     db: Knex;
     clock: { now(): Date };
@@ -54,30 +55,13 @@ export class BillingContext {
 }
 
 /** The live catalog's offerings, when this process has a management cluster (else: none, see charge.ts). */
-export function catalogOfferings(deps: Deps): OfferingRates {
+export function catalogOfferings(
+  catalog: { offering(name: string): Promise<Offering | undefined> } | undefined,
+): OfferingRates {
   return async (name) => {
-    let rt: ReturnType<typeof sessionsRuntimeOf>;
-    try {
-      rt = sessionsRuntimeOf(deps);
-    } catch {
-      return undefined; // no management cluster configured: the session's recorded rate applies
-    }
-    const o = await rt.catalog.offering(name);
+    // No management cluster configured: the session's recorded rate applies.
+    if (!catalog) return undefined;
+    const o = await catalog.offering(name);
     return o ? { hourlyCreditRate: o.spec.hourlyCreditRate, gpuCount: o.spec.gpuCount } : undefined;
   };
-}
-
-const contexts = new WeakMap<object, BillingContext>();
-
-export function setBilling(deps: Deps, b: BillingContext): void {
-  contexts.set(deps, b);
-}
-
-export function billingOf(deps: Deps): BillingContext {
-  let b = contexts.get(deps);
-  if (!b) {
-    b = new BillingContext({ db: deps.db, clock: deps.clock, log: deps.log, offerings: catalogOfferings(deps) });
-    contexts.set(deps, b);
-  }
-  return b;
 }

@@ -5,19 +5,12 @@
 import { billPendingUsage } from "./charge.ts";
 import type { BillingContext } from "./context.ts";
 
-const state = new WeakMap<BillingContext, { running: Promise<void> | undefined; again: boolean }>();
-
 export function billSoon(b: BillingContext): void {
-  let s = state.get(b);
-  if (!s) {
-    s = { running: undefined, again: false };
-    state.set(b, s);
-  }
-  if (s.running) {
-    s.again = true;
+  const st = b.pass;
+  if (st.running) {
+    st.again = true;
     return;
   }
-  const st = s;
   st.running = (async () => {
     do {
       st.again = false;
@@ -36,7 +29,7 @@ export function billSoon(b: BillingContext): void {
 /** Resolves when no pass is running (tests). */
 export async function billingIdle(b: BillingContext): Promise<void> {
   for (;;) {
-    const r = state.get(b)?.running;
+    const r = b.pass.running;
     if (!r) return;
     await r;
   }

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aGpuCluster } from "../../db/operations/sessions/sessions.test-support.ts";
 import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "../identity/auth.test-support.ts";
-import { makeSessionsRuntime, setSessionsRuntime } from "../sessions/runtime.ts";
+import { makeSessionsRuntime } from "../sessions/runtime.ts";
 import { expectLedgerInvariants } from "./credits.test-support.ts";
 import { FakeManagementCluster } from "./fakes.test-support.ts";
 
@@ -19,9 +19,8 @@ describe("a session refused for credits", () => {
   let orgId: string;
 
   beforeAll(async () => {
-    t = await startIdentityTestApi();
     kube = new FakeManagementCluster();
-    setSessionsRuntime(t.deps, makeSessionsRuntime(kube));
+    t = await startIdentityTestApi({ sessions: makeSessionsRuntime(kube) });
     superAdmin = await t.aUser({ superAdmin: true });
     admin = await t.aUser();
     member = await t.aUser();

@@ -14,10 +14,10 @@ import { findUserById } from "../../db/operations/users/findUserById.ts";
 import { insertUser } from "../../db/operations/users/insertUser.ts";
 import type { Deps } from "../../deps.ts";
 import { startTestApi, type TestApi, TestClock, testDeps } from "../../http/http.test-support.ts";
+import type { SessionsRuntime } from "../sessions/runtime.ts";
 import { createAuthenticator } from "./authenticator.ts";
 import { newId } from "./ids.ts";
 import { slugify } from "./organizations.ts";
-import { authServices } from "./services.ts";
 import { AccessTokens } from "./tokens.ts";
 
 export interface TestUser {
@@ -59,21 +59,22 @@ export interface IdentityTestApi {
 let counter = 0;
 const unique = () => `${Date.now().toString(36)}${(counter++).toString(36)}`;
 
-export async function startIdentityTestApi(opts: { kubeConfig?: KubeConfig } = {}): Promise<IdentityTestApi> {
+export async function startIdentityTestApi(
+  opts: { kubeConfig?: KubeConfig; sessions?: SessionsRuntime } = {},
+): Promise<IdentityTestApi> {
   const database = await createTestDatabase();
   const clock = new TestClock(new Date());
   const config = testConfig({ BERTH_ACCESS_TOKEN_TTL_SECONDS: "900" });
-  const deps: Deps = {
-    ...testDeps({
-      db: database.db,
-      config,
-      clock,
-      authenticate: createAuthenticator({ db: database.db, config, clock }),
-    }),
+  const deps: Deps = testDeps({
+    db: database.db,
+    config,
+    clock,
+    authenticate: createAuthenticator({ db: database.db, config, clock }),
     ...(opts.kubeConfig ? { kubeConfig: opts.kubeConfig } : {}),
-  };
+    ...(opts.sessions ? { sessions: opts.sessions } : {}),
+  });
   const api = await startTestApi(deps);
-  const { hasher, tokens } = authServices(deps);
+  const { hasher, tokens } = deps.auth;
   // One hash for every seeded user with the default password: seeding stays fast.
   const defaultPassword = "correct horse battery staple";
   const defaultHash = await hasher.hash(defaultPassword);

@@ -4,8 +4,8 @@
 // take effect on the next request in the process that made the change, and within the cache's lifetime
 // (5 s by default) on every other replica, never only when the token expires.
 import type { Knex } from "knex";
+import type { Clock } from "../../clock.ts";
 import type { Config } from "../../config.ts";
-import type { Clock } from "../../deps.ts";
 import { TokenExpired, Unauthorized } from "../../errors.ts";
 import { loadPrincipal, type PrincipalRecord } from "./loadPrincipal.ts";
 import type { TokenAuthenticator } from "./principal.ts";

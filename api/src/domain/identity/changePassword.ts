@@ -7,7 +7,6 @@ import type { Deps } from "../../deps.ts";
 import { Invalid, InvalidCredentials, NotFound, TooManyRequests, Unauthorized } from "../../errors.ts";
 import type { LoginResult } from "./login.ts";
 import type { Principal } from "./principal.ts";
-import { authServices } from "./services.ts";
 
 export const MIN_PASSWORD_LENGTH = 12;
 export const MAX_PASSWORD_LENGTH = 256;
@@ -19,11 +18,11 @@ export interface ChangePasswordInput {
 }
 
 export async function changePassword(
-  deps: Pick<Deps, "db" | "config" | "clock">,
+  deps: Pick<Deps, "db" | "config" | "clock" | "auth">,
   principal: Principal,
   input: ChangePasswordInput,
 ): Promise<LoginResult> {
-  const { hasher, tokens, throttle } = authServices(deps);
+  const { hasher, tokens, throttle } = deps.auth;
   const user = await findUserById(deps.db, principal.userId);
   if (!user) throw new NotFound("user", principal.userId);
 

@@ -6,7 +6,6 @@ import { updateUser } from "../../db/operations/users/updateUser.ts";
 import type { Deps } from "../../deps.ts";
 import { InvalidCredentials, TooManyRequests } from "../../errors.ts";
 import { normalizeEmail } from "./email.ts";
-import { authServices } from "./services.ts";
 
 export interface LoginInput {
   email: string;
@@ -22,8 +21,11 @@ export interface LoginResult {
   user: { id: string; email: string };
 }
 
-export async function login(deps: Pick<Deps, "db" | "config" | "clock">, input: LoginInput): Promise<LoginResult> {
-  const { hasher, tokens, throttle } = authServices(deps);
+export async function login(
+  deps: Pick<Deps, "db" | "config" | "clock" | "auth">,
+  input: LoginInput,
+): Promise<LoginResult> {
+  const { hasher, tokens, throttle } = deps.auth;
   const email = normalizeEmail(input.email);
 
   const attempt = await throttle.begin(email, input.source);

@@ -1,6 +1,6 @@
-// The auth services a request needs, built once per Deps (tests build their own Deps and get their own).
+// The auth services a request needs, made once per Deps by buildDeps (deps.auth).
+import type { Knex } from "knex";
 import type { Config } from "../../config.ts";
-import type { Clock, Deps } from "../../deps.ts";
 import { DEFAULT_ARGON2, PasswordHasher } from "./password.ts";
 import { LoginThrottle } from "./throttle.ts";
 import { AccessTokens } from "./tokens.ts";
@@ -11,12 +11,10 @@ export interface AuthServices {
   throttle: LoginThrottle;
 }
 
-/** One hasher per process: its dummy hash (for unknown emails) is made once. */
+/** One hasher per process: its dummy hash (for unknown emails) is made once, whatever the number of Deps. */
 const sharedHasher = new PasswordHasher(DEFAULT_ARGON2);
 
-const cache = new WeakMap<object, AuthServices>();
-
-export function accessTokensFor(config: Config, clock: Clock): AccessTokens {
+export function accessTokensFor(config: Config, clock: { now(): Date }): AccessTokens {
   return new AccessTokens({
     secret: config.auth.jwtSecret.reveal(),
     ttlSeconds: config.auth.accessTokenTtlSeconds,
@@ -24,15 +22,10 @@ export function accessTokensFor(config: Config, clock: Clock): AccessTokens {
   });
 }
 
-export function authServices(deps: Pick<Deps, "db" | "config" | "clock">): AuthServices {
-  let s = cache.get(deps);
-  if (!s) {
-    s = {
-      hasher: sharedHasher,
-      tokens: accessTokensFor(deps.config, deps.clock),
-      throttle: new LoginThrottle({ db: deps.db, clock: deps.clock }),
-    };
-    cache.set(deps, s);
-  }
-  return s;
+export function createAuthServices(o: { db: Knex; config: Config; clock: { now(): Date } }): AuthServices {
+  return {
+    hasher: sharedHasher,
+    tokens: accessTokensFor(o.config, o.clock),
+    throttle: new LoginThrottle({ db: o.db, clock: o.clock }),
+  };
 }

@@ -18,7 +18,7 @@
 // one NAT address are not refused because of each other's pending sign-ins. A spray can thus slip one
 // burst past those two limits, bounded by what argon2id lets the server verify in IN_FLIGHT_SECONDS.
 import type { Knex } from "knex";
-import type { Clock } from "../../deps.ts";
+import type { Clock } from "../../clock.ts";
 
 export interface ThrottleLimits {
   windowSeconds: number;

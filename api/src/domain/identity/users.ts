@@ -18,9 +18,8 @@ import { mapConstraintErrors } from "./errors.ts";
 import { newId } from "./ids.ts";
 import type { Principal } from "./principal.ts";
 import { canAdminOrganization, canManageUser, canSeeOrganization, canSeeUser, scopeOf } from "./scope.ts";
-import { authServices } from "./services.ts";
 
-type IdentityDeps = Pick<Deps, "db" | "config" | "clock">;
+type IdentityDeps = Pick<Deps, "db" | "config" | "clock" | "auth">;
 
 export interface UserWithMemberships {
   user: UserRow;
@@ -64,7 +63,7 @@ export async function createUser(
     throw new NotFound("organization", input.organizationId);
   }
 
-  const hash = await authServices(deps).hasher.hash(input.password);
+  const hash = await deps.auth.hasher.hash(input.password);
   const email = normalizeEmail(input.email);
   return mapConstraintErrors(
     () =>
@@ -208,7 +207,7 @@ export async function updateUser(
     if (input.disabled) changes.revokeTokens = true;
   }
   if (input.password !== undefined) {
-    changes.passwordHash = await authServices(deps).hasher.hash(input.password);
+    changes.passwordHash = await deps.auth.hasher.hash(input.password);
     changes.mustChangePassword = !self;
     changes.revokeTokens = true;
   }

@@ -8,8 +8,9 @@ import type { NewSessionRow } from "../../db/operations/sessions/insertSession.t
 import type { Deps } from "../../deps.ts";
 import { Unavailable } from "../../errors.ts";
 import { admitCreate, MAX_WAITING } from "./admission.ts";
+import { AdmissionQueues } from "./admissionQueues.ts";
 import type { QuotaRequest } from "./checkQuota.ts";
-import { type SessionsRuntime, setSessionsRuntime } from "./runtime.ts";
+import type { SessionsRuntime } from "./runtime.ts";
 
 /**
  * Deps whose database transactions and policy reads are the given functions; `batches` receives the size
@@ -20,12 +21,12 @@ function fakeDeps(
   transaction: () => Promise<never>,
   policies: () => Promise<unknown[]> = async () => [],
 ): Deps {
-  const deps = {
+  return {
     db: { transaction },
     metrics: { sessionAdmissionBatch: { observe: (n: number) => batches.push(n) } },
+    sessions: { catalog: { policies } } as unknown as SessionsRuntime,
+    admission: new AdmissionQueues(),
   } as unknown as Deps;
-  setSessionsRuntime(deps, { catalog: { policies } } as unknown as SessionsRuntime);
-  return deps;
 }
 const sum = (xs: number[]) => xs.reduce((a, x) => a + x, 0);
 const createIn = (deps: Deps) => (organizationId: string) =>

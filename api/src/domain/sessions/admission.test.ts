@@ -12,7 +12,7 @@ import { FakeManagementCluster } from "../credits/fakes.test-support.ts";
 import { ensureWallet } from "../credits/wallets.ts";
 import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "../identity/auth.test-support.ts";
 import { MAX_BATCH } from "./admission.ts";
-import { makeSessionsRuntime, sessionPath, setSessionsRuntime } from "./runtime.ts";
+import { makeSessionsRuntime, sessionPath } from "./runtime.ts";
 
 const H100 = "NVIDIA-H100-80GB-HBM3";
 // Ten minutes of h100 (4 credits/h), rounded up: the door's minimum run.
@@ -56,9 +56,8 @@ describe("creates decided together at an organization's door", () => {
   }
 
   beforeAll(async () => {
-    t = await startIdentityTestApi();
     kube = new FakeManagementCluster();
-    setSessionsRuntime(t.deps, makeSessionsRuntime(kube));
+    t = await startIdentityTestApi({ sessions: makeSessionsRuntime(kube) });
     orgs.credits = await anOrganization("Thin wallet", 8, 3n * TEN_MINUTES);
     orgs.gpus = await anOrganization("Five GPUs", 4, 1000n * TEN_MINUTES);
     orgs.own = await anOrganization("One eager person", 1, 1000n * TEN_MINUTES);

@@ -22,7 +22,6 @@ import { DEADLOCK_DETECTED, SERIALIZATION_FAILURE, sqlState } from "../../db/sql
 import { isDatabaseUnreachable } from "../../db/unreachable.ts";
 import type { Deps } from "../../deps.ts";
 import { isDomainError, Unavailable } from "../../errors.ts";
-import { billingOf } from "../credits/context.ts";
 import { openDoor } from "../credits/door.ts";
 import {
   doorRequest,
@@ -46,18 +45,13 @@ interface Waiting {
   reject: (e: unknown) => void;
 }
 
-const queues = new WeakMap<object, Map<string, Waiting[]>>();
-
 /**
  * Lets one create through its organization's door: resolves with the inserted row, or rejects with the
  * door's refusal (QuotaExceeded) or the failure of its transaction.
  */
 export function admitCreate(deps: Deps, req: QuotaRequest, row: NewSessionRow): Promise<SessionRow> {
-  let byOrg = queues.get(deps);
-  if (!byOrg) {
-    byOrg = new Map();
-    queues.set(deps, byOrg);
-  }
+  // The queues hold only this file's Waiting entries (admissionQueues.ts cannot name the type).
+  const byOrg = deps.admission.byOrganization as Map<string, Waiting[]>;
   const queue = byOrg.get(req.organizationId);
   if (queue && queue.length >= MAX_WAITING)
     return Promise.reject(
@@ -75,8 +69,8 @@ export function admitCreate(deps: Deps, req: QuotaRequest, row: NewSessionRow): 
     }
     // No batch in flight for this organization: this one starts the loop, which runs until no one waits.
     const mine: Waiting[] = [w];
-    (byOrg as Map<string, Waiting[]>).set(req.organizationId, mine);
-    void drain(deps, byOrg as Map<string, Waiting[]>, req.organizationId, mine);
+    byOrg.set(req.organizationId, mine);
+    void drain(deps, byOrg, req.organizationId, mine);
   });
 }
 
@@ -167,7 +161,7 @@ async function decideBatch(
     }
     return (await v) + (added.get(key) ?? 0);
   };
-  const door = await openDoor(billingOf(deps), tx, organizationId);
+  const door = await openDoor(deps.credits, tx, organizationId);
 
   const outcomes: (NewSessionRow | Error)[] = [];
   for (const { req, row } of batch) {

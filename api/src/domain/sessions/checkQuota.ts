@@ -19,7 +19,6 @@ import { lockOrganizationDoor } from "../../db/operations/sessions/lockOrganizat
 import { ENDED_PHASES } from "../../db/operations/sessions/types.ts";
 import type { Deps } from "../../deps.ts";
 import { QuotaExceeded } from "../../errors.ts";
-import { billingOf } from "../credits/context.ts";
 import { assessStart, type DoorRequest } from "../credits/door.ts";
 import type { Principal } from "../identity/principal.ts";
 import { sessionsRuntimeOf } from "./runtime.ts";
@@ -165,7 +164,7 @@ async function sharedRefusal(
   req: QuotaRequest,
 ): Promise<QuotaExceeded | undefined> {
   const gpus = await sharedGpuRefusal(policies, req, (scope) => liveGpusOf(db, scope));
-  return gpus ?? (await assessStart(billingOf(deps), db, doorRequest(req))).refusal;
+  return gpus ?? (await assessStart(deps.credits, db, doorRequest(req))).refusal;
 }
 
 /** A project's or an organization's GPUs held or waited for by its live sessions. */

@@ -165,14 +165,3 @@ export class SessionEventHub {
     await this.#release();
   }
 }
-
-const hubs = new WeakMap<object, SessionEventHub>();
-
-export function sessionEventHubOf(deps: { db: Knex; log: Logger }): SessionEventHub {
-  let h = hubs.get(deps);
-  if (!h) {
-    h = new SessionEventHub(deps.db, deps.log);
-    hubs.set(deps, h);
-  }
-  return h;
-}

@@ -1,8 +1,9 @@
-// What the sessions domain needs beyond the common Deps, built lazily once per Deps: a client for the
-// management cluster (Session resources, catalog reads, Kubernetes Events) and a short-lived cache of
-// catalog objects (a burst of creates reads the same three objects thousands of times).
+// What the sessions domain needs beyond the common Deps, made once by buildDeps (deps.sessions) when the
+// process has a management cluster: a client for it (Session resources, catalog reads, Kubernetes
+// Events) and a short-lived cache of catalog objects (a burst of creates reads the same three objects
+// thousands of times).
 
-import { HttpKube, type KubeApi, KubeError } from "@berth/controllers/kube";
+import { type KubeApi, KubeError } from "@berth/controllers/kube";
 import {
   type Image,
   ImageKind,
@@ -17,7 +18,6 @@ import {
   type Volume,
   VolumeKind,
 } from "@berth/crds";
-import type { Deps } from "../../deps.ts";
 import { Unavailable } from "../../errors.ts";
 
 export const SESSIONS_PATH = `/apis/${SessionKind.group}/${SessionKind.version}`;
@@ -33,22 +33,11 @@ export interface SessionsRuntime {
   ensureNamespace(namespace: string): Promise<void>;
 }
 
-const runtimes = new WeakMap<object, SessionsRuntime>();
-
-/** Tests and bench inject their own runtime for a Deps. */
-export function setSessionsRuntime(deps: Deps, rt: SessionsRuntime): void {
-  runtimes.set(deps, rt);
-}
-
-export function sessionsRuntimeOf(deps: Deps): SessionsRuntime {
-  const existing = runtimes.get(deps);
-  if (existing) return existing;
-  if (!deps.kubeConfig)
+/** The runtime from Deps; 503 when the process runs without a management cluster. */
+export function sessionsRuntimeOf(deps: { sessions?: SessionsRuntime | undefined }): SessionsRuntime {
+  if (!deps.sessions)
     throw new Unavailable("sessions need the management cluster, and none is configured (BERTH_KUBECONFIG)");
-  const kube = new HttpKube(deps.kubeConfig, { maxSockets: 64, userAgent: "berth-api" });
-  const rt = makeSessionsRuntime(kube);
-  runtimes.set(deps, rt);
-  return rt;
+  return deps.sessions;
 }
 
 export function makeSessionsRuntime(kube: KubeApi): SessionsRuntime {

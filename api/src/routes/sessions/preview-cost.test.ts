@@ -8,7 +8,7 @@ import { aGpuCluster } from "../../db/operations/sessions/sessions.test-support.
 import { expectLedgerInvariants } from "../../domain/credits/credits.test-support.ts";
 import { FakeManagementCluster } from "../../domain/credits/fakes.test-support.ts";
 import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "../../domain/identity/auth.test-support.ts";
-import { makeSessionsRuntime, setSessionsRuntime } from "../../domain/sessions/runtime.ts";
+import { makeSessionsRuntime } from "../../domain/sessions/runtime.ts";
 
 const offeringPath = (name: string) =>
   `/apis/${OfferingKind.group}/${OfferingKind.version}/${OfferingKind.plural}/${name}`;
@@ -29,8 +29,8 @@ describe("previewing a session's cost and whether it could start", () => {
   let projectId: string;
 
   beforeAll(async () => {
-    t = await startIdentityTestApi();
     kube = new FakeManagementCluster();
+    t = await startIdentityTestApi({ sessions: makeSessionsRuntime(kube) });
     // A one-GPU preset on a three-GPU offering: a third of its rate, 333,333.3… units an hour.
     kube.objects.set(
       offeringPath("h100x3"),
@@ -53,7 +53,6 @@ describe("previewing a session's cost and whether it could start", () => {
         { displayName: "B200", gpuModel: "NVIDIA-B200", tier: "premium", hourlyCreditRate: "9000000" },
       ),
     );
-    setSessionsRuntime(t.deps, makeSessionsRuntime(kube));
     superAdmin = await t.aUser({ superAdmin: true });
     admin = await t.aUser();
     member = await t.aUser();

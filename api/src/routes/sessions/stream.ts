@@ -16,7 +16,6 @@ import { firstSessionEventSeq, listSessionEventsAfter } from "../../db/operation
 import type { SessionEventRow } from "../../db/operations/sessions/types.ts";
 import type { Deps } from "../../deps.ts";
 import type { Principal } from "../../domain/identity/principal.ts";
-import { sessionEventHubOf } from "../../domain/sessions/eventHub.ts";
 import { viewOfPayload } from "../../domain/sessions/events.ts";
 import { canSeeSession } from "../../domain/sessions/visibility.ts";
 import { Invalid, isDomainError } from "../../errors.ts";
@@ -106,7 +105,7 @@ async function stream(
   ctx.req.on("close", close);
   res.on("close", close);
 
-  const hub = sessionEventHubOf(deps);
+  const hub = deps.events;
   const unsubscribe = await hub.subscribe({
     deliver: (row: SessionEventRow) => (replaying ? held.push(row) : send(row)),
     close: () => {

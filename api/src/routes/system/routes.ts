@@ -16,28 +16,30 @@ export const healthz = defineRoute({
   handler: async (_) => ({ status: 200, body: { status: "ok" } }),
 });
 
-let cached: Record<string, unknown> | undefined;
+/** The description of `contract()`: every route, this one included, so the list is given late. */
+export function openApiRoute(contract: () => readonly RouteDef[]): RouteDef {
+  let cached: Record<string, unknown> | undefined;
+  return defineRoute({
+    method: "get",
+    path: "/api/v1/openapi.json",
+    operationId: "getOpenApi",
+    tags: ["system"],
+    summary: "This API's OpenAPI 3.1 description (the same as api/openapi.json in the repository)",
+    auth: "public",
+    selfContained: true,
+    responses: { 200: OpenApiDocument },
+    handler: async (_) => {
+      // Built at the first request: the document generator is loaded only by those who ask.
+      if (!cached) {
+        const { buildOpenApiDocument } = await import("../../http/openapi.ts");
+        cached = buildOpenApiDocument(contract()) as unknown as Record<string, unknown>;
+      }
+      return { status: 200, body: cached };
+    },
+  });
+}
 
-export const getOpenApi = defineRoute({
-  method: "get",
-  path: "/api/v1/openapi.json",
-  operationId: "getOpenApi",
-  tags: ["system"],
-  summary: "This API's OpenAPI 3.1 description (the same as api/openapi.json in the repository)",
-  auth: "public",
-  selfContained: true,
-  responses: { 200: OpenApiDocument },
-  handler: async (_) => {
-    // Imported late: the contract lists this very route, so a static import would be circular.
-    if (!cached) {
-      const [{ contractRoutes }, { buildOpenApiDocument }] = await Promise.all([
-        import("../../contract.ts"),
-        import("../../http/openapi.ts"),
-      ]);
-      cached = buildOpenApiDocument(contractRoutes) as unknown as Record<string, unknown>;
-    }
-    return { status: 200, body: cached };
-  },
-});
-
-export const routes: RouteDef[] = [healthz, getOpenApi];
+/** The system routes, given the whole contract (for the description). */
+export function systemRoutes(contract: () => readonly RouteDef[]): RouteDef[] {
+  return [healthz, openApiRoute(contract)];
+}

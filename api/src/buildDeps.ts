@@ -1,0 +1,68 @@
+// The API process's composition root: the one place its services are made. main.ts (startApi) calls it
+// once; tests call it through http.test-support.ts' testDeps. What needs the management cluster is made
+// only when a KubeConfig is given; the clusters runtime (async: it loads the signing key) comes built.
+import { HttpKube } from "@berth/controllers/kube";
+import type { KubeConfig } from "@kubernetes/client-node";
+import type { Logger } from "pino";
+import { type Clock, systemClock } from "./clock.ts";
+import type { Config } from "./config.ts";
+import type { Db } from "./db/knex.ts";
+import type { Deps } from "./deps.ts";
+import type { ClustersRuntime } from "./domain/clusters/runtime.ts";
+import { BillingContext, type BillingOptions, catalogOfferings, type OfferingRates } from "./domain/credits/context.ts";
+import { createAuthenticator } from "./domain/identity/authenticator.ts";
+import { createAuthServices } from "./domain/identity/services.ts";
+import { AdmissionQueues } from "./domain/sessions/admissionQueues.ts";
+import { SessionEventHub } from "./domain/sessions/eventHub.ts";
+import { makeSessionsRuntime, type SessionsRuntime } from "./domain/sessions/runtime.ts";
+import { createMetrics, type Metrics } from "./http/metrics.ts";
+import type { Authenticator } from "./http/principal.ts";
+
+export interface DepsParts {
+  db: Db;
+  log: Logger;
+  clock?: Clock;
+  /** Default: the identity domain's token verification against Postgres. */
+  authenticate?: Authenticator;
+  /** Default: a fresh registry with the process's default metrics. */
+  metrics?: Metrics;
+  /** The management cluster: sessions (and with them the catalog's offering rates) need it. */
+  kubeConfig?: KubeConfig;
+  /** Default: made from kubeConfig when there is one. Tests give one over a fake management cluster. */
+  sessions?: SessionsRuntime;
+  clusters?: ClustersRuntime;
+  /** Default: the live catalog's offerings through `sessions`. */
+  offerings?: OfferingRates;
+  creditsOptions?: Partial<BillingOptions>;
+}
+
+export function buildDeps(config: Config, parts: DepsParts): Deps {
+  const { db, log } = parts;
+  const clock = parts.clock ?? systemClock;
+  const sessions =
+    parts.sessions ??
+    (parts.kubeConfig
+      ? makeSessionsRuntime(new HttpKube(parts.kubeConfig, { maxSockets: 64, userAgent: "berth-api" }))
+      : undefined);
+  return {
+    config,
+    db,
+    log,
+    clock,
+    authenticate: parts.authenticate ?? createAuthenticator({ db, config, clock }),
+    auth: createAuthServices({ db, config, clock }),
+    metrics: parts.metrics ?? createMetrics(),
+    credits: new BillingContext({
+      db,
+      clock,
+      log,
+      offerings: parts.offerings ?? catalogOfferings(sessions?.catalog),
+      ...(parts.creditsOptions ? { options: parts.creditsOptions } : {}),
+    }),
+    events: new SessionEventHub(db, log),
+    admission: new AdmissionQueues(),
+    ...(parts.kubeConfig ? { kubeConfig: parts.kubeConfig } : {}),
+    ...(sessions ? { sessions } : {}),
+    ...(parts.clusters ? { clusters: parts.clusters } : {}),
+  };
+}
