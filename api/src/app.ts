@@ -1,10 +1,10 @@
 // The Koa apps. buildApp: the public listener (/api/v1, /healthz, /metrics). buildInternalApp: the
 // operator plane (/internal, /.well-known), only started when configuration opens it.
 
-import { serveConsole } from "@berth/console";
 import Router from "@koa/router";
 import Koa from "koa";
 import type { Deps } from "./deps.ts";
+import { serveConsole } from "./http/console.ts";
 import { corsMiddleware } from "./http/cors.ts";
 import { errorEnvelopeMiddleware, requestIdMiddleware } from "./http/envelope.ts";
 import { metricsMiddleware } from "./http/metrics.ts";
@@ -60,7 +60,7 @@ export function buildApp(deps: Deps, opts: BuildAppOptions = {}): Koa {
   // Sets 405 + Allow (and 501 for methods nobody serves); the envelope middleware turns it into the envelope.
   app.use(router.allowedMethods());
   // The built console at `/`: its assets and index.html for deep links; never /api, /healthz, /metrics.
-  app.use(serveConsole());
+  app.use(serveConsole({ dist: deps.config.console.dir }));
   return app;
 }
 

@@ -2,6 +2,7 @@
 // process.env in; nothing below main.ts reads it). Every problem is reported together, and secrets are
 // wrapped so they never print by accident.
 import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { parseCidr } from "./internal/cidr.ts";
 
@@ -97,6 +98,11 @@ const Env = z.object({
   BERTH_BOOTSTRAP_PASSWORD: secret(12).optional(),
   /** kubeconfig of the management cluster (catalog custom resources); unset = none / in-cluster later. */
   BERTH_KUBECONFIG: KubeconfigPath.optional(),
+  /** The console's built files, served at `/`. Default: console/dist of this repository (npm start builds it). */
+  BERTH_CONSOLE_DIR: z
+    .string()
+    .min(1)
+    .default(fileURLToPath(new URL("../../console/dist", import.meta.url))),
   /** Origins allowed to call the API from a browser. Empty = no CORS headers (the console is same-origin). */
   BERTH_CORS_ALLOW_ORIGINS: list.default([]),
   BERTH_BODY_LIMIT_BYTES: z.coerce
@@ -152,6 +158,8 @@ export interface Config {
   };
   kube: { kubeconfigPath?: string };
   http: { corsAllowOrigins: string[]; bodyLimitBytes: number; validateResponses: boolean };
+  /** Where the console's built files are (the API serves them; it does not build them). */
+  console: { dir: string };
   idempotency: { retentionSeconds: number; inFlightTimeoutSeconds: number };
   internal: { host: string; port: number; allowCidrs: string[]; enabled: boolean };
   clusters: {
@@ -206,6 +214,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       bodyLimitBytes: e.BERTH_BODY_LIMIT_BYTES,
       validateResponses: e.BERTH_VALIDATE_RESPONSES,
     },
+    console: { dir: e.BERTH_CONSOLE_DIR },
     idempotency: {
       retentionSeconds: Math.round(e.BERTH_IDEMPOTENCY_RETENTION_HOURS * 3600),
       inFlightTimeoutSeconds: e.BERTH_IDEMPOTENCY_INFLIGHT_TIMEOUT_SECONDS,

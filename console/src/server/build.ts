@@ -1,4 +1,4 @@
-// Builds the console with Vite into console/dist, which the API serves at `/` (serve.ts). `npm start` and
+// Builds the console with Vite into console/dist, which the API serves at `/` (api/src/http/console.ts). `npm start` and
 // `npm test` call ensureConsoleBuilt() so a fresh clone never serves a missing or stale console:
 //
 //   node console/src/server/build.ts           build when dist is missing or older than a source file

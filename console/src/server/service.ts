@@ -1,5 +1,5 @@
 // The console's place in `npm start` (e2e/src/start/main.ts SERVICES): build the console when it is
-// missing or stale, before anyone opens it. The API process serves it (serve.ts); this service runs no
+// missing or stale, before anyone opens it. The API process serves its files (api/src/http/console.ts); this service runs no
 // process of its own. Shaped like e2e's Service without importing e2e (console must not depend on it).
 import { ensureConsoleBuilt } from "./build.ts";
 

@@ -117,7 +117,8 @@ const apiService: Service = {
     const kubeconfig = join(ctx.dataDir, "api-kubeconfig.yaml");
     writeFileSync(kubeconfig, cred.kubeconfig, { mode: 0o600 });
 
-    ensureConsoleBuilt({ log: ctx.log });
+    // The console is built here; the API serves the built files from that folder.
+    const consoleBuild = ensureConsoleBuilt({ log: ctx.log });
     const port = process.env.BERTH_API_PORT ?? "8080";
     const config = parseConfig({
       ...process.env,
@@ -130,6 +131,7 @@ const apiService: Service = {
       BERTH_INTERNAL_PORT: process.env.BERTH_INTERNAL_PORT ?? "8081",
       BERTH_INTERNAL_ALLOW_CIDRS: "127.0.0.0/8",
       BERTH_LOG_LEVEL: logLevel,
+      BERTH_CONSOLE_DIR: consoleBuild.dist,
     });
     api = await startApi({ config, log: pino({ level: logLevel, base: { service: "berth-api" } }) });
     const running = api;

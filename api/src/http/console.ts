@@ -1,12 +1,13 @@
-// Serves the built console from the API process: static assets from console/dist and the SPA fallback
-// (index.html for deep links such as /sessions/abc), without ever shadowing the API's own paths.
+// Serves the built console from the API process: static assets from a directory (the console's build,
+// config.console.dir) and the SPA fallback (index.html for deep links such as /sessions/abc), without
+// ever shadowing the API's own paths. The API knows the console only as files: whoever builds them
+// (npm start, `npm run build -w console`, an image build) puts them there.
 //
-// A plain (ctx, next) middleware shaped like Koa's, so the console package needs no Koa dependency:
-//   app.use(serveConsole());   // in api/src/app.ts, after the router
+// A plain (ctx, next) middleware shaped like Koa's:
+//   app.use(serveConsole({ dist }));   // in api/src/app.ts, after the router
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { extname, join, normalize, sep } from "node:path";
-import { CONSOLE_DIST } from "./build.ts";
 
 /** The part of Koa's context this middleware uses. */
 export interface ConsoleContext {
@@ -20,8 +21,8 @@ export interface ConsoleContext {
 }
 
 export interface ServeConsoleOptions {
-  /** Folder of the build; default console/dist. */
-  dist?: string;
+  /** Folder of the build. */
+  dist: string;
   /** Paths that belong to the API and are never answered by the console. */
   reserved?: readonly string[];
 }
@@ -66,8 +67,8 @@ export function isReservedPath(path: string, reserved: readonly string[] = RESER
   return reserved.some((p) => path === p || path.startsWith(`${p}/`) || path.startsWith(`${p}?`));
 }
 
-export function serveConsole(opts: ServeConsoleOptions = {}) {
-  const dist = normalize(opts.dist ?? CONSOLE_DIST);
+export function serveConsole(opts: ServeConsoleOptions) {
+  const dist = normalize(opts.dist);
   const reserved = opts.reserved ?? RESERVED_PREFIXES;
   const cache = new Map<string, CachedFile>();
 

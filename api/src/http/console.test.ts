@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ConsoleContext, serveConsole } from "./serve.ts";
+import { type ConsoleContext, serveConsole } from "./console.ts";
 
 let dist: string;
 beforeAll(() => {
