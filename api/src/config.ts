@@ -234,15 +234,3 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     },
   };
 }
-
-/** A complete config for tests and tools: parseConfig over a minimal environment plus overrides. */
-export function testConfig(env: Record<string, string | undefined> = {}): Config {
-  return parseConfig({
-    DATABASE_URL: "postgres://berth:berth@127.0.0.1:5432/berth",
-    BERTH_JWT_SECRET: "test-secret-test-secret-test-secret!!",
-    BERTH_LOG_LEVEL: "silent",
-    BERTH_API_HOST: "127.0.0.1",
-    BERTH_API_PORT: "0",
-    ...env,
-  });
-}

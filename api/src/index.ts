@@ -1,6 +1,6 @@
 // The @berth/api package: what other workspaces (e2e's `npm start`, the console's types) use.
 
-export { type Config, ConfigError, parseConfig, Secret, testConfig } from "./config.ts";
+export { type Config, ConfigError, parseConfig, Secret } from "./config.ts";
 export { contractRoutes } from "./contract.ts";
 export { type PostgresServer, startPostgres } from "./db/server.ts";
 export { ERROR_CODES, type ErrorCode } from "./errors.ts";

@@ -14,7 +14,7 @@ import { parseArgs } from "node:util";
 import pino from "pino";
 import { buildApp } from "../../api/src/app.ts";
 import { buildDeps } from "../../api/src/buildDeps.ts";
-import { testConfig } from "../../api/src/config.ts";
+import { testConfig } from "../../api/src/config.test-support.ts";
 import { connect, migrateLatest } from "../../api/src/db/knex.ts";
 import { startPostgres } from "../../api/src/db/server.ts";
 import type { Deps } from "../../api/src/deps.ts";

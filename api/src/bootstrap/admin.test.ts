@@ -1,6 +1,6 @@
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testConfig } from "../config.ts";
+import { testConfig } from "../config.test-support.ts";
 import { createTestDatabase, type TestDatabase } from "../db/db.test-support.ts";
 import { type RunningApi, startApi } from "../main.ts";
 import { ensureBootstrapAdmin } from "./admin.ts";

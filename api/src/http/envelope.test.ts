@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testConfig } from "../config.ts";
+import { testConfig } from "../config.test-support.ts";
 import { createTestDatabase, type TestDatabase } from "../db/db.test-support.ts";
 import { allRoutes } from "../routes/index.ts";
 import { systemRoutes } from "../routes/system/routes.ts";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { testConfig } from "../config.ts";
+import { testConfig } from "../config.test-support.ts";
 import { createTestDatabase, type TestDatabase } from "../db/db.test-support.ts";
 import { aPrincipal, fakeAuthenticator, startTestApi, type TestApi, TestClock, testDeps } from "./http.test-support.ts";
 import { canonicalJson, claimIdempotencyKey, purgeExpiredIdempotencyKeys } from "./idempotency.ts";

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { createLocalJWKSet, generateKeyPair, jwtVerify, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testConfig } from "../../../api/src/config.ts";
+import { testConfig } from "../../../api/src/config.test-support.ts";
 import { loadOrCreateSigningKey, SIGNING_KEY_SECRET } from "../../../api/src/domain/clusters/signing-key.ts";
 import { type InternalListener, startInternalListener } from "../../../api/src/internal/app.ts";
 import { startApi } from "../../../api/src/main.ts";

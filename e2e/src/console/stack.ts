@@ -3,7 +3,7 @@
 // (e2e/src/sessions/harness.ts) plus each GPU cluster's gateway (startSessionGateways). Every piece is
 // the other workspaces' own start function.
 import { ensureConsoleBuilt } from "@berth/console";
-import { testConfig } from "../../../api/src/config.ts";
+import { testConfig } from "../../../api/src/config.test-support.ts";
 import { createTestDatabase, type TestDatabase } from "../../../api/src/db/db.test-support.ts";
 import { type RunningApi, startApi } from "../../../api/src/main.ts";
 import { type RunningGateway, selfSignedCertificate } from "../../../operator/src/gateway/index.ts";

@@ -2,7 +2,7 @@
 // clock the test owns, and builders for users, organizations, projects and memberships.
 import type { KubeConfig } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { testConfig } from "../../config.ts";
+import { testConfig } from "../../config.test-support.ts";
 import { createTestDatabase, type TestDatabase } from "../../db/db.test-support.ts";
 import type { MembershipRole } from "../../db/operations/memberships/types.ts";
 import { upsertMembership } from "../../db/operations/memberships/upsertMembership.ts";
