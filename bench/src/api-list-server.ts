@@ -3,11 +3,11 @@
 // Prints its URL on the first line of stdout; stops on SIGTERM.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { parseConfig } from "@berth/api/config";
+import { connect } from "@berth/api/db/knex";
+import { AccessTokens } from "@berth/api/identity/tokens";
+import { startApi } from "@berth/api/main";
 import Koa from "koa";
-import { parseConfig } from "../../api/src/config.ts";
-import { connect } from "../../api/src/db/knex.ts";
-import { AccessTokens } from "../../api/src/domain/identity/tokens.ts";
-import { startApi } from "../../api/src/main.ts";
 
 const mode = process.argv[2];
 const env = { ...process.env, BERTH_API_HOST: "127.0.0.1", BERTH_API_PORT: "0", BERTH_LOG_LEVEL: "warn" };

@@ -17,9 +17,9 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { connect, migrateLatest } from "../../api/src/db/knex.ts";
-import { startPostgres } from "../../api/src/db/server.ts";
-import { AccessTokens } from "../../api/src/domain/identity/tokens.ts";
+import { connect, migrateLatest } from "@berth/api/db/knex";
+import { startPostgres } from "@berth/api/db/server";
+import { AccessTokens } from "@berth/api/identity/tokens";
 import { cpuSeconds, cpuSecondsWithChildren } from "../../e2e/src/testbed/procfs.ts";
 
 interface CannonResult {

@@ -11,17 +11,17 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { billPendingUsage } from "@berth/api/credits/charge";
+import { BillingContext } from "@berth/api/credits/context";
+import { grantToOrganization } from "@berth/api/credits/grant";
+import { checkLedgerInvariants } from "@berth/api/credits/invariants";
+import { transfer } from "@berth/api/credits/ledger";
+import { ensureWallet } from "@berth/api/credits/wallets";
+import { connect, type Db, migrateLatest } from "@berth/api/db/knex";
+import { insertUsageSamples } from "@berth/api/db/operations/inventory/insertUsageSamples";
+import { insertTransactions } from "@berth/api/db/operations/ledger/insertTransactions";
+import { startPostgres } from "@berth/api/db/server";
 import pino from "pino";
-import { connect, type Db, migrateLatest } from "../../api/src/db/knex.ts";
-import { insertUsageSamples } from "../../api/src/db/operations/inventory/insertUsageSamples.ts";
-import { insertTransactions } from "../../api/src/db/operations/ledger/insertTransactions.ts";
-import { startPostgres } from "../../api/src/db/server.ts";
-import { billPendingUsage } from "../../api/src/domain/credits/charge.ts";
-import { BillingContext } from "../../api/src/domain/credits/context.ts";
-import { grantToOrganization } from "../../api/src/domain/credits/grant.ts";
-import { checkLedgerInvariants } from "../../api/src/domain/credits/invariants.ts";
-import { transfer } from "../../api/src/domain/credits/ledger.ts";
-import { ensureWallet } from "../../api/src/domain/credits/wallets.ts";
 
 const { values } = parseArgs({
   options: {

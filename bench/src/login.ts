@@ -11,15 +11,15 @@ import type { AddressInfo } from "node:net";
 import { availableParallelism, cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { buildApp } from "@berth/api/app";
+import { buildDeps } from "@berth/api/build-deps";
+import { testConfig } from "@berth/api/config/testing";
+import { connect, migrateLatest } from "@berth/api/db/knex";
+import { startPostgres } from "@berth/api/db/server";
+import type { Deps } from "@berth/api/deps";
+import { DEFAULT_ARGON2, describeParams, PasswordHasher } from "@berth/api/identity/password";
+import { createMetrics } from "@berth/api/metrics";
 import pino from "pino";
-import { buildApp } from "../../api/src/app.ts";
-import { buildDeps } from "../../api/src/buildDeps.ts";
-import { testConfig } from "../../api/src/config.test-support.ts";
-import { connect, migrateLatest } from "../../api/src/db/knex.ts";
-import { startPostgres } from "../../api/src/db/server.ts";
-import type { Deps } from "../../api/src/deps.ts";
-import { DEFAULT_ARGON2, describeParams, PasswordHasher } from "../../api/src/domain/identity/password.ts";
-import { createMetrics } from "../../api/src/http/metrics.ts";
 
 const { values } = parseArgs({
   options: { n: { type: "string", default: "200" }, concurrency: { type: "string", default: "8" } },

@@ -12,14 +12,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { connect, migrateLatest } from "../../api/src/db/knex.ts";
-import { startPostgres } from "../../api/src/db/server.ts";
-import { OperatorTokens } from "../../api/src/domain/clusters/operator-token.ts";
-import type { ClustersRuntime } from "../../api/src/domain/clusters/runtime.ts";
-import { generateSigningKeyPem, signingKeyFromPem } from "../../api/src/domain/clusters/signing-key.ts";
-import { billingIdle } from "../../api/src/domain/credits/kick.ts";
-import { testDeps } from "../../api/src/http/http.test-support.ts";
-import { startInternalListener } from "../../api/src/internal/app.ts";
+import { OperatorTokens } from "@berth/api/clusters/operator-token";
+import type { ClustersRuntime } from "@berth/api/clusters/runtime";
+import { generateSigningKeyPem, signingKeyFromPem } from "@berth/api/clusters/signing-key";
+import { billingIdle } from "@berth/api/credits/kick";
+import { connect, migrateLatest } from "@berth/api/db/knex";
+import { startPostgres } from "@berth/api/db/server";
+import { testDeps } from "@berth/api/http/testing";
+import { startInternalListener } from "@berth/api/internal/app";
 
 const { values } = parseArgs({
   options: {

@@ -51,8 +51,8 @@ interface Document {
 export async function loadDocument(): Promise<{ doc: Document; source: string }> {
   if (existsSync(OPENAPI_PATH))
     return { doc: JSON.parse(readFileSync(OPENAPI_PATH, "utf8")) as Document, source: "api/openapi.json" };
-  const { buildOpenApiDocument } = await import("../../api/src/http/openapi.ts");
-  const { contractRoutes } = await import("../../api/src/contract.ts");
+  const { buildOpenApiDocument } = await import("@berth/api/openapi");
+  const { contractRoutes } = await import("@berth/api/contract");
   return { doc: buildOpenApiDocument(contractRoutes) as unknown as Document, source: "api/src/contract.ts" };
 }
 

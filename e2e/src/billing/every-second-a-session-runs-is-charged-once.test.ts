@@ -5,8 +5,9 @@
 // millisecond her pods ran — from the container's start to the moment the pause or termination was
 // asked for — is in exactly one sample, every sample is charged exactly once, and nothing is charged
 // while the session is paused.
+
+import { checkLedgerInvariants } from "@berth/api/credits/invariants";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { checkLedgerInvariants } from "../../../api/src/domain/credits/invariants.ts";
 import { adminKube, SESSIONS_NS, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { until } from "../until.ts";
 

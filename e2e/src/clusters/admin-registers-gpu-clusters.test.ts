@@ -3,12 +3,12 @@
 // class, the GPU device plugin and the permissions Berth needs; then tests, changes, rotates and
 // deregisters it. Everyone else is refused.
 
+import { controlPlaneRbac } from "@berth/api/clusters/permissions";
+import { applyInventory } from "@berth/api/internal/report-inventory";
 import { ClusterKind, clusterResourceName } from "@berth/crds";
 import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
-import { controlPlaneRbac } from "../../../api/src/domain/clusters/permissions.ts";
-import { applyInventory } from "../../../api/src/internal/report-inventory.ts";
 import { kubeConfigFrom, statusFrom } from "../index.ts";
 import {
   adminKube,

@@ -1,13 +1,10 @@
 // Least-privilege credentials for Berth's control plane on the bed, and the management cluster's set-up
 // for cluster registration (the Cluster CRD, `berth-system`). Used by the tests and by `npm start`; no
 // test framework here.
+
+import { type ControlPlaneRbac, controlPlaneRbac, managementRbac } from "@berth/api/clusters/permissions";
 import { ClusterKind } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
-import {
-  type ControlPlaneRbac,
-  controlPlaneRbac,
-  managementRbac,
-} from "../../../api/src/domain/clusters/permissions.ts";
 import { KubeHttp } from "../testbed/kube.ts";
 import type { Cluster, Credential, PolicyRule } from "../testbed/types.ts";
 

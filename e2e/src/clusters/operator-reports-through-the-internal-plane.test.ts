@@ -7,13 +7,13 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { loadOrCreateSigningKey, SIGNING_KEY_SECRET } from "@berth/api/clusters/signing-key";
+import { testConfig } from "@berth/api/config/testing";
+import { type InternalListener, startInternalListener } from "@berth/api/internal/app";
+import { startApi } from "@berth/api/main";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { createLocalJWKSet, generateKeyPair, jwtVerify, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testConfig } from "../../../api/src/config.test-support.ts";
-import { loadOrCreateSigningKey, SIGNING_KEY_SECRET } from "../../../api/src/domain/clusters/signing-key.ts";
-import { type InternalListener, startInternalListener } from "../../../api/src/internal/app.ts";
-import { startApi } from "../../../api/src/main.ts";
 import { kubeConfigFrom } from "../index.ts";
 import { type ClustersBed, closedPort, startClustersBed } from "./harness.ts";
 

@@ -5,15 +5,15 @@
 // the cluster is registered anew, and a registration that is still live gets a fresh token.
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ClusterRow } from "../../../api/src/db/operations/clusters/types.ts";
-import { markClusterDeregistered } from "../../../api/src/db/operations/clusters/updateCluster.ts";
-import { deleteClusterInventory } from "../../../api/src/db/operations/inventory/deleteClusterInventory.ts";
-import type { Deps } from "../../../api/src/deps.ts";
-import { deregisterCluster } from "../../../api/src/domain/clusters/deregister.ts";
-import { registerCluster } from "../../../api/src/domain/clusters/register.ts";
-import { rotateOperatorToken } from "../../../api/src/domain/clusters/rotate-token.ts";
-import { clustersOf } from "../../../api/src/domain/clusters/runtime.ts";
-import type { Principal } from "../../../api/src/domain/identity/principal.ts";
+import { deregisterCluster } from "@berth/api/clusters/deregister";
+import { registerCluster } from "@berth/api/clusters/register";
+import { rotateOperatorToken } from "@berth/api/clusters/rotate-token";
+import { clustersOf } from "@berth/api/clusters/runtime";
+import type { ClusterRow } from "@berth/api/db/operations/clusters/types";
+import { markClusterDeregistered } from "@berth/api/db/operations/clusters/updateCluster";
+import { deleteClusterInventory } from "@berth/api/db/operations/inventory/deleteClusterInventory";
+import type { Deps } from "@berth/api/deps";
+import type { Principal } from "@berth/api/identity/principal";
 import type { Fleet } from "../testbed/types.ts";
 import { mintControlPlaneCredential, mintServiceAccountCredential, type ServiceAccountRules } from "./credentials.ts";
 

@@ -11,14 +11,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createClustersRuntime } from "../../../api/src/domain/clusters/runtime.ts";
-import {
-  type IdentityTestApi,
-  startIdentityTestApi,
-  type TestUser,
-} from "../../../api/src/domain/identity/auth.test-support.ts";
-import { type InternalListener, startInternalListener } from "../../../api/src/internal/app.ts";
-import { domainInternalRoutes } from "../../../api/src/internal/domains.ts";
+import { createClustersRuntime } from "@berth/api/clusters/runtime";
+import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
+import { type InternalListener, startInternalListener } from "@berth/api/internal/app";
+import { domainInternalRoutes } from "@berth/api/internal/domains";
 import {
   gatedUpstreams,
   httpVerifier,

@@ -3,9 +3,10 @@
 // plane (operator token of that cluster), sets its cookie and proxies HTTP and WebSocket traffic to the
 // session's application (the stand-in); logs come from the cluster's Kubernetes API and usage from the
 // operator's samples.
+
+import type { TestUser } from "@berth/api/identity/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import type { TestUser } from "../../../api/src/domain/identity/auth.test-support.ts";
 import { cookieFrom, get, type SimpleResponse } from "../../../operator/src/gateway/testing.ts";
 import { STANDIN_LOG_LINES } from "../../../operator/src/standin/index.ts";
 import { type ConnectBed, startConnectBed } from "./harness.ts";

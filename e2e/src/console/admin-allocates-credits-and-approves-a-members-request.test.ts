@@ -5,14 +5,10 @@
 // the administrator approves part of it, and the member's balance and ledger show it: filtered by kind
 // and by day, and exported as CSV. axe-core checks every credits page.
 import { readFileSync } from "node:fs";
+import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
 import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import {
-  type IdentityTestApi,
-  startIdentityTestApi,
-  type TestUser,
-} from "../../../api/src/domain/identity/auth.test-support.ts";
 import { closeBrowser, DESKTOP, expectAccessible, launchBrowser, newContext, PHONE, Screenshots } from "./browser.ts";
 import { CreditsPages } from "./pages/credits-pages.ts";
 import { LoginPage } from "./pages/login-page.ts";

@@ -7,10 +7,10 @@
 // told why before Create (and led to ask for credits), then shown create's `quota_exceeded` with its
 // request id when a colleague's session takes the credits after her preview said yes.
 
+import type { TestUser } from "@berth/api/identity/testing";
 import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { TestUser } from "../../../api/src/domain/identity/auth.test-support.ts";
 import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { closeBrowser, expectAccessible, launchBrowser, newContext, PHONE, Screenshots } from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";

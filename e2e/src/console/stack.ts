@@ -2,10 +2,11 @@
 // the built console, and, for the session journeys, the local fleet with the worker and the operators
 // (e2e/src/sessions/harness.ts) plus each GPU cluster's gateway (startSessionGateways). Every piece is
 // the other workspaces' own start function.
+
+import { testConfig } from "@berth/api/config/testing";
+import { createTestDatabase, type TestDatabase } from "@berth/api/db/testing";
+import { type RunningApi, startApi } from "@berth/api/main";
 import { ensureConsoleBuilt } from "@berth/console";
-import { testConfig } from "../../../api/src/config.test-support.ts";
-import { createTestDatabase, type TestDatabase } from "../../../api/src/db/db.test-support.ts";
-import { type RunningApi, startApi } from "../../../api/src/main.ts";
 import { type RunningGateway, selfSignedCertificate } from "../../../operator/src/gateway/index.ts";
 import { type RunningStandin, startStandin } from "../../../operator/src/standin/index.ts";
 import { startClusterGateway } from "../connect/local-gateways.ts";

@@ -7,24 +7,20 @@
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { installDefaultCatalog } from "@berth/api/bootstrap/catalog";
+import { controlPlaneRbac, managementRbac } from "@berth/api/clusters/permissions";
+import { createClustersRuntime } from "@berth/api/clusters/runtime";
+import { grantToOrganization } from "@berth/api/credits/grant";
+import { connect } from "@berth/api/db/knex";
+import { TestClock } from "@berth/api/http/testing";
+import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
+import { type InternalListener, startInternalListener } from "@berth/api/internal/app";
+import { apiSessionsRbac, startSessionsWorker, workerRbac } from "@berth/api/worker";
 import type { RunningWorker, SessionControllerOptions } from "@berth/controllers";
 import { SessionMirrorKind } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
 import { operatorRbac, parseConfig, type RunningOperator, startOperator } from "@berth/operator";
 import pino from "pino";
-import { installDefaultCatalog } from "../../../api/src/bootstrap/catalog.ts";
-import { connect } from "../../../api/src/db/knex.ts";
-import { controlPlaneRbac, managementRbac } from "../../../api/src/domain/clusters/permissions.ts";
-import { createClustersRuntime } from "../../../api/src/domain/clusters/runtime.ts";
-import { grantToOrganization } from "../../../api/src/domain/credits/grant.ts";
-import {
-  type IdentityTestApi,
-  startIdentityTestApi,
-  type TestUser,
-} from "../../../api/src/domain/identity/auth.test-support.ts";
-import { TestClock } from "../../../api/src/http/http.test-support.ts";
-import { type InternalListener, startInternalListener } from "../../../api/src/internal/app.ts";
-import { apiSessionsRbac, startSessionsWorker, workerRbac } from "../../../api/src/worker/sessions.ts";
 import { mintControlPlaneCredential } from "../clusters/credentials.ts";
 import { type Cluster, type Fleet, type FleetDescription, KubeHttp, kubeConfigFrom, startFleet } from "../index.ts";
 

@@ -1,8 +1,9 @@
 // The console listens to GET /api/v1/sessions/events. Events written through one API replica reach a
 // stream held by another; a dropped stream resumes from Last-Event-ID on any replica without losing or
 // repeating an event; a stream carries only what its user may see, and says it is alive.
+
+import { startTestApi, type TestApi } from "@berth/api/http/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { startTestApi, type TestApi } from "../../../api/src/http/http.test-support.ts";
 import { openEventStream, type SessionsBed, startSessionsBed } from "./harness.ts";
 
 // Journeys wait on real clusters; a loaded machine (other beds running) stretches them.
