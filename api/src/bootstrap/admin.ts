@@ -32,8 +32,9 @@ export async function ensureBootstrapAdmin(db: Knex, opts: BootstrapAdminOptions
   // The common case (every start but the first) costs one read and no argon2.
   if (await db("bootstrap_markers").where({ name: BOOTSTRAP_ADMIN_MARKER }).first()) return { created: false, email };
 
-  const generatedPassword = opts.password === undefined ? generatePassword() : undefined;
-  const hash = await (opts.hasher ?? new PasswordHasher()).hash(opts.password ?? generatedPassword!);
+  const password = opts.password ?? generatePassword();
+  const generatedPassword = opts.password === undefined ? password : undefined;
+  const hash = await (opts.hasher ?? new PasswordHasher()).hash(password);
   return db.transaction(async (trx) => {
     const marked = await trx("bootstrap_markers")
       .insert({ name: BOOTSTRAP_ADMIN_MARKER, details: { email } })

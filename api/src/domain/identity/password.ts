@@ -100,7 +100,9 @@ export class PasswordHasher {
    * email so that "no such account" and "wrong password" cannot be told apart by timing.
    */
   async verifyDummy(password: string): Promise<false> {
-    const parsed = parse(await this.#dummy)!;
+    const parsed = parse(await this.#dummy);
+    // Cannot happen: the dummy is this hasher's own hash.
+    if (!parsed) throw new Error("the dummy password hash does not parse");
     await derive(password, parsed.salt, parsed.params);
     return false;
   }

@@ -83,14 +83,14 @@ export class LoginThrottle {
         db.raw("count(*) filter (where email = ? and source = ?)::int as pair", [email, source]),
         db.raw("count(*) filter (where source = ? and at <= ?)::int as src", [source, settled]),
         db.raw("count(*) filter (where email = ? and at <= ?)::int as acct", [email, settled]),
-      )) as { pair: number; src: number; acct: number }[];
+      )) as [{ pair: number; src: number; acct: number }]; // an aggregate without GROUP BY: one row
 
     const over =
-      c!.pair >= this.limits.perAccountAndSource
+      c.pair >= this.limits.perAccountAndSource
         ? { limit: "account_and_source" as const, where: { email, source }, n: this.limits.perAccountAndSource }
-        : c!.src >= this.limits.perSource
+        : c.src >= this.limits.perSource
           ? { limit: "source" as const, where: { source }, n: this.limits.perSource }
-          : c!.acct >= this.limits.perAccount
+          : c.acct >= this.limits.perAccount
             ? { limit: "account" as const, where: { email }, n: this.limits.perAccount }
             : undefined;
 
