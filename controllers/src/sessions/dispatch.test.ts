@@ -135,3 +135,71 @@ describe("a running session's mirror", () => {
     expect(statusOf(f.mgmt)).toMatchObject({ phase: "Starting", cluster: CLUSTER });
   });
 });
+
+describe("the mirror's write", () => {
+  /** A fleet whose controller has synced, its one session placed: the mirror's writes as the GPU cluster saw them. */
+  async function aPlacedSession() {
+    const f = aFleet(1);
+    const seen: { method: string; path: string; contentType?: string; query?: unknown }[] = [];
+    const serve = f.gpu.request.bind(f.gpu);
+    f.gpu.request = (async (method: string, path: string, opts?: Parameters<typeof serve>[2]) => {
+      seen.push({ method, path, ...(opts?.contentType ? { contentType: opts.contentType } : {}), query: opts?.query });
+      return serve(method, path, opts);
+    }) as typeof f.gpu.request;
+    await f.controller.start();
+    await until("its mirror", () => mirrorOf(f.gpu) !== undefined);
+    await f.controller.idle();
+    return { ...f, seen };
+  }
+
+  it("is one server-side apply as the controller's field manager, forced: the mirror is ours", async () => {
+    const f = await aPlacedSession();
+    const writes = f.seen.filter((r) => r.path.includes("/sessionmirrors"));
+    expect(writes).toEqual([
+      {
+        method: "PATCH",
+        path: `/apis/berth.dev/v1alpha1/namespaces/berth-sessions/sessionmirrors/${f.names[0]}`,
+        contentType: "application/apply-patch+yaml",
+        query: { fieldManager: "berth-worker", force: true },
+      },
+    ]);
+    expect(f.controller.counts.mirrorCreates).toBe(1);
+  });
+
+  it("takes over a mirror already there (a new leader's) at the new revision, without a second one", async () => {
+    const f = aFleet(1);
+    const name = f.names[0] as string;
+    const s = f.mgmt.list("sessions")[0] as unknown as Session;
+    s.status = { phase: "Starting", cluster: CLUSTER, gpuModel: "NVIDIA-H100-80GB-HBM3" };
+    f.mgmt.put("sessions", s as never);
+    f.store.revisions.set(f.ids[0] as string, 1);
+    // The former leader's mirror, at revision 1, not yet reported on.
+    f.gpu.put("sessionmirrors", { metadata: { name, namespace: "berth-sessions" }, spec: { revision: 1 } });
+    await f.controller.start();
+    await until("the mirror at revision 2", () => mirrorOf(f.gpu)?.revision === 2);
+    await f.controller.idle();
+    expect(f.gpu.list("sessionmirrors")).toHaveLength(1);
+    expect(f.controller.counts).toMatchObject({ mirrorCreates: 0, mirrorUpdates: 1 });
+  });
+
+  it("waits for an earlier mirror still being deleted, without writing to it", async () => {
+    const f = aFleet(1);
+    const name = f.names[0] as string;
+    const s = f.mgmt.list("sessions")[0] as unknown as Session;
+    s.status = { phase: "Starting", cluster: CLUSTER, gpuModel: "NVIDIA-H100-80GB-HBM3" };
+    f.mgmt.put("sessions", s as never);
+    f.store.revisions.set(f.ids[0] as string, 1);
+    // Its finalizer holds it while the operator removes the pod.
+    f.gpu.put("sessionmirrors", {
+      metadata: { name, namespace: "berth-sessions", deletionTimestamp: "2026-11-22T06:00:00Z" },
+      spec: { revision: 1 },
+    });
+    await f.controller.start();
+    await until("a look at the mirror", () => f.gpu.log.some((r) => r.method === "GET" && r.path.endsWith(name)));
+    expect(f.gpu.log.filter((r) => r.apply)).toEqual([]);
+    // The pod is gone, the operator lets the mirror go: the next look (a second later) writes the new one.
+    f.gpu.objects.clear();
+    await until("the new mirror", () => (mirrorOf(f.gpu)?.revision ?? 0) > 1, 5_000);
+    expect(f.controller.counts.mirrorCreates).toBe(1);
+  });
+});

@@ -13,6 +13,7 @@ import {
   mirrorOf,
   setDesired,
   statusOf,
+  statusWrites,
   stopFleets,
   until,
 } from "./fleet.test-support.ts";
@@ -95,5 +96,34 @@ describe("a mirror where the session wants no pod", () => {
     f.store.report({ sessionId: f.id, phase: "Running", revision: mirrorOf(f.gpu)?.revision as number });
     await until("the mirror deleted", () => mirrorOf(f.gpu) === undefined, 5_000);
     expect(statusOf(f.mgmt)?.phase).toBe("Paused");
+  });
+});
+
+describe("a session's status", () => {
+  it("is written once from fresh data when the first write meets a newer version (409)", async () => {
+    const f = await aRunningSession();
+    let refuse = 1;
+    f.mgmt.fail = (method, path) => (method === "PUT" && path.endsWith("/status") && refuse-- > 0 ? 409 : undefined);
+    f.store.report({
+      sessionId: f.id,
+      phase: "Failed",
+      reason: "ImagePullFailed",
+      message: "ImagePullBackOff",
+      revision: mirrorOf(f.gpu)?.revision as number,
+    });
+    await until("Failed", () => statusOf(f.mgmt)?.phase === "Failed", 5_000);
+    await f.controller.idle();
+    expect(f.controller.counts.conflicts).toBeGreaterThanOrEqual(1);
+    expect(statusWrites(f.mgmt, "Failed")).toEqual(new Map([[f.name, 1]]));
+  });
+
+  it("is read from the report of the current mirror only, not an earlier mirror's", async () => {
+    const f = await aRunningSession();
+    const revision = mirrorOf(f.gpu)?.revision as number;
+    // A late report about a mirror before this one says nothing about this one.
+    f.store.report({ sessionId: f.id, phase: "Failed", reason: "PodFailed", revision: revision - 1 });
+    await new Promise((r) => setTimeout(r, 100));
+    await f.controller.idle();
+    expect(statusOf(f.mgmt)?.phase).toBe("Running");
   });
 });

@@ -1,0 +1,27 @@
+// The controller's wiring: its parts started and stopped together, idle() once all of them are.
+import { afterEach, describe, expect, it } from "vitest";
+import { aFleet, stopFleets, until } from "./fleet.test-support.ts";
+
+afterEach(stopFleets);
+
+describe("the session controller", () => {
+  it("is idle only once its placements, their dispatch and their Events are all done", async () => {
+    const f = aFleet(3);
+    await f.controller.start();
+    await until("3 mirrors", () => f.gpu.list("sessionmirrors").length === 3);
+    await f.controller.idle();
+    // Every Event handed over is posted by then (one per placement at least).
+    expect(f.mgmt.list("events").length).toBe(f.controller.counts.events);
+    expect(f.controller.counts.events).toBeGreaterThanOrEqual(3);
+  });
+
+  it("stops with nothing left running, and writes nothing after", async () => {
+    const f = aFleet(2);
+    await f.controller.start();
+    await f.controller.stop();
+    const writes = f.mgmt.log.length + f.gpu.log.length;
+    f.store.report({ sessionId: f.ids[0] as string, phase: "Running", revision: 1 });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(f.mgmt.log.length + f.gpu.log.length).toBe(writes);
+  });
+});
