@@ -6,6 +6,7 @@
 // administrator's edit — a changed rate, a disabled offering, another image tag — survives every restart.
 // A deleted default comes back at the next start; disable it (offerings: enabled=false) to retire it.
 
+import { HttpKube, KubeError, seg } from "@berth/controllers/kube";
 import {
   ImageKind,
   type KindDefinition,
@@ -15,7 +16,7 @@ import {
   ResourcePresetKind,
   WalletKind,
 } from "@berth/crds";
-import { ApiException, CoreV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 
 export const SYSTEM_NAMESPACE = "berth-system";
@@ -175,7 +176,7 @@ export interface InstallCatalogOptions {
   entries?: CatalogEntry[];
 }
 
-const statusOf = (e: unknown) => (e instanceof ApiException ? e.code : undefined);
+const statusOf = (e: unknown) => (e instanceof KubeError ? e.status : undefined);
 
 /** Retries while the apiserver does not serve the kind yet (404), is briefly unavailable, or unreachable. */
 async function withCrdWait<T>(call: () => Promise<T>, deadline: number): Promise<T> {
@@ -195,8 +196,15 @@ export async function installDefaultCatalog(
   kubeConfig: KubeConfig,
   opts: InstallCatalogOptions = {},
 ): Promise<CatalogInstallResult> {
-  const core = kubeConfig.makeApiClient(CoreV1Api);
-  const custom = kubeConfig.makeApiClient(CustomObjectsApi);
+  const kube = new HttpKube(kubeConfig, { maxSockets: 4, userAgent: "berth-api" });
+  try {
+    return await install(kube, opts);
+  } finally {
+    kube.close();
+  }
+}
+
+async function install(kube: HttpKube, opts: InstallCatalogOptions): Promise<CatalogInstallResult> {
   const deadline = Date.now() + (opts.waitForCrdsMs ?? 60_000);
   const entries = opts.entries ?? defaultCatalog();
   const result: CatalogInstallResult = { created: [], existing: [] };
@@ -205,7 +213,7 @@ export async function installDefaultCatalog(
     try {
       await withCrdWait(
         () =>
-          core.createNamespace({
+          kube.json("POST", "/api/v1/namespaces", {
             body: {
               apiVersion: "v1",
               kind: "Namespace",
@@ -223,15 +231,9 @@ export async function installDefaultCatalog(
     const name = object.metadata.name!;
     const namespace = object.metadata.namespace;
     const id = namespace ? `${kind.kind}/${namespace}/${name}` : `${kind.kind}/${name}`;
-    const g = { group: kind.group, version: kind.version, plural: kind.plural };
+    const path = `/apis/${kind.group}/${kind.version}${namespace ? `/namespaces/${seg(namespace)}` : ""}/${kind.plural}`;
     try {
-      await withCrdWait(
-        () =>
-          namespace
-            ? custom.createNamespacedCustomObject({ ...g, namespace, body: object })
-            : custom.createClusterCustomObject({ ...g, body: object }),
-        deadline,
-      );
+      await withCrdWait(() => kube.json("POST", path, { body: object }), deadline);
       result.created.push(id);
     } catch (e) {
       if (statusOf(e) !== 409) {

@@ -1,13 +1,18 @@
-// The one Kubernetes client of Berth: JSON requests and streaming watches over node:http(s), with
-// authentication from @kubernetes/client-node's KubeConfig (see kubeconfig.ts for the operator's file and
-// in-cluster sources). The worker and the API build it from a KubeConfig (management cluster) or a stored
-// credential (GPU clusters); the operator from its configuration, and hands it to the mirror controller.
+// The one Kubernetes client of Berth: JSON requests, server-side apply, streaming watches (informer.ts
+// relists on 410) and streamed reads (pods/log) over node:http(s). Built from @kubernetes/client-node's
+// KubeConfig (config parsing only; see kubeconfig.ts for the operator's file and in-cluster sources) or
+// from a stored cluster credential (GPU clusters). The API, the worker, the operator and the gateway use it.
 //
-// Why not the generated clients: throughput. Dispatch fans out hundreds of writes a second over a few
-// keep-alive connections, and the reconcilers want status codes (404, 409, 410) as values, not exceptions.
+// Why not the generated clients: throughput, and failures as values. Dispatch fans out hundreds of writes a
+// second over a few keep-alive connections; the reconcilers want status codes (404, 409, 410) as values;
+// registration and the connection test must tell "refused", "hangs", "TLS does not verify" and "401" apart
+// (KubeTransportError's reason vs KubeError's status), and give up at a deadline with nothing left open.
 import * as http from "node:http";
 import * as https from "node:https";
-import type { KubeConfig } from "@kubernetes/client-node";
+import { KubeConfig } from "@kubernetes/client-node";
+import { isDeadline, KubeError, KubeTransportError, transportError } from "./errors.ts";
+
+export { errInfo, isStatus, KubeError, KubeTransportError } from "./errors.ts";
 
 export interface KubeResponse<T> {
   status: number;
@@ -17,8 +22,25 @@ export interface KubeResponse<T> {
 export interface RequestOptions {
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
+  /** The body's type; default JSON, and a merge patch for PATCH (APPLY_PATCH: server-side apply). */
+  contentType?: string;
+  /** Aborted by a deadline (AbortSignal.timeout): reason TIMEOUT; otherwise ABORTED. */
   signal?: AbortSignal;
   timeoutMs?: number;
+}
+
+/** Server-side apply's content type (JSON is YAML). */
+export const APPLY_PATCH = "application/apply-patch+yaml";
+
+/** What a stored GPU-cluster credential holds (api/src/clusters/credential.ts' ClusterCredential). */
+export interface KubeCredential {
+  /** https://host[:port][/path] */
+  server: string;
+  caPem?: string | undefined;
+  token?: string | undefined;
+  clientCertPem?: string | undefined;
+  clientKeyPem?: string | undefined;
+  tlsServerName?: string | undefined;
 }
 
 export interface WatchEvent {
@@ -29,9 +51,12 @@ export interface WatchEvent {
 /** What the controllers need of a Kubernetes client. */
 export interface KubeApi {
   readonly server: string;
-  /** Any HTTP status resolves; connection failures and timeouts reject. PATCH bodies are merge patches. */
+  /**
+   * Any HTTP status resolves; connection failures and timeouts reject with KubeTransportError. PATCH
+   * bodies are merge patches unless `contentType` says otherwise.
+   */
   request<T = unknown>(method: string, path: string, opts?: RequestOptions): Promise<KubeResponse<T>>;
-  /** 2xx or throws KubeError. */
+  /** 2xx, or throws KubeError (an answer) or KubeTransportError (none). */
   json<T = unknown>(method: string, path: string, opts?: RequestOptions): Promise<T>;
   /**
    * Streams events until the server ends the watch (resolves), the connection fails or stays silent past
@@ -46,36 +71,31 @@ export interface KubeApi {
   ): Promise<void>;
 }
 
-export class KubeError extends Error {
-  readonly status: number;
-  readonly reason: string | undefined;
-  constructor(method: string, path: string, status: number, body: unknown) {
-    const s = (body ?? {}) as { message?: string; reason?: string };
-    super(`${method} ${path}: ${status}${s.reason ? ` ${s.reason}` : ""}${s.message ? `: ${s.message}` : ""}`);
-    this.name = "KubeError";
-    this.status = status;
-    this.reason = s.reason;
-  }
-}
+/** Path segment escaping for names that come from input (node names, pod names). */
+export const seg = (s: string): string => encodeURIComponent(s);
 
-/** An error as a log field: message and, for apiserver answers, the status; for sockets, the code. */
-export function errInfo(e: unknown): { message: string; status?: number; code?: string } {
-  if (e instanceof KubeError) return { message: e.message, status: e.status };
-  if (e instanceof Error) {
-    const code = (e as NodeJS.ErrnoException).code;
-    return code ? { message: e.message, code } : { message: e.message };
-  }
-  return { message: String(e) };
+/**
+ * Server-side apply of `object` (apiVersion, kind, metadata.name included) as `fieldManager`; `force` takes
+ * over fields another manager set (where the object is ours). Created (201) or updated (200).
+ */
+export function serverSideApply<T = unknown>(
+  kube: Pick<KubeApi, "request">,
+  path: string,
+  object: unknown,
+  o: { fieldManager: string; force?: boolean; signal?: AbortSignal },
+): Promise<KubeResponse<T>> {
+  return kube.request<T>("PATCH", path, {
+    body: object,
+    contentType: APPLY_PATCH,
+    query: { fieldManager: o.fieldManager, ...(o.force ? { force: true } : {}) },
+    ...(o.signal ? { signal: o.signal } : {}),
+  });
 }
 
 class StaleConnection extends Error {
   constructor(cause: Error) {
     super(cause.message, { cause });
   }
-}
-
-export function isStatus(e: unknown, ...codes: number[]): boolean {
-  return e instanceof KubeError && codes.includes(e.status);
 }
 
 function withQuery(path: string, query: RequestOptions["query"]): string {
@@ -93,19 +113,37 @@ export interface HttpKubeOptions {
   userAgent?: string;
 }
 
+export interface StreamOptions {
+  query?: RequestOptions["query"];
+  /** Default `text/plain, *\/*` (pods/log). */
+  accept?: string;
+  /** The caller gives up (the reader went away): the stream ends, reason ABORTED before an answer. */
+  signal?: AbortSignal;
+  /** Until the apiserver answers; the stream may then stay open for ever. Default 15 s. */
+  connectTimeoutMs?: number;
+}
+
 export class HttpKube implements KubeApi {
   readonly server: string;
-  readonly #kc: KubeConfig;
+  readonly #kc: KubeConfig | undefined;
+  readonly #cred: KubeCredential | undefined;
   readonly #opts: HttpKubeOptions;
   #agent: http.Agent | undefined;
+  #tls: https.AgentOptions = {};
   #prepared: Promise<{ headers: Record<string, string>; secure: boolean }> | undefined;
   #preparedAt = 0;
 
-  constructor(kc: KubeConfig, opts: HttpKubeOptions = {}) {
-    const cluster = kc.getCurrentCluster();
-    if (!cluster) throw new Error("the kubeconfig has no current cluster");
-    this.server = cluster.server.replace(/\/+$/, "");
-    this.#kc = kc;
+  /** From a KubeConfig (its current context) or from a stored cluster credential. */
+  constructor(source: KubeConfig | KubeCredential, opts: HttpKubeOptions = {}) {
+    if (source instanceof KubeConfig) {
+      const cluster = source.getCurrentCluster();
+      if (!cluster) throw new Error("the kubeconfig has no current cluster");
+      this.server = cluster.server.replace(/\/+$/, "");
+      this.#kc = source;
+    } else {
+      this.server = source.server.replace(/\/+$/, "");
+      this.#cred = source;
+    }
     this.#opts = opts;
   }
 
@@ -115,20 +153,28 @@ export class HttpKube implements KubeApi {
     this.#preparedAt = Date.now();
     this.#prepared = (async () => {
       const o: https.RequestOptions & { headers?: Record<string, string> } = {};
-      await this.#kc.applyToHTTPSOptions(o);
+      if (this.#kc) await this.#kc.applyToHTTPSOptions(o);
+      else if (this.#cred) {
+        const c = this.#cred;
+        Object.assign(o, {
+          ...(c.caPem ? { ca: c.caPem } : {}),
+          ...(c.clientCertPem ? { cert: c.clientCertPem } : {}),
+          ...(c.clientKeyPem ? { key: c.clientKeyPem } : {}),
+          ...(c.tlsServerName ? { servername: c.tlsServerName } : {}),
+          headers: c.token ? { authorization: `Bearer ${c.token}` } : {},
+        });
+      }
       const secure = this.server.startsWith("https:");
+      this.#tls = {
+        ca: o.ca,
+        cert: o.cert,
+        key: o.key,
+        ...(o.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: o.rejectUnauthorized }),
+        ...(o.servername === undefined ? {} : { servername: o.servername }),
+      };
       if (!this.#agent) {
         const common = { keepAlive: true, maxSockets: this.#opts.maxSockets ?? 64 };
-        this.#agent = secure
-          ? new https.Agent({
-              ...common,
-              ca: o.ca,
-              cert: o.cert,
-              key: o.key,
-              ...(o.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: o.rejectUnauthorized }),
-              ...(o.servername === undefined ? {} : { servername: o.servername }),
-            })
-          : new http.Agent(common);
+        this.#agent = secure ? new https.Agent({ ...common, ...this.#tls }) : new http.Agent(common);
       }
       const headers: Record<string, string> = {
         accept: "application/json",
@@ -144,15 +190,31 @@ export class HttpKube implements KubeApi {
     return this.#prepared;
   }
 
+  /** A connection of its own, not kept alive (watches and streams must not hold a pooled socket). */
+  #ownAgent(secure: boolean): http.Agent {
+    return secure ? new https.Agent({ ...this.#tls, keepAlive: false }) : new http.Agent({ keepAlive: false });
+  }
+
   async request<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<KubeResponse<T>> {
+    const url = new URL(this.server + withQuery(path, opts.query));
+    if (opts.signal?.aborted) {
+      throw isDeadline(opts.signal)
+        ? new KubeTransportError("TIMEOUT", `${method} ${url.pathname}: deadline passed`)
+        : new KubeTransportError("ABORTED", `${method} ${url.pathname}: aborted`);
+    }
     try {
       return await this.#once<T>(method, path, opts);
     } catch (e) {
       // A kept-alive connection the server closed meanwhile (an apiserver restart, an idle timeout) fails
       // on first use without an answer; one retry on a fresh connection, as Go's client does. Our writes
       // are named objects, so a retried create that did land answers 409, never a duplicate.
-      if (!(e instanceof StaleConnection) || opts.signal?.aborted) throw e instanceof StaleConnection ? e.cause : e;
-      return this.#once<T>(method, path, opts);
+      if (!(e instanceof StaleConnection) || opts.signal?.aborted)
+        throw transportError(e instanceof StaleConnection ? e.cause : e, method, url, opts.signal);
+      try {
+        return await this.#once<T>(method, path, opts);
+      } catch (again) {
+        throw transportError(again instanceof StaleConnection ? again.cause : again, method, url, opts.signal);
+      }
     }
   }
 
@@ -161,7 +223,8 @@ export class HttpKube implements KubeApi {
     const headers = { ...prepared.headers };
     const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
     if (payload !== undefined) {
-      headers["content-type"] = method === "PATCH" ? "application/merge-patch+json" : "application/json";
+      headers["content-type"] =
+        opts.contentType ?? (method === "PATCH" ? "application/merge-patch+json" : "application/json");
       headers["content-length"] = String(Buffer.byteLength(payload));
     }
     const url = new URL(this.server + withQuery(path, opts.query));
@@ -170,7 +233,7 @@ export class HttpKube implements KubeApi {
     return new Promise((resolve, reject) => {
       const req = (prepared.secure ? https : http).request(
         url,
-        { method, headers, agent, signal: opts.signal },
+        { method, headers, agent, ...(opts.signal ? { signal: opts.signal } : {}) },
         (res) => {
           const chunks: Buffer[] = [];
           res.on("data", (c: Buffer) => chunks.push(c));
@@ -192,7 +255,13 @@ export class HttpKube implements KubeApi {
         },
       );
       const timer = setTimeout(
-        () => req.destroy(new Error(`${method} ${path} timed out after ${timeoutMs} ms`)),
+        () =>
+          req.destroy(
+            new KubeTransportError(
+              "TIMEOUT",
+              `${method} ${url.host}${url.pathname}: no answer before the deadline (timed out after ${timeoutMs} ms)`,
+            ),
+          ),
         timeoutMs,
       );
       req.on("error", (e: NodeJS.ErrnoException) => {
@@ -202,6 +271,64 @@ export class HttpKube implements KubeApi {
         reject(stale ? new StaleConnection(e) : e);
       });
       if (payload !== undefined) req.write(payload);
+      req.end();
+    });
+  }
+
+  /**
+   * A GET whose 200 answer is handed over as a stream as soon as it starts (pods/log, followed or not);
+   * rejects with KubeError for another answer, KubeTransportError for none. The stream has a connection
+   * of its own, closed when it ends.
+   */
+  async stream(path: string, opts: StreamOptions = {}): Promise<http.IncomingMessage> {
+    const prepared = await this.#prepare();
+    const url = new URL(this.server + withQuery(path, opts.query));
+    const where = `GET ${url.host}${url.pathname}`;
+    const agent = this.#ownAgent(prepared.secure);
+    return new Promise((resolve, reject) => {
+      const deadline = setTimeout(
+        () => req.destroy(new KubeTransportError("TIMEOUT", `${where}: no answer before the deadline`)),
+        opts.connectTimeoutMs ?? 15_000,
+      );
+      const headers = { ...prepared.headers, accept: opts.accept ?? "text/plain, */*" };
+      const req = (prepared.secure ? https : http).request(
+        url,
+        { method: "GET", headers, agent, ...(opts.signal ? { signal: opts.signal } : {}) },
+        (res) => {
+          clearTimeout(deadline);
+          if (res.statusCode === 200) {
+            res.on("close", () => agent.destroy());
+            resolve(res);
+            return;
+          }
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () => {
+            agent.destroy();
+            const text = Buffer.concat(chunks).toString("utf8");
+            let body: unknown = text;
+            try {
+              body = JSON.parse(text);
+            } catch {
+              // plain text error
+            }
+            reject(new KubeError("GET", url.pathname, res.statusCode ?? 0, body));
+          });
+        },
+      );
+      req.on("error", (e: NodeJS.ErrnoException) => {
+        clearTimeout(deadline);
+        agent.destroy();
+        if (e instanceof KubeTransportError) reject(e);
+        else
+          reject(
+            new KubeTransportError(
+              e.name === "AbortError" ? "ABORTED" : (e.code ?? "UNKNOWN"),
+              `${where}: ${e.message}`,
+              e,
+            ),
+          );
+      });
       req.end();
     });
   }
@@ -223,9 +350,7 @@ export class HttpKube implements KubeApi {
     if (opts.signal?.aborted) return;
     // Watches get their own connection: a long-lived stream must not hold one of the request pool's sockets,
     // nor linger in Node's global (keep-alive) agent after close().
-    const agent = prepared.secure
-      ? new https.Agent({ ...(this.#agent as https.Agent).options, keepAlive: false })
-      : new http.Agent({ keepAlive: false });
+    const agent = this.#ownAgent(prepared.secure);
     return new Promise((resolve, reject) => {
       let settled = false;
       const finish = (err?: Error) => {
@@ -305,7 +430,7 @@ export class HttpKube implements KubeApi {
         },
       );
       arm();
-      req.on("error", (e) => finish(e));
+      req.on("error", (e) => finish(transportError(e, "WATCH", url, opts.signal)));
       req.end();
     });
   }

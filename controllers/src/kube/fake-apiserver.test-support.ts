@@ -15,7 +15,15 @@ export class FakeApiserver {
   lists = 0;
   watches: URLSearchParams[] = [];
   /** Headers of every request, in order. */
-  requests: { method: string; url: string; userAgent: string | undefined }[] = [];
+  requests: {
+    method: string;
+    url: string;
+    userAgent: string | undefined;
+    contentType: string | undefined;
+    authorization: string | undefined;
+  }[] = [];
+  /** Fixed answers by path (a log's text, a refusal), served instead of a list. */
+  answers = new Map<string, { status: number; body: string; contentType?: string }>();
   open: ServerResponse | undefined;
   /** How the next watches answer; an empty plan keeps the stream open. */
   plan: ("stream" | "410-status")[] = [];
@@ -27,8 +35,20 @@ export class FakeApiserver {
   constructor() {
     this.server = createServer((req, res) => {
       const url = new URL(req.url ?? "/", "http://x");
-      this.requests.push({ method: req.method ?? "", url: req.url ?? "", userAgent: req.headers["user-agent"] });
+      this.requests.push({
+        method: req.method ?? "",
+        url: req.url ?? "",
+        userAgent: req.headers["user-agent"],
+        contentType: req.headers["content-type"],
+        authorization: req.headers.authorization,
+      });
       if (this.silent.has(url.pathname)) return;
+      const answer = this.answers.get(url.pathname);
+      if (answer) {
+        res.writeHead(answer.status, { "content-type": answer.contentType ?? "application/json" });
+        res.end(answer.body);
+        return;
+      }
       if (url.searchParams.get("watch") !== "true") {
         this.lists++;
         res.writeHead(200, { "content-type": "application/json" });

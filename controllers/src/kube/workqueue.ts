@@ -105,6 +105,7 @@ export class WorkQueue {
     this.#timers.clear();
     this.#queue.length = 0;
     this.#queued.clear();
-    while (this.#running > 0) await new Promise((r) => setTimeout(r, 10));
+    // The running keys finish; the last one's #pump resolves this.
+    await this.drained();
   }
 }

@@ -7,7 +7,7 @@ import {
   type SessionObserved,
   waitingStatus,
 } from "./lifecycle.ts";
-import { aSession } from "./testing.ts";
+import { aSession } from "./session-builder.test-support.ts";
 
 const now = new Date("2026-11-22T07:00:00Z");
 const observe = (o: Partial<SessionObserved> & Pick<SessionObserved, "session">): SessionObserved => ({

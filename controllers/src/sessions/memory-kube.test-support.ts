@@ -1,8 +1,9 @@
 // An apiserver in memory, enough for the session controller in-process: list and watch of collections,
 // create (409 when the name exists), get, status PUT with the resourceVersion precondition (409 when
-// stale), merge PATCH and DELETE. `fail` scripts errors; `log` records every request and its answer.
+// stale), merge PATCH, server-side apply (creates, or replaces what the applied object names; one field
+// manager, so no conflicts) and DELETE. `fail` scripts errors; `log` records every request and its answer.
 import type { KubeApi, KubeResponse, RequestOptions, WatchEvent } from "../kube/client.ts";
-import { KubeError } from "../kube/client.ts";
+import { APPLY_PATCH, KubeError } from "../kube/client.ts";
 
 type Obj = {
   metadata: {
@@ -56,7 +57,7 @@ export class MemoryKube implements KubeApi {
   #uid = 0;
   readonly #watchers = new Set<{ plural: string; namespace?: string; onEvent: (e: WatchEvent) => void }>();
   /** Every request: method, path, the answer's status, and the body sent. */
-  readonly log: { method: string; path: string; status: number; body?: unknown }[] = [];
+  readonly log: { method: string; path: string; status: number; body?: unknown; apply?: true }[] = [];
   /** A status to answer instead of serving the request, or undefined to serve it. */
   fail: (method: string, path: string, body: unknown) => number | undefined = () => undefined;
 
@@ -82,12 +83,19 @@ export class MemoryKube implements KubeApi {
 
   async request<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<KubeResponse<T>> {
     await new Promise((r) => setImmediate(r));
-    const res = this.#serve(method, path, opts.body as Obj | undefined);
-    this.log.push({ method, path, status: res.status, ...(opts.body ? { body: structuredClone(opts.body) } : {}) });
+    const apply = method === "PATCH" && opts.contentType === APPLY_PATCH;
+    const res = this.#serve(method, path, opts.body as Obj | undefined, apply);
+    this.log.push({
+      method,
+      path,
+      status: res.status,
+      ...(opts.body ? { body: structuredClone(opts.body) } : {}),
+      ...(apply ? { apply: true as const } : {}),
+    });
     return res as KubeResponse<T>;
   }
 
-  #serve(method: string, path: string, body: Obj | undefined): KubeResponse<unknown> {
+  #serve(method: string, path: string, body: Obj | undefined, apply = false): KubeResponse<unknown> {
     const failed = this.fail(method, path, body);
     if (failed !== undefined) return { status: failed, body: { kind: "Status", code: failed, message: "scripted" } };
     const w = where(path);
@@ -109,6 +117,28 @@ export class MemoryKube implements KubeApi {
       this.objects.set(k, o);
       this.#emit(w.plural, "ADDED", o);
       return { status: 201, body: o };
+    }
+    if (apply && key) {
+      const o = structuredClone(body as Obj);
+      if (!stored) {
+        o.metadata = {
+          ...o.metadata,
+          namespace: w.namespace,
+          resourceVersion: String(++this.#rv),
+          uid: `uid-${++this.#uid}`,
+        };
+        this.objects.set(key, o);
+        this.#emit(w.plural, "ADDED", o);
+        return { status: 201, body: o };
+      }
+      const next: Obj = {
+        ...stored,
+        ...o,
+        metadata: { ...stored.metadata, ...o.metadata, resourceVersion: String(++this.#rv) },
+      };
+      this.objects.set(key, next);
+      this.#emit(w.plural, "MODIFIED", next);
+      return { status: 200, body: next };
     }
     if (!stored || !key) return { status: 404, body: {} };
     if (method === "PUT") {

@@ -1,6 +1,6 @@
 // "Does this session's pod run?" asked of the GPU cluster's Kubernetes API (GET pods/{cr} in the sessions
 // namespace): the gate of gatedUpstreams for the local fleet. Needs `get pods` in that namespace.
-import { request } from "node:https";
+import { HttpKube, seg } from "@berth/controllers/kube";
 
 export interface PodGateOptions {
   /** https://host:port of the cluster's apiserver */
@@ -12,39 +12,22 @@ export interface PodGateOptions {
 }
 
 export function kubePodRunning(o: PodGateOptions): (cr: string) => Promise<boolean> {
-  const base = o.server.replace(/\/+$/, "");
-  return (cr) =>
-    new Promise((resolve) => {
-      const url = new URL(
-        `${base}/api/v1/namespaces/${encodeURIComponent(o.namespace)}/pods/${encodeURIComponent(cr)}`,
+  const kube = new HttpKube(
+    { server: o.server, token: o.token, ...(o.caPem ? { caPem: o.caPem } : {}) },
+    { maxSockets: 8, userAgent: "berth-gateway" },
+  );
+  return async (cr) => {
+    try {
+      const res = await kube.request<{ metadata?: { deletionTimestamp?: string }; status?: { phase?: string } }>(
+        "GET",
+        `/api/v1/namespaces/${seg(o.namespace)}/pods/${seg(cr)}`,
+        { timeoutMs: o.timeoutMs ?? 3000 },
       );
-      const req = request(
-        url,
-        {
-          headers: { authorization: `Bearer ${o.token}`, accept: "application/json" },
-          ...(o.caPem ? { ca: o.caPem } : {}),
-          timeout: o.timeoutMs ?? 3000,
-        },
-        (res) => {
-          let body = "";
-          res.setEncoding("utf8");
-          res.on("data", (c: string) => (body += c));
-          res.on("end", () => {
-            if (res.statusCode !== 200) return resolve(false);
-            try {
-              const pod = JSON.parse(body) as {
-                metadata?: { deletionTimestamp?: string };
-                status?: { phase?: string };
-              };
-              resolve(pod.status?.phase === "Running" && !pod.metadata?.deletionTimestamp);
-            } catch {
-              resolve(false);
-            }
-          });
-        },
-      );
-      req.on("timeout", () => req.destroy());
-      req.on("error", () => resolve(false));
-      req.end();
-    });
+      // Any other answer, or none, is "not running": the gate answers the page, never an error.
+      if (res.status !== 200 || typeof res.body !== "object" || res.body === null) return false;
+      return res.body.status?.phase === "Running" && !res.body.metadata?.deletionTimestamp;
+    } catch {
+      return false;
+    }
+  };
 }

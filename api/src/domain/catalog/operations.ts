@@ -7,7 +7,6 @@ import type { Principal } from "../identity/principal.ts";
 import { scopeOf } from "../identity/scope.ts";
 import type { CatalogResource, VisibilityContext } from "./resources.ts";
 import {
-  catalogClient,
   createObject,
   getObject,
   type KubeObject,
@@ -15,6 +14,7 @@ import {
   kubeStatus,
   listObjects,
   replaceObject,
+  withCatalogClient,
 } from "./store.ts";
 
 type CatalogDeps = Pick<Deps, "db" | "kubeConfig">;
@@ -38,8 +38,10 @@ export async function listCatalog(
   r: CatalogResource,
   filter: (o: KubeObject) => boolean = () => true,
 ): Promise<KubeObject[]> {
-  const api = catalogClient(deps.kubeConfig);
-  const [items, v] = await Promise.all([listObjects(api, r.kind), visibility(deps, principal, r)]);
+  const [items, v] = await Promise.all([
+    withCatalogClient(deps.kubeConfig, (api) => listObjects(api, r.kind)),
+    visibility(deps, principal, r),
+  ]);
   return items.filter((o) => r.visible(o, v) && filter(o));
 }
 
@@ -49,8 +51,10 @@ export async function getCatalog(
   r: CatalogResource,
   name: string,
 ): Promise<KubeObject> {
-  const api = catalogClient(deps.kubeConfig);
-  const [o, v] = await Promise.all([getObject(api, r.kind, name), visibility(deps, principal, r)]);
+  const [o, v] = await Promise.all([
+    withCatalogClient(deps.kubeConfig, (api) => getObject(api, r.kind, name)),
+    visibility(deps, principal, r),
+  ]);
   if (!o || !r.visible(o, v)) throw new NotFound(r.noun, name);
   return o;
 }
@@ -104,10 +108,9 @@ export async function createCatalog(
   spec: Record<string, unknown>,
 ): Promise<KubeObject> {
   requireSuperAdmin(principal, r);
-  const api = catalogClient(deps.kubeConfig);
   const body = build(r, { name, labels: { "app.kubernetes.io/part-of": "berth" } }, spec);
   try {
-    return await createObject(api, r.kind, body);
+    return await withCatalogClient(deps.kubeConfig, (api) => createObject(api, r.kind, body));
   } catch (e) {
     mapKube(e, r, name, true);
   }
@@ -125,7 +128,9 @@ export async function updateCatalog(
   requireSuperAdmin(principal, r);
   const built = build(r, current.metadata, changes(structuredClone(current.spec)));
   try {
-    return await replaceObject(catalogClient(deps.kubeConfig), r.kind, { ...current, spec: built.spec });
+    return await withCatalogClient(deps.kubeConfig, (api) =>
+      replaceObject(api, r.kind, { ...current, spec: built.spec }),
+    );
   } catch (e) {
     mapKube(e, r, name, false);
   }

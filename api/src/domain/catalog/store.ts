@@ -1,8 +1,9 @@
-// Catalog custom resources in the management cluster, through client-node's CustomObjectsApi.
+// Catalog custom resources in the management cluster, through the one Kubernetes client.
 // Only cluster-scoped kinds are served here (offerings, images, presets, policies).
 
+import { HttpKube, type KubeApi, KubeError } from "@berth/controllers/kube";
 import type { KindDefinition } from "@berth/crds";
-import { ApiException, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
 import { Unavailable } from "../../errors.ts";
 
 export interface KubeObject {
@@ -19,39 +20,39 @@ export interface KubeObject {
   status?: unknown;
 }
 
-export const kubeStatus = (e: unknown): number | undefined => (e instanceof ApiException ? e.code : undefined);
+export const kubeStatus = (e: unknown): number | undefined => (e instanceof KubeError ? e.status : undefined);
 
 /** The apiserver's own explanation in a failed call (a Status object's message). */
 export function kubeMessage(e: unknown): string {
-  if (e instanceof ApiException) {
-    const body = typeof e.body === "string" ? safeJson(e.body) : e.body;
-    if (body && typeof body === "object" && "message" in body) return String((body as { message: unknown }).message);
-  }
+  if (e instanceof KubeError && e.statusMessage !== undefined) return e.statusMessage;
   return e instanceof Error ? e.message : String(e);
 }
 
-function safeJson(s: string): unknown {
-  try {
-    return JSON.parse(s);
-  } catch {
-    return undefined;
-  }
-}
-
-const clients = new WeakMap<KubeConfig, CustomObjectsApi>();
-
-export function catalogClient(kubeConfig: KubeConfig | undefined): CustomObjectsApi {
+/**
+ * A client of the management cluster for one operation; the caller closes it (withCatalogClient). Made
+ * per operation rather than kept in a side table keyed by the KubeConfig.
+ */
+export function catalogClient(kubeConfig: KubeConfig | undefined): HttpKube {
   if (!kubeConfig)
     throw new Unavailable("the catalog needs the management cluster, and none is configured (BERTH_KUBECONFIG)");
-  let c = clients.get(kubeConfig);
-  if (!c) {
-    c = kubeConfig.makeApiClient(CustomObjectsApi);
-    clients.set(kubeConfig, c);
-  }
-  return c;
+  return new HttpKube(kubeConfig, { maxSockets: 8, userAgent: "berth-api" });
 }
 
-const g = (k: KindDefinition) => ({ group: k.group, version: k.version, plural: k.plural });
+/** Runs `fn` with a catalog client and lets go of its connections after. */
+export async function withCatalogClient<T>(
+  kubeConfig: KubeConfig | undefined,
+  fn: (api: KubeApi) => Promise<T>,
+): Promise<T> {
+  const api = catalogClient(kubeConfig);
+  try {
+    return await fn(api);
+  } finally {
+    api.close();
+  }
+}
+
+const path = (k: KindDefinition, name?: string) =>
+  `/apis/${k.group}/${k.version}/${k.plural}${name === undefined ? "" : `/${encodeURIComponent(name)}`}`;
 
 /** Network failures and 5xx from the management cluster are 503 for our callers, not 500. */
 async function call<T>(what: string, fn: () => Promise<T>): Promise<T> {
@@ -65,39 +66,27 @@ async function call<T>(what: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
-export async function listObjects(api: CustomObjectsApi, kind: KindDefinition): Promise<KubeObject[]> {
-  const list = (await call(`listing ${kind.plural}`, () => api.listClusterCustomObject(g(kind)))) as {
-    items?: KubeObject[];
-  };
+export async function listObjects(api: KubeApi, kind: KindDefinition): Promise<KubeObject[]> {
+  const list = await call(`listing ${kind.plural}`, () => api.json<{ items?: KubeObject[] }>("GET", path(kind)));
   return (list.items ?? []).sort((a, b) => (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""));
 }
 
-export async function getObject(
-  api: CustomObjectsApi,
-  kind: KindDefinition,
-  name: string,
-): Promise<KubeObject | undefined> {
+export async function getObject(api: KubeApi, kind: KindDefinition, name: string): Promise<KubeObject | undefined> {
   try {
-    return (await call(`reading ${kind.kind} ${name}`, () =>
-      api.getClusterCustomObject({ ...g(kind), name }),
-    )) as KubeObject;
+    return await call(`reading ${kind.kind} ${name}`, () => api.json<KubeObject>("GET", path(kind, name)));
   } catch (e) {
     if (kubeStatus(e) === 404) return undefined;
     throw e;
   }
 }
 
-export async function createObject(api: CustomObjectsApi, kind: KindDefinition, body: KubeObject): Promise<KubeObject> {
-  return (await call(`creating ${kind.kind}`, () => api.createClusterCustomObject({ ...g(kind), body }))) as KubeObject;
+export async function createObject(api: KubeApi, kind: KindDefinition, body: KubeObject): Promise<KubeObject> {
+  return call(`creating ${kind.kind}`, () => api.json<KubeObject>("POST", path(kind), { body }));
 }
 
 /** Replaces with the resourceVersion read: a concurrent change makes the apiserver answer 409. */
-export async function replaceObject(
-  api: CustomObjectsApi,
-  kind: KindDefinition,
-  body: KubeObject,
-): Promise<KubeObject> {
-  return (await call(`replacing ${kind.kind}`, () =>
-    api.replaceClusterCustomObject({ ...g(kind), name: body.metadata.name!, body }),
-  )) as KubeObject;
+export async function replaceObject(api: KubeApi, kind: KindDefinition, body: KubeObject): Promise<KubeObject> {
+  return call(`replacing ${kind.kind}`, () =>
+    api.json<KubeObject>("PUT", path(kind, body.metadata.name as string), { body }),
+  );
 }

@@ -7,6 +7,7 @@
 // Berth's to move. A refused eviction (429: a budget) or any other failure is reported per pod and the
 // outcome is `partial`; what the eviction means for the session is the sessions domain's business.
 
+import { HttpKube, KubeError, KubeTransportError, seg } from "@berth/controllers/kube";
 import { findClusterById } from "../../db/operations/clusters/findClusterById.ts";
 import { recordNodeAction } from "../../db/operations/inventory/recordNodeAction.ts";
 import type { ClusterNodeRow } from "../../db/operations/inventory/types.ts";
@@ -15,7 +16,6 @@ import type { Deps } from "../../deps.ts";
 import { type DomainError, NotFound, Unavailable } from "../../errors.ts";
 import type { Principal } from "../identity/principal.ts";
 import { requireSuperAdmin } from "./authorize.ts";
-import { type KubeClient, KubeStatusError, KubeTransportError, kubeClient, seg } from "./kube.ts";
 import { clustersOf } from "./runtime.ts";
 
 export type NodeAction = "cordon" | "uncordon" | "drain" | "delete";
@@ -46,37 +46,36 @@ function clusterFailure(clusterId: string, e: unknown): DomainError {
       cluster_id: clusterId,
       reason: e.reason,
     });
-  if (e instanceof KubeStatusError)
-    return new Unavailable(`cluster ${clusterId} refused the request: ${e.message}`, {
+  if (e instanceof KubeError)
+    return new Unavailable(`cluster ${clusterId} refused the request: ${refusal(e)}`, {
       cluster_id: clusterId,
       cluster_status: e.status,
     });
   return e as DomainError;
 }
 
-async function setUnschedulable(kube: KubeClient, node: string, unschedulable: boolean): Promise<void> {
-  await kube.json({
-    method: "PATCH",
-    path: `/api/v1/nodes/${seg(node)}`,
-    contentType: "application/merge-patch+json",
-    body: { spec: { unschedulable } },
-  });
+/** The refusal as this answer has always worded it: `PATCH /api/v1/nodes/x -> 404: its message`. */
+const refusal = (e: KubeError) =>
+  `${e.method} ${e.path} -> ${e.status}${e.statusMessage ? `: ${e.statusMessage}` : ""}`;
+
+async function setUnschedulable(kube: HttpKube, node: string, unschedulable: boolean): Promise<void> {
+  await kube.json("PATCH", `/api/v1/nodes/${seg(node)}`, { body: { spec: { unschedulable } } });
 }
 
-async function evictSessionPods(kube: KubeClient, namespace: string, node: string): Promise<EvictionOutcome[]> {
+async function evictSessionPods(kube: HttpKube, namespace: string, node: string): Promise<EvictionOutcome[]> {
   const q = new URLSearchParams({ fieldSelector: `spec.nodeName=${node}` });
-  const pods = await kube.json<{ items?: { metadata?: { name?: string } }[] }>({
-    method: "GET",
-    path: `/api/v1/namespaces/${seg(namespace)}/pods?${q}`,
-  });
+  const pods = await kube.json<{ items?: { metadata?: { name?: string } }[] }>(
+    "GET",
+    `/api/v1/namespaces/${seg(namespace)}/pods?${q}`,
+  );
   const names = (pods.items ?? []).map((p) => p.metadata?.name).filter((n): n is string => !!n);
   return Promise.all(
     names.map(async (pod): Promise<EvictionOutcome> => {
-      const res = await kube.raw<{ message?: string }>({
-        method: "POST",
-        path: `/api/v1/namespaces/${seg(namespace)}/pods/${seg(pod)}/eviction`,
-        body: { apiVersion: "policy/v1", kind: "Eviction", metadata: { name: pod, namespace } },
-      });
+      const res = await kube.request<{ message?: string }>(
+        "POST",
+        `/api/v1/namespaces/${seg(namespace)}/pods/${seg(pod)}/eviction`,
+        { body: { apiVersion: "policy/v1", kind: "Eviction", metadata: { name: pod, namespace } } },
+      );
       if (res.status >= 200 && res.status < 300) return { pod, namespace, result: "evicted" };
       if (res.status === 404) return { pod, namespace, result: "gone" };
       const message = res.body?.message ?? `HTTP ${res.status}`;
@@ -98,7 +97,10 @@ export async function runNodeAction(
   if (!row || row.deregistered_at) throw new NotFound("cluster", clusterId);
   const resource = await rt.store.getCluster(clusterId);
   if (!resource) throw new NotFound("cluster", clusterId);
-  const kube = kubeClient(await rt.store.readCredential(resource.spec.credentialSecretRef));
+  const kube = new HttpKube(await rt.store.readCredential(resource.spec.credentialSecretRef), {
+    maxSockets: 8,
+    userAgent: "berth-api",
+  });
   const at = deps.clock.now();
   const record = (outcome: "success" | "partial" | "failure", result: Record<string, unknown>) =>
     recordNodeAction(deps.db, {
@@ -130,7 +132,7 @@ export async function runNodeAction(
       const outcome = evictions.every((e) => e.result === "evicted" || e.result === "gone") ? "success" : "partial";
       result = { clusterId, node, action, outcome, schedulable: false, evictions, ...(inventory ? { inventory } : {}) };
     } else {
-      await kube.json({ method: "DELETE", path: `/api/v1/nodes/${seg(node)}` });
+      await kube.json("DELETE", `/api/v1/nodes/${seg(node)}`);
       await deleteNode(deps.db, clusterId, node);
       result = { clusterId, node, action, outcome: "success", deleted: true };
     }
@@ -145,7 +147,7 @@ export async function runNodeAction(
     );
     return result;
   } catch (e) {
-    if (e instanceof KubeStatusError && e.status === 404) {
+    if (e instanceof KubeError && e.status === 404) {
       await record("failure", { error: "node not found on the cluster" });
       // The cluster says the node is gone: so is its inventory row (unless a snapshot brings it back).
       if (await findNode(deps.db, clusterId, node)) await deleteNode(deps.db, clusterId, node);

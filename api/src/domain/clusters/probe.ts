@@ -12,8 +12,8 @@
 //   above zero. The second covers installs that run the plugin elsewhere (the GPU Operator's namespace):
 //   only a running device plugin advertises that resource, so a node that has it is evidence of one.
 // - credential_permissions: a SelfSubjectAccessReview allows every verb of `controlPlaneRbac()`.
+import { HttpKube, KubeTransportError, seg } from "@berth/controllers/kube";
 import type { ClusterCredential } from "./credential.ts";
-import { type KubeClient, KubeTransportError, kubeClient, seg } from "./kube.ts";
 import { type ControlPlaneRbac, describePermission, type Permission, permissionsOf } from "./permissions.ts";
 
 export const GPU_RESOURCE = "nvidia.com/gpu";
@@ -71,7 +71,7 @@ export async function probeCluster(
 ): Promise<ProbeResult> {
   const started = Date.now();
   const signal = AbortSignal.timeout(opts.timeoutMs);
-  const kube = kubeClient(cred);
+  const kube = new HttpKube(cred, { maxSockets: 8, userAgent: "berth-api" });
   const done = (
     status: ProbeStatus,
     checks: ProbeChecks,
@@ -86,7 +86,7 @@ export async function probeCluster(
     findings,
   });
   try {
-    const version = await kube.raw<{ gitVersion?: string }>({ method: "GET", path: "/version", signal });
+    const version = await kube.request<{ gitVersion?: string }>("GET", "/version", { signal });
     if (version.status === 401) return done("unauthorized", { ...NO_CHECKS, reachable: true }, {});
     const serverVersion = version.status === 200 ? version.body?.gitVersion : undefined;
 
@@ -117,12 +117,12 @@ export async function probeCluster(
   }
 }
 
-async function checkRuntimeClass(kube: KubeClient, opts: ProbeOptions, signal: AbortSignal) {
-  const res = await kube.raw<{ handler?: string }>({
-    method: "GET",
-    path: `/apis/node.k8s.io/v1/runtimeclasses/${seg(opts.runtimeClassName)}`,
-    signal,
-  });
+async function checkRuntimeClass(kube: HttpKube, opts: ProbeOptions, signal: AbortSignal) {
+  const res = await kube.request<{ handler?: string }>(
+    "GET",
+    `/apis/node.k8s.io/v1/runtimeclasses/${seg(opts.runtimeClassName)}`,
+    { signal },
+  );
   if (res.status !== 200) return { name: opts.runtimeClassName, found: false };
   const handler = res.body?.handler;
   return { name: opts.runtimeClassName, handler, found: handler === opts.runtimeClassHandler };
@@ -133,12 +133,12 @@ interface NamedList {
   metadata?: { continue?: string };
 }
 
-async function checkDevicePlugin(kube: KubeClient, opts: ProbeOptions, signal: AbortSignal) {
-  const ds = await kube.raw<NamedList>({
-    method: "GET",
-    path: `/apis/apps/v1/namespaces/${seg(opts.devicePluginNamespace)}/daemonsets`,
-    signal,
-  });
+async function checkDevicePlugin(kube: HttpKube, opts: ProbeOptions, signal: AbortSignal) {
+  const ds = await kube.request<NamedList>(
+    "GET",
+    `/apis/apps/v1/namespaces/${seg(opts.devicePluginNamespace)}/daemonsets`,
+    { signal },
+  );
   const daemonSets =
     ds.status === 200
       ? (ds.body.items ?? []).map((i) => i.metadata?.name ?? "").filter((n) => n.includes(DEVICE_PLUGIN_NAME_FRAGMENT))
@@ -148,7 +148,7 @@ async function checkDevicePlugin(kube: KubeClient, opts: ProbeOptions, signal: A
   let cont: string | undefined;
   do {
     const q = new URLSearchParams({ limit: "500", ...(cont ? { continue: cont } : {}) });
-    const res = await kube.raw<NamedList>({ method: "GET", path: `/api/v1/nodes?${q}`, signal });
+    const res = await kube.request<NamedList>("GET", `/api/v1/nodes?${q}`, { signal });
     if (res.status !== 200) break;
     gpuNodes += (res.body.items ?? []).filter((n) => gpuQuantity(n.status?.allocatable?.[GPU_RESOURCE]) > 0).length;
     cont = res.body.metadata?.continue || undefined;
@@ -164,27 +164,29 @@ export function gpuQuantity(q: string | undefined): number {
   return m[2] ? Math.floor(Number(m[1]) / 1000) : Number(m[1]);
 }
 
-async function missingPermissions(kube: KubeClient, wanted: Permission[], signal: AbortSignal): Promise<string[]> {
+async function missingPermissions(kube: HttpKube, wanted: Permission[], signal: AbortSignal): Promise<string[]> {
   const results = await Promise.all(
     wanted.map(async (p) => {
-      const res = await kube.raw<{ status?: { allowed?: boolean } }>({
-        method: "POST",
-        path: "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
-        body: {
-          apiVersion: "authorization.k8s.io/v1",
-          kind: "SelfSubjectAccessReview",
-          spec: {
-            resourceAttributes: {
-              verb: p.verb,
-              group: p.group,
-              resource: p.resource,
-              subresource: p.subresource,
-              namespace: p.namespace,
+      const res = await kube.request<{ status?: { allowed?: boolean } }>(
+        "POST",
+        "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+        {
+          body: {
+            apiVersion: "authorization.k8s.io/v1",
+            kind: "SelfSubjectAccessReview",
+            spec: {
+              resourceAttributes: {
+                verb: p.verb,
+                group: p.group,
+                resource: p.resource,
+                subresource: p.subresource,
+                namespace: p.namespace,
+              },
             },
           },
+          signal,
         },
-        signal,
-      });
+      );
       return res.status === 201 || res.status === 200 ? res.body.status?.allowed === true : false;
     }),
   );

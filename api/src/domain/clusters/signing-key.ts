@@ -7,7 +7,8 @@
 // read and use the winner's key. Nobody ever overwrites an existing key.
 import { createPrivateKey, createPublicKey, generateKeyPair, generateKeyPairSync, type KeyObject } from "node:crypto";
 import { promisify } from "node:util";
-import { ApiException, CoreV1Api, type KubeConfig, type V1Secret } from "@kubernetes/client-node";
+import { HttpKube, KubeError, seg } from "@berth/controllers/kube";
+import type { KubeConfig } from "@kubernetes/client-node";
 import { calculateJwkThumbprint, exportJWK, type JWK } from "jose";
 import type { Logger } from "pino";
 
@@ -56,7 +57,12 @@ export interface SigningKeyStoreOptions {
   log?: Logger;
 }
 
-const isStatus = (e: unknown, code: number) => e instanceof ApiException && e.code === code;
+const isStatus = (e: unknown, code: number) => e instanceof KubeError && e.status === code;
+
+interface SecretObject {
+  metadata?: { namespace?: string; name?: string };
+  data?: Record<string, string>;
+}
 
 /**
  * Loads the signing key from the management cluster, creating it when absent. The namespace must exist
@@ -65,11 +71,25 @@ const isStatus = (e: unknown, code: number) => e instanceof ApiException && e.co
 export async function loadOrCreateSigningKey(opts: SigningKeyStoreOptions): Promise<SigningKey> {
   const namespace = opts.namespace ?? SIGNING_KEY_NAMESPACE;
   const name = opts.name ?? SIGNING_KEY_SECRET;
-  const core = opts.kubeConfig.makeApiClient(CoreV1Api);
+  const kube = new HttpKube(opts.kubeConfig, { maxSockets: 2, userAgent: "berth-api" });
+  try {
+    return await loadOrCreate(kube, namespace, name, opts.log);
+  } finally {
+    kube.close();
+  }
+}
+
+async function loadOrCreate(
+  kube: HttpKube,
+  namespace: string,
+  name: string,
+  log: Logger | undefined,
+): Promise<SigningKey> {
+  const secrets = `/api/v1/namespaces/${seg(namespace)}/secrets`;
 
   const read = async (): Promise<SigningKey | undefined> => {
     try {
-      const s = await core.readNamespacedSecret({ name, namespace });
+      const s = await kube.json<SecretObject>("GET", `${secrets}/${seg(name)}`);
       return await fromSecret(s);
     } catch (e) {
       if (isStatus(e, 404)) return undefined;
@@ -83,8 +103,7 @@ export async function loadOrCreateSigningKey(opts: SigningKeyStoreOptions): Prom
   const pem = await generateSigningKeyPemAsync();
   const candidate = await signingKeyFromPem(pem);
   try {
-    await core.createNamespacedSecret({
-      namespace,
+    await kube.json("POST", secrets, {
       body: {
         apiVersion: "v1",
         kind: "Secret",
@@ -103,7 +122,7 @@ export async function loadOrCreateSigningKey(opts: SigningKeyStoreOptions): Prom
         },
       },
     });
-    opts.log?.info({ kind: "Secret", namespace, name, kid: candidate.kid }, "operator-token signing key created");
+    log?.info({ kind: "Secret", namespace, name, kid: candidate.kid }, "operator-token signing key created");
     return candidate;
   } catch (e) {
     if (isStatus(e, 409)) {
@@ -117,7 +136,7 @@ export async function loadOrCreateSigningKey(opts: SigningKeyStoreOptions): Prom
   }
 }
 
-async function fromSecret(s: V1Secret): Promise<SigningKey> {
+async function fromSecret(s: SecretObject): Promise<SigningKey> {
   const b64 = s.data?.[PRIVATE_KEY];
   if (!b64) throw new Error(`Secret ${s.metadata?.namespace}/${s.metadata?.name} has no ${PRIVATE_KEY}`);
   return signingKeyFromPem(Buffer.from(b64, "base64").toString("utf8"));

@@ -3,6 +3,7 @@
 // Writes happen on registration, PATCH, probes, token rotation and deregistration only — never per
 // operator report.
 
+import { HttpKube, KubeError, seg } from "@berth/controllers/kube";
 import {
   type Cluster,
   ClusterConditionType,
@@ -12,14 +13,7 @@ import {
   clusterResourceName,
   setCondition,
 } from "@berth/crds";
-import {
-  ApiException,
-  CoreV1Api,
-  CustomObjectsApi,
-  type KubeConfig,
-  PatchStrategy,
-  setHeaderOptions,
-} from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
 import {
   type ClusterCredential,
   CREDENTIAL_SECRET_KEY,
@@ -28,24 +22,24 @@ import {
 } from "./credential.ts";
 import type { ProbeResult } from "./probe.ts";
 
-const G = { group: ClusterKind.group, version: ClusterKind.version, plural: ClusterKind.plural };
-const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
+const clusterPath = (id?: string) =>
+  `/apis/${ClusterKind.group}/${ClusterKind.version}/${ClusterKind.plural}${id === undefined ? "" : `/${seg(clusterResourceName(id))}`}`;
+const secretPath = (namespace: string, name?: string) =>
+  `/api/v1/namespaces/${seg(namespace)}/secrets${name === undefined ? "" : `/${seg(name)}`}`;
 
-export const isKubeStatus = (e: unknown, code: number): boolean => e instanceof ApiException && e.code === code;
+export const isKubeStatus = (e: unknown, code: number): boolean => e instanceof KubeError && e.status === code;
 
 export function credentialSecretName(clusterId: string): string {
   return `berth-cluster-credential-${clusterResourceName(clusterId)}`;
 }
 
 export class ManagementStore {
-  readonly #core: CoreV1Api;
-  readonly #custom: CustomObjectsApi;
+  readonly #kube: HttpKube;
   /** Namespace of the credential Secrets (the control plane's own). */
   readonly namespace: string;
 
   constructor(kubeConfig: KubeConfig, namespace: string) {
-    this.#core = kubeConfig.makeApiClient(CoreV1Api);
-    this.#custom = kubeConfig.makeApiClient(CustomObjectsApi);
+    this.#kube = new HttpKube(kubeConfig, { maxSockets: 8, userAgent: "berth-api" });
     this.namespace = namespace;
   }
 
@@ -56,8 +50,7 @@ export class ManagementStore {
     cred: ClusterCredential,
   ): Promise<{ namespace: string; name: string; key: string }> {
     const name = credentialSecretName(clusterId);
-    await this.#core.createNamespacedSecret({
-      namespace: this.namespace,
+    await this.#kube.json("POST", secretPath(this.namespace), {
       body: {
         apiVersion: "v1",
         kind: "Secret",
@@ -74,13 +67,13 @@ export class ManagementStore {
   }
 
   async readCredential(ref: { namespace: string; name: string; key?: string }): Promise<ClusterCredential> {
-    const s = await this.#core.readNamespacedSecret({ name: ref.name, namespace: ref.namespace });
+    const s = await this.#kube.json<{ data?: Record<string, string> }>("GET", secretPath(ref.namespace, ref.name));
     return credentialFromSecretData(s.data, ref.key ?? CREDENTIAL_SECRET_KEY);
   }
 
   async deleteCredentialSecret(ref: { namespace: string; name: string }): Promise<void> {
     try {
-      await this.#core.deleteNamespacedSecret({ name: ref.name, namespace: ref.namespace });
+      await this.#kube.json("DELETE", secretPath(ref.namespace, ref.name));
     } catch (e) {
       if (!isKubeStatus(e, 404)) throw e;
     }
@@ -103,12 +96,12 @@ export class ManagementStore {
         credentialSecretRef: input.secretRef,
       },
     );
-    return (await this.#custom.createClusterCustomObject({ ...G, body })) as Cluster;
+    return this.#kube.json<Cluster>("POST", clusterPath(), { body });
   }
 
   async getCluster(id: string): Promise<Cluster | undefined> {
     try {
-      return (await this.#custom.getClusterCustomObject({ ...G, name: clusterResourceName(id) })) as Cluster;
+      return await this.#kube.json<Cluster>("GET", clusterPath(id));
     } catch (e) {
       if (isKubeStatus(e, 404)) return undefined;
       throw e;
@@ -116,27 +109,21 @@ export class ManagementStore {
   }
 
   async listClusters(): Promise<Cluster[]> {
-    const list = (await this.#custom.listClusterCustomObject({ ...G })) as { items?: Cluster[] };
+    const list = await this.#kube.json<{ items?: Cluster[] }>("GET", clusterPath());
     return list.items ?? [];
   }
 
   async patchSessionDomain(id: string, sessionDomain: string): Promise<Cluster> {
-    return (await this.#custom.patchClusterCustomObject(
-      { ...G, name: clusterResourceName(id), body: { spec: { sessionDomain } } },
-      mergePatch,
-    )) as Cluster;
+    return this.#kube.json<Cluster>("PATCH", clusterPath(id), { body: { spec: { sessionDomain } } });
   }
 
   async patchStatus(id: string, status: Partial<ClusterStatus>): Promise<Cluster> {
-    return (await this.#custom.patchClusterCustomObjectStatus(
-      { ...G, name: clusterResourceName(id), body: { status } },
-      mergePatch,
-    )) as Cluster;
+    return this.#kube.json<Cluster>("PATCH", `${clusterPath(id)}/status`, { body: { status } });
   }
 
   async deleteCluster(id: string): Promise<void> {
     try {
-      await this.#custom.deleteClusterCustomObject({ ...G, name: clusterResourceName(id) });
+      await this.#kube.json("DELETE", clusterPath(id));
     } catch (e) {
       if (!isKubeStatus(e, 404)) throw e;
     }

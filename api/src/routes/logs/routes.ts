@@ -1,8 +1,8 @@
 // GET /api/v1/sessions/:sessionId/logs?tail=&follow=&timestamps=: the session pod's log, read through
 // its cluster's Kubernetes API (pods/log) with the registered credential. Never from the pod directly.
 import type { Readable } from "node:stream";
+import { KubeError, KubeTransportError } from "@berth/controllers/kube";
 import type { Deps } from "../../deps.ts";
-import { KubeStatusError, KubeTransportError } from "../../domain/clusters/kube.ts";
 import { type ConnectPortsOf, connectDepsOf } from "../../domain/connect/adapters.ts";
 import { Conflict, type DomainError, Unavailable } from "../../errors.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
@@ -18,17 +18,20 @@ function logFailure(clusterId: string, e: unknown): DomainError | unknown {
       cluster_id: clusterId,
       reason: e.reason,
     });
-  if (e instanceof KubeStatusError) {
+  if (e instanceof KubeError) {
     // 404: the pod is gone (paused, restarting); 400: its container has not started yet.
     if (e.status === 404 || e.status === 400)
       return new Conflict("the session's pod has no log to show right now", {
         reason: "no_pod_log",
         cluster_status: e.status,
       });
-    return new Unavailable(`cluster ${clusterId} refused to show the log: ${e.message}`, {
-      cluster_id: clusterId,
-      cluster_status: e.status,
-    });
+    return new Unavailable(
+      `cluster ${clusterId} refused to show the log: ${e.method} ${e.path} -> ${e.status}${e.statusMessage ? `: ${e.statusMessage}` : ""}`,
+      {
+        cluster_id: clusterId,
+        cluster_status: e.status,
+      },
+    );
   }
   return e;
 }

@@ -1,0 +1,239 @@
+// Dispatch: the session's mirror on its GPU cluster, written with that cluster's registered credential.
+// The mirror is written by server-side apply (field manager: the controller's component, forced: the
+// mirror is ours), so a retry, a new leader or a mirror written again after it was lost is the same
+// request; restarts patch its restart count and revision; pause, terminate and strays delete it.
+import { type Cluster, type Session, type SessionMirror, SessionMirrorKind } from "@berth/crds";
+import { type KubeApi, serverSideApply } from "../kube/client.ts";
+import { type KubeObject, keyOf } from "../kube/informer.ts";
+import { recordUnrecorded } from "./history.ts";
+import type { MirrorOp } from "./lifecycle.ts";
+import type { SessionMemory } from "./memory.ts";
+import { LABELS, labelValue, MIRROR_FINALIZER, sessionIdOf } from "./names.ts";
+import type { Observed } from "./observed.ts";
+import type { WriteCounts } from "./options.ts";
+import type { SessionStore } from "./store.ts";
+
+/** Not a failure: a precondition that time resolves (requeue after `ms`, no backoff). */
+export class RetryAfter extends Error {
+  readonly ms: number;
+  constructor(ms: number, message: string) {
+    super(message);
+    this.ms = ms;
+  }
+}
+
+export interface DispatchDeps {
+  store: SessionStore;
+  observed: Observed;
+  memory: SessionMemory;
+  counts: WriteCounts;
+  /** A client for a registered GPU cluster, from its stored credential. */
+  clusterClient(cluster: Cluster): Promise<KubeApi>;
+  /** Mirrors' namespace on GPU clusters. */
+  namespace: string;
+  /** Field manager of the applied mirrors. */
+  fieldManager: string;
+  /** Look at this session again (a mirror found gone). */
+  requeue(key: string): void;
+  /** Run a placement pass (a stray's GPUs are free). */
+  schedulePlacement(): void;
+}
+
+export class Dispatch {
+  readonly #d: DispatchDeps;
+  readonly #clients = new Map<string, Promise<KubeApi>>();
+
+  constructor(d: DispatchDeps) {
+    this.#d = d;
+  }
+
+  async #client(clusterId: string): Promise<KubeApi> {
+    let c = this.#clients.get(clusterId);
+    if (!c) {
+      const cr = this.#d.observed.clusterResource(clusterId);
+      if (!cr) throw new Error(`cluster ${clusterId} has no Cluster resource`);
+      c = this.#d.clusterClient(cr);
+      this.#clients.set(clusterId, c);
+      c.catch(() => this.#clients.delete(clusterId));
+    }
+    return c;
+  }
+
+  /** Lets go of the GPU clusters' connections. */
+  close(): void {
+    for (const c of this.#clients.values()) void c.then((k) => (k as { close?: () => void }).close?.()).catch(() => {});
+    this.#clients.clear();
+  }
+
+  #path(name?: string): string {
+    return `/apis/${SessionMirrorKind.group}/${SessionMirrorKind.version}/namespaces/${this.#d.namespace}/sessionmirrors${name ? `/${name}` : ""}`;
+  }
+
+  /** The mirror as the session's catalog resolves it now. */
+  mirrorOf(s: Session, clusterId: string, revision: number, restartCount: number): SessionMirror {
+    const o = this.#d.observed;
+    const offering = o.offerings.store.get(s.spec.offering);
+    const preset = o.presets.store.get(s.spec.preset);
+    const image = o.images.store.get(s.spec.image);
+    if (!offering || !preset || !image)
+      throw new Error(
+        `catalog objects of ${s.metadata.name} are missing (offering ${s.spec.offering}, preset ${s.spec.preset}, image ${s.spec.image})`,
+      );
+    const gpuCount = o.gpuCountOf(s) as number; // the offering is there (checked above)
+    const volumes = s.spec.volumes.flatMap((v, i) => {
+      const vol = o.volumes.store.get(`${s.metadata.namespace}/${v.volume}`);
+      const claim = vol?.status?.claimName;
+      return claim
+        ? [
+            {
+              claimName: claim,
+              mountPath: v.mountPath ?? (i === 0 ? "/home/jovyan/work" : `/mnt/${v.volume}`),
+              readOnly: v.readOnly,
+            },
+          ]
+        : [];
+    });
+    return SessionMirrorKind.build(
+      {
+        name: s.metadata.name as string,
+        finalizers: [MIRROR_FINALIZER],
+        namespace: this.#d.namespace,
+        labels: {
+          [LABELS.partOf]: "berth",
+          [LABELS.sessionId]: sessionIdOf(s.metadata.name as string),
+          [LABELS.owner]: labelValue(s.spec.owner),
+          [LABELS.organization]: labelValue(s.spec.organization),
+        },
+      },
+      {
+        sessionId: sessionIdOf(s.metadata.name as string),
+        source: { namespace: s.metadata.namespace as string, name: s.metadata.name as string },
+        cluster: clusterId,
+        owner: s.spec.owner,
+        organization: s.spec.organization,
+        ...(s.spec.project ? { project: s.spec.project } : {}),
+        image: image.spec.image,
+        imageKind: image.spec.kind,
+        resources: { cpu: preset.spec.cpu, memory: preset.spec.memory, gpuCount, gpuModel: offering.spec.gpuModel },
+        volumes,
+        restartCount,
+        revision,
+      },
+    );
+  }
+
+  /** `strayAt`: a delete of a stray (Observed.strays), for its report of this time (its answer is not the remembered mirror's). */
+  async run(s: Session, clusterId: string, op: MirrorOp, strayAt?: string): Promise<void> {
+    if (op.op === "ensure") return this.#ensure(s, clusterId);
+    if (op.op === "restart") return this.#restart(s, clusterId, op.restartCount);
+    return this.#delete(s, clusterId, op.propagation, strayAt);
+  }
+
+  async #ensure(s: Session, clusterId: string): Promise<void> {
+    const { memory, store, counts } = this.#d;
+    const id = sessionIdOf(s.metadata.name as string);
+    const name = s.metadata.name as string;
+    const kube = await this.#client(clusterId);
+    const known = memory.mirrors.get(id);
+    if (known?.cluster === clusterId && known.state === "present") return;
+    const recording = memory.recording.get(id);
+    if (recording) {
+      // Its history row must name the cluster before the operator there reports on it.
+      if (!(await recording)) await recordUnrecorded(store, memory, id, s);
+      if (memory.recording.get(id) === recording) memory.recording.delete(id);
+    }
+    const restarts = memory.mirrorStates.get(id)?.restarts ?? 0;
+    // The placement pass took it (one batch for all it placed); a later ensure (a retry, a mirror
+    // written again) takes its own.
+    const reserved = memory.reserved.get(id);
+    memory.reserved.delete(id);
+    const revision = reserved ?? (await store.nextMirrorRevision(id));
+    memory.mirrorStates.set(id, { revision, restarts });
+    const stillGoing = () => new RetryAfter(1_000, `the mirror of ${name} on ${clusterId} is still being deleted`);
+    // An earlier mirror of this session (revisions before this one) may still be going, its pod being
+    // removed: applying over it would hand this revision to a mirror on its way out. Look first; the
+    // session's first mirror needs no look.
+    if (revision > 1) {
+      const got = await kube.request<SessionMirror>("GET", this.#path(name));
+      // Still going: look again soon, without the error backoff, which would grow for as long as a pod
+      // takes to go.
+      if (got.status === 200 && got.body.metadata.deletionTimestamp) throw stillGoing();
+    }
+    const res = await serverSideApply<SessionMirror>(
+      kube,
+      this.#path(name),
+      this.mirrorOf(s, clusterId, revision, restarts),
+      {
+        fieldManager: this.#d.fieldManager,
+        force: true,
+      },
+    );
+    if (res.status !== 201 && res.status !== 200)
+      throw new Error(
+        `writing the mirror of ${name} to ${clusterId}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`,
+      );
+    // A delete that began since the look: this revision went to a mirror on its way out; write it again
+    // once that one is gone.
+    if (res.body?.metadata?.deletionTimestamp) throw stillGoing();
+    if (res.status === 201) counts.mirrorCreates++;
+    else counts.mirrorUpdates++; // ours already (a retry, a new leader): now at this revision
+    memory.mirrors.set(id, { cluster: clusterId, state: "present" });
+  }
+
+  async #restart(s: Session, clusterId: string, restartCount: number): Promise<void> {
+    const { memory, store, counts } = this.#d;
+    const id = sessionIdOf(s.metadata.name as string);
+    const name = s.metadata.name as string;
+    const kube = await this.#client(clusterId);
+    const revision = await store.nextMirrorRevision(id, restartCount);
+    const res = await kube.request("PATCH", this.#path(name), {
+      body: { spec: { restartCount, revision } },
+    });
+    if (res.status >= 300 && res.status !== 404) throw new Error(`restarting ${name} on ${clusterId}: ${res.status}`);
+    // Only once written (or the mirror is gone and is written again with it): a failed write left
+    // as applied would drop the old pod's reports and never retry.
+    memory.mirrorStates.set(id, { revision, restarts: restartCount });
+    if (res.status === 404) {
+      memory.mirrors.set(id, { cluster: clusterId, state: "absent" });
+      return;
+    }
+    counts.mirrorUpdates++;
+  }
+
+  async #delete(
+    s: Session,
+    clusterId: string,
+    propagation: Extract<MirrorOp, { op: "delete" }>["propagation"],
+    strayAt: string | undefined,
+  ): Promise<void> {
+    const { memory, counts } = this.#d;
+    const stray = strayAt !== undefined;
+    const id = sessionIdOf(s.metadata.name as string);
+    const name = s.metadata.name as string;
+    const kube = await this.#client(clusterId);
+    const known = memory.mirrors.get(id);
+    // A stray's cluster reports the mirror there: that stands against a remembered "absent".
+    if (!stray && known?.cluster === clusterId && known.state === "absent") return;
+    const revision = memory.mirrorStates.get(id)?.revision;
+    const res = await kube.request("DELETE", this.#path(name), {
+      body: { apiVersion: "v1", kind: "DeleteOptions", propagationPolicy: propagation },
+    });
+    // A placement meanwhile (back on this cluster) took a new revision for a new mirror: this answer is
+    // about the old one and must not stand for it (read as present, the new one would never be written).
+    const replaced = memory.mirrorStates.get(id)?.revision !== revision;
+    if (res.status === 404) {
+      if (stray) {
+        memory.straysGone.set(id, (memory.straysGone.get(id) ?? new Map()).set(clusterId, strayAt));
+        this.#d.schedulePlacement();
+        return;
+      }
+      if (!replaced) memory.mirrors.set(id, { cluster: clusterId, state: "absent" });
+      this.#d.requeue(keyOf(s as KubeObject));
+      return;
+    }
+    if (res.status >= 300 && res.status !== 409)
+      throw new Error(`deleting the mirror of ${name} on ${clusterId}: ${res.status}`);
+    if (stray || known?.state !== "deleting") counts.mirrorDeletes++;
+    if (!replaced && !stray) memory.mirrors.set(id, { cluster: clusterId, state: "deleting" });
+  }
+}

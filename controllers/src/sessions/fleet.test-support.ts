@@ -1,0 +1,205 @@
+// A fleet in memory for the session controller's tests: an apiserver in memory for the management
+// cluster and one for a GPU cluster, a store in memory, and the controller over them. `stopFleets` in an
+// afterEach stops what a test started.
+import type { Session } from "@berth/crds";
+import { examples } from "@berth/crds/testing";
+import pino from "pino";
+import type { InventoryNodeView } from "../placement/capacity.ts";
+import { SessionController, type SessionControllerOptions } from "./controller.ts";
+import { MemoryKube } from "./memory-kube.test-support.ts";
+import { aSession } from "./session-builder.test-support.ts";
+import type { ClusterRecord, MirrorState, SessionStore, StoredReport } from "./store.ts";
+
+export const CLUSTER = "clu_a1";
+export const H100 = "NVIDIA-H100-80GB-HBM3";
+
+/** Mirror revisions per session as Postgres keeps them, and how they were taken. */
+export class MemoryStore implements SessionStore {
+  readonly revisions = new Map<string, number>();
+  /** The ids of each batch taken, and of each single take. */
+  readonly batches: string[][] = [];
+  readonly singles: string[] = [];
+  /** Batches to refuse before serving them. */
+  failBatches = 0;
+  readonly transitions: [string, string | undefined, string | undefined][] = [];
+  /** Restart counts recorded with a revision, and the operators' newest reports. */
+  readonly restarts = new Map<string, number>();
+  reps: StoredReport[] = [];
+  nodes: InventoryNodeView[];
+  /** The cluster's operator has not called for long. */
+  silent = false;
+  #handlers: { reports(ids: string[]): void; inventory(): void } | undefined;
+  constructor(gpus: number) {
+    this.nodes = [
+      {
+        clusterId: CLUSTER,
+        name: "gpu-a-0",
+        gpuModel: H100,
+        gpuAllocatable: gpus,
+        gpuInUse: 0,
+        schedulable: true,
+        ready: true,
+      },
+    ];
+  }
+
+  async clusters(): Promise<ClusterRecord[]> {
+    return [{ id: CLUSTER, registered: true, lastReportAt: this.silent ? new Date(0) : new Date() }];
+  }
+  async inventory(): Promise<InventoryNodeView[]> {
+    return structuredClone(this.nodes);
+  }
+  async reports(ids?: readonly string[]): Promise<StoredReport[]> {
+    return structuredClone(this.reps.filter((r) => !ids || ids.includes(r.sessionId)));
+  }
+  /** An operator's report arrives (kept as the newest of its session and cluster, then notified). */
+  report(r: Omit<StoredReport, "clusterId" | "at"> & { node?: string }): void {
+    this.reps = this.reps.filter((x) => x.sessionId !== r.sessionId);
+    this.reps.push({ clusterId: CLUSTER, at: new Date().toISOString(), node: "gpu-a-0", ...r });
+    this.#handlers?.reports([r.sessionId]);
+  }
+  inventoryChanged(): void {
+    this.#handlers?.inventory();
+  }
+  async mirrorStates(ids: readonly string[]): Promise<Map<string, MirrorState>> {
+    return new Map(
+      ids.flatMap((id) =>
+        this.revisions.has(id)
+          ? [[id, { revision: this.revisions.get(id) as number, restarts: this.restarts.get(id) ?? 0 }]]
+          : [],
+      ),
+    );
+  }
+  #take(id: string): number {
+    const r = (this.revisions.get(id) ?? 0) + 1;
+    this.revisions.set(id, r);
+    return r;
+  }
+  async nextMirrorRevision(id: string, restarts?: number): Promise<number> {
+    this.singles.push(id);
+    if (restarts !== undefined) this.restarts.set(id, restarts);
+    return this.#take(id);
+  }
+  async nextMirrorRevisions(ids: readonly string[]): Promise<Map<string, number>> {
+    if (this.failBatches > 0) {
+      this.failBatches--;
+      throw new Error("the database is gone for a moment");
+    }
+    this.batches.push([...ids]);
+    return new Map(ids.map((id) => [id, this.#take(id)]));
+  }
+  /** Transitions wait for this before they are recorded (a slow database). */
+  gate: Promise<void> = Promise.resolve();
+  /** Transitions to refuse. */
+  failRecords = 0;
+  async recordTransition(before: Session, after: Session): Promise<void> {
+    await this.gate;
+    if (this.failRecords > 0) {
+      this.failRecords--;
+      throw new Error("the history row could not be written");
+    }
+    this.transitions.push([after.metadata.name as string, before.status?.phase, after.status?.phase]);
+  }
+  async recordDeleted(): Promise<void> {}
+  async listen(handlers: { reports(ids: string[]): void; inventory(): void }): Promise<() => Promise<void>> {
+    this.#handlers = handlers;
+    return async () => {};
+  }
+  async purgeEvents(): Promise<number> {
+    return 0;
+  }
+}
+
+const started: SessionController[] = [];
+
+/** Stops every controller the fleets of this test made. */
+export async function stopFleets(): Promise<void> {
+  for (const c of started.splice(0)) await c.stop();
+}
+
+export function aFleet(sessions: number, gpus = sessions, options: Partial<SessionControllerOptions> = {}) {
+  const mgmt = new MemoryKube();
+  const gpu = new MemoryKube();
+  const cluster = examples.Cluster();
+  mgmt.put("clusters", cluster as never);
+  mgmt.put("offerings", examples.Offering() as never);
+  mgmt.put("resourcepresets", examples.ResourcePreset() as never);
+  mgmt.put("images", examples.Image() as never);
+  const names = Array.from({ length: sessions }, (_, i) => `ses-${String(i).padStart(20, "0")}`);
+  names.forEach((name, i) => {
+    const s = aSession(name).build();
+    s.metadata.annotations = { "berth.dev/created-at": new Date(Date.UTC(2026, 10, 22, 6, 0, i)).toISOString() };
+    delete s.status;
+    mgmt.put("sessions", s as never);
+  });
+  const store = new MemoryStore(gpus);
+  const controller = new SessionController({
+    kube: mgmt,
+    store,
+    clusterClient: async () => gpu,
+    log: pino({ level: "silent" }),
+    options: { pollMs: 3_600_000, resyncMs: 3_600_000, concurrency: 8, ...options },
+  });
+  started.push(controller);
+  return { mgmt, gpu, store, controller, names, ids: names.map((n) => n.replace("-", "_")) };
+}
+
+/** How often each session was written to a phase, from the apiserver's own log of successful writes. */
+export function statusWrites(mgmt: MemoryKube, phase: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const r of mgmt.log) {
+    if (r.method !== "PUT" || r.status !== 200 || !r.path.endsWith("/status")) continue;
+    if ((r.body as Session).status?.phase !== phase) continue;
+    const name = r.path.split("/").at(-2) as string;
+    out.set(name, (out.get(name) ?? 0) + 1);
+  }
+  return out;
+}
+
+/** How often each mirror was written (applied), from the GPU cluster's log. */
+export function mirrorCreates(gpu: MemoryKube): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const r of gpu.log) {
+    if (!r.apply || !r.path.includes("/sessionmirrors/")) continue;
+    const name = (r.body as { metadata: { name: string } }).metadata.name;
+    out.set(name, (out.get(name) ?? 0) + 1);
+  }
+  return out;
+}
+
+export async function until(what: string, pred: () => boolean, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!pred()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+export const statusOf = (mgmt: MemoryKube) => (mgmt.list("sessions")[0] as unknown as Session).status;
+export const mirrorOf = (gpu: MemoryKube) =>
+  gpu.list("sessionmirrors")[0]?.spec as { revision: number; restartCount: number } | undefined;
+
+/** One session placed on CLUSTER before (revision 1), its mirror written by the worker, reported Running. */
+export async function aRunningSession(gpus = 1, options: Partial<SessionControllerOptions> = {}) {
+  const f = aFleet(1, gpus, options);
+  const name = f.names[0] as string;
+  const id = f.ids[0] as string;
+  const s = f.mgmt.list("sessions")[0] as unknown as Session;
+  s.status = { phase: "Starting", cluster: CLUSTER, gpuModel: H100 };
+  f.mgmt.put("sessions", s as never);
+  f.store.revisions.set(id, 1);
+  await f.controller.start();
+  await until("its mirror", () => mirrorOf(f.gpu) !== undefined);
+  f.store.report({ sessionId: id, phase: "Running", revision: mirrorOf(f.gpu)?.revision as number });
+  await until("Running", () => statusOf(f.mgmt)?.phase === "Running");
+  await f.controller.idle();
+  return { ...f, name, id };
+}
+
+export const MIRRORS = "/apis/berth.dev/v1alpha1/namespaces/berth-sessions/sessionmirrors";
+export const mirrorDeletes = (gpu: MemoryKube) =>
+  gpu.log.filter((r) => r.method === "DELETE" && r.path.startsWith(MIRRORS)).map((r) => r.status);
+export const setDesired = (f: { mgmt: MemoryKube; name: string }, desiredState: string) =>
+  f.mgmt.request("PATCH", `/apis/berth.dev/v1alpha1/namespaces/org-acme/sessions/${f.name}`, {
+    body: { spec: { desiredState } },
+  });

@@ -1,0 +1,13 @@
+// The history row follows every status the controller writes (SessionStore.recordTransition). A record
+// that failed is kept in memory (SessionMemory.unrecorded) and made up for by the next reconcile or write.
+import type { Session } from "@berth/crds";
+import type { SessionMemory } from "./memory.ts";
+import type { SessionStore } from "./store.ts";
+
+/** Records the change a failed record left out (from the status before it to `s`), if any. */
+export async function recordUnrecorded(store: SessionStore, memory: SessionMemory, id: string, s: Session) {
+  const before = memory.unrecorded.get(id);
+  if (!before) return;
+  await store.recordTransition(before, s);
+  if (memory.unrecorded.get(id) === before) memory.unrecorded.delete(id);
+}

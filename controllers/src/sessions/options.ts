@@ -1,0 +1,66 @@
+// The session controller's settings and counters, shared by its parts (controller.ts wires them).
+import { DEFAULT_CONSTRAINTS } from "../placement/constraints.ts";
+import type { Constraint, PlacementPolicy } from "../placement/types.ts";
+import { DEFAULT_TIMING, type LifecycleTiming } from "./lifecycle.ts";
+import { DEFAULT_SESSIONS_NAMESPACE } from "./names.ts";
+
+export interface SessionControllerOptions {
+  policy: PlacementPolicy;
+  constraints: readonly Constraint[];
+  timing: LifecycleTiming;
+  /** A cluster whose operator has not called for this long is "not reporting": its sessions turn Unknown. */
+  reportGraceMs: number;
+  /** Sessions reconciled at once. */
+  concurrency: number;
+  /** Mirrors' namespace on GPU clusters. */
+  sessionsNamespace: string;
+  /** Every session is looked at again this often, changed or not (level-based safety net). */
+  resyncMs: number;
+  /** Cluster liveness and inventory are re-read this often even without notifications. */
+  pollMs: number;
+  /** Stream events are kept this long. */
+  eventRetentionMs: number;
+  /** Kubernetes Events' reporting component; also the field manager of the mirrors it applies. */
+  component: string;
+}
+
+export const DEFAULT_CONTROLLER_OPTIONS: SessionControllerOptions = {
+  policy: "binpack",
+  constraints: DEFAULT_CONSTRAINTS,
+  timing: DEFAULT_TIMING,
+  reportGraceMs: 60_000,
+  concurrency: 64,
+  sessionsNamespace: DEFAULT_SESSIONS_NAMESPACE,
+  resyncMs: 60_000,
+  pollMs: 5_000,
+  eventRetentionMs: 24 * 3600_000,
+  component: "berth-worker",
+};
+
+/** Counters for tests and the bench: what the worker wrote where. */
+export interface WriteCounts {
+  statusWrites: number;
+  conflicts: number;
+  events: number;
+  mirrorCreates: number;
+  mirrorUpdates: number;
+  mirrorDeletes: number;
+  resourceDeletes: number;
+  placements: number;
+  placementPasses: number;
+  /** Round trips that took mirror revisions for a whole placement pass. */
+  revisionBatches: number;
+}
+
+export const noWrites = (): WriteCounts => ({
+  statusWrites: 0,
+  conflicts: 0,
+  events: 0,
+  mirrorCreates: 0,
+  mirrorUpdates: 0,
+  mirrorDeletes: 0,
+  resourceDeletes: 0,
+  placements: 0,
+  placementPasses: 0,
+  revisionBatches: 0,
+});

@@ -1,0 +1,139 @@
+// The placement pass, in-process against a fleet in memory: what a pass writes when it places many
+// sessions at once, when some of its writes fail, and which changes start one.
+import type { Session } from "@berth/crds";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  aFleet,
+  aRunningSession,
+  CLUSTER,
+  H100,
+  mirrorCreates,
+  mirrorOf,
+  statusOf,
+  statusWrites,
+  stopFleets,
+  until,
+} from "./fleet.test-support.ts";
+import { DEFAULT_TIMING } from "./lifecycle.ts";
+import { placementMatters } from "./placement-pass.ts";
+import { aSession } from "./session-builder.test-support.ts";
+
+afterEach(stopFleets);
+
+describe("a placement pass over many waiting sessions", () => {
+  it("places each once and dispatches each mirror at a revision taken in one batch for the pass", async () => {
+    const f = aFleet(12);
+    // One of them ran before (paused, resumed): its next mirror must outrank the ones it had.
+    f.store.revisions.set(f.ids[3] as string, 5);
+    await f.controller.start();
+    await until("12 mirrors", () => f.gpu.list("sessionmirrors").length === 12);
+    await f.controller.idle();
+
+    expect(f.store.batches.map((b) => [...b].sort())).toEqual([[...f.ids].sort()]);
+    expect(f.store.singles).toEqual([]);
+    for (const m of f.gpu.list("sessionmirrors")) {
+      const id = (m.spec as { sessionId: string }).sessionId;
+      expect((m.spec as { revision: number }).revision).toBe(id === f.ids[3] ? 6 : 1);
+      expect(f.store.revisions.get(id)).toBe((m.spec as { revision: number }).revision);
+    }
+    expect([...statusWrites(f.mgmt, "Starting").values()]).toEqual(Array(12).fill(1));
+    expect([...mirrorCreates(f.gpu).values()]).toEqual(Array(12).fill(1));
+    for (const s of f.mgmt.list("sessions") as unknown as Session[])
+      expect(s.status).toMatchObject({ phase: "Starting", cluster: CLUSTER, gpuModel: H100 });
+  });
+
+  it("places the rest once and nothing twice when the revision batch and some status writes fail", async () => {
+    const f = aFleet(12);
+    f.store.failBatches = 1;
+    const refused = new Set(f.names.filter((_, i) => i % 3 === 1));
+    f.mgmt.fail = (method, path) => {
+      const name = path.split("/").at(-2) as string;
+      if (method === "PUT" && path.endsWith("/status") && refused.delete(name)) return 500;
+      return undefined;
+    };
+    await f.controller.start();
+    await until("12 mirrors", () => f.gpu.list("sessionmirrors").length === 12);
+    await f.controller.idle();
+
+    expect(refused.size).toBe(0);
+    // Each placed once, each mirror written once, at the revision its (successful) placement took.
+    expect([...statusWrites(f.mgmt, "Starting").values()]).toEqual(Array(12).fill(1));
+    expect([...mirrorCreates(f.gpu).values()]).toEqual(Array(12).fill(1));
+    expect(f.gpu.log.filter((r) => r.status === 409)).toEqual([]);
+    expect(f.store.singles).toEqual([]);
+    for (const m of f.gpu.list("sessionmirrors")) {
+      const id = (m.spec as { sessionId: string }).sessionId;
+      expect((m.spec as { revision: number }).revision).toBe(f.store.revisions.get(id));
+    }
+    // The four refused writes were placed by a later pass, whose batch took them a newer revision.
+    expect(f.store.batches.length).toBeGreaterThanOrEqual(2);
+    expect(f.controller.counts.placements).toBe(12);
+  });
+
+  it("leaves the sessions that do not fit queued, in order, without taking revisions for them", async () => {
+    const f = aFleet(6, 4);
+    await f.controller.start();
+    await until("4 mirrors", () => f.gpu.list("sessionmirrors").length === 4);
+    await f.controller.idle();
+
+    expect(f.store.batches.map((b) => [...b].sort())).toEqual([f.ids.slice(0, 4)]);
+    const byName = new Map((f.mgmt.list("sessions") as unknown as Session[]).map((s) => [s.metadata.name, s]));
+    expect(f.names.map((n) => byName.get(n)?.status?.phase)).toEqual([
+      "Starting",
+      "Starting",
+      "Starting",
+      "Starting",
+      "Queued",
+      "Queued",
+    ]);
+    expect(f.names.slice(4).map((n) => byName.get(n)?.status?.queue?.position)).toEqual([1, 2]);
+  });
+});
+
+describe("which changes of a session start a placement pass", () => {
+  const on = (phase: NonNullable<NonNullable<Session["status"]>["phase"]>) =>
+    aSession().onCluster(CLUSTER).phase(phase).build();
+  const waiting = (phase: NonNullable<NonNullable<Session["status"]>["phase"]>) => aSession().phase(phase).build();
+
+  it.each([
+    ["a move between two phases that hold GPUs on the same cluster", on("Starting"), on("Running"), false],
+    ["a restart", on("Running"), on("Restarting"), false],
+    ["a session that stays Queued (its position moved)", waiting("Queued"), waiting("Queued"), false],
+    ["a placement", waiting("Pending"), on("Starting"), true],
+    ["a pause that gave its GPU back", on("Pausing"), waiting("Paused"), true],
+    ["an end", on("Terminating"), waiting("Terminated"), true],
+    ["a session put back after a node was lost", on("Running"), waiting("Pending"), true],
+    ["a session entering the queue", waiting("Pending"), waiting("Queued"), true],
+  ])("%s", (_what, before, after, expected) => {
+    expect(placementMatters(before, after)).toBe(expected);
+  });
+
+  it("a change of intent or priority, whatever the phase", () => {
+    const raised = on("Running");
+    raised.spec.priority = 5;
+    expect(placementMatters(on("Running"), raised)).toBe(true);
+    const paused = on("Running");
+    paused.spec.desiredState = "Paused";
+    expect(placementMatters(on("Running"), paused)).toBe(true);
+  });
+});
+
+describe("a session whose pod found no node", () => {
+  it("is not placed straight back on the cluster where its pod found no node", async () => {
+    const f = await aRunningSession(1, { timing: { ...DEFAULT_TIMING, unschedulableMs: 0 } });
+    // A slow history write: the placement pass runs while the Pending write is being recorded.
+    f.store.gate = new Promise((r) => setTimeout(r, 300));
+    f.store.report({
+      sessionId: f.id,
+      phase: "Starting",
+      reason: "Unschedulable",
+      revision: mirrorOf(f.gpu)?.revision as number,
+    });
+    await until("placed again", () => statusOf(f.mgmt)?.phase !== "Running");
+    await new Promise((r) => setTimeout(r, 400));
+    await f.controller.idle();
+    expect(statusWrites(f.mgmt, "Starting")).toEqual(new Map());
+    expect(statusOf(f.mgmt)).toMatchObject({ phase: "Queued" });
+    expect(statusOf(f.mgmt)?.cluster).toBeUndefined();
+  });
+});

@@ -1,0 +1,186 @@
+// The session reconciler: one session at a time (the work queue's key), from what is observed (the
+// Session, its operators' reports, its cluster's liveness, its node) to its status (lifecycle.ts'
+// planSession decides), its mirror (dispatch.ts carries out) and its Events (event-recorder.ts). Status
+// is written with the resourceVersion read: a stale leader's or a stale cache's write fails with 409 and
+// is retried from fresh data, which is why a session is never placed twice.
+import { type Session, SessionKind } from "@berth/crds";
+import type { Logger } from "pino";
+import type { KubeApi } from "../kube/client.ts";
+import { type KubeObject, keyOf } from "../kube/informer.ts";
+import { type Dispatch, RetryAfter } from "./dispatch.ts";
+import type { EventRecorder } from "./event-recorder.ts";
+import { recordUnrecorded } from "./history.ts";
+import { type KubeEventSpec, type LifecycleTiming, planSession } from "./lifecycle.ts";
+import type { SessionMemory } from "./memory.ts";
+import { ANNOTATIONS, sessionIdOf } from "./names.ts";
+import type { Observed } from "./observed.ts";
+import type { WriteCounts } from "./options.ts";
+import type { SessionStore } from "./store.ts";
+
+/** How long a session is kept off the cluster where its pod found no node. */
+const AVOID_MS = 5 * 60_000;
+
+export interface ReconcilerDeps {
+  kube: KubeApi;
+  store: SessionStore;
+  observed: Observed;
+  memory: SessionMemory;
+  dispatch: Dispatch;
+  events: EventRecorder;
+  counts: WriteCounts;
+  log: Logger;
+  now: () => Date;
+  timing: LifecycleTiming;
+  schedulePlacement(): void;
+}
+
+export class SessionReconciler {
+  readonly #d: ReconcilerDeps;
+
+  constructor(d: ReconcilerDeps) {
+    this.#d = d;
+  }
+
+  async reconcile(key: string): Promise<{ requeueAfterMs?: number } | undefined> {
+    const { observed, memory, store, log } = this.#d;
+    const s = observed.sessions.store.get(key);
+    if (!s) return undefined;
+    const id = sessionIdOf(s.metadata.name as string);
+    // The history lagging must not hold the session up (a pause must still free its GPU while Postgres
+    // fails): the entry stays, and the next reconcile or status write records it.
+    await recordUnrecorded(store, memory, id, s).catch((err: unknown) =>
+      log.warn({ err: String(err), session: id }, "recording a transition failed; retried later"),
+    );
+    const cluster = s.status?.cluster;
+    const mirrorState = memory.mirrorStates.get(id) ?? { revision: 0, restarts: 0 };
+    const report = cluster
+      ? observed.reports
+          .get(id)
+          ?.find((r) => r.clusterId === cluster && r.revision >= mirrorState.revision && mirrorState.revision > 0)
+      : undefined;
+    const record = cluster ? observed.clusterRecords.get(cluster) : undefined;
+    const mirror = memory.mirrors.get(id);
+    const unschedulableSince = memory.unschedulableSince.get(id);
+    const plan = planSession({
+      session: s,
+      now: this.#d.now(),
+      ...(report ? { report } : {}),
+      ...(cluster ? { cluster: { registered: !!record?.registered, reporting: observed.reporting(record) } } : {}),
+      mirror:
+        mirror && mirror.cluster === cluster ? (mirror.state === "deleting" ? "present" : mirror.state) : "unknown",
+      nodeLost: observed.nodeLost(s),
+      ...(unschedulableSince ? { unschedulableSince } : {}),
+      restartsRequested: Number(s.metadata.annotations?.[ANNOTATIONS.restarts] ?? "0"),
+      restartsApplied: mirrorState.restarts,
+      timing: this.#d.timing,
+    });
+
+    // Before the write: the write's own watch event can start a placement pass that must see it.
+    if (plan.avoidCluster)
+      memory.avoid.set(id, { cluster: plan.avoidCluster, until: this.#d.now().getTime() + AVOID_MS });
+    let current: Session = s;
+    if (plan.status) {
+      const written = await this.writeStatus(s, plan.status, plan.events);
+      if (!written) return { requeueAfterMs: 200 };
+      current = written;
+    } else this.#d.events.record(s, plan.events);
+
+    // The operator saw the current mirror go (MirrorLost): what is remembered of it is stale, and ensure
+    // would trust it and write nothing.
+    if (plan.mirror?.op === "ensure" && report?.phase === "Terminated" && cluster)
+      memory.mirrors.set(id, { cluster, state: "absent" });
+    if (plan.mirror && cluster) {
+      try {
+        await this.#d.dispatch.run(current, cluster, plan.mirror);
+      } catch (e) {
+        if (e instanceof RetryAfter) return { requeueAfterMs: e.ms };
+        throw e;
+      }
+    }
+    if (plan.needsPlacement) this.#d.schedulePlacement();
+    // Level-based: the delete that came with a phase change is tried once; a mirror still reported where
+    // the session wants no pod is deleted again on every reconcile (and resync) until it is gone.
+    let strayError: unknown;
+    for (const r of observed.strays(current, id)) {
+      if (r.clusterId === cluster && plan.mirror?.op === "delete") continue; // just done
+      await this.#d.dispatch
+        .run(current, r.clusterId, { op: "delete", propagation: "Background" }, r.at)
+        .catch((e: unknown) => {
+          strayError ??= e;
+        });
+    }
+    if (strayError) throw strayError;
+    if (plan.deleteResource) await this.#deleteResource(s);
+    return plan.requeueAfterMs !== undefined ? { requeueAfterMs: plan.requeueAfterMs } : undefined;
+  }
+
+  /** PUT /status with the resourceVersion read; undefined on a conflict (the caller retries on fresh data). */
+  async writeStatus(
+    s: Session,
+    status: NonNullable<Session["status"]>,
+    events: KubeEventSpec[],
+  ): Promise<Session | undefined> {
+    const { observed, memory, store, counts } = this.#d;
+    const ns = s.metadata.namespace as string;
+    const name = s.metadata.name as string;
+    const body = { ...s, status };
+    const res = await this.#d.kube.request<KubeObject>(
+      "PUT",
+      `/apis/${SessionKind.group}/${SessionKind.version}/namespaces/${ns}/sessions/${name}/status`,
+      { body },
+    );
+    if (res.status === 409 || res.status === 404) {
+      counts.conflicts++;
+      return undefined;
+    }
+    if (res.status !== 200)
+      throw new Error(`writing the status of ${ns}/${name}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+    counts.statusWrites++;
+    // Registered before the informer hears of the write: that starts the session's reconcile at once.
+    const id = sessionIdOf(name);
+    const before = memory.unrecorded.get(id) ?? s;
+    let recorded: ((ok: boolean) => void) | undefined;
+    const recording =
+      status.cluster !== undefined && status.cluster !== s.status?.cluster
+        ? new Promise<boolean>((r) => {
+            recorded = r;
+          })
+        : undefined;
+    if (recording) memory.recording.set(id, recording);
+    let after: Session;
+    // Settled on every path once registered: the mirror's dispatch waits on it.
+    try {
+      observed.sessions.observe(res.body);
+      // The informer parsed it already (unless its watch brought a newer version first).
+      const stored = observed.sessions.store.get(`${ns}/${name}`);
+      after =
+        stored && stored.metadata.resourceVersion === res.body.metadata.resourceVersion
+          ? stored
+          : SessionKind.schema.parse(res.body);
+      this.#d.events.record(after, events);
+      await store.recordTransition(before, after);
+    } catch (err) {
+      memory.unrecorded.set(id, before);
+      recorded?.(false);
+      throw err;
+    }
+    if (memory.unrecorded.get(id) === before) memory.unrecorded.delete(id);
+    recorded?.(true);
+    if (recording && memory.recording.get(id) === recording) memory.recording.delete(id);
+    return after;
+  }
+
+  async #deleteResource(s: Session): Promise<void> {
+    const res = await this.#d.kube.request(
+      "DELETE",
+      `/apis/${SessionKind.group}/${SessionKind.version}/namespaces/${s.metadata.namespace}/sessions/${s.metadata.name}`,
+      {
+        body: { apiVersion: "v1", kind: "DeleteOptions", preconditions: { uid: s.metadata.uid } },
+      },
+    );
+    if (res.status >= 300 && res.status !== 404 && res.status !== 409)
+      throw new Error(`deleting ${keyOf(s as KubeObject)}: ${res.status}`);
+    this.#d.counts.resourceDeletes++;
+    await this.#d.store.recordDeleted(s);
+  }
+}
