@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { type RunningStandin, startStandin } from "../standin/standin.ts";
 import { type GatewayConfig, gatewayConfigFromEnv } from "./config.ts";
-import { runGateway, type ServingGateway } from "./run.ts";
+import { runGateway } from "./run.ts";
+import type { ServingGateway } from "./serving.ts";
 import { cookieFrom, get } from "./testing.ts";
 
 let standin: RunningStandin;
