@@ -17,10 +17,10 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { cpuSeconds, cpuSecondsWithChildren } from "@berth/e2e";
 import { AccessTokens } from "../../api/src/auth/tokens.ts";
 import { connect, migrateLatest } from "../../api/src/db/knex.ts";
 import { startPostgres } from "../../api/src/db/server.ts";
-import { cpuSeconds, cpuSecondsWithChildren } from "../../e2e/src/testbed/procfs.ts";
 
 interface CannonResult {
   requests: { average: number; total: number };

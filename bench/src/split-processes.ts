@@ -10,14 +10,14 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { mintControlPlaneCredential } from "@berth/e2e/clusters/credentials";
+import type { SessionsBed } from "@berth/e2e/sessions";
+import { catalogRbac, mergeRbac } from "@berth/e2e/start/services";
 import { AccessTokens } from "../../api/src/auth/tokens.ts";
 import { managementRbac } from "../../api/src/clusters/permissions.ts";
 import { findUserById } from "../../api/src/db/operations/users/findUserById.ts";
 import { freePort } from "../../api/src/db/server.ts";
 import { apiSessionsRbac, workerRbac } from "../../api/src/domain/sessions/worker.ts";
-import { mintControlPlaneCredential } from "../../e2e/src/clusters/credentials.ts";
-import type { SessionsBed } from "../../e2e/src/sessions/harness.ts";
-import { catalogRbac, mergeRbac } from "../../e2e/src/start/services.ts";
 
 const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 const API_MAIN = here("../../api/src/main.ts");

@@ -4,10 +4,10 @@
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { operatorRbac } from "@berth/operator";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyInventory } from "../../../api/src/internal/report-inventory.ts";
-import { operatorRbac } from "../../../operator/src/rbac.ts";
 import { eventually, type KubeHttp, kubeConfigFrom, statusFrom } from "../index.ts";
 import { adminKube, type ClustersBed, startClustersBed } from "./harness.ts";
 import { registerLocalGpuClusters } from "./register-local.ts";

@@ -11,10 +11,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "../../../api/src/auth/testing.ts";
-import { createClustersRuntime } from "../../../api/src/clusters/runtime.ts";
-import { type InternalListener, startInternalListener } from "../../../api/src/internal/app.ts";
-import { domainInternalRoutes } from "../../../api/src/internal/domains.ts";
 import {
   gatedUpstreams,
   httpVerifier,
@@ -23,8 +19,12 @@ import {
   StaticUpstreams,
   selfSignedCertificate,
   startGateway,
-} from "../../../operator/src/gateway/index.ts";
-import { type RunningStandin, STANDIN_LOG_LINES, startStandin } from "../../../operator/src/standin/index.ts";
+} from "@berth/operator/gateway";
+import { type RunningStandin, STANDIN_LOG_LINES, startStandin } from "@berth/operator/standin";
+import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "../../../api/src/auth/testing.ts";
+import { createClustersRuntime } from "../../../api/src/clusters/runtime.ts";
+import { type InternalListener, startInternalListener } from "../../../api/src/internal/app.ts";
+import { domainInternalRoutes } from "../../../api/src/internal/domains.ts";
 import { adminKube, mintControlPlaneCredential, prepareManagementCluster } from "../clusters/credentials.ts";
 import { type Cluster, eventually, type Fleet, kubeConfigFrom, startFleet } from "../index.ts";
 

@@ -3,11 +3,12 @@
 // plane (operator token of that cluster), sets its cookie and proxies HTTP and WebSocket traffic to the
 // session's application (the stand-in); logs come from the cluster's Kubernetes API and usage from the
 // operator's samples.
+
+import { cookieFrom, get, type SimpleResponse } from "@berth/operator/gateway/testing";
+import { STANDIN_LOG_LINES } from "@berth/operator/standin";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import type { TestUser } from "../../../api/src/auth/testing.ts";
-import { cookieFrom, get, type SimpleResponse } from "../../../operator/src/gateway/testing.ts";
-import { STANDIN_LOG_LINES } from "../../../operator/src/standin/index.ts";
 import { type ConnectBed, startConnectBed } from "./harness.ts";
 
 let bed: ConnectBed;

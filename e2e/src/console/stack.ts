@@ -3,11 +3,11 @@
 // (e2e/src/sessions/harness.ts) plus each GPU cluster's gateway (startSessionGateways). Every piece is
 // the other workspaces' own start function.
 import { ensureConsoleBuilt } from "@berth/console";
+import { type RunningGateway, selfSignedCertificate } from "@berth/operator/gateway";
+import { type RunningStandin, startStandin } from "@berth/operator/standin";
 import { testConfig } from "../../../api/src/config.ts";
 import { createTestDatabase, type TestDatabase } from "../../../api/src/db/testing.ts";
 import { type RunningApi, startApi } from "../../../api/src/main.ts";
-import { type RunningGateway, selfSignedCertificate } from "../../../operator/src/gateway/index.ts";
-import { type RunningStandin, startStandin } from "../../../operator/src/standin/index.ts";
 import { startClusterGateway } from "../connect/local-gateways.ts";
 import type { SessionsBed } from "../sessions/harness.ts";
 

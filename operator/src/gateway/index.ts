@@ -7,7 +7,7 @@ export {
   parseCookieKeys,
   parseUpstreamTable,
 } from "./config.ts";
-export { COOKIE_NAME } from "./cookie.ts";
+export { COOKIE_NAME, signCookie } from "./cookie.ts";
 export { type GatewayOptions, type RunningGateway, startGateway } from "./gateway.ts";
 export { kubePodRunning, type PodGateOptions } from "./podGate.ts";
 export { prepareGateway, runGateway } from "./run.ts";
