@@ -14,9 +14,6 @@ export { InternalClient, type Outcome, retryDelay } from "./controlplane/client.
 export type { GpuDevice, InventoryAnswer, InventoryNode, InventoryReport } from "./controlplane/wire.ts";
 export {
   computeInventory,
-  GPU_PRODUCT_LABEL,
-  GPU_RESOURCE,
-  GPU_UUIDS_ANNOTATION,
   inventoryFingerprint,
   type NodeLike,
   type PodLike,
