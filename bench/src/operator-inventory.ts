@@ -14,9 +14,9 @@
 // Receiver: the stub, not the real control plane (which is wired in by the integration of issue 5).
 import { cpus, loadavg, totalmem } from "node:os";
 import { parseArgs } from "node:util";
+import type { InventoryReport } from "@berth/crds/internal-plane";
 import { gpuNodeManifest, kubeConfigFrom } from "@berth/e2e";
 import { H100, SESSIONS_NS, startBed } from "@berth/e2e/operator-bed";
-import type { InventoryReport } from "@berth/operator";
 import { inventoryFingerprint, parseConfig, startOperator } from "@berth/operator";
 import { captureLog, startStubControlPlane } from "@berth/operator/testing";
 import { Watch } from "@kubernetes/client-node";

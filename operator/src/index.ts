@@ -11,7 +11,6 @@ export {
   parseConfig,
 } from "./config.ts";
 export { InternalClient, type Outcome, retryDelay } from "./controlplane/client.ts";
-export type { GpuDevice, InventoryAnswer, InventoryNode, InventoryReport } from "./controlplane/wire.ts";
 export {
   computeInventory,
   inventoryFingerprint,

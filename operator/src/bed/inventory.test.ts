@@ -2,9 +2,9 @@
 // stub control plane: the inventory follows the cluster, heartbeats send nothing, an apiserver restart
 // is survived.
 
+import type { InventoryNode } from "@berth/crds/internal-plane";
 import { A100, type Bed, eventually, H100, SESSIONS_NS, sleep, startBed } from "@berth/e2e/operator-bed";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { InventoryNode } from "../controlplane/wire.ts";
 import { type RunningOperator, startOperator } from "../operator.ts";
 import { captureLog } from "../testing/log.test-support.ts";
 import { type StubControlPlane, startStubControlPlane } from "../testing/stub-control-plane.test-support.ts";

@@ -2,7 +2,7 @@
 // it sees only the current objects, never events, so a relist, a resync and a watch event all end here.
 
 import { GPU_COUNT_LABEL, GPU_MEMORY_LABEL, GPU_PRODUCT_LABEL, GPU_RESOURCE, GPU_UUIDS_ANNOTATION } from "@berth/crds";
-import type { GpuDevice, InventoryNode } from "../controlplane/wire.ts";
+import type { GpuDevice, InventoryNode } from "@berth/crds/internal-plane";
 
 type Quantities = Record<string, string | number | undefined>;
 
