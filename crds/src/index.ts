@@ -4,3 +4,4 @@ export * from "./fields.ts";
 export * from "./kind.ts";
 export * from "./kinds/index.ts";
 export * from "./names.ts";
+export * from "./rbac.ts";

@@ -20,11 +20,4 @@ export {
 } from "./inventory/compute.ts";
 export { INVENTORY_PATH } from "./inventory/reporter.ts";
 export { type RunningOperator, type StartOperatorOptions, startOperator } from "./operator.ts";
-export {
-  type NamespaceRules,
-  OPERATOR_RBAC,
-  type OperatorRbac,
-  type OperatorRbacOptions,
-  operatorRbac,
-  type PolicyRule,
-} from "./rbac.ts";
+export { OPERATOR_RBAC, type OperatorRbac, type OperatorRbacOptions, operatorRbac } from "./rbac.ts";
