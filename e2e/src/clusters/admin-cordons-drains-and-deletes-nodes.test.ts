@@ -8,7 +8,8 @@ import { operatorRbac } from "@berth/operator";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyInventory } from "../../../api/src/internal/report-inventory.ts";
-import { eventually, type KubeHttp, kubeConfigFrom, statusFrom } from "../index.ts";
+import { type KubeHttp, kubeConfigFrom } from "../index.ts";
+import { eventually, statusFrom } from "../testbed/waiting.test-support.ts";
 import { adminKube, type ClustersBed, startClustersBed } from "./harness.ts";
 import { registerLocalGpuClusters } from "./register-local.ts";
 

@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { controlPlaneRbac } from "../../../api/src/clusters/permissions.ts";
 import { applyInventory } from "../../../api/src/internal/report-inventory.ts";
-import { kubeConfigFrom, statusFrom } from "../index.ts";
+import { kubeConfigFrom } from "../index.ts";
+import { statusFrom } from "../testbed/waiting.test-support.ts";
 import {
   adminKube,
   type ClustersBed,

@@ -26,7 +26,8 @@ import { createClustersRuntime } from "../../../api/src/clusters/runtime.ts";
 import { type InternalListener, startInternalListener } from "../../../api/src/internal/app.ts";
 import { domainInternalRoutes } from "../../../api/src/internal/domains.ts";
 import { adminKube, mintControlPlaneCredential, prepareManagementCluster } from "../clusters/credentials.ts";
-import { type Cluster, eventually, type Fleet, kubeConfigFrom, startFleet } from "../index.ts";
+import { type Cluster, type Fleet, kubeConfigFrom, startFleet } from "../index.ts";
+import { eventually } from "../testbed/waiting.test-support.ts";
 
 export const H100 = "NVIDIA-H100-80GB-HBM3";
 export const L4 = "NVIDIA-L4";
