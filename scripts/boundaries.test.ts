@@ -1,7 +1,8 @@
 // Package boundaries and import cycles, checked on the repository's own import graph (scripts/imports.ts).
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cycles, importGraph, workspaceOf } from "./imports.ts";
+import { cycles, importGraph, WORKSPACES, workspaceOf } from "./imports.ts";
 
 const root = join(import.meta.dirname, "..");
 const graph = await importGraph(root);
@@ -19,6 +20,24 @@ describe("the repository's imports", () => {
       reaching,
       `relative imports into another workspace (use @berth/<workspace>/<subpath>):\n${reaching.join("\n")}`,
     ).toEqual([]);
+  });
+
+  it("name only @berth/* packages their workspace declares as a dependency", () => {
+    const declared = new Map<string, Set<string>>(
+      WORKSPACES.map((ws) => {
+        const pkg = JSON.parse(readFileSync(join(root, ws, "package.json"), "utf8"));
+        return [ws, new Set(Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }))] as const;
+      }),
+    );
+    const undeclared = graph.edges
+      .filter((e) => e.specifier.startsWith("@berth/") && workspaceOf(e.from) !== workspaceOf(e.to))
+      .filter((e) => {
+        const ws = workspaceOf(e.from);
+        const name = e.specifier.split("/").slice(0, 2).join("/");
+        return declared.has(ws) && !declared.get(ws)?.has(name);
+      })
+      .map((e) => `${e.from}: ${e.specifier} (add it to ${workspaceOf(e.from)}/package.json)`);
+    expect(undeclared, `imports of undeclared workspaces:\n${undeclared.join("\n")}`).toEqual([]);
   });
 
   // Type-only imports count: they are erased at run time, but a loop of types still ties the files together
