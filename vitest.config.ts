@@ -4,7 +4,7 @@ import { defineConfig } from "vitest/config";
 // beforeAll (see e2e/src/testbed and api/src/db/db.test-support.ts); the limits below are for those starts.
 export default defineConfig({
   test: {
-    include: ["{crds,controllers,api,operator,console,cdk8s,e2e,bench}/src/**/*.test.ts"],
+    include: ["{crds,controllers,api,operator,console,cdk8s,e2e,bench}/src/**/*.test.ts", "scripts/**/*.test.ts"],
     exclude: ["**/node_modules/**", "**/dist/**"],
     pool: "forks",
     maxWorkers: 2,

@@ -37,13 +37,13 @@ if (mode === "api") {
     }
   });
   const handle = async (ctx: Koa.Context) => {
-    const m = /^Bearer (.+)$/.exec(ctx.get("Authorization"));
-    if (!m) {
+    const bearer = /^Bearer (.+)$/.exec(ctx.get("Authorization"))?.[1];
+    if (!bearer) {
       ctx.status = 401;
       return;
     }
     const verifier = mode === "baseline" ? tokens : new AccessTokens({ secret: config.auth.jwtSecret.reveal() });
-    const claims = await verifier.verify(m[1]!);
+    const claims = await verifier.verify(bearer);
     const row = await db("users").where({ id: claims.userId }).first("id", "email");
     ctx.body = { data: [row], pagination: { page: 1, size: 20, total: 1 } };
   };

@@ -20,7 +20,7 @@ import { parseArgs } from "node:util";
 import { connect, migrateLatest } from "@berth/api/db/knex";
 import { startPostgres } from "@berth/api/db/server";
 import { AccessTokens } from "@berth/api/identity/tokens";
-import { cpuSeconds, cpuSecondsWithChildren } from "../../e2e/src/testbed/procfs.ts";
+import { cpuSeconds, cpuSecondsWithChildren } from "@berth/e2e";
 
 interface CannonResult {
   requests: { average: number; total: number };
@@ -59,7 +59,7 @@ async function startServer(mode: string, env: Record<string, string>): Promise<{
   });
   const url = await new Promise<string>((resolve, reject) => {
     let out = "";
-    child.stdout!.on("data", (b: Buffer) => {
+    child.stdout.on("data", (b: Buffer) => {
       out += b.toString();
       const line = out.split("\n")[0];
       if (out.includes("\n") && line) resolve(line.trim());
@@ -83,11 +83,13 @@ async function measure(name: string, mode: string, path: string, env: Record<str
     const probe = await fetch(url + path, { headers });
     if (probe.status !== 200) throw new Error(`${name}: ${path} answered ${probe.status}: ${await probe.text()}`);
     await autocannon({ url: url + path, connections, duration: 2, headers }); // warm-up (JIT, pool)
-    const cpuBefore = cpuSeconds(child.pid!);
+    const pid = child.pid;
+    if (pid === undefined) throw new Error(`${name}: the server has no pid`);
+    const cpuBefore = cpuSeconds(pid);
     // Postgres (the postmaster and its backends) shares the machine: a query that costs it more is part of a request's cost.
     const pgBefore = cpuSecondsWithChildren(pg.pid);
     const r = await autocannon({ url: url + path, connections, duration, headers });
-    const cpu = cpuSeconds(child.pid!) - cpuBefore;
+    const cpu = cpuSeconds(pid) - cpuBefore;
     const pgCpu = cpuSecondsWithChildren(pg.pid) - pgBefore;
     return {
       name,
@@ -145,13 +147,17 @@ try {
     { name: "baseline, signature checked every time", mode: "baseline-full", path: "/", env },
   ];
   // Rounds alternate the cases so drift in the machine's load hits them alike; each figure is the median.
-  const runs: Awaited<ReturnType<typeof measure>>[][] = cases.map(() => []);
+  const runs = cases.map((c) => ({ name: c.name, rounds: [] as Awaited<ReturnType<typeof measure>>[] }));
   for (let round = 0; round < rounds; round++) {
-    for (const [i, c] of cases.entries()) runs[i]!.push(await measure(c.name, c.mode, c.path, c.env, token));
+    for (const [i, c] of cases.entries()) runs[i]?.rounds.push(await measure(c.name, c.mode, c.path, c.env, token));
   }
-  const median = (xs: number[]) => xs.toSorted((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const results = runs.map((rs) => ({
-    name: rs[0]!.name,
+  const median = (xs: number[]) => {
+    const m = xs.toSorted((a, b) => a - b)[Math.floor(xs.length / 2)];
+    if (m === undefined) throw new Error("no rounds ran");
+    return m;
+  };
+  const results = runs.map(({ name, rounds: rs }) => ({
+    name,
     rps: median(rs.map((r) => r.rps)),
     p50: median(rs.map((r) => r.p50)),
     p99: median(rs.map((r) => r.p99)),
@@ -160,7 +166,10 @@ try {
     pgCpu: median(rs.map((r) => r.pgUsPerRequest)),
     bad: rs.reduce((n, r) => n + r.bad, 0),
   }));
-  const ratios = runs[1]!.map((r, i) => r.rps / runs[0]![i]!.rps);
+  // Throughput of case `a` over case `b`, round by round (the same round ran them side by side).
+  const perRound = (a: number, b: number) =>
+    (runs[a]?.rounds ?? []).map((r, i) => r.rps / (runs[b]?.rounds[i]?.rps ?? Number.NaN));
+  const ratios = perRound(1, 0);
   const pad = (s: string, n: number) => s.padEnd(n);
   process.stdout.write(
     `\n${connections} connections, ${duration} s per case after a 2 s warm-up, ${rounds} alternating rounds (medians); ${cpus().length} CPUs, load average ${loadavg()
@@ -176,11 +185,12 @@ try {
     );
   }
   const ratio = median(ratios);
-  const api = results[1]!;
+  const api = results[1];
+  if (!api) throw new Error("the API case did not run");
   process.stdout.write(
     `\nAPI / baseline throughput per round: ${ratios.map((x) => x.toFixed(2)).join(", ")}; median ${ratio.toFixed(2)} (target >= 0.50): ${ratio >= 0.5 ? "met" : "NOT met"}\n`,
   );
-  const full = runs[3]!.map((r, i) => runs[1]![i]!.rps / r.rps);
+  const full = perRound(1, 3);
   process.stdout.write(
     `API / baseline checking the signature every time (no cache of verified tokens): median ${median(full).toFixed(2)}\n`,
   );

@@ -40,9 +40,9 @@ import { availableParallelism, cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
+import { procStat } from "@berth/e2e";
+import { signCookie } from "@berth/operator/gateway";
 import WebSocket from "ws";
-import { procStat } from "../../e2e/src/testbed/procfs.ts";
-import { signCookie } from "../../operator/src/gateway/cookie.ts";
 
 interface CannonResult {
   requests: { average: number; total: number };

@@ -29,7 +29,7 @@ const CONCURRENCY = Number(values.concurrency);
 
 function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? Number.NaN;
 }
 const ms = (x: number) => x.toFixed(1).padStart(7);
 

@@ -14,15 +14,12 @@
 // Receiver: the stub, not the real control plane (which is wired in by the integration of issue 5).
 import { cpus, loadavg, totalmem } from "node:os";
 import { parseArgs } from "node:util";
+import type { InventoryReport } from "@berth/crds/internal-plane";
+import { gpuNodeManifest, kubeConfigFrom } from "@berth/e2e";
+import { H100, SESSIONS_NS, startBed } from "@berth/e2e/operator-bed";
+import { inventoryFingerprint, parseConfig, startOperator } from "@berth/operator";
+import { captureLog, startStubControlPlane } from "@berth/operator/testing";
 import { Watch } from "@kubernetes/client-node";
-import { gpuNodeManifest, kubeConfigFrom } from "../../e2e/src/index.ts";
-import { H100, SESSIONS_NS, startBed } from "../../operator/src/bed/setup.ts";
-import { parseConfig } from "../../operator/src/config.ts";
-import type { InventoryReport } from "../../operator/src/controlplane/wire.ts";
-import { inventoryFingerprint } from "../../operator/src/inventory/compute.ts";
-import { startOperator } from "../../operator/src/operator.ts";
-import { captureLog } from "../../operator/src/testing/log.ts";
-import { startStubControlPlane } from "../../operator/src/testing/stub-control-plane.ts";
 
 const { values } = parseArgs({
   options: {

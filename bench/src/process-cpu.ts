@@ -2,7 +2,7 @@
 // Postgres and its backends, the split mode's children), read from /proc/<pid>/stat, so a figure can say
 // which process a phase spent its CPU in. Linux only; elsewhere the snapshot is empty.
 import { readFileSync } from "node:fs";
-import { allPids, type ProcStat, procStat } from "../../e2e/src/testbed/procfs.ts";
+import { allPids, type ProcStat, procStat } from "@berth/e2e";
 
 function cmdline(pid: number): string {
   try {

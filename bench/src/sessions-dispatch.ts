@@ -39,15 +39,9 @@ import { cpus, loadavg, totalmem } from "node:os";
 import { parseArgs } from "node:util";
 import { DEFAULT_CONTROLLER_OPTIONS, DEFAULT_TIMING } from "@berth/controllers";
 import { HttpKube, Informer } from "@berth/controllers/kube";
+import { gpuNodeManifest, type KubeHttp, kubeConfigFrom } from "@berth/e2e";
+import { adminKube, H100, openEventStream, type SessionsBed, startSessionsBed } from "@berth/e2e/sessions";
 import pg from "pg";
-import { gpuNodeManifest, type KubeHttp, kubeConfigFrom } from "../../e2e/src/index.ts";
-import {
-  adminKube,
-  H100,
-  openEventStream,
-  type SessionsBed,
-  startSessionsBed,
-} from "../../e2e/src/sessions/harness.ts";
 import { cpuSnapshot, cpuUsed, showCpu } from "./process-cpu.ts";
 import { type Split, startSplit } from "./split-processes.ts";
 

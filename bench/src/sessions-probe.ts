@@ -3,8 +3,8 @@
 // (management Sessions, GPU-cluster pods, Postgres reports), N sessions paced at R per second.
 //   node bench/src/sessions-probe.ts [N=100] [R=20] [NODES=25]
 import { HttpKube, Informer } from "@berth/controllers/kube";
-import { gpuNodeManifest, kubeConfigFrom } from "../../e2e/src/index.ts";
-import { adminKube, H100, startSessionsBed } from "../../e2e/src/sessions/harness.ts";
+import { gpuNodeManifest, kubeConfigFrom } from "@berth/e2e";
+import { adminKube, H100, startSessionsBed } from "@berth/e2e/sessions";
 
 const N = Number(process.argv[2] ?? "100");
 const RATE = Number(process.argv[3] ?? "20");

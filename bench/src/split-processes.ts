@@ -15,9 +15,9 @@ import { findUserById } from "@berth/api/db/operations/users/findUserById";
 import { freePort } from "@berth/api/db/server";
 import { AccessTokens } from "@berth/api/identity/tokens";
 import { apiSessionsRbac, workerRbac } from "@berth/api/worker";
-import { mintControlPlaneCredential } from "../../e2e/src/clusters/credentials.ts";
-import type { SessionsBed } from "../../e2e/src/sessions/harness.ts";
-import { catalogRbac, mergeRbac } from "../../e2e/src/start/services.ts";
+import { mintControlPlaneCredential } from "@berth/e2e/clusters/credentials";
+import type { SessionsBed } from "@berth/e2e/sessions";
+import { catalogRbac, mergeRbac } from "@berth/e2e/start/services";
 
 const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 const API_MAIN = here("../../api/src/main.ts");

@@ -8,15 +8,8 @@
 import { readFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { parseArgs } from "node:util";
-import { fleetConfig } from "../../e2e/fleet.config.ts";
-import {
-  type ComponentTiming,
-  cpuSeconds,
-  findTestbedBinaries,
-  rssBytes,
-  startFleet,
-  table,
-} from "../../e2e/src/index.ts";
+import { type ComponentTiming, cpuSeconds, findTestbedBinaries, rssBytes, startFleet, table } from "@berth/e2e";
+import { fleetConfig } from "@berth/e2e/fleet.config";
 
 const { values } = parseArgs({
   options: { runs: { type: "string", default: "3" }, settle: { type: "string", default: "15" } },

@@ -3,3 +3,5 @@ export * from "./conditions.ts";
 export * from "./fields.ts";
 export * from "./kind.ts";
 export * from "./kinds/index.ts";
+export * from "./names.ts";
+export * from "./rbac.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { broken, examples, invalidExamples } from "./examples.test-support.ts";
 import { clusterResourceName, MINOR_UNITS_PER_CREDIT } from "./fields.ts";
 import { allKinds, Session, SessionKind, SessionPhase, WalletKind } from "./kinds/index.ts";
-import { broken, examples, invalidExamples } from "./testing.ts";
 
 describe("the resource schemas", () => {
   it.each(allKinds.map((k) => [k.kind, k] as const))("accept the example %s", (kind, k) => {

@@ -11,12 +11,8 @@ export {
   parseConfig,
 } from "./config.ts";
 export { InternalClient, type Outcome, retryDelay } from "./controlplane/client.ts";
-export type { GpuDevice, InventoryAnswer, InventoryNode, InventoryReport } from "./controlplane/wire.ts";
 export {
   computeInventory,
-  GPU_PRODUCT_LABEL,
-  GPU_RESOURCE,
-  GPU_UUIDS_ANNOTATION,
   inventoryFingerprint,
   type NodeLike,
   type PodLike,
@@ -24,11 +20,4 @@ export {
 } from "./inventory/compute.ts";
 export { INVENTORY_PATH } from "./inventory/reporter.ts";
 export { type RunningOperator, type StartOperatorOptions, startOperator } from "./operator.ts";
-export {
-  type NamespaceRules,
-  OPERATOR_RBAC,
-  type OperatorRbac,
-  type OperatorRbacOptions,
-  operatorRbac,
-  type PolicyRule,
-} from "./rbac.ts";
+export { OPERATOR_RBAC, type OperatorRbac, type OperatorRbacOptions, operatorRbac } from "./rbac.ts";

@@ -11,6 +11,7 @@ import {
   UsageRefused,
 } from "@berth/controllers";
 import { errInfo, HttpKube, LeaderElector, loadKubeConfig } from "@berth/controllers/kube";
+import type { StatusReport, UsageBatch } from "@berth/crds/internal-plane";
 import type { Logger } from "pino";
 import { type Clock, systemClock } from "./clock.ts";
 import type { OperatorConfig } from "./config.ts";
@@ -126,11 +127,14 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
             const r = await internal.call("POST", "/internal/v1/sessions/status", {
               cluster_id: config.clusterId,
               reports,
-            });
+            } satisfies StatusReport);
             if (!r.ok) throw new Error(`status report ${r.kind} (${r.status}): ${r.message}`);
           },
           reportUsage: async (samples) => {
-            const r = await internal.call("POST", "/internal/v1/usage", { cluster_id: config.clusterId, samples });
+            const r = await internal.call("POST", "/internal/v1/usage", {
+              cluster_id: config.clusterId,
+              samples,
+            } satisfies UsageBatch);
             if (r.ok) return;
             const foreign = r.details?.sessions;
             // 403 naming sessions that were never on this cluster: those samples can never land; the rest can.

@@ -7,25 +7,10 @@
 // reconciling session mirrors into pods will use (issue 6), granted now so that a registered cluster
 // need not be re-registered when that lands.
 
-export interface PolicyRule {
-  apiGroups?: string[];
-  resources?: string[];
-  resourceNames?: string[];
-  nonResourceURLs?: string[];
-  verbs: string[];
-}
+import type { DeployableRbac } from "@berth/crds";
 
-export interface NamespaceRules {
-  namespace: string;
-  rules: PolicyRule[];
-}
-
-export interface OperatorRbac {
-  /** Bound with a ClusterRoleBinding. */
-  clusterRules: PolicyRule[];
-  /** One Role and RoleBinding per namespace. */
-  namespaceRules: NamespaceRules[];
-}
+/** The operator's grants in its GPU cluster. */
+export type OperatorRbac = DeployableRbac;
 
 export interface OperatorRbacOptions {
   /** Where the operator runs and keeps its Lease. Default `berth-system`. */

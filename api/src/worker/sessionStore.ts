@@ -8,14 +8,8 @@
 // with one UPDATE and one INSERT for all its sessions; calls that come while the writers are busy form
 // the next batch.
 
-import {
-  type ClusterRecord,
-  type MirrorState,
-  type SessionStore,
-  type StoredReport,
-  sessionIdOf,
-} from "@berth/controllers";
-import type { Session } from "@berth/crds";
+import type { ClusterRecord, MirrorState, SessionStore, StoredReport } from "@berth/controllers";
+import { type Session, sessionIdOf } from "@berth/crds";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
 import { findSessionById } from "../db/operations/sessions/findSessionById.ts";

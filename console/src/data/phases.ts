@@ -1,23 +1,11 @@
 // Session phases as the console shows them (ARCHITECTURE.md, Session phases), and the actions with the
 // confirmation each needs. The API's allowed_actions decides what is possible; this only words it.
+import type { SessionPhase } from "../api/openapi.gen.ts";
 
 export type Tone = "ok" | "warn" | "bad" | "muted" | "info";
 
-export const PHASES = [
-  "Pending",
-  "Queued",
-  "Starting",
-  "Running",
-  "Pausing",
-  "Paused",
-  "Resuming",
-  "Restarting",
-  "Terminating",
-  "Terminated",
-  "Failed",
-  "Unknown",
-] as const;
-export type Phase = (typeof PHASES)[number];
+/** The contract's phases (generated from the API's OpenAPI document). */
+export type Phase = SessionPhase;
 
 const TONE: Record<Phase, Tone> = {
   Pending: "info",
@@ -48,6 +36,12 @@ const HELP: Record<Phase, string> = {
   Failed: "The session could not run; its GPU was released.",
   Unknown: "Its cluster stopped reporting.",
 };
+
+/**
+ * Every phase, in the order the console lists them: the keys of TONE, which the compiler holds to the
+ * contract's SessionPhase (a phase added there fails to compile here until it has a tone and help).
+ */
+export const PHASES = Object.keys(TONE) as Phase[];
 
 export function phaseTone(phase: string): Tone {
   return TONE[phase as Phase] ?? "muted";

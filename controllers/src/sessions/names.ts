@@ -1,88 +1,16 @@
-// Names, labels and annotations shared by the control plane, the operator and the API. A session has a
-// REST id `ses_<20 chars>` and a resource name `ses-<same>`: the id is what users and reports name, the
-// resource name is what Kubernetes (and the connect links, /proxy/{cr}/…) name. One maps onto the other.
-import { randomBytes } from "node:crypto";
-
-const ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
-
-export const SESSION_ID = /^ses_[a-z0-9]{20}$/;
-
-/** A fresh session id: 20 characters of a 36-letter alphabet (about 103 bits), from a CSPRNG. */
-export function newSessionId(): string {
-  const bytes = randomBytes(20);
-  let s = "";
-  // 252 = 7 * 36: bytes at or above it are rejected, so every letter is equally likely.
-  for (let i = 0; s.length < 20; i++) {
-    const b = i < bytes.length ? (bytes[i] as number) : (randomBytes(1)[0] as number);
-    if (b < 252) s += ALPHABET[b % 36];
-  }
-  return `ses_${s}`;
-}
-
-export function sessionResourceName(id: string): string {
-  return id.replace("_", "-");
-}
-
-export function sessionIdOf(resourceName: string): string {
-  return resourceName.replace("-", "_");
-}
-
-/** The management cluster namespace that holds an organization's Session resources. */
-export function organizationNamespace(organizationId: string): string {
-  // org_abc → org-abc, as Cluster resources are named from clu_ ids.
-  return organizationId
-    .toLowerCase()
-    .replace(/[^a-z0-9-]/g, "-")
-    .replace(/^-+|-+$/g, "")
-    .slice(0, 63)
-    .replace(/-+$/, "");
-}
-
-export const LABELS = {
-  name: "app.kubernetes.io/name",
-  component: "app.kubernetes.io/component",
-  managedBy: "app.kubernetes.io/managed-by",
-  partOf: "app.kubernetes.io/part-of",
-  session: "berth.dev/session",
-  sessionId: "berth.dev/session-id",
-  owner: "berth.dev/owner",
-  organization: "berth.dev/organization",
-  project: "berth.dev/project",
-  restart: "berth.dev/restart",
-} as const;
-
-export const ANNOTATIONS = {
-  /** On a management Session: how many restarts were asked for. The API bumps it; the worker obeys it. */
-  restarts: "berth.dev/restarts",
-  /** On a management Session: who created it, for `kubectl describe`. */
-  createdBy: "berth.dev/created-by",
-  /**
-   * On a management Session: when it was accepted, in milliseconds (creationTimestamp has whole seconds,
-   * and the queue's "older first" must not depend on which of two sessions of the same second sorts first).
-   */
-  createdAt: "berth.dev/created-at",
-} as const;
-
-/** Kubernetes label values: 63 characters of [A-Za-z0-9_.-], starting and ending alphanumeric. */
-export function labelValue(v: string): string {
-  const cleaned = v.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 63);
-  return cleaned.replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, "");
-}
-
-/** Where a GPU cluster keeps session mirrors, pods, services and policies (the operator's install creates it). */
-export const DEFAULT_SESSIONS_NAMESPACE = "berth-sessions";
-/** Where a GPU cluster's gateway runs: the only pods a session's NetworkPolicy admits. */
-export const DEFAULT_GATEWAY_NAMESPACE = "berth-system";
-export const GATEWAY_POD_LABELS = { [LABELS.name]: "berth-gateway" } as const;
-
-/**
- * On every SessionMirror from its creation (no extra write): the operator removes it once the pod,
- * service and policy are gone, so a mirror that disappeared means its GPU is free.
- */
-export const MIRROR_FINALIZER = "berth.dev/session-cleanup";
-
-/**
- * On a management Session: why it is to be paused — PausedByUser (the API's pause) or a system reason
- * such as InsufficientCredits (billing). The Ready condition and the Event carry it.
- */
-export const PAUSE_REASON_ANNOTATION = "berth.dev/pause-reason";
+// Moved to @berth/crds (crds/src/names.ts): kept as a re-export while controllers' own files still import it here.
+export {
+  ANNOTATIONS,
+  DEFAULT_GATEWAY_NAMESPACE,
+  DEFAULT_SESSIONS_NAMESPACE,
+  GATEWAY_POD_LABELS,
+  LABELS,
+  labelValue,
+  MIRROR_FINALIZER,
+  newSessionId,
+  organizationNamespace,
+  PAUSE_REASON_ANNOTATION,
+  SESSION_ID,
+  sessionIdOf,
+  sessionResourceName,
+} from "@berth/crds";

@@ -5,10 +5,11 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { applyInventory } from "@berth/api/internal/report-inventory";
+import { operatorRbac } from "@berth/operator";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { operatorRbac } from "../../../operator/src/rbac.ts";
-import { eventually, type KubeHttp, kubeConfigFrom, statusFrom } from "../index.ts";
+import { type KubeHttp, kubeConfigFrom } from "../index.ts";
+import { eventually, statusFrom } from "../testbed/waiting.test-support.ts";
 import { adminKube, type ClustersBed, startClustersBed } from "./harness.ts";
 import { registerLocalGpuClusters } from "./register-local.ts";
 

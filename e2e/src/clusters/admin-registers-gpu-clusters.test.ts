@@ -9,7 +9,8 @@ import { ClusterKind, clusterResourceName } from "@berth/crds";
 import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
-import { kubeConfigFrom, statusFrom } from "../index.ts";
+import { kubeConfigFrom } from "../index.ts";
+import { statusFrom } from "../testbed/waiting.test-support.ts";
 import {
   adminKube,
   type ClustersBed,

@@ -6,16 +6,11 @@
 // the journey on the bed covers the real one.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { type RunningGateway, StaticUpstreams, selfSignedCertificate, startGateway } from "@berth/operator/gateway";
+import { FakeVerifier } from "@berth/operator/gateway/testing";
+import { type RunningStandin, startStandin } from "@berth/operator/standin";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  type RunningGateway,
-  StaticUpstreams,
-  selfSignedCertificate,
-  startGateway,
-} from "../../../operator/src/gateway/index.ts";
-import { FakeVerifier } from "../../../operator/src/gateway/testing.ts";
-import { type RunningStandin, startStandin } from "../../../operator/src/standin/index.ts";
 import { chromiumPath, closeBrowser, launchBrowser } from "../console/browser.ts";
 
 let browser: Browser | undefined;

@@ -23,10 +23,11 @@ import {
   StaticUpstreams,
   selfSignedCertificate,
   startGateway,
-} from "../../../operator/src/gateway/index.ts";
-import { type RunningStandin, STANDIN_LOG_LINES, startStandin } from "../../../operator/src/standin/index.ts";
+} from "@berth/operator/gateway";
+import { type RunningStandin, STANDIN_LOG_LINES, startStandin } from "@berth/operator/standin";
 import { adminKube, mintControlPlaneCredential, prepareManagementCluster } from "../clusters/credentials.ts";
-import { type Cluster, eventually, type Fleet, kubeConfigFrom, startFleet } from "../index.ts";
+import { type Cluster, type Fleet, kubeConfigFrom, startFleet } from "../index.ts";
+import { eventually } from "../testbed/waiting.test-support.ts";
 
 export const H100 = "NVIDIA-H100-80GB-HBM3";
 export const L4 = "NVIDIA-L4";

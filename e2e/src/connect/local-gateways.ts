@@ -18,8 +18,8 @@ import {
   StaticUpstreams,
   selfSignedCertificate,
   startGateway,
-} from "../../../operator/src/gateway/index.ts";
-import { type RunningStandin, startStandin } from "../../../operator/src/standin/index.ts";
+} from "@berth/operator/gateway";
+import { type RunningStandin, startStandin } from "@berth/operator/standin";
 import type { Fleet } from "../testbed/types.ts";
 
 /** First gateway port; the n-th GPU cluster of the fleet gets FIRST_PORT + n. */

@@ -5,10 +5,10 @@
 // operator's samples.
 
 import type { TestUser } from "@berth/api/identity/testing";
+import { cookieFrom, get, type SimpleResponse } from "@berth/operator/gateway/testing";
+import { STANDIN_LOG_LINES } from "@berth/operator/standin";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { cookieFrom, get, type SimpleResponse } from "../../../operator/src/gateway/testing.ts";
-import { STANDIN_LOG_LINES } from "../../../operator/src/standin/index.ts";
 import { type ConnectBed, startConnectBed } from "./harness.ts";
 
 let bed: ConnectBed;

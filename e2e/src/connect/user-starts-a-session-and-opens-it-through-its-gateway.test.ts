@@ -3,7 +3,7 @@
 // cluster's gateway (TLS, its own port, its operator token), reads the pod's log through the API, pauses
 // the session and finds the same tab telling her it is paused. (The sessions bed from e2e/src/sessions
 // with a gateway per GPU cluster added; the stand-in application answers behind the gateways.)
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
 import {
   gatedUpstreams,
   httpVerifier,
@@ -12,9 +12,10 @@ import {
   StaticUpstreams,
   selfSignedCertificate,
   startGateway,
-} from "../../../operator/src/gateway/index.ts";
-import { cookieFrom, get } from "../../../operator/src/gateway/testing.ts";
-import { type RunningStandin, startStandin } from "../../../operator/src/standin/index.ts";
+} from "@berth/operator/gateway";
+import { cookieFrom, get } from "@berth/operator/gateway/testing";
+import { type RunningStandin, startStandin } from "@berth/operator/standin";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adminKube, SESSIONS_NS, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 
 let bed: SessionsBed;

@@ -1,7 +1,7 @@
 // closeBrowser: a Chromium that does not close in time is killed, so no teardown waits on it for ever.
 import { describe, expect, it } from "vitest";
 import { processesMentioning } from "../testbed/procfs.ts";
-import { eventually } from "../testbed/testing.ts";
+import { eventually } from "../testbed/waiting.test-support.ts";
 import { chromiumPath, closeBrowser, launchBrowser } from "./browser.ts";
 
 describe.runIf(chromiumPath())("closeBrowser", () => {

@@ -7,8 +7,8 @@ import { testConfig } from "@berth/api/config/testing";
 import { createTestDatabase, type TestDatabase } from "@berth/api/db/testing";
 import { type RunningApi, startApi } from "@berth/api/main";
 import { ensureConsoleBuilt } from "@berth/console";
-import { type RunningGateway, selfSignedCertificate } from "../../../operator/src/gateway/index.ts";
-import { type RunningStandin, startStandin } from "../../../operator/src/standin/index.ts";
+import { type RunningGateway, selfSignedCertificate } from "@berth/operator/gateway";
+import { type RunningStandin, startStandin } from "@berth/operator/standin";
 import { startClusterGateway } from "../connect/local-gateways.ts";
 import type { SessionsBed } from "../sessions/harness.ts";
 

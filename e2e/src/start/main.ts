@@ -31,29 +31,7 @@ import { fleetConfig } from "../../fleet.config.ts";
 import { formatTimings, startFleet, table } from "../testbed/fleet.ts";
 import type { Fleet } from "../testbed/types.ts";
 import { acquirePidLock } from "./lock.ts";
-
-export interface ServiceContext {
-  root: string;
-  /** The clone's ignored .data folder. */
-  dataDir: string;
-  fleet: Fleet;
-  /** Values earlier services published (connection strings, URLs). */
-  published: Readonly<Record<string, string>>;
-  log: (line: string) => void;
-}
-
-export interface RunningService {
-  /** Printed in the table, e.g. { name: "api", url: "http://127.0.0.1:8080" }. */
-  endpoints?: { name: string; url: string }[];
-  /** Handed to the services after this one. */
-  publish?: Record<string, string>;
-  stop(): Promise<void>;
-}
-
-export interface Service {
-  name: string;
-  start(ctx: ServiceContext): Promise<RunningService>;
-}
+import type { RunningService, Service } from "./service.ts";
 
 /** SERVICES: what `npm start` runs on top of the fleet, in start order (stopped in reverse): services.ts. */
 const { SERVICES } = (await import("./services.ts")) as { SERVICES: Service[] };

@@ -30,8 +30,8 @@ import { adminKube, mintControlPlaneCredential } from "../clusters/credentials.t
 import { registerLocalGpuClusters } from "../clusters/register-local.ts";
 import { FIRST_GATEWAY_PORT, gatewaysService, localSessionDomain } from "../connect/local-gateways.ts";
 import { installOperator } from "../sessions/harness.ts";
-import { kubeConfigFrom } from "../testbed/testing.ts";
-import type { Service } from "./main.ts";
+import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
+import type { Service } from "./service.ts";
 
 type Rbac = ReturnType<typeof controlPlaneRbac>;
 /** Several grants as one credential's. */

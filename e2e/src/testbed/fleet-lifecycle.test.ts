@@ -2,8 +2,8 @@ import { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { fleetConfig } from "../../fleet.config.ts";
 import { startFleet } from "./fleet.ts";
+import { kubeConfigFrom } from "./kubeconfig.ts";
 import { isAlive, listeningPorts, listeningPortsOf, processesMentioning } from "./procfs.ts";
-import { kubeConfigFrom } from "./testing.ts";
 import type { Fleet } from "./types.ts";
 
 let fleet: Fleet;

@@ -3,8 +3,9 @@ import { readFileSync } from "node:fs";
 import { AppsV1Api, BatchV1Api, CoreV1Api, NodeV1Api, type V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startFleet } from "./fleet.ts";
-import { eventually, kubeConfigFrom, statusFrom } from "./testing.ts";
+import { kubeConfigFrom } from "./kubeconfig.ts";
 import type { Cluster, Fleet } from "./types.ts";
+import { eventually, statusFrom } from "./waiting.test-support.ts";
 
 const H100 = "NVIDIA-H100-80GB-HBM3";
 const LOG_LINES = [

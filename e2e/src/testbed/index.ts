@@ -3,6 +3,7 @@ export { ComponentStartError } from "./cluster.ts";
 export { formatTimings, startFleet, table } from "./fleet.ts";
 export { GPU_RESOURCE, gpuNodeManifest } from "./gpu.ts";
 export { KubeHttp, KubeHttpError } from "./kube.ts";
+export { kubeConfigFrom } from "./kubeconfig.ts";
 export { criLogLines } from "./kwok.ts";
 export { type ChildLogs, childLogs } from "./process.ts";
 export {
@@ -18,5 +19,4 @@ export {
   procStat,
   rssBytes,
 } from "./procfs.ts";
-export { eventually, kubeConfigFrom, statusFrom, statusOf } from "./testing.ts";
 export type * from "./types.ts";

@@ -5,7 +5,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { isAlive, processesMentioning } from "./procfs.ts";
-import { eventually } from "./testing.ts";
+import { eventually } from "./waiting.test-support.ts";
 
 interface Held {
   host: ReturnType<typeof spawn>;

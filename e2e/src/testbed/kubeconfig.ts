@@ -1,4 +1,5 @@
 // Kubeconfig text for a bearer token: what kubectl, client-node and Berth's own clients load.
+import { KubeConfig } from "@kubernetes/client-node";
 import { stringify } from "yaml";
 
 export interface KubeconfigInput {
@@ -25,4 +26,11 @@ export function kubeconfigText(k: KubeconfigInput): string {
     "current-context": context,
     preferences: {},
   });
+}
+
+/** A client-node KubeConfig from kubeconfig text. */
+export function kubeConfigFrom(text: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromString(text);
+  return kc;
 }

@@ -4,8 +4,9 @@ import { join } from "node:path";
 import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, type KubernetesObject, Watch } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startFleet } from "./fleet.ts";
-import { eventually, kubeConfigFrom, statusFrom } from "./testing.ts";
+import { kubeConfigFrom } from "./kubeconfig.ts";
 import type { Cluster, Fleet } from "./types.ts";
+import { eventually, statusFrom } from "./waiting.test-support.ts";
 
 let fleet: Fleet;
 let mgmt: Cluster;

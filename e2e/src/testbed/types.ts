@@ -1,4 +1,5 @@
 // Public shapes of the test bed: what a fleet is made of, and what a started one hands back.
+import type { PolicyRule } from "@berth/crds";
 
 export type ClusterKind = "management" | "gpu";
 export type ComponentName = "etcd" | "kube-apiserver" | "kube-controller-manager" | "kube-scheduler" | "kwok";
@@ -62,13 +63,8 @@ export interface ComponentTiming {
   durationMs: number;
 }
 
-export interface PolicyRule {
-  apiGroups?: string[];
-  resources?: string[];
-  resourceNames?: string[];
-  nonResourceURLs?: string[];
-  verbs: string[];
-}
+/** The one rule shape, from the shared contracts (type only: the bed runs nothing of the product). */
+export type { PolicyRule };
 
 export interface MintCredentialOptions {
   /** ServiceAccount name; also names the Role/ClusterRole and bindings. */

@@ -1,12 +1,13 @@
 // The operator on a real GPU cluster of the test bed, with its least-privilege credential, reporting to a
 // stub control plane: the inventory follows the cluster, heartbeats send nothing, an apiserver restart
 // is survived.
+
+import type { InventoryNode } from "@berth/crds/internal-plane";
+import { A100, type Bed, eventually, H100, SESSIONS_NS, sleep, startBed } from "@berth/e2e/operator-bed";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { InventoryNode } from "../controlplane/wire.ts";
 import { type RunningOperator, startOperator } from "../operator.ts";
-import { captureLog } from "../testing/log.ts";
-import { type StubControlPlane, startStubControlPlane } from "../testing/stub-control-plane.ts";
-import { A100, type Bed, eventually, H100, SESSIONS_NS, sleep, startBed } from "./setup.ts";
+import { captureLog } from "../testing/log.test-support.ts";
+import { type StubControlPlane, startStubControlPlane } from "../testing/stub-control-plane.test-support.ts";
 
 let bed: Bed;
 let stub: StubControlPlane;

@@ -4,11 +4,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { childLogs } from "@berth/e2e";
+import { type Bed, eventually, FAILOVER_LEASE, H100, LEASE, SYSTEM_NS, sleep, startBed } from "@berth/e2e/operator-bed";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type RunningOperator, startOperator } from "../operator.ts";
-import { captureLog } from "../testing/log.ts";
-import { type StubControlPlane, startStubControlPlane } from "../testing/stub-control-plane.ts";
-import { type Bed, eventually, FAILOVER_LEASE, H100, LEASE, SYSTEM_NS, sleep, startBed } from "./setup.ts";
+import { captureLog } from "../testing/log.test-support.ts";
+import { type StubControlPlane, startStubControlPlane } from "../testing/stub-control-plane.test-support.ts";
 
 let bed: Bed;
 let stub: StubControlPlane;

@@ -2,7 +2,7 @@ import { mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type StubControlPlane, startStubControlPlane } from "../testing/stub-control-plane.ts";
+import { type StubControlPlane, startStubControlPlane } from "../testing/stub-control-plane.test-support.ts";
 import { InternalClient, retryDelay } from "./client.ts";
 
 let stub: StubControlPlane;

@@ -6,9 +6,9 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { type RunningStandin, startStandin } from "../standin/standin.ts";
+import { cookieFrom, FakeVerifier, get } from "./gateway.test-support.ts";
 import { type RunningGateway, startGateway } from "./gateway.ts";
 import { selfSignedCertificate } from "./selfSigned.ts";
-import { cookieFrom, FakeVerifier, get } from "./testing.ts";
 import { StaticUpstreams } from "./upstream.ts";
 import { httpVerifier } from "./verifier.ts";
 

@@ -7,11 +7,12 @@ export {
   parseCookieKeys,
   parseUpstreamTable,
 } from "./config.ts";
-export { COOKIE_NAME } from "./cookie.ts";
+export { COOKIE_NAME, signCookie } from "./cookie.ts";
 export { type GatewayOptions, type RunningGateway, startGateway } from "./gateway.ts";
 export { kubePodRunning, type PodGateOptions } from "./podGate.ts";
-export { type PreparedGateway, prepareGateway, runGateway, type ServingGateway } from "./run.ts";
+export { prepareGateway, runGateway } from "./run.ts";
 export { type CertificatePair, selfSignedCertificate } from "./selfSigned.ts";
+export type { PreparedGateway, ServingGateway } from "./serving.ts";
 export {
   gatedUpstreams,
   parseHostPort,

@@ -7,21 +7,10 @@ import type { Logger } from "pino";
 import { type GatewayConfig, parseCookieKeys, parseUpstreamTable } from "./config.ts";
 import { type GatewayOptions, startGateway } from "./gateway.ts";
 import { selfSignedCertificate } from "./selfSigned.ts";
+import type { PreparedGateway, ServingGateway } from "./serving.ts";
 import { StaticUpstreams, serviceDnsUpstreams, type UpstreamResolver } from "./upstream.ts";
 import { httpVerifier } from "./verifier.ts";
 import { startGatewayWorkers } from "./workers.ts";
-
-/**
- * Everything a gateway process needs beyond its configuration, settled once: with several workers every
- * one of them must present the same certificate and sign and check cookies with the same keys (a cookie
- * set by one is opened by another on the browser's next connection). Plain data, sent to workers over IPC.
- */
-export interface PreparedGateway {
-  config: GatewayConfig;
-  tls?: { certPem: string; keyPem: string };
-  /** Hex. The configured keys, or one random key made here (a restart signs everyone out; ADR 0004). */
-  cookieKeys: string[];
-}
 
 export async function prepareGateway(config: GatewayConfig): Promise<PreparedGateway> {
   const tls =
@@ -67,16 +56,6 @@ export function gatewayOptions(
     upstreamConnectTimeoutMs: config.upstreamConnectTimeoutMs,
     ...(o.log ? { log: o.log } : {}),
   };
-}
-
-/** A gateway serving its port, in this process or in workers. */
-export interface ServingGateway {
-  url: string;
-  port: number;
-  /** The processes serving the port: this one, or the workers. */
-  pids: number[];
-  /** Stops serving; with workers, returns once every worker has exited. */
-  close(): Promise<void>;
 }
 
 /**

@@ -13,8 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { type RunningStandin, startStandin } from "../standin/standin.ts";
 import { type GatewayConfig, gatewayConfigFromEnv } from "./config.ts";
-import { runGateway, type ServingGateway } from "./run.ts";
-import { cookieFrom, get } from "./testing.ts";
+import { cookieFrom, get } from "./gateway.test-support.ts";
+import { runGateway } from "./run.ts";
+import type { ServingGateway } from "./serving.ts";
 
 let standin: RunningStandin;
 let controlPlane: Server;

@@ -14,7 +14,7 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import type { PreparedGateway, ServingGateway } from "./run.ts";
+import type { PreparedGateway, ServingGateway } from "./serving.ts";
 
 /** Primary -> worker. */
 export type ToWorker = { type: "start"; prepared: PreparedGateway; port: number; index: number } | { type: "stop" };

@@ -1,5 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { dcgmExposition, type StubDcgmExporter, startStubDcgmExporter } from "../testing/stub-dcgm-exporter.ts";
+import {
+  dcgmExposition,
+  type StubDcgmExporter,
+  startStubDcgmExporter,
+} from "../testing/stub-dcgm-exporter.test-support.ts";
 import { DcgmScraper, GpuReadings, parseDcgm } from "./dcgm.ts";
 
 const pod = (name: string, namespace = "berth-sessions") => ({ namespace, name });

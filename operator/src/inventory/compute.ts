@@ -1,14 +1,8 @@
 // The pure heart of inventory: Kubernetes Nodes and Pods in, the contract's Node records out. Level-based:
 // it sees only the current objects, never events, so a relist, a resync and a watch event all end here.
-import type { GpuDevice, InventoryNode } from "../controlplane/wire.ts";
 
-export const GPU_RESOURCE = "nvidia.com/gpu";
-/** GPU feature discovery's labels (NVIDIA gpu-feature-discovery / the GPU operator). */
-export const GPU_PRODUCT_LABEL = "nvidia.com/gpu.product";
-export const GPU_COUNT_LABEL = "nvidia.com/gpu.count";
-export const GPU_MEMORY_LABEL = "nvidia.com/gpu.memory";
-/** Ours: the node's GPU UUIDs in index order, comma-separated (no standard label carries them). */
-export const GPU_UUIDS_ANNOTATION = "berth.dev/gpu-uuids";
+import { GPU_COUNT_LABEL, GPU_MEMORY_LABEL, GPU_PRODUCT_LABEL, GPU_RESOURCE, GPU_UUIDS_ANNOTATION } from "@berth/crds";
+import type { GpuDevice, InventoryNode } from "@berth/crds/internal-plane";
 
 type Quantities = Record<string, string | number | undefined>;
 

@@ -11,11 +11,11 @@ import {
   type KubeApi,
   type KubeObject,
 } from "@berth/controllers/kube";
+import type { InventoryReport } from "@berth/crds/internal-plane";
 import type { Logger } from "pino";
 import { type BackoffPolicy, backoffDelay } from "../backoff.ts";
 import type { Clock } from "../clock.ts";
 import { type InternalClient, type Outcome, retryDelay } from "../controlplane/client.ts";
-import type { InventoryReport } from "../controlplane/wire.ts";
 import type { OperatorMetrics } from "../metrics.ts";
 import { computeInventory, inventoryFingerprint, type NodeLike, type PodLike } from "./compute.ts";
 import { slimNode, slimPod } from "./slim.ts";

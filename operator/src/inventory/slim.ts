@@ -2,15 +2,8 @@
 // Two reasons: a busy cluster's pods would cost hundreds of MB as full objects, and comparing projections
 // is how heartbeat churn (kwok and kubelets rewrite node status every few seconds) is told apart from a
 // change that matters — an update whose projection is unchanged wakes nothing.
-import {
-  GPU_RESOURCE,
-  GPU_UUIDS_ANNOTATION,
-  isGpuNode,
-  isTerminal,
-  type NodeLike,
-  type PodLike,
-  podGpus,
-} from "./compute.ts";
+import { GPU_RESOURCE, GPU_UUIDS_ANNOTATION } from "@berth/crds";
+import { isGpuNode, isTerminal, type NodeLike, type PodLike, podGpus } from "./compute.ts";
 
 /** The node as inventory sees it, or undefined for a node without GPUs (not kept). */
 export function slimNode(node: NodeLike): NodeLike | undefined {

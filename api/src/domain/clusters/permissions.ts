@@ -6,6 +6,8 @@
 // namespace), anything in `berth-system` (the operator token is handed to the administrator, not written
 // into the cluster), and everything the operator itself does (operator/src/rbac.ts).
 
+import type { PolicyRule } from "@berth/crds";
+
 export interface TargetNamespaces {
   /** Where session pods and their mirror resources live. Default `berth-sessions`. */
   sessions: string;
@@ -15,12 +17,8 @@ export interface TargetNamespaces {
 
 export const DEFAULT_TARGET_NAMESPACES: TargetNamespaces = { sessions: "berth-sessions", devicePlugin: "kube-system" };
 
-export interface RbacRule {
-  apiGroups: string[];
-  /** `pods/eviction` style for subresources. */
-  resources: string[];
-  verbs: string[];
-}
+/** A PolicyRule that names its groups and resources (the probe asks about each). */
+export type RbacRule = PolicyRule & { apiGroups: string[]; resources: string[] };
 
 export interface NamespacedRules {
   namespace: string;

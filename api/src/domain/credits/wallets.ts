@@ -4,7 +4,7 @@
 // organization first, then to its project's wallet, then to its organization's wallet, each down to its
 // floor. The person's own credits go first, so an allocation to a person is theirs to spend; the shared
 // pools behind them are used only when it runs dry. A wallet that does not exist is skipped.
-import { organizationNamespace } from "@berth/controllers";
+import { organizationNamespace } from "@berth/crds";
 import type { Knex } from "knex";
 import { findWalletsByOwners, type WalletOwner } from "../../db/operations/ledger/findWallets.ts";
 import { insertWallet } from "../../db/operations/ledger/insertWallet.ts";

@@ -3,8 +3,7 @@
 // they would get one after the other — no limit passed by one, no credits promised twice — and a batch
 // must really hold several. Also what a create or resume holds when its Session write fails or gets no
 // answer. The management cluster is a stand-in (catalog + Session writes).
-import { organizationNamespace } from "@berth/controllers";
-import { OfferingKind, ResourcePolicyKind, VolumeKind } from "@berth/crds";
+import { OfferingKind, organizationNamespace, ResourcePolicyKind, VolumeKind } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aGpuCluster } from "../../db/operations/sessions/sessions.test-support.ts";
 import { expectLedgerInvariants, grant } from "../credits/credits.test-support.ts";

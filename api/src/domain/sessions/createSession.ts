@@ -8,9 +8,10 @@ import {
   labelValue,
   newSessionId,
   organizationNamespace,
+  type Session,
+  SessionKind,
   sessionResourceName,
-} from "@berth/controllers";
-import { type Session, SessionKind } from "@berth/crds";
+} from "@berth/crds";
 import { findClusterById } from "../../db/operations/clusters/findClusterById.ts";
 import { findProjectById } from "../../db/operations/projects/findProjectById.ts";
 import { fleetModels } from "../../db/operations/sessions/fleetModels.ts";

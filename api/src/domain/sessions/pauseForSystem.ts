@@ -3,8 +3,7 @@
 // session's Ready condition, its Kubernetes Event and the stream (e.g. InsufficientCredits), so the user
 // sees why. No caller check: the billing domain decided. A session that is not running, or already
 // pausing or ending, is left as it is (answers false).
-import { PAUSE_REASON_ANNOTATION } from "@berth/controllers";
-import { SessionKind, SessionReason } from "@berth/crds";
+import { PAUSE_REASON_ANNOTATION, SessionKind, SessionReason } from "@berth/crds";
 import { findSessionById } from "../../db/operations/sessions/findSessionById.ts";
 import { ENDED_PHASES } from "../../db/operations/sessions/types.ts";
 import type { Deps } from "../../deps.ts";

@@ -35,14 +35,4 @@ export interface NodePoolRow {
 }
 
 /** One node of an inventory snapshot, as the operator reports it. */
-export interface InventoryNode {
-  name: string;
-  gpu_model: string | null;
-  gpu_count: number;
-  gpu_allocatable: number;
-  gpu_in_use: number;
-  labels: Record<string, string>;
-  schedulable: boolean;
-  ready: boolean;
-  devices: { index: number; model?: string | null; uuid?: string | null; memory_mib?: number | null }[];
-}
+export type { InventoryNode } from "@berth/crds/internal-plane";

@@ -1,11 +1,4 @@
-// Helpers for tests against the bed: client-node clients from a kubeconfig, and polling for a state.
-import { KubeConfig } from "@kubernetes/client-node";
-
-export function kubeConfigFrom(text: string): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromString(text);
-  return kc;
-}
+// Helpers for tests against the bed: polling for a state, and the HTTP status of a client-node call.
 
 /** Polls until `probe` returns something other than undefined/false; fails with the last observation. */
 export async function eventually<T>(

@@ -4,7 +4,7 @@
 // until the operator is wired to the real control plane.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { InventoryReport } from "../controlplane/wire.ts";
+import type { InventoryReport } from "@berth/crds/internal-plane";
 
 export interface RecordedRequest {
   method: string;

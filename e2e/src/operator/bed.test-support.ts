@@ -5,9 +5,8 @@
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Cluster, type Fleet, type GpuNodeDescription, KubeHttp, startFleet } from "@berth/e2e";
-import { type OperatorConfig, parseConfig } from "../config.ts";
-import { operatorRbac } from "../rbac.ts";
+import { type OperatorConfig, operatorRbac, parseConfig } from "@berth/operator";
+import { type Cluster, type Fleet, type GpuNodeDescription, KubeHttp, startFleet } from "../index.ts";
 
 export const H100 = "NVIDIA-H100-80GB-HBM3";
 export const A100 = "NVIDIA-A100-SXM4-80GB";

@@ -1,0 +1,115 @@
+// The internal plane's wire format (docs/dev/internal-api.md): the bodies the operator sends and the API
+// validates, in one place for both. snake_case, JSON-safe, nothing from a Kubernetes object that the
+// contract does not name.
+import { z } from "zod";
+
+const ClusterId = z.string().regex(/^clu_[a-z0-9]{1,59}$/);
+const Instant = z.iso.datetime({ offset: true });
+const Count = z.number().int().min(0).max(1_000_000);
+/** A Kubernetes object name (node, pod, session resource). */
+const ObjectName = z.string().min(1).max(253);
+
+export const GpuDevice = z.object({
+  index: z.number().int().min(0).max(1024),
+  model: z.string().max(256).nullable().optional(),
+  uuid: z.string().max(256).optional(),
+  memory_mib: z.number().int().min(0).max(100_000_000).optional(),
+});
+
+export const InventoryNode = z
+  .object({
+    name: ObjectName,
+    gpu_model: z.string().max(256).nullable(),
+    gpu_count: Count,
+    gpu_allocatable: Count,
+    gpu_in_use: Count,
+    labels: z.record(z.string().max(317), z.string().max(63 * 4)).default({}),
+    schedulable: z.boolean(),
+    ready: z.boolean(),
+    devices: z.array(GpuDevice).max(1024).default([]),
+  })
+  .superRefine((n, ctx) => {
+    const seen = new Set<number>();
+    for (const [i, d] of n.devices.entries()) {
+      if (seen.has(d.index))
+        ctx.addIssue({
+          code: "custom",
+          path: ["devices", i, "index"],
+          message: `device index ${d.index} appears twice`,
+        });
+      seen.add(d.index);
+    }
+  });
+
+export const InventoryReport = z
+  .object({
+    cluster_id: ClusterId,
+    observed_at: Instant,
+    nodes: z.array(InventoryNode).max(20_000),
+  })
+  .superRefine((r, ctx) => {
+    const seen = new Set<string>();
+    for (const [i, n] of r.nodes.entries()) {
+      if (seen.has(n.name))
+        ctx.addIssue({ code: "custom", path: ["nodes", i, "name"], message: `node ${n.name} appears twice` });
+      seen.add(n.name);
+    }
+  });
+
+export const StatusReport = z.object({
+  cluster_id: ClusterId,
+  reports: z
+    .array(
+      z.object({
+        session: ObjectName,
+        phase: z.string().min(1).max(64),
+        node: ObjectName.nullable().optional(),
+        gpu_devices: z.array(z.unknown()).max(1024).nullable().optional(),
+        reason: z.string().max(1024).nullable().optional(),
+        message: z.string().max(32_768).nullable().optional(),
+        observed_generation: z.number().int().min(0).nullable().optional(),
+        at: Instant,
+      }),
+    )
+    .max(5_000),
+});
+
+/** The longest usage interval an operator may use, and so the longest sample. */
+export const MAX_SAMPLE_MS = 3_600_000;
+
+export const UsageBatch = z.object({
+  cluster_id: ClusterId,
+  samples: z
+    .array(
+      z
+        .object({
+          id: z.string().min(1).max(256),
+          session: ObjectName,
+          start: Instant,
+          end: Instant,
+          gpu_seconds: z.number().min(0).max(1e9),
+          gpu_utilization: z.number().min(0).max(100).nullable().optional(),
+          gpu_memory_mib: z.number().int().min(0).max(2_147_483_647).nullable().optional(),
+        })
+        .refine((s) => Date.parse(s.end) >= Date.parse(s.start), { message: "end is before start", path: ["end"] })
+        // An operator's interval is at most an hour (operator/src/config.ts); a longer span is not a sample.
+        .refine((s) => Date.parse(s.end) - Date.parse(s.start) <= MAX_SAMPLE_MS, {
+          message: "a sample spans at most an hour",
+          path: ["end"],
+        }),
+    )
+    .max(10_000),
+});
+
+export type GpuDevice = z.output<typeof GpuDevice>;
+export type InventoryNode = z.output<typeof InventoryNode>;
+/** `PUT /internal/v1/inventory`: the full set; nodes missing from it are removed by the control plane. */
+export type InventoryReport = z.output<typeof InventoryReport>;
+export type StatusReport = z.input<typeof StatusReport>;
+export type UsageBatch = z.input<typeof UsageBatch>;
+
+/** The control plane's answer to an inventory report. */
+export interface InventoryAnswer {
+  accepted: number;
+  removed: number;
+}
