@@ -1,4 +1,4 @@
-// Vite builds the console into console/dist, which the API serves at `/` (console/server/serve.ts).
+// Vite builds the console into console/dist, which the API serves at `/` (console/src/server/serve.ts).
 // Everything is bundled: no CDN, no web fonts (system font stack), icons are inline SVG.
 import { defineConfig } from "vite";
 

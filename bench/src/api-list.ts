@@ -8,7 +8,7 @@
 // Each server runs in its own process (autocannon never shares its event loop); besides req/s and
 // latency, the server's own CPU time per request is reported (from /proc), which a loaded machine
 // disturbs far less than throughput. --profile writes a V8 CPU profile of every server run into DIR.
-// Target (issue 4): API throughput at least half the baseline's, API p99 <= 50 ms.
+// Target: API throughput at least half the baseline's, API p99 <= 50 ms.
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";

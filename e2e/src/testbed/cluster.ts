@@ -1,5 +1,5 @@
 // One cluster of the bed: etcd, kube-apiserver and kube-controller-manager everywhere; GPU clusters add
-// kube-scheduler and kwok (the kubelets) and their GPU nodes. Flags are TESTBED.md's, which worked.
+// kube-scheduler and kwok (the kubelets) and their GPU nodes. The flags are a set known to work together.
 import { generateKeyPair, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
