@@ -1,7 +1,7 @@
 // Domain errors, free of HTTP. Code below the route layer throws these; exactly one middleware
 // (http/envelope.ts) maps them to the contract's envelope {error: {code, message, details, request_id,
 // timestamp}}. ERROR_CODES is the one list of codes: the envelope, the OpenAPI document and the console
-// all read it. Codes are stable (CONTRACT.md, Versioning): add new ones, never rename or reuse one.
+// all read it. Codes are stable (clients branch on them): add new ones, never rename or reuse one.
 
 export const ERROR_CODES = {
   // 400

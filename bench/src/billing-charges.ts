@@ -2,7 +2,7 @@
 // usage samples, price them with the carried remainders, lock wallets, draw in order, append the
 // balanced transactions with their triggers, save carries, mark samples billed, one audit row per batch),
 // next to a raw Postgres insert of the same rows in the same run, and the same for one hot wallet that
-// every session draws on. Target (issue 8): ≥ 1,000 charges/s and ≥ 0.3 of the raw rate.
+// every session draws on. Target: ≥ 1,000 charges/s and ≥ 0.3 of the raw rate.
 //
 //   node bench/src/billing-charges.ts [--samples 40000] [--sessions 200] [--billers 4] [--batch 1000]
 //

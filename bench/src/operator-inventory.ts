@@ -11,7 +11,7 @@
 //
 //   node bench/src/operator-inventory.ts [--nodes=500] [--gpus=8] [--pods=500] [--steady=600]
 //
-// Receiver: the stub, not the real control plane (which is wired in by the integration of issue 5).
+// Receiver: the stub control plane (operator/src/testing/), so the figures are the operator's own.
 import { cpus, loadavg, totalmem } from "node:os";
 import { parseArgs } from "node:util";
 import type { InventoryReport } from "@berth/crds/internal-plane";

@@ -472,6 +472,24 @@ async function main(): Promise<void> {
     for (const m of members) await bed.t.member(m, bed.org.id, null, "member");
     await split?.reissueTokens(members);
     log(`bed ready in ${s2(performance.now() - t0)}`);
+    /** N H100 sessions created through the API by the members in turn, CONC at a time; the ids of those accepted. */
+    const createSessions = async (statuses?: Map<number, number>): Promise<string[]> => {
+      const ids: string[] = [];
+      await pool(
+        Array.from({ length: N }, (_, i) => i),
+        CONC,
+        async (i) => {
+          const r = await call(members[i % members.length] as never, "POST", "/api/v1/sessions", {
+            offering: "h100",
+            preset: "gpu-small",
+            image: "jupyterlab",
+          });
+          statuses?.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+          if (r.status === 201) ids.push(r.body.id);
+        },
+      );
+      return ids;
+    };
 
     // 1. Raw pods on the GPU cluster.
     await gk.ensure("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: "raw" } });
@@ -544,25 +562,12 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 500)); // synced
     // This process's CPU while creates and dispatch run together.
     const dispatchProfile = await startProfile(values["profile-dispatch"]);
-    const created: string[] = [];
     const statuses = new Map<number, number>();
     const cpu0 = cpu();
     const d0 = performance.now();
-    const creating = pool(
-      Array.from({ length: N }, (_, i) => i),
-      CONC,
-      async (i) => {
-        const r = await call(members[i % members.length] as never, "POST", "/api/v1/sessions", {
-          offering: "h100",
-          preset: "gpu-small",
-          image: "jupyterlab",
-        });
-        statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
-        if (r.status === 201) created.push(r.body.id);
-      },
-    );
+    const creating = createSessions(statuses);
     const podsRunning = podWatch.until(N, 600_000);
-    await creating;
+    const created = await creating;
     const acceptedMs = performance.now() - d0;
     await podsRunning;
     const podsMs = performance.now() - d0;
@@ -626,20 +631,8 @@ async function main(): Promise<void> {
       const qc0 = snapshot();
       const wc0 = waitedSnapshot();
       const mc0 = await served(mk);
-      const backlog: string[] = [];
       const c0 = performance.now();
-      await pool(
-        Array.from({ length: N }, (_, i) => i),
-        CONC,
-        async (i) => {
-          const r = await call(members[i % members.length] as never, "POST", "/api/v1/sessions", {
-            offering: "h100",
-            preset: "gpu-small",
-            image: "jupyterlab",
-          });
-          if (r.status === 201) backlog.push(r.body.id);
-        },
-      );
+      const backlog = await createSessions();
       const createMs = performance.now() - c0;
       const createStatements = diff(qc0, snapshot());
       const createWaited = diff(wc0, waitedSnapshot());

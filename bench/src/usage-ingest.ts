@@ -2,7 +2,7 @@
 // duplicates: a tenth of each batch repeats the previous batch, and every tenth batch is resent whole, as
 // retries do) POSTed to /internal/v1/usage with a real RS256 operator token; samples/s processed and
 // accepted, batch latency p50/p99, and the stored count checked against the distinct ids sent.
-// Target (issue 7): ≥ 20,000 samples/s.
+// Target: ≥ 20,000 samples/s.
 //
 //   node bench/src/usage-ingest.ts [--batches 200] [--concurrency 4] [--sessions 100]
 //

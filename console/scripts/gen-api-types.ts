@@ -1,5 +1,5 @@
 // Generates console/src/api/openapi.gen.ts from the API's OpenAPI document, so the console's request and
-// response types come from the contract and are never copied by hand (HOUSE-STYLE habit 10: generated,
+// response types come from the contract and are never copied by hand (generated,
 // committed, labelled, checked by console/src/api/openapi.gen.test.ts).
 //
 //   node console/scripts/gen-api-types.ts          writes the file

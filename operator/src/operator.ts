@@ -59,7 +59,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   });
 
   let reporter: InventoryReporter | undefined;
-  // Sessions (issue 6): SessionMirror → Pod, Service (and the namespace's NetworkPolicy, in place before
+  // Sessions: SessionMirror → Pod, Service (and the namespace's NetworkPolicy, in place before
   // any session pod), with status reports to /internal.
   let mirrors: RunningMirrorController | undefined;
   // GPU utilisation and memory for the usage samples, scraped only while leading (the meter's lifetime).

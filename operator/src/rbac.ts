@@ -3,9 +3,8 @@
 // `namespaceRules`, each bound to the account). RBAC is on in the test bed, so a rule missing here fails
 // a test; a rule that is here but unused is a grant nobody needs — keep both lists honest.
 //
-// Inventory needs only the cluster-wide reads and the lease. The session-namespace rules are what
-// reconciling session mirrors into pods will use (issue 6), granted now so that a registered cluster
-// need not be re-registered when that lands.
+// Inventory needs only the cluster-wide reads and the lease; the session-namespace rules are for
+// reconciling session mirrors into pods (controllers/src/mirror/).
 
 import type { DeployableRbac } from "@berth/crds";
 

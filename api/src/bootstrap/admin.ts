@@ -1,5 +1,5 @@
 // The bootstrap administrator: created once per database, at the first start, as a super_admin who must
-// change its password at first sign-in (CONTRACT.md, Authentication 4; "What the service does").
+// change its password at first sign-in (docs/dev/identity.md, Bootstrap administrator).
 //
 // "Once" is a row in bootstrap_markers written in the same transaction as the user: a second start, a
 // restart after the administrator was renamed or deleted, and two replicas starting at the same moment

@@ -172,6 +172,8 @@ async function withTotal<Row>(
 // only on which parameters are present (and how long the IN lists are), so `pageQuery` compiles it once per
 // such shape, from the list's own builder given stand-in values, and remembers where each parameter's
 // value goes among the bindings. A later request with the same shape only fills in its values.
+// What it is worth, measured against the same API without it (bench/src/page-cache.ts):
+// docs/adr/0008-page-statements-compiled-once-per-shape.md.
 //
 // What a builder must keep to (checked when a shape is compiled, by compiling once more from the real
 // values: the statement and its bindings must come out the same; breaking a rule throws there):

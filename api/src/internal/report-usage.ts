@@ -1,8 +1,8 @@
 // POST /internal/v1/usage: samples are stored once per (cluster, sample id); the operator's retries
 // resend the same ids and are counted as duplicates. Billing turns stored samples into ledger entries.
 //
-// Every sample must name a session that is, or was, placed on the reporting cluster (CONTRACT.md,
-// Operator calls 3): "was" because a session's last interval is reported after it was paused or moved.
+// Every sample must name a session that is, or was, placed on the reporting cluster
+// (docs/dev/internal-api.md): "was" because a session's last interval is reported after it was paused or moved.
 // Anything else refuses the whole batch with 403 `forbidden`, and nothing is written.
 
 import { insertUsageSamples, type UsageSampleInput } from "../db/operations/inventory/insertUsageSamples.ts";

@@ -1,4 +1,4 @@
-// Session phases as the console shows them (ARCHITECTURE.md, Session phases), and the actions with the
+// Session phases as the console shows them (docs/dev/sessions.md, Phases), and the actions with the
 // confirmation each needs. The API's allowed_actions decides what is possible; this only words it.
 import type { SessionPhase } from "../api/openapi.gen.ts";
 

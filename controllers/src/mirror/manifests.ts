@@ -194,7 +194,7 @@ export function sessionsNetworkPolicyManifest(opts: MirrorManifestOptions) {
       policyTypes: ["Ingress", "Egress"],
       // Out: the cluster's DNS, and public addresses (package indexes, datasets). Not private ranges: the
       // cluster's pods and services (the operator, the gateway, other sessions), a control plane on a
-      // private network, cloud metadata. A session is untrusted code (ARCHITECTURE.md, security model).
+      // private network, cloud metadata. A session is untrusted code (docs/dev/sessions.md).
       egress: [
         {
           to: [{ namespaceSelector: {}, podSelector: { matchLabels: { "k8s-app": "kube-dns" } } }],

@@ -3,7 +3,7 @@
 // Kubernetes Events that tell the story. Placement (Pending/Queued → a cluster) is planned separately,
 // for all waiting sessions at once (placement/plan.ts); this plan says only when a session needs it.
 //
-// Phases (ARCHITECTURE.md): Pending → Queued? → Starting → Running ⇄ Restarting; Running → Pausing →
+// Phases (docs/dev/sessions.md): Pending → Queued? → Starting → Running ⇄ Restarting; Running → Pausing →
 // Paused → (Queued →) Resuming → Running; any → Terminating → Terminated; Starting/Running → Failed;
 // holding phases → Unknown while the cluster is silent. A session with no status yet is Pending.
 import { type Condition, type Session, type SessionStatus, setCondition, toTimestamp } from "@berth/crds";

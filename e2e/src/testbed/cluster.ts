@@ -1,8 +1,8 @@
 // One cluster of the bed: etcd, kube-apiserver and kube-controller-manager everywhere; GPU clusters add
-// kube-scheduler and kwok (the kubelets) and their GPU nodes. Flags are TESTBED.md's, which worked.
+// kube-scheduler and kwok (the kubelets) and their GPU nodes. The flags are a set known to work together.
 import { generateKeyPair, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { request as httpRequest } from "node:http";
+import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -186,7 +186,7 @@ export async function startCluster(input: ClusterStartInput): Promise<Cluster> {
         "--log-level=warn",
       ]);
       await waitReady("etcd", p, async () =>
-        (await httpGet(`http://127.0.0.1:${client}/health`)).includes('"health":"true"') ? true : undefined,
+        (await getText(`http://127.0.0.1:${client}/health`)).includes('"health":"true"') ? true : undefined,
       );
       return client;
     });
@@ -318,7 +318,7 @@ export async function startCluster(input: ClusterStartInput): Promise<Cluster> {
         ]);
         const p = proc;
         await waitReady("kwok", p, async () =>
-          (await httpsGet(`https://127.0.0.1:${port}/healthz`, caPem)) === "ok" ? true : undefined,
+          (await getText(`https://127.0.0.1:${port}/healthz`, caPem)) === "ok" ? true : undefined,
         );
         return port;
       });
@@ -416,30 +416,20 @@ function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-function httpGet(url: string): Promise<string> {
+/** The body of a GET, over TLS trusting only `ca` when given; fails after 2 s. */
+function getText(url: string, ca?: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { timeout: 2000 }, (res) => {
+    const onResponse = (res: IncomingMessage) => {
       let text = "";
       res.on("data", (c: Buffer) => {
         text += c.toString();
       });
       res.on("end", () => resolve(text));
-    });
-    req.on("timeout", () => req.destroy(new Error("timeout")));
-    req.on("error", reject);
-    req.end();
-  });
-}
-
-function httpsGet(url: string, ca: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(url, { timeout: 2000, ca, agent: false }, (res) => {
-      let text = "";
-      res.on("data", (c: Buffer) => {
-        text += c.toString();
-      });
-      res.on("end", () => resolve(text));
-    });
+    };
+    const req =
+      ca === undefined
+        ? httpRequest(url, { timeout: 2000 }, onResponse)
+        : httpsRequest(url, { timeout: 2000, ca, agent: false }, onResponse);
     req.on("timeout", () => req.destroy(new Error("timeout")));
     req.on("error", reject);
     req.end();

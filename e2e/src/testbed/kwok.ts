@@ -1,9 +1,9 @@
 // kwok's configuration for a GPU cluster: one KwokConfiguration, the Stage documents that play the
 // kubelet's part, and a ClusterLogs document that serves one CRI log file for every pod.
 //
-// Traps (TESTBED.md): standalone kwok applies none of its documented defaults, so every option below is
-// spelled out (nodeLeaseParallelism 0 exits, enableDebuggingHandlers off answers pods/log with 405); with
-// no Stage documents it exits with "no stages found"; the log file must be in CRI format.
+// Traps: standalone kwok applies none of its documented defaults, so every option below is spelled out
+// (nodeLeaseParallelism 0 exits, enableDebuggingHandlers off answers pods/log with 405); with no Stage
+// documents it exits with "no stages found"; the log file must be in CRI format.
 import { writeFileSync } from "node:fs";
 import { stringify } from "yaml";
 

@@ -1,4 +1,4 @@
-// Builder module for the test bed's Kubernetes binaries. Nothing here ships; see e2e/testbed/build.ts.
+// Builder module for the test bed's Kubernetes binaries. Nothing here ships; see e2e/testbed/build-binaries.sh.
 module berth.dev/testbed/k8sbin
 
 go 1.26.0

@@ -11,7 +11,7 @@ export interface ConnectSession {
   crName: string;
   /** Where it runs now; undefined while not placed. */
   clusterId?: string;
-  /** Session phase (ARCHITECTURE.md): Running, Paused, … */
+  /** Session phase (`SessionPhase` in crds; docs/dev/sessions.md): Running, Paused, … */
   phase: string;
   ownerId: string;
   organizationId: string;

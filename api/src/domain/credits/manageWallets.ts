@@ -27,7 +27,7 @@ export async function listWallets<Out>(
   present: (w: WalletRow) => Out,
 ): Promise<PagedBody<Out>> {
   const s = scopeOf(p);
-  // A filter outside the caller's scope is ignored: the scope is answered (CONTRACT.md, Endpoints 1).
+  // A filter outside the caller's scope is ignored: the scope is answered (docs/dev/identity.md).
   const f: WalletFilter = {};
   if (q.organization && canSeeOrganization(s, q.organization)) f.organizationId = q.organization;
   if (q.owner_kind) f.ownerKind = q.owner_kind;

@@ -103,7 +103,7 @@ export interface ListUsersInput {
 /**
  * The caller's scope: super_admin all; others themselves plus the members of what they administer.
  * A filter naming an organization or project outside the caller's scope is ignored: the answer is the
- * caller's scope (CONTRACT.md, Endpoints rule 1), never a 403.
+ * caller's scope (docs/dev/identity.md), never a 403.
  */
 export async function listUsers(
   deps: IdentityDeps,

@@ -1,4 +1,4 @@
-// The internal plane's rule for status reports (CONTRACT.md, Operator calls 3): an operator reports only
+// The internal plane's rule for status reports (docs/dev/internal-api.md): an operator reports only
 // on sessions of its own cluster: placed there now, or before (paused, or placed again elsewhere after a
 // node loss or a silent spell). A former cluster's report is kept whatever its phase: its pod may
 // outlive the move (its cluster was silent when the mirror was to go), and refusing the whole batch for

@@ -34,7 +34,7 @@ export function isSessionAdmin(p: Principal, s: SessionOwnership): boolean {
 /**
  * `scope=mine`: own sessions. `scope=all`: everything the role reaches (super_admin: all; org admin:
  * their organizations; project admin: their projects; anyone: their own). Asking for more than the role
- * allows answers the role's scope, never 403 (CONTRACT.md, Endpoints rule 1).
+ * allows answers the role's scope, never 403 (docs/dev/identity.md).
  */
 export function visibilityOf(p: Principal, scope: "mine" | "all"): SessionVisibility {
   const s = scopeOf(p);
