@@ -10,7 +10,6 @@ import type { Knex } from "knex";
 import type { Logger } from "pino";
 import { billingWorkerRbac } from "../../billing/mirror.ts";
 import { type BillingWorkerOptions, billingWorkerLoop } from "../../billing/worker.ts";
-import { credentialToKubeConfig } from "../../clusters/credential.ts";
 import { ManagementStore } from "../../clusters/store.ts";
 import { createWorkerStore } from "./workerStore.ts";
 
@@ -36,7 +35,7 @@ export async function startSessionsWorker(o: SessionsWorkerOptions): Promise<Run
   const secrets = new ManagementStore(o.kubeConfig, ns);
   const clusterClient = async (cluster: Cluster): Promise<KubeApi> => {
     const cred = await secrets.readCredential(cluster.spec.credentialSecretRef);
-    return new HttpKube(credentialToKubeConfig(cred), { maxSockets: o.maxSockets ?? 64, userAgent: "berth-worker" });
+    return new HttpKube(cred, { maxSockets: o.maxSockets ?? 64, userAgent: "berth-worker" });
   };
   return startWorker({
     kube,
