@@ -5,7 +5,6 @@
 // (`certificate-authority`, `client-key`, `tokenFile`). A registered kubeconfig is data from outside,
 // read by the control plane's pods, so only inline material is accepted; anything else is refused as
 // invalid input instead of silently ignored.
-import { KubeConfig } from "@kubernetes/client-node";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { z } from "zod";
 
