@@ -8,7 +8,6 @@ import type { Cluster } from "@berth/crds";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
-import { credentialToKubeConfig } from "../domain/clusters/credential.ts";
 import { ManagementStore } from "../domain/clusters/store.ts";
 import { billingWorkerRbac } from "../domain/credits/mirror.ts";
 import { type BillingWorkerOptions, billingWorkerLoop } from "./billing.ts";
@@ -36,7 +35,7 @@ export async function startSessionsWorker(o: SessionsWorkerOptions): Promise<Run
   const secrets = new ManagementStore(o.kubeConfig, ns);
   const clusterClient = async (cluster: Cluster): Promise<KubeApi> => {
     const cred = await secrets.readCredential(cluster.spec.credentialSecretRef);
-    return new HttpKube(credentialToKubeConfig(cred), { maxSockets: o.maxSockets ?? 64, userAgent: "berth-worker" });
+    return new HttpKube(cred, { maxSockets: o.maxSockets ?? 64, userAgent: "berth-worker" });
   };
   return startWorker({
     kube,

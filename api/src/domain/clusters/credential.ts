@@ -5,7 +5,6 @@
 // (`certificate-authority`, `client-key`, `tokenFile`). A registered kubeconfig is data from outside,
 // read by the control plane's pods, so only inline material is accepted; anything else is refused as
 // invalid input instead of silently ignored.
-import { KubeConfig } from "@kubernetes/client-node";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { z } from "zod";
 
@@ -195,19 +194,4 @@ export function credentialFromSecretData(
   const b64 = data?.[key];
   if (!b64) throw new Error(`the credential Secret has no key ${key}`);
   return fromKubeconfig(Buffer.from(b64, "base64").toString("utf8"));
-}
-
-/** A @kubernetes/client-node KubeConfig for the credential (for code that uses the generated clients). */
-export function credentialToKubeConfig(cred: ClusterCredential, name = "berth-target"): KubeConfig {
-  const kc = new KubeConfig();
-  const b64 = (s: string | undefined) => (s === undefined ? undefined : Buffer.from(s, "utf8").toString("base64"));
-  kc.loadFromOptions({
-    clusters: [
-      { name, server: cred.server, caData: b64(cred.caPem), tlsServerName: cred.tlsServerName, skipTLSVerify: false },
-    ],
-    users: [{ name, token: cred.token, certData: b64(cred.clientCertPem), keyData: b64(cred.clientKeyPem) }],
-    contexts: [{ name, cluster: name, user: name }],
-    currentContext: name,
-  });
-  return kc;
 }

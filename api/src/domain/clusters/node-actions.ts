@@ -54,12 +54,16 @@ function clusterFailure(clusterId: string, e: unknown): DomainError {
   return e as DomainError;
 }
 
+/** Each call to the cluster gives up after this long (TIMEOUT: "no answer before the deadline"). */
+const CALL_MS = 30_000;
+const deadline = () => ({ signal: AbortSignal.timeout(CALL_MS) });
+
 /** The refusal as this answer has always worded it: `PATCH /api/v1/nodes/x -> 404: its message`. */
 const refusal = (e: KubeError) =>
   `${e.method} ${e.path} -> ${e.status}${e.statusMessage ? `: ${e.statusMessage}` : ""}`;
 
 async function setUnschedulable(kube: HttpKube, node: string, unschedulable: boolean): Promise<void> {
-  await kube.json("PATCH", `/api/v1/nodes/${seg(node)}`, { body: { spec: { unschedulable } } });
+  await kube.json("PATCH", `/api/v1/nodes/${seg(node)}`, { body: { spec: { unschedulable } }, ...deadline() });
 }
 
 async function evictSessionPods(kube: HttpKube, namespace: string, node: string): Promise<EvictionOutcome[]> {
@@ -67,6 +71,7 @@ async function evictSessionPods(kube: HttpKube, namespace: string, node: string)
   const pods = await kube.json<{ items?: { metadata?: { name?: string } }[] }>(
     "GET",
     `/api/v1/namespaces/${seg(namespace)}/pods?${q}`,
+    deadline(),
   );
   const names = (pods.items ?? []).map((p) => p.metadata?.name).filter((n): n is string => !!n);
   return Promise.all(
@@ -74,7 +79,7 @@ async function evictSessionPods(kube: HttpKube, namespace: string, node: string)
       const res = await kube.request<{ message?: string }>(
         "POST",
         `/api/v1/namespaces/${seg(namespace)}/pods/${seg(pod)}/eviction`,
-        { body: { apiVersion: "policy/v1", kind: "Eviction", metadata: { name: pod, namespace } } },
+        { body: { apiVersion: "policy/v1", kind: "Eviction", metadata: { name: pod, namespace } }, ...deadline() },
       );
       if (res.status >= 200 && res.status < 300) return { pod, namespace, result: "evicted" };
       if (res.status === 404) return { pod, namespace, result: "gone" };
@@ -100,6 +105,7 @@ export async function runNodeAction(
   const kube = new HttpKube(await rt.store.readCredential(resource.spec.credentialSecretRef), {
     maxSockets: 8,
     userAgent: "berth-api",
+    requestTimeoutMs: 2 * CALL_MS, // the deadline's signal decides
   });
   const at = deps.clock.now();
   const record = (outcome: "success" | "partial" | "failure", result: Record<string, unknown>) =>
@@ -132,7 +138,7 @@ export async function runNodeAction(
       const outcome = evictions.every((e) => e.result === "evicted" || e.result === "gone") ? "success" : "partial";
       result = { clusterId, node, action, outcome, schedulable: false, evictions, ...(inventory ? { inventory } : {}) };
     } else {
-      await kube.json("DELETE", `/api/v1/nodes/${seg(node)}`);
+      await kube.json("DELETE", `/api/v1/nodes/${seg(node)}`, deadline());
       await deleteNode(deps.db, clusterId, node);
       result = { clusterId, node, action, outcome: "success", deleted: true };
     }

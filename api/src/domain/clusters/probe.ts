@@ -71,7 +71,8 @@ export async function probeCluster(
 ): Promise<ProbeResult> {
   const started = Date.now();
   const signal = AbortSignal.timeout(opts.timeoutMs);
-  const kube = new HttpKube(cred, { maxSockets: 8, userAgent: "berth-api" });
+  // The probe's one deadline (the signal) decides, not the client's per-request timeout.
+  const kube = new HttpKube(cred, { maxSockets: 8, userAgent: "berth-api", requestTimeoutMs: opts.timeoutMs + 1_000 });
   const done = (
     status: ProbeStatus,
     checks: ProbeChecks,
