@@ -27,7 +27,7 @@ export interface BillingWorkerOptions {
 }
 
 /** The sessions domain's system pause (reason InsufficientCredits), with an audit row naming billing. */
-export function pauseThroughSessions(deps: Deps): PauseSession {
+export function pauseThroughSessions(deps: Pick<Deps, "db" | "clock" | "sessions">): PauseSession {
   return async (sessionId) => {
     if (!(await pauseSessionForSystem(deps, sessionId, "InsufficientCredits"))) return false;
     const row = await deps.db("sessions").where({ id: sessionId }).first("organization_id");
@@ -53,8 +53,6 @@ export function billingWorkerLoop(o: BillingWorkerOptions): BillingLoop {
   const log = o.log.child({ component: "billing" });
   const kube = new HttpKube(o.kubeConfig, { maxSockets: 8, userAgent: "berth-worker-billing" });
   const sessions = makeSessionsRuntime(kube);
-  // The sessions domain's functions take Deps; billing's loop gives the part they read.
-  const deps = { db: o.db, log, clock, kubeConfig: o.kubeConfig, sessions } as unknown as Deps;
   const billing = new BillingContext({
     db: o.db,
     clock,
@@ -64,7 +62,7 @@ export function billingWorkerLoop(o: BillingWorkerOptions): BillingLoop {
   });
   return new BillingLoop({
     billing,
-    pause: pauseThroughSessions(deps),
+    pause: pauseThroughSessions({ db: o.db, clock, sessions }),
     mirror: new WalletMirror({ db: o.db, kube, log, clock }),
     ...(o.intervalMs ? { intervalMs: o.intervalMs } : {}),
   });
