@@ -7,7 +7,7 @@ import type { Knex } from "knex";
 import type { Logger } from "pino";
 import { insertAuditRecord } from "../db/operations/audit/insertAuditRecord.ts";
 import type { Deps } from "../deps.ts";
-import { BillingContext, type BillingOptions, catalogOfferings } from "../domain/credits/context.ts";
+import { CreditsContext, type CreditsOptions, catalogOfferings } from "../domain/credits/context.ts";
 import { WalletMirror } from "../domain/credits/mirror.ts";
 import type { PauseSession } from "../domain/credits/runningOut.ts";
 import { pauseSessionForSystem } from "../domain/sessions/pauseForSystem.ts";
@@ -23,7 +23,7 @@ export interface BillingWorkerOptions {
   log: Logger;
   clock?: { now(): Date };
   intervalMs?: number;
-  options?: Partial<BillingOptions>;
+  options?: Partial<CreditsOptions>;
 }
 
 /** The sessions domain's system pause (reason InsufficientCredits), with an audit row naming billing. */
@@ -53,7 +53,7 @@ export function billingWorkerLoop(o: BillingWorkerOptions): BillingLoop {
   const log = o.log.child({ component: "billing" });
   const kube = new HttpKube(o.kubeConfig, { maxSockets: 8, userAgent: "berth-worker-billing" });
   const sessions = makeSessionsRuntime(kube);
-  const billing = new BillingContext({
+  const billing = new CreditsContext({
     db: o.db,
     clock,
     log,
