@@ -9,7 +9,7 @@ import type { Config } from "./config.ts";
 import type { Db } from "./db/knex.ts";
 import type { Deps } from "./deps.ts";
 import type { ClustersRuntime } from "./domain/clusters/runtime.ts";
-import { BillingContext, type BillingOptions, catalogOfferings, type OfferingRates } from "./domain/credits/context.ts";
+import { CreditsContext, type CreditsOptions, catalogOfferings, type OfferingRates } from "./domain/credits/context.ts";
 import { createAuthenticator } from "./domain/identity/authenticator.ts";
 import { createAuthServices } from "./domain/identity/services.ts";
 import { AdmissionQueues } from "./domain/sessions/admissionQueues.ts";
@@ -33,7 +33,7 @@ export interface DepsParts {
   clusters?: ClustersRuntime;
   /** Default: the live catalog's offerings through `sessions`. */
   offerings?: OfferingRates;
-  creditsOptions?: Partial<BillingOptions>;
+  creditsOptions?: Partial<CreditsOptions>;
 }
 
 export function buildDeps(config: Config, parts: DepsParts): Deps {
@@ -52,7 +52,7 @@ export function buildDeps(config: Config, parts: DepsParts): Deps {
     authenticate: parts.authenticate ?? createAuthenticator({ db, config, clock }),
     auth: createAuthServices({ db, config, clock }),
     metrics: parts.metrics ?? createMetrics(),
-    credits: new BillingContext({
+    credits: new CreditsContext({
       db,
       clock,
       log,

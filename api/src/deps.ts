@@ -6,7 +6,7 @@ import type { Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db/knex.ts";
 import type { ClustersRuntime } from "./domain/clusters/runtime.ts";
-import type { BillingContext } from "./domain/credits/context.ts";
+import type { CreditsContext } from "./domain/credits/context.ts";
 import type { AuthServices } from "./domain/identity/services.ts";
 import type { AdmissionQueues } from "./domain/sessions/admissionQueues.ts";
 import type { SessionEventHub } from "./domain/sessions/eventHub.ts";
@@ -25,7 +25,7 @@ export interface Deps {
   auth: AuthServices;
   metrics: Metrics;
   /** Credits: the ledger's context (charging, the door, running out) and its after-ingestion passes. */
-  credits: BillingContext;
+  credits: CreditsContext;
   /** The session events' LISTEN hub that SSE streams subscribe to. */
   events: SessionEventHub;
   /** Creates waiting at their organization's door (api/src/domain/sessions/admission.ts). */

@@ -12,7 +12,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { billPendingUsage } from "@berth/api/credits/charge";
-import { BillingContext } from "@berth/api/credits/context";
+import { CreditsContext } from "@berth/api/credits/context";
 import { grantToOrganization } from "@berth/api/credits/grant";
 import { checkLedgerInvariants } from "@berth/api/credits/invariants";
 import { transfer } from "@berth/api/credits/ledger";
@@ -115,7 +115,7 @@ async function prepare(db: Db, label: string, hot: boolean): Promise<string[]> {
 }
 
 async function timeBilling(db: Db): Promise<{ seconds: number; charged: number }> {
-  const b = new BillingContext({
+  const b = new CreditsContext({
     db,
     clock: { now: () => new Date() },
     log: pino({ level: "error" }),

@@ -7,7 +7,7 @@ import type { Knex } from "knex";
 import type { Logger } from "pino";
 import { insertAuditRecord } from "../db/operations/audit/insertAuditRecord.ts";
 import type { Deps } from "../deps.ts";
-import { BillingContext, type BillingOptions, catalogOfferings } from "../domain/credits/context.ts";
+import { CreditsContext, type CreditsOptions, catalogOfferings } from "../domain/credits/context.ts";
 import { WalletMirror } from "../domain/credits/mirror.ts";
 import type { PauseSession } from "../domain/credits/runningOut.ts";
 import { pauseSessionForSystem } from "../domain/sessions/pauseForSystem.ts";
@@ -23,11 +23,11 @@ export interface BillingWorkerOptions {
   log: Logger;
   clock?: { now(): Date };
   intervalMs?: number;
-  options?: Partial<BillingOptions>;
+  options?: Partial<CreditsOptions>;
 }
 
 /** The sessions domain's system pause (reason InsufficientCredits), with an audit row naming billing. */
-export function pauseThroughSessions(deps: Deps): PauseSession {
+export function pauseThroughSessions(deps: Pick<Deps, "db" | "clock" | "sessions">): PauseSession {
   return async (sessionId) => {
     if (!(await pauseSessionForSystem(deps, sessionId, "InsufficientCredits"))) return false;
     const row = await deps.db("sessions").where({ id: sessionId }).first("organization_id");
@@ -53,9 +53,7 @@ export function billingWorkerLoop(o: BillingWorkerOptions): BillingLoop {
   const log = o.log.child({ component: "billing" });
   const kube = new HttpKube(o.kubeConfig, { maxSockets: 8, userAgent: "berth-worker-billing" });
   const sessions = makeSessionsRuntime(kube);
-  // The sessions domain's functions take Deps; billing's loop gives the part they read.
-  const deps = { db: o.db, log, clock, kubeConfig: o.kubeConfig, sessions } as unknown as Deps;
-  const billing = new BillingContext({
+  const billing = new CreditsContext({
     db: o.db,
     clock,
     log,
@@ -64,7 +62,7 @@ export function billingWorkerLoop(o: BillingWorkerOptions): BillingLoop {
   });
   return new BillingLoop({
     billing,
-    pause: pauseThroughSessions(deps),
+    pause: pauseThroughSessions({ db: o.db, clock, sessions }),
     mirror: new WalletMirror({ db: o.db, kube, log, clock }),
     ...(o.intervalMs ? { intervalMs: o.intervalMs } : {}),
   });

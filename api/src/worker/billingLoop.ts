@@ -7,13 +7,13 @@
 // the pass interval is the retry delay.
 import type { Logger } from "pino";
 import { billPendingUsage } from "../domain/credits/charge.ts";
-import type { BillingContext } from "../domain/credits/context.ts";
+import type { CreditsContext } from "../domain/credits/context.ts";
 import type { WalletMirror } from "../domain/credits/mirror.ts";
 import { applyDueRefills } from "../domain/credits/refills.ts";
 import { type PauseSession, watchRunningOut } from "../domain/credits/runningOut.ts";
 
 export interface BillingLoopOptions {
-  billing: BillingContext;
+  billing: CreditsContext;
   pause: PauseSession;
   mirror?: WalletMirror;
   /** Default 5 s. */

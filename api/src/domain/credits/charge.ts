@@ -34,7 +34,7 @@ import {
 } from "../../db/operations/ledger/unbilledSamples.ts";
 import { DEADLOCK_DETECTED, SERIALIZATION_FAILURE, sqlState } from "../../db/sqlstate.ts";
 import { allowancesLeft, walletAllowances } from "./allowances.ts";
-import type { BillingContext, OfferingRate } from "./context.ts";
+import type { CreditsContext, OfferingRate } from "./context.ts";
 import { Coverage } from "./coverage.ts";
 import { billingId, SHORTFALL_WALLET, USAGE_WALLET } from "./ids.ts";
 import { spendable } from "./ledger.ts";
@@ -111,7 +111,7 @@ export interface BillResult {
  * is left that another biller does not hold. Safe to run anywhere, any number of times, concurrently.
  */
 export async function billPendingUsage(
-  b: BillingContext,
+  b: CreditsContext,
   opts: { clusterId?: string; maxBatches?: number; receivedBefore?: Date } = {},
 ): Promise<BillResult> {
   const total: BillResult = { samples: 0, charged: 0n, shortfall: 0n, wallets: new Set() };
@@ -139,7 +139,7 @@ async function retrying<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 async function billBatch(
-  b: BillingContext,
+  b: CreditsContext,
   tx: Knex.Transaction,
   opts: { clusterId?: string; receivedBefore?: Date },
 ): Promise<BillResult> {

@@ -1,5 +1,5 @@
 // What billing needs, injected (house style: options objects and injected time). Made once per Deps by
-// buildDeps (deps.credits); the worker, tests and the bench build their own with `new BillingContext({...})`.
+// buildDeps (deps.credits); the worker, tests and the bench build their own with `new CreditsContext({...})`.
 import type { Offering } from "@berth/crds";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
@@ -13,7 +13,7 @@ export interface OfferingRate {
 /** Live offering by name; undefined when it no longer exists; throws when the catalog cannot answer. */
 export type OfferingRates = (name: string) => Promise<OfferingRate | undefined>;
 
-export interface BillingOptions {
+export interface CreditsOptions {
   /** A session may start or resume only if its wallets cover this many seconds at its rate. Default 600. */
   minimumRunSeconds: number;
   /** Warn the owner when the wallets will not cover this many seconds of their running sessions. Default 600. */
@@ -24,19 +24,19 @@ export interface BillingOptions {
   chargeBatch: number;
 }
 
-export const DEFAULT_BILLING_OPTIONS: BillingOptions = {
+export const DEFAULT_CREDITS_OPTIONS: CreditsOptions = {
   minimumRunSeconds: 600,
   warnAheadSeconds: 600,
   pauseAheadSeconds: 60,
   chargeBatch: 1_000,
 };
 
-export class BillingContext {
+export class CreditsContext {
   readonly db: Knex;
   readonly clock: { now(): Date };
   readonly log: Logger;
   readonly offerings: OfferingRates;
-  readonly options: BillingOptions;
+  readonly options: CreditsOptions;
   /** The after-ingestion pass of this context (kick.ts): one running, at most one asked for after it. */
   readonly pass: { running: Promise<void> | undefined; again: boolean } = { running: undefined, again: false };
   constructor(o: {
@@ -44,13 +44,13 @@ export class BillingContext {
     clock: { now(): Date };
     log: Logger;
     offerings?: OfferingRates;
-    options?: Partial<BillingOptions>;
+    options?: Partial<CreditsOptions>;
   }) {
     this.db = o.db;
     this.clock = o.clock;
     this.log = o.log.child({ component: "billing" });
     this.offerings = o.offerings ?? (async () => undefined);
-    this.options = { ...DEFAULT_BILLING_OPTIONS, ...o.options };
+    this.options = { ...DEFAULT_CREDITS_OPTIONS, ...o.options };
   }
 }
 

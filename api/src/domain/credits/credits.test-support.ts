@@ -7,7 +7,7 @@ import { createTestDatabase, type TestDatabase } from "../../db/db.test-support.
 import { insertUsageSamples } from "../../db/operations/inventory/insertUsageSamples.ts";
 import type { WalletRow } from "../../db/operations/ledger/types.ts";
 import { TestClock } from "../../http/http.test-support.ts";
-import { BillingContext, type BillingOptions, type OfferingRate } from "./context.ts";
+import { CreditsContext, type CreditsOptions, type OfferingRate } from "./context.ts";
 import { SYSTEM_WALLET } from "./ids.ts";
 import { checkLedgerInvariants } from "./invariants.ts";
 import { transfer } from "./ledger.ts";
@@ -25,11 +25,11 @@ export const TEST_OFFERINGS: Record<string, OfferingRate> = {
 
 export function testBilling(
   db: Knex,
-  o: { clock?: TestClock; offerings?: Record<string, OfferingRate>; options?: Partial<BillingOptions> } = {},
+  o: { clock?: TestClock; offerings?: Record<string, OfferingRate>; options?: Partial<CreditsOptions> } = {},
 ) {
   const clock = o.clock ?? new TestClock(new Date("2026-11-22T12:00:00Z"));
   const offerings = o.offerings ?? TEST_OFFERINGS;
-  const b = new BillingContext({
+  const b = new CreditsContext({
     db,
     clock,
     log: pino({ level: process.env.BERTH_TEST_LOG ?? "silent" }),

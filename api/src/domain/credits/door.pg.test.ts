@@ -5,7 +5,7 @@ import { upsertBudget } from "../../db/operations/ledger/budgets.ts";
 import { updateWalletLimits } from "../../db/operations/ledger/updateWalletLimits.ts";
 import { lockOrganizationDoor } from "../../db/operations/sessions/lockOrganization.ts";
 import { billPendingUsage } from "./charge.ts";
-import type { BillingContext } from "./context.ts";
+import type { CreditsContext } from "./context.ts";
 import {
   anOrganizationWallet,
   aSession,
@@ -27,7 +27,7 @@ const TEN_MINUTES = 666_667n;
 
 // The door as admission passes it: under the organization's door lock, refusing with the answer's
 // QuotaExceeded.
-const checkCreditsAtDoor = (b: BillingContext, db: Knex, req: DoorRequest): Promise<void> => {
+const checkCreditsAtDoor = (b: CreditsContext, db: Knex, req: DoorRequest): Promise<void> => {
   const run = async (tx: Knex.Transaction) => {
     await lockOrganizationDoor(tx, req.organizationId);
     const a = await assessStart(b, tx, req);

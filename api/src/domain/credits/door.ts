@@ -23,7 +23,7 @@ import type { WalletRow } from "../../db/operations/ledger/types.ts";
 import { QuotaExceeded } from "../../errors.ts";
 import { allowancesLeft, walletAllowances } from "./allowances.ts";
 import { rateOf } from "./charge.ts";
-import type { BillingContext, OfferingRate } from "./context.ts";
+import type { CreditsContext, OfferingRate } from "./context.ts";
 import { costOf, formatCredits, sessionRate, units } from "./money.ts";
 import { nextPeriodStart, periodStart } from "./periods.ts";
 import { bindingLimit, canGive, capacity, type Pool, shortOf, takeUpTo } from "./pool.ts";
@@ -55,7 +55,7 @@ export interface DoorAnswer {
 const UNIT = "minor (1 credit = 1000000)";
 
 /** What the door would say, without throwing, locking or writing (the cost preview uses it too). */
-export async function assessStart(b: BillingContext, db: Knex, req: DoorRequest): Promise<DoorAnswer> {
+export async function assessStart(b: CreditsContext, db: Knex, req: DoorRequest): Promise<DoorAnswer> {
   return (await openDoor(b, db, req.organizationId, req.sessionId)).assess(req);
 }
 
@@ -72,7 +72,7 @@ export interface OpenDoor {
 
 /** Reads what the door needs of one organization. `exceptId`: the session being resumed. */
 export async function openDoor(
-  b: BillingContext,
+  b: CreditsContext,
   db: Knex,
   organizationId: string,
   exceptId?: string,

@@ -3,9 +3,9 @@
 // queued), so a burst of batches costs a few passes, not one each. A pass that fails, or a process that
 // dies before its pass, leaves the samples unbilled: the worker's sweep (loop.ts) bills them.
 import { billPendingUsage } from "./charge.ts";
-import type { BillingContext } from "./context.ts";
+import type { CreditsContext } from "./context.ts";
 
-export function billSoon(b: BillingContext): void {
+export function billSoon(b: CreditsContext): void {
   const st = b.pass;
   if (st.running) {
     st.again = true;
@@ -27,7 +27,7 @@ export function billSoon(b: BillingContext): void {
 }
 
 /** Resolves when no pass is running (tests). */
-export async function billingIdle(b: BillingContext): Promise<void> {
+export async function billingIdle(b: CreditsContext): Promise<void> {
   for (;;) {
     const r = b.pass.running;
     if (!r) return;

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { TransactionRow } from "../../db/operations/ledger/types.ts";
 import { MAX_SAMPLE_MS } from "../../internal/schemas.ts";
 import { billPendingUsage } from "./charge.ts";
-import type { BillingContext } from "./context.ts";
+import type { CreditsContext } from "./context.ts";
 import {
   anOrganizationWallet,
   aSession,
@@ -21,7 +21,7 @@ import { SHORTFALL_WALLET, SYSTEM_WALLET } from "./ids.ts";
 import { reverse, transfer } from "./ledger.ts";
 
 const tdb = useLedgerDatabase();
-let billing: BillingContext;
+let billing: CreditsContext;
 const at = new Date("2026-11-22T12:00:00Z");
 
 beforeAll(async () => {

@@ -32,7 +32,7 @@ import type { Deps } from "../../deps.ts";
 import { DomainError, Forbidden, NotFound } from "../../errors.ts";
 import type { Principal } from "../identity/principal.ts";
 import { visibleWalletIds, walletAccess, walletFor } from "./access.ts";
-import type { BillingContext } from "./context.ts";
+import type { CreditsContext } from "./context.ts";
 import { billingId, SYSTEM_WALLET } from "./ids.ts";
 import { transfer } from "./ledger.ts";
 import { max, units } from "./money.ts";
@@ -148,7 +148,7 @@ export async function historyOf(
 
 /** One period of one refill, once. Answers what moved (null: the period was applied before). */
 export async function applyRefillPeriod(
-  b: BillingContext,
+  b: CreditsContext,
   r: RefillRow,
   start: Date,
 ): Promise<{ moved: bigint } | null> {
@@ -206,7 +206,7 @@ export async function applyRefillPeriod(
 }
 
 /** Every due period of every enabled refill (the worker's loop; any number of runners, each period once). */
-export async function applyDueRefills(b: BillingContext): Promise<{ applied: number; moved: bigint }> {
+export async function applyDueRefills(b: CreditsContext): Promise<{ applied: number; moved: bigint }> {
   const now = b.clock.now();
   const refills = await enabledRefills(b.db);
   const last = await lastApplications(

@@ -23,7 +23,7 @@ import type { SessionRow } from "../../db/operations/sessions/types.ts";
 import { viewFromRow } from "../../db/operations/sessions/view.ts";
 import { type Allowance, allowancesLeft, type SpendLimitName, walletAllowances } from "./allowances.ts";
 import { rateOf } from "./charge.ts";
-import type { BillingContext } from "./context.ts";
+import type { CreditsContext } from "./context.ts";
 import { costOf, formatCredits, max, units } from "./money.ts";
 import { notify } from "./notify.ts";
 import { periodStart } from "./periods.ts";
@@ -70,7 +70,7 @@ function draw(
 
 /** The verdicts for every running session. Reads only. */
 export async function assessRunningSessions(
-  b: BillingContext,
+  b: CreditsContext,
 ): Promise<{ verdicts: Verdict[]; sessions: Map<string, SessionRow> }> {
   const now = b.clock.now();
   const sessions = await runningSessions(b.db);
@@ -79,7 +79,7 @@ export async function assessRunningSessions(
   const byOwner = new Map(wallets.map((w) => [walletKey(w), w]));
   const allowances = await walletAllowances(b.db, wallets, now);
   const verdicts: Verdict[] = [];
-  const rates = new Map<string, Awaited<ReturnType<BillingContext["offerings"]>>>();
+  const rates = new Map<string, Awaited<ReturnType<CreditsContext["offerings"]>>>();
   for (const org of orgs) {
     const budget = await findBudget(b.db, org);
     const left = budget
@@ -122,7 +122,7 @@ export async function assessRunningSessions(
 
 /** One pass of the watch: warn, pause, and forget alerts of sessions that are funded again. */
 export async function watchRunningOut(
-  b: BillingContext,
+  b: CreditsContext,
   pause: PauseSession,
 ): Promise<{ warned: string[]; paused: string[] }> {
   const now = b.clock.now();
@@ -184,7 +184,7 @@ function limitNote(limit: Verdict["limit"]): string {
 }
 
 async function say(
-  b: BillingContext,
+  b: CreditsContext,
   s: SessionRow,
   event: string,
   credits: Record<string, unknown>,

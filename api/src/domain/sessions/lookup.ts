@@ -15,7 +15,7 @@ export async function visibleRow(deps: Deps, principal: Principal, id: string): 
 }
 
 /** The Session resource, or undefined once retention deleted it. */
-export async function readResource(deps: Deps, row: SessionRow): Promise<Session | undefined> {
+export async function readResource(deps: Pick<Deps, "sessions">, row: SessionRow): Promise<Session | undefined> {
   if (row.resource_deleted_at) return undefined;
   const { kube } = sessionsRuntimeOf(deps);
   const res = await kube.request("GET", sessionPath(row.namespace, row.cr_name)).catch((e: unknown) => {

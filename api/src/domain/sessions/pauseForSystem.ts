@@ -12,7 +12,14 @@ import { allowedActions } from "./actions.ts";
 import { readResource } from "./lookup.ts";
 import { sessionPath, sessionsRuntimeOf } from "./runtime.ts";
 
-export async function pauseSessionForSystem(deps: Deps, sessionId: string, reason: string): Promise<boolean> {
+/** What a system pause reads: the history row and the Session resource (the worker has no more). */
+export type SystemPauseDeps = Pick<Deps, "db" | "sessions">;
+
+export async function pauseSessionForSystem(
+  deps: SystemPauseDeps,
+  sessionId: string,
+  reason: string,
+): Promise<boolean> {
   const row = await findSessionById(deps.db, sessionId);
   if (!row) return false;
   for (let attempt = 0; attempt < 4; attempt++) {

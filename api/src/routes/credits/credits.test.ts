@@ -3,7 +3,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { upsertBudget } from "../../db/operations/ledger/budgets.ts";
 import type { WalletRow } from "../../db/operations/ledger/types.ts";
-import { BillingContext } from "../../domain/credits/context.ts";
+import { CreditsContext } from "../../domain/credits/context.ts";
 import { expectLedgerInvariants } from "../../domain/credits/credits.test-support.ts";
 import { grantToOrganization } from "../../domain/credits/grant.ts";
 import { askForCredits } from "../../domain/credits/requests.ts";
@@ -402,7 +402,7 @@ describe("/api/v1/credits and /api/v1/budgets", () => {
       expect(made.status, JSON.stringify(made.body)).toBe(201);
       const pass = async () => {
         const loop = new BillingLoop({
-          billing: new BillingContext({ db: t.database.db, clock: t.clock, log: t.deps.log }),
+          billing: new CreditsContext({ db: t.database.db, clock: t.clock, log: t.deps.log }),
           pause: async () => false,
         });
         await loop.pass();
