@@ -1,5 +1,7 @@
 // `npm test`: builds the test bed's binaries if needed (with progress), runs every test of every
-// workspace with vitest, and ends with a plain `N passed, N failed[, N skipped]` line for CI.
+// workspace with vitest, and ends with a plain `N passed, N failed[, N skipped]` line for CI. The
+// repository's own checks are vitest tests too (scripts/*.test.ts: biome, the TypeScript compiler, package
+// boundaries, import cycles), so they count in that line.
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -2,8 +2,8 @@
 // validates, in one place for both. snake_case, JSON-safe, nothing from a Kubernetes object that the
 // contract does not name.
 import { z } from "zod";
+import { ClusterId } from "./fields.ts";
 
-const ClusterId = z.string().regex(/^clu_[a-z0-9]{1,59}$/);
 const Instant = z.iso.datetime({ offset: true });
 const Count = z.number().int().min(0).max(1_000_000);
 /** A Kubernetes object name (node, pod, session resource). */
