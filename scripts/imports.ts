@@ -3,6 +3,8 @@
 // stripper blanked out are the type-only imports. Specifiers resolve like Node does for this repository:
 // relative paths as written, `@berth/<workspace>[/<subpath>]` through that workspace's package.json
 // `exports`. Anything else (node:, npm packages) is outside the graph.
+// Not dpdm or madge: both parse with TypeScript's compiler API (createSourceFile), which the TypeScript 7
+// package no longer ships.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { stripTypeScriptTypes } from "node:module";
 import { dirname, join, relative, resolve, sep } from "node:path";

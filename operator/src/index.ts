@@ -20,4 +20,11 @@ export {
 } from "./inventory/compute.ts";
 export { INVENTORY_PATH } from "./inventory/reporter.ts";
 export { type RunningOperator, type StartOperatorOptions, startOperator } from "./operator.ts";
-export { OPERATOR_RBAC, type OperatorRbac, type OperatorRbacOptions, operatorRbac } from "./rbac.ts";
+export {
+  GATEWAY_RBAC,
+  gatewayRbac,
+  OPERATOR_RBAC,
+  type OperatorRbac,
+  type OperatorRbacOptions,
+  operatorRbac,
+} from "./rbac.ts";

@@ -73,3 +73,20 @@ export function operatorRbac(opts: OperatorRbacOptions = {}): OperatorRbac {
 
 /** The rules with the default names. */
 export const OPERATOR_RBAC: OperatorRbac = operatorRbac();
+
+/**
+ * The session gateway's grants in its GPU cluster: reading a session's pod, to ask whether it runs
+ * (gateway/podGate.ts). Nothing cluster-wide.
+ */
+export function gatewayRbac(opts: { sessionsNamespace?: string } = {}): DeployableRbac {
+  const sessionsNamespace = opts.sessionsNamespace ?? "berth-sessions";
+  return {
+    clusterRules: [],
+    namespaceRules: [
+      { namespace: sessionsNamespace, rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get"] }] },
+    ],
+  };
+}
+
+/** The gateway's rules with the default names. */
+export const GATEWAY_RBAC: DeployableRbac = gatewayRbac();

@@ -4,6 +4,7 @@
 // the session and finds the same tab telling her it is paused. (The sessions bed from e2e/src/sessions
 // with a gateway per GPU cluster added; the stand-in application answers behind the gateways.)
 
+import { gatewayRbac } from "@berth/operator";
 import {
   gatedUpstreams,
   httpVerifier,
@@ -27,6 +28,13 @@ beforeAll(async () => {
   standin = await startStandin({ name: "the sessions bed" });
   for (const [name, h] of Object.entries(bed.gpu)) {
     const tls = selfSignedCertificate({ names: ["127.0.0.1"] });
+    // The gateway asks Kubernetes with exactly the rules it declares (a missing one fails this journey).
+    const [grant] = gatewayRbac({ sessionsNamespace: SESSIONS_NS }).namespaceRules;
+    const credential = await h.cluster.mintCredential({
+      name: "berth-gateway",
+      namespace: SESSIONS_NS,
+      rules: grant?.rules ?? [],
+    });
     const gateway = await startGateway({
       clusterId: h.id,
       verifier: httpVerifier({ baseUrl: bed.plane.url, tokenFile: h.tokenFile, timeoutMs: 3000 }),
@@ -35,7 +43,7 @@ beforeAll(async () => {
         kubePodRunning({
           server: h.cluster.server,
           caPem: h.cluster.caPem,
-          token: h.cluster.adminToken,
+          token: credential.token,
           namespace: SESSIONS_NS,
         }),
         { ttlMs: 200 },

@@ -1,3 +1,4 @@
+import { SessionPhase as CrdSessionPhase, SESSION_ID } from "@berth/crds";
 import { z } from "zod";
 import { Page } from "../../db/paging.ts";
 
@@ -10,29 +11,15 @@ const ResourceName = z
 
 export const SessionIdParam = z
   .string()
-  .regex(/^ses_[a-z0-9]{20}$/, "a session id: ses_ followed by 20 lowercase letters and digits");
+  .regex(SESSION_ID, "a session id: ses_ followed by 20 lowercase letters and digits");
 export const SessionParams = z.object({ sessionId: SessionIdParam });
 
-export const SessionPhase = z
-  .enum([
-    "Pending",
-    "Queued",
-    "Starting",
-    "Running",
-    "Pausing",
-    "Paused",
-    "Resuming",
-    "Restarting",
-    "Terminating",
-    "Terminated",
-    "Failed",
-    "Unknown",
-  ])
-  .meta({
-    id: "SessionPhase",
-    description:
-      "Pending: accepted, not yet placed. Queued: waiting for a GPU (see queue). Starting: placed, pod not ready. Running. Pausing: pod being deleted. Paused: no pod, no GPU, volumes kept. Resuming: placed again after a pause. Restarting: pod being replaced. Terminating. Terminated. Failed: the pod could not run (e.g. image pull); its GPU is released. Unknown: its cluster stopped reporting.",
-  });
+// The resource model's phases (crds), described for the contract.
+export const SessionPhase = CrdSessionPhase.meta({
+  id: "SessionPhase",
+  description:
+    "Pending: accepted, not yet placed. Queued: waiting for a GPU (see queue). Starting: placed, pod not ready. Running. Pausing: pod being deleted. Paused: no pod, no GPU, volumes kept. Resuming: placed again after a pause. Restarting: pod being replaced. Terminating. Terminated. Failed: the pod could not run (e.g. image pull); its GPU is released. Unknown: its cluster stopped reporting.",
+});
 export const SessionAction = z.enum(["pause", "resume", "restart", "terminate"]).meta({ id: "SessionAction" });
 
 export const SessionCondition = z
