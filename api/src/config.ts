@@ -54,7 +54,7 @@ const list = z.string().transform((v) =>
 
 const CIDR = /^(\d{1,3}\.){3}\d{1,3}\/(\d|[12]\d|3[0-2])$|^[0-9a-fA-F:]+\/(\d|\d\d|1[01]\d|12[0-8])$/;
 
-// Shared with the worker's entry point (worker-main.ts): the same names mean the same there.
+// Shared with the worker's configuration (worker/config.ts): the same names mean the same there.
 
 /** A kubeconfig file that is there (a missing one would only fail at the first call, with a stack trace). */
 export const KubeconfigPath = z

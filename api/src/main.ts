@@ -2,7 +2,6 @@
 // tasks, listen; stop gracefully on SIGINT/SIGTERM. startApi() is the same start as a function, for
 // e2e's `npm start` and for tests.
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { configOrExit, runMain, stopOnSignals } from "@berth/controllers";
 import { KubeConfig } from "@kubernetes/client-node";
 import pino, { type Logger } from "pino";
@@ -16,6 +15,7 @@ import type { Deps } from "./deps.ts";
 import { clustersOptionsFrom, createClustersRuntime } from "./domain/clusters/runtime.ts";
 import { billingIdle } from "./domain/credits/kick.ts";
 import { purgeExpiredIdempotencyKeys } from "./http/idempotency.ts";
+import { closeServer, drain, listen, urlOf } from "./http/listen.ts";
 import type { Authenticator } from "./http/principal.ts";
 import type { RouteDef } from "./http/route.ts";
 import { startupTasks } from "./startup.ts";
@@ -48,38 +48,7 @@ export interface RunningApi {
 /** How often expired idempotency keys are deleted (lookups already treat them as absent). */
 const PURGE_EVERY_MS = 10 * 60 * 1000;
 
-function listen(server: Server, host: string, port: number): Promise<AddressInfo> {
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => {
-      server.off("error", reject);
-      resolve(server.address() as AddressInfo);
-    });
-  });
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    // Keep-alive connections with no request in flight would hold close() open; in-flight ones finish.
-    server.closeIdleConnections();
-  });
-}
-
 const DRAIN_TIMEOUT_MS = 20_000;
-
-async function drain(apps: InFlight[], timeoutMs: number, log: Logger): Promise<void> {
-  const running = () => apps.reduce((n, a) => n + a.count, 0);
-  const deadline = Date.now() + timeoutMs;
-  while (running() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-  if (running() > 0) log.warn({ running: running() }, "requests still running at shutdown");
-}
-
-function urlOf(host: string, addr: AddressInfo): string {
-  const h =
-    host === "0.0.0.0" || host === "::" ? "127.0.0.1" : addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
-  return `http://${h}:${addr.port}`;
-}
 
 export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
   const { config } = opts;

@@ -5,129 +5,14 @@
 //
 //   DATABASE_URL=postgres://… BERTH_KUBECONFIG=worker.kubeconfig node api/src/worker-main.ts
 
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { configOrExit, type RunningWorker, runMain, startStatusServer, stopOnSignals } from "@berth/controllers";
-import { leaseTimingProblems } from "@berth/controllers/kube";
 import { KubeConfig } from "@kubernetes/client-node";
 import pino from "pino";
 import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
-import { z } from "zod";
-import {
-  ConfigError,
-  DatabaseUrl,
-  KubeconfigPath,
-  LogLevel,
-  Namespace,
-  PoolMax,
-  Port,
-  parseEnv,
-  type Secret,
-} from "./config.ts";
+import { ConfigError } from "./config.ts";
 import { connect } from "./db/knex.ts";
+import { parseWorkerConfig } from "./worker/config.ts";
 import { startSessionsWorker } from "./worker/sessions.ts";
-
-const ms = z.coerce.number().int().min(1).max(3_600_000);
-
-/** The environment variables the worker reads. Shared names mean the same as the API's (config.ts). */
-const Env = z.object({
-  DATABASE_URL: DatabaseUrl,
-  /** The controller runs up to 64 reconciles at once; more connections than that only queue in Postgres. */
-  BERTH_DATABASE_POOL_MAX: PoolMax,
-  BERTH_LOG_LEVEL: LogLevel,
-  /** kubeconfig of the management cluster (the worker's own credential); unset = in-cluster / KUBECONFIG. */
-  BERTH_KUBECONFIG: KubeconfigPath.optional(),
-  /** Where cluster credentials and the worker's Lease live. */
-  BERTH_SYSTEM_NAMESPACE: Namespace.default("berth-system"),
-  /** Namespace of session pods (and their mirrors) on the GPU clusters. */
-  BERTH_SESSIONS_NAMESPACE: Namespace.default("berth-sessions"),
-  /** This replica's name in the Lease; default POD_NAME, else the host name plus a random suffix. */
-  BERTH_WORKER_IDENTITY: z.string().min(1).max(253).optional(),
-  POD_NAME: z.string().min(1).max(253).optional(),
-  BERTH_WORKER_LEASE_DURATION_MS: ms.default(15_000),
-  BERTH_WORKER_LEASE_RENEW_DEADLINE_MS: ms.default(10_000),
-  BERTH_WORKER_LEASE_RETRY_PERIOD_MS: ms.default(2_000),
-  /** Client connections per cluster: the real bound on dispatch throughput. */
-  BERTH_WORKER_MAX_SOCKETS: z.coerce.number().int().min(1).max(1024).default(64),
-  /** The worker's own listener: /healthz for probes, /metrics for Prometheus (0: a port the system picks). */
-  BERTH_WORKER_STATUS_HOST: z.string().min(1).default("0.0.0.0"),
-  BERTH_WORKER_STATUS_PORT: Port.default(8082),
-});
-
-export interface WorkerConfig {
-  database: { url: Secret; poolMax: number };
-  log: { level: z.output<typeof LogLevel> };
-  kube: { kubeconfigPath?: string };
-  systemNamespace: string;
-  sessionsNamespace: string;
-  identity?: string;
-  lease: { durationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
-  maxSockets: number;
-  status: { host: string; port: number };
-}
-
-/** Parses the environment into the worker's configuration; throws ConfigError listing every problem at once. */
-export function parseWorkerConfig(env: Record<string, string | undefined>): WorkerConfig {
-  const problems: string[] = [];
-  let e: z.output<typeof Env> | undefined;
-  try {
-    e = parseEnv(Env, env);
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    problems.push(...err.problems);
-  }
-  // Every problem at once: what the schema cannot judge is judged even when other variables are wrong.
-  problems.push(...leaseProblems(env), ...clusterProblems(env));
-  if (!e || problems.length > 0) throw new ConfigError(problems);
-  const identity = e.BERTH_WORKER_IDENTITY ?? e.POD_NAME;
-  return {
-    database: { url: e.DATABASE_URL, poolMax: e.BERTH_DATABASE_POOL_MAX },
-    log: { level: e.BERTH_LOG_LEVEL },
-    kube: e.BERTH_KUBECONFIG ? { kubeconfigPath: e.BERTH_KUBECONFIG } : {},
-    systemNamespace: e.BERTH_SYSTEM_NAMESPACE,
-    sessionsNamespace: e.BERTH_SESSIONS_NAMESPACE,
-    ...(identity ? { identity } : {}),
-    lease: {
-      durationMs: e.BERTH_WORKER_LEASE_DURATION_MS,
-      renewDeadlineMs: e.BERTH_WORKER_LEASE_RENEW_DEADLINE_MS,
-      retryPeriodMs: e.BERTH_WORKER_LEASE_RETRY_PERIOD_MS,
-    },
-    maxSockets: e.BERTH_WORKER_MAX_SOCKETS,
-    status: { host: e.BERTH_WORKER_STATUS_HOST, port: e.BERTH_WORKER_STATUS_PORT },
-  };
-}
-
-const LeaseEnv = Env.pick({
-  BERTH_WORKER_LEASE_DURATION_MS: true,
-  BERTH_WORKER_LEASE_RENEW_DEADLINE_MS: true,
-  BERTH_WORKER_LEASE_RETRY_PERIOD_MS: true,
-});
-
-/** The elector's rule (controllers' leaseTimingProblems), in the worker's variable names. */
-function leaseProblems(env: Record<string, string | undefined>): string[] {
-  const l = LeaseEnv.safeParse(env);
-  if (!l.success) return []; // a timing that does not parse is reported by the whole schema
-  const names = {
-    renewDeadlineMs: "BERTH_WORKER_LEASE_RENEW_DEADLINE_MS: must be less than BERTH_WORKER_LEASE_DURATION_MS",
-    retryPeriodMs: "BERTH_WORKER_LEASE_RETRY_PERIOD_MS: must be less than BERTH_WORKER_LEASE_RENEW_DEADLINE_MS",
-  };
-  return leaseTimingProblems({
-    durationMs: l.data.BERTH_WORKER_LEASE_DURATION_MS,
-    renewDeadlineMs: l.data.BERTH_WORKER_LEASE_RENEW_DEADLINE_MS,
-    retryPeriodMs: l.data.BERTH_WORKER_LEASE_RETRY_PERIOD_MS,
-  }).map((field) => names[field]);
-}
-
-/**
- * The worker cannot run without its cluster. Unset, client-node falls back to KUBECONFIG, ~/.kube/config,
- * the pod's service account, and at last to http://localhost:8080 — where a worker would say it started
- * and only fail its lease calls.
- */
-function clusterProblems(env: Record<string, string | undefined>): string[] {
-  if (env.BERTH_KUBECONFIG || env.KUBECONFIG || env.KUBERNETES_SERVICE_HOST) return [];
-  if (env.HOME && existsSync(join(env.HOME, ".kube", "config"))) return [];
-  return ["BERTH_KUBECONFIG: required outside a Kubernetes pod (or set KUBECONFIG)"];
-}
 
 async function main(): Promise<void> {
   const config = configOrExit(() => parseWorkerConfig(process.env), ConfigError);

@@ -73,7 +73,7 @@ describe("starting the API", () => {
     const api = await startApi({ config, log, startupTasks: [task] });
     started.push(api);
     expect(printed).toHaveLength(1);
-    const password = /password: (\S+)/.exec(printed[0]!)?.[1];
+    const password = /password: (\S+)/.exec(printed[0] ?? "")?.[1];
     expect(password).toBeDefined();
     expect(printed[0]).toContain("admin@berth.local");
 

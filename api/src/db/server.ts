@@ -163,9 +163,12 @@ export async function startPostgres(opts: StartPostgresOptions): Promise<Postgre
     });
     child.once("exit", (code) => reject(new Error(`postgres exited with ${code} before it was ready:\n${tail}`)));
   });
+  // A server that said it is ready has a pid (a spawn that failed never gets here).
+  const pid = child.pid;
+  if (pid === undefined) throw new Error("postgres is ready but has no pid");
   const stopOnExit = () => {
     try {
-      process.kill(-child.pid!, "SIGINT");
+      process.kill(-pid, "SIGINT");
     } catch {
       // already gone
     }
@@ -176,7 +179,7 @@ export async function startPostgres(opts: StartPostgresOptions): Promise<Postgre
   return {
     url,
     port,
-    pid: child.pid!,
+    pid,
     urlFor: (database) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${encodeURIComponent(database)}`,
     stop: () =>
       new Promise<void>((resolve) => {

@@ -12,7 +12,7 @@ describe("Idempotency-Key on creating writes", () => {
   let t: TestDatabase;
   let api: TestApi;
   const clock = new TestClock();
-  const widgets = async () => Number((await t.db("test_widgets").count({ n: "*" }).first())!.n);
+  const widgets = async () => Number((await t.db("test_widgets").count({ n: "*" }).first())?.n);
   const create = (key: string | undefined, json: unknown, token = "alice") =>
     api.call("/test/widgets", {
       method: "POST",
@@ -201,7 +201,7 @@ describe("Idempotency-Key on creating writes", () => {
     expect(res.status).toBe(400);
     const e = ((await res.json()) as { error: { code: string; details: { issues: { path: string[] }[] } } }).error;
     expect(e.code).toBe("validation_failed");
-    expect(e.details.issues[0]!.path).toEqual(["headers", "Idempotency-Key"]);
+    expect(e.details.issues[0]?.path).toEqual(["headers", "Idempotency-Key"]);
     const long = await create("x".repeat(256), { name: "k" });
     expect(long.status).toBe(400);
   });

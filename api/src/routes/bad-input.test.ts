@@ -18,7 +18,7 @@ import {
   type IdentityWorld,
   startIdentityTestApi,
   type TestUser,
-} from "../domain/identity/auth.test-support.ts";
+} from "../domain/identity/identity.test-support.ts";
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 // biome-ignore lint/suspicious/noExplicitAny: JSON Schema as found in the OpenAPI document.

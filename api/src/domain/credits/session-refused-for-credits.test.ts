@@ -4,7 +4,7 @@
 // passes. The management cluster is a stand-in (catalog + Session writes).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aGpuCluster } from "../../db/operations/sessions/sessions.test-support.ts";
-import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "../identity/auth.test-support.ts";
+import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "../identity/identity.test-support.ts";
 import { makeSessionsRuntime } from "../sessions/runtime.ts";
 import { expectLedgerInvariants } from "./credits.test-support.ts";
 import { FakeManagementCluster } from "./fakes.test-support.ts";

@@ -5,14 +5,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../db/db.test-support.ts";
 import { upsertMembership } from "../../db/operations/memberships/upsertMembership.ts";
 import { TestClock } from "../../http/http.test-support.ts";
+import { createAuthenticator } from "./authenticator.ts";
 import {
   anIdentityWorld,
   type IdentityTestApi,
   type IdentityWorld,
   startIdentityTestApi,
   type TestUser,
-} from "./auth.test-support.ts";
-import { createAuthenticator } from "./authenticator.ts";
+} from "./identity.test-support.ts";
 import type { PrincipalRecord } from "./loadPrincipal.ts";
 import { PrincipalCache } from "./principalCache.ts";
 import { AccessTokens } from "./tokens.ts";

@@ -35,10 +35,13 @@ async function resolveUser(deps: IdentityDeps, ref: MemberRef): Promise<UserRow>
       { path: ["body"], message: "exactly one of user_id and email", code: "custom" },
     ]);
   }
+  // Exactly one is set (above); the last branch cannot be taken.
   const user =
     ref.userId !== undefined
       ? await findUserById(deps.db, ref.userId)
-      : await findUserByEmail(deps.db, normalizeEmail(ref.email!));
+      : ref.email !== undefined
+        ? await findUserByEmail(deps.db, normalizeEmail(ref.email))
+        : undefined;
   if (!user) throw new NotFound("user", ref.userId ?? ref.email);
   return user;
 }

@@ -49,12 +49,18 @@ interface Parsed {
 }
 
 function parse(hash: string): Parsed | undefined {
-  const m = PHC.exec(hash);
-  if (!m) return undefined;
-  const tag = Buffer.from(m[5]!, "base64");
+  const [, memoryKiB, passes, parallelism, salt, tag64] = PHC.exec(hash) ?? [];
+  // Every group of PHC is required: a match has them all.
+  if (salt === undefined || tag64 === undefined) return undefined;
+  const tag = Buffer.from(tag64, "base64");
   return {
-    params: { memoryKiB: Number(m[1]), passes: Number(m[2]), parallelism: Number(m[3]), tagLength: tag.length },
-    salt: Buffer.from(m[4]!, "base64"),
+    params: {
+      memoryKiB: Number(memoryKiB),
+      passes: Number(passes),
+      parallelism: Number(parallelism),
+      tagLength: tag.length,
+    },
+    salt: Buffer.from(salt, "base64"),
     tag,
   };
 }

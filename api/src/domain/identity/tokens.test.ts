@@ -15,7 +15,7 @@ describe("access tokens", () => {
     expect(decodeProtectedHeader(token).alg).toBe("HS256");
     const claims = decodeJwt(token);
     expect(claims).toMatchObject({ sub: "usr_1", ver: 3, iss: "berth", aud: "berth-api" });
-    expect(claims.exp! - claims.iat!).toBe(900);
+    expect(Number(claims.exp) - Number(claims.iat)).toBe(900);
     expect(await tokens.verify(token)).toEqual({ userId: "usr_1", tokenVersion: 3 });
   });
 

@@ -9,7 +9,7 @@ import { aGpuCluster } from "../../db/operations/sessions/sessions.test-support.
 import { expectLedgerInvariants, grant } from "../credits/credits.test-support.ts";
 import { FakeManagementCluster } from "../credits/fakes.test-support.ts";
 import { ensureWallet } from "../credits/wallets.ts";
-import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "../identity/auth.test-support.ts";
+import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "../identity/identity.test-support.ts";
 import { MAX_BATCH } from "./admission.ts";
 import { makeSessionsRuntime, sessionPath } from "./runtime.ts";
 

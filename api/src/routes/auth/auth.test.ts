@@ -1,6 +1,6 @@
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type IdentityTestApi, startIdentityTestApi } from "../../domain/identity/auth.test-support.ts";
+import { type IdentityTestApi, startIdentityTestApi } from "../../domain/identity/identity.test-support.ts";
 
 describe("signing in and the password endpoints", () => {
   let t: IdentityTestApi;

@@ -17,7 +17,7 @@ import {
   itBehavesPerRole,
   type RouteCase,
   startIdentityTestApi,
-} from "../../domain/identity/auth.test-support.ts";
+} from "../../domain/identity/identity.test-support.ts";
 
 let fleet: Fleet;
 let kc: KubeConfig;

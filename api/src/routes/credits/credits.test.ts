@@ -15,7 +15,7 @@ import {
   itBehavesPerRole,
   type RouteCase,
   startIdentityTestApi,
-} from "../../domain/identity/auth.test-support.ts";
+} from "../../domain/identity/identity.test-support.ts";
 import type { Principal } from "../../domain/identity/principal.ts";
 import { BillingLoop } from "../../worker/billingLoop.ts";
 

@@ -7,7 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aGpuCluster } from "../../db/operations/sessions/sessions.test-support.ts";
 import { expectLedgerInvariants } from "../../domain/credits/credits.test-support.ts";
 import { FakeManagementCluster } from "../../domain/credits/fakes.test-support.ts";
-import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "../../domain/identity/auth.test-support.ts";
+import {
+  type IdentityTestApi,
+  startIdentityTestApi,
+  type TestUser,
+} from "../../domain/identity/identity.test-support.ts";
 import { makeSessionsRuntime } from "../../domain/sessions/runtime.ts";
 
 const offeringPath = (name: string) =>

@@ -68,7 +68,7 @@ describe("system routes", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toContain("text/html");
     const html = await res.text();
-    const urls = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+    const urls = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] ?? "");
     expect(urls.length).toBeGreaterThan(0);
     for (const u of urls) {
       expect(u.startsWith("/api/v1/docs/")).toBe(true);

@@ -6,7 +6,7 @@ import {
   itBehavesPerRole,
   type RouteCase,
   startIdentityTestApi,
-} from "../../domain/identity/auth.test-support.ts";
+} from "../../domain/identity/identity.test-support.ts";
 
 describe("/api/v1/users", () => {
   let t: IdentityTestApi;
