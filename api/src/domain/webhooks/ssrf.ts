@@ -41,10 +41,12 @@ const V6_RANGES: [string, string, number][] = [
   ["documentation", "2001:db8::", 32],
 ];
 
-const rules = [
-  ...V4_RANGES.map(([reason, net, prefix]) => ({ reason, list: subnet(net, prefix, "ipv4") })),
-  ...V6_RANGES.map(([reason, net, prefix]) => ({ reason, list: subnet(net, prefix, "ipv6") })),
-];
+// Per family, and each address checked against its own family's rules only: a BlockList treats IPv4
+// addresses as IPv4-mapped IPv6 ones (so ::ffff:0:0/96 would match every IPv4 address) and the reverse.
+const rules = {
+  4: V4_RANGES.map(([reason, net, prefix]) => ({ reason, list: subnet(net, prefix, "ipv4") })),
+  6: V6_RANGES.map(([reason, net, prefix]) => ({ reason, list: subnet(net, prefix, "ipv6") })),
+};
 
 function subnet(net: string, prefix: number, family: "ipv4" | "ipv6"): BlockList {
   const b = new BlockList();
@@ -57,7 +59,7 @@ export function refusedBecause(address: string): string | null {
   const v = isIP(address);
   if (v === 0) return "not an IP address";
   const family = v === 4 ? "ipv4" : "ipv6";
-  for (const r of rules) if (r.list.check(address, family)) return r.reason;
+  for (const r of rules[v === 4 ? 4 : 6]) if (r.list.check(address, family)) return r.reason;
   return null;
 }
 
