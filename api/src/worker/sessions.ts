@@ -14,6 +14,8 @@ import { type BillingWorkerOptions, billingWorkerLoop } from "./billing.ts";
 import { createWorkerStore } from "./sessionStore.ts";
 import { type WebhookWorkerOptions, webhookWorkerLoop } from "./webhooks.ts";
 
+export type { WebhookWorkerOptions };
+
 export interface SessionsWorkerOptions {
   db: Knex;
   /** The management cluster (the worker's own least-privilege credential). */
