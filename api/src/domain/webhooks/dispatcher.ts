@@ -10,7 +10,7 @@ import { purgeWebhookLog } from "../../db/operations/webhooks/purgeWebhookLog.ts
 import type { ClaimedDelivery } from "../../db/operations/webhooks/types.ts";
 import { isDomainError } from "../../errors.ts";
 import { DEFAULT_RETRY_SCHEDULE_MS, nextDelayMs, parseRetryAfter } from "./retry.ts";
-import { send } from "./send.ts";
+import { send, TargetAgents } from "./send.ts";
 import { signatureHeaders } from "./signing.ts";
 import type { WebhookGuard } from "./ssrf.ts";
 
@@ -52,6 +52,7 @@ export class WebhookDispatcher {
   #loop: Promise<void> | undefined;
   #listen: PgConnection | undefined;
   #lastPurge = 0;
+  readonly #agents: TargetAgents;
 
   constructor(o: DispatcherOptions) {
     this.#o = {
@@ -66,6 +67,8 @@ export class WebhookDispatcher {
       clock: { now: () => new Date() },
       ...o,
     };
+    // Several endpoints may share a receiver: the claims bound each endpoint, the pool only the process.
+    this.#agents = new TargetAgents({ socketsPerTarget: this.#o.concurrency });
   }
 
   start(): void {
@@ -80,6 +83,7 @@ export class WebhookDispatcher {
     await this.#loop;
     await Promise.allSettled([...this.#inFlight]);
     await this.#unlisten();
+    this.#agents.destroy();
   }
 
   /** One pass: claims what is due and sends it; resolves when those attempts are settled. Answers how many. */
@@ -175,7 +179,11 @@ export class WebhookDispatcher {
     };
     try {
       const target = await this.#o.guard.check(d.url); // again at every delivery: DNS may have changed
-      result = await send(target, headers, body, { timeoutMs: this.#o.timeoutMs, ca: this.#o.ca });
+      result = await send(target, headers, body, {
+        timeoutMs: this.#o.timeoutMs,
+        ca: this.#o.ca,
+        agent: this.#agents.for(target, this.#o.ca),
+      });
     } catch (err) {
       if (!isDomainError(err)) throw err;
       result = { statusCode: null, body: null, error: `${err.code}: ${err.message}`, latencyMs: 0 };
