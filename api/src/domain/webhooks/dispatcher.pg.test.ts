@@ -170,10 +170,13 @@ describe("the webhook dispatcher", () => {
     expect((r.received[1]?.at ?? 0) - (r.received[0]?.at ?? 0)).toBeGreaterThanOrEqual(900);
   });
 
-  it("disables the endpoint when the receiver answers 410, and stops enqueueing for it", async () => {
+  it("disables the endpoint when the receiver answers 410, tells the organization's admins, and stops enqueueing for it", async () => {
     const r = await aReceiver();
     r.answer = () => ({ status: 410 });
-    const e = await anEndpoint(r.url);
+    await db()("organizations").insert({ id: "org_gone", name: "Gone", slug: "gone" });
+    await db()("users").insert({ id: "usr_gone_admin", email: "admin@gone.test", password_hash: "x" });
+    await db()("memberships").insert({ user_id: "usr_gone_admin", organization_id: "org_gone", role: "org_admin" });
+    const e = await anEndpoint(r.url, { org: "org_gone" });
     aDispatcher(r);
     await phase(e.organization_id, "ses_g", undefined, "Pending");
     await until(async () => (await db()("webhook_endpoints").where({ id: e.id }).first())?.enabled === false);
@@ -183,6 +186,23 @@ describe("the webhook dispatcher", () => {
     await new Promise((res) => setTimeout(res, 300));
     expect(r.received).toHaveLength(1);
     expect(await db()("webhook_deliveries").where({ endpoint_id: e.id }).pluck("state")).toEqual(["failed"]);
+    const told = await db()("notifications").where({ organization_id: "org_gone" });
+    expect(told.map((x) => [x.user_id, x.kind, x.data.reason])).toEqual([
+      ["usr_gone_admin", "webhook.endpoint_disabled", "gone"],
+    ]);
+  });
+
+  it("disables an endpoint that has failed for longer than the limit", async () => {
+    const r = await aReceiver();
+    r.answer = () => ({ status: 503 });
+    const e = await anEndpoint(r.url);
+    await db()("webhook_endpoints")
+      .where({ id: e.id })
+      .update({ failing_since: new Date(Date.now() - 5 * 86_400_000 - 1000) });
+    aDispatcher(r);
+    await phase(e.organization_id, "ses_f", undefined, "Pending");
+    await until(async () => (await db()("webhook_endpoints").where({ id: e.id }).first())?.enabled === false);
+    expect((await db()("webhook_endpoints").where({ id: e.id }).first()).disabled_reason).toBe("failing");
   });
 
   it("connects to the address it checked, and refuses a name that now resolves to a private address", async () => {

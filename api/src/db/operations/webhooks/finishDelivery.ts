@@ -52,9 +52,29 @@ export async function finishDelivery(db: Knex, o: AttemptOutcome): Promise<void>
         .update({ failing_since: o.at });
     }
     if (o.disable !== null) {
-      await trx("webhook_endpoints")
+      const disabled = (await trx("webhook_endpoints")
         .where({ id: o.endpointId, enabled: true })
-        .update({ enabled: false, disabled_reason: o.disable, disabled_at: o.at, updated_at: o.at });
+        .update({ enabled: false, disabled_reason: o.disable, disabled_at: o.at, updated_at: o.at })
+        .returning(["organization_id", "url"])) as { organization_id: string; url: string }[];
+      // The organization's admins hear of it on their bell (the `notifications` table), once per disabling.
+      const e = disabled[0];
+      if (e) {
+        const why =
+          o.disable === "gone" ? "it answered 410 Gone" : "its deliveries have failed for 5 days without a success";
+        await trx.raw(
+          `INSERT INTO notifications (user_id, organization_id, kind, title, body, data, created_at)
+           SELECT m.user_id, m.organization_id, 'webhook.endpoint_disabled', 'A webhook endpoint was disabled',
+                  ?, ?::jsonb, ?
+           FROM memberships m
+           WHERE m.organization_id = ? AND m.project_id IS NULL AND m.role = 'org_admin'`,
+          [
+            `Berth stopped sending to ${e.url}: ${why}. Enable it again once it answers.`,
+            JSON.stringify({ webhook_id: o.endpointId, url: e.url, reason: o.disable }),
+            o.at,
+            e.organization_id,
+          ],
+        );
+      }
     }
   });
 }
