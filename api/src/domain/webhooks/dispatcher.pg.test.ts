@@ -160,6 +160,18 @@ describe("the webhook dispatcher", () => {
     expect(log[1].error).toContain("no answer within 400 ms");
   });
 
+  it("does not follow a redirect: it is a failed attempt", async () => {
+    const r = await aReceiver();
+    r.answer = () => ({ status: 302, headers: { location: "https://169.254.169.254/latest/meta-data" } });
+    const e = await anEndpoint(r.url);
+    aDispatcher(r, { retryScheduleMs: [0, 60_000] });
+    await phase(e.organization_id, "ses_redirect", undefined, "Pending");
+    await until(async () => (await db()("webhook_attempts").where({ endpoint_id: e.id }).first()) !== undefined);
+    const a = await db()("webhook_attempts").where({ endpoint_id: e.id }).first();
+    expect([a.outcome, a.status_code, a.error]).toEqual(["failed", 302, "redirect (302) not followed"]);
+    expect(r.received).toHaveLength(1);
+  });
+
   it("honours Retry-After when it asks for longer than the schedule", async () => {
     const r = await aReceiver();
     r.answer = (_x, i) => (i === 1 ? { status: 429, headers: { "retry-after": "1" } } : { status: 204 });
