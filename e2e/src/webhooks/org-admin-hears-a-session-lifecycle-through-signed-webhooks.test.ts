@@ -64,13 +64,14 @@ describe("webhooks on a real fleet", () => {
     const ids = receiver.received.map((r) => r.id);
     expect(new Set(ids).size).toBe(ids.length);
 
-    const log = await bed.call(bed.orgAdmin, "GET", `/api/v1/webhooks/${created.body.id}/attempts?size=100`);
-    expect(log.body.data.length).toBe(ids.length);
-    expect(
-      log.body.data.every(
-        (a: { outcome: string; status_code: number }) => a.outcome === "succeeded" && a.status_code === 204,
-      ),
-    ).toBe(true);
+    // The receiver sees a request before the dispatcher has settled it in the log: wait for the last one.
+    const attempts = async () =>
+      (await bed.call(bed.orgAdmin, "GET", `/api/v1/webhooks/${created.body.id}/attempts?size=100`)).body.data as {
+        outcome: string;
+        status_code: number;
+      }[];
+    await expect.poll(async () => (await attempts()).length, { timeout: 10_000 }).toBe(ids.length);
+    expect((await attempts()).every((a) => a.outcome === "succeeded" && a.status_code === 204)).toBe(true);
     // alice is a member, not an admin: the organization's webhooks are not hers to read.
     expect((await bed.call(bed.alice, "GET", `/api/v1/webhooks/${created.body.id}`)).status).toBe(403);
   });
