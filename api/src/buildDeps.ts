@@ -15,6 +15,8 @@ import { createAuthServices } from "./domain/identity/services.ts";
 import { AdmissionQueues } from "./domain/sessions/admissionQueues.ts";
 import { SessionEventHub } from "./domain/sessions/eventHub.ts";
 import { makeSessionsRuntime, type SessionsRuntime } from "./domain/sessions/runtime.ts";
+import { makeWebhooksService } from "./domain/webhooks/service.ts";
+import type { Resolver } from "./domain/webhooks/ssrf.ts";
 import { createMetrics, type Metrics } from "./http/metrics.ts";
 import type { Authenticator } from "./http/principal.ts";
 
@@ -34,6 +36,8 @@ export interface DepsParts {
   /** Default: the live catalog's offerings through `sessions`. */
   offerings?: OfferingRates;
   creditsOptions?: Partial<CreditsOptions>;
+  /** How webhook host names are resolved (default: the system's resolver). Tests inject one. */
+  webhookResolver?: Resolver;
 }
 
 export function buildDeps(config: Config, parts: DepsParts): Deps {
@@ -61,6 +65,10 @@ export function buildDeps(config: Config, parts: DepsParts): Deps {
     }),
     events: new SessionEventHub(db, log),
     admission: new AdmissionQueues(),
+    webhooks: makeWebhooksService({
+      allowHosts: config.webhooks.allowHosts,
+      ...(parts.webhookResolver ? { resolve: parts.webhookResolver } : {}),
+    }),
     ...(parts.kubeConfig ? { kubeConfig: parts.kubeConfig } : {}),
     ...(sessions ? { sessions } : {}),
     ...(parts.clusters ? { clusters: parts.clusters } : {}),

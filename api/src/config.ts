@@ -134,6 +134,11 @@ const Env = z.object({
           .refine(isCidr, "must be a CIDR such as 10.0.0.0/8 or fd00::/8"),
       ),
     ),
+  /**
+   * Webhook targets an operator trusts although they are internal (loopback, private, ...): host names
+   * (exact), addresses or CIDRs. Everything else internal is refused (docs/dev/webhooks.md).
+   */
+  BERTH_WEBHOOK_ALLOW_HOSTS: list.default([]),
   /** Cluster registration probe and connection test give up after this long ("about two minutes"). */
   BERTH_CLUSTER_PROBE_TIMEOUT_SECONDS: z.coerce.number().min(1).max(600).default(120),
   /** The RuntimeClass GPU session pods use, and the handler registration requires it to have. */
@@ -162,6 +167,7 @@ export interface Config {
   console: { dir: string };
   idempotency: { retentionSeconds: number; inFlightTimeoutSeconds: number };
   internal: { host: string; port: number; allowCidrs: string[]; enabled: boolean };
+  webhooks: { allowHosts: string[] };
   clusters: {
     probeTimeoutMs: number;
     runtimeClassName: string;
@@ -225,6 +231,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       allowCidrs: e.BERTH_INTERNAL_ALLOW_CIDRS,
       enabled: e.BERTH_INTERNAL_ALLOW_CIDRS.length > 0,
     },
+    webhooks: { allowHosts: e.BERTH_WEBHOOK_ALLOW_HOSTS },
     clusters: {
       probeTimeoutMs: Math.round(e.BERTH_CLUSTER_PROBE_TIMEOUT_SECONDS * 1000),
       runtimeClassName: e.BERTH_GPU_RUNTIME_CLASS,

@@ -11,6 +11,7 @@ import type { AuthServices } from "./domain/identity/services.ts";
 import type { AdmissionQueues } from "./domain/sessions/admissionQueues.ts";
 import type { SessionEventHub } from "./domain/sessions/eventHub.ts";
 import type { SessionsRuntime } from "./domain/sessions/runtime.ts";
+import type { WebhooksService } from "./domain/webhooks/service.ts";
 import type { Metrics } from "./http/metrics.ts";
 import type { Authenticator } from "./http/principal.ts";
 
@@ -30,6 +31,8 @@ export interface Deps {
   events: SessionEventHub;
   /** Creates waiting at their organization's door (api/src/domain/sessions/admission.ts). */
   admission: AdmissionQueues;
+  /** Outbound webhooks: the SSRF guard endpoints' URLs pass (the worker delivers, api/src/worker/webhooks.ts). */
+  webhooks: WebhooksService;
   /** Management cluster access (catalog custom resources); absent when BERTH_KUBECONFIG is unset. */
   kubeConfig?: KubeConfig;
   /** Session resources and the catalog in the management cluster; absent without a management cluster. */

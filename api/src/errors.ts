@@ -11,6 +11,11 @@ export const ERROR_CODES = {
   },
   malformed_json: { status: 400, description: "The request body is not valid JSON." },
   bad_request: { status: 400, description: "The request cannot be served as sent; the message says why." },
+  webhook_url_invalid: {
+    status: 400,
+    description:
+      "The webhook URL does not parse, is not https, or carries credentials; details.url and details.reason say which.",
+  },
   // 401
   unauthenticated: { status: 401, description: "No bearer token, or the token is invalid. Sign in again." },
   token_expired: { status: 401, description: "The bearer token has expired. Sign in again (there is no refresh)." },
@@ -41,6 +46,10 @@ export const ERROR_CODES = {
   volume_on_another_cluster: {
     status: 409,
     description: "The volume's claim lives on another cluster than the one asked for.",
+  },
+  webhook_limit_reached: {
+    status: 409,
+    description: "The organization already has the most webhook endpoints allowed; details.limit gives it.",
   },
   invalid_session_state: {
     status: 409,
@@ -93,6 +102,11 @@ export const ERROR_CODES = {
     status: 422,
     description:
       "The cluster shows no GPU device plugin: no nvidia-device-plugin DaemonSet and no node with allocatable nvidia.com/gpu.",
+  },
+  webhook_target_forbidden: {
+    status: 422,
+    description:
+      "The webhook URL's host is, or resolves to, an address Berth does not call (loopback, private, link-local, carrier-grade NAT, unique-local, IPv4-mapped, ...) or does not resolve; details.address and details.reason say which. An operator can admit trusted internal hosts with BERTH_WEBHOOK_ALLOW_HOSTS.",
   },
   too_many_requests: {
     status: 429,

@@ -5,6 +5,7 @@
 //
 //   DATABASE_URL=postgres://… BERTH_KUBECONFIG=worker.kubeconfig node api/src/worker-main.ts
 
+import { readFileSync } from "node:fs";
 import { configOrExit, type RunningWorker, runMain, startStatusServer, stopOnSignals } from "@berth/controllers";
 import { KubeConfig } from "@kubernetes/client-node";
 import pino from "pino";
@@ -43,6 +44,10 @@ async function main(): Promise<void> {
     maxSockets: config.maxSockets,
     lease: config.lease,
     options: { sessionsNamespace: config.sessionsNamespace },
+    webhooks: {
+      allowHosts: config.webhooks.allowHosts,
+      ...(config.webhooks.caFile ? { ca: readFileSync(config.webhooks.caFile, "utf8") } : {}),
+    },
     ...(config.identity ? { identity: config.identity } : {}),
   }).catch(async (err: unknown) => {
     await db.destroy();

@@ -16,6 +16,7 @@ import { routes as sessions } from "./sessions/routes.ts";
 import { systemRoutes } from "./system/routes.ts";
 import { routes as usage } from "./usage/routes.ts";
 import { routes as users } from "./users/routes.ts";
+import { routes as webhooks } from "./webhooks/routes.ts";
 
 export const allRoutes: RouteDef[] = [
   // The system routes describe the contract, this list: they read it when asked, never before it exists.
@@ -34,4 +35,5 @@ export const allRoutes: RouteDef[] = [
   ...usage,
   ...credits,
   ...budgets,
+  ...webhooks,
 ];

@@ -41,6 +41,18 @@ const Env = z.object({
   /** The worker's own listener: /healthz for probes, /metrics for Prometheus (0: a port the system picks). */
   BERTH_WORKER_STATUS_HOST: z.string().min(1).default("0.0.0.0"),
   BERTH_WORKER_STATUS_PORT: Port.default(8082),
+  /** Webhook targets trusted although internal (as the API's; docs/dev/webhooks.md). */
+  BERTH_WEBHOOK_ALLOW_HOSTS: z
+    .string()
+    .default("")
+    .transform((v) =>
+      v
+        .split(",")
+        .map((x) => x.trim())
+        .filter((x) => x !== ""),
+    ),
+  /** Extra CA certificates (a PEM file) webhook receivers may be signed by. */
+  BERTH_WEBHOOK_CA_FILE: z.string().min(1).optional(),
 });
 
 export interface WorkerConfig {
@@ -53,6 +65,7 @@ export interface WorkerConfig {
   lease: { durationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
   maxSockets: number;
   status: { host: string; port: number };
+  webhooks: { allowHosts: string[]; caFile?: string };
 }
 
 /** Parses the environment into the worker's configuration; throws ConfigError listing every problem at once. */
@@ -83,6 +96,10 @@ export function parseWorkerConfig(env: Record<string, string | undefined>): Work
     },
     maxSockets: e.BERTH_WORKER_MAX_SOCKETS,
     status: { host: e.BERTH_WORKER_STATUS_HOST, port: e.BERTH_WORKER_STATUS_PORT },
+    webhooks: {
+      allowHosts: e.BERTH_WEBHOOK_ALLOW_HOSTS,
+      ...(e.BERTH_WEBHOOK_CA_FILE ? { caFile: e.BERTH_WEBHOOK_CA_FILE } : {}),
+    },
   };
 }
 

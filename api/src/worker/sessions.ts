@@ -12,6 +12,9 @@ import { ManagementStore } from "../domain/clusters/store.ts";
 import { billingWorkerRbac } from "../domain/credits/mirror.ts";
 import { type BillingWorkerOptions, billingWorkerLoop } from "./billing.ts";
 import { createWorkerStore } from "./sessionStore.ts";
+import { type WebhookWorkerOptions, webhookWorkerLoop } from "./webhooks.ts";
+
+export type { WebhookWorkerOptions };
 
 export interface SessionsWorkerOptions {
   db: Knex;
@@ -27,6 +30,8 @@ export interface SessionsWorkerOptions {
   options?: Partial<SessionControllerOptions>;
   /** Billing's loop (api/src/worker/billingLoop.ts): pass interval and options; `false` leaves it out. */
   billing?: false | Omit<BillingWorkerOptions, "db" | "kubeConfig" | "log">;
+  /** The webhook dispatcher (api/src/worker/webhooks.ts); `false` leaves it out. */
+  webhooks?: false | WebhookWorkerOptions;
 }
 
 export async function startSessionsWorker(o: SessionsWorkerOptions): Promise<RunningWorker> {
@@ -45,8 +50,12 @@ export async function startSessionsWorker(o: SessionsWorkerOptions): Promise<Run
     ...(o.identity ? { identity: o.identity } : {}),
     lease: { namespace: ns, name: "berth-worker", ...o.lease },
     ...(o.options ? { options: o.options } : {}),
-    loops:
-      o.billing === false ? [] : [billingWorkerLoop({ db: o.db, kubeConfig: o.kubeConfig, log: o.log, ...o.billing })],
+    loops: [
+      ...(o.billing === false
+        ? []
+        : [billingWorkerLoop({ db: o.db, kubeConfig: o.kubeConfig, log: o.log, ...o.billing })]),
+      ...(o.webhooks === false ? [] : [webhookWorkerLoop({ db: o.db, log: o.log, ...o.webhooks })]),
+    ],
   });
 }
 

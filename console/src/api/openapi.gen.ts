@@ -337,7 +337,7 @@ export type CreditRequestDenial = {
 export type ErrorEnvelope = {
   error: {
     /** Stable error code; clients map it to a message. */
-    code: "validation_failed" | "malformed_json" | "bad_request" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "invalid_session_state" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "gpu_model_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "too_many_requests" | "internal" | "unavailable";
+    code: "validation_failed" | "malformed_json" | "bad_request" | "webhook_url_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "webhook_limit_reached" | "invalid_session_state" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "gpu_model_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "too_many_requests" | "internal" | "unavailable";
     /** Human-readable text. */
     message: string;
     /** What to fix. For validation_failed: issues[] of {path, message, code}. */
@@ -1026,6 +1026,124 @@ export type Wallet = {
   updated_at: string;
 };
 
+export type Webhook = {
+  id: string;
+  organization_id: string;
+  url: string;
+  description: string;
+  event_types: string[];
+  enabled: boolean;
+  /** gone: the receiver answered 410; failing: it failed for 5 days; manual. */
+  disabled_reason: ("gone" | "failing" | "manual") | null;
+  disabled_at: string | null;
+  failing_since: string | null;
+  /** Until then the previous secret signs too. */
+  secret_rotation_ends_at: string | null;
+  created_by: string;
+  /** RFC 3339, UTC. */
+  created_at: string;
+  /** RFC 3339, UTC. */
+  updated_at: string;
+};
+
+export type WebhookAttempt = {
+  id: string;
+  delivery_id: string;
+  event_id: string;
+  event_type: string;
+  attempt: number;
+  /** RFC 3339, UTC. */
+  attempted_at: string;
+  outcome: "succeeded" | "failed";
+  status_code: number | null;
+  /** The first 4 KiB of the answer. */
+  response_body: string | null;
+  error: string | null;
+  latency_ms: number;
+};
+
+export type WebhookCreate = {
+  /** Required unless the caller administers exactly one organization. */
+  organization_id?: string;
+  /** https only; its host must not be internal. */
+  url: string;
+  description?: string;
+  /** Event kinds to receive; empty: every kind. Unknown kinds are refused. */
+  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied")[];
+};
+
+export type WebhookDelivery = {
+  id: string;
+  /** The webhook-id header. */
+  event_id: string;
+  event_type: string;
+  state: "pending" | "succeeded" | "failed";
+  attempts: number;
+  next_attempt_at: string | null;
+  last_attempt_at: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  /** RFC 3339, UTC. */
+  created_at: string;
+};
+
+export type WebhookEventTypes = {
+  data: {
+    type: string;
+    description: string;
+  }[];
+};
+
+export type WebhookPingResult = {
+  event_id: string;
+};
+
+/** One event again, or every failed delivery created since a time. */
+export type WebhookRedeliver = {
+  event_id: string;
+} | {
+  failed_since: string;
+};
+
+export type WebhookRedeliverResult = {
+  requeued: number;
+};
+
+export type WebhookRotate = {
+  /** How long the old secret keeps signing beside the new one (default 86400). */
+  overlap_seconds?: number;
+};
+
+export type WebhookUpdate = {
+  url?: string;
+  description?: string;
+  /** Event kinds to receive; empty: every kind. Unknown kinds are refused. */
+  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied")[];
+  enabled?: boolean;
+};
+
+export type WebhookWithSecret = {
+  id: string;
+  organization_id: string;
+  url: string;
+  description: string;
+  event_types: string[];
+  enabled: boolean;
+  /** gone: the receiver answered 410; failing: it failed for 5 days; manual. */
+  disabled_reason: ("gone" | "failing" | "manual") | null;
+  disabled_at: string | null;
+  failing_since: string | null;
+  /** Until then the previous secret signs too. */
+  secret_rotation_ends_at: string | null;
+  created_by: string;
+  /** RFC 3339, UTC. */
+  created_at: string;
+  /** RFC 3339, UTC. */
+  updated_at: string;
+  /** whsec_…: shown only in this answer; keep it. */
+  secret: string;
+};
+
 /** Every operation of the public API, by operationId. */
 export interface Operations {
   /** Add a member with a role, or change a member's role (its org_admins, super_admins) */
@@ -1236,6 +1354,15 @@ export interface Operations {
     body: CreateUserRequest;
     response: UserDetail;
   };
+  /** Add a webhook endpoint to an organization (at most 10); the answer shows its secret once */
+  createWebhook: {
+    method: "post";
+    path: "/api/v1/webhooks";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: WebhookCreate;
+    response: WebhookWithSecret;
+  };
   /** Remove an organization's budget (no cap) */
   deleteBudget: {
     method: "delete";
@@ -1287,6 +1414,17 @@ export interface Operations {
     path: "/api/v1/users/{userId}";
     params: {
       userId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: undefined;
+  };
+  /** Delete a webhook endpoint with its deliveries and their log */
+  deleteWebhook: {
+    method: "delete";
+    path: "/api/v1/webhooks/{webhookId}";
+    params: {
+      webhookId: string;
     };
     query: Record<string, never>;
     body: undefined;
@@ -1603,6 +1741,17 @@ export interface Operations {
       data: LedgerLine[];
       pagination: Pagination;
     };
+  };
+  /** A webhook endpoint (without its secret) */
+  getWebhook: {
+    method: "get";
+    path: "/api/v1/webhooks/{webhookId}";
+    params: {
+      webhookId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: Webhook;
   };
   /** Credit movements between wallets you may see (allocations, grants, approved requests, refills, reversals) */
   listAllocations: {
@@ -2002,6 +2151,73 @@ export interface Operations {
       pagination: Pagination;
     };
   };
+  /** An endpoint's delivery log: every attempt with status, latency, response code and answer (30 days) */
+  listWebhookAttempts: {
+    method: "get";
+    path: "/api/v1/webhooks/{webhookId}/attempts";
+    params: {
+      webhookId: string;
+    };
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+      event_id?: string;
+    };
+    body: undefined;
+    response: {
+      data: WebhookAttempt[];
+      pagination: Pagination;
+    };
+  };
+  /** An endpoint's deliveries (one per event), newest first */
+  listWebhookDeliveries: {
+    method: "get";
+    path: "/api/v1/webhooks/{webhookId}/deliveries";
+    params: {
+      webhookId: string;
+    };
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+      state?: "pending" | "succeeded" | "failed";
+    };
+    body: undefined;
+    response: {
+      data: WebhookDelivery[];
+      pagination: Pagination;
+    };
+  };
+  /** The event kinds an endpoint may subscribe to */
+  listWebhookEventTypes: {
+    method: "get";
+    path: "/api/v1/webhooks/event-types";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    response: WebhookEventTypes;
+  };
+  /** Webhook endpoints of the organizations you administer (super_admins: all) */
+  listWebhooks: {
+    method: "get";
+    path: "/api/v1/webhooks";
+    params: Record<string, never>;
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+      organization_id?: string;
+    };
+    body: undefined;
+    response: {
+      data: Webhook[];
+      pagination: Pagination;
+    };
+  };
   /** Sign in with email and password */
   login: {
     method: "post";
@@ -2031,6 +2247,17 @@ export interface Operations {
     body: undefined;
     response: Session;
   };
+  /** Send a `webhook.test` event to this endpoint now (see it in the delivery log) */
+  pingWebhook: {
+    method: "post";
+    path: "/api/v1/webhooks/{webhookId}/test";
+    params: {
+      webhookId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: WebhookPingResult;
+  };
   /** The hourly credit rate of a session, the cost of a duration, and whether you could start it now */
   previewSessionCost: {
     method: "post";
@@ -2039,6 +2266,17 @@ export interface Operations {
     query: Record<string, never>;
     body: PreviewCost;
     response: CostPreview;
+  };
+  /** Send one event again, or every delivery that failed since a time */
+  redeliverWebhook: {
+    method: "post";
+    path: "/api/v1/webhooks/{webhookId}/redeliver";
+    params: {
+      webhookId: string;
+    };
+    query: Record<string, never>;
+    body: WebhookRedeliver;
+    response: WebhookRedeliverResult;
   };
   /** Register a GPU cluster (super_admin); answers its operator token once */
   registerCluster: {
@@ -2114,6 +2352,17 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: IssuedOperatorToken;
+  };
+  /** Make a new secret (shown once); the old one keeps signing beside it for the overlap */
+  rotateWebhookSecret: {
+    method: "post";
+    path: "/api/v1/webhooks/{webhookId}/rotate-secret";
+    params: {
+      webhookId: string;
+    };
+    query: Record<string, never>;
+    body: WebhookRotate;
+    response: WebhookWithSecret;
   };
   /** Set an organization's spending cap per period (its org_admins, super_admins) */
   setBudget: {
@@ -2262,6 +2511,17 @@ export interface Operations {
     body: UpdateUserRequest;
     response: UserDetail;
   };
+  /** Change a webhook endpoint's URL, description, event kinds, or enable/disable it */
+  updateWebhook: {
+    method: "patch";
+    path: "/api/v1/webhooks/{webhookId}";
+    params: {
+      webhookId: string;
+    };
+    query: Record<string, never>;
+    body: WebhookUpdate;
+    response: Webhook;
+  };
 }
 
 /** Method and path of every operation, for the client at run time. */
@@ -2287,11 +2547,13 @@ export const OPERATIONS = {
   createResourcePreset: { method: "post", path: "/api/v1/resource-presets" },
   createSession: { method: "post", path: "/api/v1/sessions" },
   createUser: { method: "post", path: "/api/v1/users" },
+  createWebhook: { method: "post", path: "/api/v1/webhooks" },
   deleteBudget: { method: "delete", path: "/api/v1/budgets/{organizationId}" },
   deleteNode: { method: "delete", path: "/api/v1/nodes/{clusterId}/{nodeName}" },
   deleteOrganization: { method: "delete", path: "/api/v1/organizations/{organizationId}" },
   deleteProject: { method: "delete", path: "/api/v1/projects/{projectId}" },
   deleteUser: { method: "delete", path: "/api/v1/users/{userId}" },
+  deleteWebhook: { method: "delete", path: "/api/v1/webhooks/{webhookId}" },
   denyCreditRequest: { method: "post", path: "/api/v1/credits/requests/{requestId}/deny" },
   deregisterCluster: { method: "delete", path: "/api/v1/clusters/{clusterId}" },
   drainNode: { method: "post", path: "/api/v1/nodes/{clusterId}/{nodeName}/drain" },
@@ -2318,6 +2580,7 @@ export const OPERATIONS = {
   getUser: { method: "get", path: "/api/v1/users/{userId}" },
   getWallet: { method: "get", path: "/api/v1/credits/wallets/{walletId}" },
   getWalletLedger: { method: "get", path: "/api/v1/credits/wallets/{walletId}/ledger" },
+  getWebhook: { method: "get", path: "/api/v1/webhooks/{webhookId}" },
   listAllocations: { method: "get", path: "/api/v1/credits/allocations" },
   listBudgets: { method: "get", path: "/api/v1/budgets" },
   listClusters: { method: "get", path: "/api/v1/clusters" },
@@ -2339,10 +2602,16 @@ export const OPERATIONS = {
   listSessions: { method: "get", path: "/api/v1/sessions" },
   listUsers: { method: "get", path: "/api/v1/users" },
   listWallets: { method: "get", path: "/api/v1/credits/wallets" },
+  listWebhookAttempts: { method: "get", path: "/api/v1/webhooks/{webhookId}/attempts" },
+  listWebhookDeliveries: { method: "get", path: "/api/v1/webhooks/{webhookId}/deliveries" },
+  listWebhookEventTypes: { method: "get", path: "/api/v1/webhooks/event-types" },
+  listWebhooks: { method: "get", path: "/api/v1/webhooks" },
   login: { method: "post", path: "/api/v1/auth/login" },
   openWallet: { method: "post", path: "/api/v1/credits/wallets" },
   pauseSession: { method: "post", path: "/api/v1/sessions/{sessionId}/pause" },
+  pingWebhook: { method: "post", path: "/api/v1/webhooks/{webhookId}/test" },
   previewSessionCost: { method: "post", path: "/api/v1/sessions/preview-cost" },
+  redeliverWebhook: { method: "post", path: "/api/v1/webhooks/{webhookId}/redeliver" },
   registerCluster: { method: "post", path: "/api/v1/clusters" },
   removeOrganizationMember: { method: "delete", path: "/api/v1/organizations/{organizationId}/members/{userId}" },
   removeProjectMember: { method: "delete", path: "/api/v1/projects/{projectId}/members/{userId}" },
@@ -2350,6 +2619,7 @@ export const OPERATIONS = {
   restartSession: { method: "post", path: "/api/v1/sessions/{sessionId}/restart" },
   resumeSession: { method: "post", path: "/api/v1/sessions/{sessionId}/resume" },
   rotateClusterOperatorToken: { method: "post", path: "/api/v1/clusters/{clusterId}/operator-token" },
+  rotateWebhookSecret: { method: "post", path: "/api/v1/webhooks/{webhookId}/rotate-secret" },
   setBudget: { method: "put", path: "/api/v1/budgets/{organizationId}" },
   streamSessionEvents: { method: "get", path: "/api/v1/sessions/events" },
   terminateSession: { method: "post", path: "/api/v1/sessions/{sessionId}/terminate" },
@@ -2363,4 +2633,5 @@ export const OPERATIONS = {
   updateResourcePolicy: { method: "patch", path: "/api/v1/resource-policies/{name}" },
   updateResourcePreset: { method: "patch", path: "/api/v1/resource-presets/{name}" },
   updateUser: { method: "patch", path: "/api/v1/users/{userId}" },
+  updateWebhook: { method: "patch", path: "/api/v1/webhooks/{webhookId}" },
 } as const;

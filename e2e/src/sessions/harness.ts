@@ -15,7 +15,7 @@ import { connect } from "@berth/api/db/knex";
 import { TestClock } from "@berth/api/http/testing";
 import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
 import { type InternalListener, startInternalListener } from "@berth/api/internal/app";
-import { apiSessionsRbac, startSessionsWorker, workerRbac } from "@berth/api/worker";
+import { apiSessionsRbac, startSessionsWorker, type WebhookWorkerOptions, workerRbac } from "@berth/api/worker";
 import type { RunningWorker, SessionControllerOptions } from "@berth/controllers";
 import { SessionMirrorKind } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
@@ -160,6 +160,8 @@ export interface SessionsBedOptions {
   operatorGpuMetrics?: { url: string; intervalMs: number };
   /** The worker's lease timings; default short (3 s) so that failover tests are quick. */
   workerLease?: { durationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
+  /** The worker's webhook dispatcher (allowlist, receivers' CA); default: on, nothing internal admitted. */
+  workerWebhooks?: WebhookWorkerOptions;
 }
 
 export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<SessionsBed> {
@@ -306,6 +308,7 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
         log,
         ...(identity ? { identity } : {}),
         lease: opts.workerLease ?? { durationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 250 },
+        ...(opts.workerWebhooks ? { webhooks: opts.workerWebhooks } : {}),
         options: {
           // Silent = three missed heartbeats (status resync 20 s, inventory resync operatorResyncMs).
           reportGraceMs: Math.max(10_000, 3 * Math.min(20_000, opts.operatorResyncMs ?? 2_000)),

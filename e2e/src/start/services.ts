@@ -248,6 +248,8 @@ const worker: Service = {
       kubeConfig: kubeConfigFrom(cred.kubeconfig),
       log: pino({ level: logLevel, base: { service: "berth-worker" } }),
       identity: "npm-start-worker",
+      // The same trusted internal hosts as the API's (BERTH_WEBHOOK_ALLOW_HOSTS; docs/dev/webhooks.md).
+      webhooks: { allowHosts: api.deps.config.webhooks.allowHosts },
     });
     return {
       stop: async () => {

@@ -28,6 +28,7 @@ const lazyViews: Partial<Record<RouteName, () => Promise<unknown>>> = {
   "admin-projects": () => import("../../views/admin-projects-view/index.ts"),
   "admin-clusters": () => import("../../views/admin-clusters-view/index.ts"),
   "admin-cluster-detail": () => import("../../views/admin-cluster-detail-view/index.ts"),
+  webhooks: () => import("../../views/webhooks-view/index.ts"),
 };
 
 export class BerthApp extends LitElement {
@@ -122,6 +123,8 @@ export class BerthApp extends LitElement {
         return html`<berth-admin-clusters-view></berth-admin-clusters-view>`;
       case "admin-cluster-detail":
         return html`<berth-admin-cluster-detail-view .clusterId=${m.params.clusterId ?? ""}></berth-admin-cluster-detail-view>`;
+      case "webhooks":
+        return html`<berth-webhooks-view></berth-webhooks-view>`;
       default:
         return html`<berth-not-found-view></berth-not-found-view>`;
     }
@@ -139,7 +142,8 @@ export class BerthApp extends LitElement {
       ${
         auth.isAdmin
           ? html`${link("/admin/users", "Users", here === "admin-users")} ${link("/admin/organizations", "Organizations", here === "admin-organizations")}
-          ${link("/admin/projects", "Projects", here === "admin-projects")} ${link("/admin/clusters", "Clusters", here.startsWith("admin-cluster"))}`
+          ${link("/admin/projects", "Projects", here === "admin-projects")} ${link("/admin/clusters", "Clusters", here.startsWith("admin-cluster"))}
+          ${link("/webhooks", "Webhooks", here === "webhooks")}`
           : nothing
       }
     </nav>`;

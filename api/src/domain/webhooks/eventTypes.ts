@@ -1,0 +1,33 @@
+// The event kinds a webhook endpoint may subscribe to. Each is written to the outbox by a trigger in the
+// same transaction as its change (migration 20261126000200_webhooks.ts says which table each comes from).
+export const WEBHOOK_EVENT_TYPES = [
+  "session.created",
+  "session.queued",
+  "session.running",
+  "session.paused",
+  "session.resumed",
+  "session.terminated",
+  "session.failed",
+  "credits.running_low",
+  "credits.request.created",
+  "credits.request.decided",
+  "credits.refill.applied",
+] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+/** What a test ping sends; it goes to the one endpoint asked, whatever its filter. */
+export const WEBHOOK_PING = "webhook.test";
+
+export const WEBHOOK_EVENT_DESCRIPTIONS: Record<WebhookEventType, string> = {
+  "session.created": "A session was accepted (phase Pending).",
+  "session.queued": "A session waits for a GPU (phase Queued).",
+  "session.running": "A session's pod runs (phase Running).",
+  "session.paused": "A session was paused; data.reason says why (e.g. InsufficientCredits, MemberRemoved).",
+  "session.resumed": "A paused session is starting again (phase Resuming).",
+  "session.terminated": "A session ended (phase Terminated).",
+  "session.failed": "A session's pod could not run (phase Failed); data.reason and data.message say why.",
+  "credits.running_low": "A session's wallets will not cover it much longer; it will be paused when they run out.",
+  "credits.request.created": "A member asked for credits.",
+  "credits.request.decided": "A credit request was approved, partially approved or denied.",
+  "credits.refill.applied": "A scheduled refill moved credits into a wallet.",
+};

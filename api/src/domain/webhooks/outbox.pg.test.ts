@@ -1,0 +1,146 @@
+// The outbox's triggers for credits, on real Postgres: each change writes its event in its own
+// transaction, only for organizations with a subscribed, enabled endpoint; a rolled-back change leaves none.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../db/db.test-support.ts";
+import { insertEndpoint } from "../../db/operations/webhooks/insertEndpoint.ts";
+import { newEndpointId } from "./endpoints.ts";
+import { newWebhookSecret } from "./signing.ts";
+
+describe("the webhook outbox's triggers", () => {
+  let database: TestDatabase;
+  const at = new Date("2026-11-26T10:00:00Z");
+  const db = () => database.db;
+  const events = async (org: string) =>
+    // In commit order: the deliveries' serial (the events' times tie here).
+    (await db()("webhook_events as ev")
+      .join("webhook_deliveries as d", "d.event_id", "ev.id")
+      .where("ev.organization_id", org)
+      .orderBy("d.id")
+      .select("ev.type", "ev.payload")) as {
+      type: string;
+      payload: { type: string; timestamp: string; data: Record<string, unknown> };
+    }[];
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    for (const [org, types, enabled] of [
+      ["org_a", [], true],
+      ["org_b", ["session.running"], true],
+      ["org_c", [], false],
+    ] as const) {
+      await insertEndpoint(db(), {
+        id: newEndpointId(),
+        organizationId: org,
+        url: "https://hooks.example.test/",
+        description: "",
+        eventTypes: [...types],
+        secret: newWebhookSecret(),
+        createdBy: "usr_x",
+        at,
+      });
+      if (!enabled) await db()("webhook_endpoints").where({ organization_id: org }).update({ enabled: false });
+    }
+    for (const org of ["org_a", "org_b", "org_c"]) {
+      await db()("wallets").insert({
+        id: `wal_${org}`,
+        organization_id: org,
+        owner_kind: "organization",
+        owner_id: org,
+      });
+      await db()("wallets").insert({ id: `wal_u_${org}`, organization_id: org, owner_kind: "user", owner_id: "usr_m" });
+    }
+  });
+  afterAll(async () => {
+    await database.drop();
+  });
+
+  it("writes credit requests asked and decided, refills applied and running-low alerts", async () => {
+    for (const org of ["org_a", "org_b", "org_c"]) {
+      await db()("credit_requests").insert({
+        id: `crq_${org}`,
+        wallet_id: `wal_u_${org}`,
+        organization_id: org,
+        requester_id: "usr_m",
+        amount: 5_000_000,
+        reason: "a run",
+        created_at: at,
+      });
+      await db()("credit_requests")
+        .where({ id: `crq_${org}` })
+        .update({ status: "approved", approved_amount: 5_000_000, decided_by: "usr_admin", decided_at: at });
+      await db()("credit_requests")
+        .where({ id: `crq_${org}` })
+        .update({ decision_note: "not an event" });
+      await db()("refills").insert({
+        id: `rfl_${org}`,
+        wallet_id: `wal_u_${org}`,
+        source_wallet_id: `wal_${org}`,
+        organization_id: org,
+        mode: "add",
+        amount: 1_000_000,
+        period: "daily",
+        starts_at: at,
+        created_by: "usr_admin",
+        created_at: at,
+        updated_at: at,
+      });
+      await db()("refill_applications").insert({
+        refill_id: `rfl_${org}`,
+        period_start: at,
+        requested: 1_000_000,
+        moved: 1_000_000,
+        applied_at: at,
+      });
+      await db()("sessions").insert({
+        id: `ses_${org}`,
+        cr_name: `ses-${org}`,
+        namespace: org,
+        owner_id: "usr_m",
+        organization_id: org,
+        offering: "h100",
+        preset: "p",
+        image: "i",
+        gpu_model: "H100",
+        gpu_count: 1,
+        hourly_credit_rate: "1",
+      });
+      await db()("billing_alerts").insert({ session_id: `ses_${org}`, kind: "warned", at });
+    }
+    const a = await events("org_a");
+    expect(a.map((e) => e.type)).toEqual([
+      "credits.request.created",
+      "credits.request.decided",
+      "credits.refill.applied",
+      "credits.running_low",
+    ]);
+    expect(a[1]?.payload).toMatchObject({
+      type: "credits.request.decided",
+      timestamp: "2026-11-26T10:00:00.000Z",
+      data: { request_id: "crq_org_a", status: "approved", approved_amount: "5000000", decided_by: "usr_admin" },
+    });
+    expect(a[2]?.payload.data).toMatchObject({ refill_id: "rfl_org_a", moved: "1000000" });
+    expect(a[3]?.payload.data).toMatchObject({ session_id: "ses_org_a" });
+    expect(await events("org_b")).toEqual([]); // subscribed to session.running only
+    expect(await events("org_c")).toEqual([]); // its endpoint is disabled
+    expect(await db()("webhook_deliveries").count({ c: "*" })).toEqual([{ c: "4" }]);
+  });
+
+  it("leaves no event behind a change that rolled back", async () => {
+    await expect(
+      db().transaction(async (trx) => {
+        await trx("credit_requests").insert({
+          id: "crq_rolled",
+          wallet_id: "wal_u_org_a",
+          organization_id: "org_a",
+          requester_id: "usr_m",
+          amount: 1,
+          reason: "x",
+          created_at: at,
+        });
+        throw new Error("the change failed after its insert");
+      }),
+    ).rejects.toThrow();
+    const rows = await db()("webhook_events").whereRaw("payload->'data'->>'request_id' = 'crq_rolled'");
+    expect(rows).toEqual([]);
+  });
+});
