@@ -114,10 +114,16 @@ export class Observed {
     return keys;
   }
 
-  /** Keeps a report; false when it says what the one kept already said (an operator's heartbeat). */
+  /**
+   * Keeps a report; false when it says what the one kept already said (an operator's heartbeat), or when
+   * it is older than the one kept: reads of the reports overlap (notifications, the resync), and one that
+   * began first may answer last. Postgres keeps the newest by `at` too, so an older one is a stale read
+   * (taken, it would move a Running session back to Starting).
+   */
   putReport(r: StoredReport): boolean {
     const before = this.reports.get(r.sessionId) ?? [];
     const same = before.find((x) => x.clusterId === r.clusterId);
+    if (same && Date.parse(r.at) < Date.parse(same.at)) return false;
     const list = before.filter((x) => x !== same);
     list.push(r);
     this.reports.set(r.sessionId, list);

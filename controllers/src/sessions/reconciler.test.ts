@@ -117,6 +117,40 @@ describe("a session's status", () => {
     expect(statusWrites(f.mgmt, "Failed")).toEqual(new Map([[f.name, 1]]));
   });
 
+  it("does not go back from Running when an older report's read comes back after a newer one's", async () => {
+    const f = aFleet(1);
+    const s = f.mgmt.list("sessions")[0] as unknown as Session;
+    s.status = { phase: "Starting", cluster: CLUSTER, gpuModel: H100 };
+    f.mgmt.put("sessions", s as never);
+    f.store.revisions.set(f.ids[0] as string, 1);
+    // Reads of the reports that overlap (two notifications, or a resync and a notification): the first
+    // read, which saw the operator's Starting, is answered after the second, which saw its Running.
+    const read = f.store.reports.bind(f.store);
+    let release: () => void = () => {};
+    let holdNext = false;
+    f.store.reports = async (ids) => {
+      const held = holdNext;
+      holdNext = false;
+      const got = await read(ids);
+      if (held) await new Promise<void>((r) => (release = r));
+      return got;
+    };
+    await f.controller.start();
+    await until("its mirror", () => mirrorOf(f.gpu) !== undefined);
+    const revision = mirrorOf(f.gpu)?.revision as number;
+    holdNext = true;
+    f.store.report({ sessionId: f.ids[0] as string, phase: "Starting", reason: "PodPending", revision });
+    await new Promise((r) => setTimeout(r, 5));
+    f.store.report({ sessionId: f.ids[0] as string, phase: "Running", revision });
+    await until("Running", () => statusOf(f.mgmt)?.phase === "Running", 5_000);
+    await f.controller.idle();
+    release();
+    await new Promise((r) => setTimeout(r, 100));
+    await f.controller.idle();
+    expect(statusOf(f.mgmt)?.phase).toBe("Running");
+    expect(f.store.transitions.map(([, , after]) => after)).not.toContain("Starting");
+  });
+
   it("is read from the report of the current mirror only, not an earlier mirror's", async () => {
     const f = await aRunningSession();
     const revision = mirrorOf(f.gpu)?.revision as number;
