@@ -156,7 +156,8 @@ export interface Config {
     bootstrapEmail: string;
     bootstrapPassword?: Secret;
   };
-  kube: { kubeconfigPath?: string };
+  /** A kubeconfig file, else the pod's own ServiceAccount when running in a cluster (cdk8s manifests). */
+  kube: { kubeconfigPath?: string; inCluster?: boolean };
   http: { corsAllowOrigins: string[]; bodyLimitBytes: number; validateResponses: boolean };
   /** Where the console's built files are (the API serves them; it does not build them). */
   console: { dir: string };
@@ -208,7 +209,11 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       bootstrapEmail: e.BERTH_BOOTSTRAP_EMAIL,
       ...(e.BERTH_BOOTSTRAP_PASSWORD ? { bootstrapPassword: e.BERTH_BOOTSTRAP_PASSWORD } : {}),
     },
-    kube: e.BERTH_KUBECONFIG ? { kubeconfigPath: e.BERTH_KUBECONFIG } : {},
+    kube: e.BERTH_KUBECONFIG
+      ? { kubeconfigPath: e.BERTH_KUBECONFIG }
+      : env.KUBERNETES_SERVICE_HOST
+        ? { inCluster: true }
+        : {},
     http: {
       corsAllowOrigins: e.BERTH_CORS_ALLOW_ORIGINS,
       bodyLimitBytes: e.BERTH_BODY_LIMIT_BYTES,

@@ -132,7 +132,7 @@ describe("the dry run", () => {
       metadata: { name: "root-probe", namespace: "berth-sessions" },
       spec: { containers: [{ name: "c", image: "busybox", securityContext: { privileged: true } }] },
     };
-    const r = await apply(gpu, pod, true);
+    const r = await apply(gpu, pod as Obj, true);
     expect(r.status).toBe(403);
     expect(r.text).toContain("restricted");
   });
