@@ -94,3 +94,45 @@ export function grantCount(r: RuleList): number {
     (rule.apiGroups?.length ?? 1) * (rule.resources?.length ?? rule.nonResourceURLs?.length ?? 1) * rule.verbs.length;
   return [...r.cluster, ...r.namespaced.flatMap((x) => x.rules)].reduce((s, rule) => s + n(rule), 0);
 }
+
+/** One thing a rule list allows: a verb on a resource (`pods/log` style), cluster-wide or in a namespace. */
+export interface Grant {
+  verb: string;
+  group: string;
+  resource: string;
+  namespace?: string;
+}
+
+export const grantKey = (g: Grant) =>
+  `${g.verb} ${g.resource}${g.group ? `.${g.group}` : ""}${g.namespace ? ` in ${g.namespace}` : ""}`;
+
+export function grantsOf(r: RuleList): Grant[] {
+  const out: Grant[] = [];
+  const add = (rule: PolicyRule, namespace?: string) => {
+    for (const group of rule.apiGroups ?? [""])
+      for (const resource of rule.resources ?? [])
+        for (const verb of rule.verbs) out.push({ verb, group, resource, ...(namespace ? { namespace } : {}) });
+  };
+  for (const rule of r.cluster) add(rule);
+  for (const n of r.namespaced) for (const rule of n.rules) add(rule, n.namespace);
+  return out;
+}
+
+/** A request as the apiserver's audit log records it. */
+export interface AuditedRequest {
+  verb: string;
+  group: string;
+  /** With the subresource: `pods/eviction`. */
+  resource: string;
+  namespace?: string;
+}
+
+/** Does `g` allow `req`? A cluster-wide grant covers every namespace; a namespaced one only its own. */
+export function allows(g: Grant, req: AuditedRequest): boolean {
+  return (
+    g.verb === req.verb &&
+    g.group === req.group &&
+    g.resource === req.resource &&
+    (g.namespace === undefined || g.namespace === req.namespace)
+  );
+}
