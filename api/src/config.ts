@@ -134,6 +134,20 @@ const Env = z.object({
           .refine(isCidr, "must be a CIDR such as 10.0.0.0/8 or fd00::/8"),
       ),
     ),
+  /**
+   * Reverse proxies (the cluster's ingress controller) whose X-Forwarded-For names the client, for the
+   * sign-in throttle and the internal plane's gate (http/client-address.ts). Empty: the socket's peer.
+   */
+  BERTH_TRUSTED_PROXY_CIDRS: list
+    .default([])
+    .pipe(
+      z.array(
+        z
+          .string()
+          .regex(CIDR, "must be a CIDR such as 10.0.0.0/8")
+          .refine(isCidr, "must be a CIDR such as 10.0.0.0/8 or fd00::/8"),
+      ),
+    ),
   /** Cluster registration probe and connection test give up after this long ("about two minutes"). */
   BERTH_CLUSTER_PROBE_TIMEOUT_SECONDS: z.coerce.number().min(1).max(600).default(120),
   /** The RuntimeClass GPU session pods use, and the handler registration requires it to have. */
@@ -163,6 +177,8 @@ export interface Config {
   console: { dir: string };
   idempotency: { retentionSeconds: number; inFlightTimeoutSeconds: number };
   internal: { host: string; port: number; allowCidrs: string[]; enabled: boolean };
+  /** Optional so that configurations built by hand (tests) need not name it: absent = no trusted proxy. */
+  clientAddress?: { trustedProxyCidrs: string[] };
   clusters: {
     probeTimeoutMs: number;
     runtimeClassName: string;
@@ -230,6 +246,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       allowCidrs: e.BERTH_INTERNAL_ALLOW_CIDRS,
       enabled: e.BERTH_INTERNAL_ALLOW_CIDRS.length > 0,
     },
+    clientAddress: { trustedProxyCidrs: e.BERTH_TRUSTED_PROXY_CIDRS },
     clusters: {
       probeTimeoutMs: Math.round(e.BERTH_CLUSTER_PROBE_TIMEOUT_SECONDS * 1000),
       runtimeClassName: e.BERTH_GPU_RUNTIME_CLASS,

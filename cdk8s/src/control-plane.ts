@@ -39,6 +39,11 @@ export interface ControlPlaneOptions {
   publicTlsSecretName?: string;
   /** Unset: the cluster's default IngressClass. */
   ingressClassName?: string;
+  /**
+   * The ingress controller pods' ranges (usually the pod CIDR): the API takes the client's address from
+   * their X-Forwarded-For (BERTH_TRUSTED_PROXY_CIDRS). Empty: the socket's peer, i.e. the controller.
+   */
+  trustedProxyCidrs?: string[];
   api: {
     /** Replicas at rest, and the autoscaler's minimum. */
     replicas: number;
@@ -93,6 +98,7 @@ export class ControlPlane extends Construct {
       throw new OptionError("api.maxReplicas", `${o.api.maxReplicas} is below api.replicas (${o.api.replicas})`);
     check.count("worker.replicas", o.worker.replicas);
     const allowCidrs = check.cidrs("internal.allowCidrs", o.internal.allowCidrs, { min: 1 });
+    const trustedProxies = check.cidrs("trustedProxyCidrs", o.trustedProxyCidrs ?? []);
     const sessionsNs = check.dnsLabel("sessionsNamespace", o.sessionsNamespace ?? "berth-sessions");
     const db = databaseEnv(o.database);
 
@@ -163,6 +169,7 @@ export class ControlPlane extends Construct {
                     BERTH_PUBLIC_URL: `${o.publicTlsSecretName ? "https" : "http"}://${o.publicHost}`,
                     BERTH_INTERNAL_PORT: String(INTERNAL_PORT),
                     BERTH_INTERNAL_ALLOW_CIDRS: allowCidrs.join(","),
+                    BERTH_TRUSTED_PROXY_CIDRS: trustedProxies.length ? trustedProxies.join(",") : undefined,
                   }),
                 ],
                 ports: [

@@ -63,6 +63,8 @@ const production: Environment = {
     publicHost: "berth.example.com",
     publicTlsSecretName: "berth-public-tls",
     ingressClassName: "nginx",
+    // The cluster's pod range, where the ingress controller runs.
+    trustedProxyCidrs: ["10.244.0.0/16"],
     api: { replicas: 3, maxReplicas: 10 },
     worker: { replicas: 2 },
     internal: { allowCidrs: ["10.20.0.0/16", "10.30.0.0/16"], serviceType: "LoadBalancer" },
