@@ -146,13 +146,15 @@ describe("least privilege", () => {
     expect(drained.body.evictions, JSON.stringify(drained.body)).toEqual([
       expect.objectContaining({ result: "evicted" }),
     ]);
-    // The evicted session starts again on the other node, often before a poll sees it leave Running.
-    await bed.waitFor(
-      bed.alice,
-      a,
-      (s) => s.phase !== "Running" || s.message !== `running on ${running.node}`,
-      "moved off the drained node",
-    );
+    // The evicted pod goes; the session starts again on the other node, often before a poll of the
+    // session sees it leave Running (and its `message` can lag behind its `node`): watch the pods instead.
+    const drainedNode = running.node as string;
+    for (let i = 0; ; i++) {
+      const pods = await bed.pods("gpu-a");
+      if (!pods.some((p) => p.node === drainedNode && !p.deleting)) break;
+      if (i > 600) throw new Error(`a session pod stays on the drained node: ${JSON.stringify(pods)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
     expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${a}/terminate`)).status).toBe(202);
     await bed.waitFor(bed.alice, a, (s) => s.phase === "Terminated", "Terminated");
     const journeyMs = performance.now() - started;
