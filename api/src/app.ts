@@ -4,6 +4,7 @@
 import Router from "@koa/router";
 import Koa from "koa";
 import type { Deps } from "./deps.ts";
+import { clientAddressMiddleware } from "./http/client-address.ts";
 import { serveConsole } from "./http/console.ts";
 import { corsMiddleware } from "./http/cors.ts";
 import { errorEnvelopeMiddleware, requestIdMiddleware } from "./http/envelope.ts";
@@ -41,6 +42,7 @@ function baseApp(deps: Deps, counter: InFlight = { count: 0 }): Koa {
   // Errors never reach Koa's own handler (the envelope middleware answers them); anything that does is a bug.
   app.on("error", (err: unknown) => deps.log.error({ err }, "error escaped the envelope middleware"));
   app.use(requestIdMiddleware());
+  app.use(clientAddressMiddleware(deps.config.clientAddress?.trustedProxyCidrs ?? []));
   app.use(metricsMiddleware(deps.metrics));
   app.use(errorEnvelopeMiddleware({ clock: deps.clock, log: deps.log }));
   return app;
@@ -70,7 +72,9 @@ export function buildInternalApp(
 ): Koa {
   const app = baseApp(deps, opts.inFlight);
   // Source ranges first (403 for anyone else), then the internal routes (api/src/internal/).
-  app.use(internalGateMiddleware(deps.config.internal.allowCidrs, deps.log));
+  app.use(
+    internalGateMiddleware(deps.config.internal.allowCidrs, deps.log, deps.config.clientAddress?.trustedProxyCidrs),
+  );
   const router = new Router();
   mountInternalRoutes(router, deps, opts.routes ?? domainInternalRoutes);
   app.use(router.routes());

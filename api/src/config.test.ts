@@ -14,6 +14,15 @@ describe("configuration", () => {
     expect(c.auth.bootstrapEmail).toBe("admin@berth.local");
   });
 
+  it("talks to the cluster it runs in with its own ServiceAccount when no kubeconfig is given", () => {
+    expect(parseConfig(minimal).kube).toEqual({});
+    expect(parseConfig({ ...minimal, KUBERNETES_SERVICE_HOST: "10.96.0.1" }).kube).toEqual({ inCluster: true });
+    const file = import.meta.filename; // any file that exists
+    expect(parseConfig({ ...minimal, KUBERNETES_SERVICE_HOST: "10.96.0.1", BERTH_KUBECONFIG: file }).kube).toEqual({
+      kubeconfigPath: file,
+    });
+  });
+
   it("reports every problem at once", () => {
     let err: unknown;
     try {

@@ -139,6 +139,20 @@ const Env = z.object({
    * (exact), addresses or CIDRs. Everything else internal is refused (docs/dev/webhooks.md).
    */
   BERTH_WEBHOOK_ALLOW_HOSTS: list.default([]),
+  /**
+   * Reverse proxies (the cluster's ingress controller) whose X-Forwarded-For names the client, for the
+   * sign-in throttle and the internal plane's gate (http/client-address.ts). Empty: the socket's peer.
+   */
+  BERTH_TRUSTED_PROXY_CIDRS: list
+    .default([])
+    .pipe(
+      z.array(
+        z
+          .string()
+          .regex(CIDR, "must be a CIDR such as 10.0.0.0/8")
+          .refine(isCidr, "must be a CIDR such as 10.0.0.0/8 or fd00::/8"),
+      ),
+    ),
   /** Cluster registration probe and connection test give up after this long ("about two minutes"). */
   BERTH_CLUSTER_PROBE_TIMEOUT_SECONDS: z.coerce.number().min(1).max(600).default(120),
   /** The RuntimeClass GPU session pods use, and the handler registration requires it to have. */
@@ -161,13 +175,16 @@ export interface Config {
     bootstrapEmail: string;
     bootstrapPassword?: Secret;
   };
-  kube: { kubeconfigPath?: string };
+  /** A kubeconfig file, else the pod's own ServiceAccount when running in a cluster (cdk8s manifests). */
+  kube: { kubeconfigPath?: string; inCluster?: boolean };
   http: { corsAllowOrigins: string[]; bodyLimitBytes: number; validateResponses: boolean };
   /** Where the console's built files are (the API serves them; it does not build them). */
   console: { dir: string };
   idempotency: { retentionSeconds: number; inFlightTimeoutSeconds: number };
   internal: { host: string; port: number; allowCidrs: string[]; enabled: boolean };
   webhooks: { allowHosts: string[] };
+  /** Optional so that configurations built by hand (tests) need not name it: absent = no trusted proxy. */
+  clientAddress?: { trustedProxyCidrs: string[] };
   clusters: {
     probeTimeoutMs: number;
     runtimeClassName: string;
@@ -214,7 +231,11 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       bootstrapEmail: e.BERTH_BOOTSTRAP_EMAIL,
       ...(e.BERTH_BOOTSTRAP_PASSWORD ? { bootstrapPassword: e.BERTH_BOOTSTRAP_PASSWORD } : {}),
     },
-    kube: e.BERTH_KUBECONFIG ? { kubeconfigPath: e.BERTH_KUBECONFIG } : {},
+    kube: e.BERTH_KUBECONFIG
+      ? { kubeconfigPath: e.BERTH_KUBECONFIG }
+      : env.KUBERNETES_SERVICE_HOST
+        ? { inCluster: true }
+        : {},
     http: {
       corsAllowOrigins: e.BERTH_CORS_ALLOW_ORIGINS,
       bodyLimitBytes: e.BERTH_BODY_LIMIT_BYTES,
@@ -232,6 +253,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       enabled: e.BERTH_INTERNAL_ALLOW_CIDRS.length > 0,
     },
     webhooks: { allowHosts: e.BERTH_WEBHOOK_ALLOW_HOSTS },
+    clientAddress: { trustedProxyCidrs: e.BERTH_TRUSTED_PROXY_CIDRS },
     clusters: {
       probeTimeoutMs: Math.round(e.BERTH_CLUSTER_PROBE_TIMEOUT_SECONDS * 1000),
       runtimeClassName: e.BERTH_GPU_RUNTIME_CLASS,

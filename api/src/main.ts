@@ -65,6 +65,9 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
     if (config.kube.kubeconfigPath) {
       kubeConfig = new KubeConfig();
       kubeConfig.loadFromFile(config.kube.kubeconfigPath);
+    } else if (config.kube.inCluster) {
+      kubeConfig = new KubeConfig();
+      kubeConfig.loadFromCluster();
     }
     // Cluster registration and the internal plane need the management cluster (the signing key lives there).
     const clusters = kubeConfig

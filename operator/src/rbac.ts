@@ -21,7 +21,8 @@ export interface OperatorRbacOptions {
 }
 
 const READ = ["get", "list", "watch"];
-const OWN = ["get", "list", "watch", "create", "update", "patch", "delete"];
+/** What the mirror controller does to what it owns: create, watch, delete (never update: it recreates). */
+const OWN = ["list", "watch", "create", "delete"];
 
 export function operatorRbac(opts: OperatorRbacOptions = {}): OperatorRbac {
   const systemNamespace = opts.systemNamespace ?? "berth-system";
@@ -31,8 +32,8 @@ export function operatorRbac(opts: OperatorRbacOptions = {}): OperatorRbac {
     clusterRules: [
       // Inventory: GPU model, counts, labels, cordon and readiness of every node.
       { apiGroups: [""], resources: ["nodes"], verbs: READ },
-      // Inventory: GPUs in use are held by pods of any namespace, not only Berth's.
-      { apiGroups: [""], resources: ["pods"], verbs: READ },
+      // Inventory: GPUs in use are held by pods of any namespace, not only Berth's (an informer: no get).
+      { apiGroups: [""], resources: ["pods"], verbs: ["list", "watch"] },
     ],
     namespaceRules: [
       {
@@ -51,20 +52,14 @@ export function operatorRbac(opts: OperatorRbacOptions = {}): OperatorRbac {
       {
         namespace: sessionsNamespace,
         rules: [
-          // The session mirror written by the control plane: read it, report on it, own what it makes.
-          {
-            apiGroups: ["berth.dev"],
-            resources: ["sessionmirrors"],
-            verbs: ["get", "list", "watch", "update", "patch"],
-          },
-          { apiGroups: ["berth.dev"], resources: ["sessionmirrors/status"], verbs: ["get", "update", "patch"] },
+          // The session mirror written by the control plane: watch it, report on it, release its finalizer.
+          { apiGroups: ["berth.dev"], resources: ["sessionmirrors"], verbs: ["list", "watch", "patch"] },
+          { apiGroups: ["berth.dev"], resources: ["sessionmirrors/status"], verbs: ["patch"] },
           // Owner references with blockOwnerDeletion need this (OwnerReferencesPermissionEnforcement).
           { apiGroups: ["berth.dev"], resources: ["sessionmirrors/finalizers"], verbs: ["update"] },
-          { apiGroups: [""], resources: ["pods", "services", "persistentvolumeclaims"], verbs: OWN },
-          { apiGroups: [""], resources: ["pods/log"], verbs: ["get"] },
-          { apiGroups: ["networking.k8s.io"], resources: ["networkpolicies"], verbs: OWN },
-          { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
-          { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
+          { apiGroups: [""], resources: ["pods", "services"], verbs: OWN },
+          // The namespace's policy is read before the informer syncs and rewritten (PUT) when it drifts.
+          { apiGroups: ["networking.k8s.io"], resources: ["networkpolicies"], verbs: ["get", "update", ...OWN] },
         ],
       },
     ],

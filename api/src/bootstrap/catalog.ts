@@ -248,3 +248,19 @@ async function install(kube: HttpKube, opts: InstallCatalogOptions): Promise<Cat
   opts.log?.info({ created: result.created, existing: result.existing.length }, "default catalog ensured");
   return result;
 }
+
+/** What installing the default catalog and the system wallet needs in the management cluster (API's account). */
+export function catalogRbac() {
+  return {
+    cluster: [
+      {
+        apiGroups: ["berth.dev"],
+        resources: ["offerings", "resourcepresets", "images", "resourcepolicies"],
+        verbs: ["get", "list", "create", "update", "patch"],
+      },
+      { apiGroups: ["berth.dev"], resources: ["wallets"], verbs: ["get", "list", "create", "patch"] },
+      { apiGroups: [""], resources: ["namespaces"], verbs: ["get"] },
+    ],
+    namespaced: [],
+  };
+}

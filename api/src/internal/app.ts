@@ -3,8 +3,8 @@
 // configuration names source ranges (BERTH_INTERNAL_ALLOW_CIDRS); a peer outside them gets 403
 // `forbidden`. The public app never mounts these routes, so they are 404 there.
 //
-// The peer address is the socket's: X-Forwarded-For is not read, because anyone can send it. Put the
-// listener behind nothing that rewrites source addresses, or open the proxy's range.
+// The peer address is the socket's. X-Forwarded-For is read only when that socket's peer is a trusted proxy
+// (BERTH_TRUSTED_PROXY_CIDRS, http/client-address.ts): anyone else's header is ignored.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import Router from "@koa/router";
@@ -12,6 +12,7 @@ import Koa, { type Middleware } from "koa";
 import type { Logger } from "pino";
 import type { Deps } from "../deps.ts";
 import { Forbidden } from "../errors.ts";
+import { clientAddress } from "../http/client-address.ts";
 import { errorEnvelopeMiddleware, requestIdMiddleware } from "../http/envelope.ts";
 import { metricsMiddleware } from "../http/metrics.ts";
 import { allowList } from "./cidr.ts";
@@ -26,11 +27,16 @@ export interface BuildInternalAppOptions {
   allowCidrs?: readonly string[];
 }
 
-/** 403 `forbidden` for a peer outside the ranges; the socket's address decides, never a header. */
-export function internalGateMiddleware(cidrs: readonly string[], log: Logger): Middleware {
+/** 403 `forbidden` for a client outside the ranges; a forwarded address counts only from a trusted proxy. */
+export function internalGateMiddleware(
+  cidrs: readonly string[],
+  log: Logger,
+  trustedProxyCidrs: readonly string[] = [],
+): Middleware {
   const gate = allowList(cidrs);
+  const trusted = allowList(trustedProxyCidrs);
   return async (ctx, next) => {
-    const peer = ctx.req.socket.remoteAddress;
+    const peer = clientAddress(ctx.req.socket.remoteAddress, ctx.get("x-forwarded-for"), trusted);
     if (!gate.allows(peer)) {
       log.warn({ peer, path: ctx.path }, "internal plane: peer outside the allowed ranges");
       throw new Forbidden("the internal plane is not open to this network", { peer: peer ?? null });
@@ -60,7 +66,13 @@ export function buildInternalApp(deps: Deps, opts: BuildInternalAppOptions = {})
   app.use(requestIdMiddleware());
   app.use(metricsMiddleware(deps.metrics));
   app.use(errorEnvelopeMiddleware({ clock: deps.clock, log: deps.log }));
-  app.use(internalGateMiddleware(opts.allowCidrs ?? deps.config.internal.allowCidrs, deps.log));
+  app.use(
+    internalGateMiddleware(
+      opts.allowCidrs ?? deps.config.internal.allowCidrs,
+      deps.log,
+      deps.config.clientAddress?.trustedProxyCidrs,
+    ),
+  );
   const router = new Router();
   mountInternalRoutes(router, deps, opts.routes ?? domainInternalRoutes);
   app.use(router.routes());

@@ -14,6 +14,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { catalogRbac } from "@berth/api/bootstrap/catalog";
 import { ensureLocalDemo } from "@berth/api/bootstrap/demo";
 import { type controlPlaneRbac, managementRbac } from "@berth/api/clusters/permissions";
 import { parseConfig } from "@berth/api/config";
@@ -41,18 +42,7 @@ export const mergeRbac = (...rs: Rbac[]): Rbac => ({
 });
 
 /** The API also installs the default catalog (create-if-absent) and the system wallet at start. */
-export const catalogRbac = (): Rbac => ({
-  cluster: [
-    {
-      apiGroups: ["berth.dev"],
-      resources: ["offerings", "resourcepresets", "images", "resourcepolicies"],
-      verbs: ["get", "list", "create", "update", "patch"],
-    },
-    { apiGroups: ["berth.dev"], resources: ["wallets"], verbs: ["get", "list", "create", "patch"] },
-    { apiGroups: [""], resources: ["namespaces"], verbs: ["get"] },
-  ],
-  namespaced: [],
-});
+export { catalogRbac };
 
 /** A value made once and kept in .data (the user-token signing secret must survive restarts). */
 function persistentSecret(file: string): string {

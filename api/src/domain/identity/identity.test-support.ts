@@ -61,11 +61,11 @@ let counter = 0;
 const unique = () => `${Date.now().toString(36)}${(counter++).toString(36)}`;
 
 export async function startIdentityTestApi(
-  opts: { kubeConfig?: KubeConfig; sessions?: SessionsRuntime } = {},
+  opts: { kubeConfig?: KubeConfig; sessions?: SessionsRuntime; env?: Record<string, string> } = {},
 ): Promise<IdentityTestApi> {
   const database = await createTestDatabase();
   const clock = new TestClock(new Date());
-  const config = testConfig({ BERTH_ACCESS_TOKEN_TTL_SECONDS: "900" });
+  const config = testConfig({ BERTH_ACCESS_TOKEN_TTL_SECONDS: "900", ...opts.env });
   const deps: Deps = testDeps({
     db: database.db,
     config,

@@ -1,7 +1,9 @@
 // Sign-in, the password endpoints and "who am I".
+
 import { changePassword } from "../../domain/identity/changePassword.ts";
 import { login } from "../../domain/identity/login.ts";
 import { getUser } from "../../domain/identity/users.ts";
+import { clientAddressOf } from "../../http/client-address.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { presentUserDetail } from "../users/presenter.ts";
 import { UserDetail } from "../users/schemas.ts";
@@ -24,7 +26,7 @@ export const loginRoute = defineRoute({
   responses: { 200: TokenResponse },
   handler: async ({ deps, body, ctx, audit }) => {
     audit.detail("email", body.email.trim().toLowerCase());
-    const r = await login(deps, { email: body.email, password: body.password, source: ctx.ip });
+    const r = await login(deps, { email: body.email, password: body.password, source: clientAddressOf(ctx) });
     audit.target("user", r.user.id);
     return { status: 200, body: presentToken(r) };
   },
@@ -48,7 +50,7 @@ export const changePasswordRoute = defineRoute({
     const r = await changePassword(deps, principal, {
       currentPassword: body.current_password,
       newPassword: body.new_password,
-      source: ctx.ip,
+      source: clientAddressOf(ctx),
     });
     return { status: 200, body: presentToken(r) };
   },

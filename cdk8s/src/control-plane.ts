@@ -1,0 +1,344 @@
+// The control plane in the management cluster: the API (public listener behind an Ingress, internal
+// listener for operators behind its own Service and a NetworkPolicy), the worker, their ServiceAccounts
+// with the grants their code lists, and the database connection.
+import { catalogRbac } from "@berth/api/bootstrap/catalog";
+import { managementRbac } from "@berth/api/clusters/permissions";
+import { apiSessionsRbac, workerRbac } from "@berth/api/worker";
+import { ApiObject } from "cdk8s";
+import { Construct } from "constructs";
+import * as check from "./options.ts";
+import { OptionError } from "./options.ts";
+import {
+  container,
+  ENTRY,
+  type Env,
+  fromSecret,
+  type ImageOptions,
+  labelsOf,
+  plain,
+  podSpec,
+  type Resources,
+} from "./pod.ts";
+import { mergeRules, ServiceAccountWithRules } from "./rbac.ts";
+
+/** Where DATABASE_URL comes from: exactly one of the two. */
+export interface DatabaseOptions {
+  /** A Secret you manage (a managed Postgres): its key holds the whole `postgres://…` URL. */
+  external?: { secretName: string; key?: string };
+  /** A CloudNativePG `Cluster` made here (the CloudNativePG operator must be installed). */
+  cloudNativePg?: { instances: number; storageSize: string; storageClass?: string };
+}
+
+export interface ControlPlaneOptions {
+  /** The control plane's namespace (created here). Default `berth-system`. */
+  namespace?: string;
+  image: ImageOptions;
+  /** The public host of the console and API (the Ingress rule), e.g. `berth.example.com`. */
+  publicHost: string;
+  /** The Ingress's TLS Secret for `publicHost`; unset: no TLS on the Ingress (TLS ends elsewhere). */
+  publicTlsSecretName?: string;
+  /** Unset: the cluster's default IngressClass. */
+  ingressClassName?: string;
+  /**
+   * The ingress controller pods' ranges (usually the pod CIDR): the API takes the client's address from
+   * their X-Forwarded-For (BERTH_TRUSTED_PROXY_CIDRS). Empty: the socket's peer, i.e. the controller.
+   */
+  trustedProxyCidrs?: string[];
+  api: {
+    /** Replicas at rest, and the autoscaler's minimum. */
+    replicas: number;
+    /** The autoscaler's maximum (CPU-driven). */
+    maxReplicas: number;
+    resources?: Resources;
+    /** Secret holding `jwt-secret` (the user-token signing secret, ≥ 32 characters). */
+    secretName?: string;
+  };
+  worker: { replicas: number; resources?: Resources };
+  /** The internal listener operators and gateways call. */
+  internal: {
+    /** Source ranges allowed to reach it: the GPU clusters' egress addresses. Also the API's own range gate. */
+    allowCidrs: string[];
+    /** Service type: `LoadBalancer` for GPU clusters on other networks. Default `ClusterIP`. */
+    serviceType?: "ClusterIP" | "LoadBalancer";
+  };
+  database: DatabaseOptions;
+  /** The session namespace on GPU clusters (BERTH_SESSIONS_NAMESPACE). Default `berth-sessions`. */
+  sessionsNamespace?: string;
+  logLevel?: "fatal" | "error" | "warn" | "info" | "debug" | "trace";
+}
+
+export const API_RESOURCES: Resources = {
+  requests: { cpu: "250m", memory: "256Mi" },
+  limits: { cpu: "2", memory: "1Gi" },
+};
+export const WORKER_RESOURCES: Resources = {
+  requests: { cpu: "100m", memory: "192Mi" },
+  limits: { cpu: "1", memory: "512Mi" },
+};
+
+const API_PORT = 8080;
+const INTERNAL_PORT = 8081;
+const WORKER_STATUS_PORT = 8082;
+
+/** The API's account: clusters, sessions and the default catalog (their rule lists in @berth/api). */
+export const apiRules = (ns: string) => mergeRules(managementRbac(ns), apiSessionsRbac(), catalogRbac());
+export const workerRules = (ns: string) => mergeRules(workerRbac(ns));
+
+export class ControlPlane extends Construct {
+  readonly namespace: string;
+  constructor(scope: Construct, id: string, o: ControlPlaneOptions) {
+    super(scope, id);
+    const ns = check.dnsLabel("namespace", o.namespace ?? "berth-system");
+    this.namespace = ns;
+    check.image("image.image", o.image.image);
+    check.hostname("publicHost", o.publicHost);
+    check.count("api.replicas", o.api.replicas);
+    check.count("api.maxReplicas", o.api.maxReplicas);
+    if (o.api.maxReplicas < o.api.replicas)
+      throw new OptionError("api.maxReplicas", `${o.api.maxReplicas} is below api.replicas (${o.api.replicas})`);
+    check.count("worker.replicas", o.worker.replicas);
+    const allowCidrs = check.cidrs("internal.allowCidrs", o.internal.allowCidrs, { min: 1 });
+    const trustedProxies = check.cidrs("trustedProxyCidrs", o.trustedProxyCidrs ?? []);
+    const sessionsNs = check.dnsLabel("sessionsNamespace", o.sessionsNamespace ?? "berth-sessions");
+    const db = databaseEnv(o.database);
+
+    new ApiObject(this, "namespace", {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: ns, labels: { "pod-security.kubernetes.io/enforce": "restricted", ...labelsOf("berth") } },
+    });
+
+    // --- database
+    if (o.database.cloudNativePg) {
+      const c = o.database.cloudNativePg;
+      new ApiObject(this, "postgres", {
+        apiVersion: "postgresql.cnpg.io/v1",
+        kind: "Cluster",
+        metadata: { name: "berth-postgres", namespace: ns, labels: labelsOf("berth-postgres") },
+        spec: {
+          instances: c.instances,
+          bootstrap: { initdb: { database: "berth", owner: "berth" } },
+          storage: { size: c.storageSize, ...(c.storageClass ? { storageClass: c.storageClass } : {}) },
+        },
+      });
+    }
+
+    const common: Env[] = [
+      db,
+      ...plain({
+        BERTH_LOG_LEVEL: o.logLevel ?? "info",
+        BERTH_SYSTEM_NAMESPACE: ns,
+        BERTH_SESSIONS_NAMESPACE: sessionsNs,
+      }),
+    ];
+
+    // --- API
+    const apiLabels = labelsOf("berth-api");
+    const api = new ServiceAccountWithRules(this, "api-account", {
+      name: "berth-api",
+      namespace: ns,
+      rules: apiRules(ns),
+      labels: apiLabels,
+    });
+    const apiSecret = o.api.secretName ?? "berth-api";
+    new ApiObject(this, "api", {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "berth-api", namespace: ns, labels: apiLabels },
+      spec: {
+        replicas: o.api.replicas,
+        selector: { matchLabels: apiLabels },
+        strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
+        template: {
+          metadata: { labels: apiLabels },
+          spec: podSpec({
+            serviceAccountName: api.name,
+            kubeApi: true,
+            image: o.image,
+            topologySpread: apiLabels,
+            containers: [
+              container({
+                name: "api",
+                image: o.image,
+                command: ENTRY.api,
+                env: [
+                  ...common,
+                  fromSecret("BERTH_JWT_SECRET", apiSecret, "jwt-secret"),
+                  ...plain({
+                    BERTH_API_PORT: String(API_PORT),
+                    BERTH_PUBLIC_URL: `${o.publicTlsSecretName ? "https" : "http"}://${o.publicHost}`,
+                    BERTH_INTERNAL_PORT: String(INTERNAL_PORT),
+                    BERTH_INTERNAL_ALLOW_CIDRS: allowCidrs.join(","),
+                    BERTH_TRUSTED_PROXY_CIDRS: trustedProxies.length ? trustedProxies.join(",") : undefined,
+                  }),
+                ],
+                ports: [
+                  { name: "http", containerPort: API_PORT },
+                  { name: "internal", containerPort: INTERNAL_PORT },
+                ],
+                resources: o.api.resources ?? API_RESOURCES,
+                health: { path: "/healthz", port: "http" },
+              }),
+            ],
+          }),
+        },
+      },
+    });
+    new ApiObject(this, "api-service", {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "berth-api", namespace: ns, labels: apiLabels },
+      spec: { selector: apiLabels, ports: [{ name: "http", port: 80, targetPort: "http", protocol: "TCP" }] },
+    });
+    new ApiObject(this, "api-pdb", {
+      apiVersion: "policy/v1",
+      kind: "PodDisruptionBudget",
+      metadata: { name: "berth-api", namespace: ns, labels: apiLabels },
+      // One replica may always go (a drain never blocks); with one replica, a drain waits for none.
+      spec: { maxUnavailable: 1, selector: { matchLabels: apiLabels } },
+    });
+    new ApiObject(this, "api-hpa", {
+      apiVersion: "autoscaling/v2",
+      kind: "HorizontalPodAutoscaler",
+      metadata: { name: "berth-api", namespace: ns, labels: apiLabels },
+      spec: {
+        scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: "berth-api" },
+        minReplicas: o.api.replicas,
+        maxReplicas: o.api.maxReplicas,
+        metrics: [
+          { type: "Resource", resource: { name: "cpu", target: { type: "Utilization", averageUtilization: 70 } } },
+        ],
+      },
+    });
+    new ApiObject(this, "ingress", {
+      apiVersion: "networking.k8s.io/v1",
+      kind: "Ingress",
+      metadata: { name: "berth", namespace: ns, labels: apiLabels },
+      spec: {
+        ...(o.ingressClassName ? { ingressClassName: o.ingressClassName } : {}),
+        ...(o.publicTlsSecretName ? { tls: [{ hosts: [o.publicHost], secretName: o.publicTlsSecretName }] } : {}),
+        rules: [
+          {
+            host: o.publicHost,
+            http: {
+              paths: [
+                {
+                  path: "/",
+                  pathType: "Prefix",
+                  backend: { service: { name: "berth-api", port: { name: "http" } } },
+                },
+              ],
+            },
+          },
+        ],
+      },
+    });
+
+    // --- the internal listener: its own Service, reachable only from the configured ranges
+    new ApiObject(this, "internal-service", {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "berth-internal", namespace: ns, labels: apiLabels },
+      spec: {
+        type: o.internal.serviceType ?? "ClusterIP",
+        selector: apiLabels,
+        ports: [{ name: "internal", port: INTERNAL_PORT, targetPort: "internal", protocol: "TCP" }],
+        ...(o.internal.serviceType === "LoadBalancer"
+          ? // Local: the pod sees the operator's own address, which the API's range gate checks.
+            { externalTrafficPolicy: "Local", loadBalancerSourceRanges: allowCidrs }
+          : {}),
+      },
+    });
+    new ApiObject(this, "api-policy", {
+      apiVersion: "networking.k8s.io/v1",
+      kind: "NetworkPolicy",
+      metadata: { name: "berth-api", namespace: ns, labels: apiLabels },
+      spec: {
+        podSelector: { matchLabels: apiLabels },
+        policyTypes: ["Ingress"],
+        ingress: [
+          // The public listener: the ingress controller and in-cluster clients.
+          { ports: [{ protocol: "TCP", port: API_PORT }] },
+          // The internal listener: only the configured ranges.
+          {
+            from: allowCidrs.map((c) => ({ ipBlock: { cidr: c } })),
+            ports: [{ protocol: "TCP", port: INTERNAL_PORT }],
+          },
+        ],
+      },
+    });
+
+    // --- worker
+    const workerLabels = labelsOf("berth-worker");
+    const worker = new ServiceAccountWithRules(this, "worker-account", {
+      name: "berth-worker",
+      namespace: ns,
+      rules: workerRules(ns),
+      labels: workerLabels,
+    });
+    new ApiObject(this, "worker", {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "berth-worker", namespace: ns, labels: workerLabels },
+      spec: {
+        // Replicas beyond one stand by: one holds the `berth-worker` Lease and runs the loops.
+        replicas: o.worker.replicas,
+        selector: { matchLabels: workerLabels },
+        template: {
+          metadata: { labels: workerLabels },
+          spec: podSpec({
+            serviceAccountName: worker.name,
+            kubeApi: true,
+            image: o.image,
+            containers: [
+              container({
+                name: "worker",
+                image: o.image,
+                command: ENTRY.worker,
+                env: [
+                  ...common,
+                  { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
+                  ...plain({ BERTH_WORKER_STATUS_PORT: String(WORKER_STATUS_PORT) }),
+                ],
+                ports: [{ name: "status", containerPort: WORKER_STATUS_PORT }],
+                resources: o.worker.resources ?? WORKER_RESOURCES,
+                health: { path: "/healthz", port: "status" },
+              }),
+            ],
+          }),
+        },
+      },
+    });
+    new ApiObject(this, "worker-policy", {
+      apiVersion: "networking.k8s.io/v1",
+      kind: "NetworkPolicy",
+      metadata: { name: "berth-worker", namespace: ns, labels: workerLabels },
+      // Only probes and scrapes come in, on the status port.
+      spec: {
+        podSelector: { matchLabels: workerLabels },
+        policyTypes: ["Ingress"],
+        ingress: [{ ports: [{ protocol: "TCP", port: WORKER_STATUS_PORT }] }],
+      },
+    });
+  }
+}
+
+function databaseEnv(d: DatabaseOptions): Env {
+  if (d.external && d.cloudNativePg)
+    throw new OptionError("database", "set either database.external or database.cloudNativePg, not both");
+  if (d.external) {
+    check.dnsLabel("database.external.secretName", d.external.secretName);
+    return fromSecret("DATABASE_URL", d.external.secretName, d.external.key ?? "url");
+  }
+  if (d.cloudNativePg) {
+    check.count("database.cloudNativePg.instances", d.cloudNativePg.instances, { min: 1, max: 9 });
+    if (!/^\d+(Mi|Gi|Ti)$/.test(d.cloudNativePg.storageSize))
+      throw new OptionError(
+        "database.cloudNativePg.storageSize",
+        `"${d.cloudNativePg.storageSize}" is not a size such as 20Gi`,
+      );
+    // CloudNativePG writes the application user's connection URL into `<cluster>-app`, key `uri`.
+    return fromSecret("DATABASE_URL", "berth-postgres-app", "uri");
+  }
+  throw new OptionError("database", "set database.external (a Secret with DATABASE_URL) or database.cloudNativePg");
+}

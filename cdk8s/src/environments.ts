@@ -1,0 +1,109 @@
+// The environments the app synthesizes, each a set of charts applied in order: `crds` and
+// `control-plane` to the management cluster, one `gpu-<name>` per GPU cluster to that cluster.
+import { App, Chart } from "cdk8s";
+import { ControlPlane, type ControlPlaneOptions } from "./control-plane.ts";
+import { Crds } from "./crds.ts";
+import { GpuCluster, type GpuClusterOptions } from "./gpu-cluster.ts";
+
+export interface Environment {
+  controlPlane: ControlPlaneOptions;
+  gpuClusters: Record<string, GpuClusterOptions>;
+}
+
+/** The test bed: one replica each, loopback ranges, the bed's local registry. */
+const bedImage = { image: "127.0.0.1:5000/berth:dev" };
+const testbed: Environment = {
+  controlPlane: {
+    image: bedImage,
+    publicHost: "berth.localhost",
+    api: { replicas: 1, maxReplicas: 2 },
+    worker: { replicas: 1 },
+    internal: { allowCidrs: ["127.0.0.0/8"] },
+    database: { external: { secretName: "berth-database" } },
+  },
+  gpuClusters: {
+    "gpu-a": {
+      clusterId: "clu_gpu-a",
+      controlPlaneUrl: "http://127.0.0.1:8081",
+      image: bedImage,
+      operator: { replicas: 1 },
+      gateway: { sessionDomain: "gpu-a.sessions.localhost", replicas: 1, cookieKeySecretName: "berth-gateway-cookie" },
+    },
+  },
+};
+
+/** kind: clusters on one Docker network (172.18.0.0/16), Postgres by CloudNativePG. */
+const kindImage = { image: "localhost:5001/berth:dev", pullPolicy: "IfNotPresent" as const };
+const kind: Environment = {
+  controlPlane: {
+    image: kindImage,
+    publicHost: "berth.localhost",
+    ingressClassName: "nginx",
+    api: { replicas: 2, maxReplicas: 3 },
+    worker: { replicas: 2 },
+    internal: { allowCidrs: ["172.18.0.0/16"], serviceType: "LoadBalancer" },
+    database: { cloudNativePg: { instances: 1, storageSize: "1Gi" } },
+  },
+  gpuClusters: {
+    "gpu-a": {
+      clusterId: "clu_kind-gpu-a",
+      controlPlaneUrl: "http://berth-mgmt-control-plane:30081",
+      image: kindImage,
+      operator: { replicas: 2 },
+      gateway: { sessionDomain: "gpu-a.sessions.localhost", replicas: 1, cookieKeySecretName: "berth-gateway-cookie" },
+    },
+  },
+};
+
+/** Production: an example a platform team copies and edits (hosts, ranges, registry, ids). */
+const prodImage = { image: "registry.example.com/berth/berth:0.1.0" };
+const production: Environment = {
+  controlPlane: {
+    image: prodImage,
+    publicHost: "berth.example.com",
+    publicTlsSecretName: "berth-public-tls",
+    ingressClassName: "nginx",
+    // The cluster's pod range, where the ingress controller runs.
+    trustedProxyCidrs: ["10.244.0.0/16"],
+    api: { replicas: 3, maxReplicas: 10 },
+    worker: { replicas: 2 },
+    internal: { allowCidrs: ["10.20.0.0/16", "10.30.0.0/16"], serviceType: "LoadBalancer" },
+    database: { external: { secretName: "berth-database" } },
+  },
+  gpuClusters: {
+    "gpu-east": {
+      clusterId: "clu_gpu-east",
+      controlPlaneUrl: "https://berth-internal.example.com:8081",
+      image: prodImage,
+      operator: { replicas: 2 },
+      gateway: {
+        sessionDomain: "east.sessions.example.com",
+        replicas: 2,
+        tlsSecretName: "berth-sessions-tls",
+        cookieKeySecretName: "berth-gateway-cookie",
+      },
+    },
+  },
+};
+
+export const ENVIRONMENTS: Record<string, Environment> = { testbed, kind, production };
+
+/** One environment's charts, in apply order: file name → chart. */
+export function synthEnvironment(env: Environment): { file: string; chart: Chart }[] {
+  const app = new App();
+  const chart = (id: string) => new Chart(app, id, { disableResourceNameHashes: true });
+  const crds = chart("crds");
+  new Crds(crds, "crds");
+  const cp = chart("control-plane");
+  new ControlPlane(cp, "control-plane", env.controlPlane);
+  const out = [
+    { file: "00-crds.yaml", chart: crds },
+    { file: "10-control-plane.yaml", chart: cp },
+  ];
+  for (const [name, o] of Object.entries(env.gpuClusters)) {
+    const c = chart(`gpu-${name}`);
+    new GpuCluster(c, name, o);
+    out.push({ file: `20-gpu-${name}.yaml`, chart: c });
+  }
+  return out;
+}

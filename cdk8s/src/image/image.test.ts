@@ -1,0 +1,66 @@
+// The image is self-contained: built without a Docker daemon, its layers unpacked into an empty folder,
+// each process's entry point runs there under chroot as the image's user (65532) with nothing from the host,
+// loads its whole module graph and stops at its configuration check (exit 2 naming the missing settings).
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { ENTRY } from "../pod.ts";
+import { writeImage } from "./build.ts";
+
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 300_000 });
+
+const chroot = ["/usr/sbin/chroot", "/usr/bin/chroot"].find((p) => existsSync(p));
+// chroot needs root (CAP_SYS_CHROOT); these machines run tests as root.
+const canChroot = process.getuid?.() === 0 && chroot !== undefined;
+
+let dir: string;
+let config: { config: { User: string; WorkingDir: string; Env: string[]; Entrypoint: string[] } };
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "berth-image-test-"));
+  const { digest } = writeImage(join(dir, "oci"), "test");
+  const blob = (d: string) => readFileSync(join(dir, "oci/blobs/sha256", d.slice(7)));
+  const manifest = JSON.parse(blob(digest).toString()) as { config: { digest: string }; layers: { digest: string }[] };
+  config = JSON.parse(blob(manifest.config.digest).toString());
+  execFileSync("mkdir", [join(dir, "rootfs")]);
+  for (const l of manifest.layers)
+    execFileSync("tar", ["-xzf", join(dir, "oci/blobs/sha256", l.digest.slice(7)), "-C", join(dir, "rootfs")]);
+});
+
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("the Berth image", () => {
+  it("runs as a non-root user, from /app, with no shell in it", () => {
+    expect(config.config).toMatchObject({
+      User: "65532:65532",
+      WorkingDir: "/app",
+      Entrypoint: ["/usr/local/bin/node"],
+    });
+    expect(existsSync(join(dir, "rootfs/bin/sh"))).toBe(false);
+    expect(existsSync(join(dir, "rootfs/usr/local/bin/node"))).toBe(true);
+  });
+
+  it.skipIf(!canChroot).each(Object.entries(ENTRY))(
+    "starts the %s entry point inside its own filesystem, up to the configuration check",
+    (_, command) => {
+      const [, script] = command;
+      const r = spawnSync(
+        chroot as string,
+        ["--userspec=65532:65532", join(dir, "rootfs"), "/usr/local/bin/node", `/app/${script}`],
+        {
+          env: { PATH: "/usr/local/bin" },
+          encoding: "utf8",
+          timeout: 30_000,
+        },
+      );
+      const out = `${r.stdout}${r.stderr}`;
+      expect(out).not.toContain("ERR_MODULE_NOT_FOUND");
+      expect(out).toMatch(/invalid (operator |gateway )?configuration/);
+      expect(r.status, out).toBe(2);
+    },
+  );
+});

@@ -1,0 +1,105 @@
+// Options that make no sense stop the synth with a message naming the option, never a broken manifest.
+import { App, Chart } from "cdk8s";
+import { describe, expect, it } from "vitest";
+import { ControlPlane, type ControlPlaneOptions } from "./control-plane.ts";
+import { ENVIRONMENTS } from "./environments.ts";
+import { GpuCluster, type GpuClusterOptions } from "./gpu-cluster.ts";
+import { OptionError } from "./options.ts";
+
+const base = ENVIRONMENTS.production;
+if (!base) throw new Error("no production environment");
+const cpBase = base.controlPlane;
+const gpuBase = Object.values(base.gpuClusters)[0] as GpuClusterOptions;
+
+const chart = () => new Chart(new App(), "c");
+
+function controlPlaneError(o: Partial<ControlPlaneOptions>): OptionError {
+  try {
+    new ControlPlane(chart(), "cp", { ...cpBase, ...o });
+  } catch (e) {
+    if (e instanceof OptionError) return e;
+    throw e;
+  }
+  throw new Error("synthesized without complaint");
+}
+
+function gpuError(o: Partial<GpuClusterOptions>): OptionError {
+  try {
+    new GpuCluster(chart(), "gpu", { ...gpuBase, ...o });
+  } catch (e) {
+    if (e instanceof OptionError) return e;
+    throw e;
+  }
+  throw new Error("synthesized without complaint");
+}
+
+describe("control plane options", () => {
+  it.each([
+    ["a public host with a scheme", { publicHost: "https://berth.example.com" }, "publicHost"],
+    ["zero API replicas", { api: { replicas: 0, maxReplicas: 3 } }, "api.replicas"],
+    ["fewer autoscaler replicas than at rest", { api: { replicas: 3, maxReplicas: 2 } }, "api.maxReplicas"],
+    ["zero worker replicas", { worker: { replicas: 0 } }, "worker.replicas"],
+    ["a CIDR that does not parse", { internal: { allowCidrs: ["10.0.0.0/33"] } }, "internal.allowCidrs[0]"],
+    ["an address without a prefix", { internal: { allowCidrs: ["10.1.2.3"] } }, "internal.allowCidrs[0]"],
+    ["no internal range at all", { internal: { allowCidrs: [] } }, "internal.allowCidrs"],
+    ["a trusted proxy range that does not parse", { trustedProxyCidrs: ["10.244.0.0"] }, "trustedProxyCidrs[0]"],
+    [
+      "both an external database and CloudNativePG",
+      { database: { external: { secretName: "db" }, cloudNativePg: { instances: 3, storageSize: "20Gi" } } },
+      "database",
+    ],
+    ["no database", { database: {} }, "database"],
+    [
+      "a CloudNativePG size without a unit",
+      { database: { cloudNativePg: { instances: 3, storageSize: "20" } } },
+      "database.cloudNativePg.storageSize",
+    ],
+    ["an image with spaces", { image: { image: "berth latest" } }, "image.image"],
+    ["a namespace with capitals", { namespace: "Berth" }, "namespace"],
+  ] as const)("refuse %s", (_, o, option) => {
+    const e = controlPlaneError(o as Partial<ControlPlaneOptions>);
+    expect(e.option).toBe(option);
+    expect(e.message.startsWith(`${option}: `)).toBe(true);
+  });
+
+  it("accept IPv6 ranges and CloudNativePG alone", () => {
+    expect(
+      () =>
+        new ControlPlane(chart(), "cp", {
+          ...cpBase,
+          internal: { allowCidrs: ["fd00::/8", "10.0.0.0/8"] },
+          database: { cloudNativePg: { instances: 3, storageSize: "20Gi" } },
+        }),
+    ).not.toThrow();
+  });
+});
+
+describe("GPU cluster options", () => {
+  it.each([
+    [
+      "a session domain that is not a host name",
+      { gateway: { ...gpuBase.gateway, sessionDomain: "sessions_example com" } },
+      "gateway.sessionDomain",
+    ],
+    [
+      "a session domain with a path",
+      { gateway: { ...gpuBase.gateway, sessionDomain: "example.com/sessions" } },
+      "gateway.sessionDomain",
+    ],
+    ["zero gateway replicas", { gateway: { ...gpuBase.gateway, replicas: 0 } }, "gateway.replicas"],
+    ["zero operator replicas", { operator: { replicas: 0 } }, "operator.replicas"],
+    ["half an operator replica", { operator: { replicas: 1.5 } }, "operator.replicas"],
+    [
+      "an egress range that does not parse",
+      { operator: { replicas: 2, sessionEgressAllow: ["10.0.0.300/24"] } },
+      "operator.sessionEgressAllow[0]",
+    ],
+    ["a cluster id of another kind", { clusterId: "gpu-east" }, "clusterId"],
+    ["a control plane URL without a scheme", { controlPlaneUrl: "berth-internal:8081" }, "controlPlaneUrl"],
+    ["sessions in the system namespace", { sessionsNamespace: "berth-system" }, "sessionsNamespace"],
+  ] as const)("refuse %s", (_, o, option) => {
+    const e = gpuError(o as Partial<GpuClusterOptions>);
+    expect(e.option).toBe(option);
+    expect(e.message).toContain(option);
+  });
+});
