@@ -42,6 +42,25 @@ export const ERROR_CODES = {
     status: 409,
     description: "The volume's claim lives on another cluster than the one asked for.",
   },
+  pool_in_use: {
+    status: 409,
+    description:
+      "The storage pool still holds volumes (details.volumes counts them); move or delete them before deleting the pool or changing its cluster or storage class.",
+  },
+  pool_capacity_exceeded: {
+    status: 409,
+    description:
+      "No single pool the volume could use has room for it (pools are never added together); details.pools gives each pool's free gigabytes and details.largest_available_gb the most any one pool has.",
+  },
+  volume_in_use: {
+    status: 409,
+    description: "A session still mounts the volume; details.sessions names them. End them before deleting it.",
+  },
+  volume_locked: {
+    status: 409,
+    description:
+      "An administrator locked the volume: it cannot be mounted, resized or deleted; details.reason says why.",
+  },
   invalid_session_state: {
     status: 409,
     description:
@@ -156,7 +175,14 @@ export class Conflict extends DomainError {
     details: ErrorDetails = {},
     code: Extract<
       ErrorCode,
-      "conflict" | "already_exists" | "volume_on_another_cluster" | "idempotency_request_in_flight"
+      | "conflict"
+      | "already_exists"
+      | "volume_on_another_cluster"
+      | "idempotency_request_in_flight"
+      | "pool_in_use"
+      | "pool_capacity_exceeded"
+      | "volume_in_use"
+      | "volume_locked"
     > = "conflict",
   ) {
     super(code, message, details);

@@ -31,6 +31,8 @@ export const PoolSpec = rule(
     /** With sharing `selected`: the clusters allowed to place volumes on the pool. */
     clusters: z.array(ClusterId).max(256).optional(),
     manualCapacityGb: Gigabytes.optional(),
+    /** Where volumes go when their creator names no pool; at most one pool has it (the API keeps it so). */
+    default: z.boolean().default(false),
   }),
   "self.sharing == 'all' || (has(self.clusters) && size(self.clusters) > 0)",
   "sharing 'selected' needs at least one cluster in clusters",
