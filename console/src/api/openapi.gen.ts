@@ -293,8 +293,9 @@ export type CreateSession = {
   /** Queue priority (higher first). Members may not exceed the policy's maxPriority (default 0). */
   priority?: number;
   volumes?: {
-    /** A Volume of your organization. */
+    /** A volume you may use: its id (vol_…) or its resource name. */
     volume: string;
+    /** Absolute, without . or .., not over a system path (/etc, /usr, /proc, …). */
     mount_path?: string;
     read_only?: boolean;
   }[];

@@ -416,6 +416,57 @@ describe("volumes", () => {
     expect(orgMember.body.data.some((v: { owner: { id: string } }) => v.owner.id === w.memberA.id)).toBe(false);
   });
 
+  describe("mounting in a session", () => {
+    const session = (u: TestUser, volumes: unknown[]) =>
+      req(u, "POST", "/api/v1/sessions", { offering: "h100", preset: "gpu-small", image: "jupyterlab", volumes });
+
+    it("refuses mount paths that escape or cover system paths, before anything is written", async () => {
+      const v = await aVolume(w.memberA, { size_gb: 1 });
+      for (const mount_path of [
+        "relative/dir",
+        "/home/../etc",
+        "/data/./x",
+        "/",
+        "/etc",
+        "/proc/self",
+        "/usr/lib",
+        "/data//x",
+        "/data/",
+      ]) {
+        const r = await session(w.memberA, [{ volume: v.id, mount_path }]);
+        expect(r.status, mount_path).toBe(400);
+        expect(r.body.error.code).toBe("validation_failed");
+        expect(r.body.error.details.issues[0].path).toEqual(["body", "volumes", 0, "mount_path"]);
+      }
+      expect(await t.database.db("sessions").count("* as n")).toEqual([{ n: "0" }]);
+    });
+
+    it("does not mount another organization's volume, nor a colleague's that is not shared", async () => {
+      const v = await aVolume(w.memberA, { size_gb: 1 });
+      for (const u of [w.memberB, w.adminB, w.orgMemberA]) {
+        const r = await session(u, [{ volume: v.id, mount_path: "/data" }]);
+        expect(r.status, JSON.stringify(r.body)).toBe(400);
+        expect(r.body.error.details.issues[0]).toMatchObject({
+          path: ["body", "volumes", 0, "volume"],
+          code: "invalid_reference",
+        });
+      }
+    });
+
+    it("does not mount a locked volume, and says why", async () => {
+      const v = await aVolume(w.memberA, { size_gb: 1 });
+      await req(w.adminA, "POST", `/api/v1/storage/volumes/${v.id}/lock`, { reason: "investigation" });
+      // The sessions' catalog caches volumes for a few seconds: ask until it has read the lock.
+      let r = await session(w.memberA, [{ volume: v.id }]);
+      for (let i = 0; i < 80 && r.body?.error?.code !== "volume_locked"; i++) {
+        await new Promise((res) => setTimeout(res, 100));
+        r = await session(w.memberA, [{ volume: v.id }]);
+      }
+      expect(r.status).toBe(409);
+      expect(r.body.error).toMatchObject({ code: "volume_locked", details: { reason: "investigation" } });
+    });
+  });
+
   let memberAVolume: () => Promise<string>;
   beforeAll(() => {
     memberAVolume = async () => (await aVolume(w.memberA, { size_gb: 1 })).id;
