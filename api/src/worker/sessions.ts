@@ -56,6 +56,8 @@ export function workerRbac(controlPlaneNamespace = "berth-system") {
     cluster: [
       { apiGroups: ["berth.dev"], resources: ["sessions"], verbs: ["get", "list", "watch", "delete"] },
       { apiGroups: ["berth.dev"], resources: ["sessions/status"], verbs: ["get", "update", "patch"] },
+      // Where a volume's claim is (controllers/src/sessions/dispatch.ts).
+      { apiGroups: ["berth.dev"], resources: ["volumes/status"], verbs: ["patch"] },
       {
         apiGroups: ["berth.dev"],
         resources: ["clusters", "offerings", "resourcepresets", "images", "volumes"],
@@ -86,6 +88,9 @@ export function apiSessionsRbac() {
         resources: ["offerings", "resourcepresets", "images", "resourcepolicies", "volumes"],
         verbs: ["get", "list"],
       },
+      // Storage (api/src/domain/storage): pools and volumes are written by the API.
+      { apiGroups: ["berth.dev"], resources: ["pools"], verbs: ["get", "list", "create", "patch", "delete"] },
+      { apiGroups: ["berth.dev"], resources: ["volumes"], verbs: ["create", "patch", "delete"] },
       { apiGroups: [""], resources: ["events"], verbs: ["list"] },
       { apiGroups: [""], resources: ["namespaces"], verbs: ["create"] },
     ],

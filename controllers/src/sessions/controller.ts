@@ -80,6 +80,7 @@ export class SessionController {
       counts: this.counts,
     });
     this.#dispatch = new Dispatch({
+      management: d.kube,
       store: d.store,
       observed: this.#observed,
       memory,

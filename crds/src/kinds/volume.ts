@@ -52,6 +52,8 @@ export const VolumeSpec = z.object({
   sizeGb: z.int().min(1),
   /** A Pool; the default pool when absent. */
   pool: ResourceName.optional(),
+  /** The pool's storage class, copied at creation (a pool's class does not change while it holds volumes). */
+  storageClass: ResourceName.optional(),
   shares: z
     .array(
       z.object({
@@ -72,6 +74,8 @@ export const VolumeStatus = statusOf({
   /** Where the claim exists; observed, so it lives in status. */
   boundCluster: ClusterId.optional(),
   claimName: ResourceName.optional(),
+  /** Last time a session on boundCluster was seen using the claim; it is released some time after. */
+  lastUsedAt: z.string().optional(),
   usedGb: Gigabytes.optional(),
 });
 export type VolumeStatus = z.infer<typeof VolumeStatus>;

@@ -187,7 +187,14 @@ export async function createVolume(deps: Deps, principal: Principal, input: Crea
             : { [LABELS.project]: labelValue(owner.id) }),
         },
       },
-      { owner, organization: organizationId, displayName: input.name, sizeGb: input.size_gb, pool: base.pool },
+      {
+        owner,
+        organization: organizationId,
+        displayName: input.name,
+        sizeGb: input.size_gb,
+        pool: base.pool,
+        storageClass: pool.spec.storageClass,
+      },
     );
     const res = await rt.kube
       .request("POST", volumePath(namespace), { body: cr, query: { fieldManager: FIELD_MANAGER } })
