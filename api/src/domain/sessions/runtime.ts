@@ -108,7 +108,9 @@ export class CatalogReader {
   image(name: string): Promise<Image | undefined> {
     return this.#get<Image>(ImageKind as unknown as KindDefinition, name);
   }
+  /** Read fresh, never from the cache: its lock and the cluster holding its claim change at any time. */
   volume(namespace: string, name: string): Promise<Volume | undefined> {
+    this.#cache.delete(`${VolumeKind.plural}/${namespace}/${name}`);
     return this.#get<Volume>(VolumeKind as unknown as KindDefinition, name, namespace);
   }
 

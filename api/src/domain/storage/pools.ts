@@ -6,10 +6,10 @@ import { type Pool, PoolKind, PoolSpec } from "@berth/crds";
 import { findClusterById } from "../../db/operations/clusters/findClusterById.ts";
 import { lockPoolVolumes, provisionedByPool } from "../../db/operations/volumes/provisioned.ts";
 import type { Deps } from "../../deps.ts";
-import { Conflict, Forbidden, Invalid, NotFound, type ValidationIssue } from "../../errors.ts";
+import { Conflict, Forbidden, Invalid, NotFound, Unavailable, type ValidationIssue } from "../../errors.ts";
 import type { Principal } from "../identity/principal.ts";
 import { capacityOf, type PoolCapacity } from "./capacity.ts";
-import { poolPath, storageRuntimeOf, unreachable } from "./runtime.ts";
+import { poolPath, requestPatiently, storageRuntimeOf, unreachable } from "./runtime.ts";
 
 export interface PoolView {
   pool: Pool;
@@ -41,10 +41,11 @@ function superAdminOnly(p: Principal) {
 
 /** Every pool, parsed; what does not parse (edited by hand into nonsense) is left out. */
 export async function readPools(deps: Deps): Promise<Pool[]> {
-  const list = await storageRuntimeOf(deps)
-    .kube.json<{ items: unknown[] }>("GET", poolPath())
-    .catch(unreachable("listing pools"));
-  return list.items
+  const res = await requestPatiently<{ items: unknown[] }>(storageRuntimeOf(deps).kube, "GET", poolPath()).catch(
+    unreachable("listing pools"),
+  );
+  if (res.status >= 300) throw new Unavailable(`listing pools failed (${res.status})`);
+  return res.body.items
     .flatMap((i) => {
       const r = PoolKind.schema.safeParse(i);
       return r.success ? [r.data] : [];
@@ -53,7 +54,9 @@ export async function readPools(deps: Deps): Promise<Pool[]> {
 }
 
 export async function readPool(deps: Deps, name: string): Promise<Pool | undefined> {
-  const res = await storageRuntimeOf(deps).kube.request("GET", poolPath(name)).catch(unreachable("reading a pool"));
+  const res = await requestPatiently(storageRuntimeOf(deps).kube, "GET", poolPath(name)).catch(
+    unreachable("reading a pool"),
+  );
   if (res.status === 404) return undefined;
   if (res.status >= 300) throw new KubeError("GET", poolPath(name), res.status, res.body);
   return PoolKind.schema.parse(res.body);

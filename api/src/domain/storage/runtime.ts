@@ -52,3 +52,22 @@ export function makeStorageRuntime(sessions: {
     ensureNamespace: (ns) => sessions.ensureNamespace(ns),
   };
 }
+
+/**
+ * A request that waits out the apiserver's 429 "storage is (re)initializing" (a kind's watch cache fills
+ * on its first read after a start or a CRD change) for up to `patienceMs`; any other answer is returned.
+ */
+export async function requestPatiently<T>(
+  kube: KubeApi,
+  method: string,
+  path: string,
+  opts: Parameters<KubeApi["request"]>[2] = {},
+  patienceMs = 5_000,
+): Promise<{ status: number; body: T }> {
+  const deadline = Date.now() + patienceMs;
+  for (;;) {
+    const res = await kube.request<T>(method, path, opts);
+    if (res.status !== 429 || Date.now() > deadline) return res;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}

@@ -30,7 +30,7 @@ import { resolveOwnership } from "../sessions/createSession.ts";
 import { canLockVolume, canManageVolume, canSeeVolume } from "./access.ts";
 import { capacityOf } from "./capacity.ts";
 import { poolViews, readPool, readPools } from "./pools.ts";
-import { namespacedSessionsPath, storageRuntimeOf, unreachable, volumePath } from "./runtime.ts";
+import { namespacedSessionsPath, requestPatiently, storageRuntimeOf, unreachable, volumePath } from "./runtime.ts";
 
 export interface VolumeView {
   row: VolumeRow;
@@ -196,9 +196,10 @@ export async function createVolume(deps: Deps, principal: Principal, input: Crea
         storageClass: pool.spec.storageClass,
       },
     );
-    const res = await rt.kube
-      .request("POST", volumePath(namespace), { body: cr, query: { fieldManager: FIELD_MANAGER } })
-      .catch(unreachable("creating a volume"));
+    const res = await requestPatiently(rt.kube, "POST", volumePath(namespace), {
+      body: cr,
+      query: { fieldManager: FIELD_MANAGER },
+    }).catch(unreachable("creating a volume"));
     if (res.status >= 300) throw new KubeError("POST", volumePath(namespace), res.status, res.body);
     return { row, cr: VolumeKind.schema.parse(res.body), mounts: [] };
   } catch (e) {
