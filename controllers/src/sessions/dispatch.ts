@@ -7,6 +7,7 @@ import {
   type Session,
   type SessionMirror,
   SessionMirrorKind,
+  type Volume,
   VolumeKind,
   volumeClaimName,
   volumeDataPath,
@@ -221,6 +222,30 @@ export class Dispatch {
       if (res.status >= 300 && res.status !== 404)
         throw new Error(`recording the claim of volume ${v.volume} on ${clusterId}: ${res.status}`);
     }
+  }
+
+  /**
+   * Deletes an idle volume's claim on the cluster holding it (the data stays on the pool), then forgets
+   * the cluster in the volume's status. A cluster that cannot be reached keeps the record: tried again.
+   */
+  async releaseClaim(vol: Volume): Promise<void> {
+    const clusterId = vol.status?.boundCluster;
+    const claim = vol.status?.claimName;
+    const management = this.#d.management;
+    if (!clusterId || !management) return;
+    if (claim) {
+      const kube = await this.#client(clusterId);
+      const path = `/api/v1/namespaces/${this.#d.namespace}/persistentvolumeclaims/${claim}`;
+      const res = await kube.request("DELETE", path);
+      if (res.status >= 300 && res.status !== 404)
+        throw new Error(`releasing claim ${claim} on ${clusterId}: ${res.status}`);
+    }
+    const path = `/apis/${VolumeKind.group}/${VolumeKind.version}/namespaces/${vol.metadata.namespace}/${VolumeKind.plural}/${vol.metadata.name}/status`;
+    const res = await management.request("PATCH", path, {
+      body: { status: { boundCluster: null, claimName: null, lastUsedAt: null } },
+    });
+    if (res.status >= 300 && res.status !== 404)
+      throw new Error(`forgetting the claim of ${vol.metadata.name}: ${res.status}`);
   }
 
   async #restart(s: Session, clusterId: string, restartCount: number): Promise<void> {

@@ -17,6 +17,8 @@ const provisioners: BedProvisioner[] = [];
 
 beforeAll(async () => {
   bed = await startSessionsBed({
+    // Claims idle for 3 s are released (production: 15 minutes).
+    worker: { claimIdleMs: 3_000 },
     fleet: {
       clusters: [
         { name: "mgmt", kind: "management" },
@@ -171,6 +173,61 @@ describe("a volume where the session lands", () => {
     const del = await bed.call(bed.alice, "DELETE", `/api/v1/storage/volumes/${volume.id}`);
     expect(del.status).toBe(409);
     expect(del.body.error.code).toBe("volume_in_use");
+    second_ = running;
+  });
+
+  let second_: any;
+  it("releases the claim once no session uses it (the data stays); the next session lands elsewhere and reaches the same data", async () => {
+    for (const s of [first, second_]) {
+      const r = await bed.call(bed.alice, "POST", `/api/v1/sessions/${s.id}/terminate`);
+      expect(r.status, JSON.stringify(r.body)).toBeLessThan(300);
+    }
+    const claimName = `berth-${volume.id.replace("_", "-")}`;
+    const dataPath = `berth/volumes/${volume.id.replace("_", "-")}`;
+    await eventually(
+      async () => {
+        const d = await bed.call(bed.alice, "GET", `/api/v1/storage/volumes/${volume.id}`);
+        return d.body.bound_cluster === null ? d.body : undefined;
+      },
+      "the claim's release",
+      60_000,
+    );
+    const was = Object.values(bed.gpu).find((g) => g.id === first.cluster_id);
+    const k = adminKube(bed.fleet.cluster(was?.name as string));
+    try {
+      await eventually(async () => {
+        const r = await k.raw("GET", `/api/v1/namespaces/${SESSIONS_NS}/persistentvolumeclaims/${claimName}`);
+        return r.status === 404 ? true : undefined;
+      }, "the claim to go");
+      const pvs = await k.json<any>("GET", "/api/v1/persistentvolumes");
+      expect(pvs.items.find((pv: any) => pv.spec.csi?.volumeHandle === dataPath)).toBeDefined();
+    } finally {
+      k.close();
+    }
+
+    const other = Object.values(bed.gpu).find((g) => g.id !== first.cluster_id);
+    const created = await eventually(async () => {
+      const r = await bed.call(
+        bed.alice,
+        "POST",
+        "/api/v1/sessions",
+        session({ cluster_id: other?.id, volumes: [{ volume: volume.id }] }),
+      );
+      return r.status === 201 ? r : undefined;
+    }, "a session pinned to the other cluster");
+    const running = await bed.waitFor(bed.alice, created.body.id, (s) => s.phase === "Running", "Running", 90_000);
+    expect(running.cluster_id).toBe(other?.id);
+    const ko = adminKube(bed.fleet.cluster(other?.name as string));
+    try {
+      const pvc = await ko.json<any>("GET", `/api/v1/namespaces/${SESSIONS_NS}/persistentvolumeclaims/${claimName}`);
+      expect(pvc.status.phase).toBe("Bound");
+      const pv = await ko.json<any>("GET", `/api/v1/persistentvolumes/${pvc.spec.volumeName}`);
+      expect(pv.spec.csi.volumeHandle).toBe(dataPath);
+    } finally {
+      ko.close();
+    }
+    const detail = await bed.call(bed.alice, "GET", `/api/v1/storage/volumes/${volume.id}`);
+    expect(detail.body).toMatchObject({ bound_cluster: other?.id, claim_name: claimName });
   });
 
   it("says so in the session's condition while a claim waits to bind", async () => {
