@@ -52,6 +52,11 @@ export const ERROR_CODES = {
     description:
       "No single pool the volume could use has room for it (pools are never added together); details.pools gives each pool's free gigabytes and details.largest_available_gb the most any one pool has.",
   },
+  volume_pool_not_shared: {
+    status: 409,
+    description:
+      "The volume's pool is shared with selected clusters only, and the session was pinned to another; details.clusters lists those it may run on.",
+  },
   volume_in_use: {
     status: 409,
     description: "A session still mounts the volume; details.sessions names them. End them before deleting it.",
@@ -183,6 +188,7 @@ export class Conflict extends DomainError {
       | "pool_capacity_exceeded"
       | "volume_in_use"
       | "volume_locked"
+      | "volume_pool_not_shared"
     > = "conflict",
   ) {
     super(code, message, details);

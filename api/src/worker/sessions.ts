@@ -60,7 +60,7 @@ export function workerRbac(controlPlaneNamespace = "berth-system") {
       { apiGroups: ["berth.dev"], resources: ["volumes/status"], verbs: ["patch"] },
       {
         apiGroups: ["berth.dev"],
-        resources: ["clusters", "offerings", "resourcepresets", "images", "volumes"],
+        resources: ["clusters", "offerings", "resourcepresets", "images", "volumes", "pools"],
         verbs: ["get", "list", "watch"],
       },
       { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },

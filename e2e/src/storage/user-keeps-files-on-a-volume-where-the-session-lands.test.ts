@@ -230,6 +230,42 @@ describe("a volume where the session lands", () => {
     expect(detail.body).toMatchObject({ bound_cluster: other?.id, claim_name: claimName });
   });
 
+  it("keeps the sessions of a volume on a `selected` pool on that pool's clusters, and refuses a pin outside", async () => {
+    const b = bed.gpu["gpu-b"]?.id as string;
+    const a = bed.gpu["gpu-a"]?.id as string;
+    const pool = await bed.call(bed.superAdmin, "POST", "/api/v1/storage/pools", {
+      name: "only-b",
+      cluster: b,
+      storage_class: CLASS,
+      sharing: "selected",
+      clusters: [b],
+      default: false,
+    });
+    expect(pool.status, JSON.stringify(pool.body)).toBe(201);
+    const v = await bed.call(bed.bob, "POST", "/api/v1/storage/volumes", {
+      name: "b-only",
+      size_gb: 1,
+      pool: "only-b",
+    });
+    expect(v.status).toBe(201);
+    const pinned = await bed.call(
+      bed.bob,
+      "POST",
+      "/api/v1/sessions",
+      session({ cluster_id: a, volumes: [{ volume: v.body.id }] }),
+    );
+    expect(pinned.status).toBe(409);
+    expect(pinned.body.error).toMatchObject({
+      code: "volume_pool_not_shared",
+      details: { pool: "only-b", clusters: [b], requested_cluster: a },
+    });
+    const created = await bed.call(bed.bob, "POST", "/api/v1/sessions", session({ volumes: [{ volume: v.body.id }] }));
+    expect(created.status).toBe(201);
+    const running = await bed.waitFor(bed.bob, created.body.id, (s) => s.phase === "Running", "Running", 90_000);
+    expect(running.cluster_id).toBe(b);
+    expect(running.conditions.find((c: any) => c.type === "Scheduled")?.reason).toBe("VolumeLocality");
+  });
+
   it("says so in the session's condition while a claim waits to bind", async () => {
     const v = await bed.call(bed.bob, "POST", "/api/v1/storage/volumes", {
       name: "stuck",

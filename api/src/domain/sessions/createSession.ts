@@ -300,6 +300,19 @@ async function checkVolumes(
         "volume_on_another_cluster",
       );
     }
+    // A pool shared with selected clusters: its volumes mount only there.
+    const pool = vol.spec.pool ? await sessionsRuntimeOf(deps).catalog.pool(vol.spec.pool) : undefined;
+    if (pool?.spec.sharing === "selected" && input.cluster_id && !pool.spec.clusters?.includes(input.cluster_id))
+      throw new Conflict(
+        `volume ${v.volume} is on pool ${vol.spec.pool}, shared only with ${pool.spec.clusters?.join(", ")}`,
+        {
+          volume: v.volume,
+          pool: vol.spec.pool,
+          clusters: pool.spec.clusters ?? [],
+          requested_cluster: input.cluster_id,
+        },
+        "volume_pool_not_shared",
+      );
     // Reached only through read-only shares: mounted read-only, and asking to write is refused.
     const writable = owned || shares.some((s) => s.access === "ReadWrite");
     if (!writable && v.read_only === false)
