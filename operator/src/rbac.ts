@@ -33,6 +33,8 @@ export function operatorRbac(opts: OperatorRbacOptions = {}): OperatorRbac {
       { apiGroups: [""], resources: ["nodes"], verbs: READ },
       // Inventory: GPUs in use are held by pods of any namespace, not only Berth's.
       { apiGroups: [""], resources: ["pods"], verbs: READ },
+      // Volume sync: the storage driver's capacity reports (operator/src/storage/reporter.ts).
+      { apiGroups: ["storage.k8s.io"], resources: ["csistoragecapacities"], verbs: ["list"] },
     ],
     namespaceRules: [
       {

@@ -90,6 +90,7 @@ export function apiSessionsRbac() {
       },
       // Storage (api/src/domain/storage): pools and volumes are written by the API.
       { apiGroups: ["berth.dev"], resources: ["pools"], verbs: ["get", "list", "create", "patch", "delete"] },
+      { apiGroups: ["berth.dev"], resources: ["pools/status"], verbs: ["patch"] },
       { apiGroups: ["berth.dev"], resources: ["volumes"], verbs: ["create", "patch", "delete"] },
       { apiGroups: [""], resources: ["events"], verbs: ["list"] },
       { apiGroups: [""], resources: ["namespaces"], verbs: ["create"] },

@@ -48,7 +48,14 @@ export const PoolStatus = statusOf({
       availableGb: Gigabytes.optional(),
       source: CapacitySource,
       observedAt: Timestamp.optional(),
+      /** How the driver's figure was read (csi): its CSIStorageCapacity objects. */
+      via: z.string().max(64).optional(),
     })
+    .optional(),
+  /** The last changes of the reading's source, newest last: a source never changes silently. */
+  sourceChanges: z
+    .array(z.object({ from: CapacitySource.optional(), to: CapacitySource.optional(), at: Timestamp }))
+    .max(20)
     .optional(),
 });
 export type PoolStatus = z.infer<typeof PoolStatus>;

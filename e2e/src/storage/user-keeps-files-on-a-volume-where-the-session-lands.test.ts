@@ -19,6 +19,7 @@ beforeAll(async () => {
   bed = await startSessionsBed({
     // Claims idle for 3 s are released (production: 15 minutes).
     worker: { claimIdleMs: 3_000 },
+    operatorStorageIntervalMs: 300,
     fleet: {
       clusters: [
         { name: "mgmt", kind: "management" },
@@ -78,7 +79,7 @@ describe("a volume where the session lands", () => {
       name: "shared",
       cluster: bed.gpu["gpu-a"]?.id,
       storage_class: CLASS,
-      manual_capacity_gb: 1000,
+      manual_capacity_gb: 900,
     });
     expect(pool.status, JSON.stringify(pool.body)).toBe(201);
     const unbacked = await bed.call(bed.superAdmin, "POST", "/api/v1/storage/pools", {
@@ -92,6 +93,43 @@ describe("a volume where the session lands", () => {
     expect(v.status, JSON.stringify(v.body)).toBe(201);
     expect(v.body).toMatchObject({ pool: "shared", bound_cluster: null });
     volume = v.body;
+  });
+
+  it("reads the pool's capacity from the driver's report (csi), falls back to the stated one (manual), and records each change", async () => {
+    const pool = (pred: (p: any) => boolean, what: string) =>
+      eventually(async () => {
+        const r = await bed.call(bed.superAdmin, "GET", "/api/v1/storage/pools/shared");
+        return pred(r.body) ? r.body : undefined;
+      }, what);
+    expect((await pool((p) => p.capacity?.source === "csi", "a csi reading")).capacity).toMatchObject({
+      source: "csi",
+      total_gb: 1000,
+      available_gb: 1000,
+    });
+    const a = bed.fleet.cluster("gpu-a");
+    const k = adminKube(a);
+    try {
+      await k.json("DELETE", `/apis/storage.k8s.io/v1/namespaces/kube-system/csistoragecapacities/${CLASS}-pool`);
+      expect((await pool((p) => p.capacity?.source === "manual", "the manual fallback")).capacity).toMatchObject({
+        source: "manual",
+        total_gb: 900,
+      });
+    } finally {
+      k.close();
+    }
+    await installBedStorage(a, { storageClass: CLASS, capacityGb: 1000 });
+    await pool((p) => p.capacity?.source === "csi", "the csi reading back");
+    const mk = adminKube(bed.fleet.cluster("mgmt"));
+    try {
+      const cr = await mk.json<any>("GET", "/apis/berth.dev/v1alpha1/pools/shared");
+      expect(cr.status.sourceChanges.map((c: any) => `${c.from ?? "-"}>${c.to ?? "-"}`).slice(-3)).toEqual([
+        "->csi",
+        "csi>manual",
+        "manual>csi",
+      ]);
+    } finally {
+      mk.close();
+    }
   });
 
   it("makes the claim on the landing cluster, binds it to the volume's data path, and mounts it", async () => {
