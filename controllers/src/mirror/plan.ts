@@ -206,8 +206,14 @@ export function planMirror(observed: MirrorObserved, opts: MirrorManifestOptions
           reason: "WaitingForClaim",
           message: `waiting for the claim${missing.length + unbound.length > 1 ? "s" : ""} ${names} to bind`,
         },
-        // Claims are not watched: look again soon.
-        requeueAfterMs: 1_000,
+        // Claims are not watched: look again soon while a bind is likely (a provisioner answers within
+        // seconds), then less often.
+        requeueAfterMs: unbound.every((v) => {
+          const since = Date.parse(observed.claims?.[v.claimName]?.metadata.creationTimestamp ?? "");
+          return !observed.now || !Number.isFinite(since) || observed.now.getTime() - since < 5_000;
+        })
+          ? 200
+          : 2_000,
       };
     }
   }
