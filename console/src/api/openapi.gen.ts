@@ -901,6 +901,14 @@ export type SessionUsage = {
   series: UsagePoint[];
 };
 
+export type SetVolumeShares = {
+  shares: {
+    kind: "user" | "project";
+    id: string;
+    access?: "read_only" | "read_write";
+  }[];
+};
+
 /** What `POST /api/v1/sessions` would refuse with now: the `error` object of its envelope, less `request_id` and `timestamp`. */
 export type StartRefusal = {
   /** The error code create would answer, e.g. `quota_exceeded`. */
@@ -946,7 +954,7 @@ export type StorageVolume = {
   shares: {
     kind: "user" | "project";
     id: string;
-    access: "ReadOnly" | "ReadWrite";
+    access: "read_only" | "read_write";
   }[];
   /** Sessions (not terminated) that mount it; in the detail only. */
   mounts?: {
@@ -2345,6 +2353,17 @@ export interface Operations {
     body: BudgetSet;
     response: Budget;
   };
+  /** Share a volume with users or projects of its organization (replaces the list) */
+  setVolumeShares: {
+    method: "put";
+    path: "/api/v1/storage/volumes/{volumeId}/shares";
+    params: {
+      volumeId: string;
+    };
+    query: Record<string, never>;
+    body: SetVolumeShares;
+    response: StorageVolume;
+  };
   /** Server-sent events of session changes (text/event-stream) */
   streamSessionEvents: {
     method: "get";
@@ -2612,6 +2631,7 @@ export const OPERATIONS = {
   resumeSession: { method: "post", path: "/api/v1/sessions/{sessionId}/resume" },
   rotateClusterOperatorToken: { method: "post", path: "/api/v1/clusters/{clusterId}/operator-token" },
   setBudget: { method: "put", path: "/api/v1/budgets/{organizationId}" },
+  setVolumeShares: { method: "put", path: "/api/v1/storage/volumes/{volumeId}/shares" },
   streamSessionEvents: { method: "get", path: "/api/v1/sessions/events" },
   terminateSession: { method: "post", path: "/api/v1/sessions/{sessionId}/terminate" },
   testClusterConnection: { method: "post", path: "/api/v1/clusters/{clusterId}/connection-test" },

@@ -14,6 +14,8 @@ import {
   volumeResourceName,
 } from "@berth/crds";
 import type { Knex } from "knex";
+import { listMembershipsOfUser } from "../../db/operations/memberships/listMembershipsOfUser.ts";
+import { findProjectById } from "../../db/operations/projects/findProjectById.ts";
 import { findVolumeById } from "../../db/operations/volumes/findVolumeById.ts";
 import { insertVolume } from "../../db/operations/volumes/insertVolume.ts";
 import { listVolumes } from "../../db/operations/volumes/listVolumes.ts";
@@ -399,4 +401,57 @@ export async function listVolumeViews(
     }
   }
   return { views: mine.map((row) => ({ row, cr: crs.get(row.cr_name) })), total };
+}
+
+export interface ShareInput {
+  kind: "user" | "project";
+  id: string;
+  access: "read_only" | "read_write";
+}
+
+/**
+ * Replaces the volume's shares. Each names a user with a membership in the volume's organization or a
+ * project of it; anything else is refused naming the entry (nothing is written). A read-only share
+ * mounts read-only (api/src/domain/sessions/createSession.ts).
+ */
+export async function setVolumeShares(
+  deps: Deps,
+  principal: Principal,
+  id: string,
+  shares: ShareInput[],
+): Promise<VolumeView> {
+  const { row } = await manageable(deps, principal, id);
+  const issues: { path: (string | number)[]; message: string; code: string }[] = [];
+  const seen = new Set<string>();
+  for (const [i, s] of shares.entries()) {
+    const key = `${s.kind}/${s.id}`;
+    if (seen.has(key)) issues.push({ path: ["body", "shares", i], message: "named twice", code: "duplicate" });
+    seen.add(key);
+    if (s.kind === "user") {
+      const ms = await listMembershipsOfUser(deps.db, s.id);
+      if (!ms.some((m) => m.organization_id === row.organization_id))
+        issues.push({
+          path: ["body", "shares", i, "id"],
+          message: "no such user in the volume's organization",
+          code: "invalid_reference",
+        });
+    } else {
+      const p = await findProjectById(deps.db, s.id);
+      if (!p || p.organization_id !== row.organization_id)
+        issues.push({
+          path: ["body", "shares", i, "id"],
+          message: "no such project in the volume's organization",
+          code: "invalid_reference",
+        });
+    }
+  }
+  if (issues.length > 0) throw new Invalid("the request is invalid", issues);
+  const cr = await patchCr(deps, row, {
+    shares: shares.map((s) => ({
+      kind: s.kind,
+      id: s.id,
+      access: s.access === "read_write" ? "ReadWrite" : "ReadOnly",
+    })),
+  });
+  return { row, cr, mounts: await mountsOf(deps, row) };
 }

@@ -42,7 +42,11 @@ export function presentVolume(v: VolumeView) {
     claim_name: cr?.status?.claimName ?? null,
     locked: cr?.spec.locked ?? false,
     lock_reason: cr?.spec.lockReason ?? null,
-    shares: (cr?.spec.shares ?? []).map((s) => ({ kind: s.kind, id: s.id, access: s.access })),
+    shares: (cr?.spec.shares ?? []).map((s) => ({
+      kind: s.kind,
+      id: s.id,
+      access: s.access === "ReadWrite" ? ("read_write" as const) : ("read_only" as const),
+    })),
     ...(v.mounts
       ? {
           mounts: v.mounts.map((m) => ({

@@ -11,6 +11,7 @@ import {
   getVolume,
   listVolumeViews,
   lockVolume,
+  setVolumeShares,
   updateVolumeOf,
 } from "../../domain/storage/volumes.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
@@ -21,6 +22,7 @@ import {
   ListVolumesQuery,
   LockVolumeBody,
   PoolParams,
+  SetSharesBody,
   StoragePool,
   StorageVolume,
   UpdatePoolBody,
@@ -249,6 +251,25 @@ export const unlockVolumeRoute = defineRoute({
   },
 });
 
+export const setVolumeSharesRoute = defineRoute({
+  method: "put",
+  path: "/api/v1/storage/volumes/:volumeId/shares",
+  operationId: "setVolumeShares",
+  tags: TAGS,
+  summary: "Share a volume with users or projects of its organization (replaces the list)",
+  description:
+    "`read_only` shares mount read-only; `read_write` ones as the owner's. A user without a membership in the volume's organization, or a project of another one: 400 `validation_failed` naming the entry.",
+  auth: "user",
+  params: VolumeParams,
+  body: SetSharesBody,
+  audit: "storage.volume.share",
+  responses: { 200: StorageVolume },
+  handler: async ({ deps, principal, params, body, audit }) => {
+    audit.target("volume", params.volumeId);
+    return { status: 200, body: presentVolume(await setVolumeShares(deps, principal, params.volumeId, body.shares)) };
+  },
+});
+
 export const routes: RouteDef[] = [
   createPoolRoute,
   listPoolsRoute,
@@ -262,4 +283,5 @@ export const routes: RouteDef[] = [
   deleteVolumeRoute,
   lockVolumeRoute,
   unlockVolumeRoute,
+  setVolumeSharesRoute,
 ];

@@ -138,7 +138,7 @@ export const StorageVolume = z
     locked: z.boolean(),
     lock_reason: z.string().nullable(),
     shares: z.array(
-      z.object({ kind: z.enum(["user", "project"]), id: z.string(), access: z.enum(["ReadOnly", "ReadWrite"]) }),
+      z.object({ kind: z.enum(["user", "project"]), id: z.string(), access: z.enum(["read_only", "read_write"]) }),
     ),
     mounts: z
       .array(z.object({ session_id: z.string(), read_only: z.boolean(), mount_path: z.string().nullable() }))
@@ -149,3 +149,20 @@ export const StorageVolume = z
     updated_at: Timestamp,
   })
   .meta({ id: "StorageVolume" });
+
+export const SetSharesBody = z
+  .object({
+    shares: z
+      .array(
+        z
+          .object({
+            kind: z.enum(["user", "project"]),
+            id: z.string().min(1).max(128),
+            access: z.enum(["read_only", "read_write"]).default("read_only"),
+          })
+          .strict(),
+      )
+      .max(256),
+  })
+  .strict()
+  .meta({ id: "SetVolumeShares" });

@@ -467,6 +467,44 @@ describe("volumes", () => {
     });
   });
 
+  it("shares a volume within its organization: the share sees it and mounts it read-only; other organizations cannot be named", async () => {
+    const v = await aVolume(w.memberA, { size_gb: 1 });
+    const path = `/api/v1/storage/volumes/${v.id}/shares`;
+    for (const bad of [
+      { kind: "user", id: w.memberB.id },
+      { kind: "project", id: w.projectB.id },
+      { kind: "user", id: "usr_nobody" },
+    ]) {
+      const r = await req(w.memberA, "PUT", path, { shares: [bad] });
+      expect(r.status, JSON.stringify(bad)).toBe(400);
+      expect(r.body.error.details.issues[0]).toMatchObject({
+        path: ["body", "shares", 0, "id"],
+        code: "invalid_reference",
+      });
+    }
+    expect((await req(w.memberB, "PUT", path, { shares: [] })).status).toBe(404);
+    expect((await req(w.orgMemberA, "PUT", path, { shares: [] })).status).toBe(404);
+    expect(
+      (await req(w.memberA, "PUT", path, { shares: [{ kind: "user", id: w.orgMemberA.id, access: "nope" }] })).status,
+    ).toBe(400);
+    const ok = await req(w.memberA, "PUT", path, { shares: [{ kind: "user", id: w.orgMemberA.id }] });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body.shares).toEqual([{ kind: "user", id: w.orgMemberA.id, access: "read_only" }]);
+    // The share sees it, may not change it, and mounts it read-only only.
+    expect((await req(w.orgMemberA, "GET", `/api/v1/storage/volumes/${v.id}`)).status).toBe(200);
+    expect((await req(w.orgMemberA, "PATCH", `/api/v1/storage/volumes/${v.id}`, { size_gb: 2 })).status).toBe(403);
+    const writable = await req(w.orgMemberA, "POST", "/api/v1/sessions", {
+      offering: "h100",
+      preset: "gpu-small",
+      image: "jupyterlab",
+      volumes: [{ volume: v.id, read_only: false }],
+    });
+    expect(writable.status).toBe(403);
+    expect(writable.body.error.details).toMatchObject({ access: "ReadOnly" });
+    // Still invisible to another organization.
+    expect((await req(w.adminB, "GET", `/api/v1/storage/volumes/${v.id}`)).status).toBe(404);
+  });
+
   let memberAVolume: () => Promise<string>;
   beforeAll(() => {
     memberAVolume = async () => (await aVolume(w.memberA, { size_gb: 1 })).id;
