@@ -15,6 +15,7 @@ import { createAuthServices } from "./domain/identity/services.ts";
 import { AdmissionQueues } from "./domain/sessions/admissionQueues.ts";
 import { SessionEventHub } from "./domain/sessions/eventHub.ts";
 import { makeSessionsRuntime, type SessionsRuntime } from "./domain/sessions/runtime.ts";
+import { makeStorageRuntime } from "./domain/storage/runtime.ts";
 import { makeWebhooksService } from "./domain/webhooks/service.ts";
 import type { Resolver } from "./domain/webhooks/ssrf.ts";
 import { createMetrics, type Metrics } from "./http/metrics.ts";
@@ -72,5 +73,6 @@ export function buildDeps(config: Config, parts: DepsParts): Deps {
     ...(parts.kubeConfig ? { kubeConfig: parts.kubeConfig } : {}),
     ...(sessions ? { sessions } : {}),
     ...(parts.clusters ? { clusters: parts.clusters } : {}),
+    ...(sessions ? { storage: makeStorageRuntime(sessions) } : {}),
   };
 }

@@ -11,6 +11,7 @@ import type { AuthServices } from "./domain/identity/services.ts";
 import type { AdmissionQueues } from "./domain/sessions/admissionQueues.ts";
 import type { SessionEventHub } from "./domain/sessions/eventHub.ts";
 import type { SessionsRuntime } from "./domain/sessions/runtime.ts";
+import type { StorageRuntime } from "./domain/storage/runtime.ts";
 import type { WebhooksService } from "./domain/webhooks/service.ts";
 import type { Metrics } from "./http/metrics.ts";
 import type { Authenticator } from "./http/principal.ts";
@@ -39,4 +40,6 @@ export interface Deps {
   sessions?: SessionsRuntime;
   /** Cluster registration, operator tokens and the internal plane; absent without a management cluster. */
   clusters?: ClustersRuntime;
+  /** Storage pools and volumes in the management cluster; absent without a management cluster. */
+  storage?: StorageRuntime;
 }

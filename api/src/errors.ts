@@ -51,6 +51,30 @@ export const ERROR_CODES = {
     status: 409,
     description: "The organization already has the most webhook endpoints allowed; details.limit gives it.",
   },
+  pool_in_use: {
+    status: 409,
+    description:
+      "The storage pool still holds volumes (details.volumes counts them); move or delete them before deleting the pool or changing its cluster or storage class.",
+  },
+  pool_capacity_exceeded: {
+    status: 409,
+    description:
+      "No single pool the volume could use has room for it (pools are never added together); details.pools gives each pool's free gigabytes and details.largest_available_gb the most any one pool has.",
+  },
+  volume_pool_not_shared: {
+    status: 409,
+    description:
+      "The volume's pool is shared with selected clusters only, and the session was pinned to another; details.clusters lists those it may run on.",
+  },
+  volume_in_use: {
+    status: 409,
+    description: "A session still mounts the volume; details.sessions names them. End them before deleting it.",
+  },
+  volume_locked: {
+    status: 409,
+    description:
+      "An administrator locked the volume: it cannot be mounted, resized or deleted; details.reason says why.",
+  },
   invalid_session_state: {
     status: 409,
     description:
@@ -170,7 +194,15 @@ export class Conflict extends DomainError {
     details: ErrorDetails = {},
     code: Extract<
       ErrorCode,
-      "conflict" | "already_exists" | "volume_on_another_cluster" | "idempotency_request_in_flight"
+      | "conflict"
+      | "already_exists"
+      | "volume_on_another_cluster"
+      | "idempotency_request_in_flight"
+      | "pool_in_use"
+      | "pool_capacity_exceeded"
+      | "volume_in_use"
+      | "volume_locked"
+      | "volume_pool_not_shared"
     > = "conflict",
   ) {
     super(code, message, details);

@@ -113,3 +113,25 @@ export interface InventoryAnswer {
   accepted: number;
   removed: number;
 }
+
+/**
+ * What the storage driver of a cluster publishes, per storage class (the operator's volume-sync tick
+ * reads the cluster's CSIStorageCapacity objects). `available_gb` is the largest segment's: a volume
+ * must fit one, so segments are never added together.
+ */
+export const StorageReport = z.object({
+  cluster_id: ClusterId,
+  observed_at: Instant,
+  classes: z
+    .array(
+      z.object({
+        storage_class: z.string().min(1).max(253),
+        available_gb: z.int().min(0),
+        maximum_volume_gb: z.int().min(0).optional(),
+        /** `csi_capacity`: CSIStorageCapacity objects. */
+        via: z.enum(["csi_capacity"]),
+      }),
+    )
+    .max(1_000),
+});
+export type StorageReport = z.infer<typeof StorageReport>;

@@ -9,6 +9,38 @@ export const SESSION_ID = /^ses_[a-z0-9]{20}$/;
 
 /** A fresh session id: 20 characters of a 36-letter alphabet (about 103 bits), from a CSPRNG. */
 export function newSessionId(): string {
+  return `ses_${randomTail()}`;
+}
+
+/** A volume has a REST id `vol_<20 chars>` and a resource name `vol-<same>`, like a session. */
+export const VOLUME_ID = /^vol_[a-z0-9]{20}$/;
+
+export function newVolumeId(): string {
+  return `vol_${randomTail()}`;
+}
+
+export function volumeResourceName(id: string): string {
+  return id.replace("_", "-");
+}
+
+export function volumeIdOf(resourceName: string): string {
+  return resourceName.replace("-", "_");
+}
+
+/**
+ * The claim's name on whichever cluster mounts the volume: the same everywhere, so an operator that
+ * restarts mid-create finds its own claim instead of making a second one.
+ */
+export function volumeClaimName(volumeId: string): string {
+  return `berth-${volumeResourceName(volumeId)}`;
+}
+
+/** Where the volume's data sits on its pool: derived from the id alone, so every cluster's claim reaches it. */
+export function volumeDataPath(volumeId: string): string {
+  return `berth/volumes/${volumeResourceName(volumeId)}`;
+}
+
+function randomTail(): string {
   const bytes = randomBytes(20);
   let s = "";
   // 252 = 7 * 36: bytes at or above it are rejected, so every letter is equally likely.
@@ -16,7 +48,7 @@ export function newSessionId(): string {
     const b = i < bytes.length ? (bytes[i] as number) : (randomBytes(1)[0] as number);
     if (b < 252) s += ALPHABET[b % 36];
   }
-  return `ses_${s}`;
+  return s;
 }
 
 export function sessionResourceName(id: string): string {
@@ -49,6 +81,8 @@ export const LABELS = {
   organization: "berth.dev/organization",
   project: "berth.dev/project",
   restart: "berth.dev/restart",
+  volumeId: "berth.dev/volume-id",
+  pool: "berth.dev/pool",
 } as const;
 
 export const ANNOTATIONS = {

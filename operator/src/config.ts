@@ -70,6 +70,12 @@ export const OperatorConfigSchema = z
           .default([]),
       })
       .default({ egressAllow: [] }),
+    storage: z
+      .object({
+        /** The volume-sync tick: how often the storage driver's capacity objects are read and reported. */
+        intervalMs: ms(100).default(30_000),
+      })
+      .default({ intervalMs: 30_000 }),
     usage: z
       .object({
         /** Length of a usage interval: one sample per session pod and interval. A whole number of seconds. */
@@ -163,6 +169,7 @@ export const ENV: Record<string, string> = {
   BERTH_OPERATOR_INVENTORY_PAGE_SIZE: "inventory.listPageSize",
   BERTH_OPERATOR_SESSION_EGRESS_ALLOW: "sessions.egressAllow",
   BERTH_OPERATOR_USAGE_INTERVAL_MS: "usage.intervalMs",
+  BERTH_OPERATOR_STORAGE_INTERVAL_MS: "storage.intervalMs",
   BERTH_OPERATOR_USAGE_GRACE_MS: "usage.graceMs",
   BERTH_OPERATOR_GPU_METRICS_URL: "gpuMetrics.url",
   BERTH_OPERATOR_GPU_METRICS_INTERVAL_MS: "gpuMetrics.intervalMs",

@@ -19,6 +19,7 @@ import { InternalClient } from "./controlplane/client.ts";
 import { DcgmScraper } from "./gpu/dcgm.ts";
 import { InventoryReporter } from "./inventory/reporter.ts";
 import { createMetrics, type OperatorMetrics } from "./metrics.ts";
+import { StorageReporter } from "./storage/reporter.ts";
 
 export interface StartOperatorOptions {
   log: Logger;
@@ -59,6 +60,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   });
 
   let reporter: InventoryReporter | undefined;
+  let storage: StorageReporter | undefined;
   // Sessions: SessionMirror → Pod, Service (and the namespace's NetworkPolicy, in place before
   // any session pod), with status reports to /internal.
   let mirrors: RunningMirrorController | undefined;
@@ -103,6 +105,17 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
           ...(opts.random ? { random: opts.random } : {}),
         });
         reporter.start();
+        storage = new StorageReporter({
+          kube,
+          clusterId: config.clusterId,
+          intervalMs: config.storage.intervalMs,
+          log,
+          send: async (report) => {
+            const r = await internal.call("PUT", "/internal/v1/storage", report);
+            if (!r.ok) throw new Error(`storage report ${r.kind} (${r.status}): ${r.message}`);
+          },
+        });
+        storage.start();
         const gpuUrl = config.gpuMetrics.url;
         if (gpuUrl) {
           gpuMetrics = new DcgmScraper({
@@ -165,6 +178,9 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
         mirrors = undefined;
         const g = gpuMetrics;
         gpuMetrics = undefined;
+        const st = storage;
+        storage = undefined;
+        await st?.stop();
         try {
           await Promise.all([r?.stop(), m?.stop()]);
         } finally {

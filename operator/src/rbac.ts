@@ -34,6 +34,8 @@ export function operatorRbac(opts: OperatorRbacOptions = {}): OperatorRbac {
       { apiGroups: [""], resources: ["nodes"], verbs: READ },
       // Inventory: GPUs in use are held by pods of any namespace, not only Berth's (an informer: no get).
       { apiGroups: [""], resources: ["pods"], verbs: ["list", "watch"] },
+      // Volume sync: the storage driver's capacity reports (operator/src/storage/reporter.ts).
+      { apiGroups: ["storage.k8s.io"], resources: ["csistoragecapacities"], verbs: ["list"] },
     ],
     namespaceRules: [
       {
@@ -58,6 +60,8 @@ export function operatorRbac(opts: OperatorRbacOptions = {}): OperatorRbac {
           // Owner references with blockOwnerDeletion need this (OwnerReferencesPermissionEnforcement).
           { apiGroups: ["berth.dev"], resources: ["sessionmirrors/finalizers"], verbs: ["update"] },
           { apiGroups: [""], resources: ["pods", "services"], verbs: OWN },
+          // A session's volume claims: made where it lands, read until bound (the control plane releases them).
+          { apiGroups: [""], resources: ["persistentvolumeclaims"], verbs: ["get", "create"] },
           // The namespace's policy is read before the informer syncs and rewritten (PUT) when it drifts.
           { apiGroups: ["networking.k8s.io"], resources: ["networkpolicies"], verbs: ["get", "update", ...OWN] },
         ],

@@ -1,12 +1,13 @@
 // The internal plane's routes (docs/dev/internal-api.md). Every report names `cluster_id`; one that is
 // not the token's cluster is refused whole with 403 `forbidden` before anything is written.
 import { clustersOf } from "../domain/clusters/runtime.ts";
+import { applyStorageReport } from "../domain/storage/readings.ts";
 import { assertOwnCluster } from "./operator-auth.ts";
 import { applyInventory } from "./report-inventory.ts";
 import { recordSessionStatus } from "./report-status.ts";
 import { recordUsage } from "./report-usage.ts";
 import { type AnyInternalRoute, defineInternalRoute } from "./route.ts";
-import { InventoryReport, StatusReport, UsageBatch } from "./schemas.ts";
+import { InventoryReport, StatusReport, StorageReport, UsageBatch } from "./schemas.ts";
 
 export const JWKS_PATH = "/.well-known/svc-internal-jwks.json";
 
@@ -66,4 +67,16 @@ export const postUsage = defineInternalRoute({
   },
 });
 
-export const internalRoutes: AnyInternalRoute[] = [getJwks, putInventory, postSessionStatus, postUsage];
+/** What the cluster's storage driver publishes (docs/dev/storage.md): the capacity of the pools it serves. */
+export const putStorage = defineInternalRoute({
+  method: "put",
+  path: "/internal/v1/storage",
+  auth: "operator",
+  body: StorageReport,
+  handler: async ({ deps, operator, body }) => {
+    assertOwnCluster(operator, body.cluster_id);
+    return { status: 200, body: await applyStorageReport(deps, operator.clusterId, body) };
+  },
+});
+
+export const internalRoutes: AnyInternalRoute[] = [getJwks, putInventory, postSessionStatus, postUsage, putStorage];

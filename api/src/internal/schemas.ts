@@ -5,5 +5,6 @@ export {
   InventoryReport,
   MAX_SAMPLE_MS,
   StatusReport,
+  StorageReport,
   UsageBatch,
 } from "@berth/crds/internal-plane";

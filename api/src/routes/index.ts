@@ -13,6 +13,7 @@ import { routes as organizations } from "./organizations/routes.ts";
 import { routes as projects } from "./projects/routes.ts";
 import { routes as queue } from "./queue/routes.ts";
 import { routes as sessions } from "./sessions/routes.ts";
+import { routes as storage } from "./storage/routes.ts";
 import { systemRoutes } from "./system/routes.ts";
 import { routes as usage } from "./usage/routes.ts";
 import { routes as users } from "./users/routes.ts";
@@ -36,4 +37,5 @@ export const allRoutes: RouteDef[] = [
   ...credits,
   ...budgets,
   ...webhooks,
+  ...storage,
 ];

@@ -65,9 +65,11 @@ export function workerRbac(controlPlaneNamespace = "berth-system") {
     cluster: [
       { apiGroups: ["berth.dev"], resources: ["sessions"], verbs: ["get", "list", "watch", "delete"] },
       { apiGroups: ["berth.dev"], resources: ["sessions/status"], verbs: ["get", "update", "patch"] },
+      // Where a volume's claim is (controllers/src/sessions/dispatch.ts).
+      { apiGroups: ["berth.dev"], resources: ["volumes/status"], verbs: ["patch"] },
       {
         apiGroups: ["berth.dev"],
-        resources: ["clusters", "offerings", "resourcepresets", "images", "volumes"],
+        resources: ["clusters", "offerings", "resourcepresets", "images", "volumes", "pools"],
         verbs: ["get", "list", "watch"],
       },
       { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
@@ -95,6 +97,10 @@ export function apiSessionsRbac() {
         resources: ["offerings", "resourcepresets", "images", "resourcepolicies", "volumes"],
         verbs: ["get", "list"],
       },
+      // Storage (api/src/domain/storage): pools and volumes are written by the API.
+      { apiGroups: ["berth.dev"], resources: ["pools"], verbs: ["get", "list", "create", "patch", "delete"] },
+      { apiGroups: ["berth.dev"], resources: ["pools/status"], verbs: ["patch"] },
+      { apiGroups: ["berth.dev"], resources: ["volumes"], verbs: ["create", "patch", "delete"] },
       { apiGroups: [""], resources: ["events"], verbs: ["list"] },
       { apiGroups: [""], resources: ["namespaces"], verbs: ["create"] },
     ],

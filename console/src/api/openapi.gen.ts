@@ -234,6 +234,24 @@ export type CreateOrganizationRequest = {
   slug?: string;
 };
 
+export type CreatePool = {
+  /** The Pool resource's name (kubectl get pools). */
+  name: string;
+  display_name?: string;
+  /** The cluster its storage server sits in. */
+  cluster: string;
+  /** The storage class that provisions from the pool, as the operators are configured with it. */
+  storage_class: string;
+  /** Default all. */
+  sharing?: "all" | "selected";
+  /** With sharing `selected`: the clusters allowed to place volumes on the pool. */
+  clusters?: string[];
+  /** The pool's stated capacity, used when its storage driver publishes none. */
+  manual_capacity_gb?: number;
+  /** Volumes created without a pool go here. The first pool is the default unless told otherwise. */
+  default?: boolean;
+};
+
 export type CreateProjectRequest = {
   organization_id: string;
   name: string;
@@ -275,8 +293,9 @@ export type CreateSession = {
   /** Queue priority (higher first). Members may not exceed the policy's maxPriority (default 0). */
   priority?: number;
   volumes?: {
-    /** A Volume of your organization. */
+    /** A volume you may use: its id (vol_…) or its resource name. */
     volume: string;
+    /** Absolute, without . or .., not over a system path (/etc, /usr, /proc, …). */
     mount_path?: string;
     read_only?: boolean;
   }[];
@@ -293,6 +312,16 @@ export type CreateUserRequest = {
   organization_id?: string;
   /** Role in organization_id; default member. */
   role?: "org_admin" | "member";
+};
+
+export type CreateVolume = {
+  name: string;
+  size_gb: number;
+  /** Default: the default pool. */
+  pool?: string;
+  /** The project that owns the volume (one of yours); absent: you own it. */
+  project_id?: string;
+  organization_id?: string;
 };
 
 export type CreditRequest = {
@@ -337,7 +366,7 @@ export type CreditRequestDenial = {
 export type ErrorEnvelope = {
   error: {
     /** Stable error code; clients map it to a message. */
-    code: "validation_failed" | "malformed_json" | "bad_request" | "webhook_url_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "webhook_limit_reached" | "invalid_session_state" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "gpu_model_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "too_many_requests" | "internal" | "unavailable";
+    code: "validation_failed" | "malformed_json" | "bad_request" | "webhook_url_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_locked" | "invalid_session_state" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "gpu_model_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "too_many_requests" | "internal" | "unavailable";
     /** Human-readable text. */
     message: string;
     /** What to fix. For validation_failed: issues[] of {path, message, code}. */
@@ -444,6 +473,10 @@ export type LedgerLine = {
   } | null;
   /** The sequence number this line reverses. */
   reverses: string | null;
+};
+
+export type LockVolume = {
+  reason: string;
 };
 
 export type LoginRequest = {
@@ -573,6 +606,16 @@ export type Pagination = {
   page: number;
   size: number;
   total: number;
+};
+
+export type PoolCapacity = {
+  /** csi: the storage driver's report; manual: the stated capacity; node_disk: the storage node's system drive (a stand-in that can be far off). */
+  source: "csi" | "manual" | "node_disk";
+  total_gb: number;
+  available_gb: number;
+  /** Sizes of the pool's volumes, added up. */
+  provisioned_gb: number;
+  observed_at: string | null;
 };
 
 export type PreviewCost = {
@@ -858,6 +901,14 @@ export type SessionUsage = {
   series: UsagePoint[];
 };
 
+export type SetVolumeShares = {
+  shares: {
+    kind: "user" | "project";
+    id: string;
+    access?: "read_only" | "read_write";
+  }[];
+};
+
 /** What `POST /api/v1/sessions` would refuse with now: the `error` object of its envelope, less `request_id` and `timestamp`. */
 export type StartRefusal = {
   /** The error code create would answer, e.g. `quota_exceeded`. */
@@ -867,6 +918,55 @@ export type StartRefusal = {
   details: {
     [key: string]: unknown;
   };
+};
+
+export type StoragePool = {
+  name: string;
+  display_name: string | null;
+  cluster: string;
+  storage_class: string;
+  sharing: "all" | "selected";
+  clusters: string[];
+  manual_capacity_gb: number | null;
+  default: boolean;
+  /** null: nothing published and no stated capacity. */
+  capacity: PoolCapacity | null;
+  volumes: number;
+  created_at: string | null;
+};
+
+export type StorageVolume = {
+  id: string;
+  name: string;
+  organization_id: string;
+  owner: {
+    kind: "user" | "project";
+    id: string;
+  };
+  size_gb: number;
+  used_gb: number | null;
+  pool: string;
+  /** Where its claim exists now; null: nowhere. */
+  bound_cluster: string | null;
+  claim_name: string | null;
+  locked: boolean;
+  lock_reason: string | null;
+  shares: {
+    kind: "user" | "project";
+    id: string;
+    access: "read_only" | "read_write";
+  }[];
+  /** Sessions (not terminated) that mount it; in the detail only. */
+  mounts?: {
+    session_id: string;
+    read_only: boolean;
+    mount_path: string | null;
+  }[];
+  created_by: string;
+  /** RFC 3339, UTC. */
+  created_at: string;
+  /** RFC 3339, UTC. */
+  updated_at: string;
 };
 
 export type TokenCredential = {
@@ -922,6 +1022,17 @@ export type UpdateOrganizationRequest = {
   slug?: string;
 };
 
+export type UpdatePool = {
+  display_name?: string | null;
+  cluster?: string;
+  storage_class?: string;
+  sharing?: "all" | "selected";
+  clusters?: string[];
+  /** null removes the stated capacity. */
+  manual_capacity_gb?: number | null;
+  default?: boolean;
+};
+
 export type UpdateProjectRequest = {
   name?: string;
 };
@@ -949,6 +1060,12 @@ export type UpdateUserRequest = {
   disabled?: boolean;
   /** An administrator's reset: temporary, to be changed at next sign-in; revokes the account's tokens. */
   password?: string;
+};
+
+export type UpdateVolume = {
+  name?: string;
+  /** Grow only. */
+  size_gb?: number;
 };
 
 export type UsagePoint = {
@@ -1345,6 +1462,15 @@ export interface Operations {
     body: CreateSession;
     response: Session;
   };
+  /** Create a storage pool (super_admin) */
+  createStoragePool: {
+    method: "post";
+    path: "/api/v1/storage/pools";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: CreatePool;
+    response: StoragePool;
+  };
   /** Create an account */
   createUser: {
     method: "post";
@@ -1353,6 +1479,15 @@ export interface Operations {
     query: Record<string, never>;
     body: CreateUserRequest;
     response: UserDetail;
+  };
+  /** Create a volume */
+  createVolume: {
+    method: "post";
+    path: "/api/v1/storage/volumes";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: CreateVolume;
+    response: StorageVolume;
   };
   /** Add a webhook endpoint to an organization (at most 10); the answer shows its secret once */
   createWebhook: {
@@ -1408,12 +1543,34 @@ export interface Operations {
     body: undefined;
     response: undefined;
   };
+  /** Delete a storage pool (super_admin) */
+  deleteStoragePool: {
+    method: "delete";
+    path: "/api/v1/storage/pools/{pool}";
+    params: {
+      pool: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: undefined;
+  };
   /** Delete an account */
   deleteUser: {
     method: "delete";
     path: "/api/v1/users/{userId}";
     params: {
       userId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: undefined;
+  };
+  /** Delete a volume */
+  deleteVolume: {
+    method: "delete";
+    path: "/api/v1/storage/volumes/{volumeId}";
+    params: {
+      volumeId: string;
     };
     query: Record<string, never>;
     body: undefined;
@@ -1695,6 +1852,17 @@ export interface Operations {
     body: undefined;
     response: SessionUsage;
   };
+  /** A storage pool (super_admin) */
+  getStoragePool: {
+    method: "get";
+    path: "/api/v1/storage/pools/{pool}";
+    params: {
+      pool: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: StoragePool;
+  };
   /** An account and its memberships */
   getUser: {
     method: "get";
@@ -1705,6 +1873,17 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: UserDetail;
+  };
+  /** A volume: bound cluster, claim, size, use, mounts, shares, lock */
+  getVolume: {
+    method: "get";
+    path: "/api/v1/storage/volumes/{volumeId}";
+    params: {
+      volumeId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: StorageVolume;
   };
   /** A wallet: balance, what it can spend, limits */
   getWallet: {
@@ -2106,6 +2285,23 @@ export interface Operations {
       pagination: Pagination;
     };
   };
+  /** List storage pools with their capacity readings (super_admin) */
+  listStoragePools: {
+    method: "get";
+    path: "/api/v1/storage/pools";
+    params: Record<string, never>;
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+    };
+    body: undefined;
+    response: {
+      data: StoragePool[];
+      pagination: Pagination;
+    };
+  };
   /** List the accounts you may see */
   listUsers: {
     method: "get";
@@ -2126,6 +2322,26 @@ export interface Operations {
     body: undefined;
     response: {
       data: User[];
+      pagination: Pagination;
+    };
+  };
+  /** List volumes (newest first) */
+  listVolumes: {
+    method: "get";
+    path: "/api/v1/storage/volumes";
+    params: Record<string, never>;
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+      organization_id?: string;
+      project_id?: string;
+      pool?: string;
+    };
+    body: undefined;
+    response: {
+      data: StorageVolume[];
       pagination: Pagination;
     };
   };
@@ -2217,6 +2433,17 @@ export interface Operations {
       data: Webhook[];
       pagination: Pagination;
     };
+  };
+  /** Lock a volume (organization admin, super_admin) */
+  lockVolume: {
+    method: "post";
+    path: "/api/v1/storage/volumes/{volumeId}/lock";
+    params: {
+      volumeId: string;
+    };
+    query: Record<string, never>;
+    body: LockVolume;
+    response: StorageVolume;
   };
   /** Sign in with email and password */
   login: {
@@ -2375,6 +2602,17 @@ export interface Operations {
     body: BudgetSet;
     response: Budget;
   };
+  /** Share a volume with users or projects of its organization (replaces the list) */
+  setVolumeShares: {
+    method: "put";
+    path: "/api/v1/storage/volumes/{volumeId}/shares";
+    params: {
+      volumeId: string;
+    };
+    query: Record<string, never>;
+    body: SetVolumeShares;
+    response: StorageVolume;
+  };
   /** Server-sent events of session changes (text/event-stream) */
   streamSessionEvents: {
     method: "get";
@@ -2422,6 +2660,17 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: NodeActionResult;
+  };
+  /** Unlock a volume (organization admin, super_admin) */
+  unlockVolume: {
+    method: "post";
+    path: "/api/v1/storage/volumes/{volumeId}/unlock";
+    params: {
+      volumeId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: StorageVolume;
   };
   /** Change a cluster's session_domain (super_admin) */
   updateCluster: {
@@ -2500,6 +2749,17 @@ export interface Operations {
     body: UpdateResourcePresetRequest;
     response: ResourcePreset;
   };
+  /** Change a storage pool (super_admin) */
+  updateStoragePool: {
+    method: "patch";
+    path: "/api/v1/storage/pools/{pool}";
+    params: {
+      pool: string;
+    };
+    query: Record<string, never>;
+    body: UpdatePool;
+    response: StoragePool;
+  };
   /** Change an account */
   updateUser: {
     method: "patch";
@@ -2510,6 +2770,17 @@ export interface Operations {
     query: Record<string, never>;
     body: UpdateUserRequest;
     response: UserDetail;
+  };
+  /** Rename a volume or make it larger */
+  updateVolume: {
+    method: "patch";
+    path: "/api/v1/storage/volumes/{volumeId}";
+    params: {
+      volumeId: string;
+    };
+    query: Record<string, never>;
+    body: UpdateVolume;
+    response: StorageVolume;
   };
   /** Change a webhook endpoint's URL, description, event kinds, or enable/disable it */
   updateWebhook: {
@@ -2546,13 +2817,17 @@ export const OPERATIONS = {
   createResourcePolicy: { method: "post", path: "/api/v1/resource-policies" },
   createResourcePreset: { method: "post", path: "/api/v1/resource-presets" },
   createSession: { method: "post", path: "/api/v1/sessions" },
+  createStoragePool: { method: "post", path: "/api/v1/storage/pools" },
   createUser: { method: "post", path: "/api/v1/users" },
+  createVolume: { method: "post", path: "/api/v1/storage/volumes" },
   createWebhook: { method: "post", path: "/api/v1/webhooks" },
   deleteBudget: { method: "delete", path: "/api/v1/budgets/{organizationId}" },
   deleteNode: { method: "delete", path: "/api/v1/nodes/{clusterId}/{nodeName}" },
   deleteOrganization: { method: "delete", path: "/api/v1/organizations/{organizationId}" },
   deleteProject: { method: "delete", path: "/api/v1/projects/{projectId}" },
+  deleteStoragePool: { method: "delete", path: "/api/v1/storage/pools/{pool}" },
   deleteUser: { method: "delete", path: "/api/v1/users/{userId}" },
+  deleteVolume: { method: "delete", path: "/api/v1/storage/volumes/{volumeId}" },
   deleteWebhook: { method: "delete", path: "/api/v1/webhooks/{webhookId}" },
   denyCreditRequest: { method: "post", path: "/api/v1/credits/requests/{requestId}/deny" },
   deregisterCluster: { method: "delete", path: "/api/v1/clusters/{clusterId}" },
@@ -2577,7 +2852,9 @@ export const OPERATIONS = {
   getSessionLogs: { method: "get", path: "/api/v1/sessions/{sessionId}/logs" },
   getSessionResource: { method: "get", path: "/api/v1/sessions/{sessionId}/resource" },
   getSessionUsage: { method: "get", path: "/api/v1/sessions/{sessionId}/usage" },
+  getStoragePool: { method: "get", path: "/api/v1/storage/pools/{pool}" },
   getUser: { method: "get", path: "/api/v1/users/{userId}" },
+  getVolume: { method: "get", path: "/api/v1/storage/volumes/{volumeId}" },
   getWallet: { method: "get", path: "/api/v1/credits/wallets/{walletId}" },
   getWalletLedger: { method: "get", path: "/api/v1/credits/wallets/{walletId}/ledger" },
   getWebhook: { method: "get", path: "/api/v1/webhooks/{webhookId}" },
@@ -2600,12 +2877,15 @@ export const OPERATIONS = {
   listResourcePresets: { method: "get", path: "/api/v1/resource-presets" },
   listSessionResourceEvents: { method: "get", path: "/api/v1/sessions/{sessionId}/resource/events" },
   listSessions: { method: "get", path: "/api/v1/sessions" },
+  listStoragePools: { method: "get", path: "/api/v1/storage/pools" },
   listUsers: { method: "get", path: "/api/v1/users" },
+  listVolumes: { method: "get", path: "/api/v1/storage/volumes" },
   listWallets: { method: "get", path: "/api/v1/credits/wallets" },
   listWebhookAttempts: { method: "get", path: "/api/v1/webhooks/{webhookId}/attempts" },
   listWebhookDeliveries: { method: "get", path: "/api/v1/webhooks/{webhookId}/deliveries" },
   listWebhookEventTypes: { method: "get", path: "/api/v1/webhooks/event-types" },
   listWebhooks: { method: "get", path: "/api/v1/webhooks" },
+  lockVolume: { method: "post", path: "/api/v1/storage/volumes/{volumeId}/lock" },
   login: { method: "post", path: "/api/v1/auth/login" },
   openWallet: { method: "post", path: "/api/v1/credits/wallets" },
   pauseSession: { method: "post", path: "/api/v1/sessions/{sessionId}/pause" },
@@ -2621,10 +2901,12 @@ export const OPERATIONS = {
   rotateClusterOperatorToken: { method: "post", path: "/api/v1/clusters/{clusterId}/operator-token" },
   rotateWebhookSecret: { method: "post", path: "/api/v1/webhooks/{webhookId}/rotate-secret" },
   setBudget: { method: "put", path: "/api/v1/budgets/{organizationId}" },
+  setVolumeShares: { method: "put", path: "/api/v1/storage/volumes/{volumeId}/shares" },
   streamSessionEvents: { method: "get", path: "/api/v1/sessions/events" },
   terminateSession: { method: "post", path: "/api/v1/sessions/{sessionId}/terminate" },
   testClusterConnection: { method: "post", path: "/api/v1/clusters/{clusterId}/connection-test" },
   uncordonNode: { method: "post", path: "/api/v1/nodes/{clusterId}/{nodeName}/uncordon" },
+  unlockVolume: { method: "post", path: "/api/v1/storage/volumes/{volumeId}/unlock" },
   updateCluster: { method: "patch", path: "/api/v1/clusters/{clusterId}" },
   updateImage: { method: "patch", path: "/api/v1/images/{name}" },
   updateOffering: { method: "patch", path: "/api/v1/offerings/{name}" },
@@ -2632,6 +2914,8 @@ export const OPERATIONS = {
   updateProject: { method: "patch", path: "/api/v1/projects/{projectId}" },
   updateResourcePolicy: { method: "patch", path: "/api/v1/resource-policies/{name}" },
   updateResourcePreset: { method: "patch", path: "/api/v1/resource-presets/{name}" },
+  updateStoragePool: { method: "patch", path: "/api/v1/storage/pools/{pool}" },
   updateUser: { method: "patch", path: "/api/v1/users/{userId}" },
+  updateVolume: { method: "patch", path: "/api/v1/storage/volumes/{volumeId}" },
   updateWebhook: { method: "patch", path: "/api/v1/webhooks/{webhookId}" },
 } as const;

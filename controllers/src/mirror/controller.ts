@@ -17,6 +17,7 @@ import { WorkQueue } from "../kube/workqueue.ts";
 import { DEFAULT_SESSIONS_NAMESPACE, LABELS } from "../sessions/names.ts";
 import { type MirrorManifestOptions, SESSIONS_POLICY_NAME } from "./manifests.ts";
 import {
+  type ClaimView,
   type MirrorAction,
   type MirrorObserved,
   type MirrorReport,
@@ -332,6 +333,15 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
       else if (res.status !== 404 && res.status !== 409) throw new Error(`deleting pod ${a.name}: ${res.status}`);
     } else if (a.kind === "createService") {
       if (await createTracked("services", a.manifest, unseenServices)) counts.serviceCreates++;
+    } else if (a.kind === "createClaim") {
+      // 409: made already (by this operator before a restart, or a reconcile of another session).
+      const res = await deps.kube.request("POST", `/api/v1/namespaces/${ns}/persistentvolumeclaims`, {
+        body: a.manifest,
+      });
+      if (res.status >= 300 && res.status !== 409)
+        throw new Error(
+          `creating claim ${a.manifest.metadata.name}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`,
+        );
     } else if (a.kind === "deleteService" || a.kind === "deleteNetworkPolicy") {
       const path =
         a.kind === "deleteService"
@@ -451,8 +461,21 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
     if (service) unseenServices.seen(key, service.metadata.uid);
     const unseenPod = pod ? undefined : unseenPods.pending(key);
     const unseenService = service ? undefined : unseenServices.pending(key);
+    // Claims of the volumes the operator makes itself, read while the pod is still to be made.
+    const claims: Record<string, ClaimView> = {};
+    if (!pod && !m.metadata.deletionTimestamp)
+      for (const v of m.spec.volumes) {
+        if (v.storageClass === undefined) continue;
+        const res = await deps.kube.request<ClaimView>(
+          "GET",
+          `/api/v1/namespaces/${ns}/persistentvolumeclaims/${v.claimName}`,
+        );
+        if (res.status === 200) claims[v.claimName] = res.body;
+        else if (res.status !== 404) throw new Error(`reading claim ${v.claimName}: ${res.status}`);
+      }
     const observed: MirrorObserved = {
       mirror: m,
+      claims,
       now: now(),
       ...(pod ? { pod } : {}),
       ...(service ? { service } : {}),

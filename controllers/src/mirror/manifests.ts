@@ -21,6 +21,40 @@ export interface MirrorManifestOptions {
   runtimeClassName?: string;
   /** CIDRs session pods may reach although private (a package mirror, a node-local DNS cache). */
   egressAllow?: readonly string[];
+  /** A volume's claim not bound after this long fails the session (ClaimNotBound) instead of waiting on. */
+  claimBindTimeoutMs?: number;
+}
+
+/** The annotation a volume's claim carries: where its data sits on the pool (the provisioner's volume handle). */
+export const DATA_PATH_ANNOTATION = "berth.dev/data-path";
+
+export type MirrorVolume = SessionMirror["spec"]["volumes"][number];
+
+/**
+ * A volume's claim on this cluster. Not owned by the mirror: it outlives the session, and is released
+ * when no session has used it for a while. Its name and data path come from the volume id alone, so a
+ * claim made again (here or on another cluster) reaches the same data; a second create only gets 409.
+ */
+export function claimManifest(v: MirrorVolume, opts: MirrorManifestOptions) {
+  return {
+    apiVersion: "v1",
+    kind: "PersistentVolumeClaim",
+    metadata: {
+      name: v.claimName,
+      namespace: opts.namespace,
+      labels: {
+        [LABELS.partOf]: "berth",
+        [LABELS.managedBy]: "berth-operator",
+        ...(v.volumeId ? { [LABELS.volumeId]: v.volumeId } : {}),
+      },
+      annotations: { ...(v.dataPath ? { [DATA_PATH_ANNOTATION]: v.dataPath } : {}) },
+    },
+    spec: {
+      accessModes: ["ReadWriteMany"],
+      storageClassName: v.storageClass,
+      resources: { requests: { storage: `${v.sizeGb ?? 1}Gi` } },
+    },
+  };
 }
 
 export interface KubeObjectMeta {

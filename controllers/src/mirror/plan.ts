@@ -4,6 +4,7 @@
 import type { SessionMirror, SessionMirrorPhase } from "@berth/crds";
 import { LABELS, MIRROR_FINALIZER } from "../sessions/names.ts";
 import {
+  claimManifest,
   type KubeObjectMeta,
   type MirrorManifestOptions,
   podManifest,
@@ -55,7 +56,20 @@ export interface MirrorObserved {
    * deletion is forced at once instead of after its grace period (it blocked the session's name ~45 s).
    */
   podNodeGone?: boolean;
+  /**
+   * The claims of the mirror's volumes that the operator makes itself (those with a storage class), by
+   * claim name: absent from the record when the claim does not exist.
+   */
+  claims?: Record<string, ClaimView>;
 }
+
+export interface ClaimView {
+  metadata: KubeObjectMeta;
+  status?: { phase?: string };
+}
+
+/** A claim not bound after this long fails the session (ClaimNotBound): a clear reason, not a hang. */
+export const CLAIM_BIND_TIMEOUT_MS = 5 * 60_000;
 
 /** What the operator reports for a mirror (`Terminated` is reported once the mirror itself is gone). */
 export interface MirrorReport {
@@ -70,6 +84,7 @@ export type MirrorAction =
   /** `graceSeconds: 0` for a pod of a previous incarnation: the name must be free again soon. */
   | { kind: "deletePod"; name: string; uid?: string; graceSeconds?: number }
   | { kind: "createService"; manifest: ReturnType<typeof serviceManifest> }
+  | { kind: "createClaim"; manifest: ReturnType<typeof claimManifest> }
   | { kind: "deleteService"; name: string }
   | { kind: "deleteNetworkPolicy"; name: string }
   /** Removes our finalizer from a mirror being deleted: everything it made is gone. */
@@ -158,6 +173,50 @@ export function planMirror(observed: MirrorObserved, opts: MirrorManifestOptions
   // Earlier versions made a policy per session; the namespace's policy (created before any pod) covers it.
   if (networkPolicy && ownedBy(networkPolicy, mirror) && !networkPolicy.metadata.deletionTimestamp)
     actions.push({ kind: "deleteNetworkPolicy", name: podName });
+
+  if (!pod && !unseenPod) {
+    // The pod waits for its volumes' claims: made here when absent, and bound (by the cluster's binder).
+    const made = mirror.spec.volumes.filter((v) => v.storageClass !== undefined);
+    const missing = made.filter((v) => !observed.claims?.[v.claimName]);
+    for (const v of missing) actions.push({ kind: "createClaim", manifest: claimManifest(v, opts) });
+    const unbound = made.filter((v) => {
+      const c = observed.claims?.[v.claimName];
+      return c && c.status?.phase !== "Bound";
+    });
+    if (missing.length > 0 || unbound.length > 0) {
+      const timeout = opts.claimBindTimeoutMs ?? CLAIM_BIND_TIMEOUT_MS;
+      const stuck = unbound.find((v) => {
+        const since = Date.parse(observed.claims?.[v.claimName]?.metadata.creationTimestamp ?? "");
+        return observed.now && Number.isFinite(since) && observed.now.getTime() - since >= timeout;
+      });
+      if (stuck)
+        return {
+          actions,
+          report: {
+            phase: "Failed",
+            reason: "ClaimNotBound",
+            message: `the claim ${stuck.claimName} of volume ${stuck.volumeId ?? stuck.claimName} did not bind within ${Math.round(timeout / 1000)} s (storage class ${stuck.storageClass}; is its provisioner running?)`,
+          },
+        };
+      const names = [...missing, ...unbound].map((v) => v.claimName).join(", ");
+      return {
+        actions,
+        report: {
+          phase: "Starting",
+          reason: "WaitingForClaim",
+          message: `waiting for the claim${missing.length + unbound.length > 1 ? "s" : ""} ${names} to bind`,
+        },
+        // Claims are not watched: look again soon while a bind is likely (a provisioner answers within
+        // seconds), then less often.
+        requeueAfterMs: unbound.every((v) => {
+          const since = Date.parse(observed.claims?.[v.claimName]?.metadata.creationTimestamp ?? "");
+          return !observed.now || !Number.isFinite(since) || observed.now.getTime() - since < 5_000;
+        })
+          ? 200
+          : 2_000,
+      };
+    }
+  }
 
   if (!pod) {
     if (unseenPod)

@@ -29,6 +29,26 @@ export const volumeLocality: Constraint = {
   decisiveReason: (req) => (req.volumes.some((v) => v.boundCluster !== undefined) ? "VolumeLocality" : undefined),
 };
 
+/**
+ * A volume on a pool shared with `selected` clusters is mounted only there: its sessions go to those
+ * clusters (a pin outside them is refused at the API). A volume whose pool is gone imposes nothing.
+ */
+export const poolSharing: Constraint = {
+  name: "pool-sharing",
+  exclude: (req, cluster) => {
+    const outside = req.volumes.find(
+      (v) => v.allowedClusters !== undefined && !v.allowedClusters.includes(cluster.clusterId),
+    );
+    return outside
+      ? {
+          reason: "VolumeLocality",
+          message: `volume ${outside.name} is on a pool shared only with ${outside.allowedClusters?.join(", ")}`,
+        }
+      : undefined;
+  },
+  decisiveReason: (req) => (req.volumes.some((v) => v.allowedClusters?.length === 1) ? "VolumeLocality" : undefined),
+};
+
 /** Only clusters that accept sessions right now (registered, accepted, operator reporting). */
 export const clusterPlaceable: Constraint = {
   name: "cluster-placeable",
@@ -67,6 +87,7 @@ export const avoidedClusters: Constraint = {
 export const DEFAULT_CONSTRAINTS: readonly Constraint[] = [
   clusterPin,
   volumeLocality,
+  poolSharing,
   clusterPlaceable,
   gpuModel,
   avoidedClusters,

@@ -69,7 +69,9 @@ export function planPlacement(input: PlanPlacementInput): PlacementPlan {
       continue;
     }
 
-    const restricted = req.clusterPin !== undefined || req.volumes.some((v) => v.boundCluster !== undefined);
+    const restricted =
+      req.clusterPin !== undefined ||
+      req.volumes.some((v) => v.boundCluster !== undefined || v.allowedClusters !== undefined);
     const usable = blocked.has(req.gpuModel)
       ? []
       : eligible.filter((c) => !blocked.has(slot(c.clusterId, req.gpuModel)));

@@ -14,7 +14,12 @@ export interface PlacementRequest {
   since: string;
   clusterPin?: string;
   /** The session's volumes and, for those whose claim exists somewhere, that cluster. */
-  volumes: { name: string; boundCluster?: string }[];
+  volumes: {
+    name: string;
+    boundCluster?: string;
+    /** The volume's pool is shared with these clusters only (sharing `selected`); absent: all. */
+    allowedClusters?: string[];
+  }[];
   /** Clusters this session should not go back to for now (its pod found no node there). */
   avoidClusters?: string[];
 }

@@ -13,6 +13,7 @@ import type { Logger } from "pino";
 import type { KubeApi } from "../kube/client.ts";
 import type { InformerEvent, KubeObject } from "../kube/informer.ts";
 import { WorkQueue } from "../kube/workqueue.ts";
+import { idleClaims } from "./claims.ts";
 import { Dispatch } from "./dispatch.ts";
 import { EventRecorder } from "./event-recorder.ts";
 import { SessionMemory } from "./memory.ts";
@@ -80,6 +81,7 @@ export class SessionController {
       counts: this.counts,
     });
     this.#dispatch = new Dispatch({
+      management: d.kube,
       store: d.store,
       observed: this.#observed,
       memory,
@@ -152,6 +154,17 @@ export class SessionController {
       await this.#refreshInventory(true);
       for (const key of o.sessions.store.keys()) this.#queue.add(key);
       this.schedulePlacement();
+    });
+    const lastUsed = new Map<string, number>();
+    this.#every(Math.min(this.#o.pollMs, this.#o.claimIdleMs), async () => {
+      const now = this.#now().getTime();
+      const idle = idleClaims(o.volumes.store.entries(), o.sessions.store.values(), lastUsed, now, this.#o.claimIdleMs);
+      for (const key of idle) {
+        const vol = o.volumes.store.get(key);
+        if (vol) await this.#dispatch.releaseClaim(vol);
+        lastUsed.delete(key);
+      }
+      if (idle.length > 0) this.schedulePlacement();
     });
     this.#every(PURGE_MS, async () => {
       await this.#d.store.purgeEvents(new Date(this.#now().getTime() - this.#o.eventRetentionMs));

@@ -2,7 +2,17 @@
 // The mirror is written by server-side apply (field manager: the controller's component, forced: the
 // mirror is ours), so a retry, a new leader or a mirror written again after it was lost is the same
 // request; restarts patch its restart count and revision; pause, terminate and strays delete it.
-import { type Cluster, type Session, type SessionMirror, SessionMirrorKind } from "@berth/crds";
+import {
+  type Cluster,
+  type Session,
+  type SessionMirror,
+  SessionMirrorKind,
+  type Volume,
+  VolumeKind,
+  volumeClaimName,
+  volumeDataPath,
+  volumeIdOf,
+} from "@berth/crds";
 import { type KubeApi, serverSideApply } from "../kube/client.ts";
 import { type KubeObject, keyOf } from "../kube/informer.ts";
 import { recordUnrecorded } from "./history.ts";
@@ -23,6 +33,8 @@ export class RetryAfter extends Error {
 }
 
 export interface DispatchDeps {
+  /** The management cluster: Volume status (where a volume's claim is) is written there. */
+  management?: KubeApi;
   store: SessionStore;
   observed: Observed;
   memory: SessionMemory;
@@ -80,18 +92,28 @@ export class Dispatch {
         `catalog objects of ${s.metadata.name} are missing (offering ${s.spec.offering}, preset ${s.spec.preset}, image ${s.spec.image})`,
       );
     const gpuCount = o.gpuCountOf(s) as number; // the offering is there (checked above)
+    // Every cluster names a volume's claim alike and reaches the same data (crds/src/names.ts): the
+    // operator where the session lands makes the claim when it is absent and waits for it to bind.
     const volumes = s.spec.volumes.flatMap((v, i) => {
       const vol = o.volumes.store.get(`${s.metadata.namespace}/${v.volume}`);
-      const claim = vol?.status?.claimName;
-      return claim
-        ? [
-            {
-              claimName: claim,
-              mountPath: v.mountPath ?? (i === 0 ? "/home/jovyan/work" : `/mnt/${v.volume}`),
-              readOnly: v.readOnly,
-            },
-          ]
-        : [];
+      if (!vol) return [];
+      const volumeId = volumeIdOf(v.volume);
+      const mountPath = v.mountPath ?? (i === 0 ? "/home/jovyan/work" : `/mnt/${v.volume}`);
+      if (!vol.spec.storageClass) {
+        const claim = vol.status?.claimName;
+        return claim ? [{ claimName: claim, mountPath, readOnly: v.readOnly }] : [];
+      }
+      return [
+        {
+          claimName: volumeClaimName(volumeId),
+          volumeId,
+          storageClass: vol.spec.storageClass,
+          sizeGb: vol.spec.sizeGb,
+          dataPath: volumeDataPath(volumeId),
+          mountPath,
+          readOnly: v.readOnly,
+        },
+      ];
     });
     return SessionMirrorKind.build(
       {
@@ -159,15 +181,12 @@ export class Dispatch {
       // takes to go.
       if (got.status === 200 && got.body.metadata.deletionTimestamp) throw stillGoing();
     }
-    const res = await serverSideApply<SessionMirror>(
-      kube,
-      this.#path(name),
-      this.mirrorOf(s, clusterId, revision, restarts),
-      {
-        fieldManager: this.#d.fieldManager,
-        force: true,
-      },
-    );
+    const mirror = this.mirrorOf(s, clusterId, revision, restarts);
+    await this.#bindVolumes(s, clusterId);
+    const res = await serverSideApply<SessionMirror>(kube, this.#path(name), mirror, {
+      fieldManager: this.#d.fieldManager,
+      force: true,
+    });
     if (res.status !== 201 && res.status !== 200)
       throw new Error(
         `writing the mirror of ${name} to ${clusterId}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`,
@@ -178,6 +197,55 @@ export class Dispatch {
     if (res.status === 201) counts.mirrorCreates++;
     else counts.mirrorUpdates++; // ours already (a retry, a new leader): now at this revision
     memory.mirrors.set(id, { cluster: clusterId, state: "present" });
+  }
+
+  /**
+   * Records on each of the session's volumes that its claim is on `clusterId` (before the mirror is
+   * written, so placement keeps the volume's next sessions there from now on). A volume recorded on
+   * another cluster is left alone: placement did not put the session there (a claim released since).
+   */
+  async #bindVolumes(s: Session, clusterId: string): Promise<void> {
+    const kube = this.#d.management;
+    if (!kube) return;
+    const now = new Date().toISOString();
+    for (const v of s.spec.volumes) {
+      const vol = this.#d.observed.volumes.store.get(`${s.metadata.namespace}/${v.volume}`);
+      if (!vol?.spec.storageClass) continue;
+      const claimName = volumeClaimName(volumeIdOf(v.volume));
+      const bound = vol.status?.boundCluster;
+      if (bound && bound !== clusterId) continue;
+      if (bound === clusterId && vol.status?.claimName === claimName) continue;
+      const path = `/apis/${VolumeKind.group}/${VolumeKind.version}/namespaces/${s.metadata.namespace}/${VolumeKind.plural}/${v.volume}/status`;
+      const res = await kube.request("PATCH", path, {
+        body: { status: { boundCluster: clusterId, claimName, lastUsedAt: now } },
+      });
+      if (res.status >= 300 && res.status !== 404)
+        throw new Error(`recording the claim of volume ${v.volume} on ${clusterId}: ${res.status}`);
+    }
+  }
+
+  /**
+   * Deletes an idle volume's claim on the cluster holding it (the data stays on the pool), then forgets
+   * the cluster in the volume's status. A cluster that cannot be reached keeps the record: tried again.
+   */
+  async releaseClaim(vol: Volume): Promise<void> {
+    const clusterId = vol.status?.boundCluster;
+    const claim = vol.status?.claimName;
+    const management = this.#d.management;
+    if (!clusterId || !management) return;
+    if (claim) {
+      const kube = await this.#client(clusterId);
+      const path = `/api/v1/namespaces/${this.#d.namespace}/persistentvolumeclaims/${claim}`;
+      const res = await kube.request("DELETE", path);
+      if (res.status >= 300 && res.status !== 404)
+        throw new Error(`releasing claim ${claim} on ${clusterId}: ${res.status}`);
+    }
+    const path = `/apis/${VolumeKind.group}/${VolumeKind.version}/namespaces/${vol.metadata.namespace}/${VolumeKind.plural}/${vol.metadata.name}/status`;
+    const res = await management.request("PATCH", path, {
+      body: { status: { boundCluster: null, claimName: null, lastUsedAt: null } },
+    });
+    if (res.status >= 300 && res.status !== 404)
+      throw new Error(`forgetting the claim of ${vol.metadata.name}: ${res.status}`);
   }
 
   async #restart(s: Session, clusterId: string, restartCount: number): Promise<void> {

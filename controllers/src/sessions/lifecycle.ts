@@ -365,7 +365,12 @@ export function planSession(o: SessionObserved): SessionPlan {
       return finish();
     }
     case "Failed": {
-      const reason = r.reason === "ImagePullFailed" ? Reason.ImagePullFailed : Reason.PodFailed;
+      const reason =
+        r.reason === "ImagePullFailed"
+          ? Reason.ImagePullFailed
+          : r.reason === Reason.ClaimNotBound
+            ? Reason.ClaimNotBound
+            : Reason.PodFailed;
       d.phase("Failed")
         .set("connect", undefined)
         .set("node", undefined)
@@ -415,8 +420,10 @@ export function planSession(o: SessionObserved): SessionPlan {
         .condition(
           "Ready",
           "False",
-          r.reason === Reason.Unschedulable ? Reason.Unschedulable : Reason.PodPending,
-          r.reason === Reason.Unschedulable ? (r.message ?? "") : "waiting for the pod",
+          r.reason === Reason.Unschedulable || r.reason === Reason.WaitingForClaim ? r.reason : Reason.PodPending,
+          r.reason === Reason.Unschedulable || r.reason === Reason.WaitingForClaim
+            ? (r.message ?? "")
+            : "waiting for the pod",
         );
       if (r.reason === Reason.Unschedulable) plan.requeueAfterMs = timing.unschedulableMs;
       return finish();

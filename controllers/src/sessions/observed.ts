@@ -9,6 +9,8 @@ import {
   ImageKind,
   type Offering,
   OfferingKind,
+  type Pool,
+  PoolKind,
   type ResourcePreset,
   ResourcePresetKind,
   type Session,
@@ -40,6 +42,8 @@ export class Observed {
   readonly presets: Informer<ResourcePreset & KubeObject>;
   readonly images: Informer<Image & KubeObject>;
   readonly volumes: Informer<Volume & KubeObject>;
+  /** Storage pools: a pool shared with `selected` clusters keeps its volumes' sessions on them. */
+  readonly pools: Informer<Pool & KubeObject>;
   /** Registered clusters and their operators' last call (Postgres), by cluster id. */
   clusterRecords = new Map<string, ClusterRecord>();
   inventory: InventoryNodeView[] = [];
@@ -90,10 +94,11 @@ export class Observed {
     this.presets = informer(ResourcePresetKind, "presets", () => {});
     this.images = informer(ImageKind, "images", () => {});
     this.volumes = informer(VolumeKind, "volumes", () => o.on.placementInput());
+    this.pools = informer(PoolKind, "pools", () => o.on.placementInput());
   }
 
   #informers() {
-    return [this.clusters, this.offerings, this.presets, this.images, this.volumes, this.sessions];
+    return [this.clusters, this.offerings, this.presets, this.images, this.volumes, this.pools, this.sessions];
   }
 
   /** Starts the informers (sessions last) and resolves once each has listed. */

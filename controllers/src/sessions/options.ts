@@ -20,6 +20,8 @@ export interface SessionControllerOptions {
   pollMs: number;
   /** Stream events are kept this long. */
   eventRetentionMs: number;
+  /** A volume's claim no session has used for this long is released (controllers/src/sessions/claims.ts). */
+  claimIdleMs: number;
   /** Kubernetes Events' reporting component; also the field manager of the mirrors it applies. */
   component: string;
 }
@@ -34,6 +36,7 @@ export const DEFAULT_CONTROLLER_OPTIONS: SessionControllerOptions = {
   resyncMs: 60_000,
   pollMs: 5_000,
   eventRetentionMs: 24 * 3600_000,
+  claimIdleMs: 15 * 60_000,
   component: "berth-worker",
 };
 

@@ -149,8 +149,15 @@ export class PlacementPass {
         since: queueSince(s, now),
         ...(s.spec.clusterPin ? { clusterPin: s.spec.clusterPin } : {}),
         volumes: s.spec.volumes.map((v) => {
-          const bound = observed.volumes.store.get(`${s.metadata.namespace}/${v.volume}`)?.status?.boundCluster;
-          return { name: v.volume, ...(bound ? { boundCluster: bound } : {}) };
+          const vol = observed.volumes.store.get(`${s.metadata.namespace}/${v.volume}`);
+          const bound = vol?.status?.boundCluster;
+          const pool = vol?.spec.pool ? observed.pools.store.get(vol.spec.pool) : undefined;
+          const allowed = pool?.spec.sharing === "selected" ? pool.spec.clusters : undefined;
+          return {
+            name: v.volume,
+            ...(bound ? { boundCluster: bound } : {}),
+            ...(allowed ? { allowedClusters: allowed } : {}),
+          };
         }),
         ...(avoiding ? { avoidClusters: [avoid.cluster] } : {}),
       });

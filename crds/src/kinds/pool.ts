@@ -31,6 +31,8 @@ export const PoolSpec = rule(
     /** With sharing `selected`: the clusters allowed to place volumes on the pool. */
     clusters: z.array(ClusterId).max(256).optional(),
     manualCapacityGb: Gigabytes.optional(),
+    /** Where volumes go when their creator names no pool; at most one pool has it (the API keeps it so). */
+    default: z.boolean().default(false),
   }),
   "self.sharing == 'all' || (has(self.clusters) && size(self.clusters) > 0)",
   "sharing 'selected' needs at least one cluster in clusters",
@@ -46,7 +48,14 @@ export const PoolStatus = statusOf({
       availableGb: Gigabytes.optional(),
       source: CapacitySource,
       observedAt: Timestamp.optional(),
+      /** How the driver's figure was read (csi): its CSIStorageCapacity objects. */
+      via: z.string().max(64).optional(),
     })
+    .optional(),
+  /** The last changes of the reading's source, newest last: a source never changes silently. */
+  sourceChanges: z
+    .array(z.object({ from: CapacitySource.optional(), to: CapacitySource.optional(), at: Timestamp }))
+    .max(20)
     .optional(),
 });
 export type PoolStatus = z.infer<typeof PoolStatus>;

@@ -24,6 +24,8 @@ export const ResourcePolicySpec = z.object({
       maxConcurrentSessionsPerUser: Count.optional(),
       maxSessionHours: Count.optional(),
       maxVolumeGbPerUser: Count.optional(),
+      /** Gigabytes of volumes a project may own, all its volumes together. */
+      maxVolumeGbPerProject: Count.optional(),
       /** Highest priority a member may give a session; admins are not bound by it. */
       maxPriority: z.int32().optional(),
     })

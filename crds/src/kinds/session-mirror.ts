@@ -41,6 +41,15 @@ export const SessionMirrorSpec = z.object({
     .array(
       z.object({
         claimName: ResourceName,
+        /** With these, the operator makes the claim itself when it is absent (and waits for it to bind). */
+        volumeId: z
+          .string()
+          .regex(/^vol_[a-z0-9]{20}$/)
+          .optional(),
+        storageClass: ResourceName.optional(),
+        sizeGb: z.int().min(1).optional(),
+        /** Where the volume's data sits on the pool; the same on every cluster. */
+        dataPath: z.string().max(1024).optional(),
         mountPath: z
           .string()
           .max(4096)

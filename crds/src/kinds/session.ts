@@ -49,6 +49,10 @@ export const SessionReason = {
   ClusterUnreachable: "ClusterUnreachable",
   // Ready
   PodPending: "PodPending",
+  /** A volume's claim on the session's cluster exists but is not bound yet. */
+  WaitingForClaim: "WaitingForClaim",
+  /** A volume's claim did not bind in time (no volume of its class, a storage driver down). */
+  ClaimNotBound: "ClaimNotBound",
   PodRunning: "PodRunning",
   ImagePullFailed: "ImagePullFailed",
   PodFailed: "PodFailed",

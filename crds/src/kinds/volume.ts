@@ -5,6 +5,34 @@ import { defineKind, statusOf } from "../kind.ts";
 export const VolumeOwnerKind = z.enum(["user", "project"]);
 export type VolumeOwnerKind = z.infer<typeof VolumeOwnerKind>;
 
+/**
+ * Where a volume appears in a session's container: absolute, no `.` or `..` segment, and not over the
+ * paths the image's system lives in (a volume there would hide or replace them).
+ */
+export const SYSTEM_PATHS = [
+  "/bin",
+  "/boot",
+  "/dev",
+  "/etc",
+  "/lib",
+  "/lib64",
+  "/proc",
+  "/run",
+  "/sbin",
+  "/sys",
+  "/usr",
+  "/var",
+];
+export function mountPathProblem(p: string): string | undefined {
+  if (!p.startsWith("/")) return "must be an absolute path (start with /)";
+  const parts = p.split("/").slice(1);
+  if (parts.some((s) => s === "." || s === "..")) return "must not contain . or .. segments";
+  if (parts.some((s) => s === "") && p !== "/") return "must not contain empty segments or end with /";
+  if (p === "/") return "must not be the root directory";
+  if (SYSTEM_PATHS.some((s) => p === s || p.startsWith(`${s}/`)))
+    return `must not be at or under a system path (${SYSTEM_PATHS.join(", ")})`;
+  return undefined;
+}
 export const VolumeConditionType = {
   /** A claim exists on status.boundCluster; sessions using the volume stay on that cluster. */
   Bound: "Bound",
@@ -24,6 +52,8 @@ export const VolumeSpec = z.object({
   sizeGb: z.int().min(1),
   /** A Pool; the default pool when absent. */
   pool: ResourceName.optional(),
+  /** The pool's storage class, copied at creation (a pool's class does not change while it holds volumes). */
+  storageClass: ResourceName.optional(),
   shares: z
     .array(
       z.object({
@@ -44,6 +74,8 @@ export const VolumeStatus = statusOf({
   /** Where the claim exists; observed, so it lives in status. */
   boundCluster: ClusterId.optional(),
   claimName: ResourceName.optional(),
+  /** Last time a session on boundCluster was seen using the claim; it is released some time after. */
+  lastUsedAt: z.string().optional(),
   usedGb: Gigabytes.optional(),
 });
 export type VolumeStatus = z.infer<typeof VolumeStatus>;

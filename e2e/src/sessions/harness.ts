@@ -156,6 +156,8 @@ export interface SessionsBedOptions {
   operatorDebounceMs?: number;
   /** Operators' usage interval (one sample per session pod and interval); default 60 s, as in production. */
   operatorUsageIntervalMs?: number;
+  /** Operators' volume-sync tick (storage capacity reports); default 30 s, as in production. */
+  operatorStorageIntervalMs?: number;
   /** Operators' GPU metrics source (a DCGM exporter's metrics URL, scraped every `intervalMs`); default none. */
   operatorGpuMetrics?: { url: string; intervalMs: number };
   /** The worker's lease timings; default short (3 s) so that failover tests are quick. */
@@ -264,6 +266,7 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
                 listPageSize: 500,
               },
               usage: { intervalMs: opts.operatorUsageIntervalMs ?? 60_000, graceMs: 200 },
+              storage: { intervalMs: opts.operatorStorageIntervalMs ?? 30_000 },
               ...(opts.operatorGpuMetrics
                 ? { gpuMetrics: { ...opts.operatorGpuMetrics, timeoutMs: 1_000, retentionMs: 600_000 } }
                 : {}),

@@ -108,6 +108,14 @@ export async function startStubControlPlane(
         send(res, 200, { accepted: report.nodes.length, removed: Math.max(0, previous - report.nodes.length) }),
       );
     }
+    if (req.method === "PUT" && req.url === "/internal/v1/storage") {
+      const report = body as { cluster_id?: string };
+      if (report?.cluster_id !== cluster)
+        return answer(403, () =>
+          error(res, 403, "forbidden", `token of ${cluster} cannot report for ${report?.cluster_id}`),
+        );
+      return answer(200, () => send(res, 200, { pools: 0, changed: 0 }));
+    }
     return answer(404, () => error(res, 404, "not_found", `${req.method} ${req.url}`));
   };
 

@@ -12,6 +12,7 @@ import * as m20261122000300 from "./20261122000300_users_list_order.ts";
 import * as m20261123000100 from "./20261123000100_sessions_offering_gpu_count.ts";
 import * as m20261123000200 from "./20261123000200_usage_samples_session_end.ts";
 import * as m20261126000200 from "./20261126000200_webhooks.ts";
+import * as m20261126000300 from "./20261126000300_volumes.ts";
 
 export interface Migration {
   name: string;
@@ -33,4 +34,5 @@ export const migrations: Migration[] = [
   { name: "20261123000100_sessions_offering_gpu_count", up: m20261123000100.up },
   { name: "20261123000200_usage_samples_session_end", up: m20261123000200.up },
   { name: "20261126000200_webhooks", up: m20261126000200.up },
+  { name: "20261126000300_volumes", up: m20261126000300.up },
 ];

@@ -55,6 +55,8 @@ export function controlPlaneRbac(ns: TargetNamespaces = DEFAULT_TARGET_NAMESPACE
             resources: ["sessionmirrors"],
             verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
           },
+          // A volume's claim that no session used for a while is released (controllers/src/sessions/claims.ts).
+          { apiGroups: [""], resources: ["persistentvolumeclaims"], verbs: ["delete"] },
         ],
       },
       // The probe: the device plugin's DaemonSet.

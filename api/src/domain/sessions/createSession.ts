@@ -11,6 +11,8 @@ import {
   type Session,
   SessionKind,
   sessionResourceName,
+  VOLUME_ID,
+  volumeResourceName,
 } from "@berth/crds";
 import { findClusterById } from "../../db/operations/clusters/findClusterById.ts";
 import { findProjectById } from "../../db/operations/projects/findProjectById.ts";
@@ -267,7 +269,9 @@ async function checkVolumes(
 ): Promise<Session["spec"]["volumes"]> {
   const out: Session["spec"]["volumes"] = [];
   const scope = scopeOf(principal);
-  for (const [i, v] of (input.volumes ?? []).entries()) {
+  for (const [i, v0] of (input.volumes ?? []).entries()) {
+    // A volume is named by its id (vol_…) or its resource name (vol-…); the session records the latter.
+    const v = { ...v0, volume: VOLUME_ID.test(v0.volume) ? volumeResourceName(v0.volume) : v0.volume };
     const vol = await sessionsRuntimeOf(deps).catalog.volume(namespace, v.volume);
     const owned =
       vol &&
@@ -283,7 +287,11 @@ async function checkVolumes(
         { path: ["body", "volumes", i, "volume"], message: "no such volume", code: "invalid_reference" },
       ]);
     if (vol.spec.locked)
-      throw new Conflict(`volume ${v.volume} is locked`, { volume: v.volume, reason: vol.spec.lockReason ?? null });
+      throw new Conflict(
+        `volume ${v.volume} is locked`,
+        { volume: v.volume, reason: vol.spec.lockReason ?? null },
+        "volume_locked",
+      );
     const bound = vol.status?.boundCluster;
     if (bound && input.cluster_id && bound !== input.cluster_id) {
       throw new Conflict(
@@ -292,6 +300,19 @@ async function checkVolumes(
         "volume_on_another_cluster",
       );
     }
+    // A pool shared with selected clusters: its volumes mount only there.
+    const pool = vol.spec.pool ? await sessionsRuntimeOf(deps).catalog.pool(vol.spec.pool) : undefined;
+    if (pool?.spec.sharing === "selected" && input.cluster_id && !pool.spec.clusters?.includes(input.cluster_id))
+      throw new Conflict(
+        `volume ${v.volume} is on pool ${vol.spec.pool}, shared only with ${pool.spec.clusters?.join(", ")}`,
+        {
+          volume: v.volume,
+          pool: vol.spec.pool,
+          clusters: pool.spec.clusters ?? [],
+          requested_cluster: input.cluster_id,
+        },
+        "volume_pool_not_shared",
+      );
     // Reached only through read-only shares: mounted read-only, and asking to write is refused.
     const writable = owned || shares.some((s) => s.access === "ReadWrite");
     if (!writable && v.read_only === false)

@@ -10,6 +10,8 @@ import {
   type KindDefinition,
   type Offering,
   OfferingKind,
+  type Pool,
+  PoolKind,
   type ResourcePolicy,
   ResourcePolicyKind,
   type ResourcePreset,
@@ -108,7 +110,13 @@ export class CatalogReader {
   image(name: string): Promise<Image | undefined> {
     return this.#get<Image>(ImageKind as unknown as KindDefinition, name);
   }
+  pool(name: string): Promise<Pool | undefined> {
+    return this.#get<Pool>(PoolKind as unknown as KindDefinition, name);
+  }
+
+  /** Read fresh, never from the cache: its lock and the cluster holding its claim change at any time. */
   volume(namespace: string, name: string): Promise<Volume | undefined> {
+    this.#cache.delete(`${VolumeKind.plural}/${namespace}/${name}`);
     return this.#get<Volume>(VolumeKind as unknown as KindDefinition, name, namespace);
   }
 

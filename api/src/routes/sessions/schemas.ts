@@ -1,4 +1,4 @@
-import { SessionPhase as CrdSessionPhase, SESSION_ID } from "@berth/crds";
+import { SessionPhase as CrdSessionPhase, mountPathProblem, SESSION_ID } from "@berth/crds";
 import { z } from "zod";
 import { Page } from "../../db/paging.ts";
 
@@ -118,12 +118,18 @@ export const CreateSessionBody = z
     volumes: z
       .array(
         z.object({
-          volume: ResourceName.meta({ description: "A Volume of your organization." }),
+          volume: z
+            .union([z.string().regex(/^vol_[a-z0-9]{20}$/), ResourceName])
+            .meta({ description: "A volume you may use: its id (vol_…) or its resource name." }),
           mount_path: z
             .string()
-            .regex(/^\/.*$/)
             .max(4096)
-            .optional(),
+            .superRefine((p, ctx) => {
+              const problem = mountPathProblem(p);
+              if (problem) ctx.addIssue({ code: "custom", message: `the mount path ${problem}` });
+            })
+            .optional()
+            .meta({ description: "Absolute, without . or .., not over a system path (/etc, /usr, /proc, …)." }),
           read_only: z.boolean().optional(),
         }),
       )

@@ -1,0 +1,48 @@
+import type { Knex } from "knex";
+import { type PageRows, type PageWindow, selectPage } from "../../page.ts";
+import type { VolumeRow } from "./types.ts";
+
+/** Who the caller may see: everything, or the union of own volumes, organizations' and projects'. */
+export interface VolumeVisibility {
+  all: boolean;
+  ownerId?: string;
+  /** The caller's own volumes count only in organizations they still belong to. */
+  ownerOrganizationIds?: readonly string[];
+  organizationIds?: readonly string[];
+  projectIds?: readonly string[];
+}
+
+export interface VolumeFilter {
+  organizationId?: string;
+  projectId?: string;
+  pool?: string;
+}
+
+export async function listVolumes(
+  db: Knex,
+  v: VolumeVisibility,
+  f: VolumeFilter,
+  window: PageWindow,
+): Promise<PageRows<VolumeRow>> {
+  const q = db("volumes").select("*").whereNull("deleted_at");
+  if (!v.all) {
+    q.where((w) => {
+      if (v.ownerId)
+        w.orWhere((o) =>
+          o.where({ owner_kind: "user", owner_id: v.ownerId }).whereIn("organization_id", v.ownerOrganizationIds ?? []),
+        );
+      if (v.organizationIds?.length) w.orWhereIn("organization_id", v.organizationIds);
+      if (v.projectIds?.length)
+        w.orWhere((o) => o.where("owner_kind", "project").whereIn("owner_id", v.projectIds ?? []));
+      if (!v.ownerId && !v.organizationIds?.length && !v.projectIds?.length) w.whereRaw("false");
+    });
+  }
+  if (f.organizationId) q.where("organization_id", f.organizationId);
+  if (f.projectId) q.where({ owner_kind: "project", owner_id: f.projectId });
+  if (f.pool) q.where("pool", f.pool);
+  q.orderBy([
+    { column: "created_at", order: "desc" },
+    { column: "id", order: "desc" },
+  ]);
+  return selectPage<VolumeRow>(db, q, window);
+}

@@ -1,0 +1,15 @@
+export interface VolumeRow {
+  id: string;
+  organization_id: string;
+  owner_kind: "user" | "project";
+  owner_id: string;
+  name: string;
+  size_gb: number;
+  pool: string;
+  namespace: string;
+  cr_name: string;
+  created_by: string;
+  created_at: Date;
+  updated_at: Date;
+  deleted_at: Date | null;
+}

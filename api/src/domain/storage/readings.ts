@@ -1,0 +1,57 @@
+// A cluster's report of what its storage driver publishes, turned into the capacity reading of the pools
+// whose storage server sits in that cluster (capacity rule 1): the driver's figure (`csi`) when it
+// publishes one for the pool's class, else the stated capacity (`manual`), else none. The Pool status is
+// written only when the reading changes (a tick with nothing new writes nothing), and every change of
+// source is recorded in status.sourceChanges.
+import type { CapacitySource, Pool } from "@berth/crds";
+import type { StorageReport } from "@berth/crds/internal-plane";
+import type { Deps } from "../../deps.ts";
+import { readPools } from "./pools.ts";
+import { poolPath, storageRuntimeOf, unreachable } from "./runtime.ts";
+
+type Reading = NonNullable<NonNullable<Pool["status"]>["capacity"]>;
+
+export function readingFor(pool: Pool, report: StorageReport, observedAt: string): Reading | null {
+  const c = report.classes.find((x) => x.storage_class === pool.spec.storageClass);
+  if (c) return { source: "csi", totalGb: c.available_gb, availableGb: c.available_gb, observedAt, via: c.via };
+  if (pool.spec.manualCapacityGb !== undefined) return { source: "manual", totalGb: pool.spec.manualCapacityGb };
+  return null;
+}
+
+function same(a: Reading | null | undefined, b: Reading | null): boolean {
+  if (!a || !b) return !a && !b;
+  return a.source === b.source && a.totalGb === b.totalGb && (a.availableGb ?? null) === (b.availableGb ?? null);
+}
+
+/** Applies one cluster's report; answers how many pools it concerned and how many it changed. */
+export async function applyStorageReport(
+  deps: Deps,
+  clusterId: string,
+  report: StorageReport,
+): Promise<{ pools: number; changed: number }> {
+  const observedAt = new Date(report.observed_at).toISOString();
+  const pools = (await readPools(deps)).filter((p) => p.spec.cluster === clusterId);
+  let changed = 0;
+  for (const pool of pools) {
+    const next = readingFor(pool, report, observedAt);
+    const current = pool.status?.capacity;
+    if (same(current, next)) continue;
+    const from: CapacitySource | undefined = current?.source;
+    const changes =
+      from !== next?.source
+        ? [
+            ...(pool.status?.sourceChanges ?? []).slice(-19),
+            { ...(from ? { from } : {}), ...(next ? { to: next.source } : {}), at: observedAt },
+          ]
+        : pool.status?.sourceChanges;
+    const res = await storageRuntimeOf(deps)
+      .kube.request("PATCH", `${poolPath(pool.metadata.name)}/status`, {
+        body: { status: { capacity: next, ...(changes ? { sourceChanges: changes } : {}) } },
+      })
+      .catch(unreachable("writing a pool's capacity"));
+    if (res.status >= 300 && res.status !== 404)
+      throw new Error(`writing the capacity of pool ${pool.metadata.name}: ${res.status}`);
+    changed++;
+  }
+  return { pools: pools.length, changed };
+}

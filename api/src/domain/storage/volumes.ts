@@ -1,0 +1,457 @@
+// Volumes: a row in Postgres (lists, quotas and pool totals, added up under a lock) and a Volume resource
+// in the organization's namespace (what the operators reconcile into claims). A create writes the row,
+// then the resource, and removes the row when the resource cannot be written: nothing is half-made.
+
+import { KubeError } from "@berth/controllers/kube";
+import {
+  LABELS,
+  labelValue,
+  newVolumeId,
+  organizationNamespace,
+  type Pool,
+  type Volume,
+  VolumeKind,
+  volumeResourceName,
+} from "@berth/crds";
+import type { Knex } from "knex";
+import { listMembershipsOfUser } from "../../db/operations/memberships/listMembershipsOfUser.ts";
+import { findProjectById } from "../../db/operations/projects/findProjectById.ts";
+import { findVolumeById } from "../../db/operations/volumes/findVolumeById.ts";
+import { insertVolume } from "../../db/operations/volumes/insertVolume.ts";
+import { listVolumes } from "../../db/operations/volumes/listVolumes.ts";
+import { lockVolumeTotals, provisionedByOwner, provisionedByPool } from "../../db/operations/volumes/provisioned.ts";
+import type { VolumeRow } from "../../db/operations/volumes/types.ts";
+import { deleteVolumeRow, updateVolume } from "../../db/operations/volumes/updateVolume.ts";
+import { sqlState, UNIQUE_VIOLATION } from "../../db/sqlstate.ts";
+import type { Deps } from "../../deps.ts";
+import { Conflict, DomainError, Forbidden, Invalid, NotFound, QuotaExceeded } from "../../errors.ts";
+import type { Principal } from "../identity/principal.ts";
+import { scopeOf } from "../identity/scope.ts";
+import { effectiveLimit } from "../sessions/checkQuota.ts";
+import { resolveOwnership } from "../sessions/createSession.ts";
+import { canLockVolume, canManageVolume, canSeeVolume } from "./access.ts";
+import { capacityOf } from "./capacity.ts";
+import { poolViews, readPool, readPools } from "./pools.ts";
+import { namespacedSessionsPath, requestPatiently, storageRuntimeOf, unreachable, volumePath } from "./runtime.ts";
+
+export interface VolumeView {
+  row: VolumeRow;
+  /** The resource: shares, lock, bound cluster, claim, used. Absent only if it vanished underneath. */
+  cr: Volume | undefined;
+  /** Sessions (resource names) that mount it and are not terminated. */
+  mounts?: { session: string; readOnly: boolean; mountPath: string | null }[];
+}
+
+export interface CreateVolumeInput {
+  name: string;
+  size_gb: number;
+  pool?: string | undefined;
+  project_id?: string | undefined;
+  organization_id?: string | undefined;
+}
+
+const FIELD_MANAGER = "berth-api";
+
+/** The pool named, or the default one (the only one when there is just one). */
+async function choosePool(deps: Deps, name: string | undefined): Promise<Pool> {
+  if (name) {
+    const pool = await readPool(deps, name);
+    if (!pool)
+      throw new Invalid("the request is invalid", [
+        { path: ["body", "pool"], message: "no such pool", code: "invalid_reference" },
+      ]);
+    return pool;
+  }
+  const pools = await readPools(deps);
+  const chosen = pools.find((p) => p.spec.default) ?? (pools.length === 1 ? pools[0] : undefined);
+  if (!chosen)
+    throw new Invalid("the request is invalid", [
+      {
+        path: ["body", "pool"],
+        message:
+          pools.length === 0
+            ? "no storage pool exists yet; an administrator must create one"
+            : "no pool is the default; name one",
+        code: "invalid_reference",
+      },
+    ]);
+  return chosen;
+}
+
+/** Quota (resource policy) and room on the pool for `addGb` more, inside the locking transaction. */
+async function checkRoom(
+  deps: Deps,
+  tx: Knex.Transaction,
+  row: Pick<VolumeRow, "organization_id" | "owner_kind" | "owner_id">,
+  pool: Pool,
+  addGb: number,
+) {
+  const policies = await storageRuntimeOf(deps).policies();
+  const project = row.owner_kind === "project";
+  const limitName = project ? "maxVolumeGbPerProject" : "maxVolumeGbPerUser";
+  const limit = effectiveLimit(policies, limitName, {
+    organizationId: row.organization_id,
+    projectId: project ? row.owner_id : null,
+  });
+  if (limit) {
+    const current = await provisionedByOwner(tx, row.owner_kind, row.owner_id);
+    if (current + addGb > limit.value)
+      throw new QuotaExceeded(
+        `this would hold ${current + addGb} GB of volumes; the limit is ${limit.value} GB (${limit.scope})`,
+        {
+          limit: project ? "max_volume_gb_per_project" : "max_volume_gb_per_user",
+          value: limit.value,
+          current_gb: current,
+          requested_gb: addGb,
+          scope: limit.scope,
+        },
+      );
+  }
+  const poolName = pool.metadata.name ?? "";
+  const used = (await provisionedByPool(tx)).get(poolName)?.gb ?? 0;
+  const cap = capacityOf(pool, used);
+  if (cap && cap.availableGb < addGb) {
+    const all = await poolViews(deps);
+    const pools = all.map((v) => ({
+      pool: v.pool.metadata.name,
+      available_gb: v.capacity?.availableGb ?? null,
+      source: v.capacity?.source ?? null,
+    }));
+    throw new DomainError(
+      "pool_capacity_exceeded",
+      `pool ${poolName} has ${cap.availableGb} GB free; ${addGb} GB do not fit (pools are not added together)`,
+      {
+        requested_gb: addGb,
+        pool: poolName,
+        pools,
+        largest_available_gb: Math.max(0, ...pools.map((p) => p.available_gb ?? 0)),
+      },
+    );
+  }
+}
+
+function nameTaken(name: string) {
+  return new Conflict(`you already have a volume named ${name}`, { name }, "already_exists");
+}
+
+export async function createVolume(deps: Deps, principal: Principal, input: CreateVolumeInput): Promise<VolumeView> {
+  const rt = storageRuntimeOf(deps);
+  const { organizationId, projectId } = await resolveOwnership(deps, principal, input);
+  const pool = await choosePool(deps, input.pool);
+  const id = newVolumeId();
+  const namespace = organizationNamespace(organizationId);
+  const now = deps.clock.now();
+  const owner = projectId
+    ? { kind: "project" as const, id: projectId }
+    : { kind: "user" as const, id: principal.userId };
+  const base = {
+    id,
+    organization_id: organizationId,
+    owner_kind: owner.kind,
+    owner_id: owner.id,
+    name: input.name,
+    size_gb: input.size_gb,
+    pool: pool.metadata.name ?? "",
+    namespace,
+    cr_name: volumeResourceName(id),
+    created_by: principal.userId,
+    created_at: now,
+    updated_at: now,
+  };
+  const row = await deps.db
+    .transaction(async (tx) => {
+      await lockVolumeTotals(tx, owner.kind, owner.id, base.pool);
+      // Read again under the lock: a pool deleted meanwhile takes no volume.
+      const current = await readPool(deps, base.pool);
+      if (!current)
+        throw new Invalid("the request is invalid", [
+          { path: ["body", "pool"], message: "no such pool", code: "invalid_reference" },
+        ]);
+      await checkRoom(deps, tx, base, current, input.size_gb);
+      return insertVolume(tx, base);
+    })
+    .catch((e: unknown) => {
+      throw sqlState(e) === UNIQUE_VIOLATION ? nameTaken(input.name) : e;
+    });
+  try {
+    await rt.ensureNamespace(namespace);
+    const cr = VolumeKind.build(
+      {
+        name: row.cr_name,
+        namespace,
+        labels: {
+          [LABELS.partOf]: "berth",
+          [LABELS.volumeId]: id,
+          [LABELS.organization]: labelValue(organizationId),
+          [LABELS.pool]: labelValue(base.pool),
+          ...(owner.kind === "user"
+            ? { [LABELS.owner]: labelValue(owner.id) }
+            : { [LABELS.project]: labelValue(owner.id) }),
+        },
+      },
+      {
+        owner,
+        organization: organizationId,
+        displayName: input.name,
+        sizeGb: input.size_gb,
+        pool: base.pool,
+        storageClass: pool.spec.storageClass,
+      },
+    );
+    const res = await requestPatiently(rt.kube, "POST", volumePath(namespace), {
+      body: cr,
+      query: { fieldManager: FIELD_MANAGER },
+    }).catch(unreachable("creating a volume"));
+    if (res.status >= 300) throw new KubeError("POST", volumePath(namespace), res.status, res.body);
+    return { row, cr: VolumeKind.schema.parse(res.body), mounts: [] };
+  } catch (e) {
+    await deleteVolumeRow(deps.db, id);
+    throw e;
+  }
+}
+
+async function readVolumeCr(deps: Deps, row: VolumeRow): Promise<Volume | undefined> {
+  const res = await storageRuntimeOf(deps)
+    .kube.request("GET", volumePath(row.namespace, row.cr_name))
+    .catch(unreachable("reading a volume"));
+  if (res.status === 404) return undefined;
+  if (res.status >= 300) throw new KubeError("GET", volumePath(row.namespace, row.cr_name), res.status, res.body);
+  return VolumeKind.schema.parse(res.body);
+}
+
+/** Sessions of the volume's namespace that mount it and are not (being) terminated. */
+async function mountsOf(deps: Deps, row: VolumeRow): Promise<NonNullable<VolumeView["mounts"]>> {
+  const list = await storageRuntimeOf(deps)
+    .kube.json<{
+      items: {
+        metadata: { name: string };
+        spec?: { desiredState?: string; volumes?: { volume: string; readOnly?: boolean; mountPath?: string }[] };
+        status?: { phase?: string };
+      }[];
+    }>("GET", namespacedSessionsPath(row.namespace))
+    .catch(unreachable("listing sessions"));
+  return list.items.flatMap((s) => {
+    if (s.spec?.desiredState === "Terminated" || s.status?.phase === "Terminated") return [];
+    const m = s.spec?.volumes?.find((v) => v.volume === row.cr_name);
+    return m ? [{ session: s.metadata.name, readOnly: m.readOnly ?? false, mountPath: m.mountPath ?? null }] : [];
+  });
+}
+
+/** The volume as the caller may see it; 404 when it is not theirs to see (existence not revealed). */
+async function visible(
+  deps: Deps,
+  principal: Principal,
+  id: string,
+): Promise<{ row: VolumeRow; cr: Volume | undefined }> {
+  const row = await findVolumeById(deps.db, id);
+  if (!row) throw new NotFound("volume", id);
+  const scope = scopeOf(principal);
+  const cr = scope.organizations.has(row.organization_id) || scope.all ? await readVolumeCr(deps, row) : undefined;
+  if (!canSeeVolume(scope, row, cr)) throw new NotFound("volume", id);
+  return { row, cr };
+}
+
+async function manageable(deps: Deps, principal: Principal, id: string) {
+  const v = await visible(deps, principal, id);
+  if (!canManageVolume(scopeOf(principal), v.row))
+    throw new Forbidden("only the volume's owner or an administrator may change it");
+  return v;
+}
+
+function refuseLocked(cr: Volume | undefined, id: string) {
+  if (cr?.spec.locked)
+    throw new Conflict(`volume ${id} is locked`, { volume: id, reason: cr.spec.lockReason ?? null }, "volume_locked");
+}
+
+export async function getVolume(deps: Deps, principal: Principal, id: string): Promise<VolumeView> {
+  const v = await visible(deps, principal, id);
+  return { ...v, mounts: await mountsOf(deps, v.row) };
+}
+
+async function patchCr(deps: Deps, row: VolumeRow, spec: Record<string, unknown>): Promise<Volume> {
+  const res = await storageRuntimeOf(deps)
+    .kube.request("PATCH", volumePath(row.namespace, row.cr_name), { body: { spec } })
+    .catch(unreachable("updating a volume"));
+  if (res.status >= 300) throw new KubeError("PATCH", volumePath(row.namespace, row.cr_name), res.status, res.body);
+  return VolumeKind.schema.parse(res.body);
+}
+
+export async function updateVolumeOf(
+  deps: Deps,
+  principal: Principal,
+  id: string,
+  input: { name?: string | undefined; size_gb?: number | undefined },
+): Promise<VolumeView> {
+  const { row, cr } = await manageable(deps, principal, id);
+  if (input.size_gb !== undefined && input.size_gb !== row.size_gb) {
+    refuseLocked(cr, id);
+    if (input.size_gb < row.size_gb)
+      throw new Invalid("the request is invalid", [
+        {
+          path: ["body", "size_gb"],
+          message: `a volume only grows: it has ${row.size_gb} GB; give more`,
+          code: "too_small",
+        },
+      ]);
+  }
+  const grow = input.size_gb !== undefined && input.size_gb > row.size_gb ? input.size_gb - row.size_gb : 0;
+  const now = deps.clock.now();
+  const updated = await deps.db
+    .transaction(async (tx) => {
+      if (grow > 0) {
+        await lockVolumeTotals(tx, row.owner_kind, row.owner_id, row.pool);
+        const pool = await readPool(deps, row.pool);
+        if (pool) await checkRoom(deps, tx, row, pool, grow);
+      }
+      return updateVolume(tx, id, {
+        ...(input.name !== undefined ? { name: input.name } : {}),
+        ...(grow > 0 ? { size_gb: input.size_gb } : {}),
+        updated_at: now,
+      });
+    })
+    .catch((e: unknown) => {
+      throw sqlState(e) === UNIQUE_VIOLATION ? nameTaken(input.name ?? "") : e;
+    });
+  if (!updated) throw new NotFound("volume", id);
+  try {
+    const next = await patchCr(deps, row, {
+      ...(input.name !== undefined ? { displayName: input.name } : {}),
+      ...(grow > 0 ? { sizeGb: updated.size_gb } : {}),
+    });
+    return { row: updated, cr: next, mounts: await mountsOf(deps, updated) };
+  } catch (e) {
+    // The resource keeps the old figures: so does the row.
+    await updateVolume(deps.db, id, { name: row.name, size_gb: row.size_gb, updated_at: now });
+    throw e;
+  }
+}
+
+export async function lockVolume(
+  deps: Deps,
+  principal: Principal,
+  id: string,
+  lock: { locked: boolean; reason?: string | undefined },
+): Promise<VolumeView> {
+  const { row } = await visible(deps, principal, id);
+  if (!canLockVolume(scopeOf(principal), row)) throw new Forbidden("only administrators lock and unlock volumes");
+  const cr = await patchCr(deps, row, { locked: lock.locked, lockReason: lock.locked ? (lock.reason ?? null) : null });
+  return { row, cr, mounts: await mountsOf(deps, row) };
+}
+
+export async function deleteVolume(deps: Deps, principal: Principal, id: string): Promise<void> {
+  const { row, cr } = await manageable(deps, principal, id);
+  refuseLocked(cr, id);
+  const mounts = await mountsOf(deps, row);
+  if (mounts.length > 0)
+    throw new Conflict(
+      `volume ${id} is mounted by ${mounts.length} session(s)`,
+      { volume: id, sessions: mounts.map((m) => m.session) },
+      "volume_in_use",
+    );
+  const res = await storageRuntimeOf(deps)
+    .kube.request("DELETE", volumePath(row.namespace, row.cr_name))
+    .catch(unreachable("deleting a volume"));
+  if (res.status >= 300 && res.status !== 404)
+    throw new KubeError("DELETE", volumePath(row.namespace, row.cr_name), res.status, res.body);
+  await updateVolume(deps.db, id, { deleted_at: deps.clock.now(), updated_at: deps.clock.now() });
+}
+
+/** One page of the volumes the caller may see (own, their projects', their administered organizations'). */
+export async function listVolumeViews(
+  deps: Deps,
+  principal: Principal,
+  q: {
+    page: number;
+    size: number;
+    organization_id?: string | undefined;
+    project_id?: string | undefined;
+    pool?: string | undefined;
+  },
+): Promise<{ views: VolumeView[]; total: number }> {
+  const s = scopeOf(principal);
+  const { rows, total } = await listVolumes(
+    deps.db,
+    s.all
+      ? { all: true }
+      : {
+          all: false,
+          ownerId: s.userId,
+          ownerOrganizationIds: [...s.organizations],
+          organizationIds: [...s.adminOrganizations],
+          projectIds: [...s.projects],
+        },
+    {
+      ...(q.organization_id ? { organizationId: q.organization_id } : {}),
+      ...(q.project_id ? { projectId: q.project_id } : {}),
+      ...(q.pool ? { pool: q.pool } : {}),
+    },
+    { limit: q.size, offset: (q.page - 1) * q.size },
+  );
+  const mine = rows;
+  const crs = new Map<string, Volume>();
+  if (mine.length > 0) {
+    const list = await storageRuntimeOf(deps)
+      .kube.json<{ items: unknown[] }>("GET", `/apis/${VolumeKind.group}/${VolumeKind.version}/${VolumeKind.plural}`, {
+        query: { labelSelector: `${LABELS.volumeId} in (${mine.map((r) => r.id).join(",")})` },
+      })
+      .catch(unreachable("listing volumes"));
+    for (const i of list.items) {
+      const r = VolumeKind.schema.safeParse(i);
+      if (r.success) crs.set(r.data.metadata.name ?? "", r.data);
+    }
+  }
+  return { views: mine.map((row) => ({ row, cr: crs.get(row.cr_name) })), total };
+}
+
+export interface ShareInput {
+  kind: "user" | "project";
+  id: string;
+  access: "read_only" | "read_write";
+}
+
+/**
+ * Replaces the volume's shares. Each names a user with a membership in the volume's organization or a
+ * project of it; anything else is refused naming the entry (nothing is written). A read-only share
+ * mounts read-only (api/src/domain/sessions/createSession.ts).
+ */
+export async function setVolumeShares(
+  deps: Deps,
+  principal: Principal,
+  id: string,
+  shares: ShareInput[],
+): Promise<VolumeView> {
+  const { row } = await manageable(deps, principal, id);
+  const issues: { path: (string | number)[]; message: string; code: string }[] = [];
+  const seen = new Set<string>();
+  for (const [i, s] of shares.entries()) {
+    const key = `${s.kind}/${s.id}`;
+    if (seen.has(key)) issues.push({ path: ["body", "shares", i], message: "named twice", code: "duplicate" });
+    seen.add(key);
+    if (s.kind === "user") {
+      const ms = await listMembershipsOfUser(deps.db, s.id);
+      if (!ms.some((m) => m.organization_id === row.organization_id))
+        issues.push({
+          path: ["body", "shares", i, "id"],
+          message: "no such user in the volume's organization",
+          code: "invalid_reference",
+        });
+    } else {
+      const p = await findProjectById(deps.db, s.id);
+      if (!p || p.organization_id !== row.organization_id)
+        issues.push({
+          path: ["body", "shares", i, "id"],
+          message: "no such project in the volume's organization",
+          code: "invalid_reference",
+        });
+    }
+  }
+  if (issues.length > 0) throw new Invalid("the request is invalid", issues);
+  const cr = await patchCr(deps, row, {
+    shares: shares.map((s) => ({
+      kind: s.kind,
+      id: s.id,
+      access: s.access === "read_write" ? "ReadWrite" : "ReadOnly",
+    })),
+  });
+  return { row, cr, mounts: await mountsOf(deps, row) };
+}

@@ -1,0 +1,574 @@
+// Storage pools and volumes over HTTP, against a real kube-apiserver (the test bed's management cluster,
+// with the generated CRDs and the default catalog) and real Postgres: the Pool and Volume resources are
+// the source of truth, quotas come from the resource policy, the capacity gate reads one pool at a time,
+// and another organization's volume does not exist for you (BOLA, every route).
+
+import { loadCrds } from "@berth/crds/manifests";
+import { type Fleet, kubeConfigFrom, startFleet } from "@berth/e2e";
+import { ApiextensionsV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { installDefaultCatalog } from "../../bootstrap/catalog.ts";
+import { aGpuCluster } from "../../db/operations/sessions/sessions.test-support.ts";
+import {
+  anIdentityWorld,
+  type IdentityTestApi,
+  type IdentityWorld,
+  itBehavesPerRole,
+  startIdentityTestApi,
+  type TestUser,
+} from "../../domain/identity/identity.test-support.ts";
+
+let fleet: Fleet;
+let kc: KubeConfig;
+let t: IdentityTestApi;
+let w: IdentityWorld;
+
+const GROUP = { group: "berth.dev", version: "v1alpha1" };
+const custom = () => kc.makeApiClient(CustomObjectsApi);
+
+beforeAll(async () => {
+  fleet = await startFleet({ clusters: [{ name: "mgmt", kind: "management" }] });
+  kc = kubeConfigFrom(fleet.cluster("mgmt").kubeconfig);
+  const ext = kc.makeApiClient(ApiextensionsV1Api);
+  for (const crd of loadCrds()) await ext.createCustomResourceDefinition({ body: crd as never });
+  await installDefaultCatalog(kc); // the global policy: 500 GB of volumes per user
+  // Fresh CRDs answer 429 until their storage is ready: wait for the kinds used here.
+  for (const plural of ["pools", "volumes", "sessions"]) {
+    for (let i = 0; ; i++) {
+      try {
+        await custom().listClusterCustomObject({ ...GROUP, plural });
+        break;
+      } catch (e) {
+        if (i > 100) throw e;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  }
+  t = await startIdentityTestApi({ kubeConfig: kc });
+  w = await anIdentityWorld(t);
+  await aGpuCluster(t.database.db, "clu_east", 8);
+  await aGpuCluster(t.database.db, "clu_west", 8);
+}, 120_000);
+
+afterAll(async () => {
+  await t?.stop();
+  await fleet?.stop();
+});
+
+const as = (u: TestUser) => ({ token: u.token });
+const req = (u: TestUser, method: string, path: string, json?: unknown, headers?: Record<string, string>) =>
+  t.request(method, path, { ...as(u), ...(json !== undefined ? { json } : {}), ...(headers ? { headers } : {}) });
+
+async function aVolume(u: TestUser, body: Record<string, unknown> = {}) {
+  const r = await req(u, "POST", "/api/v1/storage/volumes", {
+    name: `v-${Math.random().toString(36).slice(2)}`,
+    size_gb: 10,
+    ...body,
+  });
+  expect(r.status, JSON.stringify(r.body)).toBe(201);
+  return r.body as { id: string; name: string; size_gb: number };
+}
+
+describe("storage pools", () => {
+  it("creates the first pool as the default, as a Pool resource kubectl shows", async () => {
+    const r = await req(w.superAdmin, "POST", "/api/v1/storage/pools", {
+      name: "fast",
+      cluster: "clu_east",
+      storage_class: "berth-fast",
+      manual_capacity_gb: 300,
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    expect(r.body).toMatchObject({
+      name: "fast",
+      cluster: "clu_east",
+      storage_class: "berth-fast",
+      sharing: "all",
+      default: true,
+      capacity: { source: "manual", total_gb: 300, available_gb: 300, provisioned_gb: 0 },
+      volumes: 0,
+    });
+    const cr = (await custom().getClusterCustomObject({ ...GROUP, plural: "pools", name: "fast" })) as {
+      spec: Record<string, unknown>;
+    };
+    expect(cr.spec).toMatchObject({
+      cluster: "clu_east",
+      storageClass: "berth-fast",
+      sharing: "all",
+      manualCapacityGb: 300,
+      default: true,
+    });
+    // kubectl get pools: class, sharing, capacity, source, age.
+    const crd = (await kc
+      .makeApiClient(ApiextensionsV1Api)
+      .readCustomResourceDefinition({ name: "pools.berth.dev" })) as {
+      spec: { versions: { additionalPrinterColumns?: { name: string }[] }[] };
+    };
+    expect(crd.spec.versions[0]?.additionalPrinterColumns?.map((c) => c.name)).toEqual(
+      expect.arrayContaining(["Storage Class", "Sharing", "Capacity GB", "Source", "Age"]),
+    );
+  });
+
+  it("adds pools that are not the default, with sharing selected", async () => {
+    const small = await req(w.superAdmin, "POST", "/api/v1/storage/pools", {
+      name: "small",
+      cluster: "clu_west",
+      storage_class: "berth-small",
+      sharing: "selected",
+      clusters: ["clu_west"],
+      manual_capacity_gb: 250,
+    });
+    expect(small.status, JSON.stringify(small.body)).toBe(201);
+    expect(small.body).toMatchObject({ default: false, sharing: "selected", clusters: ["clu_west"] });
+    const list = await req(w.superAdmin, "GET", "/api/v1/storage/pools");
+    expect(list.status).toBe(200);
+    expect(list.body.data.map((p: { name: string }) => p.name)).toEqual(["fast", "small"]);
+  });
+
+  it("refuses bad pools with the field to fix, and writes nothing", async () => {
+    const bad = async (body: Record<string, unknown>, field: string) => {
+      const r = await req(w.superAdmin, "POST", "/api/v1/storage/pools", {
+        name: "bad",
+        cluster: "clu_east",
+        storage_class: "c",
+        ...body,
+      });
+      expect(r.status, JSON.stringify(r.body)).toBe(400);
+      expect(r.body.error.code).toBe("validation_failed");
+      expect(r.body.error.details.issues.map((i: { path: string[] }) => i.path.join("."))).toContain(field);
+    };
+    await bad({ cluster: "clu_nowhere" }, "body.cluster");
+    await bad({ sharing: "selected" }, "body.clusters");
+    await bad({ sharing: "selected", clusters: ["clu_nowhere"] }, "body.clusters.0");
+    await bad({ storage_class: "Not A Class" }, "body.storage_class");
+    await bad({ manual_capacity_gb: -5 }, "body.manual_capacity_gb");
+    await bad({ manual_capacity_gb: "300" }, "body.manual_capacity_gb");
+    const again = await req(w.superAdmin, "POST", "/api/v1/storage/pools", {
+      name: "fast",
+      cluster: "clu_east",
+      storage_class: "x",
+    });
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe("already_exists");
+    const list = await req(w.superAdmin, "GET", "/api/v1/storage/pools");
+    expect(list.body.data.map((p: { name: string }) => p.name)).toEqual(["fast", "small"]);
+  });
+
+  it("changes a pool's stated capacity and moves the default mark", async () => {
+    const r = await req(w.superAdmin, "PATCH", "/api/v1/storage/pools/small", { default: true });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect((await req(w.superAdmin, "GET", "/api/v1/storage/pools/fast")).body.default).toBe(false);
+    await req(w.superAdmin, "PATCH", "/api/v1/storage/pools/fast", { default: true });
+    expect((await req(w.superAdmin, "GET", "/api/v1/storage/pools/small")).body.default).toBe(false);
+    const cleared = await req(w.superAdmin, "PATCH", "/api/v1/storage/pools/small", { manual_capacity_gb: null });
+    expect(cleared.body).toMatchObject({ manual_capacity_gb: null, capacity: null });
+    await req(w.superAdmin, "PATCH", "/api/v1/storage/pools/small", { manual_capacity_gb: 250 });
+    const bad = await req(w.superAdmin, "PATCH", "/api/v1/storage/pools/small", { sharing: "selected", clusters: [] });
+    expect(bad.status).toBe(400);
+  });
+
+  it("refuses to delete a pool with volumes, and deletes an empty one", async () => {
+    await req(w.superAdmin, "POST", "/api/v1/storage/pools", {
+      name: "spare",
+      cluster: "clu_east",
+      storage_class: "s",
+    });
+    const v = await aVolume(w.memberB, { pool: "spare", size_gb: 1 });
+    const refused = await req(w.superAdmin, "DELETE", "/api/v1/storage/pools/spare");
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toMatchObject({ code: "pool_in_use", details: { pool: "spare", volumes: 1 } });
+    const moved = await req(w.superAdmin, "PATCH", "/api/v1/storage/pools/spare", { storage_class: "other" });
+    expect(moved.body.error.code).toBe("pool_in_use");
+    expect((await req(w.memberB, "DELETE", `/api/v1/storage/volumes/${v.id}`)).status).toBe(204);
+    expect((await req(w.superAdmin, "DELETE", "/api/v1/storage/pools/spare")).status).toBe(204);
+    expect((await req(w.superAdmin, "GET", "/api/v1/storage/pools/spare")).status).toBe(404);
+  });
+
+  itBehavesPerRole(
+    [
+      {
+        name: "/api/v1/storage/pools",
+        method: "GET",
+        path: () => "/api/v1/storage/pools",
+        allowed: [{ as: "superAdmin", status: 200 }],
+        refused: [
+          { as: "adminA", status: 403, why: "organization admins do not manage pools" },
+          { as: "memberA", status: 403, why: "members do not manage pools" },
+        ],
+      },
+      {
+        name: "/api/v1/storage/pools",
+        method: "POST",
+        path: () => "/api/v1/storage/pools",
+        body: () => ({
+          name: `p-${Math.random().toString(36).slice(2, 8)}`,
+          cluster: "clu_east",
+          storage_class: "x",
+          default: false,
+        }),
+        allowed: [{ as: "superAdmin", status: 201 }],
+        refused: [{ as: "adminA", status: 403, why: "not a super_admin" }],
+        malformed: { name: "UPPER", cluster: 3 },
+      },
+      {
+        name: "/api/v1/storage/pools/:pool",
+        method: "PATCH",
+        path: () => "/api/v1/storage/pools/fast",
+        body: () => ({ manual_capacity_gb: 300 }),
+        allowed: [{ as: "superAdmin", status: 200 }],
+        refused: [{ as: "adminB", status: 403, why: "not a super_admin" }],
+        malformed: { manual_capacity_gb: 1.5 },
+      },
+      {
+        name: "/api/v1/storage/pools/:pool",
+        method: "DELETE",
+        path: async () => {
+          await req(w.superAdmin, "POST", "/api/v1/storage/pools", {
+            name: "doomed",
+            cluster: "clu_east",
+            storage_class: "d",
+            default: false,
+          });
+          return "/api/v1/storage/pools/doomed";
+        },
+        allowed: [{ as: "superAdmin", status: 204 }],
+        refused: [{ as: "memberA", status: 403, why: "not a super_admin" }],
+      },
+    ],
+    () => ({ t, w }),
+  );
+});
+
+describe("volumes", () => {
+  it("creates a volume on the default pool, once per Idempotency-Key, as a Volume resource", async () => {
+    const key = `vol-${Date.now()}`;
+    const body = { name: "home", size_gb: 20 };
+    const first = await req(w.memberA, "POST", "/api/v1/storage/volumes", body, { "Idempotency-Key": key });
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    expect(first.body).toMatchObject({
+      name: "home",
+      size_gb: 20,
+      pool: "fast",
+      organization_id: w.orgA.id,
+      owner: { kind: "user", id: w.memberA.id },
+      bound_cluster: null,
+      locked: false,
+    });
+    expect(first.body.id).toMatch(/^vol_[a-z0-9]{20}$/);
+    const again = await req(w.memberA, "POST", "/api/v1/storage/volumes", body, { "Idempotency-Key": key });
+    expect(again.status).toBe(201);
+    expect(again.body.id).toBe(first.body.id);
+    expect(await t.database.db("volumes").where({ owner_id: w.memberA.id, name: "home" }).count("* as n")).toEqual([
+      { n: "1" },
+    ]);
+    const cr = (await custom().getNamespacedCustomObject({
+      ...GROUP,
+      plural: "volumes",
+      namespace: w.orgA.id.replace("_", "-").toLowerCase(),
+      name: first.body.id.replace("_", "-"),
+    })) as { spec: Record<string, unknown>; metadata: { labels: Record<string, string> } };
+    expect(cr.spec).toMatchObject({
+      sizeGb: 20,
+      pool: "fast",
+      organization: w.orgA.id,
+      owner: { kind: "user", id: w.memberA.id },
+    });
+    expect(cr.metadata.labels["berth.dev/volume-id"]).toBe(first.body.id);
+    // The same name again for the same owner: refused, nothing new.
+    const dup = await req(w.memberA, "POST", "/api/v1/storage/volumes", body);
+    expect(dup.status).toBe(409);
+    expect(dup.body.error.code).toBe("already_exists");
+  });
+
+  it("creates a project's volume for a member of the project, and not for others", async () => {
+    const v = await aVolume(w.memberA, { project_id: w.projectA.id });
+    const detail = await req(w.projectAdminA, "GET", `/api/v1/storage/volumes/${v.id}`);
+    expect(detail.body.owner).toEqual({ kind: "project", id: w.projectA.id });
+    const foreign = await req(w.memberB, "POST", "/api/v1/storage/volumes", {
+      name: "x",
+      size_gb: 1,
+      project_id: w.projectA.id,
+    });
+    expect(foreign.status).toBe(400);
+    expect(foreign.body.error.details.issues[0].path).toEqual(["body", "project_id"]);
+  });
+
+  it("refuses bad sizes, unknown pools and unknown fields with validation_failed, and writes nothing", async () => {
+    const before = await t.database.db("volumes").count("* as n");
+    for (const size_gb of [0, -1, 1.5, "10", 1e12, null, true]) {
+      const r = await req(w.memberA, "POST", "/api/v1/storage/volumes", { name: "bad", size_gb });
+      expect(r.status, `${size_gb}`).toBe(400);
+      expect(r.body.error.code).toBe("validation_failed");
+      expect(r.body.error.details.issues[0].path).toEqual(["body", "size_gb"]);
+    }
+    const pool = await req(w.memberA, "POST", "/api/v1/storage/volumes", { name: "bad", size_gb: 1, pool: "nowhere" });
+    expect(pool.status).toBe(400);
+    expect(pool.body.error.details.issues[0]).toMatchObject({ path: ["body", "pool"], code: "invalid_reference" });
+    const extra = await req(w.memberA, "POST", "/api/v1/storage/volumes", { name: "bad", size_gb: 1, mount: "/" });
+    expect(extra.status).toBe(400);
+    expect(await t.database.db("volumes").count("* as n")).toEqual(before);
+  });
+
+  it("refuses what exceeds max_volume_gb_per_user with quota_exceeded saying what", async () => {
+    const u = await t.aUser();
+    await t.member(u, w.orgA.id, null, "member");
+    await aVolume(u, { size_gb: 200 });
+    const r = await req(u, "POST", "/api/v1/storage/volumes", { name: "more", size_gb: 301 });
+    expect(r.status).toBe(403);
+    expect(r.body.error).toMatchObject({
+      code: "quota_exceeded",
+      details: { limit: "max_volume_gb_per_user", value: 500, current_gb: 200, requested_gb: 301, scope: "global" },
+    });
+  });
+
+  it("gates on the one pool the volume goes to, never on the pools added together", async () => {
+    const u = await t.aUser();
+    await t.member(u, w.orgB.id, null, "member");
+    // fast: 300 GB stated, minus what is on it; small: 250 minus its own. Together they would hold 400.
+    const r = await req(u, "POST", "/api/v1/storage/volumes", { name: "big", size_gb: 400 });
+    expect(r.status, JSON.stringify(r.body)).toBe(409);
+    expect(r.body.error.code).toBe("pool_capacity_exceeded");
+    expect(r.body.error.details).toMatchObject({ requested_gb: 400, pool: "fast" });
+    const pools = r.body.error.details.pools as { pool: string; available_gb: number; source: string }[];
+    expect(pools.map((p) => p.pool).sort()).toEqual(expect.arrayContaining(["fast", "small"]));
+    expect(r.body.error.details.largest_available_gb).toBe(Math.max(...pools.map((p) => p.available_gb ?? 0)));
+    expect(r.body.error.details.largest_available_gb).toBeLessThan(400);
+  });
+
+  it("grows a volume, renames it, and refuses to shrink it", async () => {
+    const v = await aVolume(w.memberA, { size_gb: 5 });
+    const grown = await req(w.memberA, "PATCH", `/api/v1/storage/volumes/${v.id}`, { size_gb: 8, name: "renamed" });
+    expect(grown.status, JSON.stringify(grown.body)).toBe(200);
+    expect(grown.body).toMatchObject({ size_gb: 8, name: "renamed", mounts: [] });
+    const shrink = await req(w.memberA, "PATCH", `/api/v1/storage/volumes/${v.id}`, { size_gb: 4 });
+    expect(shrink.status).toBe(400);
+    expect(shrink.body.error.details.issues[0]).toMatchObject({ path: ["body", "size_gb"], code: "too_small" });
+    const huge = await req(w.memberA, "PATCH", `/api/v1/storage/volumes/${v.id}`, { size_gb: 100_000 });
+    expect(["quota_exceeded", "pool_capacity_exceeded"]).toContain(huge.body.error.code);
+    expect((await req(w.memberA, "GET", `/api/v1/storage/volumes/${v.id}`)).body.size_gb).toBe(8);
+  });
+
+  it("locked: cannot be resized or deleted, the reason is shown; only administrators lock", async () => {
+    const v = await aVolume(w.memberA, { size_gb: 2 });
+    const self = await req(w.memberA, "POST", `/api/v1/storage/volumes/${v.id}/lock`, { reason: "mine" });
+    expect(self.status).toBe(403);
+    const locked = await req(w.adminA, "POST", `/api/v1/storage/volumes/${v.id}/lock`, { reason: "legal hold" });
+    expect(locked.body).toMatchObject({ locked: true, lock_reason: "legal hold" });
+    for (const [method, body] of [
+      ["PATCH", { size_gb: 3 }],
+      ["DELETE", undefined],
+    ] as const) {
+      const r = await req(w.memberA, method, `/api/v1/storage/volumes/${v.id}`, body);
+      expect(r.status).toBe(409);
+      expect(r.body.error).toMatchObject({ code: "volume_locked", details: { reason: "legal hold" } });
+    }
+    const unlocked = await req(w.adminA, "POST", `/api/v1/storage/volumes/${v.id}/unlock`);
+    expect(unlocked.body).toMatchObject({ locked: false, lock_reason: null });
+    expect((await req(w.memberA, "DELETE", `/api/v1/storage/volumes/${v.id}`)).status).toBe(204);
+  });
+
+  it("refuses to delete a volume a live session mounts, naming the session", async () => {
+    const v = await aVolume(w.memberA, { size_gb: 1 });
+    const namespace = w.orgA.id.replace("_", "-").toLowerCase();
+    const session = {
+      apiVersion: "berth.dev/v1alpha1",
+      kind: "Session",
+      metadata: { name: "ses-aaaaaaaaaaaaaaaaaaaa", namespace },
+      spec: {
+        owner: w.memberA.id,
+        organization: w.orgA.id,
+        offering: "h100",
+        preset: "gpu-small",
+        image: "jupyterlab",
+        volumes: [{ volume: v.id.replace("_", "-"), mountPath: "/home/jovyan/work" }],
+      },
+    };
+    await custom().createNamespacedCustomObject({ ...GROUP, plural: "sessions", namespace, body: session });
+    const detail = await req(w.memberA, "GET", `/api/v1/storage/volumes/${v.id}`);
+    expect(detail.body.mounts).toEqual([
+      { session_id: "ses_aaaaaaaaaaaaaaaaaaaa", read_only: false, mount_path: "/home/jovyan/work" },
+    ]);
+    const r = await req(w.memberA, "DELETE", `/api/v1/storage/volumes/${v.id}`);
+    expect(r.status).toBe(409);
+    expect(r.body.error).toMatchObject({ code: "volume_in_use", details: { sessions: ["ses-aaaaaaaaaaaaaaaaaaaa"] } });
+    await custom().patchNamespacedCustomObject({
+      ...GROUP,
+      plural: "sessions",
+      namespace,
+      name: "ses-aaaaaaaaaaaaaaaaaaaa",
+      body: [{ op: "replace", path: "/spec/desiredState", value: "Terminated" }],
+    });
+    expect((await req(w.memberA, "DELETE", `/api/v1/storage/volumes/${v.id}`)).status).toBe(204);
+    expect((await req(w.memberA, "GET", `/api/v1/storage/volumes/${v.id}`)).status).toBe(404);
+  });
+
+  it("lists what the caller may see, and nothing of another organization", async () => {
+    const mine = await aVolume(w.memberB, { size_gb: 1 });
+    const listB = await req(w.memberB, "GET", "/api/v1/storage/volumes?size=100");
+    expect(listB.body.data.map((v: { id: string }) => v.id)).toContain(mine.id);
+    expect(listB.body.data.every((v: { organization_id: string }) => v.organization_id === w.orgB.id)).toBe(true);
+    const listA = await req(w.adminA, "GET", "/api/v1/storage/volumes?size=100");
+    expect(listA.body.data.length).toBeGreaterThan(0);
+    expect(listA.body.data.every((v: { organization_id: string }) => v.organization_id === w.orgA.id)).toBe(true);
+    expect(listA.body.pagination.total).toBe(listA.body.data.length);
+    const outsider = await req(w.outsider, "GET", "/api/v1/storage/volumes");
+    expect(outsider.body).toMatchObject({ data: [], pagination: { total: 0 } });
+    const orgMember = await req(w.orgMemberA, "GET", "/api/v1/storage/volumes?size=100");
+    expect(orgMember.body.data.some((v: { owner: { id: string } }) => v.owner.id === w.memberA.id)).toBe(false);
+  });
+
+  describe("mounting in a session", () => {
+    const session = (u: TestUser, volumes: unknown[]) =>
+      req(u, "POST", "/api/v1/sessions", { offering: "h100", preset: "gpu-small", image: "jupyterlab", volumes });
+
+    it("refuses mount paths that escape or cover system paths, before anything is written", async () => {
+      const v = await aVolume(w.memberA, { size_gb: 1 });
+      for (const mount_path of [
+        "relative/dir",
+        "/home/../etc",
+        "/data/./x",
+        "/",
+        "/etc",
+        "/proc/self",
+        "/usr/lib",
+        "/data//x",
+        "/data/",
+      ]) {
+        const r = await session(w.memberA, [{ volume: v.id, mount_path }]);
+        expect(r.status, mount_path).toBe(400);
+        expect(r.body.error.code).toBe("validation_failed");
+        expect(r.body.error.details.issues[0].path).toEqual(["body", "volumes", 0, "mount_path"]);
+      }
+      expect(await t.database.db("sessions").count("* as n")).toEqual([{ n: "0" }]);
+    });
+
+    it("does not mount another organization's volume, nor a colleague's that is not shared", async () => {
+      const v = await aVolume(w.memberA, { size_gb: 1 });
+      for (const u of [w.memberB, w.adminB, w.orgMemberA]) {
+        const r = await session(u, [{ volume: v.id, mount_path: "/data" }]);
+        expect(r.status, JSON.stringify(r.body)).toBe(400);
+        expect(r.body.error.details.issues[0]).toMatchObject({
+          path: ["body", "volumes", 0, "volume"],
+          code: "invalid_reference",
+        });
+      }
+    });
+
+    it("does not mount a locked volume, and says why", async () => {
+      const v = await aVolume(w.memberA, { size_gb: 1 });
+      await req(w.adminA, "POST", `/api/v1/storage/volumes/${v.id}/lock`, { reason: "investigation" });
+      // The sessions' catalog caches volumes for a few seconds: ask until it has read the lock.
+      let r = await session(w.memberA, [{ volume: v.id }]);
+      for (let i = 0; i < 80 && r.body?.error?.code !== "volume_locked"; i++) {
+        await new Promise((res) => setTimeout(res, 100));
+        r = await session(w.memberA, [{ volume: v.id }]);
+      }
+      expect(r.status).toBe(409);
+      expect(r.body.error).toMatchObject({ code: "volume_locked", details: { reason: "investigation" } });
+    });
+  });
+
+  it("shares a volume within its organization: the share sees it and mounts it read-only; other organizations cannot be named", async () => {
+    const v = await aVolume(w.memberA, { size_gb: 1 });
+    const path = `/api/v1/storage/volumes/${v.id}/shares`;
+    for (const bad of [
+      { kind: "user", id: w.memberB.id },
+      { kind: "project", id: w.projectB.id },
+      { kind: "user", id: "usr_nobody" },
+    ]) {
+      const r = await req(w.memberA, "PUT", path, { shares: [bad] });
+      expect(r.status, JSON.stringify(bad)).toBe(400);
+      expect(r.body.error.details.issues[0]).toMatchObject({
+        path: ["body", "shares", 0, "id"],
+        code: "invalid_reference",
+      });
+    }
+    expect((await req(w.memberB, "PUT", path, { shares: [] })).status).toBe(404);
+    expect((await req(w.orgMemberA, "PUT", path, { shares: [] })).status).toBe(404);
+    expect(
+      (await req(w.memberA, "PUT", path, { shares: [{ kind: "user", id: w.orgMemberA.id, access: "nope" }] })).status,
+    ).toBe(400);
+    const ok = await req(w.memberA, "PUT", path, { shares: [{ kind: "user", id: w.orgMemberA.id }] });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body.shares).toEqual([{ kind: "user", id: w.orgMemberA.id, access: "read_only" }]);
+    // The share sees it, may not change it, and mounts it read-only only.
+    expect((await req(w.orgMemberA, "GET", `/api/v1/storage/volumes/${v.id}`)).status).toBe(200);
+    expect((await req(w.orgMemberA, "PATCH", `/api/v1/storage/volumes/${v.id}`, { size_gb: 2 })).status).toBe(403);
+    const writable = await req(w.orgMemberA, "POST", "/api/v1/sessions", {
+      offering: "h100",
+      preset: "gpu-small",
+      image: "jupyterlab",
+      volumes: [{ volume: v.id, read_only: false }],
+    });
+    expect(writable.status).toBe(403);
+    expect(writable.body.error.details).toMatchObject({ access: "ReadOnly" });
+    // Still invisible to another organization.
+    expect((await req(w.adminB, "GET", `/api/v1/storage/volumes/${v.id}`)).status).toBe(404);
+  });
+
+  let memberAVolume: () => Promise<string>;
+  beforeAll(() => {
+    memberAVolume = async () => (await aVolume(w.memberA, { size_gb: 1 })).id;
+  });
+  const refusedOutside = [
+    { as: "adminB" as const, status: 404 as const, why: "another organization's admin" },
+    { as: "memberB" as const, status: 404 as const, why: "another organization" },
+    { as: "outsider" as const, status: 404 as const, why: "no membership" },
+    { as: "orgMemberA" as const, status: 404 as const, why: "same organization, not the owner" },
+  ];
+  itBehavesPerRole(
+    [
+      {
+        name: "/api/v1/storage/volumes/:id",
+        method: "GET",
+        path: async () => `/api/v1/storage/volumes/${await memberAVolume()}`,
+        allowed: [
+          { as: "memberA", status: 200 },
+          { as: "adminA", status: 200 },
+          { as: "superAdmin", status: 200 },
+        ],
+        refused: refusedOutside,
+      },
+      {
+        name: "/api/v1/storage/volumes/:id",
+        method: "PATCH",
+        path: async () => `/api/v1/storage/volumes/${await memberAVolume()}`,
+        body: () => ({ size_gb: 2 }),
+        allowed: [
+          { as: "memberA", status: 200 },
+          { as: "adminA", status: 200 },
+        ],
+        refused: refusedOutside,
+        malformed: { size_gb: "2" },
+      },
+      {
+        name: "/api/v1/storage/volumes/:id",
+        method: "DELETE",
+        path: async () => `/api/v1/storage/volumes/${await memberAVolume()}`,
+        allowed: [
+          { as: "memberA", status: 204 },
+          { as: "adminA", status: 204 },
+        ],
+        refused: refusedOutside,
+      },
+      {
+        name: "/api/v1/storage/volumes/:id/lock",
+        method: "POST",
+        path: async () => `/api/v1/storage/volumes/${await memberAVolume()}/lock`,
+        body: () => ({ reason: "audit" }),
+        allowed: [{ as: "adminA", status: 200 }],
+        refused: [...refusedOutside, { as: "memberA", status: 403, why: "owners do not lock" }],
+        malformed: { reason: "" },
+      },
+      {
+        name: "/api/v1/storage/volumes",
+        method: "POST",
+        path: () => "/api/v1/storage/volumes",
+        body: () => ({ name: `n-${Math.random().toString(36).slice(2)}`, size_gb: 1 }),
+        allowed: [{ as: "memberA", status: 201 }],
+        refused: [],
+        malformed: { name: "", size_gb: 0 },
+      },
+    ],
+    () => ({ t, w }),
+  );
+});

@@ -1,0 +1,46 @@
+import type { Session, Volume } from "@berth/crds";
+import { describe, expect, it } from "vitest";
+import { idleClaims } from "./claims.ts";
+
+const vol = (name: string, bound?: string, lastUsedAt?: string): [string, Volume] => [
+  `org-a/${name}`,
+  {
+    metadata: { name, namespace: "org-a" },
+    spec: { sizeGb: 1 },
+    status: bound ? { boundCluster: bound, claimName: `berth-${name}`, ...(lastUsedAt ? { lastUsedAt } : {}) } : {},
+  } as unknown as Volume,
+];
+const ses = (volume: string, phase: string, desiredState = "Running") =>
+  ({
+    metadata: { name: "ses-x", namespace: "org-a" },
+    spec: { volumes: [{ volume, readOnly: false }], desiredState },
+    status: { phase },
+  }) as unknown as Session;
+
+describe("idle claims", () => {
+  const IDLE = 15 * 60_000;
+  const t0 = Date.parse("2026-11-26T06:00:00Z");
+
+  it("keeps a claim a running, queued or pausing session uses, and forgets it once idle past the time", () => {
+    const last = new Map<string, number>();
+    const vols = [vol("vol-a", "clu_a", "2026-11-26T05:00:00Z"), vol("vol-b", "clu_a"), vol("vol-c")];
+    expect(idleClaims(vols, [ses("vol-a", "Running"), ses("vol-b", "Queued")], last, t0, IDLE)).toEqual([]);
+    // Both sessions end: each volume is idle from when it was last seen in use, not from when its claim
+    // was recorded (an hour before).
+    expect(idleClaims(vols, [ses("vol-a", "Terminated"), ses("vol-b", "Paused")], last, t0 + 60_000, IDLE)).toEqual([]);
+    expect(idleClaims(vols, [], last, t0 + IDLE - 1, IDLE)).toEqual([]);
+    expect(idleClaims(vols, [], last, t0 + IDLE, IDLE).sort()).toEqual(["org-a/vol-a", "org-a/vol-b"]);
+  });
+
+  it("after a restart (no memory), counts from the time the claim was recorded", () => {
+    const last = new Map<string, number>();
+    expect(idleClaims([vol("vol-a", "clu_a", "2026-11-26T05:00:00Z")], [], last, t0, IDLE)).toEqual(["org-a/vol-a"]);
+    expect(idleClaims([vol("vol-b", "clu_a")], [], last, t0, IDLE)).toEqual([]);
+  });
+
+  it("a session asked to terminate no longer holds its volume", () => {
+    const last = new Map<string, number>();
+    const vols = [vol("vol-a", "clu_a", "2026-11-26T05:00:00Z")];
+    expect(idleClaims(vols, [ses("vol-a", "Running", "Terminated")], last, t0, IDLE)).toEqual(["org-a/vol-a"]);
+  });
+});

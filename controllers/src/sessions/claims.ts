@@ -1,0 +1,50 @@
+// Idle claims go: a volume's claim that no session has used for `idleMs` is deleted on its cluster (the
+// data stays on the pool: the bed's and real installs' volumes are Retain) and the volume's status
+// forgets the cluster, so its next session may land anywhere its pool is shared with. Pure decision here;
+// dispatch.ts does the writes.
+import type { Session, Volume } from "@berth/crds";
+
+/** Phases in which a session holds (or is about to hold) a pod that mounts its volumes. */
+const HOLDS = new Set(["Pending", "Queued", "Starting", "Running", "Resuming", "Restarting", "Pausing", "Unknown"]);
+
+export function holdsVolumes(s: Session): boolean {
+  if (s.spec.desiredState === "Terminated") return false;
+  const phase = s.status?.phase ?? "Pending";
+  return HOLDS.has(phase);
+}
+
+/**
+ * Volumes (namespace/name) whose claim is idle past `idleMs`. `lastUsed` is the caller's memory of when
+ * each volume was last seen in use; it is updated here (in use: now; first seen idle: the time the claim
+ * was recorded, or now).
+ */
+export function idleClaims(
+  volumes: Iterable<[string, Volume]>,
+  sessions: Iterable<Session>,
+  lastUsed: Map<string, number>,
+  now: number,
+  idleMs: number,
+): string[] {
+  const inUse = new Set<string>();
+  for (const s of sessions)
+    if (holdsVolumes(s)) for (const v of s.spec.volumes) inUse.add(`${s.metadata.namespace}/${v.volume}`);
+  const out: string[] = [];
+  for (const [key, vol] of volumes) {
+    if (!vol.status?.boundCluster) {
+      lastUsed.delete(key);
+      continue;
+    }
+    if (inUse.has(key)) {
+      lastUsed.set(key, now);
+      continue;
+    }
+    let since = lastUsed.get(key);
+    if (since === undefined) {
+      const recorded = Date.parse(vol.status.lastUsedAt ?? "");
+      since = Number.isFinite(recorded) ? Math.min(recorded, now) : now;
+      lastUsed.set(key, since);
+    }
+    if (now - since >= idleMs) out.push(key);
+  }
+  return out;
+}

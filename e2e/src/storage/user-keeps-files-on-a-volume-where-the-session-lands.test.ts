@@ -1,0 +1,328 @@
+// biome-ignore-all lint/suspicious/noExplicitAny: journeys read the API's JSON as it comes
+// A user's volume follows the session to the cluster it lands on: the operator there makes the claim on
+// the pool's storage class (named and pointed at the data from the volume id alone), it binds through
+// kube-controller-manager's binder (the bed's provisioner makes the PersistentVolume), the pod mounts it,
+// and from then on the volume's sessions stay on that cluster (a pin elsewhere: 409). A claim that cannot
+// bind shows in the session's condition instead of a silent wait.
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { adminKube, H100, SESSIONS_NS, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
+import { type BedProvisioner, installBedStorage, startProvisioner } from "./bed-storage.ts";
+
+vi.setConfig({ testTimeout: 180_000 });
+
+const CLASS = "berth-shared";
+const UNBACKED = "berth-unbacked";
+let bed: SessionsBed;
+const provisioners: BedProvisioner[] = [];
+
+beforeAll(async () => {
+  bed = await startSessionsBed({
+    // Claims idle for 3 s are released (production: 15 minutes).
+    worker: { claimIdleMs: 3_000 },
+    operatorStorageIntervalMs: 300,
+    fleet: {
+      clusters: [
+        { name: "mgmt", kind: "management" },
+        {
+          name: "gpu-a",
+          kind: "gpu",
+          nodes: [{ name: "gpu-a-1", gpuModel: H100, gpuCount: 4 }],
+          gpuRuntimeClass: true,
+          gpuDevicePlugin: true,
+        },
+        {
+          name: "gpu-b",
+          kind: "gpu",
+          nodes: [{ name: "gpu-b-1", gpuModel: H100, gpuCount: 4 }],
+          gpuRuntimeClass: true,
+          gpuDevicePlugin: true,
+        },
+      ],
+    },
+  });
+  for (const name of ["gpu-a", "gpu-b"]) {
+    const c = bed.fleet.cluster(name);
+    await installBedStorage(c, { storageClass: CLASS, capacityGb: 1000 });
+    await installBedStorage(c, { storageClass: UNBACKED });
+    provisioners.push(startProvisioner(c, { storageClass: CLASS }));
+  }
+}, 300_000);
+
+afterAll(async () => {
+  for (const p of provisioners) await p.stop();
+  await bed?.stop();
+});
+
+const session = (over: Record<string, unknown>) => ({
+  offering: "h100",
+  preset: "gpu-small",
+  image: "jupyterlab",
+  ...over,
+});
+
+async function eventually<T>(f: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await f();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe("a volume where the session lands", () => {
+  let volume: any;
+  let first: any;
+
+  it("creates the pool and the volume through the API", async () => {
+    const pool = await bed.call(bed.superAdmin, "POST", "/api/v1/storage/pools", {
+      name: "shared",
+      cluster: bed.gpu["gpu-a"]?.id,
+      storage_class: CLASS,
+      manual_capacity_gb: 900,
+    });
+    expect(pool.status, JSON.stringify(pool.body)).toBe(201);
+    const unbacked = await bed.call(bed.superAdmin, "POST", "/api/v1/storage/pools", {
+      name: "unbacked",
+      cluster: bed.gpu["gpu-a"]?.id,
+      storage_class: UNBACKED,
+      default: false,
+    });
+    expect(unbacked.status).toBe(201);
+    const v = await bed.call(bed.alice, "POST", "/api/v1/storage/volumes", { name: "home", size_gb: 10 });
+    expect(v.status, JSON.stringify(v.body)).toBe(201);
+    expect(v.body).toMatchObject({ pool: "shared", bound_cluster: null });
+    volume = v.body;
+  });
+
+  it("reads the pool's capacity from the driver's report (csi), falls back to the stated one (manual), and records each change", async () => {
+    const pool = (pred: (p: any) => boolean, what: string) =>
+      eventually(async () => {
+        const r = await bed.call(bed.superAdmin, "GET", "/api/v1/storage/pools/shared");
+        return pred(r.body) ? r.body : undefined;
+      }, what);
+    expect((await pool((p) => p.capacity?.source === "csi", "a csi reading")).capacity).toMatchObject({
+      source: "csi",
+      total_gb: 1000,
+      available_gb: 1000,
+    });
+    const a = bed.fleet.cluster("gpu-a");
+    const k = adminKube(a);
+    try {
+      await k.json("DELETE", `/apis/storage.k8s.io/v1/namespaces/kube-system/csistoragecapacities/${CLASS}-pool`);
+      expect((await pool((p) => p.capacity?.source === "manual", "the manual fallback")).capacity).toMatchObject({
+        source: "manual",
+        total_gb: 900,
+      });
+    } finally {
+      k.close();
+    }
+    await installBedStorage(a, { storageClass: CLASS, capacityGb: 1000 });
+    await pool((p) => p.capacity?.source === "csi", "the csi reading back");
+    const mk = adminKube(bed.fleet.cluster("mgmt"));
+    try {
+      const cr = await mk.json<any>("GET", "/apis/berth.dev/v1alpha1/pools/shared");
+      expect(cr.status.sourceChanges.map((c: any) => `${c.from ?? "-"}>${c.to ?? "-"}`).slice(-3)).toEqual([
+        "->csi",
+        "csi>manual",
+        "manual>csi",
+      ]);
+    } finally {
+      mk.close();
+    }
+  });
+
+  it("makes the claim on the landing cluster, binds it to the volume's data path, and mounts it", async () => {
+    const created = await bed.call(
+      bed.alice,
+      "POST",
+      "/api/v1/sessions",
+      session({ volumes: [{ volume: volume.id }] }),
+    );
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    first = await bed.waitFor(bed.alice, created.body.id, (s) => s.phase === "Running", "Running", 90_000);
+    const landed = Object.values(bed.gpu).find((g) => g.id === first.cluster_id);
+    expect(landed).toBeDefined();
+    const claimName = `berth-${volume.id.replace("_", "-")}`;
+    const dataPath = `berth/volumes/${volume.id.replace("_", "-")}`;
+
+    const k = adminKube(bed.fleet.cluster(landed?.name as string));
+    try {
+      const pvc = await k.json<any>("GET", `/api/v1/namespaces/${SESSIONS_NS}/persistentvolumeclaims/${claimName}`);
+      expect(pvc.status.phase).toBe("Bound");
+      expect(pvc.spec.storageClassName).toBe(CLASS);
+      expect(pvc.spec.resources.requests.storage).toBe("10Gi");
+      const pv = await k.json<any>("GET", `/api/v1/persistentvolumes/${pvc.spec.volumeName}`);
+      expect(pv.spec.csi.volumeHandle).toBe(dataPath);
+      expect(pv.spec.claimRef.name).toBe(claimName);
+      const pods = await k.json<any>("GET", `/api/v1/namespaces/${SESSIONS_NS}/pods`);
+      const pod = pods.items.find((p: any) => p.metadata.name === created.body.id.replace("_", "-"));
+      expect(pod.spec.volumes.find((x: any) => x.name === "vol-0")?.persistentVolumeClaim?.claimName).toBe(claimName);
+      expect(pod.spec.containers[0].volumeMounts).toContainEqual(
+        expect.objectContaining({ name: "vol-0", mountPath: "/home/jovyan/work" }),
+      );
+    } finally {
+      k.close();
+    }
+    // The other cluster has no claim for it.
+    const other = Object.values(bed.gpu).find((g) => g.id !== first.cluster_id);
+    const ko = adminKube(bed.fleet.cluster(other?.name as string));
+    try {
+      const none = await ko.raw("GET", `/api/v1/namespaces/${SESSIONS_NS}/persistentvolumeclaims/${claimName}`);
+      expect(none.status).toBe(404);
+    } finally {
+      ko.close();
+    }
+
+    const detail = await bed.call(bed.alice, "GET", `/api/v1/storage/volumes/${volume.id}`);
+    expect(detail.body).toMatchObject({ bound_cluster: first.cluster_id, claim_name: claimName });
+    expect(detail.body.mounts).toEqual([{ session_id: first.id, read_only: false, mount_path: null }]);
+  });
+
+  it("keeps the volume's next session on that cluster, and refuses a pin elsewhere with 409", async () => {
+    const other = Object.values(bed.gpu).find((g) => g.id !== first.cluster_id)?.id;
+    // The API reads volumes through a cache of a few seconds.
+    const refused = await eventually(async () => {
+      const r = await bed.call(
+        bed.alice,
+        "POST",
+        "/api/v1/sessions",
+        session({ cluster_id: other, volumes: [{ volume: volume.id }] }),
+      );
+      if (r.status === 409) return r;
+      if (r.status === 201) throw new Error("a session pinned away from its volume's claim was accepted");
+      return undefined;
+    }, "409");
+    expect(refused.body.error).toMatchObject({
+      code: "volume_on_another_cluster",
+      details: { bound_cluster: first.cluster_id, requested_cluster: other },
+    });
+    const second = await bed.call(
+      bed.alice,
+      "POST",
+      "/api/v1/sessions",
+      session({ volumes: [{ volume: volume.id, read_only: true, mount_path: "/data" }] }),
+    );
+    expect(second.status).toBe(201);
+    const running = await bed.waitFor(bed.alice, second.body.id, (s) => s.phase === "Running", "Running", 90_000);
+    expect(running.cluster_id).toBe(first.cluster_id);
+    expect(running.conditions.find((c: any) => c.type === "Scheduled")?.reason).toBe("VolumeLocality");
+    // Mounted: the volume is not deleted.
+    const del = await bed.call(bed.alice, "DELETE", `/api/v1/storage/volumes/${volume.id}`);
+    expect(del.status).toBe(409);
+    expect(del.body.error.code).toBe("volume_in_use");
+    second_ = running;
+  });
+
+  let second_: any;
+  it("releases the claim once no session uses it (the data stays); the next session lands elsewhere and reaches the same data", async () => {
+    for (const s of [first, second_]) {
+      const r = await bed.call(bed.alice, "POST", `/api/v1/sessions/${s.id}/terminate`);
+      expect(r.status, JSON.stringify(r.body)).toBeLessThan(300);
+    }
+    const claimName = `berth-${volume.id.replace("_", "-")}`;
+    const dataPath = `berth/volumes/${volume.id.replace("_", "-")}`;
+    await eventually(
+      async () => {
+        const d = await bed.call(bed.alice, "GET", `/api/v1/storage/volumes/${volume.id}`);
+        return d.body.bound_cluster === null ? d.body : undefined;
+      },
+      "the claim's release",
+      60_000,
+    );
+    const was = Object.values(bed.gpu).find((g) => g.id === first.cluster_id);
+    const k = adminKube(bed.fleet.cluster(was?.name as string));
+    try {
+      await eventually(async () => {
+        const r = await k.raw("GET", `/api/v1/namespaces/${SESSIONS_NS}/persistentvolumeclaims/${claimName}`);
+        return r.status === 404 ? true : undefined;
+      }, "the claim to go");
+      const pvs = await k.json<any>("GET", "/api/v1/persistentvolumes");
+      expect(pvs.items.find((pv: any) => pv.spec.csi?.volumeHandle === dataPath)).toBeDefined();
+    } finally {
+      k.close();
+    }
+
+    const other = Object.values(bed.gpu).find((g) => g.id !== first.cluster_id);
+    const created = await eventually(async () => {
+      const r = await bed.call(
+        bed.alice,
+        "POST",
+        "/api/v1/sessions",
+        session({ cluster_id: other?.id, volumes: [{ volume: volume.id }] }),
+      );
+      return r.status === 201 ? r : undefined;
+    }, "a session pinned to the other cluster");
+    const running = await bed.waitFor(bed.alice, created.body.id, (s) => s.phase === "Running", "Running", 90_000);
+    expect(running.cluster_id).toBe(other?.id);
+    const ko = adminKube(bed.fleet.cluster(other?.name as string));
+    try {
+      const pvc = await ko.json<any>("GET", `/api/v1/namespaces/${SESSIONS_NS}/persistentvolumeclaims/${claimName}`);
+      expect(pvc.status.phase).toBe("Bound");
+      const pv = await ko.json<any>("GET", `/api/v1/persistentvolumes/${pvc.spec.volumeName}`);
+      expect(pv.spec.csi.volumeHandle).toBe(dataPath);
+    } finally {
+      ko.close();
+    }
+    const detail = await bed.call(bed.alice, "GET", `/api/v1/storage/volumes/${volume.id}`);
+    expect(detail.body).toMatchObject({ bound_cluster: other?.id, claim_name: claimName });
+  });
+
+  it("keeps the sessions of a volume on a `selected` pool on that pool's clusters, and refuses a pin outside", async () => {
+    const b = bed.gpu["gpu-b"]?.id as string;
+    const a = bed.gpu["gpu-a"]?.id as string;
+    const pool = await bed.call(bed.superAdmin, "POST", "/api/v1/storage/pools", {
+      name: "only-b",
+      cluster: b,
+      storage_class: CLASS,
+      sharing: "selected",
+      clusters: [b],
+      default: false,
+    });
+    expect(pool.status, JSON.stringify(pool.body)).toBe(201);
+    const v = await bed.call(bed.bob, "POST", "/api/v1/storage/volumes", {
+      name: "b-only",
+      size_gb: 1,
+      pool: "only-b",
+    });
+    expect(v.status).toBe(201);
+    const pinned = await bed.call(
+      bed.bob,
+      "POST",
+      "/api/v1/sessions",
+      session({ cluster_id: a, volumes: [{ volume: v.body.id }] }),
+    );
+    expect(pinned.status).toBe(409);
+    expect(pinned.body.error).toMatchObject({
+      code: "volume_pool_not_shared",
+      details: { pool: "only-b", clusters: [b], requested_cluster: a },
+    });
+    const created = await bed.call(bed.bob, "POST", "/api/v1/sessions", session({ volumes: [{ volume: v.body.id }] }));
+    expect(created.status).toBe(201);
+    const running = await bed.waitFor(bed.bob, created.body.id, (s) => s.phase === "Running", "Running", 90_000);
+    expect(running.cluster_id).toBe(b);
+    expect(running.conditions.find((c: any) => c.type === "Scheduled")?.reason).toBe("VolumeLocality");
+  });
+
+  it("says so in the session's condition while a claim waits to bind", async () => {
+    const v = await bed.call(bed.bob, "POST", "/api/v1/storage/volumes", {
+      name: "stuck",
+      size_gb: 1,
+      pool: "unbacked",
+    });
+    expect(v.status).toBe(201);
+    const created = await bed.call(bed.bob, "POST", "/api/v1/sessions", session({ volumes: [{ volume: v.body.id }] }));
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const waiting = await bed.waitFor(
+      bed.bob,
+      created.body.id,
+      (s) => s.conditions?.some((c: any) => c.type === "Ready" && c.reason === "WaitingForClaim"),
+      "WaitingForClaim",
+      60_000,
+    );
+    expect(waiting.phase).toBe("Starting");
+    expect(waiting.conditions.find((c: any) => c.type === "Ready").message).toContain(
+      `berth-${v.body.id.replace("_", "-")}`,
+    );
+  });
+});

@@ -1,0 +1,35 @@
+import { describe, expect, it } from "vitest";
+import { quantityGb, storageReportOf } from "./reporter.ts";
+
+describe("the volume-sync report", () => {
+  it("reads quantities in whole GiB, rounded down", () => {
+    expect(quantityGb("1000Gi")).toBe(1000);
+    expect(quantityGb("2Ti")).toBe(2048);
+    expect(quantityGb("1536Mi")).toBe(1);
+    expect(quantityGb("500G")).toBe(465);
+    expect(quantityGb("lots")).toBeUndefined();
+    expect(quantityGb(undefined)).toBeUndefined();
+  });
+
+  it("takes each class's largest segment, never the sum, and skips what it cannot read", () => {
+    const r = storageReportOf(
+      "clu_a",
+      [
+        { storageClassName: "fast", capacity: "300Gi" },
+        { storageClassName: "fast", capacity: "250Gi", maximumVolumeSize: "100Gi" },
+        { storageClassName: "slow", capacity: "2Ti", maximumVolumeSize: "1Ti" },
+        { storageClassName: "broken", capacity: "?" },
+        { capacity: "1Gi" },
+      ],
+      new Date("2026-11-26T06:00:00Z"),
+    );
+    expect(r).toEqual({
+      cluster_id: "clu_a",
+      observed_at: "2026-11-26T06:00:00.000Z",
+      classes: [
+        { storage_class: "fast", available_gb: 300, via: "csi_capacity" },
+        { storage_class: "slow", available_gb: 2048, maximum_volume_gb: 1024, via: "csi_capacity" },
+      ],
+    });
+  });
+});
