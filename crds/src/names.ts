@@ -49,6 +49,14 @@ export const LABELS = {
   organization: "berth.dev/organization",
   project: "berth.dev/project",
   restart: "berth.dev/restart",
+  /** On a management namespace the API made for an organization's sessions: `organization`. */
+  role: "berth.dev/role",
+  /** On a GPU cluster's credential Secret: the Cluster resource's name. */
+  cluster: "berth.dev/cluster",
+  /** On a wallet's mirror in the management cluster: the wallet's id. */
+  walletId: "berth.dev/wallet-id",
+  /** On the default catalog's resources made at start-up: `default`. */
+  catalog: "berth.dev/catalog",
 } as const;
 
 export const ANNOTATIONS = {
@@ -61,6 +69,8 @@ export const ANNOTATIONS = {
    * and the queue's "older first" must not depend on which of two sessions of the same second sorts first).
    */
   createdAt: "berth.dev/created-at",
+  /** On a Secret the API keeps for itself: what it holds, for `kubectl describe`. */
+  purpose: "berth.dev/purpose",
 } as const;
 
 /** Kubernetes label values: 63 characters of [A-Za-z0-9_.-], starting and ending alphanumeric. */

@@ -10,6 +10,7 @@ import { HttpKube, KubeError, seg } from "@berth/controllers/kube";
 import {
   ImageKind,
   type KindDefinition,
+  LABELS,
   MINOR_UNITS_PER_CREDIT,
   OfferingKind,
   ResourcePolicyKind,
@@ -20,7 +21,7 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 
 export const SYSTEM_NAMESPACE = "berth-system";
-const LABELS = { "app.kubernetes.io/part-of": "berth", "berth.dev/catalog": "default" };
+const CATALOG_LABELS = { [LABELS.partOf]: "berth", [LABELS.catalog]: "default" };
 
 /** Whole and fractional credits per hour -> minor units (integer string), without a float. */
 function creditsPerHour(credits: string): string {
@@ -46,7 +47,7 @@ export interface CatalogEntry {
 const meta = (name: string, namespace?: string) => ({
   name,
   ...(namespace ? { namespace } : {}),
-  labels: { ...LABELS },
+  labels: { ...CATALOG_LABELS },
 });
 
 /** The default catalog. Rates are credits per hour in minor units (1 credit = 1,000,000). */

@@ -2,13 +2,21 @@
 // The mirror is written by server-side apply (field manager: the controller's component, forced: the
 // mirror is ours), so a retry, a new leader or a mirror written again after it was lost is the same
 // request; restarts patch its restart count and revision; pause, terminate and strays delete it.
-import { type Cluster, type Session, type SessionMirror, SessionMirrorKind } from "@berth/crds";
+import {
+  type Cluster,
+  LABELS,
+  labelValue,
+  MIRROR_FINALIZER,
+  type Session,
+  type SessionMirror,
+  SessionMirrorKind,
+  sessionIdOf,
+} from "@berth/crds";
 import { type KubeApi, serverSideApply } from "../kube/client.ts";
 import { type KubeObject, keyOf } from "../kube/informer.ts";
 import { recordUnrecorded } from "./history.ts";
 import type { MirrorOp } from "./lifecycle.ts";
 import type { SessionMemory } from "./memory.ts";
-import { LABELS, labelValue, MIRROR_FINALIZER, sessionIdOf } from "./names.ts";
 import type { Observed } from "./observed.ts";
 import type { WriteCounts } from "./options.ts";
 import type { SessionStore } from "./store.ts";
