@@ -6,7 +6,7 @@
 // administrator's edit — a changed rate, a disabled offering, another image tag — survives every restart.
 // A deleted default comes back at the next start; disable it (offerings: enabled=false) to retire it.
 
-import { HttpKube, KubeError, seg } from "@berth/controllers/kube";
+import { type KubeApi, KubeError, seg } from "@berth/controllers/kube";
 import {
   ImageKind,
   type KindDefinition,
@@ -17,7 +17,6 @@ import {
   ResourcePresetKind,
   WalletKind,
 } from "@berth/crds";
-import type { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 
 export const SYSTEM_NAMESPACE = "berth-system";
@@ -193,19 +192,11 @@ async function withCrdWait<T>(call: () => Promise<T>, deadline: number): Promise
   }
 }
 
+/** Through the management cluster's one client (Deps.kube); the caller owns it. */
 export async function installDefaultCatalog(
-  kubeConfig: KubeConfig,
+  kube: KubeApi,
   opts: InstallCatalogOptions = {},
 ): Promise<CatalogInstallResult> {
-  const kube = new HttpKube(kubeConfig, { maxSockets: 4, userAgent: "berth-api" });
-  try {
-    return await install(kube, opts);
-  } finally {
-    kube.close();
-  }
-}
-
-async function install(kube: HttpKube, opts: InstallCatalogOptions): Promise<CatalogInstallResult> {
   const deadline = Date.now() + (opts.waitForCrdsMs ?? 60_000);
   const entries = opts.entries ?? defaultCatalog();
   const result: CatalogInstallResult = { created: [], existing: [] };

@@ -17,6 +17,7 @@ import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@bert
 import { type InternalListener, startInternalListener } from "@berth/api/internal/app";
 import { apiSessionsRbac, startSessionsWorker, workerRbac } from "@berth/api/worker";
 import type { RunningWorker, SessionControllerOptions } from "@berth/controllers";
+import { HttpKube } from "@berth/controllers/kube";
 import { SessionMirrorKind } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
 import { operatorRbac, parseConfig, type RunningOperator, startOperator } from "@berth/operator";
@@ -178,7 +179,12 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
     for (const crd of loadCrds()) await admin.ensure("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
     await admin.ensure("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: SYSTEM_NS } });
     admin.close();
-    await installDefaultCatalog(kubeConfigFrom(mgmt.kubeconfig));
+    const catalogKube = new HttpKube(kubeConfigFrom(mgmt.kubeconfig));
+    try {
+      await installDefaultCatalog(catalogKube);
+    } finally {
+      catalogKube.close();
+    }
 
     const apiCred = await mintControlPlaneCredential(mgmt, {
       name: "berth-api",
