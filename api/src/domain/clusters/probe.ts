@@ -14,8 +14,9 @@
 // - credential_permissions: a SelfSubjectAccessReview allows every verb of `controlPlaneRbac()`.
 import { HttpKube, KubeTransportError, seg } from "@berth/controllers/kube";
 import { GPU_RESOURCE } from "@berth/crds";
+import type { ControlPlaneRbac } from "../../rbac.ts";
 import type { ClusterCredential } from "./credential.ts";
-import { type ControlPlaneRbac, describePermission, type Permission, permissionsOf } from "./permissions.ts";
+import { describePermission, type Permission, permissionsOf } from "./permissions.ts";
 
 export const DEVICE_PLUGIN_NAME_FRAGMENT = "nvidia-device-plugin";
 

@@ -163,17 +163,3 @@ export class WalletMirror {
     this.#namespaces.add(ns);
   }
 }
-
-/** What the worker's credential needs in the management cluster for billing (added to workerRbac). */
-export function billingWorkerRbac() {
-  return {
-    cluster: [
-      { apiGroups: ["berth.dev"], resources: ["wallets"], verbs: ["get", "create", "patch"] },
-      { apiGroups: ["berth.dev"], resources: ["wallets/status"], verbs: ["patch"] },
-      // Pausing a session out of credits goes through the sessions domain, which patches the resource.
-      { apiGroups: ["berth.dev"], resources: ["sessions"], verbs: ["patch"] },
-      { apiGroups: [""], resources: ["namespaces"], verbs: ["create"] },
-    ],
-    namespaced: [],
-  };
-}
