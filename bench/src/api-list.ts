@@ -1,5 +1,5 @@
 // Figure: authenticated GET of a list through the whole API (bearer JWT verify, the principal from the
-// per-process cache (auth/principalCache.ts: one load per user per 5 s), one paged query whose rows carry
+// per-process cache (api/src/domain/identity/principalCache.ts: one load per user per 5 s), one paged query whose rows carry
 // the total (db/page.ts)) at 50 connections, next to a baseline measured in the same run (bare Koa + the
 // same JWT verify + one Postgres point read). One caller, so the figure is the caches' warm path. The
 // verify is AccessTokens.verify in both, with its cache of verified tokens; a last case checks the
