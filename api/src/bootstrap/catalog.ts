@@ -24,12 +24,9 @@ const CATALOG_LABELS = { [LABELS.partOf]: "berth", [LABELS.catalog]: "default" }
 
 /** Whole and fractional credits per hour -> minor units (integer string), without a float. */
 function creditsPerHour(credits: string): string {
-  const [whole, frac = ""] = credits.split(".");
+  const [whole = "", frac = ""] = credits.split(".");
   const digits = MINOR_UNITS_PER_CREDIT.toString().length - 1;
-  return (
-    BigInt(whole!) * MINOR_UNITS_PER_CREDIT +
-    BigInt(frac.padEnd(digits, "0").slice(0, digits) || "0")
-  ).toString();
+  return (BigInt(whole) * MINOR_UNITS_PER_CREDIT + BigInt(frac.padEnd(digits, "0").slice(0, digits) || "0")).toString();
 }
 
 export interface CatalogEntry {
@@ -220,8 +217,8 @@ export async function installDefaultCatalog(
   }
 
   for (const { kind, object } of entries) {
-    const name = object.metadata.name!;
-    const namespace = object.metadata.namespace;
+    const { name, namespace } = object.metadata;
+    if (name === undefined) throw new Error(`a default ${kind.kind} without a name`);
     const id = namespace ? `${kind.kind}/${namespace}/${name}` : `${kind.kind}/${name}`;
     const path = `/apis/${kind.group}/${kind.version}${namespace ? `/namespaces/${seg(namespace)}` : ""}/${kind.plural}`;
     try {
