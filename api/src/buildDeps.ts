@@ -1,7 +1,7 @@
 // The API process's composition root: the one place its services are made. main.ts (startApi) calls it
 // once; tests call it through http.test-support.ts' testDeps. What needs the management cluster is made
 // only when a KubeConfig is given; the clusters runtime (async: it loads the signing key) comes built.
-import { HttpKube } from "@berth/controllers/kube";
+import { HttpKube, type KubeApi } from "@berth/controllers/kube";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import { type Clock, systemClock } from "./clock.ts";
@@ -31,7 +31,9 @@ export interface DepsParts {
   metrics?: Metrics;
   /** The management cluster: sessions (and with them the catalog's offering rates) need it. */
   kubeConfig?: KubeConfig;
-  /** Default: made from kubeConfig when there is one. Tests give one over a fake management cluster. */
+  /** The management cluster's one client; default: made from kubeConfig when there is one. */
+  kube?: KubeApi;
+  /** Default: made over `kube` when there is one. Tests give one over a fake management cluster. */
   sessions?: SessionsRuntime;
   clusters?: ClustersRuntime;
   /** Default: the live catalog's offerings through `sessions`. */
@@ -44,11 +46,10 @@ export interface DepsParts {
 export function buildDeps(config: Config, parts: DepsParts): Deps {
   const { db, log } = parts;
   const clock = parts.clock ?? systemClock;
-  const sessions =
-    parts.sessions ??
-    (parts.kubeConfig
-      ? makeSessionsRuntime(new HttpKube(parts.kubeConfig, { maxSockets: 64, userAgent: "berth-api" }))
-      : undefined);
+  const kube =
+    parts.kube ??
+    (parts.kubeConfig ? new HttpKube(parts.kubeConfig, { maxSockets: 64, userAgent: "berth-api" }) : undefined);
+  const sessions = parts.sessions ?? (kube ? makeSessionsRuntime(kube) : undefined);
   return {
     config,
     db,
@@ -70,7 +71,7 @@ export function buildDeps(config: Config, parts: DepsParts): Deps {
       allowHosts: config.webhooks.allowHosts,
       ...(parts.webhookResolver ? { resolve: parts.webhookResolver } : {}),
     }),
-    ...(parts.kubeConfig ? { kubeConfig: parts.kubeConfig } : {}),
+    ...(kube ? { kube } : {}),
     ...(sessions ? { sessions } : {}),
     ...(parts.clusters ? { clusters: parts.clusters } : {}),
     ...(sessions ? { storage: makeStorageRuntime(sessions) } : {}),

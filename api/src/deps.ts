@@ -1,6 +1,6 @@
 // What every handler and domain function gets: made once by buildDeps (api/src/buildDeps.ts) in main.ts
 // or by a test, then injected. Every service is a field here; none is made on the side.
-import type { KubeConfig } from "@kubernetes/client-node";
+import type { KubeApi } from "@berth/controllers/kube";
 import type { Logger } from "pino";
 import type { Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
@@ -34,8 +34,11 @@ export interface Deps {
   admission: AdmissionQueues;
   /** Outbound webhooks: the SSRF guard endpoints' URLs pass (the worker delivers, api/src/worker/webhooks.ts). */
   webhooks: WebhooksService;
-  /** Management cluster access (catalog custom resources); absent when BERTH_KUBECONFIG is unset. */
-  kubeConfig?: KubeConfig;
+  /**
+   * The management cluster's one client (sessions, the catalog, the default catalog at start-up); absent
+   * when BERTH_KUBECONFIG is unset.
+   */
+  kube?: KubeApi;
   /** Session resources and the catalog in the management cluster; absent without a management cluster. */
   sessions?: SessionsRuntime;
   /** Cluster registration, operator tokens and the internal plane; absent without a management cluster. */

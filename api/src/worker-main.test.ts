@@ -10,7 +10,7 @@ import { childLogs, type Fleet, KubeHttp, startFleet } from "@berth/e2e";
 import { mintControlPlaneCredential } from "@berth/e2e/clusters/credentials";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "./db/db.test-support.ts";
-import { workerRbac } from "./worker/sessions.ts";
+import { workerRbac } from "./rbac.ts";
 
 describe("worker-main.ts as a process", () => {
   let fleet: Fleet | undefined;

@@ -79,7 +79,7 @@ export async function startServer(
   });
   const url = await new Promise<string>((resolve, reject) => {
     let out = "";
-    child.stdout!.on("data", (b: Buffer) => {
+    child.stdout.on("data", (b: Buffer) => {
       out += b.toString();
       const line = out.split("\n")[0];
       if (out.includes("\n") && line) resolve(line.trim());
@@ -144,14 +144,16 @@ export async function measureServer(
     const probe = await fetch(url + o.path, { headers });
     if (probe.status !== 200) throw new Error(`${o.mode}: ${o.path} answered ${probe.status}: ${await probe.text()}`);
     await autocannon({ url: url + o.path, connections: o.connections, duration: 2, headers });
-    const cpuBefore = cpuSeconds(child.pid!);
+    const pid = child.pid;
+    if (pid === undefined) throw new Error(`${o.mode}: the server has no pid`);
+    const cpuBefore = cpuSeconds(pid);
     const pgBefore = cpuSecondsWithChildren(bed.pgPid);
     const r = await autocannon({ url: url + o.path, connections: o.connections, duration: o.duration, headers });
     const n = Math.max(1, r.requests.total);
     return {
       rps: r.requests.average,
       latency: { p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, max: r.latency.max },
-      serverUs: ((cpuSeconds(child.pid!) - cpuBefore) * 1e6) / n,
+      serverUs: ((cpuSeconds(pid) - cpuBefore) * 1e6) / n,
       pgUs: ((cpuSecondsWithChildren(bed.pgPid) - pgBefore) * 1e6) / n,
       bad: r.non2xx + r.errors + r.timeouts,
     };

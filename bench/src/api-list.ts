@@ -1,5 +1,5 @@
 // Figure: authenticated GET of a list through the whole API (bearer JWT verify, the principal from the
-// per-process cache (auth/principalCache.ts: one load per user per 5 s), one paged query whose rows carry
+// per-process cache (api/src/domain/identity/principalCache.ts: one load per user per 5 s), one paged query whose rows carry
 // the total (db/page.ts)) at 50 connections, next to a baseline measured in the same run (bare Koa + the
 // same JWT verify + one Postgres point read). One caller, so the figure is the caches' warm path. The
 // verify is AccessTokens.verify in both, with its cache of verified tokens; a last case checks the
@@ -12,6 +12,7 @@
 import { cpus, loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { measureServer, startUsersBed } from "./api-list-bed.ts";
+import { at } from "./at.ts";
 
 const { values } = parseArgs({
   options: {
@@ -57,11 +58,15 @@ try {
   // Rounds alternate the cases so drift in the machine's load hits them alike; each figure is the median.
   const runs: Awaited<ReturnType<typeof measure>>[][] = cases.map(() => []);
   for (let round = 0; round < rounds; round++) {
-    for (const [i, c] of cases.entries()) runs[i]!.push(await measure(c.name, c.mode, c.path, c.env));
+    for (const [i, c] of cases.entries()) at(runs, i).push(await measure(c.name, c.mode, c.path, c.env));
   }
-  const median = (xs: number[]) => xs.toSorted((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const median = (xs: number[]) =>
+    at(
+      xs.toSorted((a, b) => a - b),
+      Math.floor(xs.length / 2),
+    );
   const results = runs.map((rs) => ({
-    name: rs[0]!.name,
+    name: at(rs, 0).name,
     rps: median(rs.map((r) => r.rps)),
     p50: median(rs.map((r) => r.p50)),
     p99: median(rs.map((r) => r.p99)),
@@ -70,7 +75,7 @@ try {
     pgCpu: median(rs.map((r) => r.pgUsPerRequest)),
     bad: rs.reduce((n, r) => n + r.bad, 0),
   }));
-  const ratios = runs[1]!.map((r, i) => r.rps / runs[0]![i]!.rps);
+  const ratios = at(runs, 1).map((r, i) => r.rps / at(at(runs, 0), i).rps);
   const pad = (s: string, n: number) => s.padEnd(n);
   process.stdout.write(
     `\n${connections} connections, ${duration} s per case after a 2 s warm-up, ${rounds} alternating rounds (medians); ${cpus().length} CPUs, load average ${loadavg()
@@ -86,11 +91,11 @@ try {
     );
   }
   const ratio = median(ratios);
-  const api = results[1]!;
+  const api = at(results, 1);
   process.stdout.write(
     `\nAPI / baseline throughput per round: ${ratios.map((x) => x.toFixed(2)).join(", ")}; median ${ratio.toFixed(2)} (target >= 0.50): ${ratio >= 0.5 ? "met" : "NOT met"}\n`,
   );
-  const full = runs[3]!.map((r, i) => runs[1]![i]!.rps / r.rps);
+  const full = at(runs, 3).map((r, i) => at(at(runs, 1), i).rps / r.rps);
   process.stdout.write(
     `API / baseline checking the signature every time (no cache of verified tokens): median ${median(full).toFixed(2)}\n`,
   );

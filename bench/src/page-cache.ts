@@ -12,6 +12,7 @@ import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { measureServer, type ServerRun, startUsersBed } from "./api-list-bed.ts";
+import { at } from "./at.ts";
 
 const { values } = parseArgs({
   options: {
@@ -28,15 +29,16 @@ const connections = Number(values.connections);
 const path = values.path;
 const UNCACHED = fileURLToPath(new URL("./page-uncached.ts", import.meta.url));
 
-const sides: { name: string; node: string[]; env?: Record<string, string> }[] = [
-  { name: "cached", node: [] },
-  { name: "uncached", node: ["--import", UNCACHED] },
-];
-if (values.control) sides.push({ name: "control", node: ["--import", UNCACHED], env: { BENCH_PAGE_HOOK: "inert" } });
+type Side = { name: string; node: string[]; env?: Record<string, string>; runs: ServerRun[] };
+const cachedSide: Side = { name: "cached", node: [], runs: [] };
+const uncachedSide: Side = { name: "uncached", node: ["--import", UNCACHED], runs: [] };
+const controlSide: Side | undefined = values.control
+  ? { name: "control", node: ["--import", UNCACHED], env: { BENCH_PAGE_HOOK: "inert" }, runs: [] }
+  : undefined;
+const sides = controlSide ? [cachedSide, uncachedSide, controlSide] : [cachedSide, uncachedSide];
 
 const bed = await startUsersBed();
 try {
-  const runs: ServerRun[][] = sides.map(() => []);
   const out = (s: string) => process.stdout.write(`${s}\n`);
   const row = (label: string, r: ServerRun) =>
     out(
@@ -52,32 +54,32 @@ try {
   );
   for (let round = 0; round < rounds; round++) {
     // Rotate and alternate the order of the sides, so drift in the machine's load hits them alike.
-    const order = sides.map((_, i) => (i + round) % sides.length);
+    const first = round % sides.length;
+    const order = [...sides.slice(first), ...sides.slice(0, first)];
     if (round % 2 === 1) order.reverse();
-    for (const i of order) {
-      const side = sides[i]!;
+    for (const side of order) {
       const env = { ...bed.env, ...side.env };
       const r = await measureServer(bed, { mode: "api", path, connections, duration, env, nodeArgs: side.node });
-      runs[i]!.push(r);
-      row(`${round + 1} ${sides[i]!.name}`, r);
+      side.runs.push(r);
+      row(`${round + 1} ${side.name}`, r);
     }
   }
   const median = (xs: number[]) => {
     const s = xs.toSorted((a, b) => a - b);
     const m = Math.floor(s.length / 2);
-    return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+    return s.length % 2 ? at(s, m) : (at(s, m - 1) + at(s, m)) / 2;
   };
   const spread = (xs: number[], digits = 0) =>
     `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)})`;
   out("\nmedian (range) over the rounds:");
-  for (const [i, s] of sides.entries()) {
-    const rs = runs[i]!;
+  for (const s of sides) {
+    const rs = s.runs;
     out(
       `${s.name.padEnd(9)} req/s ${spread(rs.map((r) => r.rps))}; p50 ${spread(rs.map((r) => r.latency.p50))} ms, p90 ${spread(rs.map((r) => r.latency.p90))} ms, p99 ${spread(rs.map((r) => r.latency.p99))} ms; API CPU ${spread(rs.map((r) => r.serverUs))} µs/page; Postgres ${spread(rs.map((r) => r.pgUs))} µs/page`,
     );
   }
-  const cpuRatio = runs[1]!.map((u, k) => u.serverUs / runs[0]![k]!.serverUs);
-  const rpsRatio = runs[0]!.map((c, k) => c.rps / runs[1]![k]!.rps);
+  const cpuRatio = uncachedSide.runs.map((u, k) => u.serverUs / at(cachedSide.runs, k).serverUs);
+  const rpsRatio = cachedSide.runs.map((c, k) => c.rps / at(uncachedSide.runs, k).rps);
   out(
     `\nuncached / cached API CPU per page, per round: ${cpuRatio.map((x) => x.toFixed(3)).join(", ")}; median ${median(cpuRatio).toFixed(3)}`,
   );
@@ -86,16 +88,16 @@ try {
   );
   const above = cpuRatio.filter((x) => x > 1).length;
   out(`uncached cost more API CPU per page than cached in ${above} of ${rounds} rounds`);
-  if (values.control) {
-    const aa = runs[2]!.map((c, k) => c.serverUs / runs[0]![k]!.serverUs);
+  if (controlSide) {
+    const aa = controlSide.runs.map((c, k) => c.serverUs / at(cachedSide.runs, k).serverUs);
     out(
       `control / cached API CPU per page (two identical sides), per round: ${aa.map((x) => x.toFixed(3)).join(", ")}; median ${median(aa).toFixed(3)}`,
     );
   }
-  const cached = runs[0]!.map((r) => r.serverUs);
+  const cached = cachedSide.runs.map((r) => r.serverUs);
   const noise = (Math.max(...cached) - Math.min(...cached)) / median(cached);
   out(
-    `saving: ${(median(runs[1]!.map((r) => r.serverUs)) - median(cached)).toFixed(0)} µs of API CPU per page (${((median(cpuRatio) - 1) * 100).toFixed(1)} %); the cached side's own round-to-round range: ${(noise * 100).toFixed(1)} %`,
+    `saving: ${(median(uncachedSide.runs.map((r) => r.serverUs)) - median(cached)).toFixed(0)} µs of API CPU per page (${((median(cpuRatio) - 1) * 100).toFixed(1)} %); the cached side's own round-to-round range: ${(noise * 100).toFixed(1)} %`,
   );
 } finally {
   await bed.stop();

@@ -10,14 +10,12 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { managementRbac } from "@berth/api/clusters/permissions";
 import { findUserById } from "@berth/api/db/operations/users/findUserById";
 import { freePort } from "@berth/api/db/server";
 import { AccessTokens } from "@berth/api/identity/tokens";
-import { apiSessionsRbac, workerRbac } from "@berth/api/worker";
+import { apiRbac, workerRbac } from "@berth/api/rbac";
 import { mintControlPlaneCredential } from "@berth/e2e/clusters/credentials";
 import type { SessionsBed } from "@berth/e2e/sessions";
-import { catalogRbac, mergeRbac } from "@berth/e2e/start/services";
 
 const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 const API_MAIN = here("../../api/src/main.ts");
@@ -186,7 +184,7 @@ export async function startSplit(
   if (!mgmt) throw new Error("the bed has no management cluster");
   const apiCred = await mintControlPlaneCredential(mgmt, {
     name: "berth-api-split",
-    rbac: mergeRbac(managementRbac(), apiSessionsRbac(), catalogRbac()),
+    rbac: apiRbac(),
   });
   const workerCred = await mintControlPlaneCredential(mgmt, { name: "berth-worker-split", rbac: workerRbac() });
   const apiKubeconfig = join(bed.dir, "api-split.kubeconfig");

@@ -1,9 +1,7 @@
 // The control plane in the management cluster: the API (public listener behind an Ingress, internal
 // listener for operators behind its own Service and a NetworkPolicy), the worker, their ServiceAccounts
 // with the grants their code lists, and the database connection.
-import { catalogRbac } from "@berth/api/bootstrap/catalog";
-import { managementRbac } from "@berth/api/clusters/permissions";
-import { apiSessionsRbac, workerRbac } from "@berth/api/worker";
+import { apiSessionsRbac, catalogRbac, managementRbac, workerRbac } from "@berth/api/rbac";
 import { ApiObject } from "cdk8s";
 import { Construct } from "constructs";
 import * as check from "./options.ts";

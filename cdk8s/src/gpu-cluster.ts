@@ -2,7 +2,7 @@
 // `restricted`, with a default-deny NetworkPolicy under the operator's per-session policy), the
 // operator (leader-elected, its grants from operatorRbac()), the session gateway for `sessionDomain`,
 // and the account the control plane uses on this cluster (its grants from controlPlaneRbac()).
-import { controlPlaneRbac } from "@berth/api/clusters/permissions";
+import { controlPlaneRbac } from "@berth/api/rbac";
 import { operatorRbac } from "@berth/operator";
 import { ApiObject } from "cdk8s";
 import { Construct } from "constructs";

@@ -7,8 +7,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { managementRbac } from "@berth/api/clusters/permissions";
-import { apiSessionsRbac, workerRbac } from "@berth/api/worker";
+import { apiSessionsRbac, managementRbac, workerRbac } from "@berth/api/rbac";
 import type { FleetDescription } from "@berth/e2e";
 import { H100, type SessionsBed, startSessionsBed } from "@berth/e2e/sessions";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";

@@ -20,7 +20,8 @@ export function ruleList(
 }
 
 /** Several lists as one account's; rules of the same namespace share one Role. */
-export function mergeRules(...lists: RuleList[]): RuleList {
+export function mergeRules(...given: Parameters<typeof ruleList>[0][]): RuleList {
+  const lists = given.map(ruleList);
   const byNs = new Map<string, PolicyRule[]>();
   for (const l of lists)
     for (const n of l.namespaced) byNs.set(n.namespace, [...(byNs.get(n.namespace) ?? []), ...n.rules]);

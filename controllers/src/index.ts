@@ -14,8 +14,6 @@ export * from "./process-entry.ts";
 export { idleClaims } from "./sessions/claims.ts";
 export * from "./sessions/controller.ts";
 export * from "./sessions/lifecycle.ts";
-export * from "./sessions/names.ts";
-export * from "./sessions/reasons.ts";
 export * from "./sessions/store.ts";
 export * from "./status-server.ts";
 export * from "./worker.ts";

@@ -83,6 +83,14 @@ export const LABELS = {
   restart: "berth.dev/restart",
   volumeId: "berth.dev/volume-id",
   pool: "berth.dev/pool",
+  /** On a management namespace the API made for an organization's sessions: `organization`. */
+  role: "berth.dev/role",
+  /** On a GPU cluster's credential Secret: the Cluster resource's name. */
+  cluster: "berth.dev/cluster",
+  /** On a wallet's mirror in the management cluster: the wallet's id. */
+  walletId: "berth.dev/wallet-id",
+  /** On the default catalog's resources made at start-up: `default`. */
+  catalog: "berth.dev/catalog",
 } as const;
 
 export const ANNOTATIONS = {
@@ -95,6 +103,8 @@ export const ANNOTATIONS = {
    * and the queue's "older first" must not depend on which of two sessions of the same second sorts first).
    */
   createdAt: "berth.dev/created-at",
+  /** On a Secret the API keeps for itself: what it holds, for `kubectl describe`. */
+  purpose: "berth.dev/purpose",
 } as const;
 
 /** Kubernetes label values: 63 characters of [A-Za-z0-9_.-], starting and ending alphanumeric. */

@@ -1,5 +1,5 @@
 // Kubernetes RBAC rules as data (the shape of rbac.authorization.k8s.io/v1 PolicyRule). Each deployable
-// lists what it needs in this shape (operator/src/rbac.ts, api/src/clusters/permissions.ts), so that the
+// lists what it needs in this shape (operator/src/rbac.ts, api/src/rbac.ts), so that the
 // test bed mints exactly those grants, the registration probe checks them, and manifests can be made of them.
 export interface PolicyRule {
   apiGroups?: string[];

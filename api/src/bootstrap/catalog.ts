@@ -6,30 +6,27 @@
 // administrator's edit — a changed rate, a disabled offering, another image tag — survives every restart.
 // A deleted default comes back at the next start; disable it (offerings: enabled=false) to retire it.
 
-import { HttpKube, KubeError, seg } from "@berth/controllers/kube";
+import { type KubeApi, KubeError, seg } from "@berth/controllers/kube";
 import {
   ImageKind,
   type KindDefinition,
+  LABELS,
   MINOR_UNITS_PER_CREDIT,
   OfferingKind,
   ResourcePolicyKind,
   ResourcePresetKind,
   WalletKind,
 } from "@berth/crds";
-import type { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 
 export const SYSTEM_NAMESPACE = "berth-system";
-const LABELS = { "app.kubernetes.io/part-of": "berth", "berth.dev/catalog": "default" };
+const CATALOG_LABELS = { [LABELS.partOf]: "berth", [LABELS.catalog]: "default" };
 
 /** Whole and fractional credits per hour -> minor units (integer string), without a float. */
 function creditsPerHour(credits: string): string {
-  const [whole, frac = ""] = credits.split(".");
+  const [whole = "", frac = ""] = credits.split(".");
   const digits = MINOR_UNITS_PER_CREDIT.toString().length - 1;
-  return (
-    BigInt(whole!) * MINOR_UNITS_PER_CREDIT +
-    BigInt(frac.padEnd(digits, "0").slice(0, digits) || "0")
-  ).toString();
+  return (BigInt(whole) * MINOR_UNITS_PER_CREDIT + BigInt(frac.padEnd(digits, "0").slice(0, digits) || "0")).toString();
 }
 
 export interface CatalogEntry {
@@ -46,7 +43,7 @@ export interface CatalogEntry {
 const meta = (name: string, namespace?: string) => ({
   name,
   ...(namespace ? { namespace } : {}),
-  labels: { ...LABELS },
+  labels: { ...CATALOG_LABELS },
 });
 
 /** The default catalog. Rates are credits per hour in minor units (1 credit = 1,000,000). */
@@ -192,19 +189,11 @@ async function withCrdWait<T>(call: () => Promise<T>, deadline: number): Promise
   }
 }
 
+/** Through the management cluster's one client (Deps.kube); the caller owns it. */
 export async function installDefaultCatalog(
-  kubeConfig: KubeConfig,
+  kube: KubeApi,
   opts: InstallCatalogOptions = {},
 ): Promise<CatalogInstallResult> {
-  const kube = new HttpKube(kubeConfig, { maxSockets: 4, userAgent: "berth-api" });
-  try {
-    return await install(kube, opts);
-  } finally {
-    kube.close();
-  }
-}
-
-async function install(kube: HttpKube, opts: InstallCatalogOptions): Promise<CatalogInstallResult> {
   const deadline = Date.now() + (opts.waitForCrdsMs ?? 60_000);
   const entries = opts.entries ?? defaultCatalog();
   const result: CatalogInstallResult = { created: [], existing: [] };
@@ -228,8 +217,8 @@ async function install(kube: HttpKube, opts: InstallCatalogOptions): Promise<Cat
   }
 
   for (const { kind, object } of entries) {
-    const name = object.metadata.name!;
-    const namespace = object.metadata.namespace;
+    const { name, namespace } = object.metadata;
+    if (name === undefined) throw new Error(`a default ${kind.kind} without a name`);
     const id = namespace ? `${kind.kind}/${namespace}/${name}` : `${kind.kind}/${name}`;
     const path = `/apis/${kind.group}/${kind.version}${namespace ? `/namespaces/${seg(namespace)}` : ""}/${kind.plural}`;
     try {
@@ -247,20 +236,4 @@ async function install(kube: HttpKube, opts: InstallCatalogOptions): Promise<Cat
   }
   opts.log?.info({ created: result.created, existing: result.existing.length }, "default catalog ensured");
   return result;
-}
-
-/** What installing the default catalog and the system wallet needs in the management cluster (API's account). */
-export function catalogRbac() {
-  return {
-    cluster: [
-      {
-        apiGroups: ["berth.dev"],
-        resources: ["offerings", "resourcepresets", "images", "resourcepolicies"],
-        verbs: ["get", "list", "create", "update", "patch"],
-      },
-      { apiGroups: ["berth.dev"], resources: ["wallets"], verbs: ["get", "list", "create", "patch"] },
-      { apiGroups: [""], resources: ["namespaces"], verbs: ["get"] },
-    ],
-    namespaced: [],
-  };
 }

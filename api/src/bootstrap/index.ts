@@ -56,10 +56,10 @@ export function bootstrapAdminTask(
 export const defaultCatalogTask: StartupTask = {
   name: "default-catalog",
   async run(deps: Deps) {
-    if (!deps.kubeConfig) {
+    if (!deps.kube) {
       deps.log.warn("no management cluster configured (BERTH_KUBECONFIG): default catalog not installed");
       return;
     }
-    await installDefaultCatalog(deps.kubeConfig, { log: deps.log });
+    await installDefaultCatalog(deps.kube, { log: deps.log });
   },
 };

@@ -139,7 +139,10 @@ function fromArrays(fields: readonly { name: string }[], arrays: readonly unknow
   const at = names.lastIndexOf(TOTAL);
   const rows = arrays.map((a) => {
     const row: Record<string, unknown> = {};
-    for (let i = 0; i < names.length; i++) if (i !== at) row[names[i]!] = a[i];
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i];
+      if (i !== at && name !== undefined) row[name] = a[i];
+    }
     return row;
   });
   const first = arrays[0];
@@ -311,8 +314,7 @@ function sameBinding(a: unknown, b: unknown): boolean {
 
 function bindingsOf(stmt: PageStatement, params: PageParams, window: PageWindow): unknown[] {
   const out: unknown[] = new Array(stmt.sources.length);
-  for (let i = 0; i < out.length; i++) {
-    const s = stmt.sources[i]!;
+  for (const [i, s] of stmt.sources.entries()) {
     if (s.kind === "param") {
       const v = params[s.key];
       out[i] = s.index === undefined ? v : (v as readonly unknown[])[s.index];

@@ -116,6 +116,8 @@ describe("audit rows for mutating calls", () => {
 
   it("refuses to declare a mutating route without an audit action", async () => {
     const { defineRoute } = await import("./route.ts");
+    const created = (testRoutes[0]?.responses as Record<number, never> | undefined)?.[201];
+    expect(created).toBeDefined();
     expect(() =>
       defineRoute({
         method: "post",
@@ -124,7 +126,7 @@ describe("audit rows for mutating calls", () => {
         tags: [],
         summary: "x",
         auth: "user",
-        responses: { 204: (testRoutes[0]!.responses as Record<number, never>)[201]! },
+        responses: { 204: created as never },
         handler: async (_) => ({ status: 204, body: undefined as never }),
       }),
     ).toThrow(/audit/);

@@ -9,7 +9,6 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
 import { ManagementStore } from "../domain/clusters/store.ts";
-import { billingWorkerRbac } from "../domain/credits/mirror.ts";
 import { type BillingWorkerOptions, billingWorkerLoop } from "./billing.ts";
 import { createWorkerStore } from "./sessionStore.ts";
 import { type WebhookWorkerOptions, webhookWorkerLoop } from "./webhooks.ts";
@@ -57,53 +56,4 @@ export async function startSessionsWorker(o: SessionsWorkerOptions): Promise<Run
       ...(o.webhooks === false ? [] : [webhookWorkerLoop({ db: o.db, log: o.log, ...o.webhooks })]),
     ],
   });
-}
-
-/** What the worker does in the management cluster, as RBAC rules (least privilege; RBAC is on in the bed). */
-export function workerRbac(controlPlaneNamespace = "berth-system") {
-  return {
-    cluster: [
-      { apiGroups: ["berth.dev"], resources: ["sessions"], verbs: ["get", "list", "watch", "delete"] },
-      { apiGroups: ["berth.dev"], resources: ["sessions/status"], verbs: ["get", "update", "patch"] },
-      // Where a volume's claim is (controllers/src/sessions/dispatch.ts).
-      { apiGroups: ["berth.dev"], resources: ["volumes/status"], verbs: ["patch"] },
-      {
-        apiGroups: ["berth.dev"],
-        resources: ["clusters", "offerings", "resourcepresets", "images", "volumes", "pools"],
-        verbs: ["get", "list", "watch"],
-      },
-      { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
-      ...billingWorkerRbac().cluster,
-    ],
-    namespaced: [
-      {
-        namespace: controlPlaneNamespace,
-        rules: [
-          { apiGroups: [""], resources: ["secrets"], verbs: ["get"] },
-          { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"] },
-        ],
-      },
-    ],
-  };
-}
-
-/** What the API does in the management cluster for sessions (on top of managementRbac()). */
-export function apiSessionsRbac() {
-  return {
-    cluster: [
-      { apiGroups: ["berth.dev"], resources: ["sessions"], verbs: ["get", "list", "create", "patch"] },
-      {
-        apiGroups: ["berth.dev"],
-        resources: ["offerings", "resourcepresets", "images", "resourcepolicies", "volumes"],
-        verbs: ["get", "list"],
-      },
-      // Storage (api/src/domain/storage): pools and volumes are written by the API.
-      { apiGroups: ["berth.dev"], resources: ["pools"], verbs: ["get", "list", "create", "patch", "delete"] },
-      { apiGroups: ["berth.dev"], resources: ["pools/status"], verbs: ["patch"] },
-      { apiGroups: ["berth.dev"], resources: ["volumes"], verbs: ["create", "patch", "delete"] },
-      { apiGroups: [""], resources: ["events"], verbs: ["list"] },
-      { apiGroups: [""], resources: ["namespaces"], verbs: ["create"] },
-    ],
-    namespaced: [],
-  };
 }

@@ -32,7 +32,7 @@ export interface RequestOptions {
 /** Server-side apply's content type (JSON is YAML). */
 export const APPLY_PATCH = "application/apply-patch+yaml";
 
-/** What a stored GPU-cluster credential holds (api/src/clusters/credential.ts' ClusterCredential). */
+/** What a stored GPU-cluster credential holds (api/src/domain/clusters/credential.ts' ClusterCredential). */
 export interface KubeCredential {
   /** https://host[:port][/path] */
   server: string;

@@ -9,12 +9,11 @@
 // every mirror's state is sent again each `resyncMs` (an empty batch when there is none), which is also
 // the heartbeat by which the control plane knows the cluster is alive. A failed batch is retried with
 // backoff; a newer state of a session replaces an older one still waiting to be sent.
-import { type SessionMirror, SessionMirrorKind } from "@berth/crds";
+import { DEFAULT_SESSIONS_NAMESPACE, LABELS, type SessionMirror, SessionMirrorKind } from "@berth/crds";
 import type { Logger } from "pino";
 import type { KubeApi } from "../kube/client.ts";
 import { Informer, type KubeObject } from "../kube/informer.ts";
 import { WorkQueue } from "../kube/workqueue.ts";
-import { DEFAULT_SESSIONS_NAMESPACE, LABELS } from "../sessions/names.ts";
 import { type MirrorManifestOptions, SESSIONS_POLICY_NAME } from "./manifests.ts";
 import {
   type ClaimView,

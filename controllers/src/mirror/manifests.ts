@@ -3,11 +3,17 @@
 // collide with the same name, never make a second pod) and owned by it (deleting the mirror removes them
 // through the cluster's garbage collector even when the operator is down); and the sessions namespace's
 // one NetworkPolicy that admits only the gateway to every session pod.
-import { API_VERSION, type SessionMirror } from "@berth/crds";
-import { DEFAULT_GATEWAY_NAMESPACE, GATEWAY_POD_LABELS, LABELS, labelValue } from "../sessions/names.ts";
+import {
+  API_VERSION,
+  DEFAULT_GATEWAY_NAMESPACE,
+  GATEWAY_POD_LABELS,
+  GPU_PRODUCT_LABEL,
+  GPU_RESOURCE,
+  LABELS,
+  labelValue,
+  type SessionMirror,
+} from "@berth/crds";
 
-export const GPU_RESOURCE = "nvidia.com/gpu";
-export const GPU_PRODUCT_LABEL = "nvidia.com/gpu.product";
 export const GPU_RUNTIME_CLASS = "nvidia";
 
 /** The port each kind of application listens on inside the pod; the Service exposes it as `http` (80). */

@@ -2,7 +2,7 @@
 // delete, and the phase to report to the control plane. Level-based: it looks only at what is there, so
 // a restarted operator (or a second replica taking over) reaches the same answer.
 import type { SessionMirror, SessionMirrorPhase } from "@berth/crds";
-import { LABELS, MIRROR_FINALIZER } from "../sessions/names.ts";
+import { LABELS, MIRROR_FINALIZER } from "@berth/crds";
 import {
   claimManifest,
   type KubeObjectMeta,

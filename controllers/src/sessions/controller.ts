@@ -9,6 +9,7 @@
 // The decisions are pure functions; the parts only observe and apply. Level-based: every session is
 // looked at again on every resync, and what is observed wins over what is remembered.
 import type { Cluster, Session } from "@berth/crds";
+import { sessionIdOf } from "@berth/crds";
 import type { Logger } from "pino";
 import type { KubeApi } from "../kube/client.ts";
 import type { InformerEvent, KubeObject } from "../kube/informer.ts";
@@ -17,7 +18,6 @@ import { idleClaims } from "./claims.ts";
 import { Dispatch } from "./dispatch.ts";
 import { EventRecorder } from "./event-recorder.ts";
 import { SessionMemory } from "./memory.ts";
-import { sessionIdOf } from "./names.ts";
 import { Observed } from "./observed.ts";
 import { DEFAULT_CONTROLLER_OPTIONS, noWrites, type SessionControllerOptions, type WriteCounts } from "./options.ts";
 import { PlacementPass, placementMatters } from "./placement-pass.ts";

@@ -4,9 +4,13 @@
 // request; restarts patch its restart count and revision; pause, terminate and strays delete it.
 import {
   type Cluster,
+  LABELS,
+  labelValue,
+  MIRROR_FINALIZER,
   type Session,
   type SessionMirror,
   SessionMirrorKind,
+  sessionIdOf,
   type Volume,
   VolumeKind,
   volumeClaimName,
@@ -18,7 +22,6 @@ import { type KubeObject, keyOf } from "../kube/informer.ts";
 import { recordUnrecorded } from "./history.ts";
 import type { MirrorOp } from "./lifecycle.ts";
 import type { SessionMemory } from "./memory.ts";
-import { LABELS, labelValue, MIRROR_FINALIZER, sessionIdOf } from "./names.ts";
 import type { Observed } from "./observed.ts";
 import type { WriteCounts } from "./options.ts";
 import type { SessionStore } from "./store.ts";

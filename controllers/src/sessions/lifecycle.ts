@@ -6,9 +6,15 @@
 // Phases (docs/dev/sessions.md): Pending → Queued? → Starting → Running ⇄ Restarting; Running → Pausing →
 // Paused → (Queued →) Resuming → Running; any → Terminating → Terminated; Starting/Running → Failed;
 // holding phases → Unknown while the cluster is silent. A session with no status yet is Pending.
-import { type Condition, type Session, type SessionStatus, setCondition, toTimestamp } from "@berth/crds";
-import { PAUSE_REASON_ANNOTATION } from "./names.ts";
-import { Reason } from "./reasons.ts";
+import {
+  type Condition,
+  PAUSE_REASON_ANNOTATION,
+  type Session,
+  SessionReason,
+  type SessionStatus,
+  setCondition,
+  toTimestamp,
+} from "@berth/crds";
 
 export type SessionPhaseName = NonNullable<SessionStatus["phase"]>;
 
@@ -174,13 +180,13 @@ export function planSession(o: SessionObserved): SessionPlan {
       .set("queue", undefined)
       .set("connect", undefined)
       .condition("Ready", "False", reason, message)
-      .condition("Billable", "False", Reason.NotRunning, "the session is terminated");
-    event("Normal", Reason.Terminated, message);
+      .condition("Billable", "False", SessionReason.NotRunning, "the session is terminated");
+    event("Normal", SessionReason.Terminated, message);
     plan.requeueAfterMs = timing.terminatedRetentionMs;
   };
 
   // Who paused: the user (API), or the system (billing: InsufficientCredits), said by an annotation.
-  const pauseReason = s.metadata.annotations?.[PAUSE_REASON_ANNOTATION] ?? Reason.PausedByUser;
+  const pauseReason = s.metadata.annotations?.[PAUSE_REASON_ANNOTATION] ?? SessionReason.PausedByUser;
   const becomePaused = (message: string) => {
     d.phase("Paused")
       .set("pausedAt", at(o.now))
@@ -190,8 +196,8 @@ export function planSession(o: SessionObserved): SessionPlan {
       .set("queue", undefined)
       .set("connect", undefined)
       .condition("Ready", "False", pauseReason, message)
-      .condition("Billable", "False", Reason.NotRunning, "the session is paused");
-    event(pauseReason === Reason.PausedByUser ? "Normal" : "Warning", pauseReason, message);
+      .condition("Billable", "False", SessionReason.NotRunning, "the session is paused");
+    event(pauseReason === SessionReason.PausedByUser ? "Normal" : "Warning", pauseReason, message);
   };
 
   /** Waiting for the mirror to go (pause, terminate): gone when reported Terminated or seen absent. */
@@ -207,27 +213,27 @@ export function planSession(o: SessionObserved): SessionPlan {
     if (!holds && phase !== "Terminating") {
       // A Failed session's mirror (if still reported) is deleted by the worker's level-based removal.
       becomeTerminated(
-        Reason.TerminatedByUser,
+        SessionReason.TerminatedByUser,
         phase === "Failed" ? "terminated after it failed" : "terminated; it held no GPU",
       );
       return finish();
     }
     if (phase !== "Terminating") {
       d.phase("Terminating")
-        .condition("Ready", "False", Reason.TerminatedByUser, `removing the session from ${clusterName}`)
-        .condition("Billable", "False", Reason.NotRunning, "the session is terminating");
-      event("Normal", Reason.Terminating, `removing the session from ${clusterName}`);
+        .condition("Ready", "False", SessionReason.TerminatedByUser, `removing the session from ${clusterName}`)
+        .condition("Billable", "False", SessionReason.NotRunning, "the session is terminating");
+      event("Normal", SessionReason.Terminating, `removing the session from ${clusterName}`);
       plan.mirror = { op: "delete", propagation: "Background" };
       plan.requeueAfterMs = timing.recheckMs;
       return finish();
     }
     if (mirrorGone) {
-      becomeTerminated(Reason.TerminatedByUser, `removed from ${clusterName}`);
+      becomeTerminated(SessionReason.TerminatedByUser, `removed from ${clusterName}`);
       return finish();
     }
     if (silentTooLong()) {
       becomeTerminated(
-        Reason.ClusterNotReporting,
+        SessionReason.ClusterNotReporting,
         `${clusterName} stopped reporting; its mirror is deleted once it answers`,
       );
       return finish();
@@ -248,8 +254,8 @@ export function planSession(o: SessionObserved): SessionPlan {
       d.phase("Pausing")
         .set("connect", undefined)
         .condition("Ready", "False", pauseReason, `deleting the pod on ${clusterName}`)
-        .condition("Billable", "False", Reason.NotRunning, "the session is pausing");
-      event("Normal", Reason.Pausing, `deleting the pod on ${clusterName}; volumes are kept`);
+        .condition("Billable", "False", SessionReason.NotRunning, "the session is pausing");
+      event("Normal", SessionReason.Pausing, `deleting the pod on ${clusterName}; volumes are kept`);
       plan.mirror = { op: "delete", propagation: "Background" };
       plan.requeueAfterMs = timing.recheckMs;
       return finish();
@@ -290,9 +296,18 @@ export function planSession(o: SessionObserved): SessionPlan {
       .set("node", undefined)
       .set("gpuDevices", undefined)
       .set("connect", undefined)
-      .condition("Scheduled", "False", Reason.ClusterGone, `cluster ${clusterName || "(none)"} is no longer registered`)
-      .condition("Ready", "False", Reason.ClusterGone, "placing the session again");
-    event("Warning", Reason.ClusterGone, `cluster ${clusterName} is no longer registered; placing the session again`);
+      .condition(
+        "Scheduled",
+        "False",
+        SessionReason.ClusterGone,
+        `cluster ${clusterName || "(none)"} is no longer registered`,
+      )
+      .condition("Ready", "False", SessionReason.ClusterGone, "placing the session again");
+    event(
+      "Warning",
+      SessionReason.ClusterGone,
+      `cluster ${clusterName} is no longer registered; placing the session again`,
+    );
     plan.needsPlacement = true;
     return finish();
   }
@@ -300,9 +315,13 @@ export function planSession(o: SessionObserved): SessionPlan {
   if (o.cluster?.reporting === false) {
     if (phase !== "Unknown") {
       d.phase("Unknown")
-        .condition("Ready", "Unknown", Reason.ClusterNotReporting, `${clusterName} has not reported for a while`)
-        .condition("Billable", "Unknown", Reason.ClusterNotReporting, "usage is charged up to the last sample");
-      event("Warning", Reason.ClusterNotReporting, `${clusterName} stopped reporting; the session's state is unknown`);
+        .condition("Ready", "Unknown", SessionReason.ClusterNotReporting, `${clusterName} has not reported for a while`)
+        .condition("Billable", "Unknown", SessionReason.ClusterNotReporting, "usage is charged up to the last sample");
+      event(
+        "Warning",
+        SessionReason.ClusterNotReporting,
+        `${clusterName} stopped reporting; the session's state is unknown`,
+      );
     }
     return finish();
   }
@@ -315,7 +334,7 @@ export function planSession(o: SessionObserved): SessionPlan {
       .set("connect", undefined)
       .condition("Scheduled", "False", reason, message)
       .condition("Ready", "False", reason, message)
-      .condition("Billable", "False", Reason.NotRunning, "the session is being placed again");
+      .condition("Billable", "False", SessionReason.NotRunning, "the session is being placed again");
     event("Warning", reason, message);
     plan.mirror = { op: "delete", propagation: "Background" };
     plan.needsPlacement = true;
@@ -323,7 +342,11 @@ export function planSession(o: SessionObserved): SessionPlan {
   };
 
   if (o.nodeLost && s.status?.node) {
-    replace(Reason.NodeLost, `node ${s.status.node} of ${clusterName} was lost; placing the session again`, false);
+    replace(
+      SessionReason.NodeLost,
+      `node ${s.status.node} of ${clusterName} was lost; placing the session again`,
+      false,
+    );
     return finish();
   }
 
@@ -333,8 +356,8 @@ export function planSession(o: SessionObserved): SessionPlan {
   ) {
     d.phase("Restarting")
       .set("connect", undefined)
-      .condition("Ready", "False", Reason.RestartRequested, "replacing the pod");
-    event("Normal", Reason.RestartRequested, "replacing the pod");
+      .condition("Ready", "False", SessionReason.RestartRequested, "replacing the pod");
+    event("Normal", SessionReason.RestartRequested, "replacing the pod");
     plan.mirror = { op: "restart", restartCount: o.restartsRequested };
     return finish();
   }
@@ -342,7 +365,7 @@ export function planSession(o: SessionObserved): SessionPlan {
   const r = o.report;
   if (!r) {
     if (phase === "Unknown")
-      d.phase("Starting").condition("Ready", "False", Reason.PodPending, `${clusterName} is reporting again`);
+      d.phase("Starting").condition("Ready", "False", SessionReason.PodPending, `${clusterName} is reporting again`);
     if (o.mirror !== "present") plan.mirror = { op: "ensure" };
     return finish();
   }
@@ -353,10 +376,10 @@ export function planSession(o: SessionObserved): SessionPlan {
         d.phase("Running")
           .set("startedAt", phase === "Unknown" && s.status?.startedAt ? s.status.startedAt : at(o.now))
           .set("connect", connectPaths(s.metadata.name as string))
-          .condition("Dispatched", "True", Reason.MirrorCreated, `written to ${clusterName}`)
-          .condition("Ready", "True", Reason.PodRunning, r.node ? `running on ${r.node}` : "running")
-          .condition("Billable", "True", Reason.Metering, "usage is charged at the offering's rate");
-        event("Normal", Reason.Started, `running on ${r.node ?? "a node"} of ${clusterName}`);
+          .condition("Dispatched", "True", SessionReason.MirrorCreated, `written to ${clusterName}`)
+          .condition("Ready", "True", SessionReason.PodRunning, r.node ? `running on ${r.node}` : "running")
+          .condition("Billable", "True", SessionReason.Metering, "usage is charged at the offering's rate");
+        event("Normal", SessionReason.Started, `running on ${r.node ?? "a node"} of ${clusterName}`);
       }
       d.set("node", r.node ?? undefined).set(
         "gpuDevices",
@@ -367,16 +390,16 @@ export function planSession(o: SessionObserved): SessionPlan {
     case "Failed": {
       const reason =
         r.reason === "ImagePullFailed"
-          ? Reason.ImagePullFailed
-          : r.reason === Reason.ClaimNotBound
-            ? Reason.ClaimNotBound
-            : Reason.PodFailed;
+          ? SessionReason.ImagePullFailed
+          : r.reason === SessionReason.ClaimNotBound
+            ? SessionReason.ClaimNotBound
+            : SessionReason.PodFailed;
       d.phase("Failed")
         .set("connect", undefined)
         .set("node", undefined)
         .set("gpuDevices", undefined)
         .condition("Ready", "False", reason, r.message || "the pod failed")
-        .condition("Billable", "False", Reason.NotRunning, "the session failed");
+        .condition("Billable", "False", SessionReason.NotRunning, "the session failed");
       event("Warning", reason, `${r.message || "the pod failed"}; its GPU is released`);
       plan.mirror = { op: "delete", propagation: "Background" };
       return finish();
@@ -386,23 +409,23 @@ export function planSession(o: SessionObserved): SessionPlan {
       d.phase(phase === "Running" ? "Starting" : phase).condition(
         "Ready",
         "False",
-        Reason.MirrorLost,
+        SessionReason.MirrorLost,
         `the mirror on ${clusterName} disappeared; writing it again`,
       );
       if (phase === "Running")
-        event("Warning", Reason.MirrorLost, `the mirror on ${clusterName} disappeared; writing it again`);
+        event("Warning", SessionReason.MirrorLost, `the mirror on ${clusterName} disappeared; writing it again`);
       plan.mirror = { op: "ensure" };
       return finish();
     }
     default: {
       // Starting, Restarting, Terminating as seen by the operator: the pod is not (yet) serving.
       if (
-        r.reason === Reason.Unschedulable &&
+        r.reason === SessionReason.Unschedulable &&
         o.unschedulableSince &&
         o.now.getTime() - o.unschedulableSince.getTime() >= timing.unschedulableMs
       ) {
         replace(
-          Reason.Unschedulable,
+          SessionReason.Unschedulable,
           `no node of ${clusterName} had room for ${Math.round(timing.unschedulableMs / 1000)} s; placing the session again`,
           true,
         );
@@ -420,12 +443,14 @@ export function planSession(o: SessionObserved): SessionPlan {
         .condition(
           "Ready",
           "False",
-          r.reason === Reason.Unschedulable || r.reason === Reason.WaitingForClaim ? r.reason : Reason.PodPending,
-          r.reason === Reason.Unschedulable || r.reason === Reason.WaitingForClaim
+          r.reason === SessionReason.Unschedulable || r.reason === SessionReason.WaitingForClaim
+            ? r.reason
+            : SessionReason.PodPending,
+          r.reason === SessionReason.Unschedulable || r.reason === SessionReason.WaitingForClaim
             ? (r.message ?? "")
             : "waiting for the pod",
         );
-      if (r.reason === Reason.Unschedulable) plan.requeueAfterMs = timing.unschedulableMs;
+      if (r.reason === SessionReason.Unschedulable) plan.requeueAfterMs = timing.unschedulableMs;
       return finish();
     }
   }
@@ -454,11 +479,11 @@ export function placedStatus(
     .set("node", undefined)
     .set("gpuDevices", undefined)
     .condition("Scheduled", "True", p.reason, p.message)
-    .condition("Ready", "False", Reason.PodPending, "waiting for the pod");
+    .condition("Ready", "False", SessionReason.PodPending, "waiting for the pod");
   d.status.observedGeneration = s.metadata.generation ?? d.status.observedGeneration;
   return {
     status: d.status,
-    events: [{ type: "Normal", reason: resuming ? Reason.Resumed : "Scheduled", message: p.message }],
+    events: [{ type: "Normal", reason: resuming ? SessionReason.Resumed : "Scheduled", message: p.message }],
   };
 }
 

@@ -15,6 +15,7 @@ import {
   ResourcePresetKind,
   type Session,
   SessionKind,
+  sessionIdOf,
   type Volume,
   VolumeKind,
 } from "@berth/crds";
@@ -24,7 +25,6 @@ import { Informer, type InformerEvent, type KubeObject } from "../kube/informer.
 import type { InventoryNodeView } from "../placement/capacity.ts";
 import { HOLDING_PHASES, phaseOf } from "./lifecycle.ts";
 import type { SessionMemory } from "./memory.ts";
-import { sessionIdOf } from "./names.ts";
 import type { ClusterRecord, SessionStore, StoredReport } from "./store.ts";
 
 const g = (k: { group: string; version: string; plural: string }) => `/apis/${k.group}/${k.version}/${k.plural}`;

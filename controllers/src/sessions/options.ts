@@ -1,8 +1,9 @@
 // The session controller's settings and counters, shared by its parts (controller.ts wires them).
+
+import { DEFAULT_SESSIONS_NAMESPACE } from "@berth/crds";
 import { DEFAULT_CONSTRAINTS } from "../placement/constraints.ts";
 import type { Constraint, PlacementPolicy } from "../placement/types.ts";
 import { DEFAULT_TIMING, type LifecycleTiming } from "./lifecycle.ts";
-import { DEFAULT_SESSIONS_NAMESPACE } from "./names.ts";
 
 export interface SessionControllerOptions {
   policy: PlacementPolicy;

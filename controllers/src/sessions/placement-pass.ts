@@ -4,13 +4,13 @@
 // for the pass; the rest get their queue position. Passes never overlap; a request during one runs
 // another after it.
 import type { Session } from "@berth/crds";
+import { sessionIdOf } from "@berth/crds";
 import type { Logger } from "pino";
 import { computeCapacity, type Holding } from "../placement/capacity.ts";
 import { planPlacement } from "../placement/plan.ts";
 import type { PlacementRequest } from "../placement/types.ts";
 import { HOLDING_PHASES, type KubeEventSpec, phaseOf, placedStatus, queueSince, waitingStatus } from "./lifecycle.ts";
 import type { SessionMemory } from "./memory.ts";
-import { sessionIdOf } from "./names.ts";
 import type { Observed } from "./observed.ts";
 import type { SessionControllerOptions, WriteCounts } from "./options.ts";
 import type { SessionStore } from "./store.ts";

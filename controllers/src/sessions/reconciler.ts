@@ -3,7 +3,7 @@
 // planSession decides), its mirror (dispatch.ts carries out) and its Events (event-recorder.ts). Status
 // is written with the resourceVersion read: a stale leader's or a stale cache's write fails with 409 and
 // is retried from fresh data, which is why a session is never placed twice.
-import { type Session, SessionKind } from "@berth/crds";
+import { ANNOTATIONS, type Session, SessionKind, sessionIdOf } from "@berth/crds";
 import type { Logger } from "pino";
 import type { KubeApi } from "../kube/client.ts";
 import { type KubeObject, keyOf } from "../kube/informer.ts";
@@ -12,7 +12,6 @@ import type { EventRecorder } from "./event-recorder.ts";
 import { recordUnrecorded } from "./history.ts";
 import { type KubeEventSpec, type LifecycleTiming, planSession } from "./lifecycle.ts";
 import type { SessionMemory } from "./memory.ts";
-import { ANNOTATIONS, sessionIdOf } from "./names.ts";
 import type { Observed } from "./observed.ts";
 import type { WriteCounts } from "./options.ts";
 import type { SessionStore } from "./store.ts";

@@ -1,5 +1,5 @@
 // What the worker needs from Postgres, as an interface: the API package implements it with knex
-// (its `createWorkerStore`), tests may fake it. Nothing here writes a custom resource.
+// (`createWorkerStore`, api/src/worker/sessionStore.ts), tests may fake it. Nothing here writes a custom resource.
 import type { Session } from "@berth/crds";
 import type { InventoryNodeView } from "../placement/capacity.ts";
 import type { StatusReport } from "./lifecycle.ts";

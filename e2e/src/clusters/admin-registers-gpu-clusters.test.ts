@@ -3,8 +3,8 @@
 // class, the GPU device plugin and the permissions Berth needs; then tests, changes, rotates and
 // deregisters it. Everyone else is refused.
 
-import { controlPlaneRbac } from "@berth/api/clusters/permissions";
 import { applyInventory } from "@berth/api/internal/report-inventory";
+import { controlPlaneRbac } from "@berth/api/rbac";
 import { ClusterKind, clusterResourceName } from "@berth/crds";
 import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -190,13 +190,13 @@ describe("registering a GPU cluster", () => {
 
   it("refuses a credential that lacks a permission Berth needs, and names the permission", async () => {
     const rbac = controlPlaneRbac();
-    const sessions = rbac.namespaced[0];
+    const sessions = rbac.namespaceRules[0];
     if (!sessions) throw new Error("no session namespace rules");
     const withoutEviction = {
       ...rbac,
-      namespaced: [
+      namespaceRules: [
         { ...sessions, rules: sessions.rules.filter((r) => !r.resources.includes("pods/eviction")) },
-        ...rbac.namespaced.slice(1),
+        ...rbac.namespaceRules.slice(1),
       ],
     };
     const res = await register(

@@ -2,7 +2,7 @@
 // for cluster registration (the Cluster CRD, `berth-system`). Used by the tests and by `npm start`; no
 // test framework here.
 
-import { type ControlPlaneRbac, controlPlaneRbac, managementRbac } from "@berth/api/clusters/permissions";
+import { type ControlPlaneRbac, controlPlaneRbac, managementRbac } from "@berth/api/rbac";
 import { ClusterKind } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
 import { KubeHttp } from "../testbed/kube.ts";
@@ -72,9 +72,9 @@ export async function mintControlPlaneCredential(
   const rbac = opts.rbac ?? controlPlaneRbac();
   return mintServiceAccountCredential(c, {
     name: opts.name ?? "berth-control-plane",
-    namespace: rbac.namespaced[0]?.namespace ?? "berth-system",
-    clusterRules: rbac.cluster,
-    namespaceRules: rbac.namespaced,
+    namespace: rbac.namespaceRules[0]?.namespace ?? "berth-system",
+    clusterRules: rbac.clusterRules,
+    namespaceRules: rbac.namespaceRules,
   });
 }
 

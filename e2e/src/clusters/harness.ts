@@ -2,7 +2,6 @@
 // for the control plane (in the management cluster and in each GPU cluster), the Cluster CRD installed,
 // an in-process API with real users, and a clusters runtime whose clock the test owns.
 import { createServer, type Server, type Socket } from "node:net";
-import type { ControlPlaneRbac } from "@berth/api/clusters/permissions";
 import {
   type ClustersOptions,
   type ClustersRuntime,
@@ -11,6 +10,7 @@ import {
 } from "@berth/api/clusters/runtime";
 import { TestClock } from "@berth/api/http/testing";
 import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
+import type { ControlPlaneRbac } from "@berth/api/rbac";
 import { type Fleet, type FleetDescription, kubeConfigFrom, startFleet } from "../index.ts";
 import { mintControlPlaneCredential, prepareManagementCluster } from "./credentials.ts";
 

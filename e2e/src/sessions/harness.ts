@@ -8,15 +8,16 @@ import { mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { installDefaultCatalog } from "@berth/api/bootstrap/catalog";
-import { controlPlaneRbac, managementRbac } from "@berth/api/clusters/permissions";
 import { createClustersRuntime } from "@berth/api/clusters/runtime";
 import { grantToOrganization } from "@berth/api/credits/grant";
 import { connect } from "@berth/api/db/knex";
 import { TestClock } from "@berth/api/http/testing";
 import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
 import { type InternalListener, startInternalListener } from "@berth/api/internal/app";
-import { apiSessionsRbac, startSessionsWorker, type WebhookWorkerOptions, workerRbac } from "@berth/api/worker";
+import { apiSessionsRbac, controlPlaneRbac, managementRbac, mergeRbac, workerRbac } from "@berth/api/rbac";
+import { startSessionsWorker, type WebhookWorkerOptions } from "@berth/api/worker";
 import type { RunningWorker, SessionControllerOptions } from "@berth/controllers";
+import { HttpKube } from "@berth/controllers/kube";
 import { SessionMirrorKind } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
 import { operatorRbac, parseConfig, type RunningOperator, startOperator } from "@berth/operator";
@@ -48,12 +49,6 @@ export const SMALL_FLEET: FleetDescription = {
     },
   ],
 };
-
-type Rbac = ReturnType<typeof controlPlaneRbac>;
-const merge = (...rs: Rbac[]): Rbac => ({
-  cluster: rs.flatMap((r) => r.cluster),
-  namespaced: rs.flatMap((r) => r.namespaced),
-});
 
 export const adminKube = (c: Cluster) => new KubeHttp({ server: c.server, caPem: c.caPem, token: c.adminToken });
 
@@ -182,11 +177,16 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
     for (const crd of loadCrds()) await admin.ensure("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
     await admin.ensure("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: SYSTEM_NS } });
     admin.close();
-    await installDefaultCatalog(kubeConfigFrom(mgmt.kubeconfig));
+    const catalogKube = new HttpKube(kubeConfigFrom(mgmt.kubeconfig));
+    try {
+      await installDefaultCatalog(catalogKube);
+    } finally {
+      catalogKube.close();
+    }
 
     const apiCred = await mintControlPlaneCredential(mgmt, {
       name: "berth-api",
-      rbac: merge(managementRbac(), apiSessionsRbac()),
+      rbac: mergeRbac(managementRbac(), apiSessionsRbac()),
     });
     const workerCred = await mintControlPlaneCredential(mgmt, { name: "berth-worker", rbac: workerRbac() });
     const t = await startIdentityTestApi({ kubeConfig: kubeConfigFrom(apiCred.kubeconfig) });

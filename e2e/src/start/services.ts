@@ -14,14 +14,13 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { catalogRbac } from "@berth/api/bootstrap/catalog";
 import { ensureLocalDemo } from "@berth/api/bootstrap/demo";
-import { type controlPlaneRbac, managementRbac } from "@berth/api/clusters/permissions";
 import { parseConfig } from "@berth/api/config";
 import { connect } from "@berth/api/db/knex";
 import { startPostgres } from "@berth/api/db/server";
 import { type RunningApi, startApi } from "@berth/api/main";
-import { apiSessionsRbac, startSessionsWorker, workerRbac } from "@berth/api/worker";
+import { apiRbac, workerRbac } from "@berth/api/rbac";
+import { startSessionsWorker } from "@berth/api/worker";
 import { ensureConsoleBuilt } from "@berth/console";
 import { VERSION } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
@@ -33,16 +32,6 @@ import { FIRST_GATEWAY_PORT, gatewaysService, localSessionDomain } from "../conn
 import { installOperator } from "../sessions/harness.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import type { Service } from "./service.ts";
-
-type Rbac = ReturnType<typeof controlPlaneRbac>;
-/** Several grants as one credential's. */
-export const mergeRbac = (...rs: Rbac[]): Rbac => ({
-  cluster: rs.flatMap((r) => r.cluster),
-  namespaced: rs.flatMap((r) => r.namespaced),
-});
-
-/** The API also installs the default catalog (create-if-absent) and the system wallet at start. */
-export { catalogRbac };
 
 /** A value made once and kept in .data (the user-token signing secret must survive restarts). */
 function persistentSecret(file: string): string {
@@ -102,7 +91,7 @@ const apiService: Service = {
     }
     const cred = await mintControlPlaneCredential(mgmt, {
       name: "berth-api",
-      rbac: mergeRbac(managementRbac(), apiSessionsRbac(), catalogRbac()),
+      rbac: apiRbac(),
     });
     const kubeconfig = join(ctx.dataDir, "api-kubeconfig.yaml");
     writeFileSync(kubeconfig, cred.kubeconfig, { mode: 0o600 });

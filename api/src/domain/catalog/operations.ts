@@ -7,6 +7,7 @@ import type { Principal } from "../identity/principal.ts";
 import { scopeOf } from "../identity/scope.ts";
 import type { CatalogResource, VisibilityContext } from "./resources.ts";
 import {
+  catalogClient,
   createObject,
   getObject,
   type KubeObject,
@@ -14,10 +15,9 @@ import {
   kubeStatus,
   listObjects,
   replaceObject,
-  withCatalogClient,
 } from "./store.ts";
 
-type CatalogDeps = Pick<Deps, "db" | "kubeConfig">;
+type CatalogDeps = Pick<Deps, "db" | "kube">;
 
 async function visibility(deps: CatalogDeps, principal: Principal, r: CatalogResource): Promise<VisibilityContext> {
   const scope = scopeOf(principal);
@@ -38,10 +38,7 @@ export async function listCatalog(
   r: CatalogResource,
   filter: (o: KubeObject) => boolean = () => true,
 ): Promise<KubeObject[]> {
-  const [items, v] = await Promise.all([
-    withCatalogClient(deps.kubeConfig, (api) => listObjects(api, r.kind)),
-    visibility(deps, principal, r),
-  ]);
+  const [items, v] = await Promise.all([listObjects(catalogClient(deps.kube), r.kind), visibility(deps, principal, r)]);
   return items.filter((o) => r.visible(o, v) && filter(o));
 }
 
@@ -51,10 +48,7 @@ export async function getCatalog(
   r: CatalogResource,
   name: string,
 ): Promise<KubeObject> {
-  const [o, v] = await Promise.all([
-    withCatalogClient(deps.kubeConfig, (api) => getObject(api, r.kind, name)),
-    visibility(deps, principal, r),
-  ]);
+  const [o, v] = await Promise.all([getObject(catalogClient(deps.kube), r.kind, name), visibility(deps, principal, r)]);
   if (!o || !r.visible(o, v)) throw new NotFound(r.noun, name);
   return o;
 }
@@ -110,7 +104,7 @@ export async function createCatalog(
   requireSuperAdmin(principal, r);
   const body = build(r, { name, labels: { "app.kubernetes.io/part-of": "berth" } }, spec);
   try {
-    return await withCatalogClient(deps.kubeConfig, (api) => createObject(api, r.kind, body));
+    return await createObject(catalogClient(deps.kube), r.kind, body);
   } catch (e) {
     mapKube(e, r, name, true);
   }
@@ -128,9 +122,7 @@ export async function updateCatalog(
   requireSuperAdmin(principal, r);
   const built = build(r, current.metadata, changes(structuredClone(current.spec)));
   try {
-    return await withCatalogClient(deps.kubeConfig, (api) =>
-      replaceObject(api, r.kind, { ...current, spec: built.spec }),
-    );
+    return await replaceObject(catalogClient(deps.kube), r.kind, { ...current, spec: built.spec });
   } catch (e) {
     mapKube(e, r, name, false);
   }

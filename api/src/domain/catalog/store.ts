@@ -1,9 +1,8 @@
 // Catalog custom resources in the management cluster, through the one Kubernetes client.
 // Only cluster-scoped kinds are served here (offerings, images, presets, policies).
 
-import { HttpKube, type KubeApi, KubeError } from "@berth/controllers/kube";
+import { type KubeApi, KubeError } from "@berth/controllers/kube";
 import type { KindDefinition } from "@berth/crds";
-import type { KubeConfig } from "@kubernetes/client-node";
 import { Unavailable } from "../../errors.ts";
 
 export interface KubeObject {
@@ -28,27 +27,11 @@ export function kubeMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-/**
- * A client of the management cluster for one operation; the caller closes it (withCatalogClient). Made
- * per operation rather than kept in a side table keyed by the KubeConfig.
- */
-export function catalogClient(kubeConfig: KubeConfig | undefined): HttpKube {
-  if (!kubeConfig)
+/** The management cluster's client (Deps.kube), or 503 when none is configured. */
+export function catalogClient(kube: KubeApi | undefined): KubeApi {
+  if (!kube)
     throw new Unavailable("the catalog needs the management cluster, and none is configured (BERTH_KUBECONFIG)");
-  return new HttpKube(kubeConfig, { maxSockets: 8, userAgent: "berth-api" });
-}
-
-/** Runs `fn` with a catalog client and lets go of its connections after. */
-export async function withCatalogClient<T>(
-  kubeConfig: KubeConfig | undefined,
-  fn: (api: KubeApi) => Promise<T>,
-): Promise<T> {
-  const api = catalogClient(kubeConfig);
-  try {
-    return await fn(api);
-  } finally {
-    api.close();
-  }
+  return kube;
 }
 
 const path = (k: KindDefinition, name?: string) =>

@@ -13,10 +13,11 @@
 //   only a running device plugin advertises that resource, so a node that has it is evidence of one.
 // - credential_permissions: a SelfSubjectAccessReview allows every verb of `controlPlaneRbac()`.
 import { HttpKube, KubeTransportError, seg } from "@berth/controllers/kube";
+import { GPU_RESOURCE } from "@berth/crds";
+import type { ControlPlaneRbac } from "../../rbac.ts";
 import type { ClusterCredential } from "./credential.ts";
-import { type ControlPlaneRbac, describePermission, type Permission, permissionsOf } from "./permissions.ts";
+import { describePermission, type Permission, permissionsOf } from "./permissions.ts";
 
-export const GPU_RESOURCE = "nvidia.com/gpu";
 export const DEVICE_PLUGIN_NAME_FRAGMENT = "nvidia-device-plugin";
 
 export interface ProbeOptions {

@@ -8,6 +8,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPair, generateKeyPairSync, type KeyObject } from "node:crypto";
 import { promisify } from "node:util";
 import { HttpKube, KubeError, seg } from "@berth/controllers/kube";
+import { ANNOTATIONS, LABELS } from "@berth/crds";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { calculateJwkThumbprint, exportJWK, type JWK } from "jose";
 import type { Logger } from "pino";
@@ -110,9 +111,9 @@ async function loadOrCreate(
         metadata: {
           name,
           namespace,
-          labels: { "app.kubernetes.io/part-of": "berth", "app.kubernetes.io/component": "internal-signing-key" },
+          labels: { [LABELS.partOf]: "berth", [LABELS.component]: "internal-signing-key" },
           annotations: {
-            "berth.dev/purpose": "RS256 key that signs operator tokens; never copy it out of this cluster",
+            [ANNOTATIONS.purpose]: "RS256 key that signs operator tokens; never copy it out of this cluster",
           },
         },
         type: "Opaque",

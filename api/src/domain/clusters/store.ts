@@ -11,6 +11,7 @@ import {
   ClusterReason,
   type ClusterStatus,
   clusterResourceName,
+  LABELS,
   setCondition,
 } from "@berth/crds";
 import type { KubeConfig } from "@kubernetes/client-node";
@@ -57,7 +58,7 @@ export class ManagementStore {
         metadata: {
           name,
           namespace: this.namespace,
-          labels: { "app.kubernetes.io/part-of": "berth", "berth.dev/cluster": clusterResourceName(clusterId) },
+          labels: { [LABELS.partOf]: "berth", [LABELS.cluster]: clusterResourceName(clusterId) },
         },
         type: "Opaque",
         data: { [CREDENTIAL_SECRET_KEY]: Buffer.from(credentialToKubeconfigText(cred), "utf8").toString("base64") },

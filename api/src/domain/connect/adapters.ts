@@ -6,7 +6,7 @@ import { findSessionById } from "../../db/operations/sessions/findSessionById.ts
 import type { SessionRow } from "../../db/operations/sessions/types.ts";
 import type { Deps } from "../../deps.ts";
 import { NotFound } from "../../errors.ts";
-import { DEFAULT_TARGET_NAMESPACES } from "../clusters/permissions.ts";
+import { DEFAULT_TARGET_NAMESPACES } from "../../rbac.ts";
 import { loadPrincipal } from "../identity/loadPrincipal.ts";
 import { canSeeSession } from "../sessions/visibility.ts";
 import type { ConnectDeps } from "./deps.ts";

@@ -1,7 +1,7 @@
 // Charging right after ingestion, off the request's path: POST /internal/v1/usage stores the samples,
 // answers, and asks for a billing pass here. Passes are coalesced per process (one running, at most one
 // queued), so a burst of batches costs a few passes, not one each. A pass that fails, or a process that
-// dies before its pass, leaves the samples unbilled: the worker's sweep (loop.ts) bills them.
+// dies before its pass, leaves the samples unbilled: the worker's sweep (api/src/worker/billingLoop.ts) bills them.
 import { billPendingUsage } from "./charge.ts";
 import type { CreditsContext } from "./context.ts";
 

@@ -7,7 +7,7 @@
 // status carries balance and lastAppliedSequence from the same row, so they always agree. A spec edited
 // with kubectl is put back from Postgres at the wallet's next change: limits are changed through the API.
 import { type KubeApi, KubeError } from "@berth/controllers/kube";
-import { setCondition, type Wallet, WalletConditionType, WalletKind, WalletReason } from "@berth/crds";
+import { LABELS, setCondition, type Wallet, WalletConditionType, WalletKind, WalletReason } from "@berth/crds";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
 import type { WalletRow } from "../../db/operations/ledger/types.ts";
@@ -118,7 +118,7 @@ export class WalletMirror {
       await this.#ensureNamespace(ns);
       const created = await this.#kube.request("POST", walletPath(ns), {
         body: WalletKind.build(
-          { name, namespace: ns, labels: { "app.kubernetes.io/part-of": "berth", "berth.dev/wallet-id": w.id } },
+          { name, namespace: ns, labels: { [LABELS.partOf]: "berth", [LABELS.walletId]: w.id } },
           planSpec(w),
         ),
       });
@@ -156,24 +156,10 @@ export class WalletMirror {
       body: {
         apiVersion: "v1",
         kind: "Namespace",
-        metadata: { name: ns, labels: { "app.kubernetes.io/part-of": "berth", "berth.dev/role": "organization" } },
+        metadata: { name: ns, labels: { [LABELS.partOf]: "berth", [LABELS.role]: "organization" } },
       },
     });
     if (r.status !== 201 && r.status !== 409) throw new KubeError("POST", "/api/v1/namespaces", r.status, r.body);
     this.#namespaces.add(ns);
   }
-}
-
-/** What the worker's credential needs in the management cluster for billing (added to workerRbac). */
-export function billingWorkerRbac() {
-  return {
-    cluster: [
-      { apiGroups: ["berth.dev"], resources: ["wallets"], verbs: ["get", "create", "patch"] },
-      { apiGroups: ["berth.dev"], resources: ["wallets/status"], verbs: ["patch"] },
-      // Pausing a session out of credits goes through the sessions domain, which patches the resource.
-      { apiGroups: ["berth.dev"], resources: ["sessions"], verbs: ["patch"] },
-      { apiGroups: [""], resources: ["namespaces"], verbs: ["create"] },
-    ],
-    namespaced: [],
-  };
 }

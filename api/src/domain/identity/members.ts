@@ -53,7 +53,8 @@ async function memberRow(
   user: UserRow,
 ): Promise<MemberRow> {
   const m = await findMembership(deps.db, { userId: user.id, organizationId, projectId });
-  return { ...m!, email: user.email, display_name: user.display_name };
+  if (!m) throw new NotFound("member", user.id);
+  return { ...m, email: user.email, display_name: user.display_name };
 }
 
 export async function listOrganizationMembers(

@@ -8,6 +8,7 @@ import {
   type Image,
   ImageKind,
   type KindDefinition,
+  LABELS,
   type Offering,
   OfferingKind,
   type Pool,
@@ -57,7 +58,7 @@ export function makeSessionsRuntime(kube: KubeApi): SessionsRuntime {
               kind: "Namespace",
               metadata: {
                 name: namespace,
-                labels: { "app.kubernetes.io/part-of": "berth", "berth.dev/role": "organization" },
+                labels: { [LABELS.partOf]: "berth", [LABELS.role]: "organization" },
               },
             },
           });

@@ -1,5 +1,6 @@
 // The catalog against a real kube-apiserver (the test bed's management cluster) with the generated CRDs.
 
+import { HttpKube } from "@berth/controllers/kube";
 import { loadCrds } from "@berth/crds/manifests";
 import { type Fleet, kubeConfigFrom, startFleet } from "@berth/e2e";
 import { ApiextensionsV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
@@ -21,6 +22,7 @@ import {
 
 let fleet: Fleet;
 let kc: KubeConfig;
+let kube: HttpKube;
 let firstInstall: CatalogInstallResult;
 let t: IdentityTestApi;
 let w: IdentityWorld;
@@ -31,13 +33,15 @@ beforeAll(async () => {
   const ext = kc.makeApiClient(ApiextensionsV1Api);
   for (const crd of loadCrds()) await ext.createCustomResourceDefinition({ body: crd as never });
   // The installer waits for the fresh CRDs to be served.
-  firstInstall = await installDefaultCatalog(kc);
+  kube = new HttpKube(kc);
+  firstInstall = await installDefaultCatalog(kube);
   t = await startIdentityTestApi({ kubeConfig: kc });
   w = await anIdentityWorld(t);
 });
 
 afterAll(async () => {
   await t?.stop();
+  kube?.close();
   await fleet?.stop();
 });
 
@@ -81,7 +85,7 @@ describe("the default catalog at start-up", () => {
   });
 
   it("creates nothing on a second start", async () => {
-    const again = await installDefaultCatalog(kc);
+    const again = await installDefaultCatalog(kube);
     expect(again.created).toEqual([]);
     expect(again.existing).toHaveLength(defaultCatalog().length);
   });
@@ -94,7 +98,7 @@ describe("the default catalog at start-up", () => {
     expect(edit.status).toBe(200);
     await custom().deleteClusterCustomObject({ ...OFFERING, name: "a100" });
 
-    const restart = await installDefaultCatalog(kc);
+    const restart = await installDefaultCatalog(kube);
     expect(restart.created).toEqual(["Offering/a100"]);
     const l4 = await t.request("GET", "/api/v1/offerings/l4", { token: w.memberA.token });
     expect(l4.body).toMatchObject({ hourly_credit_rate: "1234567", tier: "budget" });

@@ -1,15 +1,21 @@
 // Catalog objects on the wire. Every field is picked by name: nothing of metadata (uids, managed
 // fields, resource versions) or status leaks out by accident.
+import type { ImageSpec, OfferingSpec, ResourcePolicySpec, ResourcePresetSpec } from "@berth/crds";
 import type { KubeObject } from "../../domain/catalog/store.ts";
 import type { Image, Offering, ResourcePolicy, ResourcePreset } from "./schemas.ts";
 
-type Spec = Record<string, any>;
 const created = (o: KubeObject) => o.metadata.creationTimestamp ?? null;
 
+/** The apiserver names every object it returns. */
+function nameOf(o: KubeObject): string {
+  if (o.metadata.name === undefined) throw new Error(`a ${o.kind} without a name`);
+  return o.metadata.name;
+}
+
 export function presentOffering(o: KubeObject): Offering {
-  const s = o.spec as Spec;
+  const s = o.spec as OfferingSpec;
   return {
-    name: o.metadata.name!,
+    name: nameOf(o),
     display_name: s.displayName,
     gpu_model: s.gpuModel,
     tier: s.tier,
@@ -22,9 +28,9 @@ export function presentOffering(o: KubeObject): Offering {
 }
 
 export function presentPreset(o: KubeObject): ResourcePreset {
-  const s = o.spec as Spec;
+  const s = o.spec as ResourcePresetSpec;
   return {
-    name: o.metadata.name!,
+    name: nameOf(o),
     display_name: s.displayName,
     kind: s.kind,
     cpu: s.cpu,
@@ -35,9 +41,9 @@ export function presentPreset(o: KubeObject): ResourcePreset {
 }
 
 export function presentImage(o: KubeObject): Image {
-  const s = o.spec as Spec;
+  const s = o.spec as ImageSpec;
   return {
-    name: o.metadata.name!,
+    name: nameOf(o),
     display_name: s.displayName,
     image: s.image,
     kind: s.kind,
@@ -48,7 +54,7 @@ export function presentImage(o: KubeObject): Image {
   };
 }
 
-const LIMITS: [wire: keyof ResourcePolicy["limits"], spec: string][] = [
+const LIMITS: [wire: keyof ResourcePolicy["limits"], spec: keyof NonNullable<ResourcePolicySpec["limits"]>][] = [
   ["max_gpus_per_user", "maxGpusPerUser"],
   ["max_gpus_per_project", "maxGpusPerProject"],
   ["max_gpus_per_organization", "maxGpusPerOrganization"],
@@ -60,16 +66,22 @@ const LIMITS: [wire: keyof ResourcePolicy["limits"], spec: string][] = [
 
 export function limitsToSpec(l: ResourcePolicy["limits"]): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const [wire, spec] of LIMITS) if (l[wire] !== undefined) out[spec] = l[wire]!;
+  for (const [wire, spec] of LIMITS) {
+    const v = l[wire];
+    if (v !== undefined) out[spec] = v;
+  }
   return out;
 }
 
 export function presentPolicy(o: KubeObject): ResourcePolicy {
-  const s = o.spec as Spec;
+  const s = o.spec as ResourcePolicySpec;
   const limits: ResourcePolicy["limits"] = {};
-  for (const [wire, spec] of LIMITS) if (typeof s.limits?.[spec] === "number") limits[wire] = s.limits[spec];
+  for (const [wire, spec] of LIMITS) {
+    const v = s.limits?.[spec];
+    if (typeof v === "number") limits[wire] = v;
+  }
   return {
-    name: o.metadata.name!,
+    name: nameOf(o),
     scope: { kind: s.scope.kind, id: s.scope.id ?? null },
     limits,
     allowed_offerings: s.allowedOfferings ?? null,

@@ -1,3 +1,4 @@
+import { HttpKube } from "@berth/controllers/kube";
 // Storage pools and volumes over HTTP, against a real kube-apiserver (the test bed's management cluster,
 // with the generated CRDs and the default catalog) and real Postgres: the Pool and Volume resources are
 // the source of truth, quotas come from the resource policy, the capacity gate reads one pool at a time,
@@ -31,7 +32,8 @@ beforeAll(async () => {
   kc = kubeConfigFrom(fleet.cluster("mgmt").kubeconfig);
   const ext = kc.makeApiClient(ApiextensionsV1Api);
   for (const crd of loadCrds()) await ext.createCustomResourceDefinition({ body: crd as never });
-  await installDefaultCatalog(kc); // the global policy: 500 GB of volumes per user
+  const kube = new HttpKube(kc);
+  await installDefaultCatalog(kube).finally(() => kube.close()); // the global policy: 500 GB of volumes per user
   // Fresh CRDs answer 429 until their storage is ready: wait for the kinds used here.
   for (const plural of ["pools", "volumes", "sessions"]) {
     for (let i = 0; ; i++) {
