@@ -94,6 +94,11 @@ export const ERROR_CODES = {
     description:
       "The cluster shows no GPU device plugin: no nvidia-device-plugin DaemonSet and no node with allocatable nvidia.com/gpu.",
   },
+  export_too_large: {
+    status: 422,
+    description:
+      "The export's range or row count is beyond its bound; details give the bounds and what was asked: narrow the range or add filters.",
+  },
   too_many_requests: {
     status: 429,
     description: "Too many requests (for example failed sign-ins); retry after the Retry-After header.",

@@ -52,6 +52,8 @@ const Env = z.object({
   /** The worker's own listener: /healthz for probes, /metrics for Prometheus (0: a port the system picks). */
   BERTH_WORKER_STATUS_HOST: z.string().min(1).default("0.0.0.0"),
   BERTH_WORKER_STATUS_PORT: Port.default(8082),
+  /** How long audit rows are kept before the retention loop purges them. */
+  BERTH_AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(365),
 });
 
 export interface WorkerConfig {
@@ -64,6 +66,7 @@ export interface WorkerConfig {
   lease: { durationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
   maxSockets: number;
   status: { host: string; port: number };
+  auditRetentionDays: number;
 }
 
 /** Parses the environment into the worker's configuration; throws ConfigError listing every problem at once. */
@@ -94,6 +97,7 @@ export function parseWorkerConfig(env: Record<string, string | undefined>): Work
     },
     maxSockets: e.BERTH_WORKER_MAX_SOCKETS,
     status: { host: e.BERTH_WORKER_STATUS_HOST, port: e.BERTH_WORKER_STATUS_PORT },
+    auditRetentionDays: e.BERTH_AUDIT_RETENTION_DAYS,
   };
 }
 
@@ -158,6 +162,7 @@ async function main(): Promise<void> {
     maxSockets: config.maxSockets,
     lease: config.lease,
     options: { sessionsNamespace: config.sessionsNamespace },
+    retention: { auditRetentionDays: config.auditRetentionDays },
     ...(config.identity ? { identity: config.identity } : {}),
   }).catch(async (err: unknown) => {
     await db.destroy();

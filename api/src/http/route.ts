@@ -300,6 +300,7 @@ export function routeMiddleware(route: RouteDef, deps: Deps) {
         ? parsePart(route.body, await readJsonBody(ctx, deps.config.http.bodyLimitBytes), "body", issues)
         : undefined;
       if (issues.length > 0) throw new Invalid("the request is invalid", issues);
+      audit.requestBody = body;
 
       let claim: IdempotencyClaim | undefined;
       if (key !== "" && principal) {
@@ -353,16 +354,18 @@ export function routeMiddleware(route: RouteDef, deps: Deps) {
       thrown = statusOf(err);
       throw err; // answered by the envelope middleware
     } finally {
-      if (route.audit) {
-        const status = thrown?.status ?? ctx.status;
+      const status = thrown?.status ?? ctx.status;
+      // Mutating routes are audited always; any route records a refusal of its caller (403) as denied.
+      if (route.audit || status === 403) {
         const sentCode = (ctx.body as { error?: { code?: string } } | null)?.error?.code;
         const errorCode = status >= 400 ? (thrown?.code ?? sentCode ?? "internal") : undefined;
         await writeAudit(
           deps,
           audit.record({
-            action: route.audit,
+            action: route.audit ?? route.operationId,
             principal,
             requestId,
+            sourceIp: ctx.ip,
             status,
             at: deps.clock.now(),
             ...(errorCode ? { errorCode } : {}),

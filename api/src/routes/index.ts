@@ -1,6 +1,7 @@
 // Every route of the public API. Each routes/<noun>/routes.ts exports `routes: RouteDef[]`; add one
 // import and one spread per noun, nothing else.
 import type { RouteDef } from "../http/route.ts";
+import { routes as auditLogs } from "./audit-logs/routes.ts";
 import { routes as auth } from "./auth/routes.ts";
 import { routes as budgets } from "./budgets/routes.ts";
 import { routes as catalog } from "./catalog/routes.ts";
@@ -34,4 +35,5 @@ export const allRoutes: RouteDef[] = [
   ...usage,
   ...credits,
   ...budgets,
+  ...auditLogs,
 ];

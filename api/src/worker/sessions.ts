@@ -11,6 +11,7 @@ import type { Logger } from "pino";
 import { ManagementStore } from "../domain/clusters/store.ts";
 import { billingWorkerRbac } from "../domain/credits/mirror.ts";
 import { type BillingWorkerOptions, billingWorkerLoop } from "./billing.ts";
+import { RetentionLoop, type RetentionOptions } from "./retentionLoop.ts";
 import { createWorkerStore } from "./sessionStore.ts";
 
 export interface SessionsWorkerOptions {
@@ -27,6 +28,8 @@ export interface SessionsWorkerOptions {
   options?: Partial<SessionControllerOptions>;
   /** Billing's loop (api/src/worker/billingLoop.ts): pass interval and options; `false` leaves it out. */
   billing?: false | Omit<BillingWorkerOptions, "db" | "kubeConfig" | "log">;
+  /** Retention of the audit log and notifications (api/src/worker/retentionLoop.ts); `false` leaves it out. */
+  retention?: false | RetentionOptions;
 }
 
 export async function startSessionsWorker(o: SessionsWorkerOptions): Promise<RunningWorker> {
@@ -45,8 +48,12 @@ export async function startSessionsWorker(o: SessionsWorkerOptions): Promise<Run
     ...(o.identity ? { identity: o.identity } : {}),
     lease: { namespace: ns, name: "berth-worker", ...o.lease },
     ...(o.options ? { options: o.options } : {}),
-    loops:
-      o.billing === false ? [] : [billingWorkerLoop({ db: o.db, kubeConfig: o.kubeConfig, log: o.log, ...o.billing })],
+    loops: [
+      ...(o.billing === false
+        ? []
+        : [billingWorkerLoop({ db: o.db, kubeConfig: o.kubeConfig, log: o.log, ...o.billing })]),
+      ...(o.retention === false ? [] : [new RetentionLoop({ db: o.db, log: o.log, ...o.retention })]),
+    ],
   });
 }
 

@@ -47,6 +47,54 @@ export type Allocation = {
 /** Minor units as a decimal string (1 credit = 1000000). Amounts are never JSON numbers. */
 export type Amount = string;
 
+export type AuditChainVerdict = {
+  valid: boolean;
+  checked: number;
+  /** The oldest kept row (older ones were purged by retention). */
+  first_id: string | null;
+  last_id: string | null;
+  first_broken: {
+    id: string;
+    /** hash: the row's content no longer matches its hash; link: it does not chain to the row before; gap: rows are missing before it. */
+    problem: "hash" | "link" | "gap";
+  } | null;
+};
+
+export type AuditLogEntry = {
+  /** The row's place in the chain (seq). */
+  id: string;
+  /** RFC 3339, UTC. */
+  at: string;
+  actor: {
+    kind: "user" | "operator" | "system" | "anonymous";
+    /** A user id; for an operator the cluster id; null for the system. */
+    id: string | null;
+    /** Why the system acted (billing, retention, …). */
+    reason: string | null;
+  };
+  action: string;
+  outcome: "success" | "denied" | "failed";
+  status: number | null;
+  resource: {
+    type: string | null;
+    id: string | null;
+  };
+  organization_id: string | null;
+  project_id: string | null;
+  cluster_id: string | null;
+  request_id: string | null;
+  source_ip: string | null;
+  details: {
+    [key: string]: unknown;
+  };
+  /** {before?, after?}, secrets redacted. */
+  diff: {
+    [key: string]: unknown;
+  } | null;
+  hash: string;
+  prev_hash: string | null;
+};
+
 export type Budget = {
   organization_id: string;
   period: "daily" | "weekly" | "monthly";
@@ -337,7 +385,7 @@ export type CreditRequestDenial = {
 export type ErrorEnvelope = {
   error: {
     /** Stable error code; clients map it to a message. */
-    code: "validation_failed" | "malformed_json" | "bad_request" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "invalid_session_state" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "gpu_model_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "too_many_requests" | "internal" | "unavailable";
+    code: "validation_failed" | "malformed_json" | "bad_request" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "invalid_session_state" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "gpu_model_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "export_too_large" | "too_many_requests" | "internal" | "unavailable";
     /** Human-readable text. */
     message: string;
     /** What to fix. For validation_failed: issues[] of {path, message, code}. */
@@ -1326,6 +1374,34 @@ export interface Operations {
     body: undefined;
     response: NodeActionResult;
   };
+  /** The audit log as CSV (RFC 4180), streamed */
+  exportAuditLogs: {
+    method: "get";
+    path: "/api/v1/audit-logs/export";
+    params: Record<string, never>;
+    query: {
+      /** Required: rows at or after this instant. */
+      from: string;
+      /** Required: rows before this instant. */
+      to: string;
+      /** The actor's id: a user id, or a cluster id for an operator. */
+      actor?: string;
+      actor_kind?: "user" | "operator" | "system" | "anonymous";
+      /** An action (session.create) or a prefix ending in * (session.*). */
+      action?: string;
+      /** The target's kind, e.g. session. */
+      resource_type?: string;
+      /** The target's id. */
+      resource_id?: string;
+      /** Only this organization (within your scope). */
+      organization?: string;
+      project?: string;
+      cluster?: string;
+      outcome?: "success" | "denied" | "failed";
+    };
+    body: undefined;
+    response: string;
+  };
   /** A wallet's ledger as CSV (text/csv), newest first, with the same filters */
   exportWalletLedger: {
     method: "get";
@@ -1621,6 +1697,41 @@ export interface Operations {
     body: undefined;
     response: {
       data: Allocation[];
+      pagination: Pagination;
+    };
+  };
+  /** The audit log, newest first, with filters */
+  listAuditLogs: {
+    method: "get";
+    path: "/api/v1/audit-logs";
+    params: Record<string, never>;
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+      /** Rows at or after this instant. */
+      from?: string;
+      /** Rows before this instant. */
+      to?: string;
+      /** The actor's id: a user id, or a cluster id for an operator. */
+      actor?: string;
+      actor_kind?: "user" | "operator" | "system" | "anonymous";
+      /** An action (session.create) or a prefix ending in * (session.*). */
+      action?: string;
+      /** The target's kind, e.g. session. */
+      resource_type?: string;
+      /** The target's id. */
+      resource_id?: string;
+      /** Only this organization (within your scope). */
+      organization?: string;
+      project?: string;
+      cluster?: string;
+      outcome?: "success" | "denied" | "failed";
+    };
+    body: undefined;
+    response: {
+      data: AuditLogEntry[];
       pagination: Pagination;
     };
   };
@@ -2262,6 +2373,15 @@ export interface Operations {
     body: UpdateUserRequest;
     response: UserDetail;
   };
+  /** Checks the hash chain; reports the first broken link */
+  verifyAuditLog: {
+    method: "get";
+    path: "/api/v1/audit-logs/verify";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    response: AuditChainVerdict;
+  };
 }
 
 /** Method and path of every operation, for the client at run time. */
@@ -2295,6 +2415,7 @@ export const OPERATIONS = {
   denyCreditRequest: { method: "post", path: "/api/v1/credits/requests/{requestId}/deny" },
   deregisterCluster: { method: "delete", path: "/api/v1/clusters/{clusterId}" },
   drainNode: { method: "post", path: "/api/v1/nodes/{clusterId}/{nodeName}/drain" },
+  exportAuditLogs: { method: "get", path: "/api/v1/audit-logs/export" },
   exportWalletLedger: { method: "get", path: "/api/v1/credits/wallets/{walletId}/ledger/export" },
   getBudget: { method: "get", path: "/api/v1/budgets/{organizationId}" },
   getCluster: { method: "get", path: "/api/v1/clusters/{clusterId}" },
@@ -2319,6 +2440,7 @@ export const OPERATIONS = {
   getWallet: { method: "get", path: "/api/v1/credits/wallets/{walletId}" },
   getWalletLedger: { method: "get", path: "/api/v1/credits/wallets/{walletId}/ledger" },
   listAllocations: { method: "get", path: "/api/v1/credits/allocations" },
+  listAuditLogs: { method: "get", path: "/api/v1/audit-logs" },
   listBudgets: { method: "get", path: "/api/v1/budgets" },
   listClusters: { method: "get", path: "/api/v1/clusters" },
   listCreditRequests: { method: "get", path: "/api/v1/credits/requests" },
@@ -2363,4 +2485,5 @@ export const OPERATIONS = {
   updateResourcePolicy: { method: "patch", path: "/api/v1/resource-policies/{name}" },
   updateResourcePreset: { method: "patch", path: "/api/v1/resource-presets/{name}" },
   updateUser: { method: "patch", path: "/api/v1/users/{userId}" },
+  verifyAuditLog: { method: "get", path: "/api/v1/audit-logs/verify" },
 } as const;
