@@ -10,6 +10,7 @@ import { routes as connect } from "./connect/routes.ts";
 import { routes as credits } from "./credits/routes.ts";
 import { routes as logs } from "./logs/routes.ts";
 import { routes as nodes } from "./nodes/routes.ts";
+import { routes as notifications } from "./notifications/routes.ts";
 import { routes as organizations } from "./organizations/routes.ts";
 import { routes as projects } from "./projects/routes.ts";
 import { routes as queue } from "./queue/routes.ts";
@@ -36,4 +37,5 @@ export const allRoutes: RouteDef[] = [
   ...credits,
   ...budgets,
   ...auditLogs,
+  ...notifications,
 ];

@@ -33,6 +33,8 @@ export class RetentionLoop {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<unknown> | undefined;
   #stopped = true;
+  /** Set by stop(): a pass in progress ends after its current batch. */
+  #halting = false;
 
   constructor(o: { db: Knex; log: Logger; clock?: Clock } & RetentionOptions) {
     this.#db = o.db;
@@ -51,6 +53,7 @@ export class RetentionLoop {
   start(): void {
     if (!this.#stopped) return;
     this.#stopped = false;
+    this.#halting = false;
     const run = () => {
       if (this.#stopped) return;
       this.#running = this.pass()
@@ -65,6 +68,7 @@ export class RetentionLoop {
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#halting = true;
     if (this.#timer) clearTimeout(this.#timer);
     await this.#running;
   }
@@ -84,7 +88,7 @@ export class RetentionLoop {
 
   async #drain(batch: (n: number) => Promise<number>): Promise<number> {
     let total = 0;
-    for (let i = 0; i < this.#o.maxBatchesPerPass && !this.#stopped; i++) {
+    for (let i = 0; i < this.#o.maxBatchesPerPass && !this.#halting; i++) {
       const n = await batch(this.#o.batch);
       total += n;
       if (n < this.#o.batch) break;

@@ -575,6 +575,42 @@ export type NodePool = {
   gpu_free: number;
 };
 
+export type Notification = {
+  id: string;
+  /** See NotificationKind. */
+  kind: string;
+  severity: "info" | "warning" | "critical";
+  title: string;
+  body: string;
+  /** Ids a client links to (session_id, request_id, …). */
+  data: {
+    [key: string]: unknown;
+  };
+  organization_id: string | null;
+  /** RFC 3339, UTC. */
+  created_at: string;
+  read_at: string | null;
+};
+
+export type NotificationKind = "credits.running_low" | "session.paused" | "session.failed" | "credits.request_approved" | "credits.request_partially_approved" | "credits.request_denied" | "quota.request_decided" | "volume.near_quota" | "image_build.finished" | "webhook.endpoint_disabled" | "cluster.unreachable";
+
+export type NotificationList = {
+  data: Notification[];
+  pagination: Pagination;
+  /** Unread and not dismissed, over all pages. */
+  unread_count: number;
+};
+
+export type NotificationPreferences = {
+  data: {
+    kind: NotificationKind;
+    enabled: boolean;
+    /** Critical kinds are always delivered; they cannot be turned off. */
+    critical: boolean;
+    description: string;
+  }[];
+};
+
 export type Offering = {
   name: string;
   display_name: string;
@@ -1362,6 +1398,17 @@ export interface Operations {
     body: undefined;
     response: ClusterDeregistration;
   };
+  /** Dismiss one notification (it leaves the bell) */
+  dismissNotification: {
+    method: "post";
+    path: "/api/v1/notifications/{notificationId}/dismiss";
+    params: {
+      notificationId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: undefined;
+  };
   /** Drain a node: cordon it and evict Berth's session pods from it (super_admin) */
   drainNode: {
     method: "post";
@@ -1490,6 +1537,15 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: UserDetail;
+  };
+  /** Which kinds of notification you receive */
+  getNotificationPreferences: {
+    method: "get";
+    path: "/api/v1/notifications/preferences";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    response: NotificationPreferences;
   };
   /** An offering */
   getOffering: {
@@ -1867,6 +1923,23 @@ export interface Operations {
       pagination: Pagination;
     };
   };
+  /** Your notifications, newest first, with the unread count */
+  listNotifications: {
+    method: "get";
+    path: "/api/v1/notifications";
+    params: Record<string, never>;
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+      /** true: only unread ones. */
+      unread?: "true" | "false";
+      kind?: NotificationKind;
+    };
+    body: undefined;
+    response: NotificationList;
+  };
   /** GPU offerings with their hourly credit rates */
   listOfferings: {
     method: "get";
@@ -2151,6 +2224,29 @@ export interface Operations {
     body: PreviewCost;
     response: CostPreview;
   };
+  /** Mark all your notifications read */
+  readAllNotifications: {
+    method: "post";
+    path: "/api/v1/notifications/read-all";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    response: {
+      marked: number;
+      unread_count: number;
+    };
+  };
+  /** Mark one notification read */
+  readNotification: {
+    method: "post";
+    path: "/api/v1/notifications/{notificationId}/read";
+    params: {
+      notificationId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: undefined;
+  };
   /** Register a GPU cluster (super_admin); answers its operator token once */
   registerCluster: {
     method: "post";
@@ -2307,6 +2403,20 @@ export interface Operations {
     body: UpdateImageRequest;
     response: Image;
   };
+  /** Turn kinds of notification on or off */
+  updateNotificationPreferences: {
+    method: "patch";
+    path: "/api/v1/notifications/preferences";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      preferences: {
+        kind: NotificationKind;
+        enabled: boolean;
+      }[];
+    };
+    response: NotificationPreferences;
+  };
   /** Change an offering (super_admin); the change survives restarts */
   updateOffering: {
     method: "patch";
@@ -2414,6 +2524,7 @@ export const OPERATIONS = {
   deleteUser: { method: "delete", path: "/api/v1/users/{userId}" },
   denyCreditRequest: { method: "post", path: "/api/v1/credits/requests/{requestId}/deny" },
   deregisterCluster: { method: "delete", path: "/api/v1/clusters/{clusterId}" },
+  dismissNotification: { method: "post", path: "/api/v1/notifications/{notificationId}/dismiss" },
   drainNode: { method: "post", path: "/api/v1/nodes/{clusterId}/{nodeName}/drain" },
   exportAuditLogs: { method: "get", path: "/api/v1/audit-logs/export" },
   exportWalletLedger: { method: "get", path: "/api/v1/credits/wallets/{walletId}/ledger/export" },
@@ -2424,6 +2535,7 @@ export const OPERATIONS = {
   getHealth: { method: "get", path: "/healthz" },
   getImage: { method: "get", path: "/api/v1/images/{name}" },
   getMe: { method: "get", path: "/api/v1/auth/me" },
+  getNotificationPreferences: { method: "get", path: "/api/v1/notifications/preferences" },
   getOffering: { method: "get", path: "/api/v1/offerings/{name}" },
   getOpenApi: { method: "get", path: "/api/v1/openapi.json" },
   getOrganization: { method: "get", path: "/api/v1/organizations/{organizationId}" },
@@ -2448,6 +2560,7 @@ export const OPERATIONS = {
   listImages: { method: "get", path: "/api/v1/images" },
   listNodePools: { method: "get", path: "/api/v1/node-pools" },
   listNodes: { method: "get", path: "/api/v1/nodes" },
+  listNotifications: { method: "get", path: "/api/v1/notifications" },
   listOfferings: { method: "get", path: "/api/v1/offerings" },
   listOrganizationMembers: { method: "get", path: "/api/v1/organizations/{organizationId}/members" },
   listOrganizations: { method: "get", path: "/api/v1/organizations" },
@@ -2465,6 +2578,8 @@ export const OPERATIONS = {
   openWallet: { method: "post", path: "/api/v1/credits/wallets" },
   pauseSession: { method: "post", path: "/api/v1/sessions/{sessionId}/pause" },
   previewSessionCost: { method: "post", path: "/api/v1/sessions/preview-cost" },
+  readAllNotifications: { method: "post", path: "/api/v1/notifications/read-all" },
+  readNotification: { method: "post", path: "/api/v1/notifications/{notificationId}/read" },
   registerCluster: { method: "post", path: "/api/v1/clusters" },
   removeOrganizationMember: { method: "delete", path: "/api/v1/organizations/{organizationId}/members/{userId}" },
   removeProjectMember: { method: "delete", path: "/api/v1/projects/{projectId}/members/{userId}" },
@@ -2479,6 +2594,7 @@ export const OPERATIONS = {
   uncordonNode: { method: "post", path: "/api/v1/nodes/{clusterId}/{nodeName}/uncordon" },
   updateCluster: { method: "patch", path: "/api/v1/clusters/{clusterId}" },
   updateImage: { method: "patch", path: "/api/v1/images/{name}" },
+  updateNotificationPreferences: { method: "patch", path: "/api/v1/notifications/preferences" },
   updateOffering: { method: "patch", path: "/api/v1/offerings/{name}" },
   updateOrganization: { method: "patch", path: "/api/v1/organizations/{organizationId}" },
   updateProject: { method: "patch", path: "/api/v1/projects/{projectId}" },

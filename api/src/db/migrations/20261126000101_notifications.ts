@@ -19,4 +19,12 @@ export async function up(knex: Knex): Promise<void> {
     CREATE INDEX notifications_created ON notifications (created_at);
     ALTER TABLE session_events ALTER COLUMN session_id DROP NOT NULL, ALTER COLUMN organization_id DROP NOT NULL;
   `);
+  // A user's choice per kind; no row means on. Critical kinds ignore it (domain/notifications/kinds.ts).
+  await knex.schema.createTable("notification_preferences", (t) => {
+    t.text("user_id").notNullable();
+    t.text("kind").notNullable();
+    t.boolean("enabled").notNullable();
+    t.timestamp("updated_at", { useTz: true }).notNullable();
+    t.primary(["user_id", "kind"]);
+  });
 }
