@@ -15,6 +15,7 @@ import { routes as organizations } from "./organizations/routes.ts";
 import { routes as projects } from "./projects/routes.ts";
 import { routes as queue } from "./queue/routes.ts";
 import { routes as sessions } from "./sessions/routes.ts";
+import { routes as settings } from "./settings/routes.ts";
 import { systemRoutes } from "./system/routes.ts";
 import { routes as usage } from "./usage/routes.ts";
 import { routes as users } from "./users/routes.ts";
@@ -38,4 +39,5 @@ export const allRoutes: RouteDef[] = [
   ...budgets,
   ...auditLogs,
   ...notifications,
+  ...settings,
 ];

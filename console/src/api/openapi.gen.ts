@@ -95,6 +95,13 @@ export type AuditLogEntry = {
   prev_hash: string | null;
 };
 
+export type Branding = {
+  product_name: string;
+  logo: string | null;
+  accent_color: string;
+  support_url: string | null;
+};
+
 export type Budget = {
   organization_id: string;
   period: "daily" | "weekly" | "monthly";
@@ -659,6 +666,11 @@ export type Pagination = {
   total: number;
 };
 
+export type PlacementSettings = {
+  /** binpack: the fullest cluster that still fits (keeps whole GPUs free); spread: the emptiest. */
+  policy: "binpack" | "spread";
+};
+
 export type PreviewCost = {
   offering: string;
   /** Its GPU count overrides the offering's. */
@@ -678,6 +690,15 @@ export type Project = {
   created_at: string;
   /** RFC 3339, UTC. */
   updated_at: string;
+};
+
+export type PublicBranding = {
+  product_name: string;
+  logo: string | null;
+  accent_color: string;
+  support_url: string | null;
+  /** Whether the sign-in page offers sign-up. */
+  signup: "closed" | "open" | "approval";
 };
 
 export type QueueEntry = {
@@ -942,6 +963,14 @@ export type SessionUsage = {
   series: UsagePoint[];
 };
 
+export type SignupPolicy = {
+  policy: "closed" | "open" | "approval";
+  /** Empty: any domain (when not closed). */
+  allowed_domains: string[];
+  /** The organization new accounts join as members; null: none. */
+  organization_id: string | null;
+};
+
 /** What `POST /api/v1/sessions` would refuse with now: the `error` object of its envelope, less `request_id` and `timestamp`. */
 export type StartRefusal = {
   /** The error code create would answer, e.g. `quota_exceeded`. */
@@ -951,6 +980,12 @@ export type StartRefusal = {
   details: {
     [key: string]: unknown;
   };
+};
+
+export type SystemSettings = {
+  branding: Branding;
+  signup: SignupPolicy;
+  placement: PlacementSettings;
 };
 
 export type TokenCredential = {
@@ -1023,6 +1058,26 @@ export type UpdateResourcePresetRequest = {
   cpu?: string;
   memory?: string;
   gpu_count?: number;
+};
+
+export type UpdateSystemSettingsRequest = {
+  branding?: {
+    product_name?: string;
+    logo?: string | null;
+    accent_color?: string;
+    support_url?: string | null;
+  };
+  signup?: {
+    policy?: "closed" | "open" | "approval";
+    /** Empty: any domain (when not closed). */
+    allowed_domains?: string[];
+    /** The organization new accounts join as members; null: none. */
+    organization_id?: string | null;
+  };
+  placement?: {
+    /** binpack: the fullest cluster that still fits (keeps whole GPUs free); spread: the emptiest. */
+    policy?: "binpack" | "spread";
+  };
 };
 
 export type UpdateUserRequest = {
@@ -1467,6 +1522,15 @@ export interface Operations {
     body: undefined;
     response: string;
   };
+  /** The product's name, logo, accent colour and support link (public) */
+  getBranding: {
+    method: "get";
+    path: "/api/v1/system/branding";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    response: PublicBranding;
+  };
   /** An organization's budget and its spend in the current period */
   getBudget: {
     method: "get";
@@ -1688,6 +1752,15 @@ export interface Operations {
     };
     body: undefined;
     response: SessionUsage;
+  };
+  /** Branding, sign-up policy and placement policy (super_admin) */
+  getSystemSettings: {
+    method: "get";
+    path: "/api/v1/system/settings";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    response: SystemSettings;
   };
   /** An account and its memberships */
   getUser: {
@@ -2472,6 +2545,15 @@ export interface Operations {
     body: UpdateResourcePresetRequest;
     response: ResourcePreset;
   };
+  /** Change system settings (super_admin); fields not sent keep their value */
+  updateSystemSettings: {
+    method: "patch";
+    path: "/api/v1/system/settings";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: UpdateSystemSettingsRequest;
+    response: SystemSettings;
+  };
   /** Change an account */
   updateUser: {
     method: "patch";
@@ -2528,6 +2610,7 @@ export const OPERATIONS = {
   drainNode: { method: "post", path: "/api/v1/nodes/{clusterId}/{nodeName}/drain" },
   exportAuditLogs: { method: "get", path: "/api/v1/audit-logs/export" },
   exportWalletLedger: { method: "get", path: "/api/v1/credits/wallets/{walletId}/ledger/export" },
+  getBranding: { method: "get", path: "/api/v1/system/branding" },
   getBudget: { method: "get", path: "/api/v1/budgets/{organizationId}" },
   getCluster: { method: "get", path: "/api/v1/clusters/{clusterId}" },
   getCreditRequest: { method: "get", path: "/api/v1/credits/requests/{requestId}" },
@@ -2548,6 +2631,7 @@ export const OPERATIONS = {
   getSessionLogs: { method: "get", path: "/api/v1/sessions/{sessionId}/logs" },
   getSessionResource: { method: "get", path: "/api/v1/sessions/{sessionId}/resource" },
   getSessionUsage: { method: "get", path: "/api/v1/sessions/{sessionId}/usage" },
+  getSystemSettings: { method: "get", path: "/api/v1/system/settings" },
   getUser: { method: "get", path: "/api/v1/users/{userId}" },
   getWallet: { method: "get", path: "/api/v1/credits/wallets/{walletId}" },
   getWalletLedger: { method: "get", path: "/api/v1/credits/wallets/{walletId}/ledger" },
@@ -2600,6 +2684,7 @@ export const OPERATIONS = {
   updateProject: { method: "patch", path: "/api/v1/projects/{projectId}" },
   updateResourcePolicy: { method: "patch", path: "/api/v1/resource-policies/{name}" },
   updateResourcePreset: { method: "patch", path: "/api/v1/resource-presets/{name}" },
+  updateSystemSettings: { method: "patch", path: "/api/v1/system/settings" },
   updateUser: { method: "patch", path: "/api/v1/users/{userId}" },
   verifyAuditLog: { method: "get", path: "/api/v1/audit-logs/verify" },
 } as const;
