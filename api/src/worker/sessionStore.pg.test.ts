@@ -9,6 +9,7 @@ import { connect } from "../db/knex.ts";
 import { insertTestSessions } from "../db/operations/sessions/sessions.test-support.ts";
 import { nextMirrorRevision } from "../db/operations/sessions/updateSession.ts";
 import { isDatabaseUnreachable } from "../db/unreachable.ts";
+import { updateSystemSettings } from "../domain/settings/settings.ts";
 import { createWorkerStore, TransitionLog } from "./sessionStore.ts";
 
 let t: TestDatabase;
@@ -250,4 +251,23 @@ describe("the worker's LISTEN connection", () => {
       await db.destroy();
     }
   }, 40_000);
+});
+
+describe("the placement policy", () => {
+  it("is binpack until an administrator chooses spread in the system settings, then spread at the next read", async () => {
+    const store = createWorkerStore(t.db, log);
+    expect(await store.placementPolicy?.()).toBe("binpack");
+    await updateSystemSettings(
+      { db: t.db, clock: { now: () => new Date() } },
+      {
+        userId: "usr_root",
+        email: "root@example.test",
+        isSuperAdmin: true,
+        mustChangePassword: false,
+        memberships: [],
+      },
+      { placement: { policy: "spread" } },
+    );
+    expect(await store.placementPolicy?.()).toBe("spread");
+  });
 });

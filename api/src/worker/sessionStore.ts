@@ -26,6 +26,7 @@ import {
 } from "../db/operations/sessions/workerQueries.ts";
 import { isDatabaseUnreachable } from "../db/unreachable.ts";
 import { sessionEventOf } from "../domain/sessions/events.ts";
+import { readSystemSettings } from "../domain/settings/settings.ts";
 
 const ts = (s: string | undefined) => (s ? new Date(s) : null);
 
@@ -342,5 +343,8 @@ export function createWorkerStore(db: Knex, log: Logger): SessionStore {
     },
 
     purgeEvents: (olderThan) => purgeSessionEvents(db, olderThan),
+
+    // System settings (PATCH /api/v1/system/settings): the next pass places by the new policy.
+    placementPolicy: async () => (await readSystemSettings(db)).placement.policy,
   };
 }

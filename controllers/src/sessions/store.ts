@@ -1,7 +1,9 @@
 // What the worker needs from Postgres, as an interface: the API package implements it with knex
 // (its `createWorkerStore`), tests may fake it. Nothing here writes a custom resource.
+
 import type { Session } from "@berth/crds";
 import type { InventoryNodeView } from "../placement/capacity.ts";
+import type { PlacementPolicy } from "../placement/types.ts";
 import type { StatusReport } from "./lifecycle.ts";
 
 export interface ClusterRecord {
@@ -47,4 +49,9 @@ export interface SessionStore {
   listen(handlers: { reports(sessionIds: string[]): void; inventory(): void }): Promise<() => Promise<void>>;
   /** Housekeeping: drop stream events older than this. */
   purgeEvents(olderThan: Date): Promise<number>;
+  /**
+   * The placement policy administrators chose (system settings), read at every pass; undefined, absent
+   * or failing: the controller's configured policy.
+   */
+  placementPolicy?(): Promise<PlacementPolicy | undefined>;
 }
