@@ -1,5 +1,5 @@
 // The audit log (docs/dev/audit-log.md): the list, the CSV export and the chain's verification.
-import { once } from "node:events";
+import type { ServerResponse } from "node:http";
 import { z } from "zod";
 import type { AuditRow } from "../../db/operations/audit/types.ts";
 import { Paged, paginate } from "../../db/paging.ts";
@@ -8,6 +8,19 @@ import { csvHeader, csvLine } from "../../domain/audit/csv.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { filterOf, presentAuditRow } from "./presenter.ts";
 import { AuditChainVerdict, AuditLogEntry, ExportAuditLogsQuery, ListAuditLogsQuery } from "./schemas.ts";
+
+/** Resolves when the client has taken the buffered bytes, or has gone; leaves no listener behind. */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.on("drain", done);
+    res.on("close", done);
+  });
+}
 
 const SCOPE =
   "A super_admin sees every row; an organization admin the rows of the organizations they administer; anyone else an empty list (the scope, not 403). Filters outside your scope match nothing.";
@@ -66,7 +79,7 @@ export const exportAuditLogsRoute = defineRoute({
       let chunk = "";
       for (const r of batch) chunk += csvLine(r);
       rows += batch.length;
-      if (!res.write(chunk)) await Promise.race([once(res, "drain"), once(res, "close")]);
+      if (!res.write(chunk)) await drained(res);
     }
     res.end();
     audit.detail("rows", rows);
