@@ -17,6 +17,7 @@ export type RouteName =
   | "admin-projects"
   | "admin-clusters"
   | "admin-cluster-detail"
+  | "admin-audit"
   | "not-found";
 
 /** Who may open a route: anyone, a signed-in account, or an administrator. */
@@ -47,6 +48,7 @@ export const ROUTES: readonly RouteDef[] = [
   { name: "admin-projects", pattern: "/admin/projects", title: "Projects", access: "admin" },
   { name: "admin-clusters", pattern: "/admin/clusters", title: "Clusters", access: "admin" },
   { name: "admin-cluster-detail", pattern: "/admin/clusters/:clusterId", title: "Cluster", access: "admin" },
+  { name: "admin-audit", pattern: "/admin/audit", title: "Audit log", access: "admin" },
 ];
 
 export const NOT_FOUND: RouteDef = { name: "not-found", pattern: "", title: "Not found", access: "public" };
