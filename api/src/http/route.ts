@@ -278,6 +278,8 @@ export function routeMiddleware(route: RouteDef, deps: Deps) {
       return child;
     };
     const audit = new AuditCollector();
+    // Read now: once an oversized body has been cut off, the socket may be gone.
+    const sourceIp = ctx.ip;
     let principal: Principal | undefined;
     let thrown: { status: number; code?: string } | undefined;
     try {
@@ -365,7 +367,7 @@ export function routeMiddleware(route: RouteDef, deps: Deps) {
             action: route.audit ?? route.operationId,
             principal,
             requestId,
-            sourceIp: ctx.ip,
+            sourceIp,
             status,
             at: deps.clock.now(),
             ...(errorCode ? { errorCode } : {}),
