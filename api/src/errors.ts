@@ -21,6 +21,10 @@ export const ERROR_CODES = {
     status: 403,
     description: "The account must change its password before calling anything but the password endpoints.",
   },
+  signup_closed: {
+    status: 403,
+    description: "Sign-up is closed, or the email's domain is not among those allowed; details say which.",
+  },
   quota_exceeded: {
     status: 403,
     description: "The request would exceed a quota or resource policy; details say which.",

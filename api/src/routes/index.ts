@@ -16,6 +16,7 @@ import { routes as projects } from "./projects/routes.ts";
 import { routes as queue } from "./queue/routes.ts";
 import { routes as sessions } from "./sessions/routes.ts";
 import { routes as settings } from "./settings/routes.ts";
+import { routes as signup } from "./signup/routes.ts";
 import { systemRoutes } from "./system/routes.ts";
 import { routes as usage } from "./usage/routes.ts";
 import { routes as users } from "./users/routes.ts";
@@ -40,4 +41,5 @@ export const allRoutes: RouteDef[] = [
   ...auditLogs,
   ...notifications,
   ...settings,
+  ...signup,
 ];

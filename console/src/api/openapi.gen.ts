@@ -392,7 +392,7 @@ export type CreditRequestDenial = {
 export type ErrorEnvelope = {
   error: {
     /** Stable error code; clients map it to a message. */
-    code: "validation_failed" | "malformed_json" | "bad_request" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "invalid_session_state" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "gpu_model_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "export_too_large" | "too_many_requests" | "internal" | "unavailable";
+    code: "validation_failed" | "malformed_json" | "bad_request" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "invalid_session_state" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "gpu_model_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "export_too_large" | "too_many_requests" | "internal" | "unavailable";
     /** Human-readable text. */
     message: string;
     /** What to fix. For validation_failed: issues[] of {path, message, code}. */
@@ -963,12 +963,34 @@ export type SessionUsage = {
   series: UsagePoint[];
 };
 
+export type SignupAnswer = {
+  user_id: string;
+  /** active: sign in now; pending_approval: an administrator decides first. */
+  status: "active" | "pending_approval";
+};
+
 export type SignupPolicy = {
   policy: "closed" | "open" | "approval";
   /** Empty: any domain (when not closed). */
   allowed_domains: string[];
   /** The organization new accounts join as members; null: none. */
   organization_id: string | null;
+};
+
+export type SignupRequest = {
+  email: string;
+  password: string;
+  display_name?: string;
+};
+
+export type SignupRequestEntry = {
+  user_id: string;
+  email: string;
+  organization_id: string | null;
+  status: "pending" | "approved" | "denied";
+  created_at: string;
+  decided_by: string | null;
+  decided_at: string | null;
 };
 
 /** What `POST /api/v1/sessions` would refuse with now: the `error` object of its envelope, less `request_id` and `timestamp`. */
@@ -1209,6 +1231,17 @@ export interface Operations {
     body: CreditRequestApproval;
     response: CreditRequest;
   };
+  /** Approve a sign-up: the account is enabled and joins the configured organization */
+  approveSignup: {
+    method: "post";
+    path: "/api/v1/signup-requests/{userId}/approve";
+    params: {
+      userId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: SignupRequestEntry;
+  };
   /** Terminate several sessions */
   bulkTerminateSessions: {
     method: "post";
@@ -1441,6 +1474,17 @@ export interface Operations {
     query: Record<string, never>;
     body: CreditRequestDenial;
     response: CreditRequest;
+  };
+  /** Deny a sign-up: the account stays disabled */
+  denySignup: {
+    method: "post";
+    path: "/api/v1/signup-requests/{userId}/deny";
+    params: {
+      userId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: SignupRequestEntry;
   };
   /** Deregister a cluster (super_admin) */
   deregisterCluster: {
@@ -2214,6 +2258,24 @@ export interface Operations {
       pagination: Pagination;
     };
   };
+  /** The sign-up approval queue (super_admin; others see an empty list) */
+  listSignupRequests: {
+    method: "get";
+    path: "/api/v1/signup-requests";
+    params: Record<string, never>;
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+      status?: "pending" | "approved" | "denied";
+    };
+    body: undefined;
+    response: {
+      data: SignupRequestEntry[];
+      pagination: Pagination;
+    };
+  };
   /** List the accounts you may see */
   listUsers: {
     method: "get";
@@ -2406,6 +2468,15 @@ export interface Operations {
     body: BudgetSet;
     response: Budget;
   };
+  /** Create your own account, as the sign-up policy allows */
+  signUp: {
+    method: "post";
+    path: "/api/v1/auth/signup";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: SignupRequest;
+    response: SignupAnswer;
+  };
   /** Server-sent events of session changes (text/event-stream) */
   streamSessionEvents: {
     method: "get";
@@ -2582,6 +2653,7 @@ export const OPERATIONS = {
   addProjectMember: { method: "post", path: "/api/v1/projects/{projectId}/members" },
   allocateCredits: { method: "post", path: "/api/v1/credits/allocations" },
   approveCreditRequest: { method: "post", path: "/api/v1/credits/requests/{requestId}/approve" },
+  approveSignup: { method: "post", path: "/api/v1/signup-requests/{userId}/approve" },
   bulkTerminateSessions: { method: "post", path: "/api/v1/sessions/bulk-terminate" },
   cancelCreditRequest: { method: "post", path: "/api/v1/credits/requests/{requestId}/cancel" },
   cancelQueuedSession: { method: "post", path: "/api/v1/queue/{sessionId}/cancel" },
@@ -2605,6 +2677,7 @@ export const OPERATIONS = {
   deleteProject: { method: "delete", path: "/api/v1/projects/{projectId}" },
   deleteUser: { method: "delete", path: "/api/v1/users/{userId}" },
   denyCreditRequest: { method: "post", path: "/api/v1/credits/requests/{requestId}/deny" },
+  denySignup: { method: "post", path: "/api/v1/signup-requests/{userId}/deny" },
   deregisterCluster: { method: "delete", path: "/api/v1/clusters/{clusterId}" },
   dismissNotification: { method: "post", path: "/api/v1/notifications/{notificationId}/dismiss" },
   drainNode: { method: "post", path: "/api/v1/nodes/{clusterId}/{nodeName}/drain" },
@@ -2656,6 +2729,7 @@ export const OPERATIONS = {
   listResourcePresets: { method: "get", path: "/api/v1/resource-presets" },
   listSessionResourceEvents: { method: "get", path: "/api/v1/sessions/{sessionId}/resource/events" },
   listSessions: { method: "get", path: "/api/v1/sessions" },
+  listSignupRequests: { method: "get", path: "/api/v1/signup-requests" },
   listUsers: { method: "get", path: "/api/v1/users" },
   listWallets: { method: "get", path: "/api/v1/credits/wallets" },
   login: { method: "post", path: "/api/v1/auth/login" },
@@ -2672,6 +2746,7 @@ export const OPERATIONS = {
   resumeSession: { method: "post", path: "/api/v1/sessions/{sessionId}/resume" },
   rotateClusterOperatorToken: { method: "post", path: "/api/v1/clusters/{clusterId}/operator-token" },
   setBudget: { method: "put", path: "/api/v1/budgets/{organizationId}" },
+  signUp: { method: "post", path: "/api/v1/auth/signup" },
   streamSessionEvents: { method: "get", path: "/api/v1/sessions/events" },
   terminateSession: { method: "post", path: "/api/v1/sessions/{sessionId}/terminate" },
   testClusterConnection: { method: "post", path: "/api/v1/clusters/{clusterId}/connection-test" },
