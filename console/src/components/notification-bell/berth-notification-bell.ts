@@ -71,6 +71,15 @@ export class BerthNotificationBell extends LitElement {
       .title {
         display: block;
       }
+      @media (max-width: 640px) {
+        .panel {
+          position: fixed;
+          left: 0.5rem;
+          right: 0.5rem;
+          top: 3.25rem;
+          width: auto;
+        }
+      }
       .row {
         display: flex;
         gap: 0.5rem;
