@@ -121,6 +121,9 @@ const Env = z.object({
   BERTH_IDEMPOTENCY_INFLIGHT_TIMEOUT_SECONDS: z.coerce.number().int().min(5).max(3600).default(300),
   /** Check every response against its declared schema (500 on a mismatch or a leaked field). */
   BERTH_VALIDATE_RESPONSES: bool.default(true),
+  /** Bounds of one audit-log CSV export: the longest range (days) and the most rows. */
+  BERTH_AUDIT_EXPORT_MAX_DAYS: z.coerce.number().int().min(1).max(3660).default(366),
+  BERTH_AUDIT_EXPORT_MAX_ROWS: z.coerce.number().int().min(1).max(10_000_000).default(1_000_000),
   /** Internal plane (operator callbacks, /.well-known): closed unless both are set. */
   BERTH_INTERNAL_HOST: z.string().min(1).default("0.0.0.0"),
   BERTH_INTERNAL_PORT: Port.default(8081),
@@ -181,6 +184,7 @@ export interface Config {
   /** Where the console's built files are (the API serves them; it does not build them). */
   console: { dir: string };
   idempotency: { retentionSeconds: number; inFlightTimeoutSeconds: number };
+  audit: { export: { maxDays: number; maxRows: number } };
   internal: { host: string; port: number; allowCidrs: string[]; enabled: boolean };
   webhooks: { allowHosts: string[] };
   /** Optional so that configurations built by hand (tests) need not name it: absent = no trusted proxy. */
@@ -246,6 +250,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       retentionSeconds: Math.round(e.BERTH_IDEMPOTENCY_RETENTION_HOURS * 3600),
       inFlightTimeoutSeconds: e.BERTH_IDEMPOTENCY_INFLIGHT_TIMEOUT_SECONDS,
     },
+    audit: { export: { maxDays: e.BERTH_AUDIT_EXPORT_MAX_DAYS, maxRows: e.BERTH_AUDIT_EXPORT_MAX_ROWS } },
     internal: {
       host: e.BERTH_INTERNAL_HOST,
       port: e.BERTH_INTERNAL_PORT,

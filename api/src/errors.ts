@@ -26,6 +26,10 @@ export const ERROR_CODES = {
     status: 403,
     description: "The account must change its password before calling anything but the password endpoints.",
   },
+  signup_closed: {
+    status: 403,
+    description: "Sign-up is closed, or the email's domain is not among those allowed; details say which.",
+  },
   quota_exceeded: {
     status: 403,
     description: "The request would exceed a quota or resource policy; details say which.",
@@ -131,6 +135,11 @@ export const ERROR_CODES = {
     status: 422,
     description:
       "The webhook URL's host is, or resolves to, an address Berth does not call (loopback, private, link-local, carrier-grade NAT, unique-local, IPv4-mapped, ...) or does not resolve; details.address and details.reason say which. An operator can admit trusted internal hosts with BERTH_WEBHOOK_ALLOW_HOSTS.",
+  },
+  export_too_large: {
+    status: 422,
+    description:
+      "The export's range or row count is beyond its bound; details give the bounds and what was asked: narrow the range or add filters.",
   },
   too_many_requests: {
     status: 429,

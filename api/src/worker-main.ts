@@ -48,6 +48,7 @@ async function main(): Promise<void> {
       allowHosts: config.webhooks.allowHosts,
       ...(config.webhooks.caFile ? { ca: readFileSync(config.webhooks.caFile, "utf8") } : {}),
     },
+    retention: { auditRetentionDays: config.auditRetentionDays },
     ...(config.identity ? { identity: config.identity } : {}),
   }).catch(async (err: unknown) => {
     await db.destroy();

@@ -59,13 +59,13 @@ describe("audit rows for mutating calls", () => {
     });
   });
 
-  it("records a domain refusal as a failure with its code", async () => {
+  it("records a domain refusal as failed with its code", async () => {
     const res = await api.call("/test/widgets/wid_7/refuse", { method: "POST", token: "alice" });
     expect(res.status).toBe(409);
     const row = await rowFor(res);
     expect(row).toMatchObject({
       action: "widget.refuse",
-      outcome: "failure",
+      outcome: "failed",
       status: 409,
       target_kind: "widget",
       target_id: "wid_7",
@@ -79,19 +79,19 @@ describe("audit rows for mutating calls", () => {
     expect(res.status).toBe(400);
     expect(await rowFor(res)).toMatchObject({
       action: "widget.create",
-      outcome: "failure",
+      outcome: "failed",
       status: 400,
       details: { error_code: "validation_failed" },
     });
   });
 
-  it("records an unauthenticated attempt as anonymous", async () => {
+  it("records an unauthenticated attempt as anonymous and denied", async () => {
     const res = await api.call("/test/widgets", { method: "POST", json: { name: "x" } });
     expect(res.status).toBe(401);
     expect(await rowFor(res)).toMatchObject({
       actor_kind: "anonymous",
       actor_id: null,
-      outcome: "failure",
+      outcome: "denied",
       status: 401,
       details: { error_code: "unauthenticated" },
     });

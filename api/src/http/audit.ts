@@ -4,6 +4,7 @@
 import type { Logger } from "pino";
 import type { Db } from "../db/knex.ts";
 import { type AuditRecord, insertAuditRecord } from "../db/operations/audit/insertAuditRecord.ts";
+import { auditDiff, outcomeOf } from "../domain/audit/redact.ts";
 import type { Principal } from "../domain/identity/principal.ts";
 import type { Metrics } from "./metrics.ts";
 
@@ -11,7 +12,11 @@ import type { Metrics } from "./metrics.ts";
 export interface AuditHandle {
   target(kind: string, id: string): void;
   organization(id: string): void;
+  project(id: string): void;
+  cluster(id: string): void;
   detail(key: string, value: unknown): void;
+  /** What changed (redacted before it is stored); without it the row keeps the request body as `after`. */
+  change(before: unknown, after: unknown): void;
 }
 
 /** Collects what a handler names during a request; turned into a row when the answer is known. */
@@ -19,13 +24,27 @@ export class AuditCollector implements AuditHandle {
   targetKind: string | null = null;
   targetId: string | null = null;
   organizationId: string | null = null;
+  projectId: string | null = null;
+  clusterId: string | null = null;
   details: Record<string, unknown> = {};
+  diff: Record<string, unknown> | null = null;
+  /** The parsed request body (set by the route layer): the default `after` of the diff. */
+  requestBody: unknown;
   target(kind: string, id: string): void {
     this.targetKind = kind;
     this.targetId = id;
   }
   organization(id: string): void {
     this.organizationId = id;
+  }
+  project(id: string): void {
+    this.projectId = id;
+  }
+  cluster(id: string): void {
+    this.clusterId = id;
+  }
+  change(before: unknown, after: unknown): void {
+    this.diff = auditDiff(before, after);
   }
   detail(key: string, value: unknown): void {
     this.details[key] = value;
@@ -34,29 +53,42 @@ export class AuditCollector implements AuditHandle {
     action: string;
     principal: Principal | undefined;
     requestId: string;
+    sourceIp?: string;
     status: number;
     errorCode?: string;
     at: Date;
   }): AuditRecord {
     const details = opts.errorCode ? { ...this.details, error_code: opts.errorCode } : this.details;
+    const targetIs = (kind: string) => (this.targetKind === kind ? this.targetId : null);
     return {
       action: opts.action,
       actorKind: opts.principal ? "user" : "anonymous",
       actorId: opts.principal?.userId ?? null,
-      organizationId: this.organizationId,
+      organizationId: this.organizationId ?? targetIs("organization"),
+      projectId: this.projectId ?? targetIs("project"),
+      clusterId: this.clusterId ?? targetIs("cluster"),
       targetKind: this.targetKind,
       targetId: this.targetId,
       requestId: opts.requestId,
-      outcome: opts.status < 400 ? "success" : "failure",
+      sourceIp: opts.sourceIp ?? null,
+      outcome: outcomeOf(opts.status),
       status: opts.status,
       details,
+      diff: this.diff ?? (this.requestBody === undefined ? null : auditDiff(undefined, this.requestBody)),
       at: opts.at,
     };
   }
 }
 
 /** A handle that ignores everything (GET routes, tests of handlers without a layer). */
-export const noAudit: AuditHandle = { target: () => {}, organization: () => {}, detail: () => {} };
+export const noAudit: AuditHandle = {
+  target: () => {},
+  organization: () => {},
+  project: () => {},
+  cluster: () => {},
+  detail: () => {},
+  change: () => {},
+};
 
 /**
  * Writes the row. The answer has been decided (and a success has been committed) by now, so a failed

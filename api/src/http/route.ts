@@ -278,6 +278,8 @@ export function routeMiddleware(route: RouteDef, deps: Deps) {
       return child;
     };
     const audit = new AuditCollector();
+    // Read now: once an oversized body has been cut off, the socket may be gone.
+    const sourceIp = ctx.ip;
     let principal: Principal | undefined;
     let thrown: { status: number; code?: string } | undefined;
     try {
@@ -300,6 +302,7 @@ export function routeMiddleware(route: RouteDef, deps: Deps) {
         ? parsePart(route.body, await readJsonBody(ctx, deps.config.http.bodyLimitBytes), "body", issues)
         : undefined;
       if (issues.length > 0) throw new Invalid("the request is invalid", issues);
+      audit.requestBody = body;
 
       let claim: IdempotencyClaim | undefined;
       if (key !== "" && principal) {
@@ -353,16 +356,18 @@ export function routeMiddleware(route: RouteDef, deps: Deps) {
       thrown = statusOf(err);
       throw err; // answered by the envelope middleware
     } finally {
-      if (route.audit) {
-        const status = thrown?.status ?? ctx.status;
+      const status = thrown?.status ?? ctx.status;
+      // Mutating routes are audited always; any route records a refusal of its caller (403) as denied.
+      if (route.audit || status === 403) {
         const sentCode = (ctx.body as { error?: { code?: string } } | null)?.error?.code;
         const errorCode = status >= 400 ? (thrown?.code ?? sentCode ?? "internal") : undefined;
         await writeAudit(
           deps,
           audit.record({
-            action: route.audit,
+            action: route.audit ?? route.operationId,
             principal,
             requestId,
+            sourceIp,
             status,
             at: deps.clock.now(),
             ...(errorCode ? { errorCode } : {}),

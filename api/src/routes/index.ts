@@ -1,6 +1,7 @@
 // Every route of the public API. Each routes/<noun>/routes.ts exports `routes: RouteDef[]`; add one
 // import and one spread per noun, nothing else.
 import type { RouteDef } from "../http/route.ts";
+import { routes as auditLogs } from "./audit-logs/routes.ts";
 import { routes as auth } from "./auth/routes.ts";
 import { routes as budgets } from "./budgets/routes.ts";
 import { routes as catalog } from "./catalog/routes.ts";
@@ -9,10 +10,13 @@ import { routes as connect } from "./connect/routes.ts";
 import { routes as credits } from "./credits/routes.ts";
 import { routes as logs } from "./logs/routes.ts";
 import { routes as nodes } from "./nodes/routes.ts";
+import { routes as notifications } from "./notifications/routes.ts";
 import { routes as organizations } from "./organizations/routes.ts";
 import { routes as projects } from "./projects/routes.ts";
 import { routes as queue } from "./queue/routes.ts";
 import { routes as sessions } from "./sessions/routes.ts";
+import { routes as settings } from "./settings/routes.ts";
+import { routes as signup } from "./signup/routes.ts";
 import { routes as storage } from "./storage/routes.ts";
 import { systemRoutes } from "./system/routes.ts";
 import { routes as usage } from "./usage/routes.ts";
@@ -38,4 +42,8 @@ export const allRoutes: RouteDef[] = [
   ...budgets,
   ...webhooks,
   ...storage,
+  ...auditLogs,
+  ...notifications,
+  ...settings,
+  ...signup,
 ];

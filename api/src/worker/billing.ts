@@ -34,6 +34,7 @@ export function pauseThroughSessions(deps: Pick<Deps, "db" | "clock" | "sessions
     await insertAuditRecord(deps.db, {
       action: "session.pause",
       actorKind: "system",
+      actorReason: "billing: out of credits",
       actorId: BILLING_ACTOR,
       organizationId: (row as { organization_id: string } | undefined)?.organization_id ?? null,
       targetKind: "session",

@@ -41,6 +41,8 @@ const Env = z.object({
   /** The worker's own listener: /healthz for probes, /metrics for Prometheus (0: a port the system picks). */
   BERTH_WORKER_STATUS_HOST: z.string().min(1).default("0.0.0.0"),
   BERTH_WORKER_STATUS_PORT: Port.default(8082),
+  /** How long audit rows are kept before the retention loop purges them. */
+  BERTH_AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(365),
   /** Webhook targets trusted although internal (as the API's; docs/dev/webhooks.md). */
   BERTH_WEBHOOK_ALLOW_HOSTS: z
     .string()
@@ -66,6 +68,7 @@ export interface WorkerConfig {
   maxSockets: number;
   status: { host: string; port: number };
   webhooks: { allowHosts: string[]; caFile?: string };
+  auditRetentionDays: number;
 }
 
 /** Parses the environment into the worker's configuration; throws ConfigError listing every problem at once. */
@@ -96,6 +99,7 @@ export function parseWorkerConfig(env: Record<string, string | undefined>): Work
     },
     maxSockets: e.BERTH_WORKER_MAX_SOCKETS,
     status: { host: e.BERTH_WORKER_STATUS_HOST, port: e.BERTH_WORKER_STATUS_PORT },
+    auditRetentionDays: e.BERTH_AUDIT_RETENTION_DAYS,
     webhooks: {
       allowHosts: e.BERTH_WEBHOOK_ALLOW_HOSTS,
       ...(e.BERTH_WEBHOOK_CA_FILE ? { caFile: e.BERTH_WEBHOOK_CA_FILE } : {}),

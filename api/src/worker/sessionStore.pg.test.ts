@@ -9,6 +9,7 @@ import { connect } from "../db/knex.ts";
 import { insertTestSessions } from "../db/operations/sessions/sessions.test-support.ts";
 import { nextMirrorRevision } from "../db/operations/sessions/updateSession.ts";
 import { isDatabaseUnreachable } from "../db/unreachable.ts";
+import { updateSystemSettings } from "../domain/settings/settings.ts";
 import { createWorkerStore, TransitionLog } from "./sessionStore.ts";
 
 let t: TestDatabase;
@@ -250,4 +251,63 @@ describe("the worker's LISTEN connection", () => {
       await db.destroy();
     }
   }, 40_000);
+});
+
+describe("the placement policy", () => {
+  it("is binpack until an administrator chooses spread in the system settings, then spread at the next read", async () => {
+    const store = createWorkerStore(t.db, log);
+    expect(await store.placementPolicy?.()).toBe("binpack");
+    await updateSystemSettings(
+      { db: t.db, clock: { now: () => new Date() } },
+      {
+        userId: "usr_root",
+        email: "root@example.test",
+        isSuperAdmin: true,
+        mustChangePassword: false,
+        memberships: [],
+      },
+      { placement: { policy: "spread" } },
+    );
+    expect(await store.placementPolicy?.()).toBe("spread");
+  });
+});
+
+describe("the owner's bell", () => {
+  it("rings once when a session fails or the system pauses it, never for the owner's own pause", async () => {
+    const [failed, starved, paused] = await someSessions(3);
+    const transitions = new TransitionLog(t.db, log);
+    const failing = resource(failed as string, "Failed");
+    failing.status = {
+      ...failing.status,
+      conditions: [
+        {
+          type: "Ready",
+          status: "False",
+          reason: "PodFailed",
+          message: "the pod exited with 137",
+          lastTransitionTime: new Date().toISOString(),
+        },
+      ],
+    };
+    const withReason = (id: string, reason: string) => {
+      const s = resource(id, "Paused");
+      s.metadata.annotations = { "berth.dev/pause-reason": reason };
+      return s;
+    };
+    await Promise.all([
+      transitions.record(resource(failed as string, "Running"), failing),
+      transitions.record(resource(starved as string, "Pausing"), withReason(starved as string, "InsufficientCredits")),
+      transitions.record(resource(paused as string, "Pausing"), withReason(paused as string, "PausedByUser")),
+    ]);
+    // The same change seen twice (a replayed transition) is still one notification.
+    await transitions.record(resource(failed as string, "Running"), failing);
+    const notes = await t.db("notifications").where({ user_id: "usr_1" }).orderBy("id");
+    expect(notes.map((n) => [n.kind, n.data.session_id, n.data.reason])).toEqual([
+      ["session.failed", failed, "PodFailed"],
+      ["session.paused", starved, "credits"],
+    ]);
+    expect(notes[0].body).toContain("the pod exited with 137");
+    const pushed = await t.db("session_events").where({ type: "notification.created", owner_id: "usr_1" });
+    expect(pushed).toHaveLength(2);
+  });
 });

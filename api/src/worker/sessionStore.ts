@@ -9,7 +9,7 @@
 // the next batch.
 
 import type { ClusterRecord, MirrorState, SessionStore, StoredReport } from "@berth/controllers";
-import { type Session, sessionIdOf } from "@berth/crds";
+import { PAUSE_REASON_ANNOTATION, type Session, SessionReason, sessionIdOf } from "@berth/crds";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
 import { findSessionById } from "../db/operations/sessions/findSessionById.ts";
@@ -25,7 +25,9 @@ import {
   statusReports,
 } from "../db/operations/sessions/workerQueries.ts";
 import { isDatabaseUnreachable } from "../db/unreachable.ts";
+import { type NewNotification, notify } from "../domain/notifications/notify.ts";
 import { sessionEventOf } from "../domain/sessions/events.ts";
+import { readSystemSettings } from "../domain/settings/settings.ts";
 
 const ts = (s: string | undefined) => (s ? new Date(s) : null);
 
@@ -173,8 +175,63 @@ export class TransitionLog {
       });
       // In the order of the calls: the stream's seqs follow it.
       await insertSessionEvents(tx, events);
+      await notify(
+        tx,
+        batch.flatMap((p, i) => {
+          const row = byId.get((transitions[i] as SessionTransition).id);
+          return row ? bellFor(p.before, p.after, row) : [];
+        }),
+      );
     });
   }
+}
+
+/** Pause reasons the owner did not choose, as notifications name them. */
+const PAUSED_BECAUSE: Record<string, string> = {
+  [SessionReason.InsufficientCredits]: "credits",
+  [SessionReason.MemberRemoved]: "member_removed",
+};
+
+/**
+ * The owner's notification for a phase change they did not make: failed, or paused by the system. A
+ * user's own pause tells them nothing; an administrator's is notified by the pause itself
+ * (domain/sessions/pauseSession.ts). Keyed per session, so billing's own "paused for credits" and this
+ * one are a single notification.
+ */
+export function bellFor(before: Session, after: Session, row: SessionRow): NewNotification[] {
+  const phase = after.status?.phase;
+  if (phase === before.status?.phase) return [];
+  const name = row.display_name ?? row.id;
+  const base = { userId: row.owner_id, organizationId: row.organization_id, at: new Date() };
+  if (phase === "Failed") {
+    const why = leadingCondition(after.status?.conditions)?.message ?? "";
+    return [
+      {
+        ...base,
+        kind: "session.failed",
+        title: "Session failed",
+        body: `Your session ${name} failed.${why ? ` ${why.slice(0, 500)}` : ""}`,
+        data: { session_id: row.id, reason: leadingCondition(after.status?.conditions)?.reason ?? null },
+        dedupeKey: `session.failed:${row.id}`,
+      },
+    ];
+  }
+  const reason = PAUSED_BECAUSE[after.metadata.annotations?.[PAUSE_REASON_ANNOTATION] ?? ""];
+  if (phase === "Paused" && reason)
+    return [
+      {
+        ...base,
+        kind: "session.paused",
+        title: "Session paused",
+        body:
+          reason === "credits"
+            ? `Your session ${name} was paused because its credits ran out. Its volumes are kept.`
+            : `Your session ${name} was paused because you were removed from its organization.`,
+        data: { session_id: row.id, reason },
+        dedupeKey: `session.paused:${row.id}`,
+      },
+    ];
+  return [];
 }
 
 export function createWorkerStore(db: Knex, log: Logger): SessionStore {
@@ -342,5 +399,8 @@ export function createWorkerStore(db: Knex, log: Logger): SessionStore {
     },
 
     purgeEvents: (olderThan) => purgeSessionEvents(db, olderThan),
+
+    // System settings (PATCH /api/v1/system/settings): the next pass places by the new policy.
+    placementPolicy: async () => (await readSystemSettings(db)).placement.policy,
   };
 }

@@ -10,6 +10,7 @@ import type { Knex } from "knex";
 import type { Logger } from "pino";
 import { ManagementStore } from "../domain/clusters/store.ts";
 import { type BillingWorkerOptions, billingWorkerLoop } from "./billing.ts";
+import { RetentionLoop, type RetentionOptions } from "./retentionLoop.ts";
 import { createWorkerStore } from "./sessionStore.ts";
 import { type WebhookWorkerOptions, webhookWorkerLoop } from "./webhooks.ts";
 
@@ -31,6 +32,8 @@ export interface SessionsWorkerOptions {
   billing?: false | Omit<BillingWorkerOptions, "db" | "kubeConfig" | "log">;
   /** The webhook dispatcher (api/src/worker/webhooks.ts); `false` leaves it out. */
   webhooks?: false | WebhookWorkerOptions;
+  /** Retention of the audit log and notifications (api/src/worker/retentionLoop.ts); `false` leaves it out. */
+  retention?: false | RetentionOptions;
 }
 
 export async function startSessionsWorker(o: SessionsWorkerOptions): Promise<RunningWorker> {
@@ -54,6 +57,7 @@ export async function startSessionsWorker(o: SessionsWorkerOptions): Promise<Run
         ? []
         : [billingWorkerLoop({ db: o.db, kubeConfig: o.kubeConfig, log: o.log, ...o.billing })]),
       ...(o.webhooks === false ? [] : [webhookWorkerLoop({ db: o.db, log: o.log, ...o.webhooks })]),
+      ...(o.retention === false ? [] : [new RetentionLoop({ db: o.db, log: o.log, ...o.retention })]),
     ],
   });
 }

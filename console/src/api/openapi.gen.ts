@@ -47,6 +47,61 @@ export type Allocation = {
 /** Minor units as a decimal string (1 credit = 1000000). Amounts are never JSON numbers. */
 export type Amount = string;
 
+export type AuditChainVerdict = {
+  valid: boolean;
+  checked: number;
+  /** The oldest kept row (older ones were purged by retention). */
+  first_id: string | null;
+  last_id: string | null;
+  first_broken: {
+    id: string;
+    /** hash: the row's content no longer matches its hash; link: it does not chain to the row before; gap: rows are missing before it. */
+    problem: "hash" | "link" | "gap";
+  } | null;
+};
+
+export type AuditLogEntry = {
+  /** The row's place in the chain (seq). */
+  id: string;
+  /** RFC 3339, UTC. */
+  at: string;
+  actor: {
+    kind: "user" | "operator" | "system" | "anonymous";
+    /** A user id; for an operator the cluster id; null for the system. */
+    id: string | null;
+    /** Why the system acted (billing, retention, …). */
+    reason: string | null;
+  };
+  action: string;
+  outcome: "success" | "denied" | "failed";
+  status: number | null;
+  resource: {
+    type: string | null;
+    id: string | null;
+  };
+  organization_id: string | null;
+  project_id: string | null;
+  cluster_id: string | null;
+  request_id: string | null;
+  source_ip: string | null;
+  details: {
+    [key: string]: unknown;
+  };
+  /** {before?, after?}, secrets redacted. */
+  diff: {
+    [key: string]: unknown;
+  } | null;
+  hash: string;
+  prev_hash: string | null;
+};
+
+export type Branding = {
+  product_name: string;
+  logo: string | null;
+  accent_color: string;
+  support_url: string | null;
+};
+
 export type Budget = {
   organization_id: string;
   period: "daily" | "weekly" | "monthly";
@@ -366,7 +421,7 @@ export type CreditRequestDenial = {
 export type ErrorEnvelope = {
   error: {
     /** Stable error code; clients map it to a message. */
-    code: "validation_failed" | "malformed_json" | "bad_request" | "webhook_url_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_locked" | "invalid_session_state" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "gpu_model_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "too_many_requests" | "internal" | "unavailable";
+    code: "validation_failed" | "malformed_json" | "bad_request" | "webhook_url_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_locked" | "invalid_session_state" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "gpu_model_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "export_too_large" | "too_many_requests" | "internal" | "unavailable";
     /** Human-readable text. */
     message: string;
     /** What to fix. For validation_failed: issues[] of {path, message, code}. */
@@ -560,6 +615,42 @@ export type NodePool = {
   gpu_free: number;
 };
 
+export type Notification = {
+  id: string;
+  /** See NotificationKind. */
+  kind: string;
+  severity: "info" | "warning" | "critical";
+  title: string;
+  body: string;
+  /** Ids a client links to (session_id, request_id, …). */
+  data: {
+    [key: string]: unknown;
+  };
+  organization_id: string | null;
+  /** RFC 3339, UTC. */
+  created_at: string;
+  read_at: string | null;
+};
+
+export type NotificationKind = "credits.running_low" | "session.paused" | "session.failed" | "credits.request_approved" | "credits.request_partially_approved" | "credits.request_denied" | "quota.request_decided" | "volume.near_quota" | "image_build.finished" | "webhook.endpoint_disabled" | "cluster.unreachable";
+
+export type NotificationList = {
+  data: Notification[];
+  pagination: Pagination;
+  /** Unread and not dismissed, over all pages. */
+  unread_count: number;
+};
+
+export type NotificationPreferences = {
+  data: {
+    kind: NotificationKind;
+    enabled: boolean;
+    /** Critical kinds are always delivered; they cannot be turned off. */
+    critical: boolean;
+    description: string;
+  }[];
+};
+
 export type Offering = {
   name: string;
   display_name: string;
@@ -608,6 +699,11 @@ export type Pagination = {
   total: number;
 };
 
+export type PlacementSettings = {
+  /** binpack: the fullest cluster that still fits (keeps whole GPUs free); spread: the emptiest. */
+  policy: "binpack" | "spread";
+};
+
 export type PoolCapacity = {
   /** csi: the storage driver's report; manual: the stated capacity; node_disk: the storage node's system drive (a stand-in that can be far off). */
   source: "csi" | "manual" | "node_disk";
@@ -637,6 +733,15 @@ export type Project = {
   created_at: string;
   /** RFC 3339, UTC. */
   updated_at: string;
+};
+
+export type PublicBranding = {
+  product_name: string;
+  logo: string | null;
+  accent_color: string;
+  support_url: string | null;
+  /** Whether the sign-in page offers sign-up. */
+  signup: "closed" | "open" | "approval";
 };
 
 export type QueueEntry = {
@@ -909,6 +1014,36 @@ export type SetVolumeShares = {
   }[];
 };
 
+export type SignupAnswer = {
+  user_id: string;
+  /** active: sign in now; pending_approval: an administrator decides first. */
+  status: "active" | "pending_approval";
+};
+
+export type SignupPolicy = {
+  policy: "closed" | "open" | "approval";
+  /** Empty: any domain (when not closed). */
+  allowed_domains: string[];
+  /** The organization new accounts join as members; null: none. */
+  organization_id: string | null;
+};
+
+export type SignupRequest = {
+  email: string;
+  password: string;
+  display_name?: string;
+};
+
+export type SignupRequestEntry = {
+  user_id: string;
+  email: string;
+  organization_id: string | null;
+  status: "pending" | "approved" | "denied";
+  created_at: string;
+  decided_by: string | null;
+  decided_at: string | null;
+};
+
 /** What `POST /api/v1/sessions` would refuse with now: the `error` object of its envelope, less `request_id` and `timestamp`. */
 export type StartRefusal = {
   /** The error code create would answer, e.g. `quota_exceeded`. */
@@ -967,6 +1102,12 @@ export type StorageVolume = {
   created_at: string;
   /** RFC 3339, UTC. */
   updated_at: string;
+};
+
+export type SystemSettings = {
+  branding: Branding;
+  signup: SignupPolicy;
+  placement: PlacementSettings;
 };
 
 export type TokenCredential = {
@@ -1050,6 +1191,26 @@ export type UpdateResourcePresetRequest = {
   cpu?: string;
   memory?: string;
   gpu_count?: number;
+};
+
+export type UpdateSystemSettingsRequest = {
+  branding?: {
+    product_name?: string;
+    logo?: string | null;
+    accent_color?: string;
+    support_url?: string | null;
+  };
+  signup?: {
+    policy?: "closed" | "open" | "approval";
+    /** Empty: any domain (when not closed). */
+    allowed_domains?: string[];
+    /** The organization new accounts join as members; null: none. */
+    organization_id?: string | null;
+  };
+  placement?: {
+    /** binpack: the fullest cluster that still fits (keeps whole GPUs free); spread: the emptiest. */
+    policy?: "binpack" | "spread";
+  };
 };
 
 export type UpdateUserRequest = {
@@ -1304,6 +1465,17 @@ export interface Operations {
     query: Record<string, never>;
     body: CreditRequestApproval;
     response: CreditRequest;
+  };
+  /** Approve a sign-up: the account is enabled and joins the configured organization */
+  approveSignup: {
+    method: "post";
+    path: "/api/v1/signup-requests/{userId}/approve";
+    params: {
+      userId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: SignupRequestEntry;
   };
   /** Terminate several sessions */
   bulkTerminateSessions: {
@@ -1598,6 +1770,17 @@ export interface Operations {
     body: CreditRequestDenial;
     response: CreditRequest;
   };
+  /** Deny a sign-up: the account stays disabled */
+  denySignup: {
+    method: "post";
+    path: "/api/v1/signup-requests/{userId}/deny";
+    params: {
+      userId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: SignupRequestEntry;
+  };
   /** Deregister a cluster (super_admin) */
   deregisterCluster: {
     method: "delete";
@@ -1608,6 +1791,17 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: ClusterDeregistration;
+  };
+  /** Dismiss one notification (it leaves the bell) */
+  dismissNotification: {
+    method: "post";
+    path: "/api/v1/notifications/{notificationId}/dismiss";
+    params: {
+      notificationId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: undefined;
   };
   /** Drain a node: cordon it and evict Berth's session pods from it (super_admin) */
   drainNode: {
@@ -1620,6 +1814,34 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: NodeActionResult;
+  };
+  /** The audit log as CSV (RFC 4180), streamed */
+  exportAuditLogs: {
+    method: "get";
+    path: "/api/v1/audit-logs/export";
+    params: Record<string, never>;
+    query: {
+      /** Required: rows at or after this instant. */
+      from: string;
+      /** Required: rows before this instant. */
+      to: string;
+      /** The actor's id: a user id, or a cluster id for an operator. */
+      actor?: string;
+      actor_kind?: "user" | "operator" | "system" | "anonymous";
+      /** An action (session.create) or a prefix ending in * (session.*). */
+      action?: string;
+      /** The target's kind, e.g. session. */
+      resource_type?: string;
+      /** The target's id. */
+      resource_id?: string;
+      /** Only this organization (within your scope). */
+      organization?: string;
+      project?: string;
+      cluster?: string;
+      outcome?: "success" | "denied" | "failed";
+    };
+    body: undefined;
+    response: string;
   };
   /** A wallet's ledger as CSV (text/csv), newest first, with the same filters */
   exportWalletLedger: {
@@ -1638,6 +1860,15 @@ export interface Operations {
     };
     body: undefined;
     response: string;
+  };
+  /** The product's name, logo, accent colour and support link (public) */
+  getBranding: {
+    method: "get";
+    path: "/api/v1/system/branding";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    response: PublicBranding;
   };
   /** An organization's budget and its spend in the current period */
   getBudget: {
@@ -1709,6 +1940,15 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: UserDetail;
+  };
+  /** Which kinds of notification you receive */
+  getNotificationPreferences: {
+    method: "get";
+    path: "/api/v1/notifications/preferences";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    response: NotificationPreferences;
   };
   /** An offering */
   getOffering: {
@@ -1863,6 +2103,15 @@ export interface Operations {
     body: undefined;
     response: StoragePool;
   };
+  /** Branding, sign-up policy and placement policy (super_admin) */
+  getSystemSettings: {
+    method: "get";
+    path: "/api/v1/system/settings";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    response: SystemSettings;
+  };
   /** An account and its memberships */
   getUser: {
     method: "get";
@@ -1949,6 +2198,41 @@ export interface Operations {
     body: undefined;
     response: {
       data: Allocation[];
+      pagination: Pagination;
+    };
+  };
+  /** The audit log, newest first, with filters */
+  listAuditLogs: {
+    method: "get";
+    path: "/api/v1/audit-logs";
+    params: Record<string, never>;
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+      /** Rows at or after this instant. */
+      from?: string;
+      /** Rows before this instant. */
+      to?: string;
+      /** The actor's id: a user id, or a cluster id for an operator. */
+      actor?: string;
+      actor_kind?: "user" | "operator" | "system" | "anonymous";
+      /** An action (session.create) or a prefix ending in * (session.*). */
+      action?: string;
+      /** The target's kind, e.g. session. */
+      resource_type?: string;
+      /** The target's id. */
+      resource_id?: string;
+      /** Only this organization (within your scope). */
+      organization?: string;
+      project?: string;
+      cluster?: string;
+      outcome?: "success" | "denied" | "failed";
+    };
+    body: undefined;
+    response: {
+      data: AuditLogEntry[];
       pagination: Pagination;
     };
   };
@@ -2083,6 +2367,23 @@ export interface Operations {
       data: Node[];
       pagination: Pagination;
     };
+  };
+  /** Your notifications, newest first, with the unread count */
+  listNotifications: {
+    method: "get";
+    path: "/api/v1/notifications";
+    params: Record<string, never>;
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+      /** true: only unread ones. */
+      unread?: "true" | "false";
+      kind?: NotificationKind;
+    };
+    body: undefined;
+    response: NotificationList;
   };
   /** GPU offerings with their hourly credit rates */
   listOfferings: {
@@ -2282,6 +2583,24 @@ export interface Operations {
     body: undefined;
     response: {
       data: Session[];
+      pagination: Pagination;
+    };
+  };
+  /** The sign-up approval queue (super_admin; others see an empty list) */
+  listSignupRequests: {
+    method: "get";
+    path: "/api/v1/signup-requests";
+    params: Record<string, never>;
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+      status?: "pending" | "approved" | "denied";
+    };
+    body: undefined;
+    response: {
+      data: SignupRequestEntry[];
       pagination: Pagination;
     };
   };
@@ -2494,6 +2813,29 @@ export interface Operations {
     body: PreviewCost;
     response: CostPreview;
   };
+  /** Mark all your notifications read */
+  readAllNotifications: {
+    method: "post";
+    path: "/api/v1/notifications/read-all";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    response: {
+      marked: number;
+      unread_count: number;
+    };
+  };
+  /** Mark one notification read */
+  readNotification: {
+    method: "post";
+    path: "/api/v1/notifications/{notificationId}/read";
+    params: {
+      notificationId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: undefined;
+  };
   /** Send one event again, or every delivery that failed since a time */
   redeliverWebhook: {
     method: "post";
@@ -2613,6 +2955,15 @@ export interface Operations {
     body: SetVolumeShares;
     response: StorageVolume;
   };
+  /** Create your own account, as the sign-up policy allows */
+  signUp: {
+    method: "post";
+    path: "/api/v1/auth/signup";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: SignupRequest;
+    response: SignupAnswer;
+  };
   /** Server-sent events of session changes (text/event-stream) */
   streamSessionEvents: {
     method: "get";
@@ -2694,6 +3045,20 @@ export interface Operations {
     body: UpdateImageRequest;
     response: Image;
   };
+  /** Turn kinds of notification on or off */
+  updateNotificationPreferences: {
+    method: "patch";
+    path: "/api/v1/notifications/preferences";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      preferences: {
+        kind: NotificationKind;
+        enabled: boolean;
+      }[];
+    };
+    response: NotificationPreferences;
+  };
   /** Change an offering (super_admin); the change survives restarts */
   updateOffering: {
     method: "patch";
@@ -2760,6 +3125,15 @@ export interface Operations {
     body: UpdatePool;
     response: StoragePool;
   };
+  /** Change system settings (super_admin); fields not sent keep their value */
+  updateSystemSettings: {
+    method: "patch";
+    path: "/api/v1/system/settings";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: UpdateSystemSettingsRequest;
+    response: SystemSettings;
+  };
   /** Change an account */
   updateUser: {
     method: "patch";
@@ -2793,6 +3167,15 @@ export interface Operations {
     body: WebhookUpdate;
     response: Webhook;
   };
+  /** Checks the hash chain; reports the first broken link */
+  verifyAuditLog: {
+    method: "get";
+    path: "/api/v1/audit-logs/verify";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    response: AuditChainVerdict;
+  };
 }
 
 /** Method and path of every operation, for the client at run time. */
@@ -2801,6 +3184,7 @@ export const OPERATIONS = {
   addProjectMember: { method: "post", path: "/api/v1/projects/{projectId}/members" },
   allocateCredits: { method: "post", path: "/api/v1/credits/allocations" },
   approveCreditRequest: { method: "post", path: "/api/v1/credits/requests/{requestId}/approve" },
+  approveSignup: { method: "post", path: "/api/v1/signup-requests/{userId}/approve" },
   bulkTerminateSessions: { method: "post", path: "/api/v1/sessions/bulk-terminate" },
   cancelCreditRequest: { method: "post", path: "/api/v1/credits/requests/{requestId}/cancel" },
   cancelQueuedSession: { method: "post", path: "/api/v1/queue/{sessionId}/cancel" },
@@ -2830,9 +3214,13 @@ export const OPERATIONS = {
   deleteVolume: { method: "delete", path: "/api/v1/storage/volumes/{volumeId}" },
   deleteWebhook: { method: "delete", path: "/api/v1/webhooks/{webhookId}" },
   denyCreditRequest: { method: "post", path: "/api/v1/credits/requests/{requestId}/deny" },
+  denySignup: { method: "post", path: "/api/v1/signup-requests/{userId}/deny" },
   deregisterCluster: { method: "delete", path: "/api/v1/clusters/{clusterId}" },
+  dismissNotification: { method: "post", path: "/api/v1/notifications/{notificationId}/dismiss" },
   drainNode: { method: "post", path: "/api/v1/nodes/{clusterId}/{nodeName}/drain" },
+  exportAuditLogs: { method: "get", path: "/api/v1/audit-logs/export" },
   exportWalletLedger: { method: "get", path: "/api/v1/credits/wallets/{walletId}/ledger/export" },
+  getBranding: { method: "get", path: "/api/v1/system/branding" },
   getBudget: { method: "get", path: "/api/v1/budgets/{organizationId}" },
   getCluster: { method: "get", path: "/api/v1/clusters/{clusterId}" },
   getCreditRequest: { method: "get", path: "/api/v1/credits/requests/{requestId}" },
@@ -2840,6 +3228,7 @@ export const OPERATIONS = {
   getHealth: { method: "get", path: "/healthz" },
   getImage: { method: "get", path: "/api/v1/images/{name}" },
   getMe: { method: "get", path: "/api/v1/auth/me" },
+  getNotificationPreferences: { method: "get", path: "/api/v1/notifications/preferences" },
   getOffering: { method: "get", path: "/api/v1/offerings/{name}" },
   getOpenApi: { method: "get", path: "/api/v1/openapi.json" },
   getOrganization: { method: "get", path: "/api/v1/organizations/{organizationId}" },
@@ -2853,12 +3242,14 @@ export const OPERATIONS = {
   getSessionResource: { method: "get", path: "/api/v1/sessions/{sessionId}/resource" },
   getSessionUsage: { method: "get", path: "/api/v1/sessions/{sessionId}/usage" },
   getStoragePool: { method: "get", path: "/api/v1/storage/pools/{pool}" },
+  getSystemSettings: { method: "get", path: "/api/v1/system/settings" },
   getUser: { method: "get", path: "/api/v1/users/{userId}" },
   getVolume: { method: "get", path: "/api/v1/storage/volumes/{volumeId}" },
   getWallet: { method: "get", path: "/api/v1/credits/wallets/{walletId}" },
   getWalletLedger: { method: "get", path: "/api/v1/credits/wallets/{walletId}/ledger" },
   getWebhook: { method: "get", path: "/api/v1/webhooks/{webhookId}" },
   listAllocations: { method: "get", path: "/api/v1/credits/allocations" },
+  listAuditLogs: { method: "get", path: "/api/v1/audit-logs" },
   listBudgets: { method: "get", path: "/api/v1/budgets" },
   listClusters: { method: "get", path: "/api/v1/clusters" },
   listCreditRequests: { method: "get", path: "/api/v1/credits/requests" },
@@ -2866,6 +3257,7 @@ export const OPERATIONS = {
   listImages: { method: "get", path: "/api/v1/images" },
   listNodePools: { method: "get", path: "/api/v1/node-pools" },
   listNodes: { method: "get", path: "/api/v1/nodes" },
+  listNotifications: { method: "get", path: "/api/v1/notifications" },
   listOfferings: { method: "get", path: "/api/v1/offerings" },
   listOrganizationMembers: { method: "get", path: "/api/v1/organizations/{organizationId}/members" },
   listOrganizations: { method: "get", path: "/api/v1/organizations" },
@@ -2877,6 +3269,7 @@ export const OPERATIONS = {
   listResourcePresets: { method: "get", path: "/api/v1/resource-presets" },
   listSessionResourceEvents: { method: "get", path: "/api/v1/sessions/{sessionId}/resource/events" },
   listSessions: { method: "get", path: "/api/v1/sessions" },
+  listSignupRequests: { method: "get", path: "/api/v1/signup-requests" },
   listStoragePools: { method: "get", path: "/api/v1/storage/pools" },
   listUsers: { method: "get", path: "/api/v1/users" },
   listVolumes: { method: "get", path: "/api/v1/storage/volumes" },
@@ -2891,6 +3284,8 @@ export const OPERATIONS = {
   pauseSession: { method: "post", path: "/api/v1/sessions/{sessionId}/pause" },
   pingWebhook: { method: "post", path: "/api/v1/webhooks/{webhookId}/test" },
   previewSessionCost: { method: "post", path: "/api/v1/sessions/preview-cost" },
+  readAllNotifications: { method: "post", path: "/api/v1/notifications/read-all" },
+  readNotification: { method: "post", path: "/api/v1/notifications/{notificationId}/read" },
   redeliverWebhook: { method: "post", path: "/api/v1/webhooks/{webhookId}/redeliver" },
   registerCluster: { method: "post", path: "/api/v1/clusters" },
   removeOrganizationMember: { method: "delete", path: "/api/v1/organizations/{organizationId}/members/{userId}" },
@@ -2902,6 +3297,7 @@ export const OPERATIONS = {
   rotateWebhookSecret: { method: "post", path: "/api/v1/webhooks/{webhookId}/rotate-secret" },
   setBudget: { method: "put", path: "/api/v1/budgets/{organizationId}" },
   setVolumeShares: { method: "put", path: "/api/v1/storage/volumes/{volumeId}/shares" },
+  signUp: { method: "post", path: "/api/v1/auth/signup" },
   streamSessionEvents: { method: "get", path: "/api/v1/sessions/events" },
   terminateSession: { method: "post", path: "/api/v1/sessions/{sessionId}/terminate" },
   testClusterConnection: { method: "post", path: "/api/v1/clusters/{clusterId}/connection-test" },
@@ -2909,13 +3305,16 @@ export const OPERATIONS = {
   unlockVolume: { method: "post", path: "/api/v1/storage/volumes/{volumeId}/unlock" },
   updateCluster: { method: "patch", path: "/api/v1/clusters/{clusterId}" },
   updateImage: { method: "patch", path: "/api/v1/images/{name}" },
+  updateNotificationPreferences: { method: "patch", path: "/api/v1/notifications/preferences" },
   updateOffering: { method: "patch", path: "/api/v1/offerings/{name}" },
   updateOrganization: { method: "patch", path: "/api/v1/organizations/{organizationId}" },
   updateProject: { method: "patch", path: "/api/v1/projects/{projectId}" },
   updateResourcePolicy: { method: "patch", path: "/api/v1/resource-policies/{name}" },
   updateResourcePreset: { method: "patch", path: "/api/v1/resource-presets/{name}" },
   updateStoragePool: { method: "patch", path: "/api/v1/storage/pools/{pool}" },
+  updateSystemSettings: { method: "patch", path: "/api/v1/system/settings" },
   updateUser: { method: "patch", path: "/api/v1/users/{userId}" },
   updateVolume: { method: "patch", path: "/api/v1/storage/volumes/{volumeId}" },
   updateWebhook: { method: "patch", path: "/api/v1/webhooks/{webhookId}" },
+  verifyAuditLog: { method: "get", path: "/api/v1/audit-logs/verify" },
 } as const;

@@ -18,6 +18,7 @@ export type RouteName =
   | "admin-clusters"
   | "admin-cluster-detail"
   | "webhooks"
+  | "admin-audit"
   | "not-found";
 
 /** Who may open a route: anyone, a signed-in account, or an administrator. */
@@ -49,6 +50,7 @@ export const ROUTES: readonly RouteDef[] = [
   { name: "admin-clusters", pattern: "/admin/clusters", title: "Clusters", access: "admin" },
   { name: "admin-cluster-detail", pattern: "/admin/clusters/:clusterId", title: "Cluster", access: "admin" },
   { name: "webhooks", pattern: "/webhooks", title: "Webhooks", access: "admin" },
+  { name: "admin-audit", pattern: "/admin/audit", title: "Audit log", access: "admin" },
 ];
 
 export const NOT_FOUND: RouteDef = { name: "not-found", pattern: "", title: "Not found", access: "public" };

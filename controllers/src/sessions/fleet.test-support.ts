@@ -28,6 +28,8 @@ export class MemoryStore implements SessionStore {
   nodes: InventoryNodeView[];
   /** The cluster's operator has not called for long. */
   silent = false;
+  /** The administrators' placement policy, as the system settings give it. */
+  placementPolicy?: () => Promise<"binpack" | "spread" | undefined>;
   #handlers: { reports(ids: string[]): void; inventory(): void } | undefined;
   constructor(gpus: number) {
     this.nodes = [

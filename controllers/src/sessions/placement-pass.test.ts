@@ -137,3 +137,18 @@ describe("a session whose pod found no node", () => {
     expect(statusOf(f.mgmt)?.cluster).toBeUndefined();
   });
 });
+
+describe("the placement policy a pass uses", () => {
+  it("asks the store at every pass and still places when reading it fails", async () => {
+    const f = aFleet(2);
+    let asked = 0;
+    f.store.placementPolicy = async () => {
+      asked++;
+      throw new Error("the settings table is gone for a moment");
+    };
+    await f.controller.start();
+    await until("2 mirrors", () => f.gpu.list("sessionmirrors").length === 2);
+    await f.controller.idle();
+    expect(asked).toBeGreaterThan(0);
+  });
+});

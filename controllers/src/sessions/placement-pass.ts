@@ -8,7 +8,7 @@ import { sessionIdOf } from "@berth/crds";
 import type { Logger } from "pino";
 import { computeCapacity, type Holding } from "../placement/capacity.ts";
 import { planPlacement } from "../placement/plan.ts";
-import type { PlacementRequest } from "../placement/types.ts";
+import type { PlacementPolicy, PlacementRequest } from "../placement/types.ts";
 import { HOLDING_PHASES, type KubeEventSpec, phaseOf, placedStatus, queueSince, waitingStatus } from "./lifecycle.ts";
 import type { SessionMemory } from "./memory.ts";
 import type { Observed } from "./observed.ts";
@@ -48,6 +48,16 @@ export class PlacementPass {
 
   constructor(d: PlacementPassDeps) {
     this.#d = d;
+  }
+
+  /** The administrators' choice when the store has one; a failure to read it must not stop placement. */
+  async #policy(): Promise<PlacementPolicy> {
+    try {
+      return (await this.#d.store.placementPolicy?.()) ?? this.#d.options.policy;
+    } catch (err) {
+      this.#d.log.warn({ err }, "reading the placement policy failed; using the configured one");
+      return this.#d.options.policy;
+    }
   }
 
   /** Passes are run from now on (the controller has synced). */
@@ -171,7 +181,7 @@ export class PlacementPass {
     const plan = planPlacement({
       requests,
       clusters: capacity,
-      policy: this.#d.options.policy,
+      policy: await this.#policy(),
       constraints: this.#d.options.constraints,
     });
 

@@ -2,6 +2,7 @@
 // (`createWorkerStore`, api/src/worker/sessionStore.ts), tests may fake it. Nothing here writes a custom resource.
 import type { Session } from "@berth/crds";
 import type { InventoryNodeView } from "../placement/capacity.ts";
+import type { PlacementPolicy } from "../placement/types.ts";
 import type { StatusReport } from "./lifecycle.ts";
 
 export interface ClusterRecord {
@@ -47,4 +48,9 @@ export interface SessionStore {
   listen(handlers: { reports(sessionIds: string[]): void; inventory(): void }): Promise<() => Promise<void>>;
   /** Housekeeping: drop stream events older than this. */
   purgeEvents(olderThan: Date): Promise<number>;
+  /**
+   * The placement policy administrators chose (system settings), read at every pass; undefined, absent
+   * or failing: the controller's configured policy.
+   */
+  placementPolicy?(): Promise<PlacementPolicy | undefined>;
 }

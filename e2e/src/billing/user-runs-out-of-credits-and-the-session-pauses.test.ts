@@ -139,7 +139,7 @@ describe("running out of credits", () => {
       const notes = (await t.database.db("notifications").where({ user_id: alice.id }).orderBy("id")).map(
         (n: any) => n.kind,
       );
-      expect(notes).toEqual(["credits.running_low", "session.paused_no_credits"]);
+      expect(notes).toEqual(["credits.running_low", "session.paused"]);
 
       // Resuming is refused until credits come back; the top-up lets it run again.
       const refused = await bed.call(alice, "POST", `/api/v1/sessions/${id}/resume`, {});

@@ -104,10 +104,10 @@ describe("the administrator's first sign-in", () => {
     expect(await focused()).toMatchObject({ text: "Skip to content" });
     expect((await focused()).outline).not.toBe("none");
     const seen: string[] = [];
-    // The brand, seven pages, the header's balance (a link to its wallet), then the account button, whose
-    // panel (opened with Enter) holds Sign out.
+    // The brand, eight pages, the header's balance (a link to its wallet), the bell, then the account
+    // button, whose panel (opened with Enter) holds Sign out.
     await page.getByTestId("header-balance").waitFor();
-    // An admin's header (seven pages, balance, indicator, account) is one line at 1280×800.
+    // An admin's header (eight pages, balance, indicator, bell, account) is one line at 1280×800.
     const centers = await page.evaluate(() => {
       const header = document.querySelector("berth-app")?.shadowRoot?.querySelector("header");
       return [...(header?.children ?? [])]
@@ -117,12 +117,21 @@ describe("the administrator's first sign-in", () => {
     });
     expect(Math.max(...centers) - Math.min(...centers), `header rows at ${centers.join(", ")}`).toBeLessThan(8);
     await shots.take(page, "header-1280");
-    for (let i = 0; i < 11 && !seen.at(-1)?.startsWith("Account:"); i++) {
+    for (let i = 0; i < 14 && !seen.at(-1)?.startsWith("Account:"); i++) {
       await page.keyboard.press("Tab");
       seen.push((await focused()).text);
     }
     expect(seen).toEqual(
-      expect.arrayContaining(["Sessions", "Queue", "Credits", "Users", "Clusters", `Account: ${ADMIN_EMAIL}`]),
+      expect.arrayContaining([
+        "Sessions",
+        "Queue",
+        "Credits",
+        "Users",
+        "Clusters",
+        "Audit",
+        "Notifications, 0 unread notifications",
+        `Account: ${ADMIN_EMAIL}`,
+      ]),
     );
     expect(seen.some((t) => /credits$/.test(t))).toBe(true);
     await page.keyboard.press("Enter");

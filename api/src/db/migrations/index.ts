@@ -11,6 +11,9 @@ import * as m20261122000200 from "./20261122000200_session_events_commit_order.t
 import * as m20261122000300 from "./20261122000300_users_list_order.ts";
 import * as m20261123000100 from "./20261123000100_sessions_offering_gpu_count.ts";
 import * as m20261123000200 from "./20261123000200_usage_samples_session_end.ts";
+import * as m20261126000100 from "./20261126000100_audit_log.ts";
+import * as m20261126000101 from "./20261126000101_notifications.ts";
+import * as m20261126000102 from "./20261126000102_system_settings.ts";
 import * as m20261126000200 from "./20261126000200_webhooks.ts";
 import * as m20261126000300 from "./20261126000300_volumes.ts";
 
@@ -35,4 +38,7 @@ export const migrations: Migration[] = [
   { name: "20261123000200_usage_samples_session_end", up: m20261123000200.up },
   { name: "20261126000200_webhooks", up: m20261126000200.up },
   { name: "20261126000300_volumes", up: m20261126000300.up },
+  { name: "20261126000100_audit_log", up: m20261126000100.up },
+  { name: "20261126000101_notifications", up: m20261126000101.up },
+  { name: "20261126000102_system_settings", up: m20261126000102.up },
 ];

@@ -258,6 +258,7 @@ async function billBatch(
   await insertAuditRecord(tx, {
     action: "credits.charge",
     actorKind: "system",
+    actorReason: "billing: usage charged",
     actorId: null,
     organizationId: null,
     targetKind: "usage_samples",

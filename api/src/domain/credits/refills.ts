@@ -185,6 +185,7 @@ export async function applyRefillPeriod(
     await insertAuditRecord(tx, {
       action: "credits.refill.apply",
       actorKind: "system",
+      actorReason: "refill schedule",
       actorId: null,
       organizationId: r.organization_id,
       targetKind: "wallet",

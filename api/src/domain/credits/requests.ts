@@ -21,11 +21,11 @@ import type { Deps } from "../../deps.ts";
 import { Conflict, DomainError, Forbidden, Invalid, NotFound } from "../../errors.ts";
 import type { Principal } from "../identity/principal.ts";
 import { canSeeOrganization, scopeOf } from "../identity/scope.ts";
+import { notify } from "../notifications/notify.ts";
 import { walletFor } from "./access.ts";
 import { billingId } from "./ids.ts";
 import { transfer } from "./ledger.ts";
 import { formatCredits } from "./money.ts";
-import { notify } from "./notify.ts";
 import { ensureWallet } from "./wallets.ts";
 
 type D = Pick<Deps, "db" | "clock">;

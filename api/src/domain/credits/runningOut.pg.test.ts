@@ -61,7 +61,7 @@ describe("running out of credits", () => {
     expect(await watchRunningOut(b, p.pause)).toEqual({ warned: [], paused: [s.id] });
     expect(p.paused).toEqual([s.id]);
     const notes = await tdb.db("notifications").where({ user_id: "usr_paused" });
-    expect(notes.map((n: { kind: string }) => n.kind)).toEqual(["session.paused_no_credits"]);
+    expect(notes.map((n: { kind: string }) => n.kind)).toEqual(["session.paused"]);
     expect((await tdb.db("session_events").where({ session_id: s.id })).map((e: { type: string }) => e.type)).toEqual([
       "session.credits_exhausted",
     ]);

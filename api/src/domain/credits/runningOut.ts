@@ -21,11 +21,11 @@ import type { WalletRow } from "../../db/operations/ledger/types.ts";
 import { insertSessionEvents } from "../../db/operations/sessions/sessionEvents.ts";
 import type { SessionRow } from "../../db/operations/sessions/types.ts";
 import { viewFromRow } from "../../db/operations/sessions/view.ts";
+import { notify } from "../notifications/notify.ts";
 import { type Allowance, allowancesLeft, type SpendLimitName, walletAllowances } from "./allowances.ts";
 import { rateOf } from "./charge.ts";
 import type { CreditsContext } from "./context.ts";
 import { costOf, formatCredits, max, units } from "./money.ts";
-import { notify } from "./notify.ts";
 import { periodStart } from "./periods.ts";
 import { bindingLimit, capacity, type Pool, shortOf, takeUpTo } from "./pool.ts";
 import { chainOwners, ownerKey, walletKey } from "./wallets.ts";
@@ -166,7 +166,8 @@ export async function watchRunningOut(
       paused.push(s.id);
       if (await recordAlert(b.db, s.id, "paused", now)) {
         await say(b, s, "session.credits_exhausted", credits, {
-          kind: "session.paused_no_credits",
+          kind: "session.paused",
+          reason: "credits",
           title: "Session paused: out of credits",
           body: `Your session ${s.display_name ?? s.id} was paused because its credits${limitNote(v.limit)} could not cover its next minute. Its volumes are kept; resume it once credits are added.`,
         });
@@ -188,15 +189,20 @@ async function say(
   s: SessionRow,
   event: string,
   credits: Record<string, unknown>,
-  n: { kind: string; title: string; body: string },
+  n: { kind: "credits.running_low" | "session.paused"; reason?: string; title: string; body: string },
 ): Promise<void> {
   const at = b.clock.now();
   await b.db.transaction(async (tx) => {
     await notify(tx, {
       userId: s.owner_id,
       organizationId: s.organization_id,
-      ...n,
-      data: { session_id: s.id, ...credits },
+      kind: n.kind,
+      title: n.title,
+      body: n.body,
+      data: { session_id: s.id, ...(n.reason ? { reason: n.reason } : {}), ...credits },
+      // One per streak: billing_alerts says it once per episode, and the key keeps a second episode
+      // from adding another while the first is still unread.
+      dedupeKey: `${n.kind}:${s.id}`,
       at,
     });
     await insertSessionEvents(tx, [

@@ -421,4 +421,22 @@ describe("creates decided together at an organization's door", () => {
     expect((await t.request("GET", `/api/v1/sessions/${id}`, { token: person.token })).status).toBe(404);
     expect((await t.request("POST", `/api/v1/sessions/${id}/pause`, { token: person.token })).status).toBe(404);
   });
+
+  it("tells the owner when an administrator pauses their session, and not when they pause it themselves", async () => {
+    const org = await anOrganization("Paused by an administrator", 1, 1000n * TEN_MINUTES);
+    const [person] = org.people as [TestUser];
+    const { answers } = await together(org, 2);
+    const [mine, theirs] = answers.map((a) => a.body.id as string) as [string, string];
+    expect((await t.request("POST", `/api/v1/sessions/${mine}/pause`, { token: person.token })).status).toBe(202);
+    const admin = await t.aUser({ superAdmin: true });
+    expect((await t.request("POST", `/api/v1/sessions/${theirs}/pause`, { token: admin.token })).status).toBe(202);
+    const bell = await t.request("GET", "/api/v1/notifications", { token: person.token });
+    expect(bell.body.data).toEqual([
+      expect.objectContaining({
+        kind: "session.paused",
+        data: { session_id: theirs, reason: "administrator", by: admin.id },
+      }),
+    ]);
+    expect(bell.body.data[0].body).toContain(admin.email);
+  });
 });

@@ -233,7 +233,7 @@ describe("signing in and the password endpoints", () => {
       .where({ action: "auth.login" })
       .whereRaw("details->>'email' = ?", [u.email])
       .orderBy("id");
-    expect(rows.map((r) => r.outcome)).toEqual(["failure", "success"]);
+    expect(rows.map((r) => r.outcome)).toEqual(["denied", "success"]);
     expect(rows[1].target_id).toBe(u.id);
     expect(JSON.stringify(rows)).not.toContain(u.password);
   });

@@ -7,6 +7,7 @@ import { shared, tokens } from "../../styles/shared.ts";
 import { styles } from "./styles.ts";
 import "../account-menu/index.ts";
 import "../live-indicator/index.ts";
+import "../notification-bell/index.ts";
 import "../wallet-balance/index.ts";
 import "../../views/login-view/index.ts";
 import "../../views/password-view/index.ts";
@@ -29,6 +30,7 @@ const lazyViews: Partial<Record<RouteName, () => Promise<unknown>>> = {
   "admin-clusters": () => import("../../views/admin-clusters-view/index.ts"),
   "admin-cluster-detail": () => import("../../views/admin-cluster-detail-view/index.ts"),
   webhooks: () => import("../../views/webhooks-view/index.ts"),
+  "admin-audit": () => import("../../views/audit-view/index.ts"),
 };
 
 export class BerthApp extends LitElement {
@@ -125,6 +127,8 @@ export class BerthApp extends LitElement {
         return html`<berth-admin-cluster-detail-view .clusterId=${m.params.clusterId ?? ""}></berth-admin-cluster-detail-view>`;
       case "webhooks":
         return html`<berth-webhooks-view></berth-webhooks-view>`;
+      case "admin-audit":
+        return html`<berth-audit-view></berth-audit-view>`;
       default:
         return html`<berth-not-found-view></berth-not-found-view>`;
     }
@@ -143,7 +147,8 @@ export class BerthApp extends LitElement {
         auth.isAdmin
           ? html`${link("/admin/users", "Users", here === "admin-users")} ${link("/admin/organizations", "Organizations", here === "admin-organizations")}
           ${link("/admin/projects", "Projects", here === "admin-projects")} ${link("/admin/clusters", "Clusters", here.startsWith("admin-cluster"))}
-          ${link("/webhooks", "Webhooks", here === "webhooks")}`
+          ${link("/webhooks", "Webhooks", here === "webhooks")}
+          ${link("/admin/audit", "Audit", here === "admin-audit")}`
           : nothing
       }
     </nav>`;
@@ -165,6 +170,7 @@ export class BerthApp extends LitElement {
         <span class="spacer"></span>
         ${signedIn ? html`<berth-wallet-balance .userId=${auth.userId} .me=${auth.me}></berth-wallet-balance>` : nothing}
         ${signedIn ? html`<berth-live-indicator .feed=${feed}></berth-live-indicator>` : nothing}
+        ${signedIn ? html`<berth-notification-bell .feed=${feed}></berth-notification-bell>` : nothing}
         ${
           auth.signedIn
             ? html`<berth-account-menu .email=${auth.email ?? ""} @berth-sign-out=${this.#signOut}></berth-account-menu>`

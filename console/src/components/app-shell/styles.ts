@@ -65,8 +65,10 @@ export const styles = css`
     outline: none;
   }
   @media (max-width: 640px) {
+    /* Brand, balance, live indicator, bell and account share one line at a phone's width. */
     header {
-      padding: 0.5rem 0.75rem;
+      padding: 0.5rem 0.5rem;
+      gap: 0.5rem 0.4rem;
     }
     nav {
       order: 10;

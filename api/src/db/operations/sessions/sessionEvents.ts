@@ -2,9 +2,10 @@ import type { Knex } from "knex";
 import type { SessionEventRow } from "./types.ts";
 
 export interface NewSessionEvent {
-  session_id: string;
+  /** null on a `notification.created` row (its owner_id is the notified user). */
+  session_id: string | null;
   owner_id: string;
-  organization_id: string;
+  organization_id: string | null;
   project_id: string | null;
   type: string;
   payload: Record<string, unknown>;

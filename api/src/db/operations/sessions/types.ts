@@ -42,9 +42,10 @@ export const ENDED_PHASES = ["Terminated", "Failed"] as const;
 
 export interface SessionEventRow {
   seq: string; // bigint
-  session_id: string;
+  /** null on a `notification.created` row (owner_id is then the notified user). */
+  session_id: string | null;
   owner_id: string;
-  organization_id: string;
+  organization_id: string | null;
   project_id: string | null;
   type: string;
   payload: Record<string, unknown>;

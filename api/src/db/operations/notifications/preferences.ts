@@ -1,0 +1,22 @@
+import type { Knex } from "knex";
+
+/** The kinds this user turned off. */
+export async function disabledKinds(db: Knex, userId: string): Promise<Set<string>> {
+  const rows = (await db("notification_preferences").where({ user_id: userId, enabled: false }).select("kind")) as {
+    kind: string;
+  }[];
+  return new Set(rows.map((r) => r.kind));
+}
+
+export async function upsertPreferences(
+  db: Knex,
+  userId: string,
+  prefs: { kind: string; enabled: boolean }[],
+  at: Date,
+): Promise<void> {
+  if (prefs.length === 0) return;
+  await db("notification_preferences")
+    .insert(prefs.map((p) => ({ user_id: userId, kind: p.kind, enabled: p.enabled, updated_at: at })))
+    .onConflict(["user_id", "kind"])
+    .merge(["enabled", "updated_at"]);
+}

@@ -1,0 +1,102 @@
+// Public sign-up under the system's sign-up policy (domain/settings/schemas.ts): `closed` refuses,
+// `open` makes an active account at once, `approval` makes a disabled account and a pending request
+// that a super_admin approves (the account is enabled) or denies (it stays disabled). Allowed domains
+// apply to both open policies; the new account joins the configured organization as a member.
+import type { Knex } from "knex";
+import { upsertMembership } from "../../db/operations/memberships/upsertMembership.ts";
+import {
+  decideSignupRequest,
+  insertSignupRequest,
+  type SignupRequestRow,
+  signupRequestsQuery,
+} from "../../db/operations/signup/signupRequests.ts";
+import { insertUser } from "../../db/operations/users/insertUser.ts";
+import { updateUser } from "../../db/operations/users/updateUser.ts";
+import { DomainError, Forbidden, NotFound } from "../../errors.ts";
+import { normalizeEmail } from "../identity/email.ts";
+import { mapConstraintErrors } from "../identity/errors.ts";
+import { newId } from "../identity/ids.ts";
+import type { Principal } from "../identity/principal.ts";
+import { readSystemSettings } from "../settings/settings.ts";
+
+interface D {
+  db: Knex;
+  clock: { now(): Date };
+  auth: { hasher: { hash(password: string): Promise<string> } };
+}
+
+export interface SignupResult {
+  userId: string;
+  status: "active" | "pending_approval";
+}
+
+export async function signUp(
+  deps: D,
+  input: { email: string; password: string; displayName?: string | undefined },
+): Promise<SignupResult> {
+  const { signup } = await readSystemSettings(deps.db);
+  if (signup.policy === "closed")
+    throw new DomainError("signup_closed", "sign-up is closed: ask an administrator for an account", {
+      policy: "closed",
+    });
+  const email = normalizeEmail(input.email);
+  const domain = email.slice(email.lastIndexOf("@") + 1);
+  if (signup.allowed_domains.length > 0 && !signup.allowed_domains.includes(domain))
+    throw new DomainError("signup_closed", `sign-up is open to ${signup.allowed_domains.join(", ")} addresses only`, {
+      allowed_domains: signup.allowed_domains,
+    });
+  const hash = await deps.auth.hasher.hash(input.password);
+  const pending = signup.policy === "approval";
+  const at = deps.clock.now();
+  return mapConstraintErrors(
+    () =>
+      deps.db.transaction(async (tx) => {
+        const user = await insertUser(tx, {
+          id: newId("usr"),
+          email,
+          displayName: input.displayName ?? null,
+          passwordHash: hash,
+          mustChangePassword: false,
+          isSuperAdmin: false,
+        });
+        if (pending) {
+          await updateUser(tx, user.id, { disabled: true });
+          await insertSignupRequest(tx, { userId: user.id, email, organizationId: signup.organization_id, at });
+        } else if (signup.organization_id)
+          await upsertMembership(tx, {
+            userId: user.id,
+            organizationId: signup.organization_id,
+            projectId: null,
+            role: "member",
+          });
+        return { userId: user.id, status: pending ? "pending_approval" : "active" } as SignupResult;
+      }),
+    { unique: "an account with this email already exists: sign in, or reset the password with an administrator" },
+  );
+}
+
+/** The approval queue: super_admins see it; anyone else an empty list (scope, not 403). */
+export function signupQueue(deps: D, p: Principal, status?: string): Knex.QueryBuilder {
+  const q = signupRequestsQuery(deps.db, status);
+  if (!p.isSuperAdmin) q.whereRaw("false");
+  return q;
+}
+
+export async function decideSignup(
+  deps: D,
+  p: Principal,
+  userId: string,
+  decision: "approved" | "denied",
+): Promise<SignupRequestRow> {
+  if (!p.isSuperAdmin) throw new Forbidden("only a super_admin decides sign-up requests");
+  return deps.db.transaction(async (tx) => {
+    const row = await decideSignupRequest(tx, userId, { status: decision, by: p.userId, at: deps.clock.now() });
+    if (!row) throw new NotFound("pending sign-up request", userId);
+    if (decision === "approved") {
+      await updateUser(tx, userId, { disabled: false });
+      if (row.organization_id)
+        await upsertMembership(tx, { userId, organizationId: row.organization_id, projectId: null, role: "member" });
+    }
+    return row;
+  });
+}

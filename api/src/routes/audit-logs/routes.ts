@@ -1,0 +1,116 @@
+// The audit log (docs/dev/audit-log.md): the list, the CSV export and the chain's verification.
+import type { ServerResponse } from "node:http";
+import { z } from "zod";
+import type { AuditRow } from "../../db/operations/audit/types.ts";
+import { Paged, paginate } from "../../db/paging.ts";
+import { auditListQueryFor, exportRows, prepareExport, verifyChain } from "../../domain/audit/auditLog.ts";
+import { csvHeader, csvLine } from "../../domain/audit/csv.ts";
+import { defineRoute, type RouteDef } from "../../http/route.ts";
+import { filterOf, presentAuditRow } from "./presenter.ts";
+import { AuditChainVerdict, AuditLogEntry, ExportAuditLogsQuery, ListAuditLogsQuery } from "./schemas.ts";
+
+/** Resolves when the client has taken the buffered bytes, or has gone; leaves no listener behind. */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.on("drain", done);
+    res.on("close", done);
+  });
+}
+
+const SCOPE =
+  "A super_admin sees every row; an organization admin the rows of the organizations they administer; anyone else an empty list (the scope, not 403). Filters outside your scope match nothing.";
+
+export const listAuditLogsRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/audit-logs",
+  operationId: "listAuditLogs",
+  tags: ["audit-logs"],
+  summary: "The audit log, newest first, with filters",
+  description: `${SCOPE} Unknown query parameters and an inverted range are 400 validation_failed. \`action\` takes an exact action or a prefix ending in \`*\`.`,
+  auth: "user",
+  query: ListAuditLogsQuery,
+  responses: { 200: Paged(AuditLogEntry) },
+  handler: async ({ deps, principal, query }) => {
+    const q = auditListQueryFor(deps.db, principal, filterOf(query));
+    return { status: 200, body: await paginate<AuditRow, AuditLogEntry>(deps.db, q, query, presentAuditRow) };
+  },
+});
+
+export const exportAuditLogsRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/audit-logs/export",
+  operationId: "exportAuditLogs",
+  tags: ["audit-logs"],
+  summary: "The audit log as CSV (RFC 4180), streamed",
+  description: `${SCOPE} \`from\` and \`to\` are required; a range longer than the bound (366 days by default) or more matching rows than the bound (1,000,000 by default) is refused with 422 export_too_large before any row is sent, its details giving the bounds. Times are UTC ISO-8601; cells a spreadsheet would take for a formula (starting with = + - @, tab or CR) carry a leading apostrophe. The export is itself audited (audit_log.export).`,
+  auth: "user",
+  query: ExportAuditLogsQuery,
+  audit: "audit_log.export",
+  responses: { 200: z.string().meta({ description: "text/csv; a header row, then one row per entry, newest first." }) },
+  handler: async ({ deps, principal, query, ctx, audit }) => {
+    const filter = await prepareExport(
+      deps.db,
+      principal,
+      { ...filterOf(query), from: query.from, to: query.to },
+      deps.config.audit.export,
+    );
+    audit.detail("filter", { ...query, from: query.from.toISOString(), to: query.to.toISOString() });
+    const res = ctx.res;
+    ctx.respond = false;
+    res.writeHead(200, {
+      "Content-Type": "text/csv; charset=utf-8; header=present",
+      "Content-Disposition": `attachment; filename="audit-log-${query.from.toISOString().slice(0, 10)}-${query.to.toISOString().slice(0, 10)}.csv"`,
+      "Cache-Control": "no-store",
+      "X-Request-Id": String(ctx.response.get("X-Request-Id") || ""),
+    });
+    let closed = false;
+    res.on("close", () => {
+      closed = true;
+    });
+    let rows = 0;
+    res.write(csvHeader());
+    for await (const batch of exportRows(deps.db, filter)) {
+      if (closed) break;
+      let chunk = "";
+      for (const r of batch) chunk += csvLine(r);
+      rows += batch.length;
+      if (!res.write(chunk)) await drained(res);
+    }
+    res.end();
+    audit.detail("rows", rows);
+    if (closed) audit.detail("client_closed", true);
+    return { status: 200, body: "" };
+  },
+});
+
+export const verifyAuditLogRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/audit-logs/verify",
+  operationId: "verifyAuditLog",
+  tags: ["audit-logs"],
+  summary: "Checks the hash chain; reports the first broken link",
+  description:
+    "super_admin only (it reads every organization's rows). Each row's hash covers its content and the hash of the row before; the answer names the first row whose hash, link or predecessor is wrong. Rows purged by retention are before `first_id`.",
+  auth: "user",
+  responses: { 200: AuditChainVerdict },
+  handler: async ({ deps, principal }) => {
+    const v = await verifyChain(deps.db, principal);
+    return {
+      status: 200,
+      body: {
+        valid: v.broken === null,
+        checked: v.checked,
+        first_id: v.firstSeq,
+        last_id: v.lastSeq,
+        first_broken: v.broken ? { id: v.broken.seq, problem: v.broken.problem } : null,
+      },
+    };
+  },
+});
+
+export const routes: RouteDef[] = [listAuditLogsRoute, exportAuditLogsRoute, verifyAuditLogRoute];

@@ -1,0 +1,105 @@
+// Public sign-up under each policy, and the approval queue, over HTTP with the real API and database.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  anIdentityWorld,
+  type IdentityTestApi,
+  type IdentityWorld,
+  startIdentityTestApi,
+} from "../../domain/identity/identity.test-support.ts";
+
+const PASSWORD = "a long enough password";
+
+describe("sign-up", () => {
+  let t: IdentityTestApi;
+  let w: IdentityWorld;
+  const signUp = (email: string, extra: Record<string, unknown> = {}) =>
+    t.request("POST", "/api/v1/auth/signup", { json: { email, password: PASSWORD, ...extra } });
+  const login = (email: string) => t.request("POST", "/api/v1/auth/login", { json: { email, password: PASSWORD } });
+  const policy = async (signup: Record<string, unknown>) => {
+    const r = await t.request("PATCH", "/api/v1/system/settings", { token: w.superAdmin.token, json: { signup } });
+    expect(r.status).toBe(200);
+  };
+
+  beforeAll(async () => {
+    t = await startIdentityTestApi();
+    w = await anIdentityWorld(t);
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  it("is refused while the policy is closed (the default), and the refusal is audited", async () => {
+    const r = await signUp("someone@example.org");
+    expect(r.status).toBe(403);
+    expect(r.body.error).toMatchObject({ code: "signup_closed", details: { policy: "closed" } });
+    const audit = await t.request("GET", "/api/v1/audit-logs?action=auth.signup", { token: w.superAdmin.token });
+    expect(audit.body.data[0]).toMatchObject({ outcome: "denied", diff: { after: { password: "[redacted]" } } });
+  });
+
+  it("open: the account is active at once and joins the configured organization; other domains are refused", async () => {
+    await policy({ policy: "open", allowed_domains: ["example.org"], organization_id: w.orgA.id });
+    const other = await signUp("someone@elsewhere.test");
+    expect(other.status).toBe(403);
+    expect(other.body.error.details.allowed_domains).toEqual(["example.org"]);
+    const r = await signUp("Open.Person@Example.org", { display_name: "Open Person" });
+    expect(r.status).toBe(201);
+    expect(r.body.status).toBe("active");
+    const l = await login("open.person@example.org");
+    expect(l.status).toBe(200);
+    const me = await t.request("GET", "/api/v1/auth/me", { token: l.body.access_token });
+    expect(me.body.memberships).toEqual([expect.objectContaining({ organization_id: w.orgA.id, role: "member" })]);
+    const again = await signUp("open.person@example.org");
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe("already_exists");
+  });
+
+  it("approval: the account waits, disabled, until a super_admin approves; a denied one stays out", async () => {
+    await policy({ policy: "approval", allowed_domains: [] });
+    const a = await signUp("waiting@any.test");
+    const b = await signUp("refused@any.test");
+    expect([a.body.status, b.body.status]).toEqual(["pending_approval", "pending_approval"]);
+    expect((await login("waiting@any.test")).status).not.toBe(200);
+
+    const queue = await t.request("GET", "/api/v1/signup-requests?status=pending", { token: w.superAdmin.token });
+    expect(queue.body.data.map((x: { email: string }) => x.email).sort()).toEqual([
+      "refused@any.test",
+      "waiting@any.test",
+    ]);
+    // Scope, not 403: an organization admin sees an empty queue and may not decide (BOLA).
+    const theirs = await t.request("GET", "/api/v1/signup-requests", { token: w.adminA.token });
+    expect(theirs.body).toMatchObject({ data: [], pagination: { total: 0 } });
+    const notTheirs = await t.request("POST", `/api/v1/signup-requests/${a.body.user_id}/approve`, {
+      token: w.adminA.token,
+    });
+    expect(notTheirs.status).toBe(403);
+
+    const ok = await t.request("POST", `/api/v1/signup-requests/${a.body.user_id}/approve`, {
+      token: w.superAdmin.token,
+    });
+    expect(ok.body).toMatchObject({ status: "approved", decided_by: w.superAdmin.id, organization_id: w.orgA.id });
+    expect((await login("waiting@any.test")).status).toBe(200);
+    const no = await t.request("POST", `/api/v1/signup-requests/${b.body.user_id}/deny`, { token: w.superAdmin.token });
+    expect(no.body.status).toBe("denied");
+    expect((await login("refused@any.test")).status).not.toBe(200);
+    const twice = await t.request("POST", `/api/v1/signup-requests/${b.body.user_id}/approve`, {
+      token: w.superAdmin.token,
+    });
+    expect(twice.status).toBe(404);
+  });
+
+  it("refuses malformed input with the envelope", async () => {
+    for (const json of [
+      { email: "not-an-email", password: PASSWORD },
+      { email: "x@example.org", password: "short" },
+      { email: "x@example.org", password: PASSWORD, role: "super_admin" },
+    ]) {
+      const r = await t.request("POST", "/api/v1/auth/signup", { json });
+      expect(r.status).toBe(400);
+      expect(r.body.error.code).toBe("validation_failed");
+    }
+    const expired = await t.request("GET", "/api/v1/signup-requests", {
+      token: await t.expiredTokenFor(w.superAdmin.id),
+    });
+    expect(expired.body.error.code).toBe("token_expired");
+  });
+});
