@@ -79,6 +79,10 @@ const USED_ELSEWHERE: Record<string, string> = {
   // informer has not synced yet; a mirror's status is patched only when it differs from the last report.
   [`${OP} get networkpolicies.networking.k8s.io in berth-sessions`]: "readPolicy before the first list",
   [`${OP} patch sessionmirrors/status.berth.dev in berth-sessions`]: "the mirror status write in reconcile",
+  // This journey mounts no volume; the storage journey (e2e/src/storage) makes and reads claims.
+  [`${OP} get persistentvolumeclaims in berth-sessions`]: "a session's claim is read until it binds",
+  [`${OP} create persistentvolumeclaims in berth-sessions`]: "a session's claim is made where it lands",
+  [`${OP} list csistoragecapacities.storage.k8s.io`]: "the volume sync tick reads the driver's capacity",
 };
 
 /**
