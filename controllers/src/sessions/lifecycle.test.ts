@@ -51,6 +51,29 @@ describe("the session lifecycle", () => {
     expect(p.events).toEqual([{ type: "Normal", reason: "Started", message: "running on gpu-a-1 of clu_a" }]);
   });
 
+  it("tells `kubectl describe` the story in one Event per state a person reads, none for the steps between", () => {
+    const events = (o: SessionObserved) => planSession(o).events.map((e) => `${e.reason}: ${e.message}`);
+    const placed = placedStatus(aSession().build(), { clusterId: "clu_a", reason: "Placed", message: "m" }, "X", now);
+    expect(placed.events).toEqual([]);
+    expect(
+      events(observe({ session: aSession().onCluster("clu_a").starting().build(), report: report("Running") })),
+    ).toEqual(["Started: running on gpu-a-1 of clu_a"]);
+    const pausing = aSession().onCluster("clu_a").running().desired("Paused").build();
+    expect(events(observe({ session: pausing }))).toEqual([]);
+    const gone = aSession().onCluster("clu_a").phase("Pausing").desired("Paused").build();
+    expect(events(observe({ session: gone, mirror: "absent" }))).toEqual([
+      "PausedByUser: the pod on clu_a is gone and its GPU is free",
+    ]);
+    const resuming = aSession().onCluster("clu_a").phase("Resuming").build();
+    expect(events(observe({ session: resuming, report: report("Running") }))).toEqual([
+      "Resumed: resumed on gpu-a-1 of clu_a",
+    ]);
+    const terminating = aSession().onCluster("clu_a").running().desired("Terminated").build();
+    expect(events(observe({ session: terminating }))).toEqual([]);
+    const removed = aSession().onCluster("clu_a").phase("Terminating").desired("Terminated").build();
+    expect(events(observe({ session: removed, mirror: "absent" }))).toEqual(["Terminated: removed from clu_a"]);
+  });
+
   it("writes nothing when a running session's report says what it already says", () => {
     const first = planSession(
       observe({ session: aSession().onCluster("clu_a").starting().build(), report: report("Running") }),

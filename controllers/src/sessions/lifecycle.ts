@@ -222,7 +222,7 @@ export function planSession(o: SessionObserved): SessionPlan {
       d.phase("Terminating")
         .condition("Ready", "False", SessionReason.TerminatedByUser, `removing the session from ${clusterName}`)
         .condition("Billable", "False", SessionReason.NotRunning, "the session is terminating");
-      event("Normal", SessionReason.Terminating, `removing the session from ${clusterName}`);
+      // No Event: an intermediate step (Terminated follows); the Ready condition says it meanwhile.
       plan.mirror = { op: "delete", propagation: "Background" };
       plan.requeueAfterMs = timing.recheckMs;
       return finish();
@@ -255,7 +255,7 @@ export function planSession(o: SessionObserved): SessionPlan {
         .set("connect", undefined)
         .condition("Ready", "False", pauseReason, `deleting the pod on ${clusterName}`)
         .condition("Billable", "False", SessionReason.NotRunning, "the session is pausing");
-      event("Normal", SessionReason.Pausing, `deleting the pod on ${clusterName}; volumes are kept`);
+      // No Event: an intermediate step (Paused follows); the Ready condition says it meanwhile.
       plan.mirror = { op: "delete", propagation: "Background" };
       plan.requeueAfterMs = timing.recheckMs;
       return finish();
@@ -379,7 +379,12 @@ export function planSession(o: SessionObserved): SessionPlan {
           .condition("Dispatched", "True", SessionReason.MirrorCreated, `written to ${clusterName}`)
           .condition("Ready", "True", SessionReason.PodRunning, r.node ? `running on ${r.node}` : "running")
           .condition("Billable", "True", SessionReason.Metering, "usage is charged at the offering's rate");
-        event("Normal", SessionReason.Started, `running on ${r.node ?? "a node"} of ${clusterName}`);
+        // The one Event of a placement (Scheduled and Resumed are only conditions): where it runs.
+        event(
+          "Normal",
+          phase === "Resuming" ? SessionReason.Resumed : SessionReason.Started,
+          `${phase === "Resuming" ? "resumed" : "running"} on ${r.node ?? "a node"} of ${clusterName}`,
+        );
       }
       d.set("node", r.node ?? undefined).set(
         "gpuDevices",
@@ -481,10 +486,9 @@ export function placedStatus(
     .condition("Scheduled", "True", p.reason, p.message)
     .condition("Ready", "False", SessionReason.PodPending, "waiting for the pod");
   d.status.observedGeneration = s.metadata.generation ?? d.status.observedGeneration;
-  return {
-    status: d.status,
-    events: [{ type: "Normal", reason: resuming ? SessionReason.Resumed : "Scheduled", message: p.message }],
-  };
+  // No Event: placing is an intermediate step; the Scheduled condition keeps why, and the Started (or
+  // Resumed) Event that follows says where it runs.
+  return { status: d.status, events: [] };
 }
 
 /** Status of a session that waits for room; undefined when its place in the queue did not change. */

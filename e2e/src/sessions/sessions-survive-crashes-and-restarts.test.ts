@@ -67,9 +67,9 @@ describe("the worker failing over", () => {
     const s = await bed.waitFor(bed.orgAdmin, id, (x) => x.phase === "Running", "Running under the new leader", 60_000);
     const pods = (await bed.pods("gpu-a")).filter((p) => p.name === s.resource_name);
     expect(pods).toHaveLength(1);
-    // Every session placed once: one Scheduled event each.
+    // Every session placed once: one Started event each (a placement's one Event), and placed once.
     const events = await bed.call(bed.orgAdmin, "GET", `/api/v1/sessions/${id}/resource/events`);
-    expect(events.body.data.filter((e: { reason: string }) => e.reason === "Scheduled")).toHaveLength(1);
+    expect(events.body.data.filter((e: { reason: string }) => e.reason === "Started")).toHaveLength(1);
   });
 });
 
