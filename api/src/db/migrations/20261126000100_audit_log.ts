@@ -1,6 +1,6 @@
 import type { Knex } from "knex";
 
-// The audit log as an API (docs/dev/audit-log.md): who acted (user, operator of a cluster, the system and
+// The audit log as an API (docs/dev/governance.md): who acted (user, operator of a cluster, the system and
 // its reason), from where, on what (organization, project, cluster, resource), with what outcome
 // (success | denied | failed) and a redacted diff. Each row carries `seq` and `hash`, chained over the row
 // before it: a BEFORE INSERT trigger takes a transaction-level advisory lock, so rows chain in the order

@@ -1,6 +1,6 @@
 import type { Knex } from "knex";
 
-// The notification centre (docs/dev/notifications.md). Billing already writes `notifications`; this adds
+// The notification centre (docs/dev/governance.md). Billing already writes `notifications`; this adds
 // what the bell needs: dismissal, a dedupe key (at most one open notification per user and key: a
 // streak's second "credits low" finds the first still unread and is not written), and a way onto the
 // session event stream: a notification is also a `notification.created` row of `session_events`, whose

@@ -1,6 +1,6 @@
 import type { Knex } from "knex";
 
-// System settings (docs/dev/system-settings.md): one row per setting group (branding, signup, placement),
+// System settings (docs/dev/governance.md): one row per setting group (branding, signup, placement),
 // its value as JSON checked by the settings domain's schemas; absent means the default.
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable("system_settings", (t) => {

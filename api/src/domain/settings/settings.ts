@@ -1,4 +1,4 @@
-// System settings (docs/dev/system-settings.md): branding (public), the sign-up policy and the placement
+// System settings (docs/dev/governance.md): branding (public), the sign-up policy and the placement
 // policy. super_admins read and change them; a change is merged per group over what is stored (or the
 // default), checked whole, written in one transaction and audited with its before and after.
 import type { Knex } from "knex";

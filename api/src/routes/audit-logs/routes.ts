@@ -1,4 +1,4 @@
-// The audit log (docs/dev/audit-log.md): the list, the CSV export and the chain's verification.
+// The audit log (docs/dev/governance.md): the list, the CSV export and the chain's verification.
 import type { ServerResponse } from "node:http";
 import { z } from "zod";
 import type { AuditRow } from "../../db/operations/audit/types.ts";

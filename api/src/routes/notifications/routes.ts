@@ -1,4 +1,4 @@
-// The notification bell (docs/dev/notifications.md): the caller's own notifications only. New ones are
+// The notification bell (docs/dev/governance.md): the caller's own notifications only. New ones are
 import { z } from "zod";
 import type { NotificationRow } from "../../db/operations/notifications/types.ts";
 // also pushed on GET /api/v1/sessions/events as `notification.created`.

@@ -1,4 +1,4 @@
-// System settings (docs/dev/system-settings.md): super_admins read and change them; the branding (and
+// System settings (docs/dev/governance.md): super_admins read and change them; the branding (and
 // whether sign-up is offered) is public, for the sign-in page.
 import { getSystemSettings, readSystemSettings, updateSystemSettings } from "../../domain/settings/settings.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";

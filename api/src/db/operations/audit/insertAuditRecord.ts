@@ -23,7 +23,7 @@ export interface AuditRecord {
   outcome: AuditOutcome;
   status: number;
   details: Record<string, unknown>;
-  /** What changed, already redacted (http/redact.ts). */
+  /** What changed, already redacted (domain/audit/redact.ts). */
   diff?: Record<string, unknown> | null;
   at: Date;
 }
