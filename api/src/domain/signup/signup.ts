@@ -12,17 +12,18 @@ import {
 } from "../../db/operations/signup/signupRequests.ts";
 import { insertUser } from "../../db/operations/users/insertUser.ts";
 import { updateUser } from "../../db/operations/users/updateUser.ts";
-import { DomainError, Forbidden, NotFound } from "../../errors.ts";
+import { DomainError, Forbidden, NotFound, TooManyRequests } from "../../errors.ts";
 import { normalizeEmail } from "../identity/email.ts";
 import { mapConstraintErrors } from "../identity/errors.ts";
 import { newId } from "../identity/ids.ts";
 import type { Principal } from "../identity/principal.ts";
+import type { LoginThrottle } from "../identity/throttle.ts";
 import { readSystemSettings } from "../settings/settings.ts";
 
 interface D {
   db: Knex;
   clock: { now(): Date };
-  auth: { hasher: { hash(password: string): Promise<string> } };
+  auth: { hasher: { hash(password: string): Promise<string> }; throttle: LoginThrottle };
 }
 
 export interface SignupResult {
@@ -32,7 +33,7 @@ export interface SignupResult {
 
 export async function signUp(
   deps: D,
-  input: { email: string; password: string; displayName?: string | undefined },
+  input: { email: string; password: string; displayName?: string | undefined; source: string },
 ): Promise<SignupResult> {
   const { signup } = await readSystemSettings(deps.db);
   if (signup.policy === "closed")
@@ -40,6 +41,13 @@ export async function signUp(
       policy: "closed",
     });
   const email = normalizeEmail(input.email);
+  // Every attempt costs a password hash and says whether an email is taken: counted like failed sign-ins,
+  // under keys of their own so that sign-ups never use up a source's sign-in attempts.
+  const attempt = await deps.auth.throttle.begin(`signup:${email}`, `signup:${input.source}`);
+  if (attempt.refused)
+    throw new TooManyRequests("too many sign-up attempts; try again later", attempt.retryAfterSeconds, {
+      reason: "too_many_attempts",
+    });
   const domain = email.slice(email.lastIndexOf("@") + 1);
   if (signup.allowed_domains.length > 0 && !signup.allowed_domains.includes(domain))
     throw new DomainError("signup_closed", `sign-up is open to ${signup.allowed_domains.join(", ")} addresses only`, {

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { SignupRequestRow } from "../../db/operations/signup/signupRequests.ts";
 import { Page, Paged, paginate } from "../../db/paging.ts";
 import { decideSignup, signUp, signupQueue } from "../../domain/signup/signup.ts";
+import { clientAddressOf } from "../../http/client-address.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { isoTimestamp } from "../../http/timestamp.ts";
 import { Email, NewPassword } from "../users/schemas.ts";
@@ -52,13 +53,18 @@ export const signupRoute = defineRoute({
   tags: ["auth"],
   summary: "Create your own account, as the sign-up policy allows",
   description:
-    "closed (the default): 403 signup_closed. open: the account is active at once. approval: the account waits for a super_admin (signing in is refused until then). Allowed domains, when set, limit both (403 signup_closed). An email in use is 409 already_exists.",
+    "closed (the default): 403 signup_closed. open: the account is active at once. approval: the account waits for a super_admin (signing in is refused until then). Allowed domains, when set, limit both (403 signup_closed). An email in use is 409 already_exists. Attempts are throttled like sign-ins (5 per email and source address, 50 per source, 50 per email, in 15 minutes): 429 too_many_requests with Retry-After.",
   auth: "public",
   body: SignupBody,
   audit: "auth.signup",
   responses: { 201: SignupAnswer },
-  handler: async ({ deps, body, audit }) => {
-    const r = await signUp(deps, { email: body.email, password: body.password, displayName: body.display_name });
+  handler: async ({ deps, body, ctx, audit }) => {
+    const r = await signUp(deps, {
+      email: body.email,
+      password: body.password,
+      displayName: body.display_name,
+      source: clientAddressOf(ctx),
+    });
     audit.target("user", r.userId);
     audit.detail("status", r.status);
     return { status: 201, body: { user_id: r.userId, status: r.status } };

@@ -87,6 +87,18 @@ describe("sign-up", () => {
     expect(twice.status).toBe(404);
   });
 
+  it("throttles attempts per email and source like sign-ins, without using up the source's sign-ins", async () => {
+    await policy({ policy: "open", allowed_domains: [] });
+    const answers: number[] = [];
+    for (let i = 0; i < 6; i++) answers.push((await signUp("many.tries@any.test")).status);
+    expect(answers).toEqual([201, 409, 409, 409, 409, 429]);
+    const refused = await signUp("many.tries@any.test");
+    expect(refused.body.error).toMatchObject({ code: "too_many_requests", details: { reason: "too_many_attempts" } });
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    // Sign-ins from the same source are counted apart.
+    expect((await login("many.tries@any.test")).status).toBe(200);
+  });
+
   it("refuses malformed input with the envelope", async () => {
     for (const json of [
       { email: "not-an-email", password: PASSWORD },
