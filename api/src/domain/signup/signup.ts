@@ -3,6 +3,7 @@
 // that a super_admin approves (the account is enabled) or denies (it stays disabled). Allowed domains
 // apply to both open policies; the new account joins the configured organization as a member.
 import type { Knex } from "knex";
+import { findMembership } from "../../db/operations/memberships/findMembership.ts";
 import { upsertMembership } from "../../db/operations/memberships/upsertMembership.ts";
 import {
   decideSignupRequest,
@@ -102,8 +103,10 @@ export async function decideSignup(
     if (!row) throw new NotFound("pending sign-up request", userId);
     if (decision === "approved") {
       await updateUser(tx, userId, { disabled: false });
-      if (row.organization_id)
-        await upsertMembership(tx, { userId, organizationId: row.organization_id, projectId: null, role: "member" });
+      // A role an administrator gave the account while it waited is kept, not lowered to member.
+      const key = { userId, organizationId: row.organization_id ?? "", projectId: null };
+      if (row.organization_id && !(await findMembership(tx, key)))
+        await upsertMembership(tx, { ...key, role: "member" });
     }
     return row;
   });

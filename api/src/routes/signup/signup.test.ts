@@ -87,6 +87,23 @@ describe("sign-up", () => {
     expect(twice.status).toBe(404);
   });
 
+  it("approval keeps a role an administrator gave the waiting account", async () => {
+    await policy({ policy: "approval", allowed_domains: [], organization_id: w.orgA.id });
+    const r = await signUp("future.admin@any.test");
+    const add = await t.request("POST", `/api/v1/organizations/${w.orgA.id}/members`, {
+      token: w.superAdmin.token,
+      json: { user_id: r.body.user_id, role: "org_admin" },
+    });
+    expect(add.status).toBeLessThan(300);
+    const ok = await t.request("POST", `/api/v1/signup-requests/${r.body.user_id}/approve`, {
+      token: w.superAdmin.token,
+    });
+    expect(ok.body.status).toBe("approved");
+    const l = await login("future.admin@any.test");
+    const me = await t.request("GET", "/api/v1/auth/me", { token: l.body.access_token });
+    expect(me.body.memberships).toEqual([expect.objectContaining({ organization_id: w.orgA.id, role: "org_admin" })]);
+  });
+
   it("throttles attempts per email and source like sign-ins, without using up the source's sign-ins", async () => {
     await policy({ policy: "open", allowed_domains: [] });
     const answers: number[] = [];
