@@ -22,8 +22,8 @@ export const styles = css`
     display: flex;
     flex-wrap: wrap;
     align-items: center;
-    gap: 0.5rem 1rem;
-    padding: 0.5rem 1.25rem;
+    gap: 0.5rem 0.75rem;
+    padding: 0.5rem 1rem;
     background: var(--berth-bg);
     border-bottom: 1px solid var(--berth-border);
   }
@@ -39,10 +39,11 @@ export const styles = css`
   nav {
     display: flex;
     flex-wrap: wrap;
-    gap: 0.25rem;
+    gap: 0.1rem;
   }
+  /* An administrator's ten pages, the balance, the bell and the account still share one line at 1280 px. */
   nav a {
-    padding: 0.35rem 0.6rem;
+    padding: 0.35rem 0.45rem;
     border-radius: var(--berth-radius);
     color: var(--berth-fg);
     text-decoration: none;
