@@ -52,6 +52,9 @@ const list = z.string().transform((v) =>
     .filter(Boolean),
 );
 
+/** Webhook targets an operator trusts although internal; the API and the worker's dispatcher read the same list. */
+export const WebhookAllowHosts = list.default([]);
+
 const CIDR = /^(\d{1,3}\.){3}\d{1,3}\/(\d|[12]\d|3[0-2])$|^[0-9a-fA-F:]+\/(\d|\d\d|1[01]\d|12[0-8])$/;
 
 // Shared with the worker's configuration (worker/config.ts): the same names mean the same there.
@@ -141,7 +144,7 @@ const Env = z.object({
    * Webhook targets an operator trusts although they are internal (loopback, private, ...): host names
    * (exact), addresses or CIDRs. Everything else internal is refused (docs/dev/webhooks.md).
    */
-  BERTH_WEBHOOK_ALLOW_HOSTS: list.default([]),
+  BERTH_WEBHOOK_ALLOW_HOSTS: WebhookAllowHosts,
   /**
    * Reverse proxies (the cluster's ingress controller) whose X-Forwarded-For names the client, for the
    * sign-in throttle and the internal plane's gate (http/client-address.ts). Empty: the socket's peer.

@@ -9,7 +9,7 @@ import { Construct } from "constructs";
 import * as check from "./options.ts";
 import { OptionError } from "./options.ts";
 import { container, ENTRY, type ImageOptions, labelsOf, plain, podSpec, type Resources } from "./pod.ts";
-import { ruleList, ServiceAccountWithRules } from "./rbac.ts";
+import { ServiceAccountWithRules } from "./rbac.ts";
 
 export interface GpuClusterOptions {
   /** The id the control plane gave the cluster at registration (`clu_…`). */
@@ -64,9 +64,8 @@ const OPERATOR_PORT = 8080;
 const GATEWAY_PORT = 8443;
 
 export const operatorRules = (system: string, sessions: string) =>
-  ruleList(operatorRbac({ systemNamespace: system, sessionsNamespace: sessions }));
-export const controlPlaneRules = (sessions: string) =>
-  ruleList(controlPlaneRbac({ sessions, devicePlugin: "kube-system" }));
+  operatorRbac({ systemNamespace: system, sessionsNamespace: sessions });
+export const controlPlaneRules = (sessions: string) => controlPlaneRbac({ sessions, devicePlugin: "kube-system" });
 
 export class GpuCluster extends Construct {
   constructor(scope: Construct, id: string, o: GpuClusterOptions) {
@@ -194,7 +193,7 @@ export class GpuCluster extends Construct {
     new ServiceAccountWithRules(this, "gateway-account", {
       name: "berth-gateway",
       namespace: system,
-      rules: { cluster: [], namespaced: [] },
+      rules: { clusterRules: [], namespaceRules: [] },
       labels: gwLabels,
     });
     const tls = o.gateway.tlsSecretName;

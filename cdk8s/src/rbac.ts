@@ -1,33 +1,21 @@
 // A ServiceAccount and its grants, made from a deployable's own rule list (@berth/crds PolicyRule): the
 // operator's operatorRbac(), the API's and worker's lists in @berth/api. The code and the manifests read
 // the same data, so a grant cannot drift from what the code was tested with.
-import type { NamespaceRules, PolicyRule } from "@berth/crds";
+import type { DeployableRbac, PolicyRule } from "@berth/crds";
 import { ApiObject } from "cdk8s";
 import { Construct } from "constructs";
 
-/** Both shapes the rule lists come in, normalised. */
-export interface RuleList {
-  cluster: PolicyRule[];
-  namespaced: NamespaceRules[];
-}
-
-export function ruleList(
-  r:
-    | { cluster: PolicyRule[]; namespaced: NamespaceRules[] }
-    | { clusterRules: PolicyRule[]; namespaceRules: NamespaceRules[] },
-): RuleList {
-  return "clusterRules" in r ? { cluster: r.clusterRules, namespaced: r.namespaceRules } : r;
-}
+/** One account's grants: crds' DeployableRbac, the shape every deployable's rule list already has. */
+export type RuleList = DeployableRbac;
 
 /** Several lists as one account's; rules of the same namespace share one Role. */
-export function mergeRules(...given: Parameters<typeof ruleList>[0][]): RuleList {
-  const lists = given.map(ruleList);
+export function mergeRules(...lists: RuleList[]): RuleList {
   const byNs = new Map<string, PolicyRule[]>();
   for (const l of lists)
-    for (const n of l.namespaced) byNs.set(n.namespace, [...(byNs.get(n.namespace) ?? []), ...n.rules]);
+    for (const n of l.namespaceRules) byNs.set(n.namespace, [...(byNs.get(n.namespace) ?? []), ...n.rules]);
   return {
-    cluster: lists.flatMap((l) => l.cluster),
-    namespaced: [...byNs].map(([namespace, rules]) => ({ namespace, rules })),
+    clusterRules: lists.flatMap((l) => l.clusterRules),
+    namespaceRules: [...byNs].map(([namespace, rules]) => ({ namespace, rules })),
   };
 }
 
@@ -56,12 +44,12 @@ export class ServiceAccountWithRules extends Construct {
       metadata: metadata({ namespace: o.namespace }),
       automountServiceAccountToken: o.automountToken ?? false,
     });
-    if (o.rules.cluster.length > 0) {
+    if (o.rules.clusterRules.length > 0) {
       new ApiObject(this, "cr", {
         apiVersion: "rbac.authorization.k8s.io/v1",
         kind: "ClusterRole",
         metadata: metadata(),
-        rules: o.rules.cluster.map(clean),
+        rules: o.rules.clusterRules.map(clean),
       });
       new ApiObject(this, "crb", {
         apiVersion: "rbac.authorization.k8s.io/v1",
@@ -71,7 +59,7 @@ export class ServiceAccountWithRules extends Construct {
         subjects: subject,
       });
     }
-    for (const n of o.rules.namespaced) {
+    for (const n of o.rules.namespaceRules) {
       new ApiObject(this, `role-${n.namespace}`, {
         apiVersion: "rbac.authorization.k8s.io/v1",
         kind: "Role",
@@ -93,7 +81,7 @@ export class ServiceAccountWithRules extends Construct {
 export function grantCount(r: RuleList): number {
   const n = (rule: PolicyRule) =>
     (rule.apiGroups?.length ?? 1) * (rule.resources?.length ?? rule.nonResourceURLs?.length ?? 1) * rule.verbs.length;
-  return [...r.cluster, ...r.namespaced.flatMap((x) => x.rules)].reduce((s, rule) => s + n(rule), 0);
+  return [...r.clusterRules, ...r.namespaceRules.flatMap((x) => x.rules)].reduce((s, rule) => s + n(rule), 0);
 }
 
 /** One thing a rule list allows: a verb on a resource (`pods/log` style), cluster-wide or in a namespace. */
@@ -114,8 +102,8 @@ export function grantsOf(r: RuleList): Grant[] {
       for (const resource of rule.resources ?? [])
         for (const verb of rule.verbs) out.push({ verb, group, resource, ...(namespace ? { namespace } : {}) });
   };
-  for (const rule of r.cluster) add(rule);
-  for (const n of r.namespaced) for (const rule of n.rules) add(rule, n.namespace);
+  for (const rule of r.clusterRules) add(rule);
+  for (const n of r.namespaceRules) for (const rule of n.rules) add(rule, n.namespace);
   return out;
 }
 

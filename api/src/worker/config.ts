@@ -14,6 +14,7 @@ import {
   Port,
   parseEnv,
   type Secret,
+  WebhookAllowHosts,
 } from "../config.ts";
 
 const ms = z.coerce.number().int().min(1).max(3_600_000);
@@ -44,15 +45,7 @@ const Env = z.object({
   /** How long audit rows are kept before the retention loop purges them. */
   BERTH_AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(365),
   /** Webhook targets trusted although internal (as the API's; docs/dev/webhooks.md). */
-  BERTH_WEBHOOK_ALLOW_HOSTS: z
-    .string()
-    .default("")
-    .transform((v) =>
-      v
-        .split(",")
-        .map((x) => x.trim())
-        .filter((x) => x !== ""),
-    ),
+  BERTH_WEBHOOK_ALLOW_HOSTS: WebhookAllowHosts,
   /** Extra CA certificates (a PEM file) webhook receivers may be signed by. */
   BERTH_WEBHOOK_CA_FILE: z.string().min(1).optional(),
 });
