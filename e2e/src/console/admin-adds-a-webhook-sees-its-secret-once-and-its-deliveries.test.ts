@@ -72,6 +72,7 @@ describe("an organization admin manages a webhook in the console", () => {
 
   it("adds an endpoint and sees its secret once", async () => {
     page = await signedIn(admin);
+    await page.getByTestId("admin-menu").click();
     await page.getByRole("link", { name: "Webhooks", exact: true }).click();
     await page.getByRole("heading", { name: "Webhooks", level: 1 }).waitFor();
     await page.getByText("No webhook yet").waitFor();
@@ -133,5 +134,6 @@ describe("an organization admin manages a webhook in the console", () => {
   it("shows a member no Webhooks page", async () => {
     const p = await signedIn(member);
     expect(await p.getByRole("link", { name: "Webhooks", exact: true }).count()).toBe(0);
+    expect(await p.getByTestId("admin-menu").count()).toBe(0);
   });
 });

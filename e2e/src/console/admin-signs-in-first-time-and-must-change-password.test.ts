@@ -104,10 +104,10 @@ describe("the administrator's first sign-in", () => {
     expect(await focused()).toMatchObject({ text: "Skip to content" });
     expect((await focused()).outline).not.toBe("none");
     const seen: string[] = [];
-    // The brand, eight pages, the header's balance (a link to its wallet), the bell, then the account
-    // button, whose panel (opened with Enter) holds Sign out.
+    // The brand, the member pages, the Admin menu's button, the header's balance (a link to its wallet), the
+    // bell, then the account button, whose panel (opened with Enter) holds Sign out.
     await page.getByTestId("header-balance").waitFor();
-    // An admin's header (eight pages, balance, indicator, bell, account) is one line at 1280×800.
+    // An admin's header (member pages, Admin menu, balance, indicator, bell, account) is one line at 1280×800.
     const centers = await page.evaluate(() => {
       const header = document.querySelector("berth-app")?.shadowRoot?.querySelector("header");
       return [...(header?.children ?? [])]
@@ -126,9 +126,7 @@ describe("the administrator's first sign-in", () => {
         "Sessions",
         "Queue",
         "Credits",
-        "Users",
-        "Clusters",
-        "Audit",
+        "Admin▾",
         "Notifications, 0 unread notifications",
         `Account: ${ADMIN_EMAIL}`,
       ]),
@@ -137,6 +135,23 @@ describe("the administrator's first sign-in", () => {
     await page.keyboard.press("Enter");
     await page.keyboard.press("Tab");
     expect((await focused()).text).toBe("Sign out");
+    await page.keyboard.press("Escape");
+    // The Admin menu opens with Enter onto the administration pages, in order, and Escape closes it.
+    await page.getByTestId("admin-menu").focus();
+    await page.keyboard.press("Enter");
+    const adminPages: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      await page.keyboard.press("Tab");
+      adminPages.push((await focused()).text);
+    }
+    expect(adminPages).toEqual(["Users", "Organizations", "Projects", "Clusters", "Webhooks", "Audit log"]);
+    await shots.take(page, "admin-menu-1280");
+    await page.keyboard.press("Escape");
+    expect((await focused()).text).toBe("Admin▾");
+    expect(await page.getByTestId("admin-panel").isHidden()).toBe(true);
+    await page.getByTestId("account-menu").focus();
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("Tab");
     expect((await focused()).outline).not.toBe("none");
     await page.keyboard.press("Escape");
     expect((await focused()).text).toBe(`Account: ${ADMIN_EMAIL}`);

@@ -4,8 +4,10 @@ import { html, LitElement, nothing, type TemplateResult } from "lit";
 import { api, auth, feed, loadMe, router } from "../../app/context.ts";
 import type { RouteName } from "../../router/routes.ts";
 import { shared, tokens } from "../../styles/shared.ts";
+import { ADMIN_LINKS, isHere, MEMBER_LINKS } from "./nav-links.ts";
 import { styles } from "./styles.ts";
 import "../account-menu/index.ts";
+import "../admin-menu/index.ts";
 import "../live-indicator/index.ts";
 import "../notification-bell/index.ts";
 import "../wallet-balance/index.ts";
@@ -137,18 +139,14 @@ export class BerthApp extends LitElement {
   #nav(): TemplateResult | typeof nothing {
     if (!auth.signedIn || auth.mustChangePassword) return nothing;
     const here = router.current.route.name;
-    const link = (href: string, label: string, active: boolean) =>
-      html`<a href=${href} aria-current=${active ? "page" : "false"} class=${active ? "active" : ""}>${label}</a>`;
     return html`<nav aria-label="Main">
-      ${link("/sessions", "Sessions", here.startsWith("session"))}
-      ${link("/queue", "Queue", here === "queue")}
-      ${link("/credits", "Credits", here.startsWith("credits"))}
+      ${MEMBER_LINKS.map((l) => {
+        const active = isHere(l, here);
+        return html`<a href=${l.href} aria-current=${active ? "page" : "false"} class=${active ? "active" : ""}>${l.label}</a>`;
+      })}
       ${
         auth.isAdmin
-          ? html`${link("/admin/users", "Users", here === "admin-users")} ${link("/admin/organizations", "Organizations", here === "admin-organizations")}
-          ${link("/admin/projects", "Projects", here === "admin-projects")} ${link("/admin/clusters", "Clusters", here.startsWith("admin-cluster"))}
-          ${link("/webhooks", "Webhooks", here === "webhooks")}
-          ${link("/admin/audit", "Audit", here === "admin-audit")}`
+          ? html`<berth-admin-menu .links=${ADMIN_LINKS.map((l) => ({ href: l.href, label: l.label, active: isHere(l, here) }))}></berth-admin-menu>`
           : nothing
       }
     </nav>`;

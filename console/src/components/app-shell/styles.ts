@@ -41,7 +41,7 @@ export const styles = css`
     flex-wrap: wrap;
     gap: 0.1rem;
   }
-  /* An administrator's ten pages, the balance, the bell and the account still share one line at 1280 px. */
+  /* Member pages, the Admin menu, the balance, the bell and the account share one line at 1280 px. */
   nav a {
     padding: 0.35rem 0.45rem;
     border-radius: var(--berth-radius);

@@ -1,0 +1,26 @@
+// The header's links as data: the pages every signed-in person uses, then the administration pages that
+// sit behind the Admin menu. A page is "here" when the current route's name starts with one of its prefixes.
+import type { RouteName } from "../../router/routes.ts";
+
+export interface NavLink {
+  href: string;
+  label: string;
+  routes: readonly string[];
+}
+
+export const MEMBER_LINKS: readonly NavLink[] = [
+  { href: "/sessions", label: "Sessions", routes: ["session"] },
+  { href: "/queue", label: "Queue", routes: ["queue"] },
+  { href: "/credits", label: "Credits", routes: ["credits"] },
+];
+
+export const ADMIN_LINKS: readonly NavLink[] = [
+  { href: "/admin/users", label: "Users", routes: ["admin-users"] },
+  { href: "/admin/organizations", label: "Organizations", routes: ["admin-organizations"] },
+  { href: "/admin/projects", label: "Projects", routes: ["admin-projects"] },
+  { href: "/admin/clusters", label: "Clusters", routes: ["admin-cluster"] },
+  { href: "/webhooks", label: "Webhooks", routes: ["webhooks"] },
+  { href: "/admin/audit", label: "Audit log", routes: ["admin-audit"] },
+];
+
+export const isHere = (link: NavLink, here: RouteName): boolean => link.routes.some((r) => here.startsWith(r));
