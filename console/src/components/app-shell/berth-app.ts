@@ -31,6 +31,9 @@ const lazyViews: Partial<Record<RouteName, () => Promise<unknown>>> = {
   "admin-cluster-detail": () => import("../../views/admin-cluster-detail-view/index.ts"),
   webhooks: () => import("../../views/webhooks-view/index.ts"),
   "admin-audit": () => import("../../views/audit-view/index.ts"),
+  quotas: () => import("../../views/quotas-view/index.ts"),
+  "quota-requests": () => import("../../views/quota-inbox-view/index.ts"),
+  "admin-catalog": () => import("../../views/admin-catalog-view/index.ts"),
 };
 
 export class BerthApp extends LitElement {
@@ -129,6 +132,12 @@ export class BerthApp extends LitElement {
         return html`<berth-webhooks-view></berth-webhooks-view>`;
       case "admin-audit":
         return html`<berth-audit-view></berth-audit-view>`;
+      case "quotas":
+        return html`<berth-quotas-view></berth-quotas-view>`;
+      case "quota-requests":
+        return html`<berth-quota-inbox-view></berth-quota-inbox-view>`;
+      case "admin-catalog":
+        return html`<berth-admin-catalog-view .query=${m.query}></berth-admin-catalog-view>`;
       default:
         return html`<berth-not-found-view></berth-not-found-view>`;
     }
@@ -143,12 +152,14 @@ export class BerthApp extends LitElement {
       ${link("/sessions", "Sessions", here.startsWith("session"))}
       ${link("/queue", "Queue", here === "queue")}
       ${link("/credits", "Credits", here.startsWith("credits"))}
+      ${link("/quotas", "Limits", here.startsWith("quota"))}
       ${
         auth.isAdmin
           ? html`${link("/admin/users", "Users", here === "admin-users")} ${link("/admin/organizations", "Organizations", here === "admin-organizations")}
           ${link("/admin/projects", "Projects", here === "admin-projects")} ${link("/admin/clusters", "Clusters", here.startsWith("admin-cluster"))}
           ${link("/webhooks", "Webhooks", here === "webhooks")}
-          ${link("/admin/audit", "Audit", here === "admin-audit")}`
+          ${link("/admin/audit", "Audit", here === "admin-audit")}
+          ${link("/admin/catalog", "Catalog", here === "admin-catalog")}`
           : nothing
       }
     </nav>`;
