@@ -816,6 +816,8 @@ export type QuotaRequest = {
   /** user: your own limits in the organization; project: the project's shared limits. */
   scope: "user" | "project";
   requester_id: string;
+  /** Who asks, for those who decide; null in the answer to a write. */
+  requester_email: string | null;
   asked: {
     [key: string]: number;
   };

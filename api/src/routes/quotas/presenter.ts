@@ -14,6 +14,7 @@ export const presentQuotaRequest =
     project_id: r.project_id,
     scope: r.scope,
     requester_id: r.requester_id,
+    requester_email: r.requester_email ?? null,
     asked: r.asked,
     current: r.current,
     reason: r.reason,

@@ -62,6 +62,10 @@ export const QuotaRequest = z
     project_id: z.string().nullable(),
     scope: RequestScope,
     requester_id: z.string(),
+    requester_email: z
+      .string()
+      .nullable()
+      .meta({ description: "Who asks, for those who decide; null in the answer to a write." }),
     asked: z.record(z.string(), z.number()),
     current: z
       .record(z.string(), z.number().nullable())

@@ -307,6 +307,7 @@ export class BerthAdminCatalogView extends LitElement {
             e.preventDefault();
             this.editing = undefined;
             this.notice = undefined;
+            this.saveError = undefined;
             router.navigate(`/admin/catalog?tab=${t.tab}`);
           }}>${t.label}</a>`,
       )}</nav>

@@ -85,7 +85,7 @@ export class BerthQuotaInboxView extends LitElement {
   }
 
   #who(r: QuotaRequest, d: Directory): string {
-    return d.users.get(r.requester_id) ?? r.requester_id;
+    return r.requester_email ?? d.users.get(r.requester_id) ?? r.requester_id;
   }
 
   #open(r: QuotaRequest): void {

@@ -7,7 +7,10 @@ export async function findQuotaRequest(
   id: string,
   opts: { forUpdate?: boolean } = {},
 ): Promise<QuotaRequestRow | undefined> {
-  const q = db("quota_requests").where({ id }).first();
-  if (opts.forUpdate) q.forUpdate();
+  const q = db("quota_requests")
+    .leftJoin("users", "users.id", "quota_requests.requester_id")
+    .where("quota_requests.id", id)
+    .first("quota_requests.*", "users.email as requester_email");
+  if (opts.forUpdate) q.forUpdate("quota_requests");
   return (await q) as QuotaRequestRow | undefined;
 }

@@ -10,6 +10,8 @@ export interface QuotaRequestRow {
   project_id: string | null;
   scope: QuotaRequestScope;
   requester_id: string;
+  /** Joined from users when read (absent right after an insert). */
+  requester_email?: string;
   asked: LimitValues;
   current: Record<string, number | null>;
   reason: string;
