@@ -51,6 +51,11 @@ export const ERROR_CODES = {
     status: 409,
     description: "The volume's claim lives on another cluster than the one asked for.",
   },
+  request_already_decided: {
+    status: 409,
+    description:
+      "The request was already approved, denied or cancelled (details.status says which); a decision is made once.",
+  },
   webhook_limit_reached: {
     status: 409,
     description: "The organization already has the most webhook endpoints allowed; details.limit gives it.",
@@ -212,6 +217,7 @@ export class Conflict extends DomainError {
       | "volume_in_use"
       | "volume_locked"
       | "volume_pool_not_shared"
+      | "request_already_decided"
     > = "conflict",
   ) {
     super(code, message, details);

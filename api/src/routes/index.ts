@@ -14,6 +14,7 @@ import { routes as notifications } from "./notifications/routes.ts";
 import { routes as organizations } from "./organizations/routes.ts";
 import { routes as projects } from "./projects/routes.ts";
 import { routes as queue } from "./queue/routes.ts";
+import { routes as quotas } from "./quotas/routes.ts";
 import { routes as sessions } from "./sessions/routes.ts";
 import { routes as settings } from "./settings/routes.ts";
 import { routes as signup } from "./signup/routes.ts";
@@ -30,6 +31,7 @@ export const allRoutes: RouteDef[] = [
   ...users,
   ...organizations,
   ...projects,
+  ...quotas, // before the catalog: /resource-policies/requests is not a policy named "requests"
   ...catalog,
   ...clusters,
   ...nodes,

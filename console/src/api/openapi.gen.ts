@@ -47,6 +47,12 @@ export type Allocation = {
 /** Minor units as a decimal string (1 credit = 1000000). Amounts are never JSON numbers. */
 export type Amount = string;
 
+export type ApproveQuotaRequest = {
+  /** What is granted, each at most what was asked; omitted: all of it. Less: partially approved. */
+  limits?: QuotaLimitValues;
+  note?: string;
+};
+
 export type AuditChainVerdict = {
   valid: boolean;
   checked: number;
@@ -312,11 +318,22 @@ export type CreateProjectRequest = {
   name: string;
 };
 
+export type CreateQuotaRequest = {
+  organization_id: string;
+  /** Required for scope project; for scope user, the context. */
+  project_id?: string;
+  /** user: your own limits in the organization; project: the project's shared limits. */
+  scope?: "user" | "project";
+  limits: QuotaLimitValues;
+  reason: string;
+};
+
 export type CreateResourcePolicyRequest = {
   name: string;
   scope: {
-    kind: "global" | "organization" | "project";
+    kind: "global" | "organization" | "project" | "user";
     id?: string;
+    organization?: string;
   };
   limits?: ResourcePolicyLimits;
   allowed_offerings?: string[];
@@ -417,11 +434,38 @@ export type CreditRequestDenial = {
   note?: string;
 };
 
+export type DenyQuotaRequest = {
+  note?: string;
+};
+
+export type EffectiveLimits = {
+  user_id: string;
+  organization_id: string;
+  project_id: string | null;
+  limits: {
+    name: PolicyLimitName;
+    /** null: no policy sets it. */
+    value: number | null;
+    /** null: not a count (hours per session, priority). */
+    used: number | null;
+    headroom: number | null;
+    /** The ResourcePolicy the value comes from. */
+    policy: string | null;
+    scope: string | null;
+    /** The scope a request to raise it takes. */
+    requestable: ("user" | "project") | null;
+  }[];
+  allowed_offerings: {
+    value: string[] | null;
+    policy: string | null;
+  };
+};
+
 /** The error envelope of every public error. */
 export type ErrorEnvelope = {
   error: {
     /** Stable error code; clients map it to a message. */
-    code: "validation_failed" | "malformed_json" | "bad_request" | "webhook_url_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_locked" | "invalid_session_state" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "gpu_model_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "export_too_large" | "too_many_requests" | "internal" | "unavailable";
+    code: "validation_failed" | "malformed_json" | "bad_request" | "webhook_url_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "request_already_decided" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_locked" | "invalid_session_state" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "gpu_model_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "export_too_large" | "too_many_requests" | "internal" | "unavailable";
     /** Human-readable text. */
     message: string;
     /** What to fix. For validation_failed: issues[] of {path, message, code}. */
@@ -632,7 +676,7 @@ export type Notification = {
   read_at: string | null;
 };
 
-export type NotificationKind = "credits.running_low" | "session.paused" | "session.failed" | "credits.request_approved" | "credits.request_partially_approved" | "credits.request_denied" | "quota.request_decided" | "volume.near_quota" | "image_build.finished" | "webhook.endpoint_disabled" | "cluster.unreachable";
+export type NotificationKind = "credits.running_low" | "session.paused" | "session.failed" | "credits.request_approved" | "credits.request_partially_approved" | "credits.request_denied" | "quota.request_received" | "quota.request_decided" | "volume.near_quota" | "image_build.finished" | "webhook.endpoint_disabled" | "cluster.unreachable";
 
 export type NotificationList = {
   data: Notification[];
@@ -704,6 +748,8 @@ export type PlacementSettings = {
   policy: "binpack" | "spread";
 };
 
+export type PolicyLimitName = "max_gpus_per_user" | "max_concurrent_sessions_per_user" | "max_volume_gb_per_user" | "max_session_hours" | "max_gpus_per_project" | "max_volume_gb_per_project" | "max_gpus_per_organization" | "max_priority";
+
 export type PoolCapacity = {
   /** csi: the storage driver's report; manual: the stated capacity; node_disk: the storage node's system drive (a stand-in that can be far off). */
   source: "csi" | "manual" | "node_disk";
@@ -756,6 +802,43 @@ export type QueueEntry = {
 export type QueuePriority = {
   /** Higher goes first; ties go to the older session. */
   priority: number;
+};
+
+/** Limit name to its new value. */
+export type QuotaLimitValues = {
+  [key: string]: number;
+};
+
+export type QuotaRequest = {
+  id: string;
+  organization_id: string;
+  project_id: string | null;
+  /** user: your own limits in the organization; project: the project's shared limits. */
+  scope: "user" | "project";
+  requester_id: string;
+  /** Who asks, for those who decide; null in the answer to a write. */
+  requester_email: string | null;
+  asked: {
+    [key: string]: number;
+  };
+  /** The limits when asked (null: none applied). */
+  current: {
+    [key: string]: number | null;
+  };
+  reason: string;
+  status: "pending" | "approved" | "partially_approved" | "denied" | "cancelled";
+  granted: {
+    [key: string]: number;
+  } | null;
+  /** The ResourcePolicy the approval wrote. */
+  policy: string | null;
+  decided_by: string | null;
+  decision_note: string | null;
+  /** RFC 3339, UTC. */
+  created_at: string;
+  decided_at: string | null;
+  /** Whether the caller may approve or deny it now. */
+  can_decide: boolean;
 };
 
 export type Refill = {
@@ -842,11 +925,15 @@ export type RegisteredCluster = {
   operator_token: IssuedOperatorToken;
 };
 
+export type RequestableLimitName = "max_gpus_per_user" | "max_concurrent_sessions_per_user" | "max_volume_gb_per_user" | "max_session_hours" | "max_gpus_per_project" | "max_volume_gb_per_project";
+
 export type ResourcePolicy = {
   name: string;
   scope: {
-    kind: "global" | "organization" | "project";
+    kind: "global" | "organization" | "project" | "user";
     id: string | null;
+    /** A user scope's organization; null otherwise. */
+    organization: string | null;
   };
   limits: ResourcePolicyLimitsOutput;
   /** Offerings allowed at this scope; null: all. */
@@ -863,6 +950,7 @@ export type ResourcePolicyLimits = {
   max_concurrent_sessions_per_user?: number;
   max_session_hours?: number;
   max_volume_gb_per_user?: number;
+  max_volume_gb_per_project?: number;
   max_priority?: number;
 };
 
@@ -874,6 +962,7 @@ export type ResourcePolicyLimitsOutput = {
   max_concurrent_sessions_per_user?: number;
   max_session_hours?: number;
   max_volume_gb_per_user?: number;
+  max_volume_gb_per_project?: number;
   max_priority?: number;
 };
 
@@ -1347,7 +1436,7 @@ export type WebhookCreate = {
   url: string;
   description?: string;
   /** Event kinds to receive; empty: every kind. Unknown kinds are refused. */
-  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied")[];
+  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied" | "quota.request.created" | "quota.request.decided")[];
 };
 
 export type WebhookDelivery = {
@@ -1396,7 +1485,7 @@ export type WebhookUpdate = {
   url?: string;
   description?: string;
   /** Event kinds to receive; empty: every kind. Unknown kinds are refused. */
-  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied")[];
+  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied" | "quota.request.created" | "quota.request.decided")[];
   enabled?: boolean;
 };
 
@@ -1466,6 +1555,17 @@ export interface Operations {
     body: CreditRequestApproval;
     response: CreditRequest;
   };
+  /** Approve all or part of a request: writes the user's or project's policy override */
+  approveQuotaRequest: {
+    method: "post";
+    path: "/api/v1/resource-policies/requests/{requestId}/approve";
+    params: {
+      requestId: string;
+    };
+    query: Record<string, never>;
+    body: ApproveQuotaRequest;
+    response: QuotaRequest;
+  };
   /** Approve a sign-up: the account is enabled and joins the configured organization */
   approveSignup: {
     method: "post";
@@ -1507,6 +1607,17 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: Session;
+  };
+  /** Withdraw your pending request */
+  cancelQuotaRequest: {
+    method: "post";
+    path: "/api/v1/resource-policies/requests/{requestId}/cancel";
+    params: {
+      requestId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: QuotaRequest;
   };
   /** Change your own password */
   changePassword: {
@@ -1597,6 +1708,15 @@ export interface Operations {
     query: Record<string, never>;
     body: CreateProjectRequest;
     response: Project;
+  };
+  /** Ask for higher limits with a reason; the administrators who may decide are notified */
+  createQuotaRequest: {
+    method: "post";
+    path: "/api/v1/resource-policies/requests";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: CreateQuotaRequest;
+    response: QuotaRequest;
   };
   /** Top a wallet up to, or by, an amount every period (paid by a wallet you manage) */
   createRefill: {
@@ -1770,6 +1890,17 @@ export interface Operations {
     body: CreditRequestDenial;
     response: CreditRequest;
   };
+  /** Deny a request with a note; the requester is notified */
+  denyQuotaRequest: {
+    method: "post";
+    path: "/api/v1/resource-policies/requests/{requestId}/deny";
+    params: {
+      requestId: string;
+    };
+    query: Record<string, never>;
+    body: DenyQuotaRequest;
+    response: QuotaRequest;
+  };
   /** Deny a sign-up: the account stays disabled */
   denySignup: {
     method: "post";
@@ -1903,6 +2034,19 @@ export interface Operations {
     body: undefined;
     response: CreditRequest;
   };
+  /** Your limits, what you use of them, the headroom, and the policy each comes from */
+  getEffectiveLimits: {
+    method: "get";
+    path: "/api/v1/resource-policies/effective";
+    params: Record<string, never>;
+    query: {
+      /** Required when you belong to several organizations. */
+      organization_id?: string;
+      project_id?: string;
+    };
+    body: undefined;
+    response: EffectiveLimits;
+  };
   /** Free and total GPUs by cluster and model */
   getGpuAvailability: {
     method: "get";
@@ -1993,6 +2137,17 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: Project;
+  };
+  /** A quota-increase request */
+  getQuotaRequest: {
+    method: "get";
+    path: "/api/v1/resource-policies/requests/{requestId}";
+    params: {
+      requestId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: QuotaRequest;
   };
   /** A refill schedule and its latest applications */
   getRefill: {
@@ -2498,6 +2653,27 @@ export interface Operations {
       pagination: Pagination;
     };
   };
+  /** Quota-increase requests: yours, and those you may decide */
+  listQuotaRequests: {
+    method: "get";
+    path: "/api/v1/resource-policies/requests";
+    params: Record<string, never>;
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+      /** mine: asked by you; incoming: asked by others, for you to decide. Omitted: both. */
+      box?: "mine" | "incoming";
+      status?: "pending" | "approved" | "partially_approved" | "denied" | "cancelled";
+      organization_id?: string;
+    };
+    body: undefined;
+    response: {
+      data: QuotaRequest[];
+      pagination: Pagination;
+    };
+  };
   /** Refill schedules of wallets you may see */
   listRefills: {
     method: "get";
@@ -2525,7 +2701,7 @@ export interface Operations {
       page?: number;
       /** Items per page, 1 to 100. */
       size?: number;
-      scope?: "global" | "organization" | "project";
+      scope?: "global" | "organization" | "project" | "user";
     };
     body: undefined;
     response: {
@@ -3184,10 +3360,12 @@ export const OPERATIONS = {
   addProjectMember: { method: "post", path: "/api/v1/projects/{projectId}/members" },
   allocateCredits: { method: "post", path: "/api/v1/credits/allocations" },
   approveCreditRequest: { method: "post", path: "/api/v1/credits/requests/{requestId}/approve" },
+  approveQuotaRequest: { method: "post", path: "/api/v1/resource-policies/requests/{requestId}/approve" },
   approveSignup: { method: "post", path: "/api/v1/signup-requests/{userId}/approve" },
   bulkTerminateSessions: { method: "post", path: "/api/v1/sessions/bulk-terminate" },
   cancelCreditRequest: { method: "post", path: "/api/v1/credits/requests/{requestId}/cancel" },
   cancelQueuedSession: { method: "post", path: "/api/v1/queue/{sessionId}/cancel" },
+  cancelQuotaRequest: { method: "post", path: "/api/v1/resource-policies/requests/{requestId}/cancel" },
   changePassword: { method: "post", path: "/api/v1/auth/password" },
   changeQueuePriority: { method: "patch", path: "/api/v1/queue/{sessionId}" },
   changeRefill: { method: "patch", path: "/api/v1/credits/refills/{refillId}" },
@@ -3197,6 +3375,7 @@ export const OPERATIONS = {
   createOffering: { method: "post", path: "/api/v1/offerings" },
   createOrganization: { method: "post", path: "/api/v1/organizations" },
   createProject: { method: "post", path: "/api/v1/projects" },
+  createQuotaRequest: { method: "post", path: "/api/v1/resource-policies/requests" },
   createRefill: { method: "post", path: "/api/v1/credits/refills" },
   createResourcePolicy: { method: "post", path: "/api/v1/resource-policies" },
   createResourcePreset: { method: "post", path: "/api/v1/resource-presets" },
@@ -3214,6 +3393,7 @@ export const OPERATIONS = {
   deleteVolume: { method: "delete", path: "/api/v1/storage/volumes/{volumeId}" },
   deleteWebhook: { method: "delete", path: "/api/v1/webhooks/{webhookId}" },
   denyCreditRequest: { method: "post", path: "/api/v1/credits/requests/{requestId}/deny" },
+  denyQuotaRequest: { method: "post", path: "/api/v1/resource-policies/requests/{requestId}/deny" },
   denySignup: { method: "post", path: "/api/v1/signup-requests/{userId}/deny" },
   deregisterCluster: { method: "delete", path: "/api/v1/clusters/{clusterId}" },
   dismissNotification: { method: "post", path: "/api/v1/notifications/{notificationId}/dismiss" },
@@ -3224,6 +3404,7 @@ export const OPERATIONS = {
   getBudget: { method: "get", path: "/api/v1/budgets/{organizationId}" },
   getCluster: { method: "get", path: "/api/v1/clusters/{clusterId}" },
   getCreditRequest: { method: "get", path: "/api/v1/credits/requests/{requestId}" },
+  getEffectiveLimits: { method: "get", path: "/api/v1/resource-policies/effective" },
   getGpuAvailability: { method: "get", path: "/api/v1/sessions/gpu-availability" },
   getHealth: { method: "get", path: "/healthz" },
   getImage: { method: "get", path: "/api/v1/images/{name}" },
@@ -3233,6 +3414,7 @@ export const OPERATIONS = {
   getOpenApi: { method: "get", path: "/api/v1/openapi.json" },
   getOrganization: { method: "get", path: "/api/v1/organizations/{organizationId}" },
   getProject: { method: "get", path: "/api/v1/projects/{projectId}" },
+  getQuotaRequest: { method: "get", path: "/api/v1/resource-policies/requests/{requestId}" },
   getRefill: { method: "get", path: "/api/v1/credits/refills/{refillId}" },
   getResourcePolicy: { method: "get", path: "/api/v1/resource-policies/{name}" },
   getResourcePreset: { method: "get", path: "/api/v1/resource-presets/{name}" },
@@ -3264,6 +3446,7 @@ export const OPERATIONS = {
   listProjectMembers: { method: "get", path: "/api/v1/projects/{projectId}/members" },
   listProjects: { method: "get", path: "/api/v1/projects" },
   listQueue: { method: "get", path: "/api/v1/queue" },
+  listQuotaRequests: { method: "get", path: "/api/v1/resource-policies/requests" },
   listRefills: { method: "get", path: "/api/v1/credits/refills" },
   listResourcePolicies: { method: "get", path: "/api/v1/resource-policies" },
   listResourcePresets: { method: "get", path: "/api/v1/resource-presets" },

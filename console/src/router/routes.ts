@@ -19,6 +19,9 @@ export type RouteName =
   | "admin-cluster-detail"
   | "webhooks"
   | "admin-audit"
+  | "quotas"
+  | "quota-requests"
+  | "admin-catalog"
   | "not-found";
 
 /** Who may open a route: anyone, a signed-in account, or an administrator. */
@@ -51,6 +54,10 @@ export const ROUTES: readonly RouteDef[] = [
   { name: "admin-cluster-detail", pattern: "/admin/clusters/:clusterId", title: "Cluster", access: "admin" },
   { name: "webhooks", pattern: "/webhooks", title: "Webhooks", access: "admin" },
   { name: "admin-audit", pattern: "/admin/audit", title: "Audit log", access: "admin" },
+  { name: "quotas", pattern: "/quotas", title: "Limits", access: "user" },
+  // Project admins decide their projects' requests: the inbox is for every signed-in account; the API scopes it.
+  { name: "quota-requests", pattern: "/quotas/requests", title: "Quota requests", access: "user" },
+  { name: "admin-catalog", pattern: "/admin/catalog", title: "Catalog", access: "admin" },
 ];
 
 export const NOT_FOUND: RouteDef = { name: "not-found", pattern: "", title: "Not found", access: "public" };

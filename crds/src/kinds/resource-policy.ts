@@ -2,18 +2,25 @@ import { z } from "zod";
 import { Id, ResourceName, rule } from "../fields.ts";
 import { defineKind, statusOf } from "../kind.ts";
 
-export const PolicyScopeKind = z.enum(["global", "organization", "project"]);
+/** `user`: one person inside one organization (an approved quota-increase request writes one). */
+export const PolicyScopeKind = z.enum(["global", "organization", "project", "user"]);
 export type PolicyScopeKind = z.infer<typeof PolicyScopeKind>;
 
 const Count = z.int().min(0);
 
 export const ResourcePolicySpec = z.object({
-  /** The narrowest scope that sets a limit wins. */
+  /**
+   * The narrowest scope that sets a limit wins: user, project, organization, global. A user scope names
+   * the organization it applies in, so one organization's administrators cannot raise a person's limits
+   * in another.
+   */
   scope: rule(
-    z.object({ kind: PolicyScopeKind, id: Id.optional() }),
-    "self.kind == 'global' ? !has(self.id) : has(self.id)",
-    "a global scope has no id; organization and project scopes need one",
-    (s) => (s.kind === "global" ? s.id === undefined : s.id !== undefined),
+    z.object({ kind: PolicyScopeKind, id: Id.optional(), organization: Id.optional() }),
+    "(self.kind == 'global' ? !has(self.id) : has(self.id)) && (self.kind == 'user' ? has(self.organization) : !has(self.organization))",
+    "a global scope has no id; the others need one; a user scope (and only it) names its organization",
+    (s) =>
+      (s.kind === "global" ? s.id === undefined : s.id !== undefined) &&
+      (s.kind === "user" ? s.organization !== undefined : s.organization === undefined),
   ),
   /** Absent: no limit at this scope. */
   limits: z

@@ -140,11 +140,11 @@ describe("the administrator's first sign-in", () => {
     await page.getByTestId("admin-menu").focus();
     await page.keyboard.press("Enter");
     const adminPages: string[] = [];
-    for (let i = 0; i < 6; i++) {
+    for (let i = 0; i < 7; i++) {
       await page.keyboard.press("Tab");
       adminPages.push((await focused()).text);
     }
-    expect(adminPages).toEqual(["Users", "Organizations", "Projects", "Clusters", "Webhooks", "Audit log"]);
+    expect(adminPages).toEqual(["Users", "Organizations", "Projects", "Clusters", "Webhooks", "Audit log", "Catalog"]);
     await shots.take(page, "admin-menu-1280");
     await page.keyboard.press("Escape");
     expect((await focused()).text).toBe("Admin▾");

@@ -3,7 +3,8 @@
 //   resource presets everyone signed in.
 //   images           public ones to everyone; a private one to its owner; super_admins all.
 //   resource policies the global one to everyone; an organization's to its members; a project's to those
-//                    who see the project; super_admins all.
+//                    who see the project; a user's (an approved quota request) to that user and the
+//                    administrators of its organization; super_admins all.
 // Writes (create, update) are for super_admins.
 import { ImageKind, type KindDefinition, OfferingKind, ResourcePolicyKind, ResourcePresetKind } from "@berth/crds";
 import type { Scope } from "../identity/scope.ts";
@@ -50,8 +51,12 @@ export const policies: CatalogResource = {
   needsProjects: true,
   visible: (o, v) => {
     if (v.scope.all) return true;
-    const s = spec(o).scope as { kind: string; id?: string } | undefined;
+    const s = spec(o).scope as { kind: string; id?: string; organization?: string } | undefined;
     if (!s || s.kind === "global") return true;
+    if (s.kind === "user")
+      return (
+        s.id === v.scope.userId || (s.organization !== undefined && v.scope.adminOrganizations.has(s.organization))
+      );
     if (s.kind === "organization") return s.id !== undefined && v.scope.organizations.has(s.id);
     return s.id !== undefined && (v.scope.projects.has(s.id) || v.adminOrgProjects.has(s.id));
   },

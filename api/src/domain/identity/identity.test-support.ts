@@ -14,6 +14,7 @@ import { findUserById } from "../../db/operations/users/findUserById.ts";
 import { insertUser } from "../../db/operations/users/insertUser.ts";
 import type { Deps } from "../../deps.ts";
 import { startTestApi, type TestApi, TestClock, testDeps } from "../../http/http.test-support.ts";
+import { createClustersRuntime } from "../clusters/runtime.ts";
 import type { SessionsRuntime } from "../sessions/runtime.ts";
 import { createAuthenticator } from "./authenticator.ts";
 import { newId } from "./ids.ts";
@@ -61,7 +62,13 @@ let counter = 0;
 const unique = () => `${Date.now().toString(36)}${(counter++).toString(36)}`;
 
 export async function startIdentityTestApi(
-  opts: { kubeConfig?: KubeConfig; sessions?: SessionsRuntime; env?: Record<string, string> } = {},
+  opts: {
+    kubeConfig?: KubeConfig;
+    sessions?: SessionsRuntime;
+    env?: Record<string, string>;
+    /** With kubeConfig: the clusters runtime too (cluster routes answer instead of 503). */
+    clusters?: boolean;
+  } = {},
 ): Promise<IdentityTestApi> {
   const database = await createTestDatabase();
   const clock = new TestClock(new Date());
@@ -73,6 +80,9 @@ export async function startIdentityTestApi(
     authenticate: createAuthenticator({ db: database.db, config, clock }),
     ...(opts.kubeConfig ? { kubeConfig: opts.kubeConfig } : {}),
     ...(opts.sessions ? { sessions: opts.sessions } : {}),
+    ...(opts.clusters && opts.kubeConfig
+      ? { clusters: await createClustersRuntime({ kubeConfig: opts.kubeConfig, db: database.db, clock }) }
+      : {}),
   });
   const api = await startTestApi(deps);
   const { hasher, tokens } = deps.auth;

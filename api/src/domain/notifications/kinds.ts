@@ -16,6 +16,11 @@ export const NOTIFICATION_KINDS = {
     description: "A credit request was approved in part.",
   },
   "credits.request_denied": { severity: "info", critical: false, description: "A credit request was denied." },
+  "quota.request_received": {
+    severity: "info",
+    critical: false,
+    description: "A member asked for higher limits, and you may decide (administrators).",
+  },
   "quota.request_decided": { severity: "info", critical: false, description: "A quota-increase request was decided." },
   "volume.near_quota": { severity: "warning", critical: false, description: "A volume is close to its quota." },
   "image_build.finished": { severity: "info", critical: false, description: "An image build finished (or failed)." },

@@ -7,8 +7,8 @@
 // and the scope the limit comes from. The cost preview asks the same checks (`quotaRefusal`) unlocked.
 //
 // Now: the ResourcePolicy limits (GPUs and concurrent sessions per user, GPUs per project and
-// organization, allowed offerings). The narrowest scope that sets a limit wins: project, then
-// organization, then global.
+// organization, allowed offerings). The narrowest scope that sets a limit wins: the owner's user-scoped
+// policy in the organization (an approved quota request), then project, organization, global.
 // Then billing's door (api/src/domain/credits/door.ts): the wallets must cover a minimum run at the offering's
 // rate after the minimum runs owed to the organization's sessions already let in, within the wallets'
 // spend limits, and the organization's budget must not be spent.
@@ -37,24 +37,46 @@ export interface QuotaRequest {
 
 type LimitName = keyof ResourcePolicy["spec"]["limits"];
 
-/** The effective value of one limit and where it comes from. */
-export function effectiveLimit(
-  policies: readonly ResourcePolicy[],
-  name: LimitName,
-  at: { organizationId: string; projectId: string | null },
-): { value: number; scope: string } | undefined {
+/** Where a limit is looked up: the person (when known), their project and organization. */
+export interface LimitSite {
+  organizationId: string;
+  projectId: string | null;
+  /** The person the limit binds; their user-scoped policy in this organization comes first. */
+  userId?: string;
+}
+
+/** The policies that apply at a site, narrowest first (user, project, organization, global). */
+export function policiesAt(policies: readonly ResourcePolicy[], at: LimitSite): [ResourcePolicy, string][] {
+  const user = at.userId
+    ? policies.find(
+        (p) =>
+          p.spec.scope.kind === "user" &&
+          p.spec.scope.id === at.userId &&
+          p.spec.scope.organization === at.organizationId,
+      )
+    : undefined;
   const project = at.projectId
     ? policies.find((p) => p.spec.scope.kind === "project" && p.spec.scope.id === at.projectId)
     : undefined;
   const org = policies.find((p) => p.spec.scope.kind === "organization" && p.spec.scope.id === at.organizationId);
   const global = policies.find((p) => p.spec.scope.kind === "global");
-  for (const [p, scope] of [
-    [project, `project ${at.projectId}`],
-    [org, `organization ${at.organizationId}`],
-    [global, "global"],
-  ] as const) {
-    const v = p?.spec.limits[name];
-    if (v !== undefined) return { value: v, scope };
+  const out: [ResourcePolicy, string][] = [];
+  if (user) out.push([user, `user ${at.userId}`]);
+  if (project) out.push([project, `project ${at.projectId}`]);
+  if (org) out.push([org, `organization ${at.organizationId}`]);
+  if (global) out.push([global, "global"]);
+  return out;
+}
+
+/** The effective value of one limit and where it comes from (`policy`: the object's name). */
+export function effectiveLimit(
+  policies: readonly ResourcePolicy[],
+  name: LimitName,
+  at: LimitSite,
+): { value: number; scope: string; policy: string } | undefined {
+  for (const [p, scope] of policiesAt(policies, at)) {
+    const v = p.spec.limits[name];
+    if (v !== undefined) return { value: v, scope, policy: p.metadata.name as string };
   }
   return undefined;
 }
@@ -111,16 +133,12 @@ export async function ownerRefusalGiven(
   req: QuotaRequest,
   tally: () => OwnerTally | Promise<OwnerTally>,
 ): Promise<QuotaExceeded | undefined> {
-  const at = { organizationId: req.organizationId, projectId: req.projectId };
+  const at = { organizationId: req.organizationId, projectId: req.projectId, userId: req.ownerId };
 
   // Allowed offerings: the narrowest policy that lists them decides.
-  const lists = [
-    req.projectId
-      ? policies.find((p) => p.spec.scope.kind === "project" && p.spec.scope.id === req.projectId)
-      : undefined,
-    policies.find((p) => p.spec.scope.kind === "organization" && p.spec.scope.id === req.organizationId),
-    policies.find((p) => p.spec.scope.kind === "global"),
-  ].find((p) => p?.spec.allowedOfferings !== undefined);
+  const lists = policiesAt(policies, at)
+    .map(([p]) => p)
+    .find((p) => p.spec.allowedOfferings !== undefined);
   const offeringName = req.offering.metadata.name as string;
   if (lists?.spec.allowedOfferings && !lists.spec.allowedOfferings.includes(offeringName)) {
     return new QuotaExceeded(`the offering ${offeringName} is not allowed here`, {
@@ -184,7 +202,7 @@ export async function sharedGpuRefusal(
   req: QuotaRequest,
   held: (scope: GpuScope) => number | Promise<number>,
 ): Promise<QuotaExceeded | undefined> {
-  const at = { organizationId: req.organizationId, projectId: req.projectId };
+  const at = { organizationId: req.organizationId, projectId: req.projectId, userId: req.ownerId };
   for (const [name, column, id] of [
     ["maxGpusPerProject", "project_id", req.projectId],
     ["maxGpusPerOrganization", "organization_id", req.organizationId],

@@ -92,6 +92,7 @@ async function checkRoom(
   const limit = effectiveLimit(policies, limitName, {
     organizationId: row.organization_id,
     projectId: project ? row.owner_id : null,
+    ...(project ? {} : { userId: row.owner_id }),
   });
   if (limit) {
     const current = await provisionedByOwner(tx, row.owner_kind, row.owner_id);

@@ -12,6 +12,8 @@ export const WEBHOOK_EVENT_TYPES = [
   "credits.request.created",
   "credits.request.decided",
   "credits.refill.applied",
+  "quota.request.created",
+  "quota.request.decided",
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
@@ -30,4 +32,6 @@ export const WEBHOOK_EVENT_DESCRIPTIONS: Record<WebhookEventType, string> = {
   "credits.request.created": "A member asked for credits.",
   "credits.request.decided": "A credit request was approved, partially approved or denied.",
   "credits.refill.applied": "A scheduled refill moved credits into a wallet.",
+  "quota.request.created": "A member asked for higher resource-policy limits.",
+  "quota.request.decided": "A quota-increase request was approved, partially approved or denied.",
 };

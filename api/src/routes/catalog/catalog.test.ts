@@ -236,7 +236,7 @@ describe("/api/v1/resource-policies", () => {
     expect(made.status).toBe(201);
     expect(made.body).toEqual({
       name: "org-a",
-      scope: { kind: "organization", id: w.orgA.id },
+      scope: { kind: "organization", id: w.orgA.id, organization: null },
       limits: { max_gpus_per_user: 8 },
       allowed_offerings: ["h100"],
       created_at: expect.any(String),

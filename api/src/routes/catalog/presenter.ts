@@ -54,13 +54,14 @@ export function presentImage(o: KubeObject): Image {
   };
 }
 
-const LIMITS: [wire: keyof ResourcePolicy["limits"], spec: keyof NonNullable<ResourcePolicySpec["limits"]>][] = [
+export const LIMITS: [wire: keyof ResourcePolicy["limits"], spec: keyof NonNullable<ResourcePolicySpec["limits"]>][] = [
   ["max_gpus_per_user", "maxGpusPerUser"],
   ["max_gpus_per_project", "maxGpusPerProject"],
   ["max_gpus_per_organization", "maxGpusPerOrganization"],
   ["max_concurrent_sessions_per_user", "maxConcurrentSessionsPerUser"],
   ["max_session_hours", "maxSessionHours"],
   ["max_volume_gb_per_user", "maxVolumeGbPerUser"],
+  ["max_volume_gb_per_project", "maxVolumeGbPerProject"],
   ["max_priority", "maxPriority"],
 ];
 
@@ -82,7 +83,7 @@ export function presentPolicy(o: KubeObject): ResourcePolicy {
   }
   return {
     name: nameOf(o),
-    scope: { kind: s.scope.kind, id: s.scope.id ?? null },
+    scope: { kind: s.scope.kind, id: s.scope.id ?? null, organization: s.scope.organization ?? null },
     limits,
     allowed_offerings: s.allowedOfferings ?? null,
     created_at: created(o),

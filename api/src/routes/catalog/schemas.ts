@@ -142,6 +142,7 @@ export const PolicyLimits = z
     max_concurrent_sessions_per_user: Count.optional(),
     max_session_hours: Count.optional(),
     max_volume_gb_per_user: Count.optional(),
+    max_volume_gb_per_project: Count.optional(),
     max_priority: z.int32().optional(),
   })
   .meta({ id: "ResourcePolicyLimits", description: "Absent: no limit at this scope." });
@@ -149,7 +150,11 @@ export const PolicyLimits = z
 export const ResourcePolicy = z
   .object({
     name: z.string().meta({ example: "global" }),
-    scope: z.object({ kind: PolicyScopeKind, id: z.string().nullable() }),
+    scope: z.object({
+      kind: PolicyScopeKind,
+      id: z.string().nullable(),
+      organization: z.string().nullable().meta({ description: "A user scope's organization; null otherwise." }),
+    }),
     limits: PolicyLimits,
     allowed_offerings: z
       .array(z.string())
@@ -160,7 +165,11 @@ export const ResourcePolicy = z
   .meta({ id: "ResourcePolicy" });
 export type ResourcePolicy = z.infer<typeof ResourcePolicy>;
 
-const PolicyScope = z.object({ kind: PolicyScopeKind, id: z.string().min(1).max(128).optional() });
+const PolicyScope = z.object({
+  kind: PolicyScopeKind,
+  id: z.string().min(1).max(128).optional(),
+  organization: z.string().min(1).max(128).optional(),
+});
 export const CreateResourcePolicyBody = z
   .object({
     name: ResourceName,

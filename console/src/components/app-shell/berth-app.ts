@@ -33,6 +33,9 @@ const lazyViews: Partial<Record<RouteName, () => Promise<unknown>>> = {
   "admin-cluster-detail": () => import("../../views/admin-cluster-detail-view/index.ts"),
   webhooks: () => import("../../views/webhooks-view/index.ts"),
   "admin-audit": () => import("../../views/audit-view/index.ts"),
+  quotas: () => import("../../views/quotas-view/index.ts"),
+  "quota-requests": () => import("../../views/quota-inbox-view/index.ts"),
+  "admin-catalog": () => import("../../views/admin-catalog-view/index.ts"),
 };
 
 export class BerthApp extends LitElement {
@@ -131,6 +134,12 @@ export class BerthApp extends LitElement {
         return html`<berth-webhooks-view></berth-webhooks-view>`;
       case "admin-audit":
         return html`<berth-audit-view></berth-audit-view>`;
+      case "quotas":
+        return html`<berth-quotas-view></berth-quotas-view>`;
+      case "quota-requests":
+        return html`<berth-quota-inbox-view></berth-quota-inbox-view>`;
+      case "admin-catalog":
+        return html`<berth-admin-catalog-view .query=${m.query}></berth-admin-catalog-view>`;
       default:
         return html`<berth-not-found-view></berth-not-found-view>`;
     }

@@ -12,6 +12,7 @@ export const MEMBER_LINKS: readonly NavLink[] = [
   { href: "/sessions", label: "Sessions", routes: ["session"] },
   { href: "/queue", label: "Queue", routes: ["queue"] },
   { href: "/credits", label: "Credits", routes: ["credits"] },
+  { href: "/quotas", label: "Limits", routes: ["quota"] },
 ];
 
 export const ADMIN_LINKS: readonly NavLink[] = [
@@ -21,6 +22,7 @@ export const ADMIN_LINKS: readonly NavLink[] = [
   { href: "/admin/clusters", label: "Clusters", routes: ["admin-cluster"] },
   { href: "/webhooks", label: "Webhooks", routes: ["webhooks"] },
   { href: "/admin/audit", label: "Audit log", routes: ["admin-audit"] },
+  { href: "/admin/catalog", label: "Catalog", routes: ["admin-catalog"] },
 ];
 
 export const isHere = (link: NavLink, here: RouteName): boolean => link.routes.some((r) => here.startsWith(r));

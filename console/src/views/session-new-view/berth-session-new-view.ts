@@ -12,6 +12,7 @@ import { onSessionsChanged } from "../../app/live.ts";
 import "../../components/error-panel/index.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { formatCredits } from "../../data/format.ts";
+import { preferredOffering } from "../../data/quotas.ts";
 import type { RefusalText } from "../../data/refusal.ts";
 import { clustersForModel, freeForModel, IdempotencyKeys, imageTag, sortImages } from "../../data/wizard.ts";
 import { page } from "../../styles/page.ts";
@@ -55,6 +56,7 @@ export class BerthSessionNewView extends LitElement {
   declare busy: boolean;
   declare error: unknown;
   #keys = new IdempotencyKeys(newIdempotencyKey);
+  #picked = false;
   #unsubscribe: (() => void) | undefined;
 
   #catalog = new Task(this, {
@@ -69,7 +71,6 @@ export class BerthSessionNewView extends LitElement {
         a.kind === b.kind ? a.gpu_count - b.gpu_count : a.kind === "gpu" ? -1 : 1,
       );
       const images = sortImages(i.data, auth.userId);
-      this.offering ||= offerings[0]?.name ?? "";
       this.preset ||= presets[0]?.name ?? "";
       this.image ||= images[0]?.name ?? "";
       return { offerings, presets, images };
@@ -120,6 +121,21 @@ export class BerthSessionNewView extends LitElement {
     this.duration = 3600;
     this.busy = false;
     this.error = undefined;
+  }
+
+  /**
+   * The offering the wizard opens on: one with GPUs free now (data/quotas.ts' preferredOffering), picked
+   * once both the catalog and the free GPUs are known, and never over the person's own choice.
+   */
+  override willUpdate(): void {
+    if (this.#picked) return;
+    const c = this.#catalog.value;
+    if (!c) return;
+    const rows = this.#availability.value?.clusters;
+    const failed = this.#availability.status === TaskStatus.ERROR;
+    if (!rows && !failed) return;
+    this.offering = preferredOffering(c.offerings, rows ?? []) ?? "";
+    this.#picked = true;
   }
 
   override connectedCallback(): void {
@@ -185,6 +201,7 @@ export class BerthSessionNewView extends LitElement {
               return html`<label class="choice" for=${id}>
                 <input type="radio" id=${id} name="offering" value=${o.name} .checked=${this.offering === o.name} @change=${() => {
                   this.offering = o.name;
+                  this.#picked = true;
                   this.cluster = "";
                 }} data-testid="offering-${o.name}" />
                 <span class="choice-body">
