@@ -8,6 +8,7 @@ import { routes as catalog } from "./catalog/routes.ts";
 import { routes as clusters } from "./clusters/routes.ts";
 import { routes as connect } from "./connect/routes.ts";
 import { routes as credits } from "./credits/routes.ts";
+import { routes as images } from "./images/routes.ts";
 import { routes as logs } from "./logs/routes.ts";
 import { routes as nodes } from "./nodes/routes.ts";
 import { routes as notifications } from "./notifications/routes.ts";
@@ -30,6 +31,7 @@ export const allRoutes: RouteDef[] = [
   ...users,
   ...organizations,
   ...projects,
+  ...images, // before the catalog: /images/private and /images/import are not image names
   ...catalog,
   ...clusters,
   ...nodes,
