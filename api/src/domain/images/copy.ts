@@ -258,6 +258,9 @@ async function copyBlob(req: CopyRequest, b: Descriptor, progress: (n: number) =
         cb(null, held);
       },
     });
+    // A small blob can fail its check before the upload has started to read it: the upload then
+    // answers with that error (registry.ts), and nothing listens here meanwhile.
+    verify.on("error", () => {});
     const src = Readable.fromWeb(web as WebReadableStream<Uint8Array>);
     src.on("error", (e) => verify.destroy(e));
     src.pipe(verify);

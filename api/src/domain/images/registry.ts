@@ -243,6 +243,7 @@ export class RegistryClient {
     url.searchParams.set("digest", digest);
     const auth = this.#authHeader(scope);
     await new Promise<void>((resolve, reject) => {
+      if (body.errored) return reject(body.errored);
       const req = (url.protocol === "https:" ? httpsRequest : httpRequest)(
         url,
         {

@@ -51,7 +51,7 @@ export const listPrivateImagesRoute = defineRoute({
     return {
       status: 200,
       body: {
-        items: rows.map((r) => presentPrivateImage(r, prefix)),
+        data: rows.map((r) => presentPrivateImage(r, prefix)),
         limit: deps.config.images?.perMember ?? 20,
         count: rows.filter((r) => r.state !== "failed").length,
       },

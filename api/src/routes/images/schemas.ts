@@ -68,7 +68,7 @@ export const ImportImageBody = z
   .meta({ id: "ImportImageRequest" });
 
 export const PrivateImageList = z
-  .object({ items: z.array(PrivateImage), limit: z.int(), count: z.int() })
+  .object({ data: z.array(PrivateImage), limit: z.int(), count: z.int() })
   .meta({ id: "PrivateImageList" });
 export const ListPrivateImagesQuery = z.object({
   owner: z.string().max(128).optional().meta({ description: "Another member's (super_admins)." }),
