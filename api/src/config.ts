@@ -59,6 +59,88 @@ const CIDR = /^(\d{1,3}\.){3}\d{1,3}\/(\d|[12]\d|3[0-2])$|^[0-9a-fA-F:]+\/(\d|\d
 
 // Shared with the worker's configuration (worker/config.ts): the same names mean the same there.
 
+/**
+ * Members' private images (docs/dev/images.md): Berth's own registry, where imports and builds go, and
+ * the bounds of an import. The API and the worker read the same variables.
+ */
+export const ImagesEnv = {
+  /** Where Berth pushes private images (http(s)://host[:port]); unset: imports and builds answer 503. */
+  BERTH_REGISTRY_URL: z.url().optional(),
+  /** How the GPU clusters name that registry in image references (default: the URL's host[:port]). */
+  BERTH_REGISTRY_PULL_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9.-]+(:\d+)?(\/[a-z0-9._-]+)*$/, "must be host[:port][/path]")
+    .optional(),
+  BERTH_REGISTRY_USERNAME: z.string().min(1).optional(),
+  BERTH_REGISTRY_PASSWORD: z
+    .string()
+    .min(1)
+    .transform((v) => new Secret(v))
+    .meta({ secret: true })
+    .optional(),
+  /** The largest image an import copies (refused before a byte moves). Default 20 GiB. */
+  BERTH_IMAGE_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(20 * 1024 ** 3),
+  /** Platforms an index is resolved to, in order of preference (os/arch[/variant]). */
+  BERTH_IMAGE_PLATFORMS: z
+    .string()
+    .default("linux/amd64")
+    .transform((v) =>
+      v
+        .split(",")
+        .map((p) => p.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.string().regex(/^[a-z0-9]+\/[a-z0-9_]+(\/[a-z0-9]+)?$/, "must be os/arch[/variant]")).min(1)),
+  /**
+   * Source registries trusted although their addresses are internal (a mirror, the test bed's stand-in
+   * for a public registry), spoken to over plain HTTP. Others must be public and speak HTTPS.
+   */
+  BERTH_IMAGE_INTERNAL_REGISTRIES: list.default([]),
+  /** Private images a member may hold (ready ones and imports and builds in flight); the contract's 20. */
+  BERTH_PRIVATE_IMAGES_PER_MEMBER: z.coerce.number().int().min(1).max(20).default(20),
+};
+
+export interface ImagesConfig {
+  registry?: { url: string; pullPrefix: string; username?: string; password?: Secret };
+  maxImageBytes: number;
+  platforms: string[];
+  internalRegistries: string[];
+  perMember: number;
+}
+
+export function imagesConfigOf(e: {
+  BERTH_REGISTRY_URL?: string | undefined;
+  BERTH_REGISTRY_PULL_PREFIX?: string | undefined;
+  BERTH_REGISTRY_USERNAME?: string | undefined;
+  BERTH_REGISTRY_PASSWORD?: Secret | undefined;
+  BERTH_IMAGE_MAX_BYTES: number;
+  BERTH_IMAGE_PLATFORMS: string[];
+  BERTH_IMAGE_INTERNAL_REGISTRIES: string[];
+  BERTH_PRIVATE_IMAGES_PER_MEMBER: number;
+}): ImagesConfig {
+  const url = e.BERTH_REGISTRY_URL?.replace(/\/+$/, "");
+  return {
+    ...(url
+      ? {
+          registry: {
+            url,
+            pullPrefix: e.BERTH_REGISTRY_PULL_PREFIX ?? new URL(url).host,
+            ...(e.BERTH_REGISTRY_USERNAME ? { username: e.BERTH_REGISTRY_USERNAME } : {}),
+            ...(e.BERTH_REGISTRY_PASSWORD ? { password: e.BERTH_REGISTRY_PASSWORD } : {}),
+          },
+        }
+      : {}),
+    maxImageBytes: e.BERTH_IMAGE_MAX_BYTES,
+    platforms: e.BERTH_IMAGE_PLATFORMS,
+    internalRegistries: e.BERTH_IMAGE_INTERNAL_REGISTRIES,
+    perMember: e.BERTH_PRIVATE_IMAGES_PER_MEMBER,
+  };
+}
+
 /** A kubeconfig file that is there (a missing one would only fail at the first call, with a stack trace). */
 export const KubeconfigPath = z
   .string()
@@ -145,6 +227,7 @@ const Env = z.object({
    * (exact), addresses or CIDRs. Everything else internal is refused (docs/dev/webhooks.md).
    */
   BERTH_WEBHOOK_ALLOW_HOSTS: WebhookAllowHosts,
+  ...ImagesEnv,
   /**
    * Reverse proxies (the cluster's ingress controller) whose X-Forwarded-For names the client, for the
    * sign-in throttle and the internal plane's gate (http/client-address.ts). Empty: the socket's peer.
@@ -190,6 +273,8 @@ export interface Config {
   audit: { export: { maxDays: number; maxRows: number } };
   internal: { host: string; port: number; allowCidrs: string[]; enabled: boolean };
   webhooks: { allowHosts: string[] };
+  /** Optional so that configurations built by hand (tests) need not name it: absent = no registry. */
+  images?: ImagesConfig;
   /** Optional so that configurations built by hand (tests) need not name it: absent = no trusted proxy. */
   clientAddress?: { trustedProxyCidrs: string[] };
   clusters: {
@@ -261,6 +346,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       enabled: e.BERTH_INTERNAL_ALLOW_CIDRS.length > 0,
     },
     webhooks: { allowHosts: e.BERTH_WEBHOOK_ALLOW_HOSTS },
+    images: imagesConfigOf(e),
     clientAddress: { trustedProxyCidrs: e.BERTH_TRUSTED_PROXY_CIDRS },
     clusters: {
       probeTimeoutMs: Math.round(e.BERTH_CLUSTER_PROBE_TIMEOUT_SECONDS * 1000),

@@ -16,6 +16,11 @@ export const ERROR_CODES = {
     description:
       "The webhook URL does not parse, is not https, or carries credentials; details.url and details.reason say which.",
   },
+  image_reference_invalid: {
+    status: 400,
+    description:
+      "The image reference does not parse, carries credentials, or a name or tag is outside the OCI grammar; details.reason (syntax, credentials, too_long) and details.issues say what to fix.",
+  },
   // 401
   unauthenticated: { status: 401, description: "No bearer token, or the token is invalid. Sign in again." },
   token_expired: { status: 401, description: "The bearer token has expired. Sign in again (there is no refresh)." },
@@ -89,6 +94,10 @@ export const ERROR_CODES = {
     description:
       "The session's phase does not allow this action (e.g. resuming a running session); details give the phase, the desired state and the actions allowed now.",
   },
+  image_in_use: {
+    status: 409,
+    description: "A session still uses the private image; details.sessions names them. End them before deleting it.",
+  },
   cluster_in_use: {
     status: 409,
     description: "The cluster still has live sessions or GPU allocations; end them before deregistering it.",
@@ -140,6 +149,11 @@ export const ERROR_CODES = {
     status: 422,
     description:
       "The webhook URL's host is, or resolves to, an address Berth does not call (loopback, private, link-local, carrier-grade NAT, unique-local, IPv4-mapped, ...) or does not resolve; details.address and details.reason say which. An operator can admit trusted internal hosts with BERTH_WEBHOOK_ALLOW_HOSTS.",
+  },
+  image_source_forbidden: {
+    status: 422,
+    description:
+      "The image's registry is, or resolves to, an internal address Berth does not call; details.registry and details.reason say which. An operator can trust internal registries with BERTH_IMAGE_INTERNAL_REGISTRIES.",
   },
   export_too_large: {
     status: 422,
@@ -218,6 +232,7 @@ export class Conflict extends DomainError {
       | "volume_locked"
       | "volume_pool_not_shared"
       | "request_already_decided"
+      | "image_in_use"
     > = "conflict",
   ) {
     super(code, message, details);

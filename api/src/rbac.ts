@@ -111,6 +111,8 @@ export function apiSessionsRbac(): ControlPlaneRbac {
       { apiGroups: ["berth.dev"], resources: ["pools"], verbs: ["get", "list", "create", "patch", "delete"] },
       { apiGroups: ["berth.dev"], resources: ["pools/status"], verbs: ["patch"] },
       { apiGroups: ["berth.dev"], resources: ["volumes"], verbs: ["create", "patch", "delete"] },
+      // A member deletes their private image (api/src/domain/images/privateImages.ts).
+      { apiGroups: ["berth.dev"], resources: ["images"], verbs: ["delete"] },
       { apiGroups: [""], resources: ["events"], verbs: ["list"] },
       { apiGroups: [""], resources: ["namespaces"], verbs: ["create"] },
     ],
@@ -167,6 +169,8 @@ export function workerRbac(controlPlaneNamespace = "berth-system"): ControlPlane
         verbs: ["get", "list", "watch"],
       },
       { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
+      // Imports publish a member's private image (api/src/worker/imports.ts).
+      { apiGroups: ["berth.dev"], resources: ["images"], verbs: ["create", "update", "delete"] },
       ...billingWorkerRbac().clusterRules,
     ],
     namespaceRules: [

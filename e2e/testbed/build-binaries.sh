@@ -2,12 +2,16 @@
 # Builds the test bed's binaries (kube-apiserver, kube-controller-manager, kube-scheduler, etcd, kwok)
 # from Go modules into a version-keyed cache outside the clone, once. Prints the folder on the last line.
 # KUBEBUILDER_ASSETS, when set, names a folder that already holds them (the envtest convention).
+# The OCI registry (go-containerregistry's `registry`, the bed's image registries) is built into a folder
+# of its own version, first, so adding it did not change the Kubernetes binaries' key;
+# `build-binaries.sh --registry` builds only it and prints its folder.
 set -euo pipefail
 
 K8S_VERSION=v1.37.1
 ETCD_VERSION=3.7.1
 KWOK_VERSION=v0.8.0
 GO_MIN=1.26
+GGCR_VERSION=v0.22.1
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cache_root="${BERTH_TESTBED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/berth/testbed}"
@@ -15,6 +19,22 @@ dest="$cache_root/k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}"
 bins=(kube-apiserver kube-controller-manager kube-scheduler etcd kwok)
 
 log() { echo "[testbed-build] $*" >&2; }
+
+registry_dest="$cache_root/ggcr-${GGCR_VERSION}"
+ensure_registry() {
+  [[ -x "$registry_dest/registry" ]] && return 0
+  command -v go >/dev/null 2>&1 || { log "Go is not installed: the bed's OCI registry cannot be built"; exit 3; }
+  mkdir -p "$cache_root"
+  exec 8>"$cache_root/.registry.lock"; flock 8
+  [[ -x "$registry_dest/registry" ]] && return 0
+  local t; t="$(mktemp -d "$cache_root/.registry.XXXXXX")"; chmod 755 "$t"
+  log "building the OCI registry (go-containerregistry ${GGCR_VERSION}, ~15 s)"
+  (cd "$t" && GOBIN="$t" GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS= go install -trimpath -ldflags "-s -w" \
+    "github.com/google/go-containerregistry/cmd/registry@${GGCR_VERSION}") || { rm -rf "$t"; exit 4; }
+  rm -rf "$registry_dest"; mv "$t" "$registry_dest"
+}
+ensure_registry
+if [[ "${1:-}" == "--registry" ]]; then echo "$registry_dest"; exit 0; fi
 
 have_all() {
   local d="$1"

@@ -7,6 +7,9 @@ import { z } from "zod";
 import {
   ConfigError,
   DatabaseUrl,
+  type ImagesConfig,
+  ImagesEnv,
+  imagesConfigOf,
   KubeconfigPath,
   LogLevel,
   Namespace,
@@ -48,6 +51,10 @@ const Env = z.object({
   BERTH_WEBHOOK_ALLOW_HOSTS: WebhookAllowHosts,
   /** Extra CA certificates (a PEM file) webhook receivers may be signed by. */
   BERTH_WEBHOOK_CA_FILE: z.string().min(1).optional(),
+  /** Berth's registry and the bounds of imports (as the API's; docs/dev/images.md). */
+  ...ImagesEnv,
+  /** Imports this worker copies at once. */
+  BERTH_IMPORT_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(2),
 });
 
 export interface WorkerConfig {
@@ -62,6 +69,8 @@ export interface WorkerConfig {
   status: { host: string; port: number };
   webhooks: { allowHosts: string[]; caFile?: string };
   auditRetentionDays: number;
+  images: ImagesConfig;
+  importConcurrency: number;
 }
 
 /** Parses the environment into the worker's configuration; throws ConfigError listing every problem at once. */
@@ -93,6 +102,8 @@ export function parseWorkerConfig(env: Record<string, string | undefined>): Work
     maxSockets: e.BERTH_WORKER_MAX_SOCKETS,
     status: { host: e.BERTH_WORKER_STATUS_HOST, port: e.BERTH_WORKER_STATUS_PORT },
     auditRetentionDays: e.BERTH_AUDIT_RETENTION_DAYS,
+    images: imagesConfigOf(e),
+    importConcurrency: e.BERTH_IMPORT_CONCURRENCY,
     webhooks: {
       allowHosts: e.BERTH_WEBHOOK_ALLOW_HOSTS,
       ...(e.BERTH_WEBHOOK_CA_FILE ? { caFile: e.BERTH_WEBHOOK_CA_FILE } : {}),

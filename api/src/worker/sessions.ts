@@ -8,8 +8,10 @@ import type { Cluster } from "@berth/crds";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
+import type { ImagesConfig } from "../config.ts";
 import { ManagementStore } from "../domain/clusters/store.ts";
 import { type BillingWorkerOptions, billingWorkerLoop } from "./billing.ts";
+import { ImportLoop, type ImportLoopOptions } from "./imports.ts";
 import { RetentionLoop, type RetentionOptions } from "./retentionLoop.ts";
 import { createWorkerStore } from "./sessionStore.ts";
 import { type WebhookWorkerOptions, webhookWorkerLoop } from "./webhooks.ts";
@@ -34,6 +36,8 @@ export interface SessionsWorkerOptions {
   webhooks?: false | WebhookWorkerOptions;
   /** Retention of the audit log and notifications (api/src/worker/retentionLoop.ts); `false` leaves it out. */
   retention?: false | RetentionOptions;
+  /** Imports of private images (api/src/worker/imports.ts): runs when Berth's registry is configured. */
+  images?: { config: ImagesConfig } & ImportLoopOptions;
 }
 
 export async function startSessionsWorker(o: SessionsWorkerOptions): Promise<RunningWorker> {
@@ -58,6 +62,7 @@ export async function startSessionsWorker(o: SessionsWorkerOptions): Promise<Run
         : [billingWorkerLoop({ db: o.db, kubeConfig: o.kubeConfig, log: o.log, ...o.billing })]),
       ...(o.webhooks === false ? [] : [webhookWorkerLoop({ db: o.db, log: o.log, ...o.webhooks })]),
       ...(o.retention === false ? [] : [new RetentionLoop({ db: o.db, log: o.log, ...o.retention })]),
+      ...(o.images?.config.registry ? [new ImportLoop({ db: o.db, kube, log: o.log, ...o.images })] : []),
     ],
   });
 }

@@ -465,7 +465,7 @@ export type EffectiveLimits = {
 export type ErrorEnvelope = {
   error: {
     /** Stable error code; clients map it to a message. */
-    code: "validation_failed" | "malformed_json" | "bad_request" | "webhook_url_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "request_already_decided" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_locked" | "invalid_session_state" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "gpu_model_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "export_too_large" | "too_many_requests" | "internal" | "unavailable";
+    code: "validation_failed" | "malformed_json" | "bad_request" | "webhook_url_invalid" | "image_reference_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "request_already_decided" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_locked" | "invalid_session_state" | "image_in_use" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "gpu_model_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "image_source_forbidden" | "export_too_large" | "too_many_requests" | "internal" | "unavailable";
     /** Human-readable text. */
     message: string;
     /** What to fix. For validation_failed: issues[] of {path, message, code}. */
@@ -525,6 +525,20 @@ export type Image = {
   description: string | null;
   /** When the object was created (RFC 3339), as the management cluster records it. */
   created_at: string | null;
+};
+
+export type ImportImageRequest = {
+  /** A public registry reference: `python:3.12`, `ghcr.io/org/app:1`, `quay.io/org/app@sha256:…`. */
+  reference: string;
+  /** Repository name (default: the reference's last component). */
+  name?: string;
+  /** Tag in Berth's registry (default: the reference's). */
+  tag?: string;
+  /** What the session opens (default jupyterlab). */
+  kind?: "jupyterlab" | "code-server" | "terminal";
+  display_name?: string;
+  /** Needed when you belong to several organizations. */
+  organization_id?: string;
 };
 
 export type IssuedOperatorToken = {
@@ -769,6 +783,45 @@ export type PreviewCost = {
   organization_id?: string;
   /** As on create. */
   project_id?: string;
+};
+
+export type PrivateImage = {
+  /** The image's id; also its name in the catalog once ready (give it as `image` when creating a session). */
+  id: string;
+  /** Repository name in Berth's registry (last path component). */
+  name: string;
+  tag: string;
+  display_name: string;
+  kind: "jupyterlab" | "code-server" | "terminal";
+  owner: string;
+  organization_id: string;
+  source: "import" | "build";
+  /** The public reference an import copies. */
+  source_reference: string | null;
+  state: "importing" | "building" | "ready" | "failed";
+  /** Bytes copied so far and in all (known once the manifest is read). */
+  progress: {
+    bytes_copied: number;
+    bytes_total: number | null;
+  };
+  /** Once ready: the reference sessions pull, Berth's registry by digest. */
+  image: string | null;
+  digest: string | null;
+  size_bytes: number | null;
+  failure: {
+    /** not_found, unauthorized, too_large, no_matching_platform, unreachable, digest_mismatch, unsupported_manifest, registry_error */
+    code: string;
+    reason: string;
+  } | null;
+  created_at: string;
+  updated_at: string;
+  ready_at: string | null;
+};
+
+export type PrivateImageList = {
+  data: PrivateImage[];
+  limit: number;
+  count: number;
 };
 
 export type Project = {
@@ -1824,6 +1877,17 @@ export interface Operations {
     body: undefined;
     response: undefined;
   };
+  /** Delete one of your private images (an import in flight is abandoned) */
+  deletePrivateImage: {
+    method: "delete";
+    path: "/api/v1/images/private/{id}";
+    params: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: undefined;
+  };
   /** Delete a project (the organization's org_admins, super_admins) */
   deleteProject: {
     method: "delete";
@@ -2127,6 +2191,17 @@ export interface Operations {
     body: undefined;
     response: Organization;
   };
+  /** One of your private images, with its state and progress */
+  getPrivateImage: {
+    method: "get";
+    path: "/api/v1/images/private/{id}";
+    params: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: PrivateImage;
+  };
   /** A project */
   getProject: {
     method: "get";
@@ -2335,6 +2410,15 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: Webhook;
+  };
+  /** Import an image from a public registry as your private image */
+  importImage: {
+    method: "post";
+    path: "/api/v1/images/import";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: ImportImageRequest;
+    response: PrivateImage;
   };
   /** Credit movements between wallets you may see (allocations, grants, approved requests, refills, reversals) */
   listAllocations: {
@@ -2592,6 +2676,18 @@ export interface Operations {
       data: Organization[];
       pagination: Pagination;
     };
+  };
+  /** Your private images in every state, newest first, with the limit and how many count against it */
+  listPrivateImages: {
+    method: "get";
+    path: "/api/v1/images/private";
+    params: Record<string, never>;
+    query: {
+      /** Another member's (super_admins). */
+      owner?: string;
+    };
+    body: undefined;
+    response: PrivateImageList;
   };
   /** The project's members */
   listProjectMembers: {
@@ -3387,6 +3483,7 @@ export const OPERATIONS = {
   deleteBudget: { method: "delete", path: "/api/v1/budgets/{organizationId}" },
   deleteNode: { method: "delete", path: "/api/v1/nodes/{clusterId}/{nodeName}" },
   deleteOrganization: { method: "delete", path: "/api/v1/organizations/{organizationId}" },
+  deletePrivateImage: { method: "delete", path: "/api/v1/images/private/{id}" },
   deleteProject: { method: "delete", path: "/api/v1/projects/{projectId}" },
   deleteStoragePool: { method: "delete", path: "/api/v1/storage/pools/{pool}" },
   deleteUser: { method: "delete", path: "/api/v1/users/{userId}" },
@@ -3413,6 +3510,7 @@ export const OPERATIONS = {
   getOffering: { method: "get", path: "/api/v1/offerings/{name}" },
   getOpenApi: { method: "get", path: "/api/v1/openapi.json" },
   getOrganization: { method: "get", path: "/api/v1/organizations/{organizationId}" },
+  getPrivateImage: { method: "get", path: "/api/v1/images/private/{id}" },
   getProject: { method: "get", path: "/api/v1/projects/{projectId}" },
   getQuotaRequest: { method: "get", path: "/api/v1/resource-policies/requests/{requestId}" },
   getRefill: { method: "get", path: "/api/v1/credits/refills/{refillId}" },
@@ -3430,6 +3528,7 @@ export const OPERATIONS = {
   getWallet: { method: "get", path: "/api/v1/credits/wallets/{walletId}" },
   getWalletLedger: { method: "get", path: "/api/v1/credits/wallets/{walletId}/ledger" },
   getWebhook: { method: "get", path: "/api/v1/webhooks/{webhookId}" },
+  importImage: { method: "post", path: "/api/v1/images/import" },
   listAllocations: { method: "get", path: "/api/v1/credits/allocations" },
   listAuditLogs: { method: "get", path: "/api/v1/audit-logs" },
   listBudgets: { method: "get", path: "/api/v1/budgets" },
@@ -3443,6 +3542,7 @@ export const OPERATIONS = {
   listOfferings: { method: "get", path: "/api/v1/offerings" },
   listOrganizationMembers: { method: "get", path: "/api/v1/organizations/{organizationId}/members" },
   listOrganizations: { method: "get", path: "/api/v1/organizations" },
+  listPrivateImages: { method: "get", path: "/api/v1/images/private" },
   listProjectMembers: { method: "get", path: "/api/v1/projects/{projectId}/members" },
   listProjects: { method: "get", path: "/api/v1/projects" },
   listQueue: { method: "get", path: "/api/v1/queue" },

@@ -8,6 +8,7 @@ export type RouteName =
   | "session-new"
   | "session-detail"
   | "queue"
+  | "images"
   | "credits"
   | "credits-wallet"
   | "credits-requests"
@@ -41,6 +42,7 @@ export const ROUTES: readonly RouteDef[] = [
   { name: "session-new", pattern: "/sessions/new", title: "New session", access: "user" },
   { name: "session-detail", pattern: "/sessions/:sessionId", title: "Session", access: "user" },
   { name: "queue", pattern: "/queue", title: "Queue", access: "user" },
+  { name: "images", pattern: "/images", title: "Images", access: "user" },
   { name: "credits", pattern: "/credits", title: "Credits", access: "user" },
   { name: "credits-wallet", pattern: "/credits/wallets/:walletId", title: "Wallet", access: "user" },
   { name: "credits-requests", pattern: "/credits/requests", title: "Credit requests", access: "user" },

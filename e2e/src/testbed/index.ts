@@ -2,6 +2,7 @@ export { findTestbedBinaries, hasTestbedBinaries, TESTBED_BINARIES } from "./bin
 export { ComponentStartError } from "./cluster.ts";
 export { formatTimings, startFleet, table } from "./fleet.ts";
 export { GPU_RESOURCE, gpuNodeManifest } from "./gpu.ts";
+export * from "./images.ts";
 export { KubeHttp, KubeHttpError } from "./kube.ts";
 export { kubeConfigFrom } from "./kubeconfig.ts";
 export { criLogLines } from "./kwok.ts";
@@ -19,4 +20,5 @@ export {
   procStat,
   rssBytes,
 } from "./procfs.ts";
+export { findRegistryBinary, type LocalRegistry, startRegistry, startTokenGate, type TokenGate } from "./registry.ts";
 export type * from "./types.ts";

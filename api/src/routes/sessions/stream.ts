@@ -15,16 +15,19 @@
 // new rows (api/src/domain/sessions/eventHub.ts). Lists stay the polling fallback.
 import type { Context } from "koa";
 import { z } from "zod";
+import type { PrivateImageRow } from "../../db/operations/images/types.ts";
 import type { NotificationRow } from "../../db/operations/notifications/types.ts";
 import { firstSessionEventSeq, listSessionEventsAfter } from "../../db/operations/sessions/sessionEvents.ts";
 import type { SessionEventRow } from "../../db/operations/sessions/types.ts";
 import type { Deps } from "../../deps.ts";
 import type { Principal } from "../../domain/identity/principal.ts";
+import { IMAGE_UPDATED } from "../../domain/images/events.ts";
 import { NOTIFICATION_CREATED } from "../../domain/notifications/notify.ts";
 import { viewOfPayload } from "../../domain/sessions/events.ts";
 import { canSeeSession } from "../../domain/sessions/visibility.ts";
 import { Invalid, isDomainError } from "../../errors.ts";
 import { authenticate, defineRoute } from "../../http/route.ts";
+import { presentPrivateImage } from "../images/presenter.ts";
 import { presentNotification } from "../notifications/presenter.ts";
 import { presentSession } from "./presenter.ts";
 import { SessionIdParam } from "./schemas.ts";
@@ -32,8 +35,13 @@ import { SessionIdParam } from "./schemas.ts";
 export const HEARTBEAT_MS = 15_000;
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
-export function formatEvent(row: SessionEventRow): string {
+export function formatEvent(row: SessionEventRow, pullPrefix?: string): string {
   const payload = row.payload as Record<string, unknown>;
+  if (row.type === IMAGE_UPDATED) {
+    const image = presentPrivateImage(payload.image as PrivateImageRow, pullPrefix);
+    const data = { id: String(row.seq), type: row.type, at: new Date(row.created_at).toISOString(), image };
+    return `id: ${row.seq}\nevent: ${row.type}\ndata: ${JSON.stringify(data)}\n\n`;
+  }
   if (row.type === NOTIFICATION_CREATED) {
     const data = {
       id: String(row.seq),
@@ -75,7 +83,9 @@ async function stream(
   // A notification goes to its user only (a super_admin sees every session, not everyone's bell).
   const visible = (row: SessionEventRow) =>
     row.session_id === null || row.organization_id === null
-      ? row.type === NOTIFICATION_CREATED && sessionId === undefined && row.owner_id === principal.userId
+      ? (row.type === NOTIFICATION_CREATED || row.type === IMAGE_UPDATED) &&
+        sessionId === undefined &&
+        row.owner_id === principal.userId
       : (sessionId === undefined || row.session_id === sessionId) &&
         canSeeSession(principal, { ...row, organization_id: row.organization_id });
   const sent = new Set<string>();
@@ -108,7 +118,7 @@ async function stream(
     if (sent.has(seq) || !visible(row) || (floor !== undefined && BigInt(seq) <= floor)) return;
     sent.add(seq);
     if (sent.size > 20_000) sent.delete(sent.values().next().value as string);
-    write(formatEvent(row));
+    write(formatEvent(row, deps.config.images?.registry?.pullPrefix));
   };
 
   ctx.respond = false;
@@ -191,7 +201,7 @@ export const sessionEventsRoute = defineRoute({
   tags: ["sessions"],
   summary: "Server-sent events of session changes (text/event-stream)",
   description: [
-    "A `text/event-stream` of the sessions the caller may see (the same rule as the detail route). Events: `notification.created` (one of the caller's own notifications: `data` is `{id, type, at, notification}` with `notification` as `GET /api/v1/notifications` lists it), `session.created`, `session.updated` (phase, conditions, cluster, node, queue position, desired state or priority changed; `previous_phase` says where it came from), `session.deleted` (the resource was removed after retention; the history stays). `data` is JSON: `{id, type, at, session_id, previous_phase?, session}` where `session` is exactly what `GET /api/v1/sessions/{id}` answers.",
+    "A `text/event-stream` of the sessions the caller may see (the same rule as the detail route). Events: `notification.created` (one of the caller's own notifications: `data` is `{id, type, at, notification}` with `notification` as `GET /api/v1/notifications` lists it), `session.created`, `session.updated` (phase, conditions, cluster, node, queue position, desired state or priority changed; `previous_phase` says where it came from), `session.deleted` (the resource was removed after retention; the history stays). `image.updated` (one of the caller's own private images changed state or progress: `data` is `{id, type, at, image}` with `image` as `GET /api/v1/images/private/{id}` answers it). `data` is JSON: `{id, type, at, session_id, previous_phase?, session}` where `session` is exactly what `GET /api/v1/sessions/{id}` answers.",
     "Every event carries `id:` (a sequence number); reconnect with the `Last-Event-ID` header (or `last_event_id`) to receive what was missed. `event: heartbeat` every 15 seconds keeps proxies from closing the connection; with each the caller is checked again, and a token that no longer holds (expired, revoked, account disabled) ends the stream with `event: error` (`data: {error: {code, message}}`): reconnect with a fresh token. `event: reset` says the id is older than what is kept (24 hours) and lists must be reloaded.",
     "Works across API replicas (events are kept in Postgres and every replica listens for them). Polling `GET /api/v1/sessions` is the fallback when a stream cannot be held.",
   ].join("\n\n"),

@@ -18,6 +18,7 @@ import "../../views/sessions-view/index.ts";
 import "../../views/session-new-view/index.ts";
 import "../../views/session-detail-view/index.ts";
 import "../../views/queue-view/index.ts";
+import "../../views/images-view/index.ts";
 
 /** Admin and credits pages load on first visit: members never download the admin pages, and nobody
  * downloads the credits pages before opening one (the header's balance is in the entry). */
@@ -112,6 +113,8 @@ export class BerthApp extends LitElement {
         return html`<berth-session-detail-view .sessionId=${m.params.sessionId ?? ""}></berth-session-detail-view>`;
       case "queue":
         return html`<berth-queue-view></berth-queue-view>`;
+      case "images":
+        return html`<berth-images-view></berth-images-view>`;
       case "credits":
         return html`<berth-credits-view .query=${m.query}></berth-credits-view>`;
       case "credits-wallet":

@@ -11,6 +11,7 @@ export interface NavLink {
 export const MEMBER_LINKS: readonly NavLink[] = [
   { href: "/sessions", label: "Sessions", routes: ["session"] },
   { href: "/queue", label: "Queue", routes: ["queue"] },
+  { href: "/images", label: "Images", routes: ["images"] },
   { href: "/credits", label: "Credits", routes: ["credits"] },
   { href: "/quotas", label: "Limits", routes: ["quota"] },
 ];

@@ -1,0 +1,29 @@
+export type PrivateImageState = "importing" | "building" | "ready" | "failed";
+/** The states that hold one of a member's slots (api/src/domain/images/limits.ts). */
+export const SLOT_STATES: readonly PrivateImageState[] = ["importing", "building", "ready"];
+
+export interface PrivateImageRow {
+  id: string;
+  owner_id: string;
+  organization_id: string;
+  source: "import" | "build";
+  source_reference: string | null;
+  display_name: string;
+  kind: "jupyterlab" | "code-server" | "terminal";
+  repository: string;
+  tag: string;
+  state: PrivateImageState;
+  failure_code: string | null;
+  failure_reason: string | null;
+  digest: string | null;
+  /** bigint columns come back as strings from pg. */
+  size_bytes: string | null;
+  bytes_total: string | null;
+  bytes_copied: string;
+  claimed_by: string | null;
+  claimed_until: Date | null;
+  attempts: number;
+  created_at: Date;
+  updated_at: Date;
+  ready_at: Date | null;
+}

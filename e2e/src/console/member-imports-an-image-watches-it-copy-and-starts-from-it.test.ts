@@ -1,0 +1,127 @@
+// Journey: a member opens Images, imports an image from the public registry's stand-in (a two-platform
+// index behind an anonymous token flow), watches its progress turn Ready live, finds it tagged "Yours" in
+// the new-session wizard, sees an unparseable reference explained, and deletes it. axe-core checks the
+// page in each state. Real parts: the bed's management cluster, two OCI registries, Postgres, the API, the
+// worker's import loop, Chromium.
+
+import { installDefaultCatalog } from "@berth/api/bootstrap/catalog";
+import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
+import { ImportLoop } from "@berth/api/worker/imports";
+import { ensureConsoleBuilt } from "@berth/console";
+import { HttpKube } from "@berth/controllers/kube";
+import { loadCrds } from "@berth/crds/manifests";
+import { ApiextensionsV1Api } from "@kubernetes/client-node";
+import pino from "pino";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startFleet } from "../testbed/fleet.ts";
+import { pushIndex } from "../testbed/images.ts";
+import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
+import { type LocalRegistry, startRegistry, startTokenGate, type TokenGate } from "../testbed/registry.ts";
+import type { Fleet } from "../testbed/types.ts";
+import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
+import { LoginPage } from "./pages/login-page.ts";
+
+describe("a member brings an image of their own", () => {
+  let fleet: Fleet;
+  let kube: HttpKube;
+  let source: LocalRegistry;
+  let target: LocalRegistry;
+  let gate: TokenGate;
+  let t: IdentityTestApi;
+  let loop: ImportLoop;
+  let browser: Browser;
+  let member: TestUser;
+  let page: Page;
+  const contexts: BrowserContext[] = [];
+  const shots = new Screenshots("images");
+
+  beforeAll(async () => {
+    ensureConsoleBuilt();
+    [fleet, source, target] = await Promise.all([
+      startFleet({ clusters: [{ name: "mgmt", kind: "management" }] }),
+      startRegistry({ name: "public" }),
+      startRegistry({ name: "berth" }),
+    ]);
+    gate = await startTokenGate(source.url);
+    const kc = kubeConfigFrom(fleet.cluster("mgmt").kubeconfig);
+    const ext = kc.makeApiClient(ApiextensionsV1Api);
+    for (const crd of loadCrds()) await ext.createCustomResourceDefinition({ body: crd as never });
+    kube = new HttpKube(kc);
+    await installDefaultCatalog(kube);
+    t = await startIdentityTestApi({
+      kubeConfig: kc,
+      env: { BERTH_REGISTRY_URL: target.url, BERTH_IMAGE_INTERNAL_REGISTRIES: gate.host },
+    });
+    loop = new ImportLoop({
+      db: t.database.db,
+      kube,
+      config: t.deps.config.images as NonNullable<typeof t.deps.config.images>,
+      log: pino({ level: "silent" }),
+      intervalMs: 300,
+    });
+    loop.start();
+    const org = await t.anOrganization("Lab");
+    member = await t.aUser({ email: `researcher-${Date.now()}@lab.test` });
+    await t.member(member, org.id, null, "member");
+    await pushIndex(source.url, "team/notebook", "2026.11", ["linux/amd64", "linux/arm64"]);
+    browser = await launchBrowser();
+    const context = await newContext(browser, t.api.url);
+    contexts.push(context);
+    page = await context.newPage();
+    const login = new LoginPage(page);
+    await login.open();
+    await login.signIn(member.email, member.password);
+    await page.getByTestId("account-menu").waitFor();
+  }, 180_000);
+  afterEach(async (ctx) => shots.onFailure(page, ctx));
+  afterAll(async () => {
+    for (const c of contexts) await c.close().catch(() => {});
+    await closeBrowser(browser);
+    await loop?.stop();
+    await t?.stop();
+    kube?.close();
+    await gate?.stop();
+    await Promise.all([fleet?.stop(), source?.stop(), target?.stop()]);
+  });
+
+  it("imports from a public registry and watches it become ready", async () => {
+    await page.getByRole("link", { name: "Images", exact: true }).click();
+    await page.getByRole("heading", { name: "Images", level: 1 }).waitFor();
+    await page.getByText("No image of your own yet").waitFor();
+    await expectAccessible(page, "empty");
+    await page.getByLabel("Image reference").fill(`${gate.host}/team/notebook:2026.11`);
+    await page.getByLabel("Opens as").selectOption("code-server");
+    await page.getByRole("button", { name: "Import", exact: true }).click();
+    await page.getByText(/Importing .*team\/notebook:2026\.11/).waitFor();
+    const row = page.getByTestId("my-image-row").first();
+    await expect.poll(() => row.getAttribute("data-state"), { timeout: 30_000 }).toBe("ready");
+    expect(await row.getByTestId("my-image-state").textContent()).toBe("Ready");
+    expect(await row.textContent()).toContain("@sha256:");
+    await page.getByText("1 of 20 private images used").waitFor();
+    await shots.take(page, "ready");
+    await expectAccessible(page, "ready");
+  });
+
+  it("finds it as their own in the new-session wizard", async () => {
+    await page.goto(`${t.api.url}/sessions/new`);
+    await page.getByTestId("image-yours").first().waitFor();
+  });
+
+  it("sees an unparseable reference explained, and nothing added", async () => {
+    await page.goto(`${t.api.url}/images`);
+    await page.getByTestId("my-image-row").first().waitFor();
+    await page.getByLabel("Image reference").fill("me:secret@ghcr.io/org/app:1");
+    await page.getByRole("button", { name: "Import", exact: true }).click();
+    await page.getByText("must not carry credentials").first().waitFor();
+    expect(await page.getByTestId("my-image-row").count()).toBe(1);
+  });
+
+  it("deletes it after confirming", async () => {
+    const name = (await page.getByTestId("my-image-row").first().locator("strong").textContent()) ?? "";
+    await page.getByRole("button", { name: `Delete ${name}` }).click();
+    await page.getByTestId("confirm-dialog").waitFor();
+    await page.getByTestId("confirm-ok").click();
+    await page.getByText("No image of your own yet").waitFor();
+  });
+});
