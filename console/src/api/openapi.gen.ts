@@ -259,6 +259,23 @@ export type CostPreview = {
   can_start: boolean;
   /** Present when `can_start` is false. */
   refusal?: StartRefusal;
+  /** The volumes named in the request: storage is billed per GB-hour while a volume exists, whether sessions run or not. */
+  storage: {
+    volumes: {
+      volume: string;
+      size_gb: number;
+    }[];
+    size_gb: number;
+    /** Minor units per GB-hour of provisioned size. */
+    gb_hour_rate: string;
+    /** Minor units per hour for these volumes, rounded up. */
+    hourly_rate: string;
+    /** Minor units for the duration, rounded up. */
+    cost: string;
+  };
+  /** cost + storage.cost, in minor units. */
+  total_cost: string;
+  total_cost_credits: string;
 };
 
 export type CreateImageRequest = {
@@ -421,7 +438,7 @@ export type CreditRequestDenial = {
 export type ErrorEnvelope = {
   error: {
     /** Stable error code; clients map it to a message. */
-    code: "validation_failed" | "malformed_json" | "bad_request" | "webhook_url_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_locked" | "invalid_session_state" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "gpu_model_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "export_too_large" | "too_many_requests" | "internal" | "unavailable";
+    code: "validation_failed" | "malformed_json" | "bad_request" | "webhook_url_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_purged" | "volume_locked" | "invalid_session_state" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "gpu_model_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "export_too_large" | "too_many_requests" | "internal" | "unavailable";
     /** Human-readable text. */
     message: string;
     /** What to fix. For validation_failed: issues[] of {path, message, code}. */
@@ -712,6 +729,10 @@ export type PoolCapacity = {
   /** Sizes of the pool's volumes, added up. */
   provisioned_gb: number;
   observed_at: string | null;
+  /** How it was read: csi_capacity (the driver's CSIStorageCapacity objects); for manual, pool or fleet_default; for node_disk, node:<name>. */
+  via: string | null;
+  /** An automatic reading whose cluster has not reported for three of its ticks: it may be out of date. */
+  stale: boolean;
 };
 
 export type PreviewCost = {
@@ -723,6 +744,8 @@ export type PreviewCost = {
   organization_id?: string;
   /** As on create. */
   project_id?: string;
+  /** Volumes the session would mount: their storage is priced too (billed while they exist, whether sessions run or not). */
+  volumes?: string[];
 };
 
 export type Project = {
@@ -1070,6 +1093,15 @@ export type StoragePool = {
   created_at: string | null;
 };
 
+export type StorageSettings = {
+  /** Minor units per GB-hour of provisioned size (1 credit = 1,000,000). */
+  gb_hour_credit_rate: string;
+  /** The capacity of pools that state none and whose driver publishes none (single-pool installs). */
+  fleet_capacity_gb: number | null;
+  /** How long a deleted volume's data is kept (undo). */
+  delete_grace_hours: number;
+};
+
 export type StorageVolume = {
   id: string;
   name: string;
@@ -1097,6 +1129,11 @@ export type StorageVolume = {
     read_only: boolean;
     mount_path: string | null;
   }[];
+  /** What it costs per hour at the storage rate (minor units, rounded up), running sessions or not. */
+  hourly_cost: string;
+  deleted_at: string | null;
+  /** Deleted: when its data goes; until then POST .../restore undoes the delete. */
+  purge_after: string | null;
   created_by: string;
   /** RFC 3339, UTC. */
   created_at: string;
@@ -1191,6 +1228,12 @@ export type UpdateResourcePresetRequest = {
   cpu?: string;
   memory?: string;
   gpu_count?: number;
+};
+
+export type UpdateStorageSettings = {
+  gb_hour_credit_rate?: string;
+  fleet_capacity_gb?: number | null;
+  delete_grace_hours?: number;
 };
 
 export type UpdateSystemSettingsRequest = {
@@ -1737,7 +1780,7 @@ export interface Operations {
     body: undefined;
     response: undefined;
   };
-  /** Delete a volume */
+  /** Delete a volume (undoable until its data goes) */
   deleteVolume: {
     method: "delete";
     path: "/api/v1/storage/volumes/{volumeId}";
@@ -1746,7 +1789,7 @@ export interface Operations {
     };
     query: Record<string, never>;
     body: undefined;
-    response: undefined;
+    response: StorageVolume;
   };
   /** Delete a webhook endpoint with its deliveries and their log */
   deleteWebhook: {
@@ -2102,6 +2145,15 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: StoragePool;
+  };
+  /** Storage's fleet-wide settings: rate per GB-hour, fleet-default capacity, delete grace period */
+  getStorageSettings: {
+    method: "get";
+    path: "/api/v1/storage/settings";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    response: StorageSettings;
   };
   /** Branding, sign-up policy and placement policy (super_admin) */
   getSystemSettings: {
@@ -2657,6 +2709,8 @@ export interface Operations {
       organization_id?: string;
       project_id?: string;
       pool?: string;
+      /** true: deleted volumes still in their grace period (restorable) instead of live ones. */
+      deleted?: "true" | "false";
     };
     body: undefined;
     response: {
@@ -2900,6 +2954,17 @@ export interface Operations {
     body: undefined;
     response: Session;
   };
+  /** Undo a volume's delete within its grace period */
+  restoreVolume: {
+    method: "post";
+    path: "/api/v1/storage/volumes/{volumeId}/restore";
+    params: {
+      volumeId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: StorageVolume;
+  };
   /** Resume a paused session */
   resumeSession: {
     method: "post";
@@ -3125,6 +3190,15 @@ export interface Operations {
     body: UpdatePool;
     response: StoragePool;
   };
+  /** Change storage's fleet-wide settings (super_admin) */
+  updateStorageSettings: {
+    method: "put";
+    path: "/api/v1/storage/settings";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: UpdateStorageSettings;
+    response: StorageSettings;
+  };
   /** Change system settings (super_admin); fields not sent keep their value */
   updateSystemSettings: {
     method: "patch";
@@ -3242,6 +3316,7 @@ export const OPERATIONS = {
   getSessionResource: { method: "get", path: "/api/v1/sessions/{sessionId}/resource" },
   getSessionUsage: { method: "get", path: "/api/v1/sessions/{sessionId}/usage" },
   getStoragePool: { method: "get", path: "/api/v1/storage/pools/{pool}" },
+  getStorageSettings: { method: "get", path: "/api/v1/storage/settings" },
   getSystemSettings: { method: "get", path: "/api/v1/system/settings" },
   getUser: { method: "get", path: "/api/v1/users/{userId}" },
   getVolume: { method: "get", path: "/api/v1/storage/volumes/{volumeId}" },
@@ -3292,6 +3367,7 @@ export const OPERATIONS = {
   removeProjectMember: { method: "delete", path: "/api/v1/projects/{projectId}/members/{userId}" },
   requestCredits: { method: "post", path: "/api/v1/credits/requests" },
   restartSession: { method: "post", path: "/api/v1/sessions/{sessionId}/restart" },
+  restoreVolume: { method: "post", path: "/api/v1/storage/volumes/{volumeId}/restore" },
   resumeSession: { method: "post", path: "/api/v1/sessions/{sessionId}/resume" },
   rotateClusterOperatorToken: { method: "post", path: "/api/v1/clusters/{clusterId}/operator-token" },
   rotateWebhookSecret: { method: "post", path: "/api/v1/webhooks/{webhookId}/rotate-secret" },
@@ -3312,6 +3388,7 @@ export const OPERATIONS = {
   updateResourcePolicy: { method: "patch", path: "/api/v1/resource-policies/{name}" },
   updateResourcePreset: { method: "patch", path: "/api/v1/resource-presets/{name}" },
   updateStoragePool: { method: "patch", path: "/api/v1/storage/pools/{pool}" },
+  updateStorageSettings: { method: "put", path: "/api/v1/storage/settings" },
   updateSystemSettings: { method: "patch", path: "/api/v1/system/settings" },
   updateUser: { method: "patch", path: "/api/v1/users/{userId}" },
   updateVolume: { method: "patch", path: "/api/v1/storage/volumes/{volumeId}" },

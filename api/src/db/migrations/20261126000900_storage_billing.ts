@@ -5,6 +5,7 @@ import type { Knex } from "knex";
 //                     straddles a resize is priced at each size for its own part.
 //   billing_volumes   per volume: how far it has been charged and the remainder below one unit carried to
 //                     its next span (as billing_sessions does for sessions), under a row lock.
+// storage_reports   each cluster's last capacity report (staleness).
 // Delete keeps the data for a grace period the owner can undo within: `purge_after` is when the data
 // goes, `purged_at` when it went (then the row is history only).
 export async function up(knex: Knex): Promise<void> {
@@ -25,6 +26,13 @@ export async function up(knex: Knex): Promise<void> {
   await knex.schema.alterTable("volumes", (t) => {
     t.timestamp("purge_after", { useTz: true });
     t.timestamp("purged_at", { useTz: true });
+  });
+  // The last storage report of each cluster's operator: a pool's automatic reading is stale when its
+  // cluster has not reported for a few ticks (the Pool is written only when the reading changes).
+  await knex.schema.createTable("storage_reports", (t) => {
+    t.text("cluster_id").primary();
+    t.timestamp("observed_at", { useTz: true }).notNullable();
+    t.integer("interval_ms");
   });
   await knex.raw(`
     ALTER TABLE billing_volumes ADD CONSTRAINT billing_volumes_carry CHECK (carry >= 0 AND carry < 3600000);
