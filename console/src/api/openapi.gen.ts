@@ -543,6 +543,16 @@ export type LedgerLine = {
     milliseconds: string | null;
     rate_per_hour: string | null;
   } | null;
+  /** For storage charges: the volume, the span charged, and the rate (minor units per GB-hour). */
+  storage?: {
+    volume_id: string;
+    /** RFC 3339, UTC. */
+    from: string;
+    /** RFC 3339, UTC. */
+    to: string;
+    gb_milliseconds: string;
+    rate_per_gb_hour: string;
+  } | null;
   /** The sequence number this line reverses. */
   reverses: string | null;
 };
