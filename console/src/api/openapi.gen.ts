@@ -2721,6 +2721,8 @@ export interface Operations {
       pool?: string;
       /** true: deleted volumes still in their grace period (restorable) instead of live ones. */
       deleted?: "true" | "false";
+      /** The volumes this session mounts, each with its mount (for whoever may see the session). */
+      session_id?: string;
     };
     body: undefined;
     response: {

@@ -18,6 +18,7 @@ import {
 import type { Knex } from "knex";
 import { listMembershipsOfUser } from "../../db/operations/memberships/listMembershipsOfUser.ts";
 import { findProjectById } from "../../db/operations/projects/findProjectById.ts";
+import { findSessionById } from "../../db/operations/sessions/findSessionById.ts";
 import { findDeletedVolumeById, findVolumeById } from "../../db/operations/volumes/findVolumeById.ts";
 import { insertVolume } from "../../db/operations/volumes/insertVolume.ts";
 import { listVolumes } from "../../db/operations/volumes/listVolumes.ts";
@@ -32,6 +33,7 @@ import type { Principal } from "../identity/principal.ts";
 import { scopeOf } from "../identity/scope.ts";
 import { effectiveLimit } from "../sessions/checkQuota.ts";
 import { resolveOwnership } from "../sessions/createSession.ts";
+import { canSeeSession } from "../sessions/visibility.ts";
 import { canLockVolume, canManageVolume, canSeeVolume } from "./access.ts";
 import { capacityOf } from "./capacity.ts";
 import { capacityContext, poolViews, readPool, readPools } from "./pools.ts";
@@ -483,6 +485,36 @@ export async function listVolumeViews(
     ),
     total,
   };
+}
+
+/**
+ * The volumes a session mounts, each with its mount, for whoever may see the session (404 otherwise,
+ * existence not revealed). A volume deleted since shows from its row alone.
+ */
+export async function volumesOfSession(deps: Deps, principal: Principal, sessionId: string): Promise<VolumeView[]> {
+  const session = await findSessionById(deps.db, sessionId);
+  if (!session || !canSeeSession(principal, session)) throw new NotFound("session", sessionId);
+  const res = await storageRuntimeOf(deps)
+    .kube.request<{ spec?: { volumes?: { volume: string; readOnly?: boolean; mountPath?: string }[] } }>(
+      "GET",
+      `${namespacedSessionsPath(session.namespace)}/${encodeURIComponent(session.cr_name)}`,
+    )
+    .catch(unreachable("reading a session"));
+  if (res.status === 404) return [];
+  if (res.status >= 300) throw new KubeError("GET", namespacedSessionsPath(session.namespace), res.status, res.body);
+  const views: VolumeView[] = [];
+  for (const m of res.body.spec?.volumes ?? []) {
+    const row = (await deps.db("volumes").where({ cr_name: m.volume, namespace: session.namespace }).first()) as
+      | VolumeRow
+      | undefined;
+    if (!row) continue;
+    views.push({
+      row,
+      cr: row.deleted_at ? undefined : await readVolumeCr(deps, row),
+      mounts: [{ session: session.cr_name, readOnly: m.readOnly ?? false, mountPath: m.mountPath ?? null }],
+    });
+  }
+  return priced(deps, views);
 }
 
 export interface ShareInput {

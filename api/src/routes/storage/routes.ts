@@ -15,6 +15,7 @@ import {
   restoreVolume,
   setVolumeShares,
   updateVolumeOf,
+  volumesOfSession,
 } from "../../domain/storage/volumes.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { presentPool, presentVolume } from "./presenter.ts";
@@ -152,11 +153,18 @@ export const listVolumesRoute = defineRoute({
   tags: TAGS,
   summary: "List volumes (newest first)",
   description:
-    "Yours, your projects', and for organization admins their organizations' (super_admins: all). Without mounts (see the detail).",
+    "Yours, your projects', and for organization admins their organizations' (super_admins: all). Without mounts (see the detail). With `session_id`: the volumes that session mounts, each with its mount (404 for a session you cannot see). With `deleted=true`: deleted volumes you may still restore.",
   auth: "user",
   query: ListVolumesQuery,
   responses: { 200: Paged(StorageVolume) },
   handler: async ({ deps, principal, query }) => {
+    if (query.session_id) {
+      const mounted = await volumesOfSession(deps, principal, query.session_id);
+      return {
+        status: 200,
+        body: { data: mounted.map(presentVolume), pagination: { page: 1, size: query.size, total: mounted.length } },
+      };
+    }
     const { views, total } = await listVolumeViews(deps, principal, query);
     return {
       status: 200,

@@ -137,6 +137,11 @@ export const ListVolumesQuery = Page.extend({
     .transform((v) => v === "true")
     .optional()
     .meta({ description: "true: deleted volumes still in their grace period (restorable) instead of live ones." }),
+  session_id: z
+    .string()
+    .regex(/^ses_[a-z0-9]{20}$/, "a session id: ses_ followed by 20 lowercase letters and digits")
+    .optional()
+    .meta({ description: "The volumes this session mounts, each with its mount (for whoever may see the session)." }),
 });
 
 export const StorageVolume = z

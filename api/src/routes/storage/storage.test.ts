@@ -409,6 +409,58 @@ describe("volumes", () => {
     expect((await req(w.memberA, "GET", `/api/v1/storage/volumes/${v.id}`)).status).toBe(404);
   });
 
+  it("lists a session's volumes with their mounts, for whoever sees the session only", async () => {
+    const v = await aVolume(w.memberA, { size_gb: 4 });
+    const namespace = w.orgA.id.replace("_", "-").toLowerCase();
+    const name = "ses-bbbbbbbbbbbbbbbbbbbb";
+    await t.database.db("sessions").insert({
+      id: "ses_bbbbbbbbbbbbbbbbbbbb",
+      cr_name: name,
+      namespace,
+      owner_id: w.memberA.id,
+      organization_id: w.orgA.id,
+      offering: "h100",
+      preset: "gpu-small",
+      image: "jupyterlab",
+      gpu_model: "NVIDIA-H100-80GB-HBM3",
+      gpu_count: 1,
+      hourly_credit_rate: "4000000",
+    });
+    await custom().createNamespacedCustomObject({
+      ...GROUP,
+      plural: "sessions",
+      namespace,
+      body: {
+        apiVersion: "berth.dev/v1alpha1",
+        kind: "Session",
+        metadata: { name, namespace },
+        spec: {
+          owner: w.memberA.id,
+          organization: w.orgA.id,
+          offering: "h100",
+          preset: "gpu-small",
+          image: "jupyterlab",
+          volumes: [{ volume: v.id.replace("_", "-"), mountPath: "/data", readOnly: true }],
+        },
+      },
+    });
+    const r = await req(w.memberA, "GET", "/api/v1/storage/volumes?session_id=ses_bbbbbbbbbbbbbbbbbbbb");
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.data).toHaveLength(1);
+    expect(r.body.data[0]).toMatchObject({
+      id: v.id,
+      size_gb: 4,
+      mounts: [{ session_id: "ses_bbbbbbbbbbbbbbbbbbbb", read_only: true, mount_path: "/data" }],
+    });
+    for (const u of [w.memberB, w.orgMemberA, w.outsider]) {
+      const no = await req(u, "GET", "/api/v1/storage/volumes?session_id=ses_bbbbbbbbbbbbbbbbbbbb");
+      expect(no.status).toBe(404);
+    }
+    expect((await req(w.memberA, "GET", "/api/v1/storage/volumes?session_id=nope")).status).toBe(400);
+    await custom().deleteNamespacedCustomObject({ ...GROUP, plural: "sessions", namespace, name });
+    await t.database.db("sessions").where({ id: "ses_bbbbbbbbbbbbbbbbbbbb" }).delete();
+  });
+
   it("lists what the caller may see, and nothing of another organization", async () => {
     const mine = await aVolume(w.memberB, { size_gb: 1 });
     const listB = await req(w.memberB, "GET", "/api/v1/storage/volumes?size=100");
