@@ -84,6 +84,11 @@ export const ERROR_CODES = {
     status: 409,
     description: "A session still mounts the volume; details.sessions names them. End them before deleting it.",
   },
+  volume_purged: {
+    status: 409,
+    description:
+      "The volume was deleted and its grace period is over (details.purge_after): its data is gone and it cannot be restored.",
+  },
   volume_locked: {
     status: 409,
     description:
@@ -230,6 +235,7 @@ export class Conflict extends DomainError {
       | "pool_capacity_exceeded"
       | "volume_in_use"
       | "volume_locked"
+      | "volume_purged"
       | "volume_pool_not_shared"
       | "request_already_decided"
       | "image_in_use"

@@ -48,6 +48,9 @@ export function controlPlaneRbac(ns: TargetNamespaces = DEFAULT_TARGET_NAMESPACE
       { apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch", "patch", "delete"] },
       // The probe: the GPU runtime class by name.
       { apiGroups: ["node.k8s.io"], resources: ["runtimeclasses"], verbs: ["get"] },
+      // A deleted volume's data, after its grace period: its PVs are handed back to the storage driver
+      // (reclaim policy Delete; controllers/src/sessions/dispatch.ts purgeVolume).
+      { apiGroups: [""], resources: ["persistentvolumes"], verbs: ["list", "patch"] },
     ],
     namespaceRules: [
       {

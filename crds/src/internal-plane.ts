@@ -133,5 +133,11 @@ export const StorageReport = z.object({
       }),
     )
     .max(1_000),
+  /** The reporter's tick: a reading is stale after a few ticks without a report. */
+  interval_ms: z.int().min(1).max(86_400_000).optional(),
+  /** The storage node's system drive (nodes labelled berth.dev/storage-node): a stand-in, can be far off. */
+  node_disk: z
+    .object({ node: z.string().min(1).max(253), total_gb: z.int().min(0), available_gb: z.int().min(0) })
+    .optional(),
 });
 export type StorageReport = z.infer<typeof StorageReport>;

@@ -83,6 +83,8 @@ export const LABELS = {
   restart: "berth.dev/restart",
   volumeId: "berth.dev/volume-id",
   pool: "berth.dev/pool",
+  /** On the node a pool's storage server runs on: its system drive is the pool's `node_disk` stand-in. */
+  storageNode: "berth.dev/storage-node",
   /** On a management namespace the API made for an organization's sessions: `organization`. */
   role: "berth.dev/role",
   /** On a GPU cluster's credential Secret: the Cluster resource's name. */
@@ -105,6 +107,11 @@ export const ANNOTATIONS = {
   createdAt: "berth.dev/created-at",
   /** On a Secret the API keeps for itself: what it holds, for `kubectl describe`. */
   purpose: "berth.dev/purpose",
+  /**
+   * On a deleted Volume kept for its grace period: when its data goes (RFC 3339). It mounts nowhere, its
+   * claim is released at once, and after that time the worker removes it (its owner may undo before).
+   */
+  volumePurgeAfter: "berth.dev/purge-after",
 } as const;
 
 /** Kubernetes label values: 63 characters of [A-Za-z0-9_.-], starting and ending alphanumeric. */

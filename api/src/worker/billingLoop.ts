@@ -1,5 +1,6 @@
 // Billing's leader-only loop in the worker (controllers/src/worker.ts runs it while leading). Each pass:
-//   1. charge usage samples nobody has charged yet (what an API process left when it died, or failed);
+//   1. charge usage samples nobody has charged yet (what an API process left when it died, or failed),
+//      then storage due up to the last grid boundary (domain/credits/storage.ts);
 //   2. apply due refills, each period once;
 //   3. the running-out watch: warn, then pause sessions their credits cannot cover;
 //   4. mirror changed wallets to their Wallet resources.
@@ -11,6 +12,7 @@ import type { CreditsContext } from "../domain/credits/context.ts";
 import type { WalletMirror } from "../domain/credits/mirror.ts";
 import { applyDueRefills } from "../domain/credits/refills.ts";
 import { type PauseSession, watchRunningOut } from "../domain/credits/runningOut.ts";
+import { billStorage } from "../domain/credits/storage.ts";
 
 export interface BillingLoopOptions {
   billing: CreditsContext;
@@ -60,6 +62,7 @@ export class BillingLoop {
     const b = this.#o.billing;
     const steps: [string, () => Promise<unknown>][] = [
       ["charge", () => billPendingUsage(b)],
+      ["storage", () => billStorage(b)],
       ["refills", () => applyDueRefills(b)],
       ["running-out", () => watchRunningOut(b, this.#o.pause)],
       ["mirror", () => this.#o.mirror?.sync() ?? Promise.resolve(0)],

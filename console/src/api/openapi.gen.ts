@@ -265,6 +265,23 @@ export type CostPreview = {
   can_start: boolean;
   /** Present when `can_start` is false. */
   refusal?: StartRefusal;
+  /** The volumes named in the request: storage is billed per GB-hour while a volume exists, whether sessions run or not. */
+  storage: {
+    volumes: {
+      volume: string;
+      size_gb: number;
+    }[];
+    size_gb: number;
+    /** Minor units per GB-hour of provisioned size. */
+    gb_hour_rate: string;
+    /** Minor units per hour for these volumes, rounded up. */
+    hourly_rate: string;
+    /** Minor units for the duration, rounded up. */
+    cost: string;
+  };
+  /** cost + storage.cost, in minor units. */
+  total_cost: string;
+  total_cost_credits: string;
 };
 
 export type CreateImageRequest = {
@@ -465,7 +482,7 @@ export type EffectiveLimits = {
 export type ErrorEnvelope = {
   error: {
     /** Stable error code; clients map it to a message. */
-    code: "validation_failed" | "malformed_json" | "bad_request" | "webhook_url_invalid" | "image_reference_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "request_already_decided" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_locked" | "invalid_session_state" | "image_in_use" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "gpu_model_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "image_source_forbidden" | "export_too_large" | "too_many_requests" | "internal" | "unavailable";
+    code: "validation_failed" | "malformed_json" | "bad_request" | "webhook_url_invalid" | "image_reference_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "request_already_decided" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_purged" | "volume_locked" | "invalid_session_state" | "image_in_use" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "gpu_model_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "image_source_forbidden" | "export_too_large" | "too_many_requests" | "internal" | "unavailable";
     /** Human-readable text. */
     message: string;
     /** What to fix. For validation_failed: issues[] of {path, message, code}. */
@@ -583,6 +600,16 @@ export type LedgerLine = {
     sample_id: string;
     milliseconds: string | null;
     rate_per_hour: string | null;
+  } | null;
+  /** For storage charges: the volume, the span charged, and the rate (minor units per GB-hour). */
+  storage?: {
+    volume_id: string;
+    /** RFC 3339, UTC. */
+    from: string;
+    /** RFC 3339, UTC. */
+    to: string;
+    gb_milliseconds: string;
+    rate_per_gb_hour: string;
   } | null;
   /** The sequence number this line reverses. */
   reverses: string | null;
@@ -772,6 +799,10 @@ export type PoolCapacity = {
   /** Sizes of the pool's volumes, added up. */
   provisioned_gb: number;
   observed_at: string | null;
+  /** How it was read: csi_capacity (the driver's CSIStorageCapacity objects); for manual, pool or fleet_default; for node_disk, node:<name>. */
+  via: string | null;
+  /** An automatic reading whose cluster has not reported for three of its ticks: it may be out of date. */
+  stale: boolean;
 };
 
 export type PreviewCost = {
@@ -783,6 +814,8 @@ export type PreviewCost = {
   organization_id?: string;
   /** As on create. */
   project_id?: string;
+  /** Volumes the session would mount: their storage is priced too (billed while they exist, whether sessions run or not). */
+  volumes?: string[];
 };
 
 export type PrivateImage = {
@@ -1212,6 +1245,15 @@ export type StoragePool = {
   created_at: string | null;
 };
 
+export type StorageSettings = {
+  /** Minor units per GB-hour of provisioned size (1 credit = 1,000,000). */
+  gb_hour_credit_rate: string;
+  /** The capacity of pools that state none and whose driver publishes none (single-pool installs). */
+  fleet_capacity_gb: number | null;
+  /** How long a deleted volume's data is kept (undo). */
+  delete_grace_hours: number;
+};
+
 export type StorageVolume = {
   id: string;
   name: string;
@@ -1239,6 +1281,11 @@ export type StorageVolume = {
     read_only: boolean;
     mount_path: string | null;
   }[];
+  /** What it costs per hour at the storage rate (minor units, rounded up), running sessions or not. */
+  hourly_cost: string;
+  deleted_at: string | null;
+  /** Deleted: when its data goes; until then POST .../restore undoes the delete. */
+  purge_after: string | null;
   created_by: string;
   /** RFC 3339, UTC. */
   created_at: string;
@@ -1333,6 +1380,12 @@ export type UpdateResourcePresetRequest = {
   cpu?: string;
   memory?: string;
   gpu_count?: number;
+};
+
+export type UpdateStorageSettings = {
+  gb_hour_credit_rate?: string;
+  fleet_capacity_gb?: number | null;
+  delete_grace_hours?: number;
 };
 
 export type UpdateSystemSettingsRequest = {
@@ -1921,7 +1974,7 @@ export interface Operations {
     body: undefined;
     response: undefined;
   };
-  /** Delete a volume */
+  /** Delete a volume (undoable until its data goes) */
   deleteVolume: {
     method: "delete";
     path: "/api/v1/storage/volumes/{volumeId}";
@@ -1930,7 +1983,7 @@ export interface Operations {
     };
     query: Record<string, never>;
     body: undefined;
-    response: undefined;
+    response: StorageVolume;
   };
   /** Delete a webhook endpoint with its deliveries and their log */
   deleteWebhook: {
@@ -2332,6 +2385,15 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: StoragePool;
+  };
+  /** Storage's fleet-wide settings: rate per GB-hour, fleet-default capacity, delete grace period */
+  getStorageSettings: {
+    method: "get";
+    path: "/api/v1/storage/settings";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    response: StorageSettings;
   };
   /** Branding, sign-up policy and placement policy (super_admin) */
   getSystemSettings: {
@@ -2929,6 +2991,10 @@ export interface Operations {
       organization_id?: string;
       project_id?: string;
       pool?: string;
+      /** true: deleted volumes still in their grace period (restorable) instead of live ones. */
+      deleted?: "true" | "false";
+      /** The volumes this session mounts, each with its mount (for whoever may see the session). */
+      session_id?: string;
     };
     body: undefined;
     response: {
@@ -3172,6 +3238,17 @@ export interface Operations {
     body: undefined;
     response: Session;
   };
+  /** Undo a volume's delete within its grace period */
+  restoreVolume: {
+    method: "post";
+    path: "/api/v1/storage/volumes/{volumeId}/restore";
+    params: {
+      volumeId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: StorageVolume;
+  };
   /** Resume a paused session */
   resumeSession: {
     method: "post";
@@ -3397,6 +3474,15 @@ export interface Operations {
     body: UpdatePool;
     response: StoragePool;
   };
+  /** Change storage's fleet-wide settings (super_admin) */
+  updateStorageSettings: {
+    method: "put";
+    path: "/api/v1/storage/settings";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: UpdateStorageSettings;
+    response: StorageSettings;
+  };
   /** Change system settings (super_admin); fields not sent keep their value */
   updateSystemSettings: {
     method: "patch";
@@ -3522,6 +3608,7 @@ export const OPERATIONS = {
   getSessionResource: { method: "get", path: "/api/v1/sessions/{sessionId}/resource" },
   getSessionUsage: { method: "get", path: "/api/v1/sessions/{sessionId}/usage" },
   getStoragePool: { method: "get", path: "/api/v1/storage/pools/{pool}" },
+  getStorageSettings: { method: "get", path: "/api/v1/storage/settings" },
   getSystemSettings: { method: "get", path: "/api/v1/system/settings" },
   getUser: { method: "get", path: "/api/v1/users/{userId}" },
   getVolume: { method: "get", path: "/api/v1/storage/volumes/{volumeId}" },
@@ -3575,6 +3662,7 @@ export const OPERATIONS = {
   removeProjectMember: { method: "delete", path: "/api/v1/projects/{projectId}/members/{userId}" },
   requestCredits: { method: "post", path: "/api/v1/credits/requests" },
   restartSession: { method: "post", path: "/api/v1/sessions/{sessionId}/restart" },
+  restoreVolume: { method: "post", path: "/api/v1/storage/volumes/{volumeId}/restore" },
   resumeSession: { method: "post", path: "/api/v1/sessions/{sessionId}/resume" },
   rotateClusterOperatorToken: { method: "post", path: "/api/v1/clusters/{clusterId}/operator-token" },
   rotateWebhookSecret: { method: "post", path: "/api/v1/webhooks/{webhookId}/rotate-secret" },
@@ -3595,6 +3683,7 @@ export const OPERATIONS = {
   updateResourcePolicy: { method: "patch", path: "/api/v1/resource-policies/{name}" },
   updateResourcePreset: { method: "patch", path: "/api/v1/resource-presets/{name}" },
   updateStoragePool: { method: "patch", path: "/api/v1/storage/pools/{pool}" },
+  updateStorageSettings: { method: "put", path: "/api/v1/storage/settings" },
   updateSystemSettings: { method: "patch", path: "/api/v1/system/settings" },
   updateUser: { method: "patch", path: "/api/v1/users/{userId}" },
   updateVolume: { method: "patch", path: "/api/v1/storage/volumes/{volumeId}" },

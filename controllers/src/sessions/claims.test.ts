@@ -1,6 +1,6 @@
 import type { Session, Volume } from "@berth/crds";
 import { describe, expect, it } from "vitest";
-import { idleClaims } from "./claims.ts";
+import { idleClaims, purgeDue } from "./claims.ts";
 
 const vol = (name: string, bound?: string, lastUsedAt?: string): [string, Volume] => [
   `org-a/${name}`,
@@ -42,5 +42,25 @@ describe("idle claims", () => {
     const last = new Map<string, number>();
     const vols = [vol("vol-a", "clu_a", "2026-11-26T05:00:00Z")];
     expect(idleClaims(vols, [ses("vol-a", "Running", "Terminated")], last, t0, IDLE)).toEqual(["org-a/vol-a"]);
+  });
+});
+
+describe("deleted volumes", () => {
+  const t0 = Date.parse("2026-11-26T06:00:00Z");
+  const deleted = (name: string, purgeAfter: string, bound?: string): [string, Volume] => {
+    const [key, v] = vol(name, bound);
+    return [key, { ...v, metadata: { ...v.metadata, annotations: { "berth.dev/purge-after": purgeAfter } } } as Volume];
+  };
+
+  it("releases a deleted volume's claim at once, without waiting for it to be idle", () => {
+    const last = new Map<string, number>();
+    const v = deleted("vol-d", "2026-11-27T06:00:00Z", "clu_a");
+    expect(idleClaims([v], [], last, t0, 15 * 60_000)).toEqual(["org-a/vol-d"]);
+  });
+
+  it("purges only after the grace period, and only once its claim is gone", () => {
+    expect(purgeDue([deleted("vol-d", "2026-11-26T07:00:00Z")], t0)).toEqual([]);
+    expect(purgeDue([deleted("vol-d", "2026-11-26T06:00:00Z", "clu_a")], t0)).toEqual([]);
+    expect(purgeDue([deleted("vol-d", "2026-11-26T06:00:00Z"), vol("vol-live")], t0)).toEqual(["org-a/vol-d"]);
   });
 });

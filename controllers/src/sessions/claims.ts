@@ -1,8 +1,26 @@
 // Idle claims go: a volume's claim that no session has used for `idleMs` is deleted on its cluster (the
 // data stays on the pool: the bed's and real installs' volumes are Retain) and the volume's status
-// forgets the cluster, so its next session may land anywhere its pool is shared with. Pure decision here;
+// forgets the cluster, so its next session may land anywhere its pool is shared with. A deleted volume's
+// claim goes at once, and once its grace period is over its data goes (purgeDue). Pure decisions here;
 // dispatch.ts does the writes.
-import type { Session, Volume } from "@berth/crds";
+import { ANNOTATIONS, type Session, type Volume } from "@berth/crds";
+
+/** A deleted volume kept for its grace period: when its data goes (ms), else undefined. */
+export function purgeAfter(vol: Volume): number | undefined {
+  const v = vol.metadata.annotations?.[ANNOTATIONS.volumePurgeAfter];
+  const t = v ? Date.parse(v) : Number.NaN;
+  return Number.isFinite(t) ? t : undefined;
+}
+
+/** Deleted volumes whose grace period is over and whose claim is gone: their data goes now. */
+export function purgeDue(volumes: Iterable<[string, Volume]>, now: number): string[] {
+  const out: string[] = [];
+  for (const [key, vol] of volumes) {
+    const t = purgeAfter(vol);
+    if (t !== undefined && t <= now && !vol.status?.boundCluster) out.push(key);
+  }
+  return out;
+}
 
 /** Phases in which a session holds (or is about to hold) a pod that mounts its volumes. */
 const HOLDS = new Set(["Pending", "Queued", "Starting", "Running", "Resuming", "Restarting", "Pausing", "Unknown"]);
@@ -36,6 +54,11 @@ export function idleClaims(
     }
     if (inUse.has(key)) {
       lastUsed.set(key, now);
+      continue;
+    }
+    // Deleted (kept only for its grace period): its claim goes at once.
+    if (purgeAfter(vol) !== undefined) {
+      out.push(key);
       continue;
     }
     let since = lastUsed.get(key);

@@ -14,7 +14,7 @@ import type { Logger } from "pino";
 import type { KubeApi } from "../kube/client.ts";
 import type { InformerEvent, KubeObject } from "../kube/informer.ts";
 import { WorkQueue } from "../kube/workqueue.ts";
-import { idleClaims } from "./claims.ts";
+import { idleClaims, purgeDue } from "./claims.ts";
 import { Dispatch } from "./dispatch.ts";
 import { EventRecorder } from "./event-recorder.ts";
 import { SessionMemory } from "./memory.ts";
@@ -165,6 +165,11 @@ export class SessionController {
         lastUsed.delete(key);
       }
       if (idle.length > 0) this.schedulePlacement();
+      for (const key of purgeDue(o.volumes.store.entries(), now)) {
+        const vol = o.volumes.store.get(key);
+        const clusters = [...o.clusterRecords.values()].filter((c) => c.registered).map((c) => c.id);
+        if (vol) await this.#dispatch.purgeVolume(vol, clusters);
+      }
     });
     this.#every(PURGE_MS, async () => {
       await this.#d.store.purgeEvents(new Date(this.#now().getTime() - this.#o.eventRetentionMs));

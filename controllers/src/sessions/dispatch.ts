@@ -251,6 +251,41 @@ export class Dispatch {
       throw new Error(`forgetting the claim of ${vol.metadata.name}: ${res.status}`);
   }
 
+  /**
+   * A deleted volume's data goes once its grace period is over: on every cluster, the PersistentVolumes
+   * whose handle is its data path are handed back to the storage driver (reclaim policy Delete: the
+   * driver's provisioner removes the data and the PV), then the Volume resource goes. A cluster that
+   * cannot be reached keeps the resource: tried again on the next pass.
+   */
+  async purgeVolume(vol: Volume, clusterIds: Iterable<string>): Promise<number> {
+    const management = this.#d.management;
+    if (!management) return 0;
+    const handle = volumeDataPath(volumeIdOf(vol.metadata.name as string));
+    let reclaimed = 0;
+    for (const clusterId of clusterIds) {
+      const kube = await this.#client(clusterId);
+      const list = await kube.json<{
+        items: {
+          metadata: { name: string };
+          spec?: { csi?: { volumeHandle?: string }; persistentVolumeReclaimPolicy?: string };
+        }[];
+      }>("GET", "/api/v1/persistentvolumes");
+      for (const pv of list.items) {
+        if (pv.spec?.csi?.volumeHandle !== handle || pv.spec.persistentVolumeReclaimPolicy === "Delete") continue;
+        const res = await kube.request("PATCH", `/api/v1/persistentvolumes/${pv.metadata.name}`, {
+          body: { spec: { persistentVolumeReclaimPolicy: "Delete" } },
+        });
+        if (res.status >= 300 && res.status !== 404)
+          throw new Error(`handing ${pv.metadata.name} on ${clusterId} back to its driver: ${res.status}`);
+        reclaimed++;
+      }
+    }
+    const path = `/apis/${VolumeKind.group}/${VolumeKind.version}/namespaces/${vol.metadata.namespace}/${VolumeKind.plural}/${vol.metadata.name}`;
+    const res = await management.request("DELETE", path);
+    if (res.status >= 300 && res.status !== 404) throw new Error(`deleting volume ${vol.metadata.name}: ${res.status}`);
+    return reclaimed;
+  }
+
   async #restart(s: Session, clusterId: string, restartCount: number): Promise<void> {
     const { memory, store, counts } = this.#d;
     const id = sessionIdOf(s.metadata.name as string);

@@ -155,11 +155,16 @@ describe("npm start", () => {
     );
     expect(free).toMatchObject({ cluster_name: "gpu-a", free: 16, in_use: 0 });
 
+    // Her home volume is on the shared pool, ready to mount: files there outlive the session's pod.
+    const volumes = (await call(token, "GET", "/api/v1/storage/volumes")).body.data;
+    const home = volumes.find((v: any) => v.name === "home");
+    expect(home).toMatchObject({ size_gb: 20, pool: "shared", bound_cluster: null });
     const created = await call(token, "POST", "/api/v1/sessions", {
       offering: "h100",
       preset: "gpu-small",
       image: "jupyterlab",
       name: "milestone",
+      volumes: [{ volume: home.id, mount_path: "/home/jovyan/work" }],
     });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const id = created.body.id as string;
@@ -168,6 +173,9 @@ describe("npm start", () => {
       return s.phase === "Running" ? s : undefined;
     });
     expect(running.cluster_id).toBe(free.cluster_id);
+    const mounted = (await call(token, "GET", `/api/v1/storage/volumes/${home.id}`)).body;
+    expect(mounted).toMatchObject({ bound_cluster: free.cluster_id });
+    expect(mounted.mounts).toEqual([{ session_id: id, read_only: false, mount_path: "/home/jovyan/work" }]);
 
     // The notebook through gpu-a's gateway: the link's token is swapped for a cookie, then the app answers.
     const links = await call(token, "GET", `/api/v1/sessions/${id}/connect`);
@@ -208,13 +216,16 @@ describe("npm start", () => {
     const cost = (4_000_000n * BigInt(ranMs)) / 3_600_000n;
     const ledger = await until("the charges", async () => {
       const l = (await call(token, "GET", `/api/v1/credits/wallets/${wallet.id}/ledger?size=100`)).body.data;
-      const charges = l.filter((e: any) => e.kind === "charge");
+      // GPU time only: the home volume's storage is charged per hour on its own lines (e.storage).
+      const charges = l.filter((e: any) => e.kind === "charge" && !e.storage);
       return charges.length === usage.totals.samples ? charges : undefined;
     });
     const charged = ledger.reduce((n: bigint, e: any) => n - BigInt(e.amount), 0n);
     expect(charged).toBe(cost);
     const after = (await call(token, "GET", `/api/v1/credits/wallets/${wallet.id}`)).body;
-    expect(BigInt(after.balance)).toBe(25_000_000n - cost);
+    const lines = (await call(token, "GET", `/api/v1/credits/wallets/${wallet.id}/ledger?size=100`)).body.data;
+    const storage = lines.filter((e: any) => e.storage).reduce((n: bigint, e: any) => n - BigInt(e.amount), 0n);
+    expect(BigInt(after.balance)).toBe(25_000_000n - cost - storage);
 
     // Ctrl-C: everything it started is gone, ports included.
     child?.kill("SIGINT");

@@ -8,6 +8,9 @@
 //              (password printed once; BERTH_DEMO=0 leaves it out)
 //   clusters   the GPU clusters registered through the clusters domain, each with its operator installed
 //              (namespaces, SessionMirror CRD, least-privilege ServiceAccount) and a token file
+//   storage    the default pool "shared" every GPU cluster mounts (what a real install has on each: a
+//              CSIDriver, the StorageClass berth-shared, a capacity report, and here a small provisioner
+//              standing in for the driver), and the demo researcher's `home` volume on it
 //   operators  one per GPU cluster: inventory, session mirrors → pods, status reports over /internal
 //   worker     the leader-elected session controllers (placement, dispatch, lifecycle)
 //   gateways   one per GPU cluster on 127.0.0.1:9443+n (BERTH_GATEWAY_PORT) with its own certificate, the
@@ -17,6 +20,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ensureLocalDemo } from "@berth/api/bootstrap/demo";
+import { ensureDefaultPool, ensureHomeVolume } from "@berth/api/bootstrap/storage";
 import { parseConfig } from "@berth/api/config";
 import { connect } from "@berth/api/db/knex";
 import { startPostgres } from "@berth/api/db/server";
@@ -32,6 +36,7 @@ import { adminKube, mintControlPlaneCredential } from "../clusters/credentials.t
 import { registerLocalGpuClusters } from "../clusters/register-local.ts";
 import { FIRST_GATEWAY_PORT, gatewaysService, localSessionDomain } from "../connect/local-gateways.ts";
 import { installOperator } from "../sessions/harness.ts";
+import { type BedProvisioner, installBedStorage, startProvisioner } from "../storage/bed-storage.ts";
 import { pushIndex } from "../testbed/images.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import { startRegistry } from "../testbed/registry.ts";
@@ -210,6 +215,41 @@ const clustersService: Service = {
   },
 };
 
+/** The local fleet's shared pool: its storage class on every GPU cluster, its server "in" the first. */
+export const LOCAL_STORAGE_CLASS = "berth-shared";
+
+const storageService: Service = {
+  name: "storage",
+  async start(ctx) {
+    if (!api) throw new Error("storage needs the API");
+    const regs = JSON.parse(ctx.published.BERTH_LOCAL_CLUSTERS ?? "[]") as { cluster: string; clusterId: string }[];
+    const gpu = ctx.fleet.clusters.filter((c) => c.kind === "gpu");
+    const provisioners: BedProvisioner[] = [];
+    for (const c of gpu) {
+      await installBedStorage(c, { storageClass: LOCAL_STORAGE_CLASS, capacityGb: 500 });
+      provisioners.push(startProvisioner(c, { storageClass: LOCAL_STORAGE_CLASS, intervalMs: 500 }));
+    }
+    const first = regs[0];
+    if (first)
+      await ensureDefaultPool(api.deps, {
+        name: "shared",
+        cluster: first.clusterId,
+        storageClass: LOCAL_STORAGE_CLASS,
+        displayName: "Shared pool",
+      });
+    if (first && process.env.BERTH_DEMO !== "0") {
+      const home = await ensureHomeVolume(api.deps, { email: "researcher@berth.local" });
+      if (home.created) ctx.log(`[storage] the researcher's home volume: ${home.volumeId} (20 GB on pool shared)`);
+    }
+    return {
+      endpoints: [{ name: "storage pool", url: `shared (class ${LOCAL_STORAGE_CLASS} on ${gpu.length} clusters)` }],
+      stop: async () => {
+        for (const p of provisioners) await p.stop().catch(() => {});
+      },
+    };
+  },
+};
+
 const operators: Service = {
   name: "operators",
   async start(ctx) {
@@ -283,6 +323,7 @@ export const SERVICES: Service[] = [
   apiService,
   demo,
   clustersService,
+  storageService,
   operators,
   worker,
   gatewaysService,

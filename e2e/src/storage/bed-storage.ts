@@ -3,7 +3,8 @@
 // the driver's capacity reports (CSIStorageCapacity; the apiserver needs no driver for any of these).
 // `startProvisioner` stands in for the driver's external provisioner: it binds each pending claim of the
 // class to a PersistentVolume whose volume handle is the claim's data path, and kube-controller-manager's
-// binder does the rest for real. Two clusters' claims for one volume thus name the same data.
+// binder does the rest for real. Two clusters' claims for one volume thus name the same data. A released
+// PV handed back with reclaim policy Delete (a purged volume) is removed, as the driver would its data.
 import { KubeHttp } from "../testbed/kube.ts";
 import type { Cluster } from "../testbed/types.ts";
 
@@ -66,6 +67,8 @@ interface ClaimItem {
 export interface BedProvisioner {
   /** PersistentVolumes it made, by claim (namespace/name) → volume handle (data path). */
   handles: Map<string, string>;
+  /** Data paths it removed (a released PV handed back with reclaim policy Delete), as a driver does. */
+  removed: Set<string>;
   stop(): Promise<void>;
 }
 
@@ -73,8 +76,23 @@ export interface BedProvisioner {
 export function startProvisioner(c: Cluster, o: { storageClass: string; intervalMs?: number }): BedProvisioner {
   const k = adminOf(c);
   const handles = new Map<string, string>();
+  const removed = new Set<string>();
   let stopped = false;
   const tick = async () => {
+    // What the driver's provisioner does with a released volume whose policy is Delete: the data and the PV go.
+    const pvs = await k.json<{
+      items: {
+        metadata: { name: string };
+        spec: { storageClassName?: string; persistentVolumeReclaimPolicy?: string; csi?: { volumeHandle?: string } };
+        status?: { phase?: string };
+      }[];
+    }>("GET", "/api/v1/persistentvolumes");
+    for (const pv of pvs.items) {
+      if (pv.spec.storageClassName !== o.storageClass || pv.spec.persistentVolumeReclaimPolicy !== "Delete") continue;
+      if (pv.status?.phase !== "Released" && pv.status?.phase !== "Available") continue;
+      const res = await k.raw("DELETE", `/api/v1/persistentvolumes/${pv.metadata.name}`);
+      if ((res.status < 300 || res.status === 404) && pv.spec.csi?.volumeHandle) removed.add(pv.spec.csi.volumeHandle);
+    }
     const list = await k.json<{ items: ClaimItem[] }>("GET", "/api/v1/persistentvolumeclaims");
     for (const pvc of list.items) {
       if (pvc.spec.storageClassName !== o.storageClass || pvc.spec.volumeName || pvc.status?.phase === "Bound")
@@ -112,6 +130,7 @@ export function startProvisioner(c: Cluster, o: { storageClass: string; interval
   })();
   return {
     handles,
+    removed,
     async stop() {
       stopped = true;
       await loop;

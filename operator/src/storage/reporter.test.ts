@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { quantityGb, storageReportOf } from "./reporter.ts";
+import { nodeDiskOf, quantityGb, storageReportOf } from "./reporter.ts";
 
 describe("the volume-sync report", () => {
   it("reads quantities in whole GiB, rounded down", () => {
@@ -31,5 +31,24 @@ describe("the volume-sync report", () => {
         { storage_class: "slow", available_gb: 2048, maximum_volume_gb: 1024, via: "csi_capacity" },
       ],
     });
+  });
+});
+
+describe("the storage node's system drive (node_disk)", () => {
+  it("reads the labelled node's ephemeral storage, with the tick", () => {
+    const r = storageReportOf("clu_a", [], new Date("2026-11-26T06:00:00Z"), {
+      intervalMs: 30_000,
+      nodes: [
+        {
+          metadata: { name: "storage-0" },
+          status: { capacity: { "ephemeral-storage": "1Ti" }, allocatable: { "ephemeral-storage": "900Gi" } },
+        },
+      ],
+    });
+    expect(r).toMatchObject({
+      interval_ms: 30_000,
+      node_disk: { node: "storage-0", total_gb: 1024, available_gb: 900 },
+    });
+    expect(nodeDiskOf([{ metadata: { name: "x" }, status: {} }])).toBeUndefined();
   });
 });

@@ -1,8 +1,11 @@
 // The volume-sync tick: what this cluster's storage driver publishes about its capacity (its
 // CSIStorageCapacity objects, per storage class), sent to the control plane, which turns it into the
 // capacity reading of the pools served from here (api/src/domain/storage/readings.ts). A class's figure
-// is its largest segment's: a volume must fit one segment, so they are never added together.
+// is its largest segment's: a volume must fit one segment, so they are never added together. With it go
+// the storage node's system drive (the `node_disk` stand-in, from a node labelled berth.dev/storage-node)
+// and the tick, so the control plane can tell a silent cluster's readings are stale.
 import type { KubeApi } from "@berth/controllers/kube";
+import { LABELS } from "@berth/crds";
 import type { StorageReport } from "@berth/crds/internal-plane";
 import type { Logger } from "pino";
 
@@ -34,7 +37,28 @@ export function quantityGb(q: string | undefined): number | undefined {
   return Number.isFinite(bytes) ? Math.floor(bytes / 1024 ** 3) : undefined;
 }
 
-export function storageReportOf(clusterId: string, items: CapacityItem[], at: Date): StorageReport {
+interface NodeItem {
+  metadata?: { name?: string };
+  status?: { capacity?: Record<string, string>; allocatable?: Record<string, string> };
+}
+
+/** The first labelled storage node's system drive (ephemeral-storage): capacity and allocatable. */
+export function nodeDiskOf(nodes: NodeItem[]): StorageReport["node_disk"] {
+  for (const n of nodes) {
+    const total = quantityGb(n.status?.capacity?.["ephemeral-storage"]);
+    const free = quantityGb(n.status?.allocatable?.["ephemeral-storage"]);
+    if (n.metadata?.name && total !== undefined)
+      return { node: n.metadata.name, total_gb: total, available_gb: Math.min(total, free ?? total) };
+  }
+  return undefined;
+}
+
+export function storageReportOf(
+  clusterId: string,
+  items: CapacityItem[],
+  at: Date,
+  extra: { nodes?: NodeItem[]; intervalMs?: number } = {},
+): StorageReport {
   const byClass = new Map<string, { available: number; max?: number }>();
   for (const i of items) {
     const gb = quantityGb(i.capacity);
@@ -53,6 +77,11 @@ export function storageReportOf(clusterId: string, items: CapacityItem[], at: Da
       ...(c.max !== undefined ? { maximum_volume_gb: c.max } : {}),
       via: "csi_capacity" as const,
     })),
+    ...(extra.intervalMs ? { interval_ms: extra.intervalMs } : {}),
+    ...(() => {
+      const d = nodeDiskOf(extra.nodes ?? []);
+      return d ? { node_disk: d } : {};
+    })(),
   };
 }
 
@@ -78,7 +107,15 @@ export class StorageReporter {
       "GET",
       "/apis/storage.k8s.io/v1/csistoragecapacities",
     );
-    await this.#d.send(storageReportOf(this.#d.clusterId, list.items, new Date()));
+    const nodes = await this.#d.kube.json<{ items: NodeItem[] }>("GET", "/api/v1/nodes", {
+      query: { labelSelector: LABELS.storageNode },
+    });
+    await this.#d.send(
+      storageReportOf(this.#d.clusterId, list.items, new Date(), {
+        nodes: nodes.items,
+        intervalMs: this.#d.intervalMs,
+      }),
+    );
   }
 
   start(): void {

@@ -22,6 +22,8 @@ export interface CreditsOptions {
   pauseAheadSeconds: number;
   /** Samples per charging transaction. Default 1,000. */
   chargeBatch: number;
+  /** Storage is charged in spans ending on this epoch-aligned grid (domain/credits/storage.ts). Default 1 h. */
+  storageIntervalMs: number;
 }
 
 export const DEFAULT_CREDITS_OPTIONS: CreditsOptions = {
@@ -29,6 +31,7 @@ export const DEFAULT_CREDITS_OPTIONS: CreditsOptions = {
   warnAheadSeconds: 600,
   pauseAheadSeconds: 60,
   chargeBatch: 1_000,
+  storageIntervalMs: 3_600_000,
 };
 
 export class CreditsContext {

@@ -233,7 +233,7 @@ interface Allowed {
  */
 export interface RouteCase {
   name: string;
-  method: "GET" | "POST" | "PATCH" | "DELETE";
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   path: (w: IdentityWorld) => string | Promise<string>;
   body?: (w: IdentityWorld) => unknown | Promise<unknown>;
   /** Callers who may (at least one: the expired-token and malformed-body cases call as the first). */

@@ -261,11 +261,11 @@ export async function gpuModelRefusal(
   );
 }
 
-async function checkVolumes(
+export async function checkVolumes(
   deps: Deps,
   principal: Principal,
   namespace: string,
-  input: CreateSessionInput,
+  input: Pick<CreateSessionInput, "volumes" | "cluster_id">,
 ): Promise<Session["spec"]["volumes"]> {
   const out: Session["spec"]["volumes"] = [];
   const scope = scopeOf(principal);
@@ -285,6 +285,15 @@ async function checkVolumes(
     if (!vol || (!owned && shares.length === 0))
       throw new Invalid("the request is invalid", [
         { path: ["body", "volumes", i, "volume"], message: "no such volume", code: "invalid_reference" },
+      ]);
+    // Deleted and kept only for its grace period (docs/dev/storage.md): restore it to mount it.
+    if (vol.metadata.annotations?.[ANNOTATIONS.volumePurgeAfter])
+      throw new Invalid("the request is invalid", [
+        {
+          path: ["body", "volumes", i, "volume"],
+          message: "this volume was deleted; restore it (POST /api/v1/storage/volumes/{id}/restore) to mount it",
+          code: "invalid_reference",
+        },
       ]);
     if (vol.spec.locked)
       throw new Conflict(

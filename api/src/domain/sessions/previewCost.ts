@@ -7,13 +7,14 @@
 // fleet has its GPU model, the resource policy, then billing's door — with the same functions, but
 // reading only: no lock, no write. A refusal is what create would answer (its code, message, details).
 // Two previews can both say yes where only one create passes: the gate decides under its locks.
-import { MINOR_UNITS_PER_CREDIT } from "@berth/crds";
+import { MINOR_UNITS_PER_CREDIT, organizationNamespace, volumeIdOf } from "@berth/crds";
 import type { Deps } from "../../deps.ts";
-import { type DomainError, Invalid } from "../../errors.ts";
+import { DomainError, Invalid } from "../../errors.ts";
 import { costOf, sessionRate, units } from "../credits/money.ts";
+import { storageCostOf, storageRate } from "../credits/storage.ts";
 import type { Principal } from "../identity/principal.ts";
 import { quotaRefusal } from "./checkQuota.ts";
-import { gpuModelRefusal, resolveOwnership } from "./createSession.ts";
+import { checkVolumes, gpuModelRefusal, resolveOwnership } from "./createSession.ts";
 import { gpuAvailability } from "./gpuAvailability.ts";
 import { sessionsRuntimeOf } from "./runtime.ts";
 
@@ -23,6 +24,7 @@ export interface CostPreviewInput {
   duration_seconds: number;
   organization_id?: string;
   project_id?: string;
+  volumes?: string[];
 }
 
 export interface CostPreview {
@@ -38,6 +40,14 @@ export interface CostPreview {
   projectId: string | null;
   canStart: boolean;
   refusal?: DomainError;
+  /** The named volumes' storage (billed while they exist, running or not): minor units as strings. */
+  storage: {
+    volumes: { volume: string; sizeGb: number }[];
+    sizeGb: number;
+    gbHourRate: string;
+    hourlyRate: string;
+    cost: string;
+  };
 }
 
 export function credits(minor: bigint): string {
@@ -90,6 +100,25 @@ export async function previewCost(deps: Deps, principal: Principal, input: CostP
       gpuCount,
     });
 
+  // The volumes, checked as create checks them (who may mount them; a locked one is create's refusal).
+  const storage = { volumes: [] as { volume: string; sizeGb: number }[], sizeGb: 0 };
+  if (input.volumes?.length && !(ownership instanceof Invalid)) {
+    const namespace = organizationNamespace(ownership.organizationId);
+    const mounts = await checkVolumes(deps, principal, namespace, {
+      volumes: input.volumes.map((volume) => ({ volume })),
+    }).catch((e: unknown) => {
+      if (e instanceof Invalid || !(e instanceof DomainError)) throw e;
+      refusal ??= e;
+      return [];
+    });
+    for (const m of mounts) {
+      const vol = await sessionsRuntimeOf(deps).catalog.volume(namespace, m.volume);
+      if (vol) storage.volumes.push({ volume: volumeIdOf(m.volume), sizeGb: vol.spec.sizeGb });
+    }
+    storage.sizeGb = storage.volumes.reduce((a, v) => a + v.sizeGb, 0);
+  }
+  const gbHour = await storageRate(deps.db);
+
   return {
     offering: input.offering,
     gpuModel: offering.spec.gpuModel,
@@ -104,5 +133,11 @@ export async function previewCost(deps: Deps, principal: Principal, input: CostP
     projectId: ownership instanceof Invalid ? null : ownership.projectId,
     canStart: refusal === undefined,
     ...(refusal ? { refusal } : {}),
+    storage: {
+      ...storage,
+      gbHourRate: gbHour.toString(),
+      hourlyRate: storageCostOf(gbHour, storage.sizeGb, 3600).toString(),
+      cost: storageCostOf(gbHour, storage.sizeGb, input.duration_seconds).toString(),
+    },
   };
 }

@@ -3,13 +3,16 @@
 
 import { KubeError } from "@berth/controllers/kube";
 import { type Pool, PoolKind, PoolSpec } from "@berth/crds";
+import type { Knex } from "knex";
 import { findClusterById } from "../../db/operations/clusters/findClusterById.ts";
 import { lockPoolVolumes, provisionedByPool } from "../../db/operations/volumes/provisioned.ts";
+import { lastStorageReports } from "../../db/operations/volumes/storageReports.ts";
 import type { Deps } from "../../deps.ts";
 import { Conflict, Forbidden, Invalid, NotFound, Unavailable, type ValidationIssue } from "../../errors.ts";
 import type { Principal } from "../identity/principal.ts";
-import { capacityOf, type PoolCapacity } from "./capacity.ts";
+import { type CapacityContext, capacityOf, type PoolCapacity } from "./capacity.ts";
 import { poolPath, requestPatiently, storageRuntimeOf, unreachable } from "./runtime.ts";
+import { storageSettings } from "./settings.ts";
 
 export interface PoolView {
   pool: Pool;
@@ -62,11 +65,26 @@ export async function readPool(deps: Deps, name: string): Promise<Pool | undefin
   return PoolKind.schema.parse(res.body);
 }
 
+/** What capacityOf needs besides the pool: the fleet default and each cluster's last report. */
+export async function capacityContext(deps: Deps, db: Knex = deps.db) {
+  const [settings, reports] = await Promise.all([storageSettings(db), lastStorageReports(db)]);
+  const now = deps.clock.now();
+  return (pool: Pool): CapacityContext => ({
+    fleetDefaultGb: settings.fleet_capacity_gb,
+    lastReport: reports.get(pool.spec.cluster),
+    now,
+  });
+}
+
 export async function poolViews(deps: Deps, pools?: Pool[]): Promise<PoolView[]> {
-  const [all, used] = await Promise.all([pools ?? readPools(deps), provisionedByPool(deps.db)]);
+  const [all, used, ctx] = await Promise.all([
+    pools ?? readPools(deps),
+    provisionedByPool(deps.db, deps.clock.now()),
+    capacityContext(deps),
+  ]);
   return all.map((pool) => {
     const u = used.get(pool.metadata.name ?? "") ?? { gb: 0, volumes: 0 };
-    return { pool, capacity: capacityOf(pool, u.gb), volumes: u.volumes };
+    return { pool, capacity: capacityOf(pool, u.gb, ctx(pool)), volumes: u.volumes };
   });
 }
 
@@ -145,7 +163,7 @@ export async function updatePool(deps: Deps, principal: Principal, name: string,
     (patch.cluster !== undefined && patch.cluster !== current.spec.cluster) ||
     (patch.storage_class !== undefined && patch.storage_class !== current.spec.storageClass);
   if (moves) {
-    const used = (await provisionedByPool(deps.db)).get(name);
+    const used = (await provisionedByPool(deps.db, deps.clock.now())).get(name);
     if (used && used.volumes > 0)
       throw new Conflict(
         `pool ${name} holds ${used.volumes} volume(s): its cluster and storage class cannot change`,
@@ -187,7 +205,7 @@ export async function deletePool(deps: Deps, principal: Principal, name: string)
   // Under the pool's lock: a volume created meanwhile either is counted here or finds no pool.
   await deps.db.transaction(async (tx) => {
     await lockPoolVolumes(tx, name);
-    const used = (await provisionedByPool(tx)).get(name);
+    const used = (await provisionedByPool(tx, deps.clock.now())).get(name);
     if (used && used.volumes > 0)
       throw new Conflict(
         `pool ${name} holds ${used.volumes} volume(s); delete them first`,

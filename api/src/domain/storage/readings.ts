@@ -1,26 +1,45 @@
 // A cluster's report of what its storage driver publishes, turned into the capacity reading of the pools
 // whose storage server sits in that cluster (capacity rule 1): the driver's figure (`csi`) when it
-// publishes one for the pool's class, else the stated capacity (`manual`), else none. The Pool status is
-// written only when the reading changes (a tick with nothing new writes nothing), and every change of
-// source is recorded in status.sourceChanges.
+// publishes one for the pool's class, else the stated capacity (`manual`: the pool's, then the fleet
+// default), else the storage node's system drive (`node_disk`), else none. The Pool status is written
+// only when the reading changes (a tick with nothing new writes nothing), and every change of source is
+// recorded in status.sourceChanges. The report's time is kept per cluster in Postgres (storage_reports):
+// that is what tells a stale reading (capacity.ts).
 import type { CapacitySource, Pool } from "@berth/crds";
 import type { StorageReport } from "@berth/crds/internal-plane";
+import { recordStorageReport } from "../../db/operations/volumes/storageReports.ts";
 import type { Deps } from "../../deps.ts";
 import { readPools } from "./pools.ts";
 import { poolPath, storageRuntimeOf, unreachable } from "./runtime.ts";
+import { storageSettings } from "./settings.ts";
 
 type Reading = NonNullable<NonNullable<Pool["status"]>["capacity"]>;
 
-export function readingFor(pool: Pool, report: StorageReport, observedAt: string): Reading | null {
+export function readingFor(
+  pool: Pool,
+  report: StorageReport,
+  observedAt: string,
+  fleetDefaultGb: number | null = null,
+): Reading | null {
   const c = report.classes.find((x) => x.storage_class === pool.spec.storageClass);
   if (c) return { source: "csi", totalGb: c.available_gb, availableGb: c.available_gb, observedAt, via: c.via };
-  if (pool.spec.manualCapacityGb !== undefined) return { source: "manual", totalGb: pool.spec.manualCapacityGb };
+  if (pool.spec.manualCapacityGb !== undefined)
+    return { source: "manual", totalGb: pool.spec.manualCapacityGb, via: "pool" };
+  if (fleetDefaultGb !== null) return { source: "manual", totalGb: fleetDefaultGb, via: "fleet_default" };
+  const d = report.node_disk;
+  if (d)
+    return { source: "node_disk", totalGb: d.total_gb, availableGb: d.available_gb, observedAt, via: `node:${d.node}` };
   return null;
 }
 
 function same(a: Reading | null | undefined, b: Reading | null): boolean {
   if (!a || !b) return !a && !b;
-  return a.source === b.source && a.totalGb === b.totalGb && (a.availableGb ?? null) === (b.availableGb ?? null);
+  return (
+    a.source === b.source &&
+    a.totalGb === b.totalGb &&
+    (a.availableGb ?? null) === (b.availableGb ?? null) &&
+    (a.via ?? null) === (b.via ?? null)
+  );
 }
 
 /** Applies one cluster's report; answers how many pools it concerned and how many it changed. */
@@ -30,10 +49,12 @@ export async function applyStorageReport(
   report: StorageReport,
 ): Promise<{ pools: number; changed: number }> {
   const observedAt = new Date(report.observed_at).toISOString();
+  await recordStorageReport(deps.db, clusterId, new Date(observedAt), report.interval_ms ?? null);
   const pools = (await readPools(deps)).filter((p) => p.spec.cluster === clusterId);
+  const fleetDefault = pools.length > 0 ? (await storageSettings(deps.db)).fleet_capacity_gb : null;
   let changed = 0;
   for (const pool of pools) {
-    const next = readingFor(pool, report, observedAt);
+    const next = readingFor(pool, report, observedAt, fleetDefault);
     const current = pool.status?.capacity;
     if (same(current, next)) continue;
     const from: CapacitySource | undefined = current?.source;

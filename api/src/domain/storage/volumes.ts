@@ -4,11 +4,13 @@
 
 import { KubeError } from "@berth/controllers/kube";
 import {
+  ANNOTATIONS,
   LABELS,
   labelValue,
   newVolumeId,
   organizationNamespace,
   type Pool,
+  sessionIdOf,
   type Volume,
   VolumeKind,
   volumeResourceName,
@@ -16,7 +18,8 @@ import {
 import type { Knex } from "knex";
 import { listMembershipsOfUser } from "../../db/operations/memberships/listMembershipsOfUser.ts";
 import { findProjectById } from "../../db/operations/projects/findProjectById.ts";
-import { findVolumeById } from "../../db/operations/volumes/findVolumeById.ts";
+import { findSessionById } from "../../db/operations/sessions/findSessionById.ts";
+import { findDeletedVolumeById, findVolumeById } from "../../db/operations/volumes/findVolumeById.ts";
 import { insertVolume } from "../../db/operations/volumes/insertVolume.ts";
 import { listVolumes } from "../../db/operations/volumes/listVolumes.ts";
 import { lockVolumeTotals, provisionedByOwner, provisionedByPool } from "../../db/operations/volumes/provisioned.ts";
@@ -25,14 +28,17 @@ import { deleteVolumeRow, updateVolume } from "../../db/operations/volumes/updat
 import { sqlState, UNIQUE_VIOLATION } from "../../db/sqlstate.ts";
 import type { Deps } from "../../deps.ts";
 import { Conflict, DomainError, Forbidden, Invalid, NotFound, QuotaExceeded } from "../../errors.ts";
+import { storageCostOf, storageRate } from "../credits/storage.ts";
 import type { Principal } from "../identity/principal.ts";
 import { scopeOf } from "../identity/scope.ts";
 import { effectiveLimit } from "../sessions/checkQuota.ts";
 import { resolveOwnership } from "../sessions/createSession.ts";
+import { canSeeSession } from "../sessions/visibility.ts";
 import { canLockVolume, canManageVolume, canSeeVolume } from "./access.ts";
 import { capacityOf } from "./capacity.ts";
-import { poolViews, readPool, readPools } from "./pools.ts";
+import { capacityContext, poolViews, readPool, readPools } from "./pools.ts";
 import { namespacedSessionsPath, requestPatiently, storageRuntimeOf, unreachable, volumePath } from "./runtime.ts";
+import { storageSettings } from "./settings.ts";
 
 export interface VolumeView {
   row: VolumeRow;
@@ -40,6 +46,15 @@ export interface VolumeView {
   cr: Volume | undefined;
   /** Sessions (resource names) that mount it and are not terminated. */
   mounts?: { session: string; readOnly: boolean; mountPath: string | null }[];
+  /** What it costs per hour at the storage rate (units, rounded up), running sessions or not. */
+  hourlyCost?: bigint;
+}
+
+/** Adds each view's hourly cost at the fleet's storage rate (one read). */
+async function priced<T extends VolumeView | VolumeView[]>(deps: Deps, v: T): Promise<T> {
+  const rate = await storageRate(deps.db);
+  for (const x of Array.isArray(v) ? v : [v]) x.hourlyCost = storageCostOf(rate, x.row.size_gb, 3600);
+  return v;
 }
 
 export interface CreateVolumeInput {
@@ -78,12 +93,11 @@ async function choosePool(deps: Deps, name: string | undefined): Promise<Pool> {
   return chosen;
 }
 
-/** Quota (resource policy) and room on the pool for `addGb` more, inside the locking transaction. */
-async function checkRoom(
+/** The resource policy's quota for `addGb` more, inside the locking transaction. */
+async function checkQuota(
   deps: Deps,
   tx: Knex.Transaction,
   row: Pick<VolumeRow, "organization_id" | "owner_kind" | "owner_id">,
-  pool: Pool,
   addGb: number,
 ) {
   const policies = await storageRuntimeOf(deps).policies();
@@ -108,9 +122,20 @@ async function checkRoom(
         },
       );
   }
+}
+
+/** Quota (resource policy) and room on the pool for `addGb` more, inside the locking transaction. */
+async function checkRoom(
+  deps: Deps,
+  tx: Knex.Transaction,
+  row: Pick<VolumeRow, "organization_id" | "owner_kind" | "owner_id">,
+  pool: Pool,
+  addGb: number,
+) {
+  await checkQuota(deps, tx, row, addGb);
   const poolName = pool.metadata.name ?? "";
-  const used = (await provisionedByPool(tx)).get(poolName)?.gb ?? 0;
-  const cap = capacityOf(pool, used);
+  const used = (await provisionedByPool(tx, deps.clock.now())).get(poolName)?.gb ?? 0;
+  const cap = capacityOf(pool, used, (await capacityContext(deps, tx))(pool));
   if (cap && cap.availableGb < addGb) {
     const all = await poolViews(deps);
     const pools = all.map((v) => ({
@@ -204,7 +229,7 @@ export async function createVolume(deps: Deps, principal: Principal, input: Crea
       query: { fieldManager: FIELD_MANAGER },
     }).catch(unreachable("creating a volume"));
     if (res.status >= 300) throw new KubeError("POST", volumePath(namespace), res.status, res.body);
-    return { row, cr: VolumeKind.schema.parse(res.body), mounts: [] };
+    return priced(deps, { row, cr: VolumeKind.schema.parse(res.body), mounts: [] });
   } catch (e) {
     await deleteVolumeRow(deps.db, id);
     throw e;
@@ -266,7 +291,7 @@ function refuseLocked(cr: Volume | undefined, id: string) {
 
 export async function getVolume(deps: Deps, principal: Principal, id: string): Promise<VolumeView> {
   const v = await visible(deps, principal, id);
-  return { ...v, mounts: await mountsOf(deps, v.row) };
+  return priced(deps, { ...v, mounts: await mountsOf(deps, v.row) });
 }
 
 async function patchCr(deps: Deps, row: VolumeRow, spec: Record<string, unknown>): Promise<Volume> {
@@ -319,7 +344,7 @@ export async function updateVolumeOf(
       ...(input.name !== undefined ? { displayName: input.name } : {}),
       ...(grow > 0 ? { sizeGb: updated.size_gb } : {}),
     });
-    return { row: updated, cr: next, mounts: await mountsOf(deps, updated) };
+    return priced(deps, { row: updated, cr: next, mounts: await mountsOf(deps, updated) });
   } catch (e) {
     // The resource keeps the old figures: so does the row.
     await updateVolume(deps.db, id, { name: row.name, size_gb: row.size_gb, updated_at: now });
@@ -336,25 +361,76 @@ export async function lockVolume(
   const { row } = await visible(deps, principal, id);
   if (!canLockVolume(scopeOf(principal), row)) throw new Forbidden("only administrators lock and unlock volumes");
   const cr = await patchCr(deps, row, { locked: lock.locked, lockReason: lock.locked ? (lock.reason ?? null) : null });
-  return { row, cr, mounts: await mountsOf(deps, row) };
+  return priced(deps, { row, cr, mounts: await mountsOf(deps, row) });
 }
 
-export async function deleteVolume(deps: Deps, principal: Principal, id: string): Promise<void> {
+/**
+ * Deletes a volume: its claim goes at once (the worker releases it), its data after the grace period
+ * (storage settings, default 24 h), until which its owner may restore it. The row keeps `deleted_at` and
+ * `purge_after`; the resource stays, marked with ANNOTATIONS.volumePurgeAfter, so nothing mounts it.
+ */
+export async function deleteVolume(deps: Deps, principal: Principal, id: string): Promise<VolumeView> {
   const { row, cr } = await manageable(deps, principal, id);
   refuseLocked(cr, id);
   const mounts = await mountsOf(deps, row);
   if (mounts.length > 0)
     throw new Conflict(
       `volume ${id} is mounted by ${mounts.length} session(s)`,
-      { volume: id, sessions: mounts.map((m) => m.session) },
+      { volume: id, sessions: mounts.map((m) => sessionIdOf(m.session)) },
       "volume_in_use",
     );
+  const now = deps.clock.now();
+  const grace = (await storageSettings(deps.db)).delete_grace_hours;
+  const purgeAfter = new Date(now.getTime() + grace * 3_600_000);
   const res = await storageRuntimeOf(deps)
-    .kube.request("DELETE", volumePath(row.namespace, row.cr_name))
+    .kube.request("PATCH", volumePath(row.namespace, row.cr_name), {
+      body: { metadata: { annotations: { [ANNOTATIONS.volumePurgeAfter]: purgeAfter.toISOString() } } },
+    })
     .catch(unreachable("deleting a volume"));
   if (res.status >= 300 && res.status !== 404)
-    throw new KubeError("DELETE", volumePath(row.namespace, row.cr_name), res.status, res.body);
-  await updateVolume(deps.db, id, { deleted_at: deps.clock.now(), updated_at: deps.clock.now() });
+    throw new KubeError("PATCH", volumePath(row.namespace, row.cr_name), res.status, res.body);
+  const updated = await updateVolume(deps.db, id, { deleted_at: now, purge_after: purgeAfter, updated_at: now });
+  return priced(deps, {
+    row: updated ?? row,
+    cr: res.status < 300 ? VolumeKind.schema.parse(res.body) : cr,
+    mounts: [],
+  });
+}
+
+/** Undoes a delete within its grace period: the volume is as it was (its name must still be free). */
+export async function restoreVolume(deps: Deps, principal: Principal, id: string): Promise<VolumeView> {
+  const row = await findDeletedVolumeById(deps.db, id);
+  const scope = scopeOf(principal);
+  if (!row || !canSeeVolume(scope, row, undefined)) throw new NotFound("volume", id);
+  if (!canManageVolume(scope, row)) throw new Forbidden("only the volume's owner or an administrator may restore it");
+  const now = deps.clock.now();
+  if (!row.purge_after || row.purge_after.getTime() <= now.getTime())
+    throw new Conflict(
+      `volume ${id} was deleted and its grace period ended${row.purge_after ? ` at ${row.purge_after.toISOString()}` : ""}; its data is gone`,
+      { volume: id, purge_after: row.purge_after?.toISOString() ?? null },
+      "volume_purged",
+    );
+  const restored = await deps.db
+    .transaction(async (tx) => {
+      await lockVolumeTotals(tx, row.owner_kind, row.owner_id, row.pool);
+      // Quota again: the owner may have made other volumes meanwhile (pool room: the data never left).
+      const pool = await readPool(deps, row.pool);
+      if (pool) await checkQuota(deps, tx, row, row.size_gb);
+      return updateVolume(tx, id, { deleted_at: null, purge_after: null, updated_at: now });
+    })
+    .catch((e: unknown) => {
+      throw sqlState(e) === UNIQUE_VIOLATION ? nameTaken(row.name) : e;
+    });
+  const res = await storageRuntimeOf(deps)
+    .kube.request("PATCH", volumePath(row.namespace, row.cr_name), {
+      body: { metadata: { annotations: { [ANNOTATIONS.volumePurgeAfter]: null } } },
+    })
+    .catch(unreachable("restoring a volume"));
+  if (res.status >= 300) {
+    await updateVolume(deps.db, id, { deleted_at: row.deleted_at, purge_after: row.purge_after, updated_at: now });
+    throw new KubeError("PATCH", volumePath(row.namespace, row.cr_name), res.status, res.body);
+  }
+  return priced(deps, { row: restored ?? row, cr: VolumeKind.schema.parse(res.body), mounts: [] });
 }
 
 /** One page of the volumes the caller may see (own, their projects', their administered organizations'). */
@@ -367,6 +443,7 @@ export async function listVolumeViews(
     organization_id?: string | undefined;
     project_id?: string | undefined;
     pool?: string | undefined;
+    deleted?: boolean | undefined;
   },
 ): Promise<{ views: VolumeView[]; total: number }> {
   const s = scopeOf(principal);
@@ -385,6 +462,7 @@ export async function listVolumeViews(
       ...(q.organization_id ? { organizationId: q.organization_id } : {}),
       ...(q.project_id ? { projectId: q.project_id } : {}),
       ...(q.pool ? { pool: q.pool } : {}),
+      ...(q.deleted ? { deletedAsOf: deps.clock.now() } : {}),
     },
     { limit: q.size, offset: (q.page - 1) * q.size },
   );
@@ -401,7 +479,43 @@ export async function listVolumeViews(
       if (r.success) crs.set(r.data.metadata.name ?? "", r.data);
     }
   }
-  return { views: mine.map((row) => ({ row, cr: crs.get(row.cr_name) })), total };
+  return {
+    views: await priced(
+      deps,
+      mine.map((row) => ({ row, cr: crs.get(row.cr_name) })),
+    ),
+    total,
+  };
+}
+
+/**
+ * The volumes a session mounts, each with its mount, for whoever may see the session (404 otherwise,
+ * existence not revealed). A volume deleted since shows from its row alone.
+ */
+export async function volumesOfSession(deps: Deps, principal: Principal, sessionId: string): Promise<VolumeView[]> {
+  const session = await findSessionById(deps.db, sessionId);
+  if (!session || !canSeeSession(principal, session)) throw new NotFound("session", sessionId);
+  const res = await storageRuntimeOf(deps)
+    .kube.request<{ spec?: { volumes?: { volume: string; readOnly?: boolean; mountPath?: string }[] } }>(
+      "GET",
+      `${namespacedSessionsPath(session.namespace)}/${encodeURIComponent(session.cr_name)}`,
+    )
+    .catch(unreachable("reading a session"));
+  if (res.status === 404) return [];
+  if (res.status >= 300) throw new KubeError("GET", namespacedSessionsPath(session.namespace), res.status, res.body);
+  const views: VolumeView[] = [];
+  for (const m of res.body.spec?.volumes ?? []) {
+    const row = (await deps.db("volumes").where({ cr_name: m.volume, namespace: session.namespace }).first()) as
+      | VolumeRow
+      | undefined;
+    if (!row) continue;
+    views.push({
+      row,
+      cr: row.deleted_at ? undefined : await readVolumeCr(deps, row),
+      mounts: [{ session: session.cr_name, readOnly: m.readOnly ?? false, mountPath: m.mountPath ?? null }],
+    });
+  }
+  return priced(deps, views);
 }
 
 export interface ShareInput {
@@ -454,5 +568,5 @@ export async function setVolumeShares(
       access: s.access === "read_write" ? "ReadWrite" : "ReadOnly",
     })),
   });
-  return { row, cr, mounts: await mountsOf(deps, row) };
+  return priced(deps, { row, cr, mounts: await mountsOf(deps, row) });
 }

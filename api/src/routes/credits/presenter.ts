@@ -50,6 +50,16 @@ export function presentLedgerLine(l: WalletLedgerLine): z.input<typeof LedgerLin
             rate_per_hour: typeof m.rate_per_hour === "string" ? m.rate_per_hour : null,
           }
         : null,
+    storage:
+      l.kind === "charge" && l.reason === "storage" && typeof m.volume === "string"
+        ? {
+            volume_id: m.volume,
+            from: String(m.from ?? ""),
+            to: String(m.to ?? ""),
+            gb_milliseconds: String(m.gb_ms ?? "0"),
+            rate_per_gb_hour: String(m.rate_per_gb_hour ?? "0"),
+          }
+        : null,
     reverses: l.reverses_seq,
   };
 }

@@ -128,6 +128,19 @@ export const LedgerLine = z
       })
       .nullable()
       .meta({ description: "For charges: the usage interval charged and the rate (minor units per hour)." }),
+    storage: z
+      .object({
+        volume_id: z.string(),
+        from: Timestamp,
+        to: Timestamp,
+        gb_milliseconds: z.string(),
+        rate_per_gb_hour: z.string(),
+      })
+      .nullable()
+      .optional()
+      .meta({
+        description: "For storage charges: the volume, the span charged, and the rate (minor units per GB-hour).",
+      }),
     reverses: z.string().nullable().meta({ description: "The sequence number this line reverses." }),
   })
   .meta({ id: "LedgerLine" });

@@ -149,6 +149,15 @@ export const previewCostRoute = defineRoute({
         ...(p.refusal
           ? { refusal: { code: p.refusal.code, message: p.refusal.message, details: p.refusal.details } }
           : {}),
+        storage: {
+          volumes: p.storage.volumes.map((v) => ({ volume: v.volume, size_gb: v.sizeGb })),
+          size_gb: p.storage.sizeGb,
+          gb_hour_rate: p.storage.gbHourRate,
+          hourly_rate: p.storage.hourlyRate,
+          cost: p.storage.cost,
+        },
+        total_cost: (BigInt(p.cost) + BigInt(p.storage.cost)).toString(),
+        total_cost_credits: credits(BigInt(p.cost) + BigInt(p.storage.cost)),
       },
     };
   },

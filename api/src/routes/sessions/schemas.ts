@@ -213,6 +213,18 @@ export const PreviewCostBody = z
       .optional()
       .meta({ description: "As on create: needed when you belong to several organizations and give no project." }),
     project_id: z.string().min(1).max(128).optional().meta({ description: "As on create." }),
+    volumes: z
+      .array(
+        z
+          .union([z.string().regex(/^vol_[a-z0-9]{20}$/), ResourceName])
+          .meta({ description: "A volume you may use: its id (vol_…) or its resource name." }),
+      )
+      .max(16)
+      .optional()
+      .meta({
+        description:
+          "Volumes the session would mount: their storage is priced too (billed while they exist, whether sessions run or not).",
+      }),
   })
   .strict()
   .meta({ id: "PreviewCost" });
@@ -254,6 +266,20 @@ export const CostPreview = z
       description: "Creating this session now would be accepted (it may still wait in the queue for a GPU).",
     }),
     refusal: StartRefusal.optional().meta({ description: "Present when `can_start` is false." }),
+    storage: z
+      .object({
+        volumes: z.array(z.object({ volume: z.string(), size_gb: z.number().int() })),
+        size_gb: z.number().int(),
+        gb_hour_rate: z.string().meta({ description: "Minor units per GB-hour of provisioned size." }),
+        hourly_rate: z.string().meta({ description: "Minor units per hour for these volumes, rounded up." }),
+        cost: z.string().meta({ description: "Minor units for the duration, rounded up." }),
+      })
+      .meta({
+        description:
+          "The volumes named in the request: storage is billed per GB-hour while a volume exists, whether sessions run or not.",
+      }),
+    total_cost: z.string().meta({ description: "cost + storage.cost, in minor units." }),
+    total_cost_credits: z.string(),
   })
   .meta({ id: "CostPreview" });
 

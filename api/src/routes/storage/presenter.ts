@@ -21,6 +21,8 @@ export function presentPool(v: PoolView) {
           available_gb: v.capacity.availableGb,
           provisioned_gb: v.capacity.provisionedGb,
           observed_at: v.capacity.observedAt,
+          via: v.capacity.via,
+          stale: v.capacity.stale,
         }
       : null,
     volumes: v.volumes,
@@ -56,6 +58,9 @@ export function presentVolume(v: VolumeView) {
           })),
         }
       : {}),
+    hourly_cost: (v.hourlyCost ?? 0n).toString(),
+    deleted_at: row.deleted_at ? iso(row.deleted_at) : null,
+    purge_after: row.purge_after ? iso(row.purge_after) : null,
     created_by: row.created_by,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),

@@ -5,14 +5,17 @@ import { z } from "zod";
 
 import { Page, Paged, pageOf } from "../../db/paging.ts";
 import { createPool, deletePool, getPool, listPools, updatePool } from "../../domain/storage/pools.ts";
+import { storageSettings, updateStorageSettings } from "../../domain/storage/settings.ts";
 import {
   createVolume,
   deleteVolume,
   getVolume,
   listVolumeViews,
   lockVolume,
+  restoreVolume,
   setVolumeShares,
   updateVolumeOf,
+  volumesOfSession,
 } from "../../domain/storage/volumes.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { presentPool, presentVolume } from "./presenter.ts";
@@ -24,6 +27,8 @@ import {
   PoolParams,
   SetSharesBody,
   StoragePool,
+  StorageSettingsBody,
+  StorageSettingsView,
   StorageVolume,
   UpdatePoolBody,
   UpdateVolumeBody,
@@ -148,11 +153,18 @@ export const listVolumesRoute = defineRoute({
   tags: TAGS,
   summary: "List volumes (newest first)",
   description:
-    "Yours, your projects', and for organization admins their organizations' (super_admins: all). Without mounts (see the detail).",
+    "Yours, your projects', and for organization admins their organizations' (super_admins: all). Without mounts (see the detail). With `session_id`: the volumes that session mounts, each with its mount (404 for a session you cannot see). With `deleted=true`: deleted volumes you may still restore.",
   auth: "user",
   query: ListVolumesQuery,
   responses: { 200: Paged(StorageVolume) },
   handler: async ({ deps, principal, query }) => {
+    if (query.session_id) {
+      const mounted = await volumesOfSession(deps, principal, query.session_id);
+      return {
+        status: 200,
+        body: { data: mounted.map(presentVolume), pagination: { page: 1, size: query.size, total: mounted.length } },
+      };
+    }
     const { views, total } = await listVolumeViews(deps, principal, query);
     return {
       status: 200,
@@ -200,17 +212,64 @@ export const deleteVolumeRoute = defineRoute({
   path: "/api/v1/storage/volumes/:volumeId",
   operationId: "deleteVolume",
   tags: TAGS,
-  summary: "Delete a volume",
+  summary: "Delete a volume (undoable until its data goes)",
   description:
-    "Refused while a session that is not terminated mounts it (409 `volume_in_use`, details.sessions) and while it is locked (409 `volume_locked`).",
+    "Its claim is released at once; its data is kept until `purge_after` (the storage settings' grace period, default 24 hours), until which `POST .../restore` undoes the delete. It is billed up to the delete. Refused while a session that is not terminated mounts it (409 `volume_in_use`, details.sessions) and while it is locked (409 `volume_locked`).",
   auth: "user",
   params: VolumeParams,
   audit: "storage.volume.delete",
-  responses: { 204: z.null() },
+  responses: { 200: StorageVolume },
   handler: async ({ deps, principal, params, audit }) => {
     audit.target("volume", params.volumeId);
-    await deleteVolume(deps, principal, params.volumeId);
-    return { status: 204, body: null };
+    return { status: 200, body: presentVolume(await deleteVolume(deps, principal, params.volumeId)) };
+  },
+});
+
+export const restoreVolumeRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/storage/volumes/:volumeId/restore",
+  operationId: "restoreVolume",
+  tags: TAGS,
+  summary: "Undo a volume's delete within its grace period",
+  description:
+    "The volume is back as it was, shares and lock included. Refused with 409 `volume_purged` once `purge_after` has passed, 409 `already_exists` when another volume of yours took its name meanwhile, 403 `quota_exceeded` when it no longer fits your quota.",
+  auth: "user",
+  params: VolumeParams,
+  audit: "storage.volume.restore",
+  responses: { 200: StorageVolume },
+  handler: async ({ deps, principal, params, audit }) => {
+    audit.target("volume", params.volumeId);
+    return { status: 200, body: presentVolume(await restoreVolume(deps, principal, params.volumeId)) };
+  },
+});
+
+export const getStorageSettingsRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/storage/settings",
+  operationId: "getStorageSettings",
+  tags: TAGS,
+  summary: "Storage's fleet-wide settings: rate per GB-hour, fleet-default capacity, delete grace period",
+  auth: "user",
+  responses: { 200: StorageSettingsView },
+  handler: async ({ deps }) => ({ status: 200, body: await storageSettings(deps.db) }),
+});
+
+export const updateStorageSettingsRoute = defineRoute({
+  method: "put",
+  path: "/api/v1/storage/settings",
+  operationId: "updateStorageSettings",
+  tags: TAGS,
+  summary: "Change storage's fleet-wide settings (super_admin)",
+  description:
+    "Any subset. `gb_hour_credit_rate` prices storage from the next charged span on; `fleet_capacity_gb` is the capacity of pools that state none and whose driver publishes none (reported as `manual`, via `fleet_default`); `delete_grace_hours` applies to volumes deleted from now on.",
+  auth: "user",
+  body: StorageSettingsBody,
+  audit: "storage.settings.update",
+  responses: { 200: StorageSettingsView },
+  handler: async ({ deps, principal, body, audit }) => {
+    audit.target("settings", "storage");
+    const { after } = await updateStorageSettings(deps, principal, body);
+    return { status: 200, body: after };
   },
 });
 
@@ -281,6 +340,9 @@ export const routes: RouteDef[] = [
   getVolumeRoute,
   updateVolumeRoute,
   deleteVolumeRoute,
+  restoreVolumeRoute,
+  getStorageSettingsRoute,
+  updateStorageSettingsRoute,
   lockVolumeRoute,
   unlockVolumeRoute,
   setVolumeSharesRoute,

@@ -1,7 +1,10 @@
 import { z } from "zod";
 import { Page } from "../../db/paging.ts";
+import { StorageSettings } from "../../domain/storage/settings.ts";
 
 const Timestamp = z.string().meta({ description: "RFC 3339, UTC." });
+/** Money on the wire: a string of whole minor units (1 credit = 1,000,000), never a JSON number. */
+const Units = z.string().regex(/^(0|[1-9][0-9]*)$/);
 const ClusterId = z
   .string()
   .regex(/^clu_[a-z0-9]{1,59}$/, "a cluster id: clu_ followed by lowercase letters and digits");
@@ -72,6 +75,13 @@ export const PoolCapacity = z
     available_gb: z.number().int(),
     provisioned_gb: z.number().int().meta({ description: "Sizes of the pool's volumes, added up." }),
     observed_at: Timestamp.nullable(),
+    via: z.string().nullable().meta({
+      description:
+        "How it was read: csi_capacity (the driver's CSIStorageCapacity objects); for manual, pool or fleet_default; for node_disk, node:<name>.",
+    }),
+    stale: z.boolean().meta({
+      description: "An automatic reading whose cluster has not reported for three of its ticks: it may be out of date.",
+    }),
   })
   .meta({ id: "PoolCapacity" });
 
@@ -122,6 +132,16 @@ export const ListVolumesQuery = Page.extend({
   organization_id: z.string().min(1).max(128).optional(),
   project_id: z.string().min(1).max(128).optional(),
   pool: ObjectName.optional(),
+  deleted: z
+    .enum(["true", "false"])
+    .transform((v) => v === "true")
+    .optional()
+    .meta({ description: "true: deleted volumes still in their grace period (restorable) instead of live ones." }),
+  session_id: z
+    .string()
+    .regex(/^ses_[a-z0-9]{20}$/, "a session id: ses_ followed by 20 lowercase letters and digits")
+    .optional()
+    .meta({ description: "The volumes this session mounts, each with its mount (for whoever may see the session)." }),
 });
 
 export const StorageVolume = z
@@ -144,11 +164,33 @@ export const StorageVolume = z
       .array(z.object({ session_id: z.string(), read_only: z.boolean(), mount_path: z.string().nullable() }))
       .optional()
       .meta({ description: "Sessions (not terminated) that mount it; in the detail only." }),
+    hourly_cost: Units.meta({
+      description: "What it costs per hour at the storage rate (minor units, rounded up), running sessions or not.",
+    }),
+    deleted_at: Timestamp.nullable(),
+    purge_after: Timestamp.nullable().meta({
+      description: "Deleted: when its data goes; until then POST .../restore undoes the delete.",
+    }),
     created_by: z.string(),
     created_at: Timestamp,
     updated_at: Timestamp,
   })
   .meta({ id: "StorageVolume" });
+
+export const StorageSettingsBody = StorageSettings.partial()
+  .strict()
+  .refine((b) => Object.keys(b).length > 0, "give at least one setting to change")
+  .meta({ id: "UpdateStorageSettings" });
+
+export const StorageSettingsView = StorageSettings.extend({
+  gb_hour_credit_rate: Units.meta({
+    description: "Minor units per GB-hour of provisioned size (1 credit = 1,000,000).",
+  }),
+  fleet_capacity_gb: z.number().int().nullable().meta({
+    description: "The capacity of pools that state none and whose driver publishes none (single-pool installs).",
+  }),
+  delete_grace_hours: z.number().int().meta({ description: "How long a deleted volume's data is kept (undo)." }),
+}).meta({ id: "StorageSettings" });
 
 export const SetSharesBody = z
   .object({

@@ -180,7 +180,13 @@ describe("storage pools", () => {
     expect(refused.body.error).toMatchObject({ code: "pool_in_use", details: { pool: "spare", volumes: 1 } });
     const moved = await req(w.superAdmin, "PATCH", "/api/v1/storage/pools/spare", { storage_class: "other" });
     expect(moved.body.error.code).toBe("pool_in_use");
-    expect((await req(w.memberB, "DELETE", `/api/v1/storage/volumes/${v.id}`)).status).toBe(204);
+    // A deleted volume's data stays on the pool for its grace period: the pool is still in use.
+    expect((await req(w.memberB, "DELETE", `/api/v1/storage/volumes/${v.id}`)).status).toBe(200);
+    expect((await req(w.superAdmin, "DELETE", "/api/v1/storage/pools/spare")).body.error.code).toBe("pool_in_use");
+    await t.database
+      .db("volumes")
+      .where({ id: v.id })
+      .update({ purge_after: new Date(t.clock.now().getTime() - 1000) });
     expect((await req(w.superAdmin, "DELETE", "/api/v1/storage/pools/spare")).status).toBe(204);
     expect((await req(w.superAdmin, "GET", "/api/v1/storage/pools/spare")).status).toBe(404);
   });
@@ -365,7 +371,7 @@ describe("volumes", () => {
     }
     const unlocked = await req(w.adminA, "POST", `/api/v1/storage/volumes/${v.id}/unlock`);
     expect(unlocked.body).toMatchObject({ locked: false, lock_reason: null });
-    expect((await req(w.memberA, "DELETE", `/api/v1/storage/volumes/${v.id}`)).status).toBe(204);
+    expect((await req(w.memberA, "DELETE", `/api/v1/storage/volumes/${v.id}`)).status).toBe(200);
   });
 
   it("refuses to delete a volume a live session mounts, naming the session", async () => {
@@ -391,7 +397,7 @@ describe("volumes", () => {
     ]);
     const r = await req(w.memberA, "DELETE", `/api/v1/storage/volumes/${v.id}`);
     expect(r.status).toBe(409);
-    expect(r.body.error).toMatchObject({ code: "volume_in_use", details: { sessions: ["ses-aaaaaaaaaaaaaaaaaaaa"] } });
+    expect(r.body.error).toMatchObject({ code: "volume_in_use", details: { sessions: ["ses_aaaaaaaaaaaaaaaaaaaa"] } });
     await custom().patchNamespacedCustomObject({
       ...GROUP,
       plural: "sessions",
@@ -399,8 +405,60 @@ describe("volumes", () => {
       name: "ses-aaaaaaaaaaaaaaaaaaaa",
       body: [{ op: "replace", path: "/spec/desiredState", value: "Terminated" }],
     });
-    expect((await req(w.memberA, "DELETE", `/api/v1/storage/volumes/${v.id}`)).status).toBe(204);
+    expect((await req(w.memberA, "DELETE", `/api/v1/storage/volumes/${v.id}`)).status).toBe(200);
     expect((await req(w.memberA, "GET", `/api/v1/storage/volumes/${v.id}`)).status).toBe(404);
+  });
+
+  it("lists a session's volumes with their mounts, for whoever sees the session only", async () => {
+    const v = await aVolume(w.memberA, { size_gb: 4 });
+    const namespace = w.orgA.id.replace("_", "-").toLowerCase();
+    const name = "ses-bbbbbbbbbbbbbbbbbbbb";
+    await t.database.db("sessions").insert({
+      id: "ses_bbbbbbbbbbbbbbbbbbbb",
+      cr_name: name,
+      namespace,
+      owner_id: w.memberA.id,
+      organization_id: w.orgA.id,
+      offering: "h100",
+      preset: "gpu-small",
+      image: "jupyterlab",
+      gpu_model: "NVIDIA-H100-80GB-HBM3",
+      gpu_count: 1,
+      hourly_credit_rate: "4000000",
+    });
+    await custom().createNamespacedCustomObject({
+      ...GROUP,
+      plural: "sessions",
+      namespace,
+      body: {
+        apiVersion: "berth.dev/v1alpha1",
+        kind: "Session",
+        metadata: { name, namespace },
+        spec: {
+          owner: w.memberA.id,
+          organization: w.orgA.id,
+          offering: "h100",
+          preset: "gpu-small",
+          image: "jupyterlab",
+          volumes: [{ volume: v.id.replace("_", "-"), mountPath: "/data", readOnly: true }],
+        },
+      },
+    });
+    const r = await req(w.memberA, "GET", "/api/v1/storage/volumes?session_id=ses_bbbbbbbbbbbbbbbbbbbb");
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.data).toHaveLength(1);
+    expect(r.body.data[0]).toMatchObject({
+      id: v.id,
+      size_gb: 4,
+      mounts: [{ session_id: "ses_bbbbbbbbbbbbbbbbbbbb", read_only: true, mount_path: "/data" }],
+    });
+    for (const u of [w.memberB, w.orgMemberA, w.outsider]) {
+      const no = await req(u, "GET", "/api/v1/storage/volumes?session_id=ses_bbbbbbbbbbbbbbbbbbbb");
+      expect(no.status).toBe(404);
+    }
+    expect((await req(w.memberA, "GET", "/api/v1/storage/volumes?session_id=nope")).status).toBe(400);
+    await custom().deleteNamespacedCustomObject({ ...GROUP, plural: "sessions", namespace, name });
+    await t.database.db("sessions").where({ id: "ses_bbbbbbbbbbbbbbbbbbbb" }).delete();
   });
 
   it("lists what the caller may see, and nothing of another organization", async () => {
@@ -547,8 +605,22 @@ describe("volumes", () => {
         method: "DELETE",
         path: async () => `/api/v1/storage/volumes/${await memberAVolume()}`,
         allowed: [
-          { as: "memberA", status: 204 },
-          { as: "adminA", status: 204 },
+          { as: "memberA", status: 200 },
+          { as: "adminA", status: 200 },
+        ],
+        refused: refusedOutside,
+      },
+      {
+        name: "/api/v1/storage/volumes/:id/restore",
+        method: "POST",
+        path: async () => {
+          const id = await memberAVolume();
+          await req(w.memberA, "DELETE", `/api/v1/storage/volumes/${id}`);
+          return `/api/v1/storage/volumes/${id}/restore`;
+        },
+        allowed: [
+          { as: "memberA", status: 200 },
+          { as: "adminA", status: 200 },
         ],
         refused: refusedOutside,
       },
@@ -569,6 +641,197 @@ describe("volumes", () => {
         allowed: [{ as: "memberA", status: 201 }],
         refused: [],
         malformed: { name: "", size_gb: 0 },
+      },
+    ],
+    () => ({ t, w }),
+  );
+});
+
+describe("deleting a volume, and undoing it", () => {
+  const namespaceA = () => w.orgA.id.replace("_", "-").toLowerCase();
+  const crOf = async (id: string) =>
+    (await custom().getNamespacedCustomObject({
+      ...GROUP,
+      plural: "volumes",
+      namespace: namespaceA(),
+      name: id.replace("_", "-"),
+    })) as { metadata: { annotations?: Record<string, string> } };
+
+  it("keeps a deleted volume's data for the grace period, unmountable, listed as deleted, and restores it", async () => {
+    const v = await aVolume(w.memberA, { size_gb: 3 });
+    await req(w.adminA, "POST", `/api/v1/storage/volumes/${v.id}/lock`, { reason: "keep" });
+    await req(w.adminA, "POST", `/api/v1/storage/volumes/${v.id}/unlock`);
+    await req(w.memberA, "PUT", `/api/v1/storage/volumes/${v.id}/shares`, {
+      shares: [{ kind: "user", id: w.orgMemberA.id }],
+    });
+    const del = await req(w.memberA, "DELETE", `/api/v1/storage/volumes/${v.id}`);
+    expect(del.status, JSON.stringify(del.body)).toBe(200);
+    expect(Date.parse(del.body.purge_after) - Date.parse(del.body.deleted_at)).toBe(24 * 3_600_000);
+    // The resource stays, marked: the worker releases its claim at once and removes it after the grace period.
+    expect((await crOf(v.id)).metadata.annotations?.["berth.dev/purge-after"]).toBe(del.body.purge_after);
+    expect((await req(w.memberA, "GET", `/api/v1/storage/volumes/${v.id}`)).status).toBe(404);
+    const live = await req(w.memberA, "GET", "/api/v1/storage/volumes?size=100");
+    expect(live.body.data.map((x: { id: string }) => x.id)).not.toContain(v.id);
+    const deleted = await req(w.memberA, "GET", "/api/v1/storage/volumes?size=100&deleted=true");
+    expect(deleted.body.data.map((x: { id: string }) => x.id)).toContain(v.id);
+    // Not mountable while deleted.
+    let r = await req(w.memberA, "POST", "/api/v1/sessions", {
+      offering: "h100",
+      preset: "gpu-small",
+      image: "jupyterlab",
+      volumes: [{ volume: v.id }],
+    });
+    for (let i = 0; i < 80 && r.status !== 400; i++) {
+      await new Promise((res) => setTimeout(res, 100));
+      r = await req(w.memberA, "POST", "/api/v1/sessions", {
+        offering: "h100",
+        preset: "gpu-small",
+        image: "jupyterlab",
+        volumes: [{ volume: v.id }],
+      });
+    }
+    expect(r.status).toBe(400);
+    expect(r.body.error.details.issues[0].message).toMatch(/deleted; restore it/);
+    // Undo: back as it was, shares included.
+    const back = await req(w.memberA, "POST", `/api/v1/storage/volumes/${v.id}/restore`);
+    expect(back.status, JSON.stringify(back.body)).toBe(200);
+    expect(back.body).toMatchObject({ id: v.id, deleted_at: null, purge_after: null, size_gb: 3 });
+    expect(back.body.shares).toEqual([{ kind: "user", id: w.orgMemberA.id, access: "read_only" }]);
+    expect((await crOf(v.id)).metadata.annotations?.["berth.dev/purge-after"]).toBeUndefined();
+    expect((await req(w.memberA, "GET", `/api/v1/storage/volumes/${v.id}`)).status).toBe(200);
+    // Restoring what is not deleted: nothing to restore.
+    expect((await req(w.memberA, "POST", `/api/v1/storage/volumes/${v.id}/restore`)).status).toBe(404);
+  });
+
+  it("refuses to restore once the grace period is over, and when the name was taken meanwhile", async () => {
+    const gone = await aVolume(w.memberA, { size_gb: 1 });
+    await req(w.memberA, "DELETE", `/api/v1/storage/volumes/${gone.id}`);
+    await t.database
+      .db("volumes")
+      .where({ id: gone.id })
+      .update({ purge_after: new Date(t.clock.now().getTime() - 1000) });
+    const late = await req(w.memberA, "POST", `/api/v1/storage/volumes/${gone.id}/restore`);
+    expect(late.status).toBe(409);
+    expect(late.body.error).toMatchObject({ code: "volume_purged", details: { volume: gone.id } });
+
+    const first = await aVolume(w.memberA, { name: "scratch-restore", size_gb: 1 });
+    await req(w.memberA, "DELETE", `/api/v1/storage/volumes/${first.id}`);
+    await aVolume(w.memberA, { name: "scratch-restore", size_gb: 1 });
+    const taken = await req(w.memberA, "POST", `/api/v1/storage/volumes/${first.id}/restore`);
+    expect(taken.status).toBe(409);
+    expect(taken.body.error.code).toBe("already_exists");
+    expect((await t.database.db("volumes").where({ id: first.id }).first("deleted_at")).deleted_at).not.toBeNull();
+  });
+
+  it("malformed volume ids are a bad request naming the parameter", async () => {
+    const r = await req(w.memberA, "POST", "/api/v1/storage/volumes/not-a-volume/restore");
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe("validation_failed");
+  });
+});
+
+describe("storage settings: rate, fleet-default capacity, grace period", () => {
+  it("prices volumes at the rate and gives pools that state nothing the fleet default", async () => {
+    const initial = await req(w.memberA, "GET", "/api/v1/storage/settings");
+    expect(initial.body).toEqual({ gb_hour_credit_rate: "100", fleet_capacity_gb: null, delete_grace_hours: 24 });
+    await req(w.superAdmin, "POST", "/api/v1/storage/pools", {
+      name: "bare",
+      cluster: "clu_west",
+      storage_class: "bare",
+      default: false,
+    });
+    expect((await req(w.superAdmin, "GET", "/api/v1/storage/pools/bare")).body.capacity).toBeNull();
+    const set = await req(w.superAdmin, "PUT", "/api/v1/storage/settings", {
+      gb_hour_credit_rate: "250",
+      fleet_capacity_gb: 40,
+    });
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    expect(set.body).toEqual({ gb_hour_credit_rate: "250", fleet_capacity_gb: 40, delete_grace_hours: 24 });
+    const bare = await req(w.superAdmin, "GET", "/api/v1/storage/pools/bare");
+    expect(bare.body.capacity).toMatchObject({ source: "manual", via: "fleet_default", total_gb: 40, stale: false });
+    // Its own stated figure goes first.
+    expect((await req(w.superAdmin, "GET", "/api/v1/storage/pools/small")).body.capacity).toMatchObject({
+      source: "manual",
+      via: "pool",
+      total_gb: 250,
+    });
+    // The gate reads the fleet default too.
+    const big = await req(w.memberA, "POST", "/api/v1/storage/volumes", { name: "big", size_gb: 41, pool: "bare" });
+    expect(big.body.error.code).toBe("pool_capacity_exceeded");
+    const v = await aVolume(w.memberA, { size_gb: 10, pool: "bare" });
+    expect((await req(w.memberA, "GET", `/api/v1/storage/volumes/${v.id}`)).body.hourly_cost).toBe("2500");
+    await req(w.superAdmin, "PUT", "/api/v1/storage/settings", { gb_hour_credit_rate: "100", fleet_capacity_gb: null });
+  });
+
+  it("refuses bad settings naming the field, and changes nothing", async () => {
+    for (const [body, field] of [
+      [{ gb_hour_credit_rate: "1.5" }, "body.gb_hour_credit_rate"],
+      [{ gb_hour_credit_rate: 100 }, "body.gb_hour_credit_rate"],
+      [{ fleet_capacity_gb: 0 }, "body.fleet_capacity_gb"],
+      [{ fleet_capacity_gb: 2.5 }, "body.fleet_capacity_gb"],
+      [{ delete_grace_hours: -1 }, "body.delete_grace_hours"],
+      [{ delete_grace_hours: 100_000 }, "body.delete_grace_hours"],
+    ] as const) {
+      const r = await req(w.superAdmin, "PUT", "/api/v1/storage/settings", body);
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(r.body.error.code).toBe("validation_failed");
+      expect(r.body.error.details.issues.map((i: { path: string[] }) => i.path.join("."))).toContain(field);
+    }
+    expect((await req(w.superAdmin, "PUT", "/api/v1/storage/settings", {})).status).toBe(400);
+    expect((await req(w.superAdmin, "PUT", "/api/v1/storage/settings", { color: "red" })).status).toBe(400);
+    expect((await req(w.memberA, "GET", "/api/v1/storage/settings")).body.gb_hour_credit_rate).toBe("100");
+  });
+
+  it("prices a session's volumes in its cost preview, and refuses what it may not mount", async () => {
+    const v = await aVolume(w.memberA, { size_gb: 30, pool: "small" });
+    const r = await req(w.memberA, "POST", "/api/v1/sessions/preview-cost", {
+      offering: "h100",
+      preset: "gpu-small",
+      duration_seconds: 7200,
+      volumes: [v.id],
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.storage).toEqual({
+      volumes: [{ volume: v.id, size_gb: 30 }],
+      size_gb: 30,
+      gb_hour_rate: "100",
+      hourly_rate: "3000",
+      cost: "6000",
+    });
+    expect(r.body.total_cost).toBe((BigInt(r.body.cost) + 6000n).toString());
+    const foreign = await req(w.memberB, "POST", "/api/v1/sessions/preview-cost", {
+      offering: "h100",
+      volumes: [v.id],
+    });
+    expect(foreign.status).toBe(400);
+    expect(foreign.body.error.details.issues[0]).toMatchObject({ code: "invalid_reference" });
+    const none = await req(w.memberA, "POST", "/api/v1/sessions/preview-cost", { offering: "h100" });
+    expect(none.body.storage).toMatchObject({ volumes: [], size_gb: 0, cost: "0" });
+  });
+
+  itBehavesPerRole(
+    [
+      {
+        name: "/api/v1/storage/settings",
+        method: "GET",
+        path: () => "/api/v1/storage/settings",
+        allowed: [
+          { as: "memberA", status: 200 },
+          { as: "superAdmin", status: 200 },
+        ],
+        refused: [],
+      },
+      {
+        name: "/api/v1/storage/settings",
+        method: "PUT",
+        path: () => "/api/v1/storage/settings",
+        body: () => ({ delete_grace_hours: 24 }),
+        allowed: [{ as: "superAdmin", status: 200 }],
+        refused: [
+          { as: "adminA", status: 403, why: "organization admins do not set fleet-wide storage" },
+          { as: "memberA", status: 403, why: "members do not" },
+        ],
+        malformed: { delete_grace_hours: "24" },
       },
     ],
     () => ({ t, w }),

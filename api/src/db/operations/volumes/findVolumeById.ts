@@ -11,3 +11,8 @@ export async function findVolumeById(
   if (opts.forUpdate) q.forUpdate();
   return (await q) as VolumeRow | undefined;
 }
+
+/** A deleted volume (within or past its grace period). */
+export async function findDeletedVolumeById(db: Knex, id: string): Promise<VolumeRow | undefined> {
+  return (await db<VolumeRow>("volumes").where({ id }).whereNotNull("deleted_at").first()) as VolumeRow | undefined;
+}

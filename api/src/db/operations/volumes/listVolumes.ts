@@ -16,6 +16,8 @@ export interface VolumeFilter {
   organizationId?: string;
   projectId?: string;
   pool?: string;
+  /** Deleted volumes still in their grace period at this time (restorable), instead of live ones. */
+  deletedAsOf?: Date;
 }
 
 export async function listVolumes(
@@ -24,7 +26,9 @@ export async function listVolumes(
   f: VolumeFilter,
   window: PageWindow,
 ): Promise<PageRows<VolumeRow>> {
-  const q = db("volumes").select("*").whereNull("deleted_at");
+  const q = db("volumes").select("*");
+  if (f.deletedAsOf) q.whereNotNull("deleted_at").where("purge_after", ">", f.deletedAsOf);
+  else q.whereNull("deleted_at");
   if (!v.all) {
     q.where((w) => {
       if (v.ownerId)

@@ -10,10 +10,13 @@ export async function provisionedByOwner(db: Knex, kind: "user" | "project", id:
   return Number(r?.sum ?? 0);
 }
 
-/** Gigabytes and count of live volumes per pool (pools absent from the answer hold none). */
-export async function provisionedByPool(db: Knex): Promise<Map<string, { gb: number; volumes: number }>> {
+/**
+ * Gigabytes and count of the volumes whose data is on each pool at `now`: live ones and deleted ones
+ * still in their grace period (pools absent from the answer hold none).
+ */
+export async function provisionedByPool(db: Knex, now: Date): Promise<Map<string, { gb: number; volumes: number }>> {
   const rows = await db("volumes")
-    .whereNull("deleted_at")
+    .where((w) => w.whereNull("deleted_at").orWhere("purge_after", ">", now))
     .groupBy("pool")
     .select("pool")
     .select(db.raw("sum(size_gb)::int as gb"), db.raw("count(*)::int as n"));

@@ -12,4 +12,7 @@ export interface VolumeRow {
   created_at: Date;
   updated_at: Date;
   deleted_at: Date | null;
+  /** Deleted: when its data goes (until then the owner may undo the delete). */
+  purge_after: Date | null;
+  purged_at: Date | null;
 }
