@@ -95,6 +95,14 @@ export type AuditLogEntry = {
   prev_hash: string | null;
 };
 
+export type AuditPagination = {
+  page: number;
+  size: number;
+  total: number;
+  /** false: total is an estimate (more than 10,000 rows match). */
+  total_exact: boolean;
+};
+
 export type Branding = {
   product_name: string;
   logo: string | null;
@@ -2233,7 +2241,7 @@ export interface Operations {
     body: undefined;
     response: {
       data: AuditLogEntry[];
-      pagination: Pagination;
+      pagination: AuditPagination;
     };
   };
   /** Budgets of the organizations you administer (super_admins: all) */
