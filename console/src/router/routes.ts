@@ -19,6 +19,9 @@ export type RouteName =
   | "admin-cluster-detail"
   | "webhooks"
   | "admin-audit"
+  | "signup"
+  | "admin-settings"
+  | "admin-signups"
   | "not-found";
 
 /** Who may open a route: anyone, a signed-in account, or an administrator. */
@@ -51,6 +54,9 @@ export const ROUTES: readonly RouteDef[] = [
   { name: "admin-cluster-detail", pattern: "/admin/clusters/:clusterId", title: "Cluster", access: "admin" },
   { name: "webhooks", pattern: "/webhooks", title: "Webhooks", access: "admin" },
   { name: "admin-audit", pattern: "/admin/audit", title: "Audit log", access: "admin" },
+  { name: "signup", pattern: "/signup", title: "Create an account", access: "public" },
+  { name: "admin-settings", pattern: "/admin/settings", title: "System settings", access: "admin" },
+  { name: "admin-signups", pattern: "/admin/signups", title: "Sign-up requests", access: "admin" },
 ];
 
 export const NOT_FOUND: RouteDef = { name: "not-found", pattern: "", title: "Not found", access: "public" };
@@ -114,7 +120,7 @@ export function pathFor(
 export function safeNext(next: string | null | undefined): string {
   if (!next?.startsWith("/") || next.startsWith("//") || next.startsWith("/\\")) return HOME;
   const m = matchRoute(next.split("?")[0] ?? "/");
-  if (m.route.name === "login" || m.route.name === "password") return HOME;
+  if (m.route.name === "login" || m.route.name === "password" || m.route.name === "signup") return HOME;
   return next;
 }
 
@@ -133,7 +139,7 @@ export interface AuthView {
 export function guard(m: Match, auth: AuthView): Guard {
   const name = m.route.name;
   if (!auth.signedIn) {
-    if (name === "login") return { kind: "allow" };
+    if (name === "login" || name === "signup") return { kind: "allow" };
     if (name === "not-found" && m.href === "/") return { kind: "redirect", to: pathFor("login") };
     return { kind: "redirect", to: pathFor("login", {}, { next: name === "password" ? undefined : m.href }) };
   }
@@ -141,7 +147,7 @@ export function guard(m: Match, auth: AuthView): Guard {
     return name === "password"
       ? { kind: "allow" }
       : { kind: "redirect", to: pathFor("password", {}, { next: name === "login" ? undefined : m.href }) };
-  if (name === "login" || name === "password" || m.href === "/")
+  if (name === "login" || name === "password" || name === "signup" || m.href === "/")
     return { kind: "redirect", to: safeNext(m.query.get("next")) };
   if (m.route.access === "admin" && !auth.isAdmin) return { kind: "redirect", to: HOME };
   return { kind: "allow" };

@@ -136,6 +136,9 @@ describe("the administrator's first sign-in", () => {
     expect(seen.some((t) => /credits$/.test(t))).toBe(true);
     await page.keyboard.press("Enter");
     await page.keyboard.press("Tab");
+    // A super_admin's panel offers the system settings before Sign out.
+    expect((await focused()).text).toBe("System settings");
+    await page.keyboard.press("Tab");
     expect((await focused()).text).toBe("Sign out");
     expect((await focused()).outline).not.toBe("none");
     await page.keyboard.press("Escape");
