@@ -10,6 +10,7 @@ import type { Knex } from "knex";
 import type { Logger } from "pino";
 import { ManagementStore } from "../domain/clusters/store.ts";
 import { type BillingWorkerOptions, billingWorkerLoop } from "./billing.ts";
+import { ClusterHealthLoop, type ClusterHealthOptions } from "./clusterHealthLoop.ts";
 import { RetentionLoop, type RetentionOptions } from "./retentionLoop.ts";
 import { createWorkerStore } from "./sessionStore.ts";
 import { type WebhookWorkerOptions, webhookWorkerLoop } from "./webhooks.ts";
@@ -34,6 +35,8 @@ export interface SessionsWorkerOptions {
   webhooks?: false | WebhookWorkerOptions;
   /** Retention of the audit log and notifications (api/src/worker/retentionLoop.ts); `false` leaves it out. */
   retention?: false | RetentionOptions;
+  /** Clusters that stop reporting (api/src/worker/clusterHealthLoop.ts); `false` leaves it out. */
+  clusterHealth?: false | ClusterHealthOptions;
 }
 
 export async function startSessionsWorker(o: SessionsWorkerOptions): Promise<RunningWorker> {
@@ -58,6 +61,7 @@ export async function startSessionsWorker(o: SessionsWorkerOptions): Promise<Run
         : [billingWorkerLoop({ db: o.db, kubeConfig: o.kubeConfig, log: o.log, ...o.billing })]),
       ...(o.webhooks === false ? [] : [webhookWorkerLoop({ db: o.db, log: o.log, ...o.webhooks })]),
       ...(o.retention === false ? [] : [new RetentionLoop({ db: o.db, log: o.log, ...o.retention })]),
+      ...(o.clusterHealth === false ? [] : [new ClusterHealthLoop({ db: o.db, log: o.log, ...o.clusterHealth })]),
     ],
   });
 }

@@ -1355,7 +1355,7 @@ export type WebhookCreate = {
   url: string;
   description?: string;
   /** Event kinds to receive; empty: every kind. Unknown kinds are refused. */
-  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied")[];
+  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied" | "volume.created" | "volume.resized" | "volume.deleted" | "node.cordoned" | "node.uncordoned" | "node.drained" | "node.deleted" | "cluster.unreachable" | "cluster.reachable")[];
 };
 
 export type WebhookDelivery = {
@@ -1404,7 +1404,7 @@ export type WebhookUpdate = {
   url?: string;
   description?: string;
   /** Event kinds to receive; empty: every kind. Unknown kinds are refused. */
-  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied")[];
+  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied" | "volume.created" | "volume.resized" | "volume.deleted" | "node.cordoned" | "node.uncordoned" | "node.drained" | "node.deleted" | "cluster.unreachable" | "cluster.reachable")[];
   enabled?: boolean;
 };
 
