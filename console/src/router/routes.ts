@@ -20,6 +20,7 @@ export type RouteName =
   | "webhooks"
   | "admin-audit"
   | "signup"
+  | "credits-budgets"
   | "admin-settings"
   | "admin-signups"
   | "not-found";
@@ -47,6 +48,7 @@ export const ROUTES: readonly RouteDef[] = [
   // Project admins allocate too (the router's "admin" is org and platform admins): the page itself says
   // when there is nothing the person manages, and the API decides.
   { name: "credits-allocations", pattern: "/credits/allocations", title: "Allocations", access: "user" },
+  { name: "credits-budgets", pattern: "/credits/budgets", title: "Budgets and refills", access: "user" },
   { name: "admin-users", pattern: "/admin/users", title: "Users", access: "admin" },
   { name: "admin-organizations", pattern: "/admin/organizations", title: "Organizations", access: "admin" },
   { name: "admin-projects", pattern: "/admin/projects", title: "Projects", access: "admin" },

@@ -32,6 +32,7 @@ const lazyViews: Partial<Record<RouteName, () => Promise<unknown>>> = {
   webhooks: () => import("../../views/webhooks-view/index.ts"),
   "admin-audit": () => import("../../views/audit-view/index.ts"),
   signup: () => import("../../views/signup-view/index.ts"),
+  "credits-budgets": () => import("../../views/budgets-view/index.ts"),
   "admin-settings": () => import("../../views/settings-view/index.ts"),
   "admin-signups": () => import("../../views/signup-requests-view/index.ts"),
 };
@@ -135,6 +136,8 @@ export class BerthApp extends LitElement {
         return html`<berth-webhooks-view></berth-webhooks-view>`;
       case "admin-audit":
         return html`<berth-audit-view></berth-audit-view>`;
+      case "credits-budgets":
+        return html`<berth-budgets-view></berth-budgets-view>`;
       case "signup":
         return html`<berth-signup-view></berth-signup-view>`;
       case "admin-settings":
