@@ -16,6 +16,7 @@ import { AdmissionQueues } from "./domain/sessions/admissionQueues.ts";
 import { SessionEventHub } from "./domain/sessions/eventHub.ts";
 import { makeSessionsRuntime, type SessionsRuntime } from "./domain/sessions/runtime.ts";
 import { makeStorageRuntime } from "./domain/storage/runtime.ts";
+import { parseSecretKeys } from "./domain/webhooks/secretBox.ts";
 import { makeWebhooksService } from "./domain/webhooks/service.ts";
 import type { Resolver } from "./domain/webhooks/ssrf.ts";
 import { createMetrics, type Metrics } from "./http/metrics.ts";
@@ -69,6 +70,7 @@ export function buildDeps(config: Config, parts: DepsParts): Deps {
     admission: new AdmissionQueues(),
     webhooks: makeWebhooksService({
       allowHosts: config.webhooks.allowHosts,
+      secretKeys: parseSecretKeys(config.webhooks.secretKeys.reveal()),
       ...(parts.webhookResolver ? { resolve: parts.webhookResolver } : {}),
     }),
     ...(kube ? { kube } : {}),

@@ -2,7 +2,12 @@ import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import { ConfigError, parseConfig, Secret } from "./config.ts";
 
-const minimal = { DATABASE_URL: "postgres://u:p@db:5432/berth", BERTH_JWT_SECRET: "0123456789abcdef0123456789abcdef" };
+const KEY = Buffer.alloc(32, 9).toString("base64");
+const minimal = {
+  DATABASE_URL: "postgres://u:p@db:5432/berth",
+  BERTH_JWT_SECRET: "0123456789abcdef0123456789abcdef",
+  BERTH_WEBHOOK_SECRET_KEYS: `k1:${KEY}`,
+};
 
 describe("configuration", () => {
   it("fills every default from a minimal environment", () => {
@@ -31,6 +36,7 @@ describe("configuration", () => {
         BERTH_JWT_SECRET: "short",
         BERTH_INTERNAL_ALLOW_CIDRS: "10.0.0.0/8,everyone",
         BERTH_IDEMPOTENCY_RETENTION_HOURS: "1",
+        BERTH_WEBHOOK_SECRET_KEYS: "k1:c2hvcnQ=",
       });
     } catch (e) {
       err = e;
@@ -43,6 +49,7 @@ describe("configuration", () => {
       "BERTH_JWT_SECRET",
       "BERTH_INTERNAL_ALLOW_CIDRS",
       "BERTH_IDEMPOTENCY_RETENTION_HOURS",
+      "BERTH_WEBHOOK_SECRET_KEYS",
     ])
       expect(problems).toContain(name);
   });
@@ -56,6 +63,7 @@ describe("configuration", () => {
     const c = parseConfig({ ...minimal, BERTH_BOOTSTRAP_PASSWORD: "correct horse battery" });
     const printed = [JSON.stringify(c), inspect(c, { depth: 10 }), String(c.auth.jwtSecret)].join("\n");
     expect(printed).not.toContain("0123456789abcdef");
+    expect(printed).not.toContain(KEY);
     expect(printed).not.toContain("correct horse");
     expect(printed).not.toContain("u:p@db");
     expect(c.auth.jwtSecret).toBeInstanceOf(Secret);

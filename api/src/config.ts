@@ -4,6 +4,7 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
+import { parseSecretKeys } from "./domain/webhooks/secretBox.ts";
 import { parseCidr } from "./internal/cidr.ts";
 
 const isCidr = (v: string): boolean => {
@@ -54,6 +55,22 @@ const list = z.string().transform((v) =>
 
 /** Webhook targets an operator trusts although internal; the API and the worker's dispatcher read the same list. */
 export const WebhookAllowHosts = list.default([]);
+
+/**
+ * Keys that seal webhook signing secrets at rest, `id:base64,…` (first seals, all open; the API and the
+ * worker need the same list; domain/webhooks/secretBox.ts). Kept as a Secret: parse it where it is used.
+ */
+export const WebhookSecretKeys = z
+  .string()
+  .superRefine((v, ctx) => {
+    try {
+      parseSecretKeys(v);
+    } catch (err) {
+      ctx.addIssue({ code: "custom", message: (err as Error).message });
+    }
+  })
+  .transform((v) => new Secret(v))
+  .meta({ secret: true });
 
 const CIDR = /^(\d{1,3}\.){3}\d{1,3}\/(\d|[12]\d|3[0-2])$|^[0-9a-fA-F:]+\/(\d|\d\d|1[01]\d|12[0-8])$/;
 
@@ -228,6 +245,8 @@ const Env = z.object({
    */
   BERTH_WEBHOOK_ALLOW_HOSTS: WebhookAllowHosts,
   ...ImagesEnv,
+  /** Keys sealing webhook signing secrets in the database (`id:base64 of 32 bytes`, first seals, all open). */
+  BERTH_WEBHOOK_SECRET_KEYS: WebhookSecretKeys,
   /**
    * Reverse proxies (the cluster's ingress controller) whose X-Forwarded-For names the client, for the
    * sign-in throttle and the internal plane's gate (http/client-address.ts). Empty: the socket's peer.
@@ -272,7 +291,7 @@ export interface Config {
   idempotency: { retentionSeconds: number; inFlightTimeoutSeconds: number };
   audit: { export: { maxDays: number; maxRows: number } };
   internal: { host: string; port: number; allowCidrs: string[]; enabled: boolean };
-  webhooks: { allowHosts: string[] };
+  webhooks: { allowHosts: string[]; secretKeys: Secret };
   /** Optional so that configurations built by hand (tests) need not name it: absent = no registry. */
   images?: ImagesConfig;
   /** Optional so that configurations built by hand (tests) need not name it: absent = no trusted proxy. */
@@ -345,7 +364,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       allowCidrs: e.BERTH_INTERNAL_ALLOW_CIDRS,
       enabled: e.BERTH_INTERNAL_ALLOW_CIDRS.length > 0,
     },
-    webhooks: { allowHosts: e.BERTH_WEBHOOK_ALLOW_HOSTS },
+    webhooks: { allowHosts: e.BERTH_WEBHOOK_ALLOW_HOSTS, secretKeys: e.BERTH_WEBHOOK_SECRET_KEYS },
     images: imagesConfigOf(e),
     clientAddress: { trustedProxyCidrs: e.BERTH_TRUSTED_PROXY_CIDRS },
     clusters: {

@@ -12,6 +12,7 @@ import pino from "pino";
 import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import { ConfigError } from "./config.ts";
 import { connect } from "./db/knex.ts";
+import { parseSecretKeys } from "./domain/webhooks/secretBox.ts";
 import { parseWorkerConfig } from "./worker/config.ts";
 import { startSessionsWorker } from "./worker/sessions.ts";
 
@@ -46,6 +47,7 @@ async function main(): Promise<void> {
     options: { sessionsNamespace: config.sessionsNamespace },
     webhooks: {
       allowHosts: config.webhooks.allowHosts,
+      secretKeys: parseSecretKeys(config.webhooks.secretKeys.reveal()),
       ...(config.webhooks.caFile ? { ca: readFileSync(config.webhooks.caFile, "utf8") } : {}),
     },
     retention: { auditRetentionDays: config.auditRetentionDays },

@@ -59,7 +59,12 @@ export async function startUsersBed(): Promise<UsersBed> {
     const token = (
       await new AccessTokens({ secret: SECRET, ttlSeconds: 3600 }).issue({ userId: adminId, tokenVersion: 0 })
     ).token;
-    const env = { DATABASE_URL: pg.url, BERTH_JWT_SECRET: SECRET, BERTH_ACCESS_TOKEN_TTL_SECONDS: "3600" };
+    const env = {
+      DATABASE_URL: pg.url,
+      BERTH_JWT_SECRET: SECRET,
+      BERTH_WEBHOOK_SECRET_KEYS: `bench:${Buffer.alloc(32, 1).toString("base64")}`,
+      BERTH_ACCESS_TOKEN_TTL_SECONDS: "3600",
+    };
     return { pgPid: pg.pid, token, env, stop };
   } catch (e) {
     await stop();

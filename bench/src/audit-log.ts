@@ -1,8 +1,10 @@
 // The audit log at scale: list latency per filter (and the index Postgres picks for it), and the CSV
 // export's rows/s and the API process's peak memory while it streams every row.
 //   BENCH_AUDIT_ROWS=1000000 node bench/src/audit-log.ts        (default 300000 rows)
-// Baselines in the same run: the list's SQL sent straight to Postgres (no HTTP, no JSON, no count), and
-// the export's rows read through the same keyset batches without CSV or HTTP. The API server runs in its
+// Baselines in the same run: the list's SQL sent straight to Postgres (no HTTP, no JSON, no count), the
+// exact count(*) of each filter (what a total counted row by row would cost per page; the list answers
+// the chain's length, a count capped at 10,000, or Postgres' estimate instead: auditTotal.ts), and the
+// export's rows read through the same keyset batches without CSV or HTTP. The API server runs in its
 // own process (api-list-server.ts); its peak RSS is /proc/<pid>/status VmHWM.
 import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
@@ -82,7 +84,9 @@ try {
     console.log(
       `\nGET /api/v1/audit-logs (page 1, size 20, with total) over ${ROWS} rows, ${SAMPLES} sequential requests each`,
     );
-    console.log("filter                      api p50   api p99   sql p50 (baseline)   index");
+    console.log(
+      "filter                      api p50   api p99   sql p50 (baseline)   count(*) p50   total        index",
+    );
     for (const f of filters) {
       const api: number[] = [];
       for (let i = 0; i < SAMPLES + 5; i++) {
@@ -99,6 +103,19 @@ try {
         await db.raw(sqlText, f.args as never[]);
         sql.push(performance.now() - s);
       }
+      const counts: number[] = [];
+      let exact = 0;
+      for (let i = 0; i < 5; i++) {
+        const s = performance.now();
+        exact = Number(
+          (await db.raw(`SELECT count(*) AS n FROM audit_log WHERE ${f.sql}`, f.args as never[])).rows[0].n,
+        );
+        counts.push(performance.now() - s);
+      }
+      const page = (await (await fetch(`${url}/api/v1/audit-logs?${f.q}`, { headers: auth })).json()) as {
+        pagination: { total: number; total_exact: boolean };
+      };
+      const total = `${page.pagination.total_exact ? "" : "~"}${page.pagination.total}/${exact}`;
       const plan = ((await db.raw(`EXPLAIN ${sqlText}`, f.args as never[])).rows as { "QUERY PLAN": string }[])
         .map((r) => r["QUERY PLAN"])
         .join(" ");
@@ -106,7 +123,7 @@ try {
         [...new Set([...plan.matchAll(/(?:using|on) (audit_log_\w+)/g)].map((m) => m[1]))].join("+") ||
         (plan.includes("Seq Scan") ? "seq scan" : "?");
       console.log(
-        `${f.name.padEnd(27)} ${pct(api, 50).toFixed(1).padStart(6)} ms ${pct(api, 99).toFixed(1).padStart(6)} ms ${pct(sql, 50).toFixed(2).padStart(9)} ms          ${idx}`,
+        `${f.name.padEnd(27)} ${pct(api, 50).toFixed(1).padStart(6)} ms ${pct(api, 99).toFixed(1).padStart(6)} ms ${pct(sql, 50).toFixed(2).padStart(9)} ms ${pct(counts, 50).toFixed(1).padStart(12)} ms   ${total.padEnd(16)} ${idx}`,
       );
     }
 

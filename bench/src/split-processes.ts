@@ -199,6 +199,7 @@ export async function startSplit(
     const api = spawnChild("api", API_MAIN, {
       DATABASE_URL: database,
       BERTH_JWT_SECRET: config.auth.jwtSecret.reveal(),
+      BERTH_WEBHOOK_SECRET_KEYS: config.webhooks.secretKeys.reveal(),
       BERTH_API_HOST: "127.0.0.1",
       BERTH_API_PORT: String(apiPort),
       BERTH_INTERNAL_HOST: "127.0.0.1",
@@ -255,6 +256,7 @@ export async function startSplit(
       async startWorker(identity) {
         const w = spawnChild(`worker ${identity}`, WORKER_MAIN, {
           DATABASE_URL: database,
+          BERTH_WEBHOOK_SECRET_KEYS: config.webhooks.secretKeys.reveal(),
           BERTH_KUBECONFIG: workerKubeconfig,
           BERTH_WORKER_IDENTITY: identity,
           // The bed's worker pool (20) and production lease timings, as the in-process bench has them.

@@ -48,7 +48,11 @@ export interface ControlPlaneOptions {
     /** The autoscaler's maximum (CPU-driven). */
     maxReplicas: number;
     resources?: Resources;
-    /** Secret holding `jwt-secret` (the user-token signing secret, ≥ 32 characters). */
+    /**
+     * Secret holding `jwt-secret` (the user-token signing secret, ≥ 32 characters) and
+     * `webhook-secret-keys` (`<id>:<base64 of 32 bytes>`, first seals webhook signing secrets, all open;
+     * the worker reads it too).
+     */
     secretName?: string;
   };
   worker: { replicas: number; resources?: Resources };
@@ -162,6 +166,7 @@ export class ControlPlane extends Construct {
                 env: [
                   ...common,
                   fromSecret("BERTH_JWT_SECRET", apiSecret, "jwt-secret"),
+                  fromSecret("BERTH_WEBHOOK_SECRET_KEYS", apiSecret, "webhook-secret-keys"),
                   ...plain({
                     BERTH_API_PORT: String(API_PORT),
                     BERTH_PUBLIC_URL: `${o.publicTlsSecretName ? "https" : "http"}://${o.publicHost}`,
@@ -296,6 +301,8 @@ export class ControlPlane extends Construct {
                 env: [
                   ...common,
                   { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
+                  // Opens the webhook secrets the API sealed (and re-seals them under a new first key).
+                  fromSecret("BERTH_WEBHOOK_SECRET_KEYS", apiSecret, "webhook-secret-keys"),
                   ...plain({ BERTH_WORKER_STATUS_PORT: String(WORKER_STATUS_PORT) }),
                 ],
                 ports: [{ name: "status", containerPort: WORKER_STATUS_PORT }],

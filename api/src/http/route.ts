@@ -10,6 +10,7 @@ import type { Principal } from "../domain/identity/principal.ts";
 import { DomainError, Invalid, PasswordChangeRequired, Unauthorized, type ValidationIssue } from "../errors.ts";
 import { AuditCollector, type AuditHandle, writeAudit } from "./audit.ts";
 import { readJsonBody } from "./body.ts";
+import { clientAddressOf } from "./client-address.ts";
 import { errorAnswer, requestIdOf } from "./envelope.ts";
 import {
   claimIdempotencyKey,
@@ -278,8 +279,9 @@ export function routeMiddleware(route: RouteDef, deps: Deps) {
       return child;
     };
     const audit = new AuditCollector();
-    // Read now: once an oversized body has been cut off, the socket may be gone.
-    const sourceIp = ctx.ip;
+    // Read now: once an oversized body has been cut off, the socket may be gone. Behind trusted proxies,
+    // the client they forwarded (client-address.ts), as the sign-in throttle sees it.
+    const sourceIp = clientAddressOf(ctx);
     let principal: Principal | undefined;
     let thrown: { status: number; code?: string } | undefined;
     try {

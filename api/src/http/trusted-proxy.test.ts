@@ -101,4 +101,21 @@ describe("behind a trusted reverse proxy", () => {
     expect(await signIn("127.0.0.7", u.email, u.password, { via: "proxy" })).toBe(200);
     expect(await signIn("127.0.0.6", u.email, u.password, { via: "direct" })).toBe(429);
   });
+
+  it("audit rows name the client the proxy forwarded, never the proxy nor a forged address", async () => {
+    const u = await t.aUser();
+    expect(await signIn("127.0.0.8", u.email, "wrong password!", { via: "proxy", forwardedFor: "127.0.0.9" })).toBe(
+      401,
+    );
+    expect(await signIn("127.0.0.10", u.email, "wrong password!", { via: "direct", forwardedFor: "127.0.0.11" })).toBe(
+      401,
+    );
+    const rows = await t.database
+      .db("audit_log")
+      .where({ action: "auth.login", outcome: "denied" })
+      .whereIn("source_ip", ["127.0.0.8", "127.0.0.9", "127.0.0.10", "127.0.0.11", "127.0.0.1"])
+      .orderBy("seq")
+      .select("source_ip");
+    expect(rows.map((r) => r.source_ip).slice(-2)).toEqual(["127.0.0.8", "127.0.0.10"]);
+  });
 });

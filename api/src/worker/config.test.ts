@@ -4,7 +4,11 @@ import { parseWorkerConfig } from "./config.ts";
 
 const DB = "postgres://berth:berth@127.0.0.1:5432/berth";
 /** What a worker in a pod has: its database, and the cluster's service (client-node's in-cluster config). */
-const IN_POD = { DATABASE_URL: DB, KUBERNETES_SERVICE_HOST: "10.96.0.1" };
+const IN_POD = {
+  DATABASE_URL: DB,
+  KUBERNETES_SERVICE_HOST: "10.96.0.1",
+  BERTH_WEBHOOK_SECRET_KEYS: `k1:${Buffer.alloc(32, 3).toString("base64")}`,
+};
 
 describe("parseWorkerConfig", () => {
   it("defaults to production lease timings and the API's namespaces", () => {
@@ -67,6 +71,6 @@ describe("parseWorkerConfig refuses a worker that could not reach its cluster", 
     );
     // Outside a pod, with no kubeconfig anywhere: client-node would settle for http://localhost:8080.
     expect(problemsOf({ DATABASE_URL: DB, HOME: "/nonexistent" })).toMatch(/BERTH_KUBECONFIG: required outside/);
-    expect(problemsOf({ DATABASE_URL: DB, KUBECONFIG: "/etc/k.yaml" })).toBe("");
+    expect(problemsOf({ ...IN_POD, KUBERNETES_SERVICE_HOST: "", KUBECONFIG: "/etc/k.yaml" })).toBe("");
   });
 });

@@ -18,6 +18,7 @@ import {
   parseEnv,
   type Secret,
   WebhookAllowHosts,
+  WebhookSecretKeys,
 } from "../config.ts";
 
 const ms = z.coerce.number().int().min(1).max(3_600_000);
@@ -49,6 +50,8 @@ const Env = z.object({
   BERTH_AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(365),
   /** Webhook targets trusted although internal (as the API's; docs/dev/webhooks.md). */
   BERTH_WEBHOOK_ALLOW_HOSTS: WebhookAllowHosts,
+  /** The API's keys sealing webhook secrets (the dispatcher opens them to sign; it re-seals under the first). */
+  BERTH_WEBHOOK_SECRET_KEYS: WebhookSecretKeys,
   /** Extra CA certificates (a PEM file) webhook receivers may be signed by. */
   BERTH_WEBHOOK_CA_FILE: z.string().min(1).optional(),
   /** Berth's registry and the bounds of imports (as the API's; docs/dev/images.md). */
@@ -67,7 +70,7 @@ export interface WorkerConfig {
   lease: { durationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
   maxSockets: number;
   status: { host: string; port: number };
-  webhooks: { allowHosts: string[]; caFile?: string };
+  webhooks: { allowHosts: string[]; secretKeys: Secret; caFile?: string };
   auditRetentionDays: number;
   images: ImagesConfig;
   importConcurrency: number;
@@ -106,6 +109,7 @@ export function parseWorkerConfig(env: Record<string, string | undefined>): Work
     importConcurrency: e.BERTH_IMPORT_CONCURRENCY,
     webhooks: {
       allowHosts: e.BERTH_WEBHOOK_ALLOW_HOSTS,
+      secretKeys: e.BERTH_WEBHOOK_SECRET_KEYS,
       ...(e.BERTH_WEBHOOK_CA_FILE ? { caFile: e.BERTH_WEBHOOK_CA_FILE } : {}),
     },
   };

@@ -11,6 +11,7 @@ import type { Logger } from "pino";
 import type { ImagesConfig } from "../config.ts";
 import { ManagementStore } from "../domain/clusters/store.ts";
 import { type BillingWorkerOptions, billingWorkerLoop } from "./billing.ts";
+import { ClusterHealthLoop, type ClusterHealthOptions } from "./clusterHealthLoop.ts";
 import { ImportLoop, type ImportLoopOptions } from "./imports.ts";
 import { RetentionLoop, type RetentionOptions } from "./retentionLoop.ts";
 import { createWorkerStore } from "./sessionStore.ts";
@@ -38,6 +39,8 @@ export interface SessionsWorkerOptions {
   retention?: false | RetentionOptions;
   /** Imports of private images (api/src/worker/imports.ts): runs when Berth's registry is configured. */
   images?: { config: ImagesConfig } & ImportLoopOptions;
+  /** Clusters that stop reporting (api/src/worker/clusterHealthLoop.ts); `false` leaves it out. */
+  clusterHealth?: false | ClusterHealthOptions;
 }
 
 export async function startSessionsWorker(o: SessionsWorkerOptions): Promise<RunningWorker> {
@@ -63,6 +66,7 @@ export async function startSessionsWorker(o: SessionsWorkerOptions): Promise<Run
       ...(o.webhooks === false ? [] : [webhookWorkerLoop({ db: o.db, log: o.log, ...o.webhooks })]),
       ...(o.retention === false ? [] : [new RetentionLoop({ db: o.db, log: o.log, ...o.retention })]),
       ...(o.images?.config.registry ? [new ImportLoop({ db: o.db, kube, log: o.log, ...o.images })] : []),
+      ...(o.clusterHealth === false ? [] : [new ClusterHealthLoop({ db: o.db, log: o.log, ...o.clusterHealth })]),
     ],
   });
 }

@@ -101,6 +101,14 @@ export type AuditLogEntry = {
   prev_hash: string | null;
 };
 
+export type AuditPagination = {
+  page: number;
+  size: number;
+  total: number;
+  /** false: total is an estimate (more than 10,000 rows match). */
+  total_exact: boolean;
+};
+
 export type Branding = {
   product_name: string;
   logo: string | null;
@@ -1542,7 +1550,7 @@ export type WebhookCreate = {
   url: string;
   description?: string;
   /** Event kinds to receive; empty: every kind. Unknown kinds are refused. */
-  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied" | "quota.request.created" | "quota.request.decided")[];
+  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied" | "quota.request.created" | "quota.request.decided" | "volume.created" | "volume.resized" | "volume.deleted" | "node.cordoned" | "node.uncordoned" | "node.drained" | "node.deleted" | "cluster.unreachable" | "cluster.reachable")[];
 };
 
 export type WebhookDelivery = {
@@ -1591,7 +1599,7 @@ export type WebhookUpdate = {
   url?: string;
   description?: string;
   /** Event kinds to receive; empty: every kind. Unknown kinds are refused. */
-  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied" | "quota.request.created" | "quota.request.decided")[];
+  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied" | "quota.request.created" | "quota.request.decided" | "volume.created" | "volume.resized" | "volume.deleted" | "node.cordoned" | "node.uncordoned" | "node.drained" | "node.deleted" | "cluster.unreachable" | "cluster.reachable")[];
   enabled?: boolean;
 };
 
@@ -2534,7 +2542,7 @@ export interface Operations {
     body: undefined;
     response: {
       data: AuditLogEntry[];
-      pagination: Pagination;
+      pagination: AuditPagination;
     };
   };
   /** Budgets of the organizations you administer (super_admins: all) */

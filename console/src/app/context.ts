@@ -4,6 +4,7 @@ import { ApiClient, type ApiError } from "../api/client.ts";
 import { LiveFeed } from "../api/live-feed.ts";
 import { AuthStore } from "../auth/auth-store.ts";
 import { Router } from "../router/router.ts";
+import { BrandingStore } from "./branding.ts";
 
 export const auth = new AuthStore();
 
@@ -37,3 +38,6 @@ export async function loadMe(): Promise<void> {
     // An expired token signs out through onAuthFailure; anything else leaves the pages to show their errors.
   }
 }
+
+/** The product's name, logo and accent (public; the sign-in page shows them before anyone signs in). */
+export const branding = new BrandingStore(() => api.call("getBranding"));

@@ -1,7 +1,8 @@
-// The tab row of the credits pages: wallets, requests, and allocations for those who manage wallets.
+// The tab row of the credits pages: wallets, requests, and allocations, budgets and refills for those who
+// manage wallets.
 import { html, nothing } from "lit";
 
-export type CreditsTab = "wallets" | "requests" | "allocations";
+export type CreditsTab = "wallets" | "requests" | "allocations" | "budgets";
 
 export function creditsNav(here: CreditsTab, manager: boolean) {
   const tab = (name: CreditsTab, href: string, label: string) =>
@@ -9,5 +10,6 @@ export function creditsNav(here: CreditsTab, manager: boolean) {
   return html`<nav class="subnav" aria-label="Credits">
     ${tab("wallets", "/credits", "Wallets")} ${tab("requests", "/credits/requests", "Requests")}
     ${manager ? tab("allocations", "/credits/allocations", "Allocations") : nothing}
+    ${manager ? tab("budgets", "/credits/budgets", "Budgets and refills") : nothing}
   </nav>`;
 }

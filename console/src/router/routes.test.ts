@@ -37,6 +37,15 @@ describe("routes", () => {
     expect(guard(matchRoute("/login", "?next=/queue"), member)).toEqual({ kind: "redirect", to: "/queue" });
   });
 
+  it("open the sign-up page to visitors only, and keep the settings pages for administrators", () => {
+    expect(guard(matchRoute("/signup"), signedOut)).toEqual({ kind: "allow" });
+    expect(guard(matchRoute("/signup"), member)).toEqual({ kind: "redirect", to: "/sessions" });
+    expect(guard(matchRoute("/admin/settings"), member)).toEqual({ kind: "redirect", to: "/sessions" });
+    expect(guard(matchRoute("/admin/signups"), admin)).toEqual({ kind: "allow" });
+    expect(guard(matchRoute("/admin/settings"), signedOut).kind).toBe("redirect");
+    expect(safeNext("/signup")).toBe("/sessions");
+  });
+
   it("never follow ?next off the site", () => {
     expect(safeNext("//evil.example/x")).toBe("/sessions");
     expect(safeNext("https://evil.example")).toBe("/sessions");

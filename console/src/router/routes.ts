@@ -23,6 +23,10 @@ export type RouteName =
   | "quotas"
   | "quota-requests"
   | "admin-catalog"
+  | "signup"
+  | "credits-budgets"
+  | "admin-settings"
+  | "admin-signups"
   | "not-found";
 
 /** Who may open a route: anyone, a signed-in account, or an administrator. */
@@ -49,6 +53,7 @@ export const ROUTES: readonly RouteDef[] = [
   // Project admins allocate too (the router's "admin" is org and platform admins): the page itself says
   // when there is nothing the person manages, and the API decides.
   { name: "credits-allocations", pattern: "/credits/allocations", title: "Allocations", access: "user" },
+  { name: "credits-budgets", pattern: "/credits/budgets", title: "Budgets and refills", access: "user" },
   { name: "admin-users", pattern: "/admin/users", title: "Users", access: "admin" },
   { name: "admin-organizations", pattern: "/admin/organizations", title: "Organizations", access: "admin" },
   { name: "admin-projects", pattern: "/admin/projects", title: "Projects", access: "admin" },
@@ -60,6 +65,9 @@ export const ROUTES: readonly RouteDef[] = [
   // Project admins decide their projects' requests: the inbox is for every signed-in account; the API scopes it.
   { name: "quota-requests", pattern: "/quotas/requests", title: "Quota requests", access: "user" },
   { name: "admin-catalog", pattern: "/admin/catalog", title: "Catalog", access: "admin" },
+  { name: "signup", pattern: "/signup", title: "Create an account", access: "public" },
+  { name: "admin-settings", pattern: "/admin/settings", title: "System settings", access: "admin" },
+  { name: "admin-signups", pattern: "/admin/signups", title: "Sign-up requests", access: "admin" },
 ];
 
 export const NOT_FOUND: RouteDef = { name: "not-found", pattern: "", title: "Not found", access: "public" };
@@ -123,7 +131,7 @@ export function pathFor(
 export function safeNext(next: string | null | undefined): string {
   if (!next?.startsWith("/") || next.startsWith("//") || next.startsWith("/\\")) return HOME;
   const m = matchRoute(next.split("?")[0] ?? "/");
-  if (m.route.name === "login" || m.route.name === "password") return HOME;
+  if (m.route.name === "login" || m.route.name === "password" || m.route.name === "signup") return HOME;
   return next;
 }
 
@@ -142,7 +150,7 @@ export interface AuthView {
 export function guard(m: Match, auth: AuthView): Guard {
   const name = m.route.name;
   if (!auth.signedIn) {
-    if (name === "login") return { kind: "allow" };
+    if (name === "login" || name === "signup") return { kind: "allow" };
     if (name === "not-found" && m.href === "/") return { kind: "redirect", to: pathFor("login") };
     return { kind: "redirect", to: pathFor("login", {}, { next: name === "password" ? undefined : m.href }) };
   }
@@ -150,7 +158,7 @@ export function guard(m: Match, auth: AuthView): Guard {
     return name === "password"
       ? { kind: "allow" }
       : { kind: "redirect", to: pathFor("password", {}, { next: name === "login" ? undefined : m.href }) };
-  if (name === "login" || name === "password" || m.href === "/")
+  if (name === "login" || name === "password" || name === "signup" || m.href === "/")
     return { kind: "redirect", to: safeNext(m.query.get("next")) };
   if (m.route.access === "admin" && !auth.isAdmin) return { kind: "redirect", to: HOME };
   return { kind: "allow" };

@@ -9,6 +9,16 @@ export const authCard = css`
   .auth .card {
     padding: 1.5rem;
   }
+  .auth-logo {
+    display: block;
+    max-height: 3rem;
+    max-width: 12rem;
+    margin: 0 0 1rem;
+    object-fit: contain;
+  }
+  .below {
+    margin: 1rem 0 0;
+  }
   .notice {
     border-left: 4px solid var(--berth-accent);
     background: var(--berth-bg-subtle);

@@ -10,8 +10,9 @@ export const tokens = css`
     --berth-bg-page: #f6f7f9;
     --berth-bg-subtle: #eef1f5;
     --berth-border: #c9d0d9;
-    --berth-accent: #1f56c9;
-    --berth-accent-fg: #ffffff;
+    /* The product's accent (app/branding.ts); choose one that keeps 4.5:1 on white for links. */
+    --berth-accent: var(--berth-brand-accent, #1f56c9);
+    --berth-accent-fg: var(--berth-brand-accent-fg, #ffffff);
     --berth-danger: #b3261e;
     --berth-warn: #8a5300;
     --berth-ok: #1d6b36;

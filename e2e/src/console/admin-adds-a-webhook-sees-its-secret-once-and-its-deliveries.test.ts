@@ -4,7 +4,6 @@
 // axe-core checks the page in each state.
 import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
 import { WebhookDispatcher } from "@berth/api/webhooks/dispatcher";
-import { makeWebhooksService } from "@berth/api/webhooks/service";
 import { WebhookGuard } from "@berth/api/webhooks/ssrf";
 import { type Receiver, startReceiver } from "@berth/api/webhooks/testing";
 import { ensureConsoleBuilt } from "@berth/console";
@@ -45,11 +44,13 @@ describe("an organization admin manages a webhook in the console", () => {
     t = await startIdentityTestApi();
     receiver = await startReceiver();
     // The operator trusts the local receiver (BERTH_WEBHOOK_ALLOW_HOSTS=127.0.0.1), in the API and the worker.
-    t.deps.webhooks = makeWebhooksService({ allowHosts: ["127.0.0.1"] });
+    // The worker opens what the API sealed: the same keys (here, the same box).
+    t.deps.webhooks = { ...t.deps.webhooks, guard: new WebhookGuard({ allowHosts: ["127.0.0.1"] }) };
     dispatcher = new WebhookDispatcher({
       db: t.database.db,
       log: pino({ level: "silent" }),
       guard: new WebhookGuard({ allowHosts: ["127.0.0.1"] }),
+      secrets: t.deps.webhooks.secrets,
       ca: receiver.ca,
       pollMs: 200,
     });

@@ -134,6 +134,9 @@ describe("the administrator's first sign-in", () => {
     expect(seen.some((t) => /credits$/.test(t))).toBe(true);
     await page.keyboard.press("Enter");
     await page.keyboard.press("Tab");
+    // A super_admin's panel offers the system settings before Sign out.
+    expect((await focused()).text).toBe("System settings");
+    await page.keyboard.press("Tab");
     expect((await focused()).text).toBe("Sign out");
     await page.keyboard.press("Escape");
     // The Admin menu opens with Enter onto the administration pages, in order, and Escape closes it.

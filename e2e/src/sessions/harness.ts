@@ -4,17 +4,20 @@
 // clusters registered through the API, the internal plane open on loopback, one operator per GPU cluster
 // (least-privilege credentials, as its install makes them) and the leader-elected worker. Journeys use
 // only the REST API, the SSE stream and what they can see in the clusters.
+
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { installDefaultCatalog } from "@berth/api/bootstrap/catalog";
 import { createClustersRuntime } from "@berth/api/clusters/runtime";
+import { TEST_WEBHOOK_SECRET_KEYS } from "@berth/api/config/testing";
 import { grantToOrganization } from "@berth/api/credits/grant";
 import { connect } from "@berth/api/db/knex";
 import { TestClock } from "@berth/api/http/testing";
 import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
 import { type InternalListener, startInternalListener } from "@berth/api/internal/app";
 import { apiSessionsRbac, controlPlaneRbac, managementRbac, mergeRbac, workerRbac } from "@berth/api/rbac";
+import { parseSecretKeys } from "@berth/api/webhooks/secret-box";
 import { startSessionsWorker, type WebhookWorkerOptions } from "@berth/api/worker";
 import type { RunningWorker, SessionControllerOptions } from "@berth/controllers";
 import { HttpKube } from "@berth/controllers/kube";
@@ -311,7 +314,8 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
         log,
         ...(identity ? { identity } : {}),
         lease: opts.workerLease ?? { durationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 250 },
-        ...(opts.workerWebhooks ? { webhooks: opts.workerWebhooks } : {}),
+        // The API's keys (testConfig's), so the dispatcher opens the secrets the API sealed.
+        webhooks: { ...opts.workerWebhooks, secretKeys: parseSecretKeys(TEST_WEBHOOK_SECRET_KEYS) },
         options: {
           // Silent = three missed heartbeats (status resync 20 s, inventory resync operatorResyncMs).
           reportGraceMs: Math.max(10_000, 3 * Math.min(20_000, opts.operatorResyncMs ?? 2_000)),

@@ -16,6 +16,7 @@
 //   gateways   one per GPU cluster on 127.0.0.1:9443+n (BERTH_GATEWAY_PORT) with its own certificate, the
 //              stand-in app behind it
 // Each piece is its workspace's own start function; this file only wires them.
+
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -26,6 +27,7 @@ import { connect } from "@berth/api/db/knex";
 import { startPostgres } from "@berth/api/db/server";
 import { type RunningApi, startApi } from "@berth/api/main";
 import { apiRbac, workerRbac } from "@berth/api/rbac";
+import { parseSecretKeys } from "@berth/api/webhooks/secret-box";
 import { startSessionsWorker } from "@berth/api/worker";
 import { ensureConsoleBuilt } from "@berth/console";
 import { VERSION } from "@berth/crds";
@@ -46,6 +48,14 @@ import type { Service } from "./service.ts";
 function persistentSecret(file: string): string {
   if (existsSync(file)) return readFileSync(file, "utf8").trim();
   const v = randomBytes(32).toString("base64url");
+  writeFileSync(file, `${v}\n`, { mode: 0o600 });
+  return v;
+}
+
+/** 32 random bytes in base64, made once per data directory (a key of BERTH_WEBHOOK_SECRET_KEYS). */
+function persistentKey(file: string): string {
+  if (existsSync(file)) return readFileSync(file, "utf8").trim();
+  const v = randomBytes(32).toString("base64");
   writeFileSync(file, `${v}\n`, { mode: 0o600 });
   return v;
 }
@@ -141,6 +151,9 @@ const apiService: Service = {
       ...process.env,
       DATABASE_URL: ctx.published.DATABASE_URL,
       BERTH_JWT_SECRET: process.env.BERTH_JWT_SECRET ?? persistentSecret(join(ctx.dataDir, "jwt-secret")),
+      // Seals webhook secrets in the database; kept with the data, as the JWT secret is.
+      BERTH_WEBHOOK_SECRET_KEYS:
+        process.env.BERTH_WEBHOOK_SECRET_KEYS ?? `local:${persistentKey(join(ctx.dataDir, "webhook-secret-key"))}`,
       BERTH_API_HOST: process.env.BERTH_API_HOST ?? "127.0.0.1",
       BERTH_API_PORT: port,
       BERTH_KUBECONFIG: kubeconfig,
@@ -304,7 +317,10 @@ const worker: Service = {
       log: pino({ level: logLevel, base: { service: "berth-worker" } }),
       identity: "npm-start-worker",
       // The same trusted internal hosts as the API's (BERTH_WEBHOOK_ALLOW_HOSTS; docs/dev/webhooks.md).
-      webhooks: { allowHosts: api.deps.config.webhooks.allowHosts },
+      webhooks: {
+        allowHosts: api.deps.config.webhooks.allowHosts,
+        secretKeys: parseSecretKeys(api.deps.config.webhooks.secretKeys.reveal()),
+      },
       // The same registry and import bounds as the API's (docs/dev/images.md).
       ...(api.deps.config.images ? { images: { config: api.deps.config.images } } : {}),
     });

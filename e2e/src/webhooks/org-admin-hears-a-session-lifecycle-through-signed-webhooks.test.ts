@@ -1,7 +1,7 @@
 // An organization admin registers a webhook; a member's session goes through its whole life on a real
 // fleet (worker, operator, kube-apiservers), and the receiver hears every step, in order, once per
 // webhook-id, each signature checked by the independent `standardwebhooks` package.
-import { makeWebhooksService } from "@berth/api/webhooks/service";
+import { WebhookGuard } from "@berth/api/webhooks/ssrf";
 import { type Receiver, startReceiver } from "@berth/api/webhooks/testing";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -17,7 +17,7 @@ beforeAll(async () => {
     workerWebhooks: { allowHosts: ["127.0.0.1"], ca: receiver.ca, pollMs: 200 },
   });
   // The operator trusts the local receiver (BERTH_WEBHOOK_ALLOW_HOSTS=127.0.0.1 in the API too).
-  bed.t.deps.webhooks = makeWebhooksService({ allowHosts: ["127.0.0.1"] });
+  bed.t.deps.webhooks = { ...bed.t.deps.webhooks, guard: new WebhookGuard({ allowHosts: ["127.0.0.1"] }) };
 });
 afterAll(async () => {
   await bed?.stop();

@@ -19,6 +19,7 @@ import * as m20261126000300 from "./20261126000300_volumes.ts";
 import * as m20261126000600 from "./20261126000600_private_images.ts";
 import * as m20261126000700 from "./20261126000700_quota_requests.ts";
 import * as m20261126000900 from "./20261126000900_storage_billing.ts";
+import * as m20261126001000 from "./20261126001000_fleet_webhooks.ts";
 
 export interface Migration {
   name: string;
@@ -47,4 +48,5 @@ export const migrations: Migration[] = [
   { name: "20261126000600_private_images", up: m20261126000600.up },
   { name: "20261126000700_quota_requests", up: m20261126000700.up },
   { name: "20261126000900_storage_billing", up: m20261126000900.up },
+  { name: "20261126001000_fleet_webhooks", up: m20261126001000.up },
 ];

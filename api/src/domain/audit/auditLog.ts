@@ -3,6 +3,7 @@
 // administer, anyone else nothing (an empty list). The export is bounded (range and rows) so one request
 // cannot hold the database for an hour, and it is itself audited (by the route layer, as audit_log.export).
 import type { Knex } from "knex";
+import { type AuditTotal, auditTotal } from "../../db/operations/audit/auditTotal.ts";
 import { auditBatch, auditListQuery, countAuditRecords } from "../../db/operations/audit/listAuditRecords.ts";
 import type { AuditFilter, AuditRow } from "../../db/operations/audit/types.ts";
 import { type ChainVerdict, verifyAuditChain } from "../../db/operations/audit/verifyAuditChain.ts";
@@ -29,8 +30,24 @@ export function scoped(p: Principal, f: Omit<AuditFilter, "organizations">): Aud
   return organizations === undefined ? f : { ...f, organizations };
 }
 
-export function auditListQueryFor(db: Knex, p: Principal, f: Omit<AuditFilter, "organizations">) {
-  return auditListQuery(db, scoped(p, f));
+/** Up to this many matching rows the list's total is counted exactly; beyond, it is the planner's estimate. */
+export const EXACT_TOTAL_UP_TO = 10_000;
+
+/** One page of the caller's scope, newest first, and its total (exact or estimated: auditTotal.ts). */
+export async function auditPage(
+  db: Knex,
+  p: Principal,
+  f: Omit<AuditFilter, "organizations">,
+  page: { page: number; size: number },
+): Promise<{ rows: AuditRow[]; total: AuditTotal }> {
+  const filter = scoped(p, f);
+  const [rows, total] = await Promise.all([
+    auditListQuery(db, filter)
+      .limit(page.size)
+      .offset((page.page - 1) * page.size) as Promise<AuditRow[]>,
+    auditTotal(db, filter, EXACT_TOTAL_UP_TO),
+  ]);
+  return { rows, total };
 }
 
 /**

@@ -13,6 +13,7 @@ import type { WebhookEndpointRow } from "../../db/operations/webhooks/types.ts";
 import { type DispatcherOptions, WebhookDispatcher } from "./dispatcher.ts";
 import { newEndpointId } from "./endpoints.ts";
 import { type Receiver, startReceiver } from "./receiver.test-support.ts";
+import { SecretUnreadable, WebhookSecretBox } from "./secretBox.ts";
 import { newWebhookSecret } from "./signing.ts";
 import { WebhookGuard } from "./ssrf.ts";
 
@@ -296,6 +297,65 @@ describe("the webhook dispatcher", () => {
     expect(before).toBeLessThan(r.received.length);
     const verifier = new Webhook(e.secret);
     for (const x of r.received) verifier.verify(x.body, x.headers);
+  });
+
+  describe("secrets sealed at rest", () => {
+    const key = (id: string, fill: number) => ({ id, key: Buffer.alloc(32, fill) });
+    const k1 = key("k1", 1);
+    const k2 = key("k2", 2);
+
+    it("signs with the secret it opens, and seals plain and older-key secrets again under the first key", async () => {
+      const r = await aReceiver();
+      const legacy = await anEndpoint(r.url); // stored plain, as before encryption
+      const plain = newWebhookSecret();
+      const sealed = await anEndpoint(r.url);
+      await db()("webhook_endpoints")
+        .where({ id: sealed.id })
+        .update({ secret: new WebhookSecretBox([k1]).seal(plain, sealed.id) });
+      // The new key first, the old one still listed: the dispatcher re-seals both under k2 when it starts.
+      const box = new WebhookSecretBox([k2, k1]);
+      aDispatcher(r, { secrets: box });
+      await until(async () =>
+        (await db()("webhook_endpoints").whereIn("id", [legacy.id, sealed.id]).pluck("secret")).every((v: string) =>
+          v.startsWith("enc:v1:k2:"),
+        ),
+      );
+      const stored = (await db()("webhook_endpoints").whereIn("id", [legacy.id, sealed.id])) as WebhookEndpointRow[];
+      for (const row of stored) {
+        expect(row.secret).not.toContain(row.id === legacy.id ? legacy.secret : plain);
+        expect(box.open(row.secret, row.id)).toBe(row.id === legacy.id ? legacy.secret : plain);
+      }
+      // A sealed value does not open for another endpoint.
+      expect(() => box.open(stored[0]?.secret ?? "", "whk_other")).toThrow(SecretUnreadable);
+
+      await phase(legacy.organization_id, "ses_seal_a", undefined, "Pending");
+      await phase(sealed.organization_id, "ses_seal_b", undefined, "Pending");
+      await r.until((rs) => rs.length >= 2);
+      const bySession = (s: string) =>
+        r.received.find((x) => (JSON.parse(x.body) as { data: { session_id: string } }).data.session_id === s);
+      const a = bySession("ses_seal_a");
+      const b = bySession("ses_seal_b");
+      new Webhook(legacy.secret).verify(a?.body ?? "", a?.headers ?? {});
+      new Webhook(plain).verify(b?.body ?? "", b?.headers ?? {});
+    });
+
+    it("fails the delivery, and logs why, when the secret's key is not listed", async () => {
+      const r = await aReceiver();
+      const e = await anEndpoint(r.url);
+      await db()("webhook_endpoints")
+        .where({ id: e.id })
+        .update({ secret: new WebhookSecretBox([k1]).seal(e.secret, e.id) });
+      aDispatcher(r, { secrets: new WebhookSecretBox([k2]), retryScheduleMs: [0, 60_000] });
+      await phase(e.organization_id, "ses_unlisted", undefined, "Pending");
+      await until(async () => (await db()("webhook_attempts").where({ endpoint_id: e.id }).first()) !== undefined);
+      const a = await db()("webhook_attempts").where({ endpoint_id: e.id }).first();
+      expect(a.outcome).toBe("failed");
+      expect(a.error).toContain("secret_unreadable");
+      expect(a.error).toContain("k1");
+      expect(r.received).toHaveLength(0);
+      // Left as it was: the key that sealed it may be listed again.
+      expect((await db()("webhook_endpoints").where({ id: e.id }).first()).secret).toMatch(/^enc:v1:k1:/);
+    });
   });
 });
 

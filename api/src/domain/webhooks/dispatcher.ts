@@ -9,7 +9,9 @@ import { finishDelivery } from "../../db/operations/webhooks/finishDelivery.ts";
 import { purgeWebhookLog } from "../../db/operations/webhooks/purgeWebhookLog.ts";
 import type { ClaimedDelivery } from "../../db/operations/webhooks/types.ts";
 import { isDomainError } from "../../errors.ts";
+import { resealSecrets } from "./reseal.ts";
 import { DEFAULT_RETRY_SCHEDULE_MS, nextDelayMs, parseRetryAfter } from "./retry.ts";
+import { SecretUnreadable, WebhookSecretBox } from "./secretBox.ts";
 import { send, TargetAgents } from "./send.ts";
 import { signatureHeaders } from "./signing.ts";
 import type { WebhookGuard } from "./ssrf.ts";
@@ -18,6 +20,9 @@ export interface DispatcherOptions {
   db: Knex;
   log: Logger;
   guard: WebhookGuard;
+  /** Opens the endpoints' sealed secrets to sign (secretBox.ts) and re-seals them under its first key
+   * (hourly). Default: no key (only secrets stored unsealed open). */
+  secrets?: WebhookSecretBox;
   clock?: { now(): Date };
   /** Per attempt (the issue: 15 s). */
   timeoutMs?: number;
@@ -65,6 +70,7 @@ export class WebhookDispatcher {
       disableAfterFailingMs: 5 * 86_400_000,
       retentionMs: 30 * 86_400_000,
       clock: { now: () => new Date() },
+      secrets: new WebhookSecretBox([]),
       ...o,
     };
     // Several endpoints may share a receiver: the claims bound each endpoint, the pool only the process.
@@ -160,16 +166,15 @@ export class WebhookDispatcher {
     if (now - this.#lastPurge < 3_600_000) return;
     this.#lastPurge = now;
     await purgeWebhookLog(this.#o.db, new Date(this.#o.clock.now().getTime() - this.#o.retentionMs));
+    const r = await resealSecrets(this.#o.db, this.#o.secrets);
+    if (r.resealed > 0 || r.unreadable > 0) this.#o.log.info(r, "webhook secrets sealed again under the current key");
+    if (r.unreadable > 0)
+      this.#o.log.error({ unreadable: r.unreadable }, "webhook secrets sealed with a key this worker does not have");
   }
 
   async #deliver(d: ClaimedDelivery): Promise<void> {
     const at = this.#o.clock.now();
     const body = JSON.stringify(d.payload);
-    const secrets = [d.secret];
-    if (d.previous_secret && d.previous_secret_expires_at && d.previous_secret_expires_at > at) {
-      secrets.push(d.previous_secret);
-    }
-    const headers = signatureHeaders(secrets, d.event_id, Math.floor(at.getTime() / 1000), body);
     let result: {
       statusCode: number | null;
       body: string | null;
@@ -178,6 +183,11 @@ export class WebhookDispatcher {
       latencyMs: number;
     };
     try {
+      const secrets = [this.#o.secrets.open(d.secret, d.endpoint_id)];
+      if (d.previous_secret && d.previous_secret_expires_at && d.previous_secret_expires_at > at) {
+        secrets.push(this.#o.secrets.open(d.previous_secret, d.endpoint_id));
+      }
+      const headers = signatureHeaders(secrets, d.event_id, Math.floor(at.getTime() / 1000), body);
       const target = await this.#o.guard.check(d.url); // again at every delivery: DNS may have changed
       result = await send(target, headers, body, {
         timeoutMs: this.#o.timeoutMs,
@@ -185,8 +195,11 @@ export class WebhookDispatcher {
         agent: this.#agents.for(target, this.#o.ca),
       });
     } catch (err) {
-      if (!isDomainError(err)) throw err;
-      result = { statusCode: null, body: null, error: `${err.code}: ${err.message}`, latencyMs: 0 };
+      if (err instanceof SecretUnreadable)
+        result = { statusCode: null, body: null, error: `secret_unreadable: ${err.message}`, latencyMs: 0 };
+      else if (isDomainError(err))
+        result = { statusCode: null, body: null, error: `${err.code}: ${err.message}`, latencyMs: 0 };
+      else throw err;
     }
     const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
     const gone = result.statusCode === 410;

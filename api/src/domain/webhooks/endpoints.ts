@@ -42,11 +42,17 @@ function organizationOf(p: Principal, organizationId: string | undefined): strin
   ]);
 }
 
+/** An endpoint as stored (its secret sealed) and, for the one answer that shows it, the secret itself. */
+export interface EndpointWithSecret {
+  endpoint: WebhookEndpointRow;
+  secret: string;
+}
+
 export async function createEndpoint(
   deps: D,
   p: Principal,
   input: { organizationId?: string | undefined; url: string; description?: string | undefined; eventTypes: string[] },
-): Promise<WebhookEndpointRow> {
+): Promise<EndpointWithSecret> {
   const organizationId = organizationOf(p, input.organizationId);
   assertAdmins(p, organizationId);
   await deps.webhooks.guard.check(input.url);
@@ -59,16 +65,19 @@ export async function createEndpoint(
         { limit: MAX_ENDPOINTS_PER_ORGANIZATION, current: n },
       );
     }
-    return insertEndpoint(trx, {
-      id: newEndpointId(),
+    const id = newEndpointId();
+    const secret = newWebhookSecret();
+    const endpoint = await insertEndpoint(trx, {
+      id,
       organizationId,
       url: input.url,
       description: input.description ?? "",
       eventTypes: [...new Set(input.eventTypes)].sort(),
-      secret: newWebhookSecret(),
+      secret: deps.webhooks.secrets.seal(secret, id),
       createdBy: p.userId,
       at: deps.clock.now(),
     });
+    return { endpoint, secret };
   });
 }
 
@@ -124,21 +133,23 @@ export async function rotateSecret(
   p: Principal,
   id: string,
   overlapSeconds = DEFAULT_ROTATION_OVERLAP_SECONDS,
-): Promise<WebhookEndpointRow> {
+): Promise<EndpointWithSecret> {
   const e = await endpointFor(deps, p, id);
   const now = deps.clock.now();
+  const secret = newWebhookSecret();
   const row = await updateEndpoint(
     deps.db,
     id,
     {
-      secret: newWebhookSecret(),
+      // The old value moves as it is stored: sealed for this same endpoint, it still opens.
+      secret: deps.webhooks.secrets.seal(secret, id),
       previous_secret: overlapSeconds > 0 ? e.secret : null,
       previous_secret_expires_at: overlapSeconds > 0 ? new Date(now.getTime() + overlapSeconds * 1000) : null,
     },
     now,
   );
   if (!row) throw new NotFound("webhook", id);
-  return row;
+  return { endpoint: row, secret };
 }
 
 export async function removeEndpoint(deps: D, p: Principal, id: string): Promise<WebhookEndpointRow> {

@@ -14,6 +14,17 @@ export const WEBHOOK_EVENT_TYPES = [
   "credits.refill.applied",
   "quota.request.created",
   "quota.request.decided",
+  "volume.created",
+  "volume.resized",
+  "volume.deleted",
+  "node.cordoned",
+  "node.uncordoned",
+  "node.drained",
+  "node.deleted",
+  "cluster.unreachable",
+  "cluster.reachable",
+  // Image builds: their kinds go here, with the trigger on the row that records a build's end (the
+  // images room), as the others above (migrations 20261126000200_webhooks.ts, 20261126001000_fleet_webhooks.ts).
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
@@ -34,4 +45,16 @@ export const WEBHOOK_EVENT_DESCRIPTIONS: Record<WebhookEventType, string> = {
   "credits.refill.applied": "A scheduled refill moved credits into a wallet.",
   "quota.request.created": "A member asked for higher resource-policy limits.",
   "quota.request.decided": "A quota-increase request was approved, partially approved or denied.",
+  "volume.created": "A volume of the organization was made.",
+  "volume.resized": "A volume's quota changed; data.previous_size_gb says from what.",
+  "volume.deleted": "A volume of the organization was deleted.",
+  "node.cordoned":
+    "An administrator cordoned a GPU node (no new sessions on it). Fleet-wide: every organization hears it.",
+  "node.uncordoned": "A cordoned GPU node takes sessions again. Fleet-wide.",
+  "node.drained":
+    "An administrator drained a GPU node: its sessions were moved off (data.outcome partial: not all). Fleet-wide.",
+  "node.deleted": "A GPU node was removed from its cluster. Fleet-wide.",
+  "cluster.unreachable":
+    "A GPU cluster stopped reporting; its sessions' state is unknown until it is back. Fleet-wide.",
+  "cluster.reachable": "A cluster that was unreachable reports again. Fleet-wide.",
 };

@@ -143,4 +143,97 @@ describe("the webhook outbox's triggers", () => {
     const rows = await db()("webhook_events").whereRaw("payload->'data'->>'request_id' = 'crq_rolled'");
     expect(rows).toEqual([]);
   });
+
+  describe("volumes, nodes and clusters", () => {
+    const kinds = async (org: string) =>
+      (await events(org)).map((e) => e.type).filter((t) => !t.startsWith("credits."));
+
+    beforeAll(async () => {
+      await db()("organizations").insert({ id: "org_a", name: "A", slug: "a" });
+      // Another organization, subscribed to drained nodes only: fleet events fan out per organization.
+      await insertEndpoint(db(), {
+        id: newEndpointId(),
+        organizationId: "org_d",
+        url: "https://hooks.example.test/d",
+        description: "",
+        eventTypes: ["node.drained"],
+        secret: newWebhookSecret(),
+        createdBy: "usr_x",
+        at,
+      });
+    });
+
+    it("writes a volume's creation, resize and deletion to its organization", async () => {
+      const base = {
+        organization_id: "org_a",
+        owner_kind: "user",
+        owner_id: "usr_m",
+        pool: "pool-a",
+        namespace: "organization-org_a",
+        cr_name: "vol-1",
+        created_by: "usr_m",
+        created_at: at,
+        updated_at: at,
+      };
+      await db()("volumes").insert({ ...base, id: "vol_1", name: "data", size_gb: 10 });
+      await db()("volumes")
+        .where({ id: "vol_1" })
+        .update({ size_gb: 20, updated_at: new Date(at.getTime() + 1000) });
+      await db()("volumes").where({ id: "vol_1" }).update({ name: "renamed, no event" });
+      await db()("volumes")
+        .where({ id: "vol_1" })
+        .update({ deleted_at: new Date(at.getTime() + 2000) });
+      expect(await kinds("org_a")).toEqual(["volume.created", "volume.resized", "volume.deleted"]);
+      const resized = (await events("org_a")).find((e) => e.type === "volume.resized");
+      expect(resized?.payload.data).toMatchObject({
+        volume_id: "vol_1",
+        organization_id: "org_a",
+        owner_id: "usr_m",
+        size_gb: 20,
+        previous_size_gb: 10,
+      });
+      expect(await kinds("org_d")).toEqual([]);
+    });
+
+    it("writes node actions that did something, and cluster health, to every subscribed organization", async () => {
+      await db()("clusters").insert({ id: "clu_east", name: "east", session_domain: "east.example.test" });
+      for (const [action, outcome] of [
+        ["cordon", "success"],
+        ["drain", "partial"],
+        ["uncordon", "failure"], // failed: nothing changed, no event
+        ["delete", "success"],
+      ])
+        await db()("cluster_node_actions").insert({
+          cluster_id: "clu_east",
+          node_name: "gpu-1",
+          action,
+          outcome,
+          actor_id: "usr_admin",
+          result: "{}",
+        });
+      await db()("clusters").where({ id: "clu_east" }).update({ unreachable_since: at });
+      await db()("clusters").where({ id: "clu_east" }).update({ unreachable_since: null });
+      expect((await kinds("org_a")).slice(-5)).toEqual([
+        "node.cordoned",
+        "node.drained",
+        "node.deleted",
+        "cluster.unreachable",
+        "cluster.reachable",
+      ]);
+      const drained = (await events("org_d")).map((e) => e.payload);
+      expect(drained).toEqual([
+        expect.objectContaining({
+          type: "node.drained",
+          data: expect.objectContaining({
+            cluster_id: "clu_east",
+            node: "gpu-1",
+            outcome: "partial",
+            organization_id: "org_d",
+          }),
+        }),
+      ]);
+      expect(await events("org_b")).toEqual([]);
+      expect(await events("org_c")).toEqual([]);
+    });
+  });
 });

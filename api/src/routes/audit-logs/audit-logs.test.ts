@@ -132,7 +132,7 @@ describe("/api/v1/audit-logs", () => {
     for (const u of [w.memberA, w.projectAdminA, w.orgMemberA, w.outsider]) {
       const r = await t.request("GET", "/api/v1/audit-logs", { token: u.token });
       expect(r.status).toBe(200);
-      expect(r.body).toEqual({ data: [], pagination: { page: 1, size: 20, total: 0 } });
+      expect(r.body).toEqual({ data: [], pagination: { page: 1, size: 20, total: 0, total_exact: true } });
     }
   });
 
@@ -266,6 +266,45 @@ describe("/api/v1/audit-logs", () => {
       expect(after).toBe(before - 2);
       // A plain DELETE is still refused outside the purge's transaction.
       await expect(db("audit_log").delete()).rejects.toThrow(/append-only/);
+    });
+  });
+
+  describe("totals of a long log", () => {
+    it("counts the whole log from the chain, small filters exactly, and estimates beyond 10,000 rows", async () => {
+      const db = t.database.db;
+      // 10,050 rows of orgA through the chain trigger, like any write.
+      await db.raw(
+        `INSERT INTO audit_log (at, actor_kind, actor_id, organization_id, action, outcome, status, details)
+         SELECT now(), 'user', 'usr_bulk', ?, 'bulk.total', 'success', 200, '{}'::jsonb FROM generate_series(1, 10050)`,
+        [w.orgA.id],
+      );
+      await db.raw("ANALYZE audit_log");
+      const q = (s: string, token = w.superAdmin.token) => t.request("GET", `/api/v1/audit-logs?${s}`, { token });
+
+      const all = await q("size=1");
+      const counted = Number((await db("audit_log").count({ n: "*" }).first())?.n);
+      expect(all.body.pagination).toMatchObject({ total: counted, total_exact: true });
+
+      const few = await q("action=audit_log.*");
+      const exports = Number(
+        (await db("audit_log").where("action", "like", "audit_log.%").count({ n: "*" }).first())?.n,
+      );
+      expect(exports).toBeGreaterThan(0);
+      expect(few.body.pagination).toMatchObject({ total: exports, total_exact: true });
+
+      const many = await q("action=bulk.total&size=5");
+      expect(many.body.data).toHaveLength(5);
+      expect(many.body.pagination.total_exact).toBe(false);
+      expect(many.body.pagination.total).toBeGreaterThan(10_000);
+      expect(many.body.pagination.total).toBeLessThan(20_000);
+
+      // An organization admin's scope is a filter too: estimated beyond the bound, exact below it.
+      const scopedA = await q("size=1", w.adminA.token);
+      expect(scopedA.body.pagination.total_exact).toBe(false);
+      expect(scopedA.body.pagination.total).toBeGreaterThan(10_000);
+      const scopedB = await q("size=1", w.adminB.token);
+      expect(scopedB.body.pagination).toMatchObject({ total_exact: true });
+      expect(scopedB.body.pagination.total).toBeLessThan(10);
     });
   });
 });

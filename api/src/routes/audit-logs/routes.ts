@@ -1,9 +1,8 @@
 // The audit log (docs/dev/governance.md): the list, the CSV export and the chain's verification.
 import type { ServerResponse } from "node:http";
 import { z } from "zod";
-import type { AuditRow } from "../../db/operations/audit/types.ts";
-import { Paged, paginate } from "../../db/paging.ts";
-import { auditListQueryFor, exportRows, prepareExport, verifyChain } from "../../domain/audit/auditLog.ts";
+import { Pagination } from "../../db/paging.ts";
+import { auditPage, EXACT_TOTAL_UP_TO, exportRows, prepareExport, verifyChain } from "../../domain/audit/auditLog.ts";
 import { csvHeader, csvLine } from "../../domain/audit/csv.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { filterOf, presentAuditRow } from "./presenter.ts";
@@ -31,13 +30,26 @@ export const listAuditLogsRoute = defineRoute({
   operationId: "listAuditLogs",
   tags: ["audit-logs"],
   summary: "The audit log, newest first, with filters",
-  description: `${SCOPE} Unknown query parameters and an inverted range are 400 validation_failed. \`action\` takes an exact action or a prefix ending in \`*\`.`,
+  description: `${SCOPE} Unknown query parameters and an inverted range are 400 validation_failed. \`action\` takes an exact action or a prefix ending in \`*\`. \`pagination.total\` is exact for the whole log and for filters matching up to ${EXACT_TOTAL_UP_TO.toLocaleString("en")} rows; beyond that it is Postgres' estimate and \`pagination.total_exact\` is false (counting a million rows per page would cost more than the page).`,
   auth: "user",
   query: ListAuditLogsQuery,
-  responses: { 200: Paged(AuditLogEntry) },
+  responses: {
+    200: z.object({
+      data: z.array(AuditLogEntry),
+      pagination: Pagination.extend({
+        total_exact: z.boolean().meta({ description: "false: total is an estimate (more than 10,000 rows match)." }),
+      }).meta({ id: "AuditPagination" }),
+    }),
+  },
   handler: async ({ deps, principal, query }) => {
-    const q = auditListQueryFor(deps.db, principal, filterOf(query));
-    return { status: 200, body: await paginate<AuditRow, AuditLogEntry>(deps.db, q, query, presentAuditRow) };
+    const { rows, total } = await auditPage(deps.db, principal, filterOf(query), query);
+    return {
+      status: 200,
+      body: {
+        data: rows.map(presentAuditRow),
+        pagination: { page: query.page, size: query.size, total: total.total, total_exact: total.exact },
+      },
+    };
   },
 });
 

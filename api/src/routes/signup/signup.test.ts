@@ -130,5 +130,25 @@ describe("sign-up", () => {
       token: await t.expiredTokenFor(w.superAdmin.id),
     });
     expect(expired.body.error.code).toBe("token_expired");
+    const expiredDecision = await t.request("POST", `/api/v1/signup-requests/${w.memberA.id}/approve`, {
+      token: await t.expiredTokenFor(w.superAdmin.id),
+    });
+    expect([expiredDecision.status, expiredDecision.body.error.code]).toEqual([401, "token_expired"]);
+    const badStatus = await t.request("GET", "/api/v1/signup-requests?status=maybe", { token: w.superAdmin.token });
+    expect(badStatus.status).toBe(400);
+    expect(badStatus.body.error.details.issues[0].path).toEqual(["query", "status"]);
+    const unknownField = await t.request("GET", "/api/v1/signup-requests?sort=email", { token: w.superAdmin.token });
+    expect(unknownField.body.error.code).toBe("validation_failed");
+    // A member may not decide, and an account that never asked is not a pending request.
+    const member = await t.request("POST", `/api/v1/signup-requests/${w.memberA.id}/deny`, { token: w.memberA.token });
+    expect(member.status).toBe(403);
+    const never = await t.request("POST", `/api/v1/signup-requests/${w.memberA.id}/approve`, {
+      token: w.superAdmin.token,
+    });
+    expect([never.status, never.body.error.code]).toEqual([404, "not_found"]);
+    const tooLong = await t.request("POST", `/api/v1/signup-requests/${"u".repeat(200)}/approve`, {
+      token: w.superAdmin.token,
+    });
+    expect(tooLong.body.error.code).toBe("validation_failed");
   });
 });

@@ -24,9 +24,13 @@ export function presentWebhook(e: WebhookEndpointRow, now: Date): z.input<typeof
   };
 }
 
-/** Only the create and rotate answers carry the secret. */
-export function presentWebhookWithSecret(e: WebhookEndpointRow, now: Date): z.input<typeof WebhookWithSecret> {
-  return { ...presentWebhook(e, now), secret: e.secret };
+/** Only the create and rotate answers carry the secret (the stored one is sealed). */
+export function presentWebhookWithSecret(
+  e: WebhookEndpointRow,
+  secret: string,
+  now: Date,
+): z.input<typeof WebhookWithSecret> {
+  return { ...presentWebhook(e, now), secret };
 }
 
 export function presentDelivery(d: DeliveryView): z.input<typeof WebhookDelivery> {

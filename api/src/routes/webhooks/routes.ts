@@ -89,9 +89,9 @@ export const createWebhook = defineRoute({
       description: body.description,
       eventTypes: body.event_types,
     });
-    audit.organization(e.organization_id);
-    audit.target("webhook", e.id);
-    return { status: 201, body: presentWebhookWithSecret(e, deps.clock.now()) };
+    audit.organization(e.endpoint.organization_id);
+    audit.target("webhook", e.endpoint.id);
+    return { status: 201, body: presentWebhookWithSecret(e.endpoint, e.secret, deps.clock.now()) };
   },
 });
 
@@ -166,8 +166,8 @@ export const rotateWebhookSecret = defineRoute({
   handler: async ({ deps, principal, params, body, audit }) => {
     audit.target("webhook", params.webhookId);
     const e = await rotateSecret(deps, principal, params.webhookId, body.overlap_seconds);
-    audit.organization(e.organization_id);
-    return { status: 200, body: presentWebhookWithSecret(e, deps.clock.now()) };
+    audit.organization(e.endpoint.organization_id);
+    return { status: 200, body: presentWebhookWithSecret(e.endpoint, e.secret, deps.clock.now()) };
   },
 });
 

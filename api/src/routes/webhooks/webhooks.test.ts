@@ -1,6 +1,7 @@
 // /api/v1/webhooks over HTTP with the real API, authenticator and database: who may do what (BOLA across
 // organizations on every route), the secret shown once, bad input with its stable codes, redelivery, ping.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TEST_WEBHOOK_SECRET_KEYS } from "../../config.test-support.ts";
 import {
   anIdentityWorld,
   type IdentityTestApi,
@@ -9,6 +10,7 @@ import {
   type RouteCase,
   startIdentityTestApi,
 } from "../../domain/identity/identity.test-support.ts";
+import { parseSecretKeys } from "../../domain/webhooks/secretBox.ts";
 import { makeWebhooksService } from "../../domain/webhooks/service.ts";
 
 const names: Record<string, string[]> = {
@@ -26,6 +28,7 @@ describe("/api/v1/webhooks", () => {
     // The resolver is injected (no DNS in tests); the allowlist is empty: nothing internal is admitted.
     t.deps.webhooks = makeWebhooksService({
       allowHosts: [],
+      secretKeys: parseSecretKeys(TEST_WEBHOOK_SECRET_KEYS),
       resolve: async (h) => {
         const a = names[h];
         if (!a) throw new Error("ENOTFOUND");
@@ -179,6 +182,15 @@ describe("/api/v1/webhooks", () => {
     expect(rotated.body.secret).toMatch(/^whsec_/);
     expect(rotated.body.secret).not.toBe(a.body.secret);
     expect(Date.parse(rotated.body.secret_rotation_ends_at)).toBeGreaterThan(Date.now());
+
+    // At rest both are sealed (BERTH_WEBHOOK_SECRET_KEYS): the rows hold neither secret, and they open to both.
+    const row = await t.database.db("webhook_endpoints").where({ id: a.body.id }).first();
+    for (const v of [row.secret, row.previous_secret]) expect(v).toMatch(/^enc:v1:test:/);
+    const stored = JSON.stringify(row);
+    expect(stored).not.toContain(a.body.secret.slice(6));
+    expect(stored).not.toContain(rotated.body.secret.slice(6));
+    expect(t.deps.webhooks.secrets.open(row.secret, row.id)).toBe(rotated.body.secret);
+    expect(t.deps.webhooks.secrets.open(row.previous_secret, row.id)).toBe(a.body.secret);
   });
 
   it("refuses bad input with the envelope, a stable code and what to fix", async () => {

@@ -48,4 +48,8 @@ export const styles = css`
     font-weight: 600;
     overflow-wrap: anywhere;
   }
+  .item {
+    display: block;
+    margin: 0 0 0.6rem;
+  }
 `;

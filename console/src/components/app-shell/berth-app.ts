@@ -1,7 +1,7 @@
 // The shell: skip link, header with navigation, the live indicator and the account, and the outlet where
 // the current route's view renders. Views are lazy where they are heavy (admin pages).
 import { html, LitElement, nothing, type TemplateResult } from "lit";
-import { api, auth, feed, loadMe, router } from "../../app/context.ts";
+import { api, auth, branding, feed, loadMe, router } from "../../app/context.ts";
 import type { RouteName } from "../../router/routes.ts";
 import { shared, tokens } from "../../styles/shared.ts";
 import { ADMIN_LINKS, isHere, MEMBER_LINKS } from "./nav-links.ts";
@@ -37,6 +37,10 @@ const lazyViews: Partial<Record<RouteName, () => Promise<unknown>>> = {
   quotas: () => import("../../views/quotas-view/index.ts"),
   "quota-requests": () => import("../../views/quota-inbox-view/index.ts"),
   "admin-catalog": () => import("../../views/admin-catalog-view/index.ts"),
+  signup: () => import("../../views/signup-view/index.ts"),
+  "credits-budgets": () => import("../../views/budgets-view/index.ts"),
+  "admin-settings": () => import("../../views/settings-view/index.ts"),
+  "admin-signups": () => import("../../views/signup-requests-view/index.ts"),
 };
 
 export class BerthApp extends LitElement {
@@ -65,6 +69,8 @@ export class BerthApp extends LitElement {
     super.connectedCallback();
     router.addEventListener("change", this.#onRoute);
     auth.addEventListener("change", this.#onAuth);
+    branding.addEventListener("change", this.#rerender);
+    void branding.refresh();
     router.start();
     if (auth.signedIn && !auth.mustChangePassword) {
       feed.start();
@@ -76,6 +82,7 @@ export class BerthApp extends LitElement {
     super.disconnectedCallback();
     router.removeEventListener("change", this.#onRoute);
     auth.removeEventListener("change", this.#onAuth);
+    branding.removeEventListener("change", this.#rerender);
   }
 
   #onRoute = () => {
@@ -143,6 +150,14 @@ export class BerthApp extends LitElement {
         return html`<berth-quota-inbox-view></berth-quota-inbox-view>`;
       case "admin-catalog":
         return html`<berth-admin-catalog-view .query=${m.query}></berth-admin-catalog-view>`;
+      case "credits-budgets":
+        return html`<berth-budgets-view></berth-budgets-view>`;
+      case "signup":
+        return html`<berth-signup-view></berth-signup-view>`;
+      case "admin-settings":
+        return html`<berth-settings-view></berth-settings-view>`;
+      case "admin-signups":
+        return html`<berth-signup-requests-view .query=${m.query}></berth-signup-requests-view>`;
       default:
         return html`<berth-not-found-view></berth-not-found-view>`;
     }
@@ -167,14 +182,19 @@ export class BerthApp extends LitElement {
   override render() {
     void api;
     const signedIn = auth.signedIn && !auth.mustChangePassword;
+    const b = branding.current;
     return html`<a class="skip" href="#main" @click=${(e: Event) => {
       e.preventDefault();
       this.renderRoot.querySelector<HTMLElement>("main")?.focus();
     }}>Skip to content</a>
       <header>
-        <a class="brand" href=${signedIn ? "/sessions" : "/login"} aria-label="Berth home">
-          <svg viewBox="0 0 16 16" width="22" height="22" aria-hidden="true"><rect width="16" height="16" rx="3" fill="currentColor"></rect><path d="M4 11h8M5 8h6M6 5h4" stroke="var(--berth-bg)" stroke-width="1.5"></path></svg>
-          <span>Berth</span>
+        <a class="brand" href=${signedIn ? "/sessions" : "/login"} aria-label="${b.product_name} home" data-testid="brand">
+          ${
+            b.logo
+              ? html`<img src=${b.logo} alt="" width="22" height="22" data-testid="brand-logo" />`
+              : html`<svg viewBox="0 0 16 16" width="22" height="22" aria-hidden="true"><rect width="16" height="16" rx="3" fill="currentColor"></rect><path d="M4 11h8M5 8h6M6 5h4" stroke="var(--berth-bg)" stroke-width="1.5"></path></svg>`
+          }
+          <span data-testid="brand-name">${b.product_name}</span>
         </a>
         ${this.#nav()}
         <span class="spacer"></span>
@@ -183,10 +203,11 @@ export class BerthApp extends LitElement {
         ${signedIn ? html`<berth-notification-bell .feed=${feed}></berth-notification-bell>` : nothing}
         ${
           auth.signedIn
-            ? html`<berth-account-menu .email=${auth.email ?? ""} @berth-sign-out=${this.#signOut}></berth-account-menu>`
+            ? html`<berth-account-menu .email=${auth.email ?? ""} .settings=${auth.isSuperAdmin} @berth-sign-out=${this.#signOut}></berth-account-menu>`
             : nothing
         }
       </header>
-      <main id="main" tabindex="-1">${this.#view()}</main>`;
+      <main id="main" tabindex="-1">${this.#view()}</main>
+      ${b.support_url ? html`<footer><a href=${b.support_url} rel="noopener" target="_blank" data-testid="support-link">Help and support</a></footer>` : nothing}`;
   }
 }

@@ -56,6 +56,16 @@ export const styles = css`
     font-weight: 600;
     box-shadow: inset 0 -2px 0 var(--berth-accent);
   }
+  .brand img {
+    object-fit: contain;
+    border-radius: 3px;
+  }
+  footer {
+    max-width: 80rem;
+    margin: 0 auto;
+    padding: 0 1.25rem 1.25rem;
+    font-size: 0.9rem;
+  }
   main {
     display: block;
     padding: 1.25rem;

@@ -172,7 +172,7 @@ export class BerthAuditView extends LitElement {
         empty: () =>
           html`<berth-empty-state heading="No entry matches">Widen the range or clear a filter. Organization administrators see their organizations' entries.</berth-empty-state>`,
         complete: (r) =>
-          html`<p class="muted" data-testid="audit-total">${r.pagination.total} entries</p>${this.#table(r.data)}<berth-pager .page=${r.pagination.page} .size=${r.pagination.size} .total=${r.pagination.total} @berth-page-change=${(e: CustomEvent<{ page: number }>) => (this.pageNo = e.detail.page)}></berth-pager>`,
+          html`<p class="muted" data-testid="audit-total">${r.pagination.total_exact ? "" : "about "}${r.pagination.total.toLocaleString("en")} entries</p>${this.#table(r.data)}<berth-pager .page=${r.pagination.page} .size=${r.pagination.size} .total=${r.pagination.total} @berth-page-change=${(e: CustomEvent<{ page: number }>) => (this.pageNo = e.detail.page)}></berth-pager>`,
       })}`;
   }
 }

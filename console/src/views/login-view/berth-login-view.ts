@@ -1,7 +1,7 @@
 // Sign-in. After an expired token the user lands here with ?next= (their place) and a notice; signing in
 // takes them back there, or to the forced password change first.
 import { html, LitElement, nothing } from "lit";
-import { api, auth, loadMe, router } from "../../app/context.ts";
+import { api, auth, branding, loadMe, router } from "../../app/context.ts";
 import "../../components/error-panel/index.ts";
 import { pathFor, safeNext } from "../../router/routes.ts";
 import { authCard } from "../../styles/forms.ts";
@@ -44,10 +44,24 @@ export class BerthLoginView extends LitElement {
     }
   }
 
+  #onBranding = () => this.requestUpdate();
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    branding.addEventListener("change", this.#onBranding);
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    branding.removeEventListener("change", this.#onBranding);
+  }
+
   override render() {
     const expired = auth.lastSignOut === "expired" || auth.lastSignOut === "revoked";
+    const b = branding.current;
     return html`<div class="auth">
-      <h1>Sign in to Berth</h1>
+      ${b.logo ? html`<img class="auth-logo" src=${b.logo} alt="${b.product_name} logo" data-testid="login-logo" />` : nothing}
+      <h1 data-testid="login-heading">Sign in to ${b.product_name}</h1>
       ${
         expired
           ? html`<p class="notice" role="status" data-testid="expired-notice">Your sign-in expired. Sign in again to continue where you were.</p>`
@@ -67,6 +81,7 @@ export class BerthLoginView extends LitElement {
         ${this.error ? html`<berth-error-panel heading="Sign-in failed" .error=${this.error}></berth-error-panel>` : nothing}
         <button class="primary" type="submit" ?disabled=${this.busy} data-testid="login-submit">${this.busy ? "Signing in…" : "Sign in"}</button>
       </form>
+      ${b.signup !== "closed" ? html`<p class="below">New here? <a href="/signup" data-testid="signup-link">Create an account</a>${b.signup === "approval" ? " (an administrator approves it)" : ""}</p>` : nothing}
     </div>`;
   }
 }

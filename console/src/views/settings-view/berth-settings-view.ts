@@ -1,0 +1,205 @@
+// System settings for super_admins (docs/dev/governance.md): the branding (name, logo, accent colour,
+// support link; applied to the console and its sign-in page as soon as it is saved), the sign-up policy
+// (closed, open, approval; allowed domains; the organization new accounts join) and the placement policy
+// the worker's next placement pass uses. Each section saves its own group; the API checks it whole.
+import { Task } from "@lit/task";
+import { html, LitElement, nothing } from "lit";
+import type { Operations } from "../../api/openapi.gen.ts";
+import { api, branding } from "../../app/context.ts";
+import "../../components/error-panel/index.ts";
+import { settingsNav } from "../../components/settings-nav.ts";
+import { renderTask } from "../../components/task-states.ts";
+import { credits } from "../../styles/credits.ts";
+import { page } from "../../styles/page.ts";
+import { shared, tokens } from "../../styles/shared.ts";
+
+type Settings = Operations["getSystemSettings"]["response"];
+type Patch = Operations["updateSystemSettings"]["body"];
+type Section = "branding" | "signup" | "placement";
+
+/** The logo file as a data: URL (the API takes at most 64 KiB of image). */
+function dataUrlOf(file: File): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const r = new FileReader();
+    r.onload = () => resolve(String(r.result));
+    r.onerror = () => reject(r.error ?? new Error("the file could not be read"));
+    r.readAsDataURL(file);
+  });
+}
+
+/** Domains typed one per line or separated by commas or spaces. */
+export function domainsOf(text: string): string[] {
+  return [
+    ...new Set(
+      text
+        .split(/[\s,]+/)
+        .map((d) => d.trim().toLowerCase())
+        .filter(Boolean),
+    ),
+  ];
+}
+
+export class BerthSettingsView extends LitElement {
+  static override styles = [tokens, shared, page, credits];
+  static override properties = { saving: { state: true }, error: { state: true }, saved: { state: true } };
+  declare saving: Section | undefined;
+  declare error: { section: Section; error: unknown } | undefined;
+  declare saved: Section | undefined;
+
+  #settings = new Task(this, {
+    task: async (_a, { signal }) => api.call("getSystemSettings", {}, { signal }),
+    args: () => [],
+  });
+  #orgs = new Task(this, {
+    task: async (_a, { signal }) => api.call("listOrganizations", { query: { size: 100 } }, { signal }),
+    args: () => [],
+  });
+
+  constructor() {
+    super();
+    this.saving = undefined;
+    this.error = undefined;
+    this.saved = undefined;
+  }
+
+  async #save(section: Section, body: () => Promise<Patch>): Promise<void> {
+    this.saving = section;
+    this.error = undefined;
+    this.saved = undefined;
+    try {
+      const s = await api.call("updateSystemSettings", { body: await body() });
+      void this.#settings.run();
+      // The console and its sign-in page take the new branding at once.
+      branding.set({ ...s.branding, signup: s.signup.policy });
+      this.saved = section;
+    } catch (error) {
+      this.error = { section, error };
+    } finally {
+      this.saving = undefined;
+    }
+  }
+
+  #status(section: Section) {
+    return html`${this.error?.section === section ? html`<berth-error-panel heading="Not saved" .error=${this.error.error}></berth-error-panel>` : nothing}
+      ${this.saved === section ? html`<p class="success" role="status" data-testid="saved-${section}">Saved.</p>` : nothing}`;
+  }
+
+  #branding(s: Settings) {
+    const b = s.branding;
+    const submit = (e: SubmitEvent) => {
+      e.preventDefault();
+      const f = new FormData(e.target as HTMLFormElement);
+      void this.#save("branding", async () => {
+        const file = f.get("logo");
+        const logo =
+          f.get("remove_logo") === "on"
+            ? { logo: null }
+            : file instanceof File && file.size > 0
+              ? { logo: await dataUrlOf(file) }
+              : {};
+        const support = String(f.get("support_url") ?? "").trim();
+        return {
+          branding: {
+            product_name: String(f.get("product_name") ?? "").trim(),
+            accent_color: String(f.get("accent_color") ?? b.accent_color),
+            support_url: support || null,
+            ...logo,
+          },
+        };
+      });
+    };
+    return html`<section class="card" aria-labelledby="h-branding">
+      <h2 id="h-branding">Branding</h2>
+      <p class="muted">The product's name, logo and accent colour in the console and on the sign-in page.</p>
+      <form @submit=${submit} data-testid="branding-form">
+        <div class="form-grid">
+          <div class="field"><label for="b-name">Product name</label><input id="b-name" name="product_name" required maxlength="64" .value=${b.product_name} /></div>
+          <div class="field"><label for="b-accent">Accent colour</label><input id="b-accent" name="accent_color" type="color" .value=${b.accent_color.toLowerCase()} aria-describedby="b-accent-hint" />
+            <p class="hint" id="b-accent-hint">Links use it on white: pick a colour dark enough to read.</p></div>
+          <div class="field wide"><label for="b-support">Support link</label><input id="b-support" name="support_url" type="url" placeholder="https://help.example.org" .value=${b.support_url ?? ""} /></div>
+          <div class="field"><label for="b-logo">Logo (PNG, JPEG, WebP or SVG, at most 64 KiB)</label><input id="b-logo" name="logo" type="file" accept="image/png,image/jpeg,image/webp,image/svg+xml" /></div>
+          <div class="field">${
+            b.logo
+              ? html`<p class="muted">Current logo:</p><img src=${b.logo} alt="Current logo" height="40" data-testid="current-logo" />
+                <div class="check"><input id="b-remove" name="remove_logo" type="checkbox" /><label for="b-remove">Remove the logo</label></div>`
+              : html`<p class="muted">No logo yet.</p>`
+          }</div>
+        </div>
+        ${this.#status("branding")}
+        <button class="primary" type="submit" ?disabled=${this.saving === "branding"} data-testid="branding-save">${this.saving === "branding" ? "Saving…" : "Save branding"}</button>
+      </form>
+    </section>`;
+  }
+
+  #signup(s: Settings) {
+    const p = s.signup;
+    const orgs = this.#orgs.value?.data ?? [];
+    const submit = (e: SubmitEvent) => {
+      e.preventDefault();
+      const f = new FormData(e.target as HTMLFormElement);
+      const org = String(f.get("organization_id") ?? "");
+      void this.#save("signup", async () => ({
+        signup: {
+          policy: String(f.get("policy")) as "closed" | "open" | "approval",
+          allowed_domains: domainsOf(String(f.get("allowed_domains") ?? "")),
+          organization_id: org || null,
+        },
+      }));
+    };
+    const choice = (v: "closed" | "open" | "approval", label: string) =>
+      html`<label><input type="radio" name="policy" value=${v} ?checked=${p.policy === v} /> ${label}</label>`;
+    return html`<section class="card" aria-labelledby="h-signup">
+      <h2 id="h-signup">Sign-up</h2>
+      <form @submit=${submit} data-testid="signup-policy-form">
+        <fieldset><legend>Who may create an account</legend><div class="radio">
+          ${choice("closed", "Nobody (administrators add accounts)")} ${choice("open", "Anyone")} ${choice("approval", "Anyone, after an administrator approves")}
+        </div></fieldset>
+        <div class="form-grid">
+          <div class="field"><label for="s-domains">Allowed email domains</label><textarea id="s-domains" name="allowed_domains" aria-describedby="s-domains-hint" .value=${p.allowed_domains.join("\n")}></textarea>
+            <p class="hint" id="s-domains-hint">One per line. Empty: any domain.</p></div>
+          <div class="field"><label for="s-org">New accounts join</label><select id="s-org" name="organization_id">
+            <option value="" ?selected=${p.organization_id === null}>No organization</option>
+            ${orgs.map((o) => html`<option value=${o.id} ?selected=${p.organization_id === o.id}>${o.name}</option>`)}
+            ${p.organization_id && !orgs.some((o) => o.id === p.organization_id) ? html`<option value=${p.organization_id} selected>${p.organization_id}</option>` : nothing}
+          </select><p class="hint">As members; an administrator can raise their role.</p></div>
+        </div>
+        ${this.#status("signup")}
+        <button class="primary" type="submit" ?disabled=${this.saving === "signup"} data-testid="signup-policy-save">${this.saving === "signup" ? "Saving…" : "Save sign-up policy"}</button>
+      </form>
+    </section>`;
+  }
+
+  #placement(s: Settings) {
+    const submit = (e: SubmitEvent) => {
+      e.preventDefault();
+      const f = new FormData(e.target as HTMLFormElement);
+      void this.#save("placement", async () => ({
+        placement: { policy: String(f.get("placement")) as "binpack" | "spread" },
+      }));
+    };
+    const choice = (v: "binpack" | "spread", label: string) =>
+      html`<label><input type="radio" name="placement" value=${v} ?checked=${s.placement.policy === v} /> ${label}</label>`;
+    return html`<section class="card" aria-labelledby="h-placement">
+      <h2 id="h-placement">Placement</h2>
+      <form @submit=${submit} data-testid="placement-form">
+        <fieldset><legend>Where new sessions go</legend><div class="radio">
+          ${choice("binpack", "Bin-pack: the fullest cluster that fits (keeps whole GPUs free)")}
+          ${choice("spread", "Spread: the emptiest cluster")}
+        </div></fieldset>
+        <p class="hint">Applies from the worker's next placement pass.</p>
+        ${this.#status("placement")}
+        <button class="primary" type="submit" ?disabled=${this.saving === "placement"} data-testid="placement-save">${this.saving === "placement" ? "Saving…" : "Save placement policy"}</button>
+      </form>
+    </section>`;
+  }
+
+  override render() {
+    return html`<div class="page-head"><h1>System settings</h1></div>
+      ${settingsNav("settings")}
+      ${renderTask(this.#settings, {
+        pendingLabel: "Loading the settings…",
+        errorHeading: "The settings could not be loaded (only super_admins may read them)",
+        complete: (s) => html`${this.#branding(s)}${this.#signup(s)}${this.#placement(s)}`,
+      })}`;
+  }
+}

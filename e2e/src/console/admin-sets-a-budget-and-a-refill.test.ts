@@ -1,0 +1,138 @@
+// Journey: an organization's administrator caps what its sessions may be charged per month and has a
+// member's wallet topped up every week from the organization's, in the console over the real API and
+// Postgres: bad amounts are caught before the API, the budget shows what is left, the refill can be paused
+// and resumed, and a member sees no such page. axe-core checks the page in each state.
+import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
+import { ensureConsoleBuilt } from "@berth/console";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
+import { LoginPage } from "./pages/login-page.ts";
+
+describe("an administrator sets a budget and a refill in the console", () => {
+  let t: IdentityTestApi;
+  let browser: Browser;
+  const contexts: BrowserContext[] = [];
+  const shots = new Screenshots("admin-sets-a-budget-and-a-refill");
+  let current: Page | undefined;
+  let admin: TestUser;
+  let alice: TestUser;
+  let orgId: string;
+  let aliceWallet: string;
+  let page: Page;
+
+  async function signedIn(user: TestUser): Promise<Page> {
+    const context = await newContext(browser, t.api.url);
+    contexts.push(context);
+    const p = await context.newPage();
+    const login = new LoginPage(p);
+    await login.open();
+    await login.signIn(user.email, user.password);
+    await p.getByTestId("account-menu").waitFor();
+    current = p;
+    return p;
+  }
+
+  beforeAll(async () => {
+    ensureConsoleBuilt();
+    t = await startIdentityTestApi();
+    const superAdmin = await t.aUser({ superAdmin: true });
+    const org = await t.anOrganization("Acme");
+    orgId = org.id;
+    admin = await t.aUser({ email: `admin-${Date.now()}@acme.test` });
+    alice = await t.aUser({ email: `alice-${Date.now()}@acme.test` });
+    await t.member(admin, org.id, null, "org_admin");
+    await t.member(alice, org.id, null, "member");
+    const opened = await t.request("POST", "/api/v1/credits/wallets", {
+      token: superAdmin.token,
+      json: { organization_id: org.id, owner_kind: "organization" },
+    });
+    expect(opened.status, JSON.stringify(opened.body)).toBe(201);
+    const grant = await t.request("POST", "/api/v1/credits/allocations", {
+      token: superAdmin.token,
+      headers: { "Idempotency-Key": "seed-grant" },
+      json: { from_wallet_id: "wal_system", to_wallet_id: opened.body.id, amount: "1000000000", reason: "grant" },
+    });
+    expect(grant.status, JSON.stringify(grant.body)).toBe(201);
+    const w = await t.request("POST", "/api/v1/credits/wallets", {
+      token: admin.token,
+      json: { organization_id: org.id, owner_kind: "user", owner_id: alice.id },
+    });
+    expect(w.status, JSON.stringify(w.body)).toBe(201);
+    aliceWallet = w.body.id;
+    browser = await launchBrowser();
+  });
+  afterEach(async (ctx) => shots.onFailure(current, ctx));
+  afterAll(async () => {
+    for (const c of contexts) await c.close().catch(() => {});
+    await closeBrowser(browser);
+    await t?.stop();
+  });
+
+  it("opens Budgets and refills from the credits pages, empty at first", async () => {
+    page = await signedIn(admin);
+    await page.goto("/credits");
+    await page.getByTestId("credits-tab-budgets").click();
+    await page.getByRole("heading", { name: "Budgets and refills", level: 1 }).waitFor();
+    await page.getByTestId("no-budgets").waitFor();
+    await page.getByTestId("no-refills").waitFor();
+    await expectAccessible(page, "empty");
+    await shots.take(page, "empty");
+  });
+
+  it("sets a monthly budget, refusing a bad amount before asking the API", async () => {
+    await page.getByLabel("Budget (credits per period)").fill("12,5");
+    await page.getByTestId("budget-save").click();
+    await page.getByTestId("budget-problem").waitFor();
+    await page.getByLabel("Period", { exact: true }).selectOption("monthly");
+    await page.getByLabel("Budget (credits per period)").fill("500");
+    await page.getByTestId("budget-save").click();
+    await page.getByTestId("budgets-notice").waitFor();
+    const row = page.locator(`[data-testid="budget-row"][data-organization="${orgId}"]`);
+    await row.waitFor();
+    expect(await row.getByTestId("budget-left").textContent()).toBe("500.00");
+    const stored = await t.request("GET", `/api/v1/budgets/${orgId}`, { token: admin.token });
+    expect(stored.body).toMatchObject({ period: "monthly", amount: "500000000" });
+  });
+
+  it("adds a weekly top-up of a member's wallet, then pauses and resumes it", async () => {
+    await page.getByLabel("Wallet to refill").selectOption(aliceWallet);
+    await page.getByLabel("Rule", { exact: true }).selectOption("top_up_to");
+    await page.getByLabel("Amount (credits)").fill("40");
+    await page.getByLabel("Every", { exact: true }).selectOption("weekly");
+    await page.getByTestId("refill-save").click();
+    await page.getByTestId("budgets-notice").waitFor();
+    const row = page.getByTestId("refill-row");
+    await row.waitFor();
+    expect(await row.textContent()).toContain("Top up to 40.00 credits");
+    expect(await row.getByTestId("refill-state").textContent()).toBe("active");
+    await expectAccessible(page, "with a budget and a refill");
+    await shots.take(page, "budget-and-refill");
+    await row.getByTestId("refill-toggle").click();
+    await expect.poll(async () => row.getByTestId("refill-state").textContent()).toBe("paused");
+    const refills = await t.request("GET", "/api/v1/credits/refills", { token: admin.token });
+    expect(refills.body.data).toEqual([
+      expect.objectContaining({ wallet_id: aliceWallet, mode: "top_up_to", amount: "40000000", enabled: false }),
+    ]);
+    await row.getByTestId("refill-toggle").click();
+    await expect.poll(async () => row.getByTestId("refill-state").textContent()).toBe("active");
+  });
+
+  it("removes the budget after confirming", async () => {
+    await page.getByTestId("remove-budget").click();
+    await page.getByRole("button", { name: "Remove budget" }).click();
+    await page.getByTestId("no-budgets").waitFor();
+    expect((await t.request("GET", `/api/v1/budgets/${orgId}`, { token: admin.token })).status).toBe(404);
+  });
+
+  it("shows a member no budgets tab, and no forms on the page", async () => {
+    const member = await signedIn(alice);
+    await member.goto("/credits");
+    await member.getByTestId("credits-tab-wallets").waitFor();
+    expect(await member.getByTestId("credits-tab-budgets").count()).toBe(0);
+    await member.goto("/credits/budgets");
+    await member.getByTestId("no-budgets").waitFor();
+    expect(await member.getByTestId("budget-form").count()).toBe(0);
+    expect(await member.getByTestId("refill-form").count()).toBe(0);
+  });
+});
