@@ -42,6 +42,8 @@ export const SessionReason = {
   NoCapacity: "NoCapacity",
   PinnedClusterFull: "PinnedClusterFull",
   NoMatchingGpuModel: "NoMatchingGpuModel",
+  /** A slice of a card, and no cluster with the model runs a GPU sharing layer. */
+  NoSharingLayer: "NoSharingLayer",
   NodeLost: "NodeLost",
   // Dispatched
   MirrorCreated: "MirrorCreated",
