@@ -82,11 +82,14 @@ export function planPlacement(input: PlanPlacementInput): PlacementPlan {
     const cards = input.cards;
     const byCard = (c: ClusterCapacity) => cards?.shares(c.clusterId, req.gpuModel) === true;
     const demand = { gpuModel: req.gpuModel, gpuCount: req.gpuCount, ...(req.slice ? { slice: req.slice } : {}) };
-    const fitting = usable.filter((c) =>
-      byCard(c)
-        ? cards?.choose(c.clusterId, demand, input.policy) !== undefined
-        : !req.slice && (free.get(slot(c.clusterId, req.gpuModel)) ?? 0) >= req.gpuCount,
-    );
+    // A card-level cluster's choice is made once per request: fitting asks it, placing uses it.
+    const choices = new Map<string, Placed["assignment"]>();
+    const fitting = usable.filter((c) => {
+      if (!byCard(c)) return !req.slice && (free.get(slot(c.clusterId, req.gpuModel)) ?? 0) >= req.gpuCount;
+      const a = cards?.choose(c.clusterId, demand, input.policy);
+      choices.set(c.clusterId, a);
+      return a !== undefined;
+    });
 
     if (fitting.length > 0) {
       const chosen = choose(fitting, input.policy, (c) =>
@@ -96,7 +99,7 @@ export function planPlacement(input: PlanPlacementInput): PlacementPlan {
       );
       let assignment: Placed["assignment"];
       if (byCard(chosen)) {
-        assignment = (cards as CardPool).choose(chosen.clusterId, demand, input.policy);
+        assignment = choices.get(chosen.clusterId);
         if (assignment) (cards as CardPool).take(chosen.clusterId, demand, assignment);
       } else {
         free.set(
