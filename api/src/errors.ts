@@ -21,6 +21,16 @@ export const ERROR_CODES = {
     description:
       "The image reference does not parse, carries credentials, or a name or tag is outside the OCI grammar; details.reason (syntax, credentials, too_long) and details.issues say what to fix.",
   },
+  gpu_fraction_not_offered: {
+    status: 400,
+    description:
+      "The GPU fraction is not one Berth offers; details.allowed lists those it does (1 for whole cards, 1/2, 1/4, 1/8).",
+  },
+  gpu_slice_too_small: {
+    status: 400,
+    description:
+      "The slice would guarantee less GPU memory than the sharing layer can isolate; details give the slice's memory, the minimum and the largest fraction that meets it.",
+  },
   // 401
   unauthenticated: { status: 401, description: "No bearer token, or the token is invalid. Sign in again." },
   token_expired: { status: 401, description: "The bearer token has expired. Sign in again (there is no refresh)." },
@@ -127,6 +137,11 @@ export const ERROR_CODES = {
     status: 422,
     description:
       "No cluster of the fleet (or the pinned cluster) has the offering's GPU model; details.reported_models lists the models it does have.",
+  },
+  gpu_sharing_unavailable: {
+    status: 422,
+    description:
+      "The offering is a fraction of a card, and no cluster with its GPU model (or not the pinned one) runs a GPU sharing layer; details.sharing_clusters lists those that do, details.supported_layers the layers Berth drives.",
   },
   cluster_unreachable: {
     status: 422,

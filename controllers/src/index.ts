@@ -7,6 +7,7 @@ export * from "./mirror/manifests.ts";
 export * from "./mirror/plan.ts";
 export * from "./mirror/usage.ts";
 export * from "./placement/capacity.ts";
+export * from "./placement/cards.ts";
 export * from "./placement/constraints.ts";
 export * from "./placement/plan.ts";
 export * from "./placement/types.ts";

@@ -1,6 +1,7 @@
 // @berth/crds: the one source of resource shapes. Imports nothing of ours.
 export * from "./conditions.ts";
 export * from "./fields.ts";
+export * from "./gpu-sharing.ts";
 export * from "./kind.ts";
 export * from "./kinds/index.ts";
 export * from "./names.ts";

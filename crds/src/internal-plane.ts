@@ -14,6 +14,14 @@ export const GpuDevice = z.object({
   model: z.string().max(256).nullable().optional(),
   uuid: z.string().max(256).optional(),
   memory_mib: z.number().int().min(0).max(100_000_000).optional(),
+  // With a GPU sharing layer (docs/dev/gpu-sharing.md): the card's cores (percent), the vGPUs it splits
+  // into, its health, and what the node's pods hold on it.
+  cores: z.number().int().min(0).max(100_000).optional(),
+  split: z.number().int().min(0).max(10_000).optional(),
+  healthy: z.boolean().optional(),
+  memory_used_mib: z.number().int().min(0).max(100_000_000).optional(),
+  cores_used: z.number().int().min(0).max(100_000).optional(),
+  vgpus_used: z.number().int().min(0).max(10_000).optional(),
 });
 
 export const InventoryNode = z
@@ -27,6 +35,8 @@ export const InventoryNode = z
     schedulable: z.boolean(),
     ready: z.boolean(),
     devices: z.array(GpuDevice).max(1024).default([]),
+    /** The node's GPU sharing layer (its cards may hold slices); absent: whole cards only. */
+    gpu_sharing: z.enum(["hami"]).optional(),
   })
   .superRefine((n, ctx) => {
     const seen = new Set<number>();

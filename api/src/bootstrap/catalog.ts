@@ -46,6 +46,30 @@ const meta = (name: string, namespace?: string) => ({
   labels: { ...CATALOG_LABELS },
 });
 
+/** GPU memory per card as the cards report it (nvidia-smi, HAMi's register): slices derive from it. */
+const H100_MIB = 81559;
+const A100_MIB = 81920;
+
+/**
+ * Fractional offerings of one model (docs/dev/gpu-sharing.md): a slice costs a little more than its share
+ * of the whole card's rate (eight 1/8 sessions pay 4.8 credits an hour for an H100 that costs 4 whole),
+ * for the packing headroom a shared card keeps.
+ */
+function slices(base: string, display: string, gpuModel: string, memoryMib: number, rates: Record<2 | 4 | 8, string>) {
+  return ([2, 4, 8] as const).map((n) =>
+    OfferingKind.build(meta(`${base}-1-${n}`), {
+      displayName: `${display} 1/${n} (${Math.floor(memoryMib / n / 1024)} GB)`,
+      gpuModel,
+      tier: "shared",
+      gpuCount: 1,
+      gpuMemoryMib: memoryMib,
+      slicesPerCard: n,
+      hourlyCreditRate: creditsPerHour(rates[n]),
+      description: `1/${n} of one card: ${Math.floor(memoryMib / n)} MiB of GPU memory guaranteed and ${Math.floor(100 / n)} % of its cores, on a cluster with a GPU sharing layer.`,
+    }),
+  );
+}
+
 /** The default catalog. Rates are credits per hour in minor units (1 credit = 1,000,000). */
 export function defaultCatalog(): CatalogEntry[] {
   const offerings = [
@@ -54,22 +78,27 @@ export function defaultCatalog(): CatalogEntry[] {
       gpuModel: "NVIDIA-H100-80GB-HBM3",
       tier: "premium",
       gpuCount: 1,
+      gpuMemoryMib: H100_MIB,
       hourlyCreditRate: creditsPerHour("4"),
       description: "Hopper, 80 GB HBM3: large-model training and fine-tuning.",
     }),
+    ...slices("h100", "NVIDIA H100", "NVIDIA-H100-80GB-HBM3", H100_MIB, { 2: "2.2", 4: "1.15", 8: "0.6" }),
     OfferingKind.build(meta("a100"), {
       displayName: "NVIDIA A100 80 GB",
       gpuModel: "NVIDIA-A100-SXM4-80GB",
       tier: "standard",
       gpuCount: 1,
+      gpuMemoryMib: A100_MIB,
       hourlyCreditRate: creditsPerHour("2.5"),
       description: "Ampere, 80 GB HBM2e: training and large-batch inference.",
     }),
+    ...slices("a100", "NVIDIA A100", "NVIDIA-A100-SXM4-80GB", A100_MIB, { 2: "1.4", 4: "0.75", 8: "0.4" }),
     OfferingKind.build(meta("l4"), {
       displayName: "NVIDIA L4 24 GB",
       gpuModel: "NVIDIA-L4",
       tier: "economy",
       gpuCount: 1,
+      gpuMemoryMib: 23034,
       hourlyCreditRate: creditsPerHour("0.8"),
       description: "Ada Lovelace, 24 GB: inference, notebooks and small experiments.",
     }),

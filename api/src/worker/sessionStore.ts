@@ -8,7 +8,13 @@
 // with one UPDATE and one INSERT for all its sessions; calls that come while the writers are busy form
 // the next batch.
 
-import type { ClusterRecord, MirrorState, SessionStore, StoredReport } from "@berth/controllers";
+import {
+  type ClusterRecord,
+  HOLDING_PHASES,
+  type MirrorState,
+  type SessionStore,
+  type StoredReport,
+} from "@berth/controllers";
 import { PAUSE_REASON_ANNOTATION, type Session, SessionReason, sessionIdOf } from "@berth/crds";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
@@ -51,6 +57,8 @@ export function transitionOf(after: Session): SessionTransition {
     terminated_at: ts(st.terminatedAt),
     gpu_model: st.gpuModel ?? null,
     cluster_id: st.cluster ?? null,
+    // Cards only while it holds them (a paused session keeps its last placement in status, not its cards).
+    gpu_cards: st.gpuAssignment && HOLDING_PHASES.includes(st.phase ?? "Pending") ? st.gpuAssignment.cards : null,
   };
 }
 
@@ -253,6 +261,21 @@ export function createWorkerStore(db: Knex, log: Logger): SessionStore {
         gpuInUse: n.gpu_in_use,
         schedulable: n.schedulable,
         ready: n.ready,
+        ...(n.gpu_sharing === "hami" && n.cards
+          ? {
+              sharing: "hami" as const,
+              cards: n.cards.map((c) => ({
+                uuid: c.uuid,
+                memoryMib: c.memory_mib ?? 0,
+                cores: c.cores ?? 100,
+                split: c.split ?? 1,
+                healthy: c.healthy !== false,
+                memoryUsedMib: c.memory_used_mib ?? 0,
+                coresUsed: c.cores_used ?? 0,
+                vgpusUsed: c.vgpus_used ?? 0,
+              })),
+            }
+          : {}),
       }));
     },
     async reports(sessionIds?: readonly string[]): Promise<StoredReport[]> {

@@ -308,6 +308,9 @@ export type CreateOfferingRequest = {
   gpu_model: string;
   tier: string;
   gpu_count?: number;
+  /** "1" (whole cards), "1/2", "1/4" or "1/8" of one card; others: gpu_fraction_not_offered. */
+  fraction?: string;
+  gpu_memory_mib?: number | null;
   /** Credits per hour in minor units, a string of digits. */
   hourly_credit_rate: string;
   description?: string;
@@ -490,7 +493,7 @@ export type EffectiveLimits = {
 export type ErrorEnvelope = {
   error: {
     /** Stable error code; clients map it to a message. */
-    code: "validation_failed" | "malformed_json" | "bad_request" | "webhook_url_invalid" | "image_reference_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "request_already_decided" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_purged" | "volume_locked" | "invalid_session_state" | "image_in_use" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "gpu_model_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "image_source_forbidden" | "export_too_large" | "too_many_requests" | "internal" | "unavailable";
+    code: "validation_failed" | "malformed_json" | "bad_request" | "webhook_url_invalid" | "image_reference_invalid" | "gpu_fraction_not_offered" | "gpu_slice_too_small" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "request_already_decided" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_purged" | "volume_locked" | "invalid_session_state" | "image_in_use" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "gpu_model_unavailable" | "gpu_sharing_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "image_source_forbidden" | "export_too_large" | "too_many_requests" | "internal" | "unavailable";
     /** Human-readable text. */
     message: string;
     /** What to fix. For validation_failed: issues[] of {path, message, code}. */
@@ -516,6 +519,14 @@ export type GpuAvailability = {
     nodes: number;
     /** The most GPUs one node offers: the largest session that fits. */
     largest_node: number;
+    /** Its nodes run a GPU sharing layer: cards take slices. */
+    sharing: boolean;
+    /** Whole cards nothing holds (with a sharing layer: no slice either). */
+    whole_free: number;
+    /** With a sharing layer: per fraction ("1/2", "1/4", "1/8"), how many more slices fit, card by card; empty otherwise. */
+    slices_free: {
+      [key: string]: number;
+    };
   }[];
   models: {
     gpu_model: string;
@@ -751,6 +762,14 @@ export type Offering = {
   gpu_model: string;
   tier: string;
   gpu_count: number;
+  /** Whole cards ("1": gpu_count of them) or a slice of one card: "1/2", "1/4", "1/8". */
+  fraction: string;
+  /** One card's GPU memory (MiB), as the cards report it. */
+  gpu_memory_mib: number | null;
+  /** GPU memory a session of this offering is guaranteed (MiB); null for whole cards. */
+  slice_memory_mib: number | null;
+  /** Percent of the card's cores a slice gets; null for whole cards. */
+  slice_cores: number | null;
   /** Credits per hour in minor units (1 credit = 1,000,000), as a string. */
   hourly_credit_rate: string;
   description: string | null;
@@ -1087,6 +1106,14 @@ export type Session = {
   image: string;
   gpu_model: string;
   gpu_count: number;
+  /** "1" for whole cards, else the slice of one card: "1/2", "1/4", "1/8". */
+  gpu_fraction: string;
+  /** GPU memory the slice guarantees (MiB); null for whole cards. */
+  gpu_slice_memory_mib: number | null;
+  /** GPUs quotas and policies count: whole cards, or the slice's share (a 1/4 slice is 0.25). */
+  gpu_occupancy: number;
+  /** UUIDs of the cards the session holds now (clusters with a GPU sharing layer); null otherwise. */
+  gpu_cards: string[] | null;
   /** Minor units per hour (1 credit = 1,000,000), at creation. */
   hourly_credit_rate: string;
   /** The cluster it must run on, when pinned. */
@@ -1349,6 +1376,9 @@ export type UpdateOfferingRequest = {
   gpu_model?: string;
   tier?: string;
   gpu_count?: number;
+  /** "1" (whole cards), "1/2", "1/4" or "1/8" of one card; others: gpu_fraction_not_offered. */
+  fraction?: string;
+  gpu_memory_mib?: number | null;
   /** Credits per hour in minor units, a string of digits. */
   hourly_credit_rate?: string;
   description?: string;

@@ -9,6 +9,7 @@ import {
   GATEWAY_POD_LABELS,
   GPU_PRODUCT_LABEL,
   GPU_RESOURCE,
+  HAMI,
   LABELS,
   labelValue,
   type SessionMirror,
@@ -107,11 +108,41 @@ function ownerReference(m: SessionMirror) {
   };
 }
 
+/**
+ * What the pod asks for its GPUs. Without a sharing layer: `nvidia.com/gpu` cards, any of the model's nodes.
+ * With HAMi (docs/dev/gpu-sharing.md): a slice asks one vGPU with its memory (MiB) and core percentage, a
+ * whole card asks all its cores (HAMi then gives it to no one else); either way the pod is pinned to the
+ * node and cards placement chose (`nvidia.com/use-gpuuuid`; the hostname selector keeps a scheduler that
+ * does not read it, such as the test bed's, on the same node).
+ */
+export function gpuRequestOf(r: SessionMirror["spec"]["resources"]): {
+  resources: Record<string, string>;
+  annotations: Record<string, string>;
+  nodeSelector: Record<string, string>;
+} {
+  const nodeSelector: Record<string, string> = { [GPU_PRODUCT_LABEL]: r.gpuModel };
+  if (r.gpuSharing !== "hami" || !r.gpuAssignment)
+    return { resources: { [GPU_RESOURCE]: String(r.gpuCount) }, annotations: {}, nodeSelector };
+  const resources: Record<string, string> = r.gpuSlice
+    ? {
+        [HAMI.vgpuResource]: "1",
+        [HAMI.memoryResource]: String(r.gpuSlice.memoryMib),
+        [HAMI.coresResource]: String(r.gpuSlice.cores),
+      }
+    : { [HAMI.vgpuResource]: String(r.gpuAssignment.cards.length), [HAMI.coresResource]: "100" };
+  return {
+    resources,
+    annotations: { [HAMI.useUuidAnnotation]: r.gpuAssignment.cards.join(",") },
+    nodeSelector: { ...nodeSelector, "kubernetes.io/hostname": r.gpuAssignment.node },
+  };
+}
+
 export function podManifest(m: SessionMirror, opts: MirrorManifestOptions) {
   const name = m.metadata.name as string;
   const port = APP_PORTS[m.spec.imageKind];
   const basePath = `/proxy/${name}/`;
-  const { cpu, memory, gpuCount, gpuModel } = m.spec.resources;
+  const { cpu, memory } = m.spec.resources;
+  const gpu = gpuRequestOf(m.spec.resources);
   return {
     apiVersion: "v1",
     kind: "Pod",
@@ -119,7 +150,7 @@ export function podManifest(m: SessionMirror, opts: MirrorManifestOptions) {
       name,
       namespace: opts.namespace,
       labels: { ...sessionLabels(m), [LABELS.restart]: String(m.spec.restartCount) },
-      annotations: { "berth.dev/revision": String(m.spec.revision) },
+      annotations: { "berth.dev/revision": String(m.spec.revision), ...gpu.annotations },
       ownerReferences: [ownerReference(m)],
     },
     spec: {
@@ -129,7 +160,7 @@ export function podManifest(m: SessionMirror, opts: MirrorManifestOptions) {
       enableServiceLinks: false,
       restartPolicy: "Always",
       terminationGracePeriodSeconds: 30,
-      nodeSelector: { [GPU_PRODUCT_LABEL]: gpuModel },
+      nodeSelector: gpu.nodeSelector,
       tolerations: [{ key: GPU_RESOURCE, operator: "Exists", effect: "NoSchedule" }],
       // The "restricted" Pod Security Standard, as the namespace enforces it.
       securityContext: {
@@ -153,8 +184,8 @@ export function podManifest(m: SessionMirror, opts: MirrorManifestOptions) {
             { name: "BERTH_PORT", value: String(port) },
           ],
           resources: {
-            requests: { cpu, memory, [GPU_RESOURCE]: String(gpuCount) },
-            limits: { cpu, memory, [GPU_RESOURCE]: String(gpuCount) },
+            requests: { cpu, memory, ...gpu.resources } as Record<string, string>,
+            limits: { cpu, memory, ...gpu.resources } as Record<string, string>,
           },
           securityContext: {
             allowPrivilegeEscalation: false,

@@ -14,6 +14,23 @@ export interface InventoryNodeView {
   gpuInUse: number;
   schedulable: boolean;
   ready: boolean;
+  /** The node's GPU sharing layer; its cards then carry what pods hold on each (docs/dev/gpu-sharing.md). */
+  sharing?: "hami";
+  cards?: CardView[];
+}
+
+/** One card of a node with a sharing layer, as the operator's inventory reports it. */
+export interface CardView {
+  uuid: string;
+  memoryMib: number;
+  /** Percent; 100 is the whole card. */
+  cores: number;
+  /** vGPUs the layer splits the card into: at most this many pods share it. */
+  split: number;
+  healthy: boolean;
+  memoryUsedMib: number;
+  coresUsed: number;
+  vgpusUsed: number;
 }
 
 export interface ClusterView {
@@ -42,6 +59,7 @@ export function computeCapacity(
       const m = models[n.gpuModel] as ClusterCapacity["models"][string];
       m.total += n.gpuAllocatable;
       m.largestNode = Math.max(m.largestNode, n.gpuAllocatable);
+      if (n.sharing) m.sharing = true;
       used.set(n.gpuModel, (used.get(n.gpuModel) ?? 0) + n.gpuInUse);
     }
     const held = new Map<string, number>();

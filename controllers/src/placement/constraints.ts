@@ -75,6 +75,18 @@ export const gpuModel: Constraint = {
   },
 };
 
+/** A slice of a card goes only where a sharing layer can isolate it (docs/dev/gpu-sharing.md). */
+export const gpuSharing: Constraint = {
+  name: "gpu-sharing",
+  exclude: (req, cluster) =>
+    req.slice && !cluster.models[req.gpuModel]?.sharing
+      ? {
+          reason: "NoSharingLayer",
+          message: `cluster ${cluster.clusterId} runs no GPU sharing layer for ${req.gpuModel}: a slice of a card cannot go there`,
+        }
+      : undefined,
+};
+
 /** A cluster where the session's pod just found no node is skipped for a while (unless pinned there). */
 export const avoidedClusters: Constraint = {
   name: "avoided-clusters",
@@ -90,5 +102,6 @@ export const DEFAULT_CONSTRAINTS: readonly Constraint[] = [
   poolSharing,
   clusterPlaceable,
   gpuModel,
+  gpuSharing,
   avoidedClusters,
 ];

@@ -10,6 +10,7 @@
 // Room is counted per cluster and model, not per node: the kube-scheduler picks the node. A session that
 // fits the sum but no single node waits as Unschedulable in its cluster and the worker places it again
 // after a while (see lifecycle.ts). `largestNode` keeps the obvious misfits out.
+import type { CardPool } from "./cards.ts";
 import { DEFAULT_CONSTRAINTS } from "./constraints.ts";
 import type {
   ClusterCapacity,
@@ -27,6 +28,8 @@ export interface PlanPlacementInput {
   clusters: readonly ClusterCapacity[];
   policy: PlacementPolicy;
   constraints?: readonly Constraint[];
+  /** Card-level room of clusters with a sharing layer; without it every cluster is counted in whole GPUs. */
+  cards?: CardPool;
 }
 
 export function compareRequests(a: PlacementRequest, b: PlacementRequest): number {
@@ -75,20 +78,45 @@ export function planPlacement(input: PlanPlacementInput): PlacementPlan {
     const usable = blocked.has(req.gpuModel)
       ? []
       : eligible.filter((c) => !blocked.has(slot(c.clusterId, req.gpuModel)));
-    const fitting = usable.filter((c) => (free.get(slot(c.clusterId, req.gpuModel)) ?? 0) >= req.gpuCount);
+    // Clusters with a sharing layer are counted card by card (the pool), the others in whole GPUs.
+    const cards = input.cards;
+    const byCard = (c: ClusterCapacity) => cards?.shares(c.clusterId, req.gpuModel) === true;
+    const demand = { gpuModel: req.gpuModel, gpuCount: req.gpuCount, ...(req.slice ? { slice: req.slice } : {}) };
+    // A card-level cluster's choice is made once per request: fitting asks it, placing uses it.
+    const choices = new Map<string, Placed["assignment"]>();
+    const fitting = usable.filter((c) => {
+      if (!byCard(c)) return !req.slice && (free.get(slot(c.clusterId, req.gpuModel)) ?? 0) >= req.gpuCount;
+      const a = cards?.choose(c.clusterId, demand, input.policy);
+      choices.set(c.clusterId, a);
+      return a !== undefined;
+    });
 
     if (fitting.length > 0) {
-      const chosen = choose(fitting, input.policy, (c) => free.get(slot(c.clusterId, req.gpuModel)) ?? 0);
-      free.set(
-        slot(chosen.clusterId, req.gpuModel),
-        (free.get(slot(chosen.clusterId, req.gpuModel)) ?? 0) - req.gpuCount,
+      const chosen = choose(fitting, input.policy, (c) =>
+        byCard(c)
+          ? (cards as CardPool).room(c.clusterId, req.gpuModel)
+          : (free.get(slot(c.clusterId, req.gpuModel)) ?? 0),
       );
+      let assignment: Placed["assignment"];
+      if (byCard(chosen)) {
+        assignment = choices.get(chosen.clusterId);
+        if (assignment) (cards as CardPool).take(chosen.clusterId, demand, assignment);
+      } else {
+        free.set(
+          slot(chosen.clusterId, req.gpuModel),
+          (free.get(slot(chosen.clusterId, req.gpuModel)) ?? 0) - req.gpuCount,
+        );
+      }
       const decisive = constraints.map((k) => k.decisiveReason?.(req)).find((r) => r !== undefined);
+      const what = req.slice
+        ? `a ${req.slice.memoryMib} MiB slice of ${req.gpuModel}`
+        : `${req.gpuCount} × ${req.gpuModel}`;
       placed.push({
         key: req.key,
         clusterId: chosen.clusterId,
+        ...(assignment ? { assignment } : {}),
         reason: decisive ?? "Placed",
-        message: `placed on ${chosen.clusterId} (${req.gpuCount} × ${req.gpuModel}, policy ${input.policy})`,
+        message: `placed on ${chosen.clusterId}${assignment ? ` (node ${assignment.node}, card ${assignment.cards.join(", ")})` : ""} (${what}, policy ${input.policy})`,
       });
       continue;
     }

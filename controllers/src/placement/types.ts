@@ -9,6 +9,8 @@ export interface PlacementRequest {
   key: string;
   gpuModel: string;
   gpuCount: number;
+  /** A slice of one card (docs/dev/gpu-sharing.md): it goes only where a sharing layer packs it onto a card. */
+  slice?: { memoryMib: number; cores: number };
   priority: number;
   /** When it started waiting (status.queuedAt, else creation): ties in priority go to the older one. */
   since: string;
@@ -32,6 +34,8 @@ export interface ModelCapacity {
   free: number;
   /** The most GPUs one node offers: a session never spans nodes. */
   largestNode: number;
+  /** Its nodes run a GPU sharing layer: placement goes card by card and may place slices. */
+  sharing?: boolean;
 }
 
 export interface ClusterCapacity {
@@ -62,6 +66,8 @@ export interface Constraint {
 export interface Placed {
   key: string;
   clusterId: string;
+  /** On a cluster with a sharing layer: the node and cards chosen; the pod is pinned to them. */
+  assignment?: { node: string; cards: string[] };
   /** Placed, PinnedCluster or VolumeLocality. */
   reason: string;
   message: string;

@@ -275,7 +275,8 @@ export class SessionController {
     const o = this.#observed;
     if (!(await o.refreshInventory(always))) return;
     // Sessions on nodes that vanished or went not-ready are looked at (node lost).
-    for (const [key, s] of o.sessions.store) if (s.status?.node && o.nodeLost(s)) this.#queue.add(key);
+    for (const [key, s] of o.sessions.store)
+      if ((s.status?.node || s.status?.gpuAssignment) && o.nodeLost(s)) this.#queue.add(key);
     this.schedulePlacement();
   }
 }

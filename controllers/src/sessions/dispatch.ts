@@ -139,7 +139,15 @@ export class Dispatch {
         ...(s.spec.project ? { project: s.spec.project } : {}),
         image: image.spec.image,
         imageKind: image.spec.kind,
-        resources: { cpu: preset.spec.cpu, memory: preset.spec.memory, gpuCount, gpuModel: offering.spec.gpuModel },
+        resources: {
+          cpu: preset.spec.cpu,
+          memory: preset.spec.memory,
+          gpuCount,
+          gpuModel: offering.spec.gpuModel,
+          ...(s.spec.gpuSlice ? { gpuSlice: s.spec.gpuSlice } : {}),
+          // Placed card by card (a sharing layer's cluster): the pod asks in its names and is pinned.
+          ...(s.status?.gpuAssignment ? { gpuAssignment: s.status.gpuAssignment, gpuSharing: "hami" as const } : {}),
+        },
         volumes,
         restartCount,
         revision,

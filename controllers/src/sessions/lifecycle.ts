@@ -331,6 +331,7 @@ export function planSession(o: SessionObserved): SessionPlan {
       .set("cluster", undefined)
       .set("node", undefined)
       .set("gpuDevices", undefined)
+      .set("gpuAssignment", undefined)
       .set("connect", undefined)
       .condition("Scheduled", "False", reason, message)
       .condition("Ready", "False", reason, message)
@@ -341,10 +342,11 @@ export function planSession(o: SessionObserved): SessionPlan {
     if (avoid) plan.avoidCluster = clusterName;
   };
 
-  if (o.nodeLost && s.status?.node) {
+  const lostNode = s.status?.node ?? s.status?.gpuAssignment?.node;
+  if (o.nodeLost && lostNode) {
     replace(
       SessionReason.NodeLost,
-      `node ${s.status.node} of ${clusterName} was lost; placing the session again`,
+      `node ${lostNode} of ${clusterName} was lost or drained; placing the session again`,
       false,
     );
     return finish();
@@ -464,7 +466,7 @@ export function planSession(o: SessionObserved): SessionPlan {
 /** Status of a session the placement pass put on a cluster (then the worker writes its mirror). */
 export function placedStatus(
   s: Session,
-  p: { clusterId: string; reason: string; message: string },
+  p: { clusterId: string; reason: string; message: string; assignment?: { node: string; cards: string[] } },
   gpuModel: string,
   now: Date,
 ): { status: SessionStatus; events: KubeEventSpec[] } {
@@ -483,6 +485,8 @@ export function placedStatus(
     .set("queue", undefined)
     .set("node", undefined)
     .set("gpuDevices", undefined)
+    // The cards a sharing layer's cluster was given; the mirror pins the pod to them.
+    .set("gpuAssignment", p.assignment)
     .condition("Scheduled", "True", p.reason, p.message)
     .condition("Ready", "False", SessionReason.PodPending, "waiting for the pod");
   d.status.observedGeneration = s.metadata.generation ?? d.status.observedGeneration;

@@ -167,11 +167,21 @@ export class Observed {
 
   nodeLost(s: Session): boolean {
     const cluster = s.status?.cluster;
-    const node = s.status?.node;
+    const assigned = s.status?.gpuAssignment?.node;
+    const node = s.status?.node ?? assigned;
     if (!cluster || !node) return false;
     // Only when the cluster reports: a silent cluster makes its sessions Unknown, not lost.
     if (!this.reporting(this.clusterRecords.get(cluster))) return false;
-    return !this.nodes.get(`${cluster}/${node}`)?.ready;
+    const n = this.nodes.get(`${cluster}/${node}`);
+    if (!n?.ready) return true;
+    // A pod pinned to its cards cannot move to another node by itself: on a cordoned (drained) node whose
+    // pod is not running, the session is placed again, as whole GPUs are by the scheduler.
+    if (assigned && !n.schedulable) {
+      const id = sessionIdOf(s.metadata.name as string);
+      const report = (this.reports.get(id) ?? []).find((r) => r.clusterId === cluster);
+      return report?.phase !== "Running" && report?.phase !== "Restarting";
+    }
+    return false;
   }
 
   clusterResource(id: string): Cluster | undefined {

@@ -7,6 +7,7 @@ import type { Session } from "@berth/crds";
 import { sessionIdOf } from "@berth/crds";
 import type { Logger } from "pino";
 import { computeCapacity, type Holding } from "../placement/capacity.ts";
+import { type CardHolding, CardPool } from "../placement/cards.ts";
 import { planPlacement } from "../placement/plan.ts";
 import type { PlacementPolicy, PlacementRequest } from "../placement/types.ts";
 import { HOLDING_PHASES, type KubeEventSpec, phaseOf, placedStatus, queueSince, waitingStatus } from "./lifecycle.ts";
@@ -121,6 +122,7 @@ export class PlacementPass {
     const now = this.#d.now();
     const requests: PlacementRequest[] = [];
     const holdings: Holding[] = [];
+    const cardHoldings: CardHolding[] = [];
     const waitingOnCatalog: Session[] = [];
     const bySession = new Map<string, Session>();
     for (const [key, s] of observed.sessions.store) {
@@ -134,7 +136,18 @@ export class PlacementPass {
           holdings.push({ clusterId: r.clusterId, gpuModel: s.status.gpuModel, gpuCount: strayGpus });
       if (s.status?.cluster && HOLDING_PHASES.includes(phase)) {
         const gpuCount = observed.gpuCountOf(s);
-        if (s.status.gpuModel && gpuCount)
+        const assigned = s.status.gpuAssignment;
+        if (assigned) {
+          const slice = s.spec.gpuSlice;
+          cardHoldings.push({
+            clusterId: s.status.cluster,
+            node: assigned.node,
+            cards: assigned.cards,
+            ...(slice ? { slice: { memoryMib: slice.memoryMib, cores: slice.cores } } : {}),
+          });
+        }
+        // Whole GPUs count in the cluster's sum too; slices only on their card.
+        if (s.status.gpuModel && gpuCount && !s.spec.gpuSlice)
           holdings.push({ clusterId: s.status.cluster, gpuModel: s.status.gpuModel, gpuCount });
         continue;
       }
@@ -155,6 +168,7 @@ export class PlacementPass {
         key,
         gpuModel: offering.spec.gpuModel,
         gpuCount,
+        ...(s.spec.gpuSlice ? { slice: { memoryMib: s.spec.gpuSlice.memoryMib, cores: s.spec.gpuSlice.cores } } : {}),
         priority: s.spec.priority,
         since: queueSince(s, now),
         ...(s.spec.clusterPin ? { clusterPin: s.spec.clusterPin } : {}),
@@ -183,6 +197,7 @@ export class PlacementPass {
       clusters: capacity,
       policy: await this.#policy(),
       constraints: this.#d.options.constraints,
+      cards: new CardPool(observed.inventory, cardHoldings),
     });
 
     // The revisions of the mirrors these placements dispatch, taken in one round trip for the whole

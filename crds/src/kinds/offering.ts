@@ -1,19 +1,41 @@
 import { z } from "zod";
-import { DisplayName, MinorUnits } from "../fields.ts";
+import { DisplayName, MinorUnits, rule } from "../fields.ts";
+import { MIN_SLICE_MEMORY_MIB, SLICES_PER_CARD } from "../gpu-sharing.ts";
 import { defineKind, statusOf } from "../kind.ts";
 
-export const OfferingSpec = z.object({
-  displayName: DisplayName,
-  /** As GPU nodes label it (nvidia.com/gpu.product), e.g. NVIDIA-H100-80GB-HBM3. */
-  gpuModel: z.string().min(1).max(253),
-  tier: z.string().min(1).max(63),
-  gpuCount: z.int().min(1).max(64).default(1),
-  /** Credits per hour in minor units (1 credit = 1,000,000). */
-  hourlyCreditRate: MinorUnits,
-  description: z.string().max(4096).optional(),
-  /** Disabled offerings are not offered for new sessions; running ones keep their rate. */
-  enabled: z.boolean().default(true),
-});
+const FRACTION_RULE =
+  "!has(self.slicesPerCard) || (self.slicesPerCard in [2, 4, 8] && self.gpuCount == 1 && has(self.gpuMemoryMib) && self.gpuMemoryMib / self.slicesPerCard >= 1024)";
+
+export const OfferingSpec = rule(
+  z.object({
+    displayName: DisplayName,
+    /** As GPU nodes label it (nvidia.com/gpu.product), e.g. NVIDIA-H100-80GB-HBM3. */
+    gpuModel: z.string().min(1).max(253),
+    tier: z.string().min(1).max(63),
+    gpuCount: z.int().min(1).max(64).default(1),
+    /** One card's GPU memory as the cards report it (MiB); a slice's guaranteed memory derives from it. */
+    gpuMemoryMib: z.int().min(1024).max(4_194_304).optional(),
+    /**
+     * A fraction of one card: the offering is one of this many equal slices (2, 4 or 8: 1/2, 1/4, 1/8),
+     * each with gpuMemoryMib / slicesPerCard of memory and 100 / slicesPerCard percent of the cores.
+     * Absent: gpuCount whole cards. Needs a sharing layer on the cluster (docs/dev/gpu-sharing.md).
+     */
+    slicesPerCard: z.int().min(2).max(8).optional(),
+    /** Credits per hour in minor units (1 credit = 1,000,000). */
+    hourlyCreditRate: MinorUnits,
+    description: z.string().max(4096).optional(),
+    /** Disabled offerings are not offered for new sessions; running ones keep their rate. */
+    enabled: z.boolean().default(true),
+  }),
+  FRACTION_RULE,
+  `a fractional offering is 1/2, 1/4 or 1/8 of one card (gpuCount 1) with gpuMemoryMib, and a slice has at least ${MIN_SLICE_MEMORY_MIB} MiB`,
+  (s) =>
+    s.slicesPerCard === undefined ||
+    ((SLICES_PER_CARD as readonly number[]).includes(s.slicesPerCard) &&
+      s.gpuCount === 1 &&
+      s.gpuMemoryMib !== undefined &&
+      Math.floor(s.gpuMemoryMib / s.slicesPerCard) >= MIN_SLICE_MEMORY_MIB),
+);
 export type OfferingSpec = z.infer<typeof OfferingSpec>;
 
 export const OfferingStatus = statusOf({});
@@ -31,6 +53,7 @@ export const OfferingKind = defineKind({
     { name: "GPU Model", type: "string", jsonPath: ".spec.gpuModel" },
     { name: "Tier", type: "string", jsonPath: ".spec.tier" },
     { name: "GPUs", type: "integer", jsonPath: ".spec.gpuCount" },
+    { name: "Slices", type: "integer", jsonPath: ".spec.slicesPerCard", description: "slices per card", priority: 1 },
     { name: "Rate", type: "string", jsonPath: ".spec.hourlyCreditRate", description: "minor units per hour" },
     { name: "Enabled", type: "boolean", jsonPath: ".spec.enabled", priority: 1 },
   ],

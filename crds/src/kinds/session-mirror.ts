@@ -11,6 +11,7 @@ import { z } from "zod";
 import { ClusterId, Id, immutable, Quantity, ResourceName } from "../fields.ts";
 import { defineKind, statusOf } from "../kind.ts";
 import { ImageKindName } from "./image.ts";
+import { GpuAssignment, GpuSliceSpec } from "./session.ts";
 
 export const SessionMirrorSpec = z.object({
   /** The session's REST id (`ses_…`); reports name it. */
@@ -35,6 +36,12 @@ export const SessionMirrorSpec = z.object({
     gpuCount: z.int().min(1).max(64),
     /** `nvidia.com/gpu.product` of the nodes the pod may run on. */
     gpuModel: z.string().min(1).max(253),
+    /** A slice of one card; absent: whole cards. */
+    gpuSlice: GpuSliceSpec.optional(),
+    /** The node and cards placement chose (clusters with a sharing layer): the pod is pinned to them. */
+    gpuAssignment: GpuAssignment.optional(),
+    /** The cluster's sharing layer whose resource names the pod asks in; absent: plain `nvidia.com/gpu`. */
+    gpuSharing: z.enum(["hami"]).optional(),
   }),
   /** Claims of the session's volumes on this cluster (the storage issue creates them). */
   volumes: z

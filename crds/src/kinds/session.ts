@@ -42,6 +42,8 @@ export const SessionReason = {
   NoCapacity: "NoCapacity",
   PinnedClusterFull: "PinnedClusterFull",
   NoMatchingGpuModel: "NoMatchingGpuModel",
+  /** A slice of a card, and no cluster with the model runs a GPU sharing layer. */
+  NoSharingLayer: "NoSharingLayer",
   NodeLost: "NodeLost",
   // Dispatched
   MirrorCreated: "MirrorCreated",
@@ -87,6 +89,21 @@ export const SessionReason = {
 } as const;
 export type SessionReason = (typeof SessionReason)[keyof typeof SessionReason];
 
+export const GpuSliceSpec = z.object({
+  slicesPerCard: z.int().min(2).max(8),
+  memoryMib: z.int().min(1024).max(4_194_304),
+  cores: z.int().min(1).max(100),
+});
+export type GpuSliceSpec = z.infer<typeof GpuSliceSpec>;
+
+/** The cards placement chose on a cluster with a sharing layer: the pod is pinned to them. */
+export const GpuAssignment = z.object({
+  node: z.string().min(1).max(253),
+  /** Card UUIDs (one for a slice). */
+  cards: z.array(z.string().min(1).max(253)).min(1).max(64),
+});
+export type GpuAssignment = z.infer<typeof GpuAssignment>;
+
 export const SessionVolumeMount = z.object({
   /** A Volume in the session's namespace. */
   volume: ResourceName,
@@ -101,29 +118,38 @@ export const SessionVolumeMount = z.object({
 export type SessionVolumeMount = z.infer<typeof SessionVolumeMount>;
 
 export const SessionSpec = keptOnceSet(
-  z.object({
-    /** User id of the person the session belongs to. */
-    owner: immutable(Id),
-    organization: immutable(Id),
-    project: Id.optional(),
-    displayName: DisplayName.optional(),
-    /** Names of the cluster-scoped catalog resources. */
-    offering: ResourceName,
-    preset: ResourceName,
-    image: ResourceName,
-    /**
-     * GPUs the session holds, fixed at creation: quotas and billing count these, so a later change of the
-     * preset or offering must not make it run on more or fewer. Absent on sessions from before: the catalog's.
-     */
-    gpuCount: immutable(z.int().min(1).max(64)).optional(),
-    volumes: z.array(SessionVolumeMount).max(16).default([]),
-    /** Place only on this cluster; the session waits there when it is full. */
-    clusterPin: ClusterId.optional(),
-    desiredState: SessionDesiredState.default("Running"),
-    /** Higher first in the queue; ties go to the older session. */
-    priority: z.int32().default(0),
-  }),
-  "gpuCount",
+  keptOnceSet(
+    z.object({
+      /** User id of the person the session belongs to. */
+      owner: immutable(Id),
+      organization: immutable(Id),
+      project: Id.optional(),
+      displayName: DisplayName.optional(),
+      /** Names of the cluster-scoped catalog resources. */
+      offering: ResourceName,
+      preset: ResourceName,
+      image: ResourceName,
+      /**
+       * GPUs the session holds, fixed at creation: quotas and billing count these, so a later change of the
+       * preset or offering must not make it run on more or fewer. Absent on sessions from before: the catalog's.
+       */
+      gpuCount: immutable(z.int().min(1).max(64)).optional(),
+      /**
+       * A fraction of one card, fixed at creation from the offering (docs/dev/gpu-sharing.md): one of
+       * `slicesPerCard` slices with `memoryMib` of GPU memory and `cores` percent of the card's cores.
+       * Absent: whole cards.
+       */
+      gpuSlice: immutable(GpuSliceSpec).optional(),
+      volumes: z.array(SessionVolumeMount).max(16).default([]),
+      /** Place only on this cluster; the session waits there when it is full. */
+      clusterPin: ClusterId.optional(),
+      desiredState: SessionDesiredState.default("Running"),
+      /** Higher first in the queue; ties go to the older session. */
+      priority: z.int32().default(0),
+    }),
+    "gpuCount",
+  ),
+  "gpuSlice",
 );
 export type SessionSpec = z.infer<typeof SessionSpec>;
 
@@ -133,6 +159,8 @@ export const SessionStatus = statusOf({
   node: z.string().max(253).optional(),
   gpuModel: z.string().max(253).optional(),
   gpuDevices: z.array(z.string().max(253)).max(64).optional(),
+  /** Set by placement on a cluster with a sharing layer, while the session holds its cards there. */
+  gpuAssignment: GpuAssignment.optional(),
   /** Paths under the cluster's session domain: /proxy/{cr}/lab|terminal|code/. */
   connect: z
     .object({

@@ -7,7 +7,7 @@ import { request as httpsRequest } from "node:https";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { mintCredential } from "./credentials.ts";
-import { createDevicePlugin, createGpuNode, createRuntimeClass, nodeIsReady } from "./gpu.ts";
+import { createDevicePlugin, createGpuNode, createHamiDevicePlugin, createRuntimeClass, nodeIsReady } from "./gpu.ts";
 import { KubeHttp } from "./kube.ts";
 import { kubeconfigText } from "./kubeconfig.ts";
 import { criLogLines, writeKwokConfig } from "./kwok.ts";
@@ -289,7 +289,11 @@ export async function startCluster(input: ClusterStartInput): Promise<Cluster> {
     const kwok = async () => {
       await Promise.all([
         ...(desc.gpuRuntimeClass ? [createRuntimeClass(admin)] : []),
-        ...(desc.gpuDevicePlugin ? [createDevicePlugin(admin)] : []),
+        ...(desc.gpuDevicePlugin === "hami"
+          ? [createHamiDevicePlugin(admin)]
+          : desc.gpuDevicePlugin
+            ? [createDevicePlugin(admin)]
+            : []),
         ...(desc.nodes ?? []).map((n) => createGpuNode(admin, n)),
       ]);
       writeFileSync(podLogFile, criLogLines(input.podLogLines));

@@ -1,7 +1,14 @@
 export { findTestbedBinaries, hasTestbedBinaries, TESTBED_BINARIES } from "./binaries.ts";
 export { ComponentStartError } from "./cluster.ts";
 export { formatTimings, startFleet, table } from "./fleet.ts";
-export { GPU_RESOURCE, gpuNodeManifest } from "./gpu.ts";
+export {
+  type BedGpuCard,
+  CARD_MEMORY_MIB,
+  cardUuid,
+  GPU_RESOURCE,
+  gpuCardsOf,
+  gpuNodeManifest,
+} from "./gpu.ts";
 export * from "./images.ts";
 export { KubeHttp, KubeHttpError } from "./kube.ts";
 export { kubeConfigFrom } from "./kubeconfig.ts";

@@ -12,6 +12,16 @@ export interface GpuNodeDescription {
   gpuCount: number;
   /** Extra node labels (merged over the GPU labels). */
   labels?: Record<string, string>;
+  /**
+   * "hami": the node looks like a node of a HAMi cluster (docs/dev/gpu-sharing.md): `nvidia.com/gpu` counts
+   * vGPUs (cards × vgpuSplit), `nvidia.com/gpumem` and `nvidia.com/gpucores` are the cards' sums, and
+   * `hami.io/node-nvidia-register` lists each card (stable UUID, memory, cores). Absent: whole cards only.
+   */
+  sharing?: "hami";
+  /** Memory per card (MiB); default: the model's as the cards report it (gpu.ts), else 81920. */
+  gpuMemoryMib?: number;
+  /** vGPUs a card splits into (HAMi's deviceSplitCount); default 10. */
+  vgpuSplit?: number;
   /** Defaults: 96 CPUs, 1 TiB memory, 110 pods. */
   cpu?: string;
   memory?: string;
@@ -25,8 +35,8 @@ export interface ClusterDescription {
   nodes?: GpuNodeDescription[];
   /** Create RuntimeClass `nvidia` (handler `nvidia`). */
   gpuRuntimeClass?: boolean;
-  /** Create the DaemonSet `nvidia-device-plugin-daemonset` in kube-system. */
-  gpuDevicePlugin?: boolean;
+  /** Create the DaemonSet `nvidia-device-plugin-daemonset` in kube-system ("hami": HAMi's `hami-device-plugin`). */
+  gpuDevicePlugin?: boolean | "hami";
   /** Extra command-line flags per component, appended last (feature gates, or a bad flag in a test). */
   extraArgs?: Partial<Record<ComponentName, string[]>>;
 }

@@ -3,6 +3,7 @@
 
 import { GPU_COUNT_LABEL, GPU_MEMORY_LABEL, GPU_PRODUCT_LABEL, GPU_RESOURCE, GPU_UUIDS_ANNOTATION } from "@berth/crds";
 import type { GpuDevice, InventoryNode } from "@berth/crds/internal-plane";
+import { hamiDevices, type SharingPod } from "./sharing.ts";
 
 type Quantities = Record<string, string | number | undefined>;
 
@@ -24,7 +25,7 @@ interface ContainerLike {
 
 /** The part of a Pod that inventory reads. */
 export interface PodLike {
-  metadata?: { name?: string; namespace?: string };
+  metadata?: { name?: string; namespace?: string; annotations?: Record<string, string> };
   spec?: { nodeName?: string; containers?: ContainerLike[]; initContainers?: ContainerLike[] };
   status?: { phase?: string };
 }
@@ -113,17 +114,40 @@ function sortedLabels(labels: Record<string, string> | undefined): Record<string
  */
 export function computeInventory(nodes: Iterable<NodeLike>, pods: Iterable<PodLike>): InventoryNode[] {
   const inUse = new Map<string, number>();
+  const podsOn = new Map<string, SharingPod[]>();
   for (const pod of pods) {
     const node = pod.spec?.nodeName;
     if (!node || isTerminal(pod)) continue;
     const n = podGpus(pod);
-    if (n > 0) inUse.set(node, (inUse.get(node) ?? 0) + n);
+    if (n > 0) {
+      inUse.set(node, (inUse.get(node) ?? 0) + n);
+      podsOn.set(node, [...(podsOn.get(node) ?? []), pod as SharingPod]);
+    }
   }
   const out: InventoryNode[] = [];
   for (const node of nodes) {
     const name = node.metadata?.name;
     if (!name || !isGpuNode(node)) continue;
     const model = node.metadata?.labels?.[GPU_PRODUCT_LABEL] ?? null;
+    // With HAMi, nvidia.com/gpu counts vGPUs: cards, their health and what pods hold come from its register.
+    const shared = hamiDevices(node.metadata?.annotations, model, podsOn.get(name) ?? []);
+    if (shared) {
+      const healthy = shared.filter((d) => d.healthy !== false);
+      out.push({
+        name,
+        gpu_model: model ?? shared[0]?.model ?? null,
+        gpu_count: shared.length,
+        gpu_allocatable: healthy.length,
+        // Whole cards: a card with any slice on it is not free for a whole-card session.
+        gpu_in_use: healthy.filter((d) => (d.vgpus_used ?? 0) > 0).length,
+        labels: sortedLabels(node.metadata?.labels),
+        schedulable: node.spec?.unschedulable !== true,
+        ready: isReady(node),
+        devices: shared,
+        gpu_sharing: "hami",
+      });
+      continue;
+    }
     const count = parseCount(node.status?.capacity?.[GPU_RESOURCE]);
     out.push({
       name,

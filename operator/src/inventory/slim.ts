@@ -2,7 +2,7 @@
 // Two reasons: a busy cluster's pods would cost hundreds of MB as full objects, and comparing projections
 // is how heartbeat churn (kwok and kubelets rewrite node status every few seconds) is told apart from a
 // change that matters — an update whose projection is unchanged wakes nothing.
-import { GPU_RESOURCE, GPU_UUIDS_ANNOTATION } from "@berth/crds";
+import { GPU_RESOURCE, GPU_UUIDS_ANNOTATION, HAMI } from "@berth/crds";
 import { isGpuNode, isTerminal, type NodeLike, type PodLike, podGpus } from "./compute.ts";
 
 /** The node as inventory sees it, or undefined for a node without GPUs (not kept). */
@@ -11,6 +11,9 @@ export function slimNode(node: NodeLike): NodeLike | undefined {
   const annotations: Record<string, string> = {};
   const uuids = node.metadata?.annotations?.[GPU_UUIDS_ANNOTATION];
   if (uuids !== undefined) annotations[GPU_UUIDS_ANNOTATION] = uuids;
+  // The sharing layer's register: per-card UUID, memory, cores and health (not its handshake, a timestamp).
+  const register = node.metadata?.annotations?.[HAMI.registerAnnotation];
+  if (register !== undefined) annotations[HAMI.registerAnnotation] = register;
   const capacity = node.status?.capacity?.[GPU_RESOURCE];
   const allocatable = node.status?.allocatable?.[GPU_RESOURCE];
   const ready = (node.status?.conditions ?? []).find((c) => c.type === "Ready");
@@ -35,8 +38,25 @@ export function slimPod(pod: PodLike): PodLike | undefined {
   if (!nodeName || isTerminal(pod)) return undefined;
   const gpus = podGpus(pod);
   if (gpus <= 0) return undefined;
+  // What a sharing layer needs to tell which card holds how much: the card pin or HAMi's record, and the
+  // memory and cores asked for.
+  const annotations: Record<string, string> = {};
+  for (const k of [HAMI.useUuidAnnotation, HAMI.allocatedAnnotation]) {
+    const v = pod.metadata?.annotations?.[k];
+    if (v !== undefined) annotations[k] = v;
+  }
+  const limits: Record<string, string> = { [GPU_RESOURCE]: String(gpus) };
+  for (const k of [HAMI.memoryResource, HAMI.memoryPercentResource, HAMI.coresResource]) {
+    let v: string | number | undefined;
+    for (const c of pod.spec?.containers ?? []) v ??= c.resources?.limits?.[k] ?? c.resources?.requests?.[k];
+    if (v !== undefined) limits[k] = String(v);
+  }
   return {
-    metadata: { name: pod.metadata?.name ?? "", namespace: pod.metadata?.namespace ?? "" },
-    spec: { nodeName, containers: [{ resources: { limits: { [GPU_RESOURCE]: String(gpus) } } }] },
+    metadata: {
+      name: pod.metadata?.name ?? "",
+      namespace: pod.metadata?.namespace ?? "",
+      ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
+    },
+    spec: { nodeName, containers: [{ resources: { limits } }] },
   };
 }

@@ -16,6 +16,7 @@ import * as m20261126000101 from "./20261126000101_notifications.ts";
 import * as m20261126000102 from "./20261126000102_system_settings.ts";
 import * as m20261126000200 from "./20261126000200_webhooks.ts";
 import * as m20261126000300 from "./20261126000300_volumes.ts";
+import * as m20261126000400 from "./20261126000400_gpu_sharing.ts";
 import * as m20261126000600 from "./20261126000600_private_images.ts";
 import * as m20261126000700 from "./20261126000700_quota_requests.ts";
 import * as m20261126000900 from "./20261126000900_storage_billing.ts";
@@ -45,6 +46,7 @@ export const migrations: Migration[] = [
   { name: "20261126000100_audit_log", up: m20261126000100.up },
   { name: "20261126000101_notifications", up: m20261126000101.up },
   { name: "20261126000102_system_settings", up: m20261126000102.up },
+  { name: "20261126000400_gpu_sharing", up: m20261126000400.up },
   { name: "20261126000600_private_images", up: m20261126000600.up },
   { name: "20261126000700_quota_requests", up: m20261126000700.up },
   { name: "20261126000900_storage_billing", up: m20261126000900.up },

@@ -8,17 +8,19 @@
 // - gpu_runtime_class: the `node.k8s.io/v1` RuntimeClass named `runtimeClassName` (default `nvidia`)
 //   exists and its handler is `runtimeClassHandler` (default `nvidia`).
 // - gpu_device_plugin: a DaemonSet in the device-plugin namespace (default `kube-system`) whose name
-//   contains `nvidia-device-plugin`, OR at least one node whose `status.allocatable["nvidia.com/gpu"]` is
+//   contains `nvidia-device-plugin` (or HAMi's `hami-device-plugin`: docs/dev/gpu-sharing.md), OR at least one node whose `status.allocatable["nvidia.com/gpu"]` is
 //   above zero. The second covers installs that run the plugin elsewhere (the GPU Operator's namespace):
 //   only a running device plugin advertises that resource, so a node that has it is evidence of one.
 // - credential_permissions: a SelfSubjectAccessReview allows every verb of `controlPlaneRbac()`.
 import { HttpKube, KubeTransportError, seg } from "@berth/controllers/kube";
-import { GPU_RESOURCE } from "@berth/crds";
+import { GPU_RESOURCE, HAMI } from "@berth/crds";
 import type { ControlPlaneRbac } from "../../rbac.ts";
 import type { ClusterCredential } from "./credential.ts";
 import { describePermission, type Permission, permissionsOf } from "./permissions.ts";
 
 export const DEVICE_PLUGIN_NAME_FRAGMENT = "nvidia-device-plugin";
+/** DaemonSet names of the GPU device plugins recognised: NVIDIA's, and the sharing layer HAMi's. */
+export const DEVICE_PLUGIN_NAME_FRAGMENTS = [DEVICE_PLUGIN_NAME_FRAGMENT, HAMI.devicePluginDaemonSet];
 
 export interface ProbeOptions {
   timeoutMs: number;
@@ -143,7 +145,9 @@ async function checkDevicePlugin(kube: HttpKube, opts: ProbeOptions, signal: Abo
   );
   const daemonSets =
     ds.status === 200
-      ? (ds.body.items ?? []).map((i) => i.metadata?.name ?? "").filter((n) => n.includes(DEVICE_PLUGIN_NAME_FRAGMENT))
+      ? (ds.body.items ?? [])
+          .map((i) => i.metadata?.name ?? "")
+          .filter((n) => DEVICE_PLUGIN_NAME_FRAGMENTS.some((f) => n.includes(f)))
       : [];
   if (daemonSets.length > 0) return { daemonSets, gpuNodes: 0, how: "daemonset" as const };
   let gpuNodes = 0;

@@ -109,6 +109,30 @@ describe("charging usage", () => {
     expect(await balanceOf(tdb.db, org.wallet.id)).toBe(10n * CREDIT - 800_000n);
   });
 
+  it("charges a slice its offering's own rate, exactly: eight 1/8 sessions of an H100 for an hour and a 1/4 for odd intervals", async () => {
+    const { b } = testBilling(tdb.db);
+    const org = await anOrganizationWallet(tdb.db, 100n * CREDIT);
+    const eighths = [];
+    for (let i = 0; i < 8; i++)
+      eighths.push(await aSession(tdb.db, { ownerId: "usr_1", organizationId: org.id, offering: "h100-1-8" }));
+    for (const [i, s] of eighths.entries())
+      await usage(tdb.db, "clu_a", [{ id: `smp-8-${i}`, session: s.id, start: at(0), seconds: 3600 }]);
+    // 0.6 credits an hour each: the slice's rate, not the card's times its share again.
+    expect((await billPendingUsage(b)).charged).toBe(8n * 600_000n);
+    const quarter = await aSession(tdb.db, { ownerId: "usr_1", organizationId: org.id, offering: "h100-1-4" });
+    // 1.15 credits an hour over 7 s intervals (2,236.11… units each): the fractions carry, nothing is lost.
+    const full = Math.floor(3600 / 7); // 514 intervals of 7 s, then one of 2 s: an hour
+    const samples = Array.from({ length: full + 1 }, (_, i) => ({
+      id: `smp-q-${i}`,
+      session: quarter.id,
+      start: at(7 * i),
+      seconds: i < full ? 7 : 3600 - 7 * full,
+    }));
+    await usage(tdb.db, "clu_a", samples);
+    expect((await billPendingUsage(b)).charged).toBe(1_150_000n);
+    expect(await balanceOf(tdb.db, org.wallet.id)).toBe(100n * CREDIT - 4_800_000n - 1_150_000n);
+  });
+
   it("draws on the owner's wallet first, then the project's, then the organization's", async () => {
     const { b } = testBilling(tdb.db);
     const org = await anOrganizationWallet(tdb.db, 10n * CREDIT);

@@ -21,7 +21,13 @@ export const TEST_OFFERINGS: Record<string, OfferingRate> = {
   a100: { hourlyCreditRate: "2500000", gpuCount: 1 },
   l4: { hourlyCreditRate: "800000", gpuCount: 1 },
   h100x2: { hourlyCreditRate: "7000000", gpuCount: 2 },
+  // Fractional tiers (docs/dev/gpu-sharing.md): the rate is the slice's own.
+  "h100-1-8": { hourlyCreditRate: "600000", gpuCount: 1 },
+  "h100-1-4": { hourlyCreditRate: "1150000", gpuCount: 1 },
 };
+
+/** Slices per card of the fractional test offerings. */
+const TEST_SLICES: Record<string, number> = { "h100-1-8": 8, "h100-1-4": 4 };
 
 export function testBilling(
   db: Knex,
@@ -125,6 +131,7 @@ export async function aSession(
     gpu_count: o.gpuCount ?? 1,
     hourly_credit_rate: TEST_OFFERINGS[offering]?.hourlyCreditRate ?? "1000000",
     offering_gpu_count: TEST_OFFERINGS[offering]?.gpuCount ?? 1,
+    gpu_slices_per_card: TEST_SLICES[offering] ?? null,
     cluster_id: o.clusterId ?? "clu_a",
     phase: o.phase ?? "Running",
     desired_state: "Running",

@@ -27,6 +27,7 @@ import {
   doorRequest,
   type GpuScope,
   liveGpusOf,
+  occupancyOf,
   ownerRefusalGiven,
   type QuotaRequest,
   sharedGpuRefusal,
@@ -175,12 +176,12 @@ async function decideBatch(
     }
     // Admitted: what it holds counts before the next request is decided.
     const t = tallyOf(req.ownerId);
-    tallies.set(req.ownerId, { sessions: t.sessions + 1, gpus: t.gpus + req.gpuCount });
+    tallies.set(req.ownerId, { sessions: t.sessions + 1, gpus: t.gpus + occupancyOf(req) });
     for (const scope of [
       ...(req.projectId ? [{ column: "project_id" as const, id: req.projectId }] : []),
       { column: "organization_id" as const, id: req.organizationId },
     ]) {
-      added.set(keyOf(scope), (added.get(keyOf(scope)) ?? 0) + req.gpuCount);
+      added.set(keyOf(scope), (added.get(keyOf(scope)) ?? 0) + occupancyOf(req));
     }
     door.letIn(doorRequest(req));
     outcomes.push(row);

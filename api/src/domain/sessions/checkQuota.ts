@@ -14,7 +14,7 @@
 // spend limits, and the organization's budget must not be spent.
 import type { Offering, ResourcePolicy } from "@berth/crds";
 import type { Knex } from "knex";
-import { countLiveForOwner, type OwnerTally } from "../../db/operations/sessions/countLiveForOwner.ts";
+import { countLiveForOwner, OCCUPANCY_SQL, type OwnerTally } from "../../db/operations/sessions/countLiveForOwner.ts";
 import { lockOrganizationDoor } from "../../db/operations/sessions/lockOrganization.ts";
 import { ENDED_PHASES } from "../../db/operations/sessions/types.ts";
 import type { Deps } from "../../deps.ts";
@@ -30,12 +30,20 @@ export interface QuotaRequest {
   organizationId: string;
   projectId: string | null;
   offering: Offering;
+  /** Whole GPUs (billing's rate scales with them); a slice is 1. */
   gpuCount: number;
+  /** What quotas count (docs/dev/gpu-sharing.md): a 1/4 slice is 0.25; absent: gpuCount. */
+  gpuOccupancy?: number;
   /** On resume: the session itself, not counted among those already owed a minimum run. */
   sessionId?: string;
 }
 
 type LimitName = keyof ResourcePolicy["spec"]["limits"];
+
+/** GPU occupancy a request adds: quotas count slices by their share (sums of 1/2, 1/4, 1/8 are exact in binary). */
+export function occupancyOf(req: Pick<QuotaRequest, "gpuCount" | "gpuOccupancy">): number {
+  return req.gpuOccupancy ?? req.gpuCount;
+}
 
 /** Where a limit is looked up: the person (when known), their project and organization. */
 export interface LimitSite {
@@ -162,12 +170,12 @@ export async function ownerRefusalGiven(
       scope: sessionsLimit.scope,
     });
   }
-  if (gpuLimit && mine.gpus + req.gpuCount > gpuLimit.value) {
+  if (gpuLimit && mine.gpus + occupancyOf(req) > gpuLimit.value) {
     return new QuotaExceeded(`at most ${gpuLimit.value} GPUs per user`, {
       limit: "maxGpusPerUser",
       value: gpuLimit.value,
       current: mine.gpus,
-      requested: req.gpuCount,
+      requested: occupancyOf(req),
       scope: gpuLimit.scope,
     });
   }
@@ -192,7 +200,7 @@ export async function liveGpusOf(db: Knex, scope: GpuScope): Promise<number> {
   const row = (await db("sessions")
     .where({ [scope.column]: scope.id, desired_state: "Running" })
     .whereNotIn("phase", ENDED_PHASES)
-    .first(db.raw("coalesce(sum(gpu_count), 0)::int as gpus"))) as { gpus: number } | undefined;
+    .first(db.raw(`coalesce(sum(${OCCUPANCY_SQL}), 0)::float8 as gpus`))) as { gpus: number } | undefined;
   return row?.gpus ?? 0;
 }
 
@@ -211,10 +219,10 @@ export async function sharedGpuRefusal(
     const limit = effectiveLimit(policies, name, at);
     if (!limit) continue;
     const current = await held({ column, id });
-    if (current + req.gpuCount > limit.value) {
+    if (current + occupancyOf(req) > limit.value) {
       return new QuotaExceeded(
         `at most ${limit.value} GPUs per ${column === "project_id" ? "project" : "organization"}`,
-        { limit: name, value: limit.value, current, requested: req.gpuCount, scope: limit.scope },
+        { limit: name, value: limit.value, current, requested: occupancyOf(req), scope: limit.scope },
       );
     }
   }

@@ -4,13 +4,18 @@
 
 import {
   ANNOTATIONS,
+  fractionLabel,
+  type GpuSlice,
+  gpuOccupancy,
   LABELS,
   labelValue,
   newSessionId,
+  type Offering,
   organizationNamespace,
   type Session,
   SessionKind,
   sessionResourceName,
+  sliceOf,
   VOLUME_ID,
   volumeResourceName,
 } from "@berth/crds";
@@ -18,6 +23,7 @@ import { findClusterById } from "../../db/operations/clusters/findClusterById.ts
 import { findProjectById } from "../../db/operations/projects/findProjectById.ts";
 import { fleetModels } from "../../db/operations/sessions/fleetModels.ts";
 import { insertSessionEvents } from "../../db/operations/sessions/sessionEvents.ts";
+import { sharingClusters } from "../../db/operations/sessions/sharingClusters.ts";
 import { updateSession } from "../../db/operations/sessions/updateSession.ts";
 import { type SessionView, viewFromRow } from "../../db/operations/sessions/view.ts";
 import type { Deps } from "../../deps.ts";
@@ -102,14 +108,27 @@ export async function createSession(deps: Deps, principal: Principal, input: Cre
   ];
   if (bad.length > 0 || !offering || !preset || !image) throw new Invalid("the request is invalid", bad);
   const gpuModel = offering.spec.gpuModel;
-  const gpuCount = preset.spec.gpuCount > 0 ? preset.spec.gpuCount : offering.spec.gpuCount;
+  const gpuSlice = sliceOfOffering(offering);
+  // A slice is of one card: a GPU preset cannot make it several.
+  if (gpuSlice && preset.spec.gpuCount > 1)
+    throw new Invalid("the request is invalid", [
+      issue(
+        "preset",
+        `the preset asks for ${preset.spec.gpuCount} GPUs; the offering is ${fractionLabel(gpuSlice.slicesPerCard)} of one card: pick a compute preset or a one-GPU preset`,
+      ),
+    ]);
+  const gpuCount = gpuSlice ? 1 : preset.spec.gpuCount > 0 ? preset.spec.gpuCount : offering.spec.gpuCount;
 
   if (input.cluster_id) {
     const cluster = await findClusterById(deps.db, input.cluster_id);
     if (!cluster || cluster.deregistered_at)
       throw new Invalid("the request is invalid", [issue("cluster_id", "no such cluster")]);
   }
-  const unavailable = await gpuModelRefusal(deps, input.offering, gpuModel, input.cluster_id);
+  const unavailable =
+    (await gpuModelRefusal(deps, input.offering, gpuModel, input.cluster_id)) ??
+    (gpuSlice
+      ? await gpuSharingRefusal(deps, input.offering, gpuModel, gpuSlice.slicesPerCard, input.cluster_id)
+      : undefined);
   if (unavailable) throw unavailable;
 
   const namespace = organizationNamespace(organizationId);
@@ -132,7 +151,15 @@ export async function createSession(deps: Deps, principal: Principal, input: Cre
   const now = deps.clock.now();
   const row = await admitCreate(
     deps,
-    { kind: "create", ownerId: principal.userId, organizationId, projectId, offering, gpuCount },
+    {
+      kind: "create",
+      ownerId: principal.userId,
+      organizationId,
+      projectId,
+      offering,
+      gpuCount,
+      gpuOccupancy: gpuOccupancy(gpuCount, gpuSlice?.slicesPerCard),
+    },
     {
       id,
       cr_name: crName,
@@ -148,6 +175,8 @@ export async function createSession(deps: Deps, principal: Principal, input: Cre
       gpu_count: gpuCount,
       hourly_credit_rate: offering.spec.hourlyCreditRate,
       offering_gpu_count: offering.spec.gpuCount,
+      gpu_slices_per_card: gpuSlice?.slicesPerCard ?? null,
+      gpu_slice_memory_mib: gpuSlice?.memoryMib ?? null,
       cluster_pin: input.cluster_id ?? null,
       priority,
       created_at: now,
@@ -176,6 +205,7 @@ export async function createSession(deps: Deps, principal: Principal, input: Cre
       preset: input.preset,
       image: input.image,
       gpuCount,
+      ...(gpuSlice ? { gpuSlice } : {}),
       volumes,
       ...(input.cluster_id ? { clusterPin: input.cluster_id } : {}),
       desiredState: "Running",
@@ -237,6 +267,42 @@ async function writeResource(
   // 409: the name is this create's alone, so a retried POST (the client's, on a stale connection) landed.
   if (res.status === 409) return readBack(failure);
   throw failure;
+}
+
+/** The slice a fractional offering guarantees, fixed on the session at creation; undefined for whole cards. */
+export function sliceOfOffering(offering: Offering): GpuSlice | undefined {
+  const n = offering.spec.slicesPerCard;
+  if (n === undefined || offering.spec.gpuMemoryMib === undefined) return undefined;
+  return sliceOf(offering.spec.gpuMemoryMib, n);
+}
+
+/**
+ * 422 `gpu_sharing_unavailable` when the offering is a slice and no cluster with its model (or not the
+ * pinned one) runs a GPU sharing layer: nothing could isolate the slice.
+ */
+export async function gpuSharingRefusal(
+  deps: Deps,
+  offering: string,
+  gpuModel: string,
+  slicesPerCard: number,
+  clusterId?: string,
+): Promise<DomainError | undefined> {
+  const sharing = await sharingClusters(deps.db, gpuModel);
+  if (clusterId ? sharing.includes(clusterId) : sharing.length > 0) return undefined;
+  return new DomainError(
+    "gpu_sharing_unavailable",
+    clusterId
+      ? `cluster ${clusterId} runs no GPU sharing layer for ${gpuModel}: a ${fractionLabel(slicesPerCard)} slice cannot go there`
+      : `no cluster with ${gpuModel} runs a GPU sharing layer: a ${fractionLabel(slicesPerCard)} slice cannot be placed; pick a whole-card offering`,
+    {
+      gpu_model: gpuModel,
+      offering,
+      fraction: fractionLabel(slicesPerCard),
+      sharing_clusters: sharing,
+      supported_layers: ["hami"],
+      ...(clusterId ? { cluster_id: clusterId } : {}),
+    },
+  );
 }
 
 /** 422 `gpu_model_unavailable` when no cluster of the fleet (or not the pinned one) has the model. */

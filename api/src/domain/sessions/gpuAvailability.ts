@@ -1,8 +1,12 @@
 // Free and total GPUs by cluster and model, from the operators' inventory (Postgres) and what Berth's
 // own sessions hold (a fresh placement is counted before the inventory shows its pod).
 
+import { CardPool } from "@berth/controllers";
+import { fractionLabel, SLICES_PER_CARD, sliceOf } from "@berth/crds";
+import { cardHoldings } from "../../db/operations/sessions/cardHoldings.ts";
 import { inventoryByClusterModel } from "../../db/operations/sessions/fleetModels.ts";
 import { gpuHoldings } from "../../db/operations/sessions/gpuHoldings.ts";
+import { inventoryNodes } from "../../db/operations/sessions/workerQueries.ts";
 import type { Deps } from "../../deps.ts";
 
 export interface Availability {
@@ -15,12 +19,18 @@ export interface Availability {
     free: number;
     nodes: number;
     largestNode: number;
+    /** Its nodes run a GPU sharing layer: cards take slices. */
+    sharing: boolean;
+    /** Whole cards nothing holds (with sharing: no slice either). */
+    wholeFree: number;
+    /** Slices of each offered fraction that still fit, card by card (with sharing); empty otherwise. */
+    slicesFree: Record<string, number>;
   }[];
   models: { gpuModel: string; total: number; free: number; queued: number }[];
 }
 
 export async function gpuAvailability(deps: Deps): Promise<Availability> {
-  const [inv, held, queued] = await Promise.all([
+  const [inv, held, queued, nodes, cards] = await Promise.all([
     inventoryByClusterModel(deps.db),
     gpuHoldings(deps.db),
     deps
@@ -28,10 +38,68 @@ export async function gpuAvailability(deps: Deps): Promise<Availability> {
       .where({ phase: "Queued" })
       .groupBy("gpu_model")
       .select("gpu_model", deps.db.raw("count(*)::int as n")) as Promise<{ gpu_model: string; n: number }[]>,
+    inventoryNodes(deps.db),
+    cardHoldings(deps.db),
   ]);
+  // Card by card where a sharing layer runs: the placement's own pool, so both count alike.
+  const pool = new CardPool(
+    nodes.map((n) => ({
+      clusterId: n.cluster_id,
+      name: n.name,
+      gpuModel: n.gpu_model,
+      gpuAllocatable: n.gpu_allocatable,
+      gpuInUse: n.gpu_in_use,
+      schedulable: n.schedulable,
+      ready: n.ready,
+      ...(n.gpu_sharing === "hami" && n.cards
+        ? {
+            sharing: "hami" as const,
+            cards: n.cards.map((c) => ({
+              uuid: c.uuid,
+              memoryMib: c.memory_mib ?? 0,
+              cores: c.cores ?? 100,
+              split: c.split ?? 1,
+              healthy: c.healthy !== false,
+              memoryUsedMib: c.memory_used_mib ?? 0,
+              coresUsed: c.cores_used ?? 0,
+              vgpusUsed: c.vgpus_used ?? 0,
+            })),
+          }
+        : {}),
+    })),
+    cards.map((h) => ({
+      clusterId: h.cluster_id,
+      node: h.node ?? "",
+      cards: h.gpu_cards,
+      ...(h.gpu_slices_per_card && h.gpu_slice_memory_mib
+        ? {
+            slice: {
+              memoryMib: h.gpu_slice_memory_mib,
+              cores: Math.floor(100 / h.gpu_slices_per_card),
+            },
+          }
+        : {}),
+    })),
+  );
+  const cardMemory = new Map<string, number>();
+  for (const n of nodes)
+    for (const c of n.cards ?? []) {
+      const k = `${n.cluster_id}/${n.gpu_model}`;
+      cardMemory.set(k, Math.max(cardMemory.get(k) ?? 0, c.memory_mib ?? 0));
+    }
   const clusters = inv.map((r) => {
     const ours = held.find((h) => h.cluster_id === r.cluster_id && h.gpu_model === r.gpu_model)?.gpus ?? 0;
-    const inUse = Math.min(r.allocatable, Math.max(r.in_use, ours));
+    const sharing = pool.shares(r.cluster_id, r.gpu_model);
+    const wholeFree = sharing ? pool.wholeFree(r.cluster_id, r.gpu_model) : undefined;
+    const inUse =
+      wholeFree !== undefined ? r.allocatable - wholeFree : Math.min(r.allocatable, Math.max(r.in_use, ours));
+    const memory = cardMemory.get(`${r.cluster_id}/${r.gpu_model}`) ?? 0;
+    const slicesFree: Record<string, number> = {};
+    if (sharing && memory > 0)
+      for (const n of SLICES_PER_CARD) {
+        const s = sliceOf(memory, n);
+        slicesFree[fractionLabel(n)] = pool.slicesFree(r.cluster_id, r.gpu_model, s);
+      }
     return {
       clusterId: r.cluster_id,
       clusterName: r.cluster_name,
@@ -41,6 +109,9 @@ export async function gpuAvailability(deps: Deps): Promise<Availability> {
       free: r.allocatable - inUse,
       nodes: r.nodes,
       largestNode: r.largest_node,
+      sharing,
+      wholeFree: r.allocatable - inUse,
+      slicesFree,
     };
   });
   const models = new Map<string, { gpuModel: string; total: number; free: number; queued: number }>();

@@ -7,14 +7,20 @@
 // fleet has its GPU model, the resource policy, then billing's door — with the same functions, but
 // reading only: no lock, no write. A refusal is what create would answer (its code, message, details).
 // Two previews can both say yes where only one create passes: the gate decides under its locks.
-import { MINOR_UNITS_PER_CREDIT, organizationNamespace, volumeIdOf } from "@berth/crds";
+import { fractionLabel, gpuOccupancy, MINOR_UNITS_PER_CREDIT, organizationNamespace, volumeIdOf } from "@berth/crds";
 import type { Deps } from "../../deps.ts";
 import { DomainError, Invalid } from "../../errors.ts";
 import { costOf, sessionRate, units } from "../credits/money.ts";
 import { storageCostOf, storageRate } from "../credits/storage.ts";
 import type { Principal } from "../identity/principal.ts";
 import { quotaRefusal } from "./checkQuota.ts";
-import { checkVolumes, gpuModelRefusal, resolveOwnership } from "./createSession.ts";
+import {
+  checkVolumes,
+  gpuModelRefusal,
+  gpuSharingRefusal,
+  resolveOwnership,
+  sliceOfOffering,
+} from "./createSession.ts";
 import { gpuAvailability } from "./gpuAvailability.ts";
 import { sessionsRuntimeOf } from "./runtime.ts";
 
@@ -79,7 +85,8 @@ export async function previewCost(deps: Deps, principal: Principal, input: CostP
         throw e;
       });
 
-  const gpuCount = preset && preset.spec.gpuCount > 0 ? preset.spec.gpuCount : offering.spec.gpuCount;
+  const slice = sliceOfOffering(offering);
+  const gpuCount = slice ? 1 : preset && preset.spec.gpuCount > 0 ? preset.spec.gpuCount : offering.spec.gpuCount;
   const rate = sessionRate(units(offering.spec.hourlyCreditRate), offering.spec.gpuCount, gpuCount);
   const avail = await gpuAvailability(deps);
 
@@ -89,7 +96,10 @@ export async function previewCost(deps: Deps, principal: Principal, input: CostP
     refusal = new Invalid("the request is invalid", [
       { path: ["body", "offering"], message: "this offering is disabled", code: "invalid_reference" },
     ]);
-  else refusal = await gpuModelRefusal(deps, input.offering, offering.spec.gpuModel);
+  else
+    refusal =
+      (await gpuModelRefusal(deps, input.offering, offering.spec.gpuModel)) ??
+      (slice ? await gpuSharingRefusal(deps, input.offering, offering.spec.gpuModel, slice.slicesPerCard) : undefined);
   if (!refusal && !(ownership instanceof Invalid))
     refusal = await quotaRefusal(deps, deps.db, principal, {
       kind: "create",
@@ -98,6 +108,7 @@ export async function previewCost(deps: Deps, principal: Principal, input: CostP
       projectId: ownership.projectId,
       offering,
       gpuCount,
+      gpuOccupancy: gpuOccupancy(gpuCount, slice?.slicesPerCard),
     });
 
   // The volumes, checked as create checks them (who may mount them; a locked one is create's refusal).
@@ -126,8 +137,12 @@ export async function previewCost(deps: Deps, principal: Principal, input: CostP
     hourlyRate: costOf(rate, 3600).toString(),
     durationSeconds: input.duration_seconds,
     cost: costOf(rate, input.duration_seconds).toString(),
-    gpuAvailableNow: avail.clusters.some(
-      (c) => c.gpuModel === offering.spec.gpuModel && c.free >= gpuCount && c.largestNode >= gpuCount,
+    gpuAvailableNow: avail.clusters.some((c) =>
+      c.gpuModel !== offering.spec.gpuModel
+        ? false
+        : slice
+          ? (c.slicesFree[fractionLabel(slice.slicesPerCard)] ?? 0) > 0
+          : c.wholeFree >= gpuCount && c.largestNode >= gpuCount,
     ),
     organizationId: ownership instanceof Invalid ? null : ownership.organizationId,
     projectId: ownership instanceof Invalid ? null : ownership.projectId,

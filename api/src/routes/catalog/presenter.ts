@@ -1,6 +1,13 @@
 // Catalog objects on the wire. Every field is picked by name: nothing of metadata (uids, managed
 // fields, resource versions) or status leaks out by accident.
-import type { ImageSpec, OfferingSpec, ResourcePolicySpec, ResourcePresetSpec } from "@berth/crds";
+import {
+  fractionLabel,
+  type ImageSpec,
+  type OfferingSpec,
+  type ResourcePolicySpec,
+  type ResourcePresetSpec,
+  sliceOf,
+} from "@berth/crds";
 import type { KubeObject } from "../../domain/catalog/store.ts";
 import type { Image, Offering, ResourcePolicy, ResourcePreset } from "./schemas.ts";
 
@@ -14,12 +21,20 @@ function nameOf(o: KubeObject): string {
 
 export function presentOffering(o: KubeObject): Offering {
   const s = o.spec as OfferingSpec;
+  const slice =
+    s.slicesPerCard !== undefined && s.gpuMemoryMib !== undefined
+      ? sliceOf(s.gpuMemoryMib, s.slicesPerCard)
+      : undefined;
   return {
     name: nameOf(o),
     display_name: s.displayName,
     gpu_model: s.gpuModel,
     tier: s.tier,
     gpu_count: s.gpuCount ?? 1,
+    fraction: fractionLabel(s.slicesPerCard),
+    gpu_memory_mib: s.gpuMemoryMib ?? null,
+    slice_memory_mib: slice?.memoryMib ?? null,
+    slice_cores: slice?.cores ?? null,
     hourly_credit_rate: s.hourlyCreditRate,
     description: s.description ?? null,
     enabled: s.enabled !== false,

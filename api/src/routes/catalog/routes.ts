@@ -4,6 +4,7 @@
 // are small); names are the objects' Kubernetes names.
 
 import { Paged, pageOf } from "../../db/paging.ts";
+import { checkFraction, parseFraction } from "../../domain/catalog/gpuFraction.ts";
 import { createCatalog, getCatalog, listCatalog, updateCatalog } from "../../domain/catalog/operations.ts";
 import { images, offerings, policies, presets } from "../../domain/catalog/resources.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
@@ -35,11 +36,19 @@ function toSpec(body: Record<string, unknown>, names: Record<string, string>): R
   return out;
 }
 
+/** The wire's fraction ("1/4") as the spec's slicesPerCard; "1" (whole cards) is a removal, done by the caller. */
+function fractionSpec(fraction: string | undefined): { slicesPerCard?: number } {
+  if (fraction === undefined) return {};
+  const n = parseFraction(fraction);
+  return n === undefined ? {} : { slicesPerCard: n };
+}
+
 const OFFERING_FIELDS = {
   display_name: "displayName",
   gpu_model: "gpuModel",
   tier: "tier",
   gpu_count: "gpuCount",
+  gpu_memory_mib: "gpuMemoryMib",
   hourly_credit_rate: "hourlyCreditRate",
   description: "description",
   enabled: "enabled",
@@ -106,7 +115,9 @@ export const createOfferingRoute = defineRoute({
   responses: { 201: Offering },
   handler: async ({ deps, principal, body, audit }) => {
     audit.target("offering", body.name);
-    const o = await createCatalog(deps, principal, offerings, body.name, toSpec(body, OFFERING_FIELDS));
+    const spec = { ...toSpec(body, OFFERING_FIELDS), ...fractionSpec(body.fraction) };
+    checkFraction(spec);
+    const o = await createCatalog(deps, principal, offerings, body.name, spec);
     return { status: 201, body: presentOffering(o) };
   },
 });
@@ -124,10 +135,17 @@ export const updateOfferingRoute = defineRoute({
   responses: { 200: Offering },
   handler: async ({ deps, principal, params, body, audit }) => {
     audit.target("offering", params.name);
-    const o = await updateCatalog(deps, principal, offerings, params.name, (spec) => ({
-      ...spec,
-      ...toSpec(body, OFFERING_FIELDS),
-    }));
+    const o = await updateCatalog(deps, principal, offerings, params.name, (spec) => {
+      const next: Record<string, unknown> = {
+        ...spec,
+        ...toSpec(body, OFFERING_FIELDS),
+        ...fractionSpec(body.fraction),
+      };
+      if (body.fraction === "1") delete next.slicesPerCard;
+      if (body.gpu_memory_mib === null) delete next.gpuMemoryMib;
+      checkFraction(next);
+      return next;
+    });
     return { status: 200, body: presentOffering(o) };
   },
 });

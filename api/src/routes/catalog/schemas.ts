@@ -31,6 +31,19 @@ export const Offering = z
       .meta({ description: "As GPU nodes label it (nvidia.com/gpu.product).", example: "NVIDIA-H100-80GB-HBM3" }),
     tier: z.string(),
     gpu_count: z.int(),
+    fraction: z.string().meta({
+      description: 'Whole cards ("1": gpu_count of them) or a slice of one card: "1/2", "1/4", "1/8".',
+      example: "1/4",
+    }),
+    gpu_memory_mib: z.int().nullable().meta({ description: "One card's GPU memory (MiB), as the cards report it." }),
+    slice_memory_mib: z
+      .int()
+      .nullable()
+      .meta({ description: "GPU memory a session of this offering is guaranteed (MiB); null for whole cards." }),
+    slice_cores: z
+      .int()
+      .nullable()
+      .meta({ description: "Percent of the card's cores a slice gets; null for whole cards." }),
     hourly_credit_rate: z.string().meta({
       description: "Credits per hour in minor units (1 credit = 1,000,000), as a string.",
       example: "4000000",
@@ -47,6 +60,11 @@ const OfferingFields = {
   gpu_model: z.string().min(1).max(253),
   tier: z.string().min(1).max(63),
   gpu_count: z.int().min(1).max(64),
+  fraction: z
+    .string()
+    .max(16)
+    .meta({ description: '"1" (whole cards), "1/2", "1/4" or "1/8" of one card; others: gpu_fraction_not_offered.' }),
+  gpu_memory_mib: z.int().min(1).max(4_194_304).nullable(),
   hourly_credit_rate: MinorUnits.meta({ description: "Credits per hour in minor units, a string of digits." }),
   description: Description,
   enabled: z.boolean(),
@@ -56,6 +74,8 @@ export const CreateOfferingBody = z
     name: ResourceName,
     ...OfferingFields,
     gpu_count: OfferingFields.gpu_count.optional(),
+    fraction: OfferingFields.fraction.optional(),
+    gpu_memory_mib: OfferingFields.gpu_memory_mib.optional(),
     description: Description.optional(),
     enabled: z.boolean().optional(),
   })

@@ -51,6 +51,20 @@ export const Session = z
     image: z.string(),
     gpu_model: z.string(),
     gpu_count: z.number().int(),
+    gpu_fraction: z
+      .string()
+      .meta({ description: '"1" for whole cards, else the slice of one card: "1/2", "1/4", "1/8".', example: "1/8" }),
+    gpu_slice_memory_mib: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: "GPU memory the slice guarantees (MiB); null for whole cards." }),
+    gpu_occupancy: z.number().meta({
+      description: "GPUs quotas and policies count: whole cards, or the slice's share (a 1/4 slice is 0.25).",
+    }),
+    gpu_cards: z.array(z.string()).nullable().meta({
+      description: "UUIDs of the cards the session holds now (clusters with a GPU sharing layer); null otherwise.",
+    }),
     hourly_credit_rate: z.string().meta({ description: "Minor units per hour (1 credit = 1,000,000), at creation." }),
     cluster_pin: z.string().nullable().meta({ description: "The cluster it must run on, when pinned." }),
     cluster_id: z
@@ -188,6 +202,16 @@ export const GpuAvailability = z
           .number()
           .int()
           .meta({ description: "The most GPUs one node offers: the largest session that fits." }),
+        sharing: z.boolean().meta({ description: "Its nodes run a GPU sharing layer: cards take slices." }),
+        whole_free: z
+          .number()
+          .int()
+          .meta({ description: "Whole cards nothing holds (with a sharing layer: no slice either)." }),
+        slices_free: z.record(z.string(), z.number().int()).meta({
+          description:
+            'With a sharing layer: per fraction ("1/2", "1/4", "1/8"), how many more slices fit, card by card; empty otherwise.',
+          example: { "1/2": 3, "1/4": 7, "1/8": 15 },
+        }),
       }),
     ),
     models: z.array(

@@ -31,6 +31,7 @@ export async function replaceClusterInventory(
       labels: JSON.stringify(n.labels),
       schedulable: n.schedulable,
       ready: n.ready,
+      gpu_sharing: n.gpu_sharing ?? null,
       observed_at: observedAt,
       updated_at: tx.fn.now(),
     }));
@@ -45,6 +46,7 @@ export async function replaceClusterInventory(
         "labels",
         "schedulable",
         "ready",
+        "gpu_sharing",
         "observed_at",
         "updated_at",
       ]);
@@ -57,6 +59,12 @@ export async function replaceClusterInventory(
       model: d.model ?? n.gpu_model,
       uuid: d.uuid ?? null,
       memory_mib: d.memory_mib ?? null,
+      cores: d.cores ?? null,
+      split: d.split ?? null,
+      healthy: d.healthy ?? null,
+      memory_used_mib: d.memory_used_mib ?? null,
+      cores_used: d.cores_used ?? null,
+      vgpus_used: d.vgpus_used ?? null,
     })),
   );
   for (let i = 0; i < devices.length; i += CHUNK) await tx("gpu_devices").insert(devices.slice(i, i + CHUNK));

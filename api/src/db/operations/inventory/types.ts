@@ -8,6 +8,8 @@ export interface ClusterNodeRow {
   labels: Record<string, string>;
   schedulable: boolean;
   ready: boolean;
+  /** The node's GPU sharing layer ("hami"); null: whole cards only. */
+  gpu_sharing: string | null;
   observed_at: Date;
   updated_at: Date;
 }
@@ -19,6 +21,12 @@ export interface GpuDeviceRow {
   model: string | null;
   uuid: string | null;
   memory_mib: number | null;
+  cores: number | null;
+  split: number | null;
+  healthy: boolean | null;
+  memory_used_mib: number | null;
+  cores_used: number | null;
+  vgpus_used: number | null;
 }
 
 export interface NodePoolRow {

@@ -11,6 +11,10 @@ export async function countLiveForOwner(db: Knex, ownerId: string): Promise<Owne
 }
 
 /** What one owner holds or waits for: sessions and their GPUs. */
+/** GPUs a session occupies: whole cards, or its share of one card (a 1/4 slice is 0.25). */
+export const OCCUPANCY_SQL = "gpu_count::float8 / coalesce(gpu_slices_per_card, 1)";
+
+/** `gpus` is GPU occupancy: slices count by their share. */
 export type OwnerTally = { sessions: number; gpus: number };
 
 /**
@@ -28,7 +32,11 @@ export async function countLiveForOwners(db: Knex, ownerIds: readonly string[]):
     .where({ desired_state: "Running" })
     .whereNotIn("phase", ENDED_PHASES)
     .groupBy("owner_id")
-    .select("owner_id", db.raw("count(*)::int as sessions"), db.raw("coalesce(sum(gpu_count), 0)::int as gpus"))) as {
+    .select(
+      "owner_id",
+      db.raw("count(*)::int as sessions"),
+      db.raw(`coalesce(sum(${OCCUPANCY_SQL}), 0)::float8 as gpus`),
+    )) as {
     owner_id: string;
     sessions: number;
     gpus: number;

@@ -20,7 +20,7 @@ export type NewSessionRow = Pick<
   | "priority"
   | "created_at"
 > &
-  Partial<Pick<SessionRow, "offering_gpu_count">>;
+  Partial<Pick<SessionRow, "offering_gpu_count" | "gpu_slices_per_card" | "gpu_slice_memory_mib">>;
 
 export async function insertSession(db: Knex, row: NewSessionRow): Promise<SessionRow> {
   return (await insertSessions(db, [row]))[0] as SessionRow;

@@ -33,6 +33,7 @@ const running = (id: string): SessionTransition => ({
   paused_at: null,
   terminated_at: null,
   gpu_model: null,
+  gpu_cards: null,
   cluster_id: "clu_a",
 });
 

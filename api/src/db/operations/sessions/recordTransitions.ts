@@ -20,6 +20,8 @@ export interface SessionTransition {
   gpu_model: string | null;
   /** The cluster it is placed on; appended to `placed_clusters` once. */
   cluster_id: string | null;
+  /** The cards it holds (placement's choice on a cluster with a sharing layer); null: none. */
+  gpu_cards: string[] | null;
 }
 
 /**
@@ -42,7 +44,7 @@ export async function updateSessionsFromTransitions(
        SELECT * FROM jsonb_to_recordset(?::jsonb) AS v(
          id text, phase text, desired_state text, priority integer, node text, queue_position integer,
          reason text, message text, queued_at timestamptz, scheduled_at timestamptz, started_at timestamptz,
-         paused_at timestamptz, terminated_at timestamptz, gpu_model text, cluster_id text)
+         paused_at timestamptz, terminated_at timestamptz, gpu_model text, cluster_id text, gpu_cards jsonb)
      ), locked AS MATERIALIZED (
        SELECT s.id FROM sessions s WHERE s.id = ANY(?::text[]) ORDER BY s.id FOR UPDATE
      )
@@ -53,6 +55,7 @@ export async function updateSessionsFromTransitions(
        paused_at = v.paused_at, terminated_at = v.terminated_at, updated_at = ?,
        gpu_model = COALESCE(v.gpu_model, s.gpu_model),
        cluster_id = COALESCE(v.cluster_id, s.cluster_id),
+       gpu_cards = v.gpu_cards,
        placed_clusters = CASE
          WHEN v.cluster_id IS NULL OR v.cluster_id = ANY(s.placed_clusters) THEN s.placed_clusters
          ELSE array_append(s.placed_clusters, v.cluster_id) END

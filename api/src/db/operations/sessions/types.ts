@@ -15,6 +15,11 @@ export interface SessionRow {
   hourly_credit_rate: string;
   /** The offering's GPUs at creation: hourly_credit_rate is for all of them. */
   offering_gpu_count: number;
+  /** A slice of one card: the offering's slices per card (docs/dev/gpu-sharing.md); null: whole cards. */
+  gpu_slices_per_card: number | null;
+  gpu_slice_memory_mib: number | null;
+  /** Card UUIDs placement chose, while the session holds them; null otherwise or without a sharing layer. */
+  gpu_cards: string[] | null;
   cluster_pin: string | null;
   cluster_id: string | null;
   placed_clusters: string[];

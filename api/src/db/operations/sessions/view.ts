@@ -1,6 +1,7 @@
 // One view of a session for presenters and events: the history row, overlaid with the live Session
 // resource when there is one (the resource is the truth; the row may lag it by a reconcile).
-import type { Condition, Session } from "@berth/crds";
+import { HOLDING_PHASES } from "@berth/controllers";
+import { type Condition, fractionLabel, gpuOccupancy, type Session, type SessionPhase } from "@berth/crds";
 import type { SessionRow } from "./types.ts";
 
 export interface SessionView {
@@ -16,6 +17,14 @@ export interface SessionView {
   image: string;
   gpuModel: string;
   gpuCount: number;
+  /** "1" for whole cards, else "1/2", "1/4", "1/8" of one card (docs/dev/gpu-sharing.md). */
+  gpuFraction: string;
+  /** GPU memory a slice guarantees (MiB); null for whole cards. */
+  gpuSliceMemoryMib: number | null;
+  /** What quotas count: whole GPUs, or the slice's share of one. */
+  gpuOccupancy: number;
+  /** Card UUIDs the session holds, while it holds them (clusters with a sharing layer). */
+  gpuCards: string[] | null;
   hourlyCreditRate: string;
   clusterPin: string | null;
   clusterId: string | null;
@@ -55,6 +64,10 @@ export function viewFromRow(row: SessionRow): SessionView {
     image: row.image,
     gpuModel: row.gpu_model,
     gpuCount: row.gpu_count,
+    gpuFraction: fractionLabel(row.gpu_slices_per_card ?? undefined),
+    gpuSliceMemoryMib: row.gpu_slice_memory_mib ?? null,
+    gpuOccupancy: gpuOccupancy(row.gpu_count, row.gpu_slices_per_card ?? undefined),
+    gpuCards: row.gpu_cards ?? null,
     hourlyCreditRate: row.hourly_credit_rate,
     clusterPin: row.cluster_pin,
     clusterId: row.cluster_id,
@@ -109,6 +122,7 @@ export function viewFromResource(row: SessionRow, cr: Session): SessionView {
     ...v,
     clusterId: st.cluster ?? (phase === "Paused" || phase === "Terminated" ? v.clusterId : null),
     node: st.node ?? null,
+    gpuCards: st.gpuAssignment && HOLDING_PHASES.includes(phase as SessionPhase) ? st.gpuAssignment.cards : null,
     phase,
     desiredState: cr.spec.desiredState,
     priority: cr.spec.priority,

@@ -7,6 +7,19 @@ export async function clusterLiveness(
   return (await db("clusters").select("id", "deregistered_at", "last_report_at")) as never;
 }
 
+export interface InventoryCardRow {
+  cluster_id: string;
+  node_name: string;
+  uuid: string;
+  memory_mib: number | null;
+  cores: number | null;
+  split: number | null;
+  healthy: boolean | null;
+  memory_used_mib: number | null;
+  cores_used: number | null;
+  vgpus_used: number | null;
+}
+
 export async function inventoryNodes(db: Knex): Promise<
   {
     cluster_id: string;
@@ -16,20 +29,69 @@ export async function inventoryNodes(db: Knex): Promise<
     gpu_in_use: number;
     schedulable: boolean;
     ready: boolean;
+    gpu_sharing: string | null;
+    cards?: InventoryCardRow[];
   }[]
 > {
-  return (await db("cluster_nodes as n")
-    .join("clusters as c", "c.id", "n.cluster_id")
-    .whereNull("c.deregistered_at")
-    .select(
-      "n.cluster_id",
-      "n.name",
-      "n.gpu_model",
-      "n.gpu_allocatable",
-      "n.gpu_in_use",
-      "n.schedulable",
-      "n.ready",
-    )) as never;
+  const [nodes, cards] = await Promise.all([
+    db("cluster_nodes as n")
+      .join("clusters as c", "c.id", "n.cluster_id")
+      .whereNull("c.deregistered_at")
+      .select(
+        "n.cluster_id",
+        "n.name",
+        "n.gpu_model",
+        "n.gpu_allocatable",
+        "n.gpu_in_use",
+        "n.schedulable",
+        "n.ready",
+        "n.gpu_sharing",
+      ) as Promise<
+      {
+        cluster_id: string;
+        name: string;
+        gpu_model: string | null;
+        gpu_allocatable: number;
+        gpu_in_use: number;
+        schedulable: boolean;
+        ready: boolean;
+        gpu_sharing: string | null;
+        cards?: InventoryCardRow[];
+      }[]
+    >,
+    // The cards of nodes with a sharing layer (placement packs slices onto them), in index order.
+    db("gpu_devices as d")
+      .join("cluster_nodes as n", function () {
+        this.on("n.cluster_id", "d.cluster_id").andOn("n.name", "d.node_name");
+      })
+      .join("clusters as c", "c.id", "d.cluster_id")
+      .whereNull("c.deregistered_at")
+      .whereNotNull("n.gpu_sharing")
+      .whereNotNull("d.uuid")
+      .orderBy([{ column: "d.cluster_id" }, { column: "d.node_name" }, { column: "d.index" }])
+      .select(
+        "d.cluster_id",
+        "d.node_name",
+        "d.uuid",
+        "d.memory_mib",
+        "d.cores",
+        "d.split",
+        "d.healthy",
+        "d.memory_used_mib",
+        "d.cores_used",
+        "d.vgpus_used",
+      ) as Promise<InventoryCardRow[]>,
+  ]);
+  const byNode = new Map<string, InventoryCardRow[]>();
+  for (const c of cards) {
+    const k = `${c.cluster_id}/${c.node_name}`;
+    byNode.set(k, [...(byNode.get(k) ?? []), c]);
+  }
+  for (const n of nodes) {
+    const list = byNode.get(`${n.cluster_id}/${n.name}`);
+    if (n.gpu_sharing && list) n.cards = list;
+  }
+  return nodes;
 }
 
 export interface StatusReportRow {
