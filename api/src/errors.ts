@@ -16,6 +16,15 @@ export const ERROR_CODES = {
     description:
       "The webhook URL does not parse, is not https, or carries credentials; details.url and details.reason say which.",
   },
+  idle_timeout_out_of_bounds: {
+    status: 400,
+    description:
+      "The idle timeout asked for is outside the resource policy's bounds; details.min and details.max give them.",
+  },
+  max_runtime_out_of_bounds: {
+    status: 400,
+    description: "The maximum running time asked for is above the resource policy's; details.max gives it.",
+  },
   // 401
   unauthenticated: { status: 401, description: "No bearer token, or the token is invalid. Sign in again." },
   token_expired: { status: 401, description: "The bearer token has expired. Sign in again (there is no refresh)." },
@@ -50,6 +59,11 @@ export const ERROR_CODES = {
   volume_on_another_cluster: {
     status: 409,
     description: "The volume's claim lives on another cluster than the one asked for.",
+  },
+  keep_running_limit_reached: {
+    status: 409,
+    description:
+      "The session was kept running as often as its resource policy allows in this run period; details.used and details.max say so.",
   },
   webhook_limit_reached: {
     status: 409,

@@ -131,6 +131,12 @@ export const MIRROR_FINALIZER = "berth.dev/session-cleanup";
  */
 export const PAUSE_REASON_ANNOTATION = "berth.dev/pause-reason";
 
+/**
+ * On a management Session: the owner's last "keep running", JSON `{"period":<startedAt>,"count":n,"at":<iso>}`.
+ * The API writes it (counted per run period); the worker's reclaim loop treats `at` as activity.
+ */
+export const KEEP_RUNNING_ANNOTATION = "berth.dev/keep-running";
+
 /** GPU feature discovery's labels (NVIDIA gpu-feature-discovery / the GPU operator) and the GPU resource. */
 export const GPU_RESOURCE = "nvidia.com/gpu";
 export const GPU_PRODUCT_LABEL = "nvidia.com/gpu.product";
