@@ -10,6 +10,7 @@ import type { Knex } from "knex";
 import type { Logger } from "pino";
 import { ManagementStore } from "../domain/clusters/store.ts";
 import { type BillingWorkerOptions, billingWorkerLoop } from "./billing.ts";
+import { reclaimWorkerLoop } from "./reclaimLoop.ts";
 import { RetentionLoop, type RetentionOptions } from "./retentionLoop.ts";
 import { createWorkerStore } from "./sessionStore.ts";
 import { type WebhookWorkerOptions, webhookWorkerLoop } from "./webhooks.ts";
@@ -34,6 +35,8 @@ export interface SessionsWorkerOptions {
   webhooks?: false | WebhookWorkerOptions;
   /** Retention of the audit log and notifications (api/src/worker/retentionLoop.ts); `false` leaves it out. */
   retention?: false | RetentionOptions;
+  /** Idle auto-pause and time limits (api/src/worker/reclaimLoop.ts); `false` leaves it out. */
+  reclaim?: false | { intervalMs?: number; clock?: { now(): Date } };
 }
 
 export async function startSessionsWorker(o: SessionsWorkerOptions): Promise<RunningWorker> {
@@ -58,6 +61,9 @@ export async function startSessionsWorker(o: SessionsWorkerOptions): Promise<Run
         : [billingWorkerLoop({ db: o.db, kubeConfig: o.kubeConfig, log: o.log, ...o.billing })]),
       ...(o.webhooks === false ? [] : [webhookWorkerLoop({ db: o.db, log: o.log, ...o.webhooks })]),
       ...(o.retention === false ? [] : [new RetentionLoop({ db: o.db, log: o.log, ...o.retention })]),
+      ...(o.reclaim === false
+        ? []
+        : [reclaimWorkerLoop({ db: o.db, kubeConfig: o.kubeConfig, log: o.log, ...o.reclaim })]),
     ],
   });
 }

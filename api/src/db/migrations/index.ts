@@ -16,6 +16,7 @@ import * as m20261126000101 from "./20261126000101_notifications.ts";
 import * as m20261126000102 from "./20261126000102_system_settings.ts";
 import * as m20261126000200 from "./20261126000200_webhooks.ts";
 import * as m20261126000300 from "./20261126000300_volumes.ts";
+import * as m20261126000500 from "./20261126000500_session_activity.ts";
 
 export interface Migration {
   name: string;
@@ -41,4 +42,5 @@ export const migrations: Migration[] = [
   { name: "20261126000100_audit_log", up: m20261126000100.up },
   { name: "20261126000101_notifications", up: m20261126000101.up },
   { name: "20261126000102_system_settings", up: m20261126000102.up },
+  { name: "20261126000500_session_activity", up: m20261126000500.up },
 ];
