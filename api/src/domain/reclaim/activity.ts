@@ -10,8 +10,8 @@ import {
 } from "../../db/operations/reclaim/recordActivity.ts";
 import type { Deps } from "../../deps.ts";
 import { Forbidden } from "../../errors.ts";
+import { reclaimPolicyOf } from "../catalog/reclaimPolicy.ts";
 import { sessionsRuntimeOf } from "../sessions/runtime.ts";
-import { reclaimPolicyOf } from "./policy.ts";
 
 type Parsed = { source: "gateway" | "operator"; observed_at: string; sessions: Record<string, unknown>[] };
 

@@ -13,10 +13,10 @@ import { activityOf, sourcesSeen } from "../../db/operations/reclaim/readActivit
 import { insertSessionEvents } from "../../db/operations/sessions/sessionEvents.ts";
 import type { SessionRow } from "../../db/operations/sessions/types.ts";
 import { viewFromResource } from "../../db/operations/sessions/view.ts";
+import { reclaimPolicyOf, sessionRules } from "../catalog/reclaimPolicy.ts";
 import { notify } from "../notifications/notify.ts";
 import type { SessionsRuntime } from "../sessions/runtime.ts";
 import { planReclaim, type ReclaimPlan, type Warning } from "./plan.ts";
-import { reclaimPolicyOf, sessionRules } from "./policy.ts";
 import { signalsOf } from "./signals.ts";
 
 export interface ReclaimContext {
