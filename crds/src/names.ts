@@ -118,6 +118,8 @@ export const DEFAULT_SESSIONS_NAMESPACE = "berth-sessions";
 /** Where a GPU cluster's gateway runs: the only pods a session's NetworkPolicy admits. */
 export const DEFAULT_GATEWAY_NAMESPACE = "berth-system";
 export const GATEWAY_POD_LABELS = { [LABELS.name]: "berth-gateway" } as const;
+/** The operator's pods: the only other ones a session pod admits (it reads the notebook server's status). */
+export const OPERATOR_POD_LABELS = { [LABELS.name]: "berth-operator" } as const;
 
 /**
  * On every SessionMirror from its creation (no extra write): the operator removes it once the pod,
