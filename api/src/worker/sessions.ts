@@ -15,6 +15,7 @@ import { RetentionLoop, type RetentionOptions } from "./retentionLoop.ts";
 import { createWorkerStore } from "./sessionStore.ts";
 import { type WebhookWorkerOptions, webhookWorkerLoop } from "./webhooks.ts";
 
+export { ReclaimLoop, reclaimWorkerLoop } from "./reclaimLoop.ts";
 export type { WebhookWorkerOptions };
 
 export interface SessionsWorkerOptions {

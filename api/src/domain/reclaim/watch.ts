@@ -41,7 +41,8 @@ export function keepRunningOf(s: Session): { count: number; at?: Date } {
   if (!raw || !s.status?.startedAt) return { count: 0 };
   try {
     const v = JSON.parse(raw) as { period?: string; count?: number; at?: string };
-    if (v.period !== s.status.startedAt || typeof v.count !== "number" || !v.at) return { count: 0 };
+    if (Date.parse(v.period ?? "") !== Date.parse(s.status.startedAt) || typeof v.count !== "number" || !v.at)
+      return { count: 0 };
     const at = new Date(v.at);
     return Number.isNaN(at.getTime()) ? { count: v.count } : { count: v.count, at };
   } catch {

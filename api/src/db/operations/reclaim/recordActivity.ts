@@ -74,7 +74,9 @@ export async function recordOperatorActivity(
        gpu_seen_at = GREATEST(a.gpu_seen_at, EXCLUDED.gpu_seen_at),
        gpu_utilization = COALESCE(EXCLUDED.gpu_utilization, a.gpu_utilization),
        gpu_active_at = GREATEST(a.gpu_active_at, EXCLUDED.gpu_active_at),
-       notebook_state = EXCLUDED.notebook_state,
+       -- "unreachable" does not overwrite what the server last said: the signal turns unknown when
+       -- notebook_seen_at goes stale, not at one failed probe (nor at a late report from another operator).
+       notebook_state = CASE WHEN EXCLUDED.notebook_state = 'unreachable' THEN a.notebook_state ELSE EXCLUDED.notebook_state END,
        notebook_seen_at = GREATEST(a.notebook_seen_at, EXCLUDED.notebook_seen_at),
        notebook_active_at = GREATEST(a.notebook_active_at, EXCLUDED.notebook_active_at),
        updated_at = EXCLUDED.updated_at`,

@@ -98,7 +98,9 @@ export function viewFromRow(row: SessionRow): SessionView {
 /** The warnings status.reclaim holds for the current run period (the reclaim loop writes them). */
 function warningsOf(cr: Session): Pick<SessionView, "idleWarning" | "runtimeWarning"> {
   const r = cr.status?.reclaim;
-  if (!r || r.period !== cr.status?.startedAt || cr.status?.phase !== "Running")
+  // Times compared as instants: the status writes seconds (…:54Z), the reclaim loop milliseconds (…:54.000Z).
+  const period = Date.parse(r?.period ?? "");
+  if (!r || period !== Date.parse(cr.status?.startedAt ?? "") || cr.status?.phase !== "Running")
     return { idleWarning: null, runtimeWarning: null };
   let keptAt = 0;
   try {
@@ -106,7 +108,7 @@ function warningsOf(cr: Session): Pick<SessionView, "idleWarning" | "runtimeWarn
       period?: string;
       at?: string;
     };
-    if (k.period === r.period && k.at) keptAt = Date.parse(k.at) || 0;
+    if (Date.parse(k.period ?? "") === period && k.at) keptAt = Date.parse(k.at) || 0;
   } catch {
     keptAt = 0;
   }
