@@ -124,7 +124,12 @@ describe("a round of the prober", () => {
         pod("ses-3", "terminal"),
         pod("ses-4", "jupyterlab", "Pending"),
       ]),
-      client: { call: async (_m, _p, body) => (sent.push(body), { ok: true as const, status: 200, body: {} }) },
+      client: {
+        call: async (_m, _p, body) => {
+          sent.push(body);
+          return { ok: true as const, status: 200, body: {} };
+        },
+      },
       clusterId: "clu_a",
       namespace: "berth-sessions",
       upstream: () => ({ host: "127.0.0.1", port: standin.port }),
