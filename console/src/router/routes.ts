@@ -19,6 +19,7 @@ export type RouteName =
   | "admin-cluster-detail"
   | "webhooks"
   | "admin-audit"
+  | "admin-idle-limits"
   | "not-found";
 
 /** Who may open a route: anyone, a signed-in account, or an administrator. */
@@ -51,6 +52,7 @@ export const ROUTES: readonly RouteDef[] = [
   { name: "admin-cluster-detail", pattern: "/admin/clusters/:clusterId", title: "Cluster", access: "admin" },
   { name: "webhooks", pattern: "/webhooks", title: "Webhooks", access: "admin" },
   { name: "admin-audit", pattern: "/admin/audit", title: "Audit log", access: "admin" },
+  { name: "admin-idle-limits", pattern: "/admin/idle-limits", title: "Idle & time limits", access: "admin" },
 ];
 
 export const NOT_FOUND: RouteDef = { name: "not-found", pattern: "", title: "Not found", access: "public" };

@@ -31,6 +31,7 @@ const lazyViews: Partial<Record<RouteName, () => Promise<unknown>>> = {
   "admin-cluster-detail": () => import("../../views/admin-cluster-detail-view/index.ts"),
   webhooks: () => import("../../views/webhooks-view/index.ts"),
   "admin-audit": () => import("../../views/audit-view/index.ts"),
+  "admin-idle-limits": () => import("../../views/admin-idle-limits-view/index.ts"),
 };
 
 export class BerthApp extends LitElement {
@@ -129,6 +130,8 @@ export class BerthApp extends LitElement {
         return html`<berth-webhooks-view></berth-webhooks-view>`;
       case "admin-audit":
         return html`<berth-audit-view></berth-audit-view>`;
+      case "admin-idle-limits":
+        return html`<berth-admin-idle-limits-view></berth-admin-idle-limits-view>`;
       default:
         return html`<berth-not-found-view></berth-not-found-view>`;
     }
@@ -148,7 +151,8 @@ export class BerthApp extends LitElement {
           ? html`${link("/admin/users", "Users", here === "admin-users")} ${link("/admin/organizations", "Organizations", here === "admin-organizations")}
           ${link("/admin/projects", "Projects", here === "admin-projects")} ${link("/admin/clusters", "Clusters", here.startsWith("admin-cluster"))}
           ${link("/webhooks", "Webhooks", here === "webhooks")}
-          ${link("/admin/audit", "Audit", here === "admin-audit")}`
+          ${link("/admin/audit", "Audit", here === "admin-audit")}
+          ${link("/admin/idle-limits", "Idle limits", here === "admin-idle-limits")}`
           : nothing
       }
     </nav>`;
