@@ -31,6 +31,15 @@ export const ERROR_CODES = {
     description:
       "The slice would guarantee less GPU memory than the sharing layer can isolate; details give the slice's memory, the minimum and the largest fraction that meets it.",
   },
+  idle_timeout_out_of_bounds: {
+    status: 400,
+    description:
+      "The idle timeout asked for is outside the resource policy's bounds; details.min and details.max give them.",
+  },
+  max_runtime_out_of_bounds: {
+    status: 400,
+    description: "The maximum running time asked for is above the resource policy's; details.max gives it.",
+  },
   // 401
   unauthenticated: { status: 401, description: "No bearer token, or the token is invalid. Sign in again." },
   token_expired: { status: 401, description: "The bearer token has expired. Sign in again (there is no refresh)." },
@@ -70,6 +79,11 @@ export const ERROR_CODES = {
     status: 409,
     description:
       "The request was already approved, denied or cancelled (details.status says which); a decision is made once.",
+  },
+  keep_running_limit_reached: {
+    status: 409,
+    description:
+      "The session was kept running as often as its resource policy allows in this run period; details.used and details.max say so.",
   },
   webhook_limit_reached: {
     status: 409,

@@ -168,7 +168,7 @@ export function workerRbac(controlPlaneNamespace = "berth-system"): ControlPlane
       { apiGroups: ["berth.dev"], resources: ["volumes/status"], verbs: ["patch"] },
       {
         apiGroups: ["berth.dev"],
-        resources: ["clusters", "offerings", "resourcepresets", "images", "volumes", "pools"],
+        resources: ["clusters", "offerings", "resourcepresets", "images", "volumes", "pools", "resourcepolicies"],
         verbs: ["get", "list", "watch"],
       },
       { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },

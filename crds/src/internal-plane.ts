@@ -111,6 +111,43 @@ export const UsageBatch = z.object({
     .max(10_000),
 });
 
+/**
+ * `POST /internal/v1/sessions/activity` (docs/dev/idle-and-limits.md): what a cluster sees of its running
+ * sessions' activity. The gateway sends `user_active_at` (the last request or WebSocket frame a person
+ * caused, not the application's own polling); the operator sends GPU utilisation and the notebook server's
+ * state. Every report is also a heartbeat of its source: a silent source makes its signal unknown.
+ */
+export const ActivityReport = z.discriminatedUnion("source", [
+  z.object({
+    cluster_id: ClusterId,
+    source: z.literal("gateway"),
+    observed_at: Instant,
+    sessions: z.array(z.object({ session: ObjectName, user_active_at: Instant })).max(10_000),
+  }),
+  z.object({
+    cluster_id: ClusterId,
+    source: z.literal("operator"),
+    observed_at: Instant,
+    sessions: z
+      .array(
+        z.object({
+          session: ObjectName,
+          /** The pod's GPU utilisation now (per container where the sharing layer tells, else its cards); null: no reading. */
+          gpu_utilization: z.number().min(0).max(100).nullable(),
+          notebook: z.object({
+            /** ok: the notebook server answered; none: the session runs no notebook server; unreachable: it did not answer. */
+            state: z.enum(["ok", "none", "unreachable"]),
+            busy: z.boolean().default(false),
+            /** Latest kernel or terminal activity the server reports. */
+            last_activity: Instant.nullable().default(null),
+          }),
+        }),
+      )
+      .max(10_000),
+  }),
+]);
+export type ActivityReport = z.input<typeof ActivityReport>;
+
 export type GpuDevice = z.output<typeof GpuDevice>;
 export type InventoryNode = z.output<typeof InventoryNode>;
 /** `PUT /internal/v1/inventory`: the full set; nodes missing from it are removed by the control plane. */

@@ -125,6 +125,8 @@ export const DEFAULT_SESSIONS_NAMESPACE = "berth-sessions";
 /** Where a GPU cluster's gateway runs: the only pods a session's NetworkPolicy admits. */
 export const DEFAULT_GATEWAY_NAMESPACE = "berth-system";
 export const GATEWAY_POD_LABELS = { [LABELS.name]: "berth-gateway" } as const;
+/** The operator's pods: the only other ones a session pod admits (it reads the notebook server's status). */
+export const OPERATOR_POD_LABELS = { [LABELS.name]: "berth-operator" } as const;
 
 /**
  * On every SessionMirror from its creation (no extra write): the operator removes it once the pod,
@@ -137,6 +139,12 @@ export const MIRROR_FINALIZER = "berth.dev/session-cleanup";
  * such as InsufficientCredits (billing). The Ready condition and the Event carry it.
  */
 export const PAUSE_REASON_ANNOTATION = "berth.dev/pause-reason";
+
+/**
+ * On a management Session: the owner's last "keep running", JSON `{"period":<startedAt>,"count":n,"at":<iso>}`.
+ * The API writes it (counted per run period); the worker's reclaim loop treats `at` as activity.
+ */
+export const KEEP_RUNNING_ANNOTATION = "berth.dev/keep-running";
 
 /** GPU feature discovery's labels (NVIDIA gpu-feature-discovery / the GPU operator) and the GPU resource. */
 export const GPU_RESOURCE = "nvidia.com/gpu";

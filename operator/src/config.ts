@@ -95,6 +95,8 @@ export const OperatorConfigSchema = z
       .object({
         /** The exporter's metrics URL, e.g. http://nvidia-dcgm-exporter.gpu-operator:9400/metrics. */
         url: z.url({ protocol: /^https?$/ }).optional(),
+        /** HAMi's vGPU monitor (per-container utilisation on shared cards), scraped with `url`. */
+        hamiUrl: z.url({ protocol: /^https?$/ }).optional(),
         /** Time between scrapes; a sample's figures are the mean of the scrapes in its span. */
         intervalMs: ms(100).default(15_000),
         /** A scrape taking longer is abandoned (that span has fewer readings, or none). */
@@ -103,6 +105,20 @@ export const OperatorConfigSchema = z
         retentionMs: ms(1_000).default(3_600_000),
       })
       .default({ intervalMs: 15_000, timeoutMs: 5_000, retentionMs: 3_600_000 }),
+    /**
+     * The idle rule's signals from this cluster (operator/src/activity/prober.ts): every `intervalMs` the
+     * running session pods' GPU utilisation and notebook servers are read and reported; 0 turns it off
+     * (sessions then never pause for idleness). `appUpstreams` (cr=host:port,*=host:port) replaces the
+     * sessions' Services, as the gateway's static table does on the local fleet.
+     */
+    activity: z
+      .object({
+        intervalMs: ms(0).default(30_000),
+        probeTimeoutMs: ms(100).default(5_000),
+        namespace: z.string().min(1).default("berth-sessions"),
+        appUpstreams: z.string().min(1).optional(),
+      })
+      .default({ intervalMs: 30_000, probeTimeoutMs: 5_000, namespace: "berth-sessions" }),
     backoff: z
       .object({
         baseMs: ms(1).default(500),
@@ -172,6 +188,10 @@ export const ENV: Record<string, string> = {
   BERTH_OPERATOR_STORAGE_INTERVAL_MS: "storage.intervalMs",
   BERTH_OPERATOR_USAGE_GRACE_MS: "usage.graceMs",
   BERTH_OPERATOR_GPU_METRICS_URL: "gpuMetrics.url",
+  BERTH_OPERATOR_HAMI_MONITOR_URL: "gpuMetrics.hamiUrl",
+  BERTH_OPERATOR_ACTIVITY_INTERVAL_MS: "activity.intervalMs",
+  BERTH_OPERATOR_ACTIVITY_PROBE_TIMEOUT_MS: "activity.probeTimeoutMs",
+  BERTH_OPERATOR_ACTIVITY_APP_UPSTREAMS: "activity.appUpstreams",
   BERTH_OPERATOR_GPU_METRICS_INTERVAL_MS: "gpuMetrics.intervalMs",
   BERTH_OPERATOR_GPU_METRICS_TIMEOUT_MS: "gpuMetrics.timeoutMs",
   BERTH_OPERATOR_GPU_METRICS_RETENTION_MS: "gpuMetrics.retentionMs",

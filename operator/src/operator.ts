@@ -13,9 +13,12 @@ import {
 import { errInfo, HttpKube, LeaderElector, loadKubeConfig } from "@berth/controllers/kube";
 import type { StatusReport, UsageBatch } from "@berth/crds/internal-plane";
 import type { Logger } from "pino";
+import { ActivityProber } from "./activity/prober.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import type { OperatorConfig } from "./config.ts";
 import { InternalClient } from "./controlplane/client.ts";
+import { parseUpstreamTable } from "./gateway/config.ts";
+import { StaticUpstreams, serviceDnsUpstreams, type UpstreamResolver } from "./gateway/upstream.ts";
 import { DcgmScraper } from "./gpu/dcgm.ts";
 import { InventoryReporter } from "./inventory/reporter.ts";
 import { createMetrics, type OperatorMetrics } from "./metrics.ts";
@@ -66,6 +69,11 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   let mirrors: RunningMirrorController | undefined;
   // GPU utilisation and memory for the usage samples, scraped only while leading (the meter's lifetime).
   let gpuMetrics: DcgmScraper | undefined;
+  // The idle rule's GPU and notebook signals, while leading.
+  let activity: ActivityProber | undefined;
+  const apps: UpstreamResolver = config.activity.appUpstreams
+    ? new StaticUpstreams(parseUpstreamTable(config.activity.appUpstreams))
+    : serviceDnsUpstreams({ namespace: config.activity.namespace, port: 80 });
   // Start and stop of leader-only work are serialized: a quick lose-then-win never runs two reporters.
   let transitions: Promise<void> = Promise.resolve();
   const serially = (step: () => Promise<void>): Promise<void> => {
@@ -120,6 +128,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
         if (gpuUrl) {
           gpuMetrics = new DcgmScraper({
             url: gpuUrl,
+            ...(config.gpuMetrics.hamiUrl ? { extraUrls: [config.gpuMetrics.hamiUrl] } : {}),
             intervalMs: config.gpuMetrics.intervalMs,
             timeoutMs: config.gpuMetrics.timeoutMs,
             retentionMs: config.gpuMetrics.retentionMs,
@@ -131,6 +140,25 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
             },
           });
           gpuMetrics.start();
+        }
+        if (config.activity.intervalMs > 0) {
+          const g = gpuMetrics;
+          activity = new ActivityProber({
+            kube,
+            client: internal,
+            clusterId: config.clusterId,
+            namespace: config.activity.namespace,
+            upstream: (cr) => apps.resolve(cr) as ReturnType<StaticUpstreams["resolve"]>,
+            // A reading is fresh for two scrape intervals; older: no reading (the signal turns unknown).
+            ...(g ? { gpu: (pod) => g.readings.latest(pod, clock.now() - 2 * config.gpuMetrics.intervalMs) } : {}),
+            intervalMs: config.activity.intervalMs,
+            probeTimeoutMs: config.activity.probeTimeoutMs,
+            clock,
+            onReport: (ok, message) => {
+              if (!ok) log.warn({ err: message }, "activity report failed; sent again on the next round");
+            },
+          });
+          activity.start();
         }
         mirrors = startSessionMirrorController({
           kube,
@@ -180,6 +208,9 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
         gpuMetrics = undefined;
         const st = storage;
         storage = undefined;
+        const ac = activity;
+        activity = undefined;
+        await ac?.stop();
         await st?.stop();
         try {
           await Promise.all([r?.stop(), m?.stop()]);

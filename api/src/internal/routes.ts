@@ -1,13 +1,14 @@
 // The internal plane's routes (docs/dev/internal-api.md). Every report names `cluster_id`; one that is
 // not the token's cluster is refused whole with 403 `forbidden` before anything is written.
 import { clustersOf } from "../domain/clusters/runtime.ts";
+import { recordActivity } from "../domain/reclaim/activity.ts";
 import { applyStorageReport } from "../domain/storage/readings.ts";
 import { assertOwnCluster } from "./operator-auth.ts";
 import { applyInventory } from "./report-inventory.ts";
 import { recordSessionStatus } from "./report-status.ts";
 import { recordUsage } from "./report-usage.ts";
 import { type AnyInternalRoute, defineInternalRoute } from "./route.ts";
-import { InventoryReport, StatusReport, StorageReport, UsageBatch } from "./schemas.ts";
+import { ActivityReport, InventoryReport, StatusReport, StorageReport, UsageBatch } from "./schemas.ts";
 
 export const JWKS_PATH = "/.well-known/svc-internal-jwks.json";
 
@@ -79,4 +80,23 @@ export const putStorage = defineInternalRoute({
   },
 });
 
-export const internalRoutes: AnyInternalRoute[] = [getJwks, putInventory, postSessionStatus, postUsage, putStorage];
+/** What the gateway and the operator see of sessions' activity (docs/dev/idle-and-limits.md). */
+export const postSessionActivity = defineInternalRoute({
+  method: "post",
+  path: "/internal/v1/sessions/activity",
+  auth: "operator",
+  body: ActivityReport,
+  handler: async ({ deps, operator, body }) => {
+    assertOwnCluster(operator, body.cluster_id);
+    return { status: 200, body: await recordActivity(deps, operator.clusterId, body) };
+  },
+});
+
+export const internalRoutes: AnyInternalRoute[] = [
+  getJwks,
+  putInventory,
+  postSessionStatus,
+  postUsage,
+  putStorage,
+  postSessionActivity,
+];

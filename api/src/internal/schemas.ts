@@ -1,5 +1,6 @@
 // The internal plane's bodies live in @berth/crds/internal-plane, shared with the operator that sends them.
 export {
+  ActivityReport,
   GpuDevice,
   InventoryNode,
   InventoryReport,

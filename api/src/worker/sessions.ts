@@ -13,10 +13,12 @@ import { ManagementStore } from "../domain/clusters/store.ts";
 import { type BillingWorkerOptions, billingWorkerLoop } from "./billing.ts";
 import { ClusterHealthLoop, type ClusterHealthOptions } from "./clusterHealthLoop.ts";
 import { ImportLoop, type ImportLoopOptions } from "./imports.ts";
+import { reclaimWorkerLoop } from "./reclaimLoop.ts";
 import { RetentionLoop, type RetentionOptions } from "./retentionLoop.ts";
 import { createWorkerStore } from "./sessionStore.ts";
 import { type WebhookWorkerOptions, webhookWorkerLoop } from "./webhooks.ts";
 
+export { ReclaimLoop, reclaimWorkerLoop } from "./reclaimLoop.ts";
 export type { WebhookWorkerOptions };
 
 export interface SessionsWorkerOptions {
@@ -41,6 +43,8 @@ export interface SessionsWorkerOptions {
   images?: { config: ImagesConfig } & ImportLoopOptions;
   /** Clusters that stop reporting (api/src/worker/clusterHealthLoop.ts); `false` leaves it out. */
   clusterHealth?: false | ClusterHealthOptions;
+  /** Idle auto-pause and time limits (api/src/worker/reclaimLoop.ts); `false` leaves it out. */
+  reclaim?: false | { intervalMs?: number; clock?: { now(): Date } };
 }
 
 export async function startSessionsWorker(o: SessionsWorkerOptions): Promise<RunningWorker> {
@@ -67,6 +71,9 @@ export async function startSessionsWorker(o: SessionsWorkerOptions): Promise<Run
       ...(o.retention === false ? [] : [new RetentionLoop({ db: o.db, log: o.log, ...o.retention })]),
       ...(o.images?.config.registry ? [new ImportLoop({ db: o.db, kube, log: o.log, ...o.images })] : []),
       ...(o.clusterHealth === false ? [] : [new ClusterHealthLoop({ db: o.db, log: o.log, ...o.clusterHealth })]),
+      ...(o.reclaim === false
+        ? []
+        : [reclaimWorkerLoop({ db: o.db, kubeConfig: o.kubeConfig, log: o.log, ...o.reclaim })]),
     ],
   });
 }

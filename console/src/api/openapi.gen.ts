@@ -364,6 +364,7 @@ export type CreateResourcePolicyRequest = {
     organization?: string;
   };
   limits?: ResourcePolicyLimits;
+  idle?: ResourcePolicyIdle;
   allowed_offerings?: string[];
 };
 
@@ -399,6 +400,10 @@ export type CreateSession = {
     mount_path?: string;
     read_only?: boolean;
   }[];
+  /** Pause the session after this long idle (GPU under the threshold, no user traffic, no busy kernel). Within the resource policy's bounds (default 20–480), else 400 `idle_timeout_out_of_bounds`. Default: the policy's (60). */
+  idle_timeout_minutes?: number;
+  /** Pause the session after running this long. At most the policy's maximum running time (default 24 h), else 400 `max_runtime_out_of_bounds`. */
+  max_runtime_minutes?: number;
 };
 
 export type CreateUserRequest = {
@@ -493,7 +498,7 @@ export type EffectiveLimits = {
 export type ErrorEnvelope = {
   error: {
     /** Stable error code; clients map it to a message. */
-    code: "validation_failed" | "malformed_json" | "bad_request" | "webhook_url_invalid" | "image_reference_invalid" | "gpu_fraction_not_offered" | "gpu_slice_too_small" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "request_already_decided" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_purged" | "volume_locked" | "invalid_session_state" | "image_in_use" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "gpu_model_unavailable" | "gpu_sharing_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "image_source_forbidden" | "export_too_large" | "too_many_requests" | "internal" | "unavailable";
+    code: "validation_failed" | "malformed_json" | "bad_request" | "webhook_url_invalid" | "image_reference_invalid" | "gpu_fraction_not_offered" | "gpu_slice_too_small" | "idle_timeout_out_of_bounds" | "max_runtime_out_of_bounds" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "request_already_decided" | "keep_running_limit_reached" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_purged" | "volume_locked" | "invalid_session_state" | "image_in_use" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "gpu_model_unavailable" | "gpu_sharing_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "image_source_forbidden" | "export_too_large" | "too_many_requests" | "internal" | "unavailable";
     /** Human-readable text. */
     message: string;
     /** What to fix. For validation_failed: issues[] of {path, message, code}. */
@@ -736,7 +741,7 @@ export type Notification = {
   read_at: string | null;
 };
 
-export type NotificationKind = "credits.running_low" | "session.paused" | "session.failed" | "credits.request_approved" | "credits.request_partially_approved" | "credits.request_denied" | "quota.request_received" | "quota.request_decided" | "volume.near_quota" | "image_build.finished" | "webhook.endpoint_disabled" | "cluster.unreachable";
+export type NotificationKind = "credits.running_low" | "session.paused" | "session.idle_warning" | "session.runtime_warning" | "session.failed" | "credits.request_approved" | "credits.request_partially_approved" | "credits.request_denied" | "quota.request_received" | "quota.request_decided" | "volume.near_quota" | "image_build.finished" | "webhook.endpoint_disabled" | "cluster.unreachable";
 
 export type NotificationList = {
   data: Notification[];
@@ -1049,10 +1054,31 @@ export type ResourcePolicy = {
     organization: string | null;
   };
   limits: ResourcePolicyLimitsOutput;
+  idle: ResourcePolicyIdleOutput;
   /** Offerings allowed at this scope; null: all. */
   allowed_offerings: string[] | null;
   /** When the object was created (RFC 3339), as the management cluster records it. */
   created_at: string | null;
+};
+
+/** Idle auto-pause at this scope (docs/dev/idle-and-limits.md); each field absent: the next scope's, then the default (60 min, 20–480, 5 %, 3). */
+export type ResourcePolicyIdle = {
+  /** 0 turns idle pausing off. */
+  timeout_minutes?: number;
+  min_timeout_minutes?: number;
+  max_timeout_minutes?: number;
+  gpu_utilization_percent?: number;
+  keep_running_max?: number;
+};
+
+/** Idle auto-pause at this scope (docs/dev/idle-and-limits.md); each field absent: the next scope's, then the default (60 min, 20–480, 5 %, 3). */
+export type ResourcePolicyIdleOutput = {
+  /** 0 turns idle pausing off. */
+  timeout_minutes?: number;
+  min_timeout_minutes?: number;
+  max_timeout_minutes?: number;
+  gpu_utilization_percent?: number;
+  keep_running_max?: number;
 };
 
 /** Absent: no limit at this scope. */
@@ -1154,6 +1180,18 @@ export type Session = {
   started_at: string | null;
   paused_at: string | null;
   terminated_at: string | null;
+  /** While an idle warning is out: idle since when, and when it will be paused (reason Idle) unless it is used or kept running (POST …/keep-running). */
+  idle_warning: {
+    /** RFC 3339, UTC. */
+    since: string;
+    /** RFC 3339, UTC. */
+    deadline: string;
+  } | null;
+  /** While a time-limit warning is out: when it will be paused (reason MaxRuntime). */
+  runtime_warning: {
+    /** RFC 3339, UTC. */
+    deadline: string;
+  } | null;
 };
 
 export type SessionAction = "pause" | "resume" | "restart" | "terminate";
@@ -1408,6 +1446,8 @@ export type UpdateProjectRequest = {
 export type UpdateResourcePolicyRequest = {
   /** Replaces the limits as a whole. */
   limits?: ResourcePolicyLimits;
+  /** Replaces the idle settings as a whole. */
+  idle?: ResourcePolicyIdle;
   /** null: allow every offering. */
   allowed_offerings?: string[] | null;
 };
@@ -1580,7 +1620,7 @@ export type WebhookCreate = {
   url: string;
   description?: string;
   /** Event kinds to receive; empty: every kind. Unknown kinds are refused. */
-  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied" | "quota.request.created" | "quota.request.decided" | "volume.created" | "volume.resized" | "volume.deleted" | "node.cordoned" | "node.uncordoned" | "node.drained" | "node.deleted" | "cluster.unreachable" | "cluster.reachable")[];
+  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "session.idle_warning" | "session.runtime_warning" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied" | "quota.request.created" | "quota.request.decided" | "volume.created" | "volume.resized" | "volume.deleted" | "node.cordoned" | "node.uncordoned" | "node.drained" | "node.deleted" | "cluster.unreachable" | "cluster.reachable")[];
 };
 
 export type WebhookDelivery = {
@@ -1629,7 +1669,7 @@ export type WebhookUpdate = {
   url?: string;
   description?: string;
   /** Event kinds to receive; empty: every kind. Unknown kinds are refused. */
-  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied" | "quota.request.created" | "quota.request.decided" | "volume.created" | "volume.resized" | "volume.deleted" | "node.cordoned" | "node.uncordoned" | "node.drained" | "node.deleted" | "cluster.unreachable" | "cluster.reachable")[];
+  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "session.idle_warning" | "session.runtime_warning" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied" | "quota.request.created" | "quota.request.decided" | "volume.created" | "volume.resized" | "volume.deleted" | "node.cordoned" | "node.uncordoned" | "node.drained" | "node.deleted" | "cluster.unreachable" | "cluster.reachable")[];
   enabled?: boolean;
 };
 
@@ -2519,6 +2559,17 @@ export interface Operations {
     query: Record<string, never>;
     body: ImportImageRequest;
     response: PrivateImage;
+  };
+  /** Keep an idle session running */
+  keepSessionRunning: {
+    method: "post";
+    path: "/api/v1/sessions/{sessionId}/keep-running";
+    params: {
+      sessionId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: Session;
   };
   /** Credit movements between wallets you may see (allocations, grants, approved requests, refills, reversals) */
   listAllocations: {
@@ -3654,6 +3705,7 @@ export const OPERATIONS = {
   getWalletLedger: { method: "get", path: "/api/v1/credits/wallets/{walletId}/ledger" },
   getWebhook: { method: "get", path: "/api/v1/webhooks/{webhookId}" },
   importImage: { method: "post", path: "/api/v1/images/import" },
+  keepSessionRunning: { method: "post", path: "/api/v1/sessions/{sessionId}/keep-running" },
   listAllocations: { method: "get", path: "/api/v1/credits/allocations" },
   listAuditLogs: { method: "get", path: "/api/v1/audit-logs" },
   listBudgets: { method: "get", path: "/api/v1/budgets" },

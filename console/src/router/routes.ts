@@ -27,6 +27,7 @@ export type RouteName =
   | "credits-budgets"
   | "admin-settings"
   | "admin-signups"
+  | "admin-idle-limits"
   | "not-found";
 
 /** Who may open a route: anyone, a signed-in account, or an administrator. */
@@ -68,6 +69,7 @@ export const ROUTES: readonly RouteDef[] = [
   { name: "signup", pattern: "/signup", title: "Create an account", access: "public" },
   { name: "admin-settings", pattern: "/admin/settings", title: "System settings", access: "admin" },
   { name: "admin-signups", pattern: "/admin/signups", title: "Sign-up requests", access: "admin" },
+  { name: "admin-idle-limits", pattern: "/admin/idle-limits", title: "Idle & time limits", access: "admin" },
 ];
 
 export const NOT_FOUND: RouteDef = { name: "not-found", pattern: "", title: "Not found", access: "public" };

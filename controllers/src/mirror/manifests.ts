@@ -12,6 +12,7 @@ import {
   HAMI,
   LABELS,
   labelValue,
+  OPERATOR_POD_LABELS,
   type SessionMirror,
 } from "@berth/crds";
 
@@ -25,6 +26,8 @@ export interface MirrorManifestOptions {
   /** Namespace of the cluster's session gateway; its pods are the only ones admitted. */
   gatewayNamespace?: string;
   gatewayPodLabels?: Record<string, string>;
+  /** Namespace of the operator, which reads the notebook server's status (default: berth-system). */
+  operatorNamespace?: string;
   runtimeClassName?: string;
   /** CIDRs session pods may reach although private (a package mirror, a node-local DNS cache). */
   egressAllow?: readonly string[];
@@ -244,7 +247,7 @@ export const SESSIONS_POLICY_NAME = "berth-sessions-gateway-only";
 
 /**
  * One policy for the whole sessions namespace: it selects every session pod (the label all of them
- * carry) and admits only the session gateway's pods, only on the pod's `http` port. Each pod names its
+ * carry) and admits only the session gateway's and the operator's pods, only on the pod's `http` port. Each pod names its
  * application's port `http` (8888, 8080 or 7681 by kind), so the named port is exactly the per-session
  * rule of earlier versions (one policy per session, on its numeric port) without a write per session.
  * Everything else is denied: a policy of type Ingress that selects a pod makes it default-deny; Egress
@@ -290,6 +293,14 @@ export function sessionsNetworkPolicyManifest(opts: MirrorManifestOptions) {
                 matchLabels: { "kubernetes.io/metadata.name": opts.gatewayNamespace ?? DEFAULT_GATEWAY_NAMESPACE },
               },
               podSelector: { matchLabels: opts.gatewayPodLabels ?? { ...GATEWAY_POD_LABELS } },
+            },
+            // The operator asks the notebook server whether a kernel is busy (the idle rule,
+            // docs/dev/idle-and-limits.md); it runs beside the gateway.
+            {
+              namespaceSelector: {
+                matchLabels: { "kubernetes.io/metadata.name": opts.operatorNamespace ?? DEFAULT_GATEWAY_NAMESPACE },
+              },
+              podSelector: { matchLabels: { ...OPERATOR_POD_LABELS } },
             },
           ],
           ports: [{ protocol: "TCP", port: "http" }],

@@ -283,7 +283,7 @@ describe("the sessions namespace's network policy", () => {
   const np = sessionsNetworkPolicyManifest(opts);
 
   it.each(Object.keys(APP_PORTS) as (keyof typeof APP_PORTS)[])(
-    "applies to every %s session pod: selects it, and admits only the gateway on its application's port",
+    "applies to every %s session pod: selects it, and admits only the gateway and the operator on its application's port",
     (kind) => {
       const pod = podManifest(aMirror({ kind }), opts);
       expect(np.metadata.namespace).toBe(pod.metadata.namespace);
@@ -295,6 +295,10 @@ describe("the sessions namespace's network policy", () => {
             {
               namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "berth-system" } },
               podSelector: { matchLabels: { "app.kubernetes.io/name": "berth-gateway" } },
+            },
+            {
+              namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "berth-system" } },
+              podSelector: { matchLabels: { "app.kubernetes.io/name": "berth-operator" } },
             },
           ],
           ports: [{ protocol: "TCP", port: "http" }],
@@ -351,12 +355,10 @@ describe("the sessions namespace's network policy", () => {
       gatewayNamespace: "edge",
       gatewayPodLabels: { app: "gw" },
     });
-    expect(custom.spec.ingress[0]?.from).toEqual([
-      {
-        namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "edge" } },
-        podSelector: { matchLabels: { app: "gw" } },
-      },
-    ]);
+    expect(custom.spec.ingress[0]?.from?.[0]).toEqual({
+      namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "edge" } },
+      podSelector: { matchLabels: { app: "gw" } },
+    });
   });
 
   it("is created when absent or being deleted, and left alone when the apiserver holds it (defaults and all)", () => {

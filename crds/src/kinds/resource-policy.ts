@@ -29,6 +29,7 @@ export const ResourcePolicySpec = z.object({
       maxGpusPerProject: Count.optional(),
       maxGpusPerOrganization: Count.optional(),
       maxConcurrentSessionsPerUser: Count.optional(),
+      /** The longest a session runs before it is paused (MaxRuntime); absent everywhere: 24. */
       maxSessionHours: Count.optional(),
       maxVolumeGbPerUser: Count.optional(),
       /** Gigabytes of volumes a project may own, all its volumes together. */
@@ -37,6 +38,31 @@ export const ResourcePolicySpec = z.object({
       maxPriority: z.int32().optional(),
     })
     .default({}),
+  /**
+   * Idle auto-pause (docs/dev/idle-and-limits.md). Each field on its own: the narrowest scope that sets it
+   * wins, then the built-in default (60 min, bounds 20–480 min, 5 %, 3 keep-runnings). `timeoutMinutes`
+   * 0 turns idle pausing off for the scope.
+   */
+  idle: rule(
+    z
+      .object({
+        timeoutMinutes: z.int().min(0).max(10_080).optional(),
+        /** Bounds of what a session may ask for at creation. */
+        minTimeoutMinutes: z.int().min(10).max(10_080).optional(),
+        maxTimeoutMinutes: z.int().min(10).max(10_080).optional(),
+        /** GPU utilisation under this (per container, else per card) counts as idle. */
+        gpuUtilizationPercent: z.number().min(0).max(100).optional(),
+        /** How often the owner may say "keep running" in one run period. */
+        keepRunningMax: z.int().min(0).max(100).optional(),
+      })
+      .default({}),
+    "!has(self.minTimeoutMinutes) || !has(self.maxTimeoutMinutes) || self.minTimeoutMinutes <= self.maxTimeoutMinutes",
+    "minTimeoutMinutes must not exceed maxTimeoutMinutes",
+    (s) =>
+      s.minTimeoutMinutes === undefined ||
+      s.maxTimeoutMinutes === undefined ||
+      s.minTimeoutMinutes <= s.maxTimeoutMinutes,
+  ),
   /** Offerings allowed at this scope; absent: all. */
   allowedOfferings: z.array(ResourceName).max(256).optional(),
 });

@@ -65,6 +65,10 @@ export const SessionReason = {
   PausedByUser: "PausedByUser",
   InsufficientCredits: "InsufficientCredits",
   MemberRemoved: "MemberRemoved",
+  /** Paused: every activity signal was known and idle for the idle timeout (docs/dev/idle-and-limits.md). */
+  Idle: "Idle",
+  /** Paused: the session ran for its policy's maximum running time. */
+  MaxRuntime: "MaxRuntime",
   RestartRequested: "RestartRequested",
   TerminatedByUser: "TerminatedByUser",
   // the session controllers' other condition and Event reasons
@@ -146,6 +150,10 @@ export const SessionSpec = keptOnceSet(
       desiredState: SessionDesiredState.default("Running"),
       /** Higher first in the queue; ties go to the older session. */
       priority: z.int32().default(0),
+      /** Idle timeout asked for at creation, within the policy's bounds; absent: the policy's. */
+      idleTimeoutMinutes: z.int().min(0).max(10_080).optional(),
+      /** Maximum running time asked for at creation, at most the policy's; absent: the policy's. */
+      maxRuntimeMinutes: z.int().min(1).max(525_600).optional(),
     }),
     "gpuCount",
   ),
@@ -181,6 +189,20 @@ export const SessionStatus = statusOf({
   startedAt: Timestamp.optional(),
   pausedAt: Timestamp.optional(),
   terminatedAt: Timestamp.optional(),
+  /**
+   * The idle and running-time clocks while a warning is out (the worker's reclaim loop writes it only then,
+   * so a busy session costs no write): when the idle stretch began, when it pauses, which warnings (minutes
+   * before) were sent for that deadline. Cleared by activity or a new run period (`period` = startedAt).
+   */
+  reclaim: z
+    .object({
+      period: Timestamp,
+      idle: z
+        .object({ since: Timestamp, deadline: Timestamp, warned: z.array(z.int().min(0).max(1440)).max(8) })
+        .optional(),
+      runtime: z.object({ deadline: Timestamp, warned: z.array(z.int().min(0).max(1440)).max(8) }).optional(),
+    })
+    .optional(),
 });
 export type SessionStatus = z.infer<typeof SessionStatus>;
 

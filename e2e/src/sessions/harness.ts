@@ -24,6 +24,7 @@ import { HttpKube } from "@berth/controllers/kube";
 import { SessionMirrorKind } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
 import { operatorRbac, parseConfig, type RunningOperator, startOperator } from "@berth/operator";
+import type { KubeConfig } from "@kubernetes/client-node";
 import pino from "pino";
 import { mintControlPlaneCredential } from "../clusters/credentials.ts";
 import { type Cluster, type Fleet, type FleetDescription, KubeHttp, kubeConfigFrom, startFleet } from "../index.ts";
@@ -130,6 +131,10 @@ export interface SessionsBed {
   plane: InternalListener;
   worker: RunningWorker;
   startWorker(identity?: string): Promise<RunningWorker>;
+  /** The worker's own credential (least privilege), for loops a test runs itself. */
+  workerKubeConfig: KubeConfig;
+  /** The workers' Postgres pool. */
+  workerDb: ReturnType<typeof connect>;
   dir: string;
   call(
     user: TestUser | string,
@@ -162,6 +167,8 @@ export interface SessionsBedOptions {
   workerLease?: { durationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
   /** The worker's webhook dispatcher (allowlist, receivers' CA); default: on, nothing internal admitted. */
   workerWebhooks?: WebhookWorkerOptions;
+  /** The worker's reclaim loop (idle auto-pause, time limits); `false` leaves it to the test. Default on. */
+  workerReclaim?: false | { intervalMs?: number };
 }
 
 export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<SessionsBed> {
@@ -316,6 +323,7 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
         lease: opts.workerLease ?? { durationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 250 },
         // The API's keys (testConfig's), so the dispatcher opens the secrets the API sealed.
         webhooks: { ...opts.workerWebhooks, secretKeys: parseSecretKeys(TEST_WEBHOOK_SECRET_KEYS) },
+        ...(opts.workerReclaim !== undefined ? { reclaim: opts.workerReclaim } : {}),
         options: {
           // Silent = three missed heartbeats (status resync 20 s, inventory resync operatorResyncMs).
           reportGraceMs: Math.max(10_000, 3 * Math.min(20_000, opts.operatorResyncMs ?? 2_000)),
@@ -352,6 +360,8 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
       plane,
       worker,
       startWorker,
+      workerKubeConfig: kubeConfigFrom(workerCred.kubeconfig),
+      workerDb,
       dir,
       call: (user, method, path, json, headers) =>
         t.request(method, path, {

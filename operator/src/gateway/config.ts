@@ -36,6 +36,8 @@ export const GatewayConfigSchema = z.object({
   cookieKeyFile: z.string().min(1).optional(),
   cookieTtlSeconds: z.coerce.number().int().min(60).max(3600).default(600),
   verifyTimeoutMs: z.coerce.number().int().min(100).max(60_000).default(5000),
+  /** How often user activity is reported to the control plane (the idle rule's traffic signal); 0: never. */
+  activityIntervalMs: z.coerce.number().int().min(0).max(600_000).default(30_000),
   upstreamConnectTimeoutMs: z.coerce.number().int().min(100).max(60_000).default(5000),
   upstream: z
     .discriminatedUnion("mode", [
@@ -83,6 +85,7 @@ export const GATEWAY_ENV: Record<string, string> = {
   BERTH_GATEWAY_COOKIE_KEY_FILE: "cookieKeyFile",
   BERTH_GATEWAY_COOKIE_TTL_SECONDS: "cookieTtlSeconds",
   BERTH_GATEWAY_VERIFY_TIMEOUT_MS: "verifyTimeoutMs",
+  BERTH_GATEWAY_ACTIVITY_INTERVAL_MS: "activityIntervalMs",
   BERTH_GATEWAY_UPSTREAM_CONNECT_TIMEOUT_MS: "upstreamConnectTimeoutMs",
   BERTH_GATEWAY_SESSION_NAMESPACE: "upstream.namespace",
   BERTH_GATEWAY_SESSION_PORT: "upstream.port",

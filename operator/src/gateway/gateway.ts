@@ -22,6 +22,8 @@ import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
+import type { InternalClient } from "../controlplane/client.ts";
+import { ActivityReporter, type ActivityTracker, FrameReader, isUserFrame, isUserRequest } from "./activity.ts";
 import {
   type CookieClaims,
   CookieHeaders,
@@ -63,6 +65,11 @@ export interface GatewayOptions {
   upstreamConnectTimeoutMs?: number;
   clock?: { now(): number };
   log?: Logger;
+  /**
+   * The idle rule's traffic signal (activity.ts): requests and frames a person caused are noted per
+   * session, and with `client` reported to the control plane every `intervalMs` (default 30 s).
+   */
+  activity?: { tracker: ActivityTracker; client?: Pick<InternalClient, "call">; intervalMs?: number };
 }
 
 export interface RunningGateway {
@@ -88,6 +95,20 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   const sockets = new Set<Duplex>();
 
   const nowS = (): number => Math.floor(clock.now() / 1000);
+  const tracker = o.activity?.tracker;
+  const reporter =
+    o.activity?.client !== undefined
+      ? new ActivityReporter({
+          clusterId: o.clusterId,
+          client: o.activity.client,
+          tracker: o.activity.tracker,
+          clock,
+          ...(o.activity.intervalMs ? { intervalMs: o.activity.intervalMs } : {}),
+          onReport: (ok, message) => {
+            if (!ok) log?.warn({ err: message }, "activity report failed; retried with the next");
+          },
+        })
+      : undefined;
   const cookieHeaders = new CookieHeaders(keys);
 
   function cookieFor(g: Grant): string {
@@ -173,6 +194,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     extraCookie?: string,
   ): void | Promise<void> {
     if (!up) return explain(claims).then((p) => send(res, p));
+    if (tracker && isUserRequest(req.method, req.headers)) tracker.touch(claims.s, clock.now());
     const raw = req.rawHeaders;
     forwarder.forward(req, res, {
       upstream: up,
@@ -202,6 +224,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     if (out.grant.crName !== cr || out.grant.clusterId !== o.clusterId)
       return send(res, pages.refused("other_session", "This link was issued for another session."));
     log?.info({ cr, session: out.grant.sessionId, user: out.grant.userId }, "connect token redeemed");
+    tracker?.touch(out.grant.sessionId, clock.now()); // a person followed a connect link
     res
       .writeHead(303, {
         location: withoutToken(url),
@@ -316,6 +339,14 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       if (head.length) psocket.write(head);
       (psocket as Socket).setNoDelay(true);
       if ("setNoDelay" in socket) (socket as Socket).setNoDelay(true);
+      if (tracker) {
+        const session = verdict.claims.s;
+        const reader = new FrameReader((opcode, payload, compressed) => {
+          if (isUserFrame(url, opcode, payload, compressed)) tracker.touch(session, clock.now());
+        });
+        if (head.length) reader.push(head);
+        socket.on("data", (chunk: Buffer) => reader.push(chunk));
+      }
       psocket.pipe(socket);
       socket.pipe(psocket);
     });
@@ -378,6 +409,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   const port = (server.address() as AddressInfo).port;
   const host = o.host && o.host !== "0.0.0.0" ? o.host : "127.0.0.1";
   const url = `${o.tls ? "https" : "http"}://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  reporter?.start();
   log?.info(
     { url, clusterId: o.clusterId, tls: Boolean(o.tls) },
     o.reusePort ? "gateway worker listening" : "session gateway listening",
@@ -391,6 +423,9 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       for (const s of sockets) s.destroy();
       server.closeAllConnections?.();
       await Promise.all([closed, forwarder.close()]);
+      // The last news goes out before the process ends (a restarted gateway starts with none).
+      await reporter?.stop();
+      if (reporter) await reporter.report();
     },
   };
 }

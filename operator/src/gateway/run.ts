@@ -4,6 +4,8 @@ import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import type { Logger } from "pino";
+import { InternalClient } from "../controlplane/client.ts";
+import { ActivityTracker } from "./activity.ts";
 import { type GatewayConfig, parseCookieKeys, parseUpstreamTable } from "./config.ts";
 import { type GatewayOptions, startGateway } from "./gateway.ts";
 import { selfSignedCertificate } from "./selfSigned.ts";
@@ -46,6 +48,19 @@ export function gatewayOptions(
       timeoutMs: config.verifyTimeoutMs,
     }),
     upstreams,
+    ...(config.activityIntervalMs > 0
+      ? {
+          activity: {
+            tracker: new ActivityTracker(),
+            intervalMs: config.activityIntervalMs,
+            client: new InternalClient({
+              baseUrl: config.controlPlaneUrl,
+              tokenFile: config.tokenFile,
+              timeoutMs: config.verifyTimeoutMs,
+            }),
+          },
+        }
+      : {}),
     cookieKeys: p.cookieKeys.map((k) => Buffer.from(k, "hex")),
     cookieTtlSeconds: config.cookieTtlSeconds,
     ...(p.tls ? { tls: p.tls } : {}),

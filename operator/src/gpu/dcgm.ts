@@ -10,10 +10,20 @@
 //   A GPU no pod holds has an empty or missing pod label and is skipped.
 // - A failed scrape (down, timeout, not 200, unparsable) records nothing: samples of that span carry no
 //   figures rather than zeros, and metering itself never waits on the exporter.
+// - With a GPU sharing layer several pods share a card, and the card's utilisation says little about one
+//   of them. HAMi's vGPU monitor publishes per-container figures (its current names
+//   hami_container_device_utilization_ratio / hami_vgpu_memory_used_bytes with labels namespace, pod,
+//   container, and the legacy Device_utilization_desc_of_container / vGPU_device_memory_usage_in_bytes
+//   with podnamespace, podname, ctrname): when a pod has them they win over DCGM's per-card figures.
+//   Scrape both endpoints (`urls`); either may be missing.
 import type { GpuUsage, GpuUsageSource } from "@berth/controllers";
 
 const UTIL = "DCGM_FI_DEV_GPU_UTIL";
 const FB_USED = "DCGM_FI_DEV_FB_USED";
+const CTR_UTIL = new Set(["hami_container_device_utilization_ratio", "Device_utilization_desc_of_container"]);
+const CTR_MEM_BYTES = new Set(["hami_vgpu_memory_used_bytes", "vGPU_device_memory_usage_in_bytes"]);
+/** Names whose presence says the answer is a GPU exporter's (DCGM or HAMi's monitor). */
+const KNOWN = [UTIL, FB_USED, ...CTR_UTIL, ...CTR_MEM_BYTES];
 
 /** One pod's GPUs at one scrape. */
 export interface PodGpuReading {
@@ -29,14 +39,16 @@ const DECIMAL = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
 const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"/g;
 const unescapeLabel = (v: string): string => v.replace(/\\(.)/g, (_, c: string) => (c === "n" ? "\n" : c));
 
-/** Parses an exposition into one reading per pod (only the two metrics, only GPUs held by a pod). */
+/** Parses an exposition into one reading per pod (only GPUs held by a pod; a container's figures win). */
 export function parseDcgm(text: string): PodGpuReading[] {
   const pods = new Map<string, { namespace: string; pod: string; util: number[]; mem: number[] }>();
+  const ctr = new Map<string, { namespace: string; pod: string; util: number[]; mem: number[] }>();
   for (const raw of text.split("\n")) {
     const line = raw.trim();
     if (line === "" || line.startsWith("#")) continue;
     const name = /^[a-zA-Z_:][a-zA-Z0-9_:]*/.exec(line)?.[0];
-    if (name !== UTIL && name !== FB_USED) continue;
+    const container = name !== undefined && (CTR_UTIL.has(name) || CTR_MEM_BYTES.has(name));
+    if (name !== UTIL && name !== FB_USED && !container) continue;
     let rest = line.slice(name.length).trimStart();
     const labels: Record<string, string> = {};
     if (rest.startsWith("{")) {
@@ -49,6 +61,16 @@ export function parseDcgm(text: string): PodGpuReading[] {
     const token = rest.trim().split(/\s+/)[0] ?? "";
     if (!DECIMAL.test(token)) continue;
     const value = Number(token);
+    if (container) {
+      const cpod = labels.pod || labels.podname;
+      const cns = labels.pod ? labels.namespace : labels.podnamespace;
+      if (!cpod || !cns) continue;
+      const c = ctr.get(`${cns}/${cpod}`) ?? { namespace: cns, pod: cpod, util: [], mem: [] };
+      ctr.set(`${cns}/${cpod}`, c);
+      if (CTR_UTIL.has(name)) c.util.push(value);
+      else c.mem.push(value / 1_048_576);
+      continue;
+    }
     const pod = labels.exported_pod || labels.pod;
     const namespace = labels.exported_pod ? labels.exported_namespace : labels.namespace;
     if (!pod || !namespace) continue;
@@ -56,6 +78,13 @@ export function parseDcgm(text: string): PodGpuReading[] {
     const p = pods.get(key) ?? { namespace, pod, util: [], mem: [] };
     pods.set(key, p);
     (name === UTIL ? p.util : p.mem).push(value);
+  }
+  // A pod's container figures replace its cards' (per series: a monitor without memory keeps DCGM's).
+  for (const [key, c] of ctr) {
+    const p = pods.get(key) ?? { namespace: c.namespace, pod: c.pod, util: [], mem: [] };
+    if (c.util.length > 0) p.util = c.util;
+    if (c.mem.length > 0) p.mem = [c.mem.reduce((a, b) => a + b, 0)];
+    pods.set(key, p);
   }
   return [...pods.values()].map((p) => ({
     namespace: p.namespace,
@@ -140,6 +169,17 @@ export class GpuReadings implements GpuUsageSource {
     };
   }
 
+  /** The pod's newest utilisation reading taken at or after `sinceMs`. */
+  latest(pod: { namespace: string; name: string }, sinceMs: number): number | undefined {
+    const list = this.#byPod.get(`${pod.namespace}/${pod.name}`) ?? [];
+    for (let i = list.length - 1; i >= 0; i--) {
+      const r = list[i] as Reading;
+      if (r.at < sinceMs) return undefined;
+      if (r.utilization !== undefined) return r.utilization;
+    }
+    return undefined;
+  }
+
   /** Pods with readings (metrics, tests). */
   get pods(): number {
     return this.#byPod.size;
@@ -149,6 +189,8 @@ export class GpuReadings implements GpuUsageSource {
 export interface DcgmScraperOptions {
   /** The exporter's metrics URL, e.g. http://dcgm-exporter.gpu-operator:9400/metrics. */
   url: string;
+  /** Also HAMi's vGPU monitor, e.g. http://hami-device-plugin-monitor.kube-system:31992/metrics. */
+  extraUrls?: string[];
   intervalMs: number;
   timeoutMs: number;
   retentionMs: number;
@@ -195,14 +237,27 @@ export class DcgmScraper implements GpuUsageSource {
     let error: unknown;
     try {
       const signal = AbortSignal.any([this.#abort.signal, AbortSignal.timeout(this.#o.timeoutMs)]);
-      const res = await fetch(this.#o.url, { signal, headers: { accept: "text/plain" } });
-      if (!res.ok) {
-        result = String(res.status);
-        await res.body?.cancel();
+      // Every endpoint at once; the answers that came are parsed together (a missing monitor leaves DCGM's).
+      const answers = await Promise.allSettled(
+        [this.#o.url, ...(this.#o.extraUrls ?? [])].map(async (url) => {
+          const res = await fetch(url, { signal, headers: { accept: "text/plain" } });
+          if (!res.ok) {
+            await res.body?.cancel();
+            throw Object.assign(new Error(`${url}: ${res.status}`), { status: res.status });
+          }
+          return res.text();
+        }),
+      );
+      const texts = answers.flatMap((a) => (a.status === "fulfilled" ? [a.value] : []));
+      if (texts.length === 0) {
+        const first = answers[0] as PromiseRejectedResult;
+        const status = (first.reason as { status?: number }).status;
+        if (status !== undefined) result = String(status);
+        else throw first.reason;
       } else {
-        const text = await res.text();
-        // A 200 without either metric is not a DCGM exporter (a wrong URL): say so rather than "ok".
-        if (!text.includes(UTIL) && !text.includes(FB_USED)) result = "parse";
+        const text = texts.join("\n");
+        // A 200 without any GPU metric is not an exporter (a wrong URL): say so rather than "ok".
+        if (!KNOWN.some((k) => text.includes(k))) result = "parse";
         else if (!this.#stopped) this.readings.record(at, parseDcgm(text));
       }
     } catch (e) {

@@ -7,6 +7,9 @@
 //   GET  …/api/echo                   JSON: method, path, the cr from the prefix, and the headers received
 //   GET  …/hello                      "hello" (the benchmark's small response)
 //   WS   …/ws/echo                    echoes every message
+//   GET  …/api/status, …/api/kernels, …/api/terminals   Jupyter Server's shapes (docs/dev/idle-and-limits.md):
+//        what `setNotebook(cr, …)` set for the session, else one idle kernel started when the stand-in did
+//   WS   …/api/kernels/{id}/channels  a kernel channel: echoes, and marks the kernel's last activity
 //   GET  /healthz                     ok
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -29,10 +32,31 @@ export interface StandinOptions {
   log?: (line: string) => void;
 }
 
+/** One kernel or terminal as Jupyter Server lists it. */
+export interface StandinKernel {
+  id: string;
+  name?: string;
+  execution_state: "idle" | "busy" | "starting";
+  last_activity: string;
+  connections?: number;
+}
+export interface StandinTerminal {
+  name: string;
+  last_activity: string;
+}
+export interface StandinNotebook {
+  kernels: StandinKernel[];
+  terminals: StandinTerminal[];
+}
+
 export interface RunningStandin {
   url: string;
   host: string;
   port: number;
+  /** What …/api/kernels and …/api/terminals answer for session `cr` (tests drive kernels this way). */
+  setNotebook(cr: string, nb: StandinNotebook): void;
+  /** Make the notebook API of `cr` answer 503 (a server that is not up), or serve again (false). */
+  failNotebook(cr: string, failing: boolean): void;
   close(): Promise<void>;
 }
 
@@ -71,6 +95,24 @@ function page(title: string, app: string, name: string, cr: string | undefined):
 
 export async function startStandin(o: StandinOptions = {}): Promise<RunningStandin> {
   const name = o.name ?? "";
+  const started = new Date().toISOString();
+  const notebooks = new Map<string, StandinNotebook>();
+  const failing = new Set<string>();
+  const notebookOf = (cr: string): StandinNotebook => {
+    let nb = notebooks.get(cr);
+    if (!nb) {
+      nb = {
+        kernels: [
+          { id: "k-standin", name: "python3", execution_state: "idle", last_activity: started, connections: 0 },
+        ],
+        terminals: [],
+      };
+      notebooks.set(cr, nb);
+    }
+    return nb;
+  };
+  const json = (res: ServerResponse, status: number, body: unknown) =>
+    void res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
   const sockets = new Set<Socket>();
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
   wss.on("connection", (ws) => {
@@ -95,6 +137,20 @@ export async function startStandin(o: StandinOptions = {}): Promise<RunningStand
         .writeHead(200, { "content-type": "application/json", "set-cookie": "_xsrf=standin; Path=/" })
         .end(body);
     }
+    if (rest === "/api/status" || rest === "/api/kernels" || rest === "/api/terminals") {
+      const key = cr ?? "";
+      if (failing.has(key)) return json(res, 503, { message: "the notebook server is not up" });
+      const nb = notebookOf(key);
+      if (rest === "/api/kernels") return json(res, 200, nb.kernels);
+      if (rest === "/api/terminals") return json(res, 200, nb.terminals);
+      const times = [...nb.kernels, ...nb.terminals].map((x) => x.last_activity).sort();
+      return json(res, 200, {
+        connections: nb.kernels.reduce((n, k) => n + (k.connections ?? 0), 0),
+        kernels: nb.kernels.length,
+        last_activity: times.at(-1) ?? started,
+        started,
+      });
+    }
     const m = /^\/(lab|terminal|code)(\/.*)?$/.exec(rest);
     const app = m ? APPS[m[1] as string] : undefined;
     if (app && req.method === "GET") {
@@ -110,7 +166,18 @@ export async function startStandin(o: StandinOptions = {}): Promise<RunningStand
     res.writeHead(404, { "content-type": "text/plain" }).end("stand-in: not found\n");
   });
   server.on("upgrade", (req, socket, head) => {
-    const { rest } = splitPrefix(new URL(req.url ?? "/", "http://standin").pathname);
+    const { cr, rest } = splitPrefix(new URL(req.url ?? "/", "http://standin").pathname);
+    const kernel = /^\/api\/kernels\/([^/]+)\/channels$/.exec(rest);
+    if (kernel) {
+      // A kernel channel: what the browser sends is echoed, and the kernel was active just now.
+      return void wss.handleUpgrade(req, socket, head, (ws) => {
+        ws.on("message", (data, isBinary) => {
+          const k = notebookOf(cr ?? "").kernels.find((x) => x.id === kernel[1]);
+          if (k) k.last_activity = new Date().toISOString();
+          ws.send(data, { binary: isBinary });
+        });
+      });
+    }
     if (rest !== "/ws/echo")
       return void socket.end("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit("connection", ws, req));
@@ -128,6 +195,13 @@ export async function startStandin(o: StandinOptions = {}): Promise<RunningStand
     url: `http://${host}:${port}`,
     host,
     port,
+    setNotebook(cr, nb) {
+      notebooks.set(cr, structuredClone(nb));
+    },
+    failNotebook(cr, f) {
+      if (f) failing.add(cr);
+      else failing.delete(cr);
+    },
     async close() {
       for (const c of wss.clients) c.terminate();
       const closed = new Promise<void>((r) => server.close(() => r()));

@@ -8,6 +8,16 @@ export const NOTIFICATION_KINDS = {
     description:
       "A session was paused; data.reason says why: credits, member_removed, administrator, idle or time_limit.",
   },
+  "session.idle_warning": {
+    severity: "warning",
+    critical: true,
+    description: "A session has been idle and will be paused soon unless it is used or kept running.",
+  },
+  "session.runtime_warning": {
+    severity: "warning",
+    critical: true,
+    description: "A session reaches its maximum running time soon and will be paused.",
+  },
   "session.failed": { severity: "critical", critical: true, description: "A session failed." },
   "credits.request_approved": { severity: "info", critical: false, description: "A credit request was approved." },
   "credits.request_partially_approved": {

@@ -28,6 +28,7 @@ import { updateSession } from "../../db/operations/sessions/updateSession.ts";
 import { type SessionView, viewFromRow } from "../../db/operations/sessions/view.ts";
 import type { Deps } from "../../deps.ts";
 import { Conflict, DomainError, Forbidden, Invalid, Unavailable } from "../../errors.ts";
+import { checkReclaimAsks, reclaimPolicyOf } from "../catalog/reclaimPolicy.ts";
 import type { Principal } from "../identity/principal.ts";
 import { scopeOf } from "../identity/scope.ts";
 import { admitCreate } from "./admission.ts";
@@ -45,6 +46,9 @@ export interface CreateSessionInput {
   project_id?: string;
   priority?: number;
   volumes?: { volume: string; mount_path?: string; read_only?: boolean }[];
+  /** Within the resource policy's bounds (docs/dev/idle-and-limits.md). */
+  idle_timeout_minutes?: number;
+  max_runtime_minutes?: number;
 }
 
 const issue = (field: string, message: string) => ({ path: ["body", field], message, code: "invalid_reference" });
@@ -146,6 +150,10 @@ export async function createSession(deps: Deps, principal: Principal, input: Cre
       });
   }
 
+  const asks = { idleTimeoutMinutes: input.idle_timeout_minutes, maxRuntimeMinutes: input.max_runtime_minutes };
+  if (asks.idleTimeoutMinutes !== undefined || asks.maxRuntimeMinutes !== undefined)
+    checkReclaimAsks(reclaimPolicyOf(await rt.catalog.policies(), { organizationId, projectId }), asks);
+
   const id = newSessionId();
   const crName = sessionResourceName(id);
   const now = deps.clock.now();
@@ -210,6 +218,8 @@ export async function createSession(deps: Deps, principal: Principal, input: Cre
       ...(input.cluster_id ? { clusterPin: input.cluster_id } : {}),
       desiredState: "Running",
       priority,
+      ...(asks.idleTimeoutMinutes !== undefined ? { idleTimeoutMinutes: asks.idleTimeoutMinutes } : {}),
+      ...(asks.maxRuntimeMinutes !== undefined ? { maxRuntimeMinutes: asks.maxRuntimeMinutes } : {}),
     },
   );
   try {

@@ -8,6 +8,8 @@ export const WEBHOOK_EVENT_TYPES = [
   "session.resumed",
   "session.terminated",
   "session.failed",
+  "session.idle_warning",
+  "session.runtime_warning",
   "credits.running_low",
   "credits.request.created",
   "credits.request.decided",
@@ -35,10 +37,15 @@ export const WEBHOOK_EVENT_DESCRIPTIONS: Record<WebhookEventType, string> = {
   "session.created": "A session was accepted (phase Pending).",
   "session.queued": "A session waits for a GPU (phase Queued).",
   "session.running": "A session's pod runs (phase Running).",
-  "session.paused": "A session was paused; data.reason says why (e.g. InsufficientCredits, MemberRemoved).",
+  "session.paused":
+    "A session was paused; data.reason says why (e.g. InsufficientCredits, MemberRemoved, Idle, MaxRuntime).",
   "session.resumed": "A paused session is starting again (phase Resuming).",
   "session.terminated": "A session ended (phase Terminated).",
   "session.failed": "A session's pod could not run (phase Failed); data.reason and data.message say why.",
+  "session.idle_warning":
+    "A session has been idle and will be paused (reason Idle) at data.deadline unless someone uses it or its owner keeps it running.",
+  "session.runtime_warning":
+    "A session reaches its maximum running time at data.deadline and will be paused (reason MaxRuntime).",
   "credits.running_low": "A session's wallets will not cover it much longer; it will be paused when they run out.",
   "credits.request.created": "A member asked for credits.",
   "credits.request.decided": "A credit request was approved, partially approved or denied.",

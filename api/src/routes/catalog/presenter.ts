@@ -89,6 +89,20 @@ export function limitsToSpec(l: ResourcePolicy["limits"]): Record<string, number
   return out;
 }
 
+const IDLE = [
+  ["timeout_minutes", "timeoutMinutes"],
+  ["min_timeout_minutes", "minTimeoutMinutes"],
+  ["max_timeout_minutes", "maxTimeoutMinutes"],
+  ["gpu_utilization_percent", "gpuUtilizationPercent"],
+  ["keep_running_max", "keepRunningMax"],
+] as const;
+
+export function idleToSpec(i: ResourcePolicy["idle"]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [wire, spec] of IDLE) if (i[wire] !== undefined) out[spec] = i[wire] as number;
+  return out;
+}
+
 export function presentPolicy(o: KubeObject): ResourcePolicy {
   const s = o.spec as ResourcePolicySpec;
   const limits: ResourcePolicy["limits"] = {};
@@ -100,6 +114,9 @@ export function presentPolicy(o: KubeObject): ResourcePolicy {
     name: nameOf(o),
     scope: { kind: s.scope.kind, id: s.scope.id ?? null, organization: s.scope.organization ?? null },
     limits,
+    idle: Object.fromEntries(
+      IDLE.flatMap(([wire, spec]) => (typeof s.idle?.[spec] === "number" ? [[wire, s.idle[spec]]] : [])),
+    ),
     allowed_offerings: s.allowedOfferings ?? null,
     created_at: created(o),
   };

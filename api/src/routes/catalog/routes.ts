@@ -8,7 +8,7 @@ import { checkFraction, parseFraction } from "../../domain/catalog/gpuFraction.t
 import { createCatalog, getCatalog, listCatalog, updateCatalog } from "../../domain/catalog/operations.ts";
 import { images, offerings, policies, presets } from "../../domain/catalog/resources.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
-import { limitsToSpec, presentImage, presentOffering, presentPolicy, presentPreset } from "./presenter.ts";
+import { idleToSpec, limitsToSpec, presentImage, presentOffering, presentPolicy, presentPreset } from "./presenter.ts";
 import {
   CreateImageBody,
   CreateOfferingBody,
@@ -357,6 +357,7 @@ export const createPolicyRoute = defineRoute({
     const o = await createCatalog(deps, principal, policies, body.name, {
       scope: body.scope,
       limits: limitsToSpec(body.limits ?? {}),
+      ...(body.idle ? { idle: idleToSpec(body.idle) } : {}),
       ...(body.allowed_offerings ? { allowedOfferings: body.allowed_offerings } : {}),
     });
     return { status: 201, body: presentPolicy(o) };
@@ -379,6 +380,7 @@ export const updatePolicyRoute = defineRoute({
     const o = await updateCatalog(deps, principal, policies, params.name, (spec) => {
       const next = { ...spec };
       if (body.limits !== undefined) next.limits = limitsToSpec(body.limits);
+      if (body.idle !== undefined) next.idle = idleToSpec(body.idle);
       if (body.allowed_offerings === null) delete next.allowedOfferings;
       else if (body.allowed_offerings !== undefined) next.allowedOfferings = body.allowed_offerings;
       return next;

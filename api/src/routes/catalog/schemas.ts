@@ -167,6 +167,38 @@ export const PolicyLimits = z
   })
   .meta({ id: "ResourcePolicyLimits", description: "Absent: no limit at this scope." });
 
+const Minutes = z.int().min(10).max(10_080);
+export const PolicyIdle = z
+  .object({
+    timeout_minutes: z.int().min(0).max(10_080).optional().meta({ description: "0 turns idle pausing off." }),
+    min_timeout_minutes: Minutes.optional(),
+    max_timeout_minutes: Minutes.optional(),
+    gpu_utilization_percent: z.number().min(0).max(100).optional(),
+    keep_running_max: z.int().min(0).max(100).optional(),
+  })
+  .refine(
+    (i) =>
+      i.min_timeout_minutes === undefined ||
+      i.max_timeout_minutes === undefined ||
+      i.min_timeout_minutes <= i.max_timeout_minutes,
+    { message: "min_timeout_minutes must not exceed max_timeout_minutes", path: ["min_timeout_minutes"] },
+  )
+  .refine(
+    (i) =>
+      !i.timeout_minutes ||
+      ((i.min_timeout_minutes === undefined || i.timeout_minutes >= i.min_timeout_minutes) &&
+        (i.max_timeout_minutes === undefined || i.timeout_minutes <= i.max_timeout_minutes)),
+    {
+      message: "timeout_minutes must lie between min_timeout_minutes and max_timeout_minutes",
+      path: ["timeout_minutes"],
+    },
+  )
+  .meta({
+    id: "ResourcePolicyIdle",
+    description:
+      "Idle auto-pause at this scope (docs/dev/idle-and-limits.md); each field absent: the next scope's, then the default (60 min, 20–480, 5 %, 3).",
+  });
+
 export const ResourcePolicy = z
   .object({
     name: z.string().meta({ example: "global" }),
@@ -176,6 +208,7 @@ export const ResourcePolicy = z
       organization: z.string().nullable().meta({ description: "A user scope's organization; null otherwise." }),
     }),
     limits: PolicyLimits,
+    idle: PolicyIdle,
     allowed_offerings: z
       .array(z.string())
       .nullable()
@@ -195,12 +228,14 @@ export const CreateResourcePolicyBody = z
     name: ResourceName,
     scope: PolicyScope,
     limits: PolicyLimits.optional(),
+    idle: PolicyIdle.optional(),
     allowed_offerings: z.array(ResourceName).max(256).optional(),
   })
   .meta({ id: "CreateResourcePolicyRequest" });
 export const UpdateResourcePolicyBody = z
   .object({
     limits: PolicyLimits.optional().meta({ description: "Replaces the limits as a whole." }),
+    idle: PolicyIdle.optional().meta({ description: "Replaces the idle settings as a whole." }),
     allowed_offerings: z
       .array(ResourceName)
       .max(256)

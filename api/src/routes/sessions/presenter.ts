@@ -54,5 +54,9 @@ export function presentSession(v: SessionView): z.input<typeof Session> {
     started_at: iso(v.startedAt),
     paused_at: iso(v.pausedAt),
     terminated_at: iso(v.terminatedAt),
+    idle_warning: v.idleWarning
+      ? { since: v.idleWarning.since.toISOString(), deadline: v.idleWarning.deadline.toISOString() }
+      : null,
+    runtime_warning: v.runtimeWarning ? { deadline: v.runtimeWarning.deadline.toISOString() } : null,
   };
 }

@@ -11,6 +11,7 @@ import { bulkTerminate } from "../../domain/sessions/bulkTerminate.ts";
 import { createSession } from "../../domain/sessions/createSession.ts";
 import { gpuAvailability } from "../../domain/sessions/gpuAvailability.ts";
 import { inspectResource, resourceEvents } from "../../domain/sessions/inspectResource.ts";
+import { keepSessionRunning } from "../../domain/sessions/keepRunning.ts";
 import { pauseSession } from "../../domain/sessions/pauseSession.ts";
 import { credits, previewCost } from "../../domain/sessions/previewCost.ts";
 import { getSession, listSessions } from "../../domain/sessions/readSessions.ts";
@@ -262,6 +263,26 @@ export const terminateRoute = actionRoute(
   "Removes everything on its GPU cluster; the session stays in the history. Allowed in every phase but Terminating and Terminated.",
 );
 
+export const keepRunningRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/sessions/:sessionId/keep-running",
+  operationId: "keepSessionRunning",
+  tags: TAGS,
+  summary: "Keep an idle session running",
+  description:
+    "The owner says they still need the session: it counts as activity now, so an idle warning is withdrawn and the idle pause moves a full idle timeout away. At most the resource policy's `keepRunningMax` times (default 3) per run period, then 409 `keep_running_limit_reached` (details: `used`, `max`). Owner only: 403 `forbidden` (`details.reason: not_owner`) for administrators who see it, 404 for others; 409 `invalid_session_state` unless Running. The time limit is not moved.",
+  auth: "user",
+  params: SessionParams,
+  audit: "session.keep_running",
+  responses: { 200: Session },
+  handler: async ({ deps, principal, params, audit }) => {
+    audit.target("session", params.sessionId);
+    const v = await keepSessionRunning(deps, principal, params.sessionId);
+    audit.organization(v.organizationId);
+    return { status: 200, body: presentSession(v) };
+  },
+});
+
 export const sessionResourceRoute = defineRoute({
   method: "get",
   path: "/api/v1/sessions/:sessionId/resource",
@@ -322,6 +343,7 @@ export const routes: RouteDef[] = [
   resumeRoute,
   restartRoute,
   terminateRoute,
+  keepRunningRoute,
   sessionResourceRoute,
   sessionResourceEventsRoute,
 ];

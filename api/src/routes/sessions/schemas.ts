@@ -102,6 +102,14 @@ export const Session = z
     started_at: Timestamp.nullable(),
     paused_at: Timestamp.nullable(),
     terminated_at: Timestamp.nullable(),
+    idle_warning: z.object({ since: Timestamp, deadline: Timestamp }).nullable().meta({
+      description:
+        "While an idle warning is out: idle since when, and when it will be paused (reason Idle) unless it is used or kept running (POST …/keep-running).",
+    }),
+    runtime_warning: z
+      .object({ deadline: Timestamp })
+      .nullable()
+      .meta({ description: "While a time-limit warning is out: when it will be paused (reason MaxRuntime)." }),
   })
   .meta({ id: "Session" });
 
@@ -149,6 +157,14 @@ export const CreateSessionBody = z
       )
       .max(16)
       .optional(),
+    idle_timeout_minutes: z.number().int().min(0).max(10_080).optional().meta({
+      description:
+        "Pause the session after this long idle (GPU under the threshold, no user traffic, no busy kernel). Within the resource policy's bounds (default 20–480), else 400 `idle_timeout_out_of_bounds`. Default: the policy's (60).",
+    }),
+    max_runtime_minutes: z.number().int().min(1).max(525_600).optional().meta({
+      description:
+        "Pause the session after running this long. At most the policy's maximum running time (default 24 h), else 400 `max_runtime_out_of_bounds`.",
+    }),
   })
   .strict()
   .meta({ id: "CreateSession" });

@@ -41,6 +41,7 @@ const lazyViews: Partial<Record<RouteName, () => Promise<unknown>>> = {
   "credits-budgets": () => import("../../views/budgets-view/index.ts"),
   "admin-settings": () => import("../../views/settings-view/index.ts"),
   "admin-signups": () => import("../../views/signup-requests-view/index.ts"),
+  "admin-idle-limits": () => import("../../views/admin-idle-limits-view/index.ts"),
 };
 
 export class BerthApp extends LitElement {
@@ -158,6 +159,8 @@ export class BerthApp extends LitElement {
         return html`<berth-settings-view></berth-settings-view>`;
       case "admin-signups":
         return html`<berth-signup-requests-view .query=${m.query}></berth-signup-requests-view>`;
+      case "admin-idle-limits":
+        return html`<berth-admin-idle-limits-view></berth-admin-idle-limits-view>`;
       default:
         return html`<berth-not-found-view></berth-not-found-view>`;
     }

@@ -24,6 +24,7 @@ export const ADMIN_LINKS: readonly NavLink[] = [
   { href: "/webhooks", label: "Webhooks", routes: ["webhooks"] },
   { href: "/admin/audit", label: "Audit log", routes: ["admin-audit"] },
   { href: "/admin/catalog", label: "Catalog", routes: ["admin-catalog"] },
+  { href: "/admin/idle-limits", label: "Idle & time limits", routes: ["admin-idle-limits"] },
 ];
 
 export const isHere = (link: NavLink, here: RouteName): boolean => link.routes.some((r) => here.startsWith(r));

@@ -14,6 +14,7 @@ import { renderTask } from "../../components/task-states.ts";
 import "../../components/usage-chart/index.ts";
 import { formatCredits, formatDuration, formatPercent, formatRelative, formatTime } from "../../data/format.ts";
 import { ACTION_LABEL, actionConfirm, phaseHelp, type SessionAction } from "../../data/phases.ts";
+import { countdown, pauseReasonText } from "../../data/reclaim.ts";
 import { timeline } from "../../data/timeline.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
@@ -34,7 +35,13 @@ export class BerthSessionDetailView extends LitElement {
     actionError: { state: true },
     connectError: { state: true },
     showResource: { state: true },
+    keeping: { state: true },
+    keepError: { state: true },
+    clockTick: { state: true },
   };
+  declare keeping: boolean;
+  declare keepError: unknown;
+  declare clockTick: number;
   declare sessionId: string;
   declare acting: SessionAction | undefined;
   declare actionError: unknown;
@@ -71,6 +78,9 @@ export class BerthSessionDetailView extends LitElement {
     this.actionError = undefined;
     this.connectError = undefined;
     this.showResource = false;
+    this.keeping = false;
+    this.keepError = undefined;
+    this.clockTick = 0;
   }
 
   override connectedCallback(): void {
@@ -85,6 +95,8 @@ export class BerthSessionDetailView extends LitElement {
     });
     this.#usageTimer = setInterval(() => {
       if (this.#session.value?.phase === "Running") void this.#usage.run();
+      // The countdown of a warned pause moves on its own.
+      if (this.#session.value?.idle_warning || this.#session.value?.runtime_warning) this.clockTick++;
     }, 15_000);
   }
 
@@ -121,6 +133,50 @@ export class BerthSessionDetailView extends LitElement {
     } finally {
       this.acting = undefined;
     }
+  }
+
+  async #keepRunning(s: Session): Promise<void> {
+    this.keeping = true;
+    this.keepError = undefined;
+    try {
+      await api.call("keepSessionRunning", { params: { sessionId: s.id } });
+      await this.#session.run();
+    } catch (e) {
+      this.keepError = e;
+    } finally {
+      this.keeping = false;
+    }
+  }
+
+  /** The idle countdown and "Keep running" once a warning is out; the time limit's; why it was paused. */
+  #reclaim(s: Session) {
+    const now = Date.now();
+    const idle = s.idle_warning;
+    const limit = s.runtime_warning;
+    const paused = s.phase === "Paused" ? pauseReasonText(s.reason) : undefined;
+    return html`${
+      idle
+        ? html`<div class="card warning" role="status" data-testid="idle-warning">
+          <strong>Idle: this session will be paused <span data-testid="idle-countdown">${countdown(idle.deadline, now)}</span></strong>
+          (at ${formatTime(idle.deadline)}). Nothing has used it since ${formatTime(idle.since)}: no GPU work, no typing, no busy kernel.
+          Pausing frees its GPU and stops billing; files on volumes are kept.
+          ${
+            s.owner_id === auth.userId
+              ? html`<button type="button" class="primary" ?disabled=${this.keeping} @click=${() => this.#keepRunning(s)} data-testid="keep-running">${this.keeping ? "Keeping it running…" : "Keep running"}</button>`
+              : nothing
+          }
+        </div>`
+        : nothing
+    }
+      ${
+        limit
+          ? html`<div class="card warning" role="status" data-testid="runtime-warning">
+            <strong>Time limit: this session will be paused <span>${countdown(limit.deadline, now)}</span></strong> (at ${formatTime(limit.deadline)}), when it reaches its maximum running time. Save your work; resume it afterwards to start a new period.
+          </div>`
+          : nothing
+      }
+      ${paused ? html`<p class="card" data-testid="pause-reason">${paused}</p>` : nothing}
+      ${this.keepError ? html`<berth-error-panel heading="It could not be kept running" .error=${this.keepError}></berth-error-panel>` : nothing}`;
   }
 
   async #connect(kind: ConnectKind): Promise<void> {
@@ -168,7 +224,8 @@ export class BerthSessionDetailView extends LitElement {
           </div>`
           : nothing
       }
-      ${this.actionError ? html`<berth-error-panel heading="The action was refused" .error=${this.actionError}></berth-error-panel>` : nothing}`;
+      ${this.actionError ? html`<berth-error-panel heading="The action was refused" .error=${this.actionError}></berth-error-panel>` : nothing}
+      ${this.#reclaim(s)}`;
   }
 
   #connectButtons(s: Session) {

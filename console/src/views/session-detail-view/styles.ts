@@ -8,9 +8,13 @@ export const styles = css`
   details.card {
     margin-bottom: 1rem;
   }
-  .queue {
+  .queue,
+  .warning {
     border-left: 4px solid var(--berth-warn);
     margin-bottom: 1rem;
+  }
+  .warning button {
+    margin-left: 0.5rem;
   }
   ol.timeline {
     list-style: none;

@@ -1,7 +1,14 @@
 // One view of a session for presenters and events: the history row, overlaid with the live Session
 // resource when there is one (the resource is the truth; the row may lag it by a reconcile).
 import { HOLDING_PHASES } from "@berth/controllers";
-import { type Condition, fractionLabel, gpuOccupancy, type Session, type SessionPhase } from "@berth/crds";
+import {
+  type Condition,
+  fractionLabel,
+  gpuOccupancy,
+  KEEP_RUNNING_ANNOTATION,
+  type Session,
+  type SessionPhase,
+} from "@berth/crds";
 import type { SessionRow } from "./types.ts";
 
 export interface SessionView {
@@ -46,6 +53,9 @@ export interface SessionView {
   pausedAt: Date | null;
   terminatedAt: Date | null;
   resourceDeleted: boolean;
+  /** Warnings out (status.reclaim of the current run period), withdrawn at once by a later keep-running. */
+  idleWarning: { since: Date; deadline: Date } | null;
+  runtimeWarning: { deadline: Date } | null;
 }
 
 const date = (s: string | undefined, fallback: Date | null): Date | null => (s ? new Date(s) : fallback);
@@ -100,6 +110,32 @@ export function viewFromRow(row: SessionRow): SessionView {
     pausedAt: row.paused_at,
     terminatedAt: row.terminated_at,
     resourceDeleted: row.resource_deleted_at !== null,
+    idleWarning: null,
+    runtimeWarning: null,
+  };
+}
+
+/** The warnings status.reclaim holds for the current run period (the reclaim loop writes them). */
+function warningsOf(cr: Session): Pick<SessionView, "idleWarning" | "runtimeWarning"> {
+  const r = cr.status?.reclaim;
+  // Times compared as instants: the status writes seconds (…:54Z), the reclaim loop milliseconds (…:54.000Z).
+  const period = Date.parse(r?.period ?? "");
+  if (!r || period !== Date.parse(cr.status?.startedAt ?? "") || cr.status?.phase !== "Running")
+    return { idleWarning: null, runtimeWarning: null };
+  let keptAt = 0;
+  try {
+    const k = JSON.parse(cr.metadata.annotations?.[KEEP_RUNNING_ANNOTATION] ?? "{}") as {
+      period?: string;
+      at?: string;
+    };
+    if (Date.parse(k.period ?? "") === period && k.at) keptAt = Date.parse(k.at) || 0;
+  } catch {
+    keptAt = 0;
+  }
+  const idle = r.idle && r.idle.warned.length > 0 && keptAt <= Date.parse(r.idle.since) ? r.idle : undefined;
+  return {
+    idleWarning: idle ? { since: new Date(idle.since), deadline: new Date(idle.deadline) } : null,
+    runtimeWarning: r.runtime && r.runtime.warned.length > 0 ? { deadline: new Date(r.runtime.deadline) } : null,
   };
 }
 
@@ -140,5 +176,6 @@ export function viewFromResource(row: SessionRow, cr: Session): SessionView {
     pausedAt: date(st.pausedAt, v.pausedAt),
     terminatedAt: date(st.terminatedAt, v.terminatedAt),
     resourceDeleted: false,
+    ...warningsOf(cr),
   };
 }

@@ -1,0 +1,87 @@
+// The reclaim loop in the worker (controllers/src/worker.ts runs it while leading): every `intervalMs`
+// (30 s) one pass of api/src/domain/reclaim/watch.ts. A failing pass is logged and the next one retries
+// (every step is level-based: the plan is recomputed from the signals and the status). Tests call `pass()`
+// with an injected clock.
+import { HttpKube } from "@berth/controllers/kube";
+import type { KubeConfig } from "@kubernetes/client-node";
+import type { Knex } from "knex";
+import type { Logger } from "pino";
+import { type PassResult, type ReclaimContext, watchIdleAndRuntime } from "../domain/reclaim/watch.ts";
+import { pauseSessionForSystem } from "../domain/sessions/pauseForSystem.ts";
+import { makeSessionsRuntime, type SessionsRuntime } from "../domain/sessions/runtime.ts";
+
+export interface ReclaimLoopOptions {
+  db: Knex;
+  log: Logger;
+  sessions: SessionsRuntime;
+  clock?: { now(): Date };
+  /** Default 30 s. */
+  intervalMs?: number;
+  staleMs?: number;
+}
+
+export class ReclaimLoop {
+  readonly #c: ReclaimContext;
+  readonly #intervalMs: number;
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<unknown> | undefined;
+  #stopped = true;
+  passes = 0;
+
+  constructor(o: ReclaimLoopOptions) {
+    const clock = o.clock ?? { now: () => new Date() };
+    this.#intervalMs = o.intervalMs ?? 30_000;
+    this.#c = {
+      db: o.db,
+      clock,
+      log: o.log.child({ component: "reclaim" }),
+      sessions: o.sessions,
+      pause: (id, reason) => pauseSessionForSystem({ db: o.db, sessions: o.sessions }, id, reason),
+      ...(o.staleMs ? { staleMs: o.staleMs } : {}),
+    };
+  }
+
+  start(): void {
+    if (!this.#stopped) return;
+    this.#stopped = false;
+    const run = () => {
+      if (this.#stopped) return;
+      this.#running = this.pass()
+        .catch((err: unknown) => this.#c.log.warn({ err }, "reclaim pass failed; retried on the next one"))
+        .finally(() => {
+          this.#running = undefined;
+          if (!this.#stopped) this.#timer = setTimeout(run, this.#intervalMs);
+        });
+    };
+    run();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    await this.#running;
+  }
+
+  async pass(): Promise<PassResult> {
+    const r = await watchIdleAndRuntime(this.#c);
+    this.passes++;
+    return r;
+  }
+}
+
+export function reclaimWorkerLoop(o: {
+  db: Knex;
+  kubeConfig: KubeConfig;
+  log: Logger;
+  clock?: { now(): Date };
+  intervalMs?: number;
+}): ReclaimLoop {
+  const kube = new HttpKube(o.kubeConfig, { maxSockets: 8, userAgent: "berth-worker-reclaim" });
+  return new ReclaimLoop({
+    db: o.db,
+    log: o.log,
+    sessions: makeSessionsRuntime(kube),
+    ...(o.clock ? { clock: o.clock } : {}),
+    ...(o.intervalMs ? { intervalMs: o.intervalMs } : {}),
+  });
+}
