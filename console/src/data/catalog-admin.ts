@@ -230,7 +230,7 @@ export function byTier<T extends { tier: string; hourly_credit_rate: string; nam
     ]);
 }
 
-/** "GPUs at once (you) 4 · Sessions at once (you) 4" */
+/** "GPUs at once, per person 4 · Highest queue priority 0" */
 export function limitsLine(limits: Record<string, number | undefined>): string {
   const parts = Object.entries(limits).flatMap(([k, v]) => (v === undefined ? [] : [`${LIMIT_LABEL[k] ?? k} ${v}`]));
   return parts.length ? parts.join(" · ") : "no limits";

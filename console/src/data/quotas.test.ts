@@ -50,6 +50,6 @@ describe("granting", () => {
   it("reads a decided request in words", () => {
     expect(
       askedLines(asked, { max_gpus_per_user: 4, max_concurrent_sessions_per_user: 4 }, { max_gpus_per_user: 6 }),
-    ).toEqual(["GPUs at once (you): 4 → 8 (granted 6)", "Sessions at once (you): 4 → 6 (not granted)"]);
+    ).toEqual(["GPUs at once, per person: 4 → 8 (granted 6)", "Sessions at once, per person: 4 → 6 (not granted)"]);
   });
 });

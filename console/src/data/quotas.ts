@@ -2,13 +2,13 @@
 // inbox's grant form read back into the API's body, and the wizard's choice of offering.
 
 export const LIMIT_LABEL: Record<string, string> = {
-  max_gpus_per_user: "GPUs at once (you)",
-  max_concurrent_sessions_per_user: "Sessions at once (you)",
-  max_volume_gb_per_user: "Volume storage, GB (you)",
+  max_gpus_per_user: "GPUs at once, per person",
+  max_concurrent_sessions_per_user: "Sessions at once, per person",
+  max_volume_gb_per_user: "Volume storage (GB), per person",
   max_session_hours: "Hours per session",
-  max_gpus_per_project: "GPUs at once (project)",
-  max_volume_gb_per_project: "Volume storage, GB (project)",
-  max_gpus_per_organization: "GPUs at once (organization)",
+  max_gpus_per_project: "GPUs at once, per project",
+  max_volume_gb_per_project: "Volume storage (GB), per project",
+  max_gpus_per_organization: "GPUs at once, per organization",
   max_priority: "Highest queue priority",
 };
 
@@ -32,7 +32,7 @@ export const QUOTA_STATUS_TONE: Record<QuotaStatus, string> = {
   cancelled: "tone-muted",
 };
 
-/** "GPUs at once (you): 4 → 8" per asked limit, with what was granted when it differs. */
+/** "GPUs at once, per person: 4 → 8" per asked limit, with what was granted when it differs. */
 export function askedLines(
   asked: Record<string, number>,
   current: Record<string, number | null>,

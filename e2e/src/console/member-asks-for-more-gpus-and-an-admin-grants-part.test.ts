@@ -120,7 +120,9 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
     await alicePage.keyboard.type("a sweep over eight seeds for the paper");
     await alicePage.keyboard.press("Tab");
     await alicePage.keyboard.press("Enter");
-    await expect.poll(() => alicePage.getByTestId("notice").textContent()).toMatch(/GPUs at once \(you\): 8 was sent/);
+    await expect
+      .poll(() => alicePage.getByTestId("notice").textContent())
+      .toMatch(/GPUs at once, per person: 8 was sent/);
     const row = alicePage.getByTestId("quota-request-row").first();
     await row.waitFor();
     expect(await row.getAttribute("data-status")).toBe("pending");

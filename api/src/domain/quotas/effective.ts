@@ -8,7 +8,7 @@ import { findProjectById } from "../../db/operations/projects/findProjectById.ts
 import { countLiveForOwner } from "../../db/operations/sessions/countLiveForOwner.ts";
 import { provisionedByOwner } from "../../db/operations/volumes/provisioned.ts";
 import type { Deps } from "../../deps.ts";
-import { NotFound } from "../../errors.ts";
+import { Invalid, NotFound } from "../../errors.ts";
 import { catalogClient, listObjects } from "../catalog/store.ts";
 import type { Principal } from "../identity/principal.ts";
 import { canSeeProject, scopeOf } from "../identity/scope.ts";
@@ -57,7 +57,13 @@ export async function placeOf(
   if (org === undefined) {
     // One organization: it is the default. Several: the caller names one.
     if (s.organizations.size !== 1)
-      throw new NotFound("organization", undefined, { reason: "name one with organization_id" });
+      throw new Invalid("name the organization", [
+        {
+          path: ["query", "organization_id"],
+          message: "required when you belong to several organizations, or to none",
+          code: "required",
+        },
+      ]);
     [org] = [...s.organizations] as [string];
   }
   if (!s.all && !s.organizations.has(org)) throw new NotFound("organization", org);

@@ -102,6 +102,17 @@ describe("effective limits", () => {
     expect(project.status).toBe(404);
   });
 
+  it("asks someone in several organizations, or in none, to name one", async () => {
+    const both = await t.aUser();
+    await t.member(both, w.orgA.id, null, "member");
+    await t.member(both, w.orgB.id, null, "member");
+    for (const who of [both, w.outsider]) {
+      const r = await t.request("GET", "/api/v1/resource-policies/effective", { token: who.token });
+      expect(r.status).toBe(400);
+      expect(r.body.error.details.issues[0].path).toEqual(["query", "organization_id"]);
+    }
+  });
+
   it("refuses an unknown query parameter with the envelope", async () => {
     const r = await t.request("GET", "/api/v1/resource-policies/effective?user_id=someone", { token: w.memberA.token });
     expect(r.status).toBe(400);
@@ -417,6 +428,14 @@ describe("bad requests", () => {
       token: w.adminA.token,
     });
     expect(other.status).toBe(403);
+    const outsider = await t.request("POST", `/api/v1/resource-policies/requests/${r.body.id}/cancel`, {
+      token: w.adminB.token,
+    });
+    expect(outsider.status).toBe(404);
+    const expired = await t.request("POST", `/api/v1/resource-policies/requests/${r.body.id}/cancel`, {
+      token: await t.expiredTokenFor(u.id),
+    });
+    expect(expired.body.error.code).toBe("token_expired");
     const c = await t.request("POST", `/api/v1/resource-policies/requests/${r.body.id}/cancel`, { token: u.token });
     expect(c.body.status).toBe("cancelled");
     const late = await t.request("POST", `/api/v1/resource-policies/requests/${r.body.id}/approve`, {

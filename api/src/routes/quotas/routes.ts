@@ -122,6 +122,7 @@ export const approveRoute = defineRoute({
   auth: "user",
   params: RequestParams,
   body: ApproveQuotaRequestBody,
+  idempotent: true,
   audit: "quota_request.approve",
   responses: { 200: QuotaRequest },
   handler: async ({ deps, principal, params, body, audit }) => {
@@ -147,6 +148,7 @@ export const denyRoute = defineRoute({
   auth: "user",
   params: RequestParams,
   body: DenyQuotaRequestBody,
+  idempotent: true,
   audit: "quota_request.deny",
   responses: { 200: QuotaRequest },
   handler: async ({ deps, principal, params, body, audit }) => {

@@ -3,7 +3,7 @@
 // creates and changes (the API refuses others with 403, and the page says so instead of offering forms).
 // One form per kind, described as data (data/catalog-admin.ts); the API's refusals show with the fields.
 import { Task } from "@lit/task";
-import { html, LitElement, nothing, type TemplateResult } from "lit";
+import { css, html, LitElement, nothing, type TemplateResult } from "lit";
 import { newIdempotencyKey } from "../../api/client.ts";
 import type { Cluster, Image, Offering, ResourcePolicy, ResourcePreset } from "../../api/openapi.gen.ts";
 import { api, auth, router } from "../../app/context.ts";
@@ -38,7 +38,19 @@ const FORMS: Partial<Record<CatalogTab, KindForm>> = {
 };
 
 export class BerthAdminCatalogView extends LitElement {
-  static override styles = [tokens, shared, page, credits];
+  static override styles = [
+    tokens,
+    shared,
+    page,
+    credits,
+    // One tier's table under another: the same columns line up.
+    css`
+      table.tier {
+        table-layout: fixed;
+        width: 100%;
+      }
+    `,
+  ];
   static override properties = {
     query: { attribute: false },
     editing: { state: true },
@@ -195,7 +207,7 @@ export class BerthAdminCatalogView extends LitElement {
   }
 
   #editButton(name: string, o: Record<string, unknown>) {
-    return auth.isSuperAdmin
+    return auth.isSuperAdmin && FORMS[this.tab]
       ? html`<button type="button" @click=${() => this.#edit(name, o)} data-testid="catalog-edit-${name}" aria-label="Change ${name}">Change</button>`
       : nothing;
   }
@@ -203,7 +215,7 @@ export class BerthAdminCatalogView extends LitElement {
   #offerings(rows: Offering[]) {
     return byTier(rows).map(
       ([tier, os]) => html`<h3 data-testid="tier-${tier}">Tier: ${tier}</h3>
-        <div class="table-wrap" tabindex="0" role="region" aria-label="Offerings of tier ${tier}"><table>
+        <div class="table-wrap" tabindex="0" role="region" aria-label="Offerings of tier ${tier}"><table class="tier">
           <caption class="visually-hidden">Offerings of tier ${tier}</caption>
           <thead><tr><th scope="col">Name</th><th scope="col">GPU model</th><th scope="col" class="num">GPUs</th>
             <th scope="col" class="num">Rate</th><th scope="col">Members see it</th><th scope="col">Actions</th></tr></thead>

@@ -193,7 +193,11 @@ export class BerthQuotasView extends LitElement {
               ? html`<span class="muted">—</span>`
               : html`<span class=${l.headroom === 0 ? "tone-bad" : ""}>${l.headroom}</span>`
           }</td>
-          <td data-testid="limit-policy">${l.policy ? html`<span class="mono">${l.policy}</span><br /><span class="muted">${l.scope}</span>` : html`<span class="muted">no policy</span>`}</td>
+          <td data-testid="limit-policy">${
+            l.policy
+              ? html`<span class="mono">${l.policy}</span>${l.scope && l.scope !== l.policy ? html`<br /><span class="muted">${l.scope}</span>` : nothing}`
+              : html`<span class="muted">no policy</span>`
+          }</td>
           <td>${
             l.requestable && l.value !== null && (l.requestable === "user" || this.project)
               ? html`<button type="button" @click=${() => this.#startAsk(l)} data-testid="ask-more-${l.name}" aria-label="Ask for more: ${limitLabel(l.name)}">Ask for more</button>`
