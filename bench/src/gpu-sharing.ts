@@ -244,7 +244,7 @@ if (!values["no-bed"]) {
         ids.push(r.body.id);
       }
       const deadline = Date.now() + 180_000;
-      let states: any[] = [];
+      let states: { phase: string; gpu_cards?: string[] | null }[] = [];
       for (;;) {
         states = await Promise.all(
           ids.map(async (id) => (await bed.call(bed.alice, "GET", `/api/v1/sessions/${id}`)).body),
