@@ -134,6 +134,16 @@ describe("eight 1/8 sessions", () => {
     }
   });
 
+  it("show administrators each card's free memory and cores", async () => {
+    const r = await bed.call(bed.superAdmin, "GET", `/api/v1/gpu-devices?cluster=${bed.gpu["gpu-a"]?.id}&node=gpu-a-1`);
+    expect(r.status).toBe(200);
+    expect(r.body.data[0]).toMatchObject({
+      uuid: a1card0,
+      memory_mib: 81559,
+      sharing: { memory_free_mib: 81559 - 8 * EIGHTH_MIB, cores_used: 96, vgpus: 10, vgpus_used: 8, healthy: true },
+    });
+  });
+
   it("leave gpu-availability whole cards and slices per fraction", async () => {
     const r = await bed.call(bed.alice, "GET", "/api/v1/sessions/gpu-availability");
     expect(r.status).toBe(200);
