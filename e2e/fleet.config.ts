@@ -5,8 +5,14 @@ import type { FleetDescription, GpuNodeDescription } from "./src/testbed/types.t
 const H100 = "NVIDIA-H100-80GB-HBM3";
 const L4 = "NVIDIA-L4";
 
-const nodes = (prefix: string, count: number, gpuModel: string, gpuCount: number): GpuNodeDescription[] =>
-  Array.from({ length: count }, (_, i) => ({ name: `${prefix}-${i + 1}`, gpuModel, gpuCount }));
+const nodes = (
+  prefix: string,
+  count: number,
+  gpuModel: string,
+  gpuCount: number,
+  extra: Partial<GpuNodeDescription> = {},
+): GpuNodeDescription[] =>
+  Array.from({ length: count }, (_, i) => ({ name: `${prefix}-${i + 1}`, gpuModel, gpuCount, ...extra }));
 
 export const fleetConfig: FleetDescription = {
   clusters: [
@@ -14,9 +20,10 @@ export const fleetConfig: FleetDescription = {
     {
       name: "gpu-a",
       kind: "gpu",
-      nodes: nodes("gpu-a-h100", 2, H100, 8),
+      // A HAMi cluster (docs/dev/gpu-sharing.md): the fractional H100 offerings run here.
+      nodes: nodes("gpu-a-h100", 2, H100, 8, { sharing: "hami" }),
       gpuRuntimeClass: true,
-      gpuDevicePlugin: true,
+      gpuDevicePlugin: "hami",
     },
     { name: "gpu-b", kind: "gpu", nodes: nodes("gpu-b-l4", 2, L4, 4), gpuRuntimeClass: true, gpuDevicePlugin: true },
   ],

@@ -129,6 +129,18 @@ export const invalidExamples: [kind: keyof typeof examples, what: string, breakI
   ["Cluster", "a cluster whose session domain is not a hostname", (o) => (o.spec.sessionDomain = "https://a.example")],
   ["Offering", "an offering whose hourly rate is a float", (o) => (o.spec.hourlyCreditRate = "1.5")],
   ["Offering", "an offering with no GPU", (o) => (o.spec.gpuCount = 0)],
+  [
+    "Offering",
+    "a fraction not offered (1/3 of a card)",
+    (o) => Object.assign(o.spec, { slicesPerCard: 3, gpuMemoryMib: 81559 }),
+  ],
+  [
+    "Offering",
+    "a fraction of several cards",
+    (o) => Object.assign(o.spec, { slicesPerCard: 4, gpuMemoryMib: 81559, gpuCount: 2 }),
+  ],
+  ["Offering", "a fraction without the model's memory", (o) => Object.assign(o.spec, { slicesPerCard: 2 })],
+  ["Offering", "a slice under 1 GiB", (o) => Object.assign(o.spec, { slicesPerCard: 8, gpuMemoryMib: 4096 })],
   ["Image", "a private image without an owner", (o) => (o.spec.visibility = "private")],
   ["Image", "an image of an unknown kind", (o) => (o.spec.kind = "vscode")],
   ["ResourcePreset", "a GPU preset with no GPU", (o) => (o.spec.gpuCount = 0)],

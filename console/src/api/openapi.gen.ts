@@ -548,6 +548,17 @@ export type GpuDevice = {
   model: string | null;
   uuid: string | null;
   memory_mib: number | null;
+  /** On a node with a GPU sharing layer (docs/dev/gpu-sharing.md): what the node's pods hold on this card; null otherwise. */
+  sharing: {
+    memory_used_mib: number;
+    memory_free_mib: number;
+    cores: number;
+    cores_used: number;
+    /** vGPUs the card splits into (pods that may share it). */
+    vgpus: number;
+    vgpus_used: number;
+    healthy: boolean;
+  } | null;
 };
 
 export type Health = {

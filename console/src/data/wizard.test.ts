@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { clustersForModel, freeForModel, IdempotencyKeys, imageTag, sortImages } from "./wizard.ts";
+import {
+  clustersForModel,
+  freeForModel,
+  IdempotencyKeys,
+  imageTag,
+  roomForOffering,
+  sortImages,
+  tierLabel,
+} from "./wizard.ts";
 
 const rows = [
   { cluster_id: "clu_a", cluster_name: "alpha", gpu_model: "H100", total: 8, in_use: 8, free: 0, largest_node: 8 },
@@ -36,5 +44,39 @@ describe("the create wizard", () => {
     expect(keys.for({ offering: "h100" })).toBe("k1");
     expect(keys.for({ offering: "h100" })).toBe("k1");
     expect(keys.for({ offering: "a10" })).toBe("k2");
+  });
+});
+
+describe("fractional tiers in the wizard", () => {
+  const H = "NVIDIA-H100-80GB-HBM3";
+  const rows = [
+    {
+      cluster_id: "clu_a",
+      cluster_name: "a",
+      gpu_model: H,
+      total: 2,
+      in_use: 1,
+      free: 1,
+      largest_node: 2,
+      sharing: true,
+      whole_free: 1,
+      slices_free: { "1/2": 3, "1/4": 7, "1/8": 15 },
+    },
+    { cluster_id: "clu_b", cluster_name: "b", gpu_model: H, total: 1, in_use: 0, free: 1, largest_node: 1 },
+  ];
+  const eighth = { gpu_count: 1, gpu_model: H, fraction: "1/8", slice_memory_mib: 10194 };
+
+  it("names a slice by its fraction and the GPU memory it guarantees", () => {
+    expect(tierLabel(eighth)).toBe(`1/8 of ${H} · 10.0 GiB GPU memory`);
+    expect(tierLabel({ gpu_count: 2, gpu_model: H, fraction: "1" })).toBe(`2 × ${H}`);
+  });
+
+  it("counts room for a slice in slices of its fraction, on clusters with a sharing layer only", () => {
+    expect(roomForOffering(rows, eighth)).toEqual({ free: 15, total: 16, unit: "1/8 slices" });
+    expect(roomForOffering(rows, { gpu_count: 1, gpu_model: H, fraction: "1" })).toMatchObject({
+      free: 2,
+      unit: "GPUs",
+    });
+    expect(clustersForModel(rows, H, 1, "1/8").map((c) => [c.id, c.free, c.fits])).toEqual([["clu_a", 15, true]]);
   });
 });

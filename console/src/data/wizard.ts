@@ -9,6 +9,51 @@ export interface AvailabilityRow {
   in_use: number;
   free: number;
   largest_node: number;
+  /** With a GPU sharing layer: whole cards nothing holds, and slices that still fit per fraction. */
+  sharing?: boolean;
+  whole_free?: number;
+  slices_free?: Record<string, number>;
+}
+
+/** What the wizard shows of an offering's tier: whole cards, or a slice with the memory it guarantees. */
+export interface TierLike {
+  gpu_count: number;
+  gpu_model: string;
+  fraction?: string;
+  slice_memory_mib?: number | null;
+}
+
+export function isSlice(o: TierLike): boolean {
+  return o.fraction !== undefined && o.fraction !== "1";
+}
+
+/** "1/8 of NVIDIA-H100-80GB-HBM3 · 9.9 GiB GPU memory" or "2 × NVIDIA-A100-SXM4-80GB". */
+export function tierLabel(o: TierLike): string {
+  if (!isSlice(o)) return `${o.gpu_count} × ${o.gpu_model}`;
+  const gib = ((o.slice_memory_mib ?? 0) / 1024).toFixed(1);
+  return `${o.fraction} of ${o.gpu_model} · ${gib} GiB GPU memory`;
+}
+
+/**
+ * Room for an offering now, summed over clusters: slices of its fraction for a slice (only clusters with
+ * a sharing layer take them), whole cards otherwise.
+ */
+export function roomForOffering(
+  rows: readonly AvailabilityRow[],
+  o: TierLike,
+): { free: number; total: number; unit: string } {
+  const mine = rows.filter((r) => r.gpu_model === o.gpu_model);
+  if (isSlice(o)) {
+    const f = o.fraction as string;
+    const per = Number(f.split("/")[1]) || 1;
+    const sharing = mine.filter((r) => r.sharing);
+    return {
+      free: sharing.reduce((n, r) => n + (r.slices_free?.[f] ?? 0), 0),
+      total: sharing.reduce((n, r) => n + r.total * per, 0),
+      unit: `${f} slices`,
+    };
+  }
+  return { ...freeForModel(rows, o.gpu_model), unit: "GPUs" };
 }
 
 export interface ClusterChoice {
@@ -19,17 +64,29 @@ export interface ClusterChoice {
   fits: boolean;
 }
 
-/** Clusters that have the model, most free first; `fits` when one node can hold the GPU count now. */
-export function clustersForModel(rows: readonly AvailabilityRow[], model: string, gpuCount: number): ClusterChoice[] {
+/**
+ * Clusters that have the model, most free first; `fits` when one node can hold the GPU count now. For a
+ * slice (`fraction` "1/4"…), only clusters with a sharing layer, counted in slices of that fraction.
+ */
+export function clustersForModel(
+  rows: readonly AvailabilityRow[],
+  model: string,
+  gpuCount: number,
+  fraction?: string,
+): ClusterChoice[] {
+  const slice = fraction !== undefined && fraction !== "1";
   return rows
-    .filter((r) => r.gpu_model === model)
-    .map((r) => ({
-      id: r.cluster_id,
-      name: r.cluster_name,
-      free: r.free,
-      total: r.total,
-      fits: r.free >= gpuCount && r.largest_node >= gpuCount,
-    }))
+    .filter((r) => r.gpu_model === model && (!slice || r.sharing))
+    .map((r) => {
+      const free = slice ? (r.slices_free?.[fraction as string] ?? 0) : (r.whole_free ?? r.free);
+      return {
+        id: r.cluster_id,
+        name: r.cluster_name,
+        free,
+        total: slice ? r.total * (Number((fraction as string).split("/")[1]) || 1) : r.total,
+        fits: slice ? free > 0 : free >= gpuCount && r.largest_node >= gpuCount,
+      };
+    })
     .sort((a, b) => b.free - a.free || a.name.localeCompare(b.name));
 }
 

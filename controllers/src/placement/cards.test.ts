@@ -169,8 +169,9 @@ describe("slices on cards", () => {
 // the inventory lagging two steps behind, never overcommit a card.
 describe("mixed tiers after churn (property)", () => {
   type Tier = 1 | 2 | 4 | 8;
-  type Op = { kind: "create"; tier: Tier; whole: number } | { kind: "pause" | "resume" | "terminate"; pick: number };
-  const op = fc.oneof(
+  const op: fc.Arbitrary<
+    { kind: "create"; tier: Tier; whole: number } | { kind: "pause" | "resume" | "terminate"; pick: number }
+  > = fc.oneof(
     fc.record({
       kind: fc.constant("create" as const),
       tier: fc.constantFrom<Tier>(1, 2, 4, 8),

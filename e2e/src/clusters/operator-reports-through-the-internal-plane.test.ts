@@ -324,6 +324,7 @@ describe("inventory", () => {
       model: L4,
       uuid: "GPU-gpu-a-3-0",
       memory_mib: 81_559,
+      sharing: null,
     });
     const pools = await bed.t.request("GET", `/api/v1/node-pools?cluster=${clusters.a.id}`, admin);
     expect(pools.body.data).toEqual([

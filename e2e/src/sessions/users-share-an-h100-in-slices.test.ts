@@ -66,10 +66,16 @@ async function create(offering: string, extra: Record<string, unknown> = {}) {
   return r.body.id as string;
 }
 
+interface Pod {
+  metadata: { annotations: Record<string, string> };
+  spec: { nodeName: string; containers: { resources: { limits: Record<string, string> } }[] };
+  status: { phase: string };
+}
+
 async function sessionPod(crName: string) {
   const k = adminKube(bed.fleet.cluster("gpu-a"));
   try {
-    return await k.json<any>("GET", `/api/v1/namespaces/${SESSIONS_NS}/pods/${crName}`);
+    return await k.json<Pod>("GET", `/api/v1/namespaces/${SESSIONS_NS}/pods/${crName}`);
   } finally {
     k.close();
   }
@@ -104,7 +110,7 @@ describe("eight 1/8 sessions", () => {
     expect(pod.status.phase).toBe("Running");
     expect(pod.spec.nodeName).toBe("gpu-a-1");
     expect(pod.metadata.annotations["nvidia.com/use-gpuuuid"]).toBe(a1card0);
-    expect(pod.spec.containers[0].resources.limits).toMatchObject({
+    expect(pod.spec.containers[0]?.resources.limits).toMatchObject({
       "nvidia.com/gpu": "1",
       "nvidia.com/gpumem": String(EIGHTH_MIB),
       "nvidia.com/gpucores": "12",
@@ -128,15 +134,29 @@ describe("eight 1/8 sessions", () => {
     }
   });
 
+  it("show administrators each card's free memory and cores", async () => {
+    const r = await bed.call(bed.superAdmin, "GET", `/api/v1/gpu-devices?cluster=${bed.gpu["gpu-a"]?.id}&node=gpu-a-1`);
+    expect(r.status).toBe(200);
+    expect(r.body.data[0]).toMatchObject({
+      uuid: a1card0,
+      memory_mib: 81559,
+      sharing: { memory_free_mib: 81559 - 8 * EIGHTH_MIB, cores_used: 96, vgpus: 10, vgpus_used: 8, healthy: true },
+    });
+  });
+
   it("leave gpu-availability whole cards and slices per fraction", async () => {
     const r = await bed.call(bed.alice, "GET", "/api/v1/sessions/gpu-availability");
     expect(r.status).toBe(200);
-    const a = r.body.clusters.find((c: any) => c.cluster_id === bed.gpu["gpu-a"]?.id && c.gpu_model === H100);
+    const a = r.body.clusters.find(
+      (c: { cluster_id: string; gpu_model: string }) => c.cluster_id === bed.gpu["gpu-a"]?.id && c.gpu_model === H100,
+    );
     expect(a).toMatchObject({ sharing: true, whole_free: 1 });
     // gpu-a-1/1 holds one eighth (7 more fit), gpu-a-2/0 is empty (8).
     expect(a.slices_free["1/8"]).toBe(15);
     expect(a.slices_free["1/2"]).toBe(3);
-    const b = r.body.clusters.find((c: any) => c.cluster_id === bed.gpu["gpu-b"]?.id);
+    const b = r.body.clusters.find(
+      (c: { cluster_id: string; gpu_model: string }) => c.cluster_id === bed.gpu["gpu-b"]?.id,
+    );
     expect(b).toMatchObject({ sharing: false, whole_free: 1, slices_free: {} });
   });
 

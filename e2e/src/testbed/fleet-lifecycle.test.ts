@@ -31,9 +31,10 @@ describe("the local fleet", () => {
       ]);
     };
     expect(await gpus("mgmt")).toEqual([]);
+    // gpu-a runs HAMi: nvidia.com/gpu counts vGPUs (8 cards × 10).
     expect(await gpus("gpu-a")).toEqual([
-      ["NVIDIA-H100-80GB-HBM3", "8"],
-      ["NVIDIA-H100-80GB-HBM3", "8"],
+      ["NVIDIA-H100-80GB-HBM3", "80"],
+      ["NVIDIA-H100-80GB-HBM3", "80"],
     ]);
     expect(await gpus("gpu-b")).toEqual([
       ["NVIDIA-L4", "4"],

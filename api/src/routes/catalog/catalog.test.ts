@@ -54,7 +54,13 @@ describe("the default catalog at start-up", () => {
     expect(firstInstall.created.sort()).toEqual(
       [
         "Offering/h100",
+        "Offering/h100-1-2",
+        "Offering/h100-1-4",
+        "Offering/h100-1-8",
         "Offering/a100",
+        "Offering/a100-1-2",
+        "Offering/a100-1-4",
+        "Offering/a100-1-8",
         "Offering/l4",
         "Image/jupyterlab",
         "Image/code-server",
@@ -116,12 +122,93 @@ describe("/api/v1/offerings", () => {
       gpu_model: "NVIDIA-H100-80GB-HBM3",
       tier: "premium",
       gpu_count: 1,
+      fraction: "1",
+      gpu_memory_mib: 81559,
+      slice_memory_mib: null,
+      slice_cores: null,
       hourly_credit_rate: "4000000",
       description: expect.any(String),
       enabled: true,
       created_at: expect.any(String),
     });
     expect(r.body.pagination).toMatchObject({ page: 1, size: 20 });
+  });
+
+  it("lists the fractional tiers with the memory and cores a slice guarantees and their own rates", async () => {
+    const r = await t.request("GET", "/api/v1/offerings?size=100", { token: w.memberA.token });
+    const h100 = (name: string) => r.body.data.find((o: { name: string }) => o.name === name);
+    expect(h100("h100-1-8")).toMatchObject({
+      gpu_model: "NVIDIA-H100-80GB-HBM3",
+      tier: "shared",
+      gpu_count: 1,
+      fraction: "1/8",
+      gpu_memory_mib: 81559,
+      slice_memory_mib: 10194,
+      slice_cores: 12,
+      hourly_credit_rate: "600000",
+    });
+    expect(h100("h100-1-2")).toMatchObject({ fraction: "1/2", slice_memory_mib: 40779, slice_cores: 50 });
+    expect(h100("a100-1-4")).toMatchObject({ fraction: "1/4", slice_memory_mib: 20480, hourly_credit_rate: "750000" });
+  });
+
+  it("creates and changes a fractional offering, and refuses fractions not offered and slices under 1 GiB", async () => {
+    const admin = { token: w.superAdmin.token };
+    const created = await t.request("POST", "/api/v1/offerings", {
+      ...admin,
+      json: {
+        name: "l40s-1-4",
+        display_name: "L40S 1/4",
+        gpu_model: "NVIDIA-L40S",
+        tier: "shared",
+        fraction: "1/4",
+        gpu_memory_mib: 46068,
+        hourly_credit_rate: "300000",
+      },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body).toMatchObject({ fraction: "1/4", slice_memory_mib: 11517, slice_cores: 25 });
+    const whole = await t.request("PATCH", "/api/v1/offerings/l40s-1-4", { ...admin, json: { fraction: "1" } });
+    expect(whole.body).toMatchObject({ fraction: "1", slice_memory_mib: null });
+    const bad = await t.request("PATCH", "/api/v1/offerings/l40s-1-4", { ...admin, json: { fraction: "3/4" } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe("gpu_fraction_not_offered");
+    const small = await t.request("POST", "/api/v1/offerings", {
+      ...admin,
+      json: {
+        name: "t4-1-8",
+        display_name: "T4 1/8",
+        gpu_model: "T4",
+        tier: "shared",
+        fraction: "1/8",
+        gpu_memory_mib: 4096,
+        hourly_credit_rate: "1",
+      },
+    });
+    expect(small.status).toBe(400);
+    expect(small.body.error).toMatchObject({ code: "gpu_slice_too_small", details: { largest_fraction: "1/4" } });
+    const several = await t.request("PATCH", "/api/v1/offerings/l40s-1-4", {
+      ...admin,
+      json: { fraction: "1/2", gpu_count: 2 },
+    });
+    expect(several.status).toBe(400);
+    expect(several.body.error.code).toBe("validation_failed");
+    // Nothing half-written: the refused changes left the offering as it was.
+    const now = await t.request("GET", "/api/v1/offerings/l40s-1-4", admin);
+    expect(now.body).toMatchObject({ fraction: "1", gpu_count: 1 });
+    // A member may not create one.
+    const member = await t.request("POST", "/api/v1/offerings", {
+      token: w.memberA.token,
+      json: {
+        name: "x-1-2",
+        display_name: "x",
+        gpu_model: "X",
+        tier: "t",
+        fraction: "1/2",
+        gpu_memory_mib: 8192,
+        hourly_credit_rate: "1",
+      },
+    });
+    expect(member.status).toBe(403);
   });
 
   it("hides a disabled offering from everyone but super_admins", async () => {

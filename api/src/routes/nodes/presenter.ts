@@ -27,6 +27,18 @@ export function presentGpuDevice(r: GpuDeviceRow): z.input<typeof GpuDevice> {
     model: r.model,
     uuid: r.uuid,
     memory_mib: r.memory_mib,
+    sharing:
+      r.split !== null && r.split !== undefined
+        ? {
+            memory_used_mib: r.memory_used_mib ?? 0,
+            memory_free_mib: Math.max(0, (r.memory_mib ?? 0) - (r.memory_used_mib ?? 0)),
+            cores: r.cores ?? 100,
+            cores_used: r.cores_used ?? 0,
+            vgpus: r.split,
+            vgpus_used: r.vgpus_used ?? 0,
+            healthy: r.healthy !== false,
+          }
+        : null,
   };
 }
 

@@ -42,6 +42,21 @@ export const GpuDevice = z
     model: z.string().nullable(),
     uuid: z.string().nullable(),
     memory_mib: z.number().int().nullable(),
+    sharing: z
+      .object({
+        memory_used_mib: z.number().int(),
+        memory_free_mib: z.number().int(),
+        cores: z.number().int(),
+        cores_used: z.number().int(),
+        vgpus: z.number().int().meta({ description: "vGPUs the card splits into (pods that may share it)." }),
+        vgpus_used: z.number().int(),
+        healthy: z.boolean(),
+      })
+      .nullable()
+      .meta({
+        description:
+          "On a node with a GPU sharing layer (docs/dev/gpu-sharing.md): what the node's pods hold on this card; null otherwise.",
+      }),
   })
   .meta({ id: "GpuDevice" });
 

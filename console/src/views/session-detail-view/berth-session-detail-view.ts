@@ -16,6 +16,7 @@ import { formatCredits, formatDuration, formatPercent, formatRelative, formatTim
 import { ACTION_LABEL, actionConfirm, phaseHelp, type SessionAction } from "../../data/phases.ts";
 import { countdown, pauseReasonText } from "../../data/reclaim.ts";
 import { timeline } from "../../data/timeline.ts";
+import { tierLabel } from "../../data/wizard.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
 import { styles } from "./styles.ts";
@@ -219,7 +220,7 @@ export class BerthSessionDetailView extends LitElement {
       ${
         s.queue
           ? html`<div class="card queue" role="status" data-testid="queue-info">
-            <strong>#${s.queue.position} in the queue</strong> for ${s.gpu_count} × ${s.gpu_model}${s.cluster_pin ? html` on ${s.cluster_pin}` : nothing}. ${s.queue.reason}
+            <strong>#${s.queue.position} in the queue</strong> for ${tierLabel({ ...s, slice_memory_mib: s.gpu_slice_memory_mib, fraction: s.gpu_fraction })}${s.cluster_pin ? html` on ${s.cluster_pin}` : nothing}. ${s.queue.reason}
             <a href="/queue">See the queue</a>
           </div>`
           : nothing
@@ -251,7 +252,8 @@ export class BerthSessionDetailView extends LitElement {
         <dt>Id</dt><dd><code>${s.id}</code></dd>
         <dt>Cluster</dt><dd data-testid="session-cluster">${s.cluster_id ?? "—"}${s.cluster_pin ? html` <span class="muted">(pinned to ${s.cluster_pin})</span>` : nothing}</dd>
         <dt>Node</dt><dd data-testid="session-node">${s.node ?? "—"}</dd>
-        <dt>GPU</dt><dd>${s.gpu_count} × ${s.gpu_model}</dd>
+        <dt>GPU</dt><dd data-testid="session-gpu">${tierLabel({ ...s, slice_memory_mib: s.gpu_slice_memory_mib, fraction: s.gpu_fraction })}</dd>
+        <dt>Card</dt><dd data-testid="session-cards">${s.gpu_cards?.length ? s.gpu_cards.join(", ") : "—"}</dd>
         <dt>Offering</dt><dd>${s.offering} · ${formatCredits(s.hourly_credit_rate)} credits/hour</dd>
         <dt>Preset</dt><dd>${s.preset}</dd>
         <dt>Image</dt><dd>${s.image}</dd>

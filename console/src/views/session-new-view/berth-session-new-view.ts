@@ -14,7 +14,14 @@ import { renderTask } from "../../components/task-states.ts";
 import { formatCredits } from "../../data/format.ts";
 import { preferredOffering } from "../../data/quotas.ts";
 import type { RefusalText } from "../../data/refusal.ts";
-import { clustersForModel, freeForModel, IdempotencyKeys, imageTag, sortImages } from "../../data/wizard.ts";
+import {
+  clustersForModel,
+  IdempotencyKeys,
+  imageTag,
+  roomForOffering,
+  sortImages,
+  tierLabel,
+} from "../../data/wizard.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
 import { styles } from "./styles.ts";
@@ -196,7 +203,7 @@ export class BerthSessionNewView extends LitElement {
           ? html`<berth-empty-state heading="No offering is available">Ask an administrator to add or enable a GPU offering.</berth-empty-state>`
           : html`<div class="choices">
             ${c.offerings.map((o) => {
-              const avail = freeForModel(rows, o.gpu_model);
+              const avail = roomForOffering(rows, o);
               const id = `off-${o.name}`;
               return html`<label class="choice" for=${id}>
                 <input type="radio" id=${id} name="offering" value=${o.name} .checked=${this.offering === o.name} @change=${() => {
@@ -206,9 +213,9 @@ export class BerthSessionNewView extends LitElement {
                 }} data-testid="offering-${o.name}" />
                 <span class="choice-body">
                   <strong>${o.display_name}</strong>
-                  <span>${o.gpu_count} × ${o.gpu_model} · ${o.tier}</span>
+                  <span data-testid="offering-tier-${o.name}">${tierLabel(o)} · ${o.tier}</span>
                   <span>${formatCredits(o.hourly_credit_rate)} credits / hour</span>
-                  <span class=${avail.free > 0 ? "tone-ok" : "tone-warn"} data-testid="offering-free-${o.name}">${this.#availability.value ? `${avail.free} of ${avail.total} GPUs free now` : "checking free GPUs…"}</span>
+                  <span class=${avail.free > 0 ? "tone-ok" : "tone-warn"} data-testid="offering-free-${o.name}">${this.#availability.value ? `${avail.free} of ${avail.total} ${avail.unit} free now` : "checking free GPUs…"}</span>
                 </span>
               </label>`;
             })}
@@ -252,7 +259,7 @@ export class BerthSessionNewView extends LitElement {
     const preset = c.presets.find((p) => p.name === this.preset);
     const gpus = preset?.gpu_count || offering?.gpu_count || 1;
     const choices = offering
-      ? clustersForModel(this.#availability.value?.clusters ?? [], offering.gpu_model, gpus)
+      ? clustersForModel(this.#availability.value?.clusters ?? [], offering.gpu_model, gpus, offering.fraction)
       : [];
     return html`<fieldset>
       <legend>4. Where and what to call it</legend>
