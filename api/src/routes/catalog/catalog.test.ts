@@ -325,6 +325,7 @@ describe("/api/v1/resource-policies", () => {
       name: "org-a",
       scope: { kind: "organization", id: w.orgA.id, organization: null },
       limits: { max_gpus_per_user: 8 },
+      idle: {},
       allowed_offerings: ["h100"],
       created_at: expect.any(String),
     });
@@ -346,6 +347,36 @@ describe("/api/v1/resource-policies", () => {
       expect((await t.request("GET", "/api/v1/resource-policies/project-a", { token: who.token })).status).toBe(200);
     for (const who of [w.orgMemberA, w.adminB])
       expect((await t.request("GET", "/api/v1/resource-policies/project-a", { token: who.token })).status).toBe(404);
+  });
+
+  it("keeps a policy's idle settings, refuses a timeout outside their own bounds, and leaves the limits as sent", async () => {
+    const made = await t.request("POST", "/api/v1/resource-policies", {
+      token: w.superAdmin.token,
+      json: { name: "idle-a", scope: { kind: "organization", id: w.orgA.id }, limits: { max_gpus_per_user: 2 } },
+    });
+    expect(made.status).toBe(201);
+    expect(made.body.idle).toEqual({});
+    const outside = await t.request("PATCH", "/api/v1/resource-policies/idle-a", {
+      token: w.superAdmin.token,
+      json: { idle: { timeout_minutes: 25, min_timeout_minutes: 30 } },
+    });
+    expect(outside.status).toBe(400);
+    expect(outside.body.error.code).toBe("validation_failed");
+    const ok = await t.request("PATCH", "/api/v1/resource-policies/idle-a", {
+      token: w.superAdmin.token,
+      json: {
+        idle: { timeout_minutes: 45, min_timeout_minutes: 30, keep_running_max: 1 },
+        limits: { max_gpus_per_user: 2, max_session_hours: 12 },
+      },
+    });
+    expect(ok.status).toBe(200);
+    expect(ok.body.idle).toEqual({ timeout_minutes: 45, min_timeout_minutes: 30, keep_running_max: 1 });
+    expect(ok.body.limits).toEqual({ max_gpus_per_user: 2, max_session_hours: 12 });
+    const member = await t.request("PATCH", "/api/v1/resource-policies/idle-a", {
+      token: w.memberA.token,
+      json: { idle: { timeout_minutes: 0 } },
+    });
+    expect([403, 404]).toContain(member.status);
   });
 
   it("refuses a global policy with an id", async () => {

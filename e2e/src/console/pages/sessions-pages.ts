@@ -82,4 +82,13 @@ export class SessionPage {
     await this.page.getByTestId(`action-${action}`).click();
     if (action !== "resume") await this.page.getByTestId("confirm-ok").click();
   }
+  idleWarning() {
+    return this.page.getByTestId("idle-warning");
+  }
+  async keepRunning(): Promise<void> {
+    await this.page.getByTestId("keep-running").click();
+  }
+  pauseReason() {
+    return this.page.getByTestId("pause-reason");
+  }
 }
