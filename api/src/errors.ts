@@ -21,6 +21,11 @@ export const ERROR_CODES = {
     description:
       "The image reference does not parse, carries credentials, or a name or tag is outside the OCI grammar; details.reason (syntax, credentials, too_long) and details.issues say what to fix.",
   },
+  dockerfile_invalid: {
+    status: 400,
+    description:
+      "The Dockerfile is empty or larger than the limit; details.reason (empty, too_large) and details.limit_bytes say which.",
+  },
   // 401
   unauthenticated: { status: 401, description: "No bearer token, or the token is invalid. Sign in again." },
   token_expired: { status: 401, description: "The bearer token has expired. Sign in again (there is no refresh)." },
@@ -93,6 +98,11 @@ export const ERROR_CODES = {
     status: 409,
     description: "A session still uses the private image; details.sessions names them. End them before deleting it.",
   },
+  build_limit_reached: {
+    status: 409,
+    description:
+      "A build is already in flight for you (one per member) or for your organization (details.limit); details.scope says which. Wait for it or cancel it.",
+  },
   cluster_in_use: {
     status: 409,
     description: "The cluster still has live sessions or GPU allocations; end them before deregistering it.",
@@ -149,6 +159,11 @@ export const ERROR_CODES = {
     status: 422,
     description:
       "The image's registry is, or resolves to, an internal address Berth does not call; details.registry and details.reason say which. An operator can trust internal registries with BERTH_IMAGE_INTERNAL_REGISTRIES.",
+  },
+  no_build_cluster: {
+    status: 422,
+    description:
+      "No cluster of the fleet is marked for image builds; an administrator marks one with PUT /api/v1/image-builds/clusters/{cluster_id}.",
   },
   export_too_large: {
     status: 422,
@@ -227,6 +242,7 @@ export class Conflict extends DomainError {
       | "volume_locked"
       | "volume_pool_not_shared"
       | "image_in_use"
+      | "build_limit_reached"
     > = "conflict",
   ) {
     super(code, message, details);

@@ -17,6 +17,7 @@ import * as m20261126000102 from "./20261126000102_system_settings.ts";
 import * as m20261126000200 from "./20261126000200_webhooks.ts";
 import * as m20261126000300 from "./20261126000300_volumes.ts";
 import * as m20261126000600 from "./20261126000600_private_images.ts";
+import * as m20261126000601 from "./20261126000601_image_builds.ts";
 
 export interface Migration {
   name: string;
@@ -43,4 +44,5 @@ export const migrations: Migration[] = [
   { name: "20261126000101_notifications", up: m20261126000101.up },
   { name: "20261126000102_system_settings", up: m20261126000102.up },
   { name: "20261126000600_private_images", up: m20261126000600.up },
+  { name: "20261126000601_image_builds", up: m20261126000601.up },
 ];
