@@ -76,6 +76,25 @@ const CIDR = /^(\d{1,3}\.){3}\d{1,3}\/(\d|[12]\d|3[0-2])$|^[0-9a-fA-F:]+\/(\d|\d
 
 // Shared with the worker's configuration (worker/config.ts): the same names mean the same there.
 
+/** A kubeconfig file that is there (a missing one would only fail at the first call, with a stack trace). */
+export const KubeconfigPath = z
+  .string()
+  .min(1)
+  .refine((p) => existsSync(p), "no such file");
+
+/** A Kubernetes namespace name (a DNS label). */
+export const Namespace = z
+  .string()
+  .max(63)
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must be a DNS label: lowercase letters, digits and '-'");
+
+export const DatabaseUrl = z
+  .string()
+  .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")
+  .transform((v) => new Secret(v));
+export const PoolMax = z.coerce.number().int().min(1).max(500).default(20);
+export const LogLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info");
+
 /**
  * Members' private images (docs/dev/images.md): Berth's own registry, where imports and builds go, and
  * the bounds of an import. The API and the worker read the same variables.
@@ -119,6 +138,25 @@ export const ImagesEnv = {
   BERTH_IMAGE_INTERNAL_REGISTRIES: list.default([]),
   /** Private images a member may hold (ready ones and imports and builds in flight); the contract's 20. */
   BERTH_PRIVATE_IMAGES_PER_MEMBER: z.coerce.number().int().min(1).max(20).default(20),
+  /** Builds: the namespace of build Jobs on build clusters, the builder image, and the bounds of a build. */
+  BERTH_BUILD_NAMESPACE: Namespace.default("berth-builds"),
+  BERTH_BUILDER_IMAGE: z.string().min(1).max(512).default("moby/buildkit:v0.26.2-rootless"),
+  BERTH_BUILD_DOCKERFILE_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(64)
+    .max(1024 * 1024)
+    .default(64 * 1024),
+  BERTH_BUILDS_PER_ORGANIZATION: z.coerce.number().int().min(1).max(1000).default(4),
+  BERTH_BUILD_TIMEOUT_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3600),
+  BERTH_BUILD_LOG_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(1024 * 1024),
+  /** Where build pods may connect besides DNS: Berth's registry and package mirrors (CIDRs). */
+  BERTH_BUILD_EGRESS_CIDRS: list.default([]),
 };
 
 export interface ImagesConfig {
@@ -127,6 +165,15 @@ export interface ImagesConfig {
   platforms: string[];
   internalRegistries: string[];
   perMember: number;
+  builds: {
+    namespace: string;
+    builderImage: string;
+    dockerfileMaxBytes: number;
+    perOrganization: number;
+    timeoutSeconds: number;
+    logMaxBytes: number;
+    egressCidrs: string[];
+  };
 }
 
 export function imagesConfigOf(e: {
@@ -138,6 +185,13 @@ export function imagesConfigOf(e: {
   BERTH_IMAGE_PLATFORMS: string[];
   BERTH_IMAGE_INTERNAL_REGISTRIES: string[];
   BERTH_PRIVATE_IMAGES_PER_MEMBER: number;
+  BERTH_BUILD_NAMESPACE: string;
+  BERTH_BUILDER_IMAGE: string;
+  BERTH_BUILD_DOCKERFILE_MAX_BYTES: number;
+  BERTH_BUILDS_PER_ORGANIZATION: number;
+  BERTH_BUILD_TIMEOUT_SECONDS: number;
+  BERTH_BUILD_LOG_MAX_BYTES: number;
+  BERTH_BUILD_EGRESS_CIDRS: string[];
 }): ImagesConfig {
   const url = e.BERTH_REGISTRY_URL?.replace(/\/+$/, "");
   return {
@@ -155,27 +209,17 @@ export function imagesConfigOf(e: {
     platforms: e.BERTH_IMAGE_PLATFORMS,
     internalRegistries: e.BERTH_IMAGE_INTERNAL_REGISTRIES,
     perMember: e.BERTH_PRIVATE_IMAGES_PER_MEMBER,
+    builds: {
+      namespace: e.BERTH_BUILD_NAMESPACE,
+      builderImage: e.BERTH_BUILDER_IMAGE,
+      dockerfileMaxBytes: e.BERTH_BUILD_DOCKERFILE_MAX_BYTES,
+      perOrganization: e.BERTH_BUILDS_PER_ORGANIZATION,
+      timeoutSeconds: e.BERTH_BUILD_TIMEOUT_SECONDS,
+      logMaxBytes: e.BERTH_BUILD_LOG_MAX_BYTES,
+      egressCidrs: e.BERTH_BUILD_EGRESS_CIDRS,
+    },
   };
 }
-
-/** A kubeconfig file that is there (a missing one would only fail at the first call, with a stack trace). */
-export const KubeconfigPath = z
-  .string()
-  .min(1)
-  .refine((p) => existsSync(p), "no such file");
-
-/** A Kubernetes namespace name (a DNS label). */
-export const Namespace = z
-  .string()
-  .max(63)
-  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must be a DNS label: lowercase letters, digits and '-'");
-
-export const DatabaseUrl = z
-  .string()
-  .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")
-  .transform((v) => new Secret(v));
-export const PoolMax = z.coerce.number().int().min(1).max(500).default(20);
-export const LogLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info");
 
 /** The environment variables we read, with their defaults. Names are the contract for operators. */
 const Env = z.object({

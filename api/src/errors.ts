@@ -40,6 +40,11 @@ export const ERROR_CODES = {
     status: 400,
     description: "The maximum running time asked for is above the resource policy's; details.max gives it.",
   },
+  dockerfile_invalid: {
+    status: 400,
+    description:
+      "The Dockerfile is empty or larger than the limit; details.reason (empty, too_large) and details.limit_bytes say which.",
+  },
   // 401
   unauthenticated: { status: 401, description: "No bearer token, or the token is invalid. Sign in again." },
   token_expired: { status: 401, description: "The bearer token has expired. Sign in again (there is no refresh)." },
@@ -127,6 +132,11 @@ export const ERROR_CODES = {
     status: 409,
     description: "A session still uses the private image; details.sessions names them. End them before deleting it.",
   },
+  build_limit_reached: {
+    status: 409,
+    description:
+      "A build is already in flight for you (one per member) or for your organization (details.limit); details.scope says which. Wait for it or cancel it.",
+  },
   cluster_in_use: {
     status: 409,
     description: "The cluster still has live sessions or GPU allocations; end them before deregistering it.",
@@ -188,6 +198,11 @@ export const ERROR_CODES = {
     status: 422,
     description:
       "The image's registry is, or resolves to, an internal address Berth does not call; details.registry and details.reason say which. An operator can trust internal registries with BERTH_IMAGE_INTERNAL_REGISTRIES.",
+  },
+  no_build_cluster: {
+    status: 422,
+    description:
+      "No cluster of the fleet is marked for image builds; an administrator marks one with PUT /api/v1/image-builds/clusters/{cluster_id}.",
   },
   export_too_large: {
     status: 422,
@@ -268,6 +283,7 @@ export class Conflict extends DomainError {
       | "volume_pool_not_shared"
       | "request_already_decided"
       | "image_in_use"
+      | "build_limit_reached"
     > = "conflict",
   ) {
     super(code, message, details);

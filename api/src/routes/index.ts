@@ -8,6 +8,7 @@ import { routes as catalog } from "./catalog/routes.ts";
 import { routes as clusters } from "./clusters/routes.ts";
 import { routes as connect } from "./connect/routes.ts";
 import { routes as credits } from "./credits/routes.ts";
+import { routes as imageBuilds } from "./image-builds/routes.ts";
 import { routes as images } from "./images/routes.ts";
 import { routes as logs } from "./logs/routes.ts";
 import { routes as nodes } from "./nodes/routes.ts";
@@ -34,6 +35,7 @@ export const allRoutes: RouteDef[] = [
   ...projects,
   ...quotas, // before the catalog: /resource-policies/requests is not a policy named "requests"
   ...images, // before the catalog: /images/private and /images/import are not image names
+  ...imageBuilds,
   ...catalog,
   ...clusters,
   ...nodes,

@@ -11,6 +11,7 @@ import type { Logger } from "pino";
 import type { ImagesConfig } from "../config.ts";
 import { ManagementStore } from "../domain/clusters/store.ts";
 import { type BillingWorkerOptions, billingWorkerLoop } from "./billing.ts";
+import { BuildLoop } from "./builds.ts";
 import { ClusterHealthLoop, type ClusterHealthOptions } from "./clusterHealthLoop.ts";
 import { ImportLoop, type ImportLoopOptions } from "./imports.ts";
 import { reclaimWorkerLoop } from "./reclaimLoop.ts";
@@ -55,6 +56,18 @@ export async function startSessionsWorker(o: SessionsWorkerOptions): Promise<Run
     const cred = await secrets.readCredential(cluster.spec.credentialSecretRef);
     return new HttpKube(cred, { maxSockets: o.maxSockets ?? 64, userAgent: "berth-worker" });
   };
+  // Build clusters are named by their Berth id (clu_…): found among the Cluster resources.
+  const byId = new Map<string, { api: KubeApi; until: number }>();
+  const clusterById = async (id: string): Promise<KubeApi> => {
+    const cached = byId.get(id);
+    if (cached && cached.until > Date.now()) return cached.api;
+    const list = await kube.json<{ items: Cluster[] }>("GET", "/apis/berth.dev/v1alpha1/clusters");
+    const cluster = list.items.find((c) => c.spec.id === id);
+    if (!cluster) throw new Error(`no Cluster resource for ${id}`);
+    const api = await clusterClient(cluster);
+    byId.set(id, { api, until: Date.now() + 300_000 }); // a rotated credential is read again within 5 minutes
+    return api;
+  };
   return startWorker({
     kube,
     store: createWorkerStore(o.db, o.log),
@@ -69,7 +82,12 @@ export async function startSessionsWorker(o: SessionsWorkerOptions): Promise<Run
         : [billingWorkerLoop({ db: o.db, kubeConfig: o.kubeConfig, log: o.log, ...o.billing })]),
       ...(o.webhooks === false ? [] : [webhookWorkerLoop({ db: o.db, log: o.log, ...o.webhooks })]),
       ...(o.retention === false ? [] : [new RetentionLoop({ db: o.db, log: o.log, ...o.retention })]),
-      ...(o.images?.config.registry ? [new ImportLoop({ db: o.db, kube, log: o.log, ...o.images })] : []),
+      ...(o.images?.config.registry
+        ? [
+            new ImportLoop({ db: o.db, kube, log: o.log, ...o.images }),
+            new BuildLoop({ db: o.db, kube, log: o.log, config: o.images.config, clusterClient: clusterById }),
+          ]
+        : []),
       ...(o.clusterHealth === false ? [] : [new ClusterHealthLoop({ db: o.db, log: o.log, ...o.clusterHealth })]),
       ...(o.reclaim === false
         ? []

@@ -140,6 +140,16 @@ export type BudgetSet = {
   amount: string;
 };
 
+export type BuildCluster = {
+  cluster_id: string;
+  marked_by: string;
+  marked_at: string;
+};
+
+export type BuildClusterList = {
+  data: BuildCluster[];
+};
+
 export type BulkTerminate = {
   ids: string[];
 };
@@ -290,6 +300,19 @@ export type CostPreview = {
   /** cost + storage.cost, in minor units. */
   total_cost: string;
   total_cost_credits: string;
+};
+
+export type CreateImageBuildRequest = {
+  /** The Dockerfile (at most 64 KiB by default); `ARG BASE_IMAGE` names the base image when one is given. */
+  dockerfile: string;
+  /** Repository name of the result (OCI grammar: lowercase, digits, '.', '_', '-'). */
+  name: string;
+  tag?: string;
+  /** A catalog image's name. */
+  base_image?: string;
+  kind?: "jupyterlab" | "code-server" | "terminal";
+  display_name?: string;
+  organization_id?: string;
 };
 
 export type CreateImageRequest = {
@@ -498,7 +521,7 @@ export type EffectiveLimits = {
 export type ErrorEnvelope = {
   error: {
     /** Stable error code; clients map it to a message. */
-    code: "validation_failed" | "malformed_json" | "bad_request" | "webhook_url_invalid" | "image_reference_invalid" | "gpu_fraction_not_offered" | "gpu_slice_too_small" | "idle_timeout_out_of_bounds" | "max_runtime_out_of_bounds" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "request_already_decided" | "keep_running_limit_reached" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_purged" | "volume_locked" | "invalid_session_state" | "image_in_use" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "gpu_model_unavailable" | "gpu_sharing_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "image_source_forbidden" | "export_too_large" | "too_many_requests" | "internal" | "unavailable";
+    code: "validation_failed" | "malformed_json" | "bad_request" | "webhook_url_invalid" | "image_reference_invalid" | "gpu_fraction_not_offered" | "gpu_slice_too_small" | "idle_timeout_out_of_bounds" | "max_runtime_out_of_bounds" | "dockerfile_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "request_already_decided" | "keep_running_limit_reached" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_purged" | "volume_locked" | "invalid_session_state" | "image_in_use" | "build_limit_reached" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "gpu_model_unavailable" | "gpu_sharing_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "image_source_forbidden" | "no_build_cluster" | "export_too_large" | "too_many_requests" | "internal" | "unavailable";
     /** Human-readable text. */
     message: string;
     /** What to fix. For validation_failed: issues[] of {path, message, code}. */
@@ -577,6 +600,33 @@ export type Image = {
   description: string | null;
   /** When the object was created (RFC 3339), as the management cluster records it. */
   created_at: string | null;
+};
+
+export type ImageBuild = {
+  id: string;
+  /** The private image it makes (GET /api/v1/images/private/{id}). */
+  image_id: string;
+  owner: string;
+  organization_id: string;
+  state: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+  failure_reason: string | null;
+  /** The catalog image given to the Dockerfile as ARG BASE_IMAGE. */
+  base_image: string | null;
+  /** The build cluster it runs on. */
+  cluster_id: string;
+  /** The digest the build reported (checked against Berth's registry). */
+  digest: string | null;
+  /** True when an earlier build with identical inputs answered this request. */
+  reused: boolean;
+  log_truncated: boolean;
+  created_at: string;
+  job_created_at: string | null;
+  started_at: string | null;
+  finished_at: string | null;
+};
+
+export type ImageBuildList = {
+  data: ImageBuild[];
 };
 
 export type ImportImageRequest = {
@@ -1792,6 +1842,17 @@ export interface Operations {
     body: undefined;
     response: CreditRequest;
   };
+  /** Cancel a queued or running build (its Job is deleted; its image's slot is freed) */
+  cancelImageBuild: {
+    method: "post";
+    path: "/api/v1/image-builds/{id}/cancel";
+    params: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: ImageBuild;
+  };
   /** Take a session out of the queue (it is terminated without having run) */
   cancelQueuedSession: {
     method: "post";
@@ -1876,6 +1937,15 @@ export interface Operations {
     query: Record<string, never>;
     body: CreateImageRequest;
     response: Image;
+  };
+  /** Build a private image from a Dockerfile */
+  createImageBuild: {
+    method: "post";
+    path: "/api/v1/image-builds";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: CreateImageBuildRequest;
+    response: ImageBuild;
   };
   /** Create an offering (super_admin) */
   createOffering: {
@@ -2282,6 +2352,17 @@ export interface Operations {
     body: undefined;
     response: Image;
   };
+  /** One of your image builds */
+  getImageBuild: {
+    method: "get";
+    path: "/api/v1/image-builds/{id}";
+    params: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: ImageBuild;
+  };
   /** The signed-in account and its memberships */
   getMe: {
     method: "get";
@@ -2654,6 +2735,15 @@ export interface Operations {
       pagination: Pagination;
     };
   };
+  /** Clusters marked for image builds (super_admin) */
+  listBuildClusters: {
+    method: "get";
+    path: "/api/v1/image-builds/clusters";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    response: BuildClusterList;
+  };
   /** List registered clusters */
   listClusters: {
     method: "get";
@@ -2712,6 +2802,15 @@ export interface Operations {
       data: GpuDevice[];
       pagination: Pagination;
     };
+  };
+  /** Your image builds, newest first */
+  listImageBuilds: {
+    method: "get";
+    path: "/api/v1/image-builds";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    response: ImageBuildList;
   };
   /** Session images: the public base images and your private ones */
   listImages: {
@@ -3211,6 +3310,17 @@ export interface Operations {
     body: LoginRequest;
     response: TokenResponse;
   };
+  /** Mark a registered cluster for image builds (super_admin) */
+  markBuildCluster: {
+    method: "put";
+    path: "/api/v1/image-builds/clusters/{clusterId}";
+    params: {
+      clusterId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: undefined;
+  };
   /** Open a wallet for an organization, one of its projects or one of its members (its org_admins) */
   openWallet: {
     method: "post";
@@ -3413,6 +3523,17 @@ export interface Operations {
     body: SignupRequest;
     response: SignupAnswer;
   };
+  /** The build's log as server-sent events, live while it runs; resumes with Last-Event-ID */
+  streamImageBuildLogs: {
+    method: "get";
+    path: "/api/v1/image-builds/{id}/logs";
+    params: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: string;
+  };
   /** Server-sent events of session changes (text/event-stream) */
   streamSessionEvents: {
     method: "get";
@@ -3471,6 +3592,17 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: StorageVolume;
+  };
+  /** Stop using a cluster for image builds (super_admin); builds on it run to their end */
+  unmarkBuildCluster: {
+    method: "delete";
+    path: "/api/v1/image-builds/clusters/{clusterId}";
+    params: {
+      clusterId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: undefined;
   };
   /** Change a cluster's session_domain (super_admin) */
   updateCluster: {
@@ -3646,6 +3778,7 @@ export const OPERATIONS = {
   approveSignup: { method: "post", path: "/api/v1/signup-requests/{userId}/approve" },
   bulkTerminateSessions: { method: "post", path: "/api/v1/sessions/bulk-terminate" },
   cancelCreditRequest: { method: "post", path: "/api/v1/credits/requests/{requestId}/cancel" },
+  cancelImageBuild: { method: "post", path: "/api/v1/image-builds/{id}/cancel" },
   cancelQueuedSession: { method: "post", path: "/api/v1/queue/{sessionId}/cancel" },
   cancelQuotaRequest: { method: "post", path: "/api/v1/resource-policies/requests/{requestId}/cancel" },
   changePassword: { method: "post", path: "/api/v1/auth/password" },
@@ -3654,6 +3787,7 @@ export const OPERATIONS = {
   changeWallet: { method: "patch", path: "/api/v1/credits/wallets/{walletId}" },
   cordonNode: { method: "post", path: "/api/v1/nodes/{clusterId}/{nodeName}/cordon" },
   createImage: { method: "post", path: "/api/v1/images" },
+  createImageBuild: { method: "post", path: "/api/v1/image-builds" },
   createOffering: { method: "post", path: "/api/v1/offerings" },
   createOrganization: { method: "post", path: "/api/v1/organizations" },
   createProject: { method: "post", path: "/api/v1/projects" },
@@ -3691,6 +3825,7 @@ export const OPERATIONS = {
   getGpuAvailability: { method: "get", path: "/api/v1/sessions/gpu-availability" },
   getHealth: { method: "get", path: "/healthz" },
   getImage: { method: "get", path: "/api/v1/images/{name}" },
+  getImageBuild: { method: "get", path: "/api/v1/image-builds/{id}" },
   getMe: { method: "get", path: "/api/v1/auth/me" },
   getNotificationPreferences: { method: "get", path: "/api/v1/notifications/preferences" },
   getOffering: { method: "get", path: "/api/v1/offerings/{name}" },
@@ -3720,9 +3855,11 @@ export const OPERATIONS = {
   listAllocations: { method: "get", path: "/api/v1/credits/allocations" },
   listAuditLogs: { method: "get", path: "/api/v1/audit-logs" },
   listBudgets: { method: "get", path: "/api/v1/budgets" },
+  listBuildClusters: { method: "get", path: "/api/v1/image-builds/clusters" },
   listClusters: { method: "get", path: "/api/v1/clusters" },
   listCreditRequests: { method: "get", path: "/api/v1/credits/requests" },
   listGpuDevices: { method: "get", path: "/api/v1/gpu-devices" },
+  listImageBuilds: { method: "get", path: "/api/v1/image-builds" },
   listImages: { method: "get", path: "/api/v1/images" },
   listNodePools: { method: "get", path: "/api/v1/node-pools" },
   listNodes: { method: "get", path: "/api/v1/nodes" },
@@ -3751,6 +3888,7 @@ export const OPERATIONS = {
   listWebhooks: { method: "get", path: "/api/v1/webhooks" },
   lockVolume: { method: "post", path: "/api/v1/storage/volumes/{volumeId}/lock" },
   login: { method: "post", path: "/api/v1/auth/login" },
+  markBuildCluster: { method: "put", path: "/api/v1/image-builds/clusters/{clusterId}" },
   openWallet: { method: "post", path: "/api/v1/credits/wallets" },
   pauseSession: { method: "post", path: "/api/v1/sessions/{sessionId}/pause" },
   pingWebhook: { method: "post", path: "/api/v1/webhooks/{webhookId}/test" },
@@ -3770,11 +3908,13 @@ export const OPERATIONS = {
   setBudget: { method: "put", path: "/api/v1/budgets/{organizationId}" },
   setVolumeShares: { method: "put", path: "/api/v1/storage/volumes/{volumeId}/shares" },
   signUp: { method: "post", path: "/api/v1/auth/signup" },
+  streamImageBuildLogs: { method: "get", path: "/api/v1/image-builds/{id}/logs" },
   streamSessionEvents: { method: "get", path: "/api/v1/sessions/events" },
   terminateSession: { method: "post", path: "/api/v1/sessions/{sessionId}/terminate" },
   testClusterConnection: { method: "post", path: "/api/v1/clusters/{clusterId}/connection-test" },
   uncordonNode: { method: "post", path: "/api/v1/nodes/{clusterId}/{nodeName}/uncordon" },
   unlockVolume: { method: "post", path: "/api/v1/storage/volumes/{volumeId}/unlock" },
+  unmarkBuildCluster: { method: "delete", path: "/api/v1/image-builds/clusters/{clusterId}" },
   updateCluster: { method: "patch", path: "/api/v1/clusters/{clusterId}" },
   updateImage: { method: "patch", path: "/api/v1/images/{name}" },
   updateNotificationPreferences: { method: "patch", path: "/api/v1/notifications/preferences" },

@@ -19,6 +19,7 @@ import * as m20261126000300 from "./20261126000300_volumes.ts";
 import * as m20261126000400 from "./20261126000400_gpu_sharing.ts";
 import * as m20261126000500 from "./20261126000500_session_activity.ts";
 import * as m20261126000600 from "./20261126000600_private_images.ts";
+import * as m20261126000601 from "./20261126000601_image_builds.ts";
 import * as m20261126000700 from "./20261126000700_quota_requests.ts";
 import * as m20261126000900 from "./20261126000900_storage_billing.ts";
 import * as m20261126001000 from "./20261126001000_fleet_webhooks.ts";
@@ -53,4 +54,5 @@ export const migrations: Migration[] = [
   { name: "20261126000900_storage_billing", up: m20261126000900.up },
   { name: "20261126001000_fleet_webhooks", up: m20261126001000.up },
   { name: "20261126000500_session_activity", up: m20261126000500.up },
+  { name: "20261126000601_image_builds", up: m20261126000601.up },
 ];

@@ -1,13 +1,14 @@
-// Images: the member's private images (import from a public registry with live progress, delete) and the
-// catalog's public images. Progress arrives as `image.updated` on the event stream (polling when the
+// Images: the member's private images (import from a public registry with live progress, build from a
+// Dockerfile with a live log, delete) and the catalog's public images. Progress arrives as `image.updated` on the event stream (polling when the
 // stream cannot be held); the API decides everything (docs/dev/images.md).
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import { newIdempotencyKey } from "../../api/client.ts";
-import type { Image, PrivateImage } from "../../api/openapi.gen.ts";
+import type { Image, ImageBuild, PrivateImage } from "../../api/openapi.gen.ts";
 import { api, auth } from "../../app/context.ts";
 import { onSessionsChanged } from "../../app/live.ts";
 import { confirmAction } from "../../components/confirm-dialog/index.ts";
+import "../../components/build-log/index.ts";
 import "../../components/empty-state/index.ts";
 import "../../components/error-panel/index.ts";
 import { renderTask } from "../../components/task-states.ts";
@@ -24,7 +25,13 @@ const STATE_LABEL: Record<PrivateImage["state"], string> = {
 
 export class BerthImagesView extends LitElement {
   static override styles = [tokens, shared, page];
-  static override properties = { error: { state: true }, notice: { state: true }, busy: { state: true } };
+  static override properties = {
+    error: { state: true },
+    notice: { state: true },
+    busy: { state: true },
+    following: { state: true },
+  };
+  declare following: string;
   declare error: unknown;
   declare notice: string | undefined;
   declare busy: boolean;
@@ -32,6 +39,10 @@ export class BerthImagesView extends LitElement {
 
   #mine = new Task(this, {
     task: async (_a, { signal }) => api.call("listPrivateImages", {}, { signal }),
+    args: () => [],
+  });
+  #builds = new Task(this, {
+    task: async (_a, { signal }) => api.call("listImageBuilds", {}, { signal }),
     args: () => [],
   });
   #catalog = new Task(this, {
@@ -44,6 +55,7 @@ export class BerthImagesView extends LitElement {
     this.error = undefined;
     this.notice = undefined;
     this.busy = false;
+    this.following = "";
   }
 
   override connectedCallback(): void {
@@ -98,6 +110,73 @@ export class BerthImagesView extends LitElement {
     } finally {
       this.busy = false;
     }
+  }
+
+  async #build(e: SubmitEvent): Promise<void> {
+    e.preventDefault();
+    const form = e.target as HTMLFormElement;
+    const f = new FormData(form);
+    const opt = (k: string) => {
+      const v = String(f.get(k) ?? "").trim();
+      return v ? { [k]: v } : {};
+    };
+    this.error = undefined;
+    this.notice = undefined;
+    this.busy = true;
+    try {
+      const b = await api.call(
+        "createImageBuild",
+        {
+          body: {
+            dockerfile: String(f.get("dockerfile") ?? ""),
+            name: String(f.get("name") ?? "").trim(),
+            ...opt("tag"),
+            ...opt("base_image"),
+            ...opt("organization_id"),
+            kind: String(f.get("kind") ?? "jupyterlab") as PrivateImage["kind"],
+          },
+        },
+        { idempotencyKey: newIdempotencyKey() },
+      );
+      this.notice = b.reused
+        ? "An identical build of yours answered: its result is reused."
+        : "Build queued: its log follows below.";
+      this.following = b.id;
+      void this.#builds.run();
+      void this.#mine.run();
+    } catch (err) {
+      this.error = err;
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  async #cancel(b: ImageBuild): Promise<void> {
+    this.error = undefined;
+    try {
+      await api.call("cancelImageBuild", { params: { id: b.id } });
+      this.notice = "Build cancelled.";
+      void this.#builds.run();
+      void this.#mine.run();
+    } catch (err) {
+      this.error = err;
+    }
+  }
+
+  #buildsTable(rows: ImageBuild[]) {
+    return html`<div class="table-wrap"><table data-testid="builds-table">
+      <caption class="visually-hidden">Your builds</caption>
+      <thead><tr><th scope="col">Build</th><th scope="col">State</th><th scope="col">Started</th><th scope="col">Actions</th></tr></thead>
+      <tbody>${rows.map(
+        (b) => html`<tr data-testid="build-row" data-build-id=${b.id} data-state=${b.state}>
+          <td><code>${b.id}</code>${b.base_image ? html`<br /><small class="muted">from ${b.base_image}</small>` : nothing}</td>
+          <td data-testid="build-state">${b.state}${b.failure_reason ? html`<br /><small>${b.failure_reason}</small>` : nothing}</td>
+          <td>${formatTime(b.created_at)}</td>
+          <td class="actions">
+            <button type="button" @click=${() => (this.following = b.id)} aria-pressed=${this.following === b.id ? "true" : "false"} aria-label="Log of ${b.id}">Log</button>
+            ${b.state === "queued" || b.state === "running" ? html`<button type="button" class="danger" @click=${() => this.#cancel(b)} aria-label="Cancel ${b.id}">Cancel</button>` : nothing}
+          </td></tr>`,
+      )}</tbody></table></div>`;
   }
 
   async #delete(img: PrivateImage): Promise<void> {
@@ -182,6 +261,38 @@ export class BerthImagesView extends LitElement {
         </div>
         <button class="primary" type="submit" ?disabled=${this.busy} data-testid="import-submit">Import</button>
       </form>
+      <h2>Build from a Dockerfile</h2>
+      <form style="margin:1rem 0" @submit=${this.#build} aria-label="Build an image" data-testid="build-form">
+        <label for="b-file">Dockerfile (ARG BASE_IMAGE names the base image, when you choose one)</label>
+        <textarea id="b-file" name="dockerfile" required rows="6" style="width:100%;font-family:var(--berth-font-mono)" placeholder="ARG BASE_IMAGE&#10;FROM $BASE_IMAGE&#10;RUN pip install numpy"></textarea>
+        <div class="row">
+          <div style="flex:1;min-width:8rem"><label for="b-name">Name</label><input id="b-name" name="name" required maxlength="128" pattern="[a-z0-9]+([._-][a-z0-9]+)*" /></div>
+          <div style="flex:1;min-width:6rem"><label for="b-tag">Tag (optional)</label><input id="b-tag" name="tag" maxlength="128" /></div>
+          <div style="flex:1;min-width:10rem"><label for="b-base">Base image</label><select id="b-base" name="base_image"><option value="">None</option>${(this.#catalog.value?.data ?? []).map((i) => html`<option value=${i.name}>${i.display_name}</option>`)}</select></div>
+          <div style="flex:1;min-width:8rem"><label for="b-kind">Opens as</label><select id="b-kind" name="kind"><option value="jupyterlab">JupyterLab</option><option value="code-server">Code editor</option><option value="terminal">Terminal</option></select></div>
+          ${
+            this.#orgs.length > 1
+              ? html`<div style="flex:1;min-width:8rem"><label for="b-org">Organization</label><select id="b-org" name="organization_id">${this.#orgs.map((o) => html`<option value=${o}>${o}</option>`)}</select></div>`
+              : nothing
+          }
+        </div>
+        <button class="primary" type="submit" ?disabled=${this.busy} data-testid="build-submit">Build</button>
+      </form>
+      ${renderTask(this.#builds, {
+        pendingLabel: "Loading your builds…",
+        isEmpty: (r) => r.data.length === 0,
+        empty: () => html`<p class="muted">No build yet.</p>`,
+        complete: (r) => this.#buildsTable(r.data.slice(0, 10)),
+      })}
+      ${
+        this.following
+          ? html`<berth-build-log build-id=${this.following} @berth-build-ended=${() => {
+              void this.#builds.run();
+              void this.#mine.run();
+              void this.#catalog.run();
+            }}></berth-build-log>`
+          : nothing
+      }
       <h2>Yours</h2>
       ${renderTask(this.#mine, {
         pendingLabel: "Loading your images…",

@@ -27,3 +27,30 @@ export interface PrivateImageRow {
   updated_at: Date;
   ready_at: Date | null;
 }
+
+export type BuildState = "queued" | "running" | "succeeded" | "failed" | "cancelled";
+export const ACTIVE_BUILD_STATES: readonly BuildState[] = ["queued", "running"];
+
+export interface ImageBuildRow {
+  id: string;
+  owner_id: string;
+  organization_id: string;
+  image_id: string;
+  input_hash: string;
+  dockerfile: string;
+  base_image: string | null;
+  base_reference: string | null;
+  state: BuildState;
+  failure_reason: string | null;
+  cluster_id: string;
+  job_name: string;
+  reported_digest: string | null;
+  cancel_requested: boolean;
+  log_bytes: number;
+  log_truncated: boolean;
+  reused: boolean;
+  created_at: Date;
+  job_created_at: Date | null;
+  started_at: Date | null;
+  finished_at: Date | null;
+}

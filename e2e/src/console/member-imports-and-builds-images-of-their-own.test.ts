@@ -1,11 +1,16 @@
 // Journey: a member opens Images, imports an image from the public registry's stand-in (a two-platform
 // index behind an anonymous token flow), watches its progress turn Ready live, finds it tagged "Yours" in
-// the new-session wizard, sees an unparseable reference explained, and deletes it. axe-core checks the
+// the new-session wizard, sees an unparseable reference explained, deletes it, then builds one from a
+// Dockerfile and follows its log live until it succeeds (kwok runs the Job on the build cluster; the
+// test pushes the image as the builder would and prints its digest into the log kwok serves). axe-core checks the
 // page in each state. Real parts: the bed's management cluster, two OCI registries, Postgres, the API, the
 // worker's import loop, Chromium.
 
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
 import { installDefaultCatalog } from "@berth/api/bootstrap/catalog";
 import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
+import { BuildLoop } from "@berth/api/worker/builds";
 import { ImportLoop } from "@berth/api/worker/imports";
 import { ensureConsoleBuilt } from "@berth/console";
 import { HttpKube } from "@berth/controllers/kube";
@@ -15,8 +20,9 @@ import pino from "pino";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startFleet } from "../testbed/fleet.ts";
-import { pushIndex } from "../testbed/images.ts";
+import { pushImage, pushIndex } from "../testbed/images.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
+import { criLogLines } from "../testbed/kwok.ts";
 import { type LocalRegistry, startRegistry, startTokenGate, type TokenGate } from "../testbed/registry.ts";
 import type { Fleet } from "../testbed/types.ts";
 import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
@@ -30,6 +36,9 @@ describe("a member brings an image of their own", () => {
   let gate: TokenGate;
   let t: IdentityTestApi;
   let loop: ImportLoop;
+  let builds: BuildLoop;
+  let buildKube: HttpKube;
+  let orgId = "";
   let browser: Browser;
   let member: TestUser;
   let page: Page;
@@ -39,7 +48,12 @@ describe("a member brings an image of their own", () => {
   beforeAll(async () => {
     ensureConsoleBuilt();
     [fleet, source, target] = await Promise.all([
-      startFleet({ clusters: [{ name: "mgmt", kind: "management" }] }),
+      startFleet({
+        clusters: [
+          { name: "mgmt", kind: "management" },
+          { name: "build", kind: "gpu", nodes: [] },
+        ],
+      }),
       startRegistry({ name: "public" }),
       startRegistry({ name: "berth" }),
     ]);
@@ -61,7 +75,32 @@ describe("a member brings an image of their own", () => {
       intervalMs: 300,
     });
     loop.start();
+    buildKube = new HttpKube(kubeConfigFrom(fleet.cluster("build").kubeconfig));
+    const cpu = { cpu: "16", memory: "64Gi", pods: "110", "ephemeral-storage": "500Gi" };
+    await buildKube.json("POST", "/api/v1/nodes", {
+      body: {
+        apiVersion: "v1",
+        kind: "Node",
+        metadata: { name: "cpu-0", annotations: { "kwok.x-k8s.io/node": "fake" }, labels: { type: "kwok" } },
+        spec: { providerID: "kwok://cpu-0" },
+        status: { capacity: cpu, allocatable: cpu, phase: "Pending" },
+      },
+    });
+    await t.database.db("clusters").insert({ id: "clu_journeybuild", name: "build", session_domain: "build.bed.test" });
+    await t.database
+      .db("build_clusters")
+      .insert({ cluster_id: "clu_journeybuild", marked_by: "test", marked_at: new Date() });
+    builds = new BuildLoop({
+      db: t.database.db,
+      kube,
+      config: t.deps.config.images as NonNullable<typeof t.deps.config.images>,
+      log: pino({ level: "silent" }),
+      clusterClient: async () => buildKube,
+      intervalMs: 300,
+    });
+    builds.start();
     const org = await t.anOrganization("Lab");
+    orgId = org.id;
     member = await t.aUser({ email: `researcher-${Date.now()}@lab.test` });
     await t.member(member, org.id, null, "member");
     await pushIndex(source.url, "team/notebook", "2026.11", ["linux/amd64", "linux/arm64"]);
@@ -79,6 +118,8 @@ describe("a member brings an image of their own", () => {
     for (const c of contexts) await c.close().catch(() => {});
     await closeBrowser(browser);
     await loop?.stop();
+    await builds?.stop();
+    buildKube?.close();
     await t?.stop();
     kube?.close();
     await gate?.stop();
@@ -91,7 +132,7 @@ describe("a member brings an image of their own", () => {
     await page.getByText("No image of your own yet").waitFor();
     await expectAccessible(page, "empty");
     await page.getByLabel("Image reference").fill(`${gate.host}/team/notebook:2026.11`);
-    await page.getByLabel("Opens as").selectOption("code-server");
+    await page.getByTestId("import-form").getByLabel("Opens as").selectOption("code-server");
     await page.getByRole("button", { name: "Import", exact: true }).click();
     await page.getByText(/Importing .*team\/notebook:2026\.11/).waitFor();
     const row = page.getByTestId("my-image-row").first();
@@ -123,5 +164,19 @@ describe("a member brings an image of their own", () => {
     await page.getByTestId("confirm-dialog").waitFor();
     await page.getByTestId("confirm-ok").click();
     await page.getByText("No image of your own yet").waitFor();
+  });
+
+  it("builds one from a Dockerfile and follows its log until it succeeds", async () => {
+    const pushed = await pushImage(target.url, `${orgId}/${member.id}/built`, "latest");
+    appendFileSync(join(fleet.dataDir, "build", "pod-log.cri"), criLogLines([`BERTH_IMAGE_DIGEST=${pushed.digest}`]));
+    await page.getByLabel(/^Dockerfile/).fill("FROM scratch\nCOPY model.bin /\n");
+    await page.getByLabel("Name", { exact: true }).fill("built");
+    await page.getByRole("button", { name: "Build", exact: true }).click();
+    await page.getByText("Build queued: its log follows below.").waitFor();
+    await page.getByTestId("build-log").getByText("berth test bed: container started").waitFor({ timeout: 30_000 });
+    await page.getByTestId("build-log-end").getByText("Build succeeded").waitFor({ timeout: 30_000 });
+    await expect.poll(() => page.getByTestId("my-image-row").first().getAttribute("data-state")).toBe("ready");
+    await shots.take(page, "built");
+    await expectAccessible(page, "built");
   });
 });

@@ -1,0 +1,358 @@
+// biome-ignore-all lint/suspicious/noExplicitAny: the test reads Kubernetes objects as they come
+// Image builds on the bed: a build cluster (kube-apiserver, controller-manager's Job controller, the
+// scheduler and kwok, which takes the Job's pod through its phases and serves its log lines), Berth's OCI
+// registry, Postgres, the API and the worker's build loop. The bed has no container runtime: the test
+// pushes a real image to Berth's registry as the builder would and puts the builder's digest line into
+// the log kwok serves; success, the digest check and the negative case (the Job succeeds, nothing was
+// pushed) all run for real.
+
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
+import { HttpKube } from "@berth/controllers/kube";
+import { loadCrds } from "@berth/crds/manifests";
+import {
+  criLogLines,
+  type Fleet,
+  kubeConfigFrom,
+  type LocalRegistry,
+  pushImage,
+  startFleet,
+  startRegistry,
+} from "@berth/e2e";
+import { ApiextensionsV1Api } from "@kubernetes/client-node";
+import pino from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { installDefaultCatalog } from "../../bootstrap/catalog.ts";
+import {
+  anIdentityWorld,
+  type IdentityTestApi,
+  type IdentityWorld,
+  startIdentityTestApi,
+  type TestUser,
+} from "../../domain/identity/identity.test-support.ts";
+import { BuildLoop } from "../../worker/builds.ts";
+
+let fleet: Fleet;
+let mgmt: HttpKube;
+let build: HttpKube;
+let target: LocalRegistry;
+let t: IdentityTestApi;
+let w: IdentityWorld;
+let loop: BuildLoop;
+let podLog: string;
+const CLUSTER = "clu_buildbed1";
+
+beforeAll(async () => {
+  [fleet, target] = await Promise.all([
+    startFleet({
+      clusters: [
+        { name: "mgmt", kind: "management" },
+        { name: "build", kind: "gpu", nodes: [] },
+      ],
+    }),
+    startRegistry({ name: "berth" }),
+  ]);
+  const kc = kubeConfigFrom(fleet.cluster("mgmt").kubeconfig);
+  const ext = kc.makeApiClient(ApiextensionsV1Api);
+  for (const crd of loadCrds()) await ext.createCustomResourceDefinition({ body: crd as never });
+  mgmt = new HttpKube(kc);
+  await installDefaultCatalog(mgmt);
+  build = new HttpKube(kubeConfigFrom(fleet.cluster("build").kubeconfig));
+  // A node without GPUs: where builds go.
+  const cpu = { cpu: "16", memory: "64Gi", pods: "110", "ephemeral-storage": "500Gi" };
+  await build.json("POST", "/api/v1/nodes", {
+    body: {
+      apiVersion: "v1",
+      kind: "Node",
+      metadata: {
+        name: "cpu-0",
+        annotations: { "kwok.x-k8s.io/node": "fake" },
+        labels: {
+          "kubernetes.io/hostname": "cpu-0",
+          "kubernetes.io/os": "linux",
+          "kubernetes.io/arch": "amd64",
+          type: "kwok",
+        },
+      },
+      spec: { providerID: "kwok://cpu-0" },
+      status: { capacity: cpu, allocatable: cpu, phase: "Pending" },
+    },
+  });
+  podLog = join(fleet.dataDir, "build", "pod-log.cri");
+  t = await startIdentityTestApi({
+    kubeConfig: kc,
+    env: { BERTH_REGISTRY_URL: target.url, BERTH_BUILD_DOCKERFILE_MAX_BYTES: "2048" },
+  });
+  w = await anIdentityWorld(t);
+  await t.database.db("clusters").insert({ id: CLUSTER, name: "build", session_domain: "build.bed.test" });
+  loop = new BuildLoop({
+    db: t.database.db,
+    kube: mgmt,
+    config: t.deps.config.images as NonNullable<typeof t.deps.config.images>,
+    log: pino({ level: "silent" }),
+    clusterClient: async () => build,
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await loop?.stop();
+  await t?.stop();
+  mgmt?.close();
+  build?.close();
+  await Promise.all([fleet?.stop(), target?.stop()]);
+});
+
+const NS = "berth-builds";
+
+/** Passes of the build loop until the build has finished. */
+async function settle(user: TestUser, id: string) {
+  for (let i = 0; i < 60; i++) {
+    await loop.pass();
+    const r = await t.request("GET", `/api/v1/image-builds/${id}`, { token: user.token });
+    if (!["queued", "running"].includes(r.body.state)) return r.body;
+    await new Promise((res) => setTimeout(res, 250));
+  }
+  throw new Error(`build ${id} never finished`);
+}
+
+/** The log stream until its end event (or `stopAt` seen), from after `lastId`. */
+async function readLogs(user: TestUser, id: string, lastId?: string) {
+  const res = await fetch(`${t.api.url}/api/v1/image-builds/${id}/logs`, {
+    headers: { Authorization: `Bearer ${user.token}`, ...(lastId ? { "Last-Event-ID": lastId } : {}) },
+  });
+  expect(res.headers.get("content-type")).toContain("text/event-stream");
+  return res.text();
+}
+
+const mark = () => t.request("PUT", `/api/v1/image-builds/clusters/${CLUSTER}`, { token: w.superAdmin.token });
+
+describe("building an image", () => {
+  it("refuses builds while no cluster is marked for them, and creates nothing", async () => {
+    const r = await t.request("POST", "/api/v1/image-builds", {
+      token: w.memberA.token,
+      json: { dockerfile: "FROM scratch\n", name: "early" },
+    });
+    expect(r.status).toBe(422);
+    expect(r.body.error.code).toBe("no_build_cluster");
+    expect(await t.database.db("private_images").where({ owner_id: w.memberA.id }).count({ n: "*" }).first()).toEqual({
+      n: "0",
+    });
+  });
+
+  it("lets only a super_admin mark build clusters", async () => {
+    expect((await t.request("PUT", `/api/v1/image-builds/clusters/${CLUSTER}`, { token: w.adminA.token })).status).toBe(
+      403,
+    );
+    expect(
+      (await t.request("PUT", "/api/v1/image-builds/clusters/clu_nosuch", { token: w.superAdmin.token })).status,
+    ).toBe(404);
+    expect((await mark()).status).toBe(204);
+    const list = await t.request("GET", "/api/v1/image-builds/clusters", { token: w.superAdmin.token });
+    expect(list.body.data.map((c: { cluster_id: string }) => c.cluster_id)).toEqual([CLUSTER]);
+  });
+
+  it("runs the Job on the build cluster, streams its log, and succeeds once Berth's registry has the reported digest", async () => {
+    const repo = `${w.orgA.id}/${w.memberA.id}/lab`;
+    // What the builder would do: push the image, then print its digest.
+    const pushed = await pushImage(target.url, repo, "1");
+    appendFileSync(
+      podLog,
+      criLogLines(["#1 [internal] load build definition from Dockerfile", `BERTH_IMAGE_DIGEST=${pushed.digest}`]),
+    );
+    const r = await t.request("POST", "/api/v1/image-builds", {
+      token: w.memberA.token,
+      json: {
+        dockerfile: "ARG BASE_IMAGE\nFROM $BASE_IMAGE\nRUN pip install numpy\n",
+        name: "lab",
+        tag: "1",
+        base_image: "jupyterlab",
+      },
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(202);
+    expect(r.body).toMatchObject({ state: "queued", reused: false, cluster_id: CLUSTER, base_image: "jupyterlab" });
+    const img = await t.request("GET", `/api/v1/images/private/${r.body.image_id}`, { token: w.memberA.token });
+    expect(img.body.state).toBe("building");
+
+    await loop.pass();
+    const job = (await build.json("GET", `/apis/batch/v1/namespaces/${NS}/jobs`)) as { items: any[] };
+    const spec = job.items.find((j) => j.metadata.labels["berth.dev/image-build"] === r.body.id)?.spec;
+    expect(spec.backoffLimit).toBe(0);
+    const pod = spec.template.spec;
+    expect(pod.automountServiceAccountToken).toBe(false);
+    expect(
+      pod.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0],
+    ).toEqual({
+      key: "nvidia.com/gpu.count",
+      operator: "DoesNotExist",
+    });
+    expect(pod.containers[0].securityContext).toMatchObject({ runAsUser: 1000, runAsNonRoot: true });
+    expect(pod.containers[0].resources.limits).toMatchObject({ cpu: "2", memory: "4Gi", "ephemeral-storage": "20Gi" });
+    expect(pod.containers[0].args).toContain("build-arg:BASE_IMAGE=quay.io/jupyter/pytorch-notebook:cuda12-latest");
+    const ns = (await build.json("GET", `/api/v1/namespaces/${NS}`)) as any;
+    expect(ns.metadata.labels["pod-security.kubernetes.io/enforce"]).toBe("privileged");
+    const np = (await build.json(
+      "GET",
+      `/apis/networking.k8s.io/v1/namespaces/${NS}/networkpolicies/image-builds`,
+    )) as any;
+    expect(np.spec.policyTypes).toEqual(["Ingress", "Egress"]);
+
+    const done = await settle(w.memberA, r.body.id);
+    expect(done, JSON.stringify(done)).toMatchObject({ state: "succeeded", digest: pushed.digest });
+    expect(done.job_created_at).not.toBeNull();
+    const ready = await t.request("GET", `/api/v1/images/private/${r.body.image_id}`, { token: w.memberA.token });
+    expect(ready.body).toMatchObject({
+      state: "ready",
+      digest: pushed.digest,
+      size_bytes: pushed.size,
+      source: "build",
+    });
+    const catalog = await t.request("GET", `/api/v1/images/${r.body.image_id}`, { token: w.memberA.token });
+    expect(catalog.body).toMatchObject({ visibility: "private", owner: w.memberA.id });
+    expect(catalog.body.image).toContain(`@${pushed.digest}`);
+
+    const text = await readLogs(w.memberA, r.body.id);
+    expect(text).toContain("berth test bed: container started");
+    expect(text).toContain(`BERTH_IMAGE_DIGEST=${pushed.digest}`);
+    expect(text).toContain('event: end\ndata: {"state":"succeeded"');
+    const firstId = /id: (\d+)/.exec(text)?.[1] as string;
+    const resumed = await readLogs(w.memberA, r.body.id, firstId);
+    expect(resumed).not.toContain(`id: ${firstId}\n`);
+    expect(resumed).toContain("event: end");
+  });
+
+  it("answers an identical request with the earlier build", async () => {
+    const again = await t.request("POST", "/api/v1/image-builds", {
+      token: w.memberA.token,
+      json: {
+        dockerfile: "ARG BASE_IMAGE\nFROM $BASE_IMAGE\nRUN pip install numpy\n",
+        name: "lab",
+        tag: "1",
+        base_image: "jupyterlab",
+      },
+    });
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ reused: true, state: "succeeded" });
+  });
+
+  it("fails when the Job succeeds but nothing was pushed, and frees the slot", async () => {
+    const r = await t.request("POST", "/api/v1/image-builds", {
+      token: w.memberA.token,
+      json: { dockerfile: "FROM scratch\nCOPY nothing /\n", name: "ghost" },
+    });
+    expect(r.status).toBe(202);
+    const done = await settle(w.memberA, r.body.id);
+    expect(done.state).toBe("failed");
+    expect(done.failure_reason).toContain("nothing was pushed");
+    const img = await t.request("GET", `/api/v1/images/private/${r.body.image_id}`, { token: w.memberA.token });
+    expect(img.body.state).toBe("failed");
+    const list = await t.request("GET", "/api/v1/images/private", { token: w.memberA.token });
+    expect(list.body.count).toBe(1);
+  });
+
+  it("keeps one build in flight per member, and cancels queued and running builds", async () => {
+    const first = await t.request("POST", "/api/v1/image-builds", {
+      token: w.orgMemberA.token,
+      json: { dockerfile: "FROM scratch\n", name: "one" },
+    });
+    expect(first.status).toBe(202);
+    const second = await t.request("POST", "/api/v1/image-builds", {
+      token: w.orgMemberA.token,
+      json: { dockerfile: "FROM busybox\n", name: "two" },
+    });
+    expect(second.status).toBe(409);
+    expect(second.body.error).toMatchObject({ code: "build_limit_reached", details: { scope: "member", limit: 1 } });
+    const cancelled = await t.request("POST", `/api/v1/image-builds/${first.body.id}/cancel`, {
+      token: w.orgMemberA.token,
+    });
+    expect(cancelled.body.state).toBe("cancelled");
+    expect(
+      (await t.request("GET", `/api/v1/images/private/${first.body.image_id}`, { token: w.orgMemberA.token })).status,
+    ).toBe(404);
+    expect(
+      (await t.request("POST", `/api/v1/image-builds/${first.body.id}/cancel`, { token: w.orgMemberA.token })).status,
+    ).toBe(409);
+
+    const running = await t.request("POST", "/api/v1/image-builds", {
+      token: w.orgMemberA.token,
+      json: { dockerfile: "FROM busybox\n", name: "two" },
+    });
+    expect(running.status).toBe(202);
+    await loop.pass(); // the Job is made
+    expect(
+      (await t.request("POST", `/api/v1/image-builds/${running.body.id}/cancel`, { token: w.orgMemberA.token })).status,
+    ).toBe(202);
+    await loop.pass();
+    const after = await t.request("GET", `/api/v1/image-builds/${running.body.id}`, { token: w.orgMemberA.token });
+    expect(after.body.state).toBe("cancelled");
+    const jobs = (await build.json("GET", `/apis/batch/v1/namespaces/${NS}/jobs`)) as { items: any[] };
+    expect(
+      jobs.items.filter(
+        (j) => j.metadata.labels["berth.dev/image-build"] === running.body.id && !j.metadata.deletionTimestamp,
+      ),
+    ).toEqual([]);
+  });
+
+  it("answers 404 to another member, and 401 without a token", async () => {
+    const mine = (await t.request("GET", "/api/v1/image-builds", { token: w.memberA.token })).body.data[0];
+    expect((await t.request("GET", `/api/v1/image-builds/${mine.id}`, { token: w.memberB.token })).status).toBe(404);
+    expect((await t.request("GET", `/api/v1/image-builds/${mine.id}/logs`, { token: w.memberB.token })).status).toBe(
+      404,
+    );
+    expect((await t.request("POST", `/api/v1/image-builds/${mine.id}/cancel`, { token: w.memberB.token })).status).toBe(
+      404,
+    );
+    expect((await t.request("GET", `/api/v1/image-builds/${mine.id}`)).status).toBe(401);
+    const expired = await t.request("GET", `/api/v1/image-builds/${mine.id}`, {
+      token: await t.expiredTokenFor(w.memberA.id),
+    });
+    expect(expired.body.error.code).toBe("token_expired");
+  });
+});
+
+describe("bad build requests", () => {
+  const cases: [string, Record<string, unknown>, number, string, string | undefined][] = [
+    ["an empty Dockerfile", { dockerfile: "  \n", name: "x" }, 400, "dockerfile_invalid", "empty"],
+    [
+      "an oversized Dockerfile",
+      { dockerfile: `FROM scratch\n${"#".repeat(3000)}`, name: "x" },
+      400,
+      "dockerfile_invalid",
+      "too_large",
+    ],
+    [
+      "a name outside the OCI grammar",
+      { dockerfile: "FROM scratch\n", name: "Bad Name" },
+      400,
+      "image_reference_invalid",
+      "syntax",
+    ],
+    [
+      "a tag outside the OCI grammar",
+      { dockerfile: "FROM scratch\n", name: "ok", tag: ".hidden" },
+      400,
+      "image_reference_invalid",
+      "syntax",
+    ],
+    [
+      "a base image not in the catalog",
+      { dockerfile: "FROM scratch\n", name: "ok", base_image: "nosuch" },
+      400,
+      "validation_failed",
+      undefined,
+    ],
+  ];
+  for (const [what, body, status, code, reason] of cases)
+    it(`answers ${status} ${code} to ${what}, and creates nothing`, async () => {
+      const before = await t.database.db("image_builds").where({ owner_id: w.memberB.id }).count({ n: "*" }).first();
+      const r = await t.request("POST", "/api/v1/image-builds", { token: w.memberB.token, json: body });
+      expect(r.status, JSON.stringify(r.body)).toBe(status);
+      expect(r.body.error.code).toBe(code);
+      if (reason) expect(r.body.error.details.reason).toBe(reason);
+      expect(await t.database.db("image_builds").where({ owner_id: w.memberB.id }).count({ n: "*" }).first()).toEqual(
+        before,
+      );
+      expect(await t.database.db("private_images").where({ owner_id: w.memberB.id }).count({ n: "*" }).first()).toEqual(
+        { n: "0" },
+      );
+    });
+});
