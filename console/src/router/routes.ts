@@ -19,6 +19,8 @@ export type RouteName =
   | "admin-cluster-detail"
   | "webhooks"
   | "admin-audit"
+  | "volumes"
+  | "admin-pools"
   | "not-found";
 
 /** Who may open a route: anyone, a signed-in account, or an administrator. */
@@ -51,6 +53,8 @@ export const ROUTES: readonly RouteDef[] = [
   { name: "admin-cluster-detail", pattern: "/admin/clusters/:clusterId", title: "Cluster", access: "admin" },
   { name: "webhooks", pattern: "/webhooks", title: "Webhooks", access: "admin" },
   { name: "admin-audit", pattern: "/admin/audit", title: "Audit log", access: "admin" },
+  { name: "volumes", pattern: "/storage/volumes", title: "Volumes", access: "user" },
+  { name: "admin-pools", pattern: "/admin/storage/pools", title: "Storage pools", access: "admin" },
 ];
 
 export const NOT_FOUND: RouteDef = { name: "not-found", pattern: "", title: "Not found", access: "public" };

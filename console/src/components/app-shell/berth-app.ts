@@ -31,6 +31,8 @@ const lazyViews: Partial<Record<RouteName, () => Promise<unknown>>> = {
   "admin-cluster-detail": () => import("../../views/admin-cluster-detail-view/index.ts"),
   webhooks: () => import("../../views/webhooks-view/index.ts"),
   "admin-audit": () => import("../../views/audit-view/index.ts"),
+  volumes: () => import("../../views/volumes-view/index.ts"),
+  "admin-pools": () => import("../../views/admin-pools-view/index.ts"),
 };
 
 export class BerthApp extends LitElement {
@@ -129,6 +131,10 @@ export class BerthApp extends LitElement {
         return html`<berth-webhooks-view></berth-webhooks-view>`;
       case "admin-audit":
         return html`<berth-audit-view></berth-audit-view>`;
+      case "volumes":
+        return html`<berth-volumes-view></berth-volumes-view>`;
+      case "admin-pools":
+        return html`<berth-admin-pools-view></berth-admin-pools-view>`;
       default:
         return html`<berth-not-found-view></berth-not-found-view>`;
     }
@@ -143,12 +149,14 @@ export class BerthApp extends LitElement {
       ${link("/sessions", "Sessions", here.startsWith("session"))}
       ${link("/queue", "Queue", here === "queue")}
       ${link("/credits", "Credits", here.startsWith("credits"))}
+      ${link("/storage/volumes", "Volumes", here === "volumes")}
       ${
         auth.isAdmin
           ? html`${link("/admin/users", "Users", here === "admin-users")} ${link("/admin/organizations", "Organizations", here === "admin-organizations")}
           ${link("/admin/projects", "Projects", here === "admin-projects")} ${link("/admin/clusters", "Clusters", here.startsWith("admin-cluster"))}
           ${link("/webhooks", "Webhooks", here === "webhooks")}
-          ${link("/admin/audit", "Audit", here === "admin-audit")}`
+          ${link("/admin/audit", "Audit", here === "admin-audit")}
+          ${auth.isSuperAdmin ? link("/admin/storage/pools", "Pools", here === "admin-pools") : nothing}`
           : nothing
       }
     </nav>`;
