@@ -125,7 +125,7 @@ export class BerthAdminPoolsView extends LitElement {
           <td data-testid="pool-age">${p.capacity?.observed_at ? html`<time datetime=${p.capacity.observed_at} title=${formatTime(p.capacity.observed_at)}>${formatRelative(p.capacity.observed_at)}</time>` : html`<span class="muted">stated</span>`}</td>
           <td>${p.volumes}</td>
           <td class="actions">
-            ${p.default ? nothing : html`<button type="button" @click=${() => this.#do(`${p.name} is the default pool.`, () => api.call("updateStoragePool", { params: { pool: p.name }, body: { default: true } }))} aria-label="Make ${p.name} the default">Make default</button>`}
+            ${p.default ? nothing : html`<button type="button" @click=${() => this.#do(`${p.name} is the default pool.`, () => api.call("updateStoragePool", { params: { pool: p.name }, body: { default: true } }))} aria-label="Make default: ${p.name}">Make default</button>`}
             <button type="button" class="danger" @click=${async () => {
               if (
                 await confirmAction({

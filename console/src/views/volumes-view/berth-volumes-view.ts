@@ -151,7 +151,7 @@ export class BerthVolumesView extends LitElement {
           : html`<span class="muted">not bound: can land on any cluster of its pool</span>`
       }</td>
       <td data-testid="volume-lock">${v.locked ? html`<span class="badge tone-warn">Locked</span> ${v.lock_reason ?? ""}` : "—"}</td>
-      <td>${v.shares.length === 0 ? "—" : v.shares.map((s) => html`<span class="badge tone-muted">${s.kind} ${s.id} · ${s.access === "read_only" ? "read-only" : "read-write"} <button type="button" class="link" aria-label="Stop sharing ${v.name} with ${s.id}" @click=${() => this.#unshare(v, s.id)}>×</button></span> `)}</td>
+      <td>${v.shares.length === 0 ? "—" : v.shares.map((s) => html`<span class="badge tone-muted">${s.kind} ${s.id} · ${s.access === "read_only" ? "read-only" : "read-write"} <button type="button" aria-label="Unshare ${v.name} from ${s.id}" @click=${() => this.#unshare(v, s.id)}>Unshare</button></span> `)}</td>
       <td data-testid="volume-cost">${formatCredits(v.hourly_cost)} / h</td>
       <td class="actions">
         <button type="button" @click=${() => (this.editing = edit ? "" : v.id)} aria-expanded=${edit ? "true" : "false"} aria-label="Edit ${v.name}">Edit</button>
@@ -194,7 +194,7 @@ export class BerthVolumesView extends LitElement {
           <td><strong>${v.name}</strong><br /><small class="muted"><code>${v.id}</code></small></td>
           <td>${v.size_gb} GB</td>
           <td><time datetime=${v.purge_after ?? ""} title=${formatTime(v.purge_after)}>${formatRelative(v.purge_after)}</time></td>
-          <td class="actions"><button type="button" class="primary" @click=${() => this.#do(`Volume ${v.name} restored.`, () => api.call("restoreVolume", { params: { volumeId: v.id } }))} aria-label="Undo the delete of ${v.name}">Undo delete</button></td>
+          <td class="actions"><button type="button" class="primary" @click=${() => this.#do(`Volume ${v.name} restored.`, () => api.call("restoreVolume", { params: { volumeId: v.id } }))} aria-label="Undo delete of ${v.name}">Undo delete</button></td>
         </tr>`,
       )}</tbody></table></div>`;
   }
