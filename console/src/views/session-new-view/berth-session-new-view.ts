@@ -100,7 +100,7 @@ export class BerthSessionNewView extends LitElement {
             offering: offering as string,
             ...(preset ? { preset: preset as string } : {}),
             duration_seconds: duration as number,
-            ...((volumes as string[]).length ? { volumes: volumes as string[] } : {}),
+            ...(volumes ? { volumes: (volumes as string).split(",") } : {}),
           },
         },
         { signal },
@@ -116,7 +116,9 @@ export class BerthSessionNewView extends LitElement {
       const ctx = { organizationId: p.organization_id, hourlyRate: p.hourly_rate, cost: p.cost };
       return { ...p, refusalText: describeRefusal(refusal, ctx) };
     },
-    args: () => [this.offering, this.preset, this.duration, Object.keys(this.mounts).sort()],
+    // A string, not an array: Task compares its arguments with ===, and a fresh array each render would
+    // run the preview again on every update, for ever.
+    args: () => [this.offering, this.preset, this.duration, Object.keys(this.mounts).sort().join(",")],
   });
 
   constructor() {
