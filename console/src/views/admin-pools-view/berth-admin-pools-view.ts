@@ -13,6 +13,7 @@ import { renderTask } from "../../components/task-states.ts";
 import { formatCredits, formatRelative, formatTime } from "../../data/format.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
+import { checks } from "../volumes-view/styles.ts";
 
 const SOURCE_LABEL: Record<string, string> = {
   csi: "storage driver (csi)",
@@ -21,7 +22,7 @@ const SOURCE_LABEL: Record<string, string> = {
 };
 
 export class BerthAdminPoolsView extends LitElement {
-  static override styles = [tokens, shared, page];
+  static override styles = [tokens, shared, page, checks];
   static override properties = { error: { state: true }, notice: { state: true }, sharing: { state: true } };
   declare error: unknown;
   declare notice: string | undefined;
@@ -167,9 +168,9 @@ export class BerthAdminPoolsView extends LitElement {
           <div class="field"><label for="p-manual">Stated capacity (GB, optional)</label><input id="p-manual" name="manual_capacity_gb" type="number" min="0" step="1" /></div>
         </div>
         <fieldset><legend>Shared with</legend>
-          <label><input type="radio" name="sharing" value="all" .checked=${this.sharing === "all"} @change=${() => (this.sharing = "all")} /> all clusters</label>
-          <label><input type="radio" name="sharing" value="selected" .checked=${this.sharing === "selected"} @change=${() => (this.sharing = "selected")} /> selected clusters</label>
-          ${this.sharing === "selected" ? html`<div>${clusters.map((c) => html`<label style="display:inline-block;margin-right:1rem"><input type="checkbox" name="clusters" value=${c.id} /> ${c.name}</label>`)}</div>` : nothing}
+          <label class="check"><input type="radio" name="sharing" value="all" .checked=${this.sharing === "all"} @change=${() => (this.sharing = "all")} /> all clusters</label>
+          <label class="check"><input type="radio" name="sharing" value="selected" .checked=${this.sharing === "selected"} @change=${() => (this.sharing = "selected")} /> selected clusters</label>
+          ${this.sharing === "selected" ? html`<div>${clusters.map((c) => html`<label class="check"><input type="checkbox" name="clusters" value=${c.id} /> ${c.name}</label>`)}</div>` : nothing}
         </fieldset>
         <button class="primary" type="submit">Add pool</button>
       </form>

@@ -17,6 +17,7 @@ import type { RefusalText } from "../../data/refusal.ts";
 import { clustersForModel, freeForModel, IdempotencyKeys, imageTag, sortImages } from "../../data/wizard.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
+import { checks } from "../volumes-view/styles.ts";
 import { styles } from "./styles.ts";
 
 interface Catalog {
@@ -36,7 +37,7 @@ const DURATIONS = [
 ];
 
 export class BerthSessionNewView extends LitElement {
-  static override styles = [tokens, shared, page, styles];
+  static override styles = [tokens, shared, page, styles, checks];
   static override properties = {
     offering: { state: true },
     preset: { state: true },
@@ -296,16 +297,16 @@ export class BerthSessionNewView extends LitElement {
             const id = `vol-${v.id}`;
             const pinConflict = !!m && !!v.bound_cluster && !!this.cluster && this.cluster !== v.bound_cluster;
             return html`<li data-testid="volume-choice" data-volume-id=${v.id} style="margin-bottom:.75rem">
-              <label for=${id}><input type="checkbox" id=${id} .checked=${!!m} ?disabled=${v.locked} @change=${(e: Event) => this.#toggleVolume(v, (e.target as HTMLInputElement).checked)} />
+              <label class="check" for=${id}><input type="checkbox" id=${id} .checked=${!!m} ?disabled=${v.locked} @change=${(e: Event) => this.#toggleVolume(v, (e.target as HTMLInputElement).checked)} />
                 <strong>${v.name}</strong> <span class="muted">${v.size_gb} GB on ${v.pool}</span></label>
               ${v.locked ? html`<span class="badge tone-warn" data-testid="volume-locked">Locked${v.lock_reason ? `: ${v.lock_reason}` : ""}: cannot be mounted</span>` : nothing}
               ${v.bound_cluster ? html`<p class="hint" data-testid="volume-keeps-cluster">Its claim is on ${v.bound_cluster}: a session mounting it runs there until the claim is released (about 15 minutes after its last session).</p>` : nothing}
               ${pinConflict ? html`<p class="tone-warn" data-testid="volume-pin-conflict">You pinned another cluster: this session would be refused. Choose "Any cluster" or ${v.bound_cluster}.</p>` : nothing}
               ${
                 m
-                  ? html`<div class="row">
+                  ? html`<div class="row" style="align-items:flex-end">
                     <div class="field"><label for="${id}-path">Mount at</label><input id="${id}-path" .value=${m.path} @input=${(e: Event) => (this.mounts = { ...this.mounts, [v.id]: { ...m, path: (e.target as HTMLInputElement).value } })} required /></div>
-                    <label><input type="checkbox" .checked=${m.readOnly} @change=${(e: Event) => (this.mounts = { ...this.mounts, [v.id]: { ...m, readOnly: (e.target as HTMLInputElement).checked } })} /> read-only</label>
+                    <label class="check"><input type="checkbox" .checked=${m.readOnly} @change=${(e: Event) => (this.mounts = { ...this.mounts, [v.id]: { ...m, readOnly: (e.target as HTMLInputElement).checked } })} /> read-only</label>
                   </div>`
                   : nothing
               }
