@@ -28,6 +28,8 @@ export type RouteName =
   | "admin-settings"
   | "admin-signups"
   | "admin-idle-limits"
+  | "volumes"
+  | "admin-pools"
   | "not-found";
 
 /** Who may open a route: anyone, a signed-in account, or an administrator. */
@@ -70,6 +72,8 @@ export const ROUTES: readonly RouteDef[] = [
   { name: "admin-settings", pattern: "/admin/settings", title: "System settings", access: "admin" },
   { name: "admin-signups", pattern: "/admin/signups", title: "Sign-up requests", access: "admin" },
   { name: "admin-idle-limits", pattern: "/admin/idle-limits", title: "Idle & time limits", access: "admin" },
+  { name: "volumes", pattern: "/storage/volumes", title: "Volumes", access: "user" },
+  { name: "admin-pools", pattern: "/admin/storage/pools", title: "Storage pools", access: "admin" },
 ];
 
 export const NOT_FOUND: RouteDef = { name: "not-found", pattern: "", title: "Not found", access: "public" };

@@ -304,6 +304,56 @@ describe("a volume where the session lands", () => {
     expect(running.conditions.find((c: any) => c.type === "Scheduled")?.reason).toBe("VolumeLocality");
   });
 
+  it("deletes a volume: its claim goes at once, an undo brings it back, and after the grace period its data goes", async () => {
+    const v = (await bed.call(bed.bob, "POST", "/api/v1/storage/volumes", { name: "scratch", size_gb: 2 })).body;
+    const created = await bed.call(bed.bob, "POST", "/api/v1/sessions", session({ volumes: [{ volume: v.id }] }));
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const running = await bed.waitFor(bed.bob, created.body.id, (s) => s.phase === "Running", "Running", 90_000);
+    const where = Object.values(bed.gpu).find((g) => g.id === running.cluster_id);
+    const claimName = `berth-${v.id.replace("_", "-")}`;
+    const dataPath = `berth/volumes/${v.id.replace("_", "-")}`;
+    const refused = await bed.call(bed.bob, "DELETE", `/api/v1/storage/volumes/${v.id}`);
+    expect(refused.body.error).toMatchObject({ code: "volume_in_use", details: { sessions: [created.body.id] } });
+    await bed.call(bed.bob, "POST", `/api/v1/sessions/${created.body.id}/terminate`);
+    const del = await eventually(async () => {
+      const r = await bed.call(bed.bob, "DELETE", `/api/v1/storage/volumes/${v.id}`);
+      return r.status === 200 ? r : undefined;
+    }, "the delete once the session is terminated");
+    expect(del.body.purge_after).not.toBeNull();
+    const k = adminKube(bed.fleet.cluster(where?.name as string));
+    try {
+      await eventually(async () => {
+        const r = await k.raw("GET", `/api/v1/namespaces/${SESSIONS_NS}/persistentvolumeclaims/${claimName}`);
+        return r.status === 404 ? true : undefined;
+      }, "the deleted volume's claim to go");
+      // Undo within the grace period: back, unbound, its data untouched.
+      const back = await bed.call(bed.bob, "POST", `/api/v1/storage/volumes/${v.id}/restore`);
+      expect(back.status, JSON.stringify(back.body)).toBe(200);
+      expect(back.body).toMatchObject({ bound_cluster: null, deleted_at: null });
+      const pvs = await k.json<any>("GET", "/api/v1/persistentvolumes");
+      expect(pvs.items.some((pv: any) => pv.spec.csi?.volumeHandle === dataPath)).toBe(true);
+
+      // With no grace period the data goes: its PVs are handed back to the driver, which removes them.
+      const grace = await bed.call(bed.superAdmin, "PUT", "/api/v1/storage/settings", { delete_grace_hours: 0 });
+      expect(grace.status, JSON.stringify(grace.body)).toBe(200);
+      expect((await bed.call(bed.bob, "DELETE", `/api/v1/storage/volumes/${v.id}`)).status).toBe(200);
+      await eventually(
+        async () => (provisioners.some((p) => p.removed.has(dataPath)) ? true : undefined),
+        "the driver to remove the data",
+        60_000,
+      );
+      await eventually(async () => {
+        const r = await k.json<any>("GET", "/api/v1/persistentvolumes");
+        return r.items.some((pv: any) => pv.spec.csi?.volumeHandle === dataPath) ? undefined : true;
+      }, "the PV to go");
+      const late = await bed.call(bed.bob, "POST", `/api/v1/storage/volumes/${v.id}/restore`);
+      expect(late.body.error.code).toBe("volume_purged");
+    } finally {
+      k.close();
+      await bed.call(bed.superAdmin, "PUT", "/api/v1/storage/settings", { delete_grace_hours: 24 });
+    }
+  });
+
   it("says so in the session's condition while a claim waits to bind", async () => {
     const v = await bed.call(bed.bob, "POST", "/api/v1/storage/volumes", {
       name: "stuck",

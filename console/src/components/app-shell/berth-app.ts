@@ -42,6 +42,8 @@ const lazyViews: Partial<Record<RouteName, () => Promise<unknown>>> = {
   "admin-settings": () => import("../../views/settings-view/index.ts"),
   "admin-signups": () => import("../../views/signup-requests-view/index.ts"),
   "admin-idle-limits": () => import("../../views/admin-idle-limits-view/index.ts"),
+  volumes: () => import("../../views/volumes-view/index.ts"),
+  "admin-pools": () => import("../../views/admin-pools-view/index.ts"),
 };
 
 export class BerthApp extends LitElement {
@@ -161,6 +163,10 @@ export class BerthApp extends LitElement {
         return html`<berth-signup-requests-view .query=${m.query}></berth-signup-requests-view>`;
       case "admin-idle-limits":
         return html`<berth-admin-idle-limits-view></berth-admin-idle-limits-view>`;
+      case "volumes":
+        return html`<berth-volumes-view></berth-volumes-view>`;
+      case "admin-pools":
+        return html`<berth-admin-pools-view></berth-admin-pools-view>`;
       default:
         return html`<berth-not-found-view></berth-not-found-view>`;
     }
@@ -176,7 +182,7 @@ export class BerthApp extends LitElement {
       })}
       ${
         auth.isAdmin
-          ? html`<berth-admin-menu .links=${ADMIN_LINKS.map((l) => ({ href: l.href, label: l.label, active: isHere(l, here) }))}></berth-admin-menu>`
+          ? html`<berth-admin-menu .links=${ADMIN_LINKS.filter((l) => !l.superAdmin || auth.isSuperAdmin).map((l) => ({ href: l.href, label: l.label, active: isHere(l, here) }))}></berth-admin-menu>`
           : nothing
       }
     </nav>`;

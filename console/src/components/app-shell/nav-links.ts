@@ -6,6 +6,8 @@ export interface NavLink {
   href: string;
   label: string;
   routes: readonly string[];
+  /** Shown to super_admins only (platform-wide settings); the API refuses others anyway. */
+  superAdmin?: true;
 }
 
 export const MEMBER_LINKS: readonly NavLink[] = [
@@ -13,6 +15,7 @@ export const MEMBER_LINKS: readonly NavLink[] = [
   { href: "/queue", label: "Queue", routes: ["queue"] },
   { href: "/images", label: "Images", routes: ["images"] },
   { href: "/credits", label: "Credits", routes: ["credits"] },
+  { href: "/storage/volumes", label: "Volumes", routes: ["volumes"] },
   { href: "/quotas", label: "Limits", routes: ["quota"] },
 ];
 
@@ -25,6 +28,9 @@ export const ADMIN_LINKS: readonly NavLink[] = [
   { href: "/admin/audit", label: "Audit log", routes: ["admin-audit"] },
   { href: "/admin/catalog", label: "Catalog", routes: ["admin-catalog"] },
   { href: "/admin/idle-limits", label: "Idle & time limits", routes: ["admin-idle-limits"] },
+  { href: "/admin/storage/pools", label: "Storage pools", routes: ["admin-pools"], superAdmin: true },
+  { href: "/admin/settings", label: "System settings", routes: ["admin-settings"], superAdmin: true },
+  { href: "/admin/signups", label: "Sign-up requests", routes: ["admin-signups"], superAdmin: true },
 ];
 
 export const isHere = (link: NavLink, here: RouteName): boolean => link.routes.some((r) => here.startsWith(r));

@@ -60,6 +60,11 @@ export class BerthSessionDetailView extends LitElement {
       api.call("getSessionUsage", { params: { sessionId: id as string }, query: { points: 60 } }, { signal }),
     args: () => [this.sessionId],
   });
+  #mounts = new Task(this, {
+    task: async ([id], { signal }) =>
+      api.call("listVolumes", { query: { session_id: id as string, size: 100 } }, { signal }),
+    args: () => [this.sessionId],
+  });
   #resource = new Task(this, {
     task: async ([id, show], { signal }) => {
       if (!show) return undefined;
@@ -265,6 +270,26 @@ export class BerthSessionDetailView extends LitElement {
     </section>`;
   }
 
+  #mountsPanel() {
+    return html`<section class="card" aria-labelledby="mounts-h" data-testid="session-mounts">
+      <h2 id="mounts-h">Volumes</h2>
+      ${renderTask(this.#mounts, {
+        pendingLabel: "Loading its volumes…",
+        errorHeading: "Its volumes could not be loaded",
+        isEmpty: (r) => r.data.length === 0,
+        empty: () =>
+          html`<p class="muted">No volume: files in this session live only as long as its pod. <a href="/storage/volumes">Volumes</a> keep them.</p>`,
+        complete: (r) =>
+          html`<ul>${r.data.map((v) => {
+            const m = v.mounts?.[0];
+            return html`<li data-testid="session-mount" data-volume-id=${v.id}><strong>${v.name}</strong> at <code>${m?.mount_path ?? "/mnt/data"}</code>
+            ${m?.read_only ? html`<span class="badge tone-muted">read-only</span>` : nothing}
+            <span class="muted">${v.size_gb} GB${v.bound_cluster ? ` · claim on ${v.bound_cluster}` : ""}${v.deleted_at ? " · deleted" : ""}</span></li>`;
+          })}</ul><p class="hint">Files there are kept when the session pauses, restarts or ends.</p>`,
+      })}
+    </section>`;
+  }
+
   #timeline(s: Session) {
     return html`<section class="card" aria-labelledby="tl-h">
       <h2 id="tl-h">What happened</h2>
@@ -335,6 +360,7 @@ export class BerthSessionDetailView extends LitElement {
         complete: (s) => html`${this.#header(s)}
           <div class="grid2">${this.#connectButtons(s)} ${this.#facts(s)}</div>
           <div class="grid2">${this.#timeline(s)} ${this.#usagePanel()}</div>
+          ${this.#mountsPanel()}
           <section class="card" aria-labelledby="logs-h"><h2 id="logs-h">Logs</h2>
             ${s.node || s.phase === "Running" ? html`<berth-log-viewer .sessionId=${s.id}></berth-log-viewer>` : html`<p class="muted">Logs appear once the session has a pod.</p>`}
           </section>

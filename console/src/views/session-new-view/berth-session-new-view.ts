@@ -1,12 +1,13 @@
 // The create wizard, one page in steps: offering (GPU model, tier, hourly rate, free GPUs now per
-// cluster), preset, image (the member's private images tagged), optional cluster pin, name, and the cost
-// before confirming. When no GPU is free it says the session will queue, and where; when the session could
+// cluster), preset, image (the member's private images tagged), optional cluster pin, name, the volumes
+// to mount (what is mountable, what is read-only, which would keep the session on one cluster), and the
+// cost (storage included) before confirming. When no GPU is free it says the session will queue, and where; when the session could
 // not start at all (credits, spending limits, the policy), Create is disabled with the reason in plain
 // words and what to do about it (data/refusal.ts).
 import { Task, TaskStatus } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import { ApiError, newIdempotencyKey } from "../../api/client.ts";
-import type { CostPreview, Image, Offering, ResourcePreset } from "../../api/openapi.gen.ts";
+import type { CostPreview, Image, Offering, ResourcePreset, StorageVolume } from "../../api/openapi.gen.ts";
 import { api, auth, router } from "../../app/context.ts";
 import { onSessionsChanged } from "../../app/live.ts";
 import "../../components/error-panel/index.ts";
@@ -24,6 +25,7 @@ import {
 } from "../../data/wizard.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
+import { checks } from "../volumes-view/styles.ts";
 import { styles } from "./styles.ts";
 
 interface Catalog {
@@ -43,7 +45,7 @@ const DURATIONS = [
 ];
 
 export class BerthSessionNewView extends LitElement {
-  static override styles = [tokens, shared, page, styles];
+  static override styles = [tokens, shared, page, styles, checks];
   static override properties = {
     offering: { state: true },
     preset: { state: true },
@@ -53,7 +55,10 @@ export class BerthSessionNewView extends LitElement {
     duration: { state: true },
     busy: { state: true },
     error: { state: true },
+    mounts: { state: true },
   };
+  /** Volumes to mount, by id: where, and read-only or not. */
+  declare mounts: Record<string, { path: string; readOnly: boolean }>;
   declare offering: string;
   declare preset: string;
   declare image: string;
@@ -88,8 +93,12 @@ export class BerthSessionNewView extends LitElement {
     task: async (_a, { signal }) => api.call("getGpuAvailability", {}, { signal }),
     args: () => [],
   });
+  #volumes = new Task(this, {
+    task: async (_a, { signal }) => api.call("listVolumes", { query: { size: 100 } }, { signal }),
+    args: () => [],
+  });
   #preview = new Task(this, {
-    task: async ([offering, preset, duration], { signal }): Promise<Previewed | undefined> => {
+    task: async ([offering, preset, duration, volumes], { signal }): Promise<Previewed | undefined> => {
       if (!offering) return undefined;
       await new Promise((r) => setTimeout(r, 150)); // debounce quick changes
       signal.throwIfAborted();
@@ -100,6 +109,7 @@ export class BerthSessionNewView extends LitElement {
             offering: offering as string,
             ...(preset ? { preset: preset as string } : {}),
             duration_seconds: duration as number,
+            ...(volumes ? { volumes: (volumes as string).split(",") } : {}),
           },
         },
         { signal },
@@ -115,7 +125,9 @@ export class BerthSessionNewView extends LitElement {
       const ctx = { organizationId: p.organization_id, hourlyRate: p.hourly_rate, cost: p.cost };
       return { ...p, refusalText: describeRefusal(refusal, ctx) };
     },
-    args: () => [this.offering, this.preset, this.duration],
+    // A string, not an array: Task compares its arguments with ===, and a fresh array each render would
+    // run the preview again on every update, for ever.
+    args: () => [this.offering, this.preset, this.duration, Object.keys(this.mounts).sort().join(",")],
   });
 
   constructor() {
@@ -128,6 +140,7 @@ export class BerthSessionNewView extends LitElement {
     this.duration = 3600;
     this.busy = false;
     this.error = undefined;
+    this.mounts = {};
   }
 
   /**
@@ -177,6 +190,15 @@ export class BerthSessionNewView extends LitElement {
       image: this.image,
       ...(this.name.trim() ? { name: this.name.trim() } : {}),
       ...(this.cluster ? { cluster_id: this.cluster } : {}),
+      ...(Object.keys(this.mounts).length
+        ? {
+            volumes: Object.entries(this.mounts).map(([volume, m]) => ({
+              volume,
+              mount_path: m.path,
+              read_only: m.readOnly,
+            })),
+          }
+        : {}),
     };
     this.busy = true;
     this.error = undefined;
@@ -276,9 +298,51 @@ export class BerthSessionNewView extends LitElement {
     </fieldset>`;
   }
 
+  #toggleVolume(v: StorageVolume, on: boolean) {
+    const next = { ...this.mounts };
+    if (on) next[v.id] = { path: `/home/jovyan/${v.name.replace(/[^A-Za-z0-9._-]+/g, "-")}`, readOnly: false };
+    else delete next[v.id];
+    this.mounts = next;
+  }
+
+  #volumeStep() {
+    return html`<fieldset data-testid="step-volumes">
+      <legend>5. Volumes (optional)</legend>
+      <p class="hint">Files on a volume outlive the session. <a href="/storage/volumes">Manage volumes</a></p>
+      ${renderTask(this.#volumes, {
+        pendingLabel: "Loading your volumes…",
+        errorHeading: "Your volumes could not be loaded",
+        isEmpty: (r) => r.data.length === 0,
+        empty: () =>
+          html`<p class="muted" data-testid="no-volumes">You have no volume yet. <a href="/storage/volumes">Create one</a> to keep files between sessions.</p>`,
+        complete: (r) =>
+          html`<ul class="volume-list" style="list-style:none;padding:0">${r.data.map((v) => {
+            const m = this.mounts[v.id];
+            const id = `vol-${v.id}`;
+            const pinConflict = !!m && !!v.bound_cluster && !!this.cluster && this.cluster !== v.bound_cluster;
+            return html`<li data-testid="volume-choice" data-volume-id=${v.id} style="margin-bottom:.75rem">
+              <label class="check" for=${id}><input type="checkbox" id=${id} .checked=${!!m} ?disabled=${v.locked} @change=${(e: Event) => this.#toggleVolume(v, (e.target as HTMLInputElement).checked)} />
+                <strong>${v.name}</strong> <span class="muted">${v.size_gb} GB on ${v.pool}</span></label>
+              ${v.locked ? html`<span class="badge tone-warn" data-testid="volume-locked">Locked${v.lock_reason ? `: ${v.lock_reason}` : ""}: cannot be mounted</span>` : nothing}
+              ${v.bound_cluster ? html`<p class="hint" data-testid="volume-keeps-cluster">Its claim is on ${v.bound_cluster}: a session mounting it runs there until the claim is released (about 15 minutes after its last session).</p>` : nothing}
+              ${pinConflict ? html`<p class="tone-warn" data-testid="volume-pin-conflict">You pinned another cluster: this session would be refused. Choose "Any cluster" or ${v.bound_cluster}.</p>` : nothing}
+              ${
+                m
+                  ? html`<div class="row" style="align-items:flex-end">
+                    <div class="field"><label for="${id}-path">Mount at</label><input id="${id}-path" .value=${m.path} @input=${(e: Event) => (this.mounts = { ...this.mounts, [v.id]: { ...m, path: (e.target as HTMLInputElement).value } })} required /></div>
+                    <label class="check"><input type="checkbox" .checked=${m.readOnly} @change=${(e: Event) => (this.mounts = { ...this.mounts, [v.id]: { ...m, readOnly: (e.target as HTMLInputElement).checked } })} /> read-only</label>
+                  </div>`
+                  : nothing
+              }
+            </li>`;
+          })}</ul>`,
+      })}
+    </fieldset>`;
+  }
+
   #costStep() {
     return html`<fieldset data-testid="cost-preview">
-      <legend>5. Cost</legend>
+      <legend>6. Cost</legend>
       <div class="field" style="max-width:14rem"><label for="duration">If it runs for</label>
         <select id="duration" @change=${(e: Event) => (this.duration = Number((e.target as HTMLSelectElement).value))}>
           ${DURATIONS.map((d) => html`<option value=${d.s} ?selected=${d.s === this.duration}>${d.label}</option>`)}
@@ -290,6 +354,11 @@ export class BerthSessionNewView extends LitElement {
           p
             ? html`<p class="cost"><strong data-testid="cost-total">${formatCredits(p.cost)} credits</strong> for ${DURATIONS.find((d) => d.s === p.duration_seconds)?.label ?? `${p.duration_seconds} s`}
                   at ${formatCredits(p.hourly_rate)} credits/hour (${p.gpu_count} × ${p.gpu_model}). Paused time is free.</p>
+                ${
+                  p.storage.size_gb > 0
+                    ? html`<p data-testid="cost-storage">Storage: ${formatCredits(p.storage.hourly_rate)} credits/hour for ${p.storage.size_gb} GB of volumes, billed while they exist, whether the session runs or not.</p>`
+                    : nothing
+                }
                 ${
                   !p.can_start
                     ? this.#refusalPanel()
@@ -335,7 +404,7 @@ export class BerthSessionNewView extends LitElement {
         pendingLabel: "Loading offerings, presets and images…",
         errorHeading: "The catalog could not be loaded",
         complete: (c) => html`<form @submit=${this.#submit} data-testid="create-session-form">
-          ${this.#offeringStep(c)} ${this.#presetStep(c)} ${this.#imageStep(c)} ${this.#clusterStep(c)} ${this.#costStep()}
+          ${this.#offeringStep(c)} ${this.#presetStep(c)} ${this.#imageStep(c)} ${this.#clusterStep(c)} ${this.#volumeStep()} ${this.#costStep()}
           ${this.error ? html`<berth-error-panel heading="The session was not created" .error=${this.error}></berth-error-panel>` : nothing}
           ${this.#actions()}
         </form>`,

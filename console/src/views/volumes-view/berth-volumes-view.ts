@@ -1,0 +1,222 @@
+// Volumes: what outlives sessions. Create one (on the default pool unless another is named), grow or
+// rename it, share it within the organization (read-only or read-write), see its lock, where its claim is
+// bound and what it costs per hour; delete it and undo the delete until its data goes. The API decides
+// who may (docs/dev/storage.md).
+import { Task } from "@lit/task";
+import { html, LitElement, nothing } from "lit";
+import { newIdempotencyKey } from "../../api/client.ts";
+import type { StorageVolume } from "../../api/openapi.gen.ts";
+import { api, auth } from "../../app/context.ts";
+import { confirmAction } from "../../components/confirm-dialog/index.ts";
+import "../../components/empty-state/index.ts";
+import "../../components/error-panel/index.ts";
+import { renderTask } from "../../components/task-states.ts";
+import { formatCredits, formatRelative, formatTime } from "../../data/format.ts";
+import { page } from "../../styles/page.ts";
+import { shared, tokens } from "../../styles/shared.ts";
+
+export class BerthVolumesView extends LitElement {
+  static override styles = [tokens, shared, page];
+  static override properties = {
+    error: { state: true },
+    notice: { state: true },
+    editing: { state: true },
+  };
+  declare error: unknown;
+  declare notice: string | undefined;
+  declare editing: string;
+
+  #volumes = new Task(this, {
+    task: async (_a, { signal }) => api.call("listVolumes", { query: { size: 100 } }, { signal }),
+    args: () => [],
+  });
+  #deleted = new Task(this, {
+    task: async (_a, { signal }) => api.call("listVolumes", { query: { size: 100, deleted: "true" } }, { signal }),
+    args: () => [],
+  });
+  #settings = new Task(this, {
+    task: async (_a, { signal }) => api.call("getStorageSettings", {}, { signal }),
+    args: () => [],
+  });
+
+  constructor() {
+    super();
+    this.error = undefined;
+    this.notice = undefined;
+    this.editing = "";
+  }
+
+  async #do(notice: string, fn: () => Promise<unknown>): Promise<boolean> {
+    this.error = undefined;
+    this.notice = undefined;
+    try {
+      await fn();
+      this.notice = notice;
+      void this.#volumes.run();
+      void this.#deleted.run();
+      return true;
+    } catch (e) {
+      this.error = e;
+      return false;
+    }
+  }
+
+  async #create(e: SubmitEvent): Promise<void> {
+    e.preventDefault();
+    const form = e.target as HTMLFormElement;
+    const f = new FormData(form);
+    const name = String(f.get("name") ?? "").trim();
+    const ok = await this.#do(`Volume ${name} created.`, () =>
+      api.call(
+        "createVolume",
+        { body: { name, size_gb: Number(f.get("size_gb")) } },
+        { idempotencyKey: newIdempotencyKey() },
+      ),
+    );
+    if (ok) form.reset();
+  }
+
+  async #save(v: StorageVolume, e: SubmitEvent): Promise<void> {
+    e.preventDefault();
+    const f = new FormData(e.target as HTMLFormElement);
+    const name = String(f.get("name") ?? "").trim();
+    const size = Number(f.get("size_gb"));
+    const body = { ...(name !== v.name ? { name } : {}), ...(size !== v.size_gb ? { size_gb: size } : {}) };
+    if (Object.keys(body).length === 0) {
+      this.editing = "";
+      return;
+    }
+    if (await this.#do(`Volume ${name} saved.`, () => api.call("updateVolume", { params: { volumeId: v.id }, body })))
+      this.editing = "";
+  }
+
+  async #share(v: StorageVolume, e: SubmitEvent): Promise<void> {
+    e.preventDefault();
+    const form = e.target as HTMLFormElement;
+    const f = new FormData(form);
+    const next = [
+      ...v.shares,
+      {
+        kind: String(f.get("kind")) as "user" | "project",
+        id: String(f.get("id") ?? "").trim(),
+        access: String(f.get("access")) as "read_only" | "read_write",
+      },
+    ];
+    if (
+      await this.#do(`Shared ${v.name}.`, () =>
+        api.call("setVolumeShares", { params: { volumeId: v.id }, body: { shares: next } }),
+      )
+    )
+      form.reset();
+  }
+
+  async #unshare(v: StorageVolume, id: string): Promise<void> {
+    await this.#do(`No longer shared with ${id}.`, () =>
+      api.call("setVolumeShares", {
+        params: { volumeId: v.id },
+        body: { shares: v.shares.filter((s) => s.id !== id) },
+      }),
+    );
+  }
+
+  async #delete(v: StorageVolume): Promise<void> {
+    const grace = this.#settings.value?.delete_grace_hours ?? 24;
+    if (
+      await confirmAction({
+        heading: `Delete the volume ${v.name}?`,
+        body: `Its claim goes now; its ${v.size_gb} GB of data are kept ${grace} hours, during which you can undo this.`,
+        confirmLabel: "Delete",
+        danger: true,
+      })
+    )
+      await this.#do(`Volume ${v.name} deleted. You can undo this below until its data goes.`, () =>
+        api.call("deleteVolume", { params: { volumeId: v.id } }),
+      );
+  }
+
+  #owner(v: StorageVolume) {
+    if (v.owner.kind === "project") return html`project <code>${v.owner.id}</code>`;
+    return v.owner.id === auth.userId ? "you" : html`<code>${v.owner.id}</code>`;
+  }
+
+  #row(v: StorageVolume) {
+    const edit = this.editing === v.id;
+    return html`<tr data-testid="volume-row" data-volume-id=${v.id}>
+      <td><strong data-testid="volume-name">${v.name}</strong><br /><small class="muted"><code>${v.id}</code> · ${this.#owner(v)}</small></td>
+      <td data-testid="volume-size">${v.size_gb} GB${v.used_gb !== null ? html`<br /><small>${v.used_gb} GB used</small>` : nothing}</td>
+      <td>${v.pool}</td>
+      <td data-testid="volume-bound">${
+        v.bound_cluster
+          ? html`<span class="badge tone-info">claim on ${v.bound_cluster}</span><br /><small class="muted">its sessions run there until the claim is released</small>`
+          : html`<span class="muted">not bound: can land on any cluster of its pool</span>`
+      }</td>
+      <td data-testid="volume-lock">${v.locked ? html`<span class="badge tone-warn">Locked</span> ${v.lock_reason ?? ""}` : "—"}</td>
+      <td>${v.shares.length === 0 ? "—" : v.shares.map((s) => html`<span class="badge tone-muted">${s.kind} ${s.id} · ${s.access === "read_only" ? "read-only" : "read-write"} <button type="button" aria-label="Unshare ${v.name} from ${s.id}" @click=${() => this.#unshare(v, s.id)}>Unshare</button></span> `)}</td>
+      <td data-testid="volume-cost">${formatCredits(v.hourly_cost)} / h</td>
+      <td class="actions">
+        <button type="button" @click=${() => (this.editing = edit ? "" : v.id)} aria-expanded=${edit ? "true" : "false"} aria-label="Edit ${v.name}">Edit</button>
+        <button type="button" class="danger" ?disabled=${v.locked} @click=${() => this.#delete(v)} aria-label="Delete ${v.name}">Delete</button>
+      </td>
+    </tr>
+    ${
+      edit
+        ? html`<tr><td colspan="8">
+        <form class="row" @submit=${(e: SubmitEvent) => this.#save(v, e)} aria-label="Edit ${v.name}">
+          <div class="field"><label for="e-name-${v.id}">Name</label><input id="e-name-${v.id}" name="name" required maxlength="128" .value=${v.name} /></div>
+          <div class="field"><label for="e-size-${v.id}">Size (GB, grow only)</label><input id="e-size-${v.id}" name="size_gb" type="number" required min=${v.size_gb} step="1" .value=${String(v.size_gb)} ?disabled=${v.locked} /></div>
+          <button class="primary" type="submit">Save</button>
+        </form>
+        <form class="row" @submit=${(e: SubmitEvent) => this.#share(v, e)} aria-label="Share ${v.name}">
+          <div class="field"><label for="s-kind-${v.id}">Share with</label><select id="s-kind-${v.id}" name="kind"><option value="user">a user</option><option value="project">a project</option></select></div>
+          <div class="field"><label for="s-id-${v.id}">Id</label><input id="s-id-${v.id}" name="id" required placeholder="usr_… or prj_…" /></div>
+          <div class="field"><label for="s-access-${v.id}">Access</label><select id="s-access-${v.id}" name="access"><option value="read_only">read-only</option><option value="read_write">read-write</option></select></div>
+          <button type="submit">Share</button>
+        </form>
+      </td></tr>`
+        : nothing
+    }`;
+  }
+
+  #table(rows: StorageVolume[]) {
+    return html`<div class="table-wrap"><table data-testid="volumes-table">
+      <caption class="visually-hidden">Volumes</caption>
+      <thead><tr><th scope="col">Volume</th><th scope="col">Size</th><th scope="col">Pool</th><th scope="col">Where</th><th scope="col">Lock</th><th scope="col">Shared with</th><th scope="col">Cost</th><th scope="col">Actions</th></tr></thead>
+      <tbody>${rows.map((v) => this.#row(v))}</tbody></table></div>`;
+  }
+
+  #deletedTable(rows: StorageVolume[]) {
+    return html`<h2>Deleted, still restorable</h2>
+      <div class="table-wrap"><table data-testid="deleted-volumes-table">
+      <caption class="visually-hidden">Deleted volumes</caption>
+      <thead><tr><th scope="col">Volume</th><th scope="col">Size</th><th scope="col">Data goes</th><th scope="col">Actions</th></tr></thead>
+      <tbody>${rows.map(
+        (v) => html`<tr data-testid="deleted-volume-row" data-volume-id=${v.id}>
+          <td><strong>${v.name}</strong><br /><small class="muted"><code>${v.id}</code></small></td>
+          <td>${v.size_gb} GB</td>
+          <td><time datetime=${v.purge_after ?? ""} title=${formatTime(v.purge_after)}>${formatRelative(v.purge_after)}</time></td>
+          <td class="actions"><button type="button" class="primary" @click=${() => this.#do(`Volume ${v.name} restored.`, () => api.call("restoreVolume", { params: { volumeId: v.id } }))} aria-label="Undo delete of ${v.name}">Undo delete</button></td>
+        </tr>`,
+      )}</tbody></table></div>`;
+  }
+
+  override render() {
+    const s = this.#settings.value;
+    return html`<h1>Volumes</h1>
+      <p>Files on a volume outlive sessions: pause, restart or end a session and they are still there. A volume is billed per GB-hour of its size while it exists${s ? html` (<span data-testid="storage-rate">${formatCredits(s.gb_hour_credit_rate)}</span> credits per GB-hour)` : nothing}, whether a session runs or not.</p>
+      ${this.notice ? html`<p class="success" role="status" data-testid="volumes-notice">${this.notice}</p>` : nothing}
+      ${this.error ? html`<berth-error-panel heading="That did not work" .error=${this.error}></berth-error-panel>` : nothing}
+      <form class="row" style="margin:1rem 0" @submit=${this.#create} aria-label="Create a volume">
+        <div class="field"><label for="v-name">Name</label><input id="v-name" name="name" required maxlength="128" placeholder="datasets" /></div>
+        <div class="field"><label for="v-size">Size (GB)</label><input id="v-size" name="size_gb" type="number" required min="1" step="1" value="10" /></div>
+        <button class="primary" type="submit">Create volume</button>
+      </form>
+      ${renderTask(this.#volumes, {
+        pendingLabel: "Loading volumes…",
+        isEmpty: (r) => r.data.length === 0,
+        empty: () =>
+          html`<berth-empty-state heading="No volume yet">Create one to keep datasets, notebooks and checkpoints between sessions.</berth-empty-state>`,
+        complete: (r) => this.#table(r.data),
+      })}
+      ${this.#deleted.value && this.#deleted.value.data.length > 0 ? this.#deletedTable(this.#deleted.value.data) : nothing}`;
+  }
+}
