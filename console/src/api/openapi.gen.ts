@@ -201,6 +201,8 @@ export type Cluster = {
   };
   /** When the operator last reported (inventory, status or usage). */
   last_report_at: string | null;
+  /** Set by the worker when the operator has not reported for 2 minutes (null: it reports, or is deregistered); cleared at its next report. */
+  unreachable_since: string | null;
   /** super_admin only: the last probe's checks. */
   checks?: ClusterChecks;
   /** super_admin only. */

@@ -20,6 +20,7 @@ export function presentCluster(v: ClusterView, opts: { admin: boolean }): z.inpu
     deregistered_at: iso(v.row.deregistered_at),
     inventory: v.inventory,
     last_report_at: iso(v.row.last_report_at),
+    unreachable_since: v.row.deregistered_at ? null : iso(v.row.unreachable_since),
     ...(opts.admin
       ? {
           ...(probe

@@ -71,6 +71,10 @@ export const Cluster = z
     last_report_at: Timestamp.nullable().meta({
       description: "When the operator last reported (inventory, status or usage).",
     }),
+    unreachable_since: Timestamp.nullable().meta({
+      description:
+        "Set by the worker when the operator has not reported for 2 minutes (null: it reports, or is deregistered); cleared at its next report.",
+    }),
     checks: Checks.optional().meta({ description: "super_admin only: the last probe's checks." }),
     probed_at: Timestamp.nullable().optional().meta({ description: "super_admin only." }),
     operator_token: OperatorTokenMeta.nullable().optional().meta({ description: "super_admin only." }),

@@ -138,7 +138,7 @@ export class BerthAdminClustersView extends LitElement {
             <td><code>${c.session_domain}</code></td>
             <td>${c.inventory.nodes}</td>
             <td>${c.inventory.gpus}</td>
-            <td class="hide-narrow">${formatRelative(c.last_report_at)}</td>
+            <td class="hide-narrow">${formatRelative(c.last_report_at)}${c.unreachable_since ? html` <span class="badge tone-bad" data-testid="cluster-unreachable">not reporting</span>` : ""}</td>
           </tr>`,
         )}
       </tbody>

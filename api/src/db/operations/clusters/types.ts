@@ -11,4 +11,6 @@ export interface ClusterRow {
   operator_token_expires_at: Date | null;
   inventory_observed_at: Date | null;
   last_report_at: Date | null;
+  /** Set by the worker's cluster health loop (migration 20261126001000_fleet_webhooks.ts). */
+  unreachable_since?: Date | null;
 }
