@@ -56,6 +56,13 @@ export const styles = css`
     font-weight: 600;
     box-shadow: inset 0 -2px 0 var(--berth-accent);
   }
+  /* A product name may be 64 characters long: it never takes more than its share of the header. */
+  .brand span {
+    white-space: nowrap;
+    max-width: 14rem;
+    overflow: hidden;
+    text-overflow: ellipsis;
+  }
   .brand img {
     object-fit: contain;
     border-radius: 3px;
