@@ -61,8 +61,8 @@ describe("a super_admin brands the console and approves a sign-up", () => {
   });
 
   it("saves the branding and the console takes it at once", async () => {
-    await admin.getByTestId("account-menu").click();
-    await admin.getByTestId("system-settings").click();
+    await admin.getByTestId("admin-menu").click();
+    await admin.getByRole("link", { name: "System settings", exact: true }).click();
     await admin.getByRole("heading", { name: "System settings", level: 1 }).waitFor();
     await admin.getByTestId("branding-form").waitFor();
     await expectAccessible(admin, "settings");
@@ -159,8 +159,8 @@ describe("a super_admin brands the console and approves a sign-up", () => {
     await visitor.getByTestId("account-menu").waitFor();
     expect(await visitor.getByTestId("brand-name").textContent()).toBe("Acme GPU Cloud");
     // A member is offered no system settings, and the settings route sends them home.
-    await visitor.getByTestId("account-menu").click();
-    expect(await visitor.getByTestId("system-settings").count()).toBe(0);
+    expect(await visitor.getByTestId("admin-menu").count()).toBe(0);
+    expect(await visitor.getByRole("link", { name: "System settings" }).count()).toBe(0);
     await visitor.goto("/admin/settings");
     await visitor.waitForURL((u) => u.pathname === "/sessions");
     await shots.take(visitor, "member-signed-in");

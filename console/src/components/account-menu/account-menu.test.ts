@@ -55,12 +55,4 @@ describe("the account menu", () => {
     await el.updateComplete;
     expect(el.open).toBe(false);
   });
-
-  it("offers the system settings only when asked to (super_admins)", async () => {
-    const el = await aMenu();
-    expect(part(el, "system-settings")).toBeNull();
-    el.settings = true;
-    await el.updateComplete;
-    expect(part(el, "system-settings")?.getAttribute("href")).toBe("/admin/settings");
-  });
 });

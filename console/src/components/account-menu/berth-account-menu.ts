@@ -1,29 +1,20 @@
-// The header's account: a round button with the person's initial that discloses their email, the system
-// settings for super_admins, and Sign out
-// (the disclosure pattern, not an ARIA menu: two items need no roving focus). The email no longer takes
-// 16rem of the header, so an admin's seven links, the balance and the indicator fit on one line at
-// 1280 px. Escape or a click elsewhere closes it; Escape returns focus to the button.
-import { html, LitElement, nothing } from "lit";
+// The header's account: a round button with the person's initial that discloses their email and Sign out
+// (the disclosure pattern, not an ARIA menu: two items need no roving focus). The email would take 16rem
+// of the header. Escape or a click elsewhere closes it; Escape returns focus to the button.
+import { html, LitElement } from "lit";
 import { shared, tokens } from "../../styles/shared.ts";
 import { styles } from "./styles.ts";
 
 export class BerthAccountMenu extends LitElement {
   static override styles = [tokens, shared, styles];
-  static override properties = {
-    email: { type: String },
-    open: { type: Boolean, reflect: true },
-    settings: { type: Boolean },
-  };
+  static override properties = { email: { type: String }, open: { type: Boolean, reflect: true } };
   declare email: string;
   declare open: boolean;
-  /** Offers the system settings (super_admins): the header has no room for one more page. */
-  declare settings: boolean;
 
   constructor() {
     super();
     this.email = "";
     this.open = false;
-    this.settings = false;
   }
 
   #outside = (e: Event) => {
@@ -60,7 +51,6 @@ export class BerthAccountMenu extends LitElement {
       </button>
       <div id="account-panel" class="panel" ?hidden=${!this.open} data-testid="account-panel">
         <p class="signed-in">Signed in as <span class="email" data-testid="account-email">${this.email}</span></p>
-        ${this.settings ? html`<a class="item" href="/admin/settings" data-testid="system-settings" @click=${() => (this.open = false)}>System settings</a>` : nothing}
         <button type="button" data-testid="sign-out" @click=${this.#signOut}>Sign out</button>
       </div>
     </div>`;

@@ -212,7 +212,7 @@ export class BerthApp extends LitElement {
         ${signedIn ? html`<berth-notification-bell .feed=${feed}></berth-notification-bell>` : nothing}
         ${
           auth.signedIn
-            ? html`<berth-account-menu .email=${auth.email ?? ""} .settings=${auth.isSuperAdmin} @berth-sign-out=${this.#signOut}></berth-account-menu>`
+            ? html`<berth-account-menu .email=${auth.email ?? ""} @berth-sign-out=${this.#signOut}></berth-account-menu>`
             : nothing
         }
       </header>
