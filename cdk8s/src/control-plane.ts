@@ -67,6 +67,12 @@ export interface ControlPlaneOptions {
   /** The session namespace on GPU clusters (BERTH_SESSIONS_NAMESPACE). Default `berth-sessions`. */
   sessionsNamespace?: string;
   logLevel?: "fatal" | "error" | "warn" | "info" | "debug" | "trace";
+  /**
+   * Berth's OCI registry for members' private images (docs/dev/images.md): where the API and worker push
+   * (`url`) and how the GPU clusters name it (`pullPrefix`, default the URL's host). Absent: imports and
+   * builds answer 503.
+   */
+  registry?: { url: string; pullPrefix?: string };
 }
 
 export const API_RESOURCES: Resources = {
@@ -131,6 +137,8 @@ export class ControlPlane extends Construct {
         BERTH_LOG_LEVEL: o.logLevel ?? "info",
         BERTH_SYSTEM_NAMESPACE: ns,
         BERTH_SESSIONS_NAMESPACE: sessionsNs,
+        BERTH_REGISTRY_URL: o.registry?.url,
+        BERTH_REGISTRY_PULL_PREFIX: o.registry?.pullPrefix,
       }),
     ];
 

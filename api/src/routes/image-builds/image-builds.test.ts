@@ -292,6 +292,27 @@ describe("building an image", () => {
     ).toEqual([]);
   });
 
+  it("bounds the builds in flight of one organization", async () => {
+    const members = await Promise.all(Array.from({ length: 5 }, () => t.aUser()));
+    for (const m of members) await t.member(m, w.orgB.id, null, "member");
+    const answers = [];
+    for (const [i, m] of members.entries())
+      answers.push(
+        await t.request("POST", "/api/v1/image-builds", {
+          token: m.token,
+          json: { dockerfile: `FROM scratch\n# org ${i}\n`, name: "org" },
+        }),
+      );
+    expect(answers.slice(0, 4).map((a) => a.status)).toEqual([202, 202, 202, 202]);
+    expect(answers[4]?.status).toBe(409);
+    expect(answers[4]?.body.error).toMatchObject({
+      code: "build_limit_reached",
+      details: { scope: "organization", count: 4, limit: 4 },
+    });
+    for (const [i, a] of answers.slice(0, 4).entries())
+      await t.request("POST", `/api/v1/image-builds/${a.body.id}/cancel`, { token: members[i]?.token as string });
+  });
+
   it("answers 404 to another member, and 401 without a token", async () => {
     const mine = (await t.request("GET", "/api/v1/image-builds", { token: w.memberA.token })).body.data[0];
     expect((await t.request("GET", `/api/v1/image-builds/${mine.id}`, { token: w.memberB.token })).status).toBe(404);
