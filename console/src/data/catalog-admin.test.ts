@@ -37,6 +37,7 @@ describe("catalog administration forms", () => {
       gpu_model: "L4",
       tier: "budget",
       gpu_count: 1,
+      fraction: "1",
       hourly_credit_rate: "1000000",
       enabled: false,
     });

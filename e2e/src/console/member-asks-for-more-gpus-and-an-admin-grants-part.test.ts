@@ -187,7 +187,16 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
     await root.getByTestId("admin-menu").click();
     await root.getByRole("link", { name: "Catalog", exact: true }).click();
     await root.getByTestId("tier-premium").waitFor();
-    expect(await root.locator('[data-testid="offering-row"]').count()).toBe(3);
+    // The test's three offerings and the default catalog's fractional ones, each slice named by its share.
+    const offerings = await t.request("GET", "/api/v1/offerings?size=100", { token: superAdmin.token });
+    expect(await root.locator('[data-testid="offering-row"]').count()).toBe(offerings.body.data.length);
+    const slice = offerings.body.data.find((o: { fraction?: string }) => o.fraction === "1/8");
+    if (slice) {
+      const cell = root.locator(
+        `[data-testid="offering-row"][data-name="${slice.name}"] [data-testid="offering-share"]`,
+      );
+      expect(await cell.textContent()).toContain("1/8 card");
+    }
     await shots.take(root, "catalog-offerings");
     await expectAccessible(root);
     await root.getByTestId("catalog-new").click();
@@ -236,8 +245,16 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
       await shots.take(root, `catalog-${tab}`);
       await expectAccessible(root, tab);
     }
-    // The build mark comes with image builds; until then the page says what it shows.
-    await root.getByTestId("builds-not-available").waitFor();
+    // The super_admin marks a cluster for image builds, and the mark is the API's.
+    await root.getByTestId("catalog-tab-build-clusters").click();
+    const east = root.locator('[data-testid="catalog-row"][data-name="gpu-east"]');
+    await expect.poll(() => east.getByTestId("build-mark").textContent()).toBe("Not marked");
+    await east.getByTestId("build-mark-toggle").click();
+    await expect.poll(() => east.getByTestId("build-mark").textContent()).toBe("Marked");
+    const marks = await t.request("GET", "/api/v1/image-builds/clusters", { token: superAdmin.token });
+    expect(marks.body.data).toHaveLength(1);
+    await east.getByTestId("build-mark-toggle").click();
+    await expect.poll(() => east.getByTestId("build-mark").textContent()).toBe("Not marked");
     // The policy the approval wrote is there, and the global one changes in place.
     await root.getByTestId("catalog-tab-policies").click();
     await root.locator('[data-testid="catalog-row"][data-name^="user-usr-"]').waitFor();
@@ -255,6 +272,9 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
     await adminPage.getByTestId("tier-premium").waitFor();
     expect(await adminPage.getByTestId("catalog-new").count()).toBe(0);
     expect(await adminPage.locator('[data-testid^="catalog-edit-"]').count()).toBe(0);
+    await adminPage.getByTestId("catalog-tab-build-clusters").click();
+    await adminPage.getByTestId("builds-not-available").waitFor();
+    expect(await adminPage.getByTestId("build-mark-toggle").count()).toBe(0);
   });
 
   it("the new-session wizard opens on an offering with GPUs free (L4), not on the busy A100", async () => {

@@ -37,6 +37,9 @@ const FORMS: Partial<Record<CatalogTab, KindForm>> = {
   policies: POLICY_FORM,
 };
 
+/** A cluster with its build mark (undefined: the caller may not read marks). */
+type BuildRow = Cluster & { builds: boolean | undefined };
+
 export class BerthAdminCatalogView extends LitElement {
   static override styles = [
     tokens,
@@ -78,8 +81,16 @@ export class BerthAdminCatalogView extends LitElement {
           return { tab: "images" as const, rows: (await api.call("listImages", q, { signal })).data };
         case "policies":
           return { tab: "policies" as const, rows: (await api.call("listResourcePolicies", q, { signal })).data };
-        default:
-          return { tab: "build-clusters" as const, rows: (await api.call("listClusters", q, { signal })).data };
+        default: {
+          // The mark is a super_admin's to read and set (GET /image-builds/clusters); others see the clusters.
+          const [clusters, marks] = await Promise.all([
+            api.call("listClusters", q, { signal }),
+            auth.isSuperAdmin ? api.call("listBuildClusters", {}, { signal }) : Promise.resolve(undefined),
+          ]);
+          const marked = marks ? new Set(marks.data.map((m) => m.cluster_id)) : undefined;
+          const rows = clusters.data.map((c) => ({ ...c, builds: marked?.has(c.id) }));
+          return { tab: "build-clusters" as const, rows };
+        }
       }
     },
     args: () => [this.tab],
@@ -217,12 +228,16 @@ export class BerthAdminCatalogView extends LitElement {
       ([tier, os]) => html`<h3 data-testid="tier-${tier}">Tier: ${tier}</h3>
         <div class="table-wrap" tabindex="0" role="region" aria-label="Offerings of tier ${tier}"><table class="tier">
           <caption class="visually-hidden">Offerings of tier ${tier}</caption>
-          <thead><tr><th scope="col">Name</th><th scope="col">GPU model</th><th scope="col" class="num">GPUs</th>
+          <thead><tr><th scope="col">Name</th><th scope="col">GPU model</th><th scope="col" class="num">GPUs or slice</th>
             <th scope="col" class="num">Rate</th><th scope="col">Members see it</th><th scope="col">Actions</th></tr></thead>
           <tbody>${os.map(
             (o) => html`<tr data-testid="offering-row" data-name=${o.name}>
               <th scope="row">${o.display_name}<br /><span class="muted mono">${o.name}</span></th>
-              <td class="mono">${o.gpu_model}</td><td class="num">${o.gpu_count}</td>
+              <td class="mono">${o.gpu_model}</td><td class="num" data-testid="offering-share">${
+                o.fraction && o.fraction !== "1"
+                  ? `${o.fraction} card${o.gpu_memory_mib ? ` · ${Math.floor(o.gpu_memory_mib / 1024)} GiB` : ""}`
+                  : o.gpu_count
+              }</td>
               <td class="num">${rateText(o.hourly_credit_rate)}</td>
               <td><span class="badge ${o.enabled ? "tone-ok" : "tone-muted"}">${o.enabled ? "Enabled" : "Disabled"}</span></td>
               <td class="actions">${this.#editButton(o.name, o)}${
@@ -254,25 +269,40 @@ export class BerthAdminCatalogView extends LitElement {
         : `${s.kind} ${s.id}`;
   }
 
-  #buildClusters(rows: Cluster[]) {
-    const live = rows.filter((c) => c.status !== "deregistered");
-    // The mark comes with image builds (an administrator marks clusters builds may run on); until the
-    // API reports it, the page lists the clusters that could be marked and says so.
-    const marked = (c: Cluster) => (c as Cluster & { builds?: boolean }).builds;
-    const known = live.some((c) => marked(c) !== undefined);
-    return html`${
-      known
-        ? nothing
-        : html`<p class="muted" data-testid="builds-not-available">No cluster reports a build mark yet: image builds run on clusters an administrator marks for them. The clusters that could be marked are these.</p>`
+  async #mark(c: BuildRow): Promise<void> {
+    this.notice = undefined;
+    this.saveError = undefined;
+    try {
+      if (c.builds) await api.call("unmarkBuildCluster", { params: { clusterId: c.id } });
+      else await api.call("markBuildCluster", { params: { clusterId: c.id } });
+      this.notice = c.builds ? `Builds no longer go to ${c.name}.` : `Builds may run on ${c.name}.`;
+      void this.#data.run();
+    } catch (err) {
+      this.saveError = err;
     }
-      ${this.#simple("Clusters for image builds", live, [
-        ["Status", (c) => c.status],
-        ["Nodes / GPUs", (c) => `${c.inventory.nodes} / ${c.inventory.gpus}`],
-        [
-          "Builds",
-          (c) => (marked(c) === undefined ? html`<span class="muted">—</span>` : marked(c) ? "Marked" : "Not marked"),
-        ],
-      ])}`;
+  }
+
+  #buildClusters(rows: BuildRow[]) {
+    const live = rows.filter((c) => c.status !== "deregistered");
+    return html`${
+      auth.isSuperAdmin
+        ? html`<p class="muted">Image builds run as Jobs on the clusters marked here, on nodes without GPUs (docs on the Images page).</p>`
+        : html`<p class="muted" data-testid="builds-not-available">Only a platform administrator (super_admin) sees and sets which clusters run image builds.</p>`
+    }
+      <div class="table-wrap" tabindex="0" role="region" aria-label="Clusters for image builds"><table data-testid="catalog-table">
+      <caption class="visually-hidden">Clusters for image builds</caption>
+      <thead><tr><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Nodes / GPUs</th><th scope="col">Builds</th>${auth.isSuperAdmin ? html`<th scope="col">Actions</th>` : nothing}</tr></thead>
+      <tbody>${live.map(
+        (c) => html`<tr data-testid="catalog-row" data-name=${c.name}><th scope="row" class="mono">${c.name}</th>
+          <td>${c.status}</td><td>${c.inventory.nodes} / ${c.inventory.gpus}</td>
+          <td data-testid="build-mark">${c.builds === undefined ? html`<span class="muted">—</span>` : c.builds ? "Marked" : "Not marked"}</td>
+          ${
+            auth.isSuperAdmin
+              ? html`<td><button type="button" data-testid="build-mark-toggle" @click=${() => this.#mark(c)}
+                  aria-label=${`${c.builds ? "Unmark" : "Mark for builds"} ${c.name}`}>${c.builds ? "Unmark" : "Mark for builds"}</button></td>`
+              : nothing
+          }</tr>`,
+      )}</tbody></table></div>`;
   }
 
   #body(d: { tab: CatalogTab; rows: unknown[] }) {
@@ -299,7 +329,7 @@ export class BerthAdminCatalogView extends LitElement {
           ["Offerings", (p) => p.allowed_offerings?.join(", ") ?? "all"],
         ]);
       default:
-        return this.#buildClusters(d.rows as Cluster[]);
+        return this.#buildClusters(d.rows as BuildRow[]);
     }
   }
 
