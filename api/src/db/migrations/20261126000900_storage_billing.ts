@@ -7,7 +7,7 @@ import type { Knex } from "knex";
 //                     its next span (as billing_sessions does for sessions), under a row lock.
 // storage_reports   each cluster's last capacity report (staleness).
 // Delete keeps the data for a grace period the owner can undo within: `purge_after` is when the data
-// goes, `purged_at` when it went (then the row is history only).
+// goes (the worker purges it from the Volume resource's annotation; past it the row is history only).
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable("volume_sizes", (t) => {
     t.text("volume_id").notNullable().references("volumes.id");
@@ -25,7 +25,6 @@ export async function up(knex: Knex): Promise<void> {
   });
   await knex.schema.alterTable("volumes", (t) => {
     t.timestamp("purge_after", { useTz: true });
-    t.timestamp("purged_at", { useTz: true });
   });
   // The last storage report of each cluster's operator: a pool's automatic reading is stale when its
   // cluster has not reported for a few ticks (the Pool is written only when the reading changes).
@@ -39,6 +38,6 @@ export async function up(knex: Knex): Promise<void> {
     ALTER TABLE volume_sizes ADD CONSTRAINT volume_sizes_positive CHECK (size_gb > 0);
     INSERT INTO volume_sizes (volume_id, from_at, size_gb) SELECT id, created_at, size_gb FROM volumes;
     INSERT INTO billing_volumes (volume_id, billed_until, updated_at) SELECT id, created_at, now() FROM volumes;
-    CREATE INDEX volumes_purge_due ON volumes (purge_after) WHERE deleted_at IS NOT NULL AND purged_at IS NULL;
+    CREATE INDEX volumes_restorable ON volumes (purge_after) WHERE deleted_at IS NOT NULL;
   `);
 }

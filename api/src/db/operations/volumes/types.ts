@@ -14,5 +14,4 @@ export interface VolumeRow {
   deleted_at: Date | null;
   /** Deleted: when its data goes (until then the owner may undo the delete). */
   purge_after: Date | null;
-  purged_at: Date | null;
 }

@@ -5,7 +5,7 @@ import type { VolumeRow } from "./types.ts";
 export async function updateVolume(
   db: Knex,
   id: string,
-  patch: Partial<Pick<VolumeRow, "name" | "size_gb" | "deleted_at" | "purge_after" | "purged_at">> & {
+  patch: Partial<Pick<VolumeRow, "name" | "size_gb" | "deleted_at" | "purge_after">> & {
     updated_at: Date;
   },
 ): Promise<VolumeRow | undefined> {
