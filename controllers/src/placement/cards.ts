@@ -69,10 +69,16 @@ export class CardPool {
     const held = new Map<string, Map<string, { memory: number; cores: number; vgpus: number; whole: boolean }>>();
     for (const h of holdings) {
       let byCard = held.get(h.clusterId);
-      if (!byCard) held.set(h.clusterId, (byCard = new Map()));
+      if (!byCard) {
+        byCard = new Map();
+        held.set(h.clusterId, byCard);
+      }
       for (const uuid of h.cards) {
         let u = byCard.get(uuid);
-        if (!u) byCard.set(uuid, (u = { memory: 0, cores: 0, vgpus: 0, whole: false }));
+        if (!u) {
+          u = { memory: 0, cores: 0, vgpus: 0, whole: false };
+          byCard.set(uuid, u);
+        }
         if (h.slice) {
           u.memory += h.slice.memoryMib;
           u.cores += h.slice.cores;
@@ -84,7 +90,10 @@ export class CardPool {
       if (!n.sharing || !n.cards || !n.gpuModel) continue;
       const k = key(n.clusterId, n.gpuModel);
       let list = this.#nodes.get(k);
-      if (!list) this.#nodes.set(k, (list = []));
+      if (!list) {
+        list = [];
+        this.#nodes.set(k, list);
+      }
       if (!n.schedulable || !n.ready) continue;
       const byCard = held.get(n.clusterId);
       const cards: Card[] = [];
