@@ -269,6 +269,10 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
       session: m.spec.sessionId,
       phase: r.phase,
       ...(r.node ? { node: r.node } : {}),
+      // The cards the running pod holds: it is pinned to them (docs/dev/gpu-sharing.md).
+      ...(r.phase === "Running" && m.spec.resources.gpuAssignment
+        ? { gpu_devices: m.spec.resources.gpuAssignment.cards }
+        : {}),
       reason: r.reason,
       message: r.message,
       observed_generation: m.spec.revision,

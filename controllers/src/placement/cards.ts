@@ -65,29 +65,43 @@ export class CardPool {
   readonly #nodes = new Map<string, Node[]>();
 
   constructor(nodes: readonly InventoryNodeView[], holdings: readonly CardHolding[]) {
-    const held = new Map<string, { memory: number; cores: number; vgpus: number }>();
-    const whole = new Set<string>();
-    for (const h of holdings)
-      for (const uuid of h.cards) {
-        const k = `${h.clusterId}/${uuid}`;
-        if (!h.slice) whole.add(k);
-        const u = held.get(k) ?? { memory: 0, cores: 0, vgpus: 0 };
-        u.memory += h.slice?.memoryMib ?? 0;
-        u.cores += h.slice?.cores ?? 0;
-        u.vgpus += 1;
-        held.set(k, u);
+    // Per cluster, per card UUID (nested maps: no key strings built per card, the pass's hot path).
+    const held = new Map<string, Map<string, { memory: number; cores: number; vgpus: number; whole: boolean }>>();
+    for (const h of holdings) {
+      let byCard = held.get(h.clusterId);
+      if (!byCard) {
+        byCard = new Map();
+        held.set(h.clusterId, byCard);
       }
+      for (const uuid of h.cards) {
+        let u = byCard.get(uuid);
+        if (!u) {
+          u = { memory: 0, cores: 0, vgpus: 0, whole: false };
+          byCard.set(uuid, u);
+        }
+        if (h.slice) {
+          u.memory += h.slice.memoryMib;
+          u.cores += h.slice.cores;
+        } else u.whole = true;
+        u.vgpus += 1;
+      }
+    }
     for (const n of nodes) {
       if (!n.sharing || !n.cards || !n.gpuModel) continue;
       const k = key(n.clusterId, n.gpuModel);
-      if (!this.#nodes.has(k)) this.#nodes.set(k, []);
+      let list = this.#nodes.get(k);
+      if (!list) {
+        list = [];
+        this.#nodes.set(k, list);
+      }
       if (!n.schedulable || !n.ready) continue;
+      const byCard = held.get(n.clusterId);
       const cards: Card[] = [];
-      for (const [index, c] of n.cards.entries()) {
+      for (let index = 0; index < n.cards.length; index++) {
+        const c = n.cards[index] as CardView;
         if (!c.healthy) continue;
-        const hk = `${n.clusterId}/${c.uuid}`;
-        const h = held.get(hk);
-        const takenWhole = whole.has(hk);
+        const h = byCard?.get(c.uuid);
+        const takenWhole = h?.whole === true;
         cards.push({
           uuid: c.uuid,
           index,
@@ -99,7 +113,7 @@ export class CardPool {
           vgpusUsed: Math.max(c.vgpusUsed, h?.vgpus ?? 0),
         });
       }
-      (this.#nodes.get(k) as Node[]).push({ name: n.name, cards });
+      list.push({ name: n.name, cards });
     }
     for (const list of this.#nodes.values()) list.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }

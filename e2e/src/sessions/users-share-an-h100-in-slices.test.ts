@@ -107,6 +107,24 @@ describe("eight 1/8 sessions", () => {
   it("ask HAMi for their slice in its resource names and are pinned to their card", async () => {
     const detail = (await bed.call(bed.alice, "GET", `/api/v1/sessions/${eighths[0]}`)).body;
     const pod = await sessionPod(detail.resource_name);
+    // The operator reports the card the running pod holds; the Session's status carries it.
+    const mgmt = adminKube(bed.fleet.cluster("mgmt"));
+    try {
+      await expect
+        .poll(
+          async () =>
+            (
+              await mgmt.json<{ status?: { gpuDevices?: string[] } }>(
+                "GET",
+                `/apis/berth.dev/v1alpha1/namespaces/${detail.namespace}/sessions/${detail.resource_name}`,
+              )
+            ).status?.gpuDevices,
+          { timeout: 30_000 },
+        )
+        .toEqual([a1card0]);
+    } finally {
+      mgmt.close();
+    }
     expect(pod.status.phase).toBe("Running");
     expect(pod.spec.nodeName).toBe("gpu-a-1");
     expect(pod.metadata.annotations["nvidia.com/use-gpuuuid"]).toBe(a1card0);

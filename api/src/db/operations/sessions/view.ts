@@ -158,7 +158,11 @@ export function viewFromResource(row: SessionRow, cr: Session): SessionView {
     ...v,
     clusterId: st.cluster ?? (phase === "Paused" || phase === "Terminated" ? v.clusterId : null),
     node: st.node ?? null,
-    gpuCards: st.gpuAssignment && HOLDING_PHASES.includes(phase as SessionPhase) ? st.gpuAssignment.cards : null,
+    // The cards the operator reports the running pod holds, else those placement chose for it.
+    gpuCards:
+      st.gpuAssignment && HOLDING_PHASES.includes(phase as SessionPhase)
+        ? (st.gpuDevices ?? st.gpuAssignment.cards)
+        : null,
     phase,
     desiredState: cr.spec.desiredState,
     priority: cr.spec.priority,
