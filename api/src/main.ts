@@ -2,7 +2,7 @@
 // tasks, listen; stop gracefully on SIGINT/SIGTERM. startApi() is the same start as a function, for
 // e2e's `npm start` and for tests.
 import { createServer, type Server } from "node:http";
-import { configOrExit, runMain, stopOnSignals } from "@berth/controllers";
+import { configOrExit, runMain, type StatusServer, startStatusServer, stopOnSignals } from "@berth/controllers";
 import { KubeConfig } from "@kubernetes/client-node";
 import pino, { type Logger } from "pino";
 import { buildApp, buildInternalApp, type InFlight } from "./app.ts";
@@ -41,6 +41,8 @@ export interface RunningApi {
   url: string;
   /** Base URL of the internal listener when configuration opens it. */
   internalUrl?: string;
+  /** Base URL of the metrics listener (/metrics, /healthz), off the public one (docs/dev/monitoring.md). */
+  metricsUrl?: string;
   deps: Deps;
   stop(): Promise<void>;
 }
@@ -111,6 +113,19 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
       log.info("internal plane closed (BERTH_INTERNAL_ALLOW_CIDRS is empty)");
     }
 
+    // The Prometheus exposition discloses internals (routes, pool sizes): a listener of its own, which the
+    // control plane's metrics server scrapes and nothing public reaches.
+    let metricsServer: StatusServer | undefined;
+    if (config.monitoring) {
+      metricsServer = await startStatusServer({
+        host: config.monitoring.listener.host,
+        port: config.monitoring.listener.port,
+        health: () => ({ ok: true }),
+        registry: deps.metrics.registry,
+      });
+      log.info({ url: metricsServer.url }, "metrics listener");
+    }
+
     const purge = setInterval(() => {
       purgeExpiredIdempotencyKeys(db, clock.now()).then(
         (n) => n > 0 && log.info({ deleted: n }, "expired idempotency keys purged"),
@@ -123,6 +138,7 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
     return {
       url,
       ...(internalUrl ? { internalUrl } : {}),
+      ...(metricsServer ? { metricsUrl: metricsServer.url } : {}),
       deps,
       stop: () => {
         stopping ??= (async () => {
@@ -132,6 +148,7 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
           await Promise.all([
             closeServer(publicServer),
             internalServer ? closeServer(internalServer) : Promise.resolve(),
+            metricsServer?.close(),
           ]);
           // A closed socket does not stop its handler: let running handlers finish before the pool goes.
           await drain(running, DRAIN_TIMEOUT_MS, log);

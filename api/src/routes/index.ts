@@ -9,6 +9,7 @@ import { routes as clusters } from "./clusters/routes.ts";
 import { routes as connect } from "./connect/routes.ts";
 import { routes as credits } from "./credits/routes.ts";
 import { routes as logs } from "./logs/routes.ts";
+import { routes as monitoring } from "./monitoring/routes.ts";
 import { routes as nodes } from "./nodes/routes.ts";
 import { routes as notifications } from "./notifications/routes.ts";
 import { routes as organizations } from "./organizations/routes.ts";
@@ -46,4 +47,5 @@ export const allRoutes: RouteDef[] = [
   ...notifications,
   ...settings,
   ...signup,
+  ...monitoring,
 ];

@@ -560,6 +560,65 @@ export type MembershipOfUser = {
   role: "org_admin" | "project_admin" | "member";
 };
 
+export type MonitoringPanel = {
+  id: string;
+  title: string;
+  scope: "fleet" | "cluster" | "node" | "card" | "session";
+  unit: "percent" | "MiB" | "W" | "C" | "count";
+  description: string;
+};
+
+export type MonitoringPanelAnswer = {
+  range: {
+    /** Unix seconds, snapped to the step. */
+    from: number;
+    to: number;
+    /** Chosen by the server so no series has more than max_points points. */
+    step_seconds: number;
+    max_points: number;
+  };
+  /** The time axis, Unix seconds, shared by every series. */
+  timestamps: number[];
+  series: {
+    label: string;
+    labels: {
+      [key: string]: string;
+    };
+    /** One per timestamp; null where there is no sample. */
+    values: (number | null)[];
+  }[];
+  /** Series left out beyond the most an answer carries. */
+  truncated_series: number;
+  panel: MonitoringPanel;
+};
+
+export type MonitoringPanelList = {
+  data: MonitoringPanel[];
+};
+
+export type MonitoringSeries = {
+  range: {
+    /** Unix seconds, snapped to the step. */
+    from: number;
+    to: number;
+    /** Chosen by the server so no series has more than max_points points. */
+    step_seconds: number;
+    max_points: number;
+  };
+  /** The time axis, Unix seconds, shared by every series. */
+  timestamps: number[];
+  series: {
+    label: string;
+    labels: {
+      [key: string]: string;
+    };
+    /** One per timestamp; null where there is no sample. */
+    values: (number | null)[];
+  }[];
+  /** Series left out beyond the most an answer carries. */
+  truncated_series: number;
+};
+
 export type Node = {
   cluster_id: string;
   name: string;
@@ -1941,6 +2000,32 @@ export interface Operations {
     body: undefined;
     response: UserDetail;
   };
+  /** A panel's series over a range, ready to plot */
+  getMonitoringPanel: {
+    method: "get";
+    path: "/api/v1/monitoring/panels/{panelId}";
+    params: {
+      panelId: string;
+    };
+    query: {
+      /** The last 15m, 1h, 6h, 24h, 7d or 30d, ending now (ignored when `from` and `to` are given). */
+      range?: "15m" | "1h" | "6h" | "24h" | "7d" | "30d";
+      /** Start, RFC 3339 (with `to`). */
+      from?: string;
+      /** End, RFC 3339 (with `from`). */
+      to?: string;
+      /** Cluster, for cluster, node and card panels (or to narrow a fleet panel). */
+      cluster?: string;
+      /** Node name, for node panels. */
+      node?: string;
+      /** GPU UUID, for card panels. */
+      card?: string;
+      /** Session id, for session panels. */
+      session?: string;
+    };
+    body: undefined;
+    response: MonitoringPanelAnswer;
+  };
   /** Which kinds of notification you receive */
   getNotificationPreferences: {
     method: "get";
@@ -2329,6 +2414,15 @@ export interface Operations {
       data: Image[];
       pagination: Pagination;
     };
+  };
+  /** The catalogue of monitoring panels */
+  listMonitoringPanels: {
+    method: "get";
+    path: "/api/v1/monitoring/panels";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    response: MonitoringPanelList;
   };
   /** Nodes grouped by cluster and GPU model, with totals */
   listNodePools: {
@@ -2813,6 +2907,24 @@ export interface Operations {
     body: PreviewCost;
     response: CostPreview;
   };
+  /** A raw range query (administrators), narrowed like panels */
+  queryMonitoring: {
+    method: "post";
+    path: "/api/v1/monitoring/query";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      /** PromQL (MetricsQL); narrowed by the caller's label scope. */
+      query: string;
+      /** The last 15m, 1h, 6h, 24h, 7d or 30d, ending now (ignored when `from` and `to` are given). */
+      range?: "15m" | "1h" | "6h" | "24h" | "7d" | "30d";
+      /** Start, RFC 3339 (with `to`). */
+      from?: string;
+      /** End, RFC 3339 (with `from`). */
+      to?: string;
+    };
+    response: MonitoringSeries;
+  };
   /** Mark all your notifications read */
   readAllNotifications: {
     method: "post";
@@ -3228,6 +3340,7 @@ export const OPERATIONS = {
   getHealth: { method: "get", path: "/healthz" },
   getImage: { method: "get", path: "/api/v1/images/{name}" },
   getMe: { method: "get", path: "/api/v1/auth/me" },
+  getMonitoringPanel: { method: "get", path: "/api/v1/monitoring/panels/{panelId}" },
   getNotificationPreferences: { method: "get", path: "/api/v1/notifications/preferences" },
   getOffering: { method: "get", path: "/api/v1/offerings/{name}" },
   getOpenApi: { method: "get", path: "/api/v1/openapi.json" },
@@ -3255,6 +3368,7 @@ export const OPERATIONS = {
   listCreditRequests: { method: "get", path: "/api/v1/credits/requests" },
   listGpuDevices: { method: "get", path: "/api/v1/gpu-devices" },
   listImages: { method: "get", path: "/api/v1/images" },
+  listMonitoringPanels: { method: "get", path: "/api/v1/monitoring/panels" },
   listNodePools: { method: "get", path: "/api/v1/node-pools" },
   listNodes: { method: "get", path: "/api/v1/nodes" },
   listNotifications: { method: "get", path: "/api/v1/notifications" },
@@ -3284,6 +3398,7 @@ export const OPERATIONS = {
   pauseSession: { method: "post", path: "/api/v1/sessions/{sessionId}/pause" },
   pingWebhook: { method: "post", path: "/api/v1/webhooks/{webhookId}/test" },
   previewSessionCost: { method: "post", path: "/api/v1/sessions/preview-cost" },
+  queryMonitoring: { method: "post", path: "/api/v1/monitoring/query" },
   readAllNotifications: { method: "post", path: "/api/v1/notifications/read-all" },
   readNotification: { method: "post", path: "/api/v1/notifications/{notificationId}/read" },
   redeliverWebhook: { method: "post", path: "/api/v1/webhooks/{webhookId}/redeliver" },

@@ -147,14 +147,16 @@ export class GpuReadings implements GpuUsageSource {
 }
 
 export interface DcgmScraperOptions {
-  /** The exporter's metrics URL, e.g. http://dcgm-exporter.gpu-operator:9400/metrics. */
-  url: string;
+  /** The exporters' metrics URLs, e.g. http://dcgm-exporter.gpu-operator:9400/metrics (one per node). */
+  urls: readonly string[];
   intervalMs: number;
   timeoutMs: number;
   retentionMs: number;
   now: () => number;
   /** Each scrape's outcome: `ok`, an HTTP status, `network`, `timeout` or `parse` (no DCGM metric in it). */
   onScrape?: (result: string, err?: unknown) => void;
+  /** The texts of one round's successful scrapes (the forwarder sends them on, gpu/forward.ts). */
+  onTexts?: (texts: string[]) => void;
 }
 
 /** Scrapes the exporter on a timer into `readings`; `usage()` is what usage metering asks. */
@@ -188,28 +190,38 @@ export class DcgmScraper implements GpuUsageSource {
     tick();
   }
 
-  /** One scrape; records its readings when it succeeded. Never throws. */
+  /** One round: every exporter at once; records the readings of those that answered. Never throws. */
   async scrape(): Promise<void> {
     const at = this.#o.now();
+    const texts = await Promise.all(this.#o.urls.map((url) => this.#scrapeOne(url)));
+    const ok = texts.filter((t): t is string => t !== undefined);
+    if (this.#stopped) return;
+    if (ok.length > 0) this.readings.record(at, ok.flatMap(parseDcgm));
+    if (ok.length > 0) this.#o.onTexts?.(ok);
+  }
+
+  async #scrapeOne(url: string): Promise<string | undefined> {
     let result = "ok";
     let error: unknown;
+    let text: string | undefined;
     try {
       const signal = AbortSignal.any([this.#abort.signal, AbortSignal.timeout(this.#o.timeoutMs)]);
-      const res = await fetch(this.#o.url, { signal, headers: { accept: "text/plain" } });
+      const res = await fetch(url, { signal, headers: { accept: "text/plain" } });
       if (!res.ok) {
         result = String(res.status);
         await res.body?.cancel();
       } else {
-        const text = await res.text();
+        const body = await res.text();
         // A 200 without either metric is not a DCGM exporter (a wrong URL): say so rather than "ok".
-        if (!text.includes(UTIL) && !text.includes(FB_USED)) result = "parse";
-        else if (!this.#stopped) this.readings.record(at, parseDcgm(text));
+        if (!body.includes(UTIL) && !body.includes(FB_USED)) result = "parse";
+        else text = body;
       }
     } catch (e) {
       error = e;
       if (result === "ok") result = (e as Error)?.name === "TimeoutError" ? "timeout" : "network";
     }
     this.#o.onScrape?.(result, error);
+    return text;
   }
 
   async stop(): Promise<void> {
