@@ -8,6 +8,7 @@ import { routes as catalog } from "./catalog/routes.ts";
 import { routes as clusters } from "./clusters/routes.ts";
 import { routes as connect } from "./connect/routes.ts";
 import { routes as credits } from "./credits/routes.ts";
+import { routes as dashboard } from "./dashboard/routes.ts";
 import { routes as logs } from "./logs/routes.ts";
 import { routes as monitoring } from "./monitoring/routes.ts";
 import { routes as nodes } from "./nodes/routes.ts";
@@ -48,4 +49,5 @@ export const allRoutes: RouteDef[] = [
   ...settings,
   ...signup,
   ...monitoring,
+  ...dashboard,
 ];

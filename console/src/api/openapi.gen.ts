@@ -417,6 +417,99 @@ export type CreditRequestDenial = {
   note?: string;
 };
 
+export type Dashboard = {
+  view: "member" | "admin" | "super_admin";
+  me: {
+    running: {
+      id: string;
+      name: string | null;
+      phase: string;
+      gpu_model: string;
+      gpu_count: number;
+      cluster_id: string | null;
+      /** Started (running) or paused (paused) at. */
+      since: string | null;
+    }[];
+    paused: {
+      id: string;
+      name: string | null;
+      phase: string;
+      gpu_model: string;
+      gpu_count: number;
+      cluster_id: string | null;
+      /** Started (running) or paused (paused) at. */
+      since: string | null;
+    }[];
+    period: {
+      /** RFC 3339, UTC. */
+      from: string;
+      /** RFC 3339, UTC. */
+      to: string;
+      gpu_hours: number;
+      /** Minor units (1 credit = 1,000,000), as a string. */
+      credits_spent: string;
+    };
+    /** The caller's own wallets, summed over their organizations. */
+    balance: string;
+    /** What the caller's running sessions cost per hour. */
+    hourly_rate: string;
+    /** The balance at the hourly rate; null when nothing runs. */
+    days_left: number | null;
+  };
+  admin: {
+    sessions_by_phase: {
+      phase: string;
+      count: number;
+    }[];
+    queue: {
+      depth: number;
+      oldest_wait_seconds: number | null;
+    };
+    spend: {
+      organization_id: string;
+      project_id: string | null;
+      /** Minor units (1 credit = 1,000,000), as a string. */
+      spent: string;
+      gpu_hours: number;
+    }[];
+    fleet: {
+      cluster_id: string;
+      cluster_name: string;
+      gpu_model: string;
+      nodes: number;
+      total: number;
+      allocated: number;
+      /** On nodes that are ready and not cordoned. */
+      free: number;
+      /** Allocated GPUs whose sessions' mean utilisation over 15 minutes is under 5 %. */
+      allocated_idle: number;
+    }[] | null;
+    nodes: {
+      cordoned: number;
+      not_ready: number;
+      items: {
+        cluster_id: string;
+        name: string;
+        gpu_model: string | null;
+        schedulable: boolean;
+        ready: boolean;
+      }[];
+    } | null;
+    storage: {
+      status: "ok" | "no_pools" | "unavailable";
+      /** The largest pool: pools are never added together. */
+      pool: string | null;
+      source: string | null;
+      total_gb: number | null;
+      available_gb: number | null;
+      provisioned_gb: number | null;
+      pools: number;
+      /** true when a cluster is selected: the pool is fleet-wide. */
+      shared_across_clusters: boolean;
+    } | null;
+  } | null;
+};
+
 /** The error envelope of every public error. */
 export type ErrorEnvelope = {
   error: {
@@ -1962,6 +2055,18 @@ export interface Operations {
     body: undefined;
     response: CreditRequest;
   };
+  /** The caller's dashboard: their sessions and credits; for administrators, what they administer */
+  getDashboard: {
+    method: "get";
+    path: "/api/v1/dashboard";
+    params: Record<string, never>;
+    query: {
+      /** Narrow the fleet tiles to one cluster (the storage tile stays fleet-wide and says so). */
+      cluster?: string;
+    };
+    body: undefined;
+    response: Dashboard;
+  };
   /** Free and total GPUs by cluster and model */
   getGpuAvailability: {
     method: "get";
@@ -3336,6 +3441,7 @@ export const OPERATIONS = {
   getBudget: { method: "get", path: "/api/v1/budgets/{organizationId}" },
   getCluster: { method: "get", path: "/api/v1/clusters/{clusterId}" },
   getCreditRequest: { method: "get", path: "/api/v1/credits/requests/{requestId}" },
+  getDashboard: { method: "get", path: "/api/v1/dashboard" },
   getGpuAvailability: { method: "get", path: "/api/v1/sessions/gpu-availability" },
   getHealth: { method: "get", path: "/healthz" },
   getImage: { method: "get", path: "/api/v1/images/{name}" },
