@@ -74,7 +74,7 @@ export const gpuExportersService: Service = {
         const exporter = await startGpuExporter({ cards });
         exporters.push(exporter);
         byNode.set(n.metadata.name, { exporter, cards });
-        (urls[c.name] ??= []).push(exporter.url);
+        urls[c.name] = [...(urls[c.name] ?? []), exporter.url];
       }
       // Cards follow the session pods on each node (the kubelet tells the real exporter which pod holds
       // which card); a pod's load drifts between 30 and 90 %, idle cards sit at 0.
