@@ -12,6 +12,7 @@ import "../wallet-balance/index.ts";
 import "../../views/login-view/index.ts";
 import "../../views/password-view/index.ts";
 import "../../views/not-found-view/index.ts";
+import "../../views/dashboard-view/index.ts";
 import "../../views/sessions-view/index.ts";
 import "../../views/session-new-view/index.ts";
 import "../../views/session-detail-view/index.ts";
@@ -99,6 +100,8 @@ export class BerthApp extends LitElement {
         return html`<berth-login-view .next=${m.query.get("next") ?? ""}></berth-login-view>`;
       case "password":
         return html`<berth-password-view .next=${m.query.get("next") ?? ""}></berth-password-view>`;
+      case "dashboard":
+        return html`<berth-dashboard-view></berth-dashboard-view>`;
       case "sessions":
         return html`<berth-sessions-view .query=${m.query}></berth-sessions-view>`;
       case "session-new":
@@ -140,6 +143,7 @@ export class BerthApp extends LitElement {
     const link = (href: string, label: string, active: boolean) =>
       html`<a href=${href} aria-current=${active ? "page" : "false"} class=${active ? "active" : ""}>${label}</a>`;
     return html`<nav aria-label="Main">
+      ${link("/dashboard", "Dashboard", here === "dashboard")}
       ${link("/sessions", "Sessions", here.startsWith("session"))}
       ${link("/queue", "Queue", here === "queue")}
       ${link("/credits", "Credits", here.startsWith("credits"))}
@@ -162,7 +166,7 @@ export class BerthApp extends LitElement {
       this.renderRoot.querySelector<HTMLElement>("main")?.focus();
     }}>Skip to content</a>
       <header>
-        <a class="brand" href=${signedIn ? "/sessions" : "/login"} aria-label="Berth home">
+        <a class="brand" href=${signedIn ? "/dashboard" : "/login"} aria-label="Berth home">
           <svg viewBox="0 0 16 16" width="22" height="22" aria-hidden="true"><rect width="16" height="16" rx="3" fill="currentColor"></rect><path d="M4 11h8M5 8h6M6 5h4" stroke="var(--berth-bg)" stroke-width="1.5"></path></svg>
           <span>Berth</span>
         </a>
