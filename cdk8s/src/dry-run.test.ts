@@ -1,7 +1,7 @@
 // Every synthesized manifest of every environment, accepted by real kube-apiservers of the test bed with
 // a server-side dry run and strict field validation: a misspelt field fails here, not at install. The
 // CRDs, namespaces and ServiceAccounts are applied for real first (the rest refers to them); then each
-// Deployment's pod template is dry-run as a Pod, so Pod Security `restricted` admission judges it too.
+// Deployment's (and StatefulSet's) pod template is dry-run as a Pod, so Pod Security `restricted` admission judges it too.
 //
 // Not checked: CloudNativePG's `Cluster` (postgresql.cnpg.io), whose CRD belongs to that operator and is
 // not on the bed; installing a schema-less stand-in would prove nothing. The test names it as skipped.
@@ -23,6 +23,8 @@ const PLURAL: Record<string, string> = {
   Service: "services",
   Pod: "pods",
   Deployment: "deployments",
+  StatefulSet: "statefulsets",
+  ConfigMap: "configmaps",
   ClusterRole: "clusterroles",
   ClusterRoleBinding: "clusterrolebindings",
   Role: "roles",
@@ -96,7 +98,7 @@ describe.each(Object.keys(ENVIRONMENTS))("the %s manifests", (env) => {
         const r = await apply(kube, o, true);
         expect(r.status, `${file} ${o.kind}/${o.metadata.name}: ${r.text}`).toBeLessThan(300);
         // A warning (e.g. an unknown field in non-strict mode) would not fail the status: Strict makes it.
-        if (o.kind === "Deployment" && o.spec?.template) {
+        if ((o.kind === "Deployment" || o.kind === "StatefulSet") && o.spec?.template) {
           const pod = {
             apiVersion: "v1",
             kind: "Pod",
