@@ -52,6 +52,16 @@ async function apply(kube: KubeHttp, o: Obj, dryRun: boolean): Promise<{ status:
   return { status: r.status, text: r.text };
 }
 
+function withClaimVolumes(o: Obj): unknown {
+  const spec = o.spec?.template?.spec as { volumes?: unknown[] };
+  const claims = (o.spec as { volumeClaimTemplates?: { metadata: { name: string } }[] }).volumeClaimTemplates ?? [];
+  if (claims.length === 0) return spec;
+  return {
+    ...spec,
+    volumes: [...(spec.volumes ?? []), ...claims.map((c) => ({ name: c.metadata.name, emptyDir: {} }))],
+  };
+}
+
 let fleet: Fleet;
 let mgmt: KubeHttp;
 let gpu: KubeHttp;
@@ -103,7 +113,8 @@ describe.each(Object.keys(ENVIRONMENTS))("the %s manifests", (env) => {
             apiVersion: "v1",
             kind: "Pod",
             metadata: { name: `${o.metadata.name}-probe`, namespace: o.metadata.namespace },
-            spec: o.spec.template.spec,
+            // A StatefulSet's claims become its pods' volumes: stand in for them with emptyDirs.
+            spec: withClaimVolumes(o),
           };
           const p = await apply(kube, pod as Obj, true);
           expect(p.status, `${file} pod of ${o.metadata.name}: ${p.text}`).toBeLessThan(300);

@@ -10,6 +10,7 @@ import { routes as connect } from "./connect/routes.ts";
 import { routes as credits } from "./credits/routes.ts";
 import { routes as dashboard } from "./dashboard/routes.ts";
 import { routes as logs } from "./logs/routes.ts";
+import { routes as metrics } from "./metrics/routes.ts";
 import { routes as monitoring } from "./monitoring/routes.ts";
 import { routes as nodes } from "./nodes/routes.ts";
 import { routes as notifications } from "./notifications/routes.ts";
@@ -50,4 +51,5 @@ export const allRoutes: RouteDef[] = [
   ...signup,
   ...monitoring,
   ...dashboard,
+  ...metrics,
 ];

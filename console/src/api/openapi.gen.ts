@@ -1394,6 +1394,23 @@ export type UsagePoint = {
   gpu_memory_mib: number | null;
 };
 
+export type UsageReport = {
+  from: string;
+  to: string;
+  data: {
+    organization_id: string;
+    project_id: string | null;
+    gpu_hours: number;
+    /** Charged in the range, reversals taken off. */
+    credits: string;
+  }[];
+  totals: {
+    gpu_hours: number;
+    /** Minor units (1 credit = 1,000,000), as a string. */
+    credits: string;
+  };
+};
+
 export type User = {
   id: string;
   email: string;
@@ -2301,6 +2318,22 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: SystemSettings;
+  };
+  /** GPU-hours and credits per organization and project over a range (chargeback), as JSON or CSV */
+  getUsageReport: {
+    method: "get";
+    path: "/api/v1/metrics/usage";
+    params: Record<string, never>;
+    query: {
+      /** Start, RFC 3339 (inclusive). */
+      from: string;
+      /** End, RFC 3339 (exclusive); at most 366 days after `from`. */
+      to: string;
+      /** `csv` answers text/csv (RFC 4180). */
+      format?: "json" | "csv";
+    };
+    body: undefined;
+    response: UsageReport | string;
   };
   /** An account and its memberships */
   getUser: {
@@ -3462,6 +3495,7 @@ export const OPERATIONS = {
   getSessionUsage: { method: "get", path: "/api/v1/sessions/{sessionId}/usage" },
   getStoragePool: { method: "get", path: "/api/v1/storage/pools/{pool}" },
   getSystemSettings: { method: "get", path: "/api/v1/system/settings" },
+  getUsageReport: { method: "get", path: "/api/v1/metrics/usage" },
   getUser: { method: "get", path: "/api/v1/users/{userId}" },
   getVolume: { method: "get", path: "/api/v1/storage/volumes/{volumeId}" },
   getWallet: { method: "get", path: "/api/v1/credits/wallets/{walletId}" },

@@ -247,6 +247,59 @@ describe("the storage tile", () => {
   });
 });
 
+describe("the usage and chargeback report", () => {
+  const range = () => {
+    const from = new Date(Date.now() - 86_400_000).toISOString();
+    const to = new Date(Date.now() + 60_000).toISOString();
+    return `from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`;
+  };
+
+  it("gives GPU-hours and credits per organization and project, narrowed to what the caller may see", async () => {
+    const all = await t.request("GET", `/api/v1/metrics/usage?${range()}`, { token: w.superAdmin.token });
+    expect(all.status).toBe(200);
+    expect(all.body.data).toEqual([
+      { organization_id: w.orgA.id, project_id: w.projectA.id, gpu_hours: 3, credits: "6000000" },
+    ]);
+    expect(all.body.totals).toEqual({ gpu_hours: 3, credits: "6000000" });
+    // Another organization's admin and a member with no session there see none of it (BOLA).
+    const b = await t.request("GET", `/api/v1/metrics/usage?${range()}`, { token: w.adminB.token });
+    expect(b.body.data).toEqual([]);
+    const colleague = await t.request("GET", `/api/v1/metrics/usage?${range()}`, { token: w.orgMemberA.token });
+    expect(colleague.body.data).toEqual([]);
+    const own = await t.request("GET", `/api/v1/metrics/usage?${range()}`, { token: w.memberA.token });
+    expect(own.body.totals.credits).toBe("6000000");
+  });
+
+  it("answers CSV a spreadsheet opens", async () => {
+    const r = await t.api.call(`/api/v1/metrics/usage?${range()}&format=csv`, { token: w.adminA.token });
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toContain("text/csv");
+    const lines = (await r.text()).trim().split("\r\n");
+    expect(lines[0]).toBe("organization_id,project_id,gpu_hours,credits_minor_units,from,to");
+    expect(lines[1]).toMatch(new RegExp(`^${w.orgA.id},${w.projectA.id},3,6000000,`));
+  });
+
+  it("refuses a reversed or too long range with the envelope", async () => {
+    const now = Date.now();
+    const reversed = await t.request(
+      "GET",
+      `/api/v1/metrics/usage?from=${new Date(now).toISOString()}&to=${new Date(now - 1000).toISOString()}`,
+      { token: w.superAdmin.token },
+    );
+    expect(reversed.status).toBe(400);
+    expect(reversed.body.error.details.issues[0].code).toBe("range_order");
+    const long = await t.request(
+      "GET",
+      `/api/v1/metrics/usage?from=${new Date(now - 400 * 86_400_000).toISOString()}&to=${new Date(now).toISOString()}`,
+      { token: w.superAdmin.token },
+    );
+    expect(long.status).toBe(400);
+    const missing = await t.request("GET", "/api/v1/metrics/usage", { token: w.superAdmin.token });
+    expect(missing.status).toBe(400);
+    expect(missing.body.error.code).toBe("validation_failed");
+  });
+});
+
 describe("the dashboard per role", () => {
   itBehavesPerRole(
     [

@@ -143,7 +143,6 @@ export class BerthApp extends LitElement {
     const link = (href: string, label: string, active: boolean) =>
       html`<a href=${href} aria-current=${active ? "page" : "false"} class=${active ? "active" : ""}>${label}</a>`;
     return html`<nav aria-label="Main">
-      ${link("/dashboard", "Dashboard", here === "dashboard")}
       ${link("/sessions", "Sessions", here.startsWith("session"))}
       ${link("/queue", "Queue", here === "queue")}
       ${link("/credits", "Credits", here.startsWith("credits"))}
@@ -166,7 +165,7 @@ export class BerthApp extends LitElement {
       this.renderRoot.querySelector<HTMLElement>("main")?.focus();
     }}>Skip to content</a>
       <header>
-        <a class="brand" href=${signedIn ? "/dashboard" : "/login"} aria-label="Berth home">
+        <a class="brand" href=${signedIn ? "/dashboard" : "/login"} aria-label="Berth home: your dashboard" aria-current=${router.current.route.name === "dashboard" ? "page" : "false"}>
           <svg viewBox="0 0 16 16" width="22" height="22" aria-hidden="true"><rect width="16" height="16" rx="3" fill="currentColor"></rect><path d="M4 11h8M5 8h6M6 5h4" stroke="var(--berth-bg)" stroke-width="1.5"></path></svg>
           <span>Berth</span>
         </a>
