@@ -1,6 +1,7 @@
 // One scrape round on to the control plane (POST /internal/v1/metrics): the GPU exporters' texts and the
 // operator's own exposition. The control plane stamps them with this cluster's id (from the token) and
 // the sessions' labels and stores them in its metrics server, which never reaches into this cluster.
+import type { MetricsForward } from "@berth/crds/internal-plane";
 import type { InternalClient } from "../controlplane/client.ts";
 import type { OperatorMetrics } from "../metrics.ts";
 
@@ -17,6 +18,6 @@ export async function forwardMetrics(
       ...gpuTexts.map((text) => ({ job: "gpu-exporter", text })),
       ...(own ? [{ job: "berth-operator", text: own }] : []),
     ],
-  });
+  } satisfies MetricsForward);
   return r.ok ? "ok" : r.status;
 }
