@@ -159,6 +159,8 @@ export interface SessionsBedOptions {
   workerLease?: { durationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
   /** The worker's webhook dispatcher (allowlist, receivers' CA); default: on, nothing internal admitted. */
   workerWebhooks?: WebhookWorkerOptions;
+  /** More of the API's environment (e.g. BERTH_METRICS_SERVER_URL). */
+  apiEnv?: Record<string, string>;
 }
 
 export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<SessionsBed> {
@@ -189,7 +191,10 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
       rbac: mergeRbac(managementRbac(), apiSessionsRbac()),
     });
     const workerCred = await mintControlPlaneCredential(mgmt, { name: "berth-worker", rbac: workerRbac() });
-    const t = await startIdentityTestApi({ kubeConfig: kubeConfigFrom(apiCred.kubeconfig) });
+    const t = await startIdentityTestApi({
+      kubeConfig: kubeConfigFrom(apiCred.kubeconfig),
+      ...(opts.apiEnv ? { env: opts.apiEnv } : {}),
+    });
     stops.push(() => t.stop());
     // Real time: operators' reports and the worker's "is this cluster reporting" compare wall clocks.
     t.deps.clock = { now: () => new Date() };
