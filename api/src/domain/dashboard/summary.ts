@@ -10,18 +10,17 @@
 // tile still reads the pools fleet-wide and says it is shared across clusters (contract, storage rule 3).
 import type { Pool } from "@berth/crds";
 import type { Db } from "../../db/knex.ts";
-import { fleetByModel, troubledNodes } from "../../db/operations/dashboard/fleetByModel.ts";
-import {
-  allocatedButIdle,
-  gpuSeconds,
-  liveSessions,
-  queueDepth,
-  runningRate,
-  type SessionFilter,
-  sessionsByPhase,
-  spendByProject,
-  userBalance,
-} from "../../db/operations/dashboard/sessionFigures.ts";
+import { allocatedButIdle } from "../../db/operations/dashboard/allocatedButIdle.ts";
+import { fleetByModel } from "../../db/operations/dashboard/fleetByModel.ts";
+import { gpuSeconds } from "../../db/operations/dashboard/gpuSeconds.ts";
+import { liveSessions } from "../../db/operations/dashboard/liveSessions.ts";
+import { queueDepth } from "../../db/operations/dashboard/queueDepth.ts";
+import { runningRate } from "../../db/operations/dashboard/runningRate.ts";
+import type { SessionFilter } from "../../db/operations/dashboard/sessionFilter.ts";
+import { sessionsByPhase } from "../../db/operations/dashboard/sessionsByPhase.ts";
+import { spendByProject } from "../../db/operations/dashboard/spendByProject.ts";
+import { troubledNodes } from "../../db/operations/dashboard/troubledNodes.ts";
+import { userBalance } from "../../db/operations/dashboard/userBalance.ts";
 import type { Principal } from "../identity/principal.ts";
 import { scopeOf } from "../identity/scope.ts";
 import type { PoolCapacity } from "../storage/capacity.ts";

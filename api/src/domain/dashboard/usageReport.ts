@@ -3,7 +3,8 @@
 // the usage samples. Scope follows the role: super_admin everything; organization and project admins what
 // they administer; anyone else their own sessions.
 import type { Db } from "../../db/knex.ts";
-import { type SessionFilter, spendByProject } from "../../db/operations/dashboard/sessionFigures.ts";
+import type { SessionFilter } from "../../db/operations/dashboard/sessionFilter.ts";
+import { spendByProject } from "../../db/operations/dashboard/spendByProject.ts";
 import { Invalid } from "../../errors.ts";
 import type { Principal } from "../identity/principal.ts";
 import { scopeOf } from "../identity/scope.ts";
