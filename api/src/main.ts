@@ -88,6 +88,19 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
       await task.run(deps);
     }
 
+    // The Prometheus exposition discloses internals (routes, pool sizes): a listener of its own, which the
+    // control plane's metrics server scrapes and nothing public reaches.
+    let metricsServer: StatusServer | undefined;
+    if (config.monitoring) {
+      metricsServer = await startStatusServer({
+        host: config.monitoring.listener.host,
+        port: config.monitoring.listener.port,
+        health: () => ({ ok: true }),
+        registry: deps.metrics.registry,
+      });
+      log.info({ url: metricsServer.url }, "metrics listener");
+    }
+
     const publicInFlight: InFlight = { count: 0 };
     const running = [publicInFlight];
     const app = buildApp(deps, { inFlight: publicInFlight, ...(opts.routes ? { routes: opts.routes } : {}) });
@@ -95,7 +108,10 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
     // Slow clients must not hold sockets forever; generous enough for long polls and uploads of 1 MiB.
     publicServer.requestTimeout = 60_000;
     publicServer.headersTimeout = 20_000;
-    const addr = await listen(publicServer, config.api.host, config.api.port);
+    const addr = await listen(publicServer, config.api.host, config.api.port).catch(async (err: unknown) => {
+      await metricsServer?.close();
+      throw err;
+    });
     const url = urlOf(config.api.host, addr);
     log.info({ url }, "public API listening");
 
@@ -111,19 +127,6 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
       log.info({ url: internalUrl, allow: config.internal.allowCidrs }, "internal plane listening");
     } else {
       log.info("internal plane closed (BERTH_INTERNAL_ALLOW_CIDRS is empty)");
-    }
-
-    // The Prometheus exposition discloses internals (routes, pool sizes): a listener of its own, which the
-    // control plane's metrics server scrapes and nothing public reaches.
-    let metricsServer: StatusServer | undefined;
-    if (config.monitoring) {
-      metricsServer = await startStatusServer({
-        host: config.monitoring.listener.host,
-        port: config.monitoring.listener.port,
-        health: () => ({ ok: true }),
-        registry: deps.metrics.registry,
-      });
-      log.info({ url: metricsServer.url }, "metrics listener");
     }
 
     const purge = setInterval(() => {
