@@ -1,4 +1,4 @@
-// `npm test`: builds the test bed's binaries if needed (with progress), runs every test of every
+// `npm test`: builds the test bed's binaries and the metrics server if needed (with progress), runs every test of every
 // workspace with vitest, and ends with a plain `N passed, N failed[, N skipped]` line for CI. The
 // repository's own checks are vitest tests too (scripts/*.test.ts: biome, the TypeScript compiler, package
 // boundaries, import cycles), so they count in that line.
@@ -16,6 +16,15 @@ if (build.status !== 0) {
   process.exit(build.status ?? 1);
 }
 const bin = build.stdout.toString().trim().split("\n").at(-1) ?? "";
+// The control plane's metrics server (docs/adr/0010-metrics-server.md): once here, not raced by test files.
+const metrics = spawnSync("bash", [join(root, "e2e/testbed/build-metrics-server.sh")], {
+  stdio: ["ignore", "pipe", "inherit"],
+});
+if (metrics.status !== 0) {
+  console.error("the metrics server could not be built; see the messages above");
+  process.exit(metrics.status ?? 1);
+}
+const metricsBin = metrics.stdout.toString().trim().split("\n").at(-1) ?? "";
 
 const outDir = mkdtempSync(join(tmpdir(), "berth-test-"));
 const report = join(outDir, "report.json");
@@ -29,7 +38,11 @@ const child = spawn(
     `--outputFile.json=${report}`,
     ...process.argv.slice(2),
   ],
-  { cwd: root, stdio: "inherit", env: { ...process.env, BERTH_TESTBED_BIN: bin } },
+  {
+    cwd: root,
+    stdio: "inherit",
+    env: { ...process.env, BERTH_TESTBED_BIN: bin, BERTH_METRICS_SERVER_BIN: metricsBin },
+  },
 );
 // Forward Ctrl-C so vitest's own teardown (and every test's cleanup) runs.
 for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => child.kill(sig));

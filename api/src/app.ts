@@ -1,4 +1,5 @@
-// The Koa apps. buildApp: the public listener (/api/v1, /healthz, /metrics). buildInternalApp: the
+// The Koa apps. buildApp: the public listener (/api/v1, /healthz; /metrics has a listener of its own,
+// main.ts). buildInternalApp: the
 // operator plane (/internal, /.well-known), only started when configuration opens it.
 
 import Router from "@koa/router";
@@ -54,10 +55,6 @@ export function buildApp(deps: Deps, opts: BuildAppOptions = {}): Koa {
   const router = new Router();
   mountRoutes(router, opts.routes ?? allRoutes, deps);
   mountDocs(router);
-  router.get("/metrics", async (ctx) => {
-    ctx.type = deps.metrics.registry.contentType;
-    ctx.body = await deps.metrics.registry.metrics();
-  });
   app.use(router.routes());
   // Sets 405 + Allow (and 501 for methods nobody serves); the envelope middleware turns it into the envelope.
   app.use(router.allowedMethods());

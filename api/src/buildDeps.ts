@@ -12,6 +12,8 @@ import type { ClustersRuntime } from "./domain/clusters/runtime.ts";
 import { CreditsContext, type CreditsOptions, catalogOfferings, type OfferingRates } from "./domain/credits/context.ts";
 import { createAuthenticator } from "./domain/identity/authenticator.ts";
 import { createAuthServices } from "./domain/identity/services.ts";
+import { createMetricsServerClient, type MetricsServerClient } from "./domain/monitoring/metricsServer.ts";
+import { MonitoringService } from "./domain/monitoring/queryPanel.ts";
 import { AdmissionQueues } from "./domain/sessions/admissionQueues.ts";
 import { SessionEventHub } from "./domain/sessions/eventHub.ts";
 import { makeSessionsRuntime, type SessionsRuntime } from "./domain/sessions/runtime.ts";
@@ -40,6 +42,8 @@ export interface DepsParts {
   /** Default: the live catalog's offerings through `sessions`. */
   offerings?: OfferingRates;
   creditsOptions?: Partial<CreditsOptions>;
+  /** Default: a client of config.monitoring.serverUrl (none configured: monitoring answers `unavailable`). */
+  metricsServer?: MetricsServerClient;
   /** How webhook host names are resolved (default: the system's resolver). Tests inject one. */
   webhookResolver?: Resolver;
 }
@@ -68,6 +72,11 @@ export function buildDeps(config: Config, parts: DepsParts): Deps {
     }),
     events: new SessionEventHub(db, log),
     admission: new AdmissionQueues(),
+    monitoring: new MonitoringService({
+      db,
+      server: parts.metricsServer ?? createMetricsServerClient({ url: config.monitoring?.serverUrl }),
+      now: () => clock.now().getTime(),
+    }),
     webhooks: makeWebhooksService({
       allowHosts: config.webhooks.allowHosts,
       secretKeys: parseSecretKeys(config.webhooks.secretKeys.reveal()),

@@ -12,6 +12,8 @@ export function testConfig(env: Record<string, string | undefined> = {}): Config
     BERTH_LOG_LEVEL: "silent",
     BERTH_API_HOST: "127.0.0.1",
     BERTH_API_PORT: "0",
+    BERTH_METRICS_HOST: "127.0.0.1",
+    BERTH_METRICS_PORT: "0",
     ...env,
   });
 }

@@ -314,6 +314,11 @@ const Env = z.object({
   BERTH_SESSIONS_NAMESPACE: Namespace.default("berth-sessions"),
   /** The control plane's namespace in the management cluster: cluster credentials, the token signing key. */
   BERTH_SYSTEM_NAMESPACE: Namespace.default("berth-system"),
+  /** The control plane's metrics server (docs/dev/monitoring.md); unset: monitoring answers `unavailable`. */
+  BERTH_METRICS_SERVER_URL: z.url().optional(),
+  /** The process's own Prometheus exposition, on a listener of its own, never the public one. */
+  BERTH_METRICS_HOST: z.string().min(1).default("0.0.0.0"),
+  BERTH_METRICS_PORT: Port.default(9464),
 });
 
 export interface Config {
@@ -347,6 +352,8 @@ export interface Config {
     sessionsNamespace: string;
     systemNamespace: string;
   };
+  /** Optional so that configurations built by hand (tests) need not name it. */
+  monitoring?: { serverUrl?: string; listener: { host: string; port: number } };
 }
 
 export class ConfigError extends Error {
@@ -417,6 +424,10 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       runtimeClassHandler: e.BERTH_GPU_RUNTIME_HANDLER,
       sessionsNamespace: e.BERTH_SESSIONS_NAMESPACE,
       systemNamespace: e.BERTH_SYSTEM_NAMESPACE,
+    },
+    monitoring: {
+      ...(e.BERTH_METRICS_SERVER_URL ? { serverUrl: e.BERTH_METRICS_SERVER_URL } : {}),
+      listener: { host: e.BERTH_METRICS_HOST, port: e.BERTH_METRICS_PORT },
     },
   };
 }

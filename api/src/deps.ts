@@ -8,6 +8,7 @@ import type { Db } from "./db/knex.ts";
 import type { ClustersRuntime } from "./domain/clusters/runtime.ts";
 import type { CreditsContext } from "./domain/credits/context.ts";
 import type { AuthServices } from "./domain/identity/services.ts";
+import type { MonitoringService } from "./domain/monitoring/queryPanel.ts";
 import type { AdmissionQueues } from "./domain/sessions/admissionQueues.ts";
 import type { SessionEventHub } from "./domain/sessions/eventHub.ts";
 import type { SessionsRuntime } from "./domain/sessions/runtime.ts";
@@ -32,6 +33,8 @@ export interface Deps {
   events: SessionEventHub;
   /** Creates waiting at their organization's door (api/src/domain/sessions/admission.ts). */
   admission: AdmissionQueues;
+  /** Panels over the control plane's metrics server and the relay of forwarded GPU series (docs/dev/monitoring.md). */
+  monitoring: MonitoringService;
   /** Outbound webhooks: the SSRF guard endpoints' URLs pass (the worker delivers, api/src/worker/webhooks.ts). */
   webhooks: WebhooksService;
   /**

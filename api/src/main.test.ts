@@ -24,8 +24,9 @@ describe("startApi", () => {
     expect(res.status).toBe(200);
   });
 
-  it("exposes process metrics next to the request counters", async () => {
-    const text = await (await fetch(`${api.url}/metrics`)).text();
+  it("exposes process metrics next to the request counters on the metrics listener, not the public one", async () => {
+    expect((await fetch(`${api.url}/metrics`)).status).toBe(404);
+    const text = await (await fetch(`${api.metricsUrl}/metrics`)).text();
     expect(text).toContain("process_cpu_user_seconds_total");
     expect(text).toContain("berth_http_requests_total");
   });

@@ -2,7 +2,7 @@
 // tasks, listen; stop gracefully on SIGINT/SIGTERM. startApi() is the same start as a function, for
 // e2e's `npm start` and for tests.
 import { createServer, type Server } from "node:http";
-import { configOrExit, runMain, stopOnSignals } from "@berth/controllers";
+import { configOrExit, runMain, type StatusServer, startStatusServer, stopOnSignals } from "@berth/controllers";
 import { KubeConfig } from "@kubernetes/client-node";
 import pino, { type Logger } from "pino";
 import { buildApp, buildInternalApp, type InFlight } from "./app.ts";
@@ -41,6 +41,8 @@ export interface RunningApi {
   url: string;
   /** Base URL of the internal listener when configuration opens it. */
   internalUrl?: string;
+  /** Base URL of the metrics listener (/metrics, /healthz), off the public one (docs/dev/monitoring.md). */
+  metricsUrl?: string;
   deps: Deps;
   stop(): Promise<void>;
 }
@@ -86,6 +88,19 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
       await task.run(deps);
     }
 
+    // The Prometheus exposition discloses internals (routes, pool sizes): a listener of its own, which the
+    // control plane's metrics server scrapes and nothing public reaches.
+    let metricsServer: StatusServer | undefined;
+    if (config.monitoring) {
+      metricsServer = await startStatusServer({
+        host: config.monitoring.listener.host,
+        port: config.monitoring.listener.port,
+        health: () => ({ ok: true }),
+        registry: deps.metrics.registry,
+      });
+      log.info({ url: metricsServer.url }, "metrics listener");
+    }
+
     const publicInFlight: InFlight = { count: 0 };
     const running = [publicInFlight];
     const app = buildApp(deps, { inFlight: publicInFlight, ...(opts.routes ? { routes: opts.routes } : {}) });
@@ -93,7 +108,10 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
     // Slow clients must not hold sockets forever; generous enough for long polls and uploads of 1 MiB.
     publicServer.requestTimeout = 60_000;
     publicServer.headersTimeout = 20_000;
-    const addr = await listen(publicServer, config.api.host, config.api.port);
+    const addr = await listen(publicServer, config.api.host, config.api.port).catch(async (err: unknown) => {
+      await metricsServer?.close();
+      throw err;
+    });
     const url = urlOf(config.api.host, addr);
     log.info({ url }, "public API listening");
 
@@ -123,6 +141,7 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
     return {
       url,
       ...(internalUrl ? { internalUrl } : {}),
+      ...(metricsServer ? { metricsUrl: metricsServer.url } : {}),
       deps,
       stop: () => {
         stopping ??= (async () => {
@@ -132,6 +151,7 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
           await Promise.all([
             closeServer(publicServer),
             internalServer ? closeServer(internalServer) : Promise.resolve(),
+            metricsServer?.close(),
           ]);
           // A closed socket does not stop its handler: let running handlers finish before the pool goes.
           await drain(running, DRAIN_TIMEOUT_MS, log);

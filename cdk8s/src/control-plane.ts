@@ -4,6 +4,7 @@
 import { apiSessionsRbac, catalogRbac, managementRbac, workerRbac } from "@berth/api/rbac";
 import { ApiObject } from "cdk8s";
 import { Construct } from "constructs";
+import { MetricsServer, type MetricsServerOptions } from "./metrics-server.ts";
 import * as check from "./options.ts";
 import { OptionError } from "./options.ts";
 import {
@@ -64,6 +65,8 @@ export interface ControlPlaneOptions {
     serviceType?: "ClusterIP" | "LoadBalancer";
   };
   database: DatabaseOptions;
+  /** The control plane's metrics server (docs/dev/monitoring.md). */
+  metrics: MetricsServerOptions;
   /** The session namespace on GPU clusters (BERTH_SESSIONS_NAMESPACE). Default `berth-sessions`. */
   sessionsNamespace?: string;
   logLevel?: "fatal" | "error" | "warn" | "info" | "debug" | "trace";
@@ -87,6 +90,8 @@ export const WORKER_RESOURCES: Resources = {
 const API_PORT = 8080;
 const INTERNAL_PORT = 8081;
 const WORKER_STATUS_PORT = 8082;
+/** The API's Prometheus exposition, off the public listener. */
+const API_METRICS_PORT = 9464;
 
 /** The API's account: clusters, sessions and the default catalog (their rule lists in @berth/api). */
 export const apiRules = (ns: string) => mergeRules(managementRbac(ns), apiSessionsRbac(), catalogRbac());
@@ -144,6 +149,16 @@ export class ControlPlane extends Construct {
 
     // --- API
     const apiLabels = labelsOf("berth-api");
+    const workerLabels = labelsOf("berth-worker");
+    const metrics = new MetricsServer(this, "metrics", {
+      ...o.metrics,
+      namespace: ns,
+      apiLabels,
+      scrape: [
+        { job: "berth-api", labels: { "app.kubernetes.io/name": "berth-api" } },
+        { job: "berth-worker", labels: { "app.kubernetes.io/name": "berth-worker" } },
+      ],
+    });
     const api = new ServiceAccountWithRules(this, "api-account", {
       name: "berth-api",
       namespace: ns,
@@ -181,11 +196,14 @@ export class ControlPlane extends Construct {
                     BERTH_INTERNAL_PORT: String(INTERNAL_PORT),
                     BERTH_INTERNAL_ALLOW_CIDRS: allowCidrs.join(","),
                     BERTH_TRUSTED_PROXY_CIDRS: trustedProxies.length ? trustedProxies.join(",") : undefined,
+                    BERTH_METRICS_PORT: String(API_METRICS_PORT),
+                    BERTH_METRICS_SERVER_URL: metrics.url,
                   }),
                 ],
                 ports: [
                   { name: "http", containerPort: API_PORT },
                   { name: "internal", containerPort: INTERNAL_PORT },
+                  { name: "metrics", containerPort: API_METRICS_PORT },
                 ],
                 resources: o.api.resources ?? API_RESOURCES,
                 health: { path: "/healthz", port: "http" },
@@ -275,12 +293,16 @@ export class ControlPlane extends Construct {
             from: allowCidrs.map((c) => ({ ipBlock: { cidr: c } })),
             ports: [{ protocol: "TCP", port: INTERNAL_PORT }],
           },
+          // The metrics listener: the metrics server's scrapes only.
+          {
+            from: [{ podSelector: { matchLabels: labelsOf("berth-metrics") } }],
+            ports: [{ protocol: "TCP", port: API_METRICS_PORT }],
+          },
         ],
       },
     });
 
     // --- worker
-    const workerLabels = labelsOf("berth-worker");
     const worker = new ServiceAccountWithRules(this, "worker-account", {
       name: "berth-worker",
       namespace: ns,
@@ -313,9 +335,10 @@ export class ControlPlane extends Construct {
                   fromSecret("BERTH_WEBHOOK_SECRET_KEYS", apiSecret, "webhook-secret-keys"),
                   ...plain({ BERTH_WORKER_STATUS_PORT: String(WORKER_STATUS_PORT) }),
                 ],
-                ports: [{ name: "status", containerPort: WORKER_STATUS_PORT }],
+                // Named `metrics` too: the metrics server scrapes the port by that name (/metrics is on it).
+                ports: [{ name: "metrics", containerPort: WORKER_STATUS_PORT }],
                 resources: o.worker.resources ?? WORKER_RESOURCES,
-                health: { path: "/healthz", port: "status" },
+                health: { path: "/healthz", port: "metrics" },
               }),
             ],
           }),

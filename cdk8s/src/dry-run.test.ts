@@ -1,7 +1,7 @@
 // Every synthesized manifest of every environment, accepted by real kube-apiservers of the test bed with
 // a server-side dry run and strict field validation: a misspelt field fails here, not at install. The
 // CRDs, namespaces and ServiceAccounts are applied for real first (the rest refers to them); then each
-// Deployment's pod template is dry-run as a Pod, so Pod Security `restricted` admission judges it too.
+// Deployment's (and StatefulSet's) pod template is dry-run as a Pod, so Pod Security `restricted` admission judges it too.
 //
 // Not checked: CloudNativePG's `Cluster` (postgresql.cnpg.io), whose CRD belongs to that operator and is
 // not on the bed; installing a schema-less stand-in would prove nothing. The test names it as skipped.
@@ -23,6 +23,8 @@ const PLURAL: Record<string, string> = {
   Service: "services",
   Pod: "pods",
   Deployment: "deployments",
+  StatefulSet: "statefulsets",
+  ConfigMap: "configmaps",
   ClusterRole: "clusterroles",
   ClusterRoleBinding: "clusterrolebindings",
   Role: "roles",
@@ -48,6 +50,16 @@ async function apply(kube: KubeHttp, o: Obj, dryRun: boolean): Promise<{ status:
   const q = `?fieldManager=berth-cdk8s&force=true&fieldValidation=Strict${dryRun ? "&dryRun=All" : ""}`;
   const r = await kube.raw("PATCH", pathOf(o) + q, JSON.stringify(o), "application/apply-patch+yaml");
   return { status: r.status, text: r.text };
+}
+
+function withClaimVolumes(o: Obj): unknown {
+  const spec = o.spec?.template?.spec as { volumes?: unknown[] };
+  const claims = (o.spec as { volumeClaimTemplates?: { metadata: { name: string } }[] }).volumeClaimTemplates ?? [];
+  if (claims.length === 0) return spec;
+  return {
+    ...spec,
+    volumes: [...(spec.volumes ?? []), ...claims.map((c) => ({ name: c.metadata.name, emptyDir: {} }))],
+  };
 }
 
 let fleet: Fleet;
@@ -96,12 +108,13 @@ describe.each(Object.keys(ENVIRONMENTS))("the %s manifests", (env) => {
         const r = await apply(kube, o, true);
         expect(r.status, `${file} ${o.kind}/${o.metadata.name}: ${r.text}`).toBeLessThan(300);
         // A warning (e.g. an unknown field in non-strict mode) would not fail the status: Strict makes it.
-        if (o.kind === "Deployment" && o.spec?.template) {
+        if ((o.kind === "Deployment" || o.kind === "StatefulSet") && o.spec?.template) {
           const pod = {
             apiVersion: "v1",
             kind: "Pod",
             metadata: { name: `${o.metadata.name}-probe`, namespace: o.metadata.namespace },
-            spec: o.spec.template.spec,
+            // A StatefulSet's claims become its pods' volumes: stand in for them with emptyDirs.
+            spec: withClaimVolumes(o),
           };
           const p = await apply(kube, pod as Obj, true);
           expect(p.status, `${file} pod of ${o.metadata.name}: ${p.text}`).toBeLessThan(300);

@@ -20,6 +20,7 @@ const testbed: Environment = {
     worker: { replicas: 1 },
     internal: { allowCidrs: ["127.0.0.0/8"] },
     database: { external: { secretName: "berth-database" } },
+    metrics: { storageSize: "1Gi", retention: "7d" },
   },
   gpuClusters: {
     "gpu-a": {
@@ -43,6 +44,7 @@ const kind: Environment = {
     worker: { replicas: 2 },
     internal: { allowCidrs: ["172.18.0.0/16"], serviceType: "LoadBalancer" },
     database: { cloudNativePg: { instances: 1, storageSize: "1Gi" } },
+    metrics: { storageSize: "2Gi", retention: "7d" },
   },
   gpuClusters: {
     "gpu-a": {
@@ -69,6 +71,7 @@ const production: Environment = {
     worker: { replicas: 2 },
     internal: { allowCidrs: ["10.20.0.0/16", "10.30.0.0/16"], serviceType: "LoadBalancer" },
     database: { external: { secretName: "berth-database" } },
+    metrics: { storageSize: "50Gi", retention: "90d" },
   },
   gpuClusters: {
     "gpu-east": {

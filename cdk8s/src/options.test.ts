@@ -42,6 +42,12 @@ describe("control plane options", () => {
     ["a CIDR that does not parse", { internal: { allowCidrs: ["10.0.0.0/33"] } }, "internal.allowCidrs[0]"],
     ["an address without a prefix", { internal: { allowCidrs: ["10.1.2.3"] } }, "internal.allowCidrs[0]"],
     ["no internal range at all", { internal: { allowCidrs: [] } }, "internal.allowCidrs"],
+    ["a metrics volume without a unit", { metrics: { storageSize: "50" } }, "metrics.storageSize"],
+    [
+      "a metrics retention that is not a period",
+      { metrics: { storageSize: "5Gi", retention: "forever" } },
+      "metrics.retention",
+    ],
     ["a trusted proxy range that does not parse", { trustedProxyCidrs: ["10.244.0.0"] }, "trustedProxyCidrs[0]"],
     [
       "both an external database and CloudNativePG",

@@ -188,3 +188,21 @@ export const StorageReport = z.object({
     .optional(),
 });
 export type StorageReport = z.infer<typeof StorageReport>;
+
+/**
+ * One scrape round an operator forwards to the control plane's metrics server (POST /internal/v1/metrics,
+ * docs/dev/monitoring.md): Prometheus text per source. The control plane sets the cluster id and the
+ * sessions' labels itself; `berth_*` labels in the text are dropped.
+ */
+export const MetricsForward = z.object({
+  cluster_id: ClusterId,
+  sources: z
+    .array(
+      z.object({
+        job: z.string().regex(/^[a-z][a-z0-9-]{0,39}$/, "a job name: lowercase letters, digits and dashes"),
+        text: z.string().max(16 * 1024 * 1024),
+      }),
+    )
+    .max(1000),
+});
+export type MetricsForward = z.infer<typeof MetricsForward>;

@@ -35,9 +35,27 @@ describe("configFromEnv", () => {
       intervalMs: 30_000,
       timeoutMs: 5_000,
       retentionMs: 3_600_000,
+      urls: [],
+      forward: true,
     });
     expect(() => configFromEnv({ ...minimal, BERTH_OPERATOR_GPU_METRICS_URL: "dcgm:9400" }, "op")).toThrow(
       /BERTH_OPERATOR_GPU_METRICS_URL/,
+    );
+  });
+
+  it("reads one exporter per node as a comma-separated list, and forwarding can be turned off", () => {
+    const c = configFromEnv(
+      {
+        ...minimal,
+        BERTH_OPERATOR_GPU_METRICS_URLS: "http://10.0.0.1:9400/metrics, http://10.0.0.2:9400/metrics",
+        BERTH_OPERATOR_GPU_METRICS_FORWARD: "false",
+      },
+      "op",
+    );
+    expect(c.gpuMetrics.urls).toEqual(["http://10.0.0.1:9400/metrics", "http://10.0.0.2:9400/metrics"]);
+    expect(c.gpuMetrics.forward).toBe(false);
+    expect(() => configFromEnv({ ...minimal, BERTH_OPERATOR_GPU_METRICS_URLS: "x:1" }, "op")).toThrow(
+      /BERTH_OPERATOR_GPU_METRICS_URLS/,
     );
   });
 

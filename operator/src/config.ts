@@ -97,6 +97,29 @@ export const OperatorConfigSchema = z
         url: z.url({ protocol: /^https?$/ }).optional(),
         /** HAMi's vGPU monitor (per-container utilisation on shared cards), scraped with `url`. */
         hamiUrl: z.url({ protocol: /^https?$/ }).optional(),
+        /**
+         * More exporters to scrape with `url` (one per GPU node: dcgm-exporter and HAMi's monitor run as
+         * DaemonSets). Comma-separated in the environment.
+         */
+        urls: z
+          .preprocess(
+            (v) =>
+              typeof v === "string"
+                ? v
+                    .split(",")
+                    .map((x) => x.trim())
+                    .filter(Boolean)
+                : v,
+            z.array(z.url({ protocol: /^https?$/ })).max(2000),
+          )
+          .default([]),
+        /**
+         * Forward every scrape (and the operator's own metrics) to the control plane's metrics server
+         * through POST /internal/v1/metrics (docs/dev/monitoring.md).
+         */
+        forward: z
+          .preprocess((v) => (typeof v === "string" ? v !== "false" && v !== "0" : v), z.boolean())
+          .default(true),
         /** Time between scrapes; a sample's figures are the mean of the scrapes in its span. */
         intervalMs: ms(100).default(15_000),
         /** A scrape taking longer is abandoned (that span has fewer readings, or none). */
@@ -104,7 +127,7 @@ export const OperatorConfigSchema = z
         /** Readings are kept this long, so that samples retried after an outage still carry them. */
         retentionMs: ms(1_000).default(3_600_000),
       })
-      .default({ intervalMs: 15_000, timeoutMs: 5_000, retentionMs: 3_600_000 }),
+      .default({ intervalMs: 15_000, timeoutMs: 5_000, retentionMs: 3_600_000, urls: [], forward: true }),
     /**
      * The idle rule's signals from this cluster (operator/src/activity/prober.ts): every `intervalMs` the
      * running session pods' GPU utilisation and notebook servers are read and reported; 0 turns it off
@@ -192,6 +215,8 @@ export const ENV: Record<string, string> = {
   BERTH_OPERATOR_ACTIVITY_INTERVAL_MS: "activity.intervalMs",
   BERTH_OPERATOR_ACTIVITY_PROBE_TIMEOUT_MS: "activity.probeTimeoutMs",
   BERTH_OPERATOR_ACTIVITY_APP_UPSTREAMS: "activity.appUpstreams",
+  BERTH_OPERATOR_GPU_METRICS_URLS: "gpuMetrics.urls",
+  BERTH_OPERATOR_GPU_METRICS_FORWARD: "gpuMetrics.forward",
   BERTH_OPERATOR_GPU_METRICS_INTERVAL_MS: "gpuMetrics.intervalMs",
   BERTH_OPERATOR_GPU_METRICS_TIMEOUT_MS: "gpuMetrics.timeoutMs",
   BERTH_OPERATOR_GPU_METRICS_RETENTION_MS: "gpuMetrics.retentionMs",

@@ -13,6 +13,8 @@ export interface OperatorMetrics {
   inventoryNodes: Gauge;
   /** Scrapes of the GPU metrics source by outcome: ok, an HTTP status, network, timeout, parse. */
   gpuScrapes: Counter<"result">;
+  /** Rounds forwarded to the control plane's metrics server, by result: ok, an HTTP status, network, no_token. */
+  forwards: Counter<"result">;
 }
 
 export function createMetrics(labels: { cluster: string; identity: string }): OperatorMetrics {
@@ -50,6 +52,12 @@ export function createMetrics(labels: { cluster: string; identity: string }): Op
     inventoryNodes: new Gauge({
       name: "berth_operator_inventory_nodes",
       help: "GPU nodes in the last computed inventory.",
+      registers,
+    }),
+    forwards: new Counter({
+      name: "berth_operator_metrics_forwards_total",
+      help: "Scrape rounds forwarded to the control plane's metrics server (POST /internal/v1/metrics), by result.",
+      labelNames: ["result"],
       registers,
     }),
     gpuScrapes: new Counter({

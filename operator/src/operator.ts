@@ -20,6 +20,7 @@ import { InternalClient } from "./controlplane/client.ts";
 import { parseUpstreamTable } from "./gateway/config.ts";
 import { StaticUpstreams, serviceDnsUpstreams, type UpstreamResolver } from "./gateway/upstream.ts";
 import { DcgmScraper } from "./gpu/dcgm.ts";
+import { forwardMetrics } from "./gpu/forward.ts";
 import { InventoryReporter } from "./inventory/reporter.ts";
 import { createMetrics, type OperatorMetrics } from "./metrics.ts";
 import { StorageReporter } from "./storage/reporter.ts";
@@ -124,11 +125,14 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
           },
         });
         storage.start();
-        const gpuUrl = config.gpuMetrics.url;
-        if (gpuUrl) {
+        const gpuUrls = [
+          ...(config.gpuMetrics.url ? [config.gpuMetrics.url] : []),
+          ...config.gpuMetrics.urls,
+          ...(config.gpuMetrics.hamiUrl ? [config.gpuMetrics.hamiUrl] : []),
+        ];
+        if (gpuUrls.length > 0) {
           gpuMetrics = new DcgmScraper({
-            url: gpuUrl,
-            ...(config.gpuMetrics.hamiUrl ? { extraUrls: [config.gpuMetrics.hamiUrl] } : {}),
+            urls: gpuUrls,
             intervalMs: config.gpuMetrics.intervalMs,
             timeoutMs: config.gpuMetrics.timeoutMs,
             retentionMs: config.gpuMetrics.retentionMs,
@@ -136,8 +140,21 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
             now: () => Date.now(),
             onScrape: (result, err) => {
               metrics.gpuScrapes.inc({ result });
-              if (result !== "ok") log.debug({ url: gpuUrl, result, error: errInfo(err) }, "GPU metrics scrape failed");
+              if (result !== "ok")
+                log.debug({ urls: gpuUrls, result, error: errInfo(err) }, "GPU metrics scrape failed");
             },
+            // Each round goes on to the control plane's metrics server with the operator's own figures
+            // (docs/dev/monitoring.md); one lost round is a gap in a chart, never retried.
+            ...(config.gpuMetrics.forward
+              ? {
+                  onTexts: (texts: string[]) => {
+                    void forwardMetrics(internal, config.clusterId, texts, metrics).then((result) => {
+                      metrics.forwards.inc({ result });
+                      if (result !== "ok") log.debug({ result }, "forwarding GPU metrics failed");
+                    });
+                  },
+                }
+              : {}),
           });
           gpuMetrics.start();
         }

@@ -8,9 +8,12 @@ import { routes as catalog } from "./catalog/routes.ts";
 import { routes as clusters } from "./clusters/routes.ts";
 import { routes as connect } from "./connect/routes.ts";
 import { routes as credits } from "./credits/routes.ts";
+import { routes as dashboard } from "./dashboard/routes.ts";
 import { routes as imageBuilds } from "./image-builds/routes.ts";
 import { routes as images } from "./images/routes.ts";
 import { routes as logs } from "./logs/routes.ts";
+import { routes as metrics } from "./metrics/routes.ts";
+import { routes as monitoring } from "./monitoring/routes.ts";
 import { routes as nodes } from "./nodes/routes.ts";
 import { routes as notifications } from "./notifications/routes.ts";
 import { routes as organizations } from "./organizations/routes.ts";
@@ -52,4 +55,7 @@ export const allRoutes: RouteDef[] = [
   ...notifications,
   ...settings,
   ...signup,
+  ...monitoring,
+  ...dashboard,
+  ...metrics,
 ];

@@ -492,6 +492,99 @@ export type CreditRequestDenial = {
   note?: string;
 };
 
+export type Dashboard = {
+  view: "member" | "admin" | "super_admin";
+  me: {
+    running: {
+      id: string;
+      name: string | null;
+      phase: string;
+      gpu_model: string;
+      gpu_count: number;
+      cluster_id: string | null;
+      /** Started (running) or paused (paused) at. */
+      since: string | null;
+    }[];
+    paused: {
+      id: string;
+      name: string | null;
+      phase: string;
+      gpu_model: string;
+      gpu_count: number;
+      cluster_id: string | null;
+      /** Started (running) or paused (paused) at. */
+      since: string | null;
+    }[];
+    period: {
+      /** RFC 3339, UTC. */
+      from: string;
+      /** RFC 3339, UTC. */
+      to: string;
+      gpu_hours: number;
+      /** Minor units (1 credit = 1,000,000), as a string. */
+      credits_spent: string;
+    };
+    /** The caller's own wallets, summed over their organizations. */
+    balance: string;
+    /** What the caller's running sessions cost per hour. */
+    hourly_rate: string;
+    /** The balance at the hourly rate; null when nothing runs. */
+    days_left: number | null;
+  };
+  admin: {
+    sessions_by_phase: {
+      phase: string;
+      count: number;
+    }[];
+    queue: {
+      depth: number;
+      oldest_wait_seconds: number | null;
+    };
+    spend: {
+      organization_id: string;
+      project_id: string | null;
+      /** Minor units (1 credit = 1,000,000), as a string. */
+      spent: string;
+      gpu_hours: number;
+    }[];
+    fleet: {
+      cluster_id: string;
+      cluster_name: string;
+      gpu_model: string;
+      nodes: number;
+      total: number;
+      allocated: number;
+      /** On nodes that are ready and not cordoned. */
+      free: number;
+      /** Allocated GPUs whose sessions' mean utilisation over 15 minutes is under 5 %. */
+      allocated_idle: number;
+    }[] | null;
+    nodes: {
+      cordoned: number;
+      not_ready: number;
+      items: {
+        cluster_id: string;
+        name: string;
+        gpu_model: string | null;
+        schedulable: boolean;
+        ready: boolean;
+      }[];
+    } | null;
+    storage: {
+      status: "ok" | "no_pools" | "unavailable";
+      /** The largest pool: pools are never added together. */
+      pool: string | null;
+      source: string | null;
+      total_gb: number | null;
+      available_gb: number | null;
+      provisioned_gb: number | null;
+      pools: number;
+      /** true when a cluster is selected: the pool is fleet-wide. */
+      shared_across_clusters: boolean;
+    } | null;
+  } | null;
+};
+
 export type DenyQuotaRequest = {
   note?: string;
 };
@@ -730,6 +823,65 @@ export type MembershipOfUser = {
   /** null: a membership of the organization itself. */
   project_id: string | null;
   role: "org_admin" | "project_admin" | "member";
+};
+
+export type MonitoringPanel = {
+  id: string;
+  title: string;
+  scope: "fleet" | "cluster" | "node" | "card" | "session";
+  unit: "percent" | "MiB" | "W" | "C" | "count";
+  description: string;
+};
+
+export type MonitoringPanelAnswer = {
+  range: {
+    /** Unix seconds, snapped to the step. */
+    from: number;
+    to: number;
+    /** Chosen by the server so no series has more than max_points points. */
+    step_seconds: number;
+    max_points: number;
+  };
+  /** The time axis, Unix seconds, shared by every series. */
+  timestamps: number[];
+  series: {
+    label: string;
+    labels: {
+      [key: string]: string;
+    };
+    /** One per timestamp; null where there is no sample. */
+    values: (number | null)[];
+  }[];
+  /** Series left out beyond the most an answer carries. */
+  truncated_series: number;
+  panel: MonitoringPanel;
+};
+
+export type MonitoringPanelList = {
+  data: MonitoringPanel[];
+};
+
+export type MonitoringSeries = {
+  range: {
+    /** Unix seconds, snapped to the step. */
+    from: number;
+    to: number;
+    /** Chosen by the server so no series has more than max_points points. */
+    step_seconds: number;
+    max_points: number;
+  };
+  /** The time axis, Unix seconds, shared by every series. */
+  timestamps: number[];
+  series: {
+    label: string;
+    labels: {
+      [key: string]: string;
+    };
+    /** One per timestamp; null where there is no sample. */
+    values: (number | null)[];
+  }[];
+  /** Series left out beyond the most an answer carries. */
+  truncated_series: number;
 };
 
 export type Node = {
@@ -1578,6 +1730,23 @@ export type UsagePoint = {
   gpu_memory_mib: number | null;
 };
 
+export type UsageReport = {
+  from: string;
+  to: string;
+  data: {
+    organization_id: string;
+    project_id: string | null;
+    gpu_hours: number;
+    /** Charged in the range, reversals taken off. */
+    credits: string;
+  }[];
+  totals: {
+    gpu_hours: number;
+    /** Minor units (1 credit = 1,000,000), as a string. */
+    credits: string;
+  };
+};
+
 export type User = {
   id: string;
   email: string;
@@ -2312,6 +2481,18 @@ export interface Operations {
     body: undefined;
     response: CreditRequest;
   };
+  /** The caller's dashboard: their sessions and credits; for administrators, what they administer */
+  getDashboard: {
+    method: "get";
+    path: "/api/v1/dashboard";
+    params: Record<string, never>;
+    query: {
+      /** Narrow the fleet tiles to one cluster (the storage tile stays fleet-wide and says so). */
+      cluster?: string;
+    };
+    body: undefined;
+    response: Dashboard;
+  };
   /** Your limits, what you use of them, the headroom, and the policy each comes from */
   getEffectiveLimits: {
     method: "get";
@@ -2373,6 +2554,32 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: UserDetail;
+  };
+  /** A panel's series over a range, ready to plot */
+  getMonitoringPanel: {
+    method: "get";
+    path: "/api/v1/monitoring/panels/{panelId}";
+    params: {
+      panelId: string;
+    };
+    query: {
+      /** The last 15m, 1h, 6h, 24h, 7d or 30d, ending now (ignored when `from` and `to` are given). */
+      range?: "15m" | "1h" | "6h" | "24h" | "7d" | "30d";
+      /** Start, RFC 3339 (with `to`). */
+      from?: string;
+      /** End, RFC 3339 (with `from`). */
+      to?: string;
+      /** Cluster, for cluster, node and card panels (or to narrow a fleet panel). */
+      cluster?: string;
+      /** Node name, for node panels. */
+      node?: string;
+      /** GPU UUID, for card panels. */
+      card?: string;
+      /** Session id, for session panels. */
+      session?: string;
+    };
+    body: undefined;
+    response: MonitoringPanelAnswer;
   };
   /** Which kinds of notification you receive */
   getNotificationPreferences: {
@@ -2575,6 +2782,22 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: SystemSettings;
+  };
+  /** GPU-hours and credits per organization and project over a range (chargeback), as JSON or CSV */
+  getUsageReport: {
+    method: "get";
+    path: "/api/v1/metrics/usage";
+    params: Record<string, never>;
+    query: {
+      /** Start, RFC 3339 (inclusive). */
+      from: string;
+      /** End, RFC 3339 (exclusive); at most 366 days after `from`. */
+      to: string;
+      /** `csv` answers text/csv (RFC 4180). */
+      format?: "json" | "csv";
+    };
+    body: undefined;
+    response: UsageReport | string;
   };
   /** An account and its memberships */
   getUser: {
@@ -2831,6 +3054,15 @@ export interface Operations {
       data: Image[];
       pagination: Pagination;
     };
+  };
+  /** The catalogue of monitoring panels */
+  listMonitoringPanels: {
+    method: "get";
+    path: "/api/v1/monitoring/panels";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    response: MonitoringPanelList;
   };
   /** Nodes grouped by cluster and GPU model, with totals */
   listNodePools: {
@@ -3363,6 +3595,24 @@ export interface Operations {
     body: PreviewCost;
     response: CostPreview;
   };
+  /** A raw range query (administrators), narrowed like panels */
+  queryMonitoring: {
+    method: "post";
+    path: "/api/v1/monitoring/query";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      /** PromQL (MetricsQL); narrowed by the caller's label scope. */
+      query: string;
+      /** The last 15m, 1h, 6h, 24h, 7d or 30d, ending now (ignored when `from` and `to` are given). */
+      range?: "15m" | "1h" | "6h" | "24h" | "7d" | "30d";
+      /** Start, RFC 3339 (with `to`). */
+      from?: string;
+      /** End, RFC 3339 (with `from`). */
+      to?: string;
+    };
+    response: MonitoringSeries;
+  };
   /** Mark all your notifications read */
   readAllNotifications: {
     method: "post";
@@ -3823,12 +4073,14 @@ export const OPERATIONS = {
   getBudget: { method: "get", path: "/api/v1/budgets/{organizationId}" },
   getCluster: { method: "get", path: "/api/v1/clusters/{clusterId}" },
   getCreditRequest: { method: "get", path: "/api/v1/credits/requests/{requestId}" },
+  getDashboard: { method: "get", path: "/api/v1/dashboard" },
   getEffectiveLimits: { method: "get", path: "/api/v1/resource-policies/effective" },
   getGpuAvailability: { method: "get", path: "/api/v1/sessions/gpu-availability" },
   getHealth: { method: "get", path: "/healthz" },
   getImage: { method: "get", path: "/api/v1/images/{name}" },
   getImageBuild: { method: "get", path: "/api/v1/image-builds/{id}" },
   getMe: { method: "get", path: "/api/v1/auth/me" },
+  getMonitoringPanel: { method: "get", path: "/api/v1/monitoring/panels/{panelId}" },
   getNotificationPreferences: { method: "get", path: "/api/v1/notifications/preferences" },
   getOffering: { method: "get", path: "/api/v1/offerings/{name}" },
   getOpenApi: { method: "get", path: "/api/v1/openapi.json" },
@@ -3847,6 +4099,7 @@ export const OPERATIONS = {
   getStoragePool: { method: "get", path: "/api/v1/storage/pools/{pool}" },
   getStorageSettings: { method: "get", path: "/api/v1/storage/settings" },
   getSystemSettings: { method: "get", path: "/api/v1/system/settings" },
+  getUsageReport: { method: "get", path: "/api/v1/metrics/usage" },
   getUser: { method: "get", path: "/api/v1/users/{userId}" },
   getVolume: { method: "get", path: "/api/v1/storage/volumes/{volumeId}" },
   getWallet: { method: "get", path: "/api/v1/credits/wallets/{walletId}" },
@@ -3863,6 +4116,7 @@ export const OPERATIONS = {
   listGpuDevices: { method: "get", path: "/api/v1/gpu-devices" },
   listImageBuilds: { method: "get", path: "/api/v1/image-builds" },
   listImages: { method: "get", path: "/api/v1/images" },
+  listMonitoringPanels: { method: "get", path: "/api/v1/monitoring/panels" },
   listNodePools: { method: "get", path: "/api/v1/node-pools" },
   listNodes: { method: "get", path: "/api/v1/nodes" },
   listNotifications: { method: "get", path: "/api/v1/notifications" },
@@ -3895,6 +4149,7 @@ export const OPERATIONS = {
   pauseSession: { method: "post", path: "/api/v1/sessions/{sessionId}/pause" },
   pingWebhook: { method: "post", path: "/api/v1/webhooks/{webhookId}/test" },
   previewSessionCost: { method: "post", path: "/api/v1/sessions/preview-cost" },
+  queryMonitoring: { method: "post", path: "/api/v1/monitoring/query" },
   readAllNotifications: { method: "post", path: "/api/v1/notifications/read-all" },
   readNotification: { method: "post", path: "/api/v1/notifications/{notificationId}/read" },
   redeliverWebhook: { method: "post", path: "/api/v1/webhooks/{webhookId}/redeliver" },

@@ -32,24 +32,29 @@ describe("routes", () => {
   });
 
   it("keep members out of the admin pages and send signed-in users from the login page to ?next", () => {
-    expect(guard(matchRoute("/admin/clusters"), member)).toEqual({ kind: "redirect", to: "/sessions" });
+    expect(guard(matchRoute("/admin/clusters"), member)).toEqual({ kind: "redirect", to: "/dashboard" });
     expect(guard(matchRoute("/admin/clusters"), admin)).toEqual({ kind: "allow" });
     expect(guard(matchRoute("/login", "?next=/queue"), member)).toEqual({ kind: "redirect", to: "/queue" });
   });
 
   it("open the sign-up page to visitors only, and keep the settings pages for administrators", () => {
     expect(guard(matchRoute("/signup"), signedOut)).toEqual({ kind: "allow" });
-    expect(guard(matchRoute("/signup"), member)).toEqual({ kind: "redirect", to: "/sessions" });
-    expect(guard(matchRoute("/admin/settings"), member)).toEqual({ kind: "redirect", to: "/sessions" });
+    expect(guard(matchRoute("/signup"), member)).toEqual({ kind: "redirect", to: "/dashboard" });
+    expect(guard(matchRoute("/admin/settings"), member)).toEqual({ kind: "redirect", to: "/dashboard" });
     expect(guard(matchRoute("/admin/signups"), admin)).toEqual({ kind: "allow" });
     expect(guard(matchRoute("/admin/settings"), signedOut).kind).toBe("redirect");
-    expect(safeNext("/signup")).toBe("/sessions");
+    expect(safeNext("/signup")).toBe("/dashboard");
+  });
+
+  it("land a signed-in user on the dashboard", () => {
+    expect(guard(matchRoute("/"), member)).toEqual({ kind: "redirect", to: "/dashboard" });
+    expect(matchRoute("/dashboard").route.name).toBe("dashboard");
   });
 
   it("never follow ?next off the site", () => {
-    expect(safeNext("//evil.example/x")).toBe("/sessions");
-    expect(safeNext("https://evil.example")).toBe("/sessions");
-    expect(safeNext("/\\evil.example")).toBe("/sessions");
+    expect(safeNext("//evil.example/x")).toBe("/dashboard");
+    expect(safeNext("https://evil.example")).toBe("/dashboard");
+    expect(safeNext("/\\evil.example")).toBe("/dashboard");
     expect(safeNext("/sessions/a?x=1")).toBe("/sessions/a?x=1");
   });
 });

@@ -4,6 +4,7 @@
 export type RouteName =
   | "login"
   | "password"
+  | "dashboard"
   | "sessions"
   | "session-new"
   | "session-detail"
@@ -45,6 +46,7 @@ export interface RouteDef {
 export const ROUTES: readonly RouteDef[] = [
   { name: "login", pattern: "/login", title: "Sign in", access: "public" },
   { name: "password", pattern: "/password", title: "Change password", access: "public" },
+  { name: "dashboard", pattern: "/dashboard", title: "Dashboard", access: "user" },
   { name: "sessions", pattern: "/sessions", title: "Sessions", access: "user" },
   { name: "session-new", pattern: "/sessions/new", title: "New session", access: "user" },
   { name: "session-detail", pattern: "/sessions/:sessionId", title: "Session", access: "user" },
@@ -77,7 +79,7 @@ export const ROUTES: readonly RouteDef[] = [
 ];
 
 export const NOT_FOUND: RouteDef = { name: "not-found", pattern: "", title: "Not found", access: "public" };
-export const HOME = "/sessions";
+export const HOME = "/dashboard";
 
 export interface Match {
   route: RouteDef;

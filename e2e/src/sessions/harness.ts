@@ -169,6 +169,8 @@ export interface SessionsBedOptions {
   workerWebhooks?: WebhookWorkerOptions;
   /** The worker's reclaim loop (idle auto-pause, time limits); `false` leaves it to the test. Default on. */
   workerReclaim?: false | { intervalMs?: number };
+  /** More of the API's environment (e.g. BERTH_METRICS_SERVER_URL). */
+  apiEnv?: Record<string, string>;
 }
 
 export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<SessionsBed> {
@@ -199,7 +201,10 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
       rbac: mergeRbac(managementRbac(), apiSessionsRbac()),
     });
     const workerCred = await mintControlPlaneCredential(mgmt, { name: "berth-worker", rbac: workerRbac() });
-    const t = await startIdentityTestApi({ kubeConfig: kubeConfigFrom(apiCred.kubeconfig) });
+    const t = await startIdentityTestApi({
+      kubeConfig: kubeConfigFrom(apiCred.kubeconfig),
+      ...(opts.apiEnv ? { env: opts.apiEnv } : {}),
+    });
     stops.push(() => t.stop());
     // Real time: operators' reports and the worker's "is this cluster reporting" compare wall clocks.
     t.deps.clock = { now: () => new Date() };

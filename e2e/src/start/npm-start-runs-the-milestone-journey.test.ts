@@ -193,6 +193,12 @@ describe("npm start", () => {
     );
     expect(inUse.in_use).toBe(1);
 
+    // Her GPU on her session's chart: gpu-a's stand-in exporter, its operator's forward, the metrics server.
+    await until("the session's GPU chart", async () => {
+      const p = await call(token, "GET", `/api/v1/monitoring/panels/session.gpu_utilization?session=${id}&range=15m`);
+      return p.status === 200 && p.body.series[0]?.values.some((v: number | null) => v !== null && v > 0);
+    });
+
     await new Promise((r) => setTimeout(r, 3_000));
     const pauseAsked = Date.now();
     const paused = await call(token, "POST", `/api/v1/sessions/${id}/pause`, {});

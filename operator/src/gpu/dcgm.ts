@@ -187,16 +187,19 @@ export class GpuReadings implements GpuUsageSource {
 }
 
 export interface DcgmScraperOptions {
-  /** The exporter's metrics URL, e.g. http://dcgm-exporter.gpu-operator:9400/metrics. */
-  url: string;
-  /** Also HAMi's vGPU monitor, e.g. http://hami-device-plugin-monitor.kube-system:31992/metrics. */
-  extraUrls?: string[];
+  /**
+   * The exporters' metrics URLs: DCGM's (e.g. http://dcgm-exporter.gpu-operator:9400/metrics, one per node)
+   * and HAMi's vGPU monitor (e.g. http://hami-device-plugin-monitor.kube-system:31992/metrics).
+   */
+  urls: readonly string[];
   intervalMs: number;
   timeoutMs: number;
   retentionMs: number;
   now: () => number;
   /** Each scrape's outcome: `ok`, an HTTP status, `network`, `timeout` or `parse` (no DCGM metric in it). */
   onScrape?: (result: string, err?: unknown) => void;
+  /** The texts of one round's successful scrapes (the forwarder sends them on, gpu/forward.ts). */
+  onTexts?: (texts: string[]) => void;
 }
 
 /** Scrapes the exporter on a timer into `readings`; `usage()` is what usage metering asks. */
@@ -230,41 +233,39 @@ export class DcgmScraper implements GpuUsageSource {
     tick();
   }
 
-  /** One scrape; records its readings when it succeeded. Never throws. */
+  /** One round: every exporter at once; records the readings of those that answered. Never throws. */
   async scrape(): Promise<void> {
     const at = this.#o.now();
+    const texts = await Promise.all(this.#o.urls.map((url) => this.#scrapeOne(url)));
+    const ok = texts.filter((t): t is string => t !== undefined);
+    if (this.#stopped || ok.length === 0) return;
+    // Parsed together: a pod's container figures (HAMi's monitor) win over its cards' (DCGM's).
+    this.readings.record(at, parseDcgm(ok.join("\n")));
+    this.#o.onTexts?.(ok);
+  }
+
+  async #scrapeOne(url: string): Promise<string | undefined> {
     let result = "ok";
     let error: unknown;
+    let text: string | undefined;
     try {
       const signal = AbortSignal.any([this.#abort.signal, AbortSignal.timeout(this.#o.timeoutMs)]);
-      // Every endpoint at once; the answers that came are parsed together (a missing monitor leaves DCGM's).
-      const answers = await Promise.allSettled(
-        [this.#o.url, ...(this.#o.extraUrls ?? [])].map(async (url) => {
-          const res = await fetch(url, { signal, headers: { accept: "text/plain" } });
-          if (!res.ok) {
-            await res.body?.cancel();
-            throw Object.assign(new Error(`${url}: ${res.status}`), { status: res.status });
-          }
-          return res.text();
-        }),
-      );
-      const texts = answers.flatMap((a) => (a.status === "fulfilled" ? [a.value] : []));
-      if (texts.length === 0) {
-        const first = answers[0] as PromiseRejectedResult;
-        const status = (first.reason as { status?: number }).status;
-        if (status !== undefined) result = String(status);
-        else throw first.reason;
+      const res = await fetch(url, { signal, headers: { accept: "text/plain" } });
+      if (!res.ok) {
+        result = String(res.status);
+        await res.body?.cancel();
       } else {
-        const text = texts.join("\n");
+        const body = await res.text();
         // A 200 without any GPU metric is not an exporter (a wrong URL): say so rather than "ok".
-        if (!KNOWN.some((k) => text.includes(k))) result = "parse";
-        else if (!this.#stopped) this.readings.record(at, parseDcgm(text));
+        if (!KNOWN.some((k) => body.includes(k))) result = "parse";
+        else text = body;
       }
     } catch (e) {
       error = e;
       if (result === "ok") result = (e as Error)?.name === "TimeoutError" ? "timeout" : "network";
     }
     this.#o.onScrape?.(result, error);
+    return text;
   }
 
   async stop(): Promise<void> {

@@ -88,10 +88,15 @@ describe("system routes", () => {
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("not_found");
   });
 
-  it("exposes request counters and latency by route template, method and status on /metrics", async () => {
+  it("keeps the Prometheus exposition off the public listener", async () => {
+    const res = await api.call("/metrics");
+    expect(res.status).toBe(404);
+  });
+
+  it("counts requests and latency by route template, method and status", async () => {
     await api.call("/healthz");
     await api.call("/no/such/route");
-    const text = await (await api.call("/metrics")).text();
+    const text = await api.deps.metrics.registry.metrics();
     expect(text).toMatch(/berth_http_requests_total\{method="GET",route="\/healthz",status="200"\} \d+/);
     expect(text).toMatch(/berth_http_requests_total\{method="GET",route="unmatched",status="404"\} \d+/);
     expect(text).toMatch(

@@ -14,6 +14,7 @@ import "../wallet-balance/index.ts";
 import "../../views/login-view/index.ts";
 import "../../views/password-view/index.ts";
 import "../../views/not-found-view/index.ts";
+import "../../views/dashboard-view/index.ts";
 import "../../views/sessions-view/index.ts";
 import "../../views/session-new-view/index.ts";
 import "../../views/session-detail-view/index.ts";
@@ -115,6 +116,8 @@ export class BerthApp extends LitElement {
         return html`<berth-login-view .next=${m.query.get("next") ?? ""}></berth-login-view>`;
       case "password":
         return html`<berth-password-view .next=${m.query.get("next") ?? ""}></berth-password-view>`;
+      case "dashboard":
+        return html`<berth-dashboard-view></berth-dashboard-view>`;
       case "sessions":
         return html`<berth-sessions-view .query=${m.query}></berth-sessions-view>`;
       case "session-new":
@@ -197,7 +200,7 @@ export class BerthApp extends LitElement {
       this.renderRoot.querySelector<HTMLElement>("main")?.focus();
     }}>Skip to content</a>
       <header>
-        <a class="brand" href=${signedIn ? "/sessions" : "/login"} aria-label="${b.product_name} home" data-testid="brand">
+        <a class="brand" href=${signedIn ? "/dashboard" : "/login"} aria-label="${b.product_name} home: your dashboard" data-testid="brand">
           ${
             b.logo
               ? html`<img src=${b.logo} alt="" width="22" height="22" data-testid="brand-logo" />`

@@ -11,6 +11,7 @@ export interface NavLink {
 }
 
 export const MEMBER_LINKS: readonly NavLink[] = [
+  { href: "/dashboard", label: "Dashboard", routes: ["dashboard"] },
   { href: "/sessions", label: "Sessions", routes: ["session"] },
   { href: "/queue", label: "Queue", routes: ["queue"] },
   { href: "/images", label: "Images", routes: ["images"] },

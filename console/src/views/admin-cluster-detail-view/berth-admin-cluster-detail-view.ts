@@ -8,6 +8,7 @@ import { api, router } from "../../app/context.ts";
 import "../../components/check-list/index.ts";
 import { confirmAction } from "../../components/confirm-dialog/index.ts";
 import "../../components/error-panel/index.ts";
+import "../../components/monitoring-panel/index.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { statusTone } from "../../data/clusters.ts";
 import { formatRelative, formatTime } from "../../data/format.ts";
@@ -26,7 +27,9 @@ export class BerthAdminClusterDetailView extends LitElement {
     actionResult: { state: true },
     editing: { state: true },
     deleteName: { state: true },
+    chartNode: { state: true },
   };
+  declare chartNode: string;
   declare clusterId: string;
   declare testing: boolean;
   declare test: ConnectionTestResult | undefined;
@@ -48,6 +51,7 @@ export class BerthAdminClusterDetailView extends LitElement {
   constructor() {
     super();
     this.clusterId = "";
+    this.chartNode = "";
     this.testing = false;
     this.test = undefined;
     this.actionError = undefined;
@@ -211,18 +215,45 @@ export class BerthAdminClusterDetailView extends LitElement {
     </table></div>`;
   }
 
+  /** Per-card charts of one node: utilisation, memory and temperature of each of its GPUs. */
+  #cards(nodes: Node[]) {
+    const gpuNodes = nodes.filter((n) => n.gpu_count > 0);
+    if (gpuNodes.length === 0) return nothing;
+    const node =
+      this.chartNode && gpuNodes.some((n) => n.name === this.chartNode) ? this.chartNode : (gpuNodes[0]?.name ?? "");
+    const scope = { cluster: this.clusterId, node };
+    return html`<section class="card" aria-labelledby="cards-h" data-testid="node-cards">
+      <h2 id="cards-h">Cards of a node</h2>
+      <div class="filters"><div class="field"><label for="chart-node">Node</label>
+        <select id="chart-node" @change=${(e: Event) => (this.chartNode = (e.target as HTMLSelectElement).value)}>
+          ${gpuNodes.map((n) => html`<option value=${n.name} ?selected=${n.name === node}>${n.name} (${n.gpu_count} × ${n.gpu_model ?? "GPU"})</option>`)}
+        </select></div></div>
+      <div class="grid2">
+        <berth-monitoring-panel panel="node.gpu_utilization" heading="Utilisation per card" .scope=${scope} range="1h"></berth-monitoring-panel>
+        <berth-monitoring-panel panel="node.gpu_memory_used" heading="Memory used per card" .scope=${scope} range="1h"></berth-monitoring-panel>
+        <berth-monitoring-panel panel="node.gpu_temperature" heading="Temperature per card" .scope=${scope} range="1h"></berth-monitoring-panel>
+      </div>
+    </section>`;
+  }
+
   override render() {
     return html`<p><a href="/admin/clusters">← Clusters</a></p>
       ${this.actionResult ? html`<p class="success" role="status" data-testid="action-result">${this.actionResult}</p>` : nothing}
       ${this.actionError ? html`<berth-error-panel heading="That did not work" .error=${this.actionError}></berth-error-panel>` : nothing}
       ${renderTask(this.#cluster, { pendingLabel: "Loading the cluster…", complete: (c) => this.#facts(c) })}
+      <section aria-labelledby="gpu-h"><h2 id="gpu-h">GPU activity</h2>
+        <div class="grid2">
+          <berth-monitoring-panel panel="cluster.gpu_utilization" heading="GPU utilisation by node" .scope=${{ cluster: this.clusterId }} range="1h"></berth-monitoring-panel>
+          <berth-monitoring-panel panel="cluster.gpu_power" heading="GPU power by node" .scope=${{ cluster: this.clusterId }} range="1h"></berth-monitoring-panel>
+        </div>
+      </section>
       <h2>Nodes</h2>
       ${renderTask(this.#nodes, {
         pendingLabel: "Loading nodes…",
         isEmpty: (r) => r.data.length === 0,
         empty: () =>
           html`<berth-empty-state heading="No node reported yet">The cluster's operator reports its nodes and GPUs once it runs with its token.</berth-empty-state>`,
-        complete: (r) => this.#nodesTable(r.data),
+        complete: (r) => html`${this.#nodesTable(r.data)}${this.#cards(r.data)}`,
       })}
       ${renderTask(this.#cluster, {
         complete: (c) => html`<section class="card" aria-labelledby="danger-h" style="margin-top:1.5rem">

@@ -11,6 +11,7 @@ import "../../components/error-panel/index.ts";
 import "../../components/log-viewer/index.ts";
 import "../../components/phase-badge/index.ts";
 import { renderTask } from "../../components/task-states.ts";
+import "../../components/monitoring-panel/index.ts";
 import "../../components/usage-chart/index.ts";
 import { formatCredits, formatDuration, formatPercent, formatRelative, formatTime } from "../../data/format.ts";
 import { ACTION_LABEL, actionConfirm, phaseHelp, type SessionAction } from "../../data/phases.ts";
@@ -361,6 +362,15 @@ export class BerthSessionDetailView extends LitElement {
           <div class="grid2">${this.#connectButtons(s)} ${this.#facts(s)}</div>
           <div class="grid2">${this.#timeline(s)} ${this.#usagePanel()}</div>
           ${this.#mountsPanel()}
+          ${
+            s.node || s.phase === "Running"
+              ? html`<section aria-labelledby="gpu-h"><h2 id="gpu-h">GPU, live</h2>
+                <div class="grid2" data-testid="session-gpu-charts">
+                  <berth-monitoring-panel panel="session.gpu_utilization" heading="GPU utilisation" .scope=${{ session: s.id }} range="1h"></berth-monitoring-panel>
+                  <berth-monitoring-panel panel="session.gpu_memory_used" heading="GPU memory used" .scope=${{ session: s.id }} range="1h"></berth-monitoring-panel>
+                </div></section>`
+              : nothing
+          }
           <section class="card" aria-labelledby="logs-h"><h2 id="logs-h">Logs</h2>
             ${s.node || s.phase === "Running" ? html`<berth-log-viewer .sessionId=${s.id}></berth-log-viewer>` : html`<p class="muted">Logs appear once the session has a pod.</p>`}
           </section>

@@ -1,0 +1,62 @@
+import type { Knex } from "knex";
+import { type SessionFilter, whereVisible } from "./sessionFilter.ts";
+
+export interface SpendRow {
+  organization_id: string;
+  project_id: string | null;
+  /** Minor units, charges less their reversals. */
+  spent: string;
+  gpu_seconds: number;
+}
+
+/** Credits charged since `from` by organization and project (reversed charges taken off). */
+export async function spendByProject(db: Knex, f: SessionFilter, from: Date, to?: Date): Promise<SpendRow[]> {
+  const charges = whereVisible(
+    db("ledger_transactions as t").join("sessions as s", "s.id", "t.session_id").where("t.kind", "charge"),
+    f,
+  ).where("t.created_at", ">=", from);
+  if (to) charges.where("t.created_at", "<", to);
+  const rows: { organization_id: string; project_id: string | null; charged: string; reversed: string }[] =
+    await charges
+      .leftJoin("ledger_transactions as r", "r.reverses_seq", "t.seq")
+      .groupBy("s.organization_id", "s.project_id")
+      .orderBy([{ column: "s.organization_id" }, { column: "s.project_id" }])
+      .select(
+        "s.organization_id",
+        "s.project_id",
+        db.raw("coalesce(sum(t.amount), 0)::text as charged"),
+        db.raw("coalesce(sum(r.amount), 0)::text as reversed"),
+      );
+  const usage = whereVisible(db("usage_samples as u").join("sessions as s", "s.id", "u.session"), f).where(
+    "u.period_start",
+    ">=",
+    from,
+  );
+  if (to) usage.where("u.period_start", "<", to);
+  const seconds: { organization_id: string; project_id: string | null; seconds: number }[] = await usage
+    .groupBy("s.organization_id", "s.project_id")
+    .select("s.organization_id", "s.project_id", db.raw("coalesce(sum(u.gpu_seconds), 0)::float8 as seconds"));
+  const key = (o: string, p: string | null) => `${o}/${p ?? ""}`;
+  const out = new Map<string, SpendRow>();
+  for (const r of rows)
+    out.set(key(r.organization_id, r.project_id), {
+      organization_id: r.organization_id,
+      project_id: r.project_id,
+      spent: (BigInt(r.charged) - BigInt(r.reversed)).toString(),
+      gpu_seconds: 0,
+    });
+  for (const s of seconds) {
+    const k = key(s.organization_id, s.project_id);
+    const row = out.get(k) ?? {
+      organization_id: s.organization_id,
+      project_id: s.project_id,
+      spent: "0",
+      gpu_seconds: 0,
+    };
+    row.gpu_seconds = Number(s.seconds);
+    out.set(k, row);
+  }
+  return [...out.values()].sort((a, b) =>
+    key(a.organization_id, a.project_id).localeCompare(key(b.organization_id, b.project_id)),
+  );
+}

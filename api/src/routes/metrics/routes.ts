@@ -1,0 +1,39 @@
+// /api/v1/metrics: the usage and chargeback report per organization and project (docs/dev/monitoring.md),
+// as JSON or CSV. Scope follows the role; asking for more answers the scope (contract: Endpoints rule 1).
+import { z } from "zod";
+import { usageReport } from "../../domain/dashboard/usageReport.ts";
+import { defineRoute, type RouteDef } from "../../http/route.ts";
+import { presentUsageCsv } from "./presenter.ts";
+import { UsageReport, UsageReportQuery } from "./schemas.ts";
+
+export const getUsageReport = defineRoute({
+  method: "get",
+  path: "/api/v1/metrics/usage",
+  operationId: "getUsageReport",
+  tags: ["monitoring"],
+  summary: "GPU-hours and credits per organization and project over a range (chargeback), as JSON or CSV",
+  description:
+    "super_admin: every organization; organization and project admins: what they administer, plus their own sessions; anyone else: their own sessions. Credits are charges in the range less their reversals, in minor units. `from` after `to` or a range over 366 days is 400 validation_failed.",
+  auth: "user",
+  query: UsageReportQuery,
+  responses: { 200: z.union([UsageReport, z.string().meta({ description: "text/csv with format=csv" })]) },
+  handler: async ({ deps, principal, query, ctx }) => {
+    const report = await usageReport(deps.db, principal, query.from, query.to);
+    if (query.format === "csv") {
+      // The route layer answers JSON: CSV is written on the response itself, as the audit export does.
+      ctx.respond = false;
+      ctx.res
+        .writeHead(200, {
+          "Content-Type": "text/csv; charset=utf-8; header=present",
+          "Content-Disposition": `attachment; filename="usage-${report.from.slice(0, 10)}-${report.to.slice(0, 10)}.csv"`,
+          "Cache-Control": "no-store",
+          "X-Request-Id": String(ctx.response.get("X-Request-Id") || ""),
+        })
+        .end(presentUsageCsv(report));
+      return { status: 200 as const, body: "" };
+    }
+    return { status: 200 as const, body: report };
+  },
+});
+
+export const routes: RouteDef[] = [getUsageReport];

@@ -1,0 +1,28 @@
+import { z } from "zod";
+
+const Credits = z
+  .string()
+  .regex(/^-?\d+$/)
+  .meta({ description: "Minor units (1 credit = 1,000,000), as a string." });
+
+export const UsageReportQuery = z.object({
+  from: z.coerce.date().meta({ description: "Start, RFC 3339 (inclusive)." }),
+  to: z.coerce.date().meta({ description: "End, RFC 3339 (exclusive); at most 366 days after `from`." }),
+  format: z.enum(["json", "csv"]).default("json").meta({ description: "`csv` answers text/csv (RFC 4180)." }),
+});
+
+export const UsageReport = z
+  .object({
+    from: z.string(),
+    to: z.string(),
+    data: z.array(
+      z.object({
+        organization_id: z.string(),
+        project_id: z.string().nullable(),
+        gpu_hours: z.number(),
+        credits: Credits.meta({ description: "Charged in the range, reversals taken off." }),
+      }),
+    ),
+    totals: z.object({ gpu_hours: z.number(), credits: Credits }),
+  })
+  .meta({ id: "UsageReport" });

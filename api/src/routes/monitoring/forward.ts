@@ -1,0 +1,19 @@
+// POST /internal/v1/metrics: an operator forwards what it scraped in its cluster (GPU exporters, itself)
+// and the API stores it in the metrics server, stamped with the token's cluster id and the sessions'
+// labels (domain/monitoring/relay.ts). The metrics server is never reached from a GPU cluster.
+import { MetricsForward } from "@berth/crds/internal-plane";
+import { assertOwnCluster } from "../../internal/operator-auth.ts";
+import { type AnyInternalRoute, defineInternalRoute } from "../../internal/route.ts";
+
+export const postMetrics = defineInternalRoute({
+  method: "post",
+  path: "/internal/v1/metrics",
+  auth: "operator",
+  body: MetricsForward,
+  handler: async ({ deps, operator, body }) => {
+    assertOwnCluster(operator, body.cluster_id);
+    return { status: 200, body: await deps.monitoring.forward(operator.clusterId, body.sources) };
+  },
+});
+
+export const internalRoutes: AnyInternalRoute[] = [postMetrics];

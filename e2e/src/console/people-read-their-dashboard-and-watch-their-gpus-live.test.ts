@@ -1,0 +1,185 @@
+// Journey: a researcher lands on their dashboard (their sessions, GPU-hours, credits, balance) and watches
+// their GPU chart follow the load the exporter reports; an administrator's
+// dashboard shows the fleet tiles and fleet charts, and with the metrics server stopped the charts say so
+// while the tiles stay. Real API, Postgres, metrics server, stand-in exporter and Chromium; axe on each page.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ensureLocalDemo } from "@berth/api/bootstrap/demo";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type RunningGpuExporter, startGpuExporter } from "../testbed/gpu-exporter.ts";
+import { type RunningMetricsServer, startMetricsServer } from "../testbed/metrics-server.ts";
+import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
+import { LoginPage, PasswordPage } from "./pages/login-page.ts";
+import { ADMIN_EMAIL, ADMIN_FIRST_PASSWORD, type ConsoleStack, startConsoleStack } from "./stack.ts";
+
+const CLUSTER = "clu_consolemon";
+const CARD = "GPU-9f3a2c71-0001";
+const RESEARCHER_PASSWORD = "first-researcher-pw-1";
+
+describe("dashboards and live GPU charts in the console", () => {
+  let dir: string;
+  let vm: RunningMetricsServer;
+  let exporter: RunningGpuExporter;
+  let stack: ConsoleStack;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let sessionId: string;
+  let forwarding: NodeJS.Timeout | undefined;
+  const shots = new Screenshots("people-read-their-dashboard-and-watch-their-gpus-live");
+
+  /** What an operator does every round: scrape the exporter, forward to the API's relay. */
+  const forward = async () => {
+    const text = await (await fetch(exporter.url)).text();
+    await stack.api.deps.monitoring.forward(CLUSTER, [{ job: "gpu-exporter", text }]).catch(() => undefined);
+  };
+
+  const signIn = async (email: string, first: string, next: string) => {
+    await new LoginPage(page).open();
+    await new LoginPage(page).signIn(email, first);
+    await new PasswordPage(page).waitFor();
+    await new PasswordPage(page).change(first, next);
+    await page.waitForURL((u) => u.pathname === "/dashboard");
+  };
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "berth-console-monitoring-"));
+    vm = await startMetricsServer({ dir });
+    exporter = await startGpuExporter({
+      cards: [
+        { uuid: CARD, node: "gpu-node-1", model: "NVIDIA-H100-80GB-HBM3", memoryMiB: 81_559 },
+        { uuid: "GPU-9f3a2c71-0002", node: "gpu-node-1", model: "NVIDIA-H100-80GB-HBM3", memoryMiB: 81_559 },
+      ],
+    });
+    stack = await startConsoleStack({ BERTH_METRICS_SERVER_URL: vm.url });
+    const db = stack.db.db;
+    const demo = await ensureLocalDemo(db, { password: RESEARCHER_PASSWORD });
+    await db("clusters").insert({ id: CLUSTER, name: "gpu-east", session_domain: "east.test" });
+    await db("cluster_nodes").insert({
+      cluster_id: CLUSTER,
+      name: "gpu-node-1",
+      gpu_model: "NVIDIA-H100-80GB-HBM3",
+      gpu_count: 2,
+      gpu_allocatable: 2,
+      gpu_in_use: 1,
+      schedulable: true,
+      ready: true,
+      labels: "{}",
+      observed_at: new Date(),
+    });
+    sessionId = `ses_${`consolemon${Date.now().toString(36)}`.padEnd(20, "0").slice(0, 20)}`;
+    await db("sessions").insert({
+      id: sessionId,
+      cr_name: sessionId.replace("_", "-"),
+      namespace: "org-demo",
+      owner_id: demo.userId,
+      organization_id: demo.organizationId,
+      project_id: demo.projectId ?? null,
+      display_name: "training-run",
+      offering: "h100",
+      preset: "gpu-small",
+      image: "jupyterlab",
+      gpu_model: "NVIDIA-H100-80GB-HBM3",
+      gpu_count: 1,
+      hourly_credit_rate: "2000000",
+      cluster_id: CLUSTER,
+      node: "gpu-node-1",
+      phase: "Running",
+      desired_state: "Running",
+      started_at: new Date(Date.now() - 3_600_000),
+      created_at: new Date(Date.now() - 3_600_000),
+    });
+    await db("usage_samples").insert({
+      cluster_id: CLUSTER,
+      sample_id: "smp-console-1",
+      session: sessionId,
+      period_start: new Date(Date.now() - 3_600_000),
+      period_end: new Date(),
+      gpu_seconds: 3600,
+      gpu_utilization: 35,
+    });
+    const ref = { pod: sessionId.replace("_", "-"), namespace: "berth-sessions", container: "lab", uuid: CARD };
+    exporter.setContainer(ref, { util: 35, memUsedMiB: 20_000 });
+    exporter.setCard(CARD, { util: 35, memUsedMiB: 20_000, powerW: 250, tempC: 55 });
+    exporter.setCard("GPU-9f3a2c71-0002", { util: 0 });
+    await forward();
+    forwarding = setInterval(() => void forward(), 1000);
+    browser = await launchBrowser();
+    context = await newContext(browser, stack.url);
+    page = await context.newPage();
+  }, 120_000);
+  afterEach(async (ctx) => shots.onFailure(page, ctx));
+  afterAll(async () => {
+    clearInterval(forwarding);
+    await closeBrowser(browser);
+    await stack?.stop();
+    await exporter?.stop();
+    await vm?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("lands a researcher on their dashboard with their running session, GPU-hours and balance", async () => {
+    await signIn("researcher@berth.local", RESEARCHER_PASSWORD, "a-researchers-password-2026");
+    await page.getByTestId("dashboard-me").waitFor();
+    expect(await page.getByTestId("tile-running").textContent()).toBe("1");
+    expect(await page.getByTestId("tile-gpu-hours").textContent()).toBe("1.0");
+    expect(await page.getByTestId("dashboard-running").textContent()).toContain("training-run");
+    expect(await page.getByTestId("dashboard-admin").count()).toBe(0);
+    // Their own GPUs' chart: the one card their session holds, never the idle one.
+    const chart = page.locator('berth-monitoring-panel[panel="fleet.gpu_utilization"]').getByTestId("chart-row");
+    await expect
+      .poll(async () => chart.evaluateAll((rows) => rows.map((r) => r.getAttribute("data-series"))))
+      .toEqual([CLUSTER]);
+    await shots.take(page, "researcher-dashboard");
+    await expectAccessible(page, "the researcher's dashboard");
+  });
+
+  it("follows the load on their GPU chart live, and reads it out to the keyboard", async () => {
+    // The session page holds the same chart per session (session.gpu_utilization); it needs the
+    // management cluster, which this journey does not start: the dashboard's chart is the live one here.
+    const panel = page.locator('berth-monitoring-panel[panel="fleet.gpu_utilization"]');
+    const latest = panel.getByTestId("chart-latest").first();
+    await expect.poll(async () => latest.textContent(), { timeout: 20_000 }).toBe("35 %");
+    exporter.setContainer(
+      { pod: sessionId.replace("_", "-"), namespace: "berth-sessions", container: "lab", uuid: CARD },
+      { util: 92, memUsedMiB: 60_000 },
+    );
+    exporter.setCard(CARD, { util: 92, memUsedMiB: 60_000 });
+    // The panel refreshes on its own every 15 s: no reload.
+    await expect.poll(async () => latest.textContent(), { timeout: 40_000, interval: 1000 }).toBe("92 %");
+    await panel.locator(".plot").focus();
+    await page.keyboard.press("End");
+    expect(await panel.getByTestId("chart-readout").textContent()).toContain("92 %");
+    await panel.locator("summary").click();
+    await shots.take(page, "researcher-gpu-live");
+    await expectAccessible(page, "the dashboard with its chart read out and its table open");
+  }, 90_000);
+
+  it("gives an administrator the fleet tiles, and keeps them when the metrics server stops", async () => {
+    // Another person on the same browser: a fresh tab session.
+    await page.evaluate(() => sessionStorage.clear());
+    await signIn(ADMIN_EMAIL, ADMIN_FIRST_PASSWORD, "an-administrators-password-2026");
+    await page.getByTestId("dashboard-fleet").waitFor();
+    const row = await page.getByTestId("fleet-row").first().textContent();
+    expect(row).toContain("gpu-east");
+    await page.getByTestId("tile-storage").waitFor();
+    await expect
+      .poll(async () =>
+        page.locator('berth-monitoring-panel[panel="fleet.gpu_utilization"]').getByTestId("chart-row").count(),
+      )
+      .toBe(1);
+    await shots.take(page, "admin-dashboard");
+    await expectAccessible(page, "the administrator's dashboard");
+
+    await vm.stop();
+    await page.reload();
+    await page.getByTestId("dashboard-fleet").waitFor();
+    await expect
+      .poll(async () => page.getByTestId("panel-problem").first().textContent())
+      .toContain("metrics server is not answering");
+    expect(await page.getByTestId("fleet-row").count()).toBe(1);
+    await shots.take(page, "admin-dashboard-metrics-server-down");
+  }, 90_000);
+});
