@@ -50,6 +50,8 @@ export interface LocalGatewayInput {
 export interface LocalGateways {
   endpoints: { name: string; url: string }[];
   gateways: Map<string, RunningGateway>;
+  /** Each cluster's stand-in app (host:port): the operator reads its notebook status there for the idle rule. */
+  standins: Record<string, string>;
   stop(): Promise<void>;
 }
 
@@ -101,11 +103,13 @@ export async function startLocalGateways(input: LocalGatewayInput): Promise<Loca
   };
   const gateways = new Map<string, RunningGateway>();
   const endpoints: { name: string; url: string }[] = [];
+  const standins: Record<string, string> = {};
   try {
     for (const r of input.registrations) {
       const cluster = input.fleet.cluster(r.cluster);
       const standin: RunningStandin = await startStandin({ name: r.cluster });
       stops.push(() => standin.close());
+      standins[r.cluster] = `127.0.0.1:${standin.port}`;
       const [host, portText] = r.sessionDomain.split(":");
       const tls = selfSignedCertificate({ names: [host ?? "127.0.0.1", "localhost"] });
       const certFile = join(input.dataDir, `gateway-${r.cluster}.crt`);
@@ -128,7 +132,7 @@ export async function startLocalGateways(input: LocalGatewayInput): Promise<Loca
       });
       input.log?.(`[gateways] ${r.cluster}: ${gateway.url}, stand-in ${standin.url}`);
     }
-    return { endpoints, gateways, stop };
+    return { endpoints, gateways, standins, stop };
   } catch (err) {
     await stop();
     throw err;
@@ -155,6 +159,6 @@ export const gatewaysService = {
       dataDir: ctx.dataDir,
       log: ctx.log,
     });
-    return { endpoints: g.endpoints, stop: g.stop };
+    return { endpoints: g.endpoints, publish: { BERTH_LOCAL_STANDINS: JSON.stringify(g.standins) }, stop: g.stop };
   },
 };

@@ -13,10 +13,11 @@
 //              CSIDriver, the StorageClass berth-shared, a capacity report, and here a small provisioner
 //              standing in for the driver), and the demo researcher's `home` volume on it
 //   gpu-exporters  a stand-in GPU exporter per GPU node (metrics.ts)
-//   operators  one per GPU cluster: inventory, session mirrors → pods, status reports over /internal
-//   worker     the leader-elected session controllers (placement, dispatch, lifecycle)
 //   gateways   one per GPU cluster on 127.0.0.1:9443+n (BERTH_GATEWAY_PORT) with its own certificate, the
 //              stand-in app behind it
+//   operators  one per GPU cluster: inventory, session mirrors → pods, status reports over /internal, and
+//              the idle rule's signals (the GPU exporters', and the stand-in's notebook status)
+//   worker     the leader-elected session controllers (placement, dispatch, lifecycle)
 // Each piece is its workspace's own start function; this file only wires them.
 
 import { randomBytes } from "node:crypto";
@@ -282,6 +283,7 @@ const operators: Service = {
     }[];
     const log = pino({ level: logLevel, base: { service: "berth-operator" } });
     const exporters = JSON.parse(ctx.published.BERTH_LOCAL_GPU_EXPORTERS ?? "{}") as Record<string, string[]>;
+    const standins = JSON.parse(ctx.published.BERTH_LOCAL_STANDINS ?? "{}") as Record<string, string>;
     const running: RunningOperator[] = [];
     try {
       for (const r of regs) {
@@ -296,6 +298,9 @@ const operators: Service = {
               lease: { identity: `${r.cluster}-operator-0` },
               // The cluster's stand-in exporters (metrics.ts): usage figures, and the charts' series forwarded.
               gpuMetrics: { urls: exporters[r.cluster] ?? [], intervalMs: 5000 },
+              // Sessions' apps are the gateways' stand-in here (no pod runs): the idle rule reads its notebook
+              // status there, as the gateway proxies to it (docs/dev/idle-and-limits.md).
+              ...(standins[r.cluster] ? { activity: { appUpstreams: `*=${standins[r.cluster]}` } } : {}),
               logLevel,
             }),
             { log: log.child({ cluster: r.cluster }) },
@@ -353,7 +358,7 @@ export const SERVICES: Service[] = [
   clustersService,
   storageService,
   gpuExportersService,
+  gatewaysService,
   operators,
   worker,
-  gatewaysService,
 ];
