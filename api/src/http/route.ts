@@ -108,12 +108,15 @@ export function defineRoute<
   return spec;
 }
 
-/** zod issues -> our ValidationIssue, rooted at the part of the request they came from. */
+/**
+ * zod issues -> our ValidationIssue, rooted at the part of the request they came from. A refinement names
+ * its own stable code with `params: {code}` (else it is zod's "custom").
+ */
 export function issuesOf(error: z.ZodError, root: string): ValidationIssue[] {
   return error.issues.map((i) => ({
     path: [root, ...i.path.map((p) => (typeof p === "symbol" ? String(p) : p))],
     message: i.message,
-    code: i.code,
+    code: i.code === "custom" && typeof i.params?.code === "string" ? i.params.code : i.code,
   }));
 }
 
