@@ -7,7 +7,14 @@ import type { z } from "zod";
 import { isDatabaseUnreachable } from "../db/unreachable.ts";
 import type { Deps } from "../deps.ts";
 import type { Principal } from "../domain/identity/principal.ts";
-import { DomainError, Invalid, PasswordChangeRequired, Unauthorized, type ValidationIssue } from "../errors.ts";
+import {
+  DomainError,
+  type ErrorCode,
+  Invalid,
+  PasswordChangeRequired,
+  Unauthorized,
+  type ValidationIssue,
+} from "../errors.ts";
 import { AuditCollector, type AuditHandle, writeAudit } from "./audit.ts";
 import { readJsonBody } from "./body.ts";
 import { errorAnswer, requestIdOf } from "./envelope.ts";
@@ -74,6 +81,12 @@ export interface RouteSpec<
   audit?: string;
   /** Documented answers; the error answers are added to the OpenAPI document automatically. */
   responses: R;
+  /**
+   * The refusals the handler itself may answer, beyond the layer's own (validation, authentication, 404
+   * on a path parameter, idempotency, 503: http/openapi.ts adds those): each code goes into the OpenAPI
+   * document under its status. The fuzzing test and the bad-input sweep fail on a status not documented.
+   */
+  errors?: readonly ErrorCode[];
   /** Leave out of the OpenAPI document (test-only routes). */
   hidden?: boolean;
   /**

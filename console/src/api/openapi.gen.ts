@@ -267,6 +267,7 @@ export type CreateImageRequest = {
   image: string;
   kind: "jupyterlab" | "code-server" | "terminal";
   visibility?: "public" | "private";
+  /** The id of an enabled account (a private image's owner). */
   owner?: string;
   description?: string;
 };
@@ -274,6 +275,7 @@ export type CreateImageRequest = {
 export type CreateOfferingRequest = {
   name: string;
   display_name: string;
+  /** As GPU nodes label it (nvidia.com/gpu.product): a label value, e.g. NVIDIA-H100-80GB-HBM3. */
   gpu_model: string;
   tier: string;
   gpu_count?: number;
@@ -1144,12 +1146,14 @@ export type UpdateImageRequest = {
   image?: string;
   kind?: "jupyterlab" | "code-server" | "terminal";
   visibility?: "public" | "private";
+  /** The id of an enabled account (a private image's owner). */
   owner?: string;
   description?: string;
 };
 
 export type UpdateOfferingRequest = {
   display_name?: string;
+  /** As GPU nodes label it (nvidia.com/gpu.product): a label value, e.g. NVIDIA-H100-80GB-HBM3. */
   gpu_model?: string;
   tier?: string;
   gpu_count?: number;

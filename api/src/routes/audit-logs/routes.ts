@@ -51,6 +51,7 @@ export const exportAuditLogsRoute = defineRoute({
   auth: "user",
   query: ExportAuditLogsQuery,
   audit: "audit_log.export",
+  errors: ["export_too_large"],
   responses: { 200: z.string().meta({ description: "text/csv; a header row, then one row per entry, newest first." }) },
   handler: async ({ deps, principal, query, ctx, audit }) => {
     const filter = await prepareExport(

@@ -4,6 +4,7 @@
 // are small); names are the objects' Kubernetes names.
 
 import { Paged, pageOf } from "../../db/paging.ts";
+import { checkImageOwner } from "../../domain/catalog/imageOwner.ts";
 import { createCatalog, getCatalog, listCatalog, updateCatalog } from "../../domain/catalog/operations.ts";
 import { images, offerings, policies, presets } from "../../domain/catalog/resources.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
@@ -103,6 +104,7 @@ export const createOfferingRoute = defineRoute({
   body: CreateOfferingBody,
   idempotent: true,
   audit: "offering.create",
+  errors: ["already_exists", "conflict"],
   responses: { 201: Offering },
   handler: async ({ deps, principal, body, audit }) => {
     audit.target("offering", body.name);
@@ -179,6 +181,7 @@ export const createPresetRoute = defineRoute({
   body: CreateResourcePresetBody,
   idempotent: true,
   audit: "resource_preset.create",
+  errors: ["already_exists", "conflict"],
   responses: { 201: ResourcePreset },
   handler: async ({ deps, principal, body, audit }) => {
     audit.target("resource_preset", body.name);
@@ -256,9 +259,11 @@ export const createImageRoute = defineRoute({
   body: CreateImageBody,
   idempotent: true,
   audit: "image.create",
+  errors: ["already_exists", "conflict"],
   responses: { 201: Image },
   handler: async ({ deps, principal, body, audit }) => {
     audit.target("image", body.name);
+    await checkImageOwner(deps, principal, body.owner);
     const o = await createCatalog(deps, principal, images, body.name, toSpec(body, IMAGE_FIELDS));
     return { status: 201, body: presentImage(o) };
   },
@@ -277,6 +282,7 @@ export const updateImageRoute = defineRoute({
   responses: { 200: Image },
   handler: async ({ deps, principal, params, body, audit }) => {
     audit.target("image", params.name);
+    await checkImageOwner(deps, principal, body.owner);
     const o = await updateCatalog(deps, principal, images, params.name, (spec) => ({
       ...spec,
       ...toSpec(body, IMAGE_FIELDS),
@@ -333,6 +339,7 @@ export const createPolicyRoute = defineRoute({
   body: CreateResourcePolicyBody,
   idempotent: true,
   audit: "resource_policy.create",
+  errors: ["already_exists", "conflict"],
   responses: { 201: ResourcePolicy },
   handler: async ({ deps, principal, body, audit }) => {
     audit.target("resource_policy", body.name);

@@ -60,6 +60,7 @@ export function logsRoutes(
     auth: "user",
     params: SessionParams,
     query: LogsQuery,
+    errors: ["conflict"],
     responses: { 200: SessionLogs },
     handler: async ({ deps, principal, params, query, ctx }) => {
       const session = await portsOf(deps).sessions.forUser(principal, params.sessionId);

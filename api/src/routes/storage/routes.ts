@@ -43,6 +43,7 @@ export const createPoolRoute = defineRoute({
   auth: "user",
   body: CreatePoolBody,
   audit: "storage.pool.create",
+  errors: ["already_exists"],
   responses: { 201: StoragePool },
   handler: async ({ deps, principal, body, audit }) => {
     audit.target("pool", body.name);
@@ -92,6 +93,7 @@ export const updatePoolRoute = defineRoute({
   params: PoolParams,
   body: UpdatePoolBody,
   audit: "storage.pool.update",
+  errors: ["pool_in_use"],
   responses: { 200: StoragePool },
   handler: async ({ deps, principal, params, body, audit }) => {
     audit.target("pool", params.pool);
@@ -109,6 +111,7 @@ export const deletePoolRoute = defineRoute({
   auth: "user",
   params: PoolParams,
   audit: "storage.pool.delete",
+  errors: ["pool_in_use"],
   responses: { 204: z.null() },
   handler: async ({ deps, principal, params, audit }) => {
     audit.target("pool", params.pool);
@@ -132,6 +135,7 @@ export const createVolumeRoute = defineRoute({
   body: CreateVolumeBody,
   idempotent: true,
   audit: "storage.volume.create",
+  errors: ["already_exists", "quota_exceeded", "pool_capacity_exceeded", "not_found"],
   responses: { 201: StorageVolume },
   handler: async ({ deps, principal, body, audit }) => {
     const v = await createVolume(deps, principal, body);
@@ -188,6 +192,7 @@ export const updateVolumeRoute = defineRoute({
   params: VolumeParams,
   body: UpdateVolumeBody,
   audit: "storage.volume.update",
+  errors: ["already_exists", "volume_locked", "quota_exceeded", "pool_capacity_exceeded"],
   responses: { 200: StorageVolume },
   handler: async ({ deps, principal, params, body, audit }) => {
     audit.target("volume", params.volumeId);
@@ -206,6 +211,7 @@ export const deleteVolumeRoute = defineRoute({
   auth: "user",
   params: VolumeParams,
   audit: "storage.volume.delete",
+  errors: ["volume_in_use", "volume_locked"],
   responses: { 204: z.null() },
   handler: async ({ deps, principal, params, audit }) => {
     audit.target("volume", params.volumeId);
@@ -263,6 +269,7 @@ export const setVolumeSharesRoute = defineRoute({
   params: VolumeParams,
   body: SetSharesBody,
   audit: "storage.volume.share",
+  errors: ["volume_locked"],
   responses: { 200: StorageVolume },
   handler: async ({ deps, principal, params, body, audit }) => {
     audit.target("volume", params.volumeId);

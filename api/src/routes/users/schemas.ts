@@ -4,7 +4,8 @@ import { weakPassword } from "../../domain/identity/weakPassword.ts";
 
 const Timestamp = z.string().meta({ description: "RFC 3339, UTC." });
 export const Id = z.string().min(1).max(128);
-export const Email = z.string().trim().min(3).max(320).pipe(z.email());
+/** The document states the format and pattern zod checks (a pipe would hide them from clients). */
+export const Email = z.email().max(320);
 /**
  * Set by an administrator (a temporary password the user changes at first sign-in) or by the user. A
  * guessable one (domain/identity/weakPassword.ts) is a validation issue whose code says why
