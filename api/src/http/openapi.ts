@@ -90,7 +90,10 @@ function operation(route: RouteDef): ZodOpenApiOperationObject {
         ? { description: STATUS_CODES[status] ?? "No Content" }
         : {
             description: STATUS_CODES[status] ?? String(status),
-            content: { "application/json": { schema } },
+            content:
+              route.produces && status < 300
+                ? Object.fromEntries(Object.entries(route.produces).map(([type, s]) => [type, { schema: s }]))
+                : { "application/json": { schema } },
             ...(headers ? { headers } : {}),
           };
   }

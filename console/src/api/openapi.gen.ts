@@ -1846,7 +1846,7 @@ export interface Operations {
       outcome?: "success" | "denied" | "failed";
     };
     body: undefined;
-    response: string;
+    response: unknown;
   };
   /** A wallet's ledger as CSV (text/csv), newest first, with the same filters */
   exportWalletLedger: {
@@ -1864,7 +1864,7 @@ export interface Operations {
       kind?: string;
     };
     body: undefined;
-    response: string;
+    response: unknown;
   };
   /** The product's name, logo, accent colour and support link (public) */
   getBranding: {
@@ -2981,7 +2981,7 @@ export interface Operations {
       session_id?: string;
     };
     body: undefined;
-    response: string;
+    response: ReadableStream;
   };
   /** Terminate a session */
   terminateSession: {
