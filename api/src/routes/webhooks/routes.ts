@@ -80,7 +80,7 @@ export const createWebhook = defineRoute({
   body: CreateWebhookBody,
   idempotent: true,
   audit: "webhook.create",
-  errors: ["webhook_limit_reached", "webhook_url_invalid", "webhook_target_forbidden"],
+  errors: ["not_found", "webhook_limit_reached", "webhook_url_invalid", "webhook_target_forbidden"],
   responses: { 201: WebhookWithSecret },
   handler: async ({ deps, principal, body, audit }) => {
     if (body.organization_id) audit.organization(body.organization_id);
