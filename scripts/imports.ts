@@ -12,7 +12,7 @@ import { init, parse } from "es-module-lexer";
 
 export const WORKSPACES = ["crds", "controllers", "api", "operator", "console", "cdk8s", "e2e", "bench"] as const;
 const ROOTS = [...WORKSPACES, "scripts"];
-const SKIP = new Set(["node_modules", "dist", ".data", "generated"]);
+const SKIP = new Set(["node_modules", "dist", ".data", "generated", ".fuzz-venv"]);
 
 export interface Edge {
   /** Files relative to the repository's root, with `/`. */

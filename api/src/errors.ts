@@ -55,6 +55,11 @@ export const ERROR_CODES = {
     status: 403,
     description: "The account must change its password before calling anything but the password endpoints.",
   },
+  current_password_required: {
+    status: 403,
+    description:
+      "Your own password changes only at POST /api/v1/auth/password, with the current one (whatever your role); details.endpoint names it.",
+  },
   signup_closed: {
     status: 403,
     description: "Sign-up is closed, or the email's domain is not among those allowed; details say which.",

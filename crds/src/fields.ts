@@ -19,6 +19,32 @@ export const HostnamePort = z
   .max(259)
   .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(:[0-9]{1,5})?$/);
 
+/**
+ * A Kubernetes label value: at most 63 of [A-Za-z0-9_.-], starting and ending alphanumeric. What a field
+ * must be when nodes or pods carry it as a label (a GPU model is matched against nvidia.com/gpu.product).
+ */
+export const LabelValue = z
+  .string()
+  .min(1)
+  .max(63)
+  .regex(
+    /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/,
+    "a label value: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit",
+  );
+
+/**
+ * A container image reference as registries and the kubelet parse it: an optional registry host (and
+ * port), lowercase path components, then an optional tag and an optional digest. RE2-compatible.
+ */
+export const ImageReference = z
+  .string()
+  .min(1)
+  .max(512)
+  .regex(
+    /^([A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*(:[0-9]{1,5})?\/)?[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*(\/[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@[A-Za-z][A-Za-z0-9]*([-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$/,
+    "an image reference: [registry[:port]/]name[/name...][:tag][@digest], names in lowercase",
+  );
+
 /** An identifier owned by Postgres (user, organization, project). Opaque here, only bounded. */
 export const Id = z.string().min(1).max(128);
 

@@ -206,6 +206,14 @@ describe("Idempotency-Key on creating writes", () => {
     expect(long.status).toBe(400);
   });
 
+  // Found by fuzzing: an empty header was taken as "no key" and the write went through.
+  it("refuses a key sent empty, and creates nothing", async () => {
+    const before = await widgets();
+    const res = await create("", { name: "empty-key" });
+    expect(res.status).toBe(400);
+    expect(await widgets()).toBe(before);
+  });
+
   it("creates every time without a key", async () => {
     const before = await widgets();
     await create(undefined, { name: "l" });

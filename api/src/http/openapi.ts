@@ -65,6 +65,10 @@ function layerErrors(route: RouteDef): Record<number, ErrorCode[]> {
   // Authentication alone reads Postgres (a principal not cached); a database or cluster that cannot be
   // reached is 503 (http/envelope.ts, db/unreachable.ts), on every route but the self-contained ones.
   if (!route.selfContained) e[503] = ["unavailable"];
+  for (const code of route.errors ?? []) {
+    const status = ERROR_CODES[code].status;
+    e[status] = [...new Set([...(e[status] ?? []), code])];
+  }
   return e;
 }
 
@@ -86,7 +90,10 @@ function operation(route: RouteDef): ZodOpenApiOperationObject {
         ? { description: STATUS_CODES[status] ?? "No Content" }
         : {
             description: STATUS_CODES[status] ?? String(status),
-            content: { "application/json": { schema } },
+            content:
+              route.produces && status < 300
+                ? Object.fromEntries(Object.entries(route.produces).map(([type, s]) => [type, { schema: s }]))
+                : { "application/json": { schema } },
             ...(headers ? { headers } : {}),
           };
   }

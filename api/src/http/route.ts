@@ -7,7 +7,14 @@ import type { z } from "zod";
 import { isDatabaseUnreachable } from "../db/unreachable.ts";
 import type { Deps } from "../deps.ts";
 import type { Principal } from "../domain/identity/principal.ts";
-import { DomainError, Invalid, PasswordChangeRequired, Unauthorized, type ValidationIssue } from "../errors.ts";
+import {
+  DomainError,
+  type ErrorCode,
+  Invalid,
+  PasswordChangeRequired,
+  Unauthorized,
+  type ValidationIssue,
+} from "../errors.ts";
 import { AuditCollector, type AuditHandle, writeAudit } from "./audit.ts";
 import { readJsonBody } from "./body.ts";
 import { clientAddressOf } from "./client-address.ts";
@@ -75,6 +82,17 @@ export interface RouteSpec<
   audit?: string;
   /** Documented answers; the error answers are added to the OpenAPI document automatically. */
   responses: R;
+  /**
+   * The refusals the handler itself may answer, beyond the layer's own (validation, authentication, 404
+   * on a path parameter, idempotency, 503: http/openapi.ts adds those): each code goes into the OpenAPI
+   * document under its status. The fuzzing test and the bad-input sweep fail on a status not documented.
+   */
+  errors?: readonly ErrorCode[];
+  /**
+   * Media types of the success answer when it is not only JSON (CSV exports, event streams, followed
+   * logs), each with the schema of its body: the OpenAPI document lists these instead of application/json.
+   */
+  produces?: Readonly<Record<string, z.ZodType>>;
   /** Leave out of the OpenAPI document (test-only routes). */
   hidden?: boolean;
   /**
@@ -109,12 +127,15 @@ export function defineRoute<
   return spec;
 }
 
-/** zod issues -> our ValidationIssue, rooted at the part of the request they came from. */
+/**
+ * zod issues -> our ValidationIssue, rooted at the part of the request they came from. A refinement names
+ * its own stable code with `params: {code}` (else it is zod's "custom").
+ */
 export function issuesOf(error: z.ZodError, root: string): ValidationIssue[] {
   return error.issues.map((i) => ({
     path: [root, ...i.path.map((p) => (typeof p === "symbol" ? String(p) : p))],
     message: i.message,
-    code: i.code,
+    code: i.code === "custom" && typeof i.params?.code === "string" ? i.params.code : i.code,
   }));
 }
 
@@ -151,7 +172,7 @@ function parsePart<S extends Schema | undefined>(
       ...nul.map((p) => ({
         path: [root, ...p],
         message: "must not contain the NUL character (U+0000)",
-        code: "invalid_format",
+        code: "nul_character",
       })),
     );
     return undefined;
@@ -291,7 +312,9 @@ export function routeMiddleware(route: RouteDef, deps: Deps) {
       const params = parsePart(route.params, ctx.params ?? {}, "params", issues);
       const query = parsePart(route.query, queryObject(ctx), "query", issues);
       const key = route.idempotent ? ctx.get(IDEMPOTENCY_HEADER) : "";
-      if (key !== "" && !IDEMPOTENCY_KEY_PATTERN.test(key)) {
+      // A header sent empty is a bad key, not an absent one (the fuzzer found it passed as "no key").
+      const sent = route.idempotent && ctx.request.headers[IDEMPOTENCY_HEADER.toLowerCase()] !== undefined;
+      if (sent && !IDEMPOTENCY_KEY_PATTERN.test(key)) {
         issues.push({
           path: ["headers", IDEMPOTENCY_HEADER],
           message: "must be 1-255 characters of A-Z a-z 0-9 . _ : ~ + / = -",

@@ -1,13 +1,17 @@
 // Every operation of the committed OpenAPI document, fed bad input by three kinds of caller, against the
 // real API on a real database: nothing may crash (no 5xx but 503 `unavailable`, which the test API without
-// a management cluster answers for the catalog and the sessions' runtime), and every error is the
-// contract's envelope whose request id is the one the caller sent and the one the header echoes.
+// a management cluster answers for the catalog and the sessions' runtime), every error is the
+// contract's envelope whose request id is the one the caller sent and the one the header echoes, every
+// status is one the operation documents, and a request its documented schema refuses is never accepted
+// (2xx): a field silently taken as it came is a failure, not a pass.
 //
 // The cases are data: PATH_VALUES, QUERY_VALUES, WHOLE_BODIES and FIELD_VALUES below, applied to whatever
 // parameters and body each operation documents. A body is first made "almost valid" from its schema (real
 // ids of the test world where a field names one), so that changing one field at a time gets past the
 // other fields' validation and into the handler, where unchecked assumptions live.
 import { readFileSync } from "node:fs";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { insertSession } from "../db/operations/sessions/insertSession.ts";
 import { grantToOrganization } from "../domain/credits/grant.ts";
@@ -59,6 +63,44 @@ const operations: Operation[] = Object.entries(doc.paths as Record<string, Recor
 );
 
 const resolve = (s: Schema): Schema => (s?.$ref ? resolve(schemas[s.$ref.split("/").at(-1)]) : s);
+
+// What the document promises a client: a request its schemas refuse must not be accepted. Bodies are
+// checked as sent; path and query values as strings the schema's type is read from (coerced).
+const refsToDoc = (s: Schema): Schema =>
+  JSON.parse(JSON.stringify(s ?? {}).replaceAll('"$ref":"#/components/', '"$ref":"openapi#/components/'));
+function validator(coerceTypes: boolean) {
+  const ajv = new Ajv2020({ strict: false, allErrors: false, coerceTypes, validateFormats: true });
+  // ajv-formats is CommonJS: its function is the default export or that export's `default`.
+  const add = addFormats as unknown as { default?: (a: Ajv2020) => void } & ((a: Ajv2020) => void);
+  (add.default ?? add)(ajv);
+  ajv.addSchema({ $id: "openapi", components: doc.components });
+  return ajv;
+}
+const bodyAjv = validator(false);
+const paramAjv = validator(true);
+/** Whether a value matches a schema of the document (false when it cannot be read at all). */
+const compiled = new Map<string, (v: unknown) => boolean>();
+function conforms(ajv: Ajv2020, schema: Schema, value: unknown): boolean {
+  const key = `${ajv === bodyAjv ? "b" : "p"}${JSON.stringify(schema)}`;
+  let check = compiled.get(key);
+  if (!check) {
+    const v = ajv.compile(refsToDoc(schema));
+    check = (x) => v(x) as boolean;
+    compiled.set(key, check);
+  }
+  try {
+    return check(structuredClone(value));
+  } catch {
+    return false;
+  }
+}
+const decoded = (raw: string): string | undefined => {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return undefined;
+  }
+};
 
 // ---------------------------------------------------------------------------------------------------------
 // The cases. Raw strings go into the URL as they are (so "%00" and "..%2f" arrive percent-encoded); `enc`
@@ -293,6 +335,8 @@ interface Request {
   headers?: Record<string, string>;
   /** The error code the case must answer, when it is certain (auth and header cases). */
   expectCode?: string;
+  /** False when the documented schemas refuse the request: then a 2xx is a failure. */
+  conforms?: boolean;
 }
 
 function pathWith(op: Operation, override: Record<string, string> = {}): string {
@@ -328,29 +372,61 @@ function casesFor(op: Operation, callers: { as: string; token: string }[]): Requ
     const base = { op, as: c.as, token: c.token };
     for (const p of pathParams) {
       for (const v of PATH_VALUES) {
+        const raw = v.value(knownPathValue(op, p.name));
+        const value = decoded(raw);
         out.push({
           ...base,
           kind: "path",
           caseName: `path ${p.name}: ${v.name}`,
-          url: pathWith(op, { [p.name]: v.value(knownPathValue(op, p.name)) }),
+          url: pathWith(op, { [p.name]: raw }),
           ...(valid !== undefined ? { body: { text: JSON.stringify(valid) } } : {}),
+          conforms: value !== undefined && conforms(paramAjv, p.schema, value),
         });
       }
     }
     for (const q of queryParams) {
-      const values = [...QUERY_VALUES.map((v) => ({ name: v.name, qs: `${q.name}=${v.raw}` }))];
+      const values: { name: string; qs: string; value?: string | undefined }[] = QUERY_VALUES.map((v) => ({
+        name: v.name,
+        qs: `${q.name}=${v.raw}`,
+        // As node's querystring reads it: a sequence that does not decode stays as it came.
+        value: decoded(v.raw) ?? v.raw,
+      }));
       const ok = enc(String(sample(q.schema, q.name) ?? "1"));
       values.push({ name: "repeated", qs: `${q.name}=${ok}&${q.name}=${ok}` });
       values.push({ name: "repeated, one bad", qs: `${q.name}=${ok}&${q.name}=abc` });
       values.push({ name: "bracketed", qs: `${q.name}[a]=1` });
       values.push({ name: "beside __proto__ and constructor", qs: `__proto__=x&constructor=y&${q.name}=${ok}` });
       for (const v of values) {
-        out.push({ ...base, kind: "query", caseName: `query ${q.name}: ${v.name}`, url: `${pathWith(op)}?${v.qs}` });
+        // Single values are checked against the parameter's schema; repeated and bracketed forms are not
+        // described by it, so any documented answer goes.
+        const single = "value" in v;
+        out.push({
+          ...base,
+          kind: "query",
+          caseName: `query ${q.name}: ${v.name}`,
+          url: `${pathWith(op)}?${v.qs}`,
+          ...(single && v.value !== undefined ? { conforms: conforms(paramAjv, q.schema, v.value) } : {}),
+        });
       }
     }
     if (op.body) {
       for (const b of WHOLE_BODIES) {
-        out.push({ ...base, kind: "body", caseName: `body: ${b.name}`, url: pathWith(op), body: b.body(valid ?? {}) });
+        const body = b.body(valid ?? {});
+        let parsed: unknown;
+        let json = body.type === undefined;
+        try {
+          parsed = JSON.parse(body.text);
+        } catch {
+          json = false;
+        }
+        out.push({
+          ...base,
+          kind: "body",
+          caseName: `body: ${b.name}`,
+          url: pathWith(op),
+          body,
+          conforms: json && conforms(bodyAjv, op.body, parsed),
+        });
       }
       if (i === 0)
         out.push({
@@ -359,6 +435,7 @@ function casesFor(op: Operation, callers: { as: string; token: string }[]): Requ
           caseName: "body: over the size limit",
           url: pathWith(op),
           body: { text: JSON.stringify({ pad: "x".repeat(1_100_000) }) },
+          conforms: false,
         });
       // One field at a time, as the super_admin, whom no refusal stops before the handler's own work
       // (the org admin's field sweep found nothing more and doubled the run time).
@@ -372,6 +449,7 @@ function casesFor(op: Operation, callers: { as: string; token: string }[]): Requ
               caseName: `field ${f.join(".")}: ${v.name}`,
               url: pathWith(op),
               body: { text: jsonText(mutated) },
+              conforms: conforms(bodyAjv, op.body, JSON.parse(jsonText(mutated))),
             });
           }
           const without = withField(valid, f, () => undefined);
@@ -381,6 +459,7 @@ function casesFor(op: Operation, callers: { as: string; token: string }[]): Requ
             caseName: `field ${f.join(".")}: missing`,
             url: pathWith(op),
             body: { text: JSON.stringify(without) },
+            conforms: conforms(bodyAjv, op.body, without),
           });
         }
       }
@@ -454,10 +533,12 @@ async function send(req: Request): Promise<Outcome> {
   const requestId = res.headers.get("x-request-id");
   if (!requestId || (kept ? requestId !== sent : requestId === sent))
     problems.push(`x-request-id ${requestId} for ${sent.slice(0, 40)}`);
+  if (!req.op.documented.has(res.status)) problems.push(`status ${res.status} is not documented for the operation`);
   if (res.status < 400) {
     // A stream (events, logs) stays open: the headers are the answer.
     await res.body?.cancel();
     if (req.expectCode) problems.push(`expected ${req.expectCode}, got ${res.status}`);
+    if (res.status < 300 && req.conforms === false) problems.push("accepted a request its documented schema refuses");
     return { req, status: res.status, ...(problems.length ? { problem: problems.join("; ") } : {}) };
   }
   const text = await res.text();

@@ -323,6 +323,7 @@ export type CreateImageRequest = {
   image: string;
   kind: "jupyterlab" | "code-server" | "terminal";
   visibility?: "public" | "private";
+  /** The id of an enabled account (a private image's owner). */
   owner?: string;
   description?: string;
 };
@@ -330,6 +331,7 @@ export type CreateImageRequest = {
 export type CreateOfferingRequest = {
   name: string;
   display_name: string;
+  /** As GPU nodes label it (nvidia.com/gpu.product): a label value, e.g. NVIDIA-H100-80GB-HBM3. */
   gpu_model: string;
   tier: string;
   gpu_count?: number;
@@ -616,7 +618,7 @@ export type EffectiveLimits = {
 export type ErrorEnvelope = {
   error: {
     /** Stable error code; clients map it to a message. */
-    code: "validation_failed" | "malformed_json" | "bad_request" | "webhook_url_invalid" | "image_reference_invalid" | "gpu_fraction_not_offered" | "gpu_slice_too_small" | "idle_timeout_out_of_bounds" | "max_runtime_out_of_bounds" | "dockerfile_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "request_already_decided" | "keep_running_limit_reached" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_purged" | "volume_locked" | "invalid_session_state" | "image_in_use" | "build_limit_reached" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "gpu_model_unavailable" | "gpu_sharing_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "image_source_forbidden" | "no_build_cluster" | "export_too_large" | "too_many_requests" | "internal" | "unavailable";
+    code: "validation_failed" | "malformed_json" | "bad_request" | "webhook_url_invalid" | "image_reference_invalid" | "gpu_fraction_not_offered" | "gpu_slice_too_small" | "idle_timeout_out_of_bounds" | "max_runtime_out_of_bounds" | "dockerfile_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "current_password_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "request_already_decided" | "keep_running_limit_reached" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_purged" | "volume_locked" | "invalid_session_state" | "image_in_use" | "build_limit_reached" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "gpu_model_unavailable" | "gpu_sharing_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "image_source_forbidden" | "no_build_cluster" | "export_too_large" | "too_many_requests" | "internal" | "unavailable";
     /** Human-readable text. */
     message: string;
     /** What to fix. For validation_failed: issues[] of {path, message, code}. */
@@ -1493,6 +1495,7 @@ export type SignupPolicy = {
 
 export type SignupRequest = {
   email: string;
+  /** 12-256 characters; not a commonly used or breached password, a repetition or a sequence (refused with the reason). */
   password: string;
   display_name?: string;
 };
@@ -1620,12 +1623,14 @@ export type UpdateImageRequest = {
   image?: string;
   kind?: "jupyterlab" | "code-server" | "terminal";
   visibility?: "public" | "private";
+  /** The id of an enabled account (a private image's owner). */
   owner?: string;
   description?: string;
 };
 
 export type UpdateOfferingRequest = {
   display_name?: string;
+  /** As GPU nodes label it (nvidia.com/gpu.product): a label value, e.g. NVIDIA-H100-80GB-HBM3. */
   gpu_model?: string;
   tier?: string;
   gpu_count?: number;
@@ -2419,7 +2424,7 @@ export interface Operations {
       outcome?: "success" | "denied" | "failed";
     };
     body: undefined;
-    response: string;
+    response: unknown;
   };
   /** A wallet's ledger as CSV (text/csv), newest first, with the same filters */
   exportWalletLedger: {
@@ -2437,7 +2442,7 @@ export interface Operations {
       kind?: string;
     };
     body: undefined;
-    response: string;
+    response: unknown;
   };
   /** The product's name, logo, accent colour and support link (public) */
   getBranding: {
@@ -3798,7 +3803,7 @@ export interface Operations {
       session_id?: string;
     };
     body: undefined;
-    response: string;
+    response: ReadableStream;
   };
   /** Terminate a session */
   terminateSession: {

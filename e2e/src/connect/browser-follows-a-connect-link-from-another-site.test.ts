@@ -11,7 +11,7 @@ import { FakeVerifier } from "@berth/operator/gateway/testing";
 import { type RunningStandin, startStandin } from "@berth/operator/standin";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromiumPath, closeBrowser, launchBrowser } from "../console/browser.ts";
+import { closeBrowser, launchBrowser, skipWithoutBrowser } from "../console/browser.ts";
 
 let browser: Browser | undefined;
 let standin: RunningStandin;
@@ -43,7 +43,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => consoleSite.listen(0, "127.0.0.1", r));
   consoleUrl = `http://localhost:${(consoleSite.address() as AddressInfo).port}`;
-  if (chromiumPath()) browser = await launchBrowser();
+  if (!skipWithoutBrowser()) browser = await launchBrowser();
 });
 
 afterAll(async () => {
@@ -53,7 +53,7 @@ afterAll(async () => {
   await standin?.close();
 });
 
-describe.skipIf(!chromiumPath())("a browser following a connect link from the console's site", () => {
+describe.skipIf(skipWithoutBrowser())("a browser following a connect link from the console's site", () => {
   it("lands on the application with a working WebSocket, and the link does not work twice", async () => {
     const context = await (browser as Browser).newContext({ ignoreHTTPSErrors: true });
     const page = await context.newPage();

@@ -117,10 +117,17 @@ describe("an administrator allocates credits and approves a member's request in 
     await credits.openRequests();
     await alicePage.getByTestId("empty-state").waitFor();
     await expectAccessible(alicePage);
-    // An amount that is not one is refused before it reaches the API.
+    // An amount that is not one is refused before it reaches the API: no request to it is sent.
+    const asked: string[] = [];
+    const record = (r: { url(): string; method(): string }) => {
+      if (r.method() === "POST" && new URL(r.url()).pathname === "/api/v1/credits/requests") asked.push(r.url());
+    };
+    alicePage.on("request", record);
     await alicePage.getByLabel("Amount (credits)").fill("a lot");
     await alicePage.getByTestId("ask-submit").click();
     await alicePage.getByTestId("ask-amount-problem").waitFor();
+    alicePage.off("request", record);
+    expect(asked).toEqual([]);
     // Keyboard only: the amount, Tab to the reason, Tab to the button, Enter.
     await alicePage.getByLabel("Amount (credits)").fill("");
     await alicePage.getByLabel("Amount (credits)").focus();

@@ -2,9 +2,18 @@
 import { describe, expect, it } from "vitest";
 import { processesMentioning } from "../testbed/procfs.ts";
 import { eventually } from "../testbed/waiting.test-support.ts";
-import { chromiumPath, closeBrowser, launchBrowser } from "./browser.ts";
+import { closeBrowser, launchBrowser, skipWithoutBrowser } from "./browser.ts";
 
-describe.runIf(chromiumPath())("closeBrowser", () => {
+describe("a browser test without Chromium", () => {
+  it("is skipped on a developer's machine, and fails under CI=true", () => {
+    const none = () => undefined;
+    expect(skipWithoutBrowser({}, none)).toBe(true);
+    expect(skipWithoutBrowser({ CI: "true" }, none)).toBe(false);
+    expect(skipWithoutBrowser({}, () => "/usr/bin/chromium")).toBe(false);
+  });
+});
+
+describe.skipIf(skipWithoutBrowser())("closeBrowser", () => {
   it("kills the browser's process when it has not closed in time", async () => {
     const browser = await launchBrowser();
     let marked: number[] = [];

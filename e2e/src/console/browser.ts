@@ -21,6 +21,14 @@ export function chromiumPath(): string | undefined {
   return CANDIDATES.find((p) => existsSync(p));
 }
 
+/**
+ * Whether a browser test may be skipped: only where Chromium is missing and this is not CI. Under
+ * CI=true a missing browser is a failure (launchBrowser says how to install it), never a silent skip.
+ */
+export function skipWithoutBrowser(env: NodeJS.ProcessEnv = process.env, find = chromiumPath): boolean {
+  return find() === undefined && env.CI !== "true";
+}
+
 export async function launchBrowser(): Promise<Browser> {
   const executablePath = chromiumPath();
   if (!executablePath)

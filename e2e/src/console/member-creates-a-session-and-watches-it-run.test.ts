@@ -115,7 +115,9 @@ describe("a member's sessions in the console", () => {
     await alice.getByTestId("logs").getByText("ready").first().waitFor();
   });
 
-  it("the list row turns Running moments after the cluster's pod does", async () => {
+  // The delay between the API's Running and the row's is a figure this journey prints (timed assertions
+  // belong in bench/), so the name promises only what is checked: the open list follows without a reload.
+  it("the open list's row turns Running when the session does, without a reload", async () => {
     const list = new SessionsListPage(alice);
     await list.open();
     const created = await bed.call(bed.alice, "POST", "/api/v1/sessions", body({ offering: "l4", name: "second" }));
@@ -123,6 +125,9 @@ describe("a member's sessions in the console", () => {
     const id = created.body.id as string;
     secondId = id;
     await list.row(id).waitFor();
+    const loads: string[] = [];
+    const record = (f: { url(): string }) => loads.push(f.url());
+    alice.on("framenavigated", record);
     // When the API first says Running, and when the row shows it.
     const apiRunning = (async () => {
       for (;;) {
@@ -133,6 +138,8 @@ describe("a member's sessions in the console", () => {
     })();
     await list.waitForPhase(id, "Running");
     const rowAt = performance.now();
+    alice.off("framenavigated", record);
+    expect(loads, "the page was not reloaded or navigated while waiting").toEqual([]);
     figures.runningToRowMs = Math.round(rowAt - (await apiRunning));
     await shots.take(alice, "list-running");
     await alice.setViewportSize(PHONE);

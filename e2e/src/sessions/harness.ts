@@ -145,8 +145,12 @@ export interface SessionsBed {
   ): Promise<{ status: number; body: any; headers: Headers }>;
   /** Polls a session's detail until `pred` holds. */
   waitFor(user: TestUser, id: string, pred: (s: any) => boolean, what: string, timeoutMs?: number): Promise<any>;
-  /** Session pods on a GPU cluster (name → phase, node). */
-  pods(cluster: string): Promise<{ name: string; phase: string; node?: string; deleting: boolean; uid: string }[]>;
+  /** Session pods on a GPU cluster (name → phase, node), terminating ones included (`deleting`). */
+  pods(
+    cluster: string,
+  ): Promise<
+    { name: string; phase: string; node?: string; deleting: boolean; uid: string; labels: Record<string, string> }[]
+  >;
   stop(): Promise<void>;
 }
 
@@ -396,6 +400,7 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
             node: p.spec?.nodeName,
             deleting: !!p.metadata.deletionTimestamp,
             uid: p.metadata.uid,
+            labels: (p.metadata.labels ?? {}) as Record<string, string>,
           }));
         } finally {
           k.close();

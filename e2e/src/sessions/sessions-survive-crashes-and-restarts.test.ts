@@ -31,13 +31,21 @@ describe("an operator killed mid-flight", () => {
     ]);
     for (const a of answers) expect(a.status, JSON.stringify(a.body)).toBe(201);
     const ids = answers.map((r) => r.body.id as string);
-    // Kill the leader as soon as the first mirror lands on the cluster, before it has reported anything.
-    for (let i = 0; i < 200; i++) {
-      const s = await bed.call(bed.alice, "GET", `/api/v1/sessions/${ids[0]}`);
-      if (s.body.phase === "Starting" || s.body.phase === "Running") break;
-      await new Promise((r) => setTimeout(r, 20));
+    // Kill the leader as soon as it has made the first pod, and say what it had done by then: the kill
+    // must land mid-flight (not every session Running), or the standby would have nothing to finish.
+    const ours = (p: { name: string }) => ids.some((id) => id.replace("_", "-") === p.name);
+    let atKill: Awaited<ReturnType<typeof bed.pods>> = [];
+    for (const t0 = Date.now(); Date.now() - t0 < 60_000; ) {
+      atKill = (await bed.pods("gpu-b")).filter(ours);
+      if (atKill.length > 0) break;
+      await new Promise((r) => setTimeout(r, 10));
     }
     await first?.stop({ release: false });
+    expect(atKill.length, "the operator made a pod before it was killed").toBeGreaterThan(0);
+    expect(
+      atKill.filter((p) => p.phase === "Running").length,
+      "the operator was killed before every session's pod was Running",
+    ).toBeLessThan(ids.length);
     for (const [i, id] of ids.entries())
       await bed.waitFor(
         i === 0 ? bed.alice : bed.bob,

@@ -12,6 +12,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { quietPorts } from "../testbed/ports.ts";
 import { until } from "../until.ts";
 
 vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
@@ -29,21 +30,6 @@ async function isFree(port: number): Promise<boolean> {
     const s = createServer().listen(port, "127.0.0.1", () => s.close(() => resolve(true)));
     s.on("error", () => resolve(false));
   });
-}
-/**
- * `count` free ports in a row, below the kernel's ephemeral range: npm start listens on them only after
- * its fleet is up, and a port picked in that range was once taken meanwhile by some test's outgoing
- * connection (EADDRINUSE on the second gateway, in CI). Below it only another listener can take one.
- */
-async function quietPorts(count: number): Promise<number> {
-  const range = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/);
-  const ephemeralFrom = Number(range[0]) || 32_768;
-  for (;;) {
-    const first = 10_000 + Math.floor(Math.random() * (ephemeralFrom - 10_000 - count));
-    let free = true;
-    for (let i = 0; i < count && free; i++) free = await isFree(first + i);
-    if (free) return first;
-  }
 }
 const leftovers = () => {
   try {

@@ -13,6 +13,7 @@ export * from "./images.ts";
 export { KubeHttp, KubeHttpError } from "./kube.ts";
 export { kubeConfigFrom } from "./kubeconfig.ts";
 export { criLogLines } from "./kwok.ts";
+export { quietPorts } from "./ports.ts";
 export { type ChildLogs, childLogs } from "./process.ts";
 export {
   allPids,

@@ -203,15 +203,31 @@ describe("credits at the door count the minimum runs already promised", () => {
     const org = await anOrganizationWallet(tdb.db, TEN_MINUTES + TEN_MINUTES / 2n);
     // What createSession does: the door, then the session row, in one transaction; the second arrives
     // while the first still holds its transaction open.
+    // Each transaction's span, from its first statement to just before it ends: they must overlap, or the
+    // second merely ran after the first and proves nothing about the door under concurrency.
+    const spans: { begin: number; end: number }[] = [];
     const create = (owner: string, delayMs: number) =>
-      sleep(delayMs).then(() =>
-        tdb.db.transaction(async (tx) => {
-          await checkCreditsAtDoor(b, tx, at({ ownerId: owner, organizationId: org.id, projectId: null }));
-          await aSession(tx, { ownerId: owner, organizationId: org.id, offering: "h100" });
-          await sleep(300);
-        }),
-      );
+      sleep(delayMs).then(() => {
+        const span = { begin: Number.NaN, end: Number.NaN };
+        spans.push(span);
+        return tdb.db
+          .transaction(async (tx) => {
+            await tx.raw("SELECT 1");
+            span.begin = performance.now();
+            await checkCreditsAtDoor(b, tx, at({ ownerId: owner, organizationId: org.id, projectId: null }));
+            await aSession(tx, { ownerId: owner, organizationId: org.id, offering: "h100" });
+            await sleep(300);
+          })
+          .finally(() => {
+            span.end = performance.now();
+          });
+      });
     const results = await Promise.allSettled([create("usr_a", 0), create("usr_b", 50)]);
+    expect(spans).toHaveLength(2);
+    const [first, second] = spans as [{ begin: number; end: number }, { begin: number; end: number }];
+    expect(Math.max(first.begin, second.begin), "both transactions were open at once").toBeLessThan(
+      Math.min(first.end, second.end),
+    );
     expect(results.map((r) => r.status).sort()).toEqual(["fulfilled", "rejected"]);
     const refused = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
     expect(refused.reason).toMatchObject({

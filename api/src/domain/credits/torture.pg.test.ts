@@ -6,10 +6,10 @@
 // exactly that, and the ledger's invariants hold.
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { quietPorts } from "@berth/e2e";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../db/db.test-support.ts";
 import { OperatorTokens } from "../clusters/operator-token.ts";
@@ -45,14 +45,6 @@ afterAll(async () => {
   await tdb?.drop();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 /** Deterministic pseudo-random numbers (the failure of one run can be replayed). */
 function prng(seed: number) {
@@ -118,7 +110,9 @@ describe("charging under a crashing API", () => {
     for (let i = 0; i < all.length; i += BATCH) batches.push(all.slice(i, i + BATCH));
 
     // The API child, killed and restarted at random.
-    const port = await freePort();
+    // One port for all the restarts, so it is picked below the ephemeral range: a port the kernel
+    // handed out could be taken by an outgoing connection between a kill and the next start.
+    const port = await quietPorts();
     const url = `http://127.0.0.1:${port}`;
     const script = fileURLToPath(new URL("./torture-child.test-support.ts", import.meta.url));
     let child: ChildProcess | undefined;

@@ -246,6 +246,39 @@ export interface RouteCase {
 
 export const CODE_OF: Record<number, string> = { 403: "forbidden", 404: "not_found" };
 
+/** Tables a refused request may write to: the record of the refusal, not the state it was refused. */
+const BOOKKEEPING = new Set([
+  "audit_log",
+  "idempotency_keys",
+  "login_failures",
+  "knex_migrations",
+  "knex_migrations_lock",
+]);
+
+/**
+ * A digest of every row of every table but the bookkeeping ones: equal before and after a refused write
+ * means it changed nothing (a handler that writes before it checks would pass a status-only assertion).
+ */
+export async function databaseDigest(t: IdentityTestApi): Promise<string> {
+  const db = t.database.db;
+  const tables = (
+    await db.raw<{ rows: { table_name: string }[] }>(
+      "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name",
+    )
+  ).rows
+    .map((r) => r.table_name)
+    .filter((n) => !BOOKKEEPING.has(n));
+  const parts: string[] = [];
+  for (const table of tables) {
+    const r = await db.raw<{ rows: { d: string | null }[] }>(
+      "SELECT md5(string_agg(t::text, '|' ORDER BY t::text)) AS d FROM ?? AS t",
+      [table],
+    );
+    parts.push(`${table}:${r.rows[0]?.d ?? "empty"}`);
+  }
+  return parts.join("\n");
+}
+
 /**
  * Registers, per case: each allowed caller gets its status; each refused caller gets 403/404 with the
  * envelope; an expired token gets 401 token_expired; a malformed body gets 400 validation_failed.
@@ -264,36 +297,49 @@ export function itBehavesPerRole(cases: RouteCase[], env: () => { t: IdentityTes
           expect(r.status, JSON.stringify(r.body)).toBe(a.status);
         });
       }
+      // A refused write is read back: the database is as it was (rows of every table, bookkeeping aside).
+      const unchanged = async (t: IdentityTestApi, send: () => Promise<void>) => {
+        if (c.method === "GET") return send();
+        const before = await databaseDigest(t);
+        await send();
+        expect(await databaseDigest(t), "a refused write changed the database").toBe(before);
+      };
       for (const f of c.refused) {
-        it(`answers ${f.status} ${CODE_OF[f.status]} to ${f.as} (${f.why})`, async () => {
+        it(`answers ${f.status} ${CODE_OF[f.status]} to ${f.as} (${f.why}), changing nothing`, async () => {
           const { t, w } = env();
           const user = w[f.as] as TestUser;
-          const r = await t.request(c.method, await c.path(w), {
-            token: user.token,
-            ...(c.body ? { json: await c.body(w) } : {}),
+          const path = await c.path(w);
+          const json = c.body ? await c.body(w) : undefined;
+          await unchanged(t, async () => {
+            const r = await t.request(c.method, path, { token: user.token, ...(json !== undefined ? { json } : {}) });
+            expect(r.status, JSON.stringify(r.body)).toBe(f.status);
+            expect(r.body.error.code).toBe(CODE_OF[f.status]);
           });
-          expect(r.status, JSON.stringify(r.body)).toBe(f.status);
-          expect(r.body.error.code).toBe(CODE_OF[f.status]);
         });
       }
-      it("answers 401 token_expired to an expired token", async () => {
+      it("answers 401 token_expired to an expired token, changing nothing", async () => {
         const { t, w } = env();
         const who = w[c.allowed[0].as] as TestUser;
-        const r = await t.request(c.method, await c.path(w), {
-          token: await t.expiredTokenFor(who.id),
-          ...(c.body ? { json: await c.body(w) } : {}),
+        const path = await c.path(w);
+        const json = c.body ? await c.body(w) : undefined;
+        const token = await t.expiredTokenFor(who.id);
+        await unchanged(t, async () => {
+          const r = await t.request(c.method, path, { token, ...(json !== undefined ? { json } : {}) });
+          expect(r.status).toBe(401);
+          expect(r.body.error.code).toBe("token_expired");
         });
-        expect(r.status).toBe(401);
-        expect(r.body.error.code).toBe("token_expired");
       });
       if (c.malformed !== undefined) {
-        it("answers 400 validation_failed to a malformed body", async () => {
+        it("answers 400 validation_failed to a malformed body, changing nothing", async () => {
           const { t, w } = env();
           const who = w[c.allowed[0].as] as TestUser;
-          const r = await t.request(c.method, await c.path(w), { token: who.token, json: c.malformed });
-          expect(r.status).toBe(400);
-          expect(r.body.error.code).toBe("validation_failed");
-          expect(r.body.error.details.issues.length).toBeGreaterThan(0);
+          const path = await c.path(w);
+          await unchanged(t, async () => {
+            const r = await t.request(c.method, path, { token: who.token, json: c.malformed });
+            expect(r.status).toBe(400);
+            expect(r.body.error.code).toBe("validation_failed");
+            expect(r.body.error.details.issues.length).toBeGreaterThan(0);
+          });
         });
       }
     });

@@ -12,7 +12,7 @@ import { listUsers as listUserRows } from "../../db/operations/users/listUsers.t
 import type { UserListRow, UserRow } from "../../db/operations/users/types.ts";
 import { type UserChanges, updateUser as updateUserRow } from "../../db/operations/users/updateUser.ts";
 import type { Deps } from "../../deps.ts";
-import { Conflict, Forbidden, NotFound } from "../../errors.ts";
+import { Conflict, DomainError, Forbidden, NotFound } from "../../errors.ts";
 import { normalizeEmail } from "./email.ts";
 import { mapConstraintErrors } from "./errors.ts";
 import { newId } from "./ids.ts";
@@ -164,7 +164,8 @@ export interface UpdateUserInput {
 }
 
 /**
- * Self: display_name only (the password goes through /auth/password). An administrator of the account
+ * Self: display_name only (the password goes through /auth/password, whatever the role: 403
+ * current_password_required here). An administrator of the account
  * (canManageUser): email, display_name, disabled, a password reset. super_admin: also is_super_admin.
  * Disabling and resetting revoke the account's tokens at once.
  */
@@ -185,6 +186,15 @@ export async function updateUser(
     input.isSuperAdmin !== undefined;
 
   if (!self && !manages) throw new Forbidden("you may not change this account");
+  // A stolen token, even a super_admin's, must not be enough to take the account over for good: one's
+  // own password changes only with the current one.
+  if (self && input.password !== undefined) {
+    throw new DomainError(
+      "current_password_required",
+      "change your own password at POST /api/v1/auth/password, with the current one",
+      { endpoint: "/api/v1/auth/password", field: "password" },
+    );
+  }
   if (adminFields && !manages && !(self && s.all)) {
     throw new Forbidden(
       self
@@ -208,7 +218,7 @@ export async function updateUser(
   }
   if (input.password !== undefined) {
     changes.passwordHash = await deps.auth.hasher.hash(input.password);
-    changes.mustChangePassword = !self;
+    changes.mustChangePassword = true;
     changes.revokeTokens = true;
   }
   const updated = await mapConstraintErrors(() => updateUserRow(deps.db, userId, changes), {

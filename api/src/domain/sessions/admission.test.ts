@@ -142,7 +142,9 @@ describe("creates decided together at an organization's door", () => {
     expect(statuses.filter((s) => s === 201)).toHaveLength(3);
     expect(statuses.filter((s) => s === 403)).toHaveLength(5);
     expect(rows).toHaveLength(3);
-    for (const refused of answers.filter((a) => a.status === 403)) {
+    // Every answer but a 201 is a refusal, and must be the 403 below: a 409 or 500 is not let through.
+    for (const refused of answers.filter((a) => a.status !== 201)) {
+      expect(refused.status).toBe(403);
       expect(refused.body.error).toMatchObject({
         code: "quota_exceeded",
         details: {
@@ -161,7 +163,9 @@ describe("creates decided together at an organization's door", () => {
     await expectBatched(before);
     expect(statuses.filter((s) => s === 201)).toHaveLength(5);
     expect(rows).toHaveLength(5);
-    for (const refused of answers.filter((a) => a.status === 403)) {
+    // Every answer but a 201 is a refusal, and must be the 403 below: a 409 or 500 is not let through.
+    for (const refused of answers.filter((a) => a.status !== 201)) {
+      expect(refused.status).toBe(403);
       expect(refused.body.error).toMatchObject({
         code: "quota_exceeded",
         details: { limit: "maxGpusPerOrganization", value: 5, current: 5, requested: 1 },
@@ -175,7 +179,9 @@ describe("creates decided together at an organization's door", () => {
     await expectBatched(before);
     expect(statuses.filter((s) => s === 201)).toHaveLength(3);
     expect(rows).toHaveLength(3);
-    for (const refused of answers.filter((a) => a.status === 403)) {
+    // Every answer but a 201 is a refusal, and must be the 403 below: a 409 or 500 is not let through.
+    for (const refused of answers.filter((a) => a.status !== 201)) {
+      expect(refused.status).toBe(403);
       expect(refused.body.error.details).toMatchObject({ limit: "maxConcurrentSessionsPerUser", value: 3, current: 3 });
     }
   });
@@ -204,8 +210,10 @@ describe("creates decided together at an organization's door", () => {
     expect(rows.map((r) => r.offering)).toEqual(["h100", "h100", "h100"]);
     expect(statuses.filter((s) => s === 201)).toHaveLength(3);
     for (const [i, a] of answers.entries()) {
-      if (i % 2 === 0)
+      if (i % 2 === 0) {
+        expect(a.status).toBe(403);
         expect(a.body.error).toMatchObject({ code: "quota_exceeded", details: { limit: "allowedOfferings" } });
+      }
     }
   });
 
@@ -213,8 +221,10 @@ describe("creates decided together at an organization's door", () => {
     const { answers, rows, statuses } = await together(orgs.perUser, 5);
     expect(statuses.filter((s) => s === 201)).toHaveLength(2);
     expect(rows).toHaveLength(2);
-    for (const refused of answers.filter((a) => a.status === 403))
+    for (const refused of answers.filter((a) => a.status !== 201)) {
+      expect(refused.status).toBe(403);
       expect(refused.body.error.details).toMatchObject({ limit: "maxGpusPerUser", value: 2, current: 2, requested: 1 });
+    }
   });
 
   it("counts each project's GPUs apart in one batch, and sessions without a project against neither", async () => {
@@ -227,6 +237,7 @@ describe("creates decided together at an organization's door", () => {
     expect([admitted(vision), admitted(audio), admitted(null)]).toEqual([2, 3, 3]);
     const refused = answers.filter((a) => a.status !== 201);
     expect(refused).toHaveLength(1);
+    expect(refused[0]?.status).toBe(403);
     expect(refused[0]?.body.error.details).toMatchObject({ limit: "maxGpusPerProject", value: 2, current: 2 });
   });
 

@@ -63,6 +63,8 @@ export const exportAuditLogsRoute = defineRoute({
   auth: "user",
   query: ExportAuditLogsQuery,
   audit: "audit_log.export",
+  errors: ["export_too_large"],
+  produces: { "text/csv": z.string().meta({ description: "A header row, then one row per entry, newest first." }) },
   responses: { 200: z.string().meta({ description: "text/csv; a header row, then one row per entry, newest first." }) },
   handler: async ({ deps, principal, query, ctx, audit }) => {
     const filter = await prepareExport(

@@ -23,6 +23,7 @@ export const loginRoute = defineRoute({
   auth: "public",
   body: LoginBody,
   audit: "auth.login",
+  errors: ["invalid_credentials", "too_many_requests"],
   responses: { 200: TokenResponse },
   handler: async ({ deps, body, ctx, audit }) => {
     audit.detail("email", body.email.trim().toLowerCase());
@@ -44,6 +45,7 @@ export const changePasswordRoute = defineRoute({
   auth: "password-change",
   body: ChangePasswordBody,
   audit: "auth.password_change",
+  errors: ["invalid_credentials", "too_many_requests"],
   responses: { 200: TokenResponse },
   handler: async ({ deps, principal, body, ctx, audit }) => {
     audit.target("user", principal.userId);

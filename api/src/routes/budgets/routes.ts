@@ -52,6 +52,7 @@ export const setBudgetRoute = defineRoute({
   body: SetBudgetBody,
   idempotent: true,
   audit: "budget.set",
+  errors: ["not_found"],
   responses: { 200: Budget, 201: Budget },
   handler: async ({ deps, principal, params, body, audit }) => {
     audit.organization(params.organizationId);

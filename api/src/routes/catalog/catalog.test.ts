@@ -238,6 +238,26 @@ describe("/api/v1/offerings", () => {
     }
   });
 
+  // Found by fuzzing: offerings were made with GPU models "À񩊃" and '7"?', which no node label can carry.
+  it("refuses a GPU model that is not a label value, and creates nothing", async () => {
+    for (const gpu_model of ["À񩊃", '7"?', "-H100", "a".repeat(64), "NVIDIA H100"]) {
+      const r = await t.request("POST", "/api/v1/offerings", {
+        token: w.superAdmin.token,
+        json: { name: "badmodel", display_name: "Bad", gpu_model, tier: "t", hourly_credit_rate: "1" },
+      });
+      expect(r.status, gpu_model).toBe(400);
+      expect(r.body.error.details.issues[0].path).toEqual(["body", "gpu_model"]);
+    }
+    const edit = await t.request("PATCH", "/api/v1/offerings/h100", {
+      token: w.superAdmin.token,
+      json: { gpu_model: '7"?' },
+    });
+    expect(edit.status).toBe(400);
+    expect((await t.request("GET", "/api/v1/offerings/badmodel", { token: w.superAdmin.token })).status).toBe(404);
+    const h100 = await t.request("GET", "/api/v1/offerings/h100", { token: w.superAdmin.token });
+    expect(h100.body.gpu_model).toBe("NVIDIA-H100-80GB-HBM3");
+  });
+
   it("refuses a second offering of the same name with 409 already_exists", async () => {
     const r = await t.request("POST", "/api/v1/offerings", {
       token: w.superAdmin.token,
@@ -280,6 +300,37 @@ describe("/api/v1/images", () => {
     });
     expect(r.status).toBe(400);
     expect(r.body.error.code).toBe("validation_failed");
+  });
+
+  // Found by fuzzing: a private image was made with owner "􃧿º񚂆Í񚵼n".
+  it("refuses an owner that is not an enabled account, and an image reference registries cannot parse", async () => {
+    const gone = await t.aUser({ disabled: true });
+    const base = { display_name: "Owned", image: "registry.example/owned:1", kind: "terminal", visibility: "private" };
+    for (const owner of ["􃧿º񚂆Í񚵼n", "usr_nosuchaccount000000", gone.id]) {
+      const r = await t.request("POST", "/api/v1/images", {
+        token: w.superAdmin.token,
+        json: { ...base, name: "owned", owner },
+      });
+      expect(r.status, owner).toBe(400);
+      expect(r.body.error.details.issues[0].path).toEqual(["body", "owner"]);
+    }
+    for (const image of ["Registry.Example/UPPER:1", "a b", "x:tag with space", "/leading"]) {
+      const r = await t.request("POST", "/api/v1/images", {
+        token: w.superAdmin.token,
+        json: { ...base, name: "owned", image, owner: w.memberA.id },
+      });
+      expect(r.status, image).toBe(400);
+      expect(r.body.error.details.issues[0].path).toEqual(["body", "image"]);
+    }
+    const edit = await t.request("PATCH", "/api/v1/images/mine", {
+      token: w.superAdmin.token,
+      json: { owner: "usr_nosuchaccount000000" },
+    });
+    expect(edit.status).toBe(400);
+    expect((await t.request("GET", "/api/v1/images/owned", { token: w.superAdmin.token })).status).toBe(404);
+    expect((await t.request("GET", "/api/v1/images/mine", { token: w.superAdmin.token })).body.owner).toBe(
+      w.memberA.id,
+    );
   });
 
   it("filters by kind", async () => {

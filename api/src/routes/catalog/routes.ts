@@ -5,6 +5,7 @@
 
 import { Paged, pageOf } from "../../db/paging.ts";
 import { checkFraction, parseFraction } from "../../domain/catalog/gpuFraction.ts";
+import { checkImageOwner } from "../../domain/catalog/imageOwner.ts";
 import { createCatalog, getCatalog, listCatalog, updateCatalog } from "../../domain/catalog/operations.ts";
 import { images, offerings, policies, presets } from "../../domain/catalog/resources.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
@@ -112,6 +113,7 @@ export const createOfferingRoute = defineRoute({
   body: CreateOfferingBody,
   idempotent: true,
   audit: "offering.create",
+  errors: ["already_exists", "conflict"],
   responses: { 201: Offering },
   handler: async ({ deps, principal, body, audit }) => {
     audit.target("offering", body.name);
@@ -197,6 +199,7 @@ export const createPresetRoute = defineRoute({
   body: CreateResourcePresetBody,
   idempotent: true,
   audit: "resource_preset.create",
+  errors: ["already_exists", "conflict"],
   responses: { 201: ResourcePreset },
   handler: async ({ deps, principal, body, audit }) => {
     audit.target("resource_preset", body.name);
@@ -274,9 +277,11 @@ export const createImageRoute = defineRoute({
   body: CreateImageBody,
   idempotent: true,
   audit: "image.create",
+  errors: ["already_exists", "conflict"],
   responses: { 201: Image },
   handler: async ({ deps, principal, body, audit }) => {
     audit.target("image", body.name);
+    await checkImageOwner(deps, principal, body.owner);
     const o = await createCatalog(deps, principal, images, body.name, toSpec(body, IMAGE_FIELDS));
     return { status: 201, body: presentImage(o) };
   },
@@ -295,6 +300,7 @@ export const updateImageRoute = defineRoute({
   responses: { 200: Image },
   handler: async ({ deps, principal, params, body, audit }) => {
     audit.target("image", params.name);
+    await checkImageOwner(deps, principal, body.owner);
     const o = await updateCatalog(deps, principal, images, params.name, (spec) => ({
       ...spec,
       ...toSpec(body, IMAGE_FIELDS),
@@ -351,6 +357,7 @@ export const createPolicyRoute = defineRoute({
   body: CreateResourcePolicyBody,
   idempotent: true,
   audit: "resource_policy.create",
+  errors: ["already_exists", "conflict"],
   responses: { 201: ResourcePolicy },
   handler: async ({ deps, principal, body, audit }) => {
     audit.target("resource_policy", body.name);

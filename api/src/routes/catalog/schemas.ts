@@ -3,7 +3,9 @@
 import {
   DisplayName,
   ImageKindName,
+  ImageReference,
   ImageVisibility,
+  LabelValue,
   MinorUnits,
   PolicyScopeKind,
   PresetKindName,
@@ -57,7 +59,9 @@ export type Offering = z.infer<typeof Offering>;
 
 const OfferingFields = {
   display_name: DisplayName,
-  gpu_model: z.string().min(1).max(253),
+  gpu_model: LabelValue.meta({
+    description: "As GPU nodes label it (nvidia.com/gpu.product): a label value, e.g. NVIDIA-H100-80GB-HBM3.",
+  }),
   tier: z.string().min(1).max(63),
   gpu_count: z.int().min(1).max(64),
   fraction: z
@@ -129,14 +133,15 @@ export type Image = z.infer<typeof Image>;
 
 const ImageFields = {
   display_name: DisplayName,
-  image: z
-    .string()
-    .min(1)
-    .max(512)
-    .regex(/^[^\s]+$/, "no whitespace"),
+  image: ImageReference,
   kind: ImageKindName,
   visibility: ImageVisibility,
-  owner: z.string().min(1).max(128),
+  owner: z
+    .string()
+    .regex(/^usr_[a-z0-9]{1,64}$/, "a user id: usr_ followed by lowercase letters and digits")
+    .meta({
+      description: "The id of an enabled account (a private image's owner).",
+    }),
   description: Description,
 };
 export const CreateImageBody = z

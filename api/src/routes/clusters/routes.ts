@@ -41,6 +41,15 @@ export const registerClusterRoute = defineRoute({
   auth: "user",
   body: RegisterClusterBody,
   audit: "cluster.register",
+  errors: [
+    "conflict",
+    "already_exists",
+    "cluster_unreachable",
+    "cluster_credential_invalid",
+    "cluster_credential_insufficient",
+    "gpu_runtime_class_missing",
+    "gpu_device_plugin_missing",
+  ],
   responses: { 201: RegisteredCluster },
   handler: async ({ deps, principal, body, audit }) => {
     const r = await registerCluster(deps, principal, body);
@@ -123,6 +132,7 @@ export const deregisterClusterRoute = defineRoute({
   auth: "user",
   params: ClusterParams,
   audit: "cluster.deregister",
+  errors: ["cluster_in_use"],
   responses: { 200: DeregistrationResult },
   handler: async ({ deps, principal, params, audit }) => {
     audit.target("cluster", params.clusterId);
@@ -142,6 +152,13 @@ export const connectionTestRoute = defineRoute({
   params: ClusterParams,
   body: ConnectionTestBody,
   audit: "cluster.connection_test",
+  errors: [
+    "cluster_unreachable",
+    "cluster_credential_invalid",
+    "cluster_credential_insufficient",
+    "gpu_runtime_class_missing",
+    "gpu_device_plugin_missing",
+  ],
   responses: { 200: ConnectionTestResult },
   handler: async ({ deps, principal, params, audit }) => {
     audit.target("cluster", params.clusterId);

@@ -91,6 +91,7 @@ export const openWalletRoute = defineRoute({
   body: OpenWalletBody,
   idempotent: true,
   audit: "credits.wallet.open",
+  errors: ["not_found", "conflict", "already_exists"],
   responses: { 200: Wallet, 201: Wallet },
   handler: async ({ deps, principal, body, audit }) => {
     audit.organization(body.organization_id);
@@ -131,6 +132,7 @@ export const changeWalletRoute = defineRoute({
   body: ChangeWalletBody,
   idempotent: true,
   audit: "credits.wallet.change",
+  errors: ["conflict"],
   responses: { 200: Wallet },
   handler: async ({ deps, principal, params, body, audit }) => {
     audit.target("wallet", params.walletId);
@@ -183,6 +185,7 @@ export const walletLedgerExportRoute = defineRoute({
   auth: "user",
   params: WalletParams,
   query: LedgerExportQuery,
+  produces: { "text/csv": z.string().meta({ description: "Amounts in minor units." }) },
   responses: { 200: z.string().meta({ description: "text/csv; amounts in minor units." }) },
   handler: async ({ deps, principal, params, query, ctx }) => {
     const { wallet } = await walletFor(deps.db, principal, params.walletId);
@@ -240,6 +243,7 @@ export const allocateRoute = defineRoute({
   body: AllocateBody,
   idempotent: true,
   audit: "credits.allocate",
+  errors: ["not_found", "bad_request", "insufficient_credits"],
   responses: { 201: Allocation },
   handler: async ({ deps, principal, body, requestId, audit, ctx }) => {
     const key = ctx.get("Idempotency-Key");
@@ -293,6 +297,7 @@ export const askRoute = defineRoute({
   body: AskBody,
   idempotent: true,
   audit: "credits.request.create",
+  errors: ["not_found"],
   responses: { 201: CreditRequest },
   handler: async ({ deps, principal, body, audit }) => {
     audit.organization(body.organization_id);
@@ -333,6 +338,7 @@ export const approveRoute = defineRoute({
   body: ApproveBody,
   idempotent: true,
   audit: "credits.request.approve",
+  errors: ["not_found", "conflict", "bad_request", "insufficient_credits"],
   responses: { 200: CreditRequest },
   handler: async ({ deps, principal, params, body, requestId, audit }) => {
     audit.target("credit_request", params.requestId);
@@ -364,6 +370,7 @@ export const denyRoute = defineRoute({
   body: DenyBody,
   idempotent: true,
   audit: "credits.request.deny",
+  errors: ["conflict"],
   responses: { 200: CreditRequest },
   handler: async ({ deps, principal, params, body, audit }) => {
     audit.target("credit_request", params.requestId);
@@ -383,6 +390,7 @@ export const cancelRoute = defineRoute({
   params: RequestParams,
   idempotent: true,
   audit: "credits.request.cancel",
+  errors: ["conflict"],
   responses: { 200: CreditRequest },
   handler: async ({ deps, principal, params, audit }) => {
     audit.target("credit_request", params.requestId);
@@ -419,6 +427,7 @@ export const createRefillRoute = defineRoute({
   body: CreateRefillBody,
   idempotent: true,
   audit: "credits.refill.create",
+  errors: ["not_found", "bad_request"],
   responses: { 201: Refill },
   handler: async ({ deps, principal, body, audit }) => {
     const r = await createRefill(deps, principal, {
@@ -464,6 +473,7 @@ export const changeRefillRoute = defineRoute({
   body: ChangeRefillBody,
   idempotent: true,
   audit: "credits.refill.change",
+  errors: ["bad_request"],
   responses: { 200: Refill },
   handler: async ({ deps, principal, params, body, audit }) => {
     audit.target("refill", params.refillId);

@@ -1,7 +1,9 @@
 // GET /api/v1/sessions/:sessionId/logs?tail=&follow=&timestamps=: the session pod's log, read through
 // its cluster's Kubernetes API (pods/log) with the registered credential. Never from the pod directly.
+
 import type { Readable } from "node:stream";
 import { KubeError, KubeTransportError } from "@berth/controllers/kube";
+import { z } from "zod";
 import type { Deps } from "../../deps.ts";
 import { type ConnectPortsOf, connectDepsOf } from "../../domain/connect/adapters.ts";
 import { Conflict, type DomainError, Unavailable } from "../../errors.ts";
@@ -60,6 +62,11 @@ export function logsRoutes(
     auth: "user",
     params: SessionParams,
     query: LogsQuery,
+    errors: ["conflict"],
+    produces: {
+      "application/json": SessionLogs,
+      "text/plain": z.string().meta({ description: "With follow=true: the log as the pod writes it." }),
+    },
     responses: { 200: SessionLogs },
     handler: async ({ deps, principal, params, query, ctx }) => {
       const session = await portsOf(deps).sessions.forUser(principal, params.sessionId);

@@ -93,6 +93,7 @@ export const updateOrganizationRoute = defineRoute({
   params: OrganizationParams,
   body: UpdateOrganizationBody,
   audit: "organization.update",
+  errors: ["conflict", "already_exists"],
   responses: { 200: Organization },
   handler: async ({ deps, principal, params, body, audit }) => {
     audit.target("organization", params.organizationId);
@@ -115,6 +116,7 @@ export const deleteOrganizationRoute = defineRoute({
   auth: "user",
   params: OrganizationParams,
   audit: "organization.delete",
+  errors: ["conflict"],
   responses: { 204: z.null() },
   handler: async ({ deps, principal, params, audit }) => {
     audit.target("organization", params.organizationId);
@@ -155,6 +157,7 @@ export const addOrganizationMemberRoute = defineRoute({
   body: AddOrganizationMemberBody,
   idempotent: true,
   audit: "organization.member.add",
+  errors: ["conflict"],
   responses: { 201: Member, 200: Member },
   handler: async ({ deps, principal, params, body, audit }) => {
     audit.organization(params.organizationId);
@@ -178,6 +181,7 @@ export const removeOrganizationMemberRoute = defineRoute({
   auth: "user",
   params: OrganizationMemberParams,
   audit: "organization.member.remove",
+  errors: ["conflict"],
   responses: { 204: z.null() },
   handler: async ({ deps, principal, params, audit }) => {
     audit.organization(params.organizationId);

@@ -34,6 +34,7 @@ export const createProjectRoute = defineRoute({
   body: CreateProjectBody,
   idempotent: true,
   audit: "project.create",
+  errors: ["not_found", "conflict", "already_exists"],
   responses: { 201: Project },
   handler: async ({ deps, principal, body, audit }) => {
     audit.organization(body.organization_id);
@@ -92,6 +93,7 @@ export const updateProjectRoute = defineRoute({
   params: ProjectParams,
   body: UpdateProjectBody,
   audit: "project.update",
+  errors: ["conflict", "already_exists"],
   responses: { 200: Project },
   handler: async ({ deps, principal, params, body, audit }) => {
     audit.target("project", params.projectId);
@@ -154,6 +156,7 @@ export const addProjectMemberRoute = defineRoute({
   body: AddProjectMemberBody,
   idempotent: true,
   audit: "project.member.add",
+  errors: ["conflict"],
   responses: { 201: Member, 200: Member },
   handler: async ({ deps, principal, params, body, audit }) => {
     const { member, created } = await addProjectMember(deps, principal, params.projectId, {
@@ -178,6 +181,7 @@ export const removeProjectMemberRoute = defineRoute({
   auth: "user",
   params: ProjectMemberParams,
   audit: "project.member.remove",
+  errors: ["conflict"],
   responses: { 204: z.null() },
   handler: async ({ deps, principal, params, audit }) => {
     audit.target("user", params.userId);

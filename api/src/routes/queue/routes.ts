@@ -55,6 +55,7 @@ export const cancelQueuedRoute = defineRoute({
   auth: "user",
   params: SessionParams,
   audit: "queue.cancel",
+  errors: ["invalid_session_state"],
   responses: { 202: Session },
   handler: async ({ deps, principal, params, audit }) => {
     audit.target("session", params.sessionId);
@@ -74,6 +75,7 @@ export const changePriorityRoute = defineRoute({
   params: SessionParams,
   body: PriorityBody,
   audit: "queue.priority",
+  errors: ["invalid_session_state"],
   responses: { 200: Session },
   handler: async ({ deps, principal, params, body, audit }) => {
     audit.target("session", params.sessionId);

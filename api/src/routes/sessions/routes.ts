@@ -53,6 +53,16 @@ export const createSessionRoute = defineRoute({
   body: CreateSessionBody,
   idempotent: true,
   audit: "session.create",
+  errors: [
+    "not_found",
+    "quota_exceeded",
+    "insufficient_credits",
+    "volume_on_another_cluster",
+    "volume_pool_not_shared",
+    "volume_locked",
+    "gpu_model_unavailable",
+    "conflict",
+  ],
   responses: { 201: Session },
   handler: async ({ deps, principal, body, audit }) => {
     const v = await createSession(deps, principal, body);
@@ -132,6 +142,7 @@ export const previewCostRoute = defineRoute({
   auth: "user",
   body: PreviewCostBody,
   audit: "session.preview_cost",
+  errors: ["not_found"],
   responses: { 200: CostPreview },
   handler: async ({ deps, principal, body }) => {
     const p = await previewCost(deps, principal, body);
@@ -178,6 +189,7 @@ export const bulkTerminateRoute = defineRoute({
   auth: "user",
   body: BulkTerminateBody,
   audit: "session.bulk_terminate",
+  errors: ["invalid_session_state"],
   responses: { 200: BulkTerminateResult },
   handler: async ({ deps, principal, body, audit }) => {
     const results = await bulkTerminate(deps, principal, body.ids);
@@ -228,6 +240,10 @@ function actionRoute(
     auth: "user",
     params: SessionParams,
     audit: `session.${action}`,
+    errors:
+      action === "resume"
+        ? ["invalid_session_state", "quota_exceeded", "insufficient_credits"]
+        : ["invalid_session_state"],
     responses: { 202: Session },
     handler: async ({ deps, principal, params, audit }) => {
       audit.target("session", params.sessionId);

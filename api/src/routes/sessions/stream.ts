@@ -215,6 +215,11 @@ export const sessionEventsRoute = defineRoute({
       .meta({ description: "Same as the Last-Event-ID header, for clients that cannot set headers." }),
     session_id: SessionIdParam.optional().meta({ description: "Only this session's events." }),
   }),
+  produces: {
+    "text/event-stream": z
+      .looseObject({ event: z.string().optional(), data: z.string(), id: z.string().optional() })
+      .meta({ description: "Each server-sent event (see the description for the kinds and their data)." }),
+  },
   responses: { 200: z.string().meta({ description: "text/event-stream (see the description)." }) },
   handler: async ({ deps, principal, query, ctx }) => {
     const recheck = async () => (await authenticate(deps, ctx, "user")) as Principal;

@@ -57,6 +57,7 @@ export const signupRoute = defineRoute({
   auth: "public",
   body: SignupBody,
   audit: "auth.signup",
+  errors: ["signup_closed", "already_exists", "too_many_requests"],
   responses: { 201: SignupAnswer },
   handler: async ({ deps, body, ctx, audit }) => {
     const r = await signUp(deps, {

@@ -48,6 +48,7 @@ export const createPoolRoute = defineRoute({
   auth: "user",
   body: CreatePoolBody,
   audit: "storage.pool.create",
+  errors: ["already_exists"],
   responses: { 201: StoragePool },
   handler: async ({ deps, principal, body, audit }) => {
     audit.target("pool", body.name);
@@ -97,6 +98,7 @@ export const updatePoolRoute = defineRoute({
   params: PoolParams,
   body: UpdatePoolBody,
   audit: "storage.pool.update",
+  errors: ["pool_in_use"],
   responses: { 200: StoragePool },
   handler: async ({ deps, principal, params, body, audit }) => {
     audit.target("pool", params.pool);
@@ -114,6 +116,7 @@ export const deletePoolRoute = defineRoute({
   auth: "user",
   params: PoolParams,
   audit: "storage.pool.delete",
+  errors: ["pool_in_use"],
   responses: { 204: z.null() },
   handler: async ({ deps, principal, params, audit }) => {
     audit.target("pool", params.pool);
@@ -137,6 +140,7 @@ export const createVolumeRoute = defineRoute({
   body: CreateVolumeBody,
   idempotent: true,
   audit: "storage.volume.create",
+  errors: ["already_exists", "quota_exceeded", "pool_capacity_exceeded", "not_found"],
   responses: { 201: StorageVolume },
   handler: async ({ deps, principal, body, audit }) => {
     const v = await createVolume(deps, principal, body);
@@ -200,6 +204,7 @@ export const updateVolumeRoute = defineRoute({
   params: VolumeParams,
   body: UpdateVolumeBody,
   audit: "storage.volume.update",
+  errors: ["already_exists", "volume_locked", "quota_exceeded", "pool_capacity_exceeded"],
   responses: { 200: StorageVolume },
   handler: async ({ deps, principal, params, body, audit }) => {
     audit.target("volume", params.volumeId);
@@ -218,6 +223,7 @@ export const deleteVolumeRoute = defineRoute({
   auth: "user",
   params: VolumeParams,
   audit: "storage.volume.delete",
+  errors: ["volume_in_use", "volume_locked"],
   responses: { 200: StorageVolume },
   handler: async ({ deps, principal, params, audit }) => {
     audit.target("volume", params.volumeId);
@@ -322,6 +328,7 @@ export const setVolumeSharesRoute = defineRoute({
   params: VolumeParams,
   body: SetSharesBody,
   audit: "storage.volume.share",
+  errors: ["volume_locked"],
   responses: { 200: StorageVolume },
   handler: async ({ deps, principal, params, body, audit }) => {
     audit.target("volume", params.volumeId);

@@ -20,6 +20,7 @@ export const createUserRoute = defineRoute({
   body: CreateUserBody,
   idempotent: true,
   audit: "user.create",
+  errors: ["not_found", "already_exists"],
   responses: { 201: UserDetail },
   handler: async ({ deps, principal, body, audit }) => {
     if (body.organization_id) audit.organization(body.organization_id);
@@ -89,6 +90,7 @@ export const updateUserRoute = defineRoute({
   params: UserParams,
   body: UpdateUserBody,
   audit: "user.update",
+  errors: ["current_password_required", "conflict", "already_exists"],
   responses: { 200: UserDetail },
   handler: async ({ deps, principal, params, body, audit }) => {
     audit.target("user", params.userId);
@@ -116,6 +118,7 @@ export const deleteUserRoute = defineRoute({
   auth: "user",
   params: UserParams,
   audit: "user.delete",
+  errors: ["conflict"],
   responses: { 204: z.null() },
   handler: async ({ deps, principal, params, audit }) => {
     audit.target("user", params.userId);

@@ -1,14 +1,28 @@
 import { z } from "zod";
 import { Page } from "../../db/paging.ts";
+import { weakPassword } from "../../domain/identity/weakPassword.ts";
 
 const Timestamp = z.string().meta({ description: "RFC 3339, UTC." });
 export const Id = z.string().min(1).max(128);
-export const Email = z.string().trim().min(3).max(320).pipe(z.email());
-/** Set by an administrator (a temporary password the user changes at first sign-in) or by the user. */
+/** The document states the format and pattern zod checks (a pipe would hide them from clients). */
+export const Email = z.email().max(320);
+/**
+ * Set by an administrator (a temporary password the user changes at first sign-in) or by the user. A
+ * guessable one (domain/identity/weakPassword.ts) is a validation issue whose code says why
+ * (`common_password`, `repeated_characters`, `sequence`).
+ */
 export const NewPassword = z
   .string()
   .min(12, "must be at least 12 characters")
-  .max(256, "must be at most 256 characters");
+  .max(256, "must be at most 256 characters")
+  .superRefine((value, ctx) => {
+    const weak = weakPassword(value);
+    if (weak) ctx.addIssue({ code: "custom", message: weak.message, params: { code: weak.reason } });
+  })
+  .meta({
+    description:
+      "12-256 characters; not a commonly used or breached password, a repetition or a sequence (refused with the reason).",
+  });
 const DisplayName = z.string().trim().min(1).max(128);
 
 export const MembershipOfUser = z

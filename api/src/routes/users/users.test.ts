@@ -324,4 +324,63 @@ describe("/api/v1/users", () => {
       expect(r.status).toBe(403);
     });
   });
+
+  // Found by fuzzing the OpenAPI document (docs/dev/testing.md): a stolen super_admin token reset its own
+  // password without the current one, and revoked the owner's other sessions.
+  describe("one's own password", () => {
+    it.each([
+      ["super_admin", { superAdmin: true }],
+      ["member", {}],
+    ] as const)("changes only at /auth/password, with the current one, even for a %s", async (_, opts) => {
+      const u = await t.aUser(opts);
+      await t.member(u, w.orgA.id, null, "member");
+      const r = await t.request("PATCH", `/api/v1/users/${u.id}`, {
+        token: u.token,
+        json: { password: "a takeover password 1" },
+      });
+      expect(r.status).toBe(403);
+      expect(r.body.error.code).toBe("current_password_required");
+      expect(r.body.error.details.endpoint).toBe("/api/v1/auth/password");
+      // Nothing changed: the token still works and the old password still signs in.
+      expect((await t.request("GET", "/api/v1/auth/me", { token: u.token })).status).toBe(200);
+      const old = await t.request("POST", "/api/v1/auth/login", { json: { email: u.email, password: u.password } });
+      expect(old.status).toBe(200);
+      const taken = await t.request("POST", "/api/v1/auth/login", {
+        json: { email: u.email, password: "a takeover password 1" },
+      });
+      expect(taken.status).toBe(401);
+    });
+  });
+
+  describe("weak passwords", () => {
+    it.each([
+      ["000000000000", "repeated_characters"],
+      ["123456789012", "sequence"],
+      ["Password1234", "common_password"],
+      ["qwertyuiop12", "common_password"],
+    ])("%s is refused on create and on reset, saying why (%s)", async (password, code) => {
+      const created = await t.request("POST", "/api/v1/users", {
+        token: w.adminA.token,
+        json: { email: email(), password, organization_id: w.orgA.id },
+      });
+      expect(created.status).toBe(400);
+      expect(created.body.error.details.issues).toEqual([
+        expect.objectContaining({ path: ["body", "password"], code, message: expect.any(String) }),
+      ]);
+      const u = await aUserOfA();
+      const reset = await t.request("PATCH", `/api/v1/users/${u.id}`, { token: w.adminA.token, json: { password } });
+      expect(reset.status).toBe(400);
+      expect(reset.body.error.details.issues[0].code).toBe(code);
+      const me = await t.request("POST", "/api/v1/auth/password", {
+        token: u.token,
+        json: { current_password: u.password, new_password: password },
+      });
+      expect(me.status).toBe(400);
+      expect(me.body.error.details.issues[0]).toMatchObject({ path: ["body", "new_password"], code });
+      // The account is untouched: the old password still signs in.
+      expect(
+        (await t.request("POST", "/api/v1/auth/login", { json: { email: u.email, password: u.password } })).status,
+      ).toBe(200);
+    });
+  });
 });

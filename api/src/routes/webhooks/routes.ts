@@ -80,6 +80,7 @@ export const createWebhook = defineRoute({
   body: CreateWebhookBody,
   idempotent: true,
   audit: "webhook.create",
+  errors: ["not_found", "webhook_limit_reached", "webhook_url_invalid", "webhook_target_forbidden"],
   responses: { 201: WebhookWithSecret },
   handler: async ({ deps, principal, body, audit }) => {
     if (body.organization_id) audit.organization(body.organization_id);
@@ -120,6 +121,7 @@ export const updateWebhook = defineRoute({
   params: WebhookParams,
   body: UpdateWebhookBody,
   audit: "webhook.update",
+  errors: ["webhook_url_invalid", "webhook_target_forbidden"],
   responses: { 200: Webhook },
   handler: async ({ deps, principal, params, body, audit }) => {
     audit.target("webhook", params.webhookId);

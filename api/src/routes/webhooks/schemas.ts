@@ -16,12 +16,15 @@ const EventTypes = z
   .max(WEBHOOK_EVENT_TYPES.length * 2)
   .meta({ description: "Event kinds to receive; empty: every kind. Unknown kinds are refused." });
 
+/** Checked by domain/webhooks/ssrf.ts (webhook_url_invalid names why); the document states the shape. */
+const WebhookUrl = z.string().min(1).max(2048).meta({ format: "uri", pattern: "^https://[^/?#@\\s]+" });
+
 export const CreateWebhookBody = z
   .object({
     organization_id: Id.optional().meta({
       description: "Required unless the caller administers exactly one organization.",
     }),
-    url: z.string().min(1).max(2048).meta({ description: "https only; its host must not be internal." }),
+    url: WebhookUrl.meta({ description: "https only; its host must not be internal." }),
     description: z.string().max(500).optional(),
     event_types: EventTypes.default([]),
   })
@@ -30,7 +33,7 @@ export const CreateWebhookBody = z
 
 export const UpdateWebhookBody = z
   .object({
-    url: z.string().min(1).max(2048).optional(),
+    url: WebhookUrl.optional(),
     description: z.string().max(500).optional(),
     event_types: EventTypes.optional(),
     enabled: z.boolean().optional(),
