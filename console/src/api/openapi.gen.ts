@@ -517,6 +517,21 @@ export type EffectiveLimits = {
     value: string[] | null;
     policy: string | null;
   };
+  /** The idle and running-time rules (organization and project scopes) a session created here runs under. */
+  idle: {
+    /** The idle timeout a session gets unless it asks; 0: idle pausing off. */
+    timeout_minutes: number;
+    /** The shortest idle_timeout_minutes a session may ask for. */
+    min_timeout_minutes: number;
+    /** The longest idle_timeout_minutes a session may ask for. */
+    max_timeout_minutes: number;
+    /** GPU utilisation under this counts as idle. */
+    gpu_utilization_percent: number;
+    /** Keep-running extensions per run period. */
+    keep_running_max: number;
+    /** The maximum running time; a session may ask for less (max_runtime_minutes). */
+    max_runtime_minutes: number;
+  };
 };
 
 /** The error envelope of every public error. */

@@ -9,6 +9,7 @@ import { countLiveForOwner } from "../../db/operations/sessions/countLiveForOwne
 import { provisionedByOwner } from "../../db/operations/volumes/provisioned.ts";
 import type { Deps } from "../../deps.ts";
 import { Invalid, NotFound } from "../../errors.ts";
+import { type ReclaimPolicy, reclaimPolicyOf } from "../catalog/reclaimPolicy.ts";
 import { catalogClient, listObjects } from "../catalog/store.ts";
 import type { Principal } from "../identity/principal.ts";
 import { canSeeProject, scopeOf } from "../identity/scope.ts";
@@ -34,6 +35,8 @@ export interface Effective {
   projectId: string | null;
   limits: EffectiveLimit[];
   allowedOfferings: { value: string[] | null; policy: string | null };
+  /** The idle and running-time rules a session created here runs under, and the bounds of its own asks. */
+  idle: ReclaimPolicy;
 }
 
 /** Every ResourcePolicy, fresh. */
@@ -132,5 +135,6 @@ export async function effectiveFor(
       value: lists?.[0].spec.allowedOfferings ?? null,
       policy: (lists?.[0].metadata.name as string | undefined) ?? null,
     },
+    idle: reclaimPolicyOf(all, place),
   };
 }

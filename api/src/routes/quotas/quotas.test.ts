@@ -113,6 +113,44 @@ describe("effective limits", () => {
     }
   });
 
+  it("tell the idle and running-time rules a session created there runs under, the narrowest scope's first", async () => {
+    const at = `?organization_id=${w.orgB.id}&project_id=${w.projectB.id}`;
+    const before = await t.request("GET", `/api/v1/resource-policies/effective${at}`, { token: w.memberB.token });
+    expect(before.body.idle).toEqual({
+      timeout_minutes: 60,
+      min_timeout_minutes: 20,
+      max_timeout_minutes: 480,
+      gpu_utilization_percent: 5,
+      keep_running_max: 3,
+      max_runtime_minutes: 24 * 60,
+    });
+    await custom().createClusterCustomObject({
+      ...POLICIES,
+      body: {
+        apiVersion: "berth.dev/v1alpha1",
+        kind: "ResourcePolicy",
+        metadata: { name: "idle-bounds-b" },
+        spec: {
+          scope: { kind: "project", id: w.projectB.id },
+          limits: { maxSessionHours: 8 },
+          idle: { minTimeoutMinutes: 30, maxTimeoutMinutes: 120 },
+        },
+      },
+    });
+    try {
+      const r = await t.request("GET", `/api/v1/resource-policies/effective${at}`, { token: w.memberB.token });
+      expect(r.body.idle).toMatchObject({ timeout_minutes: 60, min_timeout_minutes: 30, max_timeout_minutes: 120 });
+      expect(r.body.idle.max_runtime_minutes).toBe(8 * 60);
+      // The organization alone keeps the defaults.
+      const org = await t.request("GET", `/api/v1/resource-policies/effective?organization_id=${w.orgB.id}`, {
+        token: w.memberB.token,
+      });
+      expect(org.body.idle.min_timeout_minutes).toBe(20);
+    } finally {
+      await custom().deleteClusterCustomObject({ ...POLICIES, name: "idle-bounds-b" });
+    }
+  });
+
   it("refuses an unknown query parameter with the envelope", async () => {
     const r = await t.request("GET", "/api/v1/resource-policies/effective?user_id=someone", { token: w.memberA.token });
     expect(r.status).toBe(400);
