@@ -1285,6 +1285,51 @@ export type SessionCondition = {
   last_transition_time: string;
 };
 
+export type SessionIdle = {
+  /** counting: idle time is counted; warned: a warning is out; suspended: a signal is unknown, so the session is never paused for idleness (the time limit still applies); off: the policy turns idle pausing off; not_running. */
+  state: "counting" | "warned" | "suspended" | "off" | "not_running";
+  idle_timeout_minutes: number;
+  max_runtime_minutes: number;
+  /** Idle since (while counting or warned). */
+  since: string | null;
+  /** When it pauses unless used (while counting or warned). */
+  deadline: string | null;
+  /** When the time limit pauses it. */
+  runtime_deadline: string | null;
+  signals: {
+    gpu: {
+      /** unknown: no recent report, and the idle rule is suspended; none: does not apply (no notebook server). */
+      state: "known" | "unknown" | "none";
+      /** The latest activity in this run period. */
+      last_active_at: string | null;
+      /** Why it is unknown. */
+      why: string | null;
+    };
+    traffic: {
+      /** unknown: no recent report, and the idle rule is suspended; none: does not apply (no notebook server). */
+      state: "known" | "unknown" | "none";
+      /** The latest activity in this run period. */
+      last_active_at: string | null;
+      /** Why it is unknown. */
+      why: string | null;
+    };
+    notebook: {
+      /** unknown: no recent report, and the idle rule is suspended; none: does not apply (no notebook server). */
+      state: "known" | "unknown" | "none";
+      /** The latest activity in this run period. */
+      last_active_at: string | null;
+      /** Why it is unknown. */
+      why: string | null;
+    };
+  };
+  /** The signals that keep the idle rule suspended. */
+  missing: ("gpu" | "traffic" | "notebook")[];
+  keep_running: {
+    used: number;
+    max: number;
+  };
+};
+
 export type SessionKubernetesEvents = {
   data: {
     type: string;
@@ -2518,6 +2563,17 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: ConnectLinks;
+  };
+  /** Where the session's idle rule and time limit stand now */
+  getSessionIdle: {
+    method: "get";
+    path: "/api/v1/sessions/{sessionId}/idle";
+    params: {
+      sessionId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: SessionIdle;
   };
   /** The session's log (tail, or follow as a text stream) */
   getSessionLogs: {
@@ -3856,6 +3912,7 @@ export const OPERATIONS = {
   getResourcePreset: { method: "get", path: "/api/v1/resource-presets/{name}" },
   getSession: { method: "get", path: "/api/v1/sessions/{sessionId}" },
   getSessionConnectLinks: { method: "get", path: "/api/v1/sessions/{sessionId}/connect" },
+  getSessionIdle: { method: "get", path: "/api/v1/sessions/{sessionId}/idle" },
   getSessionLogs: { method: "get", path: "/api/v1/sessions/{sessionId}/logs" },
   getSessionResource: { method: "get", path: "/api/v1/sessions/{sessionId}/resource" },
   getSessionUsage: { method: "get", path: "/api/v1/sessions/{sessionId}/usage" },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { countdown, outOfBoundsText, pauseReasonText, reclaimAskProblems } from "./reclaim.ts";
+import { countdown, outOfBoundsText, pauseReasonText, reclaimAskProblems, suspendedText } from "./reclaim.ts";
 
 describe("idle and time-limit words", () => {
   it("says why a session was paused in plain words", () => {
@@ -48,5 +48,15 @@ describe("the wizard's idle and running-time asks", () => {
       "A maximum running time of 33 h 20 min is over your resource policy's ceiling: choose at most 8 h.",
     );
     expect(outOfBoundsText({})).toBeUndefined();
+  });
+});
+
+describe("a suspended idle rule in words", () => {
+  it("names the missing signals", () => {
+    expect(suspendedText([])).toBeUndefined();
+    expect(suspendedText(["gpu"])).toMatch(/^Idle pausing is suspended for this session: no GPU utilisation readings/);
+    expect(suspendedText(["gpu", "traffic", "notebook"])).toContain(
+      "no GPU utilisation readings reach Berth from its cluster, its cluster's session gateway has not reported and its notebook server does not answer.",
+    );
   });
 });

@@ -72,3 +72,17 @@ export function outOfBoundsText(details: Record<string, unknown>): string | unde
     return `A maximum running time of ${minutesText(value)} is over your resource policy's ceiling: choose at most ${minutesText(max)}.`;
   return undefined;
 }
+
+const SIGNALS: Record<string, string> = {
+  gpu: "no GPU utilisation readings reach Berth from its cluster",
+  traffic: "its cluster's session gateway has not reported",
+  notebook: "its notebook server does not answer",
+};
+
+/** Why the idle rule is suspended, from the signals it misses, in one sentence; undefined when none is. */
+export function suspendedText(missing: readonly string[]): string | undefined {
+  if (missing.length === 0) return undefined;
+  const parts = missing.map((m) => SIGNALS[m] ?? `the ${m} signal is unknown`);
+  const list = parts.length === 1 ? parts[0] : `${parts.slice(0, -1).join(", ")} and ${parts.at(-1)}`;
+  return `Idle pausing is suspended for this session: ${list}. Berth pauses a session for idleness only when it can tell nobody uses it, so this one will not be paused for idleness until that comes back; its time limit still applies.`;
+}
