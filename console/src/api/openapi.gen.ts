@@ -899,7 +899,7 @@ export type PlacementSettings = {
   policy: "binpack" | "spread";
 };
 
-export type PolicyLimitName = "max_gpus_per_user" | "max_concurrent_sessions_per_user" | "max_volume_gb_per_user" | "max_session_hours" | "max_gpus_per_project" | "max_volume_gb_per_project" | "max_gpus_per_organization" | "max_priority";
+export type PolicyLimitName = "max_gpus_per_user" | "max_concurrent_sessions_per_user" | "max_volume_gb_per_user" | "max_session_hours" | "max_gpus_per_project" | "max_volume_gb_per_project" | "max_gpus_per_organization" | "max_priority" | "max_idle_timeout_minutes" | "keep_running_max";
 
 export type PoolCapacity = {
   /** csi: the storage driver's report; manual: the stated capacity; node_disk: the storage node's system drive (a stand-in that can be far off). */
@@ -1121,7 +1121,7 @@ export type RegisteredCluster = {
   operator_token: IssuedOperatorToken;
 };
 
-export type RequestableLimitName = "max_gpus_per_user" | "max_concurrent_sessions_per_user" | "max_volume_gb_per_user" | "max_session_hours" | "max_gpus_per_project" | "max_volume_gb_per_project";
+export type RequestableLimitName = "max_gpus_per_user" | "max_concurrent_sessions_per_user" | "max_volume_gb_per_user" | "max_session_hours" | "max_idle_timeout_minutes" | "keep_running_max" | "max_gpus_per_project" | "max_volume_gb_per_project";
 
 export type ResourcePolicy = {
   name: string;

@@ -158,6 +158,62 @@ describe("effective limits", () => {
   });
 });
 
+describe("idle limits are requested like the others and written into the policy's idle settings", () => {
+  it("a member asks for a longer idle timeout and more keep-runnings; the grant lands in spec.idle, not spec.limits", async () => {
+    const erin = await aMemberOfA();
+    const at = `?organization_id=${w.orgA.id}&project_id=${w.projectA.id}`;
+    const before = await effective(erin, at);
+    // No policy sets them: the built-in defaults are the limits, and requestable.
+    expect(before.max_idle_timeout_minutes).toMatchObject({ value: 480, policy: null, requestable: "user" });
+    expect(before.keep_running_max).toMatchObject({ value: 3, policy: null, requestable: "user" });
+    const tooBig = await ask(erin, {
+      organization_id: w.orgA.id,
+      scope: "user",
+      limits: { max_idle_timeout_minutes: 20_000 },
+      reason: "a long weekend",
+    });
+    expect(tooBig.status).toBe(400);
+    expect(tooBig.body.error.details.issues[0]).toMatchObject({
+      path: ["body", "limits", "max_idle_timeout_minutes"],
+      message: "at most 10080",
+    });
+    const notMore = await ask(erin, {
+      organization_id: w.orgA.id,
+      scope: "user",
+      limits: { keep_running_max: 3 },
+      reason: "same",
+    });
+    expect(notMore.status).toBe(400);
+    const r = await ask(erin, {
+      organization_id: w.orgA.id,
+      scope: "user",
+      limits: { max_idle_timeout_minutes: 720, keep_running_max: 6 },
+      reason: "overnight notebooks that wait on a shared dataset",
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    expect(r.body.current).toEqual({ max_idle_timeout_minutes: 480, keep_running_max: 3 });
+    const ok = await t.request("POST", `/api/v1/resource-policies/requests/${r.body.id}/approve`, {
+      token: w.adminA.token,
+      json: { limits: { max_idle_timeout_minutes: 600, keep_running_max: 6 } },
+    });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    const written = (await policy(ok.body.policy)) as unknown as { spec: Record<string, unknown> };
+    expect(written.spec).toEqual({
+      scope: { kind: "user", id: erin.id, organization: w.orgA.id },
+      limits: {},
+      idle: { maxTimeoutMinutes: 600, keepRunningMax: 6 },
+    });
+    const after = await effective(erin, at);
+    expect(after.max_idle_timeout_minutes).toMatchObject({ value: 600, policy: ok.body.policy });
+    expect(after.keep_running_max).toMatchObject({ value: 6, policy: ok.body.policy });
+    // The rules her sessions run under (what the wizard offers and creation checks) follow.
+    const rules = await t.request("GET", `/api/v1/resource-policies/effective${at}`, { token: erin.token });
+    expect(rules.body.idle).toMatchObject({ max_timeout_minutes: 600, keep_running_max: 6, min_timeout_minutes: 20 });
+    // A colleague in the same project keeps the defaults.
+    expect((await effective(w.memberA, at)).max_idle_timeout_minutes?.value).toBe(480);
+  });
+});
+
 describe("a member asks for more GPUs and an administrator grants part of it", () => {
   let alice: TestUser;
   let id: string;
@@ -232,6 +288,7 @@ describe("a member asks for more GPUs and an administrator grants part of it", (
     expect(written.spec).toEqual({
       scope: { kind: "user", id: alice.id, organization: w.orgA.id },
       limits: { maxGpusPerUser: 6 },
+      idle: {}, // the resource's schema defaults it: no idle setting of hers
     });
     // She and her organization's admins see the policy in the catalog; a colleague does not.
     for (const [who, status] of [
