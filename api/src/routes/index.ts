@@ -20,6 +20,7 @@ import { routes as organizations } from "./organizations/routes.ts";
 import { routes as projects } from "./projects/routes.ts";
 import { routes as queue } from "./queue/routes.ts";
 import { routes as quotas } from "./quotas/routes.ts";
+import { routes as reclaim } from "./reclaim/routes.ts";
 import { routes as sessions } from "./sessions/routes.ts";
 import { routes as settings } from "./settings/routes.ts";
 import { routes as signup } from "./signup/routes.ts";
@@ -43,6 +44,7 @@ export const allRoutes: RouteDef[] = [
   ...clusters,
   ...nodes,
   ...sessions,
+  ...reclaim,
   ...queue,
   ...connect,
   ...logs,

@@ -612,6 +612,21 @@ export type EffectiveLimits = {
     value: string[] | null;
     policy: string | null;
   };
+  /** The idle and running-time rules (organization and project scopes) a session created here runs under. */
+  idle: {
+    /** The idle timeout a session gets unless it asks; 0: idle pausing off. */
+    timeout_minutes: number;
+    /** The shortest idle_timeout_minutes a session may ask for. */
+    min_timeout_minutes: number;
+    /** The longest idle_timeout_minutes a session may ask for. */
+    max_timeout_minutes: number;
+    /** GPU utilisation under this counts as idle. */
+    gpu_utilization_percent: number;
+    /** Keep-running extensions per run period. */
+    keep_running_max: number;
+    /** The maximum running time; a session may ask for less (max_runtime_minutes). */
+    max_runtime_minutes: number;
+  };
 };
 
 /** The error envelope of every public error. */
@@ -1038,7 +1053,7 @@ export type PlacementSettings = {
   policy: "binpack" | "spread";
 };
 
-export type PolicyLimitName = "max_gpus_per_user" | "max_concurrent_sessions_per_user" | "max_volume_gb_per_user" | "max_session_hours" | "max_gpus_per_project" | "max_volume_gb_per_project" | "max_gpus_per_organization" | "max_priority";
+export type PolicyLimitName = "max_gpus_per_user" | "max_concurrent_sessions_per_user" | "max_volume_gb_per_user" | "max_session_hours" | "max_gpus_per_project" | "max_volume_gb_per_project" | "max_gpus_per_organization" | "max_priority" | "max_idle_timeout_minutes" | "keep_running_max";
 
 export type PoolCapacity = {
   /** csi: the storage driver's report; manual: the stated capacity; node_disk: the storage node's system drive (a stand-in that can be far off). */
@@ -1260,7 +1275,7 @@ export type RegisteredCluster = {
   operator_token: IssuedOperatorToken;
 };
 
-export type RequestableLimitName = "max_gpus_per_user" | "max_concurrent_sessions_per_user" | "max_volume_gb_per_user" | "max_session_hours" | "max_gpus_per_project" | "max_volume_gb_per_project";
+export type RequestableLimitName = "max_gpus_per_user" | "max_concurrent_sessions_per_user" | "max_volume_gb_per_user" | "max_session_hours" | "max_idle_timeout_minutes" | "keep_running_max" | "max_gpus_per_project" | "max_volume_gb_per_project";
 
 export type ResourcePolicy = {
   name: string;
@@ -1422,6 +1437,51 @@ export type SessionCondition = {
   message: string;
   /** RFC 3339, UTC. */
   last_transition_time: string;
+};
+
+export type SessionIdle = {
+  /** counting: idle time is counted; warned: a warning is out; suspended: a signal is unknown, so the session is never paused for idleness (the time limit still applies); off: the policy turns idle pausing off; not_running. */
+  state: "counting" | "warned" | "suspended" | "off" | "not_running";
+  idle_timeout_minutes: number;
+  max_runtime_minutes: number;
+  /** Idle since (while counting or warned). */
+  since: string | null;
+  /** When it pauses unless used (while counting or warned). */
+  deadline: string | null;
+  /** When the time limit pauses it. */
+  runtime_deadline: string | null;
+  signals: {
+    gpu: {
+      /** unknown: no recent report, and the idle rule is suspended; none: does not apply (no notebook server). */
+      state: "known" | "unknown" | "none";
+      /** The latest activity in this run period. */
+      last_active_at: string | null;
+      /** Why it is unknown. */
+      why: string | null;
+    };
+    traffic: {
+      /** unknown: no recent report, and the idle rule is suspended; none: does not apply (no notebook server). */
+      state: "known" | "unknown" | "none";
+      /** The latest activity in this run period. */
+      last_active_at: string | null;
+      /** Why it is unknown. */
+      why: string | null;
+    };
+    notebook: {
+      /** unknown: no recent report, and the idle rule is suspended; none: does not apply (no notebook server). */
+      state: "known" | "unknown" | "none";
+      /** The latest activity in this run period. */
+      last_active_at: string | null;
+      /** Why it is unknown. */
+      why: string | null;
+    };
+  };
+  /** The signals that keep the idle rule suspended. */
+  missing: ("gpu" | "traffic" | "notebook")[];
+  keep_running: {
+    used: number;
+    max: number;
+  };
 };
 
 export type SessionKubernetesEvents = {
@@ -2715,6 +2775,17 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: ConnectLinks;
+  };
+  /** Where the session's idle rule and time limit stand now */
+  getSessionIdle: {
+    method: "get";
+    path: "/api/v1/sessions/{sessionId}/idle";
+    params: {
+      sessionId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: SessionIdle;
   };
   /** The session's log (tail, or follow as a text stream) */
   getSessionLogs: {
@@ -4098,6 +4169,7 @@ export const OPERATIONS = {
   getResourcePreset: { method: "get", path: "/api/v1/resource-presets/{name}" },
   getSession: { method: "get", path: "/api/v1/sessions/{sessionId}" },
   getSessionConnectLinks: { method: "get", path: "/api/v1/sessions/{sessionId}/connect" },
+  getSessionIdle: { method: "get", path: "/api/v1/sessions/{sessionId}/idle" },
   getSessionLogs: { method: "get", path: "/api/v1/sessions/{sessionId}/logs" },
   getSessionResource: { method: "get", path: "/api/v1/sessions/{sessionId}/resource" },
   getSessionUsage: { method: "get", path: "/api/v1/sessions/{sessionId}/usage" },

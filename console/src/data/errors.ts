@@ -1,6 +1,7 @@
 // What to do about an API error, by its stable code (the contract: "clients map it to a message").
 // The envelope's own message is always shown first; these lines add the next step.
 import type { ApiError } from "../api/client.ts";
+import { outOfBoundsText } from "./reclaim.ts";
 
 type Advice = (e: ApiError) => string[];
 
@@ -34,6 +35,12 @@ const ADVICE: Partial<Record<ApiError["code"], Advice>> = {
     "Install the NVIDIA device plugin (GPU sharing) on the cluster, then register again.",
   ],
   validation_failed: (e) => issuesOf(e.details),
+  idle_timeout_out_of_bounds: (e) => [
+    outOfBoundsText(e.details) ?? "Choose an idle timeout within your policy's bounds.",
+  ],
+  max_runtime_out_of_bounds: (e) => [
+    outOfBoundsText(e.details) ?? "Choose a maximum running time within your policy's ceiling.",
+  ],
   idempotency_key_reused: () => [
     "This looks like a different request sent with an earlier key. Start over from the form.",
   ],

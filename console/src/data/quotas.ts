@@ -10,6 +10,8 @@ export const LIMIT_LABEL: Record<string, string> = {
   max_volume_gb_per_project: "Volume storage (GB), per project",
   max_gpus_per_organization: "GPUs at once, per organization",
   max_priority: "Highest queue priority",
+  max_idle_timeout_minutes: "Longest idle timeout a session may ask (min)",
+  keep_running_max: "Keep-running per run period",
 };
 
 export const limitLabel = (name: string) => LIMIT_LABEL[name] ?? name.replaceAll("_", " ");

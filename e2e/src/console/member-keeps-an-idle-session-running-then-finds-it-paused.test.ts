@@ -1,7 +1,8 @@
 // Idle auto-pause as a member meets it in the browser: the session's page shows the countdown once the
 // idle warning is out, "Keep running" withdraws it; left alone, the session is paused and the page says why
-// in plain words. The reclaim loop runs on the test's clock; the
-// activity reports come over the internal plane as the cluster's gateway and operator send them.
+// in plain words; while a signal is missing the page says which, and that idle pausing waits for it. The
+// reclaim loop runs on the test's clock; the activity reports come over the internal plane as the
+// cluster's gateway and operator send them.
 import { readFileSync } from "node:fs";
 import { reclaimWorkerLoop } from "@berth/api/worker";
 import { ensureConsoleBuilt } from "@berth/console";
@@ -51,6 +52,57 @@ async function report(h: GpuClusterHandle, at: number, sessions: { gateway: unkn
 }
 
 describe("a member's idle session", () => {
+  it("says which activity signal is missing while idle pausing is suspended", async () => {
+    const gpuA = bed.gpu["gpu-a"] as GpuClusterHandle;
+    const created = await bed.call(bed.alice, "POST", "/api/v1/sessions", {
+      offering: "h100",
+      preset: "gpu-small",
+      image: "jupyterlab",
+      name: "no-signals-yet",
+    });
+    const id = created.body.id as string;
+    await bed.waitFor(bed.alice, id, (x) => x.phase === "Running", "Running");
+    const own = await newContext(browser as Browser, bed.t.api.url);
+    page = await own.newPage();
+    try {
+      await new LoginPage(page).open();
+      await new LoginPage(page).signIn(bed.alice.email, bed.alice.password);
+      await page.getByTestId("account-menu").waitFor();
+      await new SessionPage(page).open(id);
+      // Nothing has reported yet: every signal is unknown.
+      const suspended = page.getByTestId("idle-suspended");
+      await suspended.waitFor();
+      expect(await suspended.getAttribute("data-missing")).toBe("gpu,traffic,notebook");
+      expect(await suspended.textContent()).toMatch(/^Idle pausing is suspended for this session: no GPU utilisation/);
+      await expectAccessible(page, "a suspended idle rule");
+      await shots.take(page, "idle-suspended-all");
+      // The operator reports the GPU and the notebook; the gateway stays silent: only traffic is missing.
+      const res = await fetch(`${bed.plane.url}/internal/v1/sessions/activity`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${readFileSync(gpuA.tokenFile, "utf8").trim()}`,
+          "content-type": "application/json",
+        },
+        body: JSON.stringify({
+          cluster_id: gpuA.id,
+          source: "operator",
+          observed_at: new Date().toISOString(),
+          sessions: [{ session: id, gpu_utilization: 0, notebook: { state: "ok", busy: false, last_activity: null } }],
+        }),
+      });
+      expect(res.status).toBe(200);
+      await page.reload();
+      await expect.poll(() => page?.getByTestId("idle-suspended").getAttribute("data-missing")).toBe("traffic");
+      expect(await page.getByTestId("idle-suspended").textContent()).toContain(
+        "its cluster's session gateway has not reported",
+      );
+      await shots.take(page, "idle-suspended-traffic");
+    } finally {
+      await own.close().catch(() => {});
+      await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/terminate`);
+    }
+  });
+
   it("shows the countdown, is kept running from the page, and once left alone is paused with the reason in words", async () => {
     const gpuA = bed.gpu["gpu-a"] as GpuClusterHandle;
     const created = await bed.call(bed.alice, "POST", "/api/v1/sessions", {

@@ -154,6 +154,29 @@ describe("idle auto-pause and time limits", () => {
     for (let m = 140; m <= 169; m++) await tickAt(m);
     expect(log.filter((l) => l.includes(" idle ") && Number(l.split(" ")[0]) > 100)).toEqual([]);
     expect((await bed.call(bed.alice, "GET", `/api/v1/sessions/${idle}`)).body.phase).toBe("Running");
+    // The API says which signal is missing (the console shows it), at the loop's clock.
+    bed.t.deps.clock = { now: () => new Date(now) };
+    const state = await bed.call(bed.alice, "GET", `/api/v1/sessions/${idle}/idle`);
+    expect(state.status).toBe(200);
+    expect(state.body).toMatchObject({
+      state: "suspended",
+      missing: ["traffic"],
+      idle_timeout_minutes: 60,
+      signals: {
+        traffic: { state: "unknown", why: "the session gateway has not reported" },
+        gpu: { state: "known", why: null },
+        notebook: { state: "known" },
+      },
+      keep_running: { used: 3, max: 3 },
+    });
+    // Whoever sees the session reads it; others, a bad token or a malformed id are refused.
+    expect((await bed.call(bed.orgAdmin, "GET", `/api/v1/sessions/${idle}/idle`)).body.missing).toEqual(["traffic"]);
+    expect((await bed.call(bed.bob, "GET", `/api/v1/sessions/${idle}/idle`)).body.error.code).toBe("not_found");
+    expect((await bed.call("not-a-token", "GET", `/api/v1/sessions/${idle}/idle`)).status).toBe(401);
+    const malformed = await bed.call(bed.alice, "GET", "/api/v1/sessions/ses_NOPE/idle");
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error.code).toBe("validation_failed");
+    bed.t.deps.clock = { now: () => new Date() };
     // It reports again at 170, past the deadline (102 + 60): the warning it owes goes out first, and the
     // pause comes five minutes after it, at the tick it is due and not before.
     gatewaySilent = false;
@@ -187,6 +210,12 @@ describe("idle auto-pause and time limits", () => {
     await report(gpuA, { source: "gateway", observed_at: new Date(now).toISOString(), sessions: [] });
     const r = await loop.pass();
     expect(r.paused).toEqual([]);
+    bed.t.deps.clock = { now: () => new Date(now) };
+    expect((await bed.call(bed.alice, "GET", `/api/v1/sessions/${idle}/idle`)).body).toMatchObject({
+      state: "not_running",
+      missing: [],
+    });
+    bed.t.deps.clock = { now: () => new Date() };
     expect((await bed.call(bed.alice, "GET", `/api/v1/sessions/${timed}`)).body.runtime_warning).toBeNull();
   });
 });

@@ -1,6 +1,7 @@
 // The idle and running-time rules that apply to a session: each field from the narrowest ResourcePolicy
-// scope that sets it (project, organization, global), then the built-in defaults. A session may ask for
-// its own idle timeout within [min, max] and a shorter maximum running time (checked at creation).
+// scope that sets it (the owner's own in the organization, as an approved quota request writes it; project,
+// organization, global), then the built-in defaults. A session may ask for its own idle timeout within
+// [min, max] and a shorter maximum running time (checked at creation).
 import type { ResourcePolicy } from "@berth/crds";
 import { DomainError } from "../../errors.ts";
 
@@ -26,15 +27,25 @@ export interface ReclaimPolicy {
 interface Scope {
   organizationId: string;
   projectId: string | null;
+  /** The session's owner: a policy of theirs in the organization (an approved quota request's) comes first. */
+  userId?: string | undefined;
 }
 
 function chain(policies: readonly ResourcePolicy[], at: Scope): ResourcePolicy[] {
+  const user = at.userId
+    ? policies.find(
+        (p) =>
+          p.spec.scope.kind === "user" &&
+          p.spec.scope.id === at.userId &&
+          p.spec.scope.organization === at.organizationId,
+      )
+    : undefined;
   const project = at.projectId
     ? policies.find((p) => p.spec.scope.kind === "project" && p.spec.scope.id === at.projectId)
     : undefined;
   const org = policies.find((p) => p.spec.scope.kind === "organization" && p.spec.scope.id === at.organizationId);
   const global = policies.find((p) => p.spec.scope.kind === "global");
-  return [project, org, global].filter((p): p is ResourcePolicy => p !== undefined);
+  return [user, project, org, global].filter((p): p is ResourcePolicy => p !== undefined);
 }
 
 /** The policy's rules for a scope (before what the session asked for). */

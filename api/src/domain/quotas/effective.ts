@@ -9,11 +9,20 @@ import { countLiveForOwner } from "../../db/operations/sessions/countLiveForOwne
 import { provisionedByOwner } from "../../db/operations/volumes/provisioned.ts";
 import type { Deps } from "../../deps.ts";
 import { Invalid, NotFound } from "../../errors.ts";
+import { RECLAIM_DEFAULTS, type ReclaimPolicy, reclaimPolicyOf } from "../catalog/reclaimPolicy.ts";
 import { catalogClient, listObjects } from "../catalog/store.ts";
 import type { Principal } from "../identity/principal.ts";
 import { canSeeProject, scopeOf } from "../identity/scope.ts";
 import { effectiveLimit, type LimitSite, liveGpusOf, policiesAt } from "../sessions/checkQuota.ts";
-import { ALL_LIMITS, LIMIT_NAMES, type LimitName, type RequestScope, requestScopeOf } from "./limits.ts";
+import {
+  ALL_LIMITS,
+  IDLE_LIMIT_NAMES,
+  isIdleLimit,
+  LIMIT_NAMES,
+  type LimitName,
+  type RequestScope,
+  requestScopeOf,
+} from "./limits.ts";
 
 export interface EffectiveLimit {
   name: LimitName;
@@ -34,6 +43,8 @@ export interface Effective {
   projectId: string | null;
   limits: EffectiveLimit[];
   allowedOfferings: { value: string[] | null; policy: string | null };
+  /** The idle and running-time rules a session created here runs under, and the bounds of its own asks. */
+  idle: ReclaimPolicy;
 }
 
 /** Every ResourcePolicy, fresh. */
@@ -94,8 +105,19 @@ async function usedOf(db: Knex, name: LimitName, site: Required<LimitSite>): Pro
   }
 }
 
-export function limitAt(policies: readonly ResourcePolicy[], name: LimitName, site: LimitSite) {
-  return effectiveLimit(policies, LIMIT_NAMES[name], site);
+/** A limit's value and where it comes from; an idle limit no policy sets is the built-in default's. */
+export function limitAt(
+  policies: readonly ResourcePolicy[],
+  name: LimitName,
+  site: LimitSite,
+): { value: number; scope: string; policy: string | null } | undefined {
+  if (!isIdleLimit(name)) return effectiveLimit(policies, LIMIT_NAMES[name], site);
+  const key = IDLE_LIMIT_NAMES[name];
+  for (const [p, scope] of policiesAt(policies, site)) {
+    const v = p.spec.idle?.[key];
+    if (v !== undefined) return { value: v, scope, policy: p.metadata.name as string };
+  }
+  return { value: RECLAIM_DEFAULTS[key], scope: "default", policy: null };
 }
 
 export async function effectiveFor(
@@ -132,5 +154,6 @@ export async function effectiveFor(
       value: lists?.[0].spec.allowedOfferings ?? null,
       policy: (lists?.[0].metadata.name as string | undefined) ?? null,
     },
+    idle: reclaimPolicyOf(all, site),
   };
 }

@@ -14,7 +14,7 @@ import type { Deps } from "../../deps.ts";
 import { Conflict } from "../../errors.ts";
 import { catalogClient, createObject, type KubeObject, kubeStatus, replaceObject } from "../catalog/store.ts";
 import { readPolicies } from "./effective.ts";
-import { LIMIT_NAMES, type LimitName } from "./limits.ts";
+import { IDLE_LIMIT_NAMES, isIdleLimit, LIMIT_NAMES, type LimitName } from "./limits.ts";
 
 export type OverrideScope =
   | { kind: "user"; userId: string; organizationId: string }
@@ -64,14 +64,17 @@ export async function writeOverride(
   for (let attempt = 0; ; attempt++) {
     const current = existingFor(await readPolicies(deps), scope);
     const limits: Record<string, number> = { ...(current?.spec.limits ?? {}) };
+    // Idle limits live in spec.idle (api/src/domain/catalog/reclaimPolicy.ts reads them there).
+    const idle: Record<string, number> = { ...(current?.spec.idle ?? {}) };
     for (const [wire, value] of Object.entries(granted) as [LimitName, number][]) {
-      const spec = LIMIT_NAMES[wire];
-      const had = limits[spec];
-      if (had === undefined || had < value) limits[spec] = value;
+      const [into, key] = isIdleLimit(wire) ? [idle, IDLE_LIMIT_NAMES[wire]] : [limits, LIMIT_NAMES[wire]];
+      const had = into[key];
+      if (had === undefined || had < value) into[key] = value;
     }
+    const idlePart = Object.keys(idle).length > 0 ? { idle } : {};
     try {
       if (current) {
-        const spec = { ...current.spec, limits };
+        const spec = { ...current.spec, limits, ...idlePart };
         const body = ResourcePolicyKind.build(current.metadata as never, spec as never) as unknown as KubeObject;
         await replaceObject(api, ResourcePolicyKind as never, body);
         return { name: current.metadata.name as string, before: current.spec, after: spec };
@@ -82,6 +85,7 @@ export async function writeOverride(
             ? { kind: "user" as const, id: scope.userId, organization: scope.organizationId }
             : { kind: "project" as const, id: scope.projectId },
         limits,
+        ...idlePart,
       };
       const name = overrideName(scope);
       const body = ResourcePolicyKind.build(

@@ -22,7 +22,7 @@ import type { Principal } from "../identity/principal.ts";
 import { scopeOf } from "../identity/scope.ts";
 import { notify } from "../notifications/notify.ts";
 import { effectiveFor, limitAt, placeOf, readPolicies } from "./effective.ts";
-import { type LimitName, REQUESTABLE, type RequestScope } from "./limits.ts";
+import { LIMIT_CEILINGS, type LimitName, REQUESTABLE, type RequestScope } from "./limits.ts";
 import { lockScope, type OverrideScope, type OverrideWritten, writeOverride } from "./overrides.ts";
 
 type D = Pick<Deps, "db" | "kube" | "clock">;
@@ -118,7 +118,10 @@ export async function askForQuota(
     const now = limitAt(policies, name, site);
     current[name] = now?.value ?? null;
     const asked = input.limits[name] as number;
+    const ceiling = LIMIT_CEILINGS[name];
     if (!now) issues.push(issue(["limits", name], "no policy limits this here: there is nothing to raise", "no_limit"));
+    else if (ceiling !== undefined && asked > ceiling)
+      issues.push(issue(["limits", name], `at most ${ceiling}`, "too_big"));
     else if (asked <= now.value)
       issues.push(
         issue(["limits", name], `the limit is already ${now.value} (${now.scope}); ask for more`, "too_small"),

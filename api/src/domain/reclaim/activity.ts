@@ -28,13 +28,14 @@ export async function recordActivity(
       : await deps
           .db("sessions")
           .whereIn("id", ids)
-          .select("id", "cluster_id", "placed_clusters", "organization_id", "project_id")
+          .select("id", "cluster_id", "placed_clusters", "organization_id", "project_id", "owner_id")
   ) as {
     id: string;
     cluster_id: string | null;
     placed_clusters: string[] | null;
     organization_id: string;
     project_id: string | null;
+    owner_id: string;
   }[];
   const known = new Map(
     rows
@@ -68,6 +69,7 @@ export async function recordActivity(
           const threshold = reclaimPolicyOf(policies, {
             organizationId: row?.organization_id ?? "",
             projectId: row?.project_id ?? null,
+            userId: row?.owner_id,
           }).gpuUtilizationPercent;
           const nb = s.notebook;
           const last = nb.last_activity ? new Date(nb.last_activity) : null;

@@ -16,7 +16,7 @@ import { viewFromResource } from "../../db/operations/sessions/view.ts";
 import { reclaimPolicyOf, sessionRules } from "../catalog/reclaimPolicy.ts";
 import { notify } from "../notifications/notify.ts";
 import type { SessionsRuntime } from "../sessions/runtime.ts";
-import { planReclaim, type ReclaimPlan, type Warning } from "./plan.ts";
+import { planReclaim, type ReclaimPlan, type Signals, type Warning } from "./plan.ts";
 import { signalsOf } from "./signals.ts";
 
 export interface ReclaimContext {
@@ -67,7 +67,7 @@ export async function runningSessionResources(rt: SessionsRuntime): Promise<Sess
 /** The plan of one session with what the pass read (also what the API shows as the idle countdown). */
 export function planFor(
   s: Session,
-  row: Pick<SessionRow, "organization_id" | "project_id">,
+  row: Pick<SessionRow, "organization_id" | "project_id" | "owner_id">,
   o: {
     now: Date;
     policies: Parameters<typeof reclaimPolicyOf>[0];
@@ -75,28 +75,37 @@ export function planFor(
     sources: ReadonlyMap<string, Date>;
     staleMs?: number | undefined;
   },
-): ReclaimPlan & { keepRunning: { used: number; max: number }; rules: ReturnType<typeof sessionRules> } {
-  const policy = reclaimPolicyOf(o.policies, { organizationId: row.organization_id, projectId: row.project_id });
+): ReclaimPlan & {
+  keepRunning: { used: number; max: number };
+  rules: ReturnType<typeof sessionRules>;
+  signals: Signals;
+} {
+  const policy = reclaimPolicyOf(o.policies, {
+    organizationId: row.organization_id,
+    projectId: row.project_id,
+    userId: row.owner_id,
+  });
   const rules = sessionRules(policy, s.spec);
   const periodStart = new Date(s.status?.startedAt ?? s.metadata.creationTimestamp ?? o.now.toISOString());
   const kept = keepRunningOf(s);
+  const signals = signalsOf({
+    row: o.activity.get(sessionIdOf(s.metadata.name as string)),
+    clusterId: s.status?.cluster ?? "",
+    sources: o.sources,
+    now: o.now,
+    periodStart,
+    ...(o.staleMs ? { staleMs: o.staleMs } : {}),
+  });
   const plan = planReclaim({
     now: o.now,
     periodStart,
     idleTimeoutMinutes: rules.idleTimeoutMinutes,
     maxRuntimeMinutes: rules.maxRuntimeMinutes,
     keptAt: kept.at,
-    signals: signalsOf({
-      row: o.activity.get(sessionIdOf(s.metadata.name as string)),
-      clusterId: s.status?.cluster ?? "",
-      sources: o.sources,
-      now: o.now,
-      periodStart,
-      ...(o.staleMs ? { staleMs: o.staleMs } : {}),
-    }),
+    signals,
     status: s.status?.reclaim,
   });
-  return { ...plan, keepRunning: { used: kept.count, max: policy.keepRunningMax }, rules };
+  return { ...plan, keepRunning: { used: kept.count, max: policy.keepRunningMax }, rules, signals };
 }
 
 export async function watchIdleAndRuntime(c: ReclaimContext): Promise<PassResult> {

@@ -152,7 +152,10 @@ export async function createSession(deps: Deps, principal: Principal, input: Cre
 
   const asks = { idleTimeoutMinutes: input.idle_timeout_minutes, maxRuntimeMinutes: input.max_runtime_minutes };
   if (asks.idleTimeoutMinutes !== undefined || asks.maxRuntimeMinutes !== undefined)
-    checkReclaimAsks(reclaimPolicyOf(await rt.catalog.policies(), { organizationId, projectId }), asks);
+    checkReclaimAsks(
+      reclaimPolicyOf(await rt.catalog.policies(), { organizationId, projectId, userId: principal.userId }),
+      asks,
+    );
 
   const id = newSessionId();
   const crName = sessionResourceName(id);

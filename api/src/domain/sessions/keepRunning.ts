@@ -20,6 +20,7 @@ export async function keepSessionRunning(deps: Deps, principal: Principal, id: s
   const policy = reclaimPolicyOf(await sessionsRuntimeOf(deps).catalog.policies(), {
     organizationId: row.organization_id,
     projectId: row.project_id,
+    userId: row.owner_id,
   });
   const now = deps.clock.now();
   let next = "";

@@ -35,5 +35,13 @@ export function presentEffective(e: Effective) {
     project_id: e.projectId,
     limits: e.limits,
     allowed_offerings: e.allowedOfferings,
+    idle: {
+      timeout_minutes: e.idle.idleTimeoutMinutes,
+      min_timeout_minutes: e.idle.minTimeoutMinutes,
+      max_timeout_minutes: e.idle.maxTimeoutMinutes,
+      gpu_utilization_percent: e.idle.gpuUtilizationPercent,
+      keep_running_max: e.idle.keepRunningMax,
+      max_runtime_minutes: e.idle.maxRuntimeMinutes,
+    },
   };
 }

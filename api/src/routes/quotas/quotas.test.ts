@@ -113,10 +113,104 @@ describe("effective limits", () => {
     }
   });
 
+  it("tell the idle and running-time rules a session created there runs under, the narrowest scope's first", async () => {
+    const at = `?organization_id=${w.orgB.id}&project_id=${w.projectB.id}`;
+    const before = await t.request("GET", `/api/v1/resource-policies/effective${at}`, { token: w.memberB.token });
+    expect(before.body.idle).toEqual({
+      timeout_minutes: 60,
+      min_timeout_minutes: 20,
+      max_timeout_minutes: 480,
+      gpu_utilization_percent: 5,
+      keep_running_max: 3,
+      max_runtime_minutes: 24 * 60,
+    });
+    await custom().createClusterCustomObject({
+      ...POLICIES,
+      body: {
+        apiVersion: "berth.dev/v1alpha1",
+        kind: "ResourcePolicy",
+        metadata: { name: "idle-bounds-b" },
+        spec: {
+          scope: { kind: "project", id: w.projectB.id },
+          limits: { maxSessionHours: 8 },
+          idle: { minTimeoutMinutes: 30, maxTimeoutMinutes: 120 },
+        },
+      },
+    });
+    try {
+      const r = await t.request("GET", `/api/v1/resource-policies/effective${at}`, { token: w.memberB.token });
+      expect(r.body.idle).toMatchObject({ timeout_minutes: 60, min_timeout_minutes: 30, max_timeout_minutes: 120 });
+      expect(r.body.idle.max_runtime_minutes).toBe(8 * 60);
+      // The organization alone keeps the defaults.
+      const org = await t.request("GET", `/api/v1/resource-policies/effective?organization_id=${w.orgB.id}`, {
+        token: w.memberB.token,
+      });
+      expect(org.body.idle.min_timeout_minutes).toBe(20);
+    } finally {
+      await custom().deleteClusterCustomObject({ ...POLICIES, name: "idle-bounds-b" });
+    }
+  });
+
   it("refuses an unknown query parameter with the envelope", async () => {
     const r = await t.request("GET", "/api/v1/resource-policies/effective?user_id=someone", { token: w.memberA.token });
     expect(r.status).toBe(400);
     expect(r.body.error.code).toBe("validation_failed");
+  });
+});
+
+describe("idle limits are requested like the others and written into the policy's idle settings", () => {
+  it("a member asks for a longer idle timeout and more keep-runnings; the grant lands in spec.idle, not spec.limits", async () => {
+    const erin = await aMemberOfA();
+    const at = `?organization_id=${w.orgA.id}&project_id=${w.projectA.id}`;
+    const before = await effective(erin, at);
+    // No policy sets them: the built-in defaults are the limits, and requestable.
+    expect(before.max_idle_timeout_minutes).toMatchObject({ value: 480, policy: null, requestable: "user" });
+    expect(before.keep_running_max).toMatchObject({ value: 3, policy: null, requestable: "user" });
+    const tooBig = await ask(erin, {
+      organization_id: w.orgA.id,
+      scope: "user",
+      limits: { max_idle_timeout_minutes: 20_000 },
+      reason: "a long weekend",
+    });
+    expect(tooBig.status).toBe(400);
+    expect(tooBig.body.error.details.issues[0]).toMatchObject({
+      path: ["body", "limits", "max_idle_timeout_minutes"],
+      message: "at most 10080",
+    });
+    const notMore = await ask(erin, {
+      organization_id: w.orgA.id,
+      scope: "user",
+      limits: { keep_running_max: 3 },
+      reason: "same",
+    });
+    expect(notMore.status).toBe(400);
+    const r = await ask(erin, {
+      organization_id: w.orgA.id,
+      scope: "user",
+      limits: { max_idle_timeout_minutes: 720, keep_running_max: 6 },
+      reason: "overnight notebooks that wait on a shared dataset",
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    expect(r.body.current).toEqual({ max_idle_timeout_minutes: 480, keep_running_max: 3 });
+    const ok = await t.request("POST", `/api/v1/resource-policies/requests/${r.body.id}/approve`, {
+      token: w.adminA.token,
+      json: { limits: { max_idle_timeout_minutes: 600, keep_running_max: 6 } },
+    });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    const written = (await policy(ok.body.policy)) as unknown as { spec: Record<string, unknown> };
+    expect(written.spec).toEqual({
+      scope: { kind: "user", id: erin.id, organization: w.orgA.id },
+      limits: {},
+      idle: { maxTimeoutMinutes: 600, keepRunningMax: 6 },
+    });
+    const after = await effective(erin, at);
+    expect(after.max_idle_timeout_minutes).toMatchObject({ value: 600, policy: ok.body.policy });
+    expect(after.keep_running_max).toMatchObject({ value: 6, policy: ok.body.policy });
+    // The rules her sessions run under (what the wizard offers and creation checks) follow.
+    const rules = await t.request("GET", `/api/v1/resource-policies/effective${at}`, { token: erin.token });
+    expect(rules.body.idle).toMatchObject({ max_timeout_minutes: 600, keep_running_max: 6, min_timeout_minutes: 20 });
+    // A colleague in the same project keeps the defaults.
+    expect((await effective(w.memberA, at)).max_idle_timeout_minutes?.value).toBe(480);
   });
 });
 
@@ -194,6 +288,7 @@ describe("a member asks for more GPUs and an administrator grants part of it", (
     expect(written.spec).toEqual({
       scope: { kind: "user", id: alice.id, organization: w.orgA.id },
       limits: { maxGpusPerUser: 6 },
+      idle: {}, // the resource's schema defaults it: no idle setting of hers
     });
     // She and her organization's admins see the policy in the catalog; a colleague does not.
     for (const [who, status] of [

@@ -35,6 +35,7 @@ export const effectiveRoute = defineRoute({
   summary: "Your limits, what you use of them, the headroom, and the policy each comes from",
   auth: "user",
   query: EffectiveQuery,
+  errors: ["not_found"],
   responses: { 200: EffectiveLimits },
   handler: async ({ deps, principal, query }) => {
     const place = await placeOf(deps, principal, query.organization_id, query.project_id);

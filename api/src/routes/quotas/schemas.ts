@@ -105,5 +105,30 @@ export const EffectiveLimits = z
       }),
     ),
     allowed_offerings: z.object({ value: z.array(z.string()).nullable(), policy: z.string().nullable() }),
+    idle: z
+      .object({
+        timeout_minutes: z
+          .number()
+          .int()
+          .meta({ description: "The idle timeout a session gets unless it asks; 0: idle pausing off." }),
+        min_timeout_minutes: z
+          .number()
+          .int()
+          .meta({ description: "The shortest idle_timeout_minutes a session may ask for." }),
+        max_timeout_minutes: z
+          .number()
+          .int()
+          .meta({ description: "The longest idle_timeout_minutes a session may ask for." }),
+        gpu_utilization_percent: z.number().meta({ description: "GPU utilisation under this counts as idle." }),
+        keep_running_max: z.number().int().meta({ description: "Keep-running extensions per run period." }),
+        max_runtime_minutes: z
+          .number()
+          .int()
+          .meta({ description: "The maximum running time; a session may ask for less (max_runtime_minutes)." }),
+      })
+      .meta({
+        description:
+          "The idle and running-time rules (organization and project scopes) a session created here runs under.",
+      }),
   })
   .meta({ id: "EffectiveLimits" });

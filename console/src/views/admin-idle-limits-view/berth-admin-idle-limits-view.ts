@@ -1,12 +1,12 @@
 // Idle auto-pause and time limits per resource policy (docs/dev/idle-and-limits.md): for each policy
 // (global, an organization's, a project's), the idle timeout, the bounds a session may ask within, the GPU
 // threshold, how often an owner may keep a session running, and the maximum running time. An empty field
-// takes the next scope's value, then the default. Changing a policy is super_admin's; the API refuses
-// others and says so.
+// takes the next scope's value, then the default. Changing a policy is super_admin's: others read the
+// fields and are told who changes them (the API refuses them too).
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import type { ResourcePolicy } from "../../api/openapi.gen.ts";
-import { api } from "../../app/context.ts";
+import { api, auth } from "../../app/context.ts";
 import "../../components/error-panel/index.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { page } from "../../styles/page.ts";
@@ -64,18 +64,19 @@ export class BerthAdminIdleLimitsView extends LitElement {
   #policy(p: ResourcePolicy) {
     const scope = p.scope.kind === "global" ? "Everyone" : `${p.scope.kind} ${p.scope.id}`;
     const idle = p.idle as Record<string, number | undefined>;
+    const ro = !auth.isSuperAdmin;
     return html`<section class="card" data-testid="policy-${p.name}">
       <h2>${p.name} <span class="muted">(${scope})</span></h2>
       <form @submit=${(e: SubmitEvent) => this.#save(e, p)} class="form-grid">
         ${FIELDS.map(
           ([k, label, hint]) => html`<label>${label}
-            <input name=${k} type="number" min="0" step=${k === "gpu_utilization_percent" ? "0.5" : "1"} .value=${idle[k] === undefined ? "" : String(idle[k])} placeholder=${hint} data-testid="${p.name}-${k}" />
+            <input name=${k} type="number" min="0" step=${k === "gpu_utilization_percent" ? "0.5" : "1"} .value=${idle[k] === undefined ? "" : String(idle[k])} placeholder=${hint} ?readonly=${ro} data-testid="${p.name}-${k}" />
           </label>`,
         )}
         <label>Maximum running time (h)
-          <input name="max_session_hours" type="number" min="1" step="1" .value=${p.limits.max_session_hours === undefined ? "" : String(p.limits.max_session_hours)} placeholder="24" data-testid="${p.name}-max_session_hours" />
+          <input name="max_session_hours" type="number" min="1" step="1" .value=${p.limits.max_session_hours === undefined ? "" : String(p.limits.max_session_hours)} placeholder="24" ?readonly=${ro} data-testid="${p.name}-max_session_hours" />
         </label>
-        <div><button type="submit" class="primary" data-testid="${p.name}-save">Save</button></div>
+        ${ro ? nothing : html`<div><button type="submit" class="primary" data-testid="${p.name}-save">Save</button></div>`}
       </form>
     </section>`;
   }
@@ -83,6 +84,7 @@ export class BerthAdminIdleLimitsView extends LitElement {
   override render() {
     return html`<div class="page-head"><h1>Idle &amp; time limits</h1></div>
       <p class="muted">Sessions idle for the timeout (GPU under the threshold, no typing, no busy kernel) are paused after warnings at 15 and 5 minutes; every session is paused at its maximum running time. Empty: the wider scope's value, then the default shown.</p>
+      ${auth.isSuperAdmin ? nothing : html`<p data-testid="read-only">Only a platform administrator (super_admin) changes these; ask one, or ask for a higher limit of your own under Limits.</p>`}
       ${this.notice ? html`<p role="status" data-testid="notice">${this.notice}</p>` : nothing}
       ${this.error ? html`<berth-error-panel heading="The policy was not changed" .error=${this.error}></berth-error-panel>` : nothing}
       ${renderTask(this.#policies, {

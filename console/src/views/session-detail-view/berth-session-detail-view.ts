@@ -15,7 +15,7 @@ import "../../components/monitoring-panel/index.ts";
 import "../../components/usage-chart/index.ts";
 import { formatCredits, formatDuration, formatPercent, formatRelative, formatTime } from "../../data/format.ts";
 import { ACTION_LABEL, actionConfirm, phaseHelp, type SessionAction } from "../../data/phases.ts";
-import { countdown, pauseReasonText } from "../../data/reclaim.ts";
+import { countdown, pauseReasonText, suspendedText } from "../../data/reclaim.ts";
 import { timeline } from "../../data/timeline.ts";
 import { tierLabel } from "../../data/wizard.ts";
 import { page } from "../../styles/page.ts";
@@ -66,6 +66,12 @@ export class BerthSessionDetailView extends LitElement {
       api.call("listVolumes", { query: { session_id: id as string, size: 100 } }, { signal }),
     args: () => [this.sessionId],
   });
+  /** Where the idle rule stands (which signal is missing while it is suspended); only while it runs. */
+  #idle = new Task(this, {
+    task: async ([id, running], { signal }) =>
+      running ? api.call("getSessionIdle", { params: { sessionId: id as string } }, { signal }) : undefined,
+    args: () => [this.sessionId, this.#session.value?.phase === "Running"],
+  });
   #resource = new Task(this, {
     task: async ([id, show], { signal }) => {
       if (!show) return undefined;
@@ -101,7 +107,10 @@ export class BerthSessionDetailView extends LitElement {
       }
     });
     this.#usageTimer = setInterval(() => {
-      if (this.#session.value?.phase === "Running") void this.#usage.run();
+      if (this.#session.value?.phase === "Running") {
+        void this.#usage.run();
+        void this.#idle.run();
+      }
       // The countdown of a warned pause moves on its own.
       if (this.#session.value?.idle_warning || this.#session.value?.runtime_warning) this.clockTick++;
     }, 15_000);
@@ -161,6 +170,8 @@ export class BerthSessionDetailView extends LitElement {
     const idle = s.idle_warning;
     const limit = s.runtime_warning;
     const paused = s.phase === "Paused" ? pauseReasonText(s.reason) : undefined;
+    const state = s.phase === "Running" ? this.#idle.value : undefined;
+    const suspended = state?.state === "suspended" ? suspendedText(state.missing) : undefined;
     return html`${
       idle
         ? html`<div class="card warning" role="status" data-testid="idle-warning">
@@ -182,6 +193,7 @@ export class BerthSessionDetailView extends LitElement {
           </div>`
           : nothing
       }
+      ${suspended ? html`<p class="card" role="status" data-testid="idle-suspended" data-missing=${this.#idle.value?.missing.join(",") ?? ""}>${suspended}</p>` : nothing}
       ${paused ? html`<p class="card" data-testid="pause-reason">${paused}</p>` : nothing}
       ${this.keepError ? html`<berth-error-panel heading="It could not be kept running" .error=${this.keepError}></berth-error-panel>` : nothing}`;
   }

@@ -1,6 +1,7 @@
 // The create wizard, one page in steps: offering (GPU model, tier, hourly rate, free GPUs now per
 // cluster), preset, image (the member's private images tagged), optional cluster pin, name, the volumes
-// to mount (what is mountable, what is read-only, which would keep the session on one cluster), and the
+// to mount (what is mountable, what is read-only, which would keep the session on one cluster), its idle
+// timeout and maximum running time within the resource policy's bounds (checked as typed), and the
 // cost (storage included) before confirming. When no GPU is free it says the session will queue, and where; when the session could
 // not start at all (credits, spending limits, the policy), Create is disabled with the reason in plain
 // words and what to do about it (data/refusal.ts).
@@ -14,6 +15,7 @@ import "../../components/error-panel/index.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { formatCredits } from "../../data/format.ts";
 import { preferredOffering } from "../../data/quotas.ts";
+import { type IdleRules, minutesText, reclaimAskProblems } from "../../data/reclaim.ts";
 import type { RefusalText } from "../../data/refusal.ts";
 import {
   clustersForModel,
@@ -56,7 +58,12 @@ export class BerthSessionNewView extends LitElement {
     busy: { state: true },
     error: { state: true },
     mounts: { state: true },
+    idleMinutes: { state: true },
+    runtimeHours: { state: true },
   };
+  /** The asked idle timeout in minutes and maximum running time in hours, as typed; "": the policy's. */
+  declare idleMinutes: string;
+  declare runtimeHours: string;
   /** Volumes to mount, by id: where, and read-only or not. */
   declare mounts: Record<string, { path: string; readOnly: boolean }>;
   declare offering: string;
@@ -95,6 +102,19 @@ export class BerthSessionNewView extends LitElement {
   });
   #volumes = new Task(this, {
     task: async (_a, { signal }) => api.call("listVolumes", { query: { size: 100 } }, { signal }),
+    args: () => [],
+  });
+  /** The idle rules and bounds sessions get here (one organization: the API's default; else none shown). */
+  #rules = new Task(this, {
+    task: async (_a, { signal }): Promise<IdleRules | undefined> => {
+      try {
+        return (await api.call("getEffectiveLimits", {}, { signal })).idle;
+      } catch (e) {
+        // Several organizations: the API asks which one; the session then gets its policy's rules.
+        if (e instanceof ApiError && e.code === "validation_failed") return undefined;
+        throw e;
+      }
+    },
     args: () => [],
   });
   #preview = new Task(this, {
@@ -141,6 +161,25 @@ export class BerthSessionNewView extends LitElement {
     this.busy = false;
     this.error = undefined;
     this.mounts = {};
+    this.idleMinutes = "";
+    this.runtimeHours = "";
+  }
+
+  /** The asks in the API's minutes (undefined: left to the policy). */
+  #asks(): { idle: number | undefined; runtime: number | undefined } {
+    const idle = this.idleMinutes.trim();
+    const hours = this.runtimeHours.trim();
+    return {
+      idle: idle === "" ? undefined : Number(idle),
+      runtime: hours === "" ? undefined : Math.round(Number(hours) * 60),
+    };
+  }
+
+  #askProblems(): { idle?: string; runtime?: string } {
+    const rules = this.#rules.value;
+    if (!rules) return {};
+    const a = this.#asks();
+    return reclaimAskProblems(rules, a.idle, a.runtime);
   }
 
   /**
@@ -184,12 +223,15 @@ export class BerthSessionNewView extends LitElement {
   async #submit(e: SubmitEvent): Promise<void> {
     e.preventDefault();
     if (this.#refusal()) return;
+    const asks = this.#asks();
     const body = {
       offering: this.offering,
       preset: this.preset,
       image: this.image,
       ...(this.name.trim() ? { name: this.name.trim() } : {}),
       ...(this.cluster ? { cluster_id: this.cluster } : {}),
+      ...(asks.idle !== undefined ? { idle_timeout_minutes: asks.idle } : {}),
+      ...(asks.runtime !== undefined ? { max_runtime_minutes: asks.runtime } : {}),
       ...(Object.keys(this.mounts).length
         ? {
             volumes: Object.entries(this.mounts).map(([volume, m]) => ({
@@ -298,6 +340,43 @@ export class BerthSessionNewView extends LitElement {
     </fieldset>`;
   }
 
+  #limitsStep() {
+    const problems = this.#askProblems();
+    return html`<fieldset data-testid="step-limits">
+      <legend>5. Idle pause and time limit (optional)</legend>
+      ${renderTask(this.#rules, {
+        pendingLabel: "Loading your resource policy…",
+        errorHeading: "Your resource policy could not be loaded",
+        complete: (r) => {
+          if (!r)
+            return html`<p class="muted" data-testid="limits-policy">Your organization's resource policy decides when an idle session is paused and how long one may run.</p>`;
+          const idleOff = r.timeout_minutes === 0;
+          return html`<p class="hint" data-testid="limits-policy">${
+            idleOff
+              ? "Your resource policy does not pause idle sessions."
+              : `A session nobody uses (no GPU work, no typing, no busy kernel) is paused after ${minutesText(r.timeout_minutes)}, with warnings first; you may choose between ${minutesText(r.min_timeout_minutes)} and ${minutesText(r.max_timeout_minutes)}.`
+          } Any session is paused after ${minutesText(r.max_runtime_minutes)} of running; you may choose less. Pausing keeps your files; resume to carry on.</p>
+          <div class="grid2">
+            <div class="field"><label for="idle-timeout">Idle timeout (minutes)</label>
+              <input id="idle-timeout" type="number" inputmode="numeric" min=${r.min_timeout_minutes} max=${r.max_timeout_minutes} step="1"
+                ?disabled=${idleOff} placeholder=${String(r.timeout_minutes)} .value=${this.idleMinutes}
+                aria-invalid=${problems.idle ? "true" : "false"} aria-describedby=${problems.idle ? "idle-timeout-problem" : nothing}
+                @input=${(e: Event) => (this.idleMinutes = (e.target as HTMLInputElement).value)} data-testid="idle-timeout" />
+              ${problems.idle ? html`<p class="tone-warn" id="idle-timeout-problem" data-testid="idle-timeout-problem">${problems.idle}</p>` : nothing}
+            </div>
+            <div class="field"><label for="max-runtime">Maximum running time (hours)</label>
+              <input id="max-runtime" type="number" inputmode="decimal" min="0.25" max=${r.max_runtime_minutes / 60} step="0.25"
+                placeholder=${String(r.max_runtime_minutes / 60)} .value=${this.runtimeHours}
+                aria-invalid=${problems.runtime ? "true" : "false"} aria-describedby=${problems.runtime ? "max-runtime-problem" : nothing}
+                @input=${(e: Event) => (this.runtimeHours = (e.target as HTMLInputElement).value)} data-testid="max-runtime" />
+              ${problems.runtime ? html`<p class="tone-warn" id="max-runtime-problem" data-testid="max-runtime-problem">${problems.runtime}</p>` : nothing}
+            </div>
+          </div>`;
+        },
+      })}
+    </fieldset>`;
+  }
+
   #toggleVolume(v: StorageVolume, on: boolean) {
     const next = { ...this.mounts };
     if (on) next[v.id] = { path: `/home/jovyan/${v.name.replace(/[^A-Za-z0-9._-]+/g, "-")}`, readOnly: false };
@@ -307,7 +386,7 @@ export class BerthSessionNewView extends LitElement {
 
   #volumeStep() {
     return html`<fieldset data-testid="step-volumes">
-      <legend>5. Volumes (optional)</legend>
+      <legend>6. Volumes (optional)</legend>
       <p class="hint">Files on a volume outlive the session. <a href="/storage/volumes">Manage volumes</a></p>
       ${renderTask(this.#volumes, {
         pendingLabel: "Loading your volumes…",
@@ -342,7 +421,7 @@ export class BerthSessionNewView extends LitElement {
 
   #costStep() {
     return html`<fieldset data-testid="cost-preview">
-      <legend>6. Cost</legend>
+      <legend>7. Cost</legend>
       <div class="field" style="max-width:14rem"><label for="duration">If it runs for</label>
         <select id="duration" @change=${(e: Event) => (this.duration = Number((e.target as HTMLSelectElement).value))}>
           ${DURATIONS.map((d) => html`<option value=${d.s} ?selected=${d.s === this.duration}>${d.label}</option>`)}
@@ -389,8 +468,10 @@ export class BerthSessionNewView extends LitElement {
 
   #actions() {
     const refused = this.#refusal();
+    const p = this.#askProblems();
+    const limitsWrong = !!(p.idle || p.runtime);
     return html`<div class="row">
-      <button class="primary" type="submit" ?disabled=${this.busy || !this.offering || !this.preset || !this.image || !!refused}
+      <button class="primary" type="submit" ?disabled=${this.busy || !this.offering || !this.preset || !this.image || !!refused || limitsWrong}
         aria-describedby=${refused ? "create-blocked" : nothing} data-testid="create-session">${this.busy ? "Creating…" : "Create session"}</button>
       <a class="button" href="/sessions">Cancel</a>
       ${refused ? html`<p class="tone-warn" id="create-blocked" data-testid="create-blocked">Cannot start now: ${refused.text.headline.toLowerCase()} (see Cost).</p>` : nothing}
@@ -404,7 +485,7 @@ export class BerthSessionNewView extends LitElement {
         pendingLabel: "Loading offerings, presets and images…",
         errorHeading: "The catalog could not be loaded",
         complete: (c) => html`<form @submit=${this.#submit} data-testid="create-session-form">
-          ${this.#offeringStep(c)} ${this.#presetStep(c)} ${this.#imageStep(c)} ${this.#clusterStep(c)} ${this.#volumeStep()} ${this.#costStep()}
+          ${this.#offeringStep(c)} ${this.#presetStep(c)} ${this.#imageStep(c)} ${this.#clusterStep(c)} ${this.#limitsStep()} ${this.#volumeStep()} ${this.#costStep()}
           ${this.error ? html`<berth-error-panel heading="The session was not created" .error=${this.error}></berth-error-panel>` : nothing}
           ${this.#actions()}
         </form>`,

@@ -1,0 +1,156 @@
+// Journey: idle and time limits per resource policy in the console, over the real API, Postgres and a real
+// kube-apiserver (the bed's management cluster with the generated CRDs and the default catalog, which the
+// API's credential may write, as in the limits journey). The platform's administrator opens
+// /admin/idle-limits from the Admin menu, narrows the global policy's idle bounds and running time; an
+// organization's administrator reads them, read-only (the API refuses a change); a member's new-session wizard then offers the idle
+// timeout and running time within the new bounds and says what is wrong with an ask outside them.
+// axe-core checks every page.
+
+import { installDefaultCatalog } from "@berth/api/bootstrap/catalog";
+import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
+import { ensureConsoleBuilt } from "@berth/console";
+import { HttpKube } from "@berth/controllers/kube";
+import { loadCrds } from "@berth/crds/manifests";
+import { ApiextensionsV1Api } from "@kubernetes/client-node";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type Fleet, kubeConfigFrom, startFleet } from "../testbed/index.ts";
+import { closeBrowser, expectAccessible, launchBrowser, newContext, PHONE, Screenshots } from "./browser.ts";
+import { LoginPage } from "./pages/login-page.ts";
+
+describe("the platform's administrator sets idle and time limits, and a member asks within them", () => {
+  let fleet: Fleet;
+  let kube: HttpKube;
+  let t: IdentityTestApi;
+  let browser: Browser;
+  const contexts: BrowserContext[] = [];
+  const shots = new Screenshots("idle-limits");
+  let current: Page | undefined;
+  let superAdmin: TestUser;
+  let admin: TestUser;
+  let alice: TestUser;
+
+  async function signedIn(user: TestUser, viewport?: typeof PHONE): Promise<Page> {
+    const context = await newContext(browser, t.api.url, viewport);
+    contexts.push(context);
+    const page = await context.newPage();
+    const login = new LoginPage(page);
+    await login.open();
+    await login.signIn(user.email, user.password);
+    await page.getByTestId("account-menu").waitFor();
+    current = page;
+    return page;
+  }
+
+  async function openIdleLimits(page: Page): Promise<void> {
+    await page.getByTestId("admin-menu").click();
+    await page.getByRole("link", { name: "Idle & time limits" }).click();
+    await page.getByTestId("policy-global").waitFor();
+  }
+
+  beforeAll(async () => {
+    ensureConsoleBuilt();
+    fleet = await startFleet({ clusters: [{ name: "mgmt", kind: "management" }] });
+    const kc = kubeConfigFrom(fleet.cluster("mgmt").kubeconfig);
+    const ext = kc.makeApiClient(ApiextensionsV1Api);
+    for (const crd of loadCrds()) await ext.createCustomResourceDefinition({ body: crd as never });
+    kube = new HttpKube(kc);
+    await installDefaultCatalog(kube);
+    t = await startIdentityTestApi({ kubeConfig: kc, clusters: true });
+    superAdmin = await t.aUser({ superAdmin: true, email: `root-${Date.now()}@acme.test` });
+    const org = await t.anOrganization("Acme Research");
+    const project = await t.aProject(org.id, "Vision");
+    admin = await t.aUser({ email: `admin-${Date.now()}@acme.test` });
+    alice = await t.aUser({ email: `alice-${Date.now()}@acme.test` });
+    await t.member(admin, org.id, null, "org_admin");
+    await t.member(alice, org.id, project.id, "member");
+    browser = await launchBrowser();
+  });
+  afterEach(async (ctx) => shots.onFailure(current, ctx));
+  afterAll(async () => {
+    for (const c of contexts) await c.close().catch(() => {});
+    await closeBrowser(browser);
+    await t?.stop();
+    kube?.close();
+    await fleet?.stop();
+  });
+
+  it("the member's wizard first offers the defaults: an idle timeout of 20 min to 8 h, 24 h of running", async () => {
+    const page = await signedIn(alice);
+    await page.goto("/sessions/new");
+    const policy = page.getByTestId("limits-policy");
+    await expect.poll(() => policy.textContent()).toContain("between 20 min and 8 h");
+    expect(await policy.textContent()).toContain("after 24 h of running");
+    expect(await page.getByTestId("idle-timeout").getAttribute("placeholder")).toBe("60");
+  });
+
+  it("the platform's administrator narrows the global policy on /admin/idle-limits", async () => {
+    const root = await signedIn(superAdmin);
+    await openIdleLimits(root);
+    await shots.take(root, "idle-limits");
+    await expectAccessible(root);
+    await root.getByTestId("global-min_timeout_minutes").fill("30");
+    await root.getByTestId("global-max_timeout_minutes").fill("120");
+    await root.getByTestId("global-max_session_hours").fill("8");
+    await root.getByTestId("global-save").click();
+    await expect.poll(() => root.getByTestId("notice").textContent()).toBe("Saved global.");
+    const global = await t.request("GET", "/api/v1/resource-policies/global", { token: superAdmin.token });
+    expect(global.body.idle).toMatchObject({ min_timeout_minutes: 30, max_timeout_minutes: 120 });
+    // The other limits of the policy are kept.
+    expect(global.body.limits).toMatchObject({ max_gpus_per_user: 4, max_session_hours: 8 });
+    await shots.take(root, "idle-limits-saved");
+  });
+
+  it("a timeout outside the policy's own bounds is refused, the reason in the page", async () => {
+    const root = current as Page;
+    await root.getByTestId("global-timeout_minutes").fill("600");
+    await root.getByTestId("global-save").click();
+    await root.getByTestId("error-panel").waitFor();
+    expect(await root.getByTestId("error-panel").getAttribute("data-code")).toBe("validation_failed");
+    await shots.take(root, "idle-limits-refused");
+    await expectAccessible(root);
+    const global = await t.request("GET", "/api/v1/resource-policies/global", { token: superAdmin.token });
+    expect(global.body.idle.timeout_minutes).not.toBe(600);
+  });
+
+  it("an organization's administrator reads the page on a phone, read-only, and the API refuses a change", async () => {
+    const page = await signedIn(admin, PHONE);
+    await openIdleLimits(page);
+    await page.getByTestId("read-only").waitFor();
+    expect(await page.getByTestId("global-save").count()).toBe(0);
+    expect(await page.getByTestId("global-min_timeout_minutes").inputValue()).toBe("30");
+    expect(await page.getByTestId("global-min_timeout_minutes").getAttribute("readonly")).not.toBeNull();
+    await shots.take(page, "idle-limits-org-admin-phone");
+    await expectAccessible(page);
+    const r = await t.request("PATCH", "/api/v1/resource-policies/global", {
+      token: admin.token,
+      json: { idle: { keep_running_max: 9 } },
+    });
+    expect(r.status).toBe(403);
+    expect(r.body.error.code).toBe("forbidden");
+  });
+
+  it("the member's wizard offers the new bounds and says what is wrong with an ask outside them", async () => {
+    const page = await signedIn(alice);
+    await page.goto("/sessions/new");
+    const policy = page.getByTestId("limits-policy");
+    await expect.poll(() => policy.textContent()).toContain("between 30 min and 2 h");
+    expect(await policy.textContent()).toContain("after 8 h of running");
+    await page.getByTestId("idle-timeout").fill("10");
+    await page.getByTestId("max-runtime").fill("12");
+    expect(await page.getByTestId("idle-timeout-problem").textContent()).toBe(
+      "Your resource policy allows an idle timeout between 30 min and 2 h.",
+    );
+    expect(await page.getByTestId("max-runtime-problem").textContent()).toBe(
+      "Your resource policy allows at most 8 h of running time.",
+    );
+    expect(await page.getByTestId("create-session").isDisabled()).toBe(true);
+    await shots.take(page, "wizard-out-of-bounds");
+    await expectAccessible(page);
+    await page.getByTestId("idle-timeout").fill("45");
+    await page.getByTestId("max-runtime").fill("4");
+    await expect.poll(() => page.getByTestId("idle-timeout-problem").count()).toBe(0);
+    expect(await page.getByTestId("max-runtime-problem").count()).toBe(0);
+    await shots.take(page, "wizard-within-bounds");
+  });
+});
