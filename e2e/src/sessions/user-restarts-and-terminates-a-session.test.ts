@@ -90,7 +90,7 @@ const selects = (sel: Selector | undefined, labels: Record<string, string>) =>
 describe("the session's network isolation", () => {
   const policyPath = `/apis/networking.k8s.io/v1/namespaces/${SESSIONS_NS}/networkpolicies`;
 
-  it("is the namespace's one policy: it selects the pod and admits only the gateway, on the pod's app port", async () => {
+  it("is the namespace's one policy: it selects the pod and admits only the gateway and the operator, on the pod's app port", async () => {
     const k = adminKube(bed.fleet.cluster("gpu-a"));
     try {
       // One policy for the namespace, none per session.
@@ -125,16 +125,21 @@ describe("the session's network isolation", () => {
       const v1 = await version();
       await new Promise((r) => setTimeout(r, 2_000));
       expect(await version()).toBe(v1);
-      // One rule, one peer: the gateway's pods in the gateway's namespace.
+      // One rule, two peers: the gateway's pods (people's traffic) and the operator's (it reads the
+      // notebook's kernels for the idle rule), both in the system namespace; no address range.
       expect(np.spec.ingress).toHaveLength(1);
       const [rule] = np.spec.ingress;
-      expect(rule?.from).toHaveLength(1);
-      const peer = rule?.from[0];
-      expect(peer?.ipBlock).toBeUndefined();
-      expect(selects(peer?.namespaceSelector, { "kubernetes.io/metadata.name": SYSTEM_NS })).toBe(true);
-      expect(selects(peer?.namespaceSelector, { "kubernetes.io/metadata.name": SESSIONS_NS })).toBe(false);
-      expect(selects(peer?.podSelector, { "app.kubernetes.io/name": "berth-gateway" })).toBe(true);
-      expect(selects(peer?.podSelector, pod.metadata.labels)).toBe(false);
+      expect(rule?.from).toHaveLength(2);
+      for (const peer of rule?.from ?? []) {
+        expect(peer.ipBlock).toBeUndefined();
+        expect(selects(peer.namespaceSelector, { "kubernetes.io/metadata.name": SYSTEM_NS })).toBe(true);
+        expect(selects(peer.namespaceSelector, { "kubernetes.io/metadata.name": SESSIONS_NS })).toBe(false);
+        expect(selects(peer.podSelector, pod.metadata.labels)).toBe(false);
+      }
+      const admits = (labels: Record<string, string>) => rule?.from.some((p) => selects(p.podSelector, labels));
+      expect(admits({ "app.kubernetes.io/name": "berth-gateway" })).toBe(true);
+      expect(admits({ "app.kubernetes.io/name": "berth-operator" })).toBe(true);
+      expect(admits({ "app.kubernetes.io/name": "berth-api" })).toBe(false);
       // On the application's port alone: the named port resolves to the pod's JupyterLab port.
       expect(rule?.ports).toEqual([{ protocol: "TCP", port: "http" }]);
       const named = pod.spec.containers.flatMap((c) => c.ports ?? []).filter((p) => p.name === "http");
