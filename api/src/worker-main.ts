@@ -9,11 +9,11 @@ import { readFileSync } from "node:fs";
 import { configOrExit, type RunningWorker, runMain, startStatusServer, stopOnSignals } from "@berth/controllers";
 import { KubeConfig } from "@kubernetes/client-node";
 import pino from "pino";
-import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import { ConfigError } from "./config.ts";
 import { connect } from "./db/knex.ts";
 import { parseSecretKeys } from "./domain/webhooks/secretBox.ts";
 import { parseWorkerConfig } from "./worker/config.ts";
+import { workerMetrics } from "./worker/metrics.ts";
 import { startSessionsWorker } from "./worker/sessions.ts";
 
 async function main(): Promise<void> {
@@ -73,21 +73,6 @@ async function main(): Promise<void> {
     },
     "worker stopped",
   );
-}
-
-/** Process metrics and whether this replica holds the lease (labelled with its identity once it runs). */
-function workerMetrics(worker: () => { isLeader(): boolean } | undefined): Registry {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
-  new Gauge({
-    name: "berth_worker_leader",
-    help: "1 while this worker replica holds the lease (and so runs the session controllers), else 0",
-    registers: [registry],
-    collect() {
-      this.set(worker()?.isLeader() ? 1 : 0);
-    },
-  });
-  return registry;
 }
 
 if (import.meta.main) runMain("berth-worker", main);

@@ -7,7 +7,10 @@
 //   3. A 7-day session panel (session.gpu_utilization, 15 s samples backfilled for 7 days): p50/p99 of
 //      GET /api/v1/monitoring/panels/... as the session's owner, and the points it returns.
 //
-//   node bench/src/monitoring.ts [--n 200] [--rounds 20]
+//   node bench/src/monitoring.ts [--n 200] [--rounds 20] [--only dashboard] [--explain]
+//
+// --explain prints each query of a super_admin's dashboard with its EXPLAIN ANALYZE execution time and plan
+// head, to find the slow one; --only dashboard stops after figure 1.
 //
 // Baselines beside each figure: the budget a page can spend (dashboard and panel p99 ≤ 300 ms), the rate
 // 4,000 cards at 15 s need, and VictoriaMetrics' own sizing guidance (about 1 GB of RAM per million active
@@ -29,7 +32,12 @@ import { startMetricsServer } from "@berth/e2e/metrics-server";
 import pino from "pino";
 
 const { values } = parseArgs({
-  options: { n: { type: "string", default: "200" }, rounds: { type: "string", default: "20" } },
+  options: {
+    n: { type: "string", default: "200" },
+    rounds: { type: "string", default: "20" },
+    only: { type: "string" },
+    explain: { type: "boolean", default: false },
+  },
 });
 const N = Number(values.n);
 const ROUNDS = Number(values.rounds);
@@ -132,6 +140,10 @@ try {
     );
   }
 
+  // What autovacuum would have done by now on a live database: without statistics the planner takes the
+  // bulk-loaded tables for empty and picks nested loops.
+  await db.raw("analyze");
+
   const member = {
     userId: "usr_bench0",
     email: "m@b",
@@ -174,114 +186,141 @@ try {
     for (let i = 0; i < N; i++) lat.push((await get("/api/v1/dashboard", token)).ms);
     console.log(`   ${who.padEnd(12)} p50 ${ms(pct(lat, 50))}  p99 ${ms(pct(lat, 99))}   (budget p99 ≤ 300 ms)`);
   }
+  if (values.explain) await explainDashboard(() => get("/api/v1/dashboard", "admin"));
+  // biome-ignore lint/suspicious/noConfusingLabels: the figures after the dashboard are skipped with --only dashboard
+  relayAndPanel: {
+    if (values.only === "dashboard") break relayAndPanel;
 
-  // --- 2. 4,000 cards at 15 s through the relay
-  const pods = new Map<number, string>();
-  for (const [i, s] of running.entries()) pods.set(i * 2, s.cr_name);
-  const exposition = (round: number, nodeFrom: number, nodeTo: number): string => {
-    const out: string[] = [];
-    for (let n = nodeFrom; n < nodeTo; n++)
-      for (let k = 0; k < CARDS_PER_NODE; k++) {
-        const card = n * CARDS_PER_NODE + k;
-        const pod = pods.get(card);
-        const l = `gpu="${k}",UUID="GPU-${n}-${k}",device="nvidia${k}",modelName="NVIDIA H100 80GB HBM3",Hostname="node-${n}"${pod ? `,namespace="berth-sessions",pod="${pod}",container="lab"` : ""}`;
-        const u = (card * 7 + round * 13) % 100;
-        out.push(
-          `DCGM_FI_DEV_GPU_UTIL{${l}} ${u}`,
-          `DCGM_FI_DEV_FB_USED{${l}} ${u * 800}`,
-          `DCGM_FI_DEV_FB_FREE{${l}} ${81_559 - u * 800}`,
-          `DCGM_FI_DEV_POWER_USAGE{${l}} ${80 + u * 3}`,
-          `DCGM_FI_DEV_GPU_TEMP{${l}} ${35 + (u >> 2)}`,
-          `DCGM_FI_DEV_XID_ERRORS{${l}} 0`,
-        );
-        if (pod)
+    // --- 2. 4,000 cards at 15 s through the relay
+    const pods = new Map<number, string>();
+    for (const [i, s] of running.entries()) pods.set(i * 2, s.cr_name);
+    const exposition = (round: number, nodeFrom: number, nodeTo: number): string => {
+      const out: string[] = [];
+      for (let n = nodeFrom; n < nodeTo; n++)
+        for (let k = 0; k < CARDS_PER_NODE; k++) {
+          const card = n * CARDS_PER_NODE + k;
+          const pod = pods.get(card);
+          const l = `gpu="${k}",UUID="GPU-${n}-${k}",device="nvidia${k}",modelName="NVIDIA H100 80GB HBM3",Hostname="node-${n}"${pod ? `,namespace="berth-sessions",pod="${pod}",container="lab"` : ""}`;
+          const u = (card * 7 + round * 13) % 100;
           out.push(
-            `Device_utilization_desc_of_container{podnamespace="berth-sessions",podname="${pod}",ctrname="lab",vdeviceid="${k}",deviceuuid="GPU-${n}-${k}"} ${u}`,
-            `vGPU_device_memory_usage_in_bytes{podnamespace="berth-sessions",podname="${pod}",ctrname="lab",vdeviceid="${k}",deviceuuid="GPU-${n}-${k}"} ${u * 800 * 1048576}`,
+            `DCGM_FI_DEV_GPU_UTIL{${l}} ${u}`,
+            `DCGM_FI_DEV_FB_USED{${l}} ${u * 800}`,
+            `DCGM_FI_DEV_FB_FREE{${l}} ${81_559 - u * 800}`,
+            `DCGM_FI_DEV_POWER_USAGE{${l}} ${80 + u * 3}`,
+            `DCGM_FI_DEV_GPU_TEMP{${l}} ${35 + (u >> 2)}`,
+            `DCGM_FI_DEV_XID_ERRORS{${l}} 0`,
           );
-      }
-    return `${out.join("\n")}\n`;
-  };
-  const roundMs: number[] = [];
-  let samples = 0;
-  const t0 = performance.now();
-  for (let r = 0; r < ROUNDS; r++) {
-    const start = performance.now();
-    // Each cluster's operator forwards its own nodes (one exporter text per node; here per cluster).
-    const answers = await Promise.all(
-      CLUSTERS.map((c, ci) =>
-        deps.monitoring.forward(c, [
-          { job: "gpu-exporter", text: exposition(r, (ci * NODES) / 2, ((ci + 1) * NODES) / 2) },
-        ]),
-      ),
+          if (pod)
+            out.push(
+              `Device_utilization_desc_of_container{podnamespace="berth-sessions",podname="${pod}",ctrname="lab",vdeviceid="${k}",deviceuuid="GPU-${n}-${k}"} ${u}`,
+              `vGPU_device_memory_usage_in_bytes{podnamespace="berth-sessions",podname="${pod}",ctrname="lab",vdeviceid="${k}",deviceuuid="GPU-${n}-${k}"} ${u * 800 * 1048576}`,
+            );
+        }
+      return `${out.join("\n")}\n`;
+    };
+    const roundMs: number[] = [];
+    let samples = 0;
+    const t0 = performance.now();
+    for (let r = 0; r < ROUNDS; r++) {
+      const start = performance.now();
+      // Each cluster's operator forwards its own nodes (one exporter text per node; here per cluster).
+      const answers = await Promise.all(
+        CLUSTERS.map((c, ci) =>
+          deps.monitoring.forward(c, [
+            { job: "gpu-exporter", text: exposition(r, (ci * NODES) / 2, ((ci + 1) * NODES) / 2) },
+          ]),
+        ),
+      );
+      samples += answers.reduce((a, x) => a + x.samples, 0);
+      roundMs.push(performance.now() - start);
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    await vm.flush();
+    const perRound = samples / ROUNDS;
+    console.log(`\n2. metrics server, ${devices.length} cards, ${ROUNDS} rounds back to back through the API's relay`);
+    console.log(
+      `   samples per round ${perRound.toFixed(0)}; at 15 s that is ${(perRound / 15).toFixed(0)} samples/s needed`,
     );
-    samples += answers.reduce((a, x) => a + x.samples, 0);
-    roundMs.push(performance.now() - start);
-  }
-  const seconds = (performance.now() - t0) / 1000;
-  await vm.flush();
-  const perRound = samples / ROUNDS;
-  console.log(`\n2. metrics server, ${devices.length} cards, ${ROUNDS} rounds back to back through the API's relay`);
-  console.log(
-    `   samples per round ${perRound.toFixed(0)}; at 15 s that is ${(perRound / 15).toFixed(0)} samples/s needed`,
-  );
-  console.log(
-    `   ingested ${(samples / seconds).toFixed(0)} samples/s (${(samples / seconds / (perRound / 15)).toFixed(1)}× the need)`,
-  );
-  console.log(
-    `   relay per round p50 ${ms(pct(roundMs, 50))}  p99 ${ms(pct(roundMs, 99))}   (budget: one round in 15 s)`,
-  );
-  console.log(
-    `   victoria-metrics resident ${(vm.rssBytes() / 1048576).toFixed(0)} MiB with ${(perRound).toFixed(0)} active series (guidance ~1 GiB per million)`,
-  );
+    console.log(
+      `   ingested ${(samples / seconds).toFixed(0)} samples/s (${(samples / seconds / (perRound / 15)).toFixed(1)}× the need)`,
+    );
+    console.log(
+      `   relay per round p50 ${ms(pct(roundMs, 50))}  p99 ${ms(pct(roundMs, 99))}   (budget: one round in 15 s)`,
+    );
+    console.log(
+      `   victoria-metrics resident ${(vm.rssBytes() / 1048576).toFixed(0)} MiB with ${(perRound).toFixed(0)} active series (guidance ~1 GiB per million)`,
+    );
 
-  // --- 3. a 7-day session panel: the owner's session, 15 s samples for 7 days
-  const s = running[0] as (typeof running)[number];
-  const owner = {
-    userId: s.owner_id,
-    email: "o@b",
-    isSuperAdmin: false,
-    mustChangePassword: false,
-    memberships: [{ organizationId: s.organization_id, role: "member" }],
-  };
-  const labels = `UUID="GPU-backfill",Hostname="node-0",pod="${s.cr_name}",namespace="berth-sessions",job="gpu-exporter",berth_session="${s.id}",berth_owner="${s.owner_id}",berth_org="${s.organization_id}",berth_project="${s.project_id}",berth_cluster="${s.cluster_id}"`;
-  const week = 7 * 86_400;
-  const lines: string[] = [];
-  for (let t = Math.floor(now / 1000) - week; t < Math.floor(now / 1000); t += 15)
-    lines.push(`DCGM_FI_DEV_GPU_UTIL{${labels}} ${(t / 15) % 100} ${t * 1000}`);
-  for (let i = 0; i < lines.length; i += 10_000) {
-    const res = await fetch(`${vm.url}/api/v1/import/prometheus`, {
-      method: "POST",
-      body: `${lines.slice(i, i + 10_000).join("\n")}\n`,
-    });
-    if (!res.ok) throw new Error(`backfill: ${res.status}`);
+    // --- 3. a 7-day session panel: the owner's session, 15 s samples for 7 days
+    const s = running[0] as (typeof running)[number];
+    const owner = {
+      userId: s.owner_id,
+      email: "o@b",
+      isSuperAdmin: false,
+      mustChangePassword: false,
+      memberships: [{ organizationId: s.organization_id, role: "member" }],
+    };
+    const labels = `UUID="GPU-backfill",Hostname="node-0",pod="${s.cr_name}",namespace="berth-sessions",job="gpu-exporter",berth_session="${s.id}",berth_owner="${s.owner_id}",berth_org="${s.organization_id}",berth_project="${s.project_id}",berth_cluster="${s.cluster_id}"`;
+    const week = 7 * 86_400;
+    const lines: string[] = [];
+    for (let t = Math.floor(now / 1000) - week; t < Math.floor(now / 1000); t += 15)
+      lines.push(`DCGM_FI_DEV_GPU_UTIL{${labels}} ${(t / 15) % 100} ${t * 1000}`);
+    for (let i = 0; i < lines.length; i += 10_000) {
+      const res = await fetch(`${vm.url}/api/v1/import/prometheus`, {
+        method: "POST",
+        body: `${lines.slice(i, i + 10_000).join("\n")}\n`,
+      });
+      if (!res.ok) throw new Error(`backfill: ${res.status}`);
+    }
+    await vm.seen(`DCGM_FI_DEV_GPU_UTIL{UUID="GPU-backfill"}`, now - 60_000);
+    tokens.owner = owner;
+    const path = `/api/v1/monitoring/panels/session.gpu_utilization?session=${s.id}&range=7d`;
+    const lat: number[] = [];
+    let points = 0;
+    for (let i = 0; i < N; i++) {
+      // A new second each time would be the realistic miss; the cache answers repeats within 10 s.
+      const r = await get(path, "owner");
+      lat.push(r.ms);
+      points = r.body.timestamps.length;
+    }
+    const cold: number[] = [];
+    for (let i = 0; i < Math.min(20, N); i++) {
+      await new Promise((r) => setTimeout(r, 1001));
+      cold.push((await get(path, "owner")).ms);
+    }
+    console.log(`\n3. a 7-day session panel, ${lines.length} samples backfilled (15 s), n=${N}`);
+    console.log(`   cached  p50 ${ms(pct(lat, 50))}  p99 ${ms(pct(lat, 99))}`);
+    console.log(
+      `   uncached (a new second each) p50 ${ms(pct(cold, 50))}  p99 ${ms(pct(cold, 99))}   (budget p99 ≤ 300 ms)`,
+    );
+    console.log(`   points returned ${points} per series (max_points 1000; 7 days at 15 s would be ${lines.length})`);
   }
-  await vm.seen(`DCGM_FI_DEV_GPU_UTIL{UUID="GPU-backfill"}`, now - 60_000);
-  tokens.owner = owner;
-  const path = `/api/v1/monitoring/panels/session.gpu_utilization?session=${s.id}&range=7d`;
-  const lat: number[] = [];
-  let points = 0;
-  for (let i = 0; i < N; i++) {
-    // A new second each time would be the realistic miss; the cache answers repeats within 10 s.
-    const r = await get(path, "owner");
-    lat.push(r.ms);
-    points = r.body.timestamps.length;
-  }
-  const cold: number[] = [];
-  for (let i = 0; i < Math.min(20, N); i++) {
-    await new Promise((r) => setTimeout(r, 1001));
-    cold.push((await get(path, "owner")).ms);
-  }
-  console.log(`\n3. a 7-day session panel, ${lines.length} samples backfilled (15 s), n=${N}`);
-  console.log(`   cached  p50 ${ms(pct(lat, 50))}  p99 ${ms(pct(lat, 99))}`);
-  console.log(
-    `   uncached (a new second each) p50 ${ms(pct(cold, 50))}  p99 ${ms(pct(cold, 99))}   (budget p99 ≤ 300 ms)`,
-  );
-  console.log(`   points returned ${points} per series (max_points 1000; 7 days at 15 s would be ${lines.length})`);
 } finally {
   await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
   await db.destroy();
   await vm.stop();
   await pg.stop();
   rmSync(dir, { recursive: true, force: true });
+}
+
+/** Each query one dashboard call runs, with Postgres' own execution time and the head of its plan. */
+async function explainDashboard(call: () => Promise<unknown>): Promise<void> {
+  const seen: { sql: string; bindings: unknown[] }[] = [];
+  const record = (q: { sql: string; bindings?: unknown[] }) => seen.push({ sql: q.sql, bindings: q.bindings ?? [] });
+  db.on("query", record);
+  await call();
+  db.off("query", record);
+  console.log(`\n   EXPLAIN ANALYZE of the super_admin dashboard's ${seen.length} queries, slowest first`);
+  const out: { ms: number; sql: string; plan: string[] }[] = [];
+  for (const q of seen) {
+    if (!/^\s*(with|select)/i.test(q.sql)) continue;
+    const r = await db.raw(`explain (analyze, buffers) ${q.sql.replace(/\$\d+/g, "?")}`, q.bindings as never);
+    const plan = (r.rows as { "QUERY PLAN": string }[]).map((x) => x["QUERY PLAN"]);
+    const exec = Number(/Execution Time: ([\d.]+)/.exec(plan.join("\n"))?.[1] ?? Number.NaN);
+    out.push({ ms: exec, sql: q.sql, plan });
+  }
+  for (const o of out.sort((a, b) => b.ms - a.ms)) {
+    console.log(`   ${ms(o.ms)}  ${o.sql.slice(0, 160)}`);
+    for (const l of o.plan.slice(0, 14)) console.log(`        ${l}`);
+  }
 }

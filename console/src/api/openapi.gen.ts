@@ -544,7 +544,11 @@ export type Dashboard = {
     };
     spend: {
       organization_id: string;
+      /** null if the organization is gone. */
+      organization_name: string | null;
       project_id: string | null;
+      /** null without a project or if it is gone. */
+      project_name: string | null;
       /** Minor units (1 credit = 1,000,000), as a string. */
       spent: string;
       gpu_hours: number;
@@ -1800,7 +1804,11 @@ export type UsageReport = {
   to: string;
   data: {
     organization_id: string;
+    /** null if the organization is gone. */
+    organization_name: string | null;
     project_id: string | null;
+    /** null without a project or if it is gone. */
+    project_name: string | null;
     gpu_hours: number;
     /** Charged in the range, reversals taken off. */
     credits: string;

@@ -165,6 +165,10 @@ describe("dashboards and live GPU charts in the console", () => {
     const row = await page.getByTestId("fleet-row").first().textContent();
     expect(row).toContain("gpu-east");
     await page.getByTestId("tile-storage").waitFor();
+    // Spend by the names people know, the ids kept as the cells' titles.
+    const spend = page.getByTestId("dashboard-spend").locator("tbody tr").first();
+    expect(await spend.locator("td").nth(0).textContent()).toBe("Demo");
+    expect(await spend.locator("td").nth(1).textContent()).toBe("Research");
     await expect
       .poll(async () =>
         page.locator('berth-monitoring-panel[panel="fleet.gpu_utilization"]').getByTestId("chart-row").count(),

@@ -1,6 +1,6 @@
 // `npm start`'s monitoring (docs/dev/monitoring.md):
 //   metrics        the control plane's metrics server (VictoriaMetrics, built into the bed's cache), data
-//                  kept in .data/metrics; it scrapes the API's metrics listener
+//                  kept in .data/metrics; it scrapes the API's and the worker's metrics listeners
 //   gpu-exporters  a stand-in DCGM + HAMi exporter per GPU node of every GPU cluster; cards held by a
 //                  session pod carry its labels and a gently moving load, so the console's charts live
 // The operators scrape their cluster's exporters and forward to the API, which writes to the server.
@@ -21,15 +21,21 @@ export const metricsService: Service = {
     return {
       endpoints: [{ name: "metrics server", url: `${running.url} (Prometheus query API under /api/v1)` }],
       publish: { BERTH_METRICS_SERVER_URL: running.url },
-      stop: () => running.stop(),
+      stop: async () => {
+        targets.length = 0;
+        await running.stop();
+      },
     };
   },
 };
 
-/** After the API: the metrics server scrapes its metrics listener. */
-export async function scrapeApi(metricsUrl: string | undefined): Promise<void> {
+const targets: { job: string; address: string }[] = [];
+
+/** The metrics server scrapes a control-plane process's metrics listener (the API's, the worker's). */
+export async function scrape(job: string, metricsUrl: string | undefined): Promise<void> {
   if (!server || !metricsUrl) return;
-  await server.setScrapeTargets([{ job: "berth-api", address: new URL(metricsUrl).host }]);
+  targets.push({ job, address: new URL(metricsUrl).host });
+  await server.setScrapeTargets(targets);
 }
 
 interface Node {

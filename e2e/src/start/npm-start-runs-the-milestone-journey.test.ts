@@ -184,6 +184,15 @@ describe("npm start", () => {
       const p = await call(token, "GET", `/api/v1/monitoring/panels/session.gpu_utilization?session=${id}&range=15m`);
       return p.status === 200 && p.body.series[0]?.values.some((v: number | null) => v !== null && v > 0);
     });
+    // The control plane's own processes, scraped by the metrics server from their metrics listeners.
+    const metricsServer = /metrics server\s*│?\s*(http:\/\/[\d.:]+)/.exec(output)?.[1];
+    expect(metricsServer, output).toBeDefined();
+    for (const job of ["berth-api", "berth-worker"])
+      await until(`the metrics server to scrape ${job}`, async () => {
+        const q = await fetch(`${metricsServer}/api/v1/query?query=${encodeURIComponent(`up{job="${job}"}`)}`);
+        const body = (await q.json()) as any;
+        return body.data?.result?.[0]?.value?.[1] === "1";
+      });
 
     await new Promise((r) => setTimeout(r, 3_000));
     const pauseAsked = Date.now();

@@ -32,7 +32,9 @@ import { type RunningApi, startApi } from "@berth/api/main";
 import { apiRbac, workerRbac } from "@berth/api/rbac";
 import { parseSecretKeys } from "@berth/api/webhooks/secret-box";
 import { startSessionsWorker } from "@berth/api/worker";
+import { workerMetrics } from "@berth/api/worker/metrics";
 import { ensureConsoleBuilt } from "@berth/console";
+import { startStatusServer } from "@berth/controllers";
 import { VERSION } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
 import { parseConfig as parseOperatorConfig, type RunningOperator, startOperator } from "@berth/operator";
@@ -45,7 +47,7 @@ import { type BedProvisioner, installBedStorage, startProvisioner } from "../sto
 import { pushIndex } from "../testbed/images.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import { startRegistry } from "../testbed/registry.ts";
-import { gpuExportersService, metricsService, scrapeApi } from "./metrics.ts";
+import { gpuExportersService, metricsService, scrape } from "./metrics.ts";
 import type { Service } from "./service.ts";
 
 /** A value made once and kept in .data (the user-token signing secret must survive restarts). */
@@ -175,7 +177,7 @@ const apiService: Service = {
     });
     api = await startApi({ config, log: pino({ level: logLevel, base: { service: "berth-api" } }) });
     const running = api;
-    await scrapeApi(running.metricsUrl);
+    await scrape("berth-api", running.metricsUrl);
     return {
       endpoints: [
         { name: "console", url: `${running.url}/` },
@@ -340,10 +342,24 @@ const worker: Service = {
       // The same registry and import bounds as the API's (docs/dev/images.md).
       ...(api.deps.config.images ? { images: { config: api.deps.config.images } } : {}),
     });
+    // Its status listener, as worker-main.ts serves it: /healthz and /metrics, scraped by the metrics server.
+    const status = await startStatusServer({
+      host: "127.0.0.1",
+      port: Number(process.env.BERTH_WORKER_STATUS_PORT ?? 0),
+      registry: workerMetrics(() => w),
+      health: () => ({ ok: true, role: w.isLeader() ? "leader" : "follower", identity: w.identity }),
+    }).catch(async (err: unknown) => {
+      await w.stop();
+      await db.destroy();
+      throw err;
+    });
+    await scrape("berth-worker", status.url);
     return {
+      endpoints: [{ name: "worker metrics", url: `${status.url}/metrics` }],
       stop: async () => {
         await w.stop();
         await db.destroy();
+        await status.close();
       },
     };
   },

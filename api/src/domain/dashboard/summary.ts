@@ -50,6 +50,25 @@ export async function dashboardOf(input: DashboardInput) {
   const s = scopeOf(p);
   const period = periodOf(now);
   const own: SessionFilter = { ownerId: p.userId, ownerOrganizationIds: [...s.organizations] };
+  // Every tile's queries start at once (none needs another's answer): the page waits for the slowest one,
+  // not for the sum of three rounds (bench/src/monitoring.ts).
+  const isAdmin = p.isSuperAdmin || s.adminOrganizations.size > 0 || s.adminProjects.size > 0;
+  const scope: SessionFilter = p.isSuperAdmin
+    ? { all: true, ...(clusterId ? { clusterId } : {}) }
+    : {
+        organizationIds: [...s.adminOrganizations],
+        projectIds: [...s.adminProjects],
+        ...(clusterId ? { clusterId } : {}),
+      };
+  const adminTiles = isAdmin
+    ? Promise.all([sessionsByPhase(db, scope), queueDepth(db, scope), spendByProject(db, scope, period.from)])
+    : undefined;
+  const superTiles = p.isSuperAdmin
+    ? Promise.all([fleetOf(db, now, clusterId), troubledNodes(db, 20, clusterId), input.pools().catch(() => undefined)])
+    : undefined;
+  // Settled here so that a failure of the first awaited group leaves no rejection unhandled.
+  adminTiles?.catch(() => undefined);
+  superTiles?.catch(() => undefined);
   const [mine, paused, seconds, spend, balance, rate] = await Promise.all([
     liveSessions(db, own, ["Running", "Starting", "Resuming", "Restarting"], 20),
     liveSessions(db, own, ["Paused", "Pausing"], 20),
@@ -69,21 +88,8 @@ export async function dashboardOf(input: DashboardInput) {
     days_left: rate > 0n ? Number((balance * 100n) / (rate * 24n)) / 100 : null,
   };
 
-  const isAdmin = p.isSuperAdmin || s.adminOrganizations.size > 0 || s.adminProjects.size > 0;
-  if (!isAdmin) return { view: "member" as const, me, admin: null };
-
-  const scope: SessionFilter = p.isSuperAdmin
-    ? { all: true, ...(clusterId ? { clusterId } : {}) }
-    : {
-        organizationIds: [...s.adminOrganizations],
-        projectIds: [...s.adminProjects],
-        ...(clusterId ? { clusterId } : {}),
-      };
-  const [phases, queue, orgSpend] = await Promise.all([
-    sessionsByPhase(db, scope),
-    queueDepth(db, scope),
-    spendByProject(db, scope, period.from),
-  ]);
+  if (!adminTiles) return { view: "member" as const, me, admin: null };
+  const [phases, queue, orgSpend] = await adminTiles;
   const admin = {
     sessions_by_phase: phases,
     queue: {
@@ -97,12 +103,8 @@ export async function dashboardOf(input: DashboardInput) {
     nodes: null as null | Awaited<ReturnType<typeof troubledNodes>>,
     storage: null as StorageTile | null,
   };
-  if (p.isSuperAdmin) {
-    const [fleet, nodes, pools] = await Promise.all([
-      fleetOf(db, now, clusterId),
-      troubledNodes(db, 20, clusterId),
-      input.pools().catch(() => undefined),
-    ]);
+  if (superTiles) {
+    const [fleet, nodes, pools] = await superTiles;
     admin.fleet = fleet;
     admin.nodes = nodes;
     admin.storage = storageTile(pools, clusterId);

@@ -34,7 +34,9 @@ export async function usageReport(db: Db, p: Principal, from: Date, to: Date) {
   const rows = await spendByProject(db, reportScope(p), from, to);
   const data = rows.map((r) => ({
     organization_id: r.organization_id,
+    organization_name: r.organization_name,
     project_id: r.project_id,
+    project_name: r.project_name,
     gpu_hours: Math.round((r.gpu_seconds / 3600) * 1000) / 1000,
     credits: r.spent,
   }));
@@ -56,10 +58,22 @@ const cell = (v: string): string => {
 };
 
 export function usageReportCsv(r: Awaited<ReturnType<typeof usageReport>>): string {
-  const lines = ["organization_id,project_id,gpu_hours,credits_minor_units,from,to"];
+  // Names after the ids and at the end: a sheet made from the earlier columns keeps its references.
+  const lines = ["organization_id,project_id,gpu_hours,credits_minor_units,from,to,organization_name,project_name"];
   for (const d of r.data)
     lines.push(
-      [d.organization_id, d.project_id ?? "", String(d.gpu_hours), d.credits, r.from, r.to].map(cell).join(","),
+      [
+        d.organization_id,
+        d.project_id ?? "",
+        String(d.gpu_hours),
+        d.credits,
+        r.from,
+        r.to,
+        d.organization_name ?? "",
+        d.project_name ?? "",
+      ]
+        .map(cell)
+        .join(","),
     );
   return `${lines.join("\r\n")}\r\n`;
 }

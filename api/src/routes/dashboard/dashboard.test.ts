@@ -197,7 +197,14 @@ describe("the dashboard", () => {
     expect(r.body.admin.nodes).toMatchObject({ cordoned: 1, not_ready: 1 });
     expect(r.body.admin.queue.depth).toBe(2);
     expect(r.body.admin.spend).toEqual([
-      { organization_id: w.orgA.id, project_id: w.projectA.id, spent: "6000000", gpu_hours: 3 },
+      {
+        organization_id: w.orgA.id,
+        organization_name: "Org A",
+        project_id: w.projectA.id,
+        project_name: "Project A",
+        spent: "6000000",
+        gpu_hours: 3,
+      },
     ]);
     // No management cluster in this test: the storage tile says it cannot read the pools.
     expect(r.body.admin.storage.status).toBe("unavailable");
@@ -266,7 +273,14 @@ describe("the usage and chargeback report", () => {
     const all = await t.request("GET", `/api/v1/metrics/usage?${range()}`, { token: w.superAdmin.token });
     expect(all.status).toBe(200);
     expect(all.body.data).toEqual([
-      { organization_id: w.orgA.id, project_id: w.projectA.id, gpu_hours: 3, credits: "6000000" },
+      {
+        organization_id: w.orgA.id,
+        organization_name: "Org A",
+        project_id: w.projectA.id,
+        project_name: "Project A",
+        gpu_hours: 3,
+        credits: "6000000",
+      },
     ]);
     expect(all.body.totals).toEqual({ gpu_hours: 3, credits: "6000000" });
     // Another organization's admin and a member with no session there see none of it (BOLA).
@@ -283,8 +297,10 @@ describe("the usage and chargeback report", () => {
     expect(r.status).toBe(200);
     expect(r.headers.get("content-type")).toContain("text/csv");
     const lines = (await r.text()).trim().split("\r\n");
-    expect(lines[0]).toBe("organization_id,project_id,gpu_hours,credits_minor_units,from,to");
-    expect(lines[1]).toMatch(new RegExp(`^${w.orgA.id},${w.projectA.id},3,6000000,`));
+    expect(lines[0]).toBe(
+      "organization_id,project_id,gpu_hours,credits_minor_units,from,to,organization_name,project_name",
+    );
+    expect(lines[1]).toMatch(new RegExp(`^${w.orgA.id},${w.projectA.id},3,6000000,.*,Org A,Project A$`));
   });
 
   it("refuses a reversed or too long range with the envelope", async () => {

@@ -36,7 +36,9 @@ export function presentDashboard(d: Summary) {
       queue: d.admin.queue,
       spend: d.admin.spend.map((r) => ({
         organization_id: r.organization_id,
+        organization_name: r.organization_name,
         project_id: r.project_id,
+        project_name: r.project_name,
         spent: r.spent,
         gpu_hours: Math.round((r.gpu_seconds / 3600) * 1000) / 1000,
       })),

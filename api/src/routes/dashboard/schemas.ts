@@ -46,7 +46,9 @@ export const Dashboard = z
         spend: z.array(
           z.object({
             organization_id: z.string(),
+            organization_name: z.string().nullable().meta({ description: "null if the organization is gone." }),
             project_id: z.string().nullable(),
+            project_name: z.string().nullable().meta({ description: "null without a project or if it is gone." }),
             spent: Credits,
             gpu_hours: z.number(),
           }),

@@ -18,7 +18,9 @@ export const UsageReport = z
     data: z.array(
       z.object({
         organization_id: z.string(),
+        organization_name: z.string().nullable().meta({ description: "null if the organization is gone." }),
         project_id: z.string().nullable(),
+        project_name: z.string().nullable().meta({ description: "null without a project or if it is gone." }),
         gpu_hours: z.number(),
         credits: Credits.meta({ description: "Charged in the range, reversals taken off." }),
       }),

@@ -168,7 +168,7 @@ export class BerthDashboardView extends LitElement {
               <thead><tr><th scope="col">Organization</th><th scope="col">Project</th><th scope="col" class="num">GPU-hours</th><th scope="col" class="num">Credits</th></tr></thead>
               <tbody>${a.spend.map(
                 (s) =>
-                  html`<tr><td>${s.organization_id}</td><td>${s.project_id ?? "—"}</td><td class="num">${s.gpu_hours.toFixed(1)}</td><td class="num">${formatCredits(s.spent)}</td></tr>`,
+                  html`<tr><td title=${s.organization_id}>${s.organization_name ?? s.organization_id}</td><td title=${s.project_id ?? nothing}>${s.project_id ? (s.project_name ?? s.project_id) : "—"}</td><td class="num">${s.gpu_hours.toFixed(1)}</td><td class="num">${formatCredits(s.spent)}</td></tr>`,
               )}</tbody></table></div>`
         }
       </section>`;

@@ -3,7 +3,10 @@ import { type SessionFilter, whereVisible } from "./sessionFilter.ts";
 
 export interface SpendRow {
   organization_id: string;
+  /** The organization's and project's names now (a report reads better by name; ids stay the key). */
+  organization_name: string | null;
   project_id: string | null;
+  project_name: string | null;
   /** Minor units, charges less their reversals. */
   spent: string;
   gpu_seconds: number;
@@ -41,7 +44,9 @@ export async function spendByProject(db: Knex, f: SessionFilter, from: Date, to?
   for (const r of rows)
     out.set(key(r.organization_id, r.project_id), {
       organization_id: r.organization_id,
+      organization_name: null,
       project_id: r.project_id,
+      project_name: null,
       spent: (BigInt(r.charged) - BigInt(r.reversed)).toString(),
       gpu_seconds: 0,
     });
@@ -49,14 +54,28 @@ export async function spendByProject(db: Knex, f: SessionFilter, from: Date, to?
     const k = key(s.organization_id, s.project_id);
     const row = out.get(k) ?? {
       organization_id: s.organization_id,
+      organization_name: null,
       project_id: s.project_id,
+      project_name: null,
       spent: "0",
       gpu_seconds: 0,
     };
     row.gpu_seconds = Number(s.seconds);
     out.set(k, row);
   }
-  return [...out.values()].sort((a, b) =>
+  const rowsOut = [...out.values()];
+  const orgIds = [...new Set(rowsOut.map((r) => r.organization_id))];
+  const projectIds = [...new Set(rowsOut.flatMap((r) => (r.project_id ? [r.project_id] : [])))];
+  const names = async (table: string, ids: string[]): Promise<{ id: string; name: string }[]> =>
+    ids.length ? db(table).whereIn("id", ids).select("id", "name") : [];
+  const [orgs, projects] = await Promise.all([names("organizations", orgIds), names("projects", projectIds)]);
+  const orgName = new Map(orgs.map((o) => [o.id, o.name]));
+  const projectName = new Map(projects.map((o) => [o.id, o.name]));
+  for (const r of rowsOut) {
+    r.organization_name = orgName.get(r.organization_id) ?? null;
+    r.project_name = r.project_id ? (projectName.get(r.project_id) ?? null) : null;
+  }
+  return rowsOut.sort((a, b) =>
     key(a.organization_id, a.project_id).localeCompare(key(b.organization_id, b.project_id)),
   );
 }
