@@ -162,7 +162,7 @@ describe("a super_admin brands the console and approves a sign-up", () => {
     expect(await visitor.getByTestId("admin-menu").count()).toBe(0);
     expect(await visitor.getByRole("link", { name: "System settings" }).count()).toBe(0);
     await visitor.goto("/admin/settings");
-    await visitor.waitForURL((u) => u.pathname === "/sessions");
+    await visitor.waitForURL((u) => u.pathname === "/dashboard");
     await shots.take(visitor, "member-signed-in");
   });
 });
