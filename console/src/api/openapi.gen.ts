@@ -956,7 +956,7 @@ export type Notification = {
   read_at: string | null;
 };
 
-export type NotificationKind = "credits.running_low" | "session.paused" | "session.idle_warning" | "session.runtime_warning" | "session.failed" | "credits.request_approved" | "credits.request_partially_approved" | "credits.request_denied" | "quota.request_received" | "quota.request_decided" | "volume.near_quota" | "image_build.finished" | "webhook.endpoint_disabled" | "cluster.unreachable";
+export type NotificationKind = "credits.running_low" | "session.paused" | "session.idle_warning" | "session.runtime_warning" | "session.failed" | "credits.request_approved" | "credits.request_partially_approved" | "credits.request_denied" | "quota.request_received" | "quota.request_decided" | "volume.near_quota" | "image_build.finished" | "image_import.finished" | "webhook.endpoint_disabled" | "cluster.unreachable";
 
 export type NotificationList = {
   data: Notification[];
