@@ -349,4 +349,63 @@ describe("the webhook outbox's triggers", () => {
       expect(await imageKinds("org_c")).toEqual([]);
     });
   });
+
+  describe("bodies under 20 KB", () => {
+    const bodyOf = async (source: string) => {
+      const row = await db()("webhook_events").where({ source }).first("payload");
+      return row?.payload as { type: string; data: Record<string, unknown> };
+    };
+
+    it("cuts a long failure reason to 1 KiB and says so; short bodies are untouched", async () => {
+      await db()("private_images").insert({
+        id: "img-long",
+        owner_id: "usr_m",
+        organization_id: "org_a",
+        source: "build",
+        display_name: "long",
+        kind: "terminal",
+        repository: "org_a/usr_m/long",
+        tag: "v1",
+        state: "building",
+        created_at: at,
+        updated_at: at,
+      });
+      await db()("image_builds").insert({
+        id: "bld-long",
+        owner_id: "usr_m",
+        organization_id: "org_a",
+        image_id: "img-long",
+        input_hash: "hash-long",
+        dockerfile: "FROM base\n",
+        state: "queued",
+        cluster_id: "clu_build",
+        job_name: "build-long",
+        created_at: at,
+      });
+      const reason = `the build failed: ${"x".repeat(30_000)}`;
+      await db()("image_builds")
+        .where({ id: "bld-long" })
+        .update({ state: "failed", failure_reason: reason, finished_at: at });
+      const body = await bodyOf("image_builds:bld-long:failed");
+      expect(Buffer.byteLength(JSON.stringify(body))).toBeLessThan(20_000);
+      expect(body.data).toMatchObject({ build_id: "bld-long", state: "failed", truncated: true });
+      expect(body.data.reason).toBe(`${reason.slice(0, 1024)}…`);
+      const short = await bodyOf("image_builds:bld-ok-org_a:succeeded");
+      expect(short.data.truncated).toBeUndefined();
+    });
+
+    it("keeps only the scalar fields when cutting strings is not enough", async () => {
+      const data: Record<string, unknown> = { session_id: "ses_big", amount: "12.5", count: 3, nested: { a: "b" } };
+      for (let i = 0; i < 40; i++) data[`field_${i}`] = "y".repeat(2_000);
+      await db().raw(
+        "SELECT berth_webhook_enqueue('org_a', 'session.failed', 'ses_big', ?::jsonb, now(), 'test:big')",
+        [JSON.stringify(data)],
+      );
+      const body = await bodyOf("test:big");
+      expect(Buffer.byteLength(JSON.stringify(body))).toBeLessThan(20_000);
+      expect(body.data).toMatchObject({ session_id: "ses_big", amount: "12.5", count: 3, truncated: true });
+      expect(body.data.nested).toBeUndefined();
+      expect(body.data.field_0).toBe(`${"y".repeat(256)}…`);
+    });
+  });
 });
