@@ -111,13 +111,16 @@ export class ImportLoop {
 
   async #update(row: PrivateImageRow, changes: Partial<PrivateImageRow>): Promise<PrivateImageRow | undefined> {
     const now = this.#clock.now();
-    // An end (ready, failed) commits with its stream event and its owner's notification.
+    const write = async (db: Knex) => {
+      const next = await updateClaimedImage(db, row.id, this.#identity, { ...changes, updated_at: now });
+      if (next) await emitImageUpdated(db, next);
+      return next;
+    };
+    if (changes.state !== "ready" && changes.state !== "failed") return write(this.#db);
+    // An end commits with its stream event and its owner's notification.
     return this.#db.transaction(async (tx) => {
-      const next = await updateClaimedImage(tx, row.id, this.#identity, { ...changes, updated_at: now });
-      if (next) {
-        await emitImageUpdated(tx, next);
-        await announceImportEnd(tx, next, now);
-      }
+      const next = await write(tx);
+      if (next) await announceImportEnd(tx, next, now);
       return next;
     });
   }
