@@ -21,6 +21,7 @@ import type { ImageBuildRow, PrivateImageRow } from "../db/operations/images/typ
 import { updateActiveBuild } from "../db/operations/images/updateBuild.ts";
 import { deletePrivateImageRow } from "../db/operations/images/updatePrivateImage.ts";
 import { createObject, getObject, kubeStatus } from "../domain/catalog/store.ts";
+import { announceBuildEnd } from "../domain/images/announce.ts";
 import {
   BUILD_LABEL,
   buildConfigMap,
@@ -130,7 +131,11 @@ export class BuildLoop {
     if (!image) {
       // Its image was deleted while building: the build has no result to make.
       await kube.request("DELETE", jobPath, { body: { propagationPolicy: "Background" } });
-      await updateActiveBuild(this.#db, b.id, { state: "cancelled", finished_at: this.#clock.now() });
+      const now = this.#clock.now();
+      await this.#db.transaction(async (tx) => {
+        const done = await updateActiveBuild(tx, b.id, { state: "cancelled", finished_at: now });
+        if (done) await announceBuildEnd(tx, done, undefined, now);
+      });
       return;
     }
     if (!b.job_created_at) {
@@ -252,20 +257,24 @@ export class BuildLoop {
     }
     await this.#publish(image, digest);
     const now = this.#clock.now();
-    const [ready] = (await this.#db("private_images")
-      .where({ id: image.id, state: "building" })
-      .update({
-        state: "ready",
-        digest,
-        size_bytes: String(size),
-        bytes_total: String(size),
-        bytes_copied: String(size),
-        ready_at: now,
-        updated_at: now,
-      })
-      .returning("*")) as PrivateImageRow[];
-    if (ready) await emitImageUpdated(this.#db, ready);
-    await updateActiveBuild(this.#db, b.id, { state: "succeeded", finished_at: now });
+    // The image, the build's end, the stream's event and the owner's notification commit together.
+    await this.#db.transaction(async (tx) => {
+      const [ready] = (await tx("private_images")
+        .where({ id: image.id, state: "building" })
+        .update({
+          state: "ready",
+          digest,
+          size_bytes: String(size),
+          bytes_total: String(size),
+          bytes_copied: String(size),
+          ready_at: now,
+          updated_at: now,
+        })
+        .returning("*")) as PrivateImageRow[];
+      if (ready) await emitImageUpdated(tx, ready);
+      const done = await updateActiveBuild(tx, b.id, { state: "succeeded", finished_at: now });
+      if (done) await announceBuildEnd(tx, done, ready ?? image, now);
+    });
     this.#logSince.delete(b.id);
     this.#log.info({ build: b.id, digest }, "build succeeded");
   }
@@ -286,19 +295,27 @@ export class BuildLoop {
 
   async #fail(b: ImageBuildRow, image: PrivateImageRow, reason: string): Promise<void> {
     const now = this.#clock.now();
-    const [failed] = (await this.#db("private_images")
-      .where({ id: image.id, state: "building" })
-      .update({ state: "failed", failure_code: "build_failed", failure_reason: reason, updated_at: now })
-      .returning("*")) as PrivateImageRow[];
-    if (failed) await emitImageUpdated(this.#db, failed);
-    await updateActiveBuild(this.#db, b.id, { state: "failed", failure_reason: reason, finished_at: now });
+    await this.#db.transaction(async (tx) => {
+      const [failed] = (await tx("private_images")
+        .where({ id: image.id, state: "building" })
+        .update({ state: "failed", failure_code: "build_failed", failure_reason: reason, updated_at: now })
+        .returning("*")) as PrivateImageRow[];
+      if (failed) await emitImageUpdated(tx, failed);
+      const done = await updateActiveBuild(tx, b.id, { state: "failed", failure_reason: reason, finished_at: now });
+      if (done) await announceBuildEnd(tx, done, failed ?? image, now);
+    });
     this.#logSince.delete(b.id);
     this.#log.info({ build: b.id, reason }, "build failed");
   }
 
   async #finish(b: ImageBuildRow, state: "cancelled", reason: string | null): Promise<void> {
-    await updateActiveBuild(this.#db, b.id, { state, failure_reason: reason, finished_at: this.#clock.now() });
-    await deletePrivateImageRow(this.#db, b.image_id);
+    const now = this.#clock.now();
+    await this.#db.transaction(async (tx) => {
+      const done = await updateActiveBuild(tx, b.id, { state, failure_reason: reason, finished_at: now });
+      const image = await findPrivateImage(tx, b.image_id);
+      await deletePrivateImageRow(tx, b.image_id);
+      if (done) await announceBuildEnd(tx, done, image, now);
+    });
     this.#logSince.delete(b.id);
   }
 }

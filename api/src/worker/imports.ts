@@ -16,6 +16,7 @@ import { claimImports } from "../db/operations/images/claimImports.ts";
 import type { PrivateImageRow } from "../db/operations/images/types.ts";
 import { updateClaimedImage } from "../db/operations/images/updatePrivateImage.ts";
 import { createObject, getObject, kubeStatus } from "../domain/catalog/store.ts";
+import { announceImportEnd } from "../domain/images/announce.ts";
 import { copyImage, ImportFailure } from "../domain/images/copy.ts";
 import { emitImageUpdated } from "../domain/images/events.ts";
 import { imageResource } from "../domain/images/privateImages.ts";
@@ -109,12 +110,19 @@ export class ImportLoop {
   }
 
   async #update(row: PrivateImageRow, changes: Partial<PrivateImageRow>): Promise<PrivateImageRow | undefined> {
-    const next = await updateClaimedImage(this.#db, row.id, this.#identity, {
-      ...changes,
-      updated_at: this.#clock.now(),
+    const now = this.#clock.now();
+    const write = async (db: Knex) => {
+      const next = await updateClaimedImage(db, row.id, this.#identity, { ...changes, updated_at: now });
+      if (next) await emitImageUpdated(db, next);
+      return next;
+    };
+    if (changes.state !== "ready" && changes.state !== "failed") return write(this.#db);
+    // An end commits with its stream event and its owner's notification.
+    return this.#db.transaction(async (tx) => {
+      const next = await write(tx);
+      if (next) await announceImportEnd(tx, next, now);
+      return next;
     });
-    if (next) await emitImageUpdated(this.#db, next);
-    return next;
   }
 
   async #run(row: PrivateImageRow, abort: AbortController): Promise<void> {

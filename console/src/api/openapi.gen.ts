@@ -977,7 +977,7 @@ export type Notification = {
   read_at: string | null;
 };
 
-export type NotificationKind = "credits.running_low" | "session.paused" | "session.idle_warning" | "session.runtime_warning" | "session.failed" | "credits.request_approved" | "credits.request_partially_approved" | "credits.request_denied" | "quota.request_received" | "quota.request_decided" | "volume.near_quota" | "image_build.finished" | "webhook.endpoint_disabled" | "cluster.unreachable";
+export type NotificationKind = "credits.running_low" | "session.paused" | "session.idle_warning" | "session.runtime_warning" | "session.failed" | "credits.request_approved" | "credits.request_partially_approved" | "credits.request_denied" | "quota.request_received" | "quota.request_decided" | "volume.near_quota" | "image_build.finished" | "image_import.finished" | "webhook.endpoint_disabled" | "cluster.unreachable";
 
 export type NotificationList = {
   data: Notification[];
@@ -1925,7 +1925,7 @@ export type WebhookCreate = {
   url: string;
   description?: string;
   /** Event kinds to receive; empty: every kind. Unknown kinds are refused. */
-  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "session.idle_warning" | "session.runtime_warning" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied" | "quota.request.created" | "quota.request.decided" | "volume.created" | "volume.resized" | "volume.deleted" | "node.cordoned" | "node.uncordoned" | "node.drained" | "node.deleted" | "cluster.unreachable" | "cluster.reachable")[];
+  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "session.idle_warning" | "session.runtime_warning" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied" | "quota.request.created" | "quota.request.decided" | "volume.created" | "volume.resized" | "volume.deleted" | "node.cordoned" | "node.uncordoned" | "node.drained" | "node.deleted" | "cluster.unreachable" | "cluster.reachable" | "image.build.succeeded" | "image.build.failed" | "image.build.cancelled" | "image.import.ready" | "image.import.failed")[];
 };
 
 export type WebhookDelivery = {
@@ -1974,7 +1974,7 @@ export type WebhookUpdate = {
   url?: string;
   description?: string;
   /** Event kinds to receive; empty: every kind. Unknown kinds are refused. */
-  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "session.idle_warning" | "session.runtime_warning" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied" | "quota.request.created" | "quota.request.decided" | "volume.created" | "volume.resized" | "volume.deleted" | "node.cordoned" | "node.uncordoned" | "node.drained" | "node.deleted" | "cluster.unreachable" | "cluster.reachable")[];
+  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "session.idle_warning" | "session.runtime_warning" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied" | "quota.request.created" | "quota.request.decided" | "volume.created" | "volume.resized" | "volume.deleted" | "node.cordoned" | "node.uncordoned" | "node.drained" | "node.deleted" | "cluster.unreachable" | "cluster.reachable" | "image.build.succeeded" | "image.build.failed" | "image.build.cancelled" | "image.import.ready" | "image.import.failed")[];
   enabled?: boolean;
 };
 

@@ -140,6 +140,8 @@ describe("a member brings an image of their own", () => {
     expect(await row.getByTestId("my-image-state").textContent()).toBe("Ready");
     expect(await row.textContent()).toContain("@sha256:");
     await page.getByText("1 of 20 private images used").waitFor();
+    // The bell rings with the import's end, without a reload.
+    await expect.poll(() => page.getByTestId("notification-count").textContent(), { timeout: 10_000 }).toBe("1");
     await shots.take(page, "ready");
     await expectAccessible(page, "ready");
   });
@@ -178,5 +180,12 @@ describe("a member brings an image of their own", () => {
     await expect.poll(() => page.getByTestId("my-image-row").first().getAttribute("data-state")).toBe("ready");
     await shots.take(page, "built");
     await expectAccessible(page, "built");
+    // The build's end is in the bell too (beside the import's), and leads back to the Images page.
+    await expect.poll(() => page.getByTestId("notification-count").textContent(), { timeout: 10_000 }).toBe("2");
+    await page.getByTestId("notification-bell").click();
+    const item = page.locator('[data-testid="notification-item"][data-kind="image_build.finished"]');
+    await item.getByRole("link", { name: "Image build succeeded" }).waitFor();
+    expect(await item.getByRole("link").getAttribute("href")).toBe("/images");
+    await expectAccessible(page, "bell");
   });
 });

@@ -23,6 +23,8 @@ import * as m20261126000601 from "./20261126000601_image_builds.ts";
 import * as m20261126000700 from "./20261126000700_quota_requests.ts";
 import * as m20261126000900 from "./20261126000900_storage_billing.ts";
 import * as m20261126001000 from "./20261126001000_fleet_webhooks.ts";
+import * as m20261126001200 from "./20261126001200_image_webhooks.ts";
+import * as m20261126001201 from "./20261126001201_webhook_body_bound.ts";
 
 export interface Migration {
   name: string;
@@ -55,4 +57,6 @@ export const migrations: Migration[] = [
   { name: "20261126001000_fleet_webhooks", up: m20261126001000.up },
   { name: "20261126000500_session_activity", up: m20261126000500.up },
   { name: "20261126000601_image_builds", up: m20261126000601.up },
+  { name: "20261126001200_image_webhooks", up: m20261126001200.up },
+  { name: "20261126001201_webhook_body_bound", up: m20261126001201.up },
 ];

@@ -8,6 +8,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { findClusterById } from "../../db/operations/clusters/findClusterById.ts";
 import { listBuildClusters, markBuildCluster, unmarkBuildCluster } from "../../db/operations/images/buildClusters.ts";
 import { findBuild } from "../../db/operations/images/findBuild.ts";
+import { findPrivateImage } from "../../db/operations/images/findPrivateImage.ts";
 import { insertBuild } from "../../db/operations/images/insertBuild.ts";
 import { listBuilds } from "../../db/operations/images/listBuilds.ts";
 import type { ImageBuildRow } from "../../db/operations/images/types.ts";
@@ -19,6 +20,7 @@ import { getCatalog } from "../catalog/operations.ts";
 import { images as catalogImages } from "../catalog/resources.ts";
 import type { Principal } from "../identity/principal.ts";
 import { resolveOwnership } from "../sessions/createSession.ts";
+import { announceBuildEnd } from "./announce.ts";
 import { emitImageUpdated } from "./events.ts";
 import { type ImageKindName, newPrivateImageId } from "./privateImages.ts";
 import { PATH_COMPONENT, TAG } from "./reference.ts";
@@ -195,11 +197,15 @@ export async function cancelBuild(deps: Deps, principal: Principal, id: string):
     throw new Conflict(`the build is ${b.state}; only a queued or running build can be cancelled`, { state: b.state });
   const now = deps.clock.now();
   if (!b.job_created_at) {
-    const done = await updateActiveBuild(deps.db, id, { state: "cancelled", finished_at: now, cancel_requested: true });
-    if (done) {
-      await deletePrivateImageRow(deps.db, b.image_id);
-      return done;
-    }
+    const done = await deps.db.transaction(async (tx) => {
+      const row = await updateActiveBuild(tx, id, { state: "cancelled", finished_at: now, cancel_requested: true });
+      if (!row) return undefined;
+      const image = await findPrivateImage(tx, b.image_id);
+      await deletePrivateImageRow(tx, b.image_id);
+      await announceBuildEnd(tx, row, image, now);
+      return row;
+    });
+    if (done) return done;
   }
   return (await updateActiveBuild(deps.db, id, { cancel_requested: true })) ?? (await getBuild(deps, principal, id));
 }

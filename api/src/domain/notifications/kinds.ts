@@ -33,7 +33,16 @@ export const NOTIFICATION_KINDS = {
   },
   "quota.request_decided": { severity: "info", critical: false, description: "A quota-increase request was decided." },
   "volume.near_quota": { severity: "warning", critical: false, description: "A volume is close to its quota." },
-  "image_build.finished": { severity: "info", critical: false, description: "An image build finished (or failed)." },
+  "image_build.finished": {
+    severity: "info",
+    critical: false,
+    description: "One of your image builds ended: succeeded, failed or cancelled.",
+  },
+  "image_import.finished": {
+    severity: "info",
+    critical: false,
+    description: "One of your image imports ended: ready or failed.",
+  },
   "webhook.endpoint_disabled": {
     severity: "warning",
     critical: true,

@@ -25,8 +25,12 @@ export const WEBHOOK_EVENT_TYPES = [
   "node.deleted",
   "cluster.unreachable",
   "cluster.reachable",
-  // Image builds: their kinds go here, with the trigger on the row that records a build's end (the
-  // images room), as the others above (migrations 20261126000200_webhooks.ts, 20261126001000_fleet_webhooks.ts).
+  // Private images: triggers on image_builds and private_images (migration 20261126001200_image_webhooks.ts).
+  "image.build.succeeded",
+  "image.build.failed",
+  "image.build.cancelled",
+  "image.import.ready",
+  "image.import.failed",
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
@@ -64,4 +68,11 @@ export const WEBHOOK_EVENT_DESCRIPTIONS: Record<WebhookEventType, string> = {
   "cluster.unreachable":
     "A GPU cluster stopped reporting; its sessions' state is unknown until it is back. Fleet-wide.",
   "cluster.reachable": "A cluster that was unreachable reports again. Fleet-wide.",
+  "image.build.succeeded": "A member's image build pushed its image; data.digest is what sessions pull.",
+  "image.build.failed": "A member's image build failed; data.reason says why.",
+  "image.build.cancelled":
+    "A member's image build was cancelled (by its owner, an administrator, or its image's deletion).",
+  "image.import.ready":
+    "A member's imported image was copied into Berth's registry; data.digest is what sessions pull.",
+  "image.import.failed": "A member's image import failed; data.failure_code and data.reason say why.",
 };

@@ -236,4 +236,176 @@ describe("the webhook outbox's triggers", () => {
       expect(await events("org_c")).toEqual([]);
     });
   });
+
+  describe("private images", () => {
+    const imageKinds = async (org: string) =>
+      (await events(org)).map((e) => e.type).filter((t) => t.startsWith("image."));
+    const image = (id: string, source: "import" | "build", org = "org_a") => ({
+      id,
+      owner_id: "usr_m",
+      organization_id: org,
+      source,
+      source_reference: source === "import" ? "docker.io/library/python:3.12" : null,
+      display_name: `image ${id}`,
+      kind: "jupyterlab",
+      repository: `${org}/usr_m/${id}`,
+      tag: "v1",
+      state: source === "import" ? "importing" : "building",
+      created_at: at,
+      updated_at: at,
+    });
+    const build = (id: string, imageId: string, org = "org_a") => ({
+      id,
+      owner_id: "usr_m",
+      organization_id: org,
+      image_id: imageId,
+      input_hash: `hash-${id}`,
+      dockerfile: "FROM base\n",
+      state: "queued",
+      cluster_id: "clu_build",
+      job_name: `build-${id}`,
+      created_at: at,
+    });
+
+    it("writes a build's end (succeeded, failed, cancelled) once, and an import's (ready, failed)", async () => {
+      for (const org of ["org_a", "org_c"]) {
+        await db()("private_images").insert([
+          image(`img-ok-${org}`, "build", org),
+          image(`img-bad-${org}`, "build", org),
+          image(`img-gone-${org}`, "build", org),
+        ]);
+        await db()("image_builds").insert([
+          build(`bld-ok-${org}`, `img-ok-${org}`, org),
+          build(`bld-bad-${org}`, `img-bad-${org}`, org),
+          build(`bld-gone-${org}`, `img-gone-${org}`, org),
+        ]);
+        await db()("image_builds")
+          .where({ id: `bld-ok-${org}` })
+          .update({ state: "running", started_at: at });
+        await db()("image_builds")
+          .where({ id: `bld-ok-${org}` })
+          .update({ reported_digest: `sha256:${"a".repeat(64)}` });
+        // The built image's own row turning ready is the build's business: no import event.
+        await db()("private_images")
+          .where({ id: `img-ok-${org}` })
+          .update({ state: "ready", ready_at: at });
+        await db()("image_builds")
+          .where({ id: `bld-ok-${org}` })
+          .update({ state: "succeeded", finished_at: at });
+        await db()("image_builds")
+          .where({ id: `bld-bad-${org}` })
+          .update({ state: "failed", failure_reason: "the build failed: exit 1", finished_at: at });
+        await db()("image_builds")
+          .where({ id: `bld-gone-${org}` })
+          .update({ state: "cancelled", cancel_requested: true, finished_at: at });
+        // A finished build changing again (cleanup) is no second event.
+        await db()("image_builds")
+          .where({ id: `bld-bad-${org}` })
+          .update({ state: "failed", log_truncated: true });
+
+        await db()("private_images").insert([
+          image(`img-imp-${org}`, "import", org),
+          image(`img-nf-${org}`, "import", org),
+        ]);
+        await db()("private_images")
+          .where({ id: `img-imp-${org}` })
+          .update({ bytes_copied: 10 });
+        await db()("private_images")
+          .where({ id: `img-imp-${org}` })
+          .update({ state: "ready", digest: `sha256:${"b".repeat(64)}`, size_bytes: 1234, ready_at: at });
+        await db()("private_images")
+          .where({ id: `img-nf-${org}` })
+          .update({ state: "failed", failure_code: "not_found", failure_reason: "no such image" });
+      }
+      expect(await imageKinds("org_a")).toEqual([
+        "image.build.succeeded",
+        "image.build.failed",
+        "image.build.cancelled",
+        "image.import.ready",
+        "image.import.failed",
+      ]);
+      const payloads = (await events("org_a")).filter((e) => e.type.startsWith("image.")).map((e) => e.payload);
+      expect(payloads[0]?.data).toMatchObject({
+        build_id: "bld-ok-org_a",
+        image_id: "img-ok-org_a",
+        organization_id: "org_a",
+        owner_id: "usr_m",
+        state: "succeeded",
+        digest: `sha256:${"a".repeat(64)}`,
+        repository: "org_a/usr_m/img-ok-org_a",
+        tag: "v1",
+      });
+      expect(payloads[1]?.data).toMatchObject({ state: "failed", reason: "the build failed: exit 1", digest: null });
+      expect(payloads[2]?.data).toMatchObject({ state: "cancelled", cancel_requested: true });
+      expect(payloads[3]?.data).toMatchObject({
+        image_id: "img-imp-org_a",
+        source_reference: "docker.io/library/python:3.12",
+        digest: `sha256:${"b".repeat(64)}`,
+        size_bytes: "1234",
+      });
+      expect(payloads[4]?.data).toMatchObject({ failure_code: "not_found", reason: "no such image" });
+      // org_b subscribes to session.running only; org_c's endpoint is disabled.
+      expect(await imageKinds("org_b")).toEqual([]);
+      expect(await imageKinds("org_c")).toEqual([]);
+    });
+  });
+
+  describe("bodies under 20 KB", () => {
+    const bodyOf = async (source: string) => {
+      const row = await db()("webhook_events").where({ source }).first("payload");
+      return row?.payload as { type: string; data: Record<string, unknown> };
+    };
+
+    it("cuts a long failure reason to 1 KiB and says so; short bodies are untouched", async () => {
+      await db()("private_images").insert({
+        id: "img-long",
+        owner_id: "usr_m",
+        organization_id: "org_a",
+        source: "build",
+        display_name: "long",
+        kind: "terminal",
+        repository: "org_a/usr_m/long",
+        tag: "v1",
+        state: "building",
+        created_at: at,
+        updated_at: at,
+      });
+      await db()("image_builds").insert({
+        id: "bld-long",
+        owner_id: "usr_m",
+        organization_id: "org_a",
+        image_id: "img-long",
+        input_hash: "hash-long",
+        dockerfile: "FROM base\n",
+        state: "queued",
+        cluster_id: "clu_build",
+        job_name: "build-long",
+        created_at: at,
+      });
+      const reason = `the build failed: ${"x".repeat(30_000)}`;
+      await db()("image_builds")
+        .where({ id: "bld-long" })
+        .update({ state: "failed", failure_reason: reason, finished_at: at });
+      const body = await bodyOf("image_builds:bld-long:failed");
+      expect(Buffer.byteLength(JSON.stringify(body))).toBeLessThan(20_000);
+      expect(body.data).toMatchObject({ build_id: "bld-long", state: "failed", truncated: true });
+      expect(body.data.reason).toBe(`${reason.slice(0, 1024)}…`);
+      const short = await bodyOf("image_builds:bld-ok-org_a:succeeded");
+      expect(short.data.truncated).toBeUndefined();
+    });
+
+    it("keeps only the scalar fields when cutting strings is not enough", async () => {
+      const data: Record<string, unknown> = { session_id: "ses_big", amount: "12.5", count: 3, nested: { a: "b" } };
+      for (let i = 0; i < 40; i++) data[`field_${i}`] = "y".repeat(2_000);
+      await db().raw(
+        "SELECT berth_webhook_enqueue('org_a', 'session.failed', 'ses_big', ?::jsonb, now(), 'test:big')",
+        [JSON.stringify(data)],
+      );
+      const body = await bodyOf("test:big");
+      expect(Buffer.byteLength(JSON.stringify(body))).toBeLessThan(20_000);
+      expect(body.data).toMatchObject({ session_id: "ses_big", amount: "12.5", count: 3, truncated: true });
+      expect(body.data.nested).toBeUndefined();
+      expect(body.data.field_0).toBe(`${"y".repeat(256)}…`);
+    });
+  });
 });

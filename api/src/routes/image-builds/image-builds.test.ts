@@ -126,6 +126,15 @@ async function readLogs(user: TestUser, id: string, lastId?: string) {
 
 const mark = () => t.request("PUT", `/api/v1/image-builds/clusters/${CLUSTER}`, { token: w.superAdmin.token });
 
+/** The owner's notifications about one build, as the bell reads them. */
+async function bellFor(user: TestUser, buildId: string) {
+  const r = await t.request("GET", "/api/v1/notifications?kind=image_build.finished", { token: user.token });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return (r.body.data as { title: string; body: string; data: { build_id: string; state: string } }[]).filter(
+    (n) => n.data.build_id === buildId,
+  );
+}
+
 describe("building an image", () => {
   it("refuses builds while no cluster is marked for them, and creates nothing", async () => {
     const r = await t.request("POST", "/api/v1/image-builds", {
@@ -209,6 +218,13 @@ describe("building an image", () => {
     const catalog = await t.request("GET", `/api/v1/images/${r.body.image_id}`, { token: w.memberA.token });
     expect(catalog.body).toMatchObject({ visibility: "private", owner: w.memberA.id });
     expect(catalog.body.image).toContain(`@${pushed.digest}`);
+    expect(await bellFor(w.memberA, r.body.id)).toEqual([
+      expect.objectContaining({
+        title: "Image build succeeded",
+        data: expect.objectContaining({ state: "succeeded" }),
+      }),
+    ]);
+    expect(await bellFor(w.memberB, r.body.id)).toEqual([]);
 
     const text = await readLogs(w.memberA, r.body.id);
     expect(text).toContain("berth test bed: container started");
@@ -243,6 +259,10 @@ describe("building an image", () => {
     const done = await settle(w.memberA, r.body.id);
     expect(done.state).toBe("failed");
     expect(done.failure_reason).toContain("nothing was pushed");
+    const [bell, ...more] = await bellFor(w.memberA, r.body.id);
+    expect(more).toEqual([]);
+    expect(bell).toMatchObject({ title: "Image build failed", data: { state: "failed" } });
+    expect(bell?.body).toContain("nothing was pushed");
     const img = await t.request("GET", `/api/v1/images/private/${r.body.image_id}`, { token: w.memberA.token });
     expect(img.body.state).toBe("failed");
     const list = await t.request("GET", "/api/v1/images/private", { token: w.memberA.token });
@@ -284,6 +304,9 @@ describe("building an image", () => {
     await loop.pass();
     const after = await t.request("GET", `/api/v1/image-builds/${running.body.id}`, { token: w.orgMemberA.token });
     expect(after.body.state).toBe("cancelled");
+    // Both ends, the API's (no Job yet) and the worker's, reach the owner's bell once each.
+    for (const id of [first.body.id, running.body.id])
+      expect((await bellFor(w.orgMemberA, id)).map((n) => n.title)).toEqual(["Image build cancelled"]);
     const jobs = (await build.json("GET", `/apis/batch/v1/namespaces/${NS}/jobs`)) as { items: any[] };
     expect(
       jobs.items.filter(

@@ -100,6 +100,15 @@ async function settle(user: TestUser, id: string) {
   throw new Error(`image ${id} still importing`);
 }
 
+/** The owner's notifications about one image's import, as the bell reads them. */
+async function bellFor(user: TestUser, imageId: string) {
+  const r = await t.request("GET", "/api/v1/notifications?kind=image_import.finished", { token: user.token });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return (r.body.data as { title: string; body: string; data: { image_id: string; state: string } }[]).filter(
+    (n) => n.data.image_id === imageId,
+  );
+}
+
 const manifestIn = async (reg: LocalRegistry, repo: string, ref: string) =>
   fetch(`${reg.url}/v2/${repo}/manifests/${ref}`, {
     headers: {
@@ -131,6 +140,11 @@ describe("importing from a public registry", () => {
     expect(entry).toMatchObject({ visibility: "private", owner: w.memberA.id, kind: "code-server", image: img.image });
     const theirs = await t.request("GET", "/api/v1/images?size=50", { token: w.memberB.token });
     expect(theirs.body.data.map((i: { name: string }) => i.name)).not.toContain(id);
+    // Its owner's bell says so, once; another member's does not.
+    expect(await bellFor(w.memberA, id)).toEqual([
+      expect.objectContaining({ title: "Image imported", data: expect.objectContaining({ state: "ready" }) }),
+    ]);
+    expect(await bellFor(w.memberB, id)).toEqual([]);
   });
 
   it("picks linux/amd64 from a Docker manifest list", async () => {
@@ -170,6 +184,10 @@ describe("importing from a public registry", () => {
     expect(img.state).toBe("failed");
     expect(img.failure.code).toBe("no_matching_platform");
     expect(img.failure.reason).toContain("linux/arm64");
+    const [bell, ...more] = await bellFor(w.orgMemberA, id);
+    expect(more).toEqual([]);
+    expect(bell).toMatchObject({ title: "Image import failed", data: { state: "failed" } });
+    expect(bell?.body).toContain("linux/arm64");
     expect((await t.request("GET", "/api/v1/images/private", { token: w.orgMemberA.token })).body.count).toBe(before);
   });
 

@@ -284,6 +284,15 @@ describe("/api/v1/webhooks", () => {
 
   it("lists the event kinds it covers", async () => {
     const r = await t.request("GET", "/api/v1/webhooks/event-types", { token: w.memberA.token });
-    expect(r.body.data.map((k: { type: string }) => k.type)).toContain("session.paused");
+    const types = r.body.data.map((k: { type: string }) => k.type);
+    expect(types).toContain("session.paused");
+    expect(types).toEqual(expect.arrayContaining(["image.build.succeeded", "image.import.failed"]));
+    // An endpoint may subscribe to them.
+    const made = await create(w.adminA.token, {
+      organization_id: w.orgA.id,
+      url: "https://hooks.example.test/images",
+      event_types: ["image.build.failed", "image.import.failed"],
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
   });
 });

@@ -156,8 +156,10 @@ export class BerthNotificationBell extends LitElement {
   }
 
   #link(n: Notification) {
-    const session = (n.data as { session_id?: unknown }).session_id;
-    return typeof session === "string" ? `/sessions/${encodeURIComponent(session)}` : undefined;
+    const data = n.data as { session_id?: unknown; image_id?: unknown };
+    if (typeof data.session_id === "string") return `/sessions/${encodeURIComponent(data.session_id)}`;
+    // An image build's or import's end: the Images page lists the member's own with their state.
+    return typeof data.image_id === "string" ? "/images" : undefined;
   }
 
   override render() {

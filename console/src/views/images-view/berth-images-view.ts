@@ -61,9 +61,18 @@ export class BerthImagesView extends LitElement {
   override connectedCallback(): void {
     super.connectedCallback();
     // An image's progress or outcome (image.updated), or a poll tick while the stream is down.
+    // Events are coalesced (300 ms, the last one seen): an end's notification.created follows its
+    // image.updated at once, so the owner's image notification counts as an end too.
     this.#unsubscribe = onSessionsChanged((c) => {
-      if (c.source === "poll" || c.message?.event === "image.updated") void this.#mine.run();
-      if (c.message?.event === "image.updated" && (c.data as { image?: PrivateImage })?.image?.state === "ready")
+      const kind = (c.data as { notification?: { kind?: string } } | undefined)?.notification?.kind;
+      const ended =
+        c.message?.event === "notification.created" &&
+        (kind === "image_build.finished" || kind === "image_import.finished");
+      if (c.source === "poll" || c.message?.event === "image.updated" || ended) void this.#mine.run();
+      if (
+        ended ||
+        (c.message?.event === "image.updated" && (c.data as { image?: PrivateImage })?.image?.state === "ready")
+      )
         void this.#catalog.run();
     }, 300);
   }
