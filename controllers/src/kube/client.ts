@@ -202,6 +202,16 @@ export class HttpKube implements KubeApi {
         ? new KubeTransportError("TIMEOUT", `${method} ${url.pathname}: deadline passed`)
         : new KubeTransportError("ABORTED", `${method} ${url.pathname}: aborted`);
     }
+    // An apiserver that is still filling a resource's cache (just started, or a CRD just created) answers
+    // a read 429 "storage is (re)initializing" for a moment: reads wait and ask again, a few times.
+    for (let attempt = 0; ; attempt++) {
+      const res = await this.#withStaleRetry<T>(method, path, opts, url);
+      if (res.status !== 429 || method !== "GET" || attempt >= 4 || opts.signal?.aborted) return res;
+      await new Promise((r) => setTimeout(r, 250 * (attempt + 1)));
+    }
+  }
+
+  async #withStaleRetry<T>(method: string, path: string, opts: RequestOptions, url: URL): Promise<KubeResponse<T>> {
     try {
       return await this.#once<T>(method, path, opts);
     } catch (e) {

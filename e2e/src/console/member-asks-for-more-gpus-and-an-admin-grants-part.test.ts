@@ -42,6 +42,8 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
     await login.open();
     await login.signIn(user.email, user.password);
     await page.getByTestId("account-menu").waitFor();
+    // The landing page first: a click before the app has gone there would be undone by that navigation.
+    await page.waitForURL((u) => u.pathname === "/dashboard");
     current = page;
     return page;
   }
