@@ -513,6 +513,73 @@ describe("volumes", () => {
       }
     });
 
+    it("refuses a pin away from the volume's claim, saying when the claim is released", async () => {
+      const v = await aVolume(w.memberA, { size_gb: 1 });
+      const name = v.id.replace("_", "-");
+      const all = (await custom().listClusterCustomObject({ ...GROUP, plural: "volumes" })) as {
+        items: { metadata: { name: string; namespace: string } }[];
+      };
+      const namespace = all.items.find((i) => i.metadata.name === name)?.metadata.namespace as string;
+      const setStatus = async (status: Record<string, unknown>) => {
+        const k = new HttpKube(kc);
+        try {
+          const r = await k.request(
+            "PATCH",
+            `/apis/berth.dev/v1alpha1/namespaces/${namespace}/volumes/${name}/status`,
+            { body: { status } },
+          );
+          expect(r.status).toBe(200);
+        } finally {
+          k.close();
+        }
+      };
+      const pinned = async (want: (r: { status: number; body: any }) => boolean) => {
+        // The sessions' catalog caches volumes for a few seconds: ask until it has read the status.
+        let r = await req(w.memberA, "POST", "/api/v1/sessions", {
+          offering: "h100",
+          preset: "gpu-small",
+          image: "jupyterlab",
+          cluster_id: "clu_west",
+          volumes: [{ volume: v.id }],
+        });
+        for (let i = 0; i < 80 && !want(r); i++) {
+          await new Promise((res) => setTimeout(res, 100));
+          r = await req(w.memberA, "POST", "/api/v1/sessions", {
+            offering: "h100",
+            preset: "gpu-small",
+            image: "jupyterlab",
+            cluster_id: "clu_west",
+            volumes: [{ volume: v.id }],
+          });
+        }
+        return r;
+      };
+      // In use (the worker recorded its idle time at the bind): released 15 minutes after the last session.
+      await setStatus({ boundCluster: "clu_east", claimName: `berth-${name}`, idleReleaseSeconds: 900 });
+      let r = await pinned((x) => x.body?.error?.code === "volume_on_another_cluster");
+      expect(r.status).toBe(409);
+      expect(r.body.error.details).toEqual({
+        volume: name,
+        bound_cluster: "clu_east",
+        requested_cluster: "clu_west",
+        releasing: false,
+        release_after: null,
+        idle_release_seconds: 900,
+      });
+      expect(r.body.error.message).toContain("15 minutes after its last session ends");
+      // Idle: the worker recorded when it goes.
+      await setStatus({ releaseAfter: "2026-11-26T07:00:00.000Z" });
+      r = await pinned((x) => x.body?.error?.details?.release_after != null);
+      expect(r.body.error.details).toMatchObject({ release_after: "2026-11-26T07:00:00.000Z", releasing: false });
+      expect(r.body.error.message).toContain("released at 2026-11-26T07:00:00.000Z");
+      // Being released: still refused (the claim is there until it is gone), and it says so.
+      await setStatus({ releasingSince: "2026-11-26T07:00:00.000Z" });
+      r = await pinned((x) => x.body?.error?.details?.releasing === true);
+      expect(r.status).toBe(409);
+      expect(r.body.error.message).toContain("being released now");
+      expect(await t.database.db("sessions").where({ cluster_id: "clu_west" }).count("* as n")).toEqual([{ n: "0" }]);
+    });
+
     it("does not mount a locked volume, and says why", async () => {
       const v = await aVolume(w.memberA, { size_gb: 1 });
       await req(w.adminA, "POST", `/api/v1/storage/volumes/${v.id}/lock`, { reason: "investigation" });
