@@ -630,6 +630,19 @@ describe("volumes", () => {
     expect(writable.body.error.details).toMatchObject({ access: "ReadOnly" });
     // Still invisible to another organization.
     expect((await req(w.adminB, "GET", `/api/v1/storage/volumes/${v.id}`)).status).toBe(404);
+    // In the share's list, marked as shared with them (and how); the owner's shows no mark.
+    const listed = async (u: TestUser) =>
+      ((await req(u, "GET", "/api/v1/storage/volumes?size=100")).body.data as any[]).find((x) => x.id === v.id);
+    expect(await listed(w.orgMemberA)).toMatchObject({ id: v.id, shared_with_me: "read_only" });
+    expect((await req(w.orgMemberA, "GET", `/api/v1/storage/volumes/${v.id}`)).body.shared_with_me).toBe("read_only");
+    expect(await listed(w.memberA)).toMatchObject({ id: v.id, shared_with_me: null });
+    for (const u of [w.memberB, w.adminB]) expect(await listed(u)).toBeUndefined();
+    // Read-write, then unshared: gone from the share's list.
+    await req(w.memberA, "PUT", path, { shares: [{ kind: "user", id: w.orgMemberA.id, access: "read_write" }] });
+    expect(await listed(w.orgMemberA)).toMatchObject({ shared_with_me: "read_write" });
+    await req(w.memberA, "PUT", path, { shares: [] });
+    expect(await listed(w.orgMemberA)).toBeUndefined();
+    expect(await t.database.db("volume_shares").where({ volume_id: v.id }).count("* as n")).toEqual([{ n: "0" }]);
   });
 
   let memberAVolume: () => Promise<string>;
