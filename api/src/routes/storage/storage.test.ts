@@ -533,7 +533,7 @@ describe("volumes", () => {
           k.close();
         }
       };
-      const pinned = async (want: (r: { status: number; body: any }) => boolean) => {
+      const pinned = async (want: (r: Awaited<ReturnType<typeof req>>) => boolean) => {
         // The sessions' catalog caches volumes for a few seconds: ask until it has read the status.
         let r = await req(w.memberA, "POST", "/api/v1/sessions", {
           offering: "h100",
@@ -632,7 +632,9 @@ describe("volumes", () => {
     expect((await req(w.adminB, "GET", `/api/v1/storage/volumes/${v.id}`)).status).toBe(404);
     // In the share's list, marked as shared with them (and how); the owner's shows no mark.
     const listed = async (u: TestUser) =>
-      ((await req(u, "GET", "/api/v1/storage/volumes?size=100")).body.data as any[]).find((x) => x.id === v.id);
+      ((await req(u, "GET", "/api/v1/storage/volumes?size=100")).body.data as { id: string }[]).find(
+        (x) => x.id === v.id,
+      );
     expect(await listed(w.orgMemberA)).toMatchObject({ id: v.id, shared_with_me: "read_only" });
     expect((await req(w.orgMemberA, "GET", `/api/v1/storage/volumes/${v.id}`)).body.shared_with_me).toBe("read_only");
     expect(await listed(w.memberA)).toMatchObject({ id: v.id, shared_with_me: null });
