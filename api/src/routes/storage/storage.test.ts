@@ -18,6 +18,7 @@ import {
   startIdentityTestApi,
   type TestUser,
 } from "../../domain/identity/identity.test-support.ts";
+import { applyStorageReport } from "../../domain/storage/readings.ts";
 
 let fleet: Fleet;
 let kc: KubeConfig;
@@ -513,7 +514,7 @@ describe("volumes", () => {
       }
     });
 
-    it("refuses a pin away from the volume's claim, saying when the claim is released", async () => {
+    it("refuses a pin away from the volume's claim, saying when the claim is released; shows the space measured on it", async () => {
       const v = await aVolume(w.memberA, { size_gb: 1 });
       const name = v.id.replace("_", "-");
       const all = (await custom().listClusterCustomObject({ ...GROUP, plural: "volumes" })) as {
@@ -556,6 +557,20 @@ describe("volumes", () => {
       };
       // In use (the worker recorded its idle time at the bind): released 15 minutes after the last session.
       await setStatus({ boundCluster: "clu_east", claimName: `berth-${name}`, idleReleaseSeconds: 900 });
+      // The space used, as the kubelet measured it: unknown until measured, and only the cluster that
+      // holds the claim speaks for it.
+      const usedGb = async () => (await req(w.memberA, "GET", `/api/v1/storage/volumes/${v.id}`)).body.used_gb;
+      expect(await usedGb()).toBeNull();
+      const report = (clusterId: string, used: number) => ({
+        cluster_id: clusterId,
+        observed_at: new Date().toISOString(),
+        classes: [],
+        volumes: [{ claim_name: `berth-${name}`, used_gb: used, node: "gpu-0" }],
+      });
+      await applyStorageReport(t.deps, "clu_west", report("clu_west", 4));
+      expect(await usedGb()).toBeNull();
+      await applyStorageReport(t.deps, "clu_east", report("clu_east", 1));
+      expect(await usedGb()).toBe(1);
       let r = await pinned((x) => x.body?.error?.code === "volume_on_another_cluster");
       expect(r.status).toBe(409);
       expect(r.body.error.details).toEqual({
