@@ -325,9 +325,13 @@ export class Dispatch {
         throw new Error(`releasing claim ${claim} on ${clusterId}: ${res.status}`);
       // Claim protection keeps a claim a pod mounts until the pod goes: wait for it to be gone.
       for (let i = 0; ; i++) {
-        const got = await kube.request("GET", path);
+        const got = await kube.request<{ metadata?: Record<string, unknown> }>("GET", path);
         if (got.status === 404) break;
-        if (i >= 20) throw new Error(`claim ${claim} on ${clusterId} is still there after its delete (a pod holds it)`);
+        if (got.status >= 300) throw new Error(`looking at claim ${claim} on ${clusterId}: ${got.status}`);
+        if (i >= 20)
+          throw new Error(
+            `claim ${claim} on ${clusterId} is still there after its delete (a pod holds it): ${JSON.stringify(got.body?.metadata ?? {}).slice(0, 400)}`,
+          );
         await new Promise((r) => setTimeout(r, 250));
       }
     }
