@@ -83,7 +83,8 @@ export const ERROR_CODES = {
   },
   volume_on_another_cluster: {
     status: 409,
-    description: "The volume's claim lives on another cluster than the one asked for.",
+    description:
+      "The volume's claim lives on another cluster than the one asked for; details say which and when the claim is released (`release_after`, `releasing`, `idle_release_seconds`).",
   },
   request_already_decided: {
     status: 409,

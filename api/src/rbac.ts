@@ -67,8 +67,9 @@ export function controlPlaneRbac(ns: TargetNamespaces = DEFAULT_TARGET_NAMESPACE
             resources: ["sessionmirrors"],
             verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
           },
-          // A volume's claim that no session used for a while is released (controllers/src/sessions/claims.ts).
-          { apiGroups: [""], resources: ["persistentvolumeclaims"], verbs: ["delete"] },
+          // A volume's claim that no session used for a while is released (controllers/src/sessions/claims.ts),
+          // and looked at until it is gone (a pod may hold it a while): the release race.
+          { apiGroups: [""], resources: ["persistentvolumeclaims"], verbs: ["get", "delete"] },
         ],
       },
       // The probe: the device plugin's DaemonSet.

@@ -83,6 +83,7 @@ const USED_ELSEWHERE: Record<string, string> = {
   [`${OP} get persistentvolumeclaims in berth-sessions`]: "a session's claim is read until it binds",
   [`${OP} create persistentvolumeclaims in berth-sessions`]: "a session's claim is made where it lands",
   [`${OP} list csistoragecapacities.storage.k8s.io`]: "the volume sync tick reads the driver's capacity",
+  [`${OP} get nodes/proxy`]: "the volume sync tick reads the kubelet's stats of nodes whose pods mount a volume",
 };
 
 /**

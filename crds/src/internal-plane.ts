@@ -186,6 +186,15 @@ export const StorageReport = z.object({
   node_disk: z
     .object({ node: z.string().min(1).max(253), total_gb: z.int().min(0), available_gb: z.int().min(0) })
     .optional(),
+  /**
+   * Space used on each session volume's claim, as the kubelet of the node whose pod mounts it measures it
+   * (its stats summary, through the node proxy). Claims on nodes whose kubelet serves no summary are
+   * absent: their use is unknown.
+   */
+  volumes: z
+    .array(z.object({ claim_name: z.string().min(1).max(253), used_gb: z.int().min(0), node: z.string().max(253) }))
+    .max(10_000)
+    .optional(),
 });
 export type StorageReport = z.infer<typeof StorageReport>;
 

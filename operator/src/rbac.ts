@@ -36,6 +36,8 @@ export function operatorRbac(opts: OperatorRbacOptions = {}): OperatorRbac {
       { apiGroups: [""], resources: ["pods"], verbs: ["list", "watch"] },
       // Volume sync: the storage driver's capacity reports (operator/src/storage/reporter.ts).
       { apiGroups: ["storage.k8s.io"], resources: ["csistoragecapacities"], verbs: ["list"] },
+      // Volume sync: the space used on session volumes, from the kubelet's stats summary (node proxy).
+      { apiGroups: [""], resources: ["nodes/proxy"], verbs: ["get"] },
     ],
     namespaceRules: [
       {

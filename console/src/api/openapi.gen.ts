@@ -1625,6 +1625,8 @@ export type StorageVolume = {
   claim_name: string | null;
   locked: boolean;
   lock_reason: string | null;
+  /** Set when the caller sees the volume only because it is shared with them (or a project of theirs): how they may mount it. */
+  shared_with_me: ("read_only" | "read_write") | null;
   shares: {
     kind: "user" | "project";
     id: string;

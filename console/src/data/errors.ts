@@ -17,9 +17,24 @@ const ADVICE: Partial<Record<ApiError["code"], Advice>> = {
     ...describeQuota(e.details),
     "Pause or terminate a running session, pick a smaller offering, or ask an administrator for more credits or quota.",
   ],
-  volume_on_another_cluster: () => [
-    "The session's volume lives on another cluster. Remove the cluster pin, or pin it to the volume's cluster.",
-  ],
+  volume_on_another_cluster: (e) => {
+    const d = (e.details ?? {}) as {
+      release_after?: string | null;
+      releasing?: boolean;
+      idle_release_seconds?: number | null;
+    };
+    const when = d.releasing
+      ? "Its claim is being released now: try again in a moment."
+      : d.release_after
+        ? `Its claim is released at ${new Date(d.release_after).toLocaleString()} unless a session mounts it first.`
+        : typeof d.idle_release_seconds === "number"
+          ? `Its claim is released ${Math.round(d.idle_release_seconds / 60)} minutes after its last session ends.`
+          : undefined;
+    return [
+      "The session's volume lives on another cluster. Remove the cluster pin, or pin it to the volume's cluster.",
+      ...(when ? [when] : []),
+    ];
+  },
   cluster_in_use: () => ["Terminate the sessions and remove the allocations on this cluster first."],
   cluster_unreachable: () => [
     "The control plane could not reach the cluster's API server. Check the server address and that the control plane's network can reach it.",

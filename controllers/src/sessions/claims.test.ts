@@ -64,3 +64,32 @@ describe("deleted volumes", () => {
     expect(purgeDue([deleted("vol-d", "2026-11-26T06:00:00Z"), vol("vol-live")], t0)).toEqual(["org-a/vol-d"]);
   });
 });
+
+describe("the release time each idle volume shows", () => {
+  const IDLE = 15 * 60_000;
+  const t0 = Date.parse("2026-11-26T06:00:00Z");
+
+  it("records when an idle claim goes, clears it once a session uses it again, and keeps a recorded time across leaders", () => {
+    const last = new Map<string, number>();
+    const vols = [vol("vol-a", "clu_a")];
+    const marks = new Map<string, string | null>();
+    expect(idleClaims(vols, [], last, t0, IDLE, marks)).toEqual([]);
+    expect(marks.get("org-a/vol-a")).toBe(new Date(t0 + IDLE).toISOString());
+    // A new leader, with no memory, goes by the recorded time: released then, not 15 minutes after it started.
+    const recorded = vol("vol-a", "clu_a");
+    (recorded[1].status as Record<string, unknown>).releaseAfter = new Date(t0 + IDLE).toISOString();
+    const fresh = new Map<string, string | null>();
+    expect(idleClaims([recorded], [], new Map(), t0 + 10 * 60_000, IDLE, fresh)).toEqual([]);
+    expect(fresh.size).toBe(0);
+    expect(idleClaims([recorded], [], new Map(), t0 + IDLE, IDLE)).toEqual(["org-a/vol-a"]);
+    const used = new Map<string, string | null>();
+    idleClaims([recorded], [ses("vol-a", "Running")], new Map(), t0 + 60_000, IDLE, used);
+    expect(used.get("org-a/vol-a")).toBeNull();
+  });
+
+  it("finishes a release that began, whatever uses the volume now", () => {
+    const marked = vol("vol-a", "clu_a");
+    (marked[1].status as Record<string, unknown>).releasingSince = new Date(t0).toISOString();
+    expect(idleClaims([marked], [ses("vol-a", "Running")], new Map(), t0, IDLE)).toEqual(["org-a/vol-a"]);
+  });
+});

@@ -32,9 +32,12 @@ export function holdsVolumes(s: Session): boolean {
 }
 
 /**
- * Volumes (namespace/name) whose claim is idle past `idleMs`. `lastUsed` is the caller's memory of when
- * each volume was last seen in use; it is updated here (in use: now; first seen idle: the time the claim
- * was recorded, or now).
+ * Volumes (namespace/name) whose claim is idle past `idleMs`, and those whose release began (marked
+ * `releasingSince`: it is finished whatever else happened meanwhile, since the claim may be gone already).
+ * `lastUsed` is the caller's memory of when each volume was last seen in use; it is updated here (in use:
+ * now; first seen idle: from the `releaseAfter` recorded earlier, else the time the claim was recorded,
+ * else now). `marks`, when given, receives the `releaseAfter` each bound volume should show where it differs
+ * from its status (null: a session uses it again).
  */
 export function idleClaims(
   volumes: Iterable<[string, Volume]>,
@@ -42,6 +45,7 @@ export function idleClaims(
   lastUsed: Map<string, number>,
   now: number,
   idleMs: number,
+  marks?: Map<string, string | null>,
 ): string[] {
   const inUse = new Set<string>();
   for (const s of sessions)
@@ -52,8 +56,13 @@ export function idleClaims(
       lastUsed.delete(key);
       continue;
     }
+    if (vol.status.releasingSince) {
+      out.push(key);
+      continue;
+    }
     if (inUse.has(key)) {
       lastUsed.set(key, now);
+      if (vol.status.releaseAfter) marks?.set(key, null);
       continue;
     }
     // Deleted (kept only for its grace period): its claim goes at once.
@@ -63,11 +72,16 @@ export function idleClaims(
     }
     let since = lastUsed.get(key);
     if (since === undefined) {
+      const promised = Date.parse(vol.status.releaseAfter ?? "") - idleMs;
       const recorded = Date.parse(vol.status.lastUsedAt ?? "");
-      since = Number.isFinite(recorded) ? Math.min(recorded, now) : now;
+      since = Number.isFinite(promised) ? promised : Number.isFinite(recorded) ? Math.min(recorded, now) : now;
       lastUsed.set(key, since);
     }
     if (now - since >= idleMs) out.push(key);
+    else {
+      const at = new Date(since + idleMs).toISOString();
+      if (vol.status.releaseAfter !== at) marks?.set(key, at);
+    }
   }
   return out;
 }

@@ -14,7 +14,7 @@ import type { Logger } from "pino";
 import type { KubeApi } from "../kube/client.ts";
 import type { InformerEvent, KubeObject } from "../kube/informer.ts";
 import { WorkQueue } from "../kube/workqueue.ts";
-import { idleClaims, purgeDue } from "./claims.ts";
+import { holdsVolumes, idleClaims, purgeDue } from "./claims.ts";
 import { Dispatch } from "./dispatch.ts";
 import { EventRecorder } from "./event-recorder.ts";
 import { SessionMemory } from "./memory.ts";
@@ -89,6 +89,7 @@ export class SessionController {
       clusterClient: d.clusterClient,
       namespace: this.#o.sessionsNamespace,
       fieldManager: this.#o.component,
+      claimIdleMs: this.#o.claimIdleMs,
       requeue: (key) => this.#queue.add(key),
       schedulePlacement: () => this.schedulePlacement(),
     });
@@ -156,19 +157,15 @@ export class SessionController {
       this.schedulePlacement();
     });
     const lastUsed = new Map<string, number>();
+    // One claims pass at a time: a release waiting on a slow cluster must not be begun again beside it.
+    let claimsPass = false;
     this.#every(Math.min(this.#o.pollMs, this.#o.claimIdleMs), async () => {
-      const now = this.#now().getTime();
-      const idle = idleClaims(o.volumes.store.entries(), o.sessions.store.values(), lastUsed, now, this.#o.claimIdleMs);
-      for (const key of idle) {
-        const vol = o.volumes.store.get(key);
-        if (vol) await this.#dispatch.releaseClaim(vol);
-        lastUsed.delete(key);
-      }
-      if (idle.length > 0) this.schedulePlacement();
-      for (const key of purgeDue(o.volumes.store.entries(), now)) {
-        const vol = o.volumes.store.get(key);
-        const clusters = [...o.clusterRecords.values()].filter((c) => c.registered).map((c) => c.id);
-        if (vol) await this.#dispatch.purgeVolume(vol, clusters);
+      if (claimsPass) return;
+      claimsPass = true;
+      try {
+        await this.#claimsPass(lastUsed);
+      } finally {
+        claimsPass = false;
       }
     });
     this.#every(PURGE_MS, async () => {
@@ -204,6 +201,41 @@ export class SessionController {
   schedulePlacement(): void {
     if (this.#stopped || !this.#started) return;
     this.#placement.schedule();
+  }
+
+  /** Idle claims: records when each will go, releases those due, purges deleted volumes past their grace. */
+  async #claimsPass(lastUsed: Map<string, number>): Promise<void> {
+    const o = this.#observed;
+    const now = this.#now().getTime();
+    const marks = new Map<string, string | null>();
+    const idle = idleClaims(
+      o.volumes.store.entries(),
+      o.sessions.store.values(),
+      lastUsed,
+      now,
+      this.#o.claimIdleMs,
+      marks,
+    );
+    for (const [key, at] of marks) {
+      const vol = o.volumes.store.get(key);
+      if (vol) await this.#dispatch.markReleaseAfter(vol, at);
+    }
+    // Looked at again after the release is marked: a session that came meanwhile keeps the claim.
+    const stillIdle = (key: string) =>
+      ![...o.sessions.store.values()].some(
+        (s) => holdsVolumes(s) && s.spec.volumes.some((v) => `${s.metadata.namespace}/${v.volume}` === key),
+      );
+    for (const key of idle) {
+      const vol = o.volumes.store.get(key);
+      if (vol) await this.#dispatch.releaseClaim(vol, () => stillIdle(key));
+      lastUsed.delete(key);
+    }
+    if (idle.length > 0) this.schedulePlacement();
+    for (const key of purgeDue(o.volumes.store.entries(), now)) {
+      const vol = o.volumes.store.get(key);
+      const clusters = [...o.clusterRecords.values()].filter((c) => c.registered).map((c) => c.id);
+      if (vol) await this.#dispatch.purgeVolume(vol, clusters);
+    }
   }
 
   #every(ms: number, fn: () => Promise<void>): void {

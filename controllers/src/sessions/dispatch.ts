@@ -48,6 +48,8 @@ export interface DispatchDeps {
   namespace: string;
   /** Field manager of the applied mirrors. */
   fieldManager: string;
+  /** How long a claim no session uses is kept (recorded on the volume, so the API can say when it goes). */
+  claimIdleMs?: number;
   /** Look at this session again (a mirror found gone). */
   requeue(key: string): void;
   /** Run a placement pass (a stray's GPUs are free). */
@@ -56,6 +58,12 @@ export interface DispatchDeps {
 
 export class Dispatch {
   readonly #d: DispatchDeps;
+  /** Volumes (namespace/name) whose claim is being released: no mirror mounts them until it is done. */
+  readonly #releasing = new Set<string>();
+  /** Released here, until the volumes' informer shows it (a mirror written before would see the old claim). */
+  readonly #released = new Set<string>();
+  /** Volumes (namespace/name) a mirror that mounts them is being written for: no release begins. */
+  readonly #mounting = new Map<string, number>();
   readonly #clients = new Map<string, Promise<KubeApi>>();
 
   constructor(d: DispatchDeps) {
@@ -193,11 +201,30 @@ export class Dispatch {
       if (got.status === 200 && got.body.metadata.deletionTimestamp) throw stillGoing();
     }
     const mirror = this.mirrorOf(s, clusterId, revision, restarts);
-    await this.#bindVolumes(s, clusterId);
-    const res = await serverSideApply<SessionMirror>(kube, this.#path(name), mirror, {
-      fieldManager: this.#d.fieldManager,
-      force: true,
-    });
+    // A claim being released cannot be mounted (its pod would wait on a claim being deleted, then fail
+    // with ClaimNotBound): wait until it is gone, then the operator makes it again where the session lands.
+    const keys = s.spec.volumes.map((v) => `${s.metadata.namespace}/${v.volume}`);
+    for (const key of keys) {
+      const vol = this.#d.observed.volumes.store.get(key);
+      if (this.#released.has(key) && !vol?.status?.boundCluster) this.#released.delete(key);
+      if (this.#releasing.has(key) || this.#released.has(key) || vol?.status?.releasingSince)
+        throw new RetryAfter(1_000, `the claim of volume ${key} on ${vol?.status?.boundCluster} is being released`);
+    }
+    for (const key of keys) this.#mounting.set(key, (this.#mounting.get(key) ?? 0) + 1);
+    let res: Awaited<ReturnType<typeof serverSideApply<SessionMirror>>>;
+    try {
+      await this.#bindVolumes(s, clusterId);
+      res = await serverSideApply<SessionMirror>(kube, this.#path(name), mirror, {
+        fieldManager: this.#d.fieldManager,
+        force: true,
+      });
+    } finally {
+      for (const key of keys) {
+        const n = (this.#mounting.get(key) ?? 1) - 1;
+        if (n > 0) this.#mounting.set(key, n);
+        else this.#mounting.delete(key);
+      }
+    }
     if (res.status !== 201 && res.status !== 200)
       throw new Error(
         `writing the mirror of ${name} to ${clusterId}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`,
@@ -225,38 +252,99 @@ export class Dispatch {
       const claimName = volumeClaimName(volumeIdOf(v.volume));
       const bound = vol.status?.boundCluster;
       if (bound && bound !== clusterId) continue;
-      if (bound === clusterId && vol.status?.claimName === claimName) continue;
+      const idleReleaseSeconds = this.#d.claimIdleMs === undefined ? undefined : Math.round(this.#d.claimIdleMs / 1000);
+      if (
+        bound === clusterId &&
+        vol.status?.claimName === claimName &&
+        !vol.status.releaseAfter &&
+        vol.status.idleReleaseSeconds === idleReleaseSeconds
+      )
+        continue;
       const path = `/apis/${VolumeKind.group}/${VolumeKind.version}/namespaces/${s.metadata.namespace}/${VolumeKind.plural}/${v.volume}/status`;
       const res = await kube.request("PATCH", path, {
-        body: { status: { boundCluster: clusterId, claimName, lastUsedAt: now } },
+        body: {
+          status: { boundCluster: clusterId, claimName, lastUsedAt: now, releaseAfter: null, idleReleaseSeconds },
+        },
       });
       if (res.status >= 300 && res.status !== 404)
         throw new Error(`recording the claim of volume ${v.volume} on ${clusterId}: ${res.status}`);
     }
   }
 
+  /** Records when an idle volume's claim will be released (null: a session uses it again). */
+  async markReleaseAfter(vol: Volume, at: string | null): Promise<void> {
+    const management = this.#d.management;
+    if (!management) return;
+    const res = await management.request("PATCH", this.#volumePath(vol), { body: { status: { releaseAfter: at } } });
+    if (res.status >= 300 && res.status !== 404)
+      throw new Error(`recording the release time of ${vol.metadata.name}: ${res.status}`);
+  }
+
+  #volumePath(vol: Volume): string {
+    return `/apis/${VolumeKind.group}/${VolumeKind.version}/namespaces/${vol.metadata.namespace}/${VolumeKind.plural}/${vol.metadata.name}/status`;
+  }
+
   /**
    * Deletes an idle volume's claim on the cluster holding it (the data stays on the pool), then forgets
-   * the cluster in the volume's status. A cluster that cannot be reached keeps the record: tried again.
+   * the cluster in the volume's status. The volume is marked releasing first (here and in its status,
+   * for another leader), then `stillIdle` is asked again: a session that came since the idle pass keeps
+   * the claim, and one that comes after the mark waits in #ensure until the claim is gone. The status
+   * keeps the cluster until the claim is really gone (a pod may still hold it), so no session lands
+   * elsewhere meanwhile. A cluster that cannot be reached keeps the record and the mark: tried again.
    */
-  async releaseClaim(vol: Volume): Promise<void> {
+  async releaseClaim(vol: Volume, stillIdle: () => boolean = () => true): Promise<void> {
     const clusterId = vol.status?.boundCluster;
     const claim = vol.status?.claimName;
     const management = this.#d.management;
     if (!clusterId || !management) return;
+    const key = `${vol.metadata.namespace}/${vol.metadata.name}`;
+    if (!vol.status?.releasingSince && !this.#releasing.has(key)) {
+      this.#releasing.add(key);
+      if (this.#mounting.has(key) || !stillIdle()) {
+        this.#releasing.delete(key);
+        return;
+      }
+      const res = await management.request("PATCH", this.#volumePath(vol), {
+        body: { status: { releasingSince: new Date().toISOString() } },
+      });
+      if (res.status === 404) {
+        this.#releasing.delete(key);
+        return;
+      }
+      if (res.status >= 300) {
+        this.#releasing.delete(key);
+        throw new Error(`marking the claim of ${vol.metadata.name} as releasing: ${res.status}`);
+      }
+    }
+    this.#releasing.add(key);
     if (claim) {
       const kube = await this.#client(clusterId);
       const path = `/api/v1/namespaces/${this.#d.namespace}/persistentvolumeclaims/${claim}`;
       const res = await kube.request("DELETE", path);
       if (res.status >= 300 && res.status !== 404)
         throw new Error(`releasing claim ${claim} on ${clusterId}: ${res.status}`);
+      // Claim protection keeps a claim a pod mounts until the pod goes: wait for it to be gone.
+      for (let i = 0; ; i++) {
+        const got = await kube.request<{ metadata?: Record<string, unknown> }>("GET", path);
+        if (got.status === 404) break;
+        if (got.status >= 300) throw new Error(`looking at claim ${claim} on ${clusterId}: ${got.status}`);
+        if (i >= 20)
+          throw new Error(
+            `claim ${claim} on ${clusterId} is still there after its delete (a pod holds it): ${JSON.stringify(got.body?.metadata ?? {}).slice(0, 400)}`,
+          );
+        await new Promise((r) => setTimeout(r, 250));
+      }
     }
-    const path = `/apis/${VolumeKind.group}/${VolumeKind.version}/namespaces/${vol.metadata.namespace}/${VolumeKind.plural}/${vol.metadata.name}/status`;
-    const res = await management.request("PATCH", path, {
-      body: { status: { boundCluster: null, claimName: null, lastUsedAt: null } },
+    const res = await management.request("PATCH", this.#volumePath(vol), {
+      body: {
+        status: { boundCluster: null, claimName: null, lastUsedAt: null, releasingSince: null, releaseAfter: null },
+      },
     });
     if (res.status >= 300 && res.status !== 404)
       throw new Error(`forgetting the claim of ${vol.metadata.name}: ${res.status}`);
+    // Released: sessions waiting on the mark go once the informer shows the volume unbound.
+    this.#released.add(key);
+    this.#releasing.delete(key);
   }
 
   /**

@@ -76,6 +76,15 @@ export const VolumeStatus = statusOf({
   claimName: ResourceName.optional(),
   /** Last time a session on boundCluster was seen using the claim; it is released some time after. */
   lastUsedAt: z.string().optional(),
+  /**
+   * The worker is releasing the claim (since then): sessions wait for the release to finish instead of
+   * landing on a claim being deleted (controllers/src/sessions/claims.ts).
+   */
+  releasingSince: z.string().optional(),
+  /** No session uses the claim: the worker releases it at this time unless a session mounts it first. */
+  releaseAfter: z.string().optional(),
+  /** The worker's idle time before it releases a claim no session uses (its `claimIdleMs`), in seconds. */
+  idleReleaseSeconds: z.int().min(0).optional(),
   usedGb: Gigabytes.optional(),
 });
 export type VolumeStatus = z.infer<typeof VolumeStatus>;

@@ -2,7 +2,8 @@
 // driver stand-in): a super_admin adds the shared pool on the Pools page and watches its reading come
 // from the storage driver (csi); a member creates a volume on the Volumes page, grows it, deletes it and
 // undoes the delete; picks it in the new-session wizard (storage priced in the cost), and sees it mounted
-// on the session's page and its claim bound to the cluster the session landed on. axe checks each page.
+// on the session's page and its claim bound to the cluster the session landed on; a colleague it is shared
+// with read-only sees it marked and mounts it read-only. axe checks each page.
 import type { TestUser } from "@berth/api/identity/testing";
 import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, BrowserContext, Page } from "playwright-core";
@@ -151,5 +152,32 @@ describe("volumes in the console", () => {
     await alice.getByRole("button", { name: "Delete datasets" }).click();
     await alice.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
     await alice.getByText("mounted by 1 session").waitFor();
+  });
+
+  it("a colleague the volume is shared with read-only sees it marked in their list and in the wizard, where it mounts read-only", async () => {
+    const shared = await bed.call(bed.alice, "PUT", `/api/v1/storage/volumes/${volumeId}/shares`, {
+      shares: [{ kind: "user", id: bed.bob.id, access: "read_only" }],
+    });
+    expect(shared.status, JSON.stringify(shared.body)).toBe(200);
+    const bob = await signedIn(bed.bob);
+    await bob.getByRole("link", { name: "Volumes", exact: true }).click();
+    const row = bob.locator(`[data-testid="volume-row"][data-volume-id="${volumeId}"]`);
+    await row.waitFor();
+    expect(await row.getByTestId("volume-shared").textContent()).toContain("Shared with you · read-only");
+    expect(await row.getByRole("button", { name: "Delete datasets" }).count()).toBe(0);
+    await expectAccessible(bob, "volumes shared with the member");
+
+    await bob.getByRole("link", { name: "Sessions", exact: true }).click();
+    await bob.getByTestId("new-session").click();
+    await bob.getByTestId("create-session-form").waitFor({ timeout: 60_000 });
+    await new NewSessionPage(bob).chooseOffering("h100");
+    const choice = bob.locator(`[data-testid="volume-choice"][data-volume-id="${volumeId}"]`);
+    expect(await choice.getByTestId("volume-shared").textContent()).toContain("read-only");
+    await choice.getByRole("checkbox").first().check();
+    const readOnly = choice.getByRole("checkbox", { name: "read-only" });
+    expect(await readOnly.isChecked()).toBe(true);
+    expect(await readOnly.isDisabled()).toBe(true);
+    await shots.take(bob, "wizard-shared-volume");
+    await expectAccessible(bob, "wizard with a shared volume");
   });
 });

@@ -326,6 +326,11 @@ describe("a volume where the session lands", () => {
         const r = await k.raw("GET", `/api/v1/namespaces/${SESSIONS_NS}/persistentvolumeclaims/${claimName}`);
         return r.status === 404 ? true : undefined;
       }, "the deleted volume's claim to go");
+      // The volume forgets the cluster once its claim is gone (not before: docs/dev/storage.md, the release race).
+      await eventually(async () => {
+        const r = await bed.call(bed.bob, "GET", "/api/v1/storage/volumes?deleted=true");
+        return r.body.data?.some((x: any) => x.id === v.id && x.bound_cluster === null) ? true : undefined;
+      }, "the deleted volume's record to forget the cluster");
       // Undo within the grace period: back, unbound, its data untouched.
       const back = await bed.call(bed.bob, "POST", `/api/v1/storage/volumes/${v.id}/restore`);
       expect(back.status, JSON.stringify(back.body)).toBe(200);

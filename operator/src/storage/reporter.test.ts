@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { nodeDiskOf, quantityGb, storageReportOf } from "./reporter.ts";
+import { nodeDiskOf, nodesMountingVolumes, quantityGb, storageReportOf, volumeUsageOf } from "./reporter.ts";
 
 describe("the volume-sync report", () => {
   it("reads quantities in whole GiB, rounded down", () => {
@@ -50,5 +50,45 @@ describe("the storage node's system drive (node_disk)", () => {
       node_disk: { node: "storage-0", total_gb: 1024, available_gb: 900 },
     });
     expect(nodeDiskOf([{ metadata: { name: "x" }, status: {} }])).toBeUndefined();
+  });
+});
+
+describe("the space used on session volumes (the kubelet's stats summary)", () => {
+  it("asks only the nodes whose session pods mount a volume's claim", () => {
+    expect(
+      nodesMountingVolumes([
+        {
+          spec: {
+            nodeName: "gpu-0",
+            volumes: [{ persistentVolumeClaim: { claimName: "berth-vol-aaaaaaaaaaaaaaaaaaaa" } }],
+          },
+        },
+        { spec: { nodeName: "gpu-1", volumes: [{ persistentVolumeClaim: { claimName: "someone-elses" } }] } },
+        { spec: { nodeName: "gpu-2", volumes: [] } },
+        { spec: { volumes: [{ persistentVolumeClaim: { claimName: "berth-vol-bbbbbbbbbbbbbbbbbbbb" } }] } },
+      ]),
+    ).toEqual(["gpu-0"]);
+  });
+
+  it("reads each volume claim's used bytes in whole GiB rounded up, and nothing else", () => {
+    expect(
+      volumeUsageOf("gpu-0", {
+        pods: [
+          {
+            volume: [
+              { usedBytes: 1.5 * 1024 ** 3, pvcRef: { name: "berth-vol-aaaaaaaaaaaaaaaaaaaa" } },
+              { usedBytes: 0, pvcRef: { name: "berth-vol-bbbbbbbbbbbbbbbbbbbb" } },
+              { usedBytes: 9 * 1024 ** 3, pvcRef: { name: "someone-elses" } },
+              { usedBytes: 4096 },
+            ],
+          },
+          { volume: [{ pvcRef: { name: "berth-vol-cccccccccccccccccccc" } }] },
+        ],
+      }),
+    ).toEqual([
+      { claim_name: "berth-vol-aaaaaaaaaaaaaaaaaaaa", used_gb: 2, node: "gpu-0" },
+      { claim_name: "berth-vol-bbbbbbbbbbbbbbbbbbbb", used_gb: 0, node: "gpu-0" },
+    ]);
+    expect(volumeUsageOf("gpu-0", {})).toEqual([]);
   });
 });

@@ -3,7 +3,10 @@
 // capacity reading of the pools served from here (api/src/domain/storage/readings.ts). A class's figure
 // is its largest segment's: a volume must fit one segment, so they are never added together. With it go
 // the storage node's system drive (the `node_disk` stand-in, from a node labelled berth.dev/storage-node)
-// and the tick, so the control plane can tell a silent cluster's readings are stale.
+// and the tick, so the control plane can tell a silent cluster's readings are stale; and the space used on
+// each session volume's claim, from the kubelet's stats summary of the nodes whose session pods mount one
+// (through the node proxy; a node whose kubelet serves none, like the bed's kwok nodes, leaves its claims
+// unmeasured: unknown, never guessed).
 import type { KubeApi } from "@berth/controllers/kube";
 import { LABELS } from "@berth/crds";
 import type { StorageReport } from "@berth/crds/internal-plane";
@@ -85,6 +88,35 @@ export function storageReportOf(
   };
 }
 
+interface PodItem {
+  spec?: { nodeName?: string; volumes?: { persistentVolumeClaim?: { claimName?: string } }[] };
+}
+
+interface StatsSummary {
+  pods?: { volume?: { usedBytes?: number; pvcRef?: { name?: string } }[] }[];
+}
+
+/** Nodes whose session pods mount a volume's claim (`berth-vol-…`). */
+export function nodesMountingVolumes(pods: PodItem[]): string[] {
+  const nodes = new Set<string>();
+  for (const p of pods)
+    if (p.spec?.nodeName && p.spec.volumes?.some((v) => v.persistentVolumeClaim?.claimName?.startsWith("berth-vol-")))
+      nodes.add(p.spec.nodeName);
+  return [...nodes];
+}
+
+/** Each volume claim's used space in a node's stats summary, in whole GiB rounded up. */
+export function volumeUsageOf(node: string, summary: StatsSummary): NonNullable<StorageReport["volumes"]> {
+  const out = new Map<string, number>();
+  for (const p of summary.pods ?? [])
+    for (const v of p.volume ?? []) {
+      const claim = v.pvcRef?.name;
+      if (!claim?.startsWith("berth-vol-") || typeof v.usedBytes !== "number" || v.usedBytes < 0) continue;
+      out.set(claim, Math.max(out.get(claim) ?? 0, Math.ceil(v.usedBytes / 1024 ** 3)));
+    }
+  return [...out].map(([claim_name, used_gb]) => ({ claim_name, used_gb, node }));
+}
+
 export interface StorageReporterDeps {
   kube: KubeApi;
   clusterId: string;
@@ -97,6 +129,8 @@ export class StorageReporter {
   readonly #d: StorageReporterDeps;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
+  /** Nodes already logged as unmeasured (once each). */
+  readonly #unmeasured = new Set<string>();
 
   constructor(d: StorageReporterDeps) {
     this.#d = d;
@@ -110,12 +144,46 @@ export class StorageReporter {
     const nodes = await this.#d.kube.json<{ items: NodeItem[] }>("GET", "/api/v1/nodes", {
       query: { labelSelector: LABELS.storageNode },
     });
-    await this.#d.send(
-      storageReportOf(this.#d.clusterId, list.items, new Date(), {
-        nodes: nodes.items,
-        intervalMs: this.#d.intervalMs,
+    const report = storageReportOf(this.#d.clusterId, list.items, new Date(), {
+      nodes: nodes.items,
+      intervalMs: this.#d.intervalMs,
+    });
+    // The capacity report never waits on a kubelet: the use is measured within a bound, or left out.
+    let timer: NodeJS.Timeout | undefined;
+    const volumes = await Promise.race([
+      this.#volumeUsage(),
+      new Promise<[]>((r) => {
+        timer = setTimeout(() => r([]), Math.min(5_000, Math.max(100, this.#d.intervalMs / 2)));
       }),
-    );
+    ])
+      .catch((e: unknown) => {
+        this.#d.log.warn({ error: String(e) }, "measuring the volumes' use failed; sent without it");
+        return [];
+      })
+      .finally(() => clearTimeout(timer));
+    await this.#d.send(volumes.length > 0 ? { ...report, volumes } : report);
+  }
+
+  async #volumeUsage(): Promise<NonNullable<StorageReport["volumes"]>> {
+    const pods = await this.#d.kube.json<{ items: PodItem[] }>("GET", "/api/v1/pods", {
+      query: { labelSelector: LABELS.sessionId },
+    });
+    const out: NonNullable<StorageReport["volumes"]> = [];
+    for (const node of nodesMountingVolumes(pods.items)) {
+      const res = await this.#d.kube.request<StatsSummary>(
+        "GET",
+        `/api/v1/nodes/${encodeURIComponent(node)}/proxy/stats/summary`,
+      );
+      if (res.status === 200 && res.body && typeof res.body === "object") out.push(...volumeUsageOf(node, res.body));
+      else if (!this.#unmeasured.has(node)) {
+        this.#unmeasured.add(node);
+        this.#d.log.info(
+          { node, status: res.status },
+          "the node's kubelet serves no stats summary: its volumes' use is unknown",
+        );
+      }
+    }
+    return out;
   }
 
   start(): void {

@@ -25,6 +25,7 @@ import * as m20261126000900 from "./20261126000900_storage_billing.ts";
 import * as m20261126001000 from "./20261126001000_fleet_webhooks.ts";
 import * as m20261126001200 from "./20261126001200_image_webhooks.ts";
 import * as m20261126001201 from "./20261126001201_webhook_body_bound.ts";
+import * as m20261126001800 from "./20261126001800_volume_shares.ts";
 
 export interface Migration {
   name: string;
@@ -55,6 +56,7 @@ export const migrations: Migration[] = [
   { name: "20261126000700_quota_requests", up: m20261126000700.up },
   { name: "20261126000900_storage_billing", up: m20261126000900.up },
   { name: "20261126001000_fleet_webhooks", up: m20261126001000.up },
+  { name: "20261126001800_volume_shares", up: m20261126001800.up },
   { name: "20261126000500_session_activity", up: m20261126000500.up },
   { name: "20261126000601_image_builds", up: m20261126000601.up },
   { name: "20261126001200_image_webhooks", up: m20261126001200.up },

@@ -382,9 +382,27 @@ export async function checkVolumes(
       );
     const bound = vol.status?.boundCluster;
     if (bound && input.cluster_id && bound !== input.cluster_id) {
+      // When the claim goes, as the worker records it (docs/dev/storage.md): a time once no session uses
+      // it, "being released" once the release began, else its idle time after the last session ends.
+      const st = vol.status ?? {};
+      const idle = st.idleReleaseSeconds;
+      const when = st.releasingSince
+        ? "it is being released now"
+        : st.releaseAfter
+          ? `it is released at ${st.releaseAfter} unless a session mounts it first`
+          : idle !== undefined
+            ? `it is released ${Math.round(idle / 60)} minutes after its last session ends`
+            : "it is released some time after its last session ends";
       throw new Conflict(
-        `volume ${v.volume} has its claim on ${bound}; the session cannot run on ${input.cluster_id}`,
-        { volume: v.volume, bound_cluster: bound, requested_cluster: input.cluster_id },
+        `volume ${v.volume} has its claim on ${bound}; the session cannot run on ${input.cluster_id} (${when}). Pin it to ${bound} or leave the cluster to placement.`,
+        {
+          volume: v.volume,
+          bound_cluster: bound,
+          requested_cluster: input.cluster_id,
+          releasing: st.releasingSince !== undefined,
+          release_after: st.releaseAfter ?? null,
+          idle_release_seconds: idle ?? null,
+        },
         "volume_on_another_cluster",
       );
     }

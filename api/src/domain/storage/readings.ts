@@ -5,12 +5,12 @@
 // only when the reading changes (a tick with nothing new writes nothing), and every change of source is
 // recorded in status.sourceChanges. The report's time is kept per cluster in Postgres (storage_reports):
 // that is what tells a stale reading (capacity.ts).
-import type { CapacitySource, Pool } from "@berth/crds";
+import { type CapacitySource, LABELS, type Pool, VolumeKind, volumeIdOf } from "@berth/crds";
 import type { StorageReport } from "@berth/crds/internal-plane";
 import { recordStorageReport } from "../../db/operations/volumes/storageReports.ts";
 import type { Deps } from "../../deps.ts";
 import { readPools } from "./pools.ts";
-import { poolPath, storageRuntimeOf, unreachable } from "./runtime.ts";
+import { poolPath, storageRuntimeOf, unreachable, volumePath } from "./runtime.ts";
 import { storageSettings } from "./settings.ts";
 
 type Reading = NonNullable<NonNullable<Pool["status"]>["capacity"]>;
@@ -74,5 +74,41 @@ export async function applyStorageReport(
       throw new Error(`writing the capacity of pool ${pool.metadata.name}: ${res.status}`);
     changed++;
   }
+  await applyVolumeUsage(deps, clusterId, report);
   return { pools: pools.length, changed };
+}
+
+/**
+ * The space used on each measured claim of a volume bound to the reporting cluster goes into its Volume's `status.usedGb`, written only when it
+ * changed (one list per report, no write on a quiet tick). A claim not measured leaves the figure as it
+ * was last measured, or absent (unknown: the API answers `used_gb: null`).
+ */
+async function applyVolumeUsage(deps: Deps, clusterId: string, report: StorageReport): Promise<void> {
+  const used = new Map<string, number>();
+  for (const v of report.volumes ?? []) {
+    const m = /^berth-(vol-[a-z0-9]{20})$/.exec(v.claim_name);
+    if (m) used.set(volumeIdOf(m[1] as string), v.used_gb);
+  }
+  if (used.size === 0) return;
+  const kube = storageRuntimeOf(deps).kube;
+  const list = await kube
+    .json<{ items: unknown[] }>("GET", `/apis/${VolumeKind.group}/${VolumeKind.version}/${VolumeKind.plural}`, {
+      query: { labelSelector: `${LABELS.volumeId} in (${[...used.keys()].join(",")})` },
+    })
+    .catch(unreachable("listing volumes"));
+  for (const item of list.items) {
+    const r = VolumeKind.schema.safeParse(item);
+    if (!r.success) continue;
+    const vol = r.data;
+    const gb = used.get(volumeIdOf(vol.metadata.name ?? ""));
+    // Only the cluster that holds the claim speaks for it (an operator cannot write another's volumes).
+    if (gb === undefined || vol.status?.boundCluster !== clusterId || vol.status.usedGb === gb) continue;
+    const res = await kube
+      .request("PATCH", `${volumePath(vol.metadata.namespace ?? "", vol.metadata.name ?? "")}/status`, {
+        body: { status: { usedGb: gb } },
+      })
+      .catch(unreachable("writing a volume's use"));
+    if (res.status >= 300 && res.status !== 404)
+      throw new Error(`writing the use of volume ${vol.metadata.name}: ${res.status}`);
+  }
 }

@@ -23,6 +23,7 @@ import { findDeletedVolumeById, findVolumeById } from "../../db/operations/volum
 import { insertVolume } from "../../db/operations/volumes/insertVolume.ts";
 import { listVolumes } from "../../db/operations/volumes/listVolumes.ts";
 import { lockVolumeTotals, provisionedByOwner, provisionedByPool } from "../../db/operations/volumes/provisioned.ts";
+import { replaceVolumeShares } from "../../db/operations/volumes/replaceVolumeShares.ts";
 import type { VolumeRow } from "../../db/operations/volumes/types.ts";
 import { deleteVolumeRow, updateVolume } from "../../db/operations/volumes/updateVolume.ts";
 import { sqlState, UNIQUE_VIOLATION } from "../../db/sqlstate.ts";
@@ -34,7 +35,7 @@ import { scopeOf } from "../identity/scope.ts";
 import { effectiveLimit } from "../sessions/checkQuota.ts";
 import { resolveOwnership } from "../sessions/createSession.ts";
 import { canSeeSession } from "../sessions/visibility.ts";
-import { canLockVolume, canManageVolume, canSeeVolume } from "./access.ts";
+import { canLockVolume, canManageVolume, canSeeVolume, ownsVolume, sharedWith } from "./access.ts";
 import { capacityOf } from "./capacity.ts";
 import { capacityContext, poolViews, readPool, readPools } from "./pools.ts";
 import { namespacedSessionsPath, requestPatiently, storageRuntimeOf, unreachable, volumePath } from "./runtime.ts";
@@ -48,6 +49,8 @@ export interface VolumeView {
   mounts?: { session: string; readOnly: boolean; mountPath: string | null }[];
   /** What it costs per hour at the storage rate (units, rounded up), running sessions or not. */
   hourlyCost?: bigint;
+  /** Seen only through a share with the caller: how they may mount it. */
+  sharedWithMe?: "read_only" | "read_write";
 }
 
 /** Adds each view's hourly cost at the fleet's storage rate (one read). */
@@ -291,7 +294,17 @@ function refuseLocked(cr: Volume | undefined, id: string) {
 
 export async function getVolume(deps: Deps, principal: Principal, id: string): Promise<VolumeView> {
   const v = await visible(deps, principal, id);
-  return priced(deps, { ...v, mounts: await mountsOf(deps, v.row) });
+  return priced(deps, { ...v, ...sharedMark(scopeOf(principal), v.row, v.cr), mounts: await mountsOf(deps, v.row) });
+}
+
+/** How the caller may mount a volume they see only through a share (nothing when they own it). */
+function sharedMark(s: ReturnType<typeof scopeOf>, row: VolumeRow, cr: Volume | undefined) {
+  if (ownsVolume(s, row)) return {};
+  const shares = sharedWith(s, cr);
+  if (shares.length === 0) return {};
+  return {
+    sharedWithMe: shares.some((x) => x.access === "ReadWrite") ? ("read_write" as const) : ("read_only" as const),
+  };
 }
 
 async function patchCr(deps: Deps, row: VolumeRow, spec: Record<string, unknown>): Promise<Volume> {
@@ -457,6 +470,7 @@ export async function listVolumeViews(
           ownerOrganizationIds: [...s.organizations],
           organizationIds: [...s.adminOrganizations],
           projectIds: [...s.projects],
+          shared: true,
         },
     {
       ...(q.organization_id ? { organizationId: q.organization_id } : {}),
@@ -482,7 +496,13 @@ export async function listVolumeViews(
   return {
     views: await priced(
       deps,
-      mine.map((row) => ({ row, cr: crs.get(row.cr_name) })),
+      // A volume the caller sees only through a share says so (and how): the list marks it.
+      mine.flatMap((row) => {
+        const cr = crs.get(row.cr_name);
+        // Listed through a share the resource no longer has (a write between the two): not the caller's.
+        if (!ownsVolume(s, row) && sharedWith(s, cr).length === 0) return [];
+        return [{ row, cr, ...sharedMark(s, row, cr) }];
+      }),
     ),
     total,
   };
@@ -561,12 +581,20 @@ export async function setVolumeShares(
     }
   }
   if (issues.length > 0) throw new Invalid("the request is invalid", issues);
-  const cr = await patchCr(deps, row, {
-    shares: shares.map((s) => ({
-      kind: s.kind,
-      id: s.id,
-      access: s.access === "read_write" ? "ReadWrite" : "ReadOnly",
-    })),
+  // The list's copy first, in a transaction committed only once the resource took the shares.
+  const cr = await deps.db.transaction(async (trx) => {
+    await replaceVolumeShares(
+      trx,
+      row.id,
+      shares.map((s) => ({ subject_kind: s.kind, subject_id: s.id, access: s.access })),
+    );
+    return patchCr(deps, row, {
+      shares: shares.map((s) => ({
+        kind: s.kind,
+        id: s.id,
+        access: s.access === "read_write" ? "ReadWrite" : "ReadOnly",
+      })),
+    });
   });
   return priced(deps, { row, cr, mounts: await mountsOf(deps, row) });
 }

@@ -44,6 +44,7 @@ export function presentVolume(v: VolumeView) {
     claim_name: cr?.status?.claimName ?? null,
     locked: cr?.spec.locked ?? false,
     lock_reason: cr?.spec.lockReason ?? null,
+    shared_with_me: v.sharedWithMe ?? null,
     shares: (cr?.spec.shares ?? []).map((s) => ({
       kind: s.kind,
       id: s.id,

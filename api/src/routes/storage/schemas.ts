@@ -157,6 +157,10 @@ export const StorageVolume = z
     claim_name: z.string().nullable(),
     locked: z.boolean(),
     lock_reason: z.string().nullable(),
+    shared_with_me: z.enum(["read_only", "read_write"]).nullable().meta({
+      description:
+        "Set when the caller sees the volume only because it is shared with them (or a project of theirs): how they may mount it.",
+    }),
     shares: z.array(
       z.object({ kind: z.enum(["user", "project"]), id: z.string(), access: z.enum(["read_only", "read_write"]) }),
     ),

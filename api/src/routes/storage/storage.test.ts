@@ -18,6 +18,7 @@ import {
   startIdentityTestApi,
   type TestUser,
 } from "../../domain/identity/identity.test-support.ts";
+import { applyStorageReport } from "../../domain/storage/readings.ts";
 
 let fleet: Fleet;
 let kc: KubeConfig;
@@ -513,6 +514,87 @@ describe("volumes", () => {
       }
     });
 
+    it("refuses a pin away from the volume's claim, saying when the claim is released; shows the space measured on it", async () => {
+      const v = await aVolume(w.memberA, { size_gb: 1 });
+      const name = v.id.replace("_", "-");
+      const all = (await custom().listClusterCustomObject({ ...GROUP, plural: "volumes" })) as {
+        items: { metadata: { name: string; namespace: string } }[];
+      };
+      const namespace = all.items.find((i) => i.metadata.name === name)?.metadata.namespace as string;
+      const setStatus = async (status: Record<string, unknown>) => {
+        const k = new HttpKube(kc);
+        try {
+          const r = await k.request(
+            "PATCH",
+            `/apis/berth.dev/v1alpha1/namespaces/${namespace}/volumes/${name}/status`,
+            { body: { status } },
+          );
+          expect(r.status).toBe(200);
+        } finally {
+          k.close();
+        }
+      };
+      const pinned = async (want: (r: Awaited<ReturnType<typeof req>>) => boolean) => {
+        // The sessions' catalog caches volumes for a few seconds: ask until it has read the status.
+        let r = await req(w.memberA, "POST", "/api/v1/sessions", {
+          offering: "h100",
+          preset: "gpu-small",
+          image: "jupyterlab",
+          cluster_id: "clu_west",
+          volumes: [{ volume: v.id }],
+        });
+        for (let i = 0; i < 80 && !want(r); i++) {
+          await new Promise((res) => setTimeout(res, 100));
+          r = await req(w.memberA, "POST", "/api/v1/sessions", {
+            offering: "h100",
+            preset: "gpu-small",
+            image: "jupyterlab",
+            cluster_id: "clu_west",
+            volumes: [{ volume: v.id }],
+          });
+        }
+        return r;
+      };
+      // In use (the worker recorded its idle time at the bind): released 15 minutes after the last session.
+      await setStatus({ boundCluster: "clu_east", claimName: `berth-${name}`, idleReleaseSeconds: 900 });
+      // The space used, as the kubelet measured it: unknown until measured, and only the cluster that
+      // holds the claim speaks for it.
+      const usedGb = async () => (await req(w.memberA, "GET", `/api/v1/storage/volumes/${v.id}`)).body.used_gb;
+      expect(await usedGb()).toBeNull();
+      const report = (clusterId: string, used: number) => ({
+        cluster_id: clusterId,
+        observed_at: new Date().toISOString(),
+        classes: [],
+        volumes: [{ claim_name: `berth-${name}`, used_gb: used, node: "gpu-0" }],
+      });
+      await applyStorageReport(t.deps, "clu_west", report("clu_west", 4));
+      expect(await usedGb()).toBeNull();
+      await applyStorageReport(t.deps, "clu_east", report("clu_east", 1));
+      expect(await usedGb()).toBe(1);
+      let r = await pinned((x) => x.body?.error?.code === "volume_on_another_cluster");
+      expect(r.status).toBe(409);
+      expect(r.body.error.details).toEqual({
+        volume: name,
+        bound_cluster: "clu_east",
+        requested_cluster: "clu_west",
+        releasing: false,
+        release_after: null,
+        idle_release_seconds: 900,
+      });
+      expect(r.body.error.message).toContain("15 minutes after its last session ends");
+      // Idle: the worker recorded when it goes.
+      await setStatus({ releaseAfter: "2026-11-26T07:00:00.000Z" });
+      r = await pinned((x) => x.body?.error?.details?.release_after != null);
+      expect(r.body.error.details).toMatchObject({ release_after: "2026-11-26T07:00:00.000Z", releasing: false });
+      expect(r.body.error.message).toContain("released at 2026-11-26T07:00:00.000Z");
+      // Being released: still refused (the claim is there until it is gone), and it says so.
+      await setStatus({ releasingSince: "2026-11-26T07:00:00.000Z" });
+      r = await pinned((x) => x.body?.error?.details?.releasing === true);
+      expect(r.status).toBe(409);
+      expect(r.body.error.message).toContain("being released now");
+      expect(await t.database.db("sessions").where({ cluster_id: "clu_west" }).count("* as n")).toEqual([{ n: "0" }]);
+    });
+
     it("does not mount a locked volume, and says why", async () => {
       const v = await aVolume(w.memberA, { size_gb: 1 });
       await req(w.adminA, "POST", `/api/v1/storage/volumes/${v.id}/lock`, { reason: "investigation" });
@@ -563,6 +645,21 @@ describe("volumes", () => {
     expect(writable.body.error.details).toMatchObject({ access: "ReadOnly" });
     // Still invisible to another organization.
     expect((await req(w.adminB, "GET", `/api/v1/storage/volumes/${v.id}`)).status).toBe(404);
+    // In the share's list, marked as shared with them (and how); the owner's shows no mark.
+    const listed = async (u: TestUser) =>
+      ((await req(u, "GET", "/api/v1/storage/volumes?size=100")).body.data as { id: string }[]).find(
+        (x) => x.id === v.id,
+      );
+    expect(await listed(w.orgMemberA)).toMatchObject({ id: v.id, shared_with_me: "read_only" });
+    expect((await req(w.orgMemberA, "GET", `/api/v1/storage/volumes/${v.id}`)).body.shared_with_me).toBe("read_only");
+    expect(await listed(w.memberA)).toMatchObject({ id: v.id, shared_with_me: null });
+    for (const u of [w.memberB, w.adminB]) expect(await listed(u)).toBeUndefined();
+    // Read-write, then unshared: gone from the share's list.
+    await req(w.memberA, "PUT", path, { shares: [{ kind: "user", id: w.orgMemberA.id, access: "read_write" }] });
+    expect(await listed(w.orgMemberA)).toMatchObject({ shared_with_me: "read_write" });
+    await req(w.memberA, "PUT", path, { shares: [] });
+    expect(await listed(w.orgMemberA)).toBeUndefined();
+    expect(await t.database.db("volume_shares").where({ volume_id: v.id }).count("* as n")).toEqual([{ n: "0" }]);
   });
 
   let memberAVolume: () => Promise<string>;

@@ -379,7 +379,12 @@ export class BerthSessionNewView extends LitElement {
 
   #toggleVolume(v: StorageVolume, on: boolean) {
     const next = { ...this.mounts };
-    if (on) next[v.id] = { path: `/home/jovyan/${v.name.replace(/[^A-Za-z0-9._-]+/g, "-")}`, readOnly: false };
+    // Shared with the member read-only: mounted read-only (asking to write is refused).
+    if (on)
+      next[v.id] = {
+        path: `/home/jovyan/${v.name.replace(/[^A-Za-z0-9._-]+/g, "-")}`,
+        readOnly: v.shared_with_me === "read_only",
+      };
     else delete next[v.id];
     this.mounts = next;
   }
@@ -402,6 +407,7 @@ export class BerthSessionNewView extends LitElement {
             return html`<li data-testid="volume-choice" data-volume-id=${v.id} style="margin-bottom:.75rem">
               <label class="check" for=${id}><input type="checkbox" id=${id} .checked=${!!m} ?disabled=${v.locked} @change=${(e: Event) => this.#toggleVolume(v, (e.target as HTMLInputElement).checked)} />
                 <strong>${v.name}</strong> <span class="muted">${v.size_gb} GB on ${v.pool}</span></label>
+              ${v.shared_with_me ? html`<span class="badge tone-muted" data-testid="volume-shared">Shared with you · ${v.shared_with_me === "read_only" ? "read-only" : "read-write"}</span>` : nothing}
               ${v.locked ? html`<span class="badge tone-warn" data-testid="volume-locked">Locked${v.lock_reason ? `: ${v.lock_reason}` : ""}: cannot be mounted</span>` : nothing}
               ${v.bound_cluster ? html`<p class="hint" data-testid="volume-keeps-cluster">Its claim is on ${v.bound_cluster}: a session mounting it runs there until the claim is released (about 15 minutes after its last session).</p>` : nothing}
               ${pinConflict ? html`<p class="tone-warn" data-testid="volume-pin-conflict">You pinned another cluster: this session would be refused. Choose "Any cluster" or ${v.bound_cluster}.</p>` : nothing}
@@ -409,7 +415,7 @@ export class BerthSessionNewView extends LitElement {
                 m
                   ? html`<div class="row" style="align-items:flex-end">
                     <div class="field"><label for="${id}-path">Mount at</label><input id="${id}-path" .value=${m.path} @input=${(e: Event) => (this.mounts = { ...this.mounts, [v.id]: { ...m, path: (e.target as HTMLInputElement).value } })} required /></div>
-                    <label class="check"><input type="checkbox" .checked=${m.readOnly} @change=${(e: Event) => (this.mounts = { ...this.mounts, [v.id]: { ...m, readOnly: (e.target as HTMLInputElement).checked } })} /> read-only</label>
+                    <label class="check"><input type="checkbox" .checked=${m.readOnly} ?disabled=${v.shared_with_me === "read_only"} @change=${(e: Event) => (this.mounts = { ...this.mounts, [v.id]: { ...m, readOnly: (e.target as HTMLInputElement).checked } })} /> read-only</label>
                   </div>`
                   : nothing
               }

@@ -142,7 +142,7 @@ export class BerthVolumesView extends LitElement {
   #row(v: StorageVolume) {
     const edit = this.editing === v.id;
     return html`<tr data-testid="volume-row" data-volume-id=${v.id}>
-      <td><strong data-testid="volume-name">${v.name}</strong><br /><small class="muted"><code>${v.id}</code> · ${this.#owner(v)}</small></td>
+      <td><strong data-testid="volume-name">${v.name}</strong><br /><small class="muted"><code>${v.id}</code> · ${this.#owner(v)}</small>${v.shared_with_me ? html`<br /><span class="badge tone-muted" data-testid="volume-shared">Shared with you · ${v.shared_with_me === "read_only" ? "read-only" : "read-write"}</span>` : nothing}</td>
       <td data-testid="volume-size">${v.size_gb} GB${v.used_gb !== null ? html`<br /><small>${v.used_gb} GB used</small>` : nothing}</td>
       <td>${v.pool}</td>
       <td data-testid="volume-bound">${
@@ -153,10 +153,13 @@ export class BerthVolumesView extends LitElement {
       <td data-testid="volume-lock">${v.locked ? html`<span class="badge tone-warn">Locked</span> ${v.lock_reason ?? ""}` : "—"}</td>
       <td>${v.shares.length === 0 ? "—" : v.shares.map((s) => html`<span class="badge tone-muted">${s.kind} ${s.id} · ${s.access === "read_only" ? "read-only" : "read-write"} <button type="button" aria-label="Unshare ${v.name} from ${s.id}" @click=${() => this.#unshare(v, s.id)}>Unshare</button></span> `)}</td>
       <td data-testid="volume-cost">${formatCredits(v.hourly_cost)} / h</td>
-      <td class="actions">
-        <button type="button" @click=${() => (this.editing = edit ? "" : v.id)} aria-expanded=${edit ? "true" : "false"} aria-label="Edit ${v.name}">Edit</button>
-        <button type="button" class="danger" ?disabled=${v.locked} @click=${() => this.#delete(v)} aria-label="Delete ${v.name}">Delete</button>
-      </td>
+      <td class="actions">${
+        // Shared with the member: theirs to mount, not to change (the API answers 403).
+        v.shared_with_me
+          ? html`<span class="muted">—</span>`
+          : html`<button type="button" @click=${() => (this.editing = edit ? "" : v.id)} aria-expanded=${edit ? "true" : "false"} aria-label="Edit ${v.name}">Edit</button>
+        <button type="button" class="danger" ?disabled=${v.locked} @click=${() => this.#delete(v)} aria-label="Delete ${v.name}">Delete</button>`
+      }</td>
     </tr>
     ${
       edit

@@ -10,6 +10,8 @@ export interface VolumeVisibility {
   ownerOrganizationIds?: readonly string[];
   organizationIds?: readonly string[];
   projectIds?: readonly string[];
+  /** Also volumes shared with the caller (or one of `projectIds`), in `ownerOrganizationIds`. */
+  shared?: boolean;
 }
 
 export interface VolumeFilter {
@@ -38,6 +40,20 @@ export async function listVolumes(
       if (v.organizationIds?.length) w.orWhereIn("organization_id", v.organizationIds);
       if (v.projectIds?.length)
         w.orWhere((o) => o.where("owner_kind", "project").whereIn("owner_id", v.projectIds ?? []));
+      if (v.shared && v.ownerId)
+        w.orWhere((o) =>
+          o.whereIn("organization_id", v.ownerOrganizationIds ?? []).whereExists((e) =>
+            e
+              .select(db.raw("1"))
+              .from("volume_shares as vs")
+              .whereRaw("vs.volume_id = volumes.id")
+              .where((x) =>
+                x
+                  .where({ "vs.subject_kind": "user", "vs.subject_id": v.ownerId })
+                  .orWhere((p) => p.where("vs.subject_kind", "project").whereIn("vs.subject_id", v.projectIds ?? [])),
+              ),
+          ),
+        );
       if (!v.ownerId && !v.organizationIds?.length && !v.projectIds?.length) w.whereRaw("false");
     });
   }
