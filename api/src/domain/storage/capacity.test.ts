@@ -2,7 +2,7 @@ import type { Pool } from "@berth/crds";
 import type { StorageReport } from "@berth/crds/internal-plane";
 import { describe, expect, it } from "vitest";
 import { capacityOf } from "./capacity.ts";
-import { readingFor } from "./readings.ts";
+import { crossesNearQuota, readingFor } from "./readings.ts";
 
 const pool = (spec: Partial<Pool["spec"]> = {}, capacity?: NonNullable<Pool["status"]>["capacity"]): Pool =>
   ({
@@ -54,5 +54,15 @@ describe("a pool's capacity reading, in the contract's order", () => {
     const p = pool({}, { source: "node_disk", totalGb: 900, availableGb: 850, via: "node:storage-0" });
     expect(capacityOf(p, 0, { fleetDefaultGb: 300, now })).toMatchObject({ source: "manual", totalGb: 300 });
     expect(capacityOf(p, 0, { now })).toMatchObject({ source: "node_disk", totalGb: 900 });
+  });
+});
+
+describe("the near-full line of a volume", () => {
+  it("rings when a measurement crosses 90 % upwards, not while it stays above or below", () => {
+    expect(crossesNearQuota(undefined, 9, 10)).toBe(true);
+    expect(crossesNearQuota(8, 9, 10)).toBe(true);
+    expect(crossesNearQuota(9, 9.5, 10)).toBe(false);
+    expect(crossesNearQuota(undefined, 8.9, 10)).toBe(false);
+    expect(crossesNearQuota(9.5, 5, 10)).toBe(false);
   });
 });

@@ -9,6 +9,7 @@ import { type CapacitySource, LABELS, type Pool, VolumeKind, volumeIdOf } from "
 import type { StorageReport } from "@berth/crds/internal-plane";
 import { recordStorageReport } from "../../db/operations/volumes/storageReports.ts";
 import type { Deps } from "../../deps.ts";
+import { notify } from "../notifications/notify.ts";
 import { readPools } from "./pools.ts";
 import { poolPath, storageRuntimeOf, unreachable, volumePath } from "./runtime.ts";
 import { storageSettings } from "./settings.ts";
@@ -110,5 +111,26 @@ async function applyVolumeUsage(deps: Deps, clusterId: string, report: StorageRe
       .catch(unreachable("writing a volume's use"));
     if (res.status >= 300 && res.status !== 404)
       throw new Error(`writing the use of volume ${vol.metadata.name}: ${res.status}`);
+    if (res.status < 300 && vol.spec.owner.kind === "user" && crossesNearQuota(vol.status?.usedGb, gb, vol.spec.sizeGb))
+      await notify(deps.db, {
+        userId: vol.spec.owner.id,
+        organizationId: vol.spec.organization,
+        kind: "volume.near_quota",
+        title: `Volume ${vol.spec.displayName ?? vol.metadata.name} is ${Math.round((100 * gb) / vol.spec.sizeGb)} % full`,
+        body: `${gb} of ${vol.spec.sizeGb} GB used. Grow it on the Volumes page before it fills up.`,
+        data: { volume_id: volumeIdOf(vol.metadata.name ?? ""), used_gb: gb, size_gb: vol.spec.sizeGb },
+        // One per streak: while it is unread, a volume that stays full does not ring again.
+        dedupeKey: `volume.near_quota:${vol.metadata.name}`,
+        at: deps.clock.now(),
+      });
   }
+}
+
+/** Share of a volume's size at which its owner hears it is nearly full. */
+export const NEAR_QUOTA_SHARE = 0.9;
+
+/** Whether a new measurement crosses the near-full line upwards (unknown before counts as below it). */
+export function crossesNearQuota(before: number | undefined, now: number, sizeGb: number): boolean {
+  const line = NEAR_QUOTA_SHARE * sizeGb;
+  return now >= line && (before === undefined || before < line);
 }

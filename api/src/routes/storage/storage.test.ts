@@ -571,6 +571,15 @@ describe("volumes", () => {
       expect(await usedGb()).toBeNull();
       await applyStorageReport(t.deps, "clu_east", report("clu_east", 1));
       expect(await usedGb()).toBe(1);
+      // 1 GB used of 1: its owner hears it is nearly full, once, however often the same figure comes.
+      await applyStorageReport(t.deps, "clu_east", report("clu_east", 1));
+      const bell = await req(w.memberA, "GET", "/api/v1/notifications");
+      const near = bell.body.data.filter((n: { kind: string }) => n.kind === "volume.near_quota");
+      expect(near).toHaveLength(1);
+      expect(near[0].title).toContain("100 % full");
+      expect(
+        (await req(w.memberB, "GET", "/api/v1/notifications")).body.data.map((n: { kind: string }) => n.kind),
+      ).not.toContain("volume.near_quota");
       let r = await pinned((x) => x.body?.error?.code === "volume_on_another_cluster");
       expect(r.status).toBe(409);
       expect(r.body.error.details).toEqual({
