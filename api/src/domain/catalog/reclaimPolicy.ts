@@ -4,6 +4,7 @@
 // [min, max] and a shorter maximum running time (checked at creation).
 import type { ResourcePolicy } from "@berth/crds";
 import { DomainError } from "../../errors.ts";
+import { type LimitSite, policiesAt } from "./policyChain.ts";
 
 export const RECLAIM_DEFAULTS = {
   idleTimeoutMinutes: 60,
@@ -24,28 +25,11 @@ export interface ReclaimPolicy {
   maxRuntimeMinutes: number;
 }
 
-interface Scope {
-  organizationId: string;
-  projectId: string | null;
-  /** The session's owner: a policy of theirs in the organization (an approved quota request's) comes first. */
-  userId?: string | undefined;
-}
+/** Where the rules are read: the session's owner (their own policy comes first), project and organization. */
+type Scope = LimitSite;
 
 function chain(policies: readonly ResourcePolicy[], at: Scope): ResourcePolicy[] {
-  const user = at.userId
-    ? policies.find(
-        (p) =>
-          p.spec.scope.kind === "user" &&
-          p.spec.scope.id === at.userId &&
-          p.spec.scope.organization === at.organizationId,
-      )
-    : undefined;
-  const project = at.projectId
-    ? policies.find((p) => p.spec.scope.kind === "project" && p.spec.scope.id === at.projectId)
-    : undefined;
-  const org = policies.find((p) => p.spec.scope.kind === "organization" && p.spec.scope.id === at.organizationId);
-  const global = policies.find((p) => p.spec.scope.kind === "global");
-  return [user, project, org, global].filter((p): p is ResourcePolicy => p !== undefined);
+  return policiesAt(policies, at).map(([p]) => p);
 }
 
 /** The policy's rules for a scope (before what the session asked for). */

@@ -9,11 +9,12 @@ import { countLiveForOwner } from "../../db/operations/sessions/countLiveForOwne
 import { provisionedByOwner } from "../../db/operations/volumes/provisioned.ts";
 import type { Deps } from "../../deps.ts";
 import { Invalid, NotFound } from "../../errors.ts";
+import { type LimitSite, policiesAt } from "../catalog/policyChain.ts";
 import { RECLAIM_DEFAULTS, type ReclaimPolicy, reclaimPolicyOf } from "../catalog/reclaimPolicy.ts";
 import { catalogClient, listObjects } from "../catalog/store.ts";
 import type { Principal } from "../identity/principal.ts";
 import { canSeeProject, scopeOf } from "../identity/scope.ts";
-import { effectiveLimit, type LimitSite, liveGpusOf, policiesAt } from "../sessions/checkQuota.ts";
+import { effectiveLimit, liveGpusOf } from "../sessions/checkQuota.ts";
 import {
   ALL_LIMITS,
   IDLE_LIMIT_NAMES,

@@ -19,6 +19,7 @@ import { lockOrganizationDoor } from "../../db/operations/sessions/lockOrganizat
 import { ENDED_PHASES } from "../../db/operations/sessions/types.ts";
 import type { Deps } from "../../deps.ts";
 import { QuotaExceeded } from "../../errors.ts";
+import { type LimitSite, policiesAt } from "../catalog/policyChain.ts";
 import { assessStart, type DoorRequest } from "../credits/door.ts";
 import type { Principal } from "../identity/principal.ts";
 import { sessionsRuntimeOf } from "./runtime.ts";
@@ -43,37 +44,6 @@ type LimitName = keyof ResourcePolicy["spec"]["limits"];
 /** GPU occupancy a request adds: quotas count slices by their share (sums of 1/2, 1/4, 1/8 are exact in binary). */
 export function occupancyOf(req: Pick<QuotaRequest, "gpuCount" | "gpuOccupancy">): number {
   return req.gpuOccupancy ?? req.gpuCount;
-}
-
-/** Where a limit is looked up: the person (when known), their project and organization. */
-export interface LimitSite {
-  organizationId: string;
-  projectId: string | null;
-  /** The person the limit binds; their user-scoped policy in this organization comes first. */
-  userId?: string;
-}
-
-/** The policies that apply at a site, narrowest first (user, project, organization, global). */
-export function policiesAt(policies: readonly ResourcePolicy[], at: LimitSite): [ResourcePolicy, string][] {
-  const user = at.userId
-    ? policies.find(
-        (p) =>
-          p.spec.scope.kind === "user" &&
-          p.spec.scope.id === at.userId &&
-          p.spec.scope.organization === at.organizationId,
-      )
-    : undefined;
-  const project = at.projectId
-    ? policies.find((p) => p.spec.scope.kind === "project" && p.spec.scope.id === at.projectId)
-    : undefined;
-  const org = policies.find((p) => p.spec.scope.kind === "organization" && p.spec.scope.id === at.organizationId);
-  const global = policies.find((p) => p.spec.scope.kind === "global");
-  const out: [ResourcePolicy, string][] = [];
-  if (user) out.push([user, `user ${at.userId}`]);
-  if (project) out.push([project, `project ${at.projectId}`]);
-  if (org) out.push([org, `organization ${at.organizationId}`]);
-  if (global) out.push([global, "global"]);
-  return out;
 }
 
 /** The effective value of one limit and where it comes from (`policy`: the object's name). */
