@@ -1,8 +1,9 @@
-// The header's administration pages behind one "Admin" button (the disclosure pattern, like the account
-// menu): the member pages stay one click away and the header keeps one line however many administration
-// pages the platform grows. Escape or a click elsewhere closes it; Escape returns focus to the button.
-import { html, LitElement } from "lit";
+// The header's administration pages behind one "Admin" button: the member pages stay one click away and
+// the header keeps one line however many administration pages the platform grows. Opening and closing:
+// disclosure.ts.
+import { html } from "lit";
 import { shared, tokens } from "../../styles/shared.ts";
+import { DisclosureElement } from "../disclosure.ts";
 import { styles } from "./styles.ts";
 
 export interface AdminLink {
@@ -11,40 +12,20 @@ export interface AdminLink {
   active: boolean;
 }
 
-export class BerthAdminMenu extends LitElement {
+export class BerthAdminMenu extends DisclosureElement {
   static override styles = [tokens, shared, styles];
-  static override properties = { links: { attribute: false }, open: { type: Boolean, reflect: true } };
+  static override properties = { ...DisclosureElement.properties, links: { attribute: false } };
   declare links: AdminLink[];
-  declare open: boolean;
+  protected readonly buttonId = "admin-button";
 
   constructor() {
     super();
     this.links = [];
-    this.open = false;
-  }
-
-  #outside = (e: Event) => {
-    if (this.open && !e.composedPath().includes(this)) this.open = false;
-  };
-
-  override connectedCallback(): void {
-    super.connectedCallback();
-    document.addEventListener("click", this.#outside);
-  }
-  override disconnectedCallback(): void {
-    super.disconnectedCallback();
-    document.removeEventListener("click", this.#outside);
-  }
-
-  #onKey(e: KeyboardEvent): void {
-    if (e.key !== "Escape" || !this.open) return;
-    this.open = false;
-    this.renderRoot.querySelector<HTMLButtonElement>("#admin-button")?.focus();
   }
 
   override render() {
     const here = this.links.find((l) => l.active);
-    return html`<div class="wrap" @keydown=${this.#onKey}>
+    return html`<div class="wrap" @keydown=${(e: KeyboardEvent) => this.onKey(e)}>
       <button type="button" id="admin-button" class=${here ? "active" : ""} aria-expanded=${this.open ? "true" : "false"}
         aria-controls="admin-panel" data-testid="admin-menu" @click=${() => (this.open = !this.open)}>
         Admin${here ? html`<span class="here">: ${here.label}</span>` : ""}<span aria-hidden="true" class="caret">▾</span>
