@@ -129,8 +129,11 @@ describe("dashboards and live GPU charts in the console", () => {
     expect(await page.getByTestId("dashboard-admin").count()).toBe(0);
     // Their own GPUs' chart: the one card their session holds, never the idle one.
     const chart = page.locator('berth-monitoring-panel[panel="fleet.gpu_utilization"]').getByTestId("chart-row");
+    // The first forwarded samples become readable in the metrics server after a moment (more under load).
     await expect
-      .poll(async () => chart.evaluateAll((rows) => rows.map((r) => r.getAttribute("data-series"))))
+      .poll(async () => chart.evaluateAll((rows) => rows.map((r) => r.getAttribute("data-series"))), {
+        timeout: 20_000,
+      })
       .toEqual([CLUSTER]);
     await shots.take(page, "researcher-dashboard");
     await expectAccessible(page, "the researcher's dashboard");
