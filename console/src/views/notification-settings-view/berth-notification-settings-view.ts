@@ -3,6 +3,7 @@
 // are shown always on with the reason, since the API refuses to turn them off.
 import { Task } from "@lit/task";
 import { css, html, LitElement, nothing } from "lit";
+import { live } from "lit/directives/live.js";
 import type { NotificationPreferences } from "../../api/openapi.gen.ts";
 import { api } from "../../app/context.ts";
 import "../../components/error-panel/index.ts";
@@ -63,8 +64,8 @@ export class BerthNotificationSettingsView extends LitElement {
   #row(p: Preference) {
     const id = `pref-${p.kind.replace(/[^a-z0-9]/gi, "-")}`;
     return html`<li data-testid="preference" data-kind=${p.kind} ?data-critical=${p.critical}>
-      <input type="checkbox" role="switch" id=${id} .checked=${p.enabled || p.critical}
-        ?disabled=${p.critical || this.saving !== undefined}
+      <input type="checkbox" role="switch" id=${id} .checked=${live(p.enabled || p.critical)}
+        .disabled=${live(p.critical || this.saving !== undefined)}
         aria-describedby="${id}-why"
         @change=${(e: Event) => void this.#toggle(p, (e.target as HTMLInputElement).checked)}
         data-testid="preference-switch" />
