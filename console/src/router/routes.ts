@@ -31,6 +31,7 @@ export type RouteName =
   | "admin-idle-limits"
   | "volumes"
   | "admin-pools"
+  | "notification-settings"
   | "not-found";
 
 /** Who may open a route: anyone, a signed-in account, or an administrator. */
@@ -76,6 +77,7 @@ export const ROUTES: readonly RouteDef[] = [
   { name: "admin-idle-limits", pattern: "/admin/idle-limits", title: "Idle & time limits", access: "admin" },
   { name: "volumes", pattern: "/storage/volumes", title: "Volumes", access: "user" },
   { name: "admin-pools", pattern: "/admin/storage/pools", title: "Storage pools", access: "admin" },
+  { name: "notification-settings", pattern: "/settings/notifications", title: "Notification settings", access: "user" },
 ];
 
 export const NOT_FOUND: RouteDef = { name: "not-found", pattern: "", title: "Not found", access: "public" };

@@ -45,6 +45,7 @@ const lazyViews: Partial<Record<RouteName, () => Promise<unknown>>> = {
   "admin-idle-limits": () => import("../../views/admin-idle-limits-view/index.ts"),
   volumes: () => import("../../views/volumes-view/index.ts"),
   "admin-pools": () => import("../../views/admin-pools-view/index.ts"),
+  "notification-settings": () => import("../../views/notification-settings-view/index.ts"),
 };
 
 export class BerthApp extends LitElement {
@@ -170,6 +171,8 @@ export class BerthApp extends LitElement {
         return html`<berth-volumes-view></berth-volumes-view>`;
       case "admin-pools":
         return html`<berth-admin-pools-view></berth-admin-pools-view>`;
+      case "notification-settings":
+        return html`<berth-notification-settings-view></berth-notification-settings-view>`;
       default:
         return html`<berth-not-found-view></berth-not-found-view>`;
     }

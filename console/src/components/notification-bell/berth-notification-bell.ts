@@ -49,6 +49,10 @@ export class BerthNotificationBell extends LitElement {
         box-shadow: 0 8px 24px rgb(0 0 0 / 0.15);
         padding: 0.5rem;
       }
+      .settings {
+        margin: 0.5rem 0.25rem 0.25rem;
+        text-align: right;
+      }
       .head {
         display: flex;
         justify-content: space-between;
@@ -189,6 +193,7 @@ export class BerthNotificationBell extends LitElement {
                     </li>`;
                   })}</ul>`
             }
+            <p class="settings"><a href="/settings/notifications" @click=${() => (this.open = false)} data-testid="notification-settings-link">Notification settings</a></p>
           </div>`
           : nothing
       }`;

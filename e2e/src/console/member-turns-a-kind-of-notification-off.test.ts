@@ -1,0 +1,130 @@
+// Journey: a member opens Notification settings from the bell, turns "volume near quota" off, the API
+// shows it off and notify() then writes no such notification (a critical one still arrives); a critical
+// kind is shown always on and the API refuses to turn it off with its envelope. Real API, Postgres, Chromium.
+
+import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
+import { notify } from "@berth/api/notifications/notify";
+import { ensureConsoleBuilt } from "@berth/console";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
+import { LoginPage } from "./pages/login-page.ts";
+
+describe("a member turns a kind of notification off", () => {
+  let t: IdentityTestApi;
+  let browser: Browser;
+  let context: BrowserContext | undefined;
+  let page: Page;
+  let alice: TestUser;
+  let orgId: string;
+  const shots = new Screenshots("member-turns-a-kind-of-notification-off");
+
+  const kinds = async (kind: string) =>
+    (await t.database.db("notifications").where({ user_id: alice.id, kind }).count<{ n: string }[]>("* as n"))[0]?.n;
+
+  beforeAll(async () => {
+    ensureConsoleBuilt();
+    t = await startIdentityTestApi();
+    const org = await t.anOrganization("Acme");
+    orgId = org.id;
+    alice = await t.aUser({ email: `alice-${Date.now()}@acme.test` });
+    await t.member(alice, org.id, null, "member");
+    browser = await launchBrowser();
+    context = await newContext(browser, t.api.url);
+    page = await context.newPage();
+    const login = new LoginPage(page);
+    await login.open();
+    await login.signIn(alice.email, alice.password);
+    await page.getByTestId("account-menu").waitFor();
+  });
+  afterEach(async (ctx) => shots.onFailure(page, ctx));
+  afterAll(async () => {
+    await context?.close().catch(() => {});
+    await closeBrowser(browser);
+    await t?.stop();
+  });
+
+  it("reaches the page from the bell and lists every kind with its description", async () => {
+    await page.getByTestId("notification-bell").click();
+    await page.getByTestId("notification-settings-link").click();
+    await page.getByRole("heading", { name: "Notification settings", level: 1 }).waitFor();
+    await page.getByTestId("preferences").waitFor();
+    expect(new URL(page.url()).pathname).toBe("/settings/notifications");
+    const api = await t.request("GET", "/api/v1/notifications/preferences", { token: alice.token });
+    const shown = await page
+      .getByTestId("preference")
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-kind")));
+    expect(shown).toEqual(api.body.data.map((p: { kind: string }) => p.kind));
+    await expect.poll(() => page.getByTestId("preference-switch").first().isChecked()).toBe(true);
+    await expectAccessible(page, "all on");
+    await shots.take(page, "all-on");
+  });
+
+  it("turns volume near quota off; the API shows it off and no such notification is written", async () => {
+    const row = page.locator('[data-testid="preference"][data-kind="volume.near_quota"]');
+    const toggle = row.getByRole("switch");
+    expect(await toggle.isDisabled()).toBe(false);
+    await toggle.click();
+    await page.getByTestId("preferences-saved").waitFor();
+    await expect.poll(() => toggle.isChecked()).toBe(false);
+    const api = await t.request("GET", "/api/v1/notifications/preferences", { token: alice.token });
+    expect(api.body.data).toContainEqual(expect.objectContaining({ kind: "volume.near_quota", enabled: false }));
+    await expectAccessible(page, "one off");
+    await shots.take(page, "volume-near-quota-off");
+
+    const at = new Date();
+    const base = { userId: alice.id, organizationId: orgId, at };
+    await notify(t.database.db, {
+      ...base,
+      kind: "volume.near_quota",
+      title: "Volume nearly full",
+      body: "Volume data is 92 % full.",
+      data: { volume_id: "vol_demo" },
+    });
+    await notify(t.database.db, {
+      ...base,
+      kind: "session.failed",
+      title: "Session failed",
+      body: "Session ses_demo failed.",
+      data: { session_id: "ses_demo" },
+    });
+    expect(await kinds("volume.near_quota")).toBe("0");
+    expect(await kinds("session.failed")).toBe("1");
+    const list = await t.request("GET", "/api/v1/notifications", { token: alice.token });
+    expect(list.body.data.map((n: { kind: string }) => n.kind)).toEqual(["session.failed"]);
+  });
+
+  it("shows a critical kind always on with the reason, and the API refuses to turn it off", async () => {
+    const row = page.locator('[data-testid="preference"][data-kind="session.failed"]');
+    const toggle = row.getByRole("switch");
+    expect(await toggle.isChecked()).toBe(true);
+    expect(await toggle.isDisabled()).toBe(true);
+    expect(await row.getByTestId("always-on").textContent()).toContain("cannot be turned off");
+    const refused = await t.request("PATCH", "/api/v1/notifications/preferences", {
+      token: alice.token,
+      json: { preferences: [{ kind: "session.failed", enabled: false }] },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.code).toBe("validation_failed");
+    expect(JSON.stringify(refused.body.error.details)).toContain("critical_kind");
+    const api = await t.request("GET", "/api/v1/notifications/preferences", { token: alice.token });
+    expect(api.body.data).toContainEqual(expect.objectContaining({ kind: "session.failed", enabled: true }));
+  });
+
+  it("shows the API's refusal in words when a critical kind is forced off in the page", async () => {
+    // A tampered page (the switch enabled by hand) still cannot turn it off: the real API refuses and the
+    // page shows its envelope in words, then the switch goes back to what the API holds.
+    const toggle = page.locator('[data-testid="preference"][data-kind="session.failed"]').getByRole("switch");
+    await toggle.evaluate((el) => {
+      (el as HTMLInputElement).disabled = false;
+    });
+    await toggle.click();
+    await page.getByTestId("error-panel").waitFor();
+    expect(await page.getByTestId("error-panel").getAttribute("data-code")).toBe("validation_failed");
+    expect(await page.getByTestId("error-message").textContent()).toMatch(/\S/);
+    await expect.poll(() => toggle.isChecked()).toBe(true);
+    await expect.poll(() => toggle.isDisabled()).toBe(true);
+    await expectAccessible(page, "refused");
+    await shots.take(page, "refused");
+  });
+});
