@@ -62,6 +62,8 @@ export const GATEWAY_RESOURCES: Resources = {
 
 const OPERATOR_PORT = 8080;
 const GATEWAY_PORT = 8443;
+/** The gateway's status port: its workers' counters merged (operator/src/gateway/metrics.ts). */
+const GATEWAY_STATUS_PORT = 9464;
 
 export const operatorRules = (system: string, sessions: string) =>
   operatorRbac({ systemNamespace: system, sessionsNamespace: sessions });
@@ -171,6 +173,7 @@ export class GpuCluster extends Construct {
                     BERTH_OPERATOR_HTTP_PORT: String(OPERATOR_PORT),
                     BERTH_OPERATOR_LEASE_NAMESPACE: system,
                     BERTH_OPERATOR_LEASE_NAME: "berth-operator",
+                    BERTH_OPERATOR_GATEWAY_METRICS_URL: `http://berth-gateway-status.${system}:${GATEWAY_STATUS_PORT}/metrics`,
                     BERTH_OPERATOR_SESSION_EGRESS_ALLOW: egress.length ? egress.join(",") : undefined,
                     BERTH_OPERATOR_LOG_LEVEL: logLevel,
                   }),
@@ -227,9 +230,13 @@ export class GpuCluster extends Construct {
                   BERTH_GATEWAY_COOKIE_KEY_FILE: "/var/run/berth/cookie/keys",
                   BERTH_GATEWAY_SESSION_NAMESPACE: sessions,
                   BERTH_GATEWAY_WORKERS: "2",
+                  BERTH_GATEWAY_STATUS_PORT: String(GATEWAY_STATUS_PORT),
                   BERTH_GATEWAY_LOG_LEVEL: logLevel,
                 }),
-                ports: [{ name: "https", containerPort: GATEWAY_PORT }],
+                ports: [
+                  { name: "https", containerPort: GATEWAY_PORT },
+                  { name: "status", containerPort: GATEWAY_STATUS_PORT },
+                ],
                 resources: o.gateway.resources ?? GATEWAY_RESOURCES,
                 health: { path: "/healthz", port: "https", scheme: tls ? "HTTPS" : "HTTP" },
                 volumeMounts: [
@@ -264,6 +271,34 @@ export class GpuCluster extends Construct {
         selector: gwLabels,
         ports: [{ name: "https", port: 443, targetPort: "https", protocol: "TCP" }],
         ...(lb ? { externalTrafficPolicy: "Local" } : {}),
+      },
+    });
+    // The status port is the operator's alone (it forwards the figures, docs/dev/monitoring.md); the
+    // session port stays open to everyone, as before this policy selected the gateway's pods.
+    new ApiObject(this, "gateway-status-service", {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "berth-gateway-status", namespace: system, labels: gwLabels },
+      spec: {
+        type: "ClusterIP",
+        selector: gwLabels,
+        ports: [{ name: "status", port: GATEWAY_STATUS_PORT, targetPort: "status", protocol: "TCP" }],
+      },
+    });
+    new ApiObject(this, "gateway-ingress-policy", {
+      apiVersion: "networking.k8s.io/v1",
+      kind: "NetworkPolicy",
+      metadata: { name: "berth-gateway", namespace: system, labels: gwLabels },
+      spec: {
+        podSelector: { matchLabels: gwLabels },
+        policyTypes: ["Ingress"],
+        ingress: [
+          { ports: [{ port: GATEWAY_PORT, protocol: "TCP" }] },
+          {
+            from: [{ podSelector: { matchLabels: opLabels } }],
+            ports: [{ port: GATEWAY_STATUS_PORT, protocol: "TCP" }],
+          },
+        ],
       },
     });
     new ApiObject(this, "gateway-pdb", {

@@ -120,6 +120,11 @@ export const OperatorConfigSchema = z
         forward: z
           .preprocess((v) => (typeof v === "string" ? v !== "false" && v !== "0" : v), z.boolean())
           .default(true),
+        /**
+         * The session gateway's status port (GET /metrics: its workers' counters merged), forwarded with
+         * each round as job "gateway"; e.g. http://berth-gateway-status.berth-system:9464/metrics.
+         */
+        gatewayUrl: z.url({ protocol: /^https?$/ }).optional(),
         /** Time between scrapes; a sample's figures are the mean of the scrapes in its span. */
         intervalMs: ms(100).default(15_000),
         /** A scrape taking longer is abandoned (that span has fewer readings, or none). */
@@ -217,6 +222,7 @@ export const ENV: Record<string, string> = {
   BERTH_OPERATOR_ACTIVITY_APP_UPSTREAMS: "activity.appUpstreams",
   BERTH_OPERATOR_GPU_METRICS_URLS: "gpuMetrics.urls",
   BERTH_OPERATOR_GPU_METRICS_FORWARD: "gpuMetrics.forward",
+  BERTH_OPERATOR_GATEWAY_METRICS_URL: "gpuMetrics.gatewayUrl",
   BERTH_OPERATOR_GPU_METRICS_INTERVAL_MS: "gpuMetrics.intervalMs",
   BERTH_OPERATOR_GPU_METRICS_TIMEOUT_MS: "gpuMetrics.timeoutMs",
   BERTH_OPERATOR_GPU_METRICS_RETENTION_MS: "gpuMetrics.retentionMs",

@@ -148,7 +148,10 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
             ...(config.gpuMetrics.forward
               ? {
                   onTexts: (texts: string[]) => {
-                    void forwardMetrics(internal, config.clusterId, texts, metrics).then((result) => {
+                    void forwardMetrics(internal, config.clusterId, texts, metrics, {
+                      ...(config.gpuMetrics.gatewayUrl ? { gatewayUrl: config.gpuMetrics.gatewayUrl } : {}),
+                      timeoutMs: config.gpuMetrics.timeoutMs,
+                    }).then((result) => {
                       metrics.forwards.inc({ result });
                       if (result !== "ok") log.debug({ result }, "forwarding GPU metrics failed");
                     });

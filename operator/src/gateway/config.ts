@@ -57,6 +57,9 @@ export const GatewayConfigSchema = z.object({
    * One Node thread proxies some thousands of requests per second; set this to the pod's CPU limit.
    */
   workers: z.coerce.number().int().min(1).max(256).optional(),
+  /** The status port (GET /metrics, the workers' counters merged); unset: none. The operator reads it. */
+  statusPort: port.optional(),
+  statusHost: z.string().min(1).default("0.0.0.0"),
   logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -92,6 +95,8 @@ export const GATEWAY_ENV: Record<string, string> = {
   BERTH_GATEWAY_CLUSTER_DOMAIN: "upstream.clusterDomain",
   BERTH_GATEWAY_STATIC_UPSTREAMS: "upstream.table",
   BERTH_GATEWAY_WORKERS: "workers",
+  BERTH_GATEWAY_STATUS_PORT: "statusPort",
+  BERTH_GATEWAY_STATUS_HOST: "statusHost",
   BERTH_GATEWAY_LOG_LEVEL: "logLevel",
 };
 

@@ -35,6 +35,7 @@ import {
 } from "./cookie.ts";
 import { httpForwarder } from "./forward.ts";
 import { carriesBody, cookieHeader, forwardedRequestHeaders, pinCookie, responseHeaders } from "./headers.ts";
+import { type GatewayMetrics, statusClass } from "./metrics.ts";
 import { type Page, pages, renderPage } from "./pages.ts";
 import { routeOf, tokenOf, withoutToken } from "./paths.ts";
 import type { Upstream, UpstreamResolver } from "./upstream.ts";
@@ -70,6 +71,8 @@ export interface GatewayOptions {
    * session, and with `client` reported to the control plane every `intervalMs` (default 30 s).
    */
   activity?: { tracker: ActivityTracker; client?: Pick<InternalClient, "call">; intervalMs?: number };
+  /** Counts what this process answered (metrics.ts; the primary merges its workers'). */
+  metrics?: GatewayMetrics;
 }
 
 export interface RunningGateway {
@@ -380,7 +383,9 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       });
     else res.destroy();
   }
+  const counted = o.metrics;
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
+    if (counted) res.once("finish", () => counted.requests.inc({ code: statusClass(res.statusCode) }));
     let pending: void | Promise<void>;
     try {
       pending = onRequest(req, res);

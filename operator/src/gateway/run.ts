@@ -8,6 +8,7 @@ import { InternalClient } from "../controlplane/client.ts";
 import { ActivityTracker } from "./activity.ts";
 import { type GatewayConfig, parseCookieKeys, parseUpstreamTable } from "./config.ts";
 import { type GatewayOptions, startGateway } from "./gateway.ts";
+import { GatewayMetrics, startStatusServer } from "./metrics.ts";
 import { selfSignedCertificate } from "./selfSigned.ts";
 import type { PreparedGateway, ServingGateway } from "./serving.ts";
 import { StaticUpstreams, serviceDnsUpstreams, type UpstreamResolver } from "./upstream.ts";
@@ -28,7 +29,13 @@ export async function prepareGateway(config: GatewayConfig): Promise<PreparedGat
 /** startGateway's options for one process of a prepared gateway. */
 export function gatewayOptions(
   p: PreparedGateway,
-  o: { log?: Logger; upstreams?: UpstreamResolver; port?: number; reusePort?: boolean } = {},
+  o: {
+    log?: Logger;
+    upstreams?: UpstreamResolver;
+    port?: number;
+    reusePort?: boolean;
+    metrics?: GatewayMetrics;
+  } = {},
 ): GatewayOptions {
   const { config } = p;
   const upstreams =
@@ -70,6 +77,7 @@ export function gatewayOptions(
     ...(o.reusePort ? { reusePort: true } : {}),
     upstreamConnectTimeoutMs: config.upstreamConnectTimeoutMs,
     ...(o.log ? { log: o.log } : {}),
+    ...(o.metrics ? { metrics: o.metrics } : {}),
   };
 }
 
@@ -87,6 +95,19 @@ export async function runGateway(
     throw new Error("an in-process upstream resolver cannot be shared with worker processes: use workers: 1");
   const prepared = await prepareGateway(config);
   if (workers > 1) return startGatewayWorkers(prepared, { workers, ...(o.log ? { log: o.log } : {}) });
-  const g = await startGateway(gatewayOptions(prepared, o));
-  return { url: g.url, port: g.port, pids: [process.pid], close: () => g.close() };
+  const metrics = new GatewayMetrics();
+  const g = await startGateway(gatewayOptions(prepared, { ...o, metrics }));
+  const status =
+    config.statusPort !== undefined
+      ? await startStatusServer(() => metrics.registry.metrics(), { host: config.statusHost, port: config.statusPort })
+      : undefined;
+  return {
+    url: g.url,
+    port: g.port,
+    pids: [process.pid],
+    ...(status ? { statusUrl: status.url } : {}),
+    close: async () => {
+      await Promise.all([g.close(), status?.close()]);
+    },
+  };
 }

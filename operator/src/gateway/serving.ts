@@ -19,6 +19,8 @@ export interface ServingGateway {
   port: number;
   /** The processes serving the port: this one, or the workers. */
   pids: number[];
+  /** GET {statusUrl}/metrics: the gateway's counters, its workers' merged (when a status port is set). */
+  statusUrl?: string;
   /** Stops serving; with workers, returns once every worker has exited. */
   close(): Promise<void>;
 }

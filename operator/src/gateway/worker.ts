@@ -4,11 +4,13 @@
 // primary goes away.
 import { pino } from "pino";
 import { type RunningGateway, startGateway } from "./gateway.ts";
+import { GatewayMetrics } from "./metrics.ts";
 import { gatewayOptions } from "./run.ts";
 import type { FromWorker, ToWorker } from "./workers.ts";
 
 let gateway: RunningGateway | undefined;
 let stopping = false;
+const metrics = new GatewayMetrics();
 
 function tell(m: FromWorker, then?: () => void): void {
   if (process.connected) process.send?.(m, undefined, {}, () => then?.());
@@ -28,13 +30,17 @@ function stop(code: number): void {
 
 process.on("message", (m: ToWorker) => {
   if (m.type === "stop") return stop(0);
+  if (m.type === "metrics") {
+    void metrics.registry.getMetricsAsJSON().then((data) => tell({ type: "metrics", id: m.id, data }));
+    return;
+  }
   if (m.type !== "start" || gateway || stopping) return;
   const { config } = m.prepared;
   const log = pino({
     level: config.logLevel,
     base: { component: "gateway", cluster: config.clusterId, worker: m.index },
   });
-  startGateway(gatewayOptions(m.prepared, { log, port: m.port, reusePort: true })).then(
+  startGateway(gatewayOptions(m.prepared, { log, port: m.port, reusePort: true, metrics })).then(
     (g) => {
       gateway = g;
       tell({ type: "listening", url: g.url, port: g.port });

@@ -172,6 +172,32 @@ describe("the gateway with two workers on one port", () => {
   });
 });
 
+describe("the gateway's status port with two workers", () => {
+  it("serves the counters of both workers merged (requests counted across both)", async () => {
+    const g = await runGateway(config({ BERTH_GATEWAY_STATUS_PORT: "0", BERTH_GATEWAY_STATUS_HOST: "127.0.0.1" }), {
+      workers: 2,
+    });
+    try {
+      expect(g.statusUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      // Thirty fresh connections: the kernel spreads them over both workers, each counting its own.
+      const answers = await Promise.all(Array.from({ length: 30 }, () => get(`${g.url}/healthz`)));
+      expect(answers.map((a) => a.status)).toEqual(Array(30).fill(200));
+      const refusedOne = await get(`${g.url}/proxy/s-a/lab`);
+      expect(refusedOne.status).toBeGreaterThanOrEqual(400);
+      const code = `${Math.floor(refusedOne.status / 100)}xx`;
+      const r = await get(`${g.statusUrl}/metrics`);
+      expect(r.status).toBe(200);
+      expect(r.body).toContain("# TYPE berth_gateway_requests_total counter");
+      expect(r.body).toMatch(/berth_gateway_requests_total\{code="2xx"\} 30\n/);
+      expect(r.body).toMatch(new RegExp(`berth_gateway_requests_total\\{code="${code}"\\} 1\\n`));
+      expect((await get(`${g.statusUrl}/other`)).status).toBe(404);
+    } finally {
+      await g.close();
+    }
+    expect(await refused(Number(new URL(g.statusUrl as string).port))).toBe(true);
+  });
+});
+
 describe("the gateway's workers and the control plane", () => {
   it("answer 401 when the control plane cannot be reached", async () => {
     const g = await runGateway(config({ BERTH_GATEWAY_CONTROL_PLANE_URL: `http://127.0.0.1:${deadPort}` }), {

@@ -14,12 +14,19 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { join } from "node:path";
 import type { Logger } from "pino";
+import { type MetricsJson, mergeMetrics, startStatusServer } from "./metrics.ts";
 import type { PreparedGateway, ServingGateway } from "./serving.ts";
 
 /** Primary -> worker. */
-export type ToWorker = { type: "start"; prepared: PreparedGateway; port: number; index: number } | { type: "stop" };
+export type ToWorker =
+  | { type: "start"; prepared: PreparedGateway; port: number; index: number }
+  | { type: "stop" }
+  | { type: "metrics"; id: number };
 /** Worker -> primary. */
-export type FromWorker = { type: "listening"; url: string; port: number } | { type: "failed"; message: string };
+export type FromWorker =
+  | { type: "listening"; url: string; port: number }
+  | { type: "failed"; message: string }
+  | { type: "metrics"; id: number; data: MetricsJson };
 
 export interface WorkersOptions {
   workers: number;
@@ -64,6 +71,7 @@ export async function startGatewayWorkers(prepared: PreparedGateway, o: WorkersO
       };
       const timer = setTimeout(() => fail(`not listening after ${startTimeoutMs} ms`), startTimeoutMs);
       const onMessage = (m: FromWorker): void => {
+        if (m.type === "metrics") return;
         if (m.type === "failed") {
           fail(m.message);
           return;
@@ -122,8 +130,37 @@ export async function startGatewayWorkers(prepared: PreparedGateway, o: WorkersO
     });
   }
 
+  // The status port's answer: every live worker's counters, merged. A worker that does not answer within
+  // the deadline (busy, restarting) is left out of this round rather than holding the scrape.
+  let asked = 0;
+  function askMetrics(child: ChildProcess): Promise<MetricsJson | undefined> {
+    if (!child.connected) return Promise.resolve(undefined);
+    const id = ++asked;
+    return new Promise((resolve) => {
+      const done = (v: MetricsJson | undefined): void => {
+        clearTimeout(timer);
+        child.off("message", onMessage);
+        resolve(v);
+      };
+      const timer = setTimeout(() => done(undefined), 2000);
+      const onMessage = (m: FromWorker): void => {
+        if (m.type === "metrics" && m.id === id) done(m.data);
+      };
+      child.on("message", onMessage);
+      child.send({ type: "metrics", id } satisfies ToWorker, (e) => {
+        if (e) done(undefined);
+      });
+    });
+  }
+  async function merged(): Promise<string> {
+    const parts = await Promise.all([...children.values()].map(askMetrics));
+    return mergeMetrics(parts.filter((p): p is MetricsJson => p !== undefined));
+  }
+  let status: Awaited<ReturnType<typeof startStatusServer>> | undefined;
+
   async function close(): Promise<void> {
     closing = true;
+    await status?.close();
     for (const t of restarts) clearTimeout(t);
     restarts.clear();
     await Promise.all([...children.values()].map(stopChild));
@@ -141,6 +178,8 @@ export async function startGatewayWorkers(prepared: PreparedGateway, o: WorkersO
       }),
     );
     const pids = (): number[] => [...children.values()].map((c) => c.pid as number);
+    const { statusPort, statusHost } = prepared.config;
+    if (statusPort !== undefined) status = await startStatusServer(merged, { host: statusHost, port: statusPort });
     log?.info(
       {
         url: first.url,
@@ -154,6 +193,7 @@ export async function startGatewayWorkers(prepared: PreparedGateway, o: WorkersO
     return {
       url: first.url,
       port: first.port,
+      ...(status ? { statusUrl: status.url } : {}),
       get pids() {
         return pids();
       },
@@ -162,6 +202,7 @@ export async function startGatewayWorkers(prepared: PreparedGateway, o: WorkersO
   } catch (e) {
     // One worker could not listen (the port is taken, say): none of them stays.
     closing = true;
+    await status?.close();
     await Promise.all(forked.map(stopChild));
     throw e;
   }
