@@ -13,7 +13,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadCrds } from "@berth/crds/manifests";
-import { type Fleet, kubeConfigFrom, startFleet } from "@berth/e2e";
+import { type Fleet, kubeConfigFrom, type LocalRegistry, startFleet, startRegistry } from "@berth/e2e";
+import { type RunningMetricsServer, startMetricsServer } from "@berth/e2e/metrics-server";
 import { ApiextensionsV1Api, CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testConfig } from "../config.test-support.ts";
@@ -27,6 +28,8 @@ const SEED = process.env.FUZZ_SEED ?? "20261126";
 let fleet: Fleet;
 let db: TestDatabase;
 let api: RunningApi;
+let registry: LocalRegistry;
+let metrics: RunningMetricsServer;
 let dir: string;
 let schemathesis: string;
 const tokens: Record<string, string> = {};
@@ -71,9 +74,15 @@ beforeAll(async () => {
   const kubeconfigPath = join(dir, "kubeconfig");
   writeFileSync(kubeconfigPath, fleet.cluster("mgmt").kubeconfig);
   db = await createTestDatabase({ migrate: false });
+  // Every group configured, as a real install has it: without its registry or metrics server a route
+  // answers 503, which the fuzzer rightly counts as a server error.
+  registry = await startRegistry({ name: "berth", dir: join(dir, "registry") });
+  metrics = await startMetricsServer({ dir: join(dir, "metrics") });
   api = await startApi({
     config: testConfig({
       DATABASE_URL: db.url,
+      BERTH_REGISTRY_URL: registry.url,
+      BERTH_METRICS_SERVER_URL: metrics.url,
       BERTH_KUBECONFIG: kubeconfigPath,
       BERTH_BOOTSTRAP_EMAIL: "admin@fuzz.test",
       BERTH_BOOTSTRAP_PASSWORD: "bootstrap fuzz password",
@@ -95,6 +104,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await api?.stop();
+  await registry?.stop();
+  await metrics?.stop();
   await db?.drop();
   await fleet?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });

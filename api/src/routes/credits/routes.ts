@@ -185,6 +185,7 @@ export const walletLedgerExportRoute = defineRoute({
   auth: "user",
   params: WalletParams,
   query: LedgerExportQuery,
+  errors: ["not_found"],
   produces: { "text/csv": z.string().meta({ description: "Amounts in minor units." }) },
   responses: { 200: z.string().meta({ description: "text/csv; amounts in minor units." }) },
   handler: async ({ deps, principal, params, query, ctx }) => {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { Instant } from "../../http/timestamp.ts";
 
 const Credits = z
   .string()
@@ -6,8 +7,8 @@ const Credits = z
   .meta({ description: "Minor units (1 credit = 1,000,000), as a string." });
 
 export const UsageReportQuery = z.object({
-  from: z.coerce.date().meta({ description: "Start, RFC 3339 (inclusive)." }),
-  to: z.coerce.date().meta({ description: "End, RFC 3339 (exclusive); at most 366 days after `from`." }),
+  from: Instant.meta({ description: "Start, RFC 3339 (inclusive)." }),
+  to: Instant.meta({ description: "End, RFC 3339 (exclusive); at most 366 days after `from`." }),
   format: z.enum(["json", "csv"]).default("json").meta({ description: "`csv` answers text/csv (RFC 4180)." }),
 });
 

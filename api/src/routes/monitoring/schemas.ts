@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { SCOPES } from "../../domain/monitoring/panels.ts";
+import { Instant } from "../../http/timestamp.ts";
 import { ClusterIdParam } from "../clusters/schemas.ts";
 
 export const RANGES = { "15m": 900, "1h": 3600, "6h": 21_600, "24h": 86_400, "7d": 604_800, "30d": 2_592_000 } as const;
@@ -11,8 +12,8 @@ const Range = {
     .meta({
       description: "The last 15m, 1h, 6h, 24h, 7d or 30d, ending now (ignored when `from` and `to` are given).",
     }),
-  from: z.coerce.date().optional().meta({ description: "Start, RFC 3339 (with `to`)." }),
-  to: z.coerce.date().optional().meta({ description: "End, RFC 3339 (with `from`)." }),
+  from: Instant.optional().meta({ description: "Start, RFC 3339 (with `to`)." }),
+  to: Instant.optional().meta({ description: "End, RFC 3339 (with `from`)." }),
 };
 
 const Name = z
