@@ -336,7 +336,7 @@ export type CreateOfferingRequest = {
   tier: string;
   gpu_count?: number;
   /** "1" (whole cards), "1/2", "1/4" or "1/8" of one card; others: gpu_fraction_not_offered. */
-  fraction?: string;
+  fraction?: "1" | "1/2" | "1/4" | "1/8";
   gpu_memory_mib?: number | null;
   /** Credits per hour in minor units, a string of digits. */
   hourly_credit_rate: string;
@@ -1701,7 +1701,7 @@ export type UpdateOfferingRequest = {
   tier?: string;
   gpu_count?: number;
   /** "1" (whole cards), "1/2", "1/4" or "1/8" of one card; others: gpu_fraction_not_offered. */
-  fraction?: string;
+  fraction?: "1" | "1/2" | "1/4" | "1/8";
   gpu_memory_mib?: number | null;
   /** Credits per hour in minor units, a string of digits. */
   hourly_credit_rate?: string;

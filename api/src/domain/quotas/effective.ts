@@ -73,7 +73,8 @@ export async function placeOf(
         {
           path: ["query", "organization_id"],
           message: "required when you belong to several organizations, or to none",
-          code: "required",
+          // A rule on the caller's memberships, not on the request's shape (no schema can state it).
+          code: "custom",
         },
       ]);
     [org] = [...s.organizations] as [string];

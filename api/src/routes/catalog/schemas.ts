@@ -67,7 +67,11 @@ const OfferingFields = {
   fraction: z
     .string()
     .max(16)
-    .meta({ description: '"1" (whole cards), "1/2", "1/4" or "1/8" of one card; others: gpu_fraction_not_offered.' }),
+    .meta({
+      description: '"1" (whole cards), "1/2", "1/4" or "1/8" of one card; others: gpu_fraction_not_offered.',
+      // The values offered, stated for clients; other text gets its own code rather than validation_failed.
+      enum: ["1", "1/2", "1/4", "1/8"],
+    }),
   gpu_memory_mib: z.int().min(1).max(4_194_304).nullable(),
   hourly_credit_rate: MinorUnits.meta({ description: "Credits per hour in minor units, a string of digits." }),
   description: Description,

@@ -23,6 +23,7 @@ export const listQueueRoute = defineRoute({
     "Sessions in phase Queued, grouped by GPU model in placement order (priority, then age), with the live position. They start automatically when a GPU of their model frees up (a pause, a termination, a node added).",
   auth: "user",
   query: ListQueueQuery,
+  errors: ["not_found"],
   responses: { 200: Paged(QueueEntry) },
   handler: async ({ deps, principal, query }) => {
     const page = await listQueue(deps, principal, query.scope, query, {
