@@ -125,6 +125,10 @@ interface Failure {
  */
 const NOT_EXPRESSIBLE = new Set([
   "custom",
+  // Across fields: a range's order and length, a field one value of another requires.
+  "range_order",
+  "range_too_long",
+  "required",
   "invalid_reference",
   "not_found",
   "critical_kind",

@@ -72,7 +72,7 @@ const OfferingFields = {
       // The values offered, stated for clients; other text gets its own code rather than validation_failed.
       enum: ["1", "1/2", "1/4", "1/8"],
     }),
-  gpu_memory_mib: z.int().min(1).max(4_194_304).nullable(),
+  gpu_memory_mib: z.int().min(1024).max(4_194_304).nullable(),
   hourly_credit_rate: MinorUnits.meta({ description: "Credits per hour in minor units, a string of digits." }),
   description: Description,
   enabled: z.boolean(),

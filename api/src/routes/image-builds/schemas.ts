@@ -39,12 +39,15 @@ export const CreateImageBuildBody = z
       .meta({
         description:
           "The Dockerfile (at most 64 KiB by default); `ARG BASE_IMAGE` names the base image when one is given.",
+        // Stated for clients; an empty one is refused with its own code (dockerfile_invalid), not validation_failed.
+        minLength: 1,
       }),
-    name: z
-      .string()
-      .max(128)
-      .meta({ description: "Repository name of the result (OCI grammar: lowercase, digits, '.', '_', '-')." }),
-    tag: z.string().max(128).optional(),
+    name: z.string().max(128).meta({
+      description: "Repository name of the result (OCI grammar: lowercase, digits, '.', '_', '-').",
+      // The OCI distribution grammar, stated; other text is refused as image_reference_invalid.
+      pattern: "^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$",
+    }),
+    tag: z.string().max(128).optional().meta({ pattern: "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$" }),
     base_image: z.string().max(253).optional().meta({ description: "A catalog image's name." }),
     kind: ImageKindName.optional(),
     display_name: DisplayName.optional(),

@@ -160,6 +160,7 @@ export const listVolumesRoute = defineRoute({
     "Yours, your projects', and for organization admins their organizations' (super_admins: all). Without mounts (see the detail). With `session_id`: the volumes that session mounts, each with its mount (404 for a session you cannot see). With `deleted=true`: deleted volumes you may still restore.",
   auth: "user",
   query: ListVolumesQuery,
+  errors: ["not_found"],
   responses: { 200: Paged(StorageVolume) },
   handler: async ({ deps, principal, query }) => {
     if (query.session_id) {
