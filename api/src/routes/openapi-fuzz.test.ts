@@ -129,6 +129,7 @@ const NOT_EXPRESSIBLE = new Set([
   "range_order",
   "range_too_long",
   "required",
+  "invalid_fraction",
   "invalid_reference",
   "not_found",
   "critical_kind",
@@ -140,6 +141,10 @@ const NOT_EXPRESSIBLE = new Set([
   "nul_character",
 ]);
 const FORGIVEN_CODES = new Set([
+  // The platform's state, not the request's shape: no cluster marked for builds; a slice's memory, which
+  // depends on the card memory and the fraction together.
+  "no_build_cluster",
+  "gpu_slice_too_small",
   "idempotency_key_reused",
   "webhook_target_forbidden",
   "bad_request",

@@ -45,7 +45,7 @@ export const CreateImageBuildBody = z
     name: z.string().max(128).meta({
       description: "Repository name of the result (OCI grammar: lowercase, digits, '.', '_', '-').",
       // The OCI distribution grammar, stated; other text is refused as image_reference_invalid.
-      pattern: "^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$",
+      pattern: "^[a-z0-9]+(?:(?:[._-]|__)[a-z0-9]+)*$",
     }),
     tag: z.string().max(128).optional().meta({ pattern: "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$" }),
     base_image: z.string().max(253).optional().meta({ description: "A catalog image's name." }),
