@@ -51,12 +51,15 @@ export const ImportImageBody = z
       description: "A public registry reference: `python:3.12`, `ghcr.io/org/app:1`, `quay.io/org/app@sha256:…`.",
       example: "docker.io/library/python:3.12",
     }),
-    name: z
-      .string()
-      .max(128)
-      .optional()
-      .meta({ description: "Repository name (default: the reference's last component)." }),
-    tag: z.string().max(128).optional().meta({ description: "Tag in Berth's registry (default: the reference's)." }),
+    name: z.string().max(128).optional().meta({
+      description: "Repository name (default: the reference's last component).",
+      // The grammar the API checks (image_reference_invalid otherwise), stated for clients.
+      pattern: "^[a-z0-9]+(?:(?:[._-]|__)[a-z0-9]+)*$",
+    }),
+    tag: z.string().max(128).optional().meta({
+      description: "Tag in Berth's registry (default: the reference's).",
+      pattern: "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$",
+    }),
     kind: ImageKindName.optional().meta({ description: "What the session opens (default jupyterlab)." }),
     display_name: DisplayName.optional(),
     organization_id: z
