@@ -157,9 +157,13 @@ function forgiven(f: Failure): boolean {
   if (f.check !== "ST202") return false;
   const body = /`(\{"error".*\})`/.exec(f.detail)?.[1];
   if (!body) return false;
-  const e = JSON.parse(body).error as { code: string; details?: { issues?: { code: string }[] } };
+  const e = JSON.parse(body).error as { code: string; details?: { issues?: { code: string; path?: unknown[] }[] } };
   if (FORGIVEN_CODES.has(e.code)) return true;
   const issues = e.details?.issues ?? [];
+  // A whole image reference (registry, port, path, tag, digest) is a grammar the API parses as registries
+  // do; its parts Berth names itself (name, tag) state theirs as patterns and are not forgiven.
+  if (e.code === "image_reference_invalid" && issues.length > 0)
+    return issues.every((i) => i.path?.at(-1) === "reference");
   return e.code === "validation_failed" && issues.length > 0 && issues.every((i) => NOT_EXPRESSIBLE.has(i.code));
 }
 
