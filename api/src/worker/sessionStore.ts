@@ -27,7 +27,7 @@ import { leadingCondition, viewFromResource } from "../db/operations/sessions/vi
 import {
   clusterLiveness,
   deleteStatusReports,
-  inventoryNodes,
+  placementInventory,
   statusReports,
 } from "../db/operations/sessions/workerQueries.ts";
 import { isDatabaseUnreachable } from "../db/unreachable.ts";
@@ -252,32 +252,7 @@ export function createWorkerStore(db: Knex, log: Logger): SessionStore {
         lastReportAt: c.last_report_at,
       }));
     },
-    async inventory() {
-      return (await inventoryNodes(db)).map((n) => ({
-        clusterId: n.cluster_id,
-        name: n.name,
-        gpuModel: n.gpu_model,
-        gpuAllocatable: n.gpu_allocatable,
-        gpuInUse: n.gpu_in_use,
-        schedulable: n.schedulable,
-        ready: n.ready,
-        ...(n.gpu_sharing === "hami" && n.cards
-          ? {
-              sharing: "hami" as const,
-              cards: n.cards.map((c) => ({
-                uuid: c.uuid,
-                memoryMib: c.memory_mib ?? 0,
-                cores: c.cores ?? 100,
-                split: c.split ?? 1,
-                healthy: c.healthy !== false,
-                memoryUsedMib: c.memory_used_mib ?? 0,
-                coresUsed: c.cores_used ?? 0,
-                vgpusUsed: c.vgpus_used ?? 0,
-              })),
-            }
-          : {}),
-      }));
-    },
+    inventory: () => placementInventory(db),
     async reports(sessionIds?: readonly string[]): Promise<StoredReport[]> {
       return (await statusReports(db, sessionIds)).map((r) => ({
         clusterId: r.cluster_id,

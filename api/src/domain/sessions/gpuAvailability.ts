@@ -6,7 +6,7 @@ import { fractionLabel, SLICES_PER_CARD, sliceOf } from "@berth/crds";
 import { cardHoldings } from "../../db/operations/sessions/cardHoldings.ts";
 import { inventoryByClusterModel } from "../../db/operations/sessions/fleetModels.ts";
 import { gpuHoldings } from "../../db/operations/sessions/gpuHoldings.ts";
-import { inventoryNodes } from "../../db/operations/sessions/workerQueries.ts";
+import { placementInventory } from "../../db/operations/sessions/workerQueries.ts";
 import type { Deps } from "../../deps.ts";
 
 export interface Availability {
@@ -38,35 +38,12 @@ export async function gpuAvailability(deps: Deps): Promise<Availability> {
       .where({ phase: "Queued" })
       .groupBy("gpu_model")
       .select("gpu_model", deps.db.raw("count(*)::int as n")) as Promise<{ gpu_model: string; n: number }[]>,
-    inventoryNodes(deps.db),
+    placementInventory(deps.db),
     cardHoldings(deps.db),
   ]);
   // Card by card where a sharing layer runs: the placement's own pool, so both count alike.
   const pool = new CardPool(
-    nodes.map((n) => ({
-      clusterId: n.cluster_id,
-      name: n.name,
-      gpuModel: n.gpu_model,
-      gpuAllocatable: n.gpu_allocatable,
-      gpuInUse: n.gpu_in_use,
-      schedulable: n.schedulable,
-      ready: n.ready,
-      ...(n.gpu_sharing === "hami" && n.cards
-        ? {
-            sharing: "hami" as const,
-            cards: n.cards.map((c) => ({
-              uuid: c.uuid,
-              memoryMib: c.memory_mib ?? 0,
-              cores: c.cores ?? 100,
-              split: c.split ?? 1,
-              healthy: c.healthy !== false,
-              memoryUsedMib: c.memory_used_mib ?? 0,
-              coresUsed: c.cores_used ?? 0,
-              vgpusUsed: c.vgpus_used ?? 0,
-            })),
-          }
-        : {}),
-    })),
+    nodes,
     cards.map((h) => ({
       clusterId: h.cluster_id,
       node: h.node ?? "",
@@ -84,8 +61,8 @@ export async function gpuAvailability(deps: Deps): Promise<Availability> {
   const cardMemory = new Map<string, number>();
   for (const n of nodes)
     for (const c of n.cards ?? []) {
-      const k = `${n.cluster_id}/${n.gpu_model}`;
-      cardMemory.set(k, Math.max(cardMemory.get(k) ?? 0, c.memory_mib ?? 0));
+      const k = `${n.clusterId}/${n.gpuModel}`;
+      cardMemory.set(k, Math.max(cardMemory.get(k) ?? 0, c.memoryMib));
     }
   const clusters = inv.map((r) => {
     const ours = held.find((h) => h.cluster_id === r.cluster_id && h.gpu_model === r.gpu_model)?.gpus ?? 0;

@@ -1,4 +1,5 @@
 // The worker's reads of what operators reported (clusters' liveness, inventory, session status).
+import type { InventoryNodeView } from "@berth/controllers";
 import type { Knex } from "knex";
 
 export async function clusterLiveness(
@@ -142,4 +143,32 @@ export async function sessionsOfCluster(
       if (r.cluster_id === clusterId || (r.placed_clusters ?? []).includes(clusterId)) out.add(r.id);
   }
   return out;
+}
+
+/** The inventory as placement reads it: whole GPUs per node, and card by card where a sharing layer runs. */
+export async function placementInventory(db: Knex): Promise<InventoryNodeView[]> {
+  return (await inventoryNodes(db)).map((n) => ({
+    clusterId: n.cluster_id,
+    name: n.name,
+    gpuModel: n.gpu_model,
+    gpuAllocatable: n.gpu_allocatable,
+    gpuInUse: n.gpu_in_use,
+    schedulable: n.schedulable,
+    ready: n.ready,
+    ...(n.gpu_sharing === "hami" && n.cards
+      ? {
+          sharing: "hami" as const,
+          cards: n.cards.map((c) => ({
+            uuid: c.uuid,
+            memoryMib: c.memory_mib ?? 0,
+            cores: c.cores ?? 100,
+            split: c.split ?? 1,
+            healthy: c.healthy !== false,
+            memoryUsedMib: c.memory_used_mib ?? 0,
+            coresUsed: c.cores_used ?? 0,
+            vgpusUsed: c.vgpus_used ?? 0,
+          })),
+        }
+      : {}),
+  }));
 }
