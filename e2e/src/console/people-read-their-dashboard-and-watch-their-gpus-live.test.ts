@@ -183,10 +183,12 @@ describe("dashboards and live GPU charts in the console", () => {
     await vm.stop();
     await page.reload();
     await page.getByTestId("dashboard-fleet").waitFor();
+    // Answers the API cached in the last 10 s still come back; the panel's own 15 s refresh then meets the
+    // stopped server.
     await expect
-      .poll(async () => page.getByTestId("panel-problem").first().textContent())
+      .poll(async () => page.getByTestId("panel-problem").first().textContent(), { timeout: 40_000, interval: 1000 })
       .toContain("metrics server is not answering");
     expect(await page.getByTestId("fleet-row").count()).toBe(1);
     await shots.take(page, "admin-dashboard-metrics-server-down");
-  }, 90_000);
+  }, 120_000);
 });
