@@ -8,36 +8,26 @@ import { WebhookGuard } from "@berth/api/webhooks/ssrf";
 import { type Receiver, startReceiver } from "@berth/api/webhooks/testing";
 import { ensureConsoleBuilt } from "@berth/console";
 import pino from "pino";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
-import { LoginPage } from "./pages/login-page.ts";
+import { closeBrowser, expectAccessible, launchBrowser, Screenshots } from "./browser.ts";
+import { Visitors } from "./pages/login-page.ts";
 
 describe("an organization admin manages a webhook in the console", () => {
   let t: IdentityTestApi;
   let browser: Browser;
   let receiver: Receiver;
   let dispatcher: WebhookDispatcher;
-  const contexts: BrowserContext[] = [];
+  const people = new Visitors(
+    () => browser,
+    () => t.api.url,
+  );
   const shots = new Screenshots("webhooks");
-  let current: Page | undefined;
   let admin: TestUser;
   let member: TestUser;
   let page: Page;
   let secret = "";
-
-  async function signedIn(user: TestUser): Promise<Page> {
-    const context = await newContext(browser, t.api.url);
-    contexts.push(context);
-    const p = await context.newPage();
-    const login = new LoginPage(p);
-    await login.open();
-    await login.signIn(user.email, user.password);
-    await p.getByTestId("account-menu").waitFor();
-    current = p;
-    return p;
-  }
 
   beforeAll(async () => {
     ensureConsoleBuilt();
@@ -62,9 +52,9 @@ describe("an organization admin manages a webhook in the console", () => {
     await t.member(member, org.id, null, "member");
     browser = await launchBrowser();
   });
-  afterEach(async (ctx) => shots.onFailure(current, ctx));
+  afterEach(async (ctx) => shots.onFailure(people.current, ctx));
   afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => {});
+    await people.closeAll();
     await closeBrowser(browser);
     await dispatcher?.stop();
     await receiver?.stop();
@@ -72,7 +62,7 @@ describe("an organization admin manages a webhook in the console", () => {
   });
 
   it("adds an endpoint and sees its secret once", async () => {
-    page = await signedIn(admin);
+    page = await people.signIn(admin);
     await page.getByTestId("admin-menu").click();
     await page.getByRole("link", { name: "Webhooks", exact: true }).click();
     await page.getByRole("heading", { name: "Webhooks", level: 1 }).waitFor();
@@ -133,7 +123,7 @@ describe("an organization admin manages a webhook in the console", () => {
   });
 
   it("shows a member no Webhooks page", async () => {
-    const p = await signedIn(member);
+    const p = await people.signIn(member);
     expect(await p.getByRole("link", { name: "Webhooks", exact: true }).count()).toBe(0);
     expect(await p.getByTestId("admin-menu").count()).toBe(0);
   });

@@ -7,36 +7,26 @@
 import { readFileSync } from "node:fs";
 import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
 import { ensureConsoleBuilt } from "@berth/console";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { closeBrowser, DESKTOP, expectAccessible, launchBrowser, newContext, PHONE, Screenshots } from "./browser.ts";
+import { closeBrowser, DESKTOP, expectAccessible, launchBrowser, PHONE, Screenshots } from "./browser.ts";
 import { CreditsPages } from "./pages/credits-pages.ts";
-import { LoginPage } from "./pages/login-page.ts";
+import { Visitors } from "./pages/login-page.ts";
 
 describe("an administrator allocates credits and approves a member's request in the console", () => {
   let t: IdentityTestApi;
   let browser: Browser;
-  const contexts: BrowserContext[] = [];
+  const people = new Visitors(
+    () => browser,
+    () => t.api.url,
+  );
   const shots = new Screenshots("credits");
-  let current: Page | undefined;
   let admin: TestUser;
   let alice: TestUser;
   let orgWalletId: string;
   let adminPage: Page;
   let alicePage: Page;
   let requestId: string;
-
-  async function signedIn(user: TestUser): Promise<Page> {
-    const context = await newContext(browser, t.api.url);
-    contexts.push(context);
-    const page = await context.newPage();
-    const login = new LoginPage(page);
-    await login.open();
-    await login.signIn(user.email, user.password);
-    await page.getByTestId("account-menu").waitFor();
-    current = page;
-    return page;
-  }
 
   beforeAll(async () => {
     ensureConsoleBuilt();
@@ -62,15 +52,15 @@ describe("an administrator allocates credits and approves a member's request in 
     expect(grant.status, JSON.stringify(grant.body)).toBe(201);
     browser = await launchBrowser();
   });
-  afterEach(async (ctx) => shots.onFailure(current, ctx));
+  afterEach(async (ctx) => shots.onFailure(people.current, ctx));
   afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => {});
+    await people.closeAll();
     await closeBrowser(browser);
     await t?.stop();
   });
 
   it("the administrator signs in and sees the organization's balance in the header", async () => {
-    adminPage = await signedIn(admin);
+    adminPage = await people.signIn(admin);
     const credits = new CreditsPages(adminPage);
     await expect.poll(() => credits.headerAmount()).toBe("1,000.00");
     expect(await credits.headerBalance().getAttribute("data-wallet-id")).toBe(orgWalletId);
@@ -111,7 +101,7 @@ describe("an administrator allocates credits and approves a member's request in 
   });
 
   it("the member sees her balance and asks for more credits with a reason, by keyboard", async () => {
-    alicePage = await signedIn(alice);
+    alicePage = await people.signIn(alice);
     const credits = new CreditsPages(alicePage);
     await expect.poll(() => credits.headerAmount()).toBe("25.50");
     await credits.openRequests();

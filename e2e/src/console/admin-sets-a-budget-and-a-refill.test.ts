@@ -4,34 +4,24 @@
 // and resumed, and a member sees no such page. axe-core checks the page in each state.
 import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
 import { ensureConsoleBuilt } from "@berth/console";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
-import { LoginPage } from "./pages/login-page.ts";
+import { closeBrowser, expectAccessible, launchBrowser, Screenshots } from "./browser.ts";
+import { Visitors } from "./pages/login-page.ts";
 
 describe("an administrator sets a budget and a refill in the console", () => {
   let t: IdentityTestApi;
   let browser: Browser;
-  const contexts: BrowserContext[] = [];
+  const people = new Visitors(
+    () => browser,
+    () => t.api.url,
+  );
   const shots = new Screenshots("admin-sets-a-budget-and-a-refill");
-  let current: Page | undefined;
   let admin: TestUser;
   let alice: TestUser;
   let orgId: string;
   let aliceWallet: string;
   let page: Page;
-
-  async function signedIn(user: TestUser): Promise<Page> {
-    const context = await newContext(browser, t.api.url);
-    contexts.push(context);
-    const p = await context.newPage();
-    const login = new LoginPage(p);
-    await login.open();
-    await login.signIn(user.email, user.password);
-    await p.getByTestId("account-menu").waitFor();
-    current = p;
-    return p;
-  }
 
   beforeAll(async () => {
     ensureConsoleBuilt();
@@ -62,15 +52,15 @@ describe("an administrator sets a budget and a refill in the console", () => {
     aliceWallet = w.body.id;
     browser = await launchBrowser();
   });
-  afterEach(async (ctx) => shots.onFailure(current, ctx));
+  afterEach(async (ctx) => shots.onFailure(people.current, ctx));
   afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => {});
+    await people.closeAll();
     await closeBrowser(browser);
     await t?.stop();
   });
 
   it("opens Budgets and refills from the credits pages, empty at first", async () => {
-    page = await signedIn(admin);
+    page = await people.signIn(admin);
     await page.goto("/credits");
     await page.getByTestId("credits-tab-budgets").click();
     await page.getByRole("heading", { name: "Budgets and refills", level: 1 }).waitFor();
@@ -126,7 +116,7 @@ describe("an administrator sets a budget and a refill in the console", () => {
   });
 
   it("shows a member no budgets tab, and no forms on the page", async () => {
-    const member = await signedIn(alice);
+    const member = await people.signIn(alice);
     await member.goto("/credits");
     await member.getByTestId("credits-tab-wallets").waitFor();
     expect(await member.getByTestId("credits-tab-budgets").count()).toBe(0);

@@ -13,40 +13,28 @@ import { ensureConsoleBuilt } from "@berth/console";
 import { HttpKube } from "@berth/controllers/kube";
 import { loadCrds } from "@berth/crds/manifests";
 import { ApiextensionsV1Api } from "@kubernetes/client-node";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Fleet, kubeConfigFrom, startFleet } from "../testbed/index.ts";
-import { closeBrowser, DESKTOP, expectAccessible, launchBrowser, newContext, PHONE, Screenshots } from "./browser.ts";
-import { LoginPage } from "./pages/login-page.ts";
+import { closeBrowser, DESKTOP, expectAccessible, launchBrowser, PHONE, Screenshots } from "./browser.ts";
+import { Visitors } from "./pages/login-page.ts";
 
 describe("a member asks for more GPUs and an administrator grants part of it, in the console", () => {
   let fleet: Fleet;
   let kube: HttpKube;
   let t: IdentityTestApi;
   let browser: Browser;
-  const contexts: BrowserContext[] = [];
+  const people = new Visitors(
+    () => browser,
+    () => t.api.url,
+  );
   const shots = new Screenshots("limits");
-  let current: Page | undefined;
   let superAdmin: TestUser;
   let admin: TestUser;
   let alice: TestUser;
   let alicePage: Page;
   let adminPage: Page;
   let requestId: string;
-
-  async function signedIn(user: TestUser): Promise<Page> {
-    const context = await newContext(browser, t.api.url);
-    contexts.push(context);
-    const page = await context.newPage();
-    const login = new LoginPage(page);
-    await login.open();
-    await login.signIn(user.email, user.password);
-    await page.getByTestId("account-menu").waitFor();
-    // The landing page first: a click before the app has gone there would be undone by that navigation.
-    await page.waitForURL((u) => u.pathname === "/dashboard");
-    current = page;
-    return page;
-  }
 
   const limitRow = (page: Page, name: string) => page.locator(`berth-quotas-view [data-limit="${name}"]`);
 
@@ -86,9 +74,9 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
     ]);
     browser = await launchBrowser();
   });
-  afterEach(async (ctx) => shots.onFailure(current, ctx));
+  afterEach(async (ctx) => shots.onFailure(people.current, ctx));
   afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => {});
+    await people.closeAll();
     await closeBrowser(browser);
     await t?.stop();
     kube?.close();
@@ -96,7 +84,7 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
   });
 
   it("the member reads her limits: 4 GPUs at once, from the global policy", async () => {
-    alicePage = await signedIn(alice);
+    alicePage = await people.signIn(alice);
     await alicePage.getByRole("link", { name: "Limits", exact: true }).click();
     await limitRow(alicePage, "max_gpus_per_user").waitFor();
     expect(await limitRow(alicePage, "max_gpus_per_user").getByTestId("limit-value").textContent()).toBe("4");
@@ -135,7 +123,7 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
   });
 
   it("her administrator finds it in the inbox and grants 6 of the 8 with a note", async () => {
-    adminPage = await signedIn(admin);
+    adminPage = await people.signIn(admin);
     await adminPage.getByRole("link", { name: "Limits", exact: true }).click();
     await adminPage.getByTestId("quota-inbox-link").click();
     const row = adminPage.locator(`[data-testid="inbox-row"][data-request-id="${requestId}"]`);
@@ -185,7 +173,7 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
   });
 
   it("the platform's administrator reads the offerings by tier and adds one", async () => {
-    const root = await signedIn(superAdmin);
+    const root = await people.signIn(superAdmin);
     await root.getByTestId("admin-menu").click();
     await root.getByRole("link", { name: "Catalog", exact: true }).click();
     await root.getByTestId("tier-premium").waitFor();
@@ -231,11 +219,11 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
       await root.getByTestId(f).fill(v);
     await root.getByTestId("catalog-save").click();
     await expect.poll(() => root.getByTestId("error-panel").getAttribute("data-code")).toBe("already_exists");
-    current = root;
+    people.current = root;
   });
 
   it("presets, images, policies (with the approval's) and build clusters each have their page", async () => {
-    const root = current as Page;
+    const root = people.current as Page;
     for (const [tab, expectRow] of [
       ["presets", "gpu-small"],
       ["images", "jupyterlab"],

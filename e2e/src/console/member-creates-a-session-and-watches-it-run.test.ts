@@ -12,30 +12,23 @@ import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
-import { closeBrowser, expectAccessible, launchBrowser, newContext, PHONE, Screenshots } from "./browser.ts";
-import { LoginPage } from "./pages/login-page.ts";
+import { closeBrowser, expectAccessible, launchBrowser, PHONE, Screenshots } from "./browser.ts";
+import { Visitors } from "./pages/login-page.ts";
 import { NewSessionPage, SessionPage, SessionsListPage } from "./pages/sessions-pages.ts";
 import { type SessionGateways, startSessionGateways } from "./stack.ts";
 
 let bed: SessionsBed;
 let browser: Browser;
-const contexts: BrowserContext[] = [];
+const people = new Visitors(
+  () => browser,
+  () => bed.t.api.url,
+);
 const shots = new Screenshots("member-sessions");
-let current: Page | undefined;
 let gateways: SessionGateways | undefined;
 
-async function signedIn(user: TestUser, opts: { cutEvents?: boolean } = {}): Promise<Page> {
-  const context = await newContext(browser, bed.t.api.url);
-  contexts.push(context);
-  if (opts.cutEvents) await context.route("**/api/v1/sessions/events*", (route) => route.abort("connectionreset"));
-  const page = await context.newPage();
-  const login = new LoginPage(page);
-  await login.open();
-  await login.signIn(user.email, user.password);
-  await page.getByTestId("account-menu").waitFor();
-  current = page;
-  return page;
-}
+// The console's event stream cut from the start: the page must keep current by polling.
+const cutEvents = (c: BrowserContext) =>
+  c.route("**/api/v1/sessions/events*", (route) => route.abort("connectionreset"));
 
 const body = (over: Record<string, unknown> = {}) => ({
   offering: "h100",
@@ -50,9 +43,9 @@ beforeAll(async () => {
   gateways = await startSessionGateways(bed);
   browser = await launchBrowser();
 });
-afterEach(async (ctx) => shots.onFailure(current, ctx));
+afterEach(async (ctx) => shots.onFailure(people.current, ctx));
 afterAll(async () => {
-  for (const c of contexts) await c.close().catch(() => {});
+  await people.closeAll();
   await closeBrowser(browser);
   await gateways?.stop();
   await bed?.stop();
@@ -65,7 +58,7 @@ describe("a member's sessions in the console", () => {
   const figures: Record<string, number> = {};
 
   it("an empty list says how to start, and passes the accessibility check", async () => {
-    alice = await signedIn(bed.alice);
+    alice = await people.signIn(bed.alice);
     await new SessionsListPage(alice).open();
     await alice.getByTestId("empty-state").waitFor();
     // Time to interactive, as the browser counts it: from the navigation's start to the list rendered.
@@ -179,7 +172,7 @@ describe("a member's sessions in the console", () => {
         ),
       )
       .toBe(true);
-    const bob = await signedIn(bed.bob);
+    const bob = await people.signIn(bed.bob);
     await bob.goto("/queue");
     const row = bob.locator(`[data-testid="queue-row"][data-session-id="${third}"]`);
     await row.waitFor();
@@ -202,7 +195,7 @@ describe("a member's sessions in the console", () => {
   });
 
   it("at the policy's limit the wizard says why before Create, and Create stays disabled", async () => {
-    current = alice;
+    people.current = alice;
     // The default policy allows 4 running or waiting sessions per user: fill Alice's up to the limit.
     let refused = false;
     for (let i = 1; i <= 6 && !refused; i++) {
@@ -227,7 +220,7 @@ describe("a member's sessions in the console", () => {
   });
 
   it("with the event stream cut, the list says Polling and keeps updating", async () => {
-    const cut = await signedIn(bed.alice, { cutEvents: true });
+    const cut = await people.signIn(bed.alice, { prepare: cutEvents });
     const list = new SessionsListPage(cut);
     await list.open();
     await expect.poll(() => list.liveMode(), { timeout: 15_000 }).toBe("polling");
@@ -287,7 +280,7 @@ describe("a member whose organization has too few credits", () => {
   });
 
   it("the wizard says in plain words why an H100 session cannot start, and Create is disabled", async () => {
-    carolPage = await signedIn(carol);
+    carolPage = await people.signIn(carol);
     const wizard = new NewSessionPage(carolPage);
     await wizard.open();
     await wizard.chooseOffering("h100");

@@ -1,17 +1,10 @@
-// Journey on the whole path (Postgres, API, worker, operators, two GPU clusters with the bed's storage
-// driver stand-in): a super_admin adds the shared pool on the Pools page and watches its reading come
-// from the storage driver (csi); a member creates a volume on the Volumes page, grows it, deletes it and
-// undoes the delete; picks it in the new-session wizard (storage priced in the cost), and sees it mounted
-// on the session's page and its claim bound to the cluster the session landed on; a colleague it is shared
-// with read-only sees it marked and mounts it read-only. axe checks each page.
-import type { TestUser } from "@berth/api/identity/testing";
 import { ensureConsoleBuilt } from "@berth/console";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { type BedProvisioner, installBedStorage, startProvisioner } from "../storage/bed-storage.ts";
-import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
-import { LoginPage } from "./pages/login-page.ts";
+import { closeBrowser, expectAccessible, launchBrowser, Screenshots } from "./browser.ts";
+import { Visitors } from "./pages/login-page.ts";
 import { NewSessionPage, SessionPage } from "./pages/sessions-pages.ts";
 
 vi.setConfig({ testTimeout: 120_000 });
@@ -20,21 +13,11 @@ const CLASS = "berth-shared";
 let bed: SessionsBed;
 let browser: Browser;
 const provisioners: BedProvisioner[] = [];
-const contexts: BrowserContext[] = [];
+const people = new Visitors(
+  () => browser,
+  () => bed.t.api.url,
+);
 const shots = new Screenshots("volumes");
-let current: Page | undefined;
-
-async function signedIn(user: TestUser): Promise<Page> {
-  const context = await newContext(browser, bed.t.api.url);
-  contexts.push(context);
-  const page = await context.newPage();
-  const login = new LoginPage(page);
-  await login.open();
-  await login.signIn(user.email, user.password);
-  await page.getByTestId("account-menu").waitFor();
-  current = page;
-  return page;
-}
 
 beforeAll(async () => {
   ensureConsoleBuilt();
@@ -46,9 +29,9 @@ beforeAll(async () => {
   }
   browser = await launchBrowser();
 }, 300_000);
-afterEach(async (ctx) => shots.onFailure(current, ctx));
+afterEach(async (ctx) => shots.onFailure(people.current, ctx));
 afterAll(async () => {
-  for (const c of contexts) await c.close().catch(() => {});
+  await people.closeAll();
   await closeBrowser(browser);
   for (const p of provisioners) await p.stop();
   await bed?.stop();
@@ -59,7 +42,7 @@ describe("volumes in the console", () => {
   let volumeId = "";
 
   it("a super_admin adds the shared pool and sees its capacity read from the storage driver", async () => {
-    const admin = await signedIn(bed.superAdmin);
+    const admin = await people.signIn(bed.superAdmin);
     await admin.getByTestId("admin-menu").click();
     await admin.getByRole("link", { name: "Storage pools", exact: true }).click();
     await admin.getByRole("heading", { name: "Storage pools", level: 1 }).waitFor();
@@ -91,7 +74,7 @@ describe("volumes in the console", () => {
   });
 
   it("a member creates a volume, grows it, deletes it and undoes the delete", async () => {
-    alice = await signedIn(bed.alice);
+    alice = await people.signIn(bed.alice);
     await alice.getByRole("link", { name: "Volumes", exact: true }).click();
     await alice.getByRole("heading", { name: "Volumes", level: 1 }).waitFor();
     await alice.getByText("No volume yet").waitFor();
@@ -159,7 +142,7 @@ describe("volumes in the console", () => {
       shares: [{ kind: "user", id: bed.bob.id, access: "read_only" }],
     });
     expect(shared.status, JSON.stringify(shared.body)).toBe(200);
-    const bob = await signedIn(bed.bob);
+    const bob = await people.signIn(bed.bob);
     await bob.getByRole("link", { name: "Volumes", exact: true }).click();
     const row = bob.locator(`[data-testid="volume-row"][data-volume-id="${volumeId}"]`);
     await row.waitFor();

@@ -12,35 +12,25 @@ import { ensureConsoleBuilt } from "@berth/console";
 import { HttpKube } from "@berth/controllers/kube";
 import { loadCrds } from "@berth/crds/manifests";
 import { ApiextensionsV1Api } from "@kubernetes/client-node";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Fleet, kubeConfigFrom, startFleet } from "../testbed/index.ts";
-import { closeBrowser, expectAccessible, launchBrowser, newContext, PHONE, Screenshots } from "./browser.ts";
-import { LoginPage } from "./pages/login-page.ts";
+import { closeBrowser, expectAccessible, launchBrowser, PHONE, Screenshots } from "./browser.ts";
+import { Visitors } from "./pages/login-page.ts";
 
 describe("the platform's administrator sets idle and time limits, and a member asks within them", () => {
   let fleet: Fleet;
   let kube: HttpKube;
   let t: IdentityTestApi;
   let browser: Browser;
-  const contexts: BrowserContext[] = [];
+  const people = new Visitors(
+    () => browser,
+    () => t.api.url,
+  );
   const shots = new Screenshots("idle-limits");
-  let current: Page | undefined;
   let superAdmin: TestUser;
   let admin: TestUser;
   let alice: TestUser;
-
-  async function signedIn(user: TestUser, viewport?: typeof PHONE): Promise<Page> {
-    const context = await newContext(browser, t.api.url, viewport);
-    contexts.push(context);
-    const page = await context.newPage();
-    const login = new LoginPage(page);
-    await login.open();
-    await login.signIn(user.email, user.password);
-    await page.getByTestId("account-menu").waitFor();
-    current = page;
-    return page;
-  }
 
   async function openIdleLimits(page: Page): Promise<void> {
     await page.getByTestId("admin-menu").click();
@@ -66,9 +56,9 @@ describe("the platform's administrator sets idle and time limits, and a member a
     await t.member(alice, org.id, project.id, "member");
     browser = await launchBrowser();
   });
-  afterEach(async (ctx) => shots.onFailure(current, ctx));
+  afterEach(async (ctx) => shots.onFailure(people.current, ctx));
   afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => {});
+    await people.closeAll();
     await closeBrowser(browser);
     await t?.stop();
     kube?.close();
@@ -76,7 +66,7 @@ describe("the platform's administrator sets idle and time limits, and a member a
   });
 
   it("the member's wizard first offers the defaults: an idle timeout of 20 min to 8 h, 24 h of running", async () => {
-    const page = await signedIn(alice);
+    const page = await people.signIn(alice);
     await page.goto("/sessions/new");
     const policy = page.getByTestId("limits-policy");
     await expect.poll(() => policy.textContent()).toContain("between 20 min and 8 h");
@@ -85,7 +75,7 @@ describe("the platform's administrator sets idle and time limits, and a member a
   });
 
   it("the platform's administrator narrows the global policy on /admin/idle-limits", async () => {
-    const root = await signedIn(superAdmin);
+    const root = await people.signIn(superAdmin);
     await openIdleLimits(root);
     await shots.take(root, "idle-limits");
     await expectAccessible(root);
@@ -102,7 +92,7 @@ describe("the platform's administrator sets idle and time limits, and a member a
   });
 
   it("a timeout outside the policy's own bounds is refused, the reason in the page", async () => {
-    const root = current as Page;
+    const root = people.current as Page;
     await root.getByTestId("global-timeout_minutes").fill("600");
     await root.getByTestId("global-save").click();
     await root.getByTestId("error-panel").waitFor();
@@ -114,7 +104,7 @@ describe("the platform's administrator sets idle and time limits, and a member a
   });
 
   it("an organization's administrator reads the page on a phone, read-only, and the API refuses a change", async () => {
-    const page = await signedIn(admin, PHONE);
+    const page = await people.signIn(admin, { viewport: PHONE });
     await openIdleLimits(page);
     await page.getByTestId("read-only").waitFor();
     expect(await page.getByTestId("global-save").count()).toBe(0);
@@ -131,7 +121,7 @@ describe("the platform's administrator sets idle and time limits, and a member a
   });
 
   it("the member's wizard offers the new bounds and says what is wrong with an ask outside them", async () => {
-    const page = await signedIn(alice);
+    const page = await people.signIn(alice);
     await page.goto("/sessions/new");
     const policy = page.getByTestId("limits-policy");
     await expect.poll(() => policy.textContent()).toContain("between 30 min and 2 h");
