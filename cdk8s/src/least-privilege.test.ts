@@ -1,18 +1,23 @@
-// Which grants does Berth use? The bed's apiservers keep an audit log while a session goes through its
-// whole journey (create → Running → pause → resume → terminate, a node drain, usage reports) with the
-// least-privilege credentials the rule lists make (the same lists the cdk8s charts are made from). Then:
-// - a request any Berth account was refused (403) is a missing rule;
-// - a grant no request used, and that no other path is known to need (USED_ELSEWHERE), is a rule to remove.
-// The test prints each account's grant count and what the journey left unused.
+// Least privilege, proven with the manifests' own accounts. The ServiceAccounts, Roles, ClusterRoles and
+// bindings of the committed testbed manifests (cdk8s/dist/testbed) are applied to the bed's management and
+// GPU clusters as they are, tokens are minted for exactly those ServiceAccounts (TokenRequest), and the API,
+// the worker and an operator run with them through a session's whole journey (create → Running → pause →
+// resume → terminate, a node drain, usage reports) while the apiservers keep an audit log. Then:
+// - a request any Berth account was refused (403) is a missing rule, and the journey itself fails where a
+//   rule is checked inline (a server-side apply that creates needs `create` too, which the log does not show);
+// - a grant no request used must be named in USED_ELSEWHERE with the file whose call needs it (checked to
+//   name the resource), else it is a rule to remove.
+// BERTH_RBAC_REPORT=<file> writes each account's grant count and what the journey used.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { apiSessionsRbac, managementRbac, workerRbac } from "@berth/api/rbac";
-import type { FleetDescription } from "@berth/e2e";
+import type { PolicyRule } from "@berth/crds";
+import { type Cluster, type Credential, type FleetDescription, KubeHttp } from "@berth/e2e";
 import { H100, type SessionsBed, startSessionsBed } from "@berth/e2e/sessions";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { controlPlaneRules, operatorRules } from "./gpu-cluster.ts";
-import { type AuditedRequest, allows, grantKey, grantsOf, mergeRules, type RuleList } from "./rbac.ts";
+import { parseAllDocuments } from "yaml";
+import { type AuditedRequest, allows, grantKey, grantsOf, type RuleList } from "./rbac.ts";
+import { DIST } from "./synth.ts";
 
 vi.setConfig({ testTimeout: 240_000 });
 
@@ -43,25 +48,116 @@ const FLEET: FleetDescription = {
   ],
 };
 
-/** Each account of the bed (sessions harness) and the rule list it was minted from. */
+type Obj = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  rules?: PolicyRule[];
+  subjects?: { kind: string; name: string; namespace: string }[];
+};
+
+const ACCOUNT_KINDS: Record<string, string> = {
+  ServiceAccount: "serviceaccounts",
+  ClusterRole: "clusterroles",
+  ClusterRoleBinding: "clusterrolebindings",
+  Role: "roles",
+  RoleBinding: "rolebindings",
+};
+
+/** The accounts and their grants in one committed manifest file of the testbed environment. */
+function accountObjects(file: string): Obj[] {
+  return parseAllDocuments(readFileSync(join(DIST, "testbed", file), "utf8"))
+    .map((d) => d.toJS() as Obj | null)
+    .filter((o): o is Obj => !!o && o.kind in ACCOUNT_KINDS);
+}
+
+/** An account's grants as its manifests state them: its ClusterRole and the Roles bound to it. */
+function rulesOf(objects: Obj[], namespace: string, name: string): RuleList {
+  const bound = (kind: string) =>
+    objects.filter(
+      (o) =>
+        o.kind === kind &&
+        o.subjects?.some((x) => x.kind === "ServiceAccount" && x.name === name && x.namespace === namespace),
+    );
+  const role = (kind: string, roleName: string, ns?: string) =>
+    objects.find((o) => o.kind === kind && o.metadata.name === roleName && o.metadata.namespace === ns);
+  const refOf = (b: Obj) => (b as unknown as { roleRef: { name: string } }).roleRef.name;
+  return {
+    clusterRules: bound("ClusterRoleBinding").flatMap((b) => role("ClusterRole", refOf(b))?.rules ?? []),
+    namespaceRules: bound("RoleBinding").map((b) => ({
+      namespace: b.metadata.namespace as string,
+      rules: role("Role", refOf(b), b.metadata.namespace)?.rules ?? [],
+    })),
+  };
+}
+
+/** Applies the file's account objects to `c` (server-side apply, as `kubectl apply --server-side`). */
+async function applyAccounts(c: Cluster, objects: Obj[]): Promise<void> {
+  const kube = new KubeHttp({ server: c.server, caPem: c.caPem, token: c.adminToken });
+  try {
+    for (const o of objects) {
+      const base = o.apiVersion.includes("/") ? `/apis/${o.apiVersion}` : `/api/${o.apiVersion}`;
+      const ns = o.metadata.namespace ? `/namespaces/${o.metadata.namespace}` : "";
+      const path = `${base}${ns}/${ACCOUNT_KINDS[o.kind]}/${o.metadata.name}?fieldManager=berth-cdk8s&fieldValidation=Strict`;
+      const r = await kube.raw("PATCH", path, JSON.stringify(o), "application/apply-patch+yaml");
+      if (r.status >= 300) throw new Error(`applying ${o.kind} ${o.metadata.name} to ${c.name}: ${r.status} ${r.text}`);
+    }
+  } finally {
+    kube.close();
+  }
+}
+
+/** A token for exactly the manifests' ServiceAccount (TokenRequest), as a kubeconfig. */
+async function tokenFor(c: Cluster, namespace: string, name: string): Promise<Credential> {
+  const kube = new KubeHttp({ server: c.server, caPem: c.caPem, token: c.adminToken });
+  try {
+    const tr = await kube.json<{ status: { token: string; expirationTimestamp: string } }>(
+      "POST",
+      `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
+      { apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: { expirationSeconds: 3600 } },
+    );
+    const user = `${namespace}:${name}`;
+    const kubeconfig = JSON.stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [
+        {
+          name: c.name,
+          cluster: { server: c.server, "certificate-authority-data": Buffer.from(c.caPem).toString("base64") },
+        },
+      ],
+      users: [{ name: user, user: { token: tr.status.token } }],
+      contexts: [{ name: user, context: { cluster: c.name, user } }],
+      "current-context": user,
+    });
+    return {
+      serviceAccount: name,
+      namespace,
+      username: `system:serviceaccount:${namespace}:${name}`,
+      token: tr.status.token,
+      expiresAt: tr.status.expirationTimestamp,
+      kubeconfig,
+    };
+  } finally {
+    kube.close();
+  }
+}
+
+const CONTROL_PLANE = accountObjects("10-control-plane.yaml");
+const GPU_A = accountObjects("20-gpu-gpu-a.yaml");
+const SYSTEM = "berth-system";
+
+/** Each account the journey runs with, where, and its grants as the manifests state them. */
 const ACCOUNTS: { user: string; cluster: string; rules: RuleList }[] = [
-  {
-    user: "system:serviceaccount:berth-system:berth-api",
-    cluster: "mgmt",
-    rules: mergeRules(managementRbac(), apiSessionsRbac()),
-  },
-  { user: "system:serviceaccount:berth-system:berth-worker", cluster: "mgmt", rules: mergeRules(workerRbac()) },
-  {
-    user: "system:serviceaccount:berth-system:berth-operator",
-    cluster: "gpu-a",
-    rules: operatorRules("berth-system", "berth-sessions"),
-  },
-  {
-    user: "system:serviceaccount:berth-sessions:berth-control-plane",
-    cluster: "gpu-a",
-    rules: controlPlaneRules("berth-sessions"),
-  },
-];
+  ["mgmt", CONTROL_PLANE, "berth-api"],
+  ["mgmt", CONTROL_PLANE, "berth-worker"],
+  ["gpu-a", GPU_A, "berth-operator"],
+  ["gpu-a", GPU_A, "berth-control-plane"],
+].map(([cluster, objects, name]) => ({
+  user: `system:serviceaccount:${SYSTEM}:${name}`,
+  cluster: cluster as string,
+  rules: rulesOf(objects as Obj[], SYSTEM, name as string),
+}));
 
 /**
  * Grants this journey does not exercise, each with the path that needs it. A grant unused here and not
@@ -95,7 +191,23 @@ const STRICT = new Set([OP]);
 
 let bed: SessionsBed;
 beforeAll(async () => {
-  bed = await startSessionsBed({ fleet: FLEET, operatorUsageIntervalMs: 1_000 });
+  bed = await startSessionsBed({
+    fleet: FLEET,
+    operatorUsageIntervalMs: 1_000,
+    accounts: {
+      async management(mgmt) {
+        await applyAccounts(mgmt, CONTROL_PLANE);
+        return { api: await tokenFor(mgmt, SYSTEM, "berth-api"), worker: await tokenFor(mgmt, SYSTEM, "berth-worker") };
+      },
+      async gpu(c) {
+        await applyAccounts(c, GPU_A);
+        return {
+          operator: await tokenFor(c, SYSTEM, "berth-operator"),
+          controlPlane: await tokenFor(c, SYSTEM, "berth-control-plane"),
+        };
+      },
+    },
+  });
 });
 afterAll(async () => {
   await bed?.stop();
