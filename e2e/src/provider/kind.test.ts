@@ -72,6 +72,7 @@ function fakeRunner(
     if (custom !== undefined) return { code: 0, stdout: custom, stderr: "" };
     if (argv[0] === "kind" && argv[1] === "get")
       return { code: 0, stdout: kubeconfigOf(argv[4] as string, 6443), stderr: "" };
+    if (line.endsWith("get --raw /readyz")) return { code: 0, stdout: "ok", stderr: "" };
     if (line.includes("create token")) return { code: 0, stdout: `token-of-${argv[2]}\n`, stderr: "" };
     return { code: 0, stdout: "", stderr: "" };
   };
@@ -242,7 +243,11 @@ describe("starting a kind fleet", () => {
       ["gpu-a", "gpu", "https://127.0.0.1:6443", "token-of-kind-berth-gpu-a", CA],
       ["gpu-b", "gpu", "https://127.0.0.1:6443", "token-of-kind-berth-gpu-b", CA],
     ]);
-    await expect(fleet.cluster("gpu-a").restartApiServer()).rejects.toThrow(KindUnsupported);
+    await fleet.cluster("gpu-a").restartApiServer();
+    expect(calls.slice(-2).map((c) => c.join(" "))).toEqual([
+      "docker restart berth-gpu-a-control-plane",
+      "kubectl --context kind-berth-gpu-a get --raw /readyz",
+    ]);
     expect(() => fleet.cluster("nope")).toThrow(/no cluster "nope"/);
     await fleet.stop();
     expect(calls.filter((c) => c[0] === "kind" && c[1] === "delete").map((c) => c[4])).toEqual([

@@ -8,8 +8,9 @@
 //
 // Everything is a plan first (kindPlan: files and commands, pure, unit-tested), then run by a runner
 // (startKindFleet). The journeys run Berth's processes on the host against these clusters, exactly as
-// with the test bed; what only the bed can do (restart an apiserver in place, serve pod logs from a
-// file, count processes) throws a KindUnsupported error naming the journey's need.
+// with the test bed. What the bed does differently: an apiserver restart is the node's (`docker restart`),
+// pods' logs are kwok's (not the bed's CRI file), there are no local pids to count; flags for components
+// other than kube-apiserver throw KindUnsupported.
 import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -444,8 +445,17 @@ function kindCluster(
       ]);
       if (r.code !== 0) throw new Error(`node ${node.name} never Ready: ${r.stderr}`);
     },
+    // The whole node restarts (apiserver, etcd, kwok inside it): the same port and data, as on the bed.
     async restartApiServer() {
-      throw new KindUnsupported("an apiserver restart in place", "kind's apiserver is a static pod inside its node");
+      const node = `${kindName(desc.name)}-control-plane`;
+      const r = await k.run(["docker", "restart", node]);
+      if (r.code !== 0) throw new Error(`docker restart ${node}: ${r.stderr}`);
+      for (let i = 0; ; i++) {
+        const ready = await k.run(["kubectl", "--context", kindContext(desc.name), "get", "--raw", "/readyz"]);
+        if (ready.code === 0 && ready.stdout.trim() === "ok") return;
+        if (i >= 120) throw new Error(`${desc.name}'s apiserver is not ready 2 minutes after its restart`);
+        await new Promise((res) => setTimeout(res, 1_000));
+      }
     },
     pids: () => [],
     async stop() {
