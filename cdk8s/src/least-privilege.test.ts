@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: USED_ELSEWHERE quotes calls as the code spells them
 // Least privilege, proven with the manifests' own accounts. The ServiceAccounts, Roles, ClusterRoles and
 // bindings of the committed testbed manifests (cdk8s/dist/testbed) are applied to the bed's management and
 // GPU clusters as they are, tokens are minted for exactly those ServiceAccounts (TokenRequest), and the API,
@@ -444,48 +445,60 @@ const requestOf = (e: AuditEvent): AuditedRequest | undefined =>
       }
     : undefined;
 
+/** Requests of Berth's accounts the apiservers refused (403). */
+function refusedRequests(): string[] {
+  return ACCOUNTS.flatMap((acct) =>
+    audited(acct.cluster)
+      .filter((e) => e.user.username === acct.user && e.responseStatus?.code === 403)
+      .map((e) => `${acct.user}: ${e.verb} ${e.requestURI}`),
+  );
+}
+
 const h100 = { offering: "h100", preset: "gpu-small", image: "jupyterlab" };
 
 describe("least privilege", () => {
   it("the journey needs every grant Berth's accounts hold, and no request is refused", async () => {
     const started = performance.now();
-    const a = (await bed.call(bed.alice, "POST", "/api/v1/sessions", h100)).body.id as string;
-    await bed.waitFor(bed.alice, a, (s) => s.phase === "Running", "Running");
-    expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${a}/pause`)).status).toBe(202);
-    await bed.waitFor(bed.alice, a, (s) => s.phase === "Paused", "Paused");
-    expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${a}/resume`)).status).toBe(202);
-    const running = await bed.waitFor(bed.alice, a, (s) => s.phase === "Running", "Running again");
-    // Usage reports: one sample per second per session pod.
-    await new Promise((r) => setTimeout(r, 3_000));
-    const drained = await bed.call(
-      bed.superAdmin,
-      "POST",
-      `/api/v1/nodes/${bed.gpu["gpu-a"]?.id}/${running.node}/drain`,
-    );
-    expect(drained.status, JSON.stringify(drained.body)).toBe(200);
-    expect(drained.body.evictions, JSON.stringify(drained.body)).toEqual([
-      expect.objectContaining({ result: "evicted" }),
-    ]);
-    // The evicted pod goes; the session starts again on the other node, often before a poll of the
-    // session sees it leave Running (and its `message` can lag behind its `node`): watch the pods instead.
-    const drainedNode = running.node as string;
-    for (let i = 0; ; i++) {
-      const pods = await bed.pods("gpu-a");
-      if (!pods.some((p) => p.node === drainedNode && !p.deleting)) break;
-      if (i > 600) throw new Error(`a session pod stays on the drained node: ${JSON.stringify(pods)}`);
-      await new Promise((r) => setTimeout(r, 100));
+    try {
+      const a = (await bed.call(bed.alice, "POST", "/api/v1/sessions", h100)).body.id as string;
+      await bed.waitFor(bed.alice, a, (s) => s.phase === "Running", "Running");
+      expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${a}/pause`)).status).toBe(202);
+      await bed.waitFor(bed.alice, a, (s) => s.phase === "Paused", "Paused");
+      expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${a}/resume`)).status).toBe(202);
+      const running = await bed.waitFor(bed.alice, a, (s) => s.phase === "Running", "Running again");
+      // Usage reports: one sample per second per session pod.
+      await new Promise((r) => setTimeout(r, 3_000));
+      const drained = await bed.call(
+        bed.superAdmin,
+        "POST",
+        `/api/v1/nodes/${bed.gpu["gpu-a"]?.id}/${running.node}/drain`,
+      );
+      expect(drained.status, JSON.stringify(drained.body)).toBe(200);
+      expect(drained.body.evictions, JSON.stringify(drained.body)).toEqual([
+        expect.objectContaining({ result: "evicted" }),
+      ]);
+      // The evicted pod goes; the session starts again on the other node, often before a poll of the
+      // session sees it leave Running (and its `message` can lag behind its `node`): watch the pods instead.
+      const drainedNode = running.node as string;
+      for (let i = 0; ; i++) {
+        const pods = await bed.pods("gpu-a");
+        if (!pods.some((p) => p.node === drainedNode && !p.deleting)) break;
+        if (i > 600) throw new Error(`a session pod stays on the drained node: ${JSON.stringify(pods)}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${a}/terminate`)).status).toBe(202);
+      await bed.waitFor(bed.alice, a, (s) => s.phase === "Terminated", "Terminated");
+    } catch (e) {
+      // A missing rule usually shows first as a journey that stalls: name the refused requests with it.
+      throw new Error(`${(e as Error).message}\nrefused: ${JSON.stringify(refusedRequests())}`, { cause: e });
     }
-    expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${a}/terminate`)).status).toBe(202);
-    await bed.waitFor(bed.alice, a, (s) => s.phase === "Terminated", "Terminated");
     const journeyMs = performance.now() - started;
 
     const report: string[] = [`journey: ${(journeyMs / 1000).toFixed(1)} s`];
-    const refused: string[] = [];
+    const refused = refusedRequests();
     const removable: string[] = [];
     for (const acct of ACCOUNTS) {
       const events = audited(acct.cluster).filter((e) => e.user.username === acct.user);
-      for (const e of events)
-        if (e.responseStatus?.code === 403) refused.push(`${acct.user}: ${e.verb} ${e.requestURI}`);
       const requests = events.flatMap((e) => requestOf(e) ?? []);
       const grants = [...new Map(grantsOf(acct.rules).map((g) => [grantKey(g), g])).values()];
       const unused = grants.filter((g) => !requests.some((r) => allows(g, r))).map(grantKey);
