@@ -44,8 +44,8 @@ export const mergeRbac = (...rs: ControlPlaneRbac[]): ControlPlaneRbac => ({
 export function controlPlaneRbac(ns: TargetNamespaces = DEFAULT_TARGET_NAMESPACES): ControlPlaneRbac {
   return {
     clusterRules: [
-      // Cordon/uncordon (patch spec.unschedulable), delete, and the probe's GPU-node fallback.
-      { apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch", "patch", "delete"] },
+      // Cordon/uncordon (patch spec.unschedulable), delete, and the probe's GPU-node fallback (a list).
+      { apiGroups: [""], resources: ["nodes"], verbs: ["list", "patch", "delete"] },
       // The probe: the GPU runtime class by name.
       { apiGroups: ["node.k8s.io"], resources: ["runtimeclasses"], verbs: ["get"] },
       // A deleted volume's data, after its grace period: its PVs are handed back to the storage driver
@@ -56,17 +56,14 @@ export function controlPlaneRbac(ns: TargetNamespaces = DEFAULT_TARGET_NAMESPACE
       {
         namespace: ns.sessions,
         rules: [
-          // Drain finds Berth's pods on a node; sessions read their pods and logs.
-          { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] },
+          // Drain finds Berth's pods on a node (a list); sessions read their pods' logs.
+          { apiGroups: [""], resources: ["pods"], verbs: ["list"] },
           { apiGroups: [""], resources: ["pods/log"], verbs: ["get"] },
           // Drain evicts (respecting disruption budgets) instead of deleting.
           { apiGroups: [""], resources: ["pods/eviction"], verbs: ["create"] },
-          // Dispatch writes each session's mirror resource for the operator to reconcile.
-          {
-            apiGroups: ["berth.dev"],
-            resources: ["sessionmirrors"],
-            verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
-          },
+          // Dispatch writes each session's mirror resource for the operator to reconcile: a server-side
+          // apply (patch, and create where it makes the mirror), a look before a new revision, a delete.
+          { apiGroups: ["berth.dev"], resources: ["sessionmirrors"], verbs: ["get", "create", "patch", "delete"] },
           // A volume's claim that no session used for a while is released (controllers/src/sessions/claims.ts),
           // and looked at until it is gone (a pod may hold it a while): the release race.
           { apiGroups: [""], resources: ["persistentvolumeclaims"], verbs: ["get", "delete"] },
@@ -88,9 +85,9 @@ export function managementRbac(controlPlaneNamespace = "berth-system"): ControlP
       {
         apiGroups: ["berth.dev"],
         resources: ["clusters"],
-        verbs: ["get", "list", "watch", "create", "patch", "delete"],
+        verbs: ["get", "list", "create", "patch", "delete"],
       },
-      { apiGroups: ["berth.dev"], resources: ["clusters/status"], verbs: ["get", "patch"] },
+      { apiGroups: ["berth.dev"], resources: ["clusters/status"], verbs: ["patch"] },
     ],
     namespaceRules: [
       {
@@ -114,7 +111,8 @@ export function apiSessionsRbac(): ControlPlaneRbac {
       // Storage (api/src/domain/storage): pools and volumes are written by the API.
       { apiGroups: ["berth.dev"], resources: ["pools"], verbs: ["get", "list", "create", "patch", "delete"] },
       { apiGroups: ["berth.dev"], resources: ["pools/status"], verbs: ["patch"] },
-      { apiGroups: ["berth.dev"], resources: ["volumes"], verbs: ["create", "patch", "delete"] },
+      // Deleting a volume marks it (a patch); the worker removes it after its grace (dispatch.ts purgeVolume).
+      { apiGroups: ["berth.dev"], resources: ["volumes"], verbs: ["create", "patch"] },
       // A member deletes their private image (api/src/domain/images/privateImages.ts).
       { apiGroups: ["berth.dev"], resources: ["images"], verbs: ["delete"] },
       { apiGroups: [""], resources: ["events"], verbs: ["list"] },
@@ -131,10 +129,9 @@ export function catalogRbac(): ControlPlaneRbac {
       {
         apiGroups: ["berth.dev"],
         resources: ["offerings", "resourcepresets", "images", "resourcepolicies"],
-        verbs: ["get", "list", "create", "update", "patch"],
+        verbs: ["get", "list", "create", "update"],
       },
-      { apiGroups: ["berth.dev"], resources: ["wallets"], verbs: ["get", "list", "create", "patch"] },
-      { apiGroups: [""], resources: ["namespaces"], verbs: ["get"] },
+      { apiGroups: ["berth.dev"], resources: ["wallets"], verbs: ["get", "create", "patch"] },
     ],
     namespaceRules: [],
   };
@@ -163,18 +160,24 @@ export function billingWorkerRbac(): ControlPlaneRbac {
 export function workerRbac(controlPlaneNamespace = "berth-system"): ControlPlaneRbac {
   return {
     clusterRules: [
-      { apiGroups: ["berth.dev"], resources: ["sessions"], verbs: ["get", "list", "watch", "delete"] },
-      { apiGroups: ["berth.dev"], resources: ["sessions/status"], verbs: ["get", "update", "patch"] },
-      // Where a volume's claim is (controllers/src/sessions/dispatch.ts).
+      // The controller's informers (controllers/src/sessions/observed.ts) list and watch; status is a PUT,
+      // the reclaim loop's mark a PATCH (api/src/domain/reclaim/watch.ts).
+      { apiGroups: ["berth.dev"], resources: ["sessions"], verbs: ["list", "watch", "delete"] },
+      { apiGroups: ["berth.dev"], resources: ["sessions/status"], verbs: ["update", "patch"] },
+      // Where a volume's claim is; a deleted volume is removed after its grace (controllers/src/sessions/dispatch.ts).
       { apiGroups: ["berth.dev"], resources: ["volumes/status"], verbs: ["patch"] },
+      { apiGroups: ["berth.dev"], resources: ["volumes"], verbs: ["delete"] },
       {
         apiGroups: ["berth.dev"],
-        resources: ["clusters", "offerings", "resourcepresets", "images", "volumes", "pools", "resourcepolicies"],
-        verbs: ["get", "list", "watch"],
+        resources: ["clusters", "offerings", "resourcepresets", "images", "volumes", "pools"],
+        verbs: ["list", "watch"],
       },
-      { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
+      // Billing reads an offering's rate (api/src/domain/credits/context.ts); the reclaim loop lists policies.
+      { apiGroups: ["berth.dev"], resources: ["offerings"], verbs: ["get"] },
+      { apiGroups: ["berth.dev"], resources: ["resourcepolicies"], verbs: ["list"] },
+      { apiGroups: [""], resources: ["events"], verbs: ["create"] },
       // Imports publish a member's private image (api/src/worker/imports.ts).
-      { apiGroups: ["berth.dev"], resources: ["images"], verbs: ["create", "update", "delete"] },
+      { apiGroups: ["berth.dev"], resources: ["images"], verbs: ["get", "create", "update", "delete"] },
       ...billingWorkerRbac().clusterRules,
     ],
     namespaceRules: [

@@ -15,7 +15,7 @@ import { loadCrds } from "@berth/crds/manifests";
 import { ApiextensionsV1Api } from "@kubernetes/client-node";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type Fleet, kubeConfigFrom, startFleet } from "../testbed/index.ts";
+import { type Fleet, kubeConfigFrom, startFleet } from "../index.ts";
 import { closeBrowser, DESKTOP, expectAccessible, launchBrowser, PHONE, Screenshots } from "./browser.ts";
 import { Visitors } from "./pages/login-page.ts";
 

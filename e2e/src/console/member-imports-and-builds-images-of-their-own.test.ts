@@ -19,7 +19,7 @@ import { ApiextensionsV1Api } from "@kubernetes/client-node";
 import pino from "pino";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startFleet } from "../testbed/fleet.ts";
+import { startFleet } from "../index.ts";
 import { pushImage, pushIndex } from "../testbed/images.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import { criLogLines } from "../testbed/kwok.ts";

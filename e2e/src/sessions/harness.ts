@@ -27,7 +27,15 @@ import { operatorRbac, parseConfig, type RunningOperator, startOperator } from "
 import type { KubeConfig } from "@kubernetes/client-node";
 import pino from "pino";
 import { mintControlPlaneCredential } from "../clusters/credentials.ts";
-import { type Cluster, type Fleet, type FleetDescription, KubeHttp, kubeConfigFrom, startFleet } from "../index.ts";
+import {
+  type Cluster,
+  type Credential,
+  type Fleet,
+  type FleetDescription,
+  KubeHttp,
+  kubeConfigFrom,
+  startFleet,
+} from "../index.ts";
 
 export const H100 = "NVIDIA-H100-80GB-HBM3";
 export const L4 = "NVIDIA-L4";
@@ -56,15 +64,29 @@ export const SMALL_FLEET: FleetDescription = {
 
 export const adminKube = (c: Cluster) => new KubeHttp({ server: c.server, caPem: c.caPem, token: c.adminToken });
 
+/**
+ * How the bed makes Berth's Kubernetes credentials. Default: minted from the code's rule lists
+ * (@berth/api/rbac, operatorRbac()). A test may hand in others, e.g. the accounts of the cdk8s manifests.
+ */
+export interface BedAccounts {
+  /** The API's and the worker's credentials in the management cluster. */
+  management(mgmt: Cluster): Promise<{ api: Credential; worker: Credential }>;
+  /** On a GPU cluster (its CRD and namespaces installed): the operator's, and the one registered for the control plane. */
+  gpu(c: Cluster): Promise<{ operator: Credential; controlPlane: Credential }>;
+}
+
 /** What an operator's install does on its GPU cluster: namespaces, the mirror CRD, a least-privilege account. */
-export async function installOperator(c: Cluster, dir: string): Promise<string> {
+export async function installOperator(c: Cluster, dir: string, operatorCredential?: Credential): Promise<string> {
   const admin = adminKube(c);
   try {
     const crd = loadCrds().find((x) => x.metadata.name === SessionMirrorKind.crdName);
     await admin.ensure("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
-    for (const ns of [SYSTEM_NS, SESSIONS_NS]) {
-      const labels = ns === SESSIONS_NS ? { "pod-security.kubernetes.io/enforce": "restricted" } : {};
-      await admin.ensure("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels } });
+    await ensureOperatorNamespaces(admin);
+    const path = join(dir, `operator-${c.name}.kubeconfig`);
+    if (operatorCredential) {
+      await waitForMirrorCrd(admin, c.name);
+      writeFileSync(path, operatorCredential.kubeconfig);
+      return path;
     }
     const rbac = operatorRbac();
     const system = rbac.namespaceRules.find((n) => n.namespace === SYSTEM_NS);
@@ -90,20 +112,30 @@ export async function installOperator(c: Cluster, dir: string): Promise<string> 
         subjects: [{ kind: "ServiceAccount", name: cred.serviceAccount, namespace: cred.namespace }],
       });
     }
-    for (let i = 0; ; i++) {
-      const res = await admin.raw(
-        "GET",
-        `/apis/${SessionMirrorKind.group}/${SessionMirrorKind.version}/namespaces/${SESSIONS_NS}/sessionmirrors`,
-      );
-      if (res.status === 200) break;
-      if (i > 100) throw new Error(`the SessionMirror CRD is never served on ${c.name}: ${res.status}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const path = join(dir, `operator-${c.name}.kubeconfig`);
+    await waitForMirrorCrd(admin, c.name);
     writeFileSync(path, cred.kubeconfig);
     return path;
   } finally {
     admin.close();
+  }
+}
+
+async function ensureOperatorNamespaces(admin: KubeHttp): Promise<void> {
+  for (const ns of [SYSTEM_NS, SESSIONS_NS]) {
+    const labels = ns === SESSIONS_NS ? { "pod-security.kubernetes.io/enforce": "restricted" } : {};
+    await admin.ensure("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels } });
+  }
+}
+
+async function waitForMirrorCrd(admin: KubeHttp, cluster: string): Promise<void> {
+  for (let i = 0; ; i++) {
+    const res = await admin.raw(
+      "GET",
+      `/apis/${SessionMirrorKind.group}/${SessionMirrorKind.version}/namespaces/${SESSIONS_NS}/sessionmirrors`,
+    );
+    if (res.status === 200) return;
+    if (i > 100) throw new Error(`the SessionMirror CRD is never served on ${cluster}: ${res.status}`);
+    await new Promise((r) => setTimeout(r, 100));
   }
 }
 
@@ -175,6 +207,11 @@ export interface SessionsBedOptions {
   workerReclaim?: false | { intervalMs?: number };
   /** More of the API's environment (e.g. BERTH_METRICS_SERVER_URL). */
   apiEnv?: Record<string, string>;
+  /**
+   * Berth's credentials; default: minted from the rule lists. Given, the API also installs the default
+   * catalog with its own credential, as it does at start (api/src/bootstrap).
+   */
+  accounts?: BedAccounts;
 }
 
 export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<SessionsBed> {
@@ -193,18 +230,21 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
     for (const crd of loadCrds()) await admin.ensure("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
     await admin.ensure("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: SYSTEM_NS } });
     admin.close();
-    const catalogKube = new HttpKube(kubeConfigFrom(mgmt.kubeconfig));
+    const { api: apiCred, worker: workerCred } = opts.accounts
+      ? await opts.accounts.management(mgmt)
+      : {
+          api: await mintControlPlaneCredential(mgmt, {
+            name: "berth-api",
+            rbac: mergeRbac(managementRbac(), apiSessionsRbac()),
+          }),
+          worker: await mintControlPlaneCredential(mgmt, { name: "berth-worker", rbac: workerRbac() }),
+        };
+    const catalogKube = new HttpKube(kubeConfigFrom(opts.accounts ? apiCred.kubeconfig : mgmt.kubeconfig));
     try {
       await installDefaultCatalog(catalogKube);
     } finally {
       catalogKube.close();
     }
-
-    const apiCred = await mintControlPlaneCredential(mgmt, {
-      name: "berth-api",
-      rbac: mergeRbac(managementRbac(), apiSessionsRbac()),
-    });
-    const workerCred = await mintControlPlaneCredential(mgmt, { name: "berth-worker", rbac: workerRbac() });
     const t = await startIdentityTestApi({
       kubeConfig: kubeConfigFrom(apiCred.kubeconfig),
       ...(opts.apiEnv ? { env: opts.apiEnv } : {}),
@@ -246,8 +286,11 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
     const log = pino({ level: process.env.BERTH_TEST_LOG ?? "silent" });
     const gpu: Record<string, GpuClusterHandle> = {};
     for (const c of fleet.clusters.filter((x) => x.kind === "gpu")) {
-      const kubeconfigPath = await installOperator(c, dir);
-      const cpCred = await mintControlPlaneCredential(c, { name: "berth-control-plane", rbac: controlPlaneRbac() });
+      const given = opts.accounts ? await givenGpuAccounts(opts.accounts, c) : undefined;
+      const kubeconfigPath = await installOperator(c, dir, given?.operator);
+      const cpCred =
+        given?.controlPlane ??
+        (await mintControlPlaneCredential(c, { name: "berth-control-plane", rbac: controlPlaneRbac() }));
       const res = await t.request("POST", "/api/v1/clusters", {
         token: superAdmin.token,
         json: {
@@ -413,6 +456,17 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
     await stopAll();
     throw err;
   }
+}
+
+/** A test's GPU-cluster accounts, made after the namespaces they live in. */
+async function givenGpuAccounts(accounts: BedAccounts, c: Cluster) {
+  const admin = adminKube(c);
+  try {
+    await ensureOperatorNamespaces(admin);
+  } finally {
+    admin.close();
+  }
+  return accounts.gpu(c);
 }
 
 /** A minimal SSE reader over fetch (the bearer token cannot go through EventSource). */

@@ -123,19 +123,26 @@ export async function createGpuNode(kube: KubeHttp, node: GpuNodeDescription): P
   await kube.json("POST", "/api/v1/nodes", gpuNodeManifest(node));
 }
 
+/** The stub GPU runtime class registration looks for (also applied by the kind provider). */
+export const runtimeClassManifest = () => ({
+  apiVersion: "node.k8s.io/v1",
+  kind: "RuntimeClass",
+  metadata: { name: "nvidia" },
+  handler: "nvidia",
+});
+
 export async function createRuntimeClass(kube: KubeHttp): Promise<void> {
-  await kube.ensure("/apis/node.k8s.io/v1/runtimeclasses", {
-    apiVersion: "node.k8s.io/v1",
-    kind: "RuntimeClass",
-    metadata: { name: "nvidia" },
-    handler: "nvidia",
-  });
+  await kube.ensure("/apis/node.k8s.io/v1/runtimeclasses", runtimeClassManifest());
 }
 
 /** HAMi's device plugin DaemonSet, as its Helm chart names it (on nodes labelled gpu=on). */
 export async function createHamiDevicePlugin(kube: KubeHttp): Promise<void> {
+  await kube.ensure("/apis/apps/v1/namespaces/kube-system/daemonsets", hamiDevicePluginManifest());
+}
+
+export function hamiDevicePluginManifest(): object {
   const labels = { "app.kubernetes.io/component": "hami-device-plugin" };
-  await kube.ensure("/apis/apps/v1/namespaces/kube-system/daemonsets", {
+  return {
     apiVersion: "apps/v1",
     kind: "DaemonSet",
     metadata: { name: HAMI.devicePluginDaemonSet, namespace: "kube-system", labels },
@@ -157,13 +164,17 @@ export async function createHamiDevicePlugin(kube: KubeHttp): Promise<void> {
         },
       },
     },
-  });
+  };
 }
 
 /** The NVIDIA device plugin's DaemonSet, as its Helm chart names it; kwok plays its pods like any other. */
 export async function createDevicePlugin(kube: KubeHttp): Promise<void> {
+  await kube.ensure("/apis/apps/v1/namespaces/kube-system/daemonsets", devicePluginManifest());
+}
+
+export function devicePluginManifest(): object {
   const labels = { "app.kubernetes.io/name": "nvidia-device-plugin" };
-  await kube.ensure("/apis/apps/v1/namespaces/kube-system/daemonsets", {
+  return {
     apiVersion: "apps/v1",
     kind: "DaemonSet",
     metadata: { name: "nvidia-device-plugin-daemonset", namespace: "kube-system", labels },
@@ -185,7 +196,7 @@ export async function createDevicePlugin(kube: KubeHttp): Promise<void> {
         },
       },
     },
-  });
+  };
 }
 
 interface NodeStatusView {

@@ -34,7 +34,7 @@ export const registerClusterRoute = defineRoute({
   tags: ["clusters"],
   summary: "Register a GPU cluster (super_admin); answers its operator token once",
   description: [
-    "Probes the cluster with the given credential before accepting it: GET /version answers; the RuntimeClass `nvidia` exists with handler `nvidia`; the GPU device plugin is present (a DaemonSet in kube-system whose name contains `nvidia-device-plugin`, or any node with allocatable `nvidia.com/gpu` above zero); SelfSubjectAccessReviews allow every verb Berth uses there (nodes get/list/watch/patch/delete; runtimeclasses get; in berth-sessions pods get/list/watch, pods/log get, pods/eviction create, sessionmirrors.berth.dev read/write; in kube-system daemonsets list).",
+    "Probes the cluster with the given credential before accepting it: GET /version answers; the RuntimeClass `nvidia` exists with handler `nvidia`; the GPU device plugin is present (a DaemonSet in kube-system whose name contains `nvidia-device-plugin`, or any node with allocatable `nvidia.com/gpu` above zero); SelfSubjectAccessReviews allow every verb Berth uses there (nodes list/patch/delete; runtimeclasses get; persistentvolumes list/patch; in berth-sessions pods list, pods/log get, pods/eviction create, sessionmirrors.berth.dev get/create/patch/delete, persistentvolumeclaims get/delete; in kube-system daemonsets list).",
     REFUSALS,
     "Accepted: a new id `clu_…` (also when a name is registered again after deregistration), the credential kept in a Secret of the management cluster (never returned), and the operator token (RS256, 7 days), shown only in this answer. Not idempotent by key: the answer carries a secret that is stored nowhere; after a lost answer, rotate the token.",
   ].join("\n\n"),
