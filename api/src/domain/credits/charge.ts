@@ -32,8 +32,8 @@ import {
   markSamplesBilled,
   type UnbilledSample,
 } from "../../db/operations/ledger/unbilledSamples.ts";
-import { DEADLOCK_DETECTED, SERIALIZATION_FAILURE, sqlState } from "../../db/sqlstate.ts";
 import { allowancesLeft, walletAllowances } from "./allowances.ts";
+import { billInBatches } from "./batches.ts";
 import type { CreditsContext, OfferingRate } from "./context.ts";
 import { Coverage } from "./coverage.ts";
 import { billingId, SHORTFALL_WALLET, USAGE_WALLET } from "./ids.ts";
@@ -114,28 +114,11 @@ export async function billPendingUsage(
   b: CreditsContext,
   opts: { clusterId?: string; maxBatches?: number; receivedBefore?: Date } = {},
 ): Promise<BillResult> {
-  const total: BillResult = { samples: 0, charged: 0n, shortfall: 0n, wallets: new Set() };
-  for (let i = 0; i < (opts.maxBatches ?? Number.POSITIVE_INFINITY); i++) {
-    const r = await retrying(() => b.db.transaction((tx) => billBatch(b, tx, opts)));
-    total.samples += r.samples;
-    total.charged += r.charged;
-    total.shortfall += r.shortfall;
-    for (const w of r.wallets) total.wallets.add(w);
-    if (r.samples < b.options.chargeBatch) break;
-  }
-  return total;
-}
-
-async function retrying<T>(fn: () => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await fn();
-    } catch (err) {
-      const s = sqlState(err);
-      if (attempt < 5 && (s === DEADLOCK_DETECTED || s === SERIALIZATION_FAILURE)) continue;
-      throw err;
-    }
-  }
+  const t = await billInBatches(b, opts.maxBatches, async (tx) => {
+    const r = await billBatch(b, tx, opts);
+    return { ...r, items: r.samples };
+  });
+  return { samples: t.items, charged: t.charged, shortfall: t.shortfall, wallets: t.wallets };
 }
 
 async function billBatch(

@@ -24,8 +24,8 @@ import {
   volumeSizes,
 } from "../../db/operations/volumes/storageBilling.ts";
 import { readStorageSettings } from "../../db/operations/volumes/storageSettings.ts";
-import { DEADLOCK_DETECTED, SERIALIZATION_FAILURE, sqlState } from "../../db/sqlstate.ts";
 import { allowancesLeft, walletAllowances } from "./allowances.ts";
+import { billInBatches } from "./batches.ts";
 import { drawFrom } from "./charge.ts";
 import type { CreditsContext } from "./context.ts";
 import { billingId, SHORTFALL_WALLET, USAGE_WALLET } from "./ids.ts";
@@ -74,28 +74,11 @@ export interface StorageBillResult {
 
 /** Charges every volume's storage due up to the last grid boundary (deleted ones: up to their deletion). */
 export async function billStorage(b: CreditsContext, opts: { maxBatches?: number } = {}): Promise<StorageBillResult> {
-  const total: StorageBillResult = { volumes: 0, charged: 0n, shortfall: 0n, wallets: new Set() };
-  for (let i = 0; i < (opts.maxBatches ?? Number.POSITIVE_INFINITY); i++) {
-    const r = await retrying(() => b.db.transaction((tx) => billStorageBatch(b, tx)));
-    total.volumes += r.volumes;
-    total.charged += r.charged;
-    total.shortfall += r.shortfall;
-    for (const w of r.wallets) total.wallets.add(w);
-    if (r.volumes < b.options.chargeBatch) break;
-  }
-  return total;
-}
-
-async function retrying<T>(fn: () => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await fn();
-    } catch (err) {
-      const s = sqlState(err);
-      if (attempt < 5 && (s === DEADLOCK_DETECTED || s === SERIALIZATION_FAILURE)) continue;
-      throw err;
-    }
-  }
+  const t = await billInBatches(b, opts.maxBatches, async (tx) => {
+    const r = await billStorageBatch(b, tx);
+    return { ...r, items: r.volumes };
+  });
+  return { volumes: t.items, charged: t.charged, shortfall: t.shortfall, wallets: t.wallets };
 }
 
 function volumeChain(v: DueVolume) {
