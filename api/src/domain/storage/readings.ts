@@ -8,6 +8,7 @@
 import { type CapacitySource, LABELS, type Pool, VolumeKind, volumeIdOf } from "@berth/crds";
 import type { StorageReport } from "@berth/crds/internal-plane";
 import { recordStorageReport } from "../../db/operations/volumes/storageReports.ts";
+import { volumeStewards } from "../../db/operations/volumes/volumeStewards.ts";
 import type { Deps } from "../../deps.ts";
 import { notify } from "../notifications/notify.ts";
 import { readPools } from "./pools.ts";
@@ -111,18 +112,35 @@ async function applyVolumeUsage(deps: Deps, clusterId: string, report: StorageRe
       .catch(unreachable("writing a volume's use"));
     if (res.status >= 300 && res.status !== 404)
       throw new Error(`writing the use of volume ${vol.metadata.name}: ${res.status}`);
-    if (res.status < 300 && vol.spec.owner.kind === "user" && crossesNearQuota(vol.status?.usedGb, gb, vol.spec.sizeGb))
-      await notify(deps.db, {
-        userId: vol.spec.owner.id,
-        organizationId: vol.spec.organization,
-        kind: "volume.near_quota",
-        title: `Volume ${vol.spec.displayName ?? vol.metadata.name} is ${Math.round((100 * gb) / vol.spec.sizeGb)} % full`,
-        body: `${gb} of ${vol.spec.sizeGb} GB used. Grow it on the Volumes page before it fills up.`,
-        data: { volume_id: volumeIdOf(vol.metadata.name ?? ""), used_gb: gb, size_gb: vol.spec.sizeGb },
-        // One per streak: while it is unread, a volume that stays full does not ring again.
-        dedupeKey: `volume.near_quota:${vol.metadata.name}`,
-        at: deps.clock.now(),
-      });
+    if (res.status < 300 && crossesNearQuota(vol.status?.usedGb, gb, vol.spec.sizeGb)) {
+      // A user's volume rings its owner; a project's rings whoever looks after the project's volumes.
+      const owner = vol.spec.owner;
+      const recipients =
+        owner.kind === "user"
+          ? [owner.id]
+          : await volumeStewards(deps.db, { organizationId: vol.spec.organization, projectId: owner.id });
+      const name = vol.spec.displayName ?? vol.metadata.name;
+      await notify(
+        deps.db,
+        recipients.map((userId) => ({
+          userId,
+          organizationId: vol.spec.organization,
+          kind: "volume.near_quota" as const,
+          title: `Volume ${name} is ${Math.round((100 * gb) / vol.spec.sizeGb)} % full`,
+          body: `${gb} of ${vol.spec.sizeGb} GB used${owner.kind === "project" ? " (a project's volume you administer)" : ""}. Grow it on the Volumes page before it fills up.`,
+          data: {
+            volume_id: volumeIdOf(vol.metadata.name ?? ""),
+            used_gb: gb,
+            size_gb: vol.spec.sizeGb,
+            owner_kind: owner.kind,
+            owner_id: owner.id,
+          },
+          // One per streak: while it is unread, a volume that stays full does not ring again.
+          dedupeKey: `volume.near_quota:${vol.metadata.name}`,
+          at: deps.clock.now(),
+        })),
+      );
+    }
   }
 }
 

@@ -604,6 +604,47 @@ describe("volumes", () => {
       expect(await t.database.db("sessions").where({ cluster_id: "clu_west" }).count("* as n")).toEqual([{ n: "0" }]);
     });
 
+    it("rings a project's administrators when a project's volume is nearly full, not its members", async () => {
+      // 1 GB: the default pool's stated capacity is nearly taken by the tests before.
+      const v = await aVolume(w.memberA, { size_gb: 1, project_id: w.projectA.id });
+      const name = v.id.replace("_", "-");
+      const all = (await custom().listClusterCustomObject({ ...GROUP, plural: "volumes" })) as {
+        items: { metadata: { name: string; namespace: string } }[];
+      };
+      const namespace = all.items.find((i) => i.metadata.name === name)?.metadata.namespace as string;
+      const k = new HttpKube(kc);
+      try {
+        const r = await k.request("PATCH", `/apis/berth.dev/v1alpha1/namespaces/${namespace}/volumes/${name}/status`, {
+          body: { status: { boundCluster: "clu_east", claimName: `berth-${name}` } },
+        });
+        expect(r.status).toBe(200);
+      } finally {
+        k.close();
+      }
+      const report = (used: number) => ({
+        cluster_id: "clu_east",
+        observed_at: new Date().toISOString(),
+        classes: [],
+        volumes: [{ claim_name: `berth-${name}`, used_gb: used, node: "gpu-0" }],
+      });
+      const near = async (u: TestUser) =>
+        (await req(u, "GET", "/api/v1/notifications?kind=volume.near_quota")).body.data.filter(
+          (n: { data: { volume_id: string } }) => n.data.volume_id === v.id,
+        );
+      await applyStorageReport(t.deps, "clu_east", report(0));
+      expect(await near(w.projectAdminA)).toHaveLength(0);
+      await applyStorageReport(t.deps, "clu_east", report(1));
+      await applyStorageReport(t.deps, "clu_east", report(1));
+      const rung = await near(w.projectAdminA);
+      expect(rung).toHaveLength(1);
+      expect(rung[0]).toMatchObject({
+        title: expect.stringContaining("100 % full"),
+        data: { owner_kind: "project", owner_id: w.projectA.id, used_gb: 1, size_gb: 1 },
+      });
+      // The project has an administrator: its members, the organization's admins and other organizations hear nothing.
+      for (const u of [w.memberA, w.adminA, w.memberB]) expect(await near(u)).toHaveLength(0);
+    });
+
     it("does not mount a locked volume, and says why", async () => {
       const v = await aVolume(w.memberA, { size_gb: 1 });
       await req(w.adminA, "POST", `/api/v1/storage/volumes/${v.id}/lock`, { reason: "investigation" });
