@@ -682,6 +682,14 @@ describe("volumes", () => {
     const ok = await req(w.memberA, "PUT", path, { shares: [{ kind: "user", id: w.orgMemberA.id }] });
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
     expect(ok.body.shares).toEqual([{ kind: "user", id: w.orgMemberA.id, access: "read_only" }]);
+    // The audit row keeps the whole list as the API took it: the shares backfill
+    // (migration 20261126002200) reads volumes' last successful list from there.
+    const audited = await t.database
+      .db("audit_log")
+      .where({ action: "storage.volume.share", target_kind: "volume", target_id: v.id, outcome: "success" })
+      .orderBy("seq", "desc")
+      .first();
+    expect(audited.diff.after.shares).toEqual([{ kind: "user", id: w.orgMemberA.id, access: "read_only" }]);
     // The share sees it, may not change it, and mounts it read-only only.
     expect((await req(w.orgMemberA, "GET", `/api/v1/storage/volumes/${v.id}`)).status).toBe(200);
     expect((await req(w.orgMemberA, "PATCH", `/api/v1/storage/volumes/${v.id}`, { size_gb: 2 })).status).toBe(403);
