@@ -1,6 +1,7 @@
 // A cluster's report of what its storage driver publishes, turned into the capacity reading of the pools
-// whose storage server sits in that cluster (capacity rule 1): the driver's figure (`csi`) when it
-// publishes one for the pool's class, else the stated capacity (`manual`: the pool's, then the fleet
+// whose storage server sits in that cluster (capacity rule 1): the driver's figure (`csi`, from its
+// CSIStorageCapacity objects, else its volume stats: `via` says which) when it publishes one for the
+// pool's class, else the stated capacity (`manual`: the pool's, then the fleet
 // default), else the storage node's system drive (`node_disk`), else none. The Pool status is written
 // only when the reading changes (a tick with nothing new writes nothing), and every change of source is
 // recorded in status.sourceChanges. The report's time is kept per cluster in Postgres (storage_reports):
@@ -24,7 +25,14 @@ export function readingFor(
   fleetDefaultGb: number | null = null,
 ): Reading | null {
   const c = report.classes.find((x) => x.storage_class === pool.spec.storageClass);
-  if (c) return { source: "csi", totalGb: c.available_gb, availableGb: c.available_gb, observedAt, via: c.via };
+  if (c)
+    return {
+      source: "csi",
+      totalGb: c.total_gb ?? c.available_gb,
+      availableGb: c.available_gb,
+      observedAt: c.measured_at ? new Date(c.measured_at).toISOString() : observedAt,
+      via: c.via,
+    };
   if (pool.spec.manualCapacityGb !== undefined)
     return { source: "manual", totalGb: pool.spec.manualCapacityGb, via: "pool" };
   if (fleetDefaultGb !== null) return { source: "manual", totalGb: fleetDefaultGb, via: "fleet_default" };
