@@ -992,3 +992,56 @@ describe("storage settings: rate, fleet-default capacity, grace period", () => {
     () => ({ t, w }),
   );
 });
+
+describe("a pool read from the driver's volume stats", () => {
+  it("reads csi via volume_stats where the driver publishes no capacity objects, and records each change of source", async () => {
+    const made = await req(w.superAdmin, "POST", "/api/v1/storage/pools", {
+      name: "stats",
+      cluster: "clu_west",
+      storage_class: "berth-stats",
+      default: false,
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const report = (classes: unknown[]) => ({ cluster_id: "clu_west", observed_at: new Date().toISOString(), classes });
+    const measuredAt = new Date(Date.now() - 60_000).toISOString();
+    await applyStorageReport(
+      t.deps,
+      "clu_west",
+      report([
+        {
+          storage_class: "berth-stats",
+          available_gb: 1500,
+          total_gb: 2000,
+          via: "volume_stats",
+          measured_at: measuredAt,
+        },
+      ]) as never,
+    );
+    const read = async () => (await req(w.superAdmin, "GET", "/api/v1/storage/pools/stats")).body.capacity;
+    expect(await read()).toMatchObject({
+      source: "csi",
+      via: "volume_stats",
+      total_gb: 2000,
+      available_gb: 1500,
+      observed_at: measuredAt,
+      stale: false,
+    });
+    // The capacity objects win once the driver publishes them; without either, nothing is known.
+    await applyStorageReport(
+      t.deps,
+      "clu_west",
+      report([{ storage_class: "berth-stats", available_gb: 1200, via: "csi_capacity" }]) as never,
+    );
+    expect(await read()).toMatchObject({ source: "csi", via: "csi_capacity", available_gb: 1200 });
+    await applyStorageReport(t.deps, "clu_west", report([]) as never);
+    expect(await read()).toBeNull();
+    const cr = (await custom().getClusterCustomObject({ ...GROUP, plural: "pools", name: "stats" })) as {
+      status: { sourceChanges: { from?: string; to?: string }[] };
+    };
+    expect(cr.status.sourceChanges.map((c) => [c.from ?? null, c.to ?? null])).toEqual([
+      [null, "csi"],
+      ["csi", null],
+    ]);
+    expect((await req(w.superAdmin, "DELETE", "/api/v1/storage/pools/stats")).status).toBe(204);
+  });
+});
