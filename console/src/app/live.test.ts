@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { LiveChange } from "../api/live-feed.ts";
 import { feed } from "./context.ts";
-import { onSessionsChanged } from "./live.ts";
+import { MAX_BURST, onSessionsChanged } from "./live.ts";
 
 const change = (event: string, data: unknown): LiveChange => ({
   source: "stream",
@@ -64,5 +64,18 @@ describe("onSessionsChanged", () => {
     stop();
     vi.advanceTimersByTime(100);
     expect(calls).toBe(0);
+  });
+
+  it("hands over a burst that reaches its bound at once, so an unpausing stream is not held back for ever", () => {
+    vi.useFakeTimers();
+    const sizes: number[] = [];
+    stop = onSessionsChanged((_last, burst) => sizes.push(burst.length), 300);
+    for (let i = 0; i < MAX_BURST + 5; i++) {
+      emit(change("session.updated", { session_id: `ses_${i}` }));
+      vi.advanceTimersByTime(10);
+    }
+    expect(sizes).toEqual([MAX_BURST]);
+    vi.advanceTimersByTime(300);
+    expect(sizes).toEqual([MAX_BURST, 5]);
   });
 });

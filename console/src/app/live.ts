@@ -8,6 +8,9 @@ import { feed } from "./context.ts";
  * that acts on one type (an image's end, one session's events) looks through `burst`, since the last
  * change of a burst is often of another type or session.
  */
+/** A burst this long is handed over at once: a stream that never pauses still reaches the page. */
+export const MAX_BURST = 200;
+
 export function onSessionsChanged(
   refresh: (last: LiveChange, burst: readonly LiveChange[]) => void,
   debounceMs = 200,
@@ -23,7 +26,8 @@ export function onSessionsChanged(
   const handler = (e: Event) => {
     burst.push((e as CustomEvent<LiveChange>).detail);
     clearTimeout(timer);
-    timer = setTimeout(flush, debounceMs);
+    if (burst.length >= MAX_BURST) flush();
+    else timer = setTimeout(flush, debounceMs);
   };
   feed.addEventListener("change", handler);
   return () => {
