@@ -219,7 +219,7 @@ export class StorageReporter {
   #running: Promise<void> | undefined;
   /** Nodes already logged as unmeasured (once each). */
   readonly #unmeasured = new Set<string>();
-  /** A claim's storage class never changes: read once per claim. */
+  /** A claim's storage class never changes: read once per claim while it is mounted. */
   readonly #classOfClaim = new Map<string, string>();
   /** Each class's last volume-stats figure, kept between mounts. */
   readonly #volumeStats = new Map<string, VolumeStatsReading>();
@@ -295,6 +295,9 @@ export class StorageReporter {
         );
       }
     }
+    // Only claims mounted now are remembered (a claim mounted again later is read again): bounded.
+    const mounted = new Set(filesystems.map((f) => `${f.namespace}/${f.claim}`));
+    for (const key of this.#classOfClaim.keys()) if (!mounted.has(key)) this.#classOfClaim.delete(key);
     for (const f of filesystems) {
       const key = `${f.namespace}/${f.claim}`;
       if (this.#classOfClaim.has(key)) continue;
