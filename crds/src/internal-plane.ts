@@ -163,8 +163,8 @@ export interface InventoryAnswer {
 
 /**
  * What the storage driver of a cluster publishes, per storage class (the operator's volume-sync tick
- * reads the cluster's CSIStorageCapacity objects). `available_gb` is the largest segment's: a volume
- * must fit one, so segments are never added together.
+ * reads the cluster's CSIStorageCapacity objects, else the driver's volume stats). `available_gb` is the
+ * largest segment's: a volume must fit one, so segments are never added together.
  */
 export const StorageReport = z.object({
   cluster_id: ClusterId,
@@ -174,9 +174,17 @@ export const StorageReport = z.object({
       z.object({
         storage_class: z.string().min(1).max(253),
         available_gb: z.int().min(0),
+        /** The filesystem's size, where the driver states it (its volume stats do; capacity objects do not). */
+        total_gb: z.int().min(0).optional(),
         maximum_volume_gb: z.int().min(0).optional(),
-        /** `csi_capacity`: CSIStorageCapacity objects. */
-        via: z.enum(["csi_capacity"]),
+        /**
+         * `csi_capacity`: CSIStorageCapacity objects. `volume_stats`: the driver's volume statistics of a
+         * claim of the class (NodeGetVolumeStats, as the kubelet's stats summary serves them), where the
+         * driver publishes no capacity objects for the class: every claim of a shared pool sees its filesystem.
+         */
+        via: z.enum(["csi_capacity", "volume_stats"]),
+        /** When the figure was measured, if before this report (volume stats are kept between mounts). */
+        measured_at: Instant.optional(),
       }),
     )
     .max(1_000),

@@ -992,6 +992,10 @@ export type NotificationPreferences = {
     enabled: boolean;
     /** Critical kinds are always delivered; they cannot be turned off. */
     critical: boolean;
+    /** Who Berth writes this kind to: everyone, administrators (of an organization or a project), organization_administrators or super_admins. */
+    audience: "everyone" | "administrators" | "organization_administrators" | "super_admins";
+    /** Whether the caller can receive this kind with the roles they hold now (the settings page lists only these). */
+    applies_to_me: boolean;
     description: string;
   }[];
 };

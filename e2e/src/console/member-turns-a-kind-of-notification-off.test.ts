@@ -1,6 +1,8 @@
 // Journey: a member opens Notification settings from the bell, turns "volume near quota" off, the API
 // shows it off and notify() then writes no such notification (a critical one still arrives); a critical
-// kind is shown always on and the API refuses to turn it off with its envelope. Real API, Postgres, Chromium.
+// kind is shown always on and the API refuses to turn it off with its envelope. The member sees only the
+// kinds that apply to them; an organization admin also sees the administrators' kinds. Real API,
+// Postgres, Chromium.
 
 import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
 import { notify } from "@berth/api/notifications/notify";
@@ -17,6 +19,7 @@ describe("a member turns a kind of notification off", () => {
   let page: Page;
   let alice: TestUser;
   let orgId: string;
+  let admin: TestUser;
   const shots = new Screenshots("member-turns-a-kind-of-notification-off");
 
   const kinds = async (kind: string) =>
@@ -29,6 +32,8 @@ describe("a member turns a kind of notification off", () => {
     orgId = org.id;
     alice = await t.aUser({ email: `alice-${Date.now()}@acme.test` });
     await t.member(alice, org.id, null, "member");
+    admin = await t.aUser({ email: `admin-${Date.now()}@acme.test` });
+    await t.member(admin, org.id, null, "org_admin");
     browser = await launchBrowser();
     context = await newContext(browser, t.api.url);
     page = await context.newPage();
@@ -44,7 +49,7 @@ describe("a member turns a kind of notification off", () => {
     await t?.stop();
   });
 
-  it("reaches the page from the bell and lists every kind with its description", async () => {
+  it("reaches the page from the bell and lists the kinds that apply to a member, with their descriptions", async () => {
     await page.getByTestId("notification-bell").click();
     await page.getByTestId("notification-settings-link").click();
     await page.getByRole("heading", { name: "Notification settings", level: 1 }).waitFor();
@@ -54,7 +59,11 @@ describe("a member turns a kind of notification off", () => {
     const shown = await page
       .getByTestId("preference")
       .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-kind")));
-    expect(shown).toEqual(api.body.data.map((p: { kind: string }) => p.kind));
+    const applying = api.body.data.filter((p: { applies_to_me: boolean }) => p.applies_to_me);
+    expect(shown).toEqual(applying.map((p: { kind: string }) => p.kind));
+    expect(shown).toContain("volume.near_quota");
+    for (const adminKind of ["quota.request_received", "webhook.endpoint_disabled", "cluster.unreachable"])
+      expect(shown).not.toContain(adminKind);
     await expect.poll(() => page.getByTestId("preference-switch").first().isChecked()).toBe(true);
     await expectAccessible(page, "all on");
     await shots.take(page, "all-on");
@@ -126,5 +135,27 @@ describe("a member turns a kind of notification off", () => {
     await expect.poll(() => toggle.isDisabled()).toBe(true);
     await expectAccessible(page, "refused");
     await shots.take(page, "refused");
+  });
+
+  it("lists the administrators' kinds for an organization admin, but not the super admins' ones", async () => {
+    const adminContext = await newContext(browser, t.api.url);
+    try {
+      const adminPage = await adminContext.newPage();
+      const login = new LoginPage(adminPage);
+      await login.open();
+      await login.signIn(admin.email, admin.password);
+      await adminPage.getByTestId("account-menu").waitFor();
+      await adminPage.goto(`${t.api.url}/settings/notifications`);
+      await adminPage.getByTestId("preferences").waitFor();
+      const shown = await adminPage
+        .getByTestId("preference")
+        .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-kind")));
+      expect(shown).toEqual(expect.arrayContaining(["quota.request_received", "webhook.endpoint_disabled"]));
+      expect(shown).not.toContain("cluster.unreachable");
+      await expectAccessible(adminPage, "organization admin");
+      await shots.take(adminPage, "organization-admin");
+    } finally {
+      await adminContext.close().catch(() => {});
+    }
   });
 });

@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { nodeDiskOf, nodesMountingVolumes, quantityGb, storageReportOf, volumeUsageOf } from "./reporter.ts";
+import {
+  claimFilesystemsOf,
+  nodeDiskOf,
+  nodesMountingVolumes,
+  quantityGb,
+  storageReportOf,
+  volumeStatsByClass,
+  volumeUsageOf,
+  withVolumeStats,
+} from "./reporter.ts";
 
 describe("the volume-sync report", () => {
   it("reads quantities in whole GiB, rounded down", () => {
@@ -90,5 +99,65 @@ describe("the space used on session volumes (the kubelet's stats summary)", () =
       { claim_name: "berth-vol-bbbbbbbbbbbbbbbbbbbb", used_gb: 0, node: "gpu-0" },
     ]);
     expect(volumeUsageOf("gpu-0", {})).toEqual([]);
+  });
+});
+
+describe("the driver's volume stats, where it publishes no capacity objects", () => {
+  const GiB = 1024 ** 3;
+  const ns = "berth-sessions";
+  it("reads each volume claim's filesystem in whole GiB rounded down, and skips what the driver does not state", () => {
+    expect(
+      claimFilesystemsOf({
+        pods: [
+          {
+            volume: [
+              {
+                capacityBytes: 1000.7 * GiB,
+                availableBytes: 600.2 * GiB,
+                pvcRef: { name: "berth-vol-aaaaaaaaaaaaaaaaaaaa", namespace: ns },
+              },
+              { usedBytes: GiB, pvcRef: { name: "berth-vol-bbbbbbbbbbbbbbbbbbbb", namespace: ns } },
+              { capacityBytes: 5 * GiB, availableBytes: GiB, pvcRef: { name: "someone-elses", namespace: ns } },
+              {
+                capacityBytes: 0,
+                availableBytes: 0,
+                pvcRef: { name: "berth-vol-cccccccccccccccccccc", namespace: ns },
+              },
+            ],
+          },
+        ],
+      }),
+    ).toEqual([{ claim: "berth-vol-aaaaaaaaaaaaaaaaaaaa", namespace: ns, totalGb: 1000, availableGb: 600 }]);
+  });
+
+  it("takes each class's largest filesystem, never the sum, and adds it only where no capacity object speaks", () => {
+    const at = new Date("2026-11-26T08:00:00Z");
+    const fs = [
+      { claim: "berth-vol-a", namespace: ns, totalGb: 1000, availableGb: 600 },
+      { claim: "berth-vol-b", namespace: ns, totalGb: 1000, availableGb: 590 },
+      { claim: "berth-vol-c", namespace: ns, totalGb: 50, availableGb: 40 },
+      { claim: "berth-vol-d", namespace: ns, totalGb: 70, availableGb: 10 },
+    ];
+    const classOf = (f: { claim: string }) =>
+      ({ "berth-vol-a": "nfs", "berth-vol-b": "nfs", "berth-vol-c": "fast", "berth-vol-d": undefined })[f.claim];
+    const stats = volumeStatsByClass(fs, classOf, at);
+    expect(Object.fromEntries(stats)).toEqual({
+      nfs: { totalGb: 1000, availableGb: 590, measuredAt: at },
+      fast: { totalGb: 50, availableGb: 40, measuredAt: at },
+    });
+    const report = storageReportOf("clu_a", [{ storageClassName: "fast", capacity: "300Gi" }], at);
+    expect(withVolumeStats(report, stats).classes).toEqual([
+      { storage_class: "fast", available_gb: 300, via: "csi_capacity" },
+      { storage_class: "nfs", available_gb: 590, total_gb: 1000, via: "volume_stats" },
+    ]);
+    // A figure kept from an earlier tick says when it was measured.
+    const later = storageReportOf("clu_a", [], new Date("2026-11-26T08:05:00Z"));
+    expect(withVolumeStats(later, stats).classes).toContainEqual({
+      storage_class: "nfs",
+      available_gb: 590,
+      total_gb: 1000,
+      via: "volume_stats",
+      measured_at: at.toISOString(),
+    });
   });
 });

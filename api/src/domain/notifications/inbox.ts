@@ -5,7 +5,7 @@ import { countUnread, dismiss, inboxQuery, markAllRead, markRead } from "../../d
 import { disabledKinds, upsertPreferences } from "../../db/operations/notifications/preferences.ts";
 import { Invalid, NotFound } from "../../errors.ts";
 import type { Principal } from "../identity/principal.ts";
-import { isCritical, NOTIFICATION_KIND_LIST, NOTIFICATION_KINDS, type NotificationKind } from "./kinds.ts";
+import { appliesTo, isCritical, NOTIFICATION_KIND_LIST, NOTIFICATION_KINDS, type NotificationKind } from "./kinds.ts";
 
 interface D {
   db: Knex;
@@ -34,6 +34,8 @@ export async function preferencesOf(deps: D, p: Principal) {
     kind,
     enabled: isCritical(kind) || !off.has(kind),
     critical: isCritical(kind),
+    audience: NOTIFICATION_KINDS[kind].audience,
+    appliesToMe: appliesTo(kind, p),
     description: NOTIFICATION_KINDS[kind].description,
   }));
 }

@@ -1,61 +1,104 @@
-// The kinds of notification Berth writes, each with its severity. Critical kinds cannot be turned off in
-// a user's preferences: they say something stopped or money ran out.
+// The kinds of notification Berth writes, each with its severity and audience. Critical kinds cannot be
+// turned off in a user's preferences: they say something stopped or money ran out. The audience is who
+// the producers write a kind to (so the settings page lists only what a person can receive):
+// `everyone`; `administrators` (organization or project administrators: quota requests go to the
+// deciders, db/operations/quotas/listDeciders.ts); `organization_administrators` (webhooks are an
+// organization's); `super_admins` (clusters, api/src/worker/clusterHealthLoop.ts).
+import type { Principal } from "../identity/principal.ts";
+
+export const AUDIENCES = ["everyone", "administrators", "organization_administrators", "super_admins"] as const;
+export type Audience = (typeof AUDIENCES)[number];
+
 export const NOTIFICATION_KINDS = {
-  "credits.running_low": { severity: "warning", critical: false, description: "A session's credits run out soon." },
+  "credits.running_low": {
+    severity: "warning",
+    critical: false,
+    audience: "everyone",
+    description: "A session's credits run out soon.",
+  },
   "session.paused": {
     severity: "warning",
     critical: true,
+    audience: "everyone",
     description:
       "A session was paused; data.reason says why: credits, member_removed, administrator, idle or time_limit.",
   },
   "session.idle_warning": {
     severity: "warning",
     critical: true,
+    audience: "everyone",
     description: "A session has been idle and will be paused soon unless it is used or kept running.",
   },
   "session.runtime_warning": {
     severity: "warning",
     critical: true,
+    audience: "everyone",
     description: "A session reaches its maximum running time soon and will be paused.",
   },
-  "session.failed": { severity: "critical", critical: true, description: "A session failed." },
-  "credits.request_approved": { severity: "info", critical: false, description: "A credit request was approved." },
+  "session.failed": { severity: "critical", critical: true, audience: "everyone", description: "A session failed." },
+  "credits.request_approved": {
+    severity: "info",
+    critical: false,
+    audience: "everyone",
+    description: "A credit request was approved.",
+  },
   "credits.request_partially_approved": {
     severity: "info",
     critical: false,
+    audience: "everyone",
     description: "A credit request was approved in part.",
   },
-  "credits.request_denied": { severity: "info", critical: false, description: "A credit request was denied." },
+  "credits.request_denied": {
+    severity: "info",
+    critical: false,
+    audience: "everyone",
+    description: "A credit request was denied.",
+  },
   "quota.request_received": {
     severity: "info",
     critical: false,
+    audience: "administrators",
     description: "A member asked for higher limits, and you may decide (administrators).",
   },
-  "quota.request_decided": { severity: "info", critical: false, description: "A quota-increase request was decided." },
-  "volume.near_quota": { severity: "warning", critical: false, description: "A volume is close to its quota." },
+  "quota.request_decided": {
+    severity: "info",
+    critical: false,
+    audience: "everyone",
+    description: "A quota-increase request was decided.",
+  },
+  "volume.near_quota": {
+    severity: "warning",
+    critical: false,
+    audience: "everyone",
+    description: "A volume is close to its quota.",
+  },
   "image_build.finished": {
     severity: "info",
     critical: false,
+    audience: "everyone",
     description: "One of your image builds ended: succeeded, failed or cancelled.",
   },
   "image_import.finished": {
     severity: "info",
     critical: false,
+    audience: "everyone",
     description: "One of your image imports ended: ready or failed.",
   },
   "webhook.endpoint_disabled": {
     severity: "warning",
     critical: true,
+    audience: "organization_administrators",
     description: "A webhook endpoint of your organization was disabled after failing.",
   },
   "cluster.unreachable": {
     severity: "critical",
     critical: true,
+    audience: "super_admins",
     description: "A cluster stopped answering (administrators).",
   },
 } as const satisfies Record<
   string,
-  { severity: "info" | "warning" | "critical"; critical: boolean; description: string }
+  { severity: "info" | "warning" | "critical"; critical: boolean; audience: Audience; description: string }
 >;
 
 export type NotificationKind = keyof typeof NOTIFICATION_KINDS;
@@ -64,4 +107,20 @@ export type Severity = (typeof NOTIFICATION_KINDS)[NotificationKind]["severity"]
 
 export function isCritical(kind: NotificationKind): boolean {
   return NOTIFICATION_KINDS[kind].critical;
+}
+
+/** Whether a person can receive a kind at all, from their roles as the producers choose recipients. */
+export function appliesTo(kind: NotificationKind, p: Principal): boolean {
+  switch (NOTIFICATION_KINDS[kind].audience) {
+    case "everyone":
+      return true;
+    case "administrators":
+      return p.memberships.some(
+        (m) => (m.role === "org_admin" && !m.projectId) || (m.role === "project_admin" && m.projectId),
+      );
+    case "organization_administrators":
+      return p.memberships.some((m) => m.role === "org_admin" && !m.projectId);
+    case "super_admins":
+      return p.isSuperAdmin;
+  }
 }

@@ -35,6 +35,28 @@ describe("a pool's capacity reading, in the contract's order", () => {
     expect(readingFor(pool(), report(), at, null)).toBeNull();
   });
 
+  it("reads the driver's volume stats as csi, saying so, with the filesystem's size and when it was measured", () => {
+    const at = now.toISOString();
+    const stats = report({
+      classes: [
+        {
+          storage_class: "fast",
+          available_gb: 590,
+          total_gb: 1000,
+          via: "volume_stats",
+          measured_at: "2026-11-26T07:55:00Z",
+        },
+      ],
+    });
+    expect(readingFor(pool({ manualCapacityGb: 500 }), stats, at, 100)).toEqual({
+      source: "csi",
+      totalGb: 1000,
+      availableGb: 590,
+      observedAt: "2026-11-26T07:55:00.000Z",
+      via: "volume_stats",
+    });
+  });
+
   it("marks an automatic reading stale after three of its cluster's ticks without a report", () => {
     const p = pool({}, { source: "csi", totalGb: 700, availableGb: 700, observedAt: "2026-11-26T07:00:00Z" });
     const fresh = { observedAt: new Date(now.getTime() - 60_000), intervalMs: 30_000 };

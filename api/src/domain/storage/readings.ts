@@ -1,6 +1,7 @@
 // A cluster's report of what its storage driver publishes, turned into the capacity reading of the pools
-// whose storage server sits in that cluster (capacity rule 1): the driver's figure (`csi`) when it
-// publishes one for the pool's class, else the stated capacity (`manual`: the pool's, then the fleet
+// whose storage server sits in that cluster (capacity rule 1): the driver's figure (`csi`, from its
+// CSIStorageCapacity objects, else its volume stats: `via` says which) when it publishes one for the
+// pool's class, else the stated capacity (`manual`: the pool's, then the fleet
 // default), else the storage node's system drive (`node_disk`), else none. The Pool status is written
 // only when the reading changes (a tick with nothing new writes nothing), and every change of source is
 // recorded in status.sourceChanges. The report's time is kept per cluster in Postgres (storage_reports):
@@ -8,6 +9,7 @@
 import { type CapacitySource, LABELS, type Pool, VolumeKind, volumeIdOf } from "@berth/crds";
 import type { StorageReport } from "@berth/crds/internal-plane";
 import { recordStorageReport } from "../../db/operations/volumes/storageReports.ts";
+import { volumeStewards } from "../../db/operations/volumes/volumeStewards.ts";
 import type { Deps } from "../../deps.ts";
 import { notify } from "../notifications/notify.ts";
 import { readPools } from "./pools.ts";
@@ -23,7 +25,14 @@ export function readingFor(
   fleetDefaultGb: number | null = null,
 ): Reading | null {
   const c = report.classes.find((x) => x.storage_class === pool.spec.storageClass);
-  if (c) return { source: "csi", totalGb: c.available_gb, availableGb: c.available_gb, observedAt, via: c.via };
+  if (c)
+    return {
+      source: "csi",
+      totalGb: c.total_gb ?? c.available_gb,
+      availableGb: c.available_gb,
+      observedAt: c.measured_at ? new Date(c.measured_at).toISOString() : observedAt,
+      via: c.via,
+    };
   if (pool.spec.manualCapacityGb !== undefined)
     return { source: "manual", totalGb: pool.spec.manualCapacityGb, via: "pool" };
   if (fleetDefaultGb !== null) return { source: "manual", totalGb: fleetDefaultGb, via: "fleet_default" };
@@ -111,18 +120,35 @@ async function applyVolumeUsage(deps: Deps, clusterId: string, report: StorageRe
       .catch(unreachable("writing a volume's use"));
     if (res.status >= 300 && res.status !== 404)
       throw new Error(`writing the use of volume ${vol.metadata.name}: ${res.status}`);
-    if (res.status < 300 && vol.spec.owner.kind === "user" && crossesNearQuota(vol.status?.usedGb, gb, vol.spec.sizeGb))
-      await notify(deps.db, {
-        userId: vol.spec.owner.id,
-        organizationId: vol.spec.organization,
-        kind: "volume.near_quota",
-        title: `Volume ${vol.spec.displayName ?? vol.metadata.name} is ${Math.round((100 * gb) / vol.spec.sizeGb)} % full`,
-        body: `${gb} of ${vol.spec.sizeGb} GB used. Grow it on the Volumes page before it fills up.`,
-        data: { volume_id: volumeIdOf(vol.metadata.name ?? ""), used_gb: gb, size_gb: vol.spec.sizeGb },
-        // One per streak: while it is unread, a volume that stays full does not ring again.
-        dedupeKey: `volume.near_quota:${vol.metadata.name}`,
-        at: deps.clock.now(),
-      });
+    if (res.status < 300 && crossesNearQuota(vol.status?.usedGb, gb, vol.spec.sizeGb)) {
+      // A user's volume rings its owner; a project's rings whoever looks after the project's volumes.
+      const owner = vol.spec.owner;
+      const recipients =
+        owner.kind === "user"
+          ? [owner.id]
+          : await volumeStewards(deps.db, { organizationId: vol.spec.organization, projectId: owner.id });
+      const name = vol.spec.displayName ?? vol.metadata.name;
+      await notify(
+        deps.db,
+        recipients.map((userId) => ({
+          userId,
+          organizationId: vol.spec.organization,
+          kind: "volume.near_quota" as const,
+          title: `Volume ${name} is ${Math.round((100 * gb) / vol.spec.sizeGb)} % full`,
+          body: `${gb} of ${vol.spec.sizeGb} GB used${owner.kind === "project" ? " (a project's volume you administer)" : ""}. Grow it on the Volumes page before it fills up.`,
+          data: {
+            volume_id: volumeIdOf(vol.metadata.name ?? ""),
+            used_gb: gb,
+            size_gb: vol.spec.sizeGb,
+            owner_kind: owner.kind,
+            owner_id: owner.id,
+          },
+          // One per streak: while it is unread, a volume that stays full does not ring again.
+          dedupeKey: `volume.near_quota:${vol.metadata.name}`,
+          at: deps.clock.now(),
+        })),
+      );
+    }
   }
 }
 

@@ -219,6 +219,35 @@ describe("/api/v1/notifications", () => {
     expect(unknownKind.status).toBe(400);
   });
 
+  it("says which kinds apply to the caller: administrators' kinds to administrators only", async () => {
+    const applying = async (token: string) => {
+      const r = await t.request("GET", "/api/v1/notifications/preferences", { token });
+      expect(r.status).toBe(200);
+      return (r.body.data as { kind: string; applies_to_me: boolean }[])
+        .filter((p) => p.applies_to_me)
+        .map((p) => p.kind);
+    };
+    const member = await applying(w.memberA.token);
+    expect(member).toContain("session.paused");
+    expect(member).toContain("volume.near_quota");
+    expect(member).not.toContain("quota.request_received");
+    expect(member).not.toContain("webhook.endpoint_disabled");
+    expect(member).not.toContain("cluster.unreachable");
+    const projectAdmin = await applying(w.projectAdminA.token);
+    expect(projectAdmin).toContain("quota.request_received");
+    expect(projectAdmin).not.toContain("webhook.endpoint_disabled");
+    const orgAdmin = await applying(w.adminA.token);
+    expect(orgAdmin).toEqual(expect.arrayContaining(["quota.request_received", "webhook.endpoint_disabled"]));
+    expect(orgAdmin).not.toContain("cluster.unreachable");
+    expect(await applying(w.superAdmin.token)).toContain("cluster.unreachable");
+    // Every kind is still listed, with its audience, for whoever wants the whole picture.
+    const all = await t.request("GET", "/api/v1/notifications/preferences", { token: w.memberA.token });
+    expect(all.body.data.find((p: { kind: string }) => p.kind === "cluster.unreachable")).toMatchObject({
+      audience: "super_admins",
+      applies_to_me: false,
+    });
+  });
+
   it("is kept 90 days: the worker's retention purges older ones (and old audit rows) in batches", async () => {
     const db = t.database.db;
     const old = new Date(t.clock.now().getTime() - 91 * 86_400_000);

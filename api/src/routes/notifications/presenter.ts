@@ -1,4 +1,5 @@
 import type { NotificationRow } from "../../db/operations/notifications/types.ts";
+import type { preferencesOf } from "../../domain/notifications/inbox.ts";
 import { isoTimestamp } from "../../http/timestamp.ts";
 import type { Notification } from "./schemas.ts";
 
@@ -13,5 +14,16 @@ export function presentNotification(r: NotificationRow): Notification {
     organization_id: r.organization_id,
     created_at: isoTimestamp(new Date(r.created_at)),
     read_at: r.read_at ? isoTimestamp(new Date(r.read_at)) : null,
+  };
+}
+
+export function presentPreference(p: Awaited<ReturnType<typeof preferencesOf>>[number]) {
+  return {
+    kind: p.kind,
+    enabled: p.enabled,
+    critical: p.critical,
+    audience: p.audience,
+    applies_to_me: p.appliesToMe,
+    description: p.description,
   };
 }

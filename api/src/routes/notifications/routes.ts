@@ -14,7 +14,7 @@ import {
 } from "../../domain/notifications/inbox.ts";
 import type { NotificationKind } from "../../domain/notifications/kinds.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
-import { presentNotification } from "./presenter.ts";
+import { presentNotification, presentPreference } from "./presenter.ts";
 import {
   ListNotificationsQuery,
   MarkedAll,
@@ -103,9 +103,14 @@ export const getPreferencesRoute = defineRoute({
   operationId: "getNotificationPreferences",
   tags: ["notifications"],
   summary: "Which kinds of notification you receive",
+  description:
+    "Every kind with its setting, its audience and whether it applies to you (applies_to_me: your roles let Berth write it to you).",
   auth: "user",
   responses: { 200: NotificationPreferences },
-  handler: async ({ deps, principal }) => ({ status: 200, body: { data: await preferencesOf(deps, principal) } }),
+  handler: async ({ deps, principal }) => ({
+    status: 200,
+    body: { data: (await preferencesOf(deps, principal)).map(presentPreference) },
+  }),
 });
 
 export const updatePreferencesRoute = defineRoute({
@@ -126,7 +131,7 @@ export const updatePreferencesRoute = defineRoute({
       principal,
       body.preferences.map((p) => ({ kind: p.kind as NotificationKind, enabled: p.enabled })),
     );
-    return { status: 200, body: { data: await preferencesOf(deps, principal) } };
+    return { status: 200, body: { data: (await preferencesOf(deps, principal)).map(presentPreference) } };
   },
 });
 

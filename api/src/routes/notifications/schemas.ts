@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { Page, Pagination } from "../../db/paging.ts";
-import { NOTIFICATION_KIND_LIST } from "../../domain/notifications/kinds.ts";
+import { AUDIENCES, NOTIFICATION_KIND_LIST } from "../../domain/notifications/kinds.ts";
 
 const Timestamp = z.string().meta({ description: "RFC 3339, UTC." });
 
@@ -46,6 +46,14 @@ export const NotificationPreference = z.object({
   kind: NotificationKind,
   enabled: z.boolean(),
   critical: z.boolean().meta({ description: "Critical kinds are always delivered; they cannot be turned off." }),
+  audience: z.enum(AUDIENCES).meta({
+    description:
+      "Who Berth writes this kind to: everyone, administrators (of an organization or a project), organization_administrators or super_admins.",
+  }),
+  applies_to_me: z.boolean().meta({
+    description:
+      "Whether the caller can receive this kind with the roles they hold now (the settings page lists only these).",
+  }),
   description: z.string(),
 });
 export const NotificationPreferences = z

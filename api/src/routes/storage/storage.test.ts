@@ -604,6 +604,47 @@ describe("volumes", () => {
       expect(await t.database.db("sessions").where({ cluster_id: "clu_west" }).count("* as n")).toEqual([{ n: "0" }]);
     });
 
+    it("rings a project's administrators when a project's volume is nearly full, not its members", async () => {
+      // 1 GB: the default pool's stated capacity is nearly taken by the tests before.
+      const v = await aVolume(w.memberA, { size_gb: 1, project_id: w.projectA.id });
+      const name = v.id.replace("_", "-");
+      const all = (await custom().listClusterCustomObject({ ...GROUP, plural: "volumes" })) as {
+        items: { metadata: { name: string; namespace: string } }[];
+      };
+      const namespace = all.items.find((i) => i.metadata.name === name)?.metadata.namespace as string;
+      const k = new HttpKube(kc);
+      try {
+        const r = await k.request("PATCH", `/apis/berth.dev/v1alpha1/namespaces/${namespace}/volumes/${name}/status`, {
+          body: { status: { boundCluster: "clu_east", claimName: `berth-${name}` } },
+        });
+        expect(r.status).toBe(200);
+      } finally {
+        k.close();
+      }
+      const report = (used: number) => ({
+        cluster_id: "clu_east",
+        observed_at: new Date().toISOString(),
+        classes: [],
+        volumes: [{ claim_name: `berth-${name}`, used_gb: used, node: "gpu-0" }],
+      });
+      const near = async (u: TestUser) =>
+        (await req(u, "GET", "/api/v1/notifications?kind=volume.near_quota")).body.data.filter(
+          (n: { data: { volume_id: string } }) => n.data.volume_id === v.id,
+        );
+      await applyStorageReport(t.deps, "clu_east", report(0));
+      expect(await near(w.projectAdminA)).toHaveLength(0);
+      await applyStorageReport(t.deps, "clu_east", report(1));
+      await applyStorageReport(t.deps, "clu_east", report(1));
+      const rung = await near(w.projectAdminA);
+      expect(rung).toHaveLength(1);
+      expect(rung[0]).toMatchObject({
+        title: expect.stringContaining("100 % full"),
+        data: { owner_kind: "project", owner_id: w.projectA.id, used_gb: 1, size_gb: 1 },
+      });
+      // The project has an administrator: its members, the organization's admins and other organizations hear nothing.
+      for (const u of [w.memberA, w.adminA, w.memberB]) expect(await near(u)).toHaveLength(0);
+    });
+
     it("does not mount a locked volume, and says why", async () => {
       const v = await aVolume(w.memberA, { size_gb: 1 });
       await req(w.adminA, "POST", `/api/v1/storage/volumes/${v.id}/lock`, { reason: "investigation" });
@@ -641,6 +682,14 @@ describe("volumes", () => {
     const ok = await req(w.memberA, "PUT", path, { shares: [{ kind: "user", id: w.orgMemberA.id }] });
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
     expect(ok.body.shares).toEqual([{ kind: "user", id: w.orgMemberA.id, access: "read_only" }]);
+    // The audit row keeps the whole list as the API took it: the shares backfill
+    // (migration 20261126002200) reads volumes' last successful list from there.
+    const audited = await t.database
+      .db("audit_log")
+      .where({ action: "storage.volume.share", target_kind: "volume", target_id: v.id, outcome: "success" })
+      .orderBy("seq", "desc")
+      .first();
+    expect(audited.diff.after.shares).toEqual([{ kind: "user", id: w.orgMemberA.id, access: "read_only" }]);
     // The share sees it, may not change it, and mounts it read-only only.
     expect((await req(w.orgMemberA, "GET", `/api/v1/storage/volumes/${v.id}`)).status).toBe(200);
     expect((await req(w.orgMemberA, "PATCH", `/api/v1/storage/volumes/${v.id}`, { size_gb: 2 })).status).toBe(403);
@@ -942,4 +991,57 @@ describe("storage settings: rate, fleet-default capacity, grace period", () => {
     ],
     () => ({ t, w }),
   );
+});
+
+describe("a pool read from the driver's volume stats", () => {
+  it("reads csi via volume_stats where the driver publishes no capacity objects, and records each change of source", async () => {
+    const made = await req(w.superAdmin, "POST", "/api/v1/storage/pools", {
+      name: "stats",
+      cluster: "clu_west",
+      storage_class: "berth-stats",
+      default: false,
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const report = (classes: unknown[]) => ({ cluster_id: "clu_west", observed_at: new Date().toISOString(), classes });
+    const measuredAt = new Date(Date.now() - 60_000).toISOString();
+    await applyStorageReport(
+      t.deps,
+      "clu_west",
+      report([
+        {
+          storage_class: "berth-stats",
+          available_gb: 1500,
+          total_gb: 2000,
+          via: "volume_stats",
+          measured_at: measuredAt,
+        },
+      ]) as never,
+    );
+    const read = async () => (await req(w.superAdmin, "GET", "/api/v1/storage/pools/stats")).body.capacity;
+    expect(await read()).toMatchObject({
+      source: "csi",
+      via: "volume_stats",
+      total_gb: 2000,
+      available_gb: 1500,
+      observed_at: measuredAt,
+      stale: false,
+    });
+    // The capacity objects win once the driver publishes them; without either, nothing is known.
+    await applyStorageReport(
+      t.deps,
+      "clu_west",
+      report([{ storage_class: "berth-stats", available_gb: 1200, via: "csi_capacity" }]) as never,
+    );
+    expect(await read()).toMatchObject({ source: "csi", via: "csi_capacity", available_gb: 1200 });
+    await applyStorageReport(t.deps, "clu_west", report([]) as never);
+    expect(await read()).toBeNull();
+    const cr = (await custom().getClusterCustomObject({ ...GROUP, plural: "pools", name: "stats" })) as {
+      status: { sourceChanges: { from?: string; to?: string }[] };
+    };
+    expect(cr.status.sourceChanges.map((c) => [c.from ?? null, c.to ?? null])).toEqual([
+      [null, "csi"],
+      ["csi", null],
+    ]);
+    expect((await req(w.superAdmin, "DELETE", "/api/v1/storage/pools/stats")).status).toBe(204);
+  });
 });

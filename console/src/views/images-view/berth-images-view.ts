@@ -4,6 +4,7 @@
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import { newIdempotencyKey } from "../../api/client.ts";
+import type { LiveChange } from "../../api/live-feed.ts";
 import type { Image, ImageBuild, PrivateImage } from "../../api/openapi.gen.ts";
 import { api, auth } from "../../app/context.ts";
 import { onSessionsChanged } from "../../app/live.ts";
@@ -60,20 +61,21 @@ export class BerthImagesView extends LitElement {
 
   override connectedCallback(): void {
     super.connectedCallback();
-    // An image's progress or outcome (image.updated), or a poll tick while the stream is down.
-    // Events are coalesced (300 ms, the last one seen): an end's notification.created follows its
-    // image.updated at once, so the owner's image notification counts as an end too.
-    this.#unsubscribe = onSessionsChanged((c) => {
-      const kind = (c.data as { notification?: { kind?: string } } | undefined)?.notification?.kind;
-      const ended =
-        c.message?.event === "notification.created" &&
-        (kind === "image_build.finished" || kind === "image_import.finished");
-      if (c.source === "poll" || c.message?.event === "image.updated" || ended) void this.#mine.run();
-      if (
-        ended ||
-        (c.message?.event === "image.updated" && (c.data as { image?: PrivateImage })?.image?.state === "ready")
-      )
-        void this.#catalog.run();
+    // An image's progress or outcome (image.updated), or a poll tick while the stream is down. A burst
+    // comes as one call with all its events; an end's notification.created counts as an end too.
+    this.#unsubscribe = onSessionsChanged((_last, burst) => {
+      const ended = (c: LiveChange) => {
+        const kind = (c.data as { notification?: { kind?: string } } | undefined)?.notification?.kind;
+        return (
+          c.message?.event === "notification.created" &&
+          (kind === "image_build.finished" || kind === "image_import.finished")
+        );
+      };
+      const ready = (c: LiveChange) =>
+        c.message?.event === "image.updated" && (c.data as { image?: PrivateImage })?.image?.state === "ready";
+      if (burst.some((c) => c.source === "poll" || c.message?.event === "image.updated" || ended(c)))
+        void this.#mine.run();
+      if (burst.some((c) => ended(c) || ready(c))) void this.#catalog.run();
     }, 300);
   }
 

@@ -1,6 +1,7 @@
 // Which kinds of notification the signed-in person receives (GET/PATCH /api/v1/notifications/preferences,
 // docs/dev/governance.md). Each switch saves at once; critical kinds (something stopped, money ran out)
-// are shown always on with the reason, since the API refuses to turn them off.
+// are shown always on with the reason, since the API refuses to turn them off. Only the kinds the API says
+// apply to the person (applies_to_me: administrators' kinds to administrators) are listed.
 import { Task } from "@lit/task";
 import { css, html, LitElement, nothing } from "lit";
 import { live } from "lit/directives/live.js";
@@ -87,7 +88,8 @@ export class BerthNotificationSettingsView extends LitElement {
       <section class="card" aria-labelledby="h-kinds">
         <h2 id="h-kinds">Kinds</h2>
         ${renderTask(this.#prefs, {
-          complete: (r) => html`<ul data-testid="preferences">${r.data.map((p) => this.#row(p))}</ul>`,
+          complete: (r) =>
+            html`<ul data-testid="preferences">${r.data.filter((p) => p.applies_to_me).map((p) => this.#row(p))}</ul>`,
         })}
       </section>`;
   }

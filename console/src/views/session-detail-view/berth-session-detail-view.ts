@@ -98,13 +98,15 @@ export class BerthSessionDetailView extends LitElement {
 
   override connectedCallback(): void {
     super.connectedCallback();
-    this.#unsubscribe = onSessionsChanged((change) => {
+    this.#unsubscribe = onSessionsChanged((_last, burst) => {
       // Stream events name their session (session_id); poll ticks and resets name none: reload then too.
-      const id = (change.data as { session_id?: string } | undefined)?.session_id;
-      if (!id || id === this.sessionId) {
-        void this.#session.run();
-        if (change.message?.event === "session.updated") void this.#usage.run();
-      }
+      const mine = burst.filter((c) => {
+        const id = (c.data as { session_id?: string } | undefined)?.session_id;
+        return !id || id === this.sessionId;
+      });
+      if (mine.length === 0) return;
+      void this.#session.run();
+      if (mine.some((c) => c.message?.event === "session.updated")) void this.#usage.run();
     });
     this.#usageTimer = setInterval(() => {
       if (this.#session.value?.phase === "Running") {
