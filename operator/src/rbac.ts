@@ -4,7 +4,8 @@
 // a test; a rule that is here but unused is a grant nobody needs — keep both lists honest.
 //
 // Inventory needs only the cluster-wide reads and the lease; the session-namespace rules are for
-// reconciling session mirrors into pods (controllers/src/mirror/).
+// reconciling session mirrors into pods (controllers/src/mirror/); on a build cluster, the builds
+// namespace's rules are the build controller's (controllers/src/builds/).
 
 import { BUILD_CONTROLLER_RULES } from "@berth/controllers";
 import type { DeployableRbac } from "@berth/crds";

@@ -191,7 +191,7 @@ export function startImageBuildController(deps: BuildControllerDeps): RunningBui
     );
     const at = new Date().toISOString();
     if (end) {
-      await drain(name, b.spec.buildId, pod?.metadata.name);
+      if (!finished.has(name)) await drain(name, b.spec.buildId, pod?.metadata.name);
       finished.add(name);
       await report(name, {
         build: b.spec.buildId,
