@@ -66,6 +66,8 @@ try {
     BERTH_API_PORT: "0",
     BERTH_LOG_LEVEL: "warn",
     BERTH_REGISTRY_URL: registry.url,
+    BERTH_WEBHOOK_SECRET_KEYS: `bench:${Buffer.alloc(32, 1).toString("base64")}`,
+    BERTH_METRICS_PORT: "0",
   });
   const api = await startApi({ config, startupTasks: [] });
   const db = api.deps.db;
