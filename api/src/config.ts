@@ -145,7 +145,7 @@ export const ImagesEnv = {
     .number()
     .int()
     .min(64)
-    .max(1024 * 1024)
+    .max(256 * 1024)
     .default(64 * 1024),
   BERTH_BUILDS_PER_ORGANIZATION: z.coerce.number().int().min(1).max(1000).default(4),
   BERTH_BUILD_TIMEOUT_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3600),

@@ -210,6 +210,11 @@ export const ERROR_CODES = {
     description:
       "No cluster of the fleet is marked for image builds; an administrator marks one with PUT /api/v1/image-builds/clusters/{cluster_id}.",
   },
+  build_cluster_not_ready: {
+    status: 422,
+    description:
+      "The cluster's registered credential may not do what builds need there (details.missing_permissions), or its builds namespace or the ImageBuild resource definition is missing (details.reason): the operator's install for builds makes both.",
+  },
   export_too_large: {
     status: 422,
     description:

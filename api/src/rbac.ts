@@ -76,6 +76,23 @@ export function controlPlaneRbac(ns: TargetNamespaces = DEFAULT_TARGET_NAMESPACE
 }
 
 /**
+ * What the control plane does on a cluster marked for image builds, on top of controlPlaneRbac(): the
+ * worker writes each build's ImageBuild into the builds namespace and deletes it at the end or on cancel
+ * (api/src/worker/builds.ts). Marking a cluster checks these (api/src/domain/images/builds.ts).
+ */
+export function buildClusterRbac(buildsNamespace = "berth-builds"): ControlPlaneRbac {
+  return {
+    clusterRules: [],
+    namespaceRules: [
+      {
+        namespace: buildsNamespace,
+        rules: [{ apiGroups: ["berth.dev"], resources: ["imagebuilds"], verbs: ["create", "delete"] }],
+      },
+    ],
+  };
+}
+
+/**
  * What the clusters domain does in the management cluster (the API's own ServiceAccount): the Cluster
  * resources and their status, and Secrets in the control plane's namespace (credentials, signing key).
  */

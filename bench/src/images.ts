@@ -118,6 +118,8 @@ async function gate() {
       BERTH_LOG_LEVEL: "warn",
       BERTH_REGISTRY_URL: source.url,
       BERTH_IMAGE_INTERNAL_REGISTRIES: source.host,
+      BERTH_WEBHOOK_SECRET_KEYS: `bench:${Buffer.alloc(32, 1).toString("base64")}`,
+      BERTH_METRICS_PORT: "0",
     });
     const api = await startApi({ config, startupTasks: [] });
     try {

@@ -2,6 +2,9 @@
 // worker) and GPU-cluster side (mirror → pod, service, network policy: run by the operator). Free of
 // process wiring (callers inject clients, stores and clocks) but for what every process shares: its status
 // listener and its entry point's exits and signals (status-server.ts, process-entry.ts).
+
+export * from "./builds/controller.ts";
+export * from "./builds/manifests.ts";
 export * from "./mirror/controller.ts";
 export * from "./mirror/manifests.ts";
 export * from "./mirror/plan.ts";

@@ -6,6 +6,8 @@ import {
   type Cluster,
   ClusterKind,
   type Image,
+  type ImageBuild,
+  ImageBuildKind,
   ImageKind,
   type Offering,
   OfferingKind,
@@ -87,6 +89,20 @@ export const examples = {
         revision: 1,
       },
     ),
+  ImageBuild: (): ImageBuild =>
+    ImageBuildKind.build(
+      { name: "build-1", namespace: ns },
+      {
+        buildId: "bld-1",
+        cluster: "clu_a1",
+        dockerfile: "FROM scratch\n",
+        destination: "registry.example/org_acme/usr_1/lab:1",
+        insecureRegistry: false,
+        builderImage: "moby/buildkit:rootless",
+        timeoutSeconds: 3600,
+        egressCidrs: [],
+      },
+    ),
 } satisfies Record<string, () => { kind: string }>;
 
 export function exampleOf(k: KindDefinition): { kind: string; metadata: { name?: string }; spec: unknown } {
@@ -150,6 +166,8 @@ export const invalidExamples: [kind: keyof typeof examples, what: string, breakI
   ["ResourcePolicy", "a policy with a negative limit", (o) => (o.spec.limits.maxGpusPerUser = -1)],
   ["SessionMirror", "a mirror asking for no GPU", (o) => (o.spec.resources.gpuCount = 0)],
   ["SessionMirror", "a mirror whose revision is zero", (o) => (o.spec.revision = 0)],
+  ["ImageBuild", "a build without a destination", (o) => delete o.spec.destination],
+  ["ImageBuild", "a build whose deadline is under a minute", (o) => (o.spec.timeoutSeconds = 5)],
 ];
 
 export function broken(kind: keyof typeof examples, breakIt: (o: Any) => void): Any {

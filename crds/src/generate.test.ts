@@ -52,9 +52,9 @@ describe("the generated CRDs", () => {
     },
   );
 
-  it("are namespaced for Session, Wallet, Volume and SessionMirror and cluster-scoped for the rest", () => {
+  it("are namespaced for Session, Wallet, Volume, SessionMirror and ImageBuild and cluster-scoped for the rest", () => {
     const namespaced = allKinds.filter((k) => crdFor(k).spec.scope === "Namespaced").map((k) => k.kind);
-    expect(namespaced).toEqual(["Session", "Wallet", "Volume", "SessionMirror"]);
+    expect(namespaced).toEqual(["Session", "Wallet", "Volume", "SessionMirror", "ImageBuild"]);
   });
 
   it("show a session's owner, phase, cluster, GPU model and age in `kubectl get sessions`", () => {

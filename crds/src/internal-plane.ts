@@ -223,3 +223,88 @@ export const MetricsForward = z.object({
     .max(1000),
 });
 export type MetricsForward = z.infer<typeof MetricsForward>;
+
+/** A build's id as reports name it. */
+const BuildId = z.string().regex(/^bld-[a-z0-9]{1,60}$/);
+
+/**
+ * POST /internal/v1/image-builds/status: what a build cluster's operator saw of its builds' Jobs (levels,
+ * sent on a change and again on a resync). `job_created_at` once the Job exists; `phase` Running once
+ * its pod runs; Succeeded or Failed when the Job ended (`message`: why it failed). The digest the builder
+ * printed travels with the log (the control plane reads it from the lines it stores).
+ */
+export const BuildStatusReport = z.object({
+  cluster_id: ClusterId,
+  reports: z
+    .array(
+      z.object({
+        build: BuildId,
+        phase: z.enum(["Pending", "Running", "Succeeded", "Failed"]),
+        job_created_at: Instant.optional(),
+        message: z.string().max(2048).optional(),
+        at: Instant,
+      }),
+    )
+    .min(1)
+    .max(500),
+});
+export type BuildStatusReport = z.infer<typeof BuildStatusReport>;
+
+/**
+ * POST /internal/v1/image-builds/logs: lines of one build's pod log as the operator follows it, each with
+ * the kubelet's timestamp. The operator may send a line twice (a restart follows the log from its start):
+ * the control plane keeps a cursor (last timestamp, lines seen at it) and drops what it has.
+ */
+export const BuildLogBatch = z.object({
+  cluster_id: ClusterId,
+  build: BuildId,
+  lines: z
+    .array(z.object({ at: z.string().min(1).max(64), text: z.string().max(65_536) }))
+    .min(1)
+    .max(5_000),
+});
+export type BuildLogBatch = z.infer<typeof BuildLogBatch>;
+
+/**
+ * A kubelet log timestamp (RFC 3339 with up to nine fraction digits, trailing zeros trimmed) with all nine
+ * digits, so that timestamps compare as strings.
+ */
+export function normalizeLogStamp(stamp: string): string {
+  const m = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z$/.exec(stamp);
+  return m ? `${m[1]}.${(m[2] ?? "").padEnd(9, "0")}Z` : stamp;
+}
+
+/**
+ * Where a build's stored log ends: the newest timestamp and how many lines carried it. A log read again
+ * from an earlier point (a re-followed stream, a restarted operator, `sinceTime`, which has whole seconds)
+ * repeats lines: `reader()` admits, of one read in order, only the lines past the cursor, and moves it.
+ */
+export class LogCursor {
+  at: string | null;
+  n: number;
+
+  constructor(at: string | null = null, n = 0) {
+    this.at = at;
+    this.n = n;
+  }
+
+  reader(): (stamp: string) => boolean {
+    const startAt = this.at;
+    const startN = this.n;
+    let seen = 0;
+    return (raw) => {
+      const s = normalizeLogStamp(raw);
+      if (startAt !== null && s < startAt) return false;
+      if (s === startAt && seen < startN) {
+        seen++;
+        return false;
+      }
+      if (s === this.at) this.n++;
+      else {
+        this.at = s;
+        this.n = 1;
+      }
+      return true;
+    };
+  }
+}

@@ -20,6 +20,13 @@ describe("configFromEnv", () => {
     });
   });
 
+  it("runs image builds only when a builds namespace is given", () => {
+    expect(configFromEnv(minimal, "op").builds.namespace).toBeUndefined();
+    expect(configFromEnv({ ...minimal, BERTH_OPERATOR_BUILDS_NAMESPACE: "berth-builds" }, "op").builds).toEqual({
+      namespace: "berth-builds",
+    });
+  });
+
   it("reads GPU metrics from a DCGM exporter only when its URL is given", () => {
     expect(configFromEnv(minimal, "op").gpuMetrics.url).toBeUndefined();
     const c = configFromEnv(

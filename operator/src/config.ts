@@ -147,6 +147,12 @@ export const OperatorConfigSchema = z
         appUpstreams: z.string().min(1).optional(),
       })
       .default({ intervalMs: 30_000, probeTimeoutMs: 5_000, namespace: "berth-sessions" }),
+    /**
+     * Image builds (controllers/src/builds/): on a cluster marked for builds, the namespace where the
+     * control plane writes ImageBuild resources and the operator runs their Jobs (made by the install, with
+     * its Pod Security labels). Unset: this operator runs no builds.
+     */
+    builds: z.object({ namespace: z.string().min(1).max(63).optional() }).default({}),
     backoff: z
       .object({
         baseMs: ms(1).default(500),
@@ -226,6 +232,7 @@ export const ENV: Record<string, string> = {
   BERTH_OPERATOR_GPU_METRICS_INTERVAL_MS: "gpuMetrics.intervalMs",
   BERTH_OPERATOR_GPU_METRICS_TIMEOUT_MS: "gpuMetrics.timeoutMs",
   BERTH_OPERATOR_GPU_METRICS_RETENTION_MS: "gpuMetrics.retentionMs",
+  BERTH_OPERATOR_BUILDS_NAMESPACE: "builds.namespace",
   BERTH_OPERATOR_BACKOFF_BASE_MS: "backoff.baseMs",
   BERTH_OPERATOR_BACKOFF_MAX_MS: "backoff.maxMs",
   BERTH_OPERATOR_BACKOFF_JITTER: "backoff.jitter",

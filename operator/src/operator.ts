@@ -5,13 +5,15 @@
 //   and usage samples).
 // Followers keep only the election loop and the status server.
 import {
+  type RunningBuildController,
   type RunningMirrorController,
+  startImageBuildController,
   startSessionMirrorController,
   startStatusServer,
   UsageRefused,
 } from "@berth/controllers";
 import { errInfo, HttpKube, LeaderElector, loadKubeConfig } from "@berth/controllers/kube";
-import type { StatusReport, UsageBatch } from "@berth/crds/internal-plane";
+import type { BuildLogBatch, BuildStatusReport, StatusReport, UsageBatch } from "@berth/crds/internal-plane";
 import type { Logger } from "pino";
 import { ActivityProber } from "./activity/prober.ts";
 import { type Clock, systemClock } from "./clock.ts";
@@ -72,6 +74,8 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   let gpuMetrics: DcgmScraper | undefined;
   // The idle rule's GPU and notebook signals, while leading.
   let activity: ActivityProber | undefined;
+  // Image builds: ImageBuild → ConfigMap and Job, the followed log and status to /internal (build clusters).
+  let builds: RunningBuildController | undefined;
   const apps: UpstreamResolver = config.activity.appUpstreams
     ? new StaticUpstreams(parseUpstreamTable(config.activity.appUpstreams))
     : serviceDnsUpstreams({ namespace: config.activity.namespace, port: 80 });
@@ -180,6 +184,30 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
           });
           activity.start();
         }
+        const buildsNamespace = config.builds.namespace;
+        if (buildsNamespace) {
+          const send = async (path: string, body: unknown) => {
+            const r = await internal.call("POST", path, body);
+            if (!r.ok) throw new Error(`${path} ${r.kind} (${r.status}): ${r.message}`);
+          };
+          builds = startImageBuildController({
+            kube,
+            clusterId: config.clusterId,
+            namespace: buildsNamespace,
+            log,
+            reportStatus: (reports) =>
+              send("/internal/v1/image-builds/status", {
+                cluster_id: config.clusterId,
+                reports,
+              } satisfies BuildStatusReport),
+            sendLogs: (build, lines) =>
+              send("/internal/v1/image-builds/logs", {
+                cluster_id: config.clusterId,
+                build,
+                lines,
+              } satisfies BuildLogBatch),
+          });
+        }
         mirrors = startSessionMirrorController({
           kube,
           clusterId: config.clusterId,
@@ -230,7 +258,10 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
         storage = undefined;
         const ac = activity;
         activity = undefined;
+        const bu = builds;
+        builds = undefined;
         await ac?.stop();
+        await bu?.stop();
         await st?.stop();
         try {
           await Promise.all([r?.stop(), m?.stop()]);

@@ -4,8 +4,10 @@
 // a test; a rule that is here but unused is a grant nobody needs — keep both lists honest.
 //
 // Inventory needs only the cluster-wide reads and the lease; the session-namespace rules are for
-// reconciling session mirrors into pods (controllers/src/mirror/).
+// reconciling session mirrors into pods (controllers/src/mirror/); on a build cluster, the builds
+// namespace's rules are the build controller's (controllers/src/builds/).
 
+import { BUILD_CONTROLLER_RULES } from "@berth/controllers";
 import type { DeployableRbac } from "@berth/crds";
 
 /** The operator's grants in its GPU cluster. */
@@ -18,6 +20,11 @@ export interface OperatorRbacOptions {
   sessionsNamespace?: string;
   /** The leader-election Lease. Default `berth-operator`. */
   leaseName?: string;
+  /**
+   * On a cluster marked for image builds: the builds namespace (BERTH_OPERATOR_BUILDS_NAMESPACE). Unset:
+   * no build grants.
+   */
+  buildsNamespace?: string;
 }
 
 const READ = ["get", "list", "watch"];
@@ -68,6 +75,7 @@ export function operatorRbac(opts: OperatorRbacOptions = {}): OperatorRbac {
           { apiGroups: ["networking.k8s.io"], resources: ["networkpolicies"], verbs: ["get", "update", ...OWN] },
         ],
       },
+      ...(opts.buildsNamespace ? [{ namespace: opts.buildsNamespace, rules: BUILD_CONTROLLER_RULES }] : []),
     ],
   };
 }

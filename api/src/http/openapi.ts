@@ -112,7 +112,14 @@ function operation(route: RouteDef): ZodOpenApiOperationObject {
     ...(route.description ? { description: route.description } : {}),
     security: route.auth === "public" ? [] : [{ bearer: [] }],
     ...(Object.keys(requestParams).length > 0 ? { requestParams } : {}),
-    ...(route.body ? { requestBody: { required: true, content: { "application/json": { schema: route.body } } } } : {}),
+    ...(route.body
+      ? {
+          requestBody: {
+            required: !route.body.safeParse(undefined).success,
+            content: { "application/json": { schema: route.body } },
+          },
+        }
+      : {}),
     responses,
   };
 }

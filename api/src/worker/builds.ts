@@ -1,20 +1,19 @@
-// Image builds, a leader-only loop of the worker. Each pass drives every build in flight on its build
-// cluster (through that cluster's registered credential): writes the namespace, NetworkPolicy, ConfigMap
-// and Job (api/src/domain/images/buildJob.ts) of a queued build; marks it running once its pod runs;
-// copies new log lines into Postgres in batches (size-capped); deletes the Job of a cancelled build; and
-// when the Job ends, trusts the digest the build printed only as far as Berth's registry confirms it:
-// the manifest must be there under that digest, else the build fails. Success publishes the private
-// Image resource and marks the image ready; failure frees the image's slot.
+// Image builds, a leader-only loop of the worker. Each pass looks at every build in flight: writes the
+// ImageBuild resource of a new one to its build cluster (through that cluster's registered credential;
+// the cluster's operator runs the Job, controllers/src/builds/, and reports through /internal into the
+// build's row); deletes the resource of a cancelled build (the operator deletes the Job); and when the
+// operator reported the Job's end, trusts the digest the build printed only as far as Berth's registry
+// confirms it: the manifest must be there under that digest, else the build fails. Success publishes the
+// private Image resource and marks the image ready; failure frees the image's slot. Either way the
+// resource is deleted, and with it the Job.
 
 import { createHash } from "node:crypto";
 import type { KubeApi } from "@berth/controllers/kube";
-import { serverSideApply } from "@berth/controllers/kube";
 import { ImageKind, type KindDefinition } from "@berth/crds";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
 import type { Clock } from "../clock.ts";
 import type { ImagesConfig } from "../config.ts";
-import { appendBuildLog } from "../db/operations/images/buildLogs.ts";
 import { findPrivateImage } from "../db/operations/images/findPrivateImage.ts";
 import { listActiveBuilds } from "../db/operations/images/listBuilds.ts";
 import type { ImageBuildRow, PrivateImageRow } from "../db/operations/images/types.ts";
@@ -22,32 +21,17 @@ import { updateActiveBuild } from "../db/operations/images/updateBuild.ts";
 import { deletePrivateImageRow } from "../db/operations/images/updatePrivateImage.ts";
 import { createObject, getObject, kubeStatus } from "../domain/catalog/store.ts";
 import { announceBuildEnd } from "../domain/images/announce.ts";
-import {
-  BUILD_LABEL,
-  buildConfigMap,
-  buildJob,
-  buildNamespace,
-  buildNetworkPolicy,
-  reportedDigest,
-} from "../domain/images/buildJob.ts";
+import { imageBuildResource } from "../domain/images/buildJob.ts";
 import { emitImageUpdated } from "../domain/images/events.ts";
 import { imageResource } from "../domain/images/privateImages.ts";
 import { MANIFEST_TYPES, RegistryError } from "../domain/images/registry.ts";
 import { targetClient } from "../domain/images/sources.ts";
 
-const FIELD_MANAGER = "berth-image-builds";
-
 export interface BuildLoopOptions {
   /** How often builds in flight are looked at; default 1 s. */
   intervalMs?: number;
-}
-
-interface Job {
-  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[]; active?: number };
-}
-interface Pod {
-  metadata: { name: string };
-  status?: { phase?: string };
+  /** A build whose operator has not made its Job this long after the resource was written fails. Default 10 min. */
+  pickUpTimeoutMs?: number;
 }
 
 export class BuildLoop {
@@ -58,10 +42,7 @@ export class BuildLoop {
   readonly #clock: Clock;
   readonly #clusterClient: (clusterId: string) => Promise<KubeApi>;
   readonly #intervalMs: number;
-  /** Clusters whose namespace and NetworkPolicy this process has written. */
-  readonly #prepared = new Set<string>();
-  /** Per build: the newest log timestamp stored (lines at or before it are not stored again). */
-  readonly #logSince = new Map<string, string>();
+  readonly #pickUpTimeoutMs: number;
   #timer: NodeJS.Timeout | undefined;
   #stopped = true;
   #running: Promise<void> | undefined;
@@ -83,6 +64,7 @@ export class BuildLoop {
     this.#clock = o.clock ?? { now: () => new Date() };
     this.#clusterClient = o.clusterClient;
     this.#intervalMs = o.intervalMs ?? 1000;
+    this.#pickUpTimeoutMs = o.pickUpTimeoutMs ?? 600_000;
   }
 
   start(): void {
@@ -117,20 +99,27 @@ export class BuildLoop {
     }
   }
 
+  #resourcePath(b: ImageBuildRow): string {
+    return `/apis/berth.dev/v1alpha1/namespaces/${this.#config.builds.namespace}/imagebuilds/${b.job_name}`;
+  }
+
+  /** Deletes the build's ImageBuild (the operator deletes its Job); gone already is fine. */
+  async #withdraw(kube: KubeApi, b: ImageBuildRow): Promise<void> {
+    const r = await kube.request("DELETE", this.#resourcePath(b));
+    if (r.status >= 300 && r.status !== 404) throw new Error(`deleting ImageBuild ${b.job_name}: ${r.status}`);
+  }
+
   async #drive(b: ImageBuildRow): Promise<void> {
     const kube = await this.#clusterClient(b.cluster_id);
-    const ns = this.#config.builds.namespace;
-    const jobPath = `/apis/batch/v1/namespaces/${ns}/jobs/${b.job_name}`;
     if (b.cancel_requested) {
-      await kube.request("DELETE", jobPath, { body: { propagationPolicy: "Background" } });
-      await kube.request("DELETE", `/api/v1/namespaces/${ns}/configmaps/${b.job_name}`);
+      await this.#withdraw(kube, b);
       await this.#finish(b, "cancelled", null);
       return;
     }
     const image = await findPrivateImage(this.#db, b.image_id);
     if (!image) {
       // Its image was deleted while building: the build has no result to make.
-      await kube.request("DELETE", jobPath, { body: { propagationPolicy: "Background" } });
+      await this.#withdraw(kube, b);
       const now = this.#clock.now();
       await this.#db.transaction(async (tx) => {
         const done = await updateActiveBuild(tx, b.id, { state: "cancelled", finished_at: now });
@@ -138,100 +127,56 @@ export class BuildLoop {
       });
       return;
     }
-    if (!b.job_created_at) {
-      await this.#createJob(kube, b, image);
+    if (!b.dispatched_at) {
+      await this.#dispatch(kube, b, image);
       return;
     }
-    const job = await kube.request<Job>("GET", jobPath);
-    if (job.status === 404) {
-      await this.#fail(b, image, "the build's Job disappeared from its cluster before it finished");
+    if (b.job_phase === "Failed") {
+      await this.#fail(b, image, `the build failed: ${b.job_message ?? "its Job failed"}`);
+      await this.#withdraw(kube, b);
       return;
     }
-    const pods = await kube.json<{ items: Pod[] }>("GET", `/api/v1/namespaces/${ns}/pods`, {
-      query: { labelSelector: `${BUILD_LABEL}=${b.id}` },
-    });
-    const pod = pods.items[0];
-    const phase = pod?.status?.phase;
-    if (b.state === "queued" && pod && (phase === "Running" || phase === "Succeeded" || phase === "Failed"))
-      await updateActiveBuild(this.#db, b.id, { state: "running", started_at: this.#clock.now() });
-    if (pod && phase !== "Pending") await this.#copyLogs(kube, b, pod.metadata.name);
-    const cond = (job.body.status?.conditions ?? []).find(
-      (c) => (c.type === "Complete" || c.type === "Failed") && c.status === "True",
-    );
-    if (!cond) return;
-    if (cond.type === "Failed") {
-      await this.#fail(b, image, `the build failed: ${cond.message ?? cond.reason ?? "its Job failed"}`);
+    if (b.job_phase === "Succeeded") {
+      await this.#verifyAndPublish(b, image);
+      await this.#withdraw(kube, b);
       return;
     }
-    await this.#verifyAndPublish(b, image);
+    if (!b.job_created_at && this.#clock.now().getTime() - b.dispatched_at.getTime() > this.#pickUpTimeoutMs) {
+      await this.#fail(
+        b,
+        image,
+        `the build cluster's operator did not start the build within ${Math.round(this.#pickUpTimeoutMs / 60_000)} minutes`,
+      );
+      await this.#withdraw(kube, b);
+    }
   }
 
-  async #createJob(kube: KubeApi, b: ImageBuildRow, image: PrivateImageRow): Promise<void> {
+  async #dispatch(kube: KubeApi, b: ImageBuildRow, image: PrivateImageRow): Promise<void> {
     const registry = this.#config.registry;
     if (!registry) throw new Error("Berth's registry is not configured");
-    const c = this.#config.builds;
-    if (!this.#prepared.has(b.cluster_id)) {
-      await serverSideApply(kube, `/api/v1/namespaces/${c.namespace}`, buildNamespace(c), {
-        fieldManager: FIELD_MANAGER,
-        force: true,
-      });
-      await serverSideApply(
-        kube,
-        `/apis/networking.k8s.io/v1/namespaces/${c.namespace}/networkpolicies/image-builds`,
-        buildNetworkPolicy(c),
-        { fieldManager: FIELD_MANAGER, force: true },
-      );
-      this.#prepared.add(b.cluster_id);
-    }
-    const input = {
+    const pushSecret = (await this.#db("build_clusters").where({ cluster_id: b.cluster_id }).first("push_secret")) as
+      | { push_secret: string | null }
+      | undefined;
+    const body = imageBuildResource(this.#config.builds, {
       buildId: b.id,
-      jobName: b.job_name,
+      name: b.job_name,
+      clusterId: b.cluster_id,
       dockerfile: b.dockerfile,
       baseReference: b.base_reference,
       destination: `${registry.pullPrefix}/${image.repository}:${image.tag}`,
       insecureRegistry: registry.url.startsWith("http:"),
-    };
-    await serverSideApply(
-      kube,
-      `/api/v1/namespaces/${c.namespace}/configmaps/${b.job_name}`,
-      buildConfigMap(c, input),
-      {
-        fieldManager: FIELD_MANAGER,
-        force: true,
-      },
+      pushSecret: pushSecret?.push_secret,
+    });
+    const made = await kube.request(
+      "POST",
+      `/apis/berth.dev/v1alpha1/namespaces/${this.#config.builds.namespace}/imagebuilds`,
+      { body },
     );
-    const made = await kube.request("POST", `/apis/batch/v1/namespaces/${c.namespace}/jobs`, {
-      body: buildJob(c, input),
-    });
-    if (made.status !== 201 && made.status !== 409) throw new Error(`creating the build Job answered ${made.status}`);
-    await updateActiveBuild(this.#db, b.id, { job_created_at: this.#clock.now() });
-    this.#log.info({ build: b.id, cluster: b.cluster_id, job: b.job_name }, "build Job created");
-  }
-
-  /** New lines since the last copy, as one batch. */
-  async #copyLogs(kube: KubeApi, b: ImageBuildRow, pod: string): Promise<void> {
-    const since = this.#logSince.get(b.id);
-    const r = await kube.request<string>("GET", `/api/v1/namespaces/${this.#config.builds.namespace}/pods/${pod}/log`, {
-      query: { timestamps: true, ...(since ? { sinceTime: since } : {}) },
-    });
-    if (r.status !== 200) return;
-    const text = typeof r.body === "string" ? r.body : JSON.stringify(r.body);
-    const lines: string[] = [];
-    let newest = since;
-    for (const raw of text.split("\n")) {
-      if (raw === "") continue;
-      const sp = raw.indexOf(" ");
-      const ts = raw.slice(0, sp);
-      if (since && ts <= since) continue;
-      lines.push(raw.slice(sp + 1));
-      newest = ts;
-    }
-    if (lines.length === 0) return;
-    if (newest) this.#logSince.set(b.id, newest);
-    const batch = `${lines.join("\n")}\n`;
-    const digest = reportedDigest(batch);
-    await appendBuildLog(this.#db, b.id, batch, this.#config.builds.logMaxBytes);
-    if (digest) await updateActiveBuild(this.#db, b.id, { reported_digest: digest });
+    if (made.status !== 201 && made.status !== 409)
+      throw new Error(`writing the ImageBuild answered ${made.status}: ${JSON.stringify(made.body).slice(0, 300)}`);
+    // Cancelled meanwhile: the resource goes again at once.
+    if (!(await updateActiveBuild(this.#db, b.id, { dispatched_at: this.#clock.now() }))) await this.#withdraw(kube, b);
+    else this.#log.info({ build: b.id, cluster: b.cluster_id, name: b.job_name }, "ImageBuild written");
   }
 
   async #verifyAndPublish(b: ImageBuildRow, image: PrivateImageRow): Promise<void> {
@@ -275,7 +220,6 @@ export class BuildLoop {
       const done = await updateActiveBuild(tx, b.id, { state: "succeeded", finished_at: now });
       if (done) await announceBuildEnd(tx, done, ready ?? image, now);
     });
-    this.#logSince.delete(b.id);
     this.#log.info({ build: b.id, digest }, "build succeeded");
   }
 
@@ -304,7 +248,6 @@ export class BuildLoop {
       const done = await updateActiveBuild(tx, b.id, { state: "failed", failure_reason: reason, finished_at: now });
       if (done) await announceBuildEnd(tx, done, failed ?? image, now);
     });
-    this.#logSince.delete(b.id);
     this.#log.info({ build: b.id, reason }, "build failed");
   }
 
@@ -316,7 +259,6 @@ export class BuildLoop {
       await deletePrivateImageRow(tx, b.image_id);
       if (done) await announceBuildEnd(tx, done, image, now);
     });
-    this.#logSince.delete(b.id);
   }
 }
 

@@ -21,7 +21,7 @@ import { copyImage, ImportFailure } from "../domain/images/copy.ts";
 import { emitImageUpdated } from "../domain/images/events.ts";
 import { imageResource } from "../domain/images/privateImages.ts";
 import { parseReference } from "../domain/images/reference.ts";
-import { sourceClient, sourceRefusal, targetClient } from "../domain/images/sources.ts";
+import { PinnedHosts, sourceClient, sourceRefusal, targetClient } from "../domain/images/sources.ts";
 
 export interface ImportLoopOptions {
   /** Imports copied at once by this worker; default 2. */
@@ -176,16 +176,31 @@ export class ImportLoop {
     row: PrivateImageRow,
     abort: AbortController,
   ): Promise<{ digest: string; size: number; name: string; body: ReturnType<typeof imageResource> } | undefined> {
+    const ref = parseReference(row.source_reference ?? "");
+    // Resolved and checked once; the copy connects to these addresses only (DNS rebinding).
+    const pins = new PinnedHosts(this.#config);
+    try {
+      return await this.#copyPinned(row, abort, ref, pins);
+    } finally {
+      await pins.close();
+    }
+  }
+
+  async #copyPinned(
+    row: PrivateImageRow,
+    abort: AbortController,
+    ref: ReturnType<typeof parseReference>,
+    pins: PinnedHosts,
+  ): Promise<{ digest: string; size: number; name: string; body: ReturnType<typeof imageResource> } | undefined> {
     const registry = this.#config.registry;
     const target = targetClient(this.#config);
     if (!registry || !target) throw new ImportFailure("registry_error", "Berth's registry is not configured");
-    const ref = parseReference(row.source_reference ?? "");
-    const refusal = await sourceRefusal(this.#config, ref.registry);
+    const refusal = await sourceRefusal(this.#config, ref.registry, undefined, pins);
     if (refusal) throw new ImportFailure("unauthorized", `Berth does not import from internal addresses: ${refusal}`);
     let last = 0;
     let pending: Promise<unknown> = Promise.resolve();
     const result = await copyImage({
-      source: sourceClient(this.#config, ref.registry),
+      source: sourceClient(this.#config, ref.registry, { pins }),
       sourceRepository: ref.repository,
       sourceRef: ref.digest ?? ref.tag ?? "latest",
       target,

@@ -1,5 +1,6 @@
 import { ClusterKind } from "./cluster.ts";
 import { ImageKind } from "./image.ts";
+import { ImageBuildKind } from "./image-build.ts";
 import { OfferingKind } from "./offering.ts";
 import { PoolKind } from "./pool.ts";
 import { ResourcePolicyKind } from "./resource-policy.ts";
@@ -11,6 +12,7 @@ import { WalletKind } from "./wallet.ts";
 
 export * from "./cluster.ts";
 export * from "./image.ts";
+export * from "./image-build.ts";
 export * from "./offering.ts";
 export * from "./pool.ts";
 export * from "./resource-policy.ts";
@@ -32,4 +34,5 @@ export const allKinds = [
   ResourcePresetKind,
   ResourcePolicyKind,
   SessionMirrorKind,
+  ImageBuildKind,
 ] as const;

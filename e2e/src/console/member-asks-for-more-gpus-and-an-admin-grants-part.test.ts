@@ -8,7 +8,9 @@
 // axe-core checks every new page.
 
 import { installDefaultCatalog } from "@berth/api/bootstrap/catalog";
+import { clustersOf } from "@berth/api/clusters/runtime";
 import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
+import { installBuildsOn } from "@berth/api/images/build-operator-testing";
 import { ensureConsoleBuilt } from "@berth/console";
 import { HttpKube } from "@berth/controllers/kube";
 import { loadCrds } from "@berth/crds/manifests";
@@ -57,6 +59,17 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
     // A GPU cluster's inventory as its operator reports it: the A100s all busy, L4s free.
     const db = t.database.db;
     await db("clusters").insert({ id: "clu_journey", name: "gpu-east", session_domain: "east.example.test" });
+    // Its registered credential and the operator's install for builds (the bed's one cluster stands in),
+    // which marking it for builds checks.
+    const mgmt = fleet.cluster("mgmt");
+    const store = clustersOf(t.deps).store;
+    const secretRef = await store.createCredentialSecret("clu_journey", {
+      server: mgmt.server,
+      caPem: mgmt.caPem,
+      token: mgmt.adminToken,
+    });
+    await store.createCluster({ id: "clu_journey", name: "gpu-east", sessionDomain: "east.example.test", secretRef });
+    await installBuildsOn(kube, "berth-builds");
     const node = (name: string, model: string, count: number, inUse: number) => ({
       cluster_id: "clu_journey",
       name,

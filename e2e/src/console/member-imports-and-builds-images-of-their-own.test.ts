@@ -4,12 +4,14 @@
 // Dockerfile and follows its log live until it succeeds (kwok runs the Job on the build cluster; the
 // test pushes the image as the builder would and prints its digest into the log kwok serves). axe-core checks the
 // page in each state. Real parts: the bed's management cluster, two OCI registries, Postgres, the API, the
-// worker's import loop, Chromium.
+// worker's import and build loops, the build cluster's operator side (ImageBuild → Job, reports over the
+// internal plane), Chromium.
 
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { installDefaultCatalog } from "@berth/api/bootstrap/catalog";
 import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
+import { type BuildOperator, installBuildsOn, startBuildOperator } from "@berth/api/images/build-operator-testing";
 import { BuildLoop } from "@berth/api/worker/builds";
 import { ImportLoop } from "@berth/api/worker/imports";
 import { ensureConsoleBuilt } from "@berth/console";
@@ -38,6 +40,7 @@ describe("a member brings an image of their own", () => {
   let loop: ImportLoop;
   let builds: BuildLoop;
   let buildKube: HttpKube;
+  let operator: BuildOperator;
   let orgId = "";
   let browser: Browser;
   let member: TestUser;
@@ -90,6 +93,13 @@ describe("a member brings an image of their own", () => {
     await t.database
       .db("build_clusters")
       .insert({ cluster_id: "clu_journeybuild", marked_by: "test", marked_at: new Date() });
+    await installBuildsOn(buildKube, "berth-builds");
+    operator = await startBuildOperator({
+      deps: t.deps,
+      clusterId: "clu_journeybuild",
+      kubeConfig: kubeConfigFrom(fleet.cluster("build").kubeconfig),
+      log: pino({ level: "silent" }),
+    });
     builds = new BuildLoop({
       db: t.database.db,
       kube,
@@ -119,6 +129,7 @@ describe("a member brings an image of their own", () => {
     await closeBrowser(browser);
     await loop?.stop();
     await builds?.stop();
+    await operator?.stop();
     buildKube?.close();
     await t?.stop();
     kube?.close();

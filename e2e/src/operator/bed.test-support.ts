@@ -5,6 +5,8 @@
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { ImageBuildKind } from "@berth/crds";
+import { loadCrds } from "@berth/crds/manifests";
 import { type OperatorConfig, operatorRbac, parseConfig } from "@berth/operator";
 import { type Cluster, type Fleet, type GpuNodeDescription, KubeHttp, startFleet } from "../index.ts";
 
@@ -38,20 +40,42 @@ export interface Bed {
     clusterId?: string;
     resyncMs?: number;
     lease?: { durationMs: number; renewDeadlineMs: number };
+    buildsNamespace?: string;
   }): OperatorConfig;
   stop(): Promise<void>;
 }
 
-export async function startBed(nodes: GpuNodeDescription[]): Promise<Bed> {
+/** With `builds`, the cluster is also a build cluster: the ImageBuild CRD, BUILDS_NS and its grants. */
+export const BUILDS_NS = "berth-builds";
+
+export async function startBed(nodes: GpuNodeDescription[], opts: { builds?: boolean } = {}): Promise<Bed> {
   const fleet = await startFleet({
     clusters: [{ name: "gpu", kind: "gpu", nodes, gpuRuntimeClass: true, gpuDevicePlugin: true }],
   });
   try {
     const gpu = fleet.cluster("gpu");
     const admin = new KubeHttp({ server: gpu.server, caPem: gpu.caPem, token: gpu.adminToken });
-    const rbac = operatorRbac({ systemNamespace: SYSTEM_NS, sessionsNamespace: SESSIONS_NS, leaseName: LEASE });
-    for (const ns of [SYSTEM_NS, SESSIONS_NS])
+    const rbac = operatorRbac({
+      systemNamespace: SYSTEM_NS,
+      sessionsNamespace: SESSIONS_NS,
+      leaseName: LEASE,
+      ...(opts.builds ? { buildsNamespace: BUILDS_NS } : {}),
+    });
+    if (opts.builds) {
+      const crd = loadCrds().find((c) => c.metadata.name === ImageBuildKind.crdName);
+      await admin.ensure("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
+    }
+    for (const ns of [SYSTEM_NS, SESSIONS_NS, ...(opts.builds ? [BUILDS_NS] : [])])
       await admin.ensure("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+    if (opts.builds)
+      await eventually(
+        () =>
+          admin.json("GET", `/apis/berth.dev/v1alpha1/namespaces/${BUILDS_NS}/imagebuilds`).then(
+            () => true,
+            () => undefined,
+          ),
+        "the ImageBuild CRD served",
+      );
     const system = rbac.namespaceRules.find((n) => n.namespace === SYSTEM_NS);
     const cred = await gpu.mintCredential({
       name: "berth-operator",
@@ -109,6 +133,7 @@ export async function startBed(nodes: GpuNodeDescription[]): Promise<Bed> {
           },
           inventory: { debounceMs: 100, resyncMs: o.resyncMs ?? 60_000, listPageSize: 500 },
           backoff: { baseMs: 100, maxMs: 1_000, jitter: 0.5 },
+          ...(o.buildsNamespace ? { builds: { namespace: o.buildsNamespace } } : {}),
           logLevel: "debug",
         }),
       stop: async () => {

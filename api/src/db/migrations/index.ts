@@ -26,6 +26,7 @@ import * as m20261126001000 from "./20261126001000_fleet_webhooks.ts";
 import * as m20261126001200 from "./20261126001200_image_webhooks.ts";
 import * as m20261126001201 from "./20261126001201_webhook_body_bound.ts";
 import * as m20261126001800 from "./20261126001800_volume_shares.ts";
+import * as m20261126002000 from "./20261126002000_image_builds_by_operator.ts";
 import * as m20261126002200 from "./20261126002200_volume_shares_backfill.ts";
 
 export interface Migration {
@@ -62,5 +63,6 @@ export const migrations: Migration[] = [
   { name: "20261126000601_image_builds", up: m20261126000601.up },
   { name: "20261126001200_image_webhooks", up: m20261126001200.up },
   { name: "20261126001201_webhook_body_bound", up: m20261126001201.up },
+  { name: "20261126002000_image_builds_by_operator", up: m20261126002000.up },
   { name: "20261126002200_volume_shares_backfill", up: m20261126002200.up },
 ];

@@ -170,7 +170,7 @@ export function gpuQuantity(q: string | undefined): number {
   return m[2] ? Math.floor(Number(m[1]) / 1000) : Number(m[1]);
 }
 
-async function missingPermissions(kube: HttpKube, wanted: Permission[], signal: AbortSignal): Promise<string[]> {
+export async function missingPermissions(kube: HttpKube, wanted: Permission[], signal: AbortSignal): Promise<string[]> {
   const results = await Promise.all(
     wanted.map(async (p) => {
       const res = await kube.request<{ status?: { allowed?: boolean } }>(

@@ -1,10 +1,11 @@
 // Image builds: a member's Dockerfile (optionally FROM a catalog image, as ARG BASE_IMAGE) built into a
 // private image on a cluster an administrator marked for builds. The request is checked and written here
 // (the image in state `building` counts among the member's 20; one build in flight per member, a bounded
-// number per organization; identical inputs reuse the earlier build); the worker drives the Job
-// (api/src/worker/builds.ts).
+// number per organization; identical inputs reuse the earlier build); the worker sends it to the build
+// cluster as an ImageBuild resource (api/src/worker/builds.ts), whose operator runs the Job.
 
 import { createHash, randomBytes } from "node:crypto";
+import { HttpKube } from "@berth/controllers/kube";
 import { findClusterById } from "../../db/operations/clusters/findClusterById.ts";
 import { listBuildClusters, markBuildCluster, unmarkBuildCluster } from "../../db/operations/images/buildClusters.ts";
 import { findBuild } from "../../db/operations/images/findBuild.ts";
@@ -16,11 +17,16 @@ import { updateActiveBuild } from "../../db/operations/images/updateBuild.ts";
 import { deletePrivateImageRow } from "../../db/operations/images/updatePrivateImage.ts";
 import type { Deps } from "../../deps.ts";
 import { Conflict, DomainError, Forbidden, Invalid, NotFound, QuotaExceeded, Unavailable } from "../../errors.ts";
+import { buildClusterRbac } from "../../rbac.ts";
 import { getCatalog } from "../catalog/operations.ts";
 import { images as catalogImages } from "../catalog/resources.ts";
+import { permissionsOf } from "../clusters/permissions.ts";
+import { missingPermissions } from "../clusters/probe.ts";
+import { clustersOf } from "../clusters/runtime.ts";
 import type { Principal } from "../identity/principal.ts";
 import { resolveOwnership } from "../sessions/createSession.ts";
 import { announceBuildEnd } from "./announce.ts";
+import { imageBuildResource } from "./buildJob.ts";
 import { emitImageUpdated } from "./events.ts";
 import { type ImageKindName, newPrivateImageId } from "./privateImages.ts";
 import { PATH_COMPONENT, TAG } from "./reference.ts";
@@ -188,15 +194,15 @@ export async function getBuild(deps: Deps, principal: Principal, id: string): Pr
 }
 
 /**
- * Cancels a build in flight: one whose Job is not made yet ends here; otherwise the worker deletes the
- * Job and ends it. Either way its image's slot is freed.
+ * Cancels a build in flight: one not yet sent to its build cluster ends here; otherwise the worker deletes
+ * its ImageBuild resource (the operator deletes the Job) and ends it. Either way its image's slot is freed.
  */
 export async function cancelBuild(deps: Deps, principal: Principal, id: string): Promise<ImageBuildRow> {
   const b = await getBuild(deps, principal, id);
   if (b.state !== "queued" && b.state !== "running")
     throw new Conflict(`the build is ${b.state}; only a queued or running build can be cancelled`, { state: b.state });
   const now = deps.clock.now();
-  if (!b.job_created_at) {
+  if (!b.dispatched_at) {
     const done = await deps.db.transaction(async (tx) => {
       const row = await updateActiveBuild(tx, id, { state: "cancelled", finished_at: now, cancel_requested: true });
       if (!row) return undefined;
@@ -217,11 +223,78 @@ export async function listBuildClustersFor(deps: Deps, principal: Principal) {
   return listBuildClusters(deps.db);
 }
 
-export async function markForBuilds(deps: Deps, principal: Principal, clusterId: string): Promise<void> {
+/**
+ * Marks a cluster for builds once its registered credential is seen to do what the worker does there
+ * (buildClusterRbac: one SelfSubjectAccessReview per verb) and a dry-run ImageBuild is accepted in its
+ * builds namespace (the namespace and the resource definition exist). `pushSecret` names a Secret that
+ * builds push with; only its name is kept.
+ */
+export async function markForBuilds(
+  deps: Deps,
+  principal: Principal,
+  clusterId: string,
+  opts: { pushSecret?: string | null | undefined } = {},
+): Promise<void> {
   if (!principal.isSuperAdmin) throw new Forbidden("only a super_admin marks clusters for builds");
   const c = await findClusterById(deps.db, clusterId);
   if (!c || c.deregistered_at) throw new NotFound("cluster", clusterId);
-  await markBuildCluster(deps.db, { cluster_id: clusterId, marked_by: principal.userId, marked_at: deps.clock.now() });
+  await checkBuildCluster(deps, clusterId);
+  await markBuildCluster(deps.db, {
+    cluster_id: clusterId,
+    marked_by: principal.userId,
+    marked_at: deps.clock.now(),
+    push_secret: opts.pushSecret ?? null,
+  });
+}
+
+async function checkBuildCluster(deps: Deps, clusterId: string): Promise<void> {
+  const builds = deps.config.images?.builds;
+  if (!builds) throw new Unavailable("image builds are not configured");
+  const rt = clustersOf(deps);
+  const resource = await rt.store.getCluster(clusterId);
+  if (!resource) throw new NotFound("cluster", clusterId);
+  const kube = new HttpKube(await rt.store.readCredential(resource.spec.credentialSecretRef), {
+    userAgent: "berth-api",
+  });
+  const ns = builds.namespace;
+  try {
+    const signal = AbortSignal.timeout(30_000);
+    const missing = await missingPermissions(kube, permissionsOf(buildClusterRbac(ns)), signal);
+    if (missing.length > 0)
+      throw new DomainError(
+        "build_cluster_not_ready",
+        `the cluster's registered credential lacks permissions builds need: ${missing.join(", ")}`,
+        { namespace: ns, missing_permissions: missing },
+      );
+    const probe = imageBuildResource(builds, {
+      buildId: "bld-markcheck",
+      name: "build-markcheck",
+      clusterId,
+      dockerfile: "FROM scratch\n",
+      baseReference: null,
+      destination: "registry.invalid/check/check:latest",
+      insecureRegistry: false,
+    });
+    const tried = await kube.request(
+      "POST",
+      `/apis/berth.dev/v1alpha1/namespaces/${encodeURIComponent(ns)}/imagebuilds`,
+      { body: probe, query: { dryRun: "All" }, signal },
+    );
+    if (tried.status === 404)
+      throw new DomainError(
+        "build_cluster_not_ready",
+        `the cluster has no namespace ${ns} with the ImageBuild resource; install the operator with builds on (BERTH_OPERATOR_BUILDS_NAMESPACE=${ns})`,
+        { namespace: ns, reason: "not_installed" },
+      );
+    if (tried.status >= 300)
+      throw new DomainError("build_cluster_not_ready", `a trial ImageBuild was refused (${tried.status})`, {
+        namespace: ns,
+        reason: "refused",
+        status: tried.status,
+      });
+  } finally {
+    kube.close();
+  }
 }
 
 export async function unmarkForBuilds(deps: Deps, principal: Principal, clusterId: string): Promise<void> {

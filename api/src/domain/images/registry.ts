@@ -6,6 +6,7 @@
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { Readable } from "node:stream";
+import { type Dispatcher, fetch as undiciFetch } from "undici";
 
 export const MANIFEST_TYPES = {
   ociIndex: "application/vnd.oci.image.index.v1+json",
@@ -39,6 +40,8 @@ export interface RegistryClientOptions {
   /** Per request (headers of a blob stream included); default 30 s. */
   timeoutMs?: number;
   userAgent?: string;
+  /** Where connections go (an import's pinned addresses, sources.ts); default: Node's fetch and DNS. */
+  dispatcher?: Dispatcher;
 }
 
 export interface FetchedManifest {
@@ -121,9 +124,18 @@ export class RegistryClient {
 
   async #fetch(url: string, init: RequestInit, what: string): Promise<Response> {
     try {
-      return await fetch(url, { ...init, signal: init.signal ?? AbortSignal.timeout(this.#timeout) });
+      const signal = init.signal ?? AbortSignal.timeout(this.#timeout);
+      if (this.#o.dispatcher)
+        return (await undiciFetch(url, {
+          ...(init as object),
+          signal,
+          dispatcher: this.#o.dispatcher,
+        })) as unknown as Response;
+      return await fetch(url, { ...init, signal });
     } catch (e) {
       const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+      if (cause?.code === "EBERTHFORBIDDEN")
+        throw new RegistryError("unauthorized", `Berth does not import from internal addresses: ${cause.message}`);
       throw new RegistryError(
         "unreachable",
         `the registry ${new URL(url).host} did not answer ${what} (${cause?.code ?? cause?.message ?? (e as Error).message})`,

@@ -1,13 +1,15 @@
 // biome-ignore-all lint/suspicious/noExplicitAny: the test reads Kubernetes objects as they come
 // Image builds on the bed: a build cluster (kube-apiserver, controller-manager's Job controller, the
-// scheduler and kwok, which takes the Job's pod through its phases and serves its log lines), Berth's OCI
-// registry, Postgres, the API and the worker's build loop. The bed has no container runtime: the test
+// scheduler and kwok, which takes the Job's pod through its phases and serves its log lines) with the
+// operator's build controller reporting over the internal plane, Berth's OCI registry, Postgres, the API
+// and the worker's build loop (which writes ImageBuild resources). The bed has no container runtime: the test
 // pushes a real image to Berth's registry as the builder would and puts the builder's digest line into
 // the log kwok serves; success, the digest check and the negative case (the Job succeeds, nothing was
 // pushed) all run for real.
 
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
+import { BUILD_CONTROLLER_RULES } from "@berth/controllers";
 import { HttpKube } from "@berth/controllers/kube";
 import { loadCrds } from "@berth/crds/manifests";
 import {
@@ -23,6 +25,7 @@ import { ApiextensionsV1Api } from "@kubernetes/client-node";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { installDefaultCatalog } from "../../bootstrap/catalog.ts";
+import { clustersOf } from "../../domain/clusters/runtime.ts";
 import {
   anIdentityWorld,
   type IdentityTestApi,
@@ -30,6 +33,12 @@ import {
   startIdentityTestApi,
   type TestUser,
 } from "../../domain/identity/identity.test-support.ts";
+import {
+  type BuildOperator,
+  installBuildsOn,
+  startBuildOperator,
+} from "../../domain/images/buildOperator.test-support.ts";
+import { buildClusterRbac } from "../../rbac.ts";
 import { BuildLoop } from "../../worker/builds.ts";
 
 let fleet: Fleet;
@@ -39,8 +48,11 @@ let target: LocalRegistry;
 let t: IdentityTestApi;
 let w: IdentityWorld;
 let loop: BuildLoop;
+let operator: BuildOperator;
+let controlPlaneCred: { serviceAccount: string; kubeconfig: string; token: string };
 let podLog: string;
 const CLUSTER = "clu_buildbed1";
+const NS = "berth-builds";
 
 beforeAll(async () => {
   [fleet, target] = await Promise.all([
@@ -81,28 +93,51 @@ beforeAll(async () => {
   podLog = join(fleet.dataDir, "build", "pod-log.cri");
   t = await startIdentityTestApi({
     kubeConfig: kc,
+    clusters: true,
     env: { BERTH_REGISTRY_URL: target.url, BERTH_BUILD_DOCKERFILE_MAX_BYTES: "2048" },
   });
   w = await anIdentityWorld(t);
   await t.database.db("clusters").insert({ id: CLUSTER, name: "build", session_domain: "build.bed.test" });
+  // The operator's install for builds, then least-privilege credentials: the operator's build grants, and
+  // the control plane's registered credential, without its build grants until a test gives them.
+  await installBuildsOn(build, NS);
+  const operatorCred = await fleet
+    .cluster("build")
+    .mintCredential({ name: "berth-operator", namespace: NS, rules: BUILD_CONTROLLER_RULES });
+  controlPlaneCred = await fleet
+    .cluster("build")
+    .mintCredential({ name: "berth-control-plane", namespace: NS, rules: [] });
+  const store = clustersOf(t.deps).store;
+  const secretRef = await store.createCredentialSecret(CLUSTER, {
+    server: fleet.cluster("build").server,
+    caPem: fleet.cluster("build").caPem,
+    token: controlPlaneCred.token,
+  });
+  await store.createCluster({ id: CLUSTER, name: "build", sessionDomain: "build.bed.test", secretRef });
+  operator = await startBuildOperator({
+    deps: t.deps,
+    clusterId: CLUSTER,
+    kubeConfig: kubeConfigFrom(operatorCred.kubeconfig),
+    log: pino({ level: "silent" }),
+  });
+  const asControlPlane = new HttpKube(kubeConfigFrom(controlPlaneCred.kubeconfig));
   loop = new BuildLoop({
     db: t.database.db,
     kube: mgmt,
     config: t.deps.config.images as NonNullable<typeof t.deps.config.images>,
     log: pino({ level: "silent" }),
-    clusterClient: async () => build,
+    clusterClient: async () => asControlPlane,
   });
 }, 180_000);
 
 afterAll(async () => {
   await loop?.stop();
+  await operator?.stop();
   await t?.stop();
   mgmt?.close();
   build?.close();
   await Promise.all([fleet?.stop(), target?.stop()]);
 });
-
-const NS = "berth-builds";
 
 /** Passes of the build loop until the build has finished. */
 async function settle(user: TestUser, id: string) {
@@ -148,14 +183,48 @@ describe("building an image", () => {
     });
   });
 
-  it("lets only a super_admin mark build clusters", async () => {
+  it("lets only a super_admin mark build clusters, once the cluster's credential has what builds need", async () => {
     expect((await t.request("PUT", `/api/v1/image-builds/clusters/${CLUSTER}`, { token: w.adminA.token })).status).toBe(
       403,
     );
     expect(
       (await t.request("PUT", "/api/v1/image-builds/clusters/clu_nosuch", { token: w.superAdmin.token })).status,
     ).toBe(404);
-    expect((await mark()).status).toBe(204);
+    const bare = await mark();
+    expect(bare.status, JSON.stringify(bare.body)).toBe(422);
+    expect(bare.body.error).toMatchObject({
+      code: "build_cluster_not_ready",
+      details: {
+        missing_permissions: [
+          "create imagebuilds.berth.dev in berth-builds",
+          "delete imagebuilds.berth.dev in berth-builds",
+        ],
+      },
+    });
+    const bad = await t.request("PUT", `/api/v1/image-builds/clusters/${CLUSTER}`, {
+      token: w.superAdmin.token,
+      json: { push_secret: "Not A Name" },
+    });
+    expect(bad.status).toBe(400);
+    // The grants builds need, as an administrator of the build cluster gives them.
+    const rules = buildClusterRbac(NS).namespaceRules[0]?.rules;
+    const role = {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { name: "berth-builds", namespace: NS },
+      rules,
+    };
+    await build.json("POST", `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, { body: role });
+    await build.json("POST", `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
+      body: {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "RoleBinding",
+        metadata: { name: "berth-builds", namespace: NS },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "berth-builds" },
+        subjects: [{ kind: "ServiceAccount", name: controlPlaneCred.serviceAccount, namespace: NS }],
+      },
+    });
+    await expect.poll(async () => (await mark()).status, { timeout: 10_000 }).toBe(204);
     const list = await t.request("GET", "/api/v1/image-builds/clusters", { token: w.superAdmin.token });
     expect(list.body.data.map((c: { cluster_id: string }) => c.cluster_id)).toEqual([CLUSTER]);
   });
@@ -183,8 +252,25 @@ describe("building an image", () => {
     expect(img.body.state).toBe("building");
 
     await loop.pass();
-    const job = (await build.json("GET", `/apis/batch/v1/namespaces/${NS}/jobs`)) as { items: any[] };
-    const spec = job.items.find((j) => j.metadata.labels["berth.dev/image-build"] === r.body.id)?.spec;
+    // The worker wrote the ImageBuild; the cluster's operator makes the Job from it.
+    const resource = (await build.json("GET", `/apis/berth.dev/v1alpha1/namespaces/${NS}/imagebuilds`)) as {
+      items: any[];
+    };
+    expect(resource.items.find((b) => b.spec.buildId === r.body.id)?.spec).toMatchObject({
+      cluster: CLUSTER,
+      baseImage: "quay.io/jupyter/pytorch-notebook:cuda12-latest",
+      insecureRegistry: true,
+    });
+    const spec = await expect
+      .poll(async () => {
+        const jobs = (await build.json("GET", `/apis/batch/v1/namespaces/${NS}/jobs`)) as { items: any[] };
+        return jobs.items.find((j) => j.metadata.labels["berth.dev/image-build"] === r.body.id)?.spec;
+      })
+      .toBeTruthy()
+      .then(async () => {
+        const jobs = (await build.json("GET", `/apis/batch/v1/namespaces/${NS}/jobs`)) as { items: any[] };
+        return jobs.items.find((j) => j.metadata.labels["berth.dev/image-build"] === r.body.id)?.spec;
+      });
     expect(spec.backoffLimit).toBe(0);
     const pod = spec.template.spec;
     expect(pod.automountServiceAccountToken).toBe(false);
@@ -197,8 +283,6 @@ describe("building an image", () => {
     expect(pod.containers[0].securityContext).toMatchObject({ runAsUser: 1000, runAsNonRoot: true });
     expect(pod.containers[0].resources.limits).toMatchObject({ cpu: "2", memory: "4Gi", "ephemeral-storage": "20Gi" });
     expect(pod.containers[0].args).toContain("build-arg:BASE_IMAGE=quay.io/jupyter/pytorch-notebook:cuda12-latest");
-    const ns = (await build.json("GET", `/api/v1/namespaces/${NS}`)) as any;
-    expect(ns.metadata.labels["pod-security.kubernetes.io/enforce"]).toBe("privileged");
     const np = (await build.json(
       "GET",
       `/apis/networking.k8s.io/v1/namespaces/${NS}/networkpolicies/image-builds`,
@@ -208,6 +292,11 @@ describe("building an image", () => {
     const done = await settle(w.memberA, r.body.id);
     expect(done, JSON.stringify(done)).toMatchObject({ state: "succeeded", digest: pushed.digest });
     expect(done.job_created_at).not.toBeNull();
+    // The end withdraws the resource; the operator then deletes the Job.
+    expect(
+      (await build.request("GET", `/apis/berth.dev/v1alpha1/namespaces/${NS}/imagebuilds/build-${r.body.id.slice(4)}`))
+        .status,
+    ).toBe(404);
     const ready = await t.request("GET", `/api/v1/images/private/${r.body.image_id}`, { token: w.memberA.token });
     expect(ready.body).toMatchObject({
       state: "ready",
@@ -297,7 +386,13 @@ describe("building an image", () => {
       json: { dockerfile: "FROM busybox\n", name: "two" },
     });
     expect(running.status).toBe(202);
-    await loop.pass(); // the Job is made
+    await loop.pass(); // the ImageBuild is written, and the operator makes the Job
+    await expect
+      .poll(async () => {
+        const jobs = (await build.json("GET", `/apis/batch/v1/namespaces/${NS}/jobs`)) as { items: any[] };
+        return jobs.items.some((j) => j.metadata.labels["berth.dev/image-build"] === running.body.id);
+      })
+      .toBe(true);
     expect(
       (await t.request("POST", `/api/v1/image-builds/${running.body.id}/cancel`, { token: w.orgMemberA.token })).status,
     ).toBe(202);
@@ -307,12 +402,14 @@ describe("building an image", () => {
     // Both ends, the API's (no Job yet) and the worker's, reach the owner's bell once each.
     for (const id of [first.body.id, running.body.id])
       expect((await bellFor(w.orgMemberA, id)).map((n) => n.title)).toEqual(["Image build cancelled"]);
-    const jobs = (await build.json("GET", `/apis/batch/v1/namespaces/${NS}/jobs`)) as { items: any[] };
-    expect(
-      jobs.items.filter(
-        (j) => j.metadata.labels["berth.dev/image-build"] === running.body.id && !j.metadata.deletionTimestamp,
-      ),
-    ).toEqual([]);
+    await expect
+      .poll(async () => {
+        const jobs = (await build.json("GET", `/apis/batch/v1/namespaces/${NS}/jobs`)) as { items: any[] };
+        return jobs.items.filter(
+          (j) => j.metadata.labels["berth.dev/image-build"] === running.body.id && !j.metadata.deletionTimestamp,
+        );
+      })
+      .toEqual([]);
   });
 
   it("bounds the builds in flight of one organization", async () => {
@@ -350,6 +447,54 @@ describe("building an image", () => {
       token: await t.expiredTokenFor(w.memberA.id),
     });
     expect(expired.body.error.code).toBe("token_expired");
+  });
+});
+
+describe("the operator's reports on the internal plane", () => {
+  const call = (path: string, body: unknown, token: string | undefined = operator.token) =>
+    fetch(`${operator.internalUrl}${path}`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", ...(token ? { Authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify(body),
+    }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+
+  it("keeps each log line once when the operator sends it again, and refuses builds of other clusters", async () => {
+    const r = await t.request("POST", "/api/v1/image-builds", {
+      token: w.memberB.token,
+      json: { dockerfile: "FROM scratch\n# reports\n", name: "reports" },
+    });
+    expect(r.status).toBe(202);
+    const lines = [
+      { at: "2026-11-26T10:00:00.25Z", text: "step 1" },
+      { at: "2026-11-26T10:00:01Z", text: "step 2" },
+      { at: "2026-11-26T10:00:01Z", text: "step 3" },
+    ];
+    const logs = (ls: unknown[]) => ({ cluster_id: CLUSTER, build: r.body.id, lines: ls });
+    expect((await call("/internal/v1/image-builds/logs", logs(lines.slice(0, 2)))).body).toEqual({ accepted: 2 });
+    expect((await call("/internal/v1/image-builds/logs", logs(lines))).body).toEqual({ accepted: 1 });
+    const stored = await t.database.db("image_build_logs").where({ build_id: r.body.id }).orderBy("seq");
+    expect(stored.map((x) => x.text).join("")).toBe("step 1\nstep 2\nstep 3\n");
+
+    // Another cluster's token may not report on this build; nothing is written.
+    await t.database.db("clusters").insert({ id: "clu_otherbuild", name: "other", session_domain: "o.bed.test" });
+    await t.database.db("image_builds").where({ id: r.body.id }).update({ cluster_id: "clu_otherbuild" });
+    const foreign = await call("/internal/v1/image-builds/status", {
+      cluster_id: CLUSTER,
+      reports: [{ build: r.body.id, phase: "Running", at: new Date().toISOString() }],
+    });
+    expect(foreign.status).toBe(403);
+    expect(foreign.body.error.details.builds).toEqual([r.body.id]);
+    expect((await t.database.db("image_builds").where({ id: r.body.id }).first()).state).toBe("queued");
+    // A report for another cluster than the token's, none without a token, and a malformed one.
+    expect(
+      (await call("/internal/v1/image-builds/logs", { ...logs(lines), cluster_id: "clu_otherbuild" })).status,
+    ).toBe(403);
+    expect((await call("/internal/v1/image-builds/logs", logs(lines), "")).status).toBe(401);
+    const bad = await call("/internal/v1/image-builds/status", { cluster_id: CLUSTER, reports: [{ build: "x" }] });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe("validation_failed");
+    await t.database.db("image_builds").where({ id: r.body.id }).update({ cluster_id: CLUSTER });
+    await t.request("POST", `/api/v1/image-builds/${r.body.id}/cancel`, { token: w.memberB.token });
   });
 });
 

@@ -26,5 +26,10 @@ export function presentBuild(b: ImageBuildRow, reused = b.reused): ImageBuild {
 }
 
 export function presentBuildCluster(r: BuildClusterRow) {
-  return { cluster_id: r.cluster_id, marked_by: r.marked_by, marked_at: iso(r.marked_at) as string };
+  return {
+    cluster_id: r.cluster_id,
+    marked_by: r.marked_by,
+    marked_at: iso(r.marked_at) as string,
+    push_secret: r.push_secret,
+  };
 }

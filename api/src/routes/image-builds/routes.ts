@@ -25,6 +25,7 @@ import {
   CreateImageBuildBody,
   ImageBuild,
   ImageBuildList,
+  MarkBuildClusterBody,
 } from "./schemas.ts";
 
 export const listBuildClustersRoute = defineRoute({
@@ -47,14 +48,16 @@ export const markBuildClusterRoute = defineRoute({
   operationId: "markBuildCluster",
   tags: ["images"],
   summary: "Mark a registered cluster for image builds (super_admin)",
-  description: "Build Jobs run in its BERTH_BUILD_NAMESPACE on nodes without GPUs (docs/dev/images.md).",
+  description:
+    "Build Jobs run in its BERTH_BUILD_NAMESPACE on nodes without GPUs, made by the cluster's operator from ImageBuild resources (docs/dev/images.md). Checked first: the registered credential may write ImageBuilds there and a trial one is accepted (422 `build_cluster_not_ready` with what is missing). Marking again replaces the push Secret.",
   auth: "user",
   params: ClusterIdParams,
+  body: MarkBuildClusterBody,
   audit: "build_cluster.mark",
   responses: { 204: z.null() },
-  handler: async ({ deps, principal, params, audit }) => {
+  handler: async ({ deps, principal, params, body, audit }) => {
     audit.target("cluster", params.clusterId);
-    await markForBuilds(deps, principal, params.clusterId);
+    await markForBuilds(deps, principal, params.clusterId, { pushSecret: body?.push_secret });
     return { status: 204, body: null };
   },
 });

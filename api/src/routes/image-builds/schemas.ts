@@ -61,6 +61,28 @@ export const BuildIdParams = z.object({
 });
 export const ClusterIdParams = z.object({ clusterId: z.string().regex(/^clu_[a-z0-9]{1,59}$/, "a cluster id: clu_…") });
 export const BuildCluster = z
-  .object({ cluster_id: z.string(), marked_by: z.string(), marked_at: z.string() })
+  .object({
+    cluster_id: z.string(),
+    marked_by: z.string(),
+    marked_at: z.string(),
+    push_secret: z.string().nullable().meta({
+      description: "The Secret builds on this cluster push with (its name; its content stays on the cluster).",
+    }),
+  })
   .meta({ id: "BuildCluster" });
+export const MarkBuildClusterBody = z
+  .object({
+    push_secret: z
+      .string()
+      .max(253)
+      .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, "a Secret's name")
+      .nullable()
+      .optional()
+      .meta({
+        description:
+          "A Secret of type kubernetes.io/dockerconfigjson in the cluster's builds namespace, for a registry that needs credentials to push; builds mount it. Berth keeps only the name.",
+      }),
+  })
+  .meta({ id: "MarkBuildClusterRequest" })
+  .optional();
 export const BuildClusterList = z.object({ data: z.array(BuildCluster) }).meta({ id: "BuildClusterList" });

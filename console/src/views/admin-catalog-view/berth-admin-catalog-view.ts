@@ -274,7 +274,7 @@ export class BerthAdminCatalogView extends LitElement {
     this.saveError = undefined;
     try {
       if (c.builds) await api.call("unmarkBuildCluster", { params: { clusterId: c.id } });
-      else await api.call("markBuildCluster", { params: { clusterId: c.id } });
+      else await api.call("markBuildCluster", { params: { clusterId: c.id }, body: {} });
       this.notice = c.builds ? `Builds no longer go to ${c.name}.` : `Builds may run on ${c.name}.`;
       void this.#data.run();
     } catch (err) {

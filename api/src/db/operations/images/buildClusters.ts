@@ -4,6 +4,8 @@ export interface BuildClusterRow {
   cluster_id: string;
   marked_by: string;
   marked_at: Date;
+  /** A Secret (kubernetes.io/dockerconfigjson) in the cluster's builds namespace that builds push with. */
+  push_secret: string | null;
 }
 
 export async function listBuildClusters(db: Knex): Promise<BuildClusterRow[]> {
@@ -11,7 +13,8 @@ export async function listBuildClusters(db: Knex): Promise<BuildClusterRow[]> {
 }
 
 export async function markBuildCluster(db: Knex, row: BuildClusterRow): Promise<void> {
-  await db("build_clusters").insert(row).onConflict("cluster_id").ignore();
+  // Marking again changes the push Secret (and who marked it last).
+  await db("build_clusters").insert(row).onConflict("cluster_id").merge();
 }
 
 export async function unmarkBuildCluster(db: Knex, clusterId: string): Promise<boolean> {

@@ -4,8 +4,16 @@ import type { Knex } from "knex";
  * Appends a batch of log lines, keeping at most `maxBytes` per build: past it the batch is dropped and
  * the build marked truncated (one line says so). Answers whether anything was kept.
  */
-export async function appendBuildLog(db: Knex, buildId: string, text: string, maxBytes: number): Promise<boolean> {
+export async function appendBuildLog(
+  db: Knex,
+  buildId: string,
+  text: string,
+  maxBytes: number,
+  cursor?: { log_cursor_at: string | null; log_cursor_n: number },
+): Promise<boolean> {
   return db.transaction(async (tx) => {
+    // The cursor moves with the lines, even past the size limit (they are not sent again either).
+    if (cursor) await tx("image_builds").where({ id: buildId }).update(cursor);
     const b = (await tx("image_builds").where({ id: buildId }).forUpdate().first("log_bytes", "log_truncated")) as
       | { log_bytes: number; log_truncated: boolean }
       | undefined;

@@ -53,4 +53,12 @@ export interface ImageBuildRow {
   job_created_at: Date | null;
   started_at: Date | null;
   finished_at: Date | null;
+  /** When the worker wrote the ImageBuild resource to the build cluster. */
+  dispatched_at: Date | null;
+  /** What the operator last reported of the Job: Pending | Running | Succeeded | Failed. */
+  job_phase: string | null;
+  job_message: string | null;
+  /** The newest kubelet timestamp of a stored log line (normalised), and how many stored lines carry it. */
+  log_cursor_at: string | null;
+  log_cursor_n: number;
 }

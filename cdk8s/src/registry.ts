@@ -1,0 +1,162 @@
+// Berth's OCI registry (docs/dev/images.md): where imports and builds push members' private images and
+// where GPU clusters pull them by digest. The CNCF distribution registry as a StatefulSet with one volume,
+// behind TLS and htpasswd (both Secrets the platform team provides: Berth never holds the keys), deletes
+// on (a member's deleted image goes). Its NetworkPolicy admits the API and the worker (imports, digest
+// checks) by pod labels and the ranges that pull or push from elsewhere: GPU clusters' nodes and build
+// clusters' build pods. `url` and `pullPrefix` are what ControlPlaneOptions.registry takes.
+import { ApiObject } from "cdk8s";
+import { Construct } from "constructs";
+import * as check from "./options.ts";
+import { OptionError } from "./options.ts";
+import { container, type ImageOptions, labelsOf, podSpec, type Resources } from "./pod.ts";
+import { ServiceAccountWithRules } from "./rbac.ts";
+
+export interface RegistryOptions {
+  namespace: string;
+  /** Default `registry:3.0.0`. */
+  image?: ImageOptions;
+  /** The volume's size, e.g. `500Gi` (imports are up to BERTH_IMAGE_MAX_BYTES each, 20 members' worth × 20). */
+  storageSize: string;
+  storageClass?: string;
+  /** A kubernetes.io/tls Secret for the registry's host name (`pullPrefix`). */
+  tlsSecret: string;
+  /** A Secret with key `htpasswd` (bcrypt entries): the API's and worker's user and the builders' push user. */
+  htpasswdSecret: string;
+  /** How GPU clusters name the registry in image references, e.g. `registry.berth.example.com`. */
+  pullPrefix: string;
+  /** Pods of this namespace that reach it (the API's and the worker's labels). */
+  clientLabels: Record<string, string>[];
+  /** Ranges outside the namespace that pull or push: GPU clusters' nodes, build clusters' pods. */
+  allowCidrs: string[];
+  resources?: Resources;
+}
+
+export const REGISTRY_PORT = 5000;
+export const REGISTRY_IMAGE = "registry:3.0.0";
+export const REGISTRY_RESOURCES: Resources = {
+  requests: { cpu: "250m", memory: "256Mi" },
+  limits: { cpu: "2", memory: "1Gi" },
+};
+
+export class BerthRegistry extends Construct {
+  /** BERTH_REGISTRY_URL for the API and the worker (in-cluster, over TLS). */
+  readonly url: string;
+  /** BERTH_REGISTRY_PULL_PREFIX. */
+  readonly pullPrefix: string;
+
+  constructor(scope: Construct, id: string, o: RegistryOptions) {
+    super(scope, id);
+    const ns = o.namespace;
+    if (!/^\d+(Gi|Ti)$/.test(o.storageSize))
+      throw new OptionError("registry.storageSize", `"${o.storageSize}" is not a size such as 500Gi`);
+    if (!/^[a-z0-9.-]+(:\d+)?$/.test(o.pullPrefix))
+      throw new OptionError("registry.pullPrefix", `"${o.pullPrefix}" is not a host[:port]`);
+    for (const c of o.allowCidrs)
+      if (!/^[0-9a-f.:]+\/\d{1,3}$/i.test(c)) throw new OptionError("registry.allowCidrs", `"${c}" is not a CIDR`);
+    const image = o.image ?? { image: REGISTRY_IMAGE };
+    check.image("registry.image.image", image.image);
+    const labels = labelsOf("berth-registry");
+    const name = "berth-registry";
+    this.url = `https://${name}.${ns}.svc:${REGISTRY_PORT}`;
+    this.pullPrefix = o.pullPrefix;
+
+    // No Kubernetes API calls: an account without rules and without a token.
+    const account = new ServiceAccountWithRules(this, "account", {
+      name,
+      namespace: ns,
+      labels,
+      rules: { clusterRules: [], namespaceRules: [] },
+    });
+    new ApiObject(this, "statefulset", {
+      apiVersion: "apps/v1",
+      kind: "StatefulSet",
+      metadata: { name, namespace: ns, labels },
+      spec: {
+        serviceName: name,
+        replicas: 1,
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: podSpec({
+            serviceAccountName: account.name,
+            kubeApi: false,
+            image,
+            containers: [
+              {
+                ...container({
+                  name: "registry",
+                  image,
+                  command: ["registry", "serve", "/etc/distribution/config.yml"],
+                  env: [
+                    { name: "REGISTRY_HTTP_ADDR", value: `:${REGISTRY_PORT}` },
+                    { name: "REGISTRY_STORAGE_FILESYSTEM_ROOTDIRECTORY", value: "/var/lib/registry" },
+                    // A member's deleted image is deleted here too (api/src/domain/images/privateImages.ts).
+                    { name: "REGISTRY_STORAGE_DELETE_ENABLED", value: "true" },
+                    { name: "REGISTRY_HTTP_TLS_CERTIFICATE", value: "/tls/tls.crt" },
+                    { name: "REGISTRY_HTTP_TLS_KEY", value: "/tls/tls.key" },
+                    { name: "REGISTRY_AUTH", value: "htpasswd" },
+                    { name: "REGISTRY_AUTH_HTPASSWD_REALM", value: "berth" },
+                    { name: "REGISTRY_AUTH_HTPASSWD_PATH", value: "/auth/htpasswd" },
+                  ],
+                  ports: [{ name: "https", containerPort: REGISTRY_PORT }],
+                  resources: o.resources ?? REGISTRY_RESOURCES,
+                  // `/` answers 200 without credentials; /v2/ asks for them.
+                  health: { path: "/", port: "https", scheme: "HTTPS" },
+                  volumeMounts: [
+                    { name: "storage", mountPath: "/var/lib/registry" },
+                    { name: "tls", mountPath: "/tls", readOnly: true },
+                    { name: "auth", mountPath: "/auth", readOnly: true },
+                  ],
+                }),
+              },
+            ],
+            volumes: [
+              { name: "tls", secret: { secretName: o.tlsSecret } },
+              {
+                name: "auth",
+                secret: { secretName: o.htpasswdSecret, items: [{ key: "htpasswd", path: "htpasswd" }] },
+              },
+            ],
+          }),
+        },
+        volumeClaimTemplates: [
+          {
+            metadata: { name: "storage", labels },
+            spec: {
+              accessModes: ["ReadWriteOnce"],
+              resources: { requests: { storage: o.storageSize } },
+              ...(o.storageClass ? { storageClassName: o.storageClass } : {}),
+            },
+          },
+        ],
+      },
+    });
+    new ApiObject(this, "service", {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name, namespace: ns, labels },
+      spec: {
+        selector: labels,
+        ports: [{ name: "https", port: REGISTRY_PORT, targetPort: "https", protocol: "TCP" }],
+      },
+    });
+    new ApiObject(this, "policy", {
+      apiVersion: "networking.k8s.io/v1",
+      kind: "NetworkPolicy",
+      metadata: { name, namespace: ns, labels },
+      spec: {
+        podSelector: { matchLabels: labels },
+        policyTypes: ["Ingress"],
+        ingress: [
+          {
+            from: [
+              ...o.clientLabels.map((l) => ({ podSelector: { matchLabels: l } })),
+              ...o.allowCidrs.map((cidr) => ({ ipBlock: { cidr } })),
+            ],
+            ports: [{ protocol: "TCP", port: REGISTRY_PORT }],
+          },
+        ],
+      },
+    });
+  }
+}
