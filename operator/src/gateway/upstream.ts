@@ -124,6 +124,11 @@ export class RouteFeedUpstreams implements UpstreamResolver {
     return this.#routes.size;
   }
 
+  /** The pod's own address as the operator last said (before `dial`). */
+  route(cr: string): Upstream | undefined {
+    return this.#routes.get(cr);
+  }
+
   resolve(cr: string): Upstream | undefined {
     const r = this.#routes.get(cr);
     if (!r) return undefined;
