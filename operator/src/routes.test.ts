@@ -1,7 +1,8 @@
 // The operator's table of session pods (GET /routes on its status port) followed by a real gateway over
 // real HTTP, with two real upstream servers standing in for a pod before and after it moved: the gateway
 // follows a move within a second, shows the page when the pod goes, refuses a caller without the
-// cluster's operator token, waits out a follower's 503, and keeps its table through an operator restart.
+// cluster's operator token, waits out a follower's 503, keeps its table through an operator restart, and
+// drops it when no operator answers for too long.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -128,5 +129,21 @@ describe("the gateway following the operator's routes", () => {
     ready = true;
     await until("the new leader's table", () => upstreams.resolve("s-b") !== undefined, 5000);
     expect(upstreams.resolve("s-a")).toEqual({ host: "127.0.0.2", port: after.port });
+  });
+
+  it("drops the last table once no operator has answered for its stale limit", async () => {
+    const short = new RouteFeedUpstreams({ url: () => `${server.url}/routes`, tokenFile, staleMs: 400 }).start();
+    try {
+      await short.synced();
+      expect(short.resolve("s-b")).toBeDefined();
+      ready = false; // the operator goes follower: streams end, and the next answers are 503
+      feed.closeAll();
+      await new Promise((r) => setTimeout(r, 100));
+      expect(short.resolve("s-b")).toBeDefined(); // kept through a short failover
+      await until("the table dropped", () => short.size === 0, 5000);
+    } finally {
+      ready = true;
+      await short.close();
+    }
   });
 });

@@ -86,6 +86,11 @@ export interface RouteFeedOptions {
   retryMs?: number;
   /** A connection silent this long (the operator sends a line every 10 s) is dropped and made again. */
   silenceMs?: number;
+  /**
+   * With no operator's stream this long, the last table is dropped: a pod address may by then belong to
+   * another session's pod. Default 60 s (a leader's lease is 15 s).
+   */
+  staleMs?: number;
   onState?: (state: "connected" | "disconnected", why?: string) => void;
 }
 
@@ -93,8 +98,8 @@ export interface RouteFeedOptions {
  * The operator's table of session pods, followed over one long-lived connection: the whole table first,
  * then each change as the operator's pod watch sees it (operator/src/routes.ts), so a pod that restarts or
  * moves is followed within the watch's delay. Resolving is a Map lookup. While the operator cannot be
- * reached (a restart, a new leader) the last table stays in use: sessions keep working through a failover;
- * the next connection's first line replaces it whole.
+ * reached (a restart, a new leader) the last table stays in use for `staleMs`: sessions keep working
+ * through a failover; the next connection's first line replaces it whole.
  */
 export class RouteFeedUpstreams implements UpstreamResolver {
   readonly #o: RouteFeedOptions;
@@ -104,6 +109,8 @@ export class RouteFeedUpstreams implements UpstreamResolver {
   #synced = false;
   #waiters: (() => void)[] = [];
   #loop: Promise<void> | undefined;
+  /** The last connection delivered a table (it was the leader's, until it ended). */
+  #tabled = false;
 
   constructor(o: RouteFeedOptions) {
     this.#o = o;
@@ -143,10 +150,16 @@ export class RouteFeedUpstreams implements UpstreamResolver {
 
   async #run(): Promise<void> {
     let delay = this.#o.retryMs ?? 100;
+    let since = Date.now();
     while (!this.#closed) {
       const why = await this.#follow().catch((e: unknown) => (e as Error).message);
       if (this.#closed) return;
-      if (why === undefined) delay = this.#o.retryMs ?? 100;
+      if (why === undefined || this.#tabled) {
+        delay = this.#o.retryMs ?? 100;
+        since = Date.now();
+        this.#tabled = false;
+      }
+      if (Date.now() - since > (this.#o.staleMs ?? 60_000)) this.#routes = new Map();
       this.#o.onState?.("disconnected", why ?? "the operator ended the stream");
       await new Promise((r) => setTimeout(r, delay));
       delay = Math.min(2000, delay * 2);
@@ -191,6 +204,7 @@ export class RouteFeedUpstreams implements UpstreamResolver {
             this.#routes = new Map(Object.entries(m.routes).map(([cr, r]) => [cr, { host: r.host, port: r.port }]));
             if (!tabled) this.#o.onState?.("connected");
             tabled = true;
+            this.#tabled = true;
             this.#synced = true;
             for (const w of this.#waiters.splice(0)) w();
           } else if (m.cr && tabled) {
