@@ -190,6 +190,19 @@ export class GpuCluster extends Construct {
       },
     });
 
+    // The operator's status port behind one name: the gateway follows GET /routes there (a follower
+    // answers 503 and the gateway asks again, so it lands on the leader).
+    new ApiObject(this, "operator-service", {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "berth-operator", namespace: system, labels: opLabels },
+      spec: {
+        type: "ClusterIP",
+        selector: opLabels,
+        ports: [{ name: "status", port: OPERATOR_PORT, targetPort: "status", protocol: "TCP" }],
+      },
+    });
+
     // --- session gateway
     const gwLabels = labelsOf("berth-gateway");
     // The gateway calls only the control plane, never the Kubernetes API: an account with no grants, no token.
@@ -228,7 +241,8 @@ export class GpuCluster extends Construct {
                   BERTH_GATEWAY_TLS_KEY_FILE: tls ? "/var/run/berth/tls/tls.key" : undefined,
                   BERTH_GATEWAY_SECURE_COOKIES: "true",
                   BERTH_GATEWAY_COOKIE_KEY_FILE: "/var/run/berth/cookie/keys",
-                  BERTH_GATEWAY_SESSION_NAMESPACE: sessions,
+                  // Where each session pod answers: the operator's table, followed (no Service per session).
+                  BERTH_GATEWAY_ROUTES_URL: `http://berth-operator.${system}.svc:${OPERATOR_PORT}/routes`,
                   BERTH_GATEWAY_WORKERS: "2",
                   BERTH_GATEWAY_STATUS_PORT: String(GATEWAY_STATUS_PORT),
                   BERTH_GATEWAY_LOG_LEVEL: logLevel,

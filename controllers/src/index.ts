@@ -1,5 +1,5 @@
 // @berth/controllers: the session reconcilers. Management side (placement, lifecycle, dispatch: the
-// worker) and GPU-cluster side (mirror → pod, service, network policy: run by the operator). Free of
+// worker) and GPU-cluster side (mirror → pod, network policy, the gateway's routes: run by the operator). Free of
 // process wiring (callers inject clients, stores and clocks) but for what every process shares: its status
 // listener and its entry point's exits and signals (status-server.ts, process-entry.ts).
 
@@ -8,6 +8,7 @@ export * from "./builds/manifests.ts";
 export * from "./mirror/controller.ts";
 export * from "./mirror/manifests.ts";
 export * from "./mirror/plan.ts";
+export * from "./mirror/routes.ts";
 export * from "./mirror/usage.ts";
 export * from "./placement/capacity.ts";
 export * from "./placement/cards.ts";

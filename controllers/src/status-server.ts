@@ -1,6 +1,6 @@
 // A controller process's own listener (the operator's, the worker's): /healthz for probes, /metrics for
-// Prometheus. Nothing else.
-import { createServer, type Server } from "node:http";
+// Prometheus; and what its owner adds (the operator's GET /routes for the session gateway).
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
 /** What the server needs of a prom-client Registry. */
@@ -24,6 +24,8 @@ export async function startStatusServer(opts: {
   port: number;
   health: () => Health;
   registry: MetricsSource;
+  /** More GET paths: answers and returns true when it serves `path`. */
+  handle?: (path: string, req: IncomingMessage, res: ServerResponse) => boolean;
 }): Promise<StatusServer> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0];
@@ -43,6 +45,7 @@ export async function startStatusServer(opts: {
       );
       return;
     }
+    if (path !== undefined && opts.handle?.(path, req, res)) return;
     res.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
   });
   server.keepAliveTimeout = 5_000;

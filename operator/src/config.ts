@@ -137,7 +137,7 @@ export const OperatorConfigSchema = z
      * The idle rule's signals from this cluster (operator/src/activity/prober.ts): every `intervalMs` the
      * running session pods' GPU utilisation and notebook servers are read and reported; 0 turns it off
      * (sessions then never pause for idleness). `appUpstreams` (cr=host:port,*=host:port) replaces the
-     * sessions' Services, as the gateway's static table does on the local fleet.
+     * pods' own addresses (the operator's routes), as the gateway's static table does on the local fleet.
      */
     activity: z
       .object({

@@ -1,12 +1,13 @@
 // The operator of one GPU cluster, start to stop, in one place:
 //   status server (/healthz, /metrics) → leader election on a Lease → while leader: inventory
 //   (list+watch Nodes and GPU Pods, full reports to the control plane's internal plane) and session
-//   mirrors (SessionMirror → Pod and Service, the sessions namespace's one NetworkPolicy; status reports
-//   and usage samples).
+//   mirrors (SessionMirror → Pod, the sessions namespace's one NetworkPolicy; status reports and usage
+//   samples; the gateway's routes to the pods, served at GET /routes).
 // Followers keep only the election loop and the status server.
 import {
   type RunningBuildController,
   type RunningMirrorController,
+  SessionRoutes,
   startImageBuildController,
   startSessionMirrorController,
   startStatusServer,
@@ -20,11 +21,12 @@ import { type Clock, systemClock } from "./clock.ts";
 import type { OperatorConfig } from "./config.ts";
 import { InternalClient } from "./controlplane/client.ts";
 import { parseUpstreamTable } from "./gateway/config.ts";
-import { StaticUpstreams, serviceDnsUpstreams, type UpstreamResolver } from "./gateway/upstream.ts";
+import { StaticUpstreams, type UpstreamResolver } from "./gateway/upstream.ts";
 import { DcgmScraper } from "./gpu/dcgm.ts";
 import { forwardMetrics } from "./gpu/forward.ts";
 import { InventoryReporter } from "./inventory/reporter.ts";
 import { createMetrics, type OperatorMetrics } from "./metrics.ts";
+import { routesFeed } from "./routes.ts";
 import { StorageReporter } from "./storage/reporter.ts";
 
 export interface StartOperatorOptions {
@@ -67,9 +69,17 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
 
   let reporter: InventoryReporter | undefined;
   let storage: StorageReporter | undefined;
-  // Sessions: SessionMirror → Pod, Service (and the namespace's NetworkPolicy, in place before
-  // any session pod), with status reports to /internal.
+  // Sessions: SessionMirror → Pod (and the namespace's NetworkPolicy, in place before any session pod),
+  // with status reports to /internal.
   let mirrors: RunningMirrorController | undefined;
+  // Where each session pod answers, from the mirror controller's pod watch: the gateway's table (GET
+  // /routes, served while leading) and the notebook probe's.
+  const routes = new SessionRoutes();
+  const feed = routesFeed({
+    routes,
+    ready: () => elector.isLeader() && (mirrors?.synced ?? false),
+    tokenFile: config.tokenFile,
+  });
   // GPU utilisation and memory for the usage samples, scraped only while leading (the meter's lifetime).
   let gpuMetrics: DcgmScraper | undefined;
   // The idle rule's GPU and notebook signals, while leading.
@@ -78,7 +88,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   let builds: RunningBuildController | undefined;
   const apps: UpstreamResolver = config.activity.appUpstreams
     ? new StaticUpstreams(parseUpstreamTable(config.activity.appUpstreams))
-    : serviceDnsUpstreams({ namespace: config.activity.namespace, port: 80 });
+    : { resolve: (cr) => routes.get(cr) };
   // Start and stop of leader-only work are serialized: a quick lose-then-win never runs two reporters.
   let transitions: Promise<void> = Promise.resolve();
   const serially = (step: () => Promise<void>): Promise<void> => {
@@ -237,6 +247,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
           },
           ...(gpuMetrics ? { gpuUsage: gpuMetrics } : {}),
           nodeGone: (name) => reporter?.nodeGone(name) ?? false,
+          routes,
           options: {
             usageIntervalMs: config.usage.intervalMs,
             usageGraceMs: config.usage.graceMs,
@@ -252,6 +263,8 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
         reporter = undefined;
         const m = mirrors;
         mirrors = undefined;
+        // Another operator's watch is the truth now: the gateways reconnect and find it.
+        feed.closeAll();
         const g = gpuMetrics;
         gpuMetrics = undefined;
         const st = storage;
@@ -268,6 +281,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
         } finally {
           // After the meter (its last flush may still ask for figures), and even when a stop failed.
           await g?.stop();
+          routes.clear();
         }
       });
     },
@@ -277,6 +291,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
     host: config.http.host,
     port: config.http.port,
     registry: metrics.registry,
+    handle: feed.handle,
     health: () => {
       const leader = elector.isLeader();
       const synced = reporter?.synced ?? false;
@@ -312,6 +327,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
         await elector.stop(stopOpts);
         await transitions;
         kube.close();
+        feed.closeAll();
         await server.close();
         log.info({}, "operator stopped");
       })()),

@@ -68,7 +68,8 @@ export function operatorRbac(opts: OperatorRbacOptions = {}): OperatorRbac {
           { apiGroups: ["berth.dev"], resources: ["sessionmirrors/status"], verbs: ["patch"] },
           // Owner references with blockOwnerDeletion need this (OwnerReferencesPermissionEnforcement).
           { apiGroups: ["berth.dev"], resources: ["sessionmirrors/finalizers"], verbs: ["update"] },
-          { apiGroups: [""], resources: ["pods", "services"], verbs: OWN },
+          // Pods only: the gateway follows their addresses (GET /routes), no Service per session.
+          { apiGroups: [""], resources: ["pods"], verbs: OWN },
           // A session's volume claims: made where it lands, read until bound (the control plane releases them).
           { apiGroups: [""], resources: ["persistentvolumeclaims"], verbs: ["get", "create"] },
           // The namespace's policy is read before the informer syncs and rewritten (PUT) when it drifts.

@@ -1,5 +1,6 @@
-// The GPU-cluster side: turns each SessionMirror in the sessions namespace into its Pod and Service
-// (mirror/plan.ts decides; this file observes and applies), keeps the namespace's one NetworkPolicy
+// The GPU-cluster side: turns each SessionMirror in the sessions namespace into its Pod (mirror/plan.ts
+// decides; this file observes and applies; the session gateway finds the pod through `routes`, no Service
+// per session), keeps the namespace's one NetworkPolicy
 // (every session pod, ingress from the gateway only) in place before any session pod is created, and
 // reports every change of phase to the control plane's internal plane. The operator process runs it
 // while it leads (startSessionMirrorController), next to its inventory reporter.
@@ -26,6 +27,7 @@ import {
   planMirror,
   planSessionsPolicy,
 } from "./plan.ts";
+import type { RoutablePod, SessionRoutes } from "./routes.ts";
 import { UnseenCreates } from "./unseen.ts";
 import { type GpuUsageSource, type MeteredPodView, podRun, UsageMeter, type UsageSample } from "./usage.ts";
 
@@ -58,7 +60,7 @@ export interface MirrorControllerOptions {
   /** A closed usage interval is sent this long after its end. */
   usageGraceMs: number;
   /**
-   * How long, at most, a create this controller made (pod, Service) is trusted while its watch has not
+   * How long, at most, a create this controller made (a pod) is trusted while its watch has not
    * shown the object (nor gone past it): a reconcile in that window does not create it again
    * (mirror/unseen.ts). Long, since a loaded operator's watch can run seconds behind.
    */
@@ -99,6 +101,8 @@ export interface MirrorControllerDeps {
    * stuck pods are forced only after their grace period.
    */
   nodeGone?(name: string): boolean;
+  /** Fed from the pod watch: where each session's application answers (the gateway's table). */
+  routes?: SessionRoutes;
 }
 
 export interface RunningMirrorController {
@@ -108,7 +112,6 @@ export interface RunningMirrorController {
   readonly counts: {
     podCreates: number;
     podDeletes: number;
-    serviceCreates: number;
     /** Writes of the namespace's NetworkPolicy (created, or put back after someone changed it). */
     policyWrites: number;
     /** Creates answered 409 (the object was there): each one a request the apiserver served for nothing. */
@@ -142,7 +145,6 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
   const counts = {
     podCreates: 0,
     podDeletes: 0,
-    serviceCreates: 0,
     policyWrites: 0,
     conflictingCreates: 0,
     reports: 0,
@@ -162,7 +164,6 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
   const unseenOf = (informer: () => Informer<Obj>) =>
     new UnseenCreates({ ttlMs: o.unseenCreateMs, now: () => Date.now(), passed: (rv) => informer().passed(rv) });
   const unseenPods = unseenOf(() => pods);
-  const unseenServices = unseenOf(() => services);
 
   const mirrors = new Informer<SessionMirror & KubeObject>({
     kube: deps.kube,
@@ -187,21 +188,12 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
     labelSelector: selector,
     onEvent: (e) => {
       unseenPods.seen(e.key, e.object.metadata.uid);
+      deps.routes?.observe(e.object as RoutablePod, e.type === "delete");
       enqueue(e.key);
       const run = meter && podRun(e.object as MeteredPodView, LABELS.sessionId);
       if (run) meter?.observe(run, e.type === "delete");
     },
     onError: onError("pods"),
-  });
-  const services = new Informer<Obj>({
-    kube: deps.kube,
-    path: `/api/v1/namespaces/${ns}/services`,
-    labelSelector: selector,
-    onEvent: (e) => {
-      unseenServices.seen(e.key, e.object.metadata.uid);
-      enqueue(e.key);
-    },
-    onError: onError("services"),
   });
   // The namespace's policy and the per-session ones of earlier versions (to remove them): both carry
   // managed-by=berth-operator.
@@ -221,7 +213,7 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
     },
     onError: onError("networkpolicies"),
   });
-  const informers = [mirrors, pods, services, policies];
+  const informers = [mirrors, pods, policies];
 
   // What was last reported per mirror key, and what the control plane still has to get.
   const reported = new Map<string, WireStatusReport>();
@@ -294,11 +286,11 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
   };
 
   /**
-   * POSTs a pod or Service; true when this call created it. A 409 means one of that name is there too:
+   * POSTs a pod; true when this call created it. A 409 means one of that name is there too:
    * either way the watch has not shown it yet, so it is recorded as unseen.
    */
   async function createTracked(
-    resource: "pods" | "services",
+    resource: "pods",
     manifest: { metadata: { name: string } },
     unseen: UnseenCreates,
   ): Promise<boolean> {
@@ -334,8 +326,6 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
       });
       if (res.status < 300) counts.podDeletes++;
       else if (res.status !== 404 && res.status !== 409) throw new Error(`deleting pod ${a.name}: ${res.status}`);
-    } else if (a.kind === "createService") {
-      if (await createTracked("services", a.manifest, unseenServices)) counts.serviceCreates++;
     } else if (a.kind === "createClaim") {
       // 409: made already (by this operator before a restart, or a reconcile of another session).
       const res = await deps.kube.request("POST", `/api/v1/namespaces/${ns}/persistentvolumeclaims`, {
@@ -345,11 +335,8 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
         throw new Error(
           `creating claim ${a.manifest.metadata.name}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`,
         );
-    } else if (a.kind === "deleteService" || a.kind === "deleteNetworkPolicy") {
-      const path =
-        a.kind === "deleteService"
-          ? `/api/v1/namespaces/${ns}/services/${a.name}`
-          : `/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies/${a.name}`;
+    } else if (a.kind === "deleteNetworkPolicy") {
+      const path = `/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies/${a.name}`;
       const res = await deps.kube.request("DELETE", path);
       if (res.status >= 300 && res.status !== 404) throw new Error(`deleting ${path}: ${res.status}`);
     } else {
@@ -458,12 +445,9 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
       return undefined;
     }
     const pod = pods.store.get(key) as PodView | undefined;
-    const service = services.store.get(key) as ObjectView | undefined;
     // The watch may show an object before its create's answer arrives: the store has it, the record goes.
     if (pod) unseenPods.seen(key, pod.metadata.uid);
-    if (service) unseenServices.seen(key, service.metadata.uid);
     const unseenPod = pod ? undefined : unseenPods.pending(key);
-    const unseenService = service ? undefined : unseenServices.pending(key);
     // Claims of the volumes the operator makes itself, read while the pod is still to be made.
     const claims: Record<string, ClaimView> = {};
     if (!pod && !m.metadata.deletionTimestamp)
@@ -481,10 +465,8 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
       claims,
       now: now(),
       ...(pod ? { pod } : {}),
-      ...(service ? { service } : {}),
       ...(policies.store.get(key) ? { networkPolicy: policies.store.get(key) as ObjectView } : {}),
       ...(unseenPod !== undefined ? { unseenPod: { expiresInMs: unseenPod } } : {}),
-      ...(unseenService !== undefined ? { unseenService: { expiresInMs: unseenService } } : {}),
     };
     let plan = planMirror(observed, manifestOpts);
     // A pod being deleted on a node that is gone is forced at once. The node watch only hints it (it may

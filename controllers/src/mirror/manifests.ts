@@ -1,7 +1,7 @@
-// What a SessionMirror becomes in its GPU cluster: one Pod and one Service, both
-// named after the mirror (deterministic: a restart, a retry or a second operator replica can only ever
-// collide with the same name, never make a second pod) and owned by it (deleting the mirror removes them
-// through the cluster's garbage collector even when the operator is down); and the sessions namespace's
+// What a SessionMirror becomes in its GPU cluster: one Pod, named after the mirror (deterministic: a
+// restart, a retry or a second operator replica can only ever collide with the same name, never make a
+// second pod) and owned by it (deleting the mirror removes it through the cluster's garbage collector even
+// when the operator is down); no Service (the gateway follows the pod's address, mirror/routes.ts); and the sessions namespace's
 // one NetworkPolicy that admits only the gateway to every session pod.
 import {
   API_VERSION,
@@ -18,7 +18,7 @@ import {
 
 export const GPU_RUNTIME_CLASS = "nvidia";
 
-/** The port each kind of application listens on inside the pod; the Service exposes it as `http` (80). */
+/** The port each kind of application listens on inside the pod, named `http` (the gateway's route, mirror/routes.ts). */
 export const APP_PORTS = { jupyterlab: 8888, "code-server": 8080, terminal: 7681 } as const;
 
 export interface MirrorManifestOptions {
@@ -208,25 +208,6 @@ export function podManifest(m: SessionMirror, opts: MirrorManifestOptions) {
         name: `vol-${i}`,
         persistentVolumeClaim: { claimName: v.claimName, readOnly: v.readOnly },
       })),
-    },
-  };
-}
-
-/**
- * Headless on purpose: the gateway resolves it to the pod's address, and no ClusterIP is allocated per
- * session (a busy cluster would run out of its service range long before it runs out of GPUs).
- */
-export function serviceManifest(m: SessionMirror, opts: MirrorManifestOptions) {
-  const name = m.metadata.name as string;
-  return {
-    apiVersion: "v1",
-    kind: "Service",
-    metadata: { name, namespace: opts.namespace, labels: sessionLabels(m), ownerReferences: [ownerReference(m)] },
-    spec: {
-      clusterIP: "None",
-      selector: { [LABELS.session]: name },
-      ports: [{ name: "http", port: 80, targetPort: "http", protocol: "TCP" }],
-      publishNotReadyAddresses: false,
     },
   };
 }

@@ -1,7 +1,7 @@
 import type { SessionMirror } from "@berth/crds";
 import { examples } from "@berth/crds/testing";
 import { describe, expect, it } from "vitest";
-import { APP_PORTS, podManifest, serviceManifest, sessionsNetworkPolicyManifest } from "./manifests.ts";
+import { APP_PORTS, podManifest, sessionsNetworkPolicyManifest } from "./manifests.ts";
 import { type PodView, planMirror, planSessionsPolicy } from "./plan.ts";
 
 const opts = { namespace: "berth-sessions" };
@@ -61,32 +61,24 @@ function aPod(
   };
 }
 
-const present = {
-  service: { metadata: { name: "ses-abc", ownerReferences: owned() } },
-};
+const present = {};
 /** The per-session policy operators made before the namespace's one. */
 const legacyPolicy = { metadata: { name: "ses-abc", ownerReferences: owned() } };
 const kinds = (p: ReturnType<typeof planMirror>) => p.actions.map((a) => a.kind);
 
 describe("the mirror reconciler's plan", () => {
-  it("creates the pod and the service for a new mirror (no policy of its own), and reports Starting", () => {
+  it("creates only the pod for a new mirror (no Service, no policy of its own), and reports Starting", () => {
     const p = planMirror({ mirror: aMirror() }, opts);
-    expect(kinds(p)).toEqual(["createService", "createPod"]);
+    expect(kinds(p)).toEqual(["createPod"]);
     expect(p.report).toMatchObject({ phase: "Starting", reason: "PodPending" });
   });
 
   it("does not create again what it created a moment ago and its watch has not shown yet", () => {
-    const p = planMirror(
-      { mirror: aMirror(), unseenPod: { expiresInMs: 4_000 }, unseenService: { expiresInMs: 3_000 } },
-      opts,
-    );
+    const p = planMirror({ mirror: aMirror(), unseenPod: { expiresInMs: 4_000 } }, opts);
     expect(p.actions).toEqual([]);
     expect(p.report).toMatchObject({ phase: "Starting", reason: "PodPending" });
     // Looked at again when the record expires, in case the watch never shows the pod.
     expect(p.requeueAfterMs).toBe(4_000);
-    expect(kinds(planMirror({ mirror: aMirror(), unseenService: { expiresInMs: 3_000 } }, opts))).toEqual([
-      "createPod",
-    ]);
   });
 
   it("removes the per-session policy of an earlier operator version (the namespace's policy covers the pod)", () => {
@@ -159,7 +151,7 @@ describe("the mirror reconciler's plan", () => {
     expect(p.report.phase).toBe("Starting");
   });
 
-  it("takes down the pod, service and policy of a mirror being deleted and creates nothing", () => {
+  it("takes down the pod and policy of a mirror being deleted and creates nothing", () => {
     const p = planMirror(
       {
         mirror: aMirror({ deleting: true }),
@@ -171,7 +163,6 @@ describe("the mirror reconciler's plan", () => {
     );
     expect(p.actions).toEqual([
       { kind: "deletePod", name: "ses-abc", uid: "pod-uid" },
-      { kind: "deleteService", name: "ses-abc" },
       { kind: "deleteNetworkPolicy", name: "ses-abc" },
     ]);
     expect(p.report.phase).toBe("Terminating");
@@ -267,11 +258,6 @@ describe("the session pod", () => {
       "berth.dev/owner": "usr_1",
       "berth.dev/organization": "org_acme",
     });
-  });
-
-  it("has a headless service", () => {
-    const svc = serviceManifest(aMirror({ kind: "terminal" }), opts);
-    expect(svc.spec).toMatchObject({ clusterIP: "None", selector: { "berth.dev/session": "ses-abc" } });
   });
 });
 

@@ -8,7 +8,6 @@ import {
   type KubeObjectMeta,
   type MirrorManifestOptions,
   podManifest,
-  serviceManifest,
   sessionsNetworkPolicyManifest,
 } from "./manifests.ts";
 
@@ -37,7 +36,6 @@ export interface MirrorObserved {
   /** For how long a pod has been terminating (a pod on a lost node never finishes without force). */
   now?: Date;
   pod?: PodView;
-  service?: ObjectView;
   /**
    * A per-session NetworkPolicy of an earlier operator version: removed, since the namespace's one
    * (`planSessionsPolicy`) admits the same and nothing more.
@@ -49,8 +47,6 @@ export interface MirrorObserved {
    * pod may exist. `expiresInMs`: how long the record is still trusted (then it is looked at again).
    */
   unseenPod?: { expiresInMs: number };
-  /** The same for the Service. */
-  unseenService?: { expiresInMs: number };
   /**
    * The pod's node is no longer in the cluster (deleted, lost): no kubelet will ever finish the pod, so a
    * deletion is forced at once instead of after its grace period (it blocked the session's name ~45 s).
@@ -83,9 +79,7 @@ export type MirrorAction =
   | { kind: "createPod"; manifest: ReturnType<typeof podManifest> }
   /** `graceSeconds: 0` for a pod of a previous incarnation: the name must be free again soon. */
   | { kind: "deletePod"; name: string; uid?: string; graceSeconds?: number }
-  | { kind: "createService"; manifest: ReturnType<typeof serviceManifest> }
   | { kind: "createClaim"; manifest: ReturnType<typeof claimManifest> }
-  | { kind: "deleteService"; name: string }
   | { kind: "deleteNetworkPolicy"; name: string }
   /** Removes our finalizer from a mirror being deleted: everything it made is gone. */
   | { kind: "releaseMirror"; finalizers: string[] };
@@ -131,7 +125,7 @@ function ownedBy(obj: ObjectView | undefined, mirror: SessionMirror): boolean {
 }
 
 export function planMirror(observed: MirrorObserved, opts: MirrorManifestOptions): MirrorPlan {
-  const { mirror, pod, service, networkPolicy, unseenPod, unseenService } = observed;
+  const { mirror, pod, networkPolicy, unseenPod } = observed;
   const actions: MirrorAction[] = [];
   const podName = mirror.metadata.name as string;
   // Graceful, unless no kubelet is left to finish it.
@@ -147,8 +141,6 @@ export function planMirror(observed: MirrorObserved, opts: MirrorManifestOptions
   // period — and let the mirror go (our finalizer) only when the pod is gone: then its GPU is free.
   if (mirror.metadata.deletionTimestamp) {
     if (pod && !pod.metadata.deletionTimestamp) actions.push(deletePod(pod));
-    if (service && ownedBy(service, mirror) && !service.metadata.deletionTimestamp)
-      actions.push({ kind: "deleteService", name: podName });
     if (networkPolicy && ownedBy(networkPolicy, mirror) && !networkPolicy.metadata.deletionTimestamp)
       actions.push({ kind: "deleteNetworkPolicy", name: podName });
     const forced = forceIfStuck(observed);
@@ -169,7 +161,6 @@ export function planMirror(observed: MirrorObserved, opts: MirrorManifestOptions
     };
   }
 
-  if (!service && !unseenService) actions.push({ kind: "createService", manifest: serviceManifest(mirror, opts) });
   // Earlier versions made a policy per session; the namespace's policy (created before any pod) covers it.
   if (networkPolicy && ownedBy(networkPolicy, mirror) && !networkPolicy.metadata.deletionTimestamp)
     actions.push({ kind: "deleteNetworkPolicy", name: podName });

@@ -1,5 +1,5 @@
 // Creates this controller made that its informer has not shown yet. A reconcile woken in that window (by
-// the Service's watch event, a mirror update, a resync) sees no pod in the store and would POST it again,
+// a mirror update, the policy's watch event, a resync) sees no pod in the store and would POST it again,
 // only to get 409: one wasted request per race, at 1,000 sessions 0.15–0.85 per session.
 //
 // The record is kept beside the informer, never in its store: an earlier fix put the create's answer

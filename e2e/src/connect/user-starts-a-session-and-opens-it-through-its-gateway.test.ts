@@ -2,15 +2,13 @@
 // the GPU cluster's operator makes its pod; she asks for connect links, opens the notebook through her
 // cluster's gateway (TLS, its own port, its operator token), reads the pod's log through the API, pauses
 // the session and finds the same tab telling her it is paused. (The sessions bed from e2e/src/sessions
-// with a gateway per GPU cluster added; the stand-in application answers behind the gateways.)
+// with a gateway per GPU cluster added, following its operator's table of session pods; the stand-in
+// application answers behind the gateways, dialled in place of the pod's address, which kwok makes up.)
 
-import { gatewayRbac } from "@berth/operator";
 import {
-  gatedUpstreams,
   httpVerifier,
-  kubePodRunning,
+  RouteFeedUpstreams,
   type RunningGateway,
-  StaticUpstreams,
   selfSignedCertificate,
   startGateway,
 } from "@berth/operator/gateway";
@@ -21,44 +19,44 @@ import { adminKube, SESSIONS_NS, type SessionsBed, startSessionsBed } from "../s
 
 let bed: SessionsBed;
 let standin: RunningStandin;
-const gateways: Record<string, { gateway: RunningGateway; ca: string }> = {};
+const gateways: Record<string, { gateway: RunningGateway; ca: string; routes: RouteFeedUpstreams }> = {};
 
 beforeAll(async () => {
   bed = await startSessionsBed();
   standin = await startStandin({ name: "the sessions bed" });
   for (const [name, h] of Object.entries(bed.gpu)) {
     const tls = selfSignedCertificate({ names: ["127.0.0.1"] });
-    // The gateway asks Kubernetes with exactly the rules it declares (a missing one fails this journey).
-    const [grant] = gatewayRbac({ sessionsNamespace: SESSIONS_NS }).namespaceRules;
-    const credential = await h.cluster.mintCredential({
-      name: "berth-gateway",
-      namespace: SESSIONS_NS,
-      rules: grant?.rules ?? [],
-    });
+    // The gateway has no Kubernetes credential: it follows the operator's table with the operator token.
+    const routes = new RouteFeedUpstreams({
+      url: () => (h.operator ? `${h.operator.url}/routes` : undefined),
+      tokenFile: h.tokenFile,
+      dial: () => ({ host: "127.0.0.1", port: standin.port }),
+    }).start();
+    await routes.synced();
     const gateway = await startGateway({
       clusterId: h.id,
       verifier: httpVerifier({ baseUrl: bed.plane.url, tokenFile: h.tokenFile, timeoutMs: 3000 }),
-      upstreams: gatedUpstreams(
-        new StaticUpstreams({ "*": `127.0.0.1:${standin.port}` }),
-        kubePodRunning({
-          server: h.cluster.server,
-          caPem: h.cluster.caPem,
-          token: credential.token,
-          namespace: SESSIONS_NS,
-        }),
-        { ttlMs: 200 },
-      ),
+      upstreams: routes,
       tls,
       host: "127.0.0.1",
       port: 0,
     });
-    gateways[name] = { gateway, ca: tls.certPem };
+    gateways[name] = { gateway, ca: tls.certPem, routes };
     const patched = await bed.call(bed.superAdmin, "PATCH", `/api/v1/clusters/${h.id}`, {
       session_domain: `127.0.0.1:${gateway.port}`,
     });
     expect(patched.status, JSON.stringify(patched.body)).toBe(200);
   }
 });
+
+/** Polls a positive signal (a route seen or gone) for up to 10 s. */
+async function until(pred: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const t0 = Date.now();
+  while (!pred()) {
+    if (Date.now() - t0 > timeoutMs) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
 
 afterAll(async () => {
   for (const g of Object.values(gateways)) await g.gateway.close();
@@ -76,8 +74,27 @@ describe("a session Alice started", () => {
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const id = created.body.id as string;
     const running = await bed.waitFor(bed.alice, id, (s) => s.phase === "Running", "Running", 60_000);
-    const { gateway, ca } = gateways["gpu-a"] as { gateway: RunningGateway; ca: string };
+    const { gateway, ca, routes } = gateways["gpu-a"] as (typeof gateways)[string];
     expect(running.cluster_id).toBe(bed.gpu["gpu-a"]?.id);
+    const gpuA = bed.gpu["gpu-a"];
+    if (!gpuA) throw new Error("the bed has no gpu-a");
+    const gk = adminKube(gpuA.cluster);
+
+    // The gateway's route is the pod's own address and application port, as the cluster has them; no
+    // Service was made for the session.
+    try {
+      const pod = await gk.json<{ status: { podIP: string } }>(
+        "GET",
+        `/api/v1/namespaces/${SESSIONS_NS}/pods/${running.resource_name}`,
+      );
+      expect(pod.status.podIP).toBeTruthy();
+      await until(() => routes.route(running.resource_name) !== undefined);
+      expect(routes.route(running.resource_name)).toEqual({ host: pod.status.podIP, port: 8888 });
+      const services = await gk.raw("GET", `/api/v1/namespaces/${SESSIONS_NS}/services/${running.resource_name}`);
+      expect(services.status).toBe(404);
+    } finally {
+      gk.close();
+    }
 
     // Links on gpu-a's gateway; Bob, in the same organization, gets none.
     const links = await bed.call(bed.alice, "GET", `/api/v1/sessions/${id}/connect`);
@@ -98,8 +115,6 @@ describe("a session Alice started", () => {
     expect((await get(links.body.links.lab, { ca })).status).toBe(403); // the same link again
 
     // The log is what the cluster's kubelet (kwok) serves for the pod.
-    const gpuA = bed.gpu["gpu-a"];
-    if (!gpuA) throw new Error("the bed has no gpu-a");
     const podLog = adminKube(gpuA.cluster);
     let expected: string;
     try {
@@ -115,7 +130,7 @@ describe("a session Alice started", () => {
     // Pause: the pod goes; the open tab's next request says so, and new links are refused.
     expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/pause`)).status).toBe(202);
     await bed.waitFor(bed.alice, id, (s) => s.phase === "Paused", "Paused", 60_000);
-    await new Promise((r) => setTimeout(r, 300));
+    await until(() => routes.route(running.resource_name) === undefined);
     const after = await get(new URL(first.headers.location as string, links.body.links.lab).toString(), {
       ca,
       headers: { cookie },

@@ -207,11 +207,11 @@ describe("restart", () => {
 });
 
 describe("terminate", () => {
-  it("removes the mirror, pod and service, keeps the history, and refuses further actions", async () => {
+  it("removes the mirror and pod (no Service was made), keeps the history, and refuses further actions", async () => {
     expect(await objectsOnGpuA()).toEqual({
       mirrors: [cr],
       pods: [cr],
-      services: [cr],
+      services: [], // none per session: the gateway follows the pod itself
       policies: [SESSIONS_POLICY_NAME],
     });
     expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/terminate`)).status).toBe(202);

@@ -186,7 +186,9 @@ describe("the operator's inventory on a GPU cluster", () => {
         ).status,
       ).toBe(403);
       expect((await asOperator.raw("GET", "/api/v1/namespaces/kube-system/secrets")).status).toBe(403);
-      expect((await asOperator.raw("GET", `/api/v1/namespaces/${SESSIONS_NS}/services`)).status).toBe(200);
+      expect((await asOperator.raw("GET", `/api/v1/namespaces/${SESSIONS_NS}/pods`)).status).toBe(200);
+      // No Service per session any more (the gateway follows the pods' addresses): nor the right to make one.
+      expect((await asOperator.raw("GET", `/api/v1/namespaces/${SESSIONS_NS}/services`)).status).toBe(403);
     } finally {
       asOperator.close();
     }

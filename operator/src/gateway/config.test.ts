@@ -8,16 +8,14 @@ const base = {
 };
 
 describe("gateway configuration", () => {
-  it("defaults to plain HTTP on 8443 and the sessions' Services by DNS", () => {
+  it("defaults to plain HTTP on 8443 and the operator's table of session pods", () => {
     const c = gatewayConfigFromEnv(base);
     expect(c.port).toBe(8443);
     expect(c.tls).toEqual({ mode: "none" });
-    expect(c.upstream).toEqual({
-      mode: "service",
-      namespace: "berth-sessions",
-      port: 80,
-      clusterDomain: "cluster.local",
-    });
+    expect(c.upstream).toEqual({ mode: "routes", url: "http://berth-operator.berth-system.svc:8080/routes" });
+    expect(gatewayConfigFromEnv({ ...base, BERTH_GATEWAY_ROUTES_URL: "http://10.0.0.5:8080/routes" }).upstream).toEqual(
+      { mode: "routes", url: "http://10.0.0.5:8080/routes" },
+    );
     expect(c.cookieTtlSeconds).toBe(600);
   });
 

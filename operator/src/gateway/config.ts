@@ -3,6 +3,9 @@
 // for every verification, so a rotated token needs no restart), never held in the environment.
 import { z } from "zod";
 
+/** The operator's status Service in the system namespace (cdk8s/src/gpu-cluster.ts). */
+export const DEFAULT_ROUTES_URL = "http://berth-operator.berth-system.svc:8080/routes";
+
 const port = z.coerce.number().int().min(0).max(65_535);
 const list = z.string().transform((v) =>
   v
@@ -41,17 +44,15 @@ export const GatewayConfigSchema = z.object({
   upstreamConnectTimeoutMs: z.coerce.number().int().min(100).max(60_000).default(5000),
   upstream: z
     .discriminatedUnion("mode", [
-      /** {cr}.{namespace}.svc.{clusterDomain}:{port} */
+      /** The session pod's address, from the operator's table (its GET /routes; upstream.ts). */
       z.object({
-        mode: z.literal("service"),
-        namespace: z.string().min(1).default("berth-sessions"),
-        port: port.default(80),
-        clusterDomain: z.string().min(1).default("cluster.local"),
+        mode: z.literal("routes"),
+        url: z.url({ protocol: /^https?$/ }).default(DEFAULT_ROUTES_URL),
       }),
       /** "cr=host:port,*=host:port": the local fleet's stand-in application. */
       z.object({ mode: z.literal("static"), table: z.string().min(1) }),
     ])
-    .default({ mode: "service", namespace: "berth-sessions", port: 80, clusterDomain: "cluster.local" }),
+    .default({ mode: "routes", url: DEFAULT_ROUTES_URL }),
   /**
    * Processes serving the port together (SO_REUSEPORT; workers.ts). Unset: os.availableParallelism().
    * One Node thread proxies some thousands of requests per second; set this to the pod's CPU limit.
@@ -90,9 +91,7 @@ export const GATEWAY_ENV: Record<string, string> = {
   BERTH_GATEWAY_VERIFY_TIMEOUT_MS: "verifyTimeoutMs",
   BERTH_GATEWAY_ACTIVITY_INTERVAL_MS: "activityIntervalMs",
   BERTH_GATEWAY_UPSTREAM_CONNECT_TIMEOUT_MS: "upstreamConnectTimeoutMs",
-  BERTH_GATEWAY_SESSION_NAMESPACE: "upstream.namespace",
-  BERTH_GATEWAY_SESSION_PORT: "upstream.port",
-  BERTH_GATEWAY_CLUSTER_DOMAIN: "upstream.clusterDomain",
+  BERTH_GATEWAY_ROUTES_URL: "upstream.url",
   BERTH_GATEWAY_STATIC_UPSTREAMS: "upstream.table",
   BERTH_GATEWAY_WORKERS: "workers",
   BERTH_GATEWAY_STATUS_PORT: "statusPort",
@@ -117,7 +116,7 @@ export function gatewayConfigFromEnv(env: Record<string, string | undefined>): G
   const tls = input.tls as Record<string, unknown> | undefined;
   if (tls) tls.mode = tls.names !== undefined ? "self-signed" : "files";
   const up = input.upstream as Record<string, unknown> | undefined;
-  if (up) up.mode = up.table !== undefined ? "static" : "service";
+  if (up) up.mode = up.table !== undefined ? "static" : "routes";
   const r = GatewayConfigSchema.safeParse(input);
   if (r.success) return r.data;
   throw new GatewayConfigError(

@@ -427,7 +427,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const s of sockets) s.destroy();
       server.closeAllConnections?.();
-      await Promise.all([closed, forwarder.close()]);
+      await Promise.all([closed, forwarder.close(), o.upstreams.close?.()]);
       // The last news goes out before the process ends (a restarted gateway starts with none).
       await reporter?.stop();
       if (reporter) await reporter.report();

@@ -16,8 +16,9 @@ export type { PreparedGateway, ServingGateway } from "./serving.ts";
 export {
   gatedUpstreams,
   parseHostPort,
+  type RouteFeedOptions,
+  RouteFeedUpstreams,
   StaticUpstreams,
-  serviceDnsUpstreams,
   type Upstream,
   type UpstreamResolver,
 } from "./upstream.ts";

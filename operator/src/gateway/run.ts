@@ -11,7 +11,7 @@ import { type GatewayOptions, startGateway } from "./gateway.ts";
 import { GatewayMetrics, startStatusServer } from "./metrics.ts";
 import { selfSignedCertificate } from "./selfSigned.ts";
 import type { PreparedGateway, ServingGateway } from "./serving.ts";
-import { StaticUpstreams, serviceDnsUpstreams, type UpstreamResolver } from "./upstream.ts";
+import { RouteFeedUpstreams, StaticUpstreams, type UpstreamResolver } from "./upstream.ts";
 import { httpVerifier } from "./verifier.ts";
 import { startGatewayWorkers } from "./workers.ts";
 
@@ -42,11 +42,17 @@ export function gatewayOptions(
     o.upstreams ??
     (config.upstream.mode === "static"
       ? new StaticUpstreams(parseUpstreamTable(config.upstream.table))
-      : serviceDnsUpstreams({
-          namespace: config.upstream.namespace,
-          port: config.upstream.port,
-          clusterDomain: config.upstream.clusterDomain,
-        }));
+      : new RouteFeedUpstreams({
+          url: config.upstream.url,
+          tokenFile: config.tokenFile,
+          onState: (state, why) =>
+            state === "connected"
+              ? o.log?.info(
+                  { url: config.upstream.mode === "routes" ? config.upstream.url : "" },
+                  "following the operator's routes",
+                )
+              : o.log?.warn({ why }, "the operator's routes are not followed; the last table is kept"),
+        }).start());
   return {
     clusterId: config.clusterId,
     verifier: httpVerifier({

@@ -1,14 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { gatedUpstreams, parseHostPort, StaticUpstreams, serviceDnsUpstreams } from "./upstream.ts";
+import { gatedUpstreams, parseHostPort, StaticUpstreams } from "./upstream.ts";
 
 describe("upstream resolvers", () => {
-  it("name the session's Service in the sessions namespace", () => {
-    expect(serviceDnsUpstreams({ namespace: "berth-sessions", port: 80 }).resolve("ses-abc")).toEqual({
-      host: "ses-abc.berth-sessions.svc.cluster.local",
-      port: 80,
-    });
-  });
-
   it("map sessions to fixed addresses, with * for the rest", () => {
     const u = new StaticUpstreams({ "ses-a": "127.0.0.1:7001", "*": "http://127.0.0.1:7000/" });
     expect(u.resolve("ses-a")).toEqual({ host: "127.0.0.1", port: 7001 });
