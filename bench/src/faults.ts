@@ -193,15 +193,23 @@ try {
     })();
     const names: string[] = [];
     const accepted = new Set<string>();
+    const other: string[] = [];
     const creates: Promise<void>[] = [];
     const creator = (async () => {
       for (let i = 0; !stopLoad; i++) {
         const name = `pg-${i}`;
         names.push(name);
         creates.push(
-          createUntilAnswered(b.bob.token, { ...l4, name }, name, 180_000).then((r) => {
-            if (r.status === 201) accepted.add(name);
-          }),
+          createUntilAnswered(b.bob.token, { ...l4, name }, name, 180_000).then(
+            (r) => {
+              if (r.status === 201) accepted.add(name);
+              else other.push(`${r.status} ${r.body?.error?.code ?? ""}`.trim());
+              return undefined;
+            },
+            () => {
+              other.push("no answer");
+            },
+          ),
         );
         await sleep(500);
       }
@@ -228,7 +236,7 @@ try {
     const lost = [...accepted].filter((n) => (counts.get(n) ?? 0) === 0).length;
     const dup = [...counts.values()].reduce((a, c) => a + Math.max(0, c - 1), 0);
     const codes = [...new Set(during.map((x) => x.status))].join("/");
-    return `postgres stopped 5 s and restarted under load: first refusal ${firstBad ? `${firstBad.status} after ${firstBad.at - down} ms` : "none"} (answers while down: ${codes}); first 200 ${firstOk ? `${((firstOk.at - restarted) / 1000).toFixed(1)} s` : "never (60 s)"} after it was back (restart itself ${((restarted - up) / 1000).toFixed(1)} s); creates ${accepted.size}/${names.length} accepted, ${verdict(lost, dup)}`;
+    return `postgres stopped 5 s and restarted under load: first refusal ${firstBad ? `${firstBad.status} after ${firstBad.at - down} ms` : "none"} (answers while down: ${codes}); first 200 ${firstOk ? `${((firstOk.at - restarted) / 1000).toFixed(1)} s` : "never (60 s)"} after it was back (restart itself ${((restarted - up) / 1000).toFixed(1)} s); creates ${accepted.size}/${names.length} accepted${other.length ? ` (others: ${[...new Set(other)].join(", ")})` : ""}, ${verdict(lost, dup)}`;
   });
 
   const restartApiserver = async (cluster: "mgmt" | "gpu-a", label: string) => {
