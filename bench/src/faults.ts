@@ -362,10 +362,13 @@ try {
     // Every create without an answer is retried with its key, as a client would.
     const unanswered = names.filter((n) => first.get(n) === 0 || first.get(n) === 503);
     const retried = new Map<string, number>();
+    const retriedOther: string[] = [];
     for (const n of unanswered) {
       const i = names.indexOf(n);
       const u = users[i % users.length] ?? b.alice;
-      retried.set(n, (await createUntilAnswered(u.token, { ...l4, name: n }, n)).status);
+      const r = await createUntilAnswered(u.token, { ...l4, name: n }, n);
+      retried.set(n, r.status);
+      if (r.status !== 201) retriedOther.push(`${r.status} ${r.body?.error?.code ?? ""}`.trim());
     }
     const counts = await rowsByName(names);
     const accepted = names.filter((n) => first.get(n) === 201 || retried.get(n) === 201);
@@ -384,7 +387,7 @@ try {
       if (r.status === 404) half++;
     }
     const refusedFirst = [...first.values()].filter((x) => x !== 201 && x !== 0 && x !== 503).length;
-    return `API SIGKILLed after ${BURST - unanswered.length - refusedFirst}/${BURST} creates accepted (${((killedAt - burstStart) / 1000).toFixed(1)} s into the burst): back in ${((back - t0) / 1000).toFixed(1)} s; ${unanswered.length} unanswered retried with their keys (${[...retried.values()].filter((x) => x === 201).length} → 201); ${accepted.length} accepted, ${made.length} sessions exist, ${refusedFirst} refused (quota/policy), half-made ${half}; ${verdict(lost, dup)}`;
+    return `API SIGKILLed after ${BURST - unanswered.length - refusedFirst}/${BURST} creates accepted (${((killedAt - burstStart) / 1000).toFixed(1)} s into the burst): back in ${((back - t0) / 1000).toFixed(1)} s; ${unanswered.length} unanswered retried with their keys (${[...retried.values()].filter((x) => x === 201).length} → 201${retriedOther.length ? `, the others: ${[...new Set(retriedOther)].join(", ")}` : ""}); ${accepted.length} accepted, ${made.length} sessions exist, ${refusedFirst} refused (quota/policy), half-made ${half}; ${verdict(lost, dup)}`;
   });
 } finally {
   await stopAll();
