@@ -2,7 +2,6 @@
 // main.ts). buildInternalApp: the
 // operator plane (/internal, /.well-known), only started when configuration opens it.
 
-import Router from "@koa/router";
 import Koa from "koa";
 import type { Deps } from "./deps.ts";
 import { clientAddressMiddleware } from "./http/client-address.ts";
@@ -11,6 +10,7 @@ import { corsMiddleware } from "./http/cors.ts";
 import { errorEnvelopeMiddleware, requestIdMiddleware } from "./http/envelope.ts";
 import { metricsMiddleware } from "./http/metrics.ts";
 import { mountRoutes, type RouteDef } from "./http/route.ts";
+import { SpecificRouter } from "./http/router.ts";
 import { internalGateMiddleware, mountInternalRoutes } from "./internal/app.ts";
 import { domainInternalRoutes } from "./internal/domains.ts";
 import type { AnyInternalRoute } from "./internal/route.ts";
@@ -52,7 +52,7 @@ function baseApp(deps: Deps, counter: InFlight = { count: 0 }): Koa {
 export function buildApp(deps: Deps, opts: BuildAppOptions = {}): Koa {
   const app = baseApp(deps, opts.inFlight);
   app.use(corsMiddleware(deps.config.http.corsAllowOrigins));
-  const router = new Router();
+  const router = new SpecificRouter();
   mountRoutes(router, opts.routes ?? allRoutes, deps);
   mountDocs(router);
   app.use(router.routes());
@@ -72,7 +72,7 @@ export function buildInternalApp(
   app.use(
     internalGateMiddleware(deps.config.internal.allowCidrs, deps.log, deps.config.clientAddress?.trustedProxyCidrs),
   );
-  const router = new Router();
+  const router = new SpecificRouter();
   mountInternalRoutes(router, deps, opts.routes ?? domainInternalRoutes);
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -140,6 +140,10 @@ export interface Split {
   /** The worker now running (replaced by startWorker). */
   worker: Child | undefined;
   apiUrl: string;
+  /** Starts the API again (after a kill), on the same port with the same environment. */
+  restartApi(): Promise<Child>;
+  /** Starts the operator again (after a kill), with the same environment. */
+  restartOperator(): Promise<Child>;
   /** Stops the worker gracefully (its lease released). */
   stopWorker(): Promise<void>;
   /**
@@ -196,7 +200,7 @@ export async function startSplit(
 
   try {
     const [apiPort, internalPort] = [await freePort(), await freePort()];
-    const api = spawnChild("api", API_MAIN, {
+    const apiEnv = {
       DATABASE_URL: database,
       BERTH_JWT_SECRET: config.auth.jwtSecret.reveal(),
       BERTH_WEBHOOK_SECRET_KEYS: config.webhooks.secretKeys.reveal(),
@@ -208,14 +212,15 @@ export async function startSplit(
       BERTH_KUBECONFIG: apiKubeconfig,
       BERTH_BOOTSTRAP_PASSWORD: "bench-bootstrap-password",
       BERTH_LOG_LEVEL: "info",
-    });
+    };
+    const api = spawnChild("api", API_MAIN, apiEnv);
     children.push(api);
     const listening = await api.line("public API listening", 120_000);
     const internal = await api.line("internal plane listening", 10_000);
     const apiUrl = String(listening.url);
     const internalUrl = String(internal.url);
 
-    const operator = spawnChild("operator", OPERATOR_MAIN, {
+    const operatorEnv = {
       BERTH_OPERATOR_CLUSTER_ID: h.id,
       BERTH_OPERATOR_KUBECONFIG: h.kubeconfigPath,
       BERTH_OPERATOR_CONTROL_PLANE_URL: internalUrl,
@@ -237,7 +242,8 @@ export async function startSplit(
       BERTH_OPERATOR_BACKOFF_MAX_MS: "1000",
       BERTH_OPERATOR_BACKOFF_JITTER: "0.5",
       BERTH_OPERATOR_LOG_LEVEL: "info",
-    });
+    };
+    const operator = spawnChild("operator", OPERATOR_MAIN, operatorEnv);
     children.push(operator);
     await operator.line("operator started", 120_000);
 
@@ -246,6 +252,21 @@ export async function startSplit(
       operator,
       worker: undefined,
       apiUrl,
+      async restartApi() {
+        // Same port and environment: the operator's control-plane URL and the clients' stay valid.
+        const again = spawnChild("api", API_MAIN, apiEnv);
+        children.push(again);
+        split.api = again;
+        await again.line("public API listening", 120_000);
+        return again;
+      },
+      async restartOperator() {
+        const again = spawnChild("operator", OPERATOR_MAIN, operatorEnv);
+        children.push(again);
+        split.operator = again;
+        await again.line("operator started", 120_000);
+        return again;
+      },
       async stopWorker() {
         const w = split.worker;
         split.worker = undefined;

@@ -7,7 +7,7 @@
 // (BERTH_TRUSTED_PROXY_CIDRS, http/client-address.ts): anyone else's header is ignored.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import Router from "@koa/router";
+import type Router from "@koa/router";
 import Koa, { type Middleware } from "koa";
 import type { Logger } from "pino";
 import type { Deps } from "../deps.ts";
@@ -15,6 +15,7 @@ import { Forbidden } from "../errors.ts";
 import { clientAddress } from "../http/client-address.ts";
 import { errorEnvelopeMiddleware, requestIdMiddleware } from "../http/envelope.ts";
 import { metricsMiddleware } from "../http/metrics.ts";
+import { SpecificRouter } from "../http/router.ts";
 import { allowList } from "./cidr.ts";
 import { domainInternalRoutes } from "./domains.ts";
 import { type AnyInternalRoute, internalRouteMiddleware } from "./route.ts";
@@ -73,7 +74,7 @@ export function buildInternalApp(deps: Deps, opts: BuildInternalAppOptions = {})
       deps.config.clientAddress?.trustedProxyCidrs,
     ),
   );
-  const router = new Router();
+  const router = new SpecificRouter();
   mountInternalRoutes(router, deps, opts.routes ?? domainInternalRoutes);
   app.use(router.routes());
   app.use(router.allowedMethods());

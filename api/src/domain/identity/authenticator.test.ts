@@ -218,6 +218,27 @@ describe("PrincipalCache", () => {
     expect(cache.get("usr_a")?.principal.userId).toBe("usr_a");
   });
 
+  it("reads the misses of different users in one turn together when it can load many", async () => {
+    const reads: string[][] = [];
+    const cache = new PrincipalCache({
+      ttlMs: 5000,
+      now: () => 0,
+      load: () => Promise.reject(new Error("one at a time is not used when loadMany is given")),
+      loadMany: async (ids) => {
+        reads.push([...ids]);
+        return new Map(ids.filter((id) => id !== "usr_gone").map((id) => [id, record(id)]));
+      },
+    });
+    const [a, b, again, gone] = await Promise.all(["usr_a", "usr_b", "usr_a", "usr_gone"].map((id) => cache.load(id)));
+    expect(reads).toEqual([["usr_a", "usr_b", "usr_gone"]]);
+    expect([a?.principal.userId, b?.principal.userId, gone]).toEqual(["usr_a", "usr_b", undefined]);
+    expect(again).toBe(a);
+    expect(cache.get("usr_b")).toBeDefined();
+    // The next turn's misses are a read of their own.
+    await cache.load("usr_c");
+    expect(reads).toEqual([["usr_a", "usr_b", "usr_gone"], ["usr_c"]]);
+  });
+
   it("does not keep a read that was under way when the user changed", async () => {
     const { cache, pending, finishAll } = aCache();
     const stale = cache.load("usr_a");

@@ -7,7 +7,7 @@ import type { Knex } from "knex";
 import type { Clock } from "../../clock.ts";
 import type { Config } from "../../config.ts";
 import { TokenExpired, Unauthorized } from "../../errors.ts";
-import { loadPrincipal, type PrincipalRecord } from "./loadPrincipal.ts";
+import { loadPrincipal, loadPrincipals, type PrincipalRecord } from "./loadPrincipal.ts";
 import type { TokenAuthenticator } from "./principal.ts";
 import { PRINCIPAL_CACHE_SECONDS, PrincipalCache } from "./principalCache.ts";
 import { accessTokensFor } from "./services.ts";
@@ -32,6 +32,7 @@ export function createAuthenticator(opts: AuthenticatorOptions): TokenAuthentica
     ttlMs: seconds * 1000,
     now: clock ? () => clock.now().getTime() : Date.now,
     load: (userId) => loadPrincipal(db, userId),
+    loadMany: (userIds) => loadPrincipals(db, userIds),
   });
   return async (_ctx, token) => {
     let claims: { userId: string; tokenVersion: number };

@@ -8,28 +8,34 @@ export interface PrincipalRecord {
   tokenVersion: number;
 }
 
-export async function loadPrincipal(db: Knex, userId: string): Promise<PrincipalRecord | undefined> {
-  const { rows } = await db.raw(
-    `SELECT u.id, u.email, u.is_super_admin, u.must_change_password, u.disabled, u.token_version,
+const SELECT = `SELECT u.id, u.email, u.is_super_admin, u.must_change_password, u.disabled, u.token_version,
             coalesce(json_agg(json_build_object('organization_id', m.organization_id, 'project_id', m.project_id, 'role', m.role)
                               ORDER BY m.id) FILTER (WHERE m.id IS NOT NULL), '[]') AS memberships
-       FROM users u LEFT JOIN memberships m ON m.user_id = u.id
-      WHERE u.id = ?
-      GROUP BY u.id`,
-    [userId],
-  );
-  const r = rows[0] as
-    | {
-        id: string;
-        email: string;
-        is_super_admin: boolean;
-        must_change_password: boolean;
-        disabled: boolean;
-        token_version: number;
-        memberships: { organization_id: string; project_id: string | null; role: string }[];
-      }
-    | undefined;
-  if (!r) return undefined;
+       FROM users u LEFT JOIN memberships m ON m.user_id = u.id`;
+
+interface Row {
+  id: string;
+  email: string;
+  is_super_admin: boolean;
+  must_change_password: boolean;
+  disabled: boolean;
+  token_version: number;
+  memberships: { organization_id: string; project_id: string | null; role: string }[];
+}
+
+export async function loadPrincipal(db: Knex, userId: string): Promise<PrincipalRecord | undefined> {
+  const { rows } = await db.raw(`${SELECT} WHERE u.id = ? GROUP BY u.id`, [userId]);
+  const r = rows[0] as Row | undefined;
+  return r ? recordOf(r) : undefined;
+}
+
+/** Several users in one round trip (the principal cache's batched misses); an unknown id is absent. */
+export async function loadPrincipals(db: Knex, userIds: readonly string[]): Promise<Map<string, PrincipalRecord>> {
+  const { rows } = await db.raw(`${SELECT} WHERE u.id = ANY(?) GROUP BY u.id`, [userIds as string[]]);
+  return new Map((rows as Row[]).map((r) => [r.id, recordOf(r)]));
+}
+
+function recordOf(r: Row): PrincipalRecord {
   const memberships: Membership[] = r.memberships.map((m) =>
     m.project_id === null
       ? { organizationId: m.organization_id, role: m.role }

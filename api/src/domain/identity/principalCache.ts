@@ -24,6 +24,12 @@ export interface PrincipalCacheOptions {
   /** Milliseconds; injected so tests own time. */
   now: () => number;
   load: (userId: string) => Promise<PrincipalRecord | undefined>;
+  /**
+   * Loads several users in one round trip. Given, the misses of one turn of the event loop share a
+   * single read: thousands of live event streams re-checking their callers (routes/sessions/stream.ts)
+   * would otherwise each take a pool connection for a query of their own.
+   */
+  loadMany?: (userIds: readonly string[]) => Promise<Map<string, PrincipalRecord>>;
   maxEntries?: number;
 }
 
@@ -41,6 +47,10 @@ export class PrincipalCache implements IdentityWatcher {
   readonly #loading = new Map<string, Promise<PrincipalRecord | undefined>>();
   /** Moves on every identity change; a load that saw it move stores nothing. */
   #generation = 0;
+  /** The misses of this turn of the event loop, read together (loadMany). */
+  #batch:
+    | { waiting: Map<string, ((r: PrincipalRecord | undefined) => void)[]>; failed: ((err: unknown) => void)[] }
+    | undefined;
 
   constructor(opts: PrincipalCacheOptions) {
     this.#opts = opts;
@@ -65,7 +75,7 @@ export class PrincipalCache implements IdentityWatcher {
     const running = this.#loading.get(userId);
     if (running) return running;
     const generation = this.#generation;
-    const p = this.#opts.load(userId).then(
+    const p = this.#read(userId).then(
       (record) => {
         if (this.#loading.get(userId) === p) this.#loading.delete(userId);
         // Not kept: an unknown user (nothing to keep), or a change since the read began.
@@ -79,6 +89,35 @@ export class PrincipalCache implements IdentityWatcher {
     );
     this.#loading.set(userId, p);
     return p;
+  }
+
+  /** One user's read: alone, or in the batch of this turn when the cache can load many. */
+  #read(userId: string): Promise<PrincipalRecord | undefined> {
+    const loadMany = this.#opts.loadMany;
+    if (!loadMany) return this.#opts.load(userId);
+    if (!this.#batch) {
+      const batch = new Map<string, ((r: PrincipalRecord | undefined) => void)[]>();
+      const failed: ((err: unknown) => void)[] = [];
+      this.#batch = { waiting: batch, failed };
+      setImmediate(() => {
+        this.#batch = undefined;
+        loadMany([...batch.keys()]).then(
+          (records) => {
+            for (const [id, resolves] of batch) for (const r of resolves) r(records.get(id));
+          },
+          (err: unknown) => {
+            for (const f of failed) f(err);
+          },
+        );
+      });
+    }
+    const { waiting, failed } = this.#batch;
+    return new Promise((resolve, reject) => {
+      const list = waiting.get(userId) ?? [];
+      list.push(resolve);
+      waiting.set(userId, list);
+      failed.push(reject);
+    });
   }
 
   identityChanged(userId: string | null): void {

@@ -51,7 +51,15 @@ describe("the session event hub", () => {
     try {
       await slowInserted;
       const fast = insertSessionEvents(t.db, [ev("fast")]);
-      await new Promise((r) => setTimeout(r, 200));
+      // The fast insert has reached the commit-order lock and waits there: nothing of it can be read yet.
+      for (const t0 = Date.now(); ; ) {
+        const { rows } = await t.db.raw(`SELECT count(*)::int AS n FROM pg_locks
+            WHERE NOT granted AND locktype = 'advisory'
+              AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`);
+        if ((rows[0] as { n: number }).n > 0) break;
+        if (Date.now() - t0 > 5000) throw new Error("the second insert never waited for the first");
+        await new Promise((r) => setTimeout(r, 10));
+      }
       expect(got.map((r) => r.session_id)).toEqual(["s1"]);
       release();
       await slow;

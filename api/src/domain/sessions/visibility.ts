@@ -4,7 +4,7 @@
 // everything. Other members of the same organization see nothing of it (404, as if it did not exist).
 import type { SessionVisibility } from "../../db/operations/sessions/listSessions.ts";
 import type { Principal } from "../identity/principal.ts";
-import { scopeOf } from "../identity/scope.ts";
+import { type Scope, scopeOf } from "../identity/scope.ts";
 
 export interface SessionOwnership {
   owner_id: string;
@@ -13,10 +13,14 @@ export interface SessionOwnership {
 }
 
 export function canSeeSession(p: Principal, s: SessionOwnership): boolean {
-  if (p.isSuperAdmin) return true;
-  const scope = scopeOf(p);
+  return canSeeSessionIn(scopeOf(p), s);
+}
+
+/** The same rule for a scope already derived: a live stream asks it for every event (routes/sessions/stream.ts). */
+export function canSeeSessionIn(scope: Scope, s: SessionOwnership): boolean {
+  if (scope.all) return true;
   return (
-    (s.owner_id === p.userId && scope.organizations.has(s.organization_id)) ||
+    (s.owner_id === scope.userId && scope.organizations.has(s.organization_id)) ||
     scope.adminOrganizations.has(s.organization_id) ||
     (s.project_id !== null && scope.adminProjects.has(s.project_id))
   );

@@ -21,10 +21,11 @@ import { firstSessionEventSeq, listSessionEventsAfter } from "../../db/operation
 import type { SessionEventRow } from "../../db/operations/sessions/types.ts";
 import type { Deps } from "../../deps.ts";
 import type { Principal } from "../../domain/identity/principal.ts";
+import { scopeOf } from "../../domain/identity/scope.ts";
 import { IMAGE_UPDATED } from "../../domain/images/events.ts";
 import { NOTIFICATION_CREATED } from "../../domain/notifications/notify.ts";
 import { viewOfPayload } from "../../domain/sessions/events.ts";
-import { canSeeSession } from "../../domain/sessions/visibility.ts";
+import { canSeeSessionIn } from "../../domain/sessions/visibility.ts";
 import { Invalid, isDomainError } from "../../errors.ts";
 import { authenticate, defineRoute } from "../../http/route.ts";
 import { presentPrivateImage } from "../images/presenter.ts";
@@ -34,6 +35,21 @@ import { SessionIdParam } from "./schemas.ts";
 
 export const HEARTBEAT_MS = 15_000;
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+
+/**
+ * One text per event and process: the hub hands the same row to every stream, and presenting a session
+ * (and its JSON) for each of thousands of streams was most of a replica's work (bench/src/event-streams.ts).
+ */
+const formatted = new WeakMap<SessionEventRow, string>();
+
+function formatOnce(row: SessionEventRow, pullPrefix?: string): string {
+  let text = formatted.get(row);
+  if (text === undefined) {
+    text = formatEvent(row, pullPrefix);
+    formatted.set(row, text);
+  }
+  return text;
+}
 
 export function formatEvent(row: SessionEventRow, pullPrefix?: string): string {
   const payload = row.payload as Record<string, unknown>;
@@ -78,17 +94,25 @@ async function stream(
   lastEventId: string | undefined,
   sessionId: string | undefined,
 ): Promise<void> {
-  let principal = caller;
+  // The scope is derived once per (re)check, not once per event: every stream sees every event.
+  let scope = scopeOf(caller);
   const res = ctx.res;
   // A notification goes to its user only (a super_admin sees every session, not everyone's bell).
   const visible = (row: SessionEventRow) =>
     row.session_id === null || row.organization_id === null
       ? (row.type === NOTIFICATION_CREATED || row.type === IMAGE_UPDATED) &&
         sessionId === undefined &&
-        row.owner_id === principal.userId
+        row.owner_id === scope.userId
       : (sessionId === undefined || row.session_id === sessionId) &&
-        canSeeSession(principal, { ...row, organization_id: row.organization_id });
+        canSeeSessionIn(scope, {
+          owner_id: row.owner_id,
+          organization_id: row.organization_id,
+          project_id: row.project_id,
+        });
+  // Seqs sent while replay and live delivery overlap; once live, the hub delivers each seq once, in order,
+  // so only seqs up to the last replayed one need remembering.
   const sent = new Set<string>();
+  let replayedUpTo = -1n;
   let replaying = true;
   const held: SessionEventRow[] = [];
   let closed = false;
@@ -114,11 +138,19 @@ async function stream(
   // event live (its own reading lags the replay's), and the client has it already.
   const floor = lastEventId === undefined ? undefined : BigInt(lastEventId);
   const send = (row: SessionEventRow) => {
+    if (!visible(row)) return;
     const seq = String(row.seq);
-    if (sent.has(seq) || !visible(row) || (floor !== undefined && BigInt(seq) <= floor)) return;
-    sent.add(seq);
-    if (sent.size > 20_000) sent.delete(sent.values().next().value as string);
-    write(formatEvent(row, deps.config.images?.registry?.pullPrefix));
+    const n = BigInt(seq);
+    if (floor !== undefined && n <= floor) return;
+    if (replaying) {
+      if (sent.has(seq)) return;
+      sent.add(seq);
+      if (n > replayedUpTo) replayedUpTo = n;
+    } else if (n <= replayedUpTo) {
+      if (sent.has(seq)) return;
+      sent.add(seq);
+    }
+    write(formatOnce(row, deps.config.images?.registry?.pullPrefix));
   };
 
   ctx.respond = false;
@@ -150,7 +182,7 @@ async function stream(
     checking = true;
     recheck()
       .then((p) => {
-        principal = p;
+        scope = scopeOf(p);
         write(`event: heartbeat\ndata: ${JSON.stringify({ at: new Date().toISOString() })}\n\n`);
       })
       .catch((e: unknown) => {
