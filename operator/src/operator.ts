@@ -17,6 +17,7 @@ import { ActivityProber } from "./activity/prober.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import type { OperatorConfig } from "./config.ts";
 import { InternalClient } from "./controlplane/client.ts";
+import { ProcessMetricsRound } from "./forwarding/processRound.ts";
 import { parseUpstreamTable } from "./gateway/config.ts";
 import { StaticUpstreams, serviceDnsUpstreams, type UpstreamResolver } from "./gateway/upstream.ts";
 import { DcgmScraper } from "./gpu/dcgm.ts";
@@ -72,6 +73,8 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   let gpuMetrics: DcgmScraper | undefined;
   // The idle rule's GPU and notebook signals, while leading.
   let activity: ActivityProber | undefined;
+  // The operator's and every gateway replica's own figures, forwarded while leading (one sender per cluster).
+  let processRound: ProcessMetricsRound | undefined;
   const apps: UpstreamResolver = config.activity.appUpstreams
     ? new StaticUpstreams(parseUpstreamTable(config.activity.appUpstreams))
     : serviceDnsUpstreams({ namespace: config.activity.namespace, port: 80 });
@@ -148,10 +151,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
             ...(config.gpuMetrics.forward
               ? {
                   onTexts: (texts: string[]) => {
-                    void forwardMetrics(internal, config.clusterId, texts, metrics, {
-                      ...(config.gpuMetrics.gatewayUrl ? { gatewayUrl: config.gpuMetrics.gatewayUrl } : {}),
-                      timeoutMs: config.gpuMetrics.timeoutMs,
-                    }).then((result) => {
+                    void forwardMetrics(internal, config.clusterId, texts).then((result) => {
                       metrics.forwards.inc({ result });
                       if (result !== "ok") log.debug({ result }, "forwarding GPU metrics failed");
                     });
@@ -160,6 +160,29 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
               : {}),
           });
           gpuMetrics.start();
+        }
+        if (config.gpuMetrics.forward) {
+          const pm = config.processMetrics;
+          processRound = new ProcessMetricsRound({
+            clusterId: config.clusterId,
+            internal,
+            kube,
+            own: () => metrics.registry.metrics(),
+            ...(pm.gatewaySelector
+              ? { gatewayPods: { namespace: pm.gatewayNamespace, selector: pm.gatewaySelector, port: pm.gatewayPort } }
+              : {}),
+            gatewayUrls: pm.gatewayUrls,
+            intervalMs: pm.intervalMs,
+            timeoutMs: pm.timeoutMs,
+            log,
+            onRound: (r) => {
+              metrics.forwards.inc({ result: r.result });
+              for (const g of r.gateways) metrics.gatewayScrapes.inc({ result: g.ok ? "ok" : "failed" });
+              if (r.discovery === "failed") metrics.gatewayScrapes.inc({ result: "discovery_failed" });
+              if (r.result !== "ok") log.debug({ result: r.result }, "forwarding the processes' metrics failed");
+            },
+          });
+          processRound.start();
         }
         if (config.activity.intervalMs > 0) {
           const g = gpuMetrics;
@@ -230,7 +253,9 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
         storage = undefined;
         const ac = activity;
         activity = undefined;
-        await ac?.stop();
+        const pr = processRound;
+        processRound = undefined;
+        await Promise.all([ac?.stop(), pr?.stop()]);
         await st?.stop();
         try {
           await Promise.all([r?.stop(), m?.stop()]);

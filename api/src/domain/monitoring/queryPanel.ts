@@ -12,9 +12,10 @@ import type { MatrixSeries, MetricsServerClient } from "./metricsServer.ts";
 import { PANELS_BY_ID, type Panel, SCOPE_NEEDS, type ScopeSelection, selectorOf } from "./panels.ts";
 import { podsIn, SessionPods, stampSamples } from "./relay.ts";
 
-/** One source an operator forwards: a GPU exporter of a node, or the operator's own metrics. */
+/** One source an operator forwards: a GPU exporter of a node, the operator's own metrics, a gateway replica's. */
 export interface ForwardedSource {
   job: string;
+  instance?: string | undefined;
   text: string;
 }
 
@@ -96,7 +97,7 @@ export class MonitoringService {
     let samples = 0;
     const parts: string[] = [];
     for (const s of sources) {
-      const stamped = stampSamples(s.text, s.job, sessions);
+      const stamped = stampSamples(s.text, s.job, sessions, s.instance);
       samples += stamped.lines;
       parts.push(stamped.text);
     }
