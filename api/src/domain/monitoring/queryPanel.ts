@@ -127,7 +127,7 @@ export class MonitoringService {
     checkRange(range);
     if (panel.scope === "session") await this.#assertSessionVisible(principal, scope.session as string);
     const answer = await this.#run(
-      panel.build(selectorOf(panel.scope, scope)),
+      panel.build(selectorOf(panel.scope, scope), stepFor(range.to - range.from)),
       labelFiltersOf(principal),
       range,
       panel.legend,
