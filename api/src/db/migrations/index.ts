@@ -26,6 +26,7 @@ import * as m20261126001000 from "./20261126001000_fleet_webhooks.ts";
 import * as m20261126001200 from "./20261126001200_image_webhooks.ts";
 import * as m20261126001201 from "./20261126001201_webhook_body_bound.ts";
 import * as m20261126001800 from "./20261126001800_volume_shares.ts";
+import * as m20261126002100 from "./20261126002100_usage_daily.ts";
 
 export interface Migration {
   name: string;
@@ -61,4 +62,5 @@ export const migrations: Migration[] = [
   { name: "20261126000601_image_builds", up: m20261126000601.up },
   { name: "20261126001200_image_webhooks", up: m20261126001200.up },
   { name: "20261126001201_webhook_body_bound", up: m20261126001201.up },
+  { name: "20261126002100_usage_daily", up: m20261126002100.up },
 ];
