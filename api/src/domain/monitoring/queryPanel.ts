@@ -4,7 +4,7 @@
 // one time axis, ready to plot (timestamps plus one column of values per series, null for gaps).
 import { createHash } from "node:crypto";
 import type { Db } from "../../db/knex.ts";
-import { Forbidden, Invalid, NotFound } from "../../errors.ts";
+import { Forbidden, Invalid, NotFound, Unavailable } from "../../errors.ts";
 import type { Principal } from "../identity/principal.ts";
 import { canSeeSession } from "../sessions/visibility.ts";
 import { labelFiltersOf, mayRunRawQuery } from "./labelScope.ts";
@@ -90,6 +90,11 @@ export class MonitoringService {
 
   /** Stamps a cluster's forwarded samples (relay.ts) and stores them, the cluster id set by the import. */
   async forward(clusterId: string, sources: readonly ForwardedSource[]): Promise<{ samples: number }> {
+    // Every operator forwards its processes' round whether or not a server is configured: no lookup then.
+    if (!this.#server.configured)
+      throw new Unavailable("no metrics server is configured (BERTH_METRICS_SERVER_URL)", {
+        metrics_server: "not_configured",
+      });
     const sessions = await this.#pods.of(
       clusterId,
       sources.flatMap((s) => podsIn(s.text)),
