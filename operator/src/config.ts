@@ -131,9 +131,10 @@ export const OperatorConfigSchema = z
     /**
      * Berth's own processes in this cluster, forwarded on their own round (forwarding/processRound.ts,
      * with `gpuMetrics.forward`): the operator's exposition and every session gateway replica's status
-     * port. Replicas are the pods matching `gatewaySelector` in `gatewayNamespace`,
-     * each read at its container port named (or numbered) `gatewayPort`; `none` as the selector turns the search off. `gatewayUrls` are read as well
-     * (a gateway that is not a pod of this cluster, as on the local fleet). Comma-separated in the environment.
+     * port. Replicas are the pods matching `gatewaySelector` in `gatewayNamespace`, each read at its
+     * container port named (or numbered) `gatewayPort`; `none` as the selector turns the search off.
+     * `gatewayUrls` (comma-separated in the environment) are read as well: a gateway that is not a pod of
+     * this cluster, as on the local fleet.
      */
     processMetrics: z
       .object({
