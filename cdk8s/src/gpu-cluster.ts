@@ -140,6 +140,7 @@ export class GpuCluster extends Construct {
 
     // --- operator
     const opLabels = labelsOf("berth-operator");
+    const gwLabels = labelsOf("berth-gateway");
     const op = new ServiceAccountWithRules(this, "operator-account", {
       name: "berth-operator",
       namespace: system,
@@ -173,7 +174,11 @@ export class GpuCluster extends Construct {
                     BERTH_OPERATOR_HTTP_PORT: String(OPERATOR_PORT),
                     BERTH_OPERATOR_LEASE_NAMESPACE: system,
                     BERTH_OPERATOR_LEASE_NAME: "berth-operator",
-                    BERTH_OPERATOR_GATEWAY_METRICS_URL: `http://berth-gateway-status.${system}:${GATEWAY_STATUS_PORT}/metrics`,
+                    // Each gateway replica is read at its pod's `status` port (forwarding/gatewayReplicas.ts).
+                    BERTH_OPERATOR_GATEWAY_NAMESPACE: system,
+                    BERTH_OPERATOR_GATEWAY_SELECTOR: Object.entries(gwLabels)
+                      .map(([k, v]) => `${k}=${v}`)
+                      .join(","),
                     BERTH_OPERATOR_SESSION_EGRESS_ALLOW: egress.length ? egress.join(",") : undefined,
                     BERTH_OPERATOR_LOG_LEVEL: logLevel,
                   }),
@@ -204,7 +209,6 @@ export class GpuCluster extends Construct {
     });
 
     // --- session gateway
-    const gwLabels = labelsOf("berth-gateway");
     // The gateway calls only the control plane, never the Kubernetes API: an account with no grants, no token.
     new ServiceAccountWithRules(this, "gateway-account", {
       name: "berth-gateway",
@@ -287,18 +291,9 @@ export class GpuCluster extends Construct {
         ...(lb ? { externalTrafficPolicy: "Local" } : {}),
       },
     });
-    // The status port is the operator's alone (it forwards the figures, docs/dev/monitoring.md); the
-    // session port stays open to everyone, as before this policy selected the gateway's pods.
-    new ApiObject(this, "gateway-status-service", {
-      apiVersion: "v1",
-      kind: "Service",
-      metadata: { name: "berth-gateway-status", namespace: system, labels: gwLabels },
-      spec: {
-        type: "ClusterIP",
-        selector: gwLabels,
-        ports: [{ name: "status", port: GATEWAY_STATUS_PORT, targetPort: "status", protocol: "TCP" }],
-      },
-    });
+    // The status port is the operator's alone (it reads every replica's pod and forwards the figures,
+    // docs/dev/monitoring.md); the session port stays open to everyone, as before this policy selected the
+    // gateway's pods.
     new ApiObject(this, "gateway-ingress-policy", {
       apiVersion: "networking.k8s.io/v1",
       kind: "NetworkPolicy",

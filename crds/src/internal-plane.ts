@@ -209,7 +209,8 @@ export type StorageReport = z.infer<typeof StorageReport>;
 /**
  * One scrape round an operator forwards to the control plane's metrics server (POST /internal/v1/metrics,
  * docs/dev/monitoring.md): Prometheus text per source. The control plane sets the cluster id and the
- * sessions' labels itself; `berth_*` labels in the text are dropped.
+ * sessions' labels itself; `berth_*` labels in the text are dropped, and so is `instance` when the source
+ * names one.
  */
 export const MetricsForward = z.object({
   cluster_id: ClusterId,
@@ -217,6 +218,11 @@ export const MetricsForward = z.object({
     .array(
       z.object({
         job: z.string().regex(/^[a-z][a-z0-9-]{0,39}$/, "a job name: lowercase letters, digits and dashes"),
+        /** Which replica of the job the text came from (a gateway pod's name); set as `instance` on every sample. */
+        instance: z
+          .string()
+          .regex(/^[a-zA-Z0-9][a-zA-Z0-9._:[\]-]{0,252}$/, "a pod name or host:port")
+          .optional(),
         text: z.string().max(16 * 1024 * 1024),
       }),
     )

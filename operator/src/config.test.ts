@@ -66,6 +66,38 @@ describe("configFromEnv", () => {
     );
   });
 
+  it("finds the gateway's replicas by label and port name unless told otherwise", () => {
+    expect(configFromEnv(minimal, "op").processMetrics).toEqual({
+      gatewayNamespace: "berth-system",
+      gatewaySelector: "app.kubernetes.io/name=berth-gateway",
+      gatewayPort: "status",
+      gatewayUrls: [],
+      intervalMs: 15_000,
+      timeoutMs: 5_000,
+    });
+    const c = configFromEnv(
+      {
+        ...minimal,
+        BERTH_OPERATOR_GATEWAY_NAMESPACE: "edge",
+        BERTH_OPERATOR_GATEWAY_SELECTOR: "none",
+        BERTH_OPERATOR_GATEWAY_STATUS_PORT: "9464",
+        BERTH_OPERATOR_GATEWAY_METRICS_URLS: "http://127.0.0.1:9000/metrics",
+        BERTH_OPERATOR_METRICS_INTERVAL_MS: "5000",
+      },
+      "op",
+    );
+    expect(c.processMetrics).toMatchObject({
+      gatewayNamespace: "edge",
+      gatewaySelector: "",
+      gatewayPort: 9464,
+      gatewayUrls: ["http://127.0.0.1:9000/metrics"],
+      intervalMs: 5000,
+    });
+    expect(() => configFromEnv({ ...minimal, BERTH_OPERATOR_GATEWAY_STATUS_PORT: "Status Port" }, "op")).toThrow(
+      /BERTH_OPERATOR_GATEWAY_STATUS_PORT/,
+    );
+  });
+
   it("reads the private addresses sessions may reach as a comma-separated list of CIDRs", () => {
     expect(configFromEnv(minimal, "op").sessions.egressAllow).toEqual([]);
     const c = configFromEnv({ ...minimal, BERTH_OPERATOR_SESSION_EGRESS_ALLOW: " 10.20.0.0/16, fd00:1::/64 ," }, "op");

@@ -120,11 +120,6 @@ export const OperatorConfigSchema = z
         forward: z
           .preprocess((v) => (typeof v === "string" ? v !== "false" && v !== "0" : v), z.boolean())
           .default(true),
-        /**
-         * The session gateway's status port (GET /metrics: its workers' counters merged), forwarded with
-         * each round as job "gateway"; e.g. http://berth-gateway-status.berth-system:9464/metrics.
-         */
-        gatewayUrl: z.url({ protocol: /^https?$/ }).optional(),
         /** Time between scrapes; a sample's figures are the mean of the scrapes in its span. */
         intervalMs: ms(100).default(15_000),
         /** A scrape taking longer is abandoned (that span has fewer readings, or none). */
@@ -133,6 +128,49 @@ export const OperatorConfigSchema = z
         retentionMs: ms(1_000).default(3_600_000),
       })
       .default({ intervalMs: 15_000, timeoutMs: 5_000, retentionMs: 3_600_000, urls: [], forward: true }),
+    /**
+     * Berth's own processes in this cluster, forwarded on their own round (forwarding/processRound.ts,
+     * with `gpuMetrics.forward`): the operator's exposition and every session gateway replica's status
+     * port. Replicas are the pods matching `gatewaySelector` in `gatewayNamespace`, each read at its
+     * container port named (or numbered) `gatewayPort`; `none` as the selector turns the search off.
+     * `gatewayUrls` (comma-separated in the environment) are read as well: a gateway that is not a pod of
+     * this cluster, as on the local fleet.
+     */
+    processMetrics: z
+      .object({
+        gatewayNamespace: z.string().min(1).default("berth-system"),
+        gatewaySelector: z
+          .preprocess((v) => (v === "none" ? "" : v), z.string())
+          .default("app.kubernetes.io/name=berth-gateway"),
+        gatewayPort: z
+          .union([
+            z.coerce.number().int().min(1).max(65_535),
+            z.string().regex(/^[a-z0-9]([a-z0-9-]{0,13}[a-z0-9])?$/, "a port name or number"),
+          ])
+          .default("status"),
+        gatewayUrls: z
+          .preprocess(
+            (v) =>
+              typeof v === "string"
+                ? v
+                    .split(",")
+                    .map((x) => x.trim())
+                    .filter(Boolean)
+                : v,
+            z.array(z.url({ protocol: /^https?$/ })).max(100),
+          )
+          .default([]),
+        intervalMs: ms(100).default(15_000),
+        timeoutMs: ms(100).default(5_000),
+      })
+      .default({
+        gatewayNamespace: "berth-system",
+        gatewaySelector: "app.kubernetes.io/name=berth-gateway",
+        gatewayPort: "status",
+        gatewayUrls: [],
+        intervalMs: 15_000,
+        timeoutMs: 5_000,
+      }),
     /**
      * The idle rule's signals from this cluster (operator/src/activity/prober.ts): every `intervalMs` the
      * running session pods' GPU utilisation and notebook servers are read and reported; 0 turns it off
@@ -228,7 +266,11 @@ export const ENV: Record<string, string> = {
   BERTH_OPERATOR_ACTIVITY_APP_UPSTREAMS: "activity.appUpstreams",
   BERTH_OPERATOR_GPU_METRICS_URLS: "gpuMetrics.urls",
   BERTH_OPERATOR_GPU_METRICS_FORWARD: "gpuMetrics.forward",
-  BERTH_OPERATOR_GATEWAY_METRICS_URL: "gpuMetrics.gatewayUrl",
+  BERTH_OPERATOR_GATEWAY_NAMESPACE: "processMetrics.gatewayNamespace",
+  BERTH_OPERATOR_GATEWAY_SELECTOR: "processMetrics.gatewaySelector",
+  BERTH_OPERATOR_GATEWAY_STATUS_PORT: "processMetrics.gatewayPort",
+  BERTH_OPERATOR_GATEWAY_METRICS_URLS: "processMetrics.gatewayUrls",
+  BERTH_OPERATOR_METRICS_INTERVAL_MS: "processMetrics.intervalMs",
   BERTH_OPERATOR_GPU_METRICS_INTERVAL_MS: "gpuMetrics.intervalMs",
   BERTH_OPERATOR_GPU_METRICS_TIMEOUT_MS: "gpuMetrics.timeoutMs",
   BERTH_OPERATOR_GPU_METRICS_RETENTION_MS: "gpuMetrics.retentionMs",

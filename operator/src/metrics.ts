@@ -15,6 +15,8 @@ export interface OperatorMetrics {
   gpuScrapes: Counter<"result">;
   /** Rounds forwarded to the control plane's metrics server, by result: ok, an HTTP status, network, no_token. */
   forwards: Counter<"result">;
+  /** Reads of gateway replicas' status ports: ok, failed, or discovery_failed (the pods could not be listed). */
+  gatewayScrapes: Counter<"result">;
 }
 
 export function createMetrics(labels: { cluster: string; identity: string }): OperatorMetrics {
@@ -56,7 +58,13 @@ export function createMetrics(labels: { cluster: string; identity: string }): Op
     }),
     forwards: new Counter({
       name: "berth_operator_metrics_forwards_total",
-      help: "Scrape rounds forwarded to the control plane's metrics server (POST /internal/v1/metrics), by result.",
+      help: "Rounds (GPU exporters; the operator and gateways) forwarded to the control plane's metrics server (POST /internal/v1/metrics), by result.",
+      labelNames: ["result"],
+      registers,
+    }),
+    gatewayScrapes: new Counter({
+      name: "berth_operator_gateway_scrapes_total",
+      help: "Reads of the session gateway replicas' status ports, by result: ok, failed, discovery_failed.",
       labelNames: ["result"],
       registers,
     }),

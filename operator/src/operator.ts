@@ -20,6 +20,7 @@ import { ActivityProber } from "./activity/prober.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import type { OperatorConfig } from "./config.ts";
 import { InternalClient } from "./controlplane/client.ts";
+import { ProcessMetricsRound } from "./forwarding/processRound.ts";
 import { parseUpstreamTable } from "./gateway/config.ts";
 import { StaticUpstreams, type UpstreamResolver } from "./gateway/upstream.ts";
 import { DcgmScraper } from "./gpu/dcgm.ts";
@@ -86,6 +87,8 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   let activity: ActivityProber | undefined;
   // Image builds: ImageBuild → ConfigMap and Job, the followed log and status to /internal (build clusters).
   let builds: RunningBuildController | undefined;
+  // The operator's and every gateway replica's own figures, forwarded while leading (one sender per cluster).
+  let processRound: ProcessMetricsRound | undefined;
   const apps: UpstreamResolver = config.activity.appUpstreams
     ? new StaticUpstreams(parseUpstreamTable(config.activity.appUpstreams))
     : { resolve: (cr) => routes.get(cr) };
@@ -162,10 +165,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
             ...(config.gpuMetrics.forward
               ? {
                   onTexts: (texts: string[]) => {
-                    void forwardMetrics(internal, config.clusterId, texts, metrics, {
-                      ...(config.gpuMetrics.gatewayUrl ? { gatewayUrl: config.gpuMetrics.gatewayUrl } : {}),
-                      timeoutMs: config.gpuMetrics.timeoutMs,
-                    }).then((result) => {
+                    void forwardMetrics(internal, config.clusterId, texts).then((result) => {
                       metrics.forwards.inc({ result });
                       if (result !== "ok") log.debug({ result }, "forwarding GPU metrics failed");
                     });
@@ -174,6 +174,29 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
               : {}),
           });
           gpuMetrics.start();
+        }
+        if (config.gpuMetrics.forward) {
+          const pm = config.processMetrics;
+          processRound = new ProcessMetricsRound({
+            clusterId: config.clusterId,
+            internal,
+            kube,
+            own: () => metrics.registry.metrics(),
+            ...(pm.gatewaySelector
+              ? { gatewayPods: { namespace: pm.gatewayNamespace, selector: pm.gatewaySelector, port: pm.gatewayPort } }
+              : {}),
+            gatewayUrls: pm.gatewayUrls,
+            intervalMs: pm.intervalMs,
+            timeoutMs: pm.timeoutMs,
+            log,
+            onRound: (r) => {
+              metrics.forwards.inc({ result: r.result });
+              for (const g of r.gateways) metrics.gatewayScrapes.inc({ result: g.ok ? "ok" : "failed" });
+              if (r.discovery === "failed") metrics.gatewayScrapes.inc({ result: "discovery_failed" });
+              if (r.result !== "ok") log.debug({ result: r.result }, "forwarding the processes' metrics failed");
+            },
+          });
+          processRound.start();
         }
         if (config.activity.intervalMs > 0) {
           const g = gpuMetrics;
@@ -273,7 +296,9 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
         activity = undefined;
         const bu = builds;
         builds = undefined;
-        await ac?.stop();
+        const pr = processRound;
+        processRound = undefined;
+        await Promise.all([ac?.stop(), pr?.stop()]);
         await bu?.stop();
         await st?.stop();
         try {

@@ -857,7 +857,7 @@ export type MonitoringPanel = {
   id: string;
   title: string;
   scope: "fleet" | "cluster" | "node" | "card" | "session";
-  unit: "percent" | "MiB" | "W" | "C" | "count";
+  unit: "percent" | "MiB" | "W" | "C" | "count" | "ms" | "per_s";
   description: string;
 };
 

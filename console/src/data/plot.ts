@@ -5,7 +5,7 @@ export interface PlotAnswer {
   series: { label: string; values: (number | null)[] }[];
 }
 
-export type Unit = "percent" | "MiB" | "W" | "C" | "count";
+export type Unit = "percent" | "MiB" | "W" | "C" | "count" | "ms" | "per_s";
 
 export function formatValue(v: number | null | undefined, unit: Unit): string {
   if (v === null || v === undefined || !Number.isFinite(v)) return "no data";
@@ -18,6 +18,10 @@ export function formatValue(v: number | null | undefined, unit: Unit): string {
       return `${Math.round(v)} W`;
     case "C":
       return `${Math.round(v)} °C`;
+    case "ms":
+      return v < 10 ? `${v.toFixed(1)} ms` : `${Math.round(v)} ms`;
+    case "per_s":
+      return v < 10 ? `${v.toFixed(2)}/s` : `${Math.round(v)}/s`;
     default:
       return String(Math.round(v * 100) / 100);
   }

@@ -11,6 +11,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
+  GatewayMetrics,
   gatedUpstreams,
   httpVerifier,
   kubePodRunning,
@@ -18,6 +19,7 @@ import {
   StaticUpstreams,
   selfSignedCertificate,
   startGateway,
+  startStatusServer,
 } from "@berth/operator/gateway";
 import { type RunningStandin, startStandin } from "@berth/operator/standin";
 import type { Fleet } from "../testbed/types.ts";
@@ -52,6 +54,8 @@ export interface LocalGateways {
   gateways: Map<string, RunningGateway>;
   /** Each cluster's stand-in app (host:port): the operator reads its notebook status there for the idle rule. */
   standins: Record<string, string>;
+  /** Each cluster's gateway status URL (GET /metrics): its operator forwards it (not a pod here, so by URL). */
+  statusUrls: Record<string, string>;
   stop(): Promise<void>;
 }
 
@@ -71,6 +75,7 @@ export function startClusterGateway(o: {
   verifyTimeoutMs?: number;
   podCacheTtlMs?: number;
   upstreamConnectTimeoutMs?: number;
+  metrics?: GatewayMetrics;
 }): Promise<RunningGateway> {
   return startGateway({
     clusterId: o.clusterId,
@@ -93,6 +98,7 @@ export function startClusterGateway(o: {
     host: o.host,
     port: o.port,
     ...(o.upstreamConnectTimeoutMs !== undefined ? { upstreamConnectTimeoutMs: o.upstreamConnectTimeoutMs } : {}),
+    ...(o.metrics ? { metrics: o.metrics } : {}),
   });
 }
 
@@ -104,6 +110,7 @@ export async function startLocalGateways(input: LocalGatewayInput): Promise<Loca
   const gateways = new Map<string, RunningGateway>();
   const endpoints: { name: string; url: string }[] = [];
   const standins: Record<string, string> = {};
+  const statusUrls: Record<string, string> = {};
   try {
     for (const r of input.registrations) {
       const cluster = input.fleet.cluster(r.cluster);
@@ -114,6 +121,7 @@ export async function startLocalGateways(input: LocalGatewayInput): Promise<Loca
       const tls = selfSignedCertificate({ names: [host ?? "127.0.0.1", "localhost"] });
       const certFile = join(input.dataDir, `gateway-${r.cluster}.crt`);
       writeFileSync(certFile, tls.certPem);
+      const metrics = new GatewayMetrics();
       const gateway = await startClusterGateway({
         clusterId: r.clusterId,
         cluster,
@@ -123,8 +131,12 @@ export async function startLocalGateways(input: LocalGatewayInput): Promise<Loca
         tls,
         host: host ?? "127.0.0.1",
         port: Number(portText ?? 0),
+        metrics,
       });
       stops.push(() => gateway.close());
+      const status = await startStatusServer(() => metrics.registry.metrics(), { host: "127.0.0.1", port: 0 });
+      stops.push(() => status.close());
+      statusUrls[r.cluster] = `${status.url}/metrics`;
       gateways.set(r.cluster, gateway);
       endpoints.push({
         name: `gateway ${r.cluster}`,
@@ -132,7 +144,7 @@ export async function startLocalGateways(input: LocalGatewayInput): Promise<Loca
       });
       input.log?.(`[gateways] ${r.cluster}: ${gateway.url}, stand-in ${standin.url}`);
     }
-    return { endpoints, gateways, standins, stop };
+    return { endpoints, gateways, standins, statusUrls, stop };
   } catch (err) {
     await stop();
     throw err;
@@ -159,6 +171,13 @@ export const gatewaysService = {
       dataDir: ctx.dataDir,
       log: ctx.log,
     });
-    return { endpoints: g.endpoints, publish: { BERTH_LOCAL_STANDINS: JSON.stringify(g.standins) }, stop: g.stop };
+    return {
+      endpoints: g.endpoints,
+      publish: {
+        BERTH_LOCAL_STANDINS: JSON.stringify(g.standins),
+        BERTH_LOCAL_GATEWAY_METRICS: JSON.stringify(g.statusUrls),
+      },
+      stop: g.stop,
+    };
   },
 };

@@ -1,11 +1,12 @@
 // Journey: a researcher lands on their dashboard (their sessions, GPU-hours, credits, balance) and watches
 // their GPU chart follow the load the exporter reports; an administrator's
-// dashboard shows the fleet tiles and fleet charts, and with the metrics server stopped the charts say so
-// while the tiles stay. Real API, Postgres, metrics server, stand-in exporter and Chromium; axe on each page.
+// dashboard shows the fleet tiles and fleet charts, a cluster's page its session gateway's latency, errors
+// and requests by replica, and with the metrics server stopped the charts say so while the tiles stay. Real API, Postgres, metrics server, stand-in exporter and Chromium; axe on each page.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureLocalDemo } from "@berth/api/bootstrap/demo";
+import { GatewayMetrics } from "@berth/operator/gateway";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type RunningGpuExporter, startGpuExporter } from "../testbed/gpu-exporter.ts";
@@ -30,10 +31,34 @@ describe("dashboards and live GPU charts in the console", () => {
   let forwarding: NodeJS.Timeout | undefined;
   const shots = new Screenshots("people-read-their-dashboard-and-watch-their-gpus-live");
 
-  /** What an operator does every round: scrape the exporter, forward to the API's relay. */
+  /** Two gateway replicas' figures (the gateway's own registry), fed a steady load each round. */
+  const replicas = { "berth-gateway-7f9c-a": new GatewayMetrics(), "berth-gateway-7f9c-b": new GatewayMetrics() };
+  const gatewayLoad = () => {
+    for (const [i, m] of Object.values(replicas).entries()) {
+      for (let n = 0; n < 20 + 10 * i; n++) {
+        m.upstream.observe({ outcome: "2xx" }, 0.004 + (n % 10) * 0.002);
+        m.requests.inc({ code: "2xx" });
+      }
+      m.upstream.observe({ outcome: "2xx" }, 0.18);
+      m.upstream.observe({ outcome: "failed" }, 1);
+      m.requests.inc({ code: "5xx" });
+    }
+  };
+
+  /** What an operator does every round: scrape the exporter and the gateway replicas, forward to the API's relay. */
   const forward = async () => {
     const text = await (await fetch(exporter.url)).text();
-    await stack.api.deps.monitoring.forward(CLUSTER, [{ job: "gpu-exporter", text }]).catch(() => undefined);
+    gatewayLoad();
+    const gateways = await Promise.all(
+      Object.entries(replicas).map(async ([instance, m]) => ({
+        job: "gateway",
+        instance,
+        text: await m.registry.metrics(),
+      })),
+    );
+    await stack.api.deps.monitoring
+      .forward(CLUSTER, [{ job: "gpu-exporter", text }, ...gateways])
+      .catch(() => undefined);
   };
 
   const signIn = async (email: string, first: string, next: string) => {
@@ -160,7 +185,7 @@ describe("dashboards and live GPU charts in the console", () => {
     await expectAccessible(page, "the dashboard with its chart read out and its table open");
   }, 90_000);
 
-  it("gives an administrator the fleet tiles, and keeps them when the metrics server stops", async () => {
+  it("gives an administrator the fleet tiles and fleet charts", async () => {
     // Another person on the same browser: a fresh tab session.
     await page.evaluate(() => sessionStorage.clear());
     await signIn(ADMIN_EMAIL, ADMIN_FIRST_PASSWORD, "an-administrators-password-2026");
@@ -179,7 +204,34 @@ describe("dashboards and live GPU charts in the console", () => {
       .toBe(1);
     await shots.take(page, "admin-dashboard");
     await expectAccessible(page, "the administrator's dashboard");
+  }, 120_000);
 
+  it("shows an administrator a cluster's session gateway: latency, errors and requests by replica", async () => {
+    await page.goto(`${stack.url}/admin/clusters/${CLUSTER}`);
+    const gateway = page.getByTestId("gateway-panels");
+    await gateway.waitFor();
+    const rows = (panel: string) =>
+      gateway
+        .locator(`berth-monitoring-panel[panel="${panel}"]`)
+        .getByTestId("chart-row")
+        .evaluateAll((r) => r.map((x) => x.getAttribute("data-series")));
+    // A rate needs two rounds a few seconds apart in the server: polled, not timed.
+    await expect
+      .poll(() => rows("cluster.gateway_latency"), { timeout: 30_000, interval: 1000 })
+      .toEqual(["p50", "p99"]);
+    await expect.poll(() => rows("cluster.gateway_errors"), { timeout: 20_000 }).toEqual(["errors"]);
+    await expect
+      .poll(() => rows("cluster.gateway_requests"), { timeout: 20_000 })
+      .toEqual(["berth-gateway-7f9c-a", "berth-gateway-7f9c-b"]);
+    const p50 = gateway.locator('berth-monitoring-panel[panel="cluster.gateway_latency"]').getByTestId("chart-latest");
+    expect(await p50.first().textContent()).toMatch(/ ms$/);
+    await gateway.scrollIntoViewIfNeeded();
+    await shots.take(page, "admin-cluster-gateway");
+    await expectAccessible(page, "a cluster's page with its gateway panels");
+  }, 90_000);
+
+  it("keeps an administrator's tiles when the metrics server stops, and the charts say so", async () => {
+    await page.goto(`${stack.url}/dashboard`);
     await vm.stop();
     await page.reload();
     await page.getByTestId("dashboard-fleet").waitFor();

@@ -286,6 +286,7 @@ const operators: Service = {
     const log = pino({ level: logLevel, base: { service: "berth-operator" } });
     const exporters = JSON.parse(ctx.published.BERTH_LOCAL_GPU_EXPORTERS ?? "{}") as Record<string, string[]>;
     const standins = JSON.parse(ctx.published.BERTH_LOCAL_STANDINS ?? "{}") as Record<string, string>;
+    const gatewayMetrics = JSON.parse(ctx.published.BERTH_LOCAL_GATEWAY_METRICS ?? "{}") as Record<string, string>;
     const running: RunningOperator[] = [];
     try {
       for (const r of regs) {
@@ -300,6 +301,11 @@ const operators: Service = {
               lease: { identity: `${r.cluster}-operator-0` },
               // The cluster's stand-in exporters (metrics.ts): usage figures, and the charts' series forwarded.
               gpuMetrics: { urls: exporters[r.cluster] ?? [], intervalMs: 5000 },
+              // The gateway is a local process, not a pod: read by URL, no pods looked for.
+              processMetrics: {
+                gatewaySelector: "none",
+                gatewayUrls: gatewayMetrics[r.cluster] ? [gatewayMetrics[r.cluster] as string] : [],
+              },
               // Sessions' apps are the gateways' stand-in here (no pod runs): the idle rule reads its notebook
               // status there, as the gateway proxies to it (docs/dev/idle-and-limits.md).
               ...(standins[r.cluster] ? { activity: { appUpstreams: `*=${standins[r.cluster]}` } } : {}),

@@ -193,8 +193,13 @@ describe("main.ts", () => {
     );
     const since = Date.now();
     await eventually(
-      () => stub.requests.some((r) => r.at >= since - 1_000 && r.token === "tok-b" && r.status === 200),
-      "a report from the child",
+      // An inventory report (sent once the watches are synced), not the metrics round that starts with the lead.
+      () =>
+        stub.requests.some(
+          (r) =>
+            r.at >= since - 1_000 && r.token === "tok-b" && r.status === 200 && r.path === "/internal/v1/inventory",
+        ),
+      "an inventory report from the child",
     );
     expect((await fetch(`${started.status}/healthz`)).status).toBe(200);
 

@@ -31,6 +31,8 @@ export interface Forward {
   extraCookie?: string | undefined;
   /** The upstream failed before its answer started: the caller answers with a page. */
   failed(e: Error & { code?: string }): void;
+  /** The upstream's answer started with this status (before its headers are written on). */
+  answered?: ((status: number) => void) | undefined;
 }
 
 export interface Forwarder {
@@ -96,6 +98,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
     if (this.#gone) controller.abort(new Error("client closed the connection"));
   }
   onResponseStart(controller: Dispatcher.DispatchController, status: number, _h: unknown, message?: string): void {
+    this.#f.answered?.(status);
     const raw = (controller.rawHeaders ?? []) as Array<string | Buffer>;
     const headers = responseHeaders(raw, this.#f.cr, this.#f.extraCookie);
     try {

@@ -199,13 +199,16 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     if (!up) return explain(claims).then((p) => send(res, p));
     if (tracker && isUserRequest(req.method, req.headers)) tracker.touch(claims.s, clock.now());
     const raw = req.rawHeaders;
+    const timed = counted ? upstreamTimer(counted) : undefined;
     forwarder.forward(req, res, {
       upstream: up,
       cr,
       headers: forwardedRequestHeaders(raw, { remote: req.socket.remoteAddress ?? "", secure, cr, cookies }),
       body: carriesBody(raw),
       extraCookie,
+      answered: timed ? (status) => timed(statusClass(status)) : undefined,
       failed(e) {
+        timed?.("failed");
         log?.debug({ cr, err: e.code ?? e.message }, "upstream error");
         explain(claims).then(
           (p) => send(res, p),
@@ -322,9 +325,11 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       cookies,
     });
     headers.push("Connection", "Upgrade", "Upgrade", req.headers.upgrade ?? "websocket");
+    const timed = counted ? upstreamTimer(counted) : undefined;
     const preq = request({ host: up.host, port: up.port, method: req.method, path: url, headers, agent: false });
     connectDeadline(preq);
     preq.on("upgrade", (pres, psocket, phead) => {
+      timed?.("upgraded");
       sockets.add(psocket);
       psocket.on("close", () => sockets.delete(psocket));
       psocket.on("error", () => socket.destroy());
@@ -354,6 +359,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       socket.pipe(psocket);
     });
     preq.on("response", (pres) => {
+      timed?.(statusClass(pres.statusCode ?? 502));
       // The upstream refused the upgrade: relay its answer as it is.
       const lines = [`HTTP/1.1 ${pres.statusCode} ${pres.statusMessage}`];
       const rh = responseHeaders(pres.rawHeaders, cr);
@@ -363,6 +369,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       pres.pipe(socket);
     });
     preq.on("error", () => {
+      timed?.("failed");
       if (socket.destroyed) return;
       explain(verdict.claims).then(
         (p) => refuseUpgrade(socket, p.status, p.reason),
@@ -432,6 +439,17 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       await reporter?.stop();
       if (reporter) await reporter.report();
     },
+  };
+}
+
+/** Starts timing a request to an upstream; the returned function records it once, under its outcome. */
+function upstreamTimer(m: GatewayMetrics): (outcome: string) => void {
+  const start = process.hrtime.bigint();
+  let done = false;
+  return (outcome) => {
+    if (done) return;
+    done = true;
+    m.upstream.observe({ outcome }, Number(process.hrtime.bigint() - start) / 1e9);
   };
 }
 

@@ -9,6 +9,7 @@ export {
 } from "./config.ts";
 export { COOKIE_NAME, signCookie } from "./cookie.ts";
 export { type GatewayOptions, type RunningGateway, startGateway } from "./gateway.ts";
+export { GatewayMetrics, startStatusServer } from "./metrics.ts";
 export { kubePodRunning, type PodGateOptions } from "./podGate.ts";
 export { prepareGateway, runGateway } from "./run.ts";
 export { type CertificatePair, selfSignedCertificate } from "./selfSigned.ts";

@@ -1,11 +1,12 @@
 // The gateway's own figures. Every worker counts in its own registry; the primary asks each for its
-// counters over IPC and merges them (prom-client's AggregatorRegistry.aggregate sums counters with the same
-// labels), so the status port answers for the whole gateway, never for whichever worker a scrape reached.
+// figures over IPC and merges them (prom-client's AggregatorRegistry.aggregate sums counters, and a
+// histogram's buckets, sum and count, with the same labels), so the status port answers for the whole
+// gateway, never for whichever worker a scrape reached.
 
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { AggregatorRegistry, Counter, Registry } from "prom-client";
+import { AggregatorRegistry, Counter, Histogram, Registry } from "prom-client";
 
 /** One process's counters as registry.getMetricsAsJSON() gives them (plain data, sent over IPC). */
 export type MetricsJson = Awaited<ReturnType<Registry["getMetricsAsJSON"]>>;
@@ -18,7 +19,23 @@ export class GatewayMetrics {
     labelNames: ["code"] as const,
     registers: [this.registry],
   });
+  /**
+   * Time from handing a request to the session's upstream to the upstream's answer starting (its status
+   * line): what the upstream and the path to it cost, not how long a download or a long poll lasts. By
+   * outcome: the answer's status class, `upgraded` (a WebSocket's 101), or `failed` (no answer: refused,
+   * reset, connect timeout).
+   */
+  readonly upstream = new Histogram({
+    name: "berth_gateway_upstream_duration_seconds",
+    help: "Time from forwarding a request to a session's upstream until its answer starts, by outcome (status class, upgraded, failed).",
+    labelNames: ["outcome"] as const,
+    buckets: UPSTREAM_BUCKETS,
+    registers: [this.registry],
+  });
 }
+
+/** Seconds: 1 ms (a local app) … 30 s (a kernel busy starting). */
+export const UPSTREAM_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 export function statusClass(status: number): string {
   return `${Math.floor(status / 100)}xx`;

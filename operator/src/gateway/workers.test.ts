@@ -196,6 +196,41 @@ describe("the gateway's status port with two workers", () => {
     }
     expect(await refused(Number(new URL(g.statusUrl as string).port))).toBe(true);
   });
+
+  it("times requests to upstreams in one histogram across both workers, by outcome", async () => {
+    const g = await runGateway(config({ BERTH_GATEWAY_STATUS_PORT: "0", BERTH_GATEWAY_STATUS_HOST: "127.0.0.1" }), {
+      workers: 2,
+    });
+    try {
+      const cookie = await signIn(g);
+      const answers = await Promise.all(
+        Array.from({ length: 24 }, () => get(`${g.url}/proxy/s-a/lab`, { headers: { cookie } })),
+      );
+      expect(answers.map((a) => a.status)).toEqual(Array(24).fill(200));
+      // The paused session's upstream refuses connections: no answer, a `failed` outcome (and the page).
+      phases.set("s-paused", "Running");
+      const pausedCookie = await signIn(g, "s-paused");
+      phases.set("s-paused", "Paused");
+      const paused = await get(`${g.url}/proxy/s-paused/lab`, { headers: { cookie: pausedCookie } });
+      expect(paused.status).toBe(409);
+      const ws = new WebSocket(`${g.url.replace("http", "ws")}/proxy/s-a/ws/echo`, {
+        headers: { cookie, origin: g.url },
+      });
+      await once(ws, "open");
+      ws.close();
+      const body = (await get(`${g.statusUrl}/metrics`)).body;
+      expect(body).toContain("# TYPE berth_gateway_upstream_duration_seconds histogram");
+      expect(body).toMatch(/berth_gateway_upstream_duration_seconds_count\{outcome="2xx"\} 24\n/);
+      expect(body).toMatch(/berth_gateway_upstream_duration_seconds_bucket\{le="\+Inf",outcome="2xx"\} 24\n/);
+      expect(body).toMatch(/berth_gateway_upstream_duration_seconds_count\{outcome="upgraded"\} 1\n/);
+      expect(body).toMatch(/berth_gateway_upstream_duration_seconds_count\{outcome="failed"\} 1\n/);
+      const sum = Number(/berth_gateway_upstream_duration_seconds_sum\{outcome="2xx"\} ([\d.e-]+)/.exec(body)?.[1]);
+      expect(sum).toBeGreaterThan(0);
+      expect(sum).toBeLessThan(24 * 30);
+    } finally {
+      await g.close();
+    }
+  });
 });
 
 describe("the gateway's workers and the control plane", () => {

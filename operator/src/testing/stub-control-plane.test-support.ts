@@ -116,6 +116,14 @@ export async function startStubControlPlane(
         );
       return answer(200, () => send(res, 200, { pools: 0, changed: 0 }));
     }
+    if (req.method === "POST" && req.url === "/internal/v1/metrics") {
+      const report = body as { cluster_id?: string; sources?: unknown[] };
+      if (report?.cluster_id !== cluster)
+        return answer(403, () =>
+          error(res, 403, "forbidden", `token of ${cluster} cannot report for ${report?.cluster_id}`),
+        );
+      return answer(200, () => send(res, 200, { samples: report.sources?.length ?? 0 }));
+    }
     return answer(404, () => error(res, 404, "not_found", `${req.method} ${req.url}`));
   };
 

@@ -27,6 +27,7 @@ import * as m20261126001200 from "./20261126001200_image_webhooks.ts";
 import * as m20261126001201 from "./20261126001201_webhook_body_bound.ts";
 import * as m20261126001800 from "./20261126001800_volume_shares.ts";
 import * as m20261126002000 from "./20261126002000_image_builds_by_operator.ts";
+import * as m20261126002100 from "./20261126002100_usage_daily.ts";
 import * as m20261126002200 from "./20261126002200_volume_shares_backfill.ts";
 
 export interface Migration {
@@ -64,5 +65,6 @@ export const migrations: Migration[] = [
   { name: "20261126001200_image_webhooks", up: m20261126001200.up },
   { name: "20261126001201_webhook_body_bound", up: m20261126001201.up },
   { name: "20261126002000_image_builds_by_operator", up: m20261126002000.up },
+  { name: "20261126002100_usage_daily", up: m20261126002100.up },
   { name: "20261126002200_volume_shares_backfill", up: m20261126002200.up },
 ];

@@ -17,11 +17,12 @@ export interface Panel {
   id: string;
   title: string;
   scope: PanelScope;
-  unit: "percent" | "MiB" | "W" | "C" | "count";
+  unit: "percent" | "MiB" | "W" | "C" | "count" | "ms" | "per_s";
   description: string;
   /** The label that names each series in the answer. */
   legend: string;
-  build(selector: string): string;
+  /** The query; `stepSeconds` is the answer's step (a rate's window follows it). */
+  build(selector: string, stepSeconds: number): string;
 }
 
 const sel = (extra: string, s: string): string => `{${[s, extra].filter(Boolean).join(",")}}`;
@@ -31,6 +32,18 @@ const perCard =
     `max by (${legend}) (label_replace(${metric}${sel("", s)}, "card", "$1", "UUID", "(.*)"))`;
 const sessionShare = (hami: string, dcgm: string) => (s: string) =>
   `max by (card) (label_replace(${hami}${sel("", s)}, "card", "$1", "deviceuuid", "(.*)")) or max by (card) (label_replace(${dcgm}${sel("", s)}, "card", "$1", "UUID", "(.*)"))`;
+
+/**
+ * A rate's window for a step: a step and one more 15 s scrape, at least four scrapes (Grafana's
+ * $__rate_interval), so every point sees at least two samples and no sample falls between points.
+ */
+export const rateWindow = (stepSeconds: number): string => `${Math.max(stepSeconds + 15, 60)}s`;
+
+const GW = "berth_gateway_upstream_duration_seconds";
+const gwSel = (s: string, extra = "") => sel([`job="gateway"`, extra].filter(Boolean).join(","), s);
+/** A quantile of the gateway's upstream times over every replica and worker, in ms, named `quantile`. */
+const gatewayQuantile = (q: number, name: string) => (s: string, step: number) =>
+  `label_replace(histogram_quantile(${q}, sum by (le) (rate(${GW}_bucket${gwSel(s, 'outcome!="failed"')}[${rateWindow(step)}]))) * 1000, "quantile", "${name}", "", "")`;
 
 export const PANELS: readonly Panel[] = [
   {
@@ -68,6 +81,40 @@ export const PANELS: readonly Panel[] = [
     description: "Power drawn by each node's GPUs.",
     legend: "Hostname",
     build: (s) => `sum by (Hostname) (DCGM_FI_DEV_POWER_USAGE${sel("", s)})`,
+  },
+  {
+    id: "cluster.gateway_latency",
+    title: "Gateway latency to sessions",
+    scope: "cluster",
+    unit: "ms",
+    description:
+      "Time from the session gateway forwarding a request to a session's answer starting, p50 and p99 over every replica (requests that got no answer are errors, not latency).",
+    legend: "quantile",
+    build: (s, step) => `${gatewayQuantile(0.5, "p50")(s, step)} or ${gatewayQuantile(0.99, "p99")(s, step)}`,
+  },
+  {
+    id: "cluster.gateway_errors",
+    title: "Gateway errors to sessions",
+    scope: "cluster",
+    unit: "percent",
+    description: "Share of requests to sessions that got no answer or a 5xx from the session, over every replica.",
+    legend: "what",
+    build: (s, step) => {
+      const w = rateWindow(step);
+      const all = `sum(rate(${GW}_count${gwSel(s)}[${w}]))`;
+      // 0 (not a gap) while requests flow and none fails.
+      const bad = `(sum(rate(${GW}_count${gwSel(s, 'outcome=~"5xx|failed"')}[${w}])) or ${all} * 0)`;
+      return `label_replace(100 * ${bad} / ${all}, "what", "errors", "", "")`;
+    },
+  },
+  {
+    id: "cluster.gateway_requests",
+    title: "Gateway requests by replica",
+    scope: "cluster",
+    unit: "per_s",
+    description: "Requests and WebSocket upgrades each session gateway replica answered, per second.",
+    legend: "instance",
+    build: (s, step) => `sum by (instance) (rate(berth_gateway_requests_total${gwSel(s)}[${rateWindow(step)}]))`,
   },
   {
     id: "node.gpu_utilization",

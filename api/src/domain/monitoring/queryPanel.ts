@@ -4,7 +4,7 @@
 // one time axis, ready to plot (timestamps plus one column of values per series, null for gaps).
 import { createHash } from "node:crypto";
 import type { Db } from "../../db/knex.ts";
-import { Forbidden, Invalid, NotFound } from "../../errors.ts";
+import { Forbidden, Invalid, NotFound, Unavailable } from "../../errors.ts";
 import type { Principal } from "../identity/principal.ts";
 import { canSeeSession } from "../sessions/visibility.ts";
 import { labelFiltersOf, mayRunRawQuery } from "./labelScope.ts";
@@ -12,9 +12,10 @@ import type { MatrixSeries, MetricsServerClient } from "./metricsServer.ts";
 import { PANELS_BY_ID, type Panel, SCOPE_NEEDS, type ScopeSelection, selectorOf } from "./panels.ts";
 import { podsIn, SessionPods, stampSamples } from "./relay.ts";
 
-/** One source an operator forwards: a GPU exporter of a node, or the operator's own metrics. */
+/** One source an operator forwards: a GPU exporter of a node, the operator's own metrics, a gateway replica's. */
 export interface ForwardedSource {
   job: string;
+  instance?: string | undefined;
   text: string;
 }
 
@@ -89,6 +90,11 @@ export class MonitoringService {
 
   /** Stamps a cluster's forwarded samples (relay.ts) and stores them, the cluster id set by the import. */
   async forward(clusterId: string, sources: readonly ForwardedSource[]): Promise<{ samples: number }> {
+    // Every operator forwards its processes' round whether or not a server is configured: no lookup then.
+    if (!this.#server.configured)
+      throw new Unavailable("no metrics server is configured (BERTH_METRICS_SERVER_URL)", {
+        metrics_server: "not_configured",
+      });
     const sessions = await this.#pods.of(
       clusterId,
       sources.flatMap((s) => podsIn(s.text)),
@@ -96,7 +102,7 @@ export class MonitoringService {
     let samples = 0;
     const parts: string[] = [];
     for (const s of sources) {
-      const stamped = stampSamples(s.text, s.job, sessions);
+      const stamped = stampSamples(s.text, s.job, sessions, s.instance);
       samples += stamped.lines;
       parts.push(stamped.text);
     }
@@ -126,7 +132,7 @@ export class MonitoringService {
     checkRange(range);
     if (panel.scope === "session") await this.#assertSessionVisible(principal, scope.session as string);
     const answer = await this.#run(
-      panel.build(selectorOf(panel.scope, scope)),
+      panel.build(selectorOf(panel.scope, scope), stepFor(range.to - range.from)),
       labelFiltersOf(principal),
       range,
       panel.legend,

@@ -5,8 +5,9 @@
 // - a sample naming a pod (dcgm-exporter's `pod`/`namespace`, `exported_pod` behind a Prometheus, HAMi's
 //   `podname`/`podnamespace`) that is a session's pod on this cluster gets that session's labels, which
 //   is what members' and admins' queries are narrowed by (labelScope.ts);
-// - `job` names the source; the cluster id is set by the import itself (extra_label), from the operator's
-//   token, so a cluster cannot write another's series.
+// - `job` names the source, `instance` the replica when the operator names one (each gateway pod); the
+//   cluster id is set by the import itself (extra_label), from the operator's token, so a cluster cannot
+//   write another's series.
 import type { Db } from "../../db/knex.ts";
 
 export interface SessionLabels {
@@ -99,6 +100,7 @@ export function stampSamples(
   text: string,
   job: string,
   sessions: ReadonlyMap<string, SessionLabels>,
+  instance?: string,
 ): { text: string; lines: number } {
   const out: string[] = [];
   for (const raw of text.split("\n")) {
@@ -110,6 +112,9 @@ export function stampSamples(
     const pod = l.get("exported_pod") || l.get("pod") || l.get("podname");
     const s = pod ? sessions.get(pod) : undefined;
     l.set("job", job);
+    // The replica the operator scraped (a gateway pod): wins over whatever the text says, as a scraper's
+    // target labels do.
+    if (instance) l.set("instance", instance);
     if (s) {
       l.set("berth_session", s.id);
       l.set("berth_owner", s.owner_id);

@@ -235,6 +235,73 @@ describe("monitoring panels", () => {
   });
 });
 
+/** A gateway replica's status text at `atMs`: its upstream histogram and request counter, as prom-client writes them. */
+function gatewayText(o: { atMs: number; fastOk: number; slowOk: number; failed: number; instance?: string }): string {
+  const le = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+  const lines: string[] = [];
+  // fastOk answers took under 10 ms, slowOk between 100 and 250 ms; failed got no answer (1 s connect wait).
+  for (const b of le)
+    lines.push(
+      `berth_gateway_upstream_duration_seconds_bucket{le="${b}",outcome="2xx"} ${(b >= 0.01 ? o.fastOk : 0) + (b >= 0.25 ? o.slowOk : 0)} ${o.atMs}`,
+      `berth_gateway_upstream_duration_seconds_bucket{le="${b}",outcome="failed"} ${b >= 1 ? o.failed : 0} ${o.atMs}`,
+    );
+  lines.push(
+    `berth_gateway_upstream_duration_seconds_bucket{le="+Inf",outcome="2xx"} ${o.fastOk + o.slowOk} ${o.atMs}`,
+    `berth_gateway_upstream_duration_seconds_count{outcome="2xx"} ${o.fastOk + o.slowOk} ${o.atMs}`,
+    `berth_gateway_upstream_duration_seconds_bucket{le="+Inf",outcome="failed"} ${o.failed} ${o.atMs}`,
+    `berth_gateway_upstream_duration_seconds_count{outcome="failed"} ${o.failed} ${o.atMs}`,
+    // A replica's own idea of its instance is overridden by the one the operator names.
+    `berth_gateway_requests_total{code="2xx",instance="${o.instance ?? "forged"}"} ${o.fastOk + o.slowOk} ${o.atMs}`,
+  );
+  return `${lines.join("\n")}\n`;
+}
+
+describe("the session gateway's panels", () => {
+  it("draws p50 and p99 latency, the error rate and requests by replica, merged over the replicas", async () => {
+    const now = Date.now();
+    const before = now - 45_000;
+    const gw = (instance: string, at: number, fast: number, slow: number, failed: number) => ({
+      job: "gateway",
+      instance,
+      text: gatewayText({ atMs: at, fastOk: fast, slowOk: slow, failed }),
+    });
+    await t.deps.monitoring.forward(CLUSTER, [gw("gw-a", before, 0, 0, 0), gw("gw-b", before, 0, 0, 0)]);
+    await t.deps.monitoring.forward(CLUSTER, [gw("gw-a", now, 100, 0, 10), gw("gw-b", now, 0, 100, 0)]);
+    await vm.seen(`berth_gateway_requests_total{berth_cluster="${CLUSTER}",instance="gw-b"}`, now);
+    const q = { cluster: CLUSTER, range: "15m" };
+    const lastOf = (body: { series: { label: string; values: (number | null)[] }[] }) =>
+      Object.fromEntries(body.series.map((x) => [x.label, x.values.filter((v) => v !== null).at(-1)]));
+
+    const latency = await panel("cluster.gateway_latency", q, w.superAdmin.token);
+    expect(latency.status).toBe(200);
+    const l = lastOf(latency.body);
+    // 200 answers: half under 10 ms (one replica), half at 100–250 ms (the other); the failed ten are not latency.
+    expect(Object.keys(l).sort()).toEqual(["p50", "p99"]);
+    expect(l.p50).toBeGreaterThan(5);
+    expect(l.p50).toBeLessThanOrEqual(10);
+    expect(l.p99).toBeGreaterThan(100);
+    expect(l.p99).toBeLessThanOrEqual(250);
+
+    const errors = await panel("cluster.gateway_errors", q, w.superAdmin.token);
+    expect(errors.status).toBe(200);
+    expect(lastOf(errors.body).errors).toBeCloseTo((100 * 10) / 210, 1);
+
+    const requests = await panel("cluster.gateway_requests", q, w.superAdmin.token);
+    expect(requests.status).toBe(200);
+    const r = lastOf(requests.body);
+    expect(Object.keys(r).sort()).toEqual(["gw-a", "gw-b"]);
+    expect(r["gw-a"]).toBeGreaterThan(0);
+    expect(r["gw-a"]).toBeCloseTo(r["gw-b"] as number, 5);
+
+    // The gateway's series belong to no session: a member and an organization admin see none of them.
+    for (const token of [w.memberA.token, w.adminA.token]) {
+      const narrowed = await panel("cluster.gateway_latency", q, token);
+      expect(narrowed.status).toBe(200);
+      expect(narrowed.body.series).toEqual([]);
+    }
+  });
+});
+
 describe("monitoring per role", () => {
   itBehavesPerRole(
     [

@@ -54,7 +54,7 @@ export const PanelDescriptor = z
     id: z.string(),
     title: z.string(),
     scope: z.enum(SCOPES),
-    unit: z.enum(["percent", "MiB", "W", "C", "count"]),
+    unit: z.enum(["percent", "MiB", "W", "C", "count", "ms", "per_s"]),
     description: z.string(),
   })
   .meta({ id: "MonitoringPanel" });

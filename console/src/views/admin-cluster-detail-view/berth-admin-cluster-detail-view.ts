@@ -247,6 +247,13 @@ export class BerthAdminClusterDetailView extends LitElement {
           <berth-monitoring-panel panel="cluster.gpu_power" heading="GPU power by node" .scope=${{ cluster: this.clusterId }} range="1h"></berth-monitoring-panel>
         </div>
       </section>
+      <section aria-labelledby="gateway-h" data-testid="gateway-panels"><h2 id="gateway-h">Session gateway</h2>
+        <div class="grid2">
+          <berth-monitoring-panel panel="cluster.gateway_latency" heading="Latency to sessions (p50, p99)" .scope=${{ cluster: this.clusterId }} range="1h"></berth-monitoring-panel>
+          <berth-monitoring-panel panel="cluster.gateway_errors" heading="Errors to sessions" .scope=${{ cluster: this.clusterId }} range="1h"></berth-monitoring-panel>
+          <berth-monitoring-panel panel="cluster.gateway_requests" heading="Requests by replica" .scope=${{ cluster: this.clusterId }} range="1h"></berth-monitoring-panel>
+        </div>
+      </section>
       <h2>Nodes</h2>
       ${renderTask(this.#nodes, {
         pendingLabel: "Loading nodes…",

@@ -1,5 +1,6 @@
 import type { Knex } from "knex";
 import { type SessionFilter, whereVisible } from "./sessionFilter.ts";
+import { usageSecondsSource } from "./usageSeconds.ts";
 
 export interface SpendRow {
   organization_id: string;
@@ -12,8 +13,17 @@ export interface SpendRow {
   gpu_seconds: number;
 }
 
-/** Credits charged since `from` by organization and project (reversed charges taken off). */
-export async function spendByProject(db: Knex, f: SessionFilter, from: Date, to?: Date): Promise<SpendRow[]> {
+/**
+ * Credits charged since `from` by organization and project (reversed charges taken off), with the GPU-seconds
+ * of their samples (the daily roll-up for whole days; `source` lets the bench compare the raw sum).
+ */
+export async function spendByProject(
+  db: Knex,
+  f: SessionFilter,
+  from: Date,
+  to?: Date,
+  source: typeof usageSecondsSource = usageSecondsSource,
+): Promise<SpendRow[]> {
   const charges = whereVisible(
     db("ledger_transactions as t").join("sessions as s", "s.id", "t.session_id").where("t.kind", "charge"),
     f,
@@ -30,12 +40,7 @@ export async function spendByProject(db: Knex, f: SessionFilter, from: Date, to?
         db.raw("coalesce(sum(t.amount), 0)::text as charged"),
         db.raw("coalesce(sum(r.amount), 0)::text as reversed"),
       );
-  const usage = whereVisible(db("usage_samples as u").join("sessions as s", "s.id", "u.session"), f).where(
-    "u.period_start",
-    ">=",
-    from,
-  );
-  if (to) usage.where("u.period_start", "<", to);
+  const usage = whereVisible(db.from(source(db, from, to).as("u")).join("sessions as s", "s.id", "u.session"), f);
   const seconds: { organization_id: string; project_id: string | null; seconds: number }[] = await usage
     .groupBy("s.organization_id", "s.project_id")
     .select("s.organization_id", "s.project_id", db.raw("coalesce(sum(u.gpu_seconds), 0)::float8 as seconds"));
