@@ -4,6 +4,7 @@
 import { apiSessionsRbac, catalogRbac, managementRbac, workerRbac } from "@berth/api/rbac";
 import { ApiObject } from "cdk8s";
 import { Construct } from "constructs";
+import { DEFAULT_BUILDS_NAMESPACE } from "./gpu-cluster.ts";
 import { MetricsServer, type MetricsServerOptions } from "./metrics-server.ts";
 import * as check from "./options.ts";
 import { OptionError } from "./options.ts";
@@ -19,6 +20,7 @@ import {
   type Resources,
 } from "./pod.ts";
 import { mergeRules, ServiceAccountWithRules } from "./rbac.ts";
+import { BerthRegistry } from "./registry.ts";
 
 /** Where DATABASE_URL comes from: exactly one of the two. */
 export interface DatabaseOptions {
@@ -71,11 +73,45 @@ export interface ControlPlaneOptions {
   sessionsNamespace?: string;
   logLevel?: "fatal" | "error" | "warn" | "info" | "debug" | "trace";
   /**
-   * Berth's OCI registry for members' private images (docs/dev/images.md): where the API and worker push
-   * (`url`) and how the GPU clusters name it (`pullPrefix`, default the URL's host). Absent: imports and
-   * builds answer 503.
+   * Where members' private images go (docs/dev/images.md): exactly one of `external` and `berth`. Absent:
+   * imports and builds answer 503.
    */
-  registry?: { url: string; pullPrefix?: string };
+  registry?: RegistryChoice;
+  /** Image builds (docs/dev/images.md); every build cluster's `builds.namespace` must be this one. */
+  builds?: {
+    /** BERTH_BUILD_NAMESPACE on the build clusters. Default `berth-builds`. */
+    namespace?: string;
+    /** Where build pods may connect besides DNS (BERTH_BUILD_EGRESS_CIDRS): the registry, package mirrors. */
+    egressCidrs?: string[];
+  };
+}
+
+export interface RegistryChoice {
+  /**
+   * A registry you run: `url` is where the API and the worker push (http(s)://host[:port]), `pullPrefix`
+   * how GPU clusters name it (default the URL's host), `credentialsSecretName` a Secret with keys
+   * `username` and `password` if it asks for them.
+   */
+  external?: { url: string; pullPrefix?: string; credentialsSecretName?: string };
+  /**
+   * Berth's own registry (cdk8s/src/registry.ts) in this namespace. Its certificate (`tlsSecretName`) must
+   * name `pullPrefix` and `berth-registry.<namespace>.svc` (the API's address for it), from a CA the GPU
+   * clusters' nodes and the API trust; `htpasswdSecretName` must hold the user in `credentialsSecretName`.
+   */
+  berth?: {
+    pullPrefix: string;
+    storageSize: string;
+    storageClass?: string;
+    tlsSecretName: string;
+    htpasswdSecretName: string;
+    credentialsSecretName: string;
+    /** The GPU clusters' node ranges (pulls) and the build clusters' pod ranges (pushes). */
+    allowCidrs: string[];
+    /** `LoadBalancer` for GPU and build clusters on other networks. Default `ClusterIP`. */
+    serviceType?: "ClusterIP" | "LoadBalancer";
+    image?: ImageOptions;
+    resources?: Resources;
+  };
 }
 
 export const API_RESOURCES: Resources = {
@@ -114,6 +150,8 @@ export class ControlPlane extends Construct {
     const trustedProxies = check.cidrs("trustedProxyCidrs", o.trustedProxyCidrs ?? []);
     const sessionsNs = check.dnsLabel("sessionsNamespace", o.sessionsNamespace ?? "berth-sessions");
     const db = databaseEnv(o.database);
+    const buildsNs = check.dnsLabel("builds.namespace", o.builds?.namespace ?? DEFAULT_BUILDS_NAMESPACE);
+    const buildEgress = check.cidrs("builds.egressCidrs", o.builds?.egressCidrs ?? []);
 
     new ApiObject(this, "namespace", {
       apiVersion: "v1",
@@ -136,20 +174,21 @@ export class ControlPlane extends Construct {
       });
     }
 
+    // --- API
+    const apiLabels = labelsOf("berth-api");
+    const workerLabels = labelsOf("berth-worker");
+
     const common: Env[] = [
       db,
       ...plain({
         BERTH_LOG_LEVEL: o.logLevel ?? "info",
         BERTH_SYSTEM_NAMESPACE: ns,
         BERTH_SESSIONS_NAMESPACE: sessionsNs,
-        BERTH_REGISTRY_URL: o.registry?.url,
-        BERTH_REGISTRY_PULL_PREFIX: o.registry?.pullPrefix,
+        BERTH_BUILD_NAMESPACE: buildsNs,
+        BERTH_BUILD_EGRESS_CIDRS: buildEgress.length ? buildEgress.join(",") : undefined,
       }),
+      ...registryEnv(this, o.registry, ns, [apiLabels, workerLabels]),
     ];
-
-    // --- API
-    const apiLabels = labelsOf("berth-api");
-    const workerLabels = labelsOf("berth-worker");
     const metrics = new MetricsServer(this, "metrics", {
       ...o.metrics,
       namespace: ns,
@@ -357,6 +396,62 @@ export class ControlPlane extends Construct {
       },
     });
   }
+}
+
+/** BERTH_REGISTRY_* for the API and the worker; with `berth`, the registry itself. */
+function registryEnv(
+  scope: Construct,
+  r: RegistryChoice | undefined,
+  ns: string,
+  clientLabels: Record<string, string>[],
+): Env[] {
+  if (!r) return [];
+  if (r.external && r.berth)
+    throw new OptionError("registry", "set either registry.external or registry.berth, not both");
+  const credentials = (option: string, secret: string | undefined) => {
+    if (secret === undefined) return [];
+    check.dnsLabel(option, secret);
+    return [
+      fromSecret("BERTH_REGISTRY_USERNAME", secret, "username"),
+      fromSecret("BERTH_REGISTRY_PASSWORD", secret, "password"),
+    ];
+  };
+  if (r.external) {
+    const url = check.url("registry.external.url", r.external.url);
+    if (r.external.pullPrefix !== undefined && !/^[a-z0-9.-]+(:\d+)?(\/[a-z0-9._-]+)*$/.test(r.external.pullPrefix))
+      throw new OptionError("registry.external.pullPrefix", `"${r.external.pullPrefix}" is not host[:port][/path]`);
+    return [
+      ...plain({ BERTH_REGISTRY_URL: url, BERTH_REGISTRY_PULL_PREFIX: r.external.pullPrefix }),
+      ...credentials("registry.external.credentialsSecretName", r.external.credentialsSecretName),
+    ];
+  }
+  if (r.berth) {
+    const b = r.berth;
+    check.dnsLabel("registry.berth.tlsSecretName", b.tlsSecretName);
+    check.dnsLabel("registry.berth.htpasswdSecretName", b.htpasswdSecretName);
+    const registry = new BerthRegistry(scope, "registry", {
+      option: "registry.berth",
+      namespace: ns,
+      pullPrefix: b.pullPrefix,
+      storageSize: b.storageSize,
+      ...(b.storageClass ? { storageClass: b.storageClass } : {}),
+      tlsSecret: b.tlsSecretName,
+      htpasswdSecret: b.htpasswdSecretName,
+      clientLabels,
+      allowCidrs: check.cidrs("registry.berth.allowCidrs", b.allowCidrs),
+      ...(b.image ? { image: b.image } : {}),
+      ...(b.resources ? { resources: b.resources } : {}),
+      ...(b.serviceType ? { serviceType: b.serviceType } : {}),
+    });
+    return [
+      ...plain({ BERTH_REGISTRY_URL: registry.url, BERTH_REGISTRY_PULL_PREFIX: registry.pullPrefix }),
+      ...credentials("registry.berth.credentialsSecretName", b.credentialsSecretName),
+    ];
+  }
+  throw new OptionError(
+    "registry",
+    "set registry.external (your registry's URL) or registry.berth, or leave registry out",
+  );
 }
 
 function databaseEnv(d: DatabaseOptions): Env {

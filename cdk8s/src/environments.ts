@@ -3,7 +3,8 @@
 import { App, Chart } from "cdk8s";
 import { ControlPlane, type ControlPlaneOptions } from "./control-plane.ts";
 import { Crds } from "./crds.ts";
-import { GpuCluster, type GpuClusterOptions } from "./gpu-cluster.ts";
+import { DEFAULT_BUILDS_NAMESPACE, GpuCluster, type GpuClusterOptions } from "./gpu-cluster.ts";
+import { OptionError } from "./options.ts";
 
 export interface Environment {
   controlPlane: ControlPlaneOptions;
@@ -45,6 +46,9 @@ const kind: Environment = {
     internal: { allowCidrs: ["172.18.0.0/16"], serviceType: "LoadBalancer" },
     database: { cloudNativePg: { instances: 1, storageSize: "1Gi" } },
     metrics: { storageSize: "2Gi", retention: "7d" },
+    // The provider's local registry (e2e/src/provider/kind.ts): pushed to by name on kind's network,
+    // pulled as localhost:5001 through each node's containerd mirror.
+    registry: { external: { url: "http://berth-kind-registry:5000", pullPrefix: "localhost:5001" } },
   },
   gpuClusters: {
     "gpu-a": {
@@ -72,6 +76,20 @@ const production: Environment = {
     internal: { allowCidrs: ["10.20.0.0/16", "10.30.0.0/16"], serviceType: "LoadBalancer" },
     database: { external: { secretName: "berth-database" } },
     metrics: { storageSize: "50Gi", retention: "90d" },
+    registry: {
+      berth: {
+        pullPrefix: "registry.berth.example.com",
+        storageSize: "500Gi",
+        tlsSecretName: "berth-registry-tls",
+        htpasswdSecretName: "berth-registry-htpasswd",
+        credentialsSecretName: "berth-registry-credentials",
+        // The GPU clusters' node ranges (pulls; gpu-east's build pods push from there too).
+        allowCidrs: ["10.20.0.0/16", "10.30.0.0/16"],
+        serviceType: "LoadBalancer",
+      },
+    },
+    // Build pods reach the registry's load balancer only (add package mirrors here).
+    builds: { egressCidrs: ["10.10.0.0/24"] },
   },
   gpuClusters: {
     "gpu-east": {
@@ -85,6 +103,8 @@ const production: Environment = {
         tlsSecretName: "berth-sessions-tls",
         cookieKeySecretName: "berth-gateway-cookie",
       },
+      // A build cluster too: build Jobs land on its nodes without GPUs.
+      builds: {},
     },
   },
 };
@@ -103,7 +123,14 @@ export function synthEnvironment(env: Environment): { file: string; chart: Chart
     { file: "00-crds.yaml", chart: crds },
     { file: "10-control-plane.yaml", chart: cp },
   ];
+  const buildsNs = env.controlPlane.builds?.namespace ?? DEFAULT_BUILDS_NAMESPACE;
   for (const [name, o] of Object.entries(env.gpuClusters)) {
+    // The worker writes every cluster's ImageBuilds into the one BERTH_BUILD_NAMESPACE.
+    if (o.builds && (o.builds.namespace ?? DEFAULT_BUILDS_NAMESPACE) !== buildsNs)
+      throw new OptionError(
+        `gpuClusters.${name}.builds.namespace`,
+        `"${o.builds.namespace ?? DEFAULT_BUILDS_NAMESPACE}" differs from controlPlane.builds.namespace ("${buildsNs}")`,
+      );
     const c = chart(`gpu-${name}`);
     new GpuCluster(c, name, o);
     out.push({ file: `20-gpu-${name}.yaml`, chart: c });

@@ -1,15 +1,17 @@
 // What one GPU cluster runs: its namespaces (the session namespace enforced at Pod Security
 // `restricted`, with a default-deny NetworkPolicy under the operator's per-session policy), the
 // operator (leader-elected, its grants from operatorRbac()), the session gateway for `sessionDomain`,
-// and the account the control plane uses on this cluster (its grants from controlPlaneRbac()).
-import { controlPlaneRbac } from "@berth/api/rbac";
+// and the account the control plane uses on this cluster (its grants from controlPlaneRbac()). With
+// `builds`, also a build cluster: the builds namespace, the operator's build controller and both accounts'
+// build grants (docs/dev/images.md).
+import { buildClusterRbac, controlPlaneRbac } from "@berth/api/rbac";
 import { operatorRbac } from "@berth/operator";
 import { ApiObject } from "cdk8s";
 import { Construct } from "constructs";
 import * as check from "./options.ts";
 import { OptionError } from "./options.ts";
 import { container, ENTRY, type ImageOptions, labelsOf, plain, podSpec, type Resources } from "./pod.ts";
-import { ServiceAccountWithRules } from "./rbac.ts";
+import { mergeRules, ServiceAccountWithRules } from "./rbac.ts";
 
 export interface GpuClusterOptions {
   /** The id the control plane gave the cluster at registration (`clu_…`). */
@@ -48,8 +50,23 @@ export interface GpuClusterOptions {
     /** Default `LoadBalancer` (externalTrafficPolicy Local keeps client addresses). */
     serviceType?: "ClusterIP" | "LoadBalancer";
   };
+  /**
+   * Makes this a build cluster (docs/dev/images.md): the builds namespace (Pod Security `enforce:
+   * privileged`, `warn`/`audit: restricted`: rootless BuildKit needs unconfined seccomp and AppArmor, which
+   * `baseline` refuses; nothing else runs there), the operator's build controller
+   * (BERTH_OPERATOR_BUILDS_NAMESPACE) with `operatorRbac({buildsNamespace})`, and the control plane's
+   * account's right to write ImageBuilds there (buildClusterRbac()). The operator applies the namespace's
+   * egress policy itself (controllers/src/builds/manifests.ts). Then mark the cluster:
+   * `PUT /api/v1/image-builds/clusters/{id}`.
+   */
+  builds?: {
+    /** Must be the control plane's `builds.namespace` (BERTH_BUILD_NAMESPACE). Default `berth-builds`. */
+    namespace?: string;
+  };
   logLevel?: "fatal" | "error" | "warn" | "info" | "debug" | "trace";
 }
+
+export const DEFAULT_BUILDS_NAMESPACE = "berth-builds";
 
 export const OPERATOR_RESOURCES: Resources = {
   requests: { cpu: "100m", memory: "192Mi" },
@@ -65,9 +82,17 @@ const GATEWAY_PORT = 8443;
 /** The gateway's status port: its workers' counters merged (operator/src/gateway/metrics.ts). */
 const GATEWAY_STATUS_PORT = 9464;
 
-export const operatorRules = (system: string, sessions: string) =>
-  operatorRbac({ systemNamespace: system, sessionsNamespace: sessions });
-export const controlPlaneRules = (sessions: string) => controlPlaneRbac({ sessions, devicePlugin: "kube-system" });
+export const operatorRules = (system: string, sessions: string, builds?: string) =>
+  operatorRbac({
+    systemNamespace: system,
+    sessionsNamespace: sessions,
+    ...(builds ? { buildsNamespace: builds } : {}),
+  });
+export const controlPlaneRules = (sessions: string, builds?: string) =>
+  mergeRules(
+    controlPlaneRbac({ sessions, devicePlugin: "kube-system" }),
+    ...(builds ? [buildClusterRbac(builds)] : []),
+  );
 
 export class GpuCluster extends Construct {
   constructor(scope: Construct, id: string, o: GpuClusterOptions) {
@@ -88,6 +113,14 @@ export class GpuCluster extends Construct {
     if (o.gateway.tlsSecretName) check.dnsLabel("gateway.tlsSecretName", o.gateway.tlsSecretName);
     const tokenSecret = check.dnsLabel("operatorTokenSecretName", o.operatorTokenSecretName ?? "berth-operator-token");
     const logLevel = o.logLevel ?? "info";
+    const builds = o.builds
+      ? check.dnsLabel("builds.namespace", o.builds.namespace ?? DEFAULT_BUILDS_NAMESPACE)
+      : undefined;
+    if (builds === system || builds === sessions)
+      throw new OptionError(
+        "builds.namespace",
+        `"${builds}" must differ from systemNamespace and sessionsNamespace (build pods run privileged-admitted)`,
+      );
 
     const restricted = {
       "pod-security.kubernetes.io/enforce": "restricted",
@@ -104,6 +137,22 @@ export class GpuCluster extends Construct {
         kind: "Namespace",
         metadata: { name, labels: { ...restricted, ...labelsOf("berth") } },
       });
+    if (builds)
+      new ApiObject(this, "builds-namespace", {
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: {
+          name: builds,
+          labels: {
+            "pod-security.kubernetes.io/enforce": "privileged",
+            "pod-security.kubernetes.io/warn": "restricted",
+            "pod-security.kubernetes.io/warn-version": "latest",
+            "pod-security.kubernetes.io/audit": "restricted",
+            "pod-security.kubernetes.io/audit-version": "latest",
+            ...labelsOf("berth"),
+          },
+        },
+      });
     // Nothing in or out of the session namespace unless a policy allows it: the operator's per-session
     // policy (controllers/src/mirror/manifests.ts) opens DNS, public egress and the gateway's ingress.
     new ApiObject(this, "sessions-default-deny", {
@@ -117,7 +166,7 @@ export class GpuCluster extends Construct {
     new ServiceAccountWithRules(this, "control-plane-account", {
       name: "berth-control-plane",
       namespace: system,
-      rules: controlPlaneRules(sessions),
+      rules: controlPlaneRules(sessions, builds),
       labels: labelsOf("berth-control-plane"),
     });
     // Its token, for the kubeconfig given at registration (the control plane runs in another cluster,
@@ -144,7 +193,7 @@ export class GpuCluster extends Construct {
     const op = new ServiceAccountWithRules(this, "operator-account", {
       name: "berth-operator",
       namespace: system,
-      rules: operatorRules(system, sessions),
+      rules: operatorRules(system, sessions, builds),
       labels: opLabels,
     });
     new ApiObject(this, "operator", {
@@ -180,6 +229,7 @@ export class GpuCluster extends Construct {
                       .map(([k, v]) => `${k}=${v}`)
                       .join(","),
                     BERTH_OPERATOR_SESSION_EGRESS_ALLOW: egress.length ? egress.join(",") : undefined,
+                    BERTH_OPERATOR_BUILDS_NAMESPACE: builds,
                     BERTH_OPERATOR_LOG_LEVEL: logLevel,
                   }),
                 ],

@@ -2,7 +2,7 @@
 import { App, Chart } from "cdk8s";
 import { describe, expect, it } from "vitest";
 import { ControlPlane, type ControlPlaneOptions } from "./control-plane.ts";
-import { ENVIRONMENTS } from "./environments.ts";
+import { ENVIRONMENTS, synthEnvironment } from "./environments.ts";
 import { GpuCluster, type GpuClusterOptions } from "./gpu-cluster.ts";
 import { OptionError } from "./options.ts";
 
@@ -62,6 +62,29 @@ describe("control plane options", () => {
     ],
     ["an image with spaces", { image: { image: "berth latest" } }, "image.image"],
     ["a namespace with capitals", { namespace: "Berth" }, "namespace"],
+    ["a builds namespace with capitals", { builds: { namespace: "Builds" } }, "builds.namespace"],
+    ["a build egress range that does not parse", { builds: { egressCidrs: ["10.0.0.0"] } }, "builds.egressCidrs[0]"],
+    [
+      "both an external registry and Berth's",
+      { registry: { external: { url: "https://r.example.com" }, berth: cpBase.registry?.berth } },
+      "registry",
+    ],
+    ["a registry choice that chooses nothing", { registry: {} }, "registry"],
+    [
+      "an external registry URL without a scheme",
+      { registry: { external: { url: "r.example.com" } } },
+      "registry.external.url",
+    ],
+    [
+      "Berth's registry with a size it cannot use",
+      { registry: { berth: { ...cpBase.registry?.berth, storageSize: "lots" } } },
+      "registry.berth.storageSize",
+    ],
+    [
+      "Berth's registry with a secret name that is not a DNS label",
+      { registry: { berth: { ...cpBase.registry?.berth, credentialsSecretName: "Creds" } } },
+      "registry.berth.credentialsSecretName",
+    ],
   ] as const)("refuse %s", (_, o, option) => {
     const e = controlPlaneError(o as Partial<ControlPlaneOptions>);
     expect(e.option).toBe(option);
@@ -103,9 +126,24 @@ describe("GPU cluster options", () => {
     ["a cluster id of another kind", { clusterId: "gpu-east" }, "clusterId"],
     ["a control plane URL without a scheme", { controlPlaneUrl: "berth-internal:8081" }, "controlPlaneUrl"],
     ["sessions in the system namespace", { sessionsNamespace: "berth-system" }, "sessionsNamespace"],
+    ["a builds namespace that is not a DNS label", { builds: { namespace: "berth_builds" } }, "builds.namespace"],
+    ["builds in the sessions namespace", { builds: { namespace: "berth-sessions" } }, "builds.namespace"],
+    ["builds in the system namespace", { builds: { namespace: "berth-system" } }, "builds.namespace"],
   ] as const)("refuse %s", (_, o, option) => {
     const e = gpuError(o as Partial<GpuClusterOptions>);
     expect(e.option).toBe(option);
     expect(e.message).toContain(option);
+  });
+});
+
+describe("an environment", () => {
+  it("refuses a build cluster whose builds namespace is not the control plane's", () => {
+    const env = {
+      ...base,
+      gpuClusters: { "gpu-east": { ...gpuBase, builds: { namespace: "other-builds" } } },
+    };
+    expect(() => synthEnvironment(env)).toThrow(
+      'gpuClusters.gpu-east.builds.namespace: "other-builds" differs from controlPlane.builds.namespace ("berth-builds")',
+    );
   });
 });

@@ -12,6 +12,8 @@ import { container, type ImageOptions, labelsOf, podSpec, type Resources } from 
 import { ServiceAccountWithRules } from "./rbac.ts";
 
 export interface RegistryOptions {
+  /** The option path errors name. Default `registry`. */
+  option?: string;
   namespace: string;
   /** Default `registry:3.0.0`. */
   image?: ImageOptions;
@@ -28,6 +30,11 @@ export interface RegistryOptions {
   clientLabels: Record<string, string>[];
   /** Ranges outside the namespace that pull or push: GPU clusters' nodes, build clusters' pods. */
   allowCidrs: string[];
+  /**
+   * `LoadBalancer` when GPU or build clusters are other clusters (externalTrafficPolicy Local, so the policy
+   * sees their addresses; source ranges `allowCidrs`). Default `ClusterIP`.
+   */
+  serviceType?: "ClusterIP" | "LoadBalancer";
   resources?: Resources;
 }
 
@@ -47,14 +54,15 @@ export class BerthRegistry extends Construct {
   constructor(scope: Construct, id: string, o: RegistryOptions) {
     super(scope, id);
     const ns = o.namespace;
+    const opt = o.option ?? "registry";
     if (!/^\d+(Gi|Ti)$/.test(o.storageSize))
-      throw new OptionError("registry.storageSize", `"${o.storageSize}" is not a size such as 500Gi`);
+      throw new OptionError(`${opt}.storageSize`, `"${o.storageSize}" is not a size such as 500Gi`);
     if (!/^[a-z0-9.-]+(:\d+)?$/.test(o.pullPrefix))
-      throw new OptionError("registry.pullPrefix", `"${o.pullPrefix}" is not a host[:port]`);
+      throw new OptionError(`${opt}.pullPrefix`, `"${o.pullPrefix}" is not a host[:port]`);
     for (const c of o.allowCidrs)
-      if (!/^[0-9a-f.:]+\/\d{1,3}$/i.test(c)) throw new OptionError("registry.allowCidrs", `"${c}" is not a CIDR`);
+      if (!/^[0-9a-f.:]+\/\d{1,3}$/i.test(c)) throw new OptionError(`${opt}.allowCidrs`, `"${c}" is not a CIDR`);
     const image = o.image ?? { image: REGISTRY_IMAGE };
-    check.image("registry.image.image", image.image);
+    check.image(`${opt}.image.image`, image.image);
     const labels = labelsOf("berth-registry");
     const name = "berth-registry";
     this.url = `https://${name}.${ns}.svc:${REGISTRY_PORT}`;
@@ -136,8 +144,12 @@ export class BerthRegistry extends Construct {
       kind: "Service",
       metadata: { name, namespace: ns, labels },
       spec: {
+        type: o.serviceType ?? "ClusterIP",
         selector: labels,
         ports: [{ name: "https", port: REGISTRY_PORT, targetPort: "https", protocol: "TCP" }],
+        ...(o.serviceType === "LoadBalancer"
+          ? { externalTrafficPolicy: "Local", loadBalancerSourceRanges: o.allowCidrs }
+          : {}),
       },
     });
     new ApiObject(this, "policy", {
