@@ -177,9 +177,10 @@ export function billingWorkerRbac(): ControlPlaneRbac {
 export function workerRbac(controlPlaneNamespace = "berth-system"): ControlPlaneRbac {
   return {
     clusterRules: [
-      // The controller's informers (controllers/src/sessions/observed.ts) list and watch; status is a PUT,
-      // the reclaim loop's mark a PATCH (api/src/domain/reclaim/watch.ts).
-      { apiGroups: ["berth.dev"], resources: ["sessions"], verbs: ["list", "watch", "delete"] },
+      // The controller's informers (controllers/src/sessions/observed.ts) list and watch; a system pause (idle,
+      // time limit, out of credits) reads the resource before it patches it (api/src/domain/sessions/lookup.ts);
+      // status is a PUT, the reclaim loop's mark a PATCH (api/src/domain/reclaim/watch.ts).
+      { apiGroups: ["berth.dev"], resources: ["sessions"], verbs: ["get", "list", "watch", "delete"] },
       { apiGroups: ["berth.dev"], resources: ["sessions/status"], verbs: ["update", "patch"] },
       // Where a volume's claim is; a deleted volume is removed after its grace (controllers/src/sessions/dispatch.ts).
       { apiGroups: ["berth.dev"], resources: ["volumes/status"], verbs: ["patch"] },

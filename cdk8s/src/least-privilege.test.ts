@@ -260,6 +260,11 @@ const USED_ELSEWHERE: Record<string, Elsewhere> = {
     call: "/sessions/${s.metadata.name}/status`",
     why: "the reclaim loop's idle mark",
   },
+  [`${WORKER} get sessions.berth.dev`]: {
+    file: "api/src/domain/sessions/lookup.ts",
+    call: `kube.request("GET", sessionPath(row.namespace, row.cr_name))`,
+    why: "a system pause (idle, time limit, out of credits) reads the resource first",
+  },
   [`${WORKER} patch sessions.berth.dev`]: {
     file: "api/src/domain/sessions/pauseForSystem.ts",
     call: `"PATCH", sessionPath(row.namespace, row.cr_name)`,
