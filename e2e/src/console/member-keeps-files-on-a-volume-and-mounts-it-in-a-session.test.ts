@@ -59,10 +59,10 @@ describe("volumes in the console", () => {
         async () => {
           await admin.reload();
           await row.waitFor();
-          return row
-            .getByTestId("pool-source")
-            .textContent()
-            .catch(() => "");
+          // Read without waiting: before the first report the row has no source, and a waiting read would
+          // hold this poll past its own timeout.
+          const source = row.getByTestId("pool-source");
+          return (await source.count()) > 0 ? await source.textContent() : "";
         },
         { timeout: 20_000, interval: 500 },
       )
