@@ -7,6 +7,20 @@ import { z } from "zod";
 
 const port = z.coerce.number().int().min(0).max(65_535);
 const ms = (min: number) => z.coerce.number().int().min(min);
+/** A list that the environment gives comma-separated (blank entries dropped); empty when unset. */
+const commaList = <T extends z.ZodType>(items: T) =>
+  z
+    .preprocess(
+      (v) =>
+        typeof v === "string"
+          ? v
+              .split(",")
+              .map((x) => x.trim())
+              .filter(Boolean)
+          : v,
+      items,
+    )
+    .default([] as never);
 
 const KubeSource = z.discriminatedUnion("mode", [
   z.object({ mode: z.literal("kubeconfig"), path: z.string().min(1), context: z.string().min(1).optional() }),
@@ -56,18 +70,9 @@ export const OperatorConfigSchema = z
          * What session pods may reach inside the private ranges their NetworkPolicy keeps them from (a
          * package mirror; NodeLocal DNSCache at 169.254.20.10/32). Comma-separated in the environment.
          */
-        egressAllow: z
-          .preprocess(
-            (v) =>
-              typeof v === "string"
-                ? v
-                    .split(",")
-                    .map((x) => x.trim())
-                    .filter(Boolean)
-                : v,
-            z.array(z.union([z.cidrv4(), z.cidrv6()], { error: "must be a CIDR, e.g. 10.20.0.0/16" })).max(64),
-          )
-          .default([]),
+        egressAllow: commaList(
+          z.array(z.union([z.cidrv4(), z.cidrv6()], { error: "must be a CIDR, e.g. 10.20.0.0/16" })).max(64),
+        ),
       })
       .default({ egressAllow: [] }),
     storage: z
@@ -101,18 +106,7 @@ export const OperatorConfigSchema = z
          * More exporters to scrape with `url` (one per GPU node: dcgm-exporter and HAMi's monitor run as
          * DaemonSets). Comma-separated in the environment.
          */
-        urls: z
-          .preprocess(
-            (v) =>
-              typeof v === "string"
-                ? v
-                    .split(",")
-                    .map((x) => x.trim())
-                    .filter(Boolean)
-                : v,
-            z.array(z.url({ protocol: /^https?$/ })).max(2000),
-          )
-          .default([]),
+        urls: commaList(z.array(z.url({ protocol: /^https?$/ })).max(2000)),
         /**
          * Forward every scrape (and the operator's own metrics) to the control plane's metrics server
          * through POST /internal/v1/metrics (docs/dev/monitoring.md).
@@ -148,18 +142,7 @@ export const OperatorConfigSchema = z
             z.string().regex(/^[a-z0-9]([a-z0-9-]{0,13}[a-z0-9])?$/, "a port name or number"),
           ])
           .default("status"),
-        gatewayUrls: z
-          .preprocess(
-            (v) =>
-              typeof v === "string"
-                ? v
-                    .split(",")
-                    .map((x) => x.trim())
-                    .filter(Boolean)
-                : v,
-            z.array(z.url({ protocol: /^https?$/ })).max(100),
-          )
-          .default([]),
+        gatewayUrls: commaList(z.array(z.url({ protocol: /^https?$/ })).max(100)),
         intervalMs: ms(100).default(15_000),
         timeoutMs: ms(100).default(5_000),
       })
