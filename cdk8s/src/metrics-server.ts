@@ -6,7 +6,7 @@ import { ApiObject } from "cdk8s";
 import { Construct } from "constructs";
 import * as check from "./options.ts";
 import { OptionError } from "./options.ts";
-import { container, type ImageOptions, labelsOf, podSpec, type Resources } from "./pod.ts";
+import { container, type ImageOptions, labelsOf, podSpec, type Resources, storageClaim } from "./pod.ts";
 import { ServiceAccountWithRules } from "./rbac.ts";
 
 export interface MetricsServerOptions {
@@ -135,16 +135,7 @@ export class MetricsServer extends Construct {
             volumes: [{ name: "scrape", configMap: { name: `${name}-scrape` } }],
           }),
         },
-        volumeClaimTemplates: [
-          {
-            metadata: { name: "storage", labels },
-            spec: {
-              accessModes: ["ReadWriteOnce"],
-              resources: { requests: { storage: o.storageSize } },
-              ...(o.storageClass ? { storageClassName: o.storageClass } : {}),
-            },
-          },
-        ],
+        volumeClaimTemplates: [storageClaim(labels, o.storageSize, o.storageClass)],
       },
     });
     new ApiObject(this, "service", {

@@ -121,3 +121,13 @@ export const labelsOf = (component: string) => ({
   "app.kubernetes.io/name": component,
   "app.kubernetes.io/part-of": "berth",
 });
+
+/** A StatefulSet's one volume, `storage`: its data outlives the pod (size and class from the construct's options). */
+export const storageClaim = (labels: Record<string, string>, size: string, storageClass?: string) => ({
+  metadata: { name: "storage", labels },
+  spec: {
+    accessModes: ["ReadWriteOnce"],
+    resources: { requests: { storage: size } },
+    ...(storageClass ? { storageClassName: storageClass } : {}),
+  },
+});
