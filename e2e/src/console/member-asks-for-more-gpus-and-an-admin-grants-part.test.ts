@@ -7,21 +7,19 @@
 // inventory rows an operator would report are written directly (no GPU cluster runs in this journey).
 // axe-core checks every new page.
 
-import { installDefaultCatalog } from "@berth/api/bootstrap/catalog";
 import { clustersOf } from "@berth/api/clusters/runtime";
-import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
+import type { IdentityTestApi, TestUser } from "@berth/api/identity/testing";
 import { installBuildsOn } from "@berth/api/images/build-operator-testing";
-import { ensureConsoleBuilt } from "@berth/console";
-import { HttpKube } from "@berth/controllers/kube";
-import { loadCrds } from "@berth/crds/manifests";
-import { ApiextensionsV1Api } from "@kubernetes/client-node";
+import type { HttpKube } from "@berth/controllers/kube";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type Fleet, kubeConfigFrom, startFleet } from "../index.ts";
+import type { Fleet } from "../index.ts";
 import { closeBrowser, DESKTOP, expectAccessible, launchBrowser, PHONE, Screenshots } from "./browser.ts";
 import { Visitors } from "./pages/login-page.ts";
+import { acmeResearch, type CatalogStack, startCatalogStack } from "./stack.ts";
 
 describe("a member asks for more GPUs and an administrator grants part of it, in the console", () => {
+  let stack: CatalogStack;
   let fleet: Fleet;
   let kube: HttpKube;
   let t: IdentityTestApi;
@@ -41,21 +39,9 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
   const limitRow = (page: Page, name: string) => page.locator(`berth-quotas-view [data-limit="${name}"]`);
 
   beforeAll(async () => {
-    ensureConsoleBuilt();
-    fleet = await startFleet({ clusters: [{ name: "mgmt", kind: "management" }] });
-    const kc = kubeConfigFrom(fleet.cluster("mgmt").kubeconfig);
-    const ext = kc.makeApiClient(ApiextensionsV1Api);
-    for (const crd of loadCrds()) await ext.createCustomResourceDefinition({ body: crd as never });
-    kube = new HttpKube(kc);
-    await installDefaultCatalog(kube);
-    t = await startIdentityTestApi({ kubeConfig: kc, clusters: true });
-    superAdmin = await t.aUser({ superAdmin: true, email: `root-${Date.now()}@acme.test` });
-    const org = await t.anOrganization("Acme Research");
-    const project = await t.aProject(org.id, "Vision");
-    admin = await t.aUser({ email: `admin-${Date.now()}@acme.test` });
-    alice = await t.aUser({ email: `alice-${Date.now()}@acme.test` });
-    await t.member(admin, org.id, null, "org_admin");
-    await t.member(alice, org.id, project.id, "member");
+    stack = await startCatalogStack();
+    ({ fleet, kube, t } = stack);
+    ({ superAdmin, admin, alice } = await acmeResearch(t));
     // A GPU cluster's inventory as its operator reports it: the A100s all busy, L4s free.
     const db = t.database.db;
     await db("clusters").insert({ id: "clu_journey", name: "gpu-east", session_domain: "east.example.test" });
@@ -91,9 +77,7 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
   afterAll(async () => {
     await people.closeAll();
     await closeBrowser(browser);
-    await t?.stop();
-    kube?.close();
-    await fleet?.stop();
+    await stack?.stop();
   });
 
   it("the member reads her limits: 4 GPUs at once, from the global policy", async () => {

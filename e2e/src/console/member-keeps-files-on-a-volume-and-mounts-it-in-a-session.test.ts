@@ -1,3 +1,10 @@
+// Journey on the whole path (Postgres, API, worker, operators, two GPU clusters with the bed's storage
+// driver stand-in): a super_admin adds the shared pool on the Pools page and watches its reading come
+// from the storage driver (csi); a member creates a volume on the Volumes page, grows it, deletes it and
+// undoes the delete; picks it in the new-session wizard (storage priced in the cost), and sees it mounted
+// on the session's page and its claim bound to the cluster the session landed on; a colleague it is shared
+// with read-only sees it marked and mounts it read-only. axe checks each page.
+
 import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";

@@ -3,13 +3,19 @@
 // (e2e/src/sessions/harness.ts) plus each GPU cluster's gateway (startSessionGateways). Every piece is
 // the other workspaces' own start function.
 
+import { installDefaultCatalog } from "@berth/api/bootstrap/catalog";
 import { testConfig } from "@berth/api/config/testing";
 import { createTestDatabase, type TestDatabase } from "@berth/api/db/testing";
+import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
 import { type RunningApi, startApi } from "@berth/api/main";
 import { ensureConsoleBuilt } from "@berth/console";
+import { HttpKube } from "@berth/controllers/kube";
+import { loadCrds } from "@berth/crds/manifests";
 import { type RunningGateway, selfSignedCertificate } from "@berth/operator/gateway";
 import { type RunningStandin, startStandin } from "@berth/operator/standin";
+import { ApiextensionsV1Api } from "@kubernetes/client-node";
 import { startClusterGateway } from "../connect/local-gateways.ts";
+import { type Fleet, kubeConfigFrom, startFleet } from "../index.ts";
 import type { SessionsBed } from "../sessions/harness.ts";
 
 export const ADMIN_EMAIL = "admin@berth.local";
@@ -50,6 +56,51 @@ export async function startConsoleStack(env: Record<string, string> = {}): Promi
       await db.drop();
     },
   };
+}
+
+/** The catalog journeys' ground: a management cluster with Berth's CRDs and default catalog, and an API
+ * (real Postgres) whose credential writes there. */
+export interface CatalogStack {
+  fleet: Fleet;
+  kube: HttpKube;
+  t: IdentityTestApi;
+  stop(): Promise<void>;
+}
+
+export async function startCatalogStack(): Promise<CatalogStack> {
+  ensureConsoleBuilt();
+  const fleet = await startFleet({ clusters: [{ name: "mgmt", kind: "management" }] });
+  const kc = kubeConfigFrom(fleet.cluster("mgmt").kubeconfig);
+  const kube = new HttpKube(kc);
+  let t: IdentityTestApi | undefined;
+  const stop = async () => {
+    await t?.stop();
+    kube.close();
+    await fleet.stop();
+  };
+  try {
+    const ext = kc.makeApiClient(ApiextensionsV1Api);
+    for (const crd of loadCrds()) await ext.createCustomResourceDefinition({ body: crd as never });
+    await installDefaultCatalog(kube);
+    t = await startIdentityTestApi({ kubeConfig: kc, clusters: true });
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { fleet, kube, t, stop };
+}
+
+/** An organization's people: the platform's administrator, Acme Research's administrator and Alice, a
+ * member of its project Vision. */
+export async function acmeResearch(t: IdentityTestApi) {
+  const superAdmin: TestUser = await t.aUser({ superAdmin: true, email: `root-${Date.now()}@acme.test` });
+  const org = await t.anOrganization("Acme Research");
+  const project = await t.aProject(org.id, "Vision");
+  const admin = await t.aUser({ email: `admin-${Date.now()}@acme.test` });
+  const alice = await t.aUser({ email: `alice-${Date.now()}@acme.test` });
+  await t.member(admin, org.id, null, "org_admin");
+  await t.member(alice, org.id, project.id, "member");
+  return { superAdmin, admin, alice, org, project };
 }
 
 /** Each GPU cluster's session gateway on loopback with the stand-in application behind it. */

@@ -6,21 +6,15 @@
 // timeout and running time within the new bounds and says what is wrong with an ask outside them.
 // axe-core checks every page.
 
-import { installDefaultCatalog } from "@berth/api/bootstrap/catalog";
-import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
-import { ensureConsoleBuilt } from "@berth/console";
-import { HttpKube } from "@berth/controllers/kube";
-import { loadCrds } from "@berth/crds/manifests";
-import { ApiextensionsV1Api } from "@kubernetes/client-node";
+import type { IdentityTestApi, TestUser } from "@berth/api/identity/testing";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type Fleet, kubeConfigFrom, startFleet } from "../index.ts";
 import { closeBrowser, expectAccessible, launchBrowser, PHONE, Screenshots } from "./browser.ts";
 import { Visitors } from "./pages/login-page.ts";
+import { acmeResearch, type CatalogStack, startCatalogStack } from "./stack.ts";
 
 describe("the platform's administrator sets idle and time limits, and a member asks within them", () => {
-  let fleet: Fleet;
-  let kube: HttpKube;
+  let stack: CatalogStack;
   let t: IdentityTestApi;
   let browser: Browser;
   const people = new Visitors(
@@ -39,30 +33,16 @@ describe("the platform's administrator sets idle and time limits, and a member a
   }
 
   beforeAll(async () => {
-    ensureConsoleBuilt();
-    fleet = await startFleet({ clusters: [{ name: "mgmt", kind: "management" }] });
-    const kc = kubeConfigFrom(fleet.cluster("mgmt").kubeconfig);
-    const ext = kc.makeApiClient(ApiextensionsV1Api);
-    for (const crd of loadCrds()) await ext.createCustomResourceDefinition({ body: crd as never });
-    kube = new HttpKube(kc);
-    await installDefaultCatalog(kube);
-    t = await startIdentityTestApi({ kubeConfig: kc, clusters: true });
-    superAdmin = await t.aUser({ superAdmin: true, email: `root-${Date.now()}@acme.test` });
-    const org = await t.anOrganization("Acme Research");
-    const project = await t.aProject(org.id, "Vision");
-    admin = await t.aUser({ email: `admin-${Date.now()}@acme.test` });
-    alice = await t.aUser({ email: `alice-${Date.now()}@acme.test` });
-    await t.member(admin, org.id, null, "org_admin");
-    await t.member(alice, org.id, project.id, "member");
+    stack = await startCatalogStack();
+    t = stack.t;
+    ({ superAdmin, admin, alice } = await acmeResearch(t));
     browser = await launchBrowser();
   });
   afterEach(async (ctx) => shots.onFailure(people.current, ctx));
   afterAll(async () => {
     await people.closeAll();
     await closeBrowser(browser);
-    await t?.stop();
-    kube?.close();
-    await fleet?.stop();
+    await stack?.stop();
   });
 
   it("the member's wizard first offers the defaults: an idle timeout of 20 min to 8 h, 24 h of running", async () => {
