@@ -463,11 +463,7 @@ function databaseEnv(d: DatabaseOptions): Env {
   }
   if (d.cloudNativePg) {
     check.count("database.cloudNativePg.instances", d.cloudNativePg.instances, { min: 1, max: 9 });
-    if (!/^\d+(Mi|Gi|Ti)$/.test(d.cloudNativePg.storageSize))
-      throw new OptionError(
-        "database.cloudNativePg.storageSize",
-        `"${d.cloudNativePg.storageSize}" is not a size such as 20Gi`,
-      );
+    check.size("database.cloudNativePg.storageSize", d.cloudNativePg.storageSize, "20Gi");
     // CloudNativePG writes the application user's connection URL into `<cluster>-app`, key `uri`.
     return fromSecret("DATABASE_URL", "berth-postgres-app", "uri");
   }

@@ -66,8 +66,7 @@ export class MetricsServer extends Construct {
   ) {
     super(scope, id);
     const ns = o.namespace;
-    if (!/^\d+(Mi|Gi|Ti)$/.test(o.storageSize))
-      throw new OptionError("metrics.storageSize", `"${o.storageSize}" is not a size such as 50Gi`);
+    check.size("metrics.storageSize", o.storageSize);
     const retention = o.retention ?? "30d";
     if (!/^\d+[hdwy]$/.test(retention))
       throw new OptionError("metrics.retention", `"${retention}" is not a period such as 30d`);

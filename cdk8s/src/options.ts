@@ -40,6 +40,12 @@ export function cidrs(option: string, vs: readonly string[], { min = 0 } = {}): 
   return vs.map((v, i) => cidr(`${option}[${i}]`, v));
 }
 
+/** A volume size in binary units, e.g. 50Gi. */
+export function size(option: string, v: string, example = "50Gi"): string {
+  if (!/^\d+(Mi|Gi|Ti)$/.test(v)) throw new OptionError(option, `"${v}" is not a size such as ${example}`);
+  return v;
+}
+
 export function count(option: string, v: number, { min = 1, max = 1000 } = {}): number {
   if (!Number.isInteger(v) || v < min || v > max)
     throw new OptionError(option, `${v} is not a whole number from ${min} to ${max}`);

@@ -60,5 +60,7 @@ describe("Berth's registry", () => {
     expect(() => synth({ ...base, storageSize: "lots" })).toThrow(OptionError);
     expect(() => synth({ ...base, pullPrefix: "https://registry" })).toThrow(OptionError);
     expect(() => synth({ ...base, allowCidrs: ["everywhere"] })).toThrow(OptionError);
+    // Shaped like a CIDR, but no address: refused as the control plane's own ranges are.
+    expect(() => synth({ ...base, allowCidrs: ["999.1.1.1/8"] })).toThrow(/allowCidrs\[0\]/);
   });
 });

@@ -55,12 +55,10 @@ export class BerthRegistry extends Construct {
     super(scope, id);
     const ns = o.namespace;
     const opt = o.option ?? "registry";
-    if (!/^\d+(Gi|Ti)$/.test(o.storageSize))
-      throw new OptionError(`${opt}.storageSize`, `"${o.storageSize}" is not a size such as 500Gi`);
+    check.size(`${opt}.storageSize`, o.storageSize, "500Gi");
     if (!/^[a-z0-9.-]+(:\d+)?$/.test(o.pullPrefix))
       throw new OptionError(`${opt}.pullPrefix`, `"${o.pullPrefix}" is not a host[:port]`);
-    for (const c of o.allowCidrs)
-      if (!/^[0-9a-f.:]+\/\d{1,3}$/i.test(c)) throw new OptionError(`${opt}.allowCidrs`, `"${c}" is not a CIDR`);
+    check.cidrs(`${opt}.allowCidrs`, o.allowCidrs);
     const image = o.image ?? { image: REGISTRY_IMAGE };
     check.image(`${opt}.image.image`, image.image);
     const labels = labelsOf("berth-registry");
