@@ -68,19 +68,22 @@ export async function recordBuildLogs(
   buildId: string,
   lines: { at: string; text: string }[],
 ): Promise<{ accepted: number }> {
-  const row = (await ownBuilds(deps, clusterId, [buildId])).get(buildId) as ImageBuildRow;
-  if (!ACTIVE_BUILD_STATES.includes(row.state)) return { accepted: 0 };
-  const cursor = new LogCursor(row.log_cursor_at, row.log_cursor_n);
-  const admit = cursor.reader();
-  const kept = lines.filter((l) => admit(l.at));
-  if (kept.length === 0) return { accepted: 0 };
-  const batch = `${kept.map((l) => l.text).join("\n")}\n`;
+  await ownBuilds(deps, clusterId, [buildId]);
   const maxBytes = deps.config.images?.builds.logMaxBytes ?? 1_048_576;
-  await appendBuildLog(deps.db, buildId, batch, maxBytes, { log_cursor_at: cursor.at, log_cursor_n: cursor.n });
-  const digest = reportedDigest(batch);
-  if (digest)
-    await deps.db("image_builds").where({ id: buildId }).whereIn("state", ACTIVE_BUILD_STATES).update({
-      reported_digest: digest,
-    });
+  // The cursor is read under the build's lock: a batch sent again while the first is still being written
+  // waits for it, then finds its lines already past the cursor.
+  const kept = await deps.db.transaction(async (tx) => {
+    const row = (await tx("image_builds").where({ id: buildId }).forUpdate().first()) as ImageBuildRow;
+    if (!ACTIVE_BUILD_STATES.includes(row.state)) return [];
+    const cursor = new LogCursor(row.log_cursor_at, row.log_cursor_n);
+    const admit = cursor.reader();
+    const admitted = lines.filter((l) => admit(l.at));
+    if (admitted.length === 0) return [];
+    const batch = `${admitted.map((l) => l.text).join("\n")}\n`;
+    await appendBuildLog(tx, buildId, batch, maxBytes, { log_cursor_at: cursor.at, log_cursor_n: cursor.n });
+    const digest = reportedDigest(batch);
+    if (digest) await tx("image_builds").where({ id: buildId }).update({ reported_digest: digest });
+    return admitted;
+  });
   return { accepted: kept.length };
 }

@@ -474,6 +474,15 @@ describe("the operator's reports on the internal plane", () => {
     expect((await call("/internal/v1/image-builds/logs", logs(lines))).body).toEqual({ accepted: 1 });
     const stored = await t.database.db("image_build_logs").where({ build_id: r.body.id }).orderBy("seq");
     expect(stored.map((x) => x.text).join("")).toBe("step 1\nstep 2\nstep 3\n");
+    // The same new lines sent twice at once (a retry while the first is in flight): kept once.
+    const next = [{ at: "2026-11-26T10:00:02Z", text: "step 4" }];
+    const both = await Promise.all([
+      call("/internal/v1/image-builds/logs", logs(next)),
+      call("/internal/v1/image-builds/logs", logs(next)),
+    ]);
+    expect(both.map((b) => b.body.accepted).sort()).toEqual([0, 1]);
+    const after = await t.database.db("image_build_logs").where({ build_id: r.body.id }).orderBy("seq");
+    expect(after.map((x) => x.text).join("")).toBe("step 1\nstep 2\nstep 3\nstep 4\n");
 
     // Another cluster's token may not report on this build; nothing is written.
     await t.database.db("clusters").insert({ id: "clu_otherbuild", name: "other", session_domain: "o.bed.test" });
