@@ -63,15 +63,13 @@ afterAll(async () => {
 describe("a session's page", () => {
   it("charts the session's GPU live, from its cluster's exporter through the operator", async () => {
     const { alice } = bed;
-    const created = await bed.call(alice, "POST", "/api/v1/sessions", {
+    const running = await bed.startRunning(alice, {
       offering: "h100",
       preset: "gpu-small",
       image: "jupyterlab",
       name: "watched-on-its-page",
     });
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    const id = created.body.id as string;
-    const running = await bed.waitFor(alice, id, (s) => s.phase === "Running", "Running", 120_000);
+    const id = running.id as string;
     const ref = { pod: running.resource_name, namespace: "berth-sessions", container: "lab", uuid: CARD };
     exporter.setContainer(ref, { util: 41, memUsedMiB: 12_288 });
     exporter.setCard(CARD, { util: 41, memUsedMiB: 12_288, powerW: 280, tempC: 58 });

@@ -42,15 +42,13 @@ afterAll(async () => {
 describe("a session's GPU in the metrics server", () => {
   it("reaches the owner's panel through the operator, labelled with the cluster, and nobody else's", async () => {
     const { alice, bob } = bed;
-    const created = await bed.call(alice, "POST", "/api/v1/sessions", {
+    const running = await bed.startRunning(alice, {
       offering: "h100",
       preset: "gpu-small",
       image: "jupyterlab",
       name: "watched",
     });
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    const id = created.body.id as string;
-    const running = await bed.waitFor(alice, id, (s) => s.phase === "Running", "Running", 120_000);
+    const id = running.id as string;
     const ref = { pod: running.resource_name, namespace: "berth-sessions", container: "lab", uuid: CARD };
 
     const latest = async () => {

@@ -177,6 +177,8 @@ export interface SessionsBed {
   ): Promise<{ status: number; body: any; headers: Headers }>;
   /** Polls a session's detail until `pred` holds. */
   waitFor(user: TestUser, id: string, pred: (s: any) => boolean, what: string, timeoutMs?: number): Promise<any>;
+  /** Creates a session (the create must be accepted) and waits until it is Running; its detail then. */
+  startRunning(user: TestUser, body: Record<string, unknown>, timeoutMs?: number): Promise<any>;
   /** Session pods on a GPU cluster (name → phase, node), terminating ones included (`deleting`). */
   pods(
     cluster: string,
@@ -432,6 +434,12 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
             throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last).slice(0, 1500)}`);
           await new Promise((res) => setTimeout(res, 100));
         }
+      },
+      async startRunning(user, body, timeoutMs = 120_000) {
+        const created = await bed.call(user, "POST", "/api/v1/sessions", body);
+        if (created.status !== 201)
+          throw new Error(`create answered ${created.status}: ${JSON.stringify(created.body)}`);
+        return bed.waitFor(user, created.body.id, (x) => x.phase === "Running", "Running", timeoutMs);
       },
       async pods(cluster) {
         const k = adminKube(fleet.cluster(cluster));
