@@ -256,6 +256,9 @@ export const BuildStatusReport = z.object({
 });
 export type BuildStatusReport = z.infer<typeof BuildStatusReport>;
 
+/** What a kubelet writes before each line with `timestamps=true`: RFC 3339, up to nine fraction digits. */
+const LOG_STAMP = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)$/;
+
 /**
  * POST /internal/v1/image-builds/logs: lines of one build's pod log as the operator follows it, each with
  * the kubelet's timestamp. The operator may send a line twice (a restart follows the log from its start):
@@ -265,25 +268,33 @@ export const BuildLogBatch = z.object({
   cluster_id: ClusterId,
   build: BuildId,
   lines: z
-    .array(z.object({ at: z.string().min(1).max(64), text: z.string().max(65_536) }))
+    .array(
+      z.object({
+        at: z.string().regex(LOG_STAMP, "a kubelet log timestamp (RFC 3339, e.g. 2026-11-26T10:00:00.123456789Z)"),
+        text: z.string().max(65_536),
+      }),
+    )
     .min(1)
     .max(5_000),
 });
 export type BuildLogBatch = z.infer<typeof BuildLogBatch>;
 
 /**
- * A kubelet log timestamp (RFC 3339 with up to nine fraction digits, trailing zeros trimmed) with all nine
- * digits, so that timestamps compare as strings.
+ * A kubelet log timestamp (RFC 3339 with up to nine fraction digits, trailing zeros trimmed; UTC or with
+ * the node's offset) in UTC with all nine digits, so that timestamps compare as strings.
  */
-export function normalizeLogStamp(stamp: string): string {
-  const m = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z$/.exec(stamp);
-  return m ? `${m[1]}.${(m[2] ?? "").padEnd(9, "0")}Z` : stamp;
+export function normalizeLogStamp(stamp: string): string | null {
+  const m = LOG_STAMP.exec(stamp);
+  if (!m) return null;
+  const seconds = new Date(Date.parse(`${m[1]}${m[3]}`)).toISOString().slice(0, 19);
+  return `${seconds}.${(m[2] ?? "").padEnd(9, "0")}Z`;
 }
 
 /**
  * Where a build's stored log ends: the newest timestamp and how many lines carried it. A log read again
  * from an earlier point (a re-followed stream, a restarted operator, `sinceTime`, which has whole seconds)
  * repeats lines: `reader()` admits, of one read in order, only the lines past the cursor, and moves it.
+ * A line whose timestamp does not parse is not admitted.
  */
 export class LogCursor {
   at: string | null;
@@ -300,6 +311,8 @@ export class LogCursor {
     let seen = 0;
     return (raw) => {
       const s = normalizeLogStamp(raw);
+      // A line without a timestamp cannot be placed: admitting it would move the cursor past every later line.
+      if (s === null) return false;
       if (startAt !== null && s < startAt) return false;
       if (s === startAt && seen < startN) {
         seen++;

@@ -502,6 +502,10 @@ describe("the operator's reports on the internal plane", () => {
     const bad = await call("/internal/v1/image-builds/status", { cluster_id: CLUSTER, reports: [{ build: "x" }] });
     expect(bad.status).toBe(400);
     expect(bad.body.error.code).toBe("validation_failed");
+    // A line without a kubelet timestamp would move the cursor past every later line: refused, nothing kept.
+    const unstamped = await call("/internal/v1/image-builds/logs", logs([{ at: "zzz", text: "lost" }]));
+    expect(unstamped.status).toBe(400);
+    expect(unstamped.body.error.code).toBe("validation_failed");
     await t.database.db("image_builds").where({ id: r.body.id }).update({ cluster_id: CLUSTER });
     await t.request("POST", `/api/v1/image-builds/${r.body.id}/cancel`, { token: w.memberB.token });
   });
