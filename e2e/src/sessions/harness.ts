@@ -21,7 +21,7 @@ import { parseSecretKeys } from "@berth/api/webhooks/secret-box";
 import { startSessionsWorker, type WebhookWorkerOptions } from "@berth/api/worker";
 import type { RunningWorker, SessionControllerOptions } from "@berth/controllers";
 import { HttpKube } from "@berth/controllers/kube";
-import { SessionMirrorKind } from "@berth/crds";
+import { LABELS, SessionMirrorKind } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
 import { operatorRbac, parseConfig, type RunningOperator, startOperator } from "@berth/operator";
 import type { KubeConfig } from "@kubernetes/client-node";
@@ -402,6 +402,53 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
     });
 
     const tokenOf = (u: TestUser | string) => (typeof u === "string" ? u : u.token);
+    /**
+     * What a session's timeout cannot show from the API: each GPU cluster's mirror and pods of it, and the
+     * operators' last reports (the API folds a pending pod's reasons into "waiting for the pod").
+     */
+    const explain = async (id: string): Promise<string> => {
+      const out: Record<string, unknown> = {};
+      try {
+        out.reports = await t.database
+          .db("session_status_reports")
+          .where({ session: id })
+          .select("cluster_id", "phase", "node", "reason", "message", "observed_generation", "at");
+        for (const [name, h] of Object.entries(gpu)) {
+          const k = adminKube(h.cluster);
+          try {
+            const selector = encodeURIComponent(`${LABELS.sessionId}=${id}`);
+            const base = `/apis/${SessionMirrorKind.group}/${SessionMirrorKind.version}/namespaces/${SESSIONS_NS}`;
+            const mirrors = await k.json<{ items: any[] }>("GET", `${base}/sessionmirrors?labelSelector=${selector}`);
+            const pods = await k.json<{ items: any[] }>(
+              "GET",
+              `/api/v1/namespaces/${SESSIONS_NS}/pods?labelSelector=${selector}`,
+            );
+            out[name] = {
+              mirrors: mirrors.items.map((m) => ({
+                uid: m.metadata.uid,
+                revision: m.spec?.revision,
+                deleting: m.metadata.deletionTimestamp,
+                finalizers: m.metadata.finalizers,
+                assignment: m.spec?.resources?.gpuAssignment,
+              })),
+              pods: pods.items.map((p) => ({
+                uid: p.metadata.uid,
+                owner: p.metadata.ownerReferences?.[0]?.uid,
+                node: p.spec?.nodeName,
+                phase: p.status?.phase,
+                deleting: p.metadata.deletionTimestamp,
+                conditions: p.status?.conditions?.map((c: any) => `${c.type}=${c.status} ${c.reason ?? ""}`),
+              })),
+            };
+          } finally {
+            k.close();
+          }
+        }
+      } catch (err) {
+        out.error = String(err);
+      }
+      return JSON.stringify(out);
+    };
     const bed: SessionsBed = {
       fleet,
       t,
@@ -431,7 +478,9 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
           last = r.body;
           if (r.status === 200 && pred(r.body)) return r.body;
           if (Date.now() > deadline)
-            throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last).slice(0, 1500)}`);
+            throw new Error(
+              `timed out waiting for ${what}; last: ${JSON.stringify(last).slice(0, 1500)}; on the clusters: ${await explain(id)}`,
+            );
           await new Promise((res) => setTimeout(res, 100));
         }
       },
