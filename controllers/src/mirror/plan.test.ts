@@ -139,6 +139,16 @@ describe("the mirror reconciler's plan", () => {
     expect(p.actions).toEqual([{ kind: "deletePod", name: "ses-abc", uid: "pod-uid", graceSeconds: 0 }]);
   });
 
+  it("forces a pod of an earlier placement that is stuck going, and looks again meanwhile", () => {
+    const pod = aPod({ owner: "uid-old", deleting: true, phase: "Running" });
+    const since = Date.parse(pod.metadata.deletionTimestamp as string);
+    const soon = planMirror({ mirror: aMirror(), pod, now: new Date(since + 1_000) }, opts);
+    expect(soon.actions).toEqual([]);
+    expect(soon.requeueAfterMs).toBeGreaterThan(0);
+    const stuck = planMirror({ mirror: aMirror(), pod, now: new Date(since + 20_000) }, opts);
+    expect(stuck.actions).toEqual([{ kind: "deletePod", name: "ses-abc", uid: "pod-uid", graceSeconds: 0 }]);
+  });
+
   it("replaces a pod the kubelet evicted", () => {
     const p = planMirror({ mirror: aMirror(), pod: aPod({ phase: "Failed", reason: "Evicted" }), ...present }, opts);
     expect(kinds(p)).toEqual(["deletePod"]);

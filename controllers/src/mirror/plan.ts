@@ -223,11 +223,16 @@ export function planMirror(observed: MirrorObserved, opts: MirrorManifestOptions
   // A pod of an earlier mirror of the same session (the session was placed again after a node was lost):
   // it blocks the name, so it goes at once.
   if (!ownedBy(pod, mirror)) {
-    if (!pod.metadata.deletionTimestamp)
-      actions.push({ kind: "deletePod", name: podName, uid: pod.metadata.uid, graceSeconds: 0 });
+    // Already going (a drain's eviction gave it a grace period): forced once stuck, and looked at again
+    // then, since its going is the only event that would wake this mirror.
+    const forced = pod.metadata.deletionTimestamp
+      ? forceIfStuck(observed)
+      : { kind: "deletePod" as const, name: podName, uid: pod.metadata.uid, graceSeconds: 0 };
+    if (forced) actions.push(forced);
     return {
       actions,
       report: { phase: "Starting", reason: "PodPending", message: "removing the pod of an earlier placement" },
+      ...(pod.metadata.deletionTimestamp ? { requeueAfterMs: FORCE_DELETE_AFTER_MS } : {}),
     };
   }
 

@@ -81,7 +81,7 @@ export interface SessionObserved {
 export type MirrorOp =
   | { op: "ensure" }
   | { op: "restart"; restartCount: number }
-  | { op: "delete"; propagation: "Background" | "Background" };
+  | { op: "delete"; propagation: "Background" };
 
 export interface KubeEventSpec {
   type: "Normal" | "Warning";
