@@ -134,6 +134,27 @@ describe("a running session's mirror", () => {
     expect(mirrorOf(f.gpu)?.revision).toBe(f.store.revisions.get(f.id));
     expect(statusOf(f.mgmt)).toMatchObject({ phase: "Starting", cluster: CLUSTER });
   });
+
+  it("is written again when the placement its own status write started is done before that write's history", async () => {
+    const f = await aRunningSession();
+    const before = mirrorOf(f.gpu)?.revision as number;
+    // The write that takes the session off its lost node is recorded slowly (a loaded database): the
+    // placement it starts takes a new revision and writes Starting before the old mirror's delete is sent.
+    const record = f.store.recordTransition.bind(f.store);
+    f.store.recordTransition = async (from: Session, to: Session) => {
+      if (to.status?.phase === "Pending") await until("placed again", () => statusOf(f.mgmt)?.phase === "Starting");
+      return record(from, to);
+    };
+    // Room beside the old mirror, which holds its GPU until the operator reports it gone.
+    f.store.nodes = [
+      { ...(f.store.nodes[0] as InventoryNodeView), ready: false },
+      { ...(f.store.nodes[0] as InventoryNodeView), name: "gpu-a-1", gpuAllocatable: 2 },
+    ];
+    f.store.inventoryChanged();
+    await until("the mirror written again", () => (mirrorOf(f.gpu)?.revision ?? 0) > before, 5_000);
+    await f.controller.idle();
+    expect(mirrorOf(f.gpu)?.revision).toBe(f.store.revisions.get(f.id));
+  });
 });
 
 describe("the mirror's write", () => {

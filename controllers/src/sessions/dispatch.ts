@@ -163,11 +163,24 @@ export class Dispatch {
     );
   }
 
-  /** `strayAt`: a delete of a stray (Observed.strays), for its report of this time (its answer is not the remembered mirror's). */
-  async run(s: Session, clusterId: string, op: MirrorOp, strayAt?: string): Promise<void> {
+  /**
+   * `at.strayAt`: a delete of a stray (Observed.strays), for its report of this time (its answer is not the
+   * remembered mirror's). `at.revision`: the mirror revision the caller saw before its own status write; a
+   * placement that the write started may have taken a new one by now, and the delete is about the old.
+   */
+  async run(
+    s: Session,
+    clusterId: string,
+    op: MirrorOp,
+    at: { strayAt?: string; revision?: number } = {},
+  ): Promise<void> {
     if (op.op === "ensure") return this.#ensure(s, clusterId);
     if (op.op === "restart") return this.#restart(s, clusterId, op.restartCount);
-    return this.#delete(s, clusterId, op.propagation, strayAt);
+    const revision =
+      "revision" in at
+        ? at.revision
+        : this.#d.memory.mirrorStates.get(sessionIdOf(s.metadata.name as string))?.revision;
+    return this.#delete(s, clusterId, op.propagation, at.strayAt, revision);
   }
 
   async #ensure(s: Session, clusterId: string): Promise<void> {
@@ -407,16 +420,17 @@ export class Dispatch {
     clusterId: string,
     propagation: Extract<MirrorOp, { op: "delete" }>["propagation"],
     strayAt: string | undefined,
+    revision: number | undefined,
   ): Promise<void> {
     const { memory, counts } = this.#d;
     const stray = strayAt !== undefined;
     const id = sessionIdOf(s.metadata.name as string);
     const name = s.metadata.name as string;
     const kube = await this.#client(clusterId);
-    const known = memory.mirrors.get(id);
+    // A placement since the revision was seen forgot what was known of the old mirror (and took a new one).
+    const known = memory.mirrorStates.get(id)?.revision === revision ? memory.mirrors.get(id) : undefined;
     // A stray's cluster reports the mirror there: that stands against a remembered "absent".
     if (!stray && known?.cluster === clusterId && known.state === "absent") return;
-    const revision = memory.mirrorStates.get(id)?.revision;
     const res = await kube.request("DELETE", this.#path(name), {
       body: { apiVersion: "v1", kind: "DeleteOptions", propagationPolicy: propagation },
     });

@@ -90,7 +90,10 @@ export class SessionReconciler {
       memory.mirrors.set(id, { cluster, state: "absent" });
     if (plan.mirror && cluster) {
       try {
-        await this.#d.dispatch.run(current, cluster, plan.mirror);
+        // The revision read before the status write: the write's watch event may have started a placement
+        // that took a new one meanwhile (while the history was recorded), and a delete of the old mirror
+        // must not be remembered as the new one's state (nothing would write it then).
+        await this.#d.dispatch.run(current, cluster, plan.mirror, { revision: mirrorState.revision || undefined });
       } catch (e) {
         if (e instanceof RetryAfter) return { requeueAfterMs: e.ms };
         throw e;
@@ -103,7 +106,7 @@ export class SessionReconciler {
     for (const r of observed.strays(current, id)) {
       if (r.clusterId === cluster && plan.mirror?.op === "delete") continue; // just done
       await this.#d.dispatch
-        .run(current, r.clusterId, { op: "delete", propagation: "Background" }, r.at)
+        .run(current, r.clusterId, { op: "delete", propagation: "Background" }, { strayAt: r.at })
         .catch((e: unknown) => {
           strayError ??= e;
         });
