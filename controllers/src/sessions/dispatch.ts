@@ -207,8 +207,10 @@ export class Dispatch {
     for (const key of keys) {
       const vol = this.#d.observed.volumes.store.get(key);
       if (this.#released.has(key) && !vol?.status?.boundCluster) this.#released.delete(key);
-      if (this.#releasing.has(key) || this.#released.has(key) || vol?.status?.releasingSince)
+      if (this.#releasing.has(key) || this.#released.has(key) || vol?.status?.releasingSince) {
+        counts.releaseWaits++;
         throw new RetryAfter(1_000, `the claim of volume ${key} on ${vol?.status?.boundCluster} is being released`);
+      }
     }
     for (const key of keys) this.#mounting.set(key, (this.#mounting.get(key) ?? 0) + 1);
     let res: Awaited<ReturnType<typeof serverSideApply<SessionMirror>>>;
