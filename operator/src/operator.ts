@@ -46,6 +46,8 @@ export interface RunningOperator {
   readonly metricsUrl: string;
   readonly metrics: OperatorMetrics;
   isLeader(): boolean;
+  /** The inventory reporter while leading (tests). */
+  inventory(): InventoryReporter | undefined;
   /** The session mirrors' controller while leading (tests read what it found and wrote). */
   sessionMirrors(): RunningMirrorController | undefined;
   /**
@@ -349,6 +351,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
     metricsUrl: `${server.url}/metrics`,
     metrics,
     isLeader: () => elector.isLeader(),
+    inventory: () => reporter,
     sessionMirrors: () => mirrors,
     stop: (stopOpts = {}) =>
       (stopping ??= (async () => {
