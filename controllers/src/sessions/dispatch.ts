@@ -180,6 +180,7 @@ export class Dispatch {
     const recording = memory.recording.get(id);
     if (recording) {
       // Its history row must name the cluster before the operator there reports on it.
+      counts.recordWaits++;
       if (!(await recording)) await recordUnrecorded(store, memory, id, s);
       if (memory.recording.get(id) === recording) memory.recording.delete(id);
     }
