@@ -56,7 +56,7 @@ describe("the operator and its token", () => {
     const tokenFile = bed.writeToken("token-401", "expired-token");
     const { op, records } = await operator("op-401", tokenFile);
     await eventually(() => requestsWith("expired-token").length >= 3, "three refused attempts");
-    await sleep(2_000);
+    await sleep(2_000); // a window to count attempts in (a rate), not a wait for an event
     // Backoff 100 ms doubling to a 1 s cap, half of it jitter: 5 to 10 attempts in these ~3 s, not hundreds.
     const refused = requestsWith("expired-token");
     expect(refused.length).toBeGreaterThanOrEqual(4);
@@ -88,7 +88,7 @@ describe("the operator and its token", () => {
     // The inventory reporter's retries (the storage report has its own fixed tick).
     const inventory = () => requestsWith("tok-other").filter((r) => r.path === "/internal/v1/inventory");
     await eventually(() => inventory().length >= 2, "two forbidden attempts");
-    await sleep(1_500);
+    await sleep(1_500); // a window to measure the gaps between attempts in, not a wait for an event
     const forbidden = inventory();
     expect(forbidden.every((r) => r.status === 403)).toBe(true);
     const gaps = forbidden.slice(1).map((r, i) => r.at - (forbidden[i]?.at ?? 0));
