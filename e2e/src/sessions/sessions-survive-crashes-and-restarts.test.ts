@@ -37,6 +37,7 @@ describe("an operator killed mid-flight", () => {
       storage_class: HELD_CLASS,
       sharing: "selected",
       clusters: [gpuB.id],
+      manual_capacity_gb: 100,
       default: false,
     });
     expect(pool.status, JSON.stringify(pool.body)).toBe(201);
