@@ -28,8 +28,8 @@ describe("dispatch after the history knows where the session is", () => {
     try {
       await f.controller.start();
       await until("3 placements", () => [...statusWrites(f.mgmt, "Starting").values()].length === 3);
-      // Each one's dispatch has come to the history row and waits for it.
-      await until("3 dispatches waiting for their history rows", () => f.controller.counts.recordWaits >= 3);
+      // Each one's dispatch has come to its history row and is held there (the rows wait for the gate).
+      await until("3 dispatches waiting for their history rows", () => f.controller.counts.waitingForRecord === 3);
       expect(f.gpu.list("sessionmirrors")).toEqual([]);
     } finally {
       open();

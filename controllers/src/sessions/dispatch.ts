@@ -180,8 +180,12 @@ export class Dispatch {
     const recording = memory.recording.get(id);
     if (recording) {
       // Its history row must name the cluster before the operator there reports on it.
-      counts.recordWaits++;
-      if (!(await recording)) await recordUnrecorded(store, memory, id, s);
+      counts.waitingForRecord++;
+      try {
+        if (!(await recording)) await recordUnrecorded(store, memory, id, s);
+      } finally {
+        counts.waitingForRecord--;
+      }
       if (memory.recording.get(id) === recording) memory.recording.delete(id);
     }
     const restarts = memory.mirrorStates.get(id)?.restarts ?? 0;
