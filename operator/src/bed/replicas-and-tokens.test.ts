@@ -125,7 +125,10 @@ describe("two operator replicas", () => {
     await eventually(() => stub.latestInventory("clu_bed")?.nodes[0]?.labels.replicas === "one", "the change reported");
     // The follower read the lease as the leader's and never led, so it started nothing that reports
     // (reporters run only while leading): nothing of it can still be on its way.
-    expect(followerSaid.some((r) => r.msg === "following" && r.holder === leader.identity)).toBe(true);
+    await eventually(
+      () => followerSaid.some((r) => r.msg === "following" && r.holder === leader.identity),
+      "the follower following the leader",
+    );
     expect(followerSaid.filter((r) => r.msg === "started leading")).toEqual([]);
     expect(stub.requests.slice(since).filter((r) => r.token === followerToken)).toEqual([]);
 
