@@ -471,7 +471,8 @@ describe("least privilege", () => {
       await bed.waitFor(bed.alice, a, (s) => s.phase === "Paused", "Paused");
       expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${a}/resume`)).status).toBe(202);
       const running = await bed.waitFor(bed.alice, a, (s) => s.phase === "Running", "Running again");
-      // Usage reports: one sample per second per session pod.
+      // Usage reports: one sample per second per session pod. A run-duration, not a wait for an event:
+      // the audited journey includes a few rounds of metering.
       await new Promise((r) => setTimeout(r, 3_000));
       const drained = await bed.call(
         bed.superAdmin,

@@ -81,15 +81,19 @@ describe("startWorker", () => {
         },
       ],
     });
-    return { w, s, loop };
+    return { w, s, loop, mgmt };
   }
 
   it("retries a controller start that failed while leading, and ends with exactly one controller", async () => {
-    const { w, s, loop } = await start(2);
+    // Retries 50 ms apart: a retry that went on after the start succeeded would come well within the wait below.
+    const { w, s, loop, mgmt } = await start(2, { initialMs: 50, maxMs: 50 });
     await w.leading(20_000);
     expect(s.failed).toBe(2);
-    // No further retry starts a second controller.
-    await new Promise((r) => setTimeout(r, 1500));
+    // No further retry starts a second controller, nor does a renewal start one again: looked at after the
+    // lease was renewed three times since (200 ms apart), i.e. the elector went round three more times.
+    const lease = () => mgmt.list("leases")[0]?.metadata.resourceVersion;
+    const seen = new Set([lease()]);
+    await until(() => seen.add(lease()).size > 3, 10_000);
     expect(w.isLeader()).toBe(true);
     expect(s.listening).toBe(1);
     expect(loop.starts).toBe(1);

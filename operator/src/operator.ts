@@ -46,6 +46,10 @@ export interface RunningOperator {
   readonly metricsUrl: string;
   readonly metrics: OperatorMetrics;
   isLeader(): boolean;
+  /** The inventory reporter while leading (tests). */
+  inventory(): InventoryReporter | undefined;
+  /** The session mirrors' controller while leading (tests read what it found and wrote). */
+  sessionMirrors(): RunningMirrorController | undefined;
   /**
    * Stops everything. By default a leader releases its lease so a follower takes over at once;
    * `{ release: false }` leaves it to expire, as a crash would.
@@ -347,6 +351,8 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
     metricsUrl: `${server.url}/metrics`,
     metrics,
     isLeader: () => elector.isLeader(),
+    inventory: () => reporter,
+    sessionMirrors: () => mirrors,
     stop: (stopOpts = {}) =>
       (stopping ??= (async () => {
         await elector.stop(stopOpts);

@@ -29,6 +29,8 @@ let port = 0;
 let upstreams: RouteFeedUpstreams;
 let gw: RunningGateway;
 const verifier = new FakeVerifier();
+/** Asks for the table while the operator side was not ready (answered 503). */
+let refused = 0;
 
 async function startOperatorSide(): Promise<void> {
   feed = routesFeed({ routes, ready: () => ready, tokenFile, heartbeatMs: 200 });
@@ -37,7 +39,10 @@ async function startOperatorSide(): Promise<void> {
     port,
     health: () => ({ ok: true }),
     registry,
-    handle: feed.handle,
+    handle: (path, req, res) => {
+      if (path === "/routes" && !ready) refused++;
+      return feed.handle(path, req, res);
+    },
   });
   port = Number(new URL(server.url).port);
 }
@@ -123,22 +128,35 @@ describe("the gateway following the operator's routes", () => {
     routes.set("s-b", { host: "127.0.0.2", port: after.port });
     expect(upstreams.resolve("s-a")).toEqual({ host: "127.0.0.1", port: before.port });
     ready = false; // the new operator does not lead yet: 503, tried again
+    const asked = refused;
     await startOperatorSide();
-    await new Promise((r) => setTimeout(r, 300));
+    // The gateway has asked the new operator (a follower: 503) and still routes by the last table.
+    await until("the gateway refused by the follower", () => refused > asked);
     expect(upstreams.resolve("s-b")).toBeUndefined();
+    expect(upstreams.resolve("s-a")).toEqual({ host: "127.0.0.1", port: before.port });
     ready = true;
     await until("the new leader's table", () => upstreams.resolve("s-b") !== undefined, 5000);
     expect(upstreams.resolve("s-a")).toEqual({ host: "127.0.0.2", port: after.port });
   });
 
   it("drops the last table once no operator has answered for its stale limit", async () => {
-    const short = new RouteFeedUpstreams({ url: () => `${server.url}/routes`, tokenFile, staleMs: 400 }).start();
+    const disconnects: string[] = [];
+    const short = new RouteFeedUpstreams({
+      url: () => `${server.url}/routes`,
+      tokenFile,
+      staleMs: 400,
+      onState: (state, why) => {
+        if (state === "disconnected") disconnects.push(why ?? "");
+      },
+    }).start();
     try {
       await short.synced();
       expect(short.resolve("s-b")).toBeDefined();
       ready = false; // the operator goes follower: streams end, and the next answers are 503
       feed.closeAll();
-      await new Promise((r) => setTimeout(r, 100));
+      // Its stream ended, then its first ask again was refused (a 503): the table is kept meanwhile.
+      await until("a reconnect refused", () => disconnects.length >= 2);
+      expect(disconnects[0]).toBe("the operator ended the stream");
       expect(short.resolve("s-b")).toBeDefined(); // kept through a short failover
       await until("the table dropped", () => short.size === 0, 5000);
     } finally {

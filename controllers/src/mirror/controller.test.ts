@@ -17,6 +17,8 @@ const POLICIES = `/apis/networking.k8s.io/v1/namespaces/${NS}/networkpolicies`;
 /** Delivers pod watch events `podLagMs` late, as a busy apiserver's watch cache does. */
 class LaggingKube extends MemoryKube {
   podLagMs = 0;
+  /** Pod watch events the watcher has been handed (after the lag). */
+  podEventsDelivered = 0;
   override async watch(
     path: string,
     query: RequestOptions["query"],
@@ -24,7 +26,11 @@ class LaggingKube extends MemoryKube {
     opts: { signal?: AbortSignal; idleTimeoutMs: number; onOpen?: () => void },
   ): Promise<void> {
     const lagged = path.endsWith("/pods")
-      ? (e: WatchEvent) => void setTimeout(() => onEvent(e), this.podLagMs)
+      ? (e: WatchEvent) =>
+          void setTimeout(() => {
+            this.podEventsDelivered++;
+            onEvent(e);
+          }, this.podLagMs)
       : onEvent;
     return super.watch(path, query, lagged, opts);
   }
@@ -116,11 +122,15 @@ describe("the mirror controller", () => {
   it("does not create a pod again while its watch has not shown it", async () => {
     const { kube, c } = await withItsPod(400);
     // Reconciles woken inside the window (a mirror update each), as a Service event or a resync would.
+    let inWindow = false;
     for (let i = 0; i < 5; i++) {
       await kube.request("PATCH", `${MIRRORS}/ses-1`, { body: { metadata: { annotations: { poke: String(i) } } } });
+      if (i === 0) inWindow = kube.podEventsDelivered === 0;
       await new Promise((r) => setTimeout(r, 20));
     }
-    await new Promise((r) => setTimeout(r, 500));
+    expect(inWindow, "a reconcile was woken before the pods watch showed the pod").toBe(true);
+    // Past the window: the watch has shown the pod, and what it woke has settled.
+    await until("the pod shown by its watch", () => kube.podEventsDelivered > 0);
     await c.idle();
     expect(requests(kube, "POST", "/pods").map((r) => r.status)).toEqual([201]);
     expect(c.counts.conflictingCreates).toBe(0);

@@ -121,6 +121,8 @@ export interface RunningMirrorController {
     failedBatches: number;
     statusWrites: number;
   };
+  /** The resourceVersion of the namespace's policy the last look found as written (tests). */
+  readonly policyAsWritten: string | undefined;
   /** Usage samples sent, batches, failed batches, samples refused for good. */
   readonly usage: { samples: number; batches: number; failedBatches: number; dropped: number };
   /** Resolves when every usage sample due now was acknowledged (tests). */
@@ -356,6 +358,7 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
   // ensure that read the policy just before a deletion does not claim it is there.
   let policyReady = false;
   let policyEpoch = 0;
+  let policyAsWritten: string | undefined;
   let ensuring: Promise<void> | undefined;
 
   async function nodeAbsent(name: string): Promise<boolean> {
@@ -378,7 +381,10 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
       : await readPolicy();
     for (let attempt = 1; ; attempt++) {
       const step = planSessionsPolicy(observed, manifestOpts);
-      if (step.kind === "none") break;
+      if (step.kind === "none") {
+        policyAsWritten = observed?.metadata.resourceVersion;
+        break;
+      }
       const res =
         step.kind === "create"
           ? await deps.kube.request("POST", policyPath, { body: step.manifest })
@@ -548,6 +554,9 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
   return {
     get synced() {
       return informers.every((i) => i.synced);
+    },
+    get policyAsWritten() {
+      return policyAsWritten;
     },
     counts,
     usage: meter?.counts ?? { samples: 0, batches: 0, failedBatches: 0, dropped: 0 },

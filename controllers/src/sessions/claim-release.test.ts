@@ -68,7 +68,9 @@ describe("a session that comes while its volume's claim is released", () => {
     delete s.status;
     const created = await f.mgmt.request("POST", "/apis/berth.dev/v1alpha1/namespaces/org-acme/sessions", { body: s });
     expect(created.status).toBe(201);
-    await new Promise((r) => setTimeout(r, 1_500));
+    // The session is placed and its mirror's write was tried, then held back (twice: the retry a second
+    // later is held too), all while the claim's delete is pending.
+    await until("the mirror's write held back twice", () => f.controller.counts.releaseWaits >= 2);
     // No mirror while the claim is being deleted, and the volume still says where its claim is.
     expect(log).toEqual(["claim delete asked"]);
     expect(volume().status?.boundCluster).toBe(CLUSTER);

@@ -18,12 +18,19 @@ describe("the session controller", () => {
   });
 
   it("stops with nothing left running, and writes nothing after", async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+    const baseline = timers();
     const f = aFleet(2);
     await f.controller.start();
+    await until("both placed", () => f.gpu.list("sessionmirrors").length === 2);
     await f.controller.stop();
+    // Nothing left that could wake it: no watch open, no subscription to reports, no timer of its own.
+    expect(f.mgmt.watching + f.gpu.watching).toBe(0);
+    expect(f.store.listening).toBe(false);
+    expect(timers()).toBeLessThanOrEqual(baseline);
     const writes = f.mgmt.log.length + f.gpu.log.length;
     f.store.report({ sessionId: f.ids[0] as string, phase: "Running", revision: 1 });
-    await new Promise((r) => setTimeout(r, 100));
+    await f.controller.idle();
     expect(f.mgmt.log.length + f.gpu.log.length).toBe(writes);
   });
 });

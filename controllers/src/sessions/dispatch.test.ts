@@ -28,7 +28,8 @@ describe("dispatch after the history knows where the session is", () => {
     try {
       await f.controller.start();
       await until("3 placements", () => [...statusWrites(f.mgmt, "Starting").values()].length === 3);
-      await new Promise((r) => setTimeout(r, 200));
+      // Each one's dispatch has come to its history row and is held there (the rows wait for the gate).
+      await until("3 dispatches waiting for their history rows", () => f.controller.counts.waitingForRecord === 3);
       expect(f.gpu.list("sessionmirrors")).toEqual([]);
     } finally {
       open();

@@ -193,7 +193,12 @@ export class Dispatch {
     const recording = memory.recording.get(id);
     if (recording) {
       // Its history row must name the cluster before the operator there reports on it.
-      if (!(await recording)) await recordUnrecorded(store, memory, id, s);
+      counts.waitingForRecord++;
+      try {
+        if (!(await recording)) await recordUnrecorded(store, memory, id, s);
+      } finally {
+        counts.waitingForRecord--;
+      }
       if (memory.recording.get(id) === recording) memory.recording.delete(id);
     }
     const restarts = memory.mirrorStates.get(id)?.restarts ?? 0;
@@ -220,8 +225,10 @@ export class Dispatch {
     for (const key of keys) {
       const vol = this.#d.observed.volumes.store.get(key);
       if (this.#released.has(key) && !vol?.status?.boundCluster) this.#released.delete(key);
-      if (this.#releasing.has(key) || this.#released.has(key) || vol?.status?.releasingSince)
+      if (this.#releasing.has(key) || this.#released.has(key) || vol?.status?.releasingSince) {
+        counts.releaseWaits++;
         throw new RetryAfter(1_000, `the claim of volume ${key} on ${vol?.status?.boundCluster} is being released`);
+      }
     }
     for (const key of keys) this.#mounting.set(key, (this.#mounting.get(key) ?? 0) + 1);
     let res: Awaited<ReturnType<typeof serverSideApply<SessionMirror>>>;

@@ -51,7 +51,10 @@ export class MemoryStore implements SessionStore {
   async inventory(): Promise<InventoryNodeView[]> {
     return structuredClone(this.nodes);
   }
+  /** The ids of each reports read, as it is answered (undefined: all). */
+  readonly reportReads: (readonly string[] | undefined)[] = [];
   async reports(ids?: readonly string[]): Promise<StoredReport[]> {
+    this.reportReads.push(ids ? [...ids] : undefined);
     return structuredClone(this.reps.filter((r) => !ids || ids.includes(r.sessionId)));
   }
   /** An operator's report arrives (kept as the newest of its session and cluster, then notified). */
@@ -105,7 +108,13 @@ export class MemoryStore implements SessionStore {
   async recordDeleted(): Promise<void> {}
   async listen(handlers: { reports(ids: string[]): void; inventory(): void }): Promise<() => Promise<void>> {
     this.#handlers = handlers;
-    return async () => {};
+    return async () => {
+      if (this.#handlers === handlers) this.#handlers = undefined;
+    };
+  }
+  /** A controller is subscribed to reports and inventory changes. */
+  get listening(): boolean {
+    return this.#handlers !== undefined;
   }
   async purgeEvents(): Promise<number> {
     return 0;

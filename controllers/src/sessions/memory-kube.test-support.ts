@@ -56,6 +56,10 @@ export class MemoryKube implements KubeApi {
   #rv = 100;
   #uid = 0;
   readonly #watchers = new Set<{ plural: string; namespace?: string; onEvent: (e: WatchEvent) => void }>();
+  /** Watches open now. */
+  get watching(): number {
+    return this.#watchers.size;
+  }
   /** Every request: method, path, the answer's status, and the body sent. */
   readonly log: { method: string; path: string; status: number; body?: unknown; apply?: true }[] = [];
   /** A status to answer instead of serving the request, or undefined to serve it. */

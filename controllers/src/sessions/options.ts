@@ -54,6 +54,10 @@ export interface WriteCounts {
   placementPasses: number;
   /** Round trips that took mirror revisions for a whole placement pass. */
   revisionBatches: number;
+  /** Mirror writes held back because a volume's claim was being released (retried after it is gone). */
+  releaseWaits: number;
+  /** Mirror writes waiting now for their placement's history row to be written first (a gauge). */
+  waitingForRecord: number;
 }
 
 export const noWrites = (): WriteCounts => ({
@@ -67,4 +71,6 @@ export const noWrites = (): WriteCounts => ({
   placements: 0,
   placementPasses: 0,
   revisionBatches: 0,
+  releaseWaits: 0,
+  waitingForRecord: 0,
 });

@@ -130,7 +130,10 @@ describe("a session whose pod found no node", () => {
       revision: mirrorOf(f.gpu)?.revision as number,
     });
     await until("placed again", () => statusOf(f.mgmt)?.phase !== "Running");
-    await new Promise((r) => setTimeout(r, 400));
+    // Past the slow write: the step after Pending is recorded (whatever it is), and all it woke settled.
+    await until("the step after Pending recorded", () =>
+      f.store.transitions.some(([, before]) => before === "Pending"),
+    );
     await f.controller.idle();
     expect(statusWrites(f.mgmt, "Starting")).toEqual(new Map());
     expect(statusOf(f.mgmt)).toMatchObject({ phase: "Queued" });

@@ -128,11 +128,15 @@ describe("a session's status", () => {
     const read = f.store.reports.bind(f.store);
     let release: () => void = () => {};
     let holdNext = false;
+    let heldAnswered = false;
     f.store.reports = async (ids) => {
       const held = holdNext;
       holdNext = false;
       const got = await read(ids);
-      if (held) await new Promise<void>((r) => (release = r));
+      if (held) {
+        await new Promise<void>((r) => (release = r));
+        heldAnswered = true;
+      }
       return got;
     };
     await f.controller.start();
@@ -145,7 +149,9 @@ describe("a session's status", () => {
     await until("Running", () => statusOf(f.mgmt)?.phase === "Running", 5_000);
     await f.controller.idle();
     release();
-    await new Promise((r) => setTimeout(r, 100));
+    // The late answer taken in (the controller's step after the read runs before the next timer), and
+    // what it woke settled.
+    await until("the held read answered", () => heldAnswered);
     await f.controller.idle();
     expect(statusOf(f.mgmt)?.phase).toBe("Running");
     expect(f.store.transitions.map(([, , after]) => after)).not.toContain("Starting");
@@ -155,8 +161,9 @@ describe("a session's status", () => {
     const f = await aRunningSession();
     const revision = mirrorOf(f.gpu)?.revision as number;
     // A late report about a mirror before this one says nothing about this one.
+    const reads = f.store.reportReads.length;
     f.store.report({ sessionId: f.id, phase: "Failed", reason: "PodFailed", revision: revision - 1 });
-    await new Promise((r) => setTimeout(r, 100));
+    await until("the report read", () => f.store.reportReads.slice(reads).some((ids) => !ids || ids.includes(f.id)));
     await f.controller.idle();
     expect(statusOf(f.mgmt)?.phase).toBe("Running");
   });

@@ -49,10 +49,14 @@ describe("metering a running session", () => {
     const podOf = async () =>
       (await kube.json<any>("GET", `/api/v1/namespaces/${SESSIONS_NS}/pods/${running.resource_name}`)) as any;
 
-    const samples = async (): Promise<Sample[]> =>
+    // Bob's session beside hers on the same cluster, metered by the same operator: its samples show the
+    // meter's rounds going on while hers is paused.
+    const witness = await bed.startRunning(bed.bob, { ...h100, name: "witness" });
+    expect(witness.cluster_id).toBe(running.cluster_id);
+    const samples = async (session = id): Promise<Sample[]> =>
       (
         await db("usage_samples")
-          .where({ session: id })
+          .where({ session })
           .orderBy("period_start")
           .select("sample_id", "period_start", "period_end", "gpu_seconds", "billed_at")
       ).map((r: any) => ({
@@ -93,9 +97,15 @@ describe("metering a running session", () => {
       );
       expect(firstRun[0]?.start).toBe(started1);
 
-      // Paused: nothing more arrives for the session over several intervals.
+      // Paused: nothing more arrives for the session while the meter closes three more intervals (Bob's
+      // samples ending after this point, sent in the same rounds as hers would be).
       const whilePaused = (await samples()).length;
-      await sleep(3 * INTERVAL_MS);
+      const quietFrom = Date.now();
+      await until(
+        "three more rounds of the meter",
+        async () => (await samples(witness.id)).filter((x) => x.end > quietFrom).length >= 3,
+        30_000,
+      );
       expect((await samples()).length).toBe(whilePaused);
 
       // Second run, then termination.
@@ -105,6 +115,7 @@ describe("metering a running session", () => {
       const pod2 = await podOf();
       expect(pod2.metadata.uid).not.toBe(pod1.metadata.uid);
       const started2 = Date.parse(pod2.status.containerStatuses[0].state.running.startedAt);
+      // A run-duration, not a wait for an event: the second run spans more than one interval.
       await sleep(INTERVAL_MS + 500);
       const terminateAsked = Date.now();
       const terminated = await bed.call(alice, "POST", `/api/v1/sessions/${id}/terminate`, {});

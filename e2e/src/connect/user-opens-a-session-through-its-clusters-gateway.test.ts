@@ -181,8 +181,13 @@ describe("opening a link", () => {
     const withLink = await open(links.terminal);
     expect(withLink.status).toBe(409);
     expect(withLink.body).toContain("This session is paused");
-    await new Promise((r) => setTimeout(r, 250)); // the gate's cache
-    const withCookie = await open(links.lab.replace(/\?.*$/, ""), { cookie });
+    // The gate may answer from its cache (200 ms) for a moment: asked until it tells, within a bound.
+    const withCookieNow = () => open(links.lab.replace(/\?.*$/, ""), { cookie });
+    let withCookie = await withCookieNow();
+    for (const deadline = Date.now() + 5_000; withCookie.status !== 409 && Date.now() < deadline; ) {
+      await new Promise((r) => setTimeout(r, 20));
+      withCookie = await withCookieNow();
+    }
     expect(withCookie.status).toBe(409);
     expect(withCookie.headers["x-berth-gateway"]).toBe("session_paused");
   });

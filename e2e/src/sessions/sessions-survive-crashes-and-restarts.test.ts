@@ -1,8 +1,10 @@
-// Processes die and apiservers restart: an operator killed mid-flight is replaced by its standby, which
-// converges on exactly one pod per session; the worker fails over to another replica without placing
+// Processes die and apiservers restart: an operator killed mid-flight (a session's claim made, its pod
+// not yet) is replaced by its standby, which finishes it with exactly one pod per session; the worker fails over to another replica without placing
 // anything twice; the management and GPU apiservers restart under running watches.
+import { LABELS } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { type SessionsBed, startSessionsBed } from "./harness.ts";
+import { type BedProvisioner, installBedStorage, startProvisioner } from "../storage/bed-storage.ts";
+import { adminKube, SESSIONS_NS, type SessionsBed, startSessionsBed } from "./harness.ts";
 
 // Journeys wait on real clusters; a loaded machine (other beds running) stretches them.
 vi.setConfig({ testTimeout: 180_000 });
@@ -17,48 +19,115 @@ afterAll(async () => {
 
 const l4 = { offering: "l4", preset: "gpu-small", image: "terminal" };
 const h100 = { offering: "h100", preset: "gpu-small", image: "jupyterlab" };
+/** A storage class whose claims nothing binds until the test starts a provisioner for it. */
+const HELD_CLASS = "berth-held";
 
 describe("an operator killed mid-flight", () => {
-  it("is replaced by its standby, which makes exactly one pod per session", async () => {
+  it("is replaced by its standby, which finishes what it started with exactly one pod per session", async () => {
     const gpuB = bed.gpu["gpu-b"];
     if (!gpuB) throw new Error("no gpu-b");
+    // Held open on purpose with real parts: alice's session mounts a volume whose claim nothing binds
+    // yet (its storage class has no provisioner until the kill), so the leader makes the claim and then
+    // waits for it, with no pod. Bob's session next to it has nothing to wait for.
+    const c = bed.fleet.cluster("gpu-b");
+    await installBedStorage(c, { storageClass: HELD_CLASS });
+    const pool = await bed.call(bed.superAdmin, "POST", "/api/v1/storage/pools", {
+      name: "held",
+      cluster: gpuB.id,
+      storage_class: HELD_CLASS,
+      sharing: "selected",
+      clusters: [gpuB.id],
+      manual_capacity_gb: 100,
+      default: false,
+    });
+    expect(pool.status, JSON.stringify(pool.body)).toBe(201);
+    const volume = await bed.call(bed.alice, "POST", "/api/v1/storage/volumes", {
+      name: "held",
+      size_gb: 1,
+      pool: "held",
+    });
+    expect(volume.status, JSON.stringify(volume.body)).toBe(201);
+    const claimPath = `/api/v1/namespaces/${SESSIONS_NS}/persistentvolumeclaims/berth-${volume.body.id.replace("_", "-")}`;
+
     const first = gpuB.operator;
     const standby = await gpuB.startOperator("gpu-b-standby");
     expect(standby.isLeader()).toBe(false);
     const answers = await Promise.all([
-      bed.call(bed.alice, "POST", "/api/v1/sessions", l4),
+      bed.call(bed.alice, "POST", "/api/v1/sessions", { ...l4, volumes: [{ volume: volume.body.id }] }),
       bed.call(bed.bob, "POST", "/api/v1/sessions", l4),
     ]);
     for (const a of answers) expect(a.status, JSON.stringify(a.body)).toBe(201);
     const ids = answers.map((r) => r.body.id as string);
-    // Kill the leader as soon as it has made the first pod: it has started, and the standby takes over what
-    // it was doing. (kwok runs a pod at once, so whether both pods were already Running at the kill is
-    // down to timing; the test does not claim more than "after its first pod".)
-    const ours = (p: { name: string }) => ids.some((id) => id.replace("_", "-") === p.name);
-    let atKill: Awaited<ReturnType<typeof bed.pods>> = [];
-    for (const t0 = Date.now(); Date.now() - t0 < 60_000; ) {
-      atKill = (await bed.pods("gpu-b")).filter(ours);
-      if (atKill.length > 0) break;
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    await first?.stop({ release: false });
-    expect(atKill.length, "the operator made a pod before it was killed").toBeGreaterThan(0);
-    for (const [i, id] of ids.entries())
+    const crs = answers.map((r) => r.body.resource_name as string);
+    const held = crs[0] as string;
+
+    // Every session's pods by its label, terminating ones included, sampled from before the kill until
+    // the standby has finished: a second pod for a session at any moment would be counted here.
+    const samples: Record<string, number>[] = [];
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const pods = await bed.pods("gpu-b");
+        samples.push(
+          Object.fromEntries(crs.map((cr) => [cr, pods.filter((p) => p.labels[LABELS.session] === cr).length])),
+        );
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    const k = adminKube(c);
+    const provisioner: BedProvisioner[] = [];
+    try {
+      // The leader has started the held session's work: its claim exists, it reported the wait.
       await bed.waitFor(
-        i === 0 ? bed.alice : bed.bob,
-        id,
-        (s) => s.phase === "Running",
-        `${id} Running after the failover`,
+        bed.alice,
+        ids[0] as string,
+        (s) =>
+          s.conditions?.some(
+            (x: { type: string; reason: string }) => x.type === "Ready" && x.reason === "WaitingForClaim",
+          ),
+        "the leader waiting for the claim",
         60_000,
       );
-    // A quick dispatch may have had both pods reported Running before the kill: the sessions are then
-    // Running before the dead leader's lease (5 s) expires. The standby takes over all the same.
-    for (const t0 = Date.now(); !standby.isLeader() && Date.now() - t0 < 30_000; )
-      await new Promise((r) => setTimeout(r, 100));
-    expect(standby.isLeader()).toBe(true);
+      // What the leader holds at the kill: the claim made and unbound, and no pod of that session.
+      const claim = await k.raw<{ status?: { phase?: string } }>("GET", claimPath);
+      const podsAtKill = (await bed.pods("gpu-b")).filter((p) => p.labels[LABELS.session] === held);
+      await first?.stop({ release: false });
+      expect(claim.status, "the leader made the claim before it was killed").toBe(200);
+      expect(claim.body.status?.phase, "the claim was still unbound at the kill").not.toBe("Bound");
+      expect(podsAtKill, "the held session had no pod at the kill").toEqual([]);
+      // Unheld: the claim can bind now; only the standby can make the pod.
+      provisioner.push(startProvisioner(c, { storageClass: HELD_CLASS }));
+      for (const [i, id] of ids.entries())
+        await bed.waitFor(
+          i === 0 ? bed.alice : bed.bob,
+          id,
+          (s) => s.phase === "Running",
+          `${id} Running after the failover`,
+          90_000,
+        );
+      expect(standby.isLeader(), "the held session's pod came from the standby").toBe(true);
+    } finally {
+      sampling = false;
+      await sampler;
+      for (const p of provisioner) await p.stop();
+      k.close();
+    }
+    // Sampled, each session's pod seen, and never two of one session at once.
+    expect(samples.length).toBeGreaterThan(0);
+    for (const cr of crs) {
+      expect(
+        samples.some((x) => x[cr] === 1),
+        `${cr}'s pod seen`,
+      ).toBe(true);
+      expect(Math.max(...samples.map((x) => x[cr] ?? 0)), `pods of ${cr} at once`).toBe(1);
+    }
+    // And exactly one now, terminating ones included.
     const pods = await bed.pods("gpu-b");
-    const names = pods.filter((p) => !p.deleting).map((p) => p.name);
-    expect(names.sort()).toEqual(ids.map((id) => id.replace("_", "-")).sort());
+    for (const cr of crs)
+      expect(
+        pods.filter((p) => p.labels[LABELS.session] === cr),
+        cr,
+      ).toHaveLength(1);
   });
 });
 

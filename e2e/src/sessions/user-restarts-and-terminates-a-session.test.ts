@@ -119,12 +119,29 @@ describe("the session's network isolation", () => {
       expect(out).toContain('"k8s-app":"kube-dns"');
       expect(out).toContain('"except":["10.0.0.0/8"');
       // Held as written: the operator does not put it back over and over (its compare would see a change).
-      const version = async () =>
-        (await k.json<{ metadata: { resourceVersion: string } }>("GET", `${policyPath}/${SESSIONS_POLICY_NAME}`))
-          .metadata.resourceVersion;
-      const v1 = await version();
-      await new Promise((r) => setTimeout(r, 2_000));
-      expect(await version()).toBe(v1);
+      // Touched where its compare does not look (an annotation), the operator looks at it again: once it
+      // has found that very version as written, it wrote nothing after it.
+      const op = bed.gpu["gpu-a"]?.operator?.sessionMirrors();
+      if (!op) throw new Error("gpu-a's operator is not leading");
+      const writes = op.counts.policyWrites;
+      const touched = await k.json<{ metadata: { resourceVersion: string } }>(
+        "PATCH",
+        `${policyPath}/${SESSIONS_POLICY_NAME}`,
+        { metadata: { annotations: { "example.com/touched": "yes" } } },
+        "application/merge-patch+json",
+      );
+      await until(
+        "the operator to find the touched policy as written",
+        async () => op.policyAsWritten === touched.metadata.resourceVersion,
+        10_000,
+        50,
+      );
+      const now = await k.json<{ metadata: { resourceVersion: string } }>(
+        "GET",
+        `${policyPath}/${SESSIONS_POLICY_NAME}`,
+      );
+      expect(now.metadata.resourceVersion).toBe(touched.metadata.resourceVersion);
+      expect(op.counts.policyWrites).toBe(writes);
       // One rule, two peers: the gateway's pods (people's traffic) and the operator's (it reads the
       // notebook's kernels for the idle rule), both in the system namespace; no address range.
       expect(np.spec.ingress).toHaveLength(1);

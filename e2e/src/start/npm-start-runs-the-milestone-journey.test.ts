@@ -194,6 +194,7 @@ describe("npm start", () => {
         return body.data?.result?.[0]?.value?.[1] === "1";
       });
 
+    // A run-duration, not a wait for an event: the session runs a few seconds so there is time to charge.
     await new Promise((r) => setTimeout(r, 3_000));
     const pauseAsked = Date.now();
     const paused = await call(token, "POST", `/api/v1/sessions/${id}/pause`, {});

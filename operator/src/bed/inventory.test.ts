@@ -3,7 +3,7 @@
 // is survived.
 
 import type { InventoryNode } from "@berth/crds/internal-plane";
-import { A100, type Bed, eventually, H100, SESSIONS_NS, sleep, startBed } from "@berth/e2e/operator-bed";
+import { A100, type Bed, eventually, H100, SESSIONS_NS, startBed } from "@berth/e2e/operator-bed";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningOperator, startOperator } from "../operator.ts";
 import { captureLog } from "../testing/log.test-support.ts";
@@ -136,13 +136,14 @@ describe("the operator's inventory on a GPU cluster", () => {
       ...c,
       lastHeartbeatTime: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
     }));
-    await bed.admin.json(
+    const beat = await bed.admin.json<{ metadata: { resourceVersion: string } }>(
       "PATCH",
       "/api/v1/nodes/h100-1/status",
       { status: { conditions } },
       "application/strategic-merge-patch+json",
     );
-    await sleep(1_000); // ten debounce periods
+    // The operator's nodes watch has shown the heartbeat and nothing it woke is waiting or on its way.
+    await eventually(() => operator?.inventory()?.settledPast(beat.metadata.resourceVersion), "the heartbeat seen");
     expect(stub.inventories().length).toBe(before);
 
     await bed.admin.json(

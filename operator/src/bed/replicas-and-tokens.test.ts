@@ -56,7 +56,7 @@ describe("the operator and its token", () => {
     const tokenFile = bed.writeToken("token-401", "expired-token");
     const { op, records } = await operator("op-401", tokenFile);
     await eventually(() => requestsWith("expired-token").length >= 3, "three refused attempts");
-    await sleep(2_000);
+    await sleep(2_000); // a window to count attempts in (a rate), not a wait for an event
     // Backoff 100 ms doubling to a 1 s cap, half of it jitter: 5 to 10 attempts in these ~3 s, not hundreds.
     const refused = requestsWith("expired-token");
     expect(refused.length).toBeGreaterThanOrEqual(4);
@@ -88,7 +88,7 @@ describe("the operator and its token", () => {
     // The inventory reporter's retries (the storage report has its own fixed tick).
     const inventory = () => requestsWith("tok-other").filter((r) => r.path === "/internal/v1/inventory");
     await eventually(() => inventory().length >= 2, "two forbidden attempts");
-    await sleep(1_500);
+    await sleep(1_500); // a window to measure the gaps between attempts in, not a wait for an event
     const forbidden = inventory();
     expect(forbidden.every((r) => r.status === 403)).toBe(true);
     const gaps = forbidden.slice(1).map((r, i) => r.at - (forbidden[i]?.at ?? 0));
@@ -102,9 +102,9 @@ describe("two operator replicas", () => {
     const since = stub.requests.length;
     const a = await operator("replica-a", bed.writeToken("token-a", "tok-a"), FAILOVER_LEASE);
     const b = await operator("replica-b", bed.writeToken("token-b", "tok-b"), FAILOVER_LEASE);
-    const [leader, follower, leaderToken, followerToken] = await eventually(() => {
-      if (a.op.isLeader() && !b.op.isLeader()) return [a.op, b.op, "tok-a", "tok-b"] as const;
-      if (b.op.isLeader() && !a.op.isLeader()) return [b.op, a.op, "tok-b", "tok-a"] as const;
+    const [leader, follower, leaderToken, followerToken, followerSaid] = await eventually(() => {
+      if (a.op.isLeader() && !b.op.isLeader()) return [a.op, b.op, "tok-a", "tok-b", b.records] as const;
+      if (b.op.isLeader() && !a.op.isLeader()) return [b.op, a.op, "tok-b", "tok-a", a.records] as const;
       return undefined;
     }, "one leader");
     await eventually(
@@ -123,7 +123,13 @@ describe("two operator replicas", () => {
       "application/merge-patch+json",
     );
     await eventually(() => stub.latestInventory("clu_bed")?.nodes[0]?.labels.replicas === "one", "the change reported");
-    await sleep(500);
+    // The follower read the lease as the leader's and never led, so it started nothing that reports
+    // (reporters run only while leading): nothing of it can still be on its way.
+    await eventually(
+      () => followerSaid.some((r) => r.msg === "following" && r.holder === leader.identity),
+      "the follower following the leader",
+    );
+    expect(followerSaid.filter((r) => r.msg === "started leading")).toEqual([]);
     expect(stub.requests.slice(since).filter((r) => r.token === followerToken)).toEqual([]);
 
     // The leader dies without releasing: the follower waits out the lease (3 s) and takes over.
@@ -140,7 +146,11 @@ describe("two operator replicas", () => {
 
     // A new replica follows; the leader stops gracefully (releases the lease): the new one leads at once.
     const c = await operator("replica-c", bed.writeToken("token-c", "tok-a"), FAILOVER_LEASE);
-    await sleep(500);
+    // It has read the lease and follows its holder.
+    await eventually(
+      () => c.records.some((r) => r.msg === "following" && r.holder === follower.identity),
+      "replica-c following",
+    );
     expect(c.op.isLeader()).toBe(false);
     const leasePath = `/apis/coordination.k8s.io/v1/namespaces/${SYSTEM_NS}/leases/${LEASE}`;
     const held = (await bed.admin.json<{ spec: LeaseSpec }>("GET", leasePath)).spec;

@@ -73,6 +73,7 @@ export class InventoryReporter {
   #loop: Promise<void> | undefined;
   /** First and last change since the last computation. */
   #dirtySince: number | undefined;
+  #reconciling = false;
   #lastChange = 0;
   #ackedFingerprint: string | undefined;
   #nextResyncAt = 0;
@@ -124,6 +125,14 @@ export class InventoryReporter {
     return this.#nodes.watching && !this.#nodes.store.has(name);
   }
 
+  /**
+   * The nodes watch has shown every change up to this resourceVersion and whatever it woke is settled:
+   * no change waiting to be reported, no report on its way (tests).
+   */
+  settledPast(resourceVersion: string): boolean {
+    return this.#nodes.passed(resourceVersion) && this.#dirtySince === undefined && !this.#reconciling;
+  }
+
   /** Both watches listed and open. */
   get synced(): boolean {
     return this.#nodes.watching && this.#pods.watching;
@@ -171,7 +180,11 @@ export class InventoryReporter {
         await this.#waker.wait(due ?? 3_600_000);
         continue;
       }
-      if (!(await this.#reconcile())) await this.#waker.wait(Math.max(100, this.#o.debounceMs));
+      this.#reconciling = true;
+      const acted = await this.#reconcile().finally(() => {
+        this.#reconciling = false;
+      });
+      if (!acted) await this.#waker.wait(Math.max(100, this.#o.debounceMs));
     }
   }
 

@@ -119,7 +119,14 @@ describe("the webhook dispatcher", () => {
     for (const s of ["ses_a", "ses_b"])
       for (const [prev, next, reason] of LIFECYCLE) await phase(e.organization_id, s, prev, next, reason);
     await r.until((rs) => rs.length >= KINDS.length * 2);
-    await new Promise((res) => setTimeout(res, 300)); // nothing more comes
+    // Nothing more can come: every delivery made (in the events' own transactions) is settled, none
+    // pending, each sent once; the other organization's endpoint got none.
+    const deliveries = (id: string) => db()("webhook_deliveries").where({ endpoint_id: id });
+    await until(async () => (await deliveries(e.id).where({ state: "pending" })).length === 0);
+    expect((await deliveries(e.id)).map((d) => [d.state, d.attempts])).toEqual(
+      Array.from({ length: KINDS.length * 2 }, () => ["succeeded", 1]),
+    );
+    expect(await deliveries(other.id)).toEqual([]);
 
     expect(r.received).toHaveLength(KINDS.length * 2);
     const ids = r.received.map((x) => x.id);
@@ -198,9 +205,12 @@ describe("the webhook dispatcher", () => {
     const row = await db()("webhook_endpoints").where({ id: e.id }).first();
     expect(row.disabled_reason).toBe("gone");
     await phase(e.organization_id, "ses_g", "Pending", "Queued");
-    await new Promise((res) => setTimeout(res, 300));
-    expect(r.received).toHaveLength(1);
+    // The change is committed, and no webhook event or delivery was made with it (they are made in its
+    // own transaction, for enabled endpoints only), nor is any left pending: nothing more can be sent.
+    expect(await db()("session_events").where({ session_id: "ses_g" })).toHaveLength(2);
+    expect(await db()("webhook_events").where({ organization_id: "org_gone" })).toHaveLength(1);
     expect(await db()("webhook_deliveries").where({ endpoint_id: e.id }).pluck("state")).toEqual(["failed"]);
+    expect(r.received).toHaveLength(1);
     const told = await db()("notifications").where({ organization_id: "org_gone" });
     expect(told.map((x) => [x.user_id, x.kind, x.data.reason])).toEqual([
       ["usr_gone_admin", "webhook.endpoint_disabled", "gone"],

@@ -179,14 +179,16 @@ describe("monitoring panels", () => {
   });
 
   it("follows the values the test drives on a session's utilisation chart", async () => {
+    let lastEnd = 0;
     for (const util of [10, 90]) {
       exporter.setCard(cards[0]?.uuid as string, { util });
       exporter.setContainer(
         { pod: sesA.replace("_", "-"), namespace: "berth-sessions", container: "lab", uuid: cards[0]?.uuid as string },
         { util, memUsedMiB: 1000 },
       );
-      // A new step for each value (the cache holds an answer for ten seconds per step).
-      await new Promise((r) => setTimeout(r, 1100));
+      // A range ending in a later second than the last one asked (answers are cached per range for ten
+      // seconds, and a range's end is counted in whole seconds).
+      while (Math.floor(Date.now() / 1000) <= lastEnd) await new Promise((r) => setTimeout(r, 20));
       await forwardOnce();
       const r = await panel(
         "session.gpu_utilization",
@@ -194,6 +196,8 @@ describe("monitoring panels", () => {
         w.memberA.token,
       );
       expect(r.status).toBe(200);
+      expect(r.body.range.to).toBeGreaterThan(lastEnd);
+      lastEnd = r.body.range.to;
       expect(r.body.series[0].values.filter((v: number | null) => v !== null).at(-1)).toBe(util);
     }
   });
