@@ -429,12 +429,12 @@ try {
     const dup = await podDuplicates("gpu-a");
     const intervals = atSilence.charges.filter((c) => c.end - c.start === USAGE_MS).length;
     return (
-      `gpu-a silent ${SILENT_S} s (operator SIGSTOPped): session Unknown after ${(unknownAfter / 1000).toFixed(1)} s; ` +
+      `gpu-a silent ${((back - t0) / 1000).toFixed(1)} s (operator SIGSTOPped until its session was Unknown and ${SILENT_S} s had passed): session Unknown after ${(unknownAfter / 1000).toFixed(1)} s; ` +
       `charged_at_silence=${secs(atSilence.ms)} (${intervals} closed ${USAGE_MS / 1000} s intervals, the last ended ${secs(t0 - atSilence.until)} before) ` +
-      `charged_after_${SILENT_S}s=${secs(atItsEnd.ms)} (charged past the silence's start while silent: ${secs(covered(atItsEnd.charges, t0))}); ` +
+      `charged_at_silence_end=${secs(atItsEnd.ms)} (charged past the silence's start while silent: ${secs(covered(atItsEnd.charges, t0))}); ` +
       `Running again ${((reconciled - back) / 1000).toFixed(1)} s after it returned (started_at kept: ${resumed.started_at !== null}); ` +
       `then charged=${secs(after.ms)} for the pod's ${secs(ran)} up to its last charged interval ` +
-      `(the silence's ${secs(back - t0)} billed from the operator's late samples: ${secs(covered(after.charges, t0, back))}) ` +
+      `(of the silence, billed from the operator's late samples: ${secs(covered(after.charges, t0, back))}) ` +
       `gap_not_charged=${secs(gap)} double_charged=${secs(twice)}; ` +
       verdict(Math.round(gap / 1000), dup + Math.round(twice / 1000), "s of the pod's run not charged")
     );
