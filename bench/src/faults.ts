@@ -4,15 +4,20 @@
 // processes (split-processes.ts), so that a kill is a real SIGKILL. One line per fault with its figures,
 // ending with lost=… duplicated=… (a lost item is an accepted create whose session does not exist, or a
 // session whose pod went away; a duplicate is a second session for one create or a second pod for one
-// session, counted by the session's label, terminating pods included).
+// session, counted by the session's label, terminating pods included). The silent cluster's line also
+// follows its session's bill through the silence, from the ledger: there lost counts seconds of the pod's
+// run never charged and duplicated adds seconds charged twice. gpu-a's operator cuts usage every
+// `--usage-interval` seconds (5 s: a session charges closed intervals within the fault, not after minutes).
 //   node bench/src/faults.ts [--only pg,mgmt,gpu,worker,operator,silent,api] [--burst 500] [--silent 60]
+//     [--usage-interval 5]
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { freePort, type PostgresServer, startPostgres } from "@berth/api/db/server";
+import { type MeteredPodView, podRun } from "@berth/controllers";
 import { LABELS } from "@berth/crds";
-import { H100, L4, type SessionsBed, startSessionsBed } from "@berth/e2e/sessions";
+import { adminKube, H100, L4, SESSIONS_NS, type SessionsBed, startSessionsBed } from "@berth/e2e/sessions";
 import { type Split, startSplit } from "./split-processes.ts";
 
 const { values } = parseArgs({
@@ -20,11 +25,13 @@ const { values } = parseArgs({
     only: { type: "string", default: "pg,mgmt,gpu,worker,operator,silent,api" },
     burst: { type: "string", default: "500" },
     silent: { type: "string", default: "60" },
+    "usage-interval": { type: "string", default: "5" },
   },
 });
 const only = new Set(values.only.split(","));
 const BURST = Number(values.burst);
 const SILENT_S = Number(values.silent);
+const USAGE_MS = Number(values["usage-interval"]) * 1000;
 const h100 = { offering: "h100", preset: "gpu-small", image: "terminal" };
 const l4 = { offering: "l4", preset: "gpu-small", image: "terminal" };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -67,7 +74,7 @@ try {
     },
   });
   const b = bed;
-  split = await startSplit(b, { gpuCluster: "gpu-a", onSignal: stopAll });
+  split = await startSplit(b, { gpuCluster: "gpu-a", onSignal: stopAll, usageIntervalMs: USAGE_MS });
   const s = split;
   await s.reissueTokens([b.superAdmin, b.orgAdmin, b.alice, b.bob]);
   const users = [b.alice, b.bob, b.orgAdmin];
@@ -297,36 +304,140 @@ try {
     return `gpu-a operator SIGKILLed (a create made while it was down): back ${((restarted - t0) / 1000).toFixed(1)} s later, that session Running ${((ready - restarted) / 1000).toFixed(1)} s after; ${before.length} running pods untouched: ${before.length - lost}; ${verdict(lost, dup, "pods replaced")}`;
   });
 
+  /** Milliseconds of the union of the spans, within [from, to). */
+  const covered = (spans: readonly { start: number; end: number }[], from = 0, to = Number.MAX_SAFE_INTEGER) => {
+    const xs = spans
+      .map((x) => [Math.max(x.start, from), Math.min(x.end, to)] as const)
+      .filter(([a, z]) => z > a)
+      .sort((x, y) => x[0] - y[0]);
+    let total = 0;
+    let cur: [number, number] | undefined;
+    for (const [a, z] of xs) {
+      if (cur && a <= cur[1]) cur[1] = Math.max(cur[1], z);
+      else {
+        if (cur) total += cur[1] - cur[0];
+        cur = [a, z];
+      }
+    }
+    return total + (cur ? cur[1] - cur[0] : 0);
+  };
+  /**
+   * A session's bill as the ledger has it: each charge with the usage interval it billed and the
+   * milliseconds it charged (charging bills a moment once: a sample over time already charged is charged
+   * for what is new only), and how many of its samples are stored but not billed yet.
+   */
+  const billOf = async (session: string) => {
+    const { rows } = (await db.raw(
+      `SELECT u.period_start, u.period_end, t.metadata FROM ledger_transactions t
+         JOIN usage_samples u ON u.cluster_id = t.cluster_id AND u.sample_id = t.sample_id
+        WHERE t.kind = 'charge' AND t.session_id = ?`,
+      [session],
+    )) as { rows: { period_start: Date; period_end: Date; metadata: { ms?: string } }[] };
+    const charges = rows.map((r) => ({
+      start: new Date(r.period_start).getTime(),
+      end: new Date(r.period_end).getTime(),
+      ms: Number(r.metadata?.ms ?? 0),
+    }));
+    const [unbilled] = (await db("usage_samples").where({ session }).whereNull("billed_at").count({ n: "*" })) as {
+      n: string;
+    }[];
+    return {
+      charges,
+      /** Milliseconds charged. */
+      ms: charges.reduce((a, c) => a + c.ms, 0),
+      /** End of the latest interval charged (0: none). */
+      until: charges.reduce((a, c) => Math.max(a, c.end), 0),
+      unbilled: Number(unbilled?.n ?? 0),
+    };
+  };
+  type Bill = Awaited<ReturnType<typeof billOf>>;
+  /** The session's bill once `pred` holds (read every 100 ms). */
+  const billWhen = async (session: string, pred: (b: Bill) => boolean, timeoutMs: number, what: string) => {
+    for (const t0 = Date.now(); ; await sleep(100)) {
+      const bill = await billOf(session);
+      if (pred(bill)) return bill;
+      if (Date.now() - t0 > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    }
+  };
+  const secs = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
+
   await run("silent", async () => {
     const [m] = await runningSessions("silent", 1);
     if (!m) throw new Error("no session");
     const session = m.id;
+    // Closed intervals charged before the silence, which starts just after a charge: no sample in flight.
+    const seen = (
+      await billWhen(
+        session,
+        (x) => x.charges.length >= 3 && x.unbilled === 0,
+        4 * USAGE_MS + 30_000,
+        "three usage intervals charged",
+      )
+    ).charges.length;
+    await billWhen(
+      session,
+      (x) => x.charges.length > seen && x.unbilled === 0,
+      2 * USAGE_MS + 30_000,
+      "a fresh charge",
+    );
     const pid = s.operator.pid;
     const t0 = Date.now();
     process.kill(pid, "SIGSTOP");
     let unknownAfter = Number.NaN;
+    let atSilence: Bill;
+    let atItsEnd: Bill;
     try {
+      atSilence = await billOf(session);
       await waitFor(m.token, session, (x) => x.phase === "Unknown", "Unknown", SILENT_S * 1000 + 60_000);
       unknownAfter = Date.now() - t0;
       const left = SILENT_S * 1000 - (Date.now() - t0);
       if (left > 0) await sleep(left);
+      atItsEnd = await billOf(session);
     } finally {
       process.kill(pid, "SIGCONT");
     }
     const back = Date.now();
     const resumed = await waitFor(m.token, session, (x) => x.phase === "Running", "Running again", 120_000);
     const reconciled = Date.now();
-    const charged = (await db("ledger_transactions")
-      .where({ kind: "charge", session_id: session })
-      .whereBetween("created_at", [new Date(t0 + 5000), new Date(back)])
-      .count({ n: "*" })) as { n: string }[];
-    const lastSample = (await db("usage_samples")
-      .where({ session: session.replace("_", "-") })
-      .where("period_end", "<=", new Date(back))
-      .max({ end: "period_end" })) as { end: Date | null }[];
+    // Charging resumes: wait until two intervals after the return are charged and nothing is left unbilled.
+    const after = await billWhen(
+      session,
+      (x) => x.until >= back + 2 * USAGE_MS && x.unbilled === 0,
+      4 * USAGE_MS + 90_000,
+      "charges after the cluster returned",
+    );
+    // The pod's run as the operator meters it (its container's start), up to the last charged moment.
+    const k = adminKube(b.fleet.cluster("gpu-a"));
+    let pods: MeteredPodView[];
+    try {
+      const selector = encodeURIComponent(`${LABELS.sessionId}=${session}`);
+      pods = (
+        await k.json<{ items: MeteredPodView[] }>(
+          "GET",
+          `/api/v1/namespaces/${SESSIONS_NS}/pods?labelSelector=${selector}`,
+        )
+      ).items;
+    } finally {
+      k.close();
+    }
+    const runs = pods.flatMap((p) => podRun(p, LABELS.sessionId) ?? []);
+    const start = Math.min(...runs.map((r) => r.startMs ?? Number.POSITIVE_INFINITY));
+    if (runs.length !== 1 || !Number.isFinite(start)) throw new Error(`${runs.length} pods for ${session}`);
+    const ran = after.until - start;
+    const gap = ran - covered(after.charges, start, after.until);
+    const twice = after.ms - covered(after.charges);
     const dup = await podDuplicates("gpu-a");
-    const chargedWhileSilent = Number(charged[0]?.n ?? 0);
-    return `gpu-a silent ${SILENT_S} s (operator SIGSTOPped): session Unknown after ${(unknownAfter / 1000).toFixed(1)} s; charges written while silent: ${chargedWhileSilent}; last sample ended ${lastSample[0]?.end ? `${((t0 - new Date(lastSample[0].end).getTime()) / 1000).toFixed(0)} s before the silence` : "n/a"}; Running again ${((reconciled - back) / 1000).toFixed(1)} s after it returned (started_at kept: ${resumed.started_at !== null}); ${verdict(0, dup)}`;
+    const intervals = atSilence.charges.filter((c) => c.end - c.start === USAGE_MS).length;
+    return (
+      `gpu-a silent ${((back - t0) / 1000).toFixed(1)} s (operator SIGSTOPped until its session was Unknown and ${SILENT_S} s had passed): session Unknown after ${(unknownAfter / 1000).toFixed(1)} s; ` +
+      `charged_at_silence=${secs(atSilence.ms)} (${intervals} closed ${USAGE_MS / 1000} s intervals, the last ended ${secs(t0 - atSilence.until)} before) ` +
+      `charged_at_silence_end=${secs(atItsEnd.ms)} (charged past the silence's start while silent: ${secs(covered(atItsEnd.charges, t0))}); ` +
+      `Running again ${((reconciled - back) / 1000).toFixed(1)} s after it returned (started_at kept: ${resumed.started_at !== null}); ` +
+      `then charged=${secs(after.ms)} for the pod's ${secs(ran)} up to its last charged interval ` +
+      `(of the silence, billed from the operator's late samples: ${secs(covered(after.charges, t0, back))}) ` +
+      `gap_not_charged=${secs(gap)} double_charged=${secs(twice)}; ` +
+      verdict(Math.round(gap / 1000), dup + Math.round(twice / 1000), "s of the pod's run not charged")
+    );
   });
 
   await run("api", async () => {

@@ -167,7 +167,12 @@ export interface Split {
  */
 export async function startSplit(
   bed: SessionsBed,
-  opts: { gpuCluster: string; onSignal: () => Promise<void> },
+  opts: {
+    gpuCluster: string;
+    onSignal: () => Promise<void>;
+    /** The operator's usage interval (whole seconds); default 60 s, the bed's. */
+    usageIntervalMs?: number;
+  },
 ): Promise<Split> {
   const children: Child[] = [];
   const stopAll = async () => {
@@ -229,14 +234,14 @@ export async function startSplit(
       BERTH_OPERATOR_HTTP_HOST: "127.0.0.1",
       BERTH_OPERATOR_HTTP_PORT: "0",
       BERTH_OPERATOR_IDENTITY: `${h.name}-op-split`,
-      // As the bed's operator: a short lease, the bench's inventory timings, usage every 60 s.
+      // As the bed's operator: a short lease, the bench's inventory timings, usage every 60 s unless asked.
       BERTH_OPERATOR_LEASE_DURATION_MS: "5000",
       BERTH_OPERATOR_LEASE_RENEW_DEADLINE_MS: "4000",
       BERTH_OPERATOR_LEASE_RETRY_PERIOD_MS: "250",
       BERTH_OPERATOR_INVENTORY_DEBOUNCE_MS: "500",
       BERTH_OPERATOR_INVENTORY_RESYNC_MS: "60000",
       BERTH_OPERATOR_INVENTORY_PAGE_SIZE: "500",
-      BERTH_OPERATOR_USAGE_INTERVAL_MS: "60000",
+      BERTH_OPERATOR_USAGE_INTERVAL_MS: String(opts.usageIntervalMs ?? 60_000),
       BERTH_OPERATOR_USAGE_GRACE_MS: "200",
       BERTH_OPERATOR_BACKOFF_BASE_MS: "100",
       BERTH_OPERATOR_BACKOFF_MAX_MS: "1000",
