@@ -1,7 +1,7 @@
 // Ids, names, labels and annotations shared by the control plane, the operator and the API. A session has a
 // REST id `ses_<20 chars>` and a resource name `ses-<same>`: the id is what users and reports name, the
 // resource name is what Kubernetes (and the connect links, /proxy/{cr}/…) name. One maps onto the other.
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 
 const ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
 
@@ -10,6 +10,21 @@ export const SESSION_ID = /^ses_[a-z0-9]{20}$/;
 /** A fresh session id: 20 characters of a 36-letter alphabet (about 103 bits), from a CSPRNG. */
 export function newSessionId(): string {
   return `ses_${randomTail()}`;
+}
+
+/**
+ * The session id a create derives from its Idempotency-Key claim (caller, route, key and the claim's first
+ * time): a create taken over after a crash makes the same id, so it finds what the first attempt made
+ * instead of making a second session.
+ */
+export function sessionIdFromSeed(seed: string): string {
+  const digest = (i: number) => createHash("sha256").update(`${i}\n${seed}`).digest();
+  let extra: Buffer = Buffer.alloc(0);
+  return `ses_${tailOf(digest(0), (i) => {
+    const j = i - 32;
+    if (j >= extra.length) extra = Buffer.concat([extra, digest(1 + Math.floor(j / 32))]);
+    return extra[j] as number;
+  })}`;
 }
 
 /** A volume has a REST id `vol_<20 chars>` and a resource name `vol-<same>`, like a session. */
@@ -41,11 +56,14 @@ export function volumeDataPath(volumeId: string): string {
 }
 
 function randomTail(): string {
-  const bytes = randomBytes(20);
+  return tailOf(randomBytes(20), () => randomBytes(1)[0] as number);
+}
+
+/** 20 letters from `bytes`, then from `more`; 252 = 7 * 36: bytes at or above it are rejected, so every letter is equally likely. */
+function tailOf(bytes: Uint8Array, more: (i: number) => number): string {
   let s = "";
-  // 252 = 7 * 36: bytes at or above it are rejected, so every letter is equally likely.
   for (let i = 0; s.length < 20; i++) {
-    const b = i < bytes.length ? (bytes[i] as number) : (randomBytes(1)[0] as number);
+    const b = i < bytes.length ? (bytes[i] as number) : more(i);
     if (b < 252) s += ALPHABET[b % 36];
   }
   return s;

@@ -34,6 +34,13 @@ export interface IdempotencyClaim {
   lockedAt: Date;
   /** True when we took over a row a crashed request left in flight. */
   tookOver: boolean;
+  /** When the key was first claimed; the same for a request that takes it over. */
+  createdAt: Date;
+}
+
+/** What a handler may derive ids from: the same for a request and the one that takes its key over. */
+export function claimSeed(claim: IdempotencyClaim): string {
+  return `${claim.scope}\n${claim.key}\n${claim.createdAt.toISOString()}`;
 }
 
 export type ClaimResult = { kind: "claimed"; claim: IdempotencyClaim } | { kind: "replay"; answer: StoredAnswer };
@@ -48,6 +55,7 @@ interface Row {
   response_headers: Record<string, string> | null;
   expires_at: Date;
   locked_at: Date;
+  created_at: Date;
 }
 
 export class IdempotencyKeyReused extends DomainError {
@@ -118,7 +126,8 @@ export async function claimIdempotencyKey(
       .onConflict(["scope", "key"])
       .ignore()
       .returning("key");
-    if (inserted.length === 1) return { kind: "claimed", claim: { scope, key, lockedAt: o.now, tookOver: false } };
+    if (inserted.length === 1)
+      return { kind: "claimed", claim: { scope, key, lockedAt: o.now, tookOver: false, createdAt: o.now } };
 
     const row = (await db("idempotency_keys").where({ scope, key }).first()) as Row | undefined;
     if (!row) continue; // released or purged between our insert and read: try again
@@ -135,7 +144,8 @@ export async function claimIdempotencyKey(
         locked_at: o.now,
         expires_at: expiresAt,
       });
-      if (n === 1) return { kind: "claimed", claim: { scope, key, lockedAt: o.now, tookOver: false } };
+      if (n === 1)
+        return { kind: "claimed", claim: { scope, key, lockedAt: o.now, tookOver: false, createdAt: o.now } };
       continue;
     }
     if (row.request_hash !== hash) throw new IdempotencyKeyReused();
@@ -153,7 +163,8 @@ export async function claimIdempotencyKey(
     const n = await db("idempotency_keys")
       .where({ scope, key, state: "in_flight", locked_at: row.locked_at })
       .update({ locked_at: o.now, expires_at: expiresAt });
-    if (n === 1) return { kind: "claimed", claim: { scope, key, lockedAt: o.now, tookOver: true } };
+    if (n === 1)
+      return { kind: "claimed", claim: { scope, key, lockedAt: o.now, tookOver: true, createdAt: row.created_at } };
   }
   throw new IdempotencyRequestInFlight(1);
 }

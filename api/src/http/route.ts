@@ -21,6 +21,7 @@ import { clientAddressOf } from "./client-address.ts";
 import { errorAnswer, requestIdOf } from "./envelope.ts";
 import {
   claimIdempotencyKey,
+  claimSeed,
   completeIdempotencyKey,
   IDEMPOTENCY_HEADER,
   IDEMPOTENCY_KEY_PATTERN,
@@ -56,6 +57,11 @@ export interface HandlerContext<A extends AuthMode, P, Q, B> {
   log: Logger;
   /** The Koa context, for the rare route that needs the raw request (streams, headers). */
   ctx: Context;
+  /**
+   * Set when the request holds an Idempotency-Key claim: `seed` is the same for this request and one that
+   * takes the key over after a crash (`tookOver`), so a create can name what it makes from it.
+   */
+  idempotency?: { seed: string; tookOver: boolean };
 }
 
 export interface RouteSpec<
@@ -363,6 +369,7 @@ export function routeMiddleware(route: RouteDef, deps: Deps) {
             return logger();
           },
           ctx,
+          ...(claim ? { idempotency: { seed: claimSeed(claim), tookOver: claim.tookOver } } : {}),
         } as never);
         answer = { status: result.status, body: result.body, headers: result.headers ?? {} };
         if (deps.config.http.validateResponses) checkResponse(route, answer);

@@ -14,6 +14,7 @@ import {
   organizationNamespace,
   type Session,
   SessionKind,
+  sessionIdFromSeed,
   sessionResourceName,
   sliceOf,
   VOLUME_ID,
@@ -21,9 +22,11 @@ import {
 } from "@berth/crds";
 import { findClusterById } from "../../db/operations/clusters/findClusterById.ts";
 import { findProjectById } from "../../db/operations/projects/findProjectById.ts";
+import { findSessionById } from "../../db/operations/sessions/findSessionById.ts";
 import { fleetModels } from "../../db/operations/sessions/fleetModels.ts";
 import { insertSessionEvents } from "../../db/operations/sessions/sessionEvents.ts";
 import { sharingClusters } from "../../db/operations/sessions/sharingClusters.ts";
+import type { SessionRow } from "../../db/operations/sessions/types.ts";
 import { updateSession } from "../../db/operations/sessions/updateSession.ts";
 import { type SessionView, viewFromRow } from "../../db/operations/sessions/view.ts";
 import type { Deps } from "../../deps.ts";
@@ -92,8 +95,20 @@ export async function resolveOwnership(
   return { organizationId, projectId };
 }
 
-export async function createSession(deps: Deps, principal: Principal, input: CreateSessionInput): Promise<SessionView> {
+export async function createSession(
+  deps: Deps,
+  principal: Principal,
+  input: CreateSessionInput,
+  idempotency?: { seed: string; tookOver: boolean },
+): Promise<SessionView> {
   const rt = sessionsRuntimeOf(deps);
+  // With an Idempotency-Key the id comes from its claim, so a create that takes the key over after a crash
+  // finds what the first attempt made (before any check, which would count that session against it).
+  const id = idempotency ? sessionIdFromSeed(idempotency.seed) : newSessionId();
+  if (idempotency?.tookOver) {
+    const earlier = await findSessionById(deps.db, id);
+    if (earlier) return finishEarlierCreate(deps, earlier);
+  }
   const { organizationId, projectId } = await resolveOwnership(deps, principal, input);
 
   const [offering, preset, image] = await Promise.all([
@@ -157,7 +172,6 @@ export async function createSession(deps: Deps, principal: Principal, input: Cre
       asks,
     );
 
-  const id = newSessionId();
   const crName = sessionResourceName(id);
   const now = deps.clock.now();
   const row = await admitCreate(
@@ -245,6 +259,34 @@ export async function createSession(deps: Deps, principal: Principal, input: Cre
     deps.log.warn({ err, session: id }, "could not record the session.created event"),
   );
   return viewFromRow(row);
+}
+
+/**
+ * The session an interrupted create with the same key made: the answer when its resource exists. A row
+ * without one (the crash came between them) is marked failed like a create whose resource failed, and the
+ * client is told to retry: the key is released with the 503 and the retry makes a new session.
+ */
+async function finishEarlierCreate(deps: Deps, row: SessionRow): Promise<SessionView> {
+  const rt = sessionsRuntimeOf(deps);
+  if (row.phase !== "Failed") {
+    const back = await rt.kube.request("GET", sessionPath(row.namespace, row.cr_name));
+    if (back.status === 200) return viewFromRow(row);
+    if (back.status !== 404)
+      throw new Unavailable("the management cluster did not answer; retry", { status: back.status });
+    const now = deps.clock.now();
+    await updateSession(
+      deps.db,
+      row.id,
+      {
+        phase: "Failed",
+        reason: "CreateFailed",
+        message: "the create was interrupted before its resource was written",
+        terminated_at: now,
+      },
+      now,
+    );
+  }
+  throw new Unavailable("an earlier attempt with this Idempotency-Key was interrupted; retry", { session_id: row.id });
 }
 
 /**

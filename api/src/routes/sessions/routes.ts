@@ -64,8 +64,8 @@ export const createSessionRoute = defineRoute({
     "conflict",
   ],
   responses: { 201: Session },
-  handler: async ({ deps, principal, body, audit }) => {
-    const v = await createSession(deps, principal, body);
+  handler: async ({ deps, principal, body, audit, idempotency }) => {
+    const v = await createSession(deps, principal, body, idempotency);
     audit.target("session", v.id);
     audit.organization(v.organizationId);
     return { status: 201, body: presentSession(v) };
