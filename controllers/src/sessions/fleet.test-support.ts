@@ -28,6 +28,8 @@ export class MemoryStore implements SessionStore {
   nodes: InventoryNodeView[];
   /** The cluster's operator has not called for long. */
   silent = false;
+  /** The cluster's last report, when it is not "just now" (a cluster that stopped calling at that time). */
+  lastReportAt?: Date;
   /** The administrators' placement policy, as the system settings give it. */
   placementPolicy?: () => Promise<"binpack" | "spread" | undefined>;
   #handlers: { reports(ids: string[]): void; inventory(): void } | undefined;
@@ -46,7 +48,9 @@ export class MemoryStore implements SessionStore {
   }
 
   async clusters(): Promise<ClusterRecord[]> {
-    return [{ id: CLUSTER, registered: true, lastReportAt: this.silent ? new Date(0) : new Date() }];
+    return [
+      { id: CLUSTER, registered: true, lastReportAt: this.silent ? new Date(0) : (this.lastReportAt ?? new Date()) },
+    ];
   }
   async inventory(): Promise<InventoryNodeView[]> {
     return structuredClone(this.nodes);

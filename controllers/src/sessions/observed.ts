@@ -56,6 +56,8 @@ export class Observed {
   readonly #memory: SessionMemory;
   readonly #now: () => Date;
   readonly #reportGraceMs: number;
+  /** Whether each cluster was reporting at the last refresh. */
+  #wasReporting = new Map<string, boolean>();
 
   constructor(o: {
     kube: KubeApi;
@@ -145,7 +147,11 @@ export class Observed {
     const next = new Map((await this.#store.clusters()).map((c) => [c.id, c]));
     this.clusterRecords = next;
     const changed = new Set<string>();
-    for (const [id, c] of next) if (this.reporting(c) !== this.reporting(before.get(id))) changed.add(id);
+    // Against what the last refresh found, not the old record read now: a silent cluster's record does
+    // not change, only the clock moves past its grace.
+    const wasReporting = this.#wasReporting;
+    this.#wasReporting = new Map([...next].map(([id, c]) => [id, this.reporting(c)]));
+    for (const [id, now] of this.#wasReporting) if (now !== (wasReporting.get(id) ?? false)) changed.add(id);
     for (const id of before.keys()) if (!next.has(id)) changed.add(id);
     return changed;
   }

@@ -78,6 +78,13 @@ describe("a mirror where the session wants no pod", () => {
     await until("the other placed", () => phaseOf(waiting) === "Starting", 5_000);
   });
 
+  it("becomes Unknown within a poll once its cluster's last report is older than the grace, the record unchanged", async () => {
+    const f = await aRunningSession(1, { pollMs: 20, reportGraceMs: 300 });
+    // The operator stops calling: its record stays as it was, only the clock moves past the grace.
+    f.store.lastReportAt = new Date();
+    await until("Unknown", () => statusOf(f.mgmt)?.phase === "Unknown", 3_000);
+  });
+
   it("is deleted once its cluster answers again when the session was paused while that cluster was silent", async () => {
     const f = await aRunningSession(1, {
       pollMs: 20,
