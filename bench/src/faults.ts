@@ -490,12 +490,29 @@ try {
       id: string;
       owner_id: string;
     }[];
-    let half = 0;
+    const halfIds: string[] = [];
     const tokenOf = new Map(users.map((u) => [u.id, u.token]));
     for (const row of made) {
       const token = tokenOf.get(row.owner_id) ?? b.superAdmin.token;
       const r = await call(token, "GET", `/api/v1/sessions/${row.id}/resource`);
-      if (r.status === 404) half++;
+      if (r.status === 404) halfIds.push(row.id);
+    }
+    // The worker's sweep ends such rows (Failed) once they are older than any create takes (2 minutes).
+    let half = `${halfIds.length}`;
+    if (halfIds.length > 0) {
+      const sweepStart = Date.now();
+      for (;;) {
+        const left = await db("sessions").whereIn("id", halfIds).whereNot({ phase: "Failed" }).count({ n: "*" });
+        if (Number(left[0]?.n ?? 0) === 0) {
+          half += ` (all ended Failed by the worker's sweep ${((Date.now() - killedAt) / 1000).toFixed(0)} s after the kill)`;
+          break;
+        }
+        if (Date.now() - sweepStart > 300_000) {
+          half += ` (${left[0]?.n} still live after 5 min)`;
+          break;
+        }
+        await sleep(2_000);
+      }
     }
     const refusedFirst = [...first.values()].filter((x) => x !== 201 && x !== 0 && x !== 503).length;
     return `API SIGKILLed after ${BURST - unanswered.length - refusedFirst}/${BURST} creates accepted (${((killedAt - burstStart) / 1000).toFixed(1)} s into the burst): back in ${((back - t0) / 1000).toFixed(1)} s; ${unanswered.length} unanswered retried with their keys (${[...retried.values()].filter((x) => x === 201).length} → 201${retriedOther.length ? `, the others: ${[...new Set(retriedOther)].join(", ")}` : ""}); ${accepted.length} accepted, ${made.length} sessions exist, ${refusedFirst} refused (quota/policy), half-made ${half}; ${verdict(lost, dup)}`;

@@ -311,3 +311,33 @@ describe("the owner's bell", () => {
     expect(pushed).toHaveLength(2);
   });
 });
+
+describe("rows of creates cut off before their resource", () => {
+  it("are found while Pending in the window, ended once as Failed, and the stream told", async () => {
+    const [cut, recent] = await someSessions(2);
+    const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000);
+    await t
+      .db("sessions")
+      .where({ id: cut })
+      .update({ created_at: minutesAgo(5) });
+    const store = createWorkerStore(t.db, log);
+    const found = await store.pendingRows(minutesAgo(60), minutesAgo(2));
+    expect(found.map((r) => r.id)).toContain(cut);
+    expect(found.map((r) => r.id)).not.toContain(recent);
+    expect(found.find((r) => r.id === cut)).toMatchObject({
+      namespace: "org-acme",
+      name: (cut as string).replace("_", "-"),
+    });
+
+    expect(await store.failUnmadeCreate(cut as string, "cut off", new Date())).toBe(true);
+    expect(await t.db("sessions").where({ id: cut }).first()).toMatchObject({
+      phase: "Failed",
+      reason: "CreateFailed",
+    });
+    const events = await t.db("session_events").where({ session_id: cut, type: "session.updated" });
+    expect(events).toHaveLength(1);
+    // Once: it is no longer Pending.
+    expect(await store.failUnmadeCreate(cut as string, "cut off", new Date())).toBe(false);
+    expect((await store.pendingRows(minutesAgo(60), minutesAgo(2))).map((r) => r.id)).not.toContain(cut);
+  });
+});

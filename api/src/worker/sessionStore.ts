@@ -22,8 +22,9 @@ import { findSessionById } from "../db/operations/sessions/findSessionById.ts";
 import { type SessionTransition, updateSessionsFromTransitions } from "../db/operations/sessions/recordTransitions.ts";
 import { insertSessionEvents, purgeSessionEvents } from "../db/operations/sessions/sessionEvents.ts";
 import type { SessionRow } from "../db/operations/sessions/types.ts";
+import { failPendingSession, pendingSessionRows } from "../db/operations/sessions/unmadeCreates.ts";
 import { mirrorStates, nextMirrorRevision, nextMirrorRevisions } from "../db/operations/sessions/updateSession.ts";
-import { leadingCondition, viewFromResource } from "../db/operations/sessions/view.ts";
+import { leadingCondition, viewFromResource, viewFromRow } from "../db/operations/sessions/view.ts";
 import {
   clusterLiveness,
   deleteStatusReports,
@@ -397,6 +398,18 @@ export function createWorkerStore(db: Knex, log: Logger): SessionStore {
     },
 
     purgeEvents: (olderThan) => purgeSessionEvents(db, olderThan),
+
+    async pendingRows(since, before) {
+      const rows = await pendingSessionRows(db, since, before);
+      return rows.map((r) => ({ id: r.id, namespace: r.namespace, name: r.cr_name }));
+    },
+
+    async failUnmadeCreate(id, message, at) {
+      const row = await failPendingSession(db, id, message, at);
+      if (!row) return false;
+      await insertSessionEvents(db, [sessionEventOf("session.updated", row, viewFromRow(row))]);
+      return true;
+    },
 
     // System settings (PATCH /api/v1/system/settings): the next pass places by the new policy.
     placementPolicy: async () => (await readSystemSettings(db)).placement.policy,

@@ -1,6 +1,6 @@
 // The controller's wiring: its parts started and stopped together, idle() once all of them are.
 import { afterEach, describe, expect, it } from "vitest";
-import { aFleet, stopFleets, until } from "./fleet.test-support.ts";
+import { aFleet, aRunningSession, stopFleets, until } from "./fleet.test-support.ts";
 
 afterEach(stopFleets);
 
@@ -32,5 +32,35 @@ describe("the session controller", () => {
     f.store.report({ sessionId: f.ids[0] as string, phase: "Running", revision: 1 });
     await f.controller.idle();
     expect(f.mgmt.log.length + f.gpu.log.length).toBe(writes);
+  });
+
+  it("ends rows whose create never wrote their resource, and only those", async () => {
+    const f = await aRunningSession();
+    const old = new Date(Date.now() - 5 * 60_000);
+    f.store.rows = [
+      // Cut off between its row and its resource, minutes ago.
+      {
+        id: "ses_cutoff000000000000",
+        namespace: "org-acme",
+        name: "ses-cutoff000000000000",
+        createdAt: old,
+        phase: "Pending",
+      },
+      // The running session: its resource exists.
+      { id: f.id, namespace: "org-acme", name: f.name, createdAt: old, phase: "Pending" },
+      // A create still in its request.
+      {
+        id: "ses_young0000000000000",
+        namespace: "org-acme",
+        name: "ses-young0000000000000",
+        createdAt: new Date(),
+        phase: "Pending",
+      },
+    ];
+    expect(await f.controller.sweepUnmadeCreates()).toBe(1);
+    expect(f.store.rows.map((r) => r.phase)).toEqual(["Failed", "Pending", "Pending"]);
+    // The informer's word is checked with a read before a row is ended.
+    expect(f.mgmt.log.some((r) => r.method === "GET" && r.path.endsWith("/ses-cutoff000000000000"))).toBe(true);
+    expect(await f.controller.sweepUnmadeCreates()).toBe(0);
   });
 });

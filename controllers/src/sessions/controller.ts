@@ -9,7 +9,7 @@
 // The decisions are pure functions; the parts only observe and apply. Level-based: every session is
 // looked at again on every resync, and what is observed wins over what is remembered.
 import type { Cluster, Session } from "@berth/crds";
-import { sessionIdOf } from "@berth/crds";
+import { SessionKind, sessionIdOf } from "@berth/crds";
 import type { Logger } from "pino";
 import type { KubeApi } from "../kube/client.ts";
 import type { InformerEvent, KubeObject } from "../kube/informer.ts";
@@ -29,6 +29,10 @@ export { placementMatters } from "./placement-pass.ts";
 
 /** Old stream events are purged this often. */
 const PURGE_MS = 10 * 60_000;
+/** A create writes its row, then its resource, within one request: a row this old without one was cut off. */
+const UNMADE_AFTER_MS = 2 * 60_000;
+/** How far back the sweep looks (a row older than this was swept by an earlier leader, or never will be). */
+const UNMADE_LOOKBACK_MS = 24 * 3_600_000;
 
 export interface SessionControllerDeps {
   kube: KubeApi;
@@ -171,7 +175,41 @@ export class SessionController {
     this.#every(PURGE_MS, async () => {
       await this.#d.store.purgeEvents(new Date(this.#now().getTime() - this.#o.eventRetentionMs));
     });
+    this.#every(this.#o.resyncMs, async () => {
+      await this.sweepUnmadeCreates();
+    });
     this.#log.info({ sessions: o.sessions.store.size, clusters: o.clusterRecords.size }, "session controller started");
+  }
+
+  /**
+   * Rows whose create never wrote its resource (the API died between the two), older than any create
+   * takes: failed, so they stop counting as live against limits and credits. The informer's word is
+   * checked with a read, since a watch may lag. Returns how many it ended.
+   */
+  async sweepUnmadeCreates(): Promise<number> {
+    const o = this.#observed;
+    if (!o.sessions.synced) return 0;
+    const now = this.#now().getTime();
+    const rows = await this.#d.store.pendingRows(new Date(now - UNMADE_LOOKBACK_MS), new Date(now - UNMADE_AFTER_MS));
+    let ended = 0;
+    for (const r of rows) {
+      if (o.sessions.store.has(`${r.namespace}/${r.name}`)) continue;
+      const got = await this.#d.kube.request(
+        "GET",
+        `/apis/${SessionKind.group}/${SessionKind.version}/namespaces/${r.namespace}/sessions/${r.name}`,
+      );
+      if (got.status !== 404) continue;
+      if (
+        await this.#d.store.failUnmadeCreate(
+          r.id,
+          "its create was interrupted before the Session resource was written; start it again",
+          this.#now(),
+        )
+      )
+        ended++;
+    }
+    if (ended > 0) this.#log.warn({ sessions: ended }, "ended sessions whose create never wrote their resource");
+    return ended;
   }
 
   async stop(): Promise<void> {

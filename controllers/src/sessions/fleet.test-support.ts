@@ -110,6 +110,18 @@ export class MemoryStore implements SessionStore {
     this.transitions.push([after.metadata.name as string, before.status?.phase, after.status?.phase]);
   }
   async recordDeleted(): Promise<void> {}
+  /** History rows as the API wrote them (only what the sweep of unmade creates reads). */
+  rows: { id: string; namespace: string; name: string; createdAt: Date; phase: string }[] = [];
+  async pendingRows(since: Date, before: Date) {
+    return this.rows
+      .filter((r) => r.phase === "Pending" && r.createdAt >= since && r.createdAt < before)
+      .map(({ id, namespace, name }) => ({ id, namespace, name }));
+  }
+  async failUnmadeCreate(id: string): Promise<boolean> {
+    const r = this.rows.find((x) => x.id === id && x.phase === "Pending");
+    if (r) r.phase = "Failed";
+    return !!r;
+  }
   async listen(handlers: { reports(ids: string[]): void; inventory(): void }): Promise<() => Promise<void>> {
     this.#handlers = handlers;
     return async () => {

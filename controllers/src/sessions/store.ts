@@ -49,6 +49,13 @@ export interface SessionStore {
   /** Housekeeping: drop stream events older than this. */
   purgeEvents(olderThan: Date): Promise<number>;
   /**
+   * History rows still Pending that were made between `since` and `before`: with no resource, their create
+   * died between the row and the resource (the API killed), and nothing else would ever end them.
+   */
+  pendingRows(since: Date, before: Date): Promise<{ id: string; namespace: string; name: string }[]>;
+  /** Ends such a row as Failed (only while it is still Pending) and tells the stream; true when it did. */
+  failUnmadeCreate(id: string, message: string, at: Date): Promise<boolean>;
+  /**
    * The placement policy administrators chose (system settings), read at every pass; undefined, absent
    * or failing: the controller's configured policy.
    */
