@@ -1,6 +1,7 @@
 // Processes die and apiservers restart: an operator killed mid-flight (a session's claim made, its pod
-// not yet) is replaced by its standby, which finishes it with exactly one pod per session; the worker fails over to another replica without placing
-// anything twice; the management and GPU apiservers restart under running watches.
+// not yet) is replaced by its standby, which finishes it with exactly one pod per session; the worker
+// fails over to another replica without placing anything twice; the management and GPU apiservers
+// restart under running watches.
 import { LABELS } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type BedProvisioner, installBedStorage, startProvisioner } from "../storage/bed-storage.ts";
