@@ -10,7 +10,7 @@ import { Invalid, type ValidationIssue } from "../errors.ts";
 import { readJsonBody } from "../http/body.ts";
 import { requestIdOf } from "../http/envelope.ts";
 import { issuesOf } from "../http/route.ts";
-import { authenticateOperator, type OperatorPrincipal } from "./operator-auth.ts";
+import { assertOwnCluster, authenticateOperator, type OperatorPrincipal } from "./operator-auth.ts";
 
 export type InternalAuth = "operator" | "none";
 
@@ -82,6 +82,10 @@ export function internalRouteMiddleware(route: AnyInternalRoute, deps: Deps) {
       else issues.push(...issuesOf(r.error, "body"));
     }
     if (issues.length > 0) throw new Invalid("the request is invalid", issues);
+    // Every operator report names its cluster: one for another cluster than the token's is refused here,
+    // before its handler writes anything.
+    const named = (body as { cluster_id?: unknown } | undefined)?.cluster_id;
+    if (operator && typeof named === "string") assertOwnCluster(operator, named);
     const answer = await route.handler({ deps, operator, query, body, requestId, log, ctx } as never);
     for (const [k, v] of Object.entries(answer.headers ?? {})) ctx.set(k, v);
     ctx.status = answer.status;

@@ -1,9 +1,9 @@
 // The internal plane's routes (docs/dev/internal-api.md). Every report names `cluster_id`; one that is
-// not the token's cluster is refused whole with 403 `forbidden` before anything is written.
+// not the token's cluster is refused whole with 403 `forbidden` before anything is written (route.ts
+// checks it for every operator route with a body).
 import { clustersOf } from "../domain/clusters/runtime.ts";
 import { recordActivity } from "../domain/reclaim/activity.ts";
 import { applyStorageReport } from "../domain/storage/readings.ts";
-import { assertOwnCluster } from "./operator-auth.ts";
 import { applyInventory } from "./report-inventory.ts";
 import { recordSessionStatus } from "./report-status.ts";
 import { recordUsage } from "./report-usage.ts";
@@ -30,7 +30,6 @@ export const putInventory = defineInternalRoute({
   auth: "operator",
   body: InventoryReport,
   handler: async ({ deps, operator, body }) => {
-    assertOwnCluster(operator, body.cluster_id);
     const answer = await applyInventory(deps, operator.clusterId, new Date(body.observed_at), body.nodes);
     return { status: 200, body: answer };
   },
@@ -42,7 +41,6 @@ export const postSessionStatus = defineInternalRoute({
   auth: "operator",
   body: StatusReport,
   handler: async ({ deps, operator, body }) => {
-    assertOwnCluster(operator, body.cluster_id);
     const answer = await recordSessionStatus(
       deps,
       operator.clusterId,
@@ -58,7 +56,6 @@ export const postUsage = defineInternalRoute({
   auth: "operator",
   body: UsageBatch,
   handler: async ({ deps, operator, body }) => {
-    assertOwnCluster(operator, body.cluster_id);
     const answer = await recordUsage(
       deps,
       operator.clusterId,
@@ -75,7 +72,6 @@ export const putStorage = defineInternalRoute({
   auth: "operator",
   body: StorageReport,
   handler: async ({ deps, operator, body }) => {
-    assertOwnCluster(operator, body.cluster_id);
     return { status: 200, body: await applyStorageReport(deps, operator.clusterId, body) };
   },
 });
@@ -87,7 +83,6 @@ export const postSessionActivity = defineInternalRoute({
   auth: "operator",
   body: ActivityReport,
   handler: async ({ deps, operator, body }) => {
-    assertOwnCluster(operator, body.cluster_id);
     return { status: 200, body: await recordActivity(deps, operator.clusterId, body) };
   },
 });

@@ -2,7 +2,6 @@
 // from ImageBuild resources and sends their log lines (domain/images/buildReports.ts).
 import { BuildLogBatch, BuildStatusReport } from "@berth/crds/internal-plane";
 import { recordBuildLogs, recordBuildStatus } from "../../domain/images/buildReports.ts";
-import { assertOwnCluster } from "../../internal/operator-auth.ts";
 import { type AnyInternalRoute, defineInternalRoute } from "../../internal/route.ts";
 
 export const postBuildStatus = defineInternalRoute({
@@ -11,7 +10,6 @@ export const postBuildStatus = defineInternalRoute({
   auth: "operator",
   body: BuildStatusReport,
   handler: async ({ deps, operator, body }) => {
-    assertOwnCluster(operator, body.cluster_id);
     return { status: 200, body: await recordBuildStatus(deps, operator.clusterId, body.reports) };
   },
 });
@@ -22,7 +20,6 @@ export const postBuildLogs = defineInternalRoute({
   auth: "operator",
   body: BuildLogBatch,
   handler: async ({ deps, operator, body }) => {
-    assertOwnCluster(operator, body.cluster_id);
     return { status: 200, body: await recordBuildLogs(deps, operator.clusterId, body.build, body.lines) };
   },
 });
