@@ -17,7 +17,16 @@ import { parseArgs } from "node:util";
 import { freePort, type PostgresServer, startPostgres } from "@berth/api/db/server";
 import { type MeteredPodView, podRun } from "@berth/controllers";
 import { LABELS } from "@berth/crds";
-import { adminKube, H100, L4, SESSIONS_NS, type SessionsBed, startSessionsBed } from "@berth/e2e/sessions";
+import {
+  adminKube,
+  gpuCluster,
+  H100,
+  L4,
+  MANAGEMENT,
+  SESSIONS_NS,
+  type SessionsBed,
+  startSessionsBed,
+} from "@berth/e2e/sessions";
 import { type Split, startSplit } from "./split-processes.ts";
 
 const { values } = parseArgs({
@@ -55,7 +64,7 @@ try {
   bed = await startSessionsBed({
     fleet: {
       clusters: [
-        { name: "mgmt", kind: "management" },
+        MANAGEMENT,
         {
           name: "gpu-a",
           kind: "gpu",
@@ -63,13 +72,7 @@ try {
           gpuRuntimeClass: true,
           gpuDevicePlugin: true,
         },
-        {
-          name: "gpu-b",
-          kind: "gpu",
-          nodes: [{ name: "gpu-b-1", gpuModel: L4, gpuCount: 2 }],
-          gpuRuntimeClass: true,
-          gpuDevicePlugin: true,
-        },
+        gpuCluster("gpu-b", [{ name: "gpu-b-1", gpuModel: L4, gpuCount: 2 }]),
       ],
     },
   });

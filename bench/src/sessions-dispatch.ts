@@ -40,7 +40,15 @@ import { parseArgs } from "node:util";
 import { DEFAULT_CONTROLLER_OPTIONS, DEFAULT_TIMING } from "@berth/controllers";
 import { HttpKube, Informer } from "@berth/controllers/kube";
 import { gpuNodeManifest, type KubeHttp, kubeConfigFrom } from "@berth/e2e";
-import { adminKube, H100, openEventStream, type SessionsBed, startSessionsBed } from "@berth/e2e/sessions";
+import {
+  adminKube,
+  gpuCluster,
+  H100,
+  MANAGEMENT,
+  openEventStream,
+  type SessionsBed,
+  startSessionsBed,
+} from "@berth/e2e/sessions";
 import pg from "pg";
 import { cpuSnapshot, cpuUsed, showCpu } from "./process-cpu.ts";
 import { type Split, startSplit } from "./split-processes.ts";
@@ -338,16 +346,7 @@ async function main(): Promise<void> {
   const t0 = performance.now();
   const bed: SessionsBed = await startSessionsBed({
     fleet: {
-      clusters: [
-        { name: "mgmt", kind: "management" },
-        {
-          name: "gpu-a",
-          kind: "gpu",
-          nodes: [{ name: "gpu-a-0", gpuModel: H100, gpuCount: GPUS }],
-          gpuRuntimeClass: true,
-          gpuDevicePlugin: true,
-        },
-      ],
+      clusters: [MANAGEMENT, gpuCluster("gpu-a", [{ name: "gpu-a-0", gpuModel: H100, gpuCount: GPUS }])],
     },
     operatorResyncMs: 60_000,
     operatorDebounceMs: 500,

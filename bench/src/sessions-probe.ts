@@ -4,23 +4,14 @@
 //   node bench/src/sessions-probe.ts [N=100] [R=20] [NODES=25]
 import { HttpKube, Informer } from "@berth/controllers/kube";
 import { gpuNodeManifest, kubeConfigFrom } from "@berth/e2e";
-import { adminKube, H100, startSessionsBed } from "@berth/e2e/sessions";
+import { adminKube, gpuCluster, H100, MANAGEMENT, startSessionsBed } from "@berth/e2e/sessions";
 
 const N = Number(process.argv[2] ?? "100");
 const RATE = Number(process.argv[3] ?? "20");
 const NODES = Number(process.argv[4] ?? "25");
 const bed = await startSessionsBed({
   fleet: {
-    clusters: [
-      { name: "mgmt", kind: "management" },
-      {
-        name: "gpu-a",
-        kind: "gpu",
-        nodes: [{ name: "gpu-a-0", gpuModel: H100, gpuCount: 8 }],
-        gpuRuntimeClass: true,
-        gpuDevicePlugin: true,
-      },
-    ],
+    clusters: [MANAGEMENT, gpuCluster("gpu-a", [{ name: "gpu-a-0", gpuModel: H100, gpuCount: 8 }])],
   },
   operatorResyncMs: 60_000,
   operatorDebounceMs: 500,

@@ -4,7 +4,7 @@
 import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { H100, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
+import { gpuCluster, H100, MANAGEMENT, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { cardUuid } from "../testbed/gpu.ts";
 import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";
@@ -22,16 +22,7 @@ beforeAll(async () => {
   ensureConsoleBuilt();
   bed = await startSessionsBed({
     fleet: {
-      clusters: [
-        { name: "mgmt", kind: "management" },
-        {
-          name: "gpu-a",
-          kind: "gpu",
-          nodes: [{ name: "gpu-a-1", gpuModel: H100, gpuCount: 2, sharing: "hami" }],
-          gpuRuntimeClass: true,
-          gpuDevicePlugin: "hami",
-        },
-      ],
+      clusters: [MANAGEMENT, gpuCluster("gpu-a", [{ name: "gpu-a-1", gpuModel: H100, gpuCount: 2, sharing: "hami" }])],
     },
   });
   browser = await launchBrowser();

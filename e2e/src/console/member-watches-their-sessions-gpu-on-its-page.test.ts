@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { H100, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
+import { gpuCluster, H100, MANAGEMENT, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { type RunningGpuExporter, startGpuExporter } from "../testbed/gpu-exporter.ts";
 import { type RunningMetricsServer, startMetricsServer } from "../testbed/metrics-server.ts";
 import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
@@ -34,16 +34,7 @@ beforeAll(async () => {
   exporter = await startGpuExporter({ cards: [{ uuid: CARD, node: "gpu-a-1", model: H100, memoryMiB: 81_559 }] });
   bed = await startSessionsBed({
     fleet: {
-      clusters: [
-        { name: "mgmt", kind: "management" },
-        {
-          name: "gpu-a",
-          kind: "gpu",
-          nodes: [{ name: "gpu-a-1", gpuModel: H100, gpuCount: 2 }],
-          gpuRuntimeClass: true,
-          gpuDevicePlugin: true,
-        },
-      ],
+      clusters: [MANAGEMENT, gpuCluster("gpu-a", [{ name: "gpu-a-1", gpuModel: H100, gpuCount: 2 }])],
     },
     apiEnv: { BERTH_METRICS_SERVER_URL: vm.url },
     operatorGpuMetrics: { url: exporter.url, intervalMs: 1000 },

@@ -29,9 +29,11 @@ import pino from "pino";
 import { mintControlPlaneCredential } from "../clusters/credentials.ts";
 import {
   type Cluster,
+  type ClusterDescription,
   type Credential,
   type Fleet,
   type FleetDescription,
+  type GpuNodeDescription,
   KubeHttp,
   kubeConfigFrom,
   startFleet,
@@ -42,23 +44,28 @@ export const L4 = "NVIDIA-L4";
 export const SESSIONS_NS = "berth-sessions";
 export const SYSTEM_NS = "berth-system";
 
+/** A fleet's management cluster. */
+export const MANAGEMENT: ClusterDescription = { name: "mgmt", kind: "management" };
+
+/**
+ * A GPU cluster as the journeys run one: the `nvidia` RuntimeClass and a device plugin, HAMi's when a node
+ * carries a sharing layer.
+ */
+export function gpuCluster(name: string, nodes: GpuNodeDescription[]): ClusterDescription {
+  return {
+    name,
+    kind: "gpu",
+    nodes,
+    gpuRuntimeClass: true,
+    gpuDevicePlugin: nodes.some((n) => n.sharing === "hami") ? "hami" : true,
+  };
+}
+
 export const SMALL_FLEET: FleetDescription = {
   clusters: [
-    { name: "mgmt", kind: "management" },
-    {
-      name: "gpu-a",
-      kind: "gpu",
-      nodes: [{ name: "gpu-a-1", gpuModel: H100, gpuCount: 2 }],
-      gpuRuntimeClass: true,
-      gpuDevicePlugin: true,
-    },
-    {
-      name: "gpu-b",
-      kind: "gpu",
-      nodes: [{ name: "gpu-b-1", gpuModel: L4, gpuCount: 2 }],
-      gpuRuntimeClass: true,
-      gpuDevicePlugin: true,
-    },
+    MANAGEMENT,
+    gpuCluster("gpu-a", [{ name: "gpu-a-1", gpuModel: H100, gpuCount: 2 }]),
+    gpuCluster("gpu-b", [{ name: "gpu-b-1", gpuModel: L4, gpuCount: 2 }]),
   ],
 };
 

@@ -2,7 +2,16 @@
 // cluster), a node is lost (its session is placed again or waits in the queue, and the user is told
 // why), and a cluster's operator goes silent (its sessions turn Unknown, then come back).
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { adminKube, H100, L4, openEventStream, type SessionsBed, startSessionsBed } from "./harness.ts";
+import {
+  adminKube,
+  gpuCluster,
+  H100,
+  L4,
+  MANAGEMENT,
+  openEventStream,
+  type SessionsBed,
+  startSessionsBed,
+} from "./harness.ts";
 
 // Journeys wait on real clusters; a loaded machine (other beds running) stretches them.
 vi.setConfig({ testTimeout: 180_000 });
@@ -12,24 +21,12 @@ beforeAll(async () => {
   bed = await startSessionsBed({
     fleet: {
       clusters: [
-        { name: "mgmt", kind: "management" },
-        {
-          name: "gpu-a",
-          kind: "gpu",
-          nodes: [
-            { name: "gpu-a-1", gpuModel: H100, gpuCount: 1 },
-            { name: "gpu-a-2", gpuModel: H100, gpuCount: 1 },
-          ],
-          gpuRuntimeClass: true,
-          gpuDevicePlugin: true,
-        },
-        {
-          name: "gpu-b",
-          kind: "gpu",
-          nodes: [{ name: "gpu-b-1", gpuModel: L4, gpuCount: 2 }],
-          gpuRuntimeClass: true,
-          gpuDevicePlugin: true,
-        },
+        MANAGEMENT,
+        gpuCluster("gpu-a", [
+          { name: "gpu-a-1", gpuModel: H100, gpuCount: 1 },
+          { name: "gpu-a-2", gpuModel: H100, gpuCount: 1 },
+        ]),
+        gpuCluster("gpu-b", [{ name: "gpu-b-1", gpuModel: L4, gpuCount: 2 }]),
       ],
     },
   });

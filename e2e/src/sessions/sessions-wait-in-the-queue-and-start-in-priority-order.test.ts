@@ -2,7 +2,7 @@
 // in that order as GPUs free up. Members cannot jump the queue; an organization admin can raise a
 // session's priority. A session pinned to a full cluster waits there even when another has room.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { H100, type SessionsBed, startSessionsBed } from "./harness.ts";
+import { gpuCluster, H100, MANAGEMENT, type SessionsBed, startSessionsBed } from "./harness.ts";
 
 // Journeys wait on real clusters; a loaded machine (other beds running) stretches them.
 vi.setConfig({ testTimeout: 180_000 });
@@ -12,21 +12,9 @@ beforeAll(async () => {
   bed = await startSessionsBed({
     fleet: {
       clusters: [
-        { name: "mgmt", kind: "management" },
-        {
-          name: "gpu-a",
-          kind: "gpu",
-          nodes: [{ name: "gpu-a-1", gpuModel: H100, gpuCount: 2 }],
-          gpuRuntimeClass: true,
-          gpuDevicePlugin: true,
-        },
-        {
-          name: "gpu-b",
-          kind: "gpu",
-          nodes: [{ name: "gpu-b-1", gpuModel: H100, gpuCount: 1 }],
-          gpuRuntimeClass: true,
-          gpuDevicePlugin: true,
-        },
+        MANAGEMENT,
+        gpuCluster("gpu-a", [{ name: "gpu-a-1", gpuModel: H100, gpuCount: 2 }]),
+        gpuCluster("gpu-b", [{ name: "gpu-b-1", gpuModel: H100, gpuCount: 1 }]),
       ],
     },
   });

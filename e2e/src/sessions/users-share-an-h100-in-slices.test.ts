@@ -5,7 +5,7 @@
 // fractions not offered and slices under 1 GiB are refused with their codes.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { cardUuid } from "../testbed/gpu.ts";
-import { adminKube, H100, SESSIONS_NS, type SessionsBed, startSessionsBed } from "./harness.ts";
+import { adminKube, gpuCluster, H100, MANAGEMENT, SESSIONS_NS, type SessionsBed, startSessionsBed } from "./harness.ts";
 
 vi.setConfig({ testTimeout: 240_000 });
 
@@ -16,25 +16,13 @@ beforeAll(async () => {
   bed = await startSessionsBed({
     fleet: {
       clusters: [
-        { name: "mgmt", kind: "management" },
-        {
-          name: "gpu-a",
-          kind: "gpu",
-          nodes: [
-            { name: "gpu-a-1", gpuModel: H100, gpuCount: 2, sharing: "hami" },
-            { name: "gpu-a-2", gpuModel: H100, gpuCount: 1, sharing: "hami" },
-          ],
-          gpuRuntimeClass: true,
-          gpuDevicePlugin: "hami",
-        },
-        {
-          // Whole cards only: no sharing layer.
-          name: "gpu-b",
-          kind: "gpu",
-          nodes: [{ name: "gpu-b-1", gpuModel: H100, gpuCount: 1 }],
-          gpuRuntimeClass: true,
-          gpuDevicePlugin: true,
-        },
+        MANAGEMENT,
+        gpuCluster("gpu-a", [
+          { name: "gpu-a-1", gpuModel: H100, gpuCount: 2, sharing: "hami" },
+          { name: "gpu-a-2", gpuModel: H100, gpuCount: 1, sharing: "hami" },
+        ]),
+        // Whole cards only: no sharing layer.
+        gpuCluster("gpu-b", [{ name: "gpu-b-1", gpuModel: H100, gpuCount: 1 }]),
       ],
     },
   });

@@ -5,7 +5,15 @@
 // and from then on the volume's sessions stay on that cluster (a pin elsewhere: 409). A claim that cannot
 // bind shows in the session's condition instead of a silent wait.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { adminKube, H100, SESSIONS_NS, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
+import {
+  adminKube,
+  gpuCluster,
+  H100,
+  MANAGEMENT,
+  SESSIONS_NS,
+  type SessionsBed,
+  startSessionsBed,
+} from "../sessions/harness.ts";
 import { type BedProvisioner, installBedStorage, startProvisioner } from "./bed-storage.ts";
 
 vi.setConfig({ testTimeout: 180_000 });
@@ -22,21 +30,9 @@ beforeAll(async () => {
     operatorStorageIntervalMs: 300,
     fleet: {
       clusters: [
-        { name: "mgmt", kind: "management" },
-        {
-          name: "gpu-a",
-          kind: "gpu",
-          nodes: [{ name: "gpu-a-1", gpuModel: H100, gpuCount: 4 }],
-          gpuRuntimeClass: true,
-          gpuDevicePlugin: true,
-        },
-        {
-          name: "gpu-b",
-          kind: "gpu",
-          nodes: [{ name: "gpu-b-1", gpuModel: H100, gpuCount: 4 }],
-          gpuRuntimeClass: true,
-          gpuDevicePlugin: true,
-        },
+        MANAGEMENT,
+        gpuCluster("gpu-a", [{ name: "gpu-a-1", gpuModel: H100, gpuCount: 4 }]),
+        gpuCluster("gpu-b", [{ name: "gpu-b-1", gpuModel: H100, gpuCount: 4 }]),
       ],
     },
   });
