@@ -6,7 +6,7 @@ import { ApiObject } from "cdk8s";
 import { Construct } from "constructs";
 import * as check from "./options.ts";
 import { OptionError } from "./options.ts";
-import { container, type ImageOptions, labelsOf, podSpec, type Resources, storageClaim } from "./pod.ts";
+import { container, type ImageOptions, labelsOf, podSpec, type Resources, storedStatefulSetSpec } from "./pod.ts";
 import { ServiceAccountWithRules } from "./rbac.ts";
 
 export interface MetricsServerOptions {
@@ -98,44 +98,40 @@ export class MetricsServer extends Construct {
       apiVersion: "apps/v1",
       kind: "StatefulSet",
       metadata: { name, namespace: ns, labels },
-      spec: {
-        serviceName: name,
-        replicas: 1,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: podSpec({
-            serviceAccountName: account.name,
-            kubeApi: true,
-            image,
-            containers: [
-              container({
-                name: "victoria-metrics",
-                image,
-                command: [
-                  "/victoria-metrics-prod",
-                  "-storageDataPath=/storage",
-                  `-retentionPeriod=${retention}`,
-                  `-httpListenAddr=:${METRICS_SERVER_PORT}`,
-                  "-promscrape.config=/config/scrape.yml",
-                  // Forwards arrive in whole rounds: a few seconds is enough for a round to land.
-                  "-search.latencyOffset=5s",
-                ],
-                env: [],
-                ports: [{ name: "http", containerPort: METRICS_SERVER_PORT }],
-                resources: o.resources ?? METRICS_SERVER_RESOURCES,
-                health: { path: "/health", port: "http" },
-                volumeMounts: [
-                  { name: "storage", mountPath: "/storage" },
-                  { name: "scrape", mountPath: "/config", readOnly: true },
-                ],
-              }),
-            ],
-            volumes: [{ name: "scrape", configMap: { name: `${name}-scrape` } }],
-          }),
-        },
-        volumeClaimTemplates: [storageClaim(labels, o.storageSize, o.storageClass)],
-      },
+      spec: storedStatefulSetSpec(
+        name,
+        labels,
+        podSpec({
+          serviceAccountName: account.name,
+          kubeApi: true,
+          image,
+          containers: [
+            container({
+              name: "victoria-metrics",
+              image,
+              command: [
+                "/victoria-metrics-prod",
+                "-storageDataPath=/storage",
+                `-retentionPeriod=${retention}`,
+                `-httpListenAddr=:${METRICS_SERVER_PORT}`,
+                "-promscrape.config=/config/scrape.yml",
+                // Forwards arrive in whole rounds: a few seconds is enough for a round to land.
+                "-search.latencyOffset=5s",
+              ],
+              env: [],
+              ports: [{ name: "http", containerPort: METRICS_SERVER_PORT }],
+              resources: o.resources ?? METRICS_SERVER_RESOURCES,
+              health: { path: "/health", port: "http" },
+              volumeMounts: [
+                { name: "storage", mountPath: "/storage" },
+                { name: "scrape", mountPath: "/config", readOnly: true },
+              ],
+            }),
+          ],
+          volumes: [{ name: "scrape", configMap: { name: `${name}-scrape` } }],
+        }),
+        { size: o.storageSize, storageClass: o.storageClass },
+      ),
     });
     new ApiObject(this, "service", {
       apiVersion: "v1",

@@ -122,12 +122,28 @@ export const labelsOf = (component: string) => ({
   "app.kubernetes.io/part-of": "berth",
 });
 
-/** A StatefulSet's one volume, `storage`: its data outlives the pod (size and class from the construct's options). */
-export const storageClaim = (labels: Record<string, string>, size: string, storageClass?: string) => ({
-  metadata: { name: "storage", labels },
-  spec: {
-    accessModes: ["ReadWriteOnce"],
-    resources: { requests: { storage: size } },
-    ...(storageClass ? { storageClassName: storageClass } : {}),
-  },
+/**
+ * The spec of a one-replica StatefulSet whose pod keeps its data in one volume, `storage`, which outlives
+ * the pod (size and class from the construct's options).
+ */
+export const storedStatefulSetSpec = (
+  name: string,
+  labels: Record<string, string>,
+  pod: ReturnType<typeof podSpec>,
+  storage: { size: string; storageClass?: string | undefined },
+) => ({
+  serviceName: name,
+  replicas: 1,
+  selector: { matchLabels: labels },
+  template: { metadata: { labels }, spec: pod },
+  volumeClaimTemplates: [
+    {
+      metadata: { name: "storage", labels },
+      spec: {
+        accessModes: ["ReadWriteOnce"],
+        resources: { requests: { storage: storage.size } },
+        ...(storage.storageClass ? { storageClassName: storage.storageClass } : {}),
+      },
+    },
+  ],
 });

@@ -8,7 +8,7 @@ import { ApiObject } from "cdk8s";
 import { Construct } from "constructs";
 import * as check from "./options.ts";
 import { OptionError } from "./options.ts";
-import { container, type ImageOptions, labelsOf, podSpec, type Resources, storageClaim } from "./pod.ts";
+import { container, type ImageOptions, labelsOf, podSpec, type Resources, storedStatefulSetSpec } from "./pod.ts";
 import { ServiceAccountWithRules } from "./rbac.ts";
 
 export interface RegistryOptions {
@@ -77,56 +77,52 @@ export class BerthRegistry extends Construct {
       apiVersion: "apps/v1",
       kind: "StatefulSet",
       metadata: { name, namespace: ns, labels },
-      spec: {
-        serviceName: name,
-        replicas: 1,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: podSpec({
-            serviceAccountName: account.name,
-            kubeApi: false,
-            image,
-            containers: [
-              {
-                ...container({
-                  name: "registry",
-                  image,
-                  command: ["registry", "serve", "/etc/distribution/config.yml"],
-                  env: [
-                    { name: "REGISTRY_HTTP_ADDR", value: `:${REGISTRY_PORT}` },
-                    { name: "REGISTRY_STORAGE_FILESYSTEM_ROOTDIRECTORY", value: "/var/lib/registry" },
-                    // A member's deleted image is deleted here too (api/src/domain/images/privateImages.ts).
-                    { name: "REGISTRY_STORAGE_DELETE_ENABLED", value: "true" },
-                    { name: "REGISTRY_HTTP_TLS_CERTIFICATE", value: "/tls/tls.crt" },
-                    { name: "REGISTRY_HTTP_TLS_KEY", value: "/tls/tls.key" },
-                    { name: "REGISTRY_AUTH", value: "htpasswd" },
-                    { name: "REGISTRY_AUTH_HTPASSWD_REALM", value: "berth" },
-                    { name: "REGISTRY_AUTH_HTPASSWD_PATH", value: "/auth/htpasswd" },
-                  ],
-                  ports: [{ name: "https", containerPort: REGISTRY_PORT }],
-                  resources: o.resources ?? REGISTRY_RESOURCES,
-                  // `/` answers 200 without credentials; /v2/ asks for them.
-                  health: { path: "/", port: "https", scheme: "HTTPS" },
-                  volumeMounts: [
-                    { name: "storage", mountPath: "/var/lib/registry" },
-                    { name: "tls", mountPath: "/tls", readOnly: true },
-                    { name: "auth", mountPath: "/auth", readOnly: true },
-                  ],
-                }),
-              },
-            ],
-            volumes: [
-              { name: "tls", secret: { secretName: o.tlsSecret } },
-              {
-                name: "auth",
-                secret: { secretName: o.htpasswdSecret, items: [{ key: "htpasswd", path: "htpasswd" }] },
-              },
-            ],
-          }),
-        },
-        volumeClaimTemplates: [storageClaim(labels, o.storageSize, o.storageClass)],
-      },
+      spec: storedStatefulSetSpec(
+        name,
+        labels,
+        podSpec({
+          serviceAccountName: account.name,
+          kubeApi: false,
+          image,
+          containers: [
+            {
+              ...container({
+                name: "registry",
+                image,
+                command: ["registry", "serve", "/etc/distribution/config.yml"],
+                env: [
+                  { name: "REGISTRY_HTTP_ADDR", value: `:${REGISTRY_PORT}` },
+                  { name: "REGISTRY_STORAGE_FILESYSTEM_ROOTDIRECTORY", value: "/var/lib/registry" },
+                  // A member's deleted image is deleted here too (api/src/domain/images/privateImages.ts).
+                  { name: "REGISTRY_STORAGE_DELETE_ENABLED", value: "true" },
+                  { name: "REGISTRY_HTTP_TLS_CERTIFICATE", value: "/tls/tls.crt" },
+                  { name: "REGISTRY_HTTP_TLS_KEY", value: "/tls/tls.key" },
+                  { name: "REGISTRY_AUTH", value: "htpasswd" },
+                  { name: "REGISTRY_AUTH_HTPASSWD_REALM", value: "berth" },
+                  { name: "REGISTRY_AUTH_HTPASSWD_PATH", value: "/auth/htpasswd" },
+                ],
+                ports: [{ name: "https", containerPort: REGISTRY_PORT }],
+                resources: o.resources ?? REGISTRY_RESOURCES,
+                // `/` answers 200 without credentials; /v2/ asks for them.
+                health: { path: "/", port: "https", scheme: "HTTPS" },
+                volumeMounts: [
+                  { name: "storage", mountPath: "/var/lib/registry" },
+                  { name: "tls", mountPath: "/tls", readOnly: true },
+                  { name: "auth", mountPath: "/auth", readOnly: true },
+                ],
+              }),
+            },
+          ],
+          volumes: [
+            { name: "tls", secret: { secretName: o.tlsSecret } },
+            {
+              name: "auth",
+              secret: { secretName: o.htpasswdSecret, items: [{ key: "htpasswd", path: "htpasswd" }] },
+            },
+          ],
+        }),
+        { size: o.storageSize, storageClass: o.storageClass },
+      ),
     });
     new ApiObject(this, "service", {
       apiVersion: "v1",
