@@ -2,15 +2,10 @@
 // its least-privilege credential) and reads each one's status port on its own round, with no GPU exporter
 // configured. The replicas are real gateways on loopback; their pods are host-network pods on a kwok node
 // (address 127.0.0.1), each naming its gateway's status port, as a Deployment's pods name theirs.
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { MetricsForward } from "@berth/crds/internal-plane";
 import { type Bed, eventually, H100, SYSTEM_NS, startBed } from "@berth/e2e/operator-bed";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { gatewayConfigFromEnv } from "../gateway/config.ts";
-import { get } from "../gateway/gateway.test-support.ts";
-import { runGateway } from "../gateway/run.ts";
+import { aStandaloneGateway, get } from "../gateway/gateway.test-support.ts";
 import type { ServingGateway } from "../gateway/serving.ts";
 import { type RunningOperator, startOperator } from "../operator.ts";
 import { captureLog } from "../testing/log.test-support.ts";
@@ -26,22 +21,7 @@ const logs = captureLog("debug", process.env.BERTH_TEST_ECHO_LOGS === "1");
 const LABELS = { "app.kubernetes.io/name": "berth-gateway", "app.kubernetes.io/part-of": "berth" };
 
 async function aGateway(): Promise<ServingGateway> {
-  const dir = await mkdtemp(join(tmpdir(), "berth-gw-replica-"));
-  await writeFile(join(dir, "token"), "t\n");
-  const g = await runGateway(
-    gatewayConfigFromEnv({
-      BERTH_GATEWAY_CLUSTER_ID: "clu_bed",
-      BERTH_GATEWAY_CONTROL_PLANE_URL: "http://127.0.0.1:9",
-      BERTH_GATEWAY_TOKEN_FILE: join(dir, "token"),
-      BERTH_GATEWAY_HOST: "127.0.0.1",
-      BERTH_GATEWAY_PORT: "0",
-      BERTH_GATEWAY_STATUS_HOST: "127.0.0.1",
-      BERTH_GATEWAY_STATUS_PORT: "0",
-      BERTH_GATEWAY_STATIC_UPSTREAMS: "*=127.0.0.1:9",
-      BERTH_GATEWAY_LOG_LEVEL: "silent",
-    }),
-    { workers: 2 },
-  );
+  const g = await aStandaloneGateway("clu_bed", 2);
   gateways.push(g);
   return g;
 }

@@ -2,31 +2,15 @@
 // and a recording stand-in for the control plane's internal client. Finding the replicas as pods on a real
 // apiserver is operator/src/bed/gateway-replicas.test.ts.
 import { once } from "node:events";
-import { mkdtemp, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import type { MetricsForward } from "@berth/crds/internal-plane";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { gatewayConfigFromEnv } from "../gateway/config.ts";
-import { get } from "../gateway/gateway.test-support.ts";
-import { runGateway } from "../gateway/run.ts";
+import { aStandaloneGateway, get } from "../gateway/gateway.test-support.ts";
 import type { ServingGateway } from "../gateway/serving.ts";
+import { recordingInternal } from "../testing/stub-control-plane.test-support.ts";
 import { gatewayTargets } from "./gatewayReplicas.ts";
 import { ProcessMetricsRound } from "./processRound.ts";
-
-function recorder() {
-  const sent: MetricsForward[] = [];
-  return {
-    sent,
-    call: async (_m: string, _p: string, body?: unknown) => {
-      sent.push(body as MetricsForward);
-      return { ok: true as const, status: 200, body: undefined };
-    },
-  };
-}
 
 const noKube = {
   json: async () => {
@@ -34,24 +18,20 @@ const noKube = {
   },
 };
 
-async function aGateway(workers: number): Promise<ServingGateway> {
-  const dir = await mkdtemp(join(tmpdir(), "berth-round-"));
-  await writeFile(join(dir, "token"), "t\n");
-  return runGateway(
-    gatewayConfigFromEnv({
-      BERTH_GATEWAY_CLUSTER_ID: "clu_f",
-      BERTH_GATEWAY_CONTROL_PLANE_URL: "http://127.0.0.1:9",
-      BERTH_GATEWAY_TOKEN_FILE: join(dir, "token"),
-      BERTH_GATEWAY_HOST: "127.0.0.1",
-      BERTH_GATEWAY_PORT: "0",
-      BERTH_GATEWAY_STATUS_HOST: "127.0.0.1",
-      BERTH_GATEWAY_STATUS_PORT: "0",
-      BERTH_GATEWAY_STATIC_UPSTREAMS: "*=127.0.0.1:9",
-      BERTH_GATEWAY_LOG_LEVEL: "silent",
-    }),
-    { workers },
-  );
-}
+const aGateway = (workers: number) => aStandaloneGateway("clu_f", workers);
+
+/** The operator's own text and these gateways' status URLs, in one round (no pod discovery). */
+const roundOver = (internal: ReturnType<typeof recordingInternal>, gatewayUrls: string[], timeoutMs: number) =>
+  new ProcessMetricsRound({
+    clusterId: "clu_f",
+    internal,
+    kube: noKube,
+    own: async () => "berth_operator_leader 1\n",
+    gatewayUrls,
+    intervalMs: 60_000,
+    timeoutMs,
+    log: pino({ level: "silent" }),
+  });
 
 describe("which gateway pods are scraped", () => {
   const pod = (name: string, phase: string, ip: string | undefined, port = 9464, portName = "status") => ({
@@ -109,17 +89,8 @@ describe("a round of the processes' figures", () => {
   it("sends the operator's own text and each gateway's, its workers merged, labelled by replica", async () => {
     await Promise.all(Array.from({ length: 12 }, () => get(`${one.url}/healthz`)));
     await Promise.all(Array.from({ length: 5 }, () => get(`${two.url}/healthz`)));
-    const internal = recorder();
-    const round = new ProcessMetricsRound({
-      clusterId: "clu_f",
-      internal,
-      kube: noKube,
-      own: async () => "berth_operator_leader 1\n",
-      gatewayUrls: [`${one.statusUrl}/metrics`, `${two.statusUrl}/metrics`],
-      intervalMs: 60_000,
-      timeoutMs: 2000,
-      log: pino({ level: "silent" }),
-    });
+    const internal = recordingInternal();
+    const round = roundOver(internal, [`${one.statusUrl}/metrics`, `${two.statusUrl}/metrics`], 2000);
     const r = await round.round();
     expect(r).toMatchObject({ result: "ok", discovery: "off" });
     const sources = internal.sent[0]?.sources ?? [];
@@ -137,17 +108,8 @@ describe("a round of the processes' figures", () => {
     await once(dead, "listening");
     const port = (dead.address() as AddressInfo).port;
     dead.close();
-    const internal = recorder();
-    const round = new ProcessMetricsRound({
-      clusterId: "clu_f",
-      internal,
-      kube: noKube,
-      own: async () => "berth_operator_leader 1\n",
-      gatewayUrls: [`http://127.0.0.1:${port}/metrics`, `${two.statusUrl}/metrics`],
-      intervalMs: 60_000,
-      timeoutMs: 1000,
-      log: pino({ level: "silent" }),
-    });
+    const internal = recordingInternal();
+    const round = roundOver(internal, [`http://127.0.0.1:${port}/metrics`, `${two.statusUrl}/metrics`], 1000);
     const r = await round.round();
     expect(r.gateways).toEqual([
       { instance: `127.0.0.1:${port}`, ok: false },
@@ -157,7 +119,7 @@ describe("a round of the processes' figures", () => {
   });
 
   it("sends the operator's figures when the gateway's pods cannot be listed", async () => {
-    const internal = recorder();
+    const internal = recordingInternal();
     const round = new ProcessMetricsRound({
       clusterId: "clu_f",
       internal,

@@ -1,8 +1,34 @@
 // Test support for the gateway: an in-memory verifier that behaves like the control plane's verify route,
-// and a tiny HTTPS client that trusts a given certificate.
+// a tiny HTTPS client that trusts a given certificate, and a real gateway with no sessions behind it.
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { request as httpsRequest } from "node:https";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { gatewayConfigFromEnv } from "./config.ts";
+import { runGateway } from "./run.ts";
+import type { ServingGateway } from "./serving.ts";
 import type { ConnectVerifier, Grant, VerifyOutcome } from "./verifier.ts";
+
+/** A real gateway on loopback (ports picked by the kernel) whose every route leads nowhere: for its status port. */
+export async function aStandaloneGateway(clusterId: string, workers: number): Promise<ServingGateway> {
+  const dir = await mkdtemp(join(tmpdir(), "berth-gw-"));
+  await writeFile(join(dir, "token"), "t\n");
+  return runGateway(
+    gatewayConfigFromEnv({
+      BERTH_GATEWAY_CLUSTER_ID: clusterId,
+      BERTH_GATEWAY_CONTROL_PLANE_URL: "http://127.0.0.1:9",
+      BERTH_GATEWAY_TOKEN_FILE: join(dir, "token"),
+      BERTH_GATEWAY_HOST: "127.0.0.1",
+      BERTH_GATEWAY_PORT: "0",
+      BERTH_GATEWAY_STATUS_HOST: "127.0.0.1",
+      BERTH_GATEWAY_STATUS_PORT: "0",
+      BERTH_GATEWAY_STATIC_UPSTREAMS: "*=127.0.0.1:9",
+      BERTH_GATEWAY_LOG_LEVEL: "silent",
+    }),
+    { workers },
+  );
+}
 
 export interface FakeSession {
   sessionId: string;

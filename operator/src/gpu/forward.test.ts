@@ -1,23 +1,12 @@
 // The GPU round's forward: the exporters' texts as job gpu-exporter, nothing else (the operator's and the
 // gateways' figures go on their own round, forwarding/processRound.test.ts).
-import type { MetricsForward } from "@berth/crds/internal-plane";
 import { describe, expect, it } from "vitest";
+import { recordingInternal } from "../testing/stub-control-plane.test-support.ts";
 import { forwardMetrics } from "./forward.ts";
-
-function recorder() {
-  const sent: MetricsForward[] = [];
-  return {
-    sent,
-    call: async (_m: string, _p: string, body?: unknown) => {
-      sent.push(body as MetricsForward);
-      return { ok: true as const, status: 204, body: undefined };
-    },
-  };
-}
 
 describe("forwarding a GPU round", () => {
   it("sends each exporter's text as job gpu-exporter", async () => {
-    const internal = recorder();
+    const internal = recordingInternal();
     expect(await forwardMetrics(internal as never, "clu_f", ["a 1\n", "b 2\n"])).toBe("ok");
     expect(internal.sent).toEqual([
       {
@@ -31,7 +20,7 @@ describe("forwarding a GPU round", () => {
   });
 
   it("sends nothing for a round that read no exporter", async () => {
-    const internal = recorder();
+    const internal = recordingInternal();
     expect(await forwardMetrics(internal as never, "clu_f", [])).toBe("empty");
     expect(internal.sent).toEqual([]);
   });

@@ -4,7 +4,7 @@
 // until the operator is wired to the real control plane.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { InventoryReport } from "@berth/crds/internal-plane";
+import type { InventoryReport, MetricsForward } from "@berth/crds/internal-plane";
 
 export interface RecordedRequest {
   method: string;
@@ -143,4 +143,16 @@ export async function startStubControlPlane(
       }),
   });
   return stub;
+}
+
+/** In process, the internal client's place: keeps each metrics forward it is handed and answers 200. */
+export function recordingInternal() {
+  const sent: MetricsForward[] = [];
+  return {
+    sent,
+    call: async (_m: string, _p: string, body?: unknown) => {
+      sent.push(body as MetricsForward);
+      return { ok: true as const, status: 200, body: undefined };
+    },
+  };
 }
