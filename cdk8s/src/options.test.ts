@@ -76,6 +76,16 @@ describe("control plane options", () => {
       "registry.external.url",
     ],
     [
+      "an external registry pull prefix with a scheme",
+      { registry: { external: { url: "https://r.example.com", pullPrefix: "https://r.example.com" } } },
+      "registry.external.pullPrefix",
+    ],
+    [
+      "an external registry's secret name that is not a DNS label",
+      { registry: { external: { url: "https://r.example.com", credentialsSecretName: "Creds" } } },
+      "registry.external.credentialsSecretName",
+    ],
+    [
       "Berth's registry with a size it cannot use",
       { registry: { berth: { ...cpBase.registry?.berth, storageSize: "lots" } } },
       "registry.berth.storageSize",

@@ -33,6 +33,11 @@ group("plot data", () => {
     expect(formatValue(81_559, "MiB")).toBe("79.6 GiB");
     expect(formatValue(512, "MiB")).toBe("512 MiB");
     expect(formatValue(71.6, "C")).toBe("72 °C");
+    // The gateway's latency and rates: a decimal only while it still says something.
+    expect(formatValue(4.26, "ms")).toBe("4.3 ms");
+    expect(formatValue(180.4, "ms")).toBe("180 ms");
+    expect(formatValue(0.333, "per_s")).toBe("0.33/s");
+    expect(formatValue(21.6, "per_s")).toBe("22/s");
   });
 
   it("moves the keyboard cursor over samples that have a value", () => {

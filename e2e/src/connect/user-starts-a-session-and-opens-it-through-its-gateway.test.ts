@@ -16,6 +16,7 @@ import { cookieFrom, get } from "@berth/operator/gateway/testing";
 import { type RunningStandin, startStandin } from "@berth/operator/standin";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adminKube, SESSIONS_NS, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
+import { until } from "../until.ts";
 
 let bed: SessionsBed;
 let standin: RunningStandin;
@@ -49,15 +50,6 @@ beforeAll(async () => {
   }
 });
 
-/** Polls a positive signal (a route seen or gone) for up to 10 s. */
-async function until(pred: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const t0 = Date.now();
-  while (!pred()) {
-    if (Date.now() - t0 > timeoutMs) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 afterAll(async () => {
   for (const g of Object.values(gateways)) await g.gateway.close();
   await standin?.close();
@@ -88,7 +80,7 @@ describe("a session Alice started", () => {
         `/api/v1/namespaces/${SESSIONS_NS}/pods/${running.resource_name}`,
       );
       expect(pod.status.podIP).toBeTruthy();
-      await until(() => routes.route(running.resource_name) !== undefined);
+      await until("the route to the pod", async () => routes.route(running.resource_name) !== undefined, 10_000, 25);
       expect(routes.route(running.resource_name)).toEqual({ host: pod.status.podIP, port: 8888 });
       const services = await gk.raw("GET", `/api/v1/namespaces/${SESSIONS_NS}/services/${running.resource_name}`);
       expect(services.status).toBe(404);
@@ -130,7 +122,7 @@ describe("a session Alice started", () => {
     // Pause: the pod goes; the open tab's next request says so, and new links are refused.
     expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/pause`)).status).toBe(202);
     await bed.waitFor(bed.alice, id, (s) => s.phase === "Paused", "Paused", 60_000);
-    await until(() => routes.route(running.resource_name) === undefined);
+    await until("the route gone", async () => routes.route(running.resource_name) === undefined, 10_000, 25);
     const after = await get(new URL(first.headers.location as string, links.body.links.lab).toString(), {
       ca,
       headers: { cookie },

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
 import type { FleetDescription } from "../testbed/types.ts";
 import { providerName, startFleet } from "./index.ts";
@@ -270,8 +270,14 @@ describe("starting a kind fleet", () => {
   });
 
   it("is what @berth/e2e's startFleet gives under BERTH_E2E_PROVIDER=kind", async () => {
-    // No Docker here: the provider's own refusal shows the dispatch went to kind.
-    await expect(startFleet(FLEET, { provider: "kind" })).rejects.toThrow(/BERTH_E2E_PROVIDER=kind needs/);
+    // No tools on PATH, so a machine with Docker and kind makes no clusters here: the provider's own
+    // refusal shows the dispatch went to kind.
+    vi.stubEnv("PATH", "");
+    try {
+      await expect(startFleet(FLEET, { provider: "kind" })).rejects.toThrow(/BERTH_E2E_PROVIDER=kind needs/);
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 
   it("reads the server and CA from kind's kubeconfig", () => {

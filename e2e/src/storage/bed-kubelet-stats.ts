@@ -22,7 +22,7 @@ export interface ClaimStats {
 
 export interface KubeletStats {
   readonly node: string;
-  /** Requests the apiserver proxied to this kubelet. */
+  /** Requests this stand-in served: the reads through `summary()` (the apiserver cannot proxy here). */
   readonly requests: number;
   /** The summary as the node proxy would answer it (status and parsed JSON). */
   summary(): Promise<{ status: number; body?: unknown }>;
