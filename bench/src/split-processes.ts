@@ -252,26 +252,21 @@ export async function startSplit(
     children.push(operator);
     await operator.line("operator started", 120_000);
 
+    const respawn = async (kind: "api" | "operator", main: string, env: Record<string, string>, ready: string) => {
+      const again = spawnChild(kind, main, env);
+      children.push(again);
+      split[kind] = again;
+      await again.line(ready, 120_000);
+      return again;
+    };
     const split: Split = {
       api,
       operator,
       worker: undefined,
       apiUrl,
-      async restartApi() {
-        // Same port and environment: the operator's control-plane URL and the clients' stay valid.
-        const again = spawnChild("api", API_MAIN, apiEnv);
-        children.push(again);
-        split.api = again;
-        await again.line("public API listening", 120_000);
-        return again;
-      },
-      async restartOperator() {
-        const again = spawnChild("operator", OPERATOR_MAIN, operatorEnv);
-        children.push(again);
-        split.operator = again;
-        await again.line("operator started", 120_000);
-        return again;
-      },
+      // Same port and environment: the operator's control-plane URL and the clients' stay valid.
+      restartApi: () => respawn("api", API_MAIN, apiEnv, "public API listening"),
+      restartOperator: () => respawn("operator", OPERATOR_MAIN, operatorEnv, "operator started"),
       async stopWorker() {
         const w = split.worker;
         split.worker = undefined;
