@@ -418,8 +418,8 @@ function registryEnv(
   };
   if (r.external) {
     const url = check.url("registry.external.url", r.external.url);
-    if (r.external.pullPrefix !== undefined && !/^[a-z0-9.-]+(:\d+)?(\/[a-z0-9._-]+)*$/.test(r.external.pullPrefix))
-      throw new OptionError("registry.external.pullPrefix", `"${r.external.pullPrefix}" is not host[:port][/path]`);
+    if (r.external.pullPrefix !== undefined)
+      check.pullPrefix("registry.external.pullPrefix", r.external.pullPrefix, { path: true });
     return [
       ...plain({ BERTH_REGISTRY_URL: url, BERTH_REGISTRY_PULL_PREFIX: r.external.pullPrefix }),
       ...credentials("registry.external.credentialsSecretName", r.external.credentialsSecretName),

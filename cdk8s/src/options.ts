@@ -26,6 +26,16 @@ export function dnsLabel(option: string, v: string): string {
   return v;
 }
 
+/**
+ * Where pods pull images from: a registry's host[:port], with a repository path after it when `path` (an
+ * external registry's namespace); what image references start with.
+ */
+export function pullPrefix(option: string, v: string, { path = false } = {}): string {
+  const re = path ? /^[a-z0-9.-]+(:\d+)?(\/[a-z0-9._-]+)*$/ : /^[a-z0-9.-]+(:\d+)?$/;
+  if (!re.test(v)) throw new OptionError(option, `"${v}" is not ${path ? "host[:port][/path]" : "a host[:port]"}`);
+  return v;
+}
+
 export function cidr(option: string, v: string): string {
   const [addr = "", prefix, ...rest] = v.split("/");
   const bits = isIPv4(addr) ? 32 : isIPv6(addr) ? 128 : 0;

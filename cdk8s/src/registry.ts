@@ -7,7 +7,6 @@
 import { ApiObject } from "cdk8s";
 import { Construct } from "constructs";
 import * as check from "./options.ts";
-import { OptionError } from "./options.ts";
 import { container, type ImageOptions, labelsOf, podSpec, type Resources, storedStatefulSetSpec } from "./pod.ts";
 import { ServiceAccountWithRules } from "./rbac.ts";
 
@@ -56,8 +55,7 @@ export class BerthRegistry extends Construct {
     const ns = o.namespace;
     const opt = o.option ?? "registry";
     check.size(`${opt}.storageSize`, o.storageSize, "500Gi");
-    if (!/^[a-z0-9.-]+(:\d+)?$/.test(o.pullPrefix))
-      throw new OptionError(`${opt}.pullPrefix`, `"${o.pullPrefix}" is not a host[:port]`);
+    check.pullPrefix(`${opt}.pullPrefix`, o.pullPrefix);
     check.cidrs(`${opt}.allowCidrs`, o.allowCidrs);
     const image = o.image ?? { image: REGISTRY_IMAGE };
     check.image(`${opt}.image.image`, image.image);
