@@ -27,7 +27,7 @@ import { fleetModels } from "../../db/operations/sessions/fleetModels.ts";
 import { insertSessionEvents } from "../../db/operations/sessions/sessionEvents.ts";
 import { sharingClusters } from "../../db/operations/sessions/sharingClusters.ts";
 import type { SessionRow } from "../../db/operations/sessions/types.ts";
-import { updateSession } from "../../db/operations/sessions/updateSession.ts";
+import { failPendingSession } from "../../db/operations/sessions/unmadeCreates.ts";
 import { type SessionView, viewFromRow } from "../../db/operations/sessions/view.ts";
 import type { Deps } from "../../deps.ts";
 import { Conflict, DomainError, Forbidden, Invalid, Unavailable } from "../../errors.ts";
@@ -243,12 +243,9 @@ export async function createSession(
     await writeResource(rt, namespace, crName, body);
   } catch (e) {
     // The row must not count as live (limits, credits) for a session that does not exist.
-    await updateSession(
-      deps.db,
-      id,
-      { phase: "Failed", reason: "CreateFailed", message: (e as Error).message.slice(0, 1000), terminated_at: now },
-      now,
-    ).catch((err: unknown) => deps.log.error({ err, session: id }, "could not mark a session whose create failed"));
+    await failPendingSession(deps.db, id, (e as Error).message.slice(0, 1000), now).catch((err: unknown) =>
+      deps.log.error({ err, session: id }, "could not mark a session whose create failed"),
+    );
     throw new Unavailable("the session could not be created in the management cluster; retry", {
       reason: (e as Error).message,
     });
@@ -273,17 +270,11 @@ async function finishEarlierCreate(deps: Deps, row: SessionRow): Promise<Session
     if (back.status === 200) return viewFromRow(row);
     if (back.status !== 404)
       throw new Unavailable("the management cluster did not answer; retry", { status: back.status });
-    const now = deps.clock.now();
-    await updateSession(
+    await failPendingSession(
       deps.db,
       row.id,
-      {
-        phase: "Failed",
-        reason: "CreateFailed",
-        message: "the create was interrupted before its resource was written",
-        terminated_at: now,
-      },
-      now,
+      "the create was interrupted before its resource was written",
+      deps.clock.now(),
     );
   }
   throw new Unavailable("an earlier attempt with this Idempotency-Key was interrupted; retry", { session_id: row.id });

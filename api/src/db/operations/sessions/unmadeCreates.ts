@@ -1,4 +1,5 @@
-// Rows of creates cut off between the row and its Session resource (the worker's sweep decides which).
+// Rows of creates cut off before their Session resource: ended by the create itself when the resource
+// failed, by a create that takes over its key, or by the worker's sweep.
 import type { Knex } from "knex";
 import type { SessionRow } from "./types.ts";
 
