@@ -14,6 +14,7 @@ import type { Knex } from "knex";
 import type { Logger } from "pino";
 import type { Clock } from "../clock.ts";
 import type { ImagesConfig } from "../config.ts";
+import { findBuildCluster } from "../db/operations/images/buildClusters.ts";
 import { findPrivateImage } from "../db/operations/images/findPrivateImage.ts";
 import { listActiveBuilds } from "../db/operations/images/listBuilds.ts";
 import type { ImageBuildRow, PrivateImageRow } from "../db/operations/images/types.ts";
@@ -154,9 +155,7 @@ export class BuildLoop {
   async #dispatch(kube: KubeApi, b: ImageBuildRow, image: PrivateImageRow): Promise<void> {
     const registry = this.#config.registry;
     if (!registry) throw new Error("Berth's registry is not configured");
-    const pushSecret = (await this.#db("build_clusters").where({ cluster_id: b.cluster_id }).first("push_secret")) as
-      | { push_secret: string | null }
-      | undefined;
+    const marked = await findBuildCluster(this.#db, b.cluster_id);
     const body = imageBuildResource(this.#config.builds, {
       buildId: b.id,
       name: b.job_name,
@@ -165,7 +164,7 @@ export class BuildLoop {
       baseReference: b.base_reference,
       destination: `${registry.pullPrefix}/${image.repository}:${image.tag}`,
       insecureRegistry: registry.url.startsWith("http:"),
-      pushSecret: pushSecret?.push_secret,
+      pushSecret: marked?.push_secret,
     });
     const made = await kube.request(
       "POST",

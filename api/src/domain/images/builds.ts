@@ -5,7 +5,7 @@
 // cluster as an ImageBuild resource (api/src/worker/builds.ts), whose operator runs the Job.
 
 import { createHash, randomBytes } from "node:crypto";
-import { HttpKube } from "@berth/controllers/kube";
+import { HttpKube, KubeTransportError } from "@berth/controllers/kube";
 import { findClusterById } from "../../db/operations/clusters/findClusterById.ts";
 import { listBuildClusters, markBuildCluster, unmarkBuildCluster } from "../../db/operations/images/buildClusters.ts";
 import { findBuild } from "../../db/operations/images/findBuild.ts";
@@ -292,6 +292,14 @@ async function checkBuildCluster(deps: Deps, clusterId: string): Promise<void> {
         reason: "refused",
         status: tried.status,
       });
+  } catch (e) {
+    // A cluster that does not answer is a dependency down (503, as for node actions), not a server fault.
+    if (e instanceof KubeTransportError)
+      throw new Unavailable(`cluster ${clusterId} did not answer: ${e.message}`, {
+        cluster_id: clusterId,
+        reason: e.reason,
+      });
+    throw e;
   } finally {
     kube.close();
   }

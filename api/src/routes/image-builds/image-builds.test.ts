@@ -229,6 +229,23 @@ describe("building an image", () => {
     expect(list.body.data.map((c: { cluster_id: string }) => c.cluster_id)).toEqual([CLUSTER]);
   });
 
+  it("answers 503 when the cluster to mark does not answer, and marks nothing", async () => {
+    const gone = "clu_buildgone";
+    await t.database.db("clusters").insert({ id: gone, name: "gone", session_domain: "gone.bed.test" });
+    const store = clustersOf(t.deps).store;
+    const secretRef = await store.createCredentialSecret(gone, {
+      server: "https://127.0.0.1:1",
+      caPem: fleet.cluster("build").caPem,
+      token: controlPlaneCred.token,
+    });
+    await store.createCluster({ id: gone, name: "gone", sessionDomain: "gone.bed.test", secretRef });
+    const r = await t.request("PUT", `/api/v1/image-builds/clusters/${gone}`, { token: w.superAdmin.token });
+    expect(r.status, JSON.stringify(r.body)).toBe(503);
+    expect(r.body.error).toMatchObject({ code: "unavailable", details: { cluster_id: gone } });
+    const list = await t.request("GET", "/api/v1/image-builds/clusters", { token: w.superAdmin.token });
+    expect(list.body.data.map((c: { cluster_id: string }) => c.cluster_id)).not.toContain(gone);
+  });
+
   it("runs the Job on the build cluster, streams its log, and succeeds once Berth's registry has the reported digest", async () => {
     const repo = `${w.orgA.id}/${w.memberA.id}/lab`;
     // What the builder would do: push the image, then print its digest.

@@ -54,6 +54,7 @@ export const markBuildClusterRoute = defineRoute({
   params: ClusterIdParams,
   body: MarkBuildClusterBody,
   audit: "build_cluster.mark",
+  errors: ["build_cluster_not_ready"],
   responses: { 204: z.null() },
   handler: async ({ deps, principal, params, body, audit }) => {
     audit.target("cluster", params.clusterId);

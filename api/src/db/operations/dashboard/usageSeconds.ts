@@ -10,10 +10,7 @@ const isoDay = (d: Date): string => d.toISOString().slice(0, 10);
 export function usageSecondsSource(db: Knex, from: Date, to?: Date): Knex.QueryBuilder {
   const firstDay = new Date(Math.ceil(from.getTime() / DAY_MS) * DAY_MS);
   const endDay = to ? new Date(Math.floor(to.getTime() / DAY_MS) * DAY_MS) : undefined;
-  const raw = (a: Date, b?: Date) => {
-    const q = db("usage_samples").select("session", "gpu_seconds").where("period_start", ">=", a);
-    return b ? q.where("period_start", "<", b) : q;
-  };
+  const raw = (a: Date, b?: Date) => rawUsageSecondsSource(db, a, b);
   // No whole day inside the range: the samples alone.
   if (endDay && endDay <= firstDay) return raw(from, to);
   const days = db("usage_daily").select("session", "gpu_seconds").where("day", ">=", isoDay(firstDay));

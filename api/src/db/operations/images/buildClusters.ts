@@ -12,6 +12,10 @@ export async function listBuildClusters(db: Knex): Promise<BuildClusterRow[]> {
   return (await db("build_clusters").orderBy("marked_at")) as BuildClusterRow[];
 }
 
+export async function findBuildCluster(db: Knex, clusterId: string): Promise<BuildClusterRow | undefined> {
+  return (await db("build_clusters").where({ cluster_id: clusterId }).first()) as BuildClusterRow | undefined;
+}
+
 export async function markBuildCluster(db: Knex, row: BuildClusterRow): Promise<void> {
   // Marking again changes the push Secret (and who marked it last).
   await db("build_clusters").insert(row).onConflict("cluster_id").merge();
