@@ -8,6 +8,7 @@
 // Order that the control plane relies on: the last log lines (with the builder's digest line) are sent
 // before Succeeded is reported, so the digest is stored when the worker checks the registry.
 import type { Readable } from "node:stream";
+import { buildResourceName } from "@berth/crds";
 import { type BuildStatusReport, LogCursor } from "@berth/crds/internal-plane";
 import type { Logger } from "pino";
 import { type KubeApi, serverSideApply } from "../kube/client.ts";
@@ -133,7 +134,7 @@ export function startImageBuildController(deps: BuildControllerDeps): RunningBui
     const id = o.metadata?.labels?.[BUILD_LABEL];
     if (!id) return undefined;
     for (const b of builds.store.values()) if (b.spec.buildId === id) return b.metadata.name;
-    return `build-${id.slice(4)}`;
+    return buildResourceName(id);
   }
 
   async function report(name: string, r: BuildReport): Promise<void> {
