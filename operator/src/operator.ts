@@ -171,7 +171,8 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
                   onTexts: (texts: string[]) => {
                     void forwardMetrics(internal, config.clusterId, texts).then((result) => {
                       metrics.forwards.inc({ result });
-                      if (result !== "ok") log.debug({ result }, "forwarding GPU metrics failed");
+                      // "empty": nothing to send this round, not a failure.
+                      if (result !== "ok" && result !== "empty") log.debug({ result }, "forwarding GPU metrics failed");
                     });
                   },
                 }
@@ -197,7 +198,8 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
               metrics.forwards.inc({ result: r.result });
               for (const g of r.gateways) metrics.gatewayScrapes.inc({ result: g.ok ? "ok" : "failed" });
               if (r.discovery === "failed") metrics.gatewayScrapes.inc({ result: "discovery_failed" });
-              if (r.result !== "ok") log.debug({ result: r.result }, "forwarding the processes' metrics failed");
+              if (r.result !== "ok" && r.result !== "empty")
+                log.debug({ result: r.result }, "forwarding the processes' metrics failed");
             },
           });
           processRound.start();
