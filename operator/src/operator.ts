@@ -164,8 +164,8 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
               if (result !== "ok")
                 log.debug({ urls: gpuUrls, result, error: errInfo(err) }, "GPU metrics scrape failed");
             },
-            // Each round goes on to the control plane's metrics server with the operator's own figures
-            // (docs/dev/monitoring.md); one lost round is a gap in a chart, never retried.
+            // Each round goes on to the control plane's metrics server (docs/dev/monitoring.md; the
+            // operator's own figures go on the process round below); a lost round is a gap, never retried.
             ...(config.gpuMetrics.forward
               ? {
                   onTexts: (texts: string[]) => {
