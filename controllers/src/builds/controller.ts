@@ -233,9 +233,10 @@ export function startImageBuildController(deps: BuildControllerDeps): RunningBui
       const r = await deps.kube.request("DELETE", `/apis/batch/v1/namespaces/${ns}/jobs/${name}`, {
         body: { propagationPolicy: "Background" },
       });
-      if (r.status < 300) counts.jobDeletes++;
-      else if (r.status !== 404) throw new Error(`deleting build Job ${name}: ${r.status}`);
-      log.info({ job: name }, "build Job deleted: its ImageBuild is gone");
+      if (r.status < 300) {
+        counts.jobDeletes++;
+        log.info({ job: name }, "build Job deleted: its ImageBuild is gone");
+      } else if (r.status !== 404) throw new Error(`deleting build Job ${name}: ${r.status}`);
     }
     const cm = await deps.kube.request("DELETE", `/api/v1/namespaces/${ns}/configmaps/${name}`);
     if (cm.status >= 300 && cm.status !== 404) throw new Error(`deleting build ConfigMap ${name}: ${cm.status}`);
