@@ -15,7 +15,14 @@ import { type KubeApi, serverSideApply } from "../kube/client.ts";
 import { errInfo } from "../kube/errors.ts";
 import { Informer, type KubeObject } from "../kube/informer.ts";
 import { WorkQueue } from "../kube/workqueue.ts";
-import { BUILD_LABEL, BUILD_SELECTOR, buildConfigMap, buildJob, buildNetworkPolicy } from "./manifests.ts";
+import {
+  BUILD_LABEL,
+  BUILD_POLICY,
+  BUILD_SELECTOR,
+  buildConfigMap,
+  buildJob,
+  buildNetworkPolicy,
+} from "./manifests.ts";
 
 export type BuildReport = BuildStatusReport["reports"][number];
 export interface BuildLogLine {
@@ -157,7 +164,7 @@ export function startImageBuildController(deps: BuildControllerDeps): RunningBui
     if (policy !== egress) {
       await serverSideApply(
         deps.kube,
-        `/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies/image-builds`,
+        `/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies/${BUILD_POLICY}`,
         buildNetworkPolicy(ns, b.spec.egressCidrs),
         { fieldManager: FIELD_MANAGER, force: true },
       );
