@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { newSessionId, SESSION_ID, sessionIdFromSeed } from "./names.ts";
+import { buildResourceName, newSessionId, SESSION_ID, sessionIdFromSeed } from "./names.ts";
 
 describe("session ids", () => {
   it("are fresh each time, or the same for one Idempotency-Key claim, and always well formed", () => {
@@ -11,5 +11,11 @@ describe("session ids", () => {
       expect(sessionIdFromSeed(`seed ${i}`)).toMatch(SESSION_ID);
       expect(newSessionId()).toMatch(SESSION_ID);
     }
+  });
+});
+
+describe("build resource names", () => {
+  it("are build- and the id's tail, a name Kubernetes takes", () => {
+    expect(buildResourceName("bld-8c1x0p2q3r4s")).toBe("build-8c1x0p2q3r4s");
   });
 });

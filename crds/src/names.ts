@@ -77,6 +77,11 @@ export function sessionIdOf(resourceName: string): string {
   return resourceName.replace("-", "_");
 }
 
+/** An image build's resource name (its ImageBuild, Job and ConfigMap): `build-` and the id after `bld-`. */
+export function buildResourceName(buildId: string): string {
+  return `build-${buildId.slice(4)}`;
+}
+
 /** The management cluster namespace that holds an organization's Session resources. */
 export function organizationNamespace(organizationId: string): string {
   // org_abc → org-abc, as Cluster resources are named from clu_ ids.

@@ -3,7 +3,11 @@
 // only main.ts touches process.env. No value here is a secret: the operator token is read from
 // `tokenFile` for every call, never held in configuration (rotation needs no restart).
 import { leaseTimingProblems } from "@berth/controllers/kube";
+import { DEFAULT_GATEWAY_NAMESPACE, GATEWAY_POD_LABELS, LABELS } from "@berth/crds";
 import { z } from "zod";
+
+/** The gateway's own pod labels as a selector: the replicas whose status ports are scraped. */
+const GATEWAY_SELECTOR = `${LABELS.name}=${GATEWAY_POD_LABELS[LABELS.name]}`;
 
 const port = z.coerce.number().int().min(0).max(65_535);
 const ms = (min: number) => z.coerce.number().int().min(min);
@@ -132,10 +136,8 @@ export const OperatorConfigSchema = z
      */
     processMetrics: z
       .object({
-        gatewayNamespace: z.string().min(1).default("berth-system"),
-        gatewaySelector: z
-          .preprocess((v) => (v === "none" ? "" : v), z.string())
-          .default("app.kubernetes.io/name=berth-gateway"),
+        gatewayNamespace: z.string().min(1).default(DEFAULT_GATEWAY_NAMESPACE),
+        gatewaySelector: z.preprocess((v) => (v === "none" ? "" : v), z.string()).default(GATEWAY_SELECTOR),
         gatewayPort: z
           .union([
             z.coerce.number().int().min(1).max(65_535),
@@ -147,8 +149,8 @@ export const OperatorConfigSchema = z
         timeoutMs: ms(100).default(5_000),
       })
       .default({
-        gatewayNamespace: "berth-system",
-        gatewaySelector: "app.kubernetes.io/name=berth-gateway",
+        gatewayNamespace: DEFAULT_GATEWAY_NAMESPACE,
+        gatewaySelector: GATEWAY_SELECTOR,
         gatewayPort: "status",
         gatewayUrls: [],
         intervalMs: 15_000,

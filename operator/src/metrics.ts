@@ -13,7 +13,7 @@ export interface OperatorMetrics {
   inventoryNodes: Gauge;
   /** Scrapes of the GPU metrics source by outcome: ok, an HTTP status, network, timeout, parse. */
   gpuScrapes: Counter<"result">;
-  /** Rounds forwarded to the control plane's metrics server, by result: ok, an HTTP status, network, no_token. */
+  /** Rounds forwarded to the control plane's metrics server, by result: ok, empty (nothing to send), an HTTP status, network, no_token. */
   forwards: Counter<"result">;
   /** Reads of gateway replicas' status ports: ok, failed, or discovery_failed (the pods could not be listed). */
   gatewayScrapes: Counter<"result">;

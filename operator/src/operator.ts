@@ -164,14 +164,15 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
               if (result !== "ok")
                 log.debug({ urls: gpuUrls, result, error: errInfo(err) }, "GPU metrics scrape failed");
             },
-            // Each round goes on to the control plane's metrics server with the operator's own figures
-            // (docs/dev/monitoring.md); one lost round is a gap in a chart, never retried.
+            // Each round goes on to the control plane's metrics server (docs/dev/monitoring.md; the
+            // operator's own figures go on the process round below); a lost round is a gap, never retried.
             ...(config.gpuMetrics.forward
               ? {
                   onTexts: (texts: string[]) => {
                     void forwardMetrics(internal, config.clusterId, texts).then((result) => {
                       metrics.forwards.inc({ result });
-                      if (result !== "ok") log.debug({ result }, "forwarding GPU metrics failed");
+                      // "empty": nothing to send this round, not a failure.
+                      if (result !== "ok" && result !== "empty") log.debug({ result }, "forwarding GPU metrics failed");
                     });
                   },
                 }
@@ -197,7 +198,8 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
               metrics.forwards.inc({ result: r.result });
               for (const g of r.gateways) metrics.gatewayScrapes.inc({ result: g.ok ? "ok" : "failed" });
               if (r.discovery === "failed") metrics.gatewayScrapes.inc({ result: "discovery_failed" });
-              if (r.result !== "ok") log.debug({ result: r.result }, "forwarding the processes' metrics failed");
+              if (r.result !== "ok" && r.result !== "empty")
+                log.debug({ result: r.result }, "forwarding the processes' metrics failed");
             },
           });
           processRound.start();

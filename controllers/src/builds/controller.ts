@@ -8,13 +8,21 @@
 // Order that the control plane relies on: the last log lines (with the builder's digest line) are sent
 // before Succeeded is reported, so the digest is stored when the worker checks the registry.
 import type { Readable } from "node:stream";
+import { buildResourceName } from "@berth/crds";
 import { type BuildStatusReport, LogCursor } from "@berth/crds/internal-plane";
 import type { Logger } from "pino";
 import { type KubeApi, serverSideApply } from "../kube/client.ts";
 import { errInfo } from "../kube/errors.ts";
 import { Informer, type KubeObject } from "../kube/informer.ts";
 import { WorkQueue } from "../kube/workqueue.ts";
-import { BUILD_LABEL, BUILD_SELECTOR, buildConfigMap, buildJob, buildNetworkPolicy } from "./manifests.ts";
+import {
+  BUILD_LABEL,
+  BUILD_POLICY,
+  BUILD_SELECTOR,
+  buildConfigMap,
+  buildJob,
+  buildNetworkPolicy,
+} from "./manifests.ts";
 
 export type BuildReport = BuildStatusReport["reports"][number];
 export interface BuildLogLine {
@@ -133,7 +141,7 @@ export function startImageBuildController(deps: BuildControllerDeps): RunningBui
     const id = o.metadata?.labels?.[BUILD_LABEL];
     if (!id) return undefined;
     for (const b of builds.store.values()) if (b.spec.buildId === id) return b.metadata.name;
-    return `build-${id.slice(4)}`;
+    return buildResourceName(id);
   }
 
   async function report(name: string, r: BuildReport): Promise<void> {
@@ -156,7 +164,7 @@ export function startImageBuildController(deps: BuildControllerDeps): RunningBui
     if (policy !== egress) {
       await serverSideApply(
         deps.kube,
-        `/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies/image-builds`,
+        `/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies/${BUILD_POLICY}`,
         buildNetworkPolicy(ns, b.spec.egressCidrs),
         { fieldManager: FIELD_MANAGER, force: true },
       );
@@ -232,9 +240,10 @@ export function startImageBuildController(deps: BuildControllerDeps): RunningBui
       const r = await deps.kube.request("DELETE", `/apis/batch/v1/namespaces/${ns}/jobs/${name}`, {
         body: { propagationPolicy: "Background" },
       });
-      if (r.status < 300) counts.jobDeletes++;
-      else if (r.status !== 404) throw new Error(`deleting build Job ${name}: ${r.status}`);
-      log.info({ job: name }, "build Job deleted: its ImageBuild is gone");
+      if (r.status < 300) {
+        counts.jobDeletes++;
+        log.info({ job: name }, "build Job deleted: its ImageBuild is gone");
+      } else if (r.status !== 404) throw new Error(`deleting build Job ${name}: ${r.status}`);
     }
     const cm = await deps.kube.request("DELETE", `/api/v1/namespaces/${ns}/configmaps/${name}`);
     if (cm.status >= 300 && cm.status !== 404) throw new Error(`deleting build ConfigMap ${name}: ${cm.status}`);

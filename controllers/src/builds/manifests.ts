@@ -9,7 +9,7 @@
 //   `BERTH_IMAGE_DIGEST=sha256:…` from BuildKit's metadata as its last line. Berth trusts that line only
 //   as far as its own registry confirms it (the worker reads the manifest back). Both are owned by the
 //   ImageBuild, so the garbage collector removes them too when it goes.
-import type { ImageBuild } from "@berth/crds";
+import { GPU_COUNT_LABEL, type ImageBuild } from "@berth/crds";
 
 export const BUILD_LABEL = "berth.dev/image-build";
 export const BUILD_COMPONENT = { "app.kubernetes.io/component": "image-build", "app.kubernetes.io/part-of": "berth" };
@@ -94,7 +94,7 @@ export function buildJob(b: Built, namespace: string) {
           affinity: {
             nodeAffinity: {
               requiredDuringSchedulingIgnoredDuringExecution: {
-                nodeSelectorTerms: [{ matchExpressions: [{ key: "nvidia.com/gpu.count", operator: "DoesNotExist" }] }],
+                nodeSelectorTerms: [{ matchExpressions: [{ key: GPU_COUNT_LABEL, operator: "DoesNotExist" }] }],
               },
             },
           },

@@ -162,10 +162,12 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
   const policyStoreKey = `${ns}/${SESSIONS_POLICY_NAME}`;
   const POLICY_KEY = `policy:${policyStoreKey}`;
   const policyPath = `/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies`;
-  // Creates not yet seen by the informers, per kind and store key.
-  const unseenOf = (informer: () => Informer<Obj>) =>
-    new UnseenCreates({ ttlMs: o.unseenCreateMs, now: () => Date.now(), passed: (rv) => informer().passed(rv) });
-  const unseenPods = unseenOf(() => pods);
+  // Pod creates not yet seen by the pod watch, per store key.
+  const unseenPods = new UnseenCreates({
+    ttlMs: o.unseenCreateMs,
+    now: () => Date.now(),
+    passed: (rv) => pods.passed(rv),
+  });
 
   const mirrors = new Informer<SessionMirror & KubeObject>({
     kube: deps.kube,
@@ -291,32 +293,26 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
    * POSTs a pod; true when this call created it. A 409 means one of that name is there too:
    * either way the watch has not shown it yet, so it is recorded as unseen.
    */
-  async function createTracked(
-    resource: "pods",
-    manifest: { metadata: { name: string } },
-    unseen: UnseenCreates,
-  ): Promise<boolean> {
-    const res = await deps.kube.request("POST", `/api/v1/namespaces/${ns}/${resource}`, { body: manifest });
+  async function createPod(manifest: { metadata: { name: string } }): Promise<boolean> {
+    const res = await deps.kube.request("POST", `/api/v1/namespaces/${ns}/pods`, { body: manifest });
     const key = `${ns}/${manifest.metadata.name}`;
     if (res.status === 201) {
-      unseen.created(key, ...createdOf(res.body));
+      unseenPods.created(key, ...createdOf(res.body));
       return true;
     }
     if (res.status === 409) {
-      unseen.created(key);
+      unseenPods.created(key);
       counts.conflictingCreates++;
       return false;
     }
-    throw new Error(
-      `creating ${resource} ${manifest.metadata.name}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`,
-    );
+    throw new Error(`creating pod ${manifest.metadata.name}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
   }
 
   // The mirror is passed in, never kept in a shared variable: up to `concurrency` reconciles run at once,
   // and a release must patch the finalizers of its own mirror.
   async function apply(a: MirrorAction, current: SessionMirror): Promise<void> {
     if (a.kind === "createPod") {
-      if (await createTracked("pods", a.manifest, unseenPods)) counts.podCreates++;
+      if (await createPod(a.manifest)) counts.podCreates++;
     } else if (a.kind === "deletePod") {
       const res = await deps.kube.request("DELETE", `/api/v1/namespaces/${ns}/pods/${a.name}`, {
         body: {

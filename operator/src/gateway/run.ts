@@ -38,19 +38,17 @@ export function gatewayOptions(
   } = {},
 ): GatewayOptions {
   const { config } = p;
+  const up = config.upstream;
   const upstreams =
     o.upstreams ??
-    (config.upstream.mode === "static"
-      ? new StaticUpstreams(parseUpstreamTable(config.upstream.table))
+    (up.mode === "static"
+      ? new StaticUpstreams(parseUpstreamTable(up.table))
       : new RouteFeedUpstreams({
-          url: config.upstream.url,
+          url: up.url,
           tokenFile: config.tokenFile,
           onState: (state, why) =>
             state === "connected"
-              ? o.log?.info(
-                  { url: config.upstream.mode === "routes" ? config.upstream.url : "" },
-                  "following the operator's routes",
-                )
+              ? o.log?.info({ url: up.url }, "following the operator's routes")
               : o.log?.warn({ why }, "the operator's routes are not followed; the last table is kept"),
         }).start());
   return {
