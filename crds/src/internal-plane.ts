@@ -270,7 +270,12 @@ export const BuildLogBatch = z.object({
   lines: z
     .array(
       z.object({
-        at: z.string().regex(LOG_STAMP, "a kubelet log timestamp (RFC 3339, e.g. 2026-11-26T10:00:00.123456789Z)"),
+        at: z
+          .string()
+          .refine(
+            (at) => normalizeLogStamp(at) !== null,
+            "a kubelet log timestamp (RFC 3339, e.g. 2026-11-26T10:00:00.123456789Z)",
+          ),
         text: z.string().max(65_536),
       }),
     )
@@ -286,7 +291,10 @@ export type BuildLogBatch = z.infer<typeof BuildLogBatch>;
 export function normalizeLogStamp(stamp: string): string | null {
   const m = LOG_STAMP.exec(stamp);
   if (!m) return null;
-  const seconds = new Date(Date.parse(`${m[1]}${m[3]}`)).toISOString().slice(0, 19);
+  const ms = Date.parse(`${m[1]}${m[3]}`);
+  // The pattern's shape with no such instant (month 13, hour 99).
+  if (Number.isNaN(ms)) return null;
+  const seconds = new Date(ms).toISOString().slice(0, 19);
   return `${seconds}.${(m[2] ?? "").padEnd(9, "0")}Z`;
 }
 

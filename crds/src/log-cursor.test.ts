@@ -21,6 +21,9 @@ describe("a build log's cursor", () => {
       });
     expect(batch("zzz").success).toBe(false);
     expect(batch("2026-11-26 10:00:00").success).toBe(false);
+    // Shaped like one, but no such instant: refused too (it threw, a 500 on the internal plane).
+    expect(normalizeLogStamp("2026-13-45T99:00:00Z")).toBeNull();
+    expect(batch("2026-13-45T99:00:00Z").success).toBe(false);
     expect(batch("2026-11-26T10:00:00.123456789Z").success).toBe(true);
   });
 
