@@ -6,6 +6,7 @@
 
 import { createHash, randomBytes } from "node:crypto";
 import { HttpKube, KubeTransportError } from "@berth/controllers/kube";
+import { buildResourceName } from "@berth/crds";
 import { findClusterById } from "../../db/operations/clusters/findClusterById.ts";
 import { listBuildClusters, markBuildCluster, unmarkBuildCluster } from "../../db/operations/images/buildClusters.ts";
 import { findBuild } from "../../db/operations/images/findBuild.ts";
@@ -143,7 +144,7 @@ export async function requestBuild(
       base_image: input.base_image ?? null,
       base_reference: baseReference,
       cluster_id: clusterId,
-      job_name: `build-${id.slice(4)}`,
+      job_name: buildResourceName(id),
       created_at: now,
     },
     { images: config.perMember, perOrganization: config.builds.perOrganization },
