@@ -1,5 +1,11 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { gatedUpstreams, parseHostPort, StaticUpstreams } from "./upstream.ts";
+import { gatedUpstreams, parseHostPort, RouteFeedUpstreams, StaticUpstreams } from "./upstream.ts";
 
 describe("upstream resolvers", () => {
   it("map sessions to fixed addresses, with * for the rest", () => {
@@ -32,5 +38,38 @@ describe("upstream resolvers", () => {
     t += 1000;
     expect(await u.resolve("ses-a")).toBeUndefined();
     expect(calls).toBe(2);
+  });
+});
+
+describe("following the operator's route feed", () => {
+  it("ends when closed while its first connection is still being opened", async () => {
+    // A feed that streams forever (heartbeats), as the operator's does. close() right after start() lands
+    // while the token file is read, before the connection exists; it must still end that connection.
+    const dir = mkdtempSync(join(tmpdir(), "berth-upstream-"));
+    const tokenFile = join(dir, "token");
+    writeFileSync(tokenFile, "t\n");
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/x-ndjson" });
+      res.write(`${JSON.stringify({ routes: { "s-a": { host: "127.0.0.1", port: 1 } } })}\n`);
+      const beat = setInterval(() => res.write("\n"), 20);
+      res.on("close", () => clearInterval(beat));
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/routes`;
+    try {
+      for (let i = 0; i < 5; i++) {
+        const u = new RouteFeedUpstreams({ url, tokenFile }).start();
+        const closed = await Promise.race([u.close().then(() => true), sleep(3000).then(() => false)]);
+        expect(closed, `close() of feed follower ${i} returned`).toBe(true);
+      }
+      const u = new RouteFeedUpstreams({ url, tokenFile }).start();
+      await u.synced();
+      const closed = await Promise.race([u.close().then(() => true), sleep(3000).then(() => false)]);
+      expect(closed, "close() of a follower holding a stream returned").toBe(true);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -6,6 +6,7 @@
 // `undefined` means "there is no upstream for this session right now" (paused, gone, not started):
 // the gateway then asks the control plane why, and shows a page instead of waiting.
 import { readFile } from "node:fs/promises";
+import { setTimeout as sleep } from "node:timers/promises";
 
 export interface Upstream {
   host: string;
@@ -104,8 +105,8 @@ export interface RouteFeedOptions {
 export class RouteFeedUpstreams implements UpstreamResolver {
   readonly #o: RouteFeedOptions;
   #routes = new Map<string, Upstream>();
-  #abort: AbortController | undefined;
-  #closed = false;
+  /** Aborted by close(): ends the connection in hand, one still being opened, and the wait between tries. */
+  readonly #closing = new AbortController();
   #synced = false;
   #waiters: (() => void)[] = [];
   #loop: Promise<void> | undefined;
@@ -143,17 +144,17 @@ export class RouteFeedUpstreams implements UpstreamResolver {
   }
 
   async close(): Promise<void> {
-    this.#closed = true;
-    this.#abort?.abort();
+    this.#closing.abort();
     await this.#loop;
   }
 
   async #run(): Promise<void> {
     let delay = this.#o.retryMs ?? 100;
     let since = Date.now();
-    while (!this.#closed) {
+    const closing = this.#closing.signal;
+    while (!closing.aborted) {
       const why = await this.#follow().catch((e: unknown) => (e as Error).message);
-      if (this.#closed) return;
+      if (closing.aborted) return;
       if (why === undefined || this.#tabled) {
         delay = this.#o.retryMs ?? 100;
         since = Date.now();
@@ -161,7 +162,7 @@ export class RouteFeedUpstreams implements UpstreamResolver {
       }
       if (Date.now() - since > (this.#o.staleMs ?? 60_000)) this.#routes = new Map();
       this.#o.onState?.("disconnected", why ?? "the operator ended the stream");
-      await new Promise((r) => setTimeout(r, delay));
+      await sleep(delay, undefined, { signal: closing }).catch(() => undefined);
       delay = Math.min(2000, delay * 2);
     }
   }
@@ -171,8 +172,10 @@ export class RouteFeedUpstreams implements UpstreamResolver {
     const url = typeof this.#o.url === "function" ? this.#o.url() : this.#o.url;
     if (!url) return "no operator to ask yet";
     const token = (await readFile(this.#o.tokenFile, "utf8").catch(() => "")).trim();
+    // The silence watch's own abort, joined with close()'s: a close that came while the token was being
+    // read still ends this connection (it was missed once, and close() waited on a stream forever).
     const abort = new AbortController();
-    this.#abort = abort;
+    const signal = AbortSignal.any([abort.signal, this.#closing.signal]);
     let silence: NodeJS.Timeout | undefined;
     const watch = () => {
       clearTimeout(silence);
@@ -180,7 +183,7 @@ export class RouteFeedUpstreams implements UpstreamResolver {
     };
     try {
       watch();
-      const res = await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: abort.signal });
+      const res = await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal });
       if (res.status !== 200 || !res.body) {
         await res.body?.cancel();
         return `the operator answered ${res.status}`;
@@ -215,7 +218,7 @@ export class RouteFeedUpstreams implements UpstreamResolver {
       }
       return tabled ? undefined : "the stream ended before its table";
     } catch (e) {
-      if (abort.signal.aborted && !this.#closed) return "the operator was silent too long";
+      if (abort.signal.aborted && !this.#closing.signal.aborted) return "the operator was silent too long";
       throw e;
     } finally {
       clearTimeout(silence);
