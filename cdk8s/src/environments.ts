@@ -58,6 +58,14 @@ const kind: Environment = {
       operator: { replicas: 2 },
       gateway: { sessionDomain: "gpu-a.sessions.localhost", replicas: 1, cookieKeySecretName: "berth-gateway-cookie" },
     },
+    // The provider makes every GPU cluster of the bed's fleet and applies each one's chart.
+    "gpu-b": {
+      clusterId: "clu_kind-gpu-b",
+      controlPlaneUrl: "http://berth-mgmt-control-plane:30081",
+      image: kindImage,
+      operator: { replicas: 2 },
+      gateway: { sessionDomain: "gpu-b.sessions.localhost", replicas: 1, cookieKeySecretName: "berth-gateway-cookie" },
+    },
   },
 };
 

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
-import type { FleetDescription } from "../testbed/types.ts";
+import type { ClusterDescription, FleetDescription } from "../testbed/types.ts";
 import { providerName, startFleet } from "./index.ts";
 import {
   bedVersions,
@@ -213,6 +213,12 @@ describe("the plan for a fleet", () => {
       "20-gpu-gpu-b.yaml kind-berth-gpu-b",
     ]);
     expect(kindPlan(FLEET, { workDir: "/w" }).steps.some((s) => s.argv.join(" ").includes("cdk8s/dist"))).toBe(false);
+    const withC = {
+      clusters: [...FLEET.clusters, { ...(FLEET.clusters.at(-1) as ClusterDescription), name: "gpu-c" }],
+    };
+    expect(() => kindPlan(withC, { workDir: "/w", installBerth: true })).toThrow(
+      /GPU cluster "gpu-c" needs its chart .*20-gpu-gpu-c\.yaml/,
+    );
   });
 
   it("takes the bed's Kubernetes and kwok versions from its build script, the node image overridable", () => {

@@ -12,7 +12,7 @@
 // pods' logs are kwok's (not the bed's CRI file), there are no local pids to count; flags for components
 // other than kube-apiserver throw KindUnsupported.
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -280,11 +280,18 @@ export function kindPlan(fleet: FleetDescription, o: KindOptions): KindPlan {
     if (!mgmt) throw new Error("installing Berth needs a management cluster in the fleet");
     for (const f of ["00-crds.yaml", "10-control-plane.yaml"])
       steps.push({ why: `Berth: ${f}`, argv: kubectl(mgmt.name, "apply", "--server-side", "-f", join(dist, f)) });
-    for (const c of fleet.clusters.filter((x) => x.kind === "gpu"))
+    for (const c of fleet.clusters.filter((x) => x.kind === "gpu")) {
+      const chart = join(dist, `20-gpu-${c.name}.yaml`);
+      // Refused before any cluster is made, not half-way through the install.
+      if (!existsSync(chart))
+        throw new Error(
+          `installing Berth on GPU cluster "${c.name}" needs its chart ${chart}: add "${c.name}" to the kind environment's gpuClusters (cdk8s/src/environments.ts) and run npm run synth -w cdk8s`,
+        );
       steps.push({
         why: `Berth on ${c.name}: its chart`,
-        argv: kubectl(c.name, "apply", "--server-side", "-f", join(dist, `20-gpu-${c.name}.yaml`)),
+        argv: kubectl(c.name, "apply", "--server-side", "-f", chart),
       });
+    }
   }
   return { files, steps };
 }
