@@ -3,7 +3,7 @@
 // loads its whole module graph and stops at its configuration check (exit 2 naming the missing settings).
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type LocalRegistry, startRegistry } from "@berth/e2e";
@@ -112,6 +112,18 @@ describe("the Berth image in a registry", () => {
       plainHttp: true,
     });
     expect(again).toEqual({ digest, uploaded: 0, skipped: 4 });
+  });
+
+  it("refuses a layout of several images or an index, before sending anything", async () => {
+    const index = JSON.parse(readFileSync(join(dir, "oci/index.json"), "utf8")) as { manifests: object[] };
+    const two = join(dir, "two");
+    cpSync(join(dir, "oci"), two, { recursive: true });
+    writeFileSync(join(two, "index.json"), JSON.stringify({ ...index, manifests: [index.manifests[0], index.manifests[0]] }));
+    const nowhere = parseRef("127.0.0.1:9/berth/berth:two"); // nothing listens: a request would fail otherwise
+    await expect(pushLayout(two, nowhere, { plainHttp: true })).rejects.toThrow(/names 2 manifest\(s\)/);
+    const nested = { ...index.manifests[0], mediaType: "application/vnd.oci.image.index.v1+json" };
+    writeFileSync(join(two, "index.json"), JSON.stringify({ ...index, manifests: [nested] }));
+    await expect(pushLayout(two, nowhere, { plainHttp: true })).rejects.toThrow(/the first a application\/vnd\.oci\.image\.index/);
   });
 
   it("refuses a reference without a registry host, or malformed", () => {

@@ -49,6 +49,12 @@ export async function pushLayout(
   const index = JSON.parse(readFileSync(join(dir, "index.json"), "utf8")) as { manifests: Descriptor[] };
   const top = index.manifests[0];
   if (!top) throw new Error(`${dir}/index.json names no manifest`);
+  // One image, as build.ts writes: pushing the first of several (or an index's children unpushed) would
+  // tag an image other than the one asked for, without a word.
+  if (index.manifests.length > 1 || !/\.manifest\.v[12]\+json$/.test(top.mediaType))
+    throw new Error(
+      `${dir}/index.json names ${index.manifests.length} manifest(s), the first a ${top.mediaType}: only a layout of one image manifest is pushed (as cdk8s/src/image/build.ts writes)`,
+    );
   const blob = (digest: string) => readFileSync(join(dir, "blobs/sha256", digest.slice("sha256:".length)));
   const manifest = blob(top.digest);
   if (sha(manifest) !== top.digest) throw new Error(`${dir}: the manifest's bytes do not match ${top.digest}`);
