@@ -149,8 +149,8 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
           // Open event streams end first (their clients reconnect elsewhere): they would hold close().
           await deps.events.close();
           await Promise.all([
-            closeServer(publicServer),
-            internalServer ? closeServer(internalServer) : Promise.resolve(),
+            closeServer(publicServer, DRAIN_TIMEOUT_MS),
+            internalServer ? closeServer(internalServer, DRAIN_TIMEOUT_MS) : Promise.resolve(),
             metricsServer?.close(),
           ]);
           // A closed socket does not stop its handler: let running handlers finish before the pool goes.

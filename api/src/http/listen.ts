@@ -14,10 +14,19 @@ export function listen(server: Server, host: string, port: number): Promise<Addr
   });
 }
 
-export function closeServer(server: Server): Promise<void> {
+/**
+ * Stops listening and resolves once every connection is gone. Keep-alive connections with no request in
+ * flight would hold close() open: they go at once. In-flight requests get `graceMs` to finish; then their
+ * connections are cut too, since a stream that never ends by itself (a followed pod log, a build's log
+ * while it runs) held close() and the whole stop for ever.
+ */
+export function closeServer(server: Server, graceMs: number): Promise<void> {
   return new Promise((resolve) => {
-    server.close(() => resolve());
-    // Keep-alive connections with no request in flight would hold close() open; in-flight ones finish.
+    const cut = setTimeout(() => server.closeAllConnections(), graceMs);
+    server.close(() => {
+      clearTimeout(cut);
+      resolve();
+    });
     server.closeIdleConnections();
   });
 }

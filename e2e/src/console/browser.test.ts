@@ -1,8 +1,11 @@
 // closeBrowser: a Chromium that does not close in time is killed, so no teardown waits on it for ever.
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Browser, BrowserContext } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { processesMentioning } from "../testbed/procfs.ts";
 import { eventually } from "../testbed/waiting.test-support.ts";
 import { closeBrowser, launchBrowser, skipWithoutBrowser } from "./browser.ts";
+import { Visitors } from "./pages/login-page.ts";
 
 describe("a browser test without Chromium", () => {
   it("is skipped on a developer's machine, and fails under CI=true", () => {
@@ -10,6 +13,30 @@ describe("a browser test without Chromium", () => {
     expect(skipWithoutBrowser({}, none)).toBe(true);
     expect(skipWithoutBrowser({ CI: "true" }, none)).toBe(false);
     expect(skipWithoutBrowser({}, () => "/usr/bin/chromium")).toBe(false);
+  });
+});
+
+describe("closing the visitors' contexts", () => {
+  it("returns in time when a context never answers (a Chromium that hangs), so closeBrowser runs next", async () => {
+    const hung = { close: () => new Promise<void>(() => {}) } as unknown as BrowserContext;
+    const browser = { newContext: async () => hung } as unknown as Browser;
+    const people = new Visitors(
+      () => browser,
+      () => "http://127.0.0.1:1",
+    );
+    const refused = new Error("no sign-in needed here");
+    await expect(
+      people.signIn(
+        { email: "a@example.com", password: "p" },
+        {
+          prepare: async () => {
+            throw refused;
+          },
+        },
+      ),
+    ).rejects.toBe(refused);
+    const closed = await Promise.race([people.closeAll(200).then(() => true), sleep(3000).then(() => false)]);
+    expect(closed, "closeAll() returned").toBe(true);
   });
 });
 

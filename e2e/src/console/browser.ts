@@ -81,6 +81,22 @@ export async function closeBrowser(browser: Browser | undefined, timeoutMs = 15_
   }
 }
 
+/**
+ * context.close() for each, bounded like closeBrowser: a Chromium that no longer answers does not answer
+ * this either, and a teardown closing its contexts first waited until its hook timeout before closeBrowser
+ * (which kills that Chromium) was reached.
+ */
+export async function closeContexts(contexts: Iterable<BrowserContext | undefined>, timeoutMs = 15_000): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.all([...contexts].map((c) => c?.close().catch(() => {}))),
+    new Promise<void>((r) => {
+      timer = setTimeout(r, timeoutMs);
+    }),
+  ]);
+  clearTimeout(timer);
+}
+
 export const DESKTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 390, height: 844 };
 

@@ -27,7 +27,7 @@ import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import { criLogLines } from "../testbed/kwok.ts";
 import { type LocalRegistry, startRegistry, startTokenGate, type TokenGate } from "../testbed/registry.ts";
 import type { Fleet } from "../testbed/types.ts";
-import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
+import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";
 
 describe("a member brings an image of their own", () => {
@@ -125,7 +125,7 @@ describe("a member brings an image of their own", () => {
   }, 180_000);
   afterEach(async (ctx) => shots.onFailure(page, ctx));
   afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => {});
+    await closeContexts(contexts);
     await closeBrowser(browser);
     await loop?.stop();
     await builds?.stop();

@@ -9,7 +9,7 @@ import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type GpuClusterHandle, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
-import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
+import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";
 import { SessionPage } from "./pages/sessions-pages.ts";
 
@@ -29,7 +29,7 @@ beforeAll(async () => {
 });
 afterEach(async (ctx) => shots.onFailure(page, ctx));
 afterAll(async () => {
-  await context?.close().catch(() => {});
+  await closeContexts([context]);
   await closeBrowser(browser);
   await bed?.stop();
 });

@@ -11,7 +11,7 @@ import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
-import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
+import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { CreditsPages } from "./pages/credits-pages.ts";
 import { LoginPage } from "./pages/login-page.ts";
 import { NewSessionPage, SessionPage } from "./pages/sessions-pages.ts";
@@ -60,7 +60,7 @@ async function giveAliceHerOwnCredits(): Promise<void> {
 }
 afterEach(async (ctx) => shots.onFailure(page, ctx));
 afterAll(async () => {
-  await context?.close().catch(() => {});
+  await closeContexts([context]);
   await closeBrowser(browser);
   await gateways?.stop();
   await bed?.stop();

@@ -9,7 +9,7 @@ import { notify } from "@berth/api/notifications/notify";
 import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
+import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";
 
 describe("a member turns a kind of notification off", () => {
@@ -44,7 +44,7 @@ describe("a member turns a kind of notification off", () => {
   });
   afterEach(async (ctx) => shots.onFailure(page, ctx));
   afterAll(async () => {
-    await context?.close().catch(() => {});
+    await closeContexts([context]);
     await closeBrowser(browser);
     await t?.stop();
   });

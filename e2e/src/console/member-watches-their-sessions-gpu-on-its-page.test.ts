@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { gpuCluster, H100, MANAGEMENT, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { type RunningGpuExporter, startGpuExporter } from "../testbed/gpu-exporter.ts";
 import { type RunningMetricsServer, startMetricsServer } from "../testbed/metrics-server.ts";
-import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
+import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";
 import { SessionPage } from "./pages/sessions-pages.ts";
 
@@ -43,7 +43,7 @@ beforeAll(async () => {
 }, 180_000);
 afterEach(async (ctx) => shots.onFailure(page, ctx));
 afterAll(async () => {
-  await context?.close().catch(() => {});
+  await closeContexts([context]);
   await closeBrowser(browser);
   await bed?.stop();
   await exporter?.stop();

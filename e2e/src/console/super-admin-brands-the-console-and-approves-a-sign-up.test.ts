@@ -5,7 +5,7 @@
 import { readSystemSettings } from "@berth/api/settings";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
+import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { LoginPage, PasswordPage } from "./pages/login-page.ts";
 import { ADMIN_EMAIL, ADMIN_FIRST_PASSWORD, type ConsoleStack, startConsoleStack } from "./stack.ts";
 
@@ -45,7 +45,7 @@ describe("a super_admin brands the console and approves a sign-up", () => {
   });
   afterEach(async (ctx) => shots.onFailure(current, ctx));
   afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => {});
+    await closeContexts(contexts);
     await closeBrowser(browser);
     await stack?.stop();
   });

@@ -205,6 +205,9 @@ async function copy(req: CopyRequest): Promise<CopyResult> {
 }
 
 async function copyBlob(req: CopyRequest, b: Descriptor, progress: (n: number) => void): Promise<void> {
+  // A cancel that came while the target was asked for this blob fired before the listener below: without
+  // this the blob was still copied to its end (or its idle timeout), and the stop waited on it.
+  req.signal?.throwIfAborted();
   const abort = new AbortController();
   const onOuter = () => abort.abort();
   req.signal?.addEventListener("abort", onOuter, { once: true });

@@ -1,6 +1,6 @@
 // Page object of the sign-in and password pages. Test ids are the console's own (data-testid).
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { newContext } from "../browser.ts";
+import { closeContexts, newContext } from "../browser.ts";
 
 export class LoginPage {
   readonly page: Page;
@@ -83,7 +83,7 @@ export class Visitors {
     return page;
   }
 
-  async closeAll(): Promise<void> {
-    for (const c of this.#contexts.splice(0)) await c.close().catch(() => {});
+  async closeAll(timeoutMs?: number): Promise<void> {
+    await closeContexts(this.#contexts.splice(0), timeoutMs);
   }
 }
