@@ -118,12 +118,17 @@ describe("the Berth image in a registry", () => {
     const index = JSON.parse(readFileSync(join(dir, "oci/index.json"), "utf8")) as { manifests: object[] };
     const two = join(dir, "two");
     cpSync(join(dir, "oci"), two, { recursive: true });
-    writeFileSync(join(two, "index.json"), JSON.stringify({ ...index, manifests: [index.manifests[0], index.manifests[0]] }));
+    writeFileSync(
+      join(two, "index.json"),
+      JSON.stringify({ ...index, manifests: [index.manifests[0], index.manifests[0]] }),
+    );
     const nowhere = parseRef("127.0.0.1:9/berth/berth:two"); // nothing listens: a request would fail otherwise
     await expect(pushLayout(two, nowhere, { plainHttp: true })).rejects.toThrow(/names 2 manifest\(s\)/);
     const nested = { ...index.manifests[0], mediaType: "application/vnd.oci.image.index.v1+json" };
     writeFileSync(join(two, "index.json"), JSON.stringify({ ...index, manifests: [nested] }));
-    await expect(pushLayout(two, nowhere, { plainHttp: true })).rejects.toThrow(/the first a application\/vnd\.oci\.image\.index/);
+    await expect(pushLayout(two, nowhere, { plainHttp: true })).rejects.toThrow(
+      /the first a application\/vnd\.oci\.image\.index/,
+    );
   });
 
   it("refuses a reference without a registry host, or malformed", () => {
