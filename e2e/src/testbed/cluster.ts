@@ -421,7 +421,7 @@ function sleep(ms: number): Promise<void> {
 }
 
 /** The body of a GET, over TLS trusting only `ca` when given; fails after 2 s. */
-function getText(url: string, ca?: string): Promise<string> {
+export function getText(url: string, ca?: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const onResponse = (res: IncomingMessage) => {
       let text = "";
@@ -429,6 +429,12 @@ function getText(url: string, ca?: string): Promise<string> {
         text += c.toString();
       });
       res.on("end", () => resolve(text));
+      // A reply cut mid-body (the socket timeout below, a dying apiserver) ends in neither "end" nor a
+      // request error: without these the wait for a cluster hung instead of asking again.
+      res.on("error", reject);
+      res.on("close", () => {
+        if (!res.complete) reject(new Error(`the reply from ${url} was cut off`));
+      });
     };
     const req =
       ca === undefined
