@@ -37,7 +37,11 @@ export class BerthLoginView extends LitElement {
         return;
       }
       await loadMe();
-      router.navigate(next, { replace: true });
+      // accept() already took the person on (the shell re-runs the guard on an auth change). A page they
+      // opened while the account loaded stays: only a router still at this form is moved, else the roles
+      // now known re-check where they are.
+      if (router.current.route.name === "login") router.navigate(next, { replace: true });
+      else router.resolve();
     } catch (err) {
       this.error = err;
       this.busy = false;
