@@ -334,6 +334,34 @@ const callAt =
     return { status: res.status, body: text === "" ? null : JSON.parse(text), headers: res.headers };
   };
 
+/** Requests a connection reset may be sent again without doing twice what was asked. */
+const safeToRepeat = (method: string, path: string, headers?: Record<string, string>) =>
+  method === "GET" ||
+  headers?.["Idempotency-Key"] !== undefined ||
+  /\/(pause|resume|terminate|bulk-terminate)$/.test(path);
+
+/**
+ * One connection reset under load (the API and the bench share 2 CPUs) threw out of the whole run. Requests
+ * safe to repeat are sent again up to 3 times; any other answers status 0, which the figures count apart.
+ */
+const retrying =
+  (call: Call): Call =>
+  async (user, method, path, json, headers) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await call(user, method, path, json, headers);
+      } catch (e) {
+        const why = (e as Error & { cause?: { code?: string } }).cause?.code ?? (e as Error).message;
+        if (safeToRepeat(method, path, headers) && attempt < 3) {
+          await new Promise((r) => setTimeout(r, 200 * attempt));
+          continue;
+        }
+        log(`no answer to ${method} ${path} (${why})${attempt > 1 ? ` after ${attempt} tries` : ""}`);
+        return { status: 0, body: { error: { code: "no_answer", message: why } }, headers: new Headers() };
+      }
+    }
+  };
+
 async function main(): Promise<void> {
   log(
     `# sessions-dispatch: ${N} sessions, GPU cluster ${NODES} nodes × ${GPUS} H100, client concurrency ${CONC}; ${SPLIT ? "split: API, worker and operator as separate processes" : "in-process: API, worker, operator and client in this process"}`,
@@ -387,7 +415,7 @@ async function main(): Promise<void> {
       `split: api pid ${split.api.pid} (${split.apiUrl}), worker pid ${split.worker?.pid}, operator pid ${split.operator.pid}`,
     );
   }
-  const call: Call = split ? callAt(split.apiUrl) : bed.call;
+  const call: Call = retrying(split ? callAt(split.apiUrl) : bed.call);
   const apiUrl = split ? split.apiUrl : bed.t.api.url;
   const waitFor = async (user: any, id: string, pred: (s: any) => boolean, what: string, timeoutMs = 30_000) => {
     const deadline = Date.now() + timeoutMs;
@@ -724,14 +752,17 @@ async function main(): Promise<void> {
     await pool(
       Array.from({ length: LIFECYCLES }, (_, i) => i),
       16,
-      async () => {
-        const id = (
-          await call(bed.bob, "POST", "/api/v1/sessions", {
-            offering: "h100",
-            preset: "gpu-small",
-            image: "jupyterlab",
-          })
-        ).body.id as string;
+      async (i) => {
+        // Keyed, so that a create a reset cut off is sent again, not made twice (the writes are counted).
+        const made = await call(
+          bed.bob,
+          "POST",
+          "/api/v1/sessions",
+          { offering: "h100", preset: "gpu-small", image: "jupyterlab" },
+          { "Idempotency-Key": `lifecycle-${i}` },
+        );
+        if (made.status !== 201) throw new Error(`a lifecycle's create answered ${made.status}`);
+        const id = made.body.id as string;
         await waitFor(bed.bob, id, (s) => s.phase === "Running", "Running", 120_000);
         await call(bed.bob, "POST", `/api/v1/sessions/${id}/pause`);
         await waitFor(bed.bob, id, (s) => s.phase === "Paused", "Paused", 120_000);
@@ -766,6 +797,7 @@ async function main(): Promise<void> {
             preset: "gpu-small",
             image: "jupyterlab",
           });
+          if (r.status !== 201) return; // counted by the log line no_answer writes
           latIds.push(r.body.id);
           await stream.waitFor(
             (e) => e.data?.session_id === r.body.id && e.data.session.phase === "Running",
