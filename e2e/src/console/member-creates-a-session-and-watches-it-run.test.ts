@@ -9,7 +9,7 @@
 
 import type { TestUser } from "@berth/api/identity/testing";
 import { ensureConsoleBuilt } from "@berth/console";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, BrowserContext, Page, Route } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { closeBrowser, expectAccessible, launchBrowser, PHONE, Screenshots } from "./browser.ts";
@@ -329,6 +329,14 @@ describe("a member whose organization has too few credits", () => {
     await carolPage.getByTestId("session-name").fill("too-late");
     await carolPage.locator('[data-testid="gpu-now"], [data-testid="will-queue"]').first().waitFor();
     expect(await carolPage.getByTestId("create-session").isEnabled()).toBe(true);
+    // Her page asks the preview again whenever its live feed says anything may have changed (a reconnect or
+    // a poll: on a loaded machine, at any moment). Those asks are held until her Create is answered, so her
+    // click meets the yes she saw, as a click that beats the refresh does; the last answer stays meanwhile.
+    const held: Route[] = [];
+    const previews = "**/api/v1/sessions/preview-cost";
+    await carolPage.route(previews, (route) => {
+      held.push(route);
+    });
     // Dave's session is let in first and is owed its minimum run; his events are not on her stream, so her
     // preview still says yes. The door decides under its lock.
     const his = await bed.call(dave, "POST", "/api/v1/sessions", body({ name: "first" }));
@@ -340,6 +348,8 @@ describe("a member whose organization has too few credits", () => {
       ),
       carolPage.getByTestId("create-session").click(),
     ]);
+    await carolPage.unroute(previews);
+    for (const route of held) await route.continue().catch(() => {}); // an ask a newer one replaced is gone
     expect(response.status()).toBe(403);
     const sent = (await response.json()) as { error: { code: string; message: string; request_id: string } };
     const panel = carolPage.getByTestId("error-panel");
