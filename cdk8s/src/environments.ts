@@ -36,6 +36,15 @@ const testbed: Environment = {
 
 /** kind: clusters on one Docker network (172.18.0.0/16), Postgres by CloudNativePG. */
 const kindImage = { image: "localhost:5001/berth:dev", pullPolicy: "IfNotPresent" as const };
+function kindGpuCluster(name: string): GpuClusterOptions {
+  return {
+    clusterId: `clu_kind-${name}`,
+    controlPlaneUrl: "http://berth-mgmt-control-plane:30081",
+    image: kindImage,
+    operator: { replicas: 2 },
+    gateway: { sessionDomain: `${name}.sessions.localhost`, replicas: 1, cookieKeySecretName: "berth-gateway-cookie" },
+  };
+}
 const kind: Environment = {
   controlPlane: {
     image: kindImage,
@@ -50,23 +59,8 @@ const kind: Environment = {
     // pulled as localhost:5001 through each node's containerd mirror.
     registry: { external: { url: "http://berth-kind-registry:5000", pullPrefix: "localhost:5001" } },
   },
-  gpuClusters: {
-    "gpu-a": {
-      clusterId: "clu_kind-gpu-a",
-      controlPlaneUrl: "http://berth-mgmt-control-plane:30081",
-      image: kindImage,
-      operator: { replicas: 2 },
-      gateway: { sessionDomain: "gpu-a.sessions.localhost", replicas: 1, cookieKeySecretName: "berth-gateway-cookie" },
-    },
-    // The provider makes every GPU cluster of the bed's fleet and applies each one's chart.
-    "gpu-b": {
-      clusterId: "clu_kind-gpu-b",
-      controlPlaneUrl: "http://berth-mgmt-control-plane:30081",
-      image: kindImage,
-      operator: { replicas: 2 },
-      gateway: { sessionDomain: "gpu-b.sessions.localhost", replicas: 1, cookieKeySecretName: "berth-gateway-cookie" },
-    },
-  },
+  // The provider makes every GPU cluster of the bed's fleet and applies each one's chart.
+  gpuClusters: { "gpu-a": kindGpuCluster("gpu-a"), "gpu-b": kindGpuCluster("gpu-b") },
 };
 
 /** Production: an example a platform team copies and edits (hosts, ranges, registry, ids). */
