@@ -188,12 +188,17 @@ describe("/api/v1/audit-logs", () => {
       expect(rows.every((x) => x.organization_id === w.orgB.id)).toBe(true);
       const none = await csv(`/api/v1/audit-logs/export?${range()}`, w.memberB.token);
       expect(parse(none.text, { columns: true })).toEqual([]);
-      const audited = await t.request("GET", "/api/v1/audit-logs?action=audit_log.export", {
-        token: w.superAdmin.token,
-      });
-      expect(audited.body.data.map((e: { actor: { id: string } }) => e.actor.id)).toEqual(
-        expect.arrayContaining([w.superAdmin.id, w.adminB.id, w.memberB.id]),
-      );
+      // An export's row is written once the response has ended, so its reader may be a moment ahead of it.
+      const exportsAudited = async () =>
+        (
+          await t.request("GET", "/api/v1/audit-logs?action=audit_log.export", {
+            token: w.superAdmin.token,
+          })
+        ).body;
+      await expect
+        .poll(async () => (await exportsAudited()).data.map((e: { actor: { id: string } }) => e.actor.id))
+        .toEqual(expect.arrayContaining([w.superAdmin.id, w.adminB.id, w.memberB.id]));
+      const audited = { body: await exportsAudited() };
       expect(audited.body.data.find((e: { actor: { id: string } }) => e.actor.id === w.adminB.id).details.rows).toBe(
         rows.length,
       );
