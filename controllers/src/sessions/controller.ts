@@ -9,7 +9,7 @@
 // The decisions are pure functions; the parts only observe and apply. Level-based: every session is
 // looked at again on every resync, and what is observed wins over what is remembered.
 import type { Cluster, Session } from "@berth/crds";
-import { SessionKind, sessionIdOf } from "@berth/crds";
+import { sessionIdOf, sessionPath } from "@berth/crds";
 import type { Logger } from "pino";
 import type { KubeApi } from "../kube/client.ts";
 import type { InformerEvent, KubeObject } from "../kube/informer.ts";
@@ -194,10 +194,7 @@ export class SessionController {
     let ended = 0;
     for (const r of rows) {
       if (o.sessions.store.has(`${r.namespace}/${r.name}`)) continue;
-      const got = await this.#d.kube.request(
-        "GET",
-        `/apis/${SessionKind.group}/${SessionKind.version}/namespaces/${r.namespace}/sessions/${r.name}`,
-      );
+      const got = await this.#d.kube.request("GET", sessionPath(r.namespace, r.name));
       if (got.status !== 404) continue;
       if (
         await this.#d.store.failUnmadeCreate(

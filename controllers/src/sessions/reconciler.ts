@@ -3,7 +3,7 @@
 // planSession decides), its mirror (dispatch.ts carries out) and its Events (event-recorder.ts). Status
 // is written with the resourceVersion read: a stale leader's or a stale cache's write fails with 409 and
 // is retried from fresh data, which is why a session is never placed twice.
-import { ANNOTATIONS, type Session, SessionKind, sessionIdOf } from "@berth/crds";
+import { ANNOTATIONS, type Session, SessionKind, sessionIdOf, sessionPath } from "@berth/crds";
 import type { Logger } from "pino";
 import type { KubeApi } from "../kube/client.ts";
 import { type KubeObject, keyOf } from "../kube/informer.ts";
@@ -126,11 +126,7 @@ export class SessionReconciler {
     const ns = s.metadata.namespace as string;
     const name = s.metadata.name as string;
     const body = { ...s, status };
-    const res = await this.#d.kube.request<KubeObject>(
-      "PUT",
-      `/apis/${SessionKind.group}/${SessionKind.version}/namespaces/${ns}/sessions/${name}/status`,
-      { body },
-    );
+    const res = await this.#d.kube.request<KubeObject>("PUT", sessionPath(ns, name, "status"), { body });
     if (res.status === 409 || res.status === 404) {
       counts.conflicts++;
       return undefined;
@@ -175,7 +171,7 @@ export class SessionReconciler {
   async #deleteResource(s: Session): Promise<void> {
     const res = await this.#d.kube.request(
       "DELETE",
-      `/apis/${SessionKind.group}/${SessionKind.version}/namespaces/${s.metadata.namespace}/sessions/${s.metadata.name}`,
+      sessionPath(s.metadata.namespace as string, s.metadata.name as string),
       {
         body: { apiVersion: "v1", kind: "DeleteOptions", preconditions: { uid: s.metadata.uid } },
       },

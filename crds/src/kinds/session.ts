@@ -227,3 +227,10 @@ export const SessionKind = defineKind({
 });
 export const Session = SessionKind.schema;
 export type Session = z.infer<typeof Session>;
+
+/** A Session's path on the management cluster's API (its list when `name` is absent; `/status` when asked). */
+export function sessionPath(namespace: string, name?: string, subresource?: "status"): string {
+  const base = `/apis/${SessionKind.group}/${SessionKind.version}/namespaces/${encodeURIComponent(namespace)}/sessions`;
+  if (!name) return base;
+  return `${base}/${encodeURIComponent(name)}${subresource ? `/${subresource}` : ""}`;
+}

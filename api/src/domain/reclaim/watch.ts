@@ -5,7 +5,7 @@
 // `session.idle_warning` / `session.runtime_warning` event on the stream, and through it a webhook), the
 // pause (through the sessions domain, reason Idle or MaxRuntime: the GPU returns, billing stops, volumes
 // stay). A pass only reads while nothing is due, so a busy fleet costs no write.
-import { KEEP_RUNNING_ANNOTATION, type Session, SessionKind, sessionIdOf } from "@berth/crds";
+import { KEEP_RUNNING_ANNOTATION, type Session, SessionKind, sessionIdOf, sessionPath } from "@berth/crds";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
 import { insertAuditRecord } from "../../db/operations/audit/insertAuditRecord.ts";
@@ -152,7 +152,7 @@ export async function watchIdleAndRuntime(c: ReclaimContext): Promise<PassResult
 async function writeReclaimStatus(rt: SessionsRuntime, s: Session, plan: ReclaimPlan): Promise<boolean> {
   const res = await rt.kube.request(
     "PATCH",
-    `/apis/${SessionKind.group}/${SessionKind.version}/namespaces/${s.metadata.namespace}/sessions/${s.metadata.name}/status`,
+    sessionPath(s.metadata.namespace as string, s.metadata.name as string, "status"),
     { body: { metadata: { resourceVersion: s.metadata.resourceVersion }, status: { reclaim: plan.status ?? null } } },
   );
   if (res.status === 409 || res.status === 404) return false;

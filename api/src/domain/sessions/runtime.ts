@@ -17,17 +17,12 @@ import {
   ResourcePolicyKind,
   type ResourcePreset,
   ResourcePresetKind,
-  SessionKind,
   type Volume,
   VolumeKind,
 } from "@berth/crds";
 import { Unavailable } from "../../errors.ts";
 
-export const SESSIONS_PATH = `/apis/${SessionKind.group}/${SessionKind.version}`;
-
-export function sessionPath(namespace: string, name?: string): string {
-  return `${SESSIONS_PATH}/namespaces/${encodeURIComponent(namespace)}/sessions${name ? `/${encodeURIComponent(name)}` : ""}`;
-}
+export { sessionPath } from "@berth/crds";
 
 export interface SessionsRuntime {
   kube: KubeApi;
