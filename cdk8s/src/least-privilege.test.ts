@@ -252,12 +252,12 @@ const USED_ELSEWHERE: Record<string, Elsewhere> = {
   // The worker: billing, imports, volumes' lifecycle, reclaim.
   [`${WORKER} delete sessions.berth.dev`]: {
     file: "controllers/src/sessions/reconciler.ts",
-    call: "/sessions/${s.metadata.name}`",
+    call: "sessionPath(s.metadata.namespace as string, s.metadata.name as string)",
     why: "a terminated session's resource after its retention",
   },
   [`${WORKER} patch sessions/status.berth.dev`]: {
     file: "api/src/domain/reclaim/watch.ts",
-    call: "/sessions/${s.metadata.name}/status`",
+    call: 'sessionPath(s.metadata.namespace as string, s.metadata.name as string, "status")',
     why: "the reclaim loop's idle mark",
   },
   [`${WORKER} get sessions.berth.dev`]: {
