@@ -216,6 +216,7 @@ function sessionRow(id: string, ownerId: string, organizationId: string): Sessio
     reason: null,
     message: null,
     mirror_revision: 1,
+    interim_status: null,
     mirror_restarts: 0,
     created_at: now,
     updated_at: now,

@@ -19,6 +19,10 @@ function flakyStore(failures: number) {
     async reports() {
       return [];
     },
+    async fence() {},
+    async interimStatuses() {
+      return new Map();
+    },
     async mirrorStates() {
       if (s.failed < s.failures) {
         s.failed++;

@@ -1,7 +1,7 @@
 // The worker's Postgres store where it batches: mirror revisions for a whole placement pass, and status
 // transitions gathered into one transaction while another is being written.
 import { createServer, type Socket, connect as tcpConnect } from "node:net";
-import { type Session, SessionKind } from "@berth/crds";
+import { type Session, SessionKind, statusBasis } from "@berth/crds";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../db/db.test-support.ts";
@@ -339,5 +339,73 @@ describe("rows of creates cut off before their resource", () => {
     // Once: it is no longer Pending.
     expect(await store.failUnmadeCreate(cut as string, "cut off", new Date())).toBe(false);
     expect((await store.pendingRows(minutesAgo(60), minutesAgo(2))).map((r) => r.id)).not.toContain(cut);
+  });
+});
+
+describe("interim statuses kept off the resource", () => {
+  const interimOf = (s: Session) => ({ status: s.status ?? {}, basis: statusBasis(pending("x").status) });
+
+  it("are held by the history row with the stream told, read back by a new leader, and cleared by the next status", async () => {
+    const [id] = (await someSessions(1)) as [string];
+    const store = createWorkerStore(t.db, log);
+    await store.fence();
+    const starting = resource(id, "Starting");
+    const interim = interimOf(starting);
+    await store.recordTransition(pending(id), starting, interim);
+    expect(await t.db("sessions").where({ id }).first()).toMatchObject({
+      phase: "Starting",
+      cluster_id: "clu_a",
+      interim_status: interim,
+    });
+    const events = await t.db("session_events").where({ session_id: id, type: "session.updated" });
+    expect(events.map((e) => e.payload.view.phase)).toEqual(["Starting"]);
+
+    const next = createWorkerStore(t.db, log);
+    await next.fence();
+    expect((await next.interimStatuses()).get(id)).toEqual(interim);
+
+    // Running is written to the resource: the row no longer holds an interim status.
+    await next.recordTransition(starting, resource(id, "Running"));
+    expect(await t.db("sessions").where({ id }).first()).toMatchObject({ phase: "Running", interim_status: null });
+    expect((await next.interimStatuses()).has(id)).toBe(false);
+  });
+
+  it("of a leader fenced off by a newer one are refused, and its records of resource writes still land", async () => {
+    const [a, b] = (await someSessions(2)) as [string, string];
+    const stale = createWorkerStore(t.db, log);
+    await stale.fence();
+    const leader = createWorkerStore(t.db, log);
+    await leader.fence();
+
+    const placed = resource(a, "Starting");
+    await expect(stale.recordTransition(pending(a), placed, interimOf(placed))).rejects.toThrow(/fenced off/);
+    expect(await t.db("sessions").where({ id: a }).first()).toMatchObject({ phase: "Pending", interim_status: null });
+    expect(await t.db("session_events").where({ session_id: a, type: "session.updated" })).toEqual([]);
+    // A status the stale one wrote to the resource (guarded there by its resourceVersion) is still recorded.
+    await stale.recordTransition(pending(b), resource(b, "Queued"));
+    expect(await t.db("sessions").where({ id: b }).first()).toMatchObject({ phase: "Queued" });
+
+    await leader.recordTransition(pending(a), placed, interimOf(placed));
+    expect(await t.db("sessions").where({ id: a }).first()).toMatchObject({ phase: "Starting" });
+  });
+
+  it("hold a new leader's fence until a record under the old term is committed, so the new leader reads it", async () => {
+    const [id] = (await someSessions(1)) as [string];
+    const old = createWorkerStore(t.db, log);
+    await old.fence();
+    const placed = resource(id, "Starting");
+    // The old leader's record holds the fence's row (FOR SHARE) until its transaction commits.
+    const tx = await t.db.transaction();
+    await tx("worker_fence").where({ id: 1 }).forShare().first();
+    const next = createWorkerStore(t.db, log);
+    let fenced = false;
+    const fencing = next.fence().then(() => {
+      fenced = true;
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(fenced).toBe(false);
+    await tx.commit();
+    await fencing;
+    await expect(old.recordTransition(pending(id), placed, interimOf(placed))).rejects.toThrow(/fenced off/);
   });
 });

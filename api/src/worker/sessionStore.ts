@@ -15,7 +15,7 @@ import {
   type SessionStore,
   type StoredReport,
 } from "@berth/controllers";
-import { PAUSE_REASON_ANNOTATION, type Session, SessionReason, sessionIdOf } from "@berth/crds";
+import { type InterimStatus, PAUSE_REASON_ANNOTATION, type Session, SessionReason, sessionIdOf } from "@berth/crds";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
 import { findSessionById } from "../db/operations/sessions/findSessionById.ts";
@@ -38,8 +38,8 @@ import { readSystemSettings } from "../domain/settings/settings.ts";
 
 const ts = (s: string | undefined) => (s ? new Date(s) : null);
 
-/** What the history row takes of a Session resource's status. */
-export function transitionOf(after: Session): SessionTransition {
+/** What the history row takes of a session's status (kept off the resource when `interim` is given). */
+export function transitionOf(after: Session, interim?: InterimStatus): SessionTransition {
   const st = after.status ?? {};
   const lead = leadingCondition(st.conditions);
   return {
@@ -60,12 +60,21 @@ export function transitionOf(after: Session): SessionTransition {
     cluster_id: st.cluster ?? null,
     // Cards only while it holds them (a paused session keeps its last placement in status, not its cards).
     gpu_cards: st.gpuAssignment && HOLDING_PHASES.includes(st.phase ?? "Pending") ? st.gpuAssignment.cards : null,
+    interim_status: interim ?? null,
   };
+}
+
+/** An interim record of a worker that another has fenced off (it no longer leads). */
+export class FencedOff extends Error {
+  constructor(term: number, current: number) {
+    super(`this worker's term ${term} was fenced off by term ${current}: it no longer leads`);
+  }
 }
 
 interface PendingTransition {
   before: Session;
   after: Session;
+  interim?: InterimStatus;
   resolve(): void;
   reject(err: unknown): void;
 }
@@ -92,6 +101,8 @@ export class TransitionLog {
   #scheduled = false;
   /** Transactions written (batches and single retries): for tests and the bench. */
   transactions = 0;
+  /** This worker's fencing term (worker_fence), once it leads: interim records check it. */
+  term: number | undefined;
 
   constructor(db: Knex, log: Logger, opts: { maxBatch?: number; writers?: number } = {}) {
     this.#db = db;
@@ -100,9 +111,9 @@ export class TransitionLog {
     this.#maxWriters = opts.writers ?? 4;
   }
 
-  record(before: Session, after: Session): Promise<void> {
+  record(before: Session, after: Session, interim?: InterimStatus): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.#pending.push({ before, after, resolve, reject });
+      this.#pending.push({ before, after, ...(interim ? { interim } : {}), resolve, reject });
       if (this.#scheduled) return;
       this.#scheduled = true;
       queueMicrotask(() => {
@@ -145,8 +156,9 @@ export class TransitionLog {
       await this.#write(batch);
       for (const p of batch) p.resolve();
     } catch (err) {
-      // One by one helps only when one transition spoiled the batch; an unreachable database would make
-      // each wait its own connection timeout.
+      // One by one helps only when one transition spoiled the batch (a fenced-off interim record spoils
+      // it for the resource's records beside it); an unreachable database would make each wait its own
+      // connection timeout.
       if (batch.length === 1 || isDatabaseUnreachable(err)) {
         for (const p of batch) p.reject(err);
         return;
@@ -166,7 +178,15 @@ export class TransitionLog {
   async #write(batch: readonly PendingTransition[]): Promise<void> {
     this.transactions++;
     await this.#db.transaction(async (tx) => {
-      const transitions = batch.map((p) => transitionOf(p.after));
+      // Held (FOR SHARE) until commit: a new leader's fence waits for this record, then sees it.
+      if (this.term !== undefined && batch.some((p) => p.interim)) {
+        const fence = (await tx("worker_fence").where({ id: 1 }).forShare().first("term")) as
+          | { term: string }
+          | undefined;
+        const current = Number(fence?.term ?? 0);
+        if (current !== this.term) throw new FencedOff(this.term, current);
+      }
+      const transitions = batch.map((p) => transitionOf(p.after, p.interim));
       const rows = await updateSessionsFromTransitions(tx, transitions, new Date());
       const byId = new Map(rows.map((r) => [r.id, r]));
       const events = batch.flatMap((p, i) => {
@@ -271,7 +291,22 @@ export function createWorkerStore(db: Knex, log: Logger): SessionStore {
     nextMirrorRevision: (id, restarts) => nextMirrorRevision(db, id, restarts),
     nextMirrorRevisions: (ids) => nextMirrorRevisions(db, ids),
 
-    recordTransition: (before: Session, after: Session): Promise<void> => transitions.record(before, after),
+    recordTransition: (before: Session, after: Session, interim?: InterimStatus): Promise<void> =>
+      transitions.record(before, after, interim),
+    async fence(): Promise<void> {
+      const { rows } = (await db.raw(
+        `INSERT INTO worker_fence (id, term) VALUES (1, 1)
+         ON CONFLICT (id) DO UPDATE SET term = worker_fence.term + 1 RETURNING term`,
+      )) as { rows: { term: string }[] };
+      transitions.term = Number(rows[0]?.term);
+    },
+    async interimStatuses(): Promise<Map<string, InterimStatus>> {
+      const rows = (await db("sessions")
+        .whereNotNull("interim_status")
+        .whereNull("resource_deleted_at")
+        .select("id", "interim_status")) as { id: string; interim_status: InterimStatus }[];
+      return new Map(rows.map((r) => [r.id, r.interim_status]));
+    },
 
     async recordDeleted(session: Session): Promise<void> {
       const id = sessionIdOf(session.metadata.name as string);

@@ -144,6 +144,10 @@ export class SessionController {
       reports: (ids) => void this.#onReports(ids),
       inventory: () => void this.#onInventory(),
     });
+    // Before the informers list: an interim status is never newer than the resource they then see, so
+    // one that no longer follows it was superseded (not yet to come).
+    await this.#d.store.fence();
+    for (const [id, interim] of await this.#d.store.interimStatuses()) this.#memory.interim.set(id, interim);
     await o.sync(60_000);
     const ids = [...o.sessions.store.values()].map((s) => sessionIdOf(s.metadata.name as string));
     for (const [id, st] of await this.#d.store.mirrorStates(ids)) this.#memory.mirrorStates.set(id, st);
@@ -245,7 +249,7 @@ export class SessionController {
     const marks = new Map<string, string | null>();
     const idle = idleClaims(
       o.volumes.store.entries(),
-      o.sessions.store.values(),
+      [...o.sessionsNow()].map(([, s]) => s),
       lastUsed,
       now,
       this.#o.claimIdleMs,
@@ -257,8 +261,8 @@ export class SessionController {
     }
     // Looked at again after the release is marked: a session that came meanwhile keeps the claim.
     const stillIdle = (key: string) =>
-      ![...o.sessions.store.values()].some(
-        (s) => holdsVolumes(s) && s.spec.volumes.some((v) => `${s.metadata.namespace}/${v.volume}` === key),
+      ![...o.sessionsNow()].some(
+        ([, s]) => holdsVolumes(s) && s.spec.volumes.some((v) => `${s.metadata.namespace}/${v.volume}` === key),
       );
     for (const key of idle) {
       const vol = o.volumes.store.get(key);
@@ -332,7 +336,7 @@ export class SessionController {
       o.reports
         .get(sessionIdOf(s.metadata.name as string))
         ?.some((r) => r.phase !== "Terminated" && changed.has(r.clusterId));
-    for (const [key, s] of o.sessions.store)
+    for (const [key, s] of o.sessionsNow())
       if ((s.status?.cluster && changed.has(s.status.cluster)) || live(s)) this.#queue.add(key);
     this.schedulePlacement();
   }
@@ -342,7 +346,7 @@ export class SessionController {
     const o = this.#observed;
     if (!(await o.refreshInventory(always))) return;
     // Sessions on nodes that vanished or went not-ready are looked at (node lost).
-    for (const [key, s] of o.sessions.store)
+    for (const [key, s] of o.sessionsNow())
       if ((s.status?.node || s.status?.gpuAssignment) && o.nodeLost(s)) this.#queue.add(key);
     this.schedulePlacement();
   }

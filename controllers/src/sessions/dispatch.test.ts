@@ -1,6 +1,6 @@
 // Dispatch: the session's mirror on its GPU cluster, applied after the history knows where the session
 // is, restarted, and written again when lost. In-process against a fleet in memory.
-import type { Session } from "@berth/crds";
+import type { InterimStatus, Session } from "@berth/crds";
 import { examples } from "@berth/crds/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import type { InventoryNodeView } from "../placement/capacity.ts";
@@ -10,6 +10,8 @@ import {
   CLUSTER,
   mirrorCreates,
   mirrorOf,
+  records,
+  standing,
   statusOf,
   statusWrites,
   stopFleets,
@@ -27,10 +29,11 @@ describe("dispatch after the history knows where the session is", () => {
     });
     try {
       await f.controller.start();
-      await until("3 placements", () => [...statusWrites(f.mgmt, "Starting").values()].length === 3);
-      // Each one's dispatch has come to its history row and is held there (the rows wait for the gate).
-      await until("3 dispatches waiting for their history rows", () => f.controller.counts.waitingForRecord === 3);
+      // A placement is its record in the history row (Starting is kept off the resource): held there.
+      await until("3 placements held at their history rows", () => f.store.held === 3);
+      await new Promise((r) => setTimeout(r, 100)); // what a dispatch that did not wait would have had
       expect(f.gpu.list("sessionmirrors")).toEqual([]);
+      expect(statusWrites(f.mgmt, "Starting")).toEqual(new Map());
     } finally {
       open();
     }
@@ -46,13 +49,30 @@ describe("dispatch after the history knows where the session is", () => {
     await until("1 mirror", () => f.gpu.list("sessionmirrors").length === 1);
     await f.controller.idle();
 
-    expect([...statusWrites(f.mgmt, "Starting").values()]).toEqual([1]);
+    expect(statusWrites(f.mgmt, "Starting")).toEqual(new Map());
     // Once, from the status it had before the placement.
     expect(f.store.transitions).toEqual([[f.names[0], undefined, "Starting"]]);
     expect([...mirrorCreates(f.gpu).values()]).toEqual([1]);
   });
 
-  it("records a status change whose first record failed on the next reconcile", async () => {
+  it("records a status written to the resource whose first record failed on the next reconcile", async () => {
+    const f = await aRunningSession();
+    const byName = () => f.store.transitions.filter(([n]) => n === f.name).map(([, from, to]) => `${from}->${to}`);
+    const recorded = byName();
+    f.store.failRecords = 1;
+    f.store.report({
+      sessionId: f.id,
+      phase: "Failed",
+      reason: "PodFailed",
+      message: "the notebook exited",
+      revision: mirrorOf(f.gpu)?.revision as number,
+    });
+    await until("Failed", () => statusOf(f.mgmt)?.phase === "Failed");
+    await until("the change recorded", () => byName().length > recorded.length, 5_000);
+    expect(byName()).toEqual([...recorded, "Running->Failed"]);
+  });
+
+  it("keeps an interim status whose record failed off the session until a record succeeds", async () => {
     const f = await aRunningSession();
     const byName = () => f.store.transitions.filter(([n]) => n === f.name).map(([, from, to]) => `${from}->${to}`);
     const recorded = byName();
@@ -63,9 +83,12 @@ describe("dispatch after the history knows where the session is", () => {
       reason: "PodPending",
       revision: mirrorOf(f.gpu)?.revision as number,
     });
-    await until("Starting", () => statusOf(f.mgmt)?.phase === "Starting");
     await until("the change recorded", () => byName().length > recorded.length, 5_000);
     expect(byName()).toEqual([...recorded, "Running->Starting"]);
+    expect(standing(f)[0]?.status?.phase).toBe("Starting");
+    // Never on the resource: it still says Running.
+    expect(statusOf(f.mgmt)?.phase).toBe("Running");
+    expect(statusWrites(f.mgmt, "Starting")).toEqual(new Map());
   });
 });
 
@@ -113,7 +136,7 @@ describe("a running session's mirror", () => {
     f.store.report({ sessionId: f.id, phase: "Terminated", revision: before });
     await until("the mirror written again", () => mirrorOf(f.gpu) !== undefined, 5_000);
     expect(mirrorOf(f.gpu)?.revision).toBeGreaterThan(before);
-    expect(statusOf(f.mgmt)?.phase).toBe("Starting");
+    expect(standing(f)[0]?.status?.phase).toBe("Starting");
   });
 
   it("is written again when the session is placed back on its cluster while the old one's delete is slow", async () => {
@@ -133,18 +156,31 @@ describe("a running session's mirror", () => {
     await until("the mirror written again", () => (mirrorOf(f.gpu)?.revision ?? 0) > before, 5_000);
     await f.controller.idle();
     expect(mirrorOf(f.gpu)?.revision).toBe(f.store.revisions.get(f.id));
-    expect(statusOf(f.mgmt)).toMatchObject({ phase: "Starting", cluster: CLUSTER });
+    expect(standing(f)[0]?.status).toMatchObject({ phase: "Starting", cluster: CLUSTER });
   });
 
   it("is written again when the placement its own status write started is done before that write's history", async () => {
     const f = await aRunningSession();
     const before = mirrorOf(f.gpu)?.revision as number;
     // The write that takes the session off its lost node is recorded slowly (a loaded database): the
-    // placement it starts takes a new revision and writes Starting before the old mirror's delete is sent.
+    // placement it starts takes a new revision and records Starting before the old mirror's delete is
+    // sent. The store records a session's transitions in call order, so Starting's waits for Pending's.
     const record = f.store.recordTransition.bind(f.store);
-    f.store.recordTransition = async (from: Session, to: Session) => {
-      if (to.status?.phase === "Pending") await until("placed again", () => statusOf(f.mgmt)?.phase === "Starting");
-      return record(from, to);
+    let placedAgain = () => {};
+    const placed = new Promise<void>((r) => {
+      placedAgain = r;
+    });
+    let pendingRecorded = Promise.resolve();
+    f.store.recordTransition = async (from: Session, to: Session, interim?: InterimStatus) => {
+      if (to.status?.phase === "Pending") {
+        pendingRecorded = placed.then(() => record(from, to, interim));
+        return pendingRecorded;
+      }
+      if (to.status?.phase === "Starting") {
+        placedAgain();
+        await pendingRecorded;
+      }
+      return record(from, to, interim);
     };
     // Room beside the old mirror, which holds its GPU until the operator reports it gone.
     f.store.nodes = [

@@ -1,7 +1,7 @@
 // A fleet in memory for the session controller's tests: an apiserver in memory for the management
 // cluster and one for a GPU cluster, a store in memory, and the controller over them. `stopFleets` in an
 // afterEach stops what a test started.
-import type { Session } from "@berth/crds";
+import { type InterimStatus, type Session, sessionIdOf, withInterim } from "@berth/crds";
 import { examples } from "@berth/crds/testing";
 import pino from "pino";
 import type { InventoryNodeView } from "../placement/capacity.ts";
@@ -101,13 +101,32 @@ export class MemoryStore implements SessionStore {
   gate: Promise<void> = Promise.resolve();
   /** Transitions to refuse. */
   failRecords = 0;
-  async recordTransition(before: Session, after: Session): Promise<void> {
-    await this.gate;
+  /** Interim statuses as the history rows hold them, and the fence's term (a new leader takes the next). */
+  readonly interims = new Map<string, InterimStatus>();
+  term = 0;
+  /** Refuses the records this says (by session name and the phase recorded). */
+  refuseRecord?: (name: string, phase: string | undefined) => boolean;
+  /** Records waiting at the gate now. */
+  held = 0;
+  async recordTransition(before: Session, after: Session, interim?: InterimStatus): Promise<void> {
+    this.held++;
+    await this.gate.finally(() => this.held--);
     if (this.failRecords > 0) {
       this.failRecords--;
       throw new Error("the history row could not be written");
     }
+    if (this.refuseRecord?.(after.metadata.name as string, after.status?.phase))
+      throw new Error("the history row could not be written");
     this.transitions.push([after.metadata.name as string, before.status?.phase, after.status?.phase]);
+    const id = sessionIdOf(after.metadata.name as string);
+    if (interim) this.interims.set(id, interim);
+    else this.interims.delete(id);
+  }
+  async fence(): Promise<void> {
+    this.term++;
+  }
+  async interimStatuses(): Promise<Map<string, InterimStatus>> {
+    return new Map(this.interims);
   }
   async recordDeleted(): Promise<void> {}
   /** History rows as the API wrote them (only what the sweep of unmade creates reads). */
@@ -171,6 +190,22 @@ export function aFleet(sessions: number, gpus = sessions, options: Partial<Sessi
   return { mgmt, gpu, store, controller, names, ids: names.map((n) => n.replace("-", "_")) };
 }
 
+/** Another controller over the same fleet: the next leader, after `f.controller` stopped. */
+export function nextLeader(
+  f: { mgmt: MemoryKube; gpu: MemoryKube; store: MemoryStore },
+  options: Partial<SessionControllerOptions> = {},
+): SessionController {
+  const controller = new SessionController({
+    kube: f.mgmt,
+    store: f.store,
+    clusterClient: async () => f.gpu,
+    log: pino({ level: "silent" }),
+    options: { pollMs: 3_600_000, resyncMs: 3_600_000, concurrency: 8, ...options },
+  });
+  started.push(controller);
+  return controller;
+}
+
 /** How often each session was written to a phase, from the apiserver's own log of successful writes. */
 export function statusWrites(mgmt: MemoryKube, phase: string): Map<string, number> {
   const out = new Map<string, number>();
@@ -181,6 +216,20 @@ export function statusWrites(mgmt: MemoryKube, phase: string): Map<string, numbe
     out.set(name, (out.get(name) ?? 0) + 1);
   }
   return out;
+}
+
+/** How often each session's status was recorded in a phase (written to its resource or kept off it). */
+export function records(store: MemoryStore, phase: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [name, , after] of store.transitions) if (after === phase) out.set(name, (out.get(name) ?? 0) + 1);
+  return out;
+}
+
+/** The sessions as they stand: each resource with the interim status its history row holds. */
+export function standing(f: { mgmt: MemoryKube; store: MemoryStore }): Session[] {
+  return (f.mgmt.list("sessions") as unknown as Session[]).map((s) =>
+    withInterim(s, f.store.interims.get(sessionIdOf(s.metadata.name as string))),
+  );
 }
 
 /** How often each mirror was written (applied), from the GPU cluster's log. */

@@ -3,7 +3,7 @@
 // still being written, what a mirror write or delete answered). Each entry yields to an observation that
 // contradicts it (a report that the mirror is gone, a fresh placement), and a session's entries go when
 // the informer says the session is gone.
-import type { Session } from "@berth/crds";
+import type { InterimStatus, Session } from "@berth/crds";
 import type { MirrorState } from "./store.ts";
 
 export interface MirrorSeen {
@@ -31,6 +31,16 @@ export class SessionMemory {
    * reconcile or write records from this one instead.
    */
   readonly unrecorded = new Map<string, Session>();
+  /**
+   * Statuses kept off the resource (an interim phase, crds INTERIM_PHASES), as recorded in the history
+   * row: each applies while the resource's status is the one it follows (Observed.effective).
+   */
+  readonly interim = new Map<string, InterimStatus>();
+  /**
+   * Sessions with a status write (to the resource or the row) in flight, and whether another write was
+   * turned away meanwhile (then a placement pass runs once it is done: the turned-away may be one).
+   */
+  readonly writing = new Map<string, boolean>();
   /** What the last mirror write or delete on the session's cluster answered. */
   readonly mirrors = new Map<string, MirrorSeen>();
   /** Stray mirrors a DELETE found gone (404): session id → cluster → `at` of the report it answered. */
@@ -46,6 +56,7 @@ export class SessionMemory {
     this.reserved.delete(id);
     this.recording.delete(id);
     this.unrecorded.delete(id);
+    this.interim.delete(id);
     this.mirrors.delete(id);
     this.straysGone.delete(id);
     this.unschedulableSince.delete(id);

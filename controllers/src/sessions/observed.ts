@@ -7,6 +7,7 @@ import {
   ClusterKind,
   type Image,
   ImageKind,
+  type InterimStatus,
   type Offering,
   OfferingKind,
   type Pool,
@@ -18,6 +19,7 @@ import {
   sessionIdOf,
   type Volume,
   VolumeKind,
+  withInterim,
 } from "@berth/crds";
 import type { Logger } from "pino";
 import type { KubeApi } from "../kube/client.ts";
@@ -26,6 +28,14 @@ import type { InventoryNodeView } from "../placement/capacity.ts";
 import { HOLDING_PHASES, phaseOf } from "./lifecycle.ts";
 import type { SessionMemory } from "./memory.ts";
 import type { ClusterRecord, SessionStore, StoredReport } from "./store.ts";
+
+/** The interim status each effective view was made with (what a status write checks it still stands on). */
+const appliedInterim = new WeakMap<Session, InterimStatus>();
+
+/** The interim status `s` shows (undefined: the resource as it is). */
+export function interimOf(s: Session): InterimStatus | undefined {
+  return appliedInterim.get(s);
+}
 
 const g = (k: { group: string; version: string; plural: string }) => `/apis/${k.group}/${k.version}/${k.plural}`;
 
@@ -112,6 +122,28 @@ export class Observed {
 
   async stop(): Promise<void> {
     await Promise.all(this.#informers().map((i) => i.stop()));
+  }
+
+  /**
+   * The session as the worker stands on it: the resource as the informer has it, with the status kept
+   * off it (an interim phase, recorded in Postgres) while that still follows the resource's status.
+   */
+  effective(s: Session & KubeObject): Session & KubeObject {
+    const interim = this.#memory.interim.get(sessionIdOf(s.metadata.name as string));
+    const e = withInterim(s, interim) as Session & KubeObject;
+    if (e !== s && interim) appliedInterim.set(e, interim);
+    return e;
+  }
+
+  /** The session of this key as it stands (effective), if the informer has it. */
+  session(key: string): (Session & KubeObject) | undefined {
+    const s = this.sessions.store.get(key);
+    return s && this.effective(s);
+  }
+
+  /** Every session as it stands (effective), with its key. */
+  *sessionsNow(): Generator<[string, Session & KubeObject]> {
+    for (const [key, s] of this.sessions.store) yield [key, this.effective(s)];
   }
 
   /** The keys of the Sessions (as the informer has them now) whose ids are among these. */

@@ -44,6 +44,8 @@ export const DEFAULT_CONTROLLER_OPTIONS: SessionControllerOptions = {
 /** Counters for tests and the bench: what the worker wrote where. */
 export interface WriteCounts {
   statusWrites: number;
+  /** Statuses of an interim phase, recorded in the history row instead of the resource. */
+  interimWrites: number;
   conflicts: number;
   events: number;
   mirrorCreates: number;
@@ -62,6 +64,7 @@ export interface WriteCounts {
 
 export const noWrites = (): WriteCounts => ({
   statusWrites: 0,
+  interimWrites: 0,
   conflicts: 0,
   events: 0,
   mirrorCreates: 0,

@@ -9,6 +9,9 @@ import {
   H100,
   mirrorCreates,
   mirrorOf,
+  nextLeader,
+  records,
+  standing,
   statusOf,
   statusWrites,
   stopFleets,
@@ -36,28 +39,26 @@ describe("a placement pass over many waiting sessions", () => {
       expect((m.spec as { revision: number }).revision).toBe(id === f.ids[3] ? 6 : 1);
       expect(f.store.revisions.get(id)).toBe((m.spec as { revision: number }).revision);
     }
-    expect([...statusWrites(f.mgmt, "Starting").values()]).toEqual(Array(12).fill(1));
+    // Starting is recorded in each history row and never written to the resource.
+    expect([...records(f.store, "Starting").values()]).toEqual(Array(12).fill(1));
+    expect(statusWrites(f.mgmt, "Starting")).toEqual(new Map());
     expect([...mirrorCreates(f.gpu).values()]).toEqual(Array(12).fill(1));
-    for (const s of f.mgmt.list("sessions") as unknown as Session[])
+    for (const s of standing(f))
       expect(s.status).toMatchObject({ phase: "Starting", cluster: CLUSTER, gpuModel: H100 });
   });
 
-  it("places the rest once and nothing twice when the revision batch and some status writes fail", async () => {
+  it("places the rest once and nothing twice when the revision batch and some placement records fail", async () => {
     const f = aFleet(12);
     f.store.failBatches = 1;
     const refused = new Set(f.names.filter((_, i) => i % 3 === 1));
-    f.mgmt.fail = (method, path) => {
-      const name = path.split("/").at(-2) as string;
-      if (method === "PUT" && path.endsWith("/status") && refused.delete(name)) return 500;
-      return undefined;
-    };
+    f.store.refuseRecord = (name, phase) => phase === "Starting" && refused.delete(name);
     await f.controller.start();
     await until("12 mirrors", () => f.gpu.list("sessionmirrors").length === 12);
     await f.controller.idle();
 
     expect(refused.size).toBe(0);
     // Each placed once, each mirror written once, at the revision its (successful) placement took.
-    expect([...statusWrites(f.mgmt, "Starting").values()]).toEqual(Array(12).fill(1));
+    expect([...records(f.store, "Starting").values()]).toEqual(Array(12).fill(1));
     expect([...mirrorCreates(f.gpu).values()]).toEqual(Array(12).fill(1));
     expect(f.gpu.log.filter((r) => r.status === 409)).toEqual([]);
     expect(f.store.singles).toEqual([]);
@@ -65,9 +66,37 @@ describe("a placement pass over many waiting sessions", () => {
       const id = (m.spec as { sessionId: string }).sessionId;
       expect((m.spec as { revision: number }).revision).toBe(f.store.revisions.get(id));
     }
-    // The four refused writes were placed by a later pass, whose batch took them a newer revision.
+    // The four refused records were placed by a later pass, whose batch took them a newer revision.
     expect(f.store.batches.length).toBeGreaterThanOrEqual(2);
     expect(f.controller.counts.placements).toBe(12);
+  });
+
+  it("is not placed again by a new leader when only its history row holds the placement", async () => {
+    const f = aFleet(2, 1);
+    await f.controller.start();
+    await until("1 mirror", () => f.gpu.list("sessionmirrors").length === 1);
+    await f.controller.idle();
+    await f.controller.stop();
+    const [placed, waiting] = standing(f) as [Session, Session];
+    expect([placed.status?.phase, waiting.status?.phase]).toEqual(["Starting", "Queued"]);
+    // The resource does not say it holds the GPU; only the history row's interim status does.
+    expect((f.mgmt.list("sessions")[0] as unknown as Session).status?.phase).toBeUndefined();
+    const batches = f.store.batches.length;
+
+    const next = nextLeader(f);
+    await next.start();
+    await next.idle();
+    expect(f.store.term).toBe(2);
+    expect(f.store.batches.length).toBe(batches);
+    expect(f.gpu.list("sessionmirrors")).toHaveLength(1);
+    expect(standing(f).map((s) => s.status?.phase)).toEqual(["Starting", "Queued"]);
+
+    // Its pod runs: the new leader writes Running to the resource, and the history row's interim is gone.
+    const id = f.ids[0] as string;
+    f.store.report({ sessionId: id, phase: "Running", revision: f.store.revisions.get(id) as number });
+    await until("Running", () => (f.mgmt.list("sessions")[0] as unknown as Session).status?.phase === "Running");
+    expect((f.mgmt.list("sessions")[0] as unknown as Session).status).toMatchObject({ cluster: CLUSTER });
+    expect(f.store.interims.has(id)).toBe(false);
   });
 
   it("leaves the sessions that do not fit queued, in order, without taking revisions for them", async () => {
@@ -77,7 +106,7 @@ describe("a placement pass over many waiting sessions", () => {
     await f.controller.idle();
 
     expect(f.store.batches.map((b) => [...b].sort())).toEqual([f.ids.slice(0, 4)]);
-    const byName = new Map((f.mgmt.list("sessions") as unknown as Session[]).map((s) => [s.metadata.name, s]));
+    const byName = new Map(standing(f).map((s) => [s.metadata.name, s]));
     expect(f.names.map((n) => byName.get(n)?.status?.phase)).toEqual([
       "Starting",
       "Starting",

@@ -125,7 +125,7 @@ export class PlacementPass {
     const cardHoldings: CardHolding[] = [];
     const waitingOnCatalog: Session[] = [];
     const bySession = new Map<string, Session>();
-    for (const [key, s] of observed.sessions.store) {
+    for (const [key, s] of observed.sessionsNow()) {
       const id = sessionIdOf(s.metadata.name as string);
       const phase = phaseOf(s);
       // A stray mirror holds its GPUs until it is gone, as a Pausing session's does.
@@ -240,7 +240,7 @@ export class PlacementPass {
             else memory.mirrorStates.delete(id);
           }
         }
-        if (!written) return; // changed meanwhile: the next pass sees it afresh
+        if (!written) return; // changed meanwhile, or written meanwhile: a later pass sees it afresh
         counts.placements++;
         // Dispatch goes through the session's own reconcile (Starting, no mirror yet → write it), so
         // that one key is never worked on twice at once.

@@ -12,6 +12,7 @@ import {
   mirrorDeletes,
   mirrorOf,
   setDesired,
+  standing,
   statusOf,
   statusWrites,
   stopFleets,
@@ -68,8 +69,7 @@ describe("a mirror where the session wants no pod", () => {
     await f.controller.start();
     await until("the mirror deleted", () => mirrorDeletes(f.gpu).length > 0, 5_000);
     await f.controller.idle();
-    const phaseOf = (name: string) =>
-      (f.mgmt.list("sessions") as unknown as Session[]).find((x) => x.metadata.name === name)?.status?.phase;
+    const phaseOf = (name: string) => standing(f).find((x) => x.metadata.name === name)?.status?.phase;
     expect(phaseOf(failed)).toBe("Terminated");
     expect(f.gpu.log.filter((r) => r.method === "DELETE").every((r) => r.path === `${MIRRORS}/${failed}`)).toBe(true);
     // Its pod may hold the GPU until the operator says the mirror is gone.

@@ -1,9 +1,22 @@
 // The session reconciler: one session at a time (the work queue's key), from what is observed (the
 // Session, its operators' reports, its cluster's liveness, its node) to its status (lifecycle.ts'
-// planSession decides), its mirror (dispatch.ts carries out) and its Events (event-recorder.ts). Status
-// is written with the resourceVersion read: a stale leader's or a stale cache's write fails with 409 and
-// is retried from fresh data, which is why a session is never placed twice.
-import { ANNOTATIONS, type Session, SessionKind, sessionIdOf, sessionPath } from "@berth/crds";
+// planSession decides), its mirror (dispatch.ts carries out) and its Events (event-recorder.ts).
+//
+// A status of an interim phase (Starting, Resuming, Pausing, Terminating) is recorded in the history row
+// only; any other is written to the resource with the resourceVersion read. Either way a write is made
+// only on what the writer saw: a stale cache's resource write fails with 409, an interim write checks the
+// informer's version and the interim status it stood on, one write per session is in flight at a time,
+// and a stale leader's interim records are fenced off in Postgres. So a session is never placed twice.
+import {
+  ANNOTATIONS,
+  INTERIM_PHASES,
+  type InterimStatus,
+  type Session,
+  SessionKind,
+  sessionIdOf,
+  sessionPath,
+  statusBasis,
+} from "@berth/crds";
 import type { Logger } from "pino";
 import type { KubeApi } from "../kube/client.ts";
 import { type KubeObject, keyOf } from "../kube/informer.ts";
@@ -12,7 +25,7 @@ import type { EventRecorder } from "./event-recorder.ts";
 import { recordUnrecorded } from "./history.ts";
 import { type KubeEventSpec, type LifecycleTiming, planSession } from "./lifecycle.ts";
 import type { SessionMemory } from "./memory.ts";
-import type { Observed } from "./observed.ts";
+import { interimOf, type Observed } from "./observed.ts";
 import type { WriteCounts } from "./options.ts";
 import type { SessionStore } from "./store.ts";
 
@@ -42,7 +55,7 @@ export class SessionReconciler {
 
   async reconcile(key: string): Promise<{ requeueAfterMs?: number } | undefined> {
     const { observed, memory, store, log } = this.#d;
-    const s = observed.sessions.store.get(key);
+    const s = observed.session(key);
     if (!s) return undefined;
     const id = sessionIdOf(s.metadata.name as string);
     // The history lagging must not hold the session up (a pause must still free its GPU while Postgres
@@ -116,11 +129,93 @@ export class SessionReconciler {
     return plan.requeueAfterMs !== undefined ? { requeueAfterMs: plan.requeueAfterMs } : undefined;
   }
 
-  /** PUT /status with the resourceVersion read; undefined on a conflict (the caller retries on fresh data). */
+  /**
+   * The session's next status, from `s` as it stood (Observed.effective): recorded in the history row
+   * when its phase is an interim one, else written to the resource. Undefined on a conflict (the caller
+   * retries on fresh data).
+   */
   async writeStatus(
     s: Session,
     status: NonNullable<Session["status"]>,
     events: KubeEventSpec[],
+  ): Promise<Session | undefined> {
+    const { observed, memory, counts } = this.#d;
+    const ns = s.metadata.namespace as string;
+    const name = s.metadata.name as string;
+    const id = sessionIdOf(name);
+    const interim = INTERIM_PHASES.includes(status.phase ?? "Pending");
+    const raw = observed.sessions.store.get(`${ns}/${name}`);
+    // What it stood on must still stand: no write of its own in flight, the interim status it showed
+    // still the one that applies, and for a record in Postgres (no resourceVersion to check there) the
+    // resource as the informer has it still the one it read.
+    if (
+      memory.writing.has(id) ||
+      !raw ||
+      interimOf(s) !== interimOf(observed.effective(raw)) ||
+      (interim && raw.metadata.resourceVersion !== s.metadata.resourceVersion)
+    ) {
+      if (memory.writing.has(id)) memory.writing.set(id, true);
+      counts.conflicts++;
+      return undefined;
+    }
+    memory.writing.set(id, false);
+    let held = true;
+    const release = () => {
+      if (!held) return;
+      held = false;
+      const turnedAway = memory.writing.get(id);
+      memory.writing.delete(id);
+      if (turnedAway) this.#d.schedulePlacement();
+    };
+    try {
+      return interim
+        ? await this.#recordInterim(s, raw, status, events)
+        : await this.#writeResource(s, status, events, release);
+    } finally {
+      release();
+    }
+  }
+
+  /** An interim status: one record in Postgres (the row, the stream), none on the resource. */
+  async #recordInterim(
+    s: Session,
+    raw: Session & KubeObject,
+    status: NonNullable<Session["status"]>,
+    events: KubeEventSpec[],
+  ): Promise<Session> {
+    const { observed, memory, store, counts } = this.#d;
+    const id = sessionIdOf(raw.metadata.name as string);
+    const interim: InterimStatus = { status, basis: statusBasis(raw.status) };
+    const before = memory.unrecorded.get(id) ?? s;
+    memory.interim.set(id, interim);
+    const after = observed.effective(raw);
+    try {
+      await store.recordTransition(before, after, interim);
+    } catch (err) {
+      // Not recorded, so not the session's status: what it stood on stands.
+      if (memory.interim.get(id) === interim) {
+        const was = interimOf(s);
+        if (was) memory.interim.set(id, was);
+        else memory.interim.delete(id);
+      }
+      throw err;
+    }
+    if (memory.unrecorded.get(id) === before) memory.unrecorded.delete(id);
+    counts.interimWrites++;
+    this.#d.events.record(after, events);
+    return after;
+  }
+
+  /**
+   * PUT /status with the resourceVersion read; undefined on a conflict. `release` lets the next write of
+   * the session go once this one's record is queued: the store records a session's transitions in the
+   * order of the calls, and a placement need not wait for the record of the write that freed it.
+   */
+  async #writeResource(
+    s: Session,
+    status: NonNullable<Session["status"]>,
+    events: KubeEventSpec[],
+    release: () => void,
   ): Promise<Session | undefined> {
     const { observed, memory, store, counts } = this.#d;
     const ns = s.metadata.namespace as string;
@@ -136,6 +231,8 @@ export class SessionReconciler {
     counts.statusWrites++;
     // Registered before the informer hears of the write: that starts the session's reconcile at once.
     const id = sessionIdOf(name);
+    // The resource's status moved on: an interim status it followed no longer applies.
+    memory.interim.delete(id);
     const before = memory.unrecorded.get(id) ?? s;
     let recorded: ((ok: boolean) => void) | undefined;
     const recording =
@@ -156,7 +253,9 @@ export class SessionReconciler {
           ? stored
           : SessionKind.schema.parse(res.body);
       this.#d.events.record(after, events);
-      await store.recordTransition(before, after);
+      const recordingNow = store.recordTransition(before, after);
+      release();
+      await recordingNow;
     } catch (err) {
       memory.unrecorded.set(id, before);
       recorded?.(false);

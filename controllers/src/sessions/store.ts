@@ -1,6 +1,6 @@
 // What the worker needs from Postgres, as an interface: the API package implements it with knex
 // (`createWorkerStore`, api/src/worker/sessionStore.ts), tests may fake it. Nothing here writes a custom resource.
-import type { Session } from "@berth/crds";
+import type { InterimStatus, Session } from "@berth/crds";
 import type { InventoryNodeView } from "../placement/capacity.ts";
 import type { PlacementPolicy } from "../placement/types.ts";
 import type { StatusReport } from "./lifecycle.ts";
@@ -37,11 +37,21 @@ export interface SessionStore {
    */
   nextMirrorRevisions(sessionIds: readonly string[]): Promise<Map<string, number>>;
   /**
-   * The resource's status changed (written): follow it in the history row and tell the stream. Calls
-   * may be gathered into one write (one transaction for many sessions); each resolves once its own
-   * transition is recorded, and a session's transitions are recorded in the order of the calls.
+   * The session's status changed: follow it in the history row and tell the stream. Without `interim`,
+   * the resource holds `after`'s status (written) and the row's interim status is cleared; with it,
+   * `after`'s status is kept off the resource and this record is its only write (refused once another
+   * worker has fenced this one off). Calls may be gathered into one write (one transaction for many
+   * sessions); each resolves once its own transition is recorded, and a session's transitions are
+   * recorded in the order of the calls.
    */
-  recordTransition(before: Session, after: Session): Promise<void>;
+  recordTransition(before: Session, after: Session, interim?: InterimStatus): Promise<void>;
+  /**
+   * This worker leads from now on: interim records of every earlier leader are refused (a stale leader
+   * must not place a session the new one sees as waiting). Called before `interimStatuses`.
+   */
+  fence(): Promise<void>;
+  /** The interim statuses the history rows hold, by session id. */
+  interimStatuses(): Promise<Map<string, InterimStatus>>;
   /** The resource was deleted after retention. */
   recordDeleted(session: Session): Promise<void>;
   /** Calls back with session ids whose report changed, and when the inventory changed. */

@@ -228,6 +228,46 @@ export const SessionKind = defineKind({
 export const Session = SessionKind.schema;
 export type Session = z.infer<typeof Session>;
 
+/**
+ * Phases the worker keeps off the resource (docs/dev/sessions.md, "Writes to the management cluster"): a
+ * step between two states a person would name, recorded in the session's history row instead.
+ */
+export const INTERIM_PHASES: readonly SessionPhase[] = ["Starting", "Resuming", "Pausing", "Terminating"];
+
+/** A status kept off the resource, and the resource's status it follows (`statusBasis` of it). */
+export interface InterimStatus {
+  status: SessionStatus;
+  basis: string;
+}
+
+/**
+ * What an interim status is checked against: the phase and conditions, which only the worker writes
+ * (field by field, so that the order of a parsed or a stored object's keys does not matter).
+ */
+export function statusBasis(status: SessionStatus | undefined): string {
+  const conditions = (status?.conditions ?? []).map((c) => [
+    c.type,
+    c.status,
+    c.reason,
+    c.message,
+    c.lastTransitionTime,
+    c.observedGeneration ?? null,
+  ]);
+  return JSON.stringify([status?.phase ?? null, conditions]);
+}
+
+/**
+ * The session as it stands: the resource with its interim status, while that still follows the
+ * resource's status (a status written since supersedes it). `status.reclaim`, which the API writes to
+ * the resource, stays the resource's.
+ */
+export function withInterim(s: Session, interim: InterimStatus | null | undefined): Session {
+  if (!interim || interim.basis !== statusBasis(s.status)) return s;
+  const { reclaim: _kept, ...status } = interim.status;
+  const reclaim = s.status?.reclaim;
+  return { ...s, status: reclaim ? { ...status, reclaim } : status };
+}
+
 /** A Session's path on the management cluster's API (its list when `name` is absent; `/status` when asked). */
 export function sessionPath(namespace: string, name?: string, subresource?: "status"): string {
   const base = `/apis/${SessionKind.group}/${SessionKind.version}/namespaces/${encodeURIComponent(namespace)}/sessions`;

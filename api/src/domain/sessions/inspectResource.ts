@@ -33,7 +33,7 @@ export async function inspectResource(
   id: string,
 ): Promise<{ resource: Record<string, unknown>; yaml: string }> {
   const row = await adminRow(deps, principal, id);
-  const cr = await readResource(deps, row);
+  const cr = await readResource(deps, row, { asStored: true });
   if (!cr)
     throw new NotFound("session resource", row.cr_name, {
       reason: "deleted after retention; the history remains in GET /api/v1/sessions/{id}",

@@ -1,5 +1,5 @@
 // Finding a session for a caller: the row (404 when absent or not visible), then the live resource.
-import { type Session, SessionKind } from "@berth/crds";
+import { type Session, SessionKind, withInterim } from "@berth/crds";
 import { findSessionById } from "../../db/operations/sessions/findSessionById.ts";
 import type { SessionRow } from "../../db/operations/sessions/types.ts";
 import type { Deps } from "../../deps.ts";
@@ -14,8 +14,16 @@ export async function visibleRow(deps: Deps, principal: Principal, id: string): 
   return row;
 }
 
-/** The Session resource, or undefined once retention deleted it. */
-export async function readResource(deps: Pick<Deps, "sessions">, row: SessionRow): Promise<Session | undefined> {
+/**
+ * The Session resource as the session stands (with the status the worker keeps off it in an interim
+ * phase, from the row; `asStored`: as the management cluster stores it), or undefined once retention
+ * deleted it.
+ */
+export async function readResource(
+  deps: Pick<Deps, "sessions">,
+  row: SessionRow,
+  opts: { asStored?: boolean } = {},
+): Promise<Session | undefined> {
   if (row.resource_deleted_at) return undefined;
   const { kube } = sessionsRuntimeOf(deps);
   const res = await kube.request("GET", sessionPath(row.namespace, row.cr_name)).catch((e: unknown) => {
@@ -23,5 +31,6 @@ export async function readResource(deps: Pick<Deps, "sessions">, row: SessionRow
   });
   if (res.status === 404) return undefined;
   if (res.status >= 300) throw new Unavailable(`reading the session's resource failed (${res.status})`);
-  return SessionKind.schema.parse(res.body);
+  const cr = SessionKind.schema.parse(res.body);
+  return opts.asStored ? cr : withInterim(cr, row.interim_status);
 }

@@ -35,6 +35,7 @@ const running = (id: string): SessionTransition => ({
   gpu_model: null,
   gpu_cards: null,
   cluster_id: "clu_a",
+  interim_status: null,
 });
 
 it("updates a batch's sessions by the primary key, without scanning the table", async () => {

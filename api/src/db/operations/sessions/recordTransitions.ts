@@ -1,3 +1,4 @@
+import type { InterimStatus } from "@berth/crds";
 import type { Knex } from "knex";
 import type { SessionRow } from "./types.ts";
 
@@ -22,6 +23,8 @@ export interface SessionTransition {
   cluster_id: string | null;
   /** The cards it holds (placement's choice on a cluster with a sharing layer); null: none. */
   gpu_cards: string[] | null;
+  /** A status kept off the resource; null: the resource holds this one (any interim status is cleared). */
+  interim_status: InterimStatus | null;
 }
 
 /**
@@ -44,7 +47,8 @@ export async function updateSessionsFromTransitions(
        SELECT * FROM jsonb_to_recordset(?::jsonb) AS v(
          id text, phase text, desired_state text, priority integer, node text, queue_position integer,
          reason text, message text, queued_at timestamptz, scheduled_at timestamptz, started_at timestamptz,
-         paused_at timestamptz, terminated_at timestamptz, gpu_model text, cluster_id text, gpu_cards jsonb)
+         paused_at timestamptz, terminated_at timestamptz, gpu_model text, cluster_id text, gpu_cards jsonb,
+         interim_status jsonb)
      ), locked AS MATERIALIZED (
        SELECT s.id FROM sessions s WHERE s.id = ANY(?::text[]) ORDER BY s.id FOR UPDATE
      )
@@ -56,6 +60,7 @@ export async function updateSessionsFromTransitions(
        gpu_model = COALESCE(v.gpu_model, s.gpu_model),
        cluster_id = COALESCE(v.cluster_id, s.cluster_id),
        gpu_cards = v.gpu_cards,
+       interim_status = v.interim_status,
        placed_clusters = CASE
          WHEN v.cluster_id IS NULL OR v.cluster_id = ANY(s.placed_clusters) THEN s.placed_clusters
          ELSE array_append(s.placed_clusters, v.cluster_id) END

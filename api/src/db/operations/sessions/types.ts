@@ -1,4 +1,6 @@
 // A row of `sessions` (migration 20261122000004): the history mirror of a Session resource.
+import type { InterimStatus } from "@berth/crds";
+
 export interface SessionRow {
   id: string;
   cr_name: string;
@@ -31,6 +33,8 @@ export interface SessionRow {
   reason: string | null;
   message: string | null;
   mirror_revision: number;
+  /** A status the worker keeps off the resource (an interim phase) and the resource status it follows. */
+  interim_status: InterimStatus | null;
   mirror_restarts: number;
   created_at: Date;
   updated_at: Date;
