@@ -296,7 +296,9 @@ export class SessionController {
       return;
     }
     this.#queue.add(e.key);
-    if (!e.previous || placementMatters(e.previous, e.object)) this.schedulePlacement();
+    // As each stood: Pending → Running on the resource was Starting → Running, which holds the same GPUs.
+    const o = this.#observed;
+    if (!e.previous || placementMatters(o.effective(e.previous), o.effective(e.object))) this.schedulePlacement();
   }
 
   async #onReports(ids: string[]): Promise<void> {

@@ -99,6 +99,19 @@ describe("a placement pass over many waiting sessions", () => {
     expect(f.store.interims.has(id)).toBe(false);
   });
 
+  it("runs no pass when a placed session's pod runs (Starting in its row, Pending on its resource → Running)", async () => {
+    const f = aFleet(1);
+    await f.controller.start();
+    await until("its mirror", () => mirrorOf(f.gpu) !== undefined);
+    await f.controller.idle();
+    const passes = f.controller.counts.placementPasses;
+    const id = f.ids[0] as string;
+    f.store.report({ sessionId: id, phase: "Running", revision: f.store.revisions.get(id) as number });
+    await until("Running", () => statusOf(f.mgmt)?.phase === "Running");
+    await f.controller.idle();
+    expect(f.controller.counts.placementPasses).toBe(passes);
+  });
+
   it("leaves the sessions that do not fit queued, in order, without taking revisions for them", async () => {
     const f = aFleet(6, 4);
     await f.controller.start();

@@ -231,8 +231,6 @@ export class SessionReconciler {
     counts.statusWrites++;
     // Registered before the informer hears of the write: that starts the session's reconcile at once.
     const id = sessionIdOf(name);
-    // The resource's status moved on: an interim status it followed no longer applies.
-    memory.interim.delete(id);
     const before = memory.unrecorded.get(id) ?? s;
     let recorded: ((ok: boolean) => void) | undefined;
     const recording =
@@ -246,6 +244,9 @@ export class SessionReconciler {
     // Settled on every path once registered: the mirror's dispatch waits on it.
     try {
       observed.sessions.observe(res.body);
+      // The resource's status moved on: an interim status it followed no longer applies. Only now, so
+      // that the informer's event above still saw the status it moved from (controller.ts, #onSession).
+      memory.interim.delete(id);
       // The informer parsed it already (unless its watch brought a newer version first).
       const stored = observed.sessions.store.get(`${ns}/${name}`);
       after =
@@ -257,6 +258,7 @@ export class SessionReconciler {
       release();
       await recordingNow;
     } catch (err) {
+      memory.interim.delete(id);
       memory.unrecorded.set(id, before);
       recorded?.(false);
       throw err;

@@ -2,7 +2,7 @@
 // check the action-phase matrix, write the new intent to the resource with its resourceVersion (a
 // concurrent change is re-read and re-checked, never overwritten), mirror the intent in the history row
 // and tell the stream. The worker does the rest.
-import { type Session, SessionKind } from "@berth/crds";
+import { type Session, SessionKind, withInterim } from "@berth/crds";
 import type { Knex } from "knex";
 import { lockOwner } from "../../db/operations/sessions/countLiveForOwner.ts";
 import { insertSessionEvents } from "../../db/operations/sessions/sessionEvents.ts";
@@ -102,7 +102,8 @@ export async function act(
       { desired_state: updated.spec.desiredState, priority: updated.spec.priority },
       now,
     );
-    const view = viewFromResource(changed ?? row, updated);
+    // As the session stands: an interim status the worker keeps in the row still applies.
+    const view = viewFromResource(changed ?? row, withInterim(updated, (changed ?? row).interim_status));
     if (opts.emitEvent) await insertSessionEvents(deps.db, [sessionEventOf("session.updated", row, view, phase)]);
     return view;
   }
