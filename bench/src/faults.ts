@@ -9,6 +9,7 @@
 // run never charged and duplicated adds seconds charged twice. gpu-a's operator cuts usage every
 // `--usage-interval` seconds (5 s: a session charges closed intervals within the fault, not after minutes).
 //   node bench/src/faults.ts [--only pg,mgmt,gpu,worker,operator,silent,api] [--burst 500] [--silent 60]
+//     [--pg-down 5] (seconds Postgres stays stopped; past knex's 60 s acquire timeout shows what a long outage answers)
 //     [--usage-interval 5]
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -34,12 +35,14 @@ const { values } = parseArgs({
     only: { type: "string", default: "pg,mgmt,gpu,worker,operator,silent,api" },
     burst: { type: "string", default: "500" },
     silent: { type: "string", default: "60" },
+    "pg-down": { type: "string", default: "5" },
     "usage-interval": { type: "string", default: "5" },
   },
 });
 const only = new Set(values.only.split(","));
 const BURST = Number(values.burst);
 const SILENT_S = Number(values.silent);
+const PG_DOWN_S = Number(values["pg-down"]);
 const USAGE_MS = Number(values["usage-interval"]) * 1000;
 const h100 = { offering: "h100", preset: "gpu-small", image: "terminal" };
 const l4 = { offering: "l4", preset: "gpu-small", image: "terminal" };
@@ -227,7 +230,7 @@ try {
     await sleep(3000);
     const down = Date.now();
     await pg.stop();
-    await sleep(5000);
+    await sleep(PG_DOWN_S * 1000);
     const up = Date.now();
     pg = await startPostgres({ dataDir: join(dir, "pg"), port: pgPort });
     const restarted = Date.now();
@@ -246,7 +249,8 @@ try {
     const lost = [...accepted].filter((n) => (counts.get(n) ?? 0) === 0).length;
     const dup = [...counts.values()].reduce((a, c) => a + Math.max(0, c - 1), 0);
     const codes = [...new Set(during.map((x) => x.status))].join("/");
-    return `postgres stopped 5 s and restarted under load: first refusal ${firstBad ? `${firstBad.status} after ${firstBad.at - down} ms` : "none"} (answers while down: ${codes}); first 200 ${firstOk ? `${((firstOk.at - restarted) / 1000).toFixed(1)} s` : "never (60 s)"} after it was back (restart itself ${((restarted - up) / 1000).toFixed(1)} s); creates ${accepted.size}/${names.length} accepted${other.length ? ` (others: ${[...new Set(other)].join(", ")})` : ""}, ${verdict(lost, dup)}`;
+    const slowest = Math.max(0, ...during.map((x, i) => (during[i + 1]?.at ?? up) - x.at - 50));
+    return `postgres stopped ${PG_DOWN_S} s and restarted under load: first refusal ${firstBad ? `${firstBad.status} after ${firstBad.at - down} ms` : "none"} (answers while down: ${codes}, ${during.length} reads, the slowest answered in ${slowest} ms); first 200 ${firstOk ? `${((firstOk.at - restarted) / 1000).toFixed(1)} s` : "never (60 s)"} after it was back (restart itself ${((restarted - up) / 1000).toFixed(1)} s); creates ${accepted.size}/${names.length} accepted${other.length ? ` (others: ${[...new Set(other)].join(", ")})` : ""}, ${verdict(lost, dup)}`;
   });
 
   const restartApiserver = async (cluster: "mgmt" | "gpu-a", label: string) => {

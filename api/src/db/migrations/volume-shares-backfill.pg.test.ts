@@ -110,7 +110,8 @@ describe("the volume shares backfill", () => {
     // A share request for a volume that is gone adds nothing (nothing to point at).
     await shareRequest(db, vid("gone"), [{ kind: "user", id: "usr_a", access: "read_only" }]);
 
-    expect(await migrateLatest(db)).toEqual([BACKFILL]);
+    // The backfill first, then any migration that came after it.
+    expect((await migrateLatest(db))[0]).toBe(BACKFILL);
 
     expect(await sharesOf(db, set as string)).toEqual([
       { subject_kind: "project", subject_id: "prj_x", access: "read_write" },
