@@ -10,7 +10,6 @@ import {
   CLUSTER,
   mirrorCreates,
   mirrorOf,
-  records,
   standing,
   statusOf,
   statusWrites,
@@ -55,17 +54,21 @@ describe("dispatch after the history knows where the session is", () => {
     expect([...mirrorCreates(f.gpu).values()]).toEqual([1]);
   });
 
-  it("records a status written to the resource whose first record failed on the next reconcile", async () => {
+  /** A running session whose next history record fails, then its operator's report: what it records. */
+  async function reportedWhileARecordFails(report: { phase: string; reason: string; message?: string }) {
     const f = await aRunningSession();
     const byName = () => f.store.transitions.filter(([n]) => n === f.name).map(([, from, to]) => `${from}->${to}`);
     const recorded = byName();
     f.store.failRecords = 1;
-    f.store.report({
-      sessionId: f.id,
+    f.store.report({ sessionId: f.id, revision: mirrorOf(f.gpu)?.revision as number, ...report });
+    return { f, byName, recorded };
+  }
+
+  it("records a status written to the resource whose first record failed on the next reconcile", async () => {
+    const { f, byName, recorded } = await reportedWhileARecordFails({
       phase: "Failed",
       reason: "PodFailed",
       message: "the notebook exited",
-      revision: mirrorOf(f.gpu)?.revision as number,
     });
     await until("Failed", () => statusOf(f.mgmt)?.phase === "Failed");
     await until("the change recorded", () => byName().length > recorded.length, 5_000);
@@ -73,16 +76,7 @@ describe("dispatch after the history knows where the session is", () => {
   });
 
   it("keeps an interim status whose record failed off the session until a record succeeds", async () => {
-    const f = await aRunningSession();
-    const byName = () => f.store.transitions.filter(([n]) => n === f.name).map(([, from, to]) => `${from}->${to}`);
-    const recorded = byName();
-    f.store.failRecords = 1;
-    f.store.report({
-      sessionId: f.id,
-      phase: "Starting",
-      reason: "PodPending",
-      revision: mirrorOf(f.gpu)?.revision as number,
-    });
+    const { f, byName, recorded } = await reportedWhileARecordFails({ phase: "Starting", reason: "PodPending" });
     await until("the change recorded", () => byName().length > recorded.length, 5_000);
     expect(byName()).toEqual([...recorded, "Running->Starting"]);
     expect(standing(f)[0]?.status?.phase).toBe("Starting");
