@@ -44,6 +44,16 @@ const BURST = Number(values.burst);
 const SILENT_S = Number(values.silent);
 const PG_DOWN_S = Number(values["pg-down"]);
 const USAGE_MS = Number(values["usage-interval"]) * 1000;
+for (const [flag, v] of [
+  ["--burst", BURST],
+  ["--silent", SILENT_S],
+  ["--pg-down", PG_DOWN_S],
+  ["--usage-interval", USAGE_MS],
+] as const)
+  if (!Number.isFinite(v) || v <= 0) {
+    process.stderr.write(`${flag} takes a positive number\n`);
+    process.exit(2);
+  }
 const h100 = { offering: "h100", preset: "gpu-small", image: "terminal" };
 const l4 = { offering: "l4", preset: "gpu-small", image: "terminal" };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -192,15 +202,17 @@ try {
   await run("pg", async () => {
     // Load: reads every 50 ms; a create every 500 ms, each retried with its key until answered.
     let stopLoad = false;
-    const statuses: { at: number; status: number }[] = [];
+    const statuses: { at: number; status: number; ms: number }[] = [];
     const reader = (async () => {
       while (!stopLoad) {
         const at = Date.now();
+        let status = 0;
         try {
-          statuses.push({ at, status: (await call(b.alice.token, "GET", "/api/v1/sessions?size=5")).status });
+          status = (await call(b.alice.token, "GET", "/api/v1/sessions?size=5")).status;
         } catch {
-          statuses.push({ at, status: 0 });
+          // no answer at all: counted as status 0
         }
+        statuses.push({ at, status, ms: Date.now() - at });
         await sleep(50);
       }
     })();
@@ -249,7 +261,7 @@ try {
     const lost = [...accepted].filter((n) => (counts.get(n) ?? 0) === 0).length;
     const dup = [...counts.values()].reduce((a, c) => a + Math.max(0, c - 1), 0);
     const codes = [...new Set(during.map((x) => x.status))].join("/");
-    const slowest = Math.max(0, ...during.map((x, i) => (during[i + 1]?.at ?? up) - x.at - 50));
+    const slowest = Math.max(0, ...during.map((x) => x.ms));
     return `postgres stopped ${PG_DOWN_S} s and restarted under load: first refusal ${firstBad ? `${firstBad.status} after ${firstBad.at - down} ms` : "none"} (answers while down: ${codes}, ${during.length} reads, the slowest answered in ${slowest} ms); first 200 ${firstOk ? `${((firstOk.at - restarted) / 1000).toFixed(1)} s` : "never (60 s)"} after it was back (restart itself ${((restarted - up) / 1000).toFixed(1)} s); creates ${accepted.size}/${names.length} accepted${other.length ? ` (others: ${[...new Set(other)].join(", ")})` : ""}, ${verdict(lost, dup)}`;
   });
 

@@ -402,7 +402,17 @@ describe("interim statuses kept off the resource", () => {
     const fencing = next.fence().then(() => {
       fenced = true;
     });
-    await new Promise((r) => setTimeout(r, 200));
+    // The fence's update is seen waiting on the lock, not merely not done yet.
+    await expect
+      .poll(
+        async () =>
+          (
+            (await t.db.raw(
+              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%worker_fence%'",
+            )) as { rows: { n: number }[] }
+          ).rows[0]?.n,
+      )
+      .toBe(1);
     expect(fenced).toBe(false);
     await tx.commit();
     await fencing;

@@ -30,7 +30,8 @@ describe("dispatch after the history knows where the session is", () => {
       await f.controller.start();
       // A placement is its record in the history row (Starting is kept off the resource): held there.
       await until("3 placements held at their history rows", () => f.store.held === 3);
-      await new Promise((r) => setTimeout(r, 100)); // what a dispatch that did not wait would have had
+      // No placement is done until its record is: none was handed to dispatch, and no mirror is written.
+      expect(f.controller.counts.placements).toBe(0);
       expect(f.gpu.list("sessionmirrors")).toEqual([]);
       expect(statusWrites(f.mgmt, "Starting")).toEqual(new Map());
     } finally {

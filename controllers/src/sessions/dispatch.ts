@@ -19,7 +19,6 @@ import {
 } from "@berth/crds";
 import { type KubeApi, serverSideApply } from "../kube/client.ts";
 import { type KubeObject, keyOf } from "../kube/informer.ts";
-import { recordUnrecorded } from "./history.ts";
 import type { MirrorOp } from "./lifecycle.ts";
 import type { SessionMemory } from "./memory.ts";
 import type { Observed } from "./observed.ts";
@@ -190,17 +189,8 @@ export class Dispatch {
     const kube = await this.#client(clusterId);
     const known = memory.mirrors.get(id);
     if (known?.cluster === clusterId && known.state === "present") return;
-    const recording = memory.recording.get(id);
-    if (recording) {
-      // Its history row must name the cluster before the operator there reports on it.
-      counts.waitingForRecord++;
-      try {
-        if (!(await recording)) await recordUnrecorded(store, memory, id, s);
-      } finally {
-        counts.waitingForRecord--;
-      }
-      if (memory.recording.get(id) === recording) memory.recording.delete(id);
-    }
+    // The history row names the cluster already (the internal plane takes its operator's reports only
+    // then): a placement is that row's record, made before the pass hands the session to its reconcile.
     const restarts = memory.mirrorStates.get(id)?.restarts ?? 0;
     // The placement pass took it (one batch for all it placed); a later ensure (a retry, a mirror
     // written again) takes its own.

@@ -179,19 +179,12 @@ export function aFleet(sessions: number, gpus = sessions, options: Partial<Sessi
     mgmt.put("sessions", s as never);
   });
   const store = new MemoryStore(gpus);
-  const controller = new SessionController({
-    kube: mgmt,
-    store,
-    clusterClient: async () => gpu,
-    log: pino({ level: "silent" }),
-    options: { pollMs: 3_600_000, resyncMs: 3_600_000, concurrency: 8, ...options },
-  });
-  started.push(controller);
+  const controller = aController({ mgmt, gpu, store }, options);
   return { mgmt, gpu, store, controller, names, ids: names.map((n) => n.replace("-", "_")) };
 }
 
-/** Another controller over the same fleet: the next leader, after `f.controller` stopped. */
-export function nextLeader(
+/** A controller over a fleet: its first, or the next leader after `f.controller` stopped. */
+export function aController(
   f: { mgmt: MemoryKube; gpu: MemoryKube; store: MemoryStore },
   options: Partial<SessionControllerOptions> = {},
 ): SessionController {

@@ -20,12 +20,6 @@ export class SessionMemory {
    */
   readonly reserved = new Map<string, number>();
   /**
-   * Placements whose history row is still being written (true once written, false if that failed). The
-   * mirror waits for it: the internal plane takes an operator's reports only for sessions whose row
-   * names its cluster, so a mirror dispatched first has its pod's reports refused (the whole batch).
-   */
-  readonly recording = new Map<string, Promise<boolean>>();
-  /**
    * Sessions whose written status is not in their history row (recording it failed): the status before
    * the first such write. The informer has the new status already, so a retry sees no change: the next
    * reconcile or write records from this one instead.
@@ -54,7 +48,6 @@ export class SessionMemory {
   forget(id: string): void {
     this.mirrorStates.delete(id);
     this.reserved.delete(id);
-    this.recording.delete(id);
     this.unrecorded.delete(id);
     this.interim.delete(id);
     this.mirrors.delete(id);

@@ -58,8 +58,6 @@ export interface WriteCounts {
   revisionBatches: number;
   /** Mirror writes held back because a volume's claim was being released (retried after it is gone). */
   releaseWaits: number;
-  /** Mirror writes waiting now for their placement's history row to be written first (a gauge). */
-  waitingForRecord: number;
 }
 
 export const noWrites = (): WriteCounts => ({
@@ -75,5 +73,4 @@ export const noWrites = (): WriteCounts => ({
   placementPasses: 0,
   revisionBatches: 0,
   releaseWaits: 0,
-  waitingForRecord: 0,
 });

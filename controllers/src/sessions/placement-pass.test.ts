@@ -3,13 +3,13 @@
 import type { Session } from "@berth/crds";
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  aController,
   aFleet,
   aRunningSession,
   CLUSTER,
   H100,
   mirrorCreates,
   mirrorOf,
-  nextLeader,
   records,
   standing,
   statusOf,
@@ -83,7 +83,7 @@ describe("a placement pass over many waiting sessions", () => {
     expect((f.mgmt.list("sessions")[0] as unknown as Session).status?.phase).toBeUndefined();
     const batches = f.store.batches.length;
 
-    const next = nextLeader(f);
+    const next = aController(f);
     await next.start();
     await next.idle();
     expect(f.store.term).toBe(2);

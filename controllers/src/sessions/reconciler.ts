@@ -229,19 +229,9 @@ export class SessionReconciler {
     if (res.status !== 200)
       throw new Error(`writing the status of ${ns}/${name}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
     counts.statusWrites++;
-    // Registered before the informer hears of the write: that starts the session's reconcile at once.
     const id = sessionIdOf(name);
     const before = memory.unrecorded.get(id) ?? s;
-    let recorded: ((ok: boolean) => void) | undefined;
-    const recording =
-      status.cluster !== undefined && status.cluster !== s.status?.cluster
-        ? new Promise<boolean>((r) => {
-            recorded = r;
-          })
-        : undefined;
-    if (recording) memory.recording.set(id, recording);
     let after: Session;
-    // Settled on every path once registered: the mirror's dispatch waits on it.
     try {
       observed.sessions.observe(res.body);
       // The resource's status moved on: an interim status it followed no longer applies. Only now, so
@@ -260,12 +250,9 @@ export class SessionReconciler {
     } catch (err) {
       memory.interim.delete(id);
       memory.unrecorded.set(id, before);
-      recorded?.(false);
       throw err;
     }
     if (memory.unrecorded.get(id) === before) memory.unrecorded.delete(id);
-    recorded?.(true);
-    if (recording && memory.recording.get(id) === recording) memory.recording.delete(id);
     return after;
   }
 

@@ -198,8 +198,8 @@ describe("/api/v1/audit-logs", () => {
       await expect
         .poll(async () => (await exportsAudited()).data.map((e: { actor: { id: string } }) => e.actor.id))
         .toEqual(expect.arrayContaining([w.superAdmin.id, w.adminB.id, w.memberB.id]));
-      const audited = { body: await exportsAudited() };
-      expect(audited.body.data.find((e: { actor: { id: string } }) => e.actor.id === w.adminB.id).details.rows).toBe(
+      const audited = await exportsAudited();
+      expect(audited.data.find((e: { actor: { id: string } }) => e.actor.id === w.adminB.id).details.rows).toBe(
         rows.length,
       );
     });
