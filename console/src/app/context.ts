@@ -19,8 +19,9 @@ export const api = new ApiClient({
   },
 });
 
-// Until the account is loaded (a reload of a deep link) admin pages are let through; loadMe() re-checks
-// the route once roles are known, and the API refuses what the role may not do in any case.
+// Until the account is loaded (a reload of a deep link) the guard lets admin pages through and the shell
+// shows that the account loads; loadMe() re-checks the route once roles are known, and the API refuses
+// what the role may not do in any case.
 export const router = new Router(() => ({
   signedIn: auth.signedIn,
   mustChangePassword: auth.mustChangePassword,
@@ -34,8 +35,9 @@ export async function loadMe(): Promise<void> {
   if (!auth.signedIn || auth.mustChangePassword) return;
   try {
     auth.setMe(await api.call("getMe"));
-  } catch {
-    // An expired token signs out through onAuthFailure; anything else leaves the pages to show their errors.
+  } catch (err) {
+    // An expired token signs out through onAuthFailure; anything else is shown by the shell, with a retry.
+    if (auth.signedIn) auth.meFailed(err);
   }
 }
 

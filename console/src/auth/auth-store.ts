@@ -20,6 +20,7 @@ const KEY = "berth.auth";
 export class AuthStore extends EventTarget {
   #s: Stored | undefined;
   #me: Me | undefined;
+  #meError: unknown;
   #timer: ReturnType<typeof setTimeout> | undefined;
   /** Why the last sign-out happened; the login page explains "expired". */
   lastSignOut: SignOutReason | undefined;
@@ -60,6 +61,10 @@ export class AuthStore extends EventTarget {
   get me(): Me | undefined {
     return this.#me;
   }
+  /** Why the account did not load (not an auth failure: that signs out); undefined while it loads. */
+  get meError(): unknown {
+    return this.#meError;
+  }
   get isSuperAdmin(): boolean {
     return !!this.#me?.is_super_admin;
   }
@@ -81,6 +86,12 @@ export class AuthStore extends EventTarget {
 
   setMe(me: Me): void {
     this.#me = me;
+    this.#meError = undefined;
+    this.#changed();
+  }
+
+  meFailed(err: unknown): void {
+    this.#meError = err;
     this.#changed();
   }
 
@@ -89,6 +100,7 @@ export class AuthStore extends EventTarget {
     this.lastSignOut = reason;
     this.#s = undefined;
     this.#me = undefined;
+    this.#meError = undefined;
     clearTimeout(this.#timer);
     this.#storage?.removeItem(KEY);
     this.#changed();

@@ -151,8 +151,27 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
   });
 
   it("her Limits page says 6 GPUs, from the policy the approval wrote, and the bell told her", async () => {
+    // Her account answers after the page's code has loaded (a slow API), first with a failure: the page
+    // waits for it, says it did not load and offers a retry; it never decides from no account that she
+    // belongs to no organization.
+    let asked = 0;
+    await alicePage.route("**/api/v1/auth/me", async (route) => {
+      await new Promise((r) => setTimeout(r, 1000));
+      if (++asked > 1) return route.continue();
+      const error = { code: "unavailable", message: "The database is not answering.", details: {} };
+      return route.fulfill({ status: 503, contentType: "application/json", body: JSON.stringify({ error }) });
+    });
     await alicePage.reload();
+    await alicePage.getByTestId("account-pending").waitFor();
+    const failed = alicePage.getByTestId("account-error");
+    await failed.getByRole("button", { name: "Try again" }).waitFor();
+    await failed.getByText("The database is not answering.").waitFor();
+    await shots.take(alicePage, "account-did-not-load");
+    await expectAccessible(alicePage, "account-error");
+    await failed.getByRole("button", { name: "Try again" }).click();
     await limitRow(alicePage, "max_gpus_per_user").waitFor();
+    expect(await alicePage.getByTestId("account-error").count()).toBe(0);
+    await alicePage.unroute("**/api/v1/auth/me");
     await expect
       .poll(() => limitRow(alicePage, "max_gpus_per_user").getByTestId("limit-value").textContent())
       .toBe("6");

@@ -7,6 +7,8 @@ import { shared, tokens } from "../../styles/shared.ts";
 import { ADMIN_LINKS, isHere, MEMBER_LINKS } from "./nav-links.ts";
 import { styles } from "./styles.ts";
 import "../account-menu/index.ts";
+import "../error-panel/index.ts";
+import "../pending/index.ts";
 import "../admin-menu/index.ts";
 import "../live-indicator/index.ts";
 import "../notification-bell/index.ts";
@@ -110,8 +112,22 @@ export class BerthApp extends LitElement {
     auth.signOut("user");
   }
 
+  #retryMe = () => {
+    void loadMe().then(() => router.resolve());
+  };
+
+  /** A signed-in page reads the account (memberships, roles): until it is here, the page waits for it. */
+  #accountWait(): TemplateResult {
+    return auth.meError
+      ? html`<berth-error-panel heading="Your account did not load" .error=${auth.meError} retryable
+          data-testid="account-error" @berth-retry=${this.#retryMe}></berth-error-panel>`
+      : html`<berth-pending label="Loading your account…" data-testid="account-pending"></berth-pending>`;
+  }
+
   #view(): TemplateResult {
     const m = router.current;
+    if (m.route.access !== "public" && auth.signedIn && !auth.mustChangePassword && !auth.me)
+      return this.#accountWait();
     switch (m.route.name) {
       case "login":
         return html`<berth-login-view .next=${m.query.get("next") ?? ""}></berth-login-view>`;
