@@ -17,6 +17,8 @@ describe("configuration", () => {
     expect(c.idempotency).toEqual({ retentionSeconds: 86_400, inFlightTimeoutSeconds: 300 });
     expect(c.internal).toMatchObject({ enabled: false, allowCidrs: [], port: 8081 });
     expect(c.auth.bootstrapEmail).toBe("admin@berth.local");
+    expect(c.database.queryTimeoutMs).toBe(30_000);
+    expect(parseConfig({ ...minimal, BERTH_DATABASE_QUERY_TIMEOUT_SECONDS: "5" }).database.queryTimeoutMs).toBe(5000);
   });
 
   it("talks to the cluster it runs in with its own ServiceAccount when no kubeconfig is given", () => {
@@ -37,6 +39,7 @@ describe("configuration", () => {
         BERTH_INTERNAL_ALLOW_CIDRS: "10.0.0.0/8,everyone",
         BERTH_IDEMPOTENCY_RETENTION_HOURS: "1",
         BERTH_WEBHOOK_SECRET_KEYS: "k1:c2hvcnQ=",
+        BERTH_DATABASE_QUERY_TIMEOUT_SECONDS: "0",
       });
     } catch (e) {
       err = e;
@@ -50,6 +53,7 @@ describe("configuration", () => {
       "BERTH_INTERNAL_ALLOW_CIDRS",
       "BERTH_IDEMPOTENCY_RETENTION_HOURS",
       "BERTH_WEBHOOK_SECRET_KEYS",
+      "BERTH_DATABASE_QUERY_TIMEOUT_SECONDS",
     ])
       expect(problems).toContain(name);
   });

@@ -93,6 +93,8 @@ export const DatabaseUrl = z
   .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")
   .transform((v) => new Secret(v));
 export const PoolMax = z.coerce.number().int().min(1).max(500).default(20);
+/** A query Postgres has not answered in this long fails as 503 unavailable (db/knex.ts). */
+export const QueryTimeoutSeconds = z.coerce.number().int().min(1).max(3600).default(30);
 export const LogLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info");
 
 /**
@@ -229,6 +231,7 @@ const Env = z.object({
   BERTH_PUBLIC_URL: z.url().optional(),
   DATABASE_URL: DatabaseUrl,
   BERTH_DATABASE_POOL_MAX: PoolMax,
+  BERTH_DATABASE_QUERY_TIMEOUT_SECONDS: QueryTimeoutSeconds,
   BERTH_LOG_LEVEL: LogLevel,
   /** HS256 secret for user access tokens (auth domain). */
   BERTH_JWT_SECRET: secret(32),
@@ -323,7 +326,7 @@ const Env = z.object({
 
 export interface Config {
   api: { host: string; port: number; publicUrl: string };
-  database: { url: Secret; poolMax: number };
+  database: { url: Secret; poolMax: number; queryTimeoutMs: number };
   log: { level: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent" };
   auth: {
     jwtSecret: Secret;
@@ -384,7 +387,11 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       port: e.BERTH_API_PORT,
       publicUrl: e.BERTH_PUBLIC_URL ?? `http://127.0.0.1:${e.BERTH_API_PORT}`,
     },
-    database: { url: e.DATABASE_URL, poolMax: e.BERTH_DATABASE_POOL_MAX },
+    database: {
+      url: e.DATABASE_URL,
+      poolMax: e.BERTH_DATABASE_POOL_MAX,
+      queryTimeoutMs: e.BERTH_DATABASE_QUERY_TIMEOUT_SECONDS * 1000,
+    },
     log: { level: e.BERTH_LOG_LEVEL },
     auth: {
       jwtSecret: e.BERTH_JWT_SECRET,

@@ -57,11 +57,22 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
   const log = opts.log ?? pino({ level: config.log.level, base: { service: "berth-api" } });
   const clock = opts.clock ?? systemClock;
   const ownDb = !opts.db;
-  const db = opts.db ?? connect(config.database.url.reveal(), { poolMax: config.database.poolMax });
+  const db =
+    opts.db ??
+    connect(config.database.url.reveal(), {
+      poolMax: config.database.poolMax,
+      queryTimeoutMs: config.database.queryTimeoutMs,
+    });
   try {
     if (opts.migrate !== false) {
-      const applied = await migrateLatest(db);
-      if (applied.length > 0) log.info({ migrations: applied }, "migrations applied");
+      // A migration may rewrite a large table: on a connection of its own, with no query timeout.
+      const m = ownDb ? connect(config.database.url.reveal(), { poolMax: 1, queryTimeoutMs: 0 }) : db;
+      try {
+        const applied = await migrateLatest(m);
+        if (applied.length > 0) log.info({ migrations: applied }, "migrations applied");
+      } finally {
+        if (m !== db) await m.destroy();
+      }
     }
     let kubeConfig: KubeConfig | undefined;
     if (config.kube.kubeconfigPath) {

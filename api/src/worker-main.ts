@@ -36,7 +36,10 @@ async function main(): Promise<void> {
       return { ok: !leader || running, role: leader ? "leader" : "follower", identity: worker.identity };
     },
   });
-  const db = connect(config.database.url.reveal(), { poolMax: config.database.poolMax });
+  const db = connect(config.database.url.reveal(), {
+    poolMax: config.database.poolMax,
+    queryTimeoutMs: config.database.queryTimeoutMs,
+  });
   const started = await startSessionsWorker({
     db,
     kubeConfig,

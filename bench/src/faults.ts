@@ -10,11 +10,13 @@
 // `--usage-interval` seconds (5 s: a session charges closed intervals within the fault, not after minutes).
 //   node bench/src/faults.ts [--only pg,mgmt,gpu,worker,operator,silent,api] [--burst 500] [--silent 60]
 //     [--pg-down 5] (seconds Postgres stays stopped; past knex's 60 s acquire timeout shows what a long outage answers)
+//     [--pg-hang 40] (seconds Postgres answers nothing and refuses nothing, a partition; past the 30 s query timeout)
 //     [--usage-interval 5]
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { relayTo } from "@berth/api/db/relay-testing";
 import { freePort, type PostgresServer, startPostgres } from "@berth/api/db/server";
 import { type MeteredPodView, podRun } from "@berth/controllers";
 import { LABELS } from "@berth/crds";
@@ -32,10 +34,11 @@ import { type Split, startSplit } from "./split-processes.ts";
 
 const { values } = parseArgs({
   options: {
-    only: { type: "string", default: "pg,mgmt,gpu,worker,operator,silent,api" },
+    only: { type: "string", default: "pg,pg-hang,mgmt,gpu,worker,operator,silent,api" },
     burst: { type: "string", default: "500" },
     silent: { type: "string", default: "60" },
     "pg-down": { type: "string", default: "5" },
+    "pg-hang": { type: "string", default: "40" },
     "usage-interval": { type: "string", default: "5" },
   },
 });
@@ -43,11 +46,13 @@ const only = new Set(values.only.split(","));
 const BURST = Number(values.burst);
 const SILENT_S = Number(values.silent);
 const PG_DOWN_S = Number(values["pg-down"]);
+const PG_HANG_S = Number(values["pg-hang"]);
 const USAGE_MS = Number(values["usage-interval"]) * 1000;
 for (const [flag, v] of [
   ["--burst", BURST],
   ["--silent", SILENT_S],
   ["--pg-down", PG_DOWN_S],
+  ["--pg-hang", PG_HANG_S],
   ["--usage-interval", USAGE_MS],
 ] as const)
   if (!Number.isFinite(v) || v <= 0) {
@@ -62,14 +67,18 @@ const out = (s: string) => process.stdout.write(`${s}\n`);
 const dir = mkdtempSync(join(tmpdir(), "berth-faults-"));
 const pgPort = await freePort();
 let pg: PostgresServer = await startPostgres({ dataDir: join(dir, "pg"), port: pgPort });
-// The bed's databases are made on this server (db.test-support.ts), so this script may stop and restart it.
-process.env.DATABASE_URL = pg.url;
+// Everyone reaches it through a relay the hang fault can stop (a partition); the relay reconnects to the
+// server after the stop fault restarts it. The bed's databases are made through it (db.test-support.ts).
+const relay = await relayTo(pg.url);
+process.env.DATABASE_URL = relay.url;
 
 let bed: SessionsBed | undefined;
 let split: Split | undefined;
 const stopAll = async () => {
   await split?.stop();
   await bed?.stop();
+  relay.heal();
+  await relay.cut();
   await pg.stop();
   rmSync(dir, { recursive: true, force: true });
 };
@@ -108,7 +117,8 @@ try {
     const res = await fetch(s.apiUrl + path, {
       method,
       headers: h,
-      signal: AbortSignal.timeout(30_000),
+      // Past every bound the API sets itself (a 30 s query, a 20 s wait for a connection): 0 means none held.
+      signal: AbortSignal.timeout(90_000),
       ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
     });
     const text = await res.text();
@@ -199,21 +209,30 @@ try {
     }
   };
 
-  await run("pg", async () => {
-    // Load: reads every 50 ms; a create every 500 ms, each retried with its key until answered.
+  /** A database fault under load: a read every 100 ms, a create every 500 ms (each retried with its key). */
+  const databaseFault = async (fault: {
+    /** Names the creates of this fault (pg-0, pg-1, …). */
+    tag: string;
+    what: string;
+    seconds: number;
+    begin(): Promise<void>;
+    end(): Promise<string>;
+  }) => {
     let stopLoad = false;
     const statuses: { at: number; status: number; ms: number }[] = [];
+    // A read every 100 ms, each on its own (a waiting read does not hold the next back).
+    const reads: Promise<void>[] = [];
     const reader = (async () => {
       while (!stopLoad) {
         const at = Date.now();
-        let status = 0;
-        try {
-          status = (await call(b.alice.token, "GET", "/api/v1/sessions?size=5")).status;
-        } catch {
-          // no answer at all: counted as status 0
-        }
-        statuses.push({ at, status, ms: Date.now() - at });
-        await sleep(50);
+        reads.push(
+          call(b.alice.token, "GET", "/api/v1/sessions?size=5").then(
+            (r) => void statuses.push({ at, status: r.status, ms: Date.now() - at }),
+            // no answer at all (within the client's 90 s): counted as status 0
+            () => void statuses.push({ at, status: 0, ms: Date.now() - at }),
+          ),
+        );
+        await sleep(100);
       }
     })();
     const names: string[] = [];
@@ -222,7 +241,7 @@ try {
     const creates: Promise<void>[] = [];
     const creator = (async () => {
       for (let i = 0; !stopLoad; i++) {
-        const name = `pg-${i}`;
+        const name = `${fault.tag}-${i}`;
         names.push(name);
         creates.push(
           createUntilAnswered(b.bob.token, { ...l4, name }, name, 180_000).then(
@@ -241,29 +260,63 @@ try {
     })();
     await sleep(3000);
     const down = Date.now();
-    await pg.stop();
-    await sleep(PG_DOWN_S * 1000);
+    await fault.begin();
+    await sleep(fault.seconds * 1000);
     const up = Date.now();
-    pg = await startPostgres({ dataDir: join(dir, "pg"), port: pgPort });
-    const restarted = Date.now();
+    const ended = await fault.end();
+    const back = Date.now();
     for (const t0 = Date.now(); Date.now() - t0 < 60_000; ) {
-      if (statuses.some((x) => x.at > restarted && x.status === 200)) break;
+      if (statuses.some((x) => x.at > back && x.status === 200)) break;
       await sleep(100);
     }
     await sleep(3000);
     stopLoad = true;
     await Promise.all([reader, creator]);
-    await Promise.allSettled(creates);
-    const firstBad = statuses.find((x) => x.at >= down && x.status !== 200);
-    const firstOk = statuses.find((x) => x.at >= restarted && x.status === 200);
+    await Promise.allSettled([...creates, ...reads]);
+    statuses.sort((x, y) => x.at - y.at);
+    // The first refusal as the caller saw it: the earliest answer, not the earliest read begun.
+    const firstBad = statuses
+      .filter((x) => x.at + x.ms >= down && x.status !== 200)
+      .sort((x, y) => x.at + x.ms - (y.at + y.ms))[0];
+    const firstOk = statuses.find((x) => x.at >= back && x.status === 200);
     const during = statuses.filter((x) => x.at >= down && x.at < up);
+    const times = during.map((x) => x.ms).sort((x, y) => x - y);
     const counts = await rowsByName(names);
     const lost = [...accepted].filter((n) => (counts.get(n) ?? 0) === 0).length;
     const dup = [...counts.values()].reduce((a, c) => a + Math.max(0, c - 1), 0);
-    const codes = [...new Set(during.map((x) => x.status))].join("/");
-    const slowest = Math.max(0, ...during.map((x) => x.ms));
-    return `postgres stopped ${PG_DOWN_S} s and restarted under load: first refusal ${firstBad ? `${firstBad.status} after ${firstBad.at - down} ms` : "none"} (answers while down: ${codes}, ${during.length} reads, the slowest answered in ${slowest} ms); first 200 ${firstOk ? `${((firstOk.at - restarted) / 1000).toFixed(1)} s` : "never (60 s)"} after it was back (restart itself ${((restarted - up) / 1000).toFixed(1)} s); creates ${accepted.size}/${names.length} accepted${other.length ? ` (others: ${[...new Set(other)].join(", ")})` : ""}, ${verdict(lost, dup)}`;
-  });
+    const codes = [...new Set(during.map((x) => x.status))]
+      .map((c) => `${during.filter((x) => x.status === c).length}×${c}`)
+      .join(" ");
+    const median = times[Math.floor(times.length / 2)] ?? 0;
+    const slowest = times.at(-1) ?? 0;
+    return `${fault.what} ${fault.seconds} s under load: first refusal ${firstBad ? `${firstBad.status} ${firstBad.at + firstBad.ms - down} ms in` : "none"} (${during.length} reads begun while it lasted: ${codes}, answered in ${median} ms at the median, ${slowest} ms at the slowest); first 200 ${firstOk ? `${((firstOk.at - back) / 1000).toFixed(1)} s` : "never (60 s)"} after it was back (${ended}); creates ${accepted.size}/${names.length} accepted${other.length ? ` (others: ${[...new Set(other)].join(", ")})` : ""}, ${verdict(lost, dup)}`;
+  };
+
+  await run("pg", () =>
+    databaseFault({
+      tag: "pg",
+      what: "postgres stopped and restarted",
+      seconds: PG_DOWN_S,
+      begin: () => pg.stop(),
+      end: async () => {
+        const t0 = Date.now();
+        pg = await startPostgres({ dataDir: join(dir, "pg"), port: pgPort });
+        return `restart itself ${((Date.now() - t0) / 1000).toFixed(1)} s`;
+      },
+    }),
+  );
+  await run("pg-hang", () =>
+    databaseFault({
+      tag: "pg-hang",
+      what: "postgres answering nothing and refusing nothing (a partition)",
+      seconds: PG_HANG_S,
+      begin: async () => relay.hang(),
+      end: async () => {
+        relay.heal();
+        return "what was held delivered";
+      },
+    }),
+  );
 
   const restartApiserver = async (cluster: "mgmt" | "gpu-a", label: string) => {
     const before = await runningSessions(`${label}-before`, 2);

@@ -7,15 +7,77 @@ installTimestamptzParser();
 
 export type Db = Knex;
 
-export function connect(url: string, opts: { poolMax?: number } = {}): Db {
+export interface ConnectOptions {
+  poolMax?: number;
+  /**
+   * A query Postgres has not answered in this long fails as unreachable (503), and its connection is
+   * closed: a partitioned or frozen server otherwise holds a request until TCP gives up, minutes later.
+   * 0: none (migrations, main.ts).
+   */
+  queryTimeoutMs?: number;
+  /** A connection Postgres has not accepted in this long fails as unreachable. */
+  connectTimeoutMs?: number;
+}
+
+/** Longer than any query a request or the worker makes; short next to TCP's minutes. */
+export const QUERY_TIMEOUT_MS = 30_000;
+export const CONNECT_TIMEOUT_MS = 10_000;
+const ACQUIRE_TIMEOUT_MS = 20_000;
+
+export function connect(url: string, opts: ConnectOptions = {}): Db {
   return knexFactory({
     client: "pg",
-    connection: url,
-    pool: { min: 0, max: opts.poolMax ?? 20 },
+    connection: {
+      connectionString: url,
+      query_timeout: opts.queryTimeoutMs ?? QUERY_TIMEOUT_MS,
+      connectionTimeoutMillis: opts.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
+    },
+    pool: {
+      min: 0,
+      max: opts.poolMax ?? 20,
+      afterCreate: (conn: PgClient, done: (err: Error | null, conn: PgClient) => void) => {
+        closeOnQueryTimeout(conn);
+        done(null, conn);
+      },
+      // Lent only when idle: a connection closed for a timeout can come back before its close is seen.
+      validate: (conn: PgClient) => conn.readyForQuery === true,
+    },
+    // A request that waited this long for a connection is answered 503 (retry), not held longer: when
+    // Postgres stops answering, the pool fills with queries waiting out their timeout.
+    acquireConnectionTimeout: ACQUIRE_TIMEOUT_MS,
     // Amounts are bigint minor units: return them as strings, never as lossy numbers.
     postProcessResponse: undefined,
   });
 }
+
+/** What this file touches of a pg client: its query method, whether it is idle, its socket (pg's fields). */
+interface PgClient {
+  query: (...args: unknown[]) => unknown;
+  readyForQuery?: boolean;
+  connection?: { stream?: { destroy(): void } };
+}
+
+/**
+ * pg answers a query that timed out with an error but keeps its connection, with the next query queued
+ * behind the unanswered one: a transaction's ROLLBACK would wait a second timeout, and the pool would lend
+ * the connection again. Closing the socket ends the connection: queued queries fail at once, knex drops it
+ * from the pool, and Postgres rolls back whatever it had begun once it notices.
+ */
+function closeOnQueryTimeout(conn: PgClient): void {
+  const query = conn.query.bind(conn);
+  conn.query = (...args: unknown[]) => {
+    const callback = args.at(-1);
+    if (typeof callback === "function")
+      args[args.length - 1] = (err: unknown, res: unknown) => {
+        if (err instanceof Error && err.message === QUERY_TIMED_OUT) conn.connection?.stream?.destroy();
+        callback(err, res);
+      };
+    return query(...args);
+  };
+}
+
+/** pg's message for a query past query_timeout (db/unreachable.ts counts it as unreachable). */
+export const QUERY_TIMED_OUT = "Query read timeout";
 
 /** knex migration source over an explicit, ordered list (no file globbing, no loader quirks). */
 const source: Knex.MigrationSource<(typeof migrations)[number]> = {

@@ -26,12 +26,13 @@ const UNREACHABLE_SOCKET_CODES = new Set([
 ]);
 
 /**
- * pg's own errors for a connection lost mid-query carry no code, only these messages; knex puts the
+ * pg's own errors for a connection lost mid-query, or a query unanswered past the client's timeout
+ * (db/knex.ts), carry no code, only these messages; knex puts the
  * statement in front of a query's error ("BEGIN; - Connection terminated unexpectedly"). Anchored at the
  * end, where pg's message is: the statement before it may quote a caller's text.
  */
 const PG_CONNECTION_LOST =
-  /(?:^| - )(?:Connection terminated(?: unexpectedly| due to connection timeout)?|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)$/;
+  /(?:^| - )(?:Connection terminated(?: unexpectedly| due to connection timeout)?|Client has encountered a connection error and is not queryable|Client was closed and is not queryable|Query read timeout)$/;
 
 export function isDatabaseUnreachable(err: unknown): boolean {
   if (typeof err !== "object" || err === null) return false;
@@ -41,5 +42,6 @@ export function isDatabaseUnreachable(err: unknown): boolean {
   if (code !== undefined)
     return code.startsWith("08") || UNREACHABLE_SQLSTATES.has(code) || UNREACHABLE_SOCKET_CODES.has(code);
   const message = (err as { message?: unknown }).message;
-  return typeof message === "string" && PG_CONNECTION_LOST.test(message);
+  // pg's connect timeout (connectionTimeoutMillis in db/knex.ts) is this bare message, never a query's.
+  return typeof message === "string" && (PG_CONNECTION_LOST.test(message) || message === "timeout expired");
 }

@@ -1,10 +1,13 @@
-// A database that cannot be reached is a retryable 503 `unavailable` for the caller, never a 500.
+// A database that cannot be reached, or stops answering, is a retryable 503 `unavailable` for the caller,
+// never a 500 and never a request left waiting.
 import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../db/db.test-support.ts";
 import { connect, type Db } from "../db/knex.ts";
+import { type Relay, relayTo } from "../db/relay.test-support.ts";
 import { isDatabaseUnreachable } from "../db/unreachable.ts";
 import { aPrincipal, fakeAuthenticator, startTestApi, type TestApi, testDeps } from "./http.test-support.ts";
-import { testRoutes } from "./layer-fixtures.test-support.ts";
+import { createWidgetTable, testRoutes } from "./layer-fixtures.test-support.ts";
 
 /** A local port nothing listens on. */
 async function closedPort(): Promise<number> {
@@ -58,6 +61,8 @@ describe("isDatabaseUnreachable", () => {
     ["a connection lost mid-query", new Error("Connection terminated unexpectedly")],
     ["the same, as knex reports it", new Error("BEGIN; - Connection terminated unexpectedly")],
     ["a client cut before the query", new Error("Client has encountered a connection error and is not queryable")],
+    ["a query unanswered past the client's timeout", new Error("select 1 - Query read timeout")],
+    ["a connection not accepted within the client's timeout", new Error("timeout expired")],
   ])("is true for %s", (_, err) => {
     expect(isDatabaseUnreachable(err)).toBe(true);
   });
@@ -72,8 +77,79 @@ describe("isDatabaseUnreachable", () => {
       }),
     ],
     ["an error quoting the text mid-message", new Error("select ' - Connection terminated' - bad input")],
+    ["a statement that quotes the connect timeout's words", new Error("select 'timeout expired' - bad input")],
     ["a non-error", "nope"],
   ])("is false for %s", (_, err) => {
     expect(isDatabaseUnreachable(err)).toBe(false);
+  });
+});
+
+describe("a database that hangs (a partition: nothing answers and nothing refuses)", () => {
+  let t: TestDatabase;
+  let relay: Relay;
+  let db: Db;
+  let api: TestApi;
+  const alice = { token: "alice" };
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    await createWidgetTable(t.db);
+    relay = await relayTo(t.url);
+    // Timeouts a test can wait for; the defaults are 30 s and 10 s.
+    db = connect(relay.url, { poolMax: 2, queryTimeoutMs: 1000, connectTimeoutMs: 1000 });
+    api = await startTestApi(testDeps({ db, authenticate: fakeAuthenticator({ alice: aPrincipal() }) }), testRoutes);
+  });
+  afterAll(async () => {
+    await api?.stop();
+    await relay?.cut();
+    await db?.destroy();
+    await t?.drop();
+  });
+
+  // Without a client-side timeout a request would wait until TCP gave up, minutes later: each call here
+  // gives up after 20 s, so a hang fails the test instead of the run.
+  const call = (path: string, init: Parameters<TestApi["call"]>[1] = {}) =>
+    api.call(path, { ...alice, ...init, signal: AbortSignal.timeout(20_000) });
+  const create = (name: string) =>
+    call("/test/widgets", { method: "POST", json: { name }, headers: { "Idempotency-Key": `hang-${name}` } });
+
+  it("answers reads and writes 503 unavailable, then serves again once it answers, with nothing half-written", async () => {
+    expect((await call("/test/widgets")).status).toBe(200);
+    expect((await create("before")).status).toBe(201);
+
+    relay.hang();
+    const answers = await Promise.all([call("/test/widgets"), create("during"), call("/test/widgets")]);
+    for (const res of answers) {
+      expect(res.status).toBe(503);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe("unavailable");
+    }
+
+    relay.heal();
+    await expect.poll(async () => (await call("/test/widgets")).status).toBe(200);
+    // The write that was refused is retried with its key: made once, the refused attempt left nothing.
+    expect((await create("during")).status).toBe(201);
+    expect(await t.db("test_widgets").where({ name: "during" }).count({ n: "*" })).toEqual([{ n: "1" }]);
+  });
+
+  it("does not lend a connection again after a query on it went unanswered: pg would queue the next one behind it", async () => {
+    const one = connect(relay.url, { poolMax: 1, queryTimeoutMs: 500, connectTimeoutMs: 500 });
+    const backend = async (on: Db) => (await on.raw("SELECT pg_backend_pid() AS pid")).rows[0].pid as number;
+    try {
+      const before = await backend(one);
+      relay.hang();
+      const err = await one.raw("SELECT 2").catch((e: unknown) => e);
+      expect(isDatabaseUnreachable(err)).toBe(true);
+      relay.heal();
+      expect(await backend(one)).not.toBe(before);
+      // Postgres ends the abandoned backend once the close reaches it; nothing is left holding a transaction.
+      await expect
+        .poll(
+          async () =>
+            (await t.db.raw("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ?", [before])).rows[0].n,
+        )
+        .toBe(0);
+    } finally {
+      relay.heal();
+      await one.destroy();
+    }
   });
 });

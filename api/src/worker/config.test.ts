@@ -19,6 +19,7 @@ describe("parseWorkerConfig", () => {
     expect(c.identity).toBeUndefined();
     expect(c.status).toEqual({ host: "0.0.0.0", port: 8082 });
     expect(String(c.database.url)).toBe("[redacted]");
+    expect(c.database.queryTimeoutMs).toBe(30_000);
   });
 
   it("takes the identity from BERTH_WORKER_IDENTITY, else the pod's name", () => {

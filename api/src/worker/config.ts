@@ -16,6 +16,7 @@ import {
   PoolMax,
   Port,
   parseEnv,
+  QueryTimeoutSeconds,
   type Secret,
   WebhookAllowHosts,
   WebhookSecretKeys,
@@ -28,6 +29,7 @@ const Env = z.object({
   DATABASE_URL: DatabaseUrl,
   /** The controller runs up to 64 reconciles at once; more connections than that only queue in Postgres. */
   BERTH_DATABASE_POOL_MAX: PoolMax,
+  BERTH_DATABASE_QUERY_TIMEOUT_SECONDS: QueryTimeoutSeconds,
   BERTH_LOG_LEVEL: LogLevel,
   /** kubeconfig of the management cluster (the worker's own credential); unset = in-cluster / KUBECONFIG. */
   BERTH_KUBECONFIG: KubeconfigPath.optional(),
@@ -61,7 +63,7 @@ const Env = z.object({
 });
 
 export interface WorkerConfig {
-  database: { url: Secret; poolMax: number };
+  database: { url: Secret; poolMax: number; queryTimeoutMs: number };
   log: { level: z.output<typeof LogLevel> };
   kube: { kubeconfigPath?: string };
   systemNamespace: string;
@@ -91,7 +93,11 @@ export function parseWorkerConfig(env: Record<string, string | undefined>): Work
   if (!e || problems.length > 0) throw new ConfigError(problems);
   const identity = e.BERTH_WORKER_IDENTITY ?? e.POD_NAME;
   return {
-    database: { url: e.DATABASE_URL, poolMax: e.BERTH_DATABASE_POOL_MAX },
+    database: {
+      url: e.DATABASE_URL,
+      poolMax: e.BERTH_DATABASE_POOL_MAX,
+      queryTimeoutMs: e.BERTH_DATABASE_QUERY_TIMEOUT_SECONDS * 1000,
+    },
     log: { level: e.BERTH_LOG_LEVEL },
     kube: e.BERTH_KUBECONFIG ? { kubeconfigPath: e.BERTH_KUBECONFIG } : {},
     systemNamespace: e.BERTH_SYSTEM_NAMESPACE,

@@ -1,6 +1,5 @@
 // The worker's Postgres store where it batches: mirror revisions for a whole placement pass, and status
 // transitions gathered into one transaction while another is being written.
-import { createServer, type Socket, connect as tcpConnect } from "node:net";
 import { type Session, SessionKind, statusBasis } from "@berth/crds";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,6 +7,7 @@ import { createTestDatabase, type TestDatabase } from "../db/db.test-support.ts"
 import { connect } from "../db/knex.ts";
 import { insertTestSessions } from "../db/operations/sessions/sessions.test-support.ts";
 import { nextMirrorRevision } from "../db/operations/sessions/updateSession.ts";
+import { relayTo } from "../db/relay.test-support.ts";
 import { isDatabaseUnreachable } from "../db/unreachable.ts";
 import { updateSystemSettings } from "../domain/settings/settings.ts";
 import { createWorkerStore, TransitionLog } from "./sessionStore.ts";
@@ -46,33 +46,6 @@ function resource(id: string, phase: NonNullable<Session["status"]>["phase"], pr
   return s;
 }
 const pending = (id: string) => resource(id, "Pending");
-
-/** A TCP relay to the test database that the test can cut: Postgres going away under open connections. */
-async function relayTo(url: string): Promise<{ url: string; cut(): Promise<void> }> {
-  const target = new URL(url);
-  const sockets = new Set<Socket>();
-  const server = createServer((client) => {
-    const upstream = tcpConnect(Number(target.port), target.hostname);
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on("close", () => sockets.delete(s));
-      s.on("error", () => s.destroy());
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const relayed = new URL(url);
-  relayed.hostname = "127.0.0.1";
-  relayed.port = String((server.address() as { port: number }).port);
-  return {
-    url: relayed.toString(),
-    async cut() {
-      const closed = new Promise((resolve) => server.close(resolve));
-      for (const s of sockets) s.destroy();
-      await closed;
-    },
-  };
-}
 
 describe("mirror revisions for a placement pass", () => {
   it("gives each session of a batch its own next revision, above what it had, in one statement", async () => {
