@@ -20,8 +20,8 @@ export interface ConnectOptions {
 }
 
 /** Longer than any query a request or the worker makes; short next to TCP's minutes. */
-export const QUERY_TIMEOUT_MS = 30_000;
-export const CONNECT_TIMEOUT_MS = 10_000;
+const QUERY_TIMEOUT_MS = 30_000;
+const CONNECT_TIMEOUT_MS = 10_000;
 const ACQUIRE_TIMEOUT_MS = 20_000;
 
 export function connect(url: string, opts: ConnectOptions = {}): Db {
@@ -77,7 +77,7 @@ function closeOnQueryTimeout(conn: PgClient): void {
 }
 
 /** pg's message for a query past query_timeout (db/unreachable.ts counts it as unreachable). */
-export const QUERY_TIMED_OUT = "Query read timeout";
+const QUERY_TIMED_OUT = "Query read timeout";
 
 /** knex migration source over an explicit, ordered list (no file globbing, no loader quirks). */
 const source: Knex.MigrationSource<(typeof migrations)[number]> = {

@@ -90,6 +90,12 @@ export class AuthStore extends EventTarget {
     this.#changed();
   }
 
+  /** The account is (re)loading: pages wait for it, or show why it did not load (`meFailed`). */
+  meLoading(): void {
+    this.#meError = undefined;
+    this.#changed();
+  }
+
   meFailed(err: unknown): void {
     this.#meError = err;
     this.#changed();

@@ -169,6 +169,7 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
     await shots.take(alicePage, "account-did-not-load");
     await expectAccessible(alicePage, "account-error");
     await failed.getByRole("button", { name: "Try again" }).click();
+    await alicePage.getByTestId("account-pending").waitFor(); // the retry is under way (its answer comes late too)
     await limitRow(alicePage, "max_gpus_per_user").waitFor();
     expect(await alicePage.getByTestId("account-error").count()).toBe(0);
     await alicePage.unroute("**/api/v1/auth/me");

@@ -113,6 +113,7 @@ export class BerthApp extends LitElement {
   }
 
   #retryMe = () => {
+    auth.meLoading();
     void loadMe().then(() => router.resolve());
   };
 
