@@ -8,8 +8,8 @@
 // follows its session's bill through the silence, from the ledger: there lost counts seconds of the pod's
 // run never charged and duplicated adds seconds charged twice. gpu-a's operator cuts usage every
 // `--usage-interval` seconds (5 s: a session charges closed intervals within the fault, not after minutes).
-//   node bench/src/faults.ts [--only pg,mgmt,gpu,worker,operator,silent,api] [--burst 500] [--silent 60]
-//     [--pg-down 5] (seconds Postgres stays stopped; past knex's 60 s acquire timeout shows what a long outage answers)
+//   node bench/src/faults.ts [--only pg,pg-hang,mgmt,gpu,worker,operator,silent,api] [--burst 500] [--silent 60]
+//     [--pg-down 5] (seconds Postgres stays stopped; past the pool's 20 s acquire timeout shows what a long outage answers)
 //     [--pg-hang 40] (seconds Postgres answers nothing and refuses nothing, a partition; past the 30 s query timeout)
 //     [--usage-interval 5]
 import { mkdtempSync, rmSync } from "node:fs";

@@ -95,7 +95,7 @@ describe("a database that hangs (a partition: nothing answers and nothing refuse
     await createWidgetTable(t.db);
     relay = await relayTo(t.url);
     // Timeouts a test can wait for; the defaults are 30 s and 10 s.
-    db = connect(relay.url, { poolMax: 2, queryTimeoutMs: 1000, connectTimeoutMs: 1000 });
+    db = connect(relay.url, { poolMax: 2, queryTimeoutMs: 2000, connectTimeoutMs: 2000 });
     api = await startTestApi(testDeps({ db, authenticate: fakeAuthenticator({ alice: aPrincipal() }) }), testRoutes);
   });
   afterAll(async () => {
@@ -113,8 +113,9 @@ describe("a database that hangs (a partition: nothing answers and nothing refuse
     call("/test/widgets", { method: "POST", json: { name }, headers: { "Idempotency-Key": `hang-${name}` } });
 
   it("answers reads and writes 503 unavailable, then serves again once it answers, with nothing half-written", async () => {
-    expect((await call("/test/widgets")).status).toBe(200);
-    expect((await create("before")).status).toBe(201);
+    // Before the hang, as often as a loaded machine needs (the timeouts are short here).
+    await expect.poll(async () => (await call("/test/widgets")).status).toBe(200);
+    await expect.poll(async () => (await create("before")).status).toBe(201);
 
     relay.hang();
     const answers = await Promise.all([call("/test/widgets"), create("during"), call("/test/widgets")]);
@@ -131,15 +132,20 @@ describe("a database that hangs (a partition: nothing answers and nothing refuse
   });
 
   it("does not lend a connection again after a query on it went unanswered: pg would queue the next one behind it", async () => {
-    const one = connect(relay.url, { poolMax: 1, queryTimeoutMs: 500, connectTimeoutMs: 500 });
-    const backend = async (on: Db) => (await on.raw("SELECT pg_backend_pid() AS pid")).rows[0].pid as number;
+    const one = connect(relay.url, { poolMax: 1, queryTimeoutMs: 2000, connectTimeoutMs: 2000 });
+    /** The connection's backend, or -1 when this try got none (a loaded machine). */
+    const backend = async () =>
+      (await one.raw("SELECT pg_backend_pid() AS pid").catch(() => ({ rows: [{ pid: -1 }] }))).rows[0].pid as number;
     try {
-      const before = await backend(one);
+      let before = -1;
+      await expect.poll(async () => (before = await backend())).not.toBe(-1);
       relay.hang();
       const err = await one.raw("SELECT 2").catch((e: unknown) => e);
       expect(isDatabaseUnreachable(err)).toBe(true);
       relay.heal();
-      expect(await backend(one)).not.toBe(before);
+      let after = -1;
+      await expect.poll(async () => (after = await backend())).not.toBe(-1);
+      expect(after).not.toBe(before);
       // Postgres ends the abandoned backend once the close reaches it; nothing is left holding a transaction.
       await expect
         .poll(
