@@ -93,8 +93,32 @@ export const DatabaseUrl = z
   .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")
   .transform((v) => new Secret(v));
 export const PoolMax = z.coerce.number().int().min(1).max(500).default(20);
-/** A query Postgres has not answered in this long fails as 503 unavailable (db/knex.ts). */
-export const QueryTimeoutSeconds = z.coerce.number().int().min(1).max(3600).default(30);
+
+/** The database, as the API and the worker read it (db/knex.ts). */
+export const DatabaseEnv = {
+  DATABASE_URL: DatabaseUrl,
+  BERTH_DATABASE_POOL_MAX: PoolMax,
+  /** A query Postgres has not answered in this long fails as 503 unavailable. */
+  BERTH_DATABASE_QUERY_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
+};
+
+export interface DatabaseConfig {
+  url: Secret;
+  poolMax: number;
+  queryTimeoutMs: number;
+}
+
+export function databaseConfigOf(e: {
+  DATABASE_URL: Secret;
+  BERTH_DATABASE_POOL_MAX: number;
+  BERTH_DATABASE_QUERY_TIMEOUT_SECONDS: number;
+}): DatabaseConfig {
+  return {
+    url: e.DATABASE_URL,
+    poolMax: e.BERTH_DATABASE_POOL_MAX,
+    queryTimeoutMs: e.BERTH_DATABASE_QUERY_TIMEOUT_SECONDS * 1000,
+  };
+}
 export const LogLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info");
 
 /**
@@ -229,9 +253,7 @@ const Env = z.object({
   BERTH_API_PORT: Port.default(8080),
   /** Public base URL as clients see it (links, OpenAPI servers); defaults to http://127.0.0.1:<port>. */
   BERTH_PUBLIC_URL: z.url().optional(),
-  DATABASE_URL: DatabaseUrl,
-  BERTH_DATABASE_POOL_MAX: PoolMax,
-  BERTH_DATABASE_QUERY_TIMEOUT_SECONDS: QueryTimeoutSeconds,
+  ...DatabaseEnv,
   BERTH_LOG_LEVEL: LogLevel,
   /** HS256 secret for user access tokens (auth domain). */
   BERTH_JWT_SECRET: secret(32),
@@ -326,7 +348,7 @@ const Env = z.object({
 
 export interface Config {
   api: { host: string; port: number; publicUrl: string };
-  database: { url: Secret; poolMax: number; queryTimeoutMs: number };
+  database: DatabaseConfig;
   log: { level: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent" };
   auth: {
     jwtSecret: Secret;
@@ -387,11 +409,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       port: e.BERTH_API_PORT,
       publicUrl: e.BERTH_PUBLIC_URL ?? `http://127.0.0.1:${e.BERTH_API_PORT}`,
     },
-    database: {
-      url: e.DATABASE_URL,
-      poolMax: e.BERTH_DATABASE_POOL_MAX,
-      queryTimeoutMs: e.BERTH_DATABASE_QUERY_TIMEOUT_SECONDS * 1000,
-    },
+    database: databaseConfigOf(e),
     log: { level: e.BERTH_LOG_LEVEL },
     auth: {
       jwtSecret: e.BERTH_JWT_SECRET,

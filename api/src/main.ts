@@ -57,12 +57,7 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
   const log = opts.log ?? pino({ level: config.log.level, base: { service: "berth-api" } });
   const clock = opts.clock ?? systemClock;
   const ownDb = !opts.db;
-  const db =
-    opts.db ??
-    connect(config.database.url.reveal(), {
-      poolMax: config.database.poolMax,
-      queryTimeoutMs: config.database.queryTimeoutMs,
-    });
+  const db = opts.db ?? connect(config.database.url.reveal(), config.database);
   try {
     if (opts.migrate !== false) {
       // A migration may rewrite a large table: on a connection of its own, with no query timeout.

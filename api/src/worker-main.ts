@@ -36,10 +36,7 @@ async function main(): Promise<void> {
       return { ok: !leader || running, role: leader ? "leader" : "follower", identity: worker.identity };
     },
   });
-  const db = connect(config.database.url.reveal(), {
-    poolMax: config.database.poolMax,
-    queryTimeoutMs: config.database.queryTimeoutMs,
-  });
+  const db = connect(config.database.url.reveal(), config.database);
   const started = await startSessionsWorker({
     db,
     kubeConfig,

@@ -6,17 +6,17 @@ import { leaseTimingProblems } from "@berth/controllers/kube";
 import { z } from "zod";
 import {
   ConfigError,
-  DatabaseUrl,
+  type DatabaseConfig,
+  DatabaseEnv,
+  databaseConfigOf,
   type ImagesConfig,
   ImagesEnv,
   imagesConfigOf,
   KubeconfigPath,
   LogLevel,
   Namespace,
-  PoolMax,
   Port,
   parseEnv,
-  QueryTimeoutSeconds,
   type Secret,
   WebhookAllowHosts,
   WebhookSecretKeys,
@@ -26,10 +26,8 @@ const ms = z.coerce.number().int().min(1).max(3_600_000);
 
 /** The environment variables the worker reads. Shared names mean the same as the API's (config.ts). */
 const Env = z.object({
-  DATABASE_URL: DatabaseUrl,
-  /** The controller runs up to 64 reconciles at once; more connections than that only queue in Postgres. */
-  BERTH_DATABASE_POOL_MAX: PoolMax,
-  BERTH_DATABASE_QUERY_TIMEOUT_SECONDS: QueryTimeoutSeconds,
+  /** The pool: the controller runs up to 64 reconciles at once; more connections only queue in Postgres. */
+  ...DatabaseEnv,
   BERTH_LOG_LEVEL: LogLevel,
   /** kubeconfig of the management cluster (the worker's own credential); unset = in-cluster / KUBECONFIG. */
   BERTH_KUBECONFIG: KubeconfigPath.optional(),
@@ -63,7 +61,7 @@ const Env = z.object({
 });
 
 export interface WorkerConfig {
-  database: { url: Secret; poolMax: number; queryTimeoutMs: number };
+  database: DatabaseConfig;
   log: { level: z.output<typeof LogLevel> };
   kube: { kubeconfigPath?: string };
   systemNamespace: string;
@@ -93,11 +91,7 @@ export function parseWorkerConfig(env: Record<string, string | undefined>): Work
   if (!e || problems.length > 0) throw new ConfigError(problems);
   const identity = e.BERTH_WORKER_IDENTITY ?? e.POD_NAME;
   return {
-    database: {
-      url: e.DATABASE_URL,
-      poolMax: e.BERTH_DATABASE_POOL_MAX,
-      queryTimeoutMs: e.BERTH_DATABASE_QUERY_TIMEOUT_SECONDS * 1000,
-    },
+    database: databaseConfigOf(e),
     log: { level: e.BERTH_LOG_LEVEL },
     kube: e.BERTH_KUBECONFIG ? { kubeconfigPath: e.BERTH_KUBECONFIG } : {},
     systemNamespace: e.BERTH_SYSTEM_NAMESPACE,
