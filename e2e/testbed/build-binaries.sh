@@ -54,7 +54,8 @@ if ! command -v go >/dev/null 2>&1; then
   exit 3
 fi
 gov="$(go env GOVERSION | sed 's/^go//')"
-if [[ "$(printf '%s\n%s\n' "$GO_MIN" "$gov" | sort -V | head -1)" != "$GO_MIN" ]]; then
+oldest="$(printf '%s\n%s\n' "$GO_MIN" "$gov" | sort -V)"
+if [[ "${oldest%%$'\n'*}" != "$GO_MIN" ]]; then
   log "Go $gov is too old: Kubernetes ${K8S_VERSION} needs Go >= $GO_MIN."
   log "Install a newer Go, or set KUBEBUILDER_ASSETS to a folder holding: ${bins[*]}"
   exit 3
@@ -69,13 +70,21 @@ if ! flock -n 9; then
 fi
 if have_all "$dest"; then echo "$dest"; exit 0; fi
 
-tmp="$(mktemp -d "$cache_root/.build.XXXXXX")"; chmod 755 "$tmp"
-trap 'rm -rf "$tmp"' EXIT
+# Work in a staging folder kept across failures: a build that fails part way says which step failed and
+# keeps what it finished, so the next try builds only the rest. Only a checked whole moves to $dest.
+tmp="$cache_root/.partial-$(basename "$dest")"
+mkdir -p "$tmp"; chmod 755 "$tmp"
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
 start=$(date +%s)
+step=""
+trap '[[ -n "$step" ]] && log "failed while $step; what was built stays in $tmp for the next try"' EXIT
 
 # Progress: a line every 30 s while the long step runs, so a cold build is not silence.
 ticker() { local what="$1"; local t0=$(date +%s); while sleep 30; do log "$what ... $(( $(date +%s) - t0 ))s"; done; }
+
+# shellcheck source=version-check.sh
+source "$here/version-check.sh"
+checked() { [[ -x "$tmp/$1" ]] && reports "$tmp/$1" "$2"; }
 
 build_date="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 LD=""
@@ -83,27 +92,41 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   LD="$LD -X $pkg.gitVersion=${K8S_VERSION} -X $pkg.gitMajor=1 -X $pkg.gitMinor=37 -X $pkg.gitTreeState=clean -X $pkg.buildDate=${build_date}"
 done
 
-log "building kube-apiserver, kube-controller-manager, kube-scheduler ${K8S_VERSION} (cold: ~7 min, 2.5 GB RAM)"
-ticker "kubernetes build" & tick=$!
-(cd "$here/k8sbin" && go build -trimpath -pgo=off -tags selinux,notest,grpcnotrace -ldflags "-s -w $LD" -o "$tmp/" \
-  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler)
-kill $tick 2>/dev/null || true
+k8s_ok=1
+for b in kube-apiserver kube-controller-manager kube-scheduler; do checked "$b" "Kubernetes ${K8S_VERSION}" || k8s_ok=0; done
+if [[ $k8s_ok == 0 ]]; then
+  step="building kube-apiserver, kube-controller-manager, kube-scheduler"
+  log "building kube-apiserver, kube-controller-manager, kube-scheduler ${K8S_VERSION} (cold: ~7 min, 2.5 GB RAM)"
+  ticker "kubernetes build" & tick=$!
+  (cd "$here/k8sbin" && go build -trimpath -pgo=off -tags selinux,notest,grpcnotrace -ldflags "-s -w $LD" -o "$tmp/" \
+    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler) \
+    || { kill $tick 2>/dev/null; exit 4; }
+  kill $tick 2>/dev/null || true
+fi
 
-log "building etcd ${ETCD_VERSION}"
-(cd "$here/k8sbin" && go build -trimpath -ldflags "-s -w" -o "$tmp/etcd" go.etcd.io/etcd/server/v3)
+if ! checked etcd "etcd Version: ${ETCD_VERSION}"; then
+  step="building etcd"
+  log "building etcd ${ETCD_VERSION}"
+  (cd "$here/k8sbin" && go build -trimpath -ldflags "-s -w" -o "$tmp/etcd" go.etcd.io/etcd/server/v3) || exit 4
+fi
 
-log "building kwok ${KWOK_VERSION} (~1.5 min)"
-ticker "kwok build" & tick=$!
-(cd "$tmp" && GOBIN="$tmp" GOFLAGS= go install "sigs.k8s.io/kwok/cmd/kwok@${KWOK_VERSION}")
-kill $tick 2>/dev/null || true
+if ! checked kwok "${KWOK_VERSION#v}"; then
+  step="building kwok"
+  log "building kwok ${KWOK_VERSION} (~1.5 min)"
+  ticker "kwok build" & tick=$!
+  (cd "$tmp" && GOBIN="$tmp" GOFLAGS= go install "sigs.k8s.io/kwok/cmd/kwok@${KWOK_VERSION}") || { kill $tick 2>/dev/null; exit 4; }
+  kill $tick 2>/dev/null || true
+fi
 
 # Check the stamped versions of what was built before trusting the cache.
-"$tmp/kube-apiserver" --version | grep -q "Kubernetes ${K8S_VERSION}" || { log "kube-apiserver reports $("$tmp/kube-apiserver" --version)"; exit 4; }
-"$tmp/kube-scheduler" --version | grep -q "Kubernetes ${K8S_VERSION}" || { log "kube-scheduler version mismatch"; exit 4; }
-"$tmp/kube-controller-manager" --version | grep -q "Kubernetes ${K8S_VERSION}" || { log "kube-controller-manager version mismatch"; exit 4; }
-"$tmp/etcd" --version | grep -q "etcd Version: ${ETCD_VERSION}" || { log "etcd reports $("$tmp/etcd" --version | head -1)"; exit 4; }
-"$tmp/kwok" --version 2>&1 | grep -q "${KWOK_VERSION#v}" || { log "kwok reports $("$tmp/kwok" --version 2>&1 | head -1)"; exit 4; }
+step="checking the built versions"
+for b in kube-apiserver kube-controller-manager kube-scheduler; do
+  checked "$b" "Kubernetes ${K8S_VERSION}" || { log "$b reports: $("$tmp/$b" --version 2>&1)"; exit 4; }
+done
+checked etcd "etcd Version: ${ETCD_VERSION}" || { log "etcd reports: $("$tmp/etcd" --version 2>&1)"; exit 4; }
+checked kwok "${KWOK_VERSION#v}" || { log "kwok reports: $("$tmp/kwok" --version 2>&1)"; exit 4; }
 
+step=""
 rm -rf "$dest"
 mv "$tmp" "$dest"
 trap - EXIT

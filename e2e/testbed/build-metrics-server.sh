@@ -34,7 +34,9 @@ log "building victoria-metrics ${VM_VERSION}"
 (cd "$tmp" && GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS= GOBIN="$tmp" \
   go install -trimpath -ldflags "-s -w -X github.com/VictoriaMetrics/VictoriaMetrics/lib/buildinfo.Version=victoria-metrics-${VM_VERSION}" \
   "github.com/VictoriaMetrics/VictoriaMetrics/app/victoria-metrics@${VM_VERSION}")
-"$tmp/victoria-metrics" -version | grep -q "${VM_VERSION}" || { log "victoria-metrics reports $("$tmp/victoria-metrics" -version)"; exit 4; }
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/version-check.sh"
+VERSION_FLAG=-version reports "$tmp/victoria-metrics" "${VM_VERSION}" \
+  || { log "victoria-metrics reports: $("$tmp/victoria-metrics" -version 2>&1)"; exit 4; }
 rm -rf "$dest"
 mv "$tmp" "$dest"
 trap - EXIT

