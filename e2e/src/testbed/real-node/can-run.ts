@@ -55,7 +55,7 @@ export function ownerElsewhere(name?: string): string | undefined {
   for (const n of names) {
     try {
       const pid = Number(readFileSync(join(RUN_ROOT, n, "owner"), "utf8"));
-      if (pid !== process.pid && isAlive(pid) && (n !== name || pid !== process.pid))
+      if (pid !== process.pid && isAlive(pid))
         return `another real node ("${n}", process ${pid}) runs on this machine; a host runs one at a time`;
     } catch {
       // no owner file: nothing runs there
