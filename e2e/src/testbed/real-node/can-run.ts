@@ -14,8 +14,6 @@ export const RUNTIME_SCRIPT = fileURLToPath(new URL("../../../../scripts/ensure-
 export interface CanRunOptions {
   /** Install containerd and runc from Debian when missing (needs root). Default true. */
   install?: boolean;
-  /** The name of the node about to start: its own earlier owner does not count as "in use". */
-  name?: string;
 }
 
 export function canRunRealNode(o: CanRunOptions = {}): CanRun {
@@ -39,13 +37,13 @@ export function canRunRealNode(o: CanRunOptions = {}): CanRun {
       return { ok: false, reason: why || "containerd and runc could not be installed" };
     }
   }
-  const other = ownerElsewhere(o.name);
+  const other = ownerElsewhere();
   if (other) return { ok: false, reason: other };
   return { ok: true };
 }
 
 /** The kubelet's device-plugin folder is fixed, so a host runs one real node at a time. */
-export function ownerElsewhere(name?: string): string | undefined {
+export function ownerElsewhere(): string | undefined {
   let names: string[] = [];
   try {
     names = readdirSync(RUN_ROOT);

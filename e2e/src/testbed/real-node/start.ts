@@ -22,6 +22,8 @@ import { describeQuirks, detectQuirks, type HostQuirks, needsForwardRule } from 
 import { cgroupHierarchies, type HostChanges, teardownRealNode } from "./teardown.ts";
 
 const run = promisify(execFile);
+const MERGE = "application/merge-patch+json";
+const UNINITIALIZED_TAINT = "node.cloudprovider.kubernetes.io/uninitialized";
 
 /** The sandbox image: imported from the build's pause program at every start, never pulled. */
 export const PAUSE_IMAGE = "berth.local/testbed/pause:1";
@@ -89,7 +91,7 @@ export interface RealNode {
 
 export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> {
   const name = o.name ?? `${o.cluster.name}-real-1`;
-  const can = canRunRealNode({ name });
+  const can = canRunRealNode();
   if (!can.ok) throw new Error(`real node ${name}: ${can.reason}`);
   const log = o.log ?? (() => {});
   const timeout = o.readyTimeoutMs ?? 120_000;
@@ -184,7 +186,9 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
         `--kubeconfig=${o.cluster.kubeconfigPath}`,
         `--root-dir=${l.kubeletRoot}`,
         `--hostname-override=${name}`,
-        "--node-ip=127.0.0.1",
+        // The kubelet refuses a loopback --node-ip ("nodeIP can't be loopback address"). As with a cloud
+        // provider, it then leaves the addresses to someone else: initializeNode() sets 127.0.0.1.
+        "--cloud-provider=external",
         `--node-labels=${Object.entries(labels)
           .map(([k, v]) => `${k}=${v}`)
           .join(",")}`,
@@ -193,6 +197,22 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
       logFile: join(l.logs, "kubelet.log"),
     });
     return performance.now();
+  };
+  // What a cloud controller does for a new node: its addresses (loopback only, as every node of the bed:
+  // the apiserver dials InternalIP:kubelet port for logs and exec) and the lifted uninitialized taint.
+  const initializeNode = async () => {
+    const node = await kube.json<{ spec?: { taints?: { key: string }[] }; status?: { addresses?: unknown[] } }>(
+      "GET",
+      `/api/v1/nodes/${name}`,
+    );
+    const taints = node.spec?.taints ?? [];
+    const kept = taints.filter((t) => t.key !== UNINITIALIZED_TAINT);
+    if (kept.length !== taints.length)
+      await kube.json("PATCH", `/api/v1/nodes/${name}`, { spec: { taints: kept } }, MERGE);
+    const addresses = [{ type: "InternalIP", address: "127.0.0.1" }];
+    if (JSON.stringify(node.status?.addresses) !== JSON.stringify(addresses))
+      await kube.json("PATCH", `/api/v1/nodes/${name}/status`, { status: { addresses } }, MERGE);
+    return true;
   };
   const nodeReady = async () => {
     const node = await kube.json<{ status?: { allocatable?: Record<string, string> } }>("GET", `/api/v1/nodes/${name}`);
@@ -214,6 +234,7 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
       logFile: join(l.logs, "fake-gpu-plugin.log"),
     });
     const t = startKubelet();
+    await waitFor("the Node registered", procs.kubelet, initializeNode);
     await waitFor("Node Ready", procs.kubelet, nodeReady);
     const nodeReadyMs = performance.now() - t;
     await waitFor(`${o.gpuCount} ${GPU_RESOURCE} allocatable`, procs.kubelet, async () =>
@@ -258,6 +279,7 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
         await procs.containerd?.stop(10_000);
         await startContainerd();
         startKubelet();
+        await waitFor("the Node registered", procs.kubelet, initializeNode);
         await waitFor("Node Ready after a restart", procs.kubelet, nodeReady);
         log(`[real-node] ${name}: containerd and kubelet restarted`);
       },
