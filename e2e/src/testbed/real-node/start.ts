@@ -14,7 +14,7 @@ import { freePort } from "../ports.ts";
 import { type ManagedProcess, spawnManaged } from "../process.ts";
 import { processesMentioning, rssBytes } from "../procfs.ts";
 import type { Cluster } from "../types.ts";
-import { canRunRealNode } from "./can-run.ts";
+import { canRunRealNode, ownerOf } from "./can-run.ts";
 import { cniConfig, containerdConfig, kubeletConfig, registryHostsToml } from "./config.ts";
 import { DEFAULT_ROOT, DEVICE_PLUGIN_DIR, type NodeLayout, nodeLayout } from "./layout.ts";
 import { ociArchive } from "./oci.ts";
@@ -44,7 +44,7 @@ export interface StartRealNodeOptions {
   gpuMemoryMib?: number;
   /** Registry hosts (`127.0.0.1:<port>`) to pull from over plain HTTP; more with trustRegistry(). */
   registries?: readonly string[];
-  /** The pods' subnet on the node's bridge; default 10.234.0.0/24 (the bridge holds .1). */
+  /** The pods' subnet on the node's bridge (the bridge holds .1); default 10.234.<n>.0/24, n from the name. */
   podCidr?: string;
   labels?: Record<string, string>;
   /** Folder with the node's binaries; default BERTH_NODE_BIN, else build-node-binaries.sh. */
@@ -93,11 +93,13 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
   const name = o.name ?? `${o.cluster.name}-real-1`;
   const can = canRunRealNode();
   if (!can.ok) throw new Error(`real node ${name}: ${can.reason}`);
+  const owner = ownerOf(name);
+  if (owner) throw new Error(`real node ${name} runs already (process ${owner}); give this one another name`);
   const log = o.log ?? (() => {});
   const timeout = o.readyTimeoutMs ?? 120_000;
   const binDir = o.binDir ?? findNodeBinaries();
   const l = nodeLayout(name, o.root ?? DEFAULT_ROOT);
-  const podCidr = o.podCidr ?? "10.234.0.0/24";
+  const podCidr = o.podCidr ?? l.podCidr;
   const kube = new KubeHttp({ server: o.cluster.server, caPem: o.cluster.caPem, token: o.cluster.adminToken });
   const procs: { containerd?: ManagedProcess; kubelet?: ManagedProcess; plugin?: ManagedProcess } = {};
 
@@ -116,12 +118,14 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
     l.cniIpam,
     l.logs,
     l.registryHosts,
+    l.devicePlugins,
     DEVICE_PLUGIN_DIR,
   ])
     mkdirSync(d, { recursive: true });
   writeFileSync(l.ownerFile, String(process.pid));
   recordAndChangeHost(l, quirks);
   makeCgroups(l, quirks);
+  shareKubeletRoot(l);
 
   const gpuIds = Array.from({ length: o.gpuCount }, (_, i) => cardUuid(name, i));
   const kubeletPort = await freePort();
@@ -180,8 +184,20 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
     };
     procs.kubelet = spawnManaged({
       name: `${name}/kubelet`,
-      command: join(binDir, "kubelet"),
+      // In a mount namespace of its own where DEVICE_PLUGIN_DIR is this node's folder (the kubelet fixes
+      // that path; several nodes share a host). The root dir stays shared with the host, so containerd
+      // and CSI plugins see the volumes it mounts there, and it sees theirs.
+      command: "unshare",
       args: [
+        "--mount",
+        "--propagation",
+        "unchanged",
+        "--",
+        "sh",
+        "-c",
+        `mount --bind "$0" ${DEVICE_PLUGIN_DIR} && exec "$@"`,
+        l.devicePlugins,
+        join(binDir, "kubelet"),
         `--config=${l.kubeletConfig}`,
         `--kubeconfig=${o.cluster.kubeconfigPath}`,
         `--root-dir=${l.kubeletRoot}`,
@@ -226,7 +242,7 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
       name: `${name}/fake-gpu-plugin`,
       command: join(binDir, "fake-gpu-plugin"),
       args: [
-        `-dir=${DEVICE_PLUGIN_DIR}`,
+        `-dir=${l.devicePlugins}`,
         `-endpoint=${l.devicePluginEndpoint}`,
         `-resource=${GPU_RESOURCE}`,
         `-ids=${gpuIds.join(",")}`,
@@ -339,6 +355,32 @@ function recordAndChangeHost(l: NodeLayout, q: HostQuirks): void {
     return;
   }
   writeFileSync(l.stateFile, JSON.stringify(changes));
+}
+
+/**
+ * The kubelet's root dir as a shared mount of the host's (the kubelet would make it one itself, but inside
+ * its own namespace, where the host would not see what it mounts). And DEVICE_PLUGIN_DIR as a private
+ * mount when the host's mount holding it is shared: the bind each kubelet's namespace puts on it must not
+ * travel back to the host.
+ */
+function shareKubeletRoot(l: NodeLayout): void {
+  const mounts = readFileSync("/proc/self/mountinfo", "utf8")
+    .split("\n")
+    .map((line) => {
+      const f = line.split(" ");
+      return { point: f[4] ?? "", shared: line.split(" - ")[0]?.includes(" shared:") ?? false };
+    });
+  if (!mounts.some((m) => m.point === l.kubeletRoot)) {
+    execFileSyncQuiet("mount", ["--bind", l.kubeletRoot, l.kubeletRoot]);
+    execFileSyncQuiet("mount", ["--make-rshared", l.kubeletRoot]);
+  }
+  const holder = mounts
+    .filter((m) => DEVICE_PLUGIN_DIR === m.point || DEVICE_PLUGIN_DIR.startsWith(m.point === "/" ? "/" : `${m.point}/`))
+    .sort((a, b) => b.point.length - a.point.length)[0];
+  if (holder?.shared && holder.point !== DEVICE_PLUGIN_DIR) {
+    execFileSyncQuiet("mount", ["--bind", DEVICE_PLUGIN_DIR, DEVICE_PLUGIN_DIR]);
+    execFileSyncQuiet("mount", ["--make-private", DEVICE_PLUGIN_DIR]);
+  }
 }
 
 /** The kubelet's cgroupRoot must exist in every v1 hierarchy; cpuset's needs cpus and mems to hold tasks. */
