@@ -5,9 +5,11 @@
 // left; stop() runs it again.
 import { execFile, execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { request as httpsRequest } from "node:https";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { findNodeBinaries } from "../binaries.ts";
+import { getText } from "../cluster.ts";
 import { cardUuid, GPU_RESOURCE, nodeIsReady } from "../gpu.ts";
 import { KubeHttp } from "../kube.ts";
 import { freePort } from "../ports.ts";
@@ -27,6 +29,12 @@ const UNINITIALIZED_TAINT = "node.cloudprovider.kubernetes.io/uninitialized";
 
 /** The sandbox image: imported from the build's pause program at every start, never pulled. */
 export const PAUSE_IMAGE = "berth.local/testbed/pause:1";
+
+/**
+ * Every real node carries this taint, so that only pods meant for it (tolerating it, selecting
+ * REAL_NODE_LABELS) land there: the fleet's kwok journeys name images no kubelet here could pull.
+ */
+export const REAL_NODE_TAINT = { key: "berth.dev/real-node", value: "true", effect: "NoSchedule" } as const;
 
 /** Labels every real node carries: it is real, and its GPUs are not. */
 export const REAL_NODE_LABELS = { "berth.dev/real-node": "true", "berth.dev/gpu": "fake" } as const;
@@ -205,6 +213,7 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
         // The kubelet refuses a loopback --node-ip ("nodeIP can't be loopback address"). As with a cloud
         // provider, it then leaves the addresses to someone else: initializeNode() sets 127.0.0.1.
         "--cloud-provider=external",
+        `--register-with-taints=${REAL_NODE_TAINT.key}=${REAL_NODE_TAINT.value}:${REAL_NODE_TAINT.effect}`,
         `--node-labels=${Object.entries(labels)
           .map(([k, v]) => `${k}=${v}`)
           .join(",")}`,
@@ -295,8 +304,25 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
         await procs.containerd?.stop(10_000);
         await startContainerd();
         startKubelet();
+        // The Node still reads Ready from before: the new kubelet's own health says it runs.
+        await waitFor("the kubelet's healthz after a restart", procs.kubelet, async () =>
+          (await getText(`http://127.0.0.1:${healthzPort}/healthz`)) === "ok" ? true : undefined,
+        );
         await waitFor("the Node registered", procs.kubelet, initializeNode);
         await waitFor("Node Ready after a restart", procs.kubelet, nodeReady);
+        // Exec and logs reach only pods the kubelet has taken back: wait until it lists each bound one.
+        await waitFor("the kubelet to take its pods back", procs.kubelet, async () => {
+          const bound = await kube.json<{ items: { metadata: { uid: string } }[] }>(
+            "GET",
+            `/api/v1/pods?fieldSelector=spec.nodeName%3D${encodeURIComponent(name)}`,
+          );
+          const known = new Set(
+            (
+              JSON.parse(await kubeletGet(kubeletPort, "/pods")) as { items: { metadata: { uid: string } }[] }
+            ).items.map((p) => p.metadata.uid),
+          );
+          return bound.items.every((p) => known.has(p.metadata.uid)) ? true : undefined;
+        });
         log(`[real-node] ${name}: containerd and kubelet restarted`);
       },
       memory: () => {
@@ -406,6 +432,26 @@ function makeCgroups(l: NodeLayout, q: HostQuirks): void {
 
 function execFileSyncQuiet(cmd: string, args: string[]): void {
   execFileSync(cmd, args, { stdio: ["ignore", "ignore", "pipe"] });
+}
+
+/** A GET on the kubelet's own port (anonymous; its certificate is self-signed). */
+function kubeletGet(port: number, path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      { host: "127.0.0.1", port, path, rejectUnauthorized: false, timeout: 2000, agent: false },
+      (res) => {
+        let text = "";
+        res.on("data", (c: Buffer) => {
+          text += c.toString();
+        });
+        res.on("end", () => (res.statusCode === 200 ? resolve(text) : reject(new Error(`${path}: ${res.statusCode}`))));
+        res.on("error", reject);
+      },
+    );
+    req.on("timeout", () => req.destroy(new Error("timeout")));
+    req.on("error", reject);
+    req.end();
+  });
 }
 
 function sleep(ms: number): Promise<void> {
