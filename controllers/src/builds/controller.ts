@@ -14,6 +14,7 @@ import type { Logger } from "pino";
 import { type KubeApi, serverSideApply } from "../kube/client.ts";
 import { errInfo } from "../kube/errors.ts";
 import { Informer, type KubeObject } from "../kube/informer.ts";
+import { PeriodicPass } from "../kube/periodic.ts";
 import { WorkQueue } from "../kube/workqueue.ts";
 import {
   BUILD_LABEL,
@@ -372,19 +373,22 @@ export function startImageBuildController(deps: BuildControllerDeps): RunningBui
 
   // --- resync ----------------------------------------------------------------------------------------------
 
-  let resync: NodeJS.Timeout | undefined;
-  const sweep = () => {
-    if (stopped) return;
-    // Levels again: a report the control plane lost is sent once more; Jobs without their ImageBuild go.
-    reported.clear();
-    for (const b of builds.store.values()) queue.add(b.metadata.name);
-    for (const j of jobs.store.values()) if (!builds.store.get(`${ns}/${j.metadata.name}`)) queue.add(j.metadata.name);
-    resync = setTimeout(sweep, resyncMs);
-  };
+  const resync = new PeriodicPass({
+    intervalMs: resyncMs,
+    pass: async () => {
+      // Levels again: a report the control plane lost is sent once more; Jobs without their ImageBuild go.
+      reported.clear();
+      for (const b of builds.store.values()) queue.add(b.metadata.name);
+      for (const j of jobs.store.values())
+        if (!builds.store.get(`${ns}/${j.metadata.name}`)) queue.add(j.metadata.name);
+    },
+    onError: (err) => log.warn({ error: errInfo(err) }, "build resync failed"),
+    immediate: false,
+  });
   builds.start();
   jobs.start();
   pods.start();
-  resync = setTimeout(sweep, resyncMs);
+  resync.start();
   void Promise.all([builds.waitForSync(), jobs.waitForSync(), pods.waitForSync()])
     .then(() => {
       for (const j of jobs.store.values())
@@ -399,7 +403,7 @@ export function startImageBuildController(deps: BuildControllerDeps): RunningBui
     counts,
     async stop() {
       stopped = true;
-      clearTimeout(resync);
+      await resync.stop();
       for (const f of followers.values()) {
         f.abort.abort();
         clearTimeout(f.timer);

@@ -14,6 +14,7 @@ import { DEFAULT_SESSIONS_NAMESPACE, LABELS, type SessionMirror, SessionMirrorKi
 import type { Logger } from "pino";
 import type { KubeApi } from "../kube/client.ts";
 import { Informer, type KubeObject } from "../kube/informer.ts";
+import { PeriodicPass } from "../kube/periodic.ts";
 import { WorkQueue } from "../kube/workqueue.ts";
 import { type MirrorManifestOptions, SESSIONS_POLICY_NAME } from "./manifests.ts";
 import {
@@ -531,15 +532,21 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
   // The policy first: created at start, before any mirror asks for a pod.
   queue.add(POLICY_KEY);
   // The resync: every mirror looked at again, and every state sent again (the heartbeat).
-  const resync = setInterval(() => {
-    if (stopped || !mirrors.synced) return;
-    queue.add(POLICY_KEY);
-    for (const key of mirrors.store.keys()) queue.add(key);
-    for (const [k, r] of reported) if (!pending.has(k)) pending.set(k, { ...r, at: now().toISOString() });
-    if (pending.size === 0) void flush(true);
-    else scheduleFlush(0);
-  }, o.resyncMs);
-  resync.unref?.();
+  const resync = new PeriodicPass({
+    intervalMs: o.resyncMs,
+    pass: async () => {
+      if (stopped || !mirrors.synced) return;
+      queue.add(POLICY_KEY);
+      for (const key of mirrors.store.keys()) queue.add(key);
+      for (const [k, r] of reported) if (!pending.has(k)) pending.set(k, { ...r, at: now().toISOString() });
+      if (pending.size === 0) void flush(true);
+      else scheduleFlush(0);
+    },
+    onError: (err) => log.warn({ err: String(err) }, "mirror resync failed"),
+    immediate: false,
+    unref: true,
+  });
+  resync.start();
   // The first heartbeat as soon as the mirrors are known.
   void Promise.all(informers.map((i) => i.waitForSync(120_000)))
     .then(() => {
@@ -567,7 +574,7 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
     },
     async stop() {
       stopped = true;
-      clearInterval(resync);
+      await resync.stop();
       clearTimeout(flushTimer);
       await queue.stop();
       await flushing;

@@ -13,6 +13,7 @@ import { sessionIdOf, sessionPath } from "@berth/crds";
 import type { Logger } from "pino";
 import type { KubeApi } from "../kube/client.ts";
 import type { InformerEvent, KubeObject } from "../kube/informer.ts";
+import { PeriodicPass } from "../kube/periodic.ts";
 import { WorkQueue } from "../kube/workqueue.ts";
 import { holdsVolumes, idleClaims, purgeDue } from "./claims.ts";
 import { Dispatch } from "./dispatch.ts";
@@ -55,7 +56,7 @@ export class SessionController {
   readonly #placement: PlacementPass;
   readonly #events: EventRecorder;
   readonly #dispatch: Dispatch;
-  readonly #timers: NodeJS.Timeout[] = [];
+  readonly #passes: PeriodicPass[] = [];
   #unlisten: (() => Promise<void>) | undefined;
   #started = false;
   #stopped = false;
@@ -165,17 +166,8 @@ export class SessionController {
       this.schedulePlacement();
     });
     const lastUsed = new Map<string, number>();
-    // One claims pass at a time: a release waiting on a slow cluster must not be begun again beside it.
-    let claimsPass = false;
-    this.#every(Math.min(this.#o.pollMs, this.#o.claimIdleMs), async () => {
-      if (claimsPass) return;
-      claimsPass = true;
-      try {
-        await this.#claimsPass(lastUsed);
-      } finally {
-        claimsPass = false;
-      }
-    });
+    // Passes never overlap: a release waiting on a slow cluster is not begun again beside it.
+    this.#every(Math.min(this.#o.pollMs, this.#o.claimIdleMs), () => this.#claimsPass(lastUsed));
     this.#every(PURGE_MS, async () => {
       await this.#d.store.purgeEvents(new Date(this.#now().getTime() - this.#o.eventRetentionMs));
     });
@@ -215,11 +207,12 @@ export class SessionController {
 
   async stop(): Promise<void> {
     this.#stopped = true;
-    for (const t of this.#timers) clearInterval(t);
+    const passes = Promise.all(this.#passes.map((p) => p.stop()));
     const placing = this.#placement.stop();
     await this.#unlisten?.();
     await this.#queue.stop();
     await placing;
+    await passes;
     await this.#observed.stop();
     await this.#events.idle();
     this.#dispatch.close();
@@ -277,12 +270,16 @@ export class SessionController {
     }
   }
 
-  #every(ms: number, fn: () => Promise<void>): void {
-    const t = setInterval(() => {
-      if (!this.#stopped) fn().catch((err: unknown) => this.#log.warn({ err: String(err) }, "periodic task failed"));
-    }, ms);
-    t.unref?.();
-    this.#timers.push(t);
+  #every(ms: number, pass: () => Promise<void>): void {
+    const p = new PeriodicPass({
+      intervalMs: ms,
+      pass,
+      onError: (err) => this.#log.warn({ err: String(err) }, "periodic task failed"),
+      immediate: false,
+      unref: true,
+    });
+    p.start();
+    this.#passes.push(p);
   }
 
   // --- observations ------------------------------------------------------------------------------------
