@@ -180,7 +180,8 @@ const VOLUMES = "api/src/domain/storage/volumes.ts";
 const WALLETS = "api/src/domain/credits/mirror.ts";
 const IMPORTS = "api/src/worker/imports.ts";
 const DISPATCH = "controllers/src/sessions/dispatch.ts";
-const MIRROR = "controllers/src/mirror/controller.ts";
+const MIRROR = "controllers/src/mirror/reconciler.ts";
+const SESSIONS_POLICY = "controllers/src/mirror/policy-keeper.ts";
 const STORAGE = "operator/src/storage/reporter.ts";
 const catalogList = (kind: string) => ({ file: CATALOG, call: `"GET", path(kind)`, why: `the catalog's ${kind} list` });
 const USED_ELSEWHERE: Record<string, Elsewhere> = {
@@ -353,7 +354,7 @@ const USED_ELSEWHERE: Record<string, Elsewhere> = {
     why: "owner references with blockOwnerDeletion where OwnerReferencesPermissionEnforcement is on (not on the bed)",
   },
   [`${OP} update networkpolicies.networking.k8s.io in berth-sessions`]: {
-    file: MIRROR,
+    file: SESSIONS_POLICY,
     call: `"PUT", \`\${policyPath}/\${SESSIONS_POLICY_NAME}\``,
     why: "the sessions policy is rewritten when someone edits it",
   },
@@ -365,7 +366,7 @@ const USED_ELSEWHERE: Record<string, Elsewhere> = {
   // Called on every run, but timing decides whether the journey sees it: the policy is read only when the
   // informer has not synced yet; a mirror's status is patched only when it differs from the last report.
   [`${OP} get networkpolicies.networking.k8s.io in berth-sessions`]: {
-    file: MIRROR,
+    file: SESSIONS_POLICY,
     call: `"GET", \`\${policyPath}/\${SESSIONS_POLICY_NAME}\``,
     why: "readPolicy before the first list",
   },
