@@ -5,7 +5,7 @@
 // deleted on every resync, should the deletion have happened while no operator was leading). Wired
 // from its parts:
 //   - observed.ts: what it watches (ImageBuilds, their Jobs and pods);
-//   - reconciler.ts: one ImageBuild into its Job, its levels reported once each;
+//   - reconciler.ts: one ImageBuild into its Job, its levels (plan.ts, pure) reported once each;
 //   - logs.ts: the build pods' logs, followed and sent in batches.
 // Order that the control plane relies on: the last log lines (with the builder's digest line) are sent
 // before Succeeded is reported, so the digest is stored when the worker checks the registry.
@@ -15,10 +15,11 @@ import { PeriodicPass } from "../kube/periodic.ts";
 import { WorkQueue } from "../kube/workqueue.ts";
 import { type BuildLogLine, BuildLogs, type StreamingKube } from "./logs.ts";
 import { ObservedBuilds } from "./observed.ts";
-import { BuildReconciler, type BuildReport } from "./reconciler.ts";
+import type { BuildReport } from "./plan.ts";
+import { BuildReconciler } from "./reconciler.ts";
 
 export type { BuildLogLine } from "./logs.ts";
-export type { BuildReport } from "./reconciler.ts";
+export type { BuildReport } from "./plan.ts";
 
 export interface BuildControllerDeps {
   /** The build cluster (the operator's own client). */

@@ -1,15 +1,13 @@
 // Reconciles one ImageBuild (builds/controller.ts): its NetworkPolicy, ConfigMap and Job are made
 // (builds/manifests.ts), its pod's log followed (builds/logs.ts), and what the Job does reported as levels
-// (Pending with the Job's creation, Running, Succeeded, Failed), each level once. A deleted ImageBuild's
+// (Pending with the Job's creation, Running, Succeeded, Failed; builds/plan.ts decides), each level once. A deleted ImageBuild's
 // Job and ConfigMap are deleted (the cancel).
-import type { BuildStatusReport } from "@berth/crds/internal-plane";
 import type { Logger } from "pino";
 import { type KubeApi, serverSideApply } from "../kube/client.ts";
 import type { BuildLogs } from "./logs.ts";
 import { BUILD_POLICY, buildConfigMap, buildJob, buildNetworkPolicy } from "./manifests.ts";
 import type { Job, ObservedBuilds } from "./observed.ts";
-
-export type BuildReport = BuildStatusReport["reports"][number];
+import { type BuildReport, planBuildLevel } from "./plan.ts";
 
 const FIELD_MANAGER = "berth-operator-builds";
 
@@ -79,34 +77,14 @@ export class BuildReconciler {
         job = got.body;
       } else throw new Error(`creating build Job ${name}: ${made.status} ${JSON.stringify(made.body).slice(0, 300)}`);
     }
-    const createdAt = job.metadata.creationTimestamp ?? new Date().toISOString();
     const pod = observed.newestPod(b.spec.buildId);
-    const podPhase = pod?.status?.phase;
-    if (pod && podPhase && podPhase !== "Pending")
-      logs.follow(name, b.spec.buildId, pod.metadata.name, this.#finished.has(name));
-    const end = (job.status?.conditions ?? []).find(
-      (c) => (c.type === "Complete" || c.type === "Failed") && c.status === "True",
-    );
-    const at = new Date().toISOString();
-    if (end) {
+    const plan = planBuildLevel({ buildId: b.spec.buildId, job, ...(pod ? { pod } : {}), now: new Date() });
+    if (plan.followPod) logs.follow(name, b.spec.buildId, plan.followPod, this.#finished.has(name));
+    if (plan.ended) {
       if (!this.#finished.has(name)) await logs.drain(name, b.spec.buildId, pod?.metadata.name);
       this.#finished.add(name);
-      await this.#report(name, {
-        build: b.spec.buildId,
-        phase: end.type === "Complete" ? "Succeeded" : "Failed",
-        job_created_at: createdAt,
-        ...(end.type === "Failed" ? { message: (end.message ?? end.reason ?? "its Job failed").slice(0, 2048) } : {}),
-        at,
-      });
-      return;
     }
-    const running = podPhase === "Running" || podPhase === "Succeeded" || podPhase === "Failed";
-    await this.#report(name, {
-      build: b.spec.buildId,
-      phase: running ? "Running" : "Pending",
-      job_created_at: createdAt,
-      at,
-    });
+    await this.#report(name, plan.report);
   }
 
   async #report(name: string, r: BuildReport): Promise<void> {
