@@ -12,7 +12,9 @@
 //              (namespaces, SessionMirror CRD, least-privilege ServiceAccount) and a token file
 //   storage    the default pool "shared" every GPU cluster mounts (what a real install has on each: a
 //              CSIDriver, the StorageClass berth-shared, a capacity report, and here a small provisioner
-//              standing in for the driver), and the demo researcher's `home` volume on it
+//              standing in for the driver), and the demo researcher's `home` volume on it. On the real
+//              node's cluster a real CSI driver serves the class (testbed/csi-hostpath.ts) and the pool
+//              sits there, so its capacity is the driver's own report
 //   gpu-exporters  a stand-in GPU exporter per GPU node (metrics.ts)
 //   gateways   one per GPU cluster on 127.0.0.1:9443+n (BERTH_GATEWAY_PORT) with its own certificate, the
 //              stand-in app behind it
@@ -45,6 +47,7 @@ import { registerLocalGpuClusters } from "../clusters/register-local.ts";
 import { FIRST_GATEWAY_PORT, gatewaysService, localSessionDomain } from "../connect/local-gateways.ts";
 import { installOperator } from "../sessions/harness.ts";
 import { type BedProvisioner, installBedStorage, startProvisioner } from "../storage/bed-storage.ts";
+import { type RunningCsiHostpath, startCsiHostpath } from "../testbed/csi-hostpath.ts";
 import { pushIndex } from "../testbed/images.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import { startRegistry } from "../testbed/registry.ts";
@@ -244,6 +247,7 @@ const clustersService: Service = {
 
 /** The local fleet's shared pool: its storage class on every GPU cluster, its server "in" the first. */
 export const LOCAL_STORAGE_CLASS = "berth-shared";
+const LOCAL_POOL_GIB = 500;
 
 const storageService: Service = {
   name: "storage",
@@ -252,27 +256,57 @@ const storageService: Service = {
     const regs = JSON.parse(ctx.published.BERTH_LOCAL_CLUSTERS ?? "[]") as { cluster: string; clusterId: string }[];
     const gpu = ctx.fleet.clusters.filter((c) => c.kind === "gpu");
     const provisioners: BedProvisioner[] = [];
-    for (const c of gpu) {
-      await installBedStorage(c, { storageClass: LOCAL_STORAGE_CLASS, capacityGb: 500 });
-      provisioners.push(startProvisioner(c, { storageClass: LOCAL_STORAGE_CLASS, intervalMs: 500 }));
+    const drivers: RunningCsiHostpath[] = [];
+    const stop = async () => {
+      for (const p of provisioners) await p.stop().catch(() => {});
+      for (const d of drivers) await d.stop().catch(() => {});
+    };
+    try {
+      for (const c of gpu) {
+        // A real node's pods mount for real: there the class is the hostpath driver's, which provisions on
+        // that node and publishes its capacity. Elsewhere (kwok) the stand-in provisioner serves it.
+        const node = ctx.fleet.realNodes.find((n) => n.cluster === c.name);
+        if (node) {
+          drivers.push(
+            await startCsiHostpath({
+              cluster: c,
+              nodeName: node.name,
+              kubeletRootDir: node.layout.kubeletRoot,
+              dir: join(node.layout.base, "csi-hostpath"),
+              storageClass: LOCAL_STORAGE_CLASS,
+              capacityGib: LOCAL_POOL_GIB,
+              log: (l) => ctx.log(`[storage] ${l}`),
+            }),
+          );
+          continue;
+        }
+        await installBedStorage(c, { storageClass: LOCAL_STORAGE_CLASS, capacityGb: LOCAL_POOL_GIB });
+        provisioners.push(startProvisioner(c, { storageClass: LOCAL_STORAGE_CLASS, intervalMs: 500 }));
+      }
+    } catch (err) {
+      await stop();
+      throw err;
     }
-    const first = regs[0];
-    if (first)
+    // The pool's server sits where the real driver runs, so its reading is that driver's CSIStorageCapacity.
+    const realCluster = ctx.fleet.realNodes[0]?.cluster;
+    const home = regs.find((r) => r.cluster === realCluster) ?? regs[0];
+    if (home)
       await ensureDefaultPool(api.deps, {
         name: "shared",
-        cluster: first.clusterId,
+        cluster: home.clusterId,
         storageClass: LOCAL_STORAGE_CLASS,
         displayName: "Shared pool",
       });
-    if (first && process.env.BERTH_DEMO !== "0") {
-      const home = await ensureHomeVolume(api.deps, { email: "researcher@berth.local" });
-      if (home.created) ctx.log(`[storage] the researcher's home volume: ${home.volumeId} (20 GB on pool shared)`);
+    if (home && process.env.BERTH_DEMO !== "0") {
+      const made = await ensureHomeVolume(api.deps, { email: "researcher@berth.local" });
+      if (made.created) ctx.log(`[storage] the researcher's home volume: ${made.volumeId} (20 GB on pool shared)`);
     }
+    const where = drivers.length > 0 ? `; the hostpath CSI driver on ${realCluster}` : "";
     return {
-      endpoints: [{ name: "storage pool", url: `shared (class ${LOCAL_STORAGE_CLASS} on ${gpu.length} clusters)` }],
-      stop: async () => {
-        for (const p of provisioners) await p.stop().catch(() => {});
-      },
+      endpoints: [
+        { name: "storage pool", url: `shared (class ${LOCAL_STORAGE_CLASS} on ${gpu.length} clusters${where})` },
+      ],
+      stop,
     };
   },
 };
