@@ -7,6 +7,7 @@ export { describeQuirks, detectQuirks, type HostQuirks } from "./quirks.ts";
 export {
   PAUSE_IMAGE,
   REAL_NODE_LABELS,
+  REAL_NODE_TAINT,
   type RealNode,
   type RealNodeTimings,
   type StartRealNodeOptions,
