@@ -12,9 +12,9 @@
 //              (namespaces, SessionMirror CRD, least-privilege ServiceAccount) and a token file
 //   storage    the default pool "shared" every GPU cluster mounts (what a real install has on each: a
 //              CSIDriver, the StorageClass berth-shared, a capacity report, and here a small provisioner
-//              standing in for the driver), and the demo researcher's `home` volume on it. On the real
-//              node's cluster a real CSI driver serves the class (testbed/csi-hostpath.ts) and the pool
-//              sits there, so its capacity is the driver's own report
+//              standing in for the driver), and the demo researcher's `home` volume on it. Where the real
+//              node runs, a real CSI driver on it (testbed/csi-hostpath.ts) serves the class
+//              berth-hostpath and the pool "real-node" on its cluster, whose capacity is the driver's own
 //   gpu-exporters  a stand-in GPU exporter per GPU node (metrics.ts)
 //   gateways   one per GPU cluster on 127.0.0.1:9443+n (BERTH_GATEWAY_PORT) with its own certificate, the
 //              stand-in app behind it
@@ -27,7 +27,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ensureLocalDemo } from "@berth/api/bootstrap/demo";
-import { ensureDefaultPool, ensureHomeVolume } from "@berth/api/bootstrap/storage";
+import { ensureDefaultPool, ensureHomeVolume, ensurePool } from "@berth/api/bootstrap/storage";
 import { parseConfig } from "@berth/api/config";
 import { connect } from "@berth/api/db/knex";
 import { startPostgres } from "@berth/api/db/server";
@@ -47,7 +47,7 @@ import { registerLocalGpuClusters } from "../clusters/register-local.ts";
 import { FIRST_GATEWAY_PORT, gatewaysService, localSessionDomain } from "../connect/local-gateways.ts";
 import { installOperator } from "../sessions/harness.ts";
 import { type BedProvisioner, installBedStorage, startProvisioner } from "../storage/bed-storage.ts";
-import { type RunningCsiHostpath, startCsiHostpath } from "../testbed/csi-hostpath.ts";
+import { HOSTPATH_STORAGE_CLASS, type RunningCsiHostpath, startCsiHostpath } from "../testbed/csi-hostpath.ts";
 import { pushIndex } from "../testbed/images.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import { startRegistry } from "../testbed/registry.ts";
@@ -263,48 +263,59 @@ const storageService: Service = {
     };
     try {
       for (const c of gpu) {
-        // A real node's pods mount for real: there the class is the hostpath driver's, which provisions on
-        // that node and publishes its capacity. Elsewhere (kwok) the stand-in provisioner serves it.
-        const node = ctx.fleet.realNodes.find((n) => n.cluster === c.name);
-        if (node) {
-          drivers.push(
-            await startCsiHostpath({
-              cluster: c,
-              nodeName: node.name,
-              kubeletRootDir: node.layout.kubeletRoot,
-              dir: join(node.layout.base, "csi-hostpath"),
-              storageClass: LOCAL_STORAGE_CLASS,
-              capacityGib: LOCAL_POOL_GIB,
-              log: (l) => ctx.log(`[storage] ${l}`),
-            }),
-          );
-          continue;
-        }
         await installBedStorage(c, { storageClass: LOCAL_STORAGE_CLASS, capacityGb: LOCAL_POOL_GIB });
         provisioners.push(startProvisioner(c, { storageClass: LOCAL_STORAGE_CLASS, intervalMs: 500 }));
+      }
+      // A real node's pods mount for real: a real CSI driver on it provisions its own class there and
+      // publishes its capacity. Its volumes live on that node (as do the pods meant for it, which
+      // tolerate its taint), so its pool is its cluster's alone.
+      for (const node of ctx.fleet.realNodes) {
+        const c = ctx.fleet.cluster(node.cluster);
+        const reg = regs.find((r) => r.cluster === node.cluster);
+        drivers.push(
+          await startCsiHostpath({
+            cluster: c,
+            nodeName: node.name,
+            kubeletRootDir: node.layout.kubeletRoot,
+            dir: join(node.layout.base, "csi-hostpath"),
+            capacityGib: LOCAL_POOL_GIB,
+            log: (l) => ctx.log(`[storage] ${l}`),
+          }),
+        );
+        if (reg)
+          await ensurePool(api.deps, {
+            name: "real-node",
+            cluster: reg.clusterId,
+            storageClass: HOSTPATH_STORAGE_CLASS,
+            displayName: `Real node ${node.name} (hostpath CSI)`,
+            sharing: "selected",
+            clusters: [reg.clusterId],
+            default: false,
+          });
       }
     } catch (err) {
       await stop();
       throw err;
     }
-    // The pool's server sits where the real driver runs, so its reading is that driver's CSIStorageCapacity.
-    const realCluster = ctx.fleet.realNodes[0]?.cluster;
-    const home = regs.find((r) => r.cluster === realCluster) ?? regs[0];
-    if (home)
+    const first = regs[0];
+    if (first)
       await ensureDefaultPool(api.deps, {
         name: "shared",
-        cluster: home.clusterId,
+        cluster: first.clusterId,
         storageClass: LOCAL_STORAGE_CLASS,
         displayName: "Shared pool",
       });
-    if (home && process.env.BERTH_DEMO !== "0") {
-      const made = await ensureHomeVolume(api.deps, { email: "researcher@berth.local" });
-      if (made.created) ctx.log(`[storage] the researcher's home volume: ${made.volumeId} (20 GB on pool shared)`);
+    if (first && process.env.BERTH_DEMO !== "0") {
+      const home = await ensureHomeVolume(api.deps, { email: "researcher@berth.local" });
+      if (home.created) ctx.log(`[storage] the researcher's home volume: ${home.volumeId} (20 GB on pool shared)`);
     }
-    const where = drivers.length > 0 ? `; the hostpath CSI driver on ${realCluster}` : "";
     return {
       endpoints: [
-        { name: "storage pool", url: `shared (class ${LOCAL_STORAGE_CLASS} on ${gpu.length} clusters${where})` },
+        { name: "storage pool", url: `shared (class ${LOCAL_STORAGE_CLASS} on ${gpu.length} clusters)` },
+        ...ctx.fleet.realNodes.map((n) => ({
+          name: "storage pool",
+          url: `real-node (class ${HOSTPATH_STORAGE_CLASS}, the hostpath CSI driver on ${n.name})`,
+        })),
       ],
       stop,
     };

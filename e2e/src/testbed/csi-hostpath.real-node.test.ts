@@ -16,10 +16,12 @@ import {
 } from "./csi-hostpath.ts";
 import { startFleet } from "./fleet.ts";
 import { KubeHttp } from "./kube.ts";
-import { canRunRealNode, ociArchive, type RealNode, startRealNode } from "./real-node/index.ts";
+import { canRunRealNode, ociArchive, REAL_NODE_TAINT, type RealNode, startRealNode } from "./real-node/index.ts";
 import type { Fleet } from "./types.ts";
 import { eventually } from "./waiting.test-support.ts";
 
+// A name of its own: a fleet's real node, or another test's, may run on this host at the same time.
+const NODE_NAME = "csi-hostpath-test";
 const can = canRunRealNode();
 const NS = "berth-sessions";
 const CLAIM = "berth-vol-bbbbbbbbbbbbbbbbbbbb";
@@ -49,7 +51,7 @@ describe.skipIf(!can.ok)(`the hostpath CSI driver on a real node${can.ok ? "" : 
     fleet = await startFleet({ clusters: [{ name: "gpu-b", kind: "gpu", nodes: [] }] });
     const gpu = fleet.cluster("gpu-b");
     kube = new KubeHttp({ server: gpu.server, caPem: gpu.caPem, token: gpu.adminToken });
-    node = await startRealNode({ cluster: gpu, gpuModel: "NVIDIA-L4", gpuCount: 1, binDir: nodeBin });
+    node = await startRealNode({ cluster: gpu, name: NODE_NAME, gpuModel: "NVIDIA-L4", gpuCount: 1, binDir: nodeBin });
     await node.importImage(
       ociArchive(PROBE, {
         files: [{ path: "volume-probe", content: join(csiBin, "volume-probe") }],
@@ -85,6 +87,8 @@ describe.skipIf(!can.ok)(`the hostpath CSI driver on a real node${can.ok ? "" : 
       metadata: { name },
       spec: {
         restartPolicy,
+        // The volume ties the pod to the real node (topology), which takes only pods meant for it.
+        tolerations: [{ ...REAL_NODE_TAINT, operator: "Equal" }],
         terminationGracePeriodSeconds: 1,
         containers: [
           {

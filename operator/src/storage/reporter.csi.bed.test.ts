@@ -20,7 +20,7 @@ import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StorageReporter } from "./reporter.ts";
 
-const CLASS = "berth-shared";
+const CLASS = "berth-hostpath";
 const NODE = "gpu-real-1";
 const NS = "berth-sessions";
 const TOPOLOGY = `topology.${HOSTPATH_DRIVER}/node`;
@@ -57,7 +57,6 @@ beforeAll(async () => {
     cluster: c,
     nodeName: NODE,
     dir: join(tmpdir(), `berth-reporter-csi-${process.pid}`),
-    storageClass: CLASS,
     capacityGib: 500,
     capacityPollSeconds: 1,
   });
