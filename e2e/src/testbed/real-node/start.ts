@@ -15,7 +15,7 @@ import { KubeHttp } from "../kube.ts";
 import { freePort } from "../ports.ts";
 import { type ManagedProcess, spawnManaged } from "../process.ts";
 import { processesMentioning, rssBytes } from "../procfs.ts";
-import type { Cluster } from "../types.ts";
+import type { Cluster, RealNode } from "../types.ts";
 import { canRunRealNode, ownerOf } from "./can-run.ts";
 import { cniConfig, containerdConfig, kubeletConfig, registryHostsToml } from "./config.ts";
 import { DEFAULT_ROOT, DEVICE_PLUGIN_DIR, type NodeLayout, nodeLayout } from "./layout.ts";
@@ -62,39 +62,6 @@ export interface StartRealNodeOptions {
   log?: (line: string) => void;
   /** For each of containerd, the Node Ready and the GPUs allocatable. Default 120 s. */
   readyTimeoutMs?: number;
-}
-
-export interface RealNodeTimings {
-  containerdMs: number;
-  /** kubelet spawned → Node Ready (and untainted). */
-  nodeReadyMs: number;
-  /** kubelet spawned → `nvidia.com/gpu` allocatable. */
-  gpuAllocatableMs: number;
-}
-
-export interface RealNode {
-  readonly name: string;
-  readonly cluster: string;
-  readonly layout: NodeLayout;
-  readonly quirks: HostQuirks;
-  readonly podCidr: string;
-  readonly pauseImage: string;
-  readonly kubeletPort: number;
-  /** The fake cards' ids, as Allocate names them in NVIDIA_VISIBLE_DEVICES (berth.dev/gpu-uuids). */
-  readonly gpuIds: readonly string[];
-  readonly binDir: string;
-  readonly timings: RealNodeTimings;
-  /** Lets the node pull from this registry (`127.0.0.1:<port>`) over plain HTTP; takes effect at once. */
-  trustRegistry(host: string): void;
-  /** Imports an OCI archive (bytes or a file) into the node's image store, as if pulled. */
-  importImage(archive: Buffer | string): Promise<void>;
-  /** Stops containerd and the kubelet and starts them again (containers keep running); resolves when Ready. */
-  restartRuntime(): Promise<void>;
-  /** Resident memory of the kubelet, containerd and the container shims. */
-  memory(): { kubeletBytes: number; containerdBytes: number; shimBytes: number; shims: number };
-  pids(): number[];
-  /** Deletes its pods and the Node, then tears everything down. */
-  stop(): Promise<void>;
 }
 
 export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> {
