@@ -4,7 +4,7 @@
 
 import { type RunningWorker, type SessionControllerOptions, startWorker } from "@berth/controllers";
 import { HttpKube, type KubeApi } from "@berth/controllers/kube";
-import type { Cluster } from "@berth/crds";
+import { type Cluster, ClusterKind, resourcePath } from "@berth/crds";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
@@ -61,7 +61,7 @@ export async function startSessionsWorker(o: SessionsWorkerOptions): Promise<Run
   const clusterById = async (id: string): Promise<KubeApi> => {
     const cached = byId.get(id);
     if (cached && cached.until > Date.now()) return cached.api;
-    const list = await kube.json<{ items: Cluster[] }>("GET", "/apis/berth.dev/v1alpha1/clusters");
+    const list = await kube.json<{ items: Cluster[] }>("GET", resourcePath(ClusterKind));
     const cluster = list.items.find((c) => c.spec.id === id);
     if (!cluster) throw new Error(`no Cluster resource for ${id}`);
     const api = await clusterClient(cluster);

@@ -8,7 +8,7 @@
 // Order that the control plane relies on: the last log lines (with the builder's digest line) are sent
 // before Succeeded is reported, so the digest is stored when the worker checks the registry.
 import type { Readable } from "node:stream";
-import { buildResourceName } from "@berth/crds";
+import { buildResourceName, ImageBuildKind, resourcePath } from "@berth/crds";
 import { type BuildStatusReport, LogCursor } from "@berth/crds/internal-plane";
 import type { Logger } from "pino";
 import { type KubeApi, serverSideApply } from "../kube/client.ts";
@@ -117,7 +117,7 @@ export function startImageBuildController(deps: BuildControllerDeps): RunningBui
   };
   const builds = new Informer<Build>({
     kube: deps.kube,
-    path: `/apis/berth.dev/v1alpha1/namespaces/${ns}/imagebuilds`,
+    path: resourcePath(ImageBuildKind, { namespace: ns }),
     onEvent: (e) => enqueue(e.object, false),
     onError: (err, what) => log.warn({ error: errInfo(err) }, `image builds: ${what}`),
   });

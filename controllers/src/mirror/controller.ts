@@ -10,7 +10,7 @@
 // every mirror's state is sent again each `resyncMs` (an empty batch when there is none), which is also
 // the heartbeat by which the control plane knows the cluster is alive. A failed batch is retried with
 // backoff; a newer state of a session replaces an older one still waiting to be sent.
-import { DEFAULT_SESSIONS_NAMESPACE, LABELS, type SessionMirror, SessionMirrorKind } from "@berth/crds";
+import { DEFAULT_SESSIONS_NAMESPACE, LABELS, resourcePath, type SessionMirror, SessionMirrorKind } from "@berth/crds";
 import type { Logger } from "pino";
 import type { KubeApi } from "../kube/client.ts";
 import { Informer, type KubeObject } from "../kube/informer.ts";
@@ -171,7 +171,7 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
 
   const mirrors = new Informer<SessionMirror & KubeObject>({
     kube: deps.kube,
-    path: `/apis/${SessionMirrorKind.group}/${SessionMirrorKind.version}/namespaces/${ns}/sessionmirrors`,
+    path: resourcePath(SessionMirrorKind, { namespace: ns }),
     parse: (x) => SessionMirrorKind.schema.parse(x) as SessionMirror & KubeObject,
     onEvent: (e) => enqueue(e.key),
     onError: onError("sessionmirrors"),
@@ -339,11 +339,9 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
       if (res.status >= 300 && res.status !== 404) throw new Error(`deleting ${path}: ${res.status}`);
     } else {
       const name = current.metadata.name;
-      const res = await deps.kube.request(
-        "PATCH",
-        `/apis/${SessionMirrorKind.group}/${SessionMirrorKind.version}/namespaces/${ns}/sessionmirrors/${name}`,
-        { body: { metadata: { finalizers: a.finalizers, resourceVersion: current.metadata.resourceVersion } } },
-      );
+      const res = await deps.kube.request("PATCH", resourcePath(SessionMirrorKind, { namespace: ns, name }), {
+        body: { metadata: { finalizers: a.finalizers, resourceVersion: current.metadata.resourceVersion } },
+      });
       if (res.status === 409) throw new Error(`mirror ${name} changed while being released; retrying`);
       if (res.status >= 300 && res.status !== 404) throw new Error(`releasing mirror ${name}: ${res.status}`);
     }
@@ -512,7 +510,7 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
         ? undefined
         : await deps.kube.request(
             "PATCH",
-            `/apis/${SessionMirrorKind.group}/${SessionMirrorKind.version}/namespaces/${ns}/sessionmirrors/${m.metadata.name}/status`,
+            resourcePath(SessionMirrorKind, { namespace: ns, name: m.metadata.name, subresource: "status" }),
             { body: { status } },
           );
       if (res && res.status < 300) counts.statusWrites++;

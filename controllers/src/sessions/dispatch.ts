@@ -7,6 +7,7 @@ import {
   LABELS,
   labelValue,
   MIRROR_FINALIZER,
+  resourcePath,
   type Session,
   type SessionMirror,
   SessionMirrorKind,
@@ -88,7 +89,7 @@ export class Dispatch {
   }
 
   #path(name?: string): string {
-    return `/apis/${SessionMirrorKind.group}/${SessionMirrorKind.version}/namespaces/${this.#d.namespace}/sessionmirrors${name ? `/${name}` : ""}`;
+    return resourcePath(SessionMirrorKind, { namespace: this.#d.namespace, ...(name ? { name } : {}) });
   }
 
   /** The mirror as the session's catalog resolves it now. */
@@ -270,7 +271,7 @@ export class Dispatch {
         vol.status.idleReleaseSeconds === idleReleaseSeconds
       )
         continue;
-      const path = `/apis/${VolumeKind.group}/${VolumeKind.version}/namespaces/${s.metadata.namespace}/${VolumeKind.plural}/${v.volume}/status`;
+      const path = resourcePath(VolumeKind, { namespace: s.metadata.namespace, name: v.volume, subresource: "status" });
       const res = await kube.request("PATCH", path, {
         body: {
           status: { boundCluster: clusterId, claimName, lastUsedAt: now, releaseAfter: null, idleReleaseSeconds },
@@ -291,7 +292,11 @@ export class Dispatch {
   }
 
   #volumePath(vol: Volume): string {
-    return `/apis/${VolumeKind.group}/${VolumeKind.version}/namespaces/${vol.metadata.namespace}/${VolumeKind.plural}/${vol.metadata.name}/status`;
+    return resourcePath(VolumeKind, {
+      namespace: vol.metadata.namespace,
+      name: vol.metadata.name,
+      subresource: "status",
+    });
   }
 
   /**
@@ -386,7 +391,7 @@ export class Dispatch {
         reclaimed++;
       }
     }
-    const path = `/apis/${VolumeKind.group}/${VolumeKind.version}/namespaces/${vol.metadata.namespace}/${VolumeKind.plural}/${vol.metadata.name}`;
+    const path = resourcePath(VolumeKind, { namespace: vol.metadata.namespace, name: vol.metadata.name });
     const res = await management.request("DELETE", path);
     if (res.status >= 300 && res.status !== 404) throw new Error(`deleting volume ${vol.metadata.name}: ${res.status}`);
     return reclaimed;

@@ -21,7 +21,7 @@ import { parseSecretKeys } from "@berth/api/webhooks/secret-box";
 import { startSessionsWorker, type WebhookWorkerOptions } from "@berth/api/worker";
 import type { RunningWorker, SessionControllerOptions } from "@berth/controllers";
 import { HttpKube } from "@berth/controllers/kube";
-import { LABELS, SessionMirrorKind } from "@berth/crds";
+import { LABELS, resourcePath, SessionMirrorKind } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
 import { operatorRbac, parseConfig, type RunningOperator, startOperator } from "@berth/operator";
 import type { KubeConfig } from "@kubernetes/client-node";
@@ -136,10 +136,7 @@ async function ensureOperatorNamespaces(admin: KubeHttp): Promise<void> {
 
 async function waitForMirrorCrd(admin: KubeHttp, cluster: string): Promise<void> {
   for (let i = 0; ; i++) {
-    const res = await admin.raw(
-      "GET",
-      `/apis/${SessionMirrorKind.group}/${SessionMirrorKind.version}/namespaces/${SESSIONS_NS}/sessionmirrors`,
-    );
+    const res = await admin.raw("GET", resourcePath(SessionMirrorKind, { namespace: SESSIONS_NS }));
     if (res.status === 200) return;
     if (i > 100) throw new Error(`the SessionMirror CRD is never served on ${cluster}: ${res.status}`);
     await new Promise((r) => setTimeout(r, 100));
@@ -424,8 +421,10 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
           const k = adminKube(h.cluster);
           try {
             const selector = encodeURIComponent(`${LABELS.sessionId}=${id}`);
-            const base = `/apis/${SessionMirrorKind.group}/${SessionMirrorKind.version}/namespaces/${SESSIONS_NS}`;
-            const mirrors = await k.json<{ items: any[] }>("GET", `${base}/sessionmirrors?labelSelector=${selector}`);
+            const mirrors = await k.json<{ items: any[] }>(
+              "GET",
+              `${resourcePath(SessionMirrorKind, { namespace: SESSIONS_NS })}?labelSelector=${selector}`,
+            );
             const pods = await k.json<{ items: any[] }>(
               "GET",
               `/api/v1/namespaces/${SESSIONS_NS}/pods?labelSelector=${selector}`,

@@ -12,6 +12,7 @@ import {
   type ClusterStatus,
   clusterResourceName,
   LABELS,
+  resourcePath,
   setCondition,
 } from "@berth/crds";
 import type { KubeConfig } from "@kubernetes/client-node";
@@ -24,7 +25,7 @@ import {
 import type { ProbeResult } from "./probe.ts";
 
 const clusterPath = (id?: string) =>
-  `/apis/${ClusterKind.group}/${ClusterKind.version}/${ClusterKind.plural}${id === undefined ? "" : `/${seg(clusterResourceName(id))}`}`;
+  resourcePath(ClusterKind, id === undefined ? {} : { name: clusterResourceName(id) });
 const secretPath = (namespace: string, name?: string) =>
   `/api/v1/namespaces/${seg(namespace)}/secrets${name === undefined ? "" : `/${seg(name)}`}`;
 

@@ -6,7 +6,7 @@
 
 import { createHash, randomBytes } from "node:crypto";
 import { HttpKube, KubeTransportError } from "@berth/controllers/kube";
-import { buildResourceName } from "@berth/crds";
+import { buildResourceName, ImageBuildKind, resourcePath } from "@berth/crds";
 import { findClusterById } from "../../db/operations/clusters/findClusterById.ts";
 import { listBuildClusters, markBuildCluster, unmarkBuildCluster } from "../../db/operations/images/buildClusters.ts";
 import { findBuild } from "../../db/operations/images/findBuild.ts";
@@ -276,11 +276,11 @@ async function checkBuildCluster(deps: Deps, clusterId: string): Promise<void> {
       destination: "registry.invalid/check/check:latest",
       insecureRegistry: false,
     });
-    const tried = await kube.request(
-      "POST",
-      `/apis/berth.dev/v1alpha1/namespaces/${encodeURIComponent(ns)}/imagebuilds`,
-      { body: probe, query: { dryRun: "All" }, signal },
-    );
+    const tried = await kube.request("POST", resourcePath(ImageBuildKind, { namespace: ns }), {
+      body: probe,
+      query: { dryRun: "All" },
+      signal,
+    });
     if (tried.status === 404)
       throw new DomainError(
         "build_cluster_not_ready",

@@ -10,6 +10,7 @@ import {
   newVolumeId,
   organizationNamespace,
   type Pool,
+  resourcePath,
   sessionIdOf,
   type Volume,
   VolumeKind,
@@ -484,7 +485,7 @@ export async function listVolumeViews(
   const crs = new Map<string, Volume>();
   if (mine.length > 0) {
     const list = await storageRuntimeOf(deps)
-      .kube.json<{ items: unknown[] }>("GET", `/apis/${VolumeKind.group}/${VolumeKind.version}/${VolumeKind.plural}`, {
+      .kube.json<{ items: unknown[] }>("GET", resourcePath(VolumeKind), {
         query: { labelSelector: `${LABELS.volumeId} in (${mine.map((r) => r.id).join(",")})` },
       })
       .catch(unreachable("listing volumes"));
