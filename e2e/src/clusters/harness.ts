@@ -2,6 +2,7 @@
 // for the control plane (in the management cluster and in each GPU cluster), the Cluster CRD installed,
 // an in-process API with real users, and a clusters runtime whose clock the test owns.
 import { createServer, type Server, type Socket } from "node:net";
+import { makeClusterClients } from "@berth/api/build-deps";
 import {
   type ClustersOptions,
   type ClustersRuntime,
@@ -79,7 +80,7 @@ export async function startClustersBed(
     const tokenClock = new TestClock(new Date());
     const liveWork = new Set<string>();
     const runtime = await createClustersRuntime({
-      kubeConfig: kubeConfigFrom(apiCredential.kubeconfig),
+      clients: makeClusterClients(kubeConfigFrom(apiCredential.kubeconfig)),
       db: t.database.db,
       clock: tokenClock,
       log: t.deps.log,

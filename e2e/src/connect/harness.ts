@@ -11,6 +11,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { makeClusterClients } from "@berth/api/build-deps";
 import { createClustersRuntime } from "@berth/api/clusters/runtime";
 import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
 import { type InternalListener, startInternalListener } from "@berth/api/internal/app";
@@ -98,7 +99,7 @@ export async function startConnectBed(): Promise<ConnectBed> {
     const t = await startIdentityTestApi();
     stops.push(() => t.stop());
     t.deps.clusters = await createClustersRuntime({
-      kubeConfig: kubeConfigFrom(apiCredential.kubeconfig),
+      clients: makeClusterClients(kubeConfigFrom(apiCredential.kubeconfig)),
       db: t.database.db,
       clock: { now: () => new Date() },
       log: t.deps.log,

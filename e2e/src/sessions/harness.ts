@@ -9,6 +9,7 @@ import { mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { installDefaultCatalog } from "@berth/api/bootstrap/catalog";
+import { makeClusterClients } from "@berth/api/build-deps";
 import { createClustersRuntime } from "@berth/api/clusters/runtime";
 import { TEST_WEBHOOK_SECRET_KEYS } from "@berth/api/config/testing";
 import { grantToOrganization } from "@berth/api/credits/grant";
@@ -18,7 +19,7 @@ import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@bert
 import { type InternalListener, startInternalListener } from "@berth/api/internal/app";
 import { apiSessionsRbac, controlPlaneRbac, managementRbac, mergeRbac, workerRbac } from "@berth/api/rbac";
 import { parseSecretKeys } from "@berth/api/webhooks/secret-box";
-import { startSessionsWorker, type WebhookWorkerOptions } from "@berth/api/worker";
+import { startWorker as startApiWorker, type WebhookWorkerOptions } from "@berth/api/worker";
 import type { RunningWorker, SessionControllerOptions } from "@berth/controllers";
 import { HttpKube } from "@berth/controllers/kube";
 import { LABELS, resourcePath, SessionMirrorKind } from "@berth/crds";
@@ -260,7 +261,7 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
     t.deps.clock = { now: () => new Date() };
     t.deps.log = pino({ level: process.env.BERTH_TEST_LOG ?? "silent" });
     t.deps.clusters = await createClustersRuntime({
-      kubeConfig: kubeConfigFrom(apiCred.kubeconfig),
+      clients: makeClusterClients(kubeConfigFrom(apiCred.kubeconfig)),
       db: t.database.db,
       clock: new TestClock(new Date()),
       log: t.deps.log,
@@ -373,7 +374,7 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
     const workerDb = connect(t.database.url, { poolMax: 20 });
     stops.push(() => workerDb.destroy());
     const startWorker = async (identity?: string) => {
-      const w = await startSessionsWorker({
+      const w = await startApiWorker({
         db: workerDb,
         kubeConfig: kubeConfigFrom(workerCred.kubeconfig),
         log,

@@ -31,7 +31,7 @@ import { startPostgres } from "@berth/api/db/server";
 import { type RunningApi, startApi } from "@berth/api/main";
 import { apiRbac, workerRbac } from "@berth/api/rbac";
 import { parseSecretKeys } from "@berth/api/webhooks/secret-box";
-import { startSessionsWorker } from "@berth/api/worker";
+import { startWorker } from "@berth/api/worker";
 import { workerMetrics } from "@berth/api/worker/metrics";
 import { ensureConsoleBuilt } from "@berth/console";
 import { startStatusServer } from "@berth/controllers";
@@ -335,7 +335,7 @@ const worker: Service = {
     if (!mgmt) throw new Error("the fleet has no management cluster");
     const cred = await mintControlPlaneCredential(mgmt, { name: "berth-worker", rbac: workerRbac() });
     const db = connect(ctx.published.DATABASE_URL ?? "", { poolMax: 10 });
-    const w = await startSessionsWorker({
+    const w = await startWorker({
       db,
       kubeConfig: kubeConfigFrom(cred.kubeconfig),
       log: pino({ level: logLevel, base: { service: "berth-worker" } }),

@@ -5,7 +5,7 @@
 // cluster as an ImageBuild resource (api/src/worker/builds.ts), whose operator runs the Job.
 
 import { createHash, randomBytes } from "node:crypto";
-import { HttpKube, KubeTransportError } from "@berth/controllers/kube";
+import { KubeTransportError } from "@berth/controllers/kube";
 import { buildResourceName, ImageBuildKind, resourcePath } from "@berth/crds";
 import { findClusterById } from "../../db/operations/clusters/findClusterById.ts";
 import { listBuildClusters, markBuildCluster, unmarkBuildCluster } from "../../db/operations/images/buildClusters.ts";
@@ -254,9 +254,7 @@ async function checkBuildCluster(deps: Deps, clusterId: string): Promise<void> {
   const rt = clustersOf(deps);
   const resource = await rt.store.getCluster(clusterId);
   if (!resource) throw new NotFound("cluster", clusterId);
-  const kube = new HttpKube(await rt.store.readCredential(resource.spec.credentialSecretRef), {
-    userAgent: "berth-api",
-  });
+  const kube = await rt.clients.forCluster(resource);
   const ns = builds.namespace;
   try {
     const signal = AbortSignal.timeout(30_000);
@@ -301,8 +299,6 @@ async function checkBuildCluster(deps: Deps, clusterId: string): Promise<void> {
         reason: e.reason,
       });
     throw e;
-  } finally {
-    kube.close();
   }
 }
 

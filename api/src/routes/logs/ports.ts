@@ -16,7 +16,7 @@ export function registeredCredentialLogs(deps: Deps): PodLogs {
       const rt = clustersOf(deps);
       const resource = await rt.store.getCluster(clusterId);
       if (!resource) throw new Unavailable(`cluster ${clusterId} is not registered`, { cluster_id: clusterId });
-      return openPodLog(await rt.store.readCredential(resource.spec.credentialSecretRef), r);
+      return openPodLog(await rt.clients.forCluster(resource), r);
     },
   };
 }
