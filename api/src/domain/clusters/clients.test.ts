@@ -66,7 +66,7 @@ const aCluster = (id: string, secret: string): Cluster =>
     {
       id,
       displayName: id,
-      sessionDomain: `${id}.example`,
+      sessionDomain: `${id.replace("_", "-")}.example`,
       credentialSecretRef: { namespace: "berth-system", name: secret, key: CREDENTIAL_SECRET_KEY },
     },
   );
