@@ -7,10 +7,14 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadOrCreateSigningKey, SIGNING_KEY_SECRET } from "@berth/api/clusters/signing-key";
-import { testConfig } from "@berth/api/config/testing";
-import { type InternalListener, startInternalListener } from "@berth/api/internal/app";
-import { startApi } from "@berth/api/main";
+import { startApi } from "@berth/api";
+import {
+  type InternalListener,
+  loadOrCreateSigningKey,
+  SIGNING_KEY_SECRET,
+  startInternalListener,
+  testConfig,
+} from "@berth/api/testing";
 import { HttpKube } from "@berth/controllers/kube";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { createLocalJWKSet, generateKeyPair, jwtVerify, SignJWT } from "jose";

@@ -11,11 +11,16 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { makeClusterClients } from "@berth/api/build-deps";
-import { createClustersRuntime } from "@berth/api/clusters/runtime";
-import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
-import { type InternalListener, startInternalListener } from "@berth/api/internal/app";
-import { domainInternalRoutes } from "@berth/api/internal/domains";
+import { makeClusterClients } from "@berth/api";
+import {
+  createClustersRuntime,
+  domainInternalRoutes,
+  type IdentityTestApi,
+  type InternalListener,
+  startIdentityTestApi,
+  startInternalListener,
+  type TestUser,
+} from "@berth/api/testing";
 import {
   gatedUpstreams,
   httpVerifier,

@@ -4,7 +4,7 @@
 // reclaim loop runs on the test's clock; the activity reports come over the internal plane as the
 // cluster's gateway and operator send them.
 import { readFileSync } from "node:fs";
-import { reclaimWorkerLoop } from "@berth/api/worker";
+import { reclaimWorkerLoop } from "@berth/api";
 import { ensureConsoleBuilt } from "@berth/console";
 import { HttpKube } from "@berth/controllers/kube";
 import type { Browser, BrowserContext, Page } from "playwright-core";

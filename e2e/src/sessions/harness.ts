@@ -8,18 +8,26 @@
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { installDefaultCatalog } from "@berth/api/bootstrap/catalog";
-import { makeClusterClients } from "@berth/api/build-deps";
-import { createClustersRuntime } from "@berth/api/clusters/runtime";
-import { TEST_WEBHOOK_SECRET_KEYS } from "@berth/api/config/testing";
-import { grantToOrganization } from "@berth/api/credits/grant";
-import { connect } from "@berth/api/db/knex";
-import { TestClock } from "@berth/api/http/testing";
-import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
-import { type InternalListener, startInternalListener } from "@berth/api/internal/app";
+import {
+  connect,
+  makeClusterClients,
+  parseSecretKeys,
+  startWorker as startApiWorker,
+  type WebhookWorkerOptions,
+} from "@berth/api";
 import { apiSessionsRbac, controlPlaneRbac, managementRbac, mergeRbac, workerRbac } from "@berth/api/rbac";
-import { parseSecretKeys } from "@berth/api/webhooks/secret-box";
-import { startWorker as startApiWorker, type WebhookWorkerOptions } from "@berth/api/worker";
+import {
+  createClustersRuntime,
+  grantToOrganization,
+  type IdentityTestApi,
+  type InternalListener,
+  installDefaultCatalog,
+  startIdentityTestApi,
+  startInternalListener,
+  TEST_WEBHOOK_SECRET_KEYS,
+  TestClock,
+  type TestUser,
+} from "@berth/api/testing";
 import type { RunningWorker, SessionControllerOptions } from "@berth/controllers";
 import { HttpKube } from "@berth/controllers/kube";
 import { LABELS, resourcePath, SessionMirrorKind } from "@berth/crds";

@@ -4,7 +4,7 @@
 // (their own tests show how typing, frames and kernels become these reports), a pass runs every minute,
 // and every effect is read back through the API, the management cluster and the GPU cluster.
 import { readFileSync } from "node:fs";
-import { reclaimWorkerLoop } from "@berth/api/worker";
+import { reclaimWorkerLoop } from "@berth/api";
 import { HttpKube } from "@berth/controllers/kube";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type GpuClusterHandle, type SessionsBed, startSessionsBed } from "./harness.ts";

@@ -23,16 +23,20 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ensureLocalDemo } from "@berth/api/bootstrap/demo";
-import { ensureDefaultPool, ensureHomeVolume } from "@berth/api/bootstrap/storage";
-import { parseConfig } from "@berth/api/config";
-import { connect } from "@berth/api/db/knex";
-import { startPostgres } from "@berth/api/db/server";
-import { type RunningApi, startApi } from "@berth/api/main";
+import {
+  connect,
+  ensureDefaultPool,
+  ensureHomeVolume,
+  ensureLocalDemo,
+  parseConfig,
+  parseSecretKeys,
+  type RunningApi,
+  startApi,
+  startPostgres,
+  startWorker,
+  workerMetrics,
+} from "@berth/api";
 import { apiRbac, workerRbac } from "@berth/api/rbac";
-import { parseSecretKeys } from "@berth/api/webhooks/secret-box";
-import { startWorker } from "@berth/api/worker";
-import { workerMetrics } from "@berth/api/worker/metrics";
 import { ensureConsoleBuilt } from "@berth/console";
 import { startStatusServer } from "@berth/controllers";
 import { VERSION } from "@berth/crds";

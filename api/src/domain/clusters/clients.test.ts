@@ -25,18 +25,19 @@ function aStand(): {
   const made: Made[] = [];
   let now = 0;
   const answer = <T>(body: unknown): KubeResponse<T> => ({ status: 200, body: body as T });
+  const request = async <T>(_method: string, path: string): Promise<KubeResponse<T>> => {
+    if (path === resourcePath(ClusterKind)) return answer({ items: clusters });
+    const name = path.split("/").pop() ?? "";
+    const cred = secrets.get(name);
+    if (!cred) return { status: 404, body: {} as T };
+    const text = Buffer.from(credentialToKubeconfigText(cred), "utf8").toString("base64");
+    return answer({ data: { [CREDENTIAL_SECRET_KEY]: text } });
+  };
   const management = {
     server: "https://management.invalid",
-    async request<T>(_method: string, path: string): Promise<KubeResponse<T>> {
-      if (path === resourcePath(ClusterKind)) return answer({ items: clusters });
-      const name = path.split("/").pop() ?? "";
-      const cred = secrets.get(name);
-      if (!cred) return { status: 404, body: {} as T };
-      const text = Buffer.from(credentialToKubeconfigText(cred), "utf8").toString("base64");
-      return answer({ data: { [CREDENTIAL_SECRET_KEY]: text } });
-    },
+    request,
     async json<T>(method: string, path: string): Promise<T> {
-      const res = await this.request<T>(method, path);
+      const res = await request<T>(method, path);
       if (res.status !== 200) throw new Error(`${res.status}`);
       return res.body;
     },
