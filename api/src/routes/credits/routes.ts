@@ -2,11 +2,9 @@
 // (docs/dev/billing.md). Every creating or money-moving write takes an Idempotency-Key; amounts are
 // strings of minor units (1 credit = 1,000,000).
 import { z } from "zod";
-import { walletLedgerQuery } from "../../db/operations/ledger/listWalletLedger.ts";
-import type { WalletLedgerLine } from "../../db/operations/ledger/types.ts";
 import { Paged } from "../../db/paging.ts";
-import { walletFor } from "../../domain/credits/access.ts";
 import { allocate } from "../../domain/credits/allocate.ts";
+import { exportWalletLedger } from "../../domain/credits/exportLedger.ts";
 import { changeWallet, getWallet, listWallets, openWallet, walletLedger } from "../../domain/credits/manageWallets.ts";
 import { listMovements } from "../../domain/credits/movements.ts";
 import { changeRefill, createRefill, historyOf, listRefills } from "../../domain/credits/refills.ts";
@@ -188,31 +186,13 @@ export const walletLedgerExportRoute = defineRoute({
   errors: ["not_found"],
   produces: { "text/csv": z.string().meta({ description: "Amounts in minor units." }) },
   responses: { 200: z.string().meta({ description: "text/csv; amounts in minor units." }) },
-  handler: async ({ deps, principal, params, query, ctx }) => {
-    const { wallet } = await walletFor(deps.db, principal, params.walletId);
-    ctx.respond = false;
-    const res = ctx.res;
-    res.writeHead(200, {
-      "Content-Type": "text/csv; charset=utf-8",
-      "Content-Disposition": `attachment; filename="ledger-${wallet.id}.csv"`,
-      "Cache-Control": "no-store",
-      "X-Request-Id": String(ctx.response.get("X-Request-Id") || ""),
-    });
-    res.write(CSV_HEADER);
-    // In pages (node-postgres streams need another package): each page is one query, written as it comes.
-    const CHUNK = 2_000;
-    try {
-      for (let offset = 0; ; offset += CHUNK) {
-        const rows = (await walletLedgerQuery(deps.db, wallet.id, ledgerFilter(query))
-          .limit(CHUNK)
-          .offset(offset)) as WalletLedgerLine[];
-        for (const row of rows) if (!res.write(ledgerCsvRow(row))) await new Promise((r) => res.once("drain", r));
-        if (rows.length < CHUNK || res.destroyed) break;
-      }
-    } finally {
-      res.end();
+  handler: async ({ deps, principal, params, query }) => {
+    const ledger = await exportWalletLedger(deps, principal, params.walletId, ledgerFilter(query));
+    async function* lines(): AsyncGenerator<string> {
+      yield CSV_HEADER;
+      for await (const rows of ledger.pages) for (const row of rows) yield ledgerCsvRow(row);
     }
-    return { status: 200, body: "" };
+    return { kind: "csv", filename: `ledger-${ledger.walletId}.csv`, body: lines() };
   },
 });
 

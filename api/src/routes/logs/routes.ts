@@ -107,29 +107,9 @@ export function logsRoutes(
         answer.truncated = Buffer.byteLength(text) >= LIMIT_BYTES;
         return { status: 200, body: answer, headers: { "Cache-Control": "no-store" } };
       }
-      // Follow: the typed layer answers JSON, so this stream bypasses it (the route layer's "rare route
-      // that needs the raw request"): headers now, lines as they come, done when either side ends.
-      ctx.respond = false;
-      const res = ctx.res;
-      res.writeHead(200, {
-        "content-type": "text/plain; charset=utf-8",
-        "cache-control": "no-store",
-        "x-content-type-options": "nosniff",
-        "x-accel-buffering": "no",
-      });
-      res.flushHeaders();
-      await new Promise<void>((resolve) => {
-        stream.on("data", (c: Buffer) => res.write(c));
-        stream.on("end", resolve);
-        stream.on("error", resolve);
-        stream.on("close", resolve);
-        res.on("close", () => {
-          abort.abort();
-          resolve();
-        });
-      });
-      res.end();
-      return { status: 200, body: answer };
+      // Follow: lines as the pod writes them, done when either side ends (the client's leaving aborts the
+      // cluster's stream above).
+      return { kind: "text", body: stream };
     },
   });
   return [getLogs];
