@@ -9,8 +9,8 @@ import type { Deps } from "../../deps.ts";
 import { dbClusters } from "../../domain/connect/adapters.ts";
 import { aPrincipal, aSession, FakeSessions } from "../../domain/connect/connect.test-support.ts";
 import type { ConnectDeps } from "../../domain/connect/deps.ts";
+import { openPodLog } from "../../domain/logs/podLog.ts";
 import { fakeAuthenticator, startTestApi, type TestApi, testDeps } from "../../http/http.test-support.ts";
-import { openPodLog } from "./podLog.ts";
 import { logsRoutes } from "./routes.ts";
 
 let tdb: TestDatabase;

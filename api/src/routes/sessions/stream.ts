@@ -16,7 +16,6 @@
 import { z } from "zod";
 import type { PrivateImageRow } from "../../db/operations/images/types.ts";
 import type { NotificationRow } from "../../db/operations/notifications/types.ts";
-import { firstSessionEventSeq, listSessionEventsAfter } from "../../db/operations/sessions/sessionEvents.ts";
 import type { SessionEventRow } from "../../db/operations/sessions/types.ts";
 import type { Deps } from "../../deps.ts";
 import type { Principal } from "../../domain/identity/principal.ts";
@@ -24,6 +23,7 @@ import { scopeOf } from "../../domain/identity/scope.ts";
 import { IMAGE_UPDATED } from "../../domain/images/events.ts";
 import { NOTIFICATION_CREATED } from "../../domain/notifications/notify.ts";
 import { viewOfPayload } from "../../domain/sessions/events.ts";
+import { eventsAfter, oldestKeptEvent } from "../../domain/sessions/replay.ts";
 import { canSeeSessionIn } from "../../domain/sessions/visibility.ts";
 import { Invalid, isDomainError } from "../../errors.ts";
 import { authenticate, defineRoute } from "../../http/route.ts";
@@ -170,19 +170,13 @@ async function stream(
   }, HEARTBEAT_MS);
   try {
     if (lastEventId !== undefined) {
-      const first = BigInt(await firstSessionEventSeq(deps.db));
+      const first = await oldestKeptEvent(deps);
       if (first > 0n && BigInt(lastEventId) < first - 1n) {
         write(
           `event: reset\ndata: ${JSON.stringify({ reason: "events before this point are no longer kept; reload the lists", oldest_id: first.toString() })}\n\n`,
         );
       }
-      let after = lastEventId;
-      for (;;) {
-        const rows = await listSessionEventsAfter(deps.db, after, 500);
-        for (const r of rows) send(r);
-        if (rows.length < 500 || out.closed) break;
-        after = String(rows[rows.length - 1]?.seq);
-      }
+      for await (const rows of eventsAfter(deps, lastEventId, () => out.closed)) for (const r of rows) send(r);
     }
     replaying = false;
     for (const r of held.splice(0)) send(r);
