@@ -288,7 +288,7 @@ const USED_ELSEWHERE: Record<string, Elsewhere> = {
   },
   [`${WORKER} list resourcepolicies.berth.dev`]: {
     file: "api/src/domain/sessions/runtime.ts",
-    call: "`/apis/${k.group}/${k.version}/${k.plural}`",
+    call: `"GET", resourcePath(k)`,
     why: "the reclaim loop's idle rules",
   },
   [`${WORKER} get images.berth.dev`]: {
@@ -316,7 +316,7 @@ const USED_ELSEWHERE: Record<string, Elsewhere> = {
     why: "an administrator deletes a node",
   },
   [`${CP} get pods/log in berth-sessions`]: {
-    file: "api/src/routes/logs/podLog.ts",
+    file: "api/src/domain/logs/podLog.ts",
     call: "/pods/${seg(r.pod)}/log?",
     why: "a session's logs",
   },
@@ -371,7 +371,7 @@ const USED_ELSEWHERE: Record<string, Elsewhere> = {
   },
   [`${OP} patch sessionmirrors/status.berth.dev in berth-sessions`]: {
     file: MIRROR,
-    call: "/sessionmirrors/${m.metadata.name}/status`",
+    call: 'resourcePath(SessionMirrorKind, { namespace: ns, name: m.metadata.name, subresource: "status" })',
     why: "the mirror status write in reconcile",
   },
   // This journey mounts no volume; the storage journey (e2e/src/storage) makes and reads claims.
