@@ -176,7 +176,7 @@ const [API, WORKER, OP, CP] = ["berth-api", "berth-worker", "berth-operator", "b
 const CLUSTERS = "api/src/domain/clusters/store.ts";
 const CATALOG = "api/src/domain/catalog/store.ts";
 const POOLS = "api/src/domain/storage/pools.ts";
-const VOLUMES = "api/src/domain/storage/volumes.ts";
+const VOLUMES = "api/src/domain/storage/volumeParts.ts";
 const WALLETS = "api/src/domain/credits/mirror.ts";
 const IMPORTS = "api/src/worker/imports.ts";
 const DISPATCH = "controllers/src/sessions/dispatch.ts";
@@ -226,8 +226,16 @@ const USED_ELSEWHERE: Record<string, Elsewhere> = {
     call: `"GET", volumePath(row.namespace, row.cr_name)`,
     why: "a volume read",
   },
-  [`${API} list volumes.berth.dev`]: { file: VOLUMES, call: "${VolumeKind.plural}`", why: "the volumes list" },
-  [`${API} create volumes.berth.dev`]: { file: VOLUMES, call: `"POST", volumePath(namespace)`, why: "a new volume" },
+  [`${API} list volumes.berth.dev`]: {
+    file: "api/src/domain/storage/listVolumes.ts",
+    call: `"GET", resourcePath(VolumeKind)`,
+    why: "the volumes list",
+  },
+  [`${API} create volumes.berth.dev`]: {
+    file: "api/src/domain/storage/createVolume.ts",
+    call: `"POST", volumePath(namespace)`,
+    why: "a new volume",
+  },
   [`${API} patch volumes.berth.dev`]: {
     file: VOLUMES,
     call: `"PATCH", volumePath(row.namespace, row.cr_name)`,
