@@ -1,4 +1,5 @@
-// A volume locked or unlocked by an administrator: a locked volume is mounted by nothing new.
+// A volume locked or unlocked by an administrator: a locked volume is not resized, deleted or mounted
+// (409 volume_locked, docs/dev/storage.md).
 
 import type { Deps } from "../../deps.ts";
 import { Forbidden } from "../../errors.ts";

@@ -1,3 +1,5 @@
+// A volume renamed or grown (never shrunk; a locked one is not resized), within quota and the pool's room.
+
 import { lockVolumeTotals } from "../../db/operations/volumes/provisioned.ts";
 import { updateVolume } from "../../db/operations/volumes/updateVolume.ts";
 import { sqlState, UNIQUE_VIOLATION } from "../../db/sqlstate.ts";
