@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startPostgres } from "@berth/api";
+import { startPostgres } from "@berth/api/db/server";
 
 export default async function setup(): Promise<() => Promise<void>> {
   if (!process.env.BERTH_TESTBED_BIN) {

@@ -1,6 +1,7 @@
 // The @berth/api package: what other workspaces run (e2e's `npm start`, the benches' processes) and the
 // composition roots. Tests reach further through "@berth/api/testing" (api/src/testing.ts); cdk8s takes
-// "@berth/api/rbac" and the console's type generator "@berth/api/contract" and "@berth/api/openapi".
+// "@berth/api/rbac", the console's type generator "@berth/api/contract" and "@berth/api/openapi", and the
+// tests' global setup "@berth/api/db/server" (loading the whole API there would slow every test run).
 
 export { ensureLocalDemo } from "./bootstrap/demo.ts";
 export { ensureDefaultPool, ensureHomeVolume } from "./bootstrap/storage.ts";
