@@ -1,4 +1,6 @@
-// Package boundaries and import cycles, checked on the repository's own import graph (scripts/imports.ts).
+// Package boundaries and import cycles, checked on the repository's own import graph (scripts/imports.ts),
+// and the house's habits that a file's text shows: clients made only where processes are composed, no
+// handler writing a raw response, no database or cluster read in a route, one spelling of resource paths.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -110,5 +112,56 @@ describe("periodic work", () => {
     expect(selfArming(sleep)).toEqual([]);
     const debounce = "const flush = () => { send(); };\nconst onEvent = () => { timer ??= setTimeout(flush, 5); };";
     expect(selfArming(debounce)).toEqual([]);
+  });
+});
+
+const isTest = (f: string) => /\.test\.ts$|\.test-support\.ts$/.test(f);
+const textOf = (f: string) => readFileSync(join(root, f), "utf8");
+/** The lines of the given files that match, as `file:line: text`. */
+function matching(files: string[], pattern: RegExp): string[] {
+  return files.flatMap((f) =>
+    textOf(f)
+      .split("\n")
+      .flatMap((line, i) => (pattern.test(line) ? [`${f}:${i + 1}: ${line.trim()}`] : [])),
+  );
+}
+
+describe("the house's habits", () => {
+  // Where each process is composed: its clients are made there and handed down (api/src/deps.ts).
+  const COMPOSITION_ROOTS = new Set([
+    "api/src/buildDeps.ts", // makeClusterClients: the API's and the worker's (api/src/worker/worker.ts)
+    "operator/src/operator.ts",
+    "operator/src/gateway/podGate.ts", // the gateway's one client, made once as the gateway starts
+  ]);
+
+  it("make Kubernetes clients only in the composition roots", () => {
+    const sources = graph.files.filter(
+      (f) => ["api", "controllers", "operator", "crds"].includes(workspaceOf(f)) && !isTest(f),
+    );
+    const made = matching(sources, /new HttpKube\b/).filter((l) => !COMPOSITION_ROOTS.has(l.split(":")[0] ?? ""));
+    expect(made, `clients made on the side (take one from the composition root):\n${made.join("\n")}`).toEqual([]);
+  });
+
+  it("leave the raw response to the route layer (api/src/http)", () => {
+    const sources = graph.files.filter((f) => f.startsWith("api/src/") && !f.startsWith("api/src/http/") && !isTest(f));
+    const raw = matching(sources, /\.respond\s*=\s*false|\bctx\.res\b|\.writeHead\(/);
+    expect(raw, `raw responses outside the route layer (answer csv, sse or text):\n${raw.join("\n")}`).toEqual([]);
+  });
+
+  it("read no database and no cluster in api/src/routes (domain functions do)", () => {
+    const routes = graph.files.filter((f) => f.startsWith("api/src/routes/") && !isTest(f));
+    const knex = matching(routes, /from\s+["']knex["']/);
+    const reads = graph.edges
+      .filter((e) => routes.includes(e.from) && !e.typeOnly)
+      .filter((e) => e.to.startsWith("api/src/db/operations/") || e.to.startsWith("controllers/src/kube/"))
+      .map((e) => `${e.from}: ${e.specifier}`);
+    expect([...knex, ...reads], "database or cluster reads in routes").toEqual([]);
+  });
+
+  it("spell a Berth resource's path only through resourcePath (crds/src/paths.ts)", () => {
+    // The function itself, and its cases, which say what it spells.
+    const sources = graph.files.filter((f) => f !== "crds/src/paths.ts" && f !== "crds/src/paths.test.ts");
+    const spelled = matching(sources, /\/apis\/berth\.dev\/|\/apis\/\$\{\w*(?:Kind|kind|\bk)\.group\}/);
+    expect(spelled, `resource paths spelled by hand (use resourcePath):\n${spelled.join("\n")}`).toEqual([]);
   });
 });

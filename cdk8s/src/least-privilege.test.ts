@@ -176,7 +176,7 @@ const [API, WORKER, OP, CP] = ["berth-api", "berth-worker", "berth-operator", "b
 const CLUSTERS = "api/src/domain/clusters/store.ts";
 const CATALOG = "api/src/domain/catalog/store.ts";
 const POOLS = "api/src/domain/storage/pools.ts";
-const VOLUMES = "api/src/domain/storage/volumes.ts";
+const VOLUMES = "api/src/domain/storage/volumeParts.ts";
 const WALLETS = "api/src/domain/credits/mirror.ts";
 const IMPORTS = "api/src/worker/imports.ts";
 const DISPATCH = "controllers/src/sessions/dispatch.ts";
@@ -228,8 +228,16 @@ const USED_ELSEWHERE: Record<string, Elsewhere> = {
     call: `"GET", volumePath(row.namespace, row.cr_name)`,
     why: "a volume read",
   },
-  [`${API} list volumes.berth.dev`]: { file: VOLUMES, call: "${VolumeKind.plural}`", why: "the volumes list" },
-  [`${API} create volumes.berth.dev`]: { file: VOLUMES, call: `"POST", volumePath(namespace)`, why: "a new volume" },
+  [`${API} list volumes.berth.dev`]: {
+    file: "api/src/domain/storage/listVolumes.ts",
+    call: `"GET", resourcePath(VolumeKind)`,
+    why: "the volumes list",
+  },
+  [`${API} create volumes.berth.dev`]: {
+    file: "api/src/domain/storage/createVolume.ts",
+    call: `"POST", volumePath(namespace)`,
+    why: "a new volume",
+  },
   [`${API} patch volumes.berth.dev`]: {
     file: VOLUMES,
     call: `"PATCH", volumePath(row.namespace, row.cr_name)`,
@@ -290,7 +298,7 @@ const USED_ELSEWHERE: Record<string, Elsewhere> = {
   },
   [`${WORKER} list resourcepolicies.berth.dev`]: {
     file: "api/src/domain/sessions/runtime.ts",
-    call: "`/apis/${k.group}/${k.version}/${k.plural}`",
+    call: `"GET", resourcePath(k)`,
     why: "the reclaim loop's idle rules",
   },
   [`${WORKER} get images.berth.dev`]: {
@@ -318,7 +326,7 @@ const USED_ELSEWHERE: Record<string, Elsewhere> = {
     why: "an administrator deletes a node",
   },
   [`${CP} get pods/log in berth-sessions`]: {
-    file: "api/src/routes/logs/podLog.ts",
+    file: "api/src/domain/logs/podLog.ts",
     call: "/pods/${seg(r.pod)}/log?",
     why: "a session's logs",
   },
@@ -373,7 +381,7 @@ const USED_ELSEWHERE: Record<string, Elsewhere> = {
   },
   [`${OP} patch sessionmirrors/status.berth.dev in berth-sessions`]: {
     file: MIRROR,
-    call: "/sessionmirrors/${m.metadata.name}/status`",
+    call: 'resourcePath(SessionMirrorKind, { namespace: ns, name: m.metadata.name, subresource: "status" })',
     why: "the mirror status write in reconcile",
   },
   // This journey mounts no volume; the storage journey (e2e/src/storage) makes and reads claims.

@@ -9,7 +9,7 @@
 
 import { createHash } from "node:crypto";
 import { type KubeApi, PeriodicPass } from "@berth/controllers/kube";
-import { ImageKind, type KindDefinition } from "@berth/crds";
+import { ImageBuildKind, ImageKind, type KindDefinition, resourcePath } from "@berth/crds";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
 import type { Clock } from "../clock.ts";
@@ -89,7 +89,7 @@ export class BuildLoop {
   }
 
   #resourcePath(b: ImageBuildRow): string {
-    return `/apis/berth.dev/v1alpha1/namespaces/${this.#config.builds.namespace}/imagebuilds/${b.job_name}`;
+    return resourcePath(ImageBuildKind, { namespace: this.#config.builds.namespace, name: b.job_name });
   }
 
   /** Deletes the build's ImageBuild (the operator deletes its Job); gone already is fine. */
@@ -156,8 +156,10 @@ export class BuildLoop {
     });
     const made = await kube.request(
       "POST",
-      `/apis/berth.dev/v1alpha1/namespaces/${this.#config.builds.namespace}/imagebuilds`,
-      { body },
+      resourcePath(ImageBuildKind, { namespace: this.#config.builds.namespace }),
+      {
+        body,
+      },
     );
     if (made.status !== 201 && made.status !== 409)
       throw new Error(`writing the ImageBuild answered ${made.status}: ${JSON.stringify(made.body).slice(0, 300)}`);

@@ -7,7 +7,7 @@
 
 import { hostname } from "node:os";
 import { type KubeApi, PeriodicPass } from "@berth/controllers/kube";
-import { ImageKind, type KindDefinition } from "@berth/crds";
+import { ImageKind, type KindDefinition, resourcePath } from "@berth/crds";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
 import type { Clock } from "../clock.ts";
@@ -238,7 +238,4 @@ export class ImportLoop {
   }
 }
 
-const imagePath = (name: string) => {
-  const k = ImageKind as unknown as KindDefinition;
-  return `/apis/${k.group}/${k.version}/${k.plural}/${encodeURIComponent(name)}`;
-};
+const imagePath = (name: string) => resourcePath(ImageKind, { name });

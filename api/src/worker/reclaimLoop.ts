@@ -2,8 +2,7 @@
 // (30 s) one pass of api/src/domain/reclaim/watch.ts. A failing pass is logged and the next one retries
 // (every step is level-based: the plan is recomputed from the signals and the status). Tests call `pass()`
 // with an injected clock.
-import { HttpKube, PeriodicPass } from "@berth/controllers/kube";
-import type { KubeConfig } from "@kubernetes/client-node";
+import { type KubeApi, PeriodicPass } from "@berth/controllers/kube";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
 import { type PassResult, type ReclaimContext, watchIdleAndRuntime } from "../domain/reclaim/watch.ts";
@@ -59,16 +58,16 @@ export class ReclaimLoop {
 
 export function reclaimWorkerLoop(o: {
   db: Knex;
-  kubeConfig: KubeConfig;
+  /** The management cluster's client (the worker's root makes it). */
+  kube: KubeApi;
   log: Logger;
   clock?: { now(): Date };
   intervalMs?: number;
 }): ReclaimLoop {
-  const kube = new HttpKube(o.kubeConfig, { maxSockets: 8, userAgent: "berth-worker-reclaim" });
   return new ReclaimLoop({
     db: o.db,
     log: o.log,
-    sessions: makeSessionsRuntime(kube),
+    sessions: makeSessionsRuntime(o.kube),
     ...(o.clock ? { clock: o.clock } : {}),
     ...(o.intervalMs ? { intervalMs: o.intervalMs } : {}),
   });

@@ -1,7 +1,7 @@
 // What the build controller watches in the builds namespace (builds/controller.ts): ImageBuilds, their
 // Jobs and the Jobs' pods. A Job and its ConfigMap carry the ImageBuild's name; a pod carries the build
 // id, mapped back to its ImageBuild here.
-import { buildResourceName } from "@berth/crds";
+import { buildResourceName, ImageBuildKind, resourcePath } from "@berth/crds";
 import type { Logger } from "pino";
 import type { KubeApi } from "../kube/client.ts";
 import { errInfo } from "../kube/errors.ts";
@@ -58,7 +58,7 @@ export class ObservedBuilds {
     };
     this.builds = new Informer<Build>({
       kube: d.kube,
-      path: `/apis/berth.dev/v1alpha1/namespaces/${ns}/imagebuilds`,
+      path: resourcePath(ImageBuildKind, { namespace: ns }),
       onEvent: (e) => enqueue(e.object, false),
       onError: (err, what) => log.warn({ error: errInfo(err) }, `image builds: ${what}`),
     });

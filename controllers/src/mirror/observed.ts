@@ -1,7 +1,7 @@
 // What the mirror controller watches in the sessions namespace: its SessionMirrors, their pods and the
 // NetworkPolicies it manages (mirror/controller.ts). Each pod event also feeds the gateway's routes, the
 // usage meter and the record of creates the watch has not shown yet (mirror/unseen.ts).
-import { LABELS, type SessionMirror, SessionMirrorKind } from "@berth/crds";
+import { LABELS, resourcePath, type SessionMirror, SessionMirrorKind } from "@berth/crds";
 import type { Logger } from "pino";
 import type { KubeApi } from "../kube/client.ts";
 import { Informer, type InformerEvent, type KubeObject } from "../kube/informer.ts";
@@ -46,7 +46,7 @@ export class ObservedMirrors {
     });
     this.mirrors = new Informer<SessionMirror & KubeObject>({
       kube: d.kube,
-      path: `/apis/${SessionMirrorKind.group}/${SessionMirrorKind.version}/namespaces/${ns}/sessionmirrors`,
+      path: resourcePath(SessionMirrorKind, { namespace: ns }),
       parse: (x) => SessionMirrorKind.schema.parse(x) as SessionMirror & KubeObject,
       onEvent: (e) => d.on.mirror(e.key),
       onError: onError("sessionmirrors"),

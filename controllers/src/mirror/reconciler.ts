@@ -1,7 +1,7 @@
 // Reconciles one SessionMirror into its pod (mirror/controller.ts): observes the mirror, its pod, its
 // claims and the policy state, asks mirror/plan.ts what to do, applies it, and hands the plan's report to
 // the batcher (and, when asked, to the mirror's own status for `kubectl get sesm`).
-import { type SessionMirror, SessionMirrorKind } from "@berth/crds";
+import { resourcePath, type SessionMirror, SessionMirrorKind } from "@berth/crds";
 import type { Logger } from "pino";
 import type { KubeApi } from "../kube/client.ts";
 import type { MirrorManifestOptions } from "./manifests.ts";
@@ -150,11 +150,9 @@ export class MirrorReconciler {
       if (res.status >= 300 && res.status !== 404) throw new Error(`deleting ${path}: ${res.status}`);
     } else {
       const name = current.metadata.name;
-      const res = await kube.request(
-        "PATCH",
-        `/apis/${SessionMirrorKind.group}/${SessionMirrorKind.version}/namespaces/${ns}/sessionmirrors/${name}`,
-        { body: { metadata: { finalizers: a.finalizers, resourceVersion: current.metadata.resourceVersion } } },
-      );
+      const res = await kube.request("PATCH", resourcePath(SessionMirrorKind, { namespace: ns, name }), {
+        body: { metadata: { finalizers: a.finalizers, resourceVersion: current.metadata.resourceVersion } },
+      });
       if (res.status === 409) throw new Error(`mirror ${name} changed while being released; retrying`);
       if (res.status >= 300 && res.status !== 404) throw new Error(`releasing mirror ${name}: ${res.status}`);
     }
@@ -203,7 +201,7 @@ export class MirrorReconciler {
       ? undefined
       : await this.#d.kube.request(
           "PATCH",
-          `/apis/${SessionMirrorKind.group}/${SessionMirrorKind.version}/namespaces/${ns}/sessionmirrors/${m.metadata.name}/status`,
+          resourcePath(SessionMirrorKind, { namespace: ns, name: m.metadata.name as string, subresource: "status" }),
           { body: { status } },
         );
     if (res && res.status < 300) this.#d.counts.statusWrites++;

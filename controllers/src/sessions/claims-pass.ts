@@ -6,7 +6,15 @@
 //     volumes past their grace (claims.ts decides which).
 // A claim being released is not mounted: the mirror waits (RetryAfter) until it is gone, then the operator
 // makes it again where the session lands.
-import { type Session, type Volume, VolumeKind, volumeClaimName, volumeDataPath, volumeIdOf } from "@berth/crds";
+import {
+  resourcePath,
+  type Session,
+  type Volume,
+  VolumeKind,
+  volumeClaimName,
+  volumeDataPath,
+  volumeIdOf,
+} from "@berth/crds";
 import type { KubeApi } from "../kube/client.ts";
 import { holdsVolumes, idleClaims, purgeDue } from "./claims.ts";
 import type { GpuClusterClients } from "./cluster-clients.ts";
@@ -129,7 +137,7 @@ export class ClaimsPass {
         vol.status.idleReleaseSeconds === idleReleaseSeconds
       )
         continue;
-      const path = `/apis/${VolumeKind.group}/${VolumeKind.version}/namespaces/${s.metadata.namespace}/${VolumeKind.plural}/${v.volume}/status`;
+      const path = resourcePath(VolumeKind, { namespace: s.metadata.namespace, name: v.volume, subresource: "status" });
       const res = await kube.request("PATCH", path, {
         body: {
           status: { boundCluster: clusterId, claimName, lastUsedAt: now, releaseAfter: null, idleReleaseSeconds },
@@ -150,7 +158,11 @@ export class ClaimsPass {
   }
 
   #volumePath(vol: Volume): string {
-    return `/apis/${VolumeKind.group}/${VolumeKind.version}/namespaces/${vol.metadata.namespace}/${VolumeKind.plural}/${vol.metadata.name}/status`;
+    return resourcePath(VolumeKind, {
+      namespace: vol.metadata.namespace,
+      name: vol.metadata.name as string,
+      subresource: "status",
+    });
   }
 
   /**
@@ -253,7 +265,7 @@ export class ClaimsPass {
         reclaimed++;
       }
     }
-    const path = `/apis/${VolumeKind.group}/${VolumeKind.version}/namespaces/${vol.metadata.namespace}/${VolumeKind.plural}/${vol.metadata.name}`;
+    const path = resourcePath(VolumeKind, { namespace: vol.metadata.namespace, name: vol.metadata.name as string });
     const res = await management.request("DELETE", path);
     if (res.status >= 300 && res.status !== 404) throw new Error(`deleting volume ${vol.metadata.name}: ${res.status}`);
     return reclaimed;

@@ -8,6 +8,7 @@ import {
   LABELS,
   labelValue,
   MIRROR_FINALIZER,
+  resourcePath,
   type Session,
   type SessionMirror,
   SessionMirrorKind,
@@ -58,7 +59,7 @@ export class Dispatch {
   }
 
   #path(name?: string): string {
-    return `/apis/${SessionMirrorKind.group}/${SessionMirrorKind.version}/namespaces/${this.#d.namespace}/sessionmirrors${name ? `/${name}` : ""}`;
+    return resourcePath(SessionMirrorKind, { namespace: this.#d.namespace, ...(name ? { name } : {}) });
   }
 
   /** The mirror as the session's catalog resolves it now. */
