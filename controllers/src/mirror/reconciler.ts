@@ -201,7 +201,7 @@ export class MirrorReconciler {
       ? undefined
       : await this.#d.kube.request(
           "PATCH",
-          resourcePath(SessionMirrorKind, { namespace: ns, name: m.metadata.name as string, subresource: "status" }),
+          resourcePath(SessionMirrorKind, { namespace: ns, name: m.metadata.name, subresource: "status" }),
           { body: { status } },
         );
     if (res && res.status < 300) this.#d.counts.statusWrites++;
