@@ -91,7 +91,8 @@ const TAR = [
 
 /**
  * A reproducible tar of `paths` under `dir`. `rootfs`: a root filesystem as it is (owners and times kept,
- * which a root filesystem's files and Python's bytecode check need), not files owned by root at time 0.
+ * which a root filesystem's files and Python's bytecode check need; file capabilities kept, which the
+ * builder image's newuidmap needs), not files owned by root at time 0.
  */
 export function tarOf(
   dir: string,
@@ -100,7 +101,16 @@ export function tarOf(
   exclude: string[] = [],
   rootfs = false,
 ): Buffer {
-  const own = rootfs ? ["--numeric-owner", "--sort=name", "--format=posix", TAR[6] as string] : TAR;
+  const own = rootfs
+    ? [
+        "--numeric-owner",
+        "--sort=name",
+        "--format=posix",
+        TAR[6] as string,
+        "--xattrs",
+        "--xattrs-include=security.capability",
+      ]
+    : TAR;
   return execFileSync(
     "tar",
     [
