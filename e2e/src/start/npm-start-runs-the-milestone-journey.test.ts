@@ -55,6 +55,8 @@ beforeAll(async () => {
       BERTH_GATEWAY_PORT: String(gatewayPort),
       BERTH_DEMO_PASSWORD: PASSWORD,
       BERTH_LOG_LEVEL: "error",
+      // The journey is kwok's; the real node has its own tests (e2e/src/testbed/real-node.test.ts).
+      BERTH_REAL_NODE: "0",
     },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
