@@ -19,6 +19,7 @@ import {
   BUILD_LABEL,
   BUILD_POLICY,
   BUILD_SELECTOR,
+  type BuildNodeSelector,
   buildConfigMap,
   buildJob,
   buildNetworkPolicy,
@@ -38,6 +39,8 @@ export interface BuildControllerDeps {
   clusterId: string;
   /** The builds namespace (made by the operator's install). Default `berth-builds`. */
   namespace?: string;
+  /** The build nodes' labels; unset: any node without GPUs (manifests.ts buildJob). */
+  nodeSelector?: BuildNodeSelector;
   log: Logger;
   /** Sends status reports; throws when the control plane did not take them (retried). */
   reportStatus(reports: BuildReport[]): Promise<void>;
@@ -178,7 +181,7 @@ export function startImageBuildController(deps: BuildControllerDeps): RunningBui
         force: true,
       });
       const made = await deps.kube.request<Job>("POST", `/apis/batch/v1/namespaces/${ns}/jobs`, {
-        body: buildJob(b, ns),
+        body: buildJob(b, ns, deps.nodeSelector),
       });
       if (made.status === 201) {
         counts.jobCreates++;
