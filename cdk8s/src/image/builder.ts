@@ -149,14 +149,20 @@ function copyLibraries(root: string, binary: string) {
   }
 }
 
-/** The root filesystem, owners and modes as they must be in the image. */
-function assemble(root: string, bin: string, debs: string[], work: string) {
+/** Debian packages (`name` or `name=version`) downloaded by apt and unpacked into `<work>/x`; answers that folder. */
+export function extractDebs(debs: readonly string[], work: string): string {
   const pkgs = join(work, "debs");
-  mkdirSync(pkgs);
+  mkdirSync(pkgs, { recursive: true });
   chmodSync(pkgs, 0o777); // apt's download user writes here
   run("apt-get", ["download", ...debs], { cwd: pkgs });
   const x = join(work, "x");
   for (const f of readdirSync(pkgs).filter((f) => f.endsWith(".deb"))) run("dpkg-deb", ["-x", join(pkgs, f), x]);
+  return x;
+}
+
+/** The root filesystem, owners and modes as they must be in the image. */
+function assemble(root: string, bin: string, debs: string[], work: string) {
+  const x = extractDebs(debs, work);
 
   for (const d of ["usr/local/bin", "usr/bin", "usr/sbin", "bin", "etc", "tmp", "run"])
     mkdirSync(join(root, d), { recursive: true });
@@ -216,7 +222,9 @@ export function imageKey(binKey: string, debs: string[]): string {
     ...debs,
     readFileSync(ENTRY),
     JSON.stringify([CONFIG, USER, SUBIDS]),
-    ...[assemble, copyLibraries, tarOf, layerOf, writeLayout].map((f) => f.toString()),
+    // The builder's code as files, not functions' text: a test runner's transform changes that text, and
+    // the key must be the same in every process that computes it.
+    ...["builder.ts", "build.ts"].map((f) => readFileSync(join(HERE, f))),
   ).slice(0, 32);
 }
 
