@@ -19,7 +19,7 @@ const build = (insecureRegistry: boolean) => ({
 const pod = (job: any) => job.spec.template.spec;
 
 describe("the build Job", () => {
-  it("keeps off GPU nodes unless the operator names the build nodes", () => {
+  it("keeps off GPU nodes unless the operator names the build nodes, whose own taint it then tolerates", () => {
     const terms = (j: unknown) =>
       pod(j).affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms;
     // biome-ignore lint/suspicious/noExplicitAny: the spec's other fields do not matter here
@@ -30,6 +30,11 @@ describe("the build Job", () => {
     expect(terms(buildJob(b, "berth-builds", { "berth.dev/real-node": "true" }))).toEqual([
       { matchExpressions: [{ key: "berth.dev/real-node", operator: "In", values: ["true"] }] },
     ]);
+    // A pool tainted with its own label is tolerated; without a selector, no toleration.
+    expect(pod(buildJob(b, "berth-builds", { "berth.dev/real-node": "true" })).tolerations).toEqual([
+      { key: "berth.dev/real-node", operator: "Equal", value: "true", effect: "NoSchedule" },
+    ]);
+    expect(pod(buildJob(b, "berth-builds")).tolerations).toBeUndefined();
   });
 
   it("names a plain-HTTP registry to the builder, for the base image's pull as well as the push", () => {

@@ -98,7 +98,8 @@ export function buildJob(b: Built, namespace: string, nodeSelector?: BuildNodeSe
           automountServiceAccountToken: false,
           enableServiceLinks: false,
           // Builds never take a GPU node: only nodes without the GPU operator's count label. Unless the
-          // operator names the build nodes itself (BERTH_OPERATOR_BUILDS_NODE_SELECTOR), which replaces it.
+          // operator names the build nodes itself (BERTH_OPERATOR_BUILDS_NODE_SELECTOR), which replaces it;
+          // such a pool is often tainted with its own label, which the pod then tolerates.
           affinity: {
             nodeAffinity: {
               requiredDuringSchedulingIgnoredDuringExecution: {
@@ -112,6 +113,16 @@ export function buildJob(b: Built, namespace: string, nodeSelector?: BuildNodeSe
               },
             },
           },
+          ...(selected
+            ? {
+                tolerations: selected.map(([key, value]) => ({
+                  key,
+                  operator: "Equal",
+                  value,
+                  effect: "NoSchedule",
+                })),
+              }
+            : {}),
           containers: [
             {
               name: "build",
