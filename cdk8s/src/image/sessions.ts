@@ -98,7 +98,13 @@ const aptInstall = (packages: string[]) =>
   `${APT} update && DEBIAN_FRONTEND=noninteractive ${APT} install -y --no-install-recommends ${packages.join(" ")} >/dev/null`;
 
 /** Node 24, the project's own (the `node` package), with its headers for native modules. */
-const NODE_DIST = () => dirname(dirname(realpathSync(join(ROOT, "node_modules/node/bin/node"))));
+const NODE_DIST = () => {
+  const dist = [join(ROOT, "node_modules/node/node_modules"), join(ROOT, "node_modules")]
+    .map((d) => join(d, `node-linux-${process.arch === "x64" ? "x64" : process.arch}`))
+    .find((d) => existsSync(join(d, "include/node/node.h")));
+  if (!dist) throw new Error("the `node` package's distribution (bin/node, include/node) is not installed: npm ci");
+  return dist;
+};
 const nodeVersion = () => execFileSync(join(NODE_DIST(), "bin/node"), ["--version"], { encoding: "utf8" }).trim();
 
 function recipes(): Record<SessionImageKind, Recipe> {
@@ -108,7 +114,7 @@ function recipes(): Record<SessionImageKind, Recipe> {
     "org.opencontainers.image.title": title,
     "org.opencontainers.image.version": version,
   });
-  const terminalPackages = ["python3-terminado", "libjs-xterm"];
+  const terminalPackages = ["python3-terminado"];
   return {
     jupyterlab: {
       files: [["start-jupyterlab.sh", "/usr/local/bin/start-session", 0o755]],
@@ -137,8 +143,9 @@ function recipes(): Record<SessionImageKind, Recipe> {
         ["terminal.py", "/usr/local/lib/berth/terminal.py", 0o644],
         ["terminal.html", "/usr/local/lib/berth/terminal.html", 0o644],
       ],
-      inputs: terminalPackages,
+      inputs: [...terminalPackages, ...XTERM],
       script: aptInstall(terminalPackages),
+      host: (merged) => addXterm(merged),
       config: {
         Env: ENV_BASE,
         Entrypoint: ["/usr/bin/tini", "-g", "--"],
@@ -370,7 +377,7 @@ export function imageKey(kind: SessionImageKind): string {
     ...r.inputs,
     ...r.files.flatMap(([f, to, mode]) => [readFileSync(join(FILES, f)), to, String(mode)]),
     JSON.stringify(r.config),
-    code(buildLocked, whiteoutsToOci, writeLayout, ...(r.host ? [r.host, buildCodeServer] : [])),
+    code(buildLocked, whiteoutsToOci, writeLayout, ...(r.host ? [r.host, buildCodeServer, addXterm, npmPack] : [])),
   ).slice(0, 32);
 }
 
@@ -490,6 +497,43 @@ function buildLocked(kind: SessionImageKind, log: (s: string) => void): BuiltIma
     return described(kind, key, join(dir, "oci"), started, false);
   } finally {
     if (mountedOverlay) spawnSync("umount", ["-l", merged]);
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+/** xterm.js from npm: Debian's libjs-xterm (3.8) ships a browser file that only `require`s its modules. */
+const XTERM = ["@xterm/xterm@6.0.0", "@xterm/addon-fit@0.11.0"];
+
+/** Fetches npm packages' tarballs with the host's npm; answers where each was unpacked. */
+function npmPack(specs: string[], into: string): string[] {
+  const names = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", into, ...specs])) as {
+    filename: string;
+  }[];
+  return names.map(({ filename }) => {
+    const dir = join(into, filename.replace(/\.tgz$/, ""));
+    mkdirSync(dir);
+    run("tar", ["-xzf", join(into, filename), "-C", dir, "--strip-components=1", "--no-same-owner"]);
+    return dir;
+  });
+}
+
+/** The terminal page's browser side: xterm.js and its fit addon, beside terminal.py. */
+function addXterm(merged: string) {
+  const tmp = mkdtempSync(join(cacheRoot(), ".xterm-"));
+  try {
+    const [xterm, fit] = npmPack(XTERM, tmp) as [string, string];
+    const to = join(merged, "usr/local/lib/berth/xterm");
+    mkdirSync(to, { recursive: true });
+    for (const [from, name] of [
+      [join(xterm, "lib/xterm.js"), "xterm.js"],
+      [join(xterm, "css/xterm.css"), "xterm.css"],
+      [join(xterm, "LICENSE"), "LICENSE.xterm"],
+      [join(fit, "lib/addon-fit.js"), "addon-fit.js"],
+    ] as const) {
+      cpSync(from, join(to, name));
+      chmodSync(join(to, name), 0o644);
+    }
+  } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
 }

@@ -1,5 +1,5 @@
 # The web terminal a Berth session runs (cdk8s/src/image/sessions.ts): bash in a pseudo-terminal per
-# browser tab, over a WebSocket, with Debian's terminado (Jupyter's terminal backend) and xterm.js.
+# browser tab, over a WebSocket, with Debian's terminado (Jupyter's terminal backend) and xterm.js (npm).
 # Serves under BERTH_BASE_PATH (/proxy/{cr}/, forwarded unchanged by the gateway) on BERTH_PORT:
 #   GET  {base}            the page        WS {base}websocket   terminado's protocol:
 #   GET  {base}xterm/...   xterm.js        ["stdin", text], ["set_size", rows, cols] in; ["stdout", text] out
@@ -44,7 +44,7 @@ async def main():
             (BASE, Page),
             (BASE + "healthz", Health),
             (BASE + "websocket", Socket, {"term_manager": terms}),
-            (BASE + "xterm/(.*)", tornado.web.StaticFileHandler, {"path": "/usr/share/javascript/xterm"}),
+            (BASE + "xterm/(.*)", tornado.web.StaticFileHandler, {"path": os.path.join(HERE, "xterm")}),
         ]
     )
     app.listen(PORT, "0.0.0.0")
