@@ -6,6 +6,8 @@ set -u
 missing=""
 command -v debootstrap >/dev/null 2>&1 || missing="$missing debootstrap"
 command -v runc >/dev/null 2>&1 || missing="$missing runc"
+# The builder image's newuidmap/newgidmap get file capabilities (cdk8s/src/image/builder.ts).
+command -v setcap >/dev/null 2>&1 || [ -x /usr/sbin/setcap ] || missing="$missing libcap2-bin"
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" != 0 ]; then
   echo "[berth] not root: cannot install$missing; the session image tests will skip" >&2
