@@ -51,3 +51,64 @@ describe("the repository's imports", () => {
     expect(listed, `import cycles (one loop per tangle of files):\n${listed.join("\n")}`).toEqual([]);
   });
 });
+
+// Every periodic pass runs on controllers/src/kube/periodic.ts (a pass, then a wait after it ends; stop waits
+// for the pass in flight). A timer that re-arms itself — `setTimeout(tick, …)` inside `tick`, or a
+// `setInterval` — is the hand-rolled loop it replaced, with its own stop flag and its own overlap rules.
+describe("periodic work", () => {
+  const PERIODIC_HOMES = ["controllers/src/", "api/src/worker/", "operator/src/"];
+  const allowed = new Map<string, string>([
+    ["controllers/src/kube/periodic.ts", "the helper itself"],
+    ["operator/src/routes.ts", "a stream's keep-alive bytes, not a pass"],
+  ]);
+  const inScope = (f: string) =>
+    PERIODIC_HOMES.some((h) => f.startsWith(h)) &&
+    !allowed.has(f) &&
+    // The gateway is being reworked for real pods; its activity loop moves to the helper with that work.
+    !f.startsWith("operator/src/gateway/") &&
+    !/\.test(-support)?\.ts$/.test(f);
+
+  /** `setTimeout(name, …)` inside the body of `name` (a function or an arrow): a timer re-arming its own pass. */
+  function selfArming(source: string): string[] {
+    const found: string[] = [];
+    for (const call of source.matchAll(/setTimeout\(\s*([A-Za-z_$][\w$]*)\s*,/g)) {
+      const name = call[1] as string;
+      const decl = new RegExp(`(?:const|let)\\s+${name}\\s*=\\s*(?:async\\s*)?\\(|function\\s+${name}\\s*\\(`).exec(
+        source,
+      );
+      if (!decl) continue;
+      // The body: from the first brace after the declaration to the one that closes it.
+      const open = source.indexOf("{", decl.index);
+      let depth = 0;
+      let close = open;
+      for (; close < source.length; close++) {
+        if (source[close] === "{") depth++;
+        else if (source[close] === "}" && --depth === 0) break;
+      }
+      const at = call.index ?? 0;
+      if (open >= 0 && open < at && at < close) found.push(call[0]);
+    }
+    return found;
+  }
+
+  it("runs on the one periodic pass, with no timer re-arming itself and no setInterval beside it", () => {
+    const loops = graph.files.filter(inScope).flatMap((f) => {
+      const source = readFileSync(join(root, f), "utf8");
+      const hits = [...selfArming(source), ...(source.match(/\bsetInterval\(/g) ?? [])];
+      return hits.map((h) => `${f}: ${h}`);
+    });
+    expect(
+      loops,
+      `hand-rolled periodic loops (use PeriodicPass from controllers/src/kube/periodic.ts):\n${loops.join("\n")}`,
+    ).toEqual([]);
+  });
+
+  it("the check finds the loops it forbids", () => {
+    const tick = "const tick = () => {\n  this.#running = this.pass().finally(() => setTimeout(tick, 10));\n};";
+    expect(selfArming(tick)).toEqual(["setTimeout(tick,"]);
+    const sleep = "const timer = setTimeout(done, ms);\nfunction done() { resolve(); }";
+    expect(selfArming(sleep)).toEqual([]);
+    const debounce = "const flush = () => { send(); };\nconst onEvent = () => { timer ??= setTimeout(flush, 5); };";
+    expect(selfArming(debounce)).toEqual([]);
+  });
+});

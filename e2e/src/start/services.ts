@@ -362,6 +362,8 @@ const worker: Service = {
       webhooks: {
         allowHosts: api.deps.config.webhooks.allowHosts,
         secretKeys: parseSecretKeys(api.deps.config.webhooks.secretKeys.reveal()),
+        // A receiver with a private CA, as the deployed worker reads it (api/src/worker/config.ts).
+        ...(process.env.BERTH_WEBHOOK_CA_FILE ? { ca: readFileSync(process.env.BERTH_WEBHOOK_CA_FILE, "utf8") } : {}),
       },
       // The same registry and import bounds as the API's (docs/dev/images.md).
       ...(api.deps.config.images ? { images: { config: api.deps.config.images } } : {}),
