@@ -11,6 +11,7 @@ export { contractRoutes } from "./contract.ts";
 export { connect, type Db, migrateLatest } from "./db/knex.ts";
 export { freePort, type PostgresServer, startPostgres } from "./db/server.ts";
 export type { Deps } from "./deps.ts";
+export { markForBuilds } from "./domain/images/builds.ts";
 export { parseSecretKeys } from "./domain/webhooks/secretBox.ts";
 export { ERROR_CODES, type ErrorCode } from "./errors.ts";
 export { type RunningApi, type StartApiOptions, startApi } from "./main.ts";

@@ -27,6 +27,17 @@ describe("configFromEnv", () => {
     });
   });
 
+  it("places builds on the nodes BERTH_OPERATOR_BUILDS_NODE_SELECTOR names, and refuses a malformed one", () => {
+    const env = { ...minimal, BERTH_OPERATOR_BUILDS_NAMESPACE: "berth-builds" };
+    expect(
+      configFromEnv({ ...env, BERTH_OPERATOR_BUILDS_NODE_SELECTOR: "berth.dev/real-node=true,pool=build" }, "op").builds
+        .nodeSelector,
+    ).toEqual({ "berth.dev/real-node": "true", pool: "build" });
+    expect(() => configFromEnv({ ...env, BERTH_OPERATOR_BUILDS_NODE_SELECTOR: "no-value" }, "op")).toThrow(
+      /BERTH_OPERATOR_BUILDS_NODE_SELECTOR: must be key=value pairs/,
+    );
+  });
+
   it("reads GPU metrics from a DCGM exporter only when its URL is given", () => {
     expect(configFromEnv(minimal, "op").gpuMetrics.url).toBeUndefined();
     const c = configFromEnv(

@@ -173,9 +173,22 @@ export const OperatorConfigSchema = z
     /**
      * Image builds (controllers/src/builds/): on a cluster marked for builds, the namespace where the
      * control plane writes ImageBuild resources and the operator runs their Jobs (made by the install, with
-     * its Pod Security labels). Unset: this operator runs no builds.
+     * its Pod Security labels). Unset: this operator runs no builds. `nodeSelector` (`key=value,...`): the
+     * nodes builds run on, replacing the default (any node without GPUs), e.g. the test bed's real node.
      */
-    builds: z.object({ namespace: z.string().min(1).max(63).optional() }).default({}),
+    builds: z
+      .object({
+        namespace: z.string().min(1).max(63).optional(),
+        nodeSelector: z
+          .string()
+          .regex(
+            /^[A-Za-z0-9./_-]+=[A-Za-z0-9._-]*(,[A-Za-z0-9./_-]+=[A-Za-z0-9._-]*)*$/,
+            "must be key=value pairs separated by commas",
+          )
+          .transform((v) => Object.fromEntries(v.split(",").map((p) => p.split("=", 2) as [string, string])))
+          .optional(),
+      })
+      .default({}),
     backoff: z
       .object({
         baseMs: ms(1).default(500),
@@ -260,6 +273,7 @@ export const ENV: Record<string, string> = {
   BERTH_OPERATOR_GPU_METRICS_TIMEOUT_MS: "gpuMetrics.timeoutMs",
   BERTH_OPERATOR_GPU_METRICS_RETENTION_MS: "gpuMetrics.retentionMs",
   BERTH_OPERATOR_BUILDS_NAMESPACE: "builds.namespace",
+  BERTH_OPERATOR_BUILDS_NODE_SELECTOR: "builds.nodeSelector",
   BERTH_OPERATOR_BACKOFF_BASE_MS: "backoff.baseMs",
   BERTH_OPERATOR_BACKOFF_MAX_MS: "backoff.maxMs",
   BERTH_OPERATOR_BACKOFF_JITTER: "backoff.jitter",

@@ -233,6 +233,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
             kube,
             clusterId: config.clusterId,
             namespace: buildsNamespace,
+            ...(config.builds.nodeSelector ? { nodeSelector: config.builds.nodeSelector } : {}),
             log,
             reportStatus: (reports) =>
               send("/internal/v1/image-builds/status", {

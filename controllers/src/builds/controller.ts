@@ -14,6 +14,7 @@ import { errInfo } from "../kube/errors.ts";
 import { PeriodicPass } from "../kube/periodic.ts";
 import { WorkQueue } from "../kube/workqueue.ts";
 import { type BuildLogLine, BuildLogs, type StreamingKube } from "./logs.ts";
+import type { BuildNodeSelector } from "./manifests.ts";
 import { ObservedBuilds } from "./observed.ts";
 import type { BuildReport } from "./plan.ts";
 import { BuildReconciler } from "./reconciler.ts";
@@ -27,6 +28,8 @@ export interface BuildControllerDeps {
   clusterId: string;
   /** The builds namespace (made by the operator's install). Default `berth-builds`. */
   namespace?: string;
+  /** The build nodes' labels; unset: any node without GPUs (manifests.ts buildJob). */
+  nodeSelector?: BuildNodeSelector;
   log: Logger;
   /** Sends status reports; throws when the control plane did not take them (retried). */
   reportStatus(reports: BuildReport[]): Promise<void>;
@@ -78,6 +81,7 @@ export class ImageBuildController implements RunningBuildController {
       kube: deps.kube,
       clusterId: deps.clusterId,
       namespace,
+      ...(deps.nodeSelector ? { nodeSelector: deps.nodeSelector } : {}),
       observed: this.#observed,
       logs: this.#logs,
       reportStatus: (reports) => deps.reportStatus(reports),

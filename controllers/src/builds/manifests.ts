@@ -73,9 +73,16 @@ const SCRIPT = [
   'sed -n \'s/.*"containerimage.digest": *"\\(sha256:[a-f0-9]*\\)".*/BERTH_IMAGE_DIGEST=\\1/p\' /tmp/metadata.json',
 ].join("\n");
 
-export function buildJob(b: Built, namespace: string) {
+/** Where builds run: nodes with all these labels (the operator's BERTH_OPERATOR_BUILDS_NODE_SELECTOR). */
+export type BuildNodeSelector = Readonly<Record<string, string>>;
+
+/** The registry host of an image reference (`host[:port]/path:tag`). */
+const registryHost = (ref: string) => ref.slice(0, ref.indexOf("/"));
+
+export function buildJob(b: Built, namespace: string, nodeSelector?: BuildNodeSelector) {
   const s = b.spec;
   const output = `type=image,name=${s.destination},push=true${s.insecureRegistry ? ",registry.insecure=true" : ""}`;
+  const selected = nodeSelector && Object.keys(nodeSelector).length > 0 ? Object.entries(nodeSelector) : undefined;
   return {
     apiVersion: "batch/v1",
     kind: "Job",
@@ -90,21 +97,46 @@ export function buildJob(b: Built, namespace: string) {
           restartPolicy: "Never",
           automountServiceAccountToken: false,
           enableServiceLinks: false,
-          // Builds never take a GPU node: only nodes without the GPU operator's count label.
+          // Builds never take a GPU node: only nodes without the GPU operator's count label. Unless the
+          // operator names the build nodes itself (BERTH_OPERATOR_BUILDS_NODE_SELECTOR), which replaces it;
+          // such a pool is often tainted with its own label, which the pod then tolerates.
           affinity: {
             nodeAffinity: {
               requiredDuringSchedulingIgnoredDuringExecution: {
-                nodeSelectorTerms: [{ matchExpressions: [{ key: GPU_COUNT_LABEL, operator: "DoesNotExist" }] }],
+                nodeSelectorTerms: [
+                  {
+                    matchExpressions: selected
+                      ? selected.map(([key, value]) => ({ key, operator: "In", values: [value] }))
+                      : [{ key: GPU_COUNT_LABEL, operator: "DoesNotExist" }],
+                  },
+                ],
               },
             },
           },
+          ...(selected
+            ? {
+                tolerations: selected.map(([key, value]) => ({
+                  key,
+                  operator: "Equal",
+                  value,
+                  effect: "NoSchedule",
+                })),
+              }
+            : {}),
           containers: [
             {
               name: "build",
               image: s.builderImage,
               command: ["sh", "-c", SCRIPT, "build"],
               args: ["--output", output, ...(s.baseImage ? ["--opt", `build-arg:BASE_IMAGE=${s.baseImage}`] : [])],
-              env: [{ name: "BUILDKITD_FLAGS", value: "--oci-worker-no-process-sandbox" }],
+              env: [
+                { name: "BUILDKITD_FLAGS", value: "--oci-worker-no-process-sandbox" },
+                // A plain-HTTP registry is one for the base image's pull too, not only the push (Berth's
+                // builder image reads it: cdk8s/src/image/builder/buildctl-daemonless.sh).
+                ...(s.insecureRegistry
+                  ? [{ name: "BERTH_INSECURE_REGISTRIES", value: registryHost(s.destination) }]
+                  : []),
+              ],
               securityContext: {
                 runAsUser: 1000,
                 runAsGroup: 1000,

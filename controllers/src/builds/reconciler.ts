@@ -5,7 +5,7 @@
 import type { Logger } from "pino";
 import { type KubeApi, serverSideApply } from "../kube/client.ts";
 import type { BuildLogs } from "./logs.ts";
-import { BUILD_POLICY, buildConfigMap, buildJob, buildNetworkPolicy } from "./manifests.ts";
+import { BUILD_POLICY, type BuildNodeSelector, buildConfigMap, buildJob, buildNetworkPolicy } from "./manifests.ts";
 import type { Job, ObservedBuilds } from "./observed.ts";
 import { type BuildReport, planBuildLevel } from "./plan.ts";
 
@@ -15,6 +15,8 @@ export interface BuildReconcilerDeps {
   kube: KubeApi;
   clusterId: string;
   namespace: string;
+  /** The build nodes' labels (controller.ts). */
+  nodeSelector?: BuildNodeSelector;
   observed: ObservedBuilds;
   logs: BuildLogs;
   /** Sends status reports; throws when the control plane did not take them (retried). */
@@ -65,7 +67,7 @@ export class BuildReconciler {
         force: true,
       });
       const made = await kube.request<Job>("POST", `/apis/batch/v1/namespaces/${ns}/jobs`, {
-        body: buildJob(b, ns),
+        body: buildJob(b, ns, this.#d.nodeSelector),
       });
       if (made.status === 201) {
         counts.jobCreates++;

@@ -3,6 +3,8 @@
 //   registries Berth's own OCI registry (private images) and one standing in for a public registry, with
 //              a small demo image to import (127.0.0.1:<port>/demo/hello:1); both keep images in memory;
 //              the real node (when it runs) pulls from both
+//   builder    where the real node runs: a relay from its pods to Berth's registry and the builder image
+//              pushed there (builds.ts)
 //   metrics    the control plane's metrics server (metrics.ts), data in .data/metrics
 //   api        the API (public on BERTH_API_PORT, default 8080; internal plane on 127.0.0.1 only), with
 //              the bootstrap administrator and the default catalog; it serves the built console at /
@@ -10,6 +12,7 @@
 //              (password printed once; BERTH_DEMO=0 leaves it out)
 //   clusters   the GPU clusters registered through the clusters domain, each with its operator installed
 //              (namespaces, SessionMirror CRD, least-privilege ServiceAccount) and a token file
+//   build-cluster  the real node's cluster made a build cluster and marked for builds (builds.ts)
 //   storage    the default pool "shared" every GPU cluster mounts (what a real install has on each: a
 //              CSIDriver, the StorageClass berth-shared, a capacity report, and here a small provisioner
 //              standing in for the driver), and the demo researcher's `home` volume on it. Where the real
@@ -56,6 +59,7 @@ import { HOSTPATH_STORAGE_CLASS, type RunningCsiHostpath, startCsiHostpath } fro
 import { pushIndex } from "../testbed/images.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import { startRegistry } from "../testbed/registry.ts";
+import { buildClusterService, builderService, LOCAL_BUILD_NODES } from "./builds.ts";
 import { gpuExportersService, metricsService, scrape } from "./metrics.ts";
 import type { Service } from "./service.ts";
 
@@ -182,6 +186,13 @@ const apiService: Service = {
       BERTH_REGISTRY_URL: process.env.BERTH_REGISTRY_URL ?? ctx.published.BERTH_REGISTRY_URL,
       BERTH_IMAGE_INTERNAL_REGISTRIES:
         process.env.BERTH_IMAGE_INTERNAL_REGISTRIES ?? ctx.published.BERTH_IMAGE_INTERNAL_REGISTRIES,
+      // Where the real node runs: its pods reach the registry through the builder service's relay.
+      ...(ctx.published.BERTH_REGISTRY_PULL_PREFIX && !process.env.BERTH_REGISTRY_PULL_PREFIX
+        ? { BERTH_REGISTRY_PULL_PREFIX: ctx.published.BERTH_REGISTRY_PULL_PREFIX }
+        : {}),
+      ...(ctx.published.BERTH_BUILDER_IMAGE && !process.env.BERTH_BUILDER_IMAGE
+        ? { BERTH_BUILDER_IMAGE: ctx.published.BERTH_BUILDER_IMAGE }
+        : {}),
       BERTH_METRICS_SERVER_URL: ctx.published.BERTH_METRICS_SERVER_URL,
       BERTH_METRICS_HOST: "127.0.0.1",
       BERTH_METRICS_PORT: process.env.BERTH_METRICS_PORT ?? "0",
@@ -362,6 +373,10 @@ const operators: Service = {
               // Sessions' apps are the gateways' stand-in here (no pod runs): the idle rule reads its notebook
               // status there, as the gateway proxies to it (docs/dev/idle-and-limits.md).
               ...(standins[r.cluster] ? { activity: { appUpstreams: `*=${standins[r.cluster]}` } } : {}),
+              // The build cluster (builds.ts): Jobs on its real node.
+              ...(r.cluster === ctx.published.BERTH_LOCAL_BUILD_CLUSTER
+                ? { builds: { namespace: "berth-builds", nodeSelector: LOCAL_BUILD_NODES } }
+                : {}),
               logLevel,
             }),
             { log: log.child({ cluster: r.cluster }) },
@@ -430,9 +445,11 @@ export const SERVICES: Service[] = [
   postgres,
   metricsService,
   registries,
+  builderService(),
   apiService,
   demo,
   clustersService,
+  buildClusterService(() => api?.deps),
   storageService,
   gpuExportersService,
   gatewaysService,

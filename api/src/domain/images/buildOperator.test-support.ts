@@ -63,6 +63,8 @@ export async function startBuildOperator(o: {
   kubeConfig: KubeConfig;
   log: Logger;
   flushMs?: number;
+  /** The build nodes' labels (the operator's BERTH_OPERATOR_BUILDS_NODE_SELECTOR). */
+  nodeSelector?: Record<string, string>;
 }): Promise<BuildOperator> {
   const ns = o.deps.config.images?.builds.namespace ?? "berth-builds";
   const kube = new HttpKube(o.kubeConfig);
@@ -93,6 +95,7 @@ export async function startBuildOperator(o: {
     kube,
     clusterId: o.clusterId,
     namespace: ns,
+    ...(o.nodeSelector ? { nodeSelector: o.nodeSelector } : {}),
     log: o.log,
     reportStatus: (reports) => post("/internal/v1/image-builds/status", { cluster_id: o.clusterId, reports }),
     sendLogs: (build, lines) => post("/internal/v1/image-builds/logs", { cluster_id: o.clusterId, build, lines }),
