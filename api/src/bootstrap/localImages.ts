@@ -4,7 +4,7 @@
 // catalog never has them. Unlike the defaults they are re-applied at every start: the local registry's
 // address and the images' content-keyed tags change, and nobody edits them by hand.
 import { type KubeApi, KubeError, seg } from "@berth/controllers/kube";
-import { ImageKind, type ImageKindName, type KindDefinition, LABELS } from "@berth/crds";
+import { ImageKind, type ImageKindName, type KindDefinition, LABELS, resourcePath } from "@berth/crds";
 import type { CatalogEntry } from "./catalog.ts";
 
 export const LOCAL_IMAGE_NAMES: Record<ImageKindName, string> = {
@@ -41,7 +41,7 @@ export async function applyLocalSessionImages(
   refs: Partial<Record<ImageKindName, string>>,
 ): Promise<{ created: string[]; updated: string[] }> {
   const out = { created: [] as string[], updated: [] as string[] };
-  const path = `/apis/${ImageKind.group}/${ImageKind.version}/${ImageKind.plural}`;
+  const path = resourcePath(ImageKind);
   for (const { object } of localSessionImageEntries(refs)) {
     const name = object.metadata.name as string;
     try {

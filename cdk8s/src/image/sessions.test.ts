@@ -223,7 +223,9 @@ beforeAll(() => {
   work = mkdtempSync(join(tmpdir(), PREFIX));
   // A run killed before its cleanup leaves containers named like ours: remove them first.
   if (canRun)
-    for (const c of JSON.parse(execFileSync("runc", ["list", "--format", "json"], { encoding: "utf8" }) || "[]") as {
+    // runc prints `null` when it runs no container.
+    for (const c of (JSON.parse(execFileSync("runc", ["list", "--format", "json"], { encoding: "utf8" }) || "null") ??
+      []) as {
       id: string;
     }[])
       if (c.id.startsWith(PREFIX)) removeContainer(c.id);
