@@ -1,7 +1,7 @@
 // The shell: skip link, header with navigation, the live indicator and the account, and the outlet where
 // the current route's view renders. Views are lazy where they are heavy (admin pages).
 import { html, LitElement, nothing, type TemplateResult } from "lit";
-import { api, auth, branding, feed, loadMe, router } from "../../app/context.ts";
+import { auth, branding, feed, loadMe, router } from "../../app/context.ts";
 import type { RouteName } from "../../router/routes.ts";
 import { shared, tokens } from "../../styles/shared.ts";
 import { ADMIN_LINKS, isHere, MEMBER_LINKS } from "./nav-links.ts";
@@ -212,7 +212,6 @@ export class BerthApp extends LitElement {
   }
 
   override render() {
-    void api;
     const signedIn = auth.signedIn && !auth.mustChangePassword;
     const b = branding.current;
     return html`<a class="skip" href="#main" @click=${(e: Event) => {

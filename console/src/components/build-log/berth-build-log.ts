@@ -3,7 +3,7 @@
 // `berth-build-ended` (detail: the end event's data) once the build has finished.
 import { css, html, LitElement, nothing } from "lit";
 import { SseParser } from "../../api/sse.ts";
-import { api } from "../../app/context.ts";
+import { followImageBuildLog } from "../../app/images.ts";
 import { shared, tokens } from "../../styles/shared.ts";
 
 const MAX_CHARS = 512 * 1024;
@@ -68,10 +68,7 @@ export class BerthBuildLog extends LitElement {
     this.#abort = abort;
     while (!abort.signal.aborted && !this.ended) {
       try {
-        const res = await api.fetchRaw(`/api/v1/image-builds/${id}/logs`, {
-          signal: abort.signal,
-          headers: this.#lastId ? { "Last-Event-ID": this.#lastId } : {},
-        });
+        const res = await followImageBuildLog(id, this.#lastId, abort.signal);
         const reader = (res.body as ReadableStream<Uint8Array>).getReader();
         const parser = new SseParser();
         const decoder = new TextDecoder();

@@ -4,7 +4,12 @@
 import { css, html, LitElement, nothing } from "lit";
 import type { LiveChange, LiveFeed } from "../../api/live-feed.ts";
 import type { Notification } from "../../api/openapi.gen.ts";
-import { api } from "../../app/context.ts";
+import {
+  dismissNotification,
+  loadNotifications,
+  readAllNotifications,
+  readNotification,
+} from "../../app/notifications.ts";
 import { formatRelative } from "../../data/format.ts";
 import { shared, tokens } from "../../styles/shared.ts";
 
@@ -138,7 +143,7 @@ export class BerthNotificationBell extends LitElement {
 
   async #load(): Promise<void> {
     try {
-      const r = await api.call("listNotifications", { query: { size: 10 } });
+      const r = await loadNotifications();
       this.unread = r.unread_count;
       this.items = r.data;
     } catch {
@@ -147,15 +152,15 @@ export class BerthNotificationBell extends LitElement {
   }
 
   async #read(n: Notification): Promise<void> {
-    if (n.read_at === null) await api.call("readNotification", { params: { notificationId: n.id } }).catch(() => {});
+    if (n.read_at === null) await readNotification(n.id).catch(() => {});
     await this.#load();
   }
   async #readAll(): Promise<void> {
-    await api.call("readAllNotifications").catch(() => {});
+    await readAllNotifications().catch(() => {});
     await this.#load();
   }
   async #dismiss(n: Notification): Promise<void> {
-    await api.call("dismissNotification", { params: { notificationId: n.id } }).catch(() => {});
+    await dismissNotification(n.id).catch(() => {});
     await this.#load();
   }
 

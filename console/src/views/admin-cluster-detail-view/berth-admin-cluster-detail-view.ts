@@ -3,12 +3,20 @@
 // confirmation (refused by the API while sessions or allocations live on it).
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
-import type { Cluster, ConnectionTestResult, Node, NodeActionResult } from "../../api/openapi.gen.ts";
-import { api, router } from "../../app/context.ts";
+import type { Cluster, ConnectionTestResult, Node } from "../../api/openapi.gen.ts";
+import { router } from "../../app/context.ts";
 import "../../components/check-list/index.ts";
 import { confirmAction } from "../../components/confirm-dialog/index.ts";
 import "../../components/error-panel/index.ts";
 import "../../components/monitoring-panel/index.ts";
+import {
+  actOnNode,
+  deregisterCluster,
+  loadCluster,
+  loadNodes,
+  setSessionDomain,
+  testClusterConnection,
+} from "../../app/clusters.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { statusTone } from "../../data/clusters.ts";
 import { formatRelative, formatTime } from "../../data/format.ts";
@@ -39,12 +47,11 @@ export class BerthAdminClusterDetailView extends LitElement {
   declare deleteName: string;
 
   #cluster = new Task(this, {
-    task: async ([id], { signal }) => api.call("getCluster", { params: { clusterId: id as string } }, { signal }),
+    task: async ([id], { signal }) => loadCluster(id as string, signal),
     args: () => [this.clusterId],
   });
   #nodes = new Task(this, {
-    task: async ([id], { signal }) =>
-      api.call("listNodes", { query: { cluster: id as string, size: 100 } }, { signal }),
+    task: async ([id], { signal }) => loadNodes(id as string, signal),
     args: () => [this.clusterId],
   });
 
@@ -75,9 +82,7 @@ export class BerthAdminClusterDetailView extends LitElement {
 
   async #connectionTest(): Promise<void> {
     this.testing = true;
-    this.test = await this.#act("Connection test finished.", () =>
-      api.call("testClusterConnection", { params: { clusterId: this.clusterId }, body: {} }),
-    );
+    this.test = await this.#act("Connection test finished.", () => testClusterConnection(this.clusterId));
     this.testing = false;
     void this.#cluster.run();
   }
@@ -86,7 +91,7 @@ export class BerthAdminClusterDetailView extends LitElement {
     e.preventDefault();
     const domain = String(new FormData(e.target as HTMLFormElement).get("session_domain") ?? "").trim();
     const r = await this.#act("Session domain saved. New connect links use it.", () =>
-      api.call("updateCluster", { params: { clusterId: this.clusterId }, body: { session_domain: domain } }),
+      setSessionDomain(this.clusterId, domain),
     );
     if (r) {
       this.editing = false;
@@ -102,9 +107,7 @@ export class BerthAdminClusterDetailView extends LitElement {
       danger: true,
     });
     if (!ok) return;
-    const r = await this.#act("Cluster deregistered.", () =>
-      api.call("deregisterCluster", { params: { clusterId: c.id } }),
-    );
+    const r = await this.#act("Cluster deregistered.", () => deregisterCluster(c.id));
     if (r) router.navigate("/admin/clusters");
   }
 
@@ -122,16 +125,7 @@ export class BerthAdminClusterDetailView extends LitElement {
       });
       if (!ok) return;
     }
-    const params = { clusterId: n.cluster_id, nodeName: n.name };
-    const call = (): Promise<NodeActionResult> =>
-      action === "cordon"
-        ? api.call("cordonNode", { params })
-        : action === "uncordon"
-          ? api.call("uncordonNode", { params })
-          : action === "drain"
-            ? api.call("drainNode", { params })
-            : api.call("deleteNode", { params });
-    const r = await this.#act(`${action} ${n.name}: done.`, call);
+    const r = await this.#act(`${action} ${n.name}: done.`, () => actOnNode(n.cluster_id, n.name, action));
     if (r) {
       const blocked = r.evictions?.filter((x) => x.result === "blocked" || x.result === "failed") ?? [];
       this.actionResult = `${action} ${n.name}: ${r.outcome}${blocked.length ? ` (${blocked.length} pod(s) could not be evicted: ${blocked.map((b) => `${b.namespace}/${b.pod}`).join(", ")})` : ""}.`;

@@ -5,10 +5,10 @@ import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import { ApiError } from "../../api/client.ts";
 import type { Cluster, RegisterClusterRequest, RegisteredCluster } from "../../api/openapi.gen.ts";
-import { api } from "../../app/context.ts";
 import "../../components/check-list/index.ts";
 import "../../components/error-panel/index.ts";
 import "../../components/pending/index.ts";
+import { loadClusters, registerCluster } from "../../app/clusters.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { checksFromDetails, statusTone } from "../../data/clusters.ts";
 import { formatRelative } from "../../data/format.ts";
@@ -33,7 +33,7 @@ export class BerthAdminClustersView extends LitElement {
   declare error: unknown;
 
   #clusters = new Task(this, {
-    task: async (_args, { signal }) => api.call("listClusters", { query: { size: 100 } }, { signal }),
+    task: async (_args, { signal }) => loadClusters(signal),
     args: () => [],
   });
 
@@ -60,9 +60,7 @@ export class BerthAdminClustersView extends LitElement {
     this.error = undefined;
     this.result = undefined;
     try {
-      this.result = await api.call("registerCluster", {
-        body: { name: s("name"), session_domain: s("session_domain"), credential },
-      });
+      this.result = await registerCluster({ name: s("name"), session_domain: s("session_domain"), credential });
       form.reset();
       this.showForm = false;
       void this.#clusters.run();

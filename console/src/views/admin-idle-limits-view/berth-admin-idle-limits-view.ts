@@ -6,8 +6,9 @@
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import type { ResourcePolicy } from "../../api/openapi.gen.ts";
-import { api, auth } from "../../app/context.ts";
+import { auth } from "../../app/context.ts";
 import "../../components/error-panel/index.ts";
+import { loadResourcePolicies, updateResourcePolicy } from "../../app/catalog.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
@@ -27,7 +28,7 @@ export class BerthAdminIdleLimitsView extends LitElement {
   declare notice: string | undefined;
 
   #policies = new Task(this, {
-    task: async (_a, { signal }) => api.call("listResourcePolicies", { query: { size: 100 } }, { signal }),
+    task: async (_a, { signal }) => loadResourcePolicies(signal),
     args: () => [],
   });
 
@@ -50,9 +51,9 @@ export class BerthAdminIdleLimitsView extends LitElement {
     this.error = undefined;
     this.notice = undefined;
     try {
-      await api.call("updateResourcePolicy", {
-        params: { name: p.name },
-        body: { idle, limits: { ...limits, ...(hours === undefined ? {} : { max_session_hours: hours }) } },
+      await updateResourcePolicy(p.name, {
+        idle,
+        limits: { ...limits, ...(hours === undefined ? {} : { max_session_hours: hours }) },
       });
       this.notice = `Saved ${p.name}.`;
       void this.#policies.run();

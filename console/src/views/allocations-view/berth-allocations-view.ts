@@ -6,13 +6,21 @@ import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import { ApiError, newIdempotencyKey } from "../../api/client.ts";
 import type { Allocation, Wallet } from "../../api/openapi.gen.ts";
-import { api, auth } from "../../app/context.ts";
+import { auth } from "../../app/context.ts";
 import { announceCreditsChanged, meForCredits } from "../../app/credits.ts";
 import { loadDirectory } from "../../app/directory.ts";
 import { creditsNav } from "../../components/credits-nav.ts";
 import "../../components/empty-state/index.ts";
 import "../../components/error-panel/index.ts";
 import "../../components/pager/index.ts";
+import {
+  allocateCredits,
+  loadAllocations,
+  loadOrganizationWallets,
+  loadSystemWallets,
+  openWallet,
+} from "../../app/credits.ts";
+import { loadOrganizationMembers } from "../../app/organizations.ts";
 import { renderTask } from "../../components/task-states.ts";
 import {
   canManageWallet,
@@ -73,10 +81,8 @@ export class BerthAllocationsView extends LitElement {
     task: async ([org], { signal }): Promise<Wallet[]> => {
       if (!org) return [];
       const [inOrg, system] = await Promise.all([
-        api.call("listWallets", { query: { organization: org as string, size: 100 } }, { signal }),
-        auth.isSuperAdmin
-          ? api.call("listWallets", { query: { owner_kind: "system", size: 10 } }, { signal })
-          : Promise.resolve(undefined),
+        loadOrganizationWallets(org as string, signal),
+        auth.isSuperAdmin ? loadSystemWallets(signal) : Promise.resolve(undefined),
       ]);
       return [...(system?.data ?? []), ...inOrg.data];
     },
@@ -87,13 +93,7 @@ export class BerthAllocationsView extends LitElement {
     task: async ([org], { signal }) => {
       if (!org || !this.#canOpen(org as string)) return [];
       try {
-        return (
-          await api.call(
-            "listOrganizationMembers",
-            { params: { organizationId: org as string }, query: { size: 100 } },
-            { signal },
-          )
-        ).data;
+        return (await loadOrganizationMembers(org as string, signal)).data;
       } catch (e) {
         if (e instanceof ApiError && e.code === "forbidden") return [];
         throw e;
@@ -102,8 +102,7 @@ export class BerthAllocationsView extends LitElement {
     args: () => [this.#org(), auth.me],
   });
   #movements = new Task(this, {
-    task: async ([pageNo], { signal }) =>
-      api.call("listAllocations", { query: { page: pageNo as number, size: 20 } }, { signal }),
+    task: async ([pageNo], { signal }) => loadAllocations(pageNo as number, signal),
     args: () => [this.movementsPage],
   });
 
@@ -223,17 +222,14 @@ export class BerthAllocationsView extends LitElement {
       const to =
         "wallet" in target
           ? target.wallet
-          : await api.call("openWallet", {
-              body: {
-                organization_id: org,
-                owner_kind: target.open.kind,
-                ...(target.open.kind === "organization" ? {} : { owner_id: target.open.id }),
-              },
+          : await openWallet({
+              organization_id: org,
+              owner_kind: target.open.kind,
+              ...(target.open.kind === "organization" ? {} : { owner_id: target.open.id }),
             });
-      const moved: Allocation = await api.call(
-        "allocateCredits",
-        { body: { from_wallet_id: from.id, to_wallet_id: to.id, amount: parsed.units, reason } },
-        { idempotencyKey: this.#key.key },
+      const moved: Allocation = await allocateCredits(
+        { from_wallet_id: from.id, to_wallet_id: to.id, amount: parsed.units, reason },
+        this.#key.key,
       );
       this.#key.settle();
       this.notice = {

@@ -4,9 +4,9 @@
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import type { AuditLogEntry, Operations } from "../../api/openapi.gen.ts";
-import { api } from "../../app/context.ts";
 import "../../components/error-panel/index.ts";
 import "../../components/pager/index.ts";
+import { exportAuditLogs, loadAuditLogs } from "../../app/insights.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
@@ -64,11 +64,7 @@ export class BerthAuditView extends LitElement {
 
   #rows = new Task(this, {
     task: async ([filters, pageNo], { signal }) =>
-      api.call(
-        "listAuditLogs",
-        { query: { ...auditQuery(filters as Filters), page: pageNo as number, size: 25 } },
-        { signal },
-      ),
+      loadAuditLogs({ ...auditQuery(filters as Filters), page: pageNo as number, size: 25 }, signal),
     args: () => [this.filters, this.pageNo],
   });
 
@@ -114,7 +110,7 @@ export class BerthAuditView extends LitElement {
       const q = auditQuery(this.filters) as Record<string, string>;
       q.to ??= new Date().toISOString();
       q.from ??= new Date(Date.parse(q.to) - 30 * 86_400_000).toISOString();
-      const res = await api.fetchRaw(`/api/v1/audit-logs/export?${new URLSearchParams(q)}`);
+      const res = await exportAuditLogs(q);
       const blob = await res.blob();
       const a = document.createElement("a");
       a.href = URL.createObjectURL(blob);

@@ -6,13 +6,22 @@ import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import { newIdempotencyKey } from "../../api/client.ts";
 import type { Budget, Refill, Wallet } from "../../api/openapi.gen.ts";
-import { api, auth } from "../../app/context.ts";
+import { auth } from "../../app/context.ts";
 import { meForCredits } from "../../app/credits.ts";
 import { loadDirectory } from "../../app/directory.ts";
 import { confirmAction } from "../../components/confirm-dialog/index.ts";
 import { creditsNav } from "../../components/credits-nav.ts";
 import "../../components/empty-state/index.ts";
 import "../../components/error-panel/index.ts";
+import {
+  createRefill,
+  deleteBudget,
+  loadBudgets,
+  loadRefills,
+  loadWallets,
+  setBudget,
+  setRefillEnabled,
+} from "../../app/credits.ts";
 import { renderTask } from "../../components/task-states.ts";
 import {
   canManageWallet,
@@ -49,15 +58,15 @@ export class BerthBudgetsView extends LitElement {
   readonly #refillIntent = new IntentKey(newIdempotencyKey);
 
   #budgets = new Task(this, {
-    task: async (_a, { signal }) => api.call("listBudgets", { query: { size: 100 } }, { signal }),
+    task: async (_a, { signal }) => loadBudgets(signal),
     args: () => [],
   });
   #refills = new Task(this, {
-    task: async (_a, { signal }) => api.call("listRefills", { query: { size: 100 } }, { signal }),
+    task: async (_a, { signal }) => loadRefills(signal),
     args: () => [],
   });
   #wallets = new Task(this, {
-    task: async (_a, { signal }) => (await api.call("listWallets", { query: { size: 100 } }, { signal })).data,
+    task: async (_a, { signal }) => (await loadWallets({ size: 100 }, signal)).data,
     args: () => [],
   });
   #directory = new Task(this, {
@@ -113,7 +122,7 @@ export class BerthBudgetsView extends LitElement {
     const period = String(f.get("period")) as Period;
     const ok = await this.#do(
       `${this.#dir.organizations.get(org) ?? org} may be charged at most ${creditsText(amount.units)} ${period === "daily" ? "a day" : period === "weekly" ? "a week" : "a month"}.`,
-      () => api.call("setBudget", { params: { organizationId: org }, body: { period, amount: amount.units } }),
+      () => setBudget(org, { period, amount: amount.units }),
       this.#budgets,
     );
     if (ok) form.reset();
@@ -130,11 +139,7 @@ export class BerthBudgetsView extends LitElement {
       }))
     )
       return;
-    await this.#do(
-      `${name} has no budget now.`,
-      () => api.call("deleteBudget", { params: { organizationId: b.organization_id } }),
-      this.#budgets,
-    );
+    await this.#do(`${name} has no budget now.`, () => deleteBudget(b.organization_id), this.#budgets);
   }
 
   async #addRefill(e: SubmitEvent): Promise<void> {
@@ -156,7 +161,7 @@ export class BerthBudgetsView extends LitElement {
       "Refill added: the worker applies it once per period, starting with this one.",
       async () => {
         try {
-          await api.call("createRefill", { body }, { idempotencyKey: this.#refillIntent.key });
+          await createRefill(body, this.#refillIntent.key);
           this.#refillIntent.settle();
         } catch (err) {
           this.#refillIntent.settle(err);
@@ -172,7 +177,7 @@ export class BerthBudgetsView extends LitElement {
   async #toggle(r: Refill): Promise<void> {
     await this.#do(
       r.enabled ? "Refill paused: no period is applied until it is resumed." : "Refill resumed.",
-      () => api.call("changeRefill", { params: { refillId: r.id }, body: { enabled: !r.enabled } }),
+      () => setRefillEnabled(r.id, !r.enabled),
       this.#refills,
     );
   }

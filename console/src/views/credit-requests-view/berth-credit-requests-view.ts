@@ -6,13 +6,21 @@ import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import { newIdempotencyKey } from "../../api/client.ts";
 import type { CreditRequest } from "../../api/openapi.gen.ts";
-import { api, auth, router } from "../../app/context.ts";
+import { auth, router } from "../../app/context.ts";
 import { announceCreditsChanged, meForCredits } from "../../app/credits.ts";
 import { loadDirectory } from "../../app/directory.ts";
 import { creditsNav } from "../../components/credits-nav.ts";
 import "../../components/empty-state/index.ts";
 import "../../components/error-panel/index.ts";
 import "../../components/pager/index.ts";
+import {
+  approveCreditRequest,
+  cancelCreditRequest,
+  denyCreditRequest,
+  loadCreditRequests,
+  loadOrganizationWallets,
+  requestCredits,
+} from "../../app/credits.ts";
 import { renderTask } from "../../components/task-states.ts";
 import {
   canManageWallet,
@@ -76,16 +84,13 @@ export class BerthCreditRequestsView extends LitElement {
 
   #requests = new Task(this, {
     task: async ([status, pageNo], { signal }) =>
-      api.call(
-        "listCreditRequests",
+      loadCreditRequests(
         {
-          query: {
-            page: pageNo as number,
-            size: PAGE_SIZE,
-            ...(status && status !== "any" ? { status: status as CreditRequest["status"] } : {}),
-          },
+          page: pageNo as number,
+          size: PAGE_SIZE,
+          ...(status && status !== "any" ? { status: status as CreditRequest["status"] } : {}),
         },
-        { signal },
+        signal,
       ),
     args: () => {
       const f = this.filter;
@@ -99,8 +104,7 @@ export class BerthCreditRequestsView extends LitElement {
   });
   /** Wallets that may pay for the request being decided: those of its organization the person manages. */
   #payers = new Task(this, {
-    task: async ([org], { signal }) =>
-      org ? api.call("listWallets", { query: { organization: org as string, size: 100 } }, { signal }) : undefined,
+    task: async ([org], { signal }) => (org ? loadOrganizationWallets(org as string, signal) : undefined),
     args: () => [this.deciding?.organization_id ?? ""],
   });
 
@@ -183,7 +187,7 @@ export class BerthCreditRequestsView extends LitElement {
     this.askError = undefined;
     this.notice = undefined;
     try {
-      await api.call("requestCredits", { body }, { idempotencyKey: this.#askKey.key });
+      await requestCredits(body, this.#askKey.key);
       this.#askKey.settle();
       const where = project ? `${d.projects.get(project) ?? project}'s wallet` : "your wallet";
       this.notice = `Your request for ${creditsText(parsed.units)} for ${where} was sent. An administrator of ${d.organizations.get(org) ?? org} decides; the decision shows below.`;
@@ -247,16 +251,8 @@ export class BerthCreditRequestsView extends LitElement {
     try {
       const done =
         verdict === "approve"
-          ? await api.call(
-              "approveCreditRequest",
-              { params: { requestId: r.id }, body },
-              { idempotencyKey: this.#decideKey.key },
-            )
-          : await api.call(
-              "denyCreditRequest",
-              { params: { requestId: r.id }, body: note ? { note } : {} },
-              { idempotencyKey: this.#decideKey.key },
-            );
+          ? await approveCreditRequest(r.id, body, this.#decideKey.key)
+          : await denyCreditRequest(r.id, note ? { note } : {}, this.#decideKey.key);
       this.#decideKey.settle();
       this.notice =
         done.status === "denied"
@@ -279,7 +275,7 @@ export class BerthCreditRequestsView extends LitElement {
     this.error = undefined;
     this.notice = undefined;
     try {
-      await api.call("cancelCreditRequest", { params: { requestId: r.id } }, { idempotencyKey: newIdempotencyKey() });
+      await cancelCreditRequest(r.id);
       this.notice = `Withdrew your request for ${creditsText(r.amount)}.`;
       void this.#requests.run();
     } catch (err) {

@@ -3,12 +3,13 @@
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import type { Wallet } from "../../api/openapi.gen.ts";
-import { api, auth, router } from "../../app/context.ts";
+import { auth, router } from "../../app/context.ts";
 import { meForCredits } from "../../app/credits.ts";
 import { loadDirectory } from "../../app/directory.ts";
 import { creditsNav } from "../../components/credits-nav.ts";
 import "../../components/empty-state/index.ts";
 import "../../components/pager/index.ts";
+import { loadWallets } from "../../app/credits.ts";
 import { renderTask } from "../../components/task-states.ts";
 import {
   type Directory,
@@ -35,17 +36,14 @@ export class BerthCreditsView extends LitElement {
 
   #wallets = new Task(this, {
     task: async ([organization, kind, pageNo], { signal }) =>
-      api.call(
-        "listWallets",
+      loadWallets(
         {
-          query: {
-            page: pageNo as number,
-            size: PAGE_SIZE,
-            ...(organization ? { organization: organization as string } : {}),
-            ...(kind ? { owner_kind: kind as Wallet["owner"]["kind"] } : {}),
-          },
+          page: pageNo as number,
+          size: PAGE_SIZE,
+          ...(organization ? { organization: organization as string } : {}),
+          ...(kind ? { owner_kind: kind as Wallet["owner"]["kind"] } : {}),
         },
-        { signal },
+        signal,
       ),
     args: () => {
       const f = this.filter;

@@ -3,15 +3,23 @@
 // stream cannot be held); the API decides everything (docs/dev/images.md).
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
-import { newIdempotencyKey } from "../../api/client.ts";
 import type { LiveChange } from "../../api/live-feed.ts";
 import type { Image, ImageBuild, PrivateImage } from "../../api/openapi.gen.ts";
-import { api, auth } from "../../app/context.ts";
+import { auth } from "../../app/context.ts";
 import { onSessionsChanged } from "../../app/live.ts";
 import { confirmAction } from "../../components/confirm-dialog/index.ts";
 import "../../components/build-log/index.ts";
 import "../../components/empty-state/index.ts";
 import "../../components/error-panel/index.ts";
+import {
+  cancelImageBuild,
+  createImageBuild,
+  deletePrivateImage,
+  importImage,
+  loadImageBuilds,
+  loadImages,
+  loadPrivateImages,
+} from "../../app/images.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { formatBytes, formatTime } from "../../data/format.ts";
 import { page } from "../../styles/page.ts";
@@ -39,15 +47,15 @@ export class BerthImagesView extends LitElement {
   #unsubscribe: (() => void) | undefined;
 
   #mine = new Task(this, {
-    task: async (_a, { signal }) => api.call("listPrivateImages", {}, { signal }),
+    task: async (_a, { signal }) => loadPrivateImages(signal),
     args: () => [],
   });
   #builds = new Task(this, {
-    task: async (_a, { signal }) => api.call("listImageBuilds", {}, { signal }),
+    task: async (_a, { signal }) => loadImageBuilds(signal),
     args: () => [],
   });
   #catalog = new Task(this, {
-    task: async (_a, { signal }) => api.call("listImages", { query: { size: 100 } }, { signal }),
+    task: async (_a, { signal }) => loadImages(signal),
     args: () => [],
   });
 
@@ -100,19 +108,13 @@ export class BerthImagesView extends LitElement {
     this.notice = undefined;
     this.busy = true;
     try {
-      const img = await api.call(
-        "importImage",
-        {
-          body: {
-            reference: String(f.get("reference") ?? "").trim(),
-            ...opt("name"),
-            ...opt("tag"),
-            ...opt("organization_id"),
-            kind: String(f.get("kind") ?? "jupyterlab") as PrivateImage["kind"],
-          },
-        },
-        { idempotencyKey: newIdempotencyKey() },
-      );
+      const img = await importImage({
+        reference: String(f.get("reference") ?? "").trim(),
+        ...opt("name"),
+        ...opt("tag"),
+        ...opt("organization_id"),
+        kind: String(f.get("kind") ?? "jupyterlab") as PrivateImage["kind"],
+      });
       this.notice = `Importing ${img.source_reference}: progress shows below.`;
       form.reset();
       void this.#mine.run();
@@ -135,20 +137,14 @@ export class BerthImagesView extends LitElement {
     this.notice = undefined;
     this.busy = true;
     try {
-      const b = await api.call(
-        "createImageBuild",
-        {
-          body: {
-            dockerfile: String(f.get("dockerfile") ?? ""),
-            name: String(f.get("name") ?? "").trim(),
-            ...opt("tag"),
-            ...opt("base_image"),
-            ...opt("organization_id"),
-            kind: String(f.get("kind") ?? "jupyterlab") as PrivateImage["kind"],
-          },
-        },
-        { idempotencyKey: newIdempotencyKey() },
-      );
+      const b = await createImageBuild({
+        dockerfile: String(f.get("dockerfile") ?? ""),
+        name: String(f.get("name") ?? "").trim(),
+        ...opt("tag"),
+        ...opt("base_image"),
+        ...opt("organization_id"),
+        kind: String(f.get("kind") ?? "jupyterlab") as PrivateImage["kind"],
+      });
       this.notice = b.reused
         ? "An identical build of yours answered: its result is reused."
         : "Build queued: its log follows below.";
@@ -165,7 +161,7 @@ export class BerthImagesView extends LitElement {
   async #cancel(b: ImageBuild): Promise<void> {
     this.error = undefined;
     try {
-      await api.call("cancelImageBuild", { params: { id: b.id } });
+      await cancelImageBuild(b.id);
       this.notice = "Build cancelled.";
       void this.#builds.run();
       void this.#mine.run();
@@ -205,7 +201,7 @@ export class BerthImagesView extends LitElement {
       return;
     this.error = undefined;
     try {
-      await api.call("deletePrivateImage", { params: { id: img.id } });
+      await deletePrivateImage(img.id);
       this.notice = `${img.display_name} deleted.`;
       void this.#mine.run();
       void this.#catalog.run();

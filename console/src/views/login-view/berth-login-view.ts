@@ -1,8 +1,9 @@
 // Sign-in. After an expired token the user lands here with ?next= (their place) and a notice; signing in
 // takes them back there, or to the forced password change first.
 import { html, LitElement, nothing } from "lit";
-import { api, auth, branding, loadMe, router } from "../../app/context.ts";
+import { auth, branding, loadMe, router } from "../../app/context.ts";
 import "../../components/error-panel/index.ts";
+import { login } from "../../app/account.ts";
 import { pathFor, safeNext } from "../../router/routes.ts";
 import { authCard } from "../../styles/forms.ts";
 import { shared, tokens } from "../../styles/shared.ts";
@@ -27,9 +28,7 @@ export class BerthLoginView extends LitElement {
     this.busy = true;
     this.error = undefined;
     try {
-      const r = await api.call("login", {
-        body: { email: String(form.get("email") ?? ""), password: String(form.get("password") ?? "") },
-      });
+      const r = await login(String(form.get("email") ?? ""), String(form.get("password") ?? ""));
       auth.accept(r);
       const next = safeNext(this.next);
       if (r.must_change_password) {

@@ -6,8 +6,8 @@ import { Task } from "@lit/task";
 import { css, html, LitElement, nothing } from "lit";
 import { live } from "lit/directives/live.js";
 import type { NotificationPreferences } from "../../api/openapi.gen.ts";
-import { api } from "../../app/context.ts";
 import "../../components/error-panel/index.ts";
+import { loadNotificationPreferences, setNotificationPreference } from "../../app/account.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
@@ -35,7 +35,7 @@ export class BerthNotificationSettingsView extends LitElement {
   declare saved: string | undefined;
 
   #prefs = new Task(this, {
-    task: async (_a, { signal }) => api.call("getNotificationPreferences", {}, { signal }),
+    task: async (_a, { signal }) => loadNotificationPreferences(signal),
     args: () => [],
   });
 
@@ -51,7 +51,7 @@ export class BerthNotificationSettingsView extends LitElement {
     this.error = undefined;
     this.saved = undefined;
     try {
-      await api.call("updateNotificationPreferences", { body: { preferences: [{ kind: p.kind, enabled }] } });
+      await setNotificationPreference(p.kind, enabled);
       this.saved = `${enabled ? "On" : "Off"}: ${p.description}`;
     } catch (error) {
       this.error = error;

@@ -1,8 +1,9 @@
 // The password change. While must_change_password is set this is the only page the router lets through
 // (the API refuses everything else with password_change_required too).
 import { html, LitElement, nothing } from "lit";
-import { api, auth, loadMe, router } from "../../app/context.ts";
+import { auth, loadMe, router } from "../../app/context.ts";
 import "../../components/error-panel/index.ts";
+import { changePassword } from "../../app/account.ts";
 import { passwordProblems } from "../../data/password.ts";
 import { safeNext } from "../../router/routes.ts";
 import { authCard } from "../../styles/forms.ts";
@@ -40,7 +41,7 @@ export class BerthPasswordView extends LitElement {
     if (this.problems.length) return;
     this.busy = true;
     try {
-      const r = await api.call("changePassword", { body: { current_password: current, new_password: next } });
+      const r = await changePassword(current, next);
       auth.accept(r);
       await loadMe();
       router.navigate(safeNext(this.next), { replace: true });

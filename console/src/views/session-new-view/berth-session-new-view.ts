@@ -9,9 +9,14 @@ import { Task, TaskStatus } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import { ApiError, newIdempotencyKey } from "../../api/client.ts";
 import type { CostPreview, Image, Offering, ResourcePreset, StorageVolume } from "../../api/openapi.gen.ts";
-import { api, auth, router } from "../../app/context.ts";
+import { auth, router } from "../../app/context.ts";
 import { onSessionsChanged } from "../../app/live.ts";
 import "../../components/error-panel/index.ts";
+import { loadOfferings, loadResourcePresets } from "../../app/catalog.ts";
+import { loadImages } from "../../app/images.ts";
+import { loadEffectiveLimits } from "../../app/quotas.ts";
+import { createSession, loadGpuAvailability, previewSessionCost } from "../../app/sessions.ts";
+import { loadVolumes } from "../../app/storage.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { formatCredits } from "../../data/format.ts";
 import { preferredOffering } from "../../data/quotas.ts";
@@ -80,11 +85,7 @@ export class BerthSessionNewView extends LitElement {
 
   #catalog = new Task(this, {
     task: async (_a, { signal }): Promise<Catalog> => {
-      const [o, p, i] = await Promise.all([
-        api.call("listOfferings", { query: { size: 100 } }, { signal }),
-        api.call("listResourcePresets", { query: { size: 100 } }, { signal }),
-        api.call("listImages", { query: { size: 100 } }, { signal }),
-      ]);
+      const [o, p, i] = await Promise.all([loadOfferings(signal), loadResourcePresets(signal), loadImages(signal)]);
       const offerings = o.data.filter((x) => x.enabled);
       const presets = p.data.toSorted((a, b) =>
         a.kind === b.kind ? a.gpu_count - b.gpu_count : a.kind === "gpu" ? -1 : 1,
@@ -97,18 +98,18 @@ export class BerthSessionNewView extends LitElement {
     args: () => [],
   });
   #availability = new Task(this, {
-    task: async (_a, { signal }) => api.call("getGpuAvailability", {}, { signal }),
+    task: async (_a, { signal }) => loadGpuAvailability(signal),
     args: () => [],
   });
   #volumes = new Task(this, {
-    task: async (_a, { signal }) => api.call("listVolumes", { query: { size: 100 } }, { signal }),
+    task: async (_a, { signal }) => loadVolumes(signal),
     args: () => [],
   });
   /** The idle rules and bounds sessions get here (one organization: the API's default; else none shown). */
   #rules = new Task(this, {
     task: async (_a, { signal }): Promise<IdleRules | undefined> => {
       try {
-        return (await api.call("getEffectiveLimits", {}, { signal })).idle;
+        return (await loadEffectiveLimits({}, signal)).idle;
       } catch (e) {
         // Several organizations: the API asks which one; the session then gets its policy's rules.
         if (e instanceof ApiError && e.code === "validation_failed") return undefined;
@@ -122,17 +123,14 @@ export class BerthSessionNewView extends LitElement {
       if (!offering) return undefined;
       await new Promise((r) => setTimeout(r, 150)); // debounce quick changes
       signal.throwIfAborted();
-      const p = await api.call(
-        "previewSessionCost",
+      const p = await previewSessionCost(
         {
-          body: {
-            offering: offering as string,
-            ...(preset ? { preset: preset as string } : {}),
-            duration_seconds: duration as number,
-            ...(volumes ? { volumes: (volumes as string).split(",") } : {}),
-          },
+          offering: offering as string,
+          ...(preset ? { preset: preset as string } : {}),
+          duration_seconds: duration as number,
+          ...(volumes ? { volumes: (volumes as string).split(",") } : {}),
         },
-        { signal },
+        signal,
       );
       if (p.can_start) return p;
       // The wording is loaded only when a refusal is there to explain (most previews say yes).
@@ -245,7 +243,7 @@ export class BerthSessionNewView extends LitElement {
     this.busy = true;
     this.error = undefined;
     try {
-      const s = await api.call("createSession", { body }, { idempotencyKey: this.#keys.for(body) });
+      const s = await createSession(body, this.#keys.for(body));
       router.navigate(`/sessions/${encodeURIComponent(s.id)}`);
     } catch (err) {
       this.error = err;

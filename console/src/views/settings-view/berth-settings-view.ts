@@ -5,8 +5,10 @@
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import type { Operations } from "../../api/openapi.gen.ts";
-import { api, branding } from "../../app/context.ts";
+import { branding } from "../../app/context.ts";
 import "../../components/error-panel/index.ts";
+import { loadOrganizations } from "../../app/organizations.ts";
+import { loadSystemSettings, updateSystemSettings } from "../../app/settings.ts";
 import { settingsNav } from "../../components/settings-nav.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { credits } from "../../styles/credits.ts";
@@ -47,11 +49,11 @@ export class BerthSettingsView extends LitElement {
   declare saved: Section | undefined;
 
   #settings = new Task(this, {
-    task: async (_a, { signal }) => api.call("getSystemSettings", {}, { signal }),
+    task: async (_a, { signal }) => loadSystemSettings(signal),
     args: () => [],
   });
   #orgs = new Task(this, {
-    task: async (_a, { signal }) => api.call("listOrganizations", { query: { size: 100 } }, { signal }),
+    task: async (_a, { signal }) => loadOrganizations(signal),
     args: () => [],
   });
 
@@ -67,7 +69,7 @@ export class BerthSettingsView extends LitElement {
     this.error = undefined;
     this.saved = undefined;
     try {
-      const s = await api.call("updateSystemSettings", { body: await body() });
+      const s = await updateSystemSettings(await body());
       void this.#settings.run();
       // The console and its sign-in page take the new branding at once.
       branding.set({ ...s.branding, signup: s.signup.policy });

@@ -3,11 +3,11 @@
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import type { SignupRequestEntry } from "../../api/openapi.gen.ts";
-import { api } from "../../app/context.ts";
 import { confirmAction } from "../../components/confirm-dialog/index.ts";
 import "../../components/empty-state/index.ts";
 import "../../components/error-panel/index.ts";
 import "../../components/pager/index.ts";
+import { decideSignup, loadSignupRequests } from "../../app/users.ts";
 import { settingsNav } from "../../components/settings-nav.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { formatTime } from "../../data/format.ts";
@@ -31,12 +31,7 @@ export class BerthSignupRequestsView extends LitElement {
   declare notice: string | undefined;
 
   #rows = new Task(this, {
-    task: async ([status, pageNo], { signal }) =>
-      api.call(
-        "listSignupRequests",
-        { query: { status: status as Status, page: pageNo as number, size: 25 } },
-        { signal },
-      ),
+    task: async ([status, pageNo], { signal }) => loadSignupRequests(status as Status, pageNo as number, signal),
     args: () => [this.#status, this.pageNo],
   });
 
@@ -67,7 +62,7 @@ export class BerthSignupRequestsView extends LitElement {
     this.error = undefined;
     this.notice = undefined;
     try {
-      await api.call(decision === "approve" ? "approveSignup" : "denySignup", { params: { userId: r.user_id } });
+      await decideSignup(r.user_id, decision);
       this.notice = decision === "approve" ? `${r.email} may sign in now.` : `${r.email} was denied.`;
       void this.#rows.run();
     } catch (e) {

@@ -2,8 +2,9 @@
 // sign in with at once; approval makes one an administrator approves first. The API decides (allowed
 // domains, an email in use, throttling) and its envelope explains a refusal.
 import { html, LitElement, nothing } from "lit";
-import { api, branding } from "../../app/context.ts";
+import { branding } from "../../app/context.ts";
 import "../../components/error-panel/index.ts";
+import { signUp } from "../../app/account.ts";
 import { MIN_PASSWORD_LENGTH } from "../../data/password.ts";
 import { authCard } from "../../styles/forms.ts";
 import { shared, tokens } from "../../styles/shared.ts";
@@ -57,8 +58,10 @@ export class BerthSignupView extends LitElement {
     this.busy = true;
     try {
       const name = String(f.get("display_name") ?? "").trim();
-      const r = await api.call("signUp", {
-        body: { email: String(f.get("email") ?? "").trim(), password, ...(name ? { display_name: name } : {}) },
+      const r = await signUp({
+        email: String(f.get("email") ?? "").trim(),
+        password,
+        ...(name ? { display_name: name } : {}),
       });
       this.done = r.status;
     } catch (err) {

@@ -3,16 +3,15 @@
 // the same lines from the API's export.
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
-import { buildUrl } from "../../api/client.ts";
 import type { LedgerLine, Wallet } from "../../api/openapi.gen.ts";
-import { OPERATIONS } from "../../api/openapi.gen.ts";
-import { api, auth, router } from "../../app/context.ts";
+import { auth, router } from "../../app/context.ts";
 import { meForCredits } from "../../app/credits.ts";
 import { loadDirectory } from "../../app/directory.ts";
 import { creditsNav } from "../../components/credits-nav.ts";
 import "../../components/empty-state/index.ts";
 import "../../components/error-panel/index.ts";
 import "../../components/pager/index.ts";
+import { exportWalletLedger, loadWallet, loadWalletLedger } from "../../app/credits.ts";
 import { renderTask } from "../../components/task-states.ts";
 import {
   canManageWallet,
@@ -54,22 +53,19 @@ export class BerthWalletView extends LitElement {
   declare exportError: unknown;
 
   #wallet = new Task(this, {
-    task: async ([id], { signal }) => api.call("getWallet", { params: { walletId: id as string } }, { signal }),
+    task: async ([id], { signal }) => loadWallet(id as string, signal),
     args: () => [this.walletId],
   });
   #ledger = new Task(this, {
     task: async ([id, kind, from, to, pageNo], { signal }) =>
-      api.call(
-        "getWalletLedger",
+      loadWalletLedger(
+        id as string,
         {
-          params: { walletId: id as string },
-          query: {
-            page: pageNo as number,
-            size: PAGE_SIZE,
-            ...ledgerQuery({ kind: kind as LedgerFilter["kind"], from: from as string, to: to as string, page: 1 }),
-          },
+          page: pageNo as number,
+          size: PAGE_SIZE,
+          ...ledgerQuery({ kind: kind as LedgerFilter["kind"], from: from as string, to: to as string, page: 1 }),
         },
-        { signal },
+        signal,
       ),
     args: () => {
       const f = this.filter;
@@ -103,12 +99,7 @@ export class BerthWalletView extends LitElement {
     this.exporting = true;
     this.exportError = undefined;
     try {
-      const url = buildUrl(
-        OPERATIONS.exportWalletLedger.path,
-        { walletId: this.walletId },
-        ledgerQuery({ ...this.filter, page: 1 }),
-      );
-      const res = await api.fetchRaw(url, { headers: { Accept: "text/csv" } });
+      const res = await exportWalletLedger(this.walletId, ledgerQuery({ ...this.filter, page: 1 }));
       const blob = await res.blob();
       const name = /filename="([^"]+)"/.exec(res.headers.get("Content-Disposition") ?? "")?.[1];
       const a = document.createElement("a");

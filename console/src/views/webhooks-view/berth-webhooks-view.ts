@@ -3,12 +3,22 @@
 // status and redeliver one. The API decides who may (docs/dev/webhooks.md).
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
-import { newIdempotencyKey } from "../../api/client.ts";
 import type { Webhook, WebhookDelivery } from "../../api/openapi.gen.ts";
-import { api, auth } from "../../app/context.ts";
+import { auth } from "../../app/context.ts";
 import { confirmAction } from "../../components/confirm-dialog/index.ts";
 import "../../components/empty-state/index.ts";
 import "../../components/error-panel/index.ts";
+import {
+  createWebhook,
+  deleteWebhook,
+  loadWebhookDeliveries,
+  loadWebhookEventTypes,
+  loadWebhooks,
+  pingWebhook,
+  redeliverWebhook,
+  rotateWebhookSecret,
+  setWebhookEnabled,
+} from "../../app/webhooks.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { formatTime } from "../../data/format.ts";
 import { page } from "../../styles/page.ts";
@@ -34,18 +44,15 @@ export class BerthWebhooksView extends LitElement {
   declare notice: string | undefined;
 
   #hooks = new Task(this, {
-    task: async (_a, { signal }) => api.call("listWebhooks", { query: { size: 100 } }, { signal }),
+    task: async (_a, { signal }) => loadWebhooks(signal),
     args: () => [],
   });
   #kinds = new Task(this, {
-    task: async (_a, { signal }) => api.call("listWebhookEventTypes", {}, { signal }),
+    task: async (_a, { signal }) => loadWebhookEventTypes(signal),
     args: () => [],
   });
   #deliveries = new Task(this, {
-    task: async ([id], { signal }) =>
-      id
-        ? api.call("listWebhookDeliveries", { params: { webhookId: id as string }, query: { size: 50 } }, { signal })
-        : undefined,
+    task: async ([id], { signal }) => (id ? loadWebhookDeliveries(id as string, signal) : undefined),
     args: () => [this.selected],
   });
 
@@ -91,18 +98,12 @@ export class BerthWebhooksView extends LitElement {
     const ok = await this.#do(
       "Endpoint added. Copy its secret now: it is not shown again.",
       async () => {
-        const made = await api.call(
-          "createWebhook",
-          {
-            body: {
-              url: String(f.get("url") ?? "").trim(),
-              description: String(f.get("description") ?? "").trim(),
-              event_types: kinds as never,
-              ...(org ? { organization_id: org } : {}),
-            },
-          },
-          { idempotencyKey: newIdempotencyKey() },
-        );
+        const made = await createWebhook({
+          url: String(f.get("url") ?? "").trim(),
+          description: String(f.get("description") ?? "").trim(),
+          event_types: kinds as never,
+          ...(org ? { organization_id: org } : {}),
+        });
         this.secret = { id: made.id, value: made.secret };
       },
       this.#hooks,
@@ -122,7 +123,7 @@ export class BerthWebhooksView extends LitElement {
     await this.#do(
       "Secret rotated. Copy the new one now: it is not shown again.",
       async () => {
-        const r = await api.call("rotateWebhookSecret", { params: { webhookId: h.id }, body: {} });
+        const r = await rotateWebhookSecret(h.id);
         this.secret = { id: r.id, value: r.secret };
       },
       this.#hooks,
@@ -139,11 +140,7 @@ export class BerthWebhooksView extends LitElement {
       })
     ) {
       if (this.selected === h.id) this.selected = "";
-      await this.#do(
-        "Endpoint deleted.",
-        () => api.call("deleteWebhook", { params: { webhookId: h.id } }),
-        this.#hooks,
-      );
+      await this.#do("Endpoint deleted.", () => deleteWebhook(h.id), this.#hooks);
     }
   }
 
@@ -160,9 +157,9 @@ export class BerthWebhooksView extends LitElement {
           <td data-testid="webhook-state">${h.enabled ? "Enabled" : `Disabled${h.disabled_reason ? ` (${h.disabled_reason})` : ""}`}</td>
           <td class="actions">
             <button type="button" @click=${() => (this.selected = h.id)} aria-pressed=${h.id === this.selected ? "true" : "false"} aria-label="Deliveries of ${h.url}">Deliveries</button>
-            <button type="button" @click=${() => this.#do("Test event sent.", () => api.call("pingWebhook", { params: { webhookId: h.id } }), this.#deliveries)} aria-label="Test ${h.url}">Test</button>
+            <button type="button" @click=${() => this.#do("Test event sent.", () => pingWebhook(h.id), this.#deliveries)} aria-label="Test ${h.url}">Test</button>
             <button type="button" @click=${() => this.#rotate(h)} aria-label="Rotate secret of ${h.url}">Rotate secret</button>
-            <button type="button" @click=${() => this.#do(h.enabled ? "Endpoint disabled." : "Endpoint enabled.", () => api.call("updateWebhook", { params: { webhookId: h.id }, body: { enabled: !h.enabled } }), this.#hooks)} aria-label="${h.enabled ? "Disable" : "Enable"} ${h.url}">${h.enabled ? "Disable" : "Enable"}</button>
+            <button type="button" @click=${() => this.#do(h.enabled ? "Endpoint disabled." : "Endpoint enabled.", () => setWebhookEnabled(h.id, !h.enabled), this.#hooks)} aria-label="${h.enabled ? "Disable" : "Enable"} ${h.url}">${h.enabled ? "Disable" : "Enable"}</button>
             <button type="button" class="danger" @click=${() => this.#delete(h)} aria-label="Delete ${h.url}">Delete</button>
           </td></tr>`,
       )}</tbody></table></div>`;
@@ -179,7 +176,7 @@ export class BerthWebhooksView extends LitElement {
           <td>${d.attempts}</td>
           <td>${d.last_status_code ?? d.last_error ?? "—"}</td>
           <td>${formatTime(d.created_at)}</td>
-          <td class="actions"><button type="button" @click=${() => this.#do("Queued for delivery again.", () => api.call("redeliverWebhook", { params: { webhookId: this.selected }, body: { event_id: d.event_id } }), this.#deliveries)} aria-label="Redeliver ${d.event_id}">Redeliver</button></td>
+          <td class="actions"><button type="button" @click=${() => this.#do("Queued for delivery again.", () => redeliverWebhook(this.selected, d.event_id), this.#deliveries)} aria-label="Redeliver ${d.event_id}">Redeliver</button></td>
         </tr>`,
       )}</tbody></table></div>`;
   }
