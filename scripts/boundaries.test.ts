@@ -1,5 +1,5 @@
 // Package boundaries and import cycles, checked on the repository's own import graph (scripts/imports.ts).
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cycles, importGraph, WORKSPACES, workspaceOf } from "./imports.ts";
@@ -49,5 +49,33 @@ describe("the repository's imports", () => {
       files.length + 1 > loop.length ? `${loop.join(" -> ")} (in a tangle of: ${files.join(", ")})` : loop.join(" -> "),
     );
     expect(listed, `import cycles (one loop per tangle of files):\n${listed.join("\n")}`).toEqual([]);
+  });
+});
+
+// The console's views and components only render: what they show comes through a loader per noun in
+// console/src/app/ (sessions.ts, credits.ts, …), so the same list is fetched one way everywhere and a view
+// can be read without the wire format.
+describe("the console's views and components", () => {
+  const dirs = ["console/src/views", "console/src/components"];
+  const files = dirs.flatMap((d) =>
+    (readdirSync(join(root, d), { recursive: true }) as string[])
+      .filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts"))
+      .map((f) => join(d, f)),
+  );
+
+  it("are found", () => {
+    expect(files.length).toBeGreaterThan(30);
+  });
+
+  it("never call the API client themselves (api.call, api.fetchRaw): a loader in console/src/app does", () => {
+    const calling = files.filter((f) =>
+      /\bapi\.(call|fetchRaw)\b|import\s*\{[^}]*\bapi\b[^}]*\}\s*from\s*"[./]*app\/context\.ts"/.test(
+        readFileSync(join(root, f), "utf8"),
+      ),
+    );
+    expect(
+      calling,
+      `views or components calling the API (move the call into a loader in console/src/app/):\n${calling.join("\n")}`,
+    ).toEqual([]);
   });
 });
