@@ -71,7 +71,7 @@ describe("the administrator's first sign-in", () => {
     expect(sent.filter((u) => new URL(u).pathname === "/api/v1/auth/password")).toEqual([]);
   });
 
-  it("after the change the console opens where the user was going", async () => {
+  it("after the change the console opens where the admin was going", async () => {
     await new PasswordPage(page).change(ADMIN_FIRST_PASSWORD, NEW_PASSWORD);
     await page.waitForURL((u) => u.pathname === "/queue");
     await page.getByTestId("account-menu").waitFor();
@@ -79,7 +79,7 @@ describe("the administrator's first sign-in", () => {
     await shots.take(page, "signed-in");
   });
 
-  it("an expired token returns to the login page keeping the user's place", async () => {
+  it("an expired token returns to the login page keeping the admin's place", async () => {
     await page.goto("/sessions?state=Running");
     await page.getByTestId("account-menu").waitFor();
     // Make the stored token expire now, as the short-lived token would on its own.
