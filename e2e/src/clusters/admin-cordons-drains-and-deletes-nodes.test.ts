@@ -4,7 +4,7 @@
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { applyInventory } from "@berth/api/internal/report-inventory";
+import { applyInventory } from "@berth/api/internal/reportInventory";
 import { operatorRbac } from "@berth/operator";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

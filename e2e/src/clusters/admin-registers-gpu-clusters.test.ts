@@ -3,7 +3,7 @@
 // class, the GPU device plugin and the permissions Berth needs; then tests, changes, rotates and
 // deregisters it. Everyone else is refused.
 
-import { applyInventory } from "@berth/api/internal/report-inventory";
+import { applyInventory } from "@berth/api/internal/reportInventory";
 import { controlPlaneRbac } from "@berth/api/rbac";
 import { ClusterKind, clusterResourceName } from "@berth/crds";
 import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
