@@ -79,3 +79,38 @@ describe("the console's views and components", () => {
     ).toEqual([]);
   });
 });
+
+// api/ names its files in camelCase (postCharge.ts, sessionStore.ts); the part before the first dot is the
+// name, what follows is a kind (.test, .pg.test, .test-support). Left, with their reason:
+const API_KEBAB_LEFT = new Set([
+  // the worker's entry point, named beside main.ts in package.json, cdk8s' pods and the Containerfile
+  "api/src/worker-main.ts",
+  "api/src/worker-main.test.ts",
+  // being moved in the route and domain rework; renamed there
+  "api/src/domain/clusters/node-actions.ts",
+  "api/src/domain/clusters/operator-token.test.ts",
+  "api/src/domain/clusters/operator-token.ts",
+  "api/src/domain/clusters/rotate-token.ts",
+  "api/src/domain/clusters/signing-key.ts",
+  "api/src/domain/clusters/test-connection.ts",
+  "api/src/domain/credits/session-refused-for-credits.test.ts",
+  "api/src/domain/credits/torture-child.test-support.ts",
+  "api/src/domain/sessions/admission-queue.test.ts",
+  "api/src/domain/sessions/create-taken-over.test.ts",
+  "api/src/domain/webhooks/dispatcher-child.test-support.ts",
+  "api/src/routes/audit-logs/audit-logs.test.ts",
+  "api/src/routes/bad-input.test.ts",
+  "api/src/routes/image-builds/image-builds.test.ts",
+  "api/src/routes/openapi-fuzz.test.ts",
+  "api/src/routes/sessions/preview-cost.test.ts",
+]);
+
+describe("api's file names", () => {
+  it("are camelCase (a kebab-case name is renamed, or listed with its reason)", () => {
+    const files = (readdirSync(join(root, "api/src"), { recursive: true }) as string[])
+      .filter((f) => f.endsWith(".ts"))
+      .map((f) => `api/src/${f}`);
+    const kebab = files.filter((f) => f.split("/").at(-1)?.split(".")[0]?.includes("-") && !API_KEBAB_LEFT.has(f));
+    expect(kebab, `kebab-case file names in api/ (rename to camelCase):\n${kebab.join("\n")}`).toEqual([]);
+  });
+});
