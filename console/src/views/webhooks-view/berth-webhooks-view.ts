@@ -23,6 +23,9 @@ import { renderTask } from "../../components/task-states.ts";
 import { formatTime } from "../../data/format.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
+import { TEST_IDS } from "../../test-ids.ts";
+
+const T = TEST_IDS.webhooks;
 
 const STATE_LABEL: Record<WebhookDelivery["state"], string> = {
   pending: "Pending",
@@ -145,16 +148,16 @@ export class BerthWebhooksView extends LitElement {
   }
 
   #table(hooks: Webhook[]) {
-    return html`<div class="table-wrap"><table data-testid="webhooks-table">
+    return html`<div class="table-wrap"><table data-testid=${T.table}>
       <caption class="visually-hidden">Webhook endpoints</caption>
       <thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">State</th><th scope="col">Actions</th></tr></thead>
       <tbody>${hooks.map(
         (
           h,
-        ) => html`<tr data-testid="webhook-row" data-webhook-id=${h.id} aria-selected=${h.id === this.selected ? "true" : "false"}>
+        ) => html`<tr data-testid=${T.row} data-webhook-id=${h.id} aria-selected=${h.id === this.selected ? "true" : "false"}>
           <td><code>${h.url}</code>${h.description ? html`<br /><small>${h.description}</small>` : nothing}</td>
           <td>${h.event_types.length === 0 ? "All" : h.event_types.join(", ")}</td>
-          <td data-testid="webhook-state">${h.enabled ? "Enabled" : `Disabled${h.disabled_reason ? ` (${h.disabled_reason})` : ""}`}</td>
+          <td data-testid=${T.state}>${h.enabled ? "Enabled" : `Disabled${h.disabled_reason ? ` (${h.disabled_reason})` : ""}`}</td>
           <td class="actions">
             <button type="button" @click=${() => (this.selected = h.id)} aria-pressed=${h.id === this.selected ? "true" : "false"} aria-label="Deliveries of ${h.url}">Deliveries</button>
             <button type="button" @click=${() => this.#do("Test event sent.", () => pingWebhook(h.id), this.#deliveries)} aria-label="Test ${h.url}">Test</button>
@@ -166,13 +169,13 @@ export class BerthWebhooksView extends LitElement {
   }
 
   #deliveriesTable(rows: WebhookDelivery[]) {
-    return html`<div class="table-wrap"><table data-testid="deliveries-table">
+    return html`<div class="table-wrap"><table data-testid=${T.deliveries}>
       <caption class="visually-hidden">Deliveries</caption>
       <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last answer</th><th scope="col">Created</th><th scope="col">Actions</th></tr></thead>
       <tbody>${rows.map(
-        (d) => html`<tr data-testid="delivery-row" data-event-id=${d.event_id}>
+        (d) => html`<tr data-testid=${T.deliveryRow} data-event-id=${d.event_id}>
           <td><code>${d.event_type}</code><br /><small>${d.event_id}</small></td>
-          <td data-testid="delivery-state">${STATE_LABEL[d.state]}</td>
+          <td data-testid=${T.deliveryState}>${STATE_LABEL[d.state]}</td>
           <td>${d.attempts}</td>
           <td>${d.last_status_code ?? d.last_error ?? "—"}</td>
           <td>${formatTime(d.created_at)}</td>
@@ -189,10 +192,10 @@ export class BerthWebhooksView extends LitElement {
       ${this.error ? html`<berth-error-panel heading="That did not work" .error=${this.error}></berth-error-panel>` : nothing}
       ${
         this.secret
-          ? html`<section aria-labelledby="secret-h" data-testid="webhook-secret-panel">
+          ? html`<section aria-labelledby="secret-h" data-testid=${T.secretPanel}>
             <h2 id="secret-h">Signing secret</h2>
             <p>Shown only now. Store it where your receiver can read it.</p>
-            <p><code data-testid="webhook-secret">${this.secret.value}</code></p>
+            <p><code data-testid=${T.secret}>${this.secret.value}</code></p>
             <button type="button" @click=${() => (this.secret = undefined)}>I have stored it</button>
           </section>`
           : nothing

@@ -1,0 +1,46 @@
+// What every page of the console shares: the admin menu, the confirm dialog, notices and empty states.
+import { TEST_IDS } from "@berth/console/test-ids";
+import type { Page } from "playwright-core";
+
+const T = TEST_IDS.shell;
+
+export class Shell {
+  readonly page: Page;
+  constructor(page: Page) {
+    this.page = page;
+  }
+
+  /** Opens an admin page from the admin menu by its link's name. */
+  async openAdmin(link: string): Promise<void> {
+    await this.page.getByTestId(T.adminMenu).click();
+    await this.page.getByRole("link", { name: link, exact: true }).click();
+    await this.page.getByRole("heading", { name: link, level: 1 }).waitFor();
+  }
+
+  adminMenu() {
+    return this.page.getByTestId(T.adminMenu);
+  }
+
+  /** A link in the navigation or a menu, by its exact name. */
+  link(name: string) {
+    return this.page.getByRole("link", { name, exact: true });
+  }
+
+  async confirm(): Promise<void> {
+    await this.page.getByTestId(T.confirmDialog).waitFor();
+    await this.page.getByTestId(T.confirmOk).click();
+  }
+
+  /** Waits for a notice or message with this text. */
+  async sees(text: string | RegExp): Promise<void> {
+    await this.page.getByText(text).waitFor();
+  }
+
+  emptyState() {
+    return this.page.getByTestId(T.emptyState);
+  }
+
+  errorMessage() {
+    return this.page.getByTestId(T.errorMessage);
+  }
+}
