@@ -34,7 +34,7 @@ export class BerthErrorPanel extends LitElement {
     const api = e instanceof ApiError ? e : undefined;
     const message = api?.message ?? (e instanceof Error ? e.message : String(e ?? "Unknown error"));
     const advice = api ? adviceFor(api) : [];
-    return html`<div class="panel" role="alert" data-testid="error-panel" data-code=${api?.code ?? "client"}>
+    return html`<div class="panel" role="alert" data-testid=${TEST_IDS.shell.errorPanel} data-code=${api?.code ?? "client"}>
       <p class="heading">${this.heading}</p>
       <p class="message" data-testid=${TEST_IDS.shell.errorMessage}>${message}</p>
       ${advice.length ? html`<ul class="advice">${advice.map((a) => html`<li>${a}</li>`)}</ul>` : nothing}

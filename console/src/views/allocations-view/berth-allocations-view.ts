@@ -38,6 +38,7 @@ import { IntentKey } from "../../data/intent-key.ts";
 import { credits } from "../../styles/credits.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
+import { TEST_IDS } from "../../test-ids.ts";
 
 type OwnerKind = "user" | "project" | "organization";
 /** A receiver: an existing wallet, or an owner whose wallet is opened on the way. */
@@ -262,7 +263,7 @@ export class BerthAllocationsView extends LitElement {
     const canSwap = !!from && !!toWallet && "wallet" in toWallet && payers.some((w) => w.id === toWallet.wallet.id);
     return html`<section class="card" aria-labelledby="al-h">
       <h2 id="al-h">Move credits</h2>
-      <form @submit=${(e: SubmitEvent) => this.#submit(e, d)} data-testid="allocate-form" novalidate>
+      <form @submit=${(e: SubmitEvent) => this.#submit(e, d)} data-testid=${TEST_IDS.credits.allocateForm} novalidate>
         <div class="form-grid">
           <div class="field wide" style="max-width:24rem"><label for="al-org">Organization</label>
             <select id="al-org" data-testid="allocate-organization" @change=${(e: Event) => {
@@ -279,7 +280,7 @@ export class BerthAllocationsView extends LitElement {
             </select>
             <p class="hint" id="al-from-hint" data-testid="allocate-from-spendable">${from ? `Can spend now: ${creditsText(from.spendable)}` : "Pick the paying wallet."}</p></div>
           <div class="field"><label for="al-to">To</label>
-            <select id="al-to" data-testid="allocate-to" required @change=${(e: Event) => (this.to = (e.target as HTMLSelectElement).value)}>
+            <select id="al-to" data-testid=${TEST_IDS.credits.allocateTo} required @change=${(e: Event) => (this.to = (e.target as HTMLSelectElement).value)}>
               <option value="" ?selected=${!toValue}>Choose who receives…</option>
               ${targets.map((t) => html`<option value=${targetValue(t)} ?selected=${toValue === targetValue(t)}>${"wallet" in t ? `${walletLine(t.wallet, d)} · ${formatCredits(t.wallet.balance)}` : `${t.open.label} · no wallet yet`}</option>`)}
             </select>
@@ -299,7 +300,7 @@ export class BerthAllocationsView extends LitElement {
         </div>
         ${this.error ? html`<berth-error-panel heading="The credits did not move" .error=${this.error}></berth-error-panel>` : nothing}
         <div class="actions">
-          <button class="primary" type="submit" data-testid="allocate-submit" ?disabled=${this.busy || !from || !toValue}>${this.busy ? "Moving…" : "Move credits"}</button>
+          <button class="primary" type="submit" data-testid=${TEST_IDS.credits.allocateSubmit} ?disabled=${this.busy || !from || !toValue}>${this.busy ? "Moving…" : "Move credits"}</button>
           <button type="button" @click=${() => this.#swap(fromValue, toValue)} ?disabled=${!canSwap} data-testid="allocate-swap" aria-describedby="al-swap-hint">Swap from and to</button>
           <span class="hint" id="al-swap-hint">To take credits back, swap: the receiver pays.</span>
         </div>
@@ -320,12 +321,12 @@ export class BerthAllocationsView extends LitElement {
       <thead><tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col">From</th><th scope="col">To</th>
         <th scope="col" class="num">Amount</th><th scope="col">Reason</th><th scope="col" class="hide-narrow">By</th></tr></thead>
       <tbody>${rows.map(
-        (m) => html`<tr data-testid="movement-row" data-kind=${m.kind}>
+        (m) => html`<tr data-testid=${TEST_IDS.credits.movementRow} data-kind=${m.kind}>
           <td><span title=${formatTime(m.at)}>${formatRelative(m.at)}</span></td>
           <td>${KIND_LABEL[m.kind]}</td>
           <td>${name(m.from_wallet_id)}</td>
           <td>${name(m.to_wallet_id)}</td>
-          <td class="num" data-testid="movement-amount">${formatCredits(m.amount)}</td>
+          <td class="num" data-testid=${TEST_IDS.credits.movementAmount}>${formatCredits(m.amount)}</td>
           <td class="reason">${m.reason ?? ""}</td>
           <td class="hide-narrow">${m.actor.id ? (m.actor.id === auth.userId ? "You" : (d.users.get(m.actor.id) ?? m.actor.id)) : m.actor.kind}</td>
         </tr>`,
@@ -341,7 +342,7 @@ export class BerthAllocationsView extends LitElement {
       ${creditsNav("allocations", manager)}
       ${
         this.notice
-          ? html`<p class="success" role="status" data-testid="notice">${this.notice.text}
+          ? html`<p class="success" role="status" data-testid=${TEST_IDS.shell.notice}>${this.notice.text}
               <a href="/credits/wallets/${encodeURIComponent(this.notice.walletId)}">See the receiving wallet</a></p>`
           : nothing
       }

@@ -10,6 +10,7 @@ import { IntentKey } from "../../data/intent-key.ts";
 import { credits } from "../../styles/credits.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
+import { TEST_IDS } from "../../test-ids.ts";
 import { CREDIT_NOTICE, CREDIT_REQUEST_SENT, fire } from "./events.ts";
 
 export class BerthCreditAsk extends LitElement {
@@ -133,7 +134,7 @@ export class BerthCreditAsk extends LitElement {
     const wantedProject = this.askProject || this.query.get("project") || "";
     return html`<section class="card" aria-labelledby="ask-h">
       <h2 id="ask-h">Ask for credits</h2>
-      <form @submit=${(e: SubmitEvent) => this.#ask(e)} data-testid="ask-form" novalidate>
+      <form @submit=${(e: SubmitEvent) => this.#ask(e)} data-testid=${TEST_IDS.credits.askForm} novalidate>
         <div class="form-grid">
           <div class="field"><label for="ask-org">Organization</label>
             <select id="ask-org" name="organization" data-testid="ask-organization" @change=${(e: Event) => {
@@ -148,21 +149,21 @@ export class BerthCreditAsk extends LitElement {
               ${projects.map((p) => html`<option value=${p.id} ?selected=${p.id === wantedProject}>${p.name} (project wallet)</option>`)}
             </select></div>
           <div class="field"><label for="ask-amount">Amount (credits)</label>
-            <input id="ask-amount" name="amount" inputmode="decimal" autocomplete="off" required data-testid="ask-amount"
+            <input id="ask-amount" name="amount" inputmode="decimal" autocomplete="off" required data-testid=${TEST_IDS.credits.askAmount}
               aria-describedby="ask-amount-hint${this.askProblem ? " ask-amount-problem" : ""}" aria-invalid=${this.askProblem ? "true" : "false"}
               .value=${this.askAmount} @input=${(e: Event) => {
                 this.askAmount = (e.target as HTMLInputElement).value;
                 this.askProblem = undefined;
               }} />
             <p class="hint" id="ask-amount-hint">Such as 100 or 12.5.</p>
-            ${this.askProblem ? html`<p class="problem" id="ask-amount-problem" data-testid="ask-amount-problem">${this.askProblem}</p>` : nothing}
+            ${this.askProblem ? html`<p class="problem" id="ask-amount-problem" data-testid=${TEST_IDS.credits.askAmountProblem}>${this.askProblem}</p>` : nothing}
           </div>
           <div class="field wide"><label for="ask-reason">Reason</label>
-            <textarea id="ask-reason" name="reason" required maxlength="1000" data-testid="ask-reason" aria-describedby="ask-reason-hint"></textarea>
+            <textarea id="ask-reason" name="reason" required maxlength="1000" data-testid=${TEST_IDS.credits.askReason} aria-describedby="ask-reason-hint"></textarea>
             <p class="hint" id="ask-reason-hint">What the credits are for; the administrator who decides reads it.</p></div>
         </div>
         ${this.askError ? html`<berth-error-panel heading="The request was not sent" .error=${this.askError}></berth-error-panel>` : nothing}
-        <button class="primary" type="submit" ?disabled=${this.askBusy} data-testid="ask-submit">${this.askBusy ? "Sending…" : "Send request"}</button>
+        <button class="primary" type="submit" ?disabled=${this.askBusy} data-testid=${TEST_IDS.credits.askSubmit}>${this.askBusy ? "Sending…" : "Send request"}</button>
       </form>
     </section>`;
   }

@@ -27,6 +27,7 @@ import {
 import { credits } from "../../styles/credits.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
+import { TEST_IDS } from "../../test-ids.ts";
 import {
   CREDIT_DECIDE_CLOSE,
   CREDIT_NOTICE,
@@ -137,7 +138,7 @@ export class BerthCreditRequestsView extends LitElement {
     const d = this.#directory.value ?? { ...EMPTY_DIRECTORY, me: auth.userId };
     return html`<div class="page-head"><h1>Credit requests</h1></div>
       ${creditsNav("requests", manager)}
-      ${this.notice ? html`<p class="success" role="status" data-testid="notice">${this.notice}</p>` : nothing}
+      ${this.notice ? html`<p class="success" role="status" data-testid=${TEST_IDS.shell.notice}>${this.notice}</p>` : nothing}
       ${this.error ? html`<berth-error-panel heading="That did not work" .error=${this.error}></berth-error-panel>` : nothing}
       ${this.deciding ? html`<berth-credit-decide .request=${this.deciding} .directory=${d}></berth-credit-decide>` : nothing}
       <berth-credit-ask .directory=${d} .query=${this.query}></berth-credit-ask>

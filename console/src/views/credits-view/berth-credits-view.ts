@@ -26,6 +26,7 @@ import {
 import { credits } from "../../styles/credits.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
+import { TEST_IDS } from "../../test-ids.ts";
 
 const PAGE_SIZE = 20;
 
@@ -93,11 +94,11 @@ export class BerthCreditsView extends LitElement {
       <thead><tr><th scope="col">Wallet</th><th scope="col">Owner</th><th scope="col" class="hide-narrow">Organization</th>
         <th scope="col" class="num">Balance</th><th scope="col" class="num hide-narrow">Can spend now</th></tr></thead>
       <tbody>${rows.map(
-        (w) => html`<tr data-testid="wallet-row" data-wallet-id=${w.id}>
-          <td><a href="/credits/wallets/${encodeURIComponent(w.id)}" data-testid="wallet-link">${walletName(w, d)}</a><br /><code class="muted">${w.id}</code></td>
+        (w) => html`<tr data-testid=${TEST_IDS.credits.walletRow} data-wallet-id=${w.id}>
+          <td><a href="/credits/wallets/${encodeURIComponent(w.id)}" data-testid=${TEST_IDS.credits.walletLink}>${walletName(w, d)}</a><br /><code class="muted">${w.id}</code></td>
           <td>${OWNER_KIND_LABEL[w.owner.kind]}</td>
           <td class="hide-narrow">${w.organization_id ? (d.organizations.get(w.organization_id) ?? w.organization_id) : "—"}</td>
-          <td class="num ${isNegative(w.balance) ? "negative" : ""}" data-testid="wallet-balance">${formatCredits(w.balance)}</td>
+          <td class="num ${isNegative(w.balance) ? "negative" : ""}" data-testid=${TEST_IDS.credits.walletBalance}>${formatCredits(w.balance)}</td>
           <td class="num hide-narrow">${formatCredits(w.spendable)}</td>
         </tr>`,
       )}</tbody>

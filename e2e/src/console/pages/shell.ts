@@ -43,4 +43,12 @@ export class Shell {
   errorMessage() {
     return this.page.getByTestId(T.errorMessage);
   }
+
+  errorPanel() {
+    return this.page.getByTestId(T.errorPanel);
+  }
+
+  errorRequestId() {
+    return this.page.getByTestId(T.errorRequestId);
+  }
 }
