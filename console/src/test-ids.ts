@@ -5,6 +5,10 @@ export const TEST_IDS = {
   /** The shell and the components every page shares. */
   shell: {
     adminMenu: "admin-menu",
+    accountMenu: "account-menu",
+    accountPanel: "account-panel",
+    accountEmail: "account-email",
+    signOut: "sign-out",
     confirmDialog: "confirm-dialog",
     confirmOk: "confirm-ok",
     confirmCancel: "confirm-cancel",
@@ -48,6 +52,20 @@ export const TEST_IDS = {
     allocateSubmit: "allocate-submit",
     movementRow: "movement-row",
     movementAmount: "movement-amount",
+  },
+  /** The bell in the header and the notification settings page. */
+  notifications: {
+    bell: "notification-bell",
+    count: "notification-count",
+    panel: "notification-panel",
+    item: "notification-item",
+    readAll: "notifications-read-all",
+    settingsLink: "notification-settings-link",
+    preferences: "preferences",
+    preference: "preference",
+    preferenceSwitch: "preference-switch",
+    preferencesSaved: "preferences-saved",
+    alwaysOn: "always-on",
   },
   webhooks: {
     table: "webhooks-table",

@@ -21,6 +21,11 @@ export class Shell {
     return this.page.getByTestId(T.adminMenu);
   }
 
+  /** The account menu, there once the person is signed in and the app has loaded. */
+  accountMenu() {
+    return this.page.getByTestId(T.accountMenu);
+  }
+
   /** A link in the navigation or a menu, by its exact name. */
   link(name: string) {
     return this.page.getByRole("link", { name, exact: true });
