@@ -19,8 +19,30 @@ export const TEST_IDS = {
     /** A page's success notice (role=status). */
     notice: "notice",
   },
+  /** Budgets and refills (organization admins). */
+  budgets: {
+    budgetForm: "budget-form",
+    budgetLeft: "budget-left",
+    budgetProblem: "budget-problem",
+    budgetRow: "budget-row",
+    budgetSave: "budget-save",
+    budgets: "budgets",
+    budgetsNotice: "budgets-notice",
+    noBudgets: "no-budgets",
+    noRefills: "no-refills",
+    refillForm: "refill-form",
+    refillProblem: "refill-problem",
+    refillRow: "refill-row",
+    refillSave: "refill-save",
+    refillState: "refill-state",
+    refillToggle: "refill-toggle",
+    refills: "refills",
+    removeBudget: "remove-budget",
+  },
   /** Wallets, a wallet's ledger, credit requests (ask, decide, table), allocations, the header's balance. */
   credits: {
+    /** A tab of the credits pages' navigation (wallets, requests, allocations, budgets). */
+    tab: (name: string) => `credits-tab-${name}`,
     headerBalance: "header-balance",
     walletRow: "wallet-row",
     walletBalance: "wallet-balance",
