@@ -75,6 +75,28 @@ export const TEST_IDS = {
     movementRow: "movement-row",
     movementAmount: "movement-amount",
   },
+  /** The Images page, its build log, and the wizard's tag on the member's own images. */
+  images: {
+    buildForm: "build-form",
+    buildRow: "build-row",
+    buildState: "build-state",
+    buildSubmit: "build-submit",
+    buildsTable: "builds-table",
+    catalogImageRow: "catalog-image-row",
+    catalogImagesTable: "catalog-images-table",
+    imageCount: "image-count",
+    imageFailure: "image-failure",
+    imageProgress: "image-progress",
+    importForm: "import-form",
+    importReference: "import-reference",
+    importSubmit: "import-submit",
+    myImageRow: "my-image-row",
+    myImageState: "my-image-state",
+    myImagesTable: "my-images-table",
+    buildLog: "build-log",
+    buildLogEnd: "build-log-end",
+    imageYours: "image-yours",
+  },
   /** The bell in the header and the notification settings page. */
   notifications: {
     bell: "notification-bell",

@@ -31,6 +31,19 @@ export class Shell {
     return this.page.getByRole("link", { name, exact: true });
   }
 
+  notificationCount() {
+    return this.page.getByTestId(TEST_IDS.notifications.count);
+  }
+
+  async openBell(): Promise<void> {
+    await this.page.getByTestId(TEST_IDS.notifications.bell).click();
+  }
+
+  /** A notification in the bell's panel, by its kind. */
+  notification(kind: string) {
+    return this.page.locator(`[data-testid="${TEST_IDS.notifications.item}"][data-kind="${kind}"]`);
+  }
+
   async confirm(): Promise<void> {
     await this.page.getByTestId(T.confirmDialog).waitFor();
     await this.page.getByTestId(T.confirmOk).click();

@@ -3,6 +3,7 @@
 import { html, nothing } from "lit";
 import type { GpuAvailability } from "../../../api/openapi.gen.ts";
 import { clustersForModel, imageTag } from "../../../data/wizard.ts";
+import { TEST_IDS } from "../../../test-ids.ts";
 import type { Catalog } from "./types.ts";
 
 export function presetStep(p: { catalog: Catalog; preset: string; onPick: (name: string) => void }) {
@@ -32,7 +33,7 @@ export function imageStep(p: {
               const id = `img-${img.name}`;
               return html`<label class="choice" for=${id}>
               <input type="radio" id=${id} name="image" value=${img.name} .checked=${p.image === img.name} @change=${() => p.onPick(img.name)} data-testid="image-${img.name}" />
-              <span class="choice-body"><strong>${img.display_name} ${tag === "yours" ? html`<span class="badge tone-info" data-testid="image-yours">Yours</span>` : tag === "private" ? html`<span class="badge tone-muted">Private</span>` : nothing}</strong>
+              <span class="choice-body"><strong>${img.display_name} ${tag === "yours" ? html`<span class="badge tone-info" data-testid=${TEST_IDS.images.imageYours}>Yours</span>` : tag === "private" ? html`<span class="badge tone-muted">Private</span>` : nothing}</strong>
                 <span class="muted">${img.kind}</span><code class="muted">${img.image}</code></span>
             </label>`;
             })}</div>`
