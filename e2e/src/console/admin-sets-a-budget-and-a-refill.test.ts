@@ -6,6 +6,7 @@ import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@bert
 import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { apiAs } from "./api-client.ts";
 import { closeBrowser, expectAccessible, launchBrowser, Screenshots } from "./browser.ts";
 import { BudgetsPage } from "./pages/budgets-page.ts";
 import { Visitors } from "./pages/login-page.ts";
@@ -78,8 +79,8 @@ describe("an administrator sets a budget and a refill in the console", () => {
     await budgets.notice().waitFor();
     await budgets.budgetRow(orgId).waitFor();
     expect(await budgets.budgetLeft(orgId).textContent()).toBe("500.00");
-    const stored = await t.request("GET", `/api/v1/budgets/${orgId}`, { token: admin.token });
-    expect(stored.body).toMatchObject({ period: "monthly", amount: "500000000" });
+    const stored = await apiAs(t.api.url, admin.token).call("getBudget", { params: { organizationId: orgId } });
+    expect(stored).toMatchObject({ period: "monthly", amount: "500000000" });
   });
 
   it("adds a weekly top-up of a member's wallet, then pauses and resumes it", async () => {
@@ -93,8 +94,8 @@ describe("an administrator sets a budget and a refill in the console", () => {
     await shots.take(page, "budget-and-refill");
     await budgets.toggleRefill();
     await expect.poll(async () => budgets.refillState().textContent()).toBe("paused");
-    const refills = await t.request("GET", "/api/v1/credits/refills", { token: admin.token });
-    expect(refills.body.data).toEqual([
+    const refills = await apiAs(t.api.url, admin.token).call("listRefills");
+    expect(refills.data).toEqual([
       expect.objectContaining({ wallet_id: aliceWallet, mode: "top_up_to", amount: "40000000", enabled: false }),
     ]);
     await budgets.toggleRefill();

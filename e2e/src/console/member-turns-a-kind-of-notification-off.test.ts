@@ -9,6 +9,7 @@ import { notify } from "@berth/api/notifications/notify";
 import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { apiAs } from "./api-client.ts";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";
 import { NotificationSettingsPage } from "./pages/notification-settings-page.ts";
@@ -55,10 +56,10 @@ describe("a member turns a kind of notification off", () => {
     const settings = new NotificationSettingsPage(page);
     await settings.openFromBell();
     expect(new URL(page.url()).pathname).toBe("/settings/notifications");
-    const api = await t.request("GET", "/api/v1/notifications/preferences", { token: alice.token });
+    const prefs = await apiAs(t.api.url, alice.token).call("getNotificationPreferences");
     const shown = await settings.kinds();
-    const applying = api.body.data.filter((p: { applies_to_me: boolean }) => p.applies_to_me);
-    expect(shown).toEqual(applying.map((p: { kind: string }) => p.kind));
+    const applying = prefs.data.filter((p) => p.applies_to_me);
+    expect(shown).toEqual(applying.map((p) => p.kind));
     expect(shown).toContain("volume.near_quota");
     for (const adminKind of ["quota.request_received", "webhook.endpoint_disabled", "cluster.unreachable"])
       expect(shown).not.toContain(adminKind);
@@ -74,8 +75,8 @@ describe("a member turns a kind of notification off", () => {
     await toggle.click();
     await settings.saved().waitFor();
     await expect.poll(() => toggle.isChecked()).toBe(false);
-    const api = await t.request("GET", "/api/v1/notifications/preferences", { token: alice.token });
-    expect(api.body.data).toContainEqual(expect.objectContaining({ kind: "volume.near_quota", enabled: false }));
+    const prefs = await apiAs(t.api.url, alice.token).call("getNotificationPreferences");
+    expect(prefs.data).toContainEqual(expect.objectContaining({ kind: "volume.near_quota", enabled: false }));
     await expectAccessible(page, "one off");
     await shots.take(page, "volume-near-quota-off");
 
@@ -97,8 +98,8 @@ describe("a member turns a kind of notification off", () => {
     });
     expect(await kinds("volume.near_quota")).toBe("0");
     expect(await kinds("session.failed")).toBe("1");
-    const list = await t.request("GET", "/api/v1/notifications", { token: alice.token });
-    expect(list.body.data.map((n: { kind: string }) => n.kind)).toEqual(["session.failed"]);
+    const list = await apiAs(t.api.url, alice.token).call("listNotifications");
+    expect(list.data.map((n) => n.kind)).toEqual(["session.failed"]);
   });
 
   it("shows a critical kind always on with the reason, and the API refuses to turn it off", async () => {
@@ -114,8 +115,8 @@ describe("a member turns a kind of notification off", () => {
     expect(refused.status).toBe(400);
     expect(refused.body.error.code).toBe("validation_failed");
     expect(JSON.stringify(refused.body.error.details)).toContain("critical_kind");
-    const api = await t.request("GET", "/api/v1/notifications/preferences", { token: alice.token });
-    expect(api.body.data).toContainEqual(expect.objectContaining({ kind: "session.failed", enabled: true }));
+    const prefs = await apiAs(t.api.url, alice.token).call("getNotificationPreferences");
+    expect(prefs.data).toContainEqual(expect.objectContaining({ kind: "session.failed", enabled: true }));
   });
 
   it("shows the API's refusal in words when a critical kind is forced off in the page", async () => {
