@@ -5,6 +5,7 @@ export const TEST_IDS = {
   /** The shell and the components every page shares. */
   shell: {
     adminMenu: "admin-menu",
+    liveIndicator: "live-indicator",
     accountMenu: "account-menu",
     accountPanel: "account-panel",
     accountEmail: "account-email",
@@ -18,6 +19,32 @@ export const TEST_IDS = {
     errorPanel: "error-panel",
     /** A page's success notice (role=status). */
     notice: "notice",
+  },
+  /** Signing in, and the password change (forced at first sign-in). */
+  login: {
+    expiredNotice: "expired-notice",
+    loginEmail: "login-email",
+    loginForm: "login-form",
+    loginHeading: "login-heading",
+    loginLogo: "login-logo",
+    loginPassword: "login-password",
+    loginSubmit: "login-submit",
+    signupLink: "signup-link",
+    forcedPasswordNotice: "forced-password-notice",
+    passwordCurrent: "password-current",
+    passwordForm: "password-form",
+    passwordNew: "password-new",
+    passwordProblems: "password-problems",
+    passwordRepeat: "password-repeat",
+    passwordSubmit: "password-submit",
+  },
+  audit: {
+    filters: "audit-filters",
+    apply: "audit-apply",
+    download: "audit-download",
+    table: "audit-table",
+    row: "audit-row",
+    total: "audit-total",
   },
   /** Budgets and refills (organization admins). */
   budgets: {

@@ -31,6 +31,23 @@ export class Shell {
     return this.page.getByRole("link", { name, exact: true });
   }
 
+  /** The header's live indicator: its data-mode is live or polling. */
+  liveIndicator() {
+    return this.page.getByTestId(T.liveIndicator);
+  }
+
+  bell() {
+    return this.page.getByTestId(TEST_IDS.notifications.bell);
+  }
+
+  notificationPanel() {
+    return this.page.getByTestId(TEST_IDS.notifications.panel);
+  }
+
+  async readAllNotifications(): Promise<void> {
+    await this.page.getByTestId(TEST_IDS.notifications.readAll).click();
+  }
+
   notificationCount() {
     return this.page.getByTestId(TEST_IDS.notifications.count);
   }
