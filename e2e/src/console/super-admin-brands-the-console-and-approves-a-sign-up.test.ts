@@ -3,6 +3,7 @@
 // once; a visitor from another domain is refused, one from the allowed domain waits; the super_admin
 // approves them from the queue and they sign in. Real API, Postgres and Chromium; axe-core on every page.
 import { readSystemSettings } from "@berth/api/settings";
+import { TEST_IDS } from "@berth/console/test-ids";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
@@ -53,15 +54,15 @@ describe("a super_admin brands the console and approves a sign-up", () => {
   it("shows Berth by default and refuses sign-up while it is closed", async () => {
     const visitor = await aPage();
     await new LoginPage(visitor).open();
-    expect(await visitor.getByTestId("login-heading").textContent()).toBe("Sign in to Berth");
-    expect(await visitor.getByTestId("signup-link").count()).toBe(0);
+    expect(await visitor.getByTestId(TEST_IDS.login.loginHeading).textContent()).toBe("Sign in to Berth");
+    expect(await visitor.getByTestId(TEST_IDS.login.signupLink).count()).toBe(0);
     await visitor.goto("/signup");
     await visitor.getByTestId("signup-closed").waitFor();
     current = admin;
   });
 
   it("saves the branding and the console takes it at once", async () => {
-    await admin.getByTestId("admin-menu").click();
+    await admin.getByTestId(TEST_IDS.shell.adminMenu).click();
     await admin.getByRole("link", { name: "System settings", exact: true }).click();
     await admin.getByRole("heading", { name: "System settings", level: 1 }).waitFor();
     await admin.getByTestId("branding-form").waitFor();
@@ -108,12 +109,14 @@ describe("a super_admin brands the console and approves a sign-up", () => {
   it("brands the sign-in page; a visitor of another domain is refused, one of the allowed domain waits", async () => {
     const visitor = await aPage();
     await new LoginPage(visitor).open();
-    await expect.poll(async () => visitor.getByTestId("login-heading").textContent()).toBe("Sign in to Acme GPU Cloud");
-    await visitor.getByTestId("login-logo").waitFor();
+    await expect
+      .poll(async () => visitor.getByTestId(TEST_IDS.login.loginHeading).textContent())
+      .toBe("Sign in to Acme GPU Cloud");
+    await visitor.getByTestId(TEST_IDS.login.loginLogo).waitFor();
     await expectAccessible(visitor, "branded sign-in");
     await shots.take(visitor, "branded-sign-in");
 
-    await visitor.getByTestId("signup-link").click();
+    await visitor.getByTestId(TEST_IDS.login.signupLink).click();
     await visitor.getByTestId("signup-form").waitFor();
     const fill = async (email: string, password: string, repeat = password) => {
       await visitor.getByLabel("Email").fill(email);
@@ -124,8 +127,8 @@ describe("a super_admin brands the console and approves a sign-up", () => {
     await fill(VISITOR.email, VISITOR.password, "something else entirely");
     await visitor.getByTestId("signup-problem").waitFor();
     await fill("mallory@elsewhere.test", "mallorys-password-1");
-    await visitor.getByTestId("error-message").waitFor();
-    expect(await visitor.getByTestId("error-message").textContent()).toContain("example.org");
+    await visitor.getByTestId(TEST_IDS.shell.errorMessage).waitFor();
+    expect(await visitor.getByTestId(TEST_IDS.shell.errorMessage).textContent()).toContain("example.org");
     await expectAccessible(visitor, "sign-up refused");
     await shots.take(visitor, "sign-up-refused");
     await fill(VISITOR.email, VISITOR.password);
@@ -137,7 +140,7 @@ describe("a super_admin brands the console and approves a sign-up", () => {
     // Not before approval: it answers like a wrong password.
     await new LoginPage(visitor).open();
     await new LoginPage(visitor).signIn(VISITOR.email, VISITOR.password);
-    await visitor.getByTestId("error-message").waitFor();
+    await visitor.getByTestId(TEST_IDS.shell.errorMessage).waitFor();
   });
 
   it("approves the visitor from the queue, who then signs in", async () => {
@@ -156,10 +159,10 @@ describe("a super_admin brands the console and approves a sign-up", () => {
     const login = new LoginPage(visitor);
     await login.open();
     await login.signIn(VISITOR.email, VISITOR.password);
-    await visitor.getByTestId("account-menu").waitFor();
+    await visitor.getByTestId(TEST_IDS.shell.accountMenu).waitFor();
     expect(await visitor.getByTestId("brand-name").textContent()).toBe("Acme GPU Cloud");
     // A member is offered no system settings, and the settings route sends them home.
-    expect(await visitor.getByTestId("admin-menu").count()).toBe(0);
+    expect(await visitor.getByTestId(TEST_IDS.shell.adminMenu).count()).toBe(0);
     expect(await visitor.getByRole("link", { name: "System settings" }).count()).toBe(0);
     await visitor.goto("/admin/settings");
     await visitor.waitForURL((u) => u.pathname === "/dashboard");

@@ -7,6 +7,7 @@
 // axe-core checks every page.
 
 import type { IdentityTestApi, TestUser } from "@berth/api/identity/testing";
+import { TEST_IDS } from "@berth/console/test-ids";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { closeBrowser, expectAccessible, launchBrowser, PHONE, Screenshots } from "./browser.ts";
@@ -27,7 +28,7 @@ describe("the platform's administrator sets idle and time limits, and a member a
   let alice: TestUser;
 
   async function openIdleLimits(page: Page): Promise<void> {
-    await page.getByTestId("admin-menu").click();
+    await page.getByTestId(TEST_IDS.shell.adminMenu).click();
     await page.getByRole("link", { name: "Idle & time limits" }).click();
     await page.getByTestId("policy-global").waitFor();
   }
@@ -63,7 +64,7 @@ describe("the platform's administrator sets idle and time limits, and a member a
     await root.getByTestId("global-max_timeout_minutes").fill("120");
     await root.getByTestId("global-max_session_hours").fill("8");
     await root.getByTestId("global-save").click();
-    await expect.poll(() => root.getByTestId("notice").textContent()).toBe("Saved global.");
+    await expect.poll(() => root.getByTestId(TEST_IDS.shell.notice).textContent()).toBe("Saved global.");
     const global = await t.request("GET", "/api/v1/resource-policies/global", { token: superAdmin.token });
     expect(global.body.idle).toMatchObject({ min_timeout_minutes: 30, max_timeout_minutes: 120 });
     // The other limits of the policy are kept.
@@ -75,8 +76,8 @@ describe("the platform's administrator sets idle and time limits, and a member a
     const root = people.current as Page;
     await root.getByTestId("global-timeout_minutes").fill("600");
     await root.getByTestId("global-save").click();
-    await root.getByTestId("error-panel").waitFor();
-    expect(await root.getByTestId("error-panel").getAttribute("data-code")).toBe("validation_failed");
+    await root.getByTestId(TEST_IDS.shell.errorPanel).waitFor();
+    expect(await root.getByTestId(TEST_IDS.shell.errorPanel).getAttribute("data-code")).toBe("validation_failed");
     await shots.take(root, "idle-limits-refused");
     await expectAccessible(root);
     const global = await t.request("GET", "/api/v1/resource-policies/global", { token: superAdmin.token });

@@ -1,4 +1,6 @@
 // Page objects of the sessions list, the create wizard, a session's page and the queue.
+
+import { TEST_IDS } from "@berth/console/test-ids";
 import type { Page } from "playwright-core";
 
 export class SessionsListPage {
@@ -19,7 +21,7 @@ export class SessionsListPage {
       .waitFor({ timeout });
   }
   liveMode() {
-    return this.page.getByTestId("live-indicator").getAttribute("data-mode");
+    return this.page.getByTestId(TEST_IDS.shell.liveIndicator).getAttribute("data-mode");
   }
 }
 
@@ -80,7 +82,7 @@ export class SessionPage {
   }
   async act(action: "pause" | "resume" | "restart" | "terminate"): Promise<void> {
     await this.page.getByTestId(`action-${action}`).click();
-    if (action !== "resume") await this.page.getByTestId("confirm-ok").click();
+    if (action !== "resume") await this.page.getByTestId(TEST_IDS.shell.confirmOk).click();
   }
   idleWarning() {
     return this.page.getByTestId("idle-warning");
