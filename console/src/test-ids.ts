@@ -5,6 +5,8 @@ export const TEST_IDS = {
   /** The shell and the components every page shares. */
   shell: {
     adminMenu: "admin-menu",
+    brandName: "brand-name",
+    brandLogo: "brand-logo",
     liveIndicator: "live-indicator",
     accountMenu: "account-menu",
     accountPanel: "account-panel",
@@ -45,6 +47,26 @@ export const TEST_IDS = {
     table: "audit-table",
     row: "audit-row",
     total: "audit-total",
+  },
+  /** System settings (branding, sign-up policy, placement), sign-up and its approval queue. */
+  settings: {
+    /** A settings section's saved notice (branding, signup, placement). */
+    saved: (section: string) => `saved-${section}`,
+    /** A tab of the settings pages' navigation. */
+    tab: (name: string) => `settings-tab-${name}`,
+    brandingForm: "branding-form",
+    brandingSave: "branding-save",
+    currentLogo: "current-logo",
+    signupPolicySave: "signup-policy-save",
+    placementSave: "placement-save",
+    signupClosed: "signup-closed",
+    signupForm: "signup-form",
+    signupSubmit: "signup-submit",
+    signupProblem: "signup-problem",
+    signupDone: "signup-done",
+    signupRequest: "signup-request",
+    approve: "approve",
+    signupNotice: "signup-notice",
   },
   /** Budgets and refills (organization admins). */
   budgets: {

@@ -22,6 +22,7 @@ import "../../views/session-new-view/index.ts";
 import "../../views/session-detail-view/index.ts";
 import "../../views/queue-view/index.ts";
 import "../../views/images-view/index.ts";
+import { TEST_IDS } from "../../test-ids.ts";
 
 /** Admin and credits pages load on first visit: members never download the admin pages, and nobody
  * downloads the credits pages before opening one (the header's balance is in the entry). */
@@ -222,10 +223,10 @@ export class BerthApp extends LitElement {
         <a class="brand" href=${signedIn ? "/dashboard" : "/login"} aria-label="${b.product_name} home: your dashboard" data-testid="brand">
           ${
             b.logo
-              ? html`<img src=${b.logo} alt="" width="22" height="22" data-testid="brand-logo" />`
+              ? html`<img src=${b.logo} alt="" width="22" height="22" data-testid=${TEST_IDS.shell.brandLogo} />`
               : html`<svg viewBox="0 0 16 16" width="22" height="22" aria-hidden="true"><rect width="16" height="16" rx="3" fill="currentColor"></rect><path d="M4 11h8M5 8h6M6 5h4" stroke="var(--berth-bg)" stroke-width="1.5"></path></svg>`
           }
-          <span data-testid="brand-name">${b.product_name}</span>
+          <span data-testid=${TEST_IDS.shell.brandName}>${b.product_name}</span>
         </a>
         ${this.#nav()}
         <span class="spacer"></span>

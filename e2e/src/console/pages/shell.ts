@@ -31,6 +31,15 @@ export class Shell {
     return this.page.getByRole("link", { name, exact: true });
   }
 
+  /** The product's name and logo in the header (the branding). */
+  brandName() {
+    return this.page.getByTestId(T.brandName);
+  }
+
+  brandLogo() {
+    return this.page.getByTestId(T.brandLogo);
+  }
+
   /** The header's live indicator: its data-mode is live or polling. */
   liveIndicator() {
     return this.page.getByTestId(T.liveIndicator);
