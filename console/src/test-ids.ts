@@ -68,6 +68,26 @@ export const TEST_IDS = {
     approve: "approve",
     signupNotice: "signup-notice",
   },
+  /** The idle and time limits page (resource policies, read-only but for super_admins). */
+  idleLimits: {
+    /** A policy's card, by its name (global, …). */
+    policy: (name: string) => `policy-${name}`,
+    /** A policy's field (timeout_minutes, min_timeout_minutes, max_session_hours, …). */
+    field: (policy: string, field: string) => `${policy}-${field}`,
+    save: (policy: string) => `${policy}-save`,
+    readOnly: "read-only",
+  },
+  /** The new-session wizard. */
+  wizard: {
+    form: "create-session-form",
+    create: "create-session",
+    createBlocked: "create-blocked",
+    limitsPolicy: "limits-policy",
+    idleTimeout: "idle-timeout",
+    idleTimeoutProblem: "idle-timeout-problem",
+    maxRuntime: "max-runtime",
+    maxRuntimeProblem: "max-runtime-problem",
+  },
   /** Budgets and refills (organization admins). */
   budgets: {
     budgetForm: "budget-form",

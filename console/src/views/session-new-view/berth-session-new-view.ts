@@ -26,6 +26,7 @@ import type { RefusalText } from "../../data/refusal.ts";
 import { IdempotencyKeys, sortImages } from "../../data/wizard.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
+import { TEST_IDS } from "../../test-ids.ts";
 import { checks } from "../volumes-view/styles.ts";
 import { clusterStep, imageStep, presetStep } from "./steps/choices.ts";
 import { costStep } from "./steps/cost.ts";
@@ -293,9 +294,9 @@ export class BerthSessionNewView extends LitElement {
     const limitsWrong = !!(p.idle || p.runtime);
     return html`<div class="row">
       <button class="primary" type="submit" ?disabled=${this.busy || !this.offering || !this.preset || !this.image || !!refused || limitsWrong}
-        aria-describedby=${refused ? "create-blocked" : nothing} data-testid="create-session">${this.busy ? "Creating…" : "Create session"}</button>
+        aria-describedby=${refused ? "create-blocked" : nothing} data-testid=${TEST_IDS.wizard.create}>${this.busy ? "Creating…" : "Create session"}</button>
       <a class="button" href="/sessions">Cancel</a>
-      ${refused ? html`<p class="tone-warn" id="create-blocked" data-testid="create-blocked">Cannot start now: ${refused.text.headline.toLowerCase()} (see Cost).</p>` : nothing}
+      ${refused ? html`<p class="tone-warn" id="create-blocked" data-testid=${TEST_IDS.wizard.createBlocked}>Cannot start now: ${refused.text.headline.toLowerCase()} (see Cost).</p>` : nothing}
     </div>`;
   }
 
@@ -305,7 +306,7 @@ export class BerthSessionNewView extends LitElement {
       ${renderTask(this.#catalog, {
         pendingLabel: "Loading offerings, presets and images…",
         errorHeading: "The catalog could not be loaded",
-        complete: (c) => html`<form @submit=${this.#submit} data-testid="create-session-form">
+        complete: (c) => html`<form @submit=${this.#submit} data-testid=${TEST_IDS.wizard.form}>
           ${this.#steps(c)}
           ${this.error ? html`<berth-error-panel heading="The session was not created" .error=${this.error}></berth-error-panel>` : nothing}
           ${this.#actions()}
