@@ -1,7 +1,7 @@
 // Package boundaries and import cycles, checked on the repository's own import graph (scripts/imports.ts),
 // and the house's habits that a file's text shows: clients made only where processes are composed, no
 // handler writing a raw response, no database or cluster read in a route, one spelling of resource paths.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cycles, importGraph, WORKSPACES, workspaceOf } from "./imports.ts";
@@ -163,5 +163,68 @@ describe("the house's habits", () => {
     const sources = graph.files.filter((f) => f !== "crds/src/paths.ts" && f !== "crds/src/paths.test.ts");
     const spelled = matching(sources, /\/apis\/berth\.dev\/|\/apis\/\$\{\w*(?:Kind|kind|\bk)\.group\}/);
     expect(spelled, `resource paths spelled by hand (use resourcePath):\n${spelled.join("\n")}`).toEqual([]);
+  });
+});
+
+// The console's views and components only render: what they show comes through a loader per noun in
+// console/src/app/ (sessions.ts, credits.ts, …), so the same list is fetched one way everywhere and a view
+// can be read without the wire format.
+describe("the console's views and components", () => {
+  const dirs = ["console/src/views", "console/src/components"];
+  const files = dirs.flatMap((d) =>
+    (readdirSync(join(root, d), { recursive: true }) as string[])
+      .filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts"))
+      .map((f) => join(d, f)),
+  );
+
+  it("are found", () => {
+    expect(files.length).toBeGreaterThan(30);
+  });
+
+  it("never call the API client themselves (api.call, api.fetchRaw): a loader in console/src/app does", () => {
+    const calling = files.filter((f) =>
+      /\bapi\.(call|fetchRaw)\b|import\s*\{[^}]*\bapi\b[^}]*\}\s*from\s*"[./]*app\/context\.ts"/.test(
+        readFileSync(join(root, f), "utf8"),
+      ),
+    );
+    expect(
+      calling,
+      `views or components calling the API (move the call into a loader in console/src/app/):\n${calling.join("\n")}`,
+    ).toEqual([]);
+  });
+});
+
+// api/ names its files in camelCase (postCharge.ts, sessionStore.ts); the part before the first dot is the
+// name, what follows is a kind (.test, .pg.test, .test-support). Left, with their reason:
+const API_KEBAB_LEFT = new Set([
+  // the worker's entry point, named beside main.ts in package.json, cdk8s' pods and the Containerfile
+  "api/src/worker-main.ts",
+  "api/src/worker-main.test.ts",
+  // being moved in the route and domain rework; renamed there
+  "api/src/domain/clusters/node-actions.ts",
+  "api/src/domain/clusters/operator-token.test.ts",
+  "api/src/domain/clusters/operator-token.ts",
+  "api/src/domain/clusters/rotate-token.ts",
+  "api/src/domain/clusters/signing-key.ts",
+  "api/src/domain/clusters/test-connection.ts",
+  "api/src/domain/credits/session-refused-for-credits.test.ts",
+  "api/src/domain/credits/torture-child.test-support.ts",
+  "api/src/domain/sessions/admission-queue.test.ts",
+  "api/src/domain/sessions/create-taken-over.test.ts",
+  "api/src/domain/webhooks/dispatcher-child.test-support.ts",
+  "api/src/routes/audit-logs/audit-logs.test.ts",
+  "api/src/routes/bad-input.test.ts",
+  "api/src/routes/image-builds/image-builds.test.ts",
+  "api/src/routes/openapi-fuzz.test.ts",
+  "api/src/routes/sessions/preview-cost.test.ts",
+]);
+
+describe("api's file names", () => {
+  it("are camelCase (a kebab-case name is renamed, or listed with its reason)", () => {
+    const files = (readdirSync(join(root, "api/src"), { recursive: true }) as string[])
+      .filter((f) => f.endsWith(".ts"))
+      .map((f) => `api/src/${f}`);
+    const kebab = files.filter((f) => f.split("/").at(-1)?.split(".")[0]?.includes("-") && !API_KEBAB_LEFT.has(f));
+    expect(kebab, `kebab-case file names in api/ (rename to camelCase):\n${kebab.join("\n")}`).toEqual([]);
   });
 });

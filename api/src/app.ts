@@ -4,7 +4,7 @@
 
 import Koa from "koa";
 import type { Deps } from "./deps.ts";
-import { clientAddressMiddleware } from "./http/client-address.ts";
+import { clientAddressMiddleware } from "./http/clientAddress.ts";
 import { serveConsole } from "./http/console.ts";
 import { corsMiddleware } from "./http/cors.ts";
 import { errorEnvelopeMiddleware, requestIdMiddleware } from "./http/envelope.ts";

@@ -318,7 +318,7 @@ const Env = z.object({
   BERTH_WEBHOOK_SECRET_KEYS: WebhookSecretKeys,
   /**
    * Reverse proxies (the cluster's ingress controller) whose X-Forwarded-For names the client, for the
-   * sign-in throttle and the internal plane's gate (http/client-address.ts). Empty: the socket's peer.
+   * sign-in throttle and the internal plane's gate (http/clientAddress.ts). Empty: the socket's peer.
    */
   BERTH_TRUSTED_PROXY_CIDRS: list
     .default([])

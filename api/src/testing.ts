@@ -71,7 +71,7 @@ export { fakeAuthenticator, startTestApi, type TestApi, TestClock, testDeps } fr
 export { createMetrics } from "./http/metrics.ts";
 export { type InternalListener, startInternalListener } from "./internal/app.ts";
 export { domainInternalRoutes } from "./internal/domains.ts";
-export { applyInventory } from "./internal/report-inventory.ts";
+export { applyInventory } from "./internal/reportInventory.ts";
 export { BuildLoop } from "./worker/builds.ts";
 export { ImportLoop } from "./worker/imports.ts";
 

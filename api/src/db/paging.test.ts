@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aPrincipal, fakeAuthenticator, startTestApi, type TestApi, testDeps } from "../http/http.test-support.ts";
-import { createWidgetTable, testRoutes } from "../http/layer-fixtures.test-support.ts";
+import { createWidgetTable, testRoutes } from "../http/layerFixtures.test-support.ts";
 import { createTestDatabase, type TestDatabase } from "./db.test-support.ts";
 import { Page, pageOf } from "./paging.ts";
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../db/db.test-support.ts";
 import { aPrincipal, fakeAuthenticator, startTestApi, type TestApi, testDeps } from "./http.test-support.ts";
-import { createWidgetTable, testRoutes } from "./layer-fixtures.test-support.ts";
+import { createWidgetTable, testRoutes } from "./layerFixtures.test-support.ts";
 
 const alice = aPrincipal();
 

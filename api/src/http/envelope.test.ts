@@ -4,7 +4,7 @@ import { createTestDatabase, type TestDatabase } from "../db/db.test-support.ts"
 import { allRoutes } from "../routes/index.ts";
 import { systemRoutes } from "../routes/system/routes.ts";
 import { aPrincipal, fakeAuthenticator, startTestApi, type TestApi, testDeps } from "./http.test-support.ts";
-import { createWidgetTable, testRoutes } from "./layer-fixtures.test-support.ts";
+import { createWidgetTable, testRoutes } from "./layerFixtures.test-support.ts";
 
 const alice = aPrincipal();
 const pending = aPrincipal({ mustChangePassword: true });

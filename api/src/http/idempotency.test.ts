@@ -3,7 +3,7 @@ import { testConfig } from "../config.test-support.ts";
 import { createTestDatabase, type TestDatabase } from "../db/db.test-support.ts";
 import { aPrincipal, fakeAuthenticator, startTestApi, type TestApi, TestClock, testDeps } from "./http.test-support.ts";
 import { canonicalJson, claimIdempotencyKey, purgeExpiredIdempotencyKeys } from "./idempotency.ts";
-import { createWidgetTable, knobs, testRoutes } from "./layer-fixtures.test-support.ts";
+import { createWidgetTable, knobs, testRoutes } from "./layerFixtures.test-support.ts";
 
 const alice = aPrincipal();
 const bob = aPrincipal();

@@ -137,7 +137,7 @@ export function buildOpenApiDocument(routes: readonly RouteDef[]): oas31.OpenAPI
   return createDocument({
     openapi: "3.1.0",
     "x-generated":
-      "Generated from the route declarations by `npm run generate -w api` (api/src/generate-openapi.ts). Do not edit.",
+      "Generated from the route declarations by `npm run generate -w api` (api/src/generateOpenapi.ts). Do not edit.",
     info: { title: "Berth API", version: "1.0.0", description: DESCRIPTION },
     tags,
     paths,

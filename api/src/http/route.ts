@@ -17,7 +17,7 @@ import {
 } from "../errors.ts";
 import { AuditCollector, type AuditHandle, writeAudit } from "./audit.ts";
 import { readJsonBody } from "./body.ts";
-import { clientAddressOf } from "./client-address.ts";
+import { clientAddressOf } from "./clientAddress.ts";
 import { errorAnswer, requestIdOf } from "./envelope.ts";
 import {
   claimIdempotencyKey,
@@ -314,7 +314,7 @@ export function routeMiddleware(route: RouteDef, deps: Deps) {
     };
     const audit = new AuditCollector();
     // Read now: once an oversized body has been cut off, the socket may be gone. Behind trusted proxies,
-    // the client they forwarded (client-address.ts), as the sign-in throttle sees it.
+    // the client they forwarded (clientAddress.ts), as the sign-in throttle sees it.
     const sourceIp = clientAddressOf(ctx);
     let principal: Principal | undefined;
     let thrown: { status: number; code?: string } | undefined;

@@ -7,7 +7,7 @@ import { connect, type Db } from "../db/knex.ts";
 import { type Relay, relayTo } from "../db/relay.test-support.ts";
 import { isDatabaseUnreachable } from "../db/unreachable.ts";
 import { aPrincipal, fakeAuthenticator, startTestApi, type TestApi, testDeps } from "./http.test-support.ts";
-import { createWidgetTable, testRoutes } from "./layer-fixtures.test-support.ts";
+import { createWidgetTable, testRoutes } from "./layerFixtures.test-support.ts";
 
 /** A local port nothing listens on. */
 async function closedPort(): Promise<number> {

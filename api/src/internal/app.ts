@@ -4,7 +4,7 @@
 // `forbidden`. The public app never mounts these routes, so they are 404 there.
 //
 // The peer address is the socket's. X-Forwarded-For is read only when that socket's peer is a trusted proxy
-// (BERTH_TRUSTED_PROXY_CIDRS, http/client-address.ts): anyone else's header is ignored.
+// (BERTH_TRUSTED_PROXY_CIDRS, http/clientAddress.ts): anyone else's header is ignored.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type Router from "@koa/router";
@@ -12,7 +12,7 @@ import Koa, { type Middleware } from "koa";
 import type { Logger } from "pino";
 import type { Deps } from "../deps.ts";
 import { Forbidden } from "../errors.ts";
-import { clientAddress } from "../http/client-address.ts";
+import { clientAddress } from "../http/clientAddress.ts";
 import { errorEnvelopeMiddleware, requestIdMiddleware } from "../http/envelope.ts";
 import { metricsMiddleware } from "../http/metrics.ts";
 import { SpecificRouter } from "../http/router.ts";

@@ -2,7 +2,7 @@
 // status, usage, key set; routes.ts). Every internal route lives here in api/src/internal/: add one file,
 // one import and one spread per domain, nothing else.
 import { internalRoutes as connect } from "./connect.ts";
-import { internalRoutes as imageBuilds } from "./image-builds.ts";
+import { internalRoutes as imageBuilds } from "./imageBuilds.ts";
 import { internalRoutes as monitoring } from "./metrics.ts";
 import type { AnyInternalRoute } from "./route.ts";
 

@@ -10,7 +10,7 @@ import { Invalid, type ValidationIssue } from "../errors.ts";
 import { readJsonBody } from "../http/body.ts";
 import { requestIdOf } from "../http/envelope.ts";
 import { issuesOf } from "../http/route.ts";
-import { assertOwnCluster, authenticateOperator, type OperatorPrincipal } from "./operator-auth.ts";
+import { assertOwnCluster, authenticateOperator, type OperatorPrincipal } from "./operatorAuth.ts";
 
 export type InternalAuth = "operator" | "none";
 

@@ -4,9 +4,9 @@
 import { clustersOf } from "../domain/clusters/runtime.ts";
 import { recordActivity } from "../domain/reclaim/activity.ts";
 import { applyStorageReport } from "../domain/storage/readings.ts";
-import { applyInventory } from "./report-inventory.ts";
-import { recordSessionStatus } from "./report-status.ts";
-import { recordUsage } from "./report-usage.ts";
+import { applyInventory } from "./reportInventory.ts";
+import { recordSessionStatus } from "./reportStatus.ts";
+import { recordUsage } from "./reportUsage.ts";
 import { type AnyInternalRoute, defineInternalRoute } from "./route.ts";
 import { ActivityReport, InventoryReport, StatusReport, StorageReport, UsageBatch } from "./schemas.ts";
 

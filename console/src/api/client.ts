@@ -21,6 +21,8 @@ export type RequestInput<K extends OperationId> = (HasRequired<Operations[K]["pa
   (Operations[K]["body"] extends undefined ? { body?: undefined } : { body: Operations[K]["body"] });
 
 export type ResponseOf<K extends OperationId> = Operations[K]["response"];
+export type BodyOf<K extends OperationId> = Operations[K]["body"];
+export type QueryOf<K extends OperationId> = Operations[K]["query"];
 
 export interface CallOptions {
   signal?: AbortSignal;

@@ -3,7 +3,8 @@
 // projects they administer; anything else is shown as its id. Failures leave a name out, never the page.
 import { ApiError } from "../api/client.ts";
 import type { Directory } from "../data/credits.ts";
-import { api, auth } from "./context.ts";
+import { auth } from "./context.ts";
+import { loadOrganizationMembers, loadOrganizations, loadProjectMembers, loadProjects } from "./organizations.ts";
 
 /** `organizations`: whose members to name (default: those the person administers; super_admins: the first ten). */
 export async function loadDirectory(
@@ -19,10 +20,7 @@ export async function loadDirectory(
       throw e;
     }
   };
-  const [orgs, projects] = await Promise.all([
-    api.call("listOrganizations", { query: { size: 100 } }, { signal }),
-    api.call("listProjects", { query: { size: 100 } }, { signal }),
-  ]);
+  const [orgs, projects] = await Promise.all([loadOrganizations(signal), loadProjects(undefined, signal)]);
   const administered = memberships.filter((m) => m.role === "org_admin" && m.project_id === null);
   const mayList = (id: string) => auth.isSuperAdmin || administered.some((m) => m.organization_id === id);
   const adminOrgs = opts.organizations
@@ -32,14 +30,8 @@ export async function loadDirectory(
       : administered.map((m) => m.organization_id);
   const adminProjects = memberships.flatMap((m) => (m.role === "project_admin" && m.project_id ? [m.project_id] : []));
   const lists = await Promise.all([
-    ...[...new Set(adminOrgs)].map((id) =>
-      optional(
-        api.call("listOrganizationMembers", { params: { organizationId: id }, query: { size: 100 } }, { signal }),
-      ),
-    ),
-    ...[...new Set(adminProjects)].map((id) =>
-      optional(api.call("listProjectMembers", { params: { projectId: id }, query: { size: 100 } }, { signal })),
-    ),
+    ...[...new Set(adminOrgs)].map((id) => optional(loadOrganizationMembers(id, signal))),
+    ...[...new Set(adminProjects)].map((id) => optional(loadProjectMembers(id, signal))),
   ]);
   const users = new Map<string, string>();
   if (auth.userId && auth.email) users.set(auth.userId, auth.email);

@@ -18,6 +18,8 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { closeBrowser, expectAccessible, launchBrowser, Screenshots } from "./browser.ts";
 import { Visitors } from "./pages/login-page.ts";
+import { Shell } from "./pages/shell.ts";
+import { WebhooksPage } from "./pages/webhooks-page.ts";
 
 describe("an organization admin manages a webhook in the console", () => {
   let t: IdentityTestApi;
@@ -32,6 +34,7 @@ describe("an organization admin manages a webhook in the console", () => {
   let admin: TestUser;
   let member: TestUser;
   let page: Page;
+  let hooks: WebhooksPage;
   let secret = "";
 
   beforeAll(async () => {
@@ -68,59 +71,44 @@ describe("an organization admin manages a webhook in the console", () => {
 
   it("adds an endpoint and sees its secret once", async () => {
     page = await people.signIn(admin);
-    await page.getByTestId("admin-menu").click();
-    await page.getByRole("link", { name: "Webhooks", exact: true }).click();
-    await page.getByRole("heading", { name: "Webhooks", level: 1 }).waitFor();
-    await page.getByText("No webhook yet").waitFor();
+    hooks = new WebhooksPage(page);
+    await hooks.openFromMenu();
+    await hooks.shell.sees("No webhook yet");
     await expectAccessible(page, "empty");
-    await page.getByLabel("Endpoint URL (https)").fill("http://insecure.example.test/");
-    await page.getByRole("button", { name: "Add endpoint" }).click();
-    await page.getByText("must use https").waitFor();
-    await page.getByLabel("Endpoint URL (https)").fill(receiver.url);
-    await page.getByLabel("Description").fill("the team's automation");
-    await page.getByRole("button", { name: "Add endpoint" }).click();
-    const shown = page.getByTestId("webhook-secret");
-    await shown.waitFor();
-    secret = (await shown.textContent()) ?? "";
+    await hooks.add("http://insecure.example.test/");
+    await hooks.shell.sees("must use https");
+    await hooks.add(receiver.url, "the team's automation");
+    secret = await hooks.shownSecret();
     expect(secret).toMatch(/^whsec_/);
     await shots.take(page, "secret-once");
     await expectAccessible(page, "secret shown");
-    await page.getByRole("button", { name: "I have stored it" }).click();
+    await hooks.storedSecret();
     await page.reload();
-    await page.getByTestId("webhook-row").waitFor();
+    await hooks.rows().waitFor();
     expect(await page.content()).not.toContain(secret);
   });
 
   it("sends a test event that the receiver verifies, sees it Delivered, and redelivers it", async () => {
-    await page.getByRole("button", { name: `Test ${receiver.url}` }).click();
-    await page.getByText("Test event sent.").waitFor();
+    await hooks.test(receiver.url);
+    await hooks.shell.sees("Test event sent.");
     await receiver.until((rs) => rs.length >= 1);
     const body = new Webhook(secret).verify(receiver.received[0]?.body ?? "", receiver.received[0]?.headers ?? {});
     expect(body).toMatchObject({ type: "webhook.test" });
-    await page.getByRole("button", { name: `Deliveries of ${receiver.url}` }).click();
-    await expect
-      .poll(async () => {
-        await page.getByRole("button", { name: "Refresh" }).click();
-        return page.getByTestId("delivery-state").first().textContent();
-      })
-      .toBe("Delivered");
+    await hooks.showDeliveries(receiver.url);
+    await expect.poll(() => hooks.newestDeliveryState()).toBe("Delivered");
     await expectAccessible(page, "deliveries");
-    await page.getByRole("button", { name: /^Redeliver msg_/ }).click();
-    await page.getByText("Queued for delivery again.").waitFor();
+    await hooks.redeliverNewest();
+    await hooks.shell.sees("Queued for delivery again.");
     await receiver.until((rs) => rs.length >= 2);
     expect(receiver.received[1]?.id).toBe(receiver.received[0]?.id); // the same webhook-id: dedupe by it
   });
 
   it("rotates the secret: a new one is shown once and both sign during the overlap", async () => {
-    await page.getByRole("button", { name: `Rotate secret of ${receiver.url}` }).click();
-    await page.getByTestId("confirm-dialog").waitFor();
-    await page.getByTestId("confirm-ok").click();
-    const shown = page.getByTestId("webhook-secret");
-    await shown.waitFor();
-    const fresh = (await shown.textContent()) ?? "";
+    await hooks.rotate(receiver.url);
+    const fresh = await hooks.shownSecret();
     expect(fresh).toMatch(/^whsec_/);
     expect(fresh).not.toBe(secret);
-    await page.getByRole("button", { name: `Test ${receiver.url}` }).click();
+    await hooks.test(receiver.url);
     await receiver.until((rs) => rs.length >= 3);
     const last = receiver.received[2];
     expect(() => new Webhook(fresh).verify(last?.body ?? "", last?.headers ?? {})).not.toThrow();
@@ -128,8 +116,8 @@ describe("an organization admin manages a webhook in the console", () => {
   });
 
   it("shows a member no Webhooks page", async () => {
-    const p = await people.signIn(member);
-    expect(await p.getByRole("link", { name: "Webhooks", exact: true }).count()).toBe(0);
-    expect(await p.getByTestId("admin-menu").count()).toBe(0);
+    const shell = new Shell(await people.signIn(member));
+    expect(await shell.link("Webhooks").count()).toBe(0);
+    expect(await shell.adminMenu().count()).toBe(0);
   });
 });

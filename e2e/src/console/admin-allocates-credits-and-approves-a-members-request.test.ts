@@ -64,9 +64,9 @@ describe("an administrator allocates credits and approves a member's request in 
     const credits = new CreditsPages(adminPage);
     await expect.poll(() => credits.headerAmount()).toBe("1,000.00");
     expect(await credits.headerBalance().getAttribute("data-wallet-id")).toBe(orgWalletId);
-    await adminPage.getByRole("link", { name: "Credits", exact: true }).click();
+    await credits.openWalletsFromNav();
     await credits.walletRow(orgWalletId).waitFor();
-    expect(await credits.walletRow(orgWalletId).getByTestId("wallet-balance").textContent()).toBe("1,000.00");
+    expect(await credits.walletRowBalance(orgWalletId).textContent()).toBe("1,000.00");
     await shots.take(adminPage, "admin-wallets");
     await expectAccessible(adminPage);
   });
@@ -76,9 +76,9 @@ describe("an administrator allocates credits and approves a member's request in 
     await credits.openAllocations();
     await credits.allocate(`open:user:${alice.id}`, "25.5", "onboarding");
     await expect.poll(() => credits.notice().textContent()).toMatch(/Moved 25\.50 credits .* to .*alice/);
-    const row = adminPage.getByTestId("movement-row").filter({ hasText: "onboarding" });
+    const row = credits.movementRow("onboarding");
     await row.waitFor();
-    expect(await row.getByTestId("movement-amount").textContent()).toBe("25.50");
+    expect(await credits.movementAmount(row).textContent()).toBe("25.50");
     await expect.poll(() => credits.headerAmount()).toBe("974.50");
     await shots.take(adminPage, "allocated");
     await expectAccessible(adminPage);
@@ -93,10 +93,10 @@ describe("an administrator allocates credits and approves a member's request in 
     await credits.openAllocations();
     // Her wallet exists now: the option names her wallet.
     await credits.allocate(await credits.targetNamed(alice.email), "5000", "too much");
-    const panel = adminPage.getByTestId("error-panel");
+    const panel = credits.shell.errorPanel();
     await panel.waitFor();
     expect(await panel.getAttribute("data-code")).toBe("insufficient_credits");
-    expect(await adminPage.getByTestId("error-request-id").textContent()).toMatch(/\S/);
+    expect(await credits.shell.errorRequestId().textContent()).toMatch(/\S/);
     await shots.take(adminPage, "allocation-refused");
   });
 
@@ -105,7 +105,7 @@ describe("an administrator allocates credits and approves a member's request in 
     const credits = new CreditsPages(alicePage);
     await expect.poll(() => credits.headerAmount()).toBe("25.50");
     await credits.openRequests();
-    await alicePage.getByTestId("empty-state").waitFor();
+    await credits.shell.emptyState().waitFor();
     await expectAccessible(alicePage);
     // An amount that is not one is refused before it reaches the API: no request to it is sent.
     const asked: string[] = [];
@@ -113,21 +113,21 @@ describe("an administrator allocates credits and approves a member's request in 
       if (r.method() === "POST" && new URL(r.url()).pathname === "/api/v1/credits/requests") asked.push(r.url());
     };
     alicePage.on("request", record);
-    await alicePage.getByLabel("Amount (credits)").fill("a lot");
-    await alicePage.getByTestId("ask-submit").click();
-    await alicePage.getByTestId("ask-amount-problem").waitFor();
+    await credits.askAmount().fill("a lot");
+    await credits.submitAsk();
+    await credits.askAmountProblem().waitFor();
     alicePage.off("request", record);
     expect(asked).toEqual([]);
     // Keyboard only: the amount, Tab to the reason, Tab to the button, Enter.
-    await alicePage.getByLabel("Amount (credits)").fill("");
-    await alicePage.getByLabel("Amount (credits)").focus();
+    await credits.askAmount().fill("");
+    await credits.askAmount().focus();
     await alicePage.keyboard.type("100");
     await alicePage.keyboard.press("Tab");
     await alicePage.keyboard.type("fine-tuning run for the paper");
     await alicePage.keyboard.press("Tab");
     await alicePage.keyboard.press("Enter");
     await expect.poll(() => credits.notice().textContent()).toMatch(/request for 100\.00 credits/);
-    const row = alicePage.getByTestId("request-row").first();
+    const row = credits.requestRows().first();
     await row.waitFor();
     expect(await row.getAttribute("data-status")).toBe("pending");
     requestId = (await row.getAttribute("data-request-id")) as string;
@@ -141,15 +141,14 @@ describe("an administrator allocates credits and approves a member's request in 
     await credits.openRequests();
     await credits.requestRow(requestId).waitFor();
     expect(await credits.requestRow(requestId).textContent()).toContain("fine-tuning run for the paper");
-    await credits.requestRow(requestId).getByTestId("request-decide").click();
-    await adminPage.getByTestId("decide-panel").waitFor();
+    await credits.openDecision(requestId);
     await shots.take(adminPage, "decide");
     await expectAccessible(adminPage);
-    await adminPage.getByTestId("decide-panel").getByRole("button", { name: "Close" }).click();
+    await credits.closeDecision();
     await credits.decide(requestId, { approve: "40", note: "40 now, more next month" });
     await expect.poll(() => credits.notice().textContent()).toMatch(/Partly approved: 40\.00 of the 100\.00 credits/);
     // The pending list is empty now: nothing waits.
-    await adminPage.getByTestId("empty-state").waitFor();
+    await credits.shell.emptyState().waitFor();
     await expect.poll(() => credits.headerAmount()).toBe("934.50");
     await credits.openRequests("?status=any");
     expect(await credits.requestRow(requestId).getAttribute("data-status")).toBe("partially_approved");
@@ -159,38 +158,34 @@ describe("an administrator allocates credits and approves a member's request in 
   it("the member's balance and ledger show it, filtered by kind and day, and export as CSV", async () => {
     const credits = new CreditsPages(alicePage);
     // Opening a credits page refreshes the header's balance.
-    await alicePage.getByRole("link", { name: "Credits", exact: true }).click();
+    await credits.openWalletsFromNav();
     await expect.poll(() => credits.headerAmount()).toBe("65.50");
     const walletId = (await credits.headerBalance().getAttribute("data-wallet-id")) as string;
-    await credits.walletRow(walletId).getByTestId("wallet-link").click();
-    await alicePage.getByTestId("wallet-balance").waitFor();
-    expect(await alicePage.getByTestId("wallet-balance").getAttribute("data-units")).toBe("65500000");
+    await credits.openWalletFromList(walletId);
+    expect(await credits.walletBalance().getAttribute("data-units")).toBe("65500000");
     await expect.poll(() => credits.ledgerRows().count()).toBe(2);
     const [approved, allocated] = [credits.ledgerRows().nth(0), credits.ledgerRows().nth(1)];
     expect(await approved.getAttribute("data-kind")).toBe("request");
-    expect(await approved.getByTestId("ledger-amount").textContent()).toBe("+40.00");
-    expect(await approved.getByTestId("ledger-balance-after").textContent()).toBe("65.50");
+    expect(await credits.ledgerAmount(approved).textContent()).toBe("+40.00");
+    expect(await credits.ledgerBalanceAfter(approved).textContent()).toBe("65.50");
     expect(await allocated.getAttribute("data-kind")).toBe("allocation");
-    expect(await allocated.getByTestId("ledger-amount").textContent()).toBe("+25.50");
+    expect(await credits.ledgerAmount(allocated).textContent()).toBe("+25.50");
     expect(await allocated.textContent()).toContain("onboarding");
     await shots.take(alicePage, "member-ledger");
     await expectAccessible(alicePage);
 
-    await alicePage.getByTestId("ledger-kind").selectOption("request");
+    await credits.filterLedgerByKind("request");
     await expect.poll(() => credits.ledgerRows().count()).toBe(1);
     expect(new URL(alicePage.url()).searchParams.get("kind")).toBe("request");
 
     const tomorrow = new Date(Date.now() + 24 * 3600 * 1000);
     const day = `${tomorrow.getFullYear()}-${String(tomorrow.getMonth() + 1).padStart(2, "0")}-${String(tomorrow.getDate()).padStart(2, "0")}`;
-    await alicePage.getByTestId("ledger-from").fill(day);
-    await alicePage.getByTestId("empty-state").waitFor();
-    await alicePage.getByRole("button", { name: "Clear filters" }).click();
+    await credits.filterLedgerFrom(day);
+    await credits.shell.emptyState().waitFor();
+    await credits.clearLedgerFilters();
     await expect.poll(() => credits.ledgerRows().count()).toBe(2);
 
-    const [download] = await Promise.all([
-      alicePage.waitForEvent("download"),
-      alicePage.getByTestId("ledger-export").click(),
-    ]);
+    const download = await credits.exportLedger();
     expect(download.suggestedFilename()).toBe(`ledger-${walletId}.csv`);
     const csv = readFileSync((await download.path()) as string, "utf8")
       .trim()
@@ -203,7 +198,7 @@ describe("an administrator allocates credits and approves a member's request in 
     await shots.take(alicePage, "member-ledger-phone");
     await expectAccessible(alicePage);
     await credits.openRequests();
-    expect(await credits.requestRow(requestId).getByTestId("request-status").textContent()).toBe("Partly approved");
+    expect(await credits.requestStatus(requestId).textContent()).toBe("Partly approved");
     expect(await credits.requestRow(requestId).textContent()).toContain("40 now, more next month");
     await shots.take(alicePage, "member-requests-phone");
   });

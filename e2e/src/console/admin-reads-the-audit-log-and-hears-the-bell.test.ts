@@ -5,7 +5,9 @@ import { notify } from "@berth/api/testing";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
+import { AuditPage } from "./pages/audit-page.ts";
 import { LoginPage, PasswordPage } from "./pages/login-page.ts";
+import { Shell } from "./pages/shell.ts";
 import { ADMIN_EMAIL, ADMIN_FIRST_PASSWORD, type ConsoleStack, startConsoleStack } from "./stack.ts";
 
 const NEW_PASSWORD = "an-auditors-password-2026";
@@ -25,7 +27,7 @@ describe("the audit log and the bell in the console", () => {
     // A wrong password first: a denied attempt for the log.
     await new LoginPage(page).open();
     await new LoginPage(page).signIn(ADMIN_EMAIL, "not-the-password");
-    await page.getByTestId("error-message").waitFor();
+    await new LoginPage(page).errorMessage().waitFor();
     await new LoginPage(page).signIn(ADMIN_EMAIL, ADMIN_FIRST_PASSWORD);
     await new PasswordPage(page).waitFor();
     await new PasswordPage(page).change(ADMIN_FIRST_PASSWORD, NEW_PASSWORD);
@@ -38,28 +40,21 @@ describe("the audit log and the bell in the console", () => {
   });
 
   it("lists who did what, filters by action prefix and outcome, and passes the accessibility check", async () => {
-    await page.goto("/admin/audit");
-    await page.getByTestId("audit-table").waitFor();
-    const actions = async () =>
-      page.getByTestId("audit-row").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-action")));
+    const audit = new AuditPage(page);
+    await audit.open();
+    const actions = () => audit.column("action");
     expect(await actions()).toEqual(expect.arrayContaining(["auth.login"]));
     await shots.take(page, "audit-log");
     await expectAccessible(page);
 
-    await page.getByLabel("Outcome").selectOption("denied");
-    await page.getByLabel("Action (prefix ends in *)").fill("auth.*");
-    await page.getByTestId("audit-apply").click();
-    await expect
-      .poll(async () =>
-        page.getByTestId("audit-row").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-outcome"))),
-      )
-      .toEqual(["denied"]);
+    await audit.filter({ outcome: "denied", action: "auth.*" });
+    await expect.poll(() => audit.column("outcome")).toEqual(["denied"]);
     expect(await actions()).toEqual(["auth.login"]);
     await shots.take(page, "audit-log-denied-sign-ins");
   });
 
   it("downloads the filtered rows as CSV", async () => {
-    const [download] = await Promise.all([page.waitForEvent("download"), page.getByTestId("audit-download").click()]);
+    const download = await new AuditPage(page).download();
     expect(download.suggestedFilename()).toMatch(/^audit-log-.*\.csv$/);
     const text = readFileSync((await download.path()) as string, "utf8");
     const lines = text.trim().split("\r\n");
@@ -71,10 +66,11 @@ describe("the audit log and the bell in the console", () => {
 
   it("rings the bell live when a notification arrives, and marking all read clears it", async () => {
     await page.goto("/sessions");
-    const bell = page.getByTestId("notification-bell");
+    const shell = new Shell(page);
+    const bell = shell.bell();
     await bell.waitFor();
-    await expect.poll(async () => page.getByTestId("live-indicator").getAttribute("data-mode")).toBe("live");
-    expect(await page.getByTestId("notification-count").count()).toBe(0);
+    await expect.poll(async () => shell.liveIndicator().getAttribute("data-mode")).toBe("live");
+    expect(await shell.notificationCount().count()).toBe(0);
     const admin = await stack.db.db("users").where({ email: ADMIN_EMAIL }).first();
     await notify(stack.db.db, {
       userId: admin.id,
@@ -85,14 +81,14 @@ describe("the audit log and the bell in the console", () => {
       data: { session_id: "ses_demo" },
       at: new Date(),
     });
-    await expect.poll(async () => page.getByTestId("notification-count").textContent(), { timeout: 10_000 }).toBe("1");
+    await expect.poll(async () => shell.notificationCount().textContent(), { timeout: 10_000 }).toBe("1");
     expect(await bell.getAttribute("aria-label")).toContain("1 unread notification");
     await bell.click();
-    await page.getByTestId("notification-panel").waitFor();
+    await shell.notificationPanel().waitFor();
     await shots.take(page, "bell-open");
     await expectAccessible(page);
-    await page.getByTestId("notifications-read-all").click();
-    await expect.poll(async () => page.getByTestId("notification-count").count()).toBe(0);
+    await shell.readAllNotifications();
+    await expect.poll(async () => shell.notificationCount().count()).toBe(0);
     await shots.take(page, "bell-read");
   });
 });

@@ -4,6 +4,7 @@
 // runs the connection test, edits the session domain, and finds deregistration guarded by its name.
 
 import { ensureConsoleBuilt } from "@berth/console";
+import { TEST_IDS } from "@berth/console/test-ids";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type ClustersBed, startClustersBed } from "../clusters/harness.ts";
@@ -43,7 +44,7 @@ describe("an administrator registers a cluster in the console", () => {
     const login = new LoginPage(page);
     await login.open();
     await login.signIn(bed.superAdmin.email, bed.superAdmin.password);
-    await page.getByTestId("account-menu").waitFor();
+    await page.getByTestId(TEST_IDS.shell.accountMenu).waitFor();
   });
   afterEach(async (ctx) => shots.onFailure(page, ctx));
   afterAll(async () => {
@@ -54,7 +55,7 @@ describe("an administrator registers a cluster in the console", () => {
   it("an empty fleet says what to do", async () => {
     const clusters = new ClustersPage(page);
     await clusters.open();
-    await page.getByTestId("empty-state").waitFor();
+    await clusters.shell.emptyState().waitFor();
     await shots.take(page, "empty-fleet");
     await expectAccessible(page);
   });
@@ -62,10 +63,9 @@ describe("an administrator registers a cluster in the console", () => {
   it("a cluster without the GPU runtime class is refused, and the failed check is explained", async () => {
     const clusters = new ClustersPage(page);
     await clusters.register("no-runtime", "127.0.0.1:9999", await bed.credentialFor("gpu-noruntime"));
-    const refused = page.getByTestId("register-refused");
-    await refused.waitFor({ timeout: 30_000 });
-    expect(await refused.getByTestId("error-panel").getAttribute("data-code")).toBe("gpu_runtime_class_missing");
-    expect(await refused.getByTestId("error-request-id").textContent()).toMatch(/\S+/);
+    await clusters.refused().waitFor({ timeout: 30_000 });
+    expect(await clusters.refusedErrorPanel().getAttribute("data-code")).toBe("gpu_runtime_class_missing");
+    expect(await clusters.refusedRequestId().textContent()).toMatch(/\S+/);
     expect(await clusters.check("reachable").getAttribute("data-result")).toBe("passed");
     expect(await clusters.check("gpu_runtime_class").getAttribute("data-result")).toBe("failed");
     expect(await clusters.check("gpu_runtime_class").textContent()).toMatch(/RuntimeClass/);
@@ -75,28 +75,22 @@ describe("an administrator registers a cluster in the console", () => {
 
   it("a complete cluster is accepted with every check passed and its operator token shown once", async () => {
     const clusters = new ClustersPage(page);
-    await page.getByLabel("Name").fill("");
-    await page.getByRole("button", { name: "Close" }).click();
+    await clusters.closeRegistration();
     await clusters.register("gpu-ok", "127.0.0.1:9443", await bed.credentialFor("gpu-ok"));
-    const accepted = page.getByTestId("register-accepted");
-    await accepted.waitFor({ timeout: 30_000 });
-    expect((await page.getByTestId("operator-token").inputValue()).split(".")).toHaveLength(3);
+    await clusters.accepted().waitFor({ timeout: 30_000 });
+    expect((await clusters.operatorToken().inputValue()).split(".")).toHaveLength(3);
     await clusters.row("gpu-ok").waitFor();
     await shots.take(page, "accepted");
   });
 
   it("the cluster's page runs the connection test, edits the session domain and guards deregistration", async () => {
-    await new ClustersPage(page).row("gpu-ok").getByRole("link", { name: "gpu-ok" }).click();
-    await page.getByTestId("connection-test").click();
-    await page.getByTestId("connection-test-status").waitFor({ timeout: 30_000 });
-    expect(await page.getByTestId("connection-test-status").textContent()).toContain("connected");
-    await page.getByTestId("session-domain-edit").click();
-    await page.getByTestId("session-domain-input").fill("127.0.0.1:9444");
-    await page.getByTestId("session-domain-save").click();
-    await expect.poll(() => page.getByTestId("session-domain").textContent()).toBe("127.0.0.1:9444");
-    expect(await page.getByTestId("deregister").isDisabled()).toBe(true);
-    await page.getByTestId("deregister-name").fill("gpu-ok");
-    expect(await page.getByTestId("deregister").isDisabled()).toBe(false);
+    const cluster = await new ClustersPage(page).openCluster("gpu-ok");
+    expect(await cluster.testConnection(30_000)).toContain("connected");
+    await cluster.setSessionDomain("127.0.0.1:9444");
+    await expect.poll(() => cluster.sessionDomain().textContent()).toBe("127.0.0.1:9444");
+    expect(await cluster.deregisterButton().isDisabled()).toBe(true);
+    await cluster.typeNameToDeregister("gpu-ok");
+    expect(await cluster.deregisterButton().isDisabled()).toBe(false);
     await shots.take(page, "cluster-page");
     await expectAccessible(page);
     await page.setViewportSize(PHONE);
@@ -141,15 +135,13 @@ describe("an administrator registers a cluster in the console", () => {
     await page.getByTestId("create-user-form").waitFor();
     await expectAccessible(page);
     await page.goto("/admin/clusters");
-    await page.getByTestId("clusters-table").waitFor();
+    await new ClustersPage(page).table().waitFor();
   });
 
   it("deregistration asks for confirmation and then drops the cluster", async () => {
-    await new ClustersPage(page).row("gpu-ok").getByRole("link", { name: "gpu-ok" }).click();
-    await page.getByTestId("deregister-name").fill("gpu-ok");
-    await page.getByTestId("deregister").click();
-    await page.getByTestId("confirm-ok").click();
+    const cluster = await new ClustersPage(page).openCluster("gpu-ok");
+    await cluster.deregister("gpu-ok");
     await page.waitForURL((u) => u.pathname === "/admin/clusters");
-    await page.getByTestId("empty-state").waitFor();
+    await cluster.shell.emptyState().waitFor();
   });
 });

@@ -6,7 +6,9 @@ import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@bert
 import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { apiAs } from "./api-client.ts";
 import { closeBrowser, expectAccessible, launchBrowser, Screenshots } from "./browser.ts";
+import { BudgetsPage } from "./pages/budgets-page.ts";
 import { Visitors } from "./pages/login-page.ts";
 
 describe("an administrator sets a budget and a refill in the console", () => {
@@ -22,6 +24,7 @@ describe("an administrator sets a budget and a refill in the console", () => {
   let orgId: string;
   let aliceWallet: string;
   let page: Page;
+  let budgets: BudgetsPage;
 
   beforeAll(async () => {
     ensureConsoleBuilt();
@@ -61,68 +64,58 @@ describe("an administrator sets a budget and a refill in the console", () => {
 
   it("opens Budgets and refills from the credits pages, empty at first", async () => {
     page = await people.signIn(admin);
-    await page.goto("/credits");
-    await page.getByTestId("credits-tab-budgets").click();
-    await page.getByRole("heading", { name: "Budgets and refills", level: 1 }).waitFor();
-    await page.getByTestId("no-budgets").waitFor();
-    await page.getByTestId("no-refills").waitFor();
+    budgets = new BudgetsPage(page);
+    await budgets.openFromCredits();
+    await budgets.noBudgets().waitFor();
+    await budgets.noRefills().waitFor();
     await expectAccessible(page, "empty");
     await shots.take(page, "empty");
   });
 
   it("sets a monthly budget, refusing a bad amount before asking the API", async () => {
-    await page.getByLabel("Budget (credits per period)").fill("12,5");
-    await page.getByTestId("budget-save").click();
-    await page.getByTestId("budget-problem").waitFor();
-    await page.getByLabel("Period", { exact: true }).selectOption("monthly");
-    await page.getByLabel("Budget (credits per period)").fill("500");
-    await page.getByTestId("budget-save").click();
-    await page.getByTestId("budgets-notice").waitFor();
-    const row = page.locator(`[data-testid="budget-row"][data-organization="${orgId}"]`);
-    await row.waitFor();
-    expect(await row.getByTestId("budget-left").textContent()).toBe("500.00");
-    const stored = await t.request("GET", `/api/v1/budgets/${orgId}`, { token: admin.token });
-    expect(stored.body).toMatchObject({ period: "monthly", amount: "500000000" });
+    await budgets.setBudget("12,5");
+    await budgets.budgetProblem().waitFor();
+    await budgets.setBudget("500", "monthly");
+    await budgets.notice().waitFor();
+    await budgets.budgetRow(orgId).waitFor();
+    expect(await budgets.budgetLeft(orgId).textContent()).toBe("500.00");
+    const stored = await apiAs(t.api.url, admin.token).call("getBudget", { params: { organizationId: orgId } });
+    expect(stored).toMatchObject({ period: "monthly", amount: "500000000" });
   });
 
   it("adds a weekly top-up of a member's wallet, then pauses and resumes it", async () => {
-    await page.getByLabel("Wallet to refill").selectOption(aliceWallet);
-    await page.getByLabel("Rule", { exact: true }).selectOption("top_up_to");
-    await page.getByLabel("Amount (credits)").fill("40");
-    await page.getByLabel("Every", { exact: true }).selectOption("weekly");
-    await page.getByTestId("refill-save").click();
-    await page.getByTestId("budgets-notice").waitFor();
-    const row = page.getByTestId("refill-row");
+    await budgets.addRefill({ wallet: aliceWallet, rule: "top_up_to", amount: "40", every: "weekly" });
+    await budgets.notice().waitFor();
+    const row = budgets.refillRow();
     await row.waitFor();
     expect(await row.textContent()).toContain("Top up to 40.00 credits");
-    expect(await row.getByTestId("refill-state").textContent()).toBe("active");
+    expect(await budgets.refillState().textContent()).toBe("active");
     await expectAccessible(page, "with a budget and a refill");
     await shots.take(page, "budget-and-refill");
-    await row.getByTestId("refill-toggle").click();
-    await expect.poll(async () => row.getByTestId("refill-state").textContent()).toBe("paused");
-    const refills = await t.request("GET", "/api/v1/credits/refills", { token: admin.token });
-    expect(refills.body.data).toEqual([
+    await budgets.toggleRefill();
+    await expect.poll(async () => budgets.refillState().textContent()).toBe("paused");
+    const refills = await apiAs(t.api.url, admin.token).call("listRefills");
+    expect(refills.data).toEqual([
       expect.objectContaining({ wallet_id: aliceWallet, mode: "top_up_to", amount: "40000000", enabled: false }),
     ]);
-    await row.getByTestId("refill-toggle").click();
-    await expect.poll(async () => row.getByTestId("refill-state").textContent()).toBe("active");
+    await budgets.toggleRefill();
+    await expect.poll(async () => budgets.refillState().textContent()).toBe("active");
   });
 
   it("removes the budget after confirming", async () => {
-    await page.getByTestId("remove-budget").click();
-    await page.getByRole("button", { name: "Remove budget" }).click();
-    await page.getByTestId("no-budgets").waitFor();
+    await budgets.removeBudget();
+    await budgets.noBudgets().waitFor();
     expect((await t.request("GET", `/api/v1/budgets/${orgId}`, { token: admin.token })).status).toBe(404);
   });
 
   it("shows a member no budgets tab, and no forms on the page", async () => {
-    const member = await people.signIn(alice);
-    await member.goto("/credits");
-    await member.getByTestId("credits-tab-wallets").waitFor();
-    expect(await member.getByTestId("credits-tab-budgets").count()).toBe(0);
-    await member.goto("/credits/budgets");
-    await member.getByTestId("no-budgets").waitFor();
-    expect(await member.getByTestId("budget-form").count()).toBe(0);
-    expect(await member.getByTestId("refill-form").count()).toBe(0);
+    const member = new BudgetsPage(await people.signIn(alice));
+    await member.page.goto("/credits");
+    await member.tab("wallets").waitFor();
+    expect(await member.tab("budgets").count()).toBe(0);
+    await member.open();
+    await member.noBudgets().waitFor();
+    expect(await member.budgetForm().count()).toBe(0);
+    expect(await member.refillForm().count()).toBe(0);
   });
 });

@@ -1,6 +1,8 @@
 // Journey: the bootstrap administrator signs in for the first time and must change the password before
 // anything else is reachable; afterwards the console opens, sign-out works, and an expired token sends
 // the user back to the login page with their place kept.
+
+import { TEST_IDS } from "@berth/console/test-ids";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { closeBrowser, expectAccessible, launchBrowser, newContext, PHONE, Screenshots } from "./browser.ts";
@@ -30,7 +32,7 @@ describe("the administrator's first sign-in", () => {
 
   it("a deep link while signed out leads to the login page, which passes the accessibility check", async () => {
     await page.goto("/sessions/ses_does_not_matter");
-    await page.getByTestId("login-form").waitFor();
+    await page.getByTestId(TEST_IDS.login.loginForm).waitFor();
     expect(new URL(page.url()).searchParams.get("next")).toBe("/sessions/ses_does_not_matter");
     await shots.take(page, "login");
     await expectAccessible(page);
@@ -40,19 +42,19 @@ describe("the administrator's first sign-in", () => {
     const login = new LoginPage(page);
     await login.signIn(ADMIN_EMAIL, "not-the-password");
     await expect.poll(() => login.errorMessage().textContent()).toMatch(/.+/);
-    expect(await page.getByTestId("error-request-id").textContent()).toMatch(/^req_/);
+    expect(await page.getByTestId(TEST_IDS.shell.errorRequestId).textContent()).toMatch(/^req_/);
     await shots.take(page, "wrong-password");
   });
 
   it("the first sign-in lands on the forced password change, and no other page is reachable", async () => {
     await new LoginPage(page).signIn(ADMIN_EMAIL, ADMIN_FIRST_PASSWORD);
     await new PasswordPage(page).waitFor();
-    await page.getByTestId("forced-password-notice").waitFor();
+    await page.getByTestId(TEST_IDS.login.forcedPasswordNotice).waitFor();
     await shots.take(page, "forced-password-change");
     await expectAccessible(page);
     for (const path of ["/sessions", "/admin/users", "/queue"]) {
       await page.goto(path);
-      await page.getByTestId("password-form").waitFor();
+      await page.getByTestId(TEST_IDS.login.passwordForm).waitFor();
       expect(new URL(page.url()).pathname).toBe("/password");
     }
   });
@@ -64,24 +66,24 @@ describe("the administrator's first sign-in", () => {
     page.on("request", record);
     try {
       await new PasswordPage(page).change(ADMIN_FIRST_PASSWORD, "short");
-      await page.getByTestId("password-problems").waitFor();
+      await page.getByTestId(TEST_IDS.login.passwordProblems).waitFor();
     } finally {
       page.off("request", record);
     }
     expect(sent.filter((u) => new URL(u).pathname === "/api/v1/auth/password")).toEqual([]);
   });
 
-  it("after the change the console opens where the user was going", async () => {
+  it("after the change the console opens where the admin was going", async () => {
     await new PasswordPage(page).change(ADMIN_FIRST_PASSWORD, NEW_PASSWORD);
     await page.waitForURL((u) => u.pathname === "/queue");
-    await page.getByTestId("account-menu").waitFor();
-    expect(await page.getByTestId("account-email").textContent()).toBe(ADMIN_EMAIL);
+    await page.getByTestId(TEST_IDS.shell.accountMenu).waitFor();
+    expect(await page.getByTestId(TEST_IDS.shell.accountEmail).textContent()).toBe(ADMIN_EMAIL);
     await shots.take(page, "signed-in");
   });
 
-  it("an expired token returns to the login page keeping the user's place", async () => {
+  it("an expired token returns to the login page keeping the admin's place", async () => {
     await page.goto("/sessions?state=Running");
-    await page.getByTestId("account-menu").waitFor();
+    await page.getByTestId(TEST_IDS.shell.accountMenu).waitFor();
     // Make the stored token expire now, as the short-lived token would on its own.
     await page.evaluate(() => {
       const raw = sessionStorage.getItem("berth.auth");
@@ -89,7 +91,7 @@ describe("the administrator's first sign-in", () => {
       sessionStorage.setItem("berth.auth", JSON.stringify({ ...JSON.parse(raw), expiresAt: Date.now() + 1500 }));
     });
     await page.reload();
-    await page.getByTestId("expired-notice").waitFor({ timeout: 10_000 });
+    await page.getByTestId(TEST_IDS.login.expiredNotice).waitFor({ timeout: 10_000 });
     expect(new URL(page.url()).searchParams.get("next")).toBe("/sessions?state=Running");
     await shots.take(page, "expired");
     await new LoginPage(page).signIn(ADMIN_EMAIL, NEW_PASSWORD);
@@ -98,7 +100,7 @@ describe("the administrator's first sign-in", () => {
 
   it("the keyboard reaches everything: a skip link first, a visible focus ring, the navigation in order", async () => {
     await page.goto("/sessions");
-    await page.getByTestId("account-menu").waitFor();
+    await page.getByTestId(TEST_IDS.shell.accountMenu).waitFor();
     await page.keyboard.press("Tab");
     const focused = () =>
       page.evaluate(() => {
@@ -115,7 +117,7 @@ describe("the administrator's first sign-in", () => {
     const seen: string[] = [];
     // The brand, the member pages, the Admin menu's button, the header's balance (a link to its wallet), the
     // bell, then the account button, whose panel (opened with Enter) holds Sign out.
-    await page.getByTestId("header-balance").waitFor();
+    await page.getByTestId(TEST_IDS.credits.headerBalance).waitFor();
     // An admin's header (member pages, Admin menu, balance, indicator, bell, account) is one line at 1280×800.
     const centers = await page.evaluate(() => {
       const header = document.querySelector("berth-app")?.shadowRoot?.querySelector("header");
@@ -149,7 +151,7 @@ describe("the administrator's first sign-in", () => {
     expect((await focused()).text).toBe(`Account: ${ADMIN_EMAIL}`);
     // The Admin menu opens with Enter onto the administration pages, in order (a super_admin also sees the
     // platform's own), and Escape closes it.
-    await page.getByTestId("admin-menu").focus();
+    await page.getByTestId(TEST_IDS.shell.adminMenu).focus();
     await page.keyboard.press("Enter");
     const adminPages: string[] = [];
     for (let i = 0; i < 11; i++) {
@@ -173,18 +175,18 @@ describe("the administrator's first sign-in", () => {
     await page.keyboard.press("Escape");
     expect((await focused()).text).toBe("Admin▾");
     expect(await page.getByTestId("admin-panel").isHidden()).toBe(true);
-    expect(await page.getByTestId("account-panel").isHidden()).toBe(true);
+    expect(await page.getByTestId(TEST_IDS.shell.accountPanel).isHidden()).toBe(true);
   });
 
   it("sign-out returns to the login page, and the shell works at a phone's width", async () => {
     await page.setViewportSize(PHONE);
-    await page.getByTestId("account-menu").click();
+    await page.getByTestId(TEST_IDS.shell.accountMenu).click();
     await shots.take(page, "account-menu-phone");
     await expectAccessible(page);
-    await page.getByTestId("sign-out").click();
-    await page.getByTestId("login-form").waitFor();
+    await page.getByTestId(TEST_IDS.shell.signOut).click();
+    await page.getByTestId(TEST_IDS.login.loginForm).waitFor();
     await shots.take(page, "signed-out-phone");
     await page.goto("/sessions");
-    await page.getByTestId("login-form").waitFor();
+    await page.getByTestId(TEST_IDS.login.loginForm).waitFor();
   });
 });

@@ -9,6 +9,7 @@
 
 import type { IdentityTestApi, TestUser } from "@berth/api/testing";
 import { clustersOf, installBuildsOn } from "@berth/api/testing";
+import { TEST_IDS } from "@berth/console/test-ids";
 import type { HttpKube } from "@berth/controllers/kube";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -87,7 +88,7 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
     expect(await limitRow(alicePage, "max_gpus_per_user").getByTestId("limit-policy").textContent()).toContain(
       "global",
     );
-    await alicePage.getByTestId("empty-state").waitFor(); // no request yet
+    await alicePage.getByTestId(TEST_IDS.shell.emptyState).waitFor(); // no request yet
     await shots.take(alicePage, "member-limits");
     await expectAccessible(alicePage);
   });
@@ -107,7 +108,7 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
     await alicePage.keyboard.press("Tab");
     await alicePage.keyboard.press("Enter");
     await expect
-      .poll(() => alicePage.getByTestId("notice").textContent())
+      .poll(() => alicePage.getByTestId(TEST_IDS.shell.notice).textContent())
       .toMatch(/GPUs at once, per person: 8 was sent/);
     const row = alicePage.getByTestId("quota-request-row").first();
     await row.waitFor();
@@ -139,7 +140,9 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
     await shots.take(adminPage, "decide");
     await expectAccessible(adminPage);
     await adminPage.getByTestId("quota-approve").click();
-    await expect.poll(() => adminPage.getByTestId("notice").textContent()).toMatch(/Partly approved .* policy user-/);
+    await expect
+      .poll(() => adminPage.getByTestId(TEST_IDS.shell.notice).textContent())
+      .toMatch(/Partly approved .* policy user-/);
     await adminPage.getByTestId("inbox-filter-status").selectOption("any");
     await expect.poll(() => row.getAttribute("data-status")).toBe("partially_approved");
     await shots.take(adminPage, "decided");
@@ -190,7 +193,7 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
 
   it("the platform's administrator reads the offerings by tier and adds one", async () => {
     const root = await people.signIn(superAdmin);
-    await root.getByTestId("admin-menu").click();
+    await root.getByTestId(TEST_IDS.shell.adminMenu).click();
     await root.getByRole("link", { name: "Catalog", exact: true }).click();
     await root.getByTestId("tier-premium").waitFor();
     // The test's three offerings and the default catalog's fractional ones, each slice named by its share.
@@ -217,10 +220,14 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
     await shots.take(root, "catalog-new-offering");
     await expectAccessible(root);
     await root.getByTestId("catalog-save").click();
-    await expect.poll(() => root.getByTestId("notice").textContent()).toContain("Created the offering b200");
+    await expect
+      .poll(() => root.getByTestId(TEST_IDS.shell.notice).textContent())
+      .toContain("Created the offering b200");
     await root.getByTestId("tier-frontier").waitFor();
     await root.getByTestId("offering-toggle-b200").click();
-    await expect.poll(() => root.getByTestId("notice").textContent()).toContain("Disabled the offering b200");
+    await expect
+      .poll(() => root.getByTestId(TEST_IDS.shell.notice).textContent())
+      .toContain("Disabled the offering b200");
     const b200 = await t.request("GET", "/api/v1/offerings/b200", { token: superAdmin.token });
     expect(b200.body).toMatchObject({ tier: "frontier", hourly_credit_rate: "9500000", enabled: false });
     // A duplicate name is the API's refusal, shown with its code.
@@ -234,7 +241,9 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
     ] as const)
       await root.getByTestId(f).fill(v);
     await root.getByTestId("catalog-save").click();
-    await expect.poll(() => root.getByTestId("error-panel").getAttribute("data-code")).toBe("already_exists");
+    await expect
+      .poll(() => root.getByTestId(TEST_IDS.shell.errorPanel).getAttribute("data-code"))
+      .toBe("already_exists");
     people.current = root;
   });
 
@@ -267,13 +276,15 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
     await root.getByTestId("catalog-edit-global").click();
     await root.getByTestId("f-max_session_hours").fill("72");
     await root.getByTestId("catalog-save").click();
-    await expect.poll(() => root.getByTestId("notice").textContent()).toContain("Saved the resource policy global");
+    await expect
+      .poll(() => root.getByTestId(TEST_IDS.shell.notice).textContent())
+      .toContain("Saved the resource policy global");
     const global = await t.request("GET", "/api/v1/resource-policies/global", { token: superAdmin.token });
     expect(global.body.limits).toMatchObject({ max_gpus_per_user: 4, max_session_hours: 72 });
   });
 
   it("an organization's administrator reads the catalog but is offered no change", async () => {
-    await adminPage.getByTestId("admin-menu").click();
+    await adminPage.getByTestId(TEST_IDS.shell.adminMenu).click();
     await adminPage.getByRole("link", { name: "Catalog", exact: true }).click();
     await adminPage.getByTestId("tier-premium").waitFor();
     expect(await adminPage.getByTestId("catalog-new").count()).toBe(0);

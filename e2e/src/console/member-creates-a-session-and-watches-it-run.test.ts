@@ -9,6 +9,7 @@
 
 import type { TestUser } from "@berth/api/testing";
 import { ensureConsoleBuilt } from "@berth/console";
+import { TEST_IDS } from "@berth/console/test-ids";
 import type { Browser, BrowserContext, Page, Route } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
@@ -60,7 +61,7 @@ describe("a member's sessions in the console", () => {
   it("an empty list says how to start, and passes the accessibility check", async () => {
     alice = await people.signIn(bed.alice);
     await new SessionsListPage(alice).open();
-    await alice.getByTestId("empty-state").waitFor();
+    await alice.getByTestId(TEST_IDS.shell.emptyState).waitFor();
     // Time to interactive, as the browser counts it: from the navigation's start to the list rendered.
     figures.sessionsPageInteractiveMs = await alice.evaluate(() => Math.round(performance.now()));
     await expect.poll(() => new SessionsListPage(alice).liveMode()).toBe("live");
@@ -312,8 +313,8 @@ describe("a member whose organization has too few credits", () => {
   it("Ask for credits opens the request form for her organization with the amount filled in", async () => {
     await carolPage.getByTestId("refusal-remedy").click();
     await carolPage.waitForURL((u) => u.pathname === "/credits/requests");
-    await carolPage.getByTestId("ask-form").waitFor();
-    await expect.poll(() => carolPage.getByTestId("ask-amount").inputValue()).toBe("4");
+    await carolPage.getByTestId(TEST_IDS.credits.askForm).waitFor();
+    await expect.poll(() => carolPage.getByTestId(TEST_IDS.credits.askAmount).inputValue()).toBe("4");
     expect(await carolPage.getByTestId("ask-organization").inputValue()).toBe(org.id);
     expect(await carolPage.getByTestId("ask-for").inputValue()).toBe("");
     await shots.take(carolPage, "credits-ask-prefilled");
@@ -352,14 +353,14 @@ describe("a member whose organization has too few credits", () => {
     for (const route of held) await route.continue().catch(() => {}); // an ask a newer one replaced is gone
     expect(response.status()).toBe(403);
     const sent = (await response.json()) as { error: { code: string; message: string; request_id: string } };
-    const panel = carolPage.getByTestId("error-panel");
+    const panel = carolPage.getByTestId(TEST_IDS.shell.errorPanel);
     await panel.waitFor();
     expect(await panel.getAttribute("data-code")).toBe("quota_exceeded");
     expect(sent.error.message).toMatch(
       /of which 0\.666667 are owed to the minimum runs of 1 session\(s\) already let in/,
     );
-    expect(await panel.getByTestId("error-message").textContent()).toBe(sent.error.message);
-    expect(await panel.getByTestId("error-request-id").textContent()).toBe(sent.error.request_id);
+    expect(await panel.getByTestId(TEST_IDS.shell.errorMessage).textContent()).toBe(sent.error.message);
+    expect(await panel.getByTestId(TEST_IDS.shell.errorRequestId).textContent()).toBe(sent.error.request_id);
     expect(sent.error.request_id).toBe(response.headers()["x-request-id"]);
     expect(new URL(carolPage.url()).pathname).toBe("/sessions/new");
     await shots.take(carolPage, "credits-create-refused");

@@ -34,6 +34,7 @@ import { criLogLines } from "../testbed/kwok.ts";
 import { type LocalRegistry, startRegistry, startTokenGate, type TokenGate } from "../testbed/registry.ts";
 import type { Fleet } from "../testbed/types.ts";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
+import { ImagesPage } from "./pages/images-page.ts";
 import { LoginPage } from "./pages/login-page.ts";
 
 describe("a member brings an image of their own", () => {
@@ -51,6 +52,7 @@ describe("a member brings an image of their own", () => {
   let browser: Browser;
   let member: TestUser;
   let page: Page;
+  let images: ImagesPage;
   const contexts: BrowserContext[] = [];
   const shots = new Screenshots("images");
 
@@ -127,7 +129,8 @@ describe("a member brings an image of their own", () => {
     const login = new LoginPage(page);
     await login.open();
     await login.signIn(member.email, member.password);
-    await page.getByTestId("account-menu").waitFor();
+    images = new ImagesPage(page);
+    await images.shell.accountMenu().waitFor();
   }, 180_000);
   afterEach(async (ctx) => shots.onFailure(page, ctx));
   afterAll(async () => {
@@ -144,63 +147,54 @@ describe("a member brings an image of their own", () => {
   });
 
   it("imports from a public registry and watches it become ready", async () => {
-    await page.getByRole("link", { name: "Images", exact: true }).click();
-    await page.getByRole("heading", { name: "Images", level: 1 }).waitFor();
-    await page.getByText("No image of your own yet").waitFor();
+    await images.openFromNav();
+    await images.shell.sees("No image of your own yet");
     await expectAccessible(page, "empty");
-    await page.getByLabel("Image reference").fill(`${gate.host}/team/notebook:2026.11`);
-    await page.getByTestId("import-form").getByLabel("Opens as").selectOption("code-server");
-    await page.getByRole("button", { name: "Import", exact: true }).click();
-    await page.getByText(/Importing .*team\/notebook:2026\.11/).waitFor();
-    const row = page.getByTestId("my-image-row").first();
+    await images.importImage(`${gate.host}/team/notebook:2026.11`, "code-server");
+    await images.shell.sees(/Importing .*team\/notebook:2026\.11/);
+    const row = images.myImage();
     await expect.poll(() => row.getAttribute("data-state"), { timeout: 30_000 }).toBe("ready");
-    expect(await row.getByTestId("my-image-state").textContent()).toBe("Ready");
+    expect(await images.myImageState().textContent()).toBe("Ready");
     expect(await row.textContent()).toContain("@sha256:");
-    await page.getByText("1 of 20 private images used").waitFor();
+    await images.shell.sees("1 of 20 private images used");
     // The bell rings with the import's end, without a reload.
-    await expect.poll(() => page.getByTestId("notification-count").textContent(), { timeout: 10_000 }).toBe("1");
+    await expect.poll(() => images.shell.notificationCount().textContent(), { timeout: 10_000 }).toBe("1");
     await shots.take(page, "ready");
     await expectAccessible(page, "ready");
   });
 
   it("finds it as their own in the new-session wizard", async () => {
     await page.goto(`${t.api.url}/sessions/new`);
-    await page.getByTestId("image-yours").first().waitFor();
+    await images.wizardYoursBadge().waitFor();
   });
 
   it("sees an unparseable reference explained, and nothing added", async () => {
-    await page.goto(`${t.api.url}/images`);
-    await page.getByTestId("my-image-row").first().waitFor();
-    await page.getByLabel("Image reference").fill("me:secret@ghcr.io/org/app:1");
-    await page.getByRole("button", { name: "Import", exact: true }).click();
+    await images.open(t.api.url);
+    await images.myImage().waitFor();
+    await images.importImage("me:secret@ghcr.io/org/app:1");
     await page.getByText("must not carry credentials").first().waitFor();
-    expect(await page.getByTestId("my-image-row").count()).toBe(1);
+    expect(await images.myImageRows().count()).toBe(1);
   });
 
   it("deletes it after confirming", async () => {
-    const name = (await page.getByTestId("my-image-row").first().locator("strong").textContent()) ?? "";
-    await page.getByRole("button", { name: `Delete ${name}` }).click();
-    await page.getByTestId("confirm-dialog").waitFor();
-    await page.getByTestId("confirm-ok").click();
-    await page.getByText("No image of your own yet").waitFor();
+    await images.deleteImage(await images.myImageName());
+    await images.shell.sees("No image of your own yet");
   });
 
   it("builds one from a Dockerfile and follows its log until it succeeds", async () => {
     const pushed = await pushImage(target.url, `${orgId}/${member.id}/built`, "latest");
     appendFileSync(join(fleet.dataDir, "build", "pod-log.cri"), criLogLines([`BERTH_IMAGE_DIGEST=${pushed.digest}`]));
-    await page.getByLabel(/^Dockerfile/).fill("FROM scratch\nCOPY model.bin /\n");
-    await page.getByLabel("Name", { exact: true }).fill("built");
-    await page.getByRole("button", { name: "Build", exact: true }).click();
-    await page.getByText("Build queued: its log follows below.").waitFor();
-    await page.getByTestId("build-log").getByText("berth test bed: container started").waitFor({ timeout: 30_000 });
-    await page.getByTestId("build-log-end").getByText("Build succeeded").waitFor({ timeout: 30_000 });
-    await expect.poll(() => page.getByTestId("my-image-row").first().getAttribute("data-state")).toBe("ready");
+    await images.build("FROM scratch\nCOPY model.bin /\n", "built");
+    await images.shell.sees("Build queued: its log follows below.");
+    await images.buildLogShows("berth test bed: container started", 30_000);
+    await images.buildEndsWith("Build succeeded", 30_000);
+    await expect.poll(() => images.myImage().getAttribute("data-state")).toBe("ready");
     await shots.take(page, "built");
     await expectAccessible(page, "built");
     // The build's end is in the bell too (beside the import's), and leads back to the Images page.
-    await expect.poll(() => page.getByTestId("notification-count").textContent(), { timeout: 10_000 }).toBe("2");
-    await page.getByTestId("notification-bell").click();
-    const item = page.locator('[data-testid="notification-item"][data-kind="image_build.finished"]');
+    await expect.poll(() => images.shell.notificationCount().textContent(), { timeout: 10_000 }).toBe("2");
+    await images.shell.openBell();
+    const item = images.shell.notification("image_build.finished");
     await item.getByRole("link", { name: "Image build succeeded" }).waitFor();
     expect(await item.getByRole("link").getAttribute("href")).toBe("/images");
     await expectAccessible(page, "bell");

@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { reclaimWorkerLoop } from "@berth/api";
 import { ensureConsoleBuilt } from "@berth/console";
+import { TEST_IDS } from "@berth/console/test-ids";
 import { HttpKube } from "@berth/controllers/kube";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
@@ -68,7 +69,7 @@ describe("a member's idle session", () => {
     try {
       await new LoginPage(page).open();
       await new LoginPage(page).signIn(bed.alice.email, bed.alice.password);
-      await page.getByTestId("account-menu").waitFor();
+      await page.getByTestId(TEST_IDS.shell.accountMenu).waitFor();
       await new SessionPage(page).open(id);
       // Nothing has reported yet: every signal is unknown.
       const suspended = page.getByTestId("idle-suspended");
@@ -134,7 +135,7 @@ describe("a member's idle session", () => {
     page = await context.newPage();
     await new LoginPage(page).open();
     await new LoginPage(page).signIn(bed.alice.email, bed.alice.password);
-    await page.getByTestId("account-menu").waitFor();
+    await page.getByTestId(TEST_IDS.shell.accountMenu).waitFor();
     const sp = new SessionPage(page);
     await sp.open(id);
     await sp.idleWarning().waitFor();

@@ -6,6 +6,7 @@
 // with read-only sees it marked and mounts it read-only. axe checks each page.
 
 import { ensureConsoleBuilt } from "@berth/console";
+import { TEST_IDS } from "@berth/console/test-ids";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
@@ -50,7 +51,7 @@ describe("volumes in the console", () => {
 
   it("a super_admin adds the shared pool and sees its capacity read from the storage driver", async () => {
     const admin = await people.signIn(bed.superAdmin);
-    await admin.getByTestId("admin-menu").click();
+    await admin.getByTestId(TEST_IDS.shell.adminMenu).click();
     await admin.getByRole("link", { name: "Storage pools", exact: true }).click();
     await admin.getByRole("heading", { name: "Storage pools", level: 1 }).waitFor();
     await admin.getByText("No pool yet").waitFor();

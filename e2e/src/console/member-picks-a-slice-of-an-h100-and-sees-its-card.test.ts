@@ -2,6 +2,7 @@
 // shows the GPU memory a slice guarantees, its price and how many eighths are free; the session runs and
 // its page names the card it holds.
 import { ensureConsoleBuilt } from "@berth/console";
+import { TEST_IDS } from "@berth/console/test-ids";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { gpuCluster, H100, MANAGEMENT, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
@@ -41,7 +42,7 @@ describe("a member on a cluster with a GPU sharing layer", () => {
     const login = new LoginPage(page);
     await login.open();
     await login.signIn(bed.alice.email, bed.alice.password);
-    await page.getByTestId("account-menu").waitFor();
+    await page.getByTestId(TEST_IDS.shell.accountMenu).waitFor();
 
     const wizard = new NewSessionPage(page);
     await wizard.open();

@@ -8,6 +8,7 @@
 // The gateway's certificate is self-signed: the journey's browser context alone trusts it
 // (`ignoreHTTPSErrors` in newContext), not the browser or the machine.
 import { ensureConsoleBuilt } from "@berth/console";
+import { TEST_IDS } from "@berth/console/test-ids";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
@@ -77,7 +78,7 @@ describe("a member starts an H100 session, opens its notebook through the gatewa
     const login = new LoginPage(page);
     await login.open();
     await login.signIn(bed.alice.email, bed.alice.password);
-    await page.getByTestId("account-menu").waitFor();
+    await page.getByTestId(TEST_IDS.shell.accountMenu).waitFor();
     const header = new CreditsPages(page).headerBalance();
     await header.waitFor();
     await expect.poll(() => header.getAttribute("data-own")).toBe("true");
@@ -134,12 +135,12 @@ describe("a member starts an H100 session, opens its notebook through the gatewa
     const detail = new SessionPage(p);
     await detail.waitForPhase("Running");
     await p.getByTestId("action-pause").click();
-    const dialog = p.getByTestId("confirm-dialog");
+    const dialog = p.getByTestId(TEST_IDS.shell.confirmDialog);
     await dialog.waitFor();
     expect(await dialog.textContent()).toContain("Billing stops and the GPU is returned");
     await shots.take(p, "pause-confirm");
     await expectAccessible(p);
-    await p.getByTestId("confirm-ok").click();
+    await p.getByTestId(TEST_IDS.shell.confirmOk).click();
     const pausedAt = Date.now();
     await detail.waitForPhase("Paused", 60_000);
     await shots.take(p, "paused");

@@ -8,8 +8,11 @@ import { type IdentityTestApi, notify, startIdentityTestApi, type TestUser } fro
 import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { apiAs } from "./api-client.ts";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";
+import { NotificationSettingsPage } from "./pages/notification-settings-page.ts";
+import { Shell } from "./pages/shell.ts";
 
 describe("a member turns a kind of notification off", () => {
   let t: IdentityTestApi;
@@ -39,7 +42,7 @@ describe("a member turns a kind of notification off", () => {
     const login = new LoginPage(page);
     await login.open();
     await login.signIn(alice.email, alice.password);
-    await page.getByTestId("account-menu").waitFor();
+    await new Shell(page).accountMenu().waitFor();
   });
   afterEach(async (ctx) => shots.onFailure(page, ctx));
   afterAll(async () => {
@@ -49,34 +52,30 @@ describe("a member turns a kind of notification off", () => {
   });
 
   it("reaches the page from the bell and lists the kinds that apply to a member, with their descriptions", async () => {
-    await page.getByTestId("notification-bell").click();
-    await page.getByTestId("notification-settings-link").click();
-    await page.getByRole("heading", { name: "Notification settings", level: 1 }).waitFor();
-    await page.getByTestId("preferences").waitFor();
+    const settings = new NotificationSettingsPage(page);
+    await settings.openFromBell();
     expect(new URL(page.url()).pathname).toBe("/settings/notifications");
-    const api = await t.request("GET", "/api/v1/notifications/preferences", { token: alice.token });
-    const shown = await page
-      .getByTestId("preference")
-      .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-kind")));
-    const applying = api.body.data.filter((p: { applies_to_me: boolean }) => p.applies_to_me);
-    expect(shown).toEqual(applying.map((p: { kind: string }) => p.kind));
+    const prefs = await apiAs(t.api.url, alice.token).call("getNotificationPreferences");
+    const shown = await settings.kinds();
+    const applying = prefs.data.filter((p) => p.applies_to_me);
+    expect(shown).toEqual(applying.map((p) => p.kind));
     expect(shown).toContain("volume.near_quota");
     for (const adminKind of ["quota.request_received", "webhook.endpoint_disabled", "cluster.unreachable"])
       expect(shown).not.toContain(adminKind);
-    await expect.poll(() => page.getByTestId("preference-switch").first().isChecked()).toBe(true);
+    await expect.poll(() => settings.firstSwitch().isChecked()).toBe(true);
     await expectAccessible(page, "all on");
     await shots.take(page, "all-on");
   });
 
   it("turns volume near quota off; the API shows it off and no such notification is written", async () => {
-    const row = page.locator('[data-testid="preference"][data-kind="volume.near_quota"]');
-    const toggle = row.getByRole("switch");
+    const settings = new NotificationSettingsPage(page);
+    const toggle = settings.toggle("volume.near_quota");
     expect(await toggle.isDisabled()).toBe(false);
     await toggle.click();
-    await page.getByTestId("preferences-saved").waitFor();
+    await settings.saved().waitFor();
     await expect.poll(() => toggle.isChecked()).toBe(false);
-    const api = await t.request("GET", "/api/v1/notifications/preferences", { token: alice.token });
-    expect(api.body.data).toContainEqual(expect.objectContaining({ kind: "volume.near_quota", enabled: false }));
+    const prefs = await apiAs(t.api.url, alice.token).call("getNotificationPreferences");
+    expect(prefs.data).toContainEqual(expect.objectContaining({ kind: "volume.near_quota", enabled: false }));
     await expectAccessible(page, "one off");
     await shots.take(page, "volume-near-quota-off");
 
@@ -98,16 +97,16 @@ describe("a member turns a kind of notification off", () => {
     });
     expect(await kinds("volume.near_quota")).toBe("0");
     expect(await kinds("session.failed")).toBe("1");
-    const list = await t.request("GET", "/api/v1/notifications", { token: alice.token });
-    expect(list.body.data.map((n: { kind: string }) => n.kind)).toEqual(["session.failed"]);
+    const list = await apiAs(t.api.url, alice.token).call("listNotifications");
+    expect(list.data.map((n) => n.kind)).toEqual(["session.failed"]);
   });
 
   it("shows a critical kind always on with the reason, and the API refuses to turn it off", async () => {
-    const row = page.locator('[data-testid="preference"][data-kind="session.failed"]');
-    const toggle = row.getByRole("switch");
+    const settings = new NotificationSettingsPage(page);
+    const toggle = settings.toggle("session.failed");
     expect(await toggle.isChecked()).toBe(true);
     expect(await toggle.isDisabled()).toBe(true);
-    expect(await row.getByTestId("always-on").textContent()).toContain("cannot be turned off");
+    expect(await settings.alwaysOn("session.failed").textContent()).toContain("cannot be turned off");
     const refused = await t.request("PATCH", "/api/v1/notifications/preferences", {
       token: alice.token,
       json: { preferences: [{ kind: "session.failed", enabled: false }] },
@@ -115,21 +114,22 @@ describe("a member turns a kind of notification off", () => {
     expect(refused.status).toBe(400);
     expect(refused.body.error.code).toBe("validation_failed");
     expect(JSON.stringify(refused.body.error.details)).toContain("critical_kind");
-    const api = await t.request("GET", "/api/v1/notifications/preferences", { token: alice.token });
-    expect(api.body.data).toContainEqual(expect.objectContaining({ kind: "session.failed", enabled: true }));
+    const prefs = await apiAs(t.api.url, alice.token).call("getNotificationPreferences");
+    expect(prefs.data).toContainEqual(expect.objectContaining({ kind: "session.failed", enabled: true }));
   });
 
   it("shows the API's refusal in words when a critical kind is forced off in the page", async () => {
     // A tampered page (the switch enabled by hand) still cannot turn it off: the real API refuses and the
     // page shows its envelope in words, then the switch goes back to what the API holds.
-    const toggle = page.locator('[data-testid="preference"][data-kind="session.failed"]').getByRole("switch");
+    const settings = new NotificationSettingsPage(page);
+    const toggle = settings.toggle("session.failed");
     await toggle.evaluate((el) => {
       (el as HTMLInputElement).disabled = false;
     });
     await toggle.click();
-    await page.getByTestId("error-panel").waitFor();
-    expect(await page.getByTestId("error-panel").getAttribute("data-code")).toBe("validation_failed");
-    expect(await page.getByTestId("error-message").textContent()).toMatch(/\S/);
+    await settings.shell.errorPanel().waitFor();
+    expect(await settings.shell.errorPanel().getAttribute("data-code")).toBe("validation_failed");
+    expect(await settings.shell.errorMessage().textContent()).toMatch(/\S/);
     await expect.poll(() => toggle.isChecked()).toBe(true);
     await expect.poll(() => toggle.isDisabled()).toBe(true);
     await expectAccessible(page, "refused");
@@ -143,12 +143,10 @@ describe("a member turns a kind of notification off", () => {
       const login = new LoginPage(adminPage);
       await login.open();
       await login.signIn(admin.email, admin.password);
-      await adminPage.getByTestId("account-menu").waitFor();
-      await adminPage.goto(`${t.api.url}/settings/notifications`);
-      await adminPage.getByTestId("preferences").waitFor();
-      const shown = await adminPage
-        .getByTestId("preference")
-        .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-kind")));
+      const settings = new NotificationSettingsPage(adminPage);
+      await settings.shell.accountMenu().waitFor();
+      await settings.open(t.api.url);
+      const shown = await settings.kinds();
       expect(shown).toEqual(expect.arrayContaining(["quota.request_received", "webhook.endpoint_disabled"]));
       expect(shown).not.toContain("cluster.unreachable");
       await expectAccessible(adminPage, "organization admin");

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureConsoleBuilt } from "@berth/console";
+import { TEST_IDS } from "@berth/console/test-ids";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { gpuCluster, H100, MANAGEMENT, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
@@ -70,7 +71,7 @@ describe("a session's page", () => {
     const login = new LoginPage(page);
     await login.open();
     await login.signIn(alice.email, alice.password);
-    await page.getByTestId("account-menu").waitFor();
+    await page.getByTestId(TEST_IDS.shell.accountMenu).waitFor();
     const detail = new SessionPage(page);
     await detail.open(id);
     await detail.waitForPhase("Running");

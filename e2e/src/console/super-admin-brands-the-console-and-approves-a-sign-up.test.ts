@@ -3,10 +3,13 @@
 // once; a visitor from another domain is refused, one from the allowed domain waits; the super_admin
 // approves them from the queue and they sign in. Real API, Postgres and Chromium; axe-core on every page.
 import { readSystemSettings } from "@berth/api/testing";
+import { TEST_IDS } from "@berth/console/test-ids";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { LoginPage, PasswordPage } from "./pages/login-page.ts";
+import { SettingsPage, SignupPage } from "./pages/settings-pages.ts";
+import { Shell } from "./pages/shell.ts";
 import { ADMIN_EMAIL, ADMIN_FIRST_PASSWORD, type ConsoleStack, startConsoleStack } from "./stack.ts";
 
 const NEW_PASSWORD = "a-brand-new-admin-password";
@@ -53,53 +56,49 @@ describe("a super_admin brands the console and approves a sign-up", () => {
   it("shows Berth by default and refuses sign-up while it is closed", async () => {
     const visitor = await aPage();
     await new LoginPage(visitor).open();
-    expect(await visitor.getByTestId("login-heading").textContent()).toBe("Sign in to Berth");
-    expect(await visitor.getByTestId("signup-link").count()).toBe(0);
+    expect(await visitor.getByTestId(TEST_IDS.login.loginHeading).textContent()).toBe("Sign in to Berth");
+    expect(await visitor.getByTestId(TEST_IDS.login.signupLink).count()).toBe(0);
     await visitor.goto("/signup");
-    await visitor.getByTestId("signup-closed").waitFor();
+    await new SignupPage(visitor).closed().waitFor();
     current = admin;
   });
 
   it("saves the branding and the console takes it at once", async () => {
-    await admin.getByTestId("admin-menu").click();
-    await admin.getByRole("link", { name: "System settings", exact: true }).click();
-    await admin.getByRole("heading", { name: "System settings", level: 1 }).waitFor();
-    await admin.getByTestId("branding-form").waitFor();
+    const settings = new SettingsPage(admin);
+    await settings.openFromMenu();
     await expectAccessible(admin, "settings");
     await shots.take(admin, "settings-defaults");
 
     // Bad input first: the API's envelope says what to fix, nothing is saved.
-    await admin.getByLabel("Support link").fill("ftp://help.example.org");
-    await admin.getByTestId("branding-save").click();
-    await admin.getByText("must be an http(s) URL").waitFor();
+    await settings.saveBranding({ supportUrl: "ftp://help.example.org" });
+    await settings.shell.sees("must be an http(s) URL");
     expect((await readSystemSettings(stack.db.db)).branding.support_url).toBeNull();
 
-    await admin.getByLabel("Product name").fill("Acme GPU Cloud");
-    await admin.getByLabel("Accent colour").fill("#7a2e8e");
-    await admin.getByLabel("Support link").fill("https://help.example.org");
-    await admin.getByLabel(/^Logo/).setInputFiles({ name: "logo.png", mimeType: "image/png", buffer: LOGO });
-    await admin.getByTestId("branding-save").click();
-    await admin.getByTestId("saved-branding").waitFor();
-    expect(await admin.getByTestId("brand-name").textContent()).toBe("Acme GPU Cloud");
-    await admin.getByTestId("brand-logo").waitFor();
+    await settings.saveBranding({
+      productName: "Acme GPU Cloud",
+      accent: "#7a2e8e",
+      supportUrl: "https://help.example.org",
+      logo: { name: "logo.png", mimeType: "image/png", buffer: LOGO },
+    });
+    await settings.saved("branding").waitFor();
+    expect(await settings.shell.brandName().textContent()).toBe("Acme GPU Cloud");
+    await settings.shell.brandLogo().waitFor();
     expect(await admin.title()).toBe("Acme GPU Cloud");
     const accent = await admin.evaluate(() =>
       getComputedStyle(document.documentElement).getPropertyValue("--berth-brand-accent").trim(),
     );
     expect(accent).toBe("#7a2e8e");
-    await admin.getByTestId("current-logo").waitFor();
+    await settings.currentLogo().waitFor();
     await expectAccessible(admin, "branded settings");
     await shots.take(admin, "branded");
   });
 
   it("opens sign-up to one domain with approval, and sets the placement policy", async () => {
-    await admin.getByLabel("Anyone, after an administrator approves").check();
-    await admin.getByLabel("Allowed email domains").fill("Example.org\n");
-    await admin.getByTestId("signup-policy-save").click();
-    await admin.getByTestId("saved-signup").waitFor();
-    await admin.getByLabel("Spread: the emptiest cluster").check();
-    await admin.getByTestId("placement-save").click();
-    await admin.getByTestId("saved-placement").waitFor();
+    const settings = new SettingsPage(admin);
+    await settings.openSignupWithApproval("Example.org\n");
+    await settings.saved("signup").waitFor();
+    await settings.placeBySpreading();
+    await settings.saved("placement").waitFor();
     const s = await readSystemSettings(stack.db.db);
     expect(s.signup).toMatchObject({ policy: "approval", allowed_domains: ["example.org"] });
     expect(s.placement.policy).toBe("spread");
@@ -108,58 +107,54 @@ describe("a super_admin brands the console and approves a sign-up", () => {
   it("brands the sign-in page; a visitor of another domain is refused, one of the allowed domain waits", async () => {
     const visitor = await aPage();
     await new LoginPage(visitor).open();
-    await expect.poll(async () => visitor.getByTestId("login-heading").textContent()).toBe("Sign in to Acme GPU Cloud");
-    await visitor.getByTestId("login-logo").waitFor();
+    await expect
+      .poll(async () => visitor.getByTestId(TEST_IDS.login.loginHeading).textContent())
+      .toBe("Sign in to Acme GPU Cloud");
+    await visitor.getByTestId(TEST_IDS.login.loginLogo).waitFor();
     await expectAccessible(visitor, "branded sign-in");
     await shots.take(visitor, "branded-sign-in");
 
-    await visitor.getByTestId("signup-link").click();
-    await visitor.getByTestId("signup-form").waitFor();
-    const fill = async (email: string, password: string, repeat = password) => {
-      await visitor.getByLabel("Email").fill(email);
-      await visitor.getByLabel("Password", { exact: true }).fill(password);
-      await visitor.getByLabel("Password again").fill(repeat);
-      await visitor.getByTestId("signup-submit").click();
-    };
-    await fill(VISITOR.email, VISITOR.password, "something else entirely");
-    await visitor.getByTestId("signup-problem").waitFor();
-    await fill("mallory@elsewhere.test", "mallorys-password-1");
-    await visitor.getByTestId("error-message").waitFor();
-    expect(await visitor.getByTestId("error-message").textContent()).toContain("example.org");
+    await visitor.getByTestId(TEST_IDS.login.signupLink).click();
+    const signup = new SignupPage(visitor);
+    await signup.form().waitFor();
+    await signup.signUp(VISITOR.email, VISITOR.password, "something else entirely");
+    await signup.problem().waitFor();
+    await signup.signUp("mallory@elsewhere.test", "mallorys-password-1");
+    await signup.shell.errorMessage().waitFor();
+    expect(await signup.shell.errorMessage().textContent()).toContain("example.org");
     await expectAccessible(visitor, "sign-up refused");
     await shots.take(visitor, "sign-up-refused");
-    await fill(VISITOR.email, VISITOR.password);
-    await visitor.getByTestId("signup-done").waitFor();
-    expect(await visitor.getByTestId("signup-done").getAttribute("data-status")).toBe("pending_approval");
+    await signup.signUp(VISITOR.email, VISITOR.password);
+    await signup.done().waitFor();
+    expect(await signup.done().getAttribute("data-status")).toBe("pending_approval");
     await expectAccessible(visitor, "sign-up waiting");
     await shots.take(visitor, "sign-up-waiting");
 
     // Not before approval: it answers like a wrong password.
     await new LoginPage(visitor).open();
     await new LoginPage(visitor).signIn(VISITOR.email, VISITOR.password);
-    await visitor.getByTestId("error-message").waitFor();
+    await visitor.getByTestId(TEST_IDS.shell.errorMessage).waitFor();
   });
 
   it("approves the visitor from the queue, who then signs in", async () => {
     current = admin;
-    await admin.getByTestId("settings-tab-signups").click();
-    const row = admin.locator(`[data-testid="signup-request"][data-email="${VISITOR.email}"]`);
-    await row.waitFor();
-    expect(await admin.getByTestId("signup-request").count()).toBe(1);
+    const settings = new SettingsPage(admin);
+    await settings.openSignupQueue();
+    await settings.signupRequest(VISITOR.email).waitFor();
+    expect(await settings.signupRequests().count()).toBe(1);
     await expectAccessible(admin, "queue");
     await shots.take(admin, "queue");
-    await row.getByTestId("approve").click();
-    await admin.getByTestId("signup-notice").waitFor();
-    await admin.getByText("Nobody is waiting").waitFor();
+    await settings.approve(VISITOR.email);
+    await settings.shell.sees("Nobody is waiting");
 
     const visitor = await aPage();
     const login = new LoginPage(visitor);
     await login.open();
     await login.signIn(VISITOR.email, VISITOR.password);
-    await visitor.getByTestId("account-menu").waitFor();
-    expect(await visitor.getByTestId("brand-name").textContent()).toBe("Acme GPU Cloud");
+    await visitor.getByTestId(TEST_IDS.shell.accountMenu).waitFor();
+    expect(await new Shell(visitor).brandName().textContent()).toBe("Acme GPU Cloud");
     // A member is offered no system settings, and the settings route sends them home.
-    expect(await visitor.getByTestId("admin-menu").count()).toBe(0);
+    expect(await new Shell(visitor).adminMenu().count()).toBe(0);
     expect(await visitor.getByRole("link", { name: "System settings" }).count()).toBe(0);
     await visitor.goto("/admin/settings");
     await visitor.waitForURL((u) => u.pathname === "/dashboard");

@@ -10,7 +10,9 @@ import type { IdentityTestApi, TestUser } from "@berth/api/testing";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { closeBrowser, expectAccessible, launchBrowser, PHONE, Screenshots } from "./browser.ts";
+import { IdleLimitsPage } from "./pages/idle-limits-page.ts";
 import { Visitors } from "./pages/login-page.ts";
+import { NewSessionPage } from "./pages/sessions-pages.ts";
 import { acmeResearch, type CatalogStack, startCatalogStack } from "./stack.ts";
 
 describe("the platform's administrator sets idle and time limits, and a member asks within them", () => {
@@ -26,10 +28,10 @@ describe("the platform's administrator sets idle and time limits, and a member a
   let admin: TestUser;
   let alice: TestUser;
 
-  async function openIdleLimits(page: Page): Promise<void> {
-    await page.getByTestId("admin-menu").click();
-    await page.getByRole("link", { name: "Idle & time limits" }).click();
-    await page.getByTestId("policy-global").waitFor();
+  async function openIdleLimits(page: Page): Promise<IdleLimitsPage> {
+    const limits = new IdleLimitsPage(page);
+    await limits.openFromMenu();
+    return limits;
   }
 
   beforeAll(async () => {
@@ -48,22 +50,20 @@ describe("the platform's administrator sets idle and time limits, and a member a
   it("the member's wizard first offers the defaults: an idle timeout of 20 min to 8 h, 24 h of running", async () => {
     const page = await people.signIn(alice);
     await page.goto("/sessions/new");
-    const policy = page.getByTestId("limits-policy");
+    const wizard = new NewSessionPage(page);
+    const policy = wizard.limitsPolicy();
     await expect.poll(() => policy.textContent()).toContain("between 20 min and 8 h");
     expect(await policy.textContent()).toContain("after 24 h of running");
-    expect(await page.getByTestId("idle-timeout").getAttribute("placeholder")).toBe("60");
+    expect(await wizard.idleTimeout().getAttribute("placeholder")).toBe("60");
   });
 
   it("the platform's administrator narrows the global policy on /admin/idle-limits", async () => {
     const root = await people.signIn(superAdmin);
-    await openIdleLimits(root);
+    const limits = await openIdleLimits(root);
     await shots.take(root, "idle-limits");
     await expectAccessible(root);
-    await root.getByTestId("global-min_timeout_minutes").fill("30");
-    await root.getByTestId("global-max_timeout_minutes").fill("120");
-    await root.getByTestId("global-max_session_hours").fill("8");
-    await root.getByTestId("global-save").click();
-    await expect.poll(() => root.getByTestId("notice").textContent()).toBe("Saved global.");
+    await limits.save("global", { min_timeout_minutes: "30", max_timeout_minutes: "120", max_session_hours: "8" });
+    await expect.poll(() => limits.notice().textContent()).toBe("Saved global.");
     const global = await t.request("GET", "/api/v1/resource-policies/global", { token: superAdmin.token });
     expect(global.body.idle).toMatchObject({ min_timeout_minutes: 30, max_timeout_minutes: 120 });
     // The other limits of the policy are kept.
@@ -73,10 +73,10 @@ describe("the platform's administrator sets idle and time limits, and a member a
 
   it("a timeout outside the policy's own bounds is refused, the reason in the page", async () => {
     const root = people.current as Page;
-    await root.getByTestId("global-timeout_minutes").fill("600");
-    await root.getByTestId("global-save").click();
-    await root.getByTestId("error-panel").waitFor();
-    expect(await root.getByTestId("error-panel").getAttribute("data-code")).toBe("validation_failed");
+    const limits = new IdleLimitsPage(root);
+    await limits.save("global", { timeout_minutes: "600" });
+    await limits.shell.errorPanel().waitFor();
+    expect(await limits.shell.errorPanel().getAttribute("data-code")).toBe("validation_failed");
     await shots.take(root, "idle-limits-refused");
     await expectAccessible(root);
     const global = await t.request("GET", "/api/v1/resource-policies/global", { token: superAdmin.token });
@@ -85,11 +85,11 @@ describe("the platform's administrator sets idle and time limits, and a member a
 
   it("an organization's administrator reads the page on a phone, read-only, and the API refuses a change", async () => {
     const page = await people.signIn(admin, { viewport: PHONE });
-    await openIdleLimits(page);
-    await page.getByTestId("read-only").waitFor();
-    expect(await page.getByTestId("global-save").count()).toBe(0);
-    expect(await page.getByTestId("global-min_timeout_minutes").inputValue()).toBe("30");
-    expect(await page.getByTestId("global-min_timeout_minutes").getAttribute("readonly")).not.toBeNull();
+    const limits = await openIdleLimits(page);
+    await limits.readOnly().waitFor();
+    expect(await limits.saveButton("global").count()).toBe(0);
+    expect(await limits.field("global", "min_timeout_minutes").inputValue()).toBe("30");
+    expect(await limits.field("global", "min_timeout_minutes").getAttribute("readonly")).not.toBeNull();
     await shots.take(page, "idle-limits-org-admin-phone");
     await expectAccessible(page);
     const r = await t.request("PATCH", "/api/v1/resource-policies/global", {
@@ -103,24 +103,23 @@ describe("the platform's administrator sets idle and time limits, and a member a
   it("the member's wizard offers the new bounds and says what is wrong with an ask outside them", async () => {
     const page = await people.signIn(alice);
     await page.goto("/sessions/new");
-    const policy = page.getByTestId("limits-policy");
+    const wizard = new NewSessionPage(page);
+    const policy = wizard.limitsPolicy();
     await expect.poll(() => policy.textContent()).toContain("between 30 min and 2 h");
     expect(await policy.textContent()).toContain("after 8 h of running");
-    await page.getByTestId("idle-timeout").fill("10");
-    await page.getByTestId("max-runtime").fill("12");
-    expect(await page.getByTestId("idle-timeout-problem").textContent()).toBe(
+    await wizard.askLimits("10", "12");
+    expect(await wizard.idleTimeoutProblem().textContent()).toBe(
       "Your resource policy allows an idle timeout between 30 min and 2 h.",
     );
-    expect(await page.getByTestId("max-runtime-problem").textContent()).toBe(
+    expect(await wizard.maxRuntimeProblem().textContent()).toBe(
       "Your resource policy allows at most 8 h of running time.",
     );
-    expect(await page.getByTestId("create-session").isDisabled()).toBe(true);
+    expect(await wizard.createButton().isDisabled()).toBe(true);
     await shots.take(page, "wizard-out-of-bounds");
     await expectAccessible(page);
-    await page.getByTestId("idle-timeout").fill("45");
-    await page.getByTestId("max-runtime").fill("4");
-    await expect.poll(() => page.getByTestId("idle-timeout-problem").count()).toBe(0);
-    expect(await page.getByTestId("max-runtime-problem").count()).toBe(0);
+    await wizard.askLimits("45", "4");
+    await expect.poll(() => wizard.idleTimeoutProblem().count()).toBe(0);
+    expect(await wizard.maxRuntimeProblem().count()).toBe(0);
     await shots.take(page, "wizard-within-bounds");
   });
 });

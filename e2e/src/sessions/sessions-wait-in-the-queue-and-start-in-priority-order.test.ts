@@ -79,7 +79,7 @@ describe("the queue", () => {
     running.push(s1, s2, s3);
   });
 
-  it("refuses a fifth live session of one user with quota_exceeded and what was exceeded", async () => {
+  it("refuses a fifth live session of one member with quota_exceeded and what was exceeded", async () => {
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) {
       const r = await bed.call(bed.alice, "POST", "/api/v1/sessions", h100());

@@ -1,7 +1,7 @@
 // Operator tokens (docs/dev/internal-api.md): RS256 JWTs signed with the control plane's signing key,
 // `iss: berth-control-plane`, `aud: berth-internal`, `sub: operator:<cluster_id>`, `iat`, `exp = iat +
 // 604800`, `jti`, `kid` in the header. Whether a verified token is still the cluster's current one
-// (rotation revokes the previous token) is the caller's check: see internal/operator-auth.ts.
+// (rotation revokes the previous token) is the caller's check: see internal/operatorAuth.ts.
 import { randomBytes } from "node:crypto";
 import { decodeJwt, decodeProtectedHeader, errors, type JWK, jwtVerify, SignJWT } from "jose";
 import { TokenExpired, Unauthorized } from "../../errors.ts";

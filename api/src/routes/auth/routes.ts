@@ -3,7 +3,7 @@
 import { changePassword } from "../../domain/identity/changePassword.ts";
 import { login } from "../../domain/identity/login.ts";
 import { getUser } from "../../domain/identity/users.ts";
-import { clientAddressOf } from "../../http/client-address.ts";
+import { clientAddressOf } from "../../http/clientAddress.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { presentUserDetail } from "../users/presenter.ts";
 import { UserDetail } from "../users/schemas.ts";

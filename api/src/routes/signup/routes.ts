@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { SignupRequestRow } from "../../db/operations/signup/signupRequests.ts";
 import { Page, Paged } from "../../db/paging.ts";
 import { decideSignup, signUp, signupQueue } from "../../domain/signup/signup.ts";
-import { clientAddressOf } from "../../http/client-address.ts";
+import { clientAddressOf } from "../../http/clientAddress.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { isoTimestamp } from "../../http/timestamp.ts";
 import { Email, NewPassword } from "../users/schemas.ts";

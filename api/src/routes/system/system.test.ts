@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { contractRoutes } from "../../contract.ts";
 import { createTestDatabase, type TestDatabase } from "../../db/db.test-support.ts";
 import { ERROR_CODE_LIST } from "../../errors.ts";
-import { OPENAPI_FILE } from "../../generate-openapi.ts";
+import { OPENAPI_FILE } from "../../generateOpenapi.ts";
 import { startTestApi, type TestApi, testDeps } from "../../http/http.test-support.ts";
 import { renderOpenApi } from "../../http/openapi.ts";
 

@@ -1,7 +1,7 @@
 // The shell: skip link, header with navigation, the live indicator and the account, and the outlet where
 // the current route's view renders. Views are lazy where they are heavy (admin pages).
 import { html, LitElement, nothing, type TemplateResult } from "lit";
-import { api, auth, branding, feed, loadMe, router } from "../../app/context.ts";
+import { auth, branding, feed, loadMe, router } from "../../app/context.ts";
 import type { RouteName } from "../../router/routes.ts";
 import { shared, tokens } from "../../styles/shared.ts";
 import { ADMIN_LINKS, isHere, MEMBER_LINKS } from "./nav-links.ts";
@@ -22,6 +22,7 @@ import "../../views/session-new-view/index.ts";
 import "../../views/session-detail-view/index.ts";
 import "../../views/queue-view/index.ts";
 import "../../views/images-view/index.ts";
+import { TEST_IDS } from "../../test-ids.ts";
 
 /** Admin and credits pages load on first visit: members never download the admin pages, and nobody
  * downloads the credits pages before opening one (the header's balance is in the entry). */
@@ -212,7 +213,6 @@ export class BerthApp extends LitElement {
   }
 
   override render() {
-    void api;
     const signedIn = auth.signedIn && !auth.mustChangePassword;
     const b = branding.current;
     return html`<a class="skip" href="#main" @click=${(e: Event) => {
@@ -223,10 +223,10 @@ export class BerthApp extends LitElement {
         <a class="brand" href=${signedIn ? "/dashboard" : "/login"} aria-label="${b.product_name} home: your dashboard" data-testid="brand">
           ${
             b.logo
-              ? html`<img src=${b.logo} alt="" width="22" height="22" data-testid="brand-logo" />`
+              ? html`<img src=${b.logo} alt="" width="22" height="22" data-testid=${TEST_IDS.shell.brandLogo} />`
               : html`<svg viewBox="0 0 16 16" width="22" height="22" aria-hidden="true"><rect width="16" height="16" rx="3" fill="currentColor"></rect><path d="M4 11h8M5 8h6M6 5h4" stroke="var(--berth-bg)" stroke-width="1.5"></path></svg>`
           }
-          <span data-testid="brand-name">${b.product_name}</span>
+          <span data-testid=${TEST_IDS.shell.brandName}>${b.product_name}</span>
         </a>
         ${this.#nav()}
         <span class="spacer"></span>

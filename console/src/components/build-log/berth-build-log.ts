@@ -3,8 +3,9 @@
 // `berth-build-ended` (detail: the end event's data) once the build has finished.
 import { css, html, LitElement, nothing } from "lit";
 import { SseParser } from "../../api/sse.ts";
-import { api } from "../../app/context.ts";
+import { followImageBuildLog } from "../../app/images.ts";
 import { shared, tokens } from "../../styles/shared.ts";
+import { TEST_IDS } from "../../test-ids.ts";
 
 const MAX_CHARS = 512 * 1024;
 
@@ -68,10 +69,7 @@ export class BerthBuildLog extends LitElement {
     this.#abort = abort;
     while (!abort.signal.aborted && !this.ended) {
       try {
-        const res = await api.fetchRaw(`/api/v1/image-builds/${id}/logs`, {
-          signal: abort.signal,
-          headers: this.#lastId ? { "Last-Event-ID": this.#lastId } : {},
-        });
+        const res = await followImageBuildLog(id, this.#lastId, abort.signal);
         const reader = (res.body as ReadableStream<Uint8Array>).getReader();
         const parser = new SseParser();
         const decoder = new TextDecoder();
@@ -99,10 +97,10 @@ export class BerthBuildLog extends LitElement {
   }
 
   override render() {
-    return html`<pre data-testid="build-log" aria-live="polite" aria-label="Build log">${this.text || "Waiting for the build to start…"}</pre>
+    return html`<pre data-testid=${TEST_IDS.images.buildLog} aria-live="polite" aria-label="Build log">${this.text || "Waiting for the build to start…"}</pre>
       ${
         this.ended
-          ? html`<p data-testid="build-log-end" role="status">Build ${this.ended.state}${this.ended.failure_reason ? `: ${this.ended.failure_reason}` : ""}</p>`
+          ? html`<p data-testid=${TEST_IDS.images.buildLogEnd} role="status">Build ${this.ended.state}${this.ended.failure_reason ? `: ${this.ended.failure_reason}` : ""}</p>`
           : nothing
       }`;
   }

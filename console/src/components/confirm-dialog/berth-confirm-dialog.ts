@@ -2,6 +2,7 @@
 // button that opened it). confirmAction() opens one and resolves with the user's answer.
 import { html, LitElement } from "lit";
 import { shared, tokens } from "../../styles/shared.ts";
+import { TEST_IDS } from "../../test-ids.ts";
 import { styles } from "./styles.ts";
 
 export interface ConfirmOptions {
@@ -48,15 +49,17 @@ export class BerthConfirmDialog extends LitElement {
   }
 
   override render() {
-    return html`<dialog aria-labelledby="h" aria-describedby="b" data-testid="confirm-dialog" @cancel=${(e: Event) => {
+    return html`<dialog aria-labelledby="h" aria-describedby="b" data-testid=${TEST_IDS.shell.confirmDialog} @cancel=${(
+      e: Event,
+    ) => {
       e.preventDefault();
       this.#answer(false);
     }}>
       <h2 id="h">${this.heading}</h2>
       <p id="b">${this.body}</p>
       <div class="actions">
-        <button type="button" ?autofocus=${this.danger} data-testid="confirm-cancel" @click=${() => this.#answer(false)}>Cancel</button>
-        <button type="button" class=${this.danger ? "danger" : "primary"} ?autofocus=${!this.danger} data-testid="confirm-ok" @click=${() => this.#answer(true)}>${this.confirmLabel}</button>
+        <button type="button" ?autofocus=${this.danger} data-testid=${TEST_IDS.shell.confirmCancel} @click=${() => this.#answer(false)}>Cancel</button>
+        <button type="button" class=${this.danger ? "danger" : "primary"} ?autofocus=${!this.danger} data-testid=${TEST_IDS.shell.confirmOk} @click=${() => this.#answer(true)}>${this.confirmLabel}</button>
       </div>
     </dialog>`;
   }

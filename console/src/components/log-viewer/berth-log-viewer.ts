@@ -1,9 +1,9 @@
 // A session's logs: the last lines (tail), and follow, which streams new lines as the pod prints them
 // (GET …/logs?follow=true answers text/plain until the pod ends or we leave).
 import { css, html, LitElement, nothing } from "lit";
-import { api } from "../../app/context.ts";
 import { shared, tokens } from "../../styles/shared.ts";
 import "../error-panel/index.ts";
+import { followSessionLogs, loadSessionLogs } from "../../app/sessions.ts";
 
 const MAX_LINES = 2000;
 
@@ -77,7 +77,7 @@ export class BerthLogViewer extends LitElement {
     this.loading = true;
     this.error = undefined;
     try {
-      const r = await api.call("getSessionLogs", { params: { sessionId: this.sessionId }, query: { tail: this.tail } });
+      const r = await loadSessionLogs(this.sessionId, this.tail);
       this.lines = r.lines;
     } catch (e) {
       this.error = e;
@@ -95,10 +95,7 @@ export class BerthLogViewer extends LitElement {
     this.error = undefined;
     this.lines = [];
     try {
-      const res = await api.fetchRaw(
-        `/api/v1/sessions/${encodeURIComponent(this.sessionId)}/logs?follow=true&tail=${this.tail}`,
-        { signal: abort.signal, headers: { Accept: "text/plain" } },
-      );
+      const res = await followSessionLogs(this.sessionId, this.tail, abort.signal);
       const reader = res.body?.pipeThrough(new TextDecoderStream()).getReader();
       let partial = "";
       while (reader) {

@@ -4,11 +4,11 @@
 import { html, LitElement, nothing, type PropertyValues } from "lit";
 import { ApiError } from "../../api/client.ts";
 import type { MonitoringPanelAnswer } from "../../api/openapi.gen.ts";
-import { api } from "../../app/context.ts";
 import type { Unit } from "../../data/plot.ts";
 import { shared, tokens } from "../../styles/shared.ts";
 import "../pending/index.ts";
 import "../timeseries-chart/index.ts";
+import { loadMonitoringPanel } from "../../app/insights.ts";
 
 export type PanelRange = "15m" | "1h" | "6h" | "24h" | "7d" | "30d";
 
@@ -72,11 +72,7 @@ export class BerthMonitoringPanel extends LitElement {
       Object.entries({ ...this.scope, range: this.range }).filter(([, v]) => v !== undefined),
     );
     try {
-      this.answer = await api.call(
-        "getMonitoringPanel",
-        { params: { panelId: this.panel }, query: query as never },
-        { signal: abort.signal },
-      );
+      this.answer = await loadMonitoringPanel(this.panel, query as never, abort.signal);
       this.problem = undefined;
     } catch (err) {
       if (abort.signal.aborted) return;

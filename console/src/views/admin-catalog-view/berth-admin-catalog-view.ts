@@ -4,11 +4,22 @@
 // One form per kind, described as data (data/catalog-admin.ts); the API's refusals show with the fields.
 import { Task } from "@lit/task";
 import { css, html, LitElement, nothing, type TemplateResult } from "lit";
-import { newIdempotencyKey } from "../../api/client.ts";
 import type { Cluster, Image, Offering, ResourcePolicy, ResourcePreset } from "../../api/openapi.gen.ts";
-import { api, auth, router } from "../../app/context.ts";
+import { auth, router } from "../../app/context.ts";
 import "../../components/empty-state/index.ts";
 import "../../components/error-panel/index.ts";
+import {
+  type CatalogKind,
+  loadBuildClusters,
+  loadOfferings,
+  loadResourcePolicies,
+  loadResourcePresets,
+  saveCatalogEntry,
+  setBuildCluster,
+  setOfferingEnabled,
+} from "../../app/catalog.ts";
+import { loadClusters } from "../../app/clusters.ts";
+import { loadImages } from "../../app/images.ts";
 import { renderTask } from "../../components/task-states.ts";
 import {
   byTier,
@@ -71,21 +82,20 @@ export class BerthAdminCatalogView extends LitElement {
 
   #data = new Task(this, {
     task: async ([tab], { signal }) => {
-      const q = { query: { size: 100 } };
       switch (tab as CatalogTab) {
         case "offerings":
-          return { tab: "offerings" as const, rows: (await api.call("listOfferings", q, { signal })).data };
+          return { tab: "offerings" as const, rows: (await loadOfferings(signal)).data };
         case "presets":
-          return { tab: "presets" as const, rows: (await api.call("listResourcePresets", q, { signal })).data };
+          return { tab: "presets" as const, rows: (await loadResourcePresets(signal)).data };
         case "images":
-          return { tab: "images" as const, rows: (await api.call("listImages", q, { signal })).data };
+          return { tab: "images" as const, rows: (await loadImages(signal)).data };
         case "policies":
-          return { tab: "policies" as const, rows: (await api.call("listResourcePolicies", q, { signal })).data };
+          return { tab: "policies" as const, rows: (await loadResourcePolicies(signal)).data };
         default: {
           // The mark is a super_admin's to read and set (GET /image-builds/clusters); others see the clusters.
           const [clusters, marks] = await Promise.all([
-            api.call("listClusters", q, { signal }),
-            auth.isSuperAdmin ? api.call("listBuildClusters", {}, { signal }) : Promise.resolve(undefined),
+            loadClusters(signal),
+            auth.isSuperAdmin ? loadBuildClusters(signal) : Promise.resolve(undefined),
           ]);
           const marked = marks ? new Set(marks.data.map((m) => m.cluster_id)) : undefined;
           const rows = clusters.data.map((c) => ({ ...c, builds: marked?.has(c.id) }));
@@ -134,24 +144,8 @@ export class BerthAdminCatalogView extends LitElement {
     }
     this.busy = true;
     this.saveError = undefined;
-    const key = { idempotencyKey: newIdempotencyKey() };
-    const body = built.body as never;
-    const params = { params: { name: ed.name ?? "" } };
     try {
-      if (ed.tab === "offerings")
-        creating
-          ? await api.call("createOffering", { body }, key)
-          : await api.call("updateOffering", { ...params, body });
-      else if (ed.tab === "presets")
-        creating
-          ? await api.call("createResourcePreset", { body }, key)
-          : await api.call("updateResourcePreset", { ...params, body });
-      else if (ed.tab === "images")
-        creating ? await api.call("createImage", { body }, key) : await api.call("updateImage", { ...params, body });
-      else if (ed.tab === "policies")
-        creating
-          ? await api.call("createResourcePolicy", { body }, key)
-          : await api.call("updateResourcePolicy", { ...params, body });
+      await saveCatalogEntry(ed.tab as CatalogKind, ed.name, built.body as never);
       const name = creating ? String(built.body.name) : ed.name;
       this.notice = `${creating ? "Created" : "Saved"} the ${form.noun} ${name}.`;
       this.editing = undefined;
@@ -167,7 +161,7 @@ export class BerthAdminCatalogView extends LitElement {
     this.notice = undefined;
     this.saveError = undefined;
     try {
-      await api.call("updateOffering", { params: { name: o.name }, body: { enabled: !o.enabled } });
+      await setOfferingEnabled(o.name, !o.enabled);
       this.notice = `${o.enabled ? "Disabled" : "Enabled"} the offering ${o.name}.`;
       void this.#data.run();
     } catch (err) {
@@ -273,8 +267,7 @@ export class BerthAdminCatalogView extends LitElement {
     this.notice = undefined;
     this.saveError = undefined;
     try {
-      if (c.builds) await api.call("unmarkBuildCluster", { params: { clusterId: c.id } });
-      else await api.call("markBuildCluster", { params: { clusterId: c.id }, body: {} });
+      await setBuildCluster(c.id, !c.builds);
       this.notice = c.builds ? `Builds no longer go to ${c.name}.` : `Builds may run on ${c.name}.`;
       void this.#data.run();
     } catch (err) {

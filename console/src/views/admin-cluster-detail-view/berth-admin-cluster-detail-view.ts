@@ -3,17 +3,26 @@
 // confirmation (refused by the API while sessions or allocations live on it).
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
-import type { Cluster, ConnectionTestResult, Node, NodeActionResult } from "../../api/openapi.gen.ts";
-import { api, router } from "../../app/context.ts";
+import type { Cluster, ConnectionTestResult, Node } from "../../api/openapi.gen.ts";
+import { router } from "../../app/context.ts";
 import "../../components/check-list/index.ts";
 import { confirmAction } from "../../components/confirm-dialog/index.ts";
 import "../../components/error-panel/index.ts";
 import "../../components/monitoring-panel/index.ts";
+import {
+  actOnNode,
+  deregisterCluster,
+  loadCluster,
+  loadNodes,
+  setSessionDomain,
+  testClusterConnection,
+} from "../../app/clusters.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { statusTone } from "../../data/clusters.ts";
 import { formatRelative, formatTime } from "../../data/format.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
+import { TEST_IDS } from "../../test-ids.ts";
 
 type NodeAction = "cordon" | "uncordon" | "drain" | "delete";
 
@@ -39,12 +48,11 @@ export class BerthAdminClusterDetailView extends LitElement {
   declare deleteName: string;
 
   #cluster = new Task(this, {
-    task: async ([id], { signal }) => api.call("getCluster", { params: { clusterId: id as string } }, { signal }),
+    task: async ([id], { signal }) => loadCluster(id as string, signal),
     args: () => [this.clusterId],
   });
   #nodes = new Task(this, {
-    task: async ([id], { signal }) =>
-      api.call("listNodes", { query: { cluster: id as string, size: 100 } }, { signal }),
+    task: async ([id], { signal }) => loadNodes(id as string, signal),
     args: () => [this.clusterId],
   });
 
@@ -75,9 +83,7 @@ export class BerthAdminClusterDetailView extends LitElement {
 
   async #connectionTest(): Promise<void> {
     this.testing = true;
-    this.test = await this.#act("Connection test finished.", () =>
-      api.call("testClusterConnection", { params: { clusterId: this.clusterId }, body: {} }),
-    );
+    this.test = await this.#act("Connection test finished.", () => testClusterConnection(this.clusterId));
     this.testing = false;
     void this.#cluster.run();
   }
@@ -86,7 +92,7 @@ export class BerthAdminClusterDetailView extends LitElement {
     e.preventDefault();
     const domain = String(new FormData(e.target as HTMLFormElement).get("session_domain") ?? "").trim();
     const r = await this.#act("Session domain saved. New connect links use it.", () =>
-      api.call("updateCluster", { params: { clusterId: this.clusterId }, body: { session_domain: domain } }),
+      setSessionDomain(this.clusterId, domain),
     );
     if (r) {
       this.editing = false;
@@ -102,9 +108,7 @@ export class BerthAdminClusterDetailView extends LitElement {
       danger: true,
     });
     if (!ok) return;
-    const r = await this.#act("Cluster deregistered.", () =>
-      api.call("deregisterCluster", { params: { clusterId: c.id } }),
-    );
+    const r = await this.#act("Cluster deregistered.", () => deregisterCluster(c.id));
     if (r) router.navigate("/admin/clusters");
   }
 
@@ -122,16 +126,7 @@ export class BerthAdminClusterDetailView extends LitElement {
       });
       if (!ok) return;
     }
-    const params = { clusterId: n.cluster_id, nodeName: n.name };
-    const call = (): Promise<NodeActionResult> =>
-      action === "cordon"
-        ? api.call("cordonNode", { params })
-        : action === "uncordon"
-          ? api.call("uncordonNode", { params })
-          : action === "drain"
-            ? api.call("drainNode", { params })
-            : api.call("deleteNode", { params });
-    const r = await this.#act(`${action} ${n.name}: done.`, call);
+    const r = await this.#act(`${action} ${n.name}: done.`, () => actOnNode(n.cluster_id, n.name, action));
     if (r) {
       const blocked = r.evictions?.filter((x) => x.result === "blocked" || x.result === "failed") ?? [];
       this.actionResult = `${action} ${n.name}: ${r.outcome}${blocked.length ? ` (${blocked.length} pod(s) could not be evicted: ${blocked.map((b) => `${b.namespace}/${b.pod}`).join(", ")})` : ""}.`;
@@ -142,7 +137,7 @@ export class BerthAdminClusterDetailView extends LitElement {
   #facts(c: Cluster) {
     return html`<div class="page-head">
         <h1>${c.name}</h1>
-        <span class="badge tone-${statusTone(c.status)}" data-testid="cluster-status">${c.status}</span>
+        <span class="badge tone-${statusTone(c.status)}" data-testid=${TEST_IDS.clusters.clusterStatus}>${c.status}</span>
       </div>
       <div class="grid2">
         <section class="card" aria-labelledby="facts-h">
@@ -153,14 +148,14 @@ export class BerthAdminClusterDetailView extends LitElement {
             <dd>
               ${
                 this.editing
-                  ? html`<form @submit=${this.#saveDomain} class="row" data-testid="session-domain-form">
+                  ? html`<form @submit=${this.#saveDomain} class="row" data-testid=${TEST_IDS.clusters.sessionDomainForm}>
                     <label class="visually-hidden" for="sd">Session domain</label>
-                    <input id="sd" name="session_domain" required .value=${c.session_domain} data-testid="session-domain-input" />
-                    <button class="primary" type="submit" data-testid="session-domain-save">Save</button>
+                    <input id="sd" name="session_domain" required .value=${c.session_domain} data-testid=${TEST_IDS.clusters.sessionDomainInput} />
+                    <button class="primary" type="submit" data-testid=${TEST_IDS.clusters.sessionDomainSave}>Save</button>
                     <button type="button" @click=${() => (this.editing = false)}>Cancel</button>
                   </form>`
-                  : html`<code data-testid="session-domain">${c.session_domain}</code>
-                    <button type="button" @click=${() => (this.editing = true)} data-testid="session-domain-edit" aria-label="Edit session domain">Edit</button>`
+                  : html`<code data-testid=${TEST_IDS.clusters.sessionDomain}>${c.session_domain}</code>
+                    <button type="button" @click=${() => (this.editing = true)} data-testid=${TEST_IDS.clusters.sessionDomainEdit} aria-label="Edit session domain">Edit</button>`
               }
             </dd>
             <dt>Nodes / GPUs</dt><dd>${c.inventory.nodes} / ${c.inventory.gpus}</dd>
@@ -173,7 +168,7 @@ export class BerthAdminClusterDetailView extends LitElement {
           <h2 id="probe-h">Probe</h2>
           ${
             this.test
-              ? html`<p data-testid="connection-test-status">Status: <span class="badge tone-${statusTone(this.test.status)}">${this.test.status}</span> in ${this.test.duration_ms} ms ${this.test.server_version ? html`· ${this.test.server_version}` : nothing}</p>
+              ? html`<p data-testid=${TEST_IDS.clusters.connectionTestStatus}>Status: <span class="badge tone-${statusTone(this.test.status)}">${this.test.status}</span> in ${this.test.duration_ms} ms ${this.test.server_version ? html`· ${this.test.server_version}` : nothing}</p>
                 ${this.test.message ? html`<p>${this.test.message}</p>` : nothing}
                 <berth-check-list .checks=${this.test.checks}></berth-check-list>
                 ${this.test.missing_permissions?.length ? html`<p class="hint">Missing permissions: ${this.test.missing_permissions.join(", ")}</p>` : nothing}`
@@ -181,24 +176,24 @@ export class BerthAdminClusterDetailView extends LitElement {
                 ? html`<p class="hint">Last probe ${formatRelative(c.probed_at)}</p><berth-check-list .checks=${c.checks}></berth-check-list>`
                 : html`<p class="muted">No probe result yet.</p>`
           }
-          <button type="button" ?disabled=${this.testing} @click=${this.#connectionTest} data-testid="connection-test">${this.testing ? "Testing…" : "Test the connection"}</button>
+          <button type="button" ?disabled=${this.testing} @click=${this.#connectionTest} data-testid=${TEST_IDS.clusters.connectionTest}>${this.testing ? "Testing…" : "Test the connection"}</button>
         </section>
       </div>`;
   }
 
   #nodesTable(nodes: Node[]) {
-    return html`<div class="table-wrap"><table data-testid="nodes-table">
+    return html`<div class="table-wrap"><table data-testid=${TEST_IDS.clusters.nodesTable}>
       <caption class="visually-hidden">Nodes of this cluster</caption>
       <thead><tr><th scope="col">Node</th><th scope="col">GPU model</th><th scope="col">GPUs used / allocatable</th><th scope="col">State</th><th scope="col">Actions</th></tr></thead>
       <tbody>
         ${nodes.map(
-          (n) => html`<tr data-testid="node-row" data-node=${n.name}>
+          (n) => html`<tr data-testid=${TEST_IDS.clusters.nodeRow} data-node=${n.name}>
             <td><code>${n.name}</code></td>
             <td>${n.gpu_model ?? "—"}</td>
             <td>${n.gpu_in_use} / ${n.gpu_allocatable}</td>
             <td>
               <span class="badge ${n.ready ? "tone-ok" : "tone-bad"}">${n.ready ? "Ready" : "Not ready"}</span>
-              ${n.schedulable ? nothing : html`<span class="badge tone-warn" data-testid="node-cordoned">Cordoned</span>`}
+              ${n.schedulable ? nothing : html`<span class="badge tone-warn" data-testid=${TEST_IDS.clusters.nodeCordoned}>Cordoned</span>`}
             </td>
             <td class="actions">
               ${
@@ -222,7 +217,7 @@ export class BerthAdminClusterDetailView extends LitElement {
     const node =
       this.chartNode && gpuNodes.some((n) => n.name === this.chartNode) ? this.chartNode : (gpuNodes[0]?.name ?? "");
     const scope = { cluster: this.clusterId, node };
-    return html`<section class="card" aria-labelledby="cards-h" data-testid="node-cards">
+    return html`<section class="card" aria-labelledby="cards-h" data-testid=${TEST_IDS.clusters.nodeCards}>
       <h2 id="cards-h">Cards of a node</h2>
       <div class="filters"><div class="field"><label for="chart-node">Node</label>
         <select id="chart-node" @change=${(e: Event) => (this.chartNode = (e.target as HTMLSelectElement).value)}>
@@ -238,7 +233,7 @@ export class BerthAdminClusterDetailView extends LitElement {
 
   override render() {
     return html`<p><a href="/admin/clusters">← Clusters</a></p>
-      ${this.actionResult ? html`<p class="success" role="status" data-testid="action-result">${this.actionResult}</p>` : nothing}
+      ${this.actionResult ? html`<p class="success" role="status" data-testid=${TEST_IDS.clusters.actionResult}>${this.actionResult}</p>` : nothing}
       ${this.actionError ? html`<berth-error-panel heading="That did not work" .error=${this.actionError}></berth-error-panel>` : nothing}
       ${renderTask(this.#cluster, { pendingLabel: "Loading the cluster…", complete: (c) => this.#facts(c) })}
       <section aria-labelledby="gpu-h"><h2 id="gpu-h">GPU activity</h2>
@@ -247,7 +242,7 @@ export class BerthAdminClusterDetailView extends LitElement {
           <berth-monitoring-panel panel="cluster.gpu_power" heading="GPU power by node" .scope=${{ cluster: this.clusterId }} range="1h"></berth-monitoring-panel>
         </div>
       </section>
-      <section aria-labelledby="gateway-h" data-testid="gateway-panels"><h2 id="gateway-h">Session gateway</h2>
+      <section aria-labelledby="gateway-h" data-testid=${TEST_IDS.clusters.gatewayPanels}><h2 id="gateway-h">Session gateway</h2>
         <div class="grid2">
           <berth-monitoring-panel panel="cluster.gateway_latency" heading="Latency to sessions (p50, p99)" .scope=${{ cluster: this.clusterId }} range="1h"></berth-monitoring-panel>
           <berth-monitoring-panel panel="cluster.gateway_errors" heading="Errors to sessions" .scope=${{ cluster: this.clusterId }} range="1h"></berth-monitoring-panel>
@@ -268,8 +263,8 @@ export class BerthAdminClusterDetailView extends LitElement {
           <p class="hint">Refused while sessions or allocations live on the cluster. Type the cluster's name to confirm.</p>
           <div class="row">
             <label class="visually-hidden" for="del-name">Cluster name to confirm</label>
-            <input id="del-name" style="max-width:16rem" placeholder=${c.name} .value=${this.deleteName} @input=${(e: Event) => (this.deleteName = (e.target as HTMLInputElement).value)} data-testid="deregister-name" />
-            <button type="button" class="danger" ?disabled=${this.deleteName !== c.name} @click=${() => this.#deregister(c)} data-testid="deregister">Deregister ${c.name}</button>
+            <input id="del-name" style="max-width:16rem" placeholder=${c.name} .value=${this.deleteName} @input=${(e: Event) => (this.deleteName = (e.target as HTMLInputElement).value)} data-testid=${TEST_IDS.clusters.deregisterName} />
+            <button type="button" class="danger" ?disabled=${this.deleteName !== c.name} @click=${() => this.#deregister(c)} data-testid=${TEST_IDS.clusters.deregister}>Deregister ${c.name}</button>
           </div>
         </section>`,
       })}`;

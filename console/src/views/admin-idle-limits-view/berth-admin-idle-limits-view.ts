@@ -6,11 +6,13 @@
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import type { ResourcePolicy } from "../../api/openapi.gen.ts";
-import { api, auth } from "../../app/context.ts";
+import { auth } from "../../app/context.ts";
 import "../../components/error-panel/index.ts";
+import { loadResourcePolicies, updateResourcePolicy } from "../../app/catalog.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
+import { TEST_IDS } from "../../test-ids.ts";
 
 const FIELDS = [
   ["timeout_minutes", "Idle timeout (min)", "60; 0 turns idle pausing off"],
@@ -27,7 +29,7 @@ export class BerthAdminIdleLimitsView extends LitElement {
   declare notice: string | undefined;
 
   #policies = new Task(this, {
-    task: async (_a, { signal }) => api.call("listResourcePolicies", { query: { size: 100 } }, { signal }),
+    task: async (_a, { signal }) => loadResourcePolicies(signal),
     args: () => [],
   });
 
@@ -50,9 +52,9 @@ export class BerthAdminIdleLimitsView extends LitElement {
     this.error = undefined;
     this.notice = undefined;
     try {
-      await api.call("updateResourcePolicy", {
-        params: { name: p.name },
-        body: { idle, limits: { ...limits, ...(hours === undefined ? {} : { max_session_hours: hours }) } },
+      await updateResourcePolicy(p.name, {
+        idle,
+        limits: { ...limits, ...(hours === undefined ? {} : { max_session_hours: hours }) },
       });
       this.notice = `Saved ${p.name}.`;
       void this.#policies.run();
@@ -65,18 +67,18 @@ export class BerthAdminIdleLimitsView extends LitElement {
     const scope = p.scope.kind === "global" ? "Everyone" : `${p.scope.kind} ${p.scope.id}`;
     const idle = p.idle as Record<string, number | undefined>;
     const ro = !auth.isSuperAdmin;
-    return html`<section class="card" data-testid="policy-${p.name}">
+    return html`<section class="card" data-testid=${TEST_IDS.idleLimits.policy(p.name)}>
       <h2>${p.name} <span class="muted">(${scope})</span></h2>
       <form @submit=${(e: SubmitEvent) => this.#save(e, p)} class="form-grid">
         ${FIELDS.map(
           ([k, label, hint]) => html`<label>${label}
-            <input name=${k} type="number" min="0" step=${k === "gpu_utilization_percent" ? "0.5" : "1"} .value=${idle[k] === undefined ? "" : String(idle[k])} placeholder=${hint} ?readonly=${ro} data-testid="${p.name}-${k}" />
+            <input name=${k} type="number" min="0" step=${k === "gpu_utilization_percent" ? "0.5" : "1"} .value=${idle[k] === undefined ? "" : String(idle[k])} placeholder=${hint} ?readonly=${ro} data-testid=${TEST_IDS.idleLimits.field(p.name, k)} />
           </label>`,
         )}
         <label>Maximum running time (h)
-          <input name="max_session_hours" type="number" min="1" step="1" .value=${p.limits.max_session_hours === undefined ? "" : String(p.limits.max_session_hours)} placeholder="24" ?readonly=${ro} data-testid="${p.name}-max_session_hours" />
+          <input name="max_session_hours" type="number" min="1" step="1" .value=${p.limits.max_session_hours === undefined ? "" : String(p.limits.max_session_hours)} placeholder="24" ?readonly=${ro} data-testid=${TEST_IDS.idleLimits.field(p.name, "max_session_hours")} />
         </label>
-        ${ro ? nothing : html`<div><button type="submit" class="primary" data-testid="${p.name}-save">Save</button></div>`}
+        ${ro ? nothing : html`<div><button type="submit" class="primary" data-testid=${TEST_IDS.idleLimits.save(p.name)}>Save</button></div>`}
       </form>
     </section>`;
   }
@@ -84,8 +86,8 @@ export class BerthAdminIdleLimitsView extends LitElement {
   override render() {
     return html`<div class="page-head"><h1>Idle &amp; time limits</h1></div>
       <p class="muted">Sessions idle for the timeout (GPU under the threshold, no typing, no busy kernel) are paused after warnings at 15 and 5 minutes; every session is paused at its maximum running time. Empty: the wider scope's value, then the default shown.</p>
-      ${auth.isSuperAdmin ? nothing : html`<p data-testid="read-only">Only a platform administrator (super_admin) changes these; ask one, or ask for a higher limit of your own under Limits.</p>`}
-      ${this.notice ? html`<p role="status" data-testid="notice">${this.notice}</p>` : nothing}
+      ${auth.isSuperAdmin ? nothing : html`<p data-testid=${TEST_IDS.idleLimits.readOnly}>Only a platform administrator (super_admin) changes these; ask one, or ask for a higher limit of your own under Limits.</p>`}
+      ${this.notice ? html`<p role="status" data-testid=${TEST_IDS.shell.notice}>${this.notice}</p>` : nothing}
       ${this.error ? html`<berth-error-panel heading="The policy was not changed" .error=${this.error}></berth-error-panel>` : nothing}
       ${renderTask(this.#policies, {
         pendingLabel: "Loading policies…",

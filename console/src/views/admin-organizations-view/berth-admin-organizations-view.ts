@@ -2,9 +2,17 @@
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import type { Organization } from "../../api/openapi.gen.ts";
-import { api, auth } from "../../app/context.ts";
+import { auth } from "../../app/context.ts";
 import { confirmAction } from "../../components/confirm-dialog/index.ts";
 import "../../components/error-panel/index.ts";
+import {
+  addOrganizationMember,
+  createOrganization,
+  deleteOrganization,
+  loadOrganizationMembers,
+  loadOrganizations,
+  removeOrganizationMember,
+} from "../../app/organizations.ts";
 import { membersSection } from "../../components/members-panel.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { page } from "../../styles/page.ts";
@@ -18,18 +26,11 @@ export class BerthAdminOrganizationsView extends LitElement {
   declare notice: string | undefined;
 
   #orgs = new Task(this, {
-    task: async (_a, { signal }) => api.call("listOrganizations", { query: { size: 100 } }, { signal }),
+    task: async (_a, { signal }) => loadOrganizations(signal),
     args: () => [],
   });
   #members = new Task(this, {
-    task: async ([id], { signal }) =>
-      id
-        ? api.call(
-            "listOrganizationMembers",
-            { params: { organizationId: id as string }, query: { size: 100 } },
-            { signal },
-          )
-        : undefined,
+    task: async ([id], { signal }) => (id ? loadOrganizationMembers(id as string, signal) : undefined),
     args: () => [this.selected],
   });
 
@@ -58,8 +59,7 @@ export class BerthAdminOrganizationsView extends LitElement {
     e.preventDefault();
     const form = e.target as HTMLFormElement;
     const name = String(new FormData(form).get("name") ?? "").trim();
-    if (await this.#do(`Created ${name}.`, () => api.call("createOrganization", { body: { name } }), this.#orgs))
-      form.reset();
+    if (await this.#do(`Created ${name}.`, () => createOrganization(name), this.#orgs)) form.reset();
   }
 
   async #delete(o: Organization): Promise<void> {
@@ -72,11 +72,7 @@ export class BerthAdminOrganizationsView extends LitElement {
       })
     ) {
       if (o.id === this.selected) this.selected = "";
-      await this.#do(
-        `${o.name} was deleted.`,
-        () => api.call("deleteOrganization", { params: { organizationId: o.id } }),
-        this.#orgs,
-      );
+      await this.#do(`${o.name} was deleted.`, () => deleteOrganization(o.id), this.#orgs);
     }
   }
 
@@ -124,12 +120,8 @@ export class BerthAdminOrganizationsView extends LitElement {
                 { value: "org_admin", label: "Organization admin" },
               ],
               add: (email, role) =>
-                api.call("addOrganizationMember", {
-                  params: { organizationId: this.selected },
-                  body: { email, role: role === "org_admin" ? "org_admin" : "member" },
-                }),
-              remove: (userId) =>
-                api.call("removeOrganizationMember", { params: { organizationId: this.selected, userId } }),
+                addOrganizationMember(this.selected, { email, role: role === "org_admin" ? "org_admin" : "member" }),
+              remove: (userId) => removeOrganizationMember(this.selected, userId),
               run: (notice, change) => void this.#do(notice, change, this.#members),
             })
           : nothing

@@ -5,10 +5,18 @@
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import type { StoragePool } from "../../api/openapi.gen.ts";
-import { api } from "../../app/context.ts";
 import { confirmAction } from "../../components/confirm-dialog/index.ts";
 import "../../components/empty-state/index.ts";
 import "../../components/error-panel/index.ts";
+import { loadClusters } from "../../app/clusters.ts";
+import {
+  createStoragePool,
+  deleteStoragePool,
+  loadStoragePools,
+  loadStorageSettings,
+  makeDefaultStoragePool,
+  updateStorageSettings,
+} from "../../app/storage.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { formatCredits, formatRelative, formatTime } from "../../data/format.ts";
 import { page } from "../../styles/page.ts";
@@ -29,15 +37,15 @@ export class BerthAdminPoolsView extends LitElement {
   declare sharing: "all" | "selected";
 
   #pools = new Task(this, {
-    task: async (_a, { signal }) => api.call("listStoragePools", { query: { size: 100 } }, { signal }),
+    task: async (_a, { signal }) => loadStoragePools(signal),
     args: () => [],
   });
   #clusters = new Task(this, {
-    task: async (_a, { signal }) => api.call("listClusters", { query: { size: 100 } }, { signal }),
+    task: async (_a, { signal }) => loadClusters(signal),
     args: () => [],
   });
   #settings = new Task(this, {
-    task: async (_a, { signal }) => api.call("getStorageSettings", {}, { signal }),
+    task: async (_a, { signal }) => loadStorageSettings(signal),
     args: () => [],
   });
 
@@ -69,15 +77,13 @@ export class BerthAdminPoolsView extends LitElement {
     const manual = String(f.get("manual_capacity_gb") ?? "").trim();
     const name = String(f.get("name") ?? "").trim();
     const ok = await this.#do(`Pool ${name} added.`, () =>
-      api.call("createStoragePool", {
-        body: {
-          name,
-          cluster: String(f.get("cluster") ?? ""),
-          storage_class: String(f.get("storage_class") ?? "").trim(),
-          sharing: this.sharing,
-          ...(this.sharing === "selected" ? { clusters: f.getAll("clusters").map(String) } : {}),
-          ...(manual ? { manual_capacity_gb: Number(manual) } : {}),
-        },
+      createStoragePool({
+        name,
+        cluster: String(f.get("cluster") ?? ""),
+        storage_class: String(f.get("storage_class") ?? "").trim(),
+        sharing: this.sharing,
+        ...(this.sharing === "selected" ? { clusters: f.getAll("clusters").map(String) } : {}),
+        ...(manual ? { manual_capacity_gb: Number(manual) } : {}),
       }),
     );
     if (ok) form.reset();
@@ -90,12 +96,10 @@ export class BerthAdminPoolsView extends LitElement {
     await this.#do(
       "Storage settings saved.",
       () =>
-        api.call("updateStorageSettings", {
-          body: {
-            gb_hour_credit_rate: String(f.get("gb_hour_credit_rate") ?? "").trim(),
-            fleet_capacity_gb: fleet ? Number(fleet) : null,
-            delete_grace_hours: Number(f.get("delete_grace_hours")),
-          },
+        updateStorageSettings({
+          gb_hour_credit_rate: String(f.get("gb_hour_credit_rate") ?? "").trim(),
+          fleet_capacity_gb: fleet ? Number(fleet) : null,
+          delete_grace_hours: Number(f.get("delete_grace_hours")),
         }),
       this.#settings,
       this.#pools,
@@ -126,7 +130,7 @@ export class BerthAdminPoolsView extends LitElement {
           <td data-testid="pool-age">${p.capacity?.observed_at ? html`<time datetime=${p.capacity.observed_at} title=${formatTime(p.capacity.observed_at)}>${formatRelative(p.capacity.observed_at)}</time>` : html`<span class="muted">stated</span>`}</td>
           <td>${p.volumes}</td>
           <td class="actions">
-            ${p.default ? nothing : html`<button type="button" @click=${() => this.#do(`${p.name} is the default pool.`, () => api.call("updateStoragePool", { params: { pool: p.name }, body: { default: true } }))} aria-label="Make default: ${p.name}">Make default</button>`}
+            ${p.default ? nothing : html`<button type="button" @click=${() => this.#do(`${p.name} is the default pool.`, () => makeDefaultStoragePool(p.name))} aria-label="Make default: ${p.name}">Make default</button>`}
             <button type="button" class="danger" @click=${async () => {
               if (
                 await confirmAction({
@@ -136,9 +140,7 @@ export class BerthAdminPoolsView extends LitElement {
                   danger: true,
                 })
               )
-                await this.#do(`Pool ${p.name} deleted.`, () =>
-                  api.call("deleteStoragePool", { params: { pool: p.name } }),
-                );
+                await this.#do(`Pool ${p.name} deleted.`, () => deleteStoragePool(p.name));
             }} aria-label="Delete ${p.name}">Delete</button>
           </td>
         </tr>`,

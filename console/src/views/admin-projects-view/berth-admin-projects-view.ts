@@ -2,9 +2,17 @@
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import type { Organization, Project } from "../../api/openapi.gen.ts";
-import { api } from "../../app/context.ts";
 import { confirmAction } from "../../components/confirm-dialog/index.ts";
 import "../../components/error-panel/index.ts";
+import {
+  addProjectMember,
+  createProject,
+  deleteProject,
+  loadOrganizations,
+  loadProjectMembers,
+  loadProjects,
+  removeProjectMember,
+} from "../../app/organizations.ts";
 import { membersSection } from "../../components/members-panel.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { page } from "../../styles/page.ts";
@@ -24,19 +32,15 @@ export class BerthAdminProjectsView extends LitElement {
   declare notice: string | undefined;
 
   #orgs = new Task(this, {
-    task: async (_a, { signal }) => api.call("listOrganizations", { query: { size: 100 } }, { signal }),
+    task: async (_a, { signal }) => loadOrganizations(signal),
     args: () => [],
   });
   #projects = new Task(this, {
-    task: async ([org], { signal }) =>
-      api.call("listProjects", { query: { size: 100, ...(org ? { organization: org as string } : {}) } }, { signal }),
+    task: async ([org], { signal }) => loadProjects((org as string) || undefined, signal),
     args: () => [this.org],
   });
   #members = new Task(this, {
-    task: async ([id], { signal }) =>
-      id
-        ? api.call("listProjectMembers", { params: { projectId: id as string }, query: { size: 100 } }, { signal })
-        : undefined,
+    task: async ([id], { signal }) => (id ? loadProjectMembers(id as string, signal) : undefined),
     args: () => [this.selected],
   });
 
@@ -68,14 +72,7 @@ export class BerthAdminProjectsView extends LitElement {
     const f = new FormData(form);
     const name = String(f.get("name") ?? "").trim();
     const organization_id = String(f.get("organization_id") ?? "");
-    if (
-      await this.#do(
-        `Created ${name}.`,
-        () => api.call("createProject", { body: { organization_id, name } }),
-        this.#projects,
-      )
-    )
-      form.reset();
+    if (await this.#do(`Created ${name}.`, () => createProject(organization_id, name), this.#projects)) form.reset();
   }
 
   async #delete(p: Project): Promise<void> {
@@ -88,11 +85,7 @@ export class BerthAdminProjectsView extends LitElement {
       })
     ) {
       if (p.id === this.selected) this.selected = "";
-      await this.#do(
-        `${p.name} was deleted.`,
-        () => api.call("deleteProject", { params: { projectId: p.id } }),
-        this.#projects,
-      );
+      await this.#do(`${p.name} was deleted.`, () => deleteProject(p.id), this.#projects);
     }
   }
 
@@ -140,11 +133,8 @@ export class BerthAdminProjectsView extends LitElement {
                 { value: "project_admin", label: "Project admin" },
               ],
               add: (email, role) =>
-                api.call("addProjectMember", {
-                  params: { projectId: this.selected },
-                  body: { email, role: role === "project_admin" ? "project_admin" : "member" },
-                }),
-              remove: (userId) => api.call("removeProjectMember", { params: { projectId: this.selected, userId } }),
+                addProjectMember(this.selected, { email, role: role === "project_admin" ? "project_admin" : "member" }),
+              remove: (userId) => removeProjectMember(this.selected, userId),
               run: (notice, change) => void this.#do(notice, change, this.#members),
             })
           : nothing

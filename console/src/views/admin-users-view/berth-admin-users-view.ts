@@ -3,10 +3,12 @@
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import type { Organization, User } from "../../api/openapi.gen.ts";
-import { api, auth } from "../../app/context.ts";
+import { auth } from "../../app/context.ts";
 import { confirmAction } from "../../components/confirm-dialog/index.ts";
 import "../../components/error-panel/index.ts";
 import "../../components/pager/index.ts";
+import { loadOrganizations } from "../../app/organizations.ts";
+import { createUser, deleteUser, loadUsers, setUserDisabled } from "../../app/users.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { formatRelative } from "../../data/format.ts";
 import { page } from "../../styles/page.ts";
@@ -30,16 +32,11 @@ export class BerthAdminUsersView extends LitElement {
   declare notice: string | undefined;
 
   #users = new Task(this, {
-    task: async ([email, pageNo], { signal }) =>
-      api.call(
-        "listUsers",
-        { query: { email: (email as string) || undefined, page: pageNo as number, size: 20 } },
-        { signal },
-      ),
+    task: async ([email, pageNo], { signal }) => loadUsers((email as string) || undefined, pageNo as number, signal),
     args: () => [this.email, this.pageNo],
   });
   #orgs = new Task(this, {
-    task: async (_a, { signal }) => api.call("listOrganizations", { query: { size: 100 } }, { signal }),
+    task: async (_a, { signal }) => loadOrganizations(signal),
     args: () => [],
   });
 
@@ -73,16 +70,14 @@ export class BerthAdminUsersView extends LitElement {
     const f = new FormData(form);
     const s = (k: string) => String(f.get(k) ?? "").trim();
     const ok = await this.#do(`Created ${s("email")}. They must change the temporary password at first sign-in.`, () =>
-      api.call("createUser", {
-        body: {
-          email: s("email"),
-          password: s("password"),
-          ...(s("display_name") ? { display_name: s("display_name") } : {}),
-          ...(s("organization_id")
-            ? { organization_id: s("organization_id"), role: s("role") === "org_admin" ? "org_admin" : "member" }
-            : {}),
-          ...(f.get("is_super_admin") ? { is_super_admin: true } : {}),
-        },
+      createUser({
+        email: s("email"),
+        password: s("password"),
+        ...(s("display_name") ? { display_name: s("display_name") } : {}),
+        ...(s("organization_id")
+          ? { organization_id: s("organization_id"), role: s("role") === "org_admin" ? "org_admin" : "member" }
+          : {}),
+        ...(f.get("is_super_admin") ? { is_super_admin: true } : {}),
       }),
     );
     if (ok) {
@@ -101,9 +96,7 @@ export class BerthAdminUsersView extends LitElement {
       });
       if (!ok) return;
     }
-    await this.#do(`${u.email} is ${u.disabled ? "enabled" : "disabled"}.`, () =>
-      api.call("updateUser", { params: { userId: u.id }, body: { disabled: !u.disabled } }),
-    );
+    await this.#do(`${u.email} is ${u.disabled ? "enabled" : "disabled"}.`, () => setUserDisabled(u.id, !u.disabled));
   }
 
   async #delete(u: User): Promise<void> {
@@ -113,7 +106,7 @@ export class BerthAdminUsersView extends LitElement {
       confirmLabel: "Delete",
       danger: true,
     });
-    if (ok) await this.#do(`${u.email} was deleted.`, () => api.call("deleteUser", { params: { userId: u.id } }));
+    if (ok) await this.#do(`${u.email} was deleted.`, () => deleteUser(u.id));
   }
 
   #form(orgs: Organization[]) {

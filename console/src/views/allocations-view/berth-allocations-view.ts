@@ -6,13 +6,21 @@ import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import { ApiError, newIdempotencyKey } from "../../api/client.ts";
 import type { Allocation, Wallet } from "../../api/openapi.gen.ts";
-import { api, auth } from "../../app/context.ts";
+import { auth } from "../../app/context.ts";
 import { announceCreditsChanged, meForCredits } from "../../app/credits.ts";
 import { loadDirectory } from "../../app/directory.ts";
 import { creditsNav } from "../../components/credits-nav.ts";
 import "../../components/empty-state/index.ts";
 import "../../components/error-panel/index.ts";
 import "../../components/pager/index.ts";
+import {
+  allocateCredits,
+  loadAllocations,
+  loadOrganizationWallets,
+  loadSystemWallets,
+  openWallet,
+} from "../../app/credits.ts";
+import { loadOrganizationMembers } from "../../app/organizations.ts";
 import { renderTask } from "../../components/task-states.ts";
 import {
   canManageWallet,
@@ -30,6 +38,7 @@ import { IntentKey } from "../../data/intent-key.ts";
 import { credits } from "../../styles/credits.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
+import { TEST_IDS } from "../../test-ids.ts";
 
 type OwnerKind = "user" | "project" | "organization";
 /** A receiver: an existing wallet, or an owner whose wallet is opened on the way. */
@@ -73,10 +82,8 @@ export class BerthAllocationsView extends LitElement {
     task: async ([org], { signal }): Promise<Wallet[]> => {
       if (!org) return [];
       const [inOrg, system] = await Promise.all([
-        api.call("listWallets", { query: { organization: org as string, size: 100 } }, { signal }),
-        auth.isSuperAdmin
-          ? api.call("listWallets", { query: { owner_kind: "system", size: 10 } }, { signal })
-          : Promise.resolve(undefined),
+        loadOrganizationWallets(org as string, signal),
+        auth.isSuperAdmin ? loadSystemWallets(signal) : Promise.resolve(undefined),
       ]);
       return [...(system?.data ?? []), ...inOrg.data];
     },
@@ -87,13 +94,7 @@ export class BerthAllocationsView extends LitElement {
     task: async ([org], { signal }) => {
       if (!org || !this.#canOpen(org as string)) return [];
       try {
-        return (
-          await api.call(
-            "listOrganizationMembers",
-            { params: { organizationId: org as string }, query: { size: 100 } },
-            { signal },
-          )
-        ).data;
+        return (await loadOrganizationMembers(org as string, signal)).data;
       } catch (e) {
         if (e instanceof ApiError && e.code === "forbidden") return [];
         throw e;
@@ -102,8 +103,7 @@ export class BerthAllocationsView extends LitElement {
     args: () => [this.#org(), auth.me],
   });
   #movements = new Task(this, {
-    task: async ([pageNo], { signal }) =>
-      api.call("listAllocations", { query: { page: pageNo as number, size: 20 } }, { signal }),
+    task: async ([pageNo], { signal }) => loadAllocations(pageNo as number, signal),
     args: () => [this.movementsPage],
   });
 
@@ -223,17 +223,14 @@ export class BerthAllocationsView extends LitElement {
       const to =
         "wallet" in target
           ? target.wallet
-          : await api.call("openWallet", {
-              body: {
-                organization_id: org,
-                owner_kind: target.open.kind,
-                ...(target.open.kind === "organization" ? {} : { owner_id: target.open.id }),
-              },
+          : await openWallet({
+              organization_id: org,
+              owner_kind: target.open.kind,
+              ...(target.open.kind === "organization" ? {} : { owner_id: target.open.id }),
             });
-      const moved: Allocation = await api.call(
-        "allocateCredits",
-        { body: { from_wallet_id: from.id, to_wallet_id: to.id, amount: parsed.units, reason } },
-        { idempotencyKey: this.#key.key },
+      const moved: Allocation = await allocateCredits(
+        { from_wallet_id: from.id, to_wallet_id: to.id, amount: parsed.units, reason },
+        this.#key.key,
       );
       this.#key.settle();
       this.notice = {
@@ -266,7 +263,7 @@ export class BerthAllocationsView extends LitElement {
     const canSwap = !!from && !!toWallet && "wallet" in toWallet && payers.some((w) => w.id === toWallet.wallet.id);
     return html`<section class="card" aria-labelledby="al-h">
       <h2 id="al-h">Move credits</h2>
-      <form @submit=${(e: SubmitEvent) => this.#submit(e, d)} data-testid="allocate-form" novalidate>
+      <form @submit=${(e: SubmitEvent) => this.#submit(e, d)} data-testid=${TEST_IDS.credits.allocateForm} novalidate>
         <div class="form-grid">
           <div class="field wide" style="max-width:24rem"><label for="al-org">Organization</label>
             <select id="al-org" data-testid="allocate-organization" @change=${(e: Event) => {
@@ -283,7 +280,7 @@ export class BerthAllocationsView extends LitElement {
             </select>
             <p class="hint" id="al-from-hint" data-testid="allocate-from-spendable">${from ? `Can spend now: ${creditsText(from.spendable)}` : "Pick the paying wallet."}</p></div>
           <div class="field"><label for="al-to">To</label>
-            <select id="al-to" data-testid="allocate-to" required @change=${(e: Event) => (this.to = (e.target as HTMLSelectElement).value)}>
+            <select id="al-to" data-testid=${TEST_IDS.credits.allocateTo} required @change=${(e: Event) => (this.to = (e.target as HTMLSelectElement).value)}>
               <option value="" ?selected=${!toValue}>Choose who receives…</option>
               ${targets.map((t) => html`<option value=${targetValue(t)} ?selected=${toValue === targetValue(t)}>${"wallet" in t ? `${walletLine(t.wallet, d)} · ${formatCredits(t.wallet.balance)}` : `${t.open.label} · no wallet yet`}</option>`)}
             </select>
@@ -303,7 +300,7 @@ export class BerthAllocationsView extends LitElement {
         </div>
         ${this.error ? html`<berth-error-panel heading="The credits did not move" .error=${this.error}></berth-error-panel>` : nothing}
         <div class="actions">
-          <button class="primary" type="submit" data-testid="allocate-submit" ?disabled=${this.busy || !from || !toValue}>${this.busy ? "Moving…" : "Move credits"}</button>
+          <button class="primary" type="submit" data-testid=${TEST_IDS.credits.allocateSubmit} ?disabled=${this.busy || !from || !toValue}>${this.busy ? "Moving…" : "Move credits"}</button>
           <button type="button" @click=${() => this.#swap(fromValue, toValue)} ?disabled=${!canSwap} data-testid="allocate-swap" aria-describedby="al-swap-hint">Swap from and to</button>
           <span class="hint" id="al-swap-hint">To take credits back, swap: the receiver pays.</span>
         </div>
@@ -324,12 +321,12 @@ export class BerthAllocationsView extends LitElement {
       <thead><tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col">From</th><th scope="col">To</th>
         <th scope="col" class="num">Amount</th><th scope="col">Reason</th><th scope="col" class="hide-narrow">By</th></tr></thead>
       <tbody>${rows.map(
-        (m) => html`<tr data-testid="movement-row" data-kind=${m.kind}>
+        (m) => html`<tr data-testid=${TEST_IDS.credits.movementRow} data-kind=${m.kind}>
           <td><span title=${formatTime(m.at)}>${formatRelative(m.at)}</span></td>
           <td>${KIND_LABEL[m.kind]}</td>
           <td>${name(m.from_wallet_id)}</td>
           <td>${name(m.to_wallet_id)}</td>
-          <td class="num" data-testid="movement-amount">${formatCredits(m.amount)}</td>
+          <td class="num" data-testid=${TEST_IDS.credits.movementAmount}>${formatCredits(m.amount)}</td>
           <td class="reason">${m.reason ?? ""}</td>
           <td class="hide-narrow">${m.actor.id ? (m.actor.id === auth.userId ? "You" : (d.users.get(m.actor.id) ?? m.actor.id)) : m.actor.kind}</td>
         </tr>`,
@@ -345,7 +342,7 @@ export class BerthAllocationsView extends LitElement {
       ${creditsNav("allocations", manager)}
       ${
         this.notice
-          ? html`<p class="success" role="status" data-testid="notice">${this.notice.text}
+          ? html`<p class="success" role="status" data-testid=${TEST_IDS.shell.notice}>${this.notice.text}
               <a href="/credits/wallets/${encodeURIComponent(this.notice.walletId)}">See the receiving wallet</a></p>`
           : nothing
       }

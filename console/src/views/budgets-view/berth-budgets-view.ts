@@ -6,13 +6,22 @@ import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import { newIdempotencyKey } from "../../api/client.ts";
 import type { Budget, Refill, Wallet } from "../../api/openapi.gen.ts";
-import { api, auth } from "../../app/context.ts";
+import { auth } from "../../app/context.ts";
 import { meForCredits } from "../../app/credits.ts";
 import { loadDirectory } from "../../app/directory.ts";
 import { confirmAction } from "../../components/confirm-dialog/index.ts";
 import { creditsNav } from "../../components/credits-nav.ts";
 import "../../components/empty-state/index.ts";
 import "../../components/error-panel/index.ts";
+import {
+  createRefill,
+  deleteBudget,
+  loadBudgets,
+  loadRefills,
+  loadWallets,
+  setBudget,
+  setRefillEnabled,
+} from "../../app/credits.ts";
 import { renderTask } from "../../components/task-states.ts";
 import {
   canManageWallet,
@@ -29,6 +38,7 @@ import { IntentKey } from "../../data/intent-key.ts";
 import { credits } from "../../styles/credits.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
+import { TEST_IDS } from "../../test-ids.ts";
 
 type Period = Budget["period"];
 const PERIOD_LABEL: Record<Period, string> = { daily: "Daily", weekly: "Weekly (from Monday)", monthly: "Monthly" };
@@ -49,15 +59,15 @@ export class BerthBudgetsView extends LitElement {
   readonly #refillIntent = new IntentKey(newIdempotencyKey);
 
   #budgets = new Task(this, {
-    task: async (_a, { signal }) => api.call("listBudgets", { query: { size: 100 } }, { signal }),
+    task: async (_a, { signal }) => loadBudgets(signal),
     args: () => [],
   });
   #refills = new Task(this, {
-    task: async (_a, { signal }) => api.call("listRefills", { query: { size: 100 } }, { signal }),
+    task: async (_a, { signal }) => loadRefills(signal),
     args: () => [],
   });
   #wallets = new Task(this, {
-    task: async (_a, { signal }) => (await api.call("listWallets", { query: { size: 100 } }, { signal })).data,
+    task: async (_a, { signal }) => (await loadWallets({ size: 100 }, signal)).data,
     args: () => [],
   });
   #directory = new Task(this, {
@@ -113,7 +123,7 @@ export class BerthBudgetsView extends LitElement {
     const period = String(f.get("period")) as Period;
     const ok = await this.#do(
       `${this.#dir.organizations.get(org) ?? org} may be charged at most ${creditsText(amount.units)} ${period === "daily" ? "a day" : period === "weekly" ? "a week" : "a month"}.`,
-      () => api.call("setBudget", { params: { organizationId: org }, body: { period, amount: amount.units } }),
+      () => setBudget(org, { period, amount: amount.units }),
       this.#budgets,
     );
     if (ok) form.reset();
@@ -130,11 +140,7 @@ export class BerthBudgetsView extends LitElement {
       }))
     )
       return;
-    await this.#do(
-      `${name} has no budget now.`,
-      () => api.call("deleteBudget", { params: { organizationId: b.organization_id } }),
-      this.#budgets,
-    );
+    await this.#do(`${name} has no budget now.`, () => deleteBudget(b.organization_id), this.#budgets);
   }
 
   async #addRefill(e: SubmitEvent): Promise<void> {
@@ -156,7 +162,7 @@ export class BerthBudgetsView extends LitElement {
       "Refill added: the worker applies it once per period, starting with this one.",
       async () => {
         try {
-          await api.call("createRefill", { body }, { idempotencyKey: this.#refillIntent.key });
+          await createRefill(body, this.#refillIntent.key);
           this.#refillIntent.settle();
         } catch (err) {
           this.#refillIntent.settle(err);
@@ -172,7 +178,7 @@ export class BerthBudgetsView extends LitElement {
   async #toggle(r: Refill): Promise<void> {
     await this.#do(
       r.enabled ? "Refill paused: no period is applied until it is resumed." : "Refill resumed.",
-      () => api.call("changeRefill", { params: { refillId: r.id }, body: { enabled: !r.enabled } }),
+      () => setRefillEnabled(r.id, !r.enabled),
       this.#refills,
     );
   }
@@ -190,25 +196,26 @@ export class BerthBudgetsView extends LitElement {
       ${renderTask(this.#budgets, {
         pendingLabel: "Loading budgets…",
         isEmpty: (r) => r.data.length === 0,
-        empty: () => html`<p class="muted" data-testid="no-budgets">No organization you administer has a budget.</p>`,
-        complete: (r) => html`<div class="table-wrap"><table data-testid="budgets">
+        empty: () =>
+          html`<p class="muted" data-testid=${TEST_IDS.budgets.noBudgets}>No organization you administer has a budget.</p>`,
+        complete: (r) => html`<div class="table-wrap"><table data-testid=${TEST_IDS.budgets.budgets}>
           <caption class="visually-hidden">Budgets</caption>
           <thead><tr><th scope="col">Organization</th><th scope="col">Period</th><th scope="col" class="num">Budget</th><th scope="col" class="num">Spent</th><th scope="col" class="num">Left</th><th scope="col">Resets</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
           <tbody>${r.data.map(
-            (b) => html`<tr data-testid="budget-row" data-organization=${b.organization_id}>
+            (b) => html`<tr data-testid=${TEST_IDS.budgets.budgetRow} data-organization=${b.organization_id}>
               <td>${this.#dir.organizations.get(b.organization_id) ?? b.organization_id}</td>
               <td>${PERIOD_LABEL[b.period]}</td>
               <td class="num">${formatCredits(BigInt(b.amount))}</td>
               <td class="num">${formatCredits(BigInt(b.spent))}</td>
-              <td class="num" data-testid="budget-left">${formatCredits(BigInt(b.remaining))}</td>
+              <td class="num" data-testid=${TEST_IDS.budgets.budgetLeft}>${formatCredits(BigInt(b.remaining))}</td>
               <td><time datetime=${b.resets_at}>${formatTime(b.resets_at)}</time></td>
-              <td><button type="button" @click=${() => this.#removeBudget(b)} aria-label="Remove the budget of ${this.#dir.organizations.get(b.organization_id) ?? b.organization_id}" data-testid="remove-budget">Remove</button></td>
+              <td><button type="button" @click=${() => this.#removeBudget(b)} aria-label="Remove the budget of ${this.#dir.organizations.get(b.organization_id) ?? b.organization_id}" data-testid=${TEST_IDS.budgets.removeBudget}>Remove</button></td>
             </tr>`,
           )}</tbody></table></div>`,
       })}
       ${
         orgs.length > 0
-          ? html`<form @submit=${(e: SubmitEvent) => this.#setBudget(e)} data-testid="budget-form">
+          ? html`<form @submit=${(e: SubmitEvent) => this.#setBudget(e)} data-testid=${TEST_IDS.budgets.budgetForm}>
           <h3>Set a budget</h3>
           <div class="form-grid">
             <div class="field"><label for="b-org">Organization</label><select id="b-org" name="organization">${orgs.map((o) => html`<option value=${o}>${this.#dir.organizations.get(o) ?? o}</option>`)}</select></div>
@@ -216,8 +223,8 @@ export class BerthBudgetsView extends LitElement {
             <div class="field"><label for="b-amount">Budget (credits per period)</label><input id="b-amount" name="amount" inputmode="decimal" autocomplete="off" required aria-describedby="b-amount-hint" />
               <p class="hint" id="b-amount-hint">Replaces the organization's budget if it has one.</p></div>
           </div>
-          ${this.problem?.form === "budget" ? html`<p class="problem" role="alert" data-testid="budget-problem">${this.problem.text}</p>` : nothing}
-          <button class="primary" type="submit" ?disabled=${this.busy} data-testid="budget-save">Set budget</button>
+          ${this.problem?.form === "budget" ? html`<p class="problem" role="alert" data-testid=${TEST_IDS.budgets.budgetProblem}>${this.problem.text}</p>` : nothing}
+          <button class="primary" type="submit" ?disabled=${this.busy} data-testid=${TEST_IDS.budgets.budgetSave}>Set budget</button>
         </form>`
           : nothing
       }
@@ -234,24 +241,24 @@ export class BerthBudgetsView extends LitElement {
       ${renderTask(this.#refills, {
         pendingLabel: "Loading refills…",
         isEmpty: (r) => r.data.length === 0,
-        empty: () => html`<p class="muted" data-testid="no-refills">No refill yet.</p>`,
-        complete: (r) => html`<div class="table-wrap"><table data-testid="refills">
+        empty: () => html`<p class="muted" data-testid=${TEST_IDS.budgets.noRefills}>No refill yet.</p>`,
+        complete: (r) => html`<div class="table-wrap"><table data-testid=${TEST_IDS.budgets.refills}>
           <caption class="visually-hidden">Refills</caption>
           <thead><tr><th scope="col">Wallet</th><th scope="col">Rule</th><th scope="col">Period</th><th scope="col">Paid by</th><th scope="col">State</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
           <tbody>${r.data.map(
-            (x) => html`<tr data-testid="refill-row" data-refill-id=${x.id}>
+            (x) => html`<tr data-testid=${TEST_IDS.budgets.refillRow} data-refill-id=${x.id}>
               <td>${this.#walletName(x.wallet_id, wallets)}</td>
               <td>${MODE_LABEL[x.mode]} ${creditsText(x.amount)}</td>
               <td>${PERIOD_LABEL[x.period]}</td>
               <td>${this.#walletName(x.source_wallet_id, wallets)}</td>
-              <td><span class="badge ${x.enabled ? "tone-ok" : "tone-muted"}" data-testid="refill-state">${x.enabled ? "active" : "paused"}</span></td>
-              <td><button type="button" @click=${() => this.#toggle(x)} data-testid="refill-toggle">${x.enabled ? "Pause" : "Resume"}</button></td>
+              <td><span class="badge ${x.enabled ? "tone-ok" : "tone-muted"}" data-testid=${TEST_IDS.budgets.refillState}>${x.enabled ? "active" : "paused"}</span></td>
+              <td><button type="button" @click=${() => this.#toggle(x)} data-testid=${TEST_IDS.budgets.refillToggle}>${x.enabled ? "Pause" : "Resume"}</button></td>
             </tr>`,
           )}</tbody></table></div>`,
       })}
       ${
         managed.length > 0
-          ? html`<form @submit=${(e: SubmitEvent) => this.#addRefill(e)} data-testid="refill-form">
+          ? html`<form @submit=${(e: SubmitEvent) => this.#addRefill(e)} data-testid=${TEST_IDS.budgets.refillForm}>
           <h3>Add a refill</h3>
           <div class="form-grid">
             <div class="field"><label for="r-wallet">Wallet to refill</label><select id="r-wallet" name="wallet">${managed.map((w) => html`<option value=${w.id}>${walletLine(w, this.#dir)}</option>`)}</select></div>
@@ -260,8 +267,8 @@ export class BerthBudgetsView extends LitElement {
             <div class="field"><label for="r-period">Every</label><select id="r-period" name="period"><option value="monthly">month</option><option value="weekly">week (from Monday)</option><option value="daily">day</option></select></div>
             <div class="field"><label for="r-source">Paid by</label><select id="r-source" name="source"><option value="">The parent wallet (the organization's)</option>${managed.map((w) => html`<option value=${w.id}>${walletLine(w, this.#dir)}</option>`)}</select></div>
           </div>
-          ${this.problem?.form === "refill" ? html`<p class="problem" role="alert" data-testid="refill-problem">${this.problem.text}</p>` : nothing}
-          <button class="primary" type="submit" ?disabled=${this.busy} data-testid="refill-save">Add refill</button>
+          ${this.problem?.form === "refill" ? html`<p class="problem" role="alert" data-testid=${TEST_IDS.budgets.refillProblem}>${this.problem.text}</p>` : nothing}
+          <button class="primary" type="submit" ?disabled=${this.busy} data-testid=${TEST_IDS.budgets.refillSave}>Add refill</button>
         </form>`
           : nothing
       }
@@ -271,7 +278,7 @@ export class BerthBudgetsView extends LitElement {
   override render() {
     return html`<div class="page-head"><h1>Budgets and refills</h1></div>
       ${creditsNav("budgets", managesCredits(meForCredits()))}
-      ${this.notice ? html`<p class="success" role="status" data-testid="budgets-notice">${this.notice}</p>` : nothing}
+      ${this.notice ? html`<p class="success" role="status" data-testid=${TEST_IDS.budgets.budgetsNotice}>${this.notice}</p>` : nothing}
       ${this.error ? html`<berth-error-panel heading="That did not work" .error=${this.error}></berth-error-panel>` : nothing}
       ${this.#budgetsSection()}${this.#refillsSection()}`;
   }

@@ -3,12 +3,13 @@
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import type { Wallet } from "../../api/openapi.gen.ts";
-import { api, auth, router } from "../../app/context.ts";
+import { auth, router } from "../../app/context.ts";
 import { meForCredits } from "../../app/credits.ts";
 import { loadDirectory } from "../../app/directory.ts";
 import { creditsNav } from "../../components/credits-nav.ts";
 import "../../components/empty-state/index.ts";
 import "../../components/pager/index.ts";
+import { loadWallets } from "../../app/credits.ts";
 import { renderTask } from "../../components/task-states.ts";
 import {
   type Directory,
@@ -25,6 +26,7 @@ import {
 import { credits } from "../../styles/credits.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
+import { TEST_IDS } from "../../test-ids.ts";
 
 const PAGE_SIZE = 20;
 
@@ -35,17 +37,14 @@ export class BerthCreditsView extends LitElement {
 
   #wallets = new Task(this, {
     task: async ([organization, kind, pageNo], { signal }) =>
-      api.call(
-        "listWallets",
+      loadWallets(
         {
-          query: {
-            page: pageNo as number,
-            size: PAGE_SIZE,
-            ...(organization ? { organization: organization as string } : {}),
-            ...(kind ? { owner_kind: kind as Wallet["owner"]["kind"] } : {}),
-          },
+          page: pageNo as number,
+          size: PAGE_SIZE,
+          ...(organization ? { organization: organization as string } : {}),
+          ...(kind ? { owner_kind: kind as Wallet["owner"]["kind"] } : {}),
         },
-        { signal },
+        signal,
       ),
     args: () => {
       const f = this.filter;
@@ -95,11 +94,11 @@ export class BerthCreditsView extends LitElement {
       <thead><tr><th scope="col">Wallet</th><th scope="col">Owner</th><th scope="col" class="hide-narrow">Organization</th>
         <th scope="col" class="num">Balance</th><th scope="col" class="num hide-narrow">Can spend now</th></tr></thead>
       <tbody>${rows.map(
-        (w) => html`<tr data-testid="wallet-row" data-wallet-id=${w.id}>
-          <td><a href="/credits/wallets/${encodeURIComponent(w.id)}" data-testid="wallet-link">${walletName(w, d)}</a><br /><code class="muted">${w.id}</code></td>
+        (w) => html`<tr data-testid=${TEST_IDS.credits.walletRow} data-wallet-id=${w.id}>
+          <td><a href="/credits/wallets/${encodeURIComponent(w.id)}" data-testid=${TEST_IDS.credits.walletLink}>${walletName(w, d)}</a><br /><code class="muted">${w.id}</code></td>
           <td>${OWNER_KIND_LABEL[w.owner.kind]}</td>
           <td class="hide-narrow">${w.organization_id ? (d.organizations.get(w.organization_id) ?? w.organization_id) : "—"}</td>
-          <td class="num ${isNegative(w.balance) ? "negative" : ""}" data-testid="wallet-balance">${formatCredits(w.balance)}</td>
+          <td class="num ${isNegative(w.balance) ? "negative" : ""}" data-testid=${TEST_IDS.credits.walletBalance}>${formatCredits(w.balance)}</td>
           <td class="num hide-narrow">${formatCredits(w.spendable)}</td>
         </tr>`,
       )}</tbody>

@@ -7,9 +7,9 @@
 import { Task } from "@lit/task";
 import { css, html, LitElement, nothing } from "lit";
 import type { Dashboard } from "../../api/openapi.gen.ts";
-import { api } from "../../app/context.ts";
 import { onSessionsChanged } from "../../app/live.ts";
 import "../../components/monitoring-panel/index.ts";
+import { loadDashboard } from "../../app/insights.ts";
 import type { PanelRange } from "../../components/monitoring-panel/index.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { formatCredits, formatDuration, formatRelative } from "../../data/format.ts";
@@ -89,8 +89,7 @@ export class BerthDashboardView extends LitElement {
   #timer: ReturnType<typeof setInterval> | undefined;
 
   #summary = new Task(this, {
-    task: async ([cluster], { signal }) =>
-      api.call("getDashboard", { query: cluster ? { cluster: cluster as string } : {} }, { signal }),
+    task: async ([cluster], { signal }) => loadDashboard((cluster as string) || undefined, signal),
     args: () => [this.cluster],
   });
 

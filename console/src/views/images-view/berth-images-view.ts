@@ -3,19 +3,28 @@
 // stream cannot be held); the API decides everything (docs/dev/images.md).
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
-import { newIdempotencyKey } from "../../api/client.ts";
 import type { LiveChange } from "../../api/live-feed.ts";
 import type { Image, ImageBuild, PrivateImage } from "../../api/openapi.gen.ts";
-import { api, auth } from "../../app/context.ts";
+import { auth } from "../../app/context.ts";
 import { onSessionsChanged } from "../../app/live.ts";
 import { confirmAction } from "../../components/confirm-dialog/index.ts";
 import "../../components/build-log/index.ts";
 import "../../components/empty-state/index.ts";
 import "../../components/error-panel/index.ts";
+import {
+  cancelImageBuild,
+  createImageBuild,
+  deletePrivateImage,
+  importImage,
+  loadImageBuilds,
+  loadImages,
+  loadPrivateImages,
+} from "../../app/images.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { formatBytes, formatTime } from "../../data/format.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
+import { TEST_IDS } from "../../test-ids.ts";
 
 const STATE_LABEL: Record<PrivateImage["state"], string> = {
   importing: "Importing",
@@ -39,15 +48,15 @@ export class BerthImagesView extends LitElement {
   #unsubscribe: (() => void) | undefined;
 
   #mine = new Task(this, {
-    task: async (_a, { signal }) => api.call("listPrivateImages", {}, { signal }),
+    task: async (_a, { signal }) => loadPrivateImages(signal),
     args: () => [],
   });
   #builds = new Task(this, {
-    task: async (_a, { signal }) => api.call("listImageBuilds", {}, { signal }),
+    task: async (_a, { signal }) => loadImageBuilds(signal),
     args: () => [],
   });
   #catalog = new Task(this, {
-    task: async (_a, { signal }) => api.call("listImages", { query: { size: 100 } }, { signal }),
+    task: async (_a, { signal }) => loadImages(signal),
     args: () => [],
   });
 
@@ -100,19 +109,13 @@ export class BerthImagesView extends LitElement {
     this.notice = undefined;
     this.busy = true;
     try {
-      const img = await api.call(
-        "importImage",
-        {
-          body: {
-            reference: String(f.get("reference") ?? "").trim(),
-            ...opt("name"),
-            ...opt("tag"),
-            ...opt("organization_id"),
-            kind: String(f.get("kind") ?? "jupyterlab") as PrivateImage["kind"],
-          },
-        },
-        { idempotencyKey: newIdempotencyKey() },
-      );
+      const img = await importImage({
+        reference: String(f.get("reference") ?? "").trim(),
+        ...opt("name"),
+        ...opt("tag"),
+        ...opt("organization_id"),
+        kind: String(f.get("kind") ?? "jupyterlab") as PrivateImage["kind"],
+      });
       this.notice = `Importing ${img.source_reference}: progress shows below.`;
       form.reset();
       void this.#mine.run();
@@ -135,20 +138,14 @@ export class BerthImagesView extends LitElement {
     this.notice = undefined;
     this.busy = true;
     try {
-      const b = await api.call(
-        "createImageBuild",
-        {
-          body: {
-            dockerfile: String(f.get("dockerfile") ?? ""),
-            name: String(f.get("name") ?? "").trim(),
-            ...opt("tag"),
-            ...opt("base_image"),
-            ...opt("organization_id"),
-            kind: String(f.get("kind") ?? "jupyterlab") as PrivateImage["kind"],
-          },
-        },
-        { idempotencyKey: newIdempotencyKey() },
-      );
+      const b = await createImageBuild({
+        dockerfile: String(f.get("dockerfile") ?? ""),
+        name: String(f.get("name") ?? "").trim(),
+        ...opt("tag"),
+        ...opt("base_image"),
+        ...opt("organization_id"),
+        kind: String(f.get("kind") ?? "jupyterlab") as PrivateImage["kind"],
+      });
       this.notice = b.reused
         ? "An identical build of yours answered: its result is reused."
         : "Build queued: its log follows below.";
@@ -165,7 +162,7 @@ export class BerthImagesView extends LitElement {
   async #cancel(b: ImageBuild): Promise<void> {
     this.error = undefined;
     try {
-      await api.call("cancelImageBuild", { params: { id: b.id } });
+      await cancelImageBuild(b.id);
       this.notice = "Build cancelled.";
       void this.#builds.run();
       void this.#mine.run();
@@ -175,13 +172,13 @@ export class BerthImagesView extends LitElement {
   }
 
   #buildsTable(rows: ImageBuild[]) {
-    return html`<div class="table-wrap"><table data-testid="builds-table">
+    return html`<div class="table-wrap"><table data-testid=${TEST_IDS.images.buildsTable}>
       <caption class="visually-hidden">Your builds</caption>
       <thead><tr><th scope="col">Build</th><th scope="col">State</th><th scope="col">Started</th><th scope="col">Actions</th></tr></thead>
       <tbody>${rows.map(
-        (b) => html`<tr data-testid="build-row" data-build-id=${b.id} data-state=${b.state}>
+        (b) => html`<tr data-testid=${TEST_IDS.images.buildRow} data-build-id=${b.id} data-state=${b.state}>
           <td><code>${b.id}</code>${b.base_image ? html`<br /><small class="muted">from ${b.base_image}</small>` : nothing}</td>
-          <td data-testid="build-state">${b.state}${b.failure_reason ? html`<br /><small>${b.failure_reason}</small>` : nothing}</td>
+          <td data-testid=${TEST_IDS.images.buildState}>${b.state}${b.failure_reason ? html`<br /><small>${b.failure_reason}</small>` : nothing}</td>
           <td>${formatTime(b.created_at)}</td>
           <td class="actions">
             <button type="button" @click=${() => (this.following = b.id)} aria-pressed=${this.following === b.id ? "true" : "false"} aria-label="Log of ${b.id}">Log</button>
@@ -205,7 +202,7 @@ export class BerthImagesView extends LitElement {
       return;
     this.error = undefined;
     try {
-      await api.call("deletePrivateImage", { params: { id: img.id } });
+      await deletePrivateImage(img.id);
       this.notice = `${img.display_name} deleted.`;
       void this.#mine.run();
       void this.#catalog.run();
@@ -216,24 +213,24 @@ export class BerthImagesView extends LitElement {
 
   #progress(img: PrivateImage) {
     if (img.state === "failed")
-      return html`<span data-testid="image-failure">${img.failure?.reason ?? "failed"}</span>`;
+      return html`<span data-testid=${TEST_IDS.images.imageFailure}>${img.failure?.reason ?? "failed"}</span>`;
     if (img.state === "ready") return html`${formatBytes(img.size_bytes)}`;
     const { bytes_copied: done, bytes_total: total } = img.progress;
     return total
-      ? html`<progress data-testid="image-progress" max=${total} value=${done} aria-label="Copied ${formatBytes(done)} of ${formatBytes(total)}"></progress>
+      ? html`<progress data-testid=${TEST_IDS.images.imageProgress} max=${total} value=${done} aria-label="Copied ${formatBytes(done)} of ${formatBytes(total)}"></progress>
           <small>${formatBytes(done)} of ${formatBytes(total)}</small>`
       : html`<small>Resolving…</small>`;
   }
 
   #mineTable(rows: PrivateImage[]) {
-    return html`<div class="table-wrap"><table data-testid="my-images-table">
+    return html`<div class="table-wrap"><table data-testid=${TEST_IDS.images.myImagesTable}>
       <caption class="visually-hidden">Your private images</caption>
       <thead><tr><th scope="col">Image</th><th scope="col">From</th><th scope="col">State</th><th scope="col">Size / progress</th><th scope="col">Added</th><th scope="col">Actions</th></tr></thead>
       <tbody>${rows.map(
-        (i) => html`<tr data-testid="my-image-row" data-image-id=${i.id} data-state=${i.state}>
+        (i) => html`<tr data-testid=${TEST_IDS.images.myImageRow} data-image-id=${i.id} data-state=${i.state}>
           <td><strong>${i.display_name}</strong><br /><small class="muted">${i.kind}</small>${i.image ? html`<br /><code class="muted">${i.image}</code>` : nothing}</td>
           <td><code>${i.source_reference ?? "build"}</code></td>
-          <td data-testid="my-image-state">${STATE_LABEL[i.state]}</td>
+          <td data-testid=${TEST_IDS.images.myImageState}>${STATE_LABEL[i.state]}</td>
           <td>${this.#progress(i)}</td>
           <td>${formatTime(i.created_at)}</td>
           <td class="actions"><button type="button" class="danger" @click=${() => this.#delete(i)} aria-label="Delete ${i.display_name}">Delete</button></td>
@@ -242,11 +239,11 @@ export class BerthImagesView extends LitElement {
   }
 
   #catalogTable(rows: Image[]) {
-    return html`<div class="table-wrap"><table data-testid="catalog-images-table">
+    return html`<div class="table-wrap"><table data-testid=${TEST_IDS.images.catalogImagesTable}>
       <caption class="visually-hidden">Catalog images</caption>
       <thead><tr><th scope="col">Image</th><th scope="col">Kind</th><th scope="col">Reference</th></tr></thead>
       <tbody>${rows.map(
-        (i) => html`<tr data-testid="catalog-image-row" data-image=${i.name}>
+        (i) => html`<tr data-testid=${TEST_IDS.images.catalogImageRow} data-image=${i.name}>
           <td><strong>${i.display_name}</strong>${i.description ? html`<br /><small class="muted">${i.description}</small>` : nothing}</td>
           <td>${i.kind}</td><td><code>${i.image}</code></td></tr>`,
       )}</tbody></table></div>`;
@@ -258,9 +255,9 @@ export class BerthImagesView extends LitElement {
       <p>Bring your own environment: import an image from a public registry as your private image. Sessions pull it from Berth's registry by digest.</p>
       ${this.notice ? html`<p class="success" role="status">${this.notice}</p>` : nothing}
       ${this.error ? html`<berth-error-panel heading="That did not work" .error=${this.error}></berth-error-panel>` : nothing}
-      <form style="margin:1rem 0" @submit=${this.#import} aria-label="Import an image" data-testid="import-form">
+      <form style="margin:1rem 0" @submit=${this.#import} aria-label="Import an image" data-testid=${TEST_IDS.images.importForm}>
         <div class="row">
-          <div style="flex:3;min-width:16rem"><label for="i-ref">Image reference</label><input id="i-ref" name="reference" required maxlength="1024" placeholder="docker.io/library/python:3.12" data-testid="import-reference" /></div>
+          <div style="flex:3;min-width:16rem"><label for="i-ref">Image reference</label><input id="i-ref" name="reference" required maxlength="1024" placeholder="docker.io/library/python:3.12" data-testid=${TEST_IDS.images.importReference} /></div>
           <div style="flex:1;min-width:8rem"><label for="i-name">Name (optional)</label><input id="i-name" name="name" maxlength="128" pattern="[a-z0-9]+([._-][a-z0-9]+)*" /></div>
           <div style="flex:1;min-width:6rem"><label for="i-tag">Tag (optional)</label><input id="i-tag" name="tag" maxlength="128" /></div>
           <div style="flex:1;min-width:8rem"><label for="i-kind">Opens as</label><select id="i-kind" name="kind"><option value="jupyterlab">JupyterLab</option><option value="code-server">Code editor</option><option value="terminal">Terminal</option></select></div>
@@ -270,10 +267,10 @@ export class BerthImagesView extends LitElement {
               : nothing
           }
         </div>
-        <button class="primary" type="submit" ?disabled=${this.busy} data-testid="import-submit">Import</button>
+        <button class="primary" type="submit" ?disabled=${this.busy} data-testid=${TEST_IDS.images.importSubmit}>Import</button>
       </form>
       <h2>Build from a Dockerfile</h2>
-      <form style="margin:1rem 0" @submit=${this.#build} aria-label="Build an image" data-testid="build-form">
+      <form style="margin:1rem 0" @submit=${this.#build} aria-label="Build an image" data-testid=${TEST_IDS.images.buildForm}>
         <label for="b-file">Dockerfile (ARG BASE_IMAGE names the base image, when you choose one)</label>
         <textarea id="b-file" name="dockerfile" required rows="6" style="width:100%;font-family:var(--berth-font-mono)" placeholder="ARG BASE_IMAGE&#10;FROM $BASE_IMAGE&#10;RUN pip install numpy"></textarea>
         <div class="row">
@@ -287,7 +284,7 @@ export class BerthImagesView extends LitElement {
               : nothing
           }
         </div>
-        <button class="primary" type="submit" ?disabled=${this.busy} data-testid="build-submit">Build</button>
+        <button class="primary" type="submit" ?disabled=${this.busy} data-testid=${TEST_IDS.images.buildSubmit}>Build</button>
       </form>
       ${renderTask(this.#builds, {
         pendingLabel: "Loading your builds…",
@@ -311,7 +308,7 @@ export class BerthImagesView extends LitElement {
         empty: () =>
           html`<berth-empty-state heading="No image of your own yet">Import one above; it counts against your ${this.#mine.value?.limit ?? 20}.</berth-empty-state>`,
         complete: (r) =>
-          html`<p class="muted" data-testid="image-count">${r.count} of ${r.limit} private images used (failed ones do not count).</p>${this.#mineTable(r.data)}`,
+          html`<p class="muted" data-testid=${TEST_IDS.images.imageCount}>${r.count} of ${r.limit} private images used (failed ones do not count).</p>${this.#mineTable(r.data)}`,
       })}
       <h2>Catalog</h2>
       ${renderTask(this.#catalog, {

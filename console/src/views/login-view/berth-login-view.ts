@@ -1,11 +1,13 @@
 // Sign-in. After an expired token the user lands here with ?next= (their place) and a notice; signing in
 // takes them back there, or to the forced password change first.
 import { html, LitElement, nothing } from "lit";
-import { api, auth, branding, loadMe, router } from "../../app/context.ts";
+import { auth, branding, loadMe, router } from "../../app/context.ts";
 import "../../components/error-panel/index.ts";
+import { login } from "../../app/account.ts";
 import { pathFor, safeNext } from "../../router/routes.ts";
 import { authCard } from "../../styles/forms.ts";
 import { shared, tokens } from "../../styles/shared.ts";
+import { TEST_IDS } from "../../test-ids.ts";
 
 export class BerthLoginView extends LitElement {
   static override styles = [tokens, shared, authCard];
@@ -27,9 +29,7 @@ export class BerthLoginView extends LitElement {
     this.busy = true;
     this.error = undefined;
     try {
-      const r = await api.call("login", {
-        body: { email: String(form.get("email") ?? ""), password: String(form.get("password") ?? "") },
-      });
+      const r = await login(String(form.get("email") ?? ""), String(form.get("password") ?? ""));
       auth.accept(r);
       const next = safeNext(this.next);
       if (r.must_change_password) {
@@ -64,28 +64,28 @@ export class BerthLoginView extends LitElement {
     const expired = auth.lastSignOut === "expired" || auth.lastSignOut === "revoked";
     const b = branding.current;
     return html`<div class="auth">
-      ${b.logo ? html`<img class="auth-logo" src=${b.logo} alt="${b.product_name} logo" data-testid="login-logo" />` : nothing}
-      <h1 data-testid="login-heading">Sign in to ${b.product_name}</h1>
+      ${b.logo ? html`<img class="auth-logo" src=${b.logo} alt="${b.product_name} logo" data-testid=${TEST_IDS.login.loginLogo} />` : nothing}
+      <h1 data-testid=${TEST_IDS.login.loginHeading}>Sign in to ${b.product_name}</h1>
       ${
         expired
-          ? html`<p class="notice" role="status" data-testid="expired-notice">Your sign-in expired. Sign in again to continue where you were.</p>`
+          ? html`<p class="notice" role="status" data-testid=${TEST_IDS.login.expiredNotice}>Your sign-in expired. Sign in again to continue where you were.</p>`
           : this.next
             ? html`<p class="notice" role="status">Sign in to continue.</p>`
             : nothing
       }
-      <form class="card" @submit=${this.#submit} data-testid="login-form">
+      <form class="card" @submit=${this.#submit} data-testid=${TEST_IDS.login.loginForm}>
         <div class="field">
           <label for="email">Email</label>
-          <input id="email" name="email" type="email" autocomplete="username" required autofocus data-testid="login-email" />
+          <input id="email" name="email" type="email" autocomplete="username" required autofocus data-testid=${TEST_IDS.login.loginEmail} />
         </div>
         <div class="field">
           <label for="password">Password</label>
-          <input id="password" name="password" type="password" autocomplete="current-password" required data-testid="login-password" />
+          <input id="password" name="password" type="password" autocomplete="current-password" required data-testid=${TEST_IDS.login.loginPassword} />
         </div>
         ${this.error ? html`<berth-error-panel heading="Sign-in failed" .error=${this.error}></berth-error-panel>` : nothing}
-        <button class="primary" type="submit" ?disabled=${this.busy} data-testid="login-submit">${this.busy ? "Signing in…" : "Sign in"}</button>
+        <button class="primary" type="submit" ?disabled=${this.busy} data-testid=${TEST_IDS.login.loginSubmit}>${this.busy ? "Signing in…" : "Sign in"}</button>
       </form>
-      ${b.signup !== "closed" ? html`<p class="below">New here? <a href="/signup" data-testid="signup-link">Create an account</a>${b.signup === "approval" ? " (an administrator approves it)" : ""}</p>` : nothing}
+      ${b.signup !== "closed" ? html`<p class="below">New here? <a href="/signup" data-testid=${TEST_IDS.login.signupLink}>Create an account</a>${b.signup === "approval" ? " (an administrator approves it)" : ""}</p>` : nothing}
     </div>`;
   }
 }

@@ -1,12 +1,14 @@
 // The password change. While must_change_password is set this is the only page the router lets through
 // (the API refuses everything else with password_change_required too).
 import { html, LitElement, nothing } from "lit";
-import { api, auth, loadMe, router } from "../../app/context.ts";
+import { auth, loadMe, router } from "../../app/context.ts";
 import "../../components/error-panel/index.ts";
+import { changePassword } from "../../app/account.ts";
 import { passwordProblems } from "../../data/password.ts";
 import { safeNext } from "../../router/routes.ts";
 import { authCard } from "../../styles/forms.ts";
 import { shared, tokens } from "../../styles/shared.ts";
+import { TEST_IDS } from "../../test-ids.ts";
 
 export class BerthPasswordView extends LitElement {
   static override styles = [tokens, shared, authCard];
@@ -40,7 +42,7 @@ export class BerthPasswordView extends LitElement {
     if (this.problems.length) return;
     this.busy = true;
     try {
-      const r = await api.call("changePassword", { body: { current_password: current, new_password: next } });
+      const r = await changePassword(current, next);
       auth.accept(r);
       await loadMe();
       router.navigate(safeNext(this.next), { replace: true });
@@ -56,33 +58,33 @@ export class BerthPasswordView extends LitElement {
       <h1>Change your password</h1>
       ${
         forced
-          ? html`<p class="notice" role="status" data-testid="forced-password-notice">
+          ? html`<p class="notice" role="status" data-testid=${TEST_IDS.login.forcedPasswordNotice}>
             This account must change its password before it can use Berth. Nothing else is available until you do.
           </p>`
           : nothing
       }
-      <form class="card" @submit=${this.#submit} data-testid="password-form" novalidate>
+      <form class="card" @submit=${this.#submit} data-testid=${TEST_IDS.login.passwordForm} novalidate>
         <input type="text" name="username" autocomplete="username" value=${auth.email ?? ""} hidden />
         <div class="field">
           <label for="current">Current password</label>
-          <input id="current" name="current" type="password" autocomplete="current-password" required autofocus data-testid="password-current" />
+          <input id="current" name="current" type="password" autocomplete="current-password" required autofocus data-testid=${TEST_IDS.login.passwordCurrent} />
         </div>
         <div class="field">
           <label for="new">New password</label>
-          <input id="new" name="new" type="password" autocomplete="new-password" required minlength="12" aria-describedby="new-hint" data-testid="password-new" />
+          <input id="new" name="new" type="password" autocomplete="new-password" required minlength="12" aria-describedby="new-hint" data-testid=${TEST_IDS.login.passwordNew} />
           <p class="hint" id="new-hint">At least 12 characters, different from the current one.</p>
         </div>
         <div class="field">
           <label for="repeat">New password again</label>
-          <input id="repeat" name="repeat" type="password" autocomplete="new-password" required data-testid="password-repeat" />
+          <input id="repeat" name="repeat" type="password" autocomplete="new-password" required data-testid=${TEST_IDS.login.passwordRepeat} />
         </div>
         ${
           this.problems.length
-            ? html`<ul role="alert" class="problems" data-testid="password-problems">${this.problems.map((p) => html`<li>${p}</li>`)}</ul>`
+            ? html`<ul role="alert" class="problems" data-testid=${TEST_IDS.login.passwordProblems}>${this.problems.map((p) => html`<li>${p}</li>`)}</ul>`
             : nothing
         }
         ${this.error ? html`<berth-error-panel heading="The password was not changed" .error=${this.error}></berth-error-panel>` : nothing}
-        <button class="primary" type="submit" ?disabled=${this.busy} data-testid="password-submit">${this.busy ? "Saving…" : "Change password"}</button>
+        <button class="primary" type="submit" ?disabled=${this.busy} data-testid=${TEST_IDS.login.passwordSubmit}>${this.busy ? "Saving…" : "Change password"}</button>
       </form>
     </div>`;
   }

@@ -4,11 +4,12 @@
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import type { QueueEntry } from "../../api/openapi.gen.ts";
-import { api, auth } from "../../app/context.ts";
+import { auth } from "../../app/context.ts";
 import { onSessionsChanged } from "../../app/live.ts";
 import { confirmAction } from "../../components/confirm-dialog/index.ts";
 import "../../components/error-panel/index.ts";
 import "../../components/pager/index.ts";
+import { cancelQueuedSession, changeQueuePriority, loadQueue } from "../../app/sessions.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { formatRelative } from "../../data/format.ts";
 import { page } from "../../styles/page.ts";
@@ -29,12 +30,7 @@ export class BerthQueueView extends LitElement {
   #unsubscribe: (() => void) | undefined;
 
   #queue = new Task(this, {
-    task: async ([scope, pageNo], { signal }) =>
-      api.call(
-        "listQueue",
-        { query: { scope: scope as "mine" | "all", page: pageNo as number, size: 50 } },
-        { signal },
-      ),
+    task: async ([scope, pageNo], { signal }) => loadQueue(scope as "mine" | "all", pageNo as number, signal),
     args: () => [this.scope, this.pageNo],
   });
 
@@ -66,16 +62,14 @@ export class BerthQueueView extends LitElement {
       }))
     )
       return;
-    await this.#do(`${name} left the queue.`, () =>
-      api.call("cancelQueuedSession", { params: { sessionId: q.session.id } }),
-    );
+    await this.#do(`${name} left the queue.`, () => cancelQueuedSession(q.session.id));
   }
 
   async #priority(e: SubmitEvent, q: QueueEntry): Promise<void> {
     e.preventDefault();
     const priority = Number(new FormData(e.target as HTMLFormElement).get("priority"));
     await this.#do(`Priority of ${q.session.name ?? q.session.resource_name} is now ${priority}.`, () =>
-      api.call("changeQueuePriority", { params: { sessionId: q.session.id }, body: { priority } }),
+      changeQueuePriority(q.session.id, priority),
     );
   }
 

@@ -6,11 +6,12 @@ import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import { newIdempotencyKey } from "../../api/client.ts";
 import type { QuotaRequest } from "../../api/openapi.gen.ts";
-import { api, auth } from "../../app/context.ts";
+import { auth } from "../../app/context.ts";
 import { loadDirectory } from "../../app/directory.ts";
 import "../../components/empty-state/index.ts";
 import "../../components/error-panel/index.ts";
 import "../../components/pager/index.ts";
+import { approveQuotaRequest, denyQuotaRequest, loadIncomingQuotaRequests } from "../../app/quotas.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { type Directory, EMPTY_DIRECTORY } from "../../data/credits.ts";
 import { formatRelative, formatTime } from "../../data/format.ts";
@@ -53,17 +54,13 @@ export class BerthQuotaInboxView extends LitElement {
 
   #requests = new Task(this, {
     task: async ([status, pageNo], { signal }) =>
-      api.call(
-        "listQuotaRequests",
+      loadIncomingQuotaRequests(
         {
-          query: {
-            box: "incoming",
-            page: pageNo as number,
-            size: PAGE_SIZE,
-            ...(status !== "any" ? { status: status as QuotaStatus } : {}),
-          },
+          page: pageNo as number,
+          size: PAGE_SIZE,
+          ...(status !== "any" ? { status: status as QuotaStatus } : {}),
         },
-        { signal },
+        signal,
       ),
     args: () => [this.status, this.pageNo],
   });
@@ -116,16 +113,8 @@ export class BerthQuotaInboxView extends LitElement {
     try {
       const done =
         verdict === "approve"
-          ? await api.call(
-              "approveQuotaRequest",
-              { params: { requestId: r.id }, body: { ...(limits ? { limits } : {}), ...(note ? { note } : {}) } },
-              { idempotencyKey: this.#key.key },
-            )
-          : await api.call(
-              "denyQuotaRequest",
-              { params: { requestId: r.id }, body: note ? { note } : {} },
-              { idempotencyKey: this.#key.key },
-            );
+          ? await approveQuotaRequest(r.id, { ...(limits ? { limits } : {}), ...(note ? { note } : {}) }, this.#key.key)
+          : await denyQuotaRequest(r.id, note ? { note } : {}, this.#key.key);
       this.#key.settle();
       this.notice =
         done.status === "denied"

@@ -5,10 +5,11 @@ import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import { newIdempotencyKey } from "../../api/client.ts";
 import type { EffectiveLimits, QuotaRequest } from "../../api/openapi.gen.ts";
-import { api, auth } from "../../app/context.ts";
+import { auth } from "../../app/context.ts";
 import { loadDirectory } from "../../app/directory.ts";
 import "../../components/empty-state/index.ts";
 import "../../components/error-panel/index.ts";
+import { cancelQuotaRequest, loadEffectiveLimits, loadMyQuotaRequests, requestQuota } from "../../app/quotas.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { type Directory, EMPTY_DIRECTORY } from "../../data/credits.ts";
 import { formatRelative, formatTime } from "../../data/format.ts";
@@ -47,16 +48,12 @@ export class BerthQuotasView extends LitElement {
   #effective = new Task(this, {
     task: async ([org, project], { signal }) =>
       org
-        ? api.call(
-            "getEffectiveLimits",
-            { query: { organization_id: org as string, ...(project ? { project_id: project as string } : {}) } },
-            { signal },
-          )
+        ? loadEffectiveLimits({ organization: org as string, project: (project as string) || undefined }, signal)
         : undefined,
     args: () => [this.#org(), this.project],
   });
   #mine = new Task(this, {
-    task: async (_a, { signal }) => api.call("listQuotaRequests", { query: { box: "mine", size: 50 } }, { signal }),
+    task: async (_a, { signal }) => loadMyQuotaRequests(signal),
     args: () => [],
   });
   #directory = new Task(this, {
@@ -134,7 +131,7 @@ export class BerthQuotasView extends LitElement {
     this.askError = undefined;
     this.notice = undefined;
     try {
-      await api.call("createQuotaRequest", { body }, { idempotencyKey: this.#askKey.key });
+      await requestQuota(body, this.#askKey.key);
       this.#askKey.settle();
       this.notice = `Your request for ${limitLabel(limit.name)}: ${value} was sent. An administrator decides; you are notified.`;
       this.askLimit = "";
@@ -152,7 +149,7 @@ export class BerthQuotasView extends LitElement {
   async #withdraw(r: QuotaRequest): Promise<void> {
     this.error = undefined;
     try {
-      await api.call("cancelQuotaRequest", { params: { requestId: r.id } });
+      await cancelQuotaRequest(r.id);
       this.notice = "Withdrew your request.";
       void this.#mine.run();
     } catch (err) {

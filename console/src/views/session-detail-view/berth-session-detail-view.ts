@@ -4,7 +4,7 @@
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import type { Session } from "../../api/openapi.gen.ts";
-import { api, auth } from "../../app/context.ts";
+import { auth } from "../../app/context.ts";
 import { onSessionsChanged } from "../../app/live.ts";
 import { confirmAction } from "../../components/confirm-dialog/index.ts";
 import "../../components/error-panel/index.ts";
@@ -13,6 +13,17 @@ import "../../components/phase-badge/index.ts";
 import { renderTask } from "../../components/task-states.ts";
 import "../../components/monitoring-panel/index.ts";
 import "../../components/usage-chart/index.ts";
+import {
+  actOnSession,
+  keepSessionRunning,
+  loadConnectLinks,
+  loadSession,
+  loadSessionIdle,
+  loadSessionResource,
+  loadSessionResourceEvents,
+  loadSessionUsage,
+} from "../../app/sessions.ts";
+import { loadSessionVolumes } from "../../app/storage.ts";
 import { formatCredits, formatDuration, formatPercent, formatRelative, formatTime } from "../../data/format.ts";
 import { ACTION_LABEL, actionConfirm, phaseHelp, type SessionAction } from "../../data/phases.ts";
 import { countdown, pauseReasonText, suspendedText } from "../../data/reclaim.ts";
@@ -53,31 +64,28 @@ export class BerthSessionDetailView extends LitElement {
   #usageTimer: ReturnType<typeof setInterval> | undefined;
 
   #session = new Task(this, {
-    task: async ([id], { signal }) => api.call("getSession", { params: { sessionId: id as string } }, { signal }),
+    task: async ([id], { signal }) => loadSession(id as string, signal),
     args: () => [this.sessionId],
   });
   #usage = new Task(this, {
-    task: async ([id], { signal }) =>
-      api.call("getSessionUsage", { params: { sessionId: id as string }, query: { points: 60 } }, { signal }),
+    task: async ([id], { signal }) => loadSessionUsage(id as string, signal),
     args: () => [this.sessionId],
   });
   #mounts = new Task(this, {
-    task: async ([id], { signal }) =>
-      api.call("listVolumes", { query: { session_id: id as string, size: 100 } }, { signal }),
+    task: async ([id], { signal }) => loadSessionVolumes(id as string, signal),
     args: () => [this.sessionId],
   });
   /** Where the idle rule stands (which signal is missing while it is suspended); only while it runs. */
   #idle = new Task(this, {
-    task: async ([id, running], { signal }) =>
-      running ? api.call("getSessionIdle", { params: { sessionId: id as string } }, { signal }) : undefined,
+    task: async ([id, running], { signal }) => (running ? loadSessionIdle(id as string, signal) : undefined),
     args: () => [this.sessionId, this.#session.value?.phase === "Running"],
   });
   #resource = new Task(this, {
     task: async ([id, show], { signal }) => {
       if (!show) return undefined;
       const [resource, events] = await Promise.all([
-        api.call("getSessionResource", { params: { sessionId: id as string } }, { signal }),
-        api.call("listSessionResourceEvents", { params: { sessionId: id as string } }, { signal }),
+        loadSessionResource(id as string, signal),
+        loadSessionResourceEvents(id as string, signal),
       ]);
       return { resource, events };
     },
@@ -130,21 +138,7 @@ export class BerthSessionDetailView extends LitElement {
     this.acting = action;
     this.actionError = undefined;
     try {
-      const params = { params: { sessionId: s.id } };
-      switch (action) {
-        case "pause":
-          await api.call("pauseSession", params);
-          break;
-        case "resume":
-          await api.call("resumeSession", params);
-          break;
-        case "restart":
-          await api.call("restartSession", params);
-          break;
-        case "terminate":
-          await api.call("terminateSession", params);
-          break;
-      }
+      await actOnSession(s.id, action);
       await this.#session.run();
     } catch (e) {
       this.actionError = e;
@@ -157,7 +151,7 @@ export class BerthSessionDetailView extends LitElement {
     this.keeping = true;
     this.keepError = undefined;
     try {
-      await api.call("keepSessionRunning", { params: { sessionId: s.id } });
+      await keepSessionRunning(s.id);
       await this.#session.run();
     } catch (e) {
       this.keepError = e;
@@ -206,7 +200,7 @@ export class BerthSessionDetailView extends LitElement {
     // each link carries a single-use token valid for under a minute, so links are fetched on demand.
     const tab = window.open("about:blank", "_blank");
     try {
-      const r = await api.call("getSessionConnectLinks", { params: { sessionId: this.sessionId } });
+      const r = await loadConnectLinks(this.sessionId);
       const url = r.links[kind];
       if (tab) {
         tab.opener = null;

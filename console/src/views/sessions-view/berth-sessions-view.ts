@@ -5,12 +5,13 @@ import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import type { LiveChange } from "../../api/live-feed.ts";
 import type { Session } from "../../api/openapi.gen.ts";
-import { api, auth, feed, router } from "../../app/context.ts";
+import { auth, feed, router } from "../../app/context.ts";
 import { onSessionsChanged } from "../../app/live.ts";
 import { confirmAction } from "../../components/confirm-dialog/index.ts";
 import "../../components/error-panel/index.ts";
 import "../../components/pager/index.ts";
 import "../../components/phase-badge/index.ts";
+import { loadGpuAvailability, loadSessions, terminateSessions } from "../../app/sessions.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { formatRelative } from "../../data/format.ts";
 import { PHASES } from "../../data/phases.ts";
@@ -48,18 +49,15 @@ export class BerthSessionsView extends LitElement {
   #sessions = new Task(this, {
     task: async ([scope, phase, cluster, pageNo], { signal }) => {
       const filter = { scope, phase, cluster, page: pageNo } as SessionsFilter;
-      const r = await api.call(
-        "listSessions",
+      const r = await loadSessions(
         {
-          query: {
-            scope: filter.scope,
-            page: filter.page,
-            size: PAGE_SIZE,
-            ...(filter.phase ? { phase: filter.phase } : {}),
-            ...(filter.cluster ? { cluster_id: filter.cluster } : {}),
-          },
+          scope: filter.scope,
+          page: filter.page,
+          size: PAGE_SIZE,
+          ...(filter.phase ? { phase: filter.phase } : {}),
+          ...(filter.cluster ? { cluster_id: filter.cluster } : {}),
         },
-        { signal },
+        signal,
       );
       this.updatedAt = Date.now();
       this.#patched.clear();
@@ -73,7 +71,7 @@ export class BerthSessionsView extends LitElement {
   });
   /** Cluster names for the filter, from the GPU inventory every member may read. */
   #availability = new Task(this, {
-    task: async (_a, { signal }) => api.call("getGpuAvailability", {}, { signal }),
+    task: async (_a, { signal }) => loadGpuAvailability(signal),
     args: () => [],
   });
 
@@ -123,7 +121,7 @@ export class BerthSessionsView extends LitElement {
     if (!ok) return;
     this.error = undefined;
     try {
-      const r = await api.call("bulkTerminateSessions", { body: { ids } });
+      const r = await terminateSessions(ids);
       const refused = r.results.filter((x) => x.status === "refused");
       this.notice = `${r.results.length - refused.length} accepted${refused.length ? `, ${refused.length} refused: ${refused.map((x) => `${x.id} (${x.error?.message ?? "refused"})`).join("; ")}` : ""}.`;
       this.selected = new Set();

@@ -5,13 +5,16 @@
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import type { Operations } from "../../api/openapi.gen.ts";
-import { api, branding } from "../../app/context.ts";
+import { branding } from "../../app/context.ts";
 import "../../components/error-panel/index.ts";
+import { loadOrganizations } from "../../app/organizations.ts";
+import { loadSystemSettings, updateSystemSettings } from "../../app/settings.ts";
 import { settingsNav } from "../../components/settings-nav.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { credits } from "../../styles/credits.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
+import { TEST_IDS } from "../../test-ids.ts";
 
 type Settings = Operations["getSystemSettings"]["response"];
 type Patch = Operations["updateSystemSettings"]["body"];
@@ -47,11 +50,11 @@ export class BerthSettingsView extends LitElement {
   declare saved: Section | undefined;
 
   #settings = new Task(this, {
-    task: async (_a, { signal }) => api.call("getSystemSettings", {}, { signal }),
+    task: async (_a, { signal }) => loadSystemSettings(signal),
     args: () => [],
   });
   #orgs = new Task(this, {
-    task: async (_a, { signal }) => api.call("listOrganizations", { query: { size: 100 } }, { signal }),
+    task: async (_a, { signal }) => loadOrganizations(signal),
     args: () => [],
   });
 
@@ -67,7 +70,7 @@ export class BerthSettingsView extends LitElement {
     this.error = undefined;
     this.saved = undefined;
     try {
-      const s = await api.call("updateSystemSettings", { body: await body() });
+      const s = await updateSystemSettings(await body());
       void this.#settings.run();
       // The console and its sign-in page take the new branding at once.
       branding.set({ ...s.branding, signup: s.signup.policy });
@@ -81,7 +84,7 @@ export class BerthSettingsView extends LitElement {
 
   #status(section: Section) {
     return html`${this.error?.section === section ? html`<berth-error-panel heading="Not saved" .error=${this.error.error}></berth-error-panel>` : nothing}
-      ${this.saved === section ? html`<p class="success" role="status" data-testid="saved-${section}">Saved.</p>` : nothing}`;
+      ${this.saved === section ? html`<p class="success" role="status" data-testid=${TEST_IDS.settings.saved(section)}>Saved.</p>` : nothing}`;
   }
 
   #branding(s: Settings) {
@@ -111,7 +114,7 @@ export class BerthSettingsView extends LitElement {
     return html`<section class="card" aria-labelledby="h-branding">
       <h2 id="h-branding">Branding</h2>
       <p class="muted">The product's name, logo and accent colour in the console and on the sign-in page.</p>
-      <form @submit=${submit} data-testid="branding-form">
+      <form @submit=${submit} data-testid=${TEST_IDS.settings.brandingForm}>
         <div class="form-grid">
           <div class="field"><label for="b-name">Product name</label><input id="b-name" name="product_name" required maxlength="64" .value=${b.product_name} /></div>
           <div class="field"><label for="b-accent">Accent colour</label><input id="b-accent" name="accent_color" type="color" .value=${b.accent_color.toLowerCase()} aria-describedby="b-accent-hint" />
@@ -120,13 +123,13 @@ export class BerthSettingsView extends LitElement {
           <div class="field"><label for="b-logo">Logo (PNG, JPEG, WebP or SVG, at most 64 KiB)</label><input id="b-logo" name="logo" type="file" accept="image/png,image/jpeg,image/webp,image/svg+xml" /></div>
           <div class="field">${
             b.logo
-              ? html`<p class="muted">Current logo:</p><img src=${b.logo} alt="Current logo" height="40" data-testid="current-logo" />
+              ? html`<p class="muted">Current logo:</p><img src=${b.logo} alt="Current logo" height="40" data-testid=${TEST_IDS.settings.currentLogo} />
                 <div class="check"><input id="b-remove" name="remove_logo" type="checkbox" /><label for="b-remove">Remove the logo</label></div>`
               : html`<p class="muted">No logo yet.</p>`
           }</div>
         </div>
         ${this.#status("branding")}
-        <button class="primary" type="submit" ?disabled=${this.saving === "branding"} data-testid="branding-save">${this.saving === "branding" ? "Saving…" : "Save branding"}</button>
+        <button class="primary" type="submit" ?disabled=${this.saving === "branding"} data-testid=${TEST_IDS.settings.brandingSave}>${this.saving === "branding" ? "Saving…" : "Save branding"}</button>
       </form>
     </section>`;
   }
@@ -164,7 +167,7 @@ export class BerthSettingsView extends LitElement {
           </select><p class="hint">As members; an administrator can raise their role.</p></div>
         </div>
         ${this.#status("signup")}
-        <button class="primary" type="submit" ?disabled=${this.saving === "signup"} data-testid="signup-policy-save">${this.saving === "signup" ? "Saving…" : "Save sign-up policy"}</button>
+        <button class="primary" type="submit" ?disabled=${this.saving === "signup"} data-testid=${TEST_IDS.settings.signupPolicySave}>${this.saving === "signup" ? "Saving…" : "Save sign-up policy"}</button>
       </form>
     </section>`;
   }
@@ -188,7 +191,7 @@ export class BerthSettingsView extends LitElement {
         </div></fieldset>
         <p class="hint">Applies from the worker's next placement pass.</p>
         ${this.#status("placement")}
-        <button class="primary" type="submit" ?disabled=${this.saving === "placement"} data-testid="placement-save">${this.saving === "placement" ? "Saving…" : "Save placement policy"}</button>
+        <button class="primary" type="submit" ?disabled=${this.saving === "placement"} data-testid=${TEST_IDS.settings.placementSave}>${this.saving === "placement" ? "Saving…" : "Save placement policy"}</button>
       </form>
     </section>`;
   }

@@ -3,17 +3,18 @@
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import type { SignupRequestEntry } from "../../api/openapi.gen.ts";
-import { api } from "../../app/context.ts";
 import { confirmAction } from "../../components/confirm-dialog/index.ts";
 import "../../components/empty-state/index.ts";
 import "../../components/error-panel/index.ts";
 import "../../components/pager/index.ts";
+import { decideSignup, loadSignupRequests } from "../../app/users.ts";
 import { settingsNav } from "../../components/settings-nav.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { formatTime } from "../../data/format.ts";
 import { credits } from "../../styles/credits.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
+import { TEST_IDS } from "../../test-ids.ts";
 
 type Status = SignupRequestEntry["status"];
 
@@ -31,12 +32,7 @@ export class BerthSignupRequestsView extends LitElement {
   declare notice: string | undefined;
 
   #rows = new Task(this, {
-    task: async ([status, pageNo], { signal }) =>
-      api.call(
-        "listSignupRequests",
-        { query: { status: status as Status, page: pageNo as number, size: 25 } },
-        { signal },
-      ),
+    task: async ([status, pageNo], { signal }) => loadSignupRequests(status as Status, pageNo as number, signal),
     args: () => [this.#status, this.pageNo],
   });
 
@@ -67,7 +63,7 @@ export class BerthSignupRequestsView extends LitElement {
     this.error = undefined;
     this.notice = undefined;
     try {
-      await api.call(decision === "approve" ? "approveSignup" : "denySignup", { params: { userId: r.user_id } });
+      await decideSignup(r.user_id, decision);
       this.notice = decision === "approve" ? `${r.email} may sign in now.` : `${r.email} was denied.`;
       void this.#rows.run();
     } catch (e) {
@@ -80,7 +76,7 @@ export class BerthSignupRequestsView extends LitElement {
       <caption class="visually-hidden">Sign-up requests</caption>
       <thead><tr><th scope="col">Email</th><th scope="col">Asked</th><th scope="col">Joins</th><th scope="col">Status</th><th scope="col">Decided</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
       <tbody>${rows.map(
-        (r) => html`<tr data-testid="signup-request" data-email=${r.email}>
+        (r) => html`<tr data-testid=${TEST_IDS.settings.signupRequest} data-email=${r.email}>
           <td>${r.email}</td>
           <td><time datetime=${r.created_at}>${formatTime(r.created_at)}</time></td>
           <td>${r.organization_id ?? html`<span class="muted">no organization</span>`}</td>
@@ -89,7 +85,7 @@ export class BerthSignupRequestsView extends LitElement {
           <td>${
             r.status === "pending"
               ? html`<div class="actions">
-                  <button type="button" class="primary" @click=${() => this.#decide(r, "approve")} aria-label="Approve ${r.email}" data-testid="approve">Approve</button>
+                  <button type="button" class="primary" @click=${() => this.#decide(r, "approve")} aria-label="Approve ${r.email}" data-testid=${TEST_IDS.settings.approve}>Approve</button>
                   <button type="button" @click=${() => this.#decide(r, "deny")} aria-label="Deny ${r.email}" data-testid="deny">Deny</button></div>`
               : nothing
           }</td>
@@ -104,7 +100,7 @@ export class BerthSignupRequestsView extends LitElement {
     return html`<div class="page-head"><h1>Sign-up requests</h1></div>
       ${settingsNav("signups")}
       <nav class="subnav" aria-label="Status">${tab("pending", "Waiting")} ${tab("approved", "Approved")} ${tab("denied", "Denied")}</nav>
-      ${this.notice ? html`<p class="success" role="status" data-testid="signup-notice">${this.notice}</p>` : nothing}
+      ${this.notice ? html`<p class="success" role="status" data-testid=${TEST_IDS.settings.signupNotice}>${this.notice}</p>` : nothing}
       ${this.error ? html`<berth-error-panel heading="That did not work" .error=${this.error}></berth-error-panel>` : nothing}
       ${renderTask(this.#rows, {
         pendingLabel: "Loading sign-up requests…",

@@ -4,12 +4,21 @@
 // who may (docs/dev/storage.md).
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
-import { newIdempotencyKey } from "../../api/client.ts";
 import type { StorageVolume } from "../../api/openapi.gen.ts";
-import { api, auth } from "../../app/context.ts";
+import { auth } from "../../app/context.ts";
 import { confirmAction } from "../../components/confirm-dialog/index.ts";
 import "../../components/empty-state/index.ts";
 import "../../components/error-panel/index.ts";
+import {
+  createVolume,
+  deleteVolume,
+  loadDeletedVolumes,
+  loadStorageSettings,
+  loadVolumes,
+  restoreVolume,
+  setVolumeShares,
+  updateVolume,
+} from "../../app/storage.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { formatCredits, formatRelative, formatTime } from "../../data/format.ts";
 import { page } from "../../styles/page.ts";
@@ -27,15 +36,15 @@ export class BerthVolumesView extends LitElement {
   declare editing: string;
 
   #volumes = new Task(this, {
-    task: async (_a, { signal }) => api.call("listVolumes", { query: { size: 100 } }, { signal }),
+    task: async (_a, { signal }) => loadVolumes(signal),
     args: () => [],
   });
   #deleted = new Task(this, {
-    task: async (_a, { signal }) => api.call("listVolumes", { query: { size: 100, deleted: "true" } }, { signal }),
+    task: async (_a, { signal }) => loadDeletedVolumes(signal),
     args: () => [],
   });
   #settings = new Task(this, {
-    task: async (_a, { signal }) => api.call("getStorageSettings", {}, { signal }),
+    task: async (_a, { signal }) => loadStorageSettings(signal),
     args: () => [],
   });
 
@@ -66,13 +75,7 @@ export class BerthVolumesView extends LitElement {
     const form = e.target as HTMLFormElement;
     const f = new FormData(form);
     const name = String(f.get("name") ?? "").trim();
-    const ok = await this.#do(`Volume ${name} created.`, () =>
-      api.call(
-        "createVolume",
-        { body: { name, size_gb: Number(f.get("size_gb")) } },
-        { idempotencyKey: newIdempotencyKey() },
-      ),
-    );
+    const ok = await this.#do(`Volume ${name} created.`, () => createVolume(name, Number(f.get("size_gb"))));
     if (ok) form.reset();
   }
 
@@ -86,8 +89,7 @@ export class BerthVolumesView extends LitElement {
       this.editing = "";
       return;
     }
-    if (await this.#do(`Volume ${name} saved.`, () => api.call("updateVolume", { params: { volumeId: v.id }, body })))
-      this.editing = "";
+    if (await this.#do(`Volume ${name} saved.`, () => updateVolume(v.id, body))) this.editing = "";
   }
 
   async #share(v: StorageVolume, e: SubmitEvent): Promise<void> {
@@ -102,20 +104,15 @@ export class BerthVolumesView extends LitElement {
         access: String(f.get("access")) as "read_only" | "read_write",
       },
     ];
-    if (
-      await this.#do(`Shared ${v.name}.`, () =>
-        api.call("setVolumeShares", { params: { volumeId: v.id }, body: { shares: next } }),
-      )
-    )
-      form.reset();
+    if (await this.#do(`Shared ${v.name}.`, () => setVolumeShares(v.id, next))) form.reset();
   }
 
   async #unshare(v: StorageVolume, id: string): Promise<void> {
     await this.#do(`No longer shared with ${id}.`, () =>
-      api.call("setVolumeShares", {
-        params: { volumeId: v.id },
-        body: { shares: v.shares.filter((s) => s.id !== id) },
-      }),
+      setVolumeShares(
+        v.id,
+        v.shares.filter((s) => s.id !== id),
+      ),
     );
   }
 
@@ -130,7 +127,7 @@ export class BerthVolumesView extends LitElement {
       })
     )
       await this.#do(`Volume ${v.name} deleted. You can undo this below until its data goes.`, () =>
-        api.call("deleteVolume", { params: { volumeId: v.id } }),
+        deleteVolume(v.id),
       );
   }
 
@@ -197,7 +194,7 @@ export class BerthVolumesView extends LitElement {
           <td><strong>${v.name}</strong><br /><small class="muted"><code>${v.id}</code></small></td>
           <td>${v.size_gb} GB</td>
           <td><time datetime=${v.purge_after ?? ""} title=${formatTime(v.purge_after)}>${formatRelative(v.purge_after)}</time></td>
-          <td class="actions"><button type="button" class="primary" @click=${() => this.#do(`Volume ${v.name} restored.`, () => api.call("restoreVolume", { params: { volumeId: v.id } }))} aria-label="Undo delete of ${v.name}">Undo delete</button></td>
+          <td class="actions"><button type="button" class="primary" @click=${() => this.#do(`Volume ${v.name} restored.`, () => restoreVolume(v.id))} aria-label="Undo delete of ${v.name}">Undo delete</button></td>
         </tr>`,
       )}</tbody></table></div>`;
   }

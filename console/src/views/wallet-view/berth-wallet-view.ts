@@ -3,16 +3,15 @@
 // the same lines from the API's export.
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
-import { buildUrl } from "../../api/client.ts";
 import type { LedgerLine, Wallet } from "../../api/openapi.gen.ts";
-import { OPERATIONS } from "../../api/openapi.gen.ts";
-import { api, auth, router } from "../../app/context.ts";
+import { auth, router } from "../../app/context.ts";
 import { meForCredits } from "../../app/credits.ts";
 import { loadDirectory } from "../../app/directory.ts";
 import { creditsNav } from "../../components/credits-nav.ts";
 import "../../components/empty-state/index.ts";
 import "../../components/error-panel/index.ts";
 import "../../components/pager/index.ts";
+import { exportWalletLedger, loadWallet, loadWalletLedger } from "../../app/credits.ts";
 import { renderTask } from "../../components/task-states.ts";
 import {
   canManageWallet,
@@ -37,6 +36,7 @@ import { formatRelative, formatTime } from "../../data/format.ts";
 import { credits } from "../../styles/credits.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
+import { TEST_IDS } from "../../test-ids.ts";
 
 const PAGE_SIZE = 25;
 
@@ -54,22 +54,19 @@ export class BerthWalletView extends LitElement {
   declare exportError: unknown;
 
   #wallet = new Task(this, {
-    task: async ([id], { signal }) => api.call("getWallet", { params: { walletId: id as string } }, { signal }),
+    task: async ([id], { signal }) => loadWallet(id as string, signal),
     args: () => [this.walletId],
   });
   #ledger = new Task(this, {
     task: async ([id, kind, from, to, pageNo], { signal }) =>
-      api.call(
-        "getWalletLedger",
+      loadWalletLedger(
+        id as string,
         {
-          params: { walletId: id as string },
-          query: {
-            page: pageNo as number,
-            size: PAGE_SIZE,
-            ...ledgerQuery({ kind: kind as LedgerFilter["kind"], from: from as string, to: to as string, page: 1 }),
-          },
+          page: pageNo as number,
+          size: PAGE_SIZE,
+          ...ledgerQuery({ kind: kind as LedgerFilter["kind"], from: from as string, to: to as string, page: 1 }),
         },
-        { signal },
+        signal,
       ),
     args: () => {
       const f = this.filter;
@@ -103,12 +100,7 @@ export class BerthWalletView extends LitElement {
     this.exporting = true;
     this.exportError = undefined;
     try {
-      const url = buildUrl(
-        OPERATIONS.exportWalletLedger.path,
-        { walletId: this.walletId },
-        ledgerQuery({ ...this.filter, page: 1 }),
-      );
-      const res = await api.fetchRaw(url, { headers: { Accept: "text/csv" } });
+      const res = await exportWalletLedger(this.walletId, ledgerQuery({ ...this.filter, page: 1 }));
       const blob = await res.blob();
       const name = /filename="([^"]+)"/.exec(res.headers.get("Content-Disposition") ?? "")?.[1];
       const a = document.createElement("a");
@@ -138,7 +130,7 @@ export class BerthWalletView extends LitElement {
       <div class="grid2">
         <div>
           <p class="muted" style="margin:0">Balance</p>
-          <p class="balance-big ${isNegative(w.balance) ? "negative" : ""}" data-testid="wallet-balance" data-units=${w.balance}>${formatCredits(w.balance)} <span class="muted" style="font-size:1rem;font-weight:400">credits</span></p>
+          <p class="balance-big ${isNegative(w.balance) ? "negative" : ""}" data-testid=${TEST_IDS.credits.walletBalance} data-units=${w.balance}>${formatCredits(w.balance)} <span class="muted" style="font-size:1rem;font-weight:400">credits</span></p>
           <p class="muted" style="margin:0.25rem 0 0">Can spend now: <strong data-testid="wallet-spendable">${formatCredits(w.spendable)}</strong></p>
         </div>
         <dl class="facts">
@@ -171,17 +163,17 @@ export class BerthWalletView extends LitElement {
     const f = this.filter;
     return html`<div class="filters" role="search" aria-label="Filter the ledger">
       <div class="field"><label for="l-kind">Kind</label>
-        <select id="l-kind" data-testid="ledger-kind" @change=${(e: Event) => this.#set({ kind: (e.target as HTMLSelectElement).value as LedgerFilter["kind"] })}>
+        <select id="l-kind" data-testid=${TEST_IDS.credits.ledgerKind} @change=${(e: Event) => this.#set({ kind: (e.target as HTMLSelectElement).value as LedgerFilter["kind"] })}>
           <option value="" ?selected=${!f.kind}>Every kind</option>
           ${LEDGER_KINDS.map((k) => html`<option value=${k} ?selected=${f.kind === k}>${KIND_LABEL[k]}</option>`)}
         </select></div>
       <div class="field"><label for="l-from">From (day)</label>
-        <input id="l-from" type="date" data-testid="ledger-from" .value=${f.from} max=${f.to || nothing} @change=${(e: Event) => this.#set({ from: (e.target as HTMLInputElement).value })} /></div>
+        <input id="l-from" type="date" data-testid=${TEST_IDS.credits.ledgerFrom} .value=${f.from} max=${f.to || nothing} @change=${(e: Event) => this.#set({ from: (e.target as HTMLInputElement).value })} /></div>
       <div class="field"><label for="l-to">Until (day, included)</label>
         <input id="l-to" type="date" data-testid="ledger-to" .value=${f.to} min=${f.from || nothing} @change=${(e: Event) => this.#set({ to: (e.target as HTMLInputElement).value })} /></div>
       ${f.kind || f.from || f.to ? html`<button type="button" @click=${() => this.#set({ kind: "", from: "", to: "" })}>Clear filters</button>` : nothing}
       <span class="spacer"></span>
-      <button type="button" data-testid="ledger-export" ?disabled=${this.exporting} @click=${this.#export}>${this.exporting ? "Preparing CSV…" : "Download CSV"}</button>
+      <button type="button" data-testid=${TEST_IDS.credits.ledgerExport} ?disabled=${this.exporting} @click=${this.#export}>${this.exporting ? "Preparing CSV…" : "Download CSV"}</button>
     </div>`;
   }
 
@@ -193,11 +185,11 @@ export class BerthWalletView extends LitElement {
         <th scope="col" class="num">Balance after</th><th scope="col">Details</th></tr></thead>
       <tbody>${rows.map((l) => {
         const v = BigInt(l.amount);
-        return html`<tr data-testid="ledger-row" data-kind=${l.kind} data-sequence=${l.sequence}>
+        return html`<tr data-testid=${TEST_IDS.credits.ledgerRow} data-kind=${l.kind} data-sequence=${l.sequence}>
           <td><span title=${formatTime(l.at)}>${formatRelative(l.at)}</span><br /><span class="muted">#${l.sequence}</span></td>
           <td>${KIND_LABEL[l.kind]}</td>
-          <td class="num ${v < 0n ? "negative" : v > 0n ? "positive" : ""}" data-testid="ledger-amount">${formatSignedCredits(l.amount)}</td>
-          <td class="num ${isNegative(l.balance_after) ? "negative" : ""}" data-testid="ledger-balance-after">${formatCredits(l.balance_after)}</td>
+          <td class="num ${v < 0n ? "negative" : v > 0n ? "positive" : ""}" data-testid=${TEST_IDS.credits.ledgerAmount}>${formatSignedCredits(l.amount)}</td>
+          <td class="num ${isNegative(l.balance_after) ? "negative" : ""}" data-testid=${TEST_IDS.credits.ledgerBalanceAfter}>${formatCredits(l.balance_after)}</td>
           <td class="reason">${ledgerDetail(l)}
             ${l.session_id ? html`<br /><a href="/sessions/${encodeURIComponent(l.session_id)}">Session ${l.session_id}</a>` : nothing}
             ${l.request_id ? html`<br /><span class="muted">Request id <code>${l.request_id}</code></span>` : nothing}

@@ -3,16 +3,29 @@
 // status and redeliver one. The API decides who may (docs/dev/webhooks.md).
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
-import { newIdempotencyKey } from "../../api/client.ts";
 import type { Webhook, WebhookDelivery } from "../../api/openapi.gen.ts";
-import { api, auth } from "../../app/context.ts";
+import { auth } from "../../app/context.ts";
 import { confirmAction } from "../../components/confirm-dialog/index.ts";
 import "../../components/empty-state/index.ts";
 import "../../components/error-panel/index.ts";
+import {
+  createWebhook,
+  deleteWebhook,
+  loadWebhookDeliveries,
+  loadWebhookEventTypes,
+  loadWebhooks,
+  pingWebhook,
+  redeliverWebhook,
+  rotateWebhookSecret,
+  setWebhookEnabled,
+} from "../../app/webhooks.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { formatTime } from "../../data/format.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
+import { TEST_IDS } from "../../test-ids.ts";
+
+const T = TEST_IDS.webhooks;
 
 const STATE_LABEL: Record<WebhookDelivery["state"], string> = {
   pending: "Pending",
@@ -34,18 +47,15 @@ export class BerthWebhooksView extends LitElement {
   declare notice: string | undefined;
 
   #hooks = new Task(this, {
-    task: async (_a, { signal }) => api.call("listWebhooks", { query: { size: 100 } }, { signal }),
+    task: async (_a, { signal }) => loadWebhooks(signal),
     args: () => [],
   });
   #kinds = new Task(this, {
-    task: async (_a, { signal }) => api.call("listWebhookEventTypes", {}, { signal }),
+    task: async (_a, { signal }) => loadWebhookEventTypes(signal),
     args: () => [],
   });
   #deliveries = new Task(this, {
-    task: async ([id], { signal }) =>
-      id
-        ? api.call("listWebhookDeliveries", { params: { webhookId: id as string }, query: { size: 50 } }, { signal })
-        : undefined,
+    task: async ([id], { signal }) => (id ? loadWebhookDeliveries(id as string, signal) : undefined),
     args: () => [this.selected],
   });
 
@@ -91,18 +101,12 @@ export class BerthWebhooksView extends LitElement {
     const ok = await this.#do(
       "Endpoint added. Copy its secret now: it is not shown again.",
       async () => {
-        const made = await api.call(
-          "createWebhook",
-          {
-            body: {
-              url: String(f.get("url") ?? "").trim(),
-              description: String(f.get("description") ?? "").trim(),
-              event_types: kinds as never,
-              ...(org ? { organization_id: org } : {}),
-            },
-          },
-          { idempotencyKey: newIdempotencyKey() },
-        );
+        const made = await createWebhook({
+          url: String(f.get("url") ?? "").trim(),
+          description: String(f.get("description") ?? "").trim(),
+          event_types: kinds as never,
+          ...(org ? { organization_id: org } : {}),
+        });
         this.secret = { id: made.id, value: made.secret };
       },
       this.#hooks,
@@ -122,7 +126,7 @@ export class BerthWebhooksView extends LitElement {
     await this.#do(
       "Secret rotated. Copy the new one now: it is not shown again.",
       async () => {
-        const r = await api.call("rotateWebhookSecret", { params: { webhookId: h.id }, body: {} });
+        const r = await rotateWebhookSecret(h.id);
         this.secret = { id: r.id, value: r.secret };
       },
       this.#hooks,
@@ -139,47 +143,43 @@ export class BerthWebhooksView extends LitElement {
       })
     ) {
       if (this.selected === h.id) this.selected = "";
-      await this.#do(
-        "Endpoint deleted.",
-        () => api.call("deleteWebhook", { params: { webhookId: h.id } }),
-        this.#hooks,
-      );
+      await this.#do("Endpoint deleted.", () => deleteWebhook(h.id), this.#hooks);
     }
   }
 
   #table(hooks: Webhook[]) {
-    return html`<div class="table-wrap"><table data-testid="webhooks-table">
+    return html`<div class="table-wrap"><table data-testid=${T.table}>
       <caption class="visually-hidden">Webhook endpoints</caption>
       <thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">State</th><th scope="col">Actions</th></tr></thead>
       <tbody>${hooks.map(
         (
           h,
-        ) => html`<tr data-testid="webhook-row" data-webhook-id=${h.id} aria-selected=${h.id === this.selected ? "true" : "false"}>
+        ) => html`<tr data-testid=${T.row} data-webhook-id=${h.id} aria-selected=${h.id === this.selected ? "true" : "false"}>
           <td><code>${h.url}</code>${h.description ? html`<br /><small>${h.description}</small>` : nothing}</td>
           <td>${h.event_types.length === 0 ? "All" : h.event_types.join(", ")}</td>
-          <td data-testid="webhook-state">${h.enabled ? "Enabled" : `Disabled${h.disabled_reason ? ` (${h.disabled_reason})` : ""}`}</td>
+          <td data-testid=${T.state}>${h.enabled ? "Enabled" : `Disabled${h.disabled_reason ? ` (${h.disabled_reason})` : ""}`}</td>
           <td class="actions">
             <button type="button" @click=${() => (this.selected = h.id)} aria-pressed=${h.id === this.selected ? "true" : "false"} aria-label="Deliveries of ${h.url}">Deliveries</button>
-            <button type="button" @click=${() => this.#do("Test event sent.", () => api.call("pingWebhook", { params: { webhookId: h.id } }), this.#deliveries)} aria-label="Test ${h.url}">Test</button>
+            <button type="button" @click=${() => this.#do("Test event sent.", () => pingWebhook(h.id), this.#deliveries)} aria-label="Test ${h.url}">Test</button>
             <button type="button" @click=${() => this.#rotate(h)} aria-label="Rotate secret of ${h.url}">Rotate secret</button>
-            <button type="button" @click=${() => this.#do(h.enabled ? "Endpoint disabled." : "Endpoint enabled.", () => api.call("updateWebhook", { params: { webhookId: h.id }, body: { enabled: !h.enabled } }), this.#hooks)} aria-label="${h.enabled ? "Disable" : "Enable"} ${h.url}">${h.enabled ? "Disable" : "Enable"}</button>
+            <button type="button" @click=${() => this.#do(h.enabled ? "Endpoint disabled." : "Endpoint enabled.", () => setWebhookEnabled(h.id, !h.enabled), this.#hooks)} aria-label="${h.enabled ? "Disable" : "Enable"} ${h.url}">${h.enabled ? "Disable" : "Enable"}</button>
             <button type="button" class="danger" @click=${() => this.#delete(h)} aria-label="Delete ${h.url}">Delete</button>
           </td></tr>`,
       )}</tbody></table></div>`;
   }
 
   #deliveriesTable(rows: WebhookDelivery[]) {
-    return html`<div class="table-wrap"><table data-testid="deliveries-table">
+    return html`<div class="table-wrap"><table data-testid=${T.deliveries}>
       <caption class="visually-hidden">Deliveries</caption>
       <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last answer</th><th scope="col">Created</th><th scope="col">Actions</th></tr></thead>
       <tbody>${rows.map(
-        (d) => html`<tr data-testid="delivery-row" data-event-id=${d.event_id}>
+        (d) => html`<tr data-testid=${T.deliveryRow} data-event-id=${d.event_id}>
           <td><code>${d.event_type}</code><br /><small>${d.event_id}</small></td>
-          <td data-testid="delivery-state">${STATE_LABEL[d.state]}</td>
+          <td data-testid=${T.deliveryState}>${STATE_LABEL[d.state]}</td>
           <td>${d.attempts}</td>
           <td>${d.last_status_code ?? d.last_error ?? "—"}</td>
           <td>${formatTime(d.created_at)}</td>
-          <td class="actions"><button type="button" @click=${() => this.#do("Queued for delivery again.", () => api.call("redeliverWebhook", { params: { webhookId: this.selected }, body: { event_id: d.event_id } }), this.#deliveries)} aria-label="Redeliver ${d.event_id}">Redeliver</button></td>
+          <td class="actions"><button type="button" @click=${() => this.#do("Queued for delivery again.", () => redeliverWebhook(this.selected, d.event_id), this.#deliveries)} aria-label="Redeliver ${d.event_id}">Redeliver</button></td>
         </tr>`,
       )}</tbody></table></div>`;
   }
@@ -192,10 +192,10 @@ export class BerthWebhooksView extends LitElement {
       ${this.error ? html`<berth-error-panel heading="That did not work" .error=${this.error}></berth-error-panel>` : nothing}
       ${
         this.secret
-          ? html`<section aria-labelledby="secret-h" data-testid="webhook-secret-panel">
+          ? html`<section aria-labelledby="secret-h" data-testid=${T.secretPanel}>
             <h2 id="secret-h">Signing secret</h2>
             <p>Shown only now. Store it where your receiver can read it.</p>
-            <p><code data-testid="webhook-secret">${this.secret.value}</code></p>
+            <p><code data-testid=${T.secret}>${this.secret.value}</code></p>
             <button type="button" @click=${() => (this.secret = undefined)}>I have stored it</button>
           </section>`
           : nothing

@@ -1,5 +1,10 @@
-// Page object of the admin clusters pages.
+// Page objects of the admin clusters pages: the list with its registration form, and a cluster's page.
+// Test ids come from the console (@berth/console/test-ids).
+import { TEST_IDS } from "@berth/console/test-ids";
 import type { Page } from "playwright-core";
+import { Shell } from "./shell.ts";
+
+const T = TEST_IDS.clusters;
 
 export interface TokenCredential {
   server: string;
@@ -9,8 +14,10 @@ export interface TokenCredential {
 
 export class ClustersPage {
   readonly page: Page;
+  readonly shell: Shell;
   constructor(page: Page) {
     this.page = page;
+    this.shell = new Shell(page);
   }
 
   async open(): Promise<void> {
@@ -19,20 +26,89 @@ export class ClustersPage {
   }
 
   async register(name: string, sessionDomain: string, cred: TokenCredential): Promise<void> {
-    await this.page.getByTestId("register-open").click();
+    await this.page.getByTestId(T.registerOpen).click();
     await this.page.getByLabel("Name").fill(name);
     await this.page.getByLabel("Session domain").fill(sessionDomain);
     await this.page.getByLabel("API server address").fill(cred.server);
     await this.page.getByLabel("Bearer token").fill(cred.token);
     if (cred.ca_data) await this.page.getByLabel("CA certificate (PEM, optional)").fill(cred.ca_data);
-    await this.page.getByTestId("register-submit").click();
+    await this.page.getByTestId(T.registerSubmit).click();
+  }
+
+  /** Empties the registration form's name and closes the form. */
+  async closeRegistration(): Promise<void> {
+    await this.page.getByLabel("Name").fill("");
+    await this.page.getByRole("button", { name: "Close" }).click();
+  }
+
+  refused() {
+    return this.page.getByTestId(T.registerRefused);
+  }
+  refusedErrorPanel() {
+    return this.refused().getByTestId(TEST_IDS.shell.errorPanel);
+  }
+  refusedRequestId() {
+    return this.refused().getByTestId(TEST_IDS.shell.errorRequestId);
+  }
+  accepted() {
+    return this.page.getByTestId(T.registerAccepted);
+  }
+  operatorToken() {
+    return this.page.getByTestId(T.operatorToken);
   }
 
   check(key: string) {
-    return this.page.getByTestId(`check-${key}`);
+    return this.page.getByTestId(T.check(key));
+  }
+
+  table() {
+    return this.page.getByTestId(T.clustersTable);
   }
 
   row(name: string) {
-    return this.page.getByTestId("cluster-row").filter({ hasText: name });
+    return this.page.getByTestId(T.clusterRow).filter({ hasText: name });
+  }
+
+  async openCluster(name: string): Promise<ClusterPage> {
+    await this.row(name).getByRole("link", { name }).click();
+    return new ClusterPage(this.page);
+  }
+}
+
+/** One cluster's page: its connection test, session domain, nodes and deregistration. */
+export class ClusterPage {
+  readonly page: Page;
+  readonly shell: Shell;
+  constructor(page: Page) {
+    this.page = page;
+    this.shell = new Shell(page);
+  }
+
+  async testConnection(timeout: number): Promise<string | null> {
+    await this.page.getByTestId(T.connectionTest).click();
+    const status = this.page.getByTestId(T.connectionTestStatus);
+    await status.waitFor({ timeout });
+    return status.textContent();
+  }
+
+  async setSessionDomain(domain: string): Promise<void> {
+    await this.page.getByTestId(T.sessionDomainEdit).click();
+    await this.page.getByTestId(T.sessionDomainInput).fill(domain);
+    await this.page.getByTestId(T.sessionDomainSave).click();
+  }
+  sessionDomain() {
+    return this.page.getByTestId(T.sessionDomain);
+  }
+
+  deregisterButton() {
+    return this.page.getByTestId(T.deregister);
+  }
+  async typeNameToDeregister(name: string): Promise<void> {
+    await this.page.getByTestId(T.deregisterName).fill(name);
+  }
+  async deregister(name: string): Promise<void> {
+    await this.typeNameToDeregister(name);
+    await this.deregisterButton().click();
+    await this.page.getByTestId(TEST_IDS.shell.confirmOk).click();
   }
 }

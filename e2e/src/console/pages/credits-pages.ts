@@ -1,15 +1,21 @@
 // Page objects of the credits pages: the header's balance, wallets and a wallet's ledger, credit
-// requests (ask, decide) and allocations. Test ids are the console's own (data-testid).
-import type { Page } from "playwright-core";
+// requests (ask, decide) and allocations. Test ids come from the console (@berth/console/test-ids).
+import { TEST_IDS } from "@berth/console/test-ids";
+import type { Download, Locator, Page } from "playwright-core";
+import { Shell } from "./shell.ts";
+
+const T = TEST_IDS.credits;
 
 export class CreditsPages {
   readonly page: Page;
+  readonly shell: Shell;
   constructor(page: Page) {
     this.page = page;
+    this.shell = new Shell(page);
   }
 
   headerBalance() {
-    return this.page.getByTestId("header-balance");
+    return this.page.getByTestId(T.headerBalance);
   }
   /** The header's amount as shown ("1,000.00"), once it has one. */
   async headerAmount(): Promise<string> {
@@ -21,51 +27,122 @@ export class CreditsPages {
     await this.page.goto("/credits");
     await this.page.getByRole("heading", { name: "Credits", level: 1 }).waitFor();
   }
+  /** Opens the wallets from the navigation's Credits link (which also refreshes the header's balance). */
+  async openWalletsFromNav(): Promise<void> {
+    await this.shell.link("Credits").click();
+  }
   walletRow(walletId: string) {
-    return this.page.locator(`[data-testid="wallet-row"][data-wallet-id="${walletId}"]`);
+    return this.page.locator(`[data-testid="${T.walletRow}"][data-wallet-id="${walletId}"]`);
+  }
+  walletRowBalance(walletId: string) {
+    return this.walletRow(walletId).getByTestId(T.walletBalance);
   }
 
   async openWallet(walletId: string, query = ""): Promise<void> {
     await this.page.goto(`/credits/wallets/${walletId}${query}`);
-    await this.page.getByTestId("wallet-balance").waitFor();
+    await this.walletBalance().waitFor();
+  }
+  /** Opens a wallet from its row in the wallets list. */
+  async openWalletFromList(walletId: string): Promise<void> {
+    await this.walletRow(walletId).getByTestId(T.walletLink).click();
+    await this.walletBalance().waitFor();
+  }
+  /** The wallet page's balance. */
+  walletBalance() {
+    return this.page.getByTestId(T.walletBalance);
   }
   ledgerRows() {
-    return this.page.getByTestId("ledger-row");
+    return this.page.getByTestId(T.ledgerRow);
+  }
+  ledgerAmount(row: Locator) {
+    return row.getByTestId(T.ledgerAmount);
+  }
+  ledgerBalanceAfter(row: Locator) {
+    return row.getByTestId(T.ledgerBalanceAfter);
+  }
+  async filterLedgerByKind(kind: string): Promise<void> {
+    await this.page.getByTestId(T.ledgerKind).selectOption(kind);
+  }
+  /** `day` as an input of type date takes it (YYYY-MM-DD). */
+  async filterLedgerFrom(day: string): Promise<void> {
+    await this.page.getByTestId(T.ledgerFrom).fill(day);
+  }
+  async clearLedgerFilters(): Promise<void> {
+    await this.page.getByRole("button", { name: "Clear filters" }).click();
+  }
+  async exportLedger(): Promise<Download> {
+    const [download] = await Promise.all([
+      this.page.waitForEvent("download"),
+      this.page.getByTestId(T.ledgerExport).click(),
+    ]);
+    return download;
   }
 
   async openRequests(query = ""): Promise<void> {
     await this.page.goto(`/credits/requests${query}`);
     await this.page.getByRole("heading", { name: "Credit requests", level: 1 }).waitFor();
   }
+  /** The ask form's amount field (fill it, or focus it to go on by keyboard). */
+  askAmount() {
+    return this.page.getByLabel("Amount (credits)");
+  }
+  async submitAsk(): Promise<void> {
+    await this.page.getByTestId(T.askSubmit).click();
+  }
+  askAmountProblem() {
+    return this.page.getByTestId(T.askAmountProblem);
+  }
+  requestRows() {
+    return this.page.getByTestId(T.requestRow);
+  }
   requestRow(requestId: string) {
-    return this.page.locator(`[data-testid="request-row"][data-request-id="${requestId}"]`);
+    return this.page.locator(`[data-testid="${T.requestRow}"][data-request-id="${requestId}"]`);
+  }
+  requestStatus(requestId: string) {
+    return this.requestRow(requestId).getByTestId(T.requestStatus);
+  }
+  decidePanel() {
+    return this.page.getByTestId(T.decidePanel);
+  }
+  async openDecision(requestId: string): Promise<void> {
+    await this.requestRow(requestId).getByTestId(T.requestDecide).click();
+    await this.decidePanel().waitFor();
+  }
+  async closeDecision(): Promise<void> {
+    await this.decidePanel().getByRole("button", { name: "Close" }).click();
   }
   async decide(requestId: string, opts: { approve: string; note?: string }): Promise<void> {
-    await this.requestRow(requestId).getByTestId("request-decide").click();
-    const panel = this.page.getByTestId("decide-panel");
-    await panel.waitFor();
+    await this.openDecision(requestId);
+    const panel = this.decidePanel();
     await panel.getByLabel("Approve (credits)").fill(opts.approve);
-    if (opts.note) await panel.getByTestId("decide-note").fill(opts.note);
-    await panel.getByTestId("decide-approve").click();
+    if (opts.note) await panel.getByTestId(T.decideNote).fill(opts.note);
+    await panel.getByTestId(T.decideApprove).click();
   }
 
   async openAllocations(): Promise<void> {
     await this.page.goto("/credits/allocations");
-    await this.page.getByTestId("allocate-form").waitFor();
+    await this.page.getByTestId(T.allocateForm).waitFor();
   }
   /** `to` is an option's value: `wallet:<id>`, or `open:user:<id>` for a person without a wallet yet. */
   async allocate(to: string, amount: string, reason: string): Promise<void> {
-    await this.page.getByTestId("allocate-to").selectOption(to);
+    await this.page.getByTestId(T.allocateTo).selectOption(to);
     await this.page.getByLabel("Amount (credits)").fill(amount);
     await this.page.getByLabel("Reason").fill(reason);
-    await this.page.getByTestId("allocate-submit").click();
+    await this.page.getByTestId(T.allocateSubmit).click();
   }
   /** The value of the first receiver whose label mentions `text` (an email, a project's name). */
   async targetNamed(text: string): Promise<string> {
-    const option = this.page.getByTestId("allocate-to").locator("option", { hasText: text }).first();
+    const option = this.page.getByTestId(T.allocateTo).locator("option", { hasText: text }).first();
     return (await option.getAttribute("value")) as string;
   }
+  /** The allocation whose row mentions `text` (its reason). */
+  movementRow(text: string) {
+    return this.page.getByTestId(T.movementRow).filter({ hasText: text });
+  }
+  movementAmount(row: Locator) {
+    return row.getByTestId(T.movementAmount);
+  }
   notice() {
-    return this.page.getByTestId("notice");
+    return this.page.getByTestId(TEST_IDS.shell.notice);
   }
 }

@@ -1,4 +1,5 @@
-// Page object of the sign-in and password pages. Test ids are the console's own (data-testid).
+// Page object of the sign-in and password pages. Test ids come from the console (@berth/console/test-ids).
+import { TEST_IDS } from "@berth/console/test-ids";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { closeContexts, newContext } from "../browser.ts";
 
@@ -10,17 +11,17 @@ export class LoginPage {
 
   async open(path = "/login"): Promise<void> {
     await this.page.goto(path);
-    await this.page.getByTestId("login-form").waitFor();
+    await this.page.getByTestId(TEST_IDS.login.loginForm).waitFor();
   }
 
   async signIn(email: string, password: string): Promise<void> {
     await this.page.getByLabel("Email").fill(email);
     await this.page.getByLabel("Password", { exact: true }).fill(password);
-    await this.page.getByTestId("login-submit").click();
+    await this.page.getByTestId(TEST_IDS.login.loginSubmit).click();
   }
 
   errorMessage() {
-    return this.page.getByTestId("error-message");
+    return this.page.getByTestId(TEST_IDS.shell.errorMessage);
   }
 }
 
@@ -31,14 +32,14 @@ export class PasswordPage {
   }
 
   async waitFor(): Promise<void> {
-    await this.page.getByTestId("password-form").waitFor();
+    await this.page.getByTestId(TEST_IDS.login.passwordForm).waitFor();
   }
 
   async change(current: string, next: string, repeat = next): Promise<void> {
     await this.page.getByLabel("Current password").fill(current);
     await this.page.getByLabel("New password", { exact: true }).fill(next);
     await this.page.getByLabel("New password again").fill(repeat);
-    await this.page.getByTestId("password-submit").click();
+    await this.page.getByTestId(TEST_IDS.login.passwordSubmit).click();
   }
 }
 
@@ -77,7 +78,7 @@ export class Visitors {
     const login = new LoginPage(page);
     await login.open();
     await login.signIn(who.email, who.password);
-    await page.getByTestId("account-menu").waitFor();
+    await page.getByTestId(TEST_IDS.shell.accountMenu).waitFor();
     await page.waitForURL((u) => u.pathname === "/dashboard");
     this.current = page;
     return page;

@@ -1,4 +1,6 @@
 // Page objects of the sessions list, the create wizard, a session's page and the queue.
+
+import { TEST_IDS } from "@berth/console/test-ids";
 import type { Page } from "playwright-core";
 
 export class SessionsListPage {
@@ -19,7 +21,7 @@ export class SessionsListPage {
       .waitFor({ timeout });
   }
   liveMode() {
-    return this.page.getByTestId("live-indicator").getAttribute("data-mode");
+    return this.page.getByTestId(TEST_IDS.shell.liveIndicator).getAttribute("data-mode");
   }
 }
 
@@ -30,7 +32,7 @@ export class NewSessionPage {
   }
   async open(): Promise<void> {
     await this.page.goto("/sessions/new");
-    await this.page.getByTestId("create-session-form").waitFor();
+    await this.page.getByTestId(TEST_IDS.wizard.form).waitFor();
   }
   async chooseOffering(name: string): Promise<void> {
     await this.page.getByTestId(`offering-${name}`).check();
@@ -55,9 +57,33 @@ export class NewSessionPage {
       message: ((await panel.getByTestId("refusal-message").textContent()) ?? "").trim(),
     };
   }
+  createButton() {
+    return this.page.getByTestId(TEST_IDS.wizard.create);
+  }
+  /** The limits step's words on the resource policy's idle rules and running time. */
+  limitsPolicy() {
+    return this.page.getByTestId(TEST_IDS.wizard.limitsPolicy);
+  }
+  idleTimeout() {
+    return this.page.getByTestId(TEST_IDS.wizard.idleTimeout);
+  }
+  maxRuntime() {
+    return this.page.getByTestId(TEST_IDS.wizard.maxRuntime);
+  }
+  /** Types the asked idle timeout (minutes) and maximum running time (hours). */
+  async askLimits(idleMinutes: string, runtimeHours: string): Promise<void> {
+    await this.idleTimeout().fill(idleMinutes);
+    await this.maxRuntime().fill(runtimeHours);
+  }
+  idleTimeoutProblem() {
+    return this.page.getByTestId(TEST_IDS.wizard.idleTimeoutProblem);
+  }
+  maxRuntimeProblem() {
+    return this.page.getByTestId(TEST_IDS.wizard.maxRuntimeProblem);
+  }
   async create(name: string): Promise<string> {
     await this.page.getByTestId("session-name").fill(name);
-    await this.page.getByTestId("create-session").click();
+    await this.createButton().click();
     await this.page.waitForURL((u) => /^\/sessions\/ses_/.test(u.pathname));
     return new URL(this.page.url()).pathname.split("/").at(-1) as string;
   }
@@ -80,7 +106,7 @@ export class SessionPage {
   }
   async act(action: "pause" | "resume" | "restart" | "terminate"): Promise<void> {
     await this.page.getByTestId(`action-${action}`).click();
-    if (action !== "resume") await this.page.getByTestId("confirm-ok").click();
+    if (action !== "resume") await this.page.getByTestId(TEST_IDS.shell.confirmOk).click();
   }
   idleWarning() {
     return this.page.getByTestId("idle-warning");

@@ -90,7 +90,7 @@ describe("connect links", () => {
     expect(new URL(b.links.lab).host).toBe(bed.gpu["gpu-b"].sessionDomain);
   });
 
-  it("are refused for a paused session, and for another user's session", async () => {
+  it("are refused for a paused session, and for another member's session", async () => {
     const paused = await bed.t.request("GET", `/api/v1/sessions/${S.paused}/connect`, { token: alice.token });
     expect(paused.status).toBe(409);
     expect(paused.body.error.details).toMatchObject({ reason: "session_not_running", phase: "Paused" });
@@ -128,7 +128,7 @@ describe("opening a link", () => {
     expect(refused.every((r) => r.headers["x-berth-gateway"] === "token_used")).toBe(true);
   });
 
-  it("does not let another user in: not with their cookie, not with their link", async () => {
+  it("does not let another member in: not with their cookie, not with their link", async () => {
     const bobsLinks = await linksFor(S.bobs, bob);
     const { cookie: bobsCookie } = await signIn(bobsLinks.links.lab);
     const alicesLab = `https://${bed.gpu["gpu-a"].sessionDomain}/proxy/${S.a.replace("_", "-")}/lab`;
@@ -231,7 +231,7 @@ describe("logs", () => {
     expect(text.trim().split("\n")).toEqual(STANDIN_LOG_LINES);
   });
 
-  it("are refused for a paused session and hidden from another user", async () => {
+  it("are refused for a paused session and hidden from another member", async () => {
     expect((await bed.t.request("GET", `/api/v1/sessions/${S.paused}/logs`, { token: alice.token })).status).toBe(409);
     expect((await bed.t.request("GET", `/api/v1/sessions/${S.a}/logs`, { token: bob.token })).status).toBe(404);
   });

@@ -6,7 +6,7 @@ import { createTestDatabase, type TestDatabase } from "../db/db.test-support.ts"
 import { insertCluster } from "../db/operations/clusters/insertCluster.ts";
 import { insertTestSessions } from "../db/operations/sessions/sessions.test-support.ts";
 import type { Deps } from "../deps.ts";
-import { recordSessionStatus } from "./report-status.ts";
+import { recordSessionStatus } from "./reportStatus.ts";
 
 let t: TestDatabase;
 let deps: Pick<Deps, "db" | "clock">;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { allowList } from "../internal/cidr.ts";
-import { clientAddress } from "./client-address.ts";
+import { clientAddress } from "./clientAddress.ts";
 
 const proxies = allowList(["10.0.0.0/8", "fd00::/8"]);
 

@@ -51,7 +51,7 @@ describe("the event stream", () => {
     }
   });
 
-  it("shows a user only the sessions they may see; an organization admin sees the organization's", async () => {
+  it("shows a member only the sessions they may see; an organization admin sees the organization's", async () => {
     const forBob = await openEventStream(`${bed.t.api.url}/api/v1/sessions/events`, bed.bob.token);
     const forAdmin = await openEventStream(`${replica.url}/api/v1/sessions/events`, bed.orgAdmin.token);
     try {

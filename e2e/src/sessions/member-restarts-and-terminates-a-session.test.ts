@@ -49,7 +49,7 @@ async function objectsOnGpuA(): Promise<Record<string, string[]>> {
   }
 }
 
-describe("another user's session", () => {
+describe("another member's session", () => {
   it("is invisible: 404 on detail and every action, absent from lists and the stream's scope", async () => {
     for (const [method, path] of [
       ["GET", `/api/v1/sessions/${id}`],

@@ -22,7 +22,7 @@ const body = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
-describe("a user starts a session", () => {
+describe("a member starts a session", () => {
   it("runs it on a cluster with the offering's GPU model, with one GPU bound to its pod", async () => {
     const created = await bed.call(bed.alice, "POST", "/api/v1/sessions", body());
     expect(created.status, JSON.stringify(created.body)).toBe(201);

@@ -1,0 +1,97 @@
+// Page objects of the system settings (branding, sign-up policy, placement, the sign-up queue) and of the
+// public sign-up page. Test ids come from the console (@berth/console/test-ids).
+import { TEST_IDS } from "@berth/console/test-ids";
+import type { Page } from "playwright-core";
+import { Shell } from "./shell.ts";
+
+const T = TEST_IDS.settings;
+
+export interface Branding {
+  productName?: string;
+  accent?: string;
+  supportUrl?: string;
+  logo?: { name: string; mimeType: string; buffer: Buffer };
+}
+
+export class SettingsPage {
+  readonly page: Page;
+  readonly shell: Shell;
+  constructor(page: Page) {
+    this.page = page;
+    this.shell = new Shell(page);
+  }
+
+  async openFromMenu(): Promise<void> {
+    await this.shell.openAdmin("System settings");
+    await this.page.getByTestId(T.brandingForm).waitFor();
+  }
+
+  async saveBranding(b: Branding): Promise<void> {
+    if (b.productName !== undefined) await this.page.getByLabel("Product name").fill(b.productName);
+    if (b.accent !== undefined) await this.page.getByLabel("Accent colour").fill(b.accent);
+    if (b.supportUrl !== undefined) await this.page.getByLabel("Support link").fill(b.supportUrl);
+    if (b.logo) await this.page.getByLabel(/^Logo/).setInputFiles(b.logo);
+    await this.page.getByTestId(T.brandingSave).click();
+  }
+
+  /** A section's saved notice: branding, signup or placement. */
+  saved(section: "branding" | "signup" | "placement") {
+    return this.page.getByTestId(T.saved(section));
+  }
+  currentLogo() {
+    return this.page.getByTestId(T.currentLogo);
+  }
+
+  async openSignupWithApproval(domains: string): Promise<void> {
+    await this.page.getByLabel("Anyone, after an administrator approves").check();
+    await this.page.getByLabel("Allowed email domains").fill(domains);
+    await this.page.getByTestId(T.signupPolicySave).click();
+  }
+
+  async placeBySpreading(): Promise<void> {
+    await this.page.getByLabel("Spread: the emptiest cluster").check();
+    await this.page.getByTestId(T.placementSave).click();
+  }
+
+  async openSignupQueue(): Promise<void> {
+    await this.page.getByTestId(T.tab("signups")).click();
+  }
+  signupRequests() {
+    return this.page.getByTestId(T.signupRequest);
+  }
+  signupRequest(email: string) {
+    return this.page.locator(`[data-testid="${T.signupRequest}"][data-email="${email}"]`);
+  }
+  async approve(email: string): Promise<void> {
+    await this.signupRequest(email).getByTestId(T.approve).click();
+    await this.page.getByTestId(T.signupNotice).waitFor();
+  }
+}
+
+export class SignupPage {
+  readonly page: Page;
+  readonly shell: Shell;
+  constructor(page: Page) {
+    this.page = page;
+    this.shell = new Shell(page);
+  }
+
+  closed() {
+    return this.page.getByTestId(T.signupClosed);
+  }
+  form() {
+    return this.page.getByTestId(T.signupForm);
+  }
+  async signUp(email: string, password: string, repeat = password): Promise<void> {
+    await this.page.getByLabel("Email").fill(email);
+    await this.page.getByLabel("Password", { exact: true }).fill(password);
+    await this.page.getByLabel("Password again").fill(repeat);
+    await this.page.getByTestId(T.signupSubmit).click();
+  }
+  problem() {
+    return this.page.getByTestId(T.signupProblem);
+  }
+  done() {
+    return this.page.getByTestId(T.signupDone);
+  }
+}

@@ -1,0 +1,98 @@
+// What every page of the console shares: the admin menu, the confirm dialog, notices and empty states.
+import { TEST_IDS } from "@berth/console/test-ids";
+import type { Page } from "playwright-core";
+
+const T = TEST_IDS.shell;
+
+export class Shell {
+  readonly page: Page;
+  constructor(page: Page) {
+    this.page = page;
+  }
+
+  /** Opens an admin page from the admin menu by its link's name. */
+  async openAdmin(link: string): Promise<void> {
+    await this.page.getByTestId(T.adminMenu).click();
+    await this.page.getByRole("link", { name: link, exact: true }).click();
+    await this.page.getByRole("heading", { name: link, level: 1 }).waitFor();
+  }
+
+  adminMenu() {
+    return this.page.getByTestId(T.adminMenu);
+  }
+
+  /** The account menu, there once the person is signed in and the app has loaded. */
+  accountMenu() {
+    return this.page.getByTestId(T.accountMenu);
+  }
+
+  /** A link in the navigation or a menu, by its exact name. */
+  link(name: string) {
+    return this.page.getByRole("link", { name, exact: true });
+  }
+
+  /** The product's name and logo in the header (the branding). */
+  brandName() {
+    return this.page.getByTestId(T.brandName);
+  }
+
+  brandLogo() {
+    return this.page.getByTestId(T.brandLogo);
+  }
+
+  /** The header's live indicator: its data-mode is live or polling. */
+  liveIndicator() {
+    return this.page.getByTestId(T.liveIndicator);
+  }
+
+  bell() {
+    return this.page.getByTestId(TEST_IDS.notifications.bell);
+  }
+
+  notificationPanel() {
+    return this.page.getByTestId(TEST_IDS.notifications.panel);
+  }
+
+  async readAllNotifications(): Promise<void> {
+    await this.page.getByTestId(TEST_IDS.notifications.readAll).click();
+  }
+
+  notificationCount() {
+    return this.page.getByTestId(TEST_IDS.notifications.count);
+  }
+
+  async openBell(): Promise<void> {
+    await this.page.getByTestId(TEST_IDS.notifications.bell).click();
+  }
+
+  /** A notification in the bell's panel, by its kind. */
+  notification(kind: string) {
+    return this.page.locator(`[data-testid="${TEST_IDS.notifications.item}"][data-kind="${kind}"]`);
+  }
+
+  async confirm(): Promise<void> {
+    await this.page.getByTestId(T.confirmDialog).waitFor();
+    await this.page.getByTestId(T.confirmOk).click();
+  }
+
+  /** Waits for a notice or message with this text. */
+  async sees(text: string | RegExp): Promise<void> {
+    await this.page.getByText(text).waitFor();
+  }
+
+  emptyState() {
+    return this.page.getByTestId(T.emptyState);
+  }
+
+  errorMessage() {
+    return this.page.getByTestId(T.errorMessage);
+  }
+
+  errorPanel() {
+    return this.page.getByTestId(T.errorPanel);
+  }
+
+  errorRequestId() {
+    return this.page.getByTestId(T.errorRequestId);
+  }
+}
