@@ -1,11 +1,22 @@
 import { defineConfig } from "vitest/config";
 
+// The files that run a real node (e2e/src/testbed/real-node): its CNI makes bridges, veths and addresses on
+// the host, and Chromium drops every navigation in flight when the host's network changes
+// (net::ERR_NETWORK_CHANGED, seen in a browser journey running beside them). They run as a group of their
+// own, after every other file, so no browser is open while a node comes or goes.
+const REAL_NODE_FILES = [
+  "e2e/src/real/**/*.test.ts",
+  "e2e/src/builds/**/*.test.ts",
+  "e2e/src/testbed/real-node.test.ts",
+  "e2e/src/testbed/csi-hostpath.real-node.test.ts",
+];
+const ALL_FILES = ["{crds,controllers,api,operator,console,cdk8s,e2e,bench}/src/**/*.test.ts", "scripts/**/*.test.ts"];
+const EXCLUDED = ["**/node_modules/**", "**/dist/**"];
+
 // One run covers every workspace. Integration tests start their own clusters and databases in
 // beforeAll (see e2e/src/testbed and api/src/db/db.test-support.ts); the limits below are for those starts.
 export default defineConfig({
   test: {
-    include: ["{crds,controllers,api,operator,console,cdk8s,e2e,bench}/src/**/*.test.ts", "scripts/**/*.test.ts"],
-    exclude: ["**/node_modules/**", "**/dist/**"],
     pool: "forks",
     maxWorkers: 2,
     testTimeout: 60_000,
@@ -15,5 +26,20 @@ export default defineConfig({
     // second is too short under load, and waiting longer costs only a test that fails anyway.
     expect: { poll: { timeout: 10_000 } },
     globalSetup: ["./scripts/vitest-global-setup.ts"],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "berth",
+          include: ALL_FILES,
+          exclude: [...EXCLUDED, ...REAL_NODE_FILES],
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: { name: "real-node", include: REAL_NODE_FILES, exclude: EXCLUDED, sequence: { groupOrder: 1 } },
+      },
+    ],
   },
 });

@@ -74,6 +74,7 @@ describe("the session event hub", () => {
 
   it("on close ends every stream, gives its connection back, and turns later subscribers away", async () => {
     const hub = new SessionEventHub(t.db, pino({ level: "silent" }));
+    onTestFinished(() => hub.close()); // also when an expectation fails: the database is dropped after
     const ended: string[] = [];
     await hub.subscribe({ deliver: () => {}, close: () => ended.push("a") });
     await hub.subscribe({ deliver: () => {}, close: () => ended.push("b") });

@@ -40,6 +40,8 @@ export class SessionEventHub {
   readonly #holes = new Map<bigint, number>(); // seq -> first seen missing (ms)
   readonly #delivered = new Set<bigint>(); // delivered seqs above the oldest hole
   #pumping = false;
+  /** The read in flight (or the last one, settled): close waits for it. */
+  #pumped: Promise<void> = Promise.resolve();
   #again = false;
   #closed = false;
   /** Test and metrics aid. */
@@ -109,7 +111,7 @@ export class SessionEventHub {
       return;
     }
     this.#pumping = true;
-    void (async () => {
+    this.#pumped = (async () => {
       try {
         do {
           this.#again = false;
@@ -160,8 +162,10 @@ export class SessionEventHub {
     const subs = [...this.#subs];
     this.#subs.clear();
     for (const s of subs) s.close?.();
-    // A LISTEN being set up finishes first, so that its connection is given back too.
+    // A LISTEN being set up finishes first, so that its connection is given back too; so does a read in
+    // flight, whose connection would otherwise still be lent out after close (seen under load).
     await this.#starting?.catch(() => {});
+    await this.#pumped;
     await this.#release();
   }
 }
