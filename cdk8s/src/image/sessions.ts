@@ -190,7 +190,7 @@ const run = (cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; log?:
   const r = spawnSync(cmd, args, { encoding: "utf8", env: opts.env ?? process.env, maxBuffer: 2 ** 28 });
   if (r.status !== 0)
     throw new Error(
-      `${opts.log ?? [cmd, ...args].join(" ")} failed (${r.status ?? r.signal}):\n${`${r.stdout}${r.stderr}`.slice(-4000)}`,
+      `${opts.log ?? [cmd, ...args].join(" ")} failed (${r.error?.message ?? r.status ?? r.signal}):\n${`${r.stdout}${r.stderr}`.slice(-4000)}`,
     );
   return r.stdout;
 };
@@ -633,6 +633,22 @@ export async function pushSessionImage(built: BuiltImage, registryHost: string) 
   const ref = parseRef(sessionImageRef(built.kind, registryHost, built.tag));
   const r = await pushLayout(built.dir, ref, { plainHttp: true });
   return { ref: `${ref.host}/${ref.repository}:${ref.tag}`, ...r };
+}
+
+/** The catalog's name for each image's kind (crds ImageKindName; api/src/bootstrap/localImages.ts). */
+export const CATALOG_KINDS = { jupyterlab: "jupyterlab", terminal: "terminal", code: "code-server" } as const;
+
+/**
+ * Builds (or finds in the cache) and pushes all three to a registry the nodes pull from; answers the
+ * references by catalog kind, as `applyLocalSessionImages(kube, refs)` takes them.
+ */
+export async function publishSessionImages(
+  registryHost: string,
+): Promise<Record<(typeof CATALOG_KINDS)[SessionImageKind], string>> {
+  const refs = {} as Record<(typeof CATALOG_KINDS)[SessionImageKind], string>;
+  for (const kind of KINDS)
+    refs[CATALOG_KINDS[kind]] = (await pushSessionImage(buildSessionImage(kind), registryHost)).ref;
+  return refs;
 }
 
 function parseKinds(names: string[]): SessionImageKind[] {
