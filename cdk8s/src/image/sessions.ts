@@ -33,7 +33,7 @@ import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { type ImageConfig, type Layer, layerOf, ROOT, tarOf, writeLayout } from "./build.ts";
+import { type ImageConfig, type Layer, layerOf, ROOT, TAR_STABLE, tarOf, writeLayout } from "./build.ts";
 import { parseRef, pushLayout } from "./push.ts";
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
@@ -308,7 +308,7 @@ export function baseKey(): string {
     MIRROR,
     BASE_PACKAGES.join(","),
     JSON.stringify(USER),
-    JSON.stringify([SCRATCH, LAYER_EXCLUDE]),
+    JSON.stringify([SCRATCH, LAYER_EXCLUDE, TAR_STABLE]),
     code(ensureBase, debootstrapped, chrootSh, mountBuildEnv, clearScratch, tarOf, layerOf),
   ).slice(0, 32);
 }
@@ -408,6 +408,7 @@ export function imageKey(kind: SessionImageKind): string {
     ...r.inputs,
     ...r.files.flatMap(([f, to, mode]) => [readFileSync(join(FILES, f)), to, String(mode)]),
     JSON.stringify(r.config),
+    JSON.stringify([SCRATCH, LAYER_EXCLUDE, TAR_STABLE]),
     code(buildLocked, whiteoutsToOci, writeLayout, ...(r.host ? [buildCodeServer, addXterm, npmPack] : [])),
   ).slice(0, 32);
 }
