@@ -19,7 +19,7 @@ afterAll(async () => {
 });
 
 describe.skipIf(!asRoot)("the tests' Postgres from a clone in a private folder, as root", () => {
-  it("starts from binaries under a 0700 folder with a space in its path, and leaves the folder private", async () => {
+  it("starts from binaries under a 0700 folder with a space in its path, keeps its data under a deep path with a space, and leaves the folder private", async () => {
     const privateHome = mkdtempSync(join(tmpdir(), "berth-private-"));
     made.push(privateHome);
     expect(statSync(privateHome).mode & 0o777).toBe(0o700);
@@ -31,7 +31,10 @@ describe.skipIf(!asRoot)("the tests' Postgres from a clone in a private folder, 
 
     const dataParent = mkdtempSync(join(tmpdir(), "berth-pg-"));
     made.push(dataParent);
-    server = await startPostgres({ dataDir: join(dataParent, "data"), binDir: join(clonePkg, "native", "bin") });
+    server = await startPostgres({
+      dataDir: join(dataParent, "data of a clone", "x".repeat(90)),
+      binDir: join(clonePkg, "native", "bin"),
+    });
     const db = connect(server.url, { poolMax: 1 });
     try {
       const rows = (await db.raw("select 1 + 1 as two")) as { rows: { two: number }[] };

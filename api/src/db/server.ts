@@ -207,8 +207,9 @@ export async function startPostgres(opts: StartPostgresOptions): Promise<Postgre
     String(port),
     "-c",
     "listen_addresses=127.0.0.1",
+    // TCP only: a socket path is limited to 107 bytes, which a clone in a deep folder would pass.
     "-c",
-    `unix_socket_directories=${dataDir}`,
+    "unix_socket_directories=",
     "-c",
     "max_connections=300",
   ];

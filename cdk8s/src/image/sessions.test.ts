@@ -35,8 +35,8 @@ vi.setConfig({ testTimeout: 180_000, hookTimeout: 45 * 60_000 });
 
 const has = (cmd: string) => spawnSync("sh", ["-c", `command -v ${cmd}`]).status === 0;
 const root = process.getuid?.() === 0;
-// Building needs root (chroot, mounts) and debootstrap, running needs runc (scripts/ensure-image-tools.sh,
-// which .ci/run calls, installs both). Skipped where not root; under CI=true as root a missing tool fails.
+// Building needs root (chroot, mounts) and debootstrap, running needs runc (.ci/run installs them with
+// scripts/ensure-image-tools.sh and scripts/ensure-node-runtime.sh). Skipped where not root; under CI=true as root a missing tool fails.
 const ci = process.env.CI === "true";
 const canBuild = root && (ci || (has("debootstrap") && has("flock")));
 const canRun = canBuild && (ci || has("runc"));

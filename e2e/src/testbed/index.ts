@@ -1,5 +1,20 @@
-export { findTestbedBinaries, hasTestbedBinaries, TESTBED_BINARIES } from "./binaries.ts";
+export {
+  findNodeBinaries,
+  findTestbedBinaries,
+  hasTestbedBinaries,
+  NODE_BINARIES,
+  TESTBED_BINARIES,
+} from "./binaries.ts";
 export { ComponentStartError } from "./cluster.ts";
+export {
+  type CsiHostpathOptions,
+  findCsiBinaries,
+  HOSTPATH_DRIVER,
+  HOSTPATH_STORAGE_CLASS,
+  type RunningCsiHostpath,
+  startCsiHostpath,
+  teardownCsiHostpath,
+} from "./csi-hostpath.ts";
 export { formatTimings, startFleet, table } from "./fleet.ts";
 export {
   type BedGpuCard,
@@ -28,5 +43,6 @@ export {
   procStat,
   rssBytes,
 } from "./procfs.ts";
+export * from "./real-node/index.ts";
 export { findRegistryBinary, type LocalRegistry, startRegistry, startTokenGate, type TokenGate } from "./registry.ts";
 export type * from "./types.ts";

@@ -100,6 +100,19 @@ describe("charging usage", () => {
     expect((await billPendingUsage(b)).charged).toBe(4n * CREDIT);
   });
 
+  it("charges only the new half hour of a sample billed alone that overlaps one billed before", async () => {
+    // The lookup of time already charged must take every billed sample that ends inside the new one,
+    // not only those that start inside it: [0, 3600) starts before [1800, 5400) and covers its first half.
+    const { b } = testBilling(tdb.db);
+    const org = await anOrganizationWallet(tdb.db, 100n * CREDIT);
+    const s = await aSession(tdb.db, { ownerId: "usr_1", organizationId: org.id, offering: "h100" });
+    await usage(tdb.db, "clu_a", [{ id: "smp-hour", session: s.id, start: at(0), seconds: 3600 }]);
+    expect((await billPendingUsage(b)).charged).toBe(4n * CREDIT);
+    await usage(tdb.db, "clu_a", [{ id: "smp-late", session: s.id, start: at(1800), seconds: 3600 }]);
+    expect((await billPendingUsage(b)).charged).toBe(2n * CREDIT);
+    expect(await balanceOf(tdb.db, org.wallet.id)).toBe(100n * CREDIT - 6n * CREDIT);
+  });
+
   it("costs twice for a two-GPU session on a one-GPU offering", async () => {
     const { b } = testBilling(tdb.db);
     const org = await anOrganizationWallet(tdb.db, 10n * CREDIT);

@@ -257,6 +257,20 @@ describe("/api/v1/audit-logs", () => {
       });
       const broken = await t.request("GET", "/api/v1/audit-logs/verify", { token: w.superAdmin.token });
       expect(broken.body).toMatchObject({ valid: false, first_broken: { id: String(victim.seq), problem: "hash" } });
+
+      // A better-informed attacker recomputes the rewritten row's hash with the database's own function and
+      // points the next row at it. Only the chain catches that: the next row's hash covers its prev_hash.
+      const next = String(BigInt(victim.seq) + 1n);
+      await t.database.db.transaction(async (tx) => {
+        await tx.raw("SET LOCAL session_replication_role = replica");
+        await tx.raw("UPDATE audit_log a SET hash = berth_audit_row_hash(a.prev_hash, a) WHERE seq = ?", [victim.seq]);
+        await tx.raw("UPDATE audit_log SET prev_hash = (SELECT hash FROM audit_log WHERE seq = ?) WHERE seq = ?", [
+          victim.seq,
+          next,
+        ]);
+      });
+      const relinked = await t.request("GET", "/api/v1/audit-logs/verify", { token: w.superAdmin.token });
+      expect(relinked.body).toMatchObject({ valid: false, first_broken: { id: next, problem: "hash" } });
       // The refused verify above (403) is recorded as a denied attempt.
       const denied = await t.request("GET", "/api/v1/audit-logs?action=verifyAuditLog", { token: w.superAdmin.token });
       expect(denied.body.data[0]).toMatchObject({ outcome: "denied", actor: { id: w.adminA.id } });

@@ -217,6 +217,24 @@ describe("/api/v1/notifications", () => {
       json: { preferences: [{ kind: "weather", enabled: false }] },
     });
     expect(unknownKind.status).toBe(400);
+    // The same kind twice (fuzzing found it answered 500): refused whole, naming the second entry.
+    const twice = await t.request("PATCH", "/api/v1/notifications/preferences", {
+      token: w.memberB.token,
+      json: {
+        preferences: [
+          { kind: "image_build.finished", enabled: false },
+          { kind: "image_build.finished", enabled: true },
+        ],
+      },
+    });
+    expect(twice.status).toBe(400);
+    expect(twice.body.error.code).toBe("validation_failed");
+    expect(twice.body.error.details.issues[0]).toMatchObject({
+      code: "duplicate_kind",
+      path: ["body", "preferences", 1, "kind"],
+    });
+    const after = await t.request("GET", "/api/v1/notifications/preferences", { token: w.memberB.token });
+    expect(after.body.data.find((p: { kind: string }) => p.kind === "image_build.finished").enabled).toBe(true);
   });
 
   it("says which kinds apply to the caller: administrators' kinds to administrators only", async () => {

@@ -65,6 +65,21 @@ export const UpdatePreferencesBody = z
     preferences: z
       .array(z.object({ kind: NotificationKind, enabled: z.boolean() }).strict())
       .min(1)
-      .max(NOTIFICATION_KIND_LIST.length),
+      .max(NOTIFICATION_KIND_LIST.length)
+      // One entry per kind: two would say two things of one kind, and neither is the caller's answer.
+      .superRefine((prefs, ctx) => {
+        const first = new Map<string, number>();
+        for (const [i, p] of prefs.entries()) {
+          const at = first.get(p.kind);
+          if (at === undefined) first.set(p.kind, i);
+          else
+            ctx.addIssue({
+              code: "custom",
+              path: [i, "kind"],
+              message: `${p.kind} is named twice (also at preferences[${at}]): give each kind once`,
+              params: { code: "duplicate_kind" },
+            });
+        }
+      }),
   })
   .strict();

@@ -15,8 +15,10 @@ export async function upsertPreferences(
   at: Date,
 ): Promise<void> {
   if (prefs.length === 0) return;
+  // One row per kind (the last word wins): Postgres refuses an upsert that touches a row twice.
+  const byKind = new Map(prefs.map((p) => [p.kind, p.enabled]));
   await db("notification_preferences")
-    .insert(prefs.map((p) => ({ user_id: userId, kind: p.kind, enabled: p.enabled, updated_at: at })))
+    .insert([...byKind].map(([kind, enabled]) => ({ user_id: userId, kind, enabled, updated_at: at })))
     .onConflict(["user_id", "kind"])
     .merge(["enabled", "updated_at"]);
 }
