@@ -25,7 +25,18 @@ export const fleetConfig: FleetDescription = {
       gpuRuntimeClass: true,
       gpuDevicePlugin: "hami",
     },
-    { name: "gpu-b", kind: "gpu", nodes: nodes("gpu-b-l4", 2, L4, 4), gpuRuntimeClass: true, gpuDevicePlugin: true },
+    {
+      name: "gpu-b",
+      kind: "gpu",
+      nodes: nodes("gpu-b-l4", 2, L4, 4),
+      gpuRuntimeClass: true,
+      gpuDevicePlugin: true,
+      // A real kubelet and containerd (e2e/src/testbed/real-node), started by `npm start` where the machine
+      // allows it: here, not on gpu-a, because whole cards need only the plain device plugin's
+      // `nvidia.com/gpu`, while a HAMi node's slices also need `nvidia.com/gpumem`/`gpucores`, HAMi's card
+      // register and its in-container library (docs/dev/gpu-sharing.md), none of which a fake card has.
+      realNode: { name: "gpu-b-real-1", gpuModel: L4, gpuCount: 2, gpuMemoryMib: 23034 },
+    },
   ],
 };
 

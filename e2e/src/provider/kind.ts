@@ -400,6 +400,7 @@ export async function startKindFleet(
       dataDir: workDir,
       timings: [],
       startMs,
+      realNodes: [], // kind's nodes are real already
       pids: () => [],
       stop: deleteClusters,
     };

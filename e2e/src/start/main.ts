@@ -7,7 +7,9 @@
 //      cache, or builds them (about 9 minutes cold; progress on stderr).
 //   3. Start the clusters of e2e/fleet.config.ts in parallel, data under .data/fleet (fresh each run: the
 //      clusters are disposable, state that must survive belongs to Postgres), and write each admin
-//      kubeconfig to .data/kubeconfig-<cluster>.yaml.
+//      kubeconfig to .data/kubeconfig-<cluster>.yaml. Where the machine allows it (canRunRealNode: root,
+//      containerd present or installable) the real node the fleet names joins its cluster, and one line
+//      says so; otherwise one line says why not and the fleet is kwok alone. BERTH_REAL_NODE=0 leaves it out.
 //   4. Start the SERVICES, in order (see below).
 //   5. Print what runs where, with per-component start times; wait for Ctrl-C or SIGTERM; stop services
 //      in reverse order, then the fleet; exit 0. A second Ctrl-C while stopping kills everything at once.
@@ -28,7 +30,9 @@ import { spawn } from "node:child_process";
 import { rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fleetConfig } from "../../fleet.config.ts";
+import { findNodeBinaries } from "../testbed/binaries.ts";
 import { formatTimings, startFleet, table } from "../testbed/fleet.ts";
+import { canRunRealNode } from "../testbed/real-node/can-run.ts";
 import type { Fleet } from "../testbed/types.ts";
 import { acquirePidLock } from "./lock.ts";
 import type { RunningService, Service } from "./service.ts";
@@ -82,7 +86,9 @@ async function main(): Promise<number> {
     const fleetDir = join(dataDir, "fleet");
     rmSync(fleetDir, { recursive: true, force: true });
     log(`[berth] starting ${fleetConfig.clusters.map((c) => c.name).join(", ")} (data in ${rel(fleetDir)})`);
-    fleet = await startFleet(fleetConfig, { binDir, dataDir: fleetDir, log, signal: abort.signal });
+    const realNodes = realNodeDecision();
+    if (realNodes) findNodeBinaries(); // cached after the first run; a cold build prints its progress
+    fleet = await startFleet(fleetConfig, { binDir, dataDir: fleetDir, log, signal: abort.signal, realNodes });
 
     const kubeconfigs = new Map<string, string>();
     for (const c of fleet.clusters) {
@@ -142,6 +148,25 @@ async function main(): Promise<number> {
   } finally {
     clearInterval(keepAlive);
   }
+}
+
+/** Whether the fleet's real node starts; says so, or why not, in one line. */
+function realNodeDecision(): boolean {
+  const named = fleetConfig.clusters.filter((c) => c.realNode).map((c) => c.name);
+  if (named.length === 0) return false;
+  if (process.env.BERTH_REAL_NODE === "0") {
+    log("[berth] real node: left out (BERTH_REAL_NODE=0); GPU clusters run kwok nodes alone");
+    return false;
+  }
+  const can = canRunRealNode();
+  if (!can.ok) {
+    log(`[berth] real node: not on this machine (${can.reason}); GPU clusters run kwok nodes alone`);
+    return false;
+  }
+  log(
+    `[berth] real node: a real kubelet and containerd join ${named.join(", ")} (fake GPUs; BERTH_REAL_NODE=0 leaves it out)`,
+  );
+  return true;
 }
 
 /** Runs the builder; its progress goes to our stderr, its last stdout line is the binaries' folder. */

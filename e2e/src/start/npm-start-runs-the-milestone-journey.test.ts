@@ -78,6 +78,8 @@ beforeAll(async () => {
       BERTH_WEBHOOK_ALLOW_HOSTS: "127.0.0.1",
       BERTH_WEBHOOK_CA_FILE: join(receiverDir, "ca.pem"),
       BERTH_LOG_LEVEL: "error",
+      // The journey is kwok's; the real node has its own tests (e2e/src/testbed/real-node.test.ts).
+      BERTH_REAL_NODE: "0",
     },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,

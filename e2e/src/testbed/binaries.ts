@@ -32,3 +32,30 @@ export function findTestbedBinaries(env: NodeJS.ProcessEnv = process.env): strin
     throw new Error(`${BUILD_SCRIPT} printed "${dir}", which lacks one of ${TESTBED_BINARIES.join(", ")}`);
   return dir;
 }
+
+export const NODE_BUILD_SCRIPT = fileURLToPath(new URL("../../testbed/build-node-binaries.sh", import.meta.url));
+
+/** What the real node runs from the build (containerd and runc are the system's). */
+export const NODE_BINARIES = [
+  "kubelet",
+  "bridge",
+  "host-local",
+  "loopback",
+  "portmap",
+  "pause",
+  "fake-gpu-plugin",
+  "bed-app",
+];
+
+/** The real node's binaries: BERTH_NODE_BIN, else e2e/testbed/build-node-binaries.sh (cached; cold: minutes). */
+export function findNodeBinaries(env: NodeJS.ProcessEnv = process.env): string {
+  const has = (d: string) => NODE_BINARIES.every((b) => existsSync(join(d, b)));
+  if (env.BERTH_NODE_BIN && has(env.BERTH_NODE_BIN)) return env.BERTH_NODE_BIN;
+  const out = execFileSync("bash", [NODE_BUILD_SCRIPT], { stdio: ["ignore", "pipe", "inherit"], env })
+    .toString()
+    .trim();
+  const dir = out.split("\n").at(-1) ?? "";
+  if (!has(dir))
+    throw new Error(`${NODE_BUILD_SCRIPT} printed "${dir}", which lacks one of ${NODE_BINARIES.join(", ")}`);
+  return dir;
+}

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { findTestbedBinaries } from "./binaries.ts";
 import { ComponentStartError, startCluster } from "./cluster.ts";
 import { removeIfOrphaned } from "./process.ts";
+import { type RealNode, startRealNode } from "./real-node/start.ts";
 import type { Cluster, ComponentTiming, Fleet, FleetDescription, StartFleetOptions } from "./types.ts";
 
 const DEFAULT_POD_LOG = ["berth test bed: container started", "serving on 0.0.0.0:8888", "ready"];
@@ -68,6 +69,32 @@ export async function startFleet(description: FleetDescription, opts: StartFleet
   }
 
   const clusters: Cluster[] = up.map((u) => u.cluster);
+  // Real nodes join after their clusters are up, one at a time (a host runs one: real-node/layout.ts).
+  const realNodes: RealNode[] = [];
+  if (opts.realNodes) {
+    try {
+      for (const desc of description.clusters) {
+        if (!desc.realNode) continue;
+        const cluster = clusters.find((c) => c.name === desc.name);
+        if (!cluster) continue;
+        realNodes.push(
+          await startRealNode({
+            cluster,
+            ...desc.realNode,
+            ...(opts.realNodeRegistries ? { registries: opts.realNodeRegistries } : {}),
+            log,
+            readyTimeoutMs: opts.readyTimeoutMs ?? 120_000,
+          }),
+        );
+      }
+    } catch (err) {
+      await Promise.all(realNodes.map((n) => n.stop()));
+      await Promise.all(clusters.map((c) => c.stop()));
+      if (removeData) rmSync(dataDir, { recursive: true, force: true });
+      removeIfOrphaned(dataDir, false);
+      throw err;
+    }
+  }
   const timings = [...up.flatMap((u) => [...u.cluster.timings, u.total])].sort(
     (a, b) => a.startedAtMs - b.startedAtMs || a.durationMs - b.durationMs,
   );
@@ -85,9 +112,12 @@ export async function startFleet(description: FleetDescription, opts: StartFleet
     dataDir,
     timings,
     startMs,
-    pids: () => clusters.flatMap((c) => c.pids()),
+    realNodes,
+    pids: () => [...clusters.flatMap((c) => c.pids()), ...realNodes.flatMap((n) => n.pids())],
     stop: () => {
       stopping ??= (async () => {
+        // The node first: its teardown deletes its pods and Node through the cluster's apiserver.
+        await Promise.all(realNodes.map((n) => n.stop()));
         await Promise.all(clusters.map((c) => c.stop()));
         if (removeData) rmSync(dataDir, { recursive: true, force: true });
         removeIfOrphaned(dataDir, false);
@@ -104,8 +134,10 @@ function validate(d: FleetDescription): void {
     if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(c.name)) problems.push(`cluster name "${c.name}" is not a DNS label`);
     if (seen.has(c.name)) problems.push(`cluster "${c.name}" appears twice`);
     seen.add(c.name);
-    if (c.kind === "management" && (c.nodes?.length || c.gpuRuntimeClass || c.gpuDevicePlugin)) {
-      problems.push(`management cluster "${c.name}" cannot have GPU nodes, runtime class or device plugin`);
+    if (c.kind === "management" && (c.nodes?.length || c.gpuRuntimeClass || c.gpuDevicePlugin || c.realNode)) {
+      problems.push(
+        `management cluster "${c.name}" cannot have GPU nodes, a real node, runtime class or device plugin`,
+      );
     }
     for (const n of c.nodes ?? []) {
       if (!Number.isInteger(n.gpuCount) || n.gpuCount < 0)

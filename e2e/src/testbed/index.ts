@@ -1,4 +1,10 @@
-export { findTestbedBinaries, hasTestbedBinaries, TESTBED_BINARIES } from "./binaries.ts";
+export {
+  findNodeBinaries,
+  findTestbedBinaries,
+  hasTestbedBinaries,
+  NODE_BINARIES,
+  TESTBED_BINARIES,
+} from "./binaries.ts";
 export { ComponentStartError } from "./cluster.ts";
 export { formatTimings, startFleet, table } from "./fleet.ts";
 export {
@@ -28,5 +34,6 @@ export {
   procStat,
   rssBytes,
 } from "./procfs.ts";
+export * from "./real-node/index.ts";
 export { findRegistryBinary, type LocalRegistry, startRegistry, startTokenGate, type TokenGate } from "./registry.ts";
 export type * from "./types.ts";

@@ -1,5 +1,6 @@
 // Public shapes of the test bed: what a fleet is made of, and what a started one hands back.
 import type { PolicyRule } from "@berth/crds";
+import type { RealNode } from "./real-node/start.ts";
 
 export type ClusterKind = "management" | "gpu";
 export type ComponentName = "etcd" | "kube-apiserver" | "kube-controller-manager" | "kube-scheduler" | "kwok";
@@ -39,6 +40,21 @@ export interface ClusterDescription {
   gpuDevicePlugin?: boolean | "hami";
   /** Extra command-line flags per component, appended last (feature gates, or a bad flag in a test). */
   extraArgs?: Partial<Record<ComponentName, string[]>>;
+  /**
+   * GPU clusters only: a real kubelet and containerd that may join this cluster (real-node/). Started
+   * only when startFleet is asked to (`realNodes: true`), so a description can name it for everyone.
+   */
+  realNode?: RealNodeDescription;
+}
+
+export interface RealNodeDescription {
+  /** Default `<cluster>-real-1`. */
+  name?: string;
+  /** `nvidia.com/gpu.product` it carries, as the cluster's kwok nodes do. */
+  gpuModel: string;
+  /** Fake cards its device plugin advertises. */
+  gpuCount: number;
+  gpuMemoryMib?: number;
 }
 
 export interface FleetDescription {
@@ -62,6 +78,13 @@ export interface StartFleetOptions {
   readyTimeoutMs?: number;
   /** Aborting stops whatever has started and rejects (Ctrl-C during `npm start`). */
   signal?: AbortSignal;
+  /**
+   * Start the real nodes the description names (root and containerd needed: canRunRealNode()). Default
+   * false: fleets are kwok alone unless asked.
+   */
+  realNodes?: boolean;
+  /** Registry hosts (`127.0.0.1:<port>`) the real nodes pull from over plain HTTP (more: trustRegistry). */
+  realNodeRegistries?: readonly string[];
 }
 
 export interface ComponentTiming {
@@ -136,6 +159,8 @@ export interface Fleet {
   readonly timings: readonly ComponentTiming[];
   /** Milliseconds from startFleet's call to every cluster ready. */
   readonly startMs: number;
+  /** The real nodes started (empty unless `realNodes: true`). */
+  readonly realNodes: readonly RealNode[];
   pids(): number[];
   stop(): Promise<void>;
 }

@@ -1,0 +1,71 @@
+// Whether this machine can run a real node, and if not, why in one line (npm start prints it and goes
+// on with kwok alone; the real node's tests skip with it).
+import { execFileSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { isAlive } from "../procfs.ts";
+import { RUN_ROOT } from "./layout.ts";
+
+export type CanRun = { ok: true } | { ok: false; reason: string };
+
+export const RUNTIME_SCRIPT = fileURLToPath(new URL("../../../../scripts/ensure-node-runtime.sh", import.meta.url));
+
+export interface CanRunOptions {
+  /** Install containerd and runc from Debian when missing (needs root). Default true. */
+  install?: boolean;
+  /** The name of the node about to start: its own earlier owner does not count as "in use". */
+  name?: string;
+}
+
+export function canRunRealNode(o: CanRunOptions = {}): CanRun {
+  if (process.platform !== "linux")
+    return { ok: false, reason: `a real node needs Linux (this is ${process.platform})` };
+  if (process.getuid?.() !== 0)
+    return { ok: false, reason: "a real node needs root (containers, mounts, links, cgroups)" };
+  if (!readFileSync("/proc/filesystems", "utf8").includes("overlay"))
+    return { ok: false, reason: "the kernel has no overlay filesystem for container images" };
+  if (!existsSync("/sys/fs/cgroup")) return { ok: false, reason: "no cgroup filesystem at /sys/fs/cgroup" };
+  if (!onPath("ip")) return { ok: false, reason: "the `ip` tool (iproute2) is not installed" };
+  if (!(onPath("containerd") && onPath("runc") && onPath("ctr"))) {
+    if (o.install === false) return { ok: false, reason: "containerd and runc are not installed" };
+    try {
+      execFileSync("sh", [RUNTIME_SCRIPT], { stdio: ["ignore", "ignore", "pipe"] });
+    } catch (err) {
+      const why = String((err as { stderr?: Buffer }).stderr ?? "")
+        .trim()
+        .split("\n")
+        .at(-1);
+      return { ok: false, reason: why || "containerd and runc could not be installed" };
+    }
+  }
+  const other = ownerElsewhere(o.name);
+  if (other) return { ok: false, reason: other };
+  return { ok: true };
+}
+
+/** The kubelet's device-plugin folder is fixed, so a host runs one real node at a time. */
+export function ownerElsewhere(name?: string): string | undefined {
+  let names: string[] = [];
+  try {
+    names = readdirSync(RUN_ROOT);
+  } catch {
+    return undefined;
+  }
+  for (const n of names) {
+    try {
+      const pid = Number(readFileSync(join(RUN_ROOT, n, "owner"), "utf8"));
+      if (pid !== process.pid && isAlive(pid))
+        return `another real node ("${n}", process ${pid}) runs on this machine; a host runs one at a time`;
+    } catch {
+      // no owner file: nothing runs there
+    }
+  }
+  return undefined;
+}
+
+function onPath(cmd: string): boolean {
+  return `${process.env.PATH ?? ""}:/usr/sbin:/usr/bin:/sbin:/bin`
+    .split(":")
+    .some((d) => d && existsSync(join(d, cmd)));
+}

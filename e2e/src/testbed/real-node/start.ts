@@ -1,0 +1,349 @@
+// startRealNode: a real kubelet with its own containerd joins a GPU cluster of the bed next to the kwok
+// nodes. Pods scheduled onto it really run (runc), get an IP on the node's bridge that the host reaches,
+// and get `nvidia.com/gpu` from a device plugin that advertises fake cards (there is no GPU here; the
+// node's labels say so). Before it starts, the teardown clears whatever a killed run of the same name
+// left; stop() runs it again.
+import { execFile, execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { findNodeBinaries } from "../binaries.ts";
+import { cardUuid, GPU_RESOURCE, nodeIsReady } from "../gpu.ts";
+import { KubeHttp } from "../kube.ts";
+import { freePort } from "../ports.ts";
+import { type ManagedProcess, spawnManaged } from "../process.ts";
+import { processesMentioning, rssBytes } from "../procfs.ts";
+import type { Cluster } from "../types.ts";
+import { canRunRealNode } from "./can-run.ts";
+import { cniConfig, containerdConfig, kubeletConfig, registryHostsToml } from "./config.ts";
+import { DEFAULT_ROOT, DEVICE_PLUGIN_DIR, type NodeLayout, nodeLayout } from "./layout.ts";
+import { ociArchive } from "./oci.ts";
+import { describeQuirks, detectQuirks, type HostQuirks, needsForwardRule } from "./quirks.ts";
+import { cgroupHierarchies, type HostChanges, teardownRealNode } from "./teardown.ts";
+
+const run = promisify(execFile);
+
+/** The sandbox image: imported from the build's pause program at every start, never pulled. */
+export const PAUSE_IMAGE = "berth.local/testbed/pause:1";
+
+/** Labels every real node carries: it is real, and its GPUs are not. */
+export const REAL_NODE_LABELS = { "berth.dev/real-node": "true", "berth.dev/gpu": "fake" } as const;
+
+export interface StartRealNodeOptions {
+  /** A running GPU cluster of the bed (its admin kubeconfig is the kubelet's). */
+  cluster: Cluster;
+  /** Node name; default `<cluster>-real-1`. */
+  name?: string;
+  /** `nvidia.com/gpu.product`, as the kwok GPU nodes carry it (e.g. NVIDIA-L4). */
+  gpuModel: string;
+  /** Fake cards the device plugin advertises as `nvidia.com/gpu`. */
+  gpuCount: number;
+  /** `nvidia.com/gpu.memory` (MiB); default 0 (unknown). */
+  gpuMemoryMib?: number;
+  /** Registry hosts (`127.0.0.1:<port>`) to pull from over plain HTTP; more with trustRegistry(). */
+  registries?: readonly string[];
+  /** The pods' subnet on the node's bridge; default 10.234.0.0/24 (the bridge holds .1). */
+  podCidr?: string;
+  labels?: Record<string, string>;
+  /** Folder with the node's binaries; default BERTH_NODE_BIN, else build-node-binaries.sh. */
+  binDir?: string;
+  /** Parent of the node's data folder; default /var/lib/berth-real-node. */
+  root?: string;
+  log?: (line: string) => void;
+  /** For each of containerd, the Node Ready and the GPUs allocatable. Default 120 s. */
+  readyTimeoutMs?: number;
+}
+
+export interface RealNodeTimings {
+  containerdMs: number;
+  /** kubelet spawned → Node Ready (and untainted). */
+  nodeReadyMs: number;
+  /** kubelet spawned → `nvidia.com/gpu` allocatable. */
+  gpuAllocatableMs: number;
+}
+
+export interface RealNode {
+  readonly name: string;
+  readonly cluster: string;
+  readonly layout: NodeLayout;
+  readonly quirks: HostQuirks;
+  readonly podCidr: string;
+  readonly pauseImage: string;
+  readonly kubeletPort: number;
+  /** The fake cards' ids, as Allocate names them in NVIDIA_VISIBLE_DEVICES (berth.dev/gpu-uuids). */
+  readonly gpuIds: readonly string[];
+  readonly binDir: string;
+  readonly timings: RealNodeTimings;
+  /** Lets the node pull from this registry (`127.0.0.1:<port>`) over plain HTTP; takes effect at once. */
+  trustRegistry(host: string): void;
+  /** Imports an OCI archive (bytes or a file) into the node's image store, as if pulled. */
+  importImage(archive: Buffer | string): Promise<void>;
+  /** Stops containerd and the kubelet and starts them again (containers keep running); resolves when Ready. */
+  restartRuntime(): Promise<void>;
+  /** Resident memory of the kubelet, containerd and the container shims. */
+  memory(): { kubeletBytes: number; containerdBytes: number; shimBytes: number; shims: number };
+  pids(): number[];
+  /** Deletes its pods and the Node, then tears everything down. */
+  stop(): Promise<void>;
+}
+
+export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> {
+  const name = o.name ?? `${o.cluster.name}-real-1`;
+  const can = canRunRealNode({ name });
+  if (!can.ok) throw new Error(`real node ${name}: ${can.reason}`);
+  const log = o.log ?? (() => {});
+  const timeout = o.readyTimeoutMs ?? 120_000;
+  const binDir = o.binDir ?? findNodeBinaries();
+  const l = nodeLayout(name, o.root ?? DEFAULT_ROOT);
+  const podCidr = o.podCidr ?? "10.234.0.0/24";
+  const kube = new KubeHttp({ server: o.cluster.server, caPem: o.cluster.caPem, token: o.cluster.adminToken });
+  const procs: { containerd?: ManagedProcess; kubelet?: ManagedProcess; plugin?: ManagedProcess } = {};
+
+  // A killed run leaves containers, mounts, links and cgroups: clear them, and a stale Node object.
+  await teardownRealNode(l, { log, kube });
+
+  const quirks = detectQuirks();
+  for (const line of describeQuirks(quirks, l.bridge)) log(`[real-node] ${name}: ${line}`);
+  for (const d of [
+    l.base,
+    l.run,
+    l.containerdRoot,
+    l.kubeletRoot,
+    l.podLogs,
+    l.cniConf,
+    l.cniIpam,
+    l.logs,
+    l.registryHosts,
+    DEVICE_PLUGIN_DIR,
+  ])
+    mkdirSync(d, { recursive: true });
+  writeFileSync(l.ownerFile, String(process.pid));
+  recordAndChangeHost(l, quirks);
+  makeCgroups(l, quirks);
+
+  const gpuIds = Array.from({ length: o.gpuCount }, (_, i) => cardUuid(name, i));
+  const kubeletPort = await freePort();
+  const healthzPort = await freePort();
+  writeFileSync(l.containerdConfig, containerdConfig(l, { cniBinDir: binDir, pauseImage: PAUSE_IMAGE }));
+  writeFileSync(join(l.cniConf, "10-berth.conflist"), cniConfig(l, podCidr));
+  writeFileSync(l.kubeletConfig, kubeletConfig(l, { port: kubeletPort, healthzPort, quirks }));
+  const trustRegistry = (host: string) => {
+    mkdirSync(join(l.registryHosts, host), { recursive: true });
+    writeFileSync(join(l.registryHosts, host, "hosts.toml"), registryHostsToml(host));
+  };
+  for (const r of o.registries ?? []) trustRegistry(r);
+  const pauseArchive = join(l.base, "pause.oci.tar");
+  writeFileSync(
+    pauseArchive,
+    ociArchive(PAUSE_IMAGE, { files: [{ path: "pause", content: join(binDir, "pause") }], entrypoint: ["/pause"] }),
+  );
+
+  const ctr = (...args: string[]) => run("ctr", ["--address", l.containerdSocket, ...args], { timeout: 30_000 });
+  const waitFor = async <T>(what: string, proc: ManagedProcess | undefined, probe: () => Promise<T | undefined>) => {
+    const deadline = performance.now() + timeout;
+    for (;;) {
+      if (proc?.hasExited())
+        throw new Error(`real node ${name}: ${proc.name} exited while waiting for ${what}:\n${proc.tail(20)}`);
+      const v = await probe().catch(() => undefined);
+      if (v !== undefined) return v;
+      if (performance.now() > deadline)
+        throw new Error(
+          `real node ${name}: no ${what} after ${timeout / 1000}s; last lines of ${proc?.logFile}:\n${proc?.tail(20)}`,
+        );
+      await sleep(100);
+    }
+  };
+
+  const startContainerd = async () => {
+    const t = performance.now();
+    procs.containerd = spawnManaged({
+      name: `${name}/containerd`,
+      command: "containerd",
+      args: ["--config", l.containerdConfig],
+      logFile: join(l.logs, "containerd.log"),
+    });
+    // The kubelet exits when the runtime does not answer yet.
+    await waitFor("containerd answering `ctr version`", procs.containerd, async () =>
+      (await ctr("version")) ? true : undefined,
+    );
+    return performance.now() - t;
+  };
+  const startKubelet = () => {
+    const labels = {
+      ...REAL_NODE_LABELS,
+      "nvidia.com/gpu.product": o.gpuModel,
+      "nvidia.com/gpu.count": String(o.gpuCount),
+      "nvidia.com/gpu.memory": String(o.gpuMemoryMib ?? 0),
+      ...o.labels,
+    };
+    procs.kubelet = spawnManaged({
+      name: `${name}/kubelet`,
+      command: join(binDir, "kubelet"),
+      args: [
+        `--config=${l.kubeletConfig}`,
+        `--kubeconfig=${o.cluster.kubeconfigPath}`,
+        `--root-dir=${l.kubeletRoot}`,
+        `--hostname-override=${name}`,
+        "--node-ip=127.0.0.1",
+        `--node-labels=${Object.entries(labels)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(",")}`,
+        "--v=1",
+      ],
+      logFile: join(l.logs, "kubelet.log"),
+    });
+    return performance.now();
+  };
+  const nodeReady = async () => {
+    const node = await kube.json<{ status?: { allocatable?: Record<string, string> } }>("GET", `/api/v1/nodes/${name}`);
+    return nodeIsReady(node as never) ? node : undefined;
+  };
+
+  try {
+    const containerdMs = await startContainerd();
+    await ctr("-n", "k8s.io", "images", "import", "--platform", "linux/amd64", pauseArchive);
+    procs.plugin = spawnManaged({
+      name: `${name}/fake-gpu-plugin`,
+      command: join(binDir, "fake-gpu-plugin"),
+      args: [
+        `-dir=${DEVICE_PLUGIN_DIR}`,
+        `-endpoint=${l.devicePluginEndpoint}`,
+        `-resource=${GPU_RESOURCE}`,
+        `-ids=${gpuIds.join(",")}`,
+      ],
+      logFile: join(l.logs, "fake-gpu-plugin.log"),
+    });
+    const t = startKubelet();
+    await waitFor("Node Ready", procs.kubelet, nodeReady);
+    const nodeReadyMs = performance.now() - t;
+    await waitFor(`${o.gpuCount} ${GPU_RESOURCE} allocatable`, procs.kubelet, async () =>
+      (await nodeReady())?.status?.allocatable?.[GPU_RESOURCE] === String(o.gpuCount) ? true : undefined,
+    );
+    const gpuAllocatableMs = performance.now() - t;
+    await kube.json(
+      "PATCH",
+      `/api/v1/nodes/${name}`,
+      { metadata: { annotations: { "berth.dev/gpu-uuids": gpuIds.join(",") } } },
+      "application/merge-patch+json",
+    );
+    const timings = {
+      containerdMs: Math.round(containerdMs),
+      nodeReadyMs: Math.round(nodeReadyMs),
+      gpuAllocatableMs: Math.round(gpuAllocatableMs),
+    };
+    log(
+      `[real-node] ${name} joined ${o.cluster.name}: containerd ${(containerdMs / 1000).toFixed(1)}s, Ready ${(nodeReadyMs / 1000).toFixed(1)}s after the kubelet started, ${o.gpuCount} fake ${o.gpuModel} allocatable`,
+    );
+
+    let stopping: Promise<void> | undefined;
+    return {
+      name,
+      cluster: o.cluster.name,
+      layout: l,
+      quirks,
+      podCidr,
+      pauseImage: PAUSE_IMAGE,
+      kubeletPort,
+      gpuIds,
+      binDir,
+      timings,
+      trustRegistry,
+      importImage: async (archive) => {
+        const file = typeof archive === "string" ? archive : join(l.base, `import-${Date.now()}.tar`);
+        if (typeof archive !== "string") writeFileSync(file, archive);
+        await ctr("-n", "k8s.io", "images", "import", "--platform", "linux/amd64", file);
+      },
+      restartRuntime: async () => {
+        await procs.kubelet?.stop(10_000);
+        await procs.containerd?.stop(10_000);
+        await startContainerd();
+        startKubelet();
+        await waitFor("Node Ready after a restart", procs.kubelet, nodeReady);
+        log(`[real-node] ${name}: containerd and kubelet restarted`);
+      },
+      memory: () => {
+        const shims = processesMentioning(l.containerdSocket).filter((p) => p.cmdline.includes("containerd-shim"));
+        return {
+          kubeletBytes: procs.kubelet ? rssBytes(procs.kubelet.pid) : 0,
+          containerdBytes: procs.containerd ? rssBytes(procs.containerd.pid) : 0,
+          shimBytes: shims.reduce((n, s) => n + rssBytes(s.pid), 0),
+          shims: shims.length,
+        };
+      },
+      pids: () => [
+        ...Object.values(procs)
+          .filter((p) => p && !p.hasExited())
+          .map((p) => (p as ManagedProcess).pid),
+        ...processesMentioning(l.containerdSocket).map((p) => p.pid),
+      ],
+      stop: () => {
+        stopping ??= (async () => {
+          await teardownRealNode(l, { kube, kubeletRuns: procs.kubelet?.hasExited() === false, log });
+          await Promise.all(Object.values(procs).map((p) => p?.stop(5000)));
+          kube.close();
+        })();
+        return stopping;
+      },
+    };
+  } catch (err) {
+    await teardownRealNode(l, { log, kube }).catch(() => undefined);
+    await Promise.all(Object.values(procs).map((p) => p?.stop(2000)));
+    kube.close();
+    throw err;
+  }
+}
+
+/** Records ip_forward and adds the FORWARD rule the quirks call for, before the CNI bridge changes them. */
+function recordAndChangeHost(l: NodeLayout, q: HostQuirks): void {
+  const changes: HostChanges = {};
+  if (!q.ipForward) changes.ipForward = "0";
+  if (needsForwardRule(q)) {
+    const rule = [
+      "FORWARD",
+      "-i",
+      l.bridge,
+      "-o",
+      l.bridge,
+      "-j",
+      "ACCEPT",
+      "-m",
+      "comment",
+      "--comment",
+      `berth real node ${l.name}`,
+    ];
+    changes.forwardRule = rule;
+    writeFileSync(l.stateFile, JSON.stringify(changes));
+    execFileSyncQuiet("iptables", ["-I", ...rule]);
+    return;
+  }
+  writeFileSync(l.stateFile, JSON.stringify(changes));
+}
+
+/** The kubelet's cgroupRoot must exist in every v1 hierarchy; cpuset's needs cpus and mems to hold tasks. */
+function makeCgroups(l: NodeLayout, q: HostQuirks): void {
+  if (q.cgroup === "v2") {
+    mkdirSync(join("/sys/fs/cgroup", l.cgroupRoot), { recursive: true });
+    return;
+  }
+  for (const h of cgroupHierarchies()) {
+    const dir = join(h, l.cgroupRoot);
+    mkdirSync(dir, { recursive: true });
+    if (h.includes("cpuset")) {
+      for (const f of ["cpuset.cpus", "cpuset.mems"]) {
+        try {
+          writeFileSync(join(dir, f), readFileSync(join(h, f), "utf8").trim());
+        } catch {
+          // a cpuset without the file (named differently on old kernels): the kubelet says so
+        }
+      }
+    }
+  }
+}
+
+function execFileSyncQuiet(cmd: string, args: string[]): void {
+  execFileSync(cmd, args, { stdio: ["ignore", "ignore", "pipe"] });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
