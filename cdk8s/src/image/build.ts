@@ -89,11 +89,22 @@ const TAR = [
   "--pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime",
 ];
 
-function tarOf(dir: string, paths: string[], transform?: string, exclude: string[] = []): Buffer {
+/**
+ * A reproducible tar of `paths` under `dir`. `rootfs`: a root filesystem as it is (owners and times kept,
+ * which a root filesystem's files and Python's bytecode check need), not files owned by root at time 0.
+ */
+export function tarOf(
+  dir: string,
+  paths: string[],
+  transform?: string,
+  exclude: string[] = [],
+  rootfs = false,
+): Buffer {
+  const own = rootfs ? ["--numeric-owner", "--sort=name", "--format=posix", TAR[6] as string] : TAR;
   return execFileSync(
     "tar",
     [
-      ...TAR,
+      ...own,
       ...exclude.map((e) => `--exclude=${e}`),
       ...(transform ? [`--transform=${transform}`] : []),
       "-C",
@@ -142,6 +153,12 @@ export interface Layer {
 
 const sha = (b: Buffer) => `sha256:${createHash("sha256").update(b).digest("hex")}`;
 
+/** A layer from its uncompressed tar: compressed, with the digests a manifest and a config name. */
+export function layerOf(name: string, tar: Buffer): Layer {
+  const gz = gzipSync(tar, { level: 6 });
+  return { name, diffId: sha(tar), digest: sha(gz), size: gz.length, unpacked: tar.length, gz };
+}
+
 export function buildLayers(): Layer[] {
   const work = mkdtempSync(join(tmpdir(), "berth-image-"));
   try {
@@ -157,18 +174,46 @@ export function buildLayers(): Layer[] {
       ["node_modules", tarOf(ROOT, [...dirs, ...links], "s,^,app/,S")],
       ["app", tarOf(ROOT, app, "s,^,app/,S", ["*.test.ts", "*/testing/*", "*/bed/*"])],
     ];
-    return layers.map(([name, tar]) => {
-      const gz = gzipSync(tar, { level: 6 });
-      return { name, diffId: sha(tar), digest: sha(gz), size: gz.length, unpacked: tar.length, gz };
-    });
+    return layers.map(([name, tar]) => layerOf(name, tar));
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
 }
 
-/** Writes an OCI image layout to `out`; answers the manifest's digest and the layers. */
+/** The image configuration's `config` (OCI image spec): what a runtime starts, as whom, where. */
+export interface ImageConfig {
+  User: string;
+  WorkingDir: string;
+  Env: string[];
+  Entrypoint: string[];
+  Cmd?: string[];
+  ExposedPorts?: Record<string, Record<string, never>>;
+  Volumes?: Record<string, Record<string, never>>;
+  Labels?: Record<string, string>;
+}
+
+/** Writes Berth's image as an OCI image layout to `out`; answers the manifest's digest and the layers. */
 export function writeImage(out: string, tag: string): { digest: string; layers: Layer[] } {
   const layers = buildLayers();
+  const digest = writeLayout(out, tag, layers, {
+    User: `${UID}:${UID}`,
+    WorkingDir: "/app",
+    Env: ["PATH=/usr/local/bin", "NODE_ENV=production"],
+    Entrypoint: ["/usr/local/bin/node"],
+    Cmd: ["api/src/main.ts"],
+    Labels: { "org.opencontainers.image.title": "berth", "org.opencontainers.image.version": tag },
+  });
+  return { digest, layers };
+}
+
+/** Writes an OCI image layout of one image (these layers, this config) to `out`; answers the manifest's digest. */
+export function writeLayout(
+  out: string,
+  tag: string,
+  layers: Layer[],
+  config: ImageConfig,
+  by = "cdk8s/src/image/build.ts",
+): string {
   rmSync(out, { recursive: true, force: true });
   mkdirSync(join(out, "blobs/sha256"), { recursive: true });
   const blob = (b: Buffer) => {
@@ -177,27 +222,20 @@ export function writeImage(out: string, tag: string): { digest: string; layers: 
     return { digest: d, size: b.length };
   };
   for (const l of layers) blob(l.gz);
-  const config = Buffer.from(
+  const configBlob = Buffer.from(
     JSON.stringify({
       architecture: "amd64",
       os: "linux",
-      config: {
-        User: `${UID}:${UID}`,
-        WorkingDir: "/app",
-        Env: ["PATH=/usr/local/bin", "NODE_ENV=production"],
-        Entrypoint: ["/usr/local/bin/node"],
-        Cmd: ["api/src/main.ts"],
-        Labels: { "org.opencontainers.image.title": "berth", "org.opencontainers.image.version": tag },
-      },
+      config,
       rootfs: { type: "layers", diff_ids: layers.map((l) => l.diffId) },
-      history: layers.map((l) => ({ created_by: `cdk8s/src/image/build.ts: ${l.name}` })),
+      history: layers.map((l) => ({ created_by: `${by}: ${l.name}` })),
     }),
   );
   const manifest = Buffer.from(
     JSON.stringify({
       schemaVersion: 2,
       mediaType: "application/vnd.oci.image.manifest.v1+json",
-      config: { mediaType: "application/vnd.oci.image.config.v1+json", ...blob(config) },
+      config: { mediaType: "application/vnd.oci.image.config.v1+json", ...blob(configBlob) },
       layers: layers.map((l) => ({
         mediaType: "application/vnd.oci.image.layer.v1.tar+gzip",
         digest: l.digest,
@@ -220,7 +258,7 @@ export function writeImage(out: string, tag: string): { digest: string; layers: 
       ],
     }),
   );
-  return { digest: m.digest, layers };
+  return m.digest;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
