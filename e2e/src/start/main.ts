@@ -32,7 +32,7 @@ import { join, relative } from "node:path";
 import { fleetConfig } from "../../fleet.config.ts";
 import { findNodeBinaries } from "../testbed/binaries.ts";
 import { formatTimings, startFleet, table } from "../testbed/fleet.ts";
-import { canRunRealNode } from "../testbed/real-node/can-run.ts";
+import { canRunRealNode, ownerOf } from "../testbed/real-node/can-run.ts";
 import type { Fleet } from "../testbed/types.ts";
 import { acquirePidLock } from "./lock.ts";
 import type { RunningService, Service } from "./service.ts";
@@ -161,6 +161,15 @@ function realNodeDecision(): boolean {
   const can = canRunRealNode();
   if (!can.ok) {
     log(`[berth] real node: not on this machine (${can.reason}); GPU clusters run kwok nodes alone`);
+    return false;
+  }
+  const taken = fleetConfig.clusters.flatMap((c) => {
+    const name = c.realNode ? (c.realNode.name ?? `${c.name}-real-1`) : undefined;
+    const pid = name ? ownerOf(name) : undefined;
+    return name && pid ? [`${name} runs already in process ${pid}`] : [];
+  });
+  if (taken.length > 0) {
+    log(`[berth] real node: left out (${taken.join("; ")}); GPU clusters run kwok nodes alone`);
     return false;
   }
   log(

@@ -1,7 +1,7 @@
 // Whether this machine can run a real node, and if not, why in one line (npm start prints it and goes
 // on with kwok alone; the real node's tests skip with it).
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { isAlive } from "../procfs.ts";
@@ -14,8 +14,6 @@ export const RUNTIME_SCRIPT = fileURLToPath(new URL("../../../../scripts/ensure-
 export interface CanRunOptions {
   /** Install containerd and runc from Debian when missing (needs root). Default true. */
   install?: boolean;
-  /** The name of the node about to start: its own earlier owner does not count as "in use". */
-  name?: string;
 }
 
 export function canRunRealNode(o: CanRunOptions = {}): CanRun {
@@ -27,6 +25,8 @@ export function canRunRealNode(o: CanRunOptions = {}): CanRun {
     return { ok: false, reason: "the kernel has no overlay filesystem for container images" };
   if (!existsSync("/sys/fs/cgroup")) return { ok: false, reason: "no cgroup filesystem at /sys/fs/cgroup" };
   if (!onPath("ip")) return { ok: false, reason: "the `ip` tool (iproute2) is not installed" };
+  if (!(onPath("unshare") && onPath("mount")))
+    return { ok: false, reason: "`unshare` and `mount` (util-linux) are not installed" };
   if (!(onPath("containerd") && onPath("runc") && onPath("ctr"))) {
     if (o.install === false) return { ok: false, reason: "containerd and runc are not installed" };
     try {
@@ -39,29 +39,17 @@ export function canRunRealNode(o: CanRunOptions = {}): CanRun {
       return { ok: false, reason: why || "containerd and runc could not be installed" };
     }
   }
-  const other = ownerElsewhere(o.name);
-  if (other) return { ok: false, reason: other };
   return { ok: true };
 }
 
-/** The kubelet's device-plugin folder is fixed, so a host runs one real node at a time. */
-export function ownerElsewhere(name?: string): string | undefined {
-  let names: string[] = [];
+/** The process that runs the real node of this name now, if another one does. */
+export function ownerOf(name: string): number | undefined {
   try {
-    names = readdirSync(RUN_ROOT);
+    const pid = Number(readFileSync(join(RUN_ROOT, name, "owner"), "utf8"));
+    return pid !== process.pid && isAlive(pid) ? pid : undefined;
   } catch {
-    return undefined;
+    return undefined; // no owner file: nothing runs under that name
   }
-  for (const n of names) {
-    try {
-      const pid = Number(readFileSync(join(RUN_ROOT, n, "owner"), "utf8"));
-      if (pid !== process.pid && isAlive(pid))
-        return `another real node ("${n}", process ${pid}) runs on this machine; a host runs one at a time`;
-    } catch {
-      // no owner file: nothing runs there
-    }
-  }
-  return undefined;
 }
 
 function onPath(cmd: string): boolean {

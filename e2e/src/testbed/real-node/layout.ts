@@ -3,8 +3,8 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 
-/** The kubelet's device-plugin folder is fixed in the kubelet (k8s.io/kubelet deviceplugin/v1beta1):
- * one real node per host. */
+/** The kubelet's device-plugin folder is fixed in the kubelet (k8s.io/kubelet deviceplugin/v1beta1): each
+ * node's kubelet runs in a mount namespace where its own folder is mounted there (start.ts). */
 export const DEVICE_PLUGIN_DIR = "/var/lib/kubelet/device-plugins";
 /** Also fixed in the kubelet: a symlink per container into the pod log folder. */
 export const CONTAINER_LOG_LINKS = "/var/log/containers";
@@ -23,6 +23,8 @@ export interface NodeLayout {
   kubeletRoot: string;
   kubeletConfig: string;
   podLogs: string;
+  /** Seen by this node's kubelet as DEVICE_PLUGIN_DIR. */
+  devicePlugins: string;
   cniConf: string;
   cniIpam: string;
   logs: string;
@@ -35,6 +37,8 @@ export interface NodeLayout {
   /** Linux link names are at most 15 bytes. */
   bridge: string;
   devicePluginEndpoint: string;
+  /** Default pod subnet, one per name (10.234.<n>.0/24), so that nodes of several runs can share a host. */
+  podCidr: string;
 }
 
 export const DEFAULT_ROOT = "/var/lib/berth-real-node";
@@ -56,6 +60,7 @@ export function nodeLayout(name: string, root = DEFAULT_ROOT): NodeLayout {
     kubeletRoot: join(base, "kubelet"),
     kubeletConfig: join(base, "kubelet.yaml"),
     podLogs: join(base, "pod-logs"),
+    devicePlugins: join(base, "device-plugins"),
     cniConf: join(base, "cni", "conf"),
     cniIpam: join(base, "cni", "ipam"),
     logs: join(base, "logs"),
@@ -64,5 +69,6 @@ export function nodeLayout(name: string, root = DEFAULT_ROOT): NodeLayout {
     cgroupRoot: `/berth-real-node-${short}`,
     bridge: `berth${short}`,
     devicePluginEndpoint: `berth-${short}.sock`,
+    podCidr: `10.234.${Number.parseInt(short.slice(0, 2), 16) % 250}.0/24`,
   };
 }

@@ -14,7 +14,7 @@ import { freePort } from "../ports.ts";
 import { type ManagedProcess, spawnManaged } from "../process.ts";
 import { processesMentioning, rssBytes } from "../procfs.ts";
 import type { Cluster } from "../types.ts";
-import { canRunRealNode } from "./can-run.ts";
+import { canRunRealNode, ownerOf } from "./can-run.ts";
 import { cniConfig, containerdConfig, kubeletConfig, registryHostsToml } from "./config.ts";
 import { DEFAULT_ROOT, DEVICE_PLUGIN_DIR, type NodeLayout, nodeLayout } from "./layout.ts";
 import { ociArchive } from "./oci.ts";
@@ -22,6 +22,8 @@ import { describeQuirks, detectQuirks, type HostQuirks, needsForwardRule } from 
 import { cgroupHierarchies, type HostChanges, teardownRealNode } from "./teardown.ts";
 
 const run = promisify(execFile);
+const MERGE = "application/merge-patch+json";
+const UNINITIALIZED_TAINT = "node.cloudprovider.kubernetes.io/uninitialized";
 
 /** The sandbox image: imported from the build's pause program at every start, never pulled. */
 export const PAUSE_IMAGE = "berth.local/testbed/pause:1";
@@ -42,7 +44,7 @@ export interface StartRealNodeOptions {
   gpuMemoryMib?: number;
   /** Registry hosts (`127.0.0.1:<port>`) to pull from over plain HTTP; more with trustRegistry(). */
   registries?: readonly string[];
-  /** The pods' subnet on the node's bridge; default 10.234.0.0/24 (the bridge holds .1). */
+  /** The pods' subnet on the node's bridge (the bridge holds .1); default 10.234.<n>.0/24, n from the name. */
   podCidr?: string;
   labels?: Record<string, string>;
   /** Folder with the node's binaries; default BERTH_NODE_BIN, else build-node-binaries.sh. */
@@ -89,13 +91,15 @@ export interface RealNode {
 
 export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> {
   const name = o.name ?? `${o.cluster.name}-real-1`;
-  const can = canRunRealNode({ name });
+  const can = canRunRealNode();
   if (!can.ok) throw new Error(`real node ${name}: ${can.reason}`);
+  const owner = ownerOf(name);
+  if (owner) throw new Error(`real node ${name} runs already (process ${owner}); give this one another name`);
   const log = o.log ?? (() => {});
   const timeout = o.readyTimeoutMs ?? 120_000;
   const binDir = o.binDir ?? findNodeBinaries();
   const l = nodeLayout(name, o.root ?? DEFAULT_ROOT);
-  const podCidr = o.podCidr ?? "10.234.0.0/24";
+  const podCidr = o.podCidr ?? l.podCidr;
   const kube = new KubeHttp({ server: o.cluster.server, caPem: o.cluster.caPem, token: o.cluster.adminToken });
   const procs: { containerd?: ManagedProcess; kubelet?: ManagedProcess; plugin?: ManagedProcess } = {};
 
@@ -114,12 +118,14 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
     l.cniIpam,
     l.logs,
     l.registryHosts,
+    l.devicePlugins,
     DEVICE_PLUGIN_DIR,
   ])
     mkdirSync(d, { recursive: true });
   writeFileSync(l.ownerFile, String(process.pid));
   recordAndChangeHost(l, quirks);
   makeCgroups(l, quirks);
+  shareKubeletRoot(l);
 
   const gpuIds = Array.from({ length: o.gpuCount }, (_, i) => cardUuid(name, i));
   const kubeletPort = await freePort();
@@ -178,13 +184,27 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
     };
     procs.kubelet = spawnManaged({
       name: `${name}/kubelet`,
-      command: join(binDir, "kubelet"),
+      // In a mount namespace of its own where DEVICE_PLUGIN_DIR is this node's folder (the kubelet fixes
+      // that path; several nodes share a host). The root dir stays shared with the host, so containerd
+      // and CSI plugins see the volumes it mounts there, and it sees theirs.
+      command: "unshare",
       args: [
+        "--mount",
+        "--propagation",
+        "unchanged",
+        "--",
+        "sh",
+        "-c",
+        `mount --bind "$0" ${DEVICE_PLUGIN_DIR} && exec "$@"`,
+        l.devicePlugins,
+        join(binDir, "kubelet"),
         `--config=${l.kubeletConfig}`,
         `--kubeconfig=${o.cluster.kubeconfigPath}`,
         `--root-dir=${l.kubeletRoot}`,
         `--hostname-override=${name}`,
-        "--node-ip=127.0.0.1",
+        // The kubelet refuses a loopback --node-ip ("nodeIP can't be loopback address"). As with a cloud
+        // provider, it then leaves the addresses to someone else: initializeNode() sets 127.0.0.1.
+        "--cloud-provider=external",
         `--node-labels=${Object.entries(labels)
           .map(([k, v]) => `${k}=${v}`)
           .join(",")}`,
@@ -193,6 +213,22 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
       logFile: join(l.logs, "kubelet.log"),
     });
     return performance.now();
+  };
+  // What a cloud controller does for a new node: its addresses (loopback only, as every node of the bed:
+  // the apiserver dials InternalIP:kubelet port for logs and exec) and the lifted uninitialized taint.
+  const initializeNode = async () => {
+    const node = await kube.json<{ spec?: { taints?: { key: string }[] }; status?: { addresses?: unknown[] } }>(
+      "GET",
+      `/api/v1/nodes/${name}`,
+    );
+    const taints = node.spec?.taints ?? [];
+    const kept = taints.filter((t) => t.key !== UNINITIALIZED_TAINT);
+    if (kept.length !== taints.length)
+      await kube.json("PATCH", `/api/v1/nodes/${name}`, { spec: { taints: kept } }, MERGE);
+    const addresses = [{ type: "InternalIP", address: "127.0.0.1" }];
+    if (JSON.stringify(node.status?.addresses) !== JSON.stringify(addresses))
+      await kube.json("PATCH", `/api/v1/nodes/${name}/status`, { status: { addresses } }, MERGE);
+    return true;
   };
   const nodeReady = async () => {
     const node = await kube.json<{ status?: { allocatable?: Record<string, string> } }>("GET", `/api/v1/nodes/${name}`);
@@ -206,7 +242,7 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
       name: `${name}/fake-gpu-plugin`,
       command: join(binDir, "fake-gpu-plugin"),
       args: [
-        `-dir=${DEVICE_PLUGIN_DIR}`,
+        `-dir=${l.devicePlugins}`,
         `-endpoint=${l.devicePluginEndpoint}`,
         `-resource=${GPU_RESOURCE}`,
         `-ids=${gpuIds.join(",")}`,
@@ -214,6 +250,7 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
       logFile: join(l.logs, "fake-gpu-plugin.log"),
     });
     const t = startKubelet();
+    await waitFor("the Node registered", procs.kubelet, initializeNode);
     await waitFor("Node Ready", procs.kubelet, nodeReady);
     const nodeReadyMs = performance.now() - t;
     await waitFor(`${o.gpuCount} ${GPU_RESOURCE} allocatable`, procs.kubelet, async () =>
@@ -258,6 +295,7 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
         await procs.containerd?.stop(10_000);
         await startContainerd();
         startKubelet();
+        await waitFor("the Node registered", procs.kubelet, initializeNode);
         await waitFor("Node Ready after a restart", procs.kubelet, nodeReady);
         log(`[real-node] ${name}: containerd and kubelet restarted`);
       },
@@ -317,6 +355,32 @@ function recordAndChangeHost(l: NodeLayout, q: HostQuirks): void {
     return;
   }
   writeFileSync(l.stateFile, JSON.stringify(changes));
+}
+
+/**
+ * The kubelet's root dir as a shared mount of the host's (the kubelet would make it one itself, but inside
+ * its own namespace, where the host would not see what it mounts). And DEVICE_PLUGIN_DIR as a private
+ * mount when the host's mount holding it is shared: the bind each kubelet's namespace puts on it must not
+ * travel back to the host.
+ */
+function shareKubeletRoot(l: NodeLayout): void {
+  const mounts = readFileSync("/proc/self/mountinfo", "utf8")
+    .split("\n")
+    .map((line) => {
+      const f = line.split(" ");
+      return { point: f[4] ?? "", shared: line.split(" - ")[0]?.includes(" shared:") ?? false };
+    });
+  if (!mounts.some((m) => m.point === l.kubeletRoot)) {
+    execFileSyncQuiet("mount", ["--bind", l.kubeletRoot, l.kubeletRoot]);
+    execFileSyncQuiet("mount", ["--make-rshared", l.kubeletRoot]);
+  }
+  const holder = mounts
+    .filter((m) => DEVICE_PLUGIN_DIR === m.point || DEVICE_PLUGIN_DIR.startsWith(m.point === "/" ? "/" : `${m.point}/`))
+    .sort((a, b) => b.point.length - a.point.length)[0];
+  if (holder?.shared && holder.point !== DEVICE_PLUGIN_DIR) {
+    execFileSyncQuiet("mount", ["--bind", DEVICE_PLUGIN_DIR, DEVICE_PLUGIN_DIR]);
+    execFileSyncQuiet("mount", ["--make-private", DEVICE_PLUGIN_DIR]);
+  }
 }
 
 /** The kubelet's cgroupRoot must exist in every v1 hierarchy; cpuset's needs cpus and mems to hold tasks. */

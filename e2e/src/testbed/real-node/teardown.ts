@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync, readlinkSync, rmdirSync, rmSync,
 import { join } from "node:path";
 import type { KubeHttp } from "../kube.ts";
 import { isAlive, processesMentioning } from "../procfs.ts";
-import { CONTAINER_LOG_LINKS, DEVICE_PLUGIN_DIR, type NodeLayout } from "./layout.ts";
+import { CONTAINER_LOG_LINKS, type NodeLayout } from "./layout.ts";
 
 /** What a run changed on the host, written before the change (run/state.json). */
 export interface HostChanges {
@@ -74,9 +74,8 @@ export async function teardownRealNode(l: NodeLayout, o: TeardownOptions = {}): 
   }
   // 6. The host settings this node changed.
   restoreHost(l, log);
-  // 7. Files: the kubelet's symlinks into this node's pod logs, our device-plugin socket, the folders.
+  // 7. Files: the kubelet's symlinks into this node's pod logs, the folders.
   removeLogLinks(l);
-  rmSync(join(DEVICE_PLUGIN_DIR, l.devicePluginEndpoint), { force: true });
   // 8. What the apiserver still shows of the node: its pods (nothing runs them now) and the Node.
   if (o.kube) {
     await deletePods(o.kube, l.name, 0, 10_000).catch(() => undefined);
