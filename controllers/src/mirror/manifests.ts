@@ -21,6 +21,13 @@ export const GPU_RUNTIME_CLASS = "nvidia";
 /** The port each kind of application listens on inside the pod, named `http` (the gateway's route, mirror/routes.ts). */
 export const APP_PORTS = { jupyterlab: 8888, "code-server": 8080, terminal: 7681 } as const;
 
+/**
+ * What answers 200 under the base path once each kind of application serves (docs/dev/session-images.md):
+ * the pod's readiness probe, so a session is Running when its app answers, not when its process started
+ * (mirror/plan.ts reports Running on the pod's Ready condition; the gateway's route waits for it too).
+ */
+export const READY_PATHS = { jupyterlab: "api", "code-server": "healthz", terminal: "healthz" } as const;
+
 export interface MirrorManifestOptions {
   namespace: string;
   /** Namespace of the cluster's session gateway; its pods are the only ones admitted. */
@@ -179,6 +186,13 @@ export function podManifest(m: SessionMirror, opts: MirrorManifestOptions) {
           image: m.spec.image,
           imagePullPolicy: "IfNotPresent",
           ports: [{ name: "http", containerPort: port, protocol: "TCP" }],
+          // Asked every 2 s from the start (a JupyterLab answers in seconds; a failure only delays Ready).
+          readinessProbe: {
+            httpGet: { path: `${basePath}${READY_PATHS[m.spec.imageKind]}`, port: "http", scheme: "HTTP" },
+            periodSeconds: 2,
+            timeoutSeconds: 2,
+            failureThreshold: 3,
+          },
           env: [
             { name: "BERTH_SESSION_ID", value: m.spec.sessionId },
             { name: "BERTH_BASE_PATH", value: basePath },

@@ -261,6 +261,15 @@ describe("the session pod", () => {
     });
   });
 
+  it.each([
+    ["jupyterlab", "/proxy/ses-abc/api"],
+    ["terminal", "/proxy/ses-abc/healthz"],
+    ["code-server", "/proxy/ses-abc/healthz"],
+  ] as const)("is ready only when its %s answers %s on the http port", (kind, path) => {
+    const c = podManifest(aMirror({ kind }), opts).spec.containers[0];
+    expect(c?.readinessProbe.httpGet).toEqual({ path, port: "http", scheme: "HTTP" });
+  });
+
   it("carries the labels that select it", () => {
     expect(pod.metadata.labels).toMatchObject({
       "berth.dev/session": "ses-abc",
