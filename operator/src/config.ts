@@ -168,8 +168,16 @@ export const OperatorConfigSchema = z
         probeTimeoutMs: ms(100).default(5_000),
         namespace: z.string().min(1).default("berth-sessions"),
         appUpstreams: z.string().min(1).optional(),
+        /**
+         * With `appUpstreams`: pods whose address lies in one of these ranges are read at their own
+         * address all the same (the local fleet's real node, whose pods the host reaches; its kwok pods'
+         * addresses are data).
+         */
+        directCidrs: commaList(
+          z.array(z.union([z.cidrv4(), z.cidrv6()], { error: "must be a CIDR, e.g. 10.234.0.0/24" })).max(64),
+        ),
       })
-      .default({ intervalMs: 30_000, probeTimeoutMs: 5_000, namespace: "berth-sessions" }),
+      .default({ intervalMs: 30_000, probeTimeoutMs: 5_000, namespace: "berth-sessions", directCidrs: [] }),
     /**
      * Image builds (controllers/src/builds/): on a cluster marked for builds, the namespace where the
      * control plane writes ImageBuild resources and the operator runs their Jobs (made by the install, with
@@ -249,6 +257,7 @@ export const ENV: Record<string, string> = {
   BERTH_OPERATOR_ACTIVITY_INTERVAL_MS: "activity.intervalMs",
   BERTH_OPERATOR_ACTIVITY_PROBE_TIMEOUT_MS: "activity.probeTimeoutMs",
   BERTH_OPERATOR_ACTIVITY_APP_UPSTREAMS: "activity.appUpstreams",
+  BERTH_OPERATOR_ACTIVITY_DIRECT_CIDRS: "activity.directCidrs",
   BERTH_OPERATOR_GPU_METRICS_URLS: "gpuMetrics.urls",
   BERTH_OPERATOR_GPU_METRICS_FORWARD: "gpuMetrics.forward",
   BERTH_OPERATOR_GATEWAY_NAMESPACE: "processMetrics.gatewayNamespace",

@@ -42,7 +42,7 @@ import { parseConfig as parseOperatorConfig, type RunningOperator, startOperator
 import pino from "pino";
 import { adminKube, mintControlPlaneCredential } from "../clusters/credentials.ts";
 import { registerLocalGpuClusters } from "../clusters/register-local.ts";
-import { FIRST_GATEWAY_PORT, gatewaysService, localSessionDomain } from "../connect/local-gateways.ts";
+import { FIRST_GATEWAY_PORT, gatewaysService, localSessionDomain, realPodCidrsOf } from "../connect/local-gateways.ts";
 import { installOperator } from "../sessions/harness.ts";
 import { type BedProvisioner, installBedStorage, startProvisioner } from "../storage/bed-storage.ts";
 import { pushIndex } from "../testbed/images.ts";
@@ -311,7 +311,15 @@ const operators: Service = {
               },
               // Sessions' apps are the gateways' stand-in here (no pod runs): the idle rule reads its notebook
               // status there, as the gateway proxies to it (docs/dev/idle-and-limits.md).
-              ...(standins[r.cluster] ? { activity: { appUpstreams: `*=${standins[r.cluster]}` } } : {}),
+              // A real node's pods answer at their own address: read there (docs/dev/real-sessions.md).
+              ...(standins[r.cluster]
+                ? {
+                    activity: {
+                      appUpstreams: `*=${standins[r.cluster]}`,
+                      directCidrs: realPodCidrsOf(ctx.fleet, r.cluster),
+                    },
+                  }
+                : {}),
               logLevel,
             }),
             { log: log.child({ cluster: r.cluster }) },
