@@ -32,7 +32,7 @@ const shots = new Screenshots("real-journey");
 
 beforeAll(async () => {
   if (!can.ok) return;
-  f = await startRealFleet(["jupyterlab", "terminal", "code"], {
+  f = await startRealFleet(["jupyterlab", "terminal"], {
     operatorActivityIntervalMs: 2_000,
     operatorUsageIntervalMs: 5_000,
   });
