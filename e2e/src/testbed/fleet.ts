@@ -7,8 +7,8 @@ import { join } from "node:path";
 import { findTestbedBinaries } from "./binaries.ts";
 import { ComponentStartError, startCluster } from "./cluster.ts";
 import { removeIfOrphaned } from "./process.ts";
-import { type RealNode, startRealNode } from "./real-node/start.ts";
-import type { Cluster, ComponentTiming, Fleet, FleetDescription, StartFleetOptions } from "./types.ts";
+import { startRealNode } from "./real-node/start.ts";
+import type { Cluster, ComponentTiming, Fleet, FleetDescription, RealNode, StartFleetOptions } from "./types.ts";
 
 const DEFAULT_POD_LOG = ["berth test bed: container started", "serving on 0.0.0.0:8888", "ready"];
 

@@ -1,6 +1,7 @@
 // Public shapes of the test bed: what a fleet is made of, and what a started one hands back.
 import type { PolicyRule } from "@berth/crds";
-import type { RealNode } from "./real-node/start.ts";
+import type { NodeLayout } from "./real-node/layout.ts";
+import type { HostQuirks } from "./real-node/quirks.ts";
 
 export type ClusterKind = "management" | "gpu";
 export type ComponentName = "etcd" | "kube-apiserver" | "kube-controller-manager" | "kube-scheduler" | "kwok";
@@ -162,5 +163,39 @@ export interface Fleet {
   /** The real nodes started (empty unless `realNodes: true`). */
   readonly realNodes: readonly RealNode[];
   pids(): number[];
+  stop(): Promise<void>;
+}
+
+/** A real kubelet and containerd joined to a GPU cluster of the bed (real-node/start.ts). */
+export interface RealNodeTimings {
+  containerdMs: number;
+  /** kubelet spawned → Node Ready (and untainted). */
+  nodeReadyMs: number;
+  /** kubelet spawned → `nvidia.com/gpu` allocatable. */
+  gpuAllocatableMs: number;
+}
+
+export interface RealNode {
+  readonly name: string;
+  readonly cluster: string;
+  readonly layout: NodeLayout;
+  readonly quirks: HostQuirks;
+  readonly podCidr: string;
+  readonly pauseImage: string;
+  readonly kubeletPort: number;
+  /** The fake cards' ids, as Allocate names them in NVIDIA_VISIBLE_DEVICES (berth.dev/gpu-uuids). */
+  readonly gpuIds: readonly string[];
+  readonly binDir: string;
+  readonly timings: RealNodeTimings;
+  /** Lets the node pull from this registry (`127.0.0.1:<port>`) over plain HTTP; takes effect at once. */
+  trustRegistry(host: string): void;
+  /** Imports an OCI archive (bytes or a file) into the node's image store, as if pulled. */
+  importImage(archive: Buffer | string): Promise<void>;
+  /** Stops containerd and the kubelet and starts them again (containers keep running); resolves when Ready. */
+  restartRuntime(): Promise<void>;
+  /** Resident memory of the kubelet, containerd and the container shims. */
+  memory(): { kubeletBytes: number; containerdBytes: number; shimBytes: number; shims: number };
+  pids(): number[];
+  /** Deletes its pods and the Node, then tears everything down. */
   stop(): Promise<void>;
 }

@@ -5,15 +5,17 @@
 // left; stop() runs it again.
 import { execFile, execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { request as httpsRequest } from "node:https";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { findNodeBinaries } from "../binaries.ts";
+import { getText } from "../cluster.ts";
 import { cardUuid, GPU_RESOURCE, nodeIsReady } from "../gpu.ts";
 import { KubeHttp } from "../kube.ts";
 import { freePort } from "../ports.ts";
 import { type ManagedProcess, spawnManaged } from "../process.ts";
 import { processesMentioning, rssBytes } from "../procfs.ts";
-import type { Cluster } from "../types.ts";
+import type { Cluster, RealNode } from "../types.ts";
 import { canRunRealNode, ownerOf } from "./can-run.ts";
 import { cniConfig, containerdConfig, kubeletConfig, registryHostsToml } from "./config.ts";
 import { DEFAULT_ROOT, DEVICE_PLUGIN_DIR, type NodeLayout, nodeLayout } from "./layout.ts";
@@ -27,6 +29,12 @@ const UNINITIALIZED_TAINT = "node.cloudprovider.kubernetes.io/uninitialized";
 
 /** The sandbox image: imported from the build's pause program at every start, never pulled. */
 export const PAUSE_IMAGE = "berth.local/testbed/pause:1";
+
+/**
+ * Every real node carries this taint, so that only pods meant for it (tolerating it, selecting
+ * REAL_NODE_LABELS) land there: the fleet's kwok journeys name images no kubelet here could pull.
+ */
+export const REAL_NODE_TAINT = { key: "berth.dev/real-node", value: "true", effect: "NoSchedule" } as const;
 
 /** Labels every real node carries: it is real, and its GPUs are not. */
 export const REAL_NODE_LABELS = { "berth.dev/real-node": "true", "berth.dev/gpu": "fake" } as const;
@@ -54,39 +62,6 @@ export interface StartRealNodeOptions {
   log?: (line: string) => void;
   /** For each of containerd, the Node Ready and the GPUs allocatable. Default 120 s. */
   readyTimeoutMs?: number;
-}
-
-export interface RealNodeTimings {
-  containerdMs: number;
-  /** kubelet spawned → Node Ready (and untainted). */
-  nodeReadyMs: number;
-  /** kubelet spawned → `nvidia.com/gpu` allocatable. */
-  gpuAllocatableMs: number;
-}
-
-export interface RealNode {
-  readonly name: string;
-  readonly cluster: string;
-  readonly layout: NodeLayout;
-  readonly quirks: HostQuirks;
-  readonly podCidr: string;
-  readonly pauseImage: string;
-  readonly kubeletPort: number;
-  /** The fake cards' ids, as Allocate names them in NVIDIA_VISIBLE_DEVICES (berth.dev/gpu-uuids). */
-  readonly gpuIds: readonly string[];
-  readonly binDir: string;
-  readonly timings: RealNodeTimings;
-  /** Lets the node pull from this registry (`127.0.0.1:<port>`) over plain HTTP; takes effect at once. */
-  trustRegistry(host: string): void;
-  /** Imports an OCI archive (bytes or a file) into the node's image store, as if pulled. */
-  importImage(archive: Buffer | string): Promise<void>;
-  /** Stops containerd and the kubelet and starts them again (containers keep running); resolves when Ready. */
-  restartRuntime(): Promise<void>;
-  /** Resident memory of the kubelet, containerd and the container shims. */
-  memory(): { kubeletBytes: number; containerdBytes: number; shimBytes: number; shims: number };
-  pids(): number[];
-  /** Deletes its pods and the Node, then tears everything down. */
-  stop(): Promise<void>;
 }
 
 export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> {
@@ -205,6 +180,7 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
         // The kubelet refuses a loopback --node-ip ("nodeIP can't be loopback address"). As with a cloud
         // provider, it then leaves the addresses to someone else: initializeNode() sets 127.0.0.1.
         "--cloud-provider=external",
+        `--register-with-taints=${REAL_NODE_TAINT.key}=${REAL_NODE_TAINT.value}:${REAL_NODE_TAINT.effect}`,
         `--node-labels=${Object.entries(labels)
           .map(([k, v]) => `${k}=${v}`)
           .join(",")}`,
@@ -295,8 +271,25 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
         await procs.containerd?.stop(10_000);
         await startContainerd();
         startKubelet();
+        // The Node still reads Ready from before: the new kubelet's own health says it runs.
+        await waitFor("the kubelet's healthz after a restart", procs.kubelet, async () =>
+          (await getText(`http://127.0.0.1:${healthzPort}/healthz`)) === "ok" ? true : undefined,
+        );
         await waitFor("the Node registered", procs.kubelet, initializeNode);
         await waitFor("Node Ready after a restart", procs.kubelet, nodeReady);
+        // Exec and logs reach only pods the kubelet has taken back: wait until it lists each bound one.
+        await waitFor("the kubelet to take its pods back", procs.kubelet, async () => {
+          const bound = await kube.json<{ items: { metadata: { uid: string } }[] }>(
+            "GET",
+            `/api/v1/pods?fieldSelector=spec.nodeName%3D${encodeURIComponent(name)}`,
+          );
+          const known = new Set(
+            (
+              JSON.parse(await kubeletGet(kubeletPort, "/pods")) as { items: { metadata: { uid: string } }[] }
+            ).items.map((p) => p.metadata.uid),
+          );
+          return bound.items.every((p) => known.has(p.metadata.uid)) ? true : undefined;
+        });
         log(`[real-node] ${name}: containerd and kubelet restarted`);
       },
       memory: () => {
@@ -406,6 +399,26 @@ function makeCgroups(l: NodeLayout, q: HostQuirks): void {
 
 function execFileSyncQuiet(cmd: string, args: string[]): void {
   execFileSync(cmd, args, { stdio: ["ignore", "ignore", "pipe"] });
+}
+
+/** A GET on the kubelet's own port (anonymous; its certificate is self-signed). */
+function kubeletGet(port: number, path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      { host: "127.0.0.1", port, path, rejectUnauthorized: false, timeout: 2000, agent: false },
+      (res) => {
+        let text = "";
+        res.on("data", (c: Buffer) => {
+          text += c.toString();
+        });
+        res.on("end", () => (res.statusCode === 200 ? resolve(text) : reject(new Error(`${path}: ${res.statusCode}`))));
+        res.on("error", reject);
+      },
+    );
+    req.on("timeout", () => req.destroy(new Error("timeout")));
+    req.on("error", reject);
+    req.end();
+  });
 }
 
 function sleep(ms: number): Promise<void> {

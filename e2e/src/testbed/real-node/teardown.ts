@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync, readlinkSync, rmdirSync, rmSync,
 import { join } from "node:path";
 import type { KubeHttp } from "../kube.ts";
 import { isAlive, processesMentioning } from "../procfs.ts";
-import { CONTAINER_LOG_LINKS, type NodeLayout } from "./layout.ts";
+import { CONTAINER_LOG_LINKS, type NodeLayout, RUN_ROOT } from "./layout.ts";
 
 /** What a run changed on the host, written before the change (run/state.json). */
 export interface HostChanges {
@@ -236,10 +236,36 @@ function restoreHost(l: NodeLayout, log: (line: string) => void): void {
     log(`[real-node] ${l.name}: removed its FORWARD rule`);
   }
   if (changes.ipForward !== undefined) {
-    writeFileSync("/proc/sys/net/ipv4/ip_forward", changes.ipForward);
-    log(`[real-node] ${l.name}: ip_forward back to ${changes.ipForward}`);
+    // Another real node still running needs forwarding: it inherits the value to put back instead.
+    const heir = otherRunningNode(l);
+    if (heir) {
+      const theirs = JSON.parse(readFileSync(join(RUN_ROOT, heir, "state.json"), "utf8")) as HostChanges;
+      writeFileSync(join(RUN_ROOT, heir, "state.json"), JSON.stringify({ ...theirs, ipForward: changes.ipForward }));
+      log(`[real-node] ${l.name}: ip_forward left on for ${heir}, which puts ${changes.ipForward} back`);
+    } else {
+      writeFileSync("/proc/sys/net/ipv4/ip_forward", changes.ipForward);
+      log(`[real-node] ${l.name}: ip_forward back to ${changes.ipForward}`);
+    }
   }
   rmSync(l.stateFile, { force: true });
+}
+
+/** A real node of another name whose owner runs and which recorded its host changes. */
+function otherRunningNode(l: NodeLayout): string | undefined {
+  let names: string[] = [];
+  try {
+    names = readdirSync(RUN_ROOT);
+  } catch {
+    return undefined;
+  }
+  return names.find((n) => {
+    if (n === l.name || !existsSync(join(RUN_ROOT, n, "state.json"))) return false;
+    try {
+      return isAlive(Number(readFileSync(join(RUN_ROOT, n, "owner"), "utf8")));
+    } catch {
+      return false;
+    }
+  });
 }
 
 function removeLogLinks(l: NodeLayout): void {
