@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the test bed's CSI parts into a version-keyed cache outside the clone, once, and prints the folder
-# on the last line: the external-provisioner (upstream, from Go modules) and our hostpath driver and kubelet
-# registrar (e2e/testbed/csibin/cmd: the upstream csi-driver-host-path and node-driver-registrar are not
-# served by the Go module proxy here). The key holds the provisioner's version and a digest of our sources,
-# so a change to them builds anew.
+# on the last line: the external-provisioner (upstream, from Go modules), and our hostpath driver, kubelet
+# registrar and the program its tests' containers run (e2e/testbed/csibin/cmd: the upstream
+# csi-driver-host-path and node-driver-registrar are not served by the Go module proxy here). The key holds
+# the provisioner's version and a digest of our sources, so a change to them builds anew.
 set -euo pipefail
 
 PROVISIONER_VERSION=v6.4.0
@@ -14,7 +14,7 @@ mod="$here/csibin"
 cache_root="${BERTH_TESTBED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/berth/testbed}"
 ours="$(cd "$mod" && find go.mod go.sum cmd -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-12)"
 dest="$cache_root/csi-provisioner-${PROVISIONER_VERSION}_hostpath-${ours}"
-bins=(csi-provisioner hostpath-plugin registrar)
+bins=(csi-provisioner hostpath-plugin registrar volume-probe)
 
 log() { echo "[testbed-build-csi] $*" >&2; }
 
@@ -62,7 +62,7 @@ if ! checked csi-provisioner "$PROVISIONER_VERSION"; then
   (cd "$mod" && go build -trimpath -ldflags "-s -w -X main.version=${PROVISIONER_VERSION}" -o "$tmp/csi-provisioner" \
     github.com/kubernetes-csi/external-provisioner/v6/cmd/csi-provisioner) || exit 4
 fi
-for b in hostpath-plugin registrar; do
+for b in hostpath-plugin registrar volume-probe; do
   if ! checked "$b" "$b $ours"; then
     step="building $b"
     log "building $b ($ours)"
@@ -72,7 +72,7 @@ done
 
 step="checking the built versions"
 checked csi-provisioner "$PROVISIONER_VERSION" || { log "csi-provisioner reports: $("$tmp/csi-provisioner" --version 2>&1)"; exit 4; }
-for b in hostpath-plugin registrar; do
+for b in hostpath-plugin registrar volume-probe; do
   checked "$b" "$b $ours" || { log "$b reports: $("$tmp/$b" --version 2>&1)"; exit 4; }
 done
 

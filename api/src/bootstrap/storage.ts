@@ -21,13 +21,30 @@ export async function ensureDefaultPool(
   deps: Deps,
   o: { name: string; cluster: string; storageClass: string; displayName?: string },
 ): Promise<{ created: boolean }> {
+  return ensurePool(deps, { ...o, sharing: "all", default: true });
+}
+
+/** A pool of that name, made as given when there is none (an existing one is left as it is). */
+export async function ensurePool(
+  deps: Deps,
+  o: {
+    name: string;
+    cluster: string;
+    storageClass: string;
+    displayName?: string;
+    sharing: "all" | "selected";
+    clusters?: string[];
+    default: boolean;
+  },
+): Promise<{ created: boolean }> {
   if (await readPool(deps, o.name)) return { created: false };
   await createPool(deps, INSTALLER, {
     name: o.name,
     cluster: o.cluster,
     storage_class: o.storageClass,
-    sharing: "all",
-    default: true,
+    sharing: o.sharing,
+    default: o.default,
+    ...(o.clusters ? { clusters: o.clusters } : {}),
     ...(o.displayName ? { display_name: o.displayName } : {}),
   });
   return { created: true };

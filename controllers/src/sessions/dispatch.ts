@@ -359,25 +359,33 @@ export class Dispatch {
 
   /**
    * A deleted volume's data goes once its grace period is over: on every cluster, the PersistentVolumes
-   * whose handle is its data path are handed back to the storage driver (reclaim policy Delete: the
-   * driver's provisioner removes the data and the PV), then the Volume resource goes. A cluster that
-   * cannot be reached keeps the resource: tried again on the next pass.
+   * whose handle is its data path, or that were bound to its claim (a driver that names a volume after
+   * its claim, as the bed's hostpath driver does: e2e/src/testbed/csi-hostpath.ts), are handed back to
+   * the storage driver (reclaim policy Delete: the driver's provisioner removes the data and the PV), then
+   * the Volume resource goes. A cluster that cannot be reached keeps the resource: tried again on the next
+   * pass.
    */
   async purgeVolume(vol: Volume, clusterIds: Iterable<string>): Promise<number> {
     const management = this.#d.management;
     if (!management) return 0;
     const handle = volumeDataPath(volumeIdOf(vol.metadata.name as string));
+    const claim = volumeClaimName(volumeIdOf(vol.metadata.name as string));
     let reclaimed = 0;
     for (const clusterId of clusterIds) {
       const kube = await this.#client(clusterId);
       const list = await kube.json<{
         items: {
           metadata: { name: string };
-          spec?: { csi?: { volumeHandle?: string }; persistentVolumeReclaimPolicy?: string };
+          spec?: {
+            csi?: { volumeHandle?: string };
+            claimRef?: { name?: string };
+            persistentVolumeReclaimPolicy?: string;
+          };
         }[];
       }>("GET", "/api/v1/persistentvolumes");
       for (const pv of list.items) {
-        if (pv.spec?.csi?.volumeHandle !== handle || pv.spec.persistentVolumeReclaimPolicy === "Delete") continue;
+        const ours = pv.spec?.csi?.volumeHandle === handle || pv.spec?.claimRef?.name === claim;
+        if (!ours || pv.spec?.persistentVolumeReclaimPolicy === "Delete") continue;
         const res = await kube.request("PATCH", `/api/v1/persistentvolumes/${pv.metadata.name}`, {
           body: { spec: { persistentVolumeReclaimPolicy: "Delete" } },
         });

@@ -12,7 +12,9 @@
 //              (namespaces, SessionMirror CRD, least-privilege ServiceAccount) and a token file
 //   storage    the default pool "shared" every GPU cluster mounts (what a real install has on each: a
 //              CSIDriver, the StorageClass berth-shared, a capacity report, and here a small provisioner
-//              standing in for the driver), and the demo researcher's `home` volume on it
+//              standing in for the driver), and the demo researcher's `home` volume on it. Where the real
+//              node runs, a real CSI driver on it (testbed/csi-hostpath.ts) serves the class
+//              berth-hostpath and the pool "real-node" on its cluster, whose capacity is the driver's own
 //   gpu-exporters  a stand-in GPU exporter per GPU node (metrics.ts)
 //   gateways   one per GPU cluster on 127.0.0.1:9443+n (BERTH_GATEWAY_PORT) with its own certificate, the
 //              stand-in app behind it
@@ -25,7 +27,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ensureLocalDemo } from "@berth/api/bootstrap/demo";
-import { ensureDefaultPool, ensureHomeVolume } from "@berth/api/bootstrap/storage";
+import { ensureDefaultPool, ensureHomeVolume, ensurePool } from "@berth/api/bootstrap/storage";
 import { parseConfig } from "@berth/api/config";
 import { connect } from "@berth/api/db/knex";
 import { startPostgres } from "@berth/api/db/server";
@@ -45,6 +47,7 @@ import { registerLocalGpuClusters } from "../clusters/register-local.ts";
 import { FIRST_GATEWAY_PORT, gatewaysService, localSessionDomain, realPodCidrsOf } from "../connect/local-gateways.ts";
 import { installOperator } from "../sessions/harness.ts";
 import { type BedProvisioner, installBedStorage, startProvisioner } from "../storage/bed-storage.ts";
+import { HOSTPATH_STORAGE_CLASS, type RunningCsiHostpath, startCsiHostpath } from "../testbed/csi-hostpath.ts";
 import { pushIndex } from "../testbed/images.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import { startRegistry } from "../testbed/registry.ts";
@@ -244,6 +247,7 @@ const clustersService: Service = {
 
 /** The local fleet's shared pool: its storage class on every GPU cluster, its server "in" the first. */
 export const LOCAL_STORAGE_CLASS = "berth-shared";
+const LOCAL_POOL_GIB = 500;
 
 const storageService: Service = {
   name: "storage",
@@ -252,9 +256,46 @@ const storageService: Service = {
     const regs = JSON.parse(ctx.published.BERTH_LOCAL_CLUSTERS ?? "[]") as { cluster: string; clusterId: string }[];
     const gpu = ctx.fleet.clusters.filter((c) => c.kind === "gpu");
     const provisioners: BedProvisioner[] = [];
-    for (const c of gpu) {
-      await installBedStorage(c, { storageClass: LOCAL_STORAGE_CLASS, capacityGb: 500 });
-      provisioners.push(startProvisioner(c, { storageClass: LOCAL_STORAGE_CLASS, intervalMs: 500 }));
+    const drivers: RunningCsiHostpath[] = [];
+    const stop = async () => {
+      for (const p of provisioners) await p.stop().catch(() => {});
+      for (const d of drivers) await d.stop().catch(() => {});
+    };
+    try {
+      for (const c of gpu) {
+        await installBedStorage(c, { storageClass: LOCAL_STORAGE_CLASS, capacityGb: LOCAL_POOL_GIB });
+        provisioners.push(startProvisioner(c, { storageClass: LOCAL_STORAGE_CLASS, intervalMs: 500 }));
+      }
+      // A real node's pods mount for real: a real CSI driver on it provisions its own class there and
+      // publishes its capacity. Its volumes live on that node (as do the pods meant for it, which
+      // tolerate its taint), so its pool is its cluster's alone.
+      for (const node of ctx.fleet.realNodes) {
+        const c = ctx.fleet.cluster(node.cluster);
+        const reg = regs.find((r) => r.cluster === node.cluster);
+        drivers.push(
+          await startCsiHostpath({
+            cluster: c,
+            nodeName: node.name,
+            kubeletRootDir: node.layout.kubeletRoot,
+            dir: join(node.layout.base, "csi-hostpath"),
+            capacityGib: LOCAL_POOL_GIB,
+            log: (l) => ctx.log(`[storage] ${l}`),
+          }),
+        );
+        if (reg)
+          await ensurePool(api.deps, {
+            name: "real-node",
+            cluster: reg.clusterId,
+            storageClass: HOSTPATH_STORAGE_CLASS,
+            displayName: `Real node ${node.name} (hostpath CSI)`,
+            sharing: "selected",
+            clusters: [reg.clusterId],
+            default: false,
+          });
+      }
+    } catch (err) {
+      await stop();
+      throw err;
     }
     const first = regs[0];
     if (first)
@@ -269,10 +310,14 @@ const storageService: Service = {
       if (home.created) ctx.log(`[storage] the researcher's home volume: ${home.volumeId} (20 GB on pool shared)`);
     }
     return {
-      endpoints: [{ name: "storage pool", url: `shared (class ${LOCAL_STORAGE_CLASS} on ${gpu.length} clusters)` }],
-      stop: async () => {
-        for (const p of provisioners) await p.stop().catch(() => {});
-      },
+      endpoints: [
+        { name: "storage pool", url: `shared (class ${LOCAL_STORAGE_CLASS} on ${gpu.length} clusters)` },
+        ...ctx.fleet.realNodes.map((n) => ({
+          name: "storage pool",
+          url: `real-node (class ${HOSTPATH_STORAGE_CLASS}, the hostpath CSI driver on ${n.name})`,
+        })),
+      ],
+      stop,
     };
   },
 };

@@ -16,10 +16,15 @@ export const HOSTPATH_DRIVER = "hostpath.csi.bed.berth.dev";
 export const HOSTPATH_STORAGE_CLASS = "berth-hostpath";
 /** The node label (and CSI topology key) that ties a volume to the node whose folder holds it. */
 export const HOSTPATH_TOPOLOGY_KEY = `topology.${HOSTPATH_DRIVER}/node`;
-const BINARIES = ["csi-provisioner", "hostpath-plugin", "registrar"] as const;
+const BINARIES = ["csi-provisioner", "hostpath-plugin", "registrar", "volume-probe"] as const;
 
-/** The folder holding the three binaries (builds them when the cache is cold: ~3 min, progress on stderr). */
+/**
+ * The folder holding the binaries: env BERTH_TESTBED_CSI_BIN (vitest's global setup sets it), else the
+ * build script's (builds them when the cache is cold: ~3 min of CPU, progress on stderr).
+ */
 export function findCsiBinaries(env: NodeJS.ProcessEnv = process.env): string {
+  const given = env.BERTH_TESTBED_CSI_BIN;
+  if (given && BINARIES.every((b) => existsSync(join(given, b)))) return given;
   const out = execFileSync("bash", [CSI_BUILD_SCRIPT], { stdio: ["ignore", "pipe", "inherit"], env })
     .toString()
     .trim();

@@ -6,6 +6,15 @@ export {
   TESTBED_BINARIES,
 } from "./binaries.ts";
 export { ComponentStartError } from "./cluster.ts";
+export {
+  type CsiHostpathOptions,
+  findCsiBinaries,
+  HOSTPATH_DRIVER,
+  HOSTPATH_STORAGE_CLASS,
+  type RunningCsiHostpath,
+  startCsiHostpath,
+  teardownCsiHostpath,
+} from "./csi-hostpath.ts";
 export { formatTimings, startFleet, table } from "./fleet.ts";
 export {
   type BedGpuCard,

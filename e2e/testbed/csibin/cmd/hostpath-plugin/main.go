@@ -3,7 +3,7 @@
 // configured total less what its volumes were given), so the external-provisioner publishes
 // CSIStorageCapacity from it, and NodeGetVolumeStats (the folder's use against its size) for the kubelet's
 // stats summary. The upstream hostpath driver is not served by the Go module proxy here; this one
-// implements the parts of the CSI spec the bed exercises (see docs/dev/storage.md, "A real driver").
+// implements the parts of the CSI spec the bed exercises (docs/dev/storage.md, "A real driver on the real node").
 package main
 
 import (
