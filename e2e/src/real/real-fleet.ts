@@ -41,7 +41,7 @@ import {
 } from "../sessions/harness.ts";
 import { HOSTPATH_STORAGE_CLASS, type RunningCsiHostpath, startCsiHostpath } from "../testbed/csi-hostpath.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
-import type { RealNode } from "../testbed/real-node/index.ts";
+import { REAL_NODE_TAINT, type RealNode } from "../testbed/real-node/index.ts";
 import { type LocalRegistry, startRegistry } from "../testbed/registry.ts";
 
 export const L4 = "NVIDIA-L4";
@@ -86,6 +86,17 @@ export async function startRealFleet(
     });
     stops.push(() => bed.stop());
     const node = bed.fleet.realNodes[0] as RealNode;
+    // The real node is tainted so that only pods meant for it land there (e2e/src/testbed/README.md); on this
+    // fleet every gpu-b session is. The RuntimeClass session pods name carries the toleration: Kubernetes
+    // merges a RuntimeClass's scheduling.tolerations into each pod that names it, and Berth stays unaware.
+    const gk = new HttpKube(kubeConfigFrom(bed.fleet.cluster("gpu-b").kubeconfig));
+    try {
+      await gk.json("PATCH", "/apis/node.k8s.io/v1/runtimeclasses/nvidia", {
+        body: { scheduling: { tolerations: [{ ...REAL_NODE_TAINT, operator: "Equal" }] } },
+      });
+    } finally {
+      gk.close();
+    }
     const dir = mkdtempSync(join(tmpdir(), "berth-real-csi-"));
     stops.push(async () => rmSync(dir, { recursive: true, force: true }));
     const csi = await startCsiHostpath({
