@@ -77,8 +77,13 @@ export const OperatorConfigSchema = z
         egressAllow: commaList(
           z.array(z.union([z.cidrv4(), z.cidrv6()], { error: "must be a CIDR, e.g. 10.20.0.0/16" })).max(64),
         ),
+        /**
+         * How long a started session app may take to answer its readiness probe before its session
+         * fails with the reason (controllers/src/mirror/plan.ts). Large images with many extensions start slowly.
+         */
+        appReadyTimeoutMs: ms(1_000).default(600_000),
       })
-      .default({ egressAllow: [] }),
+      .default({ egressAllow: [], appReadyTimeoutMs: 600_000 }),
     storage: z
       .object({
         /** The volume-sync tick: how often the storage driver's capacity objects are read and reported. */
@@ -249,6 +254,7 @@ export const ENV: Record<string, string> = {
   BERTH_OPERATOR_INVENTORY_RESYNC_MS: "inventory.resyncMs",
   BERTH_OPERATOR_INVENTORY_PAGE_SIZE: "inventory.listPageSize",
   BERTH_OPERATOR_SESSION_EGRESS_ALLOW: "sessions.egressAllow",
+  BERTH_OPERATOR_SESSION_APP_READY_TIMEOUT_MS: "sessions.appReadyTimeoutMs",
   BERTH_OPERATOR_USAGE_INTERVAL_MS: "usage.intervalMs",
   BERTH_OPERATOR_STORAGE_INTERVAL_MS: "storage.intervalMs",
   BERTH_OPERATOR_USAGE_GRACE_MS: "usage.graceMs",

@@ -288,6 +288,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
             usageIntervalMs: config.usage.intervalMs,
             usageGraceMs: config.usage.graceMs,
             egressAllow: config.sessions.egressAllow,
+            appReadyTimeoutMs: config.sessions.appReadyTimeoutMs,
           },
         });
       });

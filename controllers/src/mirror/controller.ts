@@ -49,6 +49,8 @@ export interface MirrorControllerOptions {
   runtimeClassName?: string;
   /** CIDRs session pods may reach inside the private ranges (manifests.ts, the sessions' policy). */
   egressAllow?: readonly string[];
+  /** A started session app not Ready after this long fails the session (plan.ts; default 10 min). */
+  appReadyTimeoutMs?: number;
   concurrency: number;
   resyncMs: number;
   reportDebounceMs: number;
@@ -143,6 +145,7 @@ export function startSessionMirrorController(deps: MirrorControllerDeps): Runnin
     ...(o.gatewayPodLabels ? { gatewayPodLabels: o.gatewayPodLabels } : {}),
     ...(o.runtimeClassName ? { runtimeClassName: o.runtimeClassName } : {}),
     ...(o.egressAllow?.length ? { egressAllow: o.egressAllow } : {}),
+    ...(o.appReadyTimeoutMs !== undefined ? { appReadyTimeoutMs: o.appReadyTimeoutMs } : {}),
   };
   const counts = {
     podCreates: 0,

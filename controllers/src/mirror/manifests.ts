@@ -40,6 +40,8 @@ export interface MirrorManifestOptions {
   egressAllow?: readonly string[];
   /** A volume's claim not bound after this long fails the session (ClaimNotBound) instead of waiting on. */
   claimBindTimeoutMs?: number;
+  /** A started app not Ready (its readiness probe) after this long fails the session instead of starting on. */
+  appReadyTimeoutMs?: number;
 }
 
 /** The annotation a volume's claim carries: where its data sits on the pool (the provisioner's volume handle). */

@@ -219,6 +219,8 @@ export interface SessionsBedOptions {
    * registries over plain HTTP. Default: kwok only.
    */
   realNodes?: { registries: readonly string[] };
+  /** How long a started session app may take to become Ready before its session fails; default 10 min. */
+  operatorAppReadyTimeoutMs?: number;
   /** Operators' idle-rule probe interval (notebook and GPU signals); default 30 s, as in production. */
   operatorActivityIntervalMs?: number;
   /** More of the API's environment (e.g. BERTH_METRICS_SERVER_URL). */
@@ -348,6 +350,9 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
               },
               usage: { intervalMs: opts.operatorUsageIntervalMs ?? 60_000, graceMs: 200 },
               storage: { intervalMs: opts.operatorStorageIntervalMs ?? 30_000 },
+              ...(opts.operatorAppReadyTimeoutMs !== undefined
+                ? { sessions: { appReadyTimeoutMs: opts.operatorAppReadyTimeoutMs } }
+                : {}),
               ...(opts.operatorActivityIntervalMs !== undefined
                 ? { activity: { intervalMs: opts.operatorActivityIntervalMs } }
                 : {}),
