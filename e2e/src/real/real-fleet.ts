@@ -62,7 +62,13 @@ export interface RealFleet {
 
 export async function startRealFleet(
   kinds: SessionImageKind[],
-  opts: Pick<SessionsBedOptions, "worker" | "operatorActivityIntervalMs" | "operatorUsageIntervalMs"> = {},
+  opts: Pick<
+    SessionsBedOptions,
+    "worker" | "operatorActivityIntervalMs" | "operatorUsageIntervalMs" | "operatorAppReadyTimeoutMs"
+  > & {
+    /** The real node's name: each file's own, so that files running at once each have their node. */
+    nodeName?: string;
+  } = {},
 ): Promise<RealFleet> {
   const stops: (() => Promise<void>)[] = [];
   const stop = async () => {
@@ -72,15 +78,19 @@ export async function startRealFleet(
     const built = kinds.map((k) => builtInChild(k));
     const registry = await startRegistry({ name: "real-journey-registry" });
     stops.push(() => registry.stop());
+    const { nodeName: _, ...bedOpts } = opts;
     const bed = await startSessionsBed({
-      ...opts,
+      ...bedOpts,
       realNodes: { registries: [registry.host] },
       fleet: {
         clusters: [
           MANAGEMENT,
           gpuCluster("gpu-a", [{ name: "gpu-a-1", gpuModel: H100, gpuCount: 2 }]),
           // gpu-b's L4 cards are the real node's only: every L4 session really runs.
-          { ...gpuCluster("gpu-b", []), realNode: { name: REAL_NODE, gpuModel: L4, gpuCount: 2, gpuMemoryMib: 23034 } },
+          {
+            ...gpuCluster("gpu-b", []),
+            realNode: { name: opts.nodeName ?? REAL_NODE, gpuModel: L4, gpuCount: 2, gpuMemoryMib: 23034 },
+          },
         ],
       },
     });

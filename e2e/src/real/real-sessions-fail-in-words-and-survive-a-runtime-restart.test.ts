@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noExplicitAny: journeys read the API's JSON as it comes
 // Faults on the bed's real node: an image the kubelet cannot pull ends the session Failed with the kubelet's
-// reason in words and charges nothing; the node's kubelet and containerd restarted under a running JupyterLab
+// reason in words and charges nothing; an app that starts but never answers its readiness probe fails after
+// the operator's start timeout (sessions.appReadyTimeoutMs, short here) with the probe in the reason; the node's kubelet and containerd restarted under a running JupyterLab
 // leave it Running (the container keeps running, the same pod and address), and the usage samples before and
 // after join end to start: no second lost, none charged twice. One fleet for the file; the real node goes in
 // afterAll.
@@ -9,19 +10,41 @@
 import { HttpKube } from "@berth/controllers/kube";
 import { ImageKind } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { findNodeBinaries } from "../testbed/binaries.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
-import { canRunRealNode } from "../testbed/real-node/index.ts";
-import { podOf, REAL_NODE, REAL_PRESET, type RealFleet, startRealFleet } from "./real-fleet.ts";
+import { canRunRealNode, pushFileImage } from "../testbed/real-node/index.ts";
+import { podOf, REAL_PRESET, type RealFleet, startRealFleet } from "./real-fleet.ts";
 
 vi.setConfig({ testTimeout: 300_000, hookTimeout: 900_000 });
 
 const can = canRunRealNode();
 let f: RealFleet;
 const USAGE_INTERVAL_MS = 3_000;
+/** Production's is 10 minutes; the JupyterLab image answers in about 10 s here. */
+const APP_READY_TIMEOUT_MS = 45_000;
+
+/** An Image resource in the management cluster's catalog, as an administrator adds one. */
+async function anImage(name: string, ref: string): Promise<void> {
+  const mgmt = new HttpKube(kubeConfigFrom(f.bed.fleet.cluster("mgmt").kubeconfig));
+  try {
+    await mgmt.json("POST", `/apis/${ImageKind.group}/${ImageKind.version}/${ImageKind.plural}`, {
+      body: ImageKind.build(
+        { name, labels: { "app.kubernetes.io/part-of": "berth" } },
+        { displayName: name, image: ref, kind: "jupyterlab", visibility: "public" },
+      ),
+    });
+  } finally {
+    mgmt.close();
+  }
+}
 
 beforeAll(async () => {
   if (!can.ok) return;
-  f = await startRealFleet(["jupyterlab"], { operatorUsageIntervalMs: USAGE_INTERVAL_MS });
+  f = await startRealFleet(["jupyterlab"], {
+    operatorUsageIntervalMs: USAGE_INTERVAL_MS,
+    operatorAppReadyTimeoutMs: APP_READY_TIMEOUT_MS,
+    nodeName: "gpu-b-real-faults",
+  });
 });
 
 afterAll(async () => {
@@ -40,18 +63,8 @@ describe.skipIf(!can.ok)(
   `real sessions fail in words and survive a runtime restart${can.ok ? "" : ` (skipped: ${can.reason})`}`,
   () => {
     it("an image the kubelet cannot pull: Failed with the kubelet's reason in words, and nothing charged", async () => {
-      const mgmt = new HttpKube(kubeConfigFrom(f.bed.fleet.cluster("mgmt").kubeconfig));
       const missing = `${f.registry.host}/sessions/never-pushed:1`;
-      try {
-        await mgmt.json("POST", `/apis/${ImageKind.group}/${ImageKind.version}/${ImageKind.plural}`, {
-          body: ImageKind.build(
-            { name: "never-pushed", labels: { "app.kubernetes.io/part-of": "berth" } },
-            { displayName: "Never pushed", image: missing, kind: "jupyterlab", visibility: "public" },
-          ),
-        });
-      } finally {
-        mgmt.close();
-      }
+      await anImage("never-pushed", missing);
       const created = await f.bed.call(f.bed.alice, "POST", "/api/v1/sessions", {
         offering: "l4",
         preset: REAL_PRESET,
@@ -68,6 +81,38 @@ describe.skipIf(!can.ok)(
       expect(await charged(created.body.id)).toBe(0n);
     });
 
+    it("an app that starts but never answers: Failed after the start timeout, with the probe in the reason", async () => {
+      // A server on 8080 where a JupyterLab's probe asks 8888: the container runs, the app never answers.
+      const { ref } = await pushFileImage(f.registry.url, "bed/app", "1", {
+        files: [{ path: "bed-app", content: `${findNodeBinaries()}/bed-app` }],
+        entrypoint: ["/bed-app"],
+        cmd: ["serve", "8080"],
+      });
+      await anImage("never-ready", ref);
+      const created = await f.bed.call(f.bed.alice, "POST", "/api/v1/sessions", {
+        offering: "l4",
+        preset: REAL_PRESET,
+        image: "never-ready",
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const starting = await f.bed.waitFor(
+        f.bed.alice,
+        created.body.id,
+        (s) => s.phase === "Starting" && s.node === f.node.name,
+        "Starting on the real node",
+        120_000,
+      );
+      const pod = await podOf(f, starting.resource_name);
+      expect(pod.status.containerStatuses[0]).toMatchObject({ ready: false, state: { running: expect.anything() } });
+      const failed = await f.bed.waitFor(f.bed.alice, created.body.id, (s) => s.phase === "Failed", "Failed", 180_000);
+      expect(failed.reason).toBe("PodFailed");
+      expect(failed.message).toBe(
+        `the application did not answer its readiness probe (GET /proxy/${starting.resource_name}/api on its port 8888) within ${APP_READY_TIMEOUT_MS / 1000} s of starting`,
+      );
+      expect(await charged(created.body.id)).toBe(0n);
+      await expect.poll(() => podOf(f, starting.resource_name), { timeout: 60_000, interval: 500 }).toBeUndefined();
+    });
+
     it("kubelet and containerd restarted under a running JupyterLab: it stays Running, and its usage neither loses nor repeats a second", async () => {
       const s = await f.bed.startRunning(
         f.bed.alice,
@@ -75,7 +120,7 @@ describe.skipIf(!can.ok)(
         180_000,
       );
       const before = await podOf(f, s.resource_name);
-      expect(before.spec.nodeName).toBe(REAL_NODE);
+      expect(before.spec.nodeName).toBe(f.node.name);
       const usageOf = async () => (await f.bed.call(f.bed.alice, "GET", `/api/v1/sessions/${s.id}/usage`)).body;
       await expect.poll(async () => (await usageOf()).totals.samples, { timeout: 60_000 }).toBeGreaterThanOrEqual(2);
       const samplesBefore = (await usageOf()).totals.samples as number;
