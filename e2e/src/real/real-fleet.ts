@@ -6,26 +6,11 @@
 // catalog's images (api/src/bootstrap/localImages.ts), a preset that fits this machine, a pool on the
 // driver's class, and each cluster's gateway (real-node pods dialled at their address).
 
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { applyLocalSessionImages } from "@berth/api/bootstrap/localImages";
-import { type BuiltImage, pushSessionImage, type SessionImageKind } from "@berth/cdk8s/image/sessions";
-
-// TEMPORARY until the builder's key no longer depends on Function.toString (sessionimages fixes it).
-function builtInChild(kind: SessionImageKind): BuiltImage {
-  const script = fileURLToPath(import.meta.resolve("@berth/cdk8s/image/sessions"));
-  const out = execFileSync(process.execPath, [script, "build", kind], {
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const dir = /\((\/[^)]+\/oci)\)/.exec(out)?.[1] as string;
-  const key = basename(dirname(dir));
-  return { kind, key, dir, tag: key.slice(0, 12), digest: "", layers: [], seconds: 0, cached: true };
-}
-
+import { buildSessionImage, pushSessionImage, type SessionImageKind } from "@berth/cdk8s/image/sessions";
 import { HttpKube } from "@berth/controllers/kube";
 import { ResourcePresetKind } from "@berth/crds";
 import { cookieFrom, get } from "@berth/operator/gateway/testing";
@@ -75,7 +60,7 @@ export async function startRealFleet(
     for (const s of stops.reverse()) await s().catch((e: unknown) => console.error("[real fleet] stop:", e));
   };
   try {
-    const built = kinds.map((k) => builtInChild(k));
+    const built = kinds.map((k) => buildSessionImage(k, { quiet: true }));
     const registry = await startRegistry({ name: "real-journey-registry" });
     stops.push(() => registry.stop());
     const { nodeName: _, ...bedOpts } = opts;

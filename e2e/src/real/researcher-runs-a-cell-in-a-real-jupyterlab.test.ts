@@ -32,7 +32,7 @@ const shots = new Screenshots("real-journey");
 
 beforeAll(async () => {
   if (!can.ok) return;
-  f = await startRealFleet(["jupyterlab", "terminal"], {
+  f = await startRealFleet(["jupyterlab", "terminal", "code"], {
     operatorActivityIntervalMs: 2_000,
     operatorUsageIntervalMs: 5_000,
   });
