@@ -13,7 +13,7 @@ import { execFileSync } from "node:child_process";
 import { parseArgs } from "node:util";
 import { HttpKube } from "@berth/controllers/kube";
 import { canRunRealNode, kubeConfigFrom } from "@berth/e2e";
-import { gatewayOf, podOf, REAL_NODE, REAL_PRESET, startRealFleet } from "@berth/e2e/real";
+import { gatewayOf, podOf, REAL_PRESET, startRealFleet } from "@berth/e2e/real";
 
 const { values } = parseArgs({ options: { sessions: { type: "string", default: "20" } } });
 const N = Number(values.sessions);
@@ -39,7 +39,8 @@ async function until<T>(f: () => Promise<T | undefined>, what: string, ms = 180_
   }
 }
 
-const f = await startRealFleet(["jupyterlab"]);
+const f = await startRealFleet(["jupyterlab"], { nodeName: "gpu-b-real-bench" });
+const NODE = f.node.name;
 try {
   const gpuB = f.bed.fleet.cluster("gpu-b");
   const kube = new HttpKube(kubeConfigFrom(gpuB.kubeconfig));
@@ -68,7 +69,7 @@ try {
         metadata: { name },
         spec: {
           runtimeClassName: "nvidia",
-          nodeSelector: { "kubernetes.io/hostname": REAL_NODE },
+          nodeSelector: { "kubernetes.io/hostname": NODE },
           tolerations: [{ key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" }],
           securityContext: { runAsUser: 1000, runAsGroup: 100, fsGroup: 100 },
           containers: [
@@ -131,7 +132,11 @@ try {
     if (created.status !== 201) throw new Error(`create: ${created.status} ${JSON.stringify(created.body)}`);
     const running = await f.bed.waitFor(f.bed.alice, created.body.id, (s) => s.phase === "Running", "Running", 180_000);
     const cr = running.resource_name as string;
-    const links = (await f.bed.call(f.bed.alice, "GET", `/api/v1/sessions/${created.body.id}/connect`)).body;
+    const links = await until(async () => {
+      const r = await f.bed.call(f.bed.alice, "GET", `/api/v1/sessions/${created.body.id}/connect`);
+      if (r.status !== 200) console.error(`connect: ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
+      return r.status === 200 ? r.body : undefined;
+    }, `${cr}'s connect links`);
     const cookie = await gw.signIn(links.links.lab);
     await until(
       async () => ((await gw.open(`${gw.url}/proxy/${cr}/api`, { cookie })).status === 200 ? true : undefined),
@@ -159,7 +164,7 @@ try {
     }
   })();
   const lines = [
-    `real-pods: ${N} JupyterLab sessions and ${N} bare pods, one after the other, on ${REAL_NODE} (1 fake GPU each)`,
+    `real-pods: ${N} JupyterLab sessions and ${N} bare pods, one after the other, on ${NODE} (1 fake GPU each)`,
     `  create → JupyterLab answering, Berth through the gateway: p50 ${(p50 / 1000).toFixed(2)} s, p99 ${(pct(berth, 99) / 1000).toFixed(2)} s`,
     `  create → JupyterLab answering, bare pod at its address:   p50 ${(b50 / 1000).toFixed(2)} s, p99 ${(pct(bare, 99) / 1000).toFixed(2)} s`,
     `  Berth adds ${((p50 - b50) / 1000).toFixed(2)} s at p50 (×${(p50 / b50).toFixed(2)})`,
