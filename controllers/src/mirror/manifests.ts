@@ -188,12 +188,14 @@ export function podManifest(m: SessionMirror, opts: MirrorManifestOptions) {
           image: m.spec.image,
           imagePullPolicy: "IfNotPresent",
           ports: [{ name: "http", containerPort: port, protocol: "TCP" }],
-          // Asked every 2 s from the start (a JupyterLab answers in seconds; a failure only delays Ready).
+          // Asked every 2 s from the start, so Ready follows the app's first answer closely. Lenient after:
+          // a busy node (or a busy kernel's server) slow to answer for half a minute is not a session that
+          // stopped serving (an unready pod loses its route and its session reads Starting again).
           readinessProbe: {
             httpGet: { path: `${basePath}${READY_PATHS[m.spec.imageKind]}`, port: "http", scheme: "HTTP" },
             periodSeconds: 2,
-            timeoutSeconds: 2,
-            failureThreshold: 3,
+            timeoutSeconds: 5,
+            failureThreshold: 15,
           },
           env: [
             { name: "BERTH_SESSION_ID", value: m.spec.sessionId },
