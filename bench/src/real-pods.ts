@@ -41,6 +41,11 @@ async function until<T>(f: () => Promise<T | undefined>, what: string, ms = 180_
 
 const f = await startRealFleet(["jupyterlab"], { nodeName: "gpu-b-real-bench" });
 const NODE = f.node.name;
+// An interrupted run still takes its node down (its containers, mounts and links are this host's).
+for (const sig of ["SIGINT", "SIGTERM"] as const)
+  process.once(sig, () => {
+    void f.stop().finally(() => process.exit(130));
+  });
 try {
   const gpuB = f.bed.fleet.cluster("gpu-b");
   const kube = new HttpKube(kubeConfigFrom(gpuB.kubeconfig));
