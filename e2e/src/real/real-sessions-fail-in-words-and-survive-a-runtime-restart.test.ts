@@ -1,7 +1,8 @@
 // biome-ignore-all lint/suspicious/noExplicitAny: journeys read the API's JSON as it comes
 // Faults on the bed's real node: an image the kubelet cannot pull ends the session Failed with the kubelet's
 // reason in words and charges nothing; an app that starts but never answers its readiness probe fails after
-// the operator's start timeout (sessions.appReadyTimeoutMs, short here) with the probe in the reason; the node's kubelet and containerd restarted under a running JupyterLab
+// the operator's start timeout (sessions.appReadyTimeoutMs, short here) with the probe in the reason, charged
+// for the seconds its container held the card; the node's kubelet and containerd restarted under a running JupyterLab
 // leave it Running (the container keeps running, the same pod and address), and the usage samples before and
 // after join end to start: no second lost, none charged twice. One fleet for the file; the real node goes in
 // afterAll.
@@ -112,7 +113,22 @@ describe.skipIf(!can.ok)(
       expect(failed.message).toBe(
         `the application did not answer its readiness probe (GET /proxy/${cr}/api on its port 8888) within ${APP_READY_TIMEOUT_MS / 1000} s of starting`,
       );
-      expect(await charged(created.body.id)).toBe(0n);
+      // Its card was held from the container's start to the failure (controllers/src/mirror/usage.ts meters
+      // from container start): charged exactly for those seconds at the offering's rate, nothing more.
+      await expect.poll(() => podOf(f, cr), { timeout: 60_000, interval: 500 }).toBeUndefined();
+      await expect
+        .poll(
+          async () =>
+            (await f.bed.call(f.bed.alice, "GET", `/api/v1/sessions/${created.body.id}/usage`)).body.totals.samples,
+          { timeout: 60_000 },
+        )
+        .toBeGreaterThan(0);
+      const seconds = (await f.bed.call(f.bed.alice, "GET", `/api/v1/sessions/${created.body.id}/usage`)).body.totals
+        .gpu_seconds as number;
+      const rate = BigInt(failed.hourly_credit_rate);
+      await expect
+        .poll(() => charged(created.body.id), { timeout: 30_000 })
+        .toBe((rate * BigInt(Math.round(seconds * 1000))) / 3_600_000n);
       await expect.poll(() => podOf(f, cr), { timeout: 60_000, interval: 500 }).toBeUndefined();
     });
 
