@@ -3,6 +3,7 @@
 // the mounted claim, and after its pod is gone a second pod mounting the same claim reads the file back.
 // Runs where canRunRealNode() says yes (root, containerd installable: CI).
 import { existsSync, readFileSync } from "node:fs";
+import { get } from "node:https";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { findNodeBinaries } from "./binaries.ts";
@@ -35,6 +36,26 @@ interface PodView {
     phase?: string;
     containerStatuses?: { ready: boolean; state?: { terminated?: { message?: string } } }[];
   };
+}
+
+interface Summary {
+  pods: {
+    podRef: { name: string };
+    volume?: { pvcRef?: { name: string }; capacityBytes?: number; usedBytes?: number }[];
+  }[];
+}
+
+/** The kubelet's stats summary, read directly (it serves loopback only, to anyone, with its own certificate). */
+function summaryOf(port: number): Promise<Summary> {
+  return new Promise((resolve, reject) => {
+    get(`https://127.0.0.1:${port}/stats/summary`, { rejectUnauthorized: false }, (res) => {
+      let body = "";
+      res.on("data", (c: Buffer) => {
+        body += c.toString();
+      });
+      res.on("end", () => (res.statusCode === 200 ? resolve(JSON.parse(body)) : reject(new Error(body))));
+    }).on("error", reject);
+  });
 }
 
 describe.skipIf(!can.ok)(`the hostpath CSI driver on a real node${can.ok ? "" : ` (skipped: ${can.reason})`}`, () => {
@@ -177,6 +198,18 @@ describe.skipIf(!can.ok)(`the hostpath CSI driver on a real node${can.ok ? "" : 
     const onHost = join(csi?.volumePath(`${NS}/${CLAIM}`) as string, "notes.txt");
     expect(readFileSync(onHost, "utf8")).toBe("written on the real node");
     expect(mountsOf(dir).length).toBe(1);
+    // The plugin's NodeGetVolumeStats, as the kubelet serves it to the operator's volume-sync tick: the
+    // claim's size and what the file takes. The kubelet measures volumes about once a minute.
+    const stats = await eventually(
+      async () => {
+        const s = await summaryOf(node.kubeletPort);
+        const v = s.pods.find((p) => p.podRef.name === "writer")?.volume?.find((x) => x.pvcRef?.name === CLAIM);
+        return v?.usedBytes ? v : undefined;
+      },
+      { what: "the claim's stats in the kubelet's summary", timeoutMs: 150_000, intervalMs: 1000 },
+    );
+    expect(stats.capacityBytes).toBe(5 * 1024 ** 3);
+    expect(stats.usedBytes).toBe("written on the real node".length);
 
     await kube.json("DELETE", `/api/v1/namespaces/${NS}/pods/writer`);
     await gone("writer");
@@ -197,7 +230,7 @@ describe.skipIf(!can.ok)(`the hostpath CSI driver on a real node${can.ok ? "" : 
     expect(said).toBe("read /home/jovyan/work/notes.txt: written on the real node");
     await kube.json("DELETE", `/api/v1/namespaces/${NS}/pods/reader`);
     await gone("reader");
-  }, 300_000);
+  }, 400_000);
 
   test("deleting the claim keeps the data (Retain, Berth's pools); a purge (reclaim policy Delete) removes it", async () => {
     const data = csi?.volumePath(`${NS}/${CLAIM}`) as string;
