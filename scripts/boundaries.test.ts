@@ -1,4 +1,6 @@
-// Package boundaries and import cycles, checked on the repository's own import graph (scripts/imports.ts).
+// Package boundaries and import cycles, checked on the repository's own import graph (scripts/imports.ts),
+// and the house's habits that a file's text shows: clients made only where processes are composed, no
+// handler writing a raw response, no database or cluster read in a route, one spelling of resource paths.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -49,5 +51,117 @@ describe("the repository's imports", () => {
       files.length + 1 > loop.length ? `${loop.join(" -> ")} (in a tangle of: ${files.join(", ")})` : loop.join(" -> "),
     );
     expect(listed, `import cycles (one loop per tangle of files):\n${listed.join("\n")}`).toEqual([]);
+  });
+});
+
+// Every periodic pass runs on controllers/src/kube/periodic.ts (a pass, then a wait after it ends; stop waits
+// for the pass in flight). A timer that re-arms itself — `setTimeout(tick, …)` inside `tick`, or a
+// `setInterval` — is the hand-rolled loop it replaced, with its own stop flag and its own overlap rules.
+describe("periodic work", () => {
+  const PERIODIC_HOMES = ["controllers/src/", "api/src/worker/", "operator/src/"];
+  const allowed = new Map<string, string>([
+    ["controllers/src/kube/periodic.ts", "the helper itself"],
+    ["operator/src/routes.ts", "a stream's keep-alive bytes, not a pass"],
+  ]);
+  const inScope = (f: string) =>
+    PERIODIC_HOMES.some((h) => f.startsWith(h)) &&
+    !allowed.has(f) &&
+    // The gateway is being reworked for real pods; its activity loop moves to the helper with that work.
+    !f.startsWith("operator/src/gateway/") &&
+    !/\.test(-support)?\.ts$/.test(f);
+
+  /** `setTimeout(name, …)` inside the body of `name` (a function or an arrow): a timer re-arming its own pass. */
+  function selfArming(source: string): string[] {
+    const found: string[] = [];
+    for (const call of source.matchAll(/setTimeout\(\s*([A-Za-z_$][\w$]*)\s*,/g)) {
+      const name = call[1] as string;
+      const decl = new RegExp(`(?:const|let)\\s+${name}\\s*=\\s*(?:async\\s*)?\\(|function\\s+${name}\\s*\\(`).exec(
+        source,
+      );
+      if (!decl) continue;
+      // The body: from the first brace after the declaration to the one that closes it.
+      const open = source.indexOf("{", decl.index);
+      let depth = 0;
+      let close = open;
+      for (; close < source.length; close++) {
+        if (source[close] === "{") depth++;
+        else if (source[close] === "}" && --depth === 0) break;
+      }
+      const at = call.index ?? 0;
+      if (open >= 0 && open < at && at < close) found.push(call[0]);
+    }
+    return found;
+  }
+
+  it("runs on the one periodic pass, with no timer re-arming itself and no setInterval beside it", () => {
+    const loops = graph.files.filter(inScope).flatMap((f) => {
+      const source = readFileSync(join(root, f), "utf8");
+      const hits = [...selfArming(source), ...(source.match(/\bsetInterval\(/g) ?? [])];
+      return hits.map((h) => `${f}: ${h}`);
+    });
+    expect(
+      loops,
+      `hand-rolled periodic loops (use PeriodicPass from controllers/src/kube/periodic.ts):\n${loops.join("\n")}`,
+    ).toEqual([]);
+  });
+
+  it("the check finds the loops it forbids", () => {
+    const tick = "const tick = () => {\n  this.#running = this.pass().finally(() => setTimeout(tick, 10));\n};";
+    expect(selfArming(tick)).toEqual(["setTimeout(tick,"]);
+    const sleep = "const timer = setTimeout(done, ms);\nfunction done() { resolve(); }";
+    expect(selfArming(sleep)).toEqual([]);
+    const debounce = "const flush = () => { send(); };\nconst onEvent = () => { timer ??= setTimeout(flush, 5); };";
+    expect(selfArming(debounce)).toEqual([]);
+  });
+});
+
+const isTest = (f: string) => /\.test\.ts$|\.test-support\.ts$/.test(f);
+const textOf = (f: string) => readFileSync(join(root, f), "utf8");
+/** The lines of the given files that match, as `file:line: text`. */
+function matching(files: string[], pattern: RegExp): string[] {
+  return files.flatMap((f) =>
+    textOf(f)
+      .split("\n")
+      .flatMap((line, i) => (pattern.test(line) ? [`${f}:${i + 1}: ${line.trim()}`] : [])),
+  );
+}
+
+describe("the house's habits", () => {
+  // Where each process is composed: its clients are made there and handed down (api/src/deps.ts).
+  const COMPOSITION_ROOTS = new Set([
+    "api/src/buildDeps.ts", // makeClusterClients: the API's and the worker's (api/src/worker/worker.ts)
+    "operator/src/operator.ts",
+    "operator/src/gateway/podGate.ts", // the gateway's one client, made once as the gateway starts
+  ]);
+
+  it("make Kubernetes clients only in the composition roots", () => {
+    const sources = graph.files.filter(
+      (f) => ["api", "controllers", "operator", "crds"].includes(workspaceOf(f)) && !isTest(f),
+    );
+    const made = matching(sources, /new HttpKube\b/).filter((l) => !COMPOSITION_ROOTS.has(l.split(":")[0] ?? ""));
+    expect(made, `clients made on the side (take one from the composition root):\n${made.join("\n")}`).toEqual([]);
+  });
+
+  it("leave the raw response to the route layer (api/src/http)", () => {
+    const sources = graph.files.filter((f) => f.startsWith("api/src/") && !f.startsWith("api/src/http/") && !isTest(f));
+    const raw = matching(sources, /\.respond\s*=\s*false|\bctx\.res\b|\.writeHead\(/);
+    expect(raw, `raw responses outside the route layer (answer csv, sse or text):\n${raw.join("\n")}`).toEqual([]);
+  });
+
+  it("read no database and no cluster in api/src/routes (domain functions do)", () => {
+    const routes = graph.files.filter((f) => f.startsWith("api/src/routes/") && !isTest(f));
+    const knex = matching(routes, /from\s+["']knex["']/);
+    const reads = graph.edges
+      .filter((e) => routes.includes(e.from) && !e.typeOnly)
+      .filter((e) => e.to.startsWith("api/src/db/operations/") || e.to.startsWith("controllers/src/kube/"))
+      .map((e) => `${e.from}: ${e.specifier}`);
+    expect([...knex, ...reads], "database or cluster reads in routes").toEqual([]);
+  });
+
+  it("spell a Berth resource's path only through resourcePath (crds/src/paths.ts)", () => {
+    // The function itself, and its cases, which say what it spells.
+    const sources = graph.files.filter((f) => f !== "crds/src/paths.ts" && f !== "crds/src/paths.test.ts");
+    const spelled = matching(sources, /\/apis\/berth\.dev\/|\/apis\/\$\{\w*(?:Kind|kind|\bk)\.group\}/);
+    expect(spelled, `resource paths spelled by hand (use resourcePath):\n${spelled.join("\n")}`).toEqual([]);
   });
 });

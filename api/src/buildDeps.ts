@@ -1,13 +1,15 @@
 // The API process's composition root: the one place its services are made. main.ts (startApi) calls it
 // once; tests call it through http.test-support.ts' testDeps. What needs the management cluster is made
 // only when a KubeConfig is given; the clusters runtime (async: it loads the signing key) comes built.
-import { HttpKube, type KubeApi } from "@berth/controllers/kube";
+// makeClusterClients is where both processes' Kubernetes clients are made (the worker's root uses it too).
+import { HttpKube, type HttpKubeOptions, type KubeApi } from "@berth/controllers/kube";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import { type Clock, systemClock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db/knex.ts";
 import type { Deps } from "./deps.ts";
+import { ClusterClients } from "./domain/clusters/clients.ts";
 import type { ClustersRuntime } from "./domain/clusters/runtime.ts";
 import { CreditsContext, type CreditsOptions, catalogOfferings, type OfferingRates } from "./domain/credits/context.ts";
 import { createAuthenticator } from "./domain/identity/authenticator.ts";
@@ -24,6 +26,21 @@ import type { Resolver } from "./domain/webhooks/ssrf.ts";
 import { createMetrics, type Metrics } from "./http/metrics.ts";
 import type { Authenticator } from "./http/principal.ts";
 
+/**
+ * The management cluster's one client and the maker of GPU clusters' clients, for one process: the only
+ * `new HttpKube` of the API and the worker (scripts/boundaries.test.ts keeps it so).
+ */
+export function makeClusterClients(
+  kubeConfig: KubeConfig,
+  opts: { userAgent?: string; maxSockets?: number } = {},
+): ClusterClients {
+  const base: HttpKubeOptions = { maxSockets: opts.maxSockets ?? 64, userAgent: opts.userAgent ?? "berth-api" };
+  return new ClusterClients({
+    management: new HttpKube(kubeConfig, base),
+    connect: (cred, o) => new HttpKube(cred, { ...base, ...o }),
+  });
+}
+
 export interface DepsParts {
   db: Db;
   log: Logger;
@@ -34,7 +51,9 @@ export interface DepsParts {
   metrics?: Metrics;
   /** The management cluster: sessions (and with them the catalog's offering rates) need it. */
   kubeConfig?: KubeConfig;
-  /** The management cluster's one client; default: made from kubeConfig when there is one. */
+  /** The process's Kubernetes clients; default: made from kubeConfig when there is one. */
+  clusterClients?: ClusterClients;
+  /** The management cluster's one client; default: clusterClients' management client. */
   kube?: KubeApi;
   /** Default: made over `kube` when there is one. Tests give one over a fake management cluster. */
   sessions?: SessionsRuntime;
@@ -51,9 +70,11 @@ export interface DepsParts {
 export function buildDeps(config: Config, parts: DepsParts): Deps {
   const { db, log } = parts;
   const clock = parts.clock ?? systemClock;
-  const kube =
-    parts.kube ??
-    (parts.kubeConfig ? new HttpKube(parts.kubeConfig, { maxSockets: 64, userAgent: "berth-api" }) : undefined);
+  const clusterClients =
+    parts.clusterClients ??
+    parts.clusters?.clients ??
+    (parts.kubeConfig ? makeClusterClients(parts.kubeConfig) : undefined);
+  const kube = parts.kube ?? clusterClients?.management;
   const sessions = parts.sessions ?? (kube ? makeSessionsRuntime(kube) : undefined);
   return {
     config,
@@ -83,6 +104,7 @@ export function buildDeps(config: Config, parts: DepsParts): Deps {
       ...(parts.webhookResolver ? { resolve: parts.webhookResolver } : {}),
     }),
     ...(kube ? { kube } : {}),
+    ...(clusterClients ? { clusterClients } : {}),
     ...(sessions ? { sessions } : {}),
     ...(parts.clusters ? { clusters: parts.clusters } : {}),
     ...(sessions ? { storage: makeStorageRuntime(sessions) } : {}),

@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import type { Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db/knex.ts";
+import type { ClusterClients } from "./domain/clusters/clients.ts";
 import type { ClustersRuntime } from "./domain/clusters/runtime.ts";
 import type { CreditsContext } from "./domain/credits/context.ts";
 import type { AuthServices } from "./domain/identity/services.ts";
@@ -42,6 +43,11 @@ export interface Deps {
    * when BERTH_KUBECONFIG is unset.
    */
   kube?: KubeApi;
+  /**
+   * The management client and a kept client per registered GPU cluster (domain/clusters/clients.ts), made
+   * by the composition root; absent when BERTH_KUBECONFIG is unset.
+   */
+  clusterClients?: ClusterClients;
   /** Session resources and the catalog in the management cluster; absent without a management cluster. */
   sessions?: SessionsRuntime;
   /** Cluster registration, operator tokens and the internal plane; absent without a management cluster. */

@@ -7,7 +7,7 @@ import { KubeConfig } from "@kubernetes/client-node";
 import pino, { type Logger } from "pino";
 import { buildApp, buildInternalApp, type InFlight } from "./app.ts";
 import type { StartupTask } from "./bootstrap/task.ts";
-import { buildDeps } from "./buildDeps.ts";
+import { buildDeps, makeClusterClients } from "./buildDeps.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { type Config, ConfigError, parseConfig } from "./config.ts";
 import { connect, type Db, migrateLatest } from "./db/knex.ts";
@@ -78,15 +78,22 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
       kubeConfig.loadFromCluster();
     }
     // Cluster registration and the internal plane need the management cluster (the signing key lives there).
-    const clusters = kubeConfig
-      ? await createClustersRuntime({ kubeConfig, db, clock, log, options: clustersOptionsFrom(config.clusters) })
+    const clusterClients = kubeConfig ? makeClusterClients(kubeConfig) : undefined;
+    const clusters = clusterClients
+      ? await createClustersRuntime({
+          clients: clusterClients,
+          db,
+          clock,
+          log,
+          options: clustersOptionsFrom(config.clusters),
+        })
       : undefined;
     const deps: Deps = buildDeps(config, {
       db,
       log,
       clock,
       ...(opts.authenticate ? { authenticate: opts.authenticate } : {}),
-      ...(kubeConfig ? { kubeConfig } : {}),
+      ...(clusterClients ? { clusterClients } : {}),
       ...(clusters ? { clusters } : {}),
     });
     for (const task of opts.startupTasks ?? startupTasks) {

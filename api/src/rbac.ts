@@ -49,7 +49,7 @@ export function controlPlaneRbac(ns: TargetNamespaces = DEFAULT_TARGET_NAMESPACE
       // The probe: the GPU runtime class by name.
       { apiGroups: ["node.k8s.io"], resources: ["runtimeclasses"], verbs: ["get"] },
       // A deleted volume's data, after its grace period: its PVs are handed back to the storage driver
-      // (reclaim policy Delete; controllers/src/sessions/dispatch.ts purgeVolume).
+      // (reclaim policy Delete; controllers/src/sessions/claims-pass.ts purgeVolume).
       { apiGroups: [""], resources: ["persistentvolumes"], verbs: ["list", "patch"] },
     ],
     namespaceRules: [
@@ -128,7 +128,7 @@ export function apiSessionsRbac(): ControlPlaneRbac {
       // Storage (api/src/domain/storage): pools and volumes are written by the API.
       { apiGroups: ["berth.dev"], resources: ["pools"], verbs: ["get", "list", "create", "patch", "delete"] },
       { apiGroups: ["berth.dev"], resources: ["pools/status"], verbs: ["patch"] },
-      // Deleting a volume marks it (a patch); the worker removes it after its grace (dispatch.ts purgeVolume).
+      // Deleting a volume marks it (a patch); the worker removes it after its grace (claims-pass.ts purgeVolume).
       { apiGroups: ["berth.dev"], resources: ["volumes"], verbs: ["create", "patch"] },
       // A member deletes their private image (api/src/domain/images/privateImages.ts).
       { apiGroups: ["berth.dev"], resources: ["images"], verbs: ["delete"] },
@@ -182,7 +182,7 @@ export function workerRbac(controlPlaneNamespace = "berth-system"): ControlPlane
       // status is a PUT, the reclaim loop's mark a PATCH (api/src/domain/reclaim/watch.ts).
       { apiGroups: ["berth.dev"], resources: ["sessions"], verbs: ["get", "list", "watch", "delete"] },
       { apiGroups: ["berth.dev"], resources: ["sessions/status"], verbs: ["update", "patch"] },
-      // Where a volume's claim is; a deleted volume is removed after its grace (controllers/src/sessions/dispatch.ts).
+      // Where a volume's claim is; a deleted volume is removed after its grace (controllers/src/sessions/claims-pass.ts).
       { apiGroups: ["berth.dev"], resources: ["volumes/status"], verbs: ["patch"] },
       { apiGroups: ["berth.dev"], resources: ["volumes"], verbs: ["delete"] },
       {

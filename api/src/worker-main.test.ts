@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { resourcePath, SessionKind } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
 import { childLogs, type Fleet, KubeHttp, startFleet } from "@berth/e2e";
 import { mintControlPlaneCredential } from "@berth/e2e/clusters/credentials";
@@ -38,7 +39,7 @@ describe("worker-main.ts as a process", () => {
     });
     // A busy machine can take tens of seconds to serve a new CRD; the bound only catches one never served.
     const deadline = Date.now() + 60_000;
-    while ((await admin.raw("GET", "/apis/berth.dev/v1alpha1/sessions")).status !== 200) {
+    while ((await admin.raw("GET", resourcePath(SessionKind))).status !== 200) {
       if (Date.now() > deadline) throw new Error("the Session CRD is never served");
       await new Promise((r) => setTimeout(r, 100));
     }

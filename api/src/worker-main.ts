@@ -1,4 +1,4 @@
-// The worker process: the leader-elected session controllers and billing's loop (startSessionsWorker, as
+// The worker process: the leader-elected session controllers and billing's loop (startWorker, as
 // `npm start` runs them in one process), configured from the environment once, stopped gracefully on
 // SIGTERM/SIGINT (the lease is released, so a standby replica leads at once). Any number of replicas may
 // run; one leads. Like main.ts, the only file of the worker that reads process.env.
@@ -14,7 +14,7 @@ import { connect } from "./db/knex.ts";
 import { parseSecretKeys } from "./domain/webhooks/secretBox.ts";
 import { parseWorkerConfig } from "./worker/config.ts";
 import { workerMetrics } from "./worker/metrics.ts";
-import { startSessionsWorker } from "./worker/sessions.ts";
+import { startWorker } from "./worker/worker.ts";
 
 async function main(): Promise<void> {
   const config = configOrExit(() => parseWorkerConfig(process.env), ConfigError);
@@ -37,7 +37,7 @@ async function main(): Promise<void> {
     },
   });
   const db = connect(config.database.url.reveal(), config.database);
-  const started = await startSessionsWorker({
+  const started = await startWorker({
     db,
     kubeConfig,
     log,

@@ -10,9 +10,8 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { connect, migrateLatest } from "@berth/api/db/knex";
-import { startPostgres } from "@berth/api/db/server";
-import { AccessTokens } from "@berth/api/identity/tokens";
+import { connect, migrateLatest, startPostgres } from "@berth/api";
+import { AccessTokens } from "@berth/api/testing";
 import { cpuSeconds, cpuSecondsWithChildren } from "@berth/e2e";
 
 const SECRET = "bench-secret-bench-secret-bench-secret";

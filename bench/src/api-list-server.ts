@@ -3,10 +3,8 @@
 // Prints its URL on the first line of stdout; stops on SIGTERM.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { parseConfig } from "@berth/api/config";
-import { connect } from "@berth/api/db/knex";
-import { AccessTokens } from "@berth/api/identity/tokens";
-import { startApi } from "@berth/api/main";
+import { connect, parseConfig, startApi } from "@berth/api";
+import { AccessTokens } from "@berth/api/testing";
 import Koa from "koa";
 
 const mode = process.argv[2];

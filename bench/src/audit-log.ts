@@ -8,7 +8,7 @@
 // own process (api-list-server.ts); its peak RSS is /proc/<pid>/status VmHWM.
 import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
-import { connect } from "@berth/api/db/knex";
+import { connect } from "@berth/api";
 import { startServer, startUsersBed, stopServer } from "./api-list-bed.ts";
 
 const ROWS = Number(process.env.BENCH_AUDIT_ROWS ?? 300_000);

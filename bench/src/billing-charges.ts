@@ -11,16 +11,17 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { billPendingUsage } from "@berth/api/credits/charge";
-import { CreditsContext } from "@berth/api/credits/context";
-import { grantToOrganization } from "@berth/api/credits/grant";
-import { checkLedgerInvariants } from "@berth/api/credits/invariants";
-import { transfer } from "@berth/api/credits/ledger";
-import { ensureWallet } from "@berth/api/credits/wallets";
-import { connect, type Db, migrateLatest } from "@berth/api/db/knex";
-import { insertUsageSamples } from "@berth/api/db/operations/inventory/insertUsageSamples";
-import { insertTransactions } from "@berth/api/db/operations/ledger/insertTransactions";
-import { startPostgres } from "@berth/api/db/server";
+import { connect, type Db, migrateLatest, startPostgres } from "@berth/api";
+import {
+  billPendingUsage,
+  CreditsContext,
+  checkLedgerInvariants,
+  ensureWallet,
+  grantToOrganization,
+  insertTransactions,
+  insertUsageSamples,
+  transfer,
+} from "@berth/api/testing";
 import pino from "pino";
 
 const { values } = parseArgs({

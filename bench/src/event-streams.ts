@@ -15,13 +15,9 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { connect, migrateLatest } from "@berth/api/db/knex";
-import { insertSessionEvents } from "@berth/api/db/operations/sessions/sessionEvents";
-import type { SessionRow } from "@berth/api/db/operations/sessions/types";
-import { viewFromRow } from "@berth/api/db/operations/sessions/view";
-import { startPostgres } from "@berth/api/db/server";
-import { AccessTokens } from "@berth/api/identity/tokens";
-import { sessionEventOf } from "@berth/api/sessions/events";
+import { connect, migrateLatest, startPostgres } from "@berth/api";
+import type { SessionRow } from "@berth/api/testing";
+import { AccessTokens, insertSessionEvents, sessionEventOf, viewFromRow } from "@berth/api/testing";
 import { cpuSeconds, cpuSecondsWithChildren, rssBytes } from "@berth/e2e";
 import { startServer, stopServer } from "./api-list-bed.ts";
 

@@ -16,8 +16,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { relayTo } from "@berth/api/db/relay-testing";
-import { freePort, type PostgresServer, startPostgres } from "@berth/api/db/server";
+import { freePort, type PostgresServer, startPostgres } from "@berth/api";
+import { relayTo } from "@berth/api/testing";
 import { type MeteredPodView, podRun } from "@berth/controllers";
 import { LABELS } from "@berth/crds";
 import {

@@ -23,7 +23,7 @@
 //   right (polling never counts, input always does).
 // A false pause is a pause while the person is in an episode (present, even reading) or a run of theirs
 // is on the GPU.
-import { planReclaim, type Reclaim } from "@berth/api/reclaim/plan";
+import { planReclaim, type Reclaim } from "@berth/api/testing";
 
 const arg = (name: string, d: number) => {
   const a = process.argv.find((x) => x.startsWith(`--${name}=`));

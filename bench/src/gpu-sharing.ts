@@ -23,7 +23,7 @@ import {
   type PlacementRequest,
   planPlacement,
 } from "@berth/controllers";
-import { sliceOf } from "@berth/crds";
+import { ResourcePolicyKind, resourcePath, sliceOf } from "@berth/crds";
 
 const { values } = parseArgs({
   options: {
@@ -231,7 +231,7 @@ if (!values["no-bed"]) {
     const mgmt = adminKube(bed.fleet.cluster("mgmt"));
     await mgmt.json(
       "PATCH",
-      "/apis/berth.dev/v1alpha1/resourcepolicies/global",
+      resourcePath(ResourcePolicyKind, { name: "global" }),
       { spec: { limits: { maxConcurrentSessionsPerUser: 64, maxGpusPerUser: 64 } } },
       "application/merge-patch+json",
     );

@@ -12,13 +12,10 @@ import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { parseConfig } from "@berth/api/config";
-import { startPostgres } from "@berth/api/db/server";
-import { AccessTokens } from "@berth/api/identity/tokens";
-import { installBuildsOn, startBuildOperator } from "@berth/api/images/build-operator-testing";
-import { startApi } from "@berth/api/main";
-import { BuildLoop } from "@berth/api/worker/builds";
+import { parseConfig, startApi, startPostgres } from "@berth/api";
+import { AccessTokens, BuildLoop, installBuildsOn, startBuildOperator } from "@berth/api/testing";
 import { HttpKube } from "@berth/controllers/kube";
+import { ImageKind, resourcePath } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
 import { criLogLines, kubeConfigFrom, pushImage, startFleet, startRegistry } from "@berth/e2e";
 import pino from "pino";
@@ -46,7 +43,7 @@ try {
   for (const crd of loadCrds())
     await mgmt.json("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", { body: crd });
   for (;;) {
-    if ((await mgmt.request("GET", "/apis/berth.dev/v1alpha1/images")).status === 200) break;
+    if ((await mgmt.request("GET", resourcePath(ImageKind))).status === 200) break;
     await sleep(100);
   }
   const cpu = { cpu: "16", memory: "64Gi", pods: "110", "ephemeral-storage": "500Gi" };

@@ -13,12 +13,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { parseConfig } from "@berth/api/config";
-import { startPostgres } from "@berth/api/db/server";
-import { AccessTokens } from "@berth/api/identity/tokens";
-import { copyImage } from "@berth/api/images/copy";
-import { RegistryClient } from "@berth/api/images/registry";
-import { startApi } from "@berth/api/main";
+import { parseConfig, startApi, startPostgres } from "@berth/api";
+import { AccessTokens, copyImage, RegistryClient } from "@berth/api/testing";
 import { pseudoRandomStream, pushBlobStream, pushImage, startRegistry } from "@berth/e2e";
 
 const { values } = parseArgs({

@@ -11,14 +11,16 @@ import type { AddressInfo } from "node:net";
 import { availableParallelism, cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { buildApp } from "@berth/api/app";
-import { buildDeps } from "@berth/api/build-deps";
-import { testConfig } from "@berth/api/config/testing";
-import { connect, migrateLatest } from "@berth/api/db/knex";
-import { startPostgres } from "@berth/api/db/server";
-import type { Deps } from "@berth/api/deps";
-import { DEFAULT_ARGON2, describeParams, PasswordHasher } from "@berth/api/identity/password";
-import { createMetrics } from "@berth/api/metrics";
+import type { Deps } from "@berth/api";
+import { buildDeps, connect, migrateLatest, startPostgres } from "@berth/api";
+import {
+  buildApp,
+  createMetrics,
+  DEFAULT_ARGON2,
+  describeParams,
+  PasswordHasher,
+  testConfig,
+} from "@berth/api/testing";
 import pino from "pino";
 
 const { values } = parseArgs({

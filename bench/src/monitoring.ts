@@ -21,13 +21,8 @@ import type { AddressInfo } from "node:net";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { buildApp } from "@berth/api/app";
-import { buildDeps } from "@berth/api/build-deps";
-import { testConfig } from "@berth/api/config/testing";
-import { connect, migrateLatest } from "@berth/api/db/knex";
-import { startPostgres } from "@berth/api/db/server";
-import { fakeAuthenticator } from "@berth/api/http/testing";
-import { createMetrics } from "@berth/api/metrics";
+import { buildDeps, connect, migrateLatest, startPostgres } from "@berth/api";
+import { buildApp, createMetrics, fakeAuthenticator, testConfig } from "@berth/api/testing";
 import { startMetricsServer } from "@berth/e2e/metrics-server";
 import pino from "pino";
 

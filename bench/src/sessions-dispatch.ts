@@ -39,6 +39,7 @@ import { cpus, loadavg, totalmem } from "node:os";
 import { parseArgs } from "node:util";
 import { DEFAULT_CONTROLLER_OPTIONS, DEFAULT_TIMING } from "@berth/controllers";
 import { HttpKube, Informer } from "@berth/controllers/kube";
+import { ResourcePolicyKind, resourcePath, SessionKind, SessionMirrorKind } from "@berth/crds";
 import { gpuNodeManifest, type KubeHttp, kubeConfigFrom } from "@berth/e2e";
 import {
   adminKube,
@@ -241,7 +242,7 @@ async function terminated(gk: KubeHttp, mk: KubeHttp, ids: readonly string[]): P
   const named = async (path: string, nameOf = (o: any): string => o.metadata.name) =>
     (await gk.json<{ items: any[] }>("GET", path)).items.filter((o) => names.has(nameOf(o))).length;
   for (;;) {
-    const sessions = await mk.json<{ items: any[] }>("GET", "/apis/berth.dev/v1alpha1/sessions");
+    const sessions = await mk.json<{ items: any[] }>("GET", resourcePath(SessionKind));
     const left =
       (await named(`${ns}/pods`)) +
       (await named(`${ns}/services`)) +
@@ -448,7 +449,7 @@ async function main(): Promise<void> {
   const stages = () => {
     const mirrors = follow(
       gpuA.kubeconfig,
-      "/apis/berth.dev/v1alpha1/namespaces/berth-sessions/sessionmirrors",
+      resourcePath(SessionMirrorKind, { namespace: "berth-sessions" }),
       () => true,
     );
     const pods = follow(gpuA.kubeconfig, "/api/v1/namespaces/berth-sessions/pods", () => true);
@@ -490,7 +491,7 @@ async function main(): Promise<void> {
     // The default policy allows 4 sessions per user: the bench lifts it (an administrator's edit).
     await mk.json(
       "PATCH",
-      "/apis/berth.dev/v1alpha1/resourcepolicies/global",
+      resourcePath(ResourcePolicyKind, { name: "global" }),
       { spec: { limits: { maxGpusPerUser: 100_000, maxConcurrentSessionsPerUser: 100_000 } } },
       "application/merge-patch+json",
     );
@@ -586,7 +587,7 @@ async function main(): Promise<void> {
       "/api/v1/namespaces/berth-sessions/pods",
       (p) => p.status?.phase === "Running",
     );
-    const sesWatch = follow(mgmt.kubeconfig, "/apis/berth.dev/v1alpha1/sessions", (x) => x.status?.phase === "Running");
+    const sesWatch = follow(mgmt.kubeconfig, resourcePath(SessionKind), (x) => x.status?.phase === "Running");
     const stages1 = stages();
     await new Promise((r) => setTimeout(r, 500)); // synced
     // This process's CPU while creates and dispatch run together.
@@ -677,7 +678,7 @@ async function main(): Promise<void> {
         "/api/v1/namespaces/berth-sessions/pods",
         (p) => p.status?.phase === "Running",
       );
-      const ses2 = follow(mgmt.kubeconfig, "/apis/berth.dev/v1alpha1/sessions", (x) => x.status?.phase === "Running");
+      const ses2 = follow(mgmt.kubeconfig, resourcePath(SessionKind), (x) => x.status?.phase === "Running");
       // No stage watches here (unlike the first dispatch): three more watchers would add to the
       // apiservers' CPU that the ceiling below is computed from.
       await new Promise((r) => setTimeout(r, 500)); // synced
@@ -843,7 +844,7 @@ async function main(): Promise<void> {
     );
     const burstSent = performance.now() - b0;
     const burstSet = new Set(burstIds.map((x) => x.replace("_", "-")));
-    const settledWatch = follow(mgmt.kubeconfig, "/apis/berth.dev/v1alpha1/sessions", (x) =>
+    const settledWatch = follow(mgmt.kubeconfig, resourcePath(SessionKind), (x) =>
       ["Running", "Queued"].includes(x.status?.phase),
     );
     await settledWatch.until(burstIds.length, 300_000, (name) => burstSet.has(name));
@@ -852,7 +853,7 @@ async function main(): Promise<void> {
       (p) => !p.metadata.deletionTimestamp,
     );
     const podNames = pods.map((p) => p.metadata.name);
-    const burstCrs = (await mk.json<{ items: any[] }>("GET", "/apis/berth.dev/v1alpha1/sessions")).items.filter((s) =>
+    const burstCrs = (await mk.json<{ items: any[] }>("GET", resourcePath(SessionKind))).items.filter((s) =>
       burstIds.includes(s.metadata.name.replace("-", "_")),
     );
     const byPhase = new Map<string, number>();

@@ -3,6 +3,7 @@
 // (management Sessions, GPU-cluster pods, Postgres reports), N sessions paced at R per second.
 //   node bench/src/sessions-probe.ts [N=100] [R=20] [NODES=25]
 import { HttpKube, Informer } from "@berth/controllers/kube";
+import { ResourcePolicyKind, resourcePath, SessionKind, SessionMirrorKind } from "@berth/crds";
 import { gpuNodeManifest, kubeConfigFrom } from "@berth/e2e";
 import { adminKube, gpuCluster, H100, MANAGEMENT, startSessionsBed } from "@berth/e2e/sessions";
 
@@ -23,7 +24,7 @@ for (let i = 1; i < NODES; i++)
 const mk = adminKube(bed.fleet.cluster("mgmt"));
 await mk.json(
   "PATCH",
-  "/apis/berth.dev/v1alpha1/resourcepolicies/global",
+  resourcePath(ResourcePolicyKind, { name: "global" }),
   { spec: { limits: { maxGpusPerUser: 100_000, maxConcurrentSessionsPerUser: 100_000 } } },
   "application/merge-patch+json",
 );
@@ -44,7 +45,7 @@ const mark = (name: string, stage: string) => {
 };
 const ses = new Informer<any>({
   kube: new HttpKube(kubeConfigFrom(bed.fleet.cluster("mgmt").kubeconfig)),
-  path: "/apis/berth.dev/v1alpha1/sessions",
+  path: resourcePath(SessionKind),
   onEvent: (e) => {
     if (e.type !== "upsert") return;
     const ph = e.object.status?.phase;
@@ -63,7 +64,7 @@ const pods = new Informer<any>({
 });
 const mirrors = new Informer<any>({
   kube: new HttpKube(kubeConfigFrom(bed.fleet.cluster("gpu-a").kubeconfig)),
-  path: "/apis/berth.dev/v1alpha1/namespaces/berth-sessions/sessionmirrors",
+  path: resourcePath(SessionMirrorKind, { namespace: "berth-sessions" }),
   onEvent: (e) => e.type === "upsert" && mark(e.object.metadata.name, "mirror"),
 });
 for (const i of [ses, pods, mirrors]) i.start();

@@ -10,10 +10,9 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { findUserById } from "@berth/api/db/operations/users/findUserById";
-import { freePort } from "@berth/api/db/server";
-import { AccessTokens } from "@berth/api/identity/tokens";
+import { freePort } from "@berth/api";
 import { apiRbac, workerRbac } from "@berth/api/rbac";
+import { AccessTokens, findUserById } from "@berth/api/testing";
 import { mintControlPlaneCredential } from "@berth/e2e/clusters/credentials";
 import type { SessionsBed } from "@berth/e2e/sessions";
 

@@ -11,14 +11,15 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { CreditsContext } from "@berth/api/credits/context";
-import { grantToOrganization } from "@berth/api/credits/grant";
-import { checkLedgerInvariants } from "@berth/api/credits/invariants";
-import { billStorage } from "@berth/api/credits/storage";
-import { connect, migrateLatest } from "@berth/api/db/knex";
-import { insertTransactions } from "@berth/api/db/operations/ledger/insertTransactions";
-import { insertVolume } from "@berth/api/db/operations/volumes/insertVolume";
-import { startPostgres } from "@berth/api/db/server";
+import { connect, migrateLatest, startPostgres } from "@berth/api";
+import {
+  billStorage,
+  CreditsContext,
+  checkLedgerInvariants,
+  grantToOrganization,
+  insertTransactions,
+  insertVolume,
+} from "@berth/api/testing";
 import pino from "pino";
 
 const { values } = parseArgs({

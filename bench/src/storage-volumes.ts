@@ -9,7 +9,7 @@
 //
 //   node bench/src/storage-volumes.ts [--sessions=20] [--volumes=1000] [--pools=10] [--ticks=50]
 import { parseArgs } from "node:util";
-import { applyStorageReport } from "@berth/api/storage/readings";
+import { applyStorageReport } from "@berth/api/testing";
 import { idleClaims } from "@berth/controllers";
 import { H100, type SessionsBed, startSessionsBed } from "@berth/e2e/sessions";
 import { installBedStorage, startProvisioner } from "@berth/e2e/storage";

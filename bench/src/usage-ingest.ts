@@ -12,14 +12,16 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { OperatorTokens } from "@berth/api/clusters/operator-token";
-import type { ClustersRuntime } from "@berth/api/clusters/runtime";
-import { generateSigningKeyPem, signingKeyFromPem } from "@berth/api/clusters/signing-key";
-import { billingIdle } from "@berth/api/credits/kick";
-import { connect, migrateLatest } from "@berth/api/db/knex";
-import { startPostgres } from "@berth/api/db/server";
-import { testDeps } from "@berth/api/http/testing";
-import { startInternalListener } from "@berth/api/internal/app";
+import { connect, migrateLatest, startPostgres } from "@berth/api";
+import type { ClustersRuntime } from "@berth/api/testing";
+import {
+  billingIdle,
+  generateSigningKeyPem,
+  OperatorTokens,
+  signingKeyFromPem,
+  startInternalListener,
+  testDeps,
+} from "@berth/api/testing";
 
 const { values } = parseArgs({
   options: {

@@ -15,12 +15,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { connect, migrateLatest } from "@berth/api/db/knex";
-import { gpuSeconds } from "@berth/api/db/operations/dashboard/gpuSeconds";
-import { spendByProject } from "@berth/api/db/operations/dashboard/spendByProject";
-import { rawUsageSecondsSource, usageSecondsSource } from "@berth/api/db/operations/dashboard/usageSeconds";
-import { insertUsageSamples } from "@berth/api/db/operations/inventory/insertUsageSamples";
-import { startPostgres } from "@berth/api/db/server";
+import { connect, migrateLatest, startPostgres } from "@berth/api";
+import {
+  gpuSeconds,
+  insertUsageSamples,
+  rawUsageSecondsSource,
+  spendByProject,
+  usageSecondsSource,
+} from "@berth/api/testing";
 
 const { values } = parseArgs({
   options: {

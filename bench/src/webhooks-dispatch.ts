@@ -12,19 +12,23 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { connect, type Db, migrateLatest } from "@berth/api/db/knex";
-import { insertSessionEvents } from "@berth/api/db/operations/sessions/sessionEvents";
-import { insertEndpoint } from "@berth/api/db/operations/webhooks/insertEndpoint";
-import { startPostgres } from "@berth/api/db/server";
-import { WebhookDispatcher } from "@berth/api/webhooks/dispatcher";
-import { newEndpointId } from "@berth/api/webhooks/endpoints";
-import { parseSecretKeys, WebhookSecretBox } from "@berth/api/webhooks/secret-box";
-import { send, TargetAgents } from "@berth/api/webhooks/send";
-import { newWebhookSecret, signatureHeaders } from "@berth/api/webhooks/signing";
-import { WebhookGuard } from "@berth/api/webhooks/ssrf";
-import { type Receiver, startReceiver } from "@berth/api/webhooks/testing";
+import { connect, type Db, migrateLatest, parseSecretKeys, startPostgres } from "@berth/api";
+import {
+  DISPATCHER_CHILD,
+  insertEndpoint,
+  insertSessionEvents,
+  newEndpointId,
+  newWebhookSecret,
+  type Receiver,
+  send,
+  signatureHeaders,
+  startReceiver,
+  TargetAgents,
+  WebhookDispatcher,
+  WebhookGuard,
+  WebhookSecretBox,
+} from "@berth/api/testing";
 import pino from "pino";
 
 const { values } = parseArgs({
@@ -203,21 +207,17 @@ async function main(): Promise<void> {
     const orgs3 = await endpoints(db, r.url, "k", ENDPOINTS);
     await enqueue(db, orgs3, "k", KILL);
     const expected = new Set(await db("webhook_deliveries").where({ state: "pending" }).pluck("event_id"));
-    const child = spawn(
-      process.execPath,
-      [fileURLToPath(import.meta.resolve("@berth/api/webhooks/dispatcher-child"))],
-      {
-        env: {
-          ...process.env,
-          BERTH_HOOKS_DB: pg.url,
-          BERTH_HOOKS_CA: r.ca,
-          BERTH_HOOKS_SECRET_KEYS: SECRET_KEYS,
-          BERTH_HOOKS_TIMEOUT_MS: "2000",
-          BERTH_HOOKS_LEASE_SLACK_MS: "1000",
-        },
-        stdio: ["ignore", "ignore", "inherit"],
+    const child = spawn(process.execPath, [DISPATCHER_CHILD], {
+      env: {
+        ...process.env,
+        BERTH_HOOKS_DB: pg.url,
+        BERTH_HOOKS_CA: r.ca,
+        BERTH_HOOKS_SECRET_KEYS: SECRET_KEYS,
+        BERTH_HOOKS_TIMEOUT_MS: "2000",
+        BERTH_HOOKS_LEASE_SLACK_MS: "1000",
       },
-    );
+      stdio: ["ignore", "ignore", "inherit"],
+    });
     await r.until((rs) => rs.length >= KILL / 4, 60_000);
     child.kill("SIGKILL");
     await new Promise((res) => child.once("exit", res));

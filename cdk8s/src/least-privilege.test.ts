@@ -176,11 +176,13 @@ const [API, WORKER, OP, CP] = ["berth-api", "berth-worker", "berth-operator", "b
 const CLUSTERS = "api/src/domain/clusters/store.ts";
 const CATALOG = "api/src/domain/catalog/store.ts";
 const POOLS = "api/src/domain/storage/pools.ts";
-const VOLUMES = "api/src/domain/storage/volumes.ts";
+const VOLUMES = "api/src/domain/storage/volumeParts.ts";
 const WALLETS = "api/src/domain/credits/mirror.ts";
 const IMPORTS = "api/src/worker/imports.ts";
 const DISPATCH = "controllers/src/sessions/dispatch.ts";
-const MIRROR = "controllers/src/mirror/controller.ts";
+const CLAIMS = "controllers/src/sessions/claims-pass.ts";
+const MIRROR = "controllers/src/mirror/reconciler.ts";
+const SESSIONS_POLICY = "controllers/src/mirror/policy-keeper.ts";
 const STORAGE = "operator/src/storage/reporter.ts";
 const catalogList = (kind: string) => ({ file: CATALOG, call: `"GET", path(kind)`, why: `the catalog's ${kind} list` });
 const USED_ELSEWHERE: Record<string, Elsewhere> = {
@@ -226,8 +228,16 @@ const USED_ELSEWHERE: Record<string, Elsewhere> = {
     call: `"GET", volumePath(row.namespace, row.cr_name)`,
     why: "a volume read",
   },
-  [`${API} list volumes.berth.dev`]: { file: VOLUMES, call: "${VolumeKind.plural}`", why: "the volumes list" },
-  [`${API} create volumes.berth.dev`]: { file: VOLUMES, call: `"POST", volumePath(namespace)`, why: "a new volume" },
+  [`${API} list volumes.berth.dev`]: {
+    file: "api/src/domain/storage/listVolumes.ts",
+    call: `"GET", resourcePath(VolumeKind)`,
+    why: "the volumes list",
+  },
+  [`${API} create volumes.berth.dev`]: {
+    file: "api/src/domain/storage/createVolume.ts",
+    call: `"POST", volumePath(namespace)`,
+    why: "a new volume",
+  },
   [`${API} patch volumes.berth.dev`]: {
     file: VOLUMES,
     call: `"PATCH", volumePath(row.namespace, row.cr_name)`,
@@ -271,12 +281,12 @@ const USED_ELSEWHERE: Record<string, Elsewhere> = {
     why: "billing pauses a session out of credits",
   },
   [`${WORKER} patch volumes/status.berth.dev`]: {
-    file: DISPATCH,
+    file: CLAIMS,
     call: "this.#volumePath(vol), {",
     why: "where a volume's claim is",
   },
   [`${WORKER} delete volumes.berth.dev`]: {
-    file: DISPATCH,
+    file: CLAIMS,
     call: `management.request("DELETE", path)`,
     why: "a deleted volume after its grace period",
   },
@@ -288,7 +298,7 @@ const USED_ELSEWHERE: Record<string, Elsewhere> = {
   },
   [`${WORKER} list resourcepolicies.berth.dev`]: {
     file: "api/src/domain/sessions/runtime.ts",
-    call: "`/apis/${k.group}/${k.version}/${k.plural}`",
+    call: `"GET", resourcePath(k)`,
     why: "the reclaim loop's idle rules",
   },
   [`${WORKER} get images.berth.dev`]: {
@@ -316,7 +326,7 @@ const USED_ELSEWHERE: Record<string, Elsewhere> = {
     why: "an administrator deletes a node",
   },
   [`${CP} get pods/log in berth-sessions`]: {
-    file: "api/src/routes/logs/podLog.ts",
+    file: "api/src/domain/logs/podLog.ts",
     call: "/pods/${seg(r.pod)}/log?",
     why: "a session's logs",
   },
@@ -325,19 +335,19 @@ const USED_ELSEWHERE: Record<string, Elsewhere> = {
     call: "serverSideApply<SessionMirror>(kube, this.#path(name)",
     why: "a server-side apply that makes the mirror is also authorized as a create (not in the audit log)",
   },
-  [`${CP} list persistentvolumes`]: { file: DISPATCH, call: `"/api/v1/persistentvolumes"`, why: "a volume purged" },
+  [`${CP} list persistentvolumes`]: { file: CLAIMS, call: `"/api/v1/persistentvolumes"`, why: "a volume purged" },
   [`${CP} patch persistentvolumes`]: {
-    file: DISPATCH,
+    file: CLAIMS,
     call: "`/api/v1/persistentvolumes/${pv.metadata.name}`",
     why: "a purged volume's PVs handed back to the driver",
   },
   [`${CP} get persistentvolumeclaims in berth-sessions`]: {
-    file: DISPATCH,
+    file: CLAIMS,
     call: `"GET", path`,
     why: "a released claim, until it is gone",
   },
   [`${CP} delete persistentvolumeclaims in berth-sessions`]: {
-    file: DISPATCH,
+    file: CLAIMS,
     call: "/persistentvolumeclaims/${claim}`",
     why: "a claim no session used for a while",
   },
@@ -353,7 +363,7 @@ const USED_ELSEWHERE: Record<string, Elsewhere> = {
     why: "owner references with blockOwnerDeletion where OwnerReferencesPermissionEnforcement is on (not on the bed)",
   },
   [`${OP} update networkpolicies.networking.k8s.io in berth-sessions`]: {
-    file: MIRROR,
+    file: SESSIONS_POLICY,
     call: `"PUT", \`\${policyPath}/\${SESSIONS_POLICY_NAME}\``,
     why: "the sessions policy is rewritten when someone edits it",
   },
@@ -365,13 +375,13 @@ const USED_ELSEWHERE: Record<string, Elsewhere> = {
   // Called on every run, but timing decides whether the journey sees it: the policy is read only when the
   // informer has not synced yet; a mirror's status is patched only when it differs from the last report.
   [`${OP} get networkpolicies.networking.k8s.io in berth-sessions`]: {
-    file: MIRROR,
+    file: SESSIONS_POLICY,
     call: `"GET", \`\${policyPath}/\${SESSIONS_POLICY_NAME}\``,
     why: "readPolicy before the first list",
   },
   [`${OP} patch sessionmirrors/status.berth.dev in berth-sessions`]: {
     file: MIRROR,
-    call: "/sessionmirrors/${m.metadata.name}/status`",
+    call: 'resourcePath(SessionMirrorKind, { namespace: ns, name: m.metadata.name, subresource: "status" })',
     why: "the mirror status write in reconcile",
   },
   // This journey mounts no volume; the storage journey (e2e/src/storage) makes and reads claims.

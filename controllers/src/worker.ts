@@ -1,7 +1,7 @@
 // The worker: the management-cluster controllers behind one leader election (a Lease in the management
 // cluster). Any number of replicas may run; one leads, the others wait to take over. Usable in-process
 // (tests, the bench, `npm start`) through startWorker; the process wiring (Postgres store, cluster
-// credentials) lives with the API (api/src/worker/sessions.ts).
+// credentials) lives with the API (api/src/worker/worker.ts).
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { Cluster } from "@berth/crds";

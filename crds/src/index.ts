@@ -5,4 +5,5 @@ export * from "./gpu-sharing.ts";
 export * from "./kind.ts";
 export * from "./kinds/index.ts";
 export * from "./names.ts";
+export * from "./paths.ts";
 export * from "./rbac.ts";

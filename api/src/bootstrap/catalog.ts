@@ -6,7 +6,7 @@
 // administrator's edit — a changed rate, a disabled offering, another image tag — survives every restart.
 // A deleted default comes back at the next start; disable it (offerings: enabled=false) to retire it.
 
-import { type KubeApi, KubeError, seg } from "@berth/controllers/kube";
+import { type KubeApi, KubeError } from "@berth/controllers/kube";
 import {
   ImageKind,
   type KindDefinition,
@@ -15,6 +15,7 @@ import {
   OfferingKind,
   ResourcePolicyKind,
   ResourcePresetKind,
+  resourcePath,
   WalletKind,
 } from "@berth/crds";
 import type { Logger } from "pino";
@@ -249,7 +250,7 @@ export async function installDefaultCatalog(
     const { name, namespace } = object.metadata;
     if (name === undefined) throw new Error(`a default ${kind.kind} without a name`);
     const id = namespace ? `${kind.kind}/${namespace}/${name}` : `${kind.kind}/${name}`;
-    const path = `/apis/${kind.group}/${kind.version}${namespace ? `/namespaces/${seg(namespace)}` : ""}/${kind.plural}`;
+    const path = resourcePath(kind, namespace ? { namespace } : {});
     try {
       await withCrdWait(() => kube.json("POST", path, { body: object }), deadline);
       result.created.push(id);

@@ -2,6 +2,7 @@
 // created beside the defaults, re-pointed at a new registry address on the next start; the default
 // (production) catalog keeps its upstream images.
 import { HttpKube } from "@berth/controllers/kube";
+import { ImageKind, resourcePath } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
 import { type Fleet, kubeConfigFrom, startFleet } from "@berth/e2e";
 import { ApiextensionsV1Api } from "@kubernetes/client-node";
@@ -27,7 +28,7 @@ afterAll(async () => {
 });
 
 const imageOf = async (name: string) =>
-  (await kube.json("GET", `/apis/berth.dev/v1alpha1/images/${name}`)) as {
+  (await kube.json("GET", resourcePath(ImageKind, { name }))) as {
     metadata: { labels: Record<string, string> };
     spec: { image: string; kind: string; visibility: string };
   };

@@ -5,8 +5,8 @@
 import type { Deps } from "../deps.ts";
 import { loadPrincipal } from "../domain/identity/loadPrincipal.ts";
 import type { Principal } from "../domain/identity/principal.ts";
+import { createVolume } from "../domain/storage/createVolume.ts";
 import { createPool, readPool } from "../domain/storage/pools.ts";
-import { createVolume } from "../domain/storage/volumes.ts";
 
 /** The installer acting as a super_admin (never a person: nothing signs in as it). */
 const INSTALLER: Principal = {

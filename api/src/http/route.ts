@@ -32,6 +32,7 @@ import {
   type StoredAnswer,
 } from "./idempotency.ts";
 import type { AuthMode } from "./principal.ts";
+import { isStreamAnswer, type StreamAnswer, writeStreamAnswer } from "./streams.ts";
 
 export type Method = "get" | "post" | "put" | "patch" | "delete";
 export type { AuthMode } from "./principal.ts";
@@ -40,10 +41,15 @@ type Schema = z.ZodType;
 type Responses = { [status: number]: Schema };
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
 
-/** What a handler answers: one of its declared statuses, with a body of that status' schema. */
-export type HandlerResult<R extends Responses> = {
-  [S in keyof R & number]: { status: S; body: z.input<R[S]>; headers?: Record<string, string> };
-}[keyof R & number];
+/**
+ * What a handler answers: one of its declared statuses, with a body of that status' schema; or a CSV file,
+ * server-sent events or a followed text stream (http/streams.ts), which the layer writes.
+ */
+export type HandlerResult<R extends Responses> =
+  | {
+      [S in keyof R & number]: { status: S; body: z.input<R[S]>; headers?: Record<string, string> };
+    }[keyof R & number]
+  | StreamAnswer;
 
 export interface HandlerContext<A extends AuthMode, P, Q, B> {
   deps: Deps;
@@ -55,7 +61,8 @@ export interface HandlerContext<A extends AuthMode, P, Q, B> {
   requestId: string;
   audit: AuditHandle;
   log: Logger;
-  /** The Koa context, for the rare route that needs the raw request (streams, headers). */
+  /** The Koa context, for the rare route that reads the raw request (headers, its close); answers go
+   * through the result (http/streams.ts for the ones that are not JSON). */
   ctx: Context;
   /**
    * Set when the request holds an Idempotency-Key claim: `seed` is the same for this request and one that
@@ -356,6 +363,7 @@ export function routeMiddleware(route: RouteDef, deps: Deps) {
       // The handler's own errors become answers here (not in the outer envelope middleware) so the exact
       // body sent is the one stored for replay.
       let answer: StoredAnswer;
+      let streamed = false;
       try {
         const result = await route.handler({
           deps,
@@ -371,8 +379,15 @@ export function routeMiddleware(route: RouteDef, deps: Deps) {
           ctx,
           ...(claim ? { idempotency: { seed: claimSeed(claim), tookOver: claim.tookOver } } : {}),
         } as never);
-        answer = { status: result.status, body: result.body, headers: result.headers ?? {} };
-        if (deps.config.http.validateResponses) checkResponse(route, answer);
+        if (isStreamAnswer(result)) {
+          if (claim) throw new Error(`${method} ${template}: a streamed answer cannot be stored for a replay`);
+          streamed = true;
+          await writeStreamAnswer(ctx, result);
+          answer = { status: 200, body: undefined, headers: {} };
+        } else {
+          answer = { status: result.status, body: result.body, headers: result.headers ?? {} };
+          if (deps.config.http.validateResponses) checkResponse(route, answer);
+        }
       } catch (err) {
         const a = errorAnswer(err, requestId, deps.clock, logger);
         answer = { status: a.status, body: a.body, headers: a.headers };
@@ -383,7 +398,8 @@ export function routeMiddleware(route: RouteDef, deps: Deps) {
         else if (!(await completeIdempotencyKey(deps.db, claim, answer)))
           logger().warn({ idempotencyKey: key }, "idempotency key was taken over before completion");
       }
-      send(ctx, answer, false);
+      // A stream that failed half-way has sent its 200 already (and was cut off); the failure is logged.
+      if (!streamed) send(ctx, answer, false);
     } catch (err) {
       thrown = statusOf(err);
       throw err; // answered by the envelope middleware

@@ -1,8 +1,7 @@
-// Billing's loop as the worker runs it (api/src/worker/sessions.ts passes it to startWorker):
-// its own management-cluster client (Wallet mirrors, the catalog's offerings, pausing sessions through
+// Billing's loop as the worker runs it (api/src/worker/worker.ts passes it to the controllers' worker):
+// the management-cluster client (Wallet mirrors, the catalog's offerings, pausing sessions through
 // the sessions domain), Postgres, and the clock.
-import { HttpKube } from "@berth/controllers/kube";
-import type { KubeConfig } from "@kubernetes/client-node";
+import type { KubeApi } from "@berth/controllers/kube";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
 import { insertAuditRecord } from "../db/operations/audit/insertAuditRecord.ts";
@@ -19,7 +18,8 @@ export const BILLING_ACTOR = "system:billing";
 
 export interface BillingWorkerOptions {
   db: Knex;
-  kubeConfig: KubeConfig;
+  /** The management cluster's client (the worker's root makes it). */
+  kube: KubeApi;
   log: Logger;
   clock?: { now(): Date };
   intervalMs?: number;
@@ -52,7 +52,7 @@ export function pauseThroughSessions(deps: Pick<Deps, "db" | "clock" | "sessions
 export function billingWorkerLoop(o: BillingWorkerOptions): BillingLoop {
   const clock = o.clock ?? { now: () => new Date() };
   const log = o.log.child({ component: "billing" });
-  const kube = new HttpKube(o.kubeConfig, { maxSockets: 8, userAgent: "berth-worker-billing" });
+  const kube = o.kube;
   const sessions = makeSessionsRuntime(kube);
   const billing = new CreditsContext({
     db: o.db,

@@ -1,6 +1,8 @@
 // The worker's billing loop against Postgres, with a clock the test owns and a stand-in management
 // cluster: refills exactly once per period across restarts and overlapping leaders, and Wallet
 // resources written on change, coalesced.
+
+import { resourcePath, WalletKind } from "@berth/crds";
 import pino from "pino";
 import { describe, expect, it } from "vitest";
 import {
@@ -175,7 +177,10 @@ describe("the Wallet resources", () => {
     const mirror = new WalletMirror({ db: tdb.db, kube, log: pino({ level: "silent" }), clock });
     const org = await anOrganizationWallet(tdb.db, 10n * CREDIT);
     await mirror.sync();
-    const path = `/apis/berth.dev/v1alpha1/namespaces/${org.wallet.cr_namespace}/wallets/${org.wallet.cr_name}`;
+    const path = resourcePath(WalletKind, {
+      namespace: String(org.wallet.cr_namespace),
+      name: String(org.wallet.cr_name),
+    });
     const cr = kube.objects.get(path) as {
       spec: { owner: unknown };
       status: { balance: string; lastAppliedSequence: number };

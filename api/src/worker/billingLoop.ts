@@ -6,6 +6,7 @@
 //   4. mirror changed wallets to their Wallet resources.
 // A failing step is logged and retried on the next pass (retryable by nature: every step is idempotent);
 // the pass interval is the retry delay.
+import { PeriodicPass } from "@berth/controllers/kube";
 import type { Logger } from "pino";
 import { billPendingUsage } from "../domain/credits/charge.ts";
 import type { CreditsContext } from "../domain/credits/context.ts";
@@ -25,36 +26,30 @@ export interface BillingLoopOptions {
 export class BillingLoop {
   readonly #o: BillingLoopOptions;
   readonly #log: Logger;
-  #timer: NodeJS.Timeout | undefined;
-  #running: Promise<void> | undefined;
-  #stopped = true;
+  readonly #loop: PeriodicPass;
   #halting = false;
   passes = 0;
 
   constructor(o: BillingLoopOptions) {
     this.#o = o;
     this.#log = o.billing.log.child({ component: "billing-loop" });
+    // pass() logs each failed step itself and never throws.
+    this.#loop = new PeriodicPass({
+      intervalMs: o.intervalMs ?? 5_000,
+      pass: () => this.pass(),
+      onError: (err) => this.#log.warn({ err }, "a billing pass failed; retried on the next pass"),
+    });
   }
 
   start(): void {
-    if (!this.#stopped) return;
-    this.#stopped = false;
+    if (this.#loop.running) return;
     this.#halting = false;
-    const run = () => {
-      if (this.#stopped) return;
-      this.#running = this.pass().finally(() => {
-        this.#running = undefined;
-        if (!this.#stopped) this.#timer = setTimeout(run, this.#o.intervalMs ?? 5_000);
-      });
-    };
-    run();
+    this.#loop.start();
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
     this.#halting = true;
-    if (this.#timer) clearTimeout(this.#timer);
-    await this.#running;
+    await this.#loop.stop();
   }
 
   /** One pass of every step (tests call it directly). */

@@ -8,8 +8,8 @@
 // resource is deleted, and with it the Job.
 
 import { createHash } from "node:crypto";
-import type { KubeApi } from "@berth/controllers/kube";
-import { ImageKind, type KindDefinition } from "@berth/crds";
+import { type KubeApi, PeriodicPass } from "@berth/controllers/kube";
+import { ImageBuildKind, ImageKind, type KindDefinition, resourcePath } from "@berth/crds";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
 import type { Clock } from "../clock.ts";
@@ -42,11 +42,8 @@ export class BuildLoop {
   readonly #log: Logger;
   readonly #clock: Clock;
   readonly #clusterClient: (clusterId: string) => Promise<KubeApi>;
-  readonly #intervalMs: number;
   readonly #pickUpTimeoutMs: number;
-  #timer: NodeJS.Timeout | undefined;
-  #stopped = true;
-  #running: Promise<void> | undefined;
+  readonly #loop: PeriodicPass;
 
   constructor(
     o: {
@@ -64,29 +61,20 @@ export class BuildLoop {
     this.#log = o.log.child({ component: "image-builds" });
     this.#clock = o.clock ?? { now: () => new Date() };
     this.#clusterClient = o.clusterClient;
-    this.#intervalMs = o.intervalMs ?? 1000;
     this.#pickUpTimeoutMs = o.pickUpTimeoutMs ?? 600_000;
+    this.#loop = new PeriodicPass({
+      intervalMs: o.intervalMs ?? 1000,
+      pass: () => this.pass(),
+      onError: (err) => this.#log.warn({ err }, "a builds pass failed; retried"),
+    });
   }
 
   start(): void {
-    if (!this.#stopped) return;
-    this.#stopped = false;
-    const tick = () => {
-      if (this.#stopped) return;
-      this.#running = this.pass()
-        .catch((err: unknown) => this.#log.warn({ err }, "a builds pass failed; retried"))
-        .finally(() => {
-          this.#running = undefined;
-          if (!this.#stopped) this.#timer = setTimeout(tick, this.#intervalMs);
-        });
-    };
-    tick();
+    this.#loop.start();
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
-    clearTimeout(this.#timer);
-    await this.#running;
+    await this.#loop.stop();
   }
 
   /** One pass over every build in flight (tests call it directly). */
@@ -101,7 +89,7 @@ export class BuildLoop {
   }
 
   #resourcePath(b: ImageBuildRow): string {
-    return `/apis/berth.dev/v1alpha1/namespaces/${this.#config.builds.namespace}/imagebuilds/${b.job_name}`;
+    return resourcePath(ImageBuildKind, { namespace: this.#config.builds.namespace, name: b.job_name });
   }
 
   /** Deletes the build's ImageBuild (the operator deletes its Job); gone already is fine. */
@@ -168,8 +156,10 @@ export class BuildLoop {
     });
     const made = await kube.request(
       "POST",
-      `/apis/berth.dev/v1alpha1/namespaces/${this.#config.builds.namespace}/imagebuilds`,
-      { body },
+      resourcePath(ImageBuildKind, { namespace: this.#config.builds.namespace }),
+      {
+        body,
+      },
     );
     if (made.status !== 201 && made.status !== 409)
       throw new Error(`writing the ImageBuild answered ${made.status}: ${JSON.stringify(made.body).slice(0, 300)}`);

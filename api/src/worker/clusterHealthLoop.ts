@@ -3,6 +3,7 @@
 // and marked reachable again at its next report. Each change is one transaction: the mark (whose trigger
 // writes the fleet's cluster.unreachable / cluster.reachable webhook events) and, when it becomes
 // unreachable, a critical notification to every super_admin (keyed by cluster: one while it is unread).
+import { PeriodicPass } from "@berth/controllers/kube";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
 import type { Clock } from "../clock.ts";
@@ -22,36 +23,26 @@ export class ClusterHealthLoop {
   readonly #log: Logger;
   readonly #clock: Clock;
   readonly #o: Required<ClusterHealthOptions>;
-  #timer: NodeJS.Timeout | undefined;
-  #running: Promise<unknown> | undefined;
-  #stopped = true;
+  readonly #loop: PeriodicPass;
 
   constructor(o: { db: Knex; log: Logger; clock?: Clock } & ClusterHealthOptions) {
     this.#db = o.db;
     this.#log = o.log.child({ component: "cluster-health" });
     this.#clock = o.clock ?? { now: () => new Date() };
     this.#o = { unreachableAfterMs: o.unreachableAfterMs ?? 120_000, intervalMs: o.intervalMs ?? 10_000 };
+    this.#loop = new PeriodicPass({
+      intervalMs: this.#o.intervalMs,
+      pass: () => this.pass(),
+      onError: (err) => this.#log.warn({ err }, "cluster health pass failed; retried on the next pass"),
+    });
   }
 
   start(): void {
-    if (!this.#stopped) return;
-    this.#stopped = false;
-    const run = () => {
-      if (this.#stopped) return;
-      this.#running = this.pass()
-        .catch((err: unknown) => this.#log.warn({ err }, "cluster health pass failed; retried on the next pass"))
-        .finally(() => {
-          this.#running = undefined;
-          if (!this.#stopped) this.#timer = setTimeout(run, this.#o.intervalMs);
-        });
-    };
-    run();
+    this.#loop.start();
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
-    if (this.#timer) clearTimeout(this.#timer);
-    await this.#running;
+    await this.#loop.stop();
   }
 
   /** One pass: the clusters that became unreachable and those that are back. */

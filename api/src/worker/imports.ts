@@ -6,8 +6,8 @@
 // the reason. A row deleted meanwhile (its owner gave up) stops the copy.
 
 import { hostname } from "node:os";
-import type { KubeApi } from "@berth/controllers/kube";
-import { ImageKind, type KindDefinition } from "@berth/crds";
+import { type KubeApi, PeriodicPass } from "@berth/controllers/kube";
+import { ImageKind, type KindDefinition, resourcePath } from "@berth/crds";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
 import type { Clock } from "../clock.ts";
@@ -47,9 +47,7 @@ export class ImportLoop {
   readonly #o: Required<ImportLoopOptions>;
   readonly #identity = `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   readonly #running = new Map<string, { abort: AbortController; done: Promise<void> }>();
-  #timer: NodeJS.Timeout | undefined;
-  #stopped = true;
-  #polling: Promise<void> | undefined;
+  readonly #loop: PeriodicPass;
 
   constructor(o: { db: Knex; kube: KubeApi; config: ImagesConfig; log: Logger; clock?: Clock } & ImportLoopOptions) {
     this.#db = o.db;
@@ -65,28 +63,20 @@ export class ImportLoop {
       idleTimeoutMs: o.idleTimeoutMs ?? 30_000,
       blobConcurrency: o.blobConcurrency ?? 3,
     };
+    this.#loop = new PeriodicPass({
+      intervalMs: this.#o.intervalMs,
+      pass: () => this.poll(),
+      onError: (err) => this.#log.warn({ err }, "looking for imports failed; retried"),
+    });
   }
 
   start(): void {
-    if (!this.#stopped) return;
-    this.#stopped = false;
-    const tick = () => {
-      if (this.#stopped) return;
-      this.#polling = this.poll()
-        .catch((err: unknown) => this.#log.warn({ err }, "looking for imports failed; retried"))
-        .finally(() => {
-          this.#polling = undefined;
-          if (!this.#stopped) this.#timer = setTimeout(tick, this.#o.intervalMs);
-        });
-    };
-    tick();
+    this.#loop.start();
   }
 
   /** Stops claiming; imports in flight are abandoned (their claims run out and a leader takes them over). */
   async stop(): Promise<void> {
-    this.#stopped = true;
-    clearTimeout(this.#timer);
-    await this.#polling;
+    await this.#loop.stop();
     for (const r of this.#running.values()) r.abort.abort();
     await Promise.allSettled([...this.#running.values()].map((r) => r.done));
   }
@@ -248,7 +238,4 @@ export class ImportLoop {
   }
 }
 
-const imagePath = (name: string) => {
-  const k = ImageKind as unknown as KindDefinition;
-  return `/apis/${k.group}/${k.version}/${k.plural}/${encodeURIComponent(name)}`;
-};
+const imagePath = (name: string) => resourcePath(ImageKind, { name });

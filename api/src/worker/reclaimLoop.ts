@@ -2,8 +2,7 @@
 // (30 s) one pass of api/src/domain/reclaim/watch.ts. A failing pass is logged and the next one retries
 // (every step is level-based: the plan is recomputed from the signals and the status). Tests call `pass()`
 // with an injected clock.
-import { HttpKube } from "@berth/controllers/kube";
-import type { KubeConfig } from "@kubernetes/client-node";
+import { type KubeApi, PeriodicPass } from "@berth/controllers/kube";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
 import { type PassResult, type ReclaimContext, watchIdleAndRuntime } from "../domain/reclaim/watch.ts";
@@ -22,15 +21,11 @@ export interface ReclaimLoopOptions {
 
 export class ReclaimLoop {
   readonly #c: ReclaimContext;
-  readonly #intervalMs: number;
-  #timer: NodeJS.Timeout | undefined;
-  #running: Promise<unknown> | undefined;
-  #stopped = true;
+  readonly #loop: PeriodicPass;
   passes = 0;
 
   constructor(o: ReclaimLoopOptions) {
     const clock = o.clock ?? { now: () => new Date() };
-    this.#intervalMs = o.intervalMs ?? 30_000;
     this.#c = {
       db: o.db,
       clock,
@@ -39,27 +34,19 @@ export class ReclaimLoop {
       pause: (id, reason) => pauseSessionForSystem({ db: o.db, sessions: o.sessions }, id, reason),
       ...(o.staleMs ? { staleMs: o.staleMs } : {}),
     };
+    this.#loop = new PeriodicPass({
+      intervalMs: o.intervalMs ?? 30_000,
+      pass: () => this.pass(),
+      onError: (err) => this.#c.log.warn({ err }, "reclaim pass failed; retried on the next one"),
+    });
   }
 
   start(): void {
-    if (!this.#stopped) return;
-    this.#stopped = false;
-    const run = () => {
-      if (this.#stopped) return;
-      this.#running = this.pass()
-        .catch((err: unknown) => this.#c.log.warn({ err }, "reclaim pass failed; retried on the next one"))
-        .finally(() => {
-          this.#running = undefined;
-          if (!this.#stopped) this.#timer = setTimeout(run, this.#intervalMs);
-        });
-    };
-    run();
+    this.#loop.start();
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
-    if (this.#timer) clearTimeout(this.#timer);
-    await this.#running;
+    await this.#loop.stop();
   }
 
   async pass(): Promise<PassResult> {
@@ -71,16 +58,16 @@ export class ReclaimLoop {
 
 export function reclaimWorkerLoop(o: {
   db: Knex;
-  kubeConfig: KubeConfig;
+  /** The management cluster's client (the worker's root makes it). */
+  kube: KubeApi;
   log: Logger;
   clock?: { now(): Date };
   intervalMs?: number;
 }): ReclaimLoop {
-  const kube = new HttpKube(o.kubeConfig, { maxSockets: 8, userAgent: "berth-worker-reclaim" });
   return new ReclaimLoop({
     db: o.db,
     log: o.log,
-    sessions: makeSessionsRuntime(kube),
+    sessions: makeSessionsRuntime(o.kube),
     ...(o.clock ? { clock: o.clock } : {}),
     ...(o.intervalMs ? { intervalMs: o.intervalMs } : {}),
   });

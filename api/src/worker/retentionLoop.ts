@@ -2,6 +2,7 @@
 // default) and notifications older than 90 days are deleted in small batches (one short transaction
 // each, a pause between), so a first run over a year of backlog never holds a long lock or a big WAL
 // burst. A failing pass is logged and retried on the next one.
+import { PeriodicPass } from "@berth/controllers/kube";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
 import type { Clock } from "../clock.ts";
@@ -30,9 +31,7 @@ export class RetentionLoop {
   readonly #log: Logger;
   readonly #clock: Clock;
   readonly #o: Required<RetentionOptions>;
-  #timer: NodeJS.Timeout | undefined;
-  #running: Promise<unknown> | undefined;
-  #stopped = true;
+  readonly #loop: PeriodicPass;
   /** Set by stop(): a pass in progress ends after its current batch. */
   #halting = false;
 
@@ -48,29 +47,22 @@ export class RetentionLoop {
       intervalMs: o.intervalMs ?? 600_000,
       pauseMs: o.pauseMs ?? 50,
     };
+    this.#loop = new PeriodicPass({
+      intervalMs: this.#o.intervalMs,
+      pass: () => this.pass(),
+      onError: (err) => this.#log.warn({ err }, "retention pass failed; retried on the next pass"),
+    });
   }
 
   start(): void {
-    if (!this.#stopped) return;
-    this.#stopped = false;
+    if (this.#loop.running) return;
     this.#halting = false;
-    const run = () => {
-      if (this.#stopped) return;
-      this.#running = this.pass()
-        .catch((err: unknown) => this.#log.warn({ err }, "retention pass failed; retried on the next pass"))
-        .finally(() => {
-          this.#running = undefined;
-          if (!this.#stopped) this.#timer = setTimeout(run, this.#o.intervalMs);
-        });
-    };
-    run();
+    this.#loop.start();
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
     this.#halting = true;
-    if (this.#timer) clearTimeout(this.#timer);
-    await this.#running;
+    await this.#loop.stop();
   }
 
   /** One pass: returns how many rows each table lost. */

@@ -1,4 +1,4 @@
-// The webhook dispatcher as the worker runs it (a leader loop beside billing's; api/src/worker/sessions.ts).
+// The webhook dispatcher as the worker runs it (a leader loop beside billing's; api/src/worker/worker.ts).
 // Several replicas would be safe too: claims are row-level (db/operations/webhooks/claimDeliveries.ts).
 import type { Knex } from "knex";
 import type { Logger } from "pino";

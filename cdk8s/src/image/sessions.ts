@@ -33,7 +33,7 @@ import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { type ImageConfig, type Layer, layerOf, ROOT, tarOf, writeLayout } from "./build.ts";
+import { type ImageConfig, type Layer, layerOf, ROOT, TAR_STABLE, tarOf, writeLayout } from "./build.ts";
 import { parseRef, pushLayout } from "./push.ts";
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
@@ -190,7 +190,7 @@ const run = (cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; log?:
   const r = spawnSync(cmd, args, { encoding: "utf8", env: opts.env ?? process.env, maxBuffer: 2 ** 28 });
   if (r.status !== 0)
     throw new Error(
-      `${opts.log ?? [cmd, ...args].join(" ")} failed (${r.status ?? r.signal}):\n${`${r.stdout}${r.stderr}`.slice(-4000)}`,
+      `${opts.log ?? [cmd, ...args].join(" ")} failed (${r.error?.message ?? r.status ?? r.signal}):\n${`${r.stdout}${r.stderr}`.slice(-4000)}`,
     );
   return r.stdout;
 };
@@ -308,7 +308,7 @@ export function baseKey(): string {
     MIRROR,
     BASE_PACKAGES.join(","),
     JSON.stringify(USER),
-    JSON.stringify([SCRATCH, LAYER_EXCLUDE]),
+    JSON.stringify([SCRATCH, LAYER_EXCLUDE, TAR_STABLE]),
     code(ensureBase, debootstrapped, chrootSh, mountBuildEnv, clearScratch, tarOf, layerOf),
   ).slice(0, 32);
 }
@@ -408,6 +408,7 @@ export function imageKey(kind: SessionImageKind): string {
     ...r.inputs,
     ...r.files.flatMap(([f, to, mode]) => [readFileSync(join(FILES, f)), to, String(mode)]),
     JSON.stringify(r.config),
+    JSON.stringify([SCRATCH, LAYER_EXCLUDE, TAR_STABLE]),
     code(buildLocked, whiteoutsToOci, writeLayout, ...(r.host ? [buildCodeServer, addXterm, npmPack] : [])),
   ).slice(0, 32);
 }
@@ -633,6 +634,22 @@ export async function pushSessionImage(built: BuiltImage, registryHost: string) 
   const ref = parseRef(sessionImageRef(built.kind, registryHost, built.tag));
   const r = await pushLayout(built.dir, ref, { plainHttp: true });
   return { ref: `${ref.host}/${ref.repository}:${ref.tag}`, ...r };
+}
+
+/** The catalog's name for each image's kind (crds ImageKindName; api/src/bootstrap/localImages.ts). */
+export const CATALOG_KINDS = { jupyterlab: "jupyterlab", terminal: "terminal", code: "code-server" } as const;
+
+/**
+ * Builds (or finds in the cache) and pushes all three to a registry the nodes pull from; answers the
+ * references by catalog kind, as `applyLocalSessionImages(kube, refs)` takes them.
+ */
+export async function publishSessionImages(
+  registryHost: string,
+): Promise<Record<(typeof CATALOG_KINDS)[SessionImageKind], string>> {
+  const refs = {} as Record<(typeof CATALOG_KINDS)[SessionImageKind], string>;
+  for (const kind of KINDS)
+    refs[CATALOG_KINDS[kind]] = (await pushSessionImage(buildSessionImage(kind), registryHost)).ref;
+  return refs;
 }
 
 function parseKinds(names: string[]): SessionImageKind[] {

@@ -22,7 +22,7 @@ export type InformerEvent<T> =
 
 export interface InformerOptions<T> {
   kube: KubeApi;
-  /** Collection path, e.g. /apis/berth.dev/v1alpha1/sessions (all namespaces). */
+  /** Collection path, e.g. resourcePath(SessionKind) from @berth/crds (all namespaces). */
   path: string;
   labelSelector?: string;
   fieldSelector?: string;

@@ -1,7 +1,7 @@
 // The mirror controller in-process against an apiserver in memory whose pods watch can be made to lag:
 // the namespace's NetworkPolicy comes before any pod and comes back when deleted, and a reconcile woken
 // before the pods watch shows the pod it created does not create it again (nor keeps a phantom of it).
-import type { SessionMirror } from "@berth/crds";
+import { resourcePath, type SessionMirror, SessionMirrorKind } from "@berth/crds";
 import { examples } from "@berth/crds/testing";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
@@ -11,7 +11,7 @@ import { type RunningMirrorController, startSessionMirrorController } from "./co
 import { SESSIONS_POLICY_NAME, sessionsNetworkPolicyManifest } from "./manifests.ts";
 
 const NS = "berth-sessions";
-const MIRRORS = `/apis/berth.dev/v1alpha1/namespaces/${NS}/sessionmirrors`;
+const MIRRORS = resourcePath(SessionMirrorKind, { namespace: NS });
 const POLICIES = `/apis/networking.k8s.io/v1/namespaces/${NS}/networkpolicies`;
 
 /** Delivers pod watch events `podLagMs` late, as a busy apiserver's watch cache does. */

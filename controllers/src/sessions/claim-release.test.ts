@@ -2,7 +2,7 @@
 // its volume's idle claim is being released waits for the release, then lands with a fresh claim; it
 // never lands on a claim being deleted, and the volume never reads unbound while the old claim is there.
 
-import { volumeClaimName } from "@berth/crds";
+import { sessionPath, volumeClaimName } from "@berth/crds";
 import { afterEach, describe, expect, it } from "vitest";
 import type { KubeApi } from "../kube/client.ts";
 import { aFleet, CLUSTER, stopFleets, until } from "./fleet.test-support.ts";
@@ -66,7 +66,7 @@ describe("a session that comes while its volume's claim is released", () => {
     const s = aSession("ses-00000000000000000001").build();
     s.spec.volumes = [{ volume: VOL, readOnly: false }];
     delete s.status;
-    const created = await f.mgmt.request("POST", "/apis/berth.dev/v1alpha1/namespaces/org-acme/sessions", { body: s });
+    const created = await f.mgmt.request("POST", sessionPath("org-acme"), { body: s });
     expect(created.status).toBe(201);
     // The session is placed and its mirror's write was tried, then held back (twice: the retry a second
     // later is held too), all while the claim's delete is pending.

@@ -2,7 +2,7 @@
 // data stays on the pool: the bed's and real installs' volumes are Retain) and the volume's status
 // forgets the cluster, so its next session may land anywhere its pool is shared with. A deleted volume's
 // claim goes at once, and once its grace period is over its data goes (purgeDue). Pure decisions here;
-// dispatch.ts does the writes.
+// claims-pass.ts does the writes.
 import { ANNOTATIONS, type Session, type Volume } from "@berth/crds";
 
 /** A deleted volume kept for its grace period: when its data goes (ms), else undefined. */

@@ -5,6 +5,8 @@
 //   - placement-pass.ts: places waiting sessions in one pass over the whole queue (placement/plan.ts);
 //   - reconciler.ts: reconciles each session's status from its reports (sessions/lifecycle.ts);
 //   - dispatch.ts: applies, restarts and deletes the session's mirror on its GPU cluster;
+//   - claims-pass.ts: the volumes' claims: bound where a mirror lands, released when idle, purged after a
+//     volume's grace (the decisions in claims.ts);
 //   - event-recorder.ts: posts the Kubernetes Events the decisions name.
 // The decisions are pure functions; the parts only observe and apply. Level-based: every session is
 // looked at again on every resync, and what is observed wins over what is remembered.
@@ -13,8 +15,10 @@ import { sessionIdOf, sessionPath } from "@berth/crds";
 import type { Logger } from "pino";
 import type { KubeApi } from "../kube/client.ts";
 import type { InformerEvent, KubeObject } from "../kube/informer.ts";
+import { PeriodicPass } from "../kube/periodic.ts";
 import { WorkQueue } from "../kube/workqueue.ts";
-import { holdsVolumes, idleClaims, purgeDue } from "./claims.ts";
+import { ClaimsPass } from "./claims-pass.ts";
+import { GpuClusterClients } from "./cluster-clients.ts";
 import { Dispatch } from "./dispatch.ts";
 import { EventRecorder } from "./event-recorder.ts";
 import { SessionMemory } from "./memory.ts";
@@ -54,8 +58,9 @@ export class SessionController {
   readonly #queue: WorkQueue;
   readonly #placement: PlacementPass;
   readonly #events: EventRecorder;
-  readonly #dispatch: Dispatch;
-  readonly #timers: NodeJS.Timeout[] = [];
+  readonly #clients: GpuClusterClients;
+  readonly #claims: ClaimsPass;
+  readonly #passes: PeriodicPass[] = [];
   #unlisten: (() => Promise<void>) | undefined;
   #started = false;
   #stopped = false;
@@ -84,16 +89,26 @@ export class SessionController {
       component: this.#o.component,
       counts: this.counts,
     });
-    this.#dispatch = new Dispatch({
+    this.#clients = new GpuClusterClients({ observed: this.#observed, clusterClient: d.clusterClient });
+    this.#claims = new ClaimsPass({
       management: d.kube,
+      observed: this.#observed,
+      clients: this.#clients,
+      counts: this.counts,
+      namespace: this.#o.sessionsNamespace,
+      claimIdleMs: this.#o.claimIdleMs,
+      now: this.#now,
+      schedulePlacement: () => this.schedulePlacement(),
+    });
+    const dispatch = new Dispatch({
       store: d.store,
       observed: this.#observed,
       memory,
       counts: this.counts,
-      clusterClient: d.clusterClient,
+      clients: this.#clients,
+      claims: this.#claims,
       namespace: this.#o.sessionsNamespace,
       fieldManager: this.#o.component,
-      claimIdleMs: this.#o.claimIdleMs,
       requeue: (key) => this.#queue.add(key),
       schedulePlacement: () => this.schedulePlacement(),
     });
@@ -102,7 +117,7 @@ export class SessionController {
       store: d.store,
       observed: this.#observed,
       memory,
-      dispatch: this.#dispatch,
+      dispatch,
       events: this.#events,
       counts: this.counts,
       log: this.#log,
@@ -164,18 +179,8 @@ export class SessionController {
       for (const key of o.sessions.store.keys()) this.#queue.add(key);
       this.schedulePlacement();
     });
-    const lastUsed = new Map<string, number>();
-    // One claims pass at a time: a release waiting on a slow cluster must not be begun again beside it.
-    let claimsPass = false;
-    this.#every(Math.min(this.#o.pollMs, this.#o.claimIdleMs), async () => {
-      if (claimsPass) return;
-      claimsPass = true;
-      try {
-        await this.#claimsPass(lastUsed);
-      } finally {
-        claimsPass = false;
-      }
-    });
+    // Passes never overlap: a release waiting on a slow cluster is not begun again beside it.
+    this.#every(Math.min(this.#o.pollMs, this.#o.claimIdleMs), () => this.#claims.run());
     this.#every(PURGE_MS, async () => {
       await this.#d.store.purgeEvents(new Date(this.#now().getTime() - this.#o.eventRetentionMs));
     });
@@ -215,14 +220,15 @@ export class SessionController {
 
   async stop(): Promise<void> {
     this.#stopped = true;
-    for (const t of this.#timers) clearInterval(t);
+    const passes = Promise.all(this.#passes.map((p) => p.stop()));
     const placing = this.#placement.stop();
     await this.#unlisten?.();
     await this.#queue.stop();
     await placing;
+    await passes;
     await this.#observed.stop();
     await this.#events.idle();
-    this.#dispatch.close();
+    this.#clients.close();
   }
 
   /** Resolves when nothing is queued, running, being placed or waiting to be recorded as an Event. */
@@ -242,47 +248,16 @@ export class SessionController {
     this.#placement.schedule();
   }
 
-  /** Idle claims: records when each will go, releases those due, purges deleted volumes past their grace. */
-  async #claimsPass(lastUsed: Map<string, number>): Promise<void> {
-    const o = this.#observed;
-    const now = this.#now().getTime();
-    const marks = new Map<string, string | null>();
-    const idle = idleClaims(
-      o.volumes.store.entries(),
-      [...o.sessionsNow()].map(([, s]) => s),
-      lastUsed,
-      now,
-      this.#o.claimIdleMs,
-      marks,
-    );
-    for (const [key, at] of marks) {
-      const vol = o.volumes.store.get(key);
-      if (vol) await this.#dispatch.markReleaseAfter(vol, at);
-    }
-    // Looked at again after the release is marked: a session that came meanwhile keeps the claim.
-    const stillIdle = (key: string) =>
-      ![...o.sessionsNow()].some(
-        ([, s]) => holdsVolumes(s) && s.spec.volumes.some((v) => `${s.metadata.namespace}/${v.volume}` === key),
-      );
-    for (const key of idle) {
-      const vol = o.volumes.store.get(key);
-      if (vol) await this.#dispatch.releaseClaim(vol, () => stillIdle(key));
-      lastUsed.delete(key);
-    }
-    if (idle.length > 0) this.schedulePlacement();
-    for (const key of purgeDue(o.volumes.store.entries(), now)) {
-      const vol = o.volumes.store.get(key);
-      const clusters = [...o.clusterRecords.values()].filter((c) => c.registered).map((c) => c.id);
-      if (vol) await this.#dispatch.purgeVolume(vol, clusters);
-    }
-  }
-
-  #every(ms: number, fn: () => Promise<void>): void {
-    const t = setInterval(() => {
-      if (!this.#stopped) fn().catch((err: unknown) => this.#log.warn({ err: String(err) }, "periodic task failed"));
-    }, ms);
-    t.unref?.();
-    this.#timers.push(t);
+  #every(ms: number, pass: () => Promise<void>): void {
+    const p = new PeriodicPass({
+      intervalMs: ms,
+      pass,
+      onError: (err) => this.#log.warn({ err: String(err) }, "periodic task failed"),
+      immediate: false,
+      unref: true,
+    });
+    p.start();
+    this.#passes.push(p);
   }
 
   // --- observations ------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 // Dispatch: the session's mirror on its GPU cluster, applied after the history knows where the session
 // is, restarted, and written again when lost. In-process against a fleet in memory.
-import type { InterimStatus, Session } from "@berth/crds";
+import { type InterimStatus, resourcePath, type Session, SessionMirrorKind, sessionPath } from "@berth/crds";
 import { examples } from "@berth/crds/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import type { InventoryNodeView } from "../placement/capacity.ts";
@@ -113,7 +113,7 @@ describe("a running session's mirror", () => {
     const s = f.mgmt.list("sessions")[0] as unknown as Session;
     s.metadata.annotations = { ...s.metadata.annotations, "berth.dev/restarts": "1" };
     f.mgmt.put("sessions", s as never);
-    await f.mgmt.request("PATCH", `/apis/berth.dev/v1alpha1/namespaces/org-acme/sessions/${f.name}`, {
+    await f.mgmt.request("PATCH", sessionPath("org-acme", f.name), {
       body: { spec: { priority: s.spec.priority } },
     });
     await until("the restart written to the mirror", () => mirrorOf(f.gpu)?.restartCount === 1, 5_000);
@@ -127,7 +127,7 @@ describe("a running session's mirror", () => {
   it("is written again when the operator reports it gone while the session runs", async () => {
     const f = await aRunningSession();
     const before = mirrorOf(f.gpu)?.revision as number;
-    await f.gpu.request("DELETE", `/apis/berth.dev/v1alpha1/namespaces/berth-sessions/sessionmirrors/${f.name}`);
+    await f.gpu.request("DELETE", resourcePath(SessionMirrorKind, { namespace: "berth-sessions", name: f.name }));
     f.store.report({ sessionId: f.id, phase: "Terminated", revision: before });
     await until("the mirror written again", () => mirrorOf(f.gpu) !== undefined, 5_000);
     expect(mirrorOf(f.gpu)?.revision).toBeGreaterThan(before);
@@ -211,7 +211,7 @@ describe("the mirror's write", () => {
     expect(writes).toEqual([
       {
         method: "PATCH",
-        path: `/apis/berth.dev/v1alpha1/namespaces/berth-sessions/sessionmirrors/${f.names[0]}`,
+        path: resourcePath(SessionMirrorKind, { namespace: "berth-sessions", name: f.names[0] as string }),
         contentType: "application/apply-patch+yaml",
         query: { fieldManager: "berth-worker", force: true },
       },

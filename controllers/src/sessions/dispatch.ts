@@ -1,54 +1,46 @@
 // Dispatch: the session's mirror on its GPU cluster, written with that cluster's registered credential.
 // The mirror is written by server-side apply (field manager: the controller's component, forced: the
 // mirror is ours), so a retry, a new leader or a mirror written again after it was lost is the same
-// request; restarts patch its restart count and revision; pause, terminate and strays delete it.
+// request; restarts patch its restart count and revision; pause, terminate and strays delete it. The
+// volumes it mounts are claims-pass.ts's: it records them where the mirror lands, and holds a mirror back
+// while a claim of them is released.
 import {
-  type Cluster,
   LABELS,
   labelValue,
   MIRROR_FINALIZER,
+  resourcePath,
   type Session,
   type SessionMirror,
   SessionMirrorKind,
   sessionIdOf,
-  type Volume,
-  VolumeKind,
   volumeClaimName,
   volumeDataPath,
   volumeIdOf,
 } from "@berth/crds";
-import { type KubeApi, serverSideApply } from "../kube/client.ts";
+import { serverSideApply } from "../kube/client.ts";
 import { type KubeObject, keyOf } from "../kube/informer.ts";
+import type { ClaimsPass } from "./claims-pass.ts";
+import type { GpuClusterClients } from "./cluster-clients.ts";
 import type { MirrorOp } from "./lifecycle.ts";
 import type { SessionMemory } from "./memory.ts";
 import type { Observed } from "./observed.ts";
 import type { WriteCounts } from "./options.ts";
+import { RetryAfter } from "./retry-after.ts";
 import type { SessionStore } from "./store.ts";
 
-/** Not a failure: a precondition that time resolves (requeue after `ms`, no backoff). */
-export class RetryAfter extends Error {
-  readonly ms: number;
-  constructor(ms: number, message: string) {
-    super(message);
-    this.ms = ms;
-  }
-}
-
 export interface DispatchDeps {
-  /** The management cluster: Volume status (where a volume's claim is) is written there. */
-  management?: KubeApi;
   store: SessionStore;
   observed: Observed;
   memory: SessionMemory;
   counts: WriteCounts;
-  /** A client for a registered GPU cluster, from its stored credential. */
-  clusterClient(cluster: Cluster): Promise<KubeApi>;
+  /** The GPU clusters' clients. */
+  clients: GpuClusterClients;
+  /** The sessions' volume claims: a mirror is written through claims.mount. */
+  claims: ClaimsPass;
   /** Mirrors' namespace on GPU clusters. */
   namespace: string;
   /** Field manager of the applied mirrors. */
   fieldManager: string;
-  /** How long a claim no session uses is kept (recorded on the volume, so the API can say when it goes). */
-  claimIdleMs?: number;
   /** Look at this session again (a mirror found gone). */
   requeue(key: string): void;
   /** Run a placement pass (a stray's GPUs are free). */
@@ -57,38 +49,17 @@ export interface DispatchDeps {
 
 export class Dispatch {
   readonly #d: DispatchDeps;
-  /** Volumes (namespace/name) whose claim is being released: no mirror mounts them until it is done. */
-  readonly #releasing = new Set<string>();
-  /** Released here, until the volumes' informer shows it (a mirror written before would see the old claim). */
-  readonly #released = new Set<string>();
-  /** Volumes (namespace/name) a mirror that mounts them is being written for: no release begins. */
-  readonly #mounting = new Map<string, number>();
-  readonly #clients = new Map<string, Promise<KubeApi>>();
 
   constructor(d: DispatchDeps) {
     this.#d = d;
   }
 
-  async #client(clusterId: string): Promise<KubeApi> {
-    let c = this.#clients.get(clusterId);
-    if (!c) {
-      const cr = this.#d.observed.clusterResource(clusterId);
-      if (!cr) throw new Error(`cluster ${clusterId} has no Cluster resource`);
-      c = this.#d.clusterClient(cr);
-      this.#clients.set(clusterId, c);
-      c.catch(() => this.#clients.delete(clusterId));
-    }
-    return c;
-  }
-
-  /** Lets go of the GPU clusters' connections. */
-  close(): void {
-    for (const c of this.#clients.values()) void c.then((k) => (k as { close?: () => void }).close?.()).catch(() => {});
-    this.#clients.clear();
+  #client(clusterId: string) {
+    return this.#d.clients.client(clusterId);
   }
 
   #path(name?: string): string {
-    return `/apis/${SessionMirrorKind.group}/${SessionMirrorKind.version}/namespaces/${this.#d.namespace}/sessionmirrors${name ? `/${name}` : ""}`;
+    return resourcePath(SessionMirrorKind, { namespace: this.#d.namespace, ...(name ? { name } : {}) });
   }
 
   /** The mirror as the session's catalog resolves it now. */
@@ -210,31 +181,14 @@ export class Dispatch {
     }
     const mirror = this.mirrorOf(s, clusterId, revision, restarts);
     // A claim being released cannot be mounted (its pod would wait on a claim being deleted, then fail
-    // with ClaimNotBound): wait until it is gone, then the operator makes it again where the session lands.
-    const keys = s.spec.volumes.map((v) => `${s.metadata.namespace}/${v.volume}`);
-    for (const key of keys) {
-      const vol = this.#d.observed.volumes.store.get(key);
-      if (this.#released.has(key) && !vol?.status?.boundCluster) this.#released.delete(key);
-      if (this.#releasing.has(key) || this.#released.has(key) || vol?.status?.releasingSince) {
-        counts.releaseWaits++;
-        throw new RetryAfter(1_000, `the claim of volume ${key} on ${vol?.status?.boundCluster} is being released`);
-      }
-    }
-    for (const key of keys) this.#mounting.set(key, (this.#mounting.get(key) ?? 0) + 1);
-    let res: Awaited<ReturnType<typeof serverSideApply<SessionMirror>>>;
-    try {
-      await this.#bindVolumes(s, clusterId);
-      res = await serverSideApply<SessionMirror>(kube, this.#path(name), mirror, {
+    // with ClaimNotBound): claims.mount waits until it is gone, then the operator makes it again where
+    // the session lands.
+    const res = await this.#d.claims.mount(s, clusterId, () =>
+      serverSideApply<SessionMirror>(kube, this.#path(name), mirror, {
         fieldManager: this.#d.fieldManager,
         force: true,
-      });
-    } finally {
-      for (const key of keys) {
-        const n = (this.#mounting.get(key) ?? 1) - 1;
-        if (n > 0) this.#mounting.set(key, n);
-        else this.#mounting.delete(key);
-      }
-    }
+      }),
+    );
     if (res.status !== 201 && res.status !== 200)
       throw new Error(
         `writing the mirror of ${name} to ${clusterId}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`,
@@ -245,159 +199,6 @@ export class Dispatch {
     if (res.status === 201) counts.mirrorCreates++;
     else counts.mirrorUpdates++; // ours already (a retry, a new leader): now at this revision
     memory.mirrors.set(id, { cluster: clusterId, state: "present" });
-  }
-
-  /**
-   * Records on each of the session's volumes that its claim is on `clusterId` (before the mirror is
-   * written, so placement keeps the volume's next sessions there from now on). A volume recorded on
-   * another cluster is left alone: placement did not put the session there (a claim released since).
-   */
-  async #bindVolumes(s: Session, clusterId: string): Promise<void> {
-    const kube = this.#d.management;
-    if (!kube) return;
-    const now = new Date().toISOString();
-    for (const v of s.spec.volumes) {
-      const vol = this.#d.observed.volumes.store.get(`${s.metadata.namespace}/${v.volume}`);
-      if (!vol?.spec.storageClass) continue;
-      const claimName = volumeClaimName(volumeIdOf(v.volume));
-      const bound = vol.status?.boundCluster;
-      if (bound && bound !== clusterId) continue;
-      const idleReleaseSeconds = this.#d.claimIdleMs === undefined ? undefined : Math.round(this.#d.claimIdleMs / 1000);
-      if (
-        bound === clusterId &&
-        vol.status?.claimName === claimName &&
-        !vol.status.releaseAfter &&
-        vol.status.idleReleaseSeconds === idleReleaseSeconds
-      )
-        continue;
-      const path = `/apis/${VolumeKind.group}/${VolumeKind.version}/namespaces/${s.metadata.namespace}/${VolumeKind.plural}/${v.volume}/status`;
-      const res = await kube.request("PATCH", path, {
-        body: {
-          status: { boundCluster: clusterId, claimName, lastUsedAt: now, releaseAfter: null, idleReleaseSeconds },
-        },
-      });
-      if (res.status >= 300 && res.status !== 404)
-        throw new Error(`recording the claim of volume ${v.volume} on ${clusterId}: ${res.status}`);
-    }
-  }
-
-  /** Records when an idle volume's claim will be released (null: a session uses it again). */
-  async markReleaseAfter(vol: Volume, at: string | null): Promise<void> {
-    const management = this.#d.management;
-    if (!management) return;
-    const res = await management.request("PATCH", this.#volumePath(vol), { body: { status: { releaseAfter: at } } });
-    if (res.status >= 300 && res.status !== 404)
-      throw new Error(`recording the release time of ${vol.metadata.name}: ${res.status}`);
-  }
-
-  #volumePath(vol: Volume): string {
-    return `/apis/${VolumeKind.group}/${VolumeKind.version}/namespaces/${vol.metadata.namespace}/${VolumeKind.plural}/${vol.metadata.name}/status`;
-  }
-
-  /**
-   * Deletes an idle volume's claim on the cluster holding it (the data stays on the pool), then forgets
-   * the cluster in the volume's status. The volume is marked releasing first (here and in its status,
-   * for another leader), then `stillIdle` is asked again: a session that came since the idle pass keeps
-   * the claim, and one that comes after the mark waits in #ensure until the claim is gone. The status
-   * keeps the cluster until the claim is really gone (a pod may still hold it), so no session lands
-   * elsewhere meanwhile. A cluster that cannot be reached keeps the record and the mark: tried again.
-   */
-  async releaseClaim(vol: Volume, stillIdle: () => boolean = () => true): Promise<void> {
-    const clusterId = vol.status?.boundCluster;
-    const claim = vol.status?.claimName;
-    const management = this.#d.management;
-    if (!clusterId || !management) return;
-    const key = `${vol.metadata.namespace}/${vol.metadata.name}`;
-    if (!vol.status?.releasingSince && !this.#releasing.has(key)) {
-      this.#releasing.add(key);
-      if (this.#mounting.has(key) || !stillIdle()) {
-        this.#releasing.delete(key);
-        return;
-      }
-      const res = await management.request("PATCH", this.#volumePath(vol), {
-        body: { status: { releasingSince: new Date().toISOString() } },
-      });
-      if (res.status === 404) {
-        this.#releasing.delete(key);
-        return;
-      }
-      if (res.status >= 300) {
-        this.#releasing.delete(key);
-        throw new Error(`marking the claim of ${vol.metadata.name} as releasing: ${res.status}`);
-      }
-    }
-    this.#releasing.add(key);
-    if (claim) {
-      const kube = await this.#client(clusterId);
-      const path = `/api/v1/namespaces/${this.#d.namespace}/persistentvolumeclaims/${claim}`;
-      const res = await kube.request("DELETE", path);
-      if (res.status >= 300 && res.status !== 404)
-        throw new Error(`releasing claim ${claim} on ${clusterId}: ${res.status}`);
-      // Claim protection keeps a claim a pod mounts until the pod goes: wait for it to be gone.
-      for (let i = 0; ; i++) {
-        const got = await kube.request<{ metadata?: Record<string, unknown> }>("GET", path);
-        if (got.status === 404) break;
-        if (got.status >= 300) throw new Error(`looking at claim ${claim} on ${clusterId}: ${got.status}`);
-        if (i >= 20)
-          throw new Error(
-            `claim ${claim} on ${clusterId} is still there after its delete (a pod holds it): ${JSON.stringify(got.body?.metadata ?? {}).slice(0, 400)}`,
-          );
-        await new Promise((r) => setTimeout(r, 250));
-      }
-    }
-    const res = await management.request("PATCH", this.#volumePath(vol), {
-      body: {
-        status: { boundCluster: null, claimName: null, lastUsedAt: null, releasingSince: null, releaseAfter: null },
-      },
-    });
-    if (res.status >= 300 && res.status !== 404)
-      throw new Error(`forgetting the claim of ${vol.metadata.name}: ${res.status}`);
-    // Released: sessions waiting on the mark go once the informer shows the volume unbound.
-    this.#released.add(key);
-    this.#releasing.delete(key);
-  }
-
-  /**
-   * A deleted volume's data goes once its grace period is over: on every cluster, the PersistentVolumes
-   * whose handle is its data path, or that were bound to its claim (a driver that names a volume after
-   * its claim, as the bed's hostpath driver does: e2e/src/testbed/csi-hostpath.ts), are handed back to
-   * the storage driver (reclaim policy Delete: the driver's provisioner removes the data and the PV), then
-   * the Volume resource goes. A cluster that cannot be reached keeps the resource: tried again on the next
-   * pass.
-   */
-  async purgeVolume(vol: Volume, clusterIds: Iterable<string>): Promise<number> {
-    const management = this.#d.management;
-    if (!management) return 0;
-    const handle = volumeDataPath(volumeIdOf(vol.metadata.name as string));
-    const claim = volumeClaimName(volumeIdOf(vol.metadata.name as string));
-    let reclaimed = 0;
-    for (const clusterId of clusterIds) {
-      const kube = await this.#client(clusterId);
-      const list = await kube.json<{
-        items: {
-          metadata: { name: string };
-          spec?: {
-            csi?: { volumeHandle?: string };
-            claimRef?: { name?: string };
-            persistentVolumeReclaimPolicy?: string;
-          };
-        }[];
-      }>("GET", "/api/v1/persistentvolumes");
-      for (const pv of list.items) {
-        const ours = pv.spec?.csi?.volumeHandle === handle || pv.spec?.claimRef?.name === claim;
-        if (!ours || pv.spec?.persistentVolumeReclaimPolicy === "Delete") continue;
-        const res = await kube.request("PATCH", `/api/v1/persistentvolumes/${pv.metadata.name}`, {
-          body: { spec: { persistentVolumeReclaimPolicy: "Delete" } },
-        });
-        if (res.status >= 300 && res.status !== 404)
-          throw new Error(`handing ${pv.metadata.name} on ${clusterId} back to its driver: ${res.status}`);
-        reclaimed++;
-      }
-    }
-    const path = `/apis/${VolumeKind.group}/${VolumeKind.version}/namespaces/${vol.metadata.namespace}/${VolumeKind.plural}/${vol.metadata.name}`;
-    const res = await management.request("DELETE", path);
-    if (res.status >= 300 && res.status !== 404) throw new Error(`deleting volume ${vol.metadata.name}: ${res.status}`);
-    return reclaimed;
   }
 
   async #restart(s: Session, clusterId: string, restartCount: number): Promise<void> {

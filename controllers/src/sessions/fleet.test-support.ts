@@ -1,7 +1,15 @@
 // A fleet in memory for the session controller's tests: an apiserver in memory for the management
 // cluster and one for a GPU cluster, a store in memory, and the controller over them. `stopFleets` in an
 // afterEach stops what a test started.
-import { type InterimStatus, type Session, sessionIdOf, withInterim } from "@berth/crds";
+import {
+  type InterimStatus,
+  resourcePath,
+  type Session,
+  SessionMirrorKind,
+  sessionIdOf,
+  sessionPath,
+  withInterim,
+} from "@berth/crds";
 import { examples } from "@berth/crds/testing";
 import pino from "pino";
 import type { InventoryNodeView } from "../placement/capacity.ts";
@@ -265,10 +273,10 @@ export async function aRunningSession(gpus = 1, options: Partial<SessionControll
   return { ...f, name, id };
 }
 
-export const MIRRORS = "/apis/berth.dev/v1alpha1/namespaces/berth-sessions/sessionmirrors";
+export const MIRRORS = resourcePath(SessionMirrorKind, { namespace: "berth-sessions" });
 export const mirrorDeletes = (gpu: MemoryKube) =>
   gpu.log.filter((r) => r.method === "DELETE" && r.path.startsWith(MIRRORS)).map((r) => r.status);
 export const setDesired = (f: { mgmt: MemoryKube; name: string }, desiredState: string) =>
-  f.mgmt.request("PATCH", `/apis/berth.dev/v1alpha1/namespaces/org-acme/sessions/${f.name}`, {
+  f.mgmt.request("PATCH", sessionPath("org-acme", f.name), {
     body: { spec: { desiredState } },
   });

@@ -8,12 +8,14 @@ import {
   type Image,
   ImageKind,
   type InterimStatus,
+  type KindPath,
   type Offering,
   OfferingKind,
   type Pool,
   PoolKind,
   type ResourcePreset,
   ResourcePresetKind,
+  resourcePath,
   type Session,
   SessionKind,
   sessionIdOf,
@@ -36,8 +38,6 @@ const appliedInterim = new WeakMap<Session, InterimStatus>();
 export function interimOf(s: Session): InterimStatus | undefined {
   return appliedInterim.get(s);
 }
-
-const g = (k: { group: string; version: string; plural: string }) => `/apis/${k.group}/${k.version}/${k.plural}`;
 
 export interface ObservedHandlers {
   session(e: InformerEvent<Session & KubeObject>): void;
@@ -89,13 +89,13 @@ export class Observed {
       (x: KubeObject) =>
         schema.parse(x) as T & KubeObject;
     const informer = <T>(
-      kind: { group: string; version: string; plural: string; schema: { parse(x: unknown): T } },
+      kind: KindPath & { schema: { parse(x: unknown): T } },
       what: string,
       onEvent: (e: InformerEvent<T & KubeObject>) => void,
     ) =>
       new Informer<T & KubeObject>({
         kube: o.kube,
-        path: g(kind),
+        path: resourcePath(kind),
         parse: parse(kind.schema),
         onEvent,
         onError: onError(what),

@@ -4,7 +4,7 @@
 import type { Volume } from "@berth/crds";
 import { describe, expect, it } from "vitest";
 import type { KubeApi } from "../kube/client.ts";
-import { Dispatch, type DispatchDeps } from "./dispatch.ts";
+import { ClaimsPass, type ClaimsPassDeps } from "./claims-pass.ts";
 
 const ID = "aaaaaaaaaaaaaaaaaaaa";
 const OTHER = "bbbbbbbbbbbbbbbbbbbb";
@@ -43,11 +43,10 @@ describe("purgeVolume", () => {
     ];
     const gpu = fakeKube(pvs, calls);
     const management = fakeKube([], calls);
-    const d = new Dispatch({
+    const d = new ClaimsPass({
       management,
-      observed: { clusterResource: () => ({ metadata: { name: "clu_a" } }) },
-      clusterClient: async () => gpu,
-    } as unknown as DispatchDeps);
+      clients: { client: async () => gpu },
+    } as unknown as ClaimsPassDeps);
     const vol = { metadata: { name: `vol-${ID}`, namespace: "org-a" } } as Volume;
     expect(await d.purgeVolume(vol, ["clu_a"])).toBe(2);
     expect(calls).toEqual([

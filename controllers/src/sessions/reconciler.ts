@@ -20,13 +20,14 @@ import {
 import type { Logger } from "pino";
 import type { KubeApi } from "../kube/client.ts";
 import { type KubeObject, keyOf } from "../kube/informer.ts";
-import { type Dispatch, RetryAfter } from "./dispatch.ts";
+import type { Dispatch } from "./dispatch.ts";
 import type { EventRecorder } from "./event-recorder.ts";
 import { recordUnrecorded } from "./history.ts";
 import { type KubeEventSpec, type LifecycleTiming, planSession } from "./lifecycle.ts";
 import type { SessionMemory } from "./memory.ts";
 import { interimOf, type Observed } from "./observed.ts";
 import type { WriteCounts } from "./options.ts";
+import { RetryAfter } from "./retry-after.ts";
 import type { SessionStore } from "./store.ts";
 
 /** How long a session is kept off the cluster where its pod found no node. */

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ClusterId, DisplayName, Id, immutable, keptOnceSet, ResourceName, Timestamp } from "../fields.ts";
 import { defineKind, statusOf } from "../kind.ts";
+import { resourcePath } from "../paths.ts";
 
 /** What the user asked for. The controllers move `status.phase` towards it. */
 export const SessionDesiredState = z.enum(["Running", "Paused", "Terminated"]);
@@ -270,7 +271,9 @@ export function withInterim(s: Session, interim: InterimStatus | null | undefine
 
 /** A Session's path on the management cluster's API (its list when `name` is absent; `/status` when asked). */
 export function sessionPath(namespace: string, name?: string, subresource?: "status"): string {
-  const base = `/apis/${SessionKind.group}/${SessionKind.version}/namespaces/${encodeURIComponent(namespace)}/sessions`;
-  if (!name) return base;
-  return `${base}/${encodeURIComponent(name)}${subresource ? `/${subresource}` : ""}`;
+  return resourcePath(SessionKind, {
+    namespace,
+    ...(name ? { name } : {}),
+    ...(name && subresource ? { subresource } : {}),
+  });
 }

@@ -6,7 +6,7 @@
 // asked for — is in exactly one sample, every sample is charged exactly once, and nothing is charged
 // while the session is paused.
 
-import { checkLedgerInvariants } from "@berth/api/credits/invariants";
+import { checkLedgerInvariants } from "@berth/api/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { adminKube, SESSIONS_NS, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { until } from "../until.ts";

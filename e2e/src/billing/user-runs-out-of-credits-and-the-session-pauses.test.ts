@@ -8,6 +8,7 @@
 // the journey need not run for ten minutes; the real operator meters the pod too (hourly intervals here,
 // and the last partial one at the pause), and every figure below counts both.
 import { readFileSync } from "node:fs";
+import { resourcePath, WalletKind } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { adminKube, openEventStream, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { until } from "../until.ts";
@@ -165,10 +166,7 @@ describe("running out of credits", () => {
         let w: any;
         const cr = await until("the Wallet resource to catch up", async () => {
           w = await t.database.db("wallets").where({ id: orgWallet.id }).first();
-          const res = await mgmt.raw(
-            "GET",
-            `/apis/berth.dev/v1alpha1/namespaces/${w.cr_namespace}/wallets/${w.cr_name}`,
-          );
+          const res = await mgmt.raw("GET", resourcePath(WalletKind, { namespace: w.cr_namespace, name: w.cr_name }));
           const body = res.body as any;
           return res.status === 200 && body.status?.balance === w.balance ? body : false;
         });

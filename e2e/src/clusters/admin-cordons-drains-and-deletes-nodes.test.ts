@@ -4,7 +4,8 @@
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { applyInventory } from "@berth/api/internal/report-inventory";
+import { applyInventory } from "@berth/api/testing";
+import { ClusterKind, resourcePath } from "@berth/crds";
 import { operatorRbac } from "@berth/operator";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -260,7 +261,7 @@ describe("npm start's registration of the local GPU clusters", () => {
 
       // A registration the management cluster no longer has is closed and made anew.
       const mgmt = adminKube(bed.fleet.cluster("mgmt"));
-      await mgmt.json("DELETE", `/apis/berth.dev/v1alpha1/clusters/${(first?.clusterId ?? "").replace("_", "-")}`);
+      await mgmt.json("DELETE", resourcePath(ClusterKind, { name: (first?.clusterId ?? "").replace("_", "-") }));
       mgmt.close();
       const [third] = await registerLocalGpuClusters({ deps: bed.t.deps, fleet: bed.fleet, dataDir });
       expect(third?.clusterId).not.toBe(first?.clusterId);

@@ -3,8 +3,8 @@
 // class, the GPU device plugin and the permissions Berth needs; then tests, changes, rotates and
 // deregisters it. Everyone else is refused.
 
-import { applyInventory } from "@berth/api/internal/report-inventory";
 import { controlPlaneRbac } from "@berth/api/rbac";
+import { applyInventory } from "@berth/api/testing";
 import { ClusterKind, clusterResourceName } from "@berth/crds";
 import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

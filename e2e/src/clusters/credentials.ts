@@ -3,7 +3,7 @@
 // test framework here.
 
 import { type ControlPlaneRbac, controlPlaneRbac, managementRbac } from "@berth/api/rbac";
-import { ClusterKind } from "@berth/crds";
+import { ClusterKind, resourcePath } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
 import { KubeHttp } from "../testbed/kube.ts";
 import type { Cluster, Credential, PolicyRule } from "../testbed/types.ts";
@@ -91,7 +91,7 @@ export async function prepareManagementCluster(mgmt: Cluster): Promise<Credentia
       metadata: { name: "berth-system" },
     });
     for (let i = 0; ; i++) {
-      const res = await kube.raw("GET", `/apis/${ClusterKind.group}/${ClusterKind.version}/${ClusterKind.plural}`);
+      const res = await kube.raw("GET", resourcePath(ClusterKind));
       if (res.status === 200) break;
       if (i > 100) throw new Error(`the Cluster CRD is never served: ${res.status} ${res.text}`);
       await new Promise((r) => setTimeout(r, 100));

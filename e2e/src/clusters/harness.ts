@@ -2,15 +2,18 @@
 // for the control plane (in the management cluster and in each GPU cluster), the Cluster CRD installed,
 // an in-process API with real users, and a clusters runtime whose clock the test owns.
 import { createServer, type Server, type Socket } from "node:net";
+import { makeClusterClients } from "@berth/api";
+import type { ControlPlaneRbac } from "@berth/api/rbac";
 import {
   type ClustersOptions,
   type ClustersRuntime,
   createClustersRuntime,
   type HasLiveWork,
-} from "@berth/api/clusters/runtime";
-import { TestClock } from "@berth/api/http/testing";
-import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
-import type { ControlPlaneRbac } from "@berth/api/rbac";
+  type IdentityTestApi,
+  startIdentityTestApi,
+  TestClock,
+  type TestUser,
+} from "@berth/api/testing";
 import { type Fleet, type FleetDescription, kubeConfigFrom, startFleet } from "../index.ts";
 import { mintControlPlaneCredential, prepareManagementCluster } from "./credentials.ts";
 
@@ -79,7 +82,7 @@ export async function startClustersBed(
     const tokenClock = new TestClock(new Date());
     const liveWork = new Set<string>();
     const runtime = await createClustersRuntime({
-      kubeConfig: kubeConfigFrom(apiCredential.kubeconfig),
+      clients: makeClusterClients(kubeConfigFrom(apiCredential.kubeconfig)),
       db: t.database.db,
       clock: tokenClock,
       log: t.deps.log,

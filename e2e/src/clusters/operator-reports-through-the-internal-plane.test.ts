@@ -7,10 +7,15 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadOrCreateSigningKey, SIGNING_KEY_SECRET } from "@berth/api/clusters/signing-key";
-import { testConfig } from "@berth/api/config/testing";
-import { type InternalListener, startInternalListener } from "@berth/api/internal/app";
-import { startApi } from "@berth/api/main";
+import { startApi } from "@berth/api";
+import {
+  type InternalListener,
+  loadOrCreateSigningKey,
+  SIGNING_KEY_SECRET,
+  startInternalListener,
+  testConfig,
+} from "@berth/api/testing";
+import { HttpKube } from "@berth/controllers/kube";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { createLocalJWKSet, generateKeyPair, jwtVerify, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -202,12 +207,18 @@ describe("operator tokens", () => {
     const secret = await core.readNamespacedSecret({ name: SIGNING_KEY_SECRET, namespace: "berth-system" });
     expect(Buffer.from(secret.data?.kid ?? "", "base64").toString()).toBe(bed.runtime.tokens.kid);
     const kc = kubeConfigFrom(bed.fleet.cluster("mgmt").kubeconfig);
-    const racers = await Promise.all(
-      [1, 2, 3, 4].map(() => loadOrCreateSigningKey({ kubeConfig: kc, name: "race-signing-key" })),
-    );
-    expect(new Set(racers.map((k) => k.kid)).size).toBe(1);
-    // A restart loads the same key.
-    expect((await loadOrCreateSigningKey({ kubeConfig: kc })).kid).toBe(bed.runtime.tokens.kid);
+    // Each racer a replica with a client of its own.
+    const replicas = [1, 2, 3, 4].map(() => new HttpKube(kc));
+    try {
+      const racers = await Promise.all(
+        replicas.map((kube) => loadOrCreateSigningKey({ kube, name: "race-signing-key" })),
+      );
+      expect(new Set(racers.map((k) => k.kid)).size).toBe(1);
+      // A restart loads the same key.
+      expect((await loadOrCreateSigningKey({ kube: replicas[0] as HttpKube })).kid).toBe(bed.runtime.tokens.kid);
+    } finally {
+      for (const k of replicas) k.close();
+    }
   });
 
   it("refuse a missing token, a user token, another key's token and another audience with 401 unauthenticated", async () => {
@@ -239,7 +250,8 @@ describe("operator tokens", () => {
     expect(forged.status).toBe(401);
     expect(forged.body.error.code).toBe("unauthenticated");
     // Our own key, but a token meant for someone else.
-    const ours = await loadOrCreateSigningKey({ kubeConfig: kubeConfigFrom(bed.fleet.cluster("mgmt").kubeconfig) });
+    const mgmt = new HttpKube(kubeConfigFrom(bed.fleet.cluster("mgmt").kubeconfig));
+    const ours = await loadOrCreateSigningKey({ kube: mgmt }).finally(() => mgmt.close());
     const otherAudience = await internal("PUT", "/internal/v1/inventory", {
       token: await forge("someone-else", ours.privateKey),
       json: body,

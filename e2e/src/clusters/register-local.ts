@@ -5,15 +5,16 @@
 // the cluster is registered anew, and a registration that is still live gets a fresh token.
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { deregisterCluster } from "@berth/api/clusters/deregister";
-import { registerCluster } from "@berth/api/clusters/register";
-import { rotateOperatorToken } from "@berth/api/clusters/rotate-token";
-import { clustersOf } from "@berth/api/clusters/runtime";
-import type { ClusterRow } from "@berth/api/db/operations/clusters/types";
-import { markClusterDeregistered } from "@berth/api/db/operations/clusters/updateCluster";
-import { deleteClusterInventory } from "@berth/api/db/operations/inventory/deleteClusterInventory";
-import type { Deps } from "@berth/api/deps";
-import type { Principal } from "@berth/api/identity/principal";
+import type { Deps } from "@berth/api";
+import type { ClusterRow, Principal } from "@berth/api/testing";
+import {
+  clustersOf,
+  deleteClusterInventory,
+  deregisterCluster,
+  markClusterDeregistered,
+  registerCluster,
+  rotateOperatorToken,
+} from "@berth/api/testing";
 import type { Fleet } from "../testbed/types.ts";
 import { mintControlPlaneCredential, mintServiceAccountCredential, type ServiceAccountRules } from "./credentials.ts";
 

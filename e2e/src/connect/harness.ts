@@ -11,10 +11,16 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createClustersRuntime } from "@berth/api/clusters/runtime";
-import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
-import { type InternalListener, startInternalListener } from "@berth/api/internal/app";
-import { domainInternalRoutes } from "@berth/api/internal/domains";
+import { makeClusterClients } from "@berth/api";
+import {
+  createClustersRuntime,
+  domainInternalRoutes,
+  type IdentityTestApi,
+  type InternalListener,
+  startIdentityTestApi,
+  startInternalListener,
+  type TestUser,
+} from "@berth/api/testing";
 import {
   gatedUpstreams,
   httpVerifier,
@@ -98,7 +104,7 @@ export async function startConnectBed(): Promise<ConnectBed> {
     const t = await startIdentityTestApi();
     stops.push(() => t.stop());
     t.deps.clusters = await createClustersRuntime({
-      kubeConfig: kubeConfigFrom(apiCredential.kubeconfig),
+      clients: makeClusterClients(kubeConfigFrom(apiCredential.kubeconfig)),
       db: t.database.db,
       clock: { now: () => new Date() },
       log: t.deps.log,

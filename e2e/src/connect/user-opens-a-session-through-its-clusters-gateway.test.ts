@@ -4,7 +4,7 @@
 // session's application (the stand-in); logs come from the cluster's Kubernetes API and usage from the
 // operator's samples.
 
-import type { TestUser } from "@berth/api/identity/testing";
+import type { TestUser } from "@berth/api/testing";
 import { cookieFrom, get, type SimpleResponse } from "@berth/operator/gateway/testing";
 import { STANDIN_LOG_LINES } from "@berth/operator/standin";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -2,10 +2,15 @@
 // a test event that a real receiver on loopback gets (signature checked by `standardwebhooks`), watches
 // the delivery turn Delivered, redelivers it, and rotates the secret. A member sees no Webhooks page.
 // axe-core checks the page in each state.
-import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
-import { WebhookDispatcher } from "@berth/api/webhooks/dispatcher";
-import { WebhookGuard } from "@berth/api/webhooks/ssrf";
-import { type Receiver, startReceiver } from "@berth/api/webhooks/testing";
+import {
+  type IdentityTestApi,
+  type Receiver,
+  startIdentityTestApi,
+  startReceiver,
+  type TestUser,
+  WebhookDispatcher,
+  WebhookGuard,
+} from "@berth/api/testing";
 import { ensureConsoleBuilt } from "@berth/console";
 import pino from "pino";
 import type { Browser, Page } from "playwright-core";

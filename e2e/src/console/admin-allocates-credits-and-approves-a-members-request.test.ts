@@ -5,7 +5,7 @@
 // the administrator approves part of it, and the member's balance and ledger show it: filtered by kind
 // and by day, and exported as CSV. axe-core checks every credits page.
 import { readFileSync } from "node:fs";
-import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
+import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/testing";
 import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";

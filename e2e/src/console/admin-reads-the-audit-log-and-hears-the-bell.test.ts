@@ -1,7 +1,7 @@
 // Journey: an administrator reads the audit log (filters, a CSV download) and the bell rings live when a
 // notification arrives, without a reload; marking all read clears it. Real API, Postgres and Chromium.
 import { readFileSync } from "node:fs";
-import { notify } from "@berth/api/notifications/notify";
+import { notify } from "@berth/api/testing";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";

@@ -2,7 +2,7 @@
 // member's wallet topped up every week from the organization's, in the console over the real API and
 // Postgres: bad amounts are caught before the API, the budget shows what is left, the refill can be paused
 // and resumed, and a member sees no such page. axe-core checks the page in each state.
-import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
+import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/testing";
 import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";

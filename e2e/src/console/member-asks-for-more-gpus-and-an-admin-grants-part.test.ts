@@ -7,9 +7,8 @@
 // inventory rows an operator would report are written directly (no GPU cluster runs in this journey).
 // axe-core checks every new page.
 
-import { clustersOf } from "@berth/api/clusters/runtime";
-import type { IdentityTestApi, TestUser } from "@berth/api/identity/testing";
-import { installBuildsOn } from "@berth/api/images/build-operator-testing";
+import type { IdentityTestApi, TestUser } from "@berth/api/testing";
+import { clustersOf, installBuildsOn } from "@berth/api/testing";
 import type { HttpKube } from "@berth/controllers/kube";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";

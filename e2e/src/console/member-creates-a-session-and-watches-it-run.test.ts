@@ -7,7 +7,7 @@
 // told why before Create (and led to ask for credits), then shown create's `quota_exceeded` with its
 // request id when a colleague's session takes the credits after her preview said yes.
 
-import type { TestUser } from "@berth/api/identity/testing";
+import type { TestUser } from "@berth/api/testing";
 import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, BrowserContext, Page, Route } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";

@@ -9,11 +9,17 @@
 
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
-import { installDefaultCatalog } from "@berth/api/bootstrap/catalog";
-import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
-import { type BuildOperator, installBuildsOn, startBuildOperator } from "@berth/api/images/build-operator-testing";
-import { BuildLoop } from "@berth/api/worker/builds";
-import { ImportLoop } from "@berth/api/worker/imports";
+import {
+  BuildLoop,
+  type BuildOperator,
+  type IdentityTestApi,
+  ImportLoop,
+  installBuildsOn,
+  installDefaultCatalog,
+  startBuildOperator,
+  startIdentityTestApi,
+  type TestUser,
+} from "@berth/api/testing";
 import { ensureConsoleBuilt } from "@berth/console";
 import { HttpKube } from "@berth/controllers/kube";
 import { loadCrds } from "@berth/crds/manifests";

@@ -4,8 +4,9 @@
 // reclaim loop runs on the test's clock; the activity reports come over the internal plane as the
 // cluster's gateway and operator send them.
 import { readFileSync } from "node:fs";
-import { reclaimWorkerLoop } from "@berth/api/worker";
+import { reclaimWorkerLoop } from "@berth/api";
 import { ensureConsoleBuilt } from "@berth/console";
+import { HttpKube } from "@berth/controllers/kube";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type GpuClusterHandle, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
@@ -117,7 +118,7 @@ describe("a member's idle session", () => {
     let now = t0;
     const loop = reclaimWorkerLoop({
       db: bed.workerDb,
-      kubeConfig: bed.workerKubeConfig,
+      kube: new HttpKube(bed.workerKubeConfig, { userAgent: "berth-worker" }),
       log: bed.t.deps.log,
       clock: { now: () => new Date(now) },
     });

@@ -4,8 +4,7 @@
 // kinds that apply to them; an organization admin also sees the administrators' kinds. Real API,
 // Postgres, Chromium.
 
-import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
-import { notify } from "@berth/api/notifications/notify";
+import { type IdentityTestApi, notify, startIdentityTestApi, type TestUser } from "@berth/api/testing";
 import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";

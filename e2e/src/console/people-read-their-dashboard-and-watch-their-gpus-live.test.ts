@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ensureLocalDemo } from "@berth/api/bootstrap/demo";
+import { ensureLocalDemo } from "@berth/api";
 import { GatewayMetrics } from "@berth/operator/gateway";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";

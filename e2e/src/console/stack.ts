@@ -3,11 +3,16 @@
 // (e2e/src/sessions/harness.ts) plus each GPU cluster's gateway (startSessionGateways). Every piece is
 // the other workspaces' own start function.
 
-import { installDefaultCatalog } from "@berth/api/bootstrap/catalog";
-import { testConfig } from "@berth/api/config/testing";
-import { createTestDatabase, type TestDatabase } from "@berth/api/db/testing";
-import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
-import { type RunningApi, startApi } from "@berth/api/main";
+import { type RunningApi, startApi } from "@berth/api";
+import {
+  createTestDatabase,
+  type IdentityTestApi,
+  installDefaultCatalog,
+  startIdentityTestApi,
+  type TestDatabase,
+  type TestUser,
+  testConfig,
+} from "@berth/api/testing";
 import { ensureConsoleBuilt } from "@berth/console";
 import { HttpKube } from "@berth/controllers/kube";
 import { loadCrds } from "@berth/crds/manifests";

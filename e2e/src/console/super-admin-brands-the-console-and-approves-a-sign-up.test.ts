@@ -2,7 +2,7 @@
 // domain with approval, and sets the placement policy; the console and its sign-in page carry the brand at
 // once; a visitor from another domain is refused, one from the allowed domain waits; the super_admin
 // approves them from the queue and they sign in. Real API, Postgres and Chromium; axe-core on every page.
-import { readSystemSettings } from "@berth/api/settings";
+import { readSystemSettings } from "@berth/api/testing";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";

@@ -6,7 +6,7 @@
 // timeout and running time within the new bounds and says what is wrong with an ask outside them.
 // axe-core checks every page.
 
-import type { IdentityTestApi, TestUser } from "@berth/api/identity/testing";
+import type { IdentityTestApi, TestUser } from "@berth/api/testing";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { closeBrowser, expectAccessible, launchBrowser, PHONE, Screenshots } from "./browser.ts";

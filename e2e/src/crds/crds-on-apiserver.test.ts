@@ -2,7 +2,7 @@
 // stored (and reads back through the zod schema), and every invalid example that zod refuses, the
 // apiserver refuses too — including the CEL rules, which only the apiserver can prove.
 import { request } from "node:https";
-import { allKinds, type KindDefinition, SessionKind } from "@berth/crds";
+import { allKinds, type KindDefinition, resourcePath, SessionKind } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
 import { broken, exampleOf, examples, invalidExamples } from "@berth/crds/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,8 +14,7 @@ let fleet: Fleet;
 let kube: KubeHttp;
 
 function collection(k: KindDefinition): string {
-  const ns = k.namespaced ? `/namespaces/${NAMESPACE}` : "";
-  return `/apis/${k.group}/${k.version}${ns}/${k.plural}`;
+  return resourcePath(k, k.namespaced ? { namespace: NAMESPACE } : {});
 }
 
 function kindOf(name: string): KindDefinition {

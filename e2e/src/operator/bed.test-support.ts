@@ -5,7 +5,7 @@
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ImageBuildKind } from "@berth/crds";
+import { ImageBuildKind, resourcePath } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
 import { type OperatorConfig, operatorRbac, parseConfig } from "@berth/operator";
 import { type Cluster, type Fleet, type GpuNodeDescription, KubeHttp, startFleet } from "../index.ts";
@@ -70,7 +70,7 @@ export async function startBed(nodes: GpuNodeDescription[], opts: { builds?: boo
     if (opts.builds)
       await eventually(
         () =>
-          admin.json("GET", `/apis/berth.dev/v1alpha1/namespaces/${BUILDS_NS}/imagebuilds`).then(
+          admin.json("GET", resourcePath(ImageBuildKind, { namespace: BUILDS_NS })).then(
             () => true,
             () => undefined,
           ),

@@ -9,10 +9,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { applyLocalSessionImages } from "@berth/api/bootstrap/localImages";
+import { applyLocalSessionImages } from "@berth/api";
 import { buildSessionImage, pushSessionImage, type SessionImageKind } from "@berth/cdk8s/image/sessions";
 import { HttpKube } from "@berth/controllers/kube";
-import { ResourcePresetKind } from "@berth/crds";
+import { ResourcePresetKind, resourcePath } from "@berth/crds";
 import { cookieFrom, get } from "@berth/operator/gateway/testing";
 import WebSocket from "ws";
 import { type SessionGateways, startSessionGateways } from "../console/stack.ts";
@@ -117,13 +117,9 @@ export async function startRealFleet(
         { name: REAL_PRESET, labels: { "app.kubernetes.io/part-of": "berth" } },
         { displayName: "1 GPU (1 CPU, 2 GiB)", kind: "gpu", cpu: "1", memory: "2Gi", gpuCount: 1 },
       );
-      await mgmt.json(
-        "POST",
-        `/apis/${ResourcePresetKind.group}/${ResourcePresetKind.version}/${ResourcePresetKind.plural}`,
-        {
-          body: preset,
-        },
-      );
+      await mgmt.json("POST", resourcePath(ResourcePresetKind), {
+        body: preset,
+      });
     } finally {
       mgmt.close();
     }

@@ -9,7 +9,7 @@
 //
 // Needs root and containerd (e2e/src/testbed/real-node/can-run.ts); skipped with its reason elsewhere.
 import { HttpKube } from "@berth/controllers/kube";
-import { ImageKind } from "@berth/crds";
+import { ImageKind, resourcePath } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { findNodeBinaries } from "../testbed/binaries.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
@@ -28,7 +28,7 @@ const APP_READY_TIMEOUT_MS = 45_000;
 async function anImage(name: string, ref: string): Promise<void> {
   const mgmt = new HttpKube(kubeConfigFrom(f.bed.fleet.cluster("mgmt").kubeconfig));
   try {
-    await mgmt.json("POST", `/apis/${ImageKind.group}/${ImageKind.version}/${ImageKind.plural}`, {
+    await mgmt.json("POST", resourcePath(ImageKind), {
       body: ImageKind.build(
         { name, labels: { "app.kubernetes.io/part-of": "berth" } },
         { displayName: name, image: ref, kind: "jupyterlab", visibility: "public" },

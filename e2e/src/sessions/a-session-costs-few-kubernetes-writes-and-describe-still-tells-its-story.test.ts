@@ -10,6 +10,8 @@
 //     (docs/dev/sessions.md, "Writes to the management cluster");
 // and `kubectl describe session` still tells the story: the Events it lists (by involvedObject, as kubectl
 // asks) are Started, PausedByUser, Resumed, Terminated, in that order, each with a message.
+
+import { sessionPath } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { KubeHttp } from "../testbed/kube.ts";
 import { until } from "../until.ts";
@@ -159,7 +161,7 @@ describe("a session's writes to Kubernetes", () => {
     // What `kubectl describe session` lists under Events: the events whose involvedObject is the session.
     const s = await mk.json<{ metadata: { name: string; namespace: string; uid: string } }>(
       "GET",
-      `/apis/berth.dev/v1alpha1/namespaces/${(await bed.call(bed.alice, "GET", `/api/v1/sessions/${ids[0]}`)).body.namespace}/sessions/${crs[0]}`,
+      sessionPath((await bed.call(bed.alice, "GET", `/api/v1/sessions/${ids[0]}`)).body.namespace, crs[0]),
     );
     const selector = encodeURIComponent(
       `involvedObject.name=${s.metadata.name},involvedObject.namespace=${s.metadata.namespace},involvedObject.uid=${s.metadata.uid}`,

@@ -8,20 +8,29 @@
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { installDefaultCatalog } from "@berth/api/bootstrap/catalog";
-import { createClustersRuntime } from "@berth/api/clusters/runtime";
-import { TEST_WEBHOOK_SECRET_KEYS } from "@berth/api/config/testing";
-import { grantToOrganization } from "@berth/api/credits/grant";
-import { connect } from "@berth/api/db/knex";
-import { TestClock } from "@berth/api/http/testing";
-import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/identity/testing";
-import { type InternalListener, startInternalListener } from "@berth/api/internal/app";
+import {
+  connect,
+  makeClusterClients,
+  parseSecretKeys,
+  startWorker as startApiWorker,
+  type WebhookWorkerOptions,
+} from "@berth/api";
 import { apiSessionsRbac, controlPlaneRbac, managementRbac, mergeRbac, workerRbac } from "@berth/api/rbac";
-import { parseSecretKeys } from "@berth/api/webhooks/secret-box";
-import { startSessionsWorker, type WebhookWorkerOptions } from "@berth/api/worker";
+import {
+  createClustersRuntime,
+  grantToOrganization,
+  type IdentityTestApi,
+  type InternalListener,
+  installDefaultCatalog,
+  startIdentityTestApi,
+  startInternalListener,
+  TEST_WEBHOOK_SECRET_KEYS,
+  TestClock,
+  type TestUser,
+} from "@berth/api/testing";
 import type { RunningWorker, SessionControllerOptions } from "@berth/controllers";
 import { HttpKube } from "@berth/controllers/kube";
-import { LABELS, SessionMirrorKind } from "@berth/crds";
+import { LABELS, resourcePath, SessionMirrorKind } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
 import { operatorRbac, parseConfig, type RunningOperator, startOperator } from "@berth/operator";
 import type { KubeConfig } from "@kubernetes/client-node";
@@ -136,10 +145,7 @@ async function ensureOperatorNamespaces(admin: KubeHttp): Promise<void> {
 
 async function waitForMirrorCrd(admin: KubeHttp, cluster: string): Promise<void> {
   for (let i = 0; ; i++) {
-    const res = await admin.raw(
-      "GET",
-      `/apis/${SessionMirrorKind.group}/${SessionMirrorKind.version}/namespaces/${SESSIONS_NS}/sessionmirrors`,
-    );
+    const res = await admin.raw("GET", resourcePath(SessionMirrorKind, { namespace: SESSIONS_NS }));
     if (res.status === 200) return;
     if (i > 100) throw new Error(`the SessionMirror CRD is never served on ${cluster}: ${res.status}`);
     await new Promise((r) => setTimeout(r, 100));
@@ -275,7 +281,7 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
     t.deps.clock = { now: () => new Date() };
     t.deps.log = pino({ level: process.env.BERTH_TEST_LOG ?? "silent" });
     t.deps.clusters = await createClustersRuntime({
-      kubeConfig: kubeConfigFrom(apiCred.kubeconfig),
+      clients: makeClusterClients(kubeConfigFrom(apiCred.kubeconfig)),
       db: t.database.db,
       clock: new TestClock(new Date()),
       log: t.deps.log,
@@ -395,7 +401,7 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
     const workerDb = connect(t.database.url, { poolMax: 20 });
     stops.push(() => workerDb.destroy());
     const startWorker = async (identity?: string) => {
-      const w = await startSessionsWorker({
+      const w = await startApiWorker({
         db: workerDb,
         kubeConfig: kubeConfigFrom(workerCred.kubeconfig),
         log,
@@ -443,8 +449,10 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
           const k = adminKube(h.cluster);
           try {
             const selector = encodeURIComponent(`${LABELS.sessionId}=${id}`);
-            const base = `/apis/${SessionMirrorKind.group}/${SessionMirrorKind.version}/namespaces/${SESSIONS_NS}`;
-            const mirrors = await k.json<{ items: any[] }>("GET", `${base}/sessionmirrors?labelSelector=${selector}`);
+            const mirrors = await k.json<{ items: any[] }>(
+              "GET",
+              `${resourcePath(SessionMirrorKind, { namespace: SESSIONS_NS })}?labelSelector=${selector}`,
+            );
             const pods = await k.json<{ items: any[] }>(
               "GET",
               `/api/v1/namespaces/${SESSIONS_NS}/pods?labelSelector=${selector}`,

@@ -4,7 +4,8 @@
 // (their own tests show how typing, frames and kernels become these reports), a pass runs every minute,
 // and every effect is read back through the API, the management cluster and the GPU cluster.
 import { readFileSync } from "node:fs";
-import { reclaimWorkerLoop } from "@berth/api/worker";
+import { reclaimWorkerLoop } from "@berth/api";
+import { HttpKube } from "@berth/controllers/kube";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type GpuClusterHandle, type SessionsBed, startSessionsBed } from "./harness.ts";
 
@@ -61,7 +62,7 @@ describe("idle auto-pause and time limits", () => {
     let now = t0;
     const loop = reclaimWorkerLoop({
       db: bed.workerDb,
-      kubeConfig: bed.workerKubeConfig,
+      kube: new HttpKube(bed.workerKubeConfig, { userAgent: "berth-worker" }),
       log: bed.t.deps.log,
       clock: { now: () => new Date(now) },
     });

@@ -2,7 +2,7 @@
 // stream held by another; a dropped stream resumes from Last-Event-ID on any replica without losing or
 // repeating an event; a stream carries only what its user may see, and says it is alive.
 
-import { startTestApi, type TestApi } from "@berth/api/http/testing";
+import { startTestApi, type TestApi } from "@berth/api/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { openEventStream, type SessionsBed, startSessionsBed } from "./harness.ts";
 

@@ -5,7 +5,7 @@
 // and public addresses only, and comes back when deleted.
 
 import { SESSIONS_POLICY_NAME } from "@berth/controllers";
-import { LABELS } from "@berth/crds";
+import { LABELS, resourcePath, SessionMirrorKind } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { until } from "../until.ts";
 import { adminKube, SESSIONS_NS, type SessionsBed, SYSTEM_NS, startSessionsBed } from "./harness.ts";
@@ -39,7 +39,7 @@ async function objectsOnGpuA(): Promise<Record<string, string[]>> {
         (i) => i.metadata.name,
       );
     return {
-      mirrors: await names(`/apis/berth.dev/v1alpha1/namespaces/${SESSIONS_NS}/sessionmirrors`),
+      mirrors: await names(resourcePath(SessionMirrorKind, { namespace: SESSIONS_NS })),
       pods: await names(`/api/v1/namespaces/${SESSIONS_NS}/pods`),
       services: await names(`/api/v1/namespaces/${SESSIONS_NS}/services`),
       policies: await names(`/apis/networking.k8s.io/v1/namespaces/${SESSIONS_NS}/networkpolicies`),

@@ -3,6 +3,8 @@
 // scheduled by kube-scheduler for real; availability counts slices per fraction; quotas count occupancy;
 // a drained node's slices are placed again on another node's card; and slices where no sharing layer runs,
 // fractions not offered and slices under 1 GiB are refused with their codes.
+
+import { ResourcePolicyKind, resourcePath, sessionPath } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { cardUuid } from "../testbed/gpu.ts";
 import { adminKube, gpuCluster, H100, MANAGEMENT, SESSIONS_NS, type SessionsBed, startSessionsBed } from "./harness.ts";
@@ -31,7 +33,7 @@ beforeAll(async () => {
   try {
     await mgmt.json(
       "PATCH",
-      "/apis/berth.dev/v1alpha1/resourcepolicies/global",
+      resourcePath(ResourcePolicyKind, { name: "global" }),
       { spec: { limits: { maxConcurrentSessionsPerUser: 16 } } },
       "application/merge-patch+json",
     );
@@ -104,7 +106,7 @@ describe("eight 1/8 sessions", () => {
             (
               await mgmt.json<{ status?: { gpuDevices?: string[] } }>(
                 "GET",
-                `/apis/berth.dev/v1alpha1/namespaces/${detail.namespace}/sessions/${detail.resource_name}`,
+                sessionPath(detail.namespace, detail.resource_name),
               )
             ).status?.gpuDevices,
           { timeout: 30_000 },

@@ -26,16 +26,21 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ensureLocalDemo } from "@berth/api/bootstrap/demo";
-import { ensureDefaultPool, ensureHomeVolume, ensurePool } from "@berth/api/bootstrap/storage";
-import { parseConfig } from "@berth/api/config";
-import { connect } from "@berth/api/db/knex";
-import { startPostgres } from "@berth/api/db/server";
-import { type RunningApi, startApi } from "@berth/api/main";
+import {
+  connect,
+  ensureDefaultPool,
+  ensureHomeVolume,
+  ensureLocalDemo,
+  ensurePool,
+  parseConfig,
+  parseSecretKeys,
+  type RunningApi,
+  startApi,
+  startPostgres,
+  startWorker,
+  workerMetrics,
+} from "@berth/api";
 import { apiRbac, workerRbac } from "@berth/api/rbac";
-import { parseSecretKeys } from "@berth/api/webhooks/secret-box";
-import { startSessionsWorker } from "@berth/api/worker";
-import { workerMetrics } from "@berth/api/worker/metrics";
 import { ensureConsoleBuilt } from "@berth/console";
 import { startStatusServer } from "@berth/controllers";
 import { VERSION } from "@berth/crds";
@@ -391,7 +396,7 @@ const worker: Service = {
     if (!mgmt) throw new Error("the fleet has no management cluster");
     const cred = await mintControlPlaneCredential(mgmt, { name: "berth-worker", rbac: workerRbac() });
     const db = connect(ctx.published.DATABASE_URL ?? "", { poolMax: 10 });
-    const w = await startSessionsWorker({
+    const w = await startWorker({
       db,
       kubeConfig: kubeConfigFrom(cred.kubeconfig),
       log: pino({ level: logLevel, base: { service: "berth-worker" } }),

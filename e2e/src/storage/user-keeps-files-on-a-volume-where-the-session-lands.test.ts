@@ -4,6 +4,8 @@
 // kube-controller-manager's binder (the bed's provisioner makes the PersistentVolume), the pod mounts it,
 // and from then on the volume's sessions stay on that cluster (a pin elsewhere: 409). A claim that cannot
 // bind shows in the session's condition instead of a silent wait.
+
+import { PoolKind, resourcePath } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   adminKube,
@@ -117,7 +119,7 @@ describe("a volume where the session lands", () => {
     await pool((p) => p.capacity?.source === "csi", "the csi reading back");
     const mk = adminKube(bed.fleet.cluster("mgmt"));
     try {
-      const cr = await mk.json<any>("GET", "/apis/berth.dev/v1alpha1/pools/shared");
+      const cr = await mk.json<any>("GET", resourcePath(PoolKind, { name: "shared" }));
       expect(cr.status.sourceChanges.map((c: any) => `${c.from ?? "-"}>${c.to ?? "-"}`).slice(-3)).toEqual([
         "->csi",
         "csi>manual",

@@ -1,8 +1,7 @@
 // An organization admin registers a webhook; a member's session goes through its whole life on a real
 // fleet (worker, operator, kube-apiservers), and the receiver hears every step, in order, once per
 // webhook-id, each signature checked by the independent `standardwebhooks` package.
-import { WebhookGuard } from "@berth/api/webhooks/ssrf";
-import { type Receiver, startReceiver } from "@berth/api/webhooks/testing";
+import { type Receiver, startReceiver, WebhookGuard } from "@berth/api/testing";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";

@@ -7,7 +7,7 @@
 // idleness); a terminal or code-editor session has no notebook server ("none"). The report is also the
 // operator's heartbeat for these signals. The session pods admit the operator on their `http` port (the
 // sessions namespace's NetworkPolicy); the servers run without a token behind the gateway.
-import type { KubeApi } from "@berth/controllers/kube";
+import { type KubeApi, PeriodicPass } from "@berth/controllers/kube";
 import { LABELS, sessionIdOf } from "@berth/crds";
 import type { ActivityReport } from "@berth/crds/internal-plane";
 import type { InternalClient } from "../controlplane/client.ts";
@@ -72,26 +72,20 @@ interface PodItem {
 
 export class ActivityProber {
   readonly #o: ActivityProberOptions;
-  #timer: NodeJS.Timeout | undefined;
-  #inflight: Promise<void> | undefined;
-  #stopped = false;
+  readonly #loop: PeriodicPass;
 
   constructor(o: ActivityProberOptions) {
     this.#o = o;
+    this.#loop = new PeriodicPass({
+      intervalMs: o.intervalMs ?? 30_000,
+      pass: () => this.probe(),
+      onError: (e) => o.onReport?.(false, (e as Error).message),
+      unref: true,
+    });
   }
 
   start(): void {
-    const tick = () => {
-      this.#inflight = this.probe()
-        .catch((e: unknown) => this.#o.onReport?.(false, (e as Error).message))
-        .finally(() => {
-          this.#inflight = undefined;
-          if (this.#stopped) return;
-          this.#timer = setTimeout(tick, this.#o.intervalMs ?? 30_000);
-          this.#timer.unref?.();
-        });
-    };
-    tick();
+    this.#loop.start();
   }
 
   /** One round: every running session pod read, one report sent. */
@@ -130,8 +124,6 @@ export class ActivityProber {
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
-    clearTimeout(this.#timer);
-    await this.#inflight;
+    await this.#loop.stop();
   }
 }

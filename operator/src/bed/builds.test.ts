@@ -1,7 +1,7 @@
 // The operator of a build cluster of the test bed, with exactly operatorRbac({buildsNamespace})'s grants:
 // an ImageBuild written there becomes a Job, reported to the control plane's internal plane with the
 // operator token; deleting the ImageBuild (a cancel) deletes the Job.
-import { ImageBuildKind } from "@berth/crds";
+import { ImageBuildKind, resourcePath } from "@berth/crds";
 import { type Bed, BUILDS_NS, eventually, startBed } from "@berth/e2e/operator-bed";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningOperator, startOperator } from "../operator.ts";
@@ -53,7 +53,7 @@ describe("a build cluster's operator", () => {
         egressCidrs: ["10.0.0.0/8"],
       },
     );
-    await bed.admin.json("POST", `/apis/berth.dev/v1alpha1/namespaces/${BUILDS_NS}/imagebuilds`, build);
+    await bed.admin.json("POST", resourcePath(ImageBuildKind, { namespace: BUILDS_NS }), build);
     await eventually(async () => ((await jobsOf("bld-opbed0000001")).length === 1 ? true : undefined), "the Job");
     const report = await eventually(
       () =>
@@ -75,7 +75,7 @@ describe("a build cluster's operator", () => {
     )) as { spec: { egress: unknown[] } };
     expect(policy.spec.egress).toContainEqual({ to: [{ ipBlock: { cidr: "10.0.0.0/8" } }] });
 
-    await bed.admin.json("DELETE", `/apis/berth.dev/v1alpha1/namespaces/${BUILDS_NS}/imagebuilds/build-opbed0000001`);
+    await bed.admin.json("DELETE", resourcePath(ImageBuildKind, { namespace: BUILDS_NS, name: "build-opbed0000001" }));
     await eventually(async () => ((await jobsOf("bld-opbed0000001")).length === 0 ? true : undefined), "the Job gone");
   });
 });

@@ -3,7 +3,7 @@
 // replica read on its own status port (its workers already merged there, gateway/metrics.ts) and sent
 // with its pod's name as `instance`. A replica that does not answer in time is a gap in its own series;
 // the round goes on without it. Nothing is retried: the next round is 15 s away.
-import type { KubeApi } from "@berth/controllers/kube";
+import { type KubeApi, PeriodicPass } from "@berth/controllers/kube";
 import type { MetricsForward } from "@berth/crds/internal-plane";
 import type { Logger } from "pino";
 import type { InternalClient } from "../controlplane/client.ts";
@@ -37,31 +37,23 @@ export interface RoundResult {
 
 export class ProcessMetricsRound {
   readonly #o: ProcessRoundOptions;
-  #timer: NodeJS.Timeout | undefined;
-  #running: Promise<unknown> | undefined;
-  #stopped = false;
+  readonly #loop: PeriodicPass;
 
   constructor(o: ProcessRoundOptions) {
     this.#o = o;
+    this.#loop = new PeriodicPass({
+      intervalMs: o.intervalMs,
+      pass: async () => o.onRound?.(await this.round()),
+      onError: (e) => o.log.warn({ err: (e as Error).message }, "metrics round failed"),
+    });
   }
 
   start(): void {
-    this.#stopped = false;
-    const tick = (): void => {
-      this.#running = this.round()
-        .then((r) => this.#o.onRound?.(r))
-        .catch((e: unknown) => this.#o.log.warn({ err: (e as Error).message }, "metrics round failed"))
-        .finally(() => {
-          if (!this.#stopped) this.#timer = setTimeout(tick, this.#o.intervalMs);
-        });
-    };
-    tick();
+    this.#loop.start();
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
-    clearTimeout(this.#timer);
-    await this.#running;
+    await this.#loop.stop();
   }
 
   async round(): Promise<RoundResult> {

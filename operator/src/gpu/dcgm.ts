@@ -17,6 +17,7 @@
 //   with podnamespace, podname, ctrname): when a pod has them they win over DCGM's per-card figures.
 //   Scrape both endpoints (`urls`); either may be missing.
 import type { GpuUsage, GpuUsageSource } from "@berth/controllers";
+import { PeriodicPass } from "@berth/controllers/kube";
 
 const UTIL = "DCGM_FI_DEV_GPU_UTIL";
 const FB_USED = "DCGM_FI_DEV_FB_USED";
@@ -206,14 +207,21 @@ export interface DcgmScraperOptions {
 export class DcgmScraper implements GpuUsageSource {
   readonly readings: GpuReadings;
   readonly #o: DcgmScraperOptions;
-  #timer: NodeJS.Timeout | undefined;
-  #inflight: Promise<void> | undefined;
+  readonly #loop: PeriodicPass;
   #abort = new AbortController();
+  /** Set by stop(): a scrape answered after it records nothing. */
   #stopped = false;
 
   constructor(o: DcgmScraperOptions) {
     this.#o = o;
     this.readings = new GpuReadings({ retentionMs: o.retentionMs });
+    this.#loop = new PeriodicPass({
+      intervalMs: o.intervalMs,
+      pass: () => this.scrape(),
+      // scrape() never throws: each exporter's failure goes to onScrape.
+      onError: (err) => o.onScrape?.("error", err),
+      unref: true,
+    });
   }
 
   usage(pod: { namespace: string; name: string }, fromMs: number, toMs: number): GpuUsage | undefined {
@@ -222,15 +230,7 @@ export class DcgmScraper implements GpuUsageSource {
 
   /** Scrapes at once, then every interval (a slow scrape delays the next, never overlaps it). */
   start(): void {
-    const tick = () => {
-      this.#inflight = this.scrape().finally(() => {
-        this.#inflight = undefined;
-        if (this.#stopped) return;
-        this.#timer = setTimeout(tick, this.#o.intervalMs);
-        this.#timer.unref?.();
-      });
-    };
-    tick();
+    this.#loop.start();
   }
 
   /** One round: every exporter at once; records the readings of those that answered. Never throws. */
@@ -270,8 +270,7 @@ export class DcgmScraper implements GpuUsageSource {
 
   async stop(): Promise<void> {
     this.#stopped = true;
-    clearTimeout(this.#timer);
     this.#abort.abort();
-    await this.#inflight;
+    await this.#loop.stop();
   }
 }

@@ -11,7 +11,7 @@
 // and free space: on a shared pool every claim sees the whole pool), `via: volume_stats`. That figure is
 // kept between mounts for `volumeStatsKeepMs` (default an hour), so the pool does not fall back to
 // `manual` whenever no session mounts a volume; the report says when it was measured.
-import type { KubeApi } from "@berth/controllers/kube";
+import { type KubeApi, PeriodicPass } from "@berth/controllers/kube";
 import { LABELS } from "@berth/crds";
 import type { StorageReport } from "@berth/crds/internal-plane";
 import type { Logger } from "pino";
@@ -215,8 +215,7 @@ export interface StorageReporterDeps {
 
 export class StorageReporter {
   readonly #d: StorageReporterDeps;
-  #timer: NodeJS.Timeout | undefined;
-  #running: Promise<void> | undefined;
+  readonly #loop: PeriodicPass;
   /** Nodes already logged as unmeasured (once each). */
   readonly #unmeasured = new Set<string>();
   /** A claim's storage class never changes: read once per claim while it is mounted. */
@@ -226,6 +225,12 @@ export class StorageReporter {
 
   constructor(d: StorageReporterDeps) {
     this.#d = d;
+    this.#loop = new PeriodicPass({
+      intervalMs: d.intervalMs,
+      pass: () => this.tick(),
+      onError: (e) => d.log.warn({ error: String(e) }, "storage capacity report failed; retried next tick"),
+      unref: true,
+    });
   }
 
   async tick(): Promise<void> {
@@ -311,19 +316,12 @@ export class StorageReporter {
     return { volumes: out, filesystems };
   }
 
+  /** Ticks at once, then every interval after each ends (a slow tick delays the next, never overlaps it). */
   start(): void {
-    const run = () => {
-      this.#running = this.tick().catch((e: unknown) =>
-        this.#d.log.warn({ error: String(e) }, "storage capacity report failed; retried next tick"),
-      );
-    };
-    run();
-    this.#timer = setInterval(run, this.#d.intervalMs);
-    this.#timer.unref?.();
+    this.#loop.start();
   }
 
   async stop(): Promise<void> {
-    if (this.#timer) clearInterval(this.#timer);
-    await this.#running;
+    await this.#loop.stop();
   }
 }

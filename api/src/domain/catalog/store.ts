@@ -2,7 +2,7 @@
 // Only cluster-scoped kinds are served here (offerings, images, presets, policies).
 
 import { type KubeApi, KubeError } from "@berth/controllers/kube";
-import type { KindDefinition } from "@berth/crds";
+import { type KindDefinition, resourcePath } from "@berth/crds";
 import { Unavailable } from "../../errors.ts";
 
 export interface KubeObject {
@@ -34,8 +34,7 @@ export function catalogClient(kube: KubeApi | undefined): KubeApi {
   return kube;
 }
 
-const path = (k: KindDefinition, name?: string) =>
-  `/apis/${k.group}/${k.version}/${k.plural}${name === undefined ? "" : `/${encodeURIComponent(name)}`}`;
+const path = (k: KindDefinition, name?: string) => resourcePath(k, name === undefined ? {} : { name });
 
 /** Network failures and 5xx from the management cluster are 503 for our callers, not 500. */
 async function call<T>(what: string, fn: () => Promise<T>): Promise<T> {

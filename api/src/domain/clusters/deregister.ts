@@ -40,6 +40,7 @@ export async function deregisterCluster(
   await rt.store.deleteCredentialSecret(
     resource?.spec.credentialSecretRef ?? { namespace: rt.store.namespace, name: credentialSecretName(clusterId) },
   );
+  rt.clients.forget(clusterId);
   const at = deps.clock.now();
   const removed = await deps.db.transaction(async (tx) => {
     const locked = await findClusterById(tx, clusterId, { forUpdate: true });

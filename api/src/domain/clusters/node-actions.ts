@@ -7,7 +7,7 @@
 // Berth's to move. A refused eviction (429: a budget) or any other failure is reported per pod and the
 // outcome is `partial`; what the eviction means for the session is the sessions domain's business.
 
-import { HttpKube, KubeError, KubeTransportError, seg } from "@berth/controllers/kube";
+import { type KubeApi, KubeError, KubeTransportError, seg } from "@berth/controllers/kube";
 import { findClusterById } from "../../db/operations/clusters/findClusterById.ts";
 import { recordNodeAction } from "../../db/operations/inventory/recordNodeAction.ts";
 import type { ClusterNodeRow } from "../../db/operations/inventory/types.ts";
@@ -56,17 +56,18 @@ function clusterFailure(clusterId: string, e: unknown): DomainError {
 
 /** Each call to the cluster gives up after this long (TIMEOUT: "no answer before the deadline"). */
 const CALL_MS = 30_000;
-const deadline = () => ({ signal: AbortSignal.timeout(CALL_MS) });
+// The signal decides, not the client's per-request timeout.
+const deadline = () => ({ signal: AbortSignal.timeout(CALL_MS), timeoutMs: 2 * CALL_MS });
 
 /** The refusal as this answer has always worded it: `PATCH /api/v1/nodes/x -> 404: its message`. */
 const refusal = (e: KubeError) =>
   `${e.method} ${e.path} -> ${e.status}${e.statusMessage ? `: ${e.statusMessage}` : ""}`;
 
-async function setUnschedulable(kube: HttpKube, node: string, unschedulable: boolean): Promise<void> {
+async function setUnschedulable(kube: KubeApi, node: string, unschedulable: boolean): Promise<void> {
   await kube.json("PATCH", `/api/v1/nodes/${seg(node)}`, { body: { spec: { unschedulable } }, ...deadline() });
 }
 
-async function evictSessionPods(kube: HttpKube, namespace: string, node: string): Promise<EvictionOutcome[]> {
+async function evictSessionPods(kube: KubeApi, namespace: string, node: string): Promise<EvictionOutcome[]> {
   const q = new URLSearchParams({ fieldSelector: `spec.nodeName=${node}` });
   const pods = await kube.json<{ items?: { metadata?: { name?: string } }[] }>(
     "GET",
@@ -102,11 +103,7 @@ export async function runNodeAction(
   if (!row || row.deregistered_at) throw new NotFound("cluster", clusterId);
   const resource = await rt.store.getCluster(clusterId);
   if (!resource) throw new NotFound("cluster", clusterId);
-  const kube = new HttpKube(await rt.store.readCredential(resource.spec.credentialSecretRef), {
-    maxSockets: 8,
-    userAgent: "berth-api",
-    requestTimeoutMs: 2 * CALL_MS, // the deadline's signal decides
-  });
+  const kube = await rt.clients.forCluster(resource);
   const at = deps.clock.now();
   const record = (outcome: "success" | "partial" | "failure", result: Record<string, unknown>) =>
     recordNodeAction(deps.db, {
@@ -161,7 +158,5 @@ export async function runNodeAction(
     }
     await record("failure", { error: (e as Error).message });
     throw clusterFailure(clusterId, e);
-  } finally {
-    kube.close();
   }
 }

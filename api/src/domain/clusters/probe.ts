@@ -12,10 +12,9 @@
 //   above zero. The second covers installs that run the plugin elsewhere (the GPU Operator's namespace):
 //   only a running device plugin advertises that resource, so a node that has it is evidence of one.
 // - credential_permissions: a SelfSubjectAccessReview allows every verb of `controlPlaneRbac()`.
-import { HttpKube, KubeTransportError, seg } from "@berth/controllers/kube";
+import { type HttpKubeOptions, type KubeApi, KubeTransportError, seg } from "@berth/controllers/kube";
 import { GPU_RESOURCE, HAMI } from "@berth/crds";
 import type { ControlPlaneRbac } from "../../rbac.ts";
-import type { ClusterCredential } from "./credential.ts";
 import { describePermission, type Permission, permissionsOf } from "./permissions.ts";
 
 export const DEVICE_PLUGIN_NAME_FRAGMENT = "nvidia-device-plugin";
@@ -67,15 +66,17 @@ const NO_CHECKS: ProbeChecks = {
   credential_permissions: false,
 };
 
+/**
+ * Probes the cluster behind `kube`, a client of the credential under test whose per-request timeout is past
+ * `opts.timeoutMs` (clientOptionsForProbe): the probe's one deadline (the signal) decides.
+ */
 export async function probeCluster(
-  cred: ClusterCredential,
+  kube: KubeApi,
   opts: ProbeOptions,
   clock: () => Date = () => new Date(),
 ): Promise<ProbeResult> {
   const started = Date.now();
   const signal = AbortSignal.timeout(opts.timeoutMs);
-  // The probe's one deadline (the signal) decides, not the client's per-request timeout.
-  const kube = new HttpKube(cred, { maxSockets: 8, userAgent: "berth-api", requestTimeoutMs: opts.timeoutMs + 1_000 });
   const done = (
     status: ProbeStatus,
     checks: ProbeChecks,
@@ -116,12 +117,15 @@ export async function probeCluster(
     if (e instanceof KubeTransportError)
       return done("unreachable", NO_CHECKS, { error: { reason: e.reason, message: e.message } });
     throw e;
-  } finally {
-    kube.close();
   }
 }
 
-async function checkRuntimeClass(kube: HttpKube, opts: ProbeOptions, signal: AbortSignal) {
+/** The client a probe is given: its per-request timeout leaves the deadline to the probe's signal. */
+export function clientOptionsForProbe(opts: Pick<ProbeOptions, "timeoutMs">): HttpKubeOptions {
+  return { maxSockets: 8, requestTimeoutMs: opts.timeoutMs + 1_000 };
+}
+
+async function checkRuntimeClass(kube: KubeApi, opts: ProbeOptions, signal: AbortSignal) {
   const res = await kube.request<{ handler?: string }>(
     "GET",
     `/apis/node.k8s.io/v1/runtimeclasses/${seg(opts.runtimeClassName)}`,
@@ -137,7 +141,7 @@ interface NamedList {
   metadata?: { continue?: string };
 }
 
-async function checkDevicePlugin(kube: HttpKube, opts: ProbeOptions, signal: AbortSignal) {
+async function checkDevicePlugin(kube: KubeApi, opts: ProbeOptions, signal: AbortSignal) {
   const ds = await kube.request<NamedList>(
     "GET",
     `/apis/apps/v1/namespaces/${seg(opts.devicePluginNamespace)}/daemonsets`,
@@ -170,7 +174,7 @@ export function gpuQuantity(q: string | undefined): number {
   return m[2] ? Math.floor(Number(m[1]) / 1000) : Number(m[1]);
 }
 
-export async function missingPermissions(kube: HttpKube, wanted: Permission[], signal: AbortSignal): Promise<string[]> {
+export async function missingPermissions(kube: KubeApi, wanted: Permission[], signal: AbortSignal): Promise<string[]> {
   const results = await Promise.all(
     wanted.map(async (p) => {
       const res = await kube.request<{ status?: { allowed?: boolean } }>(

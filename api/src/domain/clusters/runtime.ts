@@ -1,16 +1,17 @@
 // Everything the clusters domain and the internal plane need beyond the common Deps, built once at
 // start-up (main.ts, into deps.clusters) or by a test: the management-cluster store, the operator-token signer (its key
 // loaded from, or created in, the management cluster), the probe's settings and the live-work check.
-import type { KubeConfig } from "@kubernetes/client-node";
+
 import type { Logger } from "pino";
 import type { Config } from "../../config.ts";
 import type { Db } from "../../db/knex.ts";
 import { hasLiveSessions } from "../../db/operations/clusters/hasLiveSessions.ts";
 import { Unavailable } from "../../errors.ts";
 import { controlPlaneRbac, DEFAULT_TARGET_NAMESPACES, type TargetNamespaces } from "../../rbac.ts";
+import type { ClusterClients } from "./clients.ts";
 import type { ClusterCredential } from "./credential.ts";
 import { OPERATOR_TOKEN_TTL_SECONDS, OperatorTokens } from "./operator-token.ts";
-import { type ProbeResult, probeCluster } from "./probe.ts";
+import { clientOptionsForProbe, type ProbeResult, probeCluster } from "./probe.ts";
 import { loadOrCreateSigningKey, SIGNING_KEY_SECRET, type SigningKey } from "./signing-key.ts";
 import { ManagementStore } from "./store.ts";
 
@@ -55,14 +56,16 @@ export type HasLiveWork = (clusterId: string) => Promise<boolean>;
 export interface ClustersRuntime {
   options: ClustersOptions;
   store: ManagementStore;
+  /** The process's Kubernetes clients: a registered cluster's kept client (node actions, logs, builds). */
+  clients: ClusterClients;
   tokens: OperatorTokens;
   hasLiveWork: HasLiveWork;
   probe(cred: ClusterCredential): Promise<ProbeResult>;
 }
 
 export interface CreateClustersRuntimeInput {
-  /** The management cluster. */
-  kubeConfig: KubeConfig;
+  /** The process's Kubernetes clients (the composition root's; api/src/buildDeps.ts: makeClusterClients). */
+  clients: ClusterClients;
   db: Db;
   clock: { now(): Date };
   log?: Logger;
@@ -79,7 +82,7 @@ export async function createClustersRuntime(input: CreateClustersRuntimeInput): 
   const key =
     input.signingKey ??
     (await loadOrCreateSigningKey({
-      kubeConfig: input.kubeConfig,
+      kube: input.clients.management,
       namespace: options.controlPlaneNamespace,
       name: options.signingKeySecret,
       ...(input.log ? { log: input.log } : {}),
@@ -88,21 +91,26 @@ export async function createClustersRuntime(input: CreateClustersRuntimeInput): 
   const rbac = controlPlaneRbac(options.targetNamespaces);
   return {
     options,
-    store: new ManagementStore(input.kubeConfig, options.controlPlaneNamespace),
+    store: new ManagementStore(input.clients.management, options.controlPlaneNamespace),
+    clients: input.clients,
     tokens,
     hasLiveWork: input.hasLiveWork ?? ((clusterId) => hasLiveSessions(input.db, clusterId)),
-    probe: (cred) =>
-      probeCluster(
-        cred,
-        {
-          timeoutMs: options.probeTimeoutMs,
-          runtimeClassName: options.runtimeClassName,
-          runtimeClassHandler: options.runtimeClassHandler,
-          devicePluginNamespace: options.targetNamespaces.devicePlugin,
-          rbac,
-        },
-        () => input.clock.now(),
-      ),
+    probe: async (cred) => {
+      const probe = {
+        timeoutMs: options.probeTimeoutMs,
+        runtimeClassName: options.runtimeClassName,
+        runtimeClassHandler: options.runtimeClassHandler,
+        devicePluginNamespace: options.targetNamespaces.devicePlugin,
+        rbac,
+      };
+      // A credential under test is not registered: a client of its own, closed when the probe is done.
+      const kube = input.clients.forCredential(cred, clientOptionsForProbe(probe));
+      try {
+        return await probeCluster(kube, probe, () => input.clock.now());
+      } finally {
+        kube.close();
+      }
+    },
   };
 }
 

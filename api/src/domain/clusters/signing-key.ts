@@ -7,9 +7,8 @@
 // read and use the winner's key. Nobody ever overwrites an existing key.
 import { createPrivateKey, createPublicKey, generateKeyPair, generateKeyPairSync, type KeyObject } from "node:crypto";
 import { promisify } from "node:util";
-import { HttpKube, KubeError, seg } from "@berth/controllers/kube";
+import { type KubeApi, KubeError, seg } from "@berth/controllers/kube";
 import { ANNOTATIONS, LABELS } from "@berth/crds";
-import type { KubeConfig } from "@kubernetes/client-node";
 import { calculateJwkThumbprint, exportJWK, type JWK } from "jose";
 import type { Logger } from "pino";
 
@@ -52,7 +51,8 @@ export async function generateSigningKeyPemAsync(): Promise<string> {
 }
 
 export interface SigningKeyStoreOptions {
-  kubeConfig: KubeConfig;
+  /** The management cluster's client. */
+  kube: KubeApi;
   namespace?: string;
   name?: string;
   log?: Logger;
@@ -72,16 +72,11 @@ interface SecretObject {
 export async function loadOrCreateSigningKey(opts: SigningKeyStoreOptions): Promise<SigningKey> {
   const namespace = opts.namespace ?? SIGNING_KEY_NAMESPACE;
   const name = opts.name ?? SIGNING_KEY_SECRET;
-  const kube = new HttpKube(opts.kubeConfig, { maxSockets: 2, userAgent: "berth-api" });
-  try {
-    return await loadOrCreate(kube, namespace, name, opts.log);
-  } finally {
-    kube.close();
-  }
+  return loadOrCreate(opts.kube, namespace, name, opts.log);
 }
 
 async function loadOrCreate(
-  kube: HttpKube,
+  kube: KubeApi,
   namespace: string,
   name: string,
   log: Logger | undefined,

@@ -3,7 +3,7 @@
 // Writes happen on registration, PATCH, probes, token rotation and deregistration only — never per
 // operator report.
 
-import { HttpKube, KubeError, seg } from "@berth/controllers/kube";
+import { type KubeApi, KubeError, seg } from "@berth/controllers/kube";
 import {
   type Cluster,
   ClusterConditionType,
@@ -12,9 +12,9 @@ import {
   type ClusterStatus,
   clusterResourceName,
   LABELS,
+  resourcePath,
   setCondition,
 } from "@berth/crds";
-import type { KubeConfig } from "@kubernetes/client-node";
 import {
   type ClusterCredential,
   CREDENTIAL_SECRET_KEY,
@@ -24,7 +24,7 @@ import {
 import type { ProbeResult } from "./probe.ts";
 
 const clusterPath = (id?: string) =>
-  `/apis/${ClusterKind.group}/${ClusterKind.version}/${ClusterKind.plural}${id === undefined ? "" : `/${seg(clusterResourceName(id))}`}`;
+  resourcePath(ClusterKind, id === undefined ? {} : { name: clusterResourceName(id) });
 const secretPath = (namespace: string, name?: string) =>
   `/api/v1/namespaces/${seg(namespace)}/secrets${name === undefined ? "" : `/${seg(name)}`}`;
 
@@ -34,13 +34,23 @@ export function credentialSecretName(clusterId: string): string {
   return `berth-cluster-credential-${clusterResourceName(clusterId)}`;
 }
 
+/** A registered cluster's credential, from its Secret in the management cluster. */
+export async function readCredential(
+  management: KubeApi,
+  ref: { namespace: string; name: string; key?: string | undefined },
+): Promise<ClusterCredential> {
+  const s = await management.json<{ data?: Record<string, string> }>("GET", secretPath(ref.namespace, ref.name));
+  return credentialFromSecretData(s.data, ref.key ?? CREDENTIAL_SECRET_KEY);
+}
+
 export class ManagementStore {
-  readonly #kube: HttpKube;
+  readonly #kube: KubeApi;
   /** Namespace of the credential Secrets (the control plane's own). */
   readonly namespace: string;
 
-  constructor(kubeConfig: KubeConfig, namespace: string) {
-    this.#kube = new HttpKube(kubeConfig, { maxSockets: 8, userAgent: "berth-api" });
+  /** `kube`: the management cluster's one client (ClusterClients.management). */
+  constructor(kube: KubeApi, namespace: string) {
+    this.#kube = kube;
     this.namespace = namespace;
   }
 
@@ -67,9 +77,8 @@ export class ManagementStore {
     return { namespace: this.namespace, name, key: CREDENTIAL_SECRET_KEY };
   }
 
-  async readCredential(ref: { namespace: string; name: string; key?: string }): Promise<ClusterCredential> {
-    const s = await this.#kube.json<{ data?: Record<string, string> }>("GET", secretPath(ref.namespace, ref.name));
-    return credentialFromSecretData(s.data, ref.key ?? CREDENTIAL_SECRET_KEY);
+  readCredential(ref: { namespace: string; name: string; key?: string }): Promise<ClusterCredential> {
+    return readCredential(this.#kube, ref);
   }
 
   async deleteCredentialSecret(ref: { namespace: string; name: string }): Promise<void> {

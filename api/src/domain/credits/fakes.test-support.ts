@@ -1,11 +1,10 @@
 // A management cluster stand-in for tests of the door over HTTP: serves catalog objects and accepts
 // Session resources, so POST /api/v1/sessions runs its whole path up to the write.
 import type { KubeApi, KubeResponse, RequestOptions } from "@berth/controllers/kube";
-import { ImageKind, OfferingKind, ResourcePresetKind } from "@berth/crds";
+import { ImageKind, type KindPath, OfferingKind, ResourcePresetKind, resourcePath } from "@berth/crds";
 import { examples } from "@berth/crds/testing";
 
-const path = (k: { group: string; version: string; plural: string }, name: string) =>
-  `/apis/${k.group}/${k.version}/${k.plural}/${name}`;
+const path = (k: KindPath, name: string) => resourcePath(k, { name });
 
 export class FakeManagementCluster implements KubeApi {
   readonly server = "https://fake-management.invalid";

@@ -7,15 +7,22 @@
 // status carries balance and lastAppliedSequence from the same row, so they always agree. A spec edited
 // with kubectl is put back from Postgres at the wallet's next change: limits are changed through the API.
 import { type KubeApi, KubeError } from "@berth/controllers/kube";
-import { LABELS, setCondition, type Wallet, WalletConditionType, WalletKind, WalletReason } from "@berth/crds";
+import {
+  LABELS,
+  resourcePath,
+  setCondition,
+  type Wallet,
+  WalletConditionType,
+  WalletKind,
+  WalletReason,
+} from "@berth/crds";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
 import type { WalletRow } from "../../db/operations/ledger/types.ts";
 import { spendable } from "./ledger.ts";
 
-const base = `/apis/${WalletKind.group}/${WalletKind.version}`;
-const walletPath = (ns: string, name?: string) =>
-  `${base}/namespaces/${encodeURIComponent(ns)}/wallets${name ? `/${encodeURIComponent(name)}` : ""}`;
+const walletPath = (namespace: string, name?: string) =>
+  resourcePath(WalletKind, { namespace, ...(name ? { name } : {}) });
 
 export function planSpec(w: WalletRow): Wallet["spec"] {
   return {

@@ -2,6 +2,7 @@
 // clock the test owns, and builders for users, organizations, projects and memberships.
 import type { KubeConfig } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
+import { makeClusterClients } from "../../buildDeps.ts";
 import { testConfig } from "../../config.test-support.ts";
 import { createTestDatabase, type TestDatabase } from "../../db/db.test-support.ts";
 import type { MembershipRole } from "../../db/operations/memberships/types.ts";
@@ -81,7 +82,13 @@ export async function startIdentityTestApi(
     ...(opts.kubeConfig ? { kubeConfig: opts.kubeConfig } : {}),
     ...(opts.sessions ? { sessions: opts.sessions } : {}),
     ...(opts.clusters && opts.kubeConfig
-      ? { clusters: await createClustersRuntime({ kubeConfig: opts.kubeConfig, db: database.db, clock }) }
+      ? {
+          clusters: await createClustersRuntime({
+            clients: makeClusterClients(opts.kubeConfig),
+            db: database.db,
+            clock,
+          }),
+        }
       : {}),
   });
   const api = await startTestApi(deps);

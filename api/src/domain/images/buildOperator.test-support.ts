@@ -4,7 +4,7 @@
 // HTTP with that token.
 import { type RunningBuildController, startImageBuildController } from "@berth/controllers";
 import { HttpKube } from "@berth/controllers/kube";
-import { ImageBuildKind } from "@berth/crds";
+import { ImageBuildKind, resourcePath } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "pino";
@@ -49,7 +49,7 @@ export async function installBuildsOn(kube: HttpKube, ns: string): Promise<void>
   const nsMade = await kube.request("POST", "/api/v1/namespaces", { body: buildsNamespace(ns) });
   if (nsMade.status !== 201 && nsMade.status !== 409) throw new Error(`making namespace ${ns}: ${nsMade.status}`);
   for (let i = 0; ; i++) {
-    if ((await kube.request("GET", `/apis/berth.dev/v1alpha1/namespaces/${ns}/imagebuilds`)).status === 200) break;
+    if ((await kube.request("GET", resourcePath(ImageBuildKind, { namespace: ns }))).status === 200) break;
     if (i > 300) throw new Error("the ImageBuild CRD was never served");
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -5,8 +5,8 @@
 // cluster as an ImageBuild resource (api/src/worker/builds.ts), whose operator runs the Job.
 
 import { createHash, randomBytes } from "node:crypto";
-import { HttpKube, KubeTransportError } from "@berth/controllers/kube";
-import { buildResourceName } from "@berth/crds";
+import { KubeTransportError } from "@berth/controllers/kube";
+import { buildResourceName, ImageBuildKind, resourcePath } from "@berth/crds";
 import { findClusterById } from "../../db/operations/clusters/findClusterById.ts";
 import { listBuildClusters, markBuildCluster, unmarkBuildCluster } from "../../db/operations/images/buildClusters.ts";
 import { findBuild } from "../../db/operations/images/findBuild.ts";
@@ -254,9 +254,7 @@ async function checkBuildCluster(deps: Deps, clusterId: string): Promise<void> {
   const rt = clustersOf(deps);
   const resource = await rt.store.getCluster(clusterId);
   if (!resource) throw new NotFound("cluster", clusterId);
-  const kube = new HttpKube(await rt.store.readCredential(resource.spec.credentialSecretRef), {
-    userAgent: "berth-api",
-  });
+  const kube = await rt.clients.forCluster(resource);
   const ns = builds.namespace;
   try {
     const signal = AbortSignal.timeout(30_000);
@@ -276,11 +274,11 @@ async function checkBuildCluster(deps: Deps, clusterId: string): Promise<void> {
       destination: "registry.invalid/check/check:latest",
       insecureRegistry: false,
     });
-    const tried = await kube.request(
-      "POST",
-      `/apis/berth.dev/v1alpha1/namespaces/${encodeURIComponent(ns)}/imagebuilds`,
-      { body: probe, query: { dryRun: "All" }, signal },
-    );
+    const tried = await kube.request("POST", resourcePath(ImageBuildKind, { namespace: ns }), {
+      body: probe,
+      query: { dryRun: "All" },
+      signal,
+    });
     if (tried.status === 404)
       throw new DomainError(
         "build_cluster_not_ready",
@@ -301,8 +299,6 @@ async function checkBuildCluster(deps: Deps, clusterId: string): Promise<void> {
         reason: e.reason,
       });
     throw e;
-  } finally {
-    kube.close();
   }
 }
 

@@ -3,7 +3,7 @@
 // Image resource whose reference names Berth's registry by digest, and deleted by their owner.
 
 import { randomBytes } from "node:crypto";
-import { ImageKind, type KindDefinition, LABELS, labelValue } from "@berth/crds";
+import { ImageKind, LABELS, labelValue, resourcePath } from "@berth/crds";
 import { findPrivateImage } from "../../db/operations/images/findPrivateImage.ts";
 import { insertPrivateImageWithinLimit } from "../../db/operations/images/insertPrivateImage.ts";
 import { listPrivateImages } from "../../db/operations/images/listPrivateImages.ts";
@@ -167,10 +167,7 @@ export async function deletePrivateImage(deps: Deps, principal: Principal, id: s
       );
 }
 
-const imagePath = (name: string) => {
-  const k = ImageKind as unknown as KindDefinition;
-  return `/apis/${k.group}/${k.version}/${k.plural}/${encodeURIComponent(name)}`;
-};
+const imagePath = (name: string) => resourcePath(ImageKind, { name });
 
 /** The catalog resource of a ready image: private, its owner's, pulled by digest from Berth's registry. */
 export function imageResource(row: PrivateImageRow, pullPrefix: string, digest: string): KubeObject {

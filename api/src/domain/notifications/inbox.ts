@@ -3,6 +3,8 @@
 import type { Knex } from "knex";
 import { countUnread, dismiss, inboxQuery, markAllRead, markRead } from "../../db/operations/notifications/inbox.ts";
 import { disabledKinds, upsertPreferences } from "../../db/operations/notifications/preferences.ts";
+import type { NotificationRow } from "../../db/operations/notifications/types.ts";
+import { type Page, type PagedBody, paginate } from "../../db/paging.ts";
 import { Invalid, NotFound } from "../../errors.ts";
 import type { Principal } from "../identity/principal.ts";
 import { appliesTo, isCritical, NOTIFICATION_KIND_LIST, NOTIFICATION_KINDS, type NotificationKind } from "./kinds.ts";
@@ -12,8 +14,15 @@ interface D {
   clock: { now(): Date };
 }
 
-export function inbox(deps: D, p: Principal, opts: { unreadOnly?: boolean; kind?: string }) {
-  return inboxQuery(deps.db, p.userId, opts);
+/** A page of the caller's own notifications, newest first, each as `present` makes it. */
+export function inbox<Out>(
+  deps: D,
+  p: Principal,
+  opts: { unreadOnly?: boolean; kind?: string },
+  page: Page,
+  present: (row: NotificationRow) => Out,
+): Promise<PagedBody<Out>> {
+  return paginate(deps.db, inboxQuery(deps.db, p.userId, opts), page, present);
 }
 
 export const unreadCount = (deps: D, p: Principal) => countUnread(deps.db, p.userId);

@@ -5,7 +5,14 @@
 // `session.idle_warning` / `session.runtime_warning` event on the stream, and through it a webhook), the
 // pause (through the sessions domain, reason Idle or MaxRuntime: the GPU returns, billing stops, volumes
 // stay). A pass only reads while nothing is due, so a busy fleet costs no write.
-import { KEEP_RUNNING_ANNOTATION, type Session, SessionKind, sessionIdOf, sessionPath } from "@berth/crds";
+import {
+  KEEP_RUNNING_ANNOTATION,
+  resourcePath,
+  type Session,
+  SessionKind,
+  sessionIdOf,
+  sessionPath,
+} from "@berth/crds";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
 import { insertAuditRecord } from "../../db/operations/audit/insertAuditRecord.ts";
@@ -51,10 +58,7 @@ export function keepRunningOf(s: Session): { count: number; at?: Date } {
 }
 
 export async function runningSessionResources(rt: SessionsRuntime): Promise<Session[]> {
-  const res = await rt.kube.request<{ items: unknown[] }>(
-    "GET",
-    `/apis/${SessionKind.group}/${SessionKind.version}/sessions?resourceVersion=0`,
-  );
+  const res = await rt.kube.request<{ items: unknown[] }>("GET", `${resourcePath(SessionKind)}?resourceVersion=0`);
   if (res.status !== 200) throw new Error(`listing sessions: ${res.status}`);
   const out: Session[] = [];
   for (const item of res.body.items ?? []) {

@@ -3,7 +3,7 @@
 // they would get one after the other — no limit passed by one, no credits promised twice — and a batch
 // must really hold several. Also what a create or resume holds when its Session write fails or gets no
 // answer. The management cluster is a stand-in (catalog + Session writes).
-import { OfferingKind, organizationNamespace, ResourcePolicyKind, VolumeKind } from "@berth/crds";
+import { OfferingKind, organizationNamespace, ResourcePolicyKind, resourcePath, VolumeKind } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aGpuCluster } from "../../db/operations/sessions/sessions.test-support.ts";
 import { expectLedgerInvariants, grant } from "../credits/credits.test-support.ts";
@@ -76,7 +76,7 @@ describe("creates decided together at an organization's door", () => {
     await t.member(orgs.projects.people[1] as TestUser, orgs.projects.id, audio, "member");
     // An offering on the fleet's model that orgs.mixed may not use.
     kube.objects.set(
-      `/apis/${OfferingKind.group}/${OfferingKind.version}/${OfferingKind.plural}/h100-alt`,
+      resourcePath(OfferingKind, { name: "h100-alt" }),
       OfferingKind.build(
         { name: "h100-alt" },
         { displayName: "H100 (other)", gpuModel: H100, tier: "premium", hourlyCreditRate: "4000000" },
@@ -371,7 +371,7 @@ describe("creates decided together at an organization's door", () => {
     const [owner, reader, writer] = orgs.shared.people as [TestUser, TestUser, TestUser];
     const namespace = organizationNamespace(orgs.shared.id);
     kube.objects.set(
-      `/apis/${VolumeKind.group}/${VolumeKind.version}/namespaces/${namespace}/${VolumeKind.plural}/data`,
+      resourcePath(VolumeKind, { namespace, name: "data" }),
       VolumeKind.build(
         { name: "data", namespace },
         {

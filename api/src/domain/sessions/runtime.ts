@@ -17,6 +17,7 @@ import {
   ResourcePolicyKind,
   type ResourcePreset,
   ResourcePresetKind,
+  resourcePath,
   type Volume,
   VolumeKind,
 } from "@berth/crds";
@@ -83,7 +84,7 @@ export class CatalogReader {
     const key = `${kind.plural}/${namespace ?? ""}/${name}`;
     const hit = this.#cache.get(key);
     if (hit && Date.now() - hit.at < this.#ttlMs) return hit.value as Promise<T | undefined>;
-    const path = `/apis/${kind.group}/${kind.version}${namespace ? `/namespaces/${encodeURIComponent(namespace)}` : ""}/${kind.plural}/${encodeURIComponent(name)}`;
+    const path = resourcePath(kind, { ...(namespace ? { namespace } : {}), name });
     const value = (async () => {
       const res = await this.#kube.request<T>("GET", path).catch((e: unknown) => {
         throw new Unavailable("the management cluster did not answer", { reason: (e as Error).message });
@@ -123,11 +124,9 @@ export class CatalogReader {
     if (hit && Date.now() - hit.at < this.#ttlMs) return hit.value as Promise<ResourcePolicy[]>;
     const k = ResourcePolicyKind;
     const value = (async () => {
-      const list = await this.#kube
-        .json<{ items: unknown[] }>("GET", `/apis/${k.group}/${k.version}/${k.plural}`)
-        .catch((e: unknown) => {
-          throw new Unavailable("the management cluster did not answer", { reason: (e as Error).message });
-        });
+      const list = await this.#kube.json<{ items: unknown[] }>("GET", resourcePath(k)).catch((e: unknown) => {
+        throw new Unavailable("the management cluster did not answer", { reason: (e as Error).message });
+      });
       return list.items.flatMap((i) => {
         const r = k.schema.safeParse(i);
         return r.success ? [r.data] : [];

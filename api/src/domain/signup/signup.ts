@@ -13,6 +13,7 @@ import {
 } from "../../db/operations/signup/signupRequests.ts";
 import { insertUser } from "../../db/operations/users/insertUser.ts";
 import { updateUser } from "../../db/operations/users/updateUser.ts";
+import { type Page, type PagedBody, paginate } from "../../db/paging.ts";
 import { DomainError, Forbidden, NotFound, TooManyRequests } from "../../errors.ts";
 import { normalizeEmail } from "../identity/email.ts";
 import { mapConstraintErrors } from "../identity/errors.ts";
@@ -85,10 +86,17 @@ export async function signUp(
 }
 
 /** The approval queue: super_admins see it; anyone else an empty list (scope, not 403). */
-export function signupQueue(deps: D, p: Principal, status?: string): Knex.QueryBuilder {
+/** A page of the sign-up approval queue: super_admin's; anyone else sees an empty one. */
+export function signupQueue<Out>(
+  deps: D,
+  p: Principal,
+  status: string | undefined,
+  page: Page,
+  present: (row: SignupRequestRow) => Out,
+): Promise<PagedBody<Out>> {
   const q = signupRequestsQuery(deps.db, status);
   if (!p.isSuperAdmin) q.whereRaw("false");
-  return q;
+  return paginate(deps.db, q, page, present);
 }
 
 export async function decideSignup(

@@ -6,7 +6,7 @@
 // only when the reading changes (a tick with nothing new writes nothing), and every change of source is
 // recorded in status.sourceChanges. The report's time is kept per cluster in Postgres (storage_reports):
 // that is what tells a stale reading (capacity.ts).
-import { type CapacitySource, LABELS, type Pool, VolumeKind, volumeIdOf } from "@berth/crds";
+import { type CapacitySource, LABELS, type Pool, resourcePath, VolumeKind, volumeIdOf } from "@berth/crds";
 import type { StorageReport } from "@berth/crds/internal-plane";
 import { recordStorageReport } from "../../db/operations/volumes/storageReports.ts";
 import { volumeStewards } from "../../db/operations/volumes/volumeStewards.ts";
@@ -102,7 +102,7 @@ async function applyVolumeUsage(deps: Deps, clusterId: string, report: StorageRe
   if (used.size === 0) return;
   const kube = storageRuntimeOf(deps).kube;
   const list = await kube
-    .json<{ items: unknown[] }>("GET", `/apis/${VolumeKind.group}/${VolumeKind.version}/${VolumeKind.plural}`, {
+    .json<{ items: unknown[] }>("GET", resourcePath(VolumeKind), {
       query: { labelSelector: `${LABELS.volumeId} in (${[...used.keys()].join(",")})` },
     })
     .catch(unreachable("listing volumes"));

@@ -3,7 +3,7 @@
 // the resource policies (quotas), read through the sessions' catalog cache.
 
 import type { KubeApi } from "@berth/controllers/kube";
-import { PoolKind, type ResourcePolicy, SessionKind, VolumeKind } from "@berth/crds";
+import { PoolKind, type ResourcePolicy, resourcePath, SessionKind, VolumeKind } from "@berth/crds";
 import { Unavailable } from "../../errors.ts";
 
 export interface StorageRuntime {
@@ -19,18 +19,18 @@ export function storageRuntimeOf(deps: { storage?: StorageRuntime | undefined })
   return deps.storage;
 }
 
-export const POOLS_PATH = `/apis/${PoolKind.group}/${PoolKind.version}/${PoolKind.plural}`;
+export const POOLS_PATH = resourcePath(PoolKind);
 
 export function poolPath(name?: string): string {
-  return name ? `${POOLS_PATH}/${encodeURIComponent(name)}` : POOLS_PATH;
+  return resourcePath(PoolKind, name ? { name } : {});
 }
 
 export function volumePath(namespace: string, name?: string): string {
-  return `/apis/${VolumeKind.group}/${VolumeKind.version}/namespaces/${encodeURIComponent(namespace)}/${VolumeKind.plural}${name ? `/${encodeURIComponent(name)}` : ""}`;
+  return resourcePath(VolumeKind, { namespace, ...(name ? { name } : {}) });
 }
 
 export function namespacedSessionsPath(namespace: string): string {
-  return `/apis/${SessionKind.group}/${SessionKind.version}/namespaces/${encodeURIComponent(namespace)}/${SessionKind.plural}`;
+  return resourcePath(SessionKind, { namespace });
 }
 
 /** A management-cluster call that failed to answer: 503, with what was being done. */

@@ -1,5 +1,4 @@
 // The audit log (docs/dev/governance.md): the list, the CSV export and the chain's verification.
-import type { ServerResponse } from "node:http";
 import { z } from "zod";
 import { Pagination } from "../../db/paging.ts";
 import { auditPage, EXACT_TOTAL_UP_TO, exportRows, prepareExport, verifyChain } from "../../domain/audit/auditLog.ts";
@@ -7,19 +6,6 @@ import { csvHeader, csvLine } from "../../domain/audit/csv.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { filterOf, presentAuditRow } from "./presenter.ts";
 import { AuditChainVerdict, AuditLogEntry, ExportAuditLogsQuery, ListAuditLogsQuery } from "./schemas.ts";
-
-/** Resolves when the client has taken the buffered bytes, or has gone; leaves no listener behind. */
-function drained(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off("drain", done);
-      res.off("close", done);
-      resolve();
-    };
-    res.on("drain", done);
-    res.on("close", done);
-  });
-}
 
 const SCOPE =
   "A super_admin sees every row; an organization admin the rows of the organizations they administer; anyone else an empty list (the scope, not 403). Filters outside your scope match nothing.";
@@ -66,7 +52,7 @@ export const exportAuditLogsRoute = defineRoute({
   errors: ["export_too_large"],
   produces: { "text/csv": z.string().meta({ description: "A header row, then one row per entry, newest first." }) },
   responses: { 200: z.string().meta({ description: "text/csv; a header row, then one row per entry, newest first." }) },
-  handler: async ({ deps, principal, query, ctx, audit }) => {
+  handler: async ({ deps, principal, query, audit }) => {
     const filter = await prepareExport(
       deps.db,
       principal,
@@ -74,31 +60,33 @@ export const exportAuditLogsRoute = defineRoute({
       deps.config.audit.export,
     );
     audit.detail("filter", { ...query, from: query.from.toISOString(), to: query.to.toISOString() });
-    const res = ctx.res;
-    ctx.respond = false;
-    res.writeHead(200, {
-      "Content-Type": "text/csv; charset=utf-8; header=present",
-      "Content-Disposition": `attachment; filename="audit-log-${query.from.toISOString().slice(0, 10)}-${query.to.toISOString().slice(0, 10)}.csv"`,
-      "Cache-Control": "no-store",
-      "X-Request-Id": String(ctx.response.get("X-Request-Id") || ""),
-    });
-    let closed = false;
-    res.on("close", () => {
-      closed = true;
-    });
-    let rows = 0;
-    res.write(csvHeader());
-    for await (const batch of exportRows(deps.db, filter)) {
-      if (closed) break;
-      let chunk = "";
-      for (const r of batch) chunk += csvLine(r);
-      rows += batch.length;
-      if (!res.write(chunk)) await drained(res);
+    // The layer stops reading when the client goes away; what was sent goes into the audit row.
+    async function* lines(): AsyncGenerator<string> {
+      let rows = 0;
+      let ended = false;
+      try {
+        yield csvHeader();
+        for await (const batch of exportRows(deps.db, filter)) {
+          let chunk = "";
+          for (const r of batch) chunk += csvLine(r);
+          yield chunk;
+          rows += batch.length; // asked for more: this batch was written
+        }
+        ended = true;
+      } catch (e) {
+        ended = true;
+        throw e;
+      } finally {
+        audit.detail("rows", rows);
+        if (!ended) audit.detail("client_closed", true);
+      }
     }
-    res.end();
-    audit.detail("rows", rows);
-    if (closed) audit.detail("client_closed", true);
-    return { status: 200, body: "" };
+    return {
+      kind: "csv",
+      filename: `audit-log-${query.from.toISOString().slice(0, 10)}-${query.to.toISOString().slice(0, 10)}.csv`,
+      headerPresent: true,
+      body: lines(),
+    };
   },
 });
 

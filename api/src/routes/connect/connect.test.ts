@@ -14,8 +14,8 @@ import { aPrincipal, aSession, FakeSessions, TestClock } from "../../domain/conn
 import type { ConnectDeps } from "../../domain/connect/deps.ts";
 import { fakeAuthenticator, startTestApi, type TestApi, testDeps } from "../../http/http.test-support.ts";
 import { buildInternalApp } from "../../internal/app.ts";
+import { connectInternalRoutes } from "../../internal/connect.ts";
 import { connectRoutes } from "./routes.ts";
-import { connectInternalRoutes } from "./verify.ts";
 
 let tdb: TestDatabase;
 let deps: Deps;

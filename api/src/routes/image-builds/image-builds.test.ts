@@ -11,6 +11,7 @@ import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { BUILD_CONTROLLER_RULES } from "@berth/controllers";
 import { HttpKube } from "@berth/controllers/kube";
+import { ImageBuildKind, resourcePath } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
 import {
   criLogLines,
@@ -270,7 +271,7 @@ describe("building an image", () => {
 
     await loop.pass();
     // The worker wrote the ImageBuild; the cluster's operator makes the Job from it.
-    const resource = (await build.json("GET", `/apis/berth.dev/v1alpha1/namespaces/${NS}/imagebuilds`)) as {
+    const resource = (await build.json("GET", resourcePath(ImageBuildKind, { namespace: NS }))) as {
       items: any[];
     };
     expect(resource.items.find((b) => b.spec.buildId === r.body.id)?.spec).toMatchObject({
@@ -311,7 +312,7 @@ describe("building an image", () => {
     expect(done.job_created_at).not.toBeNull();
     // The end withdraws the resource; the operator then deletes the Job.
     expect(
-      (await build.request("GET", `/apis/berth.dev/v1alpha1/namespaces/${NS}/imagebuilds/build-${r.body.id.slice(4)}`))
+      (await build.request("GET", resourcePath(ImageBuildKind, { namespace: NS, name: `build-${r.body.id.slice(4)}` })))
         .status,
     ).toBe(404);
     const ready = await t.request("GET", `/api/v1/images/private/${r.body.image_id}`, { token: w.memberA.token });

@@ -3,9 +3,7 @@
 // clusters marked for builds. Registered before /image-builds/:id would be (static paths first).
 
 import { z } from "zod";
-import { listBuildLogsAfter } from "../../db/operations/images/buildLogs.ts";
-import { findBuild } from "../../db/operations/images/findBuild.ts";
-import { findPrivateImage } from "../../db/operations/images/findPrivateImage.ts";
+import { followBuildLog } from "../../domain/images/buildLog.ts";
 import {
   cancelBuild,
   getBuild,
@@ -147,8 +145,6 @@ export const cancelBuildRoute = defineRoute({
   },
 });
 
-const FINISHED = new Set(["succeeded", "failed", "cancelled"]);
-
 export const buildLogsRoute = defineRoute({
   method: "get",
   path: "/api/v1/image-builds/:id/logs",
@@ -167,44 +163,20 @@ export const buildLogsRoute = defineRoute({
       throw new Invalid("the Last-Event-ID header is not a log position", [
         { path: ["headers", "Last-Event-ID"], message: "digits", code: "invalid_event_id" },
       ]);
-    let after = header === "" ? "0" : header;
-    const res = ctx.res;
-    ctx.respond = false;
-    res.writeHead(200, {
-      "Content-Type": "text/event-stream; charset=utf-8",
-      "Cache-Control": "no-store",
-      "X-Accel-Buffering": "no",
-    });
-    res.write("retry: 2000\n\n");
-    let closed = false;
-    ctx.req.on("close", () => {
-      closed = true;
-    });
-    let beat = Date.now();
-    while (!closed) {
-      // Read the state first: a build seen finished has stored its last line already.
-      const build = await findBuild(deps.db, params.id);
-      for (;;) {
-        const rows = await listBuildLogsAfter(deps.db, params.id, after);
-        for (const r of rows) res.write(`id: ${r.seq}\nevent: log\ndata: ${JSON.stringify({ text: r.text })}\n\n`);
-        if (rows.length > 0) after = rows[rows.length - 1]?.seq ?? after;
-        if (rows.length < 200) break;
-      }
-      if (!build || FINISHED.has(build.state)) {
-        const image = build ? await findPrivateImage(deps.db, build.image_id) : undefined;
-        res.write(
-          `event: end\ndata: ${JSON.stringify({ state: build?.state ?? "cancelled", failure_reason: build?.failure_reason ?? null, image_state: image?.state ?? null })}\n\n`,
-        );
-        break;
-      }
-      if (Date.now() - beat > 15_000) {
-        res.write(`event: heartbeat\ndata: ${JSON.stringify({ at: new Date().toISOString() })}\n\n`);
-        beat = Date.now();
-      }
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    if (!res.writableEnded) res.end();
-    return { status: 200, body: "" };
+    return {
+      kind: "sse",
+      run: async (out) => {
+        for await (const e of followBuildLog(deps, params.id, header === "" ? "0" : header, () => out.closed)) {
+          if (e.kind === "log") out.write(`id: ${e.seq}\nevent: log\ndata: ${JSON.stringify({ text: e.text })}\n\n`);
+          else if (e.kind === "heartbeat")
+            out.write(`event: heartbeat\ndata: ${JSON.stringify({ at: e.at.toISOString() })}\n\n`);
+          else
+            out.write(
+              `event: end\ndata: ${JSON.stringify({ state: e.state, failure_reason: e.failureReason, image_state: e.imageState })}\n\n`,
+            );
+        }
+      },
+    };
   },
 });
 

@@ -2,14 +2,15 @@
 // follow). The bed journey (e2e/src/connect) reads real kwok logs through a real apiserver.
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { HttpKube } from "@berth/controllers/kube";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../db/db.test-support.ts";
 import type { Deps } from "../../deps.ts";
 import { dbClusters } from "../../domain/connect/adapters.ts";
 import { aPrincipal, aSession, FakeSessions } from "../../domain/connect/connect.test-support.ts";
 import type { ConnectDeps } from "../../domain/connect/deps.ts";
+import { openPodLog } from "../../domain/logs/podLog.ts";
 import { fakeAuthenticator, startTestApi, type TestApi, testDeps } from "../../http/http.test-support.ts";
-import { openPodLog } from "./podLog.ts";
 import { logsRoutes } from "./routes.ts";
 
 let tdb: TestDatabase;
@@ -70,7 +71,7 @@ beforeAll(async () => {
   api = await startTestApi(
     deps,
     logsRoutes(portsOf, () => ({
-      open: (_clusterId, r) => openPodLog({ server: kubeUrl, token: "cluster-credential" }, r),
+      open: (_clusterId, r) => openPodLog(new HttpKube({ server: kubeUrl, token: "cluster-credential" }), r),
     })),
   );
 });

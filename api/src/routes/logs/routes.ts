@@ -2,41 +2,16 @@
 // its cluster's Kubernetes API (pods/log) with the registered credential. Never from the pod directly.
 
 import type { Readable } from "node:stream";
-import { KubeError, KubeTransportError } from "@berth/controllers/kube";
 import { z } from "zod";
 import type { Deps } from "../../deps.ts";
 import { type ConnectPortsOf, connectDepsOf } from "../../domain/connect/adapters.ts";
-import { Conflict, type DomainError, Unavailable } from "../../errors.ts";
+import { openSessionLog, type PodLogs, registeredCredentialLogs } from "../../domain/logs/ports.ts";
+import { Conflict } from "../../errors.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { SessionParams } from "../connect/schemas.ts";
-import { type PodLogs, registeredCredentialLogs } from "./ports.ts";
 import { LogsQuery, SessionLogs } from "./schemas.ts";
 
 const LIMIT_BYTES = 1024 * 1024;
-
-function logFailure(clusterId: string, e: unknown): DomainError | unknown {
-  if (e instanceof KubeTransportError)
-    return new Unavailable(`cluster ${clusterId} did not answer: ${e.message}`, {
-      cluster_id: clusterId,
-      reason: e.reason,
-    });
-  if (e instanceof KubeError) {
-    // 404: the pod is gone (paused, restarting); 400: its container has not started yet.
-    if (e.status === 404 || e.status === 400)
-      return new Conflict("the session's pod has no log to show right now", {
-        reason: "no_pod_log",
-        cluster_status: e.status,
-      });
-    return new Unavailable(
-      `cluster ${clusterId} refused to show the log: ${e.method} ${e.path} -> ${e.status}${e.statusMessage ? `: ${e.statusMessage}` : ""}`,
-      {
-        cluster_id: clusterId,
-        cluster_status: e.status,
-      },
-    );
-  }
-  return e;
-}
 
 async function readAll(stream: Readable): Promise<string> {
   const chunks: Buffer[] = [];
@@ -79,20 +54,15 @@ export function logsRoutes(
       const clusterId = session.clusterId;
       const abort = new AbortController();
       ctx.req.on("close", () => abort.abort());
-      let stream: Readable;
-      try {
-        stream = await logsOf(deps).open(clusterId, {
-          namespace: session.namespace,
-          pod: session.podName,
-          tailLines: query.tail,
-          follow: query.follow,
-          timestamps: query.timestamps,
-          ...(query.follow ? {} : { limitBytes: LIMIT_BYTES }),
-          signal: abort.signal,
-        });
-      } catch (e) {
-        throw logFailure(clusterId, e);
-      }
+      const stream = await openSessionLog(logsOf(deps), clusterId, {
+        namespace: session.namespace,
+        pod: session.podName,
+        tailLines: query.tail,
+        follow: query.follow,
+        timestamps: query.timestamps,
+        ...(query.follow ? {} : { limitBytes: LIMIT_BYTES }),
+        signal: abort.signal,
+      });
       const answer = {
         session_id: session.id,
         cluster_id: clusterId,
@@ -107,29 +77,9 @@ export function logsRoutes(
         answer.truncated = Buffer.byteLength(text) >= LIMIT_BYTES;
         return { status: 200, body: answer, headers: { "Cache-Control": "no-store" } };
       }
-      // Follow: the typed layer answers JSON, so this stream bypasses it (the route layer's "rare route
-      // that needs the raw request"): headers now, lines as they come, done when either side ends.
-      ctx.respond = false;
-      const res = ctx.res;
-      res.writeHead(200, {
-        "content-type": "text/plain; charset=utf-8",
-        "cache-control": "no-store",
-        "x-content-type-options": "nosniff",
-        "x-accel-buffering": "no",
-      });
-      res.flushHeaders();
-      await new Promise<void>((resolve) => {
-        stream.on("data", (c: Buffer) => res.write(c));
-        stream.on("end", resolve);
-        stream.on("error", resolve);
-        stream.on("close", resolve);
-        res.on("close", () => {
-          abort.abort();
-          resolve();
-        });
-      });
-      res.end();
-      return { status: 200, body: answer };
+      // Follow: lines as the pod writes them, done when either side ends (the client's leaving aborts the
+      // cluster's stream above).
+      return { kind: "text", body: stream };
     },
   });
   return [getLogs];

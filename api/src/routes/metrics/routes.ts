@@ -17,21 +17,15 @@ export const getUsageReport = defineRoute({
   auth: "user",
   query: UsageReportQuery,
   responses: { 200: z.union([UsageReport, z.string().meta({ description: "text/csv with format=csv" })]) },
-  handler: async ({ deps, principal, query, ctx }) => {
+  handler: async ({ deps, principal, query }) => {
     const report = await usageReport(deps.db, principal, query.from, query.to);
-    if (query.format === "csv") {
-      // The route layer answers JSON: CSV is written on the response itself, as the audit export does.
-      ctx.respond = false;
-      ctx.res
-        .writeHead(200, {
-          "Content-Type": "text/csv; charset=utf-8; header=present",
-          "Content-Disposition": `attachment; filename="usage-${report.from.slice(0, 10)}-${report.to.slice(0, 10)}.csv"`,
-          "Cache-Control": "no-store",
-          "X-Request-Id": String(ctx.response.get("X-Request-Id") || ""),
-        })
-        .end(presentUsageCsv(report));
-      return { status: 200 as const, body: "" };
-    }
+    if (query.format === "csv")
+      return {
+        kind: "csv",
+        filename: `usage-${report.from.slice(0, 10)}-${report.to.slice(0, 10)}.csv`,
+        headerPresent: true,
+        body: presentUsageCsv(report),
+      };
     return { status: 200 as const, body: report };
   },
 });

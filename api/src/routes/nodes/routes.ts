@@ -3,8 +3,8 @@
 // super_admin's scope (anyone else gets an empty page, as Endpoints rule 1 says: the scope, not 403).
 // Pools are aggregates and visible to everyone signed in.
 
-import { listGpuDevices, listNodePools, listNodes } from "../../db/operations/inventory/listInventory.ts";
 import { Paged } from "../../db/paging.ts";
+import { readGpuDevices, readNodePools, readNodes } from "../../domain/clusters/inventory.ts";
 import { type NodeAction, runNodeAction } from "../../domain/clusters/node-actions.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { presentGpuDevice, presentNode, presentNodeAction, presentNodePool } from "./presenter.ts";
@@ -19,11 +19,6 @@ import {
   NodePool,
 } from "./schemas.ts";
 
-const emptyPage = (q: { page: number; size: number }) => ({
-  data: [],
-  pagination: { page: q.page, size: q.size, total: 0 },
-});
-
 export const listNodesRoute = defineRoute({
   method: "get",
   path: "/api/v1/nodes",
@@ -34,8 +29,7 @@ export const listNodesRoute = defineRoute({
   query: ListNodesQuery,
   responses: { 200: Paged(Node) },
   handler: async ({ deps, principal, query }) => {
-    if (!principal.isSuperAdmin) return { status: 200, body: emptyPage(query) };
-    const { rows, total } = await listNodes(deps.db, {
+    const { rows, total } = await readNodes(deps, principal, {
       ...(query.cluster ? { clusterId: query.cluster } : {}),
       limit: query.size,
       offset: (query.page - 1) * query.size,
@@ -57,8 +51,7 @@ export const listGpuDevicesRoute = defineRoute({
   query: ListGpuDevicesQuery,
   responses: { 200: Paged(GpuDevice) },
   handler: async ({ deps, principal, query }) => {
-    if (!principal.isSuperAdmin) return { status: 200, body: emptyPage(query) };
-    const { rows, total } = await listGpuDevices(deps.db, {
+    const { rows, total } = await readGpuDevices(deps, principal, {
       ...(query.cluster ? { clusterId: query.cluster } : {}),
       ...(query.node ? { nodeName: query.node } : {}),
       limit: query.size,
@@ -81,7 +74,7 @@ export const listNodePoolsRoute = defineRoute({
   query: ListNodePoolsQuery,
   responses: { 200: Paged(NodePool) },
   handler: async ({ deps, query }) => {
-    const { rows, total } = await listNodePools(deps.db, {
+    const { rows, total } = await readNodePools(deps, {
       ...(query.cluster ? { clusterId: query.cluster } : {}),
       limit: query.size,
       offset: (query.page - 1) * query.size,

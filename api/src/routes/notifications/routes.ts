@@ -1,8 +1,5 @@
 // The notification bell (docs/dev/governance.md): the caller's own notifications only. New ones are
 import { z } from "zod";
-import type { NotificationRow } from "../../db/operations/notifications/types.ts";
-// also pushed on GET /api/v1/sessions/events as `notification.created`.
-import { paginate } from "../../db/paging.ts";
 import {
   dismissOne,
   inbox,
@@ -18,7 +15,6 @@ import { presentNotification, presentPreference } from "./presenter.ts";
 import {
   ListNotificationsQuery,
   MarkedAll,
-  type Notification,
   NotificationList,
   NotificationParams,
   NotificationPreferences,
@@ -37,11 +33,13 @@ export const listNotificationsRoute = defineRoute({
   query: ListNotificationsQuery,
   responses: { 200: NotificationList },
   handler: async ({ deps, principal, query }) => {
-    const q = inbox(deps, principal, {
-      unreadOnly: query.unread === "true",
-      ...(query.kind ? { kind: query.kind } : {}),
-    });
-    const page = await paginate<NotificationRow, Notification>(deps.db, q, query, presentNotification);
+    const page = await inbox(
+      deps,
+      principal,
+      { unreadOnly: query.unread === "true", ...(query.kind ? { kind: query.kind } : {}) },
+      query,
+      presentNotification,
+    );
     return { status: 200, body: { ...page, unread_count: await unreadCount(deps, principal) } };
   },
 });

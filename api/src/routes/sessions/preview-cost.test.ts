@@ -2,7 +2,7 @@
 // rate, and whether the caller could start the session now — answered with the very refusal
 // POST /api/v1/sessions gives, for credits, minimum runs already promised, and the resource policy.
 // The management cluster is a stand-in (catalog + Session writes).
-import { OfferingKind, ResourcePolicyKind } from "@berth/crds";
+import { OfferingKind, ResourcePolicyKind, resourcePath } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aGpuCluster } from "../../db/operations/sessions/sessions.test-support.ts";
 import { expectLedgerInvariants } from "../../domain/credits/credits.test-support.ts";
@@ -14,8 +14,7 @@ import {
 } from "../../domain/identity/identity.test-support.ts";
 import { makeSessionsRuntime } from "../../domain/sessions/runtime.ts";
 
-const offeringPath = (name: string) =>
-  `/apis/${OfferingKind.group}/${OfferingKind.version}/${OfferingKind.plural}/${name}`;
+const offeringPath = (name: string) => resourcePath(OfferingKind, { name });
 const H100 = "NVIDIA-H100-80GB-HBM3";
 // Ten minutes of h100 (4 credits/h), rounded up: the door's minimum run.
 const TEN_MINUTES = "666667";

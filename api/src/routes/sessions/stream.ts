@@ -13,11 +13,9 @@
 //
 // Works across API replicas: events live in Postgres (`session_events`) and every replica LISTENs for
 // new rows (api/src/domain/sessions/eventHub.ts). Lists stay the polling fallback.
-import type { Context } from "koa";
 import { z } from "zod";
 import type { PrivateImageRow } from "../../db/operations/images/types.ts";
 import type { NotificationRow } from "../../db/operations/notifications/types.ts";
-import { firstSessionEventSeq, listSessionEventsAfter } from "../../db/operations/sessions/sessionEvents.ts";
 import type { SessionEventRow } from "../../db/operations/sessions/types.ts";
 import type { Deps } from "../../deps.ts";
 import type { Principal } from "../../domain/identity/principal.ts";
@@ -25,9 +23,11 @@ import { scopeOf } from "../../domain/identity/scope.ts";
 import { IMAGE_UPDATED } from "../../domain/images/events.ts";
 import { NOTIFICATION_CREATED } from "../../domain/notifications/notify.ts";
 import { viewOfPayload } from "../../domain/sessions/events.ts";
+import { eventsAfter, oldestKeptEvent } from "../../domain/sessions/replay.ts";
 import { canSeeSessionIn } from "../../domain/sessions/visibility.ts";
 import { Invalid, isDomainError } from "../../errors.ts";
 import { authenticate, defineRoute } from "../../http/route.ts";
+import type { EventStreamOut } from "../../http/streams.ts";
 import { presentPrivateImage } from "../images/presenter.ts";
 import { presentNotification } from "../notifications/presenter.ts";
 import { presentSession } from "./presenter.ts";
@@ -90,13 +90,12 @@ async function stream(
   caller: Principal,
   /** The caller as the token names them now: throws once it no longer holds (expired, revoked, disabled). */
   recheck: () => Promise<Principal>,
-  ctx: Context,
+  out: EventStreamOut,
   lastEventId: string | undefined,
   sessionId: string | undefined,
 ): Promise<void> {
   // The scope is derived once per (re)check, not once per event: every stream sees every event.
   let scope = scopeOf(caller);
-  const res = ctx.res;
   // A notification goes to its user only (a super_admin sees every session, not everyone's bell).
   const visible = (row: SessionEventRow) =>
     row.session_id === null || row.organization_id === null
@@ -115,24 +114,11 @@ async function stream(
   let replayedUpTo = -1n;
   let replaying = true;
   const held: SessionEventRow[] = [];
-  let closed = false;
-  let done: () => void = () => {};
-  const finished = new Promise<void>((r) => {
-    done = r;
-  });
-  const close = () => {
-    if (closed) return;
-    closed = true;
-    done();
-  };
   const write = (text: string) => {
-    if (closed) return;
-    res.write(text);
-    if (res.writableLength > MAX_BUFFERED_BYTES) {
-      // A client that does not read: drop it; it resumes with Last-Event-ID.
-      res.destroy();
-      close();
-    }
+    if (out.closed) return;
+    out.write(text);
+    // A client that does not read: drop it; it resumes with Last-Event-ID.
+    if (out.buffered > MAX_BUFFERED_BYTES) out.drop();
   };
   // A resumed stream sends nothing at or before the client's last id: the hub may still deliver such an
   // event live (its own reading lags the replay's), and the client has it already.
@@ -153,26 +139,10 @@ async function stream(
     write(formatOnce(row, deps.config.images?.registry?.pullPrefix));
   };
 
-  ctx.respond = false;
-  res.writeHead(200, {
-    "Content-Type": "text/event-stream; charset=utf-8",
-    "Cache-Control": "no-store",
-    Connection: "keep-alive",
-    "X-Accel-Buffering": "no",
-    "X-Request-Id": String(ctx.response.get("X-Request-Id") || ""),
-  });
-  res.flushHeaders();
-  write("retry: 2000\n\n");
-  ctx.req.on("close", close);
-  res.on("close", close);
-
   const hub = deps.events;
   const unsubscribe = await hub.subscribe({
     deliver: (row: SessionEventRow) => (replaying ? held.push(row) : send(row)),
-    close: () => {
-      res.end();
-      close();
-    },
+    close: () => out.end(),
   });
   // Each heartbeat asks again who the caller is: a stream outlives its token, a changed role or a
   // removal from an organization, and must not go on showing what the caller may no longer see.
@@ -192,8 +162,7 @@ async function stream(
           ? { code: e.code, message: e.message }
           : { code: "unavailable", message: "the caller could not be checked again; reconnect" };
         write(`event: error\ndata: ${JSON.stringify({ error })}\n\n`);
-        res.end();
-        close();
+        out.end();
       })
       .finally(() => {
         checking = false;
@@ -201,28 +170,21 @@ async function stream(
   }, HEARTBEAT_MS);
   try {
     if (lastEventId !== undefined) {
-      const first = BigInt(await firstSessionEventSeq(deps.db));
+      const first = await oldestKeptEvent(deps);
       if (first > 0n && BigInt(lastEventId) < first - 1n) {
         write(
           `event: reset\ndata: ${JSON.stringify({ reason: "events before this point are no longer kept; reload the lists", oldest_id: first.toString() })}\n\n`,
         );
       }
-      let after = lastEventId;
-      for (;;) {
-        const rows = await listSessionEventsAfter(deps.db, after, 500);
-        for (const r of rows) send(r);
-        if (rows.length < 500 || closed) break;
-        after = String(rows[rows.length - 1]?.seq);
-      }
+      for await (const rows of eventsAfter(deps, lastEventId, () => out.closed)) for (const r of rows) send(r);
     }
     replaying = false;
     for (const r of held.splice(0)) send(r);
     write(`event: heartbeat\ndata: ${JSON.stringify({ at: new Date().toISOString() })}\n\n`);
-    await finished;
+    await out.gone;
   } finally {
     clearInterval(heartbeat);
     unsubscribe();
-    if (!res.writableEnded) res.end();
   }
 }
 
@@ -264,7 +226,7 @@ export const sessionEventsRoute = defineRoute({
           code: "invalid_event_id",
         },
       ]);
-    await stream(deps, principal, recheck, ctx, header !== "" ? header : query.last_event_id, query.session_id);
-    return { status: 200, body: "" };
+    const lastEventId = header !== "" ? header : query.last_event_id;
+    return { kind: "sse", run: (out) => stream(deps, principal, recheck, out, lastEventId, query.session_id) };
   },
 });

@@ -1,7 +1,7 @@
 // Public sign-up and the approval queue (docs/dev/governance.md, "System settings").
 import { z } from "zod";
 import type { SignupRequestRow } from "../../db/operations/signup/signupRequests.ts";
-import { Page, Paged, paginate } from "../../db/paging.ts";
+import { Page, Paged } from "../../db/paging.ts";
 import { decideSignup, signUp, signupQueue } from "../../domain/signup/signup.ts";
 import { clientAddressOf } from "../../http/client-address.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
@@ -83,12 +83,7 @@ export const listSignupRequestsRoute = defineRoute({
   responses: { 200: Paged(SignupRequest) },
   handler: async ({ deps, principal, query }) => ({
     status: 200,
-    body: await paginate<SignupRequestRow, z.infer<typeof SignupRequest>>(
-      deps.db,
-      signupQueue(deps, principal, query.status),
-      query,
-      present,
-    ),
+    body: await signupQueue(deps, principal, query.status, query, present),
   }),
 });
 

@@ -1,6 +1,6 @@
 import { sessionIdOf } from "@berth/crds";
 import type { PoolView } from "../../domain/storage/pools.ts";
-import type { VolumeView } from "../../domain/storage/volumes.ts";
+import type { VolumeView } from "../../domain/storage/volumeParts.ts";
 import { isoTimestamp as iso } from "../../http/timestamp.ts";
 
 export function presentPool(v: PoolView) {

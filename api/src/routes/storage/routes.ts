@@ -4,19 +4,17 @@ import { z } from "zod";
 // (docs/dev/storage.md).
 
 import { Page, Paged, pageOf } from "../../db/paging.ts";
+import { createVolume } from "../../domain/storage/createVolume.ts";
+import { deleteVolume } from "../../domain/storage/deleteVolume.ts";
+import { getVolume } from "../../domain/storage/getVolume.ts";
+import { listVolumeViews } from "../../domain/storage/listVolumes.ts";
+import { lockVolume } from "../../domain/storage/lockVolume.ts";
 import { createPool, deletePool, getPool, listPools, updatePool } from "../../domain/storage/pools.ts";
+import { restoreVolume } from "../../domain/storage/restoreVolume.ts";
 import { storageSettings, updateStorageSettings } from "../../domain/storage/settings.ts";
-import {
-  createVolume,
-  deleteVolume,
-  getVolume,
-  listVolumeViews,
-  lockVolume,
-  restoreVolume,
-  setVolumeShares,
-  updateVolumeOf,
-  volumesOfSession,
-} from "../../domain/storage/volumes.ts";
+import { setVolumeShares } from "../../domain/storage/shareVolume.ts";
+import { updateVolumeOf } from "../../domain/storage/updateVolume.ts";
+import { volumesOfSession } from "../../domain/storage/volumesOfSession.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { presentPool, presentVolume } from "./presenter.ts";
 import {

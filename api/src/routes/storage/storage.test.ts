@@ -1,9 +1,11 @@
 import { HttpKube } from "@berth/controllers/kube";
+
 // Storage pools and volumes over HTTP, against a real kube-apiserver (the test bed's management cluster,
 // with the generated CRDs and the default catalog) and real Postgres: the Pool and Volume resources are
 // the source of truth, quotas come from the resource policy, the capacity gate reads one pool at a time,
 // and another organization's volume does not exist for you (BOLA, every route).
 
+import { resourcePath, VolumeKind } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
 import { type Fleet, kubeConfigFrom, startFleet } from "@berth/e2e";
 import { ApiextensionsV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
@@ -524,11 +526,9 @@ describe("volumes", () => {
       const setStatus = async (status: Record<string, unknown>) => {
         const k = new HttpKube(kc);
         try {
-          const r = await k.request(
-            "PATCH",
-            `/apis/berth.dev/v1alpha1/namespaces/${namespace}/volumes/${name}/status`,
-            { body: { status } },
-          );
+          const r = await k.request("PATCH", resourcePath(VolumeKind, { namespace, name, subresource: "status" }), {
+            body: { status },
+          });
           expect(r.status).toBe(200);
         } finally {
           k.close();
@@ -614,7 +614,7 @@ describe("volumes", () => {
       const namespace = all.items.find((i) => i.metadata.name === name)?.metadata.namespace as string;
       const k = new HttpKube(kc);
       try {
-        const r = await k.request("PATCH", `/apis/berth.dev/v1alpha1/namespaces/${namespace}/volumes/${name}/status`, {
+        const r = await k.request("PATCH", resourcePath(VolumeKind, { namespace, name, subresource: "status" }), {
           body: { status: { boundCluster: "clu_east", claimName: `berth-${name}` } },
         });
         expect(r.status).toBe(200);

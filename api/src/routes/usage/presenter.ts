@@ -1,4 +1,4 @@
-import type { UsageSampleRow, UsageTotals } from "./readUsage.ts";
+import type { UsageSampleRow, UsageTotals } from "../../domain/sessions/usage.ts";
 
 export function presentPoint(r: UsageSampleRow) {
   return {

@@ -1,9 +1,9 @@
 // GET /api/v1/sessions/:sessionId/usage: what a session is using, from the operator's usage samples.
 import { type ConnectPortsOf, connectDepsOf } from "../../domain/connect/adapters.ts";
+import { sessionUsage } from "../../domain/sessions/usage.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { SessionParams } from "../connect/schemas.ts";
 import { presentUsage } from "./presenter.ts";
-import { latestUsageSamples, usageTotals } from "./readUsage.ts";
 import { SessionUsage, UsageQuery } from "./schemas.ts";
 
 export function usageRoutes(portsOf: ConnectPortsOf = connectDepsOf): RouteDef[] {
@@ -21,11 +21,8 @@ export function usageRoutes(portsOf: ConnectPortsOf = connectDepsOf): RouteDef[]
     responses: { 200: SessionUsage },
     handler: async ({ deps, principal, params, query }) => {
       const session = await portsOf(deps).sessions.forUser(principal, params.sessionId);
-      const [rows, totals] = await Promise.all([
-        latestUsageSamples(deps.db, session.id, query.points),
-        usageTotals(deps.db, session.id),
-      ]);
-      return { status: 200, body: presentUsage(session.id, rows, totals) };
+      const { samples, totals } = await sessionUsage(deps, session.id, query.points);
+      return { status: 200, body: presentUsage(session.id, samples, totals) };
     },
   });
   return [getUsage];

@@ -1,4 +1,5 @@
 import type { Knex } from "knex";
+import type { WalletLedgerLine } from "./types.ts";
 
 export interface LedgerFilter {
   from?: Date;
@@ -28,4 +29,18 @@ export function walletLedgerQuery(db: Knex, walletId: string, f: LedgerFilter): 
     { column: "seq", order: "desc" },
     { column: "entry_id", order: "desc" },
   ]);
+}
+
+/** The same lines in pages of `size`, one query each (node-postgres streams need another package). */
+export async function* walletLedgerPages(
+  db: Knex,
+  walletId: string,
+  f: LedgerFilter,
+  size = 2_000,
+): AsyncGenerator<WalletLedgerLine[]> {
+  for (let offset = 0; ; offset += size) {
+    const rows = (await walletLedgerQuery(db, walletId, f).limit(size).offset(offset)) as WalletLedgerLine[];
+    if (rows.length > 0) yield rows;
+    if (rows.length < size) return;
+  }
 }

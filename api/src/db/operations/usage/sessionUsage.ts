@@ -1,6 +1,6 @@
 // Live usage of one session from `usage_samples` (written by POST /internal/v1/usage, deduplicated by
 // (cluster, sample id)): the latest samples, newest first, and the totals over every sample. The table's
-// (session, period_start) index serves both.
+// (session, period_start) index serves both. Read through domain/sessions/usage.ts.
 import type { Knex } from "knex";
 
 export interface UsageSampleRow {

@@ -10,13 +10,13 @@
 // (token_invalid, token_unknown, token_used, token_expired, other_session, other_cluster, session_moved,
 // not_allowed), 409 conflict (session_not_running, with details.phase), 404 not_found (session_gone).
 // The cluster is the operator token's, never the request's: another cluster's gateway cannot redeem.
-import { type ConnectPortsOf, connectDepsOf } from "../../domain/connect/adapters.ts";
-import { checkConnectGrant } from "../../domain/connect/checkConnectGrant.ts";
-import { ConnectRefused } from "../../domain/connect/errors.ts";
-import { type ConnectGrant, verifyConnectToken } from "../../domain/connect/verifyConnectToken.ts";
-import { type AnyInternalRoute, defineInternalRoute } from "../../internal/route.ts";
-import { presentGrant } from "./presenter.ts";
-import { VerifyQuery } from "./schemas.ts";
+import { type ConnectPortsOf, connectDepsOf } from "../domain/connect/adapters.ts";
+import { checkConnectGrant } from "../domain/connect/checkConnectGrant.ts";
+import { ConnectRefused } from "../domain/connect/errors.ts";
+import { type ConnectGrant, verifyConnectToken } from "../domain/connect/verifyConnectToken.ts";
+import { presentGrant } from "../routes/connect/presenter.ts";
+import { VerifyQuery } from "../routes/connect/schemas.ts";
+import { type AnyInternalRoute, defineInternalRoute } from "./route.ts";
 
 export const CONNECT_TOKEN_HEADER = "X-Berth-Connect-Token";
 

@@ -1,8 +1,7 @@
 // pods/log of a session's pod on its GPU cluster, read with the cluster's registered credential, as a
 // stream (follow keeps it open): the one client's streamed read, with its error types.
 import type { IncomingMessage } from "node:http";
-import { HttpKube, seg } from "@berth/controllers/kube";
-import type { ClusterCredential } from "../../domain/clusters/credential.ts";
+import { type HttpKube, seg } from "@berth/controllers/kube";
 
 export interface PodLogRequest {
   namespace: string;
@@ -29,16 +28,13 @@ export function podLogPath(r: Omit<PodLogRequest, "signal">): string {
   return `/api/v1/namespaces/${seg(r.namespace)}/pods/${seg(r.pod)}/log?${q}`;
 }
 
-/** Resolves with the 200 answer as a stream; rejects with KubeError or KubeTransportError. */
-export async function openPodLog(cred: ClusterCredential, r: PodLogRequest): Promise<IncomingMessage> {
-  const kube = new HttpKube(cred, { userAgent: "berth-api" });
-  try {
-    return await kube.stream(podLogPath(r), {
-      signal: r.signal,
-      ...(r.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: r.connectTimeoutMs }),
-    });
-  } finally {
-    // The stream has a connection of its own; nothing else was opened.
-    kube.close();
-  }
+/**
+ * Resolves with the 200 answer as a stream (on a connection of its own, so the cluster's kept client is
+ * not held); rejects with KubeError or KubeTransportError.
+ */
+export function openPodLog(kube: Pick<HttpKube, "stream">, r: PodLogRequest): Promise<IncomingMessage> {
+  return kube.stream(podLogPath(r), {
+    signal: r.signal,
+    ...(r.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: r.connectTimeoutMs }),
+  });
 }

@@ -1,8 +1,8 @@
 // POST /internal/v1/image-builds/status and /logs: a build cluster's operator reports the Jobs it runs
 // from ImageBuild resources and sends their log lines (domain/images/buildReports.ts).
 import { BuildLogBatch, BuildStatusReport } from "@berth/crds/internal-plane";
-import { recordBuildLogs, recordBuildStatus } from "../../domain/images/buildReports.ts";
-import { type AnyInternalRoute, defineInternalRoute } from "../../internal/route.ts";
+import { recordBuildLogs, recordBuildStatus } from "../domain/images/buildReports.ts";
+import { type AnyInternalRoute, defineInternalRoute } from "./route.ts";
 
 export const postBuildStatus = defineInternalRoute({
   method: "post",

@@ -2,7 +2,7 @@
 // and the API stores it in the metrics server, stamped with the token's cluster id and the sessions'
 // labels (domain/monitoring/relay.ts). The metrics server is never reached from a GPU cluster.
 import { MetricsForward } from "@berth/crds/internal-plane";
-import { type AnyInternalRoute, defineInternalRoute } from "../../internal/route.ts";
+import { type AnyInternalRoute, defineInternalRoute } from "./route.ts";
 
 export const postMetrics = defineInternalRoute({
   method: "post",
