@@ -356,6 +356,10 @@ describe.skipIf(!canRun)("session images run (needs root and runc)", () => {
     console.log(`terminal: page answered 200 ${seconds.toFixed(1)} s after runc run`);
     const page = await (await fetch(`http://127.0.0.1:${c.port}${c.base}`)).text();
     expect(page).toContain("xterm/xterm.js");
+    // The connect link's path (/proxy/{cr}/terminal) is the same page.
+    const linked = await fetch(`http://127.0.0.1:${c.port}${c.base}terminal`);
+    expect(linked.status).toBe(200);
+    expect(await linked.text()).toContain("xterm/xterm.js");
     expect((await fetch(`http://127.0.0.1:${c.port}${c.base}xterm/xterm.js`)).status).toBe(200);
     const frames = await converse(
       `ws://127.0.0.1:${c.port}${c.base}websocket`,
@@ -385,6 +389,11 @@ describe.skipIf(!canRun)("session images run (needs root and runc)", () => {
     expect(asset, page.slice(0, 2000)).toBeDefined();
     const res = await fetch(new URL(asset as string, `http://127.0.0.1:${c.port}${c.base}`));
     expect(res.status).toBe(200);
+    // The connect link's path (/proxy/{cr}/code/) serves the same workbench, its assets under it.
+    const linked = await (await fetch(`http://127.0.0.1:${c.port}${c.base}code/`)).text();
+    expect(linked).toContain("workbench");
+    const linkedAsset = await fetch(new URL(asset as string, `http://127.0.0.1:${c.port}${c.base}code/`));
+    expect(linkedAsset.status).toBe(200);
     expect(existsSync(join(work, c.id, "rootfs/usr/local/bin/node"))).toBe(true);
   });
 });

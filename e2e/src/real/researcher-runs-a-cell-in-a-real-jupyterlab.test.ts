@@ -234,6 +234,10 @@ describe.skipIf(!can.ok)(
       const gw = gatewayOf(f);
       const links = (await f.bed.call(f.bed.alice, "GET", `/api/v1/sessions/${t.id}/connect`)).body;
       const cookie = await gw.signIn(links.links.terminal);
+      // The link's own page, as a browser opens it.
+      const page = await gw.open(`${gw.url}/proxy/${tcr}/terminal`, { cookie });
+      expect(page.status).toBe(200);
+      expect(page.body).toContain("xterm");
       const frames = await gw.converse(
         `/proxy/${tcr}/websocket`,
         cookie,
@@ -263,12 +267,12 @@ describe.skipIf(!can.ok)(
       const gw = gatewayOf(f);
       const links = (await f.bed.call(f.bed.alice, "GET", `/api/v1/sessions/${c.id}/connect`)).body;
       const cookie = await gw.signIn(links.links.code);
-      // code-server sends the workbench's root on to its folder (a redirect under the base path); a browser follows.
-      let url = `${gw.url}/proxy/${ccr}/`;
+      // The link's path; code-server sends its root on to its folder (a redirect under it); a browser follows.
+      let url = `${gw.url}/proxy/${ccr}/code/`;
       let page = await gw.open(url, { cookie });
       for (let hops = 0; page.status >= 300 && page.status < 400 && hops < 3; hops++) {
         url = new URL(page.headers.location as string, url).toString();
-        expect(new URL(url).pathname.startsWith(`/proxy/${ccr}/`), url).toBe(true);
+        expect(new URL(url).pathname.startsWith(`/proxy/${ccr}/code/`), url).toBe(true);
         page = await gw.open(url, { cookie });
       }
       expect(page.status).toBe(200);
