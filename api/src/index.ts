@@ -4,6 +4,7 @@
 // tests' global setup "@berth/api/db/server" (loading the whole API there would slow every test run).
 
 export { ensureLocalDemo } from "./bootstrap/demo.ts";
+export { applyLocalSessionImages } from "./bootstrap/localImages.ts";
 export { ensureDefaultPool, ensureHomeVolume, ensurePool } from "./bootstrap/storage.ts";
 export { buildDeps, makeClusterClients } from "./buildDeps.ts";
 export { type Config, ConfigError, parseConfig, Secret } from "./config.ts";

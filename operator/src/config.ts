@@ -77,8 +77,13 @@ export const OperatorConfigSchema = z
         egressAllow: commaList(
           z.array(z.union([z.cidrv4(), z.cidrv6()], { error: "must be a CIDR, e.g. 10.20.0.0/16" })).max(64),
         ),
+        /**
+         * How long a started session app may take to answer its readiness probe before its session
+         * fails with the reason (controllers/src/mirror/plan.ts). Large images with many extensions start slowly.
+         */
+        appReadyTimeoutMs: ms(1_000).default(600_000),
       })
-      .default({ egressAllow: [] }),
+      .default({ egressAllow: [], appReadyTimeoutMs: 600_000 }),
     storage: z
       .object({
         /** The volume-sync tick: how often the storage driver's capacity objects are read and reported. */
@@ -168,8 +173,16 @@ export const OperatorConfigSchema = z
         probeTimeoutMs: ms(100).default(5_000),
         namespace: z.string().min(1).default("berth-sessions"),
         appUpstreams: z.string().min(1).optional(),
+        /**
+         * With `appUpstreams`: pods whose address lies in one of these ranges are read at their own
+         * address all the same (the local fleet's real node, whose pods the host reaches; its kwok pods'
+         * addresses are data).
+         */
+        directCidrs: commaList(
+          z.array(z.union([z.cidrv4(), z.cidrv6()], { error: "must be a CIDR, e.g. 10.234.0.0/24" })).max(64),
+        ),
       })
-      .default({ intervalMs: 30_000, probeTimeoutMs: 5_000, namespace: "berth-sessions" }),
+      .default({ intervalMs: 30_000, probeTimeoutMs: 5_000, namespace: "berth-sessions", directCidrs: [] }),
     /**
      * Image builds (controllers/src/builds/): on a cluster marked for builds, the namespace where the
      * control plane writes ImageBuild resources and the operator runs their Jobs (made by the install, with
@@ -254,6 +267,7 @@ export const ENV: Record<string, string> = {
   BERTH_OPERATOR_INVENTORY_RESYNC_MS: "inventory.resyncMs",
   BERTH_OPERATOR_INVENTORY_PAGE_SIZE: "inventory.listPageSize",
   BERTH_OPERATOR_SESSION_EGRESS_ALLOW: "sessions.egressAllow",
+  BERTH_OPERATOR_SESSION_APP_READY_TIMEOUT_MS: "sessions.appReadyTimeoutMs",
   BERTH_OPERATOR_USAGE_INTERVAL_MS: "usage.intervalMs",
   BERTH_OPERATOR_STORAGE_INTERVAL_MS: "storage.intervalMs",
   BERTH_OPERATOR_USAGE_GRACE_MS: "usage.graceMs",
@@ -262,6 +276,7 @@ export const ENV: Record<string, string> = {
   BERTH_OPERATOR_ACTIVITY_INTERVAL_MS: "activity.intervalMs",
   BERTH_OPERATOR_ACTIVITY_PROBE_TIMEOUT_MS: "activity.probeTimeoutMs",
   BERTH_OPERATOR_ACTIVITY_APP_UPSTREAMS: "activity.appUpstreams",
+  BERTH_OPERATOR_ACTIVITY_DIRECT_CIDRS: "activity.directCidrs",
   BERTH_OPERATOR_GPU_METRICS_URLS: "gpuMetrics.urls",
   BERTH_OPERATOR_GPU_METRICS_FORWARD: "gpuMetrics.forward",
   BERTH_OPERATOR_GATEWAY_NAMESPACE: "processMetrics.gatewayNamespace",

@@ -22,7 +22,7 @@ import type { OperatorConfig } from "./config.ts";
 import { InternalClient } from "./controlplane/client.ts";
 import { ProcessMetricsRound } from "./forwarding/processRound.ts";
 import { parseUpstreamTable } from "./gateway/config.ts";
-import { StaticUpstreams, type UpstreamResolver } from "./gateway/upstream.ts";
+import { addressMatcher, StaticUpstreams, type Upstream } from "./gateway/upstream.ts";
 import { DcgmScraper } from "./gpu/dcgm.ts";
 import { forwardMetrics } from "./gpu/forward.ts";
 import { InventoryReporter } from "./inventory/reporter.ts";
@@ -93,9 +93,16 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   let builds: RunningBuildController | undefined;
   // The operator's and every gateway replica's own figures, forwarded while leading (one sender per cluster).
   let processRound: ProcessMetricsRound | undefined;
-  const apps: UpstreamResolver = config.activity.appUpstreams
+  // The idle rule's notebook reads go to the pod's own address, unless a table stands in for the pods
+  // (the local fleet); even then, pods in `directCidrs` (its real node's) are read where they run.
+  const standins = config.activity.appUpstreams
     ? new StaticUpstreams(parseUpstreamTable(config.activity.appUpstreams))
-    : { resolve: (cr) => routes.get(cr) };
+    : undefined;
+  const direct = addressMatcher(config.activity.directCidrs);
+  const apps = (cr: string): Upstream | undefined => {
+    const route = routes.get(cr);
+    return !standins || (route && direct(route.host)) ? route : standins.resolve(cr);
+  };
   // Start and stop of leader-only work are serialized: a quick lose-then-win never runs two reporters.
   let transitions: Promise<void> = Promise.resolve();
   const serially = (step: () => Promise<void>): Promise<void> => {
@@ -211,7 +218,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
             client: internal,
             clusterId: config.clusterId,
             namespace: config.activity.namespace,
-            upstream: (cr) => apps.resolve(cr) as ReturnType<StaticUpstreams["resolve"]>,
+            upstream: apps,
             // A reading is fresh for two scrape intervals; older: no reading (the signal turns unknown).
             ...(g ? { gpu: (pod) => g.readings.latest(pod, clock.now() - 2 * config.gpuMetrics.intervalMs) } : {}),
             intervalMs: config.activity.intervalMs,
@@ -282,6 +289,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
             usageIntervalMs: config.usage.intervalMs,
             usageGraceMs: config.usage.graceMs,
             egressAllow: config.sessions.egressAllow,
+            appReadyTimeoutMs: config.sessions.appReadyTimeoutMs,
           },
         });
       });

@@ -3,7 +3,7 @@
 // catalog's upstream images (api/src/bootstrap/catalog.ts), which such a node cannot pull. A production
 // catalog never has them. Unlike the defaults they are re-applied at every start: the local registry's
 // address and the images' content-keyed tags change, and nobody edits them by hand.
-import { type KubeApi, KubeError, seg } from "@berth/controllers/kube";
+import { type KubeApi, KubeError } from "@berth/controllers/kube";
 import { ImageKind, type ImageKindName, type KindDefinition, LABELS, resourcePath } from "@berth/crds";
 import type { CatalogEntry } from "./catalog.ts";
 
@@ -41,15 +41,14 @@ export async function applyLocalSessionImages(
   refs: Partial<Record<ImageKindName, string>>,
 ): Promise<{ created: string[]; updated: string[] }> {
   const out = { created: [] as string[], updated: [] as string[] };
-  const path = resourcePath(ImageKind);
   for (const { object } of localSessionImageEntries(refs)) {
     const name = object.metadata.name as string;
     try {
-      await kube.json("POST", path, { body: object });
+      await kube.json("POST", resourcePath(ImageKind), { body: object });
       out.created.push(name);
     } catch (e) {
       if (!(e instanceof KubeError) || e.status !== 409) throw e;
-      await kube.json("PATCH", `${path}/${seg(name)}`, {
+      await kube.json("PATCH", resourcePath(ImageKind, { name }), {
         body: { metadata: { labels: object.metadata.labels }, spec: object.spec },
       });
       out.updated.push(name);

@@ -79,15 +79,15 @@ export function productionPackages(): { dirs: string[]; links: string[] } {
   return { dirs: top, links: [...links].sort() };
 }
 
-const TAR = [
-  "--owner=0",
-  "--group=0",
+/** The same bytes for the same files: sorted names, no access or change times, numeric owners. */
+export const TAR_STABLE = [
   "--numeric-owner",
-  "--mtime=@0",
   "--sort=name",
   "--format=posix",
   "--pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime",
 ];
+/** And every file root's, at time 0: the application's layers. */
+const TAR = ["--owner=0", "--group=0", "--mtime=@0", ...TAR_STABLE];
 
 /**
  * A reproducible tar of `paths` under `dir`. `rootfs`: a root filesystem as it is (owners and times kept,
@@ -101,16 +101,8 @@ export function tarOf(
   exclude: string[] = [],
   rootfs = false,
 ): Buffer {
-  const own = rootfs
-    ? [
-        "--numeric-owner",
-        "--sort=name",
-        "--format=posix",
-        TAR[6] as string,
-        "--xattrs",
-        "--xattrs-include=security.capability",
-      ]
-    : TAR;
+  // File capabilities kept in a root filesystem: the builder image's newuidmap needs them.
+  const own = rootfs ? [...TAR_STABLE, "--xattrs", "--xattrs-include=security.capability"] : TAR;
   return execFileSync(
     "tar",
     [

@@ -33,7 +33,7 @@ import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { type ImageConfig, type Layer, layerOf, ROOT, tarOf, writeLayout } from "./build.ts";
+import { type ImageConfig, type Layer, layerOf, ROOT, TAR_STABLE, tarOf, writeLayout } from "./build.ts";
 import { parseRef, pushLayout } from "./push.ts";
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
@@ -69,8 +69,22 @@ const hash = (...parts: (string | Buffer)[]) => {
   for (const p of parts) h.update(p).update("\0");
   return h.digest("hex");
 };
-/** The builder's code that makes a layer: a change to it is a new image (an edit elsewhere is not). */
-const code = (...fns: ((...args: never[]) => unknown)[]) => hash(...fns.map((f) => f.toString()));
+/**
+ * The builder's code that makes a layer, by the names of its top-level functions: their source text as
+ * written (not `Function.toString()`, which differs between Node's type stripping and a test runner's
+ * transform). A change to them is a new image; an edit elsewhere is not.
+ */
+const code = (...fns: { name: string }[]) => {
+  const files = [join(HERE, "sessions.ts"), join(HERE, "build.ts")].map((f) => readFileSync(f, "utf8"));
+  return hash(
+    ...fns.map(({ name }) => {
+      const re = new RegExp(`^(?:export )?(?:function ${name}\\(|const ${name} = )[\\s\\S]*?^}`, "m");
+      const found = files.map((f) => re.exec(f)?.[0]).find(Boolean);
+      if (!found) throw new Error(`the builder has no top-level ${name}`);
+      return found;
+    }),
+  );
+};
 
 interface Recipe {
   /** Runs under chroot in the overlay, as root, with the network. */
@@ -176,7 +190,7 @@ const run = (cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; log?:
   const r = spawnSync(cmd, args, { encoding: "utf8", env: opts.env ?? process.env, maxBuffer: 2 ** 28 });
   if (r.status !== 0)
     throw new Error(
-      `${opts.log ?? [cmd, ...args].join(" ")} failed (${r.status ?? r.signal}):\n${`${r.stdout}${r.stderr}`.slice(-4000)}`,
+      `${opts.log ?? [cmd, ...args].join(" ")} failed (${r.error?.message ?? r.status ?? r.signal}):\n${`${r.stdout}${r.stderr}`.slice(-4000)}`,
     );
   return r.stdout;
 };
@@ -263,6 +277,23 @@ function saveLayer(dir: string, l: Layer) {
   writeFileSync(join(dir, `${l.name}.json`), JSON.stringify(meta));
 }
 
+/**
+ * Removes a build's folder, never through a mount still inside it (a bind of the host's /dev, a chroot's
+ * /proc, an overlay): those are unmounted lazily first, and a folder that still holds one is left alone.
+ */
+function removeBuildDir(dir: string) {
+  const inside = () =>
+    readFileSync("/proc/self/mounts", "utf8")
+      .split("\n")
+      .map((l) => (l.split(" ")[1] ?? "").replace(/\\040/g, " "))
+      .filter((m) => m === dir || m.startsWith(`${dir}/`))
+      .sort((a, b) => b.length - a.length);
+  for (const m of inside()) spawnSync("umount", ["-l", m]);
+  const left = inside();
+  if (left.length) throw new Error(`not removing ${dir}: still mounted there: ${left.join(", ")}`);
+  rmSync(dir, { recursive: true, force: true });
+}
+
 /** A folder made in `tmp` and renamed to `final` when whole, so a killed build never leaves a half cache entry. */
 function publish(tmp: string, final: string) {
   rmSync(final, { recursive: true, force: true });
@@ -277,7 +308,7 @@ export function baseKey(): string {
     MIRROR,
     BASE_PACKAGES.join(","),
     JSON.stringify(USER),
-    JSON.stringify([SCRATCH, LAYER_EXCLUDE]),
+    JSON.stringify([SCRATCH, LAYER_EXCLUDE, TAR_STABLE]),
     code(ensureBase, debootstrapped, chrootSh, mountBuildEnv, clearScratch, tarOf, layerOf),
   ).slice(0, 32);
 }
@@ -304,7 +335,7 @@ function debootstrapped(log: (s: string) => void): string {
     publish(tmp, dir);
     return join(dir, "rootfs");
   } catch (e) {
-    rmSync(tmp, { recursive: true, force: true });
+    removeBuildDir(tmp);
     throw e;
   }
 }
@@ -339,7 +370,7 @@ export function ensureBase(log: (s: string) => void = () => {}): CachedLayer {
     log(`base ${key.slice(0, 12)}: ${((performance.now() - started) / 1000).toFixed(0)} s`);
     return { layer, rootfs: join(dir, "rootfs"), key };
   } catch (e) {
-    rmSync(tmp, { recursive: true, force: true });
+    removeBuildDir(tmp);
     throw e;
   }
 }
@@ -377,7 +408,8 @@ export function imageKey(kind: SessionImageKind): string {
     ...r.inputs,
     ...r.files.flatMap(([f, to, mode]) => [readFileSync(join(FILES, f)), to, String(mode)]),
     JSON.stringify(r.config),
-    code(buildLocked, whiteoutsToOci, writeLayout, ...(r.host ? [r.host, buildCodeServer, addXterm, npmPack] : [])),
+    JSON.stringify([SCRATCH, LAYER_EXCLUDE, TAR_STABLE]),
+    code(buildLocked, whiteoutsToOci, writeLayout, ...(r.host ? [buildCodeServer, addXterm, npmPack] : [])),
   ).slice(0, 32);
 }
 
@@ -401,7 +433,7 @@ function described(kind: SessionImageKind, key: string, dir: string, started: nu
   const manifest = JSON.parse(readFileSync(join(dir, "blobs/sha256", digest.slice(7)), "utf8")) as {
     layers: { size: number; digest: string }[];
   };
-  const sizes = JSON.parse(readFileSync(join(dir, "sizes.json"), "utf8")) as { name: string; unpacked: number }[];
+  const sizes = JSON.parse(readFileSync(join(dir, "../sizes.json"), "utf8")) as { name: string; unpacked: number }[];
   return {
     kind,
     key,
@@ -490,14 +522,14 @@ function buildLocked(kind: SessionImageKind, log: (s: string) => void): BuiltIma
       "cdk8s/src/image/sessions.ts",
     );
     writeFileSync(
-      join(oci, "sizes.json"),
+      join(out, "sizes.json"),
       JSON.stringify([base.layer, app].map((l) => ({ name: l.name, unpacked: l.unpacked }))),
     );
     publish(out, dir);
     return described(kind, key, join(dir, "oci"), started, false);
   } finally {
     if (mountedOverlay) spawnSync("umount", ["-l", merged]);
-    rmSync(tmp, { recursive: true, force: true });
+    removeBuildDir(tmp);
   }
 }
 
@@ -565,7 +597,9 @@ function buildCodeServer(merged: string) {
           "libxkbfile-dev",
           "libsecret-1-dev",
         ]),
-        `node /opt/npm/bin/npm-cli.js install -g --prefix /usr/local --unsafe-perm --no-audit --no-fund code-server@${CODE_SERVER_VERSION}`,
+        // Its postinstall runs `npm` itself.
+        "ln -sf /opt/npm/bin/npm-cli.js /usr/local/bin/npm",
+        `npm install -g --prefix /usr/local --no-audit --no-fund code-server@${CODE_SERVER_VERSION}`,
       ].join("\n"),
       {
         NODE_EXTRA_CA_CERTS: "/etc/ssl/certs/ca-certificates.crt",
@@ -586,7 +620,7 @@ function buildCodeServer(merged: string) {
     );
   } finally {
     spawnSync("umount", ["-l", root]);
-    rmSync(stage, { recursive: true, force: true });
+    removeBuildDir(stage);
   }
   // Runtime libraries of its native modules (Kerberos, keymaps, the keyring), without their -dev halves.
   chrootSh(merged, aptInstall(["libkrb5-3", "libgssapi-krb5-2", "libx11-6", "libxkbfile1", "libsecret-1-0"]));
@@ -600,6 +634,22 @@ export async function pushSessionImage(built: BuiltImage, registryHost: string) 
   const ref = parseRef(sessionImageRef(built.kind, registryHost, built.tag));
   const r = await pushLayout(built.dir, ref, { plainHttp: true });
   return { ref: `${ref.host}/${ref.repository}:${ref.tag}`, ...r };
+}
+
+/** The catalog's name for each image's kind (crds ImageKindName; api/src/bootstrap/localImages.ts). */
+export const CATALOG_KINDS = { jupyterlab: "jupyterlab", terminal: "terminal", code: "code-server" } as const;
+
+/**
+ * Builds (or finds in the cache) and pushes all three to a registry the nodes pull from; answers the
+ * references by catalog kind, as `applyLocalSessionImages(kube, refs)` takes them.
+ */
+export async function publishSessionImages(
+  registryHost: string,
+): Promise<Record<(typeof CATALOG_KINDS)[SessionImageKind], string>> {
+  const refs = {} as Record<(typeof CATALOG_KINDS)[SessionImageKind], string>;
+  for (const kind of KINDS)
+    refs[CATALOG_KINDS[kind]] = (await pushSessionImage(buildSessionImage(kind), registryHost)).ref;
+  return refs;
 }
 
 function parseKinds(names: string[]): SessionImageKind[] {

@@ -21,6 +21,28 @@ export const GPU_RUNTIME_CLASS = "nvidia";
 /** The port each kind of application listens on inside the pod, named `http` (the gateway's route, mirror/routes.ts). */
 export const APP_PORTS = { jupyterlab: 8888, "code-server": 8080, terminal: 7681 } as const;
 
+/**
+ * What answers 200 under the base path once each kind of application serves (docs/dev/session-images.md):
+ * the pod's readiness probe, so a session is Running when its app answers, not when its process started
+ * (mirror/plan.ts reports Running on the pod's Ready condition; the gateway's route waits for it too).
+ */
+/**
+ * How each kind says it is ready. Jupyter Server answers `{base}api` wherever it runs; the terminal and
+ * code-server images people bring (upstream ttyd and code-server among them) share no such path under
+ * Berth's base, so for them a listening port is the readiness the kubelet can check.
+ */
+export const READINESS = {
+  jupyterlab: { path: "api" },
+  "code-server": { tcp: true },
+  terminal: { tcp: true },
+} as const satisfies Record<string, { path: string } | { tcp: true }>;
+
+/** What the probe asks, in words (a failed start's message). */
+export function readinessInWords(kind: keyof typeof READINESS, base: string): string {
+  const r: { path?: string; tcp?: true } = READINESS[kind];
+  return r.path ? `GET ${base}${r.path} on its port ${APP_PORTS[kind]}` : `a connection to its port ${APP_PORTS[kind]}`;
+}
+
 export interface MirrorManifestOptions {
   namespace: string;
   /** Namespace of the cluster's session gateway; its pods are the only ones admitted. */
@@ -33,6 +55,8 @@ export interface MirrorManifestOptions {
   egressAllow?: readonly string[];
   /** A volume's claim not bound after this long fails the session (ClaimNotBound) instead of waiting on. */
   claimBindTimeoutMs?: number;
+  /** A started app not Ready (its readiness probe) after this long fails the session instead of starting on. */
+  appReadyTimeoutMs?: number;
 }
 
 /** The annotation a volume's claim carries: where its data sits on the pool (the provisioner's volume handle). */
@@ -140,6 +164,13 @@ export function gpuRequestOf(r: SessionMirror["spec"]["resources"]): {
   };
 }
 
+function readinessAction(kind: keyof typeof READINESS, base: string) {
+  const r: { path?: string; tcp?: true } = READINESS[kind];
+  return r.path
+    ? { httpGet: { path: `${base}${r.path}`, port: "http", scheme: "HTTP" } }
+    : { tcpSocket: { port: "http" } };
+}
+
 export function podManifest(m: SessionMirror, opts: MirrorManifestOptions) {
   const name = m.metadata.name as string;
   const port = APP_PORTS[m.spec.imageKind];
@@ -179,6 +210,15 @@ export function podManifest(m: SessionMirror, opts: MirrorManifestOptions) {
           image: m.spec.image,
           imagePullPolicy: "IfNotPresent",
           ports: [{ name: "http", containerPort: port, protocol: "TCP" }],
+          // Asked every 2 s from the start, so Ready follows the app's first answer closely. Lenient after:
+          // a busy node (or a busy kernel's server) slow to answer for half a minute is not a session that
+          // stopped serving (an unready pod loses its route and its session reads Starting again).
+          readinessProbe: {
+            ...readinessAction(m.spec.imageKind, basePath),
+            periodSeconds: 2,
+            timeoutSeconds: 5,
+            failureThreshold: 15,
+          },
           env: [
             { name: "BERTH_SESSION_ID", value: m.spec.sessionId },
             { name: "BERTH_BASE_PATH", value: basePath },

@@ -20,6 +20,8 @@ export interface MirrorControllerOptions {
   runtimeClassName?: string;
   /** CIDRs session pods may reach inside the private ranges (manifests.ts, the sessions' policy). */
   egressAllow?: readonly string[];
+  /** A started session app not Ready after this long fails the session (plan.ts; default 10 min). */
+  appReadyTimeoutMs?: number;
   concurrency: number;
   resyncMs: number;
   reportDebounceMs: number;
@@ -82,5 +84,6 @@ export function manifestOptionsOf(o: MirrorControllerOptions): MirrorManifestOpt
     ...(o.gatewayPodLabels ? { gatewayPodLabels: o.gatewayPodLabels } : {}),
     ...(o.runtimeClassName ? { runtimeClassName: o.runtimeClassName } : {}),
     ...(o.egressAllow?.length ? { egressAllow: o.egressAllow } : {}),
+    ...(o.appReadyTimeoutMs !== undefined ? { appReadyTimeoutMs: o.appReadyTimeoutMs } : {}),
   };
 }

@@ -110,6 +110,40 @@ describe("the mirror reconciler's plan", () => {
     expect(p.report.message).toContain("Insufficient nvidia.com/gpu");
   });
 
+  it("fails a session whose started app never answers its readiness probe, once its time is up, and says why", () => {
+    const started = (at: string): PodView => {
+      const pod = aPod({ phase: "Running", node: "n1" });
+      (pod.status as NonNullable<PodView["status"]>).containerStatuses = [
+        { name: "session", ready: false, state: { running: { startedAt: at } } },
+      ];
+      return pod;
+    };
+    const now = new Date("2026-11-22T06:10:00Z");
+    const waiting = planMirror(
+      { mirror: aMirror(), pod: started("2026-11-22T06:09:00Z"), now, ...present },
+      {
+        ...opts,
+        appReadyTimeoutMs: 120_000,
+      },
+    );
+    expect(waiting.report).toMatchObject({ phase: "Starting", reason: "PodPending", node: "n1" });
+    expect(waiting.requeueAfterMs).toBe(60_000);
+    const failed = planMirror(
+      { mirror: aMirror(), pod: started("2026-11-22T06:08:00Z"), now, ...present },
+      {
+        ...opts,
+        appReadyTimeoutMs: 120_000,
+      },
+    );
+    expect(failed.report).toEqual({
+      phase: "Failed",
+      node: "n1",
+      reason: "PodFailed",
+      message:
+        "the application did not answer its readiness probe (GET /proxy/ses-abc/api on its port 8888) within 120 s of starting",
+    });
+  });
+
   it("reports an image that cannot be pulled as Failed", () => {
     const p = planMirror(
       { mirror: aMirror(), pod: aPod({ node: "n1", waiting: "ImagePullBackOff" }), ...present },
@@ -260,6 +294,20 @@ describe("the session pod", () => {
       capabilities: { drop: ["ALL"] },
     });
   });
+
+  it("is ready only when its JupyterLab answers its API under the base path on the http port", () => {
+    const c = podManifest(aMirror({ kind: "jupyterlab" }), opts).spec.containers[0];
+    expect(c?.readinessProbe).toMatchObject({ httpGet: { path: "/proxy/ses-abc/api", port: "http", scheme: "HTTP" } });
+  });
+
+  it.each(["terminal", "code-server"] as const)(
+    "is ready when its %s listens on the http port (upstream images share no path under the base)",
+    (kind) => {
+      const c = podManifest(aMirror({ kind }), opts).spec.containers[0];
+      expect(c?.readinessProbe).toMatchObject({ tcpSocket: { port: "http" } });
+      expect(c?.readinessProbe).not.toHaveProperty("httpGet");
+    },
+  );
 
   it("carries the labels that select it", () => {
     expect(pod.metadata.labels).toMatchObject({

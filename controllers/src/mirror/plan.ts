@@ -4,10 +4,12 @@
 import type { SessionMirror, SessionMirrorPhase } from "@berth/crds";
 import { LABELS, MIRROR_FINALIZER } from "@berth/crds";
 import {
+  APP_PORTS,
   claimManifest,
   type KubeObjectMeta,
   type MirrorManifestOptions,
   podManifest,
+  readinessInWords,
   sessionsNetworkPolicyManifest,
 } from "./manifests.ts";
 
@@ -22,7 +24,11 @@ export interface PodView {
     containerStatuses?: {
       name: string;
       ready?: boolean;
-      state?: { waiting?: { reason?: string; message?: string }; terminated?: { reason?: string; exitCode?: number } };
+      state?: {
+        waiting?: { reason?: string; message?: string };
+        running?: { startedAt?: string };
+        terminated?: { reason?: string; exitCode?: number };
+      };
     }[];
   };
 }
@@ -66,6 +72,8 @@ export interface ClaimView {
 
 /** A claim not bound after this long fails the session (ClaimNotBound): a clear reason, not a hang. */
 export const CLAIM_BIND_TIMEOUT_MS = 5 * 60_000;
+/** How long a started session app may take to answer its readiness probe before the session fails. */
+export const APP_READY_TIMEOUT_MS = 10 * 60_000;
 
 /** What the operator reports for a mirror (`Terminated` is reported once the mirror itself is gone). */
 export interface MirrorReport {
@@ -313,6 +321,27 @@ export function planMirror(observed: MirrorObserved, opts: MirrorManifestOptions
   const ready = pod.status?.conditions?.find((c) => c.type === "Ready")?.status === "True";
   if (phase === "Running" && ready)
     return { actions, report: { phase: "Running", ...at, reason: "PodRunning", message: "" } };
+  // Started but not answering its readiness probe: it fails once it has had its time, not never.
+  const startedAt = Date.parse(pod.status?.containerStatuses?.[0]?.state?.running?.startedAt ?? "");
+  if (phase === "Running" && observed.now && Number.isFinite(startedAt)) {
+    const timeout = opts.appReadyTimeoutMs ?? APP_READY_TIMEOUT_MS;
+    const left = startedAt + timeout - observed.now.getTime();
+    if (left <= 0)
+      return {
+        actions,
+        report: {
+          phase: "Failed",
+          ...at,
+          reason: "PodFailed",
+          message: `the application did not answer its readiness probe (${readinessInWords(mirror.spec.imageKind, `/proxy/${podName}/`)}) within ${Math.round(timeout / 1000)} s of starting`,
+        },
+      };
+    return {
+      actions,
+      report: { phase: "Starting", ...at, reason: "PodPending", message: "the application is starting" },
+      requeueAfterMs: left,
+    };
+  }
   return {
     actions,
     report: {

@@ -1,6 +1,7 @@
 // `npm start`: one session gateway per GPU cluster of the local fleet, each on its own loopback port with
 // a certificate made for it, authenticated to the control plane with that cluster's operator token, and
-// a stand-in application behind it (pod IPs are data on the bed). A session whose pod does not run
+// a stand-in application behind it (pod IPs are data on the bed), except for the pods of a real node
+// (e2e/src/testbed/real-node), which the gateway reaches at their own address. A session whose pod does not run
 // (paused, gone) shows its page instead of the stand-in: the gate asks the cluster's API.
 //
 // Wiring (e2e/src/start/main.ts, SERVICES, after the API and the clusters' registration):
@@ -11,10 +12,12 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
+  addressMatcher,
   GatewayMetrics,
   gatedUpstreams,
   httpVerifier,
   kubePodRunning,
+  kubePodUpstreams,
   type RunningGateway,
   StaticUpstreams,
   selfSignedCertificate,
@@ -76,6 +79,8 @@ export function startClusterGateway(o: {
   podCacheTtlMs?: number;
   upstreamConnectTimeoutMs?: number;
   metrics?: GatewayMetrics;
+  /** The pod ranges of the cluster's real nodes (RealNode.podCidr): those pods are dialled at their address. */
+  realPodCidrs?: readonly string[];
 }): Promise<RunningGateway> {
   return startGateway({
     clusterId: o.clusterId,
@@ -84,22 +89,40 @@ export function startClusterGateway(o: {
       tokenFile: o.tokenFile,
       ...(o.verifyTimeoutMs !== undefined ? { timeoutMs: o.verifyTimeoutMs } : {}),
     }),
-    upstreams: gatedUpstreams(
-      new StaticUpstreams({ "*": `127.0.0.1:${o.standinPort}` }),
-      kubePodRunning({
-        server: o.cluster.server,
-        caPem: o.cluster.caPem,
-        token: o.cluster.adminToken,
-        namespace: SESSIONS_NAMESPACE,
-      }),
-      ...(o.podCacheTtlMs !== undefined ? [{ ttlMs: o.podCacheTtlMs }] : []),
-    ),
+    upstreams:
+      // With a real node, its pods are dialled where they run (the host reaches its bridge); kwok's go to the
+      // stand-in as before.
+      o.realPodCidrs?.length
+        ? kubePodUpstreams({
+            server: o.cluster.server,
+            caPem: o.cluster.caPem,
+            token: o.cluster.adminToken,
+            namespace: SESSIONS_NAMESPACE,
+            direct: addressMatcher(o.realPodCidrs),
+            fallback: new StaticUpstreams({ "*": `127.0.0.1:${o.standinPort}` }),
+            ...(o.podCacheTtlMs !== undefined ? { ttlMs: o.podCacheTtlMs } : {}),
+          })
+        : gatedUpstreams(
+            new StaticUpstreams({ "*": `127.0.0.1:${o.standinPort}` }),
+            kubePodRunning({
+              server: o.cluster.server,
+              caPem: o.cluster.caPem,
+              token: o.cluster.adminToken,
+              namespace: SESSIONS_NAMESPACE,
+            }),
+            ...(o.podCacheTtlMs !== undefined ? [{ ttlMs: o.podCacheTtlMs }] : []),
+          ),
     tls: o.tls,
     host: o.host,
     port: o.port,
     ...(o.upstreamConnectTimeoutMs !== undefined ? { upstreamConnectTimeoutMs: o.upstreamConnectTimeoutMs } : {}),
     ...(o.metrics ? { metrics: o.metrics } : {}),
   });
+}
+
+/** The pod ranges of a cluster's real nodes (none on a kwok-only fleet). */
+export function realPodCidrsOf(fleet: Fleet, cluster: string): string[] {
+  return fleet.realNodes.filter((n) => n.cluster === cluster).map((n) => n.podCidr);
 }
 
 export async function startLocalGateways(input: LocalGatewayInput): Promise<LocalGateways> {
@@ -132,6 +155,7 @@ export async function startLocalGateways(input: LocalGatewayInput): Promise<Loca
         host: host ?? "127.0.0.1",
         port: Number(portText ?? 0),
         metrics,
+        realPodCidrs: realPodCidrsOf(input.fleet, r.cluster),
       });
       stops.push(() => gateway.close());
       const status = await startStatusServer(() => metrics.registry.metrics(), { host: "127.0.0.1", port: 0 });

@@ -19,7 +19,7 @@ import { loadCrds } from "@berth/crds/manifests";
 import { type RunningGateway, selfSignedCertificate } from "@berth/operator/gateway";
 import { type RunningStandin, startStandin } from "@berth/operator/standin";
 import { ApiextensionsV1Api } from "@kubernetes/client-node";
-import { startClusterGateway } from "../connect/local-gateways.ts";
+import { realPodCidrsOf, startClusterGateway } from "../connect/local-gateways.ts";
 import { type Fleet, kubeConfigFrom, startFleet } from "../index.ts";
 import type { SessionsBed } from "../sessions/harness.ts";
 
@@ -112,6 +112,8 @@ export async function acmeResearch(t: IdentityTestApi) {
 export interface SessionGateways {
   /** By GPU cluster name (gpu-a, gpu-b). */
   byCluster: Map<string, RunningGateway>;
+  /** Each gateway's certificate (PEM), for clients that are told to trust it. */
+  certs: Map<string, string>;
   standin: RunningStandin;
   stop(): Promise<void>;
 }
@@ -132,20 +134,24 @@ export async function startSessionGateways(bed: SessionsBed): Promise<SessionGat
     const standin = await startStandin({ name: "the console journeys" });
     stops.push(() => standin.close());
     const byCluster = new Map<string, RunningGateway>();
+    const certs = new Map<string, string>();
     for (const g of Object.values(bed.gpu)) {
       const c = g.cluster;
+      const tls = selfSignedCertificate({ names: ["127.0.0.1", "localhost"] });
+      certs.set(g.name, tls.certPem);
       const gateway = await startClusterGateway({
         clusterId: g.id,
         cluster: c,
         internalUrl: bed.plane.url,
         tokenFile: g.tokenFile,
         standinPort: standin.port,
-        tls: selfSignedCertificate({ names: ["127.0.0.1", "localhost"] }),
+        tls,
         host: "127.0.0.1",
         port: 0,
         verifyTimeoutMs: 3000,
         podCacheTtlMs: 200,
         upstreamConnectTimeoutMs: 2000,
+        realPodCidrs: realPodCidrsOf(bed.fleet, g.name),
       });
       stops.push(() => gateway.close());
       byCluster.set(g.name, gateway);
@@ -154,7 +160,7 @@ export async function startSessionGateways(bed: SessionsBed): Promise<SessionGat
       });
       if (r.status !== 200) throw new Error(`session_domain of ${g.name}: ${r.status} ${JSON.stringify(r.body)}`);
     }
-    return { byCluster, standin, stop };
+    return { byCluster, certs, standin, stop };
   } catch (err) {
     await stop();
     throw err;

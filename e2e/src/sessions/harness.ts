@@ -220,6 +220,15 @@ export interface SessionsBedOptions {
   workerWebhooks?: WebhookWorkerOptions;
   /** The worker's reclaim loop (idle auto-pause, time limits); `false` leaves it to the test. Default on. */
   workerReclaim?: false | { intervalMs?: number };
+  /**
+   * Starts the real nodes the fleet description names (e2e/src/testbed/real-node), pulling from these
+   * registries over plain HTTP. Default: kwok only.
+   */
+  realNodes?: { registries: readonly string[] };
+  /** How long a started session app may take to become Ready before its session fails; default 10 min. */
+  operatorAppReadyTimeoutMs?: number;
+  /** Operators' idle-rule probe interval (notebook and GPU signals); default 30 s, as in production. */
+  operatorActivityIntervalMs?: number;
   /** More of the API's environment (e.g. BERTH_METRICS_SERVER_URL). */
   apiEnv?: Record<string, string>;
   /**
@@ -230,7 +239,10 @@ export interface SessionsBedOptions {
 }
 
 export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<SessionsBed> {
-  const fleet = await startFleet(opts.fleet ?? SMALL_FLEET);
+  const fleet = await startFleet(
+    opts.fleet ?? SMALL_FLEET,
+    opts.realNodes ? { realNodes: true, realNodeRegistries: opts.realNodes.registries } : {},
+  );
   const dir = mkdtempSync(join(tmpdir(), "berth-sessions-bed-"));
   const stops: (() => Promise<void>)[] = [
     async () => fleet.stop(),
@@ -344,6 +356,12 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
               },
               usage: { intervalMs: opts.operatorUsageIntervalMs ?? 60_000, graceMs: 200 },
               storage: { intervalMs: opts.operatorStorageIntervalMs ?? 30_000 },
+              ...(opts.operatorAppReadyTimeoutMs !== undefined
+                ? { sessions: { appReadyTimeoutMs: opts.operatorAppReadyTimeoutMs } }
+                : {}),
+              ...(opts.operatorActivityIntervalMs !== undefined
+                ? { activity: { intervalMs: opts.operatorActivityIntervalMs } }
+                : {}),
               ...(opts.operatorGpuMetrics
                 ? { gpuMetrics: { ...opts.operatorGpuMetrics, timeoutMs: 1_000, retentionMs: 600_000 } }
                 : {}),
@@ -372,7 +390,8 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
           .db("cluster_nodes")
           .where({ cluster_id: id })
           .count<{ n: string }[]>({ n: "*" })) as { n: string }[];
-        if (Number(rows[0]?.n ?? 0) >= (c.nodes?.length ?? 0)) break;
+        const real = opts.realNodes && c.realNode ? 1 : 0;
+        if (Number(rows[0]?.n ?? 0) >= (c.nodes?.length ?? 0) + real) break;
         if (i > 600) throw new Error(`the inventory of ${c.name} never arrived`);
         await new Promise((r) => setTimeout(r, 100));
       }

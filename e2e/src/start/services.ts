@@ -52,7 +52,7 @@ import { parseConfig as parseOperatorConfig, type RunningOperator, startOperator
 import pino from "pino";
 import { adminKube, mintControlPlaneCredential } from "../clusters/credentials.ts";
 import { registerLocalGpuClusters } from "../clusters/register-local.ts";
-import { FIRST_GATEWAY_PORT, gatewaysService, localSessionDomain } from "../connect/local-gateways.ts";
+import { FIRST_GATEWAY_PORT, gatewaysService, localSessionDomain, realPodCidrsOf } from "../connect/local-gateways.ts";
 import { installOperator } from "../sessions/harness.ts";
 import { type BedProvisioner, installBedStorage, startProvisioner } from "../storage/bed-storage.ts";
 import { HOSTPATH_STORAGE_CLASS, type RunningCsiHostpath, startCsiHostpath } from "../testbed/csi-hostpath.ts";
@@ -372,7 +372,15 @@ const operators: Service = {
               },
               // Sessions' apps are the gateways' stand-in here (no pod runs): the idle rule reads its notebook
               // status there, as the gateway proxies to it (docs/dev/idle-and-limits.md).
-              ...(standins[r.cluster] ? { activity: { appUpstreams: `*=${standins[r.cluster]}` } } : {}),
+              // A real node's pods answer at their own address: read there (docs/dev/real-sessions.md).
+              ...(standins[r.cluster]
+                ? {
+                    activity: {
+                      appUpstreams: `*=${standins[r.cluster]}`,
+                      directCidrs: realPodCidrsOf(ctx.fleet, r.cluster),
+                    },
+                  }
+                : {}),
               // The build cluster (builds.ts): Jobs on its real node.
               ...(r.cluster === ctx.published.BERTH_LOCAL_BUILD_CLUSTER
                 ? { builds: { namespace: "berth-builds", nodeSelector: LOCAL_BUILD_NODES } }

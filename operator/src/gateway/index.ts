@@ -10,11 +10,12 @@ export {
 export { COOKIE_NAME, signCookie } from "./cookie.ts";
 export { type GatewayOptions, type RunningGateway, startGateway } from "./gateway.ts";
 export { GatewayMetrics, startStatusServer } from "./metrics.ts";
-export { kubePodRunning, type PodGateOptions } from "./podGate.ts";
+export { kubePodRunning, kubePodUpstreams, type PodGateOptions, type PodRouteOptions } from "./podGate.ts";
 export { prepareGateway, runGateway } from "./run.ts";
 export { type CertificatePair, selfSignedCertificate } from "./selfSigned.ts";
 export type { PreparedGateway, ServingGateway } from "./serving.ts";
 export {
+  addressMatcher,
   gatedUpstreams,
   parseHostPort,
   type RouteFeedOptions,

@@ -5,9 +5,23 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { gatedUpstreams, parseHostPort, RouteFeedUpstreams, StaticUpstreams } from "./upstream.ts";
+import { addressMatcher, gatedUpstreams, parseHostPort, RouteFeedUpstreams, StaticUpstreams } from "./upstream.ts";
 
 describe("upstream resolvers", () => {
+  it("tell a real node's pod addresses from others by range (IPv4 and IPv6), and never a host name", () => {
+    const direct = addressMatcher(["10.234.7.0/24", "fd00:1::/64"]);
+    expect(["10.234.7.1", "10.234.7.254", "fd00:1::5"].map(direct)).toEqual([true, true, true]);
+    expect(["10.234.8.1", "10.0.0.7", "127.0.0.1", "fd00:2::5", "localhost", ""].map(direct)).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
+    expect(addressMatcher([])("10.234.7.1")).toBe(false);
+  });
+
   it("map sessions to fixed addresses, with * for the rest", () => {
     const u = new StaticUpstreams({ "ses-a": "127.0.0.1:7001", "*": "http://127.0.0.1:7000/" });
     expect(u.resolve("ses-a")).toEqual({ host: "127.0.0.1", port: 7001 });

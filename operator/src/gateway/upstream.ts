@@ -6,6 +6,7 @@
 // `undefined` means "there is no upstream for this session right now" (paused, gone, not started):
 // the gateway then asks the control plane why, and shows a page instead of waiting.
 import { readFile } from "node:fs/promises";
+import { BlockList, isIP } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 
 export interface Upstream {
@@ -43,6 +44,19 @@ export function parseHostPort(s: string): Upstream {
   const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(s.replace(/^https?:\/\//, "").replace(/\/$/, ""));
   if (!m) throw new Error(`not host:port: ${s}`);
   return { host: (m[1] ?? m[2]) as string, port: Number(m[3]) };
+}
+
+/** Whether an address lies in one of `cidrs` (IPv4 or IPv6); a host name never does. */
+export function addressMatcher(cidrs: readonly string[]): (host: string) => boolean {
+  const list = new BlockList();
+  for (const c of cidrs) {
+    const [net, bits] = c.split("/");
+    list.addSubnet(net as string, Number(bits), isIP(net as string) === 6 ? "ipv6" : "ipv4");
+  }
+  return (host) => {
+    const v = isIP(host);
+    return v !== 0 && list.check(host, v === 6 ? "ipv6" : "ipv4");
+  };
 }
 
 /**

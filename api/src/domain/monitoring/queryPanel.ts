@@ -4,6 +4,7 @@
 // one time axis, ready to plot (timestamps plus one column of values per series, null for gaps).
 import { createHash } from "node:crypto";
 import type { Db } from "../../db/knex.ts";
+import { clusterNames } from "../../db/operations/clusters/clusterNames.ts";
 import { Forbidden, Invalid, NotFound, Unavailable } from "../../errors.ts";
 import type { Principal } from "../identity/principal.ts";
 import { canSeeSession } from "../sessions/visibility.ts";
@@ -182,13 +183,27 @@ export class MonitoringService {
     const hit = this.#cache.get(key);
     if (hit && now - hit.at < this.#ttlMs) return hit.answer;
     const result = await this.#server.queryRange({ query, start, end, stepSeconds: step, filters });
-    const answer = align(result, timestamps, legend);
+    const answer = align(await withClusterNames(this.#db, result), timestamps, legend);
     const full = { range: rangeOut, timestamps, ...answer };
     if (this.#cache.size > 500) for (const [k, v] of this.#cache) if (now - v.at >= this.#ttlMs) this.#cache.delete(k);
     if (this.#cache.size > 1000) this.#cache.clear();
     this.#cache.set(key, { at: now, answer: full });
     return full;
   }
+}
+
+/**
+ * Series carry the cluster's id (the label the forward stamps, which a rename cannot break); people know a
+ * cluster by its name. The name joins the labels as `berth_cluster_name`, and a legend by cluster shows it.
+ */
+async function withClusterNames(db: Db, result: MatrixSeries[]): Promise<MatrixSeries[]> {
+  const ids = [...new Set(result.flatMap((s) => (s.metric.berth_cluster ? [s.metric.berth_cluster] : [])))];
+  const names = await clusterNames(db, ids);
+  if (names.size === 0) return result;
+  return result.map((s) => {
+    const name = s.metric.berth_cluster ? names.get(s.metric.berth_cluster) : undefined;
+    return name ? { ...s, metric: { ...s.metric, berth_cluster_name: name } } : s;
+  });
 }
 
 function align(result: MatrixSeries[], timestamps: number[], legend: string | undefined) {
@@ -207,6 +222,7 @@ function align(result: MatrixSeries[], timestamps: number[], legend: string | un
 }
 
 function labelOf(metric: Record<string, string>, legend: string | undefined): string {
+  if (legend === "berth_cluster" && metric.berth_cluster_name) return metric.berth_cluster_name;
   if (legend && metric[legend]) return metric[legend];
   const entries = Object.entries(metric);
   return entries.length === 0 ? "value" : entries.map(([k, v]) => `${k}=${v}`).join(", ");

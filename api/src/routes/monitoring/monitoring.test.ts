@@ -17,6 +17,7 @@ import {
 
 const CLUSTER = "clu_mon1";
 const OTHER_CLUSTER = "clu_mon2";
+const CLUSTER_NAME = "gpu-mon";
 const cards = [
   { uuid: "GPU-aaaa-0001", node: "gpu-a", model: "NVIDIA-H100-80GB-HBM3", memoryMiB: 81_559 },
   { uuid: "GPU-aaaa-0002", node: "gpu-a", model: "NVIDIA-H100-80GB-HBM3", memoryMiB: 81_559 },
@@ -78,6 +79,14 @@ beforeAll(async () => {
   exporter = await startGpuExporter({ cards });
   t = await startIdentityTestApi({ env: { BERTH_METRICS_SERVER_URL: vm.url } });
   w = await anIdentityWorld(t);
+  // The cluster as registration writes it: its series are stamped with the id, its legend shows the name.
+  await t.deps.db("clusters").insert({
+    id: CLUSTER,
+    name: CLUSTER_NAME,
+    session_domain: "mon.example",
+    registered_by: null,
+    registered_at: new Date(),
+  });
   sesA = await aSession(w.memberA.id, w.orgA.id, w.projectA.id, "a");
   sesB = await aSession(w.memberB.id, w.orgB.id, w.projectB.id, "b");
   exporter.setContainer(
@@ -164,10 +173,12 @@ describe("monitoring panels", () => {
     await t.deps.monitoring.forward(CLUSTER, [{ job: "gpu-exporter", text: forged }]);
     await vm.seen('DCGM_FI_DEV_GPU_UTIL{UUID="GPU-forged"}', since);
     const mine = await panel("fleet.gpu_utilization", { range: "15m" }, w.memberA.token);
-    expect(mine.body.series.map((s: { label: string }) => s.label)).toEqual([CLUSTER]);
+    // Named as people know the cluster; its id stays among the labels.
+    expect(mine.body.series.map((s: { label: string }) => s.label)).toEqual([CLUSTER_NAME]);
+    expect(mine.body.series[0].labels).toMatchObject({ berth_cluster: CLUSTER, berth_cluster_name: CLUSTER_NAME });
     expect(mine.body.series[0].values.filter((v: number | null) => v !== null).at(-1)).toBe(40);
     const all = await panel("fleet.gpu_utilization", { range: "15m" }, w.superAdmin.token);
-    expect(all.body.series.map((s: { label: string }) => s.label)).toEqual([CLUSTER]);
+    expect(all.body.series.map((s: { label: string }) => s.label)).toEqual([CLUSTER_NAME]);
   });
 
   it("bounds the step so a 30-day range never asks for more points than the server allows", async () => {

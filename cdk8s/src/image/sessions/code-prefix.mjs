@@ -27,19 +27,29 @@ const child = spawn(
 child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 for (const s of ["SIGTERM", "SIGINT"]) process.on(s, () => child.kill(s));
 
-/** The path code-server sees, or null for a path outside the base. */
-const strip = (url = "/") => (url.startsWith(base) ? url.slice(base.length - 1) : null);
+// The connect link's path is {base}code/ (the contract's /proxy/{cr}/code/); {base} itself serves the same.
+const link = `${base}code/`;
+/** The prefix a request came under ({base}code/ or {base}), or null for a path outside both. */
+const prefixOf = (url = "/") => (url.startsWith(link) ? link : url.startsWith(base) ? base : null);
+/** The path code-server sees. */
+const strip = (url = "/") => {
+  const prefix = prefixOf(url);
+  return prefix === null ? null : url.slice(prefix.length - 1);
+};
 
 const server = http.createServer((req, res) => {
-  if (req.url === base.slice(0, -1)) return void res.writeHead(308, { location: base }).end();
+  if (req.url === base.slice(0, -1) || req.url === link.slice(0, -1))
+    return void res.writeHead(308, { location: `${req.url}/` }).end();
+  const prefix = prefixOf(req.url);
   const path = strip(req.url);
-  if (path === null) return void res.writeHead(404, { "content-type": "text/plain" }).end(`not under ${base}\n`);
+  if (prefix === null || path === null)
+    return void res.writeHead(404, { "content-type": "text/plain" }).end(`not under ${base}\n`);
   const up = http.request({ socketPath: sock, path, method: req.method, headers: req.headers }, (r) => {
     const headers = [];
     for (let i = 0; i < r.rawHeaders.length; i += 2) {
       const [k, v] = [r.rawHeaders[i], r.rawHeaders[i + 1]];
       // An absolute redirect of code-server's is under the base path from outside.
-      headers.push(k, k.toLowerCase() === "location" && v.startsWith("/") ? base + v.slice(1) : v);
+      headers.push(k, k.toLowerCase() === "location" && v.startsWith("/") ? prefix + v.slice(1) : v);
     }
     res.writeHead(r.statusCode ?? 502, headers);
     r.pipe(res);

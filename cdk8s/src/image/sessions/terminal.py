@@ -42,6 +42,8 @@ async def main():
         [
             (BASE.rstrip("/") or "/", tornado.web.RedirectHandler, {"url": BASE}),
             (BASE, Page),
+            # The connect link's path (/proxy/{cr}/terminal): the page's relative URLs resolve as from BASE.
+            (BASE + "terminal", Page),
             (BASE + "healthz", Health),
             (BASE + "websocket", Socket, {"term_manager": terms}),
             (BASE + "xterm/(.*)", tornado.web.StaticFileHandler, {"path": os.path.join(HERE, "xterm")}),

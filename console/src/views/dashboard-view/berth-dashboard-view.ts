@@ -205,7 +205,15 @@ export class BerthDashboardView extends LitElement {
   #charts(d: Dashboard | undefined) {
     const scope = this.cluster ? { cluster: this.cluster } : {};
     const superAdmin = d?.view === "super_admin";
-    return html`<h2>${superAdmin ? "Fleet" : "Your GPUs"}</h2>
+    // The charts are narrowed to what the role reaches (docs/dev/monitoring.md, "Who sees which series"):
+    // the heading says whose GPUs they are.
+    const [heading, whose] = superAdmin
+      ? ["Fleet", "Every cluster's GPUs."]
+      : d?.view === "admin"
+        ? ["Your organizations' GPUs", "The GPUs of your organizations' sessions, by cluster."]
+        : ["Your sessions' GPUs", "The GPUs your own sessions hold, by cluster; not the rest of the fleet."];
+    return html`<h2>${heading}</h2>
+      <p class="muted" data-testid="dashboard-charts-scope">${whose}</p>
       <div class="filters">
         <div class="field"><label for="d-range">Range</label>
           <select id="d-range" @change=${(e: Event) => (this.range = (e.target as HTMLSelectElement).value as PanelRange)}>

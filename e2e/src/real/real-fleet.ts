@@ -1,0 +1,234 @@
+// biome-ignore-all lint/suspicious/noExplicitAny: journeys read the API's JSON as it comes
+// The ground of the real-pod journeys (e2e/src/real/*.test.ts): the sessions bed (e2e/src/sessions/harness.ts)
+// whose gpu-b is one real node (a kubelet and containerd on this host, e2e/src/testbed/real-node) with the
+// CSI hostpath driver (e2e/src/testbed/csi-hostpath.ts), the session images built here
+// (cdk8s/src/image/sessions.ts) pushed to a bed registry the kubelet pulls from, offered as the local
+// catalog's images (api/src/bootstrap/localImages.ts), a preset that fits this machine, a pool on the
+// driver's class, and each cluster's gateway (real-node pods dialled at their address).
+
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { applyLocalSessionImages } from "@berth/api";
+import { buildSessionImage, pushSessionImage, type SessionImageKind } from "@berth/cdk8s/image/sessions";
+import { HttpKube } from "@berth/controllers/kube";
+import { ResourcePresetKind, resourcePath } from "@berth/crds";
+import { cookieFrom, get } from "@berth/operator/gateway/testing";
+import WebSocket from "ws";
+import { type SessionGateways, startSessionGateways } from "../console/stack.ts";
+import {
+  gpuCluster,
+  H100,
+  MANAGEMENT,
+  type SessionsBed,
+  type SessionsBedOptions,
+  startSessionsBed,
+} from "../sessions/harness.ts";
+import { HOSTPATH_STORAGE_CLASS, type RunningCsiHostpath, startCsiHostpath } from "../testbed/csi-hostpath.ts";
+import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
+import { REAL_NODE_TAINT, type RealNode } from "../testbed/real-node/index.ts";
+import { type LocalRegistry, startRegistry } from "../testbed/registry.ts";
+
+export const L4 = "NVIDIA-L4";
+export const REAL_NODE = "gpu-b-real-journey";
+/** 1 GPU, what a JupyterLab needs and this 2-core machine has: the catalog's presets ask 8 CPUs and 64 GiB. */
+export const REAL_PRESET = "real-small";
+
+export interface RealFleet {
+  bed: SessionsBed;
+  node: RealNode;
+  registry: LocalRegistry;
+  gateways: SessionGateways;
+  csi: RunningCsiHostpath;
+  /** Local catalog image names by kind (jupyterlab-local, …) and their references. */
+  images: Record<string, { name: string; ref: string }>;
+  stop(): Promise<void>;
+}
+
+export async function startRealFleet(
+  kinds: SessionImageKind[],
+  opts: Pick<
+    SessionsBedOptions,
+    "worker" | "operatorActivityIntervalMs" | "operatorUsageIntervalMs" | "operatorAppReadyTimeoutMs"
+  > & {
+    /** The real node's name: each file's own, so that files running at once each have their node. */
+    nodeName?: string;
+  } = {},
+): Promise<RealFleet> {
+  const stops: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    for (const s of stops.reverse()) await s().catch((e: unknown) => console.error("[real fleet] stop:", e));
+  };
+  try {
+    const built = kinds.map((k) => buildSessionImage(k, { quiet: true }));
+    const registry = await startRegistry({ name: "real-journey-registry" });
+    stops.push(() => registry.stop());
+    const { nodeName: _, ...bedOpts } = opts;
+    const bed = await startSessionsBed({
+      ...bedOpts,
+      realNodes: { registries: [registry.host] },
+      fleet: {
+        clusters: [
+          MANAGEMENT,
+          gpuCluster("gpu-a", [{ name: "gpu-a-1", gpuModel: H100, gpuCount: 2 }]),
+          // gpu-b's L4 cards are the real node's only: every L4 session really runs.
+          {
+            ...gpuCluster("gpu-b", []),
+            realNode: { name: opts.nodeName ?? REAL_NODE, gpuModel: L4, gpuCount: 2, gpuMemoryMib: 23034 },
+          },
+        ],
+      },
+    });
+    stops.push(() => bed.stop());
+    const node = bed.fleet.realNodes[0] as RealNode;
+    // The real node is tainted so that only pods meant for it land there (e2e/src/testbed/README.md); on this
+    // fleet every gpu-b session is. The RuntimeClass session pods name carries the toleration: Kubernetes
+    // merges a RuntimeClass's scheduling.tolerations into each pod that names it, and Berth stays unaware.
+    const gk = new HttpKube(kubeConfigFrom(bed.fleet.cluster("gpu-b").kubeconfig));
+    try {
+      await gk.json("PATCH", "/apis/node.k8s.io/v1/runtimeclasses/nvidia", {
+        body: { scheduling: { tolerations: [{ ...REAL_NODE_TAINT, operator: "Equal" }] } },
+      });
+    } finally {
+      gk.close();
+    }
+    const dir = mkdtempSync(join(tmpdir(), "berth-real-csi-"));
+    stops.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const csi = await startCsiHostpath({
+      cluster: bed.fleet.cluster("gpu-b"),
+      nodeName: node.name,
+      kubeletRootDir: node.layout.kubeletRoot,
+      dir,
+      capacityGib: 50,
+    });
+    stops.push(() => csi.stop());
+    const images: RealFleet["images"] = {};
+    const refs: Record<string, string> = {};
+    for (const b of built) {
+      const { ref } = await pushSessionImage(b, registry.host);
+      const kind = b.kind === "code" ? "code-server" : b.kind;
+      refs[kind] = ref;
+      images[b.kind] = { name: `${kind}-local`, ref };
+    }
+    const mgmt = new HttpKube(kubeConfigFrom(bed.fleet.cluster("mgmt").kubeconfig));
+    try {
+      await applyLocalSessionImages(mgmt, refs);
+      const preset = ResourcePresetKind.build(
+        { name: REAL_PRESET, labels: { "app.kubernetes.io/part-of": "berth" } },
+        { displayName: "1 GPU (1 CPU, 2 GiB)", kind: "gpu", cpu: "1", memory: "2Gi", gpuCount: 1 },
+      );
+      await mgmt.json("POST", resourcePath(ResourcePresetKind), {
+        body: preset,
+      });
+    } finally {
+      mgmt.close();
+    }
+    const pool = await bed.call(bed.superAdmin, "POST", "/api/v1/storage/pools", {
+      name: "real",
+      cluster: bed.gpu["gpu-b"]?.id,
+      storage_class: HOSTPATH_STORAGE_CLASS,
+      manual_capacity_gb: 50,
+    });
+    if (pool.status !== 201) throw new Error(`pool: ${pool.status} ${JSON.stringify(pool.body)}`);
+    const gateways = await startSessionGateways(bed);
+    stops.push(() => gateways.stop());
+    return { bed, node, registry, gateways, csi, images, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** A session's pod on gpu-b as the cluster has it. */
+export async function podOf(f: RealFleet, cr: string): Promise<any> {
+  const k = new HttpKube(kubeConfigFrom(f.bed.fleet.cluster("gpu-b").kubeconfig));
+  try {
+    const r = await k.request<any>("GET", `/api/v1/namespaces/berth-sessions/pods/${cr}`);
+    return r.status === 200 ? r.body : undefined;
+  } finally {
+    k.close();
+  }
+}
+
+/** gpu-b's gateway: its URL and CA, and a browser's way in through a connect link (the 303 sets the cookie). */
+export function gatewayOf(f: RealFleet) {
+  const gw = f.gateways.byCluster.get("gpu-b");
+  if (!gw) throw new Error("no gateway for gpu-b");
+  const ca = f.gateways.certs.get("gpu-b");
+  const open = (url: string, headers: Record<string, string> = {}, method = "GET", body?: string) =>
+    get(url, { headers, method, ...(ca ? { ca } : {}), ...(body !== undefined ? { body } : {}) });
+  return {
+    url: gw.url,
+    ca,
+    open,
+    async signIn(link: string): Promise<string> {
+      const first = await open(link);
+      if (first.status !== 303) throw new Error(`the link answered ${first.status}: ${first.body.slice(0, 500)}`);
+      return cookieFrom(first) as string;
+    },
+    /** A WebSocket through the gateway with the cookie; collects text frames until `done` (or throws at the deadline). */
+    converse(
+      path: string,
+      cookie: string,
+      send: (ws: WebSocket) => void,
+      done: (all: string[]) => boolean,
+      ms = 60_000,
+    ) {
+      const u = new URL(path, gw.url);
+      return new Promise<string[]>((resolve, reject) => {
+        const ws = new WebSocket(u.toString().replace(/^https/, "wss"), {
+          ca,
+          headers: { cookie, origin: `https://${u.host}` },
+        });
+        const got: string[] = [];
+        const timer = setTimeout(() => {
+          ws.close();
+          reject(new Error(`no answer on ${u} within ${ms} ms; got ${JSON.stringify(got).slice(-2000)}`));
+        }, ms);
+        ws.once("open", () => send(ws));
+        ws.once("unexpected-response", (_q, res) => {
+          clearTimeout(timer);
+          reject(new Error(`WebSocket ${u} answered ${res.statusCode}`));
+        });
+        ws.once("error", (e) => {
+          clearTimeout(timer);
+          reject(e);
+        });
+        ws.on("message", (d) => {
+          got.push(String(d));
+          if (done(got)) {
+            clearTimeout(timer);
+            ws.close();
+            resolve(got);
+          }
+        });
+      });
+    },
+  };
+}
+
+/** One Jupyter messaging-protocol execute_request on a kernel's shell channel; its execute_result's text. */
+export function executeRequest(code: string, msgId: string): string {
+  return JSON.stringify({
+    channel: "shell",
+    header: {
+      msg_id: msgId,
+      msg_type: "execute_request",
+      username: "researcher",
+      session: "journey",
+      version: "5.3",
+      date: new Date().toISOString(),
+    },
+    parent_header: {},
+    metadata: {},
+    content: { code, silent: false, store_history: false, user_expressions: {}, allow_stdin: false },
+    buffers: [],
+  });
+}
+
+/** The first reply to `msgId` of one of these types on any channel. */
+export function replyTo(frames: string[], msgId: string, types: string[]): any {
+  return frames
+    .map((f) => JSON.parse(f))
+    .find((m) => m.parent_header?.msg_id === msgId && types.includes(m.msg_type ?? m.header?.msg_type));
+}
