@@ -4,7 +4,6 @@
 import type { SessionMirror, SessionMirrorPhase } from "@berth/crds";
 import { LABELS, MIRROR_FINALIZER } from "@berth/crds";
 import {
-  APP_PORTS,
   claimManifest,
   type KubeObjectMeta,
   type MirrorManifestOptions,
