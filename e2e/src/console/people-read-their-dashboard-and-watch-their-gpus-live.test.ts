@@ -152,14 +152,16 @@ describe("dashboards and live GPU charts in the console", () => {
     expect(await page.getByTestId("tile-gpu-hours").textContent()).toBe("1.0");
     expect(await page.getByTestId("dashboard-running").textContent()).toContain("training-run");
     expect(await page.getByTestId("dashboard-admin").count()).toBe(0);
-    // Their own GPUs' chart: the one card their session holds, never the idle one.
+    // Whose GPUs the charts show, in words: a member's own sessions', not the fleet's.
+    expect(await page.getByTestId("dashboard-charts-scope").textContent()).toContain("your own sessions");
+    // Their own GPUs' chart: the one card their session holds, never the idle one, named by its cluster.
     const chart = page.locator('berth-monitoring-panel[panel="fleet.gpu_utilization"]').getByTestId("chart-row");
     // The first forwarded samples become readable in the metrics server after a moment (more under load).
     await expect
       .poll(async () => chart.evaluateAll((rows) => rows.map((r) => r.getAttribute("data-series"))), {
         timeout: 20_000,
       })
-      .toEqual([CLUSTER]);
+      .toEqual(["gpu-east"]);
     await shots.take(page, "researcher-dashboard");
     await expectAccessible(page, "the researcher's dashboard");
   });
