@@ -75,4 +75,15 @@ server.on("upgrade", (req, socket, head) => {
   socket.on("error", () => up.destroy());
 });
 
+// Listen only once code-server answers on its socket: the pod's readiness is a connection to this port
+// (controllers/src/mirror/manifests.ts), so a port open before code-server is up would send people a 502.
+const answering = () =>
+  new Promise((resolve) => {
+    const c = net.connect(sock, () => {
+      c.destroy();
+      resolve(true);
+    });
+    c.on("error", () => resolve(false));
+  });
+while (!(await answering())) await new Promise((r) => setTimeout(r, 100));
 server.listen(port, "0.0.0.0", () => console.log(`code editor: port ${port} under ${base}`));
