@@ -4,10 +4,12 @@
 import { findClusterById } from "../../db/operations/clusters/findClusterById.ts";
 import { findSessionById } from "../../db/operations/sessions/findSessionById.ts";
 import type { SessionRow } from "../../db/operations/sessions/types.ts";
+import { viewFromResource } from "../../db/operations/sessions/view.ts";
 import type { Deps } from "../../deps.ts";
 import { NotFound } from "../../errors.ts";
 import { DEFAULT_TARGET_NAMESPACES } from "../../rbac.ts";
 import { loadPrincipal } from "../identity/loadPrincipal.ts";
+import { readResource } from "../sessions/lookup.ts";
 import { canSeeSession } from "../sessions/visibility.ts";
 import type { ConnectDeps } from "./deps.ts";
 import type { ConnectClusters, ConnectSession, ConnectSessions } from "./ports.ts";
@@ -43,15 +45,25 @@ export function sessionsForConnect(deps: Deps): ConnectSessions {
     organizationId: row.organization_id,
     ...(row.cluster_id ? { clusterId: row.cluster_id, podName: row.cr_name, namespace } : {}),
   });
+  // The phase and cluster as GET /sessions/{id} shows them: the Session resource's status, which a report
+  // makes Running before the row follows. Read from the row alone, a session the API had just called
+  // Running was refused a link (409 session_not_running, seen under load). The row answers when the
+  // management cluster does not.
+  const current = async (row: SessionRow): Promise<SessionRow> => {
+    const cr = await readResource(deps, row).catch(() => undefined);
+    if (!cr) return row;
+    const v = viewFromResource(row, cr);
+    return { ...row, phase: v.phase, cluster_id: v.clusterId ?? row.cluster_id };
+  };
   return {
     async forUser(principal, sessionId) {
       const row = await findSessionById(deps.db, sessionId);
       if (!row || !canSeeSession(principal, row)) throw new NotFound("session", sessionId);
-      return toPort(row);
+      return toPort(await current(row));
     },
     async byId(sessionId) {
       const row = await findSessionById(deps.db, sessionId);
-      return row ? toPort(row) : undefined;
+      return row ? toPort(await current(row)) : undefined;
     },
     async mayUse(userId, session) {
       // The owner, while still a member of the session's organization (or a super_admin, who may own
