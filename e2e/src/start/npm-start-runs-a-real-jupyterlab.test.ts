@@ -112,6 +112,12 @@ describe.skipIf(!can.ok)(`npm start with the real node${can.ok ? "" : ` (skipped
       2_000_000,
       1_000,
     );
+    console.log(
+      output
+        .split("\n")
+        .filter((l) => l.includes("[real-sessions]"))
+        .join("\n"),
+    );
 
     const first = await call(null, "POST", "/api/v1/auth/login", {
       email: "researcher@berth.local",
