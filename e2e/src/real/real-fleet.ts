@@ -9,10 +9,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { applyLocalSessionImages } from "@berth/api";
-import { buildSessionImage, pushSessionImage, type SessionImageKind } from "@berth/cdk8s/image/sessions";
+import { buildSessionImage, type SessionImageKind } from "@berth/cdk8s/image/sessions";
 import { HttpKube } from "@berth/controllers/kube";
-import { ResourcePresetKind, resourcePath } from "@berth/crds";
 import { cookieFrom, get } from "@berth/operator/gateway/testing";
 import WebSocket from "ws";
 import { type SessionGateways, startSessionGateways } from "../console/stack.ts";
@@ -26,13 +24,13 @@ import {
 } from "../sessions/harness.ts";
 import { HOSTPATH_STORAGE_CLASS, type RunningCsiHostpath, startCsiHostpath } from "../testbed/csi-hostpath.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
-import { REAL_NODE_TAINT, type RealNode } from "../testbed/real-node/index.ts";
+import type { RealNode } from "../testbed/real-node/index.ts";
 import { type LocalRegistry, startRegistry } from "../testbed/registry.ts";
+import { ensureRealPreset, offerSessionImages, REAL_PRESET, steerGpuSessionsToRealNode } from "./real-node-sessions.ts";
 
 export const L4 = "NVIDIA-L4";
 export const REAL_NODE = "gpu-b-real-journey";
-/** 1 GPU, what a JupyterLab needs and this 2-core machine has: the catalog's presets ask 8 CPUs and 64 GiB. */
-export const REAL_PRESET = "real-small";
+export { REAL_PRESET };
 
 export interface RealFleet {
   bed: SessionsBed;
@@ -81,17 +79,8 @@ export async function startRealFleet(
     });
     stops.push(() => bed.stop());
     const node = bed.fleet.realNodes[0] as RealNode;
-    // The real node is tainted so that only pods meant for it land there (e2e/src/testbed/README.md); on this
-    // fleet every gpu-b session is. The RuntimeClass session pods name carries the toleration: Kubernetes
-    // merges a RuntimeClass's scheduling.tolerations into each pod that names it, and Berth stays unaware.
-    const gk = new HttpKube(kubeConfigFrom(bed.fleet.cluster("gpu-b").kubeconfig));
-    try {
-      await gk.json("PATCH", "/apis/node.k8s.io/v1/runtimeclasses/nvidia", {
-        body: { scheduling: { tolerations: [{ ...REAL_NODE_TAINT, operator: "Equal" }] } },
-      });
-    } finally {
-      gk.close();
-    }
+    // Every gpu-b session is meant for the real node (real-node-sessions.ts).
+    await steerGpuSessionsToRealNode(bed.fleet.cluster("gpu-b"));
     const dir = mkdtempSync(join(tmpdir(), "berth-real-csi-"));
     stops.push(async () => rmSync(dir, { recursive: true, force: true }));
     const csi = await startCsiHostpath({
@@ -102,24 +91,11 @@ export async function startRealFleet(
       capacityGib: 50,
     });
     stops.push(() => csi.stop());
-    const images: RealFleet["images"] = {};
-    const refs: Record<string, string> = {};
-    for (const b of built) {
-      const { ref } = await pushSessionImage(b, registry.host);
-      const kind = b.kind === "code" ? "code-server" : b.kind;
-      refs[kind] = ref;
-      images[b.kind] = { name: `${kind}-local`, ref };
-    }
     const mgmt = new HttpKube(kubeConfigFrom(bed.fleet.cluster("mgmt").kubeconfig));
+    let images: RealFleet["images"];
     try {
-      await applyLocalSessionImages(mgmt, refs);
-      const preset = ResourcePresetKind.build(
-        { name: REAL_PRESET, labels: { "app.kubernetes.io/part-of": "berth" } },
-        { displayName: "1 GPU (1 CPU, 2 GiB)", kind: "gpu", cpu: "1", memory: "2Gi", gpuCount: 1 },
-      );
-      await mgmt.json("POST", resourcePath(ResourcePresetKind), {
-        body: preset,
-      });
+      images = await offerSessionImages(mgmt, built, registry.host);
+      await ensureRealPreset(mgmt);
     } finally {
       mgmt.close();
     }

@@ -18,6 +18,8 @@
 //              standing in for the driver), and the demo researcher's `home` volume on it. Where the real
 //              node runs, a real CSI driver on it (testbed/csi-hostpath.ts) serves the class
 //              berth-hostpath and the pool "real-node" on its cluster, whose capacity is the driver's own
+//   real-sessions  where the real node runs: its cluster's GPU sessions steered onto it, a preset that fits,
+//              and the session images built in the background, then offered in the catalog (real-sessions.ts)
 //   gpu-exporters  a stand-in GPU exporter per GPU node (metrics.ts)
 //   gateways   one per GPU cluster on 127.0.0.1:9443+n (BERTH_GATEWAY_PORT) with its own certificate, the
 //              stand-in app behind it
@@ -61,6 +63,7 @@ import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import { startRegistry } from "../testbed/registry.ts";
 import { buildClusterService, builderService, LOCAL_BUILD_NODES } from "./builds.ts";
 import { gpuExportersService, metricsService, scrape } from "./metrics.ts";
+import { realSessionsService } from "./real-sessions.ts";
 import type { Service } from "./service.ts";
 
 /** A value made once and kept in .data (the user-token signing secret must survive restarts). */
@@ -459,6 +462,7 @@ export const SERVICES: Service[] = [
   clustersService,
   buildClusterService(() => api?.deps),
   storageService,
+  realSessionsService,
   gpuExportersService,
   gatewaysService,
   operators,
