@@ -26,6 +26,18 @@ if (metrics.status !== 0) {
 }
 const metricsBin = metrics.stdout.toString().trim().split("\n").at(-1) ?? "";
 
+// The session images (cdk8s/src/image/sessions.ts): a cold build is about 15 minutes of both cores. For a
+// whole run it happens here, before any test file starts, so no test shares the machine with it (a test
+// then finds the cache); where it cannot (not root, no debootstrap) the image tests say why themselves.
+const whole = process.argv.length === 2;
+const canBuildImages = process.getuid?.() === 0 && spawnSync("sh", ["-c", "command -v debootstrap"]).status === 0;
+if (whole && canBuildImages) {
+  const images = spawnSync(process.execPath, [join(root, "cdk8s/src/image/sessions.ts"), "build"], {
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  if (images.status !== 0) console.error("the session images could not be built; the tests that run them say why");
+}
+
 const outDir = mkdtempSync(join(tmpdir(), "berth-test-"));
 const report = join(outDir, "report.json");
 const child = spawn(
