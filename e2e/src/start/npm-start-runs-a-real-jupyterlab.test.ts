@@ -4,8 +4,8 @@
 // with the image built here on gpu-b's L4 → it is Running on the real node (a real container from Berth's
 // registry, through the relay) → its lab link opens through gpu-b's gateway → pause. Then Ctrl-C.
 // Needs root and containerd (e2e/src/testbed/real-node/can-run.ts); skipped with its reason elsewhere.
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { HttpKube } from "@berth/controllers/kube";
@@ -17,6 +17,7 @@ import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import { quietPorts } from "../testbed/ports.ts";
 import { canRunRealNode } from "../testbed/real-node/index.ts";
 import { until } from "../until.ts";
+import { callApi, leftoversOf, stopNpmStart } from "./npm-start.test-support.ts";
 import { IMAGES_READY } from "./real-sessions.ts";
 
 // A cold build of the three session images takes about 15 minutes on this machine kind.
@@ -31,13 +32,7 @@ let child: ChildProcess | undefined;
 let output = "";
 let api = "";
 
-const leftovers = () => {
-  try {
-    return execFileSync("pgrep", ["-f", dataDir]).toString().trim().split("\n").filter(Boolean);
-  } catch {
-    return []; // pgrep exits 1 when nothing matches
-  }
-};
+const leftovers = () => leftoversOf(dataDir);
 
 beforeAll(async () => {
   if (!can.ok) return;
@@ -77,27 +72,11 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (child && child.exitCode === null && child.pid) {
-    try {
-      process.kill(-child.pid, "SIGKILL");
-    } catch {}
-  }
-  for (const pid of leftovers()) {
-    try {
-      process.kill(Number(pid), "SIGKILL");
-    } catch {}
-  }
-  rmSync(dataDir, { recursive: true, force: true });
+  stopNpmStart(child, dataDir);
 });
 
-async function call(token: string | null, method: string, path: string, body?: unknown) {
-  const res = await fetch(api + path, {
-    method,
-    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: res.status, body: (await res.json().catch(() => undefined)) as any };
-}
+const call = (token: string | null, method: string, path: string, body?: unknown) =>
+  callApi(api, token, method, path, body);
 
 describe.skipIf(!can.ok)(`npm start with the real node${can.ok ? "" : ` (skipped: ${can.reason})`}`, () => {
   it("builds the session images without waiting on them, then runs the researcher's real JupyterLab on the real node through gpu-b's gateway", async () => {

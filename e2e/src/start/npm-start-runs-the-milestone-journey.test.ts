@@ -5,7 +5,7 @@
 // notebook link opens through the cluster's gateway → pause: the GPU is free again → the time it ran is
 // charged, once, to the researcher's own wallet. Ctrl-C then leaves no process and no port behind.
 // Everything goes through the public API and the gateway, as the console and a browser would.
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpsServer, request } from "node:https";
 import type { AddressInfo } from "node:net";
@@ -16,6 +16,7 @@ import { selfSignedCertificate } from "@berth/operator/gateway";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { quietPorts } from "../testbed/ports.ts";
 import { until } from "../until.ts";
+import { callApi, leftoversOf, stopNpmStart } from "./npm-start.test-support.ts";
 
 vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
 
@@ -50,13 +51,7 @@ async function isFree(port: number): Promise<boolean> {
     s.on("error", () => resolve(false));
   });
 }
-const leftovers = () => {
-  try {
-    return execFileSync("pgrep", ["-f", dataDir]).toString().trim().split("\n").filter(Boolean);
-  } catch {
-    return []; // pgrep exits 1 when nothing matches
-  }
-};
+const leftovers = () => leftoversOf(dataDir);
 
 beforeAll(async () => {
   // The API, the internal listener, and the gateways of gpu-a and gpu-b (one after the other).
@@ -99,29 +94,13 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (child && child.exitCode === null && child.pid) {
-    try {
-      process.kill(-child.pid, "SIGKILL");
-    } catch {}
-  }
-  for (const pid of leftovers()) {
-    try {
-      process.kill(Number(pid), "SIGKILL");
-    } catch {}
-  }
-  rmSync(dataDir, { recursive: true, force: true });
+  stopNpmStart(child, dataDir);
   await new Promise<void>((resolve) => receiver.close(() => resolve()));
   rmSync(receiverDir, { recursive: true, force: true });
 });
 
-async function call(token: string | null, method: string, path: string, body?: unknown) {
-  const res = await fetch(api + path, {
-    method,
-    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: res.status, body: (await res.json().catch(() => undefined)) as any };
-}
+const call = (token: string | null, method: string, path: string, body?: unknown) =>
+  callApi(api, token, method, path, body);
 /** A GET through a gateway, trusting only the certificate npm start wrote for it. */
 function viaGateway(url: string, ca: string, cookie?: string) {
   return new Promise<{ status: number; location?: string; cookie?: string; body: string }>((resolve, reject) => {
