@@ -85,6 +85,16 @@ interface Session {
   cluster?: string;
 }
 
+/** The entry where the cumulative share passes u (the last one when u ≥ the total). */
+function pick<T extends { p: number }>(list: readonly T[], u: number): T {
+  let acc = 0;
+  for (const x of list) {
+    acc += x.p;
+    if (u <= acc) return x;
+  }
+  return list[list.length - 1] as T;
+}
+
 /** The trace's arrivals (thinning for the daily cycle). */
 function arrivals(seed: number, utilisation: number): Session[] {
   const r = seededRandom(seed * 7919 + Math.round(utilisation * 100));
@@ -97,7 +107,9 @@ function arrivals(seed: number, utilisation: number): Session[] {
     meanLen += Math.min(MAX_RUNTIME, MEDIAN_LENGTH * Math.exp(SIGMA * z));
   }
   meanLen /= 20_000;
-  const meanGpus = SIZES.reduce((s, x) => s + x.gpus * x.p, 0) + 0.35 * 0.15 * 2; // size bias shifts a little up
+  let meanGpus = 0;
+  for (let i = 0; i < 20_000; i++) meanGpus += pick(SIZES, probe() - pick(ORGS, probe()).sizeBias).gpus;
+  meanGpus /= 20_000;
   const rate = (utilisation * CAPACITY) / (meanGpus * meanLen); // per ms
   const peak = rate * 1.5;
   const out: Session[] = [];
@@ -107,10 +119,8 @@ function arrivals(seed: number, utilisation: number): Session[] {
     t += -Math.log(1 - r()) / peak;
     const cycle = 1 + 0.5 * Math.sin((2 * Math.PI * t) / DAY);
     if (r() * 1.5 > cycle) continue;
-    let o = r();
-    const org = ORGS.find((x) => (o -= x.p) <= 0) ?? (ORGS[0] as (typeof ORGS)[number]);
-    let s = r() - org.sizeBias;
-    const size = SIZES.find((x) => (s -= x.p) <= 0) ?? (SIZES[SIZES.length - 1] as (typeof SIZES)[number]);
+    const org = pick(ORGS, r());
+    const size = pick(SIZES, r() - org.sizeBias);
     out.push({
       key: `${org.org}/s${n++}`,
       org: org.org,
