@@ -32,12 +32,13 @@ import type { Authenticator } from "./http/principal.ts";
  */
 export function makeClusterClients(
   kubeConfig: KubeConfig,
-  opts: { userAgent?: string; maxSockets?: number } = {},
+  opts: { userAgent?: string; maxSockets?: number; credentialRecheckMs?: number } = {},
 ): ClusterClients {
   const base: HttpKubeOptions = { maxSockets: opts.maxSockets ?? 64, userAgent: opts.userAgent ?? "berth-api" };
   return new ClusterClients({
     management: new HttpKube(kubeConfig, base),
     connect: (cred, o) => new HttpKube(cred, { ...base, ...o }),
+    ...(opts.credentialRecheckMs !== undefined ? { recheckMs: opts.credentialRecheckMs } : {}),
   });
 }
 

@@ -19,6 +19,7 @@ export interface WorkerDeps {
   /** The management cluster. */
   kube: KubeApi;
   store: SessionStore;
+  /** A registered GPU cluster's client (sessions/controller.ts: asked on every use; the caller owns it). */
   clusterClient(cluster: Cluster): Promise<KubeApi>;
   log: Logger;
   clock?: { now(): Date };

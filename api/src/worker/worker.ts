@@ -31,6 +31,11 @@ export interface WorkerOptions {
   identity?: string;
   /** Client connections per cluster: the real bound on dispatch throughput. Default 64. */
   maxSockets?: number;
+  /**
+   * A kept GPU-cluster client's credential Secret is read again after this long, so a credential rewritten
+   * in place is used from then on (api/src/domain/clusters/clients.ts). Default 5 minutes.
+   */
+  clusterCredentialRecheckMs?: number;
   lease?: { durationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
   options?: Partial<SessionControllerOptions>;
   /** Billing's loop (api/src/worker/billingLoop.ts): pass interval and options; `false` leaves it out. */
@@ -49,9 +54,13 @@ export interface WorkerOptions {
 
 export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
   const ns = o.controlPlaneNamespace ?? "berth-system";
-  const clients = makeClusterClients(o.kubeConfig, { userAgent: "berth-worker", maxSockets: o.maxSockets ?? 64 });
+  const clients = makeClusterClients(o.kubeConfig, {
+    userAgent: "berth-worker",
+    maxSockets: o.maxSockets ?? 64,
+    ...(o.clusterCredentialRecheckMs !== undefined ? { credentialRecheckMs: o.clusterCredentialRecheckMs } : {}),
+  });
   const kube = clients.management;
-  return startControllers({
+  const running = await startControllers({
     kube,
     store: createWorkerStore(o.db, o.log),
     clusterClient: (cluster) => clients.forCluster(cluster),
@@ -79,4 +88,12 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
       ...(o.reclaim === false ? [] : [reclaimWorkerLoop({ db: o.db, kube, log: o.log, ...o.reclaim })]),
     ],
   });
+  return {
+    ...running,
+    async stop(opts) {
+      await running.stop(opts);
+      // The root made the clients: it lets go of them, once nothing runs that uses them.
+      clients.close();
+    },
+  };
 }

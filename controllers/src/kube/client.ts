@@ -132,6 +132,8 @@ export class HttpKube implements KubeApi {
   #tls: https.AgentOptions = {};
   #prepared: Promise<{ headers: Record<string, string>; secure: boolean }> | undefined;
   #preparedAt = 0;
+  /** Requests on the kept connections not yet answered (closeWhenSettled waits for them). */
+  readonly #inFlight = new Set<Promise<unknown>>();
 
   /** From a KubeConfig (its current context) or from a stored cluster credential. */
   constructor(source: KubeConfig | KubeCredential, opts: HttpKubeOptions = {}) {
@@ -205,10 +207,17 @@ export class HttpKube implements KubeApi {
     // An apiserver that is still filling a resource's cache (just started, or a CRD just created) answers
     // a read 429 "storage is (re)initializing" for a moment: reads wait and ask again, a few times.
     for (let attempt = 0; ; attempt++) {
-      const res = await this.#withStaleRetry<T>(method, path, opts, url);
+      const res = await this.#counted(this.#withStaleRetry<T>(method, path, opts, url));
       if (res.status !== 429 || method !== "GET" || attempt >= 4 || opts.signal?.aborted) return res;
       await new Promise((r) => setTimeout(r, 250 * (attempt + 1)));
     }
+  }
+
+  #counted<T>(p: Promise<T>): Promise<T> {
+    this.#inFlight.add(p);
+    const settled = () => this.#inFlight.delete(p);
+    p.then(settled, settled);
+    return p;
   }
 
   async #withStaleRetry<T>(method: string, path: string, opts: RequestOptions, url: URL): Promise<KubeResponse<T>> {
@@ -445,7 +454,19 @@ export class HttpKube implements KubeApi {
     });
   }
 
-  /** Closes the kept-alive connections; a later call opens new ones. */
+  /**
+   * Closes the kept-alive connections once the requests on them have been answered (a replaced
+   * credential's client: api/src/domain/clusters/clients.ts); at once when none is in flight.
+   */
+  closeWhenSettled(): void {
+    if (this.#inFlight.size === 0) {
+      this.close();
+      return;
+    }
+    void Promise.allSettled([...this.#inFlight]).then(() => this.closeWhenSettled());
+  }
+
+  /** Closes the kept-alive connections, cutting the requests on them; a later call opens new ones. */
   close(): void {
     this.#agent?.destroy();
     this.#agent = undefined;

@@ -1,38 +1,27 @@
-// Clients for the registered GPU clusters, one per cluster, made from its stored credential on first use
-// and kept (dispatch.ts writes mirrors with them, claims-pass.ts releases claims and purges volumes).
+// A registered GPU cluster's client by its Berth id (dispatch.ts writes mirrors with it, claims-pass.ts
+// releases claims and purges volumes). Nothing is kept here: the process's one cluster-clients service
+// (api/src/domain/clusters/clients.ts, behind `clusterClient`) keeps a client per cluster and makes a new
+// one when the cluster's credential changes, so a rotated credential is used from the next dispatch on.
 import type { Cluster } from "@berth/crds";
 import type { KubeApi } from "../kube/client.ts";
 import type { Observed } from "./observed.ts";
 
 export interface GpuClusterClientsDeps {
   observed: Pick<Observed, "clusterResource">;
-  /** A client for a registered GPU cluster, from its stored credential. */
+  /** The registered GPU cluster's client, from the process's service (which keeps and renews it). */
   clusterClient(cluster: Cluster): Promise<KubeApi>;
 }
 
 export class GpuClusterClients {
   readonly #d: GpuClusterClientsDeps;
-  readonly #clients = new Map<string, Promise<KubeApi>>();
 
   constructor(d: GpuClusterClientsDeps) {
     this.#d = d;
   }
 
   async client(clusterId: string): Promise<KubeApi> {
-    let c = this.#clients.get(clusterId);
-    if (!c) {
-      const cr = this.#d.observed.clusterResource(clusterId);
-      if (!cr) throw new Error(`cluster ${clusterId} has no Cluster resource`);
-      c = this.#d.clusterClient(cr);
-      this.#clients.set(clusterId, c);
-      c.catch(() => this.#clients.delete(clusterId));
-    }
-    return c;
-  }
-
-  /** Lets go of the GPU clusters' connections. */
-  close(): void {
-    for (const c of this.#clients.values()) void c.then((k) => (k as { close?: () => void }).close?.()).catch(() => {});
-    this.#clients.clear();
+    const cr = this.#d.observed.clusterResource(clusterId);
+    if (!cr) throw new Error(`cluster ${clusterId} has no Cluster resource`);
+    return this.#d.clusterClient(cr);
   }
 }

@@ -41,7 +41,10 @@ const UNMADE_LOOKBACK_MS = 24 * 3_600_000;
 export interface SessionControllerDeps {
   kube: KubeApi;
   store: SessionStore;
-  /** A client for a registered GPU cluster, from its stored credential. */
+  /**
+   * A registered GPU cluster's client, from its stored credential: asked on every use, so the process's
+   * service (which keeps it, and owns its connections) decides when a changed credential makes a new one.
+   */
   clusterClient(cluster: Cluster): Promise<KubeApi>;
   log: Logger;
   clock?: { now(): Date };
@@ -228,7 +231,6 @@ export class SessionController {
     await passes;
     await this.#observed.stop();
     await this.#events.idle();
-    this.#clients.close();
   }
 
   /** Resolves when nothing is queued, running, being placed or waiting to be recorded as an Event. */

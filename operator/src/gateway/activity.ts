@@ -17,6 +17,7 @@
 // The tracker keeps, per session, the last such moment; the reporter sends them to the control plane
 // every `intervalMs` (with an empty list when nothing happened: the report is also the gateway's
 // heartbeat, and a gateway that stops reporting makes the traffic signal unknown).
+import { PeriodicPass } from "@berth/controllers/kube";
 import type { InternalClient } from "../controlplane/client.ts";
 
 export function isUserRequest(
@@ -175,25 +176,21 @@ export interface ActivityReporterOptions {
 /** Sends the tracker's news every interval, an empty report when there is none (the heartbeat). */
 export class ActivityReporter {
   readonly #o: ActivityReporterOptions;
-  #timer: NodeJS.Timeout | undefined;
-  #inflight: Promise<void> | undefined;
+  readonly #pass: PeriodicPass;
 
   constructor(o: ActivityReporterOptions) {
     this.#o = o;
+    // report() never throws: a failed send is put back on the tracker and told to onReport.
+    this.#pass = new PeriodicPass({
+      intervalMs: o.intervalMs ?? 30_000,
+      pass: () => this.report(),
+      onError: (e) => o.onReport?.(false, (e as Error).message),
+      unref: true,
+    });
   }
 
   start(): void {
-    const tick = () => {
-      this.#inflight = this.report().finally(() => {
-        this.#inflight = undefined;
-        if (this.#timer !== undefined) {
-          this.#timer = setTimeout(tick, this.#o.intervalMs ?? 30_000);
-          this.#timer.unref?.();
-        }
-      });
-    };
-    this.#timer = setTimeout(tick, 0);
-    this.#timer.unref?.();
+    this.#pass.start();
   }
 
   async report(): Promise<void> {
@@ -212,10 +209,8 @@ export class ActivityReporter {
     this.#o.onReport?.(r.ok, r.ok ? undefined : r.message);
   }
 
-  async stop(): Promise<void> {
-    const t = this.#timer;
-    this.#timer = undefined;
-    clearTimeout(t);
-    await this.#inflight;
+  /** Cancels the wait and resolves once the report in flight, if any, has ended. */
+  stop(): Promise<void> {
+    return this.#pass.stop();
   }
 }

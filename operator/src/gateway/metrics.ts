@@ -41,6 +41,17 @@ export function statusClass(status: number): string {
   return `${Math.floor(status / 100)}xx`;
 }
 
+/** Starts timing a request to an upstream; the returned function records it once, under its outcome. */
+export function upstreamTimer(m: GatewayMetrics): (outcome: string) => void {
+  const start = process.hrtime.bigint();
+  let done = false;
+  return (outcome) => {
+    if (done) return;
+    done = true;
+    m.upstream.observe({ outcome }, Number(process.hrtime.bigint() - start) / 1e9);
+  };
+}
+
 /** The merged exposition of several processes' counters (each from registry.getMetricsAsJSON()). */
 export async function mergeMetrics(parts: readonly MetricsJson[]): Promise<string> {
   return AggregatorRegistry.aggregate([...parts]).metrics();

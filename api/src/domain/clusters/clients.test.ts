@@ -51,7 +51,8 @@ function aStand(): {
     management,
     connect: (cred) => {
       const m: Made = { cred, closed: 0, client: undefined as unknown as ClusterClient };
-      m.client = { server: cred.server, close: () => m.closed++ } as unknown as ClusterClient;
+      const close = () => m.closed++;
+      m.client = { server: cred.server, close, closeWhenSettled: close } as unknown as ClusterClient;
       made.push(m);
       return m.client;
     },

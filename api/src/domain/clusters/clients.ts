@@ -11,8 +11,11 @@ import { type Cluster, ClusterKind, resourcePath } from "@berth/crds";
 import type { ClusterCredential } from "./credential.ts";
 import { readCredential } from "./store.ts";
 
-/** A client that can also stream (pods/log) and let go of its connections. */
-export type ClusterClient = KubeApi & Pick<HttpKube, "stream" | "close">;
+/**
+ * A client that can also stream (pods/log) and let go of its connections: at once (close), or once the
+ * requests on them have been answered (closeWhenSettled: a replaced client may still be serving a caller).
+ */
+export type ClusterClient = KubeApi & Pick<HttpKube, "stream" | "close" | "closeWhenSettled">;
 
 /** Makes a client of a GPU cluster's credential (the root's HttpKube, with its user agent and sockets). */
 export type ConnectCluster = (cred: ClusterCredential, opts?: HttpKubeOptions) => ClusterClient;
@@ -49,7 +52,10 @@ export class ClusterClients {
     this.#now = o.now ?? Date.now;
   }
 
-  /** A registered cluster's kept client; a changed credential makes a new one (the old one is closed). */
+  /**
+   * A registered cluster's kept client; a changed credential makes a new one (the old one is closed once
+   * the requests in flight on it have been answered).
+   */
   async forCluster(cluster: Cluster): Promise<ClusterClient> {
     const id = cluster.spec.id;
     const ref = refKey(cluster.spec.credentialSecretRef);
@@ -63,7 +69,7 @@ export class ClusterClients {
       current.checkedAt = this.#now();
       return current.client;
     }
-    current?.client.close();
+    current?.client.closeWhenSettled();
     const client = this.#connect(credential);
     this.#held.set(id, { ref, credential: seen, client, checkedAt: this.#now() });
     return client;
@@ -87,9 +93,12 @@ export class ClusterClients {
     return this.#connect(cred, opts);
   }
 
-  /** The cluster went, or its credential was replaced: its kept client is closed and forgotten. */
+  /**
+   * The cluster went, or its credential was replaced: its kept client is forgotten, and closed once the
+   * requests in flight on it have been answered.
+   */
   forget(clusterId: string): void {
-    this.#held.get(clusterId)?.client.close();
+    this.#held.get(clusterId)?.client.closeWhenSettled();
     this.#held.delete(clusterId);
   }
 
