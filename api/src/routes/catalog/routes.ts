@@ -9,7 +9,15 @@ import { checkImageOwner } from "../../domain/catalog/imageOwner.ts";
 import { createCatalog, getCatalog, listCatalog, updateCatalog } from "../../domain/catalog/operations.ts";
 import { images, offerings, policies, presets } from "../../domain/catalog/resources.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
-import { idleToSpec, limitsToSpec, presentImage, presentOffering, presentPolicy, presentPreset } from "./presenter.ts";
+import {
+  fairShareToSpec,
+  idleToSpec,
+  limitsToSpec,
+  presentImage,
+  presentOffering,
+  presentPolicy,
+  presentPreset,
+} from "./presenter.ts";
 import {
   CreateImageBody,
   CreateOfferingBody,
@@ -54,6 +62,12 @@ const OFFERING_FIELDS = {
   description: "description",
   enabled: "enabled",
 };
+
+/** The wire's multiplier (0.3) as the spec's thousandths (300); 1 is the full rate, stored as absent. */
+function multiplierSpec(m: number | undefined): { borrowedRatePermille?: number } {
+  if (m === undefined || m === 1) return {};
+  return { borrowedRatePermille: Math.round(m * 1000) };
+}
 const PRESET_FIELDS = {
   display_name: "displayName",
   kind: "kind",
@@ -117,7 +131,11 @@ export const createOfferingRoute = defineRoute({
   responses: { 201: Offering },
   handler: async ({ deps, principal, body, audit }) => {
     audit.target("offering", body.name);
-    const spec = { ...toSpec(body, OFFERING_FIELDS), ...fractionSpec(body.fraction) };
+    const spec = {
+      ...toSpec(body, OFFERING_FIELDS),
+      ...fractionSpec(body.fraction),
+      ...multiplierSpec(body.borrowed_rate_multiplier),
+    };
     checkFraction(spec);
     const o = await createCatalog(deps, principal, offerings, body.name, spec);
     return { status: 201, body: presentOffering(o) };
@@ -142,8 +160,10 @@ export const updateOfferingRoute = defineRoute({
         ...spec,
         ...toSpec(body, OFFERING_FIELDS),
         ...fractionSpec(body.fraction),
+        ...multiplierSpec(body.borrowed_rate_multiplier),
       };
       if (body.fraction === "1") delete next.slicesPerCard;
+      if (body.borrowed_rate_multiplier === 1) delete next.borrowedRatePermille;
       if (body.gpu_memory_mib === null) delete next.gpuMemoryMib;
       checkFraction(next);
       return next;
@@ -365,6 +385,7 @@ export const createPolicyRoute = defineRoute({
       scope: body.scope,
       limits: limitsToSpec(body.limits ?? {}),
       ...(body.idle ? { idle: idleToSpec(body.idle) } : {}),
+      ...(body.fair_share ? { fairShare: fairShareToSpec(body.fair_share) } : {}),
       ...(body.allowed_offerings ? { allowedOfferings: body.allowed_offerings } : {}),
     });
     return { status: 201, body: presentPolicy(o) };
@@ -388,6 +409,7 @@ export const updatePolicyRoute = defineRoute({
       const next = { ...spec };
       if (body.limits !== undefined) next.limits = limitsToSpec(body.limits);
       if (body.idle !== undefined) next.idle = idleToSpec(body.idle);
+      if (body.fair_share !== undefined) next.fairShare = fairShareToSpec(body.fair_share);
       if (body.allowed_offerings === null) delete next.allowedOfferings;
       else if (body.allowed_offerings !== undefined) next.allowedOfferings = body.allowed_offerings;
       return next;
