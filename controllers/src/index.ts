@@ -5,6 +5,7 @@
 
 export * from "./builds/controller.ts";
 export * from "./builds/manifests.ts";
+export * from "./fairshare/types.ts";
 export * from "./mirror/controller.ts";
 export * from "./mirror/manifests.ts";
 export * from "./mirror/plan.ts";
