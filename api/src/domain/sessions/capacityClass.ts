@@ -88,9 +88,10 @@ export async function capacityRefusal(
   held: (scope: ClassScope, cls: CapacityClass) => number | Promise<number>,
 ): Promise<QuotaExceeded | undefined> {
   if (!fairShareOn(policies, site.gpuModel)) return undefined;
+  // Narrowest first: the project's own bound is the one to name when both are reached.
   const scopes: [ClassScope, "organization" | "project"][] = [
-    [{ column: "organization_id", id: site.organizationId }, "organization"],
     ...(site.projectId ? [[{ column: "project_id", id: site.projectId }, "project"] as [ClassScope, "project"]] : []),
+    [{ column: "organization_id", id: site.organizationId }, "organization"],
   ];
   for (const [scope, kind] of scopes) {
     const g = guaranteeOf(policies, kind, scope.id, site.gpuModel);
