@@ -5,7 +5,11 @@
 
 export * from "./builds/controller.ts";
 export * from "./builds/manifests.ts";
+export * from "./fairshare/pass.ts";
+export * from "./fairshare/reclaim.ts";
+export * from "./fairshare/shares.ts";
 export * from "./fairshare/types.ts";
+export * from "./fairshare/usage.ts";
 export * from "./mirror/controller.ts";
 export * from "./mirror/manifests.ts";
 export * from "./mirror/plan.ts";

@@ -30,6 +30,8 @@ export interface PlanPlacementInput {
   constraints?: readonly Constraint[];
   /** Card-level room of clusters with a sharing layer; without it every cluster is counted in whole GPUs. */
   cards?: CardPool;
+  /** The queue's order; default compareRequests (priority, then age). Fair share passes its own. */
+  compare?: (a: PlacementRequest, b: PlacementRequest) => number;
 }
 
 export function compareRequests(a: PlacementRequest, b: PlacementRequest): number {
@@ -57,7 +59,7 @@ export function planPlacement(input: PlanPlacementInput): PlacementPlan {
     waiting.push({ key: req.key, position, reason, message });
   };
 
-  for (const req of [...input.requests].sort(compareRequests)) {
+  for (const req of [...input.requests].sort(input.compare ?? compareRequests)) {
     const exclusions: { clusterId: string; why: Exclusion }[] = [];
     const eligible: ClusterCapacity[] = [];
     for (const c of input.clusters) {
@@ -137,7 +139,7 @@ export function planPlacement(input: PlanPlacementInput): PlacementPlan {
   return { placed, waiting };
 }
 
-function firstExclusion(
+export function firstExclusion(
   constraints: readonly Constraint[],
   req: PlacementRequest,
   c: ClusterCapacity,

@@ -1,0 +1,138 @@
+// One placement pass with fair share: order the waiting requests by fair score, give each a capacity class
+// in that order (a guarantee or a borrowing is reserved as it is given, as Kueue reserves quota), place the
+// admitted ones with the real placement (planPlacement, in the same order), and choose what to reclaim for
+// guaranteed requests that still wait. Pure (docs/dev/fair-share.md).
+import { DEFAULT_CONSTRAINTS } from "../placement/constraints.ts";
+import { firstExclusion, planPlacement } from "../placement/plan.ts";
+import type { Waiting } from "../placement/types.ts";
+import { chooseReclaim } from "./reclaim.ts";
+import { classifyRequest, fleetCapacity, managed, resolveSettings } from "./shares.ts";
+import type { Classification, FairPassPlan, FairRequest, Holder, PlanFairPassFn, ReclaimChoice } from "./types.ts";
+import { fairComparator, scoreRequests } from "./usage.ts";
+
+export const planFairPass: PlanFairPassFn = (input) => {
+  const settings = resolveSettings(input.settings);
+  const scores = scoreRequests(input.tree, input.usage, input.requests, input.now, settings);
+  const compare = fairComparator(scores);
+  const ordered = [...input.requests].sort(compare);
+  const capacity = fleetCapacity(input.clusters);
+
+  const holders: Holder[] = [...input.holders];
+  const classes: Record<string, Classification> = {};
+  const admitted: FairRequest[] = [];
+  const refused: FairRequest[] = [];
+  for (const req of ordered) {
+    const c = classifyRequest(input.tree, holders, req, capacity);
+    classes[req.key] = c;
+    if (c.kind === "refused") {
+      refused.push(req);
+      continue;
+    }
+    admitted.push(req);
+    holders.push({
+      key: req.key,
+      org: req.org,
+      project: req.project,
+      user: req.user,
+      clusterId: "",
+      gpuModel: req.gpuModel,
+      cards: req.cards,
+      capacityClass: c.kind,
+      priority: req.priority,
+      startedAt: input.now,
+      idle: false,
+    });
+  }
+
+  const constraints = input.constraints ?? DEFAULT_CONSTRAINTS;
+  const plan = planPlacement({
+    requests: admitted,
+    clusters: input.clusters,
+    policy: input.policy,
+    constraints,
+    ...(input.cards ? { cards: input.cards } : {}),
+    compare,
+  });
+
+  const byKey = new Map(input.requests.map((r) => [r.key, r]));
+  const placed = plan.placed.map((p) => ({
+    ...p,
+    capacityClass: (classes[p.key]?.kind === "borrowed" ? "borrowed" : "guaranteed") as "borrowed" | "guaranteed",
+  }));
+
+  // Room left per cluster and model after this pass's placements.
+  const free = new Map<string, number>();
+  const slot = (cluster: string, model: string) => `${model}@${cluster}`;
+  for (const c of input.clusters)
+    for (const [model, m] of Object.entries(c.models)) free.set(slot(c.clusterId, model), Math.max(0, m.free));
+  for (const p of plan.placed) {
+    const r = byKey.get(p.key) as FairRequest;
+    const k = slot(p.clusterId, r.gpuModel);
+    free.set(k, (free.get(k) ?? 0) - r.cards);
+  }
+
+  // Reclaim for guaranteed requests that wait for room, in queue order; each one's victims (and the room
+  // promised to it) are not counted again for the next.
+  const reclaims: ReclaimChoice[] = [];
+  const current: Holder[] = input.holders.map((h) => ({ ...h }));
+  const promised = new Map<string, number>();
+  const waitingNow = new Map(plan.waiting.map((w) => [w.key, w]));
+  for (const req of admitted) {
+    const w = waitingNow.get(req.key);
+    if (!w || classes[req.key]?.kind !== "guaranteed" || !managed(input.tree, req.gpuModel)) continue;
+    if (w.reason !== "NoCapacity" && w.reason !== "PinnedClusterFull") continue;
+    if (!current.some((h) => h.gpuModel === req.gpuModel && h.capacityClass === "borrowed")) continue;
+    const eligible = input.clusters
+      .filter((c) => firstExclusion(constraints, req, c) === undefined)
+      .map((c) => c.clusterId);
+    const roomFor: Record<string, number> = {};
+    for (const id of eligible)
+      roomFor[id] = (free.get(slot(id, req.gpuModel)) ?? 0) - (promised.get(slot(id, req.gpuModel)) ?? 0);
+    const choice = chooseReclaim({
+      now: input.now,
+      settings,
+      tree: input.tree,
+      usage: input.usage,
+      request: { key: req.key, gpuModel: req.gpuModel, cards: req.cards, eligibleClusters: eligible },
+      free: roomFor,
+      holders: current,
+    });
+    // Whether or not victims were needed, the room this request will take is promised to it.
+    const target =
+      choice?.clusterId ?? eligible.find((id) => (roomFor[id] ?? 0) + coming(current, id, req.gpuModel) >= req.cards);
+    if (target) {
+      const k = slot(target, req.gpuModel);
+      promised.set(k, (promised.get(k) ?? 0) + req.cards);
+    }
+    if (!choice) continue;
+    reclaims.push(choice);
+    for (const v of choice.victims) {
+      const h = current.find((x) => x.key === v.key);
+      if (h) h.reclaiming = true;
+    }
+  }
+
+  // Positions per model over everything that waits, in queue order.
+  const why = new Map<string, Waiting>(plan.waiting.map((w) => [w.key, w]));
+  for (const r of refused) {
+    const c = classes[r.key] as Extract<Classification, { kind: "refused" }>;
+    why.set(r.key, { key: r.key, position: 0, reason: c.reason, message: c.message });
+  }
+  const positions = new Map<string, number>();
+  const waiting: Waiting[] = [];
+  for (const r of ordered) {
+    const w = why.get(r.key);
+    if (!w) continue;
+    const position = (positions.get(r.gpuModel) ?? 0) + 1;
+    positions.set(r.gpuModel, position);
+    waiting.push({ ...w, position });
+  }
+  return { placed, waiting, classes, scores, reclaims } satisfies FairPassPlan;
+};
+
+function coming(holders: readonly Holder[], clusterId: string, model: string): number {
+  return holders.reduce(
+    (s, h) => s + (h.reclaiming && h.clusterId === clusterId && h.gpuModel === model ? h.cards : 0),
+    0,
+  );
+}

@@ -1,0 +1,319 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { ClusterCapacity } from "../placement/types.ts";
+import { planFairPass } from "./pass.ts";
+import { chooseReclaim } from "./reclaim.ts";
+import { resolveSettings } from "./shares.ts";
+import type { DecayedUsage, FairRequest, Holder, ReclaimInput, ShareTree } from "./types.ts";
+
+const H100 = "NVIDIA-H100-80GB-HBM3";
+const MIN = 60_000;
+const T0 = Date.parse("2026-11-28T00:00:00.000Z");
+const at = (ms: number) => new Date(T0 + ms).toISOString();
+const settings = resolveSettings();
+const noUsage: DecayedUsage = { orgs: {}, projects: {}, users: {} };
+const tree: ShareTree = {
+  orgs: [
+    { org: "a", quotas: { [H100]: { guaranteed: 4 } } },
+    { org: "b", quotas: { [H100]: { guaranteed: 2 } } },
+    { org: "c", quotas: { [H100]: { guaranteed: 0 } } },
+  ],
+};
+
+function aBorrower(key: string, over: Partial<Holder> = {}): Holder {
+  return {
+    key,
+    org: "c",
+    project: "p",
+    user: "u",
+    clusterId: "c1",
+    gpuModel: H100,
+    cards: 1,
+    capacityClass: "borrowed",
+    priority: 0,
+    startedAt: at(0),
+    idle: false,
+    ...over,
+  };
+}
+
+function input(holders: Holder[], over: Partial<ReclaimInput> = {}): ReclaimInput {
+  return {
+    now: at(60 * MIN),
+    settings,
+    tree,
+    usage: noUsage,
+    request: { key: "a/new", gpuModel: H100, cards: 1, eligibleClusters: ["c1"] },
+    free: { c1: 0 },
+    holders,
+    ...over,
+  };
+}
+
+describe("choosing what to reclaim", () => {
+  it("takes an idle borrowed session before an active one", () => {
+    const choice = chooseReclaim(input([aBorrower("active"), aBorrower("idle", { idle: true })]));
+    expect(choice?.victims.map((v) => v.key)).toEqual(["idle"]);
+  });
+
+  it("then the one whose org is most over its fair share", () => {
+    const usage: DecayedUsage = { orgs: { b: 100, c: 10 }, projects: {}, users: {} };
+    const choice = chooseReclaim(input([aBorrower("c1"), aBorrower("b1", { org: "b" })], { usage }));
+    expect(choice?.victims.map((v) => v.key)).toEqual(["b1"]);
+  });
+
+  it("then the lowest priority, then the newest", () => {
+    const low = chooseReclaim(input([aBorrower("high", { priority: 5 }), aBorrower("low")]));
+    expect(low?.victims.map((v) => v.key)).toEqual(["low"]);
+    const newest = chooseReclaim(input([aBorrower("old"), aBorrower("new", { startedAt: at(20 * MIN) })]));
+    expect(newest?.victims.map((v) => v.key)).toEqual(["new"]);
+  });
+
+  it("never takes one within its minimum runtime, nor a guaranteed one", () => {
+    const holders = [
+      aBorrower("young", { startedAt: at(55 * MIN) }),
+      aBorrower("guaranteed", { capacityClass: "guaranteed" }),
+    ];
+    expect(chooseReclaim(input(holders))).toBeUndefined();
+  });
+
+  it("takes only as much as needed", () => {
+    // Needs 2 beyond the 1 free: idle 1-card sessions first would take two, but the idle 2-card one alone does.
+    const holders = [
+      aBorrower("i1", { idle: true, startedAt: at(30 * MIN) }),
+      aBorrower("i2", { idle: true, cards: 2 }),
+      aBorrower("a1"),
+    ];
+    const choice = chooseReclaim(
+      input(holders, {
+        free: { c1: 1 },
+        request: { key: "a/new", gpuModel: H100, cards: 3, eligibleClusters: ["c1"] },
+      }),
+    );
+    expect(choice?.victims.map((v) => v.key)).toEqual(["i2"]);
+  });
+
+  it("counts sessions already under notice as room coming, and does not choose them again", () => {
+    expect(chooseReclaim(input([aBorrower("noticed", { reclaiming: true }), aBorrower("other")]))).toBeUndefined();
+  });
+
+  it("prefers the cluster where fewer active sessions must go", () => {
+    const holders = [aBorrower("x-active", { clusterId: "x" }), aBorrower("y-idle", { clusterId: "y", idle: true })];
+    const choice = chooseReclaim(
+      input(holders, {
+        free: { x: 0, y: 0 },
+        request: { key: "a/new", gpuModel: H100, cards: 1, eligibleClusters: ["x", "y"] },
+      }),
+    );
+    expect(choice).toMatchObject({ clusterId: "y", victims: [{ key: "y-idle" }] });
+  });
+});
+
+describe("a pass with reclaim", () => {
+  const clusters: ClusterCapacity[] = [
+    { clusterId: "c1", placeable: true, models: { [H100]: { total: 8, free: 0, largestNode: 8 } } },
+  ];
+  const request = (key: string, org: string, over: Partial<FairRequest> = {}): FairRequest => ({
+    key,
+    org,
+    project: "p",
+    user: "u",
+    gpuModel: H100,
+    gpuCount: 1,
+    cards: 1,
+    mayBorrow: false,
+    priority: 0,
+    since: at(50 * MIN),
+    volumes: [],
+    ...over,
+  });
+
+  it("reclaims borrowed room for a guaranteed request, and refuses a borrower while nothing is lendable", () => {
+    const holders = [
+      ...[1, 2, 3, 4, 5, 6].map((i) => aBorrower(`c/${i}`, { idle: i === 6 })),
+      aBorrower("b/1", { org: "b", capacityClass: "guaranteed" }),
+      aBorrower("b/2", { org: "b", capacityClass: "guaranteed" }),
+    ];
+    const plan = planFairPass({
+      now: at(60 * MIN),
+      tree,
+      requests: [request("a/1", "a"), request("c/7", "c", { mayBorrow: true })],
+      holders,
+      usage: noUsage,
+      clusters,
+      policy: "binpack",
+    });
+    expect(plan.placed).toEqual([]);
+    expect(plan.classes["a/1"]?.kind).toBe("guaranteed");
+    expect(plan.reclaims).toEqual([
+      { forKey: "a/1", clusterId: "c1", victims: [expect.objectContaining({ key: "c/6" })] },
+    ]);
+    expect(plan.waiting).toEqual([
+      expect.objectContaining({ key: "a/1", position: 1, reason: "NoCapacity" }),
+      expect.objectContaining({ key: "c/7", position: 2, reason: "NothingLendable" }),
+    ]);
+  });
+
+  it("places with the capacity class it gave", () => {
+    const plan = planFairPass({
+      now: at(60 * MIN),
+      tree,
+      requests: [request("a/1", "a"), request("c/1", "c", { mayBorrow: true })],
+      holders: [],
+      usage: noUsage,
+      clusters: [{ ...clusters[0], models: { [H100]: { total: 8, free: 8, largestNode: 8 } } } as ClusterCapacity],
+      policy: "binpack",
+    });
+    expect(plan.placed.map((p) => [p.key, p.capacityClass])).toEqual([
+      ["a/1", "guaranteed"],
+      ["c/1", "borrowed"],
+    ]);
+  });
+});
+
+// Random traces through the pass loop as the worker will run it: arrivals of three orgs (some opted in to
+// borrowing), ends, idleness flipping, reclaim notices with a random grace period, then the pause and a
+// resume request. The properties: a victim is always borrowed and past its minimum runtime; the reclaimer is
+// guaranteed; and no two runs reclaim each other.
+describe("reclaim over random traces", () => {
+  type Step =
+    | { kind: "arrive"; org: "a" | "b" | "c"; cards: 1 | 2; mayBorrow: boolean }
+    | { kind: "end"; pick: number }
+    | { kind: "idle"; pick: number }
+    | { kind: "tick"; minutes: number };
+  const step: fc.Arbitrary<Step> = fc.oneof(
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        kind: fc.constant("arrive" as const),
+        org: fc.constantFrom("a" as const, "b" as const, "c" as const),
+        cards: fc.constantFrom(1 as const, 2 as const),
+        mayBorrow: fc.boolean(),
+      }),
+    },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant("end" as const), pick: fc.nat() }) },
+    { weight: 2, arbitrary: fc.record({ kind: fc.constant("idle" as const), pick: fc.nat() }) },
+    {
+      weight: 3,
+      arbitrary: fc.record({ kind: fc.constant("tick" as const), minutes: fc.integer({ min: 1, max: 20 }) }),
+    },
+  );
+
+  it("never reclaims a guaranteed session, a young one, or the run that reclaimed it", () => {
+    let reclaimed = 0;
+    fc.assert(
+      fc.property(
+        fc.array(step, { minLength: 20, maxLength: 120 }),
+        fc.integer({ min: 0, max: 10 }),
+        (steps, graceMin) => {
+          let now = 0;
+          let n = 0;
+          const holders: Holder[] = [];
+          const pauseAt = new Map<string, number>();
+          const waiting: FairRequest[] = [];
+          const runOf = new Map<string, number>();
+          // "A#2 > B#1": run 2 of A made run 1 of B give its room back.
+          const events: { by: string; victim: string }[] = [];
+          const run = (key: string) => `${key}#${runOf.get(key) ?? 0}`;
+
+          for (const s of steps) {
+            if (s.kind === "arrive") {
+              const key = `${s.org}/${n++}`;
+              waiting.push({
+                key,
+                org: s.org,
+                project: "p",
+                user: "u",
+                gpuModel: H100,
+                gpuCount: s.cards,
+                cards: s.cards,
+                mayBorrow: s.mayBorrow,
+                priority: 0,
+                since: at(now),
+                volumes: [],
+              });
+            } else if (s.kind === "end" && holders.length > 0) {
+              const h = holders[s.pick % holders.length] as Holder;
+              if (!h.reclaiming) holders.splice(holders.indexOf(h), 1);
+            } else if (s.kind === "idle" && holders.length > 0) {
+              const h = holders[s.pick % holders.length] as Holder;
+              h.idle = !h.idle;
+            } else if (s.kind === "tick") now += s.minutes * MIN;
+
+            // Grace periods over: pause (room back) and ask to resume, keeping its place in the queue.
+            for (const h of [...holders])
+              if (h.reclaiming && (pauseAt.get(h.key) ?? Infinity) <= now) {
+                holders.splice(holders.indexOf(h), 1);
+                pauseAt.delete(h.key);
+                waiting.push({
+                  key: h.key,
+                  org: h.org,
+                  project: "p",
+                  user: "u",
+                  gpuModel: H100,
+                  gpuCount: h.cards,
+                  cards: h.cards,
+                  mayBorrow: true,
+                  priority: 0,
+                  since: at(0),
+                  volumes: [],
+                });
+              }
+
+            const used = holders.reduce((x, h) => x + h.cards, 0);
+            const plan = planFairPass({
+              now: at(now),
+              tree,
+              requests: waiting,
+              holders,
+              usage: noUsage,
+              clusters: [
+                { clusterId: "c1", placeable: true, models: { [H100]: { total: 8, free: 8 - used, largestNode: 8 } } },
+              ],
+              policy: "binpack",
+            });
+            for (const p of plan.placed) {
+              const r = waiting.splice(
+                waiting.findIndex((w) => w.key === p.key),
+                1,
+              )[0] as FairRequest;
+              runOf.set(r.key, (runOf.get(r.key) ?? 0) + 1);
+              holders.push({
+                key: r.key,
+                org: r.org,
+                project: "p",
+                user: "u",
+                clusterId: p.clusterId,
+                gpuModel: H100,
+                cards: r.cards,
+                capacityClass: p.capacityClass,
+                priority: 0,
+                startedAt: at(now),
+                idle: false,
+              });
+            }
+            for (const c of plan.reclaims) {
+              expect(plan.classes[c.forKey]?.kind).toBe("guaranteed");
+              for (const v of c.victims) {
+                const h = holders.find((x) => x.key === v.key) as Holder;
+                expect(h.capacityClass).toBe("borrowed");
+                expect(h.reclaiming).not.toBe(true);
+                expect(now - Date.parse(h.startedAt) + T0).toBeGreaterThanOrEqual(settings.minRuntimeMs);
+                h.reclaiming = true;
+                pauseAt.set(h.key, now + graceMin * MIN);
+                // The reclaimer's run is the one it starts next.
+                events.push({ by: `${c.forKey}#${(runOf.get(c.forKey) ?? 0) + 1}`, victim: run(v.key) });
+              }
+            }
+          }
+          reclaimed += events.length;
+          const pairs = new Set(events.map((e) => `${e.by}>${e.victim}`));
+          for (const e of events) expect(pairs.has(`${e.victim}>${e.by}`)).toBe(false);
+        },
+      ),
+      { numRuns: 150, seed: 20261129 },
+    );
+    // The traces did exercise reclaim.
+    expect(reclaimed).toBeGreaterThan(50);
+  });
+});

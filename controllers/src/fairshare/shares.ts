@@ -1,0 +1,253 @@
+// The share tree: its checks, its satisfiability against the fleet, and a request's capacity class
+// (docs/dev/fair-share.md). Pure.
+import type { ClusterCapacity } from "../placement/types.ts";
+import {
+  type CardEquivalentsFn,
+  type CheckSatisfiableFn,
+  type CheckShareTreeFn,
+  type ClassifyFn,
+  DEFAULT_FAIR_SHARE_SETTINGS,
+  FairShareInvalid,
+  type FairShareIssue,
+  type FairShareSettings,
+  type Holder,
+  type ModelQuota,
+  type OrgShare,
+  type ResolveSettingsFn,
+  type ShareTree,
+} from "./types.ts";
+
+export const cardEquivalents: CardEquivalentsFn = (demand, card) => {
+  if (!demand.slice) return demand.gpuCount;
+  const memory = card.memoryMib > 0 ? demand.slice.memoryMib / card.memoryMib : 1;
+  return Math.min(1, Math.max(memory, demand.slice.cores / 100));
+};
+
+const finite = (n: unknown): n is number => typeof n === "number" && Number.isFinite(n);
+
+function checkQuota(q: ModelQuota, at: string, issues: FairShareIssue[]): void {
+  if (!finite(q.guaranteed) || q.guaranteed < 0)
+    issues.push({ field: `${at}.guaranteed`, message: "must be a number ≥ 0" });
+  if (q.borrowingLimit !== undefined && (!finite(q.borrowingLimit) || q.borrowingLimit < 0))
+    issues.push({ field: `${at}.borrowingLimit`, message: "must be a number ≥ 0 (absent: no limit)" });
+  if (q.lendingLimit !== undefined) {
+    if (!finite(q.lendingLimit) || q.lendingLimit < 0)
+      issues.push({ field: `${at}.lendingLimit`, message: "must be a number ≥ 0 (absent: all of the guarantee)" });
+    else if (finite(q.guaranteed) && q.lendingLimit > q.guaranteed)
+      issues.push({
+        field: `${at}.lendingLimit`,
+        message: `${q.lendingLimit} is above the guarantee ${q.guaranteed}: nothing beyond a guarantee can be lent`,
+      });
+  }
+}
+
+function checkWeight(w: number | undefined, at: string, issues: FairShareIssue[]): void {
+  if (w !== undefined && (!finite(w) || w <= 0)) issues.push({ field: at, message: "must be a number > 0" });
+}
+
+export const checkShareTree: CheckShareTreeFn = (tree) => {
+  const issues: FairShareIssue[] = [];
+  const orgs = new Set<string>();
+  tree.orgs.forEach((o, i) => {
+    const at = `orgs[${i}]`;
+    if (orgs.has(o.org)) issues.push({ field: `${at}.org`, message: `${o.org} appears twice` });
+    orgs.add(o.org);
+    checkWeight(o.weight, `${at}.weight`, issues);
+    for (const [model, q] of Object.entries(o.quotas ?? {})) checkQuota(q, `${at}.quotas.${model}`, issues);
+    const carved = new Map<string, number>();
+    const projects = new Set<string>();
+    (o.projects ?? []).forEach((p, j) => {
+      const pat = `${at}.projects[${j}]`;
+      if (projects.has(p.project)) issues.push({ field: `${pat}.project`, message: `${p.project} appears twice` });
+      projects.add(p.project);
+      checkWeight(p.weight, `${pat}.weight`, issues);
+      for (const [user, w] of Object.entries(p.userWeights ?? {})) checkWeight(w, `${pat}.userWeights.${user}`, issues);
+      for (const [model, q] of Object.entries(p.quotas ?? {})) {
+        checkQuota(q, `${pat}.quotas.${model}`, issues);
+        if (finite(q.guaranteed)) carved.set(model, (carved.get(model) ?? 0) + q.guaranteed);
+      }
+    });
+    for (const [model, sum] of carved) {
+      const own = o.quotas?.[model]?.guaranteed ?? 0;
+      if (sum > own)
+        issues.push({
+          field: `${at}.projects`,
+          message: `the projects' guarantees of ${model} add up to ${sum}, above the organization's ${own}`,
+        });
+    }
+  });
+  return issues;
+};
+
+/** Throws FairShareInvalid when the tree has any problem. */
+export function assertShareTree(tree: ShareTree): void {
+  const issues = checkShareTree(tree);
+  if (issues.length > 0) throw new FairShareInvalid(issues);
+}
+
+export const resolveSettings: ResolveSettingsFn = (partial = {}) => {
+  const s: FairShareSettings = { ...DEFAULT_FAIR_SHARE_SETTINGS };
+  for (const [k, v] of Object.entries(partial)) if (v !== undefined) (s as unknown as Record<string, unknown>)[k] = v;
+  const issues: FairShareIssue[] = [];
+  const positive = ["halfLifeMs", "maxUsagePenalty", "agingPerMinute", "agingCap"] as const;
+  for (const k of positive) if (!finite(s[k]) || s[k] <= 0) issues.push({ field: k, message: "must be a number > 0" });
+  if (!finite(s.minRuntimeMs) || s.minRuntimeMs < 0) issues.push({ field: "minRuntimeMs", message: "must be ≥ 0" });
+  if (issues.length === 0 && s.agingCap <= s.maxUsagePenalty)
+    issues.push({
+      field: "agingCap",
+      message: `${s.agingCap} must exceed maxUsagePenalty ${s.maxUsagePenalty}, or a heavy user's request could wait forever`,
+    });
+  if (issues.length > 0) throw new FairShareInvalid(issues);
+  return s;
+};
+
+/** Allocatable card equivalents per GPU model over the placeable clusters. */
+export function fleetCapacity(clusters: readonly ClusterCapacity[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const c of clusters) {
+    if (!c.placeable) continue;
+    for (const [model, m] of Object.entries(c.models)) out[model] = (out[model] ?? 0) + m.total;
+  }
+  return out;
+}
+
+export const checkSatisfiable: CheckSatisfiableFn = (tree, capacity) => {
+  const byModel = new Map<string, { org: string; cards: number }[]>();
+  for (const o of tree.orgs)
+    for (const [model, q] of Object.entries(o.quotas ?? {})) {
+      if (!(q.guaranteed > 0)) continue;
+      const list = byModel.get(model) ?? [];
+      list.push({ org: o.org, cards: q.guaranteed });
+      byModel.set(model, list);
+    }
+  const models = [...byModel.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([gpuModel, list]) => {
+      const guaranteed = list.reduce((s, x) => s + x.cards, 0);
+      const cap = capacity[gpuModel] ?? 0;
+      const ok = guaranteed <= cap;
+      const terms = list.map((x) => `${x.org} ${round(x.cards)}`).join(" + ");
+      const sum = list.length > 1 ? `${terms} = ${round(guaranteed)}` : terms;
+      return {
+        gpuModel,
+        guaranteed,
+        capacity: cap,
+        ok,
+        arithmetic: `${gpuModel}: ${sum} guaranteed ${ok ? "≤" : ">"} ${round(cap)} in the fleet`,
+      };
+    });
+  const bad = models.filter((m) => !m.ok);
+  return {
+    ok: bad.length === 0,
+    models,
+    message: bad.length === 0 ? "" : `guarantees exceed the fleet: ${bad.map((m) => m.arithmetic).join("; ")}`,
+  };
+};
+
+const round = (n: number) => Math.round(n * 1000) / 1000;
+
+/** What an org (or project) holds of a model, split by class. */
+function held(holders: readonly Holder[], model: string, match: (h: Holder) => boolean) {
+  let guaranteed = 0;
+  let borrowed = 0;
+  for (const h of holders) {
+    if (h.gpuModel !== model || !match(h)) continue;
+    if (h.capacityClass === "guaranteed") guaranteed += h.cards;
+    else borrowed += h.cards;
+  }
+  return { guaranteed, borrowed };
+}
+
+/** Whether any organization has a quota for the model: a model nobody has is unmanaged. */
+export function managed(tree: ShareTree, model: string): boolean {
+  return tree.orgs.some((o) => o.quotas?.[model] !== undefined);
+}
+
+// Float sums of slices (1/8 + 1/8 + …) must not refuse an exact fit.
+const EPS = 1e-9;
+
+export const classifyRequest: ClassifyFn = (tree, holders, req, capacity) => {
+  const model = req.gpuModel;
+  if (!managed(tree, model)) return { kind: "guaranteed", message: `${model} has no quotas: first come, first served` };
+  const org = tree.orgs.find((o) => o.org === req.org);
+  const oq = org?.quotas?.[model];
+  const project = org?.projects?.find((p) => p.project === req.project);
+  const pq = project?.quotas?.[model];
+  const ofOrg = (h: Holder) => h.org === req.org;
+  const orgHeld = held(holders, model, ofOrg);
+
+  // Within the guarantee: the org's, and the project's own or the org's part not carved out to projects.
+  const orgRoom = (oq?.guaranteed ?? 0) - orgHeld.guaranteed;
+  let projectRoom: number;
+  if (pq) projectRoom = pq.guaranteed - held(holders, model, (h) => ofOrg(h) && h.project === req.project).guaranteed;
+  else {
+    const carvedProjects = new Set((org?.projects ?? []).filter((p) => p.quotas?.[model]).map((p) => p.project));
+    const carved = (org?.projects ?? []).reduce((s, p) => s + (p.quotas?.[model]?.guaranteed ?? 0), 0);
+    const pooled = held(holders, model, (h) => ofOrg(h) && !carvedProjects.has(h.project)).guaranteed;
+    projectRoom = (oq?.guaranteed ?? 0) - carved - pooled;
+  }
+  if (req.cards <= Math.min(orgRoom, projectRoom) + EPS)
+    return {
+      kind: "guaranteed",
+      message: `within ${req.org}'s guarantee of ${round(oq?.guaranteed ?? 0)} × ${model} (${round(orgHeld.guaranteed)} in use)`,
+    };
+
+  if (!req.mayBorrow)
+    return {
+      kind: "refused",
+      reason: "OverGuarantee",
+      message: `${req.org}'s guarantee of ${model} is in use (${round(orgHeld.guaranteed)} of ${round(oq?.guaranteed ?? 0)}); it waits for its guarantee (opt in to borrowed capacity to start on idle GPUs)`,
+    };
+
+  const orgLimit = oq?.borrowingLimit;
+  if (orgLimit !== undefined && orgHeld.borrowed + req.cards > orgLimit + EPS)
+    return {
+      kind: "refused",
+      reason: "OverBorrowingLimit",
+      message: `${req.org} borrows ${round(orgHeld.borrowed)} × ${model} of its limit ${round(orgLimit)}`,
+    };
+  const projectLimit = pq?.borrowingLimit;
+  if (projectLimit !== undefined) {
+    const p = held(holders, model, (h) => ofOrg(h) && h.project === req.project);
+    if (p.borrowed + req.cards > projectLimit + EPS)
+      return {
+        kind: "refused",
+        reason: "OverBorrowingLimit",
+        message: `project ${req.project} borrows ${round(p.borrowed)} × ${model} of its limit ${round(projectLimit)}`,
+      };
+  }
+
+  // Borrowable = room nobody is guaranteed + others' unused guarantee within their lending limits, less
+  // what is borrowed already (borrowers use the unguaranteed room first, then lent guarantees).
+  const cap = capacity[model] ?? 0;
+  let guaranteedTotal = 0;
+  let lendable = 0;
+  for (const o of tree.orgs) {
+    const q = o.quotas?.[model];
+    if (!q) continue;
+    guaranteedTotal += q.guaranteed;
+    const unused = Math.max(0, q.guaranteed - held(holders, model, (h) => h.org === o.org).guaranteed);
+    lendable += Math.min(unused, q.lendingLimit ?? q.guaranteed);
+  }
+  const unguaranteed = Math.max(0, cap - guaranteedTotal);
+  const borrowedNow = holders.reduce(
+    (s, h) => s + (h.gpuModel === model && h.capacityClass === "borrowed" ? h.cards : 0),
+    0,
+  );
+  const borrowable = unguaranteed + lendable - borrowedNow;
+  if (req.cards > borrowable + EPS)
+    return {
+      kind: "refused",
+      reason: "NothingLendable",
+      message: `nothing of ${model} to borrow: ${round(unguaranteed)} unguaranteed + ${round(lendable)} lendable − ${round(borrowedNow)} borrowed = ${round(Math.max(0, borrowable))}`,
+    };
+  return {
+    kind: "borrowed",
+    message: `borrowed ${model} beyond ${req.org}'s guarantee; it may be reclaimed (paused) after a notice`,
+  };
+};
+
+/** The org of a share tree by name (an org not in the tree has weight 1 and no quotas). */
+export function orgOf(tree: ShareTree, org: string): OrgShare | undefined {
+  return tree.orgs.find((o) => o.org === org);
+}
