@@ -11,6 +11,7 @@ import {
   installDefaultCatalog,
   SYSTEM_NAMESPACE,
 } from "../../bootstrap/catalog.ts";
+import { aGpuCluster } from "../../db/operations/sessions/sessions.test-support.ts";
 import {
   anIdentityWorld,
   type IdentityTestApi,
@@ -444,6 +445,11 @@ describe("fair-share fields of resource policies and offerings (docs/dev/fair-sh
   const post = (json: Record<string, unknown>) =>
     t.request("POST", "/api/v1/resource-policies", { token: w.superAdmin.token, json });
 
+  beforeAll(async () => {
+    // The fleet the guarantees are checked against: 8 H100 on one cluster.
+    await aGpuCluster(t.database.db, "clu_fairfleet", 8);
+  });
+
   it("keeps an organization's guarantee, limits, weight, grace, minimum runtime and half-life as sent", async () => {
     const fair = {
       guarantees: [{ gpu_model: H100, guaranteed_gpus: 1, borrowing_limit_gpus: 2, lending_limit_gpus: 0.5 }],
@@ -507,6 +513,61 @@ describe("fair-share fields of resource policies and offerings (docs/dev/fair-sh
     expect(list.body.data.map((p: { name: string }) => p.name).filter((x: string) => x.startsWith("fair-bad"))).toEqual(
       [],
     );
+  });
+
+  it("refuses guarantees the fleet cannot honour with the arithmetic, and a project's above its organization's", async () => {
+    const b = await post({
+      name: "fair-b",
+      scope: { kind: "organization", id: w.orgB.id },
+      fair_share: { guarantees: [{ gpu_model: H100, guaranteed_gpus: 6 }] },
+    });
+    expect(b.status, JSON.stringify(b.body)).toBe(201);
+    // A's 1 + B's 6 fit in 8; A asking for 3 would make 9.
+    const tooMuch = await t.request("PATCH", "/api/v1/resource-policies/fair-a", {
+      token: w.superAdmin.token,
+      json: { fair_share: { guarantees: [{ gpu_model: H100, guaranteed_gpus: 3 }] } },
+    });
+    expect(tooMuch.status).toBe(422);
+    expect(tooMuch.body.error.code).toBe("guarantee_unsatisfiable");
+    expect(tooMuch.body.error.message).toContain(`${H100}: `);
+    expect(tooMuch.body.error.message).toContain("= 9 guaranteed > 8 in the fleet");
+    expect(tooMuch.body.error.details.models).toEqual([{ gpu_model: H100, guaranteed: 9, capacity: 8 }]);
+    const unchanged = await t.request("GET", "/api/v1/resource-policies/fair-a", { token: w.superAdmin.token });
+    expect(unchanged.body.fair_share).toEqual({ weight: 3 });
+    const fits = await t.request("PATCH", "/api/v1/resource-policies/fair-a", {
+      token: w.superAdmin.token,
+      json: { fair_share: { guarantees: [{ gpu_model: H100, guaranteed_gpus: 2 }] } },
+    });
+    expect(fits.status, JSON.stringify(fits.body)).toBe(200);
+
+    const project = await post({
+      name: "fair-project-a",
+      scope: { kind: "project", id: w.projectA.id },
+      fair_share: { guarantees: [{ gpu_model: H100, guaranteed_gpus: 3 }] },
+    });
+    expect(project.status).toBe(400);
+    expect(project.body.error.details.issues).toContainEqual(
+      expect.objectContaining({
+        path: ["body", "fair_share", "guarantees"],
+        message: expect.stringContaining("above the organization's 2"),
+      }),
+    );
+    const global = await post({
+      name: "fair-global",
+      scope: { kind: "global" },
+      fair_share: { guarantees: [{ gpu_model: H100, guaranteed_gpus: 1 }] },
+    });
+    expect(global.status).toBe(400);
+  });
+
+  it("lets only super_admins write fair-share settings", async () => {
+    const r = await t.request("PATCH", "/api/v1/resource-policies/fair-b", {
+      token: w.adminB.token,
+      json: { fair_share: { guarantees: [{ gpu_model: H100, guaranteed_gpus: 8 }] } },
+    });
+    expect([403, 404]).toContain(r.status);
+    const read = await t.request("GET", "/api/v1/resource-policies/fair-b", { token: w.superAdmin.token });
+    expect(read.body.fair_share.guarantees).toEqual([{ gpu_model: H100, guaranteed_gpus: 6 }]);
   });
 
   it("prices borrowed capacity of an offering at its multiplier, and refuses one above 1 or below a thousandth", async () => {
