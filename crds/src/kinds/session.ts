@@ -77,6 +77,10 @@ export const SessionReason = {
   Idle: "Idle",
   /** Paused: the session ran for its policy's maximum running time. */
   MaxRuntime: "MaxRuntime",
+  /** Paused: a borrowed session gave its GPUs back to a guaranteed one (docs/dev/fair-share.md). */
+  CapacityReclaimed: "CapacityReclaimed",
+  /** Warning: a borrowed session will be paused for a guaranteed one after the grace period. */
+  CapacityReclaimWarning: "CapacityReclaimWarning",
   RestartRequested: "RestartRequested",
   TerminatedByUser: "TerminatedByUser",
   // the session controllers' other condition and Event reasons

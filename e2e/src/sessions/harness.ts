@@ -220,6 +220,8 @@ export interface SessionsBedOptions {
   workerWebhooks?: WebhookWorkerOptions;
   /** The worker's reclaim loop (idle auto-pause, time limits); `false` leaves it to the test. Default on. */
   workerReclaim?: false | { intervalMs?: number };
+  /** The worker's fair-share reclaim loop (docs/dev/fair-share.md); `false` leaves it to the test. Default on. */
+  workerCapacityReclaim?: false | { intervalMs?: number };
   /**
    * Starts the real nodes the fleet description names (e2e/src/testbed/real-node), pulling from these
    * registries over plain HTTP. Default: kwok only.
@@ -410,6 +412,7 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
         // The API's keys (testConfig's), so the dispatcher opens the secrets the API sealed.
         webhooks: { ...opts.workerWebhooks, secretKeys: parseSecretKeys(TEST_WEBHOOK_SECRET_KEYS) },
         ...(opts.workerReclaim !== undefined ? { reclaim: opts.workerReclaim } : {}),
+        ...(opts.workerCapacityReclaim !== undefined ? { capacityReclaim: opts.workerCapacityReclaim } : {}),
         options: {
           // Silent = three missed heartbeats (status resync 20 s, inventory resync operatorResyncMs).
           reportGraceMs: Math.max(10_000, 3 * Math.min(20_000, opts.operatorResyncMs ?? 2_000)),

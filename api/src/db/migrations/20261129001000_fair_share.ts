@@ -33,6 +33,20 @@ export async function up(knex: Knex): Promise<void> {
     t.index(["organization_id", "noticed_at"]);
     t.index(["for_organization_id", "noticed_at"]);
   });
+  // A reclaim warning is a webhook as idle and time-limit warnings are (migration 20261126000500).
+  await knex.raw(`
+    CREATE OR REPLACE FUNCTION berth_webhook_from_reclaim_event() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF NEW.type NOT IN ('session.idle_warning', 'session.runtime_warning', 'session.reclaim_warning') THEN RETURN NULL; END IF;
+      PERFORM berth_webhook_enqueue(NEW.organization_id, NEW.type, NEW.session_id,
+        jsonb_build_object(
+          'session_id', NEW.session_id, 'organization_id', NEW.organization_id, 'project_id', NEW.project_id,
+          'owner_id', NEW.owner_id, 'deadline', NEW.payload -> 'warning' -> 'deadline',
+          'minutes_left', NEW.payload -> 'warning' -> 'minutes_left', 'reason', NEW.payload -> 'warning' -> 'reason'),
+        NEW.created_at, 'session_events:' || NEW.seq);
+      RETURN NULL;
+    END $$;
+  `);
   await knex.raw(
     "CREATE UNIQUE INDEX capacity_reclaims_open ON capacity_reclaims (session_id) WHERE paused_at IS NULL AND withdrawn_at IS NULL",
   );
