@@ -5,6 +5,7 @@
 
 export * from "./builds/controller.ts";
 export * from "./builds/manifests.ts";
+export * from "./fairshare/eta.ts";
 export * from "./fairshare/pass.ts";
 export * from "./fairshare/reclaim.ts";
 export * from "./fairshare/shares.ts";

@@ -1,0 +1,156 @@
+import { describe, expect, it } from "vitest";
+import type { ClusterCapacity, PlacementRequest } from "../placement/types.ts";
+import { estimateQueue } from "./eta.ts";
+import type { EtaInput, EtaRunning, LengthSample } from "./types.ts";
+
+const H100 = "NVIDIA-H100-80GB-HBM3";
+const L4 = "NVIDIA-L4";
+const MIN = 60_000;
+const T0 = Date.parse("2026-11-28T12:00:00.000Z");
+const at = (ms: number) => new Date(T0 + ms).toISOString();
+
+function aRequest(key: string, over: Partial<PlacementRequest> = {}): PlacementRequest {
+  return { key, gpuModel: H100, gpuCount: 1, priority: 0, since: at(-MIN), volumes: [], ...over };
+}
+function aRunning(key: string, over: Partial<EtaRunning> = {}): EtaRunning {
+  return { key, clusterId: "c1", gpuModel: H100, gpuCount: 1, startedAt: at(-30 * MIN), ...over };
+}
+function cluster(id: string, total: number, free: number): ClusterCapacity {
+  return { clusterId: id, placeable: true, models: { [H100]: { total, free, largestNode: total } } };
+}
+/** Every finished run lasted exactly `ms`: the simulation becomes exact arithmetic. */
+const constant = (ms: number, n = 40): LengthSample[] =>
+  Array.from({ length: n }, () => ({ gpuModel: H100, cards: 1, lengthMs: ms }));
+
+function input(over: Partial<EtaInput>): EtaInput {
+  return {
+    now: at(0),
+    waiting: [],
+    running: [],
+    clusters: [cluster("c1", 2, 0)],
+    policy: "binpack",
+    history: constant(60 * MIN),
+    recentStarts: [],
+    ...over,
+  };
+}
+
+const byKey = (etas: ReturnType<typeof estimateQueue>) => new Map(etas.map((e) => [e.key, e]));
+
+describe("the queue ETA by simulation", () => {
+  it("replays placement forward: room comes back as running sessions end at their learned length", () => {
+    const etas = byKey(
+      estimateQueue(
+        input({
+          running: [aRunning("r1"), aRunning("r2", { startedAt: at(-50 * MIN) })],
+          waiting: [aRequest("w1"), aRequest("w2", { since: at(0) }), aRequest("w3", { since: at(1) })],
+        }),
+      ),
+    );
+    expect(etas.get("w1")).toMatchObject({ method: "simulation", p50Ms: 10 * MIN, reason: "NoCapacity" });
+    expect(etas.get("w2")?.p50Ms).toBe(30 * MIN);
+    expect(etas.get("w3")?.p50Ms).toBe(70 * MIN);
+    expect(etas.get("w1")?.message).toBe("starts in about 10 min (10 min–10 min)");
+    expect(etas.get("w1")?.perCluster).toEqual([{ clusterId: "c1", share: 1, p50Ms: 10 * MIN, p90Ms: 10 * MIN }]);
+  });
+
+  it("spreads p10..p90 when lengths vary, and is the same for the same seed", () => {
+    const history = Array.from({ length: 60 }, (_, i) => ({ gpuModel: H100, cards: 1, lengthMs: (40 + i * 2) * MIN }));
+    const i = input({ running: [aRunning("r1"), aRunning("r2")], waiting: [aRequest("w1")], history, seed: 7 });
+    const [a] = estimateQueue(i);
+    const [b] = estimateQueue(i);
+    expect(a).toEqual(b);
+    expect(a?.p10Ms).toBeLessThan(a?.p50Ms as number);
+    expect(a?.p50Ms).toBeLessThan(a?.p90Ms as number);
+  });
+
+  it("caps a running session's length by its time limit and its idle deadline", () => {
+    const etas = byKey(
+      estimateQueue(
+        input({
+          running: [
+            aRunning("limited", { maxRuntimeMs: 35 * MIN }),
+            aRunning("idle", { idleSince: at(-20 * MIN), idleTimeoutMs: 25 * MIN }),
+          ],
+          waiting: [aRequest("w1"), aRequest("w2", { since: at(0) })],
+        }),
+      ),
+    );
+    expect(etas.get("w1")?.p50Ms).toBe(5 * MIN);
+    expect(etas.get("w2")?.p50Ms).toBe(5 * MIN);
+  });
+
+  it("plans with maximum lengths when asked (the Slurm-style baseline)", () => {
+    const [eta] = estimateQueue(
+      input({
+        running: [aRunning("r1", { maxRuntimeMs: 8 * 60 * MIN }), aRunning("r2", { maxRuntimeMs: 8 * 60 * MIN })],
+        waiting: [aRequest("w1")],
+        lengths: "max",
+      }),
+    );
+    expect(eta?.p50Ms).toBe(7.5 * 60 * MIN);
+  });
+
+  it("is infinite, naming why, when nothing in the fleet can ever fit it", () => {
+    const [eta] = estimateQueue(input({ waiting: [aRequest("big", { gpuCount: 4 })] }));
+    expect(eta).toMatchObject({
+      method: "never",
+      p50Ms: Number.POSITIVE_INFINITY,
+      reason: "NoMatchingGpuModel",
+      message: `cannot start while no cluster of the fleet offers 4 × ${H100}`,
+    });
+  });
+
+  it("names the pinned cluster that is not accepting sessions", () => {
+    const down = { ...cluster("c2", 8, 8), placeable: false };
+    const [eta] = estimateQueue(
+      input({ clusters: [cluster("c1", 2, 0), down], waiting: [aRequest("w", { clusterPin: "c2" })] }),
+    );
+    expect(eta?.message).toBe("cannot start while cluster c2 is not accepting sessions");
+  });
+
+  it("hints at a smaller tier that would start sooner", () => {
+    const clusters: ClusterCapacity[] = [
+      cluster("c1", 4, 1),
+      { clusterId: "c2", placeable: true, models: { [L4]: { total: 2, free: 2, largestNode: 2 } } },
+    ];
+    const history = [
+      ...constant(120 * MIN),
+      ...Array.from({ length: 40 }, () => ({ gpuModel: L4, cards: 1, lengthMs: 60 * MIN })),
+    ];
+    const [eta] = estimateQueue(
+      input({
+        clusters,
+        history,
+        running: [aRunning("r1", { gpuCount: 3 })],
+        waiting: [aRequest("w", { gpuCount: 4 })],
+        alternatives: { w: [{ label: "a 1 × L4 tier", request: aRequest("w", { gpuModel: L4 }) }] },
+      }),
+    );
+    expect(eta?.p50Ms).toBe(90 * MIN);
+    expect(eta?.hint).toEqual({
+      label: "a 1 × L4 tier",
+      p50Ms: 0,
+      message: "a 1 × L4 tier would likely start in 0 min instead of 1.5 h",
+    });
+  });
+
+  it("falls back to depth ÷ recent admission rate when history is thin", () => {
+    // 6 starts in 55 minutes, third in line: the median of the wait for the third start, about 25 minutes.
+    const recentStarts = [5, 15, 25, 35, 45, 55].map((m) => at(-m * MIN - 1));
+    const etas = estimateQueue(
+      input({
+        history: constant(60 * MIN, 5),
+        recentStarts,
+        running: [aRunning("r1"), aRunning("r2")],
+        waiting: [aRequest("w1"), aRequest("w2", { since: at(0) }), aRequest("w3", { since: at(1) })],
+      }),
+    );
+    const w3 = etas[2];
+    expect(w3?.method).toBe("throughput");
+    expect((w3?.p50Ms as number) / MIN).toBeGreaterThan(20);
+    expect((w3?.p50Ms as number) / MIN).toBeLessThan(35);
+    expect(w3?.p10Ms).toBeLessThan(w3?.p50Ms as number);
+    expect(w3?.p90Ms).toBeGreaterThan(w3?.p50Ms as number);
+  });
+});

@@ -1,0 +1,437 @@
+// The queue ETA: the real placement (planPlacement) replayed forward from the state now, with session
+// lengths drawn from finished runs, a few times over (Monte Carlo) for p10/p50/p90 (docs/dev/fair-share.md).
+// Pure and deterministic for a seed.
+import type { InventoryNodeView } from "../placement/capacity.ts";
+import { type CardHolding, CardPool } from "../placement/cards.ts";
+import { DEFAULT_CONSTRAINTS } from "../placement/constraints.ts";
+import { compareRequests, planPlacement } from "../placement/plan.ts";
+import type { ClusterCapacity, PlacementRequest, Waiting } from "../placement/types.ts";
+import type { ClusterEta, EstimateQueueFn, Eta, EtaInput, EtaRunning, LengthSample } from "./types.ts";
+
+const MIN = 60_000;
+const DEFAULT_SAMPLES = 24;
+const DEFAULT_MIN_HISTORY = 20;
+const DEFAULT_HORIZON = 7 * 24 * 60 * MIN;
+/** The fallback's window of recent admissions. */
+const RATE_WINDOW = 6 * 60 * MIN;
+/** A hint needs the alternative to start this much sooner (and by a fifth at least). */
+const HINT_MIN_GAIN = 5 * MIN;
+
+/** mulberry32: a small seeded generator, the same draws on every run. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+type Size = "slice" | number;
+const sizeOf = (cards: number): Size => (cards < 1 ? "slice" : Math.round(cards));
+
+/** Finished lengths per model, and per model and size, sorted. */
+class Lengths {
+  readonly #byModel = new Map<string, number[]>();
+  readonly #bySize = new Map<string, number[]>();
+  readonly #min: number;
+  constructor(history: readonly LengthSample[], minHistory: number) {
+    this.#min = minHistory;
+    for (const h of history) {
+      if (!(h.lengthMs > 0)) continue;
+      push(this.#byModel, h.gpuModel, h.lengthMs);
+      push(this.#bySize, `${h.gpuModel}|${sizeOf(h.cards)}`, h.lengthMs);
+    }
+    for (const l of [...this.#byModel.values(), ...this.#bySize.values()]) l.sort((a, b) => a - b);
+  }
+  /** Enough finished runs of the model to simulate. */
+  known(model: string): boolean {
+    return (this.#byModel.get(model)?.length ?? 0) >= this.#min;
+  }
+  of(model: string, cards: number): number[] {
+    const own = this.#bySize.get(`${model}|${sizeOf(cards)}`);
+    return own && own.length >= this.#min ? own : (this.#byModel.get(model) ?? []);
+  }
+}
+
+function push(m: Map<string, number[]>, k: string, v: number): void {
+  const l = m.get(k);
+  if (l) l.push(v);
+  else m.set(k, [v]);
+}
+
+function quantile(sorted: readonly number[], q: number): number {
+  if (sorted.length === 0) return Number.POSITIVE_INFINITY;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.round(q * (sorted.length - 1))));
+  return sorted[i] as number;
+}
+
+interface SimRunning {
+  key: string;
+  clusterId: string;
+  gpuModel: string;
+  gpuCount: number;
+  slice?: { memoryMib: number; cores: number };
+  assignment?: { node: string; cards: string[] };
+  end: number;
+}
+
+interface SimResult {
+  /** Start time (ms since epoch) and cluster per key; absent: not started within the horizon. */
+  starts: Map<string, { at: number; clusterId: string }>;
+}
+
+/** The end of a session that has run `elapsed` already: a length from those longer, capped by its limits. */
+function endOf(
+  r: EtaRunning,
+  now: number,
+  lengths: Lengths,
+  mode: "history" | "max",
+  rand: () => number,
+  cardsOf: (r: { gpuCount: number; slice?: unknown }) => number,
+): number {
+  const start = Date.parse(r.startedAt);
+  let end: number;
+  const pool = lengths.of(r.gpuModel, cardsOf(r));
+  if (mode === "max")
+    end = start + (r.maxRuntimeMs ?? (pool.length ? (pool[pool.length - 1] as number) : DEFAULT_HORIZON));
+  else {
+    const elapsed = now - start;
+    // Lengths longer than what it has run: the first index past `elapsed` (pool is sorted).
+    let lo = 0;
+    let hi = pool.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((pool[mid] as number) <= elapsed) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo < pool.length) end = start + (pool[lo + Math.floor(rand() * (pool.length - lo))] as number);
+    else end = r.maxRuntimeMs !== undefined ? start + r.maxRuntimeMs : now + quantile(pool, 0.5);
+  }
+  if (r.maxRuntimeMs !== undefined) end = Math.min(end, start + r.maxRuntimeMs);
+  if (r.idleSince !== undefined && r.idleTimeoutMs !== undefined)
+    end = Math.min(end, Date.parse(r.idleSince) + r.idleTimeoutMs);
+  return Math.max(end, now + 1);
+}
+
+function simulate(
+  input: EtaInput,
+  waiting: readonly PlacementRequest[],
+  lengths: Lengths,
+  rand: () => number,
+): SimResult {
+  const now = Date.parse(input.now);
+  const horizon = now + (input.horizonMs ?? DEFAULT_HORIZON);
+  const mode = input.lengths ?? "history";
+  const constraints = input.constraints ?? DEFAULT_CONSTRAINTS;
+  const compare = input.compare ?? compareRequests;
+  const cardsOf = (r: { gpuCount: number; slice?: unknown }) => (r.slice ? 0.5 : r.gpuCount);
+  const nodes = input.nodes ? emptied(input.nodes) : undefined;
+
+  const free = new Map<string, number>();
+  const slot = (cluster: string, model: string) => `${model}@${cluster}`;
+  for (const c of input.clusters)
+    for (const [model, m] of Object.entries(c.models)) free.set(slot(c.clusterId, model), Math.max(0, m.free));
+  let running: SimRunning[] = input.running.map((r) => ({
+    key: r.key,
+    clusterId: r.clusterId,
+    gpuModel: r.gpuModel,
+    gpuCount: r.gpuCount,
+    ...(r.slice ? { slice: r.slice } : {}),
+    ...(r.assignment ? { assignment: r.assignment } : {}),
+    end: endOf(r, now, lengths, mode, rand, cardsOf),
+  }));
+  let pending = [...waiting];
+  const starts: SimResult["starts"] = new Map();
+  let t = now;
+  while (pending.length > 0 && t <= horizon) {
+    const clusters: ClusterCapacity[] = input.clusters.map((c) => ({
+      ...c,
+      models: Object.fromEntries(
+        Object.entries(c.models).map(([model, m]) => [model, { ...m, free: free.get(slot(c.clusterId, model)) ?? 0 }]),
+      ),
+    }));
+    const cards = nodes
+      ? new CardPool(
+          nodes,
+          running.flatMap((r): CardHolding[] =>
+            r.assignment
+              ? [
+                  {
+                    clusterId: r.clusterId,
+                    node: r.assignment.node,
+                    cards: r.assignment.cards,
+                    ...(r.slice ? { slice: r.slice } : {}),
+                  },
+                ]
+              : [],
+          ),
+        )
+      : undefined;
+    const plan = planPlacement({
+      requests: pending,
+      clusters,
+      policy: input.policy,
+      constraints,
+      ...(cards ? { cards } : {}),
+      compare,
+    });
+    if (plan.placed.length > 0) {
+      const byKey = new Map(pending.map((r) => [r.key, r]));
+      for (const p of plan.placed) {
+        const r = byKey.get(p.key) as PlacementRequest;
+        starts.set(r.key, { at: t, clusterId: p.clusterId });
+        const limit = input.maxRuntimeMs?.[r.key];
+        const end = endOf(
+          {
+            key: r.key,
+            clusterId: p.clusterId,
+            gpuModel: r.gpuModel,
+            gpuCount: r.gpuCount,
+            startedAt: new Date(t).toISOString(),
+            ...(limit !== undefined ? { maxRuntimeMs: limit } : {}),
+          },
+          t,
+          lengths,
+          mode,
+          rand,
+          cardsOf,
+        );
+        running.push({
+          key: r.key,
+          clusterId: p.clusterId,
+          gpuModel: r.gpuModel,
+          gpuCount: r.gpuCount,
+          ...(r.slice ? { slice: r.slice } : {}),
+          ...(p.assignment ? { assignment: p.assignment } : {}),
+          end,
+        });
+        if (!r.slice)
+          free.set(slot(p.clusterId, r.gpuModel), (free.get(slot(p.clusterId, r.gpuModel)) ?? 0) - r.gpuCount);
+      }
+      const placed = new Set(plan.placed.map((p) => p.key));
+      pending = pending.filter((r) => !placed.has(r.key));
+      if (pending.length === 0) break;
+    }
+    // Next: the earliest end; everything ending then gives its room back.
+    let next = Number.POSITIVE_INFINITY;
+    for (const r of running) if (r.end < next) next = r.end;
+    if (!Number.isFinite(next)) break;
+    t = next;
+    const still: SimRunning[] = [];
+    for (const r of running) {
+      if (r.end > t) still.push(r);
+      else if (!r.slice)
+        free.set(slot(r.clusterId, r.gpuModel), (free.get(slot(r.clusterId, r.gpuModel)) ?? 0) + r.gpuCount);
+    }
+    running = still;
+  }
+  return { starts };
+}
+
+/** Nodes with their cards' usage cleared: in the simulation what holds a card is the simulated sessions. */
+function emptied(nodes: readonly InventoryNodeView[]): InventoryNodeView[] {
+  return nodes.map((n) => ({
+    ...n,
+    gpuInUse: 0,
+    ...(n.cards ? { cards: n.cards.map((c) => ({ ...c, memoryUsedMib: 0, coresUsed: 0, vgpusUsed: 0 })) } : {}),
+  }));
+}
+
+/** Why the request can never start as things are: the plan on an empty fleet still leaves it waiting. */
+function neverReason(input: EtaInput, req: PlacementRequest): Waiting | undefined {
+  const clusters = input.clusters.map((c) => ({
+    ...c,
+    models: Object.fromEntries(Object.entries(c.models).map(([model, m]) => [model, { ...m, free: m.total }])),
+  }));
+  const plan = planPlacement({
+    requests: [req],
+    clusters,
+    policy: input.policy,
+    constraints: input.constraints ?? DEFAULT_CONSTRAINTS,
+    ...(input.nodes ? { cards: new CardPool(emptied(input.nodes), []) } : {}),
+  });
+  return plan.waiting[0];
+}
+
+function minutes(ms: number): string {
+  if (!Number.isFinite(ms)) return "∞";
+  const m = Math.round(ms / MIN);
+  if (m < 90) return `${m} min`;
+  const h = m / 60;
+  return h < 48 ? `${h.toFixed(1)} h` : `${(h / 24).toFixed(1)} days`;
+}
+
+/** Quantiles of Gamma(k, 1/rate), Wilson–Hilferty: the wait for the k-th admission of a Poisson stream. */
+function erlang(k: number, rate: number, z: number): number {
+  const c = 1 - 1 / (9 * k) + z / (3 * Math.sqrt(k));
+  return (k / rate) * Math.max(0, c) ** 3;
+}
+
+const Z90 = 1.2816;
+
+export const estimateQueue: EstimateQueueFn = (input) => {
+  const now = Date.parse(input.now);
+  const lengths = new Lengths(input.history, input.minHistory ?? DEFAULT_MIN_HISTORY);
+  const compare = input.compare ?? compareRequests;
+  const waiting = [...input.waiting].sort(compare);
+  const current = planPlacement({
+    requests: waiting,
+    clusters: input.clusters,
+    policy: input.policy,
+    constraints: input.constraints ?? DEFAULT_CONSTRAINTS,
+    ...(input.nodes ? { cards: new CardPool(input.nodes, cardHoldings(input.running)) } : {}),
+    compare,
+  });
+  const nowWaiting = new Map(current.waiting.map((w) => [w.key, w]));
+  const nowPlaced = new Set(current.placed.map((p) => p.key));
+
+  // Requests that can never start are left out of the simulation (they would block their lane in it,
+  // as they do not in a fleet that changes).
+  const never = new Map<string, Waiting>();
+  for (const r of waiting) {
+    if (nowPlaced.has(r.key)) continue;
+    const w = neverReason(input, r);
+    if (w) never.set(r.key, w);
+  }
+  const simulated = waiting.filter((r) => !never.has(r.key) && lengths.known(r.gpuModel));
+
+  const samples = input.samples ?? DEFAULT_SAMPLES;
+  const runs = (list: readonly PlacementRequest[]) => {
+    const rand = seededRandom(input.seed ?? 1);
+    return Array.from({ length: samples }, () => simulate(input, list, lengths, rand));
+  };
+  const sims = simulated.length > 0 ? runs(simulated) : [];
+
+  const recent = input.recentStarts.map((s) => Date.parse(s)).filter((s) => s <= now && s > now - RATE_WINDOW);
+  const span = Math.max(15 * MIN, now - Math.min(now, ...recent));
+  const rate = recent.length / span;
+
+  const out: Eta[] = [];
+  for (const r of waiting) {
+    const asOf = input.now;
+    if (nowPlaced.has(r.key)) {
+      out.push({
+        key: r.key,
+        asOf,
+        p10Ms: 0,
+        p50Ms: 0,
+        p90Ms: 0,
+        perCluster: [],
+        method: "simulation",
+        reason: "Placed",
+        message: "starts now",
+      });
+      continue;
+    }
+    const w = nowWaiting.get(r.key);
+    const nw = never.get(r.key);
+    if (nw) {
+      out.push({
+        key: r.key,
+        asOf,
+        p10Ms: Number.POSITIVE_INFINITY,
+        p50Ms: Number.POSITIVE_INFINITY,
+        p90Ms: Number.POSITIVE_INFINITY,
+        perCluster: [],
+        method: "never",
+        reason: nw.reason,
+        message: `cannot start while ${nw.message}`,
+      });
+      continue;
+    }
+    const reason = w?.reason ?? "NoCapacity";
+    let eta: Eta;
+    if (sims.length > 0 && lengths.known(r.gpuModel)) eta = fromSamples(r.key, asOf, reason, now, sims);
+    else {
+      const k = w?.position ?? 1;
+      const [p10, p50, p90] =
+        rate > 0
+          ? [erlang(k, rate, -Z90), erlang(k, rate, 0), erlang(k, rate, Z90)]
+          : [Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY];
+      eta = {
+        key: r.key,
+        asOf,
+        p10Ms: p10,
+        p50Ms: p50,
+        p90Ms: p90,
+        perCluster: [],
+        method: "throughput",
+        reason,
+        message:
+          rate > 0
+            ? `starts in about ${minutes(p50)} (${minutes(p10)}–${minutes(p90)}; position ${k} at ${(rate * 60 * MIN).toFixed(1)} starts an hour)`
+            : "no estimate yet: no session has started recently",
+      };
+    }
+    const alternatives = input.alternatives?.[r.key];
+    if (alternatives && alternatives.length > 0 && Number.isFinite(eta.p50Ms)) {
+      let best: Eta["hint"];
+      for (const alt of alternatives) {
+        const list = simulated.map((x) => (x.key === r.key ? { ...alt.request, key: r.key } : x));
+        if (!list.some((x) => x.key === r.key) || !lengths.known(alt.request.gpuModel)) continue;
+        if (neverReason(input, { ...alt.request, key: r.key })) continue;
+        const altEta = fromSamples(r.key, asOf, reason, now, runs(list));
+        const gain = eta.p50Ms - altEta.p50Ms;
+        if (gain >= HINT_MIN_GAIN && altEta.p50Ms <= 0.8 * eta.p50Ms && (!best || altEta.p50Ms < best.p50Ms))
+          best = {
+            label: alt.label,
+            p50Ms: altEta.p50Ms,
+            message: `${alt.label} would likely start in ${minutes(altEta.p50Ms)} instead of ${minutes(eta.p50Ms)}`,
+          };
+      }
+      if (best) eta.hint = best;
+    }
+    out.push(eta);
+  }
+  return out;
+};
+
+function fromSamples(key: string, asOf: string, reason: string, now: number, sims: readonly SimResult[]): Eta {
+  const waits: number[] = [];
+  const byCluster = new Map<string, number[]>();
+  for (const s of sims) {
+    const st = s.starts.get(key);
+    const wait = st ? st.at - now : Number.POSITIVE_INFINITY;
+    waits.push(wait);
+    if (st) push(byCluster, st.clusterId, wait);
+  }
+  waits.sort((a, b) => a - b);
+  const perCluster: ClusterEta[] = [...byCluster.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([clusterId, l]) => {
+      l.sort((a, b) => a - b);
+      return { clusterId, share: l.length / sims.length, p50Ms: quantile(l, 0.5), p90Ms: quantile(l, 0.9) };
+    });
+  const p10 = quantile(waits, 0.1);
+  const p50 = quantile(waits, 0.5);
+  const p90 = quantile(waits, 0.9);
+  return {
+    key,
+    asOf,
+    p10Ms: p10,
+    p50Ms: p50,
+    p90Ms: p90,
+    perCluster,
+    method: "simulation",
+    reason,
+    message: `starts in about ${minutes(p50)} (${minutes(p10)}–${minutes(p90)})`,
+  };
+}
+
+function cardHoldings(running: readonly EtaRunning[]): CardHolding[] {
+  return running.flatMap((r) =>
+    r.assignment
+      ? [
+          {
+            clusterId: r.clusterId,
+            node: r.assignment.node,
+            cards: r.assignment.cards,
+            ...(r.slice ? { slice: r.slice } : {}),
+          },
+        ]
+      : [],
+  );
+}
