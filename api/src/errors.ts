@@ -163,6 +163,11 @@ export const ERROR_CODES = {
     description: "This Idempotency-Key was already used with a different request.",
   },
   // 422: cluster registration refused by the probe; details.checks holds every check's boolean.
+  guarantee_unsatisfiable: {
+    status: 422,
+    description:
+      "The resource policy's guarantees could not all be honoured: per GPU model the organizations' guarantees would add up to more than the fleet has (or a project's to more than its organization's). The message gives the arithmetic; details.models each model's sum and capacity.",
+  },
   gpu_model_unavailable: {
     status: 422,
     description:

@@ -17,4 +17,10 @@ export { parseSecretKeys } from "./domain/webhooks/secretBox.ts";
 export { ERROR_CODES, type ErrorCode } from "./errors.ts";
 export { type RunningApi, type StartApiOptions, startApi } from "./main.ts";
 export { workerMetrics } from "./worker/metrics.ts";
-export { reclaimWorkerLoop, startWorker, type WebhookWorkerOptions, type WorkerOptions } from "./worker/worker.ts";
+export {
+  capacityReclaimWorkerLoop,
+  reclaimWorkerLoop,
+  startWorker,
+  type WebhookWorkerOptions,
+  type WorkerOptions,
+} from "./worker/worker.ts";

@@ -222,5 +222,7 @@ function sessionRow(id: string, ownerId: string, organizationId: string): Sessio
     paused_at: null,
     terminated_at: null,
     resource_deleted_at: null,
+    capacity_class: "guaranteed",
+    rate_permille: 1000,
   };
 }

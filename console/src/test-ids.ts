@@ -87,6 +87,10 @@ export const TEST_IDS = {
     idleTimeoutProblem: "idle-timeout-problem",
     maxRuntime: "max-runtime",
     maxRuntimeProblem: "max-runtime-problem",
+    capacity: "step-capacity",
+    capacityGuaranteed: "capacity-guaranteed",
+    capacityBorrowed: "capacity-borrowed",
+    reclaimTerms: "reclaim-terms",
   },
   /** Budgets and refills (organization admins). */
   budgets: {

@@ -11,6 +11,7 @@ import { makeClusterClients } from "../buildDeps.ts";
 import type { ImagesConfig } from "../config.ts";
 import { type BillingWorkerOptions, billingWorkerLoop } from "./billing.ts";
 import { BuildLoop } from "./builds.ts";
+import { capacityReclaimWorkerLoop } from "./capacityReclaimLoop.ts";
 import { ClusterHealthLoop, type ClusterHealthOptions } from "./clusterHealthLoop.ts";
 import { ImportLoop, type ImportLoopOptions } from "./imports.ts";
 import { reclaimWorkerLoop } from "./reclaimLoop.ts";
@@ -18,6 +19,7 @@ import { RetentionLoop, type RetentionOptions } from "./retentionLoop.ts";
 import { createWorkerStore } from "./sessionStore.ts";
 import { type WebhookWorkerOptions, webhookWorkerLoop } from "./webhooks.ts";
 
+export { CapacityReclaimLoop, capacityReclaimWorkerLoop } from "./capacityReclaimLoop.ts";
 export { ReclaimLoop, reclaimWorkerLoop } from "./reclaimLoop.ts";
 export type { WebhookWorkerOptions };
 
@@ -50,6 +52,8 @@ export interface WorkerOptions {
   clusterHealth?: false | ClusterHealthOptions;
   /** Idle auto-pause and time limits (api/src/worker/reclaimLoop.ts); `false` leaves it out. */
   reclaim?: false | { intervalMs?: number; clock?: { now(): Date } };
+  /** Fair share's reclaim of borrowed capacity (api/src/worker/capacityReclaimLoop.ts); `false` leaves it out. */
+  capacityReclaim?: false | { intervalMs?: number; clock?: { now(): Date } };
 }
 
 export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
@@ -86,6 +90,9 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
         : []),
       ...(o.clusterHealth === false ? [] : [new ClusterHealthLoop({ db: o.db, log: o.log, ...o.clusterHealth })]),
       ...(o.reclaim === false ? [] : [reclaimWorkerLoop({ db: o.db, kube, log: o.log, ...o.reclaim })]),
+      ...(o.capacityReclaim === false
+        ? []
+        : [capacityReclaimWorkerLoop({ db: o.db, kube, log: o.log, ...o.capacityReclaim })]),
     ],
   });
   return {

@@ -171,6 +171,9 @@ export type BulkTerminateResult = {
   }[];
 };
 
+/** guaranteed: within the organization's (and project's) guaranteed GPUs, never reclaimed (the default). borrowed: idle capacity beyond it, at the offering's borrowed rate, paused after a warning when a guaranteed session needs it (docs/dev/fair-share.md). */
+export type CapacityClass = "guaranteed" | "borrowed";
+
 export type ChangePasswordRequest = {
   current_password: string;
   /** At least 12 characters, different from the current password. */
@@ -287,6 +290,20 @@ export type CostPreview = {
   can_start: boolean;
   /** Present when `can_start` is false. */
   refusal?: StartRefusal;
+  /** The class priced: which rate applies. */
+  capacity_class: CapacityClass;
+  /** hourly_rate ÷ full_hourly_rate: the borrowed multiplier, or 1. */
+  rate_multiplier: number;
+  /** Minor units per hour at the guaranteed (full) rate. */
+  full_hourly_rate: string;
+  /** Borrowed only: what the person agrees to. */
+  reclaim_terms: {
+    /** Warning before a reclaim pauses the session. */
+    grace_seconds: number;
+    /** Never reclaimed within this long of starting. */
+    min_runtime_seconds: number;
+    message: string;
+  } | null;
   /** The volumes named in the request: storage is billed per GB-hour while a volume exists, whether sessions run or not. */
   storage: {
     volumes: {
@@ -342,6 +359,8 @@ export type CreateOfferingRequest = {
   gpu_memory_mib?: number | null;
   /** Credits per hour in minor units, a string of digits. */
   hourly_credit_rate: string;
+  /** Fraction of the rate borrowed capacity pays, 0.001–1 (three decimals). */
+  borrowed_rate_multiplier?: number;
   description?: string;
   enabled?: boolean;
 };
@@ -394,6 +413,7 @@ export type CreateResourcePolicyRequest = {
   };
   limits?: ResourcePolicyLimits;
   idle?: ResourcePolicyIdle;
+  fair_share?: ResourcePolicyFairShare;
   allowed_offerings?: string[];
 };
 
@@ -433,6 +453,8 @@ export type CreateSession = {
   idle_timeout_minutes?: number;
   /** Pause the session after running this long. At most the policy's maximum running time (default 24 h), else 400 `max_runtime_out_of_bounds`. */
   max_runtime_minutes?: number;
+  /** Default guaranteed. "borrowed" opts in to idle capacity beyond your guarantee, at the borrowed rate, reclaimable after a warning. */
+  capacity_class?: CapacityClass;
 };
 
 export type CreateUserRequest = {
@@ -639,7 +661,7 @@ export type EffectiveLimits = {
 export type ErrorEnvelope = {
   error: {
     /** Stable error code; clients map it to a message. */
-    code: "validation_failed" | "malformed_json" | "bad_request" | "webhook_url_invalid" | "image_reference_invalid" | "gpu_fraction_not_offered" | "gpu_slice_too_small" | "idle_timeout_out_of_bounds" | "max_runtime_out_of_bounds" | "dockerfile_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "current_password_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "request_already_decided" | "keep_running_limit_reached" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_purged" | "volume_locked" | "invalid_session_state" | "image_in_use" | "build_limit_reached" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "gpu_model_unavailable" | "gpu_sharing_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "image_source_forbidden" | "no_build_cluster" | "build_cluster_not_ready" | "export_too_large" | "too_many_requests" | "internal" | "unavailable";
+    code: "validation_failed" | "malformed_json" | "bad_request" | "webhook_url_invalid" | "image_reference_invalid" | "gpu_fraction_not_offered" | "gpu_slice_too_small" | "idle_timeout_out_of_bounds" | "max_runtime_out_of_bounds" | "dockerfile_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "current_password_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "request_already_decided" | "keep_running_limit_reached" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_purged" | "volume_locked" | "invalid_session_state" | "image_in_use" | "build_limit_reached" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "guarantee_unsatisfiable" | "gpu_model_unavailable" | "gpu_sharing_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "image_source_forbidden" | "no_build_cluster" | "build_cluster_not_ready" | "export_too_large" | "too_many_requests" | "internal" | "unavailable";
     /** Human-readable text. */
     message: string;
     /** What to fix. For validation_failed: issues[] of {path, message, code}. */
@@ -1024,6 +1046,8 @@ export type Offering = {
   slice_cores: number | null;
   /** Credits per hour in minor units (1 credit = 1,000,000), as a string. */
   hourly_credit_rate: string;
+  /** Borrowed capacity is charged this fraction of the rate (docs/dev/fair-share.md); 1: the full rate. */
+  borrowed_rate_multiplier: number;
   description: string | null;
   enabled: boolean;
   /** When the object was created (RFC 3339), as the management cluster records it. */
@@ -1095,6 +1119,8 @@ export type PreviewCost = {
   project_id?: string;
   /** Volumes the session would mount: their storage is priced too (billed while they exist, whether sessions run or not). */
   volumes?: string[];
+  /** As on create; default guaranteed. */
+  capacity_class?: CapacityClass;
 };
 
 export type PrivateImage = {
@@ -1206,6 +1232,20 @@ export type QuotaRequest = {
   can_decide: boolean;
 };
 
+export type ReclaimNotice = {
+  message: string;
+  /** While a reclaim is under way: the warning and when the pause comes. */
+  pending: {
+    /** RFC 3339, UTC. */
+    notice_at: string;
+    /** When it is (or was) paused for the guaranteed session. */
+    pause_at: string;
+    for_session_id: string;
+    reason: string;
+    paused_at: string | null;
+  } | null;
+};
+
 export type Refill = {
   id: string;
   wallet_id: string;
@@ -1302,10 +1342,57 @@ export type ResourcePolicy = {
   };
   limits: ResourcePolicyLimitsOutput;
   idle: ResourcePolicyIdleOutput;
+  fair_share: ResourcePolicyFairShareOutput;
   /** Offerings allowed at this scope; null: all. */
   allowed_offerings: string[] | null;
   /** When the object was created (RFC 3339), as the management cluster records it. */
   created_at: string | null;
+};
+
+/** Guaranteed and borrowed capacity, weights and reclaim at this scope (docs/dev/fair-share.md). */
+export type ResourcePolicyFairShare = {
+  guarantees?: ResourcePolicyGuarantee[];
+  /** This scope's weight among its siblings; on the global policy, the default (1). */
+  weight?: number;
+  /** Warning before a borrowed session is paused; default 600, 0 allowed. */
+  reclaim_grace_seconds?: number;
+  /** No reclaim within this long after a session started; default 600. */
+  min_runtime_seconds?: number;
+  /** Past usage counts half after this long; default 168 (7 days). */
+  usage_half_life_hours?: number;
+};
+
+/** Guaranteed and borrowed capacity, weights and reclaim at this scope (docs/dev/fair-share.md). */
+export type ResourcePolicyFairShareOutput = {
+  guarantees?: ResourcePolicyGuaranteeOutput[];
+  /** This scope's weight among its siblings; on the global policy, the default (1). */
+  weight?: number;
+  /** Warning before a borrowed session is paused; default 600, 0 allowed. */
+  reclaim_grace_seconds?: number;
+  /** No reclaim within this long after a session started; default 600. */
+  min_runtime_seconds?: number;
+  /** Past usage counts half after this long; default 168 (7 days). */
+  usage_half_life_hours?: number;
+};
+
+export type ResourcePolicyGuarantee = {
+  gpu_model: string;
+  /** The guaranteed share of this model (a 1/4 slice counts 0.25). */
+  guaranteed_gpus: number;
+  /** At most this many GPUs beyond the guarantee, borrowed; absent: any idle capacity. */
+  borrowing_limit_gpus?: number;
+  /** At most this much of the unused guarantee is lent to others; absent: all of it. */
+  lending_limit_gpus?: number;
+};
+
+export type ResourcePolicyGuaranteeOutput = {
+  gpu_model: string;
+  /** The guaranteed share of this model (a 1/4 slice counts 0.25). */
+  guaranteed_gpus: number;
+  /** At most this many GPUs beyond the guarantee, borrowed; absent: any idle capacity. */
+  borrowing_limit_gpus?: number;
+  /** At most this much of the unused guarantee is lent to others; absent: all of it. */
+  lending_limit_gpus?: number;
 };
 
 /** Idle auto-pause at this scope (docs/dev/idle-and-limits.md); each field absent: the next scope's, then the default (60 min, 20–480, 5 %, 3). */
@@ -1439,6 +1526,11 @@ export type Session = {
     /** RFC 3339, UTC. */
     deadline: string;
   } | null;
+  capacity_class: CapacityClass;
+  /** The share of the offering's rate it pays: the borrowed rate multiplier when borrowed, else 1. */
+  rate_multiplier: number;
+  /** Borrowed sessions only. */
+  reclaim_notice: ReclaimNotice | null;
 };
 
 export type SessionAction = "pause" | "resume" | "restart" | "terminate";
@@ -1716,6 +1808,8 @@ export type UpdateOfferingRequest = {
   gpu_memory_mib?: number | null;
   /** Credits per hour in minor units, a string of digits. */
   hourly_credit_rate?: string;
+  /** Fraction of the rate borrowed capacity pays, 0.001–1 (three decimals). */
+  borrowed_rate_multiplier?: number;
   description?: string;
   enabled?: boolean;
 };
@@ -1745,6 +1839,8 @@ export type UpdateResourcePolicyRequest = {
   limits?: ResourcePolicyLimits;
   /** Replaces the idle settings as a whole. */
   idle?: ResourcePolicyIdle;
+  /** Replaces the fair-share settings as a whole. */
+  fair_share?: ResourcePolicyFairShare;
   /** null: allow every offering. */
   allowed_offerings?: string[] | null;
 };

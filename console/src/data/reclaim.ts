@@ -8,6 +8,8 @@ const REASONS: Record<string, string> = {
   Idle: "Paused because nobody used it for its idle timeout: no GPU work, no typing, no busy kernel. Its files are kept; resume it to carry on.",
   MaxRuntime:
     "Paused because it reached its maximum running time. Its files are kept; resume it to start a new period.",
+  CapacityReclaimed:
+    "Paused to give its borrowed GPU back to a guaranteed session. Its files are kept; it resumes ahead of new work when room returns.",
 };
 
 /** Why a paused session is paused, in words; undefined for a reason the console does not know. */

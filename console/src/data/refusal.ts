@@ -14,6 +14,7 @@ export type RefusalRemedy =
   | { kind: "ask-credits"; label: string; href: string }
   | { kind: "free-a-slot"; label: string; href: string }
   | { kind: "other-offering"; label: string }
+  | { kind: "borrow"; label: string }
   | { kind: "ask-admin"; label: string };
 
 export interface RefusalText {
@@ -204,6 +205,21 @@ export function describeRefusal(refusal: Refusal, ctx: RefusalContext = {}): Ref
         headline: "This offering is not allowed for you",
         explanation: `Your resource policy does not allow ${str(d.requested) ?? "this offering"}.`,
         remedy: { kind: "other-offering", label: "Choose another offering" },
+      };
+    case "guaranteed_gpus": {
+      // docs/dev/fair-share.md: beyond the guarantee, the person may opt in to borrowed capacity.
+      const scope = str(d.scope)?.startsWith("project") ? "project's" : "organization's";
+      return {
+        headline: "Your guaranteed GPUs are in use",
+        explanation: `Your ${scope} guarantee is ${num(d.value) ?? 0} ${str(d.gpu_model) ?? "GPUs"} and ${num(d.current) ?? 0} are in guaranteed use.`,
+        remedy: { kind: "borrow", label: "Choose Borrowed under Capacity to use idle GPUs beyond it" },
+      };
+    }
+    case "borrowing_limit_gpus":
+      return {
+        headline: "The borrowing limit is reached",
+        explanation: `Your ${str(d.scope)?.startsWith("project") ? "project" : "organization"} may borrow at most ${num(d.value) ?? 0} ${str(d.gpu_model) ?? "GPUs"} beyond its guarantee and borrows ${num(d.current) ?? 0}.`,
+        remedy: ASK_ADMIN,
       };
     default:
       return { headline: "A limit stops this session", explanation: refusal.message, remedy: ASK_ADMIN };

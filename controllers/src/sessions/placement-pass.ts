@@ -8,7 +8,7 @@ import { sessionIdOf } from "@berth/crds";
 import type { Logger } from "pino";
 import { computeCapacity, type Holding } from "../placement/capacity.ts";
 import { type CardHolding, CardPool } from "../placement/cards.ts";
-import { planPlacement } from "../placement/plan.ts";
+import { compareRequests, planPlacement } from "../placement/plan.ts";
 import type { PlacementPolicy, PlacementRequest } from "../placement/types.ts";
 import { HOLDING_PHASES, type KubeEventSpec, phaseOf, placedStatus, queueSince, waitingStatus } from "./lifecycle.ts";
 import type { SessionMemory } from "./memory.ts";
@@ -125,6 +125,7 @@ export class PlacementPass {
     const cardHoldings: CardHolding[] = [];
     const waitingOnCatalog: Session[] = [];
     const bySession = new Map<string, Session>();
+    const borrowed = new Set<string>();
     for (const [key, s] of observed.sessionsNow()) {
       const id = sessionIdOf(s.metadata.name as string);
       const phase = phaseOf(s);
@@ -164,13 +165,16 @@ export class PlacementPass {
       const avoiding = avoid !== undefined && avoid.until >= now.getTime();
       if (avoid && !avoiding) memory.avoid.delete(id);
       bySession.set(key, s);
+      if (s.spec.capacityClass === "borrowed") borrowed.add(key);
+      // A session paused to give borrowed GPUs back waits from its first start, ahead of new work.
+      const reclaimed = s.status?.capacityReclaim?.pausedAt && phase === "Paused";
       requests.push({
         key,
         gpuModel: offering.spec.gpuModel,
         gpuCount,
         ...(s.spec.gpuSlice ? { slice: { memoryMib: s.spec.gpuSlice.memoryMib, cores: s.spec.gpuSlice.cores } } : {}),
         priority: s.spec.priority,
-        since: queueSince(s, now),
+        since: reclaimed ? (s.status?.startedAt ?? queueSince(s, now)) : queueSince(s, now),
         ...(s.spec.clusterPin ? { clusterPin: s.spec.clusterPin } : {}),
         volumes: s.spec.volumes.map((v) => {
           const vol = observed.volumes.store.get(`${s.metadata.namespace}/${v.volume}`);
@@ -198,6 +202,9 @@ export class PlacementPass {
       policy: await this.#policy(),
       constraints: this.#d.options.constraints,
       cards: new CardPool(observed.inventory, cardHoldings),
+      // Guaranteed requests go before borrowed ones (docs/dev/fair-share.md): the GPUs a reclaim frees
+      // must go to the guaranteed session it was for, not back to the borrowed one waiting to resume.
+      compare: (a, b) => Number(borrowed.has(a.key)) - Number(borrowed.has(b.key)) || compareRequests(a, b),
     });
 
     // The revisions of the mirrors these placements dispatch, taken in one round trip for the whole

@@ -24,6 +24,11 @@ export const OfferingSpec = rule(
     /** Credits per hour in minor units (1 credit = 1,000,000). */
     hourlyCreditRate: MinorUnits,
     description: z.string().max(4096).optional(),
+    /**
+     * Borrowed capacity (docs/dev/fair-share.md) is charged this many thousandths of the rate (300: 0.3x);
+     * absent: the full rate.
+     */
+    borrowedRatePermille: z.int().min(1).max(1000).optional(),
     /** Disabled offerings are not offered for new sessions; running ones keep their rate. */
     enabled: z.boolean().default(true),
   }),

@@ -8,6 +8,41 @@ export type PolicyScopeKind = z.infer<typeof PolicyScopeKind>;
 
 const Count = z.int().min(0);
 
+/** GPUs of one model, whole cards or a share of one (a 1/4 slice counts 0.25). */
+const Gpus = z.number().min(0).max(100_000);
+
+/**
+ * One GPU model's guarantee at this scope (docs/dev/fair-share.md). `gpus` is the guaranteed share;
+ * `borrowingLimit` caps what may be used beyond it (absent: any idle capacity); `lendingLimit` caps how
+ * much of the unused guarantee others may borrow (absent: all of it).
+ */
+export const GpuGuarantee = rule(
+  z.object({
+    gpuModel: z.string().min(1).max(253),
+    gpus: Gpus,
+    borrowingLimit: Gpus.optional(),
+    lendingLimit: Gpus.optional(),
+  }),
+  "!has(self.lendingLimit) || self.lendingLimit <= self.gpus",
+  "lendingLimit must not exceed gpus",
+  (g) => g.lendingLimit === undefined || g.lendingLimit <= g.gpus,
+);
+export type GpuGuarantee = z.infer<typeof GpuGuarantee>;
+
+/** Fair-share settings at this scope; each absent field: the next wider scope's, then the default. */
+export const FairShareSpec = z.object({
+  guarantees: z.array(GpuGuarantee).max(64).optional(),
+  /** This scope's weight among its siblings (organization, project or user); the global one: the default. */
+  weight: z.number().min(0.01).max(1000).optional(),
+  /** Warning before a borrowed session is paused for a guaranteed request; default 600, 0 allowed. */
+  reclaimGraceSeconds: z.int().min(0).max(86_400).optional(),
+  /** A borrowed session is never reclaimed within this long after it started; default 600. */
+  minRuntimeSeconds: z.int().min(0).max(86_400).optional(),
+  /** Past usage counts half after this long; default 168 (7 days). */
+  usageHalfLifeHours: z.int().min(1).max(8_760).optional(),
+});
+export type FairShareSpec = z.infer<typeof FairShareSpec>;
+
 export const ResourcePolicySpec = z.object({
   /**
    * The narrowest scope that sets a limit wins: user, project, organization, global. A user scope names
@@ -63,6 +98,8 @@ export const ResourcePolicySpec = z.object({
       s.maxTimeoutMinutes === undefined ||
       s.minTimeoutMinutes <= s.maxTimeoutMinutes,
   ),
+  /** Guaranteed and borrowed capacity, weights, reclaim (docs/dev/fair-share.md). */
+  fairShare: FairShareSpec.optional(),
   /** Offerings allowed at this scope; absent: all. */
   allowedOfferings: z.array(ResourceName).max(256).optional(),
 });

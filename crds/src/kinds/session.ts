@@ -3,6 +3,13 @@ import { ClusterId, DisplayName, Id, immutable, keptOnceSet, ResourceName, Times
 import { defineKind, statusOf } from "../kind.ts";
 import { resourcePath } from "../paths.ts";
 
+/**
+ * `guaranteed`: within the organization's and project's guarantee, never reclaimed; `borrowed`: idle
+ * capacity beyond it, at the borrowed rate, paused (after a warning) when a guaranteed request needs it.
+ */
+export const CapacityClass = z.enum(["guaranteed", "borrowed"]);
+export type CapacityClass = z.infer<typeof CapacityClass>;
+
 /** What the user asked for. The controllers move `status.phase` towards it. */
 export const SessionDesiredState = z.enum(["Running", "Paused", "Terminated"]);
 export type SessionDesiredState = z.infer<typeof SessionDesiredState>;
@@ -70,6 +77,10 @@ export const SessionReason = {
   Idle: "Idle",
   /** Paused: the session ran for its policy's maximum running time. */
   MaxRuntime: "MaxRuntime",
+  /** Paused: a borrowed session gave its GPUs back to a guaranteed one (docs/dev/fair-share.md). */
+  CapacityReclaimed: "CapacityReclaimed",
+  /** Warning: a borrowed session will be paused for a guaranteed one after the grace period. */
+  CapacityReclaimWarning: "CapacityReclaimWarning",
   RestartRequested: "RestartRequested",
   TerminatedByUser: "TerminatedByUser",
   // the session controllers' other condition and Event reasons
@@ -155,6 +166,8 @@ export const SessionSpec = keptOnceSet(
       idleTimeoutMinutes: z.int().min(0).max(10_080).optional(),
       /** Maximum running time asked for at creation, at most the policy's; absent: the policy's. */
       maxRuntimeMinutes: z.int().min(1).max(525_600).optional(),
+      /** Fixed at creation; absent (sessions from before): guaranteed. */
+      capacityClass: immutable(CapacityClass).optional(),
     }),
     "gpuCount",
   ),
@@ -202,6 +215,19 @@ export const SessionStatus = statusOf({
         .object({ since: Timestamp, deadline: Timestamp, warned: z.array(z.int().min(0).max(1440)).max(8) })
         .optional(),
       runtime: z.object({ deadline: Timestamp, warned: z.array(z.int().min(0).max(1440)).max(8) }).optional(),
+    })
+    .optional(),
+  /**
+   * A borrowed session chosen to give its GPUs back (docs/dev/fair-share.md): warned at `noticeAt`, paused
+   * at `pauseAt` for the guaranteed session `for`. Kept after the pause: its resume goes ahead of new work.
+   */
+  capacityReclaim: z
+    .object({
+      noticeAt: Timestamp,
+      pauseAt: Timestamp,
+      for: z.string().max(128),
+      reason: z.string().max(1024),
+      pausedAt: Timestamp.optional(),
     })
     .optional(),
 });

@@ -222,6 +222,8 @@ export interface SessionsBedOptions {
   workerReclaim?: false | { intervalMs?: number };
   /** How soon the worker reads a kept cluster credential again (a Secret rewritten in place); default 5 min. */
   workerCredentialRecheckMs?: number;
+  /** The worker's fair-share reclaim loop (docs/dev/fair-share.md); `false` leaves it to the test. Default on. */
+  workerCapacityReclaim?: false | { intervalMs?: number };
   /**
    * Starts the real nodes the fleet description names (e2e/src/testbed/real-node), pulling from these
    * registries over plain HTTP. Default: kwok only.
@@ -415,6 +417,7 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
         ...(opts.workerCredentialRecheckMs !== undefined
           ? { clusterCredentialRecheckMs: opts.workerCredentialRecheckMs }
           : {}),
+        ...(opts.workerCapacityReclaim !== undefined ? { capacityReclaim: opts.workerCapacityReclaim } : {}),
         options: {
           // Silent = three missed heartbeats (status resync 20 s, inventory resync operatorResyncMs).
           reportGraceMs: Math.max(10_000, 3 * Math.min(20_000, opts.operatorResyncMs ?? 2_000)),

@@ -38,7 +38,7 @@ import type { CreditsContext, OfferingRate } from "./context.ts";
 import { Coverage } from "./coverage.ts";
 import { billingId, SHORTFALL_WALLET, USAGE_WALLET } from "./ids.ts";
 import { spendable } from "./ledger.ts";
-import { MS_PER_HOUR, min, sessionRate, units } from "./money.ts";
+import { atPermille, MS_PER_HOUR, min, sessionRate, units } from "./money.ts";
 import { chainOwners, ownerKey, walletKey } from "./wallets.ts";
 
 export interface PricedCharge {
@@ -49,11 +49,21 @@ export interface PricedCharge {
   shortfall: bigint;
 }
 
-/** The session's rate: live offering, else the rate it was created with (for the offering's GPUs then). */
+/**
+ * The session's rate: live offering, else the rate it was created with (for the offering's GPUs then); a
+ * borrowed session pays the offering's borrowed share of it (else the share recorded at creation).
+ */
 export function rateOf(s: BillableSession, offering: OfferingRate | undefined): { perHour: bigint; divisor: bigint } {
-  return offering
+  const full = offering
     ? sessionRate(units(offering.hourlyCreditRate), offering.gpuCount, s.gpu_count)
     : sessionRate(units(s.hourly_credit_rate), s.offering_gpu_count, s.gpu_count);
+  return atPermille(full, permilleOf(s, offering));
+}
+
+/** Thousandths of the full rate the session pays (docs/dev/fair-share.md). */
+export function permilleOf(s: BillableSession, offering: OfferingRate | undefined): number {
+  if (s.capacity_class !== "borrowed") return 1000;
+  return offering ? (offering.borrowedRatePermille ?? 1000) : (s.rate_permille ?? 1000);
 }
 
 /** One sample's charge from the session's carried remainder; answers the new remainder. Pure. */
@@ -228,6 +238,11 @@ async function billBatch(
         rate_per_hour: rate.perHour.toString(),
         ...(rate.divisor !== 1n ? { rate_divisor: rate.divisor.toString() } : {}),
         offering: session.offering,
+        // Which rate applied: the ledger tells a borrowed hour from a guaranteed one.
+        rate_class: session.capacity_class ?? "guaranteed",
+        ...(session.capacity_class === "borrowed"
+          ? { rate_multiplier: String(permilleOf(session, offerings.get(session.offering)) / 1000) }
+          : {}),
         ...(shortfall > 0n ? { shortfall: shortfall.toString() } : {}),
       },
     });

@@ -8,6 +8,8 @@ import type { Logger } from "pino";
 export interface OfferingRate {
   hourlyCreditRate: string;
   gpuCount: number;
+  /** Borrowed capacity's share of the rate in thousandths (docs/dev/fair-share.md); absent: 1000. */
+  borrowedRatePermille?: number;
 }
 
 /** Live offering by name; undefined when it no longer exists; throws when the catalog cannot answer. */
@@ -65,6 +67,12 @@ export function catalogOfferings(
     // No management cluster configured: the session's recorded rate applies.
     if (!catalog) return undefined;
     const o = await catalog.offering(name);
-    return o ? { hourlyCreditRate: o.spec.hourlyCreditRate, gpuCount: o.spec.gpuCount } : undefined;
+    return o
+      ? {
+          hourlyCreditRate: o.spec.hourlyCreditRate,
+          gpuCount: o.spec.gpuCount,
+          ...(o.spec.borrowedRatePermille !== undefined ? { borrowedRatePermille: o.spec.borrowedRatePermille } : {}),
+        }
+      : undefined;
   };
 }

@@ -24,7 +24,7 @@ import { QuotaExceeded } from "../../errors.ts";
 import { allowancesLeft, walletAllowances } from "./allowances.ts";
 import { rateOf } from "./charge.ts";
 import type { CreditsContext, OfferingRate } from "./context.ts";
-import { costOf, formatCredits, sessionRate, units } from "./money.ts";
+import { atPermille, costOf, formatCredits, sessionRate, units } from "./money.ts";
 import { nextPeriodStart, periodStart } from "./periods.ts";
 import { bindingLimit, canGive, capacity, type Pool, shortOf, takeUpTo } from "./pool.ts";
 import { chainOwners, ownerKey, type SessionOwnership, walletKey } from "./wallets.ts";
@@ -35,6 +35,8 @@ export interface DoorRequest {
   projectId: string | null;
   offering: OfferingRate;
   gpuCount: number;
+  /** A borrowed request's share of the rate in thousandths (docs/dev/fair-share.md); absent: 1000. */
+  ratePermille?: number;
   /** The session being resumed: not one of those already owed a minimum run. */
   sessionId?: string;
 }
@@ -128,7 +130,10 @@ export async function openDoor(
 }
 
 const rateOfRequest = (req: DoorRequest) =>
-  sessionRate(units(req.offering.hourlyCreditRate), req.offering.gpuCount, req.gpuCount);
+  atPermille(
+    sessionRate(units(req.offering.hourlyCreditRate), req.offering.gpuCount, req.gpuCount),
+    req.ratePermille ?? 1000,
+  );
 
 function answerAtDoor(d: {
   req: DoorRequest;

@@ -47,6 +47,15 @@ export function sessionRate(
   return { perHour: offeringRate * BigInt(sessionGpus), divisor: BigInt(Math.max(1, offeringGpus)) };
 }
 
+/**
+ * A rate at a share of itself, in thousandths (a borrowed session's multiplier, docs/dev/fair-share.md):
+ * exact, the thousandths divide out with the GPU count at charging time.
+ */
+export function atPermille(rate: { perHour: bigint; divisor: bigint }, permille: number) {
+  if (permille === 1000) return rate;
+  return { perHour: rate.perHour * BigInt(permille), divisor: rate.divisor * 1000n };
+}
+
 /** The cost of `seconds` at `perHour / divisor`, rounded up to a whole unit (quotes and the door). */
 export function costOf(rate: { perHour: bigint; divisor: bigint }, seconds: number): bigint {
   const num = rate.perHour * BigInt(seconds);

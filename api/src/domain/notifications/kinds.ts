@@ -21,13 +21,20 @@ export const NOTIFICATION_KINDS = {
     critical: true,
     audience: "everyone",
     description:
-      "A session was paused; data.reason says why: credits, member_removed, administrator, idle or time_limit.",
+      "A session was paused; data.reason says why: credits, member_removed, administrator, idle, time_limit or capacity_reclaimed.",
   },
   "session.idle_warning": {
     severity: "warning",
     critical: true,
     audience: "everyone",
     description: "A session has been idle and will be paused soon unless it is used or kept running.",
+  },
+  "session.reclaim_warning": {
+    severity: "warning",
+    critical: true,
+    audience: "everyone",
+    description:
+      "A borrowed session will be paused after its grace period: a guaranteed session needs its GPUs (docs/dev/fair-share.md).",
   },
   "session.runtime_warning": {
     severity: "warning",

@@ -12,7 +12,7 @@
 //
 // Per process: API replicas each batch their own creates and still meet at the organization's lock.
 
-import type { ResourcePolicy } from "@berth/crds";
+import type { CapacityClass, ResourcePolicy } from "@berth/crds";
 import type { Knex } from "knex";
 import { countLiveForOwners, lockOwners, type OwnerTally } from "../../db/operations/sessions/countLiveForOwner.ts";
 import { insertSessions, type NewSessionRow } from "../../db/operations/sessions/insertSession.ts";
@@ -23,7 +23,9 @@ import { isDatabaseUnreachable } from "../../db/unreachable.ts";
 import type { Deps } from "../../deps.ts";
 import { isDomainError, Unavailable } from "../../errors.ts";
 import { openDoor } from "../credits/door.ts";
+import { type ClassScope, liveGpusOfClass } from "./capacityClass.ts";
 import {
+  classRefusal,
   doorRequest,
   type GpuScope,
   liveGpusOf,
@@ -163,12 +165,26 @@ async function decideBatch(
     return (await v) + (added.get(key) ?? 0);
   };
   const door = await openDoor(deps.credits, tx, organizationId);
+  // GPUs of a model and class held per scope (guarantees, borrowing limits), read when asked, plus this batch's.
+  const classRead = new Map<string, Promise<number>>();
+  const classAdded = new Map<string, number>();
+  const classKey = (scope: ClassScope, model: string, cls: string) => `${scope.column}:${scope.id}:${model}:${cls}`;
+  const classHeldOf = (model: string) => async (scope: ClassScope, cls: CapacityClass) => {
+    const key = classKey(scope, model, cls);
+    let v = classRead.get(key);
+    if (!v) {
+      v = liveGpusOfClass(tx, scope, model, cls);
+      classRead.set(key, v);
+    }
+    return (await v) + (classAdded.get(key) ?? 0);
+  };
 
   const outcomes: (NewSessionRow | Error)[] = [];
   for (const { req, row } of batch) {
     const refusal =
       (await ownerRefusalGiven(policies, req, () => tallyOf(req.ownerId))) ??
       (await sharedGpuRefusal(policies, req, heldOf)) ??
+      (await classRefusal(policies, req, classHeldOf(req.offering.spec.gpuModel))) ??
       door.assess(doorRequest(req)).refusal;
     if (refusal) {
       outcomes.push(refusal);
@@ -182,6 +198,8 @@ async function decideBatch(
       { column: "organization_id" as const, id: req.organizationId },
     ]) {
       added.set(keyOf(scope), (added.get(keyOf(scope)) ?? 0) + occupancyOf(req));
+      const k = classKey(scope, req.offering.spec.gpuModel, req.capacityClass ?? "guaranteed");
+      classAdded.set(k, (classAdded.get(k) ?? 0) + occupancyOf(req));
     }
     door.letIn(doorRequest(req));
     outcomes.push(row);

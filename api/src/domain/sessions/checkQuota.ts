@@ -12,7 +12,7 @@
 // Then billing's door (api/src/domain/credits/door.ts): the wallets must cover a minimum run at the offering's
 // rate after the minimum runs owed to the organization's sessions already let in, within the wallets'
 // spend limits, and the organization's budget must not be spent.
-import type { Offering, ResourcePolicy } from "@berth/crds";
+import type { CapacityClass, Offering, ResourcePolicy } from "@berth/crds";
 import type { Knex } from "knex";
 import { countLiveForOwner, OCCUPANCY_SQL, type OwnerTally } from "../../db/operations/sessions/countLiveForOwner.ts";
 import { lockOrganizationDoor } from "../../db/operations/sessions/lockOrganization.ts";
@@ -22,6 +22,7 @@ import { QuotaExceeded } from "../../errors.ts";
 import { type LimitSite, policiesAt } from "../catalog/policyChain.ts";
 import { assessStart, type DoorRequest } from "../credits/door.ts";
 import type { Principal } from "../identity/principal.ts";
+import { type ClassScope, capacityRefusal, liveGpusOfClass, ratePermilleOf } from "./capacityClass.ts";
 import { sessionsRuntimeOf } from "./runtime.ts";
 
 export interface QuotaRequest {
@@ -37,6 +38,8 @@ export interface QuotaRequest {
   gpuOccupancy?: number;
   /** On resume: the session itself, not counted among those already owed a minimum run. */
   sessionId?: string;
+  /** docs/dev/fair-share.md; absent: guaranteed. */
+  capacityClass?: CapacityClass;
 }
 
 type LimitName = keyof ResourcePolicy["spec"]["limits"];
@@ -159,7 +162,9 @@ async function sharedRefusal(
   policies: readonly ResourcePolicy[],
   req: QuotaRequest,
 ): Promise<QuotaExceeded | undefined> {
-  const gpus = await sharedGpuRefusal(policies, req, (scope) => liveGpusOf(db, scope));
+  const gpus =
+    (await sharedGpuRefusal(policies, req, (scope) => liveGpusOf(db, scope))) ??
+    (await classRefusal(policies, req, (scope, cls) => liveGpusOfClass(db, scope, req.offering.spec.gpuModel, cls)));
   return gpus ?? (await assessStart(deps.credits, db, doorRequest(req))).refusal;
 }
 
@@ -199,6 +204,21 @@ export async function sharedGpuRefusal(
   return undefined;
 }
 
+/** The guarantee and borrowing limits of the request's class (capacityClass.ts). */
+export function classRefusal(
+  policies: readonly ResourcePolicy[],
+  req: QuotaRequest,
+  held: (scope: ClassScope, cls: CapacityClass) => number | Promise<number>,
+): Promise<QuotaExceeded | undefined> {
+  return capacityRefusal(
+    policies,
+    { organizationId: req.organizationId, projectId: req.projectId, gpuModel: req.offering.spec.gpuModel },
+    req.capacityClass ?? "guaranteed",
+    occupancyOf(req),
+    held,
+  );
+}
+
 /** What billing's door (api/src/domain/credits/door.ts) needs to know of the request. */
 export function doorRequest(req: QuotaRequest): DoorRequest {
   return {
@@ -207,6 +227,7 @@ export function doorRequest(req: QuotaRequest): DoorRequest {
     projectId: req.projectId,
     offering: { hourlyCreditRate: req.offering.spec.hourlyCreditRate, gpuCount: req.offering.spec.gpuCount },
     gpuCount: req.gpuCount,
+    ...(req.capacityClass === "borrowed" ? { ratePermille: ratePermilleOf("borrowed", req.offering) } : {}),
     ...(req.sessionId ? { sessionId: req.sessionId } : {}),
   };
 }

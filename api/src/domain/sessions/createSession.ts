@@ -4,6 +4,7 @@
 
 import {
   ANNOTATIONS,
+  type CapacityClass,
   fractionLabel,
   type GpuSlice,
   gpuOccupancy,
@@ -35,6 +36,7 @@ import { checkReclaimAsks, reclaimPolicyOf } from "../catalog/reclaimPolicy.ts";
 import type { Principal } from "../identity/principal.ts";
 import { scopeOf } from "../identity/scope.ts";
 import { admitCreate } from "./admission.ts";
+import { ratePermilleOf } from "./capacityClass.ts";
 import { effectiveLimit } from "./checkQuota.ts";
 import { sessionEventOf } from "./events.ts";
 import { sessionPath, sessionsRuntimeOf } from "./runtime.ts";
@@ -52,6 +54,8 @@ export interface CreateSessionInput {
   /** Within the resource policy's bounds (docs/dev/idle-and-limits.md). */
   idle_timeout_minutes?: number;
   max_runtime_minutes?: number;
+  /** docs/dev/fair-share.md; absent: guaranteed. */
+  capacity_class?: CapacityClass;
 }
 
 const issue = (field: string, message: string) => ({ path: ["body", field], message, code: "invalid_reference" });
@@ -172,6 +176,7 @@ export async function createSession(
       asks,
     );
 
+  const capacityClass = input.capacity_class ?? "guaranteed";
   const crName = sessionResourceName(id);
   const now = deps.clock.now();
   const row = await admitCreate(
@@ -184,6 +189,7 @@ export async function createSession(
       offering,
       gpuCount,
       gpuOccupancy: gpuOccupancy(gpuCount, gpuSlice?.slicesPerCard),
+      capacityClass,
     },
     {
       id,
@@ -204,6 +210,8 @@ export async function createSession(
       gpu_slice_memory_mib: gpuSlice?.memoryMib ?? null,
       cluster_pin: input.cluster_id ?? null,
       priority,
+      capacity_class: capacityClass,
+      rate_permille: ratePermilleOf(capacityClass, offering),
       created_at: now,
     },
   );
@@ -237,6 +245,7 @@ export async function createSession(
       priority,
       ...(asks.idleTimeoutMinutes !== undefined ? { idleTimeoutMinutes: asks.idleTimeoutMinutes } : {}),
       ...(asks.maxRuntimeMinutes !== undefined ? { maxRuntimeMinutes: asks.maxRuntimeMinutes } : {}),
+      capacityClass,
     },
   );
   try {

@@ -7,12 +7,20 @@
 // fleet has its GPU model, the resource policy, then billing's door — with the same functions, but
 // reading only: no lock, no write. A refusal is what create would answer (its code, message, details).
 // Two previews can both say yes where only one create passes: the gate decides under its locks.
-import { fractionLabel, gpuOccupancy, MINOR_UNITS_PER_CREDIT, organizationNamespace, volumeIdOf } from "@berth/crds";
+import {
+  type CapacityClass,
+  fractionLabel,
+  gpuOccupancy,
+  MINOR_UNITS_PER_CREDIT,
+  organizationNamespace,
+  volumeIdOf,
+} from "@berth/crds";
 import type { Deps } from "../../deps.ts";
 import { DomainError, Invalid } from "../../errors.ts";
-import { costOf, sessionRate, units } from "../credits/money.ts";
+import { atPermille, costOf, sessionRate, units } from "../credits/money.ts";
 import { storageCostOf, storageRate } from "../credits/storage.ts";
 import type { Principal } from "../identity/principal.ts";
+import { fairShareSetting, ratePermilleOf } from "./capacityClass.ts";
 import { quotaRefusal } from "./checkQuota.ts";
 import {
   checkVolumes,
@@ -31,6 +39,7 @@ export interface CostPreviewInput {
   organization_id?: string;
   project_id?: string;
   volumes?: string[];
+  capacity_class?: CapacityClass;
 }
 
 export interface CostPreview {
@@ -46,6 +55,12 @@ export interface CostPreview {
   projectId: string | null;
   canStart: boolean;
   refusal?: DomainError;
+  /** Which rate applies (docs/dev/fair-share.md) and the share of the full rate it is. */
+  capacityClass: CapacityClass;
+  rateMultiplier: number;
+  fullHourlyRate: string;
+  /** For a borrowed session: the warning and protection it would run under. */
+  reclaimTerms: { graceSeconds: number; minRuntimeSeconds: number } | null;
   /** The named volumes' storage (billed while they exist, running or not): minor units as strings. */
   storage: {
     volumes: { volume: string; sizeGb: number }[];
@@ -87,7 +102,10 @@ export async function previewCost(deps: Deps, principal: Principal, input: CostP
 
   const slice = sliceOfOffering(offering);
   const gpuCount = slice ? 1 : preset && preset.spec.gpuCount > 0 ? preset.spec.gpuCount : offering.spec.gpuCount;
-  const rate = sessionRate(units(offering.spec.hourlyCreditRate), offering.spec.gpuCount, gpuCount);
+  const capacityClass = input.capacity_class ?? "guaranteed";
+  const fullRate = sessionRate(units(offering.spec.hourlyCreditRate), offering.spec.gpuCount, gpuCount);
+  const permille = ratePermilleOf(capacityClass, offering);
+  const rate = atPermille(fullRate, permille);
   const avail = await gpuAvailability(deps);
 
   let refusal: DomainError | undefined;
@@ -109,7 +127,10 @@ export async function previewCost(deps: Deps, principal: Principal, input: CostP
       offering,
       gpuCount,
       gpuOccupancy: gpuOccupancy(gpuCount, slice?.slicesPerCard),
+      capacityClass,
     });
+  const policies = await sessionsRuntimeOf(deps).catalog.policies();
+  const site = ownership instanceof Invalid ? undefined : ownership;
 
   // The volumes, checked as create checks them (who may mount them; a locked one is create's refusal).
   const storage = { volumes: [] as { volume: string; sizeGb: number }[], sizeGb: 0 };
@@ -148,6 +169,24 @@ export async function previewCost(deps: Deps, principal: Principal, input: CostP
     projectId: ownership instanceof Invalid ? null : ownership.projectId,
     canStart: refusal === undefined,
     ...(refusal ? { refusal } : {}),
+    capacityClass,
+    rateMultiplier: permille / 1000,
+    fullHourlyRate: costOf(fullRate, 3600).toString(),
+    reclaimTerms:
+      capacityClass === "borrowed"
+        ? {
+            graceSeconds: fairShareSetting(
+              policies,
+              site ?? { organizationId: "", projectId: null },
+              "reclaimGraceSeconds",
+            ),
+            minRuntimeSeconds: fairShareSetting(
+              policies,
+              site ?? { organizationId: "", projectId: null },
+              "minRuntimeSeconds",
+            ),
+          }
+        : null,
     storage: {
       ...storage,
       gbHourRate: gbHour.toString(),

@@ -33,6 +33,7 @@ export function resumeSession(deps: Deps, principal: Principal, id: string): Pro
           gpuCount: row.gpu_count,
           gpuOccupancy: gpuOccupancy(row.gpu_count, row.gpu_slices_per_card ?? undefined),
           sessionId: row.id,
+          capacityClass: row.capacity_class,
         });
       },
     },

@@ -10,6 +10,7 @@ export const WEBHOOK_EVENT_TYPES = [
   "session.failed",
   "session.idle_warning",
   "session.runtime_warning",
+  "session.reclaim_warning",
   "credits.running_low",
   "credits.request.created",
   "credits.request.decided",
@@ -42,7 +43,7 @@ export const WEBHOOK_EVENT_DESCRIPTIONS: Record<WebhookEventType, string> = {
   "session.queued": "A session waits for a GPU (phase Queued).",
   "session.running": "A session's pod runs (phase Running).",
   "session.paused":
-    "A session was paused; data.reason says why (e.g. InsufficientCredits, MemberRemoved, Idle, MaxRuntime).",
+    "A session was paused; data.reason says why (e.g. InsufficientCredits, MemberRemoved, Idle, MaxRuntime, CapacityReclaimed).",
   "session.resumed": "A paused session is starting again (phase Resuming).",
   "session.terminated": "A session ended (phase Terminated).",
   "session.failed": "A session's pod could not run (phase Failed); data.reason and data.message say why.",
@@ -50,6 +51,8 @@ export const WEBHOOK_EVENT_DESCRIPTIONS: Record<WebhookEventType, string> = {
     "A session has been idle and will be paused (reason Idle) at data.deadline unless someone uses it or its owner keeps it running.",
   "session.runtime_warning":
     "A session reaches its maximum running time at data.deadline and will be paused (reason MaxRuntime).",
+  "session.reclaim_warning":
+    "A borrowed session will be paused (reason CapacityReclaimed) at data.deadline: a guaranteed session needs its GPUs. It resumes ahead of new work when room returns.",
   "credits.running_low": "A session's wallets will not cover it much longer; it will be paused when they run out.",
   "credits.request.created": "A member asked for credits.",
   "credits.request.decided": "A credit request was approved, partially approved or denied.",

@@ -11,6 +11,7 @@ import {
   installDefaultCatalog,
   SYSTEM_NAMESPACE,
 } from "../../bootstrap/catalog.ts";
+import { aGpuCluster } from "../../db/operations/sessions/sessions.test-support.ts";
 import {
   anIdentityWorld,
   type IdentityTestApi,
@@ -436,6 +437,168 @@ describe("/api/v1/resource-policies", () => {
       json: { name: "odd", scope: { kind: "global", id: "x" } },
     });
     expect(r.status).toBe(400);
+  });
+});
+
+describe("fair-share fields of resource policies and offerings (docs/dev/fair-share.md)", () => {
+  const H100 = "NVIDIA-H100-80GB-HBM3";
+  const post = (json: Record<string, unknown>) =>
+    t.request("POST", "/api/v1/resource-policies", { token: w.superAdmin.token, json });
+
+  beforeAll(async () => {
+    // The fleet the guarantees are checked against: 8 H100 on one cluster.
+    await aGpuCluster(t.database.db, "clu_fairfleet", 8);
+  });
+
+  it("keeps an organization's guarantee, limits, weight, grace, minimum runtime and half-life as sent", async () => {
+    const fair = {
+      guarantees: [{ gpu_model: H100, guaranteed_gpus: 1, borrowing_limit_gpus: 2, lending_limit_gpus: 0.5 }],
+      weight: 2,
+      reclaim_grace_seconds: 0,
+      min_runtime_seconds: 300,
+      usage_half_life_hours: 24,
+    };
+    const made = await post({ name: "fair-a", scope: { kind: "organization", id: w.orgA.id }, fair_share: fair });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    expect(made.body.fair_share).toEqual(fair);
+    const read = await t.request("GET", "/api/v1/resource-policies/fair-a", { token: w.adminA.token });
+    expect(read.body.fair_share).toEqual(fair);
+    const cleared = await t.request("PATCH", "/api/v1/resource-policies/fair-a", {
+      token: w.superAdmin.token,
+      json: { fair_share: { weight: 3 } },
+    });
+    expect(cleared.status).toBe(200);
+    expect(cleared.body.fair_share).toEqual({ weight: 3 });
+  });
+
+  it("refuses out-of-range and contradictory settings with 400 validation_failed naming the field, creating nothing", async () => {
+    const cases: [Record<string, unknown>, (string | number)[]][] = [
+      [
+        { guarantees: [{ gpu_model: H100, guaranteed_gpus: 1, lending_limit_gpus: 2 }] },
+        ["guarantees", 0, "lending_limit_gpus"],
+      ],
+      [
+        { guarantees: [{ gpu_model: H100, guaranteed_gpus: 1, borrowing_limit_gpus: -1 }] },
+        ["guarantees", 0, "borrowing_limit_gpus"],
+      ],
+      [{ guarantees: [{ gpu_model: H100, guaranteed_gpus: -2 }] }, ["guarantees", 0, "guaranteed_gpus"]],
+      [
+        {
+          guarantees: [
+            { gpu_model: H100, guaranteed_gpus: 1 },
+            { gpu_model: H100, guaranteed_gpus: 2 },
+          ],
+        },
+        ["guarantees"],
+      ],
+      [{ weight: 0 }, ["weight"]],
+      [{ reclaim_grace_seconds: -1 }, ["reclaim_grace_seconds"]],
+      [{ reclaim_grace_seconds: 86_401 }, ["reclaim_grace_seconds"]],
+      [{ min_runtime_seconds: 1.5 }, ["min_runtime_seconds"]],
+      [{ usage_half_life_hours: 0 }, ["usage_half_life_hours"]],
+    ];
+    for (const [fair, field] of cases) {
+      const r = await post({
+        name: `fair-bad-${n++}`,
+        scope: { kind: "organization", id: w.orgB.id },
+        fair_share: fair,
+      });
+      expect(r.status, JSON.stringify(fair)).toBe(400);
+      expect(r.body.error.code).toBe("validation_failed");
+      expect(r.body.error.details.issues, JSON.stringify(fair)).toContainEqual(
+        expect.objectContaining({ path: ["body", "fair_share", ...field] }),
+      );
+    }
+    const list = await t.request("GET", "/api/v1/resource-policies", { token: w.superAdmin.token });
+    expect(list.body.data.map((p: { name: string }) => p.name).filter((x: string) => x.startsWith("fair-bad"))).toEqual(
+      [],
+    );
+  });
+
+  it("refuses guarantees the fleet cannot honour with the arithmetic, and a project's above its organization's", async () => {
+    const b = await post({
+      name: "fair-b",
+      scope: { kind: "organization", id: w.orgB.id },
+      fair_share: { guarantees: [{ gpu_model: H100, guaranteed_gpus: 6 }] },
+    });
+    expect(b.status, JSON.stringify(b.body)).toBe(201);
+    // A's 1 + B's 6 fit in 8; A asking for 3 would make 9.
+    const tooMuch = await t.request("PATCH", "/api/v1/resource-policies/fair-a", {
+      token: w.superAdmin.token,
+      json: { fair_share: { guarantees: [{ gpu_model: H100, guaranteed_gpus: 3 }] } },
+    });
+    expect(tooMuch.status).toBe(422);
+    expect(tooMuch.body.error.code).toBe("guarantee_unsatisfiable");
+    expect(tooMuch.body.error.message).toContain(`${H100}: `);
+    expect(tooMuch.body.error.message).toContain("= 9 guaranteed > 8 in the fleet");
+    expect(tooMuch.body.error.details.models).toEqual([{ gpu_model: H100, guaranteed: 9, capacity: 8 }]);
+    const unchanged = await t.request("GET", "/api/v1/resource-policies/fair-a", { token: w.superAdmin.token });
+    expect(unchanged.body.fair_share).toEqual({ weight: 3 });
+    const fits = await t.request("PATCH", "/api/v1/resource-policies/fair-a", {
+      token: w.superAdmin.token,
+      json: { fair_share: { guarantees: [{ gpu_model: H100, guaranteed_gpus: 2 }] } },
+    });
+    expect(fits.status, JSON.stringify(fits.body)).toBe(200);
+
+    const project = await post({
+      name: "fair-project-a",
+      scope: { kind: "project", id: w.projectA.id },
+      fair_share: { guarantees: [{ gpu_model: H100, guaranteed_gpus: 3 }] },
+    });
+    expect(project.status).toBe(400);
+    expect(project.body.error.details.issues).toContainEqual(
+      expect.objectContaining({
+        path: ["body", "fair_share", "guarantees"],
+        message: expect.stringContaining("above the organization's 2"),
+      }),
+    );
+    const global = await post({
+      name: "fair-global",
+      scope: { kind: "global" },
+      fair_share: { guarantees: [{ gpu_model: H100, guaranteed_gpus: 1 }] },
+    });
+    expect(global.status).toBe(400);
+  });
+
+  it("lets only super_admins write fair-share settings", async () => {
+    const r = await t.request("PATCH", "/api/v1/resource-policies/fair-b", {
+      token: w.adminB.token,
+      json: { fair_share: { guarantees: [{ gpu_model: H100, guaranteed_gpus: 8 }] } },
+    });
+    expect([403, 404]).toContain(r.status);
+    const read = await t.request("GET", "/api/v1/resource-policies/fair-b", { token: w.superAdmin.token });
+    expect(read.body.fair_share.guarantees).toEqual([{ gpu_model: H100, guaranteed_gpus: 6 }]);
+  });
+
+  it("prices borrowed capacity of an offering at its multiplier, and refuses one above 1 or below a thousandth", async () => {
+    const made = await t.request("POST", "/api/v1/offerings", {
+      token: w.superAdmin.token,
+      json: {
+        name: "h100-spot",
+        display_name: "H100",
+        gpu_model: H100,
+        tier: "premium",
+        hourly_credit_rate: "4000000",
+        borrowed_rate_multiplier: 0.3,
+      },
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    expect(made.body.borrowed_rate_multiplier).toBe(0.3);
+    const full = await t.request("PATCH", "/api/v1/offerings/h100-spot", {
+      token: w.superAdmin.token,
+      json: { borrowed_rate_multiplier: 1 },
+    });
+    expect(full.body.borrowed_rate_multiplier).toBe(1);
+    for (const m of [1.5, 0, 0.0001, 0.12345]) {
+      const r = await t.request("PATCH", "/api/v1/offerings/h100-spot", {
+        token: w.superAdmin.token,
+        json: { borrowed_rate_multiplier: m },
+      });
+      expect(r.status, String(m)).toBe(400);
+      expect(r.body.error.details.issues).toContainEqual(
+        expect.objectContaining({ path: ["body", "borrowed_rate_multiplier"] }),
+      );
+    }
   });
 });
 

@@ -36,6 +36,7 @@ export function presentOffering(o: KubeObject): Offering {
     slice_memory_mib: slice?.memoryMib ?? null,
     slice_cores: slice?.cores ?? null,
     hourly_credit_rate: s.hourlyCreditRate,
+    borrowed_rate_multiplier: (s.borrowedRatePermille ?? 1000) / 1000,
     description: s.description ?? null,
     enabled: s.enabled !== false,
     created_at: created(o),
@@ -103,6 +104,39 @@ export function idleToSpec(i: ResourcePolicy["idle"]): Record<string, number> {
   return out;
 }
 
+const FAIR = [
+  ["weight", "weight"],
+  ["reclaim_grace_seconds", "reclaimGraceSeconds"],
+  ["min_runtime_seconds", "minRuntimeSeconds"],
+  ["usage_half_life_hours", "usageHalfLifeHours"],
+] as const;
+
+export function fairShareToSpec(f: ResourcePolicy["fair_share"]): NonNullable<ResourcePolicySpec["fairShare"]> {
+  const out: NonNullable<ResourcePolicySpec["fairShare"]> = {};
+  for (const [wire, spec] of FAIR) if (f[wire] !== undefined) out[spec] = f[wire] as number;
+  if (f.guarantees)
+    out.guarantees = f.guarantees.map((g) => ({
+      gpuModel: g.gpu_model,
+      gpus: g.guaranteed_gpus,
+      ...(g.borrowing_limit_gpus !== undefined ? { borrowingLimit: g.borrowing_limit_gpus } : {}),
+      ...(g.lending_limit_gpus !== undefined ? { lendingLimit: g.lending_limit_gpus } : {}),
+    }));
+  return out;
+}
+
+function presentFairShare(f: ResourcePolicySpec["fairShare"]): ResourcePolicy["fair_share"] {
+  const out: ResourcePolicy["fair_share"] = {};
+  for (const [wire, spec] of FAIR) if (typeof f?.[spec] === "number") out[wire] = f[spec];
+  if (f?.guarantees)
+    out.guarantees = f.guarantees.map((g) => ({
+      gpu_model: g.gpuModel,
+      guaranteed_gpus: g.gpus,
+      ...(g.borrowingLimit !== undefined ? { borrowing_limit_gpus: g.borrowingLimit } : {}),
+      ...(g.lendingLimit !== undefined ? { lending_limit_gpus: g.lendingLimit } : {}),
+    }));
+  return out;
+}
+
 export function presentPolicy(o: KubeObject): ResourcePolicy {
   const s = o.spec as ResourcePolicySpec;
   const limits: ResourcePolicy["limits"] = {};
@@ -117,6 +151,7 @@ export function presentPolicy(o: KubeObject): ResourcePolicy {
     idle: Object.fromEntries(
       IDLE.flatMap(([wire, spec]) => (typeof s.idle?.[spec] === "number" ? [[wire, s.idle[spec]]] : [])),
     ),
+    fair_share: presentFairShare(s.fairShare),
     allowed_offerings: s.allowedOfferings ?? null,
     created_at: created(o),
   };

@@ -3,13 +3,23 @@
 // domain/catalog/resources.ts); super_admins create and change. Lists are paged in memory (catalogs
 // are small); names are the objects' Kubernetes names.
 
+import type { ResourcePolicySpec } from "@berth/crds";
 import { Paged, pageOf } from "../../db/paging.ts";
 import { checkFraction, parseFraction } from "../../domain/catalog/gpuFraction.ts";
 import { checkImageOwner } from "../../domain/catalog/imageOwner.ts";
 import { createCatalog, getCatalog, listCatalog, updateCatalog } from "../../domain/catalog/operations.ts";
 import { images, offerings, policies, presets } from "../../domain/catalog/resources.ts";
+import { checkGuarantees } from "../../domain/fairshare/guarantees.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
-import { idleToSpec, limitsToSpec, presentImage, presentOffering, presentPolicy, presentPreset } from "./presenter.ts";
+import {
+  fairShareToSpec,
+  idleToSpec,
+  limitsToSpec,
+  presentImage,
+  presentOffering,
+  presentPolicy,
+  presentPreset,
+} from "./presenter.ts";
 import {
   CreateImageBody,
   CreateOfferingBody,
@@ -54,6 +64,12 @@ const OFFERING_FIELDS = {
   description: "description",
   enabled: "enabled",
 };
+
+/** The wire's multiplier (0.3) as the spec's thousandths (300); 1 is the full rate, stored as absent. */
+function multiplierSpec(m: number | undefined): { borrowedRatePermille?: number } {
+  if (m === undefined || m === 1) return {};
+  return { borrowedRatePermille: Math.round(m * 1000) };
+}
 const PRESET_FIELDS = {
   display_name: "displayName",
   kind: "kind",
@@ -117,7 +133,11 @@ export const createOfferingRoute = defineRoute({
   responses: { 201: Offering },
   handler: async ({ deps, principal, body, audit }) => {
     audit.target("offering", body.name);
-    const spec = { ...toSpec(body, OFFERING_FIELDS), ...fractionSpec(body.fraction) };
+    const spec = {
+      ...toSpec(body, OFFERING_FIELDS),
+      ...fractionSpec(body.fraction),
+      ...multiplierSpec(body.borrowed_rate_multiplier),
+    };
     checkFraction(spec);
     const o = await createCatalog(deps, principal, offerings, body.name, spec);
     return { status: 201, body: presentOffering(o) };
@@ -142,8 +162,10 @@ export const updateOfferingRoute = defineRoute({
         ...spec,
         ...toSpec(body, OFFERING_FIELDS),
         ...fractionSpec(body.fraction),
+        ...multiplierSpec(body.borrowed_rate_multiplier),
       };
       if (body.fraction === "1") delete next.slicesPerCard;
+      if (body.borrowed_rate_multiplier === 1) delete next.borrowedRatePermille;
       if (body.gpu_memory_mib === null) delete next.gpuMemoryMib;
       checkFraction(next);
       return next;
@@ -357,16 +379,19 @@ export const createPolicyRoute = defineRoute({
   body: CreateResourcePolicyBody,
   idempotent: true,
   audit: "resource_policy.create",
-  errors: ["already_exists", "conflict"],
+  errors: ["already_exists", "conflict", "guarantee_unsatisfiable"],
   responses: { 201: ResourcePolicy },
   handler: async ({ deps, principal, body, audit }) => {
     audit.target("resource_policy", body.name);
-    const o = await createCatalog(deps, principal, policies, body.name, {
+    const spec = {
       scope: body.scope,
       limits: limitsToSpec(body.limits ?? {}),
       ...(body.idle ? { idle: idleToSpec(body.idle) } : {}),
+      ...(body.fair_share ? { fairShare: fairShareToSpec(body.fair_share) } : {}),
       ...(body.allowed_offerings ? { allowedOfferings: body.allowed_offerings } : {}),
-    });
+    };
+    if (principal.isSuperAdmin) await checkGuarantees(deps, body.name, spec as ResourcePolicySpec);
+    const o = await createCatalog(deps, principal, policies, body.name, spec);
     return { status: 201, body: presentPolicy(o) };
   },
 });
@@ -381,17 +406,25 @@ export const updatePolicyRoute = defineRoute({
   params: NameParams,
   body: UpdateResourcePolicyBody,
   audit: "resource_policy.update",
+  errors: ["guarantee_unsatisfiable"],
   responses: { 200: ResourcePolicy },
   handler: async ({ deps, principal, params, body, audit }) => {
     audit.target("resource_policy", params.name);
-    const o = await updateCatalog(deps, principal, policies, params.name, (spec) => {
+    const change = (spec: Record<string, unknown>) => {
       const next = { ...spec };
       if (body.limits !== undefined) next.limits = limitsToSpec(body.limits);
       if (body.idle !== undefined) next.idle = idleToSpec(body.idle);
+      if (body.fair_share !== undefined) next.fairShare = fairShareToSpec(body.fair_share);
       if (body.allowed_offerings === null) delete next.allowedOfferings;
       else if (body.allowed_offerings !== undefined) next.allowedOfferings = body.allowed_offerings;
       return next;
-    });
+    };
+    // Guarantees are checked against the fleet before the write (a change of guarantees only).
+    if (principal.isSuperAdmin && body.fair_share?.guarantees) {
+      const current = await getCatalog(deps, principal, policies, params.name);
+      await checkGuarantees(deps, params.name, change(structuredClone(current.spec)) as ResourcePolicySpec);
+    }
+    const o = await updateCatalog(deps, principal, policies, params.name, change);
     return { status: 200, body: presentPolicy(o) };
   },
 });

@@ -50,6 +50,10 @@ export const Offering = z
       description: "Credits per hour in minor units (1 credit = 1,000,000), as a string.",
       example: "4000000",
     }),
+    borrowed_rate_multiplier: z.number().meta({
+      description: "Borrowed capacity is charged this fraction of the rate (docs/dev/fair-share.md); 1: the full rate.",
+      example: 0.3,
+    }),
     description: z.string().nullable(),
     enabled: z.boolean(),
     created_at: Created,
@@ -74,6 +78,12 @@ const OfferingFields = {
     }),
   gpu_memory_mib: z.int().min(1024).max(4_194_304).nullable(),
   hourly_credit_rate: MinorUnits.meta({ description: "Credits per hour in minor units, a string of digits." }),
+  borrowed_rate_multiplier: z
+    .number()
+    .min(0.001)
+    .max(1)
+    .refine((m) => Math.abs(Math.round(m * 1000) - m * 1000) < 1e-9, { message: "at most three decimals" })
+    .meta({ description: "Fraction of the rate borrowed capacity pays, 0.001–1 (three decimals).", example: 0.3 }),
   description: Description,
   enabled: z.boolean(),
 };
@@ -84,6 +94,7 @@ export const CreateOfferingBody = z
     gpu_count: OfferingFields.gpu_count.optional(),
     fraction: OfferingFields.fraction.optional(),
     gpu_memory_mib: OfferingFields.gpu_memory_mib.optional(),
+    borrowed_rate_multiplier: OfferingFields.borrowed_rate_multiplier.optional(),
     description: Description.optional(),
     enabled: z.boolean().optional(),
   })
@@ -208,6 +219,62 @@ export const PolicyIdle = z
       "Idle auto-pause at this scope (docs/dev/idle-and-limits.md); each field absent: the next scope's, then the default (60 min, 20–480, 5 %, 3).",
   });
 
+const Gpus = z.number().min(0).max(100_000);
+export const PolicyGuarantee = z
+  .object({
+    gpu_model: z.string().min(1).max(253).meta({ example: "NVIDIA-H100-80GB-HBM3" }),
+    guaranteed_gpus: Gpus.meta({ description: "The guaranteed share of this model (a 1/4 slice counts 0.25)." }),
+    borrowing_limit_gpus: Gpus.optional().meta({
+      description: "At most this many GPUs beyond the guarantee, borrowed; absent: any idle capacity.",
+    }),
+    lending_limit_gpus: Gpus.optional().meta({
+      description: "At most this much of the unused guarantee is lent to others; absent: all of it.",
+    }),
+  })
+  .refine((g) => g.lending_limit_gpus === undefined || g.lending_limit_gpus <= g.guaranteed_gpus, {
+    message: "lending_limit_gpus must not exceed guaranteed_gpus",
+    path: ["lending_limit_gpus"],
+  })
+  .meta({ id: "ResourcePolicyGuarantee" });
+export const PolicyFairShare = z
+  .object({
+    guarantees: z
+      .array(PolicyGuarantee)
+      .max(64)
+      .refine((gs) => new Set(gs.map((g) => g.gpu_model)).size === gs.length, {
+        message: "one guarantee per gpu_model",
+      })
+      .optional(),
+    weight: z
+      .number()
+      .min(0.01)
+      .max(1000)
+      .optional()
+      .meta({ description: "This scope's weight among its siblings; on the global policy, the default (1)." }),
+    reclaim_grace_seconds: z
+      .int()
+      .min(0)
+      .max(86_400)
+      .optional()
+      .meta({ description: "Warning before a borrowed session is paused; default 600, 0 allowed." }),
+    min_runtime_seconds: z
+      .int()
+      .min(0)
+      .max(86_400)
+      .optional()
+      .meta({ description: "No reclaim within this long after a session started; default 600." }),
+    usage_half_life_hours: z
+      .int()
+      .min(1)
+      .max(8_760)
+      .optional()
+      .meta({ description: "Past usage counts half after this long; default 168 (7 days)." }),
+  })
+  .meta({
+    id: "ResourcePolicyFairShare",
+    description: "Guaranteed and borrowed capacity, weights and reclaim at this scope (docs/dev/fair-share.md).",
+  });
+
 export const ResourcePolicy = z
   .object({
     name: z.string().meta({ example: "global" }),
@@ -218,6 +285,7 @@ export const ResourcePolicy = z
     }),
     limits: PolicyLimits,
     idle: PolicyIdle,
+    fair_share: PolicyFairShare,
     allowed_offerings: z
       .array(z.string())
       .nullable()
@@ -238,6 +306,7 @@ export const CreateResourcePolicyBody = z
     scope: PolicyScope,
     limits: PolicyLimits.optional(),
     idle: PolicyIdle.optional(),
+    fair_share: PolicyFairShare.optional(),
     allowed_offerings: z.array(ResourceName).max(256).optional(),
   })
   .meta({ id: "CreateResourcePolicyRequest" });
@@ -245,6 +314,7 @@ export const UpdateResourcePolicyBody = z
   .object({
     limits: PolicyLimits.optional().meta({ description: "Replaces the limits as a whole." }),
     idle: PolicyIdle.optional().meta({ description: "Replaces the idle settings as a whole." }),
+    fair_share: PolicyFairShare.optional().meta({ description: "Replaces the fair-share settings as a whole." }),
     allowed_offerings: z
       .array(ResourceName)
       .max(256)

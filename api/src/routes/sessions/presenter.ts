@@ -3,6 +3,10 @@ import type { SessionView } from "../../db/operations/sessions/view.ts";
 import { allowedActions } from "../../domain/sessions/actions.ts";
 import type { Session } from "./schemas.ts";
 
+/** What borrowing means for the person, on every borrowed session (docs/dev/fair-share.md). */
+export const BORROWED_NOTICE =
+  "Borrowed capacity: when a guaranteed session needs these GPUs, you are warned, and after the grace period the session is paused (volumes kept) and resumes ahead of new work when room returns.";
+
 const iso = (d: Date | null | undefined) => (d ? new Date(d).toISOString() : null);
 
 export function presentSession(v: SessionView): z.input<typeof Session> {
@@ -58,5 +62,22 @@ export function presentSession(v: SessionView): z.input<typeof Session> {
       ? { since: v.idleWarning.since.toISOString(), deadline: v.idleWarning.deadline.toISOString() }
       : null,
     runtime_warning: v.runtimeWarning ? { deadline: v.runtimeWarning.deadline.toISOString() } : null,
+    capacity_class: v.capacityClass,
+    rate_multiplier: v.ratePermille / 1000,
+    reclaim_notice:
+      v.capacityClass === "borrowed"
+        ? {
+            message: BORROWED_NOTICE,
+            pending: v.capacityReclaim
+              ? {
+                  notice_at: v.capacityReclaim.noticeAt.toISOString(),
+                  pause_at: v.capacityReclaim.pauseAt.toISOString(),
+                  for_session_id: v.capacityReclaim.forSessionId,
+                  reason: v.capacityReclaim.reason,
+                  paused_at: iso(v.capacityReclaim.pausedAt),
+                }
+              : null,
+          }
+        : null,
   };
 }

@@ -19,7 +19,7 @@ import { restartSession } from "../../domain/sessions/restartSession.ts";
 import { resumeSession } from "../../domain/sessions/resumeSession.ts";
 import { terminateSession } from "../../domain/sessions/terminateSession.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
-import { presentSession } from "./presenter.ts";
+import { BORROWED_NOTICE, presentSession } from "./presenter.ts";
 import {
   BulkTerminateBody,
   BulkTerminateResult,
@@ -164,6 +164,16 @@ export const previewCostRoute = defineRoute({
         ...(p.refusal
           ? { refusal: { code: p.refusal.code, message: p.refusal.message, details: p.refusal.details } }
           : {}),
+        capacity_class: p.capacityClass,
+        rate_multiplier: p.rateMultiplier,
+        full_hourly_rate: p.fullHourlyRate,
+        reclaim_terms: p.reclaimTerms
+          ? {
+              grace_seconds: p.reclaimTerms.graceSeconds,
+              min_runtime_seconds: p.reclaimTerms.minRuntimeSeconds,
+              message: BORROWED_NOTICE,
+            }
+          : null,
         storage: {
           volumes: p.storage.volumes.map((v) => ({ volume: v.volume, size_gb: v.sizeGb })),
           size_gb: p.storage.sizeGb,

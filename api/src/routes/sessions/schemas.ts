@@ -35,6 +35,28 @@ export const SessionCondition = z
   })
   .meta({ id: "SessionCondition" });
 
+export const CapacityClass = z.enum(["guaranteed", "borrowed"]).meta({
+  id: "CapacityClass",
+  description:
+    "guaranteed: within the organization's (and project's) guaranteed GPUs, never reclaimed (the default). borrowed: idle capacity beyond it, at the offering's borrowed rate, paused after a warning when a guaranteed session needs it (docs/dev/fair-share.md).",
+});
+
+export const ReclaimNotice = z
+  .object({
+    message: z.string(),
+    pending: z
+      .object({
+        notice_at: Timestamp,
+        pause_at: Timestamp.meta({ description: "When it is (or was) paused for the guaranteed session." }),
+        for_session_id: z.string(),
+        reason: z.string(),
+        paused_at: Timestamp.nullable(),
+      })
+      .nullable()
+      .meta({ description: "While a reclaim is under way: the warning and when the pause comes." }),
+  })
+  .meta({ id: "ReclaimNotice" });
+
 export const Session = z
   .object({
     id: z.string().meta({ example: "ses_4k2m9x0c7v5b3n6q8w1e" }),
@@ -110,6 +132,11 @@ export const Session = z
       .object({ deadline: Timestamp })
       .nullable()
       .meta({ description: "While a time-limit warning is out: when it will be paused (reason MaxRuntime)." }),
+    capacity_class: CapacityClass,
+    rate_multiplier: z.number().meta({
+      description: "The share of the offering's rate it pays: the borrowed rate multiplier when borrowed, else 1.",
+    }),
+    reclaim_notice: ReclaimNotice.nullable().meta({ description: "Borrowed sessions only." }),
   })
   .meta({ id: "Session" });
 
@@ -164,6 +191,10 @@ export const CreateSessionBody = z
     max_runtime_minutes: z.number().int().min(1).max(525_600).optional().meta({
       description:
         "Pause the session after running this long. At most the policy's maximum running time (default 24 h), else 400 `max_runtime_out_of_bounds`.",
+    }),
+    capacity_class: CapacityClass.optional().meta({
+      description:
+        'Default guaranteed. "borrowed" opts in to idle capacity beyond your guarantee, at the borrowed rate, reclaimable after a warning.',
     }),
   })
   .strict()
@@ -265,6 +296,7 @@ export const PreviewCostBody = z
         description:
           "Volumes the session would mount: their storage is priced too (billed while they exist, whether sessions run or not).",
       }),
+    capacity_class: CapacityClass.optional().meta({ description: "As on create; default guaranteed." }),
   })
   .strict()
   .meta({ id: "PreviewCost" });
@@ -306,6 +338,17 @@ export const CostPreview = z
       description: "Creating this session now would be accepted (it may still wait in the queue for a GPU).",
     }),
     refusal: StartRefusal.optional().meta({ description: "Present when `can_start` is false." }),
+    capacity_class: CapacityClass.meta({ description: "The class priced: which rate applies." }),
+    rate_multiplier: z.number().meta({ description: "hourly_rate ÷ full_hourly_rate: the borrowed multiplier, or 1." }),
+    full_hourly_rate: z.string().meta({ description: "Minor units per hour at the guaranteed (full) rate." }),
+    reclaim_terms: z
+      .object({
+        grace_seconds: z.number().int().meta({ description: "Warning before a reclaim pauses the session." }),
+        min_runtime_seconds: z.number().int().meta({ description: "Never reclaimed within this long of starting." }),
+        message: z.string(),
+      })
+      .nullable()
+      .meta({ description: "Borrowed only: what the person agrees to." }),
     storage: z
       .object({
         volumes: z.array(z.object({ volume: z.string(), size_gb: z.number().int() })),

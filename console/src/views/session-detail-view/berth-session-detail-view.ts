@@ -122,7 +122,8 @@ export class BerthSessionDetailView extends LitElement {
         void this.#idle.run();
       }
       // The countdown of a warned pause moves on its own.
-      if (this.#session.value?.idle_warning || this.#session.value?.runtime_warning) this.clockTick++;
+      const v = this.#session.value;
+      if (v?.idle_warning || v?.runtime_warning || v?.reclaim_notice?.pending) this.clockTick++;
     }, 15_000);
   }
 
@@ -190,8 +191,24 @@ export class BerthSessionDetailView extends LitElement {
           : nothing
       }
       ${suspended ? html`<p class="card" role="status" data-testid="idle-suspended" data-missing=${this.#idle.value?.missing.join(",") ?? ""}>${suspended}</p>` : nothing}
+      ${this.#capacity(s, now)}
       ${paused ? html`<p class="card" data-testid="pause-reason">${paused}</p>` : nothing}
       ${this.keepError ? html`<berth-error-panel heading="It could not be kept running" .error=${this.keepError}></berth-error-panel>` : nothing}`;
+  }
+
+  /** A borrowed session's reclaim notice (docs/dev/fair-share.md): the terms, then the countdown once warned. */
+  #capacity(s: Session, now: number) {
+    const notice = s.reclaim_notice;
+    if (!notice) return nothing;
+    const pending = notice.pending;
+    if (pending && !pending.paused_at && s.phase === "Running")
+      return html`<div class="card warning" role="status" data-testid="reclaim-warning">
+        <strong>Reclaimed: this borrowed session will be paused <span data-testid="reclaim-countdown">${countdown(pending.pause_at, now)}</span></strong>
+        (at ${formatTime(pending.pause_at)}). ${pending.reason} Save your work; files on volumes are kept, and it resumes ahead of new work when room returns.
+      </div>`;
+    if (pending?.paused_at)
+      return html`<p class="card" role="status" data-testid="reclaim-paused">Paused at ${formatTime(pending.paused_at)} to give its borrowed GPU back: ${pending.reason} It resumes ahead of new work when room returns.</p>`;
+    return html`<p class="card" data-testid="reclaim-notice">${notice.message}</p>`;
   }
 
   async #connect(kind: ConnectKind): Promise<void> {
@@ -269,6 +286,9 @@ export class BerthSessionDetailView extends LitElement {
         <dt>GPU</dt><dd data-testid="session-gpu">${tierLabel({ ...s, slice_memory_mib: s.gpu_slice_memory_mib, fraction: s.gpu_fraction })}</dd>
         <dt>Card</dt><dd data-testid="session-cards">${s.gpu_cards?.length ? s.gpu_cards.join(", ") : "—"}</dd>
         <dt>Offering</dt><dd>${s.offering} · ${formatCredits(s.hourly_credit_rate)} credits/hour</dd>
+        <dt>Capacity</dt><dd data-testid="session-capacity-class" data-class=${s.capacity_class}>${
+          s.capacity_class === "borrowed" ? `Borrowed, at ${s.rate_multiplier}× the rate` : "Guaranteed"
+        }</dd>
         <dt>Preset</dt><dd>${s.preset}</dd>
         <dt>Image</dt><dd>${s.image}</dd>
         <dt>Priority</dt><dd>${s.priority}</dd>

@@ -1,7 +1,8 @@
 // The create wizard, one page in steps: offering (GPU model, tier, hourly rate, free GPUs now per
 // cluster), preset, image (the member's private images tagged), optional cluster pin, name, the volumes
 // to mount (what is mountable, what is read-only, which would keep the session on one cluster), its idle
-// timeout and maximum running time within the resource policy's bounds (checked as typed), and the
+// timeout and maximum running time within the resource policy's bounds (checked as typed), its capacity
+// class (guaranteed, or borrowed with the reclaim terms spelled out), and the
 // cost (storage included) before confirming. When no GPU is free it says the session will queue, and where; when the session could
 // not start at all (credits, spending limits, the policy), Create is disabled with the reason in plain
 // words and what to do about it (data/refusal.ts).
@@ -28,6 +29,7 @@ import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
 import { TEST_IDS } from "../../test-ids.ts";
 import { checks } from "../volumes-view/styles.ts";
+import { type CapacityChoice, capacityStep } from "./steps/capacity.ts";
 import { clusterStep, imageStep, presetStep } from "./steps/choices.ts";
 import { costStep } from "./steps/cost.ts";
 import { limitsStep } from "./steps/limits.ts";
@@ -50,7 +52,10 @@ export class BerthSessionNewView extends LitElement {
     mounts: { state: true },
     idleMinutes: { state: true },
     runtimeHours: { state: true },
+    capacity: { state: true },
   };
+  /** Guaranteed by default; borrowed by the person's opt-in (docs/dev/fair-share.md). */
+  declare capacity: CapacityChoice;
   /** The asked idle timeout in minutes and maximum running time in hours, as typed; "": the policy's. */
   declare idleMinutes: string;
   declare runtimeHours: string;
@@ -104,7 +109,7 @@ export class BerthSessionNewView extends LitElement {
     args: () => [],
   });
   #preview = new Task(this, {
-    task: async ([offering, preset, duration, volumes], { signal }): Promise<Previewed | undefined> => {
+    task: async ([offering, preset, duration, volumes, capacity], { signal }): Promise<Previewed | undefined> => {
       if (!offering) return undefined;
       await new Promise((r) => setTimeout(r, 150)); // debounce quick changes
       signal.throwIfAborted();
@@ -114,6 +119,7 @@ export class BerthSessionNewView extends LitElement {
           ...(preset ? { preset: preset as string } : {}),
           duration_seconds: duration as number,
           ...(volumes ? { volumes: (volumes as string).split(",") } : {}),
+          capacity_class: capacity as CapacityChoice,
         },
         signal,
       );
@@ -130,7 +136,7 @@ export class BerthSessionNewView extends LitElement {
     },
     // A string, not an array: Task compares its arguments with ===, and a fresh array each render would
     // run the preview again on every update, for ever.
-    args: () => [this.offering, this.preset, this.duration, Object.keys(this.mounts).sort().join(",")],
+    args: () => [this.offering, this.preset, this.duration, Object.keys(this.mounts).sort().join(","), this.capacity],
   });
 
   constructor() {
@@ -146,6 +152,7 @@ export class BerthSessionNewView extends LitElement {
     this.mounts = {};
     this.idleMinutes = "";
     this.runtimeHours = "";
+    this.capacity = "guaranteed";
   }
 
   /** The asks in the API's minutes (undefined: left to the policy). */
@@ -215,6 +222,7 @@ export class BerthSessionNewView extends LitElement {
       ...(this.cluster ? { cluster_id: this.cluster } : {}),
       ...(asks.idle !== undefined ? { idle_timeout_minutes: asks.idle } : {}),
       ...(asks.runtime !== undefined ? { max_runtime_minutes: asks.runtime } : {}),
+      capacity_class: this.capacity,
       ...(Object.keys(this.mounts).length
         ? {
             volumes: Object.entries(this.mounts).map(([volume, m]) => ({
@@ -280,6 +288,7 @@ export class BerthSessionNewView extends LitElement {
         onToggle: (v, on) => (this.mounts = toggledMounts(this.mounts, v, on)),
         onMounts: (m) => (this.mounts = m),
       })}
+      ${capacityStep({ choice: this.capacity, preview: this.#preview, onPick: (c) => (this.capacity = c) })}
       ${costStep({
         preview: this.#preview,
         duration: this.duration,

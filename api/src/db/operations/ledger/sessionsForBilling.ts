@@ -10,6 +10,10 @@ export interface BillableSession {
   hourly_credit_rate: string;
   /** The offering's GPUs at creation (the recorded rate is for all of them). */
   offering_gpu_count: number;
+  /** docs/dev/fair-share.md: a borrowed session pays its offering's borrowed share of the rate. */
+  capacity_class?: "guaranteed" | "borrowed";
+  /** The share recorded at creation (thousandths), for when the offering no longer exists. */
+  rate_permille?: number;
 }
 
 /** The columns of a BillableSession: what charging and the door read of a session. */
@@ -22,6 +26,8 @@ export const BILLABLE_COLUMNS = [
   "gpu_count",
   "hourly_credit_rate",
   "offering_gpu_count",
+  "capacity_class",
+  "rate_permille",
 ] as const;
 
 export async function sessionsForBilling(db: Knex, ids: readonly string[]): Promise<Map<string, BillableSession>> {

@@ -20,7 +20,12 @@ export type NewSessionRow = Pick<
   | "priority"
   | "created_at"
 > &
-  Partial<Pick<SessionRow, "offering_gpu_count" | "gpu_slices_per_card" | "gpu_slice_memory_mib">>;
+  Partial<
+    Pick<
+      SessionRow,
+      "offering_gpu_count" | "gpu_slices_per_card" | "gpu_slice_memory_mib" | "capacity_class" | "rate_permille"
+    >
+  >;
 
 export async function insertSession(db: Knex, row: NewSessionRow): Promise<SessionRow> {
   return (await insertSessions(db, [row]))[0] as SessionRow;

@@ -44,6 +44,10 @@ export interface SessionRow {
   paused_at: Date | null;
   terminated_at: Date | null;
   resource_deleted_at: Date | null;
+  /** Fixed at creation (docs/dev/fair-share.md). */
+  capacity_class: "guaranteed" | "borrowed";
+  /** Thousandths of the rate it pays: the offering's borrowed multiplier for a borrowed session, else 1000. */
+  rate_permille: number;
 }
 
 /** Phases that no longer hold or want anything: they count for nothing (policies, deregistration). */

@@ -56,6 +56,17 @@ export interface SessionView {
   /** Warnings out (status.reclaim of the current run period), withdrawn at once by a later keep-running. */
   idleWarning: { since: Date; deadline: Date } | null;
   runtimeWarning: { deadline: Date } | null;
+  /** docs/dev/fair-share.md: fixed at creation, with the share of the rate it pays (thousandths). */
+  capacityClass: "guaranteed" | "borrowed";
+  ratePermille: number;
+  /** A borrowed session chosen to give its GPUs back: warned, and paused at pauseAt (status.capacityReclaim). */
+  capacityReclaim: {
+    noticeAt: Date;
+    pauseAt: Date;
+    forSessionId: string;
+    reason: string;
+    pausedAt: Date | null;
+  } | null;
 }
 
 const date = (s: string | undefined, fallback: Date | null): Date | null => (s ? new Date(s) : fallback);
@@ -112,6 +123,9 @@ export function viewFromRow(row: SessionRow): SessionView {
     resourceDeleted: row.resource_deleted_at !== null,
     idleWarning: null,
     runtimeWarning: null,
+    capacityClass: row.capacity_class ?? "guaranteed",
+    ratePermille: row.rate_permille ?? 1000,
+    capacityReclaim: null,
   };
 }
 
@@ -181,5 +195,14 @@ export function viewFromResource(row: SessionRow, cr: Session): SessionView {
     terminatedAt: date(st.terminatedAt, v.terminatedAt),
     resourceDeleted: false,
     ...warningsOf(cr),
+    capacityReclaim: st.capacityReclaim
+      ? {
+          noticeAt: new Date(st.capacityReclaim.noticeAt),
+          pauseAt: new Date(st.capacityReclaim.pauseAt),
+          forSessionId: st.capacityReclaim.for,
+          reason: st.capacityReclaim.reason,
+          pausedAt: st.capacityReclaim.pausedAt ? new Date(st.capacityReclaim.pausedAt) : null,
+        }
+      : null,
   };
 }

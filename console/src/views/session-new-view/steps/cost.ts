@@ -1,4 +1,4 @@
-// Step 7: what the session would cost for a chosen running time (storage included), whether a GPU is
+// Step 8: what the session would cost for a chosen running time (storage included), whether a GPU is
 // free now or it would queue, and, when it could not start at all, why in plain words and what to do.
 import type { Task } from "@lit/task";
 import { html, nothing } from "lit";
@@ -19,7 +19,7 @@ export interface CostStepProps {
 
 export function costStep(p: CostStepProps) {
   return html`<fieldset data-testid="cost-preview">
-      <legend>7. Cost</legend>
+      <legend>8. Cost</legend>
       <div class="field" style="max-width:14rem"><label for="duration">If it runs for</label>
         <select id="duration" @change=${(e: Event) => p.onDuration(Number((e.target as HTMLSelectElement).value))}>
           ${DURATIONS.map((d) => html`<option value=${d.s} ?selected=${d.s === p.duration}>${d.label}</option>`)}
@@ -30,7 +30,7 @@ export function costStep(p: CostStepProps) {
         complete: (c) =>
           c
             ? html`<p class="cost"><strong data-testid="cost-total">${formatCredits(c.cost)} credits</strong> for ${DURATIONS.find((d) => d.s === c.duration_seconds)?.label ?? `${c.duration_seconds} s`}
-                  at ${formatCredits(c.hourly_rate)} credits/hour (${c.gpu_count} × ${c.gpu_model}). Paused time is free.</p>
+                  at ${formatCredits(c.hourly_rate)} credits/hour (${c.gpu_count} × ${c.gpu_model}<span data-testid="cost-rate-class">, ${c.capacity_class} rate</span>). Paused time is free.</p>
                 ${
                   c.storage.size_gb > 0
                     ? html`<p data-testid="cost-storage">Storage: ${formatCredits(c.storage.hourly_rate)} credits/hour for ${c.storage.size_gb} GB of volumes, billed while they exist, whether the session runs or not.</p>`

@@ -1,0 +1,452 @@
+// Reclaim by pausing (docs/dev/fair-share.md), one level-based pass of the worker's CapacityReclaimLoop:
+//   1. a guaranteed session that waits while borrowed sessions hold its GPU model: the pure core's
+//      chooseReclaim (controllers/src/fairshare/reclaim.ts) picks borrowed sessions past their minimum
+//      runtime (idle first, most over fair share, lowest priority, newest); each is warned at once
+//      (status.capacityReclaim, a notification, a Kubernetes Event, a `session.reclaim_warning` stream
+//      event and through it a webhook) and logged in capacity_reclaims;
+//   2. a warning whose guaranteed session no longer waits (placed, cancelled) is withdrawn;
+//   3. at pauseAt (grace period, default 10 min, 0 allowed) the session is paused by the system pause path
+//      (volumes kept), reason CapacityReclaimed;
+//   4. once Paused, it is asked to run again: placement puts it behind guaranteed work and ahead of newer
+//      borrowed work (controllers/src/sessions/placement-pass.ts), so it resumes when room returns;
+//   5. once it runs again the notice is cleared and the log row closed.
+// Each step writes only when its state is due, so a quiet fleet costs reads only.
+import {
+  chooseReclaim,
+  decayedUsage,
+  type Holder,
+  managed,
+  resolveSettings,
+  type UsageInterval,
+} from "@berth/controllers";
+import {
+  gpuOccupancy,
+  resourcePath,
+  type Session,
+  SessionKind,
+  SessionReason,
+  sessionIdOf,
+  sessionPath,
+  withInterim,
+} from "@berth/crds";
+import type { Knex } from "knex";
+import type { Logger } from "pino";
+import { insertAuditRecord } from "../../db/operations/audit/insertAuditRecord.ts";
+import { inventoryByClusterModel } from "../../db/operations/sessions/fleetModels.ts";
+import { insertSessionEvents } from "../../db/operations/sessions/sessionEvents.ts";
+import type { SessionRow } from "../../db/operations/sessions/types.ts";
+import { viewFromResource } from "../../db/operations/sessions/view.ts";
+import { notify } from "../notifications/notify.ts";
+import { fairShareSetting } from "../sessions/capacityClass.ts";
+import type { SessionsRuntime } from "../sessions/runtime.ts";
+import { projectOrganizations } from "./guarantees.ts";
+import { settingsOf, shareTreeOf } from "./tree.ts";
+
+export interface CapacityReclaimContext {
+  db: Knex;
+  clock: { now(): Date };
+  log: Logger;
+  sessions: SessionsRuntime;
+  /** The sessions domain's system pause; true when paused. */
+  pause(sessionId: string, reason: string): Promise<boolean>;
+}
+
+export interface CapacityReclaimResult {
+  warned: { session: string; for: string }[];
+  withdrawn: string[];
+  paused: string[];
+  requeued: string[];
+  resumed: string[];
+}
+
+type Notice = NonNullable<NonNullable<Session["status"]>["capacityReclaim"]>;
+
+const HOLDING = new Set(["Starting", "Resuming", "Running", "Restarting", "Pausing"]);
+const WAITING = new Set(["Pending", "Queued"]);
+
+async function allSessions(rt: SessionsRuntime): Promise<Session[]> {
+  const res = await rt.kube.request<{ items: unknown[] }>("GET", `${resourcePath(SessionKind)}?resourceVersion=0`);
+  if (res.status !== 200) throw new Error(`listing sessions: ${res.status}`);
+  const out: Session[] = [];
+  for (const item of res.body.items ?? []) {
+    const p = SessionKind.schema.safeParse(item);
+    if (p.success) out.push(p.data);
+  }
+  return out;
+}
+
+const idOf = (s: Session) => sessionIdOf(s.metadata.name as string);
+const phaseOf = (s: Session) => s.status?.phase ?? "Pending";
+
+export async function reclaimCapacity(c: CapacityReclaimContext): Promise<CapacityReclaimResult> {
+  const now = c.clock.now();
+  const result: CapacityReclaimResult = { warned: [], withdrawn: [], paused: [], requeued: [], resumed: [] };
+  const resources = await allSessions(c.sessions);
+  if (resources.length === 0) return result;
+  const rows = new Map<string, SessionRow>();
+  const ids = resources.map(idOf);
+  for (let i = 0; i < ids.length; i += 1000)
+    for (const r of (await c.db("sessions").whereIn("id", ids.slice(i, i + 1000))) as SessionRow[]) rows.set(r.id, r);
+  // The resource overlaid with the worker's interim status (Starting, Resuming, Pausing are kept off it).
+  const sessions = resources.flatMap((s) => {
+    const row = rows.get(idOf(s));
+    return row ? [{ s: withInterim(s, row.interim_status), row }] : [];
+  });
+  const byId = new Map(sessions.map((x) => [x.row.id, x]));
+
+  // Steps 2–5 first: they act on notices already out.
+  for (const { s, row } of sessions) {
+    const n = s.status?.capacityReclaim;
+    if (!n) continue;
+    try {
+      const phase = phaseOf(s);
+      if (!n.pausedAt) {
+        const target = byId.get(n.for);
+        const stillWaits =
+          target &&
+          target.s.spec.desiredState === "Running" &&
+          WAITING.has(phaseOf(target.s)) &&
+          !target.s.status?.cluster;
+        if (!stillWaits && Date.parse(n.pauseAt) > now.getTime()) {
+          if (await writeNotice(c.sessions, s, null)) {
+            await c
+              .db("capacity_reclaims")
+              .where({ session_id: row.id })
+              .whereNull("paused_at")
+              .whereNull("withdrawn_at")
+              .update({ withdrawn_at: now });
+            result.withdrawn.push(row.id);
+          }
+          continue;
+        }
+        if (Date.parse(n.pauseAt) <= now.getTime() && phase === "Running" && s.spec.desiredState === "Running") {
+          if (await c.pause(row.id, SessionReason.CapacityReclaimed)) {
+            await markPaused(c, row, n, now);
+            result.paused.push(row.id);
+          }
+        }
+        continue;
+      }
+      if (phase === "Paused" && s.spec.desiredState === "Paused") {
+        if (await askToRun(c, s, row)) result.requeued.push(row.id);
+        continue;
+      }
+      if (phase === "Running" && Date.parse(s.status?.startedAt ?? "") > Date.parse(n.pausedAt)) {
+        if (await writeNotice(c.sessions, s, null)) {
+          await c
+            .db("capacity_reclaims")
+            .where({ session_id: row.id })
+            .whereNull("resumed_at")
+            .whereNotNull("paused_at")
+            .update({ resumed_at: now });
+          result.resumed.push(row.id);
+        }
+      }
+    } catch (err) {
+      c.log.warn({ err, session: row.id }, "capacity reclaim: a session's step failed; retried on the next pass");
+    }
+  }
+
+  // Step 1: new reclaims for guaranteed sessions that wait for a managed model.
+  const policies = await c.sessions.catalog.policies();
+  const tree = shareTreeOf(policies, await projectOrganizations(c));
+  const waiting = sessions
+    .filter(
+      ({ s, row }) =>
+        (s.spec.capacityClass ?? "guaranteed") === "guaranteed" &&
+        s.spec.desiredState === "Running" &&
+        WAITING.has(phaseOf(s)) &&
+        !s.status?.cluster &&
+        managed(tree, row.gpu_model),
+    )
+    .sort((a, b) => a.row.created_at.getTime() - b.row.created_at.getTime());
+  if (waiting.length === 0) return result;
+
+  const cardsOf = (row: SessionRow) => gpuOccupancy(row.gpu_count, row.gpu_slices_per_card ?? undefined);
+  const holders: Holder[] = sessions
+    .filter(({ s }) => s.status?.cluster && s.status.gpuModel && HOLDING.has(phaseOf(s)))
+    .map(({ s, row }) => ({
+      key: row.id,
+      clusterId: s.status?.cluster as string,
+      gpuModel: s.status?.gpuModel as string,
+      cards: cardsOf(row),
+      capacityClass: s.spec.capacityClass ?? "guaranteed",
+      priority: s.spec.priority,
+      startedAt: s.status?.startedAt ?? row.created_at.toISOString(),
+      idle: (s.status?.reclaim?.idle?.warned.length ?? 0) > 0,
+      org: row.organization_id,
+      project: row.project_id ?? "",
+      user: row.owner_id,
+      ...(s.status?.capacityReclaim && !s.status.capacityReclaim.pausedAt ? { reclaiming: true } : {}),
+    }));
+  const inventory = await inventoryByClusterModel(c.db);
+  const settings = resolveSettings(settingsOf(policies));
+  const pastMinRuntime = (h: Holder) =>
+    now.getTime() - Date.parse(h.startedAt) >=
+    fairShareSetting(policies, { organizationId: h.org, projectId: h.project || null }, "minRuntimeSeconds") * 1000;
+  const usage = decayedUsage(
+    await usageIntervals(c.db, now, settings.halfLifeMs),
+    now.toISOString(),
+    settings.halfLifeMs,
+  );
+
+  for (const { row } of waiting) {
+    const clusters = inventory.filter(
+      (r) => r.gpu_model === row.gpu_model && (!row.cluster_pin || r.cluster_id === row.cluster_pin),
+    );
+    const free: Record<string, number> = {};
+    for (const r of clusters) {
+      const held = holders.filter((h) => h.clusterId === r.cluster_id && h.gpuModel === r.gpu_model);
+      free[r.cluster_id] = r.allocatable - held.reduce((sum, h) => sum + h.cards, 0);
+    }
+    const choice = chooseReclaim({
+      now: now.toISOString(),
+      // Each borrowed session's own minimum runtime (its organization's and project's policy) was applied
+      // when the holders were read.
+      settings: { ...settings, minRuntimeMs: 0 },
+      tree,
+      usage,
+      request: {
+        key: row.id,
+        gpuModel: row.gpu_model,
+        cards: cardsOf(row),
+        eligibleClusters: clusters.map((r) => r.cluster_id),
+      },
+      free,
+      holders: holders.filter((h) => h.capacityClass !== "borrowed" || h.reclaiming || pastMinRuntime(h)),
+    });
+    if (!choice) continue;
+    for (const v of choice.victims) {
+      const victim = byId.get(v.key);
+      const holder = holders.find((h) => h.key === v.key);
+      if (!victim || !holder) continue;
+      try {
+        if (await warn(c, victim.s, victim.row, row, v.why, v.cards, now, policies)) {
+          holder.reclaiming = true;
+          result.warned.push({ session: v.key, for: row.id });
+        }
+      } catch (err) {
+        c.log.warn({ err, session: v.key }, "capacity reclaim: warning failed; retried on the next pass");
+      }
+    }
+  }
+  return result;
+}
+
+/** Card-hours of runs that may still weigh (four half-lives), for ordering victims by fair share. */
+async function usageIntervals(db: Knex, now: Date, halfLifeMs: number): Promise<UsageInterval[]> {
+  const since = new Date(now.getTime() - 4 * halfLifeMs);
+  const rows = (await db("sessions")
+    .whereNotNull("started_at")
+    .where((q) => q.whereNull("terminated_at").orWhere("terminated_at", ">", since))
+    .select(
+      "organization_id",
+      "project_id",
+      "owner_id",
+      "gpu_count",
+      "gpu_slices_per_card",
+      "started_at",
+      "paused_at",
+      "terminated_at",
+      "phase",
+    )) as Pick<
+    SessionRow,
+    | "organization_id"
+    | "project_id"
+    | "owner_id"
+    | "gpu_count"
+    | "gpu_slices_per_card"
+    | "started_at"
+    | "paused_at"
+    | "terminated_at"
+    | "phase"
+  >[];
+  return rows.map((r) => {
+    const end = r.phase === "Running" ? undefined : (r.terminated_at ?? r.paused_at ?? undefined);
+    return {
+      org: r.organization_id,
+      project: r.project_id ?? "",
+      user: r.owner_id,
+      cards: gpuOccupancy(r.gpu_count, r.gpu_slices_per_card ?? undefined),
+      start: (r.started_at as Date).toISOString(),
+      ...(end ? { end: end.toISOString() } : {}),
+    };
+  });
+}
+
+/** status.capacityReclaim by a merge patch with the resourceVersion read; false on a conflict. */
+async function writeNotice(rt: SessionsRuntime, s: Session, notice: Notice | null): Promise<boolean> {
+  const res = await rt.kube.request(
+    "PATCH",
+    sessionPath(s.metadata.namespace as string, s.metadata.name as string, "status"),
+    { body: { metadata: { resourceVersion: s.metadata.resourceVersion }, status: { capacityReclaim: notice } } },
+  );
+  if (res.status === 409 || res.status === 404) return false;
+  if (res.status >= 300) throw new Error(`writing the reclaim notice of ${s.metadata.name}: ${res.status}`);
+  return true;
+}
+
+const clockTime = (d: Date) => `${d.toISOString().slice(11, 19)} UTC`;
+
+async function warn(
+  c: CapacityReclaimContext,
+  s: Session,
+  row: SessionRow,
+  forRow: SessionRow,
+  why: string,
+  cards: number,
+  now: Date,
+  policies: Awaited<ReturnType<SessionsRuntime["catalog"]["policies"]>>,
+): Promise<boolean> {
+  const grace = fairShareSetting(
+    policies,
+    { organizationId: row.organization_id, projectId: row.project_id },
+    "reclaimGraceSeconds",
+  );
+  const pauseAt = new Date(now.getTime() + grace * 1000);
+  const reason = `A guaranteed session of ${forRow.organization_id} needs ${row.gpu_model} (${why}).`;
+  const notice: Notice = { noticeAt: now.toISOString(), pauseAt: pauseAt.toISOString(), for: forRow.id, reason };
+  if (!(await writeNotice(c.sessions, s, notice))) return false;
+  const name = row.display_name ?? row.id;
+  const minutesLeft = Math.max(0, Math.ceil(grace / 60));
+  const view = JSON.parse(
+    JSON.stringify(viewFromResource(row, { ...s, status: { ...s.status, capacityReclaim: notice } })),
+  ) as Record<string, unknown>;
+  await c.db.transaction(async (tx) => {
+    await tx("capacity_reclaims").insert({
+      id: `rcl_${row.id.slice(4)}${now.getTime().toString(36)}`,
+      session_id: row.id,
+      organization_id: row.organization_id,
+      project_id: row.project_id,
+      owner_id: row.owner_id,
+      for_session_id: forRow.id,
+      for_organization_id: forRow.organization_id,
+      gpu_model: row.gpu_model,
+      gpus: cards,
+      reason: why,
+      noticed_at: now,
+      pause_at: pauseAt,
+    });
+    await notify(tx, {
+      userId: row.owner_id,
+      organizationId: row.organization_id,
+      kind: "session.reclaim_warning",
+      title: grace === 0 ? "Borrowed session is being paused" : `Borrowed session will be paused in ${minutesLeft} min`,
+      body: `Your session ${name} runs on borrowed capacity, and a guaranteed session needs its GPU. It will be paused at ${clockTime(pauseAt)}; its volumes are kept and it resumes ahead of new work when room returns. Save your work.`,
+      data: { session_id: row.id, deadline: pauseAt.toISOString(), for_session_id: forRow.id, reason: why },
+      dedupeKey: `reclaim_warning:${row.id}:${now.toISOString()}`,
+      at: now,
+    });
+    await insertSessionEvents(tx, [
+      {
+        session_id: row.id,
+        owner_id: row.owner_id,
+        organization_id: row.organization_id,
+        project_id: row.project_id,
+        type: "session.reclaim_warning",
+        payload: {
+          view,
+          warning: {
+            kind: "reclaim",
+            reason: SessionReason.CapacityReclaimed,
+            deadline: pauseAt.toISOString(),
+            minutes_left: minutesLeft,
+            for_session_id: forRow.id,
+          },
+        },
+      },
+    ]);
+  });
+  await recordEvent(
+    c.sessions,
+    s,
+    "Warning",
+    SessionReason.CapacityReclaimWarning,
+    `${reason} Paused at ${pauseAt.toISOString()}.`,
+    now,
+  ).catch((err: unknown) => c.log.debug({ err: String(err) }, "a Kubernetes Event was not recorded"));
+  return true;
+}
+
+async function markPaused(c: CapacityReclaimContext, row: SessionRow, n: Notice, now: Date): Promise<void> {
+  const name = row.display_name ?? row.id;
+  await c.db.transaction(async (tx) => {
+    await tx("capacity_reclaims")
+      .where({ session_id: row.id })
+      .whereNull("paused_at")
+      .whereNull("withdrawn_at")
+      .update({ paused_at: now });
+    await notify(tx, {
+      userId: row.owner_id,
+      organizationId: row.organization_id,
+      kind: "session.paused",
+      title: "Session paused: borrowed GPU reclaimed",
+      body: `Your session ${name} was paused to give its borrowed GPU back to a guaranteed session. Its volumes are kept; it resumes ahead of new work when room returns.`,
+      data: { session_id: row.id, reason: "capacity_reclaimed", for_session_id: n.for },
+      dedupeKey: `session.paused:${row.id}:${now.toISOString()}`,
+      at: now,
+    });
+    await insertAuditRecord(tx, {
+      action: "session.pause",
+      actorKind: "system",
+      actorId: "system:fair-share",
+      actorReason: "borrowed capacity reclaimed",
+      organizationId: row.organization_id,
+      targetKind: "session",
+      targetId: row.id,
+      requestId: `reclaim:capacity:${row.id}:${now.toISOString()}`,
+      outcome: "success",
+      status: 200,
+      details: { reason: SessionReason.CapacityReclaimed, for_session_id: n.for },
+      at: now,
+    });
+  });
+}
+
+/** The paused session wants to run again (its notice, now with pausedAt, keeps its place ahead of new work). */
+async function askToRun(c: CapacityReclaimContext, s: Session, row: SessionRow): Promise<boolean> {
+  const res = await c.sessions.kube.request("PATCH", sessionPath(row.namespace, row.cr_name), {
+    body: { metadata: { resourceVersion: s.metadata.resourceVersion }, spec: { desiredState: "Running" } },
+  });
+  if (res.status === 409 || res.status === 404) return false;
+  if (res.status >= 300) throw new Error(`asking ${row.id} to run again: ${res.status}`);
+  await c.db("sessions").where({ id: row.id }).update({ desired_state: "Running" });
+  return true;
+}
+
+async function recordEvent(
+  rt: SessionsRuntime,
+  s: Session,
+  type: "Normal" | "Warning",
+  reason: string,
+  message: string,
+  now: Date,
+) {
+  const ns = s.metadata.namespace as string;
+  const at = `${now.toISOString().slice(0, 19)}Z`;
+  const res = await rt.kube.request("POST", `/api/v1/namespaces/${ns}/events`, {
+    body: {
+      apiVersion: "v1",
+      kind: "Event",
+      metadata: { generateName: `${s.metadata.name}.`, namespace: ns },
+      involvedObject: {
+        apiVersion: SessionKind.apiVersion,
+        kind: "Session",
+        name: s.metadata.name,
+        namespace: ns,
+        uid: s.metadata.uid,
+        resourceVersion: s.metadata.resourceVersion,
+      },
+      type,
+      reason,
+      message: message.slice(0, 1024),
+      source: { component: "berth-worker" },
+      reportingComponent: "berth.dev/berth-worker",
+      reportingInstance: "berth-worker",
+      firstTimestamp: at,
+      lastTimestamp: at,
+      count: 1,
+    },
+  });
+  if (res.status >= 300) throw new Error(`recording event ${reason}: ${res.status}`);
+}

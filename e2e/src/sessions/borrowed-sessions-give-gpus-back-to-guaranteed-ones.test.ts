@@ -1,0 +1,108 @@
+// biome-ignore-all lint/suspicious/noExplicitAny: journeys read the API's JSON as it comes
+// Fair share on the bed (docs/dev/fair-share.md): an organization guaranteed one of the fleet's two H100s
+// lets Bob borrow both while nobody needs them; when Alice's guaranteed session waits, the reclaim loop
+// (its passes in the test's hand, with a 0-second grace) warns the newest borrowed session's owner
+// (notification, Kubernetes Event, stream event, reclaim log), pauses it through the pause path, and
+// queues its resume ahead of Bob's newer borrowed work. Alice's guaranteed session is never reclaimed.
+import { capacityReclaimWorkerLoop } from "@berth/api";
+import { HttpKube } from "@berth/controllers/kube";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { H100, type SessionsBed, startSessionsBed } from "./harness.ts";
+
+vi.setConfig({ testTimeout: 600_000 });
+
+let bed: SessionsBed;
+let kube: HttpKube;
+beforeAll(async () => {
+  bed = await startSessionsBed({ workerCapacityReclaim: false });
+  kube = new HttpKube(bed.workerKubeConfig, { userAgent: "berth-worker" });
+});
+afterAll(async () => {
+  kube?.close();
+  await bed?.stop();
+});
+
+const h100 = { offering: "h100", preset: "gpu-small", image: "jupyterlab" };
+
+describe("borrowed capacity is given back to guaranteed sessions by pausing", () => {
+  it("warns, pauses after a 0-second grace, lets the guaranteed session start, and resumes the borrowed one ahead of new work", async () => {
+    const policy = await bed.call(bed.superAdmin, "POST", "/api/v1/resource-policies", {
+      name: "bed-fair-share",
+      scope: { kind: "organization", id: bed.org.id },
+      fair_share: {
+        guarantees: [{ gpu_model: H100, guaranteed_gpus: 1, borrowing_limit_gpus: 3 }],
+        reclaim_grace_seconds: 0,
+        min_runtime_seconds: 0,
+      },
+    });
+    expect(policy.status, JSON.stringify(policy.body)).toBe(201);
+    const loop = capacityReclaimWorkerLoop({ db: bed.workerDb, kube, log: bed.t.deps.log });
+
+    // Bob borrows both H100s: nobody needs them now.
+    const b1 = await bed.startRunning(bed.bob, { ...h100, name: "b1", capacity_class: "borrowed" });
+    const b2 = await bed.startRunning(bed.bob, { ...h100, name: "b2", capacity_class: "borrowed" });
+    expect([b1.capacity_class, b2.capacity_class]).toEqual(["borrowed", "borrowed"]);
+    expect((await loop.pass()).warned).toEqual([]);
+
+    // Alice's guaranteed session is within the organization's guarantee and waits for a GPU.
+    const g = await bed.call(bed.alice, "POST", "/api/v1/sessions", { ...h100, name: "g" });
+    expect(g.status, JSON.stringify(g.body)).toBe(201);
+    expect(g.body.capacity_class).toBe("guaranteed");
+    await bed.waitFor(bed.alice, g.body.id, (s) => s.phase === "Queued", "guaranteed session Queued");
+
+    // One pass warns the newest borrowed session (both are active), for Alice's.
+    const warned = await loop.pass();
+    expect(warned.warned).toEqual([{ session: b2.id, for: g.body.id }]);
+    const notice = (await bed.call(bed.bob, "GET", `/api/v1/sessions/${b2.id}`)).body.reclaim_notice;
+    expect(notice.pending).toMatchObject({ for_session_id: g.body.id, paused_at: null });
+    const bell = await bed.call(bed.bob, "GET", "/api/v1/notifications?kind=session.reclaim_warning");
+    expect(bell.body.data).toEqual([expect.objectContaining({ data: expect.objectContaining({ session_id: b2.id }) })]);
+    const events = await bed.call(bed.orgAdmin, "GET", `/api/v1/sessions/${b2.id}/resource/events`);
+    expect(JSON.stringify(events.body)).toContain("CapacityReclaimWarning");
+    const streamed = await bed.t.database
+      .db("session_events")
+      .where({ session_id: b2.id, type: "session.reclaim_warning" });
+    expect(streamed).toHaveLength(1);
+
+    // The grace is 0: the next pass pauses it through the pause path; Alice's session gets the GPU.
+    expect((await loop.pass()).paused).toEqual([b2.id]);
+    const paused = await bed.waitFor(bed.bob, b2.id, (s) => s.phase === "Paused", "borrowed session Paused");
+    expect(paused.reason).toBe("CapacityReclaimed");
+    await bed.waitFor(bed.alice, g.body.id, (s) => s.phase === "Running", "guaranteed session Running");
+
+    // Its resume is queued; a newer borrowed session waits behind it.
+    expect((await loop.pass()).requeued).toEqual([b2.id]);
+    await bed.waitFor(bed.bob, b2.id, (s) => s.phase === "Queued", "reclaimed session Queued to resume");
+    const b3 = await bed.call(bed.bob, "POST", "/api/v1/sessions", { ...h100, name: "b3", capacity_class: "borrowed" });
+    expect(b3.status, JSON.stringify(b3.body)).toBe(201);
+    // Placement's own order: the reclaimed session first (it waits from its first start), the newer second.
+    await bed.waitFor(bed.bob, b3.body.id, (s) => s.queue?.position === 2, "newer borrowed session second");
+    expect((await bed.call(bed.bob, "GET", `/api/v1/sessions/${b2.id}`)).body.queue.position).toBe(1);
+
+    // A GPU frees up: the reclaimed session resumes, not the newer one.
+    expect((await bed.call(bed.bob, "POST", `/api/v1/sessions/${b1.id}/terminate`)).status).toBe(202);
+    await bed.waitFor(bed.bob, b2.id, (s) => s.phase === "Running", "reclaimed session Running again");
+    expect((await bed.call(bed.bob, "GET", `/api/v1/sessions/${b3.body.id}`)).body.phase).toBe("Queued");
+    expect((await loop.pass()).resumed).toEqual([b2.id]);
+    expect((await bed.call(bed.bob, "GET", `/api/v1/sessions/${b2.id}`)).body.reclaim_notice.pending).toBeNull();
+
+    // The reclaim log names who reclaimed what and why, start to end.
+    const log = await bed.t.database.db("capacity_reclaims").where({ session_id: b2.id });
+    expect(log).toEqual([
+      expect.objectContaining({
+        for_session_id: g.body.id,
+        gpu_model: H100,
+        paused_at: expect.any(Date),
+        resumed_at: expect.any(Date),
+        withdrawn_at: null,
+      }),
+    ]);
+    // The guaranteed session was never chosen, whatever waited.
+    for (let i = 0; i < 3; i++) expect((await loop.pass()).warned).toEqual([]);
+    expect(await bed.t.database.db("capacity_reclaims").where({ session_id: g.body.id })).toEqual([]);
+    expect((await bed.call(bed.alice, "GET", `/api/v1/sessions/${g.body.id}`)).body).toMatchObject({
+      phase: "Running",
+      reclaim_notice: null,
+    });
+  });
+});
