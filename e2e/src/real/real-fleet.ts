@@ -23,6 +23,7 @@ import {
   startSessionsBed,
 } from "../sessions/harness.ts";
 import { HOSTPATH_STORAGE_CLASS, type RunningCsiHostpath, startCsiHostpath } from "../testbed/csi-hostpath.ts";
+import { type RunningGpuExporter, startGpuExporter } from "../testbed/gpu-exporter.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import type { RealNode } from "../testbed/real-node/index.ts";
 import { type LocalRegistry, startRegistry } from "../testbed/registry.ts";
@@ -40,6 +41,10 @@ export interface RealFleet {
   csi: RunningCsiHostpath;
   /** Local catalog image names by kind (jupyterlab-local, …) and their references. */
   images: Record<string, { name: string; ref: string }>;
+  /** The real node's stand-in GPU exporter (no GPU exists here), when asked for (`gpuMetricsIntervalMs`). */
+  exporter?: RunningGpuExporter;
+  /** The real node's cards as the exporter names them. */
+  cards: string[];
   stop(): Promise<void>;
 }
 
@@ -47,10 +52,24 @@ export async function startRealFleet(
   kinds: SessionImageKind[],
   opts: Pick<
     SessionsBedOptions,
-    "worker" | "operatorActivityIntervalMs" | "operatorUsageIntervalMs" | "operatorAppReadyTimeoutMs"
+    | "worker"
+    | "workerReclaim"
+    | "operatorActivityIntervalMs"
+    | "operatorUsageIntervalMs"
+    | "operatorAppReadyTimeoutMs"
+    | "apiEnv"
   > & {
     /** The real node's name: each file's own, so that files running at once each have their node. */
     nodeName?: string;
+    /**
+     * A stand-in GPU exporter for the real node's cards, scraped by gpu-b's operator this often: the idle
+     * rule's GPU signal is unknown without one, and idle pausing then waits (docs/dev/idle-and-limits.md).
+     */
+    gpuMetricsIntervalMs?: number;
+    /** The gateways report the traffic signal this often (default: not at all, the signal stays unknown). */
+    gatewayActivityIntervalMs?: number;
+    /** Runs once the real node is up, before the bed's API is handed out (e.g. a registry relay on its bridge). */
+    onNode?: (node: RealNode) => Promise<void>;
   } = {},
 ): Promise<RealFleet> {
   const stops: (() => Promise<void>)[] = [];
@@ -61,9 +80,22 @@ export async function startRealFleet(
     const built = kinds.map((k) => buildSessionImage(k, { quiet: true }));
     const registry = await startRegistry({ name: "real-journey-registry" });
     stops.push(() => registry.stop());
-    const { nodeName: _, ...bedOpts } = opts;
+    const { nodeName: _, gpuMetricsIntervalMs, gatewayActivityIntervalMs, onNode: __, ...bedOpts } = opts;
+    const nodeName = opts.nodeName ?? REAL_NODE;
+    const cards = [0, 1].map((i) => `GPU-gpu-b-${nodeName}-${i}`);
+    let exporter: RunningGpuExporter | undefined;
+    if (gpuMetricsIntervalMs) {
+      const e = await startGpuExporter({
+        cards: cards.map((uuid) => ({ uuid, node: nodeName, model: L4, memoryMiB: 23034 })),
+      });
+      exporter = e;
+      stops.push(() => e.stop());
+    }
     const bed = await startSessionsBed({
       ...bedOpts,
+      ...(exporter && gpuMetricsIntervalMs
+        ? { operatorGpuMetrics: { url: exporter.url, intervalMs: gpuMetricsIntervalMs } }
+        : {}),
       realNodes: { registries: [registry.host] },
       fleet: {
         clusters: [
@@ -72,13 +104,19 @@ export async function startRealFleet(
           // gpu-b's L4 cards are the real node's only: every L4 session really runs.
           {
             ...gpuCluster("gpu-b", []),
-            realNode: { name: opts.nodeName ?? REAL_NODE, gpuModel: L4, gpuCount: 2, gpuMemoryMib: 23034 },
+            realNode: {
+              name: nodeName,
+              gpuModel: L4,
+              gpuCount: 2,
+              gpuMemoryMib: 23034,
+            },
           },
         ],
       },
     });
     stops.push(() => bed.stop());
     const node = bed.fleet.realNodes[0] as RealNode;
+    await opts.onNode?.(node);
     // Every gpu-b session is meant for the real node (real-node-sessions.ts).
     await steerGpuSessionsToRealNode(bed.fleet.cluster("gpu-b"));
     const dir = mkdtempSync(join(tmpdir(), "berth-real-csi-"));
@@ -106,9 +144,12 @@ export async function startRealFleet(
       manual_capacity_gb: 50,
     });
     if (pool.status !== 201) throw new Error(`pool: ${pool.status} ${JSON.stringify(pool.body)}`);
-    const gateways = await startSessionGateways(bed);
+    const gateways = await startSessionGateways(
+      bed,
+      gatewayActivityIntervalMs ? { activityIntervalMs: gatewayActivityIntervalMs } : {},
+    );
     stops.push(() => gateways.stop());
-    return { bed, node, registry, gateways, csi, images, stop };
+    return { bed, node, registry, gateways, csi, images, ...(exporter ? { exporter } : {}), cards, stop };
   } catch (err) {
     await stop();
     throw err;
