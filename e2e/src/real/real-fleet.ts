@@ -9,10 +9,20 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { controlPlaneRbac } from "@berth/api/rbac";
+import { buildBuilderImage, builderImageRef, pushBuilderImage } from "@berth/cdk8s/image/builder";
 import { buildSessionImage, type SessionImageKind } from "@berth/cdk8s/image/sessions";
 import { HttpKube } from "@berth/controllers/kube";
 import { cookieFrom, get } from "@berth/operator/gateway/testing";
 import WebSocket from "ws";
+import {
+  BUILDS_NAMESPACE,
+  ensureBridgeAddress,
+  installBuildCluster,
+  REAL_NODE_BUILDS,
+  type RegistryRelay,
+  startRegistryRelay,
+} from "../builds/real-builds.ts";
 import { type SessionGateways, startSessionGateways } from "../console/stack.ts";
 import {
   gpuCluster,
@@ -20,6 +30,7 @@ import {
   MANAGEMENT,
   type SessionsBed,
   type SessionsBedOptions,
+  SYSTEM_NS,
   startSessionsBed,
 } from "../sessions/harness.ts";
 import { HOSTPATH_STORAGE_CLASS, type RunningCsiHostpath, startCsiHostpath } from "../testbed/csi-hostpath.ts";
@@ -45,6 +56,11 @@ export interface RealFleet {
   exporter?: RunningGpuExporter;
   /** The real node's cards as the exporter names them. */
   cards: string[];
+  /**
+   * With `builds`: the relay from the node's pods to the registry, whose host is Berth's registry for pods
+   * and the kubelet (BERTH_REGISTRY_PULL_PREFIX); gpu-b is then marked for builds on its real node.
+   */
+  relay?: RegistryRelay;
   stop(): Promise<void>;
 }
 
@@ -68,8 +84,13 @@ export async function startRealFleet(
     gpuMetricsIntervalMs?: number;
     /** The gateways report the traffic signal this often (default: not at all, the signal stays unknown). */
     gatewayActivityIntervalMs?: number;
-    /** Runs once the real node is up, before the bed's API is handed out (e.g. a registry relay on its bridge). */
-    onNode?: (node: RealNode) => Promise<void>;
+    /**
+     * gpu-b as the fleet's build cluster (as `npm start`'s, e2e/src/start/builds.ts): the bed's registry is
+     * Berth's registry, reached from the node's pods through a relay on its bridge; the builder image is
+     * built (cached) and pushed there; the worker runs builds, gpu-b's operator runs their Jobs on the real
+     * node, and the cluster is marked through the API.
+     */
+    builds?: boolean;
   } = {},
 ): Promise<RealFleet> {
   const stops: (() => Promise<void>)[] = [];
@@ -80,7 +101,7 @@ export async function startRealFleet(
     const built = kinds.map((k) => buildSessionImage(k, { quiet: true }));
     const registry = await startRegistry({ name: "real-journey-registry" });
     stops.push(() => registry.stop());
-    const { nodeName: _, gpuMetricsIntervalMs, gatewayActivityIntervalMs, onNode: __, ...bedOpts } = opts;
+    const { nodeName: _, gpuMetricsIntervalMs, gatewayActivityIntervalMs, builds, ...bedOpts } = opts;
     const nodeName = opts.nodeName ?? REAL_NODE;
     const cards = [0, 1].map((i) => `GPU-gpu-b-${nodeName}-${i}`);
     let exporter: RunningGpuExporter | undefined;
@@ -91,8 +112,37 @@ export async function startRealFleet(
       exporter = e;
       stops.push(() => e.stop());
     }
+    // Set while the bed starts (apiEnvFrom), read after.
+    const made: { relay?: RegistryRelay } = {};
     const bed = await startSessionsBed({
       ...bedOpts,
+      ...(builds
+        ? {
+            workerImages: true,
+            operatorBuilds: {
+              "gpu-b": {
+                namespace: BUILDS_NAMESPACE,
+                nodeSelector: Object.entries(REAL_NODE_BUILDS)
+                  .map(([k, v]) => `${k}=${v}`)
+                  .join(","),
+              },
+            },
+            apiEnvFrom: async (fleet) => {
+              const node = fleet.realNodes[0] as RealNode;
+              const r = await startRegistryRelay(ensureBridgeAddress(node), registry.host);
+              made.relay = r;
+              stops.push(() => r.stop());
+              node.trustRegistry(r.host);
+              const builder = buildBuilderImage({ quiet: true });
+              await pushBuilderImage(builder, registry.host);
+              return {
+                BERTH_REGISTRY_URL: registry.url,
+                BERTH_REGISTRY_PULL_PREFIX: r.host,
+                BERTH_BUILDER_IMAGE: builderImageRef(r.host, builder.tag),
+              };
+            },
+          }
+        : {}),
       ...(exporter && gpuMetricsIntervalMs
         ? { operatorGpuMetrics: { url: exporter.url, intervalMs: gpuMetricsIntervalMs } }
         : {}),
@@ -116,7 +166,6 @@ export async function startRealFleet(
     });
     stops.push(() => bed.stop());
     const node = bed.fleet.realNodes[0] as RealNode;
-    await opts.onNode?.(node);
     // Every gpu-b session is meant for the real node (real-node-sessions.ts).
     await steerGpuSessionsToRealNode(bed.fleet.cluster("gpu-b"));
     const dir = mkdtempSync(join(tmpdir(), "berth-real-csi-"));
@@ -132,7 +181,8 @@ export async function startRealFleet(
     const mgmt = new HttpKube(kubeConfigFrom(bed.fleet.cluster("mgmt").kubeconfig));
     let images: RealFleet["images"];
     try {
-      images = await offerSessionImages(mgmt, built, registry.host);
+      // With builds the catalog names the relay, which the builder's pods reach too (as `npm start` does).
+      images = await offerSessionImages(mgmt, built, registry.host, made.relay?.host ?? registry.host);
       await ensureRealPreset(mgmt);
     } finally {
       mgmt.close();
@@ -144,12 +194,35 @@ export async function startRealFleet(
       manual_capacity_gb: 50,
     });
     if (pool.status !== 201) throw new Error(`pool: ${pool.status} ${JSON.stringify(pool.body)}`);
+    if (builds) {
+      await installBuildCluster(bed.fleet.cluster("gpu-b"), {
+        controlPlane: {
+          name: "berth-control-plane",
+          namespace: controlPlaneRbac().namespaceRules[0]?.namespace ?? "berth-system",
+        },
+        operator: { name: "berth-operator", namespace: SYSTEM_NS },
+      });
+      const marked = await bed.call(bed.superAdmin, "PUT", `/api/v1/image-builds/clusters/${bed.gpu["gpu-b"]?.id}`, {});
+      if (marked.status !== 204)
+        throw new Error(`marking gpu-b for builds: ${marked.status} ${JSON.stringify(marked.body)}`);
+    }
     const gateways = await startSessionGateways(
       bed,
       gatewayActivityIntervalMs ? { activityIntervalMs: gatewayActivityIntervalMs } : {},
     );
     stops.push(() => gateways.stop());
-    return { bed, node, registry, gateways, csi, images, ...(exporter ? { exporter } : {}), cards, stop };
+    return {
+      bed,
+      node,
+      registry,
+      gateways,
+      csi,
+      images,
+      ...(exporter ? { exporter } : {}),
+      cards,
+      ...(made.relay ? { relay: made.relay } : {}),
+      stop,
+    };
   } catch (err) {
     await stop();
     throw err;
