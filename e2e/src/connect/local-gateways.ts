@@ -172,6 +172,8 @@ export async function startLocalGateways(input: LocalGatewayInput): Promise<Loca
         port: Number(portText ?? 0),
         metrics,
         realPodCidrs: realPodCidrsOf(input.fleet, r.cluster),
+        // The idle rule's traffic signal, as a deployed gateway's default: without it the rule waits for ever.
+        activityIntervalMs: 30_000,
       });
       stops.push(() => gateway.close());
       const status = await startStatusServer(() => metrics.registry.metrics(), { host: "127.0.0.1", port: 0 });
