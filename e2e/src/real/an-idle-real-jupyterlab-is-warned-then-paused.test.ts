@@ -28,7 +28,7 @@ import {
   startRealFleet,
 } from "./real-fleet.ts";
 
-vi.setConfig({ testTimeout: 420_000, hookTimeout: 900_000 });
+vi.setConfig({ testTimeout: 900_000, hookTimeout: 900_000 });
 
 const NODE = "gpu-b-real-idle";
 const MIN = 60_000;
@@ -152,7 +152,7 @@ describe.skipIf(!can.ok)(
       });
       expect(created.status, JSON.stringify(created.body)).toBe(201);
       const id = created.body.id as string;
-      const running = await bed.waitFor(bed.alice, id, (s) => s.phase === "Running", "Running", 180_000);
+      const running = await bed.waitFor(bed.alice, id, (s) => s.phase === "Running", "Running", 420_000);
       const cr = running.resource_name as string;
       const namespace = ((await bed.t.database.db("sessions").where({ id }).first()) as any).namespace as string;
       const pod = await podOf(f, cr);
@@ -326,7 +326,7 @@ describe.skipIf(!can.ok)(
 
       // Resume: a new pod reads the file written before the pause.
       expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/resume`)).status).toBe(202);
-      await bed.waitFor(bed.alice, id, (s) => s.phase === "Running", "Running again", 180_000);
+      await bed.waitFor(bed.alice, id, (s) => s.phase === "Running", "Running again", 420_000);
       const again = await podOf(f, cr);
       expect(again.metadata.uid).not.toBe(pod.metadata.uid);
       lab = await openLab(id, cr);
