@@ -9,6 +9,7 @@ const REAL_NODE_FILES = [
   "e2e/src/builds/**/*.test.ts",
   "e2e/src/testbed/real-node.test.ts",
   "e2e/src/testbed/csi-hostpath.real-node.test.ts",
+  "e2e/src/testbed/a-pod-on-the-real-node-reaches-its-apiserver.real-node.test.ts",
   "e2e/src/start/npm-start-runs-a-real-jupyterlab.test.ts",
 ];
 const ALL_FILES = ["{crds,controllers,api,operator,console,cdk8s,e2e,bench}/src/**/*.test.ts", "scripts/**/*.test.ts"];

@@ -63,6 +63,8 @@ export function reclaimWorkerLoop(o: {
   log: Logger;
   clock?: { now(): Date };
   intervalMs?: number;
+  /** How old a source's last report may be for its signal to count as known; default 3 min (signals.ts). */
+  staleMs?: number;
 }): ReclaimLoop {
   return new ReclaimLoop({
     db: o.db,
@@ -70,5 +72,6 @@ export function reclaimWorkerLoop(o: {
     sessions: makeSessionsRuntime(o.kube),
     ...(o.clock ? { clock: o.clock } : {}),
     ...(o.intervalMs ? { intervalMs: o.intervalMs } : {}),
+    ...(o.staleMs ? { staleMs: o.staleMs } : {}),
   });
 }

@@ -11,7 +11,9 @@
 //     LocalRegistration list: cluster, clusterId, tokenFile) for `gatewaysService`.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { InternalClient } from "@berth/operator";
 import {
+  ActivityTracker,
   addressMatcher,
   GatewayMetrics,
   gatedUpstreams,
@@ -81,6 +83,11 @@ export function startClusterGateway(o: {
   metrics?: GatewayMetrics;
   /** The pod ranges of the cluster's real nodes (RealNode.podCidr): those pods are dialled at their address. */
   realPodCidrs?: readonly string[];
+  /**
+   * Reports the idle rule's traffic signal every this many ms (BERTH_GATEWAY_ACTIVITY_INTERVAL_MS of a
+   * deployed gateway); default: no reports, so the traffic signal stays unknown and idle pausing waits.
+   */
+  activityIntervalMs?: number;
 }): Promise<RunningGateway> {
   return startGateway({
     clusterId: o.clusterId,
@@ -117,6 +124,15 @@ export function startClusterGateway(o: {
     port: o.port,
     ...(o.upstreamConnectTimeoutMs !== undefined ? { upstreamConnectTimeoutMs: o.upstreamConnectTimeoutMs } : {}),
     ...(o.metrics ? { metrics: o.metrics } : {}),
+    ...(o.activityIntervalMs
+      ? {
+          activity: {
+            tracker: new ActivityTracker(),
+            intervalMs: o.activityIntervalMs,
+            client: new InternalClient({ baseUrl: o.internalUrl, tokenFile: o.tokenFile, timeoutMs: 5_000 }),
+          },
+        }
+      : {}),
   });
 }
 
@@ -156,6 +172,8 @@ export async function startLocalGateways(input: LocalGatewayInput): Promise<Loca
         port: Number(portText ?? 0),
         metrics,
         realPodCidrs: realPodCidrsOf(input.fleet, r.cluster),
+        // The idle rule's traffic signal, as a deployed gateway's default: without it the rule waits for ever.
+        activityIntervalMs: 30_000,
       });
       stops.push(() => gateway.close());
       const status = await startStatusServer(() => metrics.registry.metrics(), { host: "127.0.0.1", port: 0 });

@@ -125,7 +125,10 @@ export interface SessionGateways {
  * gateway, so the links the API hands out open there. Port 0 and a fresh certificate per run: nothing is
  * left listening after stop(), also when start fails half-way.
  */
-export async function startSessionGateways(bed: SessionsBed): Promise<SessionGateways> {
+export async function startSessionGateways(
+  bed: SessionsBed,
+  opts: { activityIntervalMs?: number } = {},
+): Promise<SessionGateways> {
   const stops: Array<() => Promise<void>> = [];
   const stop = async () => {
     for (const s of stops.reverse()) await s().catch(() => {});
@@ -152,6 +155,7 @@ export async function startSessionGateways(bed: SessionsBed): Promise<SessionGat
         podCacheTtlMs: 200,
         upstreamConnectTimeoutMs: 2000,
         realPodCidrs: realPodCidrsOf(bed.fleet, g.name),
+        ...(opts.activityIntervalMs ? { activityIntervalMs: opts.activityIntervalMs } : {}),
       });
       stops.push(() => gateway.close());
       byCluster.set(g.name, gateway);

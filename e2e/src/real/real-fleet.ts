@@ -9,10 +9,20 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { controlPlaneRbac } from "@berth/api/rbac";
+import { buildBuilderImage, builderImageRef, pushBuilderImage } from "@berth/cdk8s/image/builder";
 import { buildSessionImage, type SessionImageKind } from "@berth/cdk8s/image/sessions";
 import { HttpKube } from "@berth/controllers/kube";
 import { cookieFrom, get } from "@berth/operator/gateway/testing";
 import WebSocket from "ws";
+import {
+  BUILDS_NAMESPACE,
+  ensureBridgeAddress,
+  installBuildCluster,
+  REAL_NODE_BUILDS,
+  type RegistryRelay,
+  startRegistryRelay,
+} from "../builds/real-builds.ts";
 import { type SessionGateways, startSessionGateways } from "../console/stack.ts";
 import {
   gpuCluster,
@@ -20,9 +30,11 @@ import {
   MANAGEMENT,
   type SessionsBed,
   type SessionsBedOptions,
+  SYSTEM_NS,
   startSessionsBed,
 } from "../sessions/harness.ts";
 import { HOSTPATH_STORAGE_CLASS, type RunningCsiHostpath, startCsiHostpath } from "../testbed/csi-hostpath.ts";
+import { type RunningGpuExporter, startGpuExporter } from "../testbed/gpu-exporter.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import type { RealNode } from "../testbed/real-node/index.ts";
 import { type LocalRegistry, startRegistry } from "../testbed/registry.ts";
@@ -40,6 +52,15 @@ export interface RealFleet {
   csi: RunningCsiHostpath;
   /** Local catalog image names by kind (jupyterlab-local, …) and their references. */
   images: Record<string, { name: string; ref: string }>;
+  /** The real node's stand-in GPU exporter (no GPU exists here), when asked for (`gpuMetricsIntervalMs`). */
+  exporter?: RunningGpuExporter;
+  /** The real node's cards as the exporter names them. */
+  cards: string[];
+  /**
+   * With `builds`: the relay from the node's pods to the registry, whose host is Berth's registry for pods
+   * and the kubelet (BERTH_REGISTRY_PULL_PREFIX); gpu-b is then marked for builds on its real node.
+   */
+  relay?: RegistryRelay;
   stop(): Promise<void>;
 }
 
@@ -47,10 +68,29 @@ export async function startRealFleet(
   kinds: SessionImageKind[],
   opts: Pick<
     SessionsBedOptions,
-    "worker" | "operatorActivityIntervalMs" | "operatorUsageIntervalMs" | "operatorAppReadyTimeoutMs"
+    | "worker"
+    | "workerReclaim"
+    | "operatorActivityIntervalMs"
+    | "operatorUsageIntervalMs"
+    | "operatorAppReadyTimeoutMs"
+    | "apiEnv"
   > & {
     /** The real node's name: each file's own, so that files running at once each have their node. */
     nodeName?: string;
+    /**
+     * A stand-in GPU exporter for the real node's cards, scraped by gpu-b's operator this often: the idle
+     * rule's GPU signal is unknown without one, and idle pausing then waits (docs/dev/idle-and-limits.md).
+     */
+    gpuMetricsIntervalMs?: number;
+    /** The gateways report the traffic signal this often (default: not at all, the signal stays unknown). */
+    gatewayActivityIntervalMs?: number;
+    /**
+     * gpu-b as the fleet's build cluster (as `npm start`'s, e2e/src/start/builds.ts): the bed's registry is
+     * Berth's registry, reached from the node's pods through a relay on its bridge; the builder image is
+     * built (cached) and pushed there; the worker runs builds, gpu-b's operator runs their Jobs on the real
+     * node, and the cluster is marked through the API.
+     */
+    builds?: boolean;
   } = {},
 ): Promise<RealFleet> {
   const stops: (() => Promise<void>)[] = [];
@@ -61,9 +101,51 @@ export async function startRealFleet(
     const built = kinds.map((k) => buildSessionImage(k, { quiet: true }));
     const registry = await startRegistry({ name: "real-journey-registry" });
     stops.push(() => registry.stop());
-    const { nodeName: _, ...bedOpts } = opts;
+    const { nodeName: _, gpuMetricsIntervalMs, gatewayActivityIntervalMs, builds, ...bedOpts } = opts;
+    const nodeName = opts.nodeName ?? REAL_NODE;
+    const cards = [0, 1].map((i) => `GPU-gpu-b-${nodeName}-${i}`);
+    let exporter: RunningGpuExporter | undefined;
+    if (gpuMetricsIntervalMs) {
+      const e = await startGpuExporter({
+        cards: cards.map((uuid) => ({ uuid, node: nodeName, model: L4, memoryMiB: 23034 })),
+      });
+      exporter = e;
+      stops.push(() => e.stop());
+    }
+    // Set while the bed starts (apiEnvFrom), read after.
+    const made: { relay?: RegistryRelay } = {};
     const bed = await startSessionsBed({
       ...bedOpts,
+      ...(builds
+        ? {
+            workerImages: true,
+            operatorBuilds: {
+              "gpu-b": {
+                namespace: BUILDS_NAMESPACE,
+                nodeSelector: Object.entries(REAL_NODE_BUILDS)
+                  .map(([k, v]) => `${k}=${v}`)
+                  .join(","),
+              },
+            },
+            apiEnvFrom: async (fleet) => {
+              const node = fleet.realNodes[0] as RealNode;
+              const r = await startRegistryRelay(ensureBridgeAddress(node), registry.host);
+              made.relay = r;
+              stops.push(() => r.stop());
+              node.trustRegistry(r.host);
+              const builder = buildBuilderImage({ quiet: true });
+              await pushBuilderImage(builder, registry.host);
+              return {
+                BERTH_REGISTRY_URL: registry.url,
+                BERTH_REGISTRY_PULL_PREFIX: r.host,
+                BERTH_BUILDER_IMAGE: builderImageRef(r.host, builder.tag),
+              };
+            },
+          }
+        : {}),
+      ...(exporter && gpuMetricsIntervalMs
+        ? { operatorGpuMetrics: { url: exporter.url, intervalMs: gpuMetricsIntervalMs } }
+        : {}),
       realNodes: { registries: [registry.host] },
       fleet: {
         clusters: [
@@ -72,7 +154,12 @@ export async function startRealFleet(
           // gpu-b's L4 cards are the real node's only: every L4 session really runs.
           {
             ...gpuCluster("gpu-b", []),
-            realNode: { name: opts.nodeName ?? REAL_NODE, gpuModel: L4, gpuCount: 2, gpuMemoryMib: 23034 },
+            realNode: {
+              name: nodeName,
+              gpuModel: L4,
+              gpuCount: 2,
+              gpuMemoryMib: 23034,
+            },
           },
         ],
       },
@@ -94,7 +181,8 @@ export async function startRealFleet(
     const mgmt = new HttpKube(kubeConfigFrom(bed.fleet.cluster("mgmt").kubeconfig));
     let images: RealFleet["images"];
     try {
-      images = await offerSessionImages(mgmt, built, registry.host);
+      // With builds the catalog names the relay, which the builder's pods reach too (as `npm start` does).
+      images = await offerSessionImages(mgmt, built, registry.host, made.relay?.host ?? registry.host);
       await ensureRealPreset(mgmt);
     } finally {
       mgmt.close();
@@ -106,9 +194,35 @@ export async function startRealFleet(
       manual_capacity_gb: 50,
     });
     if (pool.status !== 201) throw new Error(`pool: ${pool.status} ${JSON.stringify(pool.body)}`);
-    const gateways = await startSessionGateways(bed);
+    if (builds) {
+      await installBuildCluster(bed.fleet.cluster("gpu-b"), {
+        controlPlane: {
+          name: "berth-control-plane",
+          namespace: controlPlaneRbac().namespaceRules[0]?.namespace ?? "berth-system",
+        },
+        operator: { name: "berth-operator", namespace: SYSTEM_NS },
+      });
+      const marked = await bed.call(bed.superAdmin, "PUT", `/api/v1/image-builds/clusters/${bed.gpu["gpu-b"]?.id}`, {});
+      if (marked.status !== 204)
+        throw new Error(`marking gpu-b for builds: ${marked.status} ${JSON.stringify(marked.body)}`);
+    }
+    const gateways = await startSessionGateways(
+      bed,
+      gatewayActivityIntervalMs ? { activityIntervalMs: gatewayActivityIntervalMs } : {},
+    );
     stops.push(() => gateways.stop());
-    return { bed, node, registry, gateways, csi, images, stop };
+    return {
+      bed,
+      node,
+      registry,
+      gateways,
+      csi,
+      images,
+      ...(exporter ? { exporter } : {}),
+      cards,
+      ...(made.relay ? { relay: made.relay } : {}),
+      stop,
+    };
   } catch (err) {
     await stop();
     throw err;

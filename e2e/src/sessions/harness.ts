@@ -235,6 +235,12 @@ export interface SessionsBedOptions {
   operatorActivityIntervalMs?: number;
   /** More of the API's environment (e.g. BERTH_METRICS_SERVER_URL). */
   apiEnv?: Record<string, string>;
+  /** More of it from the started fleet (e.g. an address on a real node's bridge), before the API starts. */
+  apiEnvFrom?: (fleet: Fleet) => Promise<Record<string, string>>;
+  /** The worker's imports and builds loops, with the API's images configuration (BERTH_REGISTRY_URL). */
+  workerImages?: boolean;
+  /** Image builds on these clusters' operators (BERTH_OPERATOR_BUILDS_*), by cluster name. */
+  operatorBuilds?: Record<string, { namespace: string; nodeSelector: string }>;
   /**
    * Berth's credentials; default: minted from the rule lists. Given, the API also installs the default
    * catalog with its own credential, as it does at start (api/src/bootstrap).
@@ -276,9 +282,10 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
     } finally {
       catalogKube.close();
     }
+    const apiEnv = { ...opts.apiEnv, ...(await opts.apiEnvFrom?.(fleet)) };
     const t = await startIdentityTestApi({
       kubeConfig: kubeConfigFrom(apiCred.kubeconfig),
-      ...(opts.apiEnv ? { env: opts.apiEnv } : {}),
+      ...(Object.keys(apiEnv).length > 0 ? { env: apiEnv } : {}),
     });
     stops.push(() => t.stop());
     // Real time: operators' reports and the worker's "is this cluster reporting" compare wall clocks.
@@ -369,6 +376,7 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
               ...(opts.operatorGpuMetrics
                 ? { gpuMetrics: { ...opts.operatorGpuMetrics, timeoutMs: 1_000, retentionMs: 600_000 } }
                 : {}),
+              ...(opts.operatorBuilds?.[c.name] ? { builds: opts.operatorBuilds[c.name] } : {}),
               backoff: { baseMs: 100, maxMs: 1_000, jitter: 0.5 },
               logLevel: "silent",
             }),
@@ -418,6 +426,7 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
           ? { clusterCredentialRecheckMs: opts.workerCredentialRecheckMs }
           : {}),
         ...(opts.workerCapacityReclaim !== undefined ? { capacityReclaim: opts.workerCapacityReclaim } : {}),
+        ...(opts.workerImages && t.deps.config.images?.registry ? { images: { config: t.deps.config.images } } : {}),
         options: {
           // Silent = three missed heartbeats (status resync 20 s, inventory resync operatorResyncMs).
           reportGraceMs: Math.max(10_000, 3 * Math.min(20_000, opts.operatorResyncMs ?? 2_000)),

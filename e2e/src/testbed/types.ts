@@ -180,6 +180,8 @@ export interface RealNode {
   readonly cluster: string;
   readonly layout: NodeLayout;
   readonly quirks: HostQuirks;
+  /** Where its pods reach the cluster's apiserver: the `kubernetes` Service's endpoint (real-node/apiserver.ts). */
+  readonly apiserver: { address: string; port: number };
   readonly podCidr: string;
   readonly pauseImage: string;
   readonly kubeletPort: number;

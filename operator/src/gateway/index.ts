@@ -1,5 +1,7 @@
 // The session gateway (one per GPU cluster). `startGateway` for tests and `npm start`; `runGateway` from a
 // parsed configuration (one process, or workers sharing the port: workers.ts); main.ts is the process entry.
+
+export { ActivityTracker } from "./activity.ts";
 export {
   type GatewayConfig,
   GatewayConfigError,

@@ -138,6 +138,7 @@ export async function watchIdleAndRuntime(c: ReclaimContext): Promise<PassResult
       }
       if (plan.warnings.length > 0 && !plan.pause) {
         await sendWarnings(c, row, s, plan.warnings, now);
+        await postWarningEvents(c, s, plan.warnings, now);
         for (const w of plan.warnings)
           result.warned.push({ session: id, kind: w.kind, minutesBefore: w.minutesBefore });
       }
@@ -208,6 +209,50 @@ async function sendWarnings(c: ReclaimContext, row: SessionRow, s: Session, warn
       ]);
     }
   });
+}
+
+/**
+ * A Warning Event on the Session for each warning (reason IdleWarning or RuntimeWarning), as the pause has
+ * one: `kubectl describe` and the console's events show it. Best effort, after the notification is
+ * written: a lost Event is logged, the notification and the stream carry the warning.
+ */
+async function postWarningEvents(c: ReclaimContext, s: Session, warnings: Warning[], now: Date): Promise<void> {
+  const ns = s.metadata.namespace as string;
+  const at = `${now.toISOString().slice(0, 19)}Z`;
+  for (const w of warnings) {
+    const idle = w.kind === "idle";
+    const left = minutesLeft(w.deadline, now);
+    const res = await c.sessions.kube
+      .request("POST", `/api/v1/namespaces/${ns}/events`, {
+        body: {
+          apiVersion: "v1",
+          kind: "Event",
+          metadata: { generateName: `${s.metadata.name}.`, namespace: ns },
+          involvedObject: {
+            apiVersion: SessionKind.apiVersion,
+            kind: "Session",
+            name: s.metadata.name,
+            namespace: ns,
+            uid: s.metadata.uid,
+            resourceVersion: s.metadata.resourceVersion,
+          },
+          type: "Warning",
+          reason: idle ? "IdleWarning" : "RuntimeWarning",
+          message: idle
+            ? `idle: will be paused at ${w.deadline.toISOString()} (in ${left} min) unless it is used`
+            : `reaches its maximum running time at ${w.deadline.toISOString()} (in ${left} min) and will be paused`,
+          source: { component: "berth-reclaim" },
+          reportingComponent: "berth.dev/berth-reclaim",
+          reportingInstance: "berth-reclaim",
+          firstTimestamp: at,
+          lastTimestamp: at,
+          count: 1,
+        },
+      })
+      .catch((err: unknown) => ({ status: 0, body: String(err) }));
+    if (res.status >= 300 || res.status === 0)
+      c.log.warn({ status: res.status, session: s.metadata.name }, "reclaim: the warning's Event was not recorded");
+  }
 }
 
 async function tellPaused(

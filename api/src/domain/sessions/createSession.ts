@@ -22,6 +22,7 @@ import {
   volumeResourceName,
 } from "@berth/crds";
 import { findClusterById } from "../../db/operations/clusters/findClusterById.ts";
+import { findPrivateImage } from "../../db/operations/images/findPrivateImage.ts";
 import { findProjectById } from "../../db/operations/projects/findProjectById.ts";
 import { findSessionById } from "../../db/operations/sessions/findSessionById.ts";
 import { fleetModels } from "../../db/operations/sessions/fleetModels.ts";
@@ -99,6 +100,21 @@ export async function resolveOwnership(
   return { organizationId, projectId };
 }
 
+/**
+ * Why a name is not a usable image: one of the caller's own private images that is not in the catalog
+ * (yet, or at all) says so in words, its build or import still running or failed; anything else is
+ * "no such image", whoever else's it is.
+ */
+async function missingImage(deps: Deps, principal: Principal, name: string): Promise<string> {
+  const own = /^img-[a-z0-9]{12}$/.test(name) ? await findPrivateImage(deps.db, name) : undefined;
+  if (!own || own.owner_id !== principal.userId) return "no such image";
+  const how = own.source === "build" ? "build" : "import";
+  if (own.state === "failed")
+    return `this image's ${how} failed${own.failure_reason ? `: ${own.failure_reason}` : ""}; it cannot run`;
+  if (own.state !== "ready") return `this image is not ready: its ${how} is still running`;
+  return "no such image";
+}
+
 export async function createSession(
   deps: Deps,
   principal: Principal,
@@ -126,7 +142,7 @@ export async function createSession(
       : []),
     ...(!preset ? [issue("preset", "no such preset")] : []),
     ...(!image || (image.spec.visibility === "private" && image.spec.owner !== principal.userId)
-      ? [issue("image", "no such image")]
+      ? [issue("image", await missingImage(deps, principal, input.image))]
       : []),
   ];
   if (bad.length > 0 || !offering || !preset || !image) throw new Invalid("the request is invalid", bad);

@@ -16,6 +16,7 @@ import { freePort } from "../ports.ts";
 import { type ManagedProcess, spawnManaged } from "../process.ts";
 import { processesMentioning, rssBytes } from "../procfs.ts";
 import type { Cluster, RealNode } from "../types.ts";
+import { type ApiserverForPods, exposeApiserverToPods } from "./apiserver.ts";
 import { canRunRealNode, ownerOf } from "./can-run.ts";
 import { cniConfig, containerdConfig, kubeletConfig, registryHostsToml } from "./config.ts";
 import { DEFAULT_ROOT, DEVICE_PLUGIN_DIR, type NodeLayout, nodeLayout } from "./layout.ts";
@@ -77,6 +78,7 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
   const podCidr = o.podCidr ?? l.podCidr;
   const kube = new KubeHttp({ server: o.cluster.server, caPem: o.cluster.caPem, token: o.cluster.adminToken });
   const procs: { containerd?: ManagedProcess; kubelet?: ManagedProcess; plugin?: ManagedProcess } = {};
+  let apiserver: ApiserverForPods | undefined;
 
   // A killed run leaves containers, mounts, links and cgroups: clear them, and a stale Node object.
   await teardownRealNode(l, { log, kube });
@@ -239,6 +241,9 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
       { metadata: { annotations: { "berth.dev/gpu-uuids": gpuIds.join(",") } } },
       "application/merge-patch+json",
     );
+    // The cluster's apiserver where the node's pods reach it (apiserver.ts).
+    apiserver = await exposeApiserverToPods({ kube, server: o.cluster.server, node: { layout: l, podCidr } });
+    const forPods = { address: apiserver.address, port: apiserver.port };
     const timings = {
       containerdMs: Math.round(containerdMs),
       nodeReadyMs: Math.round(nodeReadyMs),
@@ -260,6 +265,7 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
       gpuIds,
       binDir,
       timings,
+      apiserver: forPods,
       trustRegistry,
       importImage: async (archive) => {
         const file = typeof archive === "string" ? archive : join(l.base, `import-${Date.now()}.tar`);
@@ -309,6 +315,7 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
       ],
       stop: () => {
         stopping ??= (async () => {
+          await apiserver?.stop();
           await teardownRealNode(l, { kube, kubeletRuns: procs.kubelet?.hasExited() === false, log });
           await Promise.all(Object.values(procs).map((p) => p?.stop(5000)));
           kube.close();
@@ -317,6 +324,7 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
       },
     };
   } catch (err) {
+    await apiserver?.stop();
     await teardownRealNode(l, { log, kube }).catch(() => undefined);
     await Promise.all(Object.values(procs).map((p) => p?.stop(2000)));
     kube.close();
