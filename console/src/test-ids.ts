@@ -303,4 +303,33 @@ export const TEST_IDS = {
     follow: "logs-follow",
     text: "logs",
   },
+  /** The dashboard: tiles, lists and charts, for a member and for an administrator. */
+  dashboard: {
+    /** A list of the member's sessions by state (running, paused). */
+    list: (name: string) => `dashboard-${name}`,
+    me: "dashboard-me",
+    tileRunning: "tile-running",
+    tilePaused: "tile-paused",
+    tileGpuHours: "tile-gpu-hours",
+    tileSpent: "tile-spent",
+    tileBalance: "tile-balance",
+    admin: "dashboard-admin",
+    tileQueue: "tile-queue",
+    tileNodes: "tile-nodes",
+    spend: "dashboard-spend",
+    tileStorage: "tile-storage",
+    fleet: "dashboard-fleet",
+    fleetRow: "fleet-row",
+    chartsScope: "dashboard-charts-scope",
+  },
+  /** A monitoring panel and its time-series chart. */
+  monitoring: {
+    panel: "monitoring-panel",
+    problem: "panel-problem",
+    empty: "panel-empty",
+    chartReadout: "chart-readout",
+    chartTable: "chart-table",
+    chartRow: "chart-row",
+    chartLatest: "chart-latest",
+  },
 } as const;
