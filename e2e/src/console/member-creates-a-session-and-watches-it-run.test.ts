@@ -9,13 +9,14 @@
 
 import type { TestUser } from "@berth/api/testing";
 import { ensureConsoleBuilt } from "@berth/console";
-import { TEST_IDS } from "@berth/console/test-ids";
 import type { Browser, BrowserContext, Page, Route } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { closeBrowser, expectAccessible, launchBrowser, PHONE, Screenshots } from "./browser.ts";
+import { CreditsPages } from "./pages/credits-pages.ts";
 import { Visitors } from "./pages/login-page.ts";
-import { NewSessionPage, SessionPage, SessionsListPage } from "./pages/sessions-pages.ts";
+import { NewSessionPage, QueuePage, SessionPage, SessionsListPage } from "./pages/sessions-pages.ts";
+import { Shell } from "./pages/shell.ts";
 import { type SessionGateways, startSessionGateways } from "./stack.ts";
 
 let bed: SessionsBed;
@@ -61,7 +62,7 @@ describe("a member's sessions in the console", () => {
   it("an empty list says how to start, and passes the accessibility check", async () => {
     alice = await people.signIn(bed.alice);
     await new SessionsListPage(alice).open();
-    await alice.getByTestId(TEST_IDS.shell.emptyState).waitFor();
+    await new SessionsListPage(alice).emptyState().waitFor();
     // Time to interactive, as the browser counts it: from the navigation's start to the list rendered.
     figures.sessionsPageInteractiveMs = await alice.evaluate(() => Math.round(performance.now()));
     await expect.poll(() => new SessionsListPage(alice).liveMode()).toBe("live");
@@ -74,8 +75,8 @@ describe("a member's sessions in the console", () => {
     await wizard.open();
     await wizard.chooseOffering("h100");
     await expect.poll(() => wizard.freeGpus("h100")).toBe(2);
-    await alice.getByTestId("gpu-now").waitFor();
-    expect(await alice.getByTestId("cost-total").textContent()).toContain("4.00 credits");
+    await wizard.gpuNow().waitFor();
+    expect(await wizard.costTotal().textContent()).toContain("4.00 credits");
     await shots.take(alice, "wizard");
     await expectAccessible(alice);
     await alice.evaluate(() => {
@@ -85,8 +86,8 @@ describe("a member's sessions in the console", () => {
     const detail = new SessionPage(alice);
     await detail.waitForPhase("Running");
     expect(await alice.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload)).toBe(true);
-    expect(await alice.getByTestId("session-node").textContent()).toBe("gpu-a-1");
-    await alice.getByTestId("timeline").getByText("Ready").first().waitFor();
+    expect(await detail.node().textContent()).toBe("gpu-a-1");
+    await detail.timelineShows("Ready");
     await shots.take(alice, "running");
     await expectAccessible(alice);
   });
@@ -96,7 +97,7 @@ describe("a member's sessions in the console", () => {
     await detail.open(sessionId);
     await detail.waitForPhase("Running");
     const cr = (await bed.call(bed.alice, "GET", `/api/v1/sessions/${sessionId}`)).body.resource_name as string;
-    const [tab] = await Promise.all([alice.context().waitForEvent("page"), alice.getByTestId("connect-lab").click()]);
+    const tab = await detail.connect("lab");
     await tab.waitForURL((u) => u.pathname === `/proxy/${cr}/lab` && !u.searchParams.has("svc_cnx"), {
       timeout: 20_000,
     });
@@ -106,7 +107,7 @@ describe("a member's sessions in the console", () => {
     expect(new URL(tab.url()).host).toBe(`127.0.0.1:${gateways?.byCluster.get("gpu-a")?.port}`);
     await shots.take(tab, "notebook-tab");
     await tab.close();
-    await alice.getByTestId("logs").getByText("ready").first().waitFor();
+    await detail.logsShow("ready");
   });
 
   // The delay between the API's Running and the row's is a figure this journey prints (timed assertions
@@ -174,16 +175,16 @@ describe("a member's sessions in the console", () => {
       )
       .toBe(true);
     const bob = await people.signIn(bed.bob);
-    await bob.goto("/queue");
-    const row = bob.locator(`[data-testid="queue-row"][data-session-id="${third}"]`);
-    await row.waitFor();
-    expect(await row.getByTestId("queue-position").textContent()).toBe("#1");
-    expect((await row.getByTestId("queue-reason").textContent())?.length).toBeGreaterThan(0);
+    const queue = new QueuePage(bob);
+    await queue.open();
+    await queue.row(third).waitFor();
+    expect(await queue.position(third)).toBe("#1");
+    expect((await queue.reason(third))?.length).toBeGreaterThan(0);
     await shots.take(bob, "queue");
     await expectAccessible(bob);
     const third_ = new SessionPage(bob);
     await third_.open(third);
-    await bob.getByTestId("queue-info").waitFor();
+    await third_.queueInfo().waitFor();
     await shots.take(bob, "queued-session");
     const firstPage = new SessionPage(bob);
     await firstPage.open(first);
@@ -208,14 +209,14 @@ describe("a member's sessions in the console", () => {
     const wizard = new NewSessionPage(alice);
     await wizard.open();
     await wizard.chooseOffering("l4");
-    await alice.getByTestId("session-name").fill("one-too-many");
+    await wizard.name("one-too-many");
     // The cost preview asks what create would answer: the refusal shows before anything is sent.
     const refusal = await wizard.refusal();
     expect(refusal).toMatchObject({ code: "quota_exceeded", limit: "maxConcurrentSessionsPerUser" });
     expect(refusal.explanation).toMatch(/^You have \d+ running or waiting sessions and may have at most \d+\.$/);
     expect(refusal.message).toMatch(/running or waiting sessions per user/);
-    expect(await alice.getByTestId("create-session").isDisabled()).toBe(true);
-    expect(await alice.getByTestId("refusal-remedy").getAttribute("href")).toBe("/sessions");
+    expect(await wizard.createButton().isDisabled()).toBe(true);
+    expect(await wizard.refusalRemedy().getAttribute("href")).toBe("/sessions");
     await shots.take(alice, "quota-exceeded");
     await expectAccessible(alice);
   });
@@ -290,9 +291,9 @@ describe("a member whose organization has too few credits", () => {
     expect(refusal.explanation).toBe("Your credits cover 3 minutes; a session needs 10 minutes at 4 credits/h.");
     expect(refusal.message).toMatch(/hold 0\.2 credits; a session on this offering needs 0\.666667 to run 10 minutes/);
     previewMessage = refusal.message;
-    expect(await carolPage.getByTestId("create-session").isDisabled()).toBe(true);
-    expect(await carolPage.getByTestId("create-blocked").textContent()).toContain("not enough credits to start");
-    const ask = carolPage.getByTestId("refusal-remedy");
+    expect(await wizard.createButton().isDisabled()).toBe(true);
+    expect(await wizard.createBlocked().textContent()).toContain("not enough credits to start");
+    const ask = wizard.refusalRemedy();
     expect(await ask.getAttribute("data-kind")).toBe("ask-credits");
     expect(await ask.textContent()).toBe("Ask for credits");
     // What an hour (the preview's duration) costs, less what she has: 4 − 0.2, rounded up to whole credits.
@@ -311,12 +312,13 @@ describe("a member whose organization has too few credits", () => {
   });
 
   it("Ask for credits opens the request form for her organization with the amount filled in", async () => {
-    await carolPage.getByTestId("refusal-remedy").click();
+    await new NewSessionPage(carolPage).refusalRemedy().click();
     await carolPage.waitForURL((u) => u.pathname === "/credits/requests");
-    await carolPage.getByTestId(TEST_IDS.credits.askForm).waitFor();
-    await expect.poll(() => carolPage.getByTestId(TEST_IDS.credits.askAmount).inputValue()).toBe("4");
-    expect(await carolPage.getByTestId("ask-organization").inputValue()).toBe(org.id);
-    expect(await carolPage.getByTestId("ask-for").inputValue()).toBe("");
+    const credits = new CreditsPages(carolPage);
+    await credits.askForm().waitFor();
+    await expect.poll(() => credits.askAmountValue()).toBe("4");
+    expect(await credits.askOrganization()).toBe(org.id);
+    expect(await credits.askFor()).toBe("");
     await shots.take(carolPage, "credits-ask-prefilled");
     await expectAccessible(carolPage);
   });
@@ -327,9 +329,9 @@ describe("a member whose organization has too few credits", () => {
     const wizard = new NewSessionPage(carolPage);
     await wizard.open();
     await wizard.chooseOffering("h100");
-    await carolPage.getByTestId("session-name").fill("too-late");
-    await carolPage.locator('[data-testid="gpu-now"], [data-testid="will-queue"]').first().waitFor();
-    expect(await carolPage.getByTestId("create-session").isEnabled()).toBe(true);
+    await wizard.name("too-late");
+    await wizard.previewAnswered();
+    expect(await wizard.createButton().isEnabled()).toBe(true);
     // Her page asks the preview again whenever its live feed says anything may have changed (a reconnect or
     // a poll: on a loaded machine, at any moment). Those asks are held until her Create is answered, so her
     // click meets the yes she saw, as a click that beats the refresh does; the last answer stays meanwhile.
@@ -347,20 +349,21 @@ describe("a member whose organization has too few credits", () => {
       carolPage.waitForResponse(
         (res) => res.request().method() === "POST" && new URL(res.url()).pathname === "/api/v1/sessions",
       ),
-      carolPage.getByTestId("create-session").click(),
+      wizard.createButton().click(),
     ]);
     await carolPage.unroute(previews);
     for (const route of held) await route.continue().catch(() => {}); // an ask a newer one replaced is gone
     expect(response.status()).toBe(403);
     const sent = (await response.json()) as { error: { code: string; message: string; request_id: string } };
-    const panel = carolPage.getByTestId(TEST_IDS.shell.errorPanel);
+    const shell = new Shell(carolPage);
+    const panel = shell.errorPanel();
     await panel.waitFor();
     expect(await panel.getAttribute("data-code")).toBe("quota_exceeded");
     expect(sent.error.message).toMatch(
       /of which 0\.666667 are owed to the minimum runs of 1 session\(s\) already let in/,
     );
-    expect(await panel.getByTestId(TEST_IDS.shell.errorMessage).textContent()).toBe(sent.error.message);
-    expect(await panel.getByTestId(TEST_IDS.shell.errorRequestId).textContent()).toBe(sent.error.request_id);
+    expect(await shell.errorPanelMessage().textContent()).toBe(sent.error.message);
+    expect(await shell.errorPanelRequestId().textContent()).toBe(sent.error.request_id);
     expect(sent.error.request_id).toBe(response.headers()["x-request-id"]);
     expect(new URL(carolPage.url()).pathname).toBe("/sessions/new");
     await shots.take(carolPage, "credits-create-refused");
@@ -374,6 +377,6 @@ describe("a member whose organization has too few credits", () => {
     expect(refusal.explanation).toMatch(
       /^Your credits cover [234] minutes once 0\.666667 credits are kept for the session already started in your organization; a session needs 10 minutes at 4 credits\/h\.$/,
     );
-    expect(await carolPage.getByTestId("create-session").isDisabled()).toBe(true);
+    expect(await wizard.createButton().isDisabled()).toBe(true);
   });
 });

@@ -12,6 +12,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type RunningGpuExporter, startGpuExporter } from "../testbed/gpu-exporter.ts";
 import { type RunningMetricsServer, startMetricsServer } from "../testbed/metrics-server.ts";
 import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
+import { ClustersPage } from "./pages/clusters-page.ts";
+import { DashboardPage } from "./pages/dashboard-page.ts";
 import { LoginPage, PasswordPage } from "./pages/login-page.ts";
 import { ADMIN_EMAIL, ADMIN_FIRST_PASSWORD, type ConsoleStack, startConsoleStack } from "./stack.ts";
 
@@ -147,21 +149,18 @@ describe("dashboards and live GPU charts in the console", () => {
 
   it("lands a researcher on their dashboard with their running session, GPU-hours and balance", async () => {
     await signIn("researcher@berth.local", RESEARCHER_PASSWORD, "a-researchers-password-2026");
-    await page.getByTestId("dashboard-me").waitFor();
-    expect(await page.getByTestId("tile-running").textContent()).toBe("1");
-    expect(await page.getByTestId("tile-gpu-hours").textContent()).toBe("1.0");
-    expect(await page.getByTestId("dashboard-running").textContent()).toContain("training-run");
-    expect(await page.getByTestId("dashboard-admin").count()).toBe(0);
+    const dashboard = new DashboardPage(page);
+    await dashboard.me().waitFor();
+    expect(await dashboard.tile("running").textContent()).toBe("1");
+    expect(await dashboard.tile("gpuHours").textContent()).toBe("1.0");
+    expect(await dashboard.sessions("running").textContent()).toContain("training-run");
+    expect(await dashboard.admin().count()).toBe(0);
     // Whose GPUs the charts show, in words: a member's own sessions', not the fleet's.
-    expect(await page.getByTestId("dashboard-charts-scope").textContent()).toContain("your own sessions");
+    expect(await dashboard.chartsScope().textContent()).toContain("your own sessions");
     // Their own GPUs' chart: the one card their session holds, never the idle one, named by its cluster.
-    const chart = page.locator('berth-monitoring-panel[panel="fleet.gpu_utilization"]').getByTestId("chart-row");
+    const chart = dashboard.panel("fleet.gpu_utilization");
     // The first forwarded samples become readable in the metrics server after a moment (more under load).
-    await expect
-      .poll(async () => chart.evaluateAll((rows) => rows.map((r) => r.getAttribute("data-series"))), {
-        timeout: 20_000,
-      })
-      .toEqual(["gpu-east"]);
+    await expect.poll(async () => chart.series(), { timeout: 20_000 }).toEqual(["gpu-east"]);
     await shots.take(page, "researcher-dashboard");
     await expectAccessible(page, "the researcher's dashboard");
   });
@@ -169,8 +168,8 @@ describe("dashboards and live GPU charts in the console", () => {
   it("follows the load on their GPU chart live, and reads it out to the keyboard", async () => {
     // The session page holds the same chart per session (session.gpu_utilization); it needs the
     // management cluster, which this journey does not start: the dashboard's chart is the live one here.
-    const panel = page.locator('berth-monitoring-panel[panel="fleet.gpu_utilization"]');
-    const latest = panel.getByTestId("chart-latest").first();
+    const panel = new DashboardPage(page).panel("fleet.gpu_utilization");
+    const latest = panel.latest();
     await expect.poll(async () => latest.textContent(), { timeout: 20_000 }).toBe("35 %");
     exporter.setContainer(
       { pod: sessionId.replace("_", "-"), namespace: "berth-sessions", container: "lab", uuid: CARD },
@@ -179,10 +178,10 @@ describe("dashboards and live GPU charts in the console", () => {
     exporter.setCard(CARD, { util: 92, memUsedMiB: 60_000 });
     // The panel refreshes on its own every 15 s: no reload.
     await expect.poll(async () => latest.textContent(), { timeout: 40_000, interval: 1000 }).toBe("92 %");
-    await panel.locator(".plot").focus();
+    await panel.focusPlot();
     await page.keyboard.press("End");
-    expect(await panel.getByTestId("chart-readout").textContent()).toContain("92 %");
-    await panel.locator("summary").click();
+    expect(await panel.readout().textContent()).toContain("92 %");
+    await panel.openTable();
     await shots.take(page, "researcher-gpu-live");
     await expectAccessible(page, "the dashboard with its chart read out and its table open");
   }, 90_000);
@@ -191,32 +190,26 @@ describe("dashboards and live GPU charts in the console", () => {
     // Another person on the same browser: a fresh tab session.
     await page.evaluate(() => sessionStorage.clear());
     await signIn(ADMIN_EMAIL, ADMIN_FIRST_PASSWORD, "an-administrators-password-2026");
-    await page.getByTestId("dashboard-fleet").waitFor();
-    const row = await page.getByTestId("fleet-row").first().textContent();
+    const dashboard = new DashboardPage(page);
+    await dashboard.fleet().waitFor();
+    const row = await dashboard.fleetRows().first().textContent();
     expect(row).toContain("gpu-east");
-    await page.getByTestId("tile-storage").waitFor();
+    await dashboard.tile("storage").waitFor();
     // Spend by the names people know, the ids kept as the cells' titles.
-    const spend = page.getByTestId("dashboard-spend").locator("tbody tr").first();
-    expect(await spend.locator("td").nth(0).textContent()).toBe("Demo");
-    expect(await spend.locator("td").nth(1).textContent()).toBe("Research");
-    await expect
-      .poll(async () =>
-        page.locator('berth-monitoring-panel[panel="fleet.gpu_utilization"]').getByTestId("chart-row").count(),
-      )
-      .toBe(1);
+    const spend = dashboard.firstSpendCells();
+    expect(await spend.nth(0).textContent()).toBe("Demo");
+    expect(await spend.nth(1).textContent()).toBe("Research");
+    await expect.poll(async () => dashboard.panel("fleet.gpu_utilization").rows().count()).toBe(1);
     await shots.take(page, "admin-dashboard");
     await expectAccessible(page, "the administrator's dashboard");
   }, 120_000);
 
   it("shows an administrator a cluster's session gateway: latency, errors and requests by replica", async () => {
     await page.goto(`${stack.url}/admin/clusters/${CLUSTER}`);
-    const gateway = page.getByTestId("gateway-panels");
+    const gateway = new ClustersPage(page).gatewayPanels();
     await gateway.waitFor();
-    const rows = (panel: string) =>
-      gateway
-        .locator(`berth-monitoring-panel[panel="${panel}"]`)
-        .getByTestId("chart-row")
-        .evaluateAll((r) => r.map((x) => x.getAttribute("data-series")));
+    const dashboard = new DashboardPage(page);
+    const rows = (panel: string) => dashboard.panel(panel, gateway).series();
     // A rate needs two rounds a few seconds apart in the server: polled, not timed.
     await expect
       .poll(() => rows("cluster.gateway_latency"), { timeout: 30_000, interval: 1000 })
@@ -225,8 +218,8 @@ describe("dashboards and live GPU charts in the console", () => {
     await expect
       .poll(() => rows("cluster.gateway_requests"), { timeout: 20_000 })
       .toEqual(["berth-gateway-7f9c-a", "berth-gateway-7f9c-b"]);
-    const p50 = gateway.locator('berth-monitoring-panel[panel="cluster.gateway_latency"]').getByTestId("chart-latest");
-    expect(await p50.first().textContent()).toMatch(/ ms$/);
+    const p50 = dashboard.panel("cluster.gateway_latency", gateway).latest();
+    expect(await p50.textContent()).toMatch(/ ms$/);
     await gateway.scrollIntoViewIfNeeded();
     await shots.take(page, "admin-cluster-gateway");
     await expectAccessible(page, "a cluster's page with its gateway panels");
@@ -236,13 +229,14 @@ describe("dashboards and live GPU charts in the console", () => {
     await page.goto(`${stack.url}/dashboard`);
     await vm.stop();
     await page.reload();
-    await page.getByTestId("dashboard-fleet").waitFor();
+    const dashboard = new DashboardPage(page);
+    await dashboard.fleet().waitFor();
     // Answers the API cached in the last 10 s still come back; the panel's own 15 s refresh then meets the
     // stopped server.
     await expect
-      .poll(async () => page.getByTestId("panel-problem").first().textContent(), { timeout: 40_000, interval: 1000 })
+      .poll(async () => dashboard.firstPanelProblem().textContent(), { timeout: 40_000, interval: 1000 })
       .toContain("metrics server is not answering");
-    expect(await page.getByTestId("fleet-row").count()).toBe(1);
+    expect(await dashboard.fleetRows().count()).toBe(1);
     await shots.take(page, "admin-dashboard-metrics-server-down");
   }, 120_000);
 });

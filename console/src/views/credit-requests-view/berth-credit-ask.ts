@@ -137,14 +137,16 @@ export class BerthCreditAsk extends LitElement {
       <form @submit=${(e: SubmitEvent) => this.#ask(e)} data-testid=${TEST_IDS.credits.askForm} novalidate>
         <div class="form-grid">
           <div class="field"><label for="ask-org">Organization</label>
-            <select id="ask-org" name="organization" data-testid="ask-organization" @change=${(e: Event) => {
+            <select id="ask-org" name="organization" data-testid=${TEST_IDS.credits.askOrganization} @change=${(
+              e: Event,
+            ) => {
               this.askOrg = (e.target as HTMLSelectElement).value;
               this.askProject = "";
             }}>
               ${orgs.map((id) => html`<option value=${id} ?selected=${id === org}>${d.organizations.get(id) ?? id}</option>`)}
             </select></div>
           <div class="field"><label for="ask-for">For</label>
-            <select id="ask-for" name="project" data-testid="ask-for" @change=${(e: Event) => (this.askProject = (e.target as HTMLSelectElement).value)}>
+            <select id="ask-for" name="project" data-testid=${TEST_IDS.credits.askFor} @change=${(e: Event) => (this.askProject = (e.target as HTMLSelectElement).value)}>
               <option value="" ?selected=${!wantedProject}>My own wallet</option>
               ${projects.map((p) => html`<option value=${p.id} ?selected=${p.id === wantedProject}>${p.name} (project wallet)</option>`)}
             </select></div>

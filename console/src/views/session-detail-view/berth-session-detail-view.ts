@@ -31,6 +31,7 @@ import { timeline } from "../../data/timeline.ts";
 import { tierLabel } from "../../data/wizard.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
+import { TEST_IDS } from "../../test-ids.ts";
 import { styles } from "./styles.ts";
 
 type ConnectKind = "lab" | "terminal" | "code";
@@ -171,13 +172,13 @@ export class BerthSessionDetailView extends LitElement {
     const suspended = state?.state === "suspended" ? suspendedText(state.missing) : undefined;
     return html`${
       idle
-        ? html`<div class="card warning" role="status" data-testid="idle-warning">
-          <strong>Idle: this session will be paused <span data-testid="idle-countdown">${countdown(idle.deadline, now)}</span></strong>
+        ? html`<div class="card warning" role="status" data-testid=${TEST_IDS.session.idleWarning}>
+          <strong>Idle: this session will be paused <span data-testid=${TEST_IDS.session.idleCountdown}>${countdown(idle.deadline, now)}</span></strong>
           (at ${formatTime(idle.deadline)}). Nothing has used it since ${formatTime(idle.since)}: no GPU work, no typing, no busy kernel.
           Pausing frees its GPU and stops billing; files on volumes are kept.
           ${
             s.owner_id === auth.userId
-              ? html`<button type="button" class="primary" ?disabled=${this.keeping} @click=${() => this.#keepRunning(s)} data-testid="keep-running">${this.keeping ? "Keeping it running…" : "Keep running"}</button>`
+              ? html`<button type="button" class="primary" ?disabled=${this.keeping} @click=${() => this.#keepRunning(s)} data-testid=${TEST_IDS.session.keepRunning}>${this.keeping ? "Keeping it running…" : "Keep running"}</button>`
               : nothing
           }
         </div>`
@@ -185,14 +186,14 @@ export class BerthSessionDetailView extends LitElement {
     }
       ${
         limit
-          ? html`<div class="card warning" role="status" data-testid="runtime-warning">
+          ? html`<div class="card warning" role="status" data-testid=${TEST_IDS.session.runtimeWarning}>
             <strong>Time limit: this session will be paused <span>${countdown(limit.deadline, now)}</span></strong> (at ${formatTime(limit.deadline)}), when it reaches its maximum running time. Save your work; resume it afterwards to start a new period.
           </div>`
           : nothing
       }
-      ${suspended ? html`<p class="card" role="status" data-testid="idle-suspended" data-missing=${this.#idle.value?.missing.join(",") ?? ""}>${suspended}</p>` : nothing}
+      ${suspended ? html`<p class="card" role="status" data-testid=${TEST_IDS.session.idleSuspended} data-missing=${this.#idle.value?.missing.join(",") ?? ""}>${suspended}</p>` : nothing}
       ${this.#capacity(s, now)}
-      ${paused ? html`<p class="card" data-testid="pause-reason">${paused}</p>` : nothing}
+      ${paused ? html`<p class="card" data-testid=${TEST_IDS.session.pauseReason}>${paused}</p>` : nothing}
       ${this.keepError ? html`<berth-error-panel heading="It could not be kept running" .error=${this.keepError}></berth-error-panel>` : nothing}`;
   }
 
@@ -234,23 +235,23 @@ export class BerthSessionDetailView extends LitElement {
   #header(s: Session) {
     const allowed = new Set(s.allowed_actions);
     return html`<div class="page-head">
-        <h1 data-testid="session-name">${s.name ?? s.resource_name}</h1>
-        <berth-phase-badge .phase=${s.phase} data-testid="session-phase"></berth-phase-badge>
+        <h1 data-testid=${TEST_IDS.session.name}>${s.name ?? s.resource_name}</h1>
+        <berth-phase-badge .phase=${s.phase} data-testid=${TEST_IDS.session.phase}></berth-phase-badge>
         <span class="spacer"></span>
         <div class="actions" role="group" aria-label="Session actions">
           ${(["pause", "resume", "restart", "terminate"] as const)
             .filter((a) => allowed.has(a))
             .map(
               (a) =>
-                html`<button type="button" class=${a === "terminate" || a === "restart" ? "danger" : ""} ?disabled=${!!this.acting} @click=${() => this.#act(s, a)} data-testid="action-${a}"
+                html`<button type="button" class=${a === "terminate" || a === "restart" ? "danger" : ""} ?disabled=${!!this.acting} @click=${() => this.#act(s, a)} data-testid=${TEST_IDS.session.action(a)}
                   title=${a === "pause" ? "Stops the pod and billing and returns the GPU; files on volumes are kept" : ""}>${this.acting === a ? `${ACTION_LABEL[a]}…` : ACTION_LABEL[a]}</button>`,
             )}
         </div>
       </div>
-      <p class="muted" data-testid="phase-help">${phaseHelp(s.phase)}${s.message ? html` ${s.message}` : nothing}</p>
+      <p class="muted" data-testid=${TEST_IDS.session.phaseHelp}>${phaseHelp(s.phase)}${s.message ? html` ${s.message}` : nothing}</p>
       ${
         s.queue
-          ? html`<div class="card queue" role="status" data-testid="queue-info">
+          ? html`<div class="card queue" role="status" data-testid=${TEST_IDS.session.queueInfo}>
             <strong>#${s.queue.position} in the queue</strong> for ${tierLabel({ ...s, slice_memory_mib: s.gpu_slice_memory_mib, fraction: s.gpu_fraction })}${s.cluster_pin ? html` on ${s.cluster_pin}` : nothing}. ${s.queue.reason}
             <a href="/queue">See the queue</a>
           </div>`
@@ -268,7 +269,7 @@ export class BerthSessionDetailView extends LitElement {
         running
           ? html`<div class="actions">${(["lab", "terminal", "code"] as const).map(
               (k) =>
-                html`<button type="button" class=${k === "lab" ? "primary" : ""} @click=${() => this.#connect(k)} data-testid="connect-${k}">${CONNECT_LABEL[k]}<span class="visually-hidden"> (opens in a new tab)</span></button>`,
+                html`<button type="button" class=${k === "lab" ? "primary" : ""} @click=${() => this.#connect(k)} data-testid=${TEST_IDS.session.connect(k)}>${CONNECT_LABEL[k]}<span class="visually-hidden"> (opens in a new tab)</span></button>`,
             )}</div>`
           : html`<p class="muted">Connect links work while the session is Running.</p>`
       }
@@ -281,10 +282,10 @@ export class BerthSessionDetailView extends LitElement {
       <h2 id="facts-h">Details</h2>
       <dl class="facts">
         <dt>Id</dt><dd><code>${s.id}</code></dd>
-        <dt>Cluster</dt><dd data-testid="session-cluster">${s.cluster_id ?? "—"}${s.cluster_pin ? html` <span class="muted">(pinned to ${s.cluster_pin})</span>` : nothing}</dd>
-        <dt>Node</dt><dd data-testid="session-node">${s.node ?? "—"}</dd>
-        <dt>GPU</dt><dd data-testid="session-gpu">${tierLabel({ ...s, slice_memory_mib: s.gpu_slice_memory_mib, fraction: s.gpu_fraction })}</dd>
-        <dt>Card</dt><dd data-testid="session-cards">${s.gpu_cards?.length ? s.gpu_cards.join(", ") : "—"}</dd>
+        <dt>Cluster</dt><dd data-testid=${TEST_IDS.session.cluster}>${s.cluster_id ?? "—"}${s.cluster_pin ? html` <span class="muted">(pinned to ${s.cluster_pin})</span>` : nothing}</dd>
+        <dt>Node</dt><dd data-testid=${TEST_IDS.session.node}>${s.node ?? "—"}</dd>
+        <dt>GPU</dt><dd data-testid=${TEST_IDS.session.gpu}>${tierLabel({ ...s, slice_memory_mib: s.gpu_slice_memory_mib, fraction: s.gpu_fraction })}</dd>
+        <dt>Card</dt><dd data-testid=${TEST_IDS.session.cards}>${s.gpu_cards?.length ? s.gpu_cards.join(", ") : "—"}</dd>
         <dt>Offering</dt><dd>${s.offering} · ${formatCredits(s.hourly_credit_rate)} credits/hour</dd>
         <dt>Capacity</dt><dd data-testid="session-capacity-class" data-class=${s.capacity_class}>${
           s.capacity_class === "borrowed" ? `Borrowed, at ${s.rate_multiplier}× the rate` : "Guaranteed"
@@ -300,7 +301,7 @@ export class BerthSessionDetailView extends LitElement {
   }
 
   #mountsPanel() {
-    return html`<section class="card" aria-labelledby="mounts-h" data-testid="session-mounts">
+    return html`<section class="card" aria-labelledby="mounts-h" data-testid=${TEST_IDS.session.mounts}>
       <h2 id="mounts-h">Volumes</h2>
       ${renderTask(this.#mounts, {
         pendingLabel: "Loading its volumes…",
@@ -311,7 +312,7 @@ export class BerthSessionDetailView extends LitElement {
         complete: (r) =>
           html`<ul>${r.data.map((v) => {
             const m = v.mounts?.[0];
-            return html`<li data-testid="session-mount" data-volume-id=${v.id}><strong>${v.name}</strong> at <code>${m?.mount_path ?? "/mnt/data"}</code>
+            return html`<li data-testid=${TEST_IDS.session.mount} data-volume-id=${v.id}><strong>${v.name}</strong> at <code>${m?.mount_path ?? "/mnt/data"}</code>
             ${m?.read_only ? html`<span class="badge tone-muted">read-only</span>` : nothing}
             <span class="muted">${v.size_gb} GB${v.bound_cluster ? ` · claim on ${v.bound_cluster}` : ""}${v.deleted_at ? " · deleted" : ""}</span></li>`;
           })}</ul><p class="hint">Files there are kept when the session pauses, restarts or ends.</p>`,
@@ -322,7 +323,7 @@ export class BerthSessionDetailView extends LitElement {
   #timeline(s: Session) {
     return html`<section class="card" aria-labelledby="tl-h">
       <h2 id="tl-h">What happened</h2>
-      <ol class="timeline" data-testid="timeline">
+      <ol class="timeline" data-testid=${TEST_IDS.session.timeline}>
         ${timeline(s).map(
           (e) => html`<li class="tone-${e.tone}">
             <time datetime=${e.at} title=${formatTime(e.at)}>${formatRelative(e.at)}</time>
@@ -341,9 +342,9 @@ export class BerthSessionDetailView extends LitElement {
         errorHeading: "Usage is not available",
         isEmpty: (u) => u.totals.samples === 0,
         empty: () =>
-          html`<p class="muted" data-testid="usage-empty">No usage sample yet. The cluster's operator reports usage every few seconds while the session runs.</p>`,
+          html`<p class="muted" data-testid=${TEST_IDS.session.usageEmpty}>No usage sample yet. The cluster's operator reports usage every few seconds while the session runs.</p>`,
         complete: (u) => html`<dl class="facts">
-            <dt>GPU time</dt><dd data-testid="usage-gpu-time">${formatDuration(u.totals.gpu_seconds)}</dd>
+            <dt>GPU time</dt><dd data-testid=${TEST_IDS.session.usageGpuTime}>${formatDuration(u.totals.gpu_seconds)}</dd>
             <dt>GPU utilisation</dt><dd>${formatPercent(u.latest?.gpu_utilization)}</dd>
             ${u.latest?.gpu_memory_mib != null ? html`<dt>GPU memory</dt><dd>${u.latest.gpu_memory_mib} MiB</dd>` : nothing}
           </dl>
@@ -393,7 +394,7 @@ export class BerthSessionDetailView extends LitElement {
           ${
             s.node || s.phase === "Running"
               ? html`<section aria-labelledby="gpu-h"><h2 id="gpu-h">GPU, live</h2>
-                <div class="grid2" data-testid="session-gpu-charts">
+                <div class="grid2" data-testid=${TEST_IDS.session.gpuCharts}>
                   <berth-monitoring-panel panel="session.gpu_utilization" heading="GPU utilisation" .scope=${{ session: s.id }} range="1h"></berth-monitoring-panel>
                   <berth-monitoring-panel panel="session.gpu_memory_used" heading="GPU memory used" .scope=${{ session: s.id }} range="1h"></berth-monitoring-panel>
                 </div></section>`

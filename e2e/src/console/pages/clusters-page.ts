@@ -20,6 +20,11 @@ export class ClustersPage {
     this.shell = new Shell(page);
   }
 
+  /** A cluster's page's session gateway section (its latency, errors and requests panels). */
+  gatewayPanels() {
+    return this.page.getByTestId(T.gatewayPanels);
+  }
+
   async open(): Promise<void> {
     await this.page.goto("/admin/clusters");
     await this.page.getByRole("heading", { name: "Clusters", level: 1 }).waitFor();

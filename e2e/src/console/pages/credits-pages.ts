@@ -82,6 +82,20 @@ export class CreditsPages {
     await this.page.goto(`/credits/requests${query}`);
     await this.page.getByRole("heading", { name: "Credit requests", level: 1 }).waitFor();
   }
+  askForm() {
+    return this.page.getByTestId(T.askForm);
+  }
+  /** The ask form's amount as its field holds it (filled in from the link that led here). */
+  askAmountValue() {
+    return this.page.getByTestId(T.askAmount).inputValue();
+  }
+  /** The organization and the project the ask is for, as chosen. */
+  askOrganization() {
+    return this.page.getByTestId(T.askOrganization).inputValue();
+  }
+  askFor() {
+    return this.page.getByTestId(T.askFor).inputValue();
+  }
   /** The ask form's amount field (fill it, or focus it to go on by keyboard). */
   askAmount() {
     return this.page.getByLabel("Amount (credits)");

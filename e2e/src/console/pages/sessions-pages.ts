@@ -3,6 +3,9 @@
 import { TEST_IDS } from "@berth/console/test-ids";
 import type { Page } from "playwright-core";
 
+const W = TEST_IDS.wizard;
+const S = TEST_IDS.session;
+
 export class SessionsListPage {
   readonly page: Page;
   constructor(page: Page) {
@@ -13,12 +16,16 @@ export class SessionsListPage {
     await this.page.getByRole("heading", { name: "Sessions", level: 1 }).waitFor();
   }
   row(id: string) {
-    return this.page.locator(`[data-testid="session-row"][data-session-id="${id}"]`);
+    return this.page.locator(`[data-testid="${TEST_IDS.sessions.row}"][data-session-id="${id}"]`);
   }
   async waitForPhase(id: string, phase: string, timeout = 30_000): Promise<void> {
     await this.page
-      .locator(`[data-testid="session-row"][data-session-id="${id}"][data-phase="${phase}"]`)
+      .locator(`[data-testid="${TEST_IDS.sessions.row}"][data-session-id="${id}"][data-phase="${phase}"]`)
       .waitFor({ timeout });
+  }
+  /** The list's "nothing here yet" state. */
+  emptyState() {
+    return this.page.getByTestId(TEST_IDS.shell.emptyState);
   }
   liveMode() {
     return this.page.getByTestId(TEST_IDS.shell.liveIndicator).getAttribute("data-mode");
@@ -35,10 +42,32 @@ export class NewSessionPage {
     await this.page.getByTestId(TEST_IDS.wizard.form).waitFor();
   }
   async chooseOffering(name: string): Promise<void> {
-    await this.page.getByTestId(`offering-${name}`).check();
+    await this.page.getByTestId(W.offering(name)).check();
   }
   freeText(offering: string) {
-    return this.page.getByTestId(`offering-free-${offering}`).textContent();
+    return this.page.getByTestId(W.offeringFree(offering)).textContent();
+  }
+  async name(name: string): Promise<void> {
+    await this.page.getByTestId(W.sessionName).fill(name);
+  }
+  /** The cost preview's "a GPU is free now". */
+  gpuNow() {
+    return this.page.getByTestId(W.gpuNow);
+  }
+  costTotal() {
+    return this.page.getByTestId(W.costTotal);
+  }
+  /** Waits for the cost preview's answer: it starts now, or it will queue. */
+  async previewAnswered(): Promise<void> {
+    await this.page.locator(`[data-testid="${W.gpuNow}"], [data-testid="${W.willQueue}"]`).first().waitFor();
+  }
+  /** Why Create is off, beside it. */
+  createBlocked() {
+    return this.page.getByTestId(W.createBlocked);
+  }
+  /** The refusal's way out (a link: ask for credits, or the sessions list). */
+  refusalRemedy() {
+    return this.page.getByTestId(W.refusalRemedy);
   }
   /** "1 of 2 GPUs free now" → 1 */
   async freeGpus(offering: string): Promise<number> {
@@ -48,13 +77,13 @@ export class NewSessionPage {
   }
   /** The cost preview's "cannot start now" panel, once shown. */
   async refusal(): Promise<{ code: string; limit: string; explanation: string; message: string }> {
-    const panel = this.page.getByTestId("start-refusal");
+    const panel = this.page.getByTestId(W.startRefusal);
     await panel.waitFor();
     return {
       code: (await panel.getAttribute("data-code")) ?? "",
       limit: (await panel.getAttribute("data-limit")) ?? "",
-      explanation: ((await panel.getByTestId("refusal-explanation").textContent()) ?? "").trim(),
-      message: ((await panel.getByTestId("refusal-message").textContent()) ?? "").trim(),
+      explanation: ((await panel.getByTestId(W.refusalExplanation).textContent()) ?? "").trim(),
+      message: ((await panel.getByTestId(W.refusalMessage).textContent()) ?? "").trim(),
     };
   }
   createButton() {
@@ -82,7 +111,7 @@ export class NewSessionPage {
     return this.page.getByTestId(TEST_IDS.wizard.maxRuntimeProblem);
   }
   async create(name: string): Promise<string> {
-    await this.page.getByTestId("session-name").fill(name);
+    await this.name(name);
     await this.createButton().click();
     await this.page.waitForURL((u) => /^\/sessions\/ses_/.test(u.pathname));
     return new URL(this.page.url()).pathname.split("/").at(-1) as string;
@@ -96,25 +125,67 @@ export class SessionPage {
   }
   async open(id: string): Promise<void> {
     await this.page.goto(`/sessions/${id}`);
-    await this.page.getByTestId("session-name").waitFor();
+    await this.page.getByTestId(S.name).waitFor();
   }
   phase() {
-    return this.page.locator('[data-testid="session-phase"] [data-testid="phase"]').getAttribute("data-phase");
+    return this.page.locator(`[data-testid="${S.phase}"] [data-testid="phase"]`).getAttribute("data-phase");
   }
   async waitForPhase(phase: string, timeout = 30_000): Promise<void> {
-    await this.page.locator(`[data-testid="session-phase"] [data-phase="${phase}"]`).waitFor({ timeout });
+    await this.page.locator(`[data-testid="${S.phase}"] [data-phase="${phase}"]`).waitFor({ timeout });
   }
   async act(action: "pause" | "resume" | "restart" | "terminate"): Promise<void> {
-    await this.page.getByTestId(`action-${action}`).click();
+    await this.page.getByTestId(S.action(action)).click();
     if (action !== "resume") await this.page.getByTestId(TEST_IDS.shell.confirmOk).click();
   }
   idleWarning() {
-    return this.page.getByTestId("idle-warning");
+    return this.page.getByTestId(S.idleWarning);
   }
   async keepRunning(): Promise<void> {
-    await this.page.getByTestId("keep-running").click();
+    await this.page.getByTestId(S.keepRunning).click();
   }
   pauseReason() {
-    return this.page.getByTestId("pause-reason");
+    return this.page.getByTestId(S.pauseReason);
+  }
+  node() {
+    return this.page.getByTestId(S.node);
+  }
+  /** Waits for an entry with this text on the session's timeline. */
+  async timelineShows(text: string): Promise<void> {
+    await this.page.getByTestId(S.timeline).getByText(text).first().waitFor();
+  }
+  /** Waits for a log line with this text. */
+  async logsShow(text: string): Promise<void> {
+    await this.page.getByTestId(TEST_IDS.logs.text).getByText(text).first().waitFor();
+  }
+  /** Opens the session's application (lab, terminal, code) from its connect button: the new tab. */
+  async connect(kind: string): Promise<Page> {
+    const [tab] = await Promise.all([
+      this.page.context().waitForEvent("page"),
+      this.page.getByTestId(S.connect(kind)).click(),
+    ]);
+    return tab;
+  }
+  /** What a queued session's page says about its wait. */
+  queueInfo() {
+    return this.page.getByTestId(S.queueInfo);
+  }
+}
+
+export class QueuePage {
+  readonly page: Page;
+  constructor(page: Page) {
+    this.page = page;
+  }
+  async open(): Promise<void> {
+    await this.page.goto("/queue");
+  }
+  row(sessionId: string) {
+    return this.page.locator(`[data-testid="${TEST_IDS.queue.row}"][data-session-id="${sessionId}"]`);
+  }
+  position(sessionId: string) {
+    return this.row(sessionId).getByTestId(TEST_IDS.queue.position).textContent();
+  }
+  reason(sessionId: string) {
+    return this.row(sessionId).getByTestId(TEST_IDS.queue.reason).textContent();
   }
 }

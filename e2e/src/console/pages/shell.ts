@@ -95,4 +95,13 @@ export class Shell {
   errorRequestId() {
     return this.page.getByTestId(T.errorRequestId);
   }
+
+  /** The error panel's message and request id (a page may show other messages besides). */
+  errorPanelMessage() {
+    return this.errorPanel().getByTestId(T.errorMessage);
+  }
+
+  errorPanelRequestId() {
+    return this.errorPanel().getByTestId(T.errorRequestId);
+  }
 }

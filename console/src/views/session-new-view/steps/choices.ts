@@ -10,7 +10,7 @@ export function presetStep(p: { catalog: Catalog; preset: string; onPick: (name:
   return html`<fieldset>
       <legend>2. Resources</legend>
       <div class="field"><label for="preset">Preset</label>
-        <select id="preset" name="preset" data-testid="preset" @change=${(e: Event) => p.onPick((e.target as HTMLSelectElement).value)}>
+        <select id="preset" name="preset" data-testid=${TEST_IDS.wizard.preset} @change=${(e: Event) => p.onPick((e.target as HTMLSelectElement).value)}>
           ${p.catalog.presets.map((x) => html`<option value=${x.name} ?selected=${x.name === p.preset}>${x.display_name} — ${x.cpu} CPU, ${x.memory} memory${x.gpu_count ? `, ${x.gpu_count} GPU` : ""}</option>`)}
         </select>
       </div>
@@ -32,7 +32,7 @@ export function imageStep(p: {
               const tag = imageTag(img, p.me);
               const id = `img-${img.name}`;
               return html`<label class="choice" for=${id}>
-              <input type="radio" id=${id} name="image" value=${img.name} .checked=${p.image === img.name} @change=${() => p.onPick(img.name)} data-testid="image-${img.name}" />
+              <input type="radio" id=${id} name="image" value=${img.name} .checked=${p.image === img.name} @change=${() => p.onPick(img.name)} data-testid=${TEST_IDS.wizard.image(img.name)} />
               <span class="choice-body"><strong>${img.display_name} ${tag === "yours" ? html`<span class="badge tone-info" data-testid=${TEST_IDS.images.imageYours}>Yours</span>` : tag === "private" ? html`<span class="badge tone-muted">Private</span>` : nothing}</strong>
                 <span class="muted">${img.kind}</span><code class="muted">${img.image}</code></span>
             </label>`;
@@ -63,13 +63,13 @@ export function clusterStep(p: ClusterStepProps) {
       <legend>4. Where and what to call it</legend>
       <div class="grid2">
         <div class="field"><label for="cluster">Cluster</label>
-          <select id="cluster" name="cluster" data-testid="cluster-pin" aria-describedby="cluster-hint" @change=${(e: Event) => p.onCluster((e.target as HTMLSelectElement).value)}>
+          <select id="cluster" name="cluster" data-testid=${TEST_IDS.wizard.clusterPin} aria-describedby="cluster-hint" @change=${(e: Event) => p.onCluster((e.target as HTMLSelectElement).value)}>
             <option value="" ?selected=${!p.cluster}>Any cluster (recommended)</option>
             ${choices.map((ch) => html`<option value=${ch.id} ?selected=${ch.id === p.cluster}>${ch.name} — ${ch.free} of ${ch.total} free${ch.fits ? "" : " (would wait)"}</option>`)}
           </select>
           <p class="hint" id="cluster-hint">Pinning waits for that cluster even when another has room.</p>
         </div>
-        <div class="field"><label for="name">Name (optional)</label><input id="name" name="name" maxlength="128" .value=${p.name} @input=${(e: Event) => p.onName((e.target as HTMLInputElement).value)} placeholder="my-experiment" data-testid="session-name" /></div>
+        <div class="field"><label for="name">Name (optional)</label><input id="name" name="name" maxlength="128" .value=${p.name} @input=${(e: Event) => p.onName((e.target as HTMLInputElement).value)} placeholder="my-experiment" data-testid=${TEST_IDS.wizard.sessionName} /></div>
       </div>
     </fieldset>`;
 }

@@ -17,7 +17,7 @@ export interface LimitsStepProps {
 
 export function limitsStep(p: LimitsStepProps) {
   const problems = p.problems;
-  return html`<fieldset data-testid="step-limits">
+  return html`<fieldset data-testid=${TEST_IDS.wizard.stepLimits}>
       <legend>5. Idle pause and time limit (optional)</legend>
       ${renderTask(p.rules, {
         pendingLabel: "Loading your resource policy…",

@@ -4,6 +4,7 @@ import type { GpuAvailability } from "../../../api/openapi.gen.ts";
 import "../../../components/empty-state/index.ts";
 import { formatCredits } from "../../../data/format.ts";
 import { roomForOffering, tierLabel } from "../../../data/wizard.ts";
+import { TEST_IDS } from "../../../test-ids.ts";
 import type { Catalog } from "./types.ts";
 
 export interface OfferingStepProps {
@@ -16,7 +17,7 @@ export interface OfferingStepProps {
 
 export function offeringStep(p: OfferingStepProps) {
   const rows = p.availability?.clusters ?? [];
-  return html`<fieldset data-testid="step-offering">
+  return html`<fieldset data-testid=${TEST_IDS.wizard.stepOffering}>
       <legend>1. GPU offering</legend>
       ${
         p.catalog.offerings.length === 0
@@ -26,12 +27,12 @@ export function offeringStep(p: OfferingStepProps) {
               const avail = roomForOffering(rows, o);
               const id = `off-${o.name}`;
               return html`<label class="choice" for=${id}>
-                <input type="radio" id=${id} name="offering" value=${o.name} .checked=${p.offering === o.name} @change=${() => p.onPick(o.name)} data-testid="offering-${o.name}" />
+                <input type="radio" id=${id} name="offering" value=${o.name} .checked=${p.offering === o.name} @change=${() => p.onPick(o.name)} data-testid=${TEST_IDS.wizard.offering(o.name)} />
                 <span class="choice-body">
                   <strong>${o.display_name}</strong>
-                  <span data-testid="offering-tier-${o.name}">${tierLabel(o)} · ${o.tier}</span>
+                  <span data-testid=${TEST_IDS.wizard.offeringTier(o.name)}>${tierLabel(o)} · ${o.tier}</span>
                   <span>${formatCredits(o.hourly_credit_rate)} credits / hour</span>
-                  <span class=${avail.free > 0 ? "tone-ok" : "tone-warn"} data-testid="offering-free-${o.name}">${p.availability ? `${avail.free} of ${avail.total} ${avail.unit} free now` : "checking free GPUs…"}</span>
+                  <span class=${avail.free > 0 ? "tone-ok" : "tone-warn"} data-testid=${TEST_IDS.wizard.offeringFree(o.name)}>${p.availability ? `${avail.free} of ${avail.total} ${avail.unit} free now` : "checking free GPUs…"}</span>
                 </span>
               </label>`;
             })}
