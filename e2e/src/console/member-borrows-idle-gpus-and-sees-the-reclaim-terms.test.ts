@@ -2,6 +2,7 @@
 // borrowing costs (0.3 of the rate) and what it risks (warning, pause, resume ahead of new work) before
 // launch, and the session's page names its class and reclaim notice once it runs.
 import { ensureConsoleBuilt } from "@berth/console";
+import { TEST_IDS } from "@berth/console/test-ids";
 import { HttpKube } from "@berth/controllers/kube";
 import { OfferingKind, resourcePath } from "@berth/crds";
 import type { Browser, BrowserContext, Page } from "playwright-core";
@@ -47,6 +48,7 @@ describe("a member who borrows idle GPUs", () => {
     const login = new LoginPage(page);
     await login.open();
     await login.signIn(bed.alice.email, bed.alice.password);
+    await page.getByTestId(TEST_IDS.shell.accountMenu).waitFor();
 
     const wizard = new NewSessionPage(page);
     await wizard.open();
