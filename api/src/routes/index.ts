@@ -9,6 +9,7 @@ import { routes as clusters } from "./clusters/routes.ts";
 import { routes as connect } from "./connect/routes.ts";
 import { routes as credits } from "./credits/routes.ts";
 import { routes as dashboard } from "./dashboard/routes.ts";
+import { routes as fairShare } from "./fair-share/routes.ts";
 import { routes as imageBuilds } from "./image-builds/routes.ts";
 import { routes as images } from "./images/routes.ts";
 import { routes as logs } from "./logs/routes.ts";
@@ -45,6 +46,7 @@ export const allRoutes: RouteDef[] = [
   ...nodes,
   ...sessions,
   ...reclaim,
+  ...fairShare,
   ...queue,
   ...connect,
   ...logs,

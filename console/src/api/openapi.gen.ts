@@ -174,6 +174,28 @@ export type BulkTerminateResult = {
 /** guaranteed: within the organization's (and project's) guaranteed GPUs, never reclaimed (the default). borrowed: idle capacity beyond it, at the offering's borrowed rate, paused after a warning when a guaranteed session needs it (docs/dev/fair-share.md). */
 export type CapacityClass = "guaranteed" | "borrowed";
 
+export type CapacityReclaim = {
+  id: string;
+  /** The borrowed session reclaimed. */
+  session_id: string;
+  organization_id: string;
+  project_id: string | null;
+  owner_id: string;
+  /** The guaranteed session its GPUs went to. */
+  for_session_id: string;
+  for_organization_id: string;
+  gpu_model: string;
+  gpus: number;
+  /** Why it was chosen (idle, over its fair share, priority, newest). */
+  reason: string;
+  noticed_at: string;
+  pause_at: string;
+  paused_at: string | null;
+  resumed_at: string | null;
+  /** Not needed after all (the guaranteed session found room). */
+  withdrawn_at: string | null;
+};
+
 export type ChangePasswordRequest = {
   current_password: string;
   /** At least 12 characters, different from the current password. */
@@ -675,6 +697,54 @@ export type ErrorEnvelope = {
   };
 };
 
+export type FairShare = {
+  as_of: string;
+  /** Allocatable GPUs of the fleet per model. */
+  capacity: {
+    [key: string]: number;
+  };
+  organizations: FairShareOrganization[];
+};
+
+export type FairShareModel = {
+  gpu_model: string;
+  /** GPUs (card equivalents: a 1/4 slice counts 0.25). */
+  guaranteed: number;
+  /** Held by its guaranteed sessions. */
+  used: number;
+  /** Held by its borrowed sessions, beyond the guarantee. */
+  borrowed: number;
+  /** Of its unused guarantee, what others borrow now (within its lending limit). */
+  lent: number;
+};
+
+export type FairShareOrganization = {
+  id: string;
+  name: string;
+  weight: number;
+  /** Its weight's fraction among its siblings (0–1). */
+  fair_share: number;
+  /** Its fraction of the siblings' decayed GPU usage (0–1). */
+  usage_share: number;
+  /** usage_share ÷ fair_share: above 1, more than its fair share. */
+  weighted_share: number;
+  models: FairShareModel[];
+  projects: FairShareProject[];
+};
+
+export type FairShareProject = {
+  id: string;
+  name: string;
+  weight: number;
+  /** Its weight's fraction among its siblings (0–1). */
+  fair_share: number;
+  /** Its fraction of the siblings' decayed GPU usage (0–1). */
+  usage_share: number;
+  /** usage_share ÷ fair_share: above 1, more than its fair share. */
+  weighted_share: number;
+  models: FairShareModel[];
+};
+
 export type GpuAvailability = {
   clusters: {
     cluster_id: string;
@@ -1006,7 +1076,7 @@ export type Notification = {
   read_at: string | null;
 };
 
-export type NotificationKind = "credits.running_low" | "session.paused" | "session.idle_warning" | "session.runtime_warning" | "session.failed" | "credits.request_approved" | "credits.request_partially_approved" | "credits.request_denied" | "quota.request_received" | "quota.request_decided" | "volume.near_quota" | "image_build.finished" | "image_import.finished" | "webhook.endpoint_disabled" | "cluster.unreachable";
+export type NotificationKind = "credits.running_low" | "session.paused" | "session.idle_warning" | "session.reclaim_warning" | "session.runtime_warning" | "session.failed" | "credits.request_approved" | "credits.request_partially_approved" | "credits.request_denied" | "quota.request_received" | "quota.request_decided" | "volume.near_quota" | "image_build.finished" | "image_import.finished" | "webhook.endpoint_disabled" | "cluster.unreachable";
 
 export type NotificationList = {
   data: Notification[];
@@ -1188,6 +1258,39 @@ export type QueueEntry = {
   /** Why it waits (no free GPU of its model, its pinned cluster is full, …). */
   reason: string;
   waiting_since: string;
+  /** null when no estimate could be made (the fleet could not be read). */
+  eta: QueueEta | null;
+};
+
+/** When the session is likely to start (docs/dev/fair-share.md). */
+export type QueueEta = {
+  /** The state the estimate was made from (RFC 3339). */
+  as_of: string;
+  /** Minutes from as_of; null: cannot start while the reason holds (∞). */
+  p50_minutes: number | null;
+  /** Minutes from as_of; null: cannot start while the reason holds (∞). */
+  p90_minutes: number | null;
+  per_cluster: {
+    cluster_id: string;
+    /** Share of the simulated futures in which it starts there. */
+    share: number;
+    /** Minutes from as_of; null: cannot start while the reason holds (∞). */
+    p50_minutes: number | null;
+    /** Minutes from as_of; null: cannot start while the reason holds (∞). */
+    p90_minutes: number | null;
+  }[];
+  /** simulation: placement replayed forward over lengths learned from finished runs; throughput: queue depth ÷ recent admission rate (too little history); never: cannot start while the reason holds. */
+  method: "simulation" | "throughput" | "never";
+  /** Placement's reason for the wait now (NoCapacity, PinnedClusterFull, …). */
+  reason: string;
+  message: string;
+  /** A shape that would likely start sooner (a smaller tier, another cluster). */
+  hint: {
+    label: string;
+    /** Minutes from as_of; null: cannot start while the reason holds (∞). */
+    p50_minutes: number | null;
+    message: string;
+  } | null;
 };
 
 export type QueuePriority = {
@@ -2034,7 +2137,7 @@ export type WebhookCreate = {
   url: string;
   description?: string;
   /** Event kinds to receive; empty: every kind. Unknown kinds are refused. */
-  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "session.idle_warning" | "session.runtime_warning" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied" | "quota.request.created" | "quota.request.decided" | "volume.created" | "volume.resized" | "volume.deleted" | "node.cordoned" | "node.uncordoned" | "node.drained" | "node.deleted" | "cluster.unreachable" | "cluster.reachable" | "image.build.succeeded" | "image.build.failed" | "image.build.cancelled" | "image.import.ready" | "image.import.failed")[];
+  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "session.idle_warning" | "session.runtime_warning" | "session.reclaim_warning" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied" | "quota.request.created" | "quota.request.decided" | "volume.created" | "volume.resized" | "volume.deleted" | "node.cordoned" | "node.uncordoned" | "node.drained" | "node.deleted" | "cluster.unreachable" | "cluster.reachable" | "image.build.succeeded" | "image.build.failed" | "image.build.cancelled" | "image.import.ready" | "image.import.failed")[];
 };
 
 export type WebhookDelivery = {
@@ -2083,7 +2186,7 @@ export type WebhookUpdate = {
   url?: string;
   description?: string;
   /** Event kinds to receive; empty: every kind. Unknown kinds are refused. */
-  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "session.idle_warning" | "session.runtime_warning" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied" | "quota.request.created" | "quota.request.decided" | "volume.created" | "volume.resized" | "volume.deleted" | "node.cordoned" | "node.uncordoned" | "node.drained" | "node.deleted" | "cluster.unreachable" | "cluster.reachable" | "image.build.succeeded" | "image.build.failed" | "image.build.cancelled" | "image.import.ready" | "image.import.failed")[];
+  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "session.idle_warning" | "session.runtime_warning" | "session.reclaim_warning" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied" | "quota.request.created" | "quota.request.decided" | "volume.created" | "volume.resized" | "volume.deleted" | "node.cordoned" | "node.uncordoned" | "node.drained" | "node.deleted" | "cluster.unreachable" | "cluster.reachable" | "image.build.succeeded" | "image.build.failed" | "image.build.cancelled" | "image.import.ready" | "image.import.failed")[];
   enabled?: boolean;
 };
 
@@ -2688,6 +2791,17 @@ export interface Operations {
     body: undefined;
     response: EffectiveLimits;
   };
+  /** Per organization and project: guaranteed, used, borrowed, lent, fair share and weighted share */
+  getFairShare: {
+    method: "get";
+    path: "/api/v1/fair-share";
+    params: Record<string, never>;
+    query: {
+      organization_id?: string;
+    };
+    body: undefined;
+    response: FairShare;
+  };
   /** Free and total GPUs by cluster and model */
   getGpuAvailability: {
     method: "get";
@@ -3161,6 +3275,24 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: BuildClusterList;
+  };
+  /** The reclaim log: which guaranteed session took which borrowed session's GPUs, why and when */
+  listCapacityReclaims: {
+    method: "get";
+    path: "/api/v1/fair-share/reclaims";
+    params: Record<string, never>;
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+      organization_id?: string;
+    };
+    body: undefined;
+    response: {
+      data: CapacityReclaim[];
+      pagination: Pagination;
+    };
   };
   /** List registered clusters */
   listClusters: {
@@ -4268,6 +4400,7 @@ export const OPERATIONS = {
   getCreditRequest: { method: "get", path: "/api/v1/credits/requests/{requestId}" },
   getDashboard: { method: "get", path: "/api/v1/dashboard" },
   getEffectiveLimits: { method: "get", path: "/api/v1/resource-policies/effective" },
+  getFairShare: { method: "get", path: "/api/v1/fair-share" },
   getGpuAvailability: { method: "get", path: "/api/v1/sessions/gpu-availability" },
   getHealth: { method: "get", path: "/healthz" },
   getImage: { method: "get", path: "/api/v1/images/{name}" },
@@ -4305,6 +4438,7 @@ export const OPERATIONS = {
   listAuditLogs: { method: "get", path: "/api/v1/audit-logs" },
   listBudgets: { method: "get", path: "/api/v1/budgets" },
   listBuildClusters: { method: "get", path: "/api/v1/image-builds/clusters" },
+  listCapacityReclaims: { method: "get", path: "/api/v1/fair-share/reclaims" },
   listClusters: { method: "get", path: "/api/v1/clusters" },
   listCreditRequests: { method: "get", path: "/api/v1/credits/requests" },
   listGpuDevices: { method: "get", path: "/api/v1/gpu-devices" },

@@ -6,7 +6,9 @@
 // queues its resume ahead of Bob's newer borrowed work. Alice's guaranteed session is never reclaimed.
 import { capacityReclaimWorkerLoop } from "@berth/api";
 import { HttpKube } from "@berth/controllers/kube";
+import { ResourcePolicyKind, resourcePath } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import { H100, type SessionsBed, startSessionsBed } from "./harness.ts";
 
 vi.setConfig({ testTimeout: 600_000 });
@@ -26,16 +28,24 @@ const h100 = { offering: "h100", preset: "gpu-small", image: "jupyterlab" };
 
 describe("borrowed capacity is given back to guaranteed sessions by pausing", () => {
   it("warns, pauses after a 0-second grace, lets the guaranteed session start, and resumes the borrowed one ahead of new work", async () => {
-    const policy = await bed.call(bed.superAdmin, "POST", "/api/v1/resource-policies", {
-      name: "bed-fair-share",
-      scope: { kind: "organization", id: bed.org.id },
-      fair_share: {
-        guarantees: [{ gpu_model: H100, guaranteed_gpus: 1, borrowing_limit_gpus: 3 }],
-        reclaim_grace_seconds: 0,
-        min_runtime_seconds: 0,
-      },
+    // Written as an administrator's kubectl would (the policy routes are the catalog tests'; the bed's API
+    // credential has no catalog writes).
+    const admin = new HttpKube(kubeConfigFrom(bed.fleet.cluster("mgmt").kubeconfig));
+    const policy = await admin.request("POST", resourcePath(ResourcePolicyKind), {
+      body: ResourcePolicyKind.build(
+        { name: "bed-fair-share" },
+        {
+          scope: { kind: "organization", id: bed.org.id },
+          fairShare: {
+            guarantees: [{ gpuModel: H100, gpus: 1, borrowingLimit: 3 }],
+            reclaimGraceSeconds: 0,
+            minRuntimeSeconds: 0,
+          },
+        },
+      ),
     });
-    expect(policy.status, JSON.stringify(policy.body)).toBe(201);
+    admin.close();
+    expect(policy.status).toBe(201);
     const loop = capacityReclaimWorkerLoop({ db: bed.workerDb, kube, log: bed.t.deps.log });
 
     // Bob borrows both H100s: nobody needs them now.
@@ -70,7 +80,7 @@ describe("borrowed capacity is given back to guaranteed sessions by pausing", ()
     expect(paused.reason).toBe("CapacityReclaimed");
     await bed.waitFor(bed.alice, g.body.id, (s) => s.phase === "Running", "guaranteed session Running");
 
-    // Its resume is queued; a newer borrowed session waits behind it.
+    // Its resume is queued (the pass after the pause lands); a newer borrowed session waits behind it.
     expect((await loop.pass()).requeued).toEqual([b2.id]);
     await bed.waitFor(bed.bob, b2.id, (s) => s.phase === "Queued", "reclaimed session Queued to resume");
     const b3 = await bed.call(bed.bob, "POST", "/api/v1/sessions", { ...h100, name: "b3", capacity_class: "borrowed" });

@@ -108,7 +108,7 @@ export async function reclaimCapacity(c: CapacityReclaimContext): Promise<Capaci
           WAITING.has(phaseOf(target.s)) &&
           !target.s.status?.cluster;
         if (!stillWaits && Date.parse(n.pauseAt) > now.getTime()) {
-          if (await writeNotice(c.sessions, s, null)) {
+          if ((await writeNotice(c.sessions, s, null)) !== undefined) {
             await c
               .db("capacity_reclaims")
               .where({ session_id: row.id })
@@ -125,6 +125,16 @@ export async function reclaimCapacity(c: CapacityReclaimContext): Promise<Capaci
             result.paused.push(row.id);
           }
         }
+        // Paused by the reclaim: the notice records it (placement then takes it from its first start),
+        // and it is asked to run again at once.
+        if (phase === "Paused" && s.spec.desiredState === "Paused") {
+          const written = await writeNotice(c.sessions, s, { ...n, pausedAt: s.status?.pausedAt ?? now.toISOString() });
+          if (
+            written !== undefined &&
+            (await askToRun(c, { ...s, metadata: { ...s.metadata, resourceVersion: written } }, row))
+          )
+            result.requeued.push(row.id);
+        }
         continue;
       }
       if (phase === "Paused" && s.spec.desiredState === "Paused") {
@@ -132,7 +142,7 @@ export async function reclaimCapacity(c: CapacityReclaimContext): Promise<Capaci
         continue;
       }
       if (phase === "Running" && Date.parse(s.status?.startedAt ?? "") > Date.parse(n.pausedAt)) {
-        if (await writeNotice(c.sessions, s, null)) {
+        if ((await writeNotice(c.sessions, s, null)) !== undefined) {
           await c
             .db("capacity_reclaims")
             .where({ session_id: row.id })
@@ -274,16 +284,19 @@ async function usageIntervals(db: Knex, now: Date, halfLifeMs: number): Promise<
   });
 }
 
-/** status.capacityReclaim by a merge patch with the resourceVersion read; false on a conflict. */
-async function writeNotice(rt: SessionsRuntime, s: Session, notice: Notice | null): Promise<boolean> {
-  const res = await rt.kube.request(
+/**
+ * status.capacityReclaim by a merge patch with the resourceVersion read: the new resourceVersion, or
+ * undefined on a conflict (the next pass reads afresh).
+ */
+async function writeNotice(rt: SessionsRuntime, s: Session, notice: Notice | null): Promise<string | undefined> {
+  const res = await rt.kube.request<{ metadata?: { resourceVersion?: string } }>(
     "PATCH",
     sessionPath(s.metadata.namespace as string, s.metadata.name as string, "status"),
     { body: { metadata: { resourceVersion: s.metadata.resourceVersion }, status: { capacityReclaim: notice } } },
   );
-  if (res.status === 409 || res.status === 404) return false;
+  if (res.status === 409 || res.status === 404) return undefined;
   if (res.status >= 300) throw new Error(`writing the reclaim notice of ${s.metadata.name}: ${res.status}`);
-  return true;
+  return res.body?.metadata?.resourceVersion ?? s.metadata.resourceVersion ?? "";
 }
 
 const clockTime = (d: Date) => `${d.toISOString().slice(11, 19)} UTC`;
@@ -306,7 +319,7 @@ async function warn(
   const pauseAt = new Date(now.getTime() + grace * 1000);
   const reason = `A guaranteed session of ${forRow.organization_id} needs ${row.gpu_model} (${why}).`;
   const notice: Notice = { noticeAt: now.toISOString(), pauseAt: pauseAt.toISOString(), for: forRow.id, reason };
-  if (!(await writeNotice(c.sessions, s, notice))) return false;
+  if ((await writeNotice(c.sessions, s, notice)) === undefined) return false;
   const name = row.display_name ?? row.id;
   const minutesLeft = Math.max(0, Math.ceil(grace / 60));
   const view = JSON.parse(

@@ -4,7 +4,9 @@
 // to the ResourcePolicy's `maxPriority` (the default global policy says 0, so members cannot jump the
 // queue); organization admins and super_admin may set any value from -1000 to 1000.
 
+import type { Eta } from "@berth/controllers";
 import { Paged } from "../../db/paging.ts";
+import { queueEtas } from "../../domain/fairshare/queueEta.ts";
 import { cancelQueued, changePriority, listQueue } from "../../domain/sessions/queue.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { presentSession } from "../sessions/presenter.ts";
@@ -13,6 +15,27 @@ import { ListQueueQuery, PriorityBody, QueueEntry } from "./schemas.ts";
 
 const TAGS = ["queue"];
 
+const minutes = (ms: number) => (Number.isFinite(ms) ? Math.round(ms / 6_000) / 10 : null);
+
+function presentEta(e: Eta | undefined) {
+  if (!e) return null;
+  return {
+    as_of: e.asOf,
+    p50_minutes: minutes(e.p50Ms),
+    p90_minutes: minutes(e.p90Ms),
+    per_cluster: e.perCluster.map((c) => ({
+      cluster_id: c.clusterId,
+      share: c.share,
+      p50_minutes: minutes(c.p50Ms),
+      p90_minutes: minutes(c.p90Ms),
+    })),
+    method: e.method,
+    reason: e.reason,
+    message: e.message,
+    hint: e.hint ? { label: e.hint.label, p50_minutes: minutes(e.hint.p50Ms), message: e.hint.message } : null,
+  };
+}
+
 export const listQueueRoute = defineRoute({
   method: "get",
   path: "/api/v1/queue",
@@ -20,7 +43,7 @@ export const listQueueRoute = defineRoute({
   tags: TAGS,
   summary: "Queued sessions with their position and reason",
   description:
-    "Sessions in phase Queued, grouped by GPU model in placement order (priority, then age), with the live position. They start automatically when a GPU of their model frees up (a pause, a termination, a node added).",
+    'Sessions in phase Queued, grouped by GPU model in placement order (priority, then age), with the live position. They start automatically when a GPU of their model frees up (a pause, a termination, a node added). `eta` estimates when: p50 and p90 in minutes overall and per eligible cluster, as of when, why it waits, ∞ (null) with "cannot start while …" when nothing can fit, and a hint when another shape would start sooner (docs/dev/fair-share.md).',
   auth: "user",
   query: ListQueueQuery,
   errors: ["not_found"],
@@ -30,6 +53,14 @@ export const listQueueRoute = defineRoute({
       ...(query.gpu_model ? { gpuModel: query.gpu_model } : {}),
       ...(query.cluster_id ? { clusterId: query.cluster_id } : {}),
     });
+    // The estimate is the whole queue's (a forward simulation); only the page's entries are shown.
+    const etas =
+      page.data.length > 0
+        ? await queueEtas(deps.db, deps.sessions, deps.clock.now()).catch((err: unknown) => {
+            deps.log.warn({ err }, "queue ETA could not be estimated");
+            return new Map<string, Eta>();
+          })
+        : new Map<string, Eta>();
     return {
       status: 200,
       body: {
@@ -38,6 +69,7 @@ export const listQueueRoute = defineRoute({
           position: e.position,
           reason: e.reason,
           waiting_since: new Date(e.waitingSince).toISOString(),
+          eta: presentEta(etas.get(e.session.id)),
         })),
         pagination: page.pagination,
       },

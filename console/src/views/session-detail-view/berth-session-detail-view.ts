@@ -17,6 +17,7 @@ import {
   actOnSession,
   keepSessionRunning,
   loadConnectLinks,
+  loadQueue,
   loadSession,
   loadSessionIdle,
   loadSessionResource,
@@ -80,6 +81,15 @@ export class BerthSessionDetailView extends LitElement {
   #idle = new Task(this, {
     task: async ([id, running], { signal }) => (running ? loadSessionIdle(id as string, signal) : undefined),
     args: () => [this.sessionId, this.#session.value?.phase === "Running"],
+  });
+  /** While it waits: its queue entry's start estimate (docs/dev/fair-share.md). */
+  #eta = new Task(this, {
+    task: async ([id, queued], { signal }) => {
+      if (!queued) return undefined;
+      const q = await loadQueue("mine", 1, signal);
+      return q.data.find((e) => e.session.id === id)?.eta ?? undefined;
+    },
+    args: () => [this.sessionId, this.#session.value?.phase === "Queued"],
   });
   #resource = new Task(this, {
     task: async ([id, show], { signal }) => {
@@ -197,6 +207,14 @@ export class BerthSessionDetailView extends LitElement {
       ${this.keepError ? html`<berth-error-panel heading="It could not be kept running" .error=${this.keepError}></berth-error-panel>` : nothing}`;
   }
 
+  #etaText() {
+    const e = this.#eta.value;
+    if (!e) return nothing;
+    return html`<span data-testid="queue-eta" data-method=${e.method}>Estimate: ${e.message} (as of ${formatTime(e.as_of)}).${
+      e.hint ? html` <span data-testid="queue-eta-hint">${e.hint.message}</span>` : nothing
+    }</span>`;
+  }
+
   /** A borrowed session's reclaim notice (docs/dev/fair-share.md): the terms, then the countdown once warned. */
   #capacity(s: Session, now: number) {
     const notice = s.reclaim_notice;
@@ -253,6 +271,7 @@ export class BerthSessionDetailView extends LitElement {
         s.queue
           ? html`<div class="card queue" role="status" data-testid=${TEST_IDS.session.queueInfo}>
             <strong>#${s.queue.position} in the queue</strong> for ${tierLabel({ ...s, slice_memory_mib: s.gpu_slice_memory_mib, fraction: s.gpu_fraction })}${s.cluster_pin ? html` on ${s.cluster_pin}` : nothing}. ${s.queue.reason}
+            ${this.#etaText()}
             <a href="/queue">See the queue</a>
           </div>`
           : nothing

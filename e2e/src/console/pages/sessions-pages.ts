@@ -110,6 +110,15 @@ export class NewSessionPage {
   maxRuntimeProblem() {
     return this.page.getByTestId(TEST_IDS.wizard.maxRuntimeProblem);
   }
+  /** The Capacity step (docs/dev/fair-share.md): guaranteed by default, borrowed by opt-in. */
+  async chooseCapacity(c: "guaranteed" | "borrowed"): Promise<void> {
+    await this.page
+      .getByTestId(c === "borrowed" ? TEST_IDS.wizard.capacityBorrowed : TEST_IDS.wizard.capacityGuaranteed)
+      .check();
+  }
+  reclaimTerms() {
+    return this.page.getByTestId(TEST_IDS.wizard.reclaimTerms);
+  }
   async create(name: string): Promise<string> {
     await this.name(name);
     await this.createButton().click();
@@ -126,6 +135,13 @@ export class SessionPage {
   async open(id: string): Promise<void> {
     await this.page.goto(`/sessions/${id}`);
     await this.page.getByTestId(S.name).waitFor();
+  }
+  /** Its capacity class as the Details list names it ("guaranteed" or "borrowed"). */
+  capacityClass() {
+    return this.page.getByTestId("session-capacity-class").getAttribute("data-class");
+  }
+  reclaimNotice() {
+    return this.page.getByTestId("reclaim-notice");
   }
   phase() {
     return this.page.locator(`[data-testid="${S.phase}"] [data-testid="phase"]`).getAttribute("data-phase");
