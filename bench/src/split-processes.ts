@@ -171,6 +171,8 @@ export async function startSplit(
     onSignal: () => Promise<void>;
     /** The operator's usage interval (whole seconds); default 60 s, the bed's. */
     usageIntervalMs?: number;
+    /** More environment for the API and for every worker (e.g. the webhook allowlist and receivers' CA). */
+    env?: { api?: Record<string, string>; worker?: Record<string, string> };
   },
 ): Promise<Split> {
   const children: Child[] = [];
@@ -216,6 +218,7 @@ export async function startSplit(
       BERTH_KUBECONFIG: apiKubeconfig,
       BERTH_BOOTSTRAP_PASSWORD: "bench-bootstrap-password",
       BERTH_LOG_LEVEL: "info",
+      ...opts.env?.api,
     };
     const api = spawnChild("api", API_MAIN, apiEnv);
     children.push(api);
@@ -287,6 +290,7 @@ export async function startSplit(
           BERTH_WORKER_STATUS_HOST: "127.0.0.1",
           BERTH_WORKER_STATUS_PORT: "0",
           BERTH_LOG_LEVEL: "info",
+          ...opts.env?.worker,
         });
         children.push(w);
         split.worker = w;
