@@ -16,6 +16,8 @@ import { AccessTokens, findUserById } from "@berth/api/testing";
 import { mintControlPlaneCredential } from "@berth/e2e/clusters/credentials";
 import type { SessionsBed } from "@berth/e2e/sessions";
 
+// How long a child may take to load and start: minutes on a shared 2-CPU machine at a load of 30.
+const READY_MS = 300_000;
 const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 const API_MAIN = here("../../api/src/main.ts");
 const WORKER_MAIN = here("../../api/src/worker-main.ts");
@@ -222,7 +224,7 @@ export async function startSplit(
     };
     const api = spawnChild("api", API_MAIN, apiEnv);
     children.push(api);
-    const listening = await api.line("public API listening", 120_000);
+    const listening = await api.line("public API listening", READY_MS);
     const internal = await api.line("internal plane listening", 10_000);
     const apiUrl = String(listening.url);
     const internalUrl = String(internal.url);
@@ -252,13 +254,13 @@ export async function startSplit(
     };
     const operator = spawnChild("operator", OPERATOR_MAIN, operatorEnv);
     children.push(operator);
-    await operator.line("operator started", 120_000);
+    await operator.line("operator started", READY_MS);
 
     const respawn = async (kind: "api" | "operator", main: string, env: Record<string, string>, ready: string) => {
       const again = spawnChild(kind, main, env);
       children.push(again);
       split[kind] = again;
-      await again.line(ready, 120_000);
+      await again.line(ready, READY_MS);
       return again;
     };
     const split: Split = {
@@ -294,7 +296,7 @@ export async function startSplit(
         });
         children.push(w);
         split.worker = w;
-        await w.line("worker started", 120_000);
+        await w.line("worker started", READY_MS);
         return w;
       },
       children: () => children.filter((c) => c.proc.exitCode === null && c.proc.signalCode === null),
@@ -308,7 +310,7 @@ export async function startSplit(
       },
       stop: stopAll,
     };
-    await (await split.startWorker("worker-split-1")).line("session controller started", 120_000);
+    await (await split.startWorker("worker-split-1")).line("session controller started", READY_MS);
     return split;
   } catch (err) {
     await stopAll();
