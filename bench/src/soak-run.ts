@@ -436,6 +436,18 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       }
       return undefined;
     };
+    // A start that does not finish in time is killed and tried again: the soak must not go on without an API.
+    const restartApi = async () => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await f.restartApi();
+        } catch (err) {
+          s.api.proc.kill("SIGKILL");
+          out(`  the API did not start again (attempt ${attempt}): ${(err as Error).message.split("\n")[0]}`);
+          if (attempt === 3) throw err;
+        }
+      }
+    };
     const inject = async (name: FaultName): Promise<string> => {
       switch (name) {
         case "pg-stop": {
@@ -513,7 +525,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
           );
           await kill;
           const t0 = Date.now();
-          await f.restartApi();
+          await restartApi();
           const back = Date.now() - t0;
           // Unanswered creates are retried with their keys in the background, as clients would: a key a
           // killed replica left in flight answers 409 until it is taken over (docs/dev/testing.md).
@@ -697,11 +709,26 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     const checkpoint = async () => {
       holding = true;
       for (const t0 = Date.now(); inflight > 0 && Date.now() - t0 < 120_000; ) await sleep(200);
-      const { rec, settledS } = await reconcile(Date.now() + o.settleS * 1000);
+      // The bench's own reads may meet Postgres slow or a pool timeout on a loaded machine: tried again.
+      const read = async () => {
+        const { rec, settledS } = await reconcile(Date.now() + o.settleS * 1000);
+        const [{ size } = { size: "0" }] = (await db.raw("SELECT pg_database_size(current_database()) AS size")).rows;
+        const [q] = (await db("sessions").where({ phase: "Queued" }).count({ n: "*" })) as { n: string }[];
+        const [pd] = (await db("webhook_deliveries").where({ state: "pending" }).count({ n: "*" })) as { n: string }[];
+        return { rec, settledS, size, q, pd };
+      };
+      let got: Awaited<ReturnType<typeof read>> | undefined;
+      for (let attempt = 1; !got; attempt++) {
+        try {
+          got = await read();
+        } catch (err) {
+          out(`  checkpoint read failed (attempt ${attempt}): ${(err as Error).message.split("\n")[0]}`);
+          if (attempt === 5) throw err;
+          await sleep(10_000);
+        }
+      }
+      const { rec, settledS, size, q, pd } = got;
       const ps = processes();
-      const [{ size } = { size: "0" }] = (await db.raw("SELECT pg_database_size(current_database()) AS size")).rows;
-      const [q] = (await db("sessions").where({ phase: "Queued" }).count({ n: "*" })) as { n: string }[];
-      const [pd] = (await db("webhook_deliveries").where({ state: "pending" }).count({ n: "*" })) as { n: string }[];
       const now = Date.now();
       const window = probes.filter((p) => p.at >= windowFrom && p.status === 200 && outsideFaults(p.at));
       windowFrom = now;
