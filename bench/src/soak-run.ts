@@ -82,8 +82,12 @@ export interface Reconciliation {
   usageTwiceS: number;
   unbilledSamples: number;
   chargedS: number;
-  /** Deliveries settled succeeded that the receiver never got, failed, or still pending; received twice. */
+  /**
+   * Deliveries settled succeeded that the receiver never got, or failed; still pending (a retry's backoff);
+   * received twice (at least once: a receiver dedupes by webhook-id).
+   */
   webhooksLost: number;
+  webhooksPending: number;
   webhooksDuplicated: number;
   webhooksDelivered: number;
 }
@@ -659,7 +663,11 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
         event_id: string;
         state: string;
       }[];
-      const webhooksLost = deliveries.filter((d) => d.state !== "succeeded" || !received.has(d.event_id)).length;
+      // Pending is not lost: a delivery a fault failed waits out its backoff (docs/dev/webhooks.md).
+      const webhooksLost = deliveries.filter(
+        (d) => d.state === "failed" || (d.state === "succeeded" && !received.has(d.event_id)),
+      ).length;
+      const webhooksPending = deliveries.filter((d) => d.state === "pending").length;
       const webhooksDuplicated = [...received.values()].reduce((a, c) => a + Math.max(0, c - 1), 0);
       return {
         settledS,
@@ -677,6 +685,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
           unbilledSamples: Number(unbilled?.n ?? 0),
           chargedS: Math.round(charged / 1000),
           webhooksLost,
+          webhooksPending,
           webhooksDuplicated,
           webhooksDelivered: deliveries.filter((d) => d.state === "succeeded").length,
         },
@@ -761,7 +770,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
           .map((w) => w.rssMb)
           .join(
             ", ",
-          )} | ${op?.rssMb}/${op?.fds} | ${p("postgres")[0]?.rssMb} | ${c.pgSizeMb} | ${c.queued} | ${c.pendingDeliveries} | ${c.unbilled} | ${c.p99} (${window.length}) | ${rec.lost} | ${rec.stuck.length} | ${rec.duplicated} | ${rec.walletsOff}/${rec.wallets} (${rec.txnsUnbalanced} txns) | ${rec.usageLostS}/${rec.usageTwiceS} | ${rec.webhooksLost}/${rec.webhooksDuplicated} of ${rec.webhooksDelivered} |`,
+          )} | ${op?.rssMb}/${op?.fds} | ${p("postgres")[0]?.rssMb} | ${c.pgSizeMb} | ${c.queued} | ${c.pendingDeliveries} | ${c.unbilled} | ${c.p99} (${window.length}) | ${rec.lost} | ${rec.stuck.length} | ${rec.duplicated} | ${rec.walletsOff}/${rec.wallets} (${rec.txnsUnbalanced} txns) | ${rec.usageLostS}/${rec.usageTwiceS} | ${rec.webhooksLost}/${rec.webhooksDuplicated} of ${rec.webhooksDelivered} (${rec.webhooksPending} pending) |`,
       );
       out(`  processes: ${ps.map((x) => `${x.name} ${x.rssMb} MB ${x.fds} fds`).join("; ")}`);
       if (rec.stuck.length > 0) out(`  stuck: ${rec.stuck.slice(0, 20).join("; ")}`);
@@ -824,7 +833,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     out(`# faults: ${faults.map((x) => `${x.atMin.toFixed(1)} ${x.name}`).join(", ")}`);
     const fin = last.rec;
     out(
-      `# final: ${fin.sessions} sessions from ${accepted.size} accepted creates (${fin.live} live), ${actions} user actions (${errors} errors), lost=${fin.lost} stuck=${fin.stuck.length} duplicated=${fin.duplicated}; wallets ${fin.wallets - fin.walletsOff}/${fin.wallets} match their ledger, ${fin.txnsUnbalanced} transactions unbalanced; usage charged ${fin.chargedS} s, lost ${fin.usageLostS} s, charged twice ${fin.usageTwiceS} s, ${fin.unbilledSamples} samples unbilled; webhooks ${fin.webhooksDelivered} delivered, lost ${fin.webhooksLost}, received twice ${fin.webhooksDuplicated}; p99 quiet ${quietP99} ms, worst window outside faults ${Math.max(...checkpoints.map((c) => (Number.isNaN(c.p99) ? 0 : c.p99)))} ms`,
+      `# final: ${fin.sessions} sessions from ${accepted.size} accepted creates (${fin.live} live), ${actions} user actions (${errors} errors), lost=${fin.lost} stuck=${fin.stuck.length} duplicated=${fin.duplicated}; wallets ${fin.wallets - fin.walletsOff}/${fin.wallets} match their ledger, ${fin.txnsUnbalanced} transactions unbalanced; usage charged ${fin.chargedS} s, lost ${fin.usageLostS} s, charged twice ${fin.usageTwiceS} s, ${fin.unbilledSamples} samples unbilled; webhooks ${fin.webhooksDelivered} delivered, lost ${fin.webhooksLost}, pending ${fin.webhooksPending}, received twice ${fin.webhooksDuplicated} (same webhook-id); p99 quiet ${quietP99} ms, worst window outside faults ${Math.max(...checkpoints.map((c) => (Number.isNaN(c.p99) ? 0 : c.p99)))} ms`,
     );
     return { quietP99, checkpoints, faults, growth, final: fin };
   } finally {
