@@ -9,9 +9,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort, type PostgresServer, startPostgres } from "@berth/api";
-import { relayTo } from "@berth/api/testing";
 import { LABELS } from "@berth/crds";
 import { type SessionsBed, type SessionsBedOptions, startSessionsBed } from "@berth/e2e/sessions";
+import { relayInChild } from "./relay-process.ts";
 import { type Child, type Split, startSplit } from "./split-processes.ts";
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -60,7 +60,8 @@ export async function startFaultBed(opts: {
   let pg = await startPostgres({ dataDir: join(dir, "pg"), port: pgPort });
   // Everyone reaches it through a relay the hang fault can stop (a partition); the relay reconnects to the
   // server after the stop fault restarts it. The bed's databases are made through it (db.test-support.ts).
-  const relay = await relayTo(pg.url);
+  // It runs in a process of its own (relay-process.ts).
+  const relay = await relayInChild(pg.url);
   process.env.DATABASE_URL = relay.url;
   let bed: SessionsBed | undefined;
   let split: Split | undefined;
