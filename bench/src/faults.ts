@@ -12,25 +12,21 @@
 //     [--pg-down 5] (seconds Postgres stays stopped; past the pool's 20 s acquire timeout shows what a long outage answers)
 //     [--pg-hang 40] (seconds Postgres answers nothing and refuses nothing, a partition; past the 30 s query timeout)
 //     [--usage-interval 5]
-import { mkdtempSync, rmSync } from "node:fs";
-import { cpus, loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
+import { cpus, loadavg } from "node:os";
 import { parseArgs } from "node:util";
-import { freePort, type PostgresServer, startPostgres } from "@berth/api";
-import { relayTo } from "@berth/api/testing";
 import { type MeteredPodView, podRun } from "@berth/controllers";
 import { LABELS } from "@berth/crds";
+import { adminKube, gpuCluster, H100, L4, MANAGEMENT, SESSIONS_NS } from "@berth/e2e/sessions";
 import {
-  adminKube,
-  gpuCluster,
-  H100,
-  L4,
-  MANAGEMENT,
-  SESSIONS_NS,
-  type SessionsBed,
-  startSessionsBed,
-} from "@berth/e2e/sessions";
-import { type Split, startSplit } from "./split-processes.ts";
+  apiClient,
+  type Bill,
+  billOf as billOfIn,
+  covered,
+  type FaultBed,
+  podsPerSession,
+  sleep,
+  startFaultBed,
+} from "./fault-bed.ts";
 
 const { values } = parseArgs({
   options: {
@@ -61,29 +57,11 @@ for (const [flag, v] of [
   }
 const h100 = { offering: "h100", preset: "gpu-small", image: "terminal" };
 const l4 = { offering: "l4", preset: "gpu-small", image: "terminal" };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const out = (s: string) => process.stdout.write(`${s}\n`);
 
-const dir = mkdtempSync(join(tmpdir(), "berth-faults-"));
-const pgPort = await freePort();
-let pg: PostgresServer = await startPostgres({ dataDir: join(dir, "pg"), port: pgPort });
-// Everyone reaches it through a relay the hang fault can stop (a partition); the relay reconnects to the
-// server after the stop fault restarts it. The bed's databases are made through it (db.test-support.ts).
-const relay = await relayTo(pg.url);
-process.env.DATABASE_URL = relay.url;
-
-let bed: SessionsBed | undefined;
-let split: Split | undefined;
-const stopAll = async () => {
-  await split?.stop();
-  await bed?.stop();
-  relay.heal();
-  await relay.cut();
-  await pg.stop();
-  rmSync(dir, { recursive: true, force: true });
-};
+let fb: FaultBed | undefined;
 try {
-  bed = await startSessionsBed({
+  fb = await startFaultBed({
     fleet: {
       clusters: [
         MANAGEMENT,
@@ -97,39 +75,17 @@ try {
         gpuCluster("gpu-b", [{ name: "gpu-b-1", gpuModel: L4, gpuCount: 2 }]),
       ],
     },
+    gpuCluster: "gpu-a",
+    usageIntervalMs: USAGE_MS,
   });
-  const b = bed;
-  split = await startSplit(b, { gpuCluster: "gpu-a", onSignal: stopAll, usageIntervalMs: USAGE_MS });
-  const s = split;
+  const f = fb;
+  const b = f.bed;
+  const s = f.split;
   await s.reissueTokens([b.superAdmin, b.orgAdmin, b.alice, b.bob]);
   const users = [b.alice, b.bob, b.orgAdmin];
   const db = b.t.database.db;
 
-  const call = async (
-    token: string,
-    method: string,
-    path: string,
-    json?: unknown,
-    headers?: Record<string, string>,
-  ) => {
-    const h: Record<string, string> = { Authorization: `Bearer ${token}`, ...(headers ?? {}) };
-    if (json !== undefined) h["Content-Type"] = "application/json";
-    const res = await fetch(s.apiUrl + path, {
-      method,
-      headers: h,
-      // Past every bound the API sets itself (a 30 s query, a 20 s wait for a connection): 0 means none held.
-      signal: AbortSignal.timeout(90_000),
-      ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
-    });
-    const text = await res.text();
-    let body: any = null;
-    try {
-      body = text === "" ? null : JSON.parse(text);
-    } catch {
-      body = text;
-    }
-    return { status: res.status, body };
-  };
+  const call = apiClient(() => s.apiUrl);
   /** A create that retries (same Idempotency-Key) through refusals of the moment: 503, a dropped connection. */
   const createUntilAnswered = async (token: string, json: unknown, key: string, timeoutMs = 120_000) => {
     for (const t0 = Date.now(); Date.now() - t0 < timeoutMs; ) {
@@ -164,17 +120,8 @@ try {
     for (const r of rows) n.set(r.display_name, (n.get(r.display_name) ?? 0) + 1);
     return n;
   };
-  /** Pods per session on a GPU cluster, by the session's label, terminating ones included. */
-  const podsPerSession = async (cluster: string) => {
-    const n = new Map<string, number>();
-    for (const p of await b.pods(cluster)) {
-      const key = p.labels[LABELS.session] ?? p.name;
-      n.set(key, (n.get(key) ?? 0) + 1);
-    }
-    return n;
-  };
   const podDuplicates = async (cluster: string) =>
-    [...(await podsPerSession(cluster)).values()].reduce((a, c) => a + Math.max(0, c - 1), 0);
+    [...(await podsPerSession(b, cluster)).values()].reduce((a, c) => a + Math.max(0, c - 1), 0);
   /** Creates `n` sessions with unique names (and keys), waits for them Running; answers their ids and names. */
   const runningSessions = async (tag: string, n: number, offering = h100) => {
     const made: { id: string; name: string; token: string }[] = [];
@@ -297,12 +244,8 @@ try {
       tag: "pg",
       what: "postgres stopped and restarted",
       seconds: PG_DOWN_S,
-      begin: () => pg.stop(),
-      end: async () => {
-        const t0 = Date.now();
-        pg = await startPostgres({ dataDir: join(dir, "pg"), port: pgPort });
-        return `restart itself ${((Date.now() - t0) / 1000).toFixed(1)} s`;
-      },
+      begin: () => f.stopPostgres(),
+      end: async () => `restart itself ${((await f.startPostgresAgain()) / 1000).toFixed(1)} s`,
     }),
   );
   await run("pg-hang", () =>
@@ -310,9 +253,9 @@ try {
       tag: "pg-hang",
       what: "postgres answering nothing and refusing nothing (a partition)",
       seconds: PG_HANG_S,
-      begin: async () => relay.hang(),
+      begin: async () => f.hangPostgres(),
       end: async () => {
-        relay.heal();
+        f.healPostgres();
         return "what was held delivered";
       },
     }),
@@ -321,7 +264,7 @@ try {
   const restartApiserver = async (cluster: "mgmt" | "gpu-a", label: string) => {
     const before = await runningSessions(`${label}-before`, 2);
     const t0 = Date.now();
-    await b.fleet.cluster(cluster).restartApiServer();
+    await f.restartApiserver(cluster);
     const restarted = Date.now();
     const name = `${label}-after`;
     const r = await createUntilAnswered(b.alice.token, { ...h100, name }, name);
@@ -358,12 +301,12 @@ try {
     const before = await runningSessions("operator-before", 3);
     const uids = new Map((await b.pods("gpu-a")).map((p) => [p.name, p.uid]));
     const t0 = Date.now();
-    s.operator.proc.kill("SIGKILL");
+    f.killOperator();
     const name = "operator-during";
     const r = await createUntilAnswered(b.alice.token, { ...h100, name }, name);
     if (r.status !== 201) throw new Error(`${name}: ${r.status}`);
     await sleep(2000);
-    await s.restartOperator();
+    await f.restartOperator();
     const restarted = Date.now();
     await waitFor(b.alice.token, r.body.id, (x) => x.phase === "Running", "Running");
     const ready = Date.now();
@@ -376,53 +319,7 @@ try {
     return `gpu-a operator SIGKILLed (a create made while it was down): back ${((restarted - t0) / 1000).toFixed(1)} s later, that session Running ${((ready - restarted) / 1000).toFixed(1)} s after; ${before.length} running pods untouched: ${before.length - lost}; ${verdict(lost, dup, "pods replaced")}`;
   });
 
-  /** Milliseconds of the union of the spans, within [from, to). */
-  const covered = (spans: readonly { start: number; end: number }[], from = 0, to = Number.MAX_SAFE_INTEGER) => {
-    const xs = spans
-      .map((x) => [Math.max(x.start, from), Math.min(x.end, to)] as const)
-      .filter(([a, z]) => z > a)
-      .sort((x, y) => x[0] - y[0]);
-    let total = 0;
-    let cur: [number, number] | undefined;
-    for (const [a, z] of xs) {
-      if (cur && a <= cur[1]) cur[1] = Math.max(cur[1], z);
-      else {
-        if (cur) total += cur[1] - cur[0];
-        cur = [a, z];
-      }
-    }
-    return total + (cur ? cur[1] - cur[0] : 0);
-  };
-  /**
-   * A session's bill as the ledger has it: each charge with the usage interval it billed and the
-   * milliseconds it charged (charging bills a moment once: a sample over time already charged is charged
-   * for what is new only), and how many of its samples are stored but not billed yet.
-   */
-  const billOf = async (session: string) => {
-    const { rows } = (await db.raw(
-      `SELECT u.period_start, u.period_end, t.metadata FROM ledger_transactions t
-         JOIN usage_samples u ON u.cluster_id = t.cluster_id AND u.sample_id = t.sample_id
-        WHERE t.kind = 'charge' AND t.session_id = ?`,
-      [session],
-    )) as { rows: { period_start: Date; period_end: Date; metadata: { ms?: string } }[] };
-    const charges = rows.map((r) => ({
-      start: new Date(r.period_start).getTime(),
-      end: new Date(r.period_end).getTime(),
-      ms: Number(r.metadata?.ms ?? 0),
-    }));
-    const [unbilled] = (await db("usage_samples").where({ session }).whereNull("billed_at").count({ n: "*" })) as {
-      n: string;
-    }[];
-    return {
-      charges,
-      /** Milliseconds charged. */
-      ms: charges.reduce((a, c) => a + c.ms, 0),
-      /** End of the latest interval charged (0: none). */
-      until: charges.reduce((a, c) => Math.max(a, c.end), 0),
-      unbilled: Number(unbilled?.n ?? 0),
-    };
-  };
-  type Bill = Awaited<ReturnType<typeof billOf>>;
+  const billOf = (session: string) => billOfIn(db, session);
   /** The session's bill once `pred` holds (read every 100 ms). */
   const billWhen = async (session: string, pred: (b: Bill) => boolean, timeoutMs: number, what: string) => {
     for (const t0 = Date.now(); ; await sleep(100)) {
@@ -452,9 +349,8 @@ try {
       2 * USAGE_MS + 30_000,
       "a fresh charge",
     );
-    const pid = s.operator.pid;
     const t0 = Date.now();
-    process.kill(pid, "SIGSTOP");
+    const wake = f.silenceOperator();
     let unknownAfter = Number.NaN;
     let atSilence: Bill;
     let atItsEnd: Bill;
@@ -466,7 +362,7 @@ try {
       if (left > 0) await sleep(left);
       atItsEnd = await billOf(session);
     } finally {
-      process.kill(pid, "SIGCONT");
+      wake();
     }
     const back = Date.now();
     const resumed = await waitFor(m.token, session, (x) => x.phase === "Running", "Running again", 120_000);
@@ -521,7 +417,7 @@ try {
     const kill = (async () => {
       while (answered < BURST / 3) await sleep(20);
       killedAt = Date.now();
-      s.api.proc.kill("SIGKILL");
+      f.killApi();
     })();
     let next = 0;
     const workers = Array.from({ length: 20 }, async () => {
@@ -540,7 +436,7 @@ try {
     await Promise.all(workers);
     await kill;
     const t0 = Date.now();
-    await s.restartApi();
+    await f.restartApi();
     const back = Date.now();
     // Every create without an answer is retried with its key, as a client would.
     const unanswered = names.filter((n) => first.get(n) === 0 || first.get(n) === 503);
@@ -590,5 +486,5 @@ try {
     return `API SIGKILLed after ${BURST - unanswered.length - refusedFirst}/${BURST} creates accepted (${((killedAt - burstStart) / 1000).toFixed(1)} s into the burst): back in ${((back - t0) / 1000).toFixed(1)} s; ${unanswered.length} unanswered retried with their keys (${[...retried.values()].filter((x) => x === 201).length} → 201${retriedOther.length ? `, the others: ${[...new Set(retriedOther)].join(", ")}` : ""}); ${accepted.length} accepted, ${made.length} sessions exist, ${refusedFirst} refused (quota/policy), half-made ${half}; ${verdict(lost, dup)}`;
   });
 } finally {
-  await stopAll();
+  await fb?.stop();
 }

@@ -16,6 +16,8 @@ import { AccessTokens, findUserById } from "@berth/api/testing";
 import { mintControlPlaneCredential } from "@berth/e2e/clusters/credentials";
 import type { SessionsBed } from "@berth/e2e/sessions";
 
+// How long a child may take to load and start: minutes on a shared 2-CPU machine at a load of 30.
+const READY_MS = 300_000;
 const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 const API_MAIN = here("../../api/src/main.ts");
 const WORKER_MAIN = here("../../api/src/worker-main.ts");
@@ -171,6 +173,8 @@ export async function startSplit(
     onSignal: () => Promise<void>;
     /** The operator's usage interval (whole seconds); default 60 s, the bed's. */
     usageIntervalMs?: number;
+    /** More environment for the API and for every worker (e.g. the webhook allowlist and receivers' CA). */
+    env?: { api?: Record<string, string>; worker?: Record<string, string> };
   },
 ): Promise<Split> {
   const children: Child[] = [];
@@ -216,10 +220,11 @@ export async function startSplit(
       BERTH_KUBECONFIG: apiKubeconfig,
       BERTH_BOOTSTRAP_PASSWORD: "bench-bootstrap-password",
       BERTH_LOG_LEVEL: "info",
+      ...opts.env?.api,
     };
     const api = spawnChild("api", API_MAIN, apiEnv);
     children.push(api);
-    const listening = await api.line("public API listening", 120_000);
+    const listening = await api.line("public API listening", READY_MS);
     const internal = await api.line("internal plane listening", 10_000);
     const apiUrl = String(listening.url);
     const internalUrl = String(internal.url);
@@ -249,13 +254,13 @@ export async function startSplit(
     };
     const operator = spawnChild("operator", OPERATOR_MAIN, operatorEnv);
     children.push(operator);
-    await operator.line("operator started", 120_000);
+    await operator.line("operator started", READY_MS);
 
     const respawn = async (kind: "api" | "operator", main: string, env: Record<string, string>, ready: string) => {
       const again = spawnChild(kind, main, env);
       children.push(again);
       split[kind] = again;
-      await again.line(ready, 120_000);
+      await again.line(ready, READY_MS);
       return again;
     };
     const split: Split = {
@@ -287,10 +292,11 @@ export async function startSplit(
           BERTH_WORKER_STATUS_HOST: "127.0.0.1",
           BERTH_WORKER_STATUS_PORT: "0",
           BERTH_LOG_LEVEL: "info",
+          ...opts.env?.worker,
         });
         children.push(w);
         split.worker = w;
-        await w.line("worker started", 120_000);
+        await w.line("worker started", READY_MS);
         return w;
       },
       children: () => children.filter((c) => c.proc.exitCode === null && c.proc.signalCode === null),
@@ -304,7 +310,7 @@ export async function startSplit(
       },
       stop: stopAll,
     };
-    await (await split.startWorker("worker-split-1")).line("session controller started", 120_000);
+    await (await split.startWorker("worker-split-1")).line("session controller started", READY_MS);
     return split;
   } catch (err) {
     await stopAll();
