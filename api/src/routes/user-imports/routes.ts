@@ -1,9 +1,7 @@
 // Bulk user import: a dry run first, then the import; each run's results stay readable and downloadable
 // by whoever ran it (and super_admins). docs/dev/identity.md, "Bulk import".
-import type { Knex } from "knex";
 import { z } from "zod";
-import { findImport, IMPORT_LIMITS, importUsers } from "../../domain/identity/imports/importUsers.ts";
-import { NotFound } from "../../errors.ts";
+import { getImport, IMPORT_LIMITS, importUsers } from "../../domain/identity/imports/importUsers.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { presentImport, resultsCsv } from "./presenter.ts";
 import { CreatedUserImport, CreateUserImportBody, UserImport, UserImportParams } from "./schemas.ts";
@@ -40,12 +38,6 @@ export const createUserImportRoute = defineRoute({
   },
 });
 
-async function visibleImport(deps: { db: Knex }, userId: string, isSuperAdmin: boolean, id: string) {
-  const r = await findImport(deps.db, id);
-  if (!r || (!isSuperAdmin && r.actor_id !== userId)) throw new NotFound("user_import", id);
-  return r;
-}
-
 export const getUserImportRoute = defineRoute({
   method: "get",
   path: "/api/v1/users/imports/:importId",
@@ -57,7 +49,7 @@ export const getUserImportRoute = defineRoute({
   params: UserImportParams,
   responses: { 200: UserImport },
   handler: async ({ deps, principal, params }) => {
-    const r = await visibleImport(deps, principal.userId, principal.isSuperAdmin, params.importId);
+    const r = await getImport(deps, principal, params.importId);
     return { status: 200, body: presentImport(r) };
   },
 });
@@ -75,7 +67,7 @@ export const userImportResultsRoute = defineRoute({
   produces: { "text/csv": z.string().meta({ description: "A header row, then one row per row of the file." }) },
   responses: { 200: z.string().meta({ description: "text/csv" }) },
   handler: async ({ deps, principal, params }) => {
-    const r = await visibleImport(deps, principal.userId, principal.isSuperAdmin, params.importId);
+    const r = await getImport(deps, principal, params.importId);
     return { kind: "csv", filename: `user-import-${r.id}.csv`, headerPresent: true, body: resultsCsv(r) };
   },
 });

@@ -18,7 +18,7 @@ import { findUserByEmail } from "../../../db/operations/users/findUserByEmail.ts
 import { insertUser } from "../../../db/operations/users/insertUser.ts";
 import { sqlState, UNIQUE_VIOLATION } from "../../../db/sqlstate.ts";
 import type { Deps } from "../../../deps.ts";
-import { DomainError, Forbidden } from "../../../errors.ts";
+import { DomainError, Forbidden, NotFound } from "../../../errors.ts";
 import { transfer } from "../../credits/ledger.ts";
 import { formatCredits } from "../../credits/money.ts";
 import { ensureWallet } from "../../credits/wallets.ts";
@@ -437,6 +437,9 @@ async function applyRow(
   };
 }
 
-export async function findImport(db: Knex, id: string): Promise<ImportRecord | undefined> {
-  return (await db("user_imports").where({ id }).first()) as ImportRecord | undefined;
+/** An import, seen by whoever ran it and by super_admins; 404 for anyone else (existence not revealed). */
+export async function getImport(deps: Pick<Deps, "db">, principal: Principal, id: string): Promise<ImportRecord> {
+  const r = (await deps.db("user_imports").where({ id }).first()) as ImportRecord | undefined;
+  if (!r || (!principal.isSuperAdmin && r.actor_id !== principal.userId)) throw new NotFound("user_import", id);
+  return r;
 }
