@@ -6,7 +6,6 @@
 // happen (a later re-add tries again) and the caller is told (the answer's `welcome_credit`, a
 // notification to the admin who added them).
 import type { Knex } from "knex";
-import { findTransactionByKey } from "../../db/operations/ledger/findTransaction.ts";
 import type { Deps } from "../../deps.ts";
 import { DomainError, Forbidden, NotFound } from "../../errors.ts";
 import type { Principal } from "../identity/principal.ts";
@@ -71,8 +70,10 @@ export async function setWelcomeCredit(
 }
 
 /**
- * Pays the welcome credit of a member who just joined, inside the caller's transaction (a savepoint
- * around the movement, so an unpaid one leaves the caller's transaction usable).
+ * Pays the welcome credit of a member who just joined, inside the caller's transaction. `transfer`
+ * answers a key already used as a replay and refuses a payer short of credits before writing anything,
+ * so the caller's transaction stays usable either way. A bulk import passes what it already knows
+ * (the amount, the wallets) to spare the look-ups.
  */
 export async function giveWelcomeCredit(
   tx: Knex.Transaction,
@@ -83,35 +84,33 @@ export async function giveWelcomeCredit(
     actorId: string | null;
     requestId?: string | null;
     at: Date;
+    known?: { amount: bigint; organizationWalletId: string; userWalletId?: string };
   },
 ): Promise<WelcomeOutcome> {
-  const amount = await welcomeAmount(tx, w.organizationId);
+  const amount = w.known?.amount ?? (await welcomeAmount(tx, w.organizationId));
   if (amount === 0n) return { status: "none" };
-  const key = welcomeKey(w.organizationId, w.userId);
-  if (await findTransactionByKey(tx, key)) return { status: "already_given", amount };
-  const { wallet: from } = await ensureWallet(
-    tx,
-    { organizationId: w.organizationId, kind: "organization", id: w.organizationId },
-    w.at,
-  );
-  const { wallet: to } = await ensureWallet(tx, { organizationId: w.organizationId, kind: "user", id: w.userId }, w.at);
+  const from =
+    w.known?.organizationWalletId ??
+    (await ensureWallet(tx, { organizationId: w.organizationId, kind: "organization", id: w.organizationId }, w.at))
+      .wallet.id;
+  const to =
+    w.known?.userWalletId ??
+    (await ensureWallet(tx, { organizationId: w.organizationId, kind: "user", id: w.userId }, w.at)).wallet.id;
   try {
-    const r = await tx.transaction((sp) =>
-      transfer(sp, {
-        kind: "allocation",
-        fromWalletId: from.id,
-        toWalletId: to.id,
-        amount,
-        actorKind: w.actorKind,
-        actorId: w.actorId,
-        requestId: w.requestId ?? null,
-        reason: "welcome credit",
-        organizationId: w.organizationId,
-        idempotencyKey: key,
-        metadata: { welcome: true },
-        at: w.at,
-      }),
-    );
+    const r = await transfer(tx, {
+      kind: "allocation",
+      fromWalletId: from,
+      toWalletId: to,
+      amount,
+      actorKind: w.actorKind,
+      actorId: w.actorId,
+      requestId: w.requestId ?? null,
+      reason: "welcome credit",
+      organizationId: w.organizationId,
+      idempotencyKey: welcomeKey(w.organizationId, w.userId),
+      metadata: { welcome: true },
+      at: w.at,
+    });
     if (r.replayed) return { status: "already_given", amount };
     return { status: "given", amount, transactionId: r.transaction?.id ?? "" };
   } catch (err) {

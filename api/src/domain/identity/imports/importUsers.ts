@@ -11,18 +11,18 @@
 //   by an administrator do), answered once to the importer and stored nowhere in clear; the person's bell
 //   gets a welcome notification.
 import type { Knex } from "knex";
-import { findTransactionByKey } from "../../../db/operations/ledger/findTransaction.ts";
 import { findMembership } from "../../../db/operations/memberships/findMembership.ts";
 import { upsertMembership } from "../../../db/operations/memberships/upsertMembership.ts";
 import { findUserByEmail } from "../../../db/operations/users/findUserByEmail.ts";
 import { insertUser } from "../../../db/operations/users/insertUser.ts";
+import type { UserRow } from "../../../db/operations/users/types.ts";
 import { sqlState, UNIQUE_VIOLATION } from "../../../db/sqlstate.ts";
 import type { Deps } from "../../../deps.ts";
 import { DomainError, Forbidden, NotFound } from "../../../errors.ts";
 import { transfer } from "../../credits/ledger.ts";
 import { formatCredits } from "../../credits/money.ts";
 import { ensureWallet } from "../../credits/wallets.ts";
-import { giveWelcomeCredit } from "../../credits/welcome.ts";
+import { giveWelcomeCredit, welcomeAmount } from "../../credits/welcome.ts";
 import { notify } from "../../notifications/notify.ts";
 import { newId } from "../ids.ts";
 import { generatePassword } from "../password.ts";
@@ -82,6 +82,79 @@ interface Project {
   organization_id: string;
 }
 
+interface OrgContext {
+  walletId: string;
+  welcome: bigint;
+}
+
+/** What the file's people already have: their accounts, memberships and the import's ledger keys. */
+interface Known {
+  users: Map<string, UserRow>;
+  /** `<user>/<organization>/<project or "">` → role */
+  roles: Map<string, string>;
+  keys: Set<string>;
+}
+
+const roleKey = (userId: string, organizationId: string, projectId: string | null) =>
+  `${userId}/${organizationId}/${projectId ?? ""}`;
+const initialKey = (organizationId: string, userId: string) => `import:initial:${organizationId}:${userId}`;
+
+/** A few queries for the whole file (in chunks), so that a row already as it says costs nothing more. */
+async function whatExists(db: Knex, checked: CheckedRow[]): Promise<Known> {
+  const emails = checked.flatMap((c) => (c.ok ? [c.row.email] : []));
+  const known: Known = { users: new Map(), roles: new Map(), keys: new Set() };
+  for (let i = 0; i < emails.length; i += 1000) {
+    const users = (await db("users").whereIn("email", emails.slice(i, i + 1000))) as UserRow[];
+    for (const u of users) known.users.set(u.email, u);
+    const ids = users.map((u) => u.id);
+    if (ids.length === 0) continue;
+    const ms = await db("memberships")
+      .whereIn("user_id", ids)
+      .select("user_id", "organization_id", "project_id", "role");
+    for (const m of ms) known.roles.set(roleKey(m.user_id, m.organization_id, m.project_id), m.role);
+    const keys = await db("ledger_transactions")
+      .whereIn(
+        "idempotency_key",
+        users.flatMap((u) =>
+          ms.filter((m) => m.user_id === u.id && m.project_id === null).map((m) => initialKey(m.organization_id, u.id)),
+        ),
+      )
+      .pluck("idempotency_key");
+    for (const k of keys) known.keys.add(k);
+  }
+  return known;
+}
+
+/**
+ * The answer for a row whose account, memberships and initial credits are already as it says, from what
+ * was read up front; undefined when the row has something to do (then it is applied in its transaction,
+ * which reads again under its own locks).
+ */
+function unchanged(row: ImportRow, org: Org | null, project: Project | null, known: Known): ApplyResult | undefined {
+  const user = known.users.get(row.email);
+  if (!user) return undefined;
+  const notes: string[] = [];
+  if (row.name !== null && row.name !== user.display_name) notes.push("the account exists; its name is left as it is");
+  if (org) {
+    const orgRole = known.roles.get(roleKey(user.id, org.id, null));
+    if (orgRole === undefined || (project === null && orgRole !== row.role)) return undefined;
+    if (project && known.roles.get(roleKey(user.id, org.id, project.id)) !== row.role) return undefined;
+    if (row.initialCredits > 0n) {
+      if (!known.keys.has(initialKey(org.id, user.id))) return undefined;
+      notes.push("initial credits were paid by an earlier import; not again");
+    }
+  }
+  return { outcome: "unchanged", userId: user.id, notes, welcome: null };
+}
+
+interface ApplyResult {
+  outcome: Outcome;
+  userId: string;
+  password?: string;
+  notes: string[];
+  welcome: "given" | "unpaid" | null;
+}
+
 /** A row's refusal found while resolving or applying it: the row rolls back and reports the code. */
 class RowRefused extends Error {
   readonly code: string;
@@ -122,32 +195,80 @@ export async function importUsers(
     throw new Forbidden("only super_admins and organization admins import users");
   const checked = checkImportFile(input.csv);
   const { orgs, projects } = await resolveNames(deps.db, checked);
+  const known = await whatExists(deps.db, checked);
   const at = deps.clock.now();
+  const perOrg = new Map<string, OrgContext>();
   const passwords: ImportAnswer["passwords"] = [];
   const results: RowResult[] = [];
 
-  const runRow = async (tx: Knex.Transaction, c: CheckedRow): Promise<RowResult> => {
+  const refused = (base: RowResult, err: unknown): RowResult => {
+    if (err instanceof RowRefused || err instanceof DomainError)
+      return { ...base, outcome: "error", code: err.code, message: err.message };
+    throw err;
+  };
+  const answer = (base: RowResult, r: ApplyResult, org: Org | null, project: Project | null): RowResult => ({
+    ...base,
+    outcome: r.outcome,
+    code: null,
+    message: r.notes.join("; "),
+    user_id: r.userId,
+    organization_id: org?.id ?? null,
+    project_id: project?.id ?? null,
+    welcome_credit: r.welcome,
+  });
+  /**
+   * A row's answer: refused or unchanged without a transaction; otherwise `inTransaction` opens one (or
+   * a savepoint) and the row is applied there, all or nothing.
+   */
+  const runRow = async (
+    c: CheckedRow,
+    inTransaction: (run: (tx: Knex.Transaction) => Promise<RowResult>) => Promise<RowResult>,
+  ): Promise<RowResult> => {
     const base = echo(c);
     if (!c.ok) return { ...base, outcome: "error", code: c.code, message: c.message };
+    let org: Org | null;
+    let project: Project | null;
     try {
-      const org = target(s, c.row, orgs);
-      const project = org && c.row.project !== null ? findProject(projects, org, c.row.project) : null;
-      const r = await applyRow(deps, tx, principal, c.row, org, project, at, input);
-      if (r.password && !input.dryRun) passwords.push({ email: c.row.email, user_id: r.userId, password: r.password });
-      return {
-        ...base,
-        outcome: r.outcome,
-        code: null,
-        message: r.notes.join("; "),
-        user_id: r.userId,
-        organization_id: org?.id ?? null,
-        project_id: project?.id ?? null,
-        welcome_credit: r.welcome,
-      };
+      org = target(s, c.row, orgs);
+      project = org && c.row.project !== null ? findProject(projects, org, c.row.project) : null;
     } catch (err) {
-      if (err instanceof RowRefused) return { ...base, outcome: "error", code: err.code, message: err.message };
-      if (err instanceof DomainError) return { ...base, outcome: "error", code: err.code, message: err.message };
-      throw err;
+      return refused(base, err);
+    }
+    const same = unchanged(c.row, org, project, known);
+    if (same) return answer(base, same, org, project);
+    const row = c.row;
+    return inTransaction(async (tx) => {
+      try {
+        const r = await applyRow(
+          deps,
+          tx,
+          principal,
+          row,
+          org,
+          project,
+          org ? perOrg.get(org.id) : undefined,
+          at,
+          input,
+        );
+        if (r.password && !input.dryRun) passwords.push({ email: row.email, user_id: r.userId, password: r.password });
+        return answer(base, r, org, project);
+      } catch (err) {
+        return refused(base, err);
+      }
+    });
+  };
+
+  // The organizations' wallets and welcome amounts are read (the wallets made) once, before any row: a
+  // row rolled back must not take a wallet other rows were told about with it.
+  const prepare = async (db: Knex) => {
+    for (const org of new Set(
+      checked.flatMap((c) =>
+        c.ok && c.row.organization ? [orgs.get(c.row.organization) ?? orgs.get(c.row.organization.toLowerCase())] : [],
+      ),
+    )) {
+      if (!org || perOrg.has(org.id) || !canSeeOrganization(s, org.id)) continue;
+      const { wallet } = await ensureWallet(db, { organizationId: org.id, kind: "organization", id: org.id }, at);
+      perOrg.set(org.id, { walletId: wallet.id, welcome: await welcomeAmount(db, org.id) });
     }
   };
 
@@ -155,14 +276,16 @@ export async function importUsers(
     // One transaction, rolled back: each row in a savepoint sees the rows above it.
     await deps.db
       .transaction(async (outer) => {
-        for (const c of checked) results.push(await savepoint(outer, (sp) => runRow(sp, c)));
+        await prepare(outer);
+        for (const c of checked) results.push(await runRow(c, (run) => rowTransaction(outer, run)));
         throw ROLLBACK;
       })
       .catch((err) => {
         if (err !== ROLLBACK) throw err;
       });
   } else {
-    for (const c of checked) results.push(await rowTransaction(deps.db, (tx) => runRow(tx, c)));
+    await prepare(deps.db);
+    for (const c of checked) results.push(await runRow(c, (run) => rowTransaction(deps.db, run)));
   }
 
   const counts: Record<Outcome, number> = { create: 0, update: 0, unchanged: 0, error: 0 };
@@ -186,7 +309,10 @@ export async function importUsers(
 
 const ROLLBACK = new Error("dry run: roll back");
 
-/** A failed row leaves nothing behind: its own transaction (real run) or savepoint (dry run). */
+/**
+ * A failed row leaves nothing behind: its own transaction (real run) or, given a transaction, a savepoint
+ * in it (dry run). A password is handed out only for a row that committed.
+ */
 async function rowTransaction(db: Knex, run: (tx: Knex.Transaction) => Promise<RowResult>): Promise<RowResult> {
   let answer: RowResult | undefined;
   await db
@@ -199,8 +325,6 @@ async function rowTransaction(db: Knex, run: (tx: Knex.Transaction) => Promise<R
     });
   return answer as RowResult;
 }
-
-const savepoint = (tx: Knex.Transaction, run: (sp: Knex.Transaction) => Promise<RowResult>) => rowTransaction(tx, run);
 
 function echo(c: CheckedRow): RowResult {
   return {
@@ -277,15 +401,10 @@ async function applyRow(
   row: ImportRow,
   org: Org | null,
   project: Project | null,
+  ctx: OrgContext | undefined,
   at: Date,
   input: { dryRun: boolean; requestId: string },
-): Promise<{
-  outcome: Outcome;
-  userId: string;
-  password?: string;
-  notes: string[];
-  welcome: "given" | "unpaid" | null;
-}> {
+): Promise<ApplyResult> {
   const notes: string[] = [];
   let changed = false;
   let created = false;
@@ -317,7 +436,9 @@ async function applyRow(
   let joinedOrganization = false;
   if (org) {
     const orgRole = project === null ? (row.role as "member" | "org_admin") : undefined;
-    const current = await findMembership(tx, { userId: user.id, organizationId: org.id, projectId: null });
+    const current = created
+      ? undefined
+      : await findMembership(tx, { userId: user.id, organizationId: org.id, projectId: null });
     if (!current || (orgRole !== undefined && current.role !== orgRole)) {
       await upsertMembership(tx, {
         userId: user.id,
@@ -333,7 +454,9 @@ async function applyRow(
     }
     if (project) {
       const projectRole = row.role as "member" | "project_admin";
-      const inProject = await findMembership(tx, { userId: user.id, organizationId: org.id, projectId: project.id });
+      const inProject = created
+        ? undefined
+        : await findMembership(tx, { userId: user.id, organizationId: org.id, projectId: project.id });
       if (!inProject || inProject.role !== projectRole) {
         await upsertMembership(tx, {
           userId: user.id,
@@ -351,43 +474,42 @@ async function applyRow(
     }
   }
 
-  if (org && row.initialCredits > 0n) {
-    const key = `import:initial:${org.id}:${user.id}`;
-    if (await findTransactionByKey(tx, key)) {
-      notes.push("initial credits were paid by an earlier import; not again");
-    } else {
-      const { wallet: from } = await ensureWallet(tx, { organizationId: org.id, kind: "organization", id: org.id }, at);
-      const { wallet: to } = await ensureWallet(tx, { organizationId: org.id, kind: "user", id: user.id }, at);
-      try {
-        await transfer(tx, {
-          kind: "allocation",
-          fromWalletId: from.id,
-          toWalletId: to.id,
-          amount: row.initialCredits,
-          actorKind: "user",
-          actorId: principal.userId,
-          requestId: input.requestId,
-          reason: "initial credits (import)",
-          organizationId: org.id,
-          idempotencyKey: key,
-          metadata: { import: true },
-          at,
-        });
-      } catch (err) {
-        if (err instanceof DomainError && err.code === "insufficient_credits")
-          throw new RowRefused(
-            "insufficient_credits",
-            `${org.slug}'s wallet cannot pay ${formatCredits(row.initialCredits)} initial credits (spendable ${formatCredits(BigInt(String(err.details.spendable ?? "0")))}); nothing of this row was imported`,
-          );
-        throw err;
+  let userWalletId: string | undefined;
+  if (org && ctx && row.initialCredits > 0n) {
+    userWalletId = (await ensureWallet(tx, { organizationId: org.id, kind: "user", id: user.id }, at)).wallet.id;
+    try {
+      // The key makes it once per person and organization: a replay answers the earlier movement.
+      const r = await transfer(tx, {
+        kind: "allocation",
+        fromWalletId: ctx.walletId,
+        toWalletId: userWalletId,
+        amount: row.initialCredits,
+        actorKind: "user",
+        actorId: principal.userId,
+        requestId: input.requestId,
+        reason: "initial credits (import)",
+        organizationId: org.id,
+        idempotencyKey: initialKey(org.id, user.id),
+        metadata: { import: true },
+        at,
+      });
+      if (r.replayed) notes.push("initial credits were paid by an earlier import; not again");
+      else {
+        changed = true;
+        notes.push(`${formatCredits(row.initialCredits)} initial credits paid from ${org.slug}`);
       }
-      changed = true;
-      notes.push(`${formatCredits(row.initialCredits)} initial credits paid from ${org.slug}`);
+    } catch (err) {
+      if (err instanceof DomainError && err.code === "insufficient_credits")
+        throw new RowRefused(
+          "insufficient_credits",
+          `${org.slug}'s wallet cannot pay ${formatCredits(row.initialCredits)} initial credits (spendable ${formatCredits(BigInt(String(err.details.spendable ?? "0")))}); nothing of this row was imported`,
+        );
+      throw err;
     }
   }
 
   let welcome: "given" | "unpaid" | null = null;
-  if (org && joinedOrganization) {
+  if (org && ctx && joinedOrganization) {
     const w = await giveWelcomeCredit(tx, {
       organizationId: org.id,
       userId: user.id,
@@ -395,6 +517,11 @@ async function applyRow(
       actorId: principal.userId,
       requestId: input.requestId,
       at,
+      known: {
+        amount: ctx.welcome,
+        organizationWalletId: ctx.walletId,
+        ...(userWalletId !== undefined ? { userWalletId } : {}),
+      },
     });
     if (w.status === "given") {
       welcome = "given";
