@@ -7,10 +7,13 @@ import { readFile } from "node:fs/promises";
 import { grantToOrganization, type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/testing";
 import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { LoginPage, PasswordPage, Visitors } from "./pages/login-page.ts";
 import { UserImportPage } from "./pages/user-import-page.ts";
+
+// Signing in costs an argon2id hash per person; on a shared, loaded machine a step can take over a minute.
+vi.setConfig({ testTimeout: 180_000 });
 
 describe("an organization admin imports users from a CSV", () => {
   let t: IdentityTestApi;
