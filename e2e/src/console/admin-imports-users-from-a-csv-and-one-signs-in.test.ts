@@ -87,6 +87,7 @@ describe("an organization admin imports users from a CSV", () => {
 
   it("imports, sees the temporary passwords once and downloads the results", async () => {
     await imports.importRows();
+    expect(await imports.counts().textContent()).toContain("2 created, 0 updated, 0 unchanged, 2 with errors");
     const passwords = await imports.passwords();
     expect([...passwords.keys()]).toEqual([ada, bo]);
     await expectAccessible(page, "imported");

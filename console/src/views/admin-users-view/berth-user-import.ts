@@ -92,8 +92,11 @@ export class BerthUserImport extends LitElement {
   #rows(r: CreatedUserImport) {
     const c = r.counts;
     return html`<p role="status" data-testid=${IDS.counts}>
-        ${r.dry_run ? "Dry run — nothing was written. " : "Imported. "}
-        ${c.create} to create, ${c.update} to update, ${c.unchanged} unchanged, ${c.error} with errors.</p>
+        ${
+          r.dry_run
+            ? `Dry run — nothing was written. ${c.create} to create, ${c.update} to update, ${c.unchanged} unchanged, ${c.error} with errors.`
+            : `Imported. ${c.create} created, ${c.update} updated, ${c.unchanged} unchanged, ${c.error} with errors (not imported).`
+        }</p>
       <div class="table-wrap"><table>
         <caption class="visually-hidden">Outcome of each row</caption>
         <thead><tr><th scope="col">Line</th><th scope="col">Email</th><th scope="col">Organization</th><th scope="col">Role</th><th scope="col">Outcome</th><th scope="col">Why</th></tr></thead>
