@@ -112,9 +112,17 @@ try {
     JSON.parse(await call("POST", "/api/v1/users/imports", { csv, dry_run: dryRun }));
 
   await call("POST", "/api/v1/users/imports", { csv: lines.slice(0, 21).join("\r\n"), dry_run: true }); // warm-up
+  // Each phase's figure goes to stderr as it is known: a long run on a loaded machine shows progress.
+  const progress = (what: string, r: { ms: number; rssPeak: number; heapPeak: number }) =>
+    process.stderr.write(
+      `${what}: ${(r.ms / 1000).toFixed(1)} s, RSS peak +${MiB(r.rssPeak)}, heap peak +${MiB(r.heapPeak)}\n`,
+    );
   const dry = await measured(() => importOnce(true));
+  progress("dry run", dry);
   const real = await measured(() => importOnce(false));
+  progress("import", real);
   const again = await measured(() => importOnce(false));
+  progress("again", again);
   const download = await measured(() => call("GET", real.value.results_url));
   for (const [name, r, want] of [
     ["dry run", dry, "create"],

@@ -296,6 +296,19 @@ describe("/api/v1/users/imports and the welcome credit", () => {
     expect(await checkLedgerInvariants(t.database.db)).toEqual([]);
   });
 
+  it("carries what earlier rows drew across the dry run's chunks of rows", async () => {
+    const { org, admin } = await anOrganization(3n);
+    const filler = Array.from({ length: 60 }, () => `${email("f")},,${org.slug},,,`);
+    const dry = await run(
+      admin.token,
+      csv(`${email()},,${org.slug},,,2`, ...filler, `${email()},,${org.slug},,,2`),
+      true,
+    );
+    expect(dry.body.counts).toEqual({ create: 61, update: 0, unchanged: 0, error: 1 });
+    expect(dry.body.rows.at(-1)).toMatchObject({ line: 63, code: "insufficient_credits" });
+    expect(await balanceOf(org.id, "organization", org.id)).toBe(3n * C);
+  });
+
   describe("refuses a whole file it cannot read, importing nothing", () => {
     const refused = async (text: string, status: number, code: string) => {
       const before = await counts();
