@@ -17,6 +17,7 @@ import type { Deps } from "@berth/api";
 import { buildDeps, connect, migrateLatest, startPostgres } from "@berth/api";
 import { buildApp, checkLedgerInvariants, createMetrics, grantToOrganization, testConfig } from "@berth/api/testing";
 import pino from "pino";
+import { Agent } from "undici";
 
 const { values } = parseArgs({
   options: {
@@ -90,8 +91,13 @@ try {
   const server = createServer(buildApp(deps).callback());
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // A whole file is one request: no header deadline (fetch's default, 300 s, is shorter than a large
+  // file on a loaded machine).
+  const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0 });
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(base + path, {
+      // @ts-expect-error: Node's fetch takes undici's dispatcher; the DOM type does not name it.
+      dispatcher,
       method,
       headers: { Authorization: `Bearer ${token}`, ...(body ? { "Content-Type": "application/json" } : {}) },
       ...(body ? { body: JSON.stringify(body) } : {}),
