@@ -17,7 +17,7 @@ import type { Deps } from "@berth/api";
 import { buildDeps, connect, migrateLatest, startPostgres } from "@berth/api";
 import { buildApp, checkLedgerInvariants, createMetrics, grantToOrganization, testConfig } from "@berth/api/testing";
 import pino from "pino";
-import { Agent } from "undici";
+import { Agent, fetch } from "undici";
 
 const { values } = parseArgs({
   options: {
@@ -96,7 +96,6 @@ try {
   const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0 });
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(base + path, {
-      // @ts-expect-error: Node's fetch takes undici's dispatcher; the DOM type does not name it.
       dispatcher,
       method,
       headers: { Authorization: `Bearer ${token}`, ...(body ? { "Content-Type": "application/json" } : {}) },
