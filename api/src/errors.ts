@@ -11,6 +11,16 @@ export const ERROR_CODES = {
   },
   malformed_json: { status: 400, description: "The request body is not valid JSON." },
   bad_request: { status: 400, description: "The request cannot be served as sent; the message says why." },
+  import_csv_malformed: {
+    status: 400,
+    description:
+      "The import's CSV cannot be read (unbalanced quotes, a missing or unknown column, no rows); details.line and details.reason say where and why. Nothing was imported.",
+  },
+  import_too_many_rows: {
+    status: 400,
+    description:
+      "The import has more rows than the bound; details.limit_rows and details.rows give both. Split the file.",
+  },
   webhook_url_invalid: {
     status: 400,
     description:
@@ -156,6 +166,10 @@ export const ERROR_CODES = {
   payload_too_large: {
     status: 413,
     description: "The request body is larger than the limit; details.limit_bytes gives it.",
+  },
+  import_file_too_large: {
+    status: 413,
+    description: "The import's CSV is larger than the bound; details.limit_bytes gives it. Split the file.",
   },
   unsupported_media_type: { status: 415, description: "The request body must be sent as application/json." },
   idempotency_key_reused: {

@@ -40,6 +40,16 @@ export const TEST_IDS = {
     passwordRepeat: "password-repeat",
     passwordSubmit: "password-submit",
   },
+  userImport: {
+    open: "user-import-open",
+    file: "user-import-file",
+    dryRun: "user-import-dry-run",
+    run: "user-import-run",
+    counts: "user-import-counts",
+    row: "user-import-row",
+    download: "user-import-download",
+    passwords: "user-import-passwords",
+  },
   audit: {
     filters: "audit-filters",
     apply: "audit-apply",

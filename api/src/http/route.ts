@@ -106,6 +106,8 @@ export interface RouteSpec<
    * logs), each with the schema of its body: the OpenAPI document lists these instead of application/json.
    */
   produces?: Readonly<Record<string, z.ZodType>>;
+  /** A larger JSON body than the server's default (BERTH_BODY_LIMIT_BYTES) for this route alone (an import's file). */
+  bodyLimitBytes?: number;
   /** Leave out of the OpenAPI document (test-only routes). */
   hidden?: boolean;
   /**
@@ -337,7 +339,12 @@ export function routeMiddleware(route: RouteDef, deps: Deps) {
       // Parameters and query are checked before the body is read: no reading megabytes for a bad id.
       if (issues.length > 0) throw new Invalid("the request is invalid", issues);
       const body = route.body
-        ? parsePart(route.body, await readJsonBody(ctx, deps.config.http.bodyLimitBytes), "body", issues)
+        ? parsePart(
+            route.body,
+            await readJsonBody(ctx, route.bodyLimitBytes ?? deps.config.http.bodyLimitBytes),
+            "body",
+            issues,
+          )
         : undefined;
       if (issues.length > 0) throw new Invalid("the request is invalid", issues);
       audit.requestBody = body;

@@ -28,6 +28,7 @@ import { routes as signup } from "./signup/routes.ts";
 import { routes as storage } from "./storage/routes.ts";
 import { systemRoutes } from "./system/routes.ts";
 import { routes as usage } from "./usage/routes.ts";
+import { routes as userImports } from "./user-imports/routes.ts";
 import { routes as users } from "./users/routes.ts";
 import { routes as webhooks } from "./webhooks/routes.ts";
 
@@ -35,6 +36,7 @@ export const allRoutes: RouteDef[] = [
   // The system routes describe the contract, this list: they read it when asked, never before it exists.
   ...systemRoutes(() => allRoutes),
   ...auth,
+  ...userImports, // before users: /users/imports/… are not user ids
   ...users,
   ...organizations,
   ...projects,

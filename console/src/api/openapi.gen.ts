@@ -345,6 +345,28 @@ export type CostPreview = {
   total_cost_credits: string;
 };
 
+export type CreatedUserImport = {
+  id: string;
+  dry_run: boolean;
+  /** RFC 3339, UTC. */
+  created_at: string;
+  counts: {
+    create: number;
+    update: number;
+    unchanged: number;
+    error: number;
+  };
+  rows: UserImportRow[];
+  /** Every row's result as CSV. */
+  results_url: string;
+  /** Real runs: the temporary password of each account created, shown this once and stored nowhere in clear. Hand each to its person; the first sign-in asks for a new one. */
+  temporary_passwords: {
+    email: string;
+    user_id: string;
+    password: string;
+  }[];
+};
+
 export type CreateImageBuildRequest = {
   /** The Dockerfile (at most 64 KiB by default); `ARG BASE_IMAGE` names the base image when one is given. */
   dockerfile: string;
@@ -477,6 +499,13 @@ export type CreateSession = {
   max_runtime_minutes?: number;
   /** Default guaranteed. "borrowed" opts in to idle capacity beyond your guarantee, at the borrowed rate, reclaimable after a warning. */
   capacity_class?: CapacityClass;
+};
+
+export type CreateUserImportRequest = {
+  /** The file's text: a header naming some of email, name, organization, project, role, initial_credits (email required), then one row per person. At most 10000 rows and 4194304 bytes. */
+  csv: string;
+  /** true (the default): report each row's outcome and write nothing. false: import. */
+  dry_run?: boolean;
 };
 
 export type CreateUserRequest = {
@@ -683,7 +712,7 @@ export type EffectiveLimits = {
 export type ErrorEnvelope = {
   error: {
     /** Stable error code; clients map it to a message. */
-    code: "validation_failed" | "malformed_json" | "bad_request" | "webhook_url_invalid" | "image_reference_invalid" | "gpu_fraction_not_offered" | "gpu_slice_too_small" | "idle_timeout_out_of_bounds" | "max_runtime_out_of_bounds" | "dockerfile_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "current_password_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "request_already_decided" | "keep_running_limit_reached" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_purged" | "volume_locked" | "invalid_session_state" | "image_in_use" | "build_limit_reached" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "guarantee_unsatisfiable" | "gpu_model_unavailable" | "gpu_sharing_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "image_source_forbidden" | "no_build_cluster" | "build_cluster_not_ready" | "export_too_large" | "too_many_requests" | "internal" | "unavailable";
+    code: "validation_failed" | "malformed_json" | "bad_request" | "import_csv_malformed" | "import_too_many_rows" | "webhook_url_invalid" | "image_reference_invalid" | "gpu_fraction_not_offered" | "gpu_slice_too_small" | "idle_timeout_out_of_bounds" | "max_runtime_out_of_bounds" | "dockerfile_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "current_password_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "request_already_decided" | "keep_running_limit_reached" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_purged" | "volume_locked" | "invalid_session_state" | "image_in_use" | "build_limit_reached" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "import_file_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "guarantee_unsatisfiable" | "gpu_model_unavailable" | "gpu_sharing_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "image_source_forbidden" | "no_build_cluster" | "build_cluster_not_ready" | "export_too_large" | "too_many_requests" | "internal" | "unavailable";
     /** Human-readable text. */
     message: string;
     /** What to fix. For validation_failed: issues[] of {path, message, code}. */
@@ -1076,7 +1105,7 @@ export type Notification = {
   read_at: string | null;
 };
 
-export type NotificationKind = "credits.running_low" | "session.paused" | "session.idle_warning" | "session.reclaim_warning" | "session.runtime_warning" | "session.failed" | "credits.request_approved" | "credits.request_partially_approved" | "credits.request_denied" | "quota.request_received" | "quota.request_decided" | "volume.near_quota" | "image_build.finished" | "image_import.finished" | "webhook.endpoint_disabled" | "cluster.unreachable";
+export type NotificationKind = "credits.running_low" | "session.paused" | "session.idle_warning" | "session.reclaim_warning" | "session.runtime_warning" | "session.failed" | "credits.request_approved" | "credits.request_partially_approved" | "credits.request_denied" | "quota.request_received" | "quota.request_decided" | "volume.near_quota" | "image_build.finished" | "image_import.finished" | "webhook.endpoint_disabled" | "account.created" | "membership.added" | "credits.welcome_unpaid" | "cluster.unreachable";
 
 export type NotificationList = {
   data: Notification[];
@@ -1749,6 +1778,11 @@ export type SetVolumeShares = {
   }[];
 };
 
+export type SetWelcomeCreditRequest = {
+  /** Minor units as a decimal string; "0" turns the welcome credit off. */
+  amount: string;
+};
+
 export type SignupAnswer = {
   user_id: string;
   /** active: sign in now; pending_approval: an administrator decides first. */
@@ -2063,6 +2097,43 @@ export type UserDetail = {
   memberships: MembershipOfUser[];
 };
 
+export type UserImport = {
+  id: string;
+  dry_run: boolean;
+  /** RFC 3339, UTC. */
+  created_at: string;
+  counts: {
+    create: number;
+    update: number;
+    unchanged: number;
+    error: number;
+  };
+  rows: UserImportRow[];
+  /** Every row's result as CSV. */
+  results_url: string;
+};
+
+export type UserImportRow = {
+  /** The file's line on which the row starts (1 is the header). */
+  line: number;
+  email: string;
+  name: string;
+  organization: string;
+  project: string;
+  role: string;
+  /** As written in the file (credits, not minor units). */
+  initial_credits: string;
+  outcome: "create" | "update" | "unchanged" | "error";
+  /** For errors: wrong_column_count, formula_injection, invalid_email, invalid_name, missing_organization, invalid_role, invalid_credits, duplicate_email, unknown_organization, unknown_project, forbidden, insufficient_credits, conflict. */
+  code: string | null;
+  message: string;
+  user_id: string | null;
+  organization_id: string | null;
+  project_id: string | null;
+  /** unpaid: the person joined, but the organization's wallet could not pay the welcome credit. */
+  welcome_credit: ("given" | "unpaid") | null;
+};
+
 export type Wallet = {
   id: string;
   organization_id: string | null;
@@ -2210,6 +2281,14 @@ export type WebhookWithSecret = {
   updated_at: string;
   /** whsec_…: shown only in this answer; keep it. */
   secret: string;
+};
+
+export type WelcomeCredit = {
+  organization_id: string;
+  /** Minor units (1 credit = 1000000) each new member receives once from the organization's wallet; "0": none. */
+  amount: string;
+  updated_by: string | null;
+  updated_at: string | null;
 };
 
 /** Every operation of the public API, by operationId. */
@@ -2492,6 +2571,15 @@ export interface Operations {
     query: Record<string, never>;
     body: CreateUserRequest;
     response: UserDetail;
+  };
+  /** Import users from a CSV (dry run by default) */
+  createUserImport: {
+    method: "post";
+    path: "/api/v1/users/imports";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: CreateUserImportRequest;
+    response: CreatedUserImport;
   };
   /** Create a volume */
   createVolume: {
@@ -3117,6 +3205,28 @@ export interface Operations {
     body: undefined;
     response: UserDetail;
   };
+  /** An import's rows and outcomes (no passwords) */
+  getUserImport: {
+    method: "get";
+    path: "/api/v1/users/imports/{importId}";
+    params: {
+      importId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: UserImport;
+  };
+  /** An import's results as CSV (RFC 4180) */
+  getUserImportResults: {
+    method: "get";
+    path: "/api/v1/users/imports/{importId}/results.csv";
+    params: {
+      importId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: unknown;
+  };
   /** A volume: bound cluster, claim, size, use, mounts, shares, lock */
   getVolume: {
     method: "get";
@@ -3174,6 +3284,17 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: Webhook;
+  };
+  /** What each new member receives once from the organization's wallet (its org_admins, super_admins) */
+  getWelcomeCredit: {
+    method: "get";
+    path: "/api/v1/organizations/{organizationId}/welcome-credit";
+    params: {
+      organizationId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: WelcomeCredit;
   };
   /** Import an image from a public registry as your private image */
   importImage: {
@@ -4091,6 +4212,17 @@ export interface Operations {
     body: SetVolumeShares;
     response: StorageVolume;
   };
+  /** Set the welcome credit (its org_admins, super_admins) */
+  setWelcomeCredit: {
+    method: "put";
+    path: "/api/v1/organizations/{organizationId}/welcome-credit";
+    params: {
+      organizationId: string;
+    };
+    query: Record<string, never>;
+    body: SetWelcomeCreditRequest;
+    response: WelcomeCredit;
+  };
   /** Create your own account, as the sign-up policy allows */
   signUp: {
     method: "post";
@@ -4375,6 +4507,7 @@ export const OPERATIONS = {
   createSession: { method: "post", path: "/api/v1/sessions" },
   createStoragePool: { method: "post", path: "/api/v1/storage/pools" },
   createUser: { method: "post", path: "/api/v1/users" },
+  createUserImport: { method: "post", path: "/api/v1/users/imports" },
   createVolume: { method: "post", path: "/api/v1/storage/volumes" },
   createWebhook: { method: "post", path: "/api/v1/webhooks" },
   deleteBudget: { method: "delete", path: "/api/v1/budgets/{organizationId}" },
@@ -4428,10 +4561,13 @@ export const OPERATIONS = {
   getSystemSettings: { method: "get", path: "/api/v1/system/settings" },
   getUsageReport: { method: "get", path: "/api/v1/metrics/usage" },
   getUser: { method: "get", path: "/api/v1/users/{userId}" },
+  getUserImport: { method: "get", path: "/api/v1/users/imports/{importId}" },
+  getUserImportResults: { method: "get", path: "/api/v1/users/imports/{importId}/results.csv" },
   getVolume: { method: "get", path: "/api/v1/storage/volumes/{volumeId}" },
   getWallet: { method: "get", path: "/api/v1/credits/wallets/{walletId}" },
   getWalletLedger: { method: "get", path: "/api/v1/credits/wallets/{walletId}/ledger" },
   getWebhook: { method: "get", path: "/api/v1/webhooks/{webhookId}" },
+  getWelcomeCredit: { method: "get", path: "/api/v1/organizations/{organizationId}/welcome-credit" },
   importImage: { method: "post", path: "/api/v1/images/import" },
   keepSessionRunning: { method: "post", path: "/api/v1/sessions/{sessionId}/keep-running" },
   listAllocations: { method: "get", path: "/api/v1/credits/allocations" },
@@ -4492,6 +4628,7 @@ export const OPERATIONS = {
   rotateWebhookSecret: { method: "post", path: "/api/v1/webhooks/{webhookId}/rotate-secret" },
   setBudget: { method: "put", path: "/api/v1/budgets/{organizationId}" },
   setVolumeShares: { method: "put", path: "/api/v1/storage/volumes/{volumeId}/shares" },
+  setWelcomeCredit: { method: "put", path: "/api/v1/organizations/{organizationId}/welcome-credit" },
   signUp: { method: "post", path: "/api/v1/auth/signup" },
   streamImageBuildLogs: { method: "get", path: "/api/v1/image-builds/{id}/logs" },
   streamSessionEvents: { method: "get", path: "/api/v1/sessions/events" },

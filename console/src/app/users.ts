@@ -29,3 +29,13 @@ export function loadSignupRequests(
 export function decideSignup(userId: string, decision: "approve" | "deny") {
   return api.call(decision === "approve" ? "approveSignup" : "denySignup", { params: { userId } });
 }
+
+/** Bulk import: a dry run (`dryRun`) or the import itself; the answer has every row's outcome. */
+export function importUsers(csv: string, dryRun: boolean) {
+  return api.call("createUserImport", { body: { csv, dry_run: dryRun } });
+}
+
+/** The results file of an import (CSV), fetched with the bearer token. */
+export function importResults(importId: string) {
+  return api.fetchRaw(`/api/v1/users/imports/${encodeURIComponent(importId)}/results.csv`);
+}

@@ -31,6 +31,7 @@ import * as m20261126002100 from "./20261126002100_usage_daily.ts";
 import * as m20261126002200 from "./20261126002200_volume_shares_backfill.ts";
 import * as m20261126002300 from "./20261126002300_interim_status.ts";
 import * as m20261129001000 from "./20261129001000_fair_share.ts";
+import * as m20261129002000 from "./20261129002000_user_imports.ts";
 
 export interface Migration {
   name: string;
@@ -71,4 +72,5 @@ export const migrations: Migration[] = [
   { name: "20261126002200_volume_shares_backfill", up: m20261126002200.up },
   { name: "20261126002300_interim_status", up: m20261126002300.up },
   { name: "20261129001000_fair_share", up: m20261129001000.up },
+  { name: "20261129002000_user_imports", up: m20261129002000.up },
 ];

@@ -16,6 +16,7 @@ import { findUserById } from "../../db/operations/users/findUserById.ts";
 import type { UserRow } from "../../db/operations/users/types.ts";
 import type { Deps } from "../../deps.ts";
 import { Forbidden, Invalid, NotFound } from "../../errors.ts";
+import { giveWelcomeCredit, reportUnpaidWelcome } from "../credits/welcome.ts";
 import { normalizeEmail } from "./email.ts";
 import { getOrganization } from "./organizations.ts";
 import type { Principal } from "./principal.ts";
@@ -72,8 +73,9 @@ export async function listOrganizationMembers(
   });
 }
 
+/** A new member gets the organization's welcome credit (credits/welcome.ts) in the same transaction. */
 export async function addOrganizationMember(
-  deps: IdentityDeps,
+  deps: Pick<Deps, "db" | "clock">,
   principal: Principal,
   organizationId: string,
   input: MemberRef & { role: "org_admin" | "member" },
@@ -82,11 +84,31 @@ export async function addOrganizationMember(
   if (!canAdminOrganization(scopeOf(principal), organizationId))
     throw new Forbidden("only the organization's admins change its members");
   const user = await resolveUser(deps, input);
-  const { created } = await upsertMembership(deps.db, {
-    userId: user.id,
-    organizationId,
-    projectId: null,
-    role: input.role,
+  const at = deps.clock.now();
+  const created = await deps.db.transaction(async (tx) => {
+    const { created } = await upsertMembership(tx, {
+      userId: user.id,
+      organizationId,
+      projectId: null,
+      role: input.role,
+    });
+    if (created) {
+      const welcome = await giveWelcomeCredit(tx, {
+        organizationId,
+        userId: user.id,
+        actorKind: "user",
+        actorId: principal.userId,
+        at,
+      });
+      await reportUnpaidWelcome(tx, {
+        adminId: principal.userId,
+        organizationId,
+        memberEmail: user.email,
+        outcome: welcome,
+        at,
+      });
+    }
+    return created;
   });
   return { member: await memberRow(deps, organizationId, null, user), created };
 }

@@ -1,7 +1,7 @@
 // Password hashing with argon2id from node:crypto (Node 24; no native npm package). Hashes are stored as
 // PHC strings, `$argon2id$v=19$m=19456,t=2,p=1$<salt>$<tag>`, so the parameters travel with each hash and
 // can be raised later: `needsRehash` tells the login path to re-hash with the current ones.
-import { argon2, randomBytes, timingSafeEqual } from "node:crypto";
+import { argon2, createHash, randomBytes, timingSafeEqual } from "node:crypto";
 
 export interface Argon2Params {
   /** Memory in KiB. */
@@ -18,6 +18,13 @@ export interface Argon2Params {
 export const DEFAULT_ARGON2: Argon2Params = { memoryKiB: 19 * 1024, passes: 2, parallelism: 1, tagLength: 32 };
 
 const SALT_BYTES = 16;
+/**
+ * A password we generated (bulk import): 144 random bits need no slow hash to resist guessing; a slow
+ * hash protects what people choose. So it is stored as salted SHA-256 and an import of 10,000 accounts
+ * does not spend 10,000 argon2id derivations (~40 ms of a core each). Only generatePassword's output is
+ * ever stored this way; the account must change it at first sign-in, which stores argon2id.
+ */
+const GENERATED = /^\$berth-generated\$sha256\$([A-Za-z0-9+/]+)\$([A-Za-z0-9+/]+)$/;
 const PHC = /^\$argon2id\$v=19\$m=(\d+),t=(\d+),p=(\d+)\$([A-Za-z0-9+/]+)\$([A-Za-z0-9+/]+)$/;
 
 function b64(buf: Buffer): string {
@@ -90,8 +97,23 @@ export class PasswordHasher {
     return `$argon2id$v=19$m=${p.memoryKiB},t=${p.passes},p=${p.parallelism}$${b64(salt)}$${b64(tag)}`;
   }
 
+  /** For generatePassword's output only (see GENERATED). */
+  hashGenerated(secret: string): string {
+    const salt = randomBytes(SALT_BYTES);
+    const tag = createHash("sha256").update(salt).update(secret).digest();
+    return `$berth-generated$sha256$${b64(salt)}$${b64(tag)}`;
+  }
+
   /** False for a wrong password and for a hash we cannot read; never throws for either. */
   async verify(hash: string, password: string): Promise<boolean> {
+    const generated = GENERATED.exec(hash);
+    if (generated?.[1] !== undefined && generated[2] !== undefined) {
+      const expected = Buffer.from(generated[2], "base64");
+      const tag = createHash("sha256").update(Buffer.from(generated[1], "base64")).update(password).digest();
+      // The same time as an argon2id check, so that sign-in timing does not tell imported accounts apart.
+      await this.verifyDummy(password);
+      return tag.length === expected.length && timingSafeEqual(tag, expected);
+    }
     const parsed = parse(hash);
     if (!parsed) {
       await this.verifyDummy(password); // same cost as a real check

@@ -13,6 +13,7 @@ import type { UserListRow, UserRow } from "../../db/operations/users/types.ts";
 import { type UserChanges, updateUser as updateUserRow } from "../../db/operations/users/updateUser.ts";
 import type { Deps } from "../../deps.ts";
 import { Conflict, DomainError, Forbidden, NotFound } from "../../errors.ts";
+import { giveWelcomeCredit, reportUnpaidWelcome } from "../credits/welcome.ts";
 import { normalizeEmail } from "./email.ts";
 import { mapConstraintErrors } from "./errors.ts";
 import { newId } from "./ids.ts";
@@ -85,6 +86,21 @@ export async function createUser(
             role: input.role ?? "member",
           });
           memberships.push(row);
+          const at = deps.clock.now();
+          const welcome = await giveWelcomeCredit(trx, {
+            organizationId: input.organizationId,
+            userId: user.id,
+            actorKind: "user",
+            actorId: principal.userId,
+            at,
+          });
+          await reportUnpaidWelcome(trx, {
+            adminId: principal.userId,
+            organizationId: input.organizationId,
+            memberEmail: email,
+            outcome: welcome,
+            at,
+          });
         }
         return { user, memberships };
       }),

@@ -97,6 +97,24 @@ export const NOTIFICATION_KINDS = {
     audience: "organization_administrators",
     description: "A webhook endpoint of your organization was disabled after failing.",
   },
+  "account.created": {
+    severity: "info",
+    critical: false,
+    audience: "everyone",
+    description: "An administrator made your account (an import); the first sign-in asks for a password of your own.",
+  },
+  "membership.added": {
+    severity: "info",
+    critical: false,
+    audience: "everyone",
+    description: "An administrator added you to an organization or project (an import).",
+  },
+  "credits.welcome_unpaid": {
+    severity: "warning",
+    critical: false,
+    audience: "organization_administrators",
+    description: "A new member's welcome credit was not paid: the organization's wallet could not cover it.",
+  },
   "cluster.unreachable": {
     severity: "critical",
     critical: true,

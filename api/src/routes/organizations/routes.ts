@@ -2,6 +2,7 @@
 // org_admins change it and its members; anyone in it reads it. Outside your organizations: 404.
 import { z } from "zod";
 import { Page, Paged } from "../../db/paging.ts";
+import { getWelcomeCredit, setWelcomeCredit } from "../../domain/credits/welcome.ts";
 import {
   addOrganizationMember,
   listOrganizationMembers,
@@ -25,7 +26,9 @@ import {
   Organization,
   OrganizationMemberParams,
   OrganizationParams,
+  SetWelcomeCreditBody,
   UpdateOrganizationBody,
+  WelcomeCredit,
 } from "./schemas.ts";
 
 export const createOrganizationRoute = defineRoute({
@@ -193,7 +196,59 @@ export const removeOrganizationMemberRoute = defineRoute({
   },
 });
 
+function presentWelcome(
+  organizationId: string,
+  w: { amount: bigint; updatedBy: string | null; updatedAt: Date | null },
+): z.input<typeof WelcomeCredit> {
+  return {
+    organization_id: organizationId,
+    amount: w.amount.toString(),
+    updated_by: w.updatedBy,
+    updated_at: w.updatedAt ? new Date(w.updatedAt).toISOString() : null,
+  };
+}
+
+export const getWelcomeCreditRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/organizations/:organizationId/welcome-credit",
+  operationId: "getWelcomeCredit",
+  tags: ["organizations"],
+  summary: "What each new member receives once from the organization's wallet (its org_admins, super_admins)",
+  auth: "user",
+  params: OrganizationParams,
+  errors: ["forbidden"],
+  responses: { 200: WelcomeCredit },
+  handler: async ({ deps, principal, params }) => ({
+    status: 200,
+    body: presentWelcome(params.organizationId, await getWelcomeCredit(deps, principal, params.organizationId)),
+  }),
+});
+
+export const setWelcomeCreditRoute = defineRoute({
+  method: "put",
+  path: "/api/v1/organizations/:organizationId/welcome-credit",
+  operationId: "setWelcomeCredit",
+  tags: ["organizations"],
+  summary: "Set the welcome credit (its org_admins, super_admins)",
+  description:
+    "Each member who joins from now on (added, created, imported) receives it once, as an allocation from the organization's wallet. When the wallet cannot pay, the member still joins and the admin who added them is told.",
+  auth: "user",
+  params: OrganizationParams,
+  body: SetWelcomeCreditBody,
+  audit: "organization.welcome_credit.set",
+  errors: ["forbidden"],
+  responses: { 200: WelcomeCredit },
+  handler: async ({ deps, principal, params, body, audit }) => {
+    audit.organization(params.organizationId);
+    audit.detail("amount", body.amount);
+    const w = await setWelcomeCredit(deps, principal, params.organizationId, BigInt(body.amount));
+    return { status: 200, body: presentWelcome(params.organizationId, w) };
+  },
+});
+
 export const routes: RouteDef[] = [
+  getWelcomeCreditRoute,
+  setWelcomeCreditRoute,
   createOrganizationRoute,
   listOrganizationsRoute,
   getOrganizationRoute,

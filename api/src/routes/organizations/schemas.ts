@@ -60,3 +60,25 @@ export const AddProjectMemberBody = z
   .object({ ...MemberRef, role: z.enum(["project_admin", "member"]) })
   .refine(exactlyOne, { message: "give exactly one of user_id and email" })
   .meta({ id: "AddProjectMemberRequest" });
+
+export const WelcomeCredit = z
+  .object({
+    organization_id: z.string(),
+    amount: z.string().meta({
+      description:
+        'Minor units (1 credit = 1000000) each new member receives once from the organization\'s wallet; "0": none.',
+      example: "5000000",
+    }),
+    updated_by: z.string().nullable(),
+    updated_at: Timestamp.nullable(),
+  })
+  .meta({ id: "WelcomeCredit" });
+
+export const SetWelcomeCreditBody = z
+  .object({
+    amount: z
+      .string()
+      .regex(/^(0|[1-9][0-9]{0,17})$/, "a whole number of minor units, as a string")
+      .meta({ description: 'Minor units as a decimal string; "0" turns the welcome credit off.' }),
+  })
+  .meta({ id: "SetWelcomeCreditRequest" });

@@ -13,6 +13,7 @@ import { renderTask } from "../../components/task-states.ts";
 import { formatRelative } from "../../data/format.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
+import { TEST_IDS } from "../../test-ids.ts";
 
 export class BerthAdminUsersView extends LitElement {
   static override styles = [tokens, shared, page];
@@ -21,6 +22,7 @@ export class BerthAdminUsersView extends LitElement {
     email: { state: true },
     pageNo: { state: true },
     showForm: { state: true },
+    showImport: { state: true },
     error: { state: true },
     notice: { state: true },
   };
@@ -28,6 +30,7 @@ export class BerthAdminUsersView extends LitElement {
   declare email: string;
   declare pageNo: number;
   declare showForm: boolean;
+  declare showImport: boolean;
   declare error: unknown;
   declare notice: string | undefined;
 
@@ -46,6 +49,7 @@ export class BerthAdminUsersView extends LitElement {
     this.email = "";
     this.pageNo = 1;
     this.showForm = false;
+    this.showImport = false;
     this.error = undefined;
     this.notice = undefined;
   }
@@ -152,7 +156,9 @@ export class BerthAdminUsersView extends LitElement {
 
   override render() {
     return html`<div class="page-head"><h1>Users</h1><span class="spacer"></span>
+        <button type="button" data-testid=${TEST_IDS.userImport.open} aria-expanded=${this.showImport ? "true" : "false"} @click=${() => (this.showImport = !this.showImport)}>Import from CSV</button>
         ${this.showForm ? nothing : html`<button class="primary" type="button" @click=${() => (this.showForm = true)}>New user</button>`}</div>
+      ${this.showImport ? html`<berth-user-import @berth-users-imported=${() => void this.#users.run()}></berth-user-import>` : nothing}
       ${this.notice ? html`<p class="success" role="status">${this.notice}</p>` : nothing}
       ${this.error ? html`<berth-error-panel heading="That did not work" .error=${this.error}></berth-error-panel>` : nothing}
       ${this.showForm ? renderTask(this.#orgs, { complete: (r) => this.#form(r.data) }) : nothing}
