@@ -65,8 +65,9 @@ describe("system routes", () => {
         .parameters,
     ).toEqual({ userId: "$response.body#/user_id", organizationId: "$request.path.organizationId" });
     // Every link names an operation the document has, and only path parameters that operation takes.
-    const ops = new Map<string, { parameters?: { name: string; in: string }[] }>();
-    for (const item of Object.values(doc.paths) as Record<string, { operationId: string }>[])
+    type Op = { operationId: string; parameters?: { name: string; in: string }[] };
+    const ops = new Map<string, Op>();
+    for (const item of Object.values(doc.paths) as Record<string, Op>[])
       for (const op of Object.values(item)) ops.set(op.operationId, op);
     for (const item of Object.values(doc.paths) as Record<string, { responses: Record<string, { links?: object }> }>[])
       for (const op of Object.values(item))
