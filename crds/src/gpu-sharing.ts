@@ -2,8 +2,12 @@
 // one sharing layer Berth drives today (HAMi: docs/dev/gpu-sharing.md). Pure and shared by the API
 // (catalog checks), the worker (placement), the operator (inventory, pods) and the test bed.
 
-/** An offering is one of N equal slices of one card. 1/2, 1/4 and 1/8 are offered; nothing finer. */
-export const SLICES_PER_CARD = [2, 4, 8] as const;
+/**
+ * An offering is one of N equal slices of one card: 1/2 to 1/32, where the card's memory leaves each slice
+ * MIN_SLICE_MEMORY_MIB (an 80 GB card allows 1/32, a 24 GB one 1/16). A card holds as many slices as its
+ * sharing layer splits it into (HAMi's deviceSplitCount, 10 by default: 1/16 and 1/32 need more).
+ */
+export const SLICES_PER_CARD = [2, 4, 8, 16, 32] as const;
 export type SlicesPerCard = (typeof SLICES_PER_CARD)[number];
 
 /** HAMi cannot isolate less GPU memory than this usefully; a smaller slice is refused. */

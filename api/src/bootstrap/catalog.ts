@@ -16,6 +16,8 @@ import {
   ResourcePolicyKind,
   ResourcePresetKind,
   resourcePath,
+  SLICES_PER_CARD,
+  type SlicesPerCard,
   WalletKind,
 } from "@berth/crds";
 import type { Logger } from "pino";
@@ -53,11 +55,17 @@ const A100_MIB = 81920;
 
 /**
  * Fractional offerings of one model (docs/dev/gpu-sharing.md): a slice costs a little more than its share
- * of the whole card's rate (eight 1/8 sessions pay 4.8 credits an hour for an H100 that costs 4 whole),
+ * of the whole card's rate (eight 1/8 sessions, or 32 1/32, pay 4.8 credits an hour for an H100 that costs 4 whole),
  * for the packing headroom a shared card keeps.
  */
-function slices(base: string, display: string, gpuModel: string, memoryMib: number, rates: Record<2 | 4 | 8, string>) {
-  return ([2, 4, 8] as const).map((n) =>
+function slices(
+  base: string,
+  display: string,
+  gpuModel: string,
+  memoryMib: number,
+  rates: Record<SlicesPerCard, string>,
+) {
+  return SLICES_PER_CARD.map((n) =>
     OfferingKind.build(meta(`${base}-1-${n}`), {
       displayName: `${display} 1/${n} (${Math.floor(memoryMib / n / 1024)} GB)`,
       gpuModel,
@@ -83,7 +91,13 @@ export function defaultCatalog(): CatalogEntry[] {
       hourlyCreditRate: creditsPerHour("4"),
       description: "Hopper, 80 GB HBM3: large-model training and fine-tuning.",
     }),
-    ...slices("h100", "NVIDIA H100", "NVIDIA-H100-80GB-HBM3", H100_MIB, { 2: "2.2", 4: "1.15", 8: "0.6" }),
+    ...slices("h100", "NVIDIA H100", "NVIDIA-H100-80GB-HBM3", H100_MIB, {
+      2: "2.2",
+      4: "1.15",
+      8: "0.6",
+      16: "0.3",
+      32: "0.15",
+    }),
     OfferingKind.build(meta("a100"), {
       displayName: "NVIDIA A100 80 GB",
       gpuModel: "NVIDIA-A100-SXM4-80GB",
@@ -93,7 +107,13 @@ export function defaultCatalog(): CatalogEntry[] {
       hourlyCreditRate: creditsPerHour("2.5"),
       description: "Ampere, 80 GB HBM2e: training and large-batch inference.",
     }),
-    ...slices("a100", "NVIDIA A100", "NVIDIA-A100-SXM4-80GB", A100_MIB, { 2: "1.4", 4: "0.75", 8: "0.4" }),
+    ...slices("a100", "NVIDIA A100", "NVIDIA-A100-SXM4-80GB", A100_MIB, {
+      2: "1.4",
+      4: "0.75",
+      8: "0.4",
+      16: "0.2",
+      32: "0.1",
+    }),
     OfferingKind.build(meta("l4"), {
       displayName: "NVIDIA L4 24 GB",
       gpuModel: "NVIDIA-L4",

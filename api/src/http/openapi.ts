@@ -124,14 +124,54 @@ function operation(route: RouteDef): ZodOpenApiOperationObject {
   };
 }
 
+/** The names of a zod object schema's fields, or none when the schema is not an object. */
+function fieldsOf(schema: unknown): Set<string> {
+  const shape = (schema as { shape?: Record<string, unknown> } | undefined)?.shape;
+  return new Set(shape && typeof shape === "object" ? Object.keys(shape) : []);
+}
+
+/**
+ * OpenAPI links from each create to what acts on the thing it made: a POST answering 201 at a collection
+ * links to every operation under `<collection>/{param}`, the parameter taken from the answer's field of
+ * that name (`id` for `…Id`, else the parameter's name as is or in snake case, else `name`), the collection's own parameters from
+ * the request. Derived from the routes, so a new route under a collection is linked without a change here;
+ * stateful fuzzing (api/src/routes/openapi-fuzz.test.ts) follows them: create, then read, act, delete.
+ */
+export function createLinks(routes: readonly RouteDef[]): Map<RouteDef, Record<string, oas31.LinkObject>> {
+  const links = new Map<RouteDef, Record<string, oas31.LinkObject>>();
+  for (const create of routes) {
+    const answer = (create.responses as Record<string, unknown>)["201"];
+    if (create.method !== "post" || !answer) continue;
+    const fields = fieldsOf(answer);
+    const own: Record<string, oas31.LinkObject> = {};
+    for (const target of routes) {
+      if (target === create || !target.path.startsWith(`${create.path}/:`)) continue;
+      const param = target.path.slice(create.path.length + 2).split("/")[0] ?? "";
+      const snake = param.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+      const field = [param.endsWith("Id") ? "id" : undefined, param, snake, "name"].find((f) => f && fields.has(f));
+      if (!field) continue;
+      const parameters: Record<string, string> = { [param]: `$response.body#/${field}` };
+      for (const [, p] of create.path.matchAll(/:([A-Za-z0-9_]+)/g)) if (p) parameters[p] = `$request.path.${p}`;
+      own[target.operationId] = { operationId: target.operationId, parameters };
+    }
+    if (Object.keys(own).length > 0) links.set(create, own);
+  }
+  return links;
+}
+
 export function buildOpenApiDocument(routes: readonly RouteDef[]): oas31.OpenAPIObject {
   const paths: ZodOpenApiPathsObject = {};
   const visible = routes
     .filter((r) => !r.hidden)
     .toSorted((a, b) => (a.path === b.path ? a.method.localeCompare(b.method) : a.path.localeCompare(b.path)));
+  const links = createLinks(visible);
   for (const route of visible) {
     const p = openApiPath(route.path);
-    paths[p] = { ...(paths[p] ?? {}), [route.method]: operation(route) };
+    const op = operation(route);
+    const own = links.get(route);
+    const created = op.responses["201"];
+    if (own && created && !("$ref" in created)) created.links = own;
+    paths[p] = { ...(paths[p] ?? {}), [route.method]: op };
   }
   const tags = [...new Set(visible.flatMap((r) => r.tags))].sort().map((name) => ({ name }));
   return createDocument({

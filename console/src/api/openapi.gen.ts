@@ -398,8 +398,8 @@ export type CreateOfferingRequest = {
   gpu_model: string;
   tier: string;
   gpu_count?: number;
-  /** "1" (whole cards), "1/2", "1/4" or "1/8" of one card; others: gpu_fraction_not_offered. */
-  fraction?: "1" | "1/2" | "1/4" | "1/8";
+  /** "1" (whole cards), "1/2", "1/4", "1/8", "1/16" or "1/32" of one card; others: gpu_fraction_not_offered. A slice has at least 1 GiB: gpu_slice_too_small names the finest fraction that fits. */
+  fraction?: "1" | "1/2" | "1/4" | "1/8" | "1/16" | "1/32";
   gpu_memory_mib?: number | null;
   /** Credits per hour in minor units, a string of digits. */
   hourly_credit_rate: string;
@@ -790,7 +790,7 @@ export type GpuAvailability = {
     sharing: boolean;
     /** Whole cards nothing holds (with a sharing layer: no slice either). */
     whole_free: number;
-    /** With a sharing layer: per fraction ("1/2", "1/4", "1/8"), how many more slices fit, card by card; empty otherwise. */
+    /** With a sharing layer: per fraction ("1/2" to "1/32"), how many more slices fit, card by card; empty otherwise. */
     slices_free: {
       [key: string]: number;
     };
@@ -1135,7 +1135,7 @@ export type Offering = {
   gpu_model: string;
   tier: string;
   gpu_count: number;
-  /** Whole cards ("1": gpu_count of them) or a slice of one card: "1/2", "1/4", "1/8". */
+  /** Whole cards ("1": gpu_count of them) or a slice of one card: "1/2", "1/4", "1/8", "1/16", "1/32". */
   fraction: string;
   /** One card's GPU memory (MiB), as the cards report it. */
   gpu_memory_mib: number | null;
@@ -1598,7 +1598,7 @@ export type Session = {
   image: string;
   gpu_model: string;
   gpu_count: number;
-  /** "1" for whole cards, else the slice of one card: "1/2", "1/4", "1/8". */
+  /** "1" for whole cards, else the slice of one card: "1/2" to "1/32". */
   gpu_fraction: string;
   /** GPU memory the slice guarantees (MiB); null for whole cards. */
   gpu_slice_memory_mib: number | null;
@@ -1940,8 +1940,8 @@ export type UpdateOfferingRequest = {
   gpu_model?: string;
   tier?: string;
   gpu_count?: number;
-  /** "1" (whole cards), "1/2", "1/4" or "1/8" of one card; others: gpu_fraction_not_offered. */
-  fraction?: "1" | "1/2" | "1/4" | "1/8";
+  /** "1" (whole cards), "1/2", "1/4", "1/8", "1/16" or "1/32" of one card; others: gpu_fraction_not_offered. A slice has at least 1 GiB: gpu_slice_too_small names the finest fraction that fits. */
+  fraction?: "1" | "1/2" | "1/4" | "1/8" | "1/16" | "1/32";
   gpu_memory_mib?: number | null;
   /** Credits per hour in minor units, a string of digits. */
   hourly_credit_rate?: string;

@@ -89,7 +89,7 @@ export const OFFERING_FORM: KindForm = {
       key: "fraction",
       label: "Share of a card",
       kind: "select",
-      options: ["1", "1/2", "1/4", "1/8"],
+      options: ["1", "1/2", "1/4", "1/8", "1/16", "1/32"],
       hint: "1: whole cards. A slice needs a GPU sharing layer on the clusters with this model.",
     },
     { key: "hourly_credit_rate", label: "Credits per hour", kind: "credits", required: true },

@@ -82,6 +82,15 @@ describe("slices on cards", () => {
     expect(p.placed.every((x) => x.assignment?.node === "n1")).toBe(true);
   });
 
+  it("packs 1/32 slices as the card's split allows: 32 on a card split 32, 10 on HAMi's default split", () => {
+    const nodes = [aHamiNode("clu_a", "n1", [{ ...aCard("c0"), split: 32 }, aCard("c1")])];
+    const reqs = Array.from({ length: 43 }, (_, i) => aRequest(`s${i}`, { slice: slice(32) }));
+    const p = plan(nodes, reqs);
+    const on = (card: string) => p.placed.filter((x) => x.assignment?.cards[0] === card).length;
+    expect([on("c0"), on("c1")]).toEqual([32, 10]);
+    expect(p.placed).toHaveLength(42);
+  });
+
   it("spreads slices over cards under spread", () => {
     const nodes = [aHamiNode("clu_a", "n1", [aCard("c0"), aCard("c1")])];
     const p = plan(nodes, [aRequest("a", { slice: slice(8) }), aRequest("b", { slice: slice(8) })], "spread");
@@ -168,13 +177,13 @@ describe("slices on cards", () => {
 // Mixed tiers after churn: random create / pause / resume / terminate sequences against the inventory,
 // the inventory lagging two steps behind, never overcommit a card.
 describe("mixed tiers after churn (property)", () => {
-  type Tier = 1 | 2 | 4 | 8;
+  type Tier = 1 | 2 | 4 | 8 | 16 | 32;
   const op: fc.Arbitrary<
     { kind: "create"; tier: Tier; whole: number } | { kind: "pause" | "resume" | "terminate"; pick: number }
   > = fc.oneof(
     fc.record({
       kind: fc.constant("create" as const),
-      tier: fc.constantFrom<Tier>(1, 2, 4, 8),
+      tier: fc.constantFrom<Tier>(1, 2, 4, 8, 16, 32),
       whole: fc.integer({ min: 1, max: 3 }),
     }),
     fc.record({ kind: fc.constantFrom("pause" as const, "resume" as const, "terminate" as const), pick: fc.nat() }),
@@ -186,7 +195,9 @@ describe("mixed tiers after churn (property)", () => {
         fc.array(op, { minLength: 1, maxLength: 80 }),
         fc.constantFrom<PlacementPolicy>("binpack", "spread"),
         (ops, policy) => {
-          const cards = (node: string) => Array.from({ length: 4 }, (_, i) => aCard(`${node}-${i}`));
+          // n3's cards are split 32 (1/32 slices fill them); the others keep HAMi's default 10 vGPUs.
+          const cards = (node: string) =>
+            Array.from({ length: 4 }, (_, i) => ({ ...aCard(`${node}-${i}`), split: node === "n3" ? 32 : 10 }));
           const layout = ["n1", "n2", "n3"].map((n) => ({ n, cards: cards(n) }));
           interface S {
             key: string;

@@ -4,7 +4,7 @@ import { MIN_SLICE_MEMORY_MIB, SLICES_PER_CARD } from "../gpu-sharing.ts";
 import { defineKind, statusOf } from "../kind.ts";
 
 const FRACTION_RULE =
-  "!has(self.slicesPerCard) || (self.slicesPerCard in [2, 4, 8] && self.gpuCount == 1 && has(self.gpuMemoryMib) && self.gpuMemoryMib / self.slicesPerCard >= 1024)";
+  "!has(self.slicesPerCard) || (self.slicesPerCard in [2, 4, 8, 16, 32] && self.gpuCount == 1 && has(self.gpuMemoryMib) && self.gpuMemoryMib / self.slicesPerCard >= 1024)";
 
 export const OfferingSpec = rule(
   z.object({
@@ -16,11 +16,11 @@ export const OfferingSpec = rule(
     /** One card's GPU memory as the cards report it (MiB); a slice's guaranteed memory derives from it. */
     gpuMemoryMib: z.int().min(1024).max(4_194_304).optional(),
     /**
-     * A fraction of one card: the offering is one of this many equal slices (2, 4 or 8: 1/2, 1/4, 1/8),
+     * A fraction of one card: the offering is one of this many equal slices (2, 4, 8, 16 or 32: 1/2 to 1/32),
      * each with gpuMemoryMib / slicesPerCard of memory and 100 / slicesPerCard percent of the cores.
      * Absent: gpuCount whole cards. Needs a sharing layer on the cluster (docs/dev/gpu-sharing.md).
      */
-    slicesPerCard: z.int().min(2).max(8).optional(),
+    slicesPerCard: z.int().min(2).max(32).optional(),
     /** Credits per hour in minor units (1 credit = 1,000,000). */
     hourlyCreditRate: MinorUnits,
     description: z.string().max(4096).optional(),
@@ -33,7 +33,7 @@ export const OfferingSpec = rule(
     enabled: z.boolean().default(true),
   }),
   FRACTION_RULE,
-  `a fractional offering is 1/2, 1/4 or 1/8 of one card (gpuCount 1) with gpuMemoryMib, and a slice has at least ${MIN_SLICE_MEMORY_MIB} MiB`,
+  `a fractional offering is 1/2, 1/4, 1/8, 1/16 or 1/32 of one card (gpuCount 1) with gpuMemoryMib, and a slice has at least ${MIN_SLICE_MEMORY_MIB} MiB`,
   (s) =>
     s.slicesPerCard === undefined ||
     ((SLICES_PER_CARD as readonly number[]).includes(s.slicesPerCard) &&

@@ -106,7 +106,7 @@ export const SessionReason = {
 export type SessionReason = (typeof SessionReason)[keyof typeof SessionReason];
 
 export const GpuSliceSpec = z.object({
-  slicesPerCard: z.int().min(2).max(8),
+  slicesPerCard: z.int().min(2).max(32),
   memoryMib: z.int().min(1024).max(4_194_304),
   cores: z.int().min(1).max(100),
 });

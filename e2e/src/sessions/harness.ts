@@ -15,7 +15,7 @@ import {
   startWorker as startApiWorker,
   type WebhookWorkerOptions,
 } from "@berth/api";
-import { apiSessionsRbac, controlPlaneRbac, managementRbac, mergeRbac, workerRbac } from "@berth/api/rbac";
+import { apiRbac, controlPlaneRbac, workerRbac } from "@berth/api/rbac";
 import {
   createClustersRuntime,
   grantToOrganization,
@@ -270,10 +270,8 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
     const { api: apiCred, worker: workerCred } = opts.accounts
       ? await opts.accounts.management(mgmt)
       : {
-          api: await mintControlPlaneCredential(mgmt, {
-            name: "berth-api",
-            rbac: mergeRbac(managementRbac(), apiSessionsRbac()),
-          }),
+          // The API's whole grant, as an install gives it (the catalog's writes included).
+          api: await mintControlPlaneCredential(mgmt, { name: "berth-api", rbac: apiRbac() }),
           worker: await mintControlPlaneCredential(mgmt, { name: "berth-worker", rbac: workerRbac() }),
         };
     const catalogKube = new HttpKube(kubeConfigFrom(opts.accounts ? apiCred.kubeconfig : mgmt.kubeconfig));

@@ -12,16 +12,16 @@ const codeOf = (f: () => unknown) => {
 };
 
 describe("an offering's GPU fraction", () => {
-  it("takes 1, 1/2, 1/4 and 1/8", () => {
-    expect(["1", "1/2", "1/4", "1/8"].map(parseFraction)).toEqual([undefined, 2, 4, 8]);
+  it("takes 1, 1/2, 1/4, 1/8, 1/16 and 1/32", () => {
+    expect(["1", "1/2", "1/4", "1/8", "1/16", "1/32"].map(parseFraction)).toEqual([undefined, 2, 4, 8, 16, 32]);
   });
 
-  it.each(["1/3", "2/3", "1/16", "0.5", "", "1/0"])(
+  it.each(["1/3", "2/3", "1/64", "1/12", "0.5", "", "1/0", "1/032"])(
     "refuses %j with gpu_fraction_not_offered and the fractions offered",
     (f) => {
       expect(codeOf(() => parseFraction(f))).toEqual({
         code: "gpu_fraction_not_offered",
-        details: { fraction: f, allowed: ["1", "1/2", "1/4", "1/8"] },
+        details: { fraction: f, allowed: ["1", "1/2", "1/4", "1/8", "1/16", "1/32"] },
       });
     },
   );
@@ -35,6 +35,26 @@ describe("an offering's GPU fraction", () => {
       code: "gpu_slice_too_small",
       details: { largest_fraction: null },
     });
+  });
+
+  it("offers 1/32 of an 80 GB card but refuses it on a 24 GB one, whose message names 1/16", () => {
+    expect(() => checkFraction({ gpuCount: 1, gpuMemoryMib: 81559, slicesPerCard: 32 })).not.toThrow();
+    let err: unknown;
+    try {
+      checkFraction({ gpuCount: 1, gpuMemoryMib: 23034, slicesPerCard: 32 });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(DomainError);
+    const e = err as DomainError;
+    expect({ code: e.code, details: e.details }).toEqual({
+      code: "gpu_slice_too_small",
+      details: { fraction: "1/32", slice_memory_mib: 719, minimum_mib: 1024, largest_fraction: "1/16" },
+    });
+    expect(e.message).toBe(
+      "a 1/32 slice of a 23034 MiB card has 719 MiB; the least the sharing layer isolates is 1024 MiB; the finest slice that fits is 1/16",
+    );
+    expect(() => checkFraction({ gpuCount: 1, gpuMemoryMib: 23034, slicesPerCard: 16 })).not.toThrow();
   });
 
   it("needs one card and the model's memory", () => {

@@ -1,4 +1,4 @@
-// An offering's GPU fraction on the wire ("1", "1/2", "1/4", "1/8") and in the spec (`slicesPerCard`),
+// An offering's GPU fraction on the wire ("1", "1/2" … "1/32") and in the spec (`slicesPerCard`),
 // with the checks that give each bad input its own code: a fraction Berth does not offer, and a slice
 // under what the sharing layer can isolate. docs/dev/gpu-sharing.md.
 import {
@@ -16,7 +16,7 @@ export const OFFERED_FRACTIONS = ["1", ...SLICES_PER_CARD.map((n) => `1/${n}`)];
 /** "1/4" → 4, "1" → undefined (whole cards); anything else is refused with gpu_fraction_not_offered. */
 export function parseFraction(fraction: string): SlicesPerCard | undefined {
   if (fraction === "1") return undefined;
-  const m = /^1\/(\d+)$/.exec(fraction);
+  const m = /^1\/([1-9]\d*)$/.exec(fraction);
   const n = m ? Number(m[1]) : Number.NaN;
   if (!(SLICES_PER_CARD as readonly number[]).includes(n)) {
     throw new DomainError("gpu_fraction_not_offered", `the GPU fraction ${fraction} is not offered`, {
@@ -56,7 +56,8 @@ export function checkFraction(given: Record<string, unknown>): void {
       .find((k) => sliceOf(spec.gpuMemoryMib as number, k).memoryMib >= MIN_SLICE_MEMORY_MIB);
     throw new DomainError(
       "gpu_slice_too_small",
-      `a ${fractionLabel(n)} slice of a ${spec.gpuMemoryMib} MiB card has ${slice.memoryMib} MiB; the least the sharing layer isolates is ${MIN_SLICE_MEMORY_MIB} MiB`,
+      `a ${fractionLabel(n)} slice of a ${spec.gpuMemoryMib} MiB card has ${slice.memoryMib} MiB; the least the sharing layer isolates is ${MIN_SLICE_MEMORY_MIB} MiB` +
+        (largest ? `; the finest slice that fits is ${fractionLabel(largest)}` : "; no slice of this card fits"),
       {
         fraction: fractionLabel(n),
         slice_memory_mib: slice.memoryMib,

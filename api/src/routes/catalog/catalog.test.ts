@@ -58,10 +58,14 @@ describe("the default catalog at start-up", () => {
         "Offering/h100-1-2",
         "Offering/h100-1-4",
         "Offering/h100-1-8",
+        "Offering/h100-1-16",
+        "Offering/h100-1-32",
         "Offering/a100",
         "Offering/a100-1-2",
         "Offering/a100-1-4",
         "Offering/a100-1-8",
+        "Offering/a100-1-16",
+        "Offering/a100-1-32",
         "Offering/l4",
         "Image/jupyterlab",
         "Image/code-server",
@@ -150,6 +154,58 @@ describe("/api/v1/offerings", () => {
     });
     expect(h100("h100-1-2")).toMatchObject({ fraction: "1/2", slice_memory_mib: 40779, slice_cores: 50 });
     expect(h100("a100-1-4")).toMatchObject({ fraction: "1/4", slice_memory_mib: 20480, hourly_credit_rate: "750000" });
+    // The finer tiers: 32 thirty-seconds pay what eight eighths do.
+    expect(h100("h100-1-16")).toMatchObject({ fraction: "1/16", slice_memory_mib: 5097, slice_cores: 6 });
+    expect(h100("h100-1-32")).toMatchObject({
+      fraction: "1/32",
+      slice_memory_mib: 2548,
+      slice_cores: 3,
+      hourly_credit_rate: "150000",
+    });
+    expect(h100("a100-1-32")).toMatchObject({ fraction: "1/32", slice_memory_mib: 2560, hourly_credit_rate: "100000" });
+  });
+
+  it("takes 1/16 and 1/32 where a slice keeps 1 GiB, and names the finest that fits where it does not", async () => {
+    const admin = { token: w.superAdmin.token };
+    const offering = (name: string, fraction: string, gpu_memory_mib: number) => ({
+      name,
+      display_name: name,
+      gpu_model: "NVIDIA-L4",
+      tier: "shared",
+      fraction,
+      gpu_memory_mib,
+      hourly_credit_rate: "50000",
+    });
+    const sixteenth = await t.request("POST", "/api/v1/offerings", {
+      ...admin,
+      json: offering("l4-1-16", "1/16", 23034),
+    });
+    expect(sixteenth.status, JSON.stringify(sixteenth.body)).toBe(201);
+    expect(sixteenth.body).toMatchObject({ fraction: "1/16", slice_memory_mib: 1439, slice_cores: 6 });
+    const tooFine = await t.request("POST", "/api/v1/offerings", {
+      ...admin,
+      json: offering("l4-1-32", "1/32", 23034),
+    });
+    expect(tooFine.status).toBe(400);
+    expect(tooFine.body.error).toMatchObject({
+      code: "gpu_slice_too_small",
+      details: { fraction: "1/32", slice_memory_mib: 719, minimum_mib: 1024, largest_fraction: "1/16" },
+    });
+    expect(tooFine.body.error.message).toContain("the finest slice that fits is 1/16");
+    expect((await t.request("GET", "/api/v1/offerings/l4-1-32", admin)).status).toBe(404);
+    // Changing an existing tier to a slice its card cannot keep is refused the same way, and changes nothing.
+    const patched = await t.request("PATCH", "/api/v1/offerings/l4-1-16", { ...admin, json: { fraction: "1/32" } });
+    expect(patched.status).toBe(400);
+    expect(patched.body.error.details.largest_fraction).toBe("1/16");
+    for (const fraction of ["1/64", "1/032", "1/12"]) {
+      const r = await t.request("POST", "/api/v1/offerings", { ...admin, json: offering("l4-x", fraction, 23034) });
+      expect(r.status, fraction).toBe(400);
+      expect(r.body.error).toMatchObject({
+        code: "gpu_fraction_not_offered",
+        details: { allowed: ["1", "1/2", "1/4", "1/8", "1/16", "1/32"] },
+      });
+    }
+    expect((await t.request("GET", "/api/v1/offerings/l4-1-16", admin)).body.fraction).toBe("1/16");
   });
 
   it("creates and changes a fractional offering, and refuses fractions not offered and slices under 1 GiB", async () => {

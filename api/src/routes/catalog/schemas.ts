@@ -34,7 +34,7 @@ export const Offering = z
     tier: z.string(),
     gpu_count: z.int(),
     fraction: z.string().meta({
-      description: 'Whole cards ("1": gpu_count of them) or a slice of one card: "1/2", "1/4", "1/8".',
+      description: 'Whole cards ("1": gpu_count of them) or a slice of one card: "1/2", "1/4", "1/8", "1/16", "1/32".',
       example: "1/4",
     }),
     gpu_memory_mib: z.int().nullable().meta({ description: "One card's GPU memory (MiB), as the cards report it." }),
@@ -72,9 +72,10 @@ const OfferingFields = {
     .string()
     .max(16)
     .meta({
-      description: '"1" (whole cards), "1/2", "1/4" or "1/8" of one card; others: gpu_fraction_not_offered.',
+      description:
+        '"1" (whole cards), "1/2", "1/4", "1/8", "1/16" or "1/32" of one card; others: gpu_fraction_not_offered. A slice has at least 1 GiB: gpu_slice_too_small names the finest fraction that fits.',
       // The values offered, stated for clients; other text gets its own code rather than validation_failed.
-      enum: ["1", "1/2", "1/4", "1/8"],
+      enum: ["1", "1/2", "1/4", "1/8", "1/16", "1/32"],
     }),
   gpu_memory_mib: z.int().min(1024).max(4_194_304).nullable(),
   hourly_credit_rate: MinorUnits.meta({ description: "Credits per hour in minor units, a string of digits." }),

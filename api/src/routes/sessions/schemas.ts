@@ -75,7 +75,7 @@ export const Session = z
     gpu_count: z.number().int(),
     gpu_fraction: z
       .string()
-      .meta({ description: '"1" for whole cards, else the slice of one card: "1/2", "1/4", "1/8".', example: "1/8" }),
+      .meta({ description: '"1" for whole cards, else the slice of one card: "1/2" to "1/32".', example: "1/8" }),
     gpu_slice_memory_mib: z
       .number()
       .int()
@@ -256,7 +256,7 @@ export const GpuAvailability = z
           .meta({ description: "Whole cards nothing holds (with a sharing layer: no slice either)." }),
         slices_free: z.record(z.string(), z.number().int()).meta({
           description:
-            'With a sharing layer: per fraction ("1/2", "1/4", "1/8"), how many more slices fit, card by card; empty otherwise.',
+            'With a sharing layer: per fraction ("1/2" to "1/32"), how many more slices fit, card by card; empty otherwise.',
           example: { "1/2": 3, "1/4": 7, "1/8": 15 },
         }),
       }),

@@ -48,6 +48,40 @@ describe("system routes", () => {
     }
   });
 
+  it("links each create to what acts on the thing it made, for stateful fuzzing", () => {
+    const doc = JSON.parse(readFileSync(OPENAPI_FILE, "utf8"));
+    const links = doc.paths["/api/v1/sessions"].post.responses["201"].links;
+    for (const op of ["getSession", "pauseSession", "resumeSession", "terminateSession"])
+      expect(links[op]).toEqual({ operationId: op, parameters: { sessionId: "$response.body#/id" } });
+    expect(doc.paths["/api/v1/storage/volumes"].post.responses["201"].links.deleteVolume.parameters).toEqual({
+      volumeId: "$response.body#/id",
+    });
+    expect(doc.paths["/api/v1/offerings"].post.responses["201"].links.getOffering.parameters).toEqual({
+      name: "$response.body#/name",
+    });
+    // A nested create: the collection's own parameter comes from the request.
+    expect(
+      doc.paths["/api/v1/organizations/{organizationId}/members"].post.responses["201"].links.removeOrganizationMember
+        .parameters,
+    ).toEqual({ userId: "$response.body#/user_id", organizationId: "$request.path.organizationId" });
+    // Every link names an operation the document has, and only path parameters that operation takes.
+    type Op = { operationId: string; parameters?: { name: string; in: string }[] };
+    const ops = new Map<string, Op>();
+    for (const item of Object.values(doc.paths) as Record<string, Op>[])
+      for (const op of Object.values(item)) ops.set(op.operationId, op);
+    for (const item of Object.values(doc.paths) as Record<string, { responses: Record<string, { links?: object }> }>[])
+      for (const op of Object.values(item))
+        for (const link of Object.values(op.responses["201"]?.links ?? {}) as {
+          operationId: string;
+          parameters: Record<string, string>;
+        }[]) {
+          const target = ops.get(link.operationId);
+          expect(target, link.operationId).toBeDefined();
+          const names = (target?.parameters ?? []).filter((p) => p.in === "path").map((p) => p.name);
+          for (const name of Object.keys(link.parameters)) expect(names, link.operationId).toContain(name);
+        }
+  });
+
   it("documents 503 unavailable, with the envelope, on every operation that reaches a database or cluster", () => {
     const doc = JSON.parse(readFileSync(OPENAPI_FILE, "utf8"));
     for (const route of contractRoutes.filter((r) => !r.hidden)) {
