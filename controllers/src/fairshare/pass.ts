@@ -6,7 +6,7 @@ import { DEFAULT_CONSTRAINTS } from "../placement/constraints.ts";
 import { firstExclusion, planPlacement } from "../placement/plan.ts";
 import type { Waiting } from "../placement/types.ts";
 import { chooseReclaim } from "./reclaim.ts";
-import { classifyRequest, fleetCapacity, managed, resolveSettings } from "./shares.ts";
+import { classifyWith, fleetCapacity, HeldTally, managed, resolveSettings } from "./shares.ts";
 import type { Classification, FairPassPlan, FairRequest, Holder, PlanFairPassFn, ReclaimChoice } from "./types.ts";
 import { fairComparator, scoreRequests } from "./usage.ts";
 
@@ -17,31 +17,19 @@ export const planFairPass: PlanFairPassFn = (input) => {
   const ordered = [...input.requests].sort(compare);
   const capacity = fleetCapacity(input.clusters);
 
-  const holders: Holder[] = [...input.holders];
+  const tally = new HeldTally(input.holders);
   const classes: Record<string, Classification> = {};
   const admitted: FairRequest[] = [];
   const refused: FairRequest[] = [];
   for (const req of ordered) {
-    const c = classifyRequest(input.tree, holders, req, capacity);
+    const c = classifyWith(input.tree, tally, req, capacity);
     classes[req.key] = c;
     if (c.kind === "refused") {
       refused.push(req);
       continue;
     }
     admitted.push(req);
-    holders.push({
-      key: req.key,
-      org: req.org,
-      project: req.project,
-      user: req.user,
-      clusterId: "",
-      gpuModel: req.gpuModel,
-      cards: req.cards,
-      capacityClass: c.kind,
-      priority: req.priority,
-      startedAt: input.now,
-      idle: false,
-    });
+    tally.add({ ...req, capacityClass: c.kind });
   }
 
   const constraints = input.constraints ?? DEFAULT_CONSTRAINTS;
@@ -74,14 +62,22 @@ export const planFairPass: PlanFairPassFn = (input) => {
   // Reclaim for guaranteed requests that wait for room, in queue order; each one's victims (and the room
   // promised to it) are not counted again for the next.
   const reclaims: ReclaimChoice[] = [];
-  const current: Holder[] = input.holders.map((h) => ({ ...h }));
+  // Only borrowed sessions matter to reclaim (as victims, or as room coming when under notice).
+  const current = new Map<string, Holder[]>();
+  for (const h of input.holders)
+    if (h.capacityClass === "borrowed") {
+      const list = current.get(h.gpuModel) ?? [];
+      list.push({ ...h });
+      current.set(h.gpuModel, list);
+    }
   const promised = new Map<string, number>();
   const waitingNow = new Map(plan.waiting.map((w) => [w.key, w]));
   for (const req of admitted) {
     const w = waitingNow.get(req.key);
     if (!w || classes[req.key]?.kind !== "guaranteed" || !managed(input.tree, req.gpuModel)) continue;
     if (w.reason !== "NoCapacity" && w.reason !== "PinnedClusterFull") continue;
-    if (!current.some((h) => h.gpuModel === req.gpuModel && h.capacityClass === "borrowed")) continue;
+    const borrowed = current.get(req.gpuModel);
+    if (!borrowed) continue;
     const eligible = input.clusters
       .filter((c) => firstExclusion(constraints, req, c) === undefined)
       .map((c) => c.clusterId);
@@ -95,21 +91,18 @@ export const planFairPass: PlanFairPassFn = (input) => {
       usage: input.usage,
       request: { key: req.key, gpuModel: req.gpuModel, cards: req.cards, eligibleClusters: eligible },
       free: roomFor,
-      holders: current,
+      holders: borrowed,
     });
     // Whether or not victims were needed, the room this request will take is promised to it.
-    const target =
-      choice?.clusterId ?? eligible.find((id) => (roomFor[id] ?? 0) + coming(current, id, req.gpuModel) >= req.cards);
+    const target = choice?.clusterId ?? eligible.find((id) => (roomFor[id] ?? 0) + coming(borrowed, id) >= req.cards);
     if (target) {
       const k = slot(target, req.gpuModel);
       promised.set(k, (promised.get(k) ?? 0) + req.cards);
     }
     if (!choice) continue;
     reclaims.push(choice);
-    for (const v of choice.victims) {
-      const h = current.find((x) => x.key === v.key);
-      if (h) h.reclaiming = true;
-    }
+    const chosen = new Set(choice.victims.map((v) => v.key));
+    for (const h of borrowed) if (chosen.has(h.key)) h.reclaiming = true;
   }
 
   // Positions per model over everything that waits, in queue order.
@@ -130,9 +123,6 @@ export const planFairPass: PlanFairPassFn = (input) => {
   return { placed, waiting, classes, scores, reclaims } satisfies FairPassPlan;
 };
 
-function coming(holders: readonly Holder[], clusterId: string, model: string): number {
-  return holders.reduce(
-    (s, h) => s + (h.reclaiming && h.clusterId === clusterId && h.gpuModel === model ? h.cards : 0),
-    0,
-  );
+function coming(holders: readonly Holder[], clusterId: string): number {
+  return holders.reduce((s, h) => s + (h.reclaiming && h.clusterId === clusterId ? h.cards : 0), 0);
 }
