@@ -1,5 +1,5 @@
 // One placement pass with fair share: order the waiting requests by fair score, give each a capacity class
-// in that order (a guarantee or a borrowing is reserved as it is given, as Kueue reserves quota), place the
+// (guarantees first, then borrowing, each reserved as it is given, as Kueue reserves quota), place the
 // admitted ones with the real placement (planPlacement, in the same order), and choose what to reclaim for
 // guaranteed requests that still wait. Pure (docs/dev/fair-share.md).
 import { DEFAULT_CONSTRAINTS } from "../placement/constraints.ts";
@@ -21,16 +21,19 @@ export const planFairPass: PlanFairPassFn = (input) => {
   const classes: Record<string, Classification> = {};
   const admitted: FairRequest[] = [];
   const refused: FairRequest[] = [];
+  // Guarantees first: demand within a guarantee is not lendable, even when a borrower comes earlier in
+  // the order (else the borrower starts only to be reclaimed minutes later). Then the borrowers, in order.
+  const admit = (req: FairRequest, c: Classification) => {
+    classes[req.key] = c;
+    if (c.kind === "refused") return;
+    tally.add({ ...req, capacityClass: c.kind });
+  };
   for (const req of ordered) {
     const c = classifyWith(input.tree, tally, req, capacity);
-    classes[req.key] = c;
-    if (c.kind === "refused") {
-      refused.push(req);
-      continue;
-    }
-    admitted.push(req);
-    tally.add({ ...req, capacityClass: c.kind });
+    if (c.kind === "guaranteed") admit(req, c);
   }
+  for (const req of ordered) if (!classes[req.key]) admit(req, classifyWith(input.tree, tally, req, capacity));
+  for (const req of ordered) (classes[req.key]?.kind === "refused" ? refused : admitted).push(req);
 
   const constraints = input.constraints ?? DEFAULT_CONSTRAINTS;
   const plan = planPlacement({
