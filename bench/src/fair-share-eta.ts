@@ -13,11 +13,12 @@
 //                  instant ones' zeros too would make it predict 0 nearly always, an easier baseline)
 //   - depth÷rate:  position ÷ admissions in the last hour
 //   - Slurm-style: the same forward plan with every run lasting its time limit (squeue --start)
-// Then the trace goes on and the actual start is recorded. The first day is warm-up (history fills).
+// Then the trace goes on and the actual start is recorded. The first half day is warm-up (history fills).
 // Tuning: berth's length-history window is chosen on the tuning seed (calibration, then error), and the
 // figures are reported on the other seeds. Instant admissions are counted apart.
 //
-//   node bench/src/fair-share-eta.ts [--days=3] [--seeds=2,3] [--tune-seed=1] [--samples=24] [--quick]
+//   node bench/src/fair-share-eta.ts [--days=2] [--seeds=2,3] [--tune-seed=1] [--windows=100,300,1000]
+//     [--utilisations=50,80,95] [--samples=24] [--quick]   (quick: 1.5 days, seed 2, window 300, no tuning)
 import { cpus, loadavg, totalmem } from "node:os";
 import { parseArgs } from "node:util";
 import {
@@ -32,11 +33,12 @@ import {
 
 const { values } = parseArgs({
   options: {
-    days: { type: "string", default: "3" },
+    days: { type: "string", default: "2" },
     seeds: { type: "string", default: "2,3" },
     "tune-seed": { type: "string", default: "1" },
     samples: { type: "string", default: "24" },
     utilisations: { type: "string", default: "50,80,95" },
+    windows: { type: "string", default: "100,300,1000" },
     quick: { type: "boolean", default: false },
   },
 });
@@ -50,7 +52,7 @@ const UTILS = values.utilisations.split(",").map((u) => Number(u) / 100);
 const H100 = "NVIDIA-H100-80GB-HBM3";
 const MIN = 60_000;
 const DAY = 24 * 60 * MIN;
-const WARMUP = (QUICK ? 0.5 : 1) * DAY;
+const WARMUP = 0.5 * DAY;
 const MAX_RUNTIME = 8 * 60 * MIN;
 const MEDIAN_LENGTH = 60 * MIN;
 const SIGMA = 1.0;
@@ -316,7 +318,7 @@ function score(result: TraceResult, pick: (p: Prediction) => number, band?: bool
 const pctf = (x: number | undefined) => (x === undefined ? "—" : `${(x * 100).toFixed(0)} %`);
 
 // Tuning: the history window, on the tuning seed at 80 % utilisation.
-const WINDOWS = QUICK ? [300] : [100, 300, 1000];
+const WINDOWS = QUICK ? [300] : values.windows.split(",").map(Number);
 let window = 300;
 if (WINDOWS.length > 1) {
   console.log(`\ntuning on seed ${TUNE_SEED} at 80 % utilisation: history window (finished runs kept)`);

@@ -1,12 +1,12 @@
 // One placement pass with fair share: order the waiting requests by fair score, give each a capacity class
-// in that order (a guarantee or a borrowing is reserved as it is given, as Kueue reserves quota), place the
+// (guarantees first, then borrowing, each reserved as it is given, as Kueue reserves quota), place the
 // admitted ones with the real placement (planPlacement, in the same order), and choose what to reclaim for
 // guaranteed requests that still wait. Pure (docs/dev/fair-share.md).
 import { DEFAULT_CONSTRAINTS } from "../placement/constraints.ts";
 import { firstExclusion, planPlacement } from "../placement/plan.ts";
 import type { Waiting } from "../placement/types.ts";
 import { chooseReclaim } from "./reclaim.ts";
-import { classifyRequest, fleetCapacity, managed, resolveSettings } from "./shares.ts";
+import { classifyWith, fleetCapacity, HeldTally, managed, resolveSettings } from "./shares.ts";
 import type { Classification, FairPassPlan, FairRequest, Holder, PlanFairPassFn, ReclaimChoice } from "./types.ts";
 import { fairComparator, scoreRequests } from "./usage.ts";
 
@@ -17,32 +17,23 @@ export const planFairPass: PlanFairPassFn = (input) => {
   const ordered = [...input.requests].sort(compare);
   const capacity = fleetCapacity(input.clusters);
 
-  const holders: Holder[] = [...input.holders];
+  const tally = new HeldTally(input.holders);
   const classes: Record<string, Classification> = {};
   const admitted: FairRequest[] = [];
   const refused: FairRequest[] = [];
-  for (const req of ordered) {
-    const c = classifyRequest(input.tree, holders, req, capacity);
+  // Guarantees first: demand within a guarantee is not lendable, even when a borrower comes earlier in
+  // the order (else the borrower starts only to be reclaimed minutes later). Then the borrowers, in order.
+  const admit = (req: FairRequest, c: Classification) => {
     classes[req.key] = c;
-    if (c.kind === "refused") {
-      refused.push(req);
-      continue;
-    }
-    admitted.push(req);
-    holders.push({
-      key: req.key,
-      org: req.org,
-      project: req.project,
-      user: req.user,
-      clusterId: "",
-      gpuModel: req.gpuModel,
-      cards: req.cards,
-      capacityClass: c.kind,
-      priority: req.priority,
-      startedAt: input.now,
-      idle: false,
-    });
+    if (c.kind === "refused") return;
+    tally.add({ ...req, capacityClass: c.kind });
+  };
+  for (const req of ordered) {
+    const c = classifyWith(input.tree, tally, req, capacity);
+    if (c.kind === "guaranteed") admit(req, c);
   }
+  for (const req of ordered) if (!classes[req.key]) admit(req, classifyWith(input.tree, tally, req, capacity));
+  for (const req of ordered) (classes[req.key]?.kind === "refused" ? refused : admitted).push(req);
 
   const constraints = input.constraints ?? DEFAULT_CONSTRAINTS;
   const plan = planPlacement({
@@ -74,14 +65,22 @@ export const planFairPass: PlanFairPassFn = (input) => {
   // Reclaim for guaranteed requests that wait for room, in queue order; each one's victims (and the room
   // promised to it) are not counted again for the next.
   const reclaims: ReclaimChoice[] = [];
-  const current: Holder[] = input.holders.map((h) => ({ ...h }));
+  // Only borrowed sessions matter to reclaim (as victims, or as room coming when under notice).
+  const current = new Map<string, Holder[]>();
+  for (const h of input.holders)
+    if (h.capacityClass === "borrowed") {
+      const list = current.get(h.gpuModel) ?? [];
+      list.push({ ...h });
+      current.set(h.gpuModel, list);
+    }
   const promised = new Map<string, number>();
   const waitingNow = new Map(plan.waiting.map((w) => [w.key, w]));
   for (const req of admitted) {
     const w = waitingNow.get(req.key);
     if (!w || classes[req.key]?.kind !== "guaranteed" || !managed(input.tree, req.gpuModel)) continue;
     if (w.reason !== "NoCapacity" && w.reason !== "PinnedClusterFull") continue;
-    if (!current.some((h) => h.gpuModel === req.gpuModel && h.capacityClass === "borrowed")) continue;
+    const borrowed = current.get(req.gpuModel);
+    if (!borrowed) continue;
     const eligible = input.clusters
       .filter((c) => firstExclusion(constraints, req, c) === undefined)
       .map((c) => c.clusterId);
@@ -95,21 +94,18 @@ export const planFairPass: PlanFairPassFn = (input) => {
       usage: input.usage,
       request: { key: req.key, gpuModel: req.gpuModel, cards: req.cards, eligibleClusters: eligible },
       free: roomFor,
-      holders: current,
+      holders: borrowed,
     });
     // Whether or not victims were needed, the room this request will take is promised to it.
-    const target =
-      choice?.clusterId ?? eligible.find((id) => (roomFor[id] ?? 0) + coming(current, id, req.gpuModel) >= req.cards);
+    const target = choice?.clusterId ?? eligible.find((id) => (roomFor[id] ?? 0) + coming(borrowed, id) >= req.cards);
     if (target) {
       const k = slot(target, req.gpuModel);
       promised.set(k, (promised.get(k) ?? 0) + req.cards);
     }
     if (!choice) continue;
     reclaims.push(choice);
-    for (const v of choice.victims) {
-      const h = current.find((x) => x.key === v.key);
-      if (h) h.reclaiming = true;
-    }
+    const chosen = new Set(choice.victims.map((v) => v.key));
+    for (const h of borrowed) if (chosen.has(h.key)) h.reclaiming = true;
   }
 
   // Positions per model over everything that waits, in queue order.
@@ -130,9 +126,6 @@ export const planFairPass: PlanFairPassFn = (input) => {
   return { placed, waiting, classes, scores, reclaims } satisfies FairPassPlan;
 };
 
-function coming(holders: readonly Holder[], clusterId: string, model: string): number {
-  return holders.reduce(
-    (s, h) => s + (h.reclaiming && h.clusterId === clusterId && h.gpuModel === model ? h.cards : 0),
-    0,
-  );
+function coming(holders: readonly Holder[], clusterId: string): number {
+  return holders.reduce((s, h) => s + (h.reclaiming && h.clusterId === clusterId ? h.cards : 0), 0);
 }

@@ -154,6 +154,25 @@ describe("a pass with reclaim", () => {
     ]);
   });
 
+  it("reserves guarantees before lending: an older borrower does not take room a guarantee waits for", () => {
+    const holders = [
+      ...[1, 2, 3].map((i) => aBorrower(`a/${i}`, { org: "a", capacityClass: "guaranteed" })),
+      ...[1, 2, 3, 4].map((i) => aBorrower(`c/${i}`)),
+    ];
+    const plan = planFairPass({
+      now: at(60 * MIN),
+      tree,
+      requests: [request("c/old", "c", { mayBorrow: true, since: at(0) }), request("a/new", "a")],
+      holders,
+      usage: noUsage,
+      clusters: [{ clusterId: "c1", placeable: true, models: { [H100]: { total: 8, free: 1, largestNode: 8 } } }],
+      policy: "binpack",
+    });
+    expect(plan.placed.map((p) => [p.key, p.capacityClass])).toEqual([["a/new", "guaranteed"]]);
+    expect(plan.waiting).toEqual([expect.objectContaining({ key: "c/old", reason: "NothingLendable" })]);
+    expect(plan.reclaims).toEqual([]);
+  });
+
   it("places with the capacity class it gave", () => {
     const plan = planFairPass({
       now: at(60 * MIN),

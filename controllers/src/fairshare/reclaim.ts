@@ -7,6 +7,17 @@ import { overShare } from "./usage.ts";
 
 const EPS = 1e-9;
 
+// A pass asks for many requests over the same holders: parse each start time once.
+const startedMs = new WeakMap<Holder, number>();
+function started(h: Holder): number {
+  let v = startedMs.get(h);
+  if (v === undefined) {
+    v = Date.parse(h.startedAt);
+    startedMs.set(h, v);
+  }
+  return v;
+}
+
 export const chooseReclaim: ChooseReclaimFn = (input) => {
   const { request, settings } = input;
   const now = Date.parse(input.now);
@@ -27,10 +38,7 @@ export const chooseReclaim: ChooseReclaimFn = (input) => {
     const shortfall = request.cards - (input.free[clusterId] ?? 0) - coming;
     if (shortfall <= EPS) continue; // room is there or coming: nothing to reclaim for it here
     const candidates = here
-      .filter(
-        (h) =>
-          h.capacityClass === "borrowed" && !h.reclaiming && now - Date.parse(h.startedAt) >= settings.minRuntimeMs,
-      )
+      .filter((h) => h.capacityClass === "borrowed" && !h.reclaiming && now - started(h) >= settings.minRuntimeMs)
       .sort((a, b) => order(a, b, overOf));
     const taken: Holder[] = [];
     let sum = 0;
@@ -71,8 +79,8 @@ function order(a: Holder, b: Holder, overOf: (org: string) => number): number {
   const ob = overOf(b.org);
   if (Math.abs(oa - ob) > EPS) return ob - oa;
   if (a.priority !== b.priority) return a.priority - b.priority;
-  const sa = Date.parse(a.startedAt);
-  const sb = Date.parse(b.startedAt);
+  const sa = started(a);
+  const sb = started(b);
   if (sa !== sb) return sb - sa;
   return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
 }

@@ -5,7 +5,9 @@ import {
   type CardEquivalentsFn,
   type CheckSatisfiableFn,
   type CheckShareTreeFn,
+  type Classification,
   type ClassifyFn,
+  type ClassRequest,
   DEFAULT_FAIR_SHARE_SETTINGS,
   FairShareInvalid,
   type FairShareIssue,
@@ -146,16 +148,31 @@ export const checkSatisfiable: CheckSatisfiableFn = (tree, capacity) => {
 
 const round = (n: number) => Math.round(n * 1000) / 1000;
 
-/** What an org (or project) holds of a model, split by class. */
-function held(holders: readonly Holder[], model: string, match: (h: Holder) => boolean) {
-  let guaranteed = 0;
-  let borrowed = 0;
-  for (const h of holders) {
-    if (h.gpuModel !== model || !match(h)) continue;
-    if (h.capacityClass === "guaranteed") guaranteed += h.cards;
-    else borrowed += h.cards;
+/** What is held per model, by org and by org/project, split by class: built once, then kept up to date. */
+export class HeldTally {
+  readonly #sums = new Map<string, { guaranteed: number; borrowed: number }>();
+
+  constructor(holders: readonly Holder[] = []) {
+    for (const h of holders) this.add(h);
   }
-  return { guaranteed, borrowed };
+
+  add(h: Pick<Holder, "org" | "project" | "gpuModel" | "cards" | "capacityClass">): void {
+    for (const k of [`${h.gpuModel}|`, `${h.gpuModel}|${h.org}`, `${h.gpuModel}|${h.org}|${h.project}`]) {
+      let v = this.#sums.get(k);
+      if (!v) {
+        v = { guaranteed: 0, borrowed: 0 };
+        this.#sums.set(k, v);
+      }
+      v[h.capacityClass] += h.cards;
+    }
+  }
+
+  /** The whole model (no org), an org, or a project of an org. */
+  of(model: string, org?: string, project?: string): { guaranteed: number; borrowed: number } {
+    const k =
+      org === undefined ? `${model}|` : project === undefined ? `${model}|${org}` : `${model}|${org}|${project}`;
+    return this.#sums.get(k) ?? { guaranteed: 0, borrowed: 0 };
+  }
 }
 
 /** Whether any organization has a quota for the model: a model nobody has is unmanaged. */
@@ -166,24 +183,33 @@ export function managed(tree: ShareTree, model: string): boolean {
 // Float sums of slices (1/8 + 1/8 + …) must not refuse an exact fit.
 const EPS = 1e-9;
 
-export const classifyRequest: ClassifyFn = (tree, holders, req, capacity) => {
+export const classifyRequest: ClassifyFn = (tree, holders, req, capacity) =>
+  classifyWith(tree, new HeldTally(holders), req, capacity);
+
+/** classifyRequest over a tally (a pass classifies many requests against one, adding as it admits). */
+export function classifyWith(
+  tree: ShareTree,
+  tally: HeldTally,
+  req: ClassRequest,
+  capacity: Record<string, number>,
+): Classification {
   const model = req.gpuModel;
   if (!managed(tree, model)) return { kind: "guaranteed", message: `${model} has no quotas: first come, first served` };
   const org = tree.orgs.find((o) => o.org === req.org);
   const oq = org?.quotas?.[model];
   const project = org?.projects?.find((p) => p.project === req.project);
   const pq = project?.quotas?.[model];
-  const ofOrg = (h: Holder) => h.org === req.org;
-  const orgHeld = held(holders, model, ofOrg);
+  const orgHeld = tally.of(model, req.org);
 
   // Within the guarantee: the org's, and the project's own or the org's part not carved out to projects.
   const orgRoom = (oq?.guaranteed ?? 0) - orgHeld.guaranteed;
   let projectRoom: number;
-  if (pq) projectRoom = pq.guaranteed - held(holders, model, (h) => ofOrg(h) && h.project === req.project).guaranteed;
+  if (pq) projectRoom = pq.guaranteed - tally.of(model, req.org, req.project).guaranteed;
   else {
-    const carvedProjects = new Set((org?.projects ?? []).filter((p) => p.quotas?.[model]).map((p) => p.project));
-    const carved = (org?.projects ?? []).reduce((s, p) => s + (p.quotas?.[model]?.guaranteed ?? 0), 0);
-    const pooled = held(holders, model, (h) => ofOrg(h) && !carvedProjects.has(h.project)).guaranteed;
+    const carvedProjects = (org?.projects ?? []).filter((p) => p.quotas?.[model]);
+    const carved = carvedProjects.reduce((s, p) => s + (p.quotas?.[model]?.guaranteed ?? 0), 0);
+    const pooled =
+      orgHeld.guaranteed - carvedProjects.reduce((s, p) => s + tally.of(model, req.org, p.project).guaranteed, 0);
     projectRoom = (oq?.guaranteed ?? 0) - carved - pooled;
   }
   if (req.cards <= Math.min(orgRoom, projectRoom) + EPS)
@@ -208,7 +234,7 @@ export const classifyRequest: ClassifyFn = (tree, holders, req, capacity) => {
     };
   const projectLimit = pq?.borrowingLimit;
   if (projectLimit !== undefined) {
-    const p = held(holders, model, (h) => ofOrg(h) && h.project === req.project);
+    const p = tally.of(model, req.org, req.project);
     if (p.borrowed + req.cards > projectLimit + EPS)
       return {
         kind: "refused",
@@ -226,14 +252,11 @@ export const classifyRequest: ClassifyFn = (tree, holders, req, capacity) => {
     const q = o.quotas?.[model];
     if (!q) continue;
     guaranteedTotal += q.guaranteed;
-    const unused = Math.max(0, q.guaranteed - held(holders, model, (h) => h.org === o.org).guaranteed);
+    const unused = Math.max(0, q.guaranteed - tally.of(model, o.org).guaranteed);
     lendable += Math.min(unused, q.lendingLimit ?? q.guaranteed);
   }
   const unguaranteed = Math.max(0, cap - guaranteedTotal);
-  const borrowedNow = holders.reduce(
-    (s, h) => s + (h.gpuModel === model && h.capacityClass === "borrowed" ? h.cards : 0),
-    0,
-  );
+  const borrowedNow = tally.of(model).borrowed;
   const borrowable = unguaranteed + lendable - borrowedNow;
   if (req.cards > borrowable + EPS)
     return {
@@ -245,7 +268,7 @@ export const classifyRequest: ClassifyFn = (tree, holders, req, capacity) => {
     kind: "borrowed",
     message: `borrowed ${model} beyond ${req.org}'s guarantee; it may be reclaimed (paused) after a notice`,
   };
-};
+}
 
 /** The org of a share tree by name (an org not in the tree has weight 1 and no quotas). */
 export function orgOf(tree: ShareTree, org: string): OrgShare | undefined {
