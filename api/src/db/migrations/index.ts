@@ -30,6 +30,7 @@ import * as m20261126002000 from "./20261126002000_image_builds_by_operator.ts";
 import * as m20261126002100 from "./20261126002100_usage_daily.ts";
 import * as m20261126002200 from "./20261126002200_volume_shares_backfill.ts";
 import * as m20261126002300 from "./20261126002300_interim_status.ts";
+import * as m20261129003000 from "./20261129003000_node_pools.ts";
 
 export interface Migration {
   name: string;
@@ -69,4 +70,5 @@ export const migrations: Migration[] = [
   { name: "20261126002100_usage_daily", up: m20261126002100.up },
   { name: "20261126002200_volume_shares_backfill", up: m20261126002200.up },
   { name: "20261126002300_interim_status", up: m20261126002300.up },
+  { name: "20261129003000_node_pools", up: m20261129003000.up },
 ];

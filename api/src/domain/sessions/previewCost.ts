@@ -88,7 +88,7 @@ export async function previewCost(deps: Deps, principal: Principal, input: CostP
   const slice = sliceOfOffering(offering);
   const gpuCount = slice ? 1 : preset && preset.spec.gpuCount > 0 ? preset.spec.gpuCount : offering.spec.gpuCount;
   const rate = sessionRate(units(offering.spec.hourlyCreditRate), offering.spec.gpuCount, gpuCount);
-  const avail = await gpuAvailability(deps);
+  const avail = await gpuAvailability(deps, principal);
 
   let refusal: DomainError | undefined;
   if (ownership instanceof Invalid) refusal = ownership;
