@@ -123,7 +123,7 @@ function usableBy(
     organization: m.organizationId,
     ...(m.projectId ? { project: m.projectId } : {}),
   }));
-  const usable = (n: InventoryNodeView) => tenancies.some((t) => mayUseNode(t, n.pools));
+  const usable = (n: InventoryNodeView) => !n.pools || tenancies.some((t) => mayUseNode(t, n.pools));
   const kept = nodes.filter(usable);
   const rows = inv.flatMap((r) => {
     const mine = kept.filter(
