@@ -114,7 +114,8 @@ export async function startGpuExporter(o: { cards: GpuCard[] }): Promise<Running
     out.push("# HELP DCGM_EXP_XID_ERRORS_COUNT Count of XID errors by code.");
     out.push("# TYPE DCGM_EXP_XID_ERRORS_COUNT counter");
     for (const c of cards)
-      for (const [code, n] of c.xids) out.push(`DCGM_EXP_XID_ERRORS_COUNT${labels({ ...cardBase(c), xid: String(code) })} ${n}`);
+      for (const [code, n] of c.xids)
+        out.push(`DCGM_EXP_XID_ERRORS_COUNT${labels({ ...cardBase(c), xid: String(code) })} ${n}`);
     return `${out.join("\n")}\n`;
   }
 

@@ -106,5 +106,11 @@ export const DEFAULT_SETTINGS: SystemSettings = {
   branding: { product_name: "Berth", logo: null, accent_color: "#2563eb", support_url: null },
   signup: { policy: "closed", allowed_domains: [], organization_id: null },
   placement: { policy: "binpack" },
-  hardware_faults: { xids: DEFAULT_FAULT_XIDS, ecc_double_bit: true, threshold: 1, window_minutes: 60, action: "cordon" },
+  hardware_faults: {
+    xids: DEFAULT_FAULT_XIDS,
+    ecc_double_bit: true,
+    threshold: 1,
+    window_minutes: 60,
+    action: "cordon",
+  },
 };

@@ -20,7 +20,10 @@ export const UpdateSystemSettingsBody = z
   .strict()
   .refine(
     (b) =>
-      b.branding !== undefined || b.signup !== undefined || b.placement !== undefined || b.hardware_faults !== undefined,
+      b.branding !== undefined ||
+      b.signup !== undefined ||
+      b.placement !== undefined ||
+      b.hardware_faults !== undefined,
     { message: "name at least one of branding, signup, placement, hardware_faults" },
   )
   .meta({ id: "UpdateSystemSettingsRequest" });
