@@ -65,11 +65,17 @@ describe("a node whose GPU reports hardware faults", () => {
       window_minutes: 10,
       action: "drain",
     });
-    const hook = await bed.call(bed.orgAdmin, "POST", "/api/v1/webhooks", {
-      url: "https://hooks.example.org/berth",
+    // An organization's endpoint subscribed to node events (written directly: its host need not resolve here).
+    await db()("webhook_endpoints").insert({
+      id: "whk_faultjourney",
+      organization_id: bed.org.id,
+      url: "https://hooks.example.test/berth",
       event_types: ["node.cordoned", "node.drained"],
+      secret: "whsec_test",
+      created_by: bed.orgAdmin.id,
+      created_at: new Date(),
+      updated_at: new Date(),
     });
-    expect(hook.status, JSON.stringify(hook.body)).toBe(201);
     session = await bed.startRunning(bed.alice, {
       offering: "h100",
       preset: "gpu-small",
