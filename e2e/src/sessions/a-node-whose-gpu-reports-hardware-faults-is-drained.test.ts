@@ -106,8 +106,9 @@ describe("a node whose GPU reports hardware faults", () => {
     await eventually(async () => ((await nodeSpec(faulty)).unschedulable === true ? true : undefined), {
       what: "the node cordoned on its cluster",
     });
-    const admin = await bed.call(bed.superAdmin, "GET", "/api/v1/notifications");
-    const cordoned = admin.body.data.find((n: { kind: string }) => n.kind === "node.fault_cordoned");
+    const admin = await bed.call(bed.superAdmin, "GET", "/api/v1/notifications?kind=node.fault_cordoned");
+    const cordoned = admin.body.data?.[0];
+    expect(cordoned, JSON.stringify(admin.body)).toBeDefined();
     expect(cordoned).toMatchObject({
       severity: "critical",
       data: { node: faulty, action: "drain", carried_out: true },

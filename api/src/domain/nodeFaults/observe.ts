@@ -115,26 +115,31 @@ export async function observeFaults(
   const readings = sources.flatMap((s) => faultReadings(s.text));
   if (readings.length === 0) return { faults: 0, cordoned: [] };
   const now = deps.clock.now();
-  const faults = await deps.db.transaction((tx) => recordCounters(tx, clusterId, readings, now));
-  if (faults.length === 0) return { faults: 0, cordoned: [] };
-  const rule = (await readSystemSettings(deps.db)).hardware_faults;
-  const cordoned: string[] = [];
-  for (const node of [...new Set(faults.map((f) => f.node_name))].sort()) {
-    const counted = await countedFaults(deps.db, clusterId, node, rule, now);
-    const total = counted.reduce((a, r) => a + r.n, 0);
-    if (total < rule.threshold) continue;
-    const row = (await deps.db("cluster_nodes").where({ cluster_id: clusterId, name: node }).first("schedulable")) as
-      | { schedulable: boolean }
-      | undefined;
-    if (!row?.schedulable) continue; // not reported, or cordoned already
-    const what = counted
-      .map((r) => `${r.n} × ${r.kind === "xid" ? `XID ${r.code}` : "double-bit ECC"} on ${r.gpu_uuid}`)
-      .join(", ");
-    const reason = `hardware faults: ${what} within ${rule.window_minutes} min (rule: ${rule.threshold})`;
-    await trip(deps, clusterId, node, rule, reason, now);
-    cordoned.push(node);
-  }
-  return { faults: faults.reduce((a, f) => a + f.count, 0), cordoned };
+  // One round per cluster at a time, to the end of its cordon: a counter series seen for the first time
+  // has no row to lock, and two rounds in flight would both count it.
+  return deps.db.transaction(async (tx) => {
+    await tx.raw("SELECT pg_advisory_xact_lock(hashtext(?))", [`node_faults:${clusterId}`]);
+    const faults = await recordCounters(tx, clusterId, readings, now);
+    if (faults.length === 0) return { faults: 0, cordoned: [] };
+    const rule = (await readSystemSettings(tx)).hardware_faults;
+    const cordoned: string[] = [];
+    for (const node of [...new Set(faults.map((f) => f.node_name))].sort()) {
+      const counted = await countedFaults(tx, clusterId, node, rule, now);
+      const total = counted.reduce((a, r) => a + r.n, 0);
+      if (total < rule.threshold) continue;
+      const row = (await tx("cluster_nodes").where({ cluster_id: clusterId, name: node }).first("schedulable")) as
+        | { schedulable: boolean }
+        | undefined;
+      if (!row?.schedulable) continue; // not reported, or cordoned already
+      const what = counted
+        .map((r) => `${r.n} × ${r.kind === "xid" ? `XID ${r.code}` : "double-bit ECC"} on ${r.gpu_uuid}`)
+        .join(", ");
+      const reason = `hardware faults: ${what} within ${rule.window_minutes} min (rule: ${rule.threshold})`;
+      await trip(deps, clusterId, node, rule, reason, now);
+      cordoned.push(node);
+    }
+    return { faults: faults.reduce((a, f) => a + f.count, 0), cordoned };
+  });
 }
 
 async function trip(
