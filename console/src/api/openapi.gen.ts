@@ -702,6 +702,19 @@ export type GpuDevice = {
   } | null;
 };
 
+export type HardwareFaultSettings = {
+  /** The XID codes that count towards the rule; empty: none does. */
+  xids: number[];
+  /** Double-bit (uncorrectable) ECC errors count too. */
+  ecc_double_bit: boolean;
+  /** How many counted faults on one node cordon it. */
+  threshold: number;
+  /** Within how many minutes (faults before the node's last uncordon never count). */
+  window_minutes: number;
+  /** cordon: no new sessions there, running ones warned; drain: also their pods are evicted and the sessions placed again on other nodes. */
+  action: "cordon" | "drain";
+};
+
 export type Health = {
   status: "ok";
 };
@@ -1693,6 +1706,7 @@ export type SystemSettings = {
   branding: Branding;
   signup: SignupPolicy;
   placement: PlacementSettings;
+  hardware_faults: HardwareFaultSettings;
 };
 
 export type TokenCredential = {
@@ -1808,6 +1822,18 @@ export type UpdateSystemSettingsRequest = {
   placement?: {
     /** binpack: the fullest cluster that still fits (keeps whole GPUs free); spread: the emptiest. */
     policy?: "binpack" | "spread";
+  };
+  hardware_faults?: {
+    /** The XID codes that count towards the rule; empty: none does. */
+    xids?: number[];
+    /** Double-bit (uncorrectable) ECC errors count too. */
+    ecc_double_bit?: boolean;
+    /** How many counted faults on one node cordon it. */
+    threshold?: number;
+    /** Within how many minutes (faults before the node's last uncordon never count). */
+    window_minutes?: number;
+    /** cordon: no new sessions there, running ones warned; drain: also their pods are evicted and the sessions placed again on other nodes. */
+    action?: "cordon" | "drain";
   };
 };
 
@@ -2211,7 +2237,10 @@ export interface Operations {
       nodeName: string;
     };
     query: Record<string, never>;
-    body: undefined;
+    body: {
+      /** Why; recorded in the audit log and the action's webhook. Required to uncordon a node cordoned for hardware faults. */
+      reason?: string;
+    };
     response: NodeActionResult;
   };
   /** Group a cluster's nodes into a pool by one label requirement (super_admin) */
@@ -2532,7 +2561,10 @@ export interface Operations {
       nodeName: string;
     };
     query: Record<string, never>;
-    body: undefined;
+    body: {
+      /** Why; recorded in the audit log and the action's webhook. Required to uncordon a node cordoned for hardware faults. */
+      reason?: string;
+    };
     response: NodeActionResult;
   };
   /** The audit log as CSV (RFC 4180), streamed */
@@ -2939,7 +2971,7 @@ export interface Operations {
     body: undefined;
     response: StorageSettings;
   };
-  /** Branding, sign-up policy and placement policy (super_admin) */
+  /** Branding, sign-up policy, placement policy and the hardware-fault rule (super_admin) */
   getSystemSettings: {
     method: "get";
     path: "/api/v1/system/settings";
@@ -4062,7 +4094,10 @@ export interface Operations {
       nodeName: string;
     };
     query: Record<string, never>;
-    body: undefined;
+    body: {
+      /** Why; recorded in the audit log and the action's webhook. Required to uncordon a node cordoned for hardware faults. */
+      reason?: string;
+    };
     response: NodeActionResult;
   };
   /** Unlock a volume (organization admin, super_admin) */

@@ -115,31 +115,37 @@ export async function observeFaults(
   const readings = sources.flatMap((s) => faultReadings(s.text));
   if (readings.length === 0) return { faults: 0, cordoned: [] };
   const now = deps.clock.now();
-  // One round per cluster at a time, to the end of its cordon: a counter series seen for the first time
-  // has no row to lock, and two rounds in flight would both count it.
-  return deps.db.transaction(async (tx) => {
+  // One round per cluster at a time: a counter series seen for the first time has no row to lock, and two
+  // rounds in flight would both count it. The decision marks the node unschedulable in the same
+  // transaction (the cordon's own optimistic update, early), so the next round does not decide it again;
+  // the cordon itself runs after the commit, holding no connection while the cluster answers.
+  const decided = await deps.db.transaction(async (tx) => {
     await tx.raw("SELECT pg_advisory_xact_lock(hashtext(?))", [`node_faults:${clusterId}`]);
     const faults = await recordCounters(tx, clusterId, readings, now);
-    if (faults.length === 0) return { faults: 0, cordoned: [] };
+    const trips: { node: string; reason: string }[] = [];
+    if (faults.length === 0) return { faults: 0, trips, rule: undefined };
     const rule = (await readSystemSettings(tx)).hardware_faults;
-    const cordoned: string[] = [];
     for (const node of [...new Set(faults.map((f) => f.node_name))].sort()) {
       const counted = await countedFaults(tx, clusterId, node, rule, now);
       const total = counted.reduce((a, r) => a + r.n, 0);
       if (total < rule.threshold) continue;
-      const row = (await tx("cluster_nodes").where({ cluster_id: clusterId, name: node }).first("schedulable")) as
-        | { schedulable: boolean }
-        | undefined;
-      if (!row?.schedulable) continue; // not reported, or cordoned already
+      const marked = await tx("cluster_nodes")
+        .where({ cluster_id: clusterId, name: node, schedulable: true })
+        .update({ schedulable: false });
+      if (marked === 0) continue; // not reported, or cordoned already
       const what = counted
         .map((r) => `${r.n} × ${r.kind === "xid" ? `XID ${r.code}` : "double-bit ECC"} on ${r.gpu_uuid}`)
         .join(", ");
-      const reason = `hardware faults: ${what} within ${rule.window_minutes} min (rule: ${rule.threshold})`;
-      await trip(deps, clusterId, node, rule, reason, now);
-      cordoned.push(node);
+      trips.push({
+        node,
+        reason: `hardware faults: ${what} within ${rule.window_minutes} min (rule: ${rule.threshold})`,
+      });
     }
-    return { faults: faults.reduce((a, f) => a + f.count, 0), cordoned };
+    return { faults: faults.reduce((a, f) => a + f.count, 0), trips, rule };
   });
+  const { rule } = decided;
+  if (rule) for (const t of decided.trips) await trip(deps, clusterId, t.node, rule, t.reason, now);
+  return { faults: decided.faults, cordoned: decided.trips.map((t) => t.node) };
 }
 
 async function trip(
