@@ -4,10 +4,12 @@
 
 import { applyInventory } from "@berth/api/testing";
 import { ensureConsoleBuilt } from "@berth/console";
+import { TEST_IDS } from "@berth/console/test-ids";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type ClustersBed, startClustersBed } from "../clusters/harness.ts";
 import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
+import { ClustersPage } from "./pages/clusters-page.ts";
 import { LoginPage } from "./pages/login-page.ts";
 import { NodePoolsSection } from "./pages/node-pools-page.ts";
 
@@ -62,6 +64,7 @@ describe("a super_admin reserves nodes for an organization", () => {
     const login = new LoginPage(page);
     await login.open();
     await login.signIn(bed.superAdmin.email, bed.superAdmin.password);
+    await page.getByTestId(TEST_IDS.shell.accountMenu).waitFor();
   });
   afterEach(async (ctx) => shots.onFailure(page, ctx));
   afterAll(async () => {
@@ -71,7 +74,10 @@ describe("a super_admin reserves nodes for an organization", () => {
 
   it("makes a pool of the labelled nodes, closed until granted", async () => {
     const pools = new NodePoolsSection(page);
-    await pools.open(clusterId);
+    const clusters = new ClustersPage(page);
+    await clusters.open();
+    await clusters.openCluster("gpu-a");
+    await pools.ready();
     await pools.make("lab", "berth.dev/pool=lab");
     await pools.notice().waitFor();
     expect(await pools.nodesOf("lab")).toBe("gpu-a-lab-1 gpu-a-lab-2");

@@ -14,8 +14,8 @@ export class NodePoolsSection {
     return this.page.getByTestId(T.section);
   }
 
-  async open(clusterId: string): Promise<void> {
-    await this.page.goto(`/admin/clusters/${clusterId}`);
+  /** On a cluster's page (ClustersPage.openCluster): the section has loaded. */
+  async ready(): Promise<void> {
     await this.root.waitFor();
   }
 
