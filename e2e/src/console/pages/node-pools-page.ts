@@ -48,14 +48,15 @@ export class NodePoolsSection {
     await this.row(pool)
       .getByRole("button", { name: `Remove the grant of ${pool} to ${grantee}` })
       .click();
-    await this.page.getByRole("button", { name: "Remove the grant" }).click();
+    await this.page.getByRole("button", { name: "Remove the grant", exact: true }).click();
   }
 
   notice(): Locator {
     return this.root.getByTestId(T.notice);
   }
 
-  errorText(): Locator {
-    return this.root.locator("berth-error-panel");
+  /** Text shown in the section's error panel (inside its shadow root, which getByText reaches). */
+  error(text: RegExp): Locator {
+    return this.root.getByText(text);
   }
 }
