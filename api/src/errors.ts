@@ -55,6 +55,11 @@ export const ERROR_CODES = {
     description:
       "The Dockerfile is empty or larger than the limit; details.reason (empty, too_large) and details.limit_bytes say which.",
   },
+  node_selector_invalid: {
+    status: 400,
+    description:
+      "A node pool's selector is not one label requirement (`key=value` or `key in (a,b)`) with a valid label key and values; details.reason says what is wrong.",
+  },
   // 401
   unauthenticated: { status: 401, description: "No bearer token, or the token is invalid. Sign in again." },
   token_expired: { status: 401, description: "The bearer token has expired. Sign in again (there is no refresh)." },
@@ -85,6 +90,11 @@ export const ERROR_CODES = {
     description: "The route exists but not for this method; the Allow header lists the methods it takes.",
   },
   // 409
+  node_pool_overlap: {
+    status: 409,
+    description:
+      "The node pool would share nodes with another pool of the cluster (same label with a common value, or a node reported with both labels); details.pool_id and details.nodes name the other pool and the nodes.",
+  },
   conflict: { status: 409, description: "The request conflicts with the current state of the object." },
   already_exists: { status: 409, description: "An object with this identity already exists." },
   idempotency_request_in_flight: {
@@ -175,6 +185,10 @@ export const ERROR_CODES = {
   idempotency_key_reused: {
     status: 422,
     description: "This Idempotency-Key was already used with a different request.",
+  },
+  grantee_not_found: {
+    status: 422,
+    description: "A node pool grant names an organization or project that does not exist; details.grantee names it.",
   },
   // 422: cluster registration refused by the probe; details.checks holds every check's boolean.
   guarantee_unsatisfiable: {
@@ -314,6 +328,7 @@ export class Conflict extends DomainError {
       | "request_already_decided"
       | "image_in_use"
       | "build_limit_reached"
+      | "node_pool_overlap"
     > = "conflict",
   ) {
     super(code, message, details);

@@ -148,7 +148,18 @@ export const TEST_IDS = {
     removeBudget: "remove-budget",
   },
   /** The clusters list (register, the operator token shown once) and a cluster's page (test, domain, nodes, deregister). */
+  nodePools: {
+    section: "node-pools",
+    table: "node-pools-table",
+    row: "node-pool-row",
+    nodes: "node-pool-nodes",
+    grant: "node-pool-grant",
+    grantForm: "node-pool-grant-form",
+    createForm: "node-pool-create",
+    notice: "node-pools-notice",
+  },
   clusters: {
+    uncordonReason: "node-uncordon-reason",
     /** A registration check's row, by its key (reachable, gpu_runtime_class, …). */
     check: (key: string) => `check-${key}`,
     clusterCa: "cluster-ca",

@@ -15,6 +15,7 @@ import { routes as images } from "./images/routes.ts";
 import { routes as logs } from "./logs/routes.ts";
 import { routes as metrics } from "./metrics/routes.ts";
 import { routes as monitoring } from "./monitoring/routes.ts";
+import { routes as nodePools } from "./node-pools/routes.ts";
 import { routes as nodes } from "./nodes/routes.ts";
 import { routes as notifications } from "./notifications/routes.ts";
 import { routes as organizations } from "./organizations/routes.ts";
@@ -45,6 +46,7 @@ export const allRoutes: RouteDef[] = [
   ...imageBuilds,
   ...catalog,
   ...clusters,
+  ...nodePools,
   ...nodes,
   ...sessions,
   ...reclaim,

@@ -18,6 +18,7 @@ import {
 import { type InterimStatus, PAUSE_REASON_ANNOTATION, type Session, SessionReason, sessionIdOf } from "@berth/crds";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
+import { nodePoolRefs } from "../db/operations/nodePools/nodePools.ts";
 import { findSessionById } from "../db/operations/sessions/findSessionById.ts";
 import { type SessionTransition, updateSessionsFromTransitions } from "../db/operations/sessions/recordTransitions.ts";
 import { insertSessionEvents, purgeSessionEvents } from "../db/operations/sessions/sessionEvents.ts";
@@ -274,6 +275,7 @@ export function createWorkerStore(db: Knex, log: Logger): SessionStore {
       }));
     },
     inventory: () => placementInventory(db),
+    nodePools: () => nodePoolRefs(db),
     async reports(sessionIds?: readonly string[]): Promise<StoredReport[]> {
       return (await statusReports(db, sessionIds)).map((r) => ({
         clusterId: r.cluster_id,

@@ -712,7 +712,7 @@ export type EffectiveLimits = {
 export type ErrorEnvelope = {
   error: {
     /** Stable error code; clients map it to a message. */
-    code: "validation_failed" | "malformed_json" | "bad_request" | "import_csv_malformed" | "import_too_many_rows" | "webhook_url_invalid" | "image_reference_invalid" | "gpu_fraction_not_offered" | "gpu_slice_too_small" | "idle_timeout_out_of_bounds" | "max_runtime_out_of_bounds" | "dockerfile_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "current_password_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "request_already_decided" | "keep_running_limit_reached" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_purged" | "volume_locked" | "invalid_session_state" | "image_in_use" | "build_limit_reached" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "import_file_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "guarantee_unsatisfiable" | "gpu_model_unavailable" | "gpu_sharing_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "image_source_forbidden" | "no_build_cluster" | "build_cluster_not_ready" | "export_too_large" | "too_many_requests" | "internal" | "unavailable";
+    code: "validation_failed" | "malformed_json" | "bad_request" | "import_csv_malformed" | "import_too_many_rows" | "webhook_url_invalid" | "image_reference_invalid" | "gpu_fraction_not_offered" | "gpu_slice_too_small" | "idle_timeout_out_of_bounds" | "max_runtime_out_of_bounds" | "dockerfile_invalid" | "node_selector_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "current_password_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "node_pool_overlap" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "request_already_decided" | "keep_running_limit_reached" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_purged" | "volume_locked" | "invalid_session_state" | "image_in_use" | "build_limit_reached" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "import_file_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "grantee_not_found" | "guarantee_unsatisfiable" | "gpu_model_unavailable" | "gpu_sharing_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "image_source_forbidden" | "no_build_cluster" | "build_cluster_not_ready" | "export_too_large" | "too_many_requests" | "internal" | "unavailable";
     /** Human-readable text. */
     message: string;
     /** What to fix. For validation_failed: issues[] of {path, message, code}. */
@@ -823,6 +823,19 @@ export type GpuDevice = {
   } | null;
 };
 
+export type HardwareFaultSettings = {
+  /** The XID codes that count towards the rule; empty: none does. */
+  xids: number[];
+  /** Double-bit (uncorrectable) ECC errors count too. */
+  ecc_double_bit: boolean;
+  /** How many counted faults on one node cordon it. */
+  threshold: number;
+  /** Within how many minutes (faults before the node's last uncordon never count). */
+  window_minutes: number;
+  /** cordon: no new sessions there, running ones warned; drain: also their pods are evicted and the sessions placed again on other nodes. */
+  action: "cordon" | "drain";
+};
+
 export type Health = {
   status: "ok";
 };
@@ -898,6 +911,26 @@ export type IssuedOperatorToken = {
 export type KubeconfigCredential = {
   /** A kubeconfig whose current context is used; inline data only (no exec, auth-provider or file paths). */
   kubeconfig: string;
+};
+
+/** A node pool of one cluster, by label, with the organizations and projects it is granted to (docs/dev/node-pools.md). */
+export type LabelledNodePool = {
+  id: string;
+  cluster_id: string;
+  name: string;
+  description: string;
+  /** As normalised: `key=value` or `key in (a,b)`. */
+  selector: string;
+  label: {
+    key: string;
+    values: string[];
+  };
+  /** Who may use its nodes; empty: nobody. */
+  grants: NodePoolGrant[];
+  /** The cluster's nodes it holds now (from the inventory). */
+  nodes: string[];
+  created_at: string;
+  updated_at: string;
 };
 
 export type LedgerLine = {
@@ -1088,6 +1121,14 @@ export type NodePool = {
   gpu_free: number;
 };
 
+export type NodePoolGrant = {
+  id: string;
+  grantee_kind: "organization" | "project";
+  grantee_id: string;
+  grantee_name: string | null;
+  created_at: string;
+};
+
 export type Notification = {
   id: string;
   /** See NotificationKind. */
@@ -1105,7 +1146,7 @@ export type Notification = {
   read_at: string | null;
 };
 
-export type NotificationKind = "credits.running_low" | "session.paused" | "session.idle_warning" | "session.reclaim_warning" | "session.runtime_warning" | "session.failed" | "credits.request_approved" | "credits.request_partially_approved" | "credits.request_denied" | "quota.request_received" | "quota.request_decided" | "volume.near_quota" | "image_build.finished" | "image_import.finished" | "webhook.endpoint_disabled" | "account.created" | "membership.added" | "credits.welcome_unpaid" | "cluster.unreachable";
+export type NotificationKind = "credits.running_low" | "session.paused" | "session.idle_warning" | "session.reclaim_warning" | "session.runtime_warning" | "session.failed" | "session.node_pool_revoked" | "session.node_fault" | "node.fault_cordoned" | "credits.request_approved" | "credits.request_partially_approved" | "credits.request_denied" | "quota.request_received" | "quota.request_decided" | "volume.near_quota" | "image_build.finished" | "image_import.finished" | "webhook.endpoint_disabled" | "account.created" | "membership.added" | "credits.welcome_unpaid" | "cluster.unreachable";
 
 export type NotificationList = {
   data: Notification[];
@@ -1894,6 +1935,7 @@ export type SystemSettings = {
   branding: Branding;
   signup: SignupPolicy;
   placement: PlacementSettings;
+  hardware_faults: HardwareFaultSettings;
 };
 
 export type TokenCredential = {
@@ -2013,6 +2055,18 @@ export type UpdateSystemSettingsRequest = {
   placement?: {
     /** binpack: the fullest cluster that still fits (keeps whole GPUs free); spread: the emptiest. */
     policy?: "binpack" | "spread";
+  };
+  hardware_faults?: {
+    /** The XID codes that count towards the rule; empty: none does. */
+    xids?: number[];
+    /** Double-bit (uncorrectable) ECC errors count too. */
+    ecc_double_bit?: boolean;
+    /** How many counted faults on one node cordon it. */
+    threshold?: number;
+    /** Within how many minutes (faults before the node's last uncordon never count). */
+    window_minutes?: number;
+    /** cordon: no new sessions there, running ones warned; drain: also their pods are evicted and the sessions placed again on other nodes. */
+    action?: "cordon" | "drain";
   };
 };
 
@@ -2461,8 +2515,27 @@ export interface Operations {
       nodeName: string;
     };
     query: Record<string, never>;
-    body: undefined;
+    body: {
+      /** Why; recorded in the audit log and the action's webhook. Required to uncordon a node cordoned for hardware faults. */
+      reason?: string;
+    };
     response: NodeActionResult;
+  };
+  /** Group a cluster's nodes into a pool by one label requirement (super_admin) */
+  createClusterNodePool: {
+    method: "post";
+    path: "/api/v1/clusters/{clusterId}/node-pools";
+    params: {
+      clusterId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      name: string;
+      /** One label requirement: `key=value` or `key in (a,b)`. Nodes whose label has one of the values are in the pool. */
+      selector: string;
+      description?: string;
+    };
+    response: LabelledNodePool;
   };
   /** Add an image to the catalog (super_admin) */
   createImage: {
@@ -2605,6 +2678,18 @@ export interface Operations {
     path: "/api/v1/budgets/{organizationId}";
     params: {
       organizationId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: undefined;
+  };
+  /** Delete a node pool: its nodes are open to every session again (super_admin) */
+  deleteClusterNodePool: {
+    method: "delete";
+    path: "/api/v1/clusters/{clusterId}/node-pools/{poolId}";
+    params: {
+      clusterId: string;
+      poolId: string;
     };
     query: Record<string, never>;
     body: undefined;
@@ -2763,7 +2848,10 @@ export interface Operations {
       nodeName: string;
     };
     query: Record<string, never>;
-    body: undefined;
+    body: {
+      /** Why; recorded in the audit log and the action's webhook. Required to uncordon a node cordoned for hardware faults. */
+      reason?: string;
+    };
     response: NodeActionResult;
   };
   /** The audit log as CSV (RFC 4180), streamed */
@@ -2842,6 +2930,18 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: Cluster;
+  };
+  /** A node pool with its grants and nodes (super_admin) */
+  getClusterNodePool: {
+    method: "get";
+    path: "/api/v1/clusters/{clusterId}/node-pools/{poolId}";
+    params: {
+      clusterId: string;
+      poolId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: LabelledNodePool;
   };
   /** A credit request */
   getCreditRequest: {
@@ -3169,7 +3269,7 @@ export interface Operations {
     body: undefined;
     response: StorageSettings;
   };
-  /** Branding, sign-up policy and placement policy (super_admin) */
+  /** Branding, sign-up policy, placement policy and the hardware-fault rule (super_admin) */
   getSystemSettings: {
     method: "get";
     path: "/api/v1/system/settings";
@@ -3296,6 +3396,21 @@ export interface Operations {
     body: undefined;
     response: WelcomeCredit;
   };
+  /** Grant a node pool to an organization or a project (super_admin) */
+  grantClusterNodePool: {
+    method: "post";
+    path: "/api/v1/clusters/{clusterId}/node-pools/{poolId}/grants";
+    params: {
+      clusterId: string;
+      poolId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      organization_id?: string;
+      project_id?: string;
+    };
+    response: LabelledNodePool;
+  };
   /** Import an image from a public registry as your private image */
   importImage: {
     method: "post";
@@ -3412,6 +3527,25 @@ export interface Operations {
     body: undefined;
     response: {
       data: CapacityReclaim[];
+      pagination: Pagination;
+    };
+  };
+  /** A cluster's node pools with their grants (super_admin's scope; others get none) */
+  listClusterNodePools: {
+    method: "get";
+    path: "/api/v1/clusters/{clusterId}/node-pools";
+    params: {
+      clusterId: string;
+    };
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+    };
+    body: undefined;
+    response: {
+      data: LabelledNodePool[];
       pagination: Pagination;
     };
   };
@@ -4168,6 +4302,38 @@ export interface Operations {
     body: undefined;
     response: Session;
   };
+  /** Remove a grant: new sessions of the grantee are no longer placed on the pool (super_admin) */
+  revokeClusterNodePoolGrant: {
+    method: "delete";
+    path: "/api/v1/clusters/{clusterId}/node-pools/{poolId}/grants/{grantId}";
+    params: {
+      clusterId: string;
+      poolId: string;
+      grantId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: {
+      id: string;
+      cluster_id: string;
+      name: string;
+      description: string;
+      /** As normalised: `key=value` or `key in (a,b)`. */
+      selector: string;
+      label: {
+        key: string;
+        values: string[];
+      };
+      /** Who may use its nodes; empty: nobody. */
+      grants: NodePoolGrant[];
+      /** The cluster's nodes it holds now (from the inventory). */
+      nodes: string[];
+      created_at: string;
+      updated_at: string;
+      /** Running sessions whose owners were warned. */
+      warned_sessions: string[];
+    };
+  };
   /** Issue a new operator token for a cluster (super_admin); the previous one stops working */
   rotateClusterOperatorToken: {
     method: "post";
@@ -4288,7 +4454,10 @@ export interface Operations {
       nodeName: string;
     };
     query: Record<string, never>;
-    body: undefined;
+    body: {
+      /** Why; recorded in the audit log and the action's webhook. Required to uncordon a node cordoned for hardware faults. */
+      reason?: string;
+    };
     response: NodeActionResult;
   };
   /** Unlock a volume (organization admin, super_admin) */
@@ -4323,6 +4492,23 @@ export interface Operations {
     query: Record<string, never>;
     body: UpdateClusterRequest;
     response: Cluster;
+  };
+  /** Rename a node pool or change its selector (super_admin) */
+  updateClusterNodePool: {
+    method: "patch";
+    path: "/api/v1/clusters/{clusterId}/node-pools/{poolId}";
+    params: {
+      clusterId: string;
+      poolId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      name?: string;
+      /** One label requirement: `key=value` or `key in (a,b)`. Nodes whose label has one of the values are in the pool. */
+      selector?: string;
+      description?: string;
+    };
+    response: LabelledNodePool;
   };
   /** Change an image (super_admin) */
   updateImage: {
@@ -4495,6 +4681,7 @@ export const OPERATIONS = {
   changeRefill: { method: "patch", path: "/api/v1/credits/refills/{refillId}" },
   changeWallet: { method: "patch", path: "/api/v1/credits/wallets/{walletId}" },
   cordonNode: { method: "post", path: "/api/v1/nodes/{clusterId}/{nodeName}/cordon" },
+  createClusterNodePool: { method: "post", path: "/api/v1/clusters/{clusterId}/node-pools" },
   createImage: { method: "post", path: "/api/v1/images" },
   createImageBuild: { method: "post", path: "/api/v1/image-builds" },
   createOffering: { method: "post", path: "/api/v1/offerings" },
@@ -4511,6 +4698,7 @@ export const OPERATIONS = {
   createVolume: { method: "post", path: "/api/v1/storage/volumes" },
   createWebhook: { method: "post", path: "/api/v1/webhooks" },
   deleteBudget: { method: "delete", path: "/api/v1/budgets/{organizationId}" },
+  deleteClusterNodePool: { method: "delete", path: "/api/v1/clusters/{clusterId}/node-pools/{poolId}" },
   deleteNode: { method: "delete", path: "/api/v1/nodes/{clusterId}/{nodeName}" },
   deleteOrganization: { method: "delete", path: "/api/v1/organizations/{organizationId}" },
   deletePrivateImage: { method: "delete", path: "/api/v1/images/private/{id}" },
@@ -4530,6 +4718,7 @@ export const OPERATIONS = {
   getBranding: { method: "get", path: "/api/v1/system/branding" },
   getBudget: { method: "get", path: "/api/v1/budgets/{organizationId}" },
   getCluster: { method: "get", path: "/api/v1/clusters/{clusterId}" },
+  getClusterNodePool: { method: "get", path: "/api/v1/clusters/{clusterId}/node-pools/{poolId}" },
   getCreditRequest: { method: "get", path: "/api/v1/credits/requests/{requestId}" },
   getDashboard: { method: "get", path: "/api/v1/dashboard" },
   getEffectiveLimits: { method: "get", path: "/api/v1/resource-policies/effective" },
@@ -4568,6 +4757,7 @@ export const OPERATIONS = {
   getWalletLedger: { method: "get", path: "/api/v1/credits/wallets/{walletId}/ledger" },
   getWebhook: { method: "get", path: "/api/v1/webhooks/{webhookId}" },
   getWelcomeCredit: { method: "get", path: "/api/v1/organizations/{organizationId}/welcome-credit" },
+  grantClusterNodePool: { method: "post", path: "/api/v1/clusters/{clusterId}/node-pools/{poolId}/grants" },
   importImage: { method: "post", path: "/api/v1/images/import" },
   keepSessionRunning: { method: "post", path: "/api/v1/sessions/{sessionId}/keep-running" },
   listAllocations: { method: "get", path: "/api/v1/credits/allocations" },
@@ -4575,6 +4765,7 @@ export const OPERATIONS = {
   listBudgets: { method: "get", path: "/api/v1/budgets" },
   listBuildClusters: { method: "get", path: "/api/v1/image-builds/clusters" },
   listCapacityReclaims: { method: "get", path: "/api/v1/fair-share/reclaims" },
+  listClusterNodePools: { method: "get", path: "/api/v1/clusters/{clusterId}/node-pools" },
   listClusters: { method: "get", path: "/api/v1/clusters" },
   listCreditRequests: { method: "get", path: "/api/v1/credits/requests" },
   listGpuDevices: { method: "get", path: "/api/v1/gpu-devices" },
@@ -4624,6 +4815,7 @@ export const OPERATIONS = {
   restartSession: { method: "post", path: "/api/v1/sessions/{sessionId}/restart" },
   restoreVolume: { method: "post", path: "/api/v1/storage/volumes/{volumeId}/restore" },
   resumeSession: { method: "post", path: "/api/v1/sessions/{sessionId}/resume" },
+  revokeClusterNodePoolGrant: { method: "delete", path: "/api/v1/clusters/{clusterId}/node-pools/{poolId}/grants/{grantId}" },
   rotateClusterOperatorToken: { method: "post", path: "/api/v1/clusters/{clusterId}/operator-token" },
   rotateWebhookSecret: { method: "post", path: "/api/v1/webhooks/{webhookId}/rotate-secret" },
   setBudget: { method: "put", path: "/api/v1/budgets/{organizationId}" },
@@ -4638,6 +4830,7 @@ export const OPERATIONS = {
   unlockVolume: { method: "post", path: "/api/v1/storage/volumes/{volumeId}/unlock" },
   unmarkBuildCluster: { method: "delete", path: "/api/v1/image-builds/clusters/{clusterId}" },
   updateCluster: { method: "patch", path: "/api/v1/clusters/{clusterId}" },
+  updateClusterNodePool: { method: "patch", path: "/api/v1/clusters/{clusterId}/node-pools/{poolId}" },
   updateImage: { method: "patch", path: "/api/v1/images/{name}" },
   updateNotificationPreferences: { method: "patch", path: "/api/v1/notifications/preferences" },
   updateOffering: { method: "patch", path: "/api/v1/offerings/{name}" },

@@ -35,13 +35,15 @@ export function actOnNode(
   clusterId: string,
   nodeName: string,
   action: "cordon" | "uncordon" | "drain" | "delete",
+  reason?: string,
 ): Promise<NodeActionResult> {
   const params = { clusterId, nodeName };
+  const body = reason ? { reason } : {};
   return action === "cordon"
-    ? api.call("cordonNode", { params })
+    ? api.call("cordonNode", { params, body })
     : action === "uncordon"
-      ? api.call("uncordonNode", { params })
+      ? api.call("uncordonNode", { params, body })
       : action === "drain"
-        ? api.call("drainNode", { params })
+        ? api.call("drainNode", { params, body })
         : api.call("deleteNode", { params });
 }

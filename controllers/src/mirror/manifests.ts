@@ -164,6 +164,25 @@ export function gpuRequestOf(r: SessionMirror["spec"]["resources"]): {
   };
 }
 
+/**
+ * Nodes of pools not granted to the session, as a required node affinity: one term whose NotIn expressions
+ * must all hold (a node without the label matches NotIn), so no pool's node is a candidate.
+ */
+export function nodeAffinityOf(avoid: SessionMirror["spec"]["resources"]["avoidNodeLabels"]) {
+  if (!avoid || avoid.length === 0) return {};
+  return {
+    affinity: {
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [
+            { matchExpressions: avoid.map((a) => ({ key: a.key, operator: "NotIn", values: [...a.values] })) },
+          ],
+        },
+      },
+    },
+  };
+}
+
 function readinessAction(kind: keyof typeof READINESS, base: string) {
   const r: { path?: string; tcp?: true } = READINESS[kind];
   return r.path
@@ -195,6 +214,7 @@ export function podManifest(m: SessionMirror, opts: MirrorManifestOptions) {
       restartPolicy: "Always",
       terminationGracePeriodSeconds: 30,
       nodeSelector: gpu.nodeSelector,
+      ...nodeAffinityOf(m.spec.resources.avoidNodeLabels),
       tolerations: [{ key: GPU_RESOURCE, operator: "Exists", effect: "NoSchedule" }],
       // The "restricted" Pod Security Standard, as the namespace enforces it.
       securityContext: {

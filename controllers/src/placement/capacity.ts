@@ -4,7 +4,7 @@
 // Used GPUs per cluster and model = max(what the inventory says is in use, what Berth's own sessions
 // hold there). Inventory lags a fresh placement by a report cycle, and Berth's count misses GPUs held by
 // pods that are not Berth's; the larger of the two is never an over-commit by Berth itself.
-import type { ClusterCapacity } from "./types.ts";
+import type { ClusterCapacity, NodePoolRef } from "./types.ts";
 
 export interface InventoryNodeView {
   clusterId: string;
@@ -17,6 +17,8 @@ export interface InventoryNodeView {
   /** The node's GPU sharing layer; its cards then carry what pods hold on each (docs/dev/gpu-sharing.md). */
   sharing?: "hami";
   cards?: CardView[];
+  /** The node pools whose label the node carries (docs/dev/node-pools.md); absent or empty: none. */
+  pools?: readonly NodePoolRef[];
 }
 
 /** One card of a node with a sharing layer, as the operator's inventory reports it. */
@@ -68,8 +70,37 @@ export function computeCapacity(
     for (const [model, m] of Object.entries(models)) {
       m.free = Math.max(0, m.total - Math.max(used.get(model) ?? 0, held.get(model) ?? 0));
     }
-    return { clusterId: c.clusterId, placeable: c.placeable, models };
+    const nodeGroups = groupsByPools(c.clusterId, nodes);
+    return { clusterId: c.clusterId, placeable: c.placeable, models, ...(nodeGroups ? { nodeGroups } : {}) };
   });
+}
+
+/**
+ * The cluster's usable nodes split by the pools they are in, or undefined when none is in a pool (the
+ * common case costs one scan and nothing else). A group's free room is what the inventory says its nodes
+ * do not use: Berth's own fresh placements are counted cluster-wide only, so this can lag by a report.
+ */
+function groupsByPools(clusterId: string, nodes: readonly InventoryNodeView[]): ClusterCapacity["nodeGroups"] {
+  let any = false;
+  for (const n of nodes) if (n.clusterId === clusterId && n.pools && n.pools.length > 0) any = true;
+  if (!any) return undefined;
+  const groups = new Map<string, NonNullable<ClusterCapacity["nodeGroups"]>[number]>();
+  for (const n of nodes) {
+    if (n.clusterId !== clusterId || !n.gpuModel || !n.schedulable || !n.ready) continue;
+    const pools = n.pools ?? [];
+    const k = pools.map((p) => p.id).join(",");
+    let g = groups.get(k);
+    if (!g) {
+      g = { pools, models: {} };
+      groups.set(k, g);
+    }
+    g.models[n.gpuModel] ??= { total: 0, free: 0, largestNode: 0 };
+    const m = g.models[n.gpuModel] as { total: number; free: number; largestNode: number };
+    m.total += n.gpuAllocatable;
+    m.free += Math.max(0, n.gpuAllocatable - n.gpuInUse);
+    m.largestNode = Math.max(m.largestNode, n.gpuAllocatable);
+  }
+  return [...groups.values()];
 }
 
 /** GPU models the fleet offers (any registered cluster, any node), for `reported_models` in errors. */

@@ -7,7 +7,8 @@
 // hold), for memory, cores and vGPUs alike: the inventory lags a fresh placement by a report, and Berth's
 // count misses other tenants' pods; the larger is never an overcommit by Berth.
 import type { CardView, InventoryNodeView } from "./capacity.ts";
-import type { PlacementPolicy } from "./types.ts";
+import { mayUseNode } from "./constraints.ts";
+import type { NodePoolRef, PlacementPolicy, Tenancy } from "./types.ts";
 
 /** What a session asks of one cluster's cards. */
 export interface CardDemand {
@@ -16,6 +17,8 @@ export interface CardDemand {
   gpuCount: number;
   /** A slice of one card; absent: whole cards. */
   slice?: { memoryMib: number; cores: number };
+  /** Whose session: nodes in node pools not granted to it are skipped. */
+  tenancy?: Tenancy;
 }
 
 /** The cards a Berth session holds (or is about to). */
@@ -46,6 +49,7 @@ interface Card {
 interface Node {
   name: string;
   cards: Card[];
+  pools?: readonly NodePoolRef[];
 }
 
 const key = (clusterId: string, model: string) => `${model}@${clusterId}`;
@@ -113,7 +117,7 @@ export class CardPool {
           vgpusUsed: Math.max(c.vgpusUsed, h?.vgpus ?? 0),
         });
       }
-      list.push({ name: n.name, cards });
+      list.push({ name: n.name, cards, ...(n.pools && n.pools.length > 0 ? { pools: n.pools } : {}) });
     }
     for (const list of this.#nodes.values()) list.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
@@ -152,7 +156,8 @@ export class CardPool {
 
   /** Where the demand would go under the policy, or undefined when no card (or node of cards) has room. */
   choose(clusterId: string, d: CardDemand, policy: PlacementPolicy): CardAssignment | undefined {
-    const nodes = this.#nodes.get(key(clusterId, d.gpuModel)) ?? [];
+    const all = this.#nodes.get(key(clusterId, d.gpuModel)) ?? [];
+    const nodes = all.some((n) => n.pools) ? all.filter((n) => mayUseNode(d.tenancy, n.pools)) : all;
     if (d.slice) {
       const slice = d.slice;
       let best: { node: Node; card: Card; left: number } | undefined;

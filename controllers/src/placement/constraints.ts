@@ -1,6 +1,6 @@
 // The placement rules, as a list: each one only removes clusters. Adding a rule (storage pools,
 // organization-specific clusters, …) is adding an entry to DEFAULT_CONSTRAINTS, not editing the plan.
-import type { Constraint } from "./types.ts";
+import type { Constraint, NodePoolRef, PlacementRequest, Tenancy } from "./types.ts";
 
 /** A pinned session goes to its cluster and nowhere else; it waits there when the cluster is full. */
 export const clusterPin: Constraint = {
@@ -96,6 +96,52 @@ export const avoidedClusters: Constraint = {
       : undefined,
 };
 
+/**
+ * Whether a session of this organization and project may use a node in these pools: every pool the node is
+ * in must grant one of them (a node in two pools is for those granted both: the safe reading of an overlap).
+ * A session whose tenancy is unknown may use only nodes in no pool.
+ */
+export function mayUseNode(tenancy: Tenancy | undefined, pools: readonly NodePoolRef[] | undefined): boolean {
+  if (!pools || pools.length === 0) return true;
+  if (!tenancy) return false;
+  const org = `organization:${tenancy.organization}`;
+  const project = tenancy.project ? `project:${tenancy.project}` : undefined;
+  return pools.every((p) => p.grantees.includes(org) || (project !== undefined && p.grantees.includes(project)));
+}
+
+/**
+ * Node pools with grants (docs/dev/node-pools.md): a cluster counts only the nodes the session may use. It
+ * is excluded when none of them has the model in the size asked, or (whole GPUs) none has room; card-level
+ * clusters are left to the card pool, which skips the nodes the session may not use.
+ */
+export const nodePoolGrants: Constraint = {
+  name: "node-pool-grants",
+  exclude: (req: PlacementRequest, cluster) => {
+    if (!cluster.nodeGroups) return undefined;
+    let total = 0;
+    let free = 0;
+    let largest = 0;
+    for (const g of cluster.nodeGroups) {
+      const m = g.models[req.gpuModel];
+      if (!m || !mayUseNode(req.tenancy, g.pools)) continue;
+      total += m.total;
+      free += m.free;
+      largest = Math.max(largest, m.largestNode);
+    }
+    if (total === 0 || largest < req.gpuCount)
+      return {
+        reason: "NodePoolReserved",
+        message: `the ${req.gpuModel} nodes of ${cluster.clusterId} that fit are in node pools not granted to this session's organization or project`,
+      };
+    if (!cluster.models[req.gpuModel]?.sharing && free < req.gpuCount)
+      return {
+        reason: "NoCapacity",
+        message: `no room for ${req.gpuCount} × ${req.gpuModel} on the nodes of ${cluster.clusterId} this session may use (the others are in node pools granted to others)`,
+      };
+    return undefined;
+  },
+};
+
 export const DEFAULT_CONSTRAINTS: readonly Constraint[] = [
   clusterPin,
   volumeLocality,
@@ -103,5 +149,6 @@ export const DEFAULT_CONSTRAINTS: readonly Constraint[] = [
   clusterPlaceable,
   gpuModel,
   gpuSharing,
+  nodePoolGrants,
   avoidedClusters,
 ];

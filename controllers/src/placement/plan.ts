@@ -83,7 +83,12 @@ export function planPlacement(input: PlanPlacementInput): PlacementPlan {
     // Clusters with a sharing layer are counted card by card (the pool), the others in whole GPUs.
     const cards = input.cards;
     const byCard = (c: ClusterCapacity) => cards?.shares(c.clusterId, req.gpuModel) === true;
-    const demand = { gpuModel: req.gpuModel, gpuCount: req.gpuCount, ...(req.slice ? { slice: req.slice } : {}) };
+    const demand = {
+      gpuModel: req.gpuModel,
+      gpuCount: req.gpuCount,
+      ...(req.slice ? { slice: req.slice } : {}),
+      ...(req.tenancy ? { tenancy: req.tenancy } : {}),
+    };
     // A card-level cluster's choice is made once per request: fitting asks it, placing uses it.
     const choices = new Map<string, Placed["assignment"]>();
     const fitting = usable.filter((c) => {

@@ -24,6 +24,24 @@ export interface PlacementRequest {
   }[];
   /** Clusters this session should not go back to for now (its pod found no node there). */
   avoidClusters?: string[];
+  /** Whose session it is: node pools (docs/dev/node-pools.md) admit only the organizations and projects granted. */
+  tenancy?: Tenancy;
+}
+
+export interface Tenancy {
+  organization: string;
+  project?: string;
+}
+
+/**
+ * A node pool as placement sees it: one label requirement puts a node in it (`key` in `values`), and only
+ * sessions of its grantees (`organization:<id>`, `project:<id>`) may use its nodes.
+ */
+export interface NodePoolRef {
+  id: string;
+  clusterId: string;
+  label: { key: string; values: readonly string[] };
+  grantees: readonly string[];
 }
 
 /** One GPU model's room on one cluster. */
@@ -43,6 +61,11 @@ export interface ClusterCapacity {
   /** Registered, accepted, and its operator reporting: sessions may be placed here. */
   placeable: boolean;
   models: Record<string, ModelCapacity>;
+  /**
+   * Only when some node of the cluster is in a node pool: the room again, split by the set of pools the
+   * nodes are in (`pools` empty: nodes in none, open to every session).
+   */
+  nodeGroups?: { pools: readonly NodePoolRef[]; models: Record<string, Omit<ModelCapacity, "sharing">> }[];
 }
 
 /** Why a cluster cannot take a request, or undefined when it can (capacity aside). */

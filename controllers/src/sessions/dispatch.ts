@@ -19,6 +19,8 @@ import {
 } from "@berth/crds";
 import { serverSideApply } from "../kube/client.ts";
 import { type KubeObject, keyOf } from "../kube/informer.ts";
+import { mayUseNode } from "../placement/constraints.ts";
+import type { NodePoolRef } from "../placement/types.ts";
 import type { ClaimsPass } from "./claims-pass.ts";
 import type { GpuClusterClients } from "./cluster-clients.ts";
 import type { MirrorOp } from "./lifecycle.ts";
@@ -125,6 +127,7 @@ export class Dispatch {
           ...(s.spec.gpuSlice ? { gpuSlice: s.spec.gpuSlice } : {}),
           // Placed card by card (a sharing layer's cluster): the pod asks in its names and is pinned.
           ...(s.status?.gpuAssignment ? { gpuAssignment: s.status.gpuAssignment, gpuSharing: "hami" as const } : {}),
+          ...avoidNodeLabelsOf(this.#d.observed.nodePools, clusterId, s),
         },
         volumes,
         restartCount,
@@ -258,4 +261,16 @@ export class Dispatch {
     if (stray || known?.state !== "deleting") counts.mirrorDeletes++;
     if (!replaced && !stray) memory.mirrors.set(id, { cluster: clusterId, state: "deleting" });
   }
+}
+
+/** The labels of the cluster's node pools not granted to the session: its pod is kept off their nodes. */
+export function avoidNodeLabelsOf(
+  pools: readonly NodePoolRef[],
+  clusterId: string,
+  s: Session,
+): { avoidNodeLabels?: { key: string; values: string[] }[] } {
+  const tenancy = { organization: s.spec.organization, ...(s.spec.project ? { project: s.spec.project } : {}) };
+  const denied = pools.filter((p) => p.clusterId === clusterId && !mayUseNode(tenancy, [p]));
+  if (denied.length === 0) return {};
+  return { avoidNodeLabels: denied.map((p) => ({ key: p.label.key, values: [...p.label.values] })) };
 }

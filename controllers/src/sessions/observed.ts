@@ -27,6 +27,7 @@ import type { Logger } from "pino";
 import type { KubeApi } from "../kube/client.ts";
 import { Informer, type InformerEvent, type KubeObject } from "../kube/informer.ts";
 import type { InventoryNodeView } from "../placement/capacity.ts";
+import type { NodePoolRef } from "../placement/types.ts";
 import { HOLDING_PHASES, phaseOf } from "./lifecycle.ts";
 import type { SessionMemory } from "./memory.ts";
 import type { ClusterRecord, SessionStore, StoredReport } from "./store.ts";
@@ -57,6 +58,8 @@ export class Observed {
   /** Registered clusters and their operators' last call (Postgres), by cluster id. */
   clusterRecords = new Map<string, ClusterRecord>();
   inventory: InventoryNodeView[] = [];
+  /** Node pools and their grants, read with the inventory. */
+  nodePools: NodePoolRef[] = [];
   /** The inventory's nodes by `cluster/node`, and what it looked like (a refresh that changed nothing places nothing). */
   nodes = new Map<string, InventoryNodeView>();
   #inventorySignature = "";
@@ -190,10 +193,11 @@ export class Observed {
 
   /** Re-reads the inventory; false when it is what it was (and `always` is not asked). */
   async refreshInventory(always = false): Promise<boolean> {
-    const inventory = await this.#store.inventory();
-    const signature = JSON.stringify(inventory);
+    const [inventory, nodePools] = await Promise.all([this.#store.inventory(), this.#store.nodePools?.() ?? []]);
+    const signature = JSON.stringify([inventory, nodePools]);
     if (!always && signature === this.#inventorySignature) return false;
     this.inventory = inventory;
+    this.nodePools = nodePools;
     this.#inventorySignature = signature;
     this.nodes = new Map(inventory.map((n) => [`${n.clusterId}/${n.name}`, n]));
     return true;

@@ -188,6 +188,7 @@ export class PlacementPass {
           };
         }),
         ...(avoiding ? { avoidClusters: [avoid.cluster] } : {}),
+        tenancy: { organization: s.spec.organization, ...(s.spec.project ? { project: s.spec.project } : {}) },
       });
     }
     if (requests.length === 0 && waitingOnCatalog.length === 0) return;

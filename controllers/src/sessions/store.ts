@@ -2,7 +2,7 @@
 // (`createWorkerStore`, api/src/worker/sessionStore.ts), tests may fake it. Nothing here writes a custom resource.
 import type { InterimStatus, Session } from "@berth/crds";
 import type { InventoryNodeView } from "../placement/capacity.ts";
-import type { PlacementPolicy } from "../placement/types.ts";
+import type { NodePoolRef, PlacementPolicy } from "../placement/types.ts";
 import type { StatusReport } from "./lifecycle.ts";
 
 export interface ClusterRecord {
@@ -70,4 +70,9 @@ export interface SessionStore {
    * or failing: the controller's configured policy.
    */
   placementPolicy?(): Promise<PlacementPolicy | undefined>;
+  /**
+   * Every node pool with its grants (docs/dev/node-pools.md), read with the inventory: a session's pod is
+   * kept off the nodes of the pools of its cluster not granted to it. Absent: no pools.
+   */
+  nodePools?(): Promise<NodePoolRef[]>;
 }

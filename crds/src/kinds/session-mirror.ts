@@ -42,6 +42,14 @@ export const SessionMirrorSpec = z.object({
     gpuAssignment: GpuAssignment.optional(),
     /** The cluster's sharing layer whose resource names the pod asks in; absent: plain `nvidia.com/gpu`. */
     gpuSharing: z.enum(["hami"]).optional(),
+    /**
+     * Node pools not granted to the session (docs/dev/node-pools.md): the pod may not run on a node whose
+     * label `key` has one of `values`, so the kube-scheduler keeps it off them whatever placement counted.
+     */
+    avoidNodeLabels: z
+      .array(z.object({ key: z.string().min(1).max(317), values: z.array(z.string().max(63)).min(1).max(64) }))
+      .max(256)
+      .optional(),
   }),
   /** Claims of the session's volumes on this cluster (the storage issue creates them). */
   volumes: z

@@ -3,6 +3,9 @@
 //   GET /metrics        both families below (one scrape target for the operator)
 //   GET /dcgm/metrics   NVIDIA's DCGM exporter: DCGM_FI_DEV_GPU_UTIL, _FB_USED, _FB_FREE, _POWER_USAGE,
 //                       _GPU_TEMP, _XID_ERRORS per card, labelled gpu, UUID, device, modelName, Hostname,
+//                       the counters DCGM_FI_DEV_ECC_DBE_VOL_TOTAL (double-bit ECC errors) and
+//                       DCGM_EXP_XID_ERRORS_COUNT (one series per XID code seen, label `xid`), which a test
+//                       raises with raiseXid and raiseEcc,
 //                       and pod/namespace/container for each pod that uses the card (one series per pod, as
 //                       the exporter's pod mapping does on a shared card; empty pod labels for a free card)
 //   GET /hami/metrics   HAMi's vGPU monitor: per container hami_container_device_utilization_ratio and
@@ -42,6 +45,10 @@ export interface RunningGpuExporter {
   setCard(uuid: string, r: Partial<CardReading>): void;
   /** A container using card `uuid` (the sharing layer's slice): its own figures; null removes it. */
   setContainer(ref: ContainerRef, r: { util: number; memUsedMiB: number } | null): void;
+  /** The card reports XID `code` (`times` more of it): the last-XID gauge and the per-code counter move. */
+  raiseXid(uuid: string, code: number, times?: number): void;
+  /** The card counts `n` more double-bit ECC errors. */
+  raiseEcc(uuid: string, n?: number): void;
   /** Forgets every container of a pod (it went away). */
   removeContainer(ref: Pick<ContainerRef, "pod" | "namespace">): void;
   stop(): Promise<void>;
@@ -58,6 +65,8 @@ export async function startGpuExporter(o: { cards: GpuCard[] }): Promise<Running
     ...c,
     index: o.cards.slice(0, i).filter((x) => x.node === c.node).length,
     r: { util: 0, memUsedMiB: 0, powerW: 70, tempC: 35, xid: 0 } as CardReading,
+    xids: new Map<number, number>(),
+    eccDbe: 0,
   }));
   const containers = new Map<string, { ref: ContainerRef; util: number; memUsedMiB: number }>();
   const key = (r: ContainerRef) => `${r.namespace}/${r.pod}/${r.container}/${r.uuid}`;
@@ -91,6 +100,22 @@ export async function startGpuExporter(o: { cards: GpuCard[] }): Promise<Running
     family("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", "gauge", (c) => c.r.powerW);
     family("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", "gauge", (c) => c.r.tempC);
     family("DCGM_FI_DEV_XID_ERRORS", "Value of the last XID error encountered.", "gauge", (c) => c.r.xid);
+    // Per card, not per pod: an error counter is the card's.
+    const cardBase = (c: (typeof cards)[number]) => ({
+      gpu: String(c.index),
+      UUID: c.uuid,
+      device: `nvidia${c.index}`,
+      modelName: c.model,
+      Hostname: c.node,
+    });
+    out.push("# HELP DCGM_FI_DEV_ECC_DBE_VOL_TOTAL Total number of double-bit volatile ECC errors.");
+    out.push("# TYPE DCGM_FI_DEV_ECC_DBE_VOL_TOTAL counter");
+    for (const c of cards) out.push(`DCGM_FI_DEV_ECC_DBE_VOL_TOTAL${labels(cardBase(c))} ${c.eccDbe}`);
+    out.push("# HELP DCGM_EXP_XID_ERRORS_COUNT Count of XID errors by code.");
+    out.push("# TYPE DCGM_EXP_XID_ERRORS_COUNT counter");
+    for (const c of cards)
+      for (const [code, n] of c.xids)
+        out.push(`DCGM_EXP_XID_ERRORS_COUNT${labels({ ...cardBase(c), xid: String(code) })} ${n}`);
     return `${out.join("\n")}\n`;
   }
 
@@ -175,6 +200,17 @@ export async function startGpuExporter(o: { cards: GpuCard[] }): Promise<Running
       const c = cards.find((x) => x.uuid === uuid);
       if (!c) throw new Error(`no card ${uuid}`);
       c.r = { ...c.r, ...r };
+    },
+    raiseXid(uuid, code, times = 1) {
+      const c = cards.find((x) => x.uuid === uuid);
+      if (!c) throw new Error(`no card ${uuid}`);
+      c.r = { ...c.r, xid: code };
+      c.xids.set(code, (c.xids.get(code) ?? 0) + times);
+    },
+    raiseEcc(uuid, n = 1) {
+      const c = cards.find((x) => x.uuid === uuid);
+      if (!c) throw new Error(`no card ${uuid}`);
+      c.eccDbe += n;
     },
     setContainer(ref, r) {
       if (!cards.some((x) => x.uuid === ref.uuid)) throw new Error(`no card ${ref.uuid}`);

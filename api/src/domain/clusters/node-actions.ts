@@ -13,7 +13,7 @@ import { recordNodeAction } from "../../db/operations/inventory/recordNodeAction
 import type { ClusterNodeRow } from "../../db/operations/inventory/types.ts";
 import { deleteNode, findNode, setNodeSchedulable } from "../../db/operations/inventory/updateNode.ts";
 import type { Deps } from "../../deps.ts";
-import { type DomainError, NotFound, Unavailable } from "../../errors.ts";
+import { type DomainError, Invalid, NotFound, Unavailable } from "../../errors.ts";
 import type { Principal } from "../identity/principal.ts";
 import { requireSuperAdmin } from "./authorize.ts";
 import { clustersOf } from "./runtime.ts";
@@ -96,8 +96,42 @@ export async function runNodeAction(
   clusterId: string,
   node: string,
   action: NodeAction,
+  reason?: string,
 ): Promise<NodeActionResult> {
   requireSuperAdmin(principal, `${action} nodes`);
+  if (action === "uncordon" && !reason) {
+    // Berth cordoned it for hardware faults: putting it back in service is a decision worth its why.
+    const last = await deps
+      .db("cluster_node_actions")
+      .where({ cluster_id: clusterId, node_name: node })
+      .whereIn("action", ["cordon", "drain"])
+      .whereIn("outcome", ["success", "partial"])
+      .orderBy("id", "desc")
+      .first("actor_id", "result");
+    if (last && last.actor_id === null && (last.result as { reason?: unknown })?.reason !== undefined)
+      throw new Invalid("this node was cordoned for hardware faults: uncordon it with a reason", [
+        {
+          path: ["body", "reason"],
+          message: "required to uncordon a node cordoned for hardware faults",
+          code: "required",
+        },
+      ]);
+  }
+  return carryOutNodeAction(deps, principal.userId, clusterId, node, action, reason);
+}
+
+/**
+ * The action itself, for an administrator (runNodeAction) or for Berth (`actorId` null: the hardware-fault
+ * rule, domain/nodeFaults). `reason` is recorded with it and carried by its webhook.
+ */
+export async function carryOutNodeAction(
+  deps: Deps,
+  actorId: string | null,
+  clusterId: string,
+  node: string,
+  action: NodeAction,
+  reason?: string,
+): Promise<NodeActionResult> {
   const rt = clustersOf(deps);
   const row = await findClusterById(deps.db, clusterId);
   if (!row || row.deregistered_at) throw new NotFound("cluster", clusterId);
@@ -110,9 +144,9 @@ export async function runNodeAction(
       cluster_id: clusterId,
       node_name: node,
       action,
-      actor_id: principal.userId,
+      actor_id: actorId,
       outcome,
-      result,
+      result: reason !== undefined ? { ...result, reason } : result,
       at,
     });
   try {

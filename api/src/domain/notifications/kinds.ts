@@ -43,6 +43,26 @@ export const NOTIFICATION_KINDS = {
     description: "A session reaches its maximum running time soon and will be paused.",
   },
   "session.failed": { severity: "critical", critical: true, audience: "everyone", description: "A session failed." },
+  "session.node_pool_revoked": {
+    severity: "warning",
+    critical: false,
+    audience: "everyone",
+    description:
+      "A running session's node pool is no longer granted to its organization or project; it is placed elsewhere next time.",
+  },
+  "session.node_fault": {
+    severity: "warning",
+    critical: true,
+    audience: "everyone",
+    description:
+      "A session's node was cordoned for hardware faults; data.action says whether the session is being placed again elsewhere.",
+  },
+  "node.fault_cordoned": {
+    severity: "critical",
+    critical: true,
+    audience: "super_admins",
+    description: "A node was cordoned because its GPUs reported hardware faults (XID or ECC errors) past the rule.",
+  },
   "credits.request_approved": {
     severity: "info",
     critical: false,

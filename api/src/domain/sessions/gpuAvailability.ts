@@ -1,13 +1,14 @@
 // Free and total GPUs by cluster and model, from the operators' inventory (Postgres) and what Berth's
 // own sessions hold (a fresh placement is counted before the inventory shows its pod).
 
-import { CardPool } from "@berth/controllers";
+import { CardPool, type InventoryNodeView, mayUseNode } from "@berth/controllers";
 import { fractionLabel, SLICES_PER_CARD, sliceOf } from "@berth/crds";
 import { cardHoldings } from "../../db/operations/sessions/cardHoldings.ts";
 import { inventoryByClusterModel } from "../../db/operations/sessions/fleetModels.ts";
 import { gpuHoldings } from "../../db/operations/sessions/gpuHoldings.ts";
 import { placementInventory } from "../../db/operations/sessions/workerQueries.ts";
 import type { Deps } from "../../deps.ts";
+import type { Principal } from "../identity/principal.ts";
 
 export interface Availability {
   clusters: {
@@ -29,8 +30,12 @@ export interface Availability {
   models: { gpuModel: string; total: number; free: number; queued: number }[];
 }
 
-export async function gpuAvailability(deps: Deps): Promise<Availability> {
-  const [inv, held, queued, nodes, cards] = await Promise.all([
+/**
+ * Node pools (docs/dev/node-pools.md): with `principal`, only nodes one of its organizations or projects
+ * may use count, so the wizard offers what the caller can get. Without: the whole fleet.
+ */
+export async function gpuAvailability(deps: Deps, principal?: Principal): Promise<Availability> {
+  const [allInv, held, queued, allNodes, cards] = await Promise.all([
     inventoryByClusterModel(deps.db),
     gpuHoldings(deps.db),
     deps
@@ -41,6 +46,7 @@ export async function gpuAvailability(deps: Deps): Promise<Availability> {
     placementInventory(deps.db),
     cardHoldings(deps.db),
   ]);
+  const { inv, nodes } = principal ? usableBy(principal, allInv, allNodes) : { inv: allInv, nodes: allNodes };
   // Card by card where a sharing layer runs: the placement's own pool, so both count alike.
   const pool = new CardPool(
     nodes,
@@ -104,4 +110,42 @@ export async function gpuAvailability(deps: Deps): Promise<Availability> {
     models.set(q.gpu_model, m);
   }
   return { clusters, models: [...models.values()].sort((a, b) => a.gpuModel.localeCompare(b.gpuModel)) };
+}
+
+/** The inventory less the nodes of pools none of the caller's organizations and projects is granted. */
+function usableBy(
+  p: Principal,
+  inv: Awaited<ReturnType<typeof inventoryByClusterModel>>,
+  nodes: InventoryNodeView[],
+): { inv: typeof inv; nodes: InventoryNodeView[] } {
+  if (!nodes.some((n) => n.pools)) return { inv, nodes };
+  const tenancies = p.memberships.map((m) => ({
+    organization: m.organizationId,
+    ...(m.projectId ? { project: m.projectId } : {}),
+  }));
+  const usable = (n: InventoryNodeView) => !n.pools || tenancies.some((t) => mayUseNode(t, n.pools));
+  const kept = nodes.filter(usable);
+  const rows = inv.flatMap((r) => {
+    const mine = kept.filter(
+      (n) => n.clusterId === r.cluster_id && n.gpuModel === r.gpu_model && n.ready && n.schedulable,
+    );
+    const denied = nodes.filter(
+      (n) => n.clusterId === r.cluster_id && n.gpuModel === r.gpu_model && n.ready && n.schedulable && !usable(n),
+    );
+    if (denied.length === 0) return [r];
+    if (mine.length === 0) return [];
+    const sum = (f: (n: InventoryNodeView) => number) => mine.reduce((a, n) => a + f(n), 0);
+    const allocatable = sum((n) => n.gpuAllocatable);
+    return [
+      {
+        ...r,
+        total: Math.max(0, r.total - (r.allocatable - allocatable)),
+        allocatable,
+        in_use: sum((n) => n.gpuInUse),
+        nodes: mine.length,
+        largest_node: Math.max(...mine.map((n) => n.gpuAllocatable)),
+      },
+    ];
+  });
+  return { inv: rows, nodes: kept };
 }

@@ -106,7 +106,7 @@ export async function previewCost(deps: Deps, principal: Principal, input: CostP
   const fullRate = sessionRate(units(offering.spec.hourlyCreditRate), offering.spec.gpuCount, gpuCount);
   const permille = ratePermilleOf(capacityClass, offering);
   const rate = atPermille(fullRate, permille);
-  const avail = await gpuAvailability(deps);
+  const avail = await gpuAvailability(deps, principal);
 
   let refusal: DomainError | undefined;
   if (ownership instanceof Invalid) refusal = ownership;

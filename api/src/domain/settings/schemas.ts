@@ -61,17 +61,56 @@ export const PlacementSettings = z
   .meta({ id: "PlacementSettings" });
 export type PlacementSettings = z.infer<typeof PlacementSettings>;
 
-export const SETTING_SCHEMAS = { branding: Branding, signup: SignupPolicy, placement: PlacementSettings } as const;
+/** XIDs that mean the card or its link is unwell (not a program's own fault, such as 13 or 31). */
+export const DEFAULT_FAULT_XIDS = [48, 63, 64, 74, 79, 92, 94, 95];
+
+export const HardwareFaultSettings = z
+  .object({
+    xids: z
+      .array(z.int().min(1).max(1023))
+      .max(64)
+      .refine((a) => new Set(a).size === a.length, { message: "each XID once", params: { code: "duplicate" } })
+      .meta({ description: "The XID codes that count towards the rule; empty: none does." }),
+    ecc_double_bit: z.boolean().meta({ description: "Double-bit (uncorrectable) ECC errors count too." }),
+    threshold: z.int().min(1).max(1000).meta({ description: "How many counted faults on one node cordon it." }),
+    window_minutes: z
+      .int()
+      .min(1)
+      .max(10080)
+      .meta({ description: "Within how many minutes (faults before the node's last uncordon never count)." }),
+    action: z.enum(["cordon", "drain"]).meta({
+      description:
+        "cordon: no new sessions there, running ones warned; drain: also their pods are evicted and the sessions placed again on other nodes.",
+    }),
+  })
+  .strict()
+  .meta({ id: "HardwareFaultSettings" });
+export type HardwareFaultSettings = z.infer<typeof HardwareFaultSettings>;
+
+export const SETTING_SCHEMAS = {
+  branding: Branding,
+  signup: SignupPolicy,
+  placement: PlacementSettings,
+  hardware_faults: HardwareFaultSettings,
+} as const;
 export type SettingKey = keyof typeof SETTING_SCHEMAS;
 
 export interface SystemSettings {
   branding: Branding;
   signup: SignupPolicy;
   placement: PlacementSettings;
+  hardware_faults: HardwareFaultSettings;
 }
 
 export const DEFAULT_SETTINGS: SystemSettings = {
   branding: { product_name: "Berth", logo: null, accent_color: "#2563eb", support_url: null },
   signup: { policy: "closed", allowed_domains: [], organization_id: null },
   placement: { policy: "binpack" },
+  hardware_faults: {
+    xids: DEFAULT_FAULT_XIDS,
+    ecc_double_bit: true,
+    threshold: 1,
+    window_minutes: 60,
+    action: "cordon",
+  },
 };

@@ -14,6 +14,7 @@ import {
   ListNodePoolsQuery,
   ListNodesQuery,
   Node,
+  NodeActionBody,
   NodeActionResult,
   NodeParams,
   NodePool,
@@ -96,13 +97,17 @@ function nodeActionRoute(action: Exclude<NodeAction, "delete">, summary: string,
     description,
     auth: "user",
     params: NodeParams,
+    body: NodeActionBody,
     audit: `node.${action}`,
     responses: { 200: NodeActionResult },
-    handler: async ({ deps, principal, params, audit }) => {
+    handler: async ({ deps, principal, params, body, audit }) => {
       audit.target("node", `${params.clusterId}/${params.nodeName}`);
+      if (body?.reason) audit.detail("reason", body.reason);
       return {
         status: 200,
-        body: presentNodeAction(await runNodeAction(deps, principal, params.clusterId, params.nodeName, action)),
+        body: presentNodeAction(
+          await runNodeAction(deps, principal, params.clusterId, params.nodeName, action, body?.reason),
+        ),
       };
     },
   });
@@ -116,7 +121,11 @@ export const cordonNodeRoute = nodeActionRoute(
   "Cordon a node: no new sessions are placed on it (super_admin)",
   ON_CLUSTER,
 );
-export const uncordonNodeRoute = nodeActionRoute("uncordon", "Uncordon a node (super_admin)", ON_CLUSTER);
+export const uncordonNodeRoute = nodeActionRoute(
+  "uncordon",
+  "Uncordon a node (super_admin)",
+  `A node Berth cordoned for hardware faults needs a reason (400 validation_failed without one); the reason is in the audit log. ${ON_CLUSTER}`,
+);
 export const drainNodeRoute = nodeActionRoute(
   "drain",
   "Drain a node: cordon it and evict Berth's session pods from it (super_admin)",

@@ -9,6 +9,21 @@ const NodeName = z
   .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, "a Kubernetes node name");
 
 export const NodeParams = z.object({ clusterId: ClusterIdParam, nodeName: NodeName });
+export const NodeActionBody = z
+  .object({
+    reason: z
+      .string()
+      .trim()
+      .min(1)
+      .max(500)
+      .optional()
+      .meta({
+        description:
+          "Why; recorded in the audit log and the action's webhook. Required to uncordon a node cordoned for hardware faults.",
+      }),
+  })
+  .strict()
+  .optional();
 
 const ClusterFilter = ClusterIdParam.optional().meta({ description: "Only this cluster's." });
 export const ListNodesQuery = Page.extend({ cluster: ClusterFilter });

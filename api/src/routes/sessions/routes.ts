@@ -101,11 +101,11 @@ export const gpuAvailabilityRoute = defineRoute({
   tags: TAGS,
   summary: "Free and total GPUs by cluster and model",
   description:
-    "From the operators' inventory (ready, schedulable nodes) and what sessions hold; `models` sums per GPU model and counts the sessions queued for it.",
+    "From the operators' inventory (ready, schedulable nodes) and what sessions hold; `models` sums per GPU model and counts the sessions queued for it. Nodes of node pools not granted to any of the caller's organizations or projects are left out.",
   auth: "user",
   responses: { 200: GpuAvailability },
-  handler: async ({ deps }) => {
-    const a = await gpuAvailability(deps);
+  handler: async ({ deps, principal }) => {
+    const a = await gpuAvailability(deps, principal);
     return {
       status: 200,
       body: {

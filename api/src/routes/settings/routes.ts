@@ -9,7 +9,7 @@ export const getSystemSettingsRoute = defineRoute({
   path: "/api/v1/system/settings",
   operationId: "getSystemSettings",
   tags: ["system"],
-  summary: "Branding, sign-up policy and placement policy (super_admin)",
+  summary: "Branding, sign-up policy, placement policy and the hardware-fault rule (super_admin)",
   auth: "user",
   responses: { 200: SystemSettingsBody },
   handler: async ({ deps, principal }) => ({ status: 200, body: await getSystemSettings(deps, principal) }),
@@ -22,7 +22,7 @@ export const updateSystemSettingsRoute = defineRoute({
   tags: ["system"],
   summary: "Change system settings (super_admin); fields not sent keep their value",
   description:
-    "Each group is merged over its current value and checked whole; nothing is written unless every group is valid. The logo is a data: URL of a PNG, JPEG, WebP or SVG image of at most 64 KiB. The placement policy applies from the worker's next placement pass. Audited as system.settings.update with before and after.",
+    "Each group is merged over its current value and checked whole; nothing is written unless every group is valid. The logo is a data: URL of a PNG, JPEG, WebP or SVG image of at most 64 KiB. The placement policy applies from the worker's next placement pass; the hardware-fault rule (which XIDs, whether double-bit ECC errors count, how many within how many minutes, cordon or drain) from the next metrics an operator forwards. Audited as system.settings.update with before and after.",
   auth: "user",
   body: UpdateSystemSettingsBody,
   audit: "system.settings.update",

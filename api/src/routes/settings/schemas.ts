@@ -1,8 +1,13 @@
 import { z } from "zod";
-import { Branding, PlacementSettings, SignupPolicy } from "../../domain/settings/schemas.ts";
+import { Branding, HardwareFaultSettings, PlacementSettings, SignupPolicy } from "../../domain/settings/schemas.ts";
 
 export const SystemSettingsBody = z
-  .object({ branding: Branding, signup: SignupPolicy, placement: PlacementSettings })
+  .object({
+    branding: Branding,
+    signup: SignupPolicy,
+    placement: PlacementSettings,
+    hardware_faults: HardwareFaultSettings,
+  })
   .meta({ id: "SystemSettings" });
 
 export const UpdateSystemSettingsBody = z
@@ -10,11 +15,17 @@ export const UpdateSystemSettingsBody = z
     branding: Branding.partial().strict().optional(),
     signup: SignupPolicy.partial().strict().optional(),
     placement: PlacementSettings.partial().strict().optional(),
+    hardware_faults: HardwareFaultSettings.partial().strict().optional(),
   })
   .strict()
-  .refine((b) => b.branding !== undefined || b.signup !== undefined || b.placement !== undefined, {
-    message: "name at least one of branding, signup, placement",
-  })
+  .refine(
+    (b) =>
+      b.branding !== undefined ||
+      b.signup !== undefined ||
+      b.placement !== undefined ||
+      b.hardware_faults !== undefined,
+    { message: "name at least one of branding, signup, placement, hardware_faults" },
+  )
   .meta({ id: "UpdateSystemSettingsRequest" });
 
 export const PublicBranding = Branding.extend({

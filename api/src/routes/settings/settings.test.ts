@@ -32,6 +32,13 @@ describe("/api/v1/system/settings", () => {
       branding: { product_name: "Berth", logo: null, accent_color: "#2563eb", support_url: null },
       signup: { policy: "closed", allowed_domains: [], organization_id: null },
       placement: { policy: "binpack" },
+      hardware_faults: {
+        xids: [48, 63, 64, 74, 79, 92, 94, 95],
+        ecc_double_bit: true,
+        threshold: 1,
+        window_minutes: 60,
+        action: "cordon",
+      },
     });
   });
 
@@ -97,6 +104,13 @@ describe("/api/v1/system/settings", () => {
       [{ signup: { allowed_domains: ["not a domain"] } }, "signup.allowed_domains.0"],
       [{ signup: { organization_id: "org_nope" } }, "signup.organization_id"],
       [{ placement: { policy: "random" } }, "placement.policy"],
+      [{ hardware_faults: { xids: [79, 79] } }, "hardware_faults.xids"],
+      [{ hardware_faults: { xids: [0] } }, "hardware_faults.xids.0"],
+      [{ hardware_faults: { xids: ["79"] } }, "hardware_faults.xids.0"],
+      [{ hardware_faults: { threshold: 0 } }, "hardware_faults.threshold"],
+      [{ hardware_faults: { window_minutes: 1.5 } }, "hardware_faults.window_minutes"],
+      [{ hardware_faults: { window_minutes: 20_000 } }, "hardware_faults.window_minutes"],
+      [{ hardware_faults: { action: "reboot" } }, "hardware_faults.action"],
       [{ theme: "dark" }, ""],
       [{}, ""],
     ];
@@ -110,5 +124,16 @@ describe("/api/v1/system/settings", () => {
     const s = await readSystemSettings(t.database.db);
     expect(s.branding.product_name).toBe("Acme GPU");
     expect(s.signup.policy).toBe("approval");
+    expect(s.hardware_faults.threshold).toBe(1);
+  });
+
+  it("changes the hardware-fault rule for a super_admin only, and refuses an expired token", async () => {
+    const rule = { hardware_faults: { xids: [79, 48], threshold: 3, window_minutes: 30, action: "drain" } };
+    for (const u of [w.adminA, w.memberA, w.outsider]) expect((await patch(u.token, rule)).status).toBe(403);
+    const expired = await patch(await t.expiredTokenFor(w.superAdmin.id), rule);
+    expect([expired.status, expired.body.error.code]).toEqual([401, "token_expired"]);
+    const r = await patch(w.superAdmin.token, rule);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.hardware_faults).toEqual({ ...rule.hardware_faults, ecc_double_bit: true });
   });
 });

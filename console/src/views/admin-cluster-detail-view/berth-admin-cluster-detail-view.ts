@@ -9,6 +9,7 @@ import "../../components/check-list/index.ts";
 import { confirmAction } from "../../components/confirm-dialog/index.ts";
 import "../../components/error-panel/index.ts";
 import "../../components/monitoring-panel/index.ts";
+import "../../components/node-pools/index.ts";
 import {
   actOnNode,
   deregisterCluster,
@@ -112,7 +113,13 @@ export class BerthAdminClusterDetailView extends LitElement {
     if (r) router.navigate("/admin/clusters");
   }
 
-  async #nodeAction(n: Node, action: NodeAction): Promise<void> {
+  /** The reason typed beside a cordoned node's Uncordon button (required when Berth cordoned it for faults). */
+  #reason(n: Node): string | undefined {
+    const v = (this.renderRoot.querySelector(`#why-${CSS.escape(n.name)}`) as HTMLInputElement | null)?.value.trim();
+    return v || undefined;
+  }
+
+  async #nodeAction(n: Node, action: NodeAction, reason?: string): Promise<void> {
     const destructive = action === "drain" || action === "delete";
     if (destructive) {
       const ok = await confirmAction({
@@ -126,7 +133,7 @@ export class BerthAdminClusterDetailView extends LitElement {
       });
       if (!ok) return;
     }
-    const r = await this.#act(`${action} ${n.name}: done.`, () => actOnNode(n.cluster_id, n.name, action));
+    const r = await this.#act(`${action} ${n.name}: done.`, () => actOnNode(n.cluster_id, n.name, action, reason));
     if (r) {
       const blocked = r.evictions?.filter((x) => x.result === "blocked" || x.result === "failed") ?? [];
       this.actionResult = `${action} ${n.name}: ${r.outcome}${blocked.length ? ` (${blocked.length} pod(s) could not be evicted: ${blocked.map((b) => `${b.namespace}/${b.pod}`).join(", ")})` : ""}.`;
@@ -199,7 +206,9 @@ export class BerthAdminClusterDetailView extends LitElement {
               ${
                 n.schedulable
                   ? html`<button type="button" @click=${() => this.#nodeAction(n, "cordon")} aria-label="Cordon ${n.name}">Cordon</button>`
-                  : html`<button type="button" @click=${() => this.#nodeAction(n, "uncordon")} aria-label="Uncordon ${n.name}">Uncordon</button>`
+                  : html`<label class="visually-hidden" for="why-${n.name}">Why uncordon ${n.name}</label>
+                    <input id="why-${n.name}" placeholder="Reason (recorded)" data-testid=${TEST_IDS.clusters.uncordonReason} />
+                    <button type="button" @click=${() => this.#nodeAction(n, "uncordon", this.#reason(n))} aria-label="Uncordon ${n.name}">Uncordon</button>`
               }
               <button type="button" class="danger" @click=${() => this.#nodeAction(n, "drain")} aria-label="Drain ${n.name}">Drain</button>
               <button type="button" class="danger" @click=${() => this.#nodeAction(n, "delete")} aria-label="Delete ${n.name}">Delete</button>
@@ -257,6 +266,7 @@ export class BerthAdminClusterDetailView extends LitElement {
           html`<berth-empty-state heading="No node reported yet">The cluster's operator reports its nodes and GPUs once it runs with its token.</berth-empty-state>`,
         complete: (r) => html`${this.#nodesTable(r.data)}${this.#cards(r.data)}`,
       })}
+      <berth-node-pools .clusterId=${this.clusterId}></berth-node-pools>
       ${renderTask(this.#cluster, {
         complete: (c) => html`<section class="card" aria-labelledby="danger-h" style="margin-top:1.5rem">
           <h2 id="danger-h">Deregister</h2>

@@ -1,6 +1,7 @@
 // The worker's reads of what operators reported (clusters' liveness, inventory, session status).
 import type { InventoryNodeView } from "@berth/controllers";
 import type { Knex } from "knex";
+import { nodePoolRefs } from "../nodePools/nodePools.ts";
 
 export async function clusterLiveness(
   db: Knex,
@@ -31,6 +32,7 @@ export async function inventoryNodes(db: Knex): Promise<
     schedulable: boolean;
     ready: boolean;
     gpu_sharing: string | null;
+    labels: Record<string, string>;
     cards?: InventoryCardRow[];
   }[]
 > {
@@ -47,6 +49,7 @@ export async function inventoryNodes(db: Knex): Promise<
         "n.schedulable",
         "n.ready",
         "n.gpu_sharing",
+        "n.labels",
       ) as Promise<
       {
         cluster_id: string;
@@ -57,6 +60,7 @@ export async function inventoryNodes(db: Knex): Promise<
         schedulable: boolean;
         ready: boolean;
         gpu_sharing: string | null;
+        labels: Record<string, string>;
         cards?: InventoryCardRow[];
       }[]
     >,
@@ -147,7 +151,11 @@ export async function sessionsOfCluster(
 
 /** The inventory as placement reads it: whole GPUs per node, and card by card where a sharing layer runs. */
 export async function placementInventory(db: Knex): Promise<InventoryNodeView[]> {
-  return (await inventoryNodes(db)).map((n) => ({
+  const [nodes, pools] = await Promise.all([inventoryNodes(db), nodePoolRefs(db)]);
+  // Each node with the pools whose label it carries (docs/dev/node-pools.md): placement reads who may use it.
+  const poolsOf = (n: { cluster_id: string; labels: Record<string, string> }) =>
+    pools.filter((p) => p.clusterId === n.cluster_id && p.label.values.includes(n.labels?.[p.label.key] as string));
+  return nodes.map((n) => ({
     clusterId: n.cluster_id,
     name: n.name,
     gpuModel: n.gpu_model,
@@ -170,5 +178,6 @@ export async function placementInventory(db: Knex): Promise<InventoryNodeView[]>
           })),
         }
       : {}),
+    ...(pools.length > 0 && poolsOf(n).length > 0 ? { pools: poolsOf(n) } : {}),
   }));
 }

@@ -1,0 +1,159 @@
+// A cluster's node pools (super_admin): each pool's selector, the nodes it holds now and who it is granted
+// to; make a pool, grant it to an organization, remove a grant (the owners of sessions running there are
+// warned) or the pool. Lives on the cluster's page: a pool is a selector over that cluster's nodes.
+import { Task } from "@lit/task";
+import { html, LitElement, nothing } from "lit";
+import type { LabelledNodePool } from "../../api/openapi.gen.ts";
+import {
+  createNodePool,
+  deleteNodePool,
+  grantNodePool,
+  loadNodePools,
+  revokeNodePoolGrant,
+} from "../../app/node-pools.ts";
+import { loadOrganizations } from "../../app/organizations.ts";
+import { page } from "../../styles/page.ts";
+import { shared, tokens } from "../../styles/shared.ts";
+import { TEST_IDS } from "../../test-ids.ts";
+import { confirmAction } from "../confirm-dialog/index.ts";
+import "../empty-state/index.ts";
+import "../error-panel/index.ts";
+import { renderTask } from "../task-states.ts";
+
+const T = TEST_IDS.nodePools;
+
+export class BerthNodePools extends LitElement {
+  static override styles = [tokens, shared, page];
+  static override properties = { clusterId: { type: String }, error: { state: true }, notice: { state: true } };
+  declare clusterId: string;
+  declare error: unknown;
+  declare notice: string | undefined;
+
+  #pools = new Task(this, {
+    task: async ([id], { signal }) => loadNodePools(id as string, signal),
+    args: () => [this.clusterId],
+  });
+  #orgs = new Task(this, {
+    task: async (_a, { signal }) => loadOrganizations(signal),
+    args: () => [],
+  });
+
+  constructor() {
+    super();
+    this.clusterId = "";
+    this.error = undefined;
+    this.notice = undefined;
+  }
+
+  async #do(notice: string, fn: () => Promise<unknown>): Promise<boolean> {
+    this.error = undefined;
+    this.notice = undefined;
+    try {
+      await fn();
+      this.notice = notice;
+      void this.#pools.run();
+      return true;
+    } catch (e) {
+      this.error = e;
+      return false;
+    }
+  }
+
+  async #create(e: SubmitEvent) {
+    e.preventDefault();
+    const form = e.target as HTMLFormElement;
+    const f = new FormData(form);
+    const name = String(f.get("name") ?? "").trim();
+    const ok = await this.#do(`Pool ${name} made. It is closed to every session until you grant it.`, () =>
+      createNodePool(this.clusterId, { name, selector: String(f.get("selector") ?? "").trim() }),
+    );
+    if (ok) form.reset();
+  }
+
+  async #grant(e: SubmitEvent, p: LabelledNodePool) {
+    e.preventDefault();
+    const org = String(new FormData(e.target as HTMLFormElement).get("organization_id") ?? "");
+    await this.#do(`Pool ${p.name} granted.`, () => grantNodePool(this.clusterId, p.id, { organization_id: org }));
+  }
+
+  async #revoke(p: LabelledNodePool, g: LabelledNodePool["grants"][number]) {
+    const ok = await confirmAction({
+      heading: `Remove ${g.grantee_name ?? g.grantee_id}'s grant of ${p.name}?`,
+      body: "Their new sessions are no longer placed on this pool's nodes. Sessions running there keep running; their owners are told.",
+      confirmLabel: "Remove the grant",
+      danger: true,
+    });
+    if (!ok) return;
+    this.error = undefined;
+    try {
+      const r = await revokeNodePoolGrant(this.clusterId, p.id, g.id);
+      this.notice = `Grant removed. ${r.warned_sessions.length} running session(s) warned.`;
+      void this.#pools.run();
+    } catch (e) {
+      this.error = e;
+    }
+  }
+
+  async #delete(p: LabelledNodePool) {
+    const ok = await confirmAction({
+      heading: `Delete pool ${p.name}?`,
+      body: "Its nodes are open to every session again.",
+      confirmLabel: "Delete",
+      danger: true,
+    });
+    if (ok) await this.#do(`Pool ${p.name} deleted.`, () => deleteNodePool(this.clusterId, p.id));
+  }
+
+  #row(p: LabelledNodePool) {
+    const orgs = this.#orgs.value?.data ?? [];
+    return html`<tr data-testid=${T.row} data-pool=${p.name}>
+      <td><strong>${p.name}</strong><br /><code>${p.selector}</code></td>
+      <td data-testid=${T.nodes}>${p.nodes.length ? p.nodes.map((n) => html`<code>${n}</code> `) : html`<span class="muted">none now</span>`}</td>
+      <td>
+        ${
+          p.grants.length
+            ? html`<ul class="plain">${p.grants.map(
+                (
+                  g,
+                ) => html`<li data-testid=${T.grant}>${g.grantee_kind === "project" ? "Project" : "Organization"} ${g.grantee_name ?? g.grantee_id}
+                  <button type="button" class="danger" @click=${() => this.#revoke(p, g)} aria-label="Remove the grant of ${p.name} to ${g.grantee_name ?? g.grantee_id}">Remove</button></li>`,
+              )}</ul>`
+            : html`<span class="badge tone-warn">Closed: granted to nobody</span>`
+        }
+        <form class="row" @submit=${(e: SubmitEvent) => this.#grant(e, p)} data-testid=${T.grantForm}>
+          <label class="visually-hidden" for="grant-${p.id}">Organization to grant ${p.name} to</label>
+          <select id="grant-${p.id}" name="organization_id" required>
+            ${orgs.map((o) => html`<option value=${o.id}>${o.name}</option>`)}
+          </select>
+          <button type="submit">Grant</button>
+        </form>
+      </td>
+      <td class="actions"><button type="button" class="danger" @click=${() => this.#delete(p)} aria-label="Delete pool ${p.name}">Delete</button></td>
+    </tr>`;
+  }
+
+  override render() {
+    return html`<section class="card" aria-labelledby="pools-h" data-testid=${T.section}>
+      <h2 id="pools-h">Node pools</h2>
+      <p class="hint">Reserve this cluster's nodes for organizations: a pool is the nodes with one label (<code>key=value</code> or <code>key in (a,b)</code>). Only its grantees' sessions are placed there; nodes in no pool are open to everyone.</p>
+      ${this.notice ? html`<p class="success" role="status" data-testid=${T.notice}>${this.notice}</p>` : nothing}
+      ${this.error ? html`<berth-error-panel heading="That did not work" .error=${this.error}></berth-error-panel>` : nothing}
+      ${renderTask(this.#pools, {
+        pendingLabel: "Loading node pools…",
+        isEmpty: (r) => r.data.length === 0,
+        empty: () =>
+          html`<berth-empty-state heading="No node pool">Every node of this cluster is open to every session.</berth-empty-state>`,
+        complete: (r) => html`<div class="table-wrap"><table data-testid=${T.table}>
+          <caption class="visually-hidden">Node pools of this cluster</caption>
+          <thead><tr><th scope="col">Pool</th><th scope="col">Nodes now</th><th scope="col">Granted to</th><th scope="col">Actions</th></tr></thead>
+          <tbody>${r.data.map((p) => this.#row(p))}</tbody>
+        </table></div>`,
+      })}
+      <form class="row" @submit=${this.#create} data-testid=${T.createForm}>
+        <div class="field"><label for="np-name">Name</label><input id="np-name" name="name" required placeholder="research" /></div>
+        <div class="field"><label for="np-selector">Nodes with the label</label><input id="np-selector" name="selector" required placeholder="berth.dev/pool=research" /></div>
+        <button class="primary" type="submit">Make the pool</button>
+      </form>
+    </section>`;
+  }
+}

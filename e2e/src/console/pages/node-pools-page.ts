@@ -1,0 +1,62 @@
+// The node pools section of a cluster's page (console/src/components/node-pools).
+import { TEST_IDS } from "@berth/console/test-ids";
+import type { Locator, Page } from "playwright-core";
+
+const T = TEST_IDS.nodePools;
+
+export class NodePoolsSection {
+  readonly page: Page;
+  constructor(page: Page) {
+    this.page = page;
+  }
+
+  get root(): Locator {
+    return this.page.getByTestId(T.section);
+  }
+
+  /** On a cluster's page (ClustersPage.openCluster): the section has loaded. */
+  async ready(): Promise<void> {
+    await this.root.waitFor();
+  }
+
+  async make(name: string, selector: string): Promise<void> {
+    const form = this.root.getByTestId(T.createForm);
+    await form.getByLabel("Name").fill(name);
+    await form.getByLabel("Nodes with the label").fill(selector);
+    await form.getByRole("button", { name: "Make the pool" }).click();
+  }
+
+  row(name: string): Locator {
+    return this.root.locator(`[data-testid="${T.row}"][data-pool="${name}"]`);
+  }
+
+  async nodesOf(name: string): Promise<string> {
+    return (await this.row(name).getByTestId(T.nodes).innerText()).trim();
+  }
+
+  async grant(pool: string, organization: string): Promise<void> {
+    const form = this.row(pool).getByTestId(T.grantForm);
+    await form.getByRole("combobox").selectOption({ label: organization });
+    await form.getByRole("button", { name: "Grant" }).click();
+  }
+
+  grants(pool: string): Locator {
+    return this.row(pool).getByTestId(T.grant);
+  }
+
+  async removeGrant(pool: string, grantee: string): Promise<void> {
+    await this.row(pool)
+      .getByRole("button", { name: `Remove the grant of ${pool} to ${grantee}` })
+      .click();
+    await this.page.getByRole("button", { name: "Remove the grant", exact: true }).click();
+  }
+
+  notice(): Locator {
+    return this.root.getByTestId(T.notice);
+  }
+
+  /** Text shown in the section's error panel (inside its shadow root, which getByText reaches). */
+  error(text: RegExp): Locator {
+    return this.root.getByText(text);
+  }
+}

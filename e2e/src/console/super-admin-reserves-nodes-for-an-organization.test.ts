@@ -1,0 +1,106 @@
+// Journey: a super_admin reserves a GPU cluster's labelled nodes for one organization from the cluster's
+// page. The pool shows the nodes it holds; a selector that overlaps is refused with why; granting shows
+// the organization; removing the grant says how many running sessions were warned.
+
+import { applyInventory } from "@berth/api/testing";
+import { ensureConsoleBuilt } from "@berth/console";
+import { TEST_IDS } from "@berth/console/test-ids";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type ClustersBed, startClustersBed } from "../clusters/harness.ts";
+import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
+import { ClustersPage } from "./pages/clusters-page.ts";
+import { LoginPage } from "./pages/login-page.ts";
+import { NodePoolsSection } from "./pages/node-pools-page.ts";
+
+const H100 = "NVIDIA-H100-80GB-HBM3";
+
+describe("a super_admin reserves nodes for an organization", () => {
+  let bed: ClustersBed;
+  let browser: Browser;
+  let page: Page;
+  let clusterId = "";
+  const shots = new Screenshots("super-admin-reserves-nodes");
+
+  beforeAll(async () => {
+    ensureConsoleBuilt();
+    bed = await startClustersBed({
+      clusters: [
+        { name: "mgmt", kind: "management" },
+        {
+          name: "gpu-a",
+          kind: "gpu",
+          nodes: [{ name: "gpu-a-1", gpuModel: H100, gpuCount: 8 }],
+          gpuRuntimeClass: true,
+          gpuDevicePlugin: true,
+        },
+      ],
+    });
+    const res = await bed.t.request("POST", "/api/v1/clusters", {
+      token: bed.superAdmin.token,
+      json: { name: "gpu-a", session_domain: "gpu-a.sessions.localhost", credential: await bed.credentialFor("gpu-a") },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    clusterId = res.body.cluster.id;
+    const node = (name: string, labels: Record<string, string>) => ({
+      name,
+      gpu_model: H100,
+      gpu_count: 8,
+      gpu_allocatable: 8,
+      gpu_in_use: 0,
+      labels: { "nvidia.com/gpu.product": H100, ...labels },
+      schedulable: true,
+      ready: true,
+      devices: Array.from({ length: 8 }, (_, index) => ({ index })),
+    });
+    await applyInventory(bed.t.deps, clusterId, new Date(), [
+      node("gpu-a-1", {}),
+      node("gpu-a-lab-1", { "berth.dev/pool": "lab" }),
+      node("gpu-a-lab-2", { "berth.dev/pool": "lab", rack: "r7" }),
+    ]);
+    await bed.t.anOrganization("Vision Lab");
+    browser = await launchBrowser();
+    page = await (await newContext(browser, bed.t.api.url)).newPage();
+    const login = new LoginPage(page);
+    await login.open();
+    await login.signIn(bed.superAdmin.email, bed.superAdmin.password);
+    await page.getByTestId(TEST_IDS.shell.accountMenu).waitFor();
+  });
+  afterEach(async (ctx) => shots.onFailure(page, ctx));
+  afterAll(async () => {
+    await closeBrowser(browser);
+    await bed?.stop();
+  });
+
+  it("makes a pool of the labelled nodes, closed until granted", async () => {
+    const pools = new NodePoolsSection(page);
+    const clusters = new ClustersPage(page);
+    await clusters.open();
+    await clusters.openCluster("gpu-a");
+    await pools.ready();
+    await pools.make("lab", "berth.dev/pool=lab");
+    await pools.notice().waitFor();
+    expect(await pools.nodesOf("lab")).toBe("gpu-a-lab-1 gpu-a-lab-2");
+    await expect(pools.row("lab").innerText()).resolves.toContain("Closed: granted to nobody");
+    await shots.take(page, "pool-made");
+    await expectAccessible(page);
+  });
+
+  it("refuses an overlapping pool and says which nodes it would share", async () => {
+    const pools = new NodePoolsSection(page);
+    await pools.make("rack7", "rack=r7");
+    await pools.error(/would share nodes with pool lab/).waitFor();
+    await shots.take(page, "overlap-refused");
+  });
+
+  it("grants the pool to an organization and removes the grant", async () => {
+    const pools = new NodePoolsSection(page);
+    await pools.grant("lab", "Vision Lab");
+    await pools.grants("lab").first().waitFor();
+    expect(await pools.grants("lab").first().innerText()).toContain("Organization Vision Lab");
+    await shots.take(page, "pool-granted");
+    await pools.removeGrant("lab", "Vision Lab");
+    await expect.poll(() => pools.notice().innerText()).toContain("0 running session(s) warned");
+    await shots.take(page, "grant-removed");
+  });
+});
