@@ -11,16 +11,10 @@ const NodeName = z
 export const NodeParams = z.object({ clusterId: ClusterIdParam, nodeName: NodeName });
 export const NodeActionBody = z
   .object({
-    reason: z
-      .string()
-      .trim()
-      .min(1)
-      .max(500)
-      .optional()
-      .meta({
-        description:
-          "Why; recorded in the audit log and the action's webhook. Required to uncordon a node cordoned for hardware faults.",
-      }),
+    reason: z.string().trim().min(1).max(500).optional().meta({
+      description:
+        "Why; recorded in the audit log and the action's webhook. Required to uncordon a node cordoned for hardware faults.",
+    }),
   })
   .strict()
   .optional();
