@@ -132,6 +132,7 @@ describe("/api/v1/offerings", () => {
       slice_memory_mib: null,
       slice_cores: null,
       hourly_credit_rate: "4000000",
+      borrowed_rate_multiplier: 1,
       description: expect.any(String),
       enabled: true,
       created_at: expect.any(String),
@@ -434,6 +435,7 @@ describe("/api/v1/resource-policies", () => {
       scope: { kind: "organization", id: w.orgA.id, organization: null },
       limits: { max_gpus_per_user: 8 },
       idle: {},
+      fair_share: {},
       allowed_offerings: ["h100"],
       created_at: expect.any(String),
     });
