@@ -14,11 +14,13 @@
 //   - depth÷rate:  position ÷ admissions in the last hour
 //   - Slurm-style: the same forward plan with every run lasting its time limit (squeue --start)
 // Then the trace goes on and the actual start is recorded. The first half day is warm-up (history fills).
-// Tuning: berth's length-history window is chosen on the tuning seed (calibration, then error), and the
-// figures are reported on the other seeds. Instant admissions are counted apart.
+// Tuning: berth's length-history window and the width of its lognormal kernel around each finished length
+// are chosen on the tuning seed at every utilisation (calibration, then error), and the figures are
+// reported on the other seeds. Instant admissions are counted apart.
 //
 //   node bench/src/fair-share-eta.ts [--days=2] [--seeds=2,3] [--tune-seed=1] [--windows=100,300,1000]
-//     [--utilisations=50,80,95] [--samples=24] [--quick]   (quick: 1.5 days, seed 2, window 300, no tuning)
+//     [--kernels=0,0.25,0.5,0.75] [--utilisations=50,80,95] [--samples=24] [--quick]
+//     (quick: 1.5 days, seed 2, window 300, estimateQueue's default kernel, no tuning)
 import { cpus, loadavg, totalmem } from "node:os";
 import { parseArgs } from "node:util";
 import {
@@ -39,6 +41,7 @@ const { values } = parseArgs({
     samples: { type: "string", default: "24" },
     utilisations: { type: "string", default: "50,80,95" },
     windows: { type: "string", default: "100,300,1000" },
+    kernels: { type: "string", default: "0,0.25,0.5,0.75" },
     quick: { type: "boolean", default: false },
   },
 });
@@ -173,7 +176,7 @@ function median(xs: readonly number[]): number {
 }
 
 /** Runs the trace with the real placement, predicting at each queued arrival. */
-function run(seed: number, utilisation: number, historyWindow: number, predict: boolean): TraceResult {
+function run(seed: number, utilisation: number, historyWindow: number, predict: boolean, kernel?: number): TraceResult {
   const sessions = arrivals(seed, utilisation);
   let queue: Session[] = [];
   let running: Session[] = [];
@@ -245,6 +248,7 @@ function run(seed: number, utilisation: number, historyWindow: number, predict: 
       recentStarts,
       samples: SAMPLES,
       seed: next,
+      ...(kernel !== undefined ? { lengthKernel: kernel } : {}),
       maxRuntimeMs: Object.fromEntries(queue.map((q) => [q.key, MAX_RUNTIME])),
     };
     const c0 = performance.now();
@@ -317,32 +321,40 @@ function score(result: TraceResult, pick: (p: Prediction) => number, band?: bool
 
 const pctf = (x: number | undefined) => (x === undefined ? "—" : `${(x * 100).toFixed(0)} %`);
 
-// Tuning: the history window, on the tuning seed at 80 % utilisation.
+// Tuning: the history window and the kernel, on the tuning seed at each utilisation.
 const WINDOWS = QUICK ? [300] : values.windows.split(",").map(Number);
-let window = 300;
-if (WINDOWS.length > 1) {
-  console.log(`\ntuning on seed ${TUNE_SEED} at 80 % utilisation: history window (finished runs kept)`);
+const KERNELS = QUICK ? [] : values.kernels.split(",").map(Number);
+let window = WINDOWS[0] ?? 300;
+let kernel: number | undefined = KERNELS.length === 1 ? KERNELS[0] : undefined;
+if (WINDOWS.length > 1 || KERNELS.length > 1) {
+  console.log(`\ntuning on seed ${TUNE_SEED}: history window (finished runs kept) × kernel σ`);
   let best = Number.POSITIVE_INFINITY;
-  for (const w of WINDOWS) {
-    const r = run(TUNE_SEED, 0.8, w, true);
-    const s = score(r, (p) => p.berth.p50, true);
-    // p90 coverage nearest 90 %, then the median error.
-    const loss = Math.abs((s.belowP90 ?? 0) - 0.9) * 10 + s.relLong;
-    console.log(
-      `  window ${w}: below p90 ${pctf(s.belowP90)}, in [p10,p90] ${pctf(s.inBand)}, median |err| ${s.medianAbsMin.toFixed(1)} min, rel (>5 min) ${pctf(s.relLong)}`,
-    );
-    if (loss < best) {
-      best = loss;
-      window = w;
+  for (const w of WINDOWS)
+    for (const k of KERNELS.length ? KERNELS : [undefined]) {
+      let loss = 0;
+      const parts: string[] = [];
+      for (const util of UTILS) {
+        const s = score(run(TUNE_SEED, util, w, true, k), (p) => p.berth.p50, true);
+        // p90 coverage nearest 90 %, then the median error.
+        loss += Math.abs((s.belowP90 ?? 0) - 0.9) * 10 + s.relLong;
+        parts.push(
+          `${Math.round(util * 100)} %: ≤ p90 ${pctf(s.belowP90)}, in band ${pctf(s.inBand)}, rel (>5 min) ${pctf(s.relLong)}`,
+        );
+      }
+      console.log(`  window ${w}, kernel ${k ?? "default"}: ${parts.join("; ")}`);
+      if (loss < best) {
+        best = loss;
+        window = w;
+        kernel = k;
+      }
     }
-  }
-  console.log(`  chosen: ${window}`);
+  console.log(`  chosen: window ${window}, kernel ${kernel ?? "default"}`);
 }
 
 for (const util of UTILS) {
   for (const seed of SEEDS) {
     const c0 = process.cpuUsage();
-    const r = run(seed, util, window, true);
+    const r = run(seed, util, window, true, kernel);
     const cpu = process.cpuUsage(c0);
     const rows = {
       berth: score(r, (p) => p.berth.p50, true),

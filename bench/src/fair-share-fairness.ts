@@ -14,7 +14,8 @@
 //    20 orgs × 5 projects × 10 users: computeCapacity + planFairPass vs computeCapacity + planPlacement.
 //    p50/p99 wall and CPU per pass.
 //
-//   node bench/src/fair-share-fairness.ts [--days=7] [--seed=5] [--passes=40] [--quick]
+//   node bench/src/fair-share-fairness.ts [--days=7] [--seed=5] [--passes=40] [--quick] [--part=1|2]
+//     [--scale=1] (part 2's sizes times this, e.g. 0.2 to profile)
 import { cpus, loadavg, totalmem } from "node:os";
 import { parseArgs } from "node:util";
 import {
@@ -38,12 +39,16 @@ const { values } = parseArgs({
     seed: { type: "string", default: "5" },
     passes: { type: "string", default: "40" },
     quick: { type: "boolean", default: false },
+    part: { type: "string", default: "all" },
+    scale: { type: "string", default: "1" },
   },
 });
 const QUICK = values.quick;
 const DAYS = QUICK ? 2 : Number(values.days);
 const SEED = Number(values.seed);
 const PASSES = QUICK ? 15 : Number(values.passes);
+const PART = values.part;
+const SCALE = Number(values.scale);
 
 const H100 = "NVIDIA-H100-80GB-HBM3";
 const MIN = 60_000;
@@ -293,139 +298,159 @@ const pct = (xs: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0;
 };
 
-console.log(`\n1. fairness over ${DAYS} simulated days, 64 H100, weights physics 2 : biology 1 : nlp 1, seed ${SEED}`);
-const runs = { "fair share (planFairPass)": week(true), "today (planPlacement)": week(false) };
-const rows: Record<string, Record<string, string>> = {};
-for (const [label, w] of Object.entries(runs)) {
-  const total = Object.values(w.gpuHours).reduce((a, b) => a + b, 0);
-  const row: Record<string, string> = {};
-  let worst = 0;
-  for (const org of Object.keys(FAIR)) {
-    const share = (w.gpuHours[org] ?? 0) / total;
-    worst = Math.max(worst, Math.abs(share - (FAIR[org] as number)));
-    row[`${org} (fair ${(FAIR[org] as number) * 100} %)`] = `${(share * 100).toFixed(1)} %`;
+if (PART !== "2") fairness();
+if (PART !== "1") cost();
+
+function fairness() {
+  console.log(
+    `\n1. fairness over ${DAYS} simulated days, 64 H100, weights physics 2 : biology 1 : nlp 1, seed ${SEED}`,
+  );
+  const runs = { "fair share (planFairPass)": week(true), "today (planPlacement)": week(false) };
+  const rows: Record<string, Record<string, string>> = {};
+  for (const [label, w] of Object.entries(runs)) {
+    const total = Object.values(w.gpuHours).reduce((a, b) => a + b, 0);
+    const row: Record<string, string> = {};
+    let worst = 0;
+    for (const org of Object.keys(FAIR)) {
+      const share = (w.gpuHours[org] ?? 0) / total;
+      worst = Math.max(worst, Math.abs(share - (FAIR[org] as number)));
+      row[`${org} (fair ${(FAIR[org] as number) * 100} %)`] = `${(share * 100).toFixed(1)} %`;
+    }
+    row["max |dev|"] = `${(worst * 100).toFixed(1)} pts`;
+    row["GPU util"] = `${((total / (64 * DAYS * 24)) * 100).toFixed(0)} %`;
+    row["reclaims/day"] = (w.reclaims / DAYS).toFixed(1);
+    row["active reclaimed"] = String(w.activeReclaimed);
+    row["…while idle ones sufficed"] = String(w.activeWhileIdleAvailable);
+    row["guaranteed wait p50/p90 min"] =
+      `${median(w.guaranteedWaitsMin).toFixed(0)}/${pct(w.guaranteedWaitsMin, 90).toFixed(0)}`;
+    row["gave up"] = String(w.gaveUp);
+    row["pass CPU ms/min"] = (w.passCpuMs / (DAYS * 1440)).toFixed(2);
+    rows[label] = row;
   }
-  row["max |dev|"] = `${(worst * 100).toFixed(1)} pts`;
-  row["GPU util"] = `${((total / (64 * DAYS * 24)) * 100).toFixed(0)} %`;
-  row["reclaims/day"] = (w.reclaims / DAYS).toFixed(1);
-  row["active reclaimed"] = String(w.activeReclaimed);
-  row["…while idle ones sufficed"] = String(w.activeWhileIdleAvailable);
-  row["guaranteed wait p50/p90 min"] =
-    `${median(w.guaranteedWaitsMin).toFixed(0)}/${pct(w.guaranteedWaitsMin, 90).toFixed(0)}`;
-  row["gave up"] = String(w.gaveUp);
-  row["pass CPU ms/min"] = (w.passCpuMs / (DAYS * 1440)).toFixed(2);
-  rows[label] = row;
+  console.table(rows);
 }
-console.table(rows);
 
 // ---------------------------------------------------------------- 2. cost ----------------------------
-console.log("\n2. one pass at 500 nodes × 8 H100 (5 clusters), 3,400 sessions holding GPUs, 600 waiting");
-const rc = seededRandom(SEED + 2);
-const CLUSTERS = ["c0", "c1", "c2", "c3", "c4"];
-const nodes: InventoryNodeView[] = Array.from({ length: 500 }, (_, i) => ({
-  clusterId: CLUSTERS[i % 5] as string,
-  name: `n${i}`,
-  gpuModel: H100,
-  gpuAllocatable: 8,
-  gpuInUse: 0,
-  schedulable: true,
-  ready: true,
-}));
-const orgs = Array.from({ length: 20 }, (_, i) => `org${i}`);
-const bigTree: ShareTree = {
-  orgs: orgs.map((org, i) => ({
-    org,
-    weight: 1 + (i % 3),
-    quotas: { [H100]: { guaranteed: 150, borrowingLimit: 400 } },
-    projects: Array.from({ length: 5 }, (_, j) => ({ project: `p${j}`, weight: 1 + (j % 2) })),
-  })),
-};
-const owner = () => ({
-  org: orgs[Math.floor(rc() * 20)] as string,
-  project: `p${Math.floor(rc() * 5)}`,
-  user: `u${Math.floor(rc() * 10)}`,
-});
-const holders: Holder[] = [];
-const holdings: Holding[] = [];
-const perCluster = new Map<string, number>();
-while (holders.length < 3400) {
-  const o = owner();
-  const gpus = rc() < 0.8 ? 1 : 2;
-  const clusterId = CLUSTERS[holders.length % 5] as string;
-  if ((perCluster.get(clusterId) ?? 0) + gpus > 780) continue;
-  perCluster.set(clusterId, (perCluster.get(clusterId) ?? 0) + gpus);
-  holders.push({
-    key: `h${holders.length}`,
-    ...o,
-    clusterId,
+function cost() {
+  const NODES = Math.round(500 * SCALE);
+  const HOLDERS = Math.round(3400 * SCALE);
+  const WAITING = Math.round(600 * SCALE);
+  const PER_CLUSTER = Math.round(780 * SCALE);
+  console.log(
+    `\n2. one pass at ${NODES} nodes × 8 H100 (5 clusters), ${HOLDERS} sessions holding GPUs, ${WAITING} waiting`,
+  );
+  const rc = seededRandom(SEED + 2);
+  const CLUSTERS = ["c0", "c1", "c2", "c3", "c4"];
+  const nodes: InventoryNodeView[] = Array.from({ length: NODES }, (_, i) => ({
+    clusterId: CLUSTERS[i % 5] as string,
+    name: `n${i}`,
     gpuModel: H100,
-    cards: gpus,
-    capacityClass: rc() < 0.7 ? "guaranteed" : "borrowed",
-    priority: 0,
-    startedAt: iso(-Math.floor(rc() * 5 * HOUR)),
-    idle: rc() < 0.3,
+    gpuAllocatable: 8,
+    gpuInUse: 0,
+    schedulable: true,
+    ready: true,
+  }));
+  const orgs = Array.from({ length: 20 }, (_, i) => `org${i}`);
+  const bigTree: ShareTree = {
+    orgs: orgs.map((org, i) => ({
+      org,
+      weight: 1 + (i % 3),
+      quotas: { [H100]: { guaranteed: Math.round(150 * SCALE), borrowingLimit: Math.round(400 * SCALE) } },
+      projects: Array.from({ length: 5 }, (_, j) => ({ project: `p${j}`, weight: 1 + (j % 2) })),
+    })),
+  };
+  const owner = () => ({
+    org: orgs[Math.floor(rc() * 20)] as string,
+    project: `p${Math.floor(rc() * 5)}`,
+    user: `u${Math.floor(rc() * 10)}`,
   });
-  holdings.push({ clusterId, gpuModel: H100, gpuCount: gpus });
-}
-const waiting: FairRequest[] = Array.from({ length: 600 }, (_, i) => {
-  const gpus = [1, 1, 2, 4, 8][Math.floor(rc() * 5)] as number;
-  return {
-    key: `w${i}`,
-    ...owner(),
-    gpuModel: H100,
-    gpuCount: gpus,
-    cards: gpus,
-    mayBorrow: rc() < 0.5,
-    priority: 0,
-    since: iso(-Math.floor(rc() * 3 * HOUR)),
-    volumes: [],
-  };
-});
-const bigUsage: DecayedUsage = { orgs: {}, projects: {}, users: {} };
-for (const h of holders) {
-  bigUsage.orgs[h.org] = (bigUsage.orgs[h.org] ?? 0) + h.cards * 10;
-  bigUsage.projects[`${h.org}/${h.project}`] = (bigUsage.projects[`${h.org}/${h.project}`] ?? 0) + h.cards * 10;
-  bigUsage.users[`${h.org}/${h.project}/${h.user}`] =
-    (bigUsage.users[`${h.org}/${h.project}/${h.user}`] ?? 0) + h.cards * 10;
-}
-const views = CLUSTERS.map((clusterId) => ({ clusterId, placeable: true }));
-
-function measure(label: string, pass: () => unknown) {
-  pass(); // warm
-  const wall: number[] = [];
-  const c0 = process.cpuUsage();
-  for (let i = 0; i < PASSES; i++) {
-    const s = performance.now();
-    pass();
-    wall.push(performance.now() - s);
+  const holders: Holder[] = [];
+  const holdings: Holding[] = [];
+  const perCluster = new Map<string, number>();
+  // 3,400 sessions of 1 or 2 GPUs (1.1 on average) fill 3,740 of the 3,900 GPUs the clusters hold at most.
+  // A full cluster passes its session to the next one with room (round robin alone spun forever on a full one).
+  while (holders.length < HOLDERS) {
+    const o = owner();
+    const gpus = rc() < 0.9 ? 1 : 2;
+    const start = holders.length % 5;
+    const at = [0, 1, 2, 3, 4].map((d) => CLUSTERS[(start + d) % 5] as string);
+    const clusterId = at.find((c) => (perCluster.get(c) ?? 0) + gpus <= PER_CLUSTER);
+    if (!clusterId) break;
+    perCluster.set(clusterId, (perCluster.get(clusterId) ?? 0) + gpus);
+    holders.push({
+      key: `h${holders.length}`,
+      ...o,
+      clusterId,
+      gpuModel: H100,
+      cards: gpus,
+      capacityClass: rc() < 0.7 ? "guaranteed" : "borrowed",
+      priority: 0,
+      startedAt: iso(-Math.floor(rc() * 5 * HOUR)),
+      idle: rc() < 0.3,
+    });
+    holdings.push({ clusterId, gpuModel: H100, gpuCount: gpus });
   }
-  const c = process.cpuUsage(c0);
-  return {
-    label,
-    "p50 ms": pct(wall, 50).toFixed(1),
-    "p99 ms": pct(wall, 99).toFixed(1),
-    "CPU ms/pass": ((c.user + c.system) / 1000 / PASSES).toFixed(1),
-  };
+  const waiting: FairRequest[] = Array.from({ length: WAITING }, (_, i) => {
+    const gpus = [1, 1, 2, 4, 8][Math.floor(rc() * 5)] as number;
+    return {
+      key: `w${i}`,
+      ...owner(),
+      gpuModel: H100,
+      gpuCount: gpus,
+      cards: gpus,
+      mayBorrow: rc() < 0.5,
+      priority: 0,
+      since: iso(-Math.floor(rc() * 3 * HOUR)),
+      volumes: [],
+    };
+  });
+  console.log(`generated ${holders.length} holders, ${[...perCluster.values()].join("/")} GPUs per cluster`);
+  const bigUsage: DecayedUsage = { orgs: {}, projects: {}, users: {} };
+  for (const h of holders) {
+    bigUsage.orgs[h.org] = (bigUsage.orgs[h.org] ?? 0) + h.cards * 10;
+    bigUsage.projects[`${h.org}/${h.project}`] = (bigUsage.projects[`${h.org}/${h.project}`] ?? 0) + h.cards * 10;
+    bigUsage.users[`${h.org}/${h.project}/${h.user}`] =
+      (bigUsage.users[`${h.org}/${h.project}/${h.user}`] ?? 0) + h.cards * 10;
+  }
+  const views = CLUSTERS.map((clusterId) => ({ clusterId, placeable: true }));
+
+  function measure(label: string, pass: () => unknown) {
+    pass(); // warm
+    const wall: number[] = [];
+    const c0 = process.cpuUsage();
+    for (let i = 0; i < PASSES; i++) {
+      const s = performance.now();
+      pass();
+      wall.push(performance.now() - s);
+    }
+    const c = process.cpuUsage(c0);
+    return {
+      label,
+      "p50 ms": pct(wall, 50).toFixed(1),
+      "p99 ms": pct(wall, 99).toFixed(1),
+      "CPU ms/pass": ((c.user + c.system) / 1000 / PASSES).toFixed(1),
+    };
+  }
+  const baseline = measure("today: computeCapacity + planPlacement", () =>
+    planPlacement({
+      requests: waiting as PlacementRequest[],
+      clusters: computeCapacity(views, nodes, holdings),
+      policy: "binpack",
+    }),
+  );
+  const withFair = measure("fair share: computeCapacity + planFairPass", () =>
+    planFairPass({
+      now: iso(0),
+      tree: bigTree,
+      requests: waiting,
+      holders,
+      usage: bigUsage,
+      clusters: computeCapacity(views, nodes, holdings),
+      policy: "binpack",
+    }),
+  );
+  console.table([baseline, withFair]);
+  console.log(
+    `ratio (fair share ÷ today), CPU per pass: ${(Number(withFair["CPU ms/pass"]) / Number(baseline["CPU ms/pass"])).toFixed(1)}×`,
+  );
 }
-const baseline = measure("today: computeCapacity + planPlacement", () =>
-  planPlacement({
-    requests: waiting as PlacementRequest[],
-    clusters: computeCapacity(views, nodes, holdings),
-    policy: "binpack",
-  }),
-);
-const withFair = measure("fair share: computeCapacity + planFairPass", () =>
-  planFairPass({
-    now: iso(0),
-    tree: bigTree,
-    requests: waiting,
-    holders,
-    usage: bigUsage,
-    clusters: computeCapacity(views, nodes, holdings),
-    policy: "binpack",
-  }),
-);
-console.table([baseline, withFair]);
-console.log(
-  `ratio (fair share ÷ today), CPU per pass: ${(Number(withFair["CPU ms/pass"]) / Number(baseline["CPU ms/pass"])).toFixed(1)}×`,
-);

@@ -31,6 +31,8 @@ function input(over: Partial<EtaInput>): EtaInput {
     policy: "binpack",
     history: constant(60 * MIN),
     recentStarts: [],
+    // Lengths exactly as seen: the arithmetic below stays exact (the kernel has its own test).
+    lengthKernel: 0,
     ...over,
   };
 }
@@ -62,6 +64,23 @@ describe("the queue ETA by simulation", () => {
     expect(a).toEqual(b);
     expect(a?.p10Ms).toBeLessThan(a?.p50Ms as number);
     expect(a?.p50Ms).toBeLessThan(a?.p90Ms as number);
+  });
+
+  it("smooths the learned lengths with a lognormal kernel: the band covers lengths not seen", () => {
+    const i = input({
+      running: [aRunning("r1", { startedAt: at(-50 * MIN) }), aRunning("r2", { startedAt: at(-50 * MIN) })],
+      waiting: [aRequest("w1")],
+      samples: 100,
+      seed: 3,
+    });
+    const [seen] = estimateQueue(i);
+    expect(seen).toMatchObject({ p10Ms: 10 * MIN, p90Ms: 10 * MIN });
+    const [smooth] = estimateQueue({ ...i, lengthKernel: 0.5 });
+    expect(smooth).toEqual(estimateQueue({ ...i, lengthKernel: 0.5 })[0]);
+    // Every finished run lasted 60 min; with the kernel, both sessions (50 min in) end between 50 and
+    // well past 60, so the first of them often ends before 10 min from now and sometimes after.
+    expect(smooth?.p10Ms).toBeLessThan(10 * MIN);
+    expect(smooth?.p90Ms).toBeGreaterThan(10 * MIN);
   });
 
   it("caps a running session's length by its time limit and its idle deadline", () => {

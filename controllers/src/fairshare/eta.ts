@@ -11,6 +11,8 @@ import type { ClusterEta, EstimateQueueFn, Eta, EtaInput, EtaRunning, LengthSamp
 const MIN = 60_000;
 const DEFAULT_SAMPLES = 24;
 const DEFAULT_MIN_HISTORY = 20;
+/** σ (log space) of the lognormal kernel around each finished length; tuned by bench/src/fair-share-eta.ts. */
+const DEFAULT_KERNEL = 0.6;
 const DEFAULT_HORIZON = 7 * 24 * 60 * MIN;
 /** The fallback's window of recent admissions. */
 const RATE_WINDOW = 6 * 60 * MIN;
@@ -37,8 +39,10 @@ class Lengths {
   readonly #byModel = new Map<string, number[]>();
   readonly #bySize = new Map<string, number[]>();
   readonly #min: number;
-  constructor(history: readonly LengthSample[], minHistory: number) {
+  readonly kernel: number;
+  constructor(history: readonly LengthSample[], minHistory: number, kernel: number) {
     this.#min = minHistory;
+    this.kernel = kernel;
     for (const h of history) {
       if (!(h.lengthMs > 0)) continue;
       push(this.#byModel, h.gpuModel, h.lengthMs);
@@ -54,6 +58,26 @@ class Lengths {
     const own = this.#bySize.get(`${model}|${sizeOf(cards)}`);
     return own && own.length >= this.#min ? own : (this.#byModel.get(model) ?? []);
   }
+  /**
+   * A length longer than `elapsed` (pool sorted, `lo` its first index past `elapsed`). With a kernel: a
+   * finished length times e^(kernel·z), z standard normal, so that a few hundred runs stand for a smooth
+   * distribution and its tail rather than only the lengths seen (bootstrap alone made the bands too
+   * narrow); a draw not past `elapsed` is drawn again, then the pool past it is used as it is.
+   */
+  draw(pool: readonly number[], lo: number, elapsed: number, rand: () => number): number {
+    if (this.kernel > 0)
+      for (let i = 0; i < 16; i++) {
+        const x = (pool[Math.floor(rand() * pool.length)] as number) * Math.exp(this.kernel * normal(rand));
+        if (x > elapsed) return x;
+      }
+    return pool[lo + Math.floor(rand() * (pool.length - lo))] as number;
+  }
+}
+
+/** A standard normal draw (Box–Muller). */
+function normal(rand: () => number): number {
+  const u = 1 - rand(); // (0, 1]: log(0) is not a number
+  return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * rand());
 }
 
 function push(m: Map<string, number[]>, k: string, v: number): void {
@@ -107,7 +131,8 @@ function endOf(
       if ((pool[mid] as number) <= elapsed) lo = mid + 1;
       else hi = mid;
     }
-    if (lo < pool.length) end = start + (pool[lo + Math.floor(rand() * (pool.length - lo))] as number);
+    const drawn = lo < pool.length ? lengths.draw(pool, lo, elapsed, rand) : undefined;
+    if (drawn !== undefined) end = start + drawn;
     else end = r.maxRuntimeMs !== undefined ? start + r.maxRuntimeMs : now + quantile(pool, 0.5);
   }
   if (r.maxRuntimeMs !== undefined) end = Math.min(end, start + r.maxRuntimeMs);
@@ -274,7 +299,11 @@ const Z90 = 1.2816;
 
 export const estimateQueue: EstimateQueueFn = (input) => {
   const now = Date.parse(input.now);
-  const lengths = new Lengths(input.history, input.minHistory ?? DEFAULT_MIN_HISTORY);
+  const lengths = new Lengths(
+    input.history,
+    input.minHistory ?? DEFAULT_MIN_HISTORY,
+    input.lengthKernel ?? DEFAULT_KERNEL,
+  );
   const compare = input.compare ?? compareRequests;
   const waiting = [...input.waiting].sort(compare);
   const current = planPlacement({

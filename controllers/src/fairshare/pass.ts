@@ -5,9 +5,9 @@
 import { DEFAULT_CONSTRAINTS } from "../placement/constraints.ts";
 import { firstExclusion, planPlacement } from "../placement/plan.ts";
 import type { Waiting } from "../placement/types.ts";
-import { chooseReclaim } from "./reclaim.ts";
+import { Reclaimer } from "./reclaim.ts";
 import { classifyWith, fleetCapacity, HeldTally, managed, resolveSettings } from "./shares.ts";
-import type { Classification, FairPassPlan, FairRequest, Holder, PlanFairPassFn, ReclaimChoice } from "./types.ts";
+import type { Classification, FairPassPlan, FairRequest, PlanFairPassFn, ReclaimChoice } from "./types.ts";
 import { fairComparator, scoreRequests } from "./usage.ts";
 
 export const planFairPass: PlanFairPassFn = (input) => {
@@ -63,49 +63,44 @@ export const planFairPass: PlanFairPassFn = (input) => {
   }
 
   // Reclaim for guaranteed requests that wait for room, in queue order; each one's victims (and the room
-  // promised to it) are not counted again for the next.
+  // promised to it) are not counted again for the next. One reclaimer serves the whole queue: each
+  // cluster's candidates are sorted once (reclaim.ts).
   const reclaims: ReclaimChoice[] = [];
   // Only borrowed sessions matter to reclaim (as victims, or as room coming when under notice).
-  const current = new Map<string, Holder[]>();
-  for (const h of input.holders)
-    if (h.capacityClass === "borrowed") {
-      const list = current.get(h.gpuModel) ?? [];
-      list.push({ ...h });
-      current.set(h.gpuModel, list);
-    }
+  const borrowed = input.holders.filter((h) => h.capacityClass === "borrowed");
+  const lentModels = new Set(borrowed.map((h) => h.gpuModel));
+  const reclaimer = new Reclaimer({
+    now: input.now,
+    settings,
+    tree: input.tree,
+    usage: input.usage,
+    holders: borrowed,
+  });
   const promised = new Map<string, number>();
   const waitingNow = new Map(plan.waiting.map((w) => [w.key, w]));
   for (const req of admitted) {
     const w = waitingNow.get(req.key);
     if (!w || classes[req.key]?.kind !== "guaranteed" || !managed(input.tree, req.gpuModel)) continue;
     if (w.reason !== "NoCapacity" && w.reason !== "PinnedClusterFull") continue;
-    const borrowed = current.get(req.gpuModel);
-    if (!borrowed) continue;
+    if (!lentModels.has(req.gpuModel)) continue;
     const eligible = input.clusters
       .filter((c) => firstExclusion(constraints, req, c) === undefined)
       .map((c) => c.clusterId);
     const roomFor: Record<string, number> = {};
     for (const id of eligible)
       roomFor[id] = (free.get(slot(id, req.gpuModel)) ?? 0) - (promised.get(slot(id, req.gpuModel)) ?? 0);
-    const choice = chooseReclaim({
-      now: input.now,
-      settings,
-      tree: input.tree,
-      usage: input.usage,
-      request: { key: req.key, gpuModel: req.gpuModel, cards: req.cards, eligibleClusters: eligible },
-      free: roomFor,
-      holders: borrowed,
-    });
+    const choice = reclaimer.choose(
+      { key: req.key, gpuModel: req.gpuModel, cards: req.cards, eligibleClusters: eligible },
+      roomFor,
+    );
     // Whether or not victims were needed, the room this request will take is promised to it.
-    const target = choice?.clusterId ?? eligible.find((id) => (roomFor[id] ?? 0) + coming(borrowed, id) >= req.cards);
+    const target =
+      choice?.clusterId ?? eligible.find((id) => (roomFor[id] ?? 0) + reclaimer.coming(req.gpuModel, id) >= req.cards);
     if (target) {
       const k = slot(target, req.gpuModel);
       promised.set(k, (promised.get(k) ?? 0) + req.cards);
     }
-    if (!choice) continue;
-    reclaims.push(choice);
-    const chosen = new Set(choice.victims.map((v) => v.key));
-    for (const h of borrowed) if (chosen.has(h.key)) h.reclaiming = true;
+    if (choice) reclaims.push(choice);
   }
 
   // Positions per model over everything that waits, in queue order.
@@ -125,7 +120,3 @@ export const planFairPass: PlanFairPassFn = (input) => {
   }
   return { placed, waiting, classes, scores, reclaims } satisfies FairPassPlan;
 };
-
-function coming(holders: readonly Holder[], clusterId: string): number {
-  return holders.reduce((s, h) => s + (h.reclaiming && h.clusterId === clusterId ? h.cards : 0), 0);
-}

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { ClusterCapacity } from "../placement/types.ts";
 import { planFairPass } from "./pass.ts";
-import { chooseReclaim } from "./reclaim.ts";
+import { chooseReclaim, Reclaimer } from "./reclaim.ts";
 import { resolveSettings } from "./shares.ts";
 import type { DecayedUsage, FairRequest, Holder, ReclaimInput, ShareTree } from "./types.ts";
 
@@ -187,6 +187,75 @@ describe("a pass with reclaim", () => {
       ["a/1", "guaranteed"],
       ["c/1", "borrowed"],
     ]);
+  });
+});
+
+// A pass serves its whole queue with one Reclaimer (candidates sorted once per cluster): it must answer
+// each request as chooseReclaim would, asked one by one with the earlier victims put under notice.
+describe("one reclaimer for a queue", () => {
+  const holder = fc.record({
+    org: fc.constantFrom("a", "b", "c"),
+    clusterId: fc.constantFrom("c1", "c2"),
+    cards: fc.constantFrom(0.5, 1, 2),
+    capacityClass: fc.constantFrom("borrowed" as const, "borrowed" as const, "guaranteed" as const),
+    priority: fc.integer({ min: 0, max: 2 }),
+    startedMin: fc.integer({ min: 0, max: 60 }),
+    idle: fc.boolean(),
+    reclaiming: fc.boolean(),
+  });
+  const request = fc.record({
+    cards: fc.constantFrom(1, 2, 4),
+    eligible: fc.constantFrom(["c1"], ["c2"], ["c1", "c2"]),
+    free1: fc.constantFrom(0, 0.5, 1),
+    free2: fc.constantFrom(0, 1),
+  });
+
+  it("chooses what chooseReclaim chooses request by request, each one's victims coming for the next", () => {
+    fc.assert(
+      fc.property(fc.array(holder, { maxLength: 30 }), fc.array(request, { minLength: 1, maxLength: 12 }), (hs, rs) => {
+        const holders = hs.map((h, i) =>
+          aBorrower(`h${i}`, {
+            org: h.org,
+            clusterId: h.clusterId,
+            cards: h.cards,
+            capacityClass: h.capacityClass,
+            priority: h.priority,
+            startedAt: at(h.startedMin * MIN),
+            idle: h.idle,
+            ...(h.reclaiming && h.capacityClass === "borrowed" ? { reclaiming: true } : {}),
+          }),
+        );
+        const usage = { orgs: { a: 3, b: 1, c: 5 }, projects: {}, users: {} };
+        const one = new Reclaimer({ now: at(60 * MIN), settings, tree, usage, holders });
+        const copies = holders.map((h) => ({ ...h }));
+        rs.forEach((r, i) => {
+          const req = { key: `r${i}`, gpuModel: H100, cards: r.cards, eligibleClusters: r.eligible };
+          const free = { c1: r.free1, c2: r.free2 };
+          const alone = chooseReclaim(input(copies, { usage, request: req, free }));
+          expect(one.choose(req, free)).toEqual(alone);
+          for (const v of alone?.victims ?? []) (copies.find((h) => h.key === v.key) as Holder).reclaiming = true;
+          for (const c of ["c1", "c2"])
+            expect(one.coming(H100, c)).toBe(
+              copies.reduce((s, h) => s + (h.reclaiming && h.clusterId === c ? h.cards : 0), 0),
+            );
+        });
+      }),
+      { numRuns: 300, seed: 20261129 },
+    );
+  });
+
+  it("skips a request no cluster can serve without taking anything, and serves the next", () => {
+    const holders = [aBorrower("x", { idle: true }), aBorrower("y")];
+    const one = new Reclaimer({ now: at(60 * MIN), settings, tree, usage: noUsage, holders });
+    const big = { key: "big", gpuModel: H100, cards: 4, eligibleClusters: ["c1"] };
+    expect(one.choose(big, { c1: 0 })).toBeUndefined();
+    const small = { key: "small", gpuModel: H100, cards: 1, eligibleClusters: ["c1"] };
+    expect(one.choose(small, { c1: 0 })?.victims.map((v) => v.key)).toEqual(["x"]);
+    // x's card is coming, and promised to "small": the pass passes free room less what it promised.
+    expect(one.choose({ ...small, key: "next" }, { c1: 0 })).toBeUndefined();
+    expect(one.choose({ ...small, key: "next" }, { c1: -1 })?.victims.map((v) => v.key)).toEqual(["y"]);
+    expect(one.choose({ ...small, key: "last" }, { c1: -2 })).toBeUndefined();
+    expect(one.coming(H100, "c1")).toBe(2);
   });
 });
 

@@ -2,7 +2,7 @@
 //
 // Only borrowed sessions are candidates and a class is fixed for a run, so the run that reclaims (always
 // guaranteed) can never be reclaimed by its victim: no back and forth (reclaim.test.ts, over random traces).
-import type { ChooseReclaimFn, Holder, ReclaimChoice } from "./types.ts";
+import type { ChooseReclaimFn, Holder, ReclaimChoice, ReclaimInput } from "./types.ts";
 import { overShare } from "./usage.ts";
 
 const EPS = 1e-9;
@@ -18,59 +18,112 @@ function started(h: Holder): number {
   return v;
 }
 
-export const chooseReclaim: ChooseReclaimFn = (input) => {
-  const { request, settings } = input;
-  const now = Date.parse(input.now);
-  const over = new Map<string, number>();
-  const overOf = (org: string) => {
-    let v = over.get(org);
-    if (v === undefined) {
-      v = overShare(input.tree, input.usage, org);
-      over.set(org, v);
-    }
-    return v;
-  };
+export const chooseReclaim: ChooseReclaimFn = (input) => new Reclaimer(input).choose(input.request, input.free);
 
-  let best: { choice: ReclaimChoice; active: number; cards: number } | undefined;
-  for (const clusterId of [...request.eligibleClusters].sort()) {
-    const here = input.holders.filter((h) => h.clusterId === clusterId && h.gpuModel === request.gpuModel);
-    const coming = here.reduce((s, h) => s + (h.reclaiming ? h.cards : 0), 0);
-    const shortfall = request.cards - (input.free[clusterId] ?? 0) - coming;
-    if (shortfall <= EPS) continue; // room is there or coming: nothing to reclaim for it here
-    const candidates = here
-      .filter((h) => h.capacityClass === "borrowed" && !h.reclaiming && now - started(h) >= settings.minRuntimeMs)
-      .sort((a, b) => order(a, b, overOf));
-    const taken: Holder[] = [];
-    let sum = 0;
-    for (const h of candidates) {
-      if (sum >= shortfall - EPS) break;
-      taken.push(h);
-      sum += h.cards;
-    }
-    if (sum < shortfall - EPS) continue;
-    // Only as much as needed: give back, last chosen first, any whose room is not needed after all.
-    for (let i = taken.length - 1; i >= 0; i--) {
-      const h = taken[i] as Holder;
-      if (sum - h.cards >= shortfall - EPS) {
-        taken.splice(i, 1);
-        sum -= h.cards;
+interface Slot {
+  /** Candidates (borrowed, past their minimum runtime, not under notice) in reclaim order. */
+  candidates: Holder[];
+  /** Their cards: a request short of more than this (less free and coming) is not searched here. */
+  available: number;
+  /** Cards under notice: room that is coming. */
+  coming: number;
+}
+
+/**
+ * Reclaim for a queue over one set of holders: each cluster's candidates are sorted once, and the victims
+ * chosen for one request are room coming for the next. A pass asks for hundreds of requests over thousands
+ * of borrowed sessions; asking chooseReclaim for each sorted them all again every time.
+ */
+export class Reclaimer {
+  readonly #slots = new Map<string, Slot>();
+  readonly #over = new Map<string, number>();
+
+  constructor(input: Pick<ReclaimInput, "now" | "settings" | "tree" | "usage" | "holders">) {
+    const now = Date.parse(input.now);
+    const overOf = (org: string) => {
+      let v = this.#over.get(org);
+      if (v === undefined) {
+        v = overShare(input.tree, input.usage, org);
+        this.#over.set(org, v);
+      }
+      return v;
+    };
+    for (const h of input.holders) {
+      const slot = this.#slot(h.gpuModel, h.clusterId);
+      if (h.reclaiming) slot.coming += h.cards;
+      else if (h.capacityClass === "borrowed" && now - started(h) >= input.settings.minRuntimeMs) {
+        slot.candidates.push(h);
+        slot.available += h.cards;
+        overOf(h.org);
       }
     }
-    const active = taken.filter((h) => !h.idle).length;
-    const better = !best || active < best.active || (active === best.active && sum < best.cards - EPS);
-    if (better)
-      best = {
-        active,
-        cards: sum,
-        choice: {
-          forKey: request.key,
-          clusterId,
-          victims: taken.map((h) => ({ key: h.key, cards: h.cards, why: why(h, overOf(h.org)) })),
-        },
-      };
+    for (const slot of this.#slots.values()) slot.candidates.sort((a, b) => order(a, b, overOf));
   }
-  return best?.choice;
-};
+
+  /** Cards of the model under notice on the cluster (including those this reclaimer chose). */
+  coming(gpuModel: string, clusterId: string): number {
+    return this.#slots.get(key(gpuModel, clusterId))?.coming ?? 0;
+  }
+
+  /** chooseReclaim's answer for the request; its victims count as coming room from then on. */
+  choose(request: ReclaimInput["request"], free: Record<string, number>): ReclaimChoice | undefined {
+    let best: { choice: ReclaimChoice; active: number; cards: number; slot: Slot; taken: Holder[] } | undefined;
+    for (const clusterId of [...request.eligibleClusters].sort()) {
+      const slot = this.#slots.get(key(request.gpuModel, clusterId));
+      const shortfall = request.cards - (free[clusterId] ?? 0) - (slot?.coming ?? 0);
+      if (shortfall <= EPS) continue; // room is there or coming: nothing to reclaim for it here
+      if (!slot || slot.available < shortfall - EPS) continue;
+      const taken: Holder[] = [];
+      let sum = 0;
+      for (const h of slot.candidates) {
+        if (sum >= shortfall - EPS) break;
+        taken.push(h);
+        sum += h.cards;
+      }
+      if (sum < shortfall - EPS) continue;
+      // Only as much as needed: give back, last chosen first, any whose room is not needed after all.
+      for (let i = taken.length - 1; i >= 0; i--) {
+        const h = taken[i] as Holder;
+        if (sum - h.cards >= shortfall - EPS) {
+          taken.splice(i, 1);
+          sum -= h.cards;
+        }
+      }
+      const active = taken.filter((h) => !h.idle).length;
+      const better = !best || active < best.active || (active === best.active && sum < best.cards - EPS);
+      if (better)
+        best = {
+          active,
+          cards: sum,
+          slot,
+          taken,
+          choice: {
+            forKey: request.key,
+            clusterId,
+            victims: taken.map((h) => ({ key: h.key, cards: h.cards, why: why(h, this.#over.get(h.org) ?? 0) })),
+          },
+        };
+    }
+    if (!best) return undefined;
+    const chosen = new Set(best.taken);
+    best.slot.candidates = best.slot.candidates.filter((h) => !chosen.has(h));
+    best.slot.available -= best.cards;
+    best.slot.coming += best.cards;
+    return best.choice;
+  }
+
+  #slot(gpuModel: string, clusterId: string): Slot {
+    const k = key(gpuModel, clusterId);
+    let slot = this.#slots.get(k);
+    if (!slot) {
+      slot = { candidates: [], available: 0, coming: 0 };
+      this.#slots.set(k, slot);
+    }
+    return slot;
+  }
+}
+
+const key = (gpuModel: string, clusterId: string) => `${gpuModel}@${clusterId}`;
 
 /** Idle first, then the most over fair share, then the lowest priority, then the newest, then key. */
 function order(a: Holder, b: Holder, overOf: (org: string) => number): number {

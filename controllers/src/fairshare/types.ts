@@ -288,6 +288,11 @@ export interface EtaInput {
    * for the benches' baseline).
    */
   lengths?: "history" | "max";
+  /**
+   * σ in log space of a lognormal kernel around each finished length (0: the finished lengths as they are).
+   * Default in eta.ts, tuned by the ETA bench.
+   */
+  lengthKernel?: number;
   /** Other shapes of a request to try (a smaller tier, no pin): a hint names the best if it starts sooner. */
   alternatives?: Record<string, { label: string; request: PlacementRequest }[]>;
 }
