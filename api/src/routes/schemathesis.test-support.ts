@@ -47,6 +47,11 @@ const NOT_EXPRESSIBLE = new Set([
   "invalid_reference",
   "not_found",
   "critical_kind",
+  // Node pools: "send at least one field" and "exactly one of organization_id and project_id".
+  "empty_body",
+  "one_grantee",
+  // A monitoring query's own language (PromQL), which the metrics server parses.
+  "query_refused",
   // An array whose items name one kind twice: JSON Schema's uniqueItems compares whole items.
   "duplicate_kind",
   "invalid_credential",
@@ -66,6 +71,10 @@ const FORGIVEN_CODES = new Set([
   // Marking a cluster for builds whose registered credential may not run them: the cluster's state.
   "build_cluster_not_ready",
   "gpu_slice_too_small",
+  // A label selector's grammar (`key=value`, `key in (a,b)`, Kubernetes' key and value rules) inside a string.
+  "node_selector_invalid",
+  // A CSV file inside a string: its grammar (quotes, columns, a header) is not JSON Schema's to state.
+  "import_csv_malformed",
   "idempotency_key_reused",
   "webhook_target_forbidden",
   "bad_request",

@@ -824,7 +824,7 @@ export type GpuDevice = {
 };
 
 export type HardwareFaultSettings = {
-  /** The XID codes that count towards the rule; empty: none does. */
+  /** The XID codes that count towards the rule, each once; empty: none does. */
   xids: number[];
   /** Double-bit (uncorrectable) ECC errors count too. */
   ecc_double_bit: boolean;
@@ -2057,7 +2057,7 @@ export type UpdateSystemSettingsRequest = {
     policy?: "binpack" | "spread";
   };
   hardware_faults?: {
-    /** The XID codes that count towards the rule; empty: none does. */
+    /** The XID codes that count towards the rule, each once; empty: none does. */
     xids?: number[];
     /** Double-bit (uncorrectable) ECC errors count too. */
     ecc_double_bit?: boolean;

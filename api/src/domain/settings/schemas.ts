@@ -70,7 +70,7 @@ export const HardwareFaultSettings = z
       .array(z.int().min(1).max(1023))
       .max(64)
       .refine((a) => new Set(a).size === a.length, { message: "each XID once", params: { code: "duplicate" } })
-      .meta({ description: "The XID codes that count towards the rule; empty: none does." }),
+      .meta({ description: "The XID codes that count towards the rule, each once; empty: none does.", uniqueItems: true }),
     ecc_double_bit: z.boolean().meta({ description: "Double-bit (uncorrectable) ECC errors count too." }),
     threshold: z.int().min(1).max(1000).meta({ description: "How many counted faults on one node cordon it." }),
     window_minutes: z

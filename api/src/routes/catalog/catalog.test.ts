@@ -166,6 +166,35 @@ describe("/api/v1/offerings", () => {
     expect(h100("a100-1-32")).toMatchObject({ fraction: "1/32", slice_memory_mib: 2560, hourly_credit_rate: "100000" });
   });
 
+  it("reads a null gpu_memory_mib on create as not stated, as PATCH does (found by the fuzzer)", async () => {
+    const r = await t.request("POST", "/api/v1/offerings", {
+      token: w.superAdmin.token,
+      json: {
+        name: "l4-null-memory",
+        display_name: "L4",
+        gpu_model: "NVIDIA-L4",
+        tier: "shared",
+        gpu_memory_mib: null,
+        hourly_credit_rate: "50000",
+      },
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    expect(r.body.gpu_memory_mib).toBeNull();
+    const sliced = await t.request("POST", "/api/v1/offerings", {
+      token: w.superAdmin.token,
+      json: {
+        name: "l4-null-half",
+        display_name: "L4",
+        gpu_model: "NVIDIA-L4",
+        tier: "shared",
+        fraction: "1/2",
+        gpu_memory_mib: null,
+        hourly_credit_rate: "50000",
+      },
+    });
+    expect(sliced.status).toBe(400);
+  });
+
   it("takes 1/16 and 1/32 where a slice keeps 1 GiB, and names the finest that fits where it does not", async () => {
     const admin = { token: w.superAdmin.token };
     const offering = (name: string, fraction: string, gpu_memory_mib: number) => ({

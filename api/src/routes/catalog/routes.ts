@@ -133,11 +133,13 @@ export const createOfferingRoute = defineRoute({
   responses: { 201: Offering },
   handler: async ({ deps, principal, body, audit }) => {
     audit.target("offering", body.name);
-    const spec = {
+    const spec: Record<string, unknown> = {
       ...toSpec(body, OFFERING_FIELDS),
       ...fractionSpec(body.fraction),
       ...multiplierSpec(body.borrowed_rate_multiplier),
     };
+    // The document allows null ("memory not stated"), as PATCH reads it: the spec leaves the field out.
+    if (body.gpu_memory_mib === null) delete spec.gpuMemoryMib;
     checkFraction(spec);
     const o = await createCatalog(deps, principal, offerings, body.name, spec);
     return { status: 201, body: presentOffering(o) };
