@@ -238,7 +238,7 @@ describe("bad input", () => {
     });
     expect(r.status).toBe(400);
     expect(r.body.error.code).toBe("gpu_fraction_not_offered");
-    expect(r.body.error.details.allowed).toEqual(["1", "1/2", "1/4", "1/8"]);
+    expect(r.body.error.details.allowed).toEqual(["1", "1/2", "1/4", "1/8", "1/16", "1/32"]);
   });
 
   it("a slice under 1 GiB: 400 gpu_slice_too_small with the largest fraction that fits", async () => {
