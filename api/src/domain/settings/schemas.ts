@@ -18,7 +18,7 @@ const LogoDataUrl = z
 
 export const Branding = z
   .object({
-    product_name: z.string().trim().min(1).max(64),
+    product_name: z.string().regex(/\S/, "not only spaces").trim().min(1).max(64),
     logo: LogoDataUrl.nullable(),
     accent_color: z.string().regex(/^#[0-9a-fA-F]{6}$/, "must be a colour as #RRGGBB"),
     support_url: z
@@ -70,7 +70,10 @@ export const HardwareFaultSettings = z
       .array(z.int().min(1).max(1023))
       .max(64)
       .refine((a) => new Set(a).size === a.length, { message: "each XID once", params: { code: "duplicate" } })
-      .meta({ description: "The XID codes that count towards the rule, each once; empty: none does.", uniqueItems: true }),
+      .meta({
+        description: "The XID codes that count towards the rule, each once; empty: none does.",
+        uniqueItems: true,
+      }),
     ecc_double_bit: z.boolean().meta({ description: "Double-bit (uncorrectable) ECC errors count too." }),
     threshold: z.int().min(1).max(1000).meta({ description: "How many counted faults on one node cordon it." }),
     window_minutes: z

@@ -118,7 +118,7 @@ export const TokenCredential = z
 
 export const RegisterClusterBody = z
   .object({
-    name: z.string().trim().min(1).max(128),
+    name: z.string().regex(/\S/, "not only spaces").trim().min(1).max(128),
     session_domain: SessionDomain,
     credential: z
       .union([KubeconfigCredential, TokenCredential])

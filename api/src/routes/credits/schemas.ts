@@ -25,7 +25,7 @@ export const AmountOrZero = z
 const SignedAmount = z
   .string()
   .meta({ description: "Signed minor units as a decimal string; negative left the wallet." });
-const Reason = z.string().trim().min(1).max(1000);
+const Reason = z.string().regex(/\S/, "not only spaces").trim().min(1).max(1000);
 
 export const WalletParams = z.object({ walletId: Id });
 export const RequestParams = z.object({ requestId: Id });
@@ -77,13 +77,13 @@ export const OpenWalletBody = z
     organization_id: Id,
     owner_kind: z.enum(["organization", "project", "user"]),
     owner_id: Id.optional().meta({ description: "The project or user; omitted for the organization's own wallet." }),
-    display_name: z.string().trim().min(1).max(128).optional(),
+    display_name: z.string().regex(/\S/, "not only spaces").trim().min(1).max(128).optional(),
   })
   .meta({ id: "OpenWalletRequest" });
 
 export const ChangeWalletBody = z
   .object({
-    display_name: z.string().trim().min(1).max(128).nullable().optional(),
+    display_name: z.string().regex(/\S/, "not only spaces").trim().min(1).max(128).nullable().optional(),
     limits: z
       .object({
         overdraft: AmountOrZero.optional().meta({

@@ -11,7 +11,7 @@ const NodeName = z
 export const NodeParams = z.object({ clusterId: ClusterIdParam, nodeName: NodeName });
 export const NodeActionBody = z
   .object({
-    reason: z.string().trim().min(1).max(500).optional().meta({
+    reason: z.string().regex(/\S/, "not only spaces").trim().min(1).max(500).optional().meta({
       description:
         "Why; recorded in the audit log and the action's webhook. Required to uncordon a node cordoned for hardware faults.",
     }),

@@ -3,7 +3,7 @@ import { Page } from "../../db/paging.ts";
 import { Id } from "../users/schemas.ts";
 
 const Timestamp = z.string().meta({ description: "RFC 3339, UTC." });
-const Name = z.string().trim().min(1).max(128);
+const Name = z.string().regex(/\S/, "not only spaces").trim().min(1).max(128);
 export const Slug = z
   .string()
   .regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, "lowercase letters, digits and inner hyphens, at most 63 characters");

@@ -3,7 +3,7 @@ import { Page } from "../../db/paging.ts";
 import { Id } from "../users/schemas.ts";
 
 const Timestamp = z.string().meta({ description: "RFC 3339, UTC." });
-const Name = z.string().trim().min(1).max(128);
+const Name = z.string().regex(/\S/, "not only spaces").trim().min(1).max(128);
 
 export const Project = z
   .object({

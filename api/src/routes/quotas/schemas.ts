@@ -10,7 +10,7 @@ const Id = z
   .max(64)
   .regex(/^[A-Za-z0-9_:-]+$/);
 const Count = z.int().min(0).max(1_000_000);
-const Note = z.string().trim().min(1).max(1000);
+const Note = z.string().regex(/\S/, "not only spaces").trim().min(1).max(1000);
 
 export const LimitName = z.enum(ALL_LIMITS).meta({ id: "PolicyLimitName" });
 export const RequestableLimit = z.enum(REQUESTABLE_LIMITS).meta({ id: "RequestableLimitName" });
@@ -31,7 +31,7 @@ export const CreateQuotaRequestBody = z
     project_id: Id.optional().meta({ description: "Required for scope project; for scope user, the context." }),
     scope: RequestScope.default("user"),
     limits: LimitValues,
-    reason: z.string().trim().min(1).max(2000),
+    reason: z.string().regex(/\S/, "not only spaces").trim().min(1).max(2000),
   })
   .meta({ id: "CreateQuotaRequest" });
 

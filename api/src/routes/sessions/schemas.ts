@@ -148,7 +148,14 @@ export const CreateSessionBody = z
       description: "An Image's name (public, or your own private image).",
       example: "jupyterlab",
     }),
-    name: z.string().trim().min(1).max(128).optional().meta({ description: "Display name." }),
+    name: z
+      .string()
+      .regex(/\S/, "not only spaces")
+      .trim()
+      .min(1)
+      .max(128)
+      .optional()
+      .meta({ description: "Display name." }),
     cluster_id: z
       .string()
       .regex(/^clu_[a-z0-9]{1,59}$/)

@@ -9,7 +9,11 @@ import { isoTimestamp } from "../../http/timestamp.ts";
 import { Email, NewPassword } from "../users/schemas.ts";
 
 const SignupBody = z
-  .object({ email: Email, password: NewPassword, display_name: z.string().trim().min(1).max(128).optional() })
+  .object({
+    email: Email,
+    password: NewPassword,
+    display_name: z.string().regex(/\S/, "not only spaces").trim().min(1).max(128).optional(),
+  })
   .strict()
   .meta({ id: "SignupRequest" });
 

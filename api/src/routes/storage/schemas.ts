@@ -103,7 +103,7 @@ export const StoragePool = z
 
 export const CreateVolumeBody = z
   .object({
-    name: z.string().trim().min(1).max(128),
+    name: z.string().regex(/\S/, "not only spaces").trim().min(1).max(128),
     size_gb: SizeGb,
     pool: ObjectName.optional().meta({ description: "Default: the default pool." }),
     project_id: z.string().min(1).max(128).optional().meta({
@@ -116,7 +116,7 @@ export const CreateVolumeBody = z
 
 export const UpdateVolumeBody = z
   .object({
-    name: z.string().trim().min(1).max(128).optional(),
+    name: z.string().regex(/\S/, "not only spaces").trim().min(1).max(128).optional(),
     size_gb: SizeGb.optional().meta({ description: "Grow only." }),
   })
   .strict()
@@ -124,7 +124,7 @@ export const UpdateVolumeBody = z
   .meta({ id: "UpdateVolume" });
 
 export const LockVolumeBody = z
-  .object({ reason: z.string().trim().min(1).max(1024) })
+  .object({ reason: z.string().regex(/\S/, "not only spaces").trim().min(1).max(1024) })
   .strict()
   .meta({ id: "LockVolume" });
 

@@ -23,7 +23,7 @@ export const NewPassword = z
     description:
       "12-256 characters; not a commonly used or breached password, a repetition or a sequence (refused with the reason).",
   });
-const DisplayName = z.string().trim().min(1).max(128);
+const DisplayName = z.string().regex(/\S/, "not only spaces").trim().min(1).max(128);
 
 export const MembershipOfUser = z
   .object({
