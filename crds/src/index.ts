@@ -1,5 +1,6 @@
 // @berth/crds: the one source of resource shapes. Imports nothing of ours.
 export * from "./conditions.ts";
+export * from "./events.ts";
 export * from "./fields.ts";
 export * from "./gpu-sharing.ts";
 export * from "./kind.ts";

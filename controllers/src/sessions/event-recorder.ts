@@ -1,7 +1,7 @@
 // Kubernetes Events on Sessions, as `kubectl describe` shows them: posted in the background by a small
 // pool (an Event is never worth holding a reconcile up for), best effort (a lost Event is logged at debug
 // and dropped: the session's status and its history carry the truth).
-import { type Session, SessionKind } from "@berth/crds";
+import { type Session, sessionEventBody } from "@berth/crds";
 import type { Logger } from "pino";
 import type { KubeApi } from "../kube/client.ts";
 import type { KubeEventSpec } from "./lifecycle.ts";
@@ -64,30 +64,8 @@ export class EventRecorder {
 
   async #post(s: Session, e: KubeEventSpec): Promise<void> {
     const ns = s.metadata.namespace as string;
-    const now = this.#now().toISOString();
     const res = await this.#kube.request("POST", `/api/v1/namespaces/${ns}/events`, {
-      body: {
-        apiVersion: "v1",
-        kind: "Event",
-        metadata: { generateName: `${s.metadata.name}.`, namespace: ns },
-        involvedObject: {
-          apiVersion: SessionKind.apiVersion,
-          kind: "Session",
-          name: s.metadata.name,
-          namespace: ns,
-          uid: s.metadata.uid,
-          resourceVersion: s.metadata.resourceVersion,
-        },
-        type: e.type,
-        reason: e.reason,
-        message: e.message.slice(0, 1024),
-        source: { component: this.#component },
-        reportingComponent: `berth.dev/${this.#component}`,
-        reportingInstance: this.#component,
-        firstTimestamp: `${now.slice(0, 19)}Z`,
-        lastTimestamp: `${now.slice(0, 19)}Z`,
-        count: 1,
-      },
+      body: sessionEventBody(s, e, this.#component, this.#now()),
     });
     if (res.status >= 300) throw new Error(`recording event ${e.reason}: ${res.status}`);
   }

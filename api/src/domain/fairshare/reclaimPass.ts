@@ -25,6 +25,7 @@ import {
   type Session,
   SessionKind,
   SessionReason,
+  sessionEventBody,
   sessionIdOf,
   sessionPath,
   withInterim,
@@ -436,30 +437,8 @@ async function recordEvent(
   now: Date,
 ) {
   const ns = s.metadata.namespace as string;
-  const at = `${now.toISOString().slice(0, 19)}Z`;
   const res = await rt.kube.request("POST", `/api/v1/namespaces/${ns}/events`, {
-    body: {
-      apiVersion: "v1",
-      kind: "Event",
-      metadata: { generateName: `${s.metadata.name}.`, namespace: ns },
-      involvedObject: {
-        apiVersion: SessionKind.apiVersion,
-        kind: "Session",
-        name: s.metadata.name,
-        namespace: ns,
-        uid: s.metadata.uid,
-        resourceVersion: s.metadata.resourceVersion,
-      },
-      type,
-      reason,
-      message: message.slice(0, 1024),
-      source: { component: "berth-worker" },
-      reportingComponent: "berth.dev/berth-worker",
-      reportingInstance: "berth-worker",
-      firstTimestamp: at,
-      lastTimestamp: at,
-      count: 1,
-    },
+    body: sessionEventBody(s, { type, reason, message }, "berth-worker", now),
   });
   if (res.status >= 300) throw new Error(`recording event ${reason}: ${res.status}`);
 }

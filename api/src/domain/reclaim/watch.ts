@@ -10,6 +10,7 @@ import {
   resourcePath,
   type Session,
   SessionKind,
+  sessionEventBody,
   sessionIdOf,
   sessionPath,
 } from "@berth/crds";
@@ -218,37 +219,18 @@ async function sendWarnings(c: ReclaimContext, row: SessionRow, s: Session, warn
  */
 async function postWarningEvents(c: ReclaimContext, s: Session, warnings: Warning[], now: Date): Promise<void> {
   const ns = s.metadata.namespace as string;
-  const at = `${now.toISOString().slice(0, 19)}Z`;
   for (const w of warnings) {
     const idle = w.kind === "idle";
     const left = minutesLeft(w.deadline, now);
+    const event = {
+      type: "Warning" as const,
+      reason: idle ? "IdleWarning" : "RuntimeWarning",
+      message: idle
+        ? `idle: will be paused at ${w.deadline.toISOString()} (in ${left} min) unless it is used`
+        : `reaches its maximum running time at ${w.deadline.toISOString()} (in ${left} min) and will be paused`,
+    };
     const res = await c.sessions.kube
-      .request("POST", `/api/v1/namespaces/${ns}/events`, {
-        body: {
-          apiVersion: "v1",
-          kind: "Event",
-          metadata: { generateName: `${s.metadata.name}.`, namespace: ns },
-          involvedObject: {
-            apiVersion: SessionKind.apiVersion,
-            kind: "Session",
-            name: s.metadata.name,
-            namespace: ns,
-            uid: s.metadata.uid,
-            resourceVersion: s.metadata.resourceVersion,
-          },
-          type: "Warning",
-          reason: idle ? "IdleWarning" : "RuntimeWarning",
-          message: idle
-            ? `idle: will be paused at ${w.deadline.toISOString()} (in ${left} min) unless it is used`
-            : `reaches its maximum running time at ${w.deadline.toISOString()} (in ${left} min) and will be paused`,
-          source: { component: "berth-reclaim" },
-          reportingComponent: "berth.dev/berth-reclaim",
-          reportingInstance: "berth-reclaim",
-          firstTimestamp: at,
-          lastTimestamp: at,
-          count: 1,
-        },
-      })
+      .request("POST", `/api/v1/namespaces/${ns}/events`, { body: sessionEventBody(s, event, "berth-reclaim", now) })
       .catch((err: unknown) => ({ status: 0, body: String(err) }));
     if (res.status >= 300 || res.status === 0)
       c.log.warn({ status: res.status, session: s.metadata.name }, "reclaim: the warning's Event was not recorded");
