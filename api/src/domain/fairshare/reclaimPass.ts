@@ -11,14 +11,7 @@
 //      borrowed work (controllers/src/sessions/placement-pass.ts), so it resumes when room returns;
 //   5. once it runs again the notice is cleared and the log row closed.
 // Each step writes only when its state is due, so a quiet fleet costs reads only.
-import {
-  chooseReclaim,
-  decayedUsage,
-  type Holder,
-  managed,
-  resolveSettings,
-  type UsageInterval,
-} from "@berth/controllers";
+import { chooseReclaim, decayedUsage, type Holder, managed, resolveSettings } from "@berth/controllers";
 import {
   gpuOccupancy,
   resourcePath,
@@ -42,6 +35,7 @@ import { fairShareSetting } from "../sessions/capacityClass.ts";
 import type { SessionsRuntime } from "../sessions/runtime.ts";
 import { projectOrganizations } from "./guarantees.ts";
 import { settingsOf, shareTreeOf } from "./tree.ts";
+import { usageIntervals } from "./usage.ts";
 
 export interface CapacityReclaimContext {
   db: Knex;
@@ -242,47 +236,6 @@ export async function reclaimCapacity(c: CapacityReclaimContext): Promise<Capaci
     }
   }
   return result;
-}
-
-/** Card-hours of runs that may still weigh (four half-lives), for ordering victims by fair share. */
-async function usageIntervals(db: Knex, now: Date, halfLifeMs: number): Promise<UsageInterval[]> {
-  const since = new Date(now.getTime() - 4 * halfLifeMs);
-  const rows = (await db("sessions")
-    .whereNotNull("started_at")
-    .where((q) => q.whereNull("terminated_at").orWhere("terminated_at", ">", since))
-    .select(
-      "organization_id",
-      "project_id",
-      "owner_id",
-      "gpu_count",
-      "gpu_slices_per_card",
-      "started_at",
-      "paused_at",
-      "terminated_at",
-      "phase",
-    )) as Pick<
-    SessionRow,
-    | "organization_id"
-    | "project_id"
-    | "owner_id"
-    | "gpu_count"
-    | "gpu_slices_per_card"
-    | "started_at"
-    | "paused_at"
-    | "terminated_at"
-    | "phase"
-  >[];
-  return rows.map((r) => {
-    const end = r.phase === "Running" ? undefined : (r.terminated_at ?? r.paused_at ?? undefined);
-    return {
-      org: r.organization_id,
-      project: r.project_id ?? "",
-      user: r.owner_id,
-      cards: gpuOccupancy(r.gpu_count, r.gpu_slices_per_card ?? undefined),
-      start: (r.started_at as Date).toISOString(),
-      ...(end ? { end: end.toISOString() } : {}),
-    };
-  });
 }
 
 /**

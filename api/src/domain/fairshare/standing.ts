@@ -3,7 +3,7 @@
 // (lent), its weighted fair share of the fleet and its decayed usage against it. And the reclaim log.
 // Scope, not 403: a super_admin reads every organization, an organization admin theirs, anyone else none;
 // the reclaim log also shows a person the reclaims of their own sessions.
-import { decayedUsage, resolveSettings, type UsageInterval } from "@berth/controllers";
+import { decayedUsage, resolveSettings } from "@berth/controllers";
 import { gpuOccupancy } from "@berth/crds";
 import type { Knex } from "knex";
 import type { SessionRow } from "../../db/operations/sessions/types.ts";
@@ -13,6 +13,7 @@ import { scopeOf } from "../identity/scope.ts";
 import { sessionsRuntimeOf } from "../sessions/runtime.ts";
 import { fleetGpus, projectOrganizations } from "./guarantees.ts";
 import { settingsOf, shareTreeOf } from "./tree.ts";
+import { usageIntervals } from "./usage.ts";
 
 export interface ModelStanding {
   gpuModel: string;
@@ -59,7 +60,7 @@ export async function fairShareStanding(
   const tree = shareTreeOf(policies, projectOrgs);
   const settings = resolveSettings(settingsOf(policies));
   const usage = decayedUsage(
-    await intervals(deps.db, now, settings.halfLifeMs),
+    await usageIntervals(deps.db, now, settings.halfLifeMs),
     now.toISOString(),
     settings.halfLifeMs,
   );
@@ -154,24 +155,6 @@ export async function fairShareStanding(
     };
   });
   return { asOf: now, capacity, organizations };
-}
-
-async function intervals(db: Knex, now: Date, halfLifeMs: number): Promise<UsageInterval[]> {
-  const since = new Date(now.getTime() - 4 * halfLifeMs);
-  const rows = (await db("sessions")
-    .whereNotNull("started_at")
-    .where((q) => q.whereNull("terminated_at").orWhere("terminated_at", ">", since))) as SessionRow[];
-  return rows.map((r) => {
-    const end = r.phase === "Running" ? undefined : (r.terminated_at ?? r.paused_at ?? undefined);
-    return {
-      org: r.organization_id,
-      project: r.project_id ?? "",
-      user: r.owner_id,
-      cards: gpuOccupancy(r.gpu_count, r.gpu_slices_per_card ?? undefined),
-      start: (r.started_at as Date).toISOString(),
-      ...(end ? { end: end.toISOString() } : {}),
-    };
-  });
 }
 
 export interface ReclaimRow {
