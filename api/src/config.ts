@@ -1,9 +1,11 @@
 // Every setting of the API process, parsed once at start-up from the environment (main.ts passes
 // process.env in; nothing below main.ts reads it). Every problem is reported together, and secrets are
 // wrapped so they never print by accident.
-import { existsSync } from "node:fs";
+import { createPrivateKey, createPublicKey, type KeyObject } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
+import { parsePublicKey } from "./domain/images/signatures.ts";
 import { parseSecretKeys } from "./domain/webhooks/secretBox.ts";
 import { parseCidr } from "./internal/cidr.ts";
 
@@ -162,6 +164,23 @@ export const ImagesEnv = {
    * for a public registry), spoken to over plain HTTP. Others must be public and speak HTTPS.
    */
   BERTH_IMAGE_INTERNAL_REGISTRIES: list.default([]),
+  /**
+   * Berth's own signing key (PEM, ECDSA P-256 or Ed25519): members' builds and imports are signed with it,
+   * and its signatures are trusted when image signatures are required (docs/dev/images.md).
+   */
+  BERTH_IMAGE_SIGNING_KEY_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .transform((path, ctx) => {
+      if (!path) return undefined;
+      try {
+        return signingKeyOf(readFileSync(path, "utf8"));
+      } catch (e) {
+        ctx.addIssue({ code: "custom", message: `${path}: ${(e as Error).message}` });
+        return z.NEVER;
+      }
+    }),
   /** Private images a member may hold (ready ones and imports and builds in flight); the contract's 20. */
   BERTH_PRIVATE_IMAGES_PER_MEMBER: z.coerce.number().int().min(1).max(20).default(20),
   /** Builds: the namespace of build Jobs on build clusters, the builder image, and the bounds of a build. */
@@ -185,12 +204,27 @@ export const ImagesEnv = {
   BERTH_BUILD_EGRESS_CIDRS: list.default([]),
 };
 
+export interface SigningKey {
+  privateKey: KeyObject;
+  publicKey: KeyObject;
+}
+
+/** A private key in PEM that Berth signs with; its public half is what verifiers are given. */
+export function signingKeyOf(pem: string): SigningKey {
+  const privateKey = createPrivateKey(pem);
+  const publicKey = createPublicKey(privateKey);
+  parsePublicKey(publicKey.export({ type: "spki", format: "pem" }).toString());
+  return { privateKey, publicKey };
+}
+
 export interface ImagesConfig {
   registry?: { url: string; pullPrefix: string; username?: string; password?: Secret };
   maxImageBytes: number;
   platforms: string[];
   internalRegistries: string[];
   perMember: number;
+  /** Berth's signing key, when one is configured. */
+  signingKey?: SigningKey;
   builds: {
     namespace: string;
     builderImage: string;
@@ -211,6 +245,7 @@ export function imagesConfigOf(e: {
   BERTH_IMAGE_PLATFORMS: string[];
   BERTH_IMAGE_INTERNAL_REGISTRIES: string[];
   BERTH_PRIVATE_IMAGES_PER_MEMBER: number;
+  BERTH_IMAGE_SIGNING_KEY_FILE?: SigningKey | undefined;
   BERTH_BUILD_NAMESPACE: string;
   BERTH_BUILDER_IMAGE: string;
   BERTH_BUILD_DOCKERFILE_MAX_BYTES: number;
@@ -235,6 +270,7 @@ export function imagesConfigOf(e: {
     platforms: e.BERTH_IMAGE_PLATFORMS,
     internalRegistries: e.BERTH_IMAGE_INTERNAL_REGISTRIES,
     perMember: e.BERTH_PRIVATE_IMAGES_PER_MEMBER,
+    ...(e.BERTH_IMAGE_SIGNING_KEY_FILE ? { signingKey: e.BERTH_IMAGE_SIGNING_KEY_FILE } : {}),
     builds: {
       namespace: e.BERTH_BUILD_NAMESPACE,
       builderImage: e.BERTH_BUILDER_IMAGE,

@@ -238,6 +238,11 @@ export const ERROR_CODES = {
     description:
       "The image's registry is, or resolves to, an internal address Berth does not call; details.registry and details.reason say which. An operator can trust internal registries with BERTH_IMAGE_INTERNAL_REGISTRIES.",
   },
+  image_unsigned: {
+    status: 422,
+    description:
+      "Image signatures are required and this image has none by a trusted key; details.reference names the image and details.reason says why: not_pinned (named by tag; name it by digest), unsigned, untrusted (signed by a key not in the settings' image_signatures.keys), invalid (a signature of another digest).",
+  },
   no_build_cluster: {
     status: 422,
     description:

@@ -69,6 +69,13 @@ export const TEST_IDS = {
     currentLogo: "current-logo",
     signupPolicySave: "signup-policy-save",
     placementSave: "placement-save",
+    faultsForm: "hardware-faults-form",
+    faultsSave: "hardware-faults-save",
+    signaturesForm: "image-signatures-form",
+    signaturesSave: "image-signatures-save",
+    signingKeys: "signing-keys",
+    /** A trusted key's row, by name (berth: Berth's own). */
+    signingKey: (name: string) => `signing-key-${name}`,
     signupClosed: "signup-closed",
     signupForm: "signup-form",
     signupSubmit: "signup-submit",

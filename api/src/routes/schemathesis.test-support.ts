@@ -54,6 +54,8 @@ const NOT_EXPRESSIBLE = new Set([
   "query_refused",
   // An array whose items name one kind twice: JSON Schema's uniqueItems compares whole items.
   "duplicate_kind",
+  // Trusted signing keys whose names repeat (their keys differ, so uniqueItems cannot see it).
+  "duplicate_name",
   "invalid_credential",
   "password_unchanged",
   "common_password",
@@ -79,6 +81,8 @@ const FORGIVEN_CODES = new Set([
   "webhook_target_forbidden",
   "bad_request",
   "gpu_model_unavailable",
+  // The platform's state: an administrator required signatures (a fuzzed settings change may do so).
+  "image_unsigned",
 ]);
 
 export function forgiven(f: Failure): boolean {

@@ -26,6 +26,7 @@ import { imageBuildResource } from "../domain/images/buildJob.ts";
 import { emitImageUpdated } from "../domain/images/events.ts";
 import { imageResource } from "../domain/images/privateImages.ts";
 import { MANIFEST_TYPES, RegistryError } from "../domain/images/registry.ts";
+import { signImage } from "../domain/images/signatures.ts";
 import { targetClient } from "../domain/images/sources.ts";
 
 export interface BuildLoopOptions {
@@ -189,6 +190,11 @@ export class BuildLoop {
         );
       throw e;
     }
+    // Berth's builds carry Berth's signature (docs/dev/images.md), before anyone can run them.
+    const key = this.#config.signingKey;
+    const registry = this.#config.registry;
+    if (key && registry)
+      await signImage(target, image.repository, digest, `${registry.pullPrefix}/${image.repository}`, key.privateKey);
     await this.#publish(image, digest);
     const now = this.#clock.now();
     // The image, the build's end, the stream's event and the owner's notification commit together.

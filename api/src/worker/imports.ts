@@ -5,6 +5,7 @@
 // stopped answering) is tried again a few times, skipping the blobs that made it; then it fails with
 // the reason. A row deleted meanwhile (its owner gave up) stops the copy.
 
+import { createHash } from "node:crypto";
 import { hostname } from "node:os";
 import { type KubeApi, PeriodicPass } from "@berth/controllers/kube";
 import { ImageKind, type KindDefinition, resourcePath } from "@berth/crds";
@@ -20,8 +21,11 @@ import { announceImportEnd } from "../domain/images/announce.ts";
 import { copyImage, ImportFailure } from "../domain/images/copy.ts";
 import { emitImageUpdated } from "../domain/images/events.ts";
 import { imageResource } from "../domain/images/privateImages.ts";
-import { parseReference } from "../domain/images/reference.ts";
+import { formatReference, parseReference } from "../domain/images/reference.ts";
+import { type RegistryClient, RegistryError } from "../domain/images/registry.ts";
+import { signImage, verifyImageSignature } from "../domain/images/signatures.ts";
 import { PinnedHosts, sourceClient, sourceRefusal, targetClient } from "../domain/images/sources.ts";
+import { requiredKeys } from "../domain/images/trust.ts";
 
 export interface ImportLoopOptions {
   /** Imports copied at once by this worker; default 2. */
@@ -187,10 +191,12 @@ export class ImportLoop {
     if (!registry || !target) throw new ImportFailure("registry_error", "Berth's registry is not configured");
     const refusal = await sourceRefusal(this.#config, ref.registry, undefined, pins);
     if (refusal) throw new ImportFailure("unauthorized", `Berth does not import from internal addresses: ${refusal}`);
+    const source = sourceClient(this.#config, ref.registry, { pins });
+    await this.#checkSource(source, ref);
     let last = 0;
     let pending: Promise<unknown> = Promise.resolve();
     const result = await copyImage({
-      source: sourceClient(this.#config, ref.registry, { pins }),
+      source,
       sourceRepository: ref.repository,
       sourceRef: ref.digest ?? ref.tag ?? "latest",
       target,
@@ -218,7 +224,50 @@ export class ImportLoop {
     });
     await pending;
     if (abort.signal.aborted) return undefined;
+    // What Berth copied from a checked source, it vouches for with its own key (docs/dev/images.md).
+    if (this.#config.signingKey)
+      await signImage(
+        target,
+        row.repository,
+        result.digest,
+        `${registry.pullPrefix}/${row.repository}`,
+        this.#config.signingKey.privateKey,
+      );
     return { ...result, name: row.id, body: imageResource(row, registry.pullPrefix, result.digest) };
+  }
+
+  /**
+   * With signatures required, the digest the member named (an index or a manifest) must be signed by a
+   * trusted key in its source registry before a byte is copied.
+   */
+  async #checkSource(source: RegistryClient, ref: ReturnType<typeof parseReference>): Promise<void> {
+    const keys = await requiredKeys({ db: this.#db, config: { images: this.#config } });
+    if (!keys) return;
+    let verdict: Awaited<ReturnType<typeof verifyImageSignature>>;
+    try {
+      let digest = ref.digest;
+      if (!digest) {
+        const m = await source.getManifest(ref.repository, ref.tag ?? "latest");
+        digest = m.digest ?? `sha256:${createHash("sha256").update(m.bytes).digest("hex")}`;
+      }
+      verdict = await verifyImageSignature(source, ref.repository, digest, keys);
+    } catch (e) {
+      if (
+        e instanceof RegistryError &&
+        (e.kind === "not_found" || e.kind === "unauthorized" || e.kind === "unreachable")
+      )
+        throw new ImportFailure(e.kind, e.message);
+      throw e;
+    }
+    if (!verdict.ok)
+      throw new ImportFailure(
+        "unsigned",
+        verdict.reason === "untrusted"
+          ? `${formatReference(ref)} is signed, but by none of the keys this installation trusts`
+          : verdict.reason === "unsigned"
+            ? `${formatReference(ref)} is not signed, and this installation runs only signed images`
+            : verdict.message,
+      );
   }
 
   /** Creates the Image resource; one already there from an earlier attempt is kept when it names the digest. */

@@ -712,7 +712,7 @@ export type EffectiveLimits = {
 export type ErrorEnvelope = {
   error: {
     /** Stable error code; clients map it to a message. */
-    code: "validation_failed" | "malformed_json" | "bad_request" | "import_csv_malformed" | "import_too_many_rows" | "webhook_url_invalid" | "image_reference_invalid" | "gpu_fraction_not_offered" | "gpu_slice_too_small" | "idle_timeout_out_of_bounds" | "max_runtime_out_of_bounds" | "dockerfile_invalid" | "node_selector_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "current_password_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "node_pool_overlap" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "request_already_decided" | "keep_running_limit_reached" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_purged" | "volume_locked" | "invalid_session_state" | "image_in_use" | "build_limit_reached" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "import_file_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "grantee_not_found" | "guarantee_unsatisfiable" | "gpu_model_unavailable" | "gpu_sharing_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "image_source_forbidden" | "no_build_cluster" | "build_cluster_not_ready" | "export_too_large" | "too_many_requests" | "internal" | "unavailable";
+    code: "validation_failed" | "malformed_json" | "bad_request" | "import_csv_malformed" | "import_too_many_rows" | "webhook_url_invalid" | "image_reference_invalid" | "gpu_fraction_not_offered" | "gpu_slice_too_small" | "idle_timeout_out_of_bounds" | "max_runtime_out_of_bounds" | "dockerfile_invalid" | "node_selector_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "current_password_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "node_pool_overlap" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "request_already_decided" | "keep_running_limit_reached" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_purged" | "volume_locked" | "invalid_session_state" | "image_in_use" | "build_limit_reached" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "import_file_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "grantee_not_found" | "guarantee_unsatisfiable" | "gpu_model_unavailable" | "gpu_sharing_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "image_source_forbidden" | "image_unsigned" | "no_build_cluster" | "build_cluster_not_ready" | "export_too_large" | "too_many_requests" | "internal" | "unavailable";
     /** Human-readable text. */
     message: string;
     /** What to fix. For validation_failed: issues[] of {path, message, code}. */
@@ -879,6 +879,24 @@ export type ImageBuild = {
 
 export type ImageBuildList = {
   data: ImageBuild[];
+};
+
+export type ImageSignatureSettings = {
+  /** true: a session starts, and an image is imported or added to the catalog, only if its digest is signed by one of the keys (or Berth's own). */
+  required: boolean;
+  /** Public keys (ECDSA P-256 or Ed25519, PEM) whose signatures are trusted, by name. */
+  keys: {
+    name: string;
+    public_key: string;
+  }[];
+};
+
+export type ImageSigningKey = {
+  algorithm: "ecdsa-p256-sha256" | "ed25519";
+  /** PEM (SubjectPublicKeyInfo). */
+  public_key: string;
+  /** How verdicts name it: berth. */
+  name: string;
 };
 
 export type ImportImageRequest = {
@@ -1287,7 +1305,7 @@ export type PrivateImage = {
   digest: string | null;
   size_bytes: number | null;
   failure: {
-    /** not_found, unauthorized, too_large, no_matching_platform, unreachable, digest_mismatch, unsupported_manifest, registry_error */
+    /** not_found, unauthorized, too_large, no_matching_platform, unreachable, digest_mismatch, unsupported_manifest, registry_error, unsigned (signatures are required and the source has none by a trusted key) */
     code: string;
     reason: string;
   } | null;
@@ -1936,6 +1954,7 @@ export type SystemSettings = {
   signup: SignupPolicy;
   placement: PlacementSettings;
   hardware_faults: HardwareFaultSettings;
+  image_signatures: ImageSignatureSettings;
 };
 
 export type TokenCredential = {
@@ -2067,6 +2086,15 @@ export type UpdateSystemSettingsRequest = {
     window_minutes?: number;
     /** cordon: no new sessions there, running ones warned; drain: also their pods are evicted and the sessions placed again on other nodes. */
     action?: "cordon" | "drain";
+  };
+  image_signatures?: {
+    /** true: a session starts, and an image is imported or added to the catalog, only if its digest is signed by one of the keys (or Berth's own). */
+    required?: boolean;
+    /** Public keys (ECDSA P-256 or Ed25519, PEM) whose signatures are trusted, by name. */
+    keys?: {
+      name: string;
+      public_key: string;
+    }[];
   };
 };
 
@@ -3029,6 +3057,15 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: ImageBuild;
+  };
+  /** Berth's public signing key, to verify what Berth built or imported */
+  getImageSigningKey: {
+    method: "get";
+    path: "/api/v1/images/signing-key";
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    response: ImageSigningKey;
   };
   /** The signed-in account and its memberships */
   getMe: {
@@ -4727,6 +4764,7 @@ export const OPERATIONS = {
   getHealth: { method: "get", path: "/healthz" },
   getImage: { method: "get", path: "/api/v1/images/{name}" },
   getImageBuild: { method: "get", path: "/api/v1/image-builds/{id}" },
+  getImageSigningKey: { method: "get", path: "/api/v1/images/signing-key" },
   getMe: { method: "get", path: "/api/v1/auth/me" },
   getMonitoringPanel: { method: "get", path: "/api/v1/monitoring/panels/{panelId}" },
   getNotificationPreferences: { method: "get", path: "/api/v1/notifications/preferences" },

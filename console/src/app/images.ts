@@ -6,6 +6,11 @@ export function loadImages(signal?: AbortSignal) {
   return api.call("listImages", { query: { size: 100 } }, { signal });
 }
 
+/** Berth's public signing key; refused with 404 when the installation has none. */
+export function loadImageSigningKey(signal?: AbortSignal) {
+  return api.call("getImageSigningKey", {}, { signal });
+}
+
 export function loadPrivateImages(signal?: AbortSignal) {
   return api.call("listPrivateImages", {}, { signal });
 }

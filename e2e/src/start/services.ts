@@ -28,7 +28,7 @@
 //   worker     the leader-elected session controllers (placement, dispatch, lifecycle)
 // Each piece is its workspace's own start function; this file only wires them.
 
-import { randomBytes } from "node:crypto";
+import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
@@ -80,6 +80,15 @@ function persistentKey(file: string): string {
   const v = randomBytes(32).toString("base64");
   writeFileSync(file, `${v}\n`, { mode: 0o600 });
   return v;
+}
+
+/** An ECDSA P-256 key made once per data directory: Berth's image signing key (docs/dev/images.md). */
+function persistentSigningKey(file: string): string {
+  if (!existsSync(file)) {
+    const { privateKey } = generateKeyPairSync("ec", { namedCurve: "prime256v1" });
+    writeFileSync(file, privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600 });
+  }
+  return file;
 }
 
 const logLevel = process.env.BERTH_LOG_LEVEL ?? "warn";
@@ -189,6 +198,8 @@ const apiService: Service = {
       BERTH_REGISTRY_URL: process.env.BERTH_REGISTRY_URL ?? ctx.published.BERTH_REGISTRY_URL,
       BERTH_IMAGE_INTERNAL_REGISTRIES:
         process.env.BERTH_IMAGE_INTERNAL_REGISTRIES ?? ctx.published.BERTH_IMAGE_INTERNAL_REGISTRIES,
+      BERTH_IMAGE_SIGNING_KEY_FILE:
+        process.env.BERTH_IMAGE_SIGNING_KEY_FILE ?? persistentSigningKey(join(ctx.dataDir, "image-signing-key.pem")),
       // Where the real node runs: its pods reach the registry through the builder service's relay.
       ...(ctx.published.BERTH_REGISTRY_PULL_PREFIX && !process.env.BERTH_REGISTRY_PULL_PREFIX
         ? { BERTH_REGISTRY_PULL_PREFIX: ctx.published.BERTH_REGISTRY_PULL_PREFIX }

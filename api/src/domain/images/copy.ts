@@ -18,6 +18,7 @@ export type ImportFailureCode =
   | "digest_mismatch"
   | "unsupported_manifest"
   | "registry_error"
+  | "unsigned"
   | "cancelled";
 
 /** Why an import failed, in words for the person who asked; `retryable` ones are tried again. */

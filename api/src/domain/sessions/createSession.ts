@@ -36,6 +36,7 @@ import { Conflict, DomainError, Forbidden, Invalid, Unavailable } from "../../er
 import { checkReclaimAsks, reclaimPolicyOf } from "../catalog/reclaimPolicy.ts";
 import type { Principal } from "../identity/principal.ts";
 import { scopeOf } from "../identity/scope.ts";
+import { assertSigned } from "../images/trust.ts";
 import { admitCreate } from "./admission.ts";
 import { ratePermilleOf } from "./capacityClass.ts";
 import { effectiveLimit } from "./checkQuota.ts";
@@ -146,6 +147,7 @@ export async function createSession(
       : []),
   ];
   if (bad.length > 0 || !offering || !preset || !image) throw new Invalid("the request is invalid", bad);
+  await assertSigned(deps, image.spec.image, "image");
   const gpuModel = offering.spec.gpuModel;
   const gpuSlice = sliceOfOffering(offering);
   // A slice is of one card: a GPU preset cannot make it several.

@@ -1,6 +1,7 @@
 // The system settings' shapes and defaults (stored per group in system_settings). The domain owns them:
 // the route layer reuses them for its bodies, so a value the API accepts is one the domain accepts.
 import { z } from "zod";
+import { parsePublicKey } from "../images/signatures.ts";
 
 /** Logo: a data: URL of a small PNG, JPEG, WebP or SVG image (the console shows it on the sign-in page). */
 export const MAX_LOGO_BYTES = 64 * 1024;
@@ -90,11 +91,47 @@ export const HardwareFaultSettings = z
   .meta({ id: "HardwareFaultSettings" });
 export type HardwareFaultSettings = z.infer<typeof HardwareFaultSettings>;
 
+const SigningKeyName = z.string().regex(/\S/, "not only spaces").trim().min(1).max(64);
+const PublicKeyPem = z
+  .string()
+  .max(4096)
+  .regex(
+    /^-----BEGIN PUBLIC KEY-----[\s\S]+-----END PUBLIC KEY-----\s*$/,
+    "must be a PEM public key (-----BEGIN PUBLIC KEY-----)",
+  )
+  .superRefine((pem, ctx) => {
+    try {
+      parsePublicKey(pem);
+    } catch (e) {
+      ctx.addIssue({ code: "custom", message: `not a key Berth can verify with: ${(e as Error).message}` });
+    }
+  });
+
+export const ImageSignatureSettings = z
+  .object({
+    required: z.boolean().meta({
+      description:
+        "true: a session starts, and an image is imported or added to the catalog, only if its digest is signed by one of the keys (or Berth's own).",
+    }),
+    keys: z
+      .array(z.object({ name: SigningKeyName, public_key: PublicKeyPem }).strict())
+      .max(20)
+      .refine((a) => new Set(a.map((k) => k.name)).size === a.length, {
+        message: "each key name once",
+        params: { code: "duplicate_name" },
+      })
+      .meta({ description: "Public keys (ECDSA P-256 or Ed25519, PEM) whose signatures are trusted, by name." }),
+  })
+  .strict()
+  .meta({ id: "ImageSignatureSettings" });
+export type ImageSignatureSettings = z.infer<typeof ImageSignatureSettings>;
+
 export const SETTING_SCHEMAS = {
   branding: Branding,
   signup: SignupPolicy,
   placement: PlacementSettings,
   hardware_faults: HardwareFaultSettings,
+  image_signatures: ImageSignatureSettings,
 } as const;
 export type SettingKey = keyof typeof SETTING_SCHEMAS;
 
@@ -103,6 +140,7 @@ export interface SystemSettings {
   signup: SignupPolicy;
   placement: PlacementSettings;
   hardware_faults: HardwareFaultSettings;
+  image_signatures: ImageSignatureSettings;
 }
 
 export const DEFAULT_SETTINGS: SystemSettings = {
@@ -116,4 +154,5 @@ export const DEFAULT_SETTINGS: SystemSettings = {
     window_minutes: 60,
     action: "cordon",
   },
+  image_signatures: { required: false, keys: [] },
 };

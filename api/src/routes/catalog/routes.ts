@@ -10,6 +10,7 @@ import { checkImageOwner } from "../../domain/catalog/imageOwner.ts";
 import { createCatalog, getCatalog, listCatalog, updateCatalog } from "../../domain/catalog/operations.ts";
 import { images, offerings, policies, presets } from "../../domain/catalog/resources.ts";
 import { checkGuarantees } from "../../domain/fairshare/guarantees.ts";
+import { assertSigned } from "../../domain/images/trust.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import {
   fairShareToSpec,
@@ -301,11 +302,12 @@ export const createImageRoute = defineRoute({
   body: CreateImageBody,
   idempotent: true,
   audit: "image.create",
-  errors: ["already_exists", "conflict"],
+  errors: ["already_exists", "conflict", "image_unsigned"],
   responses: { 201: Image },
   handler: async ({ deps, principal, body, audit }) => {
     audit.target("image", body.name);
     await checkImageOwner(deps, principal, body.owner);
+    if (principal.isSuperAdmin) await assertSigned(deps, body.image, "image");
     const o = await createCatalog(deps, principal, images, body.name, toSpec(body, IMAGE_FIELDS));
     return { status: 201, body: presentImage(o) };
   },
@@ -321,10 +323,12 @@ export const updateImageRoute = defineRoute({
   params: NameParams,
   body: UpdateImageBody,
   audit: "image.update",
+  errors: ["image_unsigned"],
   responses: { 200: Image },
   handler: async ({ deps, principal, params, body, audit }) => {
     audit.target("image", params.name);
     await checkImageOwner(deps, principal, body.owner);
+    if (principal.isSuperAdmin && body.image !== undefined) await assertSigned(deps, body.image, "image");
     const o = await updateCatalog(deps, principal, images, params.name, (spec) => ({
       ...spec,
       ...toSpec(body, IMAGE_FIELDS),

@@ -7,7 +7,8 @@
 // the log kwok serves; success, the digest check and the negative case (the Job succeeds, nothing was
 // pushed) all run for real.
 
-import { appendFileSync } from "node:fs";
+import { generateKeyPairSync } from "node:crypto";
+import { appendFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BUILD_CONTROLLER_RULES } from "@berth/controllers";
 import { HttpKube } from "@berth/controllers/kube";
@@ -39,6 +40,8 @@ import {
   installBuildsOn,
   startBuildOperator,
 } from "../../domain/images/buildOperator.test-support.ts";
+import { RegistryClient } from "../../domain/images/registry.ts";
+import { verifyImageSignature } from "../../domain/images/signatures.ts";
 import { buildClusterRbac } from "../../rbac.ts";
 import { BuildLoop } from "../../worker/builds.ts";
 
@@ -52,6 +55,8 @@ let loop: BuildLoop;
 let operator: BuildOperator;
 let controlPlaneCred: { serviceAccount: string; kubeconfig: string; token: string };
 let podLog: string;
+let signingKeyFile: string;
+const signingKey = generateKeyPairSync("ec", { namedCurve: "prime256v1" });
 const CLUSTER = "clu_buildbed1";
 const NS = "berth-builds";
 
@@ -92,10 +97,16 @@ beforeAll(async () => {
     },
   });
   podLog = join(fleet.dataDir, "build", "pod-log.cri");
+  signingKeyFile = join(fleet.dataDir, "berth-signing.pem");
+  writeFileSync(signingKeyFile, signingKey.privateKey.export({ type: "pkcs8", format: "pem" }));
   t = await startIdentityTestApi({
     kubeConfig: kc,
     clusters: true,
-    env: { BERTH_REGISTRY_URL: target.url, BERTH_BUILD_DOCKERFILE_MAX_BYTES: "2048" },
+    env: {
+      BERTH_REGISTRY_URL: target.url,
+      BERTH_BUILD_DOCKERFILE_MAX_BYTES: "2048",
+      BERTH_IMAGE_SIGNING_KEY_FILE: signingKeyFile,
+    },
   });
   w = await anIdentityWorld(t);
   await t.database.db("clusters").insert({ id: CLUSTER, name: "build", session_domain: "build.bed.test" });
@@ -325,6 +336,13 @@ describe("building an image", () => {
     const catalog = await t.request("GET", `/api/v1/images/${r.body.image_id}`, { token: w.memberA.token });
     expect(catalog.body).toMatchObject({ visibility: "private", owner: w.memberA.id });
     expect(catalog.body.image).toContain(`@${pushed.digest}`);
+    // Berth's build carries Berth's signature over the digest it pushed.
+    const repository = (catalog.body.image as string).replace(/^[^/]+\//, "").replace(/@.*$/, "");
+    expect(
+      await verifyImageSignature(new RegistryClient({ baseUrl: target.url }), repository, pushed.digest, [
+        { name: "berth", key: signingKey.publicKey },
+      ]),
+    ).toEqual({ ok: true, key: "berth" });
     expect(await bellFor(w.memberA, r.body.id)).toEqual([
       expect.objectContaining({
         title: "Image build succeeded",

@@ -10,9 +10,17 @@ import {
   listMyPrivateImages,
   requestImport,
 } from "../../domain/images/privateImages.ts";
+import { imageSigningKey } from "../../domain/images/trust.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { presentPrivateImage } from "./presenter.ts";
-import { ImageIdParams, ImportImageBody, ListPrivateImagesQuery, PrivateImage, PrivateImageList } from "./schemas.ts";
+import {
+  ImageIdParams,
+  ImageSigningKey,
+  ImportImageBody,
+  ListPrivateImagesQuery,
+  PrivateImage,
+  PrivateImageList,
+} from "./schemas.ts";
 
 export const importImageRoute = defineRoute({
   method: "post",
@@ -95,7 +103,22 @@ export const deletePrivateImageRoute = defineRoute({
   },
 });
 
+export const getSigningKeyRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/images/signing-key",
+  operationId: "getImageSigningKey",
+  tags: ["images"],
+  summary: "Berth's public signing key, to verify what Berth built or imported",
+  description:
+    "Berth signs the images it builds and imports (cosign's signature layout, so `cosign verify --key` accepts them). 404 when no key is configured (BERTH_IMAGE_SIGNING_KEY_FILE).",
+  auth: "user",
+  errors: ["not_found"],
+  responses: { 200: ImageSigningKey },
+  handler: async ({ deps }) => ({ status: 200, body: imageSigningKey(deps) }),
+});
+
 export const routes: RouteDef[] = [
+  getSigningKeyRoute,
   importImageRoute,
   listPrivateImagesRoute,
   getPrivateImageRoute,

@@ -33,7 +33,7 @@ export const PrivateImage = z
       .object({
         code: z.string().meta({
           description:
-            "not_found, unauthorized, too_large, no_matching_platform, unreachable, digest_mismatch, unsupported_manifest, registry_error",
+            "not_found, unauthorized, too_large, no_matching_platform, unreachable, digest_mismatch, unsupported_manifest, registry_error, unsigned (signatures are required and the source has none by a trusted key)",
         }),
         reason: z.string(),
       })
@@ -79,3 +79,11 @@ export const ListPrivateImagesQuery = z.object({
 export const ImageIdParams = z.object({
   id: z.string().regex(/^img-[a-z0-9]{12}$/, "an image id: img- and 12 letters or digits"),
 });
+
+export const ImageSigningKey = z
+  .object({
+    algorithm: z.enum(["ecdsa-p256-sha256", "ed25519"]),
+    public_key: z.string().meta({ description: "PEM (SubjectPublicKeyInfo)." }),
+    name: z.string().meta({ description: "How verdicts name it: berth." }),
+  })
+  .meta({ id: "ImageSigningKey" });

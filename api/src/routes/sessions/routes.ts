@@ -61,6 +61,7 @@ export const createSessionRoute = defineRoute({
     "volume_pool_not_shared",
     "volume_locked",
     "gpu_model_unavailable",
+    "image_unsigned",
     "conflict",
   ],
   responses: { 201: Session },

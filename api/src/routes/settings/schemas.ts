@@ -1,5 +1,11 @@
 import { z } from "zod";
-import { Branding, HardwareFaultSettings, PlacementSettings, SignupPolicy } from "../../domain/settings/schemas.ts";
+import {
+  Branding,
+  HardwareFaultSettings,
+  ImageSignatureSettings,
+  PlacementSettings,
+  SignupPolicy,
+} from "../../domain/settings/schemas.ts";
 
 export const SystemSettingsBody = z
   .object({
@@ -7,6 +13,7 @@ export const SystemSettingsBody = z
     signup: SignupPolicy,
     placement: PlacementSettings,
     hardware_faults: HardwareFaultSettings,
+    image_signatures: ImageSignatureSettings,
   })
   .meta({ id: "SystemSettings" });
 
@@ -16,6 +23,7 @@ export const UpdateSystemSettingsBody = z
     signup: SignupPolicy.partial().strict().optional(),
     placement: PlacementSettings.partial().strict().optional(),
     hardware_faults: HardwareFaultSettings.partial().strict().optional(),
+    image_signatures: ImageSignatureSettings.partial().strict().optional(),
   })
   .strict()
   .refine(
@@ -23,8 +31,9 @@ export const UpdateSystemSettingsBody = z
       b.branding !== undefined ||
       b.signup !== undefined ||
       b.placement !== undefined ||
-      b.hardware_faults !== undefined,
-    { message: "name at least one of branding, signup, placement, hardware_faults" },
+      b.hardware_faults !== undefined ||
+      b.image_signatures !== undefined,
+    { message: "name at least one of branding, signup, placement, hardware_faults, image_signatures" },
   )
   .meta({ id: "UpdateSystemSettingsRequest" });
 

@@ -39,6 +39,7 @@ describe("/api/v1/system/settings", () => {
         window_minutes: 60,
         action: "cordon",
       },
+      image_signatures: { required: false, keys: [] },
     });
   });
 

@@ -1,12 +1,14 @@
 // System settings for super_admins (docs/dev/governance.md): the branding (name, logo, accent colour,
 // support link; applied to the console and its sign-in page as soon as it is saved), the sign-up policy
 // (closed, open, approval; allowed domains; the organization new accounts join) and the placement policy
-// the worker's next placement pass uses. Each section saves its own group; the API checks it whole.
+// the worker's next placement pass uses, the hardware-fault rule (docs/dev/node-pools.md) and whether only
+// signed images run (docs/dev/images.md). Each section saves its own group; the API checks it whole.
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import type { Operations } from "../../api/openapi.gen.ts";
 import { branding } from "../../app/context.ts";
 import "../../components/error-panel/index.ts";
+import { loadImageSigningKey } from "../../app/images.ts";
 import { loadOrganizations } from "../../app/organizations.ts";
 import { loadSystemSettings, updateSystemSettings } from "../../app/settings.ts";
 import { settingsNav } from "../../components/settings-nav.ts";
@@ -18,7 +20,15 @@ import { TEST_IDS } from "../../test-ids.ts";
 
 type Settings = Operations["getSystemSettings"]["response"];
 type Patch = Operations["updateSystemSettings"]["body"];
-type Section = "branding" | "signup" | "placement";
+type Section = "branding" | "signup" | "placement" | "hardware_faults" | "image_signatures";
+
+/** Numbers typed one per line or separated by commas or spaces; what is not a number is sent as typed. */
+export function numbersOf(text: string): (number | string)[] {
+  return text
+    .split(/[\s,]+/)
+    .filter(Boolean)
+    .map((t) => (/^\d+$/.test(t) ? Number(t) : t));
+}
 
 /** The logo file as a data: URL (the API takes at most 64 KiB of image). */
 function dataUrlOf(file: File): Promise<string> {
@@ -55,6 +65,11 @@ export class BerthSettingsView extends LitElement {
   });
   #orgs = new Task(this, {
     task: async (_a, { signal }) => loadOrganizations(signal),
+    args: () => [],
+  });
+  /** Berth's own public key; undefined when the installation has none. */
+  #berthKey = new Task(this, {
+    task: async (_a, { signal }) => loadImageSigningKey(signal),
     args: () => [],
   });
 
@@ -196,13 +211,104 @@ export class BerthSettingsView extends LitElement {
     </section>`;
   }
 
+  #faults(s: Settings) {
+    const h = s.hardware_faults;
+    const submit = (e: SubmitEvent) => {
+      e.preventDefault();
+      const f = new FormData(e.target as HTMLFormElement);
+      void this.#save("hardware_faults", async () => ({
+        hardware_faults: {
+          xids: numbersOf(String(f.get("xids") ?? "")) as number[],
+          ecc_double_bit: f.get("ecc_double_bit") === "on",
+          threshold: Number(f.get("threshold")),
+          window_minutes: Number(f.get("window_minutes")),
+          action: String(f.get("action")) as "cordon" | "drain",
+        },
+      }));
+    };
+    const choice = (v: "cordon" | "drain", label: string) =>
+      html`<label><input type="radio" name="action" value=${v} ?checked=${h.action === v} /> ${label}</label>`;
+    return html`<section class="card" aria-labelledby="h-faults">
+      <h2 id="h-faults">Hardware faults</h2>
+      <p class="muted">When a node's GPUs report faults, Berth cordons it and tells the administrators.</p>
+      <form @submit=${submit} data-testid=${TEST_IDS.settings.faultsForm}>
+        <div class="form-grid">
+          <div class="field"><label for="f-xids">XID codes that count</label><input id="f-xids" name="xids" .value=${h.xids.join(", ")} aria-describedby="f-xids-hint" />
+            <p class="hint" id="f-xids-hint">Separated by commas. Empty: no XID counts.</p></div>
+          <div class="field"><div class="check"><input id="f-ecc" name="ecc_double_bit" type="checkbox" ?checked=${h.ecc_double_bit} /><label for="f-ecc">Double-bit ECC errors count too</label></div></div>
+          <div class="field"><label for="f-threshold">Faults that cordon a node</label><input id="f-threshold" name="threshold" type="number" min="1" max="1000" required .value=${String(h.threshold)} /></div>
+          <div class="field"><label for="f-window">Within (minutes)</label><input id="f-window" name="window_minutes" type="number" min="1" max="10080" required .value=${String(h.window_minutes)} /></div>
+        </div>
+        <fieldset><legend>Then</legend><div class="radio">
+          ${choice("cordon", "Cordon: no new sessions there; running ones are warned")}
+          ${choice("drain", "Drain: also pause and place its sessions elsewhere")}
+        </div></fieldset>
+        ${this.#status("hardware_faults")}
+        <button class="primary" type="submit" ?disabled=${this.saving === "hardware_faults"} data-testid=${TEST_IDS.settings.faultsSave}>${this.saving === "hardware_faults" ? "Saving…" : "Save the fault rule"}</button>
+      </form>
+    </section>`;
+  }
+
+  #signatures(s: Settings) {
+    const sig = s.image_signatures;
+    const submit = (e: SubmitEvent) => {
+      e.preventDefault();
+      const form = e.target as HTMLFormElement;
+      const f = new FormData(form);
+      const removed = new Set(f.getAll("remove_key").map(String));
+      const name = String(f.get("key_name") ?? "").trim();
+      const pem = String(f.get("key_pem") ?? "").trim();
+      void this.#save("image_signatures", async () => ({
+        image_signatures: {
+          required: f.get("required") === "on",
+          keys: [
+            ...sig.keys.filter((k) => !removed.has(k.name)),
+            ...(name || pem ? [{ name, public_key: `${pem}\n` }] : []),
+          ],
+        },
+      })).then(() => {
+        if (this.saved === "image_signatures") form.reset();
+      });
+    };
+    const own = this.#berthKey.value;
+    return html`<section class="card" aria-labelledby="h-signatures">
+      <h2 id="h-signatures">Image signatures</h2>
+      <p class="muted">With signatures required, a session starts, and an image is imported or added to the catalogue,
+        only if its digest is signed by one of these keys or by Berth's own. Images are then named by digest.</p>
+      <form @submit=${submit} data-testid=${TEST_IDS.settings.signaturesForm}>
+        <div class="check"><input id="i-required" name="required" type="checkbox" ?checked=${sig.required} /><label for="i-required">Only signed images run</label></div>
+        <table data-testid=${TEST_IDS.settings.signingKeys}>
+          <caption class="muted">Trusted keys</caption>
+          <thead><tr><th scope="col">Name</th><th scope="col">Public key</th><th scope="col">Remove</th></tr></thead>
+          <tbody>
+            <tr data-testid=${TEST_IDS.settings.signingKey("berth")}><td>berth <span class="muted">(Berth's own)</span></td>
+              <td>${own ? html`<details><summary>${own.algorithm}</summary><pre>${own.public_key}</pre></details>` : html`<span class="muted">${this.#berthKey.error ? "None: builds and imports are not signed (BERTH_IMAGE_SIGNING_KEY_FILE)" : "…"}</span>`}</td><td></td></tr>
+            ${sig.keys.map(
+              (k) => html`<tr data-testid=${TEST_IDS.settings.signingKey(k.name)}><td>${k.name}</td>
+                <td><details><summary>PEM</summary><pre>${k.public_key}</pre></details></td>
+                <td><input type="checkbox" name="remove_key" value=${k.name} aria-label=${`Remove ${k.name}`} /></td></tr>`,
+            )}
+          </tbody>
+        </table>
+        <div class="form-grid">
+          <div class="field"><label for="i-name">Add a key: its name</label><input id="i-name" name="key_name" maxlength="64" /></div>
+          <div class="field wide"><label for="i-pem">Public key (PEM, ECDSA P-256 or Ed25519)</label><textarea id="i-pem" name="key_pem" placeholder="-----BEGIN PUBLIC KEY-----" aria-describedby="i-pem-hint"></textarea>
+            <p class="hint" id="i-pem-hint">As <code>cosign generate-key-pair</code> writes it to cosign.pub.</p></div>
+        </div>
+        ${this.#status("image_signatures")}
+        <button class="primary" type="submit" ?disabled=${this.saving === "image_signatures"} data-testid=${TEST_IDS.settings.signaturesSave}>${this.saving === "image_signatures" ? "Saving…" : "Save image signatures"}</button>
+      </form>
+    </section>`;
+  }
+
   override render() {
     return html`<div class="page-head"><h1>System settings</h1></div>
       ${settingsNav("settings")}
       ${renderTask(this.#settings, {
         pendingLabel: "Loading the settings…",
         errorHeading: "The settings could not be loaded (only super_admins may read them)",
-        complete: (s) => html`${this.#branding(s)}${this.#signup(s)}${this.#placement(s)}`,
+        complete: (s) =>
+          html`${this.#branding(s)}${this.#signup(s)}${this.#placement(s)}${this.#faults(s)}${this.#signatures(s)}`,
       })}`;
   }
 }

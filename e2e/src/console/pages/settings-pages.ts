@@ -1,5 +1,6 @@
-// Page objects of the system settings (branding, sign-up policy, placement, the sign-up queue) and of the
-// public sign-up page. Test ids come from the console (@berth/console/test-ids).
+// Page objects of the system settings (branding, sign-up policy, placement, the fault rule, image
+// signatures, the sign-up queue) and of the public sign-up page. Test ids come from the console
+// (@berth/console/test-ids).
 import { TEST_IDS } from "@berth/console/test-ids";
 import type { Page } from "playwright-core";
 import { Shell } from "./shell.ts";
@@ -34,8 +35,8 @@ export class SettingsPage {
     await this.page.getByTestId(T.brandingSave).click();
   }
 
-  /** A section's saved notice: branding, signup or placement. */
-  saved(section: "branding" | "signup" | "placement") {
+  /** A section's saved notice. */
+  saved(section: "branding" | "signup" | "placement" | "hardware_faults" | "image_signatures") {
     return this.page.getByTestId(T.saved(section));
   }
   currentLogo() {
@@ -51,6 +52,36 @@ export class SettingsPage {
   async placeBySpreading(): Promise<void> {
     await this.page.getByLabel("Spread: the emptiest cluster").check();
     await this.page.getByTestId(T.placementSave).click();
+  }
+
+  /** The fault rule as typed: XIDs as text (so bad ones reach the API as they would from a person). */
+  async saveFaultRule(r: { xids: string; ecc: boolean; threshold: number; windowMinutes: number; drain: boolean }) {
+    await this.page.getByLabel("XID codes that count").fill(r.xids);
+    await this.page.getByLabel("Double-bit ECC errors count too").setChecked(r.ecc);
+    await this.page.getByLabel("Faults that cordon a node").fill(String(r.threshold));
+    await this.page.getByLabel("Within (minutes)").fill(String(r.windowMinutes));
+    await this.page
+      .getByLabel(
+        r.drain
+          ? "Drain: also pause and place its sessions elsewhere"
+          : "Cordon: no new sessions there; running ones are warned",
+      )
+      .check();
+    await this.page.getByTestId(T.faultsSave).click();
+  }
+
+  /** Saves the image-signature settings: whether they are required, a key to add, keys to remove. */
+  async saveSignatures(o: { required: boolean; add?: { name: string; pem: string }; remove?: string[] }) {
+    await this.page.getByLabel("Only signed images run").setChecked(o.required);
+    for (const name of o.remove ?? []) await this.page.getByLabel(`Remove ${name}`).check();
+    if (o.add) {
+      await this.page.getByLabel("Add a key: its name").fill(o.add.name);
+      await this.page.getByLabel(/^Public key \(PEM/).fill(o.add.pem);
+    }
+    await this.page.getByTestId(T.signaturesSave).click();
+  }
+  signingKey(name: string) {
+    return this.page.getByTestId(T.signingKey(name));
   }
 
   async openSignupQueue(): Promise<void> {
