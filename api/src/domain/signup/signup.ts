@@ -1,9 +1,11 @@
 // Public sign-up under the system's sign-up policy (domain/settings/schemas.ts): `closed` refuses,
 // `open` makes an active account at once, `approval` makes a disabled account and a pending request
 // that a super_admin approves (the account is enabled) or denies (it stays disabled). Allowed domains
-// apply to both open policies; the new account joins the configured organization as a member.
+// apply to both open policies; the new account joins the configured organization as a member, and receives
+// its welcome credit (credits/welcome.ts) when it joins: at once when open, on approval otherwise.
 import type { Knex } from "knex";
 import { findMembership } from "../../db/operations/memberships/findMembership.ts";
+import { listOrganizationAdmins } from "../../db/operations/memberships/listOrganizationAdmins.ts";
 import { upsertMembership } from "../../db/operations/memberships/upsertMembership.ts";
 import {
   decideSignupRequest,
@@ -15,6 +17,7 @@ import { insertUser } from "../../db/operations/users/insertUser.ts";
 import { updateUser } from "../../db/operations/users/updateUser.ts";
 import { type Page, type PagedBody, paginate } from "../../db/paging.ts";
 import { DomainError, Forbidden, NotFound, TooManyRequests } from "../../errors.ts";
+import { giveWelcomeCredit, reportUnpaidWelcome } from "../credits/welcome.ts";
 import { normalizeEmail } from "../identity/email.ts";
 import { mapConstraintErrors } from "../identity/errors.ts";
 import { newId } from "../identity/ids.ts";
@@ -72,13 +75,20 @@ export async function signUp(
         if (pending) {
           await updateUser(tx, user.id, { disabled: true });
           await insertSignupRequest(tx, { userId: user.id, email, organizationId: signup.organization_id, at });
-        } else if (signup.organization_id)
-          await upsertMembership(tx, {
+        } else if (signup.organization_id) {
+          const organizationId = signup.organization_id;
+          await upsertMembership(tx, { userId: user.id, organizationId, projectId: null, role: "member" });
+          const outcome = await giveWelcomeCredit(tx, {
+            organizationId,
             userId: user.id,
-            organizationId: signup.organization_id,
-            projectId: null,
-            role: "member",
+            actorKind: "system",
+            actorId: null,
+            at,
           });
+          // Nobody added this member: the organization's administrators hear that the wallet could not pay.
+          for (const adminId of await listOrganizationAdmins(tx, organizationId))
+            await reportUnpaidWelcome(tx, { adminId, organizationId, memberEmail: email, outcome, at });
+        }
         return { userId: user.id, status: pending ? "pending_approval" : "active" } as SignupResult;
       }),
     { unique: "an account with this email already exists: sign in, or reset the password with an administrator" },
@@ -113,8 +123,24 @@ export async function decideSignup(
       await updateUser(tx, userId, { disabled: false });
       // A role an administrator gave the account while it waited is kept, not lowered to member.
       const key = { userId, organizationId: row.organization_id ?? "", projectId: null };
-      if (row.organization_id && !(await findMembership(tx, key)))
+      if (row.organization_id && !(await findMembership(tx, key))) {
         await upsertMembership(tx, { ...key, role: "member" });
+        const at = deps.clock.now();
+        const outcome = await giveWelcomeCredit(tx, {
+          organizationId: row.organization_id,
+          userId,
+          actorKind: "user",
+          actorId: p.userId,
+          at,
+        });
+        await reportUnpaidWelcome(tx, {
+          adminId: p.userId,
+          organizationId: row.organization_id,
+          memberEmail: row.email,
+          outcome,
+          at,
+        });
+      }
     }
     return row;
   });

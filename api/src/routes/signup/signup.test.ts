@@ -1,5 +1,8 @@
 // Public sign-up under each policy, and the approval queue, over HTTP with the real API and database.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { grantToOrganization } from "../../domain/credits/grant.ts";
+import { checkLedgerInvariants } from "../../domain/credits/invariants.ts";
+import { welcomeKey } from "../../domain/credits/welcome.ts";
 import {
   anIdentityWorld,
   type IdentityTestApi,
@@ -102,6 +105,61 @@ describe("sign-up", () => {
     const l = await login("future.admin@any.test");
     const me = await t.request("GET", "/api/v1/auth/me", { token: l.body.access_token });
     expect(me.body.memberships).toEqual([expect.objectContaining({ organization_id: w.orgA.id, role: "org_admin" })]);
+  });
+
+  it("pays the organization's welcome credit: at once when open, on approval otherwise, and says so when it cannot", async () => {
+    const C = 1_000_000n;
+    const org = await t.anOrganization("Welcoming");
+    const admin = await t.aUser();
+    await t.member(admin, org.id, null, "org_admin");
+    await grantToOrganization(t.database.db, {
+      organizationId: org.id,
+      amount: 5n * C,
+      actorKind: "system",
+      actorId: null,
+      reason: "test",
+      at: t.clock.now(),
+    });
+    const set = await t.request("PUT", `/api/v1/organizations/${org.id}/welcome-credit`, {
+      token: admin.token,
+      json: { amount: String(2n * C) },
+    });
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    const walletOf = async (kind: "user" | "organization", ownerId: string) =>
+      BigInt(
+        (
+          await t.database
+            .db("wallets")
+            .where({ organization_id: org.id, owner_kind: kind, owner_id: ownerId })
+            .first("balance")
+        )?.balance ?? 0,
+      );
+
+    await policy({ policy: "open", allowed_domains: [], organization_id: org.id });
+    const open = await signUp("welcomed.open@any.test");
+    expect(open.status).toBe(201);
+    expect(await walletOf("user", open.body.user_id)).toBe(2n * C);
+    const paid = await t.database
+      .db("ledger_transactions")
+      .where({ idempotency_key: welcomeKey(org.id, open.body.user_id) });
+    expect(paid).toEqual([expect.objectContaining({ kind: "allocation", amount: "2000000", actor_kind: "system" })]);
+
+    await policy({ policy: "approval", allowed_domains: [], organization_id: org.id });
+    const waiting = await signUp("welcomed.later@any.test");
+    expect(await walletOf("user", waiting.body.user_id)).toBe(0n);
+    await t.request("POST", `/api/v1/signup-requests/${waiting.body.user_id}/approve`, { token: w.superAdmin.token });
+    expect(await walletOf("user", waiting.body.user_id)).toBe(2n * C);
+    expect(await walletOf("organization", org.id)).toBe(1n * C);
+
+    // One credit left: the next account joins unpaid, and the organization's administrator is told.
+    await policy({ policy: "open", allowed_domains: [], organization_id: org.id });
+    const unpaid = await signUp("welcomed.unpaid@any.test");
+    expect(unpaid.status).toBe(201);
+    expect(await walletOf("user", unpaid.body.user_id)).toBe(0n);
+    expect(await walletOf("organization", org.id)).toBe(1n * C);
+    const told = await t.database.db("notifications").where({ user_id: admin.id, kind: "credits.welcome_unpaid" });
+    expect(told).toEqual([expect.objectContaining({ body: expect.stringContaining("welcomed.unpaid@any.test") })]);
+    expect(await checkLedgerInvariants(t.database.db)).toEqual([]);
   });
 
   it("throttles attempts per email and source like sign-ins, without using up the source's sign-ins", async () => {
