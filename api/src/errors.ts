@@ -267,6 +267,11 @@ export const ERROR_CODES = {
     status: 500,
     description: "An unexpected error. It is logged under the request id; nothing internal is returned.",
   },
+  kubernetes_refused: {
+    status: 500,
+    description:
+      "Berth's own Kubernetes credential was refused (401/403) for what this request needed: the installation's RBAC lacks a grant. details.method and details.resource name it; an administrator fixes the install, retrying does not help.",
+  },
   unavailable: {
     status: 503,
     description: "A dependency (database, cluster) is not reachable right now; retry later.",

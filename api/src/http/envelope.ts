@@ -2,6 +2,7 @@
 // through here and comes out as the contract's envelope:
 //   {error: {code, message, details, request_id, timestamp}}
 import { randomFillSync } from "node:crypto";
+import { KubeError } from "@berth/controllers/kube";
 import type { Context, Middleware } from "koa";
 import type { Logger } from "pino";
 import { z } from "zod";
@@ -137,6 +138,21 @@ export function errorAnswer(
       headers: {},
     };
   }
+  if (err instanceof KubeError && (err.status === 401 || err.status === 403)) {
+    logOf(logger).error({ err, requestId }, "Kubernetes refused Berth's own credential");
+    const resource = resourceOfPath(err.path);
+    return {
+      status: 500,
+      body: envelopeBody(
+        "kubernetes_refused",
+        `Kubernetes refused Berth's own credential (${err.status}) to ${err.method} ${resource}: the installation's RBAC lacks a grant; tell an administrator`,
+        { method: err.method, resource, status: err.status },
+        requestId,
+        now,
+      ),
+      headers: {},
+    };
+  }
   if (isDatabaseUnreachable(err)) {
     logOf(logger).warn({ err, requestId }, "database unreachable");
     return {
@@ -151,6 +167,20 @@ export function errorAnswer(
     body: envelopeBody("internal", "internal error; it was logged under the request id", {}, requestId, now),
     headers: {},
   };
+}
+
+/**
+ * The resource a Kubernetes path is about, without the names in it (`sessions.berth.dev`, `pods/log`), so
+ * the answer says what grant is missing and nothing of other tenants' objects.
+ */
+export function resourceOfPath(path: string): string {
+  const parts = path.split("?")[0]?.split("/").filter(Boolean) ?? [];
+  const group = parts[0] === "apis" ? parts[1] : undefined;
+  let rest = parts.slice(parts[0] === "apis" ? 3 : 2);
+  if (rest[0] === "namespaces" && rest.length > 2) rest = rest.slice(2);
+  const plural = rest[0] ?? "namespaces";
+  const sub = rest[2];
+  return `${plural}${group ? `.${group}` : ""}${sub ? `/${sub}` : ""}`;
 }
 
 /** Something below set an error status without a body (the router's 404/405/501): name it. */

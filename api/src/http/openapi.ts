@@ -44,7 +44,7 @@ function errorResponse(codes: ErrorCode[]) {
 
 /** The error answers the layer itself may give for a route, by status. */
 function layerErrors(route: RouteDef): Record<number, ErrorCode[]> {
-  const e: Record<number, ErrorCode[]> = { 500: ["internal"] };
+  const e: Record<number, ErrorCode[]> = { 500: ["internal", "kubernetes_refused"] };
   const b: ErrorCode[] = [];
   if (route.params || route.query || route.body || route.idempotent) b.push("validation_failed");
   if (route.body) b.push("malformed_json");
