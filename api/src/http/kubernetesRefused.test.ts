@@ -1,6 +1,7 @@
 // A Kubernetes refusal of Berth's own credential (an install whose RBAC lacks a grant) answers 500
 // `kubernetes_refused` naming the verb and the resource, not a bare `internal` that hides the cause.
 // Real API over HTTP, Postgres and the bed's management cluster, with a credential that may do nothing.
+import { OfferingKind, resourcePath, SessionKind } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
 import { type Fleet, kubeConfigFrom, startFleet } from "@berth/e2e";
 import { ApiextensionsV1Api } from "@kubernetes/client-node";
@@ -10,8 +11,9 @@ import { resourceOfPath } from "./envelope.ts";
 
 describe("the resource a Kubernetes path is about", () => {
   it("keeps the kind and group, drops namespaces and names", () => {
-    expect(resourceOfPath("/apis/berth.dev/v1/namespaces/org-a/sessions/s-1/status")).toBe("sessions.berth.dev/status");
-    expect(resourceOfPath("/apis/berth.dev/v1/offerings?limit=500")).toBe("offerings.berth.dev");
+    const session = resourcePath(SessionKind, { namespace: "org-a", name: "s-1" });
+    expect(resourceOfPath(`${session}/status`)).toBe("sessions.berth.dev/status");
+    expect(resourceOfPath(`${resourcePath(OfferingKind, {})}?limit=500`)).toBe("offerings.berth.dev");
     expect(resourceOfPath("/api/v1/namespaces/org-a/pods/p/log")).toBe("pods/log");
     expect(resourceOfPath("/api/v1/namespaces/org-a")).toBe("namespaces");
     expect(resourceOfPath("/api/v1/nodes")).toBe("nodes");
