@@ -138,10 +138,10 @@ export class SessionPage {
   }
   /** Its capacity class as the Details list names it ("guaranteed" or "borrowed"). */
   capacityClass() {
-    return this.page.getByTestId("session-capacity-class").getAttribute("data-class");
+    return this.page.getByTestId(S.capacityClass).getAttribute("data-class");
   }
   reclaimNotice() {
-    return this.page.getByTestId("reclaim-notice");
+    return this.page.getByTestId(S.reclaimNotice);
   }
   phase() {
     return this.page.locator(`[data-testid="${S.phase}"] [data-testid="phase"]`).getAttribute("data-phase");
