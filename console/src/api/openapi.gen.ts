@@ -1167,7 +1167,7 @@ export type Notification = {
   read_at: string | null;
 };
 
-export type NotificationKind = "credits.running_low" | "session.paused" | "session.idle_warning" | "session.reclaim_warning" | "session.runtime_warning" | "session.failed" | "session.node_pool_revoked" | "session.node_fault" | "node.fault_cordoned" | "credits.request_approved" | "credits.request_partially_approved" | "credits.request_denied" | "quota.request_received" | "quota.request_decided" | "volume.near_quota" | "image_build.finished" | "image_import.finished" | "webhook.endpoint_disabled" | "account.created" | "membership.added" | "credits.welcome_unpaid" | "cluster.unreachable";
+export type NotificationKind = "credits.running_low" | "session.paused" | "session.idle_warning" | "session.reclaim_warning" | "session.resume_refused" | "session.runtime_warning" | "session.failed" | "session.node_pool_revoked" | "session.node_fault" | "node.fault_cordoned" | "credits.request_approved" | "credits.request_partially_approved" | "credits.request_denied" | "quota.request_received" | "quota.request_decided" | "volume.near_quota" | "image_build.finished" | "image_import.finished" | "webhook.endpoint_disabled" | "account.created" | "membership.added" | "credits.welcome_unpaid" | "cluster.unreachable";
 
 export type NotificationList = {
   data: Notification[];

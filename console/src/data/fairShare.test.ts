@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { gpus, reclaimState, type StandingLike, share, shareRows, weighted } from "./fairShare.ts";
+import { gpus, hours, reclaimState, type StandingLike, share, shareRows, weighted } from "./fairShare.ts";
 
 const standing = (id: string, models: StandingLike["models"] = []): StandingLike => ({
   id,
@@ -34,6 +34,7 @@ describe("the fair-share page's rows", () => {
     expect(weighted(4)).toEqual({ text: "4.00×", tone: "warn" });
     expect(weighted(1)).toEqual({ text: "1.00×", tone: "ok" });
     expect(weighted(0).tone).toBe("info");
+    expect([hours(0), hours(0.001), hours(0.25), hours(123.45)]).toEqual(["0", "< 0.01", "0.25", "123.5"]);
   });
 
   it("says where a reclaim stands", () => {

@@ -54,6 +54,13 @@ export function gpus(n: number): string {
   return Number.isInteger(n) ? String(n) : n.toFixed(2);
 }
 
+/** Decayed GPU-hours: minutes of use still show (a fresh fleet's usage is small). */
+export function hours(h: number): string {
+  if (h === 0) return "0";
+  if (h < 0.01) return "< 0.01";
+  return h < 10 ? h.toFixed(2) : h.toFixed(1);
+}
+
 /** A share (0–1) as a percentage. */
 export function share(x: number): string {
   return `${(x * 100).toFixed(x > 0 && x < 0.1 ? 1 : 0)} %`;

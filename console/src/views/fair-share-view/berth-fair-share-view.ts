@@ -10,7 +10,7 @@ import { loadCapacityReclaims, loadFairShare } from "../../app/fairShare.ts";
 import "../../components/empty-state/index.ts";
 import "../../components/pager/index.ts";
 import { renderTask } from "../../components/task-states.ts";
-import { gpus, reclaimState, type ShareRow, share, shareRows, weighted } from "../../data/fairShare.ts";
+import { gpus, hours, reclaimState, type ShareRow, share, shareRows, weighted } from "../../data/fairShare.ts";
 import { formatTime } from "../../data/format.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
@@ -25,6 +25,18 @@ const styles = css`
   th.num {
     text-align: right;
     font-variant-numeric: tabular-nums;
+  }
+  th.num {
+    white-space: normal;
+    min-width: 4.5rem;
+  }
+  td.model,
+  td time {
+    white-space: nowrap;
+  }
+  .small {
+    font-size: 0.8rem;
+    font-weight: normal;
   }
   tr.level-organization td {
     font-weight: 600;
@@ -93,15 +105,15 @@ export class BerthFairShareView extends LitElement {
     const w = weighted(s.weighted_share);
     return html`<tr class="level-${r.level}" data-testid=${T.row} data-level=${r.level} data-id=${r.id} data-model=${m?.gpu_model ?? ""}
       data-guaranteed=${m?.guaranteed ?? 0} data-used=${m?.used ?? 0} data-borrowed=${m?.borrowed ?? 0} data-lent=${m?.lent ?? 0}>
-      <td class="name">${r.first ? html`${s.name} <span class="muted">${LEVEL_LABEL[r.level].toLowerCase()}</span>` : nothing}</td>
-      <td>${m ? m.gpu_model : html`<span class="muted">none held</span>`}</td>
+      <td class="name">${r.first ? html`${s.name}<br /><span class="muted small">${LEVEL_LABEL[r.level]}</span>` : nothing}</td>
+      <td class="model">${m ? m.gpu_model : html`<span class="muted">none held</span>`}</td>
       <td class="num">${m ? gpus(m.guaranteed) : "—"}</td>
       <td class="num">${m ? gpus(m.used) : "—"}</td>
       <td class="num">${m ? gpus(m.borrowed) : "—"}</td>
       <td class="num">${m && r.level === "organization" ? gpus(m.lent) : "—"}</td>
       <td class="num">${r.first ? s.weight : nothing}</td>
       <td class="num">${r.first ? share(s.fair_share) : nothing}</td>
-      <td class="num">${r.first ? s.decayed_usage_gpu_hours.toFixed(1) : nothing}</td>
+      <td class="num">${r.first ? hours(s.decayed_usage_gpu_hours) : nothing}</td>
       <td class="num">${r.first ? share(s.usage_share) : nothing}</td>
       <td class="num">${r.first ? html`<span class="tone-${w.tone}">${w.text}</span>` : nothing}</td>
     </tr>`;
@@ -109,7 +121,9 @@ export class BerthFairShareView extends LitElement {
 
   #standingTables(v: FairShare) {
     return v.organizations.map(
-      (o) => html`<div class="table-wrap" data-testid=${T.organization} data-id=${o.id}>
+      (
+        o,
+      ) => html`<div class="table-wrap" tabindex="0" role="region" aria-label="Fair share of ${o.name}" data-testid=${T.organization} data-id=${o.id}>
         <table>
           <caption class="visually-hidden">Fair share of ${o.name}: its projects and their users per GPU model</caption>
           <thead><tr>
@@ -129,7 +143,7 @@ export class BerthFairShareView extends LitElement {
   #reclaimTable(rows: CapacityReclaim[]) {
     const names = this.#names();
     const name = (id: string) => names.get(id) ?? id;
-    return html`<div class="table-wrap"><table data-testid=${T.reclaims}>
+    return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Reclaims"><table data-testid=${T.reclaims}>
       <caption class="visually-hidden">Reclaims of borrowed sessions, newest first</caption>
       <thead><tr>
         <th scope="col">Reclaimed session</th><th scope="col">Owner</th><th scope="col">For session</th>

@@ -140,8 +140,20 @@ export class SessionPage {
   capacityClass() {
     return this.page.getByTestId(S.capacityClass).getAttribute("data-class");
   }
+  /** The Details list's words on its class and the rate that applies. */
+  capacityText() {
+    return this.page.getByTestId(S.capacityClass).textContent();
+  }
   reclaimNotice() {
     return this.page.getByTestId(S.reclaimNotice);
+  }
+  /** "Paused … to give its borrowed GPU back", once a reclaim paused it. */
+  reclaimPaused() {
+    return this.page.getByTestId(S.reclaimPaused);
+  }
+  /** The timeline ("What happened") as text. */
+  timelineText() {
+    return this.page.getByTestId(S.timeline).textContent();
   }
   phase() {
     return this.page.locator(`[data-testid="${S.phase}"] [data-testid="phase"]`).getAttribute("data-phase");
