@@ -103,6 +103,8 @@ describe("an administrator reads fair share", () => {
     expect((await loop.pass()).paused).toEqual([b2.id]);
     await bed.waitFor(bed.bob, b2.id, (s) => s.phase === "Paused", "borrowed session Paused");
     await bed.waitFor(bed.alice, g.body.id, (s) => s.phase === "Running", "guaranteed session Running");
+    // The pass after the pause records it on the notice and asks the session to run again.
+    expect((await loop.pass()).requeued).toEqual([b2.id]);
 
     const fair = new FairSharePage((admin as { page: Page }).page);
     await fair.reload();

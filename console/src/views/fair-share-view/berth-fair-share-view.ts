@@ -34,6 +34,21 @@ const styles = css`
   td time {
     white-space: nowrap;
   }
+  dl.when {
+    display: grid;
+    grid-template-columns: max-content max-content;
+    gap: 0 0.5rem;
+    margin: 0;
+  }
+  dl.when dt {
+    color: var(--berth-fg-muted);
+  }
+  dl.when dd {
+    margin: 0;
+  }
+  td.why {
+    min-width: 14rem;
+  }
   .small {
     font-size: 0.8rem;
     font-weight: normal;
@@ -111,8 +126,7 @@ export class BerthFairShareView extends LitElement {
       <td class="num">${m ? gpus(m.used) : "—"}</td>
       <td class="num">${m ? gpus(m.borrowed) : "—"}</td>
       <td class="num">${m && r.level === "organization" ? gpus(m.lent) : "—"}</td>
-      <td class="num">${r.first ? s.weight : nothing}</td>
-      <td class="num">${r.first ? share(s.fair_share) : nothing}</td>
+      <td class="num">${r.first ? html`${share(s.fair_share)} <span class="muted small">(${s.weight})</span>` : nothing}</td>
       <td class="num">${r.first ? hours(s.decayed_usage_gpu_hours) : nothing}</td>
       <td class="num">${r.first ? share(s.usage_share) : nothing}</td>
       <td class="num">${r.first ? html`<span class="tone-${w.tone}">${w.text}</span>` : nothing}</td>
@@ -130,7 +144,7 @@ export class BerthFairShareView extends LitElement {
             <th scope="col">Scope</th><th scope="col">GPU model</th>
             <th scope="col" class="num">Guaranteed</th><th scope="col" class="num">In use</th>
             <th scope="col" class="num">Borrowed</th><th scope="col" class="num">Lent</th>
-            <th scope="col" class="num">Weight</th><th scope="col" class="num">Fair share</th>
+            <th scope="col" class="num">Fair share (weight)</th>
             <th scope="col" class="num">Decayed usage (GPU-h)</th><th scope="col" class="num">Usage share</th>
             <th scope="col" class="num">Usage ÷ fair</th>
           </tr></thead>
@@ -147,8 +161,8 @@ export class BerthFairShareView extends LitElement {
       <caption class="visually-hidden">Reclaims of borrowed sessions, newest first</caption>
       <thead><tr>
         <th scope="col">Reclaimed session</th><th scope="col">Owner</th><th scope="col">For session</th>
-        <th scope="col">GPUs</th><th scope="col">Why</th><th scope="col">Warned at</th>
-        <th scope="col">Paused at</th><th scope="col">Resumed at</th><th scope="col">State</th>
+        <th scope="col">GPUs</th><th scope="col">Why</th><th scope="col">Warned, paused, resumed</th>
+        <th scope="col">State</th>
       </tr></thead>
       <tbody>${rows.map((r) => {
         const st = reclaimState(r);
@@ -156,11 +170,13 @@ export class BerthFairShareView extends LitElement {
           <td><a href="/sessions/${r.session_id}"><code>${r.session_id}</code></a><br /><span class="muted">${name(r.organization_id)}${r.project_id ? ` / ${name(r.project_id)}` : ""}</span></td>
           <td>${name(r.owner_id)}</td>
           <td><a href="/sessions/${r.for_session_id}"><code>${r.for_session_id}</code></a><br /><span class="muted">${name(r.for_organization_id)}</span></td>
-          <td>${gpus(r.gpus)} × ${r.gpu_model}</td>
-          <td>${r.reason}</td>
-          <td><time datetime=${r.noticed_at}>${formatTime(r.noticed_at)}</time><br /><span class="muted">pause due ${formatTime(r.pause_at)}</span></td>
-          <td>${r.paused_at ? html`<time datetime=${r.paused_at}>${formatTime(r.paused_at)}</time>` : "—"}</td>
-          <td>${r.resumed_at ? html`<time datetime=${r.resumed_at}>${formatTime(r.resumed_at)}</time>` : "—"}</td>
+          <td class="model">${gpus(r.gpus)} × ${r.gpu_model}</td>
+          <td class="why">${r.reason}</td>
+          <td><dl class="when">
+            <dt>Warned</dt><dd><time datetime=${r.noticed_at}>${formatTime(r.noticed_at)}</time></dd>
+            <dt>Paused</dt><dd>${r.paused_at ? html`<time datetime=${r.paused_at}>${formatTime(r.paused_at)}</time>` : html`<span class="muted">due ${formatTime(r.pause_at)}</span>`}</dd>
+            <dt>Resumed</dt><dd>${r.resumed_at ? html`<time datetime=${r.resumed_at}>${formatTime(r.resumed_at)}</time>` : "—"}</dd>
+          </dl></td>
           <td><span class="badge tone-${st.tone}">${st.text}</span>${r.withdrawn_at ? html`<br /><span class="muted">${formatTime(r.withdrawn_at)}</span>` : nothing}</td>
         </tr>`;
       })}</tbody>

@@ -226,7 +226,7 @@ export class BerthSessionDetailView extends LitElement {
         (at ${formatTime(pending.pause_at)}). ${pending.reason} Save your work; files on volumes are kept, and it resumes ahead of new work when room returns.
       </div>`;
     if (pending?.paused_at)
-      return html`<p class="card" role="status" data-testid=${TEST_IDS.session.reclaimPaused}>Paused at ${formatTime(pending.paused_at)} to give its borrowed GPU back: ${pending.reason} It resumes ahead of new work when room returns.</p>`;
+      return html`<p class="card" role="status" data-testid=${TEST_IDS.session.reclaimPaused}>Paused at ${formatTime(pending.paused_at)} to give its borrowed GPU back: ${pending.reason} It resumes ahead of new work when room returns, if its credits cover a minimum run (as your own resume would need).</p>`;
     return html`<p class="card" data-testid=${TEST_IDS.session.reclaimNotice}>${notice.message}</p>`;
   }
 
