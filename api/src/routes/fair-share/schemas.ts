@@ -19,11 +19,9 @@ const StandingFields = {
   fair_share: z.number().meta({ description: "Its weight's fraction among its siblings (0–1)." }),
   usage_share: z.number().meta({ description: "Its fraction of the siblings' decayed GPU usage (0–1)." }),
   weighted_share: z.number().meta({ description: "usage_share ÷ fair_share: above 1, more than its fair share." }),
-  decayed_usage_gpu_hours: z
-    .number()
-    .meta({
-      description: "GPU-hours (card equivalents) decayed with the policy's half-life: what the fair order weighs.",
-    }),
+  decayed_usage_gpu_hours: z.number().meta({
+    description: "GPU-hours (card equivalents) decayed with the policy's half-life: what the fair order weighs.",
+  }),
   models: z.array(ModelStanding),
 };
 export const UserStanding = z.object(StandingFields).meta({ id: "FairShareUser" });
