@@ -50,6 +50,16 @@ export const TEST_IDS = {
     download: "user-import-download",
     passwords: "user-import-passwords",
   },
+  /** Fair share for administrators: standings per organization, project and user, and the reclaim log. */
+  fairShare: {
+    asOf: "fair-share-as-of",
+    capacity: "fair-share-capacity",
+    organizationFilter: "fair-share-organization-filter",
+    organization: "fair-share-organization",
+    row: "fair-share-row",
+    reclaims: "fair-share-reclaims",
+    reclaimRow: "fair-share-reclaim-row",
+  },
   audit: {
     filters: "audit-filters",
     apply: "audit-apply",
@@ -321,6 +331,12 @@ export const TEST_IDS = {
     usageEmpty: "usage-empty",
     usageGpuTime: "usage-gpu-time",
     gpuCharts: "session-gpu-charts",
+    /** docs/dev/fair-share.md: the class (data-class) and a borrowed session's reclaim notice. */
+    capacityClass: "session-capacity-class",
+    reclaimNotice: "reclaim-notice",
+    reclaimWarning: "reclaim-warning",
+    reclaimCountdown: "reclaim-countdown",
+    reclaimPaused: "reclaim-paused",
   },
   /** The queue. */
   queue: {

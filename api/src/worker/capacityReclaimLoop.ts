@@ -4,12 +4,14 @@
 import { type KubeApi, PeriodicPass } from "@berth/controllers/kube";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
+import { CreditsContext, type CreditsOptions, catalogOfferings } from "../domain/credits/context.ts";
 import {
   type CapacityReclaimContext,
   type CapacityReclaimResult,
   reclaimCapacity,
 } from "../domain/fairshare/reclaimPass.ts";
 import { pauseSessionForSystem } from "../domain/sessions/pauseForSystem.ts";
+import { resumeSessionForSystem } from "../domain/sessions/resumeForSystem.ts";
 import { makeSessionsRuntime, type SessionsRuntime } from "../domain/sessions/runtime.ts";
 
 export interface CapacityReclaimLoopOptions {
@@ -19,6 +21,8 @@ export interface CapacityReclaimLoopOptions {
   clock?: { now(): Date };
   /** Default 15 s. */
   intervalMs?: number;
+  /** Billing's options (the minimum run a resume must cover), as the billing loop has them. */
+  creditsOptions?: Partial<CreditsOptions>;
 }
 
 export class CapacityReclaimLoop {
@@ -27,12 +31,29 @@ export class CapacityReclaimLoop {
   passes = 0;
 
   constructor(o: CapacityReclaimLoopOptions) {
+    const clock = o.clock ?? { now: () => new Date() };
+    const log = o.log.child({ component: "capacity-reclaim" });
+    const credits = new CreditsContext({
+      db: o.db,
+      clock,
+      log,
+      offerings: catalogOfferings(o.sessions.catalog),
+      ...(o.creditsOptions ? { options: o.creditsOptions } : {}),
+    });
     this.#c = {
       db: o.db,
-      clock: o.clock ?? { now: () => new Date() },
-      log: o.log.child({ component: "capacity-reclaim" }),
+      clock,
+      log,
       sessions: o.sessions,
       pause: (id, reason) => pauseSessionForSystem({ db: o.db, sessions: o.sessions }, id, reason),
+      resume: async (row, s) =>
+        (
+          await resumeSessionForSystem({ db: o.db, sessions: o.sessions, credits, clock }, row, s, {
+            title: "Reclaimed session not resumed",
+            // Once per pause: the pass asks again every interval.
+            dedupeKey: `session.resume_refused:${row.id}:${s.status?.pausedAt ?? ""}`,
+          })
+        ).resumed,
     };
     this.#loop = new PeriodicPass({
       intervalMs: o.intervalMs ?? 15_000,
@@ -62,6 +83,7 @@ export function capacityReclaimWorkerLoop(o: {
   log: Logger;
   clock?: { now(): Date };
   intervalMs?: number;
+  creditsOptions?: Partial<CreditsOptions>;
 }): CapacityReclaimLoop {
   return new CapacityReclaimLoop({
     db: o.db,
@@ -69,5 +91,6 @@ export function capacityReclaimWorkerLoop(o: {
     sessions: makeSessionsRuntime(o.kube),
     ...(o.clock ? { clock: o.clock } : {}),
     ...(o.intervalMs ? { intervalMs: o.intervalMs } : {}),
+    ...(o.creditsOptions ? { creditsOptions: o.creditsOptions } : {}),
   });
 }

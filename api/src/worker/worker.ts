@@ -92,7 +92,15 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
       ...(o.reclaim === false ? [] : [reclaimWorkerLoop({ db: o.db, kube, log: o.log, ...o.reclaim })]),
       ...(o.capacityReclaim === false
         ? []
-        : [capacityReclaimWorkerLoop({ db: o.db, kube, log: o.log, ...o.capacityReclaim })]),
+        : [
+            capacityReclaimWorkerLoop({
+              db: o.db,
+              kube,
+              log: o.log,
+              ...o.capacityReclaim,
+              ...(o.billing !== false && o.billing?.options ? { creditsOptions: o.billing.options } : {}),
+            }),
+          ]),
     ],
   });
   return {

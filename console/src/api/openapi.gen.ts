@@ -757,6 +757,8 @@ export type FairShareOrganization = {
   usage_share: number;
   /** usage_share ÷ fair_share: above 1, more than its fair share. */
   weighted_share: number;
+  /** GPU-hours (card equivalents) decayed with the policy's half-life: what the fair order weighs. */
+  decayed_usage_gpu_hours: number;
   models: FairShareModel[];
   projects: FairShareProject[];
 };
@@ -771,6 +773,25 @@ export type FairShareProject = {
   usage_share: number;
   /** usage_share ÷ fair_share: above 1, more than its fair share. */
   weighted_share: number;
+  /** GPU-hours (card equivalents) decayed with the policy's half-life: what the fair order weighs. */
+  decayed_usage_gpu_hours: number;
+  models: FairShareModel[];
+  /** Its users with decayed usage or a GPU held here; each weighs 1 (no user weights yet). */
+  users: FairShareUser[];
+};
+
+export type FairShareUser = {
+  id: string;
+  name: string;
+  weight: number;
+  /** Its weight's fraction among its siblings (0–1). */
+  fair_share: number;
+  /** Its fraction of the siblings' decayed GPU usage (0–1). */
+  usage_share: number;
+  /** usage_share ÷ fair_share: above 1, more than its fair share. */
+  weighted_share: number;
+  /** GPU-hours (card equivalents) decayed with the policy's half-life: what the fair order weighs. */
+  decayed_usage_gpu_hours: number;
   models: FairShareModel[];
 };
 
@@ -1164,7 +1185,7 @@ export type Notification = {
   read_at: string | null;
 };
 
-export type NotificationKind = "credits.running_low" | "session.paused" | "session.idle_warning" | "session.reclaim_warning" | "session.runtime_warning" | "session.failed" | "session.node_pool_revoked" | "session.node_fault" | "node.fault_cordoned" | "credits.request_approved" | "credits.request_partially_approved" | "credits.request_denied" | "quota.request_received" | "quota.request_decided" | "volume.near_quota" | "image_build.finished" | "image_import.finished" | "webhook.endpoint_disabled" | "account.created" | "membership.added" | "credits.welcome_unpaid" | "cluster.unreachable";
+export type NotificationKind = "credits.running_low" | "session.paused" | "session.idle_warning" | "session.reclaim_warning" | "session.resume_refused" | "session.runtime_warning" | "session.failed" | "session.node_pool_revoked" | "session.node_fault" | "node.fault_cordoned" | "credits.request_approved" | "credits.request_partially_approved" | "credits.request_denied" | "quota.request_received" | "quota.request_decided" | "volume.near_quota" | "image_build.finished" | "image_import.finished" | "webhook.endpoint_disabled" | "account.created" | "membership.added" | "credits.welcome_unpaid" | "cluster.unreachable";
 
 export type NotificationList = {
   data: Notification[];
@@ -3007,7 +3028,7 @@ export interface Operations {
     body: undefined;
     response: EffectiveLimits;
   };
-  /** Per organization and project: guaranteed, used, borrowed, lent, fair share and weighted share */
+  /** Per organization, project and user: guaranteed, used, borrowed, lent, decayed usage, fair share and weighted share */
   getFairShare: {
     method: "get";
     path: "/api/v1/fair-share";

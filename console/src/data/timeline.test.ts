@@ -52,4 +52,22 @@ describe("a session's timeline", () => {
     });
     expect(t.at(-1)).toMatchObject({ title: "Not ready", tone: "bad", detail: "ImagePullFailed: no such image" });
   });
+
+  it("says a borrowed session is charged at the borrowed rate, not the offering's", () => {
+    const billable = {
+      type: "Billable",
+      status: "True",
+      reason: "Metering",
+      message: "usage is charged at the offering's rate",
+      last_transition_time: "2026-11-22T10:05:03Z",
+    };
+    const at = (s: Parameters<typeof timeline>[0]) => timeline(s).find((e) => e.title === "Billing started")?.detail;
+    const base = { created_at: "2026-11-22T10:00:00Z", conditions: [billable] };
+    expect(at({ ...base, capacity_class: "borrowed", rate_multiplier: 0.3 })).toBe(
+      "Metering: usage is charged at the borrowed rate, 0.3× the offering's rate",
+    );
+    expect(at({ ...base, capacity_class: "guaranteed", rate_multiplier: 1 })).toBe(
+      "Metering: usage is charged at the offering's rate",
+    );
+  });
 });

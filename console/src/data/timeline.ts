@@ -1,5 +1,6 @@
 // A session's story as a timeline: its timestamps (created, queued, placed, started, paused, ended) and
-// its conditions (what changed and why), oldest first.
+// its conditions (what changed and why), oldest first. Billing's condition names the rate that applies: a
+// borrowed session is charged at the offering's borrowed rate multiplier (docs/dev/fair-share.md).
 
 export interface TimelineCondition {
   type: string;
@@ -18,6 +19,9 @@ export interface TimelineSession {
   terminated_at?: string | null;
   cluster_id?: string | null;
   conditions?: TimelineCondition[];
+  capacity_class?: "guaranteed" | "borrowed";
+  /** The share of the offering's rate it pays (1 unless borrowed). */
+  rate_multiplier?: number;
 }
 
 export interface TimelineEntry {
@@ -58,10 +62,14 @@ export function timeline(s: TimelineSession): TimelineEntry[] {
         : /Fail|Lost|Unreachable|Insufficient/.test(c.reason)
           ? "bad"
           : "warn";
+    const message =
+      c.type === "Billable" && ok && s.capacity_class === "borrowed"
+        ? `usage is charged at the borrowed rate, ${s.rate_multiplier ?? 1}× the offering's rate`
+        : c.message;
     out.push({
       at: c.last_transition_time,
       title: ok ? yes : no,
-      detail: [c.reason, c.message].filter(Boolean).join(": "),
+      detail: [c.reason, message].filter(Boolean).join(": "),
       tone,
     });
   }

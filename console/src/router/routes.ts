@@ -29,6 +29,7 @@ export type RouteName =
   | "admin-settings"
   | "admin-signups"
   | "admin-idle-limits"
+  | "admin-fair-share"
   | "volumes"
   | "admin-pools"
   | "notification-settings"
@@ -75,6 +76,7 @@ export const ROUTES: readonly RouteDef[] = [
   { name: "admin-settings", pattern: "/admin/settings", title: "System settings", access: "admin" },
   { name: "admin-signups", pattern: "/admin/signups", title: "Sign-up requests", access: "admin" },
   { name: "admin-idle-limits", pattern: "/admin/idle-limits", title: "Idle & time limits", access: "admin" },
+  { name: "admin-fair-share", pattern: "/admin/fair-share", title: "Fair share", access: "admin" },
   { name: "volumes", pattern: "/storage/volumes", title: "Volumes", access: "user" },
   { name: "admin-pools", pattern: "/admin/storage/pools", title: "Storage pools", access: "admin" },
   { name: "notification-settings", pattern: "/settings/notifications", title: "Notification settings", access: "user" },

@@ -100,7 +100,14 @@ function followReport(x: PlanDraft, r: StatusReport): void {
           .set("connect", connectPaths(s.metadata.name as string))
           .condition("Dispatched", "True", SessionReason.MirrorCreated, `written to ${clusterName}`)
           .condition("Ready", "True", SessionReason.PodRunning, r.node ? `running on ${r.node}` : "running")
-          .condition("Billable", "True", SessionReason.Metering, "usage is charged at the offering's rate");
+          .condition(
+            "Billable",
+            "True",
+            SessionReason.Metering,
+            s.spec.capacityClass === "borrowed"
+              ? "usage is charged at the borrowed rate (the offering's borrowed rate multiplier)"
+              : "usage is charged at the offering's rate",
+          );
         // The one Event of a placement (Scheduled and Resumed are only conditions): where it runs.
         x.event(
           "Normal",

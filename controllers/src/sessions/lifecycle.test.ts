@@ -51,6 +51,18 @@ describe("the session lifecycle", () => {
     expect(p.events).toEqual([{ type: "Normal", reason: "Started", message: "running on gpu-a-1 of clu_a" }]);
   });
 
+  it("says which rate applies once billing is on: a borrowed session's is the borrowed rate", () => {
+    const billed = (cls?: "borrowed" | "guaranteed") => {
+      const session = aSession().onCluster("clu_a").starting().build();
+      if (cls) session.spec.capacityClass = cls;
+      const st = planSession(observe({ session, report: report("Running") })).status;
+      return st?.conditions?.find((c) => c.type === "Billable")?.message;
+    };
+    expect(billed("borrowed")).toBe("usage is charged at the borrowed rate (the offering's borrowed rate multiplier)");
+    expect(billed("guaranteed")).toBe("usage is charged at the offering's rate");
+    expect(billed()).toBe("usage is charged at the offering's rate");
+  });
+
   it("tells `kubectl describe` the story in one Event per state a person reads, none for the steps between", () => {
     const events = (o: SessionObserved) => planSession(o).events.map((e) => `${e.reason}: ${e.message}`);
     const placed = placedStatus(aSession().build(), { clusterId: "clu_a", reason: "Placed", message: "m" }, "X", now);

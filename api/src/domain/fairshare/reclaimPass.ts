@@ -44,6 +44,11 @@ export interface CapacityReclaimContext {
   sessions: SessionsRuntime;
   /** The sessions domain's system pause; true when paused. */
   pause(sessionId: string, reason: string): Promise<boolean>;
+  /**
+   * The sessions domain's system resume (domain/sessions/resumeForSystem.ts): a person's resume gate (limits,
+   * credits); refused, it stays paused and its owner is told why. True when asked to run again.
+   */
+  resume(row: SessionRow, s: Session): Promise<boolean>;
 }
 
 export interface CapacityReclaimResult {
@@ -370,15 +375,12 @@ async function markPaused(c: CapacityReclaimContext, row: SessionRow, n: Notice,
   });
 }
 
-/** The paused session wants to run again (its notice, now with pausedAt, keeps its place ahead of new work). */
+/**
+ * The paused session wants to run again (its notice, now with pausedAt, keeps its place ahead of new work),
+ * through the same gate as its owner's resume; refused (no credits), the next pass asks again.
+ */
 async function askToRun(c: CapacityReclaimContext, s: Session, row: SessionRow): Promise<boolean> {
-  const res = await c.sessions.kube.request("PATCH", sessionPath(row.namespace, row.cr_name), {
-    body: { metadata: { resourceVersion: s.metadata.resourceVersion }, spec: { desiredState: "Running" } },
-  });
-  if (res.status === 409 || res.status === 404) return false;
-  if (res.status >= 300) throw new Error(`asking ${row.id} to run again: ${res.status}`);
-  await c.db("sessions").where({ id: row.id }).update({ desired_state: "Running" });
-  return true;
+  return c.resume(row, s);
 }
 
 async function recordEvent(

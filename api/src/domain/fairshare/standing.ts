@@ -1,6 +1,7 @@
 // Where each organization and project stands (docs/dev/fair-share.md), for administrators: per GPU model
 // the guarantee, what it uses of it, what it borrows beyond it, what of its unused guarantee others borrow
-// (lent), its weighted fair share of the fleet and its decayed usage against it. And the reclaim log.
+// (lent), its weighted fair share of the fleet and its decayed usage against it; within a project, its
+// users (equal weights: the share tree has no user weights yet). And the reclaim log.
 // Scope, not 403: a super_admin reads every organization, an organization admin theirs, anyone else none;
 // the reclaim log also shows a person the reclaims of their own sessions.
 import { decayedUsage, resolveSettings } from "@berth/controllers";
@@ -33,8 +34,11 @@ export interface Standing {
   usageShare: number;
   /** usageShare ÷ fairShare: above 1 it uses more than its fair share. */
   weightedShare: number;
+  /** Card-hours decayed with the policy's half-life: what the fair order weighs. */
+  decayedUsage: number;
   models: ModelStanding[];
   projects?: Standing[];
+  users?: Standing[];
 }
 
 const HOLDING = ["Starting", "Resuming", "Running", "Restarting", "Pausing"];
@@ -47,7 +51,7 @@ export async function fairShareStanding(
 ): Promise<{ asOf: Date; capacity: Record<string, number>; organizations: Standing[] }> {
   const now = deps.clock.now();
   const scope = scopeOf(principal);
-  const [policies, projectOrgs, capacity, orgRows, projectRows, holding] = await Promise.all([
+  const [policies, projectOrgs, capacity, orgRows, projectRows, holding, userRows] = await Promise.all([
     sessionsRuntimeOf(deps).catalog.policies(),
     projectOrganizations(deps),
     fleetGpus(deps),
@@ -56,7 +60,11 @@ export async function fairShareStanding(
       { id: string; name: string; organization_id: string }[]
     >,
     deps.db("sessions").whereIn("phase", HOLDING).whereNotNull("cluster_id") as Promise<SessionRow[]>,
+    deps.db("users").select("id", "email", "display_name") as Promise<
+      { id: string; email: string; display_name: string | null }[]
+    >,
   ]);
+  const userName = new Map(userRows.map((u) => [u.id, u.display_name || u.email]));
   const tree = shareTreeOf(policies, projectOrgs);
   const settings = resolveSettings(settingsOf(policies));
   const usage = decayedUsage(
@@ -129,6 +137,7 @@ export async function fairShareStanding(
       fairShare,
       usageShare,
       weightedShare: frac(usageShare, fairShare),
+      decayedUsage: usage.orgs[o.id] ?? 0,
       models: standingOf(
         holding.filter((r) => r.organization_id === o.id),
         (m) => share?.quotas?.[m]?.guaranteed ?? 0,
@@ -138,6 +147,18 @@ export async function fairShareStanding(
         const ps = share?.projects?.find((x) => x.project === p.id);
         const pf = frac(pWeight(p.id), pTotalWeight);
         const pu = frac(usage.projects[`${o.id}/${p.id}`] ?? 0, pTotalUsage);
+        // Its users: those with decayed usage or a session holding a GPU here, each of weight 1.
+        const prefix = `${o.id}/${p.id}/`;
+        const userUsage = (u: string) => usage.users[prefix + u] ?? 0;
+        const userIds = [
+          ...new Set([
+            ...Object.keys(usage.users)
+              .filter((k) => k.startsWith(prefix))
+              .map((k) => k.slice(prefix.length)),
+            ...holding.filter((r) => r.project_id === p.id).map((r) => r.owner_id),
+          ]),
+        ].sort();
+        const uTotalUsage = userIds.reduce((s, u) => s + userUsage(u), 0);
         return {
           id: p.id,
           name: p.name,
@@ -145,11 +166,30 @@ export async function fairShareStanding(
           fairShare: pf,
           usageShare: pu,
           weightedShare: frac(pu, pf),
+          decayedUsage: usage.projects[`${o.id}/${p.id}`] ?? 0,
           models: standingOf(
             holding.filter((r) => r.project_id === p.id),
             (m) => ps?.quotas?.[m]?.guaranteed ?? 0,
             () => 0,
           ),
+          users: userIds.map((u) => {
+            const uf = frac(1, userIds.length);
+            const uu = frac(userUsage(u), uTotalUsage);
+            return {
+              id: u,
+              name: userName.get(u) ?? u,
+              weight: 1,
+              fairShare: uf,
+              usageShare: uu,
+              weightedShare: frac(uu, uf),
+              decayedUsage: userUsage(u),
+              models: standingOf(
+                holding.filter((r) => r.project_id === p.id && r.owner_id === u),
+                () => 0,
+                () => 0,
+              ),
+            };
+          }),
         };
       }),
     };

@@ -36,6 +36,13 @@ export const NOTIFICATION_KINDS = {
     description:
       "A borrowed session will be paused after its grace period: a guaranteed session needs its GPUs (docs/dev/fair-share.md).",
   },
+  "session.resume_refused": {
+    severity: "warning",
+    critical: true,
+    audience: "everyone",
+    description:
+      "The system could not resume a paused session (a reclaimed borrowed one): the same check as a person's resume refused it, and data.refusal says why (credits, a limit). It stays paused.",
+  },
   "session.runtime_warning": {
     severity: "warning",
     critical: true,

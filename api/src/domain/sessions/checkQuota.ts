@@ -44,6 +44,9 @@ export interface QuotaRequest {
 
 type LimitName = keyof ResourcePolicy["spec"]["limits"];
 
+/** What the gate reads besides Postgres: the catalog (policies) and billing's door. */
+export type QuotaDeps = Pick<Deps, "sessions" | "credits">;
+
 /** GPU occupancy a request adds: quotas count slices by their share (sums of 1/2, 1/4, 1/8 are exact in binary). */
 export function occupancyOf(req: Pick<QuotaRequest, "gpuCount" | "gpuOccupancy">): number {
   return req.gpuOccupancy ?? req.gpuCount;
@@ -68,12 +71,7 @@ export function effectiveLimit(
  * limits, wallets and budget cannot both pass on what only one fits) and refuses on those. Only what
  * needs the door lock runs under it: every organization's creates queue on that lock, one at a time.
  */
-export async function checkQuota(
-  deps: Deps,
-  tx: Knex.Transaction,
-  _principal: Principal,
-  req: QuotaRequest,
-): Promise<void> {
+export async function checkQuota(deps: QuotaDeps, tx: Knex.Transaction, req: QuotaRequest): Promise<void> {
   const policies = await sessionsRuntimeOf(deps).catalog.policies();
   const own = await ownerRefusal(tx, policies, req);
   if (own) throw own;
@@ -87,7 +85,7 @@ export async function checkQuota(
  * the plain pool; the gate inside its locked transaction). Refusals come in the gate's order.
  */
 export async function quotaRefusal(
-  deps: Deps,
+  deps: QuotaDeps,
   db: Knex,
   _principal: Principal,
   req: QuotaRequest,
@@ -157,7 +155,7 @@ export async function ownerRefusalGiven(
 
 /** What the owner shares with others: the project's and organization's GPUs, and billing's door. */
 async function sharedRefusal(
-  deps: Deps,
+  deps: QuotaDeps,
   db: Knex,
   policies: readonly ResourcePolicy[],
   req: QuotaRequest,

@@ -22,14 +22,17 @@ let borrowedId: string;
 let guaranteedId: string;
 
 /** A session row as the worker leaves it: holding a GPU on clu_fair, or waiting. */
-async function aSessionRow(id: string, o: { org: string; owner: string; phase: string; cls: string; since: Date }) {
+async function aSessionRow(
+  id: string,
+  o: { org: string; project?: string; owner: string; phase: string; cls: string; since: Date },
+) {
   await t.database.db("sessions").insert({
     id,
     cr_name: id.replace("_", "-"),
     namespace: `org-${o.org}`,
     owner_id: o.owner,
     organization_id: o.org,
-    project_id: null,
+    project_id: o.project ?? null,
     offering: "h100",
     preset: "gpu-small",
     image: "jupyterlab",
@@ -74,6 +77,7 @@ beforeAll(async () => {
   guaranteedId = "ses_fairguaranteed00001";
   await aSessionRow("ses_fairguaranteedb0001", {
     org: w.orgB.id,
+    project: w.projectB.id,
     owner: w.memberB.id,
     phase: "Running",
     cls: "guaranteed",
@@ -81,6 +85,7 @@ beforeAll(async () => {
   });
   await aSessionRow(borrowedId, {
     org: w.orgB.id,
+    project: w.projectB.id,
     owner: w.memberB.id,
     phase: "Running",
     cls: "borrowed",
@@ -129,6 +134,27 @@ describe("GET /api/v1/fair-share", () => {
     });
     expect(b).toMatchObject({ weight: 1, fair_share: 0.25, usage_share: 1, weighted_share: 4 });
     expect(b.models).toEqual([{ gpu_model: H100, guaranteed: 1, used: 1, borrowed: 1, lent: 0 }]);
+    // Decayed usage: an hour and half an hour of one card, barely decayed (half-life 7 days).
+    expect(b.decayed_usage_gpu_hours).toBeCloseTo(1.5, 2);
+    expect(a.decayed_usage_gpu_hours).toBe(0);
+  });
+
+  it("breaks a project down by user: what each holds, their decayed usage and their share of the project", async () => {
+    const r = await get(w.adminB, "/api/v1/fair-share");
+    const project = r.body.organizations[0].projects.find((p: { id: string }) => p.id === w.projectB.id);
+    expect(project.decayed_usage_gpu_hours).toBeCloseTo(1.5, 2);
+    expect(project.users).toEqual([
+      {
+        id: w.memberB.id,
+        name: expect.any(String),
+        weight: 1,
+        fair_share: 1,
+        usage_share: 1,
+        weighted_share: 1,
+        decayed_usage_gpu_hours: expect.closeTo(1.5, 2),
+        models: [{ gpu_model: H100, guaranteed: 0, used: 1, borrowed: 1, lent: 0 }],
+      },
+    ]);
   });
 
   it("shows an organization admin their organization only, even when asking for another (wrong organization)", async () => {

@@ -17,6 +17,7 @@ function presentStanding(s: Standing) {
     fair_share: s.fairShare,
     usage_share: s.usageShare,
     weighted_share: s.weightedShare,
+    decayed_usage_gpu_hours: s.decayedUsage,
     models: s.models.map((m) => ({
       gpu_model: m.gpuModel,
       guaranteed: m.guaranteed,
@@ -32,9 +33,10 @@ export const fairShareRoute = defineRoute({
   path: "/api/v1/fair-share",
   operationId: "getFairShare",
   tags: TAGS,
-  summary: "Per organization and project: guaranteed, used, borrowed, lent, fair share and weighted share",
+  summary:
+    "Per organization, project and user: guaranteed, used, borrowed, lent, decayed usage, fair share and weighted share",
   description:
-    "Per GPU model the guarantee, what guaranteed sessions use, what borrowed sessions hold beyond it and what of the unused guarantee others borrow; the weight's fair share and the decayed usage against it. Scope: a super_admin every organization, an organization admin theirs, others an empty list.",
+    "Per GPU model the guarantee, what guaranteed sessions use, what borrowed sessions hold beyond it and what of the unused guarantee others borrow; the weight's fair share and the decayed usage against it; within each project its users (weight 1 each). Scope: a super_admin every organization, an organization admin theirs, others an empty list.",
   auth: "user",
   query: FairShareQuery,
   responses: { 200: FairShareView },
@@ -47,7 +49,10 @@ export const fairShareRoute = defineRoute({
         capacity: v.capacity,
         organizations: v.organizations.map((o) => ({
           ...presentStanding(o),
-          projects: (o.projects ?? []).map(presentStanding),
+          projects: (o.projects ?? []).map((p) => ({
+            ...presentStanding(p),
+            users: (p.users ?? []).map(presentStanding),
+          })),
         })),
       },
     };

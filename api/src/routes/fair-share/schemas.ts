@@ -19,9 +19,20 @@ const StandingFields = {
   fair_share: z.number().meta({ description: "Its weight's fraction among its siblings (0–1)." }),
   usage_share: z.number().meta({ description: "Its fraction of the siblings' decayed GPU usage (0–1)." }),
   weighted_share: z.number().meta({ description: "usage_share ÷ fair_share: above 1, more than its fair share." }),
+  decayed_usage_gpu_hours: z.number().meta({
+    description: "GPU-hours (card equivalents) decayed with the policy's half-life: what the fair order weighs.",
+  }),
   models: z.array(ModelStanding),
 };
-export const ProjectStanding = z.object(StandingFields).meta({ id: "FairShareProject" });
+export const UserStanding = z.object(StandingFields).meta({ id: "FairShareUser" });
+export const ProjectStanding = z
+  .object({
+    ...StandingFields,
+    users: z.array(UserStanding).meta({
+      description: "Its users with decayed usage or a GPU held here; each weighs 1 (no user weights yet).",
+    }),
+  })
+  .meta({ id: "FairShareProject" });
 export const OrganizationStanding = z
   .object({ ...StandingFields, projects: z.array(ProjectStanding) })
   .meta({ id: "FairShareOrganization" });

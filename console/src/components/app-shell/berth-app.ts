@@ -46,6 +46,7 @@ const lazyViews: Partial<Record<RouteName, () => Promise<unknown>>> = {
   "admin-settings": () => import("../../views/settings-view/index.ts"),
   "admin-signups": () => import("../../views/signup-requests-view/index.ts"),
   "admin-idle-limits": () => import("../../views/admin-idle-limits-view/index.ts"),
+  "admin-fair-share": () => import("../../views/fair-share-view/index.ts"),
   volumes: () => import("../../views/volumes-view/index.ts"),
   "admin-pools": () => import("../../views/admin-pools-view/index.ts"),
   "notification-settings": () => import("../../views/notification-settings-view/index.ts"),
@@ -185,6 +186,8 @@ export class BerthApp extends LitElement {
         return html`<berth-signup-requests-view .query=${m.query}></berth-signup-requests-view>`;
       case "admin-idle-limits":
         return html`<berth-admin-idle-limits-view></berth-admin-idle-limits-view>`;
+      case "admin-fair-share":
+        return html`<berth-fair-share-view></berth-fair-share-view>`;
       case "volumes":
         return html`<berth-volumes-view></berth-volumes-view>`;
       case "admin-pools":

@@ -29,6 +29,7 @@ export const ADMIN_LINKS: readonly NavLink[] = [
   { href: "/admin/audit", label: "Audit log", routes: ["admin-audit"] },
   { href: "/admin/catalog", label: "Catalog", routes: ["admin-catalog"] },
   { href: "/admin/idle-limits", label: "Idle & time limits", routes: ["admin-idle-limits"] },
+  { href: "/admin/fair-share", label: "Fair share", routes: ["admin-fair-share"] },
   { href: "/admin/storage/pools", label: "Storage pools", routes: ["admin-pools"], superAdmin: true },
   { href: "/admin/settings", label: "System settings", routes: ["admin-settings"], superAdmin: true },
   { href: "/admin/signups", label: "Sign-up requests", routes: ["admin-signups"], superAdmin: true },

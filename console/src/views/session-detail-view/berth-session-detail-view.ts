@@ -221,13 +221,13 @@ export class BerthSessionDetailView extends LitElement {
     if (!notice) return nothing;
     const pending = notice.pending;
     if (pending && !pending.paused_at && s.phase === "Running")
-      return html`<div class="card warning" role="status" data-testid="reclaim-warning">
-        <strong>Reclaimed: this borrowed session will be paused <span data-testid="reclaim-countdown">${countdown(pending.pause_at, now)}</span></strong>
+      return html`<div class="card warning" role="status" data-testid=${TEST_IDS.session.reclaimWarning}>
+        <strong>Reclaimed: this borrowed session will be paused <span data-testid=${TEST_IDS.session.reclaimCountdown}>${countdown(pending.pause_at, now)}</span></strong>
         (at ${formatTime(pending.pause_at)}). ${pending.reason} Save your work; files on volumes are kept, and it resumes ahead of new work when room returns.
       </div>`;
     if (pending?.paused_at)
-      return html`<p class="card" role="status" data-testid="reclaim-paused">Paused at ${formatTime(pending.paused_at)} to give its borrowed GPU back: ${pending.reason} It resumes ahead of new work when room returns.</p>`;
-    return html`<p class="card" data-testid="reclaim-notice">${notice.message}</p>`;
+      return html`<p class="card" role="status" data-testid=${TEST_IDS.session.reclaimPaused}>Paused at ${formatTime(pending.paused_at)} to give its borrowed GPU back: ${pending.reason} It resumes ahead of new work when room returns, if its credits cover a minimum run (as your own resume would need).</p>`;
+    return html`<p class="card" data-testid=${TEST_IDS.session.reclaimNotice}>${notice.message}</p>`;
   }
 
   async #connect(kind: ConnectKind): Promise<void> {
@@ -306,8 +306,10 @@ export class BerthSessionDetailView extends LitElement {
         <dt>GPU</dt><dd data-testid=${TEST_IDS.session.gpu}>${tierLabel({ ...s, slice_memory_mib: s.gpu_slice_memory_mib, fraction: s.gpu_fraction })}</dd>
         <dt>Card</dt><dd data-testid=${TEST_IDS.session.cards}>${s.gpu_cards?.length ? s.gpu_cards.join(", ") : "—"}</dd>
         <dt>Offering</dt><dd>${s.offering} · ${formatCredits(s.hourly_credit_rate)} credits/hour</dd>
-        <dt>Capacity</dt><dd data-testid="session-capacity-class" data-class=${s.capacity_class}>${
-          s.capacity_class === "borrowed" ? `Borrowed, at ${s.rate_multiplier}× the rate` : "Guaranteed"
+        <dt>Capacity</dt><dd data-testid=${TEST_IDS.session.capacityClass} data-class=${s.capacity_class}>${
+          s.capacity_class === "borrowed"
+            ? `Borrowed: charged at the borrowed rate, ${s.rate_multiplier}× the offering's (${formatCredits(Math.round(Number(s.hourly_credit_rate) * s.rate_multiplier))} credits/hour); may be reclaimed after a warning`
+            : "Guaranteed: charged at the offering's rate; never reclaimed"
         }</dd>
         <dt>Preset</dt><dd>${s.preset}</dd>
         <dt>Image</dt><dd>${s.image}</dd>

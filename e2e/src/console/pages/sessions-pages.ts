@@ -138,10 +138,22 @@ export class SessionPage {
   }
   /** Its capacity class as the Details list names it ("guaranteed" or "borrowed"). */
   capacityClass() {
-    return this.page.getByTestId("session-capacity-class").getAttribute("data-class");
+    return this.page.getByTestId(S.capacityClass).getAttribute("data-class");
+  }
+  /** The Details list's words on its class and the rate that applies. */
+  capacityText() {
+    return this.page.getByTestId(S.capacityClass).textContent();
   }
   reclaimNotice() {
-    return this.page.getByTestId("reclaim-notice");
+    return this.page.getByTestId(S.reclaimNotice);
+  }
+  /** "Paused … to give its borrowed GPU back", once a reclaim paused it. */
+  reclaimPaused() {
+    return this.page.getByTestId(S.reclaimPaused);
+  }
+  /** The timeline ("What happened") as text. */
+  timelineText() {
+    return this.page.getByTestId(S.timeline).textContent();
   }
   phase() {
     return this.page.locator(`[data-testid="${S.phase}"] [data-testid="phase"]`).getAttribute("data-phase");
