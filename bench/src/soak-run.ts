@@ -252,6 +252,14 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     const accepted = new Map<string, string>();
     let actions = 0;
     let errors = 0;
+    // Errors by what they were (status and code, "no answer" for none): load and a defect look different.
+    const errorsBy = new Map<string, number>();
+    const failed = (what: string) => {
+      errors++;
+      errorsBy.set(what, (errorsBy.get(what) ?? 0) + 1);
+    };
+    const causeOf = (r: { status: number; body: any }) =>
+      `${r.status} ${typeof r.body === "object" ? (r.body?.error?.code ?? "") : ""}`.trim();
     let holding = false;
     let inflight = 0;
     let running = true;
@@ -264,7 +272,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       try {
         await fn();
       } catch {
-        errors++; // the API down for a moment: the next turn tries again
+        failed("no answer"); // the API down for a moment: the next turn tries again
       } finally {
         inflight--;
       }
@@ -366,14 +374,14 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
               mine = r.body.id;
               pendingKey = undefined;
             } else if (r.status < 500 && r.status !== 409) {
-              errors++;
+              failed(`create ${causeOf(r)}`);
               pendingKey = undefined; // refused: a new create next time
-            } else errors++;
+            } else failed(`create ${causeOf(r)}`);
             return;
           }
           const d = await call(u.token, "GET", `/api/v1/sessions/${mine}`);
           if (d.status !== 200) {
-            errors++;
+            failed(`read ${causeOf(d)}`);
             return;
           }
           const phase = d.body.phase as string;
@@ -503,7 +511,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
         case "api-burst": {
           const owners = [b.alice, b.bob, b.orgAdmin];
           const names = Array.from({ length: o.burst }, () => `burst-${keyN++}`);
-          const first = new Map<string, { status: number; id?: string }>();
+          const first = new Map<string, { status: number; id?: string; what: string }>();
           let answered = 0;
           let next = 0;
           const kill = (async () => {
@@ -522,7 +530,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
                   { ...h100, name: n },
                   { "Idempotency-Key": n },
                 ).catch(() => ({ status: 0, body: null }));
-                first.set(n, { status: r.status, id: r.body?.id });
+                first.set(n, { status: r.status, id: r.body?.id, what: r.status === 0 ? "no answer" : causeOf(r) });
                 answered++;
               }
             }),
@@ -536,7 +544,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
           let unanswered = 0;
           for (const [k, n] of names.entries()) {
             const u = owners[k % owners.length] as { token: string };
-            const got = first.get(n) as { status: number; id?: string };
+            const got = first.get(n) as { status: number; id?: string; what: string };
             if (got.status === 201 && got.id) {
               accepted.set(n, got.id);
               toEnd.set(got.id, u.token);
@@ -546,7 +554,10 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
             }
           }
           const ok = names.filter((n) => accepted.has(n)).length;
-          return `API SIGKILLed a third into a burst of ${o.burst} creates, back in ${(back / 1000).toFixed(1)} s; ${ok}/${o.burst} accepted at once, ${unanswered} unanswered (retried with their keys until answered)`;
+          const answers = new Map<string, number>();
+          for (const a of first.values()) answers.set(a.what, (answers.get(a.what) ?? 0) + 1);
+          const by = [...answers].map(([k, n]) => `${k} ×${n}`).join(", ");
+          return `API SIGKILLed a third into a burst of ${o.burst} creates, back in ${(back / 1000).toFixed(1)} s; ${ok}/${o.burst} accepted at once (first answers: ${by}), ${unanswered} unanswered (retried with their keys until answered)`;
         }
       }
     };
@@ -614,6 +625,27 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       for (const sid of podsOf.keys())
         if (!ids.has(sid) && (podsOf.get(sid) ?? []).some((p) => !p.pod.metadata.deletionTimestamp))
           stuck.push(`pod of ${sid}: no session`);
+      // What an on-call engineer would look at first, for the first few: the row, its operator's last
+      // report, and its pods.
+      for (const [i, line] of stuck.slice(0, 5).entries()) {
+        const id = line.split(" ")[0] as string;
+        const row = (await db("sessions")
+          .where({ id })
+          .first("desired_state", "reason", "message", "mirror_revision", "updated_at")) as any;
+        const rep = (await db("session_status_reports")
+          .where({ session: id })
+          .orderBy("at", "desc")
+          .first("phase", "reason", "observed_generation", "at", "received_at")) as any;
+        const ps = (podsOf.get(id) ?? []).map(
+          (p) =>
+            `${p.cluster}:${(p.pod as any).status?.phase ?? "?"}${p.pod.metadata.deletionTimestamp ? " (deleting)" : ""}`,
+        );
+        const ago = (d: Date | undefined) =>
+          d ? `${Math.round((Date.now() - new Date(d).getTime()) / 1000)} s ago` : "never";
+        stuck[i] =
+          `${line} [intent ${row?.desired_state ?? "?"}, ${row?.reason ?? ""}: ${row?.message ?? ""}; revision ${row?.mirror_revision ?? "?"}, updated ${ago(row?.updated_at)}; ` +
+          `last report ${rep ? `${rep.phase} ${rep.reason ?? ""} rev ${rep.observed_generation} at ${ago(rep.at)}, received ${ago(rep.received_at)}` : "none"}; pods ${ps.join(", ") || "none"}]`;
+      }
       // Wallets against their ledger; every transaction balanced.
       const { rows: walletRows } = (await db.raw(
         `SELECT w.id, w.balance, coalesce(sum(e.amount), 0) AS sum FROM wallets w
@@ -773,6 +805,13 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
           )} | ${op?.rssMb}/${op?.fds} | ${p("postgres")[0]?.rssMb} | ${c.pgSizeMb} | ${c.queued} | ${c.pendingDeliveries} | ${c.unbilled} | ${c.p99} (${window.length}) | ${rec.lost} | ${rec.stuck.length} | ${rec.duplicated} | ${rec.walletsOff}/${rec.wallets} (${rec.txnsUnbalanced} txns) | ${rec.usageLostS}/${rec.usageTwiceS} | ${rec.webhooksLost}/${rec.webhooksDuplicated} of ${rec.webhooksDelivered} (${rec.webhooksPending} pending) |`,
       );
       out(`  processes: ${ps.map((x) => `${x.name} ${x.rssMb} MB ${x.fds} fds`).join("; ")}`);
+      if (errorsBy.size > 0)
+        out(
+          `  errors by cause: ${[...errorsBy]
+            .sort((x, y) => y[1] - x[1])
+            .map(([k, n]) => `${k} ×${n}`)
+            .join(", ")}`,
+        );
       if (rec.stuck.length > 0) out(`  stuck: ${rec.stuck.slice(0, 20).join("; ")}`);
       holding = false;
     };

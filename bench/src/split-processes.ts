@@ -207,7 +207,7 @@ export async function startSplit(
   const database = bed.t.database.url;
 
   try {
-    const [apiPort, internalPort] = [await freePort(), await freePort()];
+    const [apiPort, internalPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
     const apiEnv = {
       DATABASE_URL: database,
       BERTH_JWT_SECRET: config.auth.jwtSecret.reveal(),
@@ -217,6 +217,10 @@ export async function startSplit(
       BERTH_INTERNAL_HOST: "127.0.0.1",
       BERTH_INTERNAL_PORT: String(internalPort),
       BERTH_INTERNAL_ALLOW_CIDRS: "127.0.0.0/8",
+      // Its own port: the default (9464) may be held by anything else on the machine, and a start that
+      // cannot bind it fails.
+      BERTH_METRICS_HOST: "127.0.0.1",
+      BERTH_METRICS_PORT: String(metricsPort),
       BERTH_KUBECONFIG: apiKubeconfig,
       BERTH_BOOTSTRAP_PASSWORD: "bench-bootstrap-password",
       BERTH_LOG_LEVEL: "info",

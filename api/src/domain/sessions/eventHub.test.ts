@@ -2,6 +2,7 @@
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../db/db.test-support.ts";
+import { connect } from "../../db/knex.ts";
 import { insertSessionEvents } from "../../db/operations/sessions/sessionEvents.ts";
 import type { SessionEventRow } from "../../db/operations/sessions/types.ts";
 import { SessionEventHub } from "./eventHub.ts";
@@ -87,5 +88,39 @@ describe("the session event hub", () => {
     expect(ended).toContain("late");
     expect(pool.numUsed()).toBe(0);
     unsubscribe();
+  });
+
+  it("gives the connection back when its LISTEN fails (Postgres going away under it), and listens on the next try", async () => {
+    // A pool of its own, so that a connection held for good shows as one fewer to lend.
+    const db = connect(t.url, { poolMax: 2 });
+    const hub = new SessionEventHub(db, pino({ level: "silent" }));
+    onTestFinished(async () => {
+      await hub.close();
+      await db.destroy();
+    });
+    // The first connection lent is ended by the server before the hub's LISTEN reaches it, as a
+    // Postgres stopping ends it.
+    const client = db.client as { acquireConnection(): Promise<{ processID: number }>; pool: { numUsed(): number } };
+    const acquire = client.acquireConnection.bind(client);
+    let first = true;
+    client.acquireConnection = async () => {
+      const c = await acquire();
+      if (first) {
+        first = false;
+        await t.db.raw("SELECT pg_terminate_backend(?)", [c.processID]);
+      }
+      return c;
+    };
+    const ended: string[] = [];
+    await expect(hub.subscribe({ deliver: () => {}, close: () => ended.push("a") })).rejects.toThrow();
+    expect(client.pool.numUsed()).toBe(0);
+
+    const got: SessionEventRow[] = [];
+    const unsubscribe = await hub.subscribe({ deliver: (r) => got.push(r) });
+    await insertSessionEvents(t.db, [ev("after-the-failure")]);
+    await until(() => got.length === 1);
+    unsubscribe();
+    // The failed subscriber was not kept: nothing was delivered to it, and closing does not end it again.
+    expect(ended).toEqual([]);
   });
 });

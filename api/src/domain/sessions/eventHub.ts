@@ -63,7 +63,15 @@ export class SessionEventHub {
       return () => {};
     }
     this.#subs.add(s);
-    await this.#ensureListening();
+    try {
+      await this.#ensureListening();
+    } catch (err) {
+      // Its stream fails (the client reconnects): it must not stay subscribed, delivered to and holding
+      // the LISTEN connection for a response long gone.
+      this.#subs.delete(s);
+      if (this.#subs.size === 0) void this.#release();
+      throw err;
+    }
     return () => {
       this.#subs.delete(s);
       if (this.#subs.size === 0) void this.#release();
@@ -74,16 +82,28 @@ export class SessionEventHub {
     if (this.#conn) return;
     this.#starting ??= (async () => {
       const conn = (await this.#db.client.acquireConnection()) as PgConnection;
+      let broken = false;
       conn.on("notification", (msg) => {
         if (msg.channel === SESSION_EVENTS_CHANNEL) this.#pump();
       });
       conn.on("error", (err) => {
+        broken = true;
+        if (this.#conn !== conn) return; // still being set up: the failure below gives it back
         this.#log.warn({ err }, "the LISTEN connection failed; subscribers will reconnect");
         void this.#release(true);
       });
-      await conn.query(`LISTEN ${SESSION_EVENTS_CHANNEL}`);
-      // Start after what exists: subscribers replay older events themselves (Last-Event-ID).
-      if (this.#last === 0n) this.#last = BigInt(await lastSessionEventSeq(this.#db));
+      try {
+        await conn.query(`LISTEN ${SESSION_EVENTS_CHANNEL}`);
+        // Start after what exists: subscribers replay older events themselves (Last-Event-ID).
+        if (this.#last === 0n) this.#last = BigInt(await lastSessionEventSeq(this.#db));
+        if (broken) throw new Error("the LISTEN connection failed while it was set up");
+      } catch (err) {
+        // Given back, or the pool would lend one connection fewer after every failed start (a Postgres
+        // restart under open streams), until no request could get one.
+        conn.removeAllListeners("notification");
+        await this.#db.client.releaseConnection(conn).catch(() => {});
+        throw err;
+      }
       this.#conn = conn;
     })().finally(() => {
       this.#starting = undefined;

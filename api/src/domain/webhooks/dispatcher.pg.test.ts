@@ -7,9 +7,11 @@ import pino from "pino";
 import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../db/db.test-support.ts";
+import { connect } from "../../db/knex.ts";
 import { insertSessionEvents } from "../../db/operations/sessions/sessionEvents.ts";
 import { insertEndpoint } from "../../db/operations/webhooks/insertEndpoint.ts";
 import type { WebhookEndpointRow } from "../../db/operations/webhooks/types.ts";
+import { relayTo } from "../../db/relay.test-support.ts";
 import { type DispatcherOptions, WebhookDispatcher } from "./dispatcher.ts";
 import { newEndpointId } from "./endpoints.ts";
 import { type Receiver, startReceiver } from "./receiver.test-support.ts";
@@ -254,6 +256,36 @@ describe("the webhook dispatcher", () => {
       .first();
     expect(last.outcome).toBe("failed");
     expect(last.error).toContain("webhook_target_forbidden");
+    expect(r.received).toHaveLength(1);
+  });
+
+  it("settles an attempt once the database answers again within the claim, instead of sending it twice", async () => {
+    const r = await aReceiver();
+    const e = await anEndpoint(r.url);
+    // The dispatcher reaches Postgres through a relay that goes silent (a partition) while the receiver
+    // answers: its settle fails on the query timeout, and the database is back a second later.
+    const relay = await relayTo(database.url);
+    const viaRelay = connect(relay.url, { queryTimeoutMs: 500, connectTimeoutMs: 500 });
+    stops.push(async () => {
+      relay.heal();
+      await viaRelay.destroy();
+      await relay.cut();
+    });
+    r.answer = (_x, i) => {
+      if (i === 1) {
+        relay.hang();
+        setTimeout(() => relay.heal(), 1000);
+      }
+      return { status: 204 };
+    };
+    aDispatcher(r, { db: viaRelay, timeoutMs: 2_000, leaseSlackMs: 6_000 });
+    await phase(e.organization_id, "ses_settle", undefined, "Pending");
+    await until(
+      async () => (await db()("webhook_deliveries").where({ endpoint_id: e.id }).first("state"))?.state === "succeeded",
+    );
+    // Settled by its first attempt: without the retry the claim lapses and the receiver gets it again.
+    const delivery = await db()("webhook_deliveries").where({ endpoint_id: e.id }).first("attempts");
+    expect(delivery?.attempts).toBe(1);
     expect(r.received).toHaveLength(1);
   });
 

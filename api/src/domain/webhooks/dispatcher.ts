@@ -96,13 +96,12 @@ export class WebhookDispatcher {
   async runOnce(): Promise<number> {
     const free = this.#o.concurrency - this.#inFlight.size;
     if (free <= 0) return 0;
-    const claimed = await claimDeliveries(this.#o.db, {
-      limit: free,
-      perEndpoint: this.#o.perEndpoint,
-      leaseMs: this.#o.timeoutMs + this.#o.leaseSlackMs,
-    });
+    const leaseMs = this.#o.timeoutMs + this.#o.leaseSlackMs;
+    // Taken before the claim: the claim holds at least until then (its lease counts from the database's now).
+    const holdsUntil = Date.now() + leaseMs;
+    const claimed = await claimDeliveries(this.#o.db, { limit: free, perEndpoint: this.#o.perEndpoint, leaseMs });
     for (const d of claimed) {
-      const p = this.#deliver(d)
+      const p = this.#deliver(d, holdsUntil)
         .catch((err: unknown) => this.#o.log.error({ err, delivery: d.id }, "webhook delivery could not be settled"))
         .finally(() => {
           this.#inFlight.delete(p);
@@ -172,7 +171,7 @@ export class WebhookDispatcher {
       this.#o.log.error({ unreadable: r.unreadable }, "webhook secrets sealed with a key this worker does not have");
   }
 
-  async #deliver(d: ClaimedDelivery): Promise<void> {
+  async #deliver(d: ClaimedDelivery, holdsUntil: number): Promise<void> {
     const at = this.#o.clock.now();
     const body = JSON.stringify(d.payload);
     let result: {
@@ -218,7 +217,7 @@ export class WebhookDispatcher {
         : result.statusCode !== null && result.statusCode >= 300 && result.statusCode < 400
           ? `redirect (${result.statusCode}) not followed`
           : `HTTP ${result.statusCode}`);
-    await finishDelivery(this.#o.db, {
+    await this.#settle(holdsUntil, {
       deliveryId: d.id,
       endpointId: d.endpoint_id,
       eventId: d.event_id,
@@ -236,5 +235,27 @@ export class WebhookDispatcher {
       { delivery: d.id, event: d.event_id, endpoint: d.endpoint_id, status: result.statusCode, ok },
       "webhook attempt",
     );
+  }
+
+  /**
+   * Records the attempt, tried again while the claim holds: an attempt the receiver took but the database
+   * did not hear of (Postgres restarting) is sent again once the claim lapses, so the retry spares the
+   * receiver a duplicate whenever the database is back within the lease. Past it, another dispatcher may
+   * have sent it again (finishDelivery then settles nothing).
+   */
+  async #settle(holdsUntil: number, outcome: Parameters<typeof finishDelivery>[1]): Promise<void> {
+    for (let wait = 250; ; wait = Math.min(wait * 2, 4_000)) {
+      try {
+        await finishDelivery(this.#o.db, outcome);
+        return;
+      } catch (err) {
+        if (!this.#running || Date.now() + wait >= holdsUntil) throw err;
+        this.#o.log.warn(
+          { err: String(err), delivery: outcome.deliveryId },
+          "settling a webhook attempt failed; retrying",
+        );
+        await new Promise((r) => setTimeout(r, wait));
+      }
+    }
   }
 }

@@ -17,7 +17,11 @@ export interface AttemptOutcome {
   disable: "gone" | "failing" | null;
 }
 
-/** Records one attempt in the log and settles the delivery and its endpoint's health, in one transaction. */
+/**
+ * Records one attempt in the log and settles the delivery and its endpoint's health, in one transaction.
+ * The delivery is settled only while no later claim took it (its attempts are still this attempt's): a
+ * late settle must not end a delivery another dispatcher is sending again.
+ */
 export async function finishDelivery(db: Knex, o: AttemptOutcome): Promise<void> {
   await db.transaction(async (trx) => {
     await trx("webhook_attempts").insert({
@@ -37,8 +41,8 @@ export async function finishDelivery(db: Knex, o: AttemptOutcome): Promise<void>
       `UPDATE webhook_deliveries SET state = ?, locked_until = NULL, last_attempt_at = ?, last_status_code = ?,
          last_error = ?, next_attempt_at = CASE WHEN ?::text = 'pending' THEN now() + make_interval(secs => ?::float8 / 1000.0) ELSE next_attempt_at END,
          updated_at = now()
-       WHERE id = ? AND state = 'pending'`,
-      [state, o.at, o.statusCode, o.error, state, o.retryInMs ?? 0, o.deliveryId],
+       WHERE id = ? AND state = 'pending' AND attempts = ?`,
+      [state, o.at, o.statusCode, o.error, state, o.retryInMs ?? 0, o.deliveryId, o.attempt],
     );
     if (o.ok) {
       await trx("webhook_endpoints")
