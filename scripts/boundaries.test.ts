@@ -196,23 +196,6 @@ const API_KEBAB_LEFT = new Set([
   // the worker's entry point, named beside main.ts in package.json, cdk8s' pods and the Containerfile
   "api/src/worker-main.ts",
   "api/src/worker-main.test.ts",
-  // being moved in the route and domain rework; renamed there
-  "api/src/domain/clusters/node-actions.ts",
-  "api/src/domain/clusters/operator-token.test.ts",
-  "api/src/domain/clusters/operator-token.ts",
-  "api/src/domain/clusters/rotate-token.ts",
-  "api/src/domain/clusters/signing-key.ts",
-  "api/src/domain/clusters/test-connection.ts",
-  "api/src/domain/credits/session-refused-for-credits.test.ts",
-  "api/src/domain/credits/torture-child.test-support.ts",
-  "api/src/domain/sessions/admission-queue.test.ts",
-  "api/src/domain/sessions/create-taken-over.test.ts",
-  "api/src/domain/webhooks/dispatcher-child.test-support.ts",
-  "api/src/routes/audit-logs/audit-logs.test.ts",
-  "api/src/routes/bad-input.test.ts",
-  "api/src/routes/image-builds/image-builds.test.ts",
-  "api/src/routes/openapi-fuzz.test.ts",
-  "api/src/routes/sessions/preview-cost.test.ts",
 ]);
 
 describe("api's file names", () => {
