@@ -210,8 +210,8 @@ export class BerthSessionDetailView extends LitElement {
   #etaText() {
     const e = this.#eta.value;
     if (!e) return nothing;
-    return html`<span data-testid="queue-eta" data-method=${e.method}>Estimate: ${e.message} (as of ${formatTime(e.as_of)}).${
-      e.hint ? html` <span data-testid="queue-eta-hint">${e.hint.message}</span>` : nothing
+    return html`<span data-testid=${TEST_IDS.session.queueEta} data-method=${e.method}>Estimate: ${e.message} (as of ${formatTime(e.as_of)}).${
+      e.hint ? html` <span data-testid=${TEST_IDS.session.queueEtaHint}>${e.hint.message}</span>` : nothing
     }</span>`;
   }
 
@@ -221,13 +221,13 @@ export class BerthSessionDetailView extends LitElement {
     if (!notice) return nothing;
     const pending = notice.pending;
     if (pending && !pending.paused_at && s.phase === "Running")
-      return html`<div class="card warning" role="status" data-testid="reclaim-warning">
-        <strong>Reclaimed: this borrowed session will be paused <span data-testid="reclaim-countdown">${countdown(pending.pause_at, now)}</span></strong>
+      return html`<div class="card warning" role="status" data-testid=${TEST_IDS.session.reclaimWarning}>
+        <strong>Reclaimed: this borrowed session will be paused <span data-testid=${TEST_IDS.session.reclaimCountdown}>${countdown(pending.pause_at, now)}</span></strong>
         (at ${formatTime(pending.pause_at)}). ${pending.reason} Save your work; files on volumes are kept, and it resumes ahead of new work when room returns.
       </div>`;
     if (pending?.paused_at)
-      return html`<p class="card" role="status" data-testid="reclaim-paused">Paused at ${formatTime(pending.paused_at)} to give its borrowed GPU back: ${pending.reason} It resumes ahead of new work when room returns.</p>`;
-    return html`<p class="card" data-testid="reclaim-notice">${notice.message}</p>`;
+      return html`<p class="card" role="status" data-testid=${TEST_IDS.session.reclaimPaused}>Paused at ${formatTime(pending.paused_at)} to give its borrowed GPU back: ${pending.reason} It resumes ahead of new work when room returns.</p>`;
+    return html`<p class="card" data-testid=${TEST_IDS.session.reclaimNotice}>${notice.message}</p>`;
   }
 
   async #connect(kind: ConnectKind): Promise<void> {
@@ -306,7 +306,7 @@ export class BerthSessionDetailView extends LitElement {
         <dt>GPU</dt><dd data-testid=${TEST_IDS.session.gpu}>${tierLabel({ ...s, slice_memory_mib: s.gpu_slice_memory_mib, fraction: s.gpu_fraction })}</dd>
         <dt>Card</dt><dd data-testid=${TEST_IDS.session.cards}>${s.gpu_cards?.length ? s.gpu_cards.join(", ") : "—"}</dd>
         <dt>Offering</dt><dd>${s.offering} · ${formatCredits(s.hourly_credit_rate)} credits/hour</dd>
-        <dt>Capacity</dt><dd data-testid="session-capacity-class" data-class=${s.capacity_class}>${
+        <dt>Capacity</dt><dd data-testid=${TEST_IDS.session.capacityClass} data-class=${s.capacity_class}>${
           s.capacity_class === "borrowed" ? `Borrowed, at ${s.rate_multiplier}× the rate` : "Guaranteed"
         }</dd>
         <dt>Preset</dt><dd>${s.preset}</dd>
