@@ -110,6 +110,11 @@ export class Shell {
     return this.page.getByTestId(T.confirmOk);
   }
 
+  /** A notification's link in the bell's panel, by its kind (and, given, the link's name). */
+  notificationLink(kind: string, name?: string) {
+    return this.notification(kind).getByRole("link", name ? { name } : {});
+  }
+
   async confirm(): Promise<void> {
     await this.page.getByTestId(T.confirmDialog).waitFor();
     await this.page.getByTestId(T.confirmOk).click();
@@ -118,6 +123,11 @@ export class Shell {
   /** Waits for a notice or message with this text. */
   async sees(text: string | RegExp): Promise<void> {
     await this.page.getByText(text).waitFor();
+  }
+
+  /** Waits for the first of the places that say this (a message repeated in a field's hint and a panel). */
+  async seesFirst(text: string | RegExp): Promise<void> {
+    await this.page.getByText(text).first().waitFor();
   }
 
   emptyState() {
