@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs the OpenAPI fuzzer (api/fuzz/requirements.txt) into .fuzz-venv/ when it is missing or older than
 # the requirements, and prints the path of its `schemathesis` command on the last line. Needs python3 (3.9+)
-# with venv and PyPI; nothing else. Used by api/src/routes/openapi-fuzz.test.ts.
+# with venv and PyPI; nothing else. Used by api/src/routes/openapiFuzz.test.ts.
 set -e
 cd "$(dirname "$0")/.."
 venv=.fuzz-venv

@@ -24,9 +24,9 @@ export { insertEndpoint } from "./db/operations/webhooks/insertEndpoint.ts";
 export { type PageParams, type PageRows, type PageWindow, selectPage } from "./db/page.ts";
 export { relayTo } from "./db/relay.test-support.ts";
 export { deregisterCluster } from "./domain/clusters/deregister.ts";
-export { OperatorTokens } from "./domain/clusters/operator-token.ts";
+export { OperatorTokens } from "./domain/clusters/operatorToken.ts";
 export { registerCluster } from "./domain/clusters/register.ts";
-export { rotateOperatorToken } from "./domain/clusters/rotate-token.ts";
+export { rotateOperatorToken } from "./domain/clusters/rotateToken.ts";
 export {
   type ClustersOptions,
   type ClustersRuntime,
@@ -39,7 +39,7 @@ export {
   loadOrCreateSigningKey,
   SIGNING_KEY_SECRET,
   signingKeyFromPem,
-} from "./domain/clusters/signing-key.ts";
+} from "./domain/clusters/signingKey.ts";
 export { billPendingUsage } from "./domain/credits/charge.ts";
 export { CreditsContext } from "./domain/credits/context.ts";
 export { grantToOrganization } from "./domain/credits/grant.ts";
@@ -77,5 +77,5 @@ export { ImportLoop } from "./worker/imports.ts";
 
 /** The webhook dispatcher as a child process of its own (a benchmark runs several): the file to run. */
 export const DISPATCHER_CHILD = fileURLToPath(
-  new URL("./domain/webhooks/dispatcher-child.test-support.ts", import.meta.url),
+  new URL("./domain/webhooks/dispatcherChild.test-support.ts", import.meta.url),
 );

@@ -13,6 +13,7 @@
 //   node bench/src/gpu-sharing.ts [--nodes=500] [--cards=8] [--fill=0.85] [--seed=20261126] [--bed-cards=2] [--no-bed]
 import { cpus, loadavg, totalmem } from "node:os";
 import { parseArgs } from "node:util";
+import type { ResponseOf } from "@berth/console/client";
 import {
   type CardHolding,
   CardPool,
@@ -24,6 +25,7 @@ import {
   planPlacement,
 } from "@berth/controllers";
 import { ResourcePolicyKind, resourcePath, sliceOf } from "@berth/crds";
+import { apiAs } from "./api.ts";
 
 const { values } = parseArgs({
   options: {
@@ -236,24 +238,18 @@ if (!values["no-bed"]) {
       "application/merge-patch+json",
     );
     mgmt.close();
+    const alice = apiAs(bed.t.api.url, bed.alice);
     const measure = async (offering: string, n: number) => {
       const t0 = performance.now();
       const ids: string[] = [];
       for (let i = 0; i < n; i++) {
-        const r = await bed.call(bed.alice, "POST", "/api/v1/sessions", {
-          offering,
-          preset: "cpu-small",
-          image: "jupyterlab",
-        });
-        if (r.status !== 201) throw new Error(`create ${offering}: ${r.status} ${JSON.stringify(r.body)}`);
-        ids.push(r.body.id);
+        const r = await alice.call("createSession", { body: { offering, preset: "cpu-small", image: "jupyterlab" } });
+        ids.push(r.id);
       }
       const deadline = Date.now() + 180_000;
-      let states: { phase: string; gpu_cards?: string[] | null }[] = [];
+      let states: ResponseOf<"getSession">[] = [];
       for (;;) {
-        states = await Promise.all(
-          ids.map(async (id) => (await bed.call(bed.alice, "GET", `/api/v1/sessions/${id}`)).body),
-        );
+        states = await Promise.all(ids.map((sessionId) => alice.call("getSession", { params: { sessionId } })));
         const settled = states.filter((s) => s.phase === "Running" || s.phase === "Queued").length;
         if (settled === n && states.filter((s) => s.phase === "Running").length >= Math.min(n - 1, n)) break;
         if (Date.now() > deadline) break;
@@ -264,7 +260,7 @@ if (!values["no-bed"]) {
       for (const s of states)
         if (s.phase === "Running") for (const c of s.gpu_cards ?? ["?"]) perCard.set(c, (perCard.get(c) ?? 0) + 1);
       const pods = (await bed.pods("gpu-a")).filter((p) => p.phase === "Running" && !p.deleting).length;
-      for (const id of ids) await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/terminate`);
+      for (const sessionId of ids) await alice.call("terminateSession", { params: { sessionId } });
       for (const id of ids) await bed.waitFor(bed.alice, id, (s) => s.phase === "Terminated", "Terminated", 120_000);
       return {
         offering,

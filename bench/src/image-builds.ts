@@ -19,6 +19,7 @@ import { ImageKind, resourcePath } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
 import { criLogLines, kubeConfigFrom, pushImage, startFleet, startRegistry } from "@berth/e2e";
 import pino from "pino";
+import { apiAs } from "./api.ts";
 
 const { values } = parseArgs({ options: { builds: { type: "string", default: "10" } } });
 const N = Number(values.builds);
@@ -102,13 +103,9 @@ try {
       const pushed = await pushImage(registry.url, `org_bench/usr_bench/b${i}`, "latest");
       appendFileSync(podLog, criLogLines([`BERTH_IMAGE_DIGEST=${pushed.digest}`]));
       const t0 = performance.now();
-      const r = await fetch(`${api.url}/api/v1/image-builds`, {
-        method: "POST",
-        headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
-        body: JSON.stringify({ dockerfile: `FROM scratch\n# ${i}\n`, name: `b${i}` }),
+      const b = await apiAs(api.url, { token }).call("createImageBuild", {
+        body: { dockerfile: `FROM scratch\n# ${i}\n`, name: `b${i}` },
       });
-      const b: any = await r.json();
-      if (r.status !== 202) throw new Error(`build ${i}: ${r.status} ${JSON.stringify(b)}`);
       let jobAt = 0;
       for (;;) {
         const row = await db("image_builds").where({ id: b.id }).first();

@@ -134,7 +134,8 @@ async function gate() {
           headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
           ...(body ? { body: JSON.stringify(body) } : {}),
         });
-        const json: any = await r.json();
+        // Raw, not the typed client: the refusals' statuses and codes are what this counts.
+        const json = (await r.json()) as { error?: { code?: string } };
         return { status: r.status, ms: performance.now() - t0, json };
       };
       await call("GET", "/api/v1/images/private"); // warm

@@ -6,6 +6,7 @@ import { HttpKube, Informer } from "@berth/controllers/kube";
 import { ResourcePolicyKind, resourcePath, SessionKind, SessionMirrorKind } from "@berth/crds";
 import { gpuNodeManifest, kubeConfigFrom } from "@berth/e2e";
 import { adminKube, gpuCluster, H100, MANAGEMENT, startSessionsBed } from "@berth/e2e/sessions";
+import { apiAs } from "./api.ts";
 
 const N = Number(process.argv[2] ?? "100");
 const RATE = Number(process.argv[3] ?? "20");
@@ -31,8 +32,8 @@ await mk.json(
 const members = await Promise.all(Array.from({ length: 16 }, () => bed.t.aUser()));
 for (const m of members) await bed.t.member(m, bed.org.id, null, "member");
 for (;;) {
-  const a = await bed.call(bed.superAdmin, "GET", "/api/v1/sessions/gpu-availability");
-  if (a.body.models?.find((m: any) => m.gpu_model === H100)?.free >= NODES * 8) break;
+  const a = await apiAs(bed.t.api.url, bed.superAdmin).call("getGpuAvailability");
+  if ((a.models.find((m) => m.gpu_model === H100)?.free ?? 0) >= NODES * 8) break;
   await new Promise((r) => setTimeout(r, 500));
 }
 await new Promise((r) => setTimeout(r, 6000));
@@ -75,12 +76,11 @@ await Promise.all(
   Array.from({ length: N }, async (_, i) => {
     await new Promise((r) => setTimeout(r, (i * 1000) / RATE));
     const start = performance.now();
-    const r = await bed.call(members[i % members.length] as never, "POST", "/api/v1/sessions", {
-      offering: "h100",
-      preset: "gpu-small",
-      image: "jupyterlab",
+    const member = members[i % members.length] as { token: string };
+    const r = await apiAs(bed.t.api.url, member).call("createSession", {
+      body: { offering: "h100", preset: "gpu-small", image: "jupyterlab" },
     });
-    const name = r.body.resource_name;
+    const name = r.resource_name;
     const rec = t.get(name) ?? {};
     rec.post = start;
     rec.created = performance.now();

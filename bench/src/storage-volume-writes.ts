@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { H100, type SessionsBed, startSessionsBed } from "@berth/e2e/sessions";
 import { installBedStorage, startProvisioner } from "@berth/e2e/storage";
+import { apiAs } from "./api.ts";
 
 const { values } = parseArgs({
   options: { rounds: { type: "string", default: "3" }, "idle-ms": { type: "string", default: "5000" } },
@@ -130,35 +131,35 @@ const PHASES: Phase[] = [
 
 async function lifecycle(bed: SessionsBed, i: number, withVolume: boolean): Promise<Map<Phase, Count>> {
   const out = new Map<Phase, Count>();
+  const alice = apiAs(bed.t.api.url, bed.alice);
   let volumeId: string | undefined;
   out.set(
     "create volume",
     await phase(async () => {
       if (!withVolume) return;
-      const v = await bed.call(bed.alice, "POST", "/api/v1/storage/volumes", { name: `w-${i}`, size_gb: 1 });
-      if (v.status !== 201) throw new Error(JSON.stringify(v.body));
-      volumeId = v.body.id;
+      volumeId = (await alice.call("createVolume", { body: { name: `w-${i}`, size_gb: 1 } })).id;
     }),
   );
   let sessionId = "";
   out.set(
     "session create → Running",
     await phase(async () => {
-      const s = await bed.call(bed.alice, "POST", "/api/v1/sessions", {
-        offering: "h100",
-        preset: "gpu-small",
-        image: "jupyterlab",
-        volumes: volumeId ? [{ volume: volumeId }] : [],
+      const s = await alice.call("createSession", {
+        body: {
+          offering: "h100",
+          preset: "gpu-small",
+          image: "jupyterlab",
+          volumes: volumeId ? [{ volume: volumeId }] : [],
+        },
       });
-      if (s.status !== 201) throw new Error(JSON.stringify(s.body));
-      sessionId = s.body.id;
+      sessionId = s.id;
       await bed.waitFor(bed.alice, sessionId, (x) => x.phase === "Running", "Running", 120_000);
     }),
   );
   out.set(
     "terminate → Terminated",
     await phase(async () => {
-      await bed.call(bed.alice, "POST", `/api/v1/sessions/${sessionId}/terminate`);
+      await alice.call("terminateSession", { params: { sessionId } });
       await bed.waitFor(bed.alice, sessionId, (x) => x.phase === "Terminated", "Terminated", 120_000);
     }),
   );
@@ -171,8 +172,8 @@ async function lifecycle(bed: SessionsBed, i: number, withVolume: boolean): Prom
         return;
       }
       await until("the claim's release", async () => {
-        const v = await bed.call(bed.alice, "GET", `/api/v1/storage/volumes/${volumeId}`);
-        return v.body.bound_cluster === null;
+        const v = await alice.call("getVolume", { params: { volumeId: volumeId as string } });
+        return v.bound_cluster === null;
       });
     }),
   );
@@ -180,8 +181,7 @@ async function lifecycle(bed: SessionsBed, i: number, withVolume: boolean): Prom
     "delete volume",
     await phase(async () => {
       if (!volumeId) return;
-      const d = await bed.call(bed.alice, "DELETE", `/api/v1/storage/volumes/${volumeId}`);
-      if (d.status >= 300) throw new Error(JSON.stringify(d.body));
+      await alice.call("deleteVolume", { params: { volumeId: volumeId as string } });
     }),
   );
   return out;
@@ -208,12 +208,9 @@ async function main() {
   await installBedStorage(a, { storageClass: CLASS, capacityGb: 100_000 });
   const provisioner = startProvisioner(a, { storageClass: CLASS, intervalMs: 50 });
   try {
-    const pool = await bed.call(bed.superAdmin, "POST", "/api/v1/storage/pools", {
-      name: "shared",
-      cluster: bed.gpu["gpu-a"]?.id,
-      storage_class: CLASS,
+    await apiAs(bed.t.api.url, bed.superAdmin).call("createStoragePool", {
+      body: { name: "shared", cluster: bed.gpu["gpu-a"]?.id as string, storage_class: CLASS },
     });
-    if (pool.status !== 201) throw new Error(JSON.stringify(pool.body));
     await sleep(2_000);
     // Background alone: a quiet window as long as a settle.
     const quiet = await phase(async () => {

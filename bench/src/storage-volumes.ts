@@ -13,6 +13,7 @@ import { applyStorageReport } from "@berth/api/testing";
 import { idleClaims } from "@berth/controllers";
 import { H100, type SessionsBed, startSessionsBed } from "@berth/e2e/sessions";
 import { installBedStorage, startProvisioner } from "@berth/e2e/storage";
+import { apiAs } from "./api.ts";
 
 const { values } = parseArgs({
   options: {
@@ -52,35 +53,30 @@ async function main() {
   await installBedStorage(a, { storageClass: CLASS, capacityGb: 100_000 });
   const provisioner = startProvisioner(a, { storageClass: CLASS, intervalMs: 50 });
   try {
-    const pool = await bed.call(bed.superAdmin, "POST", "/api/v1/storage/pools", {
-      name: "shared",
-      cluster: bed.gpu["gpu-a"]?.id,
-      storage_class: CLASS,
+    const alice = apiAs(bed.t.api.url, bed.alice);
+    const superAdmin = apiAs(bed.t.api.url, bed.superAdmin);
+    await superAdmin.call("createStoragePool", {
+      body: { name: "shared", cluster: bed.gpu["gpu-a"]?.id as string, storage_class: CLASS },
     });
-    if (pool.status !== 201) throw new Error(JSON.stringify(pool.body));
 
     // 1. create → Running, with and without a volume, one at a time (alternating, so drift hits both).
     const withVol: number[] = [];
     const without: number[] = [];
     for (let i = 0; i < N; i++) {
       for (const vol of [false, true]) {
-        let volumes: unknown[] = [];
+        let volumes: { volume: string }[] = [];
         if (vol) {
-          const v = await bed.call(bed.alice, "POST", "/api/v1/storage/volumes", { name: `b-${i}`, size_gb: 1 });
-          volumes = [{ volume: v.body.id }];
+          const v = await alice.call("createVolume", { body: { name: `b-${i}`, size_gb: 1 } });
+          volumes = [{ volume: v.id }];
         }
         const t0 = performance.now();
-        const s = await bed.call(bed.alice, "POST", "/api/v1/sessions", {
-          offering: "h100",
-          preset: "gpu-small",
-          image: "jupyterlab",
-          volumes,
+        const s = await alice.call("createSession", {
+          body: { offering: "h100", preset: "gpu-small", image: "jupyterlab", volumes },
         });
-        if (s.status !== 201) throw new Error(JSON.stringify(s.body));
-        await untilRunning(bed, s.body.id);
+        await untilRunning(bed, s.id);
         (vol ? withVol : without).push(performance.now() - t0);
-        await bed.call(bed.alice, "POST", `/api/v1/sessions/${s.body.id}/terminate`);
-        await bed.waitFor(bed.alice, s.body.id, (x) => x.phase === "Terminated", "Terminated", 120_000);
+        await alice.call("terminateSession", { params: { sessionId: s.id } });
+        await bed.waitFor(bed.alice, s.id, (x) => x.phase === "Terminated", "Terminated", 120_000);
       }
     }
     console.log(`1. create → Running, ${N} each (ms)        p50      p99`);
@@ -95,12 +91,14 @@ async function main() {
     // 2. the volume-sync tick: pools on the cluster, volumes in Postgres.
     const clusterId = bed.gpu["gpu-a"]?.id as string;
     for (let p = 1; p < POOLS; p++)
-      await bed.call(bed.superAdmin, "POST", "/api/v1/storage/pools", {
-        name: `pool-${p}`,
-        cluster: clusterId,
-        storage_class: `class-${p}`,
-        manual_capacity_gb: 1000,
-        default: false,
+      await superAdmin.call("createStoragePool", {
+        body: {
+          name: `pool-${p}`,
+          cluster: clusterId,
+          storage_class: `class-${p}`,
+          manual_capacity_gb: 1000,
+          default: false,
+        },
       });
     const now = new Date();
     const rows = Array.from({ length: VOLUMES }, (_, i) => ({

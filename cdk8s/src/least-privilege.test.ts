@@ -321,7 +321,7 @@ const USED_ELSEWHERE: Record<string, Elsewhere> = {
     why: "the registration probe's GPU-node fallback",
   },
   [`${CP} delete nodes`]: {
-    file: "api/src/domain/clusters/node-actions.ts",
+    file: "api/src/domain/clusters/nodeActions.ts",
     call: `"DELETE", \`/api/v1/nodes/`,
     why: "an administrator deletes a node",
   },

@@ -21,6 +21,17 @@ export const TEST_IDS = {
     errorPanel: "error-panel",
     /** A page's success notice (role=status). */
     notice: "notice",
+    adminPanel: "admin-panel",
+    accountError: "account-error",
+    accountPending: "account-pending",
+    brand: "brand",
+    supportLink: "support-link",
+    pending: "pending",
+    phase: "phase",
+    usageChart: "usage-chart",
+    pagerStatus: "pager-status",
+    pagerPrev: "pager-prev",
+    pagerNext: "pager-next",
   },
   /** Signing in, and the password change (forced at first sign-in). */
   login: {
@@ -68,6 +79,101 @@ export const TEST_IDS = {
     row: "audit-row",
     total: "audit-total",
   },
+  /** Limits (the member's effective limits and quota requests) and the administrators' inbox of them. */
+  quotas: {
+    organization: "quota-organization",
+    project: "quota-project",
+    limitsTable: "limits-table",
+    /** A limit's row; its data-limit is the limit's name (max_gpus_per_user, …). */
+    limitRow: "limit-row",
+    limitValue: "limit-value",
+    limitHeadroom: "limit-headroom",
+    limitPolicy: "limit-policy",
+    /** A limit's "Ask for more", by the limit's name. */
+    askMore: (limit: string) => `ask-more-${limit}`,
+    askForm: "quota-ask-form",
+    askLimit: "ask-limit",
+    askValue: "ask-value",
+    askProblem: "ask-problem",
+    askReason: "ask-reason",
+    askSend: "ask-send",
+    myRequests: "my-quota-requests",
+    requestRow: "quota-request-row",
+    requestStatus: "quota-request-status",
+    withdraw: "quota-withdraw",
+    inboxLink: "quota-inbox-link",
+  },
+  quotaInbox: {
+    table: "quota-inbox",
+    row: "inbox-row",
+    status: "inbox-status",
+    decide: "inbox-decide",
+    filterStatus: "inbox-filter-status",
+    decidePanel: "quota-decide-panel",
+    /** The granted value of a limit, by the limit's name. */
+    grant: (limit: string) => `grant-${limit}`,
+    grantProblem: "grant-problem",
+    note: "quota-decide-note",
+    approve: "quota-approve",
+    deny: "quota-deny",
+  },
+  /** The catalog's admin pages: offerings by tier, presets, images, policies, build clusters. */
+  catalog: {
+    /** A tab (offerings, presets, images, policies, build-clusters). */
+    tab: (tab: string) => `catalog-tab-${tab}`,
+    new: "catalog-new",
+    editor: "catalog-editor",
+    /** An editor's field, by its key (name, hourly_credit_rate, max_session_hours, …). */
+    field: (key: string) => `f-${key}`,
+    fieldProblem: "field-problem",
+    save: "catalog-save",
+    /** A row's "Change", by its name. */
+    edit: (name: string) => `catalog-edit-${name}`,
+    /** The heading of a tier's offerings. */
+    tier: (tier: string) => `tier-${tier}`,
+    offeringRow: "offering-row",
+    offeringShare: "offering-share",
+    offeringToggle: (name: string) => `offering-toggle-${name}`,
+    table: "catalog-table",
+    row: "catalog-row",
+    buildsNotAvailable: "builds-not-available",
+    buildMark: "build-mark",
+    buildMarkToggle: "build-mark-toggle",
+  },
+  /** The Volumes page. */
+  volumes: {
+    table: "volumes-table",
+    row: "volume-row",
+    name: "volume-name",
+    shared: "volume-shared",
+    size: "volume-size",
+    bound: "volume-bound",
+    lock: "volume-lock",
+    cost: "volume-cost",
+    deletedTable: "deleted-volumes-table",
+    deletedRow: "deleted-volume-row",
+    storageRate: "storage-rate",
+    notice: "volumes-notice",
+  },
+  /** The storage pools' admin page. */
+  pools: {
+    table: "pools-table",
+    row: "pool-row",
+    capacity: "pool-capacity",
+    source: "pool-source",
+    via: "pool-via",
+    stale: "pool-stale",
+    age: "pool-age",
+  },
+  /** The organizations', projects' and users' admin pages. */
+  directory: {
+    organizationsTable: "organizations-table",
+    projectsTable: "projects-table",
+    membersPanel: "members-panel",
+    createUserForm: "create-user-form",
+    usersTable: "users-table",
+    userRow: "user-row",
+  },
   /** System settings (branding, sign-up policy, placement), sign-up and its approval queue. */
   settings: {
     /** A settings section's saved notice (branding, signup, placement). */
@@ -94,6 +200,10 @@ export const TEST_IDS = {
     signupRequest: "signup-request",
     approve: "approve",
     signupNotice: "signup-notice",
+    signupPolicyForm: "signup-policy-form",
+    placementForm: "placement-form",
+    signupRequests: "signup-requests",
+    deny: "deny",
   },
   /** The idle and time limits page (resource policies, read-only but for super_admins). */
   idleLimits: {
@@ -117,6 +227,8 @@ export const TEST_IDS = {
     capacity: "step-capacity",
     capacityGuaranteed: "capacity-guaranteed",
     capacityBorrowed: "capacity-borrowed",
+    /** The cost step's "guaranteed rate" or "borrowed rate". */
+    costRateClass: "cost-rate-class",
     reclaimTerms: "reclaim-terms",
     stepLimits: "step-limits",
     preset: "preset",
@@ -210,6 +322,7 @@ export const TEST_IDS = {
     sessionDomainForm: "session-domain-form",
     sessionDomainInput: "session-domain-input",
     sessionDomainSave: "session-domain-save",
+    checkList: "check-list",
   },
   /** Wallets, a wallet's ledger, credit requests (ask, decide, table), allocations, the header's balance. */
   credits: {
@@ -248,6 +361,24 @@ export const TEST_IDS = {
     allocateSubmit: "allocate-submit",
     movementRow: "movement-row",
     movementAmount: "movement-amount",
+    filterOrganization: "filter-organization",
+    filterOwnerKind: "filter-owner-kind",
+    walletsTable: "wallets-table",
+    askForCredits: "ask-for-credits",
+    requestAmount: "request-amount",
+    filterStatus: "filter-status",
+    walletName: "wallet-name",
+    walletSpendable: "wallet-spendable",
+    walletAsk: "wallet-ask",
+    ledgerTable: "ledger-table",
+    ledgerTo: "ledger-to",
+    allocateOrganization: "allocate-organization",
+    allocateFrom: "allocate-from",
+    allocateFromSpendable: "allocate-from-spendable",
+    allocateAmount: "allocate-amount",
+    allocateReason: "allocate-reason",
+    allocateSwap: "allocate-swap",
+    movementsTable: "movements-table",
   },
   /** The Images page, its build log, and the wizard's tag on the member's own images. */
   images: {
@@ -331,6 +462,8 @@ export const TEST_IDS = {
     usageEmpty: "usage-empty",
     usageGpuTime: "usage-gpu-time",
     gpuCharts: "session-gpu-charts",
+    queueEta: "queue-eta",
+    queueEtaHint: "queue-eta-hint",
     /** docs/dev/fair-share.md: the class (data-class) and a borrowed session's reclaim notice. */
     capacityClass: "session-capacity-class",
     reclaimNotice: "reclaim-notice",

@@ -135,7 +135,7 @@ function fieldsOf(schema: unknown): Set<string> {
  * links to every operation under `<collection>/{param}`, the parameter taken from the answer's field of
  * that name (`id` for `…Id`, else the parameter's name as is or in snake case, else `name`), the collection's own parameters from
  * the request. Derived from the routes, so a new route under a collection is linked without a change here;
- * stateful fuzzing (api/src/routes/openapi-fuzz.test.ts) follows them: create, then read, act, delete.
+ * stateful fuzzing (api/src/routes/openapiFuzz.test.ts) follows them: create, then read, act, delete.
  */
 export function createLinks(routes: readonly RouteDef[]): Map<RouteDef, Record<string, oas31.LinkObject>> {
   const links = new Map<RouteDef, Record<string, oas31.LinkObject>>();

@@ -1,6 +1,6 @@
 // Schemathesis (pinned in api/fuzz/requirements.txt, installed by scripts/ensure-fuzzer.sh into the
 // git-ignored .fuzz-venv/) run against a real API, and its findings read back: shared by the fuzzing of
-// every operation (openapi-fuzz.test.ts) and the stateful sequences along the document's links
+// every operation (openapiFuzz.test.ts) and the stateful sequences along the document's links
 // (openapiStatefulFuzz.test.ts). docs/dev/testing.md says what is forgiven and why.
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { randomInt } from "node:crypto";

@@ -4,13 +4,14 @@
 // runs the connection test, edits the session domain, and finds deregistration guarded by its name.
 
 import { ensureConsoleBuilt } from "@berth/console";
-import { TEST_IDS } from "@berth/console/test-ids";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type ClustersBed, startClustersBed } from "../clusters/harness.ts";
 import { closeBrowser, expectAccessible, launchBrowser, newContext, PHONE, Screenshots } from "./browser.ts";
 import { ClustersPage } from "./pages/clusters-page.ts";
+import { DirectoryPages } from "./pages/directory-pages.ts";
 import { LoginPage } from "./pages/login-page.ts";
+import { Shell } from "./pages/shell.ts";
 
 describe("an administrator registers a cluster in the console", () => {
   let bed: ClustersBed;
@@ -44,7 +45,7 @@ describe("an administrator registers a cluster in the console", () => {
     const login = new LoginPage(page);
     await login.open();
     await login.signIn(bed.superAdmin.email, bed.superAdmin.password);
-    await page.getByTestId(TEST_IDS.shell.accountMenu).waitFor();
+    await new Shell(page).signedIn();
   });
   afterEach(async (ctx) => shots.onFailure(page, ctx));
   afterAll(async () => {
@@ -102,37 +103,30 @@ describe("an administrator registers a cluster in the console", () => {
     const org = await bed.t.anOrganization("Acme Research");
     await bed.t.aProject(org.id, "Vision");
     await bed.t.member(bed.user, org.id, null, "member");
+    const directory = new DirectoryPages(page);
     for (const [path, ready] of [
-      ["/admin/users", "users-table"],
-      ["/admin/organizations", "organizations-table"],
-      ["/admin/projects", "projects-table"],
-      ["/admin/clusters", "clusters-table"],
-      ["/nope", ""],
+      ["/admin/users", directory.usersTable()],
+      ["/admin/organizations", directory.organizationsTable()],
+      ["/admin/projects", directory.projectsTable()],
+      ["/admin/clusters", new ClustersPage(page).table()],
+      ["/nope", new Shell(page).notFound()],
     ] as const) {
       await page.goto(path);
-      if (ready) await page.getByTestId(ready).waitFor();
-      else await page.getByRole("heading", { name: "Page not found" }).waitFor();
-      if (path === "/admin/organizations") {
-        await page.getByRole("button", { name: "Members of Acme Research" }).click();
-        await page.getByTestId("members-panel").waitFor();
-      }
+      await ready.waitFor();
+      if (path === "/admin/organizations") await directory.openMembers("Acme Research");
       await shots.take(page, `page${path.replaceAll("/", "-")}`);
       await expectAccessible(page, path);
     }
     // Members are added by email with a role, and removed, from the organization's panel.
     const newcomer = await bed.t.aUser({ email: "newcomer@example.test" });
     await page.goto("/admin/organizations");
-    await page.getByRole("button", { name: "Members of Acme Research" }).click();
-    const panel = page.getByTestId("members-panel");
-    await panel.getByLabel("Email").fill(newcomer.email);
-    await panel.getByLabel("Role").selectOption("org_admin");
-    await panel.getByRole("button", { name: "Add member" }).click();
-    await panel.getByRole("row", { name: /newcomer@example\.test\s+org admin/ }).waitFor();
-    await panel.getByRole("button", { name: `Remove ${newcomer.email}` }).click();
-    await panel.getByRole("row", { name: /newcomer@example\.test/ }).waitFor({ state: "detached" });
+    await directory.openMembers("Acme Research");
+    await directory.addMember(newcomer.email, "org_admin");
+    await directory.memberRow(/newcomer@example\.test\s+org admin/).waitFor();
+    await directory.removeMember(newcomer.email);
+    await directory.memberRow(/newcomer@example\.test/).waitFor({ state: "detached" });
     await page.goto("/admin/users");
-    await page.getByRole("button", { name: "New user" }).click();
-    await page.getByTestId("create-user-form").waitFor();
+    await directory.newUser();
     await expectAccessible(page);
     await page.goto("/admin/clusters");
     await new ClustersPage(page).table().waitFor();

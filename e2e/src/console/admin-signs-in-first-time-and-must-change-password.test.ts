@@ -2,11 +2,11 @@
 // anything else is reachable; afterwards the console opens, sign-out works, and an expired token sends
 // the user back to the login page with their place kept.
 
-import { TEST_IDS } from "@berth/console/test-ids";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { closeBrowser, expectAccessible, launchBrowser, newContext, PHONE, Screenshots } from "./browser.ts";
 import { LoginPage, PasswordPage } from "./pages/login-page.ts";
+import { Shell } from "./pages/shell.ts";
 import { ADMIN_EMAIL, ADMIN_FIRST_PASSWORD, type ConsoleStack, startConsoleStack } from "./stack.ts";
 
 const NEW_PASSWORD = "a-much-better-password-42";
@@ -32,7 +32,7 @@ describe("the administrator's first sign-in", () => {
 
   it("a deep link while signed out leads to the login page, which passes the accessibility check", async () => {
     await page.goto("/sessions/ses_does_not_matter");
-    await page.getByTestId(TEST_IDS.login.loginForm).waitFor();
+    await new LoginPage(page).waitFor();
     expect(new URL(page.url()).searchParams.get("next")).toBe("/sessions/ses_does_not_matter");
     await shots.take(page, "login");
     await expectAccessible(page);
@@ -42,19 +42,19 @@ describe("the administrator's first sign-in", () => {
     const login = new LoginPage(page);
     await login.signIn(ADMIN_EMAIL, "not-the-password");
     await expect.poll(() => login.errorMessage().textContent()).toMatch(/.+/);
-    expect(await page.getByTestId(TEST_IDS.shell.errorRequestId).textContent()).toMatch(/^req_/);
+    expect(await login.errorRequestId().textContent()).toMatch(/^req_/);
     await shots.take(page, "wrong-password");
   });
 
   it("the first sign-in lands on the forced password change, and no other page is reachable", async () => {
     await new LoginPage(page).signIn(ADMIN_EMAIL, ADMIN_FIRST_PASSWORD);
     await new PasswordPage(page).waitFor();
-    await page.getByTestId(TEST_IDS.login.forcedPasswordNotice).waitFor();
+    await new PasswordPage(page).forcedNotice().waitFor();
     await shots.take(page, "forced-password-change");
     await expectAccessible(page);
     for (const path of ["/sessions", "/admin/users", "/queue"]) {
       await page.goto(path);
-      await page.getByTestId(TEST_IDS.login.passwordForm).waitFor();
+      await new PasswordPage(page).waitFor();
       expect(new URL(page.url()).pathname).toBe("/password");
     }
   });
@@ -66,7 +66,7 @@ describe("the administrator's first sign-in", () => {
     page.on("request", record);
     try {
       await new PasswordPage(page).change(ADMIN_FIRST_PASSWORD, "short");
-      await page.getByTestId(TEST_IDS.login.passwordProblems).waitFor();
+      await new PasswordPage(page).problems().waitFor();
     } finally {
       page.off("request", record);
     }
@@ -76,14 +76,14 @@ describe("the administrator's first sign-in", () => {
   it("after the change the console opens where the admin was going", async () => {
     await new PasswordPage(page).change(ADMIN_FIRST_PASSWORD, NEW_PASSWORD);
     await page.waitForURL((u) => u.pathname === "/queue");
-    await page.getByTestId(TEST_IDS.shell.accountMenu).waitFor();
-    expect(await page.getByTestId(TEST_IDS.shell.accountEmail).textContent()).toBe(ADMIN_EMAIL);
+    await new Shell(page).signedIn();
+    expect(await new Shell(page).accountEmail().textContent()).toBe(ADMIN_EMAIL);
     await shots.take(page, "signed-in");
   });
 
   it("an expired token returns to the login page keeping the admin's place", async () => {
     await page.goto("/sessions?state=Running");
-    await page.getByTestId(TEST_IDS.shell.accountMenu).waitFor();
+    await new Shell(page).signedIn();
     // Make the stored token expire now, as the short-lived token would on its own.
     await page.evaluate(() => {
       const raw = sessionStorage.getItem("berth.auth");
@@ -91,7 +91,7 @@ describe("the administrator's first sign-in", () => {
       sessionStorage.setItem("berth.auth", JSON.stringify({ ...JSON.parse(raw), expiresAt: Date.now() + 1500 }));
     });
     await page.reload();
-    await page.getByTestId(TEST_IDS.login.expiredNotice).waitFor({ timeout: 10_000 });
+    await new LoginPage(page).expiredNotice().waitFor({ timeout: 10_000 });
     expect(new URL(page.url()).searchParams.get("next")).toBe("/sessions?state=Running");
     await shots.take(page, "expired");
     await new LoginPage(page).signIn(ADMIN_EMAIL, NEW_PASSWORD);
@@ -100,7 +100,7 @@ describe("the administrator's first sign-in", () => {
 
   it("the keyboard reaches everything: a skip link first, a visible focus ring, the navigation in order", async () => {
     await page.goto("/sessions");
-    await page.getByTestId(TEST_IDS.shell.accountMenu).waitFor();
+    await new Shell(page).signedIn();
     await page.keyboard.press("Tab");
     const focused = () =>
       page.evaluate(() => {
@@ -117,7 +117,7 @@ describe("the administrator's first sign-in", () => {
     const seen: string[] = [];
     // The brand, the member pages, the Admin menu's button, the header's balance (a link to its wallet), the
     // bell, then the account button, whose panel (opened with Enter) holds Sign out.
-    await page.getByTestId(TEST_IDS.credits.headerBalance).waitFor();
+    await new Shell(page).headerBalance().waitFor();
     // An admin's header (member pages, Admin menu, balance, indicator, bell, account) is one line at 1280×800.
     const centers = await page.evaluate(() => {
       const header = document.querySelector("berth-app")?.shadowRoot?.querySelector("header");
@@ -151,7 +151,7 @@ describe("the administrator's first sign-in", () => {
     expect((await focused()).text).toBe(`Account: ${ADMIN_EMAIL}`);
     // The Admin menu opens with Enter onto the administration pages, in order (a super_admin also sees the
     // platform's own), and Escape closes it.
-    await page.getByTestId(TEST_IDS.shell.adminMenu).focus();
+    await new Shell(page).adminMenu().focus();
     await page.keyboard.press("Enter");
     const adminPages: string[] = [];
     for (let i = 0; i < 11; i++) {
@@ -174,19 +174,19 @@ describe("the administrator's first sign-in", () => {
     await shots.take(page, "admin-menu-1280");
     await page.keyboard.press("Escape");
     expect((await focused()).text).toBe("Admin▾");
-    expect(await page.getByTestId("admin-panel").isHidden()).toBe(true);
-    expect(await page.getByTestId(TEST_IDS.shell.accountPanel).isHidden()).toBe(true);
+    expect(await new Shell(page).adminPanel().isHidden()).toBe(true);
+    expect(await new Shell(page).accountPanel().isHidden()).toBe(true);
   });
 
   it("sign-out returns to the login page, and the shell works at a phone's width", async () => {
     await page.setViewportSize(PHONE);
-    await page.getByTestId(TEST_IDS.shell.accountMenu).click();
+    await new Shell(page).accountMenu().click();
     await shots.take(page, "account-menu-phone");
     await expectAccessible(page);
-    await page.getByTestId(TEST_IDS.shell.signOut).click();
-    await page.getByTestId(TEST_IDS.login.loginForm).waitFor();
+    await new Shell(page).signOut();
+    await new LoginPage(page).waitFor();
     await shots.take(page, "signed-out-phone");
     await page.goto("/sessions");
-    await page.getByTestId(TEST_IDS.login.loginForm).waitFor();
+    await new LoginPage(page).waitFor();
   });
 });

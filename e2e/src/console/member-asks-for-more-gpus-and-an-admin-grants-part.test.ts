@@ -9,13 +9,15 @@
 
 import type { IdentityTestApi, TestUser } from "@berth/api/testing";
 import { clustersOf, installBuildsOn } from "@berth/api/testing";
-import { TEST_IDS } from "@berth/console/test-ids";
 import type { HttpKube } from "@berth/controllers/kube";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Fleet } from "../index.ts";
 import { closeBrowser, DESKTOP, expectAccessible, launchBrowser, PHONE, Screenshots } from "./browser.ts";
+import { CatalogPage } from "./pages/catalog-page.ts";
 import { Visitors } from "./pages/login-page.ts";
+import { LimitsPage, QuotaInboxPage } from "./pages/quotas-pages.ts";
+import { NewSessionPage } from "./pages/sessions-pages.ts";
 import { acmeResearch, type CatalogStack, startCatalogStack } from "./stack.ts";
 
 describe("a member asks for more GPUs and an administrator grants part of it, in the console", () => {
@@ -35,8 +37,6 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
   let alicePage: Page;
   let adminPage: Page;
   let requestId: string;
-
-  const limitRow = (page: Page, name: string) => page.locator(`berth-quotas-view [data-limit="${name}"]`);
 
   beforeAll(async () => {
     stack = await startCatalogStack();
@@ -82,24 +82,24 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
 
   it("the member reads her limits: 4 GPUs at once, from the global policy", async () => {
     alicePage = await people.signIn(alice);
-    await alicePage.getByRole("link", { name: "Limits", exact: true }).click();
-    await limitRow(alicePage, "max_gpus_per_user").waitFor();
-    expect(await limitRow(alicePage, "max_gpus_per_user").getByTestId("limit-value").textContent()).toBe("4");
-    expect(await limitRow(alicePage, "max_gpus_per_user").getByTestId("limit-policy").textContent()).toContain(
-      "global",
-    );
-    await alicePage.getByTestId(TEST_IDS.shell.emptyState).waitFor(); // no request yet
+    const limits = new LimitsPage(alicePage);
+    await limits.openFromNavigation();
+    await limits.limit("max_gpus_per_user").waitFor();
+    expect(await limits.limitValue("max_gpus_per_user")).toBe("4");
+    expect(await limits.limitPolicy("max_gpus_per_user")).toContain("global");
+    await limits.shell.emptyState().waitFor(); // no request yet
     await shots.take(alicePage, "member-limits");
     await expectAccessible(alicePage);
   });
 
   it("she asks for 8 GPUs with a reason, by keyboard; asking for no more than she has is refused first", async () => {
-    await alicePage.getByTestId("ask-more-max_gpus_per_user").click();
-    const value = alicePage.getByLabel("New value");
+    const limits = new LimitsPage(alicePage);
+    await limits.askMore("max_gpus_per_user");
+    const value = limits.askValue();
     await expect.poll(() => value.inputValue()).toBe("5");
     await value.fill("3");
-    await alicePage.getByTestId("ask-send").click();
-    await alicePage.getByTestId("ask-problem").waitFor();
+    await limits.send();
+    await limits.askProblem().waitFor();
     await value.fill("");
     await value.focus();
     await alicePage.keyboard.type("8");
@@ -107,10 +107,8 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
     await alicePage.keyboard.type("a sweep over eight seeds for the paper");
     await alicePage.keyboard.press("Tab");
     await alicePage.keyboard.press("Enter");
-    await expect
-      .poll(() => alicePage.getByTestId(TEST_IDS.shell.notice).textContent())
-      .toMatch(/GPUs at once, per person: 8 was sent/);
-    const row = alicePage.getByTestId("quota-request-row").first();
+    await expect.poll(() => limits.shell.notice().textContent()).toMatch(/GPUs at once, per person: 8 was sent/);
+    const row = limits.firstRequest();
     await row.waitFor();
     expect(await row.getAttribute("data-status")).toBe("pending");
     requestId = (await row.getAttribute("data-request-id")) as string;
@@ -121,29 +119,28 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
 
   it("her administrator finds it in the inbox and grants 6 of the 8 with a note", async () => {
     adminPage = await people.signIn(admin);
-    await adminPage.getByRole("link", { name: "Limits", exact: true }).click();
-    await adminPage.getByTestId("quota-inbox-link").click();
-    const row = adminPage.locator(`[data-testid="inbox-row"][data-request-id="${requestId}"]`);
+    const limits = new LimitsPage(adminPage);
+    await limits.openFromNavigation();
+    await limits.openInbox();
+    const inbox = new QuotaInboxPage(adminPage);
+    const row = inbox.row(requestId);
     await row.waitFor();
     expect(await row.textContent()).toContain("a sweep over eight seeds");
     expect(await row.textContent()).toContain(alice.email);
     await shots.take(adminPage, "inbox");
     await expectAccessible(adminPage);
-    await row.getByTestId("inbox-decide").click();
-    await adminPage.getByTestId("quota-decide-panel").waitFor();
+    await inbox.decide(requestId);
     // More than asked is refused in the page, before the API.
-    await adminPage.getByTestId("grant-max_gpus_per_user").fill("9");
-    await adminPage.getByTestId("quota-approve").click();
-    await adminPage.getByTestId("grant-problem").waitFor();
-    await adminPage.getByTestId("grant-max_gpus_per_user").fill("6");
-    await adminPage.getByTestId("quota-decide-note").fill("six now, more after the deadline");
+    await inbox.grant("max_gpus_per_user", "9");
+    await inbox.approve();
+    await inbox.grantProblem().waitFor();
+    await inbox.grant("max_gpus_per_user", "6");
+    await inbox.note("six now, more after the deadline");
     await shots.take(adminPage, "decide");
     await expectAccessible(adminPage);
-    await adminPage.getByTestId("quota-approve").click();
-    await expect
-      .poll(() => adminPage.getByTestId(TEST_IDS.shell.notice).textContent())
-      .toMatch(/Partly approved .* policy user-/);
-    await adminPage.getByTestId("inbox-filter-status").selectOption("any");
+    await inbox.approve();
+    await expect.poll(() => limits.shell.notice().textContent()).toMatch(/Partly approved .* policy user-/);
+    await inbox.filterStatus("any");
     await expect.poll(() => row.getAttribute("data-status")).toBe("partially_approved");
     await shots.take(adminPage, "decided");
     await adminPage.setViewportSize(PHONE);
@@ -163,26 +160,22 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
       const error = { code: "unavailable", message: "The database is not answering.", details: {} };
       return route.fulfill({ status: 503, contentType: "application/json", body: JSON.stringify({ error }) });
     });
+    const limits = new LimitsPage(alicePage);
     await alicePage.reload();
-    await alicePage.getByTestId("account-pending").waitFor();
-    const failed = alicePage.getByTestId("account-error");
-    await failed.getByRole("button", { name: "Try again" }).waitFor();
-    await failed.getByText("The database is not answering.").waitFor();
+    await limits.shell.accountPending().waitFor();
+    await limits.shell.accountRetry().waitFor();
+    await limits.shell.accountErrorSays("The database is not answering.");
     await shots.take(alicePage, "account-did-not-load");
     await expectAccessible(alicePage, "account-error");
-    await failed.getByRole("button", { name: "Try again" }).click();
-    await alicePage.getByTestId("account-pending").waitFor(); // the retry is under way (its answer comes late too)
-    await limitRow(alicePage, "max_gpus_per_user").waitFor();
-    expect(await alicePage.getByTestId("account-error").count()).toBe(0);
+    await limits.shell.accountRetry().click();
+    await limits.shell.accountPending().waitFor(); // the retry is under way (its answer comes late too)
+    await limits.limit("max_gpus_per_user").waitFor();
+    expect(await limits.shell.accountError().count()).toBe(0);
     await alicePage.unroute("**/api/v1/auth/me");
-    await expect
-      .poll(() => limitRow(alicePage, "max_gpus_per_user").getByTestId("limit-value").textContent())
-      .toBe("6");
-    expect(await limitRow(alicePage, "max_gpus_per_user").getByTestId("limit-policy").textContent()).toMatch(
-      /user-usr-/,
-    );
-    const row = alicePage.locator(`[data-request-id="${requestId}"]`);
-    expect(await row.getByTestId("quota-request-status").textContent()).toBe("Partly approved");
+    await expect.poll(() => limits.limitValue("max_gpus_per_user")).toBe("6");
+    expect(await limits.limitPolicy("max_gpus_per_user")).toMatch(/user-usr-/);
+    const row = limits.request(requestId);
+    expect(await limits.requestStatus(requestId)).toBe("Partly approved");
     expect(await row.textContent()).toContain("granted 6");
     expect(await row.textContent()).toContain("six now, more after the deadline");
     const bell = await t.request("GET", "/api/v1/notifications?kind=quota.request_decided", { token: alice.token });
@@ -193,113 +186,91 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
 
   it("the platform's administrator reads the offerings by tier and adds one", async () => {
     const root = await people.signIn(superAdmin);
-    await root.getByTestId(TEST_IDS.shell.adminMenu).click();
-    await root.getByRole("link", { name: "Catalog", exact: true }).click();
-    await root.getByTestId("tier-premium").waitFor();
+    const catalog = new CatalogPage(root);
+    await catalog.openFromMenu();
+    await catalog.tier("premium").waitFor();
     // The test's three offerings and the default catalog's fractional ones, each slice named by its share.
     const offerings = await t.request("GET", "/api/v1/offerings?size=100", { token: superAdmin.token });
-    expect(await root.locator('[data-testid="offering-row"]').count()).toBe(offerings.body.data.length);
+    expect(await catalog.offeringRows().count()).toBe(offerings.body.data.length);
     const slice = offerings.body.data.find((o: { fraction?: string }) => o.fraction === "1/8");
-    if (slice) {
-      const cell = root.locator(
-        `[data-testid="offering-row"][data-name="${slice.name}"] [data-testid="offering-share"]`,
-      );
-      expect(await cell.textContent()).toContain("1/8 card");
-    }
+    if (slice) expect(await catalog.offeringShare(slice.name)).toContain("1/8 card");
     await shots.take(root, "catalog-offerings");
     await expectAccessible(root);
-    await root.getByTestId("catalog-new").click();
-    await root.getByTestId("f-name").fill("b200");
-    await root.getByTestId("f-display_name").fill("NVIDIA B200");
-    await root.getByTestId("f-gpu_model").fill("NVIDIA-B200");
-    await root.getByTestId("f-tier").fill("frontier");
-    await root.getByTestId("catalog-save").click();
+    await catalog.newButton().click();
+    await catalog.fill({ name: "b200", display_name: "NVIDIA B200", gpu_model: "NVIDIA-B200", tier: "frontier" });
+    await catalog.save();
     // The rate is required: the page says so before the API.
-    await root.getByTestId("field-problem").waitFor();
-    await root.getByTestId("f-hourly_credit_rate").fill("9.5");
+    await catalog.fieldProblem().waitFor();
+    await catalog.fill({ hourly_credit_rate: "9.5" });
     await shots.take(root, "catalog-new-offering");
     await expectAccessible(root);
-    await root.getByTestId("catalog-save").click();
-    await expect
-      .poll(() => root.getByTestId(TEST_IDS.shell.notice).textContent())
-      .toContain("Created the offering b200");
-    await root.getByTestId("tier-frontier").waitFor();
-    await root.getByTestId("offering-toggle-b200").click();
-    await expect
-      .poll(() => root.getByTestId(TEST_IDS.shell.notice).textContent())
-      .toContain("Disabled the offering b200");
+    await catalog.save();
+    await expect.poll(() => catalog.shell.notice().textContent()).toContain("Created the offering b200");
+    await catalog.tier("frontier").waitFor();
+    await catalog.toggleOffering("b200");
+    await expect.poll(() => catalog.shell.notice().textContent()).toContain("Disabled the offering b200");
     const b200 = await t.request("GET", "/api/v1/offerings/b200", { token: superAdmin.token });
     expect(b200.body).toMatchObject({ tier: "frontier", hourly_credit_rate: "9500000", enabled: false });
     // A duplicate name is the API's refusal, shown with its code.
-    await root.getByTestId("catalog-new").click();
-    for (const [f, v] of [
-      ["f-name", "b200"],
-      ["f-display_name", "again"],
-      ["f-gpu_model", "X"],
-      ["f-tier", "t"],
-      ["f-hourly_credit_rate", "1"],
-    ] as const)
-      await root.getByTestId(f).fill(v);
-    await root.getByTestId("catalog-save").click();
-    await expect
-      .poll(() => root.getByTestId(TEST_IDS.shell.errorPanel).getAttribute("data-code"))
-      .toBe("already_exists");
+    await catalog.newButton().click();
+    await catalog.fill({ name: "b200", display_name: "again", gpu_model: "X", tier: "t", hourly_credit_rate: "1" });
+    await catalog.save();
+    await expect.poll(() => catalog.shell.errorPanel().getAttribute("data-code")).toBe("already_exists");
     people.current = root;
   });
 
   it("presets, images, policies (with the approval's) and build clusters each have their page", async () => {
     const root = people.current as Page;
+    const catalog = new CatalogPage(root);
     for (const [tab, expectRow] of [
       ["presets", "gpu-small"],
       ["images", "jupyterlab"],
       ["policies", "global"],
       ["build-clusters", "gpu-east"],
     ] as const) {
-      await root.getByTestId(`catalog-tab-${tab}`).click();
-      await root.locator(`[data-testid="catalog-row"][data-name="${expectRow}"]`).waitFor();
+      await catalog.tab(tab);
+      await catalog.row(expectRow).waitFor();
       await shots.take(root, `catalog-${tab}`);
       await expectAccessible(root, tab);
     }
     // The super_admin marks a cluster for image builds, and the mark is the API's.
-    await root.getByTestId("catalog-tab-build-clusters").click();
-    const east = root.locator('[data-testid="catalog-row"][data-name="gpu-east"]');
-    await expect.poll(() => east.getByTestId("build-mark").textContent()).toBe("Not marked");
-    await east.getByTestId("build-mark-toggle").click();
-    await expect.poll(() => east.getByTestId("build-mark").textContent()).toBe("Marked");
+    await catalog.tab("build-clusters");
+    await expect.poll(() => catalog.buildMark("gpu-east")).toBe("Not marked");
+    await catalog.toggleBuildMark("gpu-east");
+    await expect.poll(() => catalog.buildMark("gpu-east")).toBe("Marked");
     const marks = await t.request("GET", "/api/v1/image-builds/clusters", { token: superAdmin.token });
     expect(marks.body.data).toHaveLength(1);
-    await east.getByTestId("build-mark-toggle").click();
-    await expect.poll(() => east.getByTestId("build-mark").textContent()).toBe("Not marked");
+    await catalog.toggleBuildMark("gpu-east");
+    await expect.poll(() => catalog.buildMark("gpu-east")).toBe("Not marked");
     // The policy the approval wrote is there, and the global one changes in place.
-    await root.getByTestId("catalog-tab-policies").click();
-    await root.locator('[data-testid="catalog-row"][data-name^="user-usr-"]').waitFor();
-    await root.getByTestId("catalog-edit-global").click();
-    await root.getByTestId("f-max_session_hours").fill("72");
-    await root.getByTestId("catalog-save").click();
-    await expect
-      .poll(() => root.getByTestId(TEST_IDS.shell.notice).textContent())
-      .toContain("Saved the resource policy global");
+    await catalog.tab("policies");
+    await catalog.rowStartingWith("user-usr-").waitFor();
+    await catalog.edit("global");
+    await catalog.fill({ max_session_hours: "72" });
+    await catalog.save();
+    await expect.poll(() => catalog.shell.notice().textContent()).toContain("Saved the resource policy global");
     const global = await t.request("GET", "/api/v1/resource-policies/global", { token: superAdmin.token });
     expect(global.body.limits).toMatchObject({ max_gpus_per_user: 4, max_session_hours: 72 });
   });
 
   it("an organization's administrator reads the catalog but is offered no change", async () => {
-    await adminPage.getByTestId(TEST_IDS.shell.adminMenu).click();
-    await adminPage.getByRole("link", { name: "Catalog", exact: true }).click();
-    await adminPage.getByTestId("tier-premium").waitFor();
-    expect(await adminPage.getByTestId("catalog-new").count()).toBe(0);
-    expect(await adminPage.locator('[data-testid^="catalog-edit-"]').count()).toBe(0);
-    await adminPage.getByTestId("catalog-tab-build-clusters").click();
-    await adminPage.getByTestId("builds-not-available").waitFor();
-    expect(await adminPage.getByTestId("build-mark-toggle").count()).toBe(0);
+    const catalog = new CatalogPage(adminPage);
+    await catalog.openFromMenu();
+    await catalog.tier("premium").waitFor();
+    expect(await catalog.newButton().count()).toBe(0);
+    expect(await catalog.editButtons().count()).toBe(0);
+    await catalog.tab("build-clusters");
+    await catalog.buildsNotAvailable().waitFor();
+    expect(await catalog.buildMarkToggles().count()).toBe(0);
   });
 
   it("the new-session wizard opens on an offering with GPUs free (L4), not on the busy A100", async () => {
+    const wizard = new NewSessionPage(alicePage);
     await alicePage.goto("/sessions/new");
-    await alicePage.getByTestId("offering-l4").waitFor();
-    await expect.poll(() => alicePage.getByTestId("offering-l4").isChecked()).toBe(true);
-    expect(await alicePage.getByTestId("offering-a100").isChecked()).toBe(false);
-    expect(await alicePage.getByTestId("offering-free-l4").textContent()).toBe("3 of 4 GPUs free now");
+    await wizard.offering("l4").waitFor();
+    await expect.poll(() => wizard.offering("l4").isChecked()).toBe(true);
+    expect(await wizard.offering("a100").isChecked()).toBe(false);
+    expect(await wizard.freeText("l4")).toBe("3 of 4 GPUs free now");
     await shots.take(alicePage, "wizard-preselected");
   });
 });

@@ -2,7 +2,6 @@
 // borrowing costs (0.3 of the rate) and what it risks (warning, pause, resume ahead of new work) before
 // launch, and the session's page names its class and reclaim notice once it runs.
 import { ensureConsoleBuilt } from "@berth/console";
-import { TEST_IDS } from "@berth/console/test-ids";
 import { HttpKube } from "@berth/controllers/kube";
 import { OfferingKind, resourcePath } from "@berth/crds";
 import type { Browser, BrowserContext, Page } from "playwright-core";
@@ -12,6 +11,7 @@ import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";
 import { NewSessionPage, SessionPage } from "./pages/sessions-pages.ts";
+import { Shell } from "./pages/shell.ts";
 
 vi.setConfig({ testTimeout: 300_000 });
 
@@ -48,7 +48,7 @@ describe("a member who borrows idle GPUs", () => {
     const login = new LoginPage(page);
     await login.open();
     await login.signIn(bed.alice.email, bed.alice.password);
-    await page.getByTestId(TEST_IDS.shell.accountMenu).waitFor();
+    await new Shell(page).signedIn();
 
     const wizard = new NewSessionPage(page);
     await wizard.open();
@@ -58,7 +58,7 @@ describe("a member who borrows idle GPUs", () => {
       .poll(async () => (await wizard.reclaimTerms().textContent()) ?? "", { timeout: 30_000 })
       .toContain("0.3×");
     expect(await wizard.reclaimTerms().textContent()).toContain("paused");
-    await expect.poll(async () => page?.getByTestId("cost-rate-class").textContent()).toContain("borrowed rate");
+    await expect.poll(async () => wizard.rateClass().textContent()).toContain("borrowed rate");
     await shots.take(page, "wizard-borrowed");
     await expectAccessible(page);
 

@@ -17,6 +17,7 @@ import { CreditsPages } from "./pages/credits-pages.ts";
 import { Visitors } from "./pages/login-page.ts";
 import { NewSessionPage, QueuePage, SessionPage, SessionsListPage } from "./pages/sessions-pages.ts";
 import { Shell } from "./pages/shell.ts";
+import { StandInApp } from "./pages/standin-app.ts";
 import { type SessionGateways, startSessionGateways } from "./stack.ts";
 
 let bed: SessionsBed;
@@ -101,7 +102,7 @@ describe("a member's sessions in the console", () => {
     await tab.waitForURL((u) => u.pathname === `/proxy/${cr}/lab` && !u.searchParams.has("svc_cnx"), {
       timeout: 20_000,
     });
-    const app = tab.getByTestId("standin-app");
+    const app = new StandInApp(tab).root();
     await app.waitFor();
     expect(await app.getAttribute("data-cr")).toBe(cr);
     expect(new URL(tab.url()).host).toBe(`127.0.0.1:${gateways?.byCluster.get("gpu-a")?.port}`);

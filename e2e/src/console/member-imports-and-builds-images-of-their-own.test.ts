@@ -172,7 +172,7 @@ describe("a member brings an image of their own", () => {
     await images.open(t.api.url);
     await images.myImage().waitFor();
     await images.importImage("me:secret@ghcr.io/org/app:1");
-    await page.getByText("must not carry credentials").first().waitFor();
+    await images.shell.seesFirst("must not carry credentials");
     expect(await images.myImageRows().count()).toBe(1);
   });
 
@@ -194,9 +194,8 @@ describe("a member brings an image of their own", () => {
     // The build's end is in the bell too (beside the import's), and leads back to the Images page.
     await expect.poll(() => images.shell.notificationCount().textContent(), { timeout: 10_000 }).toBe("2");
     await images.shell.openBell();
-    const item = images.shell.notification("image_build.finished");
-    await item.getByRole("link", { name: "Image build succeeded" }).waitFor();
-    expect(await item.getByRole("link").getAttribute("href")).toBe("/images");
+    await images.shell.notificationLink("image_build.finished", "Image build succeeded").waitFor();
+    expect(await images.shell.notificationLink("image_build.finished").getAttribute("href")).toBe("/images");
     await expectAccessible(page, "bell");
   });
 });

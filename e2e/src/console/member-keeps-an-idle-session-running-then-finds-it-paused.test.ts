@@ -6,7 +6,6 @@
 import { readFileSync } from "node:fs";
 import { reclaimWorkerLoop } from "@berth/api";
 import { ensureConsoleBuilt } from "@berth/console";
-import { TEST_IDS } from "@berth/console/test-ids";
 import { HttpKube } from "@berth/controllers/kube";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
@@ -14,6 +13,7 @@ import { type GpuClusterHandle, type SessionsBed, startSessionsBed } from "../se
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";
 import { SessionPage } from "./pages/sessions-pages.ts";
+import { Shell } from "./pages/shell.ts";
 
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 300_000 });
 
@@ -69,10 +69,10 @@ describe("a member's idle session", () => {
     try {
       await new LoginPage(page).open();
       await new LoginPage(page).signIn(bed.alice.email, bed.alice.password);
-      await page.getByTestId(TEST_IDS.shell.accountMenu).waitFor();
+      await new Shell(page).signedIn();
       await new SessionPage(page).open(id);
       // Nothing has reported yet: every signal is unknown.
-      const suspended = page.getByTestId("idle-suspended");
+      const suspended = new SessionPage(page).idleSuspended();
       await suspended.waitFor();
       expect(await suspended.getAttribute("data-missing")).toBe("gpu,traffic,notebook");
       expect(await suspended.textContent()).toMatch(/^Idle pausing is suspended for this session: no GPU utilisation/);
@@ -94,8 +94,10 @@ describe("a member's idle session", () => {
       });
       expect(res.status).toBe(200);
       await page.reload();
-      await expect.poll(() => page?.getByTestId("idle-suspended").getAttribute("data-missing")).toBe("traffic");
-      expect(await page.getByTestId("idle-suspended").textContent()).toContain(
+      await expect
+        .poll(() => new SessionPage(page as Page).idleSuspended().getAttribute("data-missing"))
+        .toBe("traffic");
+      expect(await new SessionPage(page).idleSuspended().textContent()).toContain(
         "its cluster's session gateway has not reported",
       );
       await shots.take(page, "idle-suspended-traffic");
@@ -135,7 +137,7 @@ describe("a member's idle session", () => {
     page = await context.newPage();
     await new LoginPage(page).open();
     await new LoginPage(page).signIn(bed.alice.email, bed.alice.password);
-    await page.getByTestId(TEST_IDS.shell.accountMenu).waitFor();
+    await new Shell(page).signedIn();
     const sp = new SessionPage(page);
     await sp.open(id);
     await sp.idleWarning().waitFor();

@@ -2,7 +2,6 @@
 // shows the GPU memory a slice guarantees, its price and how many eighths are free; the session runs and
 // its page names the card it holds.
 import { ensureConsoleBuilt } from "@berth/console";
-import { TEST_IDS } from "@berth/console/test-ids";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { gpuCluster, H100, MANAGEMENT, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
@@ -10,6 +9,7 @@ import { cardUuid } from "../testbed/gpu.ts";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";
 import { NewSessionPage, SessionPage } from "./pages/sessions-pages.ts";
+import { Shell } from "./pages/shell.ts";
 
 vi.setConfig({ testTimeout: 180_000 });
 
@@ -42,25 +42,23 @@ describe("a member on a cluster with a GPU sharing layer", () => {
     const login = new LoginPage(page);
     await login.open();
     await login.signIn(bed.alice.email, bed.alice.password);
-    await page.getByTestId(TEST_IDS.shell.accountMenu).waitFor();
+    await new Shell(page).signedIn();
 
     const wizard = new NewSessionPage(page);
     await wizard.open();
-    expect(await page.getByTestId("offering-tier-h100-1-8").textContent()).toContain(
-      `1/8 of ${H100} · 10.0 GiB GPU memory`,
-    );
-    expect(await page.getByTestId("offering-tier-h100").textContent()).toContain(`1 × ${H100}`);
+    expect(await wizard.tierText("h100-1-8")).toContain(`1/8 of ${H100} · 10.0 GiB GPU memory`);
+    expect(await wizard.tierText("h100")).toContain(`1 × ${H100}`);
     // Two cards: sixteen eighths free, and the price of the tier itself.
     await expect.poll(() => wizard.freeText("h100-1-8")).toContain("16 of 16 1/8 slices free now");
     await wizard.chooseOffering("h100-1-8");
-    await expect.poll(async () => page?.getByTestId("cost-total").textContent()).toContain("0.60 credits");
+    await expect.poll(() => wizard.costTotal().textContent()).toContain("0.60 credits");
     await expectAccessible(page);
 
     await wizard.create("eighth");
     const detail = new SessionPage(page);
     await detail.waitForPhase("Running", 60_000);
-    expect(await page.getByTestId("session-gpu").textContent()).toContain(`1/8 of ${H100}`);
-    expect(await page.getByTestId("session-cards").textContent()).toBe(cardUuid("gpu-a-1", 0));
+    expect(await detail.gpu()).toContain(`1/8 of ${H100}`);
+    expect(await detail.cards()).toBe(cardUuid("gpu-a-1", 0));
     await shots.take(page, "running-slice");
     await expectAccessible(page);
   });

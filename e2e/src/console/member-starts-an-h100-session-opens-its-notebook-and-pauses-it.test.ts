@@ -8,7 +8,6 @@
 // The gateway's certificate is self-signed: the journey's browser context alone trusts it
 // (`ignoreHTTPSErrors` in newContext), not the browser or the machine.
 import { ensureConsoleBuilt } from "@berth/console";
-import { TEST_IDS } from "@berth/console/test-ids";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
@@ -16,6 +15,8 @@ import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContex
 import { CreditsPages } from "./pages/credits-pages.ts";
 import { LoginPage } from "./pages/login-page.ts";
 import { NewSessionPage, SessionPage } from "./pages/sessions-pages.ts";
+import { Shell } from "./pages/shell.ts";
+import { StandInApp } from "./pages/standin-app.ts";
 import { type SessionGateways, startSessionGateways } from "./stack.ts";
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 300_000 });
@@ -78,7 +79,7 @@ describe("a member starts an H100 session, opens its notebook through the gatewa
     const login = new LoginPage(page);
     await login.open();
     await login.signIn(bed.alice.email, bed.alice.password);
-    await page.getByTestId(TEST_IDS.shell.accountMenu).waitFor();
+    await new Shell(page).signedIn();
     const header = new CreditsPages(page).headerBalance();
     await header.waitFor();
     await expect.poll(() => header.getAttribute("data-own")).toBe("true");
@@ -92,8 +93,8 @@ describe("a member starts an H100 session, opens its notebook through the gatewa
     const wizard = new NewSessionPage(p);
     await wizard.open();
     await wizard.chooseOffering("h100");
-    await p.getByTestId("gpu-now").waitFor();
-    expect(await p.getByTestId("create-session").isEnabled()).toBe(true);
+    await wizard.gpuNow().waitFor();
+    expect(await wizard.createButton().isEnabled()).toBe(true);
     await shots.take(p, "wizard-h100");
     await expectAccessible(p);
     await p.evaluate(() => {
@@ -104,7 +105,7 @@ describe("a member starts an H100 session, opens its notebook through the gatewa
     await detail.waitForPhase("Running", 60_000);
     runningSince = Date.now();
     expect(await p.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload)).toBe(true);
-    expect(await p.getByTestId("session-node").textContent()).toBe("gpu-a-1");
+    expect(await detail.node().textContent()).toBe("gpu-a-1");
     await shots.take(p, "running");
     await expectAccessible(p);
   });
@@ -112,7 +113,7 @@ describe("a member starts an H100 session, opens its notebook through the gatewa
   it("Open notebook opens a new tab on the stand-in JupyterLab through gpu-a's gateway", async () => {
     const p = page as Page;
     const cr = (await bed.call(bed.alice, "GET", `/api/v1/sessions/${sessionId}`)).body.resource_name as string;
-    const [tab] = await Promise.all([p.context().waitForEvent("page"), p.getByTestId("connect-lab").click()]);
+    const tab = await new SessionPage(p).connect("lab");
     // The gateway redeems the one-use token for its cookie and redirects to the clean URL.
     await tab.waitForURL((u) => u.pathname === `/proxy/${cr}/lab` && !u.searchParams.has("svc_cnx"), {
       timeout: 30_000,
@@ -120,11 +121,12 @@ describe("a member starts an H100 session, opens its notebook through the gatewa
     const url = new URL(tab.url());
     expect(url.protocol).toBe("https:");
     expect(url.host).toBe(`127.0.0.1:${gateways?.byCluster.get("gpu-a")?.port}`);
-    const app = tab.getByTestId("standin-app");
+    const standIn = new StandInApp(tab);
+    const app = standIn.root();
     await app.waitFor();
     expect(await app.getAttribute("data-cr")).toBe(cr);
     expect(await tab.textContent("h1")).toBe("JupyterLab");
-    await expect.poll(() => tab.textContent('[data-testid="standin-ws"]')).toBe("echo: ping");
+    await expect.poll(() => standIn.wsEcho()).toBe("echo: ping");
     await shots.take(tab, "notebook-through-the-gateway");
     await tab.close();
     await p.bringToFront();
@@ -134,13 +136,14 @@ describe("a member starts an H100 session, opens its notebook through the gatewa
     const p = page as Page;
     const detail = new SessionPage(p);
     await detail.waitForPhase("Running");
-    await p.getByTestId("action-pause").click();
-    const dialog = p.getByTestId(TEST_IDS.shell.confirmDialog);
+    await detail.actButton("pause").click();
+    const shell = new Shell(p);
+    const dialog = shell.confirmDialog();
     await dialog.waitFor();
     expect(await dialog.textContent()).toContain("Billing stops and the GPU is returned");
     await shots.take(p, "pause-confirm");
     await expectAccessible(p);
-    await p.getByTestId(TEST_IDS.shell.confirmOk).click();
+    await shell.confirmOk().click();
     const pausedAt = Date.now();
     await detail.waitForPhase("Paused", 60_000);
     await shots.take(p, "paused");

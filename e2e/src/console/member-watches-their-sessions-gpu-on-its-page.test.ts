@@ -6,7 +6,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureConsoleBuilt } from "@berth/console";
-import { TEST_IDS } from "@berth/console/test-ids";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { gpuCluster, H100, MANAGEMENT, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
@@ -15,6 +14,7 @@ import { type RunningMetricsServer, startMetricsServer } from "../testbed/metric
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";
 import { SessionPage } from "./pages/sessions-pages.ts";
+import { Shell } from "./pages/shell.ts";
 
 vi.setConfig({ testTimeout: 180_000 });
 
@@ -71,33 +71,29 @@ describe("a session's page", () => {
     const login = new LoginPage(page);
     await login.open();
     await login.signIn(alice.email, alice.password);
-    await page.getByTestId(TEST_IDS.shell.accountMenu).waitFor();
+    await new Shell(page).signedIn();
     const detail = new SessionPage(page);
     await detail.open(id);
     await detail.waitForPhase("Running");
-    await page.getByTestId("session-gpu-charts").waitFor();
+    await detail.gpuCharts().waitFor();
 
-    const util = page.locator('berth-monitoring-panel[panel="session.gpu_utilization"]');
-    const mem = page.locator('berth-monitoring-panel[panel="session.gpu_memory_used"]');
+    const util = detail.panel("session.gpu_utilization");
+    const mem = detail.panel("session.gpu_memory_used");
     // The panels refresh on their own every 15 s: the first figures may need a round or two.
+    await expect.poll(async () => util.latest().textContent(), { timeout: 60_000, interval: 1000 }).toBe("41 %");
     await expect
-      .poll(async () => util.getByTestId("chart-latest").first().textContent(), { timeout: 60_000, interval: 1000 })
-      .toBe("41 %");
-    await expect
-      .poll(async () => mem.getByTestId("chart-latest").first().textContent(), { timeout: 60_000, interval: 1000 })
+      .poll(async () => mem.latest().textContent(), { timeout: 60_000, interval: 1000 })
       .toMatch(/^12(\.0)? GiB$/);
     // One series each: her session's card, nothing else on the node.
-    expect(await util.getByTestId("chart-row").count()).toBe(1);
+    expect(await util.rows().count()).toBe(1);
 
     exporter.setContainer(ref, { util: 87, memUsedMiB: 40_960 });
     exporter.setCard(CARD, { util: 87, memUsedMiB: 40_960 });
-    await expect
-      .poll(async () => util.getByTestId("chart-latest").first().textContent(), { timeout: 60_000, interval: 1000 })
-      .toBe("87 %");
-    await util.locator(".plot").focus();
+    await expect.poll(async () => util.latest().textContent(), { timeout: 60_000, interval: 1000 }).toBe("87 %");
+    await util.focusPlot();
     await page.keyboard.press("End");
-    expect(await util.getByTestId("chart-readout").textContent()).toContain("87 %");
-    await util.locator("summary").click();
+    expect(await util.readout().textContent()).toContain("87 %");
+    await util.openTable();
     await shots.take(page, "session-gpu-live");
     await expectAccessible(page, "the session's page with its GPU charts, one read out and its table open");
     await bed.call(alice, "POST", `/api/v1/sessions/${id}/terminate`, {});

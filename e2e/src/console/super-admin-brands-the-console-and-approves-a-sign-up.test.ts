@@ -3,7 +3,6 @@
 // once; a visitor from another domain is refused, one from the allowed domain waits; the super_admin
 // approves them from the queue and they sign in. Real API, Postgres and Chromium; axe-core on every page.
 import { readSystemSettings } from "@berth/api/testing";
-import { TEST_IDS } from "@berth/console/test-ids";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
@@ -56,8 +55,8 @@ describe("a super_admin brands the console and approves a sign-up", () => {
   it("shows Berth by default and refuses sign-up while it is closed", async () => {
     const visitor = await aPage();
     await new LoginPage(visitor).open();
-    expect(await visitor.getByTestId(TEST_IDS.login.loginHeading).textContent()).toBe("Sign in to Berth");
-    expect(await visitor.getByTestId(TEST_IDS.login.signupLink).count()).toBe(0);
+    expect(await new LoginPage(visitor).heading().textContent()).toBe("Sign in to Berth");
+    expect(await new LoginPage(visitor).signupLink().count()).toBe(0);
     await visitor.goto("/signup");
     await new SignupPage(visitor).closed().waitFor();
     current = admin;
@@ -107,14 +106,12 @@ describe("a super_admin brands the console and approves a sign-up", () => {
   it("brands the sign-in page; a visitor of another domain is refused, one of the allowed domain waits", async () => {
     const visitor = await aPage();
     await new LoginPage(visitor).open();
-    await expect
-      .poll(async () => visitor.getByTestId(TEST_IDS.login.loginHeading).textContent())
-      .toBe("Sign in to Acme GPU Cloud");
-    await visitor.getByTestId(TEST_IDS.login.loginLogo).waitFor();
+    await expect.poll(async () => new LoginPage(visitor).heading().textContent()).toBe("Sign in to Acme GPU Cloud");
+    await new LoginPage(visitor).logo().waitFor();
     await expectAccessible(visitor, "branded sign-in");
     await shots.take(visitor, "branded-sign-in");
 
-    await visitor.getByTestId(TEST_IDS.login.signupLink).click();
+    await new LoginPage(visitor).signupLink().click();
     const signup = new SignupPage(visitor);
     await signup.form().waitFor();
     await signup.signUp(VISITOR.email, VISITOR.password, "something else entirely");
@@ -133,7 +130,7 @@ describe("a super_admin brands the console and approves a sign-up", () => {
     // Not before approval: it answers like a wrong password.
     await new LoginPage(visitor).open();
     await new LoginPage(visitor).signIn(VISITOR.email, VISITOR.password);
-    await visitor.getByTestId(TEST_IDS.shell.errorMessage).waitFor();
+    await new Shell(visitor).errorMessage().waitFor();
   });
 
   it("approves the visitor from the queue, who then signs in", async () => {
@@ -151,11 +148,11 @@ describe("a super_admin brands the console and approves a sign-up", () => {
     const login = new LoginPage(visitor);
     await login.open();
     await login.signIn(VISITOR.email, VISITOR.password);
-    await visitor.getByTestId(TEST_IDS.shell.accountMenu).waitFor();
+    await new Shell(visitor).signedIn();
     expect(await new Shell(visitor).brandName().textContent()).toBe("Acme GPU Cloud");
     // A member is offered no system settings, and the settings route sends them home.
     expect(await new Shell(visitor).adminMenu().count()).toBe(0);
-    expect(await visitor.getByRole("link", { name: "System settings" }).count()).toBe(0);
+    expect(await new Shell(visitor).linksContaining("System settings").count()).toBe(0);
     await visitor.goto("/admin/settings");
     await visitor.waitForURL((u) => u.pathname === "/dashboard");
     await shots.take(visitor, "member-signed-in");

@@ -4,7 +4,6 @@
 
 import { applyInventory } from "@berth/api/testing";
 import { ensureConsoleBuilt } from "@berth/console";
-import { TEST_IDS } from "@berth/console/test-ids";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type ClustersBed, startClustersBed } from "../clusters/harness.ts";
@@ -12,6 +11,7 @@ import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots 
 import { ClustersPage } from "./pages/clusters-page.ts";
 import { LoginPage } from "./pages/login-page.ts";
 import { NodePoolsSection } from "./pages/node-pools-page.ts";
+import { Shell } from "./pages/shell.ts";
 
 const H100 = "NVIDIA-H100-80GB-HBM3";
 
@@ -64,7 +64,7 @@ describe("a super_admin reserves nodes for an organization", () => {
     const login = new LoginPage(page);
     await login.open();
     await login.signIn(bed.superAdmin.email, bed.superAdmin.password);
-    await page.getByTestId(TEST_IDS.shell.accountMenu).waitFor();
+    await new Shell(page).signedIn();
   });
   afterEach(async (ctx) => shots.onFailure(page, ctx));
   afterAll(async () => {

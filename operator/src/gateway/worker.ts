@@ -6,7 +6,7 @@ import { pino } from "pino";
 import { type RunningGateway, startGateway } from "./gateway.ts";
 import { GatewayMetrics } from "./metrics.ts";
 import { gatewayOptions } from "./run.ts";
-import type { FromWorker, ToWorker } from "./workers.ts";
+import type { FromWorker, ToWorker } from "./worker-protocol.ts";
 
 let gateway: RunningGateway | undefined;
 let stopping = false;

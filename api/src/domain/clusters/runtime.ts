@@ -10,9 +10,9 @@ import { Unavailable } from "../../errors.ts";
 import { controlPlaneRbac, DEFAULT_TARGET_NAMESPACES, type TargetNamespaces } from "../../rbac.ts";
 import type { ClusterClients } from "./clients.ts";
 import type { ClusterCredential } from "./credential.ts";
-import { OPERATOR_TOKEN_TTL_SECONDS, OperatorTokens } from "./operator-token.ts";
+import { OPERATOR_TOKEN_TTL_SECONDS, OperatorTokens } from "./operatorToken.ts";
 import { clientOptionsForProbe, type ProbeResult, probeCluster } from "./probe.ts";
-import { loadOrCreateSigningKey, SIGNING_KEY_SECRET, type SigningKey } from "./signing-key.ts";
+import { loadOrCreateSigningKey, SIGNING_KEY_SECRET, type SigningKey } from "./signingKey.ts";
 import { ManagementStore } from "./store.ts";
 
 export interface ClustersOptions {

@@ -12,8 +12,8 @@ import { fileURLToPath } from "node:url";
 import { quietPorts } from "@berth/e2e";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../db/db.test-support.ts";
-import { OperatorTokens } from "../clusters/operator-token.ts";
-import { generateSigningKeyPem, signingKeyFromPem } from "../clusters/signing-key.ts";
+import { OperatorTokens } from "../clusters/operatorToken.ts";
+import { generateSigningKeyPem, signingKeyFromPem } from "../clusters/signingKey.ts";
 import { billPendingUsage } from "./charge.ts";
 import {
   anOrganizationWallet,
@@ -113,7 +113,7 @@ describe("charging under a crashing API", () => {
     // handed out could be taken by an outgoing connection between a kill and the next start.
     const port = await quietPorts();
     const url = `http://127.0.0.1:${port}`;
-    const script = fileURLToPath(new URL("./torture-child.test-support.ts", import.meta.url));
+    const script = fileURLToPath(new URL("./tortureChild.test-support.ts", import.meta.url));
     let child: ChildProcess | undefined;
     let kills = 0;
     /** Starts the API; resolves once it listens (a loaded machine takes seconds to load it). */

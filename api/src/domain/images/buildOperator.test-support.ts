@@ -10,9 +10,9 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import type { Deps } from "../../deps.ts";
 import { startInternalListener } from "../../internal/app.ts";
-import { OperatorTokens } from "../clusters/operator-token.ts";
+import { OperatorTokens } from "../clusters/operatorToken.ts";
 import type { ClustersRuntime } from "../clusters/runtime.ts";
-import { generateSigningKeyPem, signingKeyFromPem } from "../clusters/signing-key.ts";
+import { generateSigningKeyPem, signingKeyFromPem } from "../clusters/signingKey.ts";
 
 export interface BuildOperator {
   controller: RunningBuildController;

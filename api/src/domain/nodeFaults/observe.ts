@@ -10,7 +10,7 @@
 import type { Knex } from "knex";
 import { activeSuperAdminIds } from "../../db/operations/users/activeSuperAdminIds.ts";
 import type { Deps } from "../../deps.ts";
-import { carryOutNodeAction } from "../clusters/node-actions.ts";
+import { carryOutNodeAction } from "../clusters/nodeActions.ts";
 import { notify } from "../notifications/notify.ts";
 import type { HardwareFaultSettings } from "../settings/schemas.ts";
 import { readSystemSettings } from "../settings/settings.ts";

@@ -306,7 +306,7 @@ describe("the webhook dispatcher", () => {
     const expected = await db()("webhook_deliveries").where({ endpoint_id: e.id }).pluck("event_id");
     expect(expected).toHaveLength(12);
 
-    const script = fileURLToPath(new URL("./dispatcher-child.test-support.ts", import.meta.url));
+    const script = fileURLToPath(new URL("./dispatcherChild.test-support.ts", import.meta.url));
     const child: ChildProcess = spawn(process.execPath, [script], {
       env: {
         ...process.env,

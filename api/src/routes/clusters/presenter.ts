@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { DeregistrationResult as Deregistration } from "../../domain/clusters/deregister.ts";
-import type { IssuedOperatorToken as Issued } from "../../domain/clusters/operator-token.ts";
+import type { IssuedOperatorToken as Issued } from "../../domain/clusters/operatorToken.ts";
 import type { ProbeResult } from "../../domain/clusters/probe.ts";
 import { probeMessage } from "../../domain/clusters/store.ts";
 import type { ClusterView } from "../../domain/clusters/view.ts";

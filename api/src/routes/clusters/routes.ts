@@ -5,8 +5,8 @@
 import { Paged } from "../../db/paging.ts";
 import { deregisterCluster } from "../../domain/clusters/deregister.ts";
 import { registerCluster } from "../../domain/clusters/register.ts";
-import { rotateOperatorToken } from "../../domain/clusters/rotate-token.ts";
-import { testClusterConnection } from "../../domain/clusters/test-connection.ts";
+import { rotateOperatorToken } from "../../domain/clusters/rotateToken.ts";
+import { testClusterConnection } from "../../domain/clusters/testConnection.ts";
 import { updateCluster } from "../../domain/clusters/update.ts";
 import { getClusterView, listClusterViews } from "../../domain/clusters/view.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { ClusterNodeRow, GpuDeviceRow, NodePoolRow } from "../../db/operations/inventory/types.ts";
-import type { NodeActionResult as Result } from "../../domain/clusters/node-actions.ts";
+import type { NodeActionResult as Result } from "../../domain/clusters/nodeActions.ts";
 import type { GpuDevice, Node, NodeActionResult, NodePool } from "./schemas.ts";
 
 export function presentNode(r: ClusterNodeRow): z.input<typeof Node> {

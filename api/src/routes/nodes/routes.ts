@@ -5,7 +5,7 @@
 
 import { Paged } from "../../db/paging.ts";
 import { readGpuDevices, readNodePools, readNodes } from "../../domain/clusters/inventory.ts";
-import { type NodeAction, runNodeAction } from "../../domain/clusters/node-actions.ts";
+import { type NodeAction, runNodeAction } from "../../domain/clusters/nodeActions.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { presentGpuDevice, presentNode, presentNodeAction, presentNodePool } from "./presenter.ts";
 import {

@@ -31,7 +31,7 @@ export class BerthAdminMenu extends DisclosureElement {
         aria-controls="admin-panel" data-testid=${TEST_IDS.shell.adminMenu} @click=${() => (this.open = !this.open)}>
         Admin${here ? html`<span class="here">: ${here.label}</span>` : ""}<span aria-hidden="true" class="caret">▾</span>
       </button>
-      <ul id="admin-panel" class="panel" ?hidden=${!this.open} data-testid="admin-panel">
+      <ul id="admin-panel" class="panel" ?hidden=${!this.open} data-testid=${TEST_IDS.shell.adminPanel}>
         ${this.links.map(
           (
             l,

@@ -123,8 +123,8 @@ export class BerthApp extends LitElement {
   #accountWait(): TemplateResult {
     return auth.meError
       ? html`<berth-error-panel heading="Your account did not load" .error=${auth.meError} retryable
-          data-testid="account-error" @berth-retry=${this.#retryMe}></berth-error-panel>`
-      : html`<berth-pending label="Loading your account…" data-testid="account-pending"></berth-pending>`;
+          data-testid=${TEST_IDS.shell.accountError} @berth-retry=${this.#retryMe}></berth-error-panel>`
+      : html`<berth-pending label="Loading your account…" data-testid=${TEST_IDS.shell.accountPending}></berth-pending>`;
   }
 
   #view(): TemplateResult {
@@ -223,7 +223,7 @@ export class BerthApp extends LitElement {
       this.renderRoot.querySelector<HTMLElement>("main")?.focus();
     }}>Skip to content</a>
       <header>
-        <a class="brand" href=${signedIn ? "/dashboard" : "/login"} aria-label="${b.product_name} home: your dashboard" data-testid="brand">
+        <a class="brand" href=${signedIn ? "/dashboard" : "/login"} aria-label="${b.product_name} home: your dashboard" data-testid=${TEST_IDS.shell.brand}>
           ${
             b.logo
               ? html`<img src=${b.logo} alt="" width="22" height="22" data-testid=${TEST_IDS.shell.brandLogo} />`
@@ -243,6 +243,6 @@ export class BerthApp extends LitElement {
         }
       </header>
       <main id="main" tabindex="-1">${this.#view()}</main>
-      ${b.support_url ? html`<footer><a href=${b.support_url} rel="noopener" target="_blank" data-testid="support-link">Help and support</a></footer>` : nothing}`;
+      ${b.support_url ? html`<footer><a href=${b.support_url} rel="noopener" target="_blank" data-testid=${TEST_IDS.shell.supportLink}>Help and support</a></footer>` : nothing}`;
   }
 }

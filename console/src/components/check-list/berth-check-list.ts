@@ -52,7 +52,7 @@ export class BerthCheckList extends LitElement {
     this.checks = undefined;
   }
   override render() {
-    return html`<ul aria-label="Checks" data-testid="check-list">
+    return html`<ul aria-label="Checks" data-testid=${TEST_IDS.clusters.checkList}>
       ${checkLines(this.checks).map((l) => {
         const cls = l.ok === true ? "ok" : l.ok === false ? "fail" : "skip";
         const word = l.ok === true ? "passed" : l.ok === false ? "failed" : "not run";

@@ -114,7 +114,7 @@ export class BerthAdminUsersView extends LitElement {
   }
 
   #form(orgs: Organization[]) {
-    return html`<form class="card" @submit=${this.#create} data-testid="create-user-form" aria-labelledby="cu-h">
+    return html`<form class="card" @submit=${this.#create} data-testid=${TEST_IDS.directory.createUserForm} aria-labelledby="cu-h">
       <h2 id="cu-h">New user</h2>
       <div class="grid2">
         <div class="field"><label for="u-email">Email</label><input id="u-email" name="email" type="email" required autocomplete="off" /></div>
@@ -131,11 +131,11 @@ export class BerthAdminUsersView extends LitElement {
   }
 
   #table(users: User[]) {
-    return html`<div class="table-wrap"><table data-testid="users-table">
+    return html`<div class="table-wrap"><table data-testid=${TEST_IDS.directory.usersTable}>
       <caption class="visually-hidden">Users</caption>
       <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">State</th><th scope="col" class="hide-narrow">Last sign-in</th><th scope="col">Actions</th></tr></thead>
       <tbody>${users.map(
-        (u) => html`<tr data-testid="user-row">
+        (u) => html`<tr data-testid=${TEST_IDS.directory.userRow}>
           <td>${u.email}${u.display_name ? html`<br /><span class="muted">${u.display_name}</span>` : nothing}</td>
           <td>${u.is_super_admin ? "Super admin" : "User"}</td>
           <td>${u.disabled ? html`<span class="badge tone-bad">Disabled</span>` : html`<span class="badge tone-ok">Active</span>`}

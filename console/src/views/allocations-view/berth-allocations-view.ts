@@ -266,7 +266,7 @@ export class BerthAllocationsView extends LitElement {
       <form @submit=${(e: SubmitEvent) => this.#submit(e, d)} data-testid=${TEST_IDS.credits.allocateForm} novalidate>
         <div class="form-grid">
           <div class="field wide" style="max-width:24rem"><label for="al-org">Organization</label>
-            <select id="al-org" data-testid="allocate-organization" @change=${(e: Event) => {
+            <select id="al-org" data-testid=${TEST_IDS.credits.allocateOrganization} @change=${(e: Event) => {
               this.org = (e.target as HTMLSelectElement).value;
               this.from = "";
               this.to = "";
@@ -274,11 +274,11 @@ export class BerthAllocationsView extends LitElement {
               ${orgs.map((id) => html`<option value=${id} ?selected=${id === org}>${d.organizations.get(id) ?? id}</option>`)}
             </select></div>
           <div class="field"><label for="al-from">From (a wallet you manage)</label>
-            <select id="al-from" data-testid="allocate-from" aria-describedby="al-from-hint" required @change=${(e: Event) => (this.from = (e.target as HTMLSelectElement).value)}>
+            <select id="al-from" data-testid=${TEST_IDS.credits.allocateFrom} aria-describedby="al-from-hint" required @change=${(e: Event) => (this.from = (e.target as HTMLSelectElement).value)}>
               ${payers.length === 0 ? html`<option value="">No wallet you manage here</option>` : nothing}
               ${payers.map((w) => html`<option value="wallet:${w.id}" ?selected=${fromValue === `wallet:${w.id}`}>${walletLine(w, d)}</option>`)}
             </select>
-            <p class="hint" id="al-from-hint" data-testid="allocate-from-spendable">${from ? `Can spend now: ${creditsText(from.spendable)}` : "Pick the paying wallet."}</p></div>
+            <p class="hint" id="al-from-hint" data-testid=${TEST_IDS.credits.allocateFromSpendable}>${from ? `Can spend now: ${creditsText(from.spendable)}` : "Pick the paying wallet."}</p></div>
           <div class="field"><label for="al-to">To</label>
             <select id="al-to" data-testid=${TEST_IDS.credits.allocateTo} required @change=${(e: Event) => (this.to = (e.target as HTMLSelectElement).value)}>
               <option value="" ?selected=${!toValue}>Choose who receives…</option>
@@ -286,7 +286,7 @@ export class BerthAllocationsView extends LitElement {
             </select>
             <p class="hint">A person or project without a wallet gets one.</p></div>
           <div class="field"><label for="al-amount">Amount (credits)</label>
-            <input id="al-amount" inputmode="decimal" autocomplete="off" required data-testid="allocate-amount"
+            <input id="al-amount" inputmode="decimal" autocomplete="off" required data-testid=${TEST_IDS.credits.allocateAmount}
               aria-describedby="al-amount-hint${this.amountProblem ? " al-amount-problem" : ""}" aria-invalid=${this.amountProblem ? "true" : "false"}
               .value=${this.amount} @input=${(e: Event) => {
                 this.amount = (e.target as HTMLInputElement).value;
@@ -295,13 +295,13 @@ export class BerthAllocationsView extends LitElement {
             <p class="hint" id="al-amount-hint">Such as 25 or 12.5.</p>
             ${this.amountProblem ? html`<p class="problem" id="al-amount-problem">${this.amountProblem}</p>` : nothing}</div>
           <div class="field wide"><label for="al-reason">Reason</label>
-            <input id="al-reason" name="reason" required maxlength="1000" data-testid="allocate-reason" aria-describedby="al-reason-hint" />
+            <input id="al-reason" name="reason" required maxlength="1000" data-testid=${TEST_IDS.credits.allocateReason} aria-describedby="al-reason-hint" />
             <p class="hint" id="al-reason-hint">Shown in both wallets' ledgers.</p></div>
         </div>
         ${this.error ? html`<berth-error-panel heading="The credits did not move" .error=${this.error}></berth-error-panel>` : nothing}
         <div class="actions">
           <button class="primary" type="submit" data-testid=${TEST_IDS.credits.allocateSubmit} ?disabled=${this.busy || !from || !toValue}>${this.busy ? "Moving…" : "Move credits"}</button>
-          <button type="button" @click=${() => this.#swap(fromValue, toValue)} ?disabled=${!canSwap} data-testid="allocate-swap" aria-describedby="al-swap-hint">Swap from and to</button>
+          <button type="button" @click=${() => this.#swap(fromValue, toValue)} ?disabled=${!canSwap} data-testid=${TEST_IDS.credits.allocateSwap} aria-describedby="al-swap-hint">Swap from and to</button>
           <span class="hint" id="al-swap-hint">To take credits back, swap: the receiver pays.</span>
         </div>
       </form>
@@ -316,7 +316,7 @@ export class BerthAllocationsView extends LitElement {
         ? html`<a href="/credits/wallets/${encodeURIComponent(id)}">${walletLine(w, d)}</a>`
         : html`<a href="/credits/wallets/${encodeURIComponent(id)}"><code>${id}</code></a>`;
     };
-    return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Credit movements"><table data-testid="movements-table">
+    return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Credit movements"><table data-testid=${TEST_IDS.credits.movementsTable}>
       <caption class="visually-hidden">Credit movements, newest first</caption>
       <thead><tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col">From</th><th scope="col">To</th>
         <th scope="col" class="num">Amount</th><th scope="col">Reason</th><th scope="col" class="hide-narrow">By</th></tr></thead>

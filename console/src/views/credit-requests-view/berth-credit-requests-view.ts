@@ -145,7 +145,7 @@ export class BerthCreditRequestsView extends LitElement {
       <h2>${manager && f.status === "pending" ? "Waiting for a decision" : "Requests"}</h2>
       <div class="filters" role="search" aria-label="Filter requests">
         <div class="field"><label for="r-status">Status</label>
-          <select id="r-status" data-testid="filter-status" @change=${(e: Event) => this.#set({ status: (e.target as HTMLSelectElement).value as RequestsFilter["status"] })}>
+          <select id="r-status" data-testid=${TEST_IDS.credits.filterStatus} @change=${(e: Event) => this.#set({ status: (e.target as HTMLSelectElement).value as RequestsFilter["status"] })}>
             <option value="any" ?selected=${f.status === "any"}>Any status</option>
             ${REQUEST_STATUSES.map((s) => html`<option value=${s} ?selected=${f.status === s}>${STATUS_LABEL[s]}</option>`)}
           </select></div>

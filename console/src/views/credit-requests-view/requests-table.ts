@@ -34,7 +34,7 @@ export function requestsTable(p: RequestsTableProps) {
           <td><span title=${formatTime(r.created_at)}>${formatRelative(r.created_at)}</span></td>
           <td>${who === "you" ? "You" : who}</td>
           <td>${forWhat}<br /><span class="muted">${d.organizations.get(r.organization_id) ?? r.organization_id}</span></td>
-          <td class="num" data-testid="request-amount">${formatCredits(r.amount)}${
+          <td class="num" data-testid=${TEST_IDS.credits.requestAmount}>${formatCredits(r.amount)}${
             r.approved_amount && r.approved_amount !== r.amount
               ? html`<br /><span class="muted">${formatCredits(r.approved_amount)} approved</span>`
               : nothing

@@ -75,13 +75,13 @@ export class BerthCreditsView extends LitElement {
     const kinds = Object.entries(OWNER_KIND_LABEL).filter(([k]) => k !== "system" || auth.isSuperAdmin);
     return html`<div class="filters" role="search" aria-label="Filter wallets">
       <div class="field"><label for="w-org">Organization</label>
-        <select id="w-org" data-testid="filter-organization" @change=${(e: Event) => this.#set({ organization: (e.target as HTMLSelectElement).value })}>
+        <select id="w-org" data-testid=${TEST_IDS.credits.filterOrganization} @change=${(e: Event) => this.#set({ organization: (e.target as HTMLSelectElement).value })}>
           <option value="" ?selected=${!f.organization}>All I can see</option>
           ${[...d.organizations].map(([id, name]) => html`<option value=${id} ?selected=${f.organization === id}>${name}</option>`)}
           ${f.organization && !d.organizations.has(f.organization) ? html`<option value=${f.organization} selected>${f.organization}</option>` : nothing}
         </select></div>
       <div class="field"><label for="w-kind">Owner</label>
-        <select id="w-kind" data-testid="filter-owner-kind" @change=${(e: Event) => this.#set({ kind: (e.target as HTMLSelectElement).value as WalletsFilter["kind"] })}>
+        <select id="w-kind" data-testid=${TEST_IDS.credits.filterOwnerKind} @change=${(e: Event) => this.#set({ kind: (e.target as HTMLSelectElement).value as WalletsFilter["kind"] })}>
           <option value="" ?selected=${!f.kind}>Anyone</option>
           ${kinds.map(([k, label]) => html`<option value=${k} ?selected=${f.kind === k}>${label}</option>`)}
         </select></div>
@@ -89,7 +89,7 @@ export class BerthCreditsView extends LitElement {
   }
 
   #table(rows: Wallet[], d: Directory) {
-    return html`<div class="table-wrap"><table data-testid="wallets-table">
+    return html`<div class="table-wrap"><table data-testid=${TEST_IDS.credits.walletsTable}>
       <caption class="visually-hidden">Wallets</caption>
       <thead><tr><th scope="col">Wallet</th><th scope="col">Owner</th><th scope="col" class="hide-narrow">Organization</th>
         <th scope="col" class="num">Balance</th><th scope="col" class="num hide-narrow">Can spend now</th></tr></thead>
@@ -112,7 +112,7 @@ export class BerthCreditsView extends LitElement {
     return html`<div class="page-head">
         <h1>Credits</h1>
         <span class="spacer"></span>
-        <a class="button" href="/credits/requests" data-testid="ask-for-credits">Ask for credits</a>
+        <a class="button" href="/credits/requests" data-testid=${TEST_IDS.credits.askForCredits}>Ask for credits</a>
         ${manager ? html`<a class="button primary" href="/credits/allocations">Allocate credits</a>` : nothing}
       </div>
       ${creditsNav("wallets", manager)}

@@ -210,8 +210,8 @@ export class BerthSessionDetailView extends LitElement {
   #etaText() {
     const e = this.#eta.value;
     if (!e) return nothing;
-    return html`<span data-testid="queue-eta" data-method=${e.method}>Estimate: ${e.message} (as of ${formatTime(e.as_of)}).${
-      e.hint ? html` <span data-testid="queue-eta-hint">${e.hint.message}</span>` : nothing
+    return html`<span data-testid=${TEST_IDS.session.queueEta} data-method=${e.method}>Estimate: ${e.message} (as of ${formatTime(e.as_of)}).${
+      e.hint ? html` <span data-testid=${TEST_IDS.session.queueEtaHint}>${e.hint.message}</span>` : nothing
     }</span>`;
   }
 

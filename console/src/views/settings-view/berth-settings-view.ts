@@ -168,7 +168,7 @@ export class BerthSettingsView extends LitElement {
       html`<label><input type="radio" name="policy" value=${v} ?checked=${p.policy === v} /> ${label}</label>`;
     return html`<section class="card" aria-labelledby="h-signup">
       <h2 id="h-signup">Sign-up</h2>
-      <form @submit=${submit} data-testid="signup-policy-form">
+      <form @submit=${submit} data-testid=${TEST_IDS.settings.signupPolicyForm}>
         <fieldset><legend>Who may create an account</legend><div class="radio">
           ${choice("closed", "Nobody (administrators add accounts)")} ${choice("open", "Anyone")} ${choice("approval", "Anyone, after an administrator approves")}
         </div></fieldset>
@@ -199,7 +199,7 @@ export class BerthSettingsView extends LitElement {
       html`<label><input type="radio" name="placement" value=${v} ?checked=${s.placement.policy === v} /> ${label}</label>`;
     return html`<section class="card" aria-labelledby="h-placement">
       <h2 id="h-placement">Placement</h2>
-      <form @submit=${submit} data-testid="placement-form">
+      <form @submit=${submit} data-testid=${TEST_IDS.settings.placementForm}>
         <fieldset><legend>Where new sessions go</legend><div class="radio">
           ${choice("binpack", "Bin-pack: the fullest cluster that fits (keeps whole GPUs free)")}
           ${choice("spread", "Spread: the emptiest cluster")}

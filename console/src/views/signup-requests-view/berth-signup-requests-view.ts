@@ -72,7 +72,7 @@ export class BerthSignupRequestsView extends LitElement {
   }
 
   #table(rows: SignupRequestEntry[]) {
-    return html`<div class="table-wrap"><table data-testid="signup-requests">
+    return html`<div class="table-wrap"><table data-testid=${TEST_IDS.settings.signupRequests}>
       <caption class="visually-hidden">Sign-up requests</caption>
       <thead><tr><th scope="col">Email</th><th scope="col">Asked</th><th scope="col">Joins</th><th scope="col">Status</th><th scope="col">Decided</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
       <tbody>${rows.map(
@@ -86,7 +86,7 @@ export class BerthSignupRequestsView extends LitElement {
             r.status === "pending"
               ? html`<div class="actions">
                   <button type="button" class="primary" @click=${() => this.#decide(r, "approve")} aria-label="Approve ${r.email}" data-testid=${TEST_IDS.settings.approve}>Approve</button>
-                  <button type="button" @click=${() => this.#decide(r, "deny")} aria-label="Deny ${r.email}" data-testid="deny">Deny</button></div>`
+                  <button type="button" @click=${() => this.#decide(r, "deny")} aria-label="Deny ${r.email}" data-testid=${TEST_IDS.settings.deny}>Deny</button></div>`
               : nothing
           }</td>
         </tr>`,

@@ -23,6 +23,7 @@ import { renderTask } from "../../components/task-states.ts";
 import { formatCredits, formatRelative, formatTime } from "../../data/format.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
+import { TEST_IDS } from "../../test-ids.ts";
 
 export class BerthVolumesView extends LitElement {
   static override styles = [tokens, shared, page];
@@ -138,18 +139,18 @@ export class BerthVolumesView extends LitElement {
 
   #row(v: StorageVolume) {
     const edit = this.editing === v.id;
-    return html`<tr data-testid="volume-row" data-volume-id=${v.id}>
-      <td><strong data-testid="volume-name">${v.name}</strong><br /><small class="muted"><code>${v.id}</code> · ${this.#owner(v)}</small>${v.shared_with_me ? html`<br /><span class="badge tone-muted" data-testid="volume-shared">Shared with you · ${v.shared_with_me === "read_only" ? "read-only" : "read-write"}</span>` : nothing}</td>
-      <td data-testid="volume-size">${v.size_gb} GB${v.used_gb !== null ? html`<br /><small>${v.used_gb} GB used</small>` : nothing}</td>
+    return html`<tr data-testid=${TEST_IDS.volumes.row} data-volume-id=${v.id}>
+      <td><strong data-testid=${TEST_IDS.volumes.name}>${v.name}</strong><br /><small class="muted"><code>${v.id}</code> · ${this.#owner(v)}</small>${v.shared_with_me ? html`<br /><span class="badge tone-muted" data-testid=${TEST_IDS.volumes.shared}>Shared with you · ${v.shared_with_me === "read_only" ? "read-only" : "read-write"}</span>` : nothing}</td>
+      <td data-testid=${TEST_IDS.volumes.size}>${v.size_gb} GB${v.used_gb !== null ? html`<br /><small>${v.used_gb} GB used</small>` : nothing}</td>
       <td>${v.pool}</td>
-      <td data-testid="volume-bound">${
+      <td data-testid=${TEST_IDS.volumes.bound}>${
         v.bound_cluster
           ? html`<span class="badge tone-info">claim on ${v.bound_cluster}</span><br /><small class="muted">its sessions run there until the claim is released</small>`
           : html`<span class="muted">not bound: can land on any cluster of its pool</span>`
       }</td>
-      <td data-testid="volume-lock">${v.locked ? html`<span class="badge tone-warn">Locked</span> ${v.lock_reason ?? ""}` : "—"}</td>
+      <td data-testid=${TEST_IDS.volumes.lock}>${v.locked ? html`<span class="badge tone-warn">Locked</span> ${v.lock_reason ?? ""}` : "—"}</td>
       <td>${v.shares.length === 0 ? "—" : v.shares.map((s) => html`<span class="badge tone-muted">${s.kind} ${s.id} · ${s.access === "read_only" ? "read-only" : "read-write"} <button type="button" aria-label="Unshare ${v.name} from ${s.id}" @click=${() => this.#unshare(v, s.id)}>Unshare</button></span> `)}</td>
-      <td data-testid="volume-cost">${formatCredits(v.hourly_cost)} / h</td>
+      <td data-testid=${TEST_IDS.volumes.cost}>${formatCredits(v.hourly_cost)} / h</td>
       <td class="actions">${
         // Shared with the member: theirs to mount, not to change (the API answers 403).
         v.shared_with_me
@@ -178,7 +179,7 @@ export class BerthVolumesView extends LitElement {
   }
 
   #table(rows: StorageVolume[]) {
-    return html`<div class="table-wrap"><table data-testid="volumes-table">
+    return html`<div class="table-wrap"><table data-testid=${TEST_IDS.volumes.table}>
       <caption class="visually-hidden">Volumes</caption>
       <thead><tr><th scope="col">Volume</th><th scope="col">Size</th><th scope="col">Pool</th><th scope="col">Where</th><th scope="col">Lock</th><th scope="col">Shared with</th><th scope="col">Cost</th><th scope="col">Actions</th></tr></thead>
       <tbody>${rows.map((v) => this.#row(v))}</tbody></table></div>`;
@@ -186,11 +187,11 @@ export class BerthVolumesView extends LitElement {
 
   #deletedTable(rows: StorageVolume[]) {
     return html`<h2>Deleted, still restorable</h2>
-      <div class="table-wrap"><table data-testid="deleted-volumes-table">
+      <div class="table-wrap"><table data-testid=${TEST_IDS.volumes.deletedTable}>
       <caption class="visually-hidden">Deleted volumes</caption>
       <thead><tr><th scope="col">Volume</th><th scope="col">Size</th><th scope="col">Data goes</th><th scope="col">Actions</th></tr></thead>
       <tbody>${rows.map(
-        (v) => html`<tr data-testid="deleted-volume-row" data-volume-id=${v.id}>
+        (v) => html`<tr data-testid=${TEST_IDS.volumes.deletedRow} data-volume-id=${v.id}>
           <td><strong>${v.name}</strong><br /><small class="muted"><code>${v.id}</code></small></td>
           <td>${v.size_gb} GB</td>
           <td><time datetime=${v.purge_after ?? ""} title=${formatTime(v.purge_after)}>${formatRelative(v.purge_after)}</time></td>
@@ -202,8 +203,8 @@ export class BerthVolumesView extends LitElement {
   override render() {
     const s = this.#settings.value;
     return html`<h1>Volumes</h1>
-      <p>Files on a volume outlive sessions: pause, restart or end a session and they are still there. A volume is billed per GB-hour of its size while it exists${s ? html` (<span data-testid="storage-rate">${formatCredits(s.gb_hour_credit_rate)}</span> credits per GB-hour)` : nothing}, whether a session runs or not.</p>
-      ${this.notice ? html`<p class="success" role="status" data-testid="volumes-notice">${this.notice}</p>` : nothing}
+      <p>Files on a volume outlive sessions: pause, restart or end a session and they are still there. A volume is billed per GB-hour of its size while it exists${s ? html` (<span data-testid=${TEST_IDS.volumes.storageRate}>${formatCredits(s.gb_hour_credit_rate)}</span> credits per GB-hour)` : nothing}, whether a session runs or not.</p>
+      ${this.notice ? html`<p class="success" role="status" data-testid=${TEST_IDS.volumes.notice}>${this.notice}</p>` : nothing}
       ${this.error ? html`<berth-error-panel heading="That did not work" .error=${this.error}></berth-error-panel>` : nothing}
       <form class="row" style="margin:1rem 0" @submit=${this.#create} aria-label="Create a volume">
         <div class="field"><label for="v-name">Name</label><input id="v-name" name="name" required maxlength="128" placeholder="datasets" /></div>

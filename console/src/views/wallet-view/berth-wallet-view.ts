@@ -131,7 +131,7 @@ export class BerthWalletView extends LitElement {
         <div>
           <p class="muted" style="margin:0">Balance</p>
           <p class="balance-big ${isNegative(w.balance) ? "negative" : ""}" data-testid=${TEST_IDS.credits.walletBalance} data-units=${w.balance}>${formatCredits(w.balance)} <span class="muted" style="font-size:1rem;font-weight:400">credits</span></p>
-          <p class="muted" style="margin:0.25rem 0 0">Can spend now: <strong data-testid="wallet-spendable">${formatCredits(w.spendable)}</strong></p>
+          <p class="muted" style="margin:0.25rem 0 0">Can spend now: <strong data-testid=${TEST_IDS.credits.walletSpendable}>${formatCredits(w.spendable)}</strong></p>
         </div>
         <dl class="facts">
           <dt>Owner</dt><dd>${walletName(w, d)} <span class="muted">(${OWNER_KIND_LABEL[w.owner.kind].toLowerCase()})</span></dd>
@@ -146,7 +146,7 @@ export class BerthWalletView extends LitElement {
       <div class="actions" style="margin-top:0.75rem">
         ${
           mine && w.organization_id
-            ? html`<a class="button" href="/credits/requests?${orgQ}${w.owner.kind === "project" ? `project=${encodeURIComponent(w.owner.id)}` : ""}" data-testid="wallet-ask">Ask for credits</a>`
+            ? html`<a class="button" href="/credits/requests?${orgQ}${w.owner.kind === "project" ? `project=${encodeURIComponent(w.owner.id)}` : ""}" data-testid=${TEST_IDS.credits.walletAsk}>Ask for credits</a>`
             : nothing
         }
         ${
@@ -170,7 +170,7 @@ export class BerthWalletView extends LitElement {
       <div class="field"><label for="l-from">From (day)</label>
         <input id="l-from" type="date" data-testid=${TEST_IDS.credits.ledgerFrom} .value=${f.from} max=${f.to || nothing} @change=${(e: Event) => this.#set({ from: (e.target as HTMLInputElement).value })} /></div>
       <div class="field"><label for="l-to">Until (day, included)</label>
-        <input id="l-to" type="date" data-testid="ledger-to" .value=${f.to} min=${f.from || nothing} @change=${(e: Event) => this.#set({ to: (e.target as HTMLInputElement).value })} /></div>
+        <input id="l-to" type="date" data-testid=${TEST_IDS.credits.ledgerTo} .value=${f.to} min=${f.from || nothing} @change=${(e: Event) => this.#set({ to: (e.target as HTMLInputElement).value })} /></div>
       ${f.kind || f.from || f.to ? html`<button type="button" @click=${() => this.#set({ kind: "", from: "", to: "" })}>Clear filters</button>` : nothing}
       <span class="spacer"></span>
       <button type="button" data-testid=${TEST_IDS.credits.ledgerExport} ?disabled=${this.exporting} @click=${this.#export}>${this.exporting ? "Preparing CSV…" : "Download CSV"}</button>
@@ -179,7 +179,7 @@ export class BerthWalletView extends LitElement {
 
   #table(rows: LedgerLine[]) {
     // Focusable: at a phone's width the table scrolls sideways, and its rows have no link to reach.
-    return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Ledger"><table data-testid="ledger-table">
+    return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Ledger"><table data-testid=${TEST_IDS.credits.ledgerTable}>
       <caption class="visually-hidden">Ledger, newest first</caption>
       <thead><tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col" class="num">Amount</th>
         <th scope="col" class="num">Balance after</th><th scope="col">Details</th></tr></thead>
@@ -204,7 +204,7 @@ export class BerthWalletView extends LitElement {
     const d = this.#directory.value ?? { ...EMPTY_DIRECTORY, me: auth.userId };
     const w = this.#wallet.value;
     return html`<p><a href="/credits">← Credits</a></p>
-      <div class="page-head"><h1 data-testid="wallet-name">${w ? walletTitle(w, d) : "Wallet"}</h1></div>
+      <div class="page-head"><h1 data-testid=${TEST_IDS.credits.walletName}>${w ? walletTitle(w, d) : "Wallet"}</h1></div>
       ${creditsNav("wallets", managesCredits(meForCredits()))}
       ${renderTask(this.#wallet, {
         pendingLabel: "Loading the wallet…",

@@ -23,6 +23,31 @@ export class LoginPage {
   errorMessage() {
     return this.page.getByTestId(TEST_IDS.shell.errorMessage);
   }
+
+  errorRequestId() {
+    return this.page.getByTestId(TEST_IDS.shell.errorRequestId);
+  }
+
+  /** Waits for the sign-in form (a signed-out visitor sent here from wherever they were going). */
+  async waitFor(): Promise<void> {
+    await this.page.getByTestId(TEST_IDS.login.loginForm).waitFor();
+  }
+
+  /** The page's heading and logo (the branding), and its link to sign up (when sign-up is open). */
+  heading() {
+    return this.page.getByTestId(TEST_IDS.login.loginHeading);
+  }
+  logo() {
+    return this.page.getByTestId(TEST_IDS.login.loginLogo);
+  }
+  signupLink() {
+    return this.page.getByTestId(TEST_IDS.login.signupLink);
+  }
+
+  /** The notice that the session expired. */
+  expiredNotice() {
+    return this.page.getByTestId(TEST_IDS.login.expiredNotice);
+  }
 }
 
 export class PasswordPage {
@@ -33,6 +58,16 @@ export class PasswordPage {
 
   async waitFor(): Promise<void> {
     await this.page.getByTestId(TEST_IDS.login.passwordForm).waitFor();
+  }
+
+  /** The notice that this first password must be changed. */
+  forcedNotice() {
+    return this.page.getByTestId(TEST_IDS.login.forcedPasswordNotice);
+  }
+
+  /** What the page found wrong with the new password, before the API. */
+  problems() {
+    return this.page.getByTestId(TEST_IDS.login.passwordProblems);
   }
 
   async change(current: string, next: string, repeat = next): Promise<void> {

@@ -2,6 +2,7 @@
 
 import { TEST_IDS } from "@berth/console/test-ids";
 import type { Page } from "playwright-core";
+import { MonitoringPanel } from "./dashboard-page.ts";
 
 const W = TEST_IDS.wizard;
 const S = TEST_IDS.session;
@@ -41,8 +42,29 @@ export class NewSessionPage {
     await this.page.goto("/sessions/new");
     await this.page.getByTestId(TEST_IDS.wizard.form).waitFor();
   }
+  /**
+   * Through the navigation's Sessions link and the list's "New session" (no full page load: the live
+   * feed's stream stays as it is); the wizard waits for the catalog.
+   */
+  async openFromSessions(timeout = 30_000): Promise<void> {
+    await this.page.getByRole("link", { name: "Sessions", exact: true }).click();
+    await this.page.getByTestId(TEST_IDS.sessions.newSession).click();
+    await this.page.getByTestId(W.form).waitFor({ timeout });
+  }
+  /** The cost step's rate class ("guaranteed rate", "borrowed rate"). */
+  rateClass() {
+    return this.page.getByTestId(W.costRateClass);
+  }
+  /** An offering's radio button. */
+  offering(name: string) {
+    return this.page.getByTestId(W.offering(name));
+  }
   async chooseOffering(name: string): Promise<void> {
     await this.page.getByTestId(W.offering(name)).check();
+  }
+  /** What an offering's tier says (its share of a card, GPU memory, model). */
+  tierText(offering: string) {
+    return this.page.getByTestId(W.offeringTier(offering)).textContent();
   }
   freeText(offering: string) {
     return this.page.getByTestId(W.offeringFree(offering)).textContent();
@@ -119,6 +141,25 @@ export class NewSessionPage {
   reclaimTerms() {
     return this.page.getByTestId(TEST_IDS.wizard.reclaimTerms);
   }
+  /** A volume's choice in the Volumes step: its checkbox, its read-only box, its shared mark. */
+  volumeChoice(volumeId: string) {
+    return this.page.locator(`[data-testid="${W.volumeChoice}"][data-volume-id="${volumeId}"]`);
+  }
+  async mountVolume(volumeId: string): Promise<void> {
+    await this.volumeChoice(volumeId).getByRole("checkbox").first().check();
+  }
+  volumeReadOnly(volumeId: string) {
+    return this.volumeChoice(volumeId).getByRole("checkbox", { name: "read-only" });
+  }
+  volumeShared(volumeId: string) {
+    return this.volumeChoice(volumeId).getByTestId(W.volumeShared).textContent();
+  }
+  mountPath() {
+    return this.page.getByLabel("Mount at").inputValue();
+  }
+  costStorage() {
+    return this.page.getByTestId(W.costStorage).textContent();
+  }
   async create(name: string): Promise<string> {
     await this.name(name);
     await this.createButton().click();
@@ -161,6 +202,10 @@ export class SessionPage {
   async waitForPhase(phase: string, timeout = 30_000): Promise<void> {
     await this.page.locator(`[data-testid="${S.phase}"] [data-phase="${phase}"]`).waitFor({ timeout });
   }
+  /** An action's button (its confirm dialog follows for all but resume). */
+  actButton(action: "pause" | "resume" | "restart" | "terminate") {
+    return this.page.getByTestId(S.action(action));
+  }
   async act(action: "pause" | "resume" | "restart" | "terminate"): Promise<void> {
     await this.page.getByTestId(S.action(action)).click();
     if (action !== "resume") await this.page.getByTestId(TEST_IDS.shell.confirmOk).click();
@@ -170,6 +215,10 @@ export class SessionPage {
   }
   async keepRunning(): Promise<void> {
     await this.page.getByTestId(S.keepRunning).click();
+  }
+  /** The idle check's notice that it is suspended; data-missing names the signal it lacks. */
+  idleSuspended() {
+    return this.page.getByTestId(S.idleSuspended);
   }
   pauseReason() {
     return this.page.getByTestId(S.pauseReason);
@@ -192,6 +241,24 @@ export class SessionPage {
       this.page.getByTestId(S.connect(kind)).click(),
     ]);
     return tab;
+  }
+  /** The GPU it holds ("1/8 of …") and the cards' UUIDs. */
+  gpu() {
+    return this.page.getByTestId(S.gpu).textContent();
+  }
+  cards() {
+    return this.page.getByTestId(S.cards).textContent();
+  }
+  /** The GPU charts' section, and one of its monitoring panels by the panel's name. */
+  gpuCharts() {
+    return this.page.getByTestId(S.gpuCharts);
+  }
+  panel(name: string) {
+    return new MonitoringPanel(this.page.locator(`berth-monitoring-panel[panel="${name}"]`));
+  }
+  /** A volume's mount on the page, by the volume's id. */
+  mount(volumeId: string) {
+    return this.page.locator(`[data-testid="${S.mount}"][data-volume-id="${volumeId}"]`);
   }
   /** What a queued session's page says about its wait. */
   queueInfo() {

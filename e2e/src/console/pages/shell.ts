@@ -26,9 +26,41 @@ export class Shell {
     return this.page.getByTestId(T.accountMenu);
   }
 
+  /** Waits for the app to be signed in and loaded (its account menu). */
+  async signedIn(): Promise<void> {
+    await this.accountMenu().waitFor();
+  }
+
+  accountEmail() {
+    return this.page.getByTestId(T.accountEmail);
+  }
+
+  accountPanel() {
+    return this.page.getByTestId(T.accountPanel);
+  }
+
+  async signOut(): Promise<void> {
+    await this.page.getByTestId(T.signOut).click();
+  }
+
+  /** The admin menu's panel of links. */
+  adminPanel() {
+    return this.page.getByTestId(T.adminPanel);
+  }
+
+  /** The header's balance (a link to the person's wallet). */
+  headerBalance() {
+    return this.page.getByTestId(TEST_IDS.credits.headerBalance);
+  }
+
   /** A link in the navigation or a menu, by its exact name. */
   link(name: string) {
     return this.page.getByRole("link", { name, exact: true });
+  }
+
+  /** Every link whose name holds this text (to count the links a person is not offered). */
+  linksContaining(name: string) {
+    return this.page.getByRole("link", { name });
   }
 
   /** The product's name and logo in the header (the branding). */
@@ -70,6 +102,19 @@ export class Shell {
     return this.page.locator(`[data-testid="${TEST_IDS.notifications.item}"][data-kind="${kind}"]`);
   }
 
+  confirmDialog() {
+    return this.page.getByTestId(T.confirmDialog);
+  }
+
+  confirmOk() {
+    return this.page.getByTestId(T.confirmOk);
+  }
+
+  /** A notification's link in the bell's panel, by its kind (and, given, the link's name). */
+  notificationLink(kind: string, name?: string) {
+    return this.notification(kind).getByRole("link", name ? { name } : {});
+  }
+
   async confirm(): Promise<void> {
     await this.page.getByTestId(T.confirmDialog).waitFor();
     await this.page.getByTestId(T.confirmOk).click();
@@ -78,6 +123,11 @@ export class Shell {
   /** Waits for a notice or message with this text. */
   async sees(text: string | RegExp): Promise<void> {
     await this.page.getByText(text).waitFor();
+  }
+
+  /** Waits for the first of the places that say this (a message repeated in a field's hint and a panel). */
+  async seesFirst(text: string | RegExp): Promise<void> {
+    await this.page.getByText(text).first().waitFor();
   }
 
   emptyState() {
@@ -103,5 +153,34 @@ export class Shell {
 
   errorPanelRequestId() {
     return this.errorPanel().getByTestId(T.errorRequestId);
+  }
+
+  /** The router's answer to an unknown path. */
+  notFound() {
+    return this.page.getByRole("heading", { name: "Page not found" });
+  }
+
+  /** A page's success notice (role=status). */
+  notice() {
+    return this.page.getByTestId(T.notice);
+  }
+
+  /** The app waiting for the person's account, and the account that did not load (with a retry). */
+  accountPending() {
+    return this.page.getByTestId(T.accountPending);
+  }
+
+  accountError() {
+    return this.page.getByTestId(T.accountError);
+  }
+
+  /** Waits for the account's failure to say this. */
+  async accountErrorSays(text: string): Promise<void> {
+    await this.accountError().getByText(text).waitFor();
+  }
+
+  /** The account's failure's "Try again". */
+  accountRetry() {
+    return this.accountError().getByRole("button", { name: "Try again" });
   }
 }

@@ -31,7 +31,7 @@ export function costStep(p: CostStepProps) {
         complete: (c) =>
           c
             ? html`<p class="cost"><strong data-testid=${TEST_IDS.wizard.costTotal}>${formatCredits(c.cost)} credits</strong> for ${DURATIONS.find((d) => d.s === c.duration_seconds)?.label ?? `${c.duration_seconds} s`}
-                  at ${formatCredits(c.hourly_rate)} credits/hour (${c.gpu_count} × ${c.gpu_model}<span data-testid="cost-rate-class">, ${c.capacity_class} rate</span>). Paused time is free.</p>
+                  at ${formatCredits(c.hourly_rate)} credits/hour (${c.gpu_count} × ${c.gpu_model}<span data-testid=${TEST_IDS.wizard.costRateClass}>, ${c.capacity_class} rate</span>). Paused time is free.</p>
                 ${
                   c.storage.size_gb > 0
                     ? html`<p data-testid=${TEST_IDS.wizard.costStorage}>Storage: ${formatCredits(c.storage.hourly_rate)} credits/hour for ${c.storage.size_gb} GB of volumes, billed while they exist, whether the session runs or not.</p>`

@@ -1,8 +1,8 @@
 import { SignJWT } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
 import { TokenExpired, Unauthorized } from "../../errors.ts";
-import { OPERATOR_TOKEN_TTL_SECONDS, OperatorTokens } from "./operator-token.ts";
-import { generateSigningKeyPem, type SigningKey, signingKeyFromPem } from "./signing-key.ts";
+import { OPERATOR_TOKEN_TTL_SECONDS, OperatorTokens } from "./operatorToken.ts";
+import { generateSigningKeyPem, type SigningKey, signingKeyFromPem } from "./signingKey.ts";
 
 let key: SigningKey;
 let other: SigningKey;

@@ -7,7 +7,7 @@ import type { Deps } from "../../deps.ts";
 import { NotFound } from "../../errors.ts";
 import type { Principal } from "../identity/principal.ts";
 import { requireSuperAdmin } from "./authorize.ts";
-import type { IssuedOperatorToken } from "./operator-token.ts";
+import type { IssuedOperatorToken } from "./operatorToken.ts";
 import { clustersOf } from "./runtime.ts";
 
 /** Issues a token for the cluster, makes it the accepted one and records its metadata on the resource. */

@@ -6,9 +6,9 @@ import pino from "pino";
 import { connect } from "../../db/knex.ts";
 import { testDeps } from "../../http/http.test-support.ts";
 import { startInternalListener } from "../../internal/app.ts";
-import { OperatorTokens } from "../clusters/operator-token.ts";
+import { OperatorTokens } from "../clusters/operatorToken.ts";
 import type { ClustersRuntime } from "../clusters/runtime.ts";
-import { signingKeyFromPem } from "../clusters/signing-key.ts";
+import { signingKeyFromPem } from "../clusters/signingKey.ts";
 
 const env = process.env as Record<string, string>;
 const db = connect(env.BERTH_TORTURE_DB as string, { poolMax: 10 });

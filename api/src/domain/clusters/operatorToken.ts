@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { decodeJwt, decodeProtectedHeader, errors, type JWK, jwtVerify, SignJWT } from "jose";
 import { TokenExpired, Unauthorized } from "../../errors.ts";
-import type { SigningKey } from "./signing-key.ts";
+import type { SigningKey } from "./signingKey.ts";
 
 export const OPERATOR_TOKEN_ISSUER = "berth-control-plane";
 export const OPERATOR_TOKEN_AUDIENCE = "berth-internal";
