@@ -102,28 +102,6 @@ describe("transitions gathered into batches", () => {
     expect(events.every((e) => e.type === "session.updated" && e.payload.previous_phase === "Pending")).toBe(true);
   });
 
-  it("sends the stream's events with the COMMIT: written as given, no lock or transaction left open", async () => {
-    const [id] = (await someSessions(1)) as [string];
-    const transitions = new TransitionLog(t.db, log);
-    const after = resource(id, "Starting");
-    const message = `it's a "test" \\ with a backslash, ünïcode and $1 ? marks`;
-    after.status = {
-      ...after.status,
-      conditions: [{ type: "Ready", status: "False", reason: "Odd", message } as never],
-    };
-    await transitions.record(pending(id), after);
-
-    const [event] = await t.db("session_events").where({ session_id: id });
-    expect(event.payload.view.message).toBe(message);
-    expect((await t.db("sessions").where({ id }).first("message")).message).toBe(message);
-    const open = await t.db.raw(
-      "select count(*)::int as n from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'",
-    );
-    expect(open.rows[0].n).toBe(0);
-    const locks = await t.db.raw("select count(*)::int as n from pg_locks where locktype = 'advisory'");
-    expect(locks.rows[0].n).toBe(0);
-  });
-
   it("records a session's second transition of a burst after its first", async () => {
     const [a, b] = (await someSessions(2)) as [string, string];
     const transitions = new TransitionLog(t.db, log);

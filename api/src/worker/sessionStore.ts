@@ -6,10 +6,7 @@
 // commit-order lock until its transaction commits (migration 20261122000200), so one transaction per
 // transition serialized the whole worker on that lock, a round trip each. A batch is one transaction
 // with one UPDATE and one INSERT for all its sessions; calls that come while the writers are busy form
-// the next batch. The INSERT goes with the COMMIT in one round trip on a connection of the batch's own,
-// so the lock is held for Postgres' time alone, never while this process is on its way to the COMMIT: on
-// a loaded machine each of those waits (a reply to read, a process to schedule) was every other
-// writer's wait too (docs/dev/sessions.md, "Dispatch at 0.45 of raw").
+// the next batch.
 
 import {
   type ClusterRecord,
@@ -23,18 +20,8 @@ import type { Knex } from "knex";
 import type { Logger } from "pino";
 import { nodePoolRefs } from "../db/operations/nodePools/nodePools.ts";
 import { findSessionById } from "../db/operations/sessions/findSessionById.ts";
-import {
-  numbered,
-  type SessionTransition,
-  transitionsStatement,
-  updateSessionsFromTransitions,
-} from "../db/operations/sessions/recordTransitions.ts";
-import {
-  insertSessionEvents,
-  insertSessionEventsText,
-  type NewSessionEvent,
-  purgeSessionEvents,
-} from "../db/operations/sessions/sessionEvents.ts";
+import { type SessionTransition, updateSessionsFromTransitions } from "../db/operations/sessions/recordTransitions.ts";
+import { insertSessionEvents, purgeSessionEvents } from "../db/operations/sessions/sessionEvents.ts";
 import type { SessionRow } from "../db/operations/sessions/types.ts";
 import { failPendingSession, pendingSessionRows } from "../db/operations/sessions/unmadeCreates.ts";
 import { mirrorStates, nextMirrorRevision, nextMirrorRevisions } from "../db/operations/sessions/updateSession.ts";
@@ -191,35 +178,6 @@ export class TransitionLog {
 
   async #write(batch: readonly PendingTransition[]): Promise<void> {
     this.transactions++;
-    // A notification is written by notify() through knex (rare: a failure, a pause by the system).
-    if (batch.some((p) => mayRing(p.before, p.after))) return this.#writeWithKnex(batch);
-    const conn = (await this.#db.client.acquireConnection()) as PgConnection;
-    let open = false;
-    try {
-      await conn.query("BEGIN");
-      open = true;
-      if (this.term !== undefined && batch.some((p) => p.interim)) {
-        const { rows } = await conn.query("SELECT term FROM worker_fence WHERE id = 1 FOR SHARE");
-        const current = Number((rows[0] as { term?: string } | undefined)?.term ?? 0);
-        if (current !== this.term) throw new FencedOff(this.term, current);
-      }
-      const transitions = batch.map((p) => transitionOf(p.after, p.interim));
-      const st = transitionsStatement(transitions, new Date());
-      const { rows } = await conn.query(numbered(st.sql), st.values);
-      const events = this.#eventsOf(batch, transitions, rows as SessionRow[]);
-      const insert = events.length > 0 ? `${insertSessionEventsText(events, (v) => conn.escapeLiteral(v))}; ` : "";
-      await conn.query(`${insert}COMMIT`);
-      open = false;
-    } catch (err) {
-      if (open) await conn.query("ROLLBACK").catch(() => {});
-      throw err;
-    } finally {
-      await this.#db.client.releaseConnection(conn);
-    }
-  }
-
-  /** The batch in a knex transaction, for notify(). */
-  async #writeWithKnex(batch: readonly PendingTransition[]): Promise<void> {
     await this.#db.transaction(async (tx) => {
       // Held (FOR SHARE) until commit: a new leader's fence waits for this record, then sees it.
       if (this.term !== undefined && batch.some((p) => p.interim)) {
@@ -231,9 +189,22 @@ export class TransitionLog {
       }
       const transitions = batch.map((p) => transitionOf(p.after, p.interim));
       const rows = await updateSessionsFromTransitions(tx, transitions, new Date());
-      // In the order of the calls: the stream's seqs follow it.
-      await insertSessionEvents(tx, this.#eventsOf(batch, transitions, rows));
       const byId = new Map(rows.map((r) => [r.id, r]));
+      const events = batch.flatMap((p, i) => {
+        const row = byId.get((transitions[i] as SessionTransition).id);
+        if (!row) {
+          this.#log.warn(
+            { session: p.after.metadata.name },
+            "a Session resource without a history row; its change is not recorded",
+          );
+          return [];
+        }
+        return [
+          sessionEventOf("session.updated", row, viewFromResource(row, p.after), p.before.status?.phase ?? "Pending"),
+        ];
+      });
+      // In the order of the calls: the stream's seqs follow it.
+      await insertSessionEvents(tx, events);
       await notify(
         tx,
         batch.flatMap((p, i) => {
@@ -243,44 +214,6 @@ export class TransitionLog {
       );
     });
   }
-
-  /** The stream's events of a batch, in the order of the calls (the stream's seqs follow it). */
-  #eventsOf(
-    batch: readonly PendingTransition[],
-    transitions: readonly SessionTransition[],
-    rows: readonly SessionRow[],
-  ): NewSessionEvent[] {
-    const byId = new Map(rows.map((r) => [r.id, r]));
-    return batch.flatMap((p, i) => {
-      const row = byId.get((transitions[i] as SessionTransition).id);
-      if (!row) {
-        this.#log.warn(
-          { session: p.after.metadata.name },
-          "a Session resource without a history row; its change is not recorded",
-        );
-        return [];
-      }
-      return [
-        sessionEventOf("session.updated", row, viewFromResource(row, p.after), p.before.status?.phase ?? "Pending"),
-      ];
-    });
-  }
-}
-
-/** A pg connection from knex's pool, as the fast path uses it. */
-interface PgConnection {
-  query(sql: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
-  escapeLiteral(v: string): string;
-}
-
-/** Whether bellFor may have something to say about this change (it needs the row to say it). */
-function mayRing(before: Session, after: Session): boolean {
-  const phase = after.status?.phase;
-  if (phase === before.status?.phase) return false;
-  return (
-    phase === "Failed" ||
-    (phase === "Paused" && PAUSED_BECAUSE[after.metadata.annotations?.[PAUSE_REASON_ANNOTATION] ?? ""] !== undefined)
-  );
 }
 
 /** Pause reasons the owner did not choose, as notifications name them. */

@@ -28,19 +28,22 @@ export interface SessionTransition {
 }
 
 /**
- * The statement of updateSessionsFromTransitions with knex's placeholders (`?`, in order); `numbered`
- * gives Postgres' own ($1…) for a caller on a connection of its own (api/src/worker/sessionStore.ts).
+ * Many sessions' transitions in one statement. The ids must be distinct (a statement updates a row once;
+ * the caller splits batches at a repeated id). Rows are locked in id order, so two batches never
+ * deadlock. Returns the updated rows; an id without a history row is not among them.
  */
-export function transitionsStatement(
+export async function updateSessionsFromTransitions(
+  db: Knex,
   transitions: readonly SessionTransition[],
   at: Date,
-): { sql: string; values: unknown[] } {
+): Promise<SessionRow[]> {
+  if (transitions.length === 0) return [];
   // The ids also as an array: Postgres guesses 100 rows for jsonb_to_recordset and, on a table of a few
   // thousand sessions, scanned all of it twice per batch (4,000 rows read for 2 updated); with `= ANY`
   // of an array it knows how many and reads them by the primary key.
   const ids = transitions.map((t) => t.id);
-  return {
-    sql: `WITH v AS MATERIALIZED (
+  const { rows } = (await db.raw(
+    `WITH v AS MATERIALIZED (
        SELECT * FROM jsonb_to_recordset(?::jsonb) AS v(
          id text, phase text, desired_state text, priority integer, node text, queue_position integer,
          reason text, message text, queued_at timestamptz, scheduled_at timestamptz, started_at timestamptz,
@@ -64,28 +67,7 @@ export function transitionsStatement(
      FROM v, locked
      WHERE s.id = v.id AND locked.id = s.id AND s.id = ANY(?::text[])
      RETURNING s.*`,
-    values: [JSON.stringify(transitions), ids, at, ids],
-  };
-}
-
-/**
- * Many sessions' transitions in one statement. The ids must be distinct (a statement updates a row once;
- * the caller splits batches at a repeated id). Rows are locked in id order, so two batches never
- * deadlock. Returns the updated rows; an id without a history row is not among them.
- */
-export async function updateSessionsFromTransitions(
-  db: Knex,
-  transitions: readonly SessionTransition[],
-  at: Date,
-): Promise<SessionRow[]> {
-  if (transitions.length === 0) return [];
-  const { sql, values } = transitionsStatement(transitions, at);
-  const { rows } = (await db.raw(sql, values as Knex.RawBinding[])) as { rows: SessionRow[] };
+    [JSON.stringify(transitions), ids, at, ids],
+  )) as { rows: SessionRow[] };
   return rows;
 }
-
-/** `?` placeholders numbered in order ($1, $2, …); the statement must hold no other question mark. */
-export const numbered = (sql: string): string => {
-  let n = 0;
-  return sql.replace(/\?/g, () => `$${++n}`);
-};

@@ -20,19 +20,6 @@ export async function insertSessionEvents(db: Knex, events: readonly NewSessionE
   return rows.map((r) => String(r.seq));
 }
 
-/**
- * The same insert as one statement's text, its values quoted by `literal` (the connection's escapeLiteral),
- * for a caller that sends it with its COMMIT in one round trip (api/src/worker/sessionStore.ts).
- */
-export function insertSessionEventsText(events: readonly NewSessionEvent[], literal: (s: string) => string): string {
-  const q = (v: string | null) => (v === null ? "NULL" : literal(v));
-  const rows = events.map(
-    (e) =>
-      `(${q(e.session_id)}, ${q(e.owner_id)}, ${q(e.organization_id)}, ${q(e.project_id)}, ${q(e.type)}, ${q(JSON.stringify(e.payload))}::jsonb)`,
-  );
-  return `INSERT INTO session_events (session_id, owner_id, organization_id, project_id, type, payload) VALUES ${rows.join(", ")}`;
-}
-
 /** Events after `seq`, oldest first. */
 export async function listSessionEventsAfter(db: Knex, seq: string, limit: number): Promise<SessionEventRow[]> {
   return (await db("session_events").where("seq", ">", seq).orderBy("seq", "asc").limit(limit)) as SessionEventRow[];
