@@ -295,12 +295,36 @@ async function main(): Promise<void> {
         },
       );
       if (refused.size > 0) log(`  creates refused: ${[...refused].map(([k, v]) => `${v}×${k}`).join(", ")}`);
-      const running = async () =>
-        Number(((await db("sessions").where({ phase: "Running" }).count({ n: "*" })) as { n: string }[])[0]?.n ?? 0);
+      // Until every session made is Running or has failed (a loaded machine fails some: said, not waited on).
+      const phases = async () =>
+        new Map(
+          (
+            (await db("sessions").whereIn("id", sessionIds).groupBy("phase").select("phase").count({ n: "*" })) as {
+              phase: string;
+              n: string;
+            }[]
+          ).map((r) => [r.phase, Number(r.n)]),
+        );
       for (const deadline = Date.now() + 1_800_000; ; ) {
-        const n = await running();
-        if (n >= sessionIds.length) break;
-        if (Date.now() > deadline) throw new Error(`only ${n} of ${sessionIds.length} sessions Running`);
+        const by = await phases();
+        const settled = (by.get("Running") ?? 0) + (by.get("Failed") ?? 0);
+        if (settled >= sessionIds.length) {
+          const failed = sessionIds.length - (by.get("Running") ?? 0);
+          if (failed > 0) {
+            log(`  ${failed} of ${sessionIds.length} sessions failed; left out of the figures`);
+            const ok = new Set(
+              (
+                (await db("sessions").whereIn("id", sessionIds).where({ phase: "Running" }).select("id")) as {
+                  id: string;
+                }[]
+              ).map((r) => r.id),
+            );
+            sessionIds.splice(0, sessionIds.length, ...sessionIds.filter((id) => ok.has(id)));
+          }
+          break;
+        }
+        if (Date.now() > deadline)
+          throw new Error(`after 30 min: ${JSON.stringify(Object.fromEntries(by))} of ${sessionIds.length}`);
         await sleep(2000);
       }
       log(
