@@ -104,6 +104,10 @@ describe("worker-main.ts as a process", () => {
     expect(await health.json()).toEqual({ ok: true, role: "leader", identity: "worker-main-test" });
     const metrics = await (await fetch(`${status}/metrics`)).text();
     expect(metrics).toMatch(/^berth_worker_leader\{identity="worker-main-test"\} 1$/m);
+    // How long its placement passes take (it runs one on start), by quantile.
+    await expect
+      .poll(async () => (await fetch(`${status}/metrics`)).text())
+      .toMatch(/^berth_worker_placement_pass_seconds\{[^}]*quantile="0\.99"[^}]*\} [0-9.e-]+$/m);
     expect(metrics).toMatch(/^process_cpu_seconds_total/m);
 
     child.kill("SIGTERM");

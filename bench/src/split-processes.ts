@@ -138,6 +138,8 @@ function spawnChild(name: string, main: string, env: Record<string, string>): Ch
 export interface Split {
   api: Child;
   operator: Child;
+  /** Every operator started, `operator` first (one per cluster of `gpuCluster` and `moreGpuClusters`). */
+  operators: Child[];
   /** The worker now running (replaced by startWorker). */
   worker: Child | undefined;
   apiUrl: string;
@@ -170,6 +172,8 @@ export async function startSplit(
   bed: SessionsBed,
   opts: {
     gpuCluster: string;
+    /** More GPU clusters whose operators run as processes too (each its own). */
+    moreGpuClusters?: string[];
     onSignal: () => Promise<void>;
     /** The operator's usage interval (whole seconds); default 60 s, the bed's. */
     usageIntervalMs?: number;
@@ -185,12 +189,18 @@ export async function startSplit(
     await stopAll();
     await opts.onSignal();
   });
-  const h = bed.gpu[opts.gpuCluster];
-  if (!h) throw new Error(`no GPU cluster ${opts.gpuCluster} in the bed`);
-  // Only one worker and one operator may lead: the bed's stop (releasing their leases), the children lead.
+  const names = [opts.gpuCluster, ...(opts.moreGpuClusters ?? [])];
+  const handles = names.map((n) => {
+    const h = bed.gpu[n];
+    if (!h) throw new Error(`no GPU cluster ${n} in the bed`);
+    return h;
+  });
+  // Only one worker and one operator per cluster may lead: the bed's stop (releasing their leases), the children lead.
   await bed.worker.stop();
-  await h.operator?.stop();
-  h.operator = undefined;
+  for (const h of handles) {
+    await h.operator?.stop();
+    h.operator = undefined;
+  }
 
   const mgmt = bed.fleet.clusters.find((c) => c.kind === "management");
   if (!mgmt) throw new Error("the bed has no management cluster");
@@ -233,7 +243,7 @@ export async function startSplit(
     const apiUrl = String(listening.url);
     const internalUrl = String(internal.url);
 
-    const operatorEnv = {
+    const operatorEnvOf = (h: (typeof handles)[number]) => ({
       BERTH_OPERATOR_CLUSTER_ID: h.id,
       BERTH_OPERATOR_KUBECONFIG: h.kubeconfigPath,
       BERTH_OPERATOR_CONTROL_PLANE_URL: internalUrl,
@@ -255,10 +265,16 @@ export async function startSplit(
       BERTH_OPERATOR_BACKOFF_MAX_MS: "1000",
       BERTH_OPERATOR_BACKOFF_JITTER: "0.5",
       BERTH_OPERATOR_LOG_LEVEL: "info",
-    };
-    const operator = spawnChild("operator", OPERATOR_MAIN, operatorEnv);
-    children.push(operator);
-    await operator.line("operator started", READY_MS);
+    });
+    const operatorEnv = operatorEnvOf(handles[0] as (typeof handles)[number]);
+    const operators: Child[] = [];
+    for (const [i, h] of handles.entries()) {
+      const op = spawnChild(i === 0 ? "operator" : `operator ${h.name}`, OPERATOR_MAIN, operatorEnvOf(h));
+      children.push(op);
+      operators.push(op);
+    }
+    for (const op of operators) await op.line("operator started", READY_MS);
+    const operator = operators[0] as Child;
 
     const respawn = async (kind: "api" | "operator", main: string, env: Record<string, string>, ready: string) => {
       const again = spawnChild(kind, main, env);
@@ -270,6 +286,7 @@ export async function startSplit(
     const split: Split = {
       api,
       operator,
+      operators,
       worker: undefined,
       apiUrl,
       // Same port and environment: the operator's control-plane URL and the clients' stay valid.

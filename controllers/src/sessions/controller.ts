@@ -244,6 +244,11 @@ export class SessionController {
     }
   }
 
+  /** How long the last placement passes took, in ms, oldest first (up to 1,000): for the worker's metrics. */
+  placementPassMs(): readonly number[] {
+    return this.#placement.recentMs;
+  }
+
   /** Runs a placement pass soon; passes never overlap, and a request during one runs another after it. */
   schedulePlacement(): void {
     if (this.#stopped || !this.#started) return;

@@ -20,6 +20,8 @@ import type { SessionStore } from "./store.ts";
 const GATHER_MS = 10;
 /** A failed pass is tried again after this long. */
 const RETRY_MS = 1_000;
+/** Pass durations kept for the metrics' quantiles. */
+const PASS_TIMES = 1_000;
 
 export interface PlacementPassDeps {
   store: SessionStore;
@@ -46,6 +48,8 @@ export class PlacementPass {
   #retry: NodeJS.Timeout | undefined;
   #enabled = false;
   #idle: (() => void)[] = [];
+  /** How long the last passes took, in ms (at most PASS_TIMES, oldest first): the worker's metrics read them. */
+  readonly recentMs: number[] = [];
 
   constructor(d: PlacementPassDeps) {
     this.#d = d;
@@ -76,7 +80,12 @@ export class PlacementPass {
     if (this.#timer) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
+      const t0 = performance.now();
       this.#running = this.#pass()
+        .then(() => {
+          this.recentMs.push(performance.now() - t0);
+          if (this.recentMs.length > PASS_TIMES) this.recentMs.shift();
+        })
         .catch((err: unknown) => {
           this.#d.log.warn({ err: String(err) }, "placement pass failed; trying again in 1 s");
           clearTimeout(this.#retry);

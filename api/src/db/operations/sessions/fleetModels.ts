@@ -1,7 +1,28 @@
 import type { Knex } from "knex";
 
-/** GPU models with allocatable GPUs on registered clusters (optionally one cluster), sorted. */
-export async function fleetModels(db: Knex, clusterId?: string): Promise<string[]> {
+/** The query of fleetModels running now, by database and cluster (""): concurrent callers share it. */
+const running = new WeakMap<Knex, Map<string, Promise<string[]>>>();
+
+/**
+ * GPU models with allocatable GPUs on registered clusters (optionally one cluster), sorted. Every create
+ * asks it, and its join grows with the fleet's nodes: callers that ask while it runs share its answer (read
+ * after they asked or at most one query's time before), so a burst of creates costs one query, not one each.
+ */
+export function fleetModels(db: Knex, clusterId?: string): Promise<string[]> {
+  let byCluster = running.get(db);
+  if (!byCluster) {
+    byCluster = new Map();
+    running.set(db, byCluster);
+  }
+  const key = clusterId ?? "";
+  const now = byCluster.get(key);
+  if (now) return now;
+  const asked = readFleetModels(db, clusterId).finally(() => byCluster.delete(key));
+  byCluster.set(key, asked);
+  return asked;
+}
+
+async function readFleetModels(db: Knex, clusterId?: string): Promise<string[]> {
   const q = db("cluster_nodes as n")
     .join("clusters as c", "c.id", "n.cluster_id")
     .whereNull("c.deregistered_at")
