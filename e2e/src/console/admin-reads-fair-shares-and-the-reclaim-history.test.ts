@@ -8,7 +8,6 @@
 // paused to give its GPU back.
 import { capacityReclaimWorkerLoop } from "@berth/api";
 import { ensureConsoleBuilt } from "@berth/console";
-import { TEST_IDS } from "@berth/console/test-ids";
 import { HttpKube } from "@berth/controllers/kube";
 import { ResourcePolicyKind, resourcePath } from "@berth/crds";
 import type { Browser, BrowserContext, Page } from "playwright-core";
@@ -19,6 +18,7 @@ import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContex
 import { FairSharePage } from "./pages/fair-share-page.ts";
 import { LoginPage } from "./pages/login-page.ts";
 import { SessionPage } from "./pages/sessions-pages.ts";
+import { Shell } from "./pages/shell.ts";
 
 vi.setConfig({ testTimeout: 600_000 });
 
@@ -37,7 +37,7 @@ async function signedIn(user: { email: string; password: string }) {
   const login = new LoginPage(page);
   await login.open();
   await login.signIn(user.email, user.password);
-  await page.getByTestId(TEST_IDS.shell.accountMenu).waitFor();
+  await new Shell(page).signedIn();
   return { context, page };
 }
 
