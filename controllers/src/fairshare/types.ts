@@ -150,6 +150,11 @@ export interface ClassRequest extends Owner {
   cards: number;
   /** The person opted in to borrowed capacity (interactive sessions default to false). */
   mayBorrow: boolean;
+  /**
+   * A class fixed before placement (the person's choice at creation): a `guaranteed` one is never admitted
+   * as borrowed, a `borrowed` one never takes guaranteed room (it stays reclaimable). Absent: either.
+   */
+  capacityClass?: CapacityClass;
 }
 
 export type Classification =
@@ -188,6 +193,8 @@ export interface FairRequest extends PlacementRequest, Owner {
   cards: number;
   /** The person opted in to borrowed capacity (interactive sessions default to false). */
   mayBorrow: boolean;
+  /** A class fixed before placement (ClassRequest.capacityClass). */
+  capacityClass?: CapacityClass;
 }
 
 /** How a request's score was made (shown to administrators). */
