@@ -9,6 +9,8 @@ import type { Knex } from "knex";
 import type { Logger } from "pino";
 import { makeClusterClients } from "../buildDeps.ts";
 import type { ImagesConfig } from "../config.ts";
+import { fairShareReader } from "../domain/fairshare/placementInput.ts";
+import { makeSessionsRuntime } from "../domain/sessions/runtime.ts";
 import { type BillingWorkerOptions, billingWorkerLoop } from "./billing.ts";
 import { BuildLoop } from "./builds.ts";
 import { capacityReclaimWorkerLoop } from "./capacityReclaimLoop.ts";
@@ -66,7 +68,9 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
   const kube = clients.management;
   const running = await startControllers({
     kube,
-    store: createWorkerStore(o.db, o.log),
+    store: createWorkerStore(o.db, o.log, {
+      fairShare: fairShareReader({ db: o.db, sessions: makeSessionsRuntime(kube) }),
+    }),
     clusterClient: (cluster) => clients.forCluster(cluster),
     log: o.log,
     ...(o.identity ? { identity: o.identity } : {}),
