@@ -54,6 +54,11 @@ export interface WorkerOptions {
   clusterHealth?: false | ClusterHealthOptions;
   /** Idle auto-pause and time limits (api/src/worker/reclaimLoop.ts); `false` leaves it out. */
   reclaim?: false | { intervalMs?: number; clock?: { now(): Date } };
+  /**
+   * How long the placement pass keeps fair share's decayed usage before it reads it again
+   * (api/src/domain/fairshare/placementInput.ts). Default 30 s.
+   */
+  fairShareUsageTtlMs?: number;
   /** Fair share's reclaim of borrowed capacity (api/src/worker/capacityReclaimLoop.ts); `false` leaves it out. */
   capacityReclaim?: false | { intervalMs?: number; clock?: { now(): Date } };
 }
@@ -69,7 +74,11 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
   const running = await startControllers({
     kube,
     store: createWorkerStore(o.db, o.log, {
-      fairShare: fairShareReader({ db: o.db, sessions: makeSessionsRuntime(kube) }),
+      fairShare: fairShareReader({
+        db: o.db,
+        sessions: makeSessionsRuntime(kube),
+        ...(o.fairShareUsageTtlMs !== undefined ? { usageTtlMs: o.fairShareUsageTtlMs } : {}),
+      }),
     }),
     clusterClient: (cluster) => clients.forCluster(cluster),
     log: o.log,
