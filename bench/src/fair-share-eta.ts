@@ -9,6 +9,8 @@
 // At each arrival that does not start at once, every estimator predicts its start from the state at that
 // moment only (the running sessions and their start times, the queue, finished runs so far, recent starts):
 //   - berth:       estimateQueue (forward simulation of planPlacement over learned lengths, Monte Carlo)
+//   - berth, lognormal fit: the same with lengthFit "lognormal" over the last --fit-window finished runs
+//   - berth, true length law: the fit handed the trace's own law (an oracle: no length model does better)
 //   - gShare:      position × median of the last ≤ 100 waits (of sessions that did wait: counting the
 //                  instant ones' zeros too would make it predict 0 nearly always, an easier baseline)
 //   - depth÷rate:  position ÷ admissions in the last hour
@@ -19,7 +21,7 @@
 // reported on the other seeds. Instant admissions are counted apart.
 //
 //   node bench/src/fair-share-eta.ts [--days=2] [--seeds=2,3] [--tune-seed=1] [--windows=100,300,1000]
-//     [--kernels=0,0.25,0.5,0.75] [--utilisations=50,80,95] [--samples=24] [--quick]
+//     [--kernels=0,0.25,0.5,0.75] [--utilisations=50,80,95] [--samples=24] [--fit-window=500] [--quick]
 //     (quick: 1.5 days, seed 2, window 300, estimateQueue's default kernel, no tuning)
 import { cpus, loadavg, totalmem } from "node:os";
 import { parseArgs } from "node:util";
@@ -42,6 +44,7 @@ const { values } = parseArgs({
     utilisations: { type: "string", default: "50,80,95" },
     windows: { type: "string", default: "100,300,1000" },
     kernels: { type: "string", default: "0,0.25,0.5,0.75" },
+    "fit-window": { type: "string", default: "500" },
     quick: { type: "boolean", default: false },
   },
 });
@@ -51,6 +54,8 @@ const SEEDS = (QUICK ? "2" : values.seeds).split(",").map(Number);
 const TUNE_SEED = Number(values["tune-seed"]);
 const SAMPLES = Number(values.samples);
 const UTILS = values.utilisations.split(",").map((u) => Number(u) / 100);
+/** Finished runs the lognormal fit reads (the window and kernel options are the default estimate's). */
+const FIT_WINDOW = Number(values["fit-window"]);
 
 const H100 = "NVIDIA-H100-80GB-HBM3";
 const MIN = 60_000;
@@ -141,6 +146,10 @@ interface Prediction {
   key: string;
   at: number;
   berth: { p10: number; p50: number; p90: number; method: string };
+  /** The same estimate drawing lengths from a lognormal fitted to the finished runs (lengthFit). */
+  fit: { p10: number; p50: number; p90: number };
+  /** The fit handed the trace's true length law: what no length model can beat on this trace. */
+  oracle: { p10: number; p50: number; p90: number };
   gshare: number;
   depth: number;
   slurm: number;
@@ -248,12 +257,22 @@ function run(seed: number, utilisation: number, historyWindow: number, predict: 
       recentStarts,
       samples: SAMPLES,
       seed: next,
-      ...(kernel !== undefined ? { lengthKernel: kernel } : {}),
       maxRuntimeMs: Object.fromEntries(queue.map((q) => [q.key, MAX_RUNTIME])),
     };
     const c0 = performance.now();
-    const berth = estimateQueue(base).find((e) => e.key === s.key);
+    const berth = estimateQueue({ ...base, ...(kernel !== undefined ? { lengthKernel: kernel } : {}) }).find(
+      (e) => e.key === s.key,
+    );
     estimateMs.push(performance.now() - c0);
+    const fit = estimateQueue({ ...base, history: finished.slice(-FIT_WINDOW), lengthFit: "lognormal" }).find(
+      (e) => e.key === s.key,
+    );
+    const oracle = estimateQueue({ ...base, history: TRUE_LAW, lengthFit: "lognormal" }).find((e) => e.key === s.key);
+    const band = (e: typeof berth) => ({
+      p10: e?.p10Ms ?? Number.NaN,
+      p50: e?.p50Ms ?? Number.NaN,
+      p90: e?.p90Ms ?? Number.NaN,
+    });
     const slurm = estimateQueue({ ...base, lengths: "max", samples: 1 }).find((e) => e.key === s.key);
     const lastHour = starts.filter((x) => x > t - 60 * MIN).length;
     predictions.push({
@@ -265,6 +284,8 @@ function run(seed: number, utilisation: number, historyWindow: number, predict: 
         p90: berth?.p90Ms ?? Number.NaN,
         method: berth?.method ?? "none",
       },
+      fit: band(fit),
+      oracle: band(oracle),
       gshare: position * median(waits.slice(-100)),
       depth: lastHour > 0 ? (position / lastHour) * 60 * MIN : Number.POSITIVE_INFINITY,
       slurm: slurm?.p50Ms ?? Number.NaN,
@@ -272,6 +293,15 @@ function run(seed: number, utilisation: number, historyWindow: number, predict: 
   }
   return { sessions, predictions, instant, measured, estimateMs };
 }
+
+/** 999 lengths drawn from the trace's own law (capped), for the oracle row. */
+const TRUE_LAW: LengthSample[] = (() => {
+  const r = seededRandom(4242);
+  return Array.from({ length: 999 }, () => {
+    const z = Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
+    return { gpuModel: H100, cards: 1, lengthMs: Math.min(MAX_RUNTIME, MEDIAN_LENGTH * Math.exp(SIGMA * z)) };
+  });
+})();
 
 interface Scored {
   n: number;
@@ -286,7 +316,11 @@ interface Scored {
   belowP90?: number;
 }
 
-function score(result: TraceResult, pick: (p: Prediction) => number, band?: boolean): Scored {
+function score(
+  result: TraceResult,
+  pick: (p: Prediction) => number,
+  band?: (p: Prediction) => { p10: number; p90: number },
+): Scored {
   const bySession = new Map(result.sessions.map((s) => [s.key, s]));
   const errors: number[] = [];
   const rel: number[] = [];
@@ -302,8 +336,9 @@ function score(result: TraceResult, pick: (p: Prediction) => number, band?: bool
     errors.push(predicted - actual);
     if (actual > 5 * MIN) rel.push(Math.abs(predicted - actual) / actual);
     if (band) {
-      if (actual >= p.berth.p10 && actual <= p.berth.p90) inBand++;
-      if (actual <= p.berth.p90) below++;
+      const b = band(p);
+      if (actual >= b.p10 && actual <= b.p90) inBand++;
+      if (actual <= b.p90) below++;
     }
   }
   const abs = errors.map(Math.abs);
@@ -334,7 +369,11 @@ if (WINDOWS.length > 1 || KERNELS.length > 1) {
       let loss = 0;
       const parts: string[] = [];
       for (const util of UTILS) {
-        const s = score(run(TUNE_SEED, util, w, true, k), (p) => p.berth.p50, true);
+        const s = score(
+          run(TUNE_SEED, util, w, true, k),
+          (p) => p.berth.p50,
+          (p) => p.berth,
+        );
         // p90 coverage nearest 90 %, then the median error.
         loss += Math.abs((s.belowP90 ?? 0) - 0.9) * 10 + s.relLong;
         parts.push(
@@ -357,7 +396,21 @@ for (const util of UTILS) {
     const r = run(seed, util, window, true, kernel);
     const cpu = process.cpuUsage(c0);
     const rows = {
-      berth: score(r, (p) => p.berth.p50, true),
+      [`berth (${window} runs, kernel σ ${kernel ?? "default"})`]: score(
+        r,
+        (p) => p.berth.p50,
+        (p) => p.berth,
+      ),
+      [`berth, lognormal fit of ${FIT_WINDOW} runs`]: score(
+        r,
+        (p) => p.fit.p50,
+        (p) => p.fit,
+      ),
+      "berth, true length law (oracle)": score(
+        r,
+        (p) => p.oracle.p50,
+        (p) => p.oracle,
+      ),
       "gShare (position × median wait)": score(r, (p) => p.gshare),
       "depth ÷ last hour's admissions": score(r, (p) => p.depth),
       "Slurm-style (max length plan)": score(r, (p) => p.slurm),

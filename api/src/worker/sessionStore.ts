@@ -264,9 +264,10 @@ export function bellFor(before: Session, after: Session, row: SessionRow): NewNo
   return [];
 }
 
-export function createWorkerStore(db: Knex, log: Logger): SessionStore {
+export function createWorkerStore(db: Knex, log: Logger, parts: Pick<SessionStore, "fairShare"> = {}): SessionStore {
   const transitions = new TransitionLog(db, log);
   return {
+    ...parts,
     async clusters(): Promise<ClusterRecord[]> {
       return (await clusterLiveness(db)).map((c) => ({
         id: c.id,

@@ -9,6 +9,8 @@ import type { Knex } from "knex";
 import type { Logger } from "pino";
 import { makeClusterClients } from "../buildDeps.ts";
 import type { ImagesConfig } from "../config.ts";
+import { fairShareReader } from "../domain/fairshare/placementInput.ts";
+import { makeSessionsRuntime } from "../domain/sessions/runtime.ts";
 import { type BillingWorkerOptions, billingWorkerLoop } from "./billing.ts";
 import { BuildLoop } from "./builds.ts";
 import { capacityReclaimWorkerLoop } from "./capacityReclaimLoop.ts";
@@ -52,6 +54,11 @@ export interface WorkerOptions {
   clusterHealth?: false | ClusterHealthOptions;
   /** Idle auto-pause and time limits (api/src/worker/reclaimLoop.ts); `false` leaves it out. */
   reclaim?: false | { intervalMs?: number; clock?: { now(): Date } };
+  /**
+   * How long the placement pass keeps fair share's decayed usage before it reads it again
+   * (api/src/domain/fairshare/placementInput.ts). Default 30 s.
+   */
+  fairShareUsageTtlMs?: number;
   /** Fair share's reclaim of borrowed capacity (api/src/worker/capacityReclaimLoop.ts); `false` leaves it out. */
   capacityReclaim?: false | { intervalMs?: number; clock?: { now(): Date } };
 }
@@ -66,7 +73,13 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
   const kube = clients.management;
   const running = await startControllers({
     kube,
-    store: createWorkerStore(o.db, o.log),
+    store: createWorkerStore(o.db, o.log, {
+      fairShare: fairShareReader({
+        db: o.db,
+        sessions: makeSessionsRuntime(kube),
+        ...(o.fairShareUsageTtlMs !== undefined ? { usageTtlMs: o.fairShareUsageTtlMs } : {}),
+      }),
+    }),
     clusterClient: (cluster) => clients.forCluster(cluster),
     log: o.log,
     ...(o.identity ? { identity: o.identity } : {}),

@@ -83,6 +83,29 @@ describe("the queue ETA by simulation", () => {
     expect(smooth?.p90Ms).toBeGreaterThan(10 * MIN);
   });
 
+  it("draws from a lognormal fitted to the finished runs when asked, past what a session has run", () => {
+    // Finished runs of 30, 60 and 120 min: a fit with median 60 min. Both sessions ran 50 min already.
+    const history = [30, 60, 120].flatMap((m) =>
+      Array.from({ length: 10 }, () => ({ gpuModel: H100, cards: 1, lengthMs: m * MIN })),
+    );
+    const i = input({
+      running: [aRunning("r1", { startedAt: at(-50 * MIN) }), aRunning("r2", { startedAt: at(-50 * MIN) })],
+      waiting: [aRequest("w1")],
+      history,
+      samples: 100,
+      seed: 3,
+      lengthFit: "lognormal",
+    });
+    const [fit] = estimateQueue(i);
+    expect(fit).toEqual(estimateQueue(i)[0]);
+    expect(fit?.method).toBe("simulation");
+    // No run is drawn shorter than what it has run: the first of the two ends after now, and the band
+    // spreads over lengths no finished run had (between 30 and 60, 60 and 120 min).
+    expect(fit?.p10Ms).toBeGreaterThan(0);
+    expect(fit?.p10Ms).toBeLessThan(fit?.p90Ms as number);
+    expect([10, 70].map((m) => m * MIN)).not.toContain(fit?.p50Ms);
+  });
+
   it("caps a running session's length by its time limit and its idle deadline", () => {
     const etas = byKey(
       estimateQueue(

@@ -38,11 +38,19 @@ const sizeOf = (cards: number): Size => (cards < 1 ? "slice" : Math.round(cards)
 class Lengths {
   readonly #byModel = new Map<string, number[]>();
   readonly #bySize = new Map<string, number[]>();
+  readonly #fits = new WeakMap<readonly number[], { mu: number; sigma: number }>();
   readonly #min: number;
   readonly kernel: number;
-  constructor(history: readonly LengthSample[], minHistory: number, kernel: number) {
+  readonly fit: "lognormal" | "empirical";
+  constructor(
+    history: readonly LengthSample[],
+    minHistory: number,
+    kernel: number,
+    fit: "lognormal" | "empirical" = "empirical",
+  ) {
     this.#min = minHistory;
     this.kernel = kernel;
+    this.fit = fit;
     for (const h of history) {
       if (!(h.lengthMs > 0)) continue;
       push(this.#byModel, h.gpuModel, h.lengthMs);
@@ -65,6 +73,11 @@ class Lengths {
    * narrow); a draw not past `elapsed` is drawn again, then the pool past it is used as it is.
    */
   draw(pool: readonly number[], lo: number, elapsed: number, rand: () => number): number {
+    if (this.fit === "lognormal") {
+      const x = this.#lognormal(pool, elapsed, rand);
+      if (x !== undefined) return x;
+    }
+    if (lo >= pool.length) return Number.NaN;
     if (this.kernel > 0)
       for (let i = 0; i < 16; i++) {
         const x = (pool[Math.floor(rand() * pool.length)] as number) * Math.exp(this.kernel * normal(rand));
@@ -72,6 +85,83 @@ class Lengths {
       }
     return pool[lo + Math.floor(rand() * (pool.length - lo))] as number;
   }
+
+  /**
+   * A lognormal fitted to the pool (μ the median of the log lengths, σ their interquartile range ÷ 1.349:
+   * both robust to the runs cut at a time limit), drawn past `elapsed` by inverting its tail. A few dozen
+   * runs fix two parameters well, where drawing runs as they are (even widened) got the tail's weight
+   * wrong: too light bare, too heavy with the kernel, and the tail is what says when a long run ends.
+   */
+  #lognormal(pool: readonly number[], elapsed: number, rand: () => number): number | undefined {
+    let f = this.#fits.get(pool);
+    if (!f) {
+      const logs = pool.map(Math.log); // pool is sorted, so are its logs
+      const sigma = (quantile(logs, 0.75) - quantile(logs, 0.25)) / 1.349;
+      f = { mu: quantile(logs, 0.5), sigma: Math.max(sigma, 0.05) };
+      this.#fits.set(pool, f);
+    }
+    const z0 = elapsed > 0 ? (Math.log(elapsed) - f.mu) / f.sigma : Number.NEGATIVE_INFINITY;
+    const tail = upperTail(z0); // P(Z > z0)
+    if (!(tail > 1e-12)) return undefined;
+    const s = Math.max(Number.MIN_VALUE, rand() * tail);
+    return Math.max(elapsed + 1, Math.exp(f.mu - f.sigma * normalQuantile(s)));
+  }
+}
+
+/** P(Z > z), Z standard normal (erfc by a Chebyshev fit, |error| < 1.2e-7). */
+function upperTail(z: number): number {
+  if (z === Number.NEGATIVE_INFINITY) return 1;
+  const x = Math.abs(z) / Math.SQRT2;
+  const t = 1 / (1 + 0.5 * x);
+  const erfc =
+    t *
+    Math.exp(
+      -x * x -
+        1.26551223 +
+        t *
+          (1.00002368 +
+            t *
+              (0.37409196 +
+                t *
+                  (0.09678418 +
+                    t *
+                      (-0.18628806 +
+                        t *
+                          (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
+    );
+  return z >= 0 ? erfc / 2 : 1 - erfc / 2;
+}
+
+/** The standard normal quantile (P. J. Acklam's rational approximation; relative error < 1.2e-9). */
+function normalQuantile(p: number): number {
+  const a = [
+    -39.69683028665376, 220.9460984245205, -275.9285104469687, 138.357751867269, -30.66479806614716, 2.506628277459239,
+  ];
+  const b = [-54.47609879822406, 161.5858368580409, -155.6989798598866, 66.80131188771972, -13.28068155288572];
+  const c = [
+    -0.007784894002430293, -0.3223964580411365, -2.400758277161838, -2.549732539343734, 4.374664141464968,
+    2.938163982698783,
+  ];
+  const d = [0.007784695709041462, 0.3224671290700398, 2.445134137142996, 3.754408661907416];
+  const [a0, a1, a2, a3, a4, a5] = a as [number, number, number, number, number, number];
+  const [b0, b1, b2, b3, b4] = b as [number, number, number, number, number];
+  const [c0, c1, c2, c3, c4, c5] = c as [number, number, number, number, number, number];
+  const [d0, d1, d2, d3] = d as [number, number, number, number];
+  const low = 0.02425;
+  if (p < low) {
+    const q = Math.sqrt(-2 * Math.log(p));
+    return (((((c0 * q + c1) * q + c2) * q + c3) * q + c4) * q + c5) / ((((d0 * q + d1) * q + d2) * q + d3) * q + 1);
+  }
+  if (p > 1 - low) {
+    const q = Math.sqrt(-2 * Math.log(1 - p));
+    return -(((((c0 * q + c1) * q + c2) * q + c3) * q + c4) * q + c5) / ((((d0 * q + d1) * q + d2) * q + d3) * q + 1);
+  }
+  const q = p - 0.5;
+  const r = q * q;
+  return (
+    ((((((a0 * r + a1) * r + a2) * r + a3) * r + a4) * r + a5) * q) /
+    (((((b0 * r + b1) * r + b2) * r + b3) * r + b4) * r + 1)
+  );
 }
 
 /** A standard normal draw (Box–Muller). */
@@ -131,8 +221,8 @@ function endOf(
       if ((pool[mid] as number) <= elapsed) lo = mid + 1;
       else hi = mid;
     }
-    const drawn = lo < pool.length ? lengths.draw(pool, lo, elapsed, rand) : undefined;
-    if (drawn !== undefined) end = start + drawn;
+    const drawn = pool.length > 0 ? lengths.draw(pool, lo, elapsed, rand) : Number.NaN;
+    if (!Number.isNaN(drawn)) end = start + drawn;
     else end = r.maxRuntimeMs !== undefined ? start + r.maxRuntimeMs : now + quantile(pool, 0.5);
   }
   if (r.maxRuntimeMs !== undefined) end = Math.min(end, start + r.maxRuntimeMs);
@@ -303,6 +393,7 @@ export const estimateQueue: EstimateQueueFn = (input) => {
     input.history,
     input.minHistory ?? DEFAULT_MIN_HISTORY,
     input.lengthKernel ?? DEFAULT_KERNEL,
+    input.lengthFit ?? "empirical",
   );
   const compare = input.compare ?? compareRequests;
   const waiting = [...input.waiting].sort(compare);

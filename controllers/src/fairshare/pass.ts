@@ -5,9 +5,9 @@
 import { DEFAULT_CONSTRAINTS } from "../placement/constraints.ts";
 import { firstExclusion, planPlacement } from "../placement/plan.ts";
 import type { Waiting } from "../placement/types.ts";
-import { Reclaimer } from "./reclaim.ts";
+import { planReclaims } from "./reclaim.ts";
 import { classifyWith, fleetCapacity, HeldTally, managed, resolveSettings } from "./shares.ts";
-import type { Classification, FairPassPlan, FairRequest, PlanFairPassFn, ReclaimChoice } from "./types.ts";
+import type { Classification, FairPassPlan, FairRequest, PlanFairPassFn } from "./types.ts";
 import { fairComparator, scoreRequests } from "./usage.ts";
 
 export const planFairPass: PlanFairPassFn = (input) => {
@@ -42,7 +42,10 @@ export const planFairPass: PlanFairPassFn = (input) => {
     policy: input.policy,
     constraints,
     ...(input.cards ? { cards: input.cards } : {}),
-    compare,
+    // Guaranteed before borrowed, each in fair order: room a reclaim frees goes to the request it was
+    // for, not to a borrower that waits longer (its aging counts from its first start).
+    compare: (a, b) =>
+      Number(classes[a.key]?.kind === "borrowed") - Number(classes[b.key]?.kind === "borrowed") || compare(a, b),
   });
 
   const byKey = new Map(input.requests.map((r) => [r.key, r]));
@@ -62,46 +65,27 @@ export const planFairPass: PlanFairPassFn = (input) => {
     free.set(k, (free.get(k) ?? 0) - r.cards);
   }
 
-  // Reclaim for guaranteed requests that wait for room, in queue order; each one's victims (and the room
-  // promised to it) are not counted again for the next. One reclaimer serves the whole queue: each
-  // cluster's candidates are sorted once (reclaim.ts).
-  const reclaims: ReclaimChoice[] = [];
-  // Only borrowed sessions matter to reclaim (as victims, or as room coming when under notice).
-  const borrowed = input.holders.filter((h) => h.capacityClass === "borrowed");
-  const lentModels = new Set(borrowed.map((h) => h.gpuModel));
-  const reclaimer = new Reclaimer({
+  // Reclaim for guaranteed requests that wait for room, in queue order (reclaim.ts: one reclaimer for the
+  // pass, one reclaim per blocked need).
+  const waitingNow = new Map(plan.waiting.map((w) => [w.key, w]));
+  const needs = admitted.flatMap((req) => {
+    const w = waitingNow.get(req.key);
+    if (!w || classes[req.key]?.kind !== "guaranteed" || !managed(input.tree, req.gpuModel)) return [];
+    if (w.reason !== "NoCapacity" && w.reason !== "PinnedClusterFull") return [];
+    const eligibleClusters = input.clusters
+      .filter((c) => firstExclusion(constraints, req, c) === undefined)
+      .map((c) => c.clusterId);
+    return [{ key: req.key, gpuModel: req.gpuModel, cards: req.cards, eligibleClusters }];
+  });
+  const reclaims = planReclaims({
     now: input.now,
     settings,
     tree: input.tree,
     usage: input.usage,
-    holders: borrowed,
+    holders: input.holders,
+    needs,
+    free,
   });
-  const promised = new Map<string, number>();
-  const waitingNow = new Map(plan.waiting.map((w) => [w.key, w]));
-  for (const req of admitted) {
-    const w = waitingNow.get(req.key);
-    if (!w || classes[req.key]?.kind !== "guaranteed" || !managed(input.tree, req.gpuModel)) continue;
-    if (w.reason !== "NoCapacity" && w.reason !== "PinnedClusterFull") continue;
-    if (!lentModels.has(req.gpuModel)) continue;
-    const eligible = input.clusters
-      .filter((c) => firstExclusion(constraints, req, c) === undefined)
-      .map((c) => c.clusterId);
-    const roomFor: Record<string, number> = {};
-    for (const id of eligible)
-      roomFor[id] = (free.get(slot(id, req.gpuModel)) ?? 0) - (promised.get(slot(id, req.gpuModel)) ?? 0);
-    const choice = reclaimer.choose(
-      { key: req.key, gpuModel: req.gpuModel, cards: req.cards, eligibleClusters: eligible },
-      roomFor,
-    );
-    // Whether or not victims were needed, the room this request will take is promised to it.
-    const target =
-      choice?.clusterId ?? eligible.find((id) => (roomFor[id] ?? 0) + reclaimer.coming(req.gpuModel, id) >= req.cards);
-    if (target) {
-      const k = slot(target, req.gpuModel);
-      promised.set(k, (promised.get(k) ?? 0) + req.cards);
-    }
-    if (choice) reclaims.push(choice);
-  }
 
   // Positions per model over everything that waits, in queue order.
   const why = new Map<string, Waiting>(plan.waiting.map((w) => [w.key, w]));

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { ClusterCapacity } from "../placement/types.ts";
 import { planFairPass } from "./pass.ts";
-import { chooseReclaim, Reclaimer } from "./reclaim.ts";
+import { chooseReclaim, planReclaims, Reclaimer } from "./reclaim.ts";
 import { resolveSettings } from "./shares.ts";
 import type { DecayedUsage, FairRequest, Holder, ReclaimInput, ShareTree } from "./types.ts";
 
@@ -187,6 +187,125 @@ describe("a pass with reclaim", () => {
       ["a/1", "guaranteed"],
       ["c/1", "borrowed"],
     ]);
+  });
+});
+
+describe("classes fixed at creation, and lending limits, at placement", () => {
+  const lending: ShareTree = {
+    orgs: [
+      { org: "a", quotas: { [H100]: { guaranteed: 6, lendingLimit: 2 } } },
+      { org: "c", quotas: { [H100]: { guaranteed: 0 } } },
+    ],
+  };
+  const empty = (free: number): ClusterCapacity[] => [
+    { clusterId: "c1", placeable: true, models: { [H100]: { total: 8, free, largestNode: 8 } } },
+  ];
+  const req = (key: string, org: string, over: Partial<FairRequest> = {}): FairRequest => ({
+    key,
+    org,
+    project: "p",
+    user: "u",
+    gpuModel: H100,
+    gpuCount: 1,
+    cards: 1,
+    mayBorrow: false,
+    priority: 0,
+    since: at(50 * MIN),
+    volumes: [],
+    ...over,
+  });
+
+  it("places a borrower only within what the lender lends, though the GPUs are free", () => {
+    // 8 free: 2 nobody is guaranteed + 2 of a's 6 it lends = 4 borrowable; a's other 4 stay idle for a.
+    const borrowers = [1, 2, 3, 4, 5, 6].map((i) =>
+      req(`c/${i}`, "c", { mayBorrow: true, capacityClass: "borrowed", since: at(i) }),
+    );
+    const plan = planFairPass({
+      now: at(60 * MIN),
+      tree: lending,
+      requests: borrowers,
+      holders: [],
+      usage: noUsage,
+      clusters: empty(8),
+      policy: "binpack",
+    });
+    expect(plan.placed.map((p) => p.key)).toEqual(["c/1", "c/2", "c/3", "c/4"]);
+    expect(plan.waiting.map((w) => [w.key, w.reason])).toEqual([
+      ["c/5", "NothingLendable"],
+      ["c/6", "NothingLendable"],
+    ]);
+  });
+
+  it("keeps a borrowed session borrowed within its own organization's guarantee, and a guaranteed one guaranteed", () => {
+    const plan = planFairPass({
+      now: at(60 * MIN),
+      tree: lending,
+      requests: [
+        req("a/borrowed", "a", { mayBorrow: true, capacityClass: "borrowed" }),
+        req("a/guaranteed", "a", { mayBorrow: true, capacityClass: "guaranteed", cards: 7, gpuCount: 7 }),
+      ],
+      holders: [],
+      usage: noUsage,
+      clusters: empty(8),
+      policy: "binpack",
+    });
+    expect(plan.classes["a/borrowed"]?.kind).toBe("borrowed");
+    // Seven is beyond a's guarantee of six: it waits for its guarantee rather than borrow.
+    expect(plan.classes["a/guaranteed"]).toMatchObject({ kind: "refused", reason: "OverGuarantee" });
+    expect(plan.placed.map((p) => [p.key, p.capacityClass])).toEqual([["a/borrowed", "borrowed"]]);
+  });
+
+  it("orders a band by decayed usage: the heavier organization's older request goes after the lighter one's", () => {
+    const usage: DecayedUsage = { orgs: { a: 500, c: 1 }, projects: { "a/p": 500, "c/p": 1 }, users: {} };
+    const plan = planFairPass({
+      now: at(60 * MIN),
+      tree: { orgs: [{ org: "a" }, { org: "c" }] },
+      requests: [req("a/old", "a", { since: at(0) }), req("c/new", "c", { since: at(55 * MIN) })],
+      holders: [],
+      usage,
+      clusters: empty(1),
+      policy: "binpack",
+    });
+    expect(plan.placed.map((p) => p.key)).toEqual(["c/new"]);
+    expect(plan.waiting).toEqual([expect.objectContaining({ key: "a/old", position: 1 })]);
+  });
+});
+
+describe("one reclaim per blocked need", () => {
+  const need = (key: string, cards = 1) => ({ key, gpuModel: H100, cards, eligibleClusters: ["c1"] });
+  const borrowers = [1, 2, 3, 4, 5, 6].map((i) => aBorrower(`c/${i}`, { startedAt: at(i * MIN) }));
+  const base = { now: at(60 * MIN), settings, tree, usage: noUsage };
+
+  it("gives each blocked request its own victims once, head first, and room free or coming to nobody twice", () => {
+    const free = new Map([[`${H100}@c1`, 1]]);
+    const first = planReclaims({
+      ...base,
+      holders: borrowers,
+      needs: [need("a/1"), need("a/2"), need("a/3", 2)],
+      free,
+    });
+    // a/1 takes the free GPU; a/2 and a/3 are blocked: one and two victims, the newest first.
+    expect(first.map((c) => [c.forKey, c.victims.map((v) => v.key)])).toEqual([
+      ["a/2", ["c/6"]],
+      ["a/3", ["c/5", "c/4"]],
+    ]);
+    // The next pass, with those under notice and nothing placed yet, chooses nobody new.
+    const noticed = new Set(first.flatMap((c) => c.victims.map((v) => v.key)));
+    const holders = borrowers.map((h) => (noticed.has(h.key) ? { ...h, reclaiming: true } : h));
+    expect(planReclaims({ ...base, holders, needs: [need("a/1"), need("a/2"), need("a/3", 2)], free })).toEqual([]);
+    // A request that joins the queue then is a new blocked need: it gets exactly its own.
+    const again = planReclaims({
+      ...base,
+      holders,
+      needs: [need("a/1"), need("a/2"), need("a/3", 2), need("a/4")],
+      free,
+    });
+    expect(again.map((c) => [c.forKey, c.victims.map((v) => v.key)])).toEqual([["a/4", ["c/3"]]]);
+  });
+
+  it("reclaims nothing for a request whose room is free", () => {
+    const free = new Map([[`${H100}@c1`, 2]]);
+    expect(planReclaims({ ...base, holders: borrowers, needs: [need("a/1"), need("a/2")], free })).toEqual([]);
   });
 });
 

@@ -125,6 +125,55 @@ export class Reclaimer {
 
 const key = (gpuModel: string, clusterId: string) => `${gpuModel}@${clusterId}`;
 
+/** A guaranteed request that waits for room, with the clusters its constraints allow. */
+export interface BlockedNeed {
+  key: string;
+  gpuModel: string;
+  cards: number;
+  eligibleClusters: readonly string[];
+}
+
+/**
+ * One pass's reclaims for the guaranteed requests that wait, in queue order (the head first): one
+ * Reclaimer (each cluster's candidates sorted once), and one reclaim per blocked need. Room free now,
+ * room coming (notices already out) and room already promised to a request ahead are given out in
+ * that order first, so a request whose room is there or coming takes nobody, and a pass that runs again
+ * while the notices are out chooses nothing new. `free` is free card equivalents per `model@cluster`.
+ */
+export function planReclaims(
+  input: Pick<ReclaimInput, "now" | "settings" | "tree" | "usage" | "holders"> & {
+    needs: readonly BlockedNeed[];
+    free: ReadonlyMap<string, number>;
+  },
+): ReclaimChoice[] {
+  const reclaims: ReclaimChoice[] = [];
+  // Only borrowed sessions matter (as victims, or as room coming when under notice).
+  const borrowed = input.holders.filter((h) => h.capacityClass === "borrowed");
+  if (borrowed.length === 0) return reclaims;
+  const lent = new Set(borrowed.map((h) => h.gpuModel));
+  const reclaimer = new Reclaimer({ ...input, holders: borrowed });
+  const promised = new Map<string, number>();
+  for (const req of input.needs) {
+    if (!lent.has(req.gpuModel)) continue;
+    const roomFor: Record<string, number> = {};
+    for (const id of req.eligibleClusters) {
+      const k = key(req.gpuModel, id);
+      roomFor[id] = (input.free.get(k) ?? 0) - (promised.get(k) ?? 0);
+    }
+    const choice = reclaimer.choose(req, roomFor);
+    // Whether or not victims were needed, the room this request will take is promised to it.
+    const target =
+      choice?.clusterId ??
+      req.eligibleClusters.find((id) => (roomFor[id] ?? 0) + reclaimer.coming(req.gpuModel, id) >= req.cards);
+    if (target) {
+      const k = key(req.gpuModel, target);
+      promised.set(k, (promised.get(k) ?? 0) + req.cards);
+    }
+    if (choice) reclaims.push(choice);
+  }
+  return reclaims;
+}
+
 /** Idle first, then the most over fair share, then the lowest priority, then the newest, then key. */
 function order(a: Holder, b: Holder, overOf: (org: string) => number): number {
   if (a.idle !== b.idle) return a.idle ? -1 : 1;

@@ -212,13 +212,13 @@ export function classifyWith(
       orgHeld.guaranteed - carvedProjects.reduce((s, p) => s + tally.of(model, req.org, p.project).guaranteed, 0);
     projectRoom = (oq?.guaranteed ?? 0) - carved - pooled;
   }
-  if (req.cards <= Math.min(orgRoom, projectRoom) + EPS)
+  if (req.capacityClass !== "borrowed" && req.cards <= Math.min(orgRoom, projectRoom) + EPS)
     return {
       kind: "guaranteed",
       message: `within ${req.org}'s guarantee of ${round(oq?.guaranteed ?? 0)} × ${model} (${round(orgHeld.guaranteed)} in use)`,
     };
 
-  if (!req.mayBorrow)
+  if (!req.mayBorrow || req.capacityClass === "guaranteed")
     return {
       kind: "refused",
       reason: "OverGuarantee",

@@ -150,6 +150,11 @@ export interface ClassRequest extends Owner {
   cards: number;
   /** The person opted in to borrowed capacity (interactive sessions default to false). */
   mayBorrow: boolean;
+  /**
+   * A class fixed before placement (the person's choice at creation): a `guaranteed` one is never admitted
+   * as borrowed, a `borrowed` one never takes guaranteed room (it stays reclaimable). Absent: either.
+   */
+  capacityClass?: CapacityClass;
 }
 
 export type Classification =
@@ -188,6 +193,8 @@ export interface FairRequest extends PlacementRequest, Owner {
   cards: number;
   /** The person opted in to borrowed capacity (interactive sessions default to false). */
   mayBorrow: boolean;
+  /** A class fixed before placement (ClassRequest.capacityClass). */
+  capacityClass?: CapacityClass;
 }
 
 /** How a request's score was made (shown to administrators). */
@@ -293,6 +300,13 @@ export interface EtaInput {
    * Default in eta.ts, tuned by the ETA bench.
    */
   lengthKernel?: number;
+  /**
+   * How a length is drawn: `empirical` (default) draws a finished length, widened by `lengthKernel`;
+   * `lognormal` fits a lognormal to the finished lengths (median and interquartile range of their
+   * logarithms) and draws from it past what a session has run. The ETA bench measures both: the fit's
+   * p50 is closer, its p90 band too narrow (docs/dev/fair-share.md), so it is not the default.
+   */
+  lengthFit?: "lognormal" | "empirical";
   /** Other shapes of a request to try (a smaller tier, no pin): a hint names the best if it starts sooner. */
   alternatives?: Record<string, { label: string; request: PlacementRequest }[]>;
 }

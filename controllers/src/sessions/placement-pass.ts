@@ -6,15 +6,17 @@
 import type { Session } from "@berth/crds";
 import { sessionIdOf } from "@berth/crds";
 import type { Logger } from "pino";
+import type { Holder } from "../fairshare/types.ts";
 import { computeCapacity, type Holding } from "../placement/capacity.ts";
 import { type CardHolding, CardPool } from "../placement/cards.ts";
 import { compareRequests, planPlacement } from "../placement/plan.ts";
-import type { PlacementPolicy, PlacementRequest } from "../placement/types.ts";
+import type { PlacementPlan, PlacementPolicy, PlacementRequest } from "../placement/types.ts";
+import { type FairSide, fairPlacementPlan, fairSideOf, holderOf } from "./fair-placement.ts";
 import { HOLDING_PHASES, type KubeEventSpec, phaseOf, placedStatus, queueSince, waitingStatus } from "./lifecycle.ts";
 import type { SessionMemory } from "./memory.ts";
 import type { Observed } from "./observed.ts";
 import type { SessionControllerOptions, WriteCounts } from "./options.ts";
-import type { SessionStore } from "./store.ts";
+import type { FairShareView, SessionStore } from "./store.ts";
 
 /** How soon a requested pass runs (requests in the meantime join it). */
 const GATHER_MS = 10;
@@ -62,6 +64,16 @@ export class PlacementPass {
     } catch (err) {
       this.#d.log.warn({ err }, "reading the placement policy failed; using the configured one");
       return this.#d.options.policy;
+    }
+  }
+
+  /** Fair share's input when the store has it; a failure to read it must not stop placement. */
+  async #fairShare(now: Date): Promise<FairShareView | undefined> {
+    try {
+      return await this.#d.store.fairShare?.(now);
+    } catch (err) {
+      this.#d.log.warn({ err }, "reading fair share failed; placing by priority and age");
+      return undefined;
     }
   }
 
@@ -135,6 +147,8 @@ export class PlacementPass {
     const waitingOnCatalog: Session[] = [];
     const bySession = new Map<string, Session>();
     const borrowed = new Set<string>();
+    const sides = new Map<string, FairSide>();
+    const holders: Holder[] = [];
     for (const [key, s] of observed.sessionsNow()) {
       const id = sessionIdOf(s.metadata.name as string);
       const phase = phaseOf(s);
@@ -159,6 +173,8 @@ export class PlacementPass {
         // Whole GPUs count in the cluster's sum too; slices only on their card.
         if (s.status.gpuModel && gpuCount && !s.spec.gpuSlice)
           holdings.push({ clusterId: s.status.cluster, gpuModel: s.status.gpuModel, gpuCount });
+        const holder = gpuCount ? holderOf(s, key, gpuCount, now) : undefined;
+        if (holder) holders.push(holder);
         continue;
       }
       const wants =
@@ -175,6 +191,7 @@ export class PlacementPass {
       if (avoid && !avoiding) memory.avoid.delete(id);
       bySession.set(key, s);
       if (s.spec.capacityClass === "borrowed") borrowed.add(key);
+      sides.set(key, fairSideOf(s, gpuCount));
       // A session paused to give borrowed GPUs back waits from its first start, ahead of new work.
       const reclaimed = s.status?.capacityReclaim?.pausedAt && phase === "Paused";
       requests.push({
@@ -206,16 +223,22 @@ export class PlacementPass {
       .filter((c) => c.registered && observed.clusterResource(c.id))
       .map((c) => ({ clusterId: c.id, placeable: observed.reporting(c) }));
     const capacity = computeCapacity(clusters, observed.inventory, holdings);
-    const plan = planPlacement({
-      requests,
-      clusters: capacity,
-      policy: await this.#policy(),
-      constraints: this.#d.options.constraints,
-      cards: new CardPool(observed.inventory, cardHoldings),
-      // Guaranteed requests go before borrowed ones (docs/dev/fair-share.md): the GPUs a reclaim frees
-      // must go to the guaranteed session it was for, not back to the borrowed one waiting to resume.
-      compare: (a, b) => Number(borrowed.has(a.key)) - Number(borrowed.has(b.key)) || compareRequests(a, b),
-    });
+    const policy = await this.#policy();
+    const cards = new CardPool(observed.inventory, cardHoldings);
+    const constraints = this.#d.options.constraints;
+    const view = requests.length > 0 ? await this.#fairShare(now) : undefined;
+    const plan: PlacementPlan = view
+      ? fairPlacementPlan({ now, view, requests, sides, holders, clusters: capacity, policy, constraints, cards })
+      : planPlacement({
+          requests,
+          clusters: capacity,
+          policy,
+          constraints,
+          cards,
+          // Guaranteed requests go before borrowed ones (docs/dev/fair-share.md): the GPUs a reclaim frees
+          // must go to the guaranteed session it was for, not back to the borrowed one waiting to resume.
+          compare: (a, b) => Number(borrowed.has(a.key)) - Number(borrowed.has(b.key)) || compareRequests(a, b),
+        });
 
     // The revisions of the mirrors these placements dispatch, taken in one round trip for the whole
     // pass. If that fails, the pass writes nothing and is tried again; a revision whose placement is

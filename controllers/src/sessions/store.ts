@@ -1,6 +1,7 @@
 // What the worker needs from Postgres, as an interface: the API package implements it with knex
 // (`createWorkerStore`, api/src/worker/sessionStore.ts), tests may fake it. Nothing here writes a custom resource.
 import type { InterimStatus, Session } from "@berth/crds";
+import type { DecayedUsage, FairShareSettings, ShareTree } from "../fairshare/types.ts";
 import type { InventoryNodeView } from "../placement/capacity.ts";
 import type { NodePoolRef, PlacementPolicy } from "../placement/types.ts";
 import type { StatusReport } from "./lifecycle.ts";
@@ -21,6 +22,13 @@ export interface StoredReport extends StatusReport {
 export interface MirrorState {
   revision: number;
   restarts: number;
+}
+
+/** What a placement pass needs of fair share (docs/dev/fair-share.md). */
+export interface FairShareView {
+  tree: ShareTree;
+  settings: Partial<FairShareSettings>;
+  usage: DecayedUsage;
 }
 
 export interface SessionStore {
@@ -75,4 +83,10 @@ export interface SessionStore {
    * kept off the nodes of the pools of its cluster not granted to it. Absent: no pools.
    */
   nodePools?(): Promise<NodePoolRef[]>;
+  /**
+   * Fair share's share tree, settings and decayed usage, read at a pass that has requests: the queue
+   * is then ordered by planFairPass and a borrowed session is placed only within the lending limits.
+   * Undefined or absent: fair share is off (priority, then age, guaranteed before borrowed).
+   */
+  fairShare?(now: Date): Promise<FairShareView | undefined>;
 }

@@ -222,6 +222,8 @@ export interface SessionsBedOptions {
   workerReclaim?: false | { intervalMs?: number };
   /** How soon the worker reads a kept cluster credential again (a Secret rewritten in place); default 5 min. */
   workerCredentialRecheckMs?: number;
+  /** How long the worker's placement keeps fair share's decayed usage; default 30 s (0: read at every pass). */
+  workerFairShareUsageTtlMs?: number;
   /** The worker's fair-share reclaim loop (docs/dev/fair-share.md); `false` leaves it to the test. Default on. */
   workerCapacityReclaim?: false | { intervalMs?: number };
   /**
@@ -424,6 +426,9 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
           ? { clusterCredentialRecheckMs: opts.workerCredentialRecheckMs }
           : {}),
         ...(opts.workerCapacityReclaim !== undefined ? { capacityReclaim: opts.workerCapacityReclaim } : {}),
+        ...(opts.workerFairShareUsageTtlMs !== undefined
+          ? { fairShareUsageTtlMs: opts.workerFairShareUsageTtlMs }
+          : {}),
         ...(opts.workerImages && t.deps.config.images?.registry ? { images: { config: t.deps.config.images } } : {}),
         options: {
           // Silent = three missed heartbeats (status resync 20 s, inventory resync operatorResyncMs).

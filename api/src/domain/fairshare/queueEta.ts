@@ -11,11 +11,13 @@ import {
   type LengthSample,
   type PlacementRequest,
 } from "@berth/controllers";
-import { gpuOccupancy } from "@berth/crds";
+import { gpuOccupancy, type KindDefinition, type Offering, OfferingKind, type ResourcePolicy } from "@berth/crds";
 import type { Knex } from "knex";
 import type { SessionRow } from "../../db/operations/sessions/types.ts";
 import { placementInventory } from "../../db/operations/sessions/workerQueries.ts";
+import { policiesAt } from "../catalog/policyChain.ts";
 import { reclaimPolicyOf } from "../catalog/reclaimPolicy.ts";
+import { listObjects } from "../catalog/store.ts";
 import type { SessionsRuntime } from "../sessions/runtime.ts";
 import { readSystemSettings } from "../settings/settings.ts";
 
@@ -23,7 +25,76 @@ const HOLDING = ["Starting", "Resuming", "Running", "Restarting", "Pausing"];
 /** A cluster silent this long is not placeable (the worker's reportGraceMs default). */
 const SILENT_MS = 60_000;
 
-export async function queueEtas(db: Knex, sessions: SessionsRuntime | undefined, now: Date): Promise<Map<string, Eta>> {
+/** At most this many other shapes per session: each is a Monte Carlo of its own. */
+const MAX_ALTERNATIVES = 4;
+
+type Alternative = { label: string; request: PlacementRequest };
+
+/**
+ * Shapes the session's owner could start instead (docs/dev/fair-share.md): the same request without its
+ * cluster pin, a smaller slice of its GPU model, or another GPU model, from the offerings allowed at the
+ * session's scope whose model the fleet has. Smaller first; the ETA names the one that starts clearly sooner.
+ */
+export function alternativesFor(
+  row: SessionRow,
+  request: PlacementRequest,
+  offerings: readonly Offering[],
+  policies: readonly ResourcePolicy[],
+  fleetModels: ReadonlySet<string>,
+): Alternative[] {
+  const out: Alternative[] = [];
+  if (request.clusterPin) {
+    const { clusterPin: _, ...unpinned } = request;
+    out.push({ label: "the same session on any cluster", request: unpinned });
+  }
+  const allowed = policiesAt(policies, {
+    organizationId: row.organization_id,
+    projectId: row.project_id,
+    userId: row.owner_id,
+  })
+    .map(([p]) => p)
+    .find((p) => p.spec.allowedOfferings !== undefined)?.spec.allowedOfferings;
+  const occupancy = gpuOccupancy(row.gpu_count, row.gpu_slices_per_card ?? undefined);
+  const shapes: (Alternative & { occupancy: number })[] = [];
+  for (const o of offerings) {
+    const name = o.metadata.name as string;
+    if (name === row.offering || (allowed && !allowed.includes(name)) || !fleetModels.has(o.spec.gpuModel)) continue;
+    const n = o.spec.slicesPerCard;
+    if (n && o.spec.gpuMemoryMib) {
+      if (o.spec.gpuModel !== row.gpu_model || 1 / n >= occupancy) continue;
+      shapes.push({
+        label: `a 1/${n} slice of ${o.spec.gpuModel} (offering ${name})`,
+        occupancy: 1 / n,
+        request: {
+          ...request,
+          gpuCount: 1,
+          slice: { memoryMib: Math.floor(o.spec.gpuMemoryMib / n), cores: Math.floor(100 / n) },
+        },
+      });
+    } else if (!n && o.spec.gpuModel !== row.gpu_model) {
+      const { slice: _, ...whole } = request;
+      shapes.push({
+        label: `${row.gpu_count} × ${o.spec.gpuModel} (offering ${name})`,
+        occupancy: row.gpu_count,
+        request: { ...whole, gpuModel: o.spec.gpuModel, gpuCount: row.gpu_count },
+      });
+    }
+  }
+  shapes.sort((a, b) => a.occupancy - b.occupancy || a.label.localeCompare(b.label));
+  for (const { occupancy: _, ...alt } of shapes) out.push(alt);
+  return out.slice(0, MAX_ALTERNATIVES);
+}
+
+/**
+ * ETAs of the whole queue (a forward simulation of all of it); other shapes are tried only for the
+ * sessions in `hintsFor` (a page of the queue), as each costs a simulation of its own.
+ */
+export async function queueEtas(
+  db: Knex,
+  sessions: SessionsRuntime | undefined,
+  now: Date,
+  hintsFor: ReadonlySet<string> = new Set(),
+): Promise<Map<string, Eta>> {
   const [waitingRows, holdingRows, finished, clusters, nodes, settings] = await Promise.all([
     db("sessions").where({ desired_state: "Running" }).whereIn("phase", ["Pending", "Queued"]) as Promise<SessionRow[]>,
     db("sessions").whereIn("phase", HOLDING).whereNotNull("cluster_id") as Promise<SessionRow[]>,
@@ -92,7 +163,22 @@ export async function queueEtas(db: Knex, sessions: SessionsRuntime | undefined,
       },
     ];
   });
+  const offerings =
+    sessions && hintsFor.size > 0
+      ? (await listObjects(sessions.kube, OfferingKind as unknown as KindDefinition).catch(() => [])).flatMap((o) => {
+          const p = OfferingKind.schema.safeParse(o);
+          return p.success ? [p.data] : [];
+        })
+      : [];
+  const fleetModels = new Set(nodes.flatMap((n) => (n.gpuModel ? [n.gpuModel] : [])));
+  const alternatives: Record<string, Alternative[]> = {};
+  for (const [i, r] of waitingRows.entries()) {
+    if (!hintsFor.has(r.id)) continue;
+    const alts = alternativesFor(r, waiting[i] as PlacementRequest, offerings, policies, fleetModels);
+    if (alts.length > 0) alternatives[r.id] = alts;
+  }
   const etas = estimateQueue({
+    alternatives,
     now: now.toISOString(),
     waiting,
     running,

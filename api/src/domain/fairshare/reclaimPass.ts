@@ -1,7 +1,9 @@
 // Reclaim by pausing (docs/dev/fair-share.md), one level-based pass of the worker's CapacityReclaimLoop:
-//   1. a guaranteed session that waits while borrowed sessions hold its GPU model: the pure core's
-//      chooseReclaim (controllers/src/fairshare/reclaim.ts) picks borrowed sessions past their minimum
-//      runtime (idle first, most over fair share, lowest priority, newest); each is warned at once
+//   1. guaranteed sessions that wait while borrowed sessions hold their GPU model, in placement's order:
+//      the pure core's planReclaims (controllers/src/fairshare/reclaim.ts: one sort per pass, one reclaim
+//      per blocked need, none for a need whose room is free or under notice already) picks borrowed
+//      sessions past their minimum runtime (idle first, most over fair share, lowest priority, newest);
+//      each is warned at once
 //      (status.capacityReclaim, a notification, a Kubernetes Event, a `session.reclaim_warning` stream
 //      event and through it a webhook) and logged in capacity_reclaims;
 //   2. a warning whose guaranteed session no longer waits (placed, cancelled) is withdrawn;
@@ -11,7 +13,16 @@
 //      borrowed work (controllers/src/sessions/placement-pass.ts), so it resumes when room returns;
 //   5. once it runs again the notice is cleared and the log row closed.
 // Each step writes only when its state is due, so a quiet fleet costs reads only.
-import { chooseReclaim, decayedUsage, type Holder, managed, resolveSettings } from "@berth/controllers";
+import {
+  decayedUsage,
+  type FairRequest,
+  fairComparator,
+  type Holder,
+  managed,
+  planReclaims,
+  resolveSettings,
+  scoreRequests,
+} from "@berth/controllers";
 import {
   gpuOccupancy,
   resourcePath,
@@ -160,16 +171,14 @@ export async function reclaimCapacity(c: CapacityReclaimContext): Promise<Capaci
   // Step 1: new reclaims for guaranteed sessions that wait for a managed model.
   const policies = await c.sessions.catalog.policies();
   const tree = shareTreeOf(policies, await projectOrganizations(c));
-  const waiting = sessions
-    .filter(
-      ({ s, row }) =>
-        (s.spec.capacityClass ?? "guaranteed") === "guaranteed" &&
-        s.spec.desiredState === "Running" &&
-        WAITING.has(phaseOf(s)) &&
-        !s.status?.cluster &&
-        managed(tree, row.gpu_model),
-    )
-    .sort((a, b) => a.row.created_at.getTime() - b.row.created_at.getTime());
+  const waiting = sessions.filter(
+    ({ s, row }) =>
+      (s.spec.capacityClass ?? "guaranteed") === "guaranteed" &&
+      s.spec.desiredState === "Running" &&
+      WAITING.has(phaseOf(s)) &&
+      !s.status?.cluster &&
+      managed(tree, row.gpu_model),
+  );
   if (waiting.length === 0) return result;
 
   const cardsOf = (row: SessionRow) => gpuOccupancy(row.gpu_count, row.gpu_slices_per_card ?? undefined);
@@ -200,41 +209,54 @@ export async function reclaimCapacity(c: CapacityReclaimContext): Promise<Capaci
     settings.halfLifeMs,
   );
 
-  for (const { row } of waiting) {
-    const clusters = inventory.filter(
-      (r) => r.gpu_model === row.gpu_model && (!row.cluster_pin || r.cluster_id === row.cluster_pin),
-    );
-    const free: Record<string, number> = {};
-    for (const r of clusters) {
-      const held = holders.filter((h) => h.clusterId === r.cluster_id && h.gpuModel === r.gpu_model);
-      free[r.cluster_id] = r.allocatable - held.reduce((sum, h) => sum + h.cards, 0);
-    }
-    const choice = chooseReclaim({
-      now: now.toISOString(),
-      // Each borrowed session's own minimum runtime (its organization's and project's policy) was applied
-      // when the holders were read.
-      settings: { ...settings, minRuntimeMs: 0 },
-      tree,
-      usage,
-      request: {
-        key: row.id,
-        gpuModel: row.gpu_model,
-        cards: cardsOf(row),
-        eligibleClusters: clusters.map((r) => r.cluster_id),
-      },
-      free,
-      holders: holders.filter((h) => h.capacityClass !== "borrowed" || h.reclaiming || pastMinRuntime(h)),
-    });
-    if (!choice) continue;
+  // The guaranteed queue in placement's own order (priority, then fair score), so the head is served
+  // first and room free now goes to the requests placement would give it to.
+  const requests: FairRequest[] = waiting.map(({ s, row }) => ({
+    key: row.id,
+    gpuModel: row.gpu_model,
+    gpuCount: row.gpu_count,
+    cards: cardsOf(row),
+    priority: s.spec.priority,
+    since: s.status?.queuedAt ?? row.created_at.toISOString(),
+    volumes: [],
+    org: row.organization_id,
+    project: row.project_id ?? "",
+    user: row.owner_id,
+    mayBorrow: false,
+  }));
+  requests.sort(fairComparator(scoreRequests(tree, usage, requests, now.toISOString(), settings)));
+  const free = new Map<string, number>();
+  for (const r of inventory) free.set(`${r.gpu_model}@${r.cluster_id}`, r.allocatable);
+  for (const h of holders)
+    free.set(`${h.gpuModel}@${h.clusterId}`, (free.get(`${h.gpuModel}@${h.clusterId}`) ?? 0) - h.cards);
+  const pinOf = new Map(waiting.map(({ row }) => [row.id, row.cluster_pin]));
+  const choices = planReclaims({
+    now: now.toISOString(),
+    // Each borrowed session's own minimum runtime (its organization's and project's policy) is applied
+    // to the holders here.
+    settings: { ...settings, minRuntimeMs: 0 },
+    tree,
+    usage,
+    holders: holders.filter((h) => h.capacityClass !== "borrowed" || h.reclaiming || pastMinRuntime(h)),
+    needs: requests.map((r) => ({
+      key: r.key,
+      gpuModel: r.gpuModel,
+      cards: r.cards,
+      eligibleClusters: inventory
+        .filter((i) => i.gpu_model === r.gpuModel && (!pinOf.get(r.key) || i.cluster_id === pinOf.get(r.key)))
+        .map((i) => i.cluster_id),
+    })),
+    free,
+  });
+
+  for (const choice of choices) {
+    const forRow = byId.get(choice.forKey)?.row as SessionRow;
     for (const v of choice.victims) {
       const victim = byId.get(v.key);
-      const holder = holders.find((h) => h.key === v.key);
-      if (!victim || !holder) continue;
+      if (!victim) continue;
       try {
-        if (await warn(c, victim.s, victim.row, row, v.why, v.cards, now, policies)) {
-          holder.reclaiming = true;
-          result.warned.push({ session: v.key, for: row.id });
-        }
+        if (await warn(c, victim.s, victim.row, forRow, v.why, v.cards, now, policies))
+          result.warned.push({ session: v.key, for: forRow.id });
       } catch (err) {
         c.log.warn({ err, session: v.key }, "capacity reclaim: warning failed; retried on the next pass");
       }

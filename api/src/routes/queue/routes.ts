@@ -56,10 +56,12 @@ export const listQueueRoute = defineRoute({
     // The estimate is the whole queue's (a forward simulation); only the page's entries are shown.
     const etas =
       page.data.length > 0
-        ? await queueEtas(deps.db, deps.sessions, deps.clock.now()).catch((err: unknown) => {
-            deps.log.warn({ err }, "queue ETA could not be estimated");
-            return new Map<string, Eta>();
-          })
+        ? await queueEtas(deps.db, deps.sessions, deps.clock.now(), new Set(page.data.map((e) => e.session.id))).catch(
+            (err: unknown) => {
+              deps.log.warn({ err }, "queue ETA could not be estimated");
+              return new Map<string, Eta>();
+            },
+          )
         : new Map<string, Eta>();
     return {
       status: 200,
