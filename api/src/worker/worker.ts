@@ -17,6 +17,7 @@ import { ImportLoop, type ImportLoopOptions } from "./imports.ts";
 import { reclaimWorkerLoop } from "./reclaimLoop.ts";
 import { RetentionLoop, type RetentionOptions } from "./retentionLoop.ts";
 import { createWorkerStore } from "./sessionStore.ts";
+import { SnapshotLoop, type SnapshotLoopOptions } from "./snapshots.ts";
 import { type WebhookWorkerOptions, webhookWorkerLoop } from "./webhooks.ts";
 
 export { CapacityReclaimLoop, capacityReclaimWorkerLoop } from "./capacityReclaimLoop.ts";
@@ -54,6 +55,8 @@ export interface WorkerOptions {
   reclaim?: false | { intervalMs?: number; clock?: { now(): Date } };
   /** Fair share's reclaim of borrowed capacity (api/src/worker/capacityReclaimLoop.ts); `false` leaves it out. */
   capacityReclaim?: false | { intervalMs?: number; clock?: { now(): Date } };
+  /** Volume snapshots on the GPU clusters (api/src/worker/snapshots.ts); `false` leaves it out. */
+  snapshots?: false | SnapshotLoopOptions;
 }
 
 export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
@@ -93,6 +96,17 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
       ...(o.capacityReclaim === false
         ? []
         : [capacityReclaimWorkerLoop({ db: o.db, kube, log: o.log, ...o.capacityReclaim })]),
+      ...(o.snapshots === false
+        ? []
+        : [
+            new SnapshotLoop({
+              db: o.db,
+              kube,
+              log: o.log,
+              clusterClient: (id) => clients.forClusterId(id),
+              ...o.snapshots,
+            }),
+          ]),
     ],
   });
   return {
