@@ -14,6 +14,7 @@ import {
   useLedgerDatabase,
 } from "./credits.test-support.ts";
 import { SHORTFALL_WALLET } from "./ids.ts";
+import { checkLedgerInvariants } from "./invariants.ts";
 import { billStorage, gbMs, priceStorage } from "./storage.ts";
 
 const tdb = useLedgerDatabase();
@@ -193,5 +194,6 @@ describe("charging snapshots", () => {
     expect(await charges(failed)).toEqual([["5000", vol, at(HOUR * 0.75).toISOString()]]);
     // Snapshot charges are not a volume's: the volume's own charges are its own size only.
     expect((await storageCharges(db, vol)).every((c) => c.metadata.snapshot === undefined)).toBe(true);
+    expect(await checkLedgerInvariants(db)).toEqual([]);
   });
 });
