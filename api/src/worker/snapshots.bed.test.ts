@@ -89,6 +89,17 @@ beforeAll(async () => {
     });
     expect(r.status, JSON.stringify(r.body)).toBe(201);
   }
+  // An endpoint of orgA subscribed to snapshot events: the outbox shows what the trigger wrote.
+  await t.database.db("webhook_endpoints").insert({
+    id: "whk_snapshotsaaaaaaaaaaa",
+    organization_id: w.orgA.id,
+    url: "https://hooks.example.test/berth",
+    event_types: ["volume.snapshot.ready", "volume.snapshot.failed", "volume.snapshot.deleted"],
+    secret: "whsec_dGVzdA==",
+    created_by: w.adminA.id,
+    created_at: new Date(),
+    updated_at: new Date(),
+  });
   loop = new SnapshotLoop({
     db: t.database.db,
     kube: management,
@@ -209,6 +220,13 @@ describe("snapshots on a GPU cluster's apiserver", () => {
       async () => (await req(w.memberA, "GET", `/api/v1/storage/volumes/${v.id}/snapshots/${s.id}`)).status === 404,
       "the snapshot gone",
     );
+    const events = await t.database
+      .db("webhook_events")
+      .where({ ordering_key: `snapshot:${s.id}` })
+      .orderBy("created_at")
+      .select("type", "payload");
+    expect(events.map((e: { type: string }) => e.type)).toEqual(["volume.snapshot.ready", "volume.snapshot.deleted"]);
+    expect(events[0].payload.data).toMatchObject({ snapshot_id: s.id, volume_id: v.id, name: "first", size_gb: 1 });
   }, 120_000);
 
   it("records the driver's error as failed, with its message", async () => {

@@ -2299,7 +2299,7 @@ export type WebhookCreate = {
   url: string;
   description?: string;
   /** Event kinds to receive; empty: every kind. Unknown kinds are refused. */
-  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "session.idle_warning" | "session.runtime_warning" | "session.reclaim_warning" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied" | "quota.request.created" | "quota.request.decided" | "volume.created" | "volume.resized" | "volume.deleted" | "node.cordoned" | "node.uncordoned" | "node.drained" | "node.deleted" | "cluster.unreachable" | "cluster.reachable" | "image.build.succeeded" | "image.build.failed" | "image.build.cancelled" | "image.import.ready" | "image.import.failed")[];
+  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "session.idle_warning" | "session.runtime_warning" | "session.reclaim_warning" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied" | "quota.request.created" | "quota.request.decided" | "volume.created" | "volume.resized" | "volume.deleted" | "volume.snapshot.ready" | "volume.snapshot.failed" | "volume.snapshot.deleted" | "node.cordoned" | "node.uncordoned" | "node.drained" | "node.deleted" | "cluster.unreachable" | "cluster.reachable" | "image.build.succeeded" | "image.build.failed" | "image.build.cancelled" | "image.import.ready" | "image.import.failed")[];
 };
 
 export type WebhookDelivery = {
@@ -2348,7 +2348,7 @@ export type WebhookUpdate = {
   url?: string;
   description?: string;
   /** Event kinds to receive; empty: every kind. Unknown kinds are refused. */
-  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "session.idle_warning" | "session.runtime_warning" | "session.reclaim_warning" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied" | "quota.request.created" | "quota.request.decided" | "volume.created" | "volume.resized" | "volume.deleted" | "node.cordoned" | "node.uncordoned" | "node.drained" | "node.deleted" | "cluster.unreachable" | "cluster.reachable" | "image.build.succeeded" | "image.build.failed" | "image.build.cancelled" | "image.import.ready" | "image.import.failed")[];
+  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "session.idle_warning" | "session.runtime_warning" | "session.reclaim_warning" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied" | "quota.request.created" | "quota.request.decided" | "volume.created" | "volume.resized" | "volume.deleted" | "volume.snapshot.ready" | "volume.snapshot.failed" | "volume.snapshot.deleted" | "node.cordoned" | "node.uncordoned" | "node.drained" | "node.deleted" | "cluster.unreachable" | "cluster.reachable" | "image.build.succeeded" | "image.build.failed" | "image.build.cancelled" | "image.import.ready" | "image.import.failed")[];
   enabled?: boolean;
 };
 

@@ -7,6 +7,8 @@ import type { Knex } from "knex";
 //   snapshot counts where its volume does. `cluster_id` and `k8s_name` say where its VolumeSnapshot lives.
 // - volumes.restored_from / restored_at: a volume made from a snapshot, and when its claim bound with the
 //   snapshot's data; while restored_at is null the snapshot is being restored and is not deleted.
+// - webhooks: volume.snapshot.ready / .failed / .deleted to the volume's organization, by a trigger in the
+//   transaction of the worker's write (as volumes' own events, migration 20261126001000_fleet_webhooks.ts).
 // - billing_snapshots: how far each snapshot is charged (as billing_volumes), spans on the same grid, from
 //   its creation to its deletion or failure.
 export async function up(knex: Knex): Promise<void> {
@@ -46,5 +48,28 @@ export async function up(knex: Knex): Promise<void> {
       spans integer NOT NULL DEFAULT 0,
       updated_at timestamptz NOT NULL
     );
+
+    CREATE FUNCTION berth_webhook_from_volume_snapshot() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE kind text;
+    BEGIN
+      IF OLD.deleted_at IS NULL AND NEW.deleted_at IS NOT NULL THEN
+        kind := 'volume.snapshot.deleted';
+      ELSIF OLD.state <> 'ready' AND NEW.state = 'ready' THEN
+        kind := 'volume.snapshot.ready';
+      ELSIF OLD.state <> 'failed' AND NEW.state = 'failed' THEN
+        kind := 'volume.snapshot.failed';
+      ELSE
+        RETURN NULL;
+      END IF;
+      PERFORM berth_webhook_enqueue(NEW.organization_id, kind, 'snapshot:' || NEW.id,
+        jsonb_build_object(
+          'snapshot_id', NEW.id, 'name', NEW.name, 'volume_id', NEW.volume_id,
+          'organization_id', NEW.organization_id, 'owner_kind', NEW.owner_kind, 'owner_id', NEW.owner_id,
+          'size_gb', NEW.size_gb, 'failure', NEW.failure),
+        NEW.updated_at, 'volume_snapshots:' || NEW.id || ':' || kind);
+      RETURN NULL;
+    END $$;
+    CREATE TRIGGER volume_snapshots_webhooks AFTER UPDATE OF state, deleted_at ON volume_snapshots
+      FOR EACH ROW EXECUTE FUNCTION berth_webhook_from_volume_snapshot();
   `);
 }

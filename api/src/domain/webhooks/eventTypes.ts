@@ -20,6 +20,10 @@ export const WEBHOOK_EVENT_TYPES = [
   "volume.created",
   "volume.resized",
   "volume.deleted",
+  // Snapshots: a trigger on volume_snapshots (migration 20261129140000_volume_snapshots.ts).
+  "volume.snapshot.ready",
+  "volume.snapshot.failed",
+  "volume.snapshot.deleted",
   "node.cordoned",
   "node.uncordoned",
   "node.drained",
