@@ -146,25 +146,27 @@ export class SnapshotLoop {
       pool: string;
       size_gb: number;
     };
-    const res = await this.#d.kube.request(
-      "GET",
-      resourcePath(VolumeKind, { namespace: row.namespace, name: row.cr_name }),
-    );
-    if (res.status === 404) return { row };
-    if (res.status >= 300) throw new Error(`reading volume ${row.cr_name}: ${res.status}`);
-    return { row, cr: VolumeKind.schema.parse(res.body) };
+    const found = await this.#one(resourcePath(VolumeKind, { namespace: row.namespace }), row.cr_name);
+    return found ? { row, cr: VolumeKind.schema.parse(found) } : { row };
+  }
+
+  /**
+   * One object of a management collection by name, through a list: the worker's credential lists and
+   * watches Volumes and Pools (its informers), and needs no `get` for this (api/src/rbac.ts).
+   */
+  async #one(collection: string, name: string): Promise<unknown> {
+    const res = await this.#d.kube.request<{ items?: unknown[] }>("GET", collection, {
+      query: { fieldSelector: `metadata.name=${name}` },
+    });
+    if (res.status >= 300) throw new Error(`listing ${collection} for ${name}: ${res.status}`);
+    return res.body.items?.[0];
   }
 
   /** The cluster a snapshot of the volume is taken on: its claim's, else its pool's own cluster. */
   async #clusterFor(pool: string, cr: Volume | undefined): Promise<string | undefined> {
     if (cr?.status?.boundCluster) return cr.status.boundCluster;
-    const res = await this.#d.kube.request<{ spec?: { cluster?: string } }>(
-      "GET",
-      resourcePath(PoolKind, { name: pool }),
-    );
-    if (res.status === 404) return undefined;
-    if (res.status >= 300) throw new Error(`reading pool ${pool}: ${res.status}`);
-    return res.body.spec?.cluster;
+    const found = (await this.#one(resourcePath(PoolKind), pool)) as { spec?: { cluster?: string } } | undefined;
+    return found?.spec?.cluster;
   }
 
   /**
