@@ -109,16 +109,20 @@ describe("volume snapshots in the console", () => {
     await alice.locator('[data-testid="volume-row"]').filter({ hasText: "results-before-tuning" }).waitFor();
     keep(await shots.take(alice, "restored"), "restored");
 
-    // Deleted once the new volume has its data (the worker saw its claim bind): the row goes.
+    // Deleted once the new volume has its data (the worker saw its claim bind); then the row goes.
+    const copyId = await alice
+      .locator('[data-testid="volume-row"]')
+      .filter({ hasText: "results-before-tuning" })
+      .getAttribute("data-volume-id");
     await expect
       .poll(
-        async () => {
-          await snaps.delete("before-tuning");
-          return (await snaps.notice().count()) > 0 ? await snaps.notice().textContent() : "";
-        },
-        { timeout: 30_000, interval: 1_000 },
+        async () =>
+          (await bed.t.request("GET", `/api/v1/storage/volumes/${copyId}`, { token: bed.alice.token })).body.restoring,
+        { timeout: 30_000, interval: 500 },
       )
-      .toContain("is being deleted");
+      .toBe(false);
+    await snaps.delete("before-tuning");
+    await expect.poll(() => snaps.notice().textContent()).toContain("is being deleted");
     await expect
       .poll(
         async () => {

@@ -11,7 +11,7 @@ export class VolumeSnapshotsPanel {
   }
 
   async open(): Promise<void> {
-    await this.page.getByRole("button", { name: `Snapshots of ${this.volume}` }).click();
+    await this.page.getByRole("button", { name: `Snapshots of ${this.volume}`, exact: true }).click();
     await this.panel().waitFor();
   }
 
