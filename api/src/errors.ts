@@ -139,6 +139,21 @@ export const ERROR_CODES = {
     status: 409,
     description: "A session still mounts the volume; details.sessions names them. End them before deleting it.",
   },
+  volume_mounted: {
+    status: 409,
+    description:
+      "A session that is not paused mounts the volume read-write, so a snapshot would catch files mid-write; details.sessions names them. Pause them (or end them) and ask again.",
+  },
+  snapshot_restoring: {
+    status: 409,
+    description:
+      "A volume is still being made from the snapshot; details.volumes names them. Delete the snapshot once they are ready.",
+  },
+  snapshot_not_ready: {
+    status: 409,
+    description:
+      "The snapshot cannot be restored in its state (details.state: creating, failed or deleting); only a ready snapshot is.",
+  },
   volume_purged: {
     status: 409,
     description:
@@ -334,6 +349,9 @@ export class Conflict extends DomainError {
       | "volume_in_use"
       | "volume_locked"
       | "volume_purged"
+      | "volume_mounted"
+      | "snapshot_restoring"
+      | "snapshot_not_ready"
       | "volume_pool_not_shared"
       | "request_already_decided"
       | "image_in_use"

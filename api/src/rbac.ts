@@ -66,7 +66,14 @@ export function controlPlaneRbac(ns: TargetNamespaces = DEFAULT_TARGET_NAMESPACE
           { apiGroups: ["berth.dev"], resources: ["sessionmirrors"], verbs: ["get", "create", "patch", "delete"] },
           // A volume's claim that no session used for a while is released (controllers/src/sessions/claims.ts),
           // and looked at until it is gone (a pod may hold it a while): the release race.
-          { apiGroups: [""], resources: ["persistentvolumeclaims"], verbs: ["get", "delete"] },
+          // Snapshots (api/src/worker/snapshots.ts) also make a volume's claim where it has none, and a
+          // restored volume's first claim from its snapshot.
+          { apiGroups: [""], resources: ["persistentvolumeclaims"], verbs: ["get", "create", "delete"] },
+          {
+            apiGroups: ["snapshot.storage.k8s.io"],
+            resources: ["volumesnapshots"],
+            verbs: ["get", "create", "delete"],
+          },
         ],
       },
       // The probe: the device plugin's DaemonSet.

@@ -51,6 +51,7 @@ async function main(): Promise<void> {
       ...(config.webhooks.caFile ? { ca: readFileSync(config.webhooks.caFile, "utf8") } : {}),
     },
     retention: { auditRetentionDays: config.auditRetentionDays },
+    snapshots: { namespace: config.sessionsNamespace },
     images: { config: config.images, concurrency: config.importConcurrency },
     ...(config.identity ? { identity: config.identity } : {}),
   }).catch(async (err: unknown) => {

@@ -180,6 +180,7 @@ const VOLUMES = "api/src/domain/storage/volumeParts.ts";
 const WALLETS = "api/src/domain/credits/mirror.ts";
 const IMPORTS = "api/src/worker/imports.ts";
 const DISPATCH = "controllers/src/sessions/dispatch.ts";
+const SNAPSHOTS = "api/src/worker/snapshots.ts";
 const CLAIMS = "controllers/src/sessions/claims-pass.ts";
 const MIRROR = "controllers/src/mirror/reconciler.ts";
 const SESSIONS_POLICY = "controllers/src/mirror/policy-keeper.ts";
@@ -350,6 +351,26 @@ const USED_ELSEWHERE: Record<string, Elsewhere> = {
     file: CLAIMS,
     call: "/persistentvolumeclaims/${claim}`",
     why: "a claim no session used for a while",
+  },
+  [`${CP} create persistentvolumeclaims in berth-sessions`]: {
+    file: SNAPSHOTS,
+    call: `"POST", this.#claimPath()`,
+    why: "a snapshot of a volume with no claim, and a restored volume's first claim",
+  },
+  [`${CP} get volumesnapshots.snapshot.storage.k8s.io in berth-sessions`]: {
+    file: SNAPSHOTS,
+    call: `"GET", this.#snapshotPath(s.k8s_name)`,
+    why: "a snapshot being made, read until the cluster's controller says ready",
+  },
+  [`${CP} create volumesnapshots.snapshot.storage.k8s.io in berth-sessions`]: {
+    file: SNAPSHOTS,
+    call: `"POST", this.#snapshotPath()`,
+    why: "a member snapshots a volume",
+  },
+  [`${CP} delete volumesnapshots.snapshot.storage.k8s.io in berth-sessions`]: {
+    file: SNAPSHOTS,
+    call: `"DELETE", this.#snapshotPath(s.k8s_name)`,
+    why: "a member deletes a snapshot",
   },
   // The operator.
   [`${OP} get nodes`]: {

@@ -154,6 +154,14 @@ export const TEST_IDS = {
     deletedRow: "deleted-volume-row",
     storageRate: "storage-rate",
     notice: "volumes-notice",
+    /** A volume's snapshots: the row's toggle, the panel, its table and rows. */
+    snapshotsToggle: "volume-snapshots",
+    snapshotsPanel: "snapshots-panel",
+    snapshotsTable: "snapshots-table",
+    noSnapshots: "no-snapshots",
+    snapshotRow: "snapshot-row",
+    snapshotName: "snapshot-name",
+    snapshotState: "snapshot-state",
   },
   /** The storage pools' admin page. */
   pools: {

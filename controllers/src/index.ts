@@ -22,7 +22,7 @@ export * from "./placement/constraints.ts";
 export * from "./placement/plan.ts";
 export * from "./placement/types.ts";
 export * from "./process-entry.ts";
-export { idleClaims } from "./sessions/claims.ts";
+export { holdsVolumes, idleClaims } from "./sessions/claims.ts";
 export * from "./sessions/controller.ts";
 export * from "./sessions/lifecycle.ts";
 export * from "./sessions/store.ts";

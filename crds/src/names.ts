@@ -50,6 +50,17 @@ export function volumeClaimName(volumeId: string): string {
   return `berth-${volumeResourceName(volumeId)}`;
 }
 
+/** A volume snapshot has a REST id `snap_<20 chars>`; its VolumeSnapshot on a GPU cluster is `berth-snap-<same>`. */
+export const SNAPSHOT_ID = /^snap_[a-z0-9]{20}$/;
+
+export function newSnapshotId(): string {
+  return `snap_${randomTail()}`;
+}
+
+export function snapshotObjectName(id: string): string {
+  return `berth-${id.replace("_", "-")}`;
+}
+
 /** Where the volume's data sits on its pool: derived from the id alone, so every cluster's claim reaches it. */
 export function volumeDataPath(volumeId: string): string {
   return `berth/volumes/${volumeResourceName(volumeId)}`;
@@ -105,6 +116,8 @@ export const LABELS = {
   project: "berth.dev/project",
   restart: "berth.dev/restart",
   volumeId: "berth.dev/volume-id",
+  /** On a VolumeSnapshot Berth made on a GPU cluster: the snapshot's REST id. */
+  snapshotId: "berth.dev/snapshot-id",
   pool: "berth.dev/pool",
   /** On the node a pool's storage server runs on: its system drive is the pool's `node_disk` stand-in. */
   storageNode: "berth.dev/storage-node",

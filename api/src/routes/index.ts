@@ -31,6 +31,7 @@ import { systemRoutes } from "./system/routes.ts";
 import { routes as usage } from "./usage/routes.ts";
 import { routes as userImports } from "./user-imports/routes.ts";
 import { routes as users } from "./users/routes.ts";
+import { routes as volumeSnapshots } from "./volume-snapshots/routes.ts";
 import { routes as webhooks } from "./webhooks/routes.ts";
 
 export const allRoutes: RouteDef[] = [
@@ -59,6 +60,7 @@ export const allRoutes: RouteDef[] = [
   ...budgets,
   ...webhooks,
   ...storage,
+  ...volumeSnapshots,
   ...auditLogs,
   ...notifications,
   ...settings,

@@ -19,6 +19,7 @@ import { ImportLoop, type ImportLoopOptions } from "./imports.ts";
 import { reclaimWorkerLoop } from "./reclaimLoop.ts";
 import { RetentionLoop, type RetentionOptions } from "./retentionLoop.ts";
 import { createWorkerStore } from "./sessionStore.ts";
+import { SnapshotLoop, type SnapshotLoopOptions } from "./snapshots.ts";
 import { type WebhookWorkerOptions, webhookWorkerLoop } from "./webhooks.ts";
 
 export { CapacityReclaimLoop, capacityReclaimWorkerLoop } from "./capacityReclaimLoop.ts";
@@ -61,6 +62,8 @@ export interface WorkerOptions {
   fairShareUsageTtlMs?: number;
   /** Fair share's reclaim of borrowed capacity (api/src/worker/capacityReclaimLoop.ts); `false` leaves it out. */
   capacityReclaim?: false | { intervalMs?: number; clock?: { now(): Date } };
+  /** Volume snapshots on the GPU clusters (api/src/worker/snapshots.ts); `false` leaves it out. */
+  snapshots?: false | SnapshotLoopOptions;
 }
 
 export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
@@ -112,6 +115,17 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
               log: o.log,
               ...o.capacityReclaim,
               ...(o.billing !== false && o.billing?.options ? { creditsOptions: o.billing.options } : {}),
+            }),
+          ]),
+      ...(o.snapshots === false
+        ? []
+        : [
+            new SnapshotLoop({
+              db: o.db,
+              kube,
+              log: o.log,
+              clusterClient: (id) => clients.forClusterId(id),
+              ...o.snapshots,
             }),
           ]),
     ],

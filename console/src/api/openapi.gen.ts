@@ -531,6 +531,10 @@ export type CreateVolume = {
   organization_id?: string;
 };
 
+export type CreateVolumeSnapshot = {
+  name: string;
+};
+
 export type CreditRequest = {
   id: string;
   wallet_id: string;
@@ -712,7 +716,7 @@ export type EffectiveLimits = {
 export type ErrorEnvelope = {
   error: {
     /** Stable error code; clients map it to a message. */
-    code: "validation_failed" | "malformed_json" | "bad_request" | "import_csv_malformed" | "import_too_many_rows" | "webhook_url_invalid" | "image_reference_invalid" | "gpu_fraction_not_offered" | "gpu_slice_too_small" | "idle_timeout_out_of_bounds" | "max_runtime_out_of_bounds" | "dockerfile_invalid" | "node_selector_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "current_password_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "node_pool_overlap" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "request_already_decided" | "keep_running_limit_reached" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_purged" | "volume_locked" | "invalid_session_state" | "image_in_use" | "build_limit_reached" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "import_file_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "grantee_not_found" | "guarantee_unsatisfiable" | "gpu_model_unavailable" | "gpu_sharing_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "image_source_forbidden" | "image_unsigned" | "no_build_cluster" | "build_cluster_not_ready" | "export_too_large" | "too_many_requests" | "internal" | "kubernetes_refused" | "unavailable";
+    code: "validation_failed" | "malformed_json" | "bad_request" | "import_csv_malformed" | "import_too_many_rows" | "webhook_url_invalid" | "image_reference_invalid" | "gpu_fraction_not_offered" | "gpu_slice_too_small" | "idle_timeout_out_of_bounds" | "max_runtime_out_of_bounds" | "dockerfile_invalid" | "node_selector_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "current_password_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "node_pool_overlap" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "request_already_decided" | "keep_running_limit_reached" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_mounted" | "snapshot_restoring" | "snapshot_not_ready" | "volume_purged" | "volume_locked" | "invalid_session_state" | "image_in_use" | "build_limit_reached" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "import_file_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "grantee_not_found" | "guarantee_unsatisfiable" | "gpu_model_unavailable" | "gpu_sharing_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "image_source_forbidden" | "image_unsigned" | "no_build_cluster" | "build_cluster_not_ready" | "export_too_large" | "too_many_requests" | "internal" | "kubernetes_refused" | "unavailable";
     /** Human-readable text. */
     message: string;
     /** What to fix. For validation_failed: issues[] of {path, message, code}. */
@@ -1662,6 +1666,15 @@ export type ResourcePreset = {
   created_at: string | null;
 };
 
+export type RestoreVolumeSnapshot = {
+  /** The new volume's name (free among your volumes). */
+  name: string;
+  /** Default and least: the snapshot's size. */
+  size_gb?: number;
+  /** The project that owns the new volume (one of yours); absent: you own it. */
+  project_id?: string;
+};
+
 export type Session = {
   id: string;
   /** Display name given at creation. */
@@ -1963,6 +1976,10 @@ export type StorageVolume = {
   deleted_at: string | null;
   /** Deleted: when its data goes; until then POST .../restore undoes the delete. */
   purge_after: string | null;
+  /** The snapshot it was made from, if any. */
+  restored_from: string | null;
+  /** Made from a snapshot whose data is not in its claim yet; the snapshot is not deleted meanwhile. */
+  restoring: boolean;
   created_by: string;
   /** RFC 3339, UTC. */
   created_at: string;
@@ -2237,6 +2254,26 @@ export type UserImportRow = {
   welcome_credit: ("given" | "unpaid") | null;
 };
 
+export type VolumeSnapshot = {
+  id: string;
+  name: string;
+  /** The volume it was taken of. */
+  volume_id: string;
+  state: "creating" | "ready" | "failed" | "deleting";
+  /** The volume's size when it was taken: what it holds against the quota and is billed for. */
+  size_gb: number;
+  /** What the storage driver says a restore needs (bytes, a decimal string); null until ready. */
+  restore_size_bytes: string | null;
+  /** Failed: why, as the cluster said it. */
+  failure: string | null;
+  /** The cluster holding it; null until the worker took it. */
+  cluster: string | null;
+  created_by: string;
+  /** RFC 3339, UTC. */
+  created_at: string;
+  ready_at: string | null;
+};
+
 export type Wallet = {
   id: string;
   organization_id: string | null;
@@ -2311,7 +2348,7 @@ export type WebhookCreate = {
   url: string;
   description?: string;
   /** Event kinds to receive; empty: every kind. Unknown kinds are refused. */
-  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "session.idle_warning" | "session.runtime_warning" | "session.reclaim_warning" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied" | "quota.request.created" | "quota.request.decided" | "volume.created" | "volume.resized" | "volume.deleted" | "node.cordoned" | "node.uncordoned" | "node.drained" | "node.deleted" | "cluster.unreachable" | "cluster.reachable" | "image.build.succeeded" | "image.build.failed" | "image.build.cancelled" | "image.import.ready" | "image.import.failed")[];
+  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "session.idle_warning" | "session.runtime_warning" | "session.reclaim_warning" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied" | "quota.request.created" | "quota.request.decided" | "volume.created" | "volume.resized" | "volume.deleted" | "volume.snapshot.ready" | "volume.snapshot.failed" | "volume.snapshot.deleted" | "node.cordoned" | "node.uncordoned" | "node.drained" | "node.deleted" | "cluster.unreachable" | "cluster.reachable" | "image.build.succeeded" | "image.build.failed" | "image.build.cancelled" | "image.import.ready" | "image.import.failed")[];
 };
 
 export type WebhookDelivery = {
@@ -2360,7 +2397,7 @@ export type WebhookUpdate = {
   url?: string;
   description?: string;
   /** Event kinds to receive; empty: every kind. Unknown kinds are refused. */
-  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "session.idle_warning" | "session.runtime_warning" | "session.reclaim_warning" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied" | "quota.request.created" | "quota.request.decided" | "volume.created" | "volume.resized" | "volume.deleted" | "node.cordoned" | "node.uncordoned" | "node.drained" | "node.deleted" | "cluster.unreachable" | "cluster.reachable" | "image.build.succeeded" | "image.build.failed" | "image.build.cancelled" | "image.import.ready" | "image.import.failed")[];
+  event_types?: ("session.created" | "session.queued" | "session.running" | "session.paused" | "session.resumed" | "session.terminated" | "session.failed" | "session.idle_warning" | "session.runtime_warning" | "session.reclaim_warning" | "credits.running_low" | "credits.request.created" | "credits.request.decided" | "credits.refill.applied" | "quota.request.created" | "quota.request.decided" | "volume.created" | "volume.resized" | "volume.deleted" | "volume.snapshot.ready" | "volume.snapshot.failed" | "volume.snapshot.deleted" | "node.cordoned" | "node.uncordoned" | "node.drained" | "node.deleted" | "cluster.unreachable" | "cluster.reachable" | "image.build.succeeded" | "image.build.failed" | "image.build.cancelled" | "image.import.ready" | "image.import.failed")[];
   enabled?: boolean;
 };
 
@@ -2712,6 +2749,17 @@ export interface Operations {
     body: CreateVolume;
     response: StorageVolume;
   };
+  /** Snapshot a volume */
+  createVolumeSnapshot: {
+    method: "post";
+    path: "/api/v1/storage/volumes/{volumeId}/snapshots";
+    params: {
+      volumeId: string;
+    };
+    query: Record<string, never>;
+    body: CreateVolumeSnapshot;
+    response: VolumeSnapshot;
+  };
   /** Add a webhook endpoint to an organization (at most 10); the answer shows its secret once */
   createWebhook: {
     method: "post";
@@ -2821,6 +2869,18 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: StorageVolume;
+  };
+  /** Delete a snapshot */
+  deleteVolumeSnapshot: {
+    method: "delete";
+    path: "/api/v1/storage/volumes/{volumeId}/snapshots/{snapshotId}";
+    params: {
+      volumeId: string;
+      snapshotId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: VolumeSnapshot;
   };
   /** Delete a webhook endpoint with its deliveries and their log */
   deleteWebhook: {
@@ -3395,6 +3455,18 @@ export interface Operations {
     query: Record<string, never>;
     body: undefined;
     response: StorageVolume;
+  };
+  /** A snapshot of a volume */
+  getVolumeSnapshot: {
+    method: "get";
+    path: "/api/v1/storage/volumes/{volumeId}/snapshots/{snapshotId}";
+    params: {
+      volumeId: string;
+      snapshotId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: VolumeSnapshot;
   };
   /** A wallet: balance, what it can spend, limits */
   getWallet: {
@@ -4073,6 +4145,25 @@ export interface Operations {
       pagination: Pagination;
     };
   };
+  /** A volume's snapshots (newest first), for whoever sees the volume */
+  listVolumeSnapshots: {
+    method: "get";
+    path: "/api/v1/storage/volumes/{volumeId}/snapshots";
+    params: {
+      volumeId: string;
+    };
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+    };
+    body: undefined;
+    response: {
+      data: VolumeSnapshot[];
+      pagination: Pagination;
+    };
+  };
   /** The wallets you may see */
   listWallets: {
     method: "get";
@@ -4347,6 +4438,18 @@ export interface Operations {
     };
     query: Record<string, never>;
     body: undefined;
+    response: StorageVolume;
+  };
+  /** Restore a snapshot into a new volume */
+  restoreVolumeSnapshot: {
+    method: "post";
+    path: "/api/v1/storage/volumes/{volumeId}/snapshots/{snapshotId}/restore";
+    params: {
+      volumeId: string;
+      snapshotId: string;
+    };
+    query: Record<string, never>;
+    body: RestoreVolumeSnapshot;
     response: StorageVolume;
   };
   /** Resume a paused session */
@@ -4754,6 +4857,7 @@ export const OPERATIONS = {
   createUser: { method: "post", path: "/api/v1/users" },
   createUserImport: { method: "post", path: "/api/v1/users/imports" },
   createVolume: { method: "post", path: "/api/v1/storage/volumes" },
+  createVolumeSnapshot: { method: "post", path: "/api/v1/storage/volumes/{volumeId}/snapshots" },
   createWebhook: { method: "post", path: "/api/v1/webhooks" },
   deleteBudget: { method: "delete", path: "/api/v1/budgets/{organizationId}" },
   deleteClusterNodePool: { method: "delete", path: "/api/v1/clusters/{clusterId}/node-pools/{poolId}" },
@@ -4764,6 +4868,7 @@ export const OPERATIONS = {
   deleteStoragePool: { method: "delete", path: "/api/v1/storage/pools/{pool}" },
   deleteUser: { method: "delete", path: "/api/v1/users/{userId}" },
   deleteVolume: { method: "delete", path: "/api/v1/storage/volumes/{volumeId}" },
+  deleteVolumeSnapshot: { method: "delete", path: "/api/v1/storage/volumes/{volumeId}/snapshots/{snapshotId}" },
   deleteWebhook: { method: "delete", path: "/api/v1/webhooks/{webhookId}" },
   denyCreditRequest: { method: "post", path: "/api/v1/credits/requests/{requestId}/deny" },
   denyQuotaRequest: { method: "post", path: "/api/v1/resource-policies/requests/{requestId}/deny" },
@@ -4812,6 +4917,7 @@ export const OPERATIONS = {
   getUserImport: { method: "get", path: "/api/v1/users/imports/{importId}" },
   getUserImportResults: { method: "get", path: "/api/v1/users/imports/{importId}/results.csv" },
   getVolume: { method: "get", path: "/api/v1/storage/volumes/{volumeId}" },
+  getVolumeSnapshot: { method: "get", path: "/api/v1/storage/volumes/{volumeId}/snapshots/{snapshotId}" },
   getWallet: { method: "get", path: "/api/v1/credits/wallets/{walletId}" },
   getWalletLedger: { method: "get", path: "/api/v1/credits/wallets/{walletId}/ledger" },
   getWebhook: { method: "get", path: "/api/v1/webhooks/{webhookId}" },
@@ -4851,6 +4957,7 @@ export const OPERATIONS = {
   listStoragePools: { method: "get", path: "/api/v1/storage/pools" },
   listUsers: { method: "get", path: "/api/v1/users" },
   listVolumes: { method: "get", path: "/api/v1/storage/volumes" },
+  listVolumeSnapshots: { method: "get", path: "/api/v1/storage/volumes/{volumeId}/snapshots" },
   listWallets: { method: "get", path: "/api/v1/credits/wallets" },
   listWebhookAttempts: { method: "get", path: "/api/v1/webhooks/{webhookId}/attempts" },
   listWebhookDeliveries: { method: "get", path: "/api/v1/webhooks/{webhookId}/deliveries" },
@@ -4873,6 +4980,7 @@ export const OPERATIONS = {
   requestCredits: { method: "post", path: "/api/v1/credits/requests" },
   restartSession: { method: "post", path: "/api/v1/sessions/{sessionId}/restart" },
   restoreVolume: { method: "post", path: "/api/v1/storage/volumes/{volumeId}/restore" },
+  restoreVolumeSnapshot: { method: "post", path: "/api/v1/storage/volumes/{volumeId}/snapshots/{snapshotId}/restore" },
   resumeSession: { method: "post", path: "/api/v1/sessions/{sessionId}/resume" },
   revokeClusterNodePoolGrant: { method: "delete", path: "/api/v1/clusters/{clusterId}/node-pools/{poolId}/grants/{grantId}" },
   rotateClusterOperatorToken: { method: "post", path: "/api/v1/clusters/{clusterId}/operator-token" },

@@ -58,3 +58,27 @@ export function makeDefaultStoragePool(pool: string) {
 export function deleteStoragePool(pool: string) {
   return api.call("deleteStoragePool", { params: { pool } });
 }
+
+export function loadVolumeSnapshots(volumeId: string, signal?: AbortSignal) {
+  return api.call("listVolumeSnapshots", { params: { volumeId }, query: { size: 100 } }, { signal });
+}
+
+export function createVolumeSnapshot(volumeId: string, name: string) {
+  return api.call(
+    "createVolumeSnapshot",
+    { params: { volumeId }, body: { name } },
+    { idempotencyKey: newIdempotencyKey() },
+  );
+}
+
+export function restoreVolumeSnapshot(volumeId: string, snapshotId: string, name: string) {
+  return api.call(
+    "restoreVolumeSnapshot",
+    { params: { volumeId, snapshotId }, body: { name } },
+    { idempotencyKey: newIdempotencyKey() },
+  );
+}
+
+export function deleteVolumeSnapshot(volumeId: string, snapshotId: string) {
+  return api.call("deleteVolumeSnapshot", { params: { volumeId, snapshotId } });
+}

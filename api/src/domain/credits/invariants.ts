@@ -67,5 +67,12 @@ export async function checkLedgerInvariants(db: Knex): Promise<Violation[]> {
   // Storage charges (domain/credits/storage.ts) are of volumes, not samples.
   for (const row of await storageChargeMismatches(db))
     out.push({ invariant: "a volume's storage charges add up to what billing says it charged", detail: row });
+  await q(
+    "a snapshot's storage charges add up to what billing says it charged",
+    `SELECT b.snapshot_id, b.charged::text, coalesce(s.total, 0)::text AS charges FROM billing_snapshots b
+       LEFT JOIN (SELECT metadata->>'snapshot' AS snapshot_id, sum(amount) AS total FROM ledger_transactions
+                   WHERE kind = 'charge' AND reason = 'storage' GROUP BY 1) s ON s.snapshot_id = b.snapshot_id
+      WHERE b.charged <> coalesce(s.total, 0) LIMIT 20`,
+  );
   return out;
 }

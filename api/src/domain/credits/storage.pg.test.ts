@@ -1,5 +1,6 @@
 import type { Knex } from "knex";
 import { describe, expect, it } from "vitest";
+import { insertSnapshot, updateSnapshot } from "../../db/operations/snapshots/snapshots.ts";
 import { insertVolume } from "../../db/operations/volumes/insertVolume.ts";
 import { writeStorageSettings } from "../../db/operations/volumes/storageSettings.ts";
 import { updateVolume } from "../../db/operations/volumes/updateVolume.ts";
@@ -13,6 +14,7 @@ import {
   useLedgerDatabase,
 } from "./credits.test-support.ts";
 import { SHORTFALL_WALLET } from "./ids.ts";
+import { checkLedgerInvariants } from "./invariants.ts";
 import { billStorage, gbMs, priceStorage } from "./storage.ts";
 
 const tdb = useLedgerDatabase();
@@ -138,5 +140,60 @@ describe("charging storage", () => {
     await billStorage(b);
     const charges = await storageCharges(db, vol);
     expect(charges.map((c) => c.amount)).toEqual(["5000", "25000"]);
+  });
+});
+
+describe("charging snapshots", () => {
+  it("charges a snapshot's size per GB-hour like a volume, up to its deletion, and a failed one up to its failure", async () => {
+    const db = tdb.db;
+    const org = await anOrganizationWallet(db, 1_000_000n);
+    const mine = await aWallet(db, org.id, "user", "usr_snap");
+    await grant(db, mine.id, 5_000_000n);
+    await writeStorageSettings(db, { gb_hour_credit_rate: "1000" }, "usr_admin", t0);
+    const vol = await aVolume(db, org.id, { owner: "usr_snap", sizeGb: 20, createdAt: at(0) });
+    const snap = async (id: string, createdAt: Date) =>
+      insertSnapshot(db, {
+        id,
+        volume_id: vol,
+        organization_id: org.id,
+        owner_kind: "user",
+        owner_id: "usr_snap",
+        name: id,
+        pool: "fast",
+        size_gb: 20,
+        state: "creating",
+        cluster_id: null,
+        k8s_name: id.replace("_", "-"),
+        created_by: "usr_snap",
+        created_at: createdAt,
+        updated_at: createdAt,
+      });
+    const kept = `snap_${"k".repeat(20)}`;
+    const failed = `snap_${"f".repeat(20)}`;
+    await snap(kept, at(HOUR / 2)); // 10:30
+    await snap(failed, at(HOUR / 2));
+    await updateSnapshot(db, failed, { state: "failed", failed_at: at(HOUR * 0.75), updated_at: at(HOUR * 0.75) });
+    const { b, clock } = billingAt(db, t0);
+    set(clock, at(HOUR + 5_000));
+    await Promise.all([billStorage(b), billStorage(b)]);
+    await updateSnapshot(db, kept, { state: "deleting", deleted_at: at(HOUR * 1.25), updated_at: at(HOUR * 1.25) });
+    set(clock, at(HOUR * 3));
+    await billStorage(b);
+    const charges = async (id: string) =>
+      (
+        (await db("ledger_transactions")
+          .where({ kind: "charge", reason: "storage" })
+          .whereRaw("metadata->>'snapshot' = ?", [id])
+          .orderBy("seq")) as { amount: string; metadata: Record<string, string> }[]
+      ).map((c) => [c.amount, c.metadata.source_volume, c.metadata.to]);
+    // 20 GB at 1,000 units per GB-hour: 10:30–11:00 and 11:00–11:15; the failed one 10:30–10:45.
+    expect(await charges(kept)).toEqual([
+      ["10000", vol, at(HOUR).toISOString()],
+      ["5000", vol, at(HOUR * 1.25).toISOString()],
+    ]);
+    expect(await charges(failed)).toEqual([["5000", vol, at(HOUR * 0.75).toISOString()]]);
+    // Snapshot charges are not a volume's: the volume's own charges are its own size only.
+    expect((await storageCharges(db, vol)).every((c) => c.metadata.snapshot === undefined)).toBe(true);
+    expect(await checkLedgerInvariants(db)).toEqual([]);
   });
 });

@@ -18,6 +18,11 @@ import { insertAuditRecord } from "../../db/operations/audit/insertAuditRecord.t
 import { insertTransactions, type NewTransaction } from "../../db/operations/ledger/insertTransactions.ts";
 import { lockWalletsOfOwners } from "../../db/operations/ledger/lockWallets.ts";
 import {
+  type DueSnapshot,
+  lockDueSnapshots,
+  saveSnapshotBilling,
+} from "../../db/operations/snapshots/snapshotBilling.ts";
+import {
   type DueVolume,
   lockDueVolumes,
   saveVolumeBilling,
@@ -67,60 +72,158 @@ export function storageCostOf(rate: bigint, sizeGb: number, seconds: number): bi
 
 export interface StorageBillResult {
   volumes: number;
+  /** Snapshots charged in the pass (they are billed like volumes: docs/dev/storage.md, "Snapshots"). */
+  snapshots: number;
   charged: bigint;
   shortfall: bigint;
   wallets: Set<string>;
 }
 
-/** Charges every volume's storage due up to the last grid boundary (deleted ones: up to their deletion). */
+/**
+ * Charges every volume's and snapshot's storage due up to the last grid boundary (deleted ones: up to
+ * their deletion; failed snapshots: up to their failure).
+ */
 export async function billStorage(b: CreditsContext, opts: { maxBatches?: number } = {}): Promise<StorageBillResult> {
-  const t = await billInBatches(b, opts.maxBatches, async (tx) => {
-    const r = await billStorageBatch(b, tx);
-    return { ...r, items: r.volumes };
-  });
-  return { volumes: t.items, charged: t.charged, shortfall: t.shortfall, wallets: t.wallets };
+  const vols = await billInBatches(b, opts.maxBatches, (tx) => billStorageBatch(b, tx, volumeSource));
+  const snaps = await billInBatches(b, opts.maxBatches, (tx) => billStorageBatch(b, tx, snapshotSource));
+  return {
+    volumes: vols.items,
+    snapshots: snaps.items,
+    charged: vols.charged + snaps.charged,
+    shortfall: vols.shortfall + snaps.shortfall,
+    wallets: new Set([...vols.wallets, ...snaps.wallets]),
+  };
 }
 
-function volumeChain(v: DueVolume) {
+/** One thing that holds storage and is charged for it: a volume or a snapshot. */
+interface Due {
+  id: string;
+  organization_id: string;
+  owner_kind: "user" | "project";
+  owner_id: string;
+  /** Charged up to here at most (deleted, failed); null: up to the grid. */
+  end: Date | null;
+  billed_until: Date;
+  carry: string;
+  charged: string;
+  spans: number;
+  /** A snapshot's: its size (constant) and the volume it was taken of. */
+  snapshot?: { sizeGb: number; volume: string };
+}
+
+interface Saved {
+  id: string;
+  billed_until: Date;
+  carry: bigint;
+  charged: bigint;
+  spans: number;
+}
+
+interface StorageSource {
+  /** The ledger metadata's key naming the thing (the invariants read `volume`). */
+  key: "volume" | "snapshot";
+  lock(tx: Knex.Transaction, until: Date, limit: number): Promise<Due[]>;
+  /** GB x ms of each due thing over its span. */
+  gbMs(tx: Knex.Transaction, due: Due[], spans: Map<string, [number, number]>): Promise<Map<string, bigint>>;
+  save(tx: Knex.Transaction, rows: Saved[], at: Date): Promise<void>;
+  metadata(d: Due): Record<string, string>;
+}
+
+const volumeSource: StorageSource = {
+  key: "volume",
+  lock: async (tx, until, limit) =>
+    (await lockDueVolumes(tx, until, limit)).map((v: DueVolume) => ({ ...v, id: v.volume_id, end: v.deleted_at })),
+  async gbMs(tx, due, spans) {
+    const sizes = await volumeSizes(
+      tx,
+      due.map((v) => v.id),
+    );
+    return new Map([...spans].map(([id, [from, to]]) => [id, gbMs(sizes.get(id) ?? [], from, to)] as [string, bigint]));
+  },
+  save: (tx, rows, at) =>
+    saveVolumeBilling(
+      tx,
+      rows.map((r) => ({ ...r, volume_id: r.id })),
+      at,
+    ),
+  metadata: () => ({}),
+};
+
+const snapshotSource: StorageSource = {
+  key: "snapshot",
+  lock: async (tx, until, limit) =>
+    (await lockDueSnapshots(tx, until, limit)).map((s: DueSnapshot) => ({
+      ...s,
+      id: s.snapshot_id,
+      end: s.ended_at,
+      snapshot: { sizeGb: s.size_gb, volume: s.volume_id },
+    })),
+  async gbMs(_tx, due, spans) {
+    const out = new Map<string, bigint>();
+    for (const d of due) {
+      const span = spans.get(d.id);
+      if (span) out.set(d.id, BigInt(d.snapshot?.sizeGb ?? 0) * BigInt(span[1] - span[0]));
+    }
+    return out;
+  },
+  save: saveSnapshotBilling,
+  metadata: (d): Record<string, string> => (d.snapshot ? { source_volume: d.snapshot.volume } : {}),
+};
+
+function chainOf(v: Due) {
   const org = { organizationId: v.organization_id, kind: "organization", id: v.organization_id };
   return [{ organizationId: v.organization_id, kind: v.owner_kind, id: v.owner_id }, org];
 }
 
-async function billStorageBatch(b: CreditsContext, tx: Knex.Transaction): Promise<StorageBillResult> {
+async function billStorageBatch(
+  b: CreditsContext,
+  tx: Knex.Transaction,
+  source: StorageSource,
+): Promise<StorageBillResult & { items: number }> {
   const now = b.clock.now();
   const grid = b.options.storageIntervalMs;
   const until = new Date(Math.floor(now.getTime() / grid) * grid);
-  const due = await lockDueVolumes(tx, until, b.options.chargeBatch);
-  const result: StorageBillResult = { volumes: due.length, charged: 0n, shortfall: 0n, wallets: new Set() };
+  const due = await source.lock(tx, until, b.options.chargeBatch);
+  const result = {
+    items: due.length,
+    volumes: 0,
+    snapshots: 0,
+    charged: 0n,
+    shortfall: 0n,
+    wallets: new Set<string>(),
+  };
   if (due.length === 0) return result;
   const rate = await storageRate(tx);
-  const sizes = await volumeSizes(
-    tx,
-    due.map((v) => v.volume_id),
-  );
-  const owners = [...new Map(due.flatMap(volumeChain).map((o) => [ownerKey(o), o])).values()];
+  const spans = new Map<string, [number, number]>();
+  for (const v of due) {
+    const from = v.billed_until.getTime();
+    const to = Math.min(until.getTime(), v.end ? v.end.getTime() : Number.POSITIVE_INFINITY);
+    if (to > from) spans.set(v.id, [from, to]);
+  }
+  const amounts = await source.gbMs(tx, due, spans);
+  const owners = [...new Map(due.flatMap(chainOf).map((o) => [ownerKey(o), o])).values()];
   const locked = await lockWalletsOfOwners(tx, owners);
   const byOwner = new Map(locked.map((w) => [walletKey(w), w]));
   const balances = new Map(locked.map((w) => [w.id, units(w.balance)]));
   const allowances = allowancesLeft(await walletAllowances(tx, locked, now));
   const batchId = `billing:${billingId("txn").slice(4)}`;
   const txns: NewTransaction[] = [];
-  const saved: Parameters<typeof saveVolumeBilling>[1][number][] = [];
+  const saved: Saved[] = [];
   for (const v of due) {
-    const from = v.billed_until.getTime();
-    const to = Math.min(until.getTime(), v.deleted_at ? v.deleted_at.getTime() : Number.POSITIVE_INFINITY);
-    if (to <= from) continue;
-    const gbms = gbMs(sizes.get(v.volume_id) ?? [], from, to);
+    const span = spans.get(v.id);
+    if (!span) continue;
+    const [from, to] = span;
+    const gbms = amounts.get(v.id) ?? 0n;
     const p = priceStorage(units(v.carry), rate, gbms);
     saved.push({
-      volume_id: v.volume_id,
+      id: v.id,
       billed_until: new Date(to),
       carry: p.carry,
       charged: units(v.charged) + p.amount,
       spans: v.spans + 1,
     });
     if (p.amount === 0n) continue;
-    const chain = volumeChain(v).flatMap((o) => byOwner.get(ownerKey(o)) ?? []);
+    const chain = chainOf(v).flatMap((o) => byOwner.get(ownerKey(o)) ?? []);
     const { paid, shortfall } = drawFrom(chain, balances, p.amount, allowances);
     for (const x of paid) result.wallets.add(x.walletId);
     result.charged += p.amount;
@@ -129,7 +232,7 @@ async function billStorageBatch(b: CreditsContext, tx: Knex.Transaction): Promis
       id: billingId("txn"),
       kind: "charge",
       amount: p.amount,
-      idempotencyKey: `storage:${v.volume_id}:${from}`,
+      idempotencyKey: `storage:${v.id}:${from}`,
       organizationId: v.organization_id,
       actorKind: "system",
       actorId: "system:billing",
@@ -142,7 +245,8 @@ async function billStorageBatch(b: CreditsContext, tx: Knex.Transaction): Promis
         { walletId: USAGE_WALLET, amount: p.amount },
       ],
       metadata: {
-        volume: v.volume_id,
+        [source.key]: v.id,
+        ...source.metadata(v),
         from: new Date(from).toISOString(),
         to: new Date(to).toISOString(),
         gb_ms: gbms.toString(),
@@ -154,8 +258,9 @@ async function billStorageBatch(b: CreditsContext, tx: Knex.Transaction): Promis
   const { duplicates } = await insertTransactions(tx, txns, { onDuplicate: "skip" });
   // The billing rows were locked and say these spans are not charged: a key already in the ledger means
   // the row was edited by hand. Refuse rather than move billed_until past money that was never taken.
-  if (duplicates.length > 0) throw new Error(`storage spans already in the ledger for ${duplicates.length} volumes`);
-  await saveVolumeBilling(tx, saved, now);
+  if (duplicates.length > 0)
+    throw new Error(`storage spans already in the ledger for ${duplicates.length} ${source.key}s`);
+  await source.save(tx, saved, now);
   if (txns.length > 0)
     await insertAuditRecord(tx, {
       action: "credits.storage_charge",
@@ -163,12 +268,16 @@ async function billStorageBatch(b: CreditsContext, tx: Knex.Transaction): Promis
       actorReason: "billing: storage charged",
       actorId: null,
       organizationId: null,
-      targetKind: "volumes",
+      targetKind: `${source.key}s`,
       targetId: null,
       requestId: batchId,
       outcome: "success",
       status: 200,
-      details: { volumes: txns.length, charged: result.charged.toString(), shortfall: result.shortfall.toString() },
+      details: {
+        [`${source.key}s`]: txns.length,
+        charged: result.charged.toString(),
+        shortfall: result.shortfall.toString(),
+      },
       at: now,
     });
   return result;

@@ -11,6 +11,7 @@ import {
   VolumeKind,
   volumeResourceName,
 } from "@berth/crds";
+import type { Knex } from "knex";
 import { insertVolume } from "../../db/operations/volumes/insertVolume.ts";
 import { lockVolumeTotals } from "../../db/operations/volumes/provisioned.ts";
 import { deleteVolumeRow } from "../../db/operations/volumes/updateVolume.ts";
@@ -59,7 +60,21 @@ async function choosePool(deps: Deps, name: string | undefined): Promise<Pool> {
   return chosen;
 }
 
-export async function createVolume(deps: Deps, principal: Principal, input: CreateVolumeInput): Promise<VolumeView> {
+/**
+ * A volume made from a snapshot (domain/snapshots/restoreSnapshot.ts): the snapshot's row is locked and
+ * checked in the creating transaction, so a delete of the snapshot either sees this volume or came first.
+ */
+export interface RestoreFrom {
+  snapshotId: string;
+  check(tx: Knex.Transaction): Promise<void>;
+}
+
+export async function createVolume(
+  deps: Deps,
+  principal: Principal,
+  input: CreateVolumeInput,
+  restore?: RestoreFrom,
+): Promise<VolumeView> {
   const rt = storageRuntimeOf(deps);
   const { organizationId, projectId } = await resolveOwnership(deps, principal, input);
   const pool = await choosePool(deps, input.pool);
@@ -82,6 +97,7 @@ export async function createVolume(deps: Deps, principal: Principal, input: Crea
     created_by: principal.userId,
     created_at: now,
     updated_at: now,
+    ...(restore ? { restored_from: restore.snapshotId } : {}),
   };
   const row = await deps.db
     .transaction(async (tx) => {
@@ -92,6 +108,7 @@ export async function createVolume(deps: Deps, principal: Principal, input: Crea
         throw new Invalid("the request is invalid", [
           { path: ["body", "pool"], message: "no such pool", code: "invalid_reference" },
         ]);
+      await restore?.check(tx);
       await checkRoom(deps, tx, base, current, input.size_gb);
       return insertVolume(tx, base);
     })

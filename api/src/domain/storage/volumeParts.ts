@@ -6,6 +6,7 @@
 import { KubeError } from "@berth/controllers/kube";
 import { type Pool, type Volume, VolumeKind } from "@berth/crds";
 import type { Knex } from "knex";
+import { snapshotGbByOwner } from "../../db/operations/snapshots/snapshots.ts";
 import { findVolumeById } from "../../db/operations/volumes/findVolumeById.ts";
 import { provisionedByOwner, provisionedByPool } from "../../db/operations/volumes/provisioned.ts";
 import type { VolumeRow } from "../../db/operations/volumes/types.ts";
@@ -39,7 +40,10 @@ export async function priced<T extends VolumeView | VolumeView[]>(deps: Deps, v:
   return v;
 }
 
-/** The resource policy's quota for `addGb` more, inside the locking transaction. */
+/**
+ * The resource policy's quota for `addGb` more, inside the locking transaction. An owner's snapshots count
+ * with their volumes (a snapshot holds its volume's size until it is deleted).
+ */
 export async function checkQuota(
   deps: Deps,
   tx: Knex.Transaction,
@@ -55,14 +59,17 @@ export async function checkQuota(
     ...(project ? {} : { userId: row.owner_id }),
   });
   if (limit) {
-    const current = await provisionedByOwner(tx, row.owner_kind, row.owner_id);
+    const volumes = await provisionedByOwner(tx, row.owner_kind, row.owner_id);
+    const snapshots = await snapshotGbByOwner(tx, row.owner_kind, row.owner_id);
+    const current = volumes + snapshots;
     if (current + addGb > limit.value)
       throw new QuotaExceeded(
-        `this would hold ${current + addGb} GB of volumes; the limit is ${limit.value} GB (${limit.scope})`,
+        `this would hold ${current + addGb} GB of volumes and snapshots; the limit is ${limit.value} GB (${limit.scope})`,
         {
           limit: project ? "max_volume_gb_per_project" : "max_volume_gb_per_user",
           value: limit.value,
           current_gb: current,
+          snapshot_gb: snapshots,
           requested_gb: addGb,
           scope: limit.scope,
         },

@@ -20,6 +20,10 @@ export const WEBHOOK_EVENT_TYPES = [
   "volume.created",
   "volume.resized",
   "volume.deleted",
+  // Snapshots: a trigger on volume_snapshots (migration 20261129140000_volume_snapshots.ts).
+  "volume.snapshot.ready",
+  "volume.snapshot.failed",
+  "volume.snapshot.deleted",
   "node.cordoned",
   "node.uncordoned",
   "node.drained",
@@ -62,6 +66,9 @@ export const WEBHOOK_EVENT_DESCRIPTIONS: Record<WebhookEventType, string> = {
   "volume.created": "A volume of the organization was made.",
   "volume.resized": "A volume's quota changed; data.previous_size_gb says from what.",
   "volume.deleted": "A volume of the organization was deleted.",
+  "volume.snapshot.ready": "A snapshot of a volume is ready to restore.",
+  "volume.snapshot.failed": "A snapshot of a volume failed; data.failure says why, as the cluster said it.",
+  "volume.snapshot.deleted": "A snapshot of a volume was deleted on its cluster.",
   "node.cordoned":
     "An administrator cordoned a GPU node (no new sessions on it). Fleet-wide: every organization hears it.",
   "node.uncordoned": "A cordoned GPU node takes sessions again. Fleet-wide.",

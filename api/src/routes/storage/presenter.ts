@@ -62,6 +62,8 @@ export function presentVolume(v: VolumeView) {
     hourly_cost: (v.hourlyCost ?? 0n).toString(),
     deleted_at: row.deleted_at ? iso(row.deleted_at) : null,
     purge_after: row.purge_after ? iso(row.purge_after) : null,
+    restored_from: row.restored_from ?? null,
+    restoring: !!row.restored_from && !row.restored_at,
     created_by: row.created_by,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),

@@ -101,6 +101,9 @@ export const StoragePool = z
   })
   .meta({ id: "StoragePool" });
 
+/** A volume's display name. */
+export const VolumeName = z.string().regex(/\S/, "not only spaces").trim().min(1).max(128);
+
 export const CreateVolumeBody = z
   .object({
     name: z.string().regex(/\S/, "not only spaces").trim().min(1).max(128),
@@ -174,6 +177,10 @@ export const StorageVolume = z
     deleted_at: Timestamp.nullable(),
     purge_after: Timestamp.nullable().meta({
       description: "Deleted: when its data goes; until then POST .../restore undoes the delete.",
+    }),
+    restored_from: z.string().nullable().meta({ description: "The snapshot it was made from, if any." }),
+    restoring: z.boolean().meta({
+      description: "Made from a snapshot whose data is not in its claim yet; the snapshot is not deleted meanwhile.",
     }),
     created_by: z.string(),
     created_at: Timestamp,

@@ -327,7 +327,14 @@ describe("volumes", () => {
     expect(r.status).toBe(403);
     expect(r.body.error).toMatchObject({
       code: "quota_exceeded",
-      details: { limit: "max_volume_gb_per_user", value: 500, current_gb: 200, requested_gb: 301, scope: "global" },
+      details: {
+        limit: "max_volume_gb_per_user",
+        value: 500,
+        current_gb: 200,
+        snapshot_gb: 0,
+        requested_gb: 301,
+        scope: "global",
+      },
     });
   });
 

@@ -1,21 +1,26 @@
 // Volumes: what outlives sessions. Create one (on the default pool unless another is named), grow or
 // rename it, share it within the organization (read-only or read-write), see its lock, where its claim is
 // bound and what it costs per hour; delete it and undo the delete until its data goes. The API decides
-// who may (docs/dev/storage.md).
+// who may (docs/dev/storage.md). Each volume's snapshots open below its row: take one, restore one into a
+// new volume, delete one; their state is what the cluster said (docs/dev/storage.md, "Snapshots").
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
-import type { StorageVolume } from "../../api/openapi.gen.ts";
+import type { StorageVolume, VolumeSnapshot } from "../../api/openapi.gen.ts";
 import { auth } from "../../app/context.ts";
 import { confirmAction } from "../../components/confirm-dialog/index.ts";
 import "../../components/empty-state/index.ts";
 import "../../components/error-panel/index.ts";
 import {
   createVolume,
+  createVolumeSnapshot,
   deleteVolume,
+  deleteVolumeSnapshot,
   loadDeletedVolumes,
   loadStorageSettings,
+  loadVolumeSnapshots,
   loadVolumes,
   restoreVolume,
+  restoreVolumeSnapshot,
   setVolumeShares,
   updateVolume,
 } from "../../app/storage.ts";
@@ -31,10 +36,18 @@ export class BerthVolumesView extends LitElement {
     error: { state: true },
     notice: { state: true },
     editing: { state: true },
+    snapshotsOf: { state: true },
   };
   declare error: unknown;
   declare notice: string | undefined;
   declare editing: string;
+  /** The volume whose snapshots are open ("" for none). */
+  declare snapshotsOf: string;
+
+  #snapshots = new Task(this, {
+    task: async ([volumeId], { signal }) => (volumeId ? loadVolumeSnapshots(volumeId, signal) : undefined),
+    args: () => [this.snapshotsOf] as const,
+  });
 
   #volumes = new Task(this, {
     task: async (_a, { signal }) => loadVolumes(signal),
@@ -54,6 +67,7 @@ export class BerthVolumesView extends LitElement {
     this.error = undefined;
     this.notice = undefined;
     this.editing = "";
+    this.snapshotsOf = "";
   }
 
   async #do(notice: string, fn: () => Promise<unknown>): Promise<boolean> {
@@ -64,6 +78,7 @@ export class BerthVolumesView extends LitElement {
       this.notice = notice;
       void this.#volumes.run();
       void this.#deleted.run();
+      if (this.snapshotsOf) void this.#snapshots.run();
       return true;
     } catch (e) {
       this.error = e;
@@ -132,6 +147,87 @@ export class BerthVolumesView extends LitElement {
       );
   }
 
+  async #snapshot(v: StorageVolume, e: SubmitEvent): Promise<void> {
+    e.preventDefault();
+    const form = e.target as HTMLFormElement;
+    const name = String(new FormData(form).get("name") ?? "").trim();
+    if (
+      await this.#do(`Snapshot ${name} of ${v.name} asked for; it is ready once the cluster says so.`, () =>
+        createVolumeSnapshot(v.id, name),
+      )
+    )
+      form.reset();
+  }
+
+  async #restoreSnapshot(v: StorageVolume, s: VolumeSnapshot, e: SubmitEvent): Promise<void> {
+    e.preventDefault();
+    const name = String(new FormData(e.target as HTMLFormElement).get("name") ?? "").trim();
+    await this.#do(`Snapshot ${s.name} restored into the new volume ${name}.`, () =>
+      restoreVolumeSnapshot(v.id, s.id, name),
+    );
+  }
+
+  async #deleteSnapshot(v: StorageVolume, s: VolumeSnapshot): Promise<void> {
+    if (
+      await confirmAction({
+        heading: `Delete the snapshot ${s.name}?`,
+        body: `Its data goes from the cluster; it stops counting against your quota and being billed.`,
+        confirmLabel: "Delete",
+        danger: true,
+      })
+    )
+      await this.#do(`Snapshot ${s.name} of ${v.name} is being deleted.`, () => deleteVolumeSnapshot(v.id, s.id));
+  }
+
+  #snapshotState(s: VolumeSnapshot) {
+    const tone = { creating: "tone-info", ready: "tone-ok", failed: "tone-bad", deleting: "tone-muted" }[s.state];
+    return html`<span class="badge ${tone}" data-testid=${TEST_IDS.volumes.snapshotState}>${s.state}</span>${
+      s.failure ? html`<br /><small>${s.failure}</small>` : nothing
+    }`;
+  }
+
+  #snapshotsPanel(v: StorageVolume) {
+    const manage = !v.shared_with_me;
+    return html`<tr data-testid=${TEST_IDS.volumes.snapshotsPanel} data-volume-id=${v.id}><td colspan="8">
+      <h3>Snapshots of ${v.name}</h3>
+      <p class="muted">A snapshot holds the volume's size against your quota and is billed per GB-hour like a volume until it is deleted. A volume that a running session writes to is refused: pause the session first.</p>
+      ${
+        manage
+          ? html`<form class="row" @submit=${(e: SubmitEvent) => this.#snapshot(v, e)} aria-label="Snapshot ${v.name}">
+        <div class="field"><label for="sn-name-${v.id}">Snapshot name</label><input id="sn-name-${v.id}" name="name" required maxlength="128" placeholder="before-upgrade" /></div>
+        <button class="primary" type="submit">Take snapshot</button>
+      </form>`
+          : nothing
+      }
+      ${renderTask(this.#snapshots, {
+        pendingLabel: "Loading snapshots…",
+        isEmpty: (r) => !r || r.data.length === 0,
+        empty: () =>
+          html`<p class="muted" data-testid=${TEST_IDS.volumes.noSnapshots}>No snapshot of this volume yet.</p>`,
+        complete: (r) => html`<div class="table-wrap"><table data-testid=${TEST_IDS.volumes.snapshotsTable}>
+          <caption class="visually-hidden">Snapshots of ${v.name}</caption>
+          <thead><tr><th scope="col">Snapshot</th><th scope="col">State</th><th scope="col">Size</th><th scope="col">Taken</th><th scope="col">Actions</th></tr></thead>
+          <tbody>${(r?.data ?? []).map(
+            (s) => html`<tr data-testid=${TEST_IDS.volumes.snapshotRow} data-snapshot-id=${s.id}>
+              <td><strong data-testid=${TEST_IDS.volumes.snapshotName}>${s.name}</strong><br /><small class="muted"><code>${s.id}</code>${s.cluster ? html` · on ${s.cluster}` : nothing}</small></td>
+              <td>${this.#snapshotState(s)}</td>
+              <td>${s.size_gb} GB</td>
+              <td><time datetime=${s.created_at} title=${formatTime(s.created_at)}>${formatRelative(s.created_at)}</time></td>
+              <td class="actions">${
+                manage
+                  ? html`<form class="row" @submit=${(e: SubmitEvent) => this.#restoreSnapshot(v, s, e)} aria-label="Restore ${s.name}">
+                  <div class="field"><label for="rs-${s.id}">New volume</label><input id="rs-${s.id}" name="name" required maxlength="128" .value=${`${v.name}-${s.name}`} ?disabled=${s.state !== "ready"} /></div>
+                  <button type="submit" ?disabled=${s.state !== "ready"} aria-label="Restore ${s.name} into a new volume">Restore</button>
+                  <button type="button" class="danger" ?disabled=${s.state === "deleting"} @click=${() => this.#deleteSnapshot(v, s)} aria-label="Delete snapshot ${s.name}">Delete</button>
+                </form>`
+                  : html`<span class="muted">—</span>`
+              }</td>
+            </tr>`,
+          )}</tbody></table></div>`,
+      })}
+    </td></tr>`;
+  }
+
   #owner(v: StorageVolume) {
     if (v.owner.kind === "project") return html`project <code>${v.owner.id}</code>`;
     return v.owner.id === auth.userId ? "you" : html`<code>${v.owner.id}</code>`;
@@ -139,6 +235,7 @@ export class BerthVolumesView extends LitElement {
 
   #row(v: StorageVolume) {
     const edit = this.editing === v.id;
+    const snapshots = this.snapshotsOf === v.id;
     return html`<tr data-testid=${TEST_IDS.volumes.row} data-volume-id=${v.id}>
       <td><strong data-testid=${TEST_IDS.volumes.name}>${v.name}</strong><br /><small class="muted"><code>${v.id}</code> · ${this.#owner(v)}</small>${v.shared_with_me ? html`<br /><span class="badge tone-muted" data-testid=${TEST_IDS.volumes.shared}>Shared with you · ${v.shared_with_me === "read_only" ? "read-only" : "read-write"}</span>` : nothing}</td>
       <td data-testid=${TEST_IDS.volumes.size}>${v.size_gb} GB${v.used_gb !== null ? html`<br /><small>${v.used_gb} GB used</small>` : nothing}</td>
@@ -156,6 +253,7 @@ export class BerthVolumesView extends LitElement {
         v.shared_with_me
           ? html`<span class="muted">—</span>`
           : html`<button type="button" @click=${() => (this.editing = edit ? "" : v.id)} aria-expanded=${edit ? "true" : "false"} aria-label="Edit ${v.name}">Edit</button>
+        <button type="button" data-testid=${TEST_IDS.volumes.snapshotsToggle} @click=${() => (this.snapshotsOf = snapshots ? "" : v.id)} aria-expanded=${snapshots ? "true" : "false"} aria-label="Snapshots of ${v.name}">Snapshots</button>
         <button type="button" class="danger" ?disabled=${v.locked} @click=${() => this.#delete(v)} aria-label="Delete ${v.name}">Delete</button>`
       }</td>
     </tr>
@@ -175,7 +273,8 @@ export class BerthVolumesView extends LitElement {
         </form>
       </td></tr>`
         : nothing
-    }`;
+    }
+    ${snapshots ? this.#snapshotsPanel(v) : nothing}`;
   }
 
   #table(rows: StorageVolume[]) {

@@ -14,4 +14,8 @@ export interface VolumeRow {
   deleted_at: Date | null;
   /** Deleted: when its data goes (until then the owner may undo the delete). */
   purge_after: Date | null;
+  /** Made from this snapshot (docs/dev/storage.md, "Snapshots"). */
+  restored_from?: string | null;
+  /** When its claim bound with the snapshot's data; null while it is being restored. */
+  restored_at?: Date | null;
 }

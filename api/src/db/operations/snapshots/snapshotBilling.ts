@@ -1,0 +1,55 @@
+import type { Knex } from "knex";
+
+export interface DueSnapshot {
+  snapshot_id: string;
+  volume_id: string;
+  organization_id: string;
+  owner_kind: "user" | "project";
+  owner_id: string;
+  size_gb: number;
+  /** When it stopped holding data: deleted, or failed (null while it holds some). */
+  ended_at: Date | null;
+  billed_until: Date;
+  carry: string;
+  charged: string;
+  spans: number;
+}
+
+/**
+ * Locks up to `limit` snapshots with storage not yet charged up to `until` (live ones) or up to their end
+ * (deleted or failed ones), skipping those another biller holds.
+ */
+export async function lockDueSnapshots(tx: Knex.Transaction, until: Date, limit: number): Promise<DueSnapshot[]> {
+  const r = (await tx.raw(
+    `SELECT b.snapshot_id, s.volume_id, s.organization_id, s.owner_kind, s.owner_id, s.size_gb,
+            least(s.deleted_at, s.failed_at) AS ended_at, b.billed_until,
+            b.carry::text AS carry, b.charged::text AS charged, b.spans
+       FROM billing_snapshots b JOIN volume_snapshots s ON s.id = b.snapshot_id
+      WHERE b.billed_until < coalesce(least(s.deleted_at, s.failed_at, ?::timestamptz), ?::timestamptz)
+      ORDER BY b.snapshot_id LIMIT ? FOR UPDATE OF b SKIP LOCKED`,
+    [until, until, limit],
+  )) as { rows: DueSnapshot[] };
+  return r.rows;
+}
+
+export async function saveSnapshotBilling(
+  tx: Knex.Transaction,
+  rows: readonly { id: string; billed_until: Date; carry: bigint; charged: bigint; spans: number }[],
+  at: Date,
+): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.raw(
+    `UPDATE billing_snapshots b SET billed_until = u.until, carry = u.carry, charged = u.charged, spans = u.spans, updated_at = ?
+       FROM (SELECT unnest(?::text[]) AS id, unnest(?::timestamptz[]) AS until, unnest(?::bigint[]) AS carry,
+                    unnest(?::bigint[]) AS charged, unnest(?::int[]) AS spans) u
+      WHERE b.snapshot_id = u.id`,
+    [
+      at,
+      rows.map((r) => r.id),
+      rows.map((r) => r.billed_until),
+      rows.map((r) => r.carry.toString()),
+      rows.map((r) => r.charged.toString()),
+      rows.map((r) => r.spans),
+    ],
+  );
+}
