@@ -67,6 +67,11 @@ describe("choosing what to reclaim", () => {
     expect(low?.victims.map((v) => v.key)).toEqual(["low"]);
     const newest = chooseReclaim(input([aBorrower("old"), aBorrower("new", { startedAt: at(20 * MIN) })]));
     expect(newest?.victims.map((v) => v.key)).toEqual(["new"]);
+    // Started in the same second (status times have whole seconds): the one created last, whatever its key.
+    const sameSecond = chooseReclaim(
+      input([aBorrower("b-later", { createdAt: at(2 * MIN) }), aBorrower("a-earlier", { createdAt: at(1 * MIN) })]),
+    );
+    expect(sameSecond?.victims.map((v) => v.key)).toEqual(["b-later"]);
   });
 
   it("never takes one within its minimum runtime, nor a guaranteed one", () => {

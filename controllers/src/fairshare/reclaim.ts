@@ -174,7 +174,10 @@ export function planReclaims(
   return reclaims;
 }
 
-/** Idle first, then the most over fair share, then the lowest priority, then the newest, then key. */
+/**
+ * Idle first, then the most over fair share, then the lowest priority, then the newest (started, then
+ * created), then key.
+ */
 function order(a: Holder, b: Holder, overOf: (org: string) => number): number {
   if (a.idle !== b.idle) return a.idle ? -1 : 1;
   const oa = overOf(a.org);
@@ -184,6 +187,9 @@ function order(a: Holder, b: Holder, overOf: (org: string) => number): number {
   const sa = started(a);
   const sb = started(b);
   if (sa !== sb) return sb - sa;
+  const ca = a.createdAt ?? "";
+  const cb = b.createdAt ?? "";
+  if (ca !== cb) return ca < cb ? 1 : -1;
   return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
 }
 

@@ -138,6 +138,11 @@ export interface Holder extends Owner {
   priority: number;
   /** Start of its current run (status.startedAt): the minimum runtime counts from here. */
   startedAt: string;
+  /**
+   * When it was created: "the newest" among runs that started in the same second (status times have
+   * whole seconds) is the one created last.
+   */
+  createdAt?: string;
   /** No activity now (the idle rule's signals): reclaimed before any active one. */
   idle: boolean;
   /** Already warned and waiting out its grace period: its cards count as coming free, it is not chosen again. */

@@ -192,6 +192,7 @@ export async function reclaimCapacity(c: CapacityReclaimContext): Promise<Capaci
       capacityClass: s.spec.capacityClass ?? "guaranteed",
       priority: s.spec.priority,
       startedAt: s.status?.startedAt ?? row.created_at.toISOString(),
+      createdAt: row.created_at.toISOString(),
       idle: (s.status?.reclaim?.idle?.warned.length ?? 0) > 0,
       org: row.organization_id,
       project: row.project_id ?? "",
