@@ -134,7 +134,12 @@ export class PlacementPass {
       const strayGpus = strays.length > 0 ? observed.gpuCountOf(s) : undefined;
       if (s.status?.gpuModel && strayGpus)
         for (const r of strays)
-          holdings.push({ clusterId: r.clusterId, gpuModel: s.status.gpuModel, gpuCount: strayGpus });
+          holdings.push({
+            clusterId: r.clusterId,
+            gpuModel: s.status.gpuModel,
+            gpuCount: strayGpus,
+            ...(s.spec.migProfile ? { migProfile: s.spec.migProfile } : {}),
+          });
       if (s.status?.cluster && HOLDING_PHASES.includes(phase)) {
         const gpuCount = observed.gpuCountOf(s);
         const assigned = s.status.gpuAssignment;
@@ -149,7 +154,12 @@ export class PlacementPass {
         }
         // Whole GPUs count in the cluster's sum too; slices only on their card.
         if (s.status.gpuModel && gpuCount && !s.spec.gpuSlice)
-          holdings.push({ clusterId: s.status.cluster, gpuModel: s.status.gpuModel, gpuCount });
+          holdings.push({
+            clusterId: s.status.cluster,
+            gpuModel: s.status.gpuModel,
+            gpuCount,
+            ...(s.spec.migProfile ? { migProfile: s.spec.migProfile } : {}),
+          });
         continue;
       }
       const wants =
@@ -173,6 +183,7 @@ export class PlacementPass {
         gpuModel: offering.spec.gpuModel,
         gpuCount,
         ...(s.spec.gpuSlice ? { slice: { memoryMib: s.spec.gpuSlice.memoryMib, cores: s.spec.gpuSlice.cores } } : {}),
+        ...(s.spec.migProfile ? { migProfile: s.spec.migProfile } : {}),
         priority: s.spec.priority,
         since: reclaimed ? (s.status?.startedAt ?? queueSince(s, now)) : queueSince(s, now),
         ...(s.spec.clusterPin ? { clusterPin: s.spec.clusterPin } : {}),

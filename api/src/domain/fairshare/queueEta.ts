@@ -11,7 +11,7 @@ import {
   type LengthSample,
   type PlacementRequest,
 } from "@berth/controllers";
-import { gpuOccupancy } from "@berth/crds";
+import { gpuOccupancy, shareOfRow } from "@berth/crds";
 import type { Knex } from "knex";
 import type { SessionRow } from "../../db/operations/sessions/types.ts";
 import { placementInventory } from "../../db/operations/sessions/workerQueries.ts";
@@ -32,9 +32,16 @@ export async function queueEtas(db: Knex, sessions: SessionsRuntime | undefined,
       .where((q) => q.whereNotNull("paused_at").orWhereNotNull("terminated_at"))
       .orderBy("updated_at", "desc")
       .limit(500)
-      .select("gpu_model", "gpu_count", "gpu_slices_per_card", "started_at", "paused_at", "terminated_at") as Promise<
-      SessionRow[]
-    >,
+      .select(
+        "gpu_model",
+        "gpu_count",
+        "gpu_slices_per_card",
+        "gpu_share_num",
+        "gpu_share_den",
+        "started_at",
+        "paused_at",
+        "terminated_at",
+      ) as Promise<SessionRow[]>,
     db("clusters").whereNull("deregistered_at").select("id", "last_report_at") as Promise<
       { id: string; last_report_at: Date | null }[]
     >,
@@ -86,7 +93,7 @@ export async function queueEtas(db: Knex, sessions: SessionsRuntime | undefined,
     return [
       {
         gpuModel: r.gpu_model,
-        cards: gpuOccupancy(r.gpu_count, r.gpu_slices_per_card ?? undefined),
+        cards: gpuOccupancy(r.gpu_count, r.gpu_slices_per_card ?? undefined, shareOfRow(r)),
         lengthMs,
         endedAt: end.toISOString(),
       },

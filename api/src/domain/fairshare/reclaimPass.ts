@@ -21,6 +21,7 @@ import {
   sessionEventBody,
   sessionIdOf,
   sessionPath,
+  shareOfRow,
   withInterim,
 } from "@berth/crds";
 import type { Knex } from "knex";
@@ -167,7 +168,8 @@ export async function reclaimCapacity(c: CapacityReclaimContext): Promise<Capaci
     .sort((a, b) => a.row.created_at.getTime() - b.row.created_at.getTime());
   if (waiting.length === 0) return result;
 
-  const cardsOf = (row: SessionRow) => gpuOccupancy(row.gpu_count, row.gpu_slices_per_card ?? undefined);
+  const cardsOf = (row: SessionRow) =>
+    gpuOccupancy(row.gpu_count, row.gpu_slices_per_card ?? undefined, shareOfRow(row));
   const holders: Holder[] = sessions
     .filter(({ s }) => s.status?.cluster && s.status.gpuModel && HOLDING.has(phaseOf(s)))
     .map(({ s, row }) => ({

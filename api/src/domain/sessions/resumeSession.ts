@@ -1,7 +1,7 @@
 // Resume: placed again (maybe on another cluster, unless pinned or held by a volume), after the same
 // quota gate as a creation: a paused session does not count, so bringing it back must fit.
 
-import { gpuOccupancy } from "@berth/crds";
+import { gpuOccupancy, shareOfRow } from "@berth/crds";
 import type { SessionView } from "../../db/operations/sessions/view.ts";
 import type { Deps } from "../../deps.ts";
 import { QuotaExceeded } from "../../errors.ts";
@@ -31,7 +31,7 @@ export function resumeSession(deps: Deps, principal: Principal, id: string): Pro
           projectId: row.project_id,
           offering,
           gpuCount: row.gpu_count,
-          gpuOccupancy: gpuOccupancy(row.gpu_count, row.gpu_slices_per_card ?? undefined),
+          gpuOccupancy: gpuOccupancy(row.gpu_count, row.gpu_slices_per_card ?? undefined, shareOfRow(row)),
           sessionId: row.id,
           capacityClass: row.capacity_class,
         });
