@@ -193,3 +193,19 @@ describe("MIG instances in the inventory", () => {
     expect(n && "mig" in n).toBe(false);
   });
 });
+
+describe("MIG through the watches' projections", () => {
+  it("keeps a node's MIG resources and a MIG pod's instances, so the inventory reports them", () => {
+    const node = aNode("mig-1").withGpus(0, "NVIDIA-H100-80GB-HBM3").build();
+    (node.status as { allocatable: Record<string, string> }).allocatable["nvidia.com/mig-3g.40gb"] = "2";
+    const pod = {
+      metadata: { name: "p", namespace: "s" },
+      spec: { nodeName: "mig-1", containers: [{ resources: { limits: { "nvidia.com/mig-3g.40gb": "1" } } }] },
+      status: { phase: "Running" },
+    };
+    const slimmed = slimPod(pod);
+    expect(slimmed).toBeDefined();
+    const [n] = computeInventory([slimNode(node) as NonNullable<ReturnType<typeof slimNode>>], [slimmed as never]);
+    expect(n?.mig).toEqual({ "3g.40gb": { allocatable: 2, in_use: 1 } });
+  });
+});
