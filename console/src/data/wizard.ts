@@ -34,7 +34,8 @@ export function isSlice(o: TierLike): boolean {
 
 /** "1/8 of NVIDIA-H100-80GB-HBM3 · 9.9 GiB GPU memory", "MIG 3g.40gb of … · 1/2 of the card" or "2 × …". */
 export function tierLabel(o: TierLike): string {
-  if (o.mig_profile) return `MIG ${o.mig_profile} of ${o.gpu_model} · ${o.card_share ?? "?"} of the card`;
+  if (o.mig_profile)
+    return `MIG ${o.mig_profile} of ${o.gpu_model}${o.card_share ? ` · ${o.card_share} of the card` : ""}`;
   if (!isSlice(o)) return `${o.gpu_count} × ${o.gpu_model}`;
   const gib = ((o.slice_memory_mib ?? 0) / 1024).toFixed(1);
   return `${o.fraction} of ${o.gpu_model} · ${gib} GiB GPU memory`;
