@@ -55,6 +55,21 @@ export const ERROR_CODES = {
     description:
       "The Dockerfile is empty or larger than the limit; details.reason (empty, too_large) and details.limit_bytes say which.",
   },
+  mig_profile_unknown: {
+    status: 400,
+    description:
+      "The MIG profile is not one of any card Berth knows (`<compute>g.<memory>gb`, e.g. 1g.10gb); details.allowed lists the known ones.",
+  },
+  mig_profile_not_for_model: {
+    status: 400,
+    description:
+      "The MIG profile exists, but not on this GPU model (a 40 GB card has 1g.5gb, an 80 GB one 1g.10gb), or the model has no MIG; details.allowed lists the model's profiles.",
+  },
+  mig_layout_overfilled: {
+    status: 400,
+    description:
+      "The layout asks more of one card than it has: 7 compute and 8 memory slices, and each profile at most its instances per card; details give the slices asked and, when one profile is over its own bound, that profile and its maximum.",
+  },
   node_selector_invalid: {
     status: 400,
     description:
@@ -220,6 +235,11 @@ export const ERROR_CODES = {
     status: 422,
     description:
       "The offering is a fraction of a card, and no cluster with its GPU model (or not the pinned one) runs a GPU sharing layer; details.sharing_clusters lists those that do, details.supported_layers the layers Berth drives.",
+  },
+  mig_profile_unavailable: {
+    status: 422,
+    description:
+      "The offering is a MIG profile, and no node of its GPU model (on the pinned cluster, when pinned) is marked with a MIG layout of that profile and advertises it; details.mig_clusters lists the clusters that do.",
   },
   cluster_unreachable: {
     status: 422,

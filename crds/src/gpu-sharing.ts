@@ -34,9 +34,25 @@ export function fractionLabel(slicesPerCard: number | undefined): string {
   return slicesPerCard && slicesPerCard > 1 ? `1/${slicesPerCard}` : "1";
 }
 
-/** GPU occupancy of a session: what quotas, policies and availability count (a 1/4 slice counts 0.25). */
-export function gpuOccupancy(gpuCount: number, slicesPerCard: number | undefined): number {
+/**
+ * GPU occupancy of a session: what quotas, policies and availability count (a 1/4 slice counts 0.25, a
+ * MIG instance its share of the card, crds/src/mig.ts).
+ */
+export function gpuOccupancy(
+  gpuCount: number,
+  slicesPerCard: number | undefined,
+  share?: { num: number; den: number } | null,
+): number {
+  if (share) return (gpuCount * share.num) / share.den;
   return slicesPerCard && slicesPerCard > 1 ? gpuCount / slicesPerCard : gpuCount;
+}
+
+/** A session row's MIG share, when it has one. */
+export function shareOfRow(r: {
+  gpu_share_num?: number | null;
+  gpu_share_den?: number | null;
+}): { num: number; den: number } | null {
+  return r.gpu_share_num && r.gpu_share_den ? { num: r.gpu_share_num, den: r.gpu_share_den } : null;
 }
 
 /** Sharing layers Berth knows how to drive. */

@@ -37,6 +37,11 @@ export const InventoryNode = z
     devices: z.array(GpuDevice).max(1024).default([]),
     /** The node's GPU sharing layer (its cards may hold slices); absent: whole cards only. */
     gpu_sharing: z.enum(["hami"]).optional(),
+    /**
+     * MIG instances the node advertises (`nvidia.com/mig-<profile>`, the device plugin's mixed strategy), per
+     * profile: allocatable and held by pods. Absent: no MIG.
+     */
+    mig: z.record(z.string().min(1).max(63), z.object({ allocatable: Count, in_use: Count })).optional(),
   })
   .superRefine((n, ctx) => {
     const seen = new Set<number>();

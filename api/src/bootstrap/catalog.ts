@@ -11,7 +11,10 @@ import {
   ImageKind,
   type KindDefinition,
   LABELS,
+  MIG_PROFILES,
   MINOR_UNITS_PER_CREDIT,
+  migRate,
+  migShare,
   OfferingKind,
   ResourcePolicyKind,
   ResourcePresetKind,
@@ -79,6 +82,29 @@ function slices(
   );
 }
 
+/**
+ * MIG offerings of one model (docs/dev/gpu-sharing.md): one per profile smaller than the card, at exactly
+ * the profile's share of the whole card's rate (the larger of compute of 7 and memory of 8), rounded down
+ * to the minor unit. No headroom premium as slices pay: a MIG instance is isolated in hardware and its
+ * card's partition is the administrator's, not Berth's packing.
+ */
+function migInstances(base: string, display: string, gpuModel: string, wholeRate: string) {
+  return (MIG_PROFILES[gpuModel] ?? [])
+    .filter((p) => p.computeSlices < 7)
+    .map((p) => {
+      const share = migShare(p);
+      return OfferingKind.build(meta(`${base}-mig-${p.name.replace(".", "-")}`), {
+        displayName: `${display} MIG ${p.name}`,
+        gpuModel,
+        tier: "mig",
+        gpuCount: 1,
+        migProfile: p.name,
+        hourlyCreditRate: String(migRate(Number(creditsPerHour(wholeRate)), share)),
+        description: `One MIG instance ${p.name}: ${p.computeSlices} of 7 compute slices, isolated in hardware; billed at ${share.num}/${share.den} of the card, on nodes an administrator marked with a MIG layout.`,
+      });
+    });
+}
+
 /** The default catalog. Rates are credits per hour in minor units (1 credit = 1,000,000). */
 export function defaultCatalog(): CatalogEntry[] {
   const offerings = [
@@ -98,6 +124,7 @@ export function defaultCatalog(): CatalogEntry[] {
       16: "0.3",
       32: "0.15",
     }),
+    ...migInstances("h100", "NVIDIA H100", "NVIDIA-H100-80GB-HBM3", "4"),
     OfferingKind.build(meta("a100"), {
       displayName: "NVIDIA A100 80 GB",
       gpuModel: "NVIDIA-A100-SXM4-80GB",
@@ -114,6 +141,7 @@ export function defaultCatalog(): CatalogEntry[] {
       16: "0.2",
       32: "0.1",
     }),
+    ...migInstances("a100", "NVIDIA A100", "NVIDIA-A100-SXM4-80GB", "2.5"),
     OfferingKind.build(meta("l4"), {
       displayName: "NVIDIA L4 24 GB",
       gpuModel: "NVIDIA-L4",

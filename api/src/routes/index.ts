@@ -14,6 +14,7 @@ import { routes as imageBuilds } from "./image-builds/routes.ts";
 import { routes as images } from "./images/routes.ts";
 import { routes as logs } from "./logs/routes.ts";
 import { routes as metrics } from "./metrics/routes.ts";
+import { routes as migLayouts } from "./mig-layouts/routes.ts";
 import { routes as monitoring } from "./monitoring/routes.ts";
 import { routes as nodePools } from "./node-pools/routes.ts";
 import { routes as nodes } from "./nodes/routes.ts";
@@ -48,6 +49,7 @@ export const allRoutes: RouteDef[] = [
   ...catalog,
   ...clusters,
   ...nodePools,
+  ...migLayouts,
   ...nodes,
   ...sessions,
   ...reclaim,

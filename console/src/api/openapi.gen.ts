@@ -401,6 +401,8 @@ export type CreateOfferingRequest = {
   /** "1" (whole cards), "1/2", "1/4", "1/8", "1/16" or "1/32" of one card; others: gpu_fraction_not_offered. A slice has at least 1 GiB: gpu_slice_too_small names the finest fraction that fits. */
   fraction?: "1" | "1/2" | "1/4" | "1/8" | "1/16" | "1/32";
   gpu_memory_mib?: number | null;
+  /** A MIG profile of the model's cards (e.g. 1g.10gb); mig_profile_unknown or mig_profile_not_for_model otherwise. null removes it. */
+  mig_profile?: string | null;
   /** Credits per hour in minor units, a string of digits. */
   hourly_credit_rate: string;
   /** Fraction of the rate borrowed capacity pays, 0.001–1 (three decimals). */
@@ -716,7 +718,7 @@ export type EffectiveLimits = {
 export type ErrorEnvelope = {
   error: {
     /** Stable error code; clients map it to a message. */
-    code: "validation_failed" | "malformed_json" | "bad_request" | "import_csv_malformed" | "import_too_many_rows" | "webhook_url_invalid" | "image_reference_invalid" | "gpu_fraction_not_offered" | "gpu_slice_too_small" | "idle_timeout_out_of_bounds" | "max_runtime_out_of_bounds" | "dockerfile_invalid" | "node_selector_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "current_password_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "node_pool_overlap" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "request_already_decided" | "keep_running_limit_reached" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_mounted" | "snapshot_restoring" | "snapshot_not_ready" | "volume_purged" | "volume_locked" | "invalid_session_state" | "image_in_use" | "build_limit_reached" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "import_file_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "grantee_not_found" | "guarantee_unsatisfiable" | "gpu_model_unavailable" | "gpu_sharing_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "image_source_forbidden" | "image_unsigned" | "no_build_cluster" | "build_cluster_not_ready" | "export_too_large" | "too_many_requests" | "internal" | "kubernetes_refused" | "unavailable";
+    code: "validation_failed" | "malformed_json" | "bad_request" | "import_csv_malformed" | "import_too_many_rows" | "webhook_url_invalid" | "image_reference_invalid" | "gpu_fraction_not_offered" | "gpu_slice_too_small" | "idle_timeout_out_of_bounds" | "max_runtime_out_of_bounds" | "dockerfile_invalid" | "mig_profile_unknown" | "mig_profile_not_for_model" | "mig_layout_overfilled" | "node_selector_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "current_password_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "node_pool_overlap" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "request_already_decided" | "keep_running_limit_reached" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_mounted" | "snapshot_restoring" | "snapshot_not_ready" | "volume_purged" | "volume_locked" | "invalid_session_state" | "image_in_use" | "build_limit_reached" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "import_file_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "grantee_not_found" | "guarantee_unsatisfiable" | "gpu_model_unavailable" | "gpu_sharing_unavailable" | "mig_profile_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "image_source_forbidden" | "image_unsigned" | "no_build_cluster" | "build_cluster_not_ready" | "export_too_large" | "too_many_requests" | "internal" | "kubernetes_refused" | "unavailable";
     /** Human-readable text. */
     message: string;
     /** What to fix. For validation_failed: issues[] of {path, message, code}. */
@@ -817,6 +819,10 @@ export type GpuAvailability = {
     whole_free: number;
     /** With a sharing layer: per fraction ("1/2" to "1/32"), how many more slices fit, card by card; empty otherwise. */
     slices_free: {
+      [key: string]: number;
+    };
+    /** MIG instances free per profile, on nodes an administrator marked with a MIG layout that advertise them; empty without. */
+    mig_free: {
       [key: string]: number;
     };
   }[];
@@ -1050,6 +1056,24 @@ export type MembershipOfUser = {
   role: "org_admin" | "project_admin" | "member";
 };
 
+export type MigLayout = {
+  id: string;
+  cluster_id: string;
+  gpu_model: string;
+  selector: string;
+  profiles: {
+    [key: string]: number;
+  };
+  /** The model's nodes the selector picks now, with the MIG instances each advertises. */
+  nodes: {
+    name: string;
+    advertised: {
+      [key: string]: number;
+    };
+  }[];
+  created_at: string;
+};
+
 export type MonitoringPanel = {
   id: string;
   title: string;
@@ -1223,6 +1247,10 @@ export type Offering = {
   fraction: string;
   /** One card's GPU memory (MiB), as the cards report it. */
   gpu_memory_mib: number | null;
+  /** A MIG instance of this profile of one card (e.g. 3g.40gb); null: whole cards or a slice. */
+  mig_profile: string | null;
+  /** The share of one card a session holds, which quotas and fair share count: "1" per card, "1/8" for a slice, a MIG profile's larger of compute (of 7) and memory (of 8), e.g. "3/7". */
+  card_share: string;
   /** GPU memory a session of this offering is guaranteed (MiB); null for whole cards. */
   slice_memory_mib: number | null;
   /** Percent of the card's cores a slice gets; null for whole cards. */
@@ -1695,6 +1723,8 @@ export type Session = {
   gpu_fraction: string;
   /** GPU memory the slice guarantees (MiB); null for whole cards. */
   gpu_slice_memory_mib: number | null;
+  /** The MIG profile the session holds one instance of; null otherwise. */
+  gpu_mig_profile: string | null;
   /** GPUs quotas and policies count: whole cards, or the slice's share (a 1/4 slice is 0.25). */
   gpu_occupancy: number;
   /** UUIDs of the cards the session holds now (clusters with a GPU sharing layer); null otherwise. */
@@ -2042,6 +2072,8 @@ export type UpdateOfferingRequest = {
   /** "1" (whole cards), "1/2", "1/4", "1/8", "1/16" or "1/32" of one card; others: gpu_fraction_not_offered. A slice has at least 1 GiB: gpu_slice_too_small names the finest fraction that fits. */
   fraction?: "1" | "1/2" | "1/4" | "1/8" | "1/16" | "1/32";
   gpu_memory_mib?: number | null;
+  /** A MIG profile of the model's cards (e.g. 1g.10gb); mig_profile_unknown or mig_profile_not_for_model otherwise. null removes it. */
+  mig_profile?: string | null;
   /** Credits per hour in minor units, a string of digits. */
   hourly_credit_rate?: string;
   /** Fraction of the rate borrowed capacity pays, 0.001–1 (three decimals). */
@@ -2607,6 +2639,25 @@ export interface Operations {
     };
     response: NodeActionResult;
   };
+  /** Mark a cluster's nodes of one model, by one label requirement, as MIG-partitioned with a layout (super_admin) */
+  createClusterMigLayout: {
+    method: "post";
+    path: "/api/v1/clusters/{clusterId}/mig-layouts";
+    params: {
+      clusterId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      /** One label requirement picking the nodes: `key=value` or `key in (a,b)` (node_selector_invalid). */
+      selector: string;
+      gpu_model: string;
+      /** Instances per card, by profile. Unknown profiles: mig_profile_unknown; another model's: mig_profile_not_for_model; more than a card holds (7 compute, 8 memory slices, a profile's own bound): mig_layout_overfilled. */
+      profiles: {
+        [key: string]: number;
+      };
+    };
+    response: MigLayout;
+  };
   /** Group a cluster's nodes into a pool by one label requirement (super_admin) */
   createClusterNodePool: {
     method: "post";
@@ -2775,6 +2826,18 @@ export interface Operations {
     path: "/api/v1/budgets/{organizationId}";
     params: {
       organizationId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: undefined;
+  };
+  /** Remove a MIG layout: its profiles are no longer offered there; running sessions keep running (super_admin) */
+  deleteClusterMigLayout: {
+    method: "delete";
+    path: "/api/v1/clusters/{clusterId}/mig-layouts/{layoutId}";
+    params: {
+      clusterId: string;
+      layoutId: string;
     };
     query: Record<string, never>;
     body: undefined;
@@ -3657,6 +3720,25 @@ export interface Operations {
     body: undefined;
     response: {
       data: CapacityReclaim[];
+      pagination: Pagination;
+    };
+  };
+  /** A cluster's MIG layouts with the nodes each marks (super_admin's scope; others get none) */
+  listClusterMigLayouts: {
+    method: "get";
+    path: "/api/v1/clusters/{clusterId}/mig-layouts";
+    params: {
+      clusterId: string;
+    };
+    query: {
+      /** 1-based page number. */
+      page?: number;
+      /** Items per page, 1 to 100. */
+      size?: number;
+    };
+    body: undefined;
+    response: {
+      data: MigLayout[];
       pagination: Pagination;
     };
   };
@@ -4842,6 +4924,7 @@ export const OPERATIONS = {
   changeRefill: { method: "patch", path: "/api/v1/credits/refills/{refillId}" },
   changeWallet: { method: "patch", path: "/api/v1/credits/wallets/{walletId}" },
   cordonNode: { method: "post", path: "/api/v1/nodes/{clusterId}/{nodeName}/cordon" },
+  createClusterMigLayout: { method: "post", path: "/api/v1/clusters/{clusterId}/mig-layouts" },
   createClusterNodePool: { method: "post", path: "/api/v1/clusters/{clusterId}/node-pools" },
   createImage: { method: "post", path: "/api/v1/images" },
   createImageBuild: { method: "post", path: "/api/v1/image-builds" },
@@ -4860,6 +4943,7 @@ export const OPERATIONS = {
   createVolumeSnapshot: { method: "post", path: "/api/v1/storage/volumes/{volumeId}/snapshots" },
   createWebhook: { method: "post", path: "/api/v1/webhooks" },
   deleteBudget: { method: "delete", path: "/api/v1/budgets/{organizationId}" },
+  deleteClusterMigLayout: { method: "delete", path: "/api/v1/clusters/{clusterId}/mig-layouts/{layoutId}" },
   deleteClusterNodePool: { method: "delete", path: "/api/v1/clusters/{clusterId}/node-pools/{poolId}" },
   deleteNode: { method: "delete", path: "/api/v1/nodes/{clusterId}/{nodeName}" },
   deleteOrganization: { method: "delete", path: "/api/v1/organizations/{organizationId}" },
@@ -4930,6 +5014,7 @@ export const OPERATIONS = {
   listBudgets: { method: "get", path: "/api/v1/budgets" },
   listBuildClusters: { method: "get", path: "/api/v1/image-builds/clusters" },
   listCapacityReclaims: { method: "get", path: "/api/v1/fair-share/reclaims" },
+  listClusterMigLayouts: { method: "get", path: "/api/v1/clusters/{clusterId}/mig-layouts" },
   listClusterNodePools: { method: "get", path: "/api/v1/clusters/{clusterId}/node-pools" },
   listClusters: { method: "get", path: "/api/v1/clusters" },
   listCreditRequests: { method: "get", path: "/api/v1/credits/requests" },

@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
 import {
+  type AvailabilityRow,
   clustersForModel,
   freeForModel,
   IdempotencyKeys,
   imageTag,
+  offeredNow,
   roomForOffering,
   sortImages,
   tierLabel,
@@ -78,5 +80,46 @@ describe("fractional tiers in the wizard", () => {
       unit: "GPUs",
     });
     expect(clustersForModel(rows, H, 1, "1/8").map((c) => [c.id, c.free, c.fits])).toEqual([["clu_a", 15, true]]);
+  });
+});
+
+describe("MIG offerings in the wizard", () => {
+  const H = "NVIDIA-H100-80GB-HBM3";
+  const rows: AvailabilityRow[] = [
+    {
+      cluster_id: "clu_a",
+      cluster_name: "a",
+      gpu_model: H,
+      total: 1,
+      in_use: 0,
+      free: 1,
+      largest_node: 1,
+      mig_free: { "3g.40gb": 1, "1g.10gb": 4 },
+    },
+    {
+      cluster_id: "clu_b",
+      cluster_name: "b",
+      gpu_model: H,
+      total: 2,
+      in_use: 0,
+      free: 2,
+      largest_node: 2,
+      mig_free: {},
+    },
+  ];
+  const half = { gpu_count: 1, gpu_model: H, mig_profile: "3g.40gb", card_share: "1/2" };
+
+  it("names an instance by its profile and its share of the card", () => {
+    expect(tierLabel(half)).toBe(`MIG 3g.40gb of ${H} · 1/2 of the card`);
+  });
+
+  it("offers a profile only where marked nodes advertise it, counting its free instances", () => {
+    expect(offeredNow(rows, half)).toBe(true);
+    expect(offeredNow(rows, { ...half, mig_profile: "4g.40gb" })).toBe(false);
+    expect(offeredNow(rows, { gpu_count: 1, gpu_model: H })).toBe(true);
+    expect(roomForOffering(rows, half)).toEqual({ free: 1, total: 0, unit: "MIG 3g.40gb instances" });
+    expect(clustersForModel(rows, H, 1, "1", "3g.40gb").map((c) => [c.id, c.free, c.fits])).toEqual([
+      ["clu_a", 1, true],
+    ]);
   });
 });

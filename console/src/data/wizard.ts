@@ -13,6 +13,8 @@ export interface AvailabilityRow {
   sharing?: boolean;
   whole_free?: number;
   slices_free?: Record<string, number>;
+  /** MIG instances free per profile on nodes marked with a layout (none: no key). */
+  mig_free?: Record<string, number>;
 }
 
 /** What the wizard shows of an offering's tier: whole cards, or a slice with the memory it guarantees. */
@@ -21,14 +23,19 @@ export interface TierLike {
   gpu_model: string;
   fraction?: string;
   slice_memory_mib?: number | null;
+  /** A MIG instance of this profile, and its share of the card ("1/2", "3/7"). */
+  mig_profile?: string | null;
+  card_share?: string;
 }
 
 export function isSlice(o: TierLike): boolean {
   return o.fraction !== undefined && o.fraction !== "1";
 }
 
-/** "1/8 of NVIDIA-H100-80GB-HBM3 · 9.9 GiB GPU memory" or "2 × NVIDIA-A100-SXM4-80GB". */
+/** "1/8 of NVIDIA-H100-80GB-HBM3 · 9.9 GiB GPU memory", "MIG 3g.40gb of … · 1/2 of the card" or "2 × …". */
 export function tierLabel(o: TierLike): string {
+  if (o.mig_profile)
+    return `MIG ${o.mig_profile} of ${o.gpu_model}${o.card_share ? ` · ${o.card_share} of the card` : ""}`;
   if (!isSlice(o)) return `${o.gpu_count} × ${o.gpu_model}`;
   const gib = ((o.slice_memory_mib ?? 0) / 1024).toFixed(1);
   return `${o.fraction} of ${o.gpu_model} · ${gib} GiB GPU memory`;
@@ -43,6 +50,10 @@ export function roomForOffering(
   o: TierLike,
 ): { free: number; total: number; unit: string } {
   const mine = rows.filter((r) => r.gpu_model === o.gpu_model);
+  if (o.mig_profile) {
+    const p = o.mig_profile;
+    return { free: mine.reduce((n, r) => n + (r.mig_free?.[p] ?? 0), 0), total: 0, unit: `MIG ${p} instances` };
+  }
   if (isSlice(o)) {
     const f = o.fraction as string;
     const per = Number(f.split("/")[1]) || 1;
@@ -54,6 +65,16 @@ export function roomForOffering(
     };
   }
   return { ...freeForModel(rows, o.gpu_model), unit: "GPUs" };
+}
+
+/**
+ * Whether the wizard offers it: a MIG offering only where some cluster's marked nodes advertise its profile
+ * (an instance need not be free now: the session then waits); every other offering always.
+ */
+export function offeredNow(rows: readonly AvailabilityRow[], o: TierLike): boolean {
+  if (!o.mig_profile) return true;
+  const p = o.mig_profile;
+  return rows.some((r) => r.gpu_model === o.gpu_model && r.mig_free?.[p] !== undefined);
 }
 
 export interface ClusterChoice {
@@ -73,7 +94,16 @@ export function clustersForModel(
   model: string,
   gpuCount: number,
   fraction?: string,
+  migProfile?: string | null,
 ): ClusterChoice[] {
+  if (migProfile)
+    return rows
+      .filter((r) => r.gpu_model === model && r.mig_free?.[migProfile] !== undefined)
+      .map((r) => {
+        const free = r.mig_free?.[migProfile] ?? 0;
+        return { id: r.cluster_id, name: r.cluster_name, free, total: free, fits: free > 0 };
+      })
+      .sort((a, b) => b.free - a.free || a.name.localeCompare(b.name));
   const slice = fraction !== undefined && fraction !== "1";
   return rows
     .filter((r) => r.gpu_model === model && (!slice || r.sharing))

@@ -38,3 +38,13 @@ describe("a session pod's GPU request", () => {
     expect(r.annotations).toEqual({ "nvidia.com/use-gpuuuid": "GPU-a,GPU-b" });
   });
 });
+
+describe("a MIG session pod's request", () => {
+  it("asks one instance of its profile and no whole GPU, on any node of the model (the scheduler finds one free)", () => {
+    expect(gpuRequestOf({ ...base, migProfile: "3g.40gb" })).toEqual({
+      resources: { "nvidia.com/mig-3g.40gb": "1" },
+      annotations: {},
+      nodeSelector: { "nvidia.com/gpu.product": H100 },
+    });
+  });
+});

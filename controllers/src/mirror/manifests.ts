@@ -12,6 +12,7 @@ import {
   HAMI,
   LABELS,
   labelValue,
+  MIG_RESOURCE_PREFIX,
   OPERATOR_POD_LABELS,
   type SessionMirror,
 } from "@berth/crds";
@@ -148,6 +149,10 @@ export function gpuRequestOf(r: SessionMirror["spec"]["resources"]): {
   nodeSelector: Record<string, string>;
 } {
   const nodeSelector: Record<string, string> = { [GPU_PRODUCT_LABEL]: r.gpuModel };
+  // A MIG instance: the device plugin's resource for the profile; the kube-scheduler puts the pod only on a
+  // node with one free, so no pin is needed.
+  if (r.migProfile)
+    return { resources: { [`${MIG_RESOURCE_PREFIX}${r.migProfile}`]: "1" }, annotations: {}, nodeSelector };
   if (r.gpuSharing !== "hami" || !r.gpuAssignment)
     return { resources: { [GPU_RESOURCE]: String(r.gpuCount) }, annotations: {}, nodeSelector };
   const resources: Record<string, string> = r.gpuSlice

@@ -13,6 +13,7 @@
 // - GPU utilisation and memory, when the cluster exposes them (a `GpuUsageSource`, e.g. the operator's
 //   DCGM exporter scrape), are the pod's average over the sample's own span; without a source, or without a
 //   reading in that span, a sample has no such fields (absent, never zero: zero would claim an idle GPU).
+import { migResourcesOf } from "@berth/crds";
 import type { PodView } from "./plan.ts";
 
 export interface UsageSample {
@@ -70,7 +71,17 @@ export function podRun(pod: MeteredPodView, sessionLabel: string): PodRun | unde
   const uid = pod.metadata.uid;
   const session = pod.metadata.labels?.[sessionLabel];
   if (!uid || !session) return undefined;
-  const gpus = (pod.spec?.containers ?? []).reduce((n, c) => n + (Number(c.resources?.limits?.[GPU] ?? 0) || 0), 0);
+  // A MIG instance is the session's GPU as it sees one (crds/src/mig.ts): it meters like a card.
+  const gpus = (pod.spec?.containers ?? []).reduce(
+    (n, c) =>
+      n +
+      (Number(c.resources?.limits?.[GPU] ?? 0) || 0) +
+      Object.values(migResourcesOf(c.resources?.limits as Record<string, string> | undefined)).reduce(
+        (a, k) => a + k,
+        0,
+      ),
+    0,
+  );
   const starts: number[] = [];
   const finishes: number[] = [];
   for (const c of pod.status?.containerStatuses ?? []) {

@@ -19,6 +19,11 @@ export interface InventoryNodeView {
   cards?: CardView[];
   /** The node pools whose label the node carries (docs/dev/node-pools.md); absent or empty: none. */
   pools?: readonly NodePoolRef[];
+  /**
+   * MIG instances per profile the node advertises and its pods hold, only for the profiles of a layout an
+   * administrator marked the node with (docs/dev/gpu-sharing.md); absent: none offered there.
+   */
+  mig?: Readonly<Record<string, { allocatable: number; inUse: number }>>;
 }
 
 /** One card of a node with a sharing layer, as the operator's inventory reports it. */
@@ -45,6 +50,8 @@ export interface Holding {
   clusterId: string;
   gpuModel: string;
   gpuCount: number;
+  /** A MIG instance: it holds one of this profile, never a whole GPU. */
+  migProfile?: string;
 }
 
 export function computeCapacity(
@@ -63,12 +70,28 @@ export function computeCapacity(
       m.largestNode = Math.max(m.largestNode, n.gpuAllocatable);
       if (n.sharing) m.sharing = true;
       used.set(n.gpuModel, (used.get(n.gpuModel) ?? 0) + n.gpuInUse);
+      if (n.mig) {
+        m.mig ??= {};
+        for (const [profile, q] of Object.entries(n.mig)) {
+          const p = m.mig[profile] ?? { total: 0, free: 0 };
+          p.total += q.allocatable;
+          m.mig[profile] = p;
+          used.set(migKey(n.gpuModel, profile), (used.get(migKey(n.gpuModel, profile)) ?? 0) + q.inUse);
+        }
+      }
     }
     const held = new Map<string, number>();
-    for (const h of holdings)
-      if (h.clusterId === c.clusterId) held.set(h.gpuModel, (held.get(h.gpuModel) ?? 0) + h.gpuCount);
+    for (const h of holdings) {
+      if (h.clusterId !== c.clusterId) continue;
+      const k = h.migProfile ? migKey(h.gpuModel, h.migProfile) : h.gpuModel;
+      held.set(k, (held.get(k) ?? 0) + h.gpuCount);
+    }
     for (const [model, m] of Object.entries(models)) {
       m.free = Math.max(0, m.total - Math.max(used.get(model) ?? 0, held.get(model) ?? 0));
+      for (const [profile, p] of Object.entries(m.mig ?? {})) {
+        const k = migKey(model, profile);
+        p.free = Math.max(0, p.total - Math.max(used.get(k) ?? 0, held.get(k) ?? 0));
+      }
     }
     const nodeGroups = groupsByPools(c.clusterId, nodes);
     return { clusterId: c.clusterId, placeable: c.placeable, models, ...(nodeGroups ? { nodeGroups } : {}) };
@@ -101,6 +124,11 @@ function groupsByPools(clusterId: string, nodes: readonly InventoryNodeView[]): 
     m.largestNode = Math.max(m.largestNode, n.gpuAllocatable);
   }
   return [...groups.values()];
+}
+
+/** A MIG profile's lane beside its model's whole GPUs: placement counts and queues it on its own. */
+export function migKey(gpuModel: string, profile: string): string {
+  return `${gpuModel}#mig-${profile}`;
 }
 
 /** GPU models the fleet offers (any registered cluster, any node), for `reported_models` in errors. */

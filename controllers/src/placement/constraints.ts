@@ -63,6 +63,8 @@ export const gpuModel: Constraint = {
   name: "gpu-model",
   exclude: (req, cluster) => {
     const m = cluster.models[req.gpuModel];
+    // A MIG instance needs no whole GPU: the constraint migProfile counts its profile.
+    if (m && req.migProfile) return undefined;
     if (!m || m.total === 0)
       return { reason: "NoMatchingGpuModel", message: `cluster ${cluster.clusterId} has no ${req.gpuModel}` };
     if (m.largestNode < req.gpuCount) {
@@ -83,6 +85,21 @@ export const gpuSharing: Constraint = {
       ? {
           reason: "NoSharingLayer",
           message: `cluster ${cluster.clusterId} runs no GPU sharing layer for ${req.gpuModel}: a slice of a card cannot go there`,
+        }
+      : undefined,
+};
+
+/**
+ * A MIG instance goes only to a cluster with nodes marked with a layout of its profile that advertise it
+ * (docs/dev/gpu-sharing.md); a session that is not MIG never counts MIG instances.
+ */
+export const migProfile: Constraint = {
+  name: "mig-profile",
+  exclude: (req, cluster) =>
+    req.migProfile && !cluster.models[req.gpuModel]?.mig?.[req.migProfile]?.total
+      ? {
+          reason: "NoMigProfile",
+          message: `no ${req.gpuModel} node of ${cluster.clusterId} is partitioned with MIG profile ${req.migProfile}`,
         }
       : undefined,
 };
@@ -117,7 +134,8 @@ export function mayUseNode(tenancy: Tenancy | undefined, pools: readonly NodePoo
 export const nodePoolGrants: Constraint = {
   name: "node-pool-grants",
   exclude: (req: PlacementRequest, cluster) => {
-    if (!cluster.nodeGroups) return undefined;
+    // MIG instances are kept off pools' nodes by the pod's node affinity (avoidNodeLabels) alone.
+    if (!cluster.nodeGroups || req.migProfile) return undefined;
     let total = 0;
     let free = 0;
     let largest = 0;
@@ -149,6 +167,7 @@ export const DEFAULT_CONSTRAINTS: readonly Constraint[] = [
   clusterPlaceable,
   gpuModel,
   gpuSharing,
+  migProfile,
   nodePoolGrants,
   avoidedClusters,
 ];

@@ -10,6 +10,7 @@
 // Room is counted per cluster and model, not per node: the kube-scheduler picks the node. A session that
 // fits the sum but no single node waits as Unschedulable in its cluster and the worker places it again
 // after a while (see lifecycle.ts). `largestNode` keeps the obvious misfits out.
+import { migKey } from "./capacity.ts";
 import type { CardPool } from "./cards.ts";
 import { DEFAULT_CONSTRAINTS } from "./constraints.ts";
 import type {
@@ -46,7 +47,13 @@ export function planPlacement(input: PlanPlacementInput): PlacementPlan {
   const free = new Map<string, number>();
   const slot = (cluster: string, model: string) => `${model}@${cluster}`;
   for (const c of input.clusters)
-    for (const [model, m] of Object.entries(c.models)) free.set(slot(c.clusterId, model), Math.max(0, m.free));
+    for (const [model, m] of Object.entries(c.models)) {
+      free.set(slot(c.clusterId, model), Math.max(0, m.free));
+      for (const [profile, p] of Object.entries(m.mig ?? {}))
+        free.set(slot(c.clusterId, migKey(model, profile)), Math.max(0, p.free));
+    }
+  // A request's lane: its model's whole GPUs or slices, or one MIG profile of the model (its own resource).
+  const laneOf = (req: PlacementRequest) => (req.migProfile ? migKey(req.gpuModel, req.migProfile) : req.gpuModel);
 
   const blocked = new Set<string>();
   const positions = new Map<string, number>();
@@ -77,12 +84,12 @@ export function planPlacement(input: PlanPlacementInput): PlacementPlan {
     const restricted =
       req.clusterPin !== undefined ||
       req.volumes.some((v) => v.boundCluster !== undefined || v.allowedClusters !== undefined);
-    const usable = blocked.has(req.gpuModel)
-      ? []
-      : eligible.filter((c) => !blocked.has(slot(c.clusterId, req.gpuModel)));
+    const lane = laneOf(req);
+    const usable = blocked.has(lane) ? [] : eligible.filter((c) => !blocked.has(slot(c.clusterId, lane)));
     // Clusters with a sharing layer are counted card by card (the pool), the others in whole GPUs.
     const cards = input.cards;
-    const byCard = (c: ClusterCapacity) => cards?.shares(c.clusterId, req.gpuModel) === true;
+    const byCard = (c: ClusterCapacity) =>
+      req.migProfile === undefined && cards?.shares(c.clusterId, req.gpuModel) === true;
     const demand = {
       gpuModel: req.gpuModel,
       gpuCount: req.gpuCount,
@@ -92,7 +99,7 @@ export function planPlacement(input: PlanPlacementInput): PlacementPlan {
     // A card-level cluster's choice is made once per request: fitting asks it, placing uses it.
     const choices = new Map<string, Placed["assignment"]>();
     const fitting = usable.filter((c) => {
-      if (!byCard(c)) return !req.slice && (free.get(slot(c.clusterId, req.gpuModel)) ?? 0) >= req.gpuCount;
+      if (!byCard(c)) return !req.slice && (free.get(slot(c.clusterId, lane)) ?? 0) >= req.gpuCount;
       const a = cards?.choose(c.clusterId, demand, input.policy);
       choices.set(c.clusterId, a);
       return a !== undefined;
@@ -100,24 +107,21 @@ export function planPlacement(input: PlanPlacementInput): PlacementPlan {
 
     if (fitting.length > 0) {
       const chosen = choose(fitting, input.policy, (c) =>
-        byCard(c)
-          ? (cards as CardPool).room(c.clusterId, req.gpuModel)
-          : (free.get(slot(c.clusterId, req.gpuModel)) ?? 0),
+        byCard(c) ? (cards as CardPool).room(c.clusterId, req.gpuModel) : (free.get(slot(c.clusterId, lane)) ?? 0),
       );
       let assignment: Placed["assignment"];
       if (byCard(chosen)) {
         assignment = choices.get(chosen.clusterId);
         if (assignment) (cards as CardPool).take(chosen.clusterId, demand, assignment);
       } else {
-        free.set(
-          slot(chosen.clusterId, req.gpuModel),
-          (free.get(slot(chosen.clusterId, req.gpuModel)) ?? 0) - req.gpuCount,
-        );
+        free.set(slot(chosen.clusterId, lane), (free.get(slot(chosen.clusterId, lane)) ?? 0) - req.gpuCount);
       }
       const decisive = constraints.map((k) => k.decisiveReason?.(req)).find((r) => r !== undefined);
       const what = req.slice
         ? `a ${req.slice.memoryMib} MiB slice of ${req.gpuModel}`
-        : `${req.gpuCount} × ${req.gpuModel}`;
+        : req.migProfile
+          ? `MIG ${req.migProfile} of ${req.gpuModel}`
+          : `${req.gpuCount} × ${req.gpuModel}`;
       placed.push({
         key: req.key,
         clusterId: chosen.clusterId,
@@ -128,8 +132,8 @@ export function planPlacement(input: PlanPlacementInput): PlacementPlan {
       continue;
     }
 
-    if (restricted) for (const c of eligible) blocked.add(slot(c.clusterId, req.gpuModel));
-    else blocked.add(req.gpuModel);
+    if (restricted) for (const c of eligible) blocked.add(slot(c.clusterId, lane));
+    else blocked.add(lane);
     const ahead = positions.get(req.gpuModel) ?? 0;
     if (req.clusterPin !== undefined) {
       wait(

@@ -11,6 +11,8 @@ export interface PlacementRequest {
   gpuCount: number;
   /** A slice of one card (docs/dev/gpu-sharing.md): it goes only where a sharing layer packs it onto a card. */
   slice?: { memoryMib: number; cores: number };
+  /** A MIG instance of this profile (gpuCount 1): it goes only where nodes advertise the profile free. */
+  migProfile?: string;
   priority: number;
   /** When it started waiting (status.queuedAt, else creation): ties in priority go to the older one. */
   since: string;
@@ -54,6 +56,8 @@ export interface ModelCapacity {
   largestNode: number;
   /** Its nodes run a GPU sharing layer: placement goes card by card and may place slices. */
   sharing?: boolean;
+  /** MIG instances per profile on nodes an administrator marked with a layout (docs/dev/gpu-sharing.md). */
+  mig?: Record<string, { total: number; free: number }>;
 }
 
 export interface ClusterCapacity {
@@ -65,7 +69,7 @@ export interface ClusterCapacity {
    * Only when some node of the cluster is in a node pool: the room again, split by the set of pools the
    * nodes are in (`pools` empty: nodes in none, open to every session).
    */
-  nodeGroups?: { pools: readonly NodePoolRef[]; models: Record<string, Omit<ModelCapacity, "sharing">> }[];
+  nodeGroups?: { pools: readonly NodePoolRef[]; models: Record<string, Omit<ModelCapacity, "sharing" | "mig">> }[];
 }
 
 /** Why a cluster cannot take a request, or undefined when it can (capacity aside). */

@@ -125,6 +125,7 @@ export class Dispatch {
           gpuCount,
           gpuModel: offering.spec.gpuModel,
           ...(s.spec.gpuSlice ? { gpuSlice: s.spec.gpuSlice } : {}),
+          ...(s.spec.migProfile ? { migProfile: s.spec.migProfile } : {}),
           // Placed card by card (a sharing layer's cluster): the pod asks in its names and is pinned.
           ...(s.status?.gpuAssignment ? { gpuAssignment: s.status.gpuAssignment, gpuSharing: "hami" as const } : {}),
           ...avoidNodeLabelsOf(this.#d.observed.nodePools, clusterId, s),

@@ -3,7 +3,7 @@
 // and the core's planFairPass orders the queue by priority, then decayed usage against weighted fair
 // share and aging, and admits a borrowed session only within the borrowing and lending limits. Pure: the
 // pass (placement-pass.ts) reads and writes.
-import { gpuOccupancy, type Session } from "@berth/crds";
+import { gpuOccupancy, migProfileOf, migShare, type Session } from "@berth/crds";
 import { planFairPass } from "../fairshare/pass.ts";
 import type { CapacityClass, FairRequest, Holder, Owner } from "../fairshare/types.ts";
 import type { CardPool } from "../placement/cards.ts";
@@ -22,12 +22,14 @@ export interface FairSide extends Owner {
   capacityClass: CapacityClass;
 }
 
-export function fairSideOf(s: Session, gpuCount: number): FairSide {
+/** `gpuModel`: the card's (a MIG profile's share depends on it: 1g.10gb is 1/7 of an 80 GB card, 1/4 of a 40 GB one). */
+export function fairSideOf(s: Session, gpuCount: number, gpuModel: string | undefined): FairSide {
+  const mig = s.spec.migProfile && gpuModel ? migProfileOf(gpuModel, s.spec.migProfile) : undefined;
   return {
     org: s.spec.organization,
     project: s.spec.project ?? "",
     user: s.spec.owner,
-    cards: gpuOccupancy(gpuCount, s.spec.gpuSlice?.slicesPerCard),
+    cards: gpuOccupancy(gpuCount, s.spec.gpuSlice?.slicesPerCard, mig ? migShare(mig) : undefined),
     capacityClass: s.spec.capacityClass ?? "guaranteed",
   };
 }
@@ -41,7 +43,7 @@ export function holderOf(s: Session, key: string, gpuCount: number, now: Date): 
     key,
     clusterId: st.cluster,
     gpuModel: st.gpuModel,
-    ...fairSideOf(s, gpuCount),
+    ...fairSideOf(s, gpuCount, st.gpuModel),
     priority: s.spec.priority,
     startedAt: st.startedAt ?? now.toISOString(),
     idle: (st.reclaim?.idle?.warned.length ?? 0) > 0,

@@ -157,7 +157,12 @@ export class PlacementPass {
       const strayGpus = strays.length > 0 ? observed.gpuCountOf(s) : undefined;
       if (s.status?.gpuModel && strayGpus)
         for (const r of strays)
-          holdings.push({ clusterId: r.clusterId, gpuModel: s.status.gpuModel, gpuCount: strayGpus });
+          holdings.push({
+            clusterId: r.clusterId,
+            gpuModel: s.status.gpuModel,
+            gpuCount: strayGpus,
+            ...(s.spec.migProfile ? { migProfile: s.spec.migProfile } : {}),
+          });
       if (s.status?.cluster && HOLDING_PHASES.includes(phase)) {
         const gpuCount = observed.gpuCountOf(s);
         const assigned = s.status.gpuAssignment;
@@ -172,7 +177,12 @@ export class PlacementPass {
         }
         // Whole GPUs count in the cluster's sum too; slices only on their card.
         if (s.status.gpuModel && gpuCount && !s.spec.gpuSlice)
-          holdings.push({ clusterId: s.status.cluster, gpuModel: s.status.gpuModel, gpuCount });
+          holdings.push({
+            clusterId: s.status.cluster,
+            gpuModel: s.status.gpuModel,
+            gpuCount,
+            ...(s.spec.migProfile ? { migProfile: s.spec.migProfile } : {}),
+          });
         const holder = gpuCount ? holderOf(s, key, gpuCount, now) : undefined;
         if (holder) holders.push(holder);
         continue;
@@ -191,7 +201,7 @@ export class PlacementPass {
       if (avoid && !avoiding) memory.avoid.delete(id);
       bySession.set(key, s);
       if (s.spec.capacityClass === "borrowed") borrowed.add(key);
-      sides.set(key, fairSideOf(s, gpuCount));
+      sides.set(key, fairSideOf(s, gpuCount, offering.spec.gpuModel));
       // A session paused to give borrowed GPUs back waits from its first start, ahead of new work.
       const reclaimed = s.status?.capacityReclaim?.pausedAt && phase === "Paused";
       requests.push({
@@ -199,6 +209,7 @@ export class PlacementPass {
         gpuModel: offering.spec.gpuModel,
         gpuCount,
         ...(s.spec.gpuSlice ? { slice: { memoryMib: s.spec.gpuSlice.memoryMib, cores: s.spec.gpuSlice.cores } } : {}),
+        ...(s.spec.migProfile ? { migProfile: s.spec.migProfile } : {}),
         priority: s.spec.priority,
         since: reclaimed ? (s.status?.startedAt ?? queueSince(s, now)) : queueSince(s, now),
         ...(s.spec.clusterPin ? { clusterPin: s.spec.clusterPin } : {}),

@@ -2,11 +2,12 @@ import { z } from "zod";
 import { DisplayName, MinorUnits, rule } from "../fields.ts";
 import { MIN_SLICE_MEMORY_MIB, SLICES_PER_CARD } from "../gpu-sharing.ts";
 import { defineKind, statusOf } from "../kind.ts";
+import { MigProfileName } from "./session.ts";
 
 const FRACTION_RULE =
   "!has(self.slicesPerCard) || (self.slicesPerCard in [2, 4, 8, 16, 32] && self.gpuCount == 1 && has(self.gpuMemoryMib) && self.gpuMemoryMib / self.slicesPerCard >= 1024)";
 
-export const OfferingSpec = rule(
+const FractionalOfferingSpec = rule(
   z.object({
     displayName: DisplayName,
     /** As GPU nodes label it (nvidia.com/gpu.product), e.g. NVIDIA-H100-80GB-HBM3. */
@@ -21,6 +22,11 @@ export const OfferingSpec = rule(
      * Absent: gpuCount whole cards. Needs a sharing layer on the cluster (docs/dev/gpu-sharing.md).
      */
     slicesPerCard: z.int().min(2).max(32).optional(),
+    /**
+     * A MIG profile of the model's cards ("1g.10gb"): the offering is one such instance, billed at the profile's
+     * share of the card (crds/src/mig.ts). With gpuCount 1 and no slicesPerCard. Absent: no MIG.
+     */
+    migProfile: MigProfileName.optional(),
     /** Credits per hour in minor units (1 credit = 1,000,000). */
     hourlyCreditRate: MinorUnits,
     description: z.string().max(4096).optional(),
@@ -41,6 +47,14 @@ export const OfferingSpec = rule(
       s.gpuMemoryMib !== undefined &&
       Math.floor(s.gpuMemoryMib / s.slicesPerCard) >= MIN_SLICE_MEMORY_MIB),
 );
+const MIG_RULE = "!has(self.migProfile) || (self.gpuCount == 1 && !has(self.slicesPerCard))";
+/** A MIG offering is one instance on one card, and not also a HAMi slice. */
+export const OfferingSpec = rule(
+  FractionalOfferingSpec,
+  MIG_RULE,
+  "a MIG offering is one instance (gpuCount 1) and has no slicesPerCard",
+  (s) => s.migProfile === undefined || (s.gpuCount === 1 && s.slicesPerCard === undefined),
+);
 export type OfferingSpec = z.infer<typeof OfferingSpec>;
 
 export const OfferingStatus = statusOf({});
@@ -59,6 +73,7 @@ export const OfferingKind = defineKind({
     { name: "Tier", type: "string", jsonPath: ".spec.tier" },
     { name: "GPUs", type: "integer", jsonPath: ".spec.gpuCount" },
     { name: "Slices", type: "integer", jsonPath: ".spec.slicesPerCard", description: "slices per card", priority: 1 },
+    { name: "MIG", type: "string", jsonPath: ".spec.migProfile", description: "MIG profile", priority: 1 },
     { name: "Rate", type: "string", jsonPath: ".spec.hourlyCreditRate", description: "minor units per hour" },
     { name: "Enabled", type: "boolean", jsonPath: ".spec.enabled", priority: 1 },
   ],

@@ -11,7 +11,7 @@ import { z } from "zod";
 import { ClusterId, Id, immutable, Quantity, ResourceName } from "../fields.ts";
 import { defineKind, statusOf } from "../kind.ts";
 import { ImageKindName } from "./image.ts";
-import { GpuAssignment, GpuSliceSpec } from "./session.ts";
+import { GpuAssignment, GpuSliceSpec, MigProfileName } from "./session.ts";
 
 export const SessionMirrorSpec = z.object({
   /** The session's REST id (`ses_…`); reports name it. */
@@ -38,6 +38,8 @@ export const SessionMirrorSpec = z.object({
     gpuModel: z.string().min(1).max(253),
     /** A slice of one card; absent: whole cards. */
     gpuSlice: GpuSliceSpec.optional(),
+    /** A MIG profile of one card: the pod asks `nvidia.com/mig-<profile>: 1` instead of a GPU. */
+    migProfile: MigProfileName.optional(),
     /** The node and cards placement chose (clusters with a sharing layer): the pod is pinned to them. */
     gpuAssignment: GpuAssignment.optional(),
     /** The cluster's sharing layer whose resource names the pod asks in; absent: plain `nvidia.com/gpu`. */

@@ -105,6 +105,9 @@ export const SessionReason = {
 } as const;
 export type SessionReason = (typeof SessionReason)[keyof typeof SessionReason];
 
+/** A MIG profile as NVIDIA's device plugin names its resource: `<compute>g.<memory>gb`. */
+export const MigProfileName = z.string().regex(/^[1-7]g\.[0-9]{1,3}gb$/);
+
 export const GpuSliceSpec = z.object({
   slicesPerCard: z.int().min(2).max(32),
   memoryMib: z.int().min(1024).max(4_194_304),
@@ -156,6 +159,11 @@ export const SessionSpec = keptOnceSet(
        * Absent: whole cards.
        */
       gpuSlice: immutable(GpuSliceSpec).optional(),
+      /**
+       * A MIG profile of one card ("3g.40gb"), fixed at creation from the offering (docs/dev/gpu-sharing.md):
+       * the pod asks `nvidia.com/mig-<profile>: 1`. Absent: whole cards or a slice.
+       */
+      migProfile: immutable(MigProfileName).optional(),
       volumes: z.array(SessionVolumeMount).max(16).default([]),
       /** Place only on this cluster; the session waits there when it is full. */
       clusterPin: ClusterId.optional(),

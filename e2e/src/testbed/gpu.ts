@@ -5,7 +5,7 @@
 // plain kube-scheduler enforces per-node sums of what HAMi's scheduler extender would, `nvidia.com/gpumem`
 // and `nvidia.com/gpucores` as extended resources. Card UUIDs are stable: derived from the node's name.
 import { createHash } from "node:crypto";
-import { formatHamiRegister, HAMI, type HamiCard } from "@berth/crds";
+import { formatHamiRegister, HAMI, type HamiCard, MIG_RESOURCE_PREFIX } from "@berth/crds";
 import type { KubeHttp } from "./kube.ts";
 import type { GpuNodeDescription } from "./types.ts";
 
@@ -77,7 +77,13 @@ export function gpuNodeManifest(node: GpuNodeDescription): object {
     memory: node.memory ?? "1Ti",
     pods: String(node.pods ?? 110),
     "ephemeral-storage": "1Ti",
-    [GPU_RESOURCE]: String(hami ? cards.reduce((n, c) => n + c.split, 0) : node.gpuCount),
+    [GPU_RESOURCE]: String(hami ? cards.reduce((n, c) => n + c.split, 0) : node.mig ? 0 : node.gpuCount),
+    ...Object.fromEntries(
+      Object.entries(node.mig ?? {}).map(([profile, n]) => [
+        `${MIG_RESOURCE_PREFIX}${profile}`,
+        String(n * node.gpuCount),
+      ]),
+    ),
     ...(hami
       ? {
           [HAMI.memoryResource]: String(cards.reduce((n, c) => n + c.memoryMib, 0)),
@@ -111,6 +117,7 @@ export function gpuNodeManifest(node: GpuNodeDescription): object {
         "nvidia.com/gpu.count": String(node.gpuCount),
         "nvidia.com/gpu.memory": String(cards[0]?.memoryMib ?? 0),
         ...(hami ? { gpu: "on" } : {}),
+        ...(node.mig ? { "nvidia.com/mig.strategy": "mixed" } : {}),
         ...node.labels,
       },
     },

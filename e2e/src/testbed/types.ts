@@ -22,6 +22,12 @@ export interface GpuNodeDescription {
   sharing?: "hami";
   /** Memory per card (MiB); default: the model's as the cards report it (gpu.ts), else 81920. */
   gpuMemoryMib?: number;
+  /**
+   * MIG instances per card, by profile (docs/dev/gpu-sharing.md): every card is partitioned so, and the node
+   * advertises what NVIDIA's device plugin does with the mixed strategy, `nvidia.com/mig-<profile>` =
+   * instances × cards and no whole `nvidia.com/gpu`. Absent: no MIG.
+   */
+  mig?: Record<string, number>;
   /** vGPUs a card splits into (HAMi's deviceSplitCount); default 10. */
   vgpuSplit?: number;
   /** Defaults: 96 CPUs, 1 TiB memory, 110 pods. */

@@ -168,3 +168,44 @@ describe("heartbeat churn", () => {
     expect(slimPod(aPod("p", { node: "n" }))).toBeUndefined();
   });
 });
+
+describe("MIG instances in the inventory", () => {
+  it("reports per profile what the node advertises and what its live pods hold", () => {
+    const node = aNode("mig-1").withGpus(0, "NVIDIA-H100-80GB-HBM3").build();
+    const status = node.status as { allocatable: Record<string, string>; capacity: Record<string, string> };
+    status.allocatable["nvidia.com/mig-3g.40gb"] = "2";
+    status.allocatable["nvidia.com/mig-1g.10gb"] = "2";
+    const pod = (name: string, phase: string) => ({
+      metadata: { name, namespace: "s" },
+      spec: {
+        nodeName: "mig-1",
+        containers: [{ resources: { limits: { "nvidia.com/mig-3g.40gb": "1" } } }],
+      },
+      status: { phase },
+    });
+    const [n] = computeInventory([node], [pod("a", "Running"), pod("b", "Succeeded")]);
+    expect(n?.mig).toEqual({ "1g.10gb": { allocatable: 2, in_use: 0 }, "3g.40gb": { allocatable: 2, in_use: 1 } });
+    expect(n?.gpu_in_use).toBe(0);
+  });
+
+  it("leaves mig out for a node that advertises none", () => {
+    const [n] = computeInventory([aNode("g").withGpus(2).build()], []);
+    expect(n && "mig" in n).toBe(false);
+  });
+});
+
+describe("MIG through the watches' projections", () => {
+  it("keeps a node's MIG resources and a MIG pod's instances, so the inventory reports them", () => {
+    const node = aNode("mig-1").withGpus(0, "NVIDIA-H100-80GB-HBM3").build();
+    (node.status as { allocatable: Record<string, string> }).allocatable["nvidia.com/mig-3g.40gb"] = "2";
+    const pod = {
+      metadata: { name: "p", namespace: "s" },
+      spec: { nodeName: "mig-1", containers: [{ resources: { limits: { "nvidia.com/mig-3g.40gb": "1" } } }] },
+      status: { phase: "Running" },
+    };
+    const slimmed = slimPod(pod);
+    expect(slimmed).toBeDefined();
+    const [n] = computeInventory([slimNode(node) as NonNullable<ReturnType<typeof slimNode>>], [slimmed as never]);
+    expect(n?.mig).toEqual({ "3g.40gb": { allocatable: 2, in_use: 1 } });
+  });
+});

@@ -1,7 +1,15 @@
 // The pure heart of inventory: Kubernetes Nodes and Pods in, the contract's Node records out. Level-based:
 // it sees only the current objects, never events, so a relist, a resync and a watch event all end here.
 
-import { GPU_COUNT_LABEL, GPU_MEMORY_LABEL, GPU_PRODUCT_LABEL, GPU_RESOURCE, GPU_UUIDS_ANNOTATION } from "@berth/crds";
+import {
+  GPU_COUNT_LABEL,
+  GPU_MEMORY_LABEL,
+  GPU_PRODUCT_LABEL,
+  GPU_RESOURCE,
+  GPU_UUIDS_ANNOTATION,
+  MIG_RESOURCE_PREFIX,
+  migResourcesOf,
+} from "@berth/crds";
 import type { GpuDevice, InventoryNode } from "@berth/crds/internal-plane";
 import { hamiDevices, type SharingPod } from "./sharing.ts";
 
@@ -57,6 +65,30 @@ export function podGpus(pod: PodLike): number {
   return Math.max(running, init);
 }
 
+/** MIG instances a pod holds, per profile (app containers and sidecars; MIG pods have no init-only devices). */
+export function podMig(pod: PodLike): Record<string, number> {
+  const out: Record<string, number> = {};
+  const containers = [
+    ...(pod.spec?.containers ?? []),
+    ...(pod.spec?.initContainers ?? []).filter((c) => c.restartPolicy === "Always"),
+  ];
+  for (const c of containers)
+    for (const [profile, n] of Object.entries(migResourcesOf(c.resources?.limits ?? c.resources?.requests)))
+      out[profile] = (out[profile] ?? 0) + n;
+  return out;
+}
+
+/** Per profile: what the node advertises and what its pods hold; undefined when it advertises no MIG. */
+function migOf(node: NodeLike, held: Record<string, number> | undefined): InventoryNode["mig"] {
+  const allocatable = migResourcesOf(node.status?.allocatable ?? node.status?.capacity);
+  const profiles = Object.keys(allocatable).sort();
+  if (profiles.length === 0) return undefined;
+  const out: NonNullable<InventoryNode["mig"]> = {};
+  for (const profile of profiles)
+    out[profile] = { allocatable: allocatable[profile] as number, in_use: held?.[profile] ?? 0 };
+  return out;
+}
+
 /** Succeeded and Failed pods have released their devices; every other phase may hold them. */
 export function isTerminal(pod: PodLike): boolean {
   const phase = pod.status?.phase;
@@ -67,6 +99,7 @@ export function isTerminal(pod: PodLike): boolean {
 export function isGpuNode(node: NodeLike): boolean {
   const s = node.status;
   return (
+    Object.keys(s?.allocatable ?? {}).some((k) => k.startsWith(MIG_RESOURCE_PREFIX)) ||
     s?.capacity?.[GPU_RESOURCE] !== undefined ||
     s?.allocatable?.[GPU_RESOURCE] !== undefined ||
     node.metadata?.labels?.[GPU_PRODUCT_LABEL] !== undefined
@@ -115,9 +148,16 @@ function sortedLabels(labels: Record<string, string> | undefined): Record<string
 export function computeInventory(nodes: Iterable<NodeLike>, pods: Iterable<PodLike>): InventoryNode[] {
   const inUse = new Map<string, number>();
   const podsOn = new Map<string, SharingPod[]>();
+  const migOn = new Map<string, Record<string, number>>();
   for (const pod of pods) {
     const node = pod.spec?.nodeName;
     if (!node || isTerminal(pod)) continue;
+    const mig = podMig(pod);
+    if (Object.keys(mig).length > 0) {
+      const held = migOn.get(node) ?? {};
+      for (const [profile, k] of Object.entries(mig)) held[profile] = (held[profile] ?? 0) + k;
+      migOn.set(node, held);
+    }
     const n = podGpus(pod);
     if (n > 0) {
       inUse.set(node, (inUse.get(node) ?? 0) + n);
@@ -159,9 +199,14 @@ export function computeInventory(nodes: Iterable<NodeLike>, pods: Iterable<PodLi
       schedulable: node.spec?.unschedulable !== true,
       ready: isReady(node),
       devices: devicesOf(node, model, count),
+      ...withMig(migOf(node, migOn.get(name))),
     });
   }
   return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+function withMig(mig: InventoryNode["mig"]): Pick<InventoryNode, "mig"> {
+  return mig ? { mig } : {};
 }
 
 /** A canonical fingerprint of an inventory: equal strings mean nothing a report carries has changed. */

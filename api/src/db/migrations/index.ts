@@ -33,6 +33,7 @@ import * as m20261126002300 from "./20261126002300_interim_status.ts";
 import * as m20261129001000 from "./20261129001000_fair_share.ts";
 import * as m20261129002000 from "./20261129002000_user_imports.ts";
 import * as m20261129003000 from "./20261129003000_node_pools.ts";
+import * as m20261129130000 from "./20261129130000_mig.ts";
 import * as m20261129140000 from "./20261129140000_volume_snapshots.ts";
 
 export interface Migration {
@@ -76,5 +77,6 @@ export const migrations: Migration[] = [
   { name: "20261129001000_fair_share", up: m20261129001000.up },
   { name: "20261129002000_user_imports", up: m20261129002000.up },
   { name: "20261129003000_node_pools", up: m20261129003000.up },
+  { name: "20261129130000_mig", up: m20261129130000.up },
   { name: "20261129140000_volume_snapshots", up: m20261129140000.up },
 ];

@@ -2,7 +2,9 @@
 // with the checks that give each bad input its own code: a fraction Berth does not offer, and a slice
 // under what the sharing layer can isolate. docs/dev/gpu-sharing.md.
 import {
+  checkMigLayout,
   fractionLabel,
+  MIG_PROFILE_NAMES,
   MIN_SLICE_MEMORY_MIB,
   type OfferingSpec,
   SLICES_PER_CARD,
@@ -66,4 +68,42 @@ export function checkFraction(given: Record<string, unknown>): void {
       },
     );
   }
+}
+
+/**
+ * Checks a MIG offering (after a create or a merge of changes): a profile some card has, of this model, one
+ * instance (gpu_count 1) and not also a slice. docs/dev/gpu-sharing.md.
+ */
+export function checkMigOffering(given: Record<string, unknown>): void {
+  const spec = given as Partial<Pick<OfferingSpec, "gpuModel" | "gpuCount" | "slicesPerCard" | "migProfile">>;
+  const name = spec.migProfile;
+  if (name === undefined) return;
+  const problem = checkMigLayout(spec.gpuModel ?? "", { [name]: 1 });
+  if (problem?.code === "mig_profile_unknown")
+    throw new DomainError("mig_profile_unknown", `no GPU has a MIG profile ${JSON.stringify(name)}`, {
+      mig_profile: name,
+      allowed: MIG_PROFILE_NAMES,
+    });
+  if (problem?.code === "mig_profile_not_for_model")
+    throw new DomainError(
+      "mig_profile_not_for_model",
+      problem.allowed.length > 0
+        ? `${spec.gpuModel} has no MIG profile ${name}; it has ${problem.allowed.join(", ")}`
+        : `${spec.gpuModel} has no MIG profiles`,
+      { mig_profile: name, gpu_model: spec.gpuModel ?? null, allowed: problem.allowed },
+    );
+  const issues = [];
+  if ((spec.gpuCount ?? 1) !== 1)
+    issues.push({
+      path: ["body", "gpu_count"],
+      message: "a MIG offering is one instance: gpu_count must be 1",
+      code: "invalid_mig",
+    });
+  if (spec.slicesPerCard !== undefined)
+    issues.push({
+      path: ["body", "fraction"],
+      message: "a MIG offering is not also a fraction: fraction must be 1",
+      code: "invalid_mig",
+    });
+  if (issues.length > 0) throw new Invalid("the request is invalid", issues);
 }

@@ -11,7 +11,14 @@ import {
   type LengthSample,
   type PlacementRequest,
 } from "@berth/controllers";
-import { gpuOccupancy, type KindDefinition, type Offering, OfferingKind, type ResourcePolicy } from "@berth/crds";
+import {
+  gpuOccupancy,
+  type KindDefinition,
+  type Offering,
+  OfferingKind,
+  type ResourcePolicy,
+  shareOfRow,
+} from "@berth/crds";
 import type { Knex } from "knex";
 import type { SessionRow } from "../../db/operations/sessions/types.ts";
 import { placementInventory } from "../../db/operations/sessions/workerQueries.ts";
@@ -54,7 +61,7 @@ export function alternativesFor(
   })
     .map(([p]) => p)
     .find((p) => p.spec.allowedOfferings !== undefined)?.spec.allowedOfferings;
-  const occupancy = gpuOccupancy(row.gpu_count, row.gpu_slices_per_card ?? undefined);
+  const occupancy = gpuOccupancy(row.gpu_count, row.gpu_slices_per_card ?? undefined, shareOfRow(row));
   const shapes: (Alternative & { occupancy: number })[] = [];
   for (const o of offerings) {
     const name = o.metadata.name as string;
@@ -103,9 +110,16 @@ export async function queueEtas(
       .where((q) => q.whereNotNull("paused_at").orWhereNotNull("terminated_at"))
       .orderBy("updated_at", "desc")
       .limit(500)
-      .select("gpu_model", "gpu_count", "gpu_slices_per_card", "started_at", "paused_at", "terminated_at") as Promise<
-      SessionRow[]
-    >,
+      .select(
+        "gpu_model",
+        "gpu_count",
+        "gpu_slices_per_card",
+        "gpu_share_num",
+        "gpu_share_den",
+        "started_at",
+        "paused_at",
+        "terminated_at",
+      ) as Promise<SessionRow[]>,
     db("clusters").whereNull("deregistered_at").select("id", "last_report_at") as Promise<
       { id: string; last_report_at: Date | null }[]
     >,
@@ -157,7 +171,7 @@ export async function queueEtas(
     return [
       {
         gpuModel: r.gpu_model,
-        cards: gpuOccupancy(r.gpu_count, r.gpu_slices_per_card ?? undefined),
+        cards: gpuOccupancy(r.gpu_count, r.gpu_slices_per_card ?? undefined, shareOfRow(r)),
         lengthMs,
         endedAt: end.toISOString(),
       },

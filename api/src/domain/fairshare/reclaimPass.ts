@@ -32,6 +32,7 @@ import {
   sessionEventBody,
   sessionIdOf,
   sessionPath,
+  shareOfRow,
   withInterim,
 } from "@berth/crds";
 import type { Knex } from "knex";
@@ -181,7 +182,8 @@ export async function reclaimCapacity(c: CapacityReclaimContext): Promise<Capaci
   );
   if (waiting.length === 0) return result;
 
-  const cardsOf = (row: SessionRow) => gpuOccupancy(row.gpu_count, row.gpu_slices_per_card ?? undefined);
+  const cardsOf = (row: SessionRow) =>
+    gpuOccupancy(row.gpu_count, row.gpu_slices_per_card ?? undefined, shareOfRow(row));
   const holders: Holder[] = sessions
     .filter(({ s }) => s.status?.cluster && s.status.gpuModel && HOLDING.has(phaseOf(s)))
     .map(({ s, row }) => ({

@@ -5,7 +5,7 @@
 // Scope, not 403: a super_admin reads every organization, an organization admin theirs, anyone else none;
 // the reclaim log also shows a person the reclaims of their own sessions.
 import { decayedUsage, resolveSettings } from "@berth/controllers";
-import { gpuOccupancy } from "@berth/crds";
+import { gpuOccupancy, shareOfRow } from "@berth/crds";
 import type { Knex } from "knex";
 import type { SessionRow } from "../../db/operations/sessions/types.ts";
 import type { Deps } from "../../deps.ts";
@@ -81,7 +81,7 @@ export async function fairShareStanding(
   const totalWeight = [...orgIds].reduce((s, id) => s + weightOf(id), 0);
   const totalUsage = Object.values(usage.orgs).reduce((s, x) => s + x, 0);
   const models = [...new Set([...Object.keys(capacity), ...holding.map((r) => r.gpu_model)])].sort();
-  const cards = (r: SessionRow) => gpuOccupancy(r.gpu_count, r.gpu_slices_per_card ?? undefined);
+  const cards = (r: SessionRow) => gpuOccupancy(r.gpu_count, r.gpu_slices_per_card ?? undefined, shareOfRow(r));
 
   // Lent: the borrowing beyond what nobody is guaranteed, spread over the organizations' lendable unused
   // guarantees (at most their lending limits), in proportion to them.

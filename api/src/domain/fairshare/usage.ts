@@ -1,5 +1,5 @@
 import type { UsageInterval } from "@berth/controllers";
-import { gpuOccupancy } from "@berth/crds";
+import { gpuOccupancy, shareOfRow } from "@berth/crds";
 import type { Knex } from "knex";
 import type { SessionRow } from "../../db/operations/sessions/types.ts";
 
@@ -15,6 +15,8 @@ export async function usageIntervals(db: Knex, now: Date, halfLifeMs: number): P
       "owner_id",
       "gpu_count",
       "gpu_slices_per_card",
+      "gpu_share_num",
+      "gpu_share_den",
       "started_at",
       "paused_at",
       "terminated_at",
@@ -26,6 +28,8 @@ export async function usageIntervals(db: Knex, now: Date, halfLifeMs: number): P
     | "owner_id"
     | "gpu_count"
     | "gpu_slices_per_card"
+    | "gpu_share_num"
+    | "gpu_share_den"
     | "started_at"
     | "paused_at"
     | "terminated_at"
@@ -37,7 +41,7 @@ export async function usageIntervals(db: Knex, now: Date, halfLifeMs: number): P
       org: r.organization_id,
       project: r.project_id ?? "",
       user: r.owner_id,
-      cards: gpuOccupancy(r.gpu_count, r.gpu_slices_per_card ?? undefined),
+      cards: gpuOccupancy(r.gpu_count, r.gpu_slices_per_card ?? undefined, shareOfRow(r)),
       start: (r.started_at as Date).toISOString(),
       ...(end ? { end: end.toISOString() } : {}),
     };

@@ -52,6 +52,14 @@ export function occupancyOf(req: Pick<QuotaRequest, "gpuCount" | "gpuOccupancy">
   return req.gpuOccupancy ?? req.gpuCount;
 }
 
+/**
+ * Over a limit, up to floating point's last bits: MIG shares are sevenths, and seven 1/7 add up to
+ * 0.9999999999999998, which must fill a limit of 1 exactly as eight 1/8 do.
+ */
+export function exceeds(total: number, limit: number): boolean {
+  return total > limit + 1e-9;
+}
+
 /** The effective value of one limit and where it comes from (`policy`: the object's name). */
 export function effectiveLimit(
   policies: readonly ResourcePolicy[],
@@ -141,7 +149,7 @@ export async function ownerRefusalGiven(
       scope: sessionsLimit.scope,
     });
   }
-  if (gpuLimit && mine.gpus + occupancyOf(req) > gpuLimit.value) {
+  if (gpuLimit && exceeds(mine.gpus + occupancyOf(req), gpuLimit.value)) {
     return new QuotaExceeded(`at most ${gpuLimit.value} GPUs per user`, {
       limit: "maxGpusPerUser",
       value: gpuLimit.value,
@@ -192,7 +200,7 @@ export async function sharedGpuRefusal(
     const limit = effectiveLimit(policies, name, at);
     if (!limit) continue;
     const current = await held({ column, id });
-    if (current + occupancyOf(req) > limit.value) {
+    if (exceeds(current + occupancyOf(req), limit.value)) {
       return new QuotaExceeded(
         `at most ${limit.value} GPUs per ${column === "project_id" ? "project" : "organization"}`,
         { limit: name, value: limit.value, current, requested: occupancyOf(req), scope: limit.scope },

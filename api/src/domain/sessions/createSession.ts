@@ -37,6 +37,7 @@ import { checkReclaimAsks, reclaimPolicyOf } from "../catalog/reclaimPolicy.ts";
 import type { Principal } from "../identity/principal.ts";
 import { scopeOf } from "../identity/scope.ts";
 import { assertSigned } from "../images/trust.ts";
+import { migOfOffering, migRefusal } from "../mig/offered.ts";
 import { admitCreate } from "./admission.ts";
 import { ratePermilleOf } from "./capacityClass.ts";
 import { effectiveLimit } from "./checkQuota.ts";
@@ -150,26 +151,28 @@ export async function createSession(
   await assertSigned(deps, image.spec.image, "image");
   const gpuModel = offering.spec.gpuModel;
   const gpuSlice = sliceOfOffering(offering);
+  const mig = migOfOffering(offering);
   // A slice is of one card: a GPU preset cannot make it several.
-  if (gpuSlice && preset.spec.gpuCount > 1)
+  if ((gpuSlice || mig) && preset.spec.gpuCount > 1)
     throw new Invalid("the request is invalid", [
       issue(
         "preset",
-        `the preset asks for ${preset.spec.gpuCount} GPUs; the offering is ${fractionLabel(gpuSlice.slicesPerCard)} of one card: pick a compute preset or a one-GPU preset`,
+        `the preset asks for ${preset.spec.gpuCount} GPUs; the offering is ${mig ? `MIG ${mig.profile}` : fractionLabel(gpuSlice?.slicesPerCard)} of one card: pick a compute preset or a one-GPU preset`,
       ),
     ]);
-  const gpuCount = gpuSlice ? 1 : preset.spec.gpuCount > 0 ? preset.spec.gpuCount : offering.spec.gpuCount;
+  const gpuCount = gpuSlice || mig ? 1 : preset.spec.gpuCount > 0 ? preset.spec.gpuCount : offering.spec.gpuCount;
 
   if (input.cluster_id) {
     const cluster = await findClusterById(deps.db, input.cluster_id);
     if (!cluster || cluster.deregistered_at)
       throw new Invalid("the request is invalid", [issue("cluster_id", "no such cluster")]);
   }
-  const unavailable =
-    (await gpuModelRefusal(deps, input.offering, gpuModel, input.cluster_id)) ??
-    (gpuSlice
-      ? await gpuSharingRefusal(deps, input.offering, gpuModel, gpuSlice.slicesPerCard, input.cluster_id)
-      : undefined);
+  const unavailable = mig
+    ? await migRefusal(deps, input.offering, gpuModel, mig.profile, input.cluster_id)
+    : ((await gpuModelRefusal(deps, input.offering, gpuModel, input.cluster_id)) ??
+      (gpuSlice
+        ? await gpuSharingRefusal(deps, input.offering, gpuModel, gpuSlice.slicesPerCard, input.cluster_id)
+        : undefined));
   if (unavailable) throw unavailable;
 
   const namespace = organizationNamespace(organizationId);
@@ -206,7 +209,7 @@ export async function createSession(
       projectId,
       offering,
       gpuCount,
-      gpuOccupancy: gpuOccupancy(gpuCount, gpuSlice?.slicesPerCard),
+      gpuOccupancy: gpuOccupancy(gpuCount, gpuSlice?.slicesPerCard, mig?.share),
       capacityClass,
     },
     {
@@ -226,6 +229,9 @@ export async function createSession(
       offering_gpu_count: offering.spec.gpuCount,
       gpu_slices_per_card: gpuSlice?.slicesPerCard ?? null,
       gpu_slice_memory_mib: gpuSlice?.memoryMib ?? null,
+      gpu_mig_profile: mig?.profile ?? null,
+      gpu_share_num: mig?.share.num ?? null,
+      gpu_share_den: mig?.share.den ?? null,
       cluster_pin: input.cluster_id ?? null,
       priority,
       capacity_class: capacityClass,
@@ -257,6 +263,7 @@ export async function createSession(
       image: input.image,
       gpuCount,
       ...(gpuSlice ? { gpuSlice } : {}),
+      ...(mig ? { migProfile: mig.profile } : {}),
       volumes,
       ...(input.cluster_id ? { clusterPin: input.cluster_id } : {}),
       desiredState: "Running",

@@ -9,6 +9,7 @@ import { gpuHoldings } from "../../db/operations/sessions/gpuHoldings.ts";
 import { placementInventory } from "../../db/operations/sessions/workerQueries.ts";
 import type { Deps } from "../../deps.ts";
 import type { Principal } from "../identity/principal.ts";
+import { migHoldings, migRoom } from "../mig/offered.ts";
 
 export interface Availability {
   clusters: {
@@ -26,6 +27,8 @@ export interface Availability {
     wholeFree: number;
     /** Slices of each offered fraction that still fit, card by card (with sharing); empty otherwise. */
     slicesFree: Record<string, number>;
+    /** MIG instances free per profile, on nodes marked with a layout that advertise them; empty without. */
+    migFree: Record<string, number>;
   }[];
   models: { gpuModel: string; total: number; free: number; queued: number }[];
 }
@@ -35,7 +38,7 @@ export interface Availability {
  * may use count, so the wizard offers what the caller can get. Without: the whole fleet.
  */
 export async function gpuAvailability(deps: Deps, principal?: Principal): Promise<Availability> {
-  const [allInv, held, queued, allNodes, cards] = await Promise.all([
+  const [allInv, held, queued, allNodes, cards, mig, migHeld] = await Promise.all([
     inventoryByClusterModel(deps.db),
     gpuHoldings(deps.db),
     deps
@@ -45,6 +48,8 @@ export async function gpuAvailability(deps: Deps, principal?: Principal): Promis
       .select("gpu_model", deps.db.raw("count(*)::int as n")) as Promise<{ gpu_model: string; n: number }[]>,
     placementInventory(deps.db),
     cardHoldings(deps.db),
+    migRoom(deps.db),
+    migHoldings(deps.db),
   ]);
   const { inv, nodes } = principal ? usableBy(principal, allInv, allNodes) : { inv: allInv, nodes: allNodes };
   // Card by card where a sharing layer runs: the placement's own pool, so both count alike.
@@ -83,6 +88,16 @@ export async function gpuAvailability(deps: Deps, principal?: Principal): Promis
         const s = sliceOf(memory, n);
         slicesFree[fractionLabel(n)] = pool.slicesFree(r.cluster_id, r.gpu_model, s);
       }
+    // MIG: the inventory's held instances or Berth's, the larger (as whole GPUs count).
+    const migFree: Record<string, number> = {};
+    for (const m of mig) {
+      if (m.clusterId !== r.cluster_id || m.gpuModel !== r.gpu_model) continue;
+      const ours =
+        migHeld.find(
+          (h) => h.cluster_id === m.clusterId && h.gpu_model === m.gpuModel && h.gpu_mig_profile === m.profile,
+        )?.n ?? 0;
+      migFree[m.profile] = Math.max(0, m.allocatable - Math.max(m.inUse, ours));
+    }
     return {
       clusterId: r.cluster_id,
       clusterName: r.cluster_name,
@@ -95,6 +110,7 @@ export async function gpuAvailability(deps: Deps, principal?: Principal): Promis
       sharing,
       wholeFree: r.allocatable - inUse,
       slicesFree,
+      migFree,
     };
   });
   const models = new Map<string, { gpuModel: string; total: number; free: number; queued: number }>();

@@ -20,6 +20,7 @@ import { DomainError, Invalid } from "../../errors.ts";
 import { atPermille, costOf, sessionRate, units } from "../credits/money.ts";
 import { storageCostOf, storageRate } from "../credits/storage.ts";
 import type { Principal } from "../identity/principal.ts";
+import { migOfOffering, migRefusal } from "../mig/offered.ts";
 import { fairShareSetting, ratePermilleOf } from "./capacityClass.ts";
 import { quotaRefusal } from "./checkQuota.ts";
 import {
@@ -101,7 +102,9 @@ export async function previewCost(deps: Deps, principal: Principal, input: CostP
       });
 
   const slice = sliceOfOffering(offering);
-  const gpuCount = slice ? 1 : preset && preset.spec.gpuCount > 0 ? preset.spec.gpuCount : offering.spec.gpuCount;
+  const mig = migOfOffering(offering);
+  const gpuCount =
+    slice || mig ? 1 : preset && preset.spec.gpuCount > 0 ? preset.spec.gpuCount : offering.spec.gpuCount;
   const capacityClass = input.capacity_class ?? "guaranteed";
   const fullRate = sessionRate(units(offering.spec.hourlyCreditRate), offering.spec.gpuCount, gpuCount);
   const permille = ratePermilleOf(capacityClass, offering);
@@ -115,9 +118,12 @@ export async function previewCost(deps: Deps, principal: Principal, input: CostP
       { path: ["body", "offering"], message: "this offering is disabled", code: "invalid_reference" },
     ]);
   else
-    refusal =
-      (await gpuModelRefusal(deps, input.offering, offering.spec.gpuModel)) ??
-      (slice ? await gpuSharingRefusal(deps, input.offering, offering.spec.gpuModel, slice.slicesPerCard) : undefined);
+    refusal = mig
+      ? await migRefusal(deps, input.offering, offering.spec.gpuModel, mig.profile)
+      : ((await gpuModelRefusal(deps, input.offering, offering.spec.gpuModel)) ??
+        (slice
+          ? await gpuSharingRefusal(deps, input.offering, offering.spec.gpuModel, slice.slicesPerCard)
+          : undefined));
   if (!refusal && !(ownership instanceof Invalid))
     refusal = await quotaRefusal(deps, deps.db, principal, {
       kind: "create",
@@ -126,7 +132,7 @@ export async function previewCost(deps: Deps, principal: Principal, input: CostP
       projectId: ownership.projectId,
       offering,
       gpuCount,
-      gpuOccupancy: gpuOccupancy(gpuCount, slice?.slicesPerCard),
+      gpuOccupancy: gpuOccupancy(gpuCount, slice?.slicesPerCard, mig?.share),
       capacityClass,
     });
   const policies = await sessionsRuntimeOf(deps).catalog.policies();
@@ -161,9 +167,11 @@ export async function previewCost(deps: Deps, principal: Principal, input: CostP
     gpuAvailableNow: avail.clusters.some((c) =>
       c.gpuModel !== offering.spec.gpuModel
         ? false
-        : slice
-          ? (c.slicesFree[fractionLabel(slice.slicesPerCard)] ?? 0) > 0
-          : c.wholeFree >= gpuCount && c.largestNode >= gpuCount,
+        : mig
+          ? (c.migFree[mig.profile] ?? 0) > 0
+          : slice
+            ? (c.slicesFree[fractionLabel(slice.slicesPerCard)] ?? 0) > 0
+            : c.wholeFree >= gpuCount && c.largestNode >= gpuCount,
     ),
     organizationId: ownership instanceof Invalid ? null : ownership.organizationId,
     projectId: ownership instanceof Invalid ? null : ownership.projectId,

@@ -2,7 +2,7 @@
 // quota gate as a creation: a paused session does not count, so bringing it back must fit. One gate for
 // every resume: a person's here, the system's (a reclaimed borrowed session, resumeForSystem.ts) too.
 
-import { gpuOccupancy } from "@berth/crds";
+import { gpuOccupancy, shareOfRow } from "@berth/crds";
 import type { Knex } from "knex";
 import type { SessionRow } from "../../db/operations/sessions/types.ts";
 import type { SessionView } from "../../db/operations/sessions/view.ts";
@@ -31,7 +31,7 @@ export async function checkResume(deps: QuotaDeps, tx: Knex.Transaction, row: Se
     projectId: row.project_id,
     offering,
     gpuCount: row.gpu_count,
-    gpuOccupancy: gpuOccupancy(row.gpu_count, row.gpu_slices_per_card ?? undefined),
+    gpuOccupancy: gpuOccupancy(row.gpu_count, row.gpu_slices_per_card ?? undefined, shareOfRow(row)),
     sessionId: row.id,
     capacityClass: row.capacity_class,
   });

@@ -60,12 +60,22 @@ describe("the default catalog at start-up", () => {
         "Offering/h100-1-8",
         "Offering/h100-1-16",
         "Offering/h100-1-32",
+        "Offering/h100-mig-1g-10gb",
+        "Offering/h100-mig-1g-20gb",
+        "Offering/h100-mig-2g-20gb",
+        "Offering/h100-mig-3g-40gb",
+        "Offering/h100-mig-4g-40gb",
         "Offering/a100",
         "Offering/a100-1-2",
         "Offering/a100-1-4",
         "Offering/a100-1-8",
         "Offering/a100-1-16",
         "Offering/a100-1-32",
+        "Offering/a100-mig-1g-10gb",
+        "Offering/a100-mig-1g-20gb",
+        "Offering/a100-mig-2g-20gb",
+        "Offering/a100-mig-3g-40gb",
+        "Offering/a100-mig-4g-40gb",
         "Offering/l4",
         "Image/jupyterlab",
         "Image/code-server",
@@ -118,9 +128,10 @@ describe("the default catalog at start-up", () => {
 
 describe("/api/v1/offerings", () => {
   it("lists the offerings with integer minor-unit rates as strings", async () => {
-    const r = await t.request("GET", "/api/v1/offerings", { token: w.memberA.token });
+    const r = await t.request("GET", "/api/v1/offerings?size=20&page=1", { token: w.memberA.token });
+    const all = await t.request("GET", "/api/v1/offerings?size=100", { token: w.memberA.token });
     expect(r.status).toBe(200);
-    const h100 = r.body.data.find((o: { name: string }) => o.name === "h100");
+    const h100 = all.body.data.find((o: { name: string }) => o.name === "h100");
     expect(h100).toEqual({
       name: "h100",
       display_name: "NVIDIA H100 80 GB",
@@ -129,6 +140,8 @@ describe("/api/v1/offerings", () => {
       gpu_count: 1,
       fraction: "1",
       gpu_memory_mib: 81559,
+      mig_profile: null,
+      card_share: "1",
       slice_memory_mib: null,
       slice_cores: null,
       hourly_credit_rate: "4000000",
@@ -138,6 +151,18 @@ describe("/api/v1/offerings", () => {
       created_at: expect.any(String),
     });
     expect(r.body.pagination).toMatchObject({ page: 1, size: 20 });
+  });
+
+  it("lists the MIG instances with their profile and share of the card, at that share of the card's rate", async () => {
+    const r = await t.request("GET", "/api/v1/offerings?size=100", { token: w.memberA.token });
+    const o = (name: string) => r.body.data.find((x: { name: string }) => x.name === name);
+    expect(o("h100-mig-3g-40gb")).toMatchObject({
+      mig_profile: "3g.40gb",
+      card_share: "1/2",
+      hourly_credit_rate: "2000000",
+    });
+    expect(o("h100-mig-1g-10gb")).toMatchObject({ card_share: "1/7", hourly_credit_rate: "571428" });
+    expect(o("a100-mig-4g-40gb")).toMatchObject({ card_share: "4/7", hourly_credit_rate: "1428571" });
   });
 
   it("lists the fractional tiers with the memory and cores a slice guarantees and their own rates", async () => {

@@ -3,6 +3,8 @@
 import {
   fractionLabel,
   type ImageSpec,
+  migProfileOf,
+  migShare,
   type OfferingSpec,
   type ResourcePolicySpec,
   type ResourcePresetSpec,
@@ -19,6 +21,16 @@ function nameOf(o: KubeObject): string {
   return o.metadata.name;
 }
 
+/** The share of a card one session of the offering holds, as a fraction ("1", "1/8", "3/7"). */
+function cardShareOf(s: OfferingSpec): string {
+  const profile = s.migProfile ? migProfileOf(s.gpuModel, s.migProfile) : undefined;
+  if (profile) {
+    const share = migShare(profile);
+    return share.num === share.den ? "1" : `${share.num}/${share.den}`;
+  }
+  return s.slicesPerCard ? fractionLabel(s.slicesPerCard) : String(s.gpuCount ?? 1);
+}
+
 export function presentOffering(o: KubeObject): Offering {
   const s = o.spec as OfferingSpec;
   const slice =
@@ -33,6 +45,8 @@ export function presentOffering(o: KubeObject): Offering {
     gpu_count: s.gpuCount ?? 1,
     fraction: fractionLabel(s.slicesPerCard),
     gpu_memory_mib: s.gpuMemoryMib ?? null,
+    mig_profile: s.migProfile ?? null,
+    card_share: cardShareOf(s),
     slice_memory_mib: slice?.memoryMib ?? null,
     slice_cores: slice?.cores ?? null,
     hourly_credit_rate: s.hourlyCreditRate,

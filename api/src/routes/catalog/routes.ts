@@ -5,7 +5,7 @@
 
 import type { ResourcePolicySpec } from "@berth/crds";
 import { Paged, pageOf } from "../../db/paging.ts";
-import { checkFraction, parseFraction } from "../../domain/catalog/gpuFraction.ts";
+import { checkFraction, checkMigOffering, parseFraction } from "../../domain/catalog/gpuFraction.ts";
 import { checkImageOwner } from "../../domain/catalog/imageOwner.ts";
 import { createCatalog, getCatalog, listCatalog, updateCatalog } from "../../domain/catalog/operations.ts";
 import { images, offerings, policies, presets } from "../../domain/catalog/resources.ts";
@@ -59,6 +59,7 @@ const OFFERING_FIELDS = {
   display_name: "displayName",
   gpu_model: "gpuModel",
   tier: "tier",
+  mig_profile: "migProfile",
   gpu_count: "gpuCount",
   gpu_memory_mib: "gpuMemoryMib",
   hourly_credit_rate: "hourlyCreditRate",
@@ -130,7 +131,7 @@ export const createOfferingRoute = defineRoute({
   body: CreateOfferingBody,
   idempotent: true,
   audit: "offering.create",
-  errors: ["already_exists", "conflict"],
+  errors: ["already_exists", "conflict", "mig_profile_unknown", "mig_profile_not_for_model"],
   responses: { 201: Offering },
   handler: async ({ deps, principal, body, audit }) => {
     audit.target("offering", body.name);
@@ -141,7 +142,9 @@ export const createOfferingRoute = defineRoute({
     };
     // The document allows null ("memory not stated"), as PATCH reads it: the spec leaves the field out.
     if (body.gpu_memory_mib === null) delete spec.gpuMemoryMib;
+    if (body.mig_profile === null) delete spec.migProfile;
     checkFraction(spec);
+    checkMigOffering(spec);
     const o = await createCatalog(deps, principal, offerings, body.name, spec);
     return { status: 201, body: presentOffering(o) };
   },
@@ -170,7 +173,9 @@ export const updateOfferingRoute = defineRoute({
       if (body.fraction === "1") delete next.slicesPerCard;
       if (body.borrowed_rate_multiplier === 1) delete next.borrowedRatePermille;
       if (body.gpu_memory_mib === null) delete next.gpuMemoryMib;
+      if (body.mig_profile === null) delete next.migProfile;
       checkFraction(next);
+      checkMigOffering(next);
       return next;
     });
     return { status: 200, body: presentOffering(o) };

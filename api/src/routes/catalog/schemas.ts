@@ -38,6 +38,15 @@ export const Offering = z
       example: "1/4",
     }),
     gpu_memory_mib: z.int().nullable().meta({ description: "One card's GPU memory (MiB), as the cards report it." }),
+    mig_profile: z.string().nullable().meta({
+      description: "A MIG instance of this profile of one card (e.g. 3g.40gb); null: whole cards or a slice.",
+      example: "3g.40gb",
+    }),
+    card_share: z.string().meta({
+      description:
+        'The share of one card a session holds, which quotas and fair share count: "1" per card, "1/8" for a slice, a MIG profile\'s larger of compute (of 7) and memory (of 8), e.g. "3/7".',
+      example: "1/7",
+    }),
     slice_memory_mib: z
       .int()
       .nullable()
@@ -78,6 +87,10 @@ const OfferingFields = {
       enum: ["1", "1/2", "1/4", "1/8", "1/16", "1/32"],
     }),
   gpu_memory_mib: z.int().min(1024).max(4_194_304).nullable(),
+  mig_profile: z.string().min(1).max(32).nullable().meta({
+    description:
+      "A MIG profile of the model's cards (e.g. 1g.10gb); mig_profile_unknown or mig_profile_not_for_model otherwise. null removes it.",
+  }),
   hourly_credit_rate: MinorUnits.meta({ description: "Credits per hour in minor units, a string of digits." }),
   borrowed_rate_multiplier: z
     .number()
@@ -95,6 +108,7 @@ export const CreateOfferingBody = z
     gpu_count: OfferingFields.gpu_count.optional(),
     fraction: OfferingFields.fraction.optional(),
     gpu_memory_mib: OfferingFields.gpu_memory_mib.optional(),
+    mig_profile: OfferingFields.mig_profile.optional(),
     borrowed_rate_multiplier: OfferingFields.borrowed_rate_multiplier.optional(),
     description: Description.optional(),
     enabled: z.boolean().optional(),

@@ -25,6 +25,7 @@ export function presentSession(v: SessionView): z.input<typeof Session> {
     gpu_count: v.gpuCount,
     gpu_fraction: v.gpuFraction,
     gpu_slice_memory_mib: v.gpuSliceMemoryMib,
+    gpu_mig_profile: v.gpuMigProfile,
     gpu_occupancy: v.gpuOccupancy,
     gpu_cards: v.gpuCards,
     hourly_credit_rate: v.hourlyCreditRate,

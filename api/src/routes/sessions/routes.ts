@@ -122,6 +122,7 @@ export const gpuAvailabilityRoute = defineRoute({
           sharing: c.sharing,
           whole_free: c.wholeFree,
           slices_free: c.slicesFree,
+          mig_free: c.migFree,
         })),
         models: a.models.map((m) => ({ gpu_model: m.gpuModel, total: m.total, free: m.free, queued: m.queued })),
       },

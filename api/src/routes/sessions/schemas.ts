@@ -81,6 +81,10 @@ export const Session = z
       .int()
       .nullable()
       .meta({ description: "GPU memory the slice guarantees (MiB); null for whole cards." }),
+    gpu_mig_profile: z
+      .string()
+      .nullable()
+      .meta({ description: "The MIG profile the session holds one instance of; null otherwise.", example: "3g.40gb" }),
     gpu_occupancy: z.number().meta({
       description: "GPUs quotas and policies count: whole cards, or the slice's share (a 1/4 slice is 0.25).",
     }),
@@ -265,6 +269,11 @@ export const GpuAvailability = z
           description:
             'With a sharing layer: per fraction ("1/2" to "1/32"), how many more slices fit, card by card; empty otherwise.',
           example: { "1/2": 3, "1/4": 7, "1/8": 15 },
+        }),
+        mig_free: z.record(z.string(), z.number().int()).meta({
+          description:
+            "MIG instances free per profile, on nodes an administrator marked with a MIG layout that advertise them; empty without.",
+          example: { "1g.10gb": 5, "3g.40gb": 1 },
         }),
       }),
     ),

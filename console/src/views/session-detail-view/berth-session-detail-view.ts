@@ -303,7 +303,7 @@ export class BerthSessionDetailView extends LitElement {
         <dt>Id</dt><dd><code>${s.id}</code></dd>
         <dt>Cluster</dt><dd data-testid=${TEST_IDS.session.cluster}>${s.cluster_id ?? "—"}${s.cluster_pin ? html` <span class="muted">(pinned to ${s.cluster_pin})</span>` : nothing}</dd>
         <dt>Node</dt><dd data-testid=${TEST_IDS.session.node}>${s.node ?? "—"}</dd>
-        <dt>GPU</dt><dd data-testid=${TEST_IDS.session.gpu}>${tierLabel({ ...s, slice_memory_mib: s.gpu_slice_memory_mib, fraction: s.gpu_fraction })}</dd>
+        <dt>GPU</dt><dd data-testid=${TEST_IDS.session.gpu}>${tierLabel({ ...s, slice_memory_mib: s.gpu_slice_memory_mib, fraction: s.gpu_fraction, mig_profile: s.gpu_mig_profile })}</dd>
         <dt>Card</dt><dd data-testid=${TEST_IDS.session.cards}>${s.gpu_cards?.length ? s.gpu_cards.join(", ") : "—"}</dd>
         <dt>Offering</dt><dd>${s.offering} · ${formatCredits(s.hourly_credit_rate)} credits/hour</dd>
         <dt>Capacity</dt><dd data-testid=${TEST_IDS.session.capacityClass} data-class=${s.capacity_class}>${

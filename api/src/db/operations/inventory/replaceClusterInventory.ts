@@ -32,6 +32,7 @@ export async function replaceClusterInventory(
       schedulable: n.schedulable,
       ready: n.ready,
       gpu_sharing: n.gpu_sharing ?? null,
+      mig: n.mig ? JSON.stringify(n.mig) : null,
       observed_at: observedAt,
       updated_at: tx.fn.now(),
     }));
@@ -47,6 +48,7 @@ export async function replaceClusterInventory(
         "schedulable",
         "ready",
         "gpu_sharing",
+        "mig",
         "observed_at",
         "updated_at",
       ]);

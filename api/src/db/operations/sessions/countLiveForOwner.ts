@@ -12,7 +12,8 @@ export async function countLiveForOwner(db: Knex, ownerId: string): Promise<Owne
 
 /** What one owner holds or waits for: sessions and their GPUs. */
 /** GPUs a session occupies: whole cards, or its share of one card (a 1/4 slice is 0.25). */
-export const OCCUPANCY_SQL = "gpu_count::float8 / coalesce(gpu_slices_per_card, 1)";
+export const OCCUPANCY_SQL =
+  "gpu_count::float8 * coalesce(gpu_share_num, 1) / coalesce(gpu_share_den, gpu_slices_per_card, 1)";
 
 /** `gpus` is GPU occupancy: slices count by their share. */
 export type OwnerTally = { sessions: number; gpus: number };

@@ -6,6 +6,7 @@ export async function gpuHoldings(db: Knex): Promise<{ cluster_id: string; gpu_m
     .whereIn("phase", ["Starting", "Resuming", "Running", "Restarting", "Pausing", "Terminating", "Unknown"])
     .whereNotNull("cluster_id")
     .whereNull("gpu_slices_per_card")
+    .whereNull("gpu_mig_profile")
     .groupBy("cluster_id", "gpu_model")
     .select("cluster_id", "gpu_model", db.raw("sum(gpu_count)::int as gpus"))) as {
     cluster_id: string;

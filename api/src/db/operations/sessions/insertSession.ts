@@ -23,7 +23,14 @@ export type NewSessionRow = Pick<
   Partial<
     Pick<
       SessionRow,
-      "offering_gpu_count" | "gpu_slices_per_card" | "gpu_slice_memory_mib" | "capacity_class" | "rate_permille"
+      | "offering_gpu_count"
+      | "gpu_slices_per_card"
+      | "gpu_slice_memory_mib"
+      | "gpu_mig_profile"
+      | "gpu_share_num"
+      | "gpu_share_den"
+      | "capacity_class"
+      | "rate_permille"
     >
   >;
 

@@ -20,6 +20,10 @@ export interface SessionRow {
   /** A slice of one card: the offering's slices per card (docs/dev/gpu-sharing.md); null: whole cards. */
   gpu_slices_per_card: number | null;
   gpu_slice_memory_mib: number | null;
+  /** A MIG instance: its profile and its share of a card (num/den); null otherwise. */
+  gpu_mig_profile: string | null;
+  gpu_share_num: number | null;
+  gpu_share_den: number | null;
   /** Card UUIDs placement chose, while the session holds them; null otherwise or without a sharing layer. */
   gpu_cards: string[] | null;
   cluster_pin: string | null;

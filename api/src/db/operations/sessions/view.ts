@@ -8,6 +8,7 @@ import {
   KEEP_RUNNING_ANNOTATION,
   type Session,
   type SessionPhase,
+  shareOfRow,
 } from "@berth/crds";
 import type { SessionRow } from "./types.ts";
 
@@ -28,6 +29,7 @@ export interface SessionView {
   gpuFraction: string;
   /** GPU memory a slice guarantees (MiB); null for whole cards. */
   gpuSliceMemoryMib: number | null;
+  gpuMigProfile: string | null;
   /** What quotas count: whole GPUs, or the slice's share of one. */
   gpuOccupancy: number;
   /** Card UUIDs the session holds, while it holds them (clusters with a sharing layer). */
@@ -87,7 +89,8 @@ export function viewFromRow(row: SessionRow): SessionView {
     gpuCount: row.gpu_count,
     gpuFraction: fractionLabel(row.gpu_slices_per_card ?? undefined),
     gpuSliceMemoryMib: row.gpu_slice_memory_mib ?? null,
-    gpuOccupancy: gpuOccupancy(row.gpu_count, row.gpu_slices_per_card ?? undefined),
+    gpuMigProfile: row.gpu_mig_profile ?? null,
+    gpuOccupancy: gpuOccupancy(row.gpu_count, row.gpu_slices_per_card ?? undefined, shareOfRow(row)),
     gpuCards: row.gpu_cards ?? null,
     hourlyCreditRate: row.hourly_credit_rate,
     clusterPin: row.cluster_pin,

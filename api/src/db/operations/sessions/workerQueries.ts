@@ -1,6 +1,7 @@
 // The worker's reads of what operators reported (clusters' liveness, inventory, session status).
 import type { InventoryNodeView } from "@berth/controllers";
 import type { Knex } from "knex";
+import { migLayoutRefs, offeredMig } from "../mig/migLayouts.ts";
 import { nodePoolRefs } from "../nodePools/nodePools.ts";
 
 export async function clusterLiveness(
@@ -33,6 +34,7 @@ export async function inventoryNodes(db: Knex): Promise<
     ready: boolean;
     gpu_sharing: string | null;
     labels: Record<string, string>;
+    mig: Record<string, { allocatable: number; in_use: number }> | null;
     cards?: InventoryCardRow[];
   }[]
 > {
@@ -50,6 +52,7 @@ export async function inventoryNodes(db: Knex): Promise<
         "n.ready",
         "n.gpu_sharing",
         "n.labels",
+        "n.mig",
       ) as Promise<
       {
         cluster_id: string;
@@ -61,6 +64,7 @@ export async function inventoryNodes(db: Knex): Promise<
         ready: boolean;
         gpu_sharing: string | null;
         labels: Record<string, string>;
+        mig: Record<string, { allocatable: number; in_use: number }> | null;
         cards?: InventoryCardRow[];
       }[]
     >,
@@ -151,7 +155,7 @@ export async function sessionsOfCluster(
 
 /** The inventory as placement reads it: whole GPUs per node, and card by card where a sharing layer runs. */
 export async function placementInventory(db: Knex): Promise<InventoryNodeView[]> {
-  const [nodes, pools] = await Promise.all([inventoryNodes(db), nodePoolRefs(db)]);
+  const [nodes, pools, layouts] = await Promise.all([inventoryNodes(db), nodePoolRefs(db), migLayoutRefs(db)]);
   // Each node with the pools whose label it carries (docs/dev/node-pools.md): placement reads who may use it.
   const poolsOf = (n: { cluster_id: string; labels: Record<string, string> }) =>
     pools.filter((p) => p.clusterId === n.cluster_id && p.label.values.includes(n.labels?.[p.label.key] as string));
@@ -179,5 +183,10 @@ export async function placementInventory(db: Knex): Promise<InventoryNodeView[]>
         }
       : {}),
     ...(pools.length > 0 && poolsOf(n).length > 0 ? { pools: poolsOf(n) } : {}),
+    ...withMig(layouts.length > 0 ? offeredMig(layouts, n) : undefined),
   }));
+}
+
+function withMig(mig: InventoryNodeView["mig"]): Pick<InventoryNodeView, "mig"> {
+  return mig ? { mig } : {};
 }

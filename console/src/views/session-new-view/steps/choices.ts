@@ -57,7 +57,13 @@ export function clusterStep(p: ClusterStepProps) {
   const preset = p.catalog.presets.find((x) => x.name === p.preset);
   const gpus = preset?.gpu_count || offering?.gpu_count || 1;
   const choices = offering
-    ? clustersForModel(p.availability?.clusters ?? [], offering.gpu_model, gpus, offering.fraction)
+    ? clustersForModel(
+        p.availability?.clusters ?? [],
+        offering.gpu_model,
+        gpus,
+        offering.fraction,
+        offering.mig_profile,
+      )
     : [];
   return html`<fieldset>
       <legend>4. Where and what to call it</legend>

@@ -3,7 +3,7 @@ import { html } from "lit";
 import type { GpuAvailability } from "../../../api/openapi.gen.ts";
 import "../../../components/empty-state/index.ts";
 import { formatCredits } from "../../../data/format.ts";
-import { roomForOffering, tierLabel } from "../../../data/wizard.ts";
+import { offeredNow, roomForOffering, tierLabel } from "../../../data/wizard.ts";
 import { TEST_IDS } from "../../../test-ids.ts";
 import type { Catalog } from "./types.ts";
 
@@ -17,13 +17,15 @@ export interface OfferingStepProps {
 
 export function offeringStep(p: OfferingStepProps) {
   const rows = p.availability?.clusters ?? [];
+  // MIG offerings only where marked nodes advertise their profile (and not before availability answers).
+  const offerings = p.catalog.offerings.filter((o) => !o.mig_profile || (p.availability && offeredNow(rows, o)));
   return html`<fieldset data-testid=${TEST_IDS.wizard.stepOffering}>
       <legend>1. GPU offering</legend>
       ${
-        p.catalog.offerings.length === 0
+        offerings.length === 0
           ? html`<berth-empty-state heading="No offering is available">Ask an administrator to add or enable a GPU offering.</berth-empty-state>`
           : html`<div class="choices">
-            ${p.catalog.offerings.map((o) => {
+            ${offerings.map((o) => {
               const avail = roomForOffering(rows, o);
               const id = `off-${o.name}`;
               return html`<label class="choice" for=${id}>
@@ -32,7 +34,7 @@ export function offeringStep(p: OfferingStepProps) {
                   <strong>${o.display_name}</strong>
                   <span data-testid=${TEST_IDS.wizard.offeringTier(o.name)}>${tierLabel(o)} · ${o.tier}</span>
                   <span>${formatCredits(o.hourly_credit_rate)} credits / hour</span>
-                  <span class=${avail.free > 0 ? "tone-ok" : "tone-warn"} data-testid=${TEST_IDS.wizard.offeringFree(o.name)}>${p.availability ? `${avail.free} of ${avail.total} ${avail.unit} free now` : "checking free GPUs…"}</span>
+                  <span class=${avail.free > 0 ? "tone-ok" : "tone-warn"} data-testid=${TEST_IDS.wizard.offeringFree(o.name)}>${p.availability ? (o.mig_profile ? `${avail.free} ${avail.unit} free now` : `${avail.free} of ${avail.total} ${avail.unit} free now`) : "checking free GPUs…"}</span>
                 </span>
               </label>`;
             })}
