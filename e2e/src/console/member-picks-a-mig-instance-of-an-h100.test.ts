@@ -2,13 +2,13 @@
 // sees the node's MIG profiles in the wizard's GPU step, with their share of the card, price and free
 // instances; a profile the node does not advertise is not offered. The 3g.40gb session runs.
 import { ensureConsoleBuilt } from "@berth/console";
-import { TEST_IDS } from "@berth/console/test-ids";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { gpuCluster, H100, MANAGEMENT, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";
 import { NewSessionPage, SessionPage } from "./pages/sessions-pages.ts";
+import { Shell } from "./pages/shell.ts";
 
 vi.setConfig({ testTimeout: 180_000 });
 
@@ -53,26 +53,24 @@ describe("a member on a cluster with a MIG-partitioned H100 node", () => {
     const login = new LoginPage(page);
     await login.open();
     await login.signIn(bed.alice.email, bed.alice.password);
-    await page.getByTestId(TEST_IDS.shell.accountMenu).waitFor();
+    await new Shell(page).signedIn();
 
     const wizard = new NewSessionPage(page);
     await wizard.open();
     await expect.poll(() => wizard.freeText("h100-mig-3g-40gb")).toContain("2 MIG 3g.40gb instances free now");
-    expect(await page.getByTestId("offering-tier-h100-mig-3g-40gb").textContent()).toContain(
-      `MIG 3g.40gb of ${H100} · 1/2 of the card`,
-    );
-    expect(await page.getByTestId("offering-tier-h100-mig-1g-10gb").textContent()).toContain("1/7 of the card");
+    expect(await wizard.tierText("h100-mig-3g-40gb")).toContain(`MIG 3g.40gb of ${H100} · 1/2 of the card`);
+    expect(await wizard.tierText("h100-mig-1g-10gb")).toContain("1/7 of the card");
     // Not in the layout: not offered.
-    expect(await page.getByTestId("offering-tier-h100-mig-4g-40gb").count()).toBe(0);
+    expect(await wizard.offering("h100-mig-4g-40gb").count()).toBe(0);
     await wizard.chooseOffering("h100-mig-3g-40gb");
-    await expect.poll(async () => page?.getByTestId("cost-total").textContent()).toContain("2.00 credits");
+    await expect.poll(async () => wizard.costTotal().textContent()).toContain("2.00 credits");
     await shots.take(page, "wizard-mig-profiles");
     await expectAccessible(page);
 
     await wizard.create("half-card");
     const detail = new SessionPage(page);
     await detail.waitForPhase("Running", 60_000);
-    expect(await page.getByTestId("session-gpu").textContent()).toContain(`MIG 3g.40gb of ${H100}`);
+    expect(await detail.gpu()).toContain(`MIG 3g.40gb of ${H100}`);
     await shots.take(page, "running-mig");
   });
 });
