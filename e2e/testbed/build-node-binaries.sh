@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds what the bed's real node runs besides containerd and runc (Debian's, scripts/ensure-node-runtime.sh):
-# kubelet at the bed's Kubernetes version from the builder module (k8sbin, same version stamps and tags as
-# the control plane), the CNI plugins it wires pods with, and the small programs of k8sbin/cmd (the pause
+# kubelet and kube-proxy at the bed's Kubernetes version from the builder module (k8sbin, same version stamps
+# and tags as the control plane), the CNI plugins it wires pods with, and the small programs of k8sbin/cmd (the pause
 # program, the fake GPU device plugin, the tests' bed-app). Cached in a folder keyed by the versions and a
 # hash of those sources, outside the clone, once. Prints the folder on the last line.
 # BERTH_NODE_BIN, when set, names a folder that already holds them.
@@ -20,7 +20,8 @@ cache_root="${BERTH_TESTBED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/berth/testbed
 src_hash="$(cd "$here/k8sbin" && cat go.sum cmd/*/main.go | sha256sum | cut -c1-12)"
 family="real-node_k8s-${K8S_VERSION}_cni-${CNI_VERSION}"
 dest="$cache_root/${family}_src-${src_hash}"
-bins=(kubelet "${cni[@]}" "${programs[@]}")
+k8s=(kubelet kube-proxy)
+bins=("${k8s[@]}" "${cni[@]}" "${programs[@]}")
 
 log() { echo "[node-build] $*" >&2; }
 
@@ -70,21 +71,23 @@ reuse() {
   return 1
 }
 
-if ! checked kubelet "Kubernetes ${K8S_VERSION}" && ! reuse kubelet "Kubernetes ${K8S_VERSION}"; then
-  step="building kubelet"
-  build_date="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  LD=""
-  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-    LD="$LD -X $pkg.gitVersion=${K8S_VERSION} -X $pkg.gitMajor=1 -X $pkg.gitMinor=37 -X $pkg.gitTreeState=clean -X $pkg.buildDate=${build_date}"
-  done
-  log "building kubelet ${K8S_VERSION} (~1 min after the control plane's build; cold ~5 min)"
-  ticker "kubelet build" & tick=$!
-  t=$(date +%s)
-  (cd "$here/k8sbin" && go build -trimpath -pgo=off -tags selinux,notest,grpcnotrace -ldflags "-s -w $LD" \
-    -o "$tmp/kubelet" k8s.io/kubernetes/cmd/kubelet) || { kill $tick 2>/dev/null; exit 4; }
-  kill $tick 2>/dev/null || true
-  log "kubelet built in $(( $(date +%s) - t ))s"
-fi
+for b in "${k8s[@]}"; do
+  checked "$b" "Kubernetes ${K8S_VERSION}" || reuse "$b" "Kubernetes ${K8S_VERSION}" || {
+    step="building $b"
+    build_date="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    LD=""
+    for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+      LD="$LD -X $pkg.gitVersion=${K8S_VERSION} -X $pkg.gitMajor=1 -X $pkg.gitMinor=37 -X $pkg.gitTreeState=clean -X $pkg.buildDate=${build_date}"
+    done
+    log "building $b ${K8S_VERSION} (~1-2 min after the control plane's build; cold ~5 min)"
+    ticker "$b build" & tick=$!
+    t=$(date +%s)
+    (cd "$here/k8sbin" && go build -trimpath -pgo=off -tags selinux,notest,grpcnotrace -ldflags "-s -w $LD" \
+      -o "$tmp/$b" "k8s.io/kubernetes/cmd/$b") || { kill $tick 2>/dev/null; exit 4; }
+    kill $tick 2>/dev/null || true
+    log "$b built in $(( $(date +%s) - t ))s"
+  }
+done
 
 cni_ok=1
 for b in "${cni[@]}"; do checked "$b" "$CNI_VERSION" || reuse "$b" "$CNI_VERSION" || cni_ok=0; done
@@ -107,7 +110,9 @@ done
 log "node programs built in $(( $(date +%s) - t ))s"
 
 step="checking the built versions"
-checked kubelet "Kubernetes ${K8S_VERSION}" || { log "kubelet reports: $("$tmp/kubelet" --version 2>&1)"; exit 4; }
+for b in "${k8s[@]}"; do
+  checked "$b" "Kubernetes ${K8S_VERSION}" || { log "$b reports: $("$tmp/$b" --version 2>&1)"; exit 4; }
+done
 for b in "${cni[@]}"; do
   checked "$b" "$CNI_VERSION" || { log "$b reports: $("$tmp/$b" --version 2>&1)"; exit 4; }
 done

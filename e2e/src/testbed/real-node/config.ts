@@ -1,6 +1,7 @@
 // The real node's configuration files: containerd's (its own instance), the kubelet's, the CNI network's,
 // and the per-registry hosts files that name the bed's registries as plain HTTP. Pure text from inputs.
 import { stringify } from "yaml";
+import { SERVICE_CIDR } from "../cluster.ts";
 import type { NodeLayout } from "./layout.ts";
 import type { HostQuirks } from "./quirks.ts";
 
@@ -110,6 +111,9 @@ export function kubeletConfig(l: NodeLayout, o: KubeletConfigInput): string {
     nodeStatusUpdateFrequency: "2s",
     shutdownGracePeriod: "0s",
     resolvConf: "/etc/resolv.conf",
+    // Its iptables chains (KUBE-FIREWALL and canaries) would be the host's and outlive the node; the
+    // chains a Service needs are kube-proxy's (kube-proxy.ts), which cleans them up.
+    makeIPTablesUtilChains: false,
   };
   return stringify(doc, { lineWidth: 0 });
 }
@@ -128,7 +132,13 @@ export function cniConfig(l: NodeLayout, podCidr: string): string {
           isGateway: true,
           ipMasq: false,
           hairpinMode: true,
-          ipam: { type: "host-local", ranges: [[{ subnet: podCidr }]], dataDir: l.cniIpam },
+          // The cluster's Services through the host, where kube-proxy's rules answer them (kube-proxy.ts).
+          ipam: {
+            type: "host-local",
+            ranges: [[{ subnet: podCidr }]],
+            routes: [{ dst: SERVICE_CIDR }],
+            dataDir: l.cniIpam,
+          },
         },
       ],
     },

@@ -19,6 +19,7 @@ import type { Cluster, RealNode } from "../types.ts";
 import { type ApiserverForPods, exposeApiserverToPods } from "./apiserver.ts";
 import { canRunRealNode, ownerOf } from "./can-run.ts";
 import { cniConfig, containerdConfig, kubeletConfig, registryHostsToml } from "./config.ts";
+import { startKubeProxy } from "./kube-proxy.ts";
 import { DEFAULT_ROOT, DEVICE_PLUGIN_DIR, type NodeLayout, nodeLayout } from "./layout.ts";
 import { ociArchive } from "./oci.ts";
 import { describeQuirks, detectQuirks, type HostQuirks, needsForwardRule } from "./quirks.ts";
@@ -61,6 +62,11 @@ export interface StartRealNodeOptions {
   /** Parent of the node's data folder; default /var/lib/berth-real-node. */
   root?: string;
   log?: (line: string) => void;
+  /**
+   * Runs kube-proxy, so that the cluster's Services (ClusterIPs, the `kubernetes` Service's 10.96.0.1)
+   * answer on the node (kube-proxy.ts). One such node per host at a time. Default false.
+   */
+  services?: boolean;
   /** For each of containerd, the Node Ready and the GPUs allocatable. Default 120 s. */
   readyTimeoutMs?: number;
 }
@@ -77,7 +83,12 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
   const l = nodeLayout(name, o.root ?? DEFAULT_ROOT);
   const podCidr = o.podCidr ?? l.podCidr;
   const kube = new KubeHttp({ server: o.cluster.server, caPem: o.cluster.caPem, token: o.cluster.adminToken });
-  const procs: { containerd?: ManagedProcess; kubelet?: ManagedProcess; plugin?: ManagedProcess } = {};
+  const procs: {
+    containerd?: ManagedProcess;
+    kubelet?: ManagedProcess;
+    plugin?: ManagedProcess;
+    kubeProxy?: ManagedProcess;
+  } = {};
   let apiserver: ApiserverForPods | undefined;
 
   // A killed run leaves containers, mounts, links and cgroups: clear them, and a stale Node object.
@@ -244,6 +255,16 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
     // The cluster's apiserver where the node's pods reach it (apiserver.ts).
     apiserver = await exposeApiserverToPods({ kube, server: o.cluster.server, node: { layout: l, podCidr } });
     const forPods = { address: apiserver.address, port: apiserver.port };
+    if (o.services)
+      procs.kubeProxy = await startKubeProxy({
+        layout: l,
+        binDir,
+        kubeconfig: o.cluster.kubeconfigPath,
+        podCidr,
+        healthzPort: await freePort(),
+        metricsPort: await freePort(),
+        timeoutMs: timeout,
+      });
     const timings = {
       containerdMs: Math.round(containerdMs),
       nodeReadyMs: Math.round(nodeReadyMs),
