@@ -43,6 +43,7 @@ export const NODE_BINARIES = [
   "host-local",
   "loopback",
   "portmap",
+  "coredns",
   "pause",
   "fake-gpu-plugin",
   "bed-app",

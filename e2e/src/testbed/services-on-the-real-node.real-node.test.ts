@@ -1,14 +1,17 @@
 // biome-ignore-all lint/suspicious/noExplicitAny: the test reads the apiserver's JSON as it comes
-// Services on the bed's real node (e2e/src/testbed/real-node/kube-proxy.ts, docs/dev/real-node-network.md): a
-// pod reaches another pod through a ClusterIP Service, and the apiserver through the `kubernetes` Service's
-// ClusterIP, with real packets through kube-proxy's rules. Real parts: the bed's apiserver and controller
-// manager (EndpointSlices, service accounts), a real kubelet, containerd and kube-proxy, Python in the pods.
+// Services and DNS on the bed's real node (e2e/src/testbed/real-node/kube-proxy.ts and coredns.ts,
+// docs/dev/real-node-network.md): a pod reaches another pod through a ClusterIP Service, and the apiserver
+// through the `kubernetes` Service's ClusterIP, with real packets through kube-proxy's rules; it resolves
+// both by name through CoreDNS. Real parts: the bed's apiserver and controller manager (EndpointSlices,
+// service accounts), a real kubelet, containerd, kube-proxy and CoreDNS, Python and glibc in the pods.
 // Stopping the node removes kube-proxy's chains from the host. Where canRunRealNode() says yes.
 import { execFileSync } from "node:child_process";
 import { buildSessionImage, pushSessionImage } from "@berth/cdk8s/image/sessions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SERVICE_CIDR } from "./cluster.ts";
 import { startFleet } from "./fleet.ts";
 import { KubeHttp } from "./kube.ts";
+import { dnsServiceIp } from "./real-node/coredns.ts";
 import { canRunRealNode, REAL_NODE_TAINT, type RealNode, startRealNode } from "./real-node/index.ts";
 import { type LocalRegistry, startRegistry } from "./registry.ts";
 import type { Fleet } from "./types.ts";
@@ -34,6 +37,17 @@ print(json.load(urllib.request.urlopen(req, context=ctx, timeout=20))["status"][
 `;
 
 /** kube-proxy's chains on the host, IPv4 and IPv6. */
+// The pod's nameserver (the kubelet's clusterDNS), then names resolved by CoreDNS: the apiserver's Service
+// in full, the echo Service in full and by its short name (the search path), and a page fetched by name.
+const RESOLVER = `
+import socket, urllib.request
+print([l for l in open("/etc/resolv.conf").read().splitlines() if l.startswith("nameserver")][0])
+print(socket.gethostbyname("kubernetes.default.svc.cluster.local"))
+print(socket.gethostbyname("echo.default.svc.cluster.local"))
+print(socket.gethostbyname("echo"))
+print(urllib.request.urlopen("http://echo/who", timeout=20).read().decode().strip())
+`;
+
 function kubeChains(): string[] {
   return ["iptables-save", "ip6tables-save"].flatMap((cmd) =>
     execFileSync(cmd, { encoding: "utf8" })
@@ -42,12 +56,13 @@ function kubeChains(): string[] {
   );
 }
 
-describe.skipIf(!can.ok)(`Services on the real node${can.ok ? "" : ` (skipped: ${can.reason})`}`, () => {
+describe.skipIf(!can.ok)(`Services and DNS on the real node${can.ok ? "" : ` (skipped: ${can.reason})`}`, () => {
   let fleet: Fleet;
   let registry: LocalRegistry;
   let node: RealNode;
   let kube: KubeHttp;
   let image = "";
+  let clusterIp = "";
 
   const pod = (name: string, labels: Record<string, string>, container: Record<string, unknown>) => ({
     metadata: { name, labels },
@@ -59,6 +74,32 @@ describe.skipIf(!can.ok)(`Services on the real node${can.ok ? "" : ` (skipped: $
       containers: [{ image, ...container }],
     },
   });
+
+  /** Runs a Python program in a pod on the node to its end: its exit code and its log. */
+  const runToEnd = async (name: string, program: string, env: Record<string, string> = {}) => {
+    await kube.json(
+      "POST",
+      `/api/v1/namespaces/${NS}/pods`,
+      pod(
+        name,
+        {},
+        {
+          name: "client",
+          command: ["python3", "-c", program],
+          env: Object.entries(env).map(([k, v]) => ({ name: k, value: v })),
+        },
+      ),
+    );
+    const done = await eventually(
+      async () => {
+        const p = await kube.json<any>("GET", `/api/v1/namespaces/${NS}/pods/${name}`);
+        return p.status.containerStatuses?.[0]?.state?.terminated;
+      },
+      { what: `pod ${name} finished`, timeoutMs: 180_000 },
+    );
+    const log = (await kube.raw("GET", `/api/v1/namespaces/${NS}/pods/${name}/log`)).text;
+    return { exitCode: done.exitCode as number, log };
+  };
 
   beforeAll(async () => {
     [fleet, registry] = await Promise.all([
@@ -107,7 +148,7 @@ describe.skipIf(!can.ok)(`Services on the real node${can.ok ? "" : ` (skipped: $
       metadata: { name: "echo" },
       spec: { selector: { app: "echo" }, ports: [{ port: 80, targetPort: 8080, protocol: "TCP" }] },
     });
-    const clusterIp: string = service.spec.clusterIP;
+    clusterIp = service.spec.clusterIP;
     expect(clusterIp).toMatch(/^10\.96\.0\.\d+$/);
     await eventually(
       async () => {
@@ -120,31 +161,23 @@ describe.skipIf(!can.ok)(`Services on the real node${can.ok ? "" : ` (skipped: $
       { what: "the echo Service's endpoint ready", timeoutMs: 180_000 },
     );
 
-    await kube.json(
-      "POST",
-      `/api/v1/namespaces/${NS}/pods`,
-      pod(
-        "asks-by-service",
-        {},
-        {
-          name: "client",
-          command: ["python3", "-c", CLIENT],
-          env: [{ name: "ECHO_IP", value: clusterIp }],
-        },
-      ),
-    );
-    const done = await eventually(
-      async () => {
-        const p = await kube.json<any>("GET", `/api/v1/namespaces/${NS}/pods/asks-by-service`);
-        const state = p.status.containerStatuses?.[0]?.state;
-        return state?.terminated ? state.terminated : undefined;
-      },
-      { what: "the client finished", timeoutMs: 180_000 },
-    );
-    const log = (await kube.raw("GET", `/api/v1/namespaces/${NS}/pods/asks-by-service/log`)).text;
-    expect(done.exitCode, log).toBe(0);
+    const { exitCode, log } = await runToEnd("asks-by-service", CLIENT, { ECHO_IP: clusterIp });
+    expect(exitCode, log).toBe(0);
     // The kubelet gives every container the kubernetes Service's ClusterIP as KUBERNETES_SERVICE_HOST.
     expect(log.trim().split("\n")).toEqual(["echo", "system:serviceaccount:default:default"]);
+  }, 300_000);
+
+  it("a pod resolves the apiserver's and a Service's names through the cluster's DNS, and connects by name", async () => {
+    expect(clusterIp).not.toBe("");
+    const { exitCode, log } = await runToEnd("asks-by-name", RESOLVER);
+    expect(exitCode, log).toBe(0);
+    expect(log.trim().split("\n")).toEqual([
+      `nameserver ${dnsServiceIp(SERVICE_CIDR)}`,
+      "10.96.0.1",
+      clusterIp,
+      clusterIp,
+      "echo",
+    ]);
   }, 300_000);
 
   it("stopping the node removes kube-proxy's chains from the host", async () => {

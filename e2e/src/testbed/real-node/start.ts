@@ -9,7 +9,7 @@ import { request as httpsRequest } from "node:https";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { findNodeBinaries } from "../binaries.ts";
-import { getText } from "../cluster.ts";
+import { getText, SERVICE_CIDR } from "../cluster.ts";
 import { cardUuid, GPU_RESOURCE, nodeIsReady } from "../gpu.ts";
 import { KubeHttp } from "../kube.ts";
 import { freePort } from "../ports.ts";
@@ -19,6 +19,7 @@ import type { Cluster, RealNode } from "../types.ts";
 import { type ApiserverForPods, exposeApiserverToPods } from "./apiserver.ts";
 import { canRunRealNode, ownerOf } from "./can-run.ts";
 import { cniConfig, containerdConfig, kubeletConfig, registryHostsToml } from "./config.ts";
+import { dnsServiceIp, startClusterDns } from "./coredns.ts";
 import { startKubeProxy } from "./kube-proxy.ts";
 import { DEFAULT_ROOT, DEVICE_PLUGIN_DIR, type NodeLayout, nodeLayout } from "./layout.ts";
 import { ociArchive } from "./oci.ts";
@@ -64,7 +65,8 @@ export interface StartRealNodeOptions {
   log?: (line: string) => void;
   /**
    * Runs kube-proxy, so that the cluster's Services (ClusterIPs, the `kubernetes` Service's 10.96.0.1)
-   * answer on the node (kube-proxy.ts). One such node per host at a time. Default false.
+   * answer on the node (kube-proxy.ts), and CoreDNS behind `kube-system/kube-dns`, the pods' nameserver
+   * (coredns.ts). One such node per host at a time. Default false.
    */
   services?: boolean;
   /** For each of containerd, the Node Ready and the GPUs allocatable. Default 120 s. */
@@ -88,6 +90,7 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
     kubelet?: ManagedProcess;
     plugin?: ManagedProcess;
     kubeProxy?: ManagedProcess;
+    coredns?: ManagedProcess;
   } = {};
   let apiserver: ApiserverForPods | undefined;
 
@@ -120,7 +123,8 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
   const healthzPort = await freePort();
   writeFileSync(l.containerdConfig, containerdConfig(l, { cniBinDir: binDir, pauseImage: PAUSE_IMAGE }));
   writeFileSync(join(l.cniConf, "10-berth.conflist"), cniConfig(l, podCidr));
-  writeFileSync(l.kubeletConfig, kubeletConfig(l, { port: kubeletPort, healthzPort, quirks }));
+  const clusterDns = o.services ? dnsServiceIp(SERVICE_CIDR) : undefined;
+  writeFileSync(l.kubeletConfig, kubeletConfig(l, { port: kubeletPort, healthzPort, quirks, clusterDns }));
   const trustRegistry = (host: string) => {
     mkdirSync(join(l.registryHosts, host), { recursive: true });
     writeFileSync(join(l.registryHosts, host, "hosts.toml"), registryHostsToml(host));
@@ -255,7 +259,7 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
     // The cluster's apiserver where the node's pods reach it (apiserver.ts).
     apiserver = await exposeApiserverToPods({ kube, server: o.cluster.server, node: { layout: l, podCidr } });
     const forPods = { address: apiserver.address, port: apiserver.port };
-    if (o.services)
+    if (o.services && clusterDns) {
       procs.kubeProxy = await startKubeProxy({
         layout: l,
         binDir,
@@ -265,6 +269,17 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
         metricsPort: await freePort(),
         timeoutMs: timeout,
       });
+      procs.coredns = await startClusterDns({
+        layout: l,
+        binDir,
+        kube,
+        kubeconfig: o.cluster.kubeconfigPath,
+        podCidr,
+        serviceIp: clusterDns,
+        readyPort: await freePort(),
+        timeoutMs: timeout,
+      });
+    }
     const timings = {
       containerdMs: Math.round(containerdMs),
       nodeReadyMs: Math.round(nodeReadyMs),
