@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds what the bed's real node runs besides containerd and runc (Debian's, scripts/ensure-node-runtime.sh):
 # kubelet and kube-proxy at the bed's Kubernetes version from the builder module (k8sbin, same version stamps
-# and tags as the control plane), the CNI plugins it wires pods with, CoreDNS for the cluster's names (its own
-# module, at a pinned version), and the small programs of k8sbin/cmd (the pause
+# and tags as the control plane), the CNI plugins it wires pods with, CoreDNS for the cluster's names (corednsbin:
+# a pinned CoreDNS with only the plugins the node's Corefile uses), and the small programs of k8sbin/cmd (the pause
 # program, the fake GPU device plugin, the tests' bed-app). Cached in a folder keyed by the versions and a
 # hash of those sources, outside the clone, once. Prints the folder on the last line.
 # BERTH_NODE_BIN, when set, names a folder that already holds them.
@@ -12,7 +12,7 @@ K8S_VERSION=v1.37.1
 CNI_VERSION=v1.9.1
 GO_MIN=1.26
 CNI_MODULE=github.com/containernetworking/plugins
-COREDNS_VERSION=v1.15.0
+COREDNS_VERSION=v1.15.0 # as corednsbin/go.mod requires; the version check below fails on a mismatch
 cni=(bridge host-local loopback portmap)
 cni_pkgs=(plugins/main/bridge plugins/ipam/host-local plugins/main/loopback plugins/meta/portmap)
 programs=(pause fake-gpu-plugin bed-app)
@@ -21,7 +21,9 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cache_root="${BERTH_TESTBED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/berth/testbed}"
 src_hash="$(cd "$here/k8sbin" && cat go.sum cmd/*/main.go | sha256sum | cut -c1-12)"
 family="real-node_k8s-${K8S_VERSION}_cni-${CNI_VERSION}"
-dest="$cache_root/${family}_src-${src_hash}_coredns-${COREDNS_VERSION}"
+dns_hash="$(cd "$here/corednsbin" && cat go.sum main.go | sha256sum | cut -c1-12)"
+dns_key="coredns-${COREDNS_VERSION}-${dns_hash}"
+dest="$cache_root/${family}_src-${src_hash}_${dns_key}"
 k8s=(kubelet kube-proxy)
 bins=("${k8s[@]}" "${cni[@]}" coredns "${programs[@]}")
 
@@ -103,14 +105,22 @@ if [[ $cni_ok == 0 ]]; then
   log "CNI plugins built in $(( $(date +%s) - t ))s"
 fi
 
-if ! VERSION_FLAG=-version checked coredns "CoreDNS-${COREDNS_VERSION#v}" \
-  && ! VERSION_FLAG=-version reuse coredns "CoreDNS-${COREDNS_VERSION#v}"; then
+# CoreDNS depends on corednsbin only: take it from an older folder built from the same sources.
+reuse_dns() {
+  local d
+  for d in "$cache_root"/*_"${dns_key}"; do
+    [[ -x "$d/coredns" && "$d" != "$tmp" ]] || continue
+    VERSION_FLAG=-version reports "$d/coredns" "CoreDNS-${COREDNS_VERSION#v}" && cp "$d/coredns" "$tmp/coredns" && return 0
+  done
+  return 1
+}
+if ! VERSION_FLAG=-version checked coredns "CoreDNS-${COREDNS_VERSION#v}" && ! reuse_dns; then
   step="building CoreDNS"
-  log "building CoreDNS ${COREDNS_VERSION} (cold: minutes, its own module's dependencies)"
+  log "building CoreDNS ${COREDNS_VERSION} with the node's plugins (cold: a few minutes)"
   ticker "CoreDNS build" & tick=$!
   t=$(date +%s)
-  (cd "$tmp" && GOBIN="$tmp" GOFLAGS= go install -trimpath -ldflags "-s -w" \
-    "github.com/coredns/coredns@${COREDNS_VERSION}") || { kill $tick 2>/dev/null; exit 4; }
+  (cd "$here/corednsbin" && go build -trimpath -ldflags "-s -w" -o "$tmp/coredns" .) \
+    || { kill $tick 2>/dev/null; exit 4; }
   kill $tick 2>/dev/null || true
   log "CoreDNS built in $(( $(date +%s) - t ))s"
 fi

@@ -23,6 +23,7 @@ export function dnsServiceIp(serviceCidr: string): string {
   return `${m[1]}.${m[2]}.${m[3]}.${Number(m[4]) + 10}`;
 }
 
+// The node's CoreDNS links only these directives (e2e/testbed/corednsbin/main.go); another one needs adding there.
 export function corefile(o: { address: string; kubeconfig: string; readyPort: number }): string {
   return `.:53 {
     bind ${o.address}
