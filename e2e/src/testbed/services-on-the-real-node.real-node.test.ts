@@ -36,7 +36,6 @@ req = urllib.request.Request(
 print(json.load(urllib.request.urlopen(req, context=ctx, timeout=20))["status"]["userInfo"]["username"])
 `;
 
-/** kube-proxy's chains on the host, IPv4 and IPv6. */
 // The pod's nameserver (the kubelet's clusterDNS), then names resolved by CoreDNS: the apiserver's Service
 // in full, the echo Service in full and by its short name (the search path), and a page fetched by name.
 const RESOLVER = `
@@ -48,6 +47,10 @@ print(socket.gethostbyname("echo"))
 print(urllib.request.urlopen("http://echo/who", timeout=20).read().decode().strip())
 `;
 
+/** The host's IPv4 NAT rules, where kube-proxy sends a ClusterIP to its endpoints. */
+const natRules = () => execFileSync("iptables-save", ["-t", "nat"], { encoding: "utf8" });
+
+/** kube-proxy's chains on the host, IPv4 and IPv6. */
 function kubeChains(): string[] {
   return ["iptables-save", "ip6tables-save"].flatMap((cmd) =>
     execFileSync(cmd, { encoding: "utf8" })
@@ -150,16 +153,22 @@ describe.skipIf(!can.ok)(`Services and DNS on the real node${can.ok ? "" : ` (sk
     });
     clusterIp = service.spec.clusterIP;
     expect(clusterIp).toMatch(/^10\.96\.0\.\d+$/);
-    await eventually(
+    const podIp = await eventually(
       async () => {
         const slices = await kube.json<any>(
           "GET",
           `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Decho`,
         );
-        return slices.items.some((s: any) => s.endpoints?.some((e: any) => e.conditions?.ready)) ? true : undefined;
+        const ready = slices.items.flatMap((s: any) => s.endpoints ?? []).find((e: any) => e.conditions?.ready);
+        return ready?.addresses[0] as string | undefined;
       },
       { what: "the echo Service's endpoint ready", timeoutMs: 180_000 },
     );
+    // kube-proxy writes its rules after it sees the slice; until then the ClusterIP refuses connections.
+    await eventually(async () => (natRules().includes(`--to-destination ${podIp}:8080`) ? true : undefined), {
+      what: "kube-proxy's rule to the echo pod",
+      timeoutMs: 60_000,
+    });
 
     const { exitCode, log } = await runToEnd("asks-by-service", CLIENT, { ECHO_IP: clusterIp });
     expect(exitCode, log).toBe(0);
