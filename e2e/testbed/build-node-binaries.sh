@@ -2,7 +2,8 @@
 # Builds what the bed's real node runs besides containerd and runc (Debian's, scripts/ensure-node-runtime.sh):
 # kubelet and kube-proxy at the bed's Kubernetes version from the builder module (k8sbin, same version stamps
 # and tags as the control plane), the CNI plugins it wires pods with, CoreDNS for the cluster's names (corednsbin:
-# a pinned CoreDNS with only the plugins the node's Corefile uses), and the small programs of k8sbin/cmd (the pause
+# a pinned CoreDNS with only the plugins the node's Corefile uses), kube-router for NetworkPolicy (its own module,
+# at a pinned version; only its firewall runs), and the small programs of k8sbin/cmd (the pause
 # program, the fake GPU device plugin, the tests' bed-app). Cached in a folder keyed by the versions and a
 # hash of those sources, outside the clone, once. Prints the folder on the last line.
 # BERTH_NODE_BIN, when set, names a folder that already holds them.
@@ -13,6 +14,8 @@ CNI_VERSION=v1.9.1
 GO_MIN=1.26
 CNI_MODULE=github.com/containernetworking/plugins
 COREDNS_VERSION=v1.15.0 # as corednsbin/go.mod requires; the version check below fails on a mismatch
+KUBE_ROUTER_MODULE=github.com/cloudnativelabs/kube-router/v2
+KUBE_ROUTER_VERSION=v2.1.0
 cni=(bridge host-local loopback portmap)
 cni_pkgs=(plugins/main/bridge plugins/ipam/host-local plugins/main/loopback plugins/meta/portmap)
 programs=(pause fake-gpu-plugin bed-app)
@@ -23,9 +26,9 @@ src_hash="$(cd "$here/k8sbin" && cat go.sum cmd/*/main.go | sha256sum | cut -c1-
 family="real-node_k8s-${K8S_VERSION}_cni-${CNI_VERSION}"
 dns_hash="$(cd "$here/corednsbin" && cat go.sum main.go | sha256sum | cut -c1-12)"
 dns_key="coredns-${COREDNS_VERSION}-${dns_hash}"
-dest="$cache_root/${family}_src-${src_hash}_${dns_key}"
+dest="$cache_root/${family}_src-${src_hash}_${dns_key}_kube-router-${KUBE_ROUTER_VERSION}"
 k8s=(kubelet kube-proxy)
-bins=("${k8s[@]}" "${cni[@]}" coredns "${programs[@]}")
+bins=("${k8s[@]}" "${cni[@]}" coredns kube-router "${programs[@]}")
 
 log() { echo "[node-build] $*" >&2; }
 
@@ -108,7 +111,7 @@ fi
 # CoreDNS depends on corednsbin only: take it from an older folder built from the same sources.
 reuse_dns() {
   local d
-  for d in "$cache_root"/*_"${dns_key}"; do
+  for d in "$cache_root"/*_"${dns_key}" "$cache_root"/*_"${dns_key}"_*; do
     [[ -x "$d/coredns" && "$d" != "$tmp" ]] || continue
     VERSION_FLAG=-version reports "$d/coredns" "CoreDNS-${COREDNS_VERSION#v}" && cp "$d/coredns" "$tmp/coredns" && return 0
   done
@@ -123,6 +126,17 @@ if ! VERSION_FLAG=-version checked coredns "CoreDNS-${COREDNS_VERSION#v}" && ! r
     || { kill $tick 2>/dev/null; exit 4; }
   kill $tick 2>/dev/null || true
   log "CoreDNS built in $(( $(date +%s) - t ))s"
+fi
+
+kr_version="version ${KUBE_ROUTER_VERSION},"
+if ! checked kube-router "$kr_version" && ! reuse kube-router "$kr_version"; then
+  step="building kube-router"
+  log "building kube-router ${KUBE_ROUTER_VERSION} (cold: a few minutes, its own module's dependencies)"
+  t=$(date +%s)
+  (cd "$tmp" && GOBIN="$tmp" GOFLAGS= go install -trimpath \
+    -ldflags "-s -w -X $KUBE_ROUTER_MODULE/pkg/version.Version=$KUBE_ROUTER_VERSION" \
+    "$KUBE_ROUTER_MODULE/cmd/kube-router@$KUBE_ROUTER_VERSION") || exit 4
+  log "kube-router built in $(( $(date +%s) - t ))s"
 fi
 
 step="building the node's programs (${programs[*]})"
@@ -142,6 +156,7 @@ for b in "${cni[@]}"; do
 done
 VERSION_FLAG=-version checked coredns "CoreDNS-${COREDNS_VERSION#v}" \
   || { log "coredns reports: $("$tmp/coredns" -version 2>&1)"; exit 4; }
+checked kube-router "$kr_version" || { log "kube-router reports: $("$tmp/kube-router" --version 2>&1)"; exit 4; }
 VERSION_FLAG=-v reports "$tmp/pause" "berth pause" || { log "pause reports: $("$tmp/pause" -v 2>&1)"; exit 4; }
 
 step=""

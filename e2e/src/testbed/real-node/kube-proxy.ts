@@ -43,8 +43,8 @@ conntrack:
 `;
 }
 
-/** The running node, other than `self`, whose kube-proxy owns the host's chains. */
-export function servicesOwner(self: string): string | undefined {
+/** The running node, other than `self`, whose kube-proxy (or kube-router, kube-router.ts) owns the host's chains. */
+export function hostChainsOwner(self: string, key: "kubeProxy" | "kubeRouter" = "kubeProxy"): string | undefined {
   let names: string[] = [];
   try {
     names = readdirSync(RUN_ROOT);
@@ -55,7 +55,7 @@ export function servicesOwner(self: string): string | undefined {
     if (n === self) return false;
     try {
       const state = JSON.parse(readFileSync(join(RUN_ROOT, n, "state.json"), "utf8")) as HostChanges;
-      return state.kubeProxy !== undefined && isAlive(Number(readFileSync(join(RUN_ROOT, n, "owner"), "utf8")));
+      return state[key] !== undefined && isAlive(Number(readFileSync(join(RUN_ROOT, n, "owner"), "utf8")));
     } catch {
       return false;
     }
@@ -73,7 +73,7 @@ export async function startKubeProxy(o: {
   timeoutMs: number;
 }): Promise<ManagedProcess> {
   const l = o.layout;
-  const other = servicesOwner(l.name);
+  const other = hostChainsOwner(l.name);
   if (other)
     throw new Error(
       `real node ${l.name}: ${other} runs kube-proxy on this host already (its chains are the host's, one set per host)`,

@@ -21,6 +21,7 @@ import { canRunRealNode, ownerOf } from "./can-run.ts";
 import { cniConfig, containerdConfig, kubeletConfig, registryHostsToml } from "./config.ts";
 import { dnsServiceIp, startClusterDns } from "./coredns.ts";
 import { startKubeProxy } from "./kube-proxy.ts";
+import { startKubeRouter } from "./kube-router.ts";
 import { DEFAULT_ROOT, DEVICE_PLUGIN_DIR, type NodeLayout, nodeLayout } from "./layout.ts";
 import { ociArchive } from "./oci.ts";
 import { describeQuirks, detectQuirks, type HostQuirks, needsForwardRule } from "./quirks.ts";
@@ -69,6 +70,11 @@ export interface StartRealNodeOptions {
    * (coredns.ts). One such node per host at a time. Default false.
    */
   services?: boolean;
+  /**
+   * Runs kube-router's firewall, so that the cluster's NetworkPolicies hold for the node's pods
+   * (kube-router.ts). One such node per host at a time. Default false.
+   */
+  networkPolicy?: boolean;
   /** For each of containerd, the Node Ready and the GPUs allocatable. Default 120 s. */
   readyTimeoutMs?: number;
 }
@@ -91,6 +97,7 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
     plugin?: ManagedProcess;
     kubeProxy?: ManagedProcess;
     coredns?: ManagedProcess;
+    kubeRouter?: ManagedProcess;
   } = {};
   let apiserver: ApiserverForPods | undefined;
 
@@ -98,6 +105,10 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
   await teardownRealNode(l, { log, kube });
 
   const quirks = detectQuirks();
+  if (o.networkPolicy && !quirks.bridgeNetfilter)
+    throw new Error(
+      `real node ${name}: NetworkPolicy needs bridged frames in iptables (br_netfilter, bridge-nf-call-iptables=1)`,
+    );
   for (const line of describeQuirks(quirks, l.bridge)) log(`[real-node] ${name}: ${line}`);
   for (const d of [
     l.base,
@@ -280,6 +291,14 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
         timeoutMs: timeout,
       });
     }
+    if (o.networkPolicy)
+      procs.kubeRouter = await startKubeRouter({
+        layout: l,
+        binDir,
+        kubeconfig: o.cluster.kubeconfigPath,
+        healthPort: await freePort(),
+        timeoutMs: timeout,
+      });
     const timings = {
       containerdMs: Math.round(containerdMs),
       nodeReadyMs: Math.round(nodeReadyMs),
