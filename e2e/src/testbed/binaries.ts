@@ -35,13 +35,16 @@ export function findTestbedBinaries(env: NodeJS.ProcessEnv = process.env): strin
 
 export const NODE_BUILD_SCRIPT = fileURLToPath(new URL("../../testbed/build-node-binaries.sh", import.meta.url));
 
-/** What the real node runs from the build (containerd and runc are the system's). */
+/** What the real node runs from the build (containerd, runc, iptables and ipset are the system's). */
 export const NODE_BINARIES = [
   "kubelet",
+  "kube-proxy",
   "bridge",
   "host-local",
   "loopback",
   "portmap",
+  "coredns",
+  "kube-router",
   "pause",
   "fake-gpu-plugin",
   "bed-app",

@@ -50,6 +50,8 @@ export interface ClusterStartInput {
 }
 
 const PORT_ATTEMPTS = 5;
+/** Every cluster's Service range (ClusterIPs; the `kubernetes` Service is its first address). */
+export const SERVICE_CIDR = "10.96.0.0/24";
 // On SIGTERM kube-apiserver stops listening at once but then lingers for seconds while watches drain
 // (5 s seen with a controller manager connected). Its state is in etcd, so a SIGKILL after 1 s loses
 // nothing and keeps restarts and stops fast.
@@ -209,7 +211,7 @@ export async function startCluster(input: ClusterStartInput): Promise<Cluster> {
         `--secure-port=${port}`,
         `--cert-dir=${pki}`,
         "--endpoint-reconciler-type=none",
-        "--service-cluster-ip-range=10.96.0.0/24",
+        `--service-cluster-ip-range=${SERVICE_CIDR}`,
         "--allow-privileged=true",
         "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
         `--service-account-key-file=${saPub}`,

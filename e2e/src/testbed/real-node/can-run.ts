@@ -12,7 +12,7 @@ export type CanRun = { ok: true } | { ok: false; reason: string };
 export const RUNTIME_SCRIPT = fileURLToPath(new URL("../../../../scripts/ensure-node-runtime.sh", import.meta.url));
 
 export interface CanRunOptions {
-  /** Install containerd and runc from Debian when missing (needs root). Default true. */
+  /** Install containerd, runc and iptables from Debian when missing (needs root). Default true. */
   install?: boolean;
 }
 
@@ -27,8 +27,8 @@ export function canRunRealNode(o: CanRunOptions = {}): CanRun {
   if (!onPath("ip")) return { ok: false, reason: "the `ip` tool (iproute2) is not installed" };
   if (!(onPath("unshare") && onPath("mount")))
     return { ok: false, reason: "`unshare` and `mount` (util-linux) are not installed" };
-  if (!(onPath("containerd") && onPath("runc") && onPath("ctr"))) {
-    if (o.install === false) return { ok: false, reason: "containerd and runc are not installed" };
+  if (!["containerd", "runc", "ctr", "iptables", "iptables-restore"].every(onPath)) {
+    if (o.install === false) return { ok: false, reason: "containerd, runc or iptables is not installed" };
     try {
       execFileSync("sh", [RUNTIME_SCRIPT], { stdio: ["ignore", "ignore", "pipe"] });
     } catch (err) {
@@ -36,7 +36,7 @@ export function canRunRealNode(o: CanRunOptions = {}): CanRun {
         .trim()
         .split("\n")
         .at(-1);
-      return { ok: false, reason: why || "containerd and runc could not be installed" };
+      return { ok: false, reason: why || "containerd, runc or iptables could not be installed" };
     }
   }
   return { ok: true };

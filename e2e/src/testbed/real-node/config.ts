@@ -1,6 +1,8 @@
 // The real node's configuration files: containerd's (its own instance), the kubelet's, the CNI network's,
 // and the per-registry hosts files that name the bed's registries as plain HTTP. Pure text from inputs.
 import { stringify } from "yaml";
+import { SERVICE_CIDR } from "../cluster.ts";
+import { CLUSTER_DOMAIN } from "./coredns.ts";
 import type { NodeLayout } from "./layout.ts";
 import type { HostQuirks } from "./quirks.ts";
 
@@ -70,6 +72,8 @@ export interface KubeletConfigInput {
   port: number;
   healthzPort: number;
   quirks: HostQuirks;
+  /** The cluster's DNS Service (coredns.ts): the nameserver of every ClusterFirst pod. */
+  clusterDns?: string;
 }
 
 export function kubeletConfig(l: NodeLayout, o: KubeletConfigInput): string {
@@ -110,6 +114,11 @@ export function kubeletConfig(l: NodeLayout, o: KubeletConfigInput): string {
     nodeStatusUpdateFrequency: "2s",
     shutdownGracePeriod: "0s",
     resolvConf: "/etc/resolv.conf",
+    clusterDNS: o.clusterDns ? [o.clusterDns] : undefined,
+    clusterDomain: o.clusterDns ? CLUSTER_DOMAIN : undefined,
+    // Its iptables chains (KUBE-FIREWALL and canaries) would be the host's and outlive the node; the
+    // chains a Service needs are kube-proxy's (kube-proxy.ts), which cleans them up.
+    makeIPTablesUtilChains: false,
   };
   return stringify(doc, { lineWidth: 0 });
 }
@@ -128,7 +137,13 @@ export function cniConfig(l: NodeLayout, podCidr: string): string {
           isGateway: true,
           ipMasq: false,
           hairpinMode: true,
-          ipam: { type: "host-local", ranges: [[{ subnet: podCidr }]], dataDir: l.cniIpam },
+          // The cluster's Services through the host, where kube-proxy's rules answer them (kube-proxy.ts).
+          ipam: {
+            type: "host-local",
+            ranges: [[{ subnet: podCidr }]],
+            routes: [{ dst: SERVICE_CIDR }],
+            dataDir: l.cniIpam,
+          },
         },
       ],
     },

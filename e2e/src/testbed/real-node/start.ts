@@ -9,7 +9,7 @@ import { request as httpsRequest } from "node:https";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { findNodeBinaries } from "../binaries.ts";
-import { getText } from "../cluster.ts";
+import { getText, SERVICE_CIDR } from "../cluster.ts";
 import { cardUuid, GPU_RESOURCE, nodeIsReady } from "../gpu.ts";
 import { KubeHttp } from "../kube.ts";
 import { freePort } from "../ports.ts";
@@ -19,6 +19,9 @@ import type { Cluster, RealNode } from "../types.ts";
 import { type ApiserverForPods, exposeApiserverToPods } from "./apiserver.ts";
 import { canRunRealNode, ownerOf } from "./can-run.ts";
 import { cniConfig, containerdConfig, kubeletConfig, registryHostsToml } from "./config.ts";
+import { dnsServiceIp, startClusterDns } from "./coredns.ts";
+import { startKubeProxy } from "./kube-proxy.ts";
+import { startKubeRouter } from "./kube-router.ts";
 import { DEFAULT_ROOT, DEVICE_PLUGIN_DIR, type NodeLayout, nodeLayout } from "./layout.ts";
 import { ociArchive } from "./oci.ts";
 import { describeQuirks, detectQuirks, type HostQuirks, needsForwardRule } from "./quirks.ts";
@@ -61,6 +64,17 @@ export interface StartRealNodeOptions {
   /** Parent of the node's data folder; default /var/lib/berth-real-node. */
   root?: string;
   log?: (line: string) => void;
+  /**
+   * Runs kube-proxy, so that the cluster's Services (ClusterIPs, the `kubernetes` Service's 10.96.0.1)
+   * answer on the node (kube-proxy.ts), and CoreDNS behind `kube-system/kube-dns`, the pods' nameserver
+   * (coredns.ts). One such node per host at a time. Default false.
+   */
+  services?: boolean;
+  /**
+   * Runs kube-router's firewall, so that the cluster's NetworkPolicies hold for the node's pods
+   * (kube-router.ts). One such node per host at a time. Default false.
+   */
+  networkPolicy?: boolean;
   /** For each of containerd, the Node Ready and the GPUs allocatable. Default 120 s. */
   readyTimeoutMs?: number;
 }
@@ -77,13 +91,24 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
   const l = nodeLayout(name, o.root ?? DEFAULT_ROOT);
   const podCidr = o.podCidr ?? l.podCidr;
   const kube = new KubeHttp({ server: o.cluster.server, caPem: o.cluster.caPem, token: o.cluster.adminToken });
-  const procs: { containerd?: ManagedProcess; kubelet?: ManagedProcess; plugin?: ManagedProcess } = {};
+  const procs: {
+    containerd?: ManagedProcess;
+    kubelet?: ManagedProcess;
+    plugin?: ManagedProcess;
+    kubeProxy?: ManagedProcess;
+    coredns?: ManagedProcess;
+    kubeRouter?: ManagedProcess;
+  } = {};
   let apiserver: ApiserverForPods | undefined;
 
   // A killed run leaves containers, mounts, links and cgroups: clear them, and a stale Node object.
   await teardownRealNode(l, { log, kube });
 
   const quirks = detectQuirks();
+  if (o.networkPolicy && !quirks.bridgeNetfilter)
+    throw new Error(
+      `real node ${name}: NetworkPolicy needs bridged frames in iptables (br_netfilter, bridge-nf-call-iptables=1)`,
+    );
   for (const line of describeQuirks(quirks, l.bridge)) log(`[real-node] ${name}: ${line}`);
   for (const d of [
     l.base,
@@ -109,7 +134,8 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
   const healthzPort = await freePort();
   writeFileSync(l.containerdConfig, containerdConfig(l, { cniBinDir: binDir, pauseImage: PAUSE_IMAGE }));
   writeFileSync(join(l.cniConf, "10-berth.conflist"), cniConfig(l, podCidr));
-  writeFileSync(l.kubeletConfig, kubeletConfig(l, { port: kubeletPort, healthzPort, quirks }));
+  const clusterDns = o.services ? dnsServiceIp(SERVICE_CIDR) : undefined;
+  writeFileSync(l.kubeletConfig, kubeletConfig(l, { port: kubeletPort, healthzPort, quirks, clusterDns }));
   const trustRegistry = (host: string) => {
     mkdirSync(join(l.registryHosts, host), { recursive: true });
     writeFileSync(join(l.registryHosts, host, "hosts.toml"), registryHostsToml(host));
@@ -244,6 +270,35 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
     // The cluster's apiserver where the node's pods reach it (apiserver.ts).
     apiserver = await exposeApiserverToPods({ kube, server: o.cluster.server, node: { layout: l, podCidr } });
     const forPods = { address: apiserver.address, port: apiserver.port };
+    if (o.services && clusterDns) {
+      procs.kubeProxy = await startKubeProxy({
+        layout: l,
+        binDir,
+        kubeconfig: o.cluster.kubeconfigPath,
+        podCidr,
+        healthzPort: await freePort(),
+        metricsPort: await freePort(),
+        timeoutMs: timeout,
+      });
+      procs.coredns = await startClusterDns({
+        layout: l,
+        binDir,
+        kube,
+        kubeconfig: o.cluster.kubeconfigPath,
+        podCidr,
+        serviceIp: clusterDns,
+        readyPort: await freePort(),
+        timeoutMs: timeout,
+      });
+    }
+    if (o.networkPolicy)
+      procs.kubeRouter = await startKubeRouter({
+        layout: l,
+        binDir,
+        kubeconfig: o.cluster.kubeconfigPath,
+        healthPort: await freePort(),
+        timeoutMs: timeout,
+      });
     const timings = {
       containerdMs: Math.round(containerdMs),
       nodeReadyMs: Math.round(nodeReadyMs),

@@ -2,19 +2,25 @@
 // pods (through the apiserver, when it answers), the kubelet, the device plugin, containerd and its
 // shims and containers, mounts (the kubelet's rshared binds, overlay roots, the pods' network
 // namespaces), the bridge and its veths, cgroups, and what the node changed on the host (ip_forward, a
-// FORWARD rule). Idempotent: it runs before every start (after a kill, things are left behind) and on
+// FORWARD rule, kube-proxy's and kube-router's chains). Idempotent: it runs before every start (after a kill, things are left behind) and on
 // every stop. Order matters (docs/dev/testing.md, "A real node").
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, readlinkSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { KubeHttp } from "../kube.ts";
 import { isAlive, processesMentioning } from "../procfs.ts";
+import { cleanupKubeProxy } from "./kube-proxy.ts";
+import { cleanupKubeRouter } from "./kube-router.ts";
 import { CONTAINER_LOG_LINKS, type NodeLayout, RUN_ROOT } from "./layout.ts";
 
 /** What a run changed on the host, written before the change (run/state.json). */
 export interface HostChanges {
   ipForward?: string;
   forwardRule?: string[];
+  /** The kube-proxy binary that ran (kube-proxy.ts): its `--cleanup` removes the host's KUBE-* chains. */
+  kubeProxy?: string;
+  /** The kube-router binary that ran (kube-router.ts); the teardown removes its chains and ipsets. */
+  kubeRouter?: string;
 }
 
 export interface Leftovers {
@@ -231,6 +237,14 @@ function linksOf(l: NodeLayout): string[] {
 function restoreHost(l: NodeLayout, log: (line: string) => void): void {
   if (!existsSync(l.stateFile)) return;
   const changes = JSON.parse(readFileSync(l.stateFile, "utf8")) as HostChanges;
+  if (changes.kubeProxy) {
+    cleanupKubeProxy(changes.kubeProxy);
+    log(`[real-node] ${l.name}: removed kube-proxy's chains`);
+  }
+  if (changes.kubeRouter) {
+    cleanupKubeRouter();
+    log(`[real-node] ${l.name}: removed kube-router's chains and ipsets`);
+  }
   if (changes.forwardRule) {
     run("iptables", ["-D", ...changes.forwardRule]);
     log(`[real-node] ${l.name}: removed its FORWARD rule`);
