@@ -83,6 +83,11 @@ const FORGIVEN_CODES = new Set([
   "gpu_model_unavailable",
   // The platform's state: an administrator required signatures (a fuzzed settings change may do so).
   "image_unsigned",
+  // MIG: a profile is one of the card model's (a rule across two fields), a layout's instances fit one card
+  // (a sum over its entries), and a profile is free on a marked node (the platform's state).
+  "mig_profile_not_for_model",
+  "mig_layout_overfilled",
+  "mig_profile_unavailable",
 ]);
 
 export function forgiven(f: Failure): boolean {

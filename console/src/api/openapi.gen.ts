@@ -402,7 +402,7 @@ export type CreateOfferingRequest = {
   fraction?: "1" | "1/2" | "1/4" | "1/8" | "1/16" | "1/32";
   gpu_memory_mib?: number | null;
   /** A MIG profile of the model's cards (e.g. 1g.10gb); mig_profile_unknown or mig_profile_not_for_model otherwise. null removes it. */
-  mig_profile?: string | null;
+  mig_profile?: "1g.10gb" | "1g.20gb" | "1g.5gb" | "2g.10gb" | "2g.20gb" | "3g.20gb" | "3g.40gb" | "4g.20gb" | "4g.40gb" | "7g.40gb" | "7g.80gb" | null;
   /** Credits per hour in minor units, a string of digits. */
   hourly_credit_rate: string;
   /** Fraction of the rate borrowed capacity pays, 0.001–1 (three decimals). */
@@ -2073,7 +2073,7 @@ export type UpdateOfferingRequest = {
   fraction?: "1" | "1/2" | "1/4" | "1/8" | "1/16" | "1/32";
   gpu_memory_mib?: number | null;
   /** A MIG profile of the model's cards (e.g. 1g.10gb); mig_profile_unknown or mig_profile_not_for_model otherwise. null removes it. */
-  mig_profile?: string | null;
+  mig_profile?: "1g.10gb" | "1g.20gb" | "1g.5gb" | "2g.10gb" | "2g.20gb" | "3g.20gb" | "3g.40gb" | "4g.20gb" | "4g.40gb" | "7g.40gb" | "7g.80gb" | null;
   /** Credits per hour in minor units, a string of digits. */
   hourly_credit_rate?: string;
   /** Fraction of the rate borrowed capacity pays, 0.001–1 (three decimals). */

@@ -6,6 +6,7 @@ import {
   ImageReference,
   ImageVisibility,
   LabelValue,
+  MIG_PROFILE_NAMES,
   MinorUnits,
   PolicyScopeKind,
   PresetKindName,
@@ -87,10 +88,17 @@ const OfferingFields = {
       enum: ["1", "1/2", "1/4", "1/8", "1/16", "1/32"],
     }),
   gpu_memory_mib: z.int().min(1024).max(4_194_304).nullable(),
-  mig_profile: z.string().min(1).max(32).nullable().meta({
-    description:
-      "A MIG profile of the model's cards (e.g. 1g.10gb); mig_profile_unknown or mig_profile_not_for_model otherwise. null removes it.",
-  }),
+  mig_profile: z
+    .string()
+    .min(1)
+    .max(32)
+    .nullable()
+    .meta({
+      description:
+        "A MIG profile of the model's cards (e.g. 1g.10gb); mig_profile_unknown or mig_profile_not_for_model otherwise. null removes it.",
+      // The profiles any card has, stated for clients; other text gets its own code rather than validation_failed.
+      enum: [...MIG_PROFILE_NAMES, null],
+    }),
   hourly_credit_rate: MinorUnits.meta({ description: "Credits per hour in minor units, a string of digits." }),
   borrowed_rate_multiplier: z
     .number()

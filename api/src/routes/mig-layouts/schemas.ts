@@ -1,3 +1,4 @@
+import { MIG_PROFILE_NAMES } from "@berth/crds";
 import { z } from "zod";
 import { ClusterIdParam } from "../clusters/schemas.ts";
 
@@ -23,6 +24,9 @@ export const CreateMigLayoutBody = z
         description:
           "Instances per card, by profile. Unknown profiles: mig_profile_unknown; another model's: mig_profile_not_for_model; more than a card holds (7 compute, 8 memory slices, a profile's own bound): mig_layout_overfilled.",
         example: { "3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2 },
+        minProperties: 1,
+        maxProperties: 16,
+        propertyNames: { enum: [...MIG_PROFILE_NAMES] },
       }),
   })
   .strict();
