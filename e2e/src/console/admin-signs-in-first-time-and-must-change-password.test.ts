@@ -154,7 +154,7 @@ describe("the administrator's first sign-in", () => {
     await new Shell(page).adminMenu().focus();
     await page.keyboard.press("Enter");
     const adminPages: string[] = [];
-    for (let i = 0; i < 11; i++) {
+    for (let i = 0; i < 12; i++) {
       await page.keyboard.press("Tab");
       adminPages.push((await focused()).text);
     }
@@ -167,6 +167,7 @@ describe("the administrator's first sign-in", () => {
       "Audit log",
       "Catalog",
       "Idle & time limits",
+      "Fair share",
       "Storage pools",
       "System settings",
       "Sign-up requests",
