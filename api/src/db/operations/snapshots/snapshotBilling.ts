@@ -1,4 +1,5 @@
 import type { Knex } from "knex";
+import { saveStorageCursors } from "../volumes/storageBilling.ts";
 
 export interface DueSnapshot {
   snapshot_id: string;
@@ -37,19 +38,5 @@ export async function saveSnapshotBilling(
   rows: readonly { id: string; billed_until: Date; carry: bigint; charged: bigint; spans: number }[],
   at: Date,
 ): Promise<void> {
-  if (rows.length === 0) return;
-  await tx.raw(
-    `UPDATE billing_snapshots b SET billed_until = u.until, carry = u.carry, charged = u.charged, spans = u.spans, updated_at = ?
-       FROM (SELECT unnest(?::text[]) AS id, unnest(?::timestamptz[]) AS until, unnest(?::bigint[]) AS carry,
-                    unnest(?::bigint[]) AS charged, unnest(?::int[]) AS spans) u
-      WHERE b.snapshot_id = u.id`,
-    [
-      at,
-      rows.map((r) => r.id),
-      rows.map((r) => r.billed_until),
-      rows.map((r) => r.carry.toString()),
-      rows.map((r) => r.charged.toString()),
-      rows.map((r) => r.spans),
-    ],
-  );
+  await saveStorageCursors(tx, { table: "billing_snapshots", key: "snapshot_id" }, rows, at);
 }

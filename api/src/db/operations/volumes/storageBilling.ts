@@ -55,19 +55,39 @@ export async function saveVolumeBilling(
   rows: readonly { volume_id: string; billed_until: Date; carry: bigint; charged: bigint; spans: number }[],
   at: Date,
 ): Promise<void> {
+  await saveStorageCursors(
+    tx,
+    { table: "billing_volumes", key: "volume_id" },
+    rows.map((r) => ({ ...r, id: r.volume_id })),
+    at,
+  );
+}
+
+/**
+ * Where storage billing stands, per billed object, in one UPDATE for the batch: volumes and snapshots keep
+ * the same cursor (billed until, the carried fraction, what was charged, how many spans).
+ */
+export async function saveStorageCursors(
+  tx: Knex.Transaction,
+  where: { table: "billing_volumes" | "billing_snapshots"; key: "volume_id" | "snapshot_id" },
+  rows: readonly { id: string; billed_until: Date; carry: bigint; charged: bigint; spans: number }[],
+  at: Date,
+): Promise<void> {
   if (rows.length === 0) return;
   await tx.raw(
-    `UPDATE billing_volumes b SET billed_until = u.until, carry = u.carry, charged = u.charged, spans = u.spans, updated_at = ?
+    `UPDATE ?? b SET billed_until = u.until, carry = u.carry, charged = u.charged, spans = u.spans, updated_at = ?
        FROM (SELECT unnest(?::text[]) AS id, unnest(?::timestamptz[]) AS until, unnest(?::bigint[]) AS carry,
                     unnest(?::bigint[]) AS charged, unnest(?::int[]) AS spans) u
-      WHERE b.volume_id = u.id`,
+      WHERE b.?? = u.id`,
     [
+      where.table,
       at,
-      rows.map((r) => r.volume_id),
+      rows.map((r) => r.id),
       rows.map((r) => r.billed_until),
       rows.map((r) => r.carry.toString()),
       rows.map((r) => r.charged.toString()),
       rows.map((r) => r.spans),
+      where.key,
     ],
   );
 }
