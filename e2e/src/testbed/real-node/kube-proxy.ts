@@ -9,8 +9,7 @@ import { join } from "node:path";
 import { type ManagedProcess, spawnManaged } from "../process.ts";
 import { isAlive } from "../procfs.ts";
 import { bridgeGateway } from "./bridge.ts";
-import { type NodeLayout, RUN_ROOT } from "./layout.ts";
-import type { HostChanges } from "./teardown.ts";
+import { type HostChanges, type NodeLayout, RUN_ROOT } from "./layout.ts";
 
 export function kubeProxyConfig(o: {
   nodeName: string;

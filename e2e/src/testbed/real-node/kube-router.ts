@@ -9,8 +9,7 @@ import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type ManagedProcess, spawnManaged } from "../process.ts";
 import { hostChainsOwner } from "./kube-proxy.ts";
-import type { NodeLayout } from "./layout.ts";
-import type { HostChanges } from "./teardown.ts";
+import type { HostChanges, NodeLayout } from "./layout.ts";
 
 /** Starts kube-router's firewall for the node; resolves once its health endpoint answers. */
 export async function startKubeRouter(o: {

@@ -72,3 +72,13 @@ export function nodeLayout(name: string, root = DEFAULT_ROOT): NodeLayout {
     podCidr: `10.234.${Number.parseInt(short.slice(0, 2), 16) % 250}.0/24`,
   };
 }
+
+/** What the node changed on the host, kept in its state file (`stateFile`) so a teardown, even after a kill, undoes it. */
+export interface HostChanges {
+  ipForward?: string;
+  forwardRule?: string[];
+  /** The kube-proxy binary that ran (kube-proxy.ts): its `--cleanup` removes the host's KUBE-* chains. */
+  kubeProxy?: string;
+  /** The kube-router binary that ran (kube-router.ts); the teardown removes its chains and ipsets. */
+  kubeRouter?: string;
+}

@@ -22,10 +22,10 @@ import { cniConfig, containerdConfig, kubeletConfig, registryHostsToml } from ".
 import { dnsServiceIp, startClusterDns } from "./coredns.ts";
 import { startKubeProxy } from "./kube-proxy.ts";
 import { startKubeRouter } from "./kube-router.ts";
-import { DEFAULT_ROOT, DEVICE_PLUGIN_DIR, type NodeLayout, nodeLayout } from "./layout.ts";
+import { DEFAULT_ROOT, DEVICE_PLUGIN_DIR, type HostChanges, type NodeLayout, nodeLayout } from "./layout.ts";
 import { ociArchive } from "./oci.ts";
 import { describeQuirks, detectQuirks, type HostQuirks, needsForwardRule } from "./quirks.ts";
-import { cgroupHierarchies, type HostChanges, teardownRealNode } from "./teardown.ts";
+import { cgroupHierarchies, teardownRealNode } from "./teardown.ts";
 
 const run = promisify(execFile);
 const MERGE = "application/merge-patch+json";

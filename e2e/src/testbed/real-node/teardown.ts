@@ -11,18 +11,9 @@ import type { KubeHttp } from "../kube.ts";
 import { isAlive, processesMentioning } from "../procfs.ts";
 import { cleanupKubeProxy } from "./kube-proxy.ts";
 import { cleanupKubeRouter } from "./kube-router.ts";
-import { CONTAINER_LOG_LINKS, type NodeLayout, RUN_ROOT } from "./layout.ts";
+import { CONTAINER_LOG_LINKS, type HostChanges, type NodeLayout, RUN_ROOT } from "./layout.ts";
 
 /** What a run changed on the host, written before the change (run/state.json). */
-export interface HostChanges {
-  ipForward?: string;
-  forwardRule?: string[];
-  /** The kube-proxy binary that ran (kube-proxy.ts): its `--cleanup` removes the host's KUBE-* chains. */
-  kubeProxy?: string;
-  /** The kube-router binary that ran (kube-router.ts); the teardown removes its chains and ipsets. */
-  kubeRouter?: string;
-}
-
 export interface Leftovers {
   processes: { pid: number; cmdline: string }[];
   mounts: string[];
