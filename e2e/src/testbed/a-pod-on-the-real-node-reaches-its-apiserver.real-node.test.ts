@@ -4,14 +4,9 @@
 // checks the apiserver's certificate with its service account's CA under the Service's name, and is
 // answered as its service account. Real parts: the bed's apiserver and controller manager (the account, its
 // token, the CA), a real kubelet and containerd, Python's TLS in the pod. Where canRunRealNode() says yes.
-import { buildSessionImage, pushSessionImage } from "@berth/cdk8s/image/sessions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFleet } from "./fleet.ts";
-import { KubeHttp } from "./kube.ts";
-import { canRunRealNode, REAL_NODE_TAINT, type RealNode, startRealNode } from "./real-node/index.ts";
-import { type LocalRegistry, startRegistry } from "./registry.ts";
-import type { Fleet } from "./types.ts";
-import { eventually } from "./waiting.test-support.ts";
+import { type PodsOnTheRealNode, startPodsOnTheRealNode } from "./pods-on-the-real-node.test-support.ts";
+import { canRunRealNode } from "./real-node/index.ts";
 
 const can = canRunRealNode();
 const NODE = "apiserver-real-1";
@@ -55,75 +50,35 @@ print(json.loads(rest)["status"]["userInfo"]["username"])
 describe.skipIf(!can.ok)(
   `a pod on the real node reaches its cluster's apiserver${can.ok ? "" : ` (skipped: ${can.reason})`}`,
   () => {
-    let fleet: Fleet;
-    let registry: LocalRegistry;
-    let node: RealNode;
-    let kube: KubeHttp;
-    let image = "";
+    let bed: PodsOnTheRealNode;
 
     beforeAll(async () => {
-      [fleet, registry] = await Promise.all([
-        startFleet({ clusters: [{ name: "api", kind: "gpu", nodes: [] }] }),
-        startRegistry({ name: "apiserver-journey" }),
-      ]);
-      node = await startRealNode({
-        cluster: fleet.cluster("api"),
-        name: NODE,
-        gpuModel: "NVIDIA-L4",
-        gpuCount: 1,
-        registries: [registry.host],
-      });
-      // The terminal image: the session images' Debian base (Python with its ssl module) and little more.
-      image = (await pushSessionImage(buildSessionImage("terminal", { quiet: true }), registry.host)).ref;
-      const c = fleet.cluster("api");
-      kube = new KubeHttp({ server: c.server, caPem: c.caPem, token: c.adminToken });
+      bed = await startPodsOnTheRealNode({ cluster: "api", node: NODE, registry: "apiserver-journey" });
     }, 900_000);
 
     afterAll(async () => {
-      kube?.close();
-      await node?.stop();
-      await Promise.all([registry?.stop(), fleet?.stop()]);
+      await bed?.stop();
     }, 180_000);
 
     it("the kubernetes Service's endpoint is on the node's bridge, and a pod there is answered as its service account", async () => {
-      const slice = await kube.json<any>(
+      const slice = await bed.kube.json<any>(
         "GET",
         "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/kubernetes",
       );
-      expect(slice.endpoints).toEqual([expect.objectContaining({ addresses: [node.apiserver.address] })]);
-      expect(slice.ports).toEqual([{ name: "https", port: node.apiserver.port, protocol: "TCP" }]);
-      const service = await kube.json<any>("GET", "/api/v1/namespaces/default/services/kubernetes");
-      expect(service.spec.ports[0].targetPort).toBe(node.apiserver.port);
+      expect(slice.endpoints).toEqual([expect.objectContaining({ addresses: [bed.node.apiserver.address] })]);
+      expect(slice.ports).toEqual([{ name: "https", port: bed.node.apiserver.port, protocol: "TCP" }]);
+      const service = await bed.kube.json<any>("GET", "/api/v1/namespaces/default/services/kubernetes");
+      expect(service.spec.ports[0].targetPort).toBe(bed.node.apiserver.port);
 
-      await kube.json("POST", "/api/v1/namespaces/default/pods", {
-        metadata: { name: "asks-the-apiserver" },
-        spec: {
-          nodeName: NODE,
-          tolerations: [{ ...REAL_NODE_TAINT, operator: "Equal" }],
-          restartPolicy: "Never",
-          terminationGracePeriodSeconds: 1,
-          containers: [
-            {
-              name: "client",
-              image,
-              command: ["python3", "-c", CLIENT],
-              env: [
-                { name: "API_ADDRESS", value: slice.endpoints[0].addresses[0] },
-                { name: "API_PORT", value: String(slice.ports[0].port) },
-              ],
-            },
-          ],
-        },
+      const { exitCode, log } = await bed.runToEnd("asks-the-apiserver", {
+        name: "client",
+        command: ["python3", "-c", CLIENT],
+        env: [
+          { name: "API_ADDRESS", value: slice.endpoints[0].addresses[0] },
+          { name: "API_PORT", value: String(slice.ports[0].port) },
+        ],
       });
-      const done = await eventually(
-        async () => {
-          const p = await kube.json<any>("GET", "/api/v1/namespaces/default/pods/asks-the-apiserver");
-          return ["Succeeded", "Failed"].includes(p.status.phase) ? p : undefined;
-        },
-        { what: "the pod finished", timeoutMs: 180_000 },
-      );
-      const log = (await kube.raw("GET", "/api/v1/namespaces/default/pods/asks-the-apiserver/log")).text;
-      expect(done.status.phase, log).toBe("Succeeded");
+      expect(exitCode, log).toBe(0);
       expect(log.trim().split("\n")).toEqual(["HTTP/1.1 201 Created", "system:serviceaccount:default:default"]);
     }, 300_000);
   },

@@ -5,15 +5,11 @@
 // pod still can. Real parts: the bed's apiserver, a real kubelet, containerd, kube-router's firewall, Python
 // in the pods. Stopping the node removes kube-router's chains. Where canRunRealNode() says yes.
 import { execFileSync } from "node:child_process";
-import { buildSessionImage, pushSessionImage } from "@berth/cdk8s/image/sessions";
 import { SESSIONS_POLICY_NAME, sessionsNetworkPolicyManifest } from "@berth/controllers";
 import { GATEWAY_POD_LABELS, LABELS } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFleet } from "./fleet.ts";
-import { KubeHttp } from "./kube.ts";
-import { canRunRealNode, REAL_NODE_TAINT, type RealNode, startRealNode } from "./real-node/index.ts";
-import { type LocalRegistry, startRegistry } from "./registry.ts";
-import type { Fleet } from "./types.ts";
+import { type PodsOnTheRealNode, startPodsOnTheRealNode } from "./pods-on-the-real-node.test-support.ts";
+import { canRunRealNode } from "./real-node/index.ts";
 import { eventually } from "./waiting.test-support.ts";
 
 const can = canRunRealNode();
@@ -41,78 +37,42 @@ sys.exit(3)
 const rules = () => execFileSync("iptables-save", { encoding: "utf8" });
 
 describe.skipIf(!can.ok)(`NetworkPolicy on the real node${can.ok ? "" : ` (skipped: ${can.reason})`}`, () => {
-  let fleet: Fleet;
-  let registry: LocalRegistry;
-  let node: RealNode;
-  let kube: KubeHttp;
-  let image = "";
+  let bed: PodsOnTheRealNode;
   let target = "";
 
-  const pod = (name: string, labels: Record<string, string>, container: Record<string, unknown>) => ({
-    metadata: { name, labels },
-    spec: {
-      nodeName: NODE,
-      tolerations: [{ ...REAL_NODE_TAINT, operator: "Equal" }],
-      restartPolicy: "Never",
-      terminationGracePeriodSeconds: 1,
-      containers: [{ image, ...container }],
-    },
-  });
-
   /** Runs the client in a pod with these labels to its end (TRIES: tries): its exit code and its log. */
-  const probe = async (name: string, labels: Record<string, string>, tries = 1) => {
-    await kube.json(
-      "POST",
-      `/api/v1/namespaces/${NS}/pods`,
-      pod(name, labels, {
+  const probe = (name: string, labels: Record<string, string>, tries = 1) =>
+    bed.runToEnd(
+      name,
+      {
         name: "client",
         command: ["python3", "-c", CLIENT],
         env: [
           { name: "TARGET", value: target },
           { name: "TRIES", value: String(tries) },
         ],
-      }),
-    );
-    const done = await eventually(
-      async () => {
-        const p = await kube.json<any>("GET", `/api/v1/namespaces/${NS}/pods/${name}`);
-        return p.status.containerStatuses?.[0]?.state?.terminated;
       },
-      { what: `pod ${name} finished`, timeoutMs: 180_000 },
+      labels,
     );
-    const log = (await kube.raw("GET", `/api/v1/namespaces/${NS}/pods/${name}/log`)).text;
-    return { exitCode: done.exitCode as number, log };
-  };
 
   beforeAll(async () => {
-    [fleet, registry] = await Promise.all([
-      startFleet({ clusters: [{ name: "np", kind: "gpu", nodes: [] }] }),
-      startRegistry({ name: "netpol-journey" }),
-    ]);
-    node = await startRealNode({
-      cluster: fleet.cluster("np"),
-      name: NODE,
-      gpuModel: "NVIDIA-L4",
-      gpuCount: 1,
-      registries: [registry.host],
-      networkPolicy: true,
+    bed = await startPodsOnTheRealNode({
+      cluster: "np",
+      node: NODE,
+      registry: "netpol-journey",
+      options: { networkPolicy: true },
     });
-    image = (await pushSessionImage(buildSessionImage("terminal", { quiet: true }), registry.host)).ref;
-    const c = fleet.cluster("np");
-    kube = new KubeHttp({ server: c.server, caPem: c.caPem, token: c.adminToken });
   }, 900_000);
 
   afterAll(async () => {
-    kube?.close();
-    await node?.stop();
-    await Promise.all([registry?.stop(), fleet?.stop()]);
+    await bed?.stop();
   }, 180_000);
 
   it("a session pod reaches another until the sessions policy applies; then only a gateway pod does", async () => {
-    await kube.json(
+    await bed.kube.json(
       "POST",
       `/api/v1/namespaces/${NS}/pods`,
-      pod("session-a", SESSION, {
+      bed.pod("session-a", SESSION, {
         name: "notebook",
         command: [
           "sh",
@@ -125,7 +85,7 @@ describe.skipIf(!can.ok)(`NetworkPolicy on the real node${can.ok ? "" : ` (skipp
     );
     target = await eventually(
       async () => {
-        const p = await kube.json<any>("GET", `/api/v1/namespaces/${NS}/pods/session-a`);
+        const p = await bed.kube.json<any>("GET", `/api/v1/namespaces/${NS}/pods/session-a`);
         return p.status.conditions?.some((c: any) => c.type === "Ready" && c.status === "True")
           ? (p.status.podIP as string)
           : undefined;
@@ -136,7 +96,7 @@ describe.skipIf(!can.ok)(`NetworkPolicy on the real node${can.ok ? "" : ` (skipp
     const before = await probe("session-b-before", SESSION);
     expect(before, before.log).toEqual({ exitCode: 0, log: "session-a\n" });
 
-    await kube.json(
+    await bed.kube.json(
       "POST",
       `/apis/networking.k8s.io/v1/namespaces/${NS}/networkpolicies`,
       sessionsNetworkPolicyManifest({ namespace: NS, gatewayNamespace: NS, operatorNamespace: NS }),
@@ -154,7 +114,7 @@ describe.skipIf(!can.ok)(`NetworkPolicy on the real node${can.ok ? "" : ` (skipp
   });
 
   it("stopping the node removes kube-router's chains from the host", async () => {
-    await node.stop();
+    await bed.node.stop();
     expect(
       rules()
         .split("\n")

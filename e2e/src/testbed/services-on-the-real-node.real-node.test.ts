@@ -6,15 +6,11 @@
 // service accounts), a real kubelet, containerd, kube-proxy and CoreDNS, Python and glibc in the pods.
 // Stopping the node removes kube-proxy's chains from the host. Where canRunRealNode() says yes.
 import { execFileSync } from "node:child_process";
-import { buildSessionImage, pushSessionImage } from "@berth/cdk8s/image/sessions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SERVICE_CIDR } from "./cluster.ts";
-import { startFleet } from "./fleet.ts";
-import { KubeHttp } from "./kube.ts";
+import { type PodsOnTheRealNode, startPodsOnTheRealNode } from "./pods-on-the-real-node.test-support.ts";
 import { dnsServiceIp } from "./real-node/coredns.ts";
-import { canRunRealNode, REAL_NODE_TAINT, type RealNode, startRealNode } from "./real-node/index.ts";
-import { type LocalRegistry, startRegistry } from "./registry.ts";
-import type { Fleet } from "./types.ts";
+import { canRunRealNode } from "./real-node/index.ts";
 import { eventually } from "./waiting.test-support.ts";
 
 const can = canRunRealNode();
@@ -50,90 +46,48 @@ print(urllib.request.urlopen("http://echo/who", timeout=20).read().decode().stri
 /** The host's IPv4 NAT rules, where kube-proxy sends a ClusterIP to its endpoints. */
 const natRules = () => execFileSync("iptables-save", ["-t", "nat"], { encoding: "utf8" });
 
-/** kube-proxy's chains on the host, IPv4 and IPv6. */
+/**
+ * kube-proxy's chains on the host, IPv4 and IPv6. kube-router's (KUBE-ROUTER-, KUBE-NWPLCY-, KUBE-POD-FW-)
+ * are another node's: the NetworkPolicy journey may run beside this one.
+ */
 function kubeChains(): string[] {
   return ["iptables-save", "ip6tables-save"].flatMap((cmd) =>
     execFileSync(cmd, { encoding: "utf8" })
       .split("\n")
-      .filter((l) => l.startsWith(":KUBE-")),
+      .filter((l) => l.startsWith(":KUBE-") && !/^:KUBE-(ROUTER|NWPLCY|POD-FW)-/.test(l)),
   );
 }
 
 describe.skipIf(!can.ok)(`Services and DNS on the real node${can.ok ? "" : ` (skipped: ${can.reason})`}`, () => {
-  let fleet: Fleet;
-  let registry: LocalRegistry;
-  let node: RealNode;
-  let kube: KubeHttp;
-  let image = "";
+  let bed: PodsOnTheRealNode;
   let clusterIp = "";
 
-  const pod = (name: string, labels: Record<string, string>, container: Record<string, unknown>) => ({
-    metadata: { name, labels },
-    spec: {
-      nodeName: NODE,
-      tolerations: [{ ...REAL_NODE_TAINT, operator: "Equal" }],
-      restartPolicy: "Never",
-      terminationGracePeriodSeconds: 1,
-      containers: [{ image, ...container }],
-    },
-  });
-
   /** Runs a Python program in a pod on the node to its end: its exit code and its log. */
-  const runToEnd = async (name: string, program: string, env: Record<string, string> = {}) => {
-    await kube.json(
-      "POST",
-      `/api/v1/namespaces/${NS}/pods`,
-      pod(
-        name,
-        {},
-        {
-          name: "client",
-          command: ["python3", "-c", program],
-          env: Object.entries(env).map(([k, v]) => ({ name: k, value: v })),
-        },
-      ),
-    );
-    const done = await eventually(
-      async () => {
-        const p = await kube.json<any>("GET", `/api/v1/namespaces/${NS}/pods/${name}`);
-        return p.status.containerStatuses?.[0]?.state?.terminated;
-      },
-      { what: `pod ${name} finished`, timeoutMs: 180_000 },
-    );
-    const log = (await kube.raw("GET", `/api/v1/namespaces/${NS}/pods/${name}/log`)).text;
-    return { exitCode: done.exitCode as number, log };
-  };
+  const runToEnd = (name: string, program: string, env: Record<string, string> = {}) =>
+    bed.runToEnd(name, {
+      name: "client",
+      command: ["python3", "-c", program],
+      env: Object.entries(env).map(([k, v]) => ({ name: k, value: v })),
+    });
 
   beforeAll(async () => {
-    [fleet, registry] = await Promise.all([
-      startFleet({ clusters: [{ name: "svc", kind: "gpu", nodes: [] }] }),
-      startRegistry({ name: "services-journey" }),
-    ]);
-    node = await startRealNode({
-      cluster: fleet.cluster("svc"),
-      name: NODE,
-      gpuModel: "NVIDIA-L4",
-      gpuCount: 1,
-      registries: [registry.host],
-      services: true,
+    bed = await startPodsOnTheRealNode({
+      cluster: "svc",
+      node: NODE,
+      registry: "services-journey",
+      options: { services: true },
     });
-    // The terminal image: the session images' Debian base (Python) and little more.
-    image = (await pushSessionImage(buildSessionImage("terminal", { quiet: true }), registry.host)).ref;
-    const c = fleet.cluster("svc");
-    kube = new KubeHttp({ server: c.server, caPem: c.caPem, token: c.adminToken });
   }, 900_000);
 
   afterAll(async () => {
-    kube?.close();
-    await node?.stop();
-    await Promise.all([registry?.stop(), fleet?.stop()]);
+    await bed?.stop();
   }, 180_000);
 
   it("a pod reaches another pod through a ClusterIP Service, and the apiserver through the kubernetes Service", async () => {
-    await kube.json(
+    await bed.kube.json(
       "POST",
       `/api/v1/namespaces/${NS}/pods`,
-      pod(
+      bed.pod(
         "echo",
         { app: "echo" },
         {
@@ -147,7 +101,7 @@ describe.skipIf(!can.ok)(`Services and DNS on the real node${can.ok ? "" : ` (sk
         },
       ),
     );
-    const service = await kube.json<any>("POST", `/api/v1/namespaces/${NS}/services`, {
+    const service = await bed.kube.json<any>("POST", `/api/v1/namespaces/${NS}/services`, {
       metadata: { name: "echo" },
       spec: { selector: { app: "echo" }, ports: [{ port: 80, targetPort: 8080, protocol: "TCP" }] },
     });
@@ -155,7 +109,7 @@ describe.skipIf(!can.ok)(`Services and DNS on the real node${can.ok ? "" : ` (sk
     expect(clusterIp).toMatch(/^10\.96\.0\.\d+$/);
     const podIp = await eventually(
       async () => {
-        const slices = await kube.json<any>(
+        const slices = await bed.kube.json<any>(
           "GET",
           `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Decho`,
         );
@@ -191,7 +145,7 @@ describe.skipIf(!can.ok)(`Services and DNS on the real node${can.ok ? "" : ` (sk
 
   it("stopping the node removes kube-proxy's chains from the host", async () => {
     expect(kubeChains().length).toBeGreaterThan(0);
-    await node.stop();
+    await bed.node.stop();
     expect(kubeChains()).toEqual([]);
   }, 180_000);
 });
