@@ -9,11 +9,9 @@
 import { capacityReclaimWorkerLoop } from "@berth/api";
 import { ensureConsoleBuilt } from "@berth/console";
 import { HttpKube } from "@berth/controllers/kube";
-import { ResourcePolicyKind, resourcePath } from "@berth/crds";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { H100, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
-import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { FairSharePage } from "./pages/fair-share-page.ts";
 import { LoginPage } from "./pages/login-page.ts";
@@ -74,23 +72,13 @@ describe("an administrator reads fair share", () => {
   });
 
   it("sees the guarantee, what each project and user holds, and who was reclaimed for whom", async () => {
-    // Written as an administrator's kubectl would (the bed's API credential has no catalog writes).
-    const cluster = new HttpKube(kubeConfigFrom(bed.fleet.cluster("mgmt").kubeconfig));
-    const policy = await cluster.request("POST", resourcePath(ResourcePolicyKind), {
-      body: ResourcePolicyKind.build(
-        { name: "journey-fair-share" },
-        {
-          scope: { kind: "organization", id: bed.org.id },
-          fairShare: {
-            guarantees: [{ gpuModel: H100, gpus: 1, borrowingLimit: 3 }],
-            reclaimGraceSeconds: 0,
-            minRuntimeSeconds: 0,
-          },
-        },
-      ),
+    await bed.writeOrganizationPolicy("journey-fair-share", {
+      fairShare: {
+        guarantees: [{ gpuModel: H100, gpus: 1, borrowingLimit: 3 }],
+        reclaimGraceSeconds: 0,
+        minRuntimeSeconds: 0,
+      },
     });
-    cluster.close();
-    expect(policy.status).toBe(201);
     const loop = capacityReclaimWorkerLoop({ db: bed.workerDb, kube, log: bed.t.deps.log });
 
     const inVision = { ...h100, project_id: project.id };

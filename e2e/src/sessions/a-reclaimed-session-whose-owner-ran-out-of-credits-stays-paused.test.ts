@@ -7,9 +7,7 @@
 // pass asks it to run again.
 import { capacityReclaimWorkerLoop } from "@berth/api";
 import { HttpKube } from "@berth/controllers/kube";
-import { ResourcePolicyKind, resourcePath } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import { H100, type SessionsBed, startSessionsBed } from "./harness.ts";
 
 vi.setConfig({ testTimeout: 600_000 });
@@ -29,22 +27,13 @@ const h100 = { offering: "h100", preset: "gpu-small", image: "jupyterlab" };
 
 describe("a reclaimed session's resume", () => {
   it("is refused when its owner's credits cannot cover a minimum run, as the owner's own resume is, and says why", async () => {
-    const admin = new HttpKube(kubeConfigFrom(bed.fleet.cluster("mgmt").kubeconfig));
-    const policy = await admin.request("POST", resourcePath(ResourcePolicyKind), {
-      body: ResourcePolicyKind.build(
-        { name: "bed-fair-share-credits" },
-        {
-          scope: { kind: "organization", id: bed.org.id },
-          fairShare: {
-            guarantees: [{ gpuModel: H100, gpus: 1, borrowingLimit: 3 }],
-            reclaimGraceSeconds: 0,
-            minRuntimeSeconds: 0,
-          },
-        },
-      ),
+    await bed.writeOrganizationPolicy("bed-fair-share-credits", {
+      fairShare: {
+        guarantees: [{ gpuModel: H100, gpus: 1, borrowingLimit: 3 }],
+        reclaimGraceSeconds: 0,
+        minRuntimeSeconds: 0,
+      },
     });
-    admin.close();
-    expect(policy.status).toBe(201);
     const loop = capacityReclaimWorkerLoop({ db: bed.workerDb, kube, log: bed.t.deps.log });
 
     // Bob borrows both H100s; Alice's guaranteed session waits; Bob's newest is reclaimed and paused.

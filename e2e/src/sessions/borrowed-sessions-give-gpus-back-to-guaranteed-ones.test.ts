@@ -6,9 +6,7 @@
 // queues its resume ahead of Bob's newer borrowed work. Alice's guaranteed session is never reclaimed.
 import { capacityReclaimWorkerLoop } from "@berth/api";
 import { HttpKube } from "@berth/controllers/kube";
-import { ResourcePolicyKind, resourcePath } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import { H100, type SessionsBed, startSessionsBed } from "./harness.ts";
 
 vi.setConfig({ testTimeout: 600_000 });
@@ -28,24 +26,13 @@ const h100 = { offering: "h100", preset: "gpu-small", image: "jupyterlab" };
 
 describe("borrowed capacity is given back to guaranteed sessions by pausing", () => {
   it("warns, pauses after a 0-second grace, lets the guaranteed session start, and resumes the borrowed one ahead of new work", async () => {
-    // Written as an administrator's kubectl would (the policy routes are the catalog tests'; the bed's API
-    // credential has no catalog writes).
-    const admin = new HttpKube(kubeConfigFrom(bed.fleet.cluster("mgmt").kubeconfig));
-    const policy = await admin.request("POST", resourcePath(ResourcePolicyKind), {
-      body: ResourcePolicyKind.build(
-        { name: "bed-fair-share" },
-        {
-          scope: { kind: "organization", id: bed.org.id },
-          fairShare: {
-            guarantees: [{ gpuModel: H100, gpus: 1, borrowingLimit: 3 }],
-            reclaimGraceSeconds: 0,
-            minRuntimeSeconds: 0,
-          },
-        },
-      ),
+    await bed.writeOrganizationPolicy("bed-fair-share", {
+      fairShare: {
+        guarantees: [{ gpuModel: H100, gpus: 1, borrowingLimit: 3 }],
+        reclaimGraceSeconds: 0,
+        minRuntimeSeconds: 0,
+      },
     });
-    admin.close();
-    expect(policy.status).toBe(201);
     const loop = capacityReclaimWorkerLoop({ db: bed.workerDb, kube, log: bed.t.deps.log });
 
     // Bob borrows both H100s: nobody needs them now.

@@ -30,7 +30,7 @@ import {
 } from "@berth/api/testing";
 import type { RunningWorker, SessionControllerOptions } from "@berth/controllers";
 import { HttpKube } from "@berth/controllers/kube";
-import { LABELS, resourcePath, SessionMirrorKind } from "@berth/crds";
+import { LABELS, ResourcePolicyKind, resourcePath, SessionMirrorKind } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
 import { operatorRbac, parseConfig, type RunningOperator, startOperator } from "@berth/operator";
 import type { KubeConfig } from "@kubernetes/client-node";
@@ -47,6 +47,8 @@ import {
   kubeConfigFrom,
   startFleet,
 } from "../index.ts";
+
+type ResourcePolicySpecInput = Parameters<typeof ResourcePolicyKind.build>[1];
 
 export const H100 = "NVIDIA-H100-80GB-HBM3";
 export const L4 = "NVIDIA-L4";
@@ -192,6 +194,11 @@ export interface SessionsBed {
   waitFor(user: TestUser, id: string, pred: (s: any) => boolean, what: string, timeoutMs?: number): Promise<any>;
   /** Creates a session (the create must be accepted) and waits until it is Running; its detail then. */
   startRunning(user: TestUser, body: Record<string, unknown>, timeoutMs?: number): Promise<any>;
+  /**
+   * Writes a ResourcePolicy of the bed's organization as an administrator's kubectl would (the bed's API
+   * credential has no catalog writes; the policy routes are the catalog tests').
+   */
+  writeOrganizationPolicy(name: string, spec: Omit<ResourcePolicySpecInput, "scope">): Promise<void>;
   /** Session pods on a GPU cluster (name → phase, node), terminating ones included (`deleting`). */
   pods(
     cluster: string,
@@ -543,6 +550,18 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
         if (created.status !== 201)
           throw new Error(`create answered ${created.status}: ${JSON.stringify(created.body)}`);
         return bed.waitFor(user, created.body.id, (x) => x.phase === "Running", "Running", timeoutMs);
+      },
+      async writeOrganizationPolicy(name, spec) {
+        const k = adminKube(mgmt);
+        try {
+          await k.json(
+            "POST",
+            resourcePath(ResourcePolicyKind),
+            ResourcePolicyKind.build({ name }, { scope: { kind: "organization", id: orgRow.id }, ...spec }),
+          );
+        } finally {
+          k.close();
+        }
       },
       async pods(cluster) {
         const k = adminKube(fleet.cluster(cluster));

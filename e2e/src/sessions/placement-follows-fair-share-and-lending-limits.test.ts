@@ -4,10 +4,7 @@
 // an earlier request of a heavier one; and a borrowed session starts only within what the lender lends,
 // even while a GPU stands free (before, only the reclaim loop looked at lending limits).
 import { grantToOrganization, type TestUser } from "@berth/api/testing";
-import { HttpKube } from "@berth/controllers/kube";
-import { ResourcePolicyKind, resourcePath } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import { H100, type SessionsBed, startSessionsBed } from "./harness.ts";
 
 vi.setConfig({ testTimeout: 600_000 });
@@ -29,22 +26,9 @@ beforeAll(async () => {
   });
   carol = await bed.t.aUser();
   await bed.t.member(carol, beta.id, null, "member");
-  // Written as an administrator's kubectl would (the bed's API credential has no catalog writes).
-  const admin = new HttpKube(kubeConfigFrom(bed.fleet.cluster("mgmt").kubeconfig));
-  try {
-    const res = await admin.request("POST", resourcePath(ResourcePolicyKind), {
-      body: ResourcePolicyKind.build(
-        { name: "acme-lends-one" },
-        {
-          scope: { kind: "organization", id: bed.org.id },
-          fairShare: { guarantees: [{ gpuModel: H100, gpus: 2, lendingLimit: 1 }] },
-        },
-      ),
-    });
-    expect(res.status).toBe(201);
-  } finally {
-    admin.close();
-  }
+  await bed.writeOrganizationPolicy("acme-lends-one", {
+    fairShare: { guarantees: [{ gpuModel: H100, gpus: 2, lendingLimit: 1 }] },
+  });
 });
 afterAll(async () => {
   await bed?.stop();
