@@ -64,6 +64,9 @@ describe("checking a layout of one card", () => {
     expect(p?.code).toBe("mig_profile_not_for_model");
     expect(p && "allowed" in p ? p.allowed : []).toContain("1g.10gb");
     expect(checkMigLayout("NVIDIA-L4", { "1g.10gb": 1 })?.code).toBe("mig_profile_not_for_model");
+    // A model name is the request's text: the table's prototype keys are no models.
+    for (const model of ["constructor", "__proto__", "toString"])
+      expect(checkMigLayout(model, { "1g.10gb": 1 })?.code).toBe("mig_profile_not_for_model");
   });
 
   it("refuses a layout over the card's 7 compute or 8 memory slices, or a profile over its own bound", () => {

@@ -57,8 +57,16 @@ export const MIG_PROFILE_NAMES: readonly string[] = [
   ...new Set(Object.values(MIG_PROFILES).flatMap((ps) => ps.map((x) => x.name))),
 ].sort();
 
+/**
+ * The MIG profiles of a card model, or undefined. A model name comes from a request: an own key only
+ * ("constructor" or "__proto__" are not models).
+ */
+export function migProfilesOf(gpuModel: string): readonly MigProfile[] | undefined {
+  return Object.hasOwn(MIG_PROFILES, gpuModel) ? MIG_PROFILES[gpuModel] : undefined;
+}
+
 export function migProfileOf(gpuModel: string, name: string): MigProfile | undefined {
-  return MIG_PROFILES[gpuModel]?.find((x) => x.name === name);
+  return migProfilesOf(gpuModel)?.find((x) => x.name === name);
 }
 
 /** A share of one card as an exact fraction (num/den), so rates and sums of shares stay exact. */
@@ -103,7 +111,7 @@ export type LayoutProblem =
  * partitioner also places instances at fixed offsets and refuses a few layouts the sums allow.
  */
 export function checkMigLayout(gpuModel: string, layout: Readonly<Record<string, number>>): LayoutProblem | undefined {
-  const profiles = MIG_PROFILES[gpuModel];
+  const profiles = migProfilesOf(gpuModel);
   let compute = 0;
   let memory = 0;
   for (const [name, count] of Object.entries(layout)) {

@@ -11,8 +11,8 @@ import {
   ImageKind,
   type KindDefinition,
   LABELS,
-  MIG_PROFILES,
   MINOR_UNITS_PER_CREDIT,
+  migProfilesOf,
   migRate,
   migShare,
   OfferingKind,
@@ -89,7 +89,7 @@ function slices(
  * card's partition is the administrator's, not Berth's packing.
  */
 function migInstances(base: string, display: string, gpuModel: string, wholeRate: string) {
-  return (MIG_PROFILES[gpuModel] ?? [])
+  return (migProfilesOf(gpuModel) ?? [])
     .filter((p) => p.computeSlices < 7)
     .map((p) => {
       const share = migShare(p);

@@ -108,6 +108,8 @@ describe("MIG layouts", () => {
     ]);
     const l4 = await req(w.superAdmin, "POST", BASE, { ...layout, gpu_model: "NVIDIA-L4", profiles: { "1g.10gb": 1 } });
     expect([l4.status, l4.body.error.code]).toEqual([400, "mig_profile_not_for_model"]);
+    const proto = await req(w.superAdmin, "POST", BASE, { ...layout, gpu_model: "constructor" });
+    expect([proto.status, proto.body.error.code]).toEqual([400, "mig_profile_not_for_model"]);
     const full = await req(w.superAdmin, "POST", BASE, { ...layout, profiles: { "3g.40gb": 2, "1g.10gb": 1 } });
     expect([full.status, full.body.error.code]).toEqual([400, "mig_layout_overfilled"]);
     expect(full.body.error.details).toMatchObject({ compute_slices: 7, memory_slices: 9, max_memory_slices: 8 });
