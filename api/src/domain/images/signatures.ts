@@ -65,10 +65,38 @@ interface Layer {
   annotations?: Record<string, string>;
 }
 
+/** A registry's bytes as a JSON object, or undefined: what a registry sends is not trusted to be either. */
+function jsonObject(bytes: Buffer): Record<string, unknown> | undefined {
+  try {
+    const v: unknown = JSON.parse(bytes.toString("utf8"));
+    return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isLayer(l: unknown): l is Layer {
+  const o = l as Partial<Layer> | null;
+  return (
+    o !== null &&
+    typeof o === "object" &&
+    typeof o.mediaType === "string" &&
+    typeof o.digest === "string" &&
+    typeof o.size === "number"
+  );
+}
+
 async function readSmallBlob(client: RegistryClient, repository: string, layer: Layer): Promise<Buffer | undefined> {
   if (layer.size > MAX_PAYLOAD_BYTES) return undefined;
   const ac = new AbortController();
-  const stream = await client.blob(repository, layer.digest, ac.signal);
+  let stream: ReadableStream<Uint8Array>;
+  try {
+    stream = await client.blob(repository, layer.digest, ac.signal);
+  } catch (e) {
+    // A signature whose payload is gone (collected, or never pushed) signs nothing; waiting will not help.
+    if (e instanceof RegistryError && e.kind === "not_found") return undefined;
+    throw e;
+  }
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const c of stream) {
@@ -86,8 +114,8 @@ async function readSmallBlob(client: RegistryClient, repository: string, layer: 
 async function signatureLayers(client: RegistryClient, repository: string, digest: string): Promise<Layer[]> {
   try {
     const m = await client.getManifest(repository, signatureTag(digest));
-    const parsed = JSON.parse(m.bytes.toString("utf8")) as { layers?: Layer[] };
-    return Array.isArray(parsed.layers) ? parsed.layers : [];
+    const layers = jsonObject(m.bytes)?.layers;
+    return Array.isArray(layers) ? layers.filter(isLayer) : [];
   } catch (e) {
     if (e instanceof RegistryError && e.kind === "not_found") return [];
     throw e;
@@ -113,12 +141,10 @@ export async function verifyImageSignature(
   for (const layer of layers) {
     const payload = await readSmallBlob(client, repository, layer);
     if (!payload) continue;
-    let claims: { critical?: { image?: Record<string, unknown>; type?: unknown } };
-    try {
-      claims = JSON.parse(payload.toString("utf8"));
-    } catch {
-      continue;
-    }
+    const claims = jsonObject(payload) as
+      | { critical?: { image?: Record<string, unknown>; type?: unknown } }
+      | undefined;
+    if (!claims) continue;
     if (claims.critical?.type !== PAYLOAD_KIND || claims.critical.image?.["docker-manifest-digest"] !== digest) {
       coversOther = true;
       continue;

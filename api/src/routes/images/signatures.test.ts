@@ -20,8 +20,14 @@ import {
   type IdentityWorld,
   startIdentityTestApi,
 } from "../../domain/identity/identity.test-support.ts";
-import { RegistryClient } from "../../domain/images/registry.ts";
-import { signatureTag, signImage, verifyImageSignature } from "../../domain/images/signatures.ts";
+import { MANIFEST_TYPES, RegistryClient } from "../../domain/images/registry.ts";
+import {
+  PAYLOAD_TYPE,
+  SIGNATURE_ANNOTATION,
+  signatureTag,
+  signImage,
+  verifyImageSignature,
+} from "../../domain/images/signatures.ts";
 import { makeSessionsRuntime } from "../../domain/sessions/runtime.ts";
 import { ImportLoop } from "../../worker/imports.ts";
 
@@ -133,6 +139,32 @@ describe("signatures in cosign's layout", () => {
     expect(
       await verifyImageSignature(reg, "lab/moved", other.digest, [{ name: "team", key: teamKey.publicKey }]),
     ).toEqual(expect.objectContaining({ ok: false, reason: "invalid" }));
+  });
+
+  it("read junk as no signature: a manifest of odd layers and one whose payload is gone (never a 500)", async () => {
+    const img = await pushImage(source.url, "lab/junk", "1", { layers: [Buffer.from("junk")] });
+    const reg = client(source);
+    const missing = `sha256:${"0".repeat(64)}`;
+    await reg.putManifest(
+      "lab/junk",
+      signatureTag(img.digest),
+      MANIFEST_TYPES.ociManifest,
+      Buffer.from(
+        JSON.stringify({
+          schemaVersion: 2,
+          mediaType: MANIFEST_TYPES.ociManifest,
+          config: { mediaType: "application/vnd.oci.image.config.v1+json", digest: missing, size: 2 },
+          layers: [
+            null,
+            1,
+            { mediaType: PAYLOAD_TYPE, digest: missing, size: 10, annotations: { [SIGNATURE_ANNOTATION]: "AAAA" } },
+          ],
+        }),
+      ),
+    );
+    expect(await verifyImageSignature(reg, "lab/junk", img.digest, [{ name: "team", key: teamKey.publicKey }])).toEqual(
+      expect.objectContaining({ ok: false, reason: "untrusted" }),
+    );
   });
 });
 
