@@ -54,8 +54,10 @@ const NOT_EXPRESSIBLE = new Set([
   "query_refused",
   // An array whose items name one kind twice: JSON Schema's uniqueItems compares whole items.
   "duplicate_kind",
-  // Trusted signing keys whose names repeat (their keys differ, so uniqueItems cannot see it).
+  // Trusted signing keys whose names repeat (their keys differ, so uniqueItems cannot see it), and required
+  // signatures with no key at all while the installation has none of its own (its configuration).
   "duplicate_name",
+  "no_trusted_key",
   "invalid_credential",
   "password_unchanged",
   "common_password",

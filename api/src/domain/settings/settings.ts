@@ -10,6 +10,8 @@ import { DEFAULT_SETTINGS, SETTING_SCHEMAS, type SettingKey, type SystemSettings
 interface D {
   db: Knex;
   clock: { now(): Date };
+  /** Whether Berth has its own image signing key (docs/dev/images.md): it is trusted besides the listed ones. */
+  config?: { images?: { signingKey?: unknown } | undefined };
 }
 
 const KEYS = Object.keys(SETTING_SCHEMAS) as SettingKey[];
@@ -62,6 +64,15 @@ export async function updateSystemSettings(
         );
       else (after as unknown as Record<string, unknown>)[k] = r.data;
     }
+    // Required signatures with no key to check them against would refuse every session.
+    const sig = after.image_signatures;
+    if (patch.image_signatures && sig.required && sig.keys.length === 0 && !deps.config?.images?.signingKey)
+      issues.push({
+        path: ["body", "image_signatures", "keys"],
+        message:
+          "signatures are required but no key would be trusted: add a key (Berth's own is not configured, BERTH_IMAGE_SIGNING_KEY_FILE)",
+        code: "no_trusted_key",
+      });
     if (issues.length > 0) throw new Invalid("the settings are invalid", issues);
     if (patch.signup?.organization_id) {
       const org = await tx("organizations").where({ id: patch.signup.organization_id }).first();

@@ -112,6 +112,8 @@ describe("/api/v1/system/settings", () => {
       [{ hardware_faults: { window_minutes: 1.5 } }, "hardware_faults.window_minutes"],
       [{ hardware_faults: { window_minutes: 20_000 } }, "hardware_faults.window_minutes"],
       [{ hardware_faults: { action: "reboot" } }, "hardware_faults.action"],
+      // No key listed, and this installation has no signing key of its own: every session would be refused.
+      [{ image_signatures: { required: true } }, "image_signatures.keys"],
       [{ theme: "dark" }, ""],
       [{}, ""],
     ];
