@@ -3473,7 +3473,7 @@ export interface Operations {
       format?: "json" | "csv";
     };
     body: undefined;
-    response: UsageReport | string;
+    response: UsageReport;
   };
   /** An account and its memberships */
   getUser: {

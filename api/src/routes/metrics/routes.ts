@@ -16,7 +16,11 @@ export const getUsageReport = defineRoute({
     "super_admin: every organization; organization and project admins: what they administer, plus their own sessions; anyone else: their own sessions. Credits are charges in the range less their reversals, in minor units. `from` after `to` or a range over 366 days is 400 validation_failed.",
   auth: "user",
   query: UsageReportQuery,
-  responses: { 200: z.union([UsageReport, z.string().meta({ description: "text/csv with format=csv" })]) },
+  produces: {
+    "application/json": UsageReport,
+    "text/csv": z.string().meta({ description: "With format=csv: a header row, then one row per organization and project." }),
+  },
+  responses: { 200: UsageReport },
   handler: async ({ deps, principal, query }) => {
     const report = await usageReport(deps.db, principal, query.from, query.to);
     if (query.format === "csv")
