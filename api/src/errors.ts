@@ -110,6 +110,11 @@ export const ERROR_CODES = {
     description:
       "The node pool would share nodes with another pool of the cluster (same label with a common value, or a node reported with both labels); details.pool_id and details.nodes name the other pool and the nodes.",
   },
+  mig_layout_overlap: {
+    status: 409,
+    description:
+      "The MIG layout would mark nodes another layout of the cluster marks for the same GPU model (same label with a common value, or a node reported with both labels); details.layout_id and details.nodes name the other layout and the nodes.",
+  },
   conflict: { status: 409, description: "The request conflicts with the current state of the object." },
   already_exists: { status: 409, description: "An object with this identity already exists." },
   idempotency_request_in_flight: {
@@ -377,6 +382,7 @@ export class Conflict extends DomainError {
       | "image_in_use"
       | "build_limit_reached"
       | "node_pool_overlap"
+      | "mig_layout_overlap"
     > = "conflict",
   ) {
     super(code, message, details);

@@ -5,17 +5,19 @@
 // truth placement counts: a marked node offers the layout's profiles it advertises, no more.
 import { randomBytes } from "node:crypto";
 import { checkMigLayout, MIG_PROFILE_NAMES } from "@berth/crds";
+import type { Knex } from "knex";
 import { findClusterById } from "../../db/operations/clusters/findClusterById.ts";
 import {
   deleteMigLayoutRow,
   insertMigLayoutRow,
   listMigLayoutRows,
+  lockClusterMigLayouts,
   type MigLayoutRow,
 } from "../../db/operations/mig/migLayouts.ts";
 import type { Deps } from "../../deps.ts";
-import { DomainError, Forbidden, NotFound } from "../../errors.ts";
+import { Conflict, DomainError, Forbidden, NotFound } from "../../errors.ts";
 import type { Principal } from "../identity/principal.ts";
-import { matches, parseSelector } from "../nodePools/selector.ts";
+import { type LabelRequirement, matches, parseSelector } from "../nodePools/selector.ts";
 
 export interface MigLayoutInput {
   selector: string;
@@ -115,6 +117,32 @@ export async function listMigLayouts(deps: Deps, p: Principal, clusterId: string
   return views(deps, clusterId, await listMigLayoutRows(deps.db, clusterId));
 }
 
+/**
+ * Layouts of one model may not overlap: a node marked twice would offer the union of two partitions, which
+ * no card has. Refused when another layout of the model has the same label with a common value (they meet
+ * on every such node, now and later) or a node of the model reported now carries both labels. Layouts of
+ * different models never meet (a node has one model).
+ */
+async function checkOverlap(db: Knex, clusterId: string, gpuModel: string, r: LabelRequirement): Promise<void> {
+  const others = (await listMigLayoutRows(db, clusterId)).filter((l) => l.gpu_model === gpuModel);
+  if (others.length === 0) return;
+  const nodes = (await db("cluster_nodes")
+    .where({ cluster_id: clusterId, gpu_model: gpuModel })
+    .select("name", "labels")
+    .orderBy("name")) as { name: string; labels: Record<string, string> | null }[];
+  for (const o of others) {
+    const other = { key: o.label_key, values: o.label_values };
+    const sameLabel = other.key === r.key && other.values.some((v) => r.values.includes(v));
+    const both = nodes.filter((n) => matches(r, n.labels ?? {}) && matches(other, n.labels ?? {})).map((n) => n.name);
+    if (sameLabel || both.length > 0)
+      throw new Conflict(
+        `the layout would mark nodes that layout ${o.id} marks for ${gpuModel}`,
+        { layout_id: o.id, gpu_model: gpuModel, nodes: both },
+        "mig_layout_overlap",
+      );
+  }
+}
+
 export async function createMigLayout(
   deps: Deps,
   p: Principal,
@@ -125,15 +153,19 @@ export async function createMigLayout(
   await liveCluster(deps, clusterId);
   const label = parseSelector(input.selector);
   checkLayout(input.gpu_model, input.profiles);
-  const row = await insertMigLayoutRow(deps.db, {
-    id: newLayoutId(),
-    cluster_id: clusterId,
-    gpu_model: input.gpu_model,
-    label_key: label.key,
-    label_values: label.values,
-    profiles: input.profiles,
-    created_by: p.userId,
-    created_at: deps.clock.now(),
+  const row = await deps.db.transaction(async (tx) => {
+    await lockClusterMigLayouts(tx, clusterId);
+    await checkOverlap(tx, clusterId, input.gpu_model, label);
+    return insertMigLayoutRow(tx, {
+      id: newLayoutId(),
+      cluster_id: clusterId,
+      gpu_model: input.gpu_model,
+      label_key: label.key,
+      label_values: label.values,
+      profiles: input.profiles,
+      created_by: p.userId,
+      created_at: deps.clock.now(),
+    });
   });
   return (await views(deps, clusterId, [row]))[0] as MigLayoutView;
 }

@@ -92,6 +92,28 @@ describe("MIG layouts", () => {
     expect(theirs.body).toMatchObject({ data: [], pagination: { total: 0 } });
   });
 
+  it("refuses a layout that would mark a node another layout of the model marks: 409 mig_layout_overlap", async () => {
+    const same = await req(w.superAdmin, "POST", BASE, { ...layout, selector: "berth.dev/mig in (mixed,other)" });
+    expect([same.status, same.body.error.code]).toEqual([409, "mig_layout_overlap"]);
+    expect(same.body.error.details).toEqual({ layout_id: layoutId, gpu_model: H100, nodes: ["mig-1"] });
+    // Another label, but a node reported with both.
+    await aMigNode("mig-3", { "berth.dev/mig": "mixed", "berth.dev/zone": "a" }, {});
+    try {
+      const both = await req(w.superAdmin, "POST", BASE, { ...layout, selector: "berth.dev/zone=a" });
+      expect([both.status, both.body.error.code]).toEqual([409, "mig_layout_overlap"]);
+      expect(both.body.error.details.nodes).toEqual(["mig-3"]);
+    } finally {
+      await t.database.db("cluster_nodes").where({ cluster_id: "clu_mig", name: "mig-3" }).delete();
+    }
+    // Another model never meets it: a node has one model.
+    const a100 = await req(w.superAdmin, "POST", BASE, { ...layout, gpu_model: "NVIDIA-A100-SXM4-80GB" });
+    expect(a100.status, JSON.stringify(a100.body)).toBe(201);
+    expect((await req(w.superAdmin, "DELETE", `${BASE}/${a100.body.id}`)).status).toBe(204);
+    // Nothing was written by the refusals.
+    const listed = await req(w.superAdmin, "GET", BASE);
+    expect(listed.body.data.map((l: { id: string }) => l.id)).toEqual([layoutId]);
+  });
+
   it("refuses an unknown profile, another model's, and a layout that over-fills the card, each with its code", async () => {
     const r = await req(w.superAdmin, "POST", BASE, { ...layout, profiles: { "5g.50gb": 1 } });
     expect([r.status, r.body.error.code]).toEqual([400, "mig_profile_unknown"]);

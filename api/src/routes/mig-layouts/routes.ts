@@ -34,12 +34,18 @@ export const createClusterMigLayoutRoute = defineRoute({
   summary:
     "Mark a cluster's nodes of one model, by one label requirement, as MIG-partitioned with a layout (super_admin)",
   description:
-    "Sessions are offered the layout's profiles on those nodes, as far as the nodes advertise them (`nvidia.com/mig-<profile>`). 400 `mig_profile_unknown`, `mig_profile_not_for_model`, `mig_layout_overfilled`, `node_selector_invalid`; 404 for an unknown cluster.",
+    "Sessions are offered the layout's profiles on those nodes, as far as the nodes advertise them (`nvidia.com/mig-<profile>`). 400 `mig_profile_unknown`, `mig_profile_not_for_model`, `mig_layout_overfilled`, `node_selector_invalid`; 409 `mig_layout_overlap` when it would mark a node another layout of the model marks (same label with a common value, or a node reported with both labels); 404 for an unknown cluster.",
   auth: "user",
   params: ClusterMigLayoutsParams,
   body: CreateMigLayoutBody,
   audit: "mig_layout.create",
-  errors: ["mig_profile_unknown", "mig_profile_not_for_model", "mig_layout_overfilled", "node_selector_invalid"],
+  errors: [
+    "mig_profile_unknown",
+    "mig_profile_not_for_model",
+    "mig_layout_overfilled",
+    "node_selector_invalid",
+    "mig_layout_overlap",
+  ],
   responses: { 201: MigLayout },
   handler: async ({ deps, principal, params, body, audit }) => {
     const v = await createMigLayout(deps, principal, params.clusterId, body);

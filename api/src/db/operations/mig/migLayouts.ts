@@ -19,6 +19,11 @@ export async function listMigLayoutRows(db: Knex, clusterId: string): Promise<Mi
   return db<MigLayoutRow>("mig_layouts").where({ cluster_id: clusterId }).orderBy("created_at").orderBy("id");
 }
 
+/** Serialises layout writes of one cluster, so two overlapping creates cannot both pass the check. */
+export async function lockClusterMigLayouts(db: Knex, clusterId: string): Promise<void> {
+  await db.raw("SELECT pg_advisory_xact_lock(hashtext(?))", [`mig_layouts:${clusterId}`]);
+}
+
 export async function findMigLayoutRow(db: Knex, clusterId: string, id: string): Promise<MigLayoutRow | undefined> {
   return db<MigLayoutRow>("mig_layouts").where({ cluster_id: clusterId, id }).first();
 }
