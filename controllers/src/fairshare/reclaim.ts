@@ -193,7 +193,8 @@ function order(a: Holder, b: Holder, overOf: (org: string) => number): number {
   return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
 }
 
+/** Read by the session's owner: their own organization goes unnamed (an id would tell them nothing). */
 function why(h: Holder, over: number): string {
   const state = h.idle ? "idle" : "active";
-  return `${state} borrowed session of ${h.org} (usage ${over.toFixed(2)} × its fair share, priority ${h.priority}, started ${h.startedAt})`;
+  return `${state} borrowed session; its organization uses ${over.toFixed(2)} × its fair share; priority ${h.priority}; started ${h.startedAt}`;
 }

@@ -52,6 +52,10 @@ describe("borrowed capacity is given back to guaranteed sessions by pausing", ()
     expect(warned.warned).toEqual([{ session: b2.id, for: g.body.id }]);
     const notice = (await bed.call(bed.bob, "GET", `/api/v1/sessions/${b2.id}`)).body.reclaim_notice;
     expect(notice.pending).toMatchObject({ for_session_id: g.body.id, paused_at: null });
+    // The owner reads who needs the GPU by the organization's name, not its id.
+    const needing = await bed.t.database.db("organizations").where({ id: g.body.organization_id }).first("name");
+    expect(notice.pending.reason).toContain(`A guaranteed session of ${needing.name} needs ${H100}`);
+    expect(notice.pending.reason).not.toContain(g.body.organization_id);
     const bell = await bed.call(bed.bob, "GET", "/api/v1/notifications?kind=session.reclaim_warning");
     expect(bell.body.data).toEqual([expect.objectContaining({ data: expect.objectContaining({ session_id: b2.id }) })]);
     const events = await bed.call(bed.orgAdmin, "GET", `/api/v1/sessions/${b2.id}/resource/events`);

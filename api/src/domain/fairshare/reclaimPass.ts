@@ -301,7 +301,10 @@ async function warn(
     "reclaimGraceSeconds",
   );
   const pauseAt = new Date(now.getTime() + grace * 1000);
-  const reason = `A guaranteed session of ${forRow.organization_id} needs ${row.gpu_model} (${why}).`;
+  const needing = (await c.db("organizations").where({ id: forRow.organization_id }).first("name")) as
+    | { name: string }
+    | undefined;
+  const reason = `A guaranteed session of ${needing?.name ?? forRow.organization_id} needs ${row.gpu_model} (${why}).`;
   const notice: Notice = { noticeAt: now.toISOString(), pauseAt: pauseAt.toISOString(), for: forRow.id, reason };
   if ((await writeNotice(c.sessions, s, notice)) === undefined) return false;
   const name = row.display_name ?? row.id;
