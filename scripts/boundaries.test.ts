@@ -189,13 +189,13 @@ describe("the console's views and components", () => {
     ).toEqual([]);
   });
 
-  it("carry their test ids from console/src/test-ids.ts, the module the e2e page objects find them by", () => {
+  it("carry their test ids from console/src/test-ids/, the modules the e2e page objects find them by", () => {
     const literal = files.flatMap((f) =>
       readFileSync(join(root, f), "utf8")
         .split("\n")
         .flatMap((line, i) => (/data-testid="/.test(line) ? [`${f}:${i + 1}`] : [])),
     );
-    expect(literal, `test ids spelled in a view (add them to TEST_IDS):\n${literal.join("\n")}`).toEqual([]);
+    expect(literal, `test ids spelled in a view (add them to test-ids/):\n${literal.join("\n")}`).toEqual([]);
   });
 });
 
