@@ -189,13 +189,78 @@ describe("the console's views and components", () => {
     ).toEqual([]);
   });
 
-  it("carry their test ids from console/src/test-ids.ts, the module the e2e page objects find them by", () => {
+  it("carry their test ids from console/src/test-ids/, the modules the e2e page objects find them by", () => {
     const literal = files.flatMap((f) =>
       readFileSync(join(root, f), "utf8")
         .split("\n")
         .flatMap((line, i) => (/data-testid="/.test(line) ? [`${f}:${i + 1}`] : [])),
     );
-    expect(literal, `test ids spelled in a view (add them to TEST_IDS):\n${literal.join("\n")}`).toEqual([]);
+    expect(literal, `test ids spelled in a view (add them to test-ids/):\n${literal.join("\n")}`).toEqual([]);
+  });
+
+  // One test-id module per page or area, so a view (and the page object beside it) holds only its page's
+  // ids; shell.ts is the header's and the shared components', open to all. Each module, with the view and
+  // component folders that render its ids:
+  const RENDERED_BY: Record<string, string[]> = {
+    audit: ["views/audit-view"],
+    budgets: ["views/budgets-view"],
+    catalog: ["views/admin-catalog-view"],
+    clusters: ["views/admin-clusters-view", "views/admin-cluster-detail-view", "components/check-list"],
+    credits: [
+      "views/credits-view",
+      "views/wallet-view",
+      "views/credit-requests-view",
+      "views/allocations-view",
+      "components/credits-nav.ts",
+    ],
+    dashboard: ["views/dashboard-view"],
+    directory: [
+      "views/admin-organizations-view",
+      "views/admin-projects-view",
+      "views/admin-users-view",
+      "components/members-panel.ts",
+    ],
+    "fair-share": ["views/fair-share-view"],
+    "idle-limits": ["views/admin-idle-limits-view"],
+    images: ["views/images-view", "components/build-log"],
+    "log-viewer": ["components/log-viewer"],
+    login: ["views/login-view", "views/password-view"],
+    "monitoring-panel": ["components/monitoring-panel", "components/timeseries-chart"],
+    "new-session": ["views/session-new-view"],
+    "node-pools": ["components/node-pools"],
+    "notification-settings": ["views/notification-settings-view"],
+    pools: ["views/admin-pools-view"],
+    queue: ["views/queue-view"],
+    "quota-inbox": ["views/quota-inbox-view"],
+    quotas: ["views/quotas-view"],
+    session: ["views/session-detail-view"],
+    sessions: ["views/sessions-view"],
+    settings: ["views/settings-view", "views/signup-view", "views/signup-requests-view", "components/settings-nav.ts"],
+    "user-import": ["views/admin-users-view"],
+    volumes: ["views/volumes-view"],
+    webhooks: ["views/webhooks-view"],
+  };
+  const TEST_IDS_DIR = "console/src/test-ids/";
+  const moduleOf = (f: string) => f.slice(TEST_IDS_DIR.length, -".ts".length);
+  const under = (f: string, folder: string) => f === `console/src/${folder}` || f.startsWith(`console/src/${folder}/`);
+
+  it("take ids only from their own page's test-id module (or the shell's)", () => {
+    const foreign = graph.edges
+      .filter((e) => files.includes(e.from) && e.to.startsWith(TEST_IDS_DIR))
+      .filter((e) => moduleOf(e.to) !== "shell" && !(RENDERED_BY[moduleOf(e.to)] ?? []).some((d) => under(e.from, d)))
+      .map((e) => `${e.from}: ${e.specifier}`);
+    expect(
+      foreign,
+      `ids taken from another page's module (move the id, or list the folder in RENDERED_BY):\n${foreign.join("\n")}`,
+    ).toEqual([]);
+  });
+
+  it("leave no test-id module unlisted or unused", () => {
+    const modules = readdirSync(join(root, TEST_IDS_DIR)).map((f) => moduleOf(`${TEST_IDS_DIR}${f}`));
+    const used = new Set(graph.edges.filter((e) => files.includes(e.from)).map((e) => e.to));
+    const unlisted = modules.filter((m) => m !== "shell" && !(m in RENDERED_BY));
+    const unused = modules.filter((m) => !used.has(`${TEST_IDS_DIR}${m}.ts`));
+    expect({ unlisted, unused }).toEqual({ unlisted: [], unused: [] });
   });
 });
 

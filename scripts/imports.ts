@@ -2,7 +2,7 @@
 // types (keeping every position), es-module-lexer finds the imports that remain, and the statements the
 // stripper blanked out are the type-only imports. Specifiers resolve like Node does for this repository:
 // relative paths as written, `@berth/<workspace>[/<subpath>]` through that workspace's package.json
-// `exports`. Anything else (node:, npm packages) is outside the graph.
+// `exports` (exact subpaths and `*` patterns). Anything else (node:, npm packages) is outside the graph.
 // Not dpdm or madge: both parse with TypeScript's compiler API (createSourceFile), which the TypeScript 7
 // package no longer ships.
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -58,6 +58,20 @@ function exportsOf(root: string): Map<string, Map<string, string>> {
   return map;
 }
 
+/** A subpath's file: an exact key, or a pattern key with one `*` (`./test-ids/*`) filled into its target. */
+export function subpathTarget(subpaths: Map<string, string> | undefined, subpath: string): string | undefined {
+  const exact = subpaths?.get(subpath);
+  if (exact !== undefined) return exact;
+  for (const [key, target] of subpaths ?? []) {
+    const [head, tail, ...more] = key.split("*");
+    if (head === undefined || tail === undefined || more.length > 0) continue;
+    if (subpath.length > key.length - 1 && subpath.startsWith(head) && subpath.endsWith(tail)) {
+      return target.replace("*", subpath.slice(head.length, subpath.length - tail.length));
+    }
+  }
+  return undefined;
+}
+
 const TYPE_ONLY = /\b(?:import|export)\s+type\s[^;]*?\bfrom\s*(["'])([^"']+)\1/g;
 
 /** Every import between the repository's own files; an import the graph cannot resolve is an error. */
@@ -73,7 +87,7 @@ export async function importGraph(root: string): Promise<{ files: string[]; edge
     if (specifier.startsWith(".")) return resolve(dirname(from), specifier);
     const m = /^(@berth\/[^/]+)(\/.*)?$/.exec(specifier);
     if (!m?.[1]) return undefined;
-    const found = pkgs.get(m[1])?.get(`.${m[2] ?? ""}`);
+    const found = subpathTarget(pkgs.get(m[1]), `.${m[2] ?? ""}`);
     if (!found) unresolved.push(`${rel(from)}: ${specifier} (no such export)`);
     return found;
   };

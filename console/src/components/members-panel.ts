@@ -3,7 +3,7 @@
 import type { Task } from "@lit/task";
 import { html, nothing } from "lit";
 import type { Member } from "../api/openapi.gen.ts";
-import { TEST_IDS } from "../test-ids.ts";
+import { DIRECTORY_TEST_IDS } from "../test-ids/directory.ts";
 import { renderTask } from "./task-states.ts";
 
 export interface MembersPanelProps {
@@ -15,7 +15,7 @@ export interface MembersPanelProps {
 }
 
 export function membersPanel(p: MembersPanelProps) {
-  return html`<section class="card" aria-label=${p.heading} data-testid=${TEST_IDS.directory.membersPanel}>
+  return html`<section class="card" aria-label=${p.heading} data-testid=${DIRECTORY_TEST_IDS.membersPanel}>
     <h2>${p.heading}</h2>
     ${
       p.members.length === 0

@@ -36,6 +36,7 @@ import type { Fleet } from "../testbed/types.ts";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { ImagesPage } from "./pages/images-page.ts";
 import { LoginPage } from "./pages/login-page.ts";
+import { NewSessionPage } from "./pages/sessions-pages.ts";
 
 describe("a member brings an image of their own", () => {
   let fleet: Fleet;
@@ -165,7 +166,7 @@ describe("a member brings an image of their own", () => {
 
   it("finds it as their own in the new-session wizard", async () => {
     await page.goto(`${t.api.url}/sessions/new`);
-    await images.wizardYoursBadge().waitFor();
+    await new NewSessionPage(page).yoursBadge().waitFor();
   });
 
   it("sees an unparseable reference explained, and nothing added", async () => {

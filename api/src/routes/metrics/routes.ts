@@ -18,7 +18,9 @@ export const getUsageReport = defineRoute({
   query: UsageReportQuery,
   produces: {
     "application/json": UsageReport,
-    "text/csv": z.string().meta({ description: "With format=csv: a header row, then one row per organization and project." }),
+    "text/csv": z
+      .string()
+      .meta({ description: "With format=csv: a header row, then one row per organization and project." }),
   },
   responses: { 200: UsageReport },
   handler: async ({ deps, principal, query }) => {

@@ -2,7 +2,7 @@
 // (the email itself would take 16rem of the header). Opening and closing: disclosure.ts.
 import { html } from "lit";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { SHELL_TEST_IDS } from "../../test-ids/shell.ts";
 import { DisclosureElement } from "../disclosure.ts";
 import { styles } from "./styles.ts";
 
@@ -27,12 +27,12 @@ export class BerthAccountMenu extends DisclosureElement {
     return html`<div class="wrap" @keydown=${(e: KeyboardEvent) => this.onKey(e)}>
       <button type="button" id="account-button" class="avatar" aria-expanded=${this.open ? "true" : "false"}
         aria-controls="account-panel" aria-label="Account: ${this.email}" title=${this.email}
-        data-testid=${TEST_IDS.shell.accountMenu} @click=${() => (this.open = !this.open)}>
+        data-testid=${SHELL_TEST_IDS.accountMenu} @click=${() => (this.open = !this.open)}>
         <span aria-hidden="true">${initial}</span>
       </button>
-      <div id="account-panel" class="panel" ?hidden=${!this.open} data-testid=${TEST_IDS.shell.accountPanel}>
-        <p class="signed-in">Signed in as <span class="email" data-testid=${TEST_IDS.shell.accountEmail}>${this.email}</span></p>
-        <button type="button" data-testid=${TEST_IDS.shell.signOut} @click=${this.#signOut}>Sign out</button>
+      <div id="account-panel" class="panel" ?hidden=${!this.open} data-testid=${SHELL_TEST_IDS.accountPanel}>
+        <p class="signed-in">Signed in as <span class="email" data-testid=${SHELL_TEST_IDS.accountEmail}>${this.email}</span></p>
+        <button type="button" data-testid=${SHELL_TEST_IDS.signOut} @click=${this.#signOut}>Sign out</button>
       </div>
     </div>`;
   }

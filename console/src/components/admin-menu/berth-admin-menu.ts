@@ -3,7 +3,7 @@
 // disclosure.ts.
 import { html } from "lit";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { SHELL_TEST_IDS } from "../../test-ids/shell.ts";
 import { DisclosureElement } from "../disclosure.ts";
 import { styles } from "./styles.ts";
 
@@ -28,10 +28,10 @@ export class BerthAdminMenu extends DisclosureElement {
     const here = this.links.find((l) => l.active);
     return html`<div class="wrap" @keydown=${(e: KeyboardEvent) => this.onKey(e)}>
       <button type="button" id="admin-button" class=${here ? "active" : ""} aria-expanded=${this.open ? "true" : "false"}
-        aria-controls="admin-panel" data-testid=${TEST_IDS.shell.adminMenu} @click=${() => (this.open = !this.open)}>
+        aria-controls="admin-panel" data-testid=${SHELL_TEST_IDS.adminMenu} @click=${() => (this.open = !this.open)}>
         Admin${here ? html`<span class="here">: ${here.label}</span>` : ""}<span aria-hidden="true" class="caret">▾</span>
       </button>
-      <ul id="admin-panel" class="panel" ?hidden=${!this.open} data-testid=${TEST_IDS.shell.adminPanel}>
+      <ul id="admin-panel" class="panel" ?hidden=${!this.open} data-testid=${SHELL_TEST_IDS.adminPanel}>
         ${this.links.map(
           (
             l,

@@ -22,7 +22,7 @@ import "../../views/session-new-view/index.ts";
 import "../../views/session-detail-view/index.ts";
 import "../../views/queue-view/index.ts";
 import "../../views/images-view/index.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { SHELL_TEST_IDS } from "../../test-ids/shell.ts";
 
 /** Admin and credits pages load on first visit: members never download the admin pages, and nobody
  * downloads the credits pages before opening one (the header's balance is in the entry). */
@@ -123,8 +123,8 @@ export class BerthApp extends LitElement {
   #accountWait(): TemplateResult {
     return auth.meError
       ? html`<berth-error-panel heading="Your account did not load" .error=${auth.meError} retryable
-          data-testid=${TEST_IDS.shell.accountError} @berth-retry=${this.#retryMe}></berth-error-panel>`
-      : html`<berth-pending label="Loading your account…" data-testid=${TEST_IDS.shell.accountPending}></berth-pending>`;
+          data-testid=${SHELL_TEST_IDS.accountError} @berth-retry=${this.#retryMe}></berth-error-panel>`
+      : html`<berth-pending label="Loading your account…" data-testid=${SHELL_TEST_IDS.accountPending}></berth-pending>`;
   }
 
   #view(): TemplateResult {
@@ -223,13 +223,13 @@ export class BerthApp extends LitElement {
       this.renderRoot.querySelector<HTMLElement>("main")?.focus();
     }}>Skip to content</a>
       <header>
-        <a class="brand" href=${signedIn ? "/dashboard" : "/login"} aria-label="${b.product_name} home: your dashboard" data-testid=${TEST_IDS.shell.brand}>
+        <a class="brand" href=${signedIn ? "/dashboard" : "/login"} aria-label="${b.product_name} home: your dashboard" data-testid=${SHELL_TEST_IDS.brand}>
           ${
             b.logo
-              ? html`<img src=${b.logo} alt="" width="22" height="22" data-testid=${TEST_IDS.shell.brandLogo} />`
+              ? html`<img src=${b.logo} alt="" width="22" height="22" data-testid=${SHELL_TEST_IDS.brandLogo} />`
               : html`<svg viewBox="0 0 16 16" width="22" height="22" aria-hidden="true"><rect width="16" height="16" rx="3" fill="currentColor"></rect><path d="M4 11h8M5 8h6M6 5h4" stroke="var(--berth-bg)" stroke-width="1.5"></path></svg>`
           }
-          <span data-testid=${TEST_IDS.shell.brandName}>${b.product_name}</span>
+          <span data-testid=${SHELL_TEST_IDS.brandName}>${b.product_name}</span>
         </a>
         ${this.#nav()}
         <span class="spacer"></span>
@@ -243,6 +243,6 @@ export class BerthApp extends LitElement {
         }
       </header>
       <main id="main" tabindex="-1">${this.#view()}</main>
-      ${b.support_url ? html`<footer><a href=${b.support_url} rel="noopener" target="_blank" data-testid=${TEST_IDS.shell.supportLink}>Help and support</a></footer>` : nothing}`;
+      ${b.support_url ? html`<footer><a href=${b.support_url} rel="noopener" target="_blank" data-testid=${SHELL_TEST_IDS.supportLink}>Help and support</a></footer>` : nothing}`;
   }
 }

@@ -5,7 +5,7 @@ import { css, html, LitElement, nothing } from "lit";
 import { SseParser } from "../../api/sse.ts";
 import { followImageBuildLog } from "../../app/images.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { IMAGES_TEST_IDS } from "../../test-ids/images.ts";
 
 const MAX_CHARS = 512 * 1024;
 
@@ -97,10 +97,10 @@ export class BerthBuildLog extends LitElement {
   }
 
   override render() {
-    return html`<pre data-testid=${TEST_IDS.images.buildLog} aria-live="polite" aria-label="Build log">${this.text || "Waiting for the build to start…"}</pre>
+    return html`<pre data-testid=${IMAGES_TEST_IDS.buildLog} aria-live="polite" aria-label="Build log">${this.text || "Waiting for the build to start…"}</pre>
       ${
         this.ended
-          ? html`<p data-testid=${TEST_IDS.images.buildLogEnd} role="status">Build ${this.ended.state}${this.ended.failure_reason ? `: ${this.ended.failure_reason}` : ""}</p>`
+          ? html`<p data-testid=${IMAGES_TEST_IDS.buildLogEnd} role="status">Build ${this.ended.state}${this.ended.failure_reason ? `: ${this.ended.failure_reason}` : ""}</p>`
           : nothing
       }`;
   }

@@ -3,7 +3,7 @@ import { css, html, LitElement, nothing } from "lit";
 import type { ClusterChecks } from "../../api/openapi.gen.ts";
 import { checkLines } from "../../data/clusters.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { CLUSTERS_TEST_IDS } from "../../test-ids/clusters.ts";
 
 export class BerthCheckList extends LitElement {
   static override styles = [
@@ -52,11 +52,11 @@ export class BerthCheckList extends LitElement {
     this.checks = undefined;
   }
   override render() {
-    return html`<ul aria-label="Checks" data-testid=${TEST_IDS.clusters.checkList}>
+    return html`<ul aria-label="Checks" data-testid=${CLUSTERS_TEST_IDS.checkList}>
       ${checkLines(this.checks).map((l) => {
         const cls = l.ok === true ? "ok" : l.ok === false ? "fail" : "skip";
         const word = l.ok === true ? "passed" : l.ok === false ? "failed" : "not run";
-        return html`<li class=${cls} data-testid=${TEST_IDS.clusters.check(l.key)} data-result=${word}>
+        return html`<li class=${cls} data-testid=${CLUSTERS_TEST_IDS.check(l.key)} data-result=${word}>
           <span class="mark" aria-hidden="true">${l.ok === true ? "✓" : l.ok === false ? "✗" : "–"}</span>
           <span>${l.label} <span class="visually-hidden">: ${word}</span>${l.ok === undefined ? html` <span class="muted">(not run)</span>` : nothing}</span>
           ${l.ok === false ? html`<p class="fix">${l.fix}</p>` : nothing}

@@ -2,7 +2,7 @@
 // button that opened it). confirmAction() opens one and resolves with the user's answer.
 import { html, LitElement } from "lit";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { SHELL_TEST_IDS } from "../../test-ids/shell.ts";
 import { styles } from "./styles.ts";
 
 export interface ConfirmOptions {
@@ -49,7 +49,7 @@ export class BerthConfirmDialog extends LitElement {
   }
 
   override render() {
-    return html`<dialog aria-labelledby="h" aria-describedby="b" data-testid=${TEST_IDS.shell.confirmDialog} @cancel=${(
+    return html`<dialog aria-labelledby="h" aria-describedby="b" data-testid=${SHELL_TEST_IDS.confirmDialog} @cancel=${(
       e: Event,
     ) => {
       e.preventDefault();
@@ -58,8 +58,8 @@ export class BerthConfirmDialog extends LitElement {
       <h2 id="h">${this.heading}</h2>
       <p id="b">${this.body}</p>
       <div class="actions">
-        <button type="button" ?autofocus=${this.danger} data-testid=${TEST_IDS.shell.confirmCancel} @click=${() => this.#answer(false)}>Cancel</button>
-        <button type="button" class=${this.danger ? "danger" : "primary"} ?autofocus=${!this.danger} data-testid=${TEST_IDS.shell.confirmOk} @click=${() => this.#answer(true)}>${this.confirmLabel}</button>
+        <button type="button" ?autofocus=${this.danger} data-testid=${SHELL_TEST_IDS.confirmCancel} @click=${() => this.#answer(false)}>Cancel</button>
+        <button type="button" class=${this.danger ? "danger" : "primary"} ?autofocus=${!this.danger} data-testid=${SHELL_TEST_IDS.confirmOk} @click=${() => this.#answer(true)}>${this.confirmLabel}</button>
       </div>
     </dialog>`;
   }

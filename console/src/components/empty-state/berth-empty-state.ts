@@ -1,7 +1,7 @@
 // An empty list says what it means and what to do next (a slot for the action).
 import { css, html, LitElement } from "lit";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { SHELL_TEST_IDS } from "../../test-ids/shell.ts";
 
 export class BerthEmptyState extends LitElement {
   static override styles = [
@@ -31,7 +31,7 @@ export class BerthEmptyState extends LitElement {
     this.heading = "Nothing here yet";
   }
   override render() {
-    return html`<div class="empty" data-testid=${TEST_IDS.shell.emptyState}>
+    return html`<div class="empty" data-testid=${SHELL_TEST_IDS.emptyState}>
       <p class="title">${this.heading}</p>
       <p class="muted"><slot></slot></p>
       <slot name="action"></slot>

@@ -2,7 +2,7 @@
 import { css, html, LitElement } from "lit";
 import type { LiveFeed, LiveMode } from "../../api/live-feed.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { SHELL_TEST_IDS } from "../../test-ids/shell.ts";
 
 const LABEL: Record<LiveMode, { text: string; title: string }> = {
   off: { text: "Offline", title: "Not receiving updates" },
@@ -68,7 +68,7 @@ export class BerthLiveIndicator extends LitElement {
   }
   override render() {
     const l = LABEL[this.mode];
-    return html`<span class="ind" role="status" data-testid=${TEST_IDS.shell.liveIndicator} data-mode=${this.mode} title=${l.title}>
+    return html`<span class="ind" role="status" data-testid=${SHELL_TEST_IDS.liveIndicator} data-mode=${this.mode} title=${l.title}>
       <span class="dot" aria-hidden="true"></span><span>${l.text}</span><span class="visually-hidden">: ${l.title}</span>
     </span>`;
   }

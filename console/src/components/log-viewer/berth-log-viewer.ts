@@ -4,7 +4,7 @@ import { css, html, LitElement, nothing } from "lit";
 import { shared, tokens } from "../../styles/shared.ts";
 import "../error-panel/index.ts";
 import { followSessionLogs, loadSessionLogs } from "../../app/sessions.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { LOG_VIEWER_TEST_IDS } from "../../test-ids/log-viewer.ts";
 
 const MAX_LINES = 2000;
 
@@ -129,11 +129,11 @@ export class BerthLogViewer extends LitElement {
         }}>
           ${[100, 200, 1000].map((n) => html`<option value=${n} ?selected=${n === this.tail}>Last ${n} lines</option>`)}
         </select>
-        <button type="button" @click=${() => this.load()} ?disabled=${this.loading} data-testid=${TEST_IDS.logs.refresh}>Refresh</button>
-        <span class="check"><input id="follow" type="checkbox" .checked=${this.following} @change=${(e: Event) => this.#follow((e.target as HTMLInputElement).checked)} data-testid=${TEST_IDS.logs.follow} /><label for="follow">Follow</label></span>
+        <button type="button" @click=${() => this.load()} ?disabled=${this.loading} data-testid=${LOG_VIEWER_TEST_IDS.refresh}>Refresh</button>
+        <span class="check"><input id="follow" type="checkbox" .checked=${this.following} @change=${(e: Event) => this.#follow((e.target as HTMLInputElement).checked)} data-testid=${LOG_VIEWER_TEST_IDS.follow} /><label for="follow">Follow</label></span>
         ${this.following ? html`<span class="muted" role="status">Following…</span>` : nothing}
       </div>
       ${this.error ? html`<berth-error-panel heading="Logs are not available" .error=${this.error}></berth-error-panel>` : nothing}
-      <pre tabindex="0" aria-label="Session logs" aria-live="off" data-testid=${TEST_IDS.logs.text}>${this.lines.length ? this.lines.join("\n") : this.loading ? "Loading…" : "No output yet."}</pre>`;
+      <pre tabindex="0" aria-label="Session logs" aria-live="off" data-testid=${LOG_VIEWER_TEST_IDS.text}>${this.lines.length ? this.lines.join("\n") : this.loading ? "Loading…" : "No output yet."}</pre>`;
   }
 }

@@ -9,7 +9,7 @@ import { shared, tokens } from "../../styles/shared.ts";
 import "../pending/index.ts";
 import "../timeseries-chart/index.ts";
 import { loadMonitoringPanel } from "../../app/insights.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { MONITORING_PANEL_TEST_IDS } from "../../test-ids/monitoring-panel.ts";
 
 export type PanelRange = "15m" | "1h" | "6h" | "24h" | "7d" | "30d";
 
@@ -88,12 +88,12 @@ export class BerthMonitoringPanel extends LitElement {
 
   override render() {
     const title = this.heading || this.answer?.panel.title || this.panel;
-    return html`<section class="card" data-testid=${TEST_IDS.monitoring.panel} data-panel=${this.panel}>
-      ${this.problem ? html`<p class="muted" role="status" data-testid=${TEST_IDS.monitoring.problem}><strong>${title}:</strong> ${this.problem}</p>` : nothing}
+    return html`<section class="card" data-testid=${MONITORING_PANEL_TEST_IDS.panel} data-panel=${this.panel}>
+      ${this.problem ? html`<p class="muted" role="status" data-testid=${MONITORING_PANEL_TEST_IDS.problem}><strong>${title}:</strong> ${this.problem}</p>` : nothing}
       ${
         this.answer
           ? this.answer.series.length === 0
-            ? html`<p class="muted" data-testid=${TEST_IDS.monitoring.empty}><strong>${title}:</strong> no data in this range yet.</p>`
+            ? html`<p class="muted" data-testid=${MONITORING_PANEL_TEST_IDS.empty}><strong>${title}:</strong> no data in this range yet.</p>`
             : html`<berth-timeseries-chart .heading=${title} .unit=${this.answer.panel.unit as Unit} .answer=${this.answer}></berth-timeseries-chart>`
           : this.problem
             ? nothing

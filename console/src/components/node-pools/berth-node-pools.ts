@@ -14,13 +14,11 @@ import {
 import { loadOrganizations } from "../../app/organizations.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { NODE_POOLS_TEST_IDS as T } from "../../test-ids/node-pools.ts";
 import { confirmAction } from "../confirm-dialog/index.ts";
 import "../empty-state/index.ts";
 import "../error-panel/index.ts";
 import { renderTask } from "../task-states.ts";
-
-const T = TEST_IDS.nodePools;
 
 export class BerthNodePools extends LitElement {
   static override styles = [tokens, shared, page];

@@ -12,7 +12,7 @@ import {
 } from "../../app/notifications.ts";
 import { formatRelative } from "../../data/format.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { SHELL_TEST_IDS } from "../../test-ids/shell.ts";
 
 export class BerthNotificationBell extends LitElement {
   static override styles = [
@@ -174,23 +174,23 @@ export class BerthNotificationBell extends LitElement {
 
   override render() {
     const label = this.unread === 1 ? "1 unread notification" : `${this.unread} unread notifications`;
-    return html`<button type="button" class="bell" data-testid=${TEST_IDS.notifications.bell} aria-haspopup="true" aria-expanded=${this.open ? "true" : "false"} aria-label="Notifications, ${label}" @click=${() => {
+    return html`<button type="button" class="bell" data-testid=${SHELL_TEST_IDS.bell} aria-haspopup="true" aria-expanded=${this.open ? "true" : "false"} aria-label="Notifications, ${label}" @click=${() => {
       this.open = !this.open;
       if (this.open) void this.#load();
     }}>
         <svg viewBox="0 0 16 16" width="18" height="18" aria-hidden="true"><path d="M8 1.5a4 4 0 0 0-4 4v2.8L2.5 11h11L12 8.3V5.5a4 4 0 0 0-4-4Zm-1.6 11a1.6 1.6 0 0 0 3.2 0" fill="none" stroke="currentColor" stroke-width="1.3"></path></svg>
-        ${this.unread > 0 ? html`<span class="count" data-testid=${TEST_IDS.notifications.count} aria-hidden="true">${this.unread > 99 ? "99+" : this.unread}</span>` : nothing}
+        ${this.unread > 0 ? html`<span class="count" data-testid=${SHELL_TEST_IDS.count} aria-hidden="true">${this.unread > 99 ? "99+" : this.unread}</span>` : nothing}
       </button>
       ${
         this.open
-          ? html`<div class="panel" role="region" aria-label="Notifications" data-testid=${TEST_IDS.notifications.panel}>
-            <div class="head"><strong>Notifications</strong>${this.unread > 0 ? html`<button type="button" @click=${() => this.#readAll()} data-testid=${TEST_IDS.notifications.readAll}>Mark all read</button>` : nothing}</div>
+          ? html`<div class="panel" role="region" aria-label="Notifications" data-testid=${SHELL_TEST_IDS.panel}>
+            <div class="head"><strong>Notifications</strong>${this.unread > 0 ? html`<button type="button" @click=${() => this.#readAll()} data-testid=${SHELL_TEST_IDS.readAll}>Mark all read</button>` : nothing}</div>
             ${
               this.items.length === 0
                 ? html`<p class="muted">Nothing new. Credits running low, paused or failed sessions and decisions on your requests show up here.</p>`
                 : html`<ul>${this.items.map((n) => {
                     const href = this.#link(n);
-                    return html`<li data-testid=${TEST_IDS.notifications.item} data-kind=${n.kind} ?data-unread=${n.read_at === null}>
+                    return html`<li data-testid=${SHELL_TEST_IDS.item} data-kind=${n.kind} ?data-unread=${n.read_at === null}>
                       ${href ? html`<a class="title" href=${href} @click=${() => this.#read(n)}>${n.title}</a>` : html`<span class="title">${n.title}</span>`}
                       <span>${n.body}</span>
                       <div class="row"><span class="muted">${formatRelative(n.created_at)}</span>
@@ -199,7 +199,7 @@ export class BerthNotificationBell extends LitElement {
                     </li>`;
                   })}</ul>`
             }
-            <p class="settings"><a href="/settings/notifications" @click=${() => (this.open = false)} data-testid=${TEST_IDS.notifications.settingsLink}>Notification settings</a></p>
+            <p class="settings"><a href="/settings/notifications" @click=${() => (this.open = false)} data-testid=${SHELL_TEST_IDS.settingsLink}>Notification settings</a></p>
           </div>`
           : nothing
       }`;

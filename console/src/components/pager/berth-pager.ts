@@ -2,7 +2,7 @@
 import { css, html, LitElement } from "lit";
 import { pageCount } from "../../data/paging.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { SHELL_TEST_IDS } from "../../test-ids/shell.ts";
 
 export interface PageChange {
   page: number;
@@ -42,9 +42,9 @@ export class BerthPager extends LitElement {
     const pages = pageCount(this.total, this.size);
     if (pages <= 1) return html`<nav aria-label="Pages"><span class="muted">${this.total} in total</span></nav>`;
     return html`<nav aria-label="Pages">
-      <span class="muted" data-testid=${TEST_IDS.shell.pagerStatus}>Page ${this.page} of ${pages} · ${this.total} in total</span>
-      <button type="button" ?disabled=${this.page <= 1} @click=${() => this.#go(this.page - 1)} data-testid=${TEST_IDS.shell.pagerPrev}>Previous</button>
-      <button type="button" ?disabled=${this.page >= pages} @click=${() => this.#go(this.page + 1)} data-testid=${TEST_IDS.shell.pagerNext}>Next</button>
+      <span class="muted" data-testid=${SHELL_TEST_IDS.pagerStatus}>Page ${this.page} of ${pages} · ${this.total} in total</span>
+      <button type="button" ?disabled=${this.page <= 1} @click=${() => this.#go(this.page - 1)} data-testid=${SHELL_TEST_IDS.pagerPrev}>Previous</button>
+      <button type="button" ?disabled=${this.page >= pages} @click=${() => this.#go(this.page + 1)} data-testid=${SHELL_TEST_IDS.pagerNext}>Next</button>
     </nav>`;
   }
 }

@@ -2,7 +2,7 @@
 // without words).
 import { css, html, LitElement } from "lit";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { SHELL_TEST_IDS } from "../../test-ids/shell.ts";
 
 export class BerthPending extends LitElement {
   static override styles = [
@@ -56,7 +56,7 @@ export class BerthPending extends LitElement {
     clearTimeout(this.#timer);
   }
   override render() {
-    return html`<div class="pending" role="status" aria-live="polite" data-testid=${TEST_IDS.shell.pending}>
+    return html`<div class="pending" role="status" aria-live="polite" data-testid=${SHELL_TEST_IDS.pending}>
       <span class="spinner" aria-hidden="true"></span>
       <span>${this.label}${this.slow ? " Still waiting for the API…" : ""}</span>
     </div>`;

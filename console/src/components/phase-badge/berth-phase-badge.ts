@@ -3,7 +3,7 @@ import { html, LitElement } from "lit";
 import { isTransitional, phaseHelp, phaseTone } from "../../data/phases.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { SHELL_TEST_IDS } from "../../test-ids/shell.ts";
 
 export class BerthPhaseBadge extends LitElement {
   static override styles = [tokens, shared, page];
@@ -14,6 +14,6 @@ export class BerthPhaseBadge extends LitElement {
     this.phase = "Unknown";
   }
   override render() {
-    return html`<span class="badge tone-${phaseTone(this.phase)}" title=${phaseHelp(this.phase)} data-testid=${TEST_IDS.shell.phase} data-phase=${this.phase}>${isTransitional(this.phase) ? "◌ " : ""}${this.phase}</span>`;
+    return html`<span class="badge tone-${phaseTone(this.phase)}" title=${phaseHelp(this.phase)} data-testid=${SHELL_TEST_IDS.phase} data-phase=${this.phase}>${isTransitional(this.phase) ? "◌ " : ""}${this.phase}</span>`;
   }
 }

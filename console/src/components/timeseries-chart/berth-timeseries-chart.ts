@@ -6,7 +6,7 @@ import uPlot from "uplot";
 import uPlotCss from "uplot/dist/uPlot.min.css?inline";
 import { describe, formatValue, nextIndex, type PlotAnswer, summarize, toColumns, type Unit } from "../../data/plot.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { MONITORING_PANEL_TEST_IDS } from "../../test-ids/monitoring-panel.ts";
 
 /** Distinguishable on light and dark backgrounds, and for the common colour-vision deficiencies. */
 const PALETTE = ["#1f77d0", "#e8710a", "#1a9e77", "#d6336c", "#7b61c9", "#8c6d1f", "#0f8ea8", "#5f6b7a"];
@@ -170,15 +170,15 @@ export class BerthTimeseriesChart extends LitElement {
         aria-label=${`${describe(this.heading, a, this.unit)} Use the left and right arrow keys to read the values.`}
         @keydown=${(e: KeyboardEvent) => this.#key(e)}
       ></div>
-      <p class="readout" aria-live="polite" data-testid=${TEST_IDS.monitoring.chartReadout}>${this.readout}</p>
+      <p class="readout" aria-live="polite" data-testid=${MONITORING_PANEL_TEST_IDS.chartReadout}>${this.readout}</p>
       <details>
         <summary>Data as a table</summary>
-        <table data-testid=${TEST_IDS.monitoring.chartTable}>
+        <table data-testid=${MONITORING_PANEL_TEST_IDS.chartTable}>
           <caption class="visually-hidden">${this.heading}: per series over the range</caption>
           <thead><tr><th scope="col">Series</th><th scope="col">Now</th><th scope="col">Min</th><th scope="col">Mean</th><th scope="col">Max</th></tr></thead>
           <tbody>${summary.map(
-            (s) => html`<tr data-testid=${TEST_IDS.monitoring.chartRow} data-series=${s.label}>
-              <th scope="row">${s.label}</th><td data-testid=${TEST_IDS.monitoring.chartLatest}>${formatValue(s.latest, this.unit)}</td><td>${formatValue(s.min, this.unit)}</td><td>${formatValue(s.mean, this.unit)}</td><td>${formatValue(s.max, this.unit)}</td>
+            (s) => html`<tr data-testid=${MONITORING_PANEL_TEST_IDS.chartRow} data-series=${s.label}>
+              <th scope="row">${s.label}</th><td data-testid=${MONITORING_PANEL_TEST_IDS.chartLatest}>${formatValue(s.latest, this.unit)}</td><td>${formatValue(s.min, this.unit)}</td><td>${formatValue(s.mean, this.unit)}</td><td>${formatValue(s.max, this.unit)}</td>
             </tr>`,
           )}</tbody>
         </table>

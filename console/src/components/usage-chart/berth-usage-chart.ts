@@ -3,7 +3,7 @@
 import { css, html, LitElement, svg } from "lit";
 import { sparkline } from "../../data/sparkline.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { SHELL_TEST_IDS } from "../../test-ids/shell.ts";
 
 export class BerthUsageChart extends LitElement {
   static override styles = [
@@ -42,7 +42,7 @@ export class BerthUsageChart extends LitElement {
       last === undefined
         ? `${this.label}: no data yet`
         : `${this.label}: latest ${last.toFixed(0)}, range ${min.toFixed(0)}–${max.toFixed(0)} over ${this.values.length} samples`;
-    return html`<figure class="frame" style="margin:0" data-testid=${TEST_IDS.shell.usageChart}>
+    return html`<figure class="frame" style="margin:0" data-testid=${SHELL_TEST_IDS.usageChart}>
       <svg viewBox="0 0 ${w} ${h}" preserveAspectRatio="none" role="img" aria-label=${summary}>
         ${svg`<path d=${area} fill="currentColor" fill-opacity="0.15"></path><path d=${line} fill="none" stroke="currentColor" stroke-width="2" vector-effect="non-scaling-stroke"></path>`}
       </svg>

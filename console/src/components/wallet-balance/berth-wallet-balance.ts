@@ -12,7 +12,7 @@ import { onSessionsChanged } from "../../app/live.ts";
 import { formatCredits } from "../../data/format.ts";
 import { isNegative, OWNER_KIND_LABEL } from "../../data/wallets.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { SHELL_TEST_IDS } from "../../test-ids/shell.ts";
 
 const REFRESH_MS = 30_000;
 /** After a session event: the operator's last sample of a paused pod is charged within a second or two. */
@@ -125,7 +125,7 @@ export class BerthWalletBalance extends LitElement {
       pending: () => (this.#wallet.value !== undefined ? this.#view() : nothing),
       complete: () => this.#view(),
       error: (e) =>
-        html`<a href="/credits" data-testid=${TEST_IDS.credits.headerBalance} data-state="error" title=${e instanceof Error ? e.message : String(e)}>
+        html`<a href="/credits" data-testid=${SHELL_TEST_IDS.headerBalance} data-state="error" title=${e instanceof Error ? e.message : String(e)}>
           <span>Credits</span><span class="who">unavailable</span></a>`,
     });
   }
@@ -133,12 +133,12 @@ export class BerthWalletBalance extends LitElement {
   #view() {
     const found = this.#wallet.value;
     if (!found)
-      return html`<a href="/credits/requests" data-testid=${TEST_IDS.credits.headerBalance} data-units="0" title="You have no wallet yet: ask for credits">
+      return html`<a href="/credits/requests" data-testid=${SHELL_TEST_IDS.headerBalance} data-units="0" title="You have no wallet yet: ask for credits">
         <span class="visually-hidden">Your balance:</span><span class="amount">0.00</span><span class="unit">credits</span></a>`;
     const w = found.wallet;
     const whose = found.own ? "Your balance" : `${w.display_name ?? OWNER_KIND_LABEL[w.owner.kind]} wallet`;
     // Not the person's own: a short tag says whose (the header is crowded at 1280 px), the title in full.
-    return html`<a href="/credits/wallets/${encodeURIComponent(w.id)}" data-testid=${TEST_IDS.credits.headerBalance} data-units=${w.balance} data-wallet-id=${w.id} data-own=${found.own ? "true" : "false"} title="${whose}: ${formatCredits(w.balance)} credits">
+    return html`<a href="/credits/wallets/${encodeURIComponent(w.id)}" data-testid=${SHELL_TEST_IDS.headerBalance} data-units=${w.balance} data-wallet-id=${w.id} data-own=${found.own ? "true" : "false"} title="${whose}: ${formatCredits(w.balance)} credits">
       ${found.own ? html`<span class="visually-hidden">${whose}:</span>` : html`<span class="who" aria-hidden="true">${SHORT[w.owner.kind]}</span><span class="visually-hidden">${whose}:</span>`}
       <span class="amount ${isNegative(w.balance) ? "negative" : ""}">${formatCredits(w.balance)}</span><span class="unit">credits</span>
     </a>`;

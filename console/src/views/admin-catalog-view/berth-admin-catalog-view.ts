@@ -38,7 +38,8 @@ import {
 import { credits } from "../../styles/credits.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { CATALOG_TEST_IDS } from "../../test-ids/catalog.ts";
+import { SHELL_TEST_IDS } from "../../test-ids/shell.ts";
 
 type Editing = { tab: CatalogTab; name: string | null; values: Values };
 
@@ -177,7 +178,7 @@ export class BerthAdminCatalogView extends LitElement {
       this.editing = { ...ed, values: { ...ed.values, [key]: value } };
       this.problem = undefined;
     };
-    return html`<section class="card" aria-labelledby="edit-h" data-testid=${TEST_IDS.catalog.editor}>
+    return html`<section class="card" aria-labelledby="edit-h" data-testid=${CATALOG_TEST_IDS.editor}>
       <h2 id="edit-h" tabindex="-1">${creating ? `New ${form.noun}` : `Change ${form.noun} ${ed.name}`}</h2>
       <form novalidate @submit=${(e: SubmitEvent) => this.#save(e)}>
         <div class="form-grid">
@@ -190,22 +191,22 @@ export class BerthAdminCatalogView extends LitElement {
               const v = ed.values[f.key] ?? "";
               const input =
                 f.kind === "select"
-                  ? html`<select id=${id} data-testid=${TEST_IDS.catalog.field(f.key)} @change=${(e: Event) => set(f.key, (e.target as HTMLSelectElement).value)}>
+                  ? html`<select id=${id} data-testid=${CATALOG_TEST_IDS.field(f.key)} @change=${(e: Event) => set(f.key, (e.target as HTMLSelectElement).value)}>
                       ${(f.options ?? []).map((o) => html`<option value=${o} ?selected=${o === v}>${o}</option>`)}</select>`
                   : f.kind === "bool"
-                    ? html`<select id=${id} data-testid=${TEST_IDS.catalog.field(f.key)} @change=${(e: Event) => set(f.key, (e.target as HTMLSelectElement).value)}>
+                    ? html`<select id=${id} data-testid=${CATALOG_TEST_IDS.field(f.key)} @change=${(e: Event) => set(f.key, (e.target as HTMLSelectElement).value)}>
                         <option value="true" ?selected=${v !== "false"}>Yes</option><option value="false" ?selected=${v === "false"}>No</option></select>`
-                    : html`<input id=${id} data-testid=${TEST_IDS.catalog.field(f.key)} autocomplete="off" inputmode=${f.kind === "int" ? "numeric" : f.kind === "credits" ? "decimal" : "text"}
+                    : html`<input id=${id} data-testid=${CATALOG_TEST_IDS.field(f.key)} autocomplete="off" inputmode=${f.kind === "int" ? "numeric" : f.kind === "credits" ? "decimal" : "text"}
                         aria-invalid=${bad ? "true" : "false"} aria-describedby=${described || nothing} .value=${v}
                         @input=${(e: Event) => set(f.key, (e.target as HTMLInputElement).value)} />`;
               return html`<div class="field"><label for=${id}>${f.label}${f.required && creating ? " *" : ""}</label>${input}
                 ${f.hint ? html`<p class="hint" id="${id}-hint">${f.hint}</p>` : nothing}
-                ${bad ? html`<p class="problem" id="${id}-problem" data-testid=${TEST_IDS.catalog.fieldProblem}>${this.problem?.text}</p>` : nothing}</div>`;
+                ${bad ? html`<p class="problem" id="${id}-problem" data-testid=${CATALOG_TEST_IDS.fieldProblem}>${this.problem?.text}</p>` : nothing}</div>`;
             })}
         </div>
         ${this.saveError ? html`<berth-error-panel heading="Not saved" .error=${this.saveError}></berth-error-panel>` : nothing}
         <div class="actions">
-          <button class="primary" type="submit" ?disabled=${this.busy} data-testid=${TEST_IDS.catalog.save}>${creating ? "Create" : "Save"}</button>
+          <button class="primary" type="submit" ?disabled=${this.busy} data-testid=${CATALOG_TEST_IDS.save}>${creating ? "Create" : "Save"}</button>
           <button type="button" @click=${() => (this.editing = undefined)}>Cancel</button>
         </div>
       </form>
@@ -214,21 +215,21 @@ export class BerthAdminCatalogView extends LitElement {
 
   #editButton(name: string, o: Record<string, unknown>) {
     return auth.isSuperAdmin && FORMS[this.tab]
-      ? html`<button type="button" @click=${() => this.#edit(name, o)} data-testid=${TEST_IDS.catalog.edit(name)} aria-label="Change ${name}">Change</button>`
+      ? html`<button type="button" @click=${() => this.#edit(name, o)} data-testid=${CATALOG_TEST_IDS.edit(name)} aria-label="Change ${name}">Change</button>`
       : nothing;
   }
 
   #offerings(rows: Offering[]) {
     return byTier(rows).map(
-      ([tier, os]) => html`<h3 data-testid=${TEST_IDS.catalog.tier(tier)}>Tier: ${tier}</h3>
+      ([tier, os]) => html`<h3 data-testid=${CATALOG_TEST_IDS.tier(tier)}>Tier: ${tier}</h3>
         <div class="table-wrap" tabindex="0" role="region" aria-label="Offerings of tier ${tier}"><table class="tier">
           <caption class="visually-hidden">Offerings of tier ${tier}</caption>
           <thead><tr><th scope="col">Name</th><th scope="col">GPU model</th><th scope="col" class="num">GPUs or slice</th>
             <th scope="col" class="num">Rate</th><th scope="col">Members see it</th><th scope="col">Actions</th></tr></thead>
           <tbody>${os.map(
-            (o) => html`<tr data-testid=${TEST_IDS.catalog.offeringRow} data-name=${o.name}>
+            (o) => html`<tr data-testid=${CATALOG_TEST_IDS.offeringRow} data-name=${o.name}>
               <th scope="row">${o.display_name}<br /><span class="muted mono">${o.name}</span></th>
-              <td class="mono">${o.gpu_model}</td><td class="num" data-testid=${TEST_IDS.catalog.offeringShare}>${
+              <td class="mono">${o.gpu_model}</td><td class="num" data-testid=${CATALOG_TEST_IDS.offeringShare}>${
                 o.fraction && o.fraction !== "1"
                   ? `${o.fraction} card${o.gpu_memory_mib ? ` · ${Math.floor(o.gpu_memory_mib / 1024)} GiB` : ""}`
                   : o.gpu_count
@@ -237,7 +238,7 @@ export class BerthAdminCatalogView extends LitElement {
               <td><span class="badge ${o.enabled ? "tone-ok" : "tone-muted"}">${o.enabled ? "Enabled" : "Disabled"}</span></td>
               <td class="actions">${this.#editButton(o.name, o)}${
                 auth.isSuperAdmin
-                  ? html`<button type="button" @click=${() => this.#toggle(o)} data-testid=${TEST_IDS.catalog.offeringToggle(o.name)}>${o.enabled ? "Disable" : "Enable"}</button>`
+                  ? html`<button type="button" @click=${() => this.#toggle(o)} data-testid=${CATALOG_TEST_IDS.offeringToggle(o.name)}>${o.enabled ? "Disable" : "Enable"}</button>`
                   : nothing
               }</td></tr>`,
           )}</tbody></table></div>`,
@@ -245,13 +246,13 @@ export class BerthAdminCatalogView extends LitElement {
   }
 
   #simple<T extends { name: string }>(label: string, rows: T[], cols: [string, (r: T) => unknown][]) {
-    return html`<div class="table-wrap" tabindex="0" role="region" aria-label=${label}><table data-testid=${TEST_IDS.catalog.table}>
+    return html`<div class="table-wrap" tabindex="0" role="region" aria-label=${label}><table data-testid=${CATALOG_TEST_IDS.table}>
       <caption class="visually-hidden">${label}</caption>
       <thead><tr><th scope="col">Name</th>${cols.map(([h]) => html`<th scope="col">${h}</th>`)}<th scope="col">Actions</th></tr></thead>
       <tbody>${rows.map(
         (
           r,
-        ) => html`<tr data-testid=${TEST_IDS.catalog.row} data-name=${r.name}><th scope="row" class="mono">${r.name}</th>
+        ) => html`<tr data-testid=${CATALOG_TEST_IDS.row} data-name=${r.name}><th scope="row" class="mono">${r.name}</th>
           ${cols.map(([, f]) => html`<td>${f(r)}</td>`)}
           <td>${this.#editButton(r.name, r as unknown as Record<string, unknown>)}</td></tr>`,
       )}</tbody></table></div>`;
@@ -283,20 +284,20 @@ export class BerthAdminCatalogView extends LitElement {
     return html`${
       auth.isSuperAdmin
         ? html`<p class="muted">Image builds run as Jobs on the clusters marked here, on nodes without GPUs (docs on the Images page).</p>`
-        : html`<p class="muted" data-testid=${TEST_IDS.catalog.buildsNotAvailable}>Only a platform administrator (super_admin) sees and sets which clusters run image builds.</p>`
+        : html`<p class="muted" data-testid=${CATALOG_TEST_IDS.buildsNotAvailable}>Only a platform administrator (super_admin) sees and sets which clusters run image builds.</p>`
     }
-      <div class="table-wrap" tabindex="0" role="region" aria-label="Clusters for image builds"><table data-testid=${TEST_IDS.catalog.table}>
+      <div class="table-wrap" tabindex="0" role="region" aria-label="Clusters for image builds"><table data-testid=${CATALOG_TEST_IDS.table}>
       <caption class="visually-hidden">Clusters for image builds</caption>
       <thead><tr><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Nodes / GPUs</th><th scope="col">Builds</th>${auth.isSuperAdmin ? html`<th scope="col">Actions</th>` : nothing}</tr></thead>
       <tbody>${live.map(
         (
           c,
-        ) => html`<tr data-testid=${TEST_IDS.catalog.row} data-name=${c.name}><th scope="row" class="mono">${c.name}</th>
+        ) => html`<tr data-testid=${CATALOG_TEST_IDS.row} data-name=${c.name}><th scope="row" class="mono">${c.name}</th>
           <td>${c.status}</td><td>${c.inventory.nodes} / ${c.inventory.gpus}</td>
-          <td data-testid=${TEST_IDS.catalog.buildMark}>${c.builds === undefined ? html`<span class="muted">—</span>` : c.builds ? "Marked" : "Not marked"}</td>
+          <td data-testid=${CATALOG_TEST_IDS.buildMark}>${c.builds === undefined ? html`<span class="muted">—</span>` : c.builds ? "Marked" : "Not marked"}</td>
           ${
             auth.isSuperAdmin
-              ? html`<td><button type="button" data-testid=${TEST_IDS.catalog.buildMarkToggle} @click=${() => this.#mark(c)}
+              ? html`<td><button type="button" data-testid=${CATALOG_TEST_IDS.buildMarkToggle} @click=${() => this.#mark(c)}
                   aria-label=${`${c.builds ? "Unmark" : "Mark for builds"} ${c.name}`}>${c.builds ? "Unmark" : "Mark for builds"}</button></td>`
               : nothing
           }</tr>`,
@@ -336,13 +337,13 @@ export class BerthAdminCatalogView extends LitElement {
     const form = FORMS[tab];
     return html`<div class="page-head"><h1>Catalog</h1>${
       form && auth.isSuperAdmin && !this.editing
-        ? html`<button class="primary" type="button" @click=${() => this.#edit(null)} data-testid=${TEST_IDS.catalog.new}>New ${form.noun}</button>`
+        ? html`<button class="primary" type="button" @click=${() => this.#edit(null)} data-testid=${CATALOG_TEST_IDS.new}>New ${form.noun}</button>`
         : nothing
     }</div>
       <nav class="subnav" aria-label="Catalog">${CATALOG_TABS.map(
         (
           t,
-        ) => html`<a href="/admin/catalog?tab=${t.tab}" aria-current=${t.tab === tab ? "page" : "false"} data-testid=${TEST_IDS.catalog.tab(t.tab)}
+        ) => html`<a href="/admin/catalog?tab=${t.tab}" aria-current=${t.tab === tab ? "page" : "false"} data-testid=${CATALOG_TEST_IDS.tab(t.tab)}
           @click=${(e: Event) => {
             e.preventDefault();
             this.editing = undefined;
@@ -352,7 +353,7 @@ export class BerthAdminCatalogView extends LitElement {
           }}>${t.label}</a>`,
       )}</nav>
       ${auth.isSuperAdmin ? nothing : html`<p class="muted">Only a platform administrator (super_admin) changes the catalog; you see what it holds.</p>`}
-      ${this.notice ? html`<p class="success" role="status" data-testid=${TEST_IDS.shell.notice}>${this.notice}</p>` : nothing}
+      ${this.notice ? html`<p class="success" role="status" data-testid=${SHELL_TEST_IDS.notice}>${this.notice}</p>` : nothing}
       ${this.saveError && !this.editing ? html`<berth-error-panel heading="Not saved" .error=${this.saveError}></berth-error-panel>` : nothing}
       ${this.editing && this.editing.tab === tab ? this.#editor(this.editing) : nothing}
       ${renderTask(this.#data, {

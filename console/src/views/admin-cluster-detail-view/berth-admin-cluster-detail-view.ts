@@ -23,7 +23,7 @@ import { statusTone } from "../../data/clusters.ts";
 import { formatRelative, formatTime } from "../../data/format.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { CLUSTERS_TEST_IDS } from "../../test-ids/clusters.ts";
 
 type NodeAction = "cordon" | "uncordon" | "drain" | "delete";
 
@@ -144,7 +144,7 @@ export class BerthAdminClusterDetailView extends LitElement {
   #facts(c: Cluster) {
     return html`<div class="page-head">
         <h1>${c.name}</h1>
-        <span class="badge tone-${statusTone(c.status)}" data-testid=${TEST_IDS.clusters.clusterStatus}>${c.status}</span>
+        <span class="badge tone-${statusTone(c.status)}" data-testid=${CLUSTERS_TEST_IDS.clusterStatus}>${c.status}</span>
       </div>
       <div class="grid2">
         <section class="card" aria-labelledby="facts-h">
@@ -155,14 +155,14 @@ export class BerthAdminClusterDetailView extends LitElement {
             <dd>
               ${
                 this.editing
-                  ? html`<form @submit=${this.#saveDomain} class="row" data-testid=${TEST_IDS.clusters.sessionDomainForm}>
+                  ? html`<form @submit=${this.#saveDomain} class="row" data-testid=${CLUSTERS_TEST_IDS.sessionDomainForm}>
                     <label class="visually-hidden" for="sd">Session domain</label>
-                    <input id="sd" name="session_domain" required .value=${c.session_domain} data-testid=${TEST_IDS.clusters.sessionDomainInput} />
-                    <button class="primary" type="submit" data-testid=${TEST_IDS.clusters.sessionDomainSave}>Save</button>
+                    <input id="sd" name="session_domain" required .value=${c.session_domain} data-testid=${CLUSTERS_TEST_IDS.sessionDomainInput} />
+                    <button class="primary" type="submit" data-testid=${CLUSTERS_TEST_IDS.sessionDomainSave}>Save</button>
                     <button type="button" @click=${() => (this.editing = false)}>Cancel</button>
                   </form>`
-                  : html`<code data-testid=${TEST_IDS.clusters.sessionDomain}>${c.session_domain}</code>
-                    <button type="button" @click=${() => (this.editing = true)} data-testid=${TEST_IDS.clusters.sessionDomainEdit} aria-label="Edit session domain">Edit</button>`
+                  : html`<code data-testid=${CLUSTERS_TEST_IDS.sessionDomain}>${c.session_domain}</code>
+                    <button type="button" @click=${() => (this.editing = true)} data-testid=${CLUSTERS_TEST_IDS.sessionDomainEdit} aria-label="Edit session domain">Edit</button>`
               }
             </dd>
             <dt>Nodes / GPUs</dt><dd>${c.inventory.nodes} / ${c.inventory.gpus}</dd>
@@ -175,7 +175,7 @@ export class BerthAdminClusterDetailView extends LitElement {
           <h2 id="probe-h">Probe</h2>
           ${
             this.test
-              ? html`<p data-testid=${TEST_IDS.clusters.connectionTestStatus}>Status: <span class="badge tone-${statusTone(this.test.status)}">${this.test.status}</span> in ${this.test.duration_ms} ms ${this.test.server_version ? html`· ${this.test.server_version}` : nothing}</p>
+              ? html`<p data-testid=${CLUSTERS_TEST_IDS.connectionTestStatus}>Status: <span class="badge tone-${statusTone(this.test.status)}">${this.test.status}</span> in ${this.test.duration_ms} ms ${this.test.server_version ? html`· ${this.test.server_version}` : nothing}</p>
                 ${this.test.message ? html`<p>${this.test.message}</p>` : nothing}
                 <berth-check-list .checks=${this.test.checks}></berth-check-list>
                 ${this.test.missing_permissions?.length ? html`<p class="hint">Missing permissions: ${this.test.missing_permissions.join(", ")}</p>` : nothing}`
@@ -183,31 +183,31 @@ export class BerthAdminClusterDetailView extends LitElement {
                 ? html`<p class="hint">Last probe ${formatRelative(c.probed_at)}</p><berth-check-list .checks=${c.checks}></berth-check-list>`
                 : html`<p class="muted">No probe result yet.</p>`
           }
-          <button type="button" ?disabled=${this.testing} @click=${this.#connectionTest} data-testid=${TEST_IDS.clusters.connectionTest}>${this.testing ? "Testing…" : "Test the connection"}</button>
+          <button type="button" ?disabled=${this.testing} @click=${this.#connectionTest} data-testid=${CLUSTERS_TEST_IDS.connectionTest}>${this.testing ? "Testing…" : "Test the connection"}</button>
         </section>
       </div>`;
   }
 
   #nodesTable(nodes: Node[]) {
-    return html`<div class="table-wrap"><table data-testid=${TEST_IDS.clusters.nodesTable}>
+    return html`<div class="table-wrap"><table data-testid=${CLUSTERS_TEST_IDS.nodesTable}>
       <caption class="visually-hidden">Nodes of this cluster</caption>
       <thead><tr><th scope="col">Node</th><th scope="col">GPU model</th><th scope="col">GPUs used / allocatable</th><th scope="col">State</th><th scope="col">Actions</th></tr></thead>
       <tbody>
         ${nodes.map(
-          (n) => html`<tr data-testid=${TEST_IDS.clusters.nodeRow} data-node=${n.name}>
+          (n) => html`<tr data-testid=${CLUSTERS_TEST_IDS.nodeRow} data-node=${n.name}>
             <td><code>${n.name}</code></td>
             <td>${n.gpu_model ?? "—"}</td>
             <td>${n.gpu_in_use} / ${n.gpu_allocatable}</td>
             <td>
               <span class="badge ${n.ready ? "tone-ok" : "tone-bad"}">${n.ready ? "Ready" : "Not ready"}</span>
-              ${n.schedulable ? nothing : html`<span class="badge tone-warn" data-testid=${TEST_IDS.clusters.nodeCordoned}>Cordoned</span>`}
+              ${n.schedulable ? nothing : html`<span class="badge tone-warn" data-testid=${CLUSTERS_TEST_IDS.nodeCordoned}>Cordoned</span>`}
             </td>
             <td class="actions">
               ${
                 n.schedulable
                   ? html`<button type="button" @click=${() => this.#nodeAction(n, "cordon")} aria-label="Cordon ${n.name}">Cordon</button>`
                   : html`<label class="visually-hidden" for="why-${n.name}">Why uncordon ${n.name}</label>
-                    <input id="why-${n.name}" placeholder="Reason (recorded)" data-testid=${TEST_IDS.clusters.uncordonReason} />
+                    <input id="why-${n.name}" placeholder="Reason (recorded)" data-testid=${CLUSTERS_TEST_IDS.uncordonReason} />
                     <button type="button" @click=${() => this.#nodeAction(n, "uncordon", this.#reason(n))} aria-label="Uncordon ${n.name}">Uncordon</button>`
               }
               <button type="button" class="danger" @click=${() => this.#nodeAction(n, "drain")} aria-label="Drain ${n.name}">Drain</button>
@@ -226,7 +226,7 @@ export class BerthAdminClusterDetailView extends LitElement {
     const node =
       this.chartNode && gpuNodes.some((n) => n.name === this.chartNode) ? this.chartNode : (gpuNodes[0]?.name ?? "");
     const scope = { cluster: this.clusterId, node };
-    return html`<section class="card" aria-labelledby="cards-h" data-testid=${TEST_IDS.clusters.nodeCards}>
+    return html`<section class="card" aria-labelledby="cards-h" data-testid=${CLUSTERS_TEST_IDS.nodeCards}>
       <h2 id="cards-h">Cards of a node</h2>
       <div class="filters"><div class="field"><label for="chart-node">Node</label>
         <select id="chart-node" @change=${(e: Event) => (this.chartNode = (e.target as HTMLSelectElement).value)}>
@@ -242,7 +242,7 @@ export class BerthAdminClusterDetailView extends LitElement {
 
   override render() {
     return html`<p><a href="/admin/clusters">← Clusters</a></p>
-      ${this.actionResult ? html`<p class="success" role="status" data-testid=${TEST_IDS.clusters.actionResult}>${this.actionResult}</p>` : nothing}
+      ${this.actionResult ? html`<p class="success" role="status" data-testid=${CLUSTERS_TEST_IDS.actionResult}>${this.actionResult}</p>` : nothing}
       ${this.actionError ? html`<berth-error-panel heading="That did not work" .error=${this.actionError}></berth-error-panel>` : nothing}
       ${renderTask(this.#cluster, { pendingLabel: "Loading the cluster…", complete: (c) => this.#facts(c) })}
       <section aria-labelledby="gpu-h"><h2 id="gpu-h">GPU activity</h2>
@@ -251,7 +251,7 @@ export class BerthAdminClusterDetailView extends LitElement {
           <berth-monitoring-panel panel="cluster.gpu_power" heading="GPU power by node" .scope=${{ cluster: this.clusterId }} range="1h"></berth-monitoring-panel>
         </div>
       </section>
-      <section aria-labelledby="gateway-h" data-testid=${TEST_IDS.clusters.gatewayPanels}><h2 id="gateway-h">Session gateway</h2>
+      <section aria-labelledby="gateway-h" data-testid=${CLUSTERS_TEST_IDS.gatewayPanels}><h2 id="gateway-h">Session gateway</h2>
         <div class="grid2">
           <berth-monitoring-panel panel="cluster.gateway_latency" heading="Latency to sessions (p50, p99)" .scope=${{ cluster: this.clusterId }} range="1h"></berth-monitoring-panel>
           <berth-monitoring-panel panel="cluster.gateway_errors" heading="Errors to sessions" .scope=${{ cluster: this.clusterId }} range="1h"></berth-monitoring-panel>
@@ -273,8 +273,8 @@ export class BerthAdminClusterDetailView extends LitElement {
           <p class="hint">Refused while sessions or allocations live on the cluster. Type the cluster's name to confirm.</p>
           <div class="row">
             <label class="visually-hidden" for="del-name">Cluster name to confirm</label>
-            <input id="del-name" style="max-width:16rem" placeholder=${c.name} .value=${this.deleteName} @input=${(e: Event) => (this.deleteName = (e.target as HTMLInputElement).value)} data-testid=${TEST_IDS.clusters.deregisterName} />
-            <button type="button" class="danger" ?disabled=${this.deleteName !== c.name} @click=${() => this.#deregister(c)} data-testid=${TEST_IDS.clusters.deregister}>Deregister ${c.name}</button>
+            <input id="del-name" style="max-width:16rem" placeholder=${c.name} .value=${this.deleteName} @input=${(e: Event) => (this.deleteName = (e.target as HTMLInputElement).value)} data-testid=${CLUSTERS_TEST_IDS.deregisterName} />
+            <button type="button" class="danger" ?disabled=${this.deleteName !== c.name} @click=${() => this.#deregister(c)} data-testid=${CLUSTERS_TEST_IDS.deregister}>Deregister ${c.name}</button>
           </div>
         </section>`,
       })}`;

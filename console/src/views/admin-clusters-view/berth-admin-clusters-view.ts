@@ -14,7 +14,7 @@ import { checksFromDetails, statusTone } from "../../data/clusters.ts";
 import { formatRelative } from "../../data/format.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { CLUSTERS_TEST_IDS } from "../../test-ids/clusters.ts";
 
 type CredentialKind = "token" | "kubeconfig";
 
@@ -74,14 +74,14 @@ export class BerthAdminClustersView extends LitElement {
 
   #registerForm() {
     const failedChecks = this.error instanceof ApiError ? checksFromDetails(this.error.details) : undefined;
-    return html`<form class="card" @submit=${this.#register} data-testid=${TEST_IDS.clusters.registerClusterForm} aria-labelledby="reg-h">
+    return html`<form class="card" @submit=${this.#register} data-testid=${CLUSTERS_TEST_IDS.registerClusterForm} aria-labelledby="reg-h">
       <h2 id="reg-h">Register a cluster</h2>
       <p class="hint">The control plane probes the cluster before accepting it: its API server must answer, the credential must allow what Berth does, and the GPU runtime class and device plugin must be installed. An unreachable address fails after about two minutes.</p>
       <div class="grid2">
-        <div class="field"><label for="c-name">Name</label><input id="c-name" name="name" required maxlength="63" data-testid=${TEST_IDS.clusters.clusterName} /></div>
+        <div class="field"><label for="c-name">Name</label><input id="c-name" name="name" required maxlength="63" data-testid=${CLUSTERS_TEST_IDS.clusterName} /></div>
         <div class="field">
           <label for="c-domain">Session domain</label>
-          <input id="c-domain" name="session_domain" required placeholder="gpu-a.example.com" aria-describedby="c-domain-hint" data-testid=${TEST_IDS.clusters.clusterSessionDomain} />
+          <input id="c-domain" name="session_domain" required placeholder="gpu-a.example.com" aria-describedby="c-domain-hint" data-testid=${CLUSTERS_TEST_IDS.clusterSessionDomain} />
           <p class="hint" id="c-domain-hint">Hostname (optionally :port) of this cluster's session gateway.</p>
         </div>
       </div>
@@ -93,51 +93,51 @@ export class BerthAdminClustersView extends LitElement {
         </div>
         ${
           this.credentialKind === "token"
-            ? html`<div class="field"><label for="c-server">API server address</label><input id="c-server" name="server" type="url" required placeholder="https://10.0.0.1:6443" data-testid=${TEST_IDS.clusters.clusterServer} /></div>
-              <div class="field"><label for="c-token">Bearer token</label><textarea id="c-token" name="token" class="secret" required data-testid=${TEST_IDS.clusters.clusterToken}></textarea></div>
-              <div class="field"><label for="c-ca">CA certificate (PEM, optional)</label><textarea id="c-ca" name="ca_data" class="secret" data-testid=${TEST_IDS.clusters.clusterCa}></textarea></div>`
-            : html`<div class="field"><label for="c-kc">Kubeconfig (inline credentials only)</label><textarea id="c-kc" name="kubeconfig" class="secret" required data-testid=${TEST_IDS.clusters.clusterKubeconfig}></textarea></div>`
+            ? html`<div class="field"><label for="c-server">API server address</label><input id="c-server" name="server" type="url" required placeholder="https://10.0.0.1:6443" data-testid=${CLUSTERS_TEST_IDS.clusterServer} /></div>
+              <div class="field"><label for="c-token">Bearer token</label><textarea id="c-token" name="token" class="secret" required data-testid=${CLUSTERS_TEST_IDS.clusterToken}></textarea></div>
+              <div class="field"><label for="c-ca">CA certificate (PEM, optional)</label><textarea id="c-ca" name="ca_data" class="secret" data-testid=${CLUSTERS_TEST_IDS.clusterCa}></textarea></div>`
+            : html`<div class="field"><label for="c-kc">Kubeconfig (inline credentials only)</label><textarea id="c-kc" name="kubeconfig" class="secret" required data-testid=${CLUSTERS_TEST_IDS.clusterKubeconfig}></textarea></div>`
         }
       </fieldset>
       ${this.busy ? html`<berth-pending label="Probing the cluster… (up to two minutes when it does not answer)"></berth-pending>` : nothing}
       ${
         this.error
-          ? html`<div data-testid=${TEST_IDS.clusters.registerRefused}><berth-error-panel heading="The cluster was not registered" .error=${this.error}></berth-error-panel>
+          ? html`<div data-testid=${CLUSTERS_TEST_IDS.registerRefused}><berth-error-panel heading="The cluster was not registered" .error=${this.error}></berth-error-panel>
             ${failedChecks ? html`<h3>Probe result</h3><berth-check-list .checks=${failedChecks}></berth-check-list>` : nothing}</div>`
           : nothing
       }
       <div class="row">
-        <button class="primary" type="submit" ?disabled=${this.busy} data-testid=${TEST_IDS.clusters.registerSubmit}>Probe and register</button>
+        <button class="primary" type="submit" ?disabled=${this.busy} data-testid=${CLUSTERS_TEST_IDS.registerSubmit}>Probe and register</button>
         <button type="button" @click=${() => (this.showForm = false)}>Close</button>
       </div>
     </form>`;
   }
 
   #registered(r: RegisteredCluster) {
-    return html`<div class="success" role="status" data-testid=${TEST_IDS.clusters.registerAccepted}>
+    return html`<div class="success" role="status" data-testid=${CLUSTERS_TEST_IDS.registerAccepted}>
       <p><strong>${r.cluster.name}</strong> is registered as <code>${r.cluster.id}</code>.</p>
       ${r.cluster.checks ? html`<berth-check-list .checks=${r.cluster.checks}></berth-check-list>` : nothing}
       <div class="field">
         <label for="op-token">Operator token (shown once; expires ${formatRelative(r.operator_token.expires_at)})</label>
-        <textarea id="op-token" class="secret" readonly .value=${r.operator_token.token} data-testid=${TEST_IDS.clusters.operatorToken}></textarea>
+        <textarea id="op-token" class="secret" readonly .value=${r.operator_token.token} data-testid=${CLUSTERS_TEST_IDS.operatorToken}></textarea>
         <p class="hint">Store it as the operator's token file on the cluster. It cannot be shown again; rotate it from the cluster's page.</p>
       </div>
     </div>`;
   }
 
   #table(clusters: Cluster[]) {
-    return html`<div class="table-wrap"><table data-testid=${TEST_IDS.clusters.clustersTable}>
+    return html`<div class="table-wrap"><table data-testid=${CLUSTERS_TEST_IDS.clustersTable}>
       <caption class="visually-hidden">Registered clusters</caption>
       <thead><tr><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Session domain</th><th scope="col">Nodes</th><th scope="col">GPUs</th><th scope="col" class="hide-narrow">Last report</th></tr></thead>
       <tbody>
         ${clusters.map(
-          (c) => html`<tr data-testid=${TEST_IDS.clusters.clusterRow} data-cluster-id=${c.id}>
+          (c) => html`<tr data-testid=${CLUSTERS_TEST_IDS.clusterRow} data-cluster-id=${c.id}>
             <td><a href="/admin/clusters/${encodeURIComponent(c.id)}">${c.name}</a><br /><code class="muted">${c.id}</code></td>
             <td><span class="badge tone-${statusTone(c.status)}">${c.status}</span></td>
             <td><code>${c.session_domain}</code></td>
             <td>${c.inventory.nodes}</td>
             <td>${c.inventory.gpus}</td>
-            <td class="hide-narrow">${formatRelative(c.last_report_at)}${c.unreachable_since ? html` <span class="badge tone-bad" data-testid=${TEST_IDS.clusters.clusterUnreachable}>not reporting</span>` : ""}</td>
+            <td class="hide-narrow">${formatRelative(c.last_report_at)}${c.unreachable_since ? html` <span class="badge tone-bad" data-testid=${CLUSTERS_TEST_IDS.clusterUnreachable}>not reporting</span>` : ""}</td>
           </tr>`,
         )}
       </tbody>
@@ -148,7 +148,7 @@ export class BerthAdminClustersView extends LitElement {
     return html`<div class="page-head">
         <h1>Clusters</h1>
         <span class="spacer"></span>
-        ${this.showForm ? nothing : html`<button class="primary" type="button" data-testid=${TEST_IDS.clusters.registerOpen} @click=${() => (this.showForm = true)}>Register a cluster</button>`}
+        ${this.showForm ? nothing : html`<button class="primary" type="button" data-testid=${CLUSTERS_TEST_IDS.registerOpen} @click=${() => (this.showForm = true)}>Register a cluster</button>`}
       </div>
       ${this.result ? this.#registered(this.result) : nothing}
       ${this.showForm ? this.#registerForm() : nothing}

@@ -12,7 +12,8 @@ import { loadResourcePolicies, updateResourcePolicy } from "../../app/catalog.ts
 import { renderTask } from "../../components/task-states.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { IDLE_LIMITS_TEST_IDS } from "../../test-ids/idle-limits.ts";
+import { SHELL_TEST_IDS } from "../../test-ids/shell.ts";
 
 const FIELDS = [
   ["timeout_minutes", "Idle timeout (min)", "60; 0 turns idle pausing off"],
@@ -67,18 +68,18 @@ export class BerthAdminIdleLimitsView extends LitElement {
     const scope = p.scope.kind === "global" ? "Everyone" : `${p.scope.kind} ${p.scope.id}`;
     const idle = p.idle as Record<string, number | undefined>;
     const ro = !auth.isSuperAdmin;
-    return html`<section class="card" data-testid=${TEST_IDS.idleLimits.policy(p.name)}>
+    return html`<section class="card" data-testid=${IDLE_LIMITS_TEST_IDS.policy(p.name)}>
       <h2>${p.name} <span class="muted">(${scope})</span></h2>
       <form @submit=${(e: SubmitEvent) => this.#save(e, p)} class="form-grid">
         ${FIELDS.map(
           ([k, label, hint]) => html`<label>${label}
-            <input name=${k} type="number" min="0" step=${k === "gpu_utilization_percent" ? "0.5" : "1"} .value=${idle[k] === undefined ? "" : String(idle[k])} placeholder=${hint} ?readonly=${ro} data-testid=${TEST_IDS.idleLimits.field(p.name, k)} />
+            <input name=${k} type="number" min="0" step=${k === "gpu_utilization_percent" ? "0.5" : "1"} .value=${idle[k] === undefined ? "" : String(idle[k])} placeholder=${hint} ?readonly=${ro} data-testid=${IDLE_LIMITS_TEST_IDS.field(p.name, k)} />
           </label>`,
         )}
         <label>Maximum running time (h)
-          <input name="max_session_hours" type="number" min="1" step="1" .value=${p.limits.max_session_hours === undefined ? "" : String(p.limits.max_session_hours)} placeholder="24" ?readonly=${ro} data-testid=${TEST_IDS.idleLimits.field(p.name, "max_session_hours")} />
+          <input name="max_session_hours" type="number" min="1" step="1" .value=${p.limits.max_session_hours === undefined ? "" : String(p.limits.max_session_hours)} placeholder="24" ?readonly=${ro} data-testid=${IDLE_LIMITS_TEST_IDS.field(p.name, "max_session_hours")} />
         </label>
-        ${ro ? nothing : html`<div><button type="submit" class="primary" data-testid=${TEST_IDS.idleLimits.save(p.name)}>Save</button></div>`}
+        ${ro ? nothing : html`<div><button type="submit" class="primary" data-testid=${IDLE_LIMITS_TEST_IDS.save(p.name)}>Save</button></div>`}
       </form>
     </section>`;
   }
@@ -86,8 +87,8 @@ export class BerthAdminIdleLimitsView extends LitElement {
   override render() {
     return html`<div class="page-head"><h1>Idle &amp; time limits</h1></div>
       <p class="muted">Sessions idle for the timeout (GPU under the threshold, no typing, no busy kernel) are paused after warnings at 15 and 5 minutes; every session is paused at its maximum running time. Empty: the wider scope's value, then the default shown.</p>
-      ${auth.isSuperAdmin ? nothing : html`<p data-testid=${TEST_IDS.idleLimits.readOnly}>Only a platform administrator (super_admin) changes these; ask one, or ask for a higher limit of your own under Limits.</p>`}
-      ${this.notice ? html`<p role="status" data-testid=${TEST_IDS.shell.notice}>${this.notice}</p>` : nothing}
+      ${auth.isSuperAdmin ? nothing : html`<p data-testid=${IDLE_LIMITS_TEST_IDS.readOnly}>Only a platform administrator (super_admin) changes these; ask one, or ask for a higher limit of your own under Limits.</p>`}
+      ${this.notice ? html`<p role="status" data-testid=${SHELL_TEST_IDS.notice}>${this.notice}</p>` : nothing}
       ${this.error ? html`<berth-error-panel heading="The policy was not changed" .error=${this.error}></berth-error-panel>` : nothing}
       ${renderTask(this.#policies, {
         pendingLabel: "Loading policies…",

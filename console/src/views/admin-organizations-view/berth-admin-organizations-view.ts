@@ -17,7 +17,7 @@ import { membersSection } from "../../components/members-panel.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { DIRECTORY_TEST_IDS } from "../../test-ids/directory.ts";
 
 export class BerthAdminOrganizationsView extends LitElement {
   static override styles = [tokens, shared, page];
@@ -78,7 +78,7 @@ export class BerthAdminOrganizationsView extends LitElement {
   }
 
   #table(orgs: Organization[]) {
-    return html`<div class="table-wrap"><table data-testid=${TEST_IDS.directory.organizationsTable}>
+    return html`<div class="table-wrap"><table data-testid=${DIRECTORY_TEST_IDS.organizationsTable}>
       <caption class="visually-hidden">Organizations</caption>
       <thead><tr><th scope="col">Name</th><th scope="col">Slug</th><th scope="col">Actions</th></tr></thead>
       <tbody>${orgs.map(

@@ -21,7 +21,7 @@ import { renderTask } from "../../components/task-states.ts";
 import { formatCredits, formatRelative, formatTime } from "../../data/format.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { POOLS_TEST_IDS } from "../../test-ids/pools.ts";
 import { checks } from "../volumes-view/styles.ts";
 
 const SOURCE_LABEL: Record<string, string> = {
@@ -110,25 +110,25 @@ export class BerthAdminPoolsView extends LitElement {
   #capacity(p: StoragePool) {
     const c = p.capacity;
     if (!c)
-      return html`<span class="tone-warn" data-testid=${TEST_IDS.pools.capacity}>Unknown: no driver report and no stated capacity (not gated)</span>`;
-    return html`<span data-testid=${TEST_IDS.pools.capacity}>${c.available_gb} of ${c.total_gb} GB free</span><br />
+      return html`<span class="tone-warn" data-testid=${POOLS_TEST_IDS.capacity}>Unknown: no driver report and no stated capacity (not gated)</span>`;
+    return html`<span data-testid=${POOLS_TEST_IDS.capacity}>${c.available_gb} of ${c.total_gb} GB free</span><br />
       <small>${c.provisioned_gb} GB in volumes</small><br />
-      <span class="badge ${c.source === "csi" ? "tone-ok" : c.source === "manual" ? "tone-info" : "tone-warn"}" data-testid=${TEST_IDS.pools.source}>${SOURCE_LABEL[c.source] ?? c.source}</span>
-      ${c.via ? html`<small class="muted" data-testid=${TEST_IDS.pools.via}>via ${c.via}</small>` : nothing}
-      ${c.stale ? html`<span class="badge tone-warn" data-testid=${TEST_IDS.pools.stale}>Stale: its cluster has not reported for a while</span>` : nothing}`;
+      <span class="badge ${c.source === "csi" ? "tone-ok" : c.source === "manual" ? "tone-info" : "tone-warn"}" data-testid=${POOLS_TEST_IDS.source}>${SOURCE_LABEL[c.source] ?? c.source}</span>
+      ${c.via ? html`<small class="muted" data-testid=${POOLS_TEST_IDS.via}>via ${c.via}</small>` : nothing}
+      ${c.stale ? html`<span class="badge tone-warn" data-testid=${POOLS_TEST_IDS.stale}>Stale: its cluster has not reported for a while</span>` : nothing}`;
   }
 
   #table(rows: StoragePool[]) {
-    return html`<div class="table-wrap"><table data-testid=${TEST_IDS.pools.table}>
+    return html`<div class="table-wrap"><table data-testid=${POOLS_TEST_IDS.table}>
       <caption class="visually-hidden">Storage pools</caption>
       <thead><tr><th scope="col">Pool</th><th scope="col">Storage server</th><th scope="col">Shared with</th><th scope="col">Capacity</th><th scope="col">Read</th><th scope="col">Volumes</th><th scope="col">Actions</th></tr></thead>
       <tbody>${rows.map(
-        (p) => html`<tr data-testid=${TEST_IDS.pools.row} data-pool=${p.name}>
+        (p) => html`<tr data-testid=${POOLS_TEST_IDS.row} data-pool=${p.name}>
           <td><strong>${p.display_name ?? p.name}</strong>${p.default ? html` <span class="badge tone-info">Default</span>` : nothing}<br /><small class="muted"><code>${p.name}</code> · class <code>${p.storage_class}</code></small></td>
           <td><code>${p.cluster}</code></td>
           <td>${p.sharing === "all" ? "All clusters" : p.clusters.map((c) => html`<code>${c}</code> `)}</td>
           <td>${this.#capacity(p)}</td>
-          <td data-testid=${TEST_IDS.pools.age}>${p.capacity?.observed_at ? html`<time datetime=${p.capacity.observed_at} title=${formatTime(p.capacity.observed_at)}>${formatRelative(p.capacity.observed_at)}</time>` : html`<span class="muted">stated</span>`}</td>
+          <td data-testid=${POOLS_TEST_IDS.age}>${p.capacity?.observed_at ? html`<time datetime=${p.capacity.observed_at} title=${formatTime(p.capacity.observed_at)}>${formatRelative(p.capacity.observed_at)}</time>` : html`<span class="muted">stated</span>`}</td>
           <td>${p.volumes}</td>
           <td class="actions">
             ${p.default ? nothing : html`<button type="button" @click=${() => this.#do(`${p.name} is the default pool.`, () => makeDefaultStoragePool(p.name))} aria-label="Make default: ${p.name}">Make default</button>`}

@@ -17,7 +17,7 @@ import { membersSection } from "../../components/members-panel.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { DIRECTORY_TEST_IDS } from "../../test-ids/directory.ts";
 
 export class BerthAdminProjectsView extends LitElement {
   static override styles = [tokens, shared, page];
@@ -92,7 +92,7 @@ export class BerthAdminProjectsView extends LitElement {
 
   #table(projects: Project[], orgs: Organization[]) {
     const orgName = (id: string) => orgs.find((o) => o.id === id)?.name ?? id;
-    return html`<div class="table-wrap"><table data-testid=${TEST_IDS.directory.projectsTable}>
+    return html`<div class="table-wrap"><table data-testid=${DIRECTORY_TEST_IDS.projectsTable}>
       <caption class="visually-hidden">Projects</caption>
       <thead><tr><th scope="col">Name</th><th scope="col">Organization</th><th scope="col">Actions</th></tr></thead>
       <tbody>${projects.map(

@@ -13,7 +13,8 @@ import { renderTask } from "../../components/task-states.ts";
 import { formatRelative } from "../../data/format.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { DIRECTORY_TEST_IDS } from "../../test-ids/directory.ts";
+import { USER_IMPORT_TEST_IDS } from "../../test-ids/user-import.ts";
 
 export class BerthAdminUsersView extends LitElement {
   static override styles = [tokens, shared, page];
@@ -114,7 +115,7 @@ export class BerthAdminUsersView extends LitElement {
   }
 
   #form(orgs: Organization[]) {
-    return html`<form class="card" @submit=${this.#create} data-testid=${TEST_IDS.directory.createUserForm} aria-labelledby="cu-h">
+    return html`<form class="card" @submit=${this.#create} data-testid=${DIRECTORY_TEST_IDS.createUserForm} aria-labelledby="cu-h">
       <h2 id="cu-h">New user</h2>
       <div class="grid2">
         <div class="field"><label for="u-email">Email</label><input id="u-email" name="email" type="email" required autocomplete="off" /></div>
@@ -131,11 +132,11 @@ export class BerthAdminUsersView extends LitElement {
   }
 
   #table(users: User[]) {
-    return html`<div class="table-wrap"><table data-testid=${TEST_IDS.directory.usersTable}>
+    return html`<div class="table-wrap"><table data-testid=${DIRECTORY_TEST_IDS.usersTable}>
       <caption class="visually-hidden">Users</caption>
       <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">State</th><th scope="col" class="hide-narrow">Last sign-in</th><th scope="col">Actions</th></tr></thead>
       <tbody>${users.map(
-        (u) => html`<tr data-testid=${TEST_IDS.directory.userRow}>
+        (u) => html`<tr data-testid=${DIRECTORY_TEST_IDS.userRow}>
           <td>${u.email}${u.display_name ? html`<br /><span class="muted">${u.display_name}</span>` : nothing}</td>
           <td>${u.is_super_admin ? "Super admin" : "User"}</td>
           <td>${u.disabled ? html`<span class="badge tone-bad">Disabled</span>` : html`<span class="badge tone-ok">Active</span>`}
@@ -156,7 +157,7 @@ export class BerthAdminUsersView extends LitElement {
 
   override render() {
     return html`<div class="page-head"><h1>Users</h1><span class="spacer"></span>
-        <button type="button" data-testid=${TEST_IDS.userImport.open} aria-expanded=${this.showImport ? "true" : "false"} @click=${() => (this.showImport = !this.showImport)}>Import from CSV</button>
+        <button type="button" data-testid=${USER_IMPORT_TEST_IDS.open} aria-expanded=${this.showImport ? "true" : "false"} @click=${() => (this.showImport = !this.showImport)}>Import from CSV</button>
         ${this.showForm ? nothing : html`<button class="primary" type="button" @click=${() => (this.showForm = true)}>New user</button>`}</div>
       ${this.showImport ? html`<berth-user-import @berth-users-imported=${() => void this.#users.run()}></berth-user-import>` : nothing}
       ${this.notice ? html`<p class="success" role="status">${this.notice}</p>` : nothing}

@@ -7,9 +7,8 @@ import { importResults, importUsers } from "../../app/users.ts";
 import "../../components/error-panel/index.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { USER_IMPORT_TEST_IDS as IDS } from "../../test-ids/user-import.ts";
 
-const IDS = TEST_IDS.userImport;
 const TONE: Record<UserImportRow["outcome"], string> = {
   create: "tone-ok",
   update: "tone-info",

@@ -38,7 +38,8 @@ import { IntentKey } from "../../data/intent-key.ts";
 import { credits } from "../../styles/credits.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { CREDITS_TEST_IDS } from "../../test-ids/credits.ts";
+import { SHELL_TEST_IDS } from "../../test-ids/shell.ts";
 
 type OwnerKind = "user" | "project" | "organization";
 /** A receiver: an existing wallet, or an owner whose wallet is opened on the way. */
@@ -263,10 +264,10 @@ export class BerthAllocationsView extends LitElement {
     const canSwap = !!from && !!toWallet && "wallet" in toWallet && payers.some((w) => w.id === toWallet.wallet.id);
     return html`<section class="card" aria-labelledby="al-h">
       <h2 id="al-h">Move credits</h2>
-      <form @submit=${(e: SubmitEvent) => this.#submit(e, d)} data-testid=${TEST_IDS.credits.allocateForm} novalidate>
+      <form @submit=${(e: SubmitEvent) => this.#submit(e, d)} data-testid=${CREDITS_TEST_IDS.allocateForm} novalidate>
         <div class="form-grid">
           <div class="field wide" style="max-width:24rem"><label for="al-org">Organization</label>
-            <select id="al-org" data-testid=${TEST_IDS.credits.allocateOrganization} @change=${(e: Event) => {
+            <select id="al-org" data-testid=${CREDITS_TEST_IDS.allocateOrganization} @change=${(e: Event) => {
               this.org = (e.target as HTMLSelectElement).value;
               this.from = "";
               this.to = "";
@@ -274,19 +275,19 @@ export class BerthAllocationsView extends LitElement {
               ${orgs.map((id) => html`<option value=${id} ?selected=${id === org}>${d.organizations.get(id) ?? id}</option>`)}
             </select></div>
           <div class="field"><label for="al-from">From (a wallet you manage)</label>
-            <select id="al-from" data-testid=${TEST_IDS.credits.allocateFrom} aria-describedby="al-from-hint" required @change=${(e: Event) => (this.from = (e.target as HTMLSelectElement).value)}>
+            <select id="al-from" data-testid=${CREDITS_TEST_IDS.allocateFrom} aria-describedby="al-from-hint" required @change=${(e: Event) => (this.from = (e.target as HTMLSelectElement).value)}>
               ${payers.length === 0 ? html`<option value="">No wallet you manage here</option>` : nothing}
               ${payers.map((w) => html`<option value="wallet:${w.id}" ?selected=${fromValue === `wallet:${w.id}`}>${walletLine(w, d)}</option>`)}
             </select>
-            <p class="hint" id="al-from-hint" data-testid=${TEST_IDS.credits.allocateFromSpendable}>${from ? `Can spend now: ${creditsText(from.spendable)}` : "Pick the paying wallet."}</p></div>
+            <p class="hint" id="al-from-hint" data-testid=${CREDITS_TEST_IDS.allocateFromSpendable}>${from ? `Can spend now: ${creditsText(from.spendable)}` : "Pick the paying wallet."}</p></div>
           <div class="field"><label for="al-to">To</label>
-            <select id="al-to" data-testid=${TEST_IDS.credits.allocateTo} required @change=${(e: Event) => (this.to = (e.target as HTMLSelectElement).value)}>
+            <select id="al-to" data-testid=${CREDITS_TEST_IDS.allocateTo} required @change=${(e: Event) => (this.to = (e.target as HTMLSelectElement).value)}>
               <option value="" ?selected=${!toValue}>Choose who receives…</option>
               ${targets.map((t) => html`<option value=${targetValue(t)} ?selected=${toValue === targetValue(t)}>${"wallet" in t ? `${walletLine(t.wallet, d)} · ${formatCredits(t.wallet.balance)}` : `${t.open.label} · no wallet yet`}</option>`)}
             </select>
             <p class="hint">A person or project without a wallet gets one.</p></div>
           <div class="field"><label for="al-amount">Amount (credits)</label>
-            <input id="al-amount" inputmode="decimal" autocomplete="off" required data-testid=${TEST_IDS.credits.allocateAmount}
+            <input id="al-amount" inputmode="decimal" autocomplete="off" required data-testid=${CREDITS_TEST_IDS.allocateAmount}
               aria-describedby="al-amount-hint${this.amountProblem ? " al-amount-problem" : ""}" aria-invalid=${this.amountProblem ? "true" : "false"}
               .value=${this.amount} @input=${(e: Event) => {
                 this.amount = (e.target as HTMLInputElement).value;
@@ -295,13 +296,13 @@ export class BerthAllocationsView extends LitElement {
             <p class="hint" id="al-amount-hint">Such as 25 or 12.5.</p>
             ${this.amountProblem ? html`<p class="problem" id="al-amount-problem">${this.amountProblem}</p>` : nothing}</div>
           <div class="field wide"><label for="al-reason">Reason</label>
-            <input id="al-reason" name="reason" required maxlength="1000" data-testid=${TEST_IDS.credits.allocateReason} aria-describedby="al-reason-hint" />
+            <input id="al-reason" name="reason" required maxlength="1000" data-testid=${CREDITS_TEST_IDS.allocateReason} aria-describedby="al-reason-hint" />
             <p class="hint" id="al-reason-hint">Shown in both wallets' ledgers.</p></div>
         </div>
         ${this.error ? html`<berth-error-panel heading="The credits did not move" .error=${this.error}></berth-error-panel>` : nothing}
         <div class="actions">
-          <button class="primary" type="submit" data-testid=${TEST_IDS.credits.allocateSubmit} ?disabled=${this.busy || !from || !toValue}>${this.busy ? "Moving…" : "Move credits"}</button>
-          <button type="button" @click=${() => this.#swap(fromValue, toValue)} ?disabled=${!canSwap} data-testid=${TEST_IDS.credits.allocateSwap} aria-describedby="al-swap-hint">Swap from and to</button>
+          <button class="primary" type="submit" data-testid=${CREDITS_TEST_IDS.allocateSubmit} ?disabled=${this.busy || !from || !toValue}>${this.busy ? "Moving…" : "Move credits"}</button>
+          <button type="button" @click=${() => this.#swap(fromValue, toValue)} ?disabled=${!canSwap} data-testid=${CREDITS_TEST_IDS.allocateSwap} aria-describedby="al-swap-hint">Swap from and to</button>
           <span class="hint" id="al-swap-hint">To take credits back, swap: the receiver pays.</span>
         </div>
       </form>
@@ -316,17 +317,17 @@ export class BerthAllocationsView extends LitElement {
         ? html`<a href="/credits/wallets/${encodeURIComponent(id)}">${walletLine(w, d)}</a>`
         : html`<a href="/credits/wallets/${encodeURIComponent(id)}"><code>${id}</code></a>`;
     };
-    return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Credit movements"><table data-testid=${TEST_IDS.credits.movementsTable}>
+    return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Credit movements"><table data-testid=${CREDITS_TEST_IDS.movementsTable}>
       <caption class="visually-hidden">Credit movements, newest first</caption>
       <thead><tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col">From</th><th scope="col">To</th>
         <th scope="col" class="num">Amount</th><th scope="col">Reason</th><th scope="col" class="hide-narrow">By</th></tr></thead>
       <tbody>${rows.map(
-        (m) => html`<tr data-testid=${TEST_IDS.credits.movementRow} data-kind=${m.kind}>
+        (m) => html`<tr data-testid=${CREDITS_TEST_IDS.movementRow} data-kind=${m.kind}>
           <td><span title=${formatTime(m.at)}>${formatRelative(m.at)}</span></td>
           <td>${KIND_LABEL[m.kind]}</td>
           <td>${name(m.from_wallet_id)}</td>
           <td>${name(m.to_wallet_id)}</td>
-          <td class="num" data-testid=${TEST_IDS.credits.movementAmount}>${formatCredits(m.amount)}</td>
+          <td class="num" data-testid=${CREDITS_TEST_IDS.movementAmount}>${formatCredits(m.amount)}</td>
           <td class="reason">${m.reason ?? ""}</td>
           <td class="hide-narrow">${m.actor.id ? (m.actor.id === auth.userId ? "You" : (d.users.get(m.actor.id) ?? m.actor.id)) : m.actor.kind}</td>
         </tr>`,
@@ -342,7 +343,7 @@ export class BerthAllocationsView extends LitElement {
       ${creditsNav("allocations", manager)}
       ${
         this.notice
-          ? html`<p class="success" role="status" data-testid=${TEST_IDS.shell.notice}>${this.notice.text}
+          ? html`<p class="success" role="status" data-testid=${SHELL_TEST_IDS.notice}>${this.notice.text}
               <a href="/credits/wallets/${encodeURIComponent(this.notice.walletId)}">See the receiving wallet</a></p>`
           : nothing
       }

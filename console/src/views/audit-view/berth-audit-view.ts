@@ -10,7 +10,7 @@ import { exportAuditLogs, loadAuditLogs } from "../../app/insights.ts";
 import { renderTask } from "../../components/task-states.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { AUDIT_TEST_IDS } from "../../test-ids/audit.ts";
 
 type Query = Operations["listAuditLogs"]["query"];
 
@@ -128,11 +128,11 @@ export class BerthAuditView extends LitElement {
   }
 
   #table(rows: AuditLogEntry[]) {
-    return html`<div class="table-wrap"><table data-testid=${TEST_IDS.audit.table}>
+    return html`<div class="table-wrap"><table data-testid=${AUDIT_TEST_IDS.table}>
       <caption class="visually-hidden">Audit log entries, newest first</caption>
       <thead><tr><th scope="col">When (UTC)</th><th scope="col">Actor</th><th scope="col">Action</th><th scope="col">Resource</th><th scope="col">Outcome</th><th scope="col" class="hide-narrow">From</th><th scope="col" class="hide-narrow">Request</th></tr></thead>
       <tbody>${rows.map(
-        (r) => html`<tr data-testid=${TEST_IDS.audit.row} data-action=${r.action} data-outcome=${r.outcome}>
+        (r) => html`<tr data-testid=${AUDIT_TEST_IDS.row} data-action=${r.action} data-outcome=${r.outcome}>
           <td><time datetime=${r.at}>${r.at.replace("T", " ").slice(0, 19)}</time></td>
           <td>${r.actor.kind === "system" ? html`system <span class="muted">(${r.actor.reason ?? "—"})</span>` : html`${r.actor.id ?? r.actor.kind}${r.actor.id && r.actor.kind !== "user" ? html` <span class="muted">(${r.actor.kind})</span>` : nothing}`}</td>
           <td><code>${r.action}</code></td>
@@ -148,10 +148,10 @@ export class BerthAuditView extends LitElement {
   override render() {
     const f = this.filters;
     return html`<div class="page-head"><h1>Audit log</h1>
-        <button type="button" data-testid=${TEST_IDS.audit.download} ?disabled=${this.downloading} @click=${() => this.#download()}>${this.downloading ? "Preparing CSV…" : "Download CSV"}</button></div>
+        <button type="button" data-testid=${AUDIT_TEST_IDS.download} ?disabled=${this.downloading} @click=${() => this.#download()}>${this.downloading ? "Preparing CSV…" : "Download CSV"}</button></div>
       <p class="muted">Every change made through Berth, and every refused attempt, newest first. The CSV holds the rows these filters select (at most a year and a million rows).</p>
       ${this.error ? html`<berth-error-panel heading="That did not work" .error=${this.error}></berth-error-panel>` : nothing}
-      <form class="filters" role="search" data-testid=${TEST_IDS.audit.filters} @submit=${(e: SubmitEvent) => this.#apply(e)}>
+      <form class="filters" role="search" data-testid=${AUDIT_TEST_IDS.filters} @submit=${(e: SubmitEvent) => this.#apply(e)}>
         <div class="field"><label for="a-from">From</label><input id="a-from" name="from" type="datetime-local" .value=${f.from} /></div>
         <div class="field"><label for="a-to">To</label><input id="a-to" name="to" type="datetime-local" .value=${f.to} /></div>
         <div class="field"><label for="a-actor">Actor id</label><input id="a-actor" name="actor" type="search" .value=${f.actor} /></div>
@@ -161,7 +161,7 @@ export class BerthAuditView extends LitElement {
         <div class="field"><label for="a-outcome">Outcome</label><select id="a-outcome" name="outcome">
           ${(["", "success", "denied", "failed"] as const).map((o) => html`<option value=${o} ?selected=${f.outcome === o}>${o || "Any"}</option>`)}
         </select></div>
-        <div class="field"><button type="submit" data-testid=${TEST_IDS.audit.apply}>Apply</button></div>
+        <div class="field"><button type="submit" data-testid=${AUDIT_TEST_IDS.apply}>Apply</button></div>
       </form>
       ${renderTask(this.#rows, {
         pendingLabel: "Loading the audit log…",
@@ -169,7 +169,7 @@ export class BerthAuditView extends LitElement {
         empty: () =>
           html`<berth-empty-state heading="No entry matches">Widen the range or clear a filter. Organization administrators see their organizations' entries.</berth-empty-state>`,
         complete: (r) =>
-          html`<p class="muted" data-testid=${TEST_IDS.audit.total}>${r.pagination.total_exact ? "" : "about "}${r.pagination.total.toLocaleString("en")} entries</p>${this.#table(r.data)}<berth-pager .page=${r.pagination.page} .size=${r.pagination.size} .total=${r.pagination.total} @berth-page-change=${(e: CustomEvent<{ page: number }>) => (this.pageNo = e.detail.page)}></berth-pager>`,
+          html`<p class="muted" data-testid=${AUDIT_TEST_IDS.total}>${r.pagination.total_exact ? "" : "about "}${r.pagination.total.toLocaleString("en")} entries</p>${this.#table(r.data)}<berth-pager .page=${r.pagination.page} .size=${r.pagination.size} .total=${r.pagination.total} @berth-page-change=${(e: CustomEvent<{ page: number }>) => (this.pageNo = e.detail.page)}></berth-pager>`,
       })}`;
   }
 }

@@ -38,7 +38,7 @@ import { IntentKey } from "../../data/intent-key.ts";
 import { credits } from "../../styles/credits.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { BUDGETS_TEST_IDS } from "../../test-ids/budgets.ts";
 
 type Period = Budget["period"];
 const PERIOD_LABEL: Record<Period, string> = { daily: "Daily", weekly: "Weekly (from Monday)", monthly: "Monthly" };
@@ -197,25 +197,25 @@ export class BerthBudgetsView extends LitElement {
         pendingLabel: "Loading budgets…",
         isEmpty: (r) => r.data.length === 0,
         empty: () =>
-          html`<p class="muted" data-testid=${TEST_IDS.budgets.noBudgets}>No organization you administer has a budget.</p>`,
-        complete: (r) => html`<div class="table-wrap"><table data-testid=${TEST_IDS.budgets.budgets}>
+          html`<p class="muted" data-testid=${BUDGETS_TEST_IDS.noBudgets}>No organization you administer has a budget.</p>`,
+        complete: (r) => html`<div class="table-wrap"><table data-testid=${BUDGETS_TEST_IDS.budgets}>
           <caption class="visually-hidden">Budgets</caption>
           <thead><tr><th scope="col">Organization</th><th scope="col">Period</th><th scope="col" class="num">Budget</th><th scope="col" class="num">Spent</th><th scope="col" class="num">Left</th><th scope="col">Resets</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
           <tbody>${r.data.map(
-            (b) => html`<tr data-testid=${TEST_IDS.budgets.budgetRow} data-organization=${b.organization_id}>
+            (b) => html`<tr data-testid=${BUDGETS_TEST_IDS.budgetRow} data-organization=${b.organization_id}>
               <td>${this.#dir.organizations.get(b.organization_id) ?? b.organization_id}</td>
               <td>${PERIOD_LABEL[b.period]}</td>
               <td class="num">${formatCredits(BigInt(b.amount))}</td>
               <td class="num">${formatCredits(BigInt(b.spent))}</td>
-              <td class="num" data-testid=${TEST_IDS.budgets.budgetLeft}>${formatCredits(BigInt(b.remaining))}</td>
+              <td class="num" data-testid=${BUDGETS_TEST_IDS.budgetLeft}>${formatCredits(BigInt(b.remaining))}</td>
               <td><time datetime=${b.resets_at}>${formatTime(b.resets_at)}</time></td>
-              <td><button type="button" @click=${() => this.#removeBudget(b)} aria-label="Remove the budget of ${this.#dir.organizations.get(b.organization_id) ?? b.organization_id}" data-testid=${TEST_IDS.budgets.removeBudget}>Remove</button></td>
+              <td><button type="button" @click=${() => this.#removeBudget(b)} aria-label="Remove the budget of ${this.#dir.organizations.get(b.organization_id) ?? b.organization_id}" data-testid=${BUDGETS_TEST_IDS.removeBudget}>Remove</button></td>
             </tr>`,
           )}</tbody></table></div>`,
       })}
       ${
         orgs.length > 0
-          ? html`<form @submit=${(e: SubmitEvent) => this.#setBudget(e)} data-testid=${TEST_IDS.budgets.budgetForm}>
+          ? html`<form @submit=${(e: SubmitEvent) => this.#setBudget(e)} data-testid=${BUDGETS_TEST_IDS.budgetForm}>
           <h3>Set a budget</h3>
           <div class="form-grid">
             <div class="field"><label for="b-org">Organization</label><select id="b-org" name="organization">${orgs.map((o) => html`<option value=${o}>${this.#dir.organizations.get(o) ?? o}</option>`)}</select></div>
@@ -223,8 +223,8 @@ export class BerthBudgetsView extends LitElement {
             <div class="field"><label for="b-amount">Budget (credits per period)</label><input id="b-amount" name="amount" inputmode="decimal" autocomplete="off" required aria-describedby="b-amount-hint" />
               <p class="hint" id="b-amount-hint">Replaces the organization's budget if it has one.</p></div>
           </div>
-          ${this.problem?.form === "budget" ? html`<p class="problem" role="alert" data-testid=${TEST_IDS.budgets.budgetProblem}>${this.problem.text}</p>` : nothing}
-          <button class="primary" type="submit" ?disabled=${this.busy} data-testid=${TEST_IDS.budgets.budgetSave}>Set budget</button>
+          ${this.problem?.form === "budget" ? html`<p class="problem" role="alert" data-testid=${BUDGETS_TEST_IDS.budgetProblem}>${this.problem.text}</p>` : nothing}
+          <button class="primary" type="submit" ?disabled=${this.busy} data-testid=${BUDGETS_TEST_IDS.budgetSave}>Set budget</button>
         </form>`
           : nothing
       }
@@ -241,24 +241,24 @@ export class BerthBudgetsView extends LitElement {
       ${renderTask(this.#refills, {
         pendingLabel: "Loading refills…",
         isEmpty: (r) => r.data.length === 0,
-        empty: () => html`<p class="muted" data-testid=${TEST_IDS.budgets.noRefills}>No refill yet.</p>`,
-        complete: (r) => html`<div class="table-wrap"><table data-testid=${TEST_IDS.budgets.refills}>
+        empty: () => html`<p class="muted" data-testid=${BUDGETS_TEST_IDS.noRefills}>No refill yet.</p>`,
+        complete: (r) => html`<div class="table-wrap"><table data-testid=${BUDGETS_TEST_IDS.refills}>
           <caption class="visually-hidden">Refills</caption>
           <thead><tr><th scope="col">Wallet</th><th scope="col">Rule</th><th scope="col">Period</th><th scope="col">Paid by</th><th scope="col">State</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
           <tbody>${r.data.map(
-            (x) => html`<tr data-testid=${TEST_IDS.budgets.refillRow} data-refill-id=${x.id}>
+            (x) => html`<tr data-testid=${BUDGETS_TEST_IDS.refillRow} data-refill-id=${x.id}>
               <td>${this.#walletName(x.wallet_id, wallets)}</td>
               <td>${MODE_LABEL[x.mode]} ${creditsText(x.amount)}</td>
               <td>${PERIOD_LABEL[x.period]}</td>
               <td>${this.#walletName(x.source_wallet_id, wallets)}</td>
-              <td><span class="badge ${x.enabled ? "tone-ok" : "tone-muted"}" data-testid=${TEST_IDS.budgets.refillState}>${x.enabled ? "active" : "paused"}</span></td>
-              <td><button type="button" @click=${() => this.#toggle(x)} data-testid=${TEST_IDS.budgets.refillToggle}>${x.enabled ? "Pause" : "Resume"}</button></td>
+              <td><span class="badge ${x.enabled ? "tone-ok" : "tone-muted"}" data-testid=${BUDGETS_TEST_IDS.refillState}>${x.enabled ? "active" : "paused"}</span></td>
+              <td><button type="button" @click=${() => this.#toggle(x)} data-testid=${BUDGETS_TEST_IDS.refillToggle}>${x.enabled ? "Pause" : "Resume"}</button></td>
             </tr>`,
           )}</tbody></table></div>`,
       })}
       ${
         managed.length > 0
-          ? html`<form @submit=${(e: SubmitEvent) => this.#addRefill(e)} data-testid=${TEST_IDS.budgets.refillForm}>
+          ? html`<form @submit=${(e: SubmitEvent) => this.#addRefill(e)} data-testid=${BUDGETS_TEST_IDS.refillForm}>
           <h3>Add a refill</h3>
           <div class="form-grid">
             <div class="field"><label for="r-wallet">Wallet to refill</label><select id="r-wallet" name="wallet">${managed.map((w) => html`<option value=${w.id}>${walletLine(w, this.#dir)}</option>`)}</select></div>
@@ -267,8 +267,8 @@ export class BerthBudgetsView extends LitElement {
             <div class="field"><label for="r-period">Every</label><select id="r-period" name="period"><option value="monthly">month</option><option value="weekly">week (from Monday)</option><option value="daily">day</option></select></div>
             <div class="field"><label for="r-source">Paid by</label><select id="r-source" name="source"><option value="">The parent wallet (the organization's)</option>${managed.map((w) => html`<option value=${w.id}>${walletLine(w, this.#dir)}</option>`)}</select></div>
           </div>
-          ${this.problem?.form === "refill" ? html`<p class="problem" role="alert" data-testid=${TEST_IDS.budgets.refillProblem}>${this.problem.text}</p>` : nothing}
-          <button class="primary" type="submit" ?disabled=${this.busy} data-testid=${TEST_IDS.budgets.refillSave}>Add refill</button>
+          ${this.problem?.form === "refill" ? html`<p class="problem" role="alert" data-testid=${BUDGETS_TEST_IDS.refillProblem}>${this.problem.text}</p>` : nothing}
+          <button class="primary" type="submit" ?disabled=${this.busy} data-testid=${BUDGETS_TEST_IDS.refillSave}>Add refill</button>
         </form>`
           : nothing
       }
@@ -278,7 +278,7 @@ export class BerthBudgetsView extends LitElement {
   override render() {
     return html`<div class="page-head"><h1>Budgets and refills</h1></div>
       ${creditsNav("budgets", managesCredits(meForCredits()))}
-      ${this.notice ? html`<p class="success" role="status" data-testid=${TEST_IDS.budgets.budgetsNotice}>${this.notice}</p>` : nothing}
+      ${this.notice ? html`<p class="success" role="status" data-testid=${BUDGETS_TEST_IDS.budgetsNotice}>${this.notice}</p>` : nothing}
       ${this.error ? html`<berth-error-panel heading="That did not work" .error=${this.error}></berth-error-panel>` : nothing}
       ${this.#budgetsSection()}${this.#refillsSection()}`;
   }

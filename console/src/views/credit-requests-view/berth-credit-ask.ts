@@ -10,7 +10,7 @@ import { IntentKey } from "../../data/intent-key.ts";
 import { credits } from "../../styles/credits.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { CREDITS_TEST_IDS } from "../../test-ids/credits.ts";
 import { CREDIT_NOTICE, CREDIT_REQUEST_SENT, fire } from "./events.ts";
 
 export class BerthCreditAsk extends LitElement {
@@ -134,10 +134,10 @@ export class BerthCreditAsk extends LitElement {
     const wantedProject = this.askProject || this.query.get("project") || "";
     return html`<section class="card" aria-labelledby="ask-h">
       <h2 id="ask-h">Ask for credits</h2>
-      <form @submit=${(e: SubmitEvent) => this.#ask(e)} data-testid=${TEST_IDS.credits.askForm} novalidate>
+      <form @submit=${(e: SubmitEvent) => this.#ask(e)} data-testid=${CREDITS_TEST_IDS.askForm} novalidate>
         <div class="form-grid">
           <div class="field"><label for="ask-org">Organization</label>
-            <select id="ask-org" name="organization" data-testid=${TEST_IDS.credits.askOrganization} @change=${(
+            <select id="ask-org" name="organization" data-testid=${CREDITS_TEST_IDS.askOrganization} @change=${(
               e: Event,
             ) => {
               this.askOrg = (e.target as HTMLSelectElement).value;
@@ -146,26 +146,26 @@ export class BerthCreditAsk extends LitElement {
               ${orgs.map((id) => html`<option value=${id} ?selected=${id === org}>${d.organizations.get(id) ?? id}</option>`)}
             </select></div>
           <div class="field"><label for="ask-for">For</label>
-            <select id="ask-for" name="project" data-testid=${TEST_IDS.credits.askFor} @change=${(e: Event) => (this.askProject = (e.target as HTMLSelectElement).value)}>
+            <select id="ask-for" name="project" data-testid=${CREDITS_TEST_IDS.askFor} @change=${(e: Event) => (this.askProject = (e.target as HTMLSelectElement).value)}>
               <option value="" ?selected=${!wantedProject}>My own wallet</option>
               ${projects.map((p) => html`<option value=${p.id} ?selected=${p.id === wantedProject}>${p.name} (project wallet)</option>`)}
             </select></div>
           <div class="field"><label for="ask-amount">Amount (credits)</label>
-            <input id="ask-amount" name="amount" inputmode="decimal" autocomplete="off" required data-testid=${TEST_IDS.credits.askAmount}
+            <input id="ask-amount" name="amount" inputmode="decimal" autocomplete="off" required data-testid=${CREDITS_TEST_IDS.askAmount}
               aria-describedby="ask-amount-hint${this.askProblem ? " ask-amount-problem" : ""}" aria-invalid=${this.askProblem ? "true" : "false"}
               .value=${this.askAmount} @input=${(e: Event) => {
                 this.askAmount = (e.target as HTMLInputElement).value;
                 this.askProblem = undefined;
               }} />
             <p class="hint" id="ask-amount-hint">Such as 100 or 12.5.</p>
-            ${this.askProblem ? html`<p class="problem" id="ask-amount-problem" data-testid=${TEST_IDS.credits.askAmountProblem}>${this.askProblem}</p>` : nothing}
+            ${this.askProblem ? html`<p class="problem" id="ask-amount-problem" data-testid=${CREDITS_TEST_IDS.askAmountProblem}>${this.askProblem}</p>` : nothing}
           </div>
           <div class="field wide"><label for="ask-reason">Reason</label>
-            <textarea id="ask-reason" name="reason" required maxlength="1000" data-testid=${TEST_IDS.credits.askReason} aria-describedby="ask-reason-hint"></textarea>
+            <textarea id="ask-reason" name="reason" required maxlength="1000" data-testid=${CREDITS_TEST_IDS.askReason} aria-describedby="ask-reason-hint"></textarea>
             <p class="hint" id="ask-reason-hint">What the credits are for; the administrator who decides reads it.</p></div>
         </div>
         ${this.askError ? html`<berth-error-panel heading="The request was not sent" .error=${this.askError}></berth-error-panel>` : nothing}
-        <button class="primary" type="submit" ?disabled=${this.askBusy} data-testid=${TEST_IDS.credits.askSubmit}>${this.askBusy ? "Sending…" : "Send request"}</button>
+        <button class="primary" type="submit" ?disabled=${this.askBusy} data-testid=${CREDITS_TEST_IDS.askSubmit}>${this.askBusy ? "Sending…" : "Send request"}</button>
       </form>
     </section>`;
   }

@@ -21,7 +21,7 @@ import { IntentKey } from "../../data/intent-key.ts";
 import { credits } from "../../styles/credits.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { CREDITS_TEST_IDS } from "../../test-ids/credits.ts";
 import { CREDIT_DECIDE_CLOSE, CREDIT_NOTICE, CREDIT_REQUEST_DECIDED, fire, requesterName } from "./events.ts";
 
 export class BerthCreditDecide extends LitElement {
@@ -139,7 +139,7 @@ export class BerthCreditDecide extends LitElement {
     const payers = (this.#payers.value?.data ?? []).filter(
       (w) => w.id !== r.wallet_id && w.owner.kind !== "organization" && canManageWallet(w, meForCredits()),
     );
-    return html`<section class="card" aria-labelledby="decide-h" data-testid=${TEST_IDS.credits.decidePanel}>
+    return html`<section class="card" aria-labelledby="decide-h" data-testid=${CREDITS_TEST_IDS.decidePanel}>
       <h2 id="decide-h" tabindex="-1">Decide: ${who} asks for ${creditsText(r.amount)}</h2>
       <p><strong>Reason:</strong> ${r.reason}</p>
       <form novalidate @submit=${(e: SubmitEvent) => {
@@ -148,7 +148,7 @@ export class BerthCreditDecide extends LitElement {
       }}>
         <div class="form-grid">
           <div class="field"><label for="decide-amount">Approve (credits)</label>
-            <input id="decide-amount" name="amount" inputmode="decimal" autocomplete="off" data-testid=${TEST_IDS.credits.decideAmount}
+            <input id="decide-amount" name="amount" inputmode="decimal" autocomplete="off" data-testid=${CREDITS_TEST_IDS.decideAmount}
               aria-describedby="decide-amount-hint${this.decideProblem ? " decide-amount-problem" : ""}" aria-invalid=${this.decideProblem ? "true" : "false"}
               .value=${this.decideAmount} @input=${(e: Event) => {
                 this.decideAmount = (e.target as HTMLInputElement).value;
@@ -158,17 +158,17 @@ export class BerthCreditDecide extends LitElement {
             ${this.decideProblem ? html`<p class="problem" id="decide-amount-problem">${this.decideProblem}</p>` : nothing}
           </div>
           <div class="field wide"><label for="decide-from">Paid from</label>
-            <select id="decide-from" name="from" data-testid=${TEST_IDS.credits.decideFrom}>
+            <select id="decide-from" name="from" data-testid=${CREDITS_TEST_IDS.decideFrom}>
               <option value="">The organization's wallet (${d.organizations.get(r.organization_id) ?? r.organization_id})</option>
               ${payers.map((w) => html`<option value=${w.id}>${walletLine(w, d)} · ${formatCredits(w.spendable)} available</option>`)}
             </select></div>
           <div class="field wide"><label for="decide-note">Note to ${who} (optional)</label>
-            <input id="decide-note" name="note" maxlength="1000" data-testid=${TEST_IDS.credits.decideNote} /></div>
+            <input id="decide-note" name="note" maxlength="1000" data-testid=${CREDITS_TEST_IDS.decideNote} /></div>
         </div>
         ${this.decideError ? html`<berth-error-panel heading="The decision was not recorded" .error=${this.decideError}></berth-error-panel>` : nothing}
         <div class="actions">
-          <button class="primary" type="submit" ?disabled=${this.decideBusy} data-testid=${TEST_IDS.credits.decideApprove}>Approve</button>
-          <button class="danger" type="button" ?disabled=${this.decideBusy} data-testid=${TEST_IDS.credits.decideDeny} @click=${(
+          <button class="primary" type="submit" ?disabled=${this.decideBusy} data-testid=${CREDITS_TEST_IDS.decideApprove}>Approve</button>
+          <button class="danger" type="button" ?disabled=${this.decideBusy} data-testid=${CREDITS_TEST_IDS.decideDeny} @click=${(
             e: Event,
           ) => {
             const form = (e.target as HTMLElement).closest("form");

@@ -27,7 +27,8 @@ import {
 import { credits } from "../../styles/credits.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { CREDITS_TEST_IDS } from "../../test-ids/credits.ts";
+import { SHELL_TEST_IDS } from "../../test-ids/shell.ts";
 import {
   CREDIT_DECIDE_CLOSE,
   CREDIT_NOTICE,
@@ -138,14 +139,14 @@ export class BerthCreditRequestsView extends LitElement {
     const d = this.#directory.value ?? { ...EMPTY_DIRECTORY, me: auth.userId };
     return html`<div class="page-head"><h1>Credit requests</h1></div>
       ${creditsNav("requests", manager)}
-      ${this.notice ? html`<p class="success" role="status" data-testid=${TEST_IDS.shell.notice}>${this.notice}</p>` : nothing}
+      ${this.notice ? html`<p class="success" role="status" data-testid=${SHELL_TEST_IDS.notice}>${this.notice}</p>` : nothing}
       ${this.error ? html`<berth-error-panel heading="That did not work" .error=${this.error}></berth-error-panel>` : nothing}
       ${this.deciding ? html`<berth-credit-decide .request=${this.deciding} .directory=${d}></berth-credit-decide>` : nothing}
       <berth-credit-ask .directory=${d} .query=${this.query}></berth-credit-ask>
       <h2>${manager && f.status === "pending" ? "Waiting for a decision" : "Requests"}</h2>
       <div class="filters" role="search" aria-label="Filter requests">
         <div class="field"><label for="r-status">Status</label>
-          <select id="r-status" data-testid=${TEST_IDS.credits.filterStatus} @change=${(e: Event) => this.#set({ status: (e.target as HTMLSelectElement).value as RequestsFilter["status"] })}>
+          <select id="r-status" data-testid=${CREDITS_TEST_IDS.filterStatus} @change=${(e: Event) => this.#set({ status: (e.target as HTMLSelectElement).value as RequestsFilter["status"] })}>
             <option value="any" ?selected=${f.status === "any"}>Any status</option>
             ${REQUEST_STATUSES.map((s) => html`<option value=${s} ?selected=${f.status === s}>${STATUS_LABEL[s]}</option>`)}
           </select></div>

@@ -26,7 +26,7 @@ import {
 import { credits } from "../../styles/credits.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { CREDITS_TEST_IDS } from "../../test-ids/credits.ts";
 
 const PAGE_SIZE = 20;
 
@@ -75,13 +75,13 @@ export class BerthCreditsView extends LitElement {
     const kinds = Object.entries(OWNER_KIND_LABEL).filter(([k]) => k !== "system" || auth.isSuperAdmin);
     return html`<div class="filters" role="search" aria-label="Filter wallets">
       <div class="field"><label for="w-org">Organization</label>
-        <select id="w-org" data-testid=${TEST_IDS.credits.filterOrganization} @change=${(e: Event) => this.#set({ organization: (e.target as HTMLSelectElement).value })}>
+        <select id="w-org" data-testid=${CREDITS_TEST_IDS.filterOrganization} @change=${(e: Event) => this.#set({ organization: (e.target as HTMLSelectElement).value })}>
           <option value="" ?selected=${!f.organization}>All I can see</option>
           ${[...d.organizations].map(([id, name]) => html`<option value=${id} ?selected=${f.organization === id}>${name}</option>`)}
           ${f.organization && !d.organizations.has(f.organization) ? html`<option value=${f.organization} selected>${f.organization}</option>` : nothing}
         </select></div>
       <div class="field"><label for="w-kind">Owner</label>
-        <select id="w-kind" data-testid=${TEST_IDS.credits.filterOwnerKind} @change=${(e: Event) => this.#set({ kind: (e.target as HTMLSelectElement).value as WalletsFilter["kind"] })}>
+        <select id="w-kind" data-testid=${CREDITS_TEST_IDS.filterOwnerKind} @change=${(e: Event) => this.#set({ kind: (e.target as HTMLSelectElement).value as WalletsFilter["kind"] })}>
           <option value="" ?selected=${!f.kind}>Anyone</option>
           ${kinds.map(([k, label]) => html`<option value=${k} ?selected=${f.kind === k}>${label}</option>`)}
         </select></div>
@@ -89,16 +89,16 @@ export class BerthCreditsView extends LitElement {
   }
 
   #table(rows: Wallet[], d: Directory) {
-    return html`<div class="table-wrap"><table data-testid=${TEST_IDS.credits.walletsTable}>
+    return html`<div class="table-wrap"><table data-testid=${CREDITS_TEST_IDS.walletsTable}>
       <caption class="visually-hidden">Wallets</caption>
       <thead><tr><th scope="col">Wallet</th><th scope="col">Owner</th><th scope="col" class="hide-narrow">Organization</th>
         <th scope="col" class="num">Balance</th><th scope="col" class="num hide-narrow">Can spend now</th></tr></thead>
       <tbody>${rows.map(
-        (w) => html`<tr data-testid=${TEST_IDS.credits.walletRow} data-wallet-id=${w.id}>
-          <td><a href="/credits/wallets/${encodeURIComponent(w.id)}" data-testid=${TEST_IDS.credits.walletLink}>${walletName(w, d)}</a><br /><code class="muted">${w.id}</code></td>
+        (w) => html`<tr data-testid=${CREDITS_TEST_IDS.walletRow} data-wallet-id=${w.id}>
+          <td><a href="/credits/wallets/${encodeURIComponent(w.id)}" data-testid=${CREDITS_TEST_IDS.walletLink}>${walletName(w, d)}</a><br /><code class="muted">${w.id}</code></td>
           <td>${OWNER_KIND_LABEL[w.owner.kind]}</td>
           <td class="hide-narrow">${w.organization_id ? (d.organizations.get(w.organization_id) ?? w.organization_id) : "—"}</td>
-          <td class="num ${isNegative(w.balance) ? "negative" : ""}" data-testid=${TEST_IDS.credits.walletBalance}>${formatCredits(w.balance)}</td>
+          <td class="num ${isNegative(w.balance) ? "negative" : ""}" data-testid=${CREDITS_TEST_IDS.walletBalance}>${formatCredits(w.balance)}</td>
           <td class="num hide-narrow">${formatCredits(w.spendable)}</td>
         </tr>`,
       )}</tbody>
@@ -112,7 +112,7 @@ export class BerthCreditsView extends LitElement {
     return html`<div class="page-head">
         <h1>Credits</h1>
         <span class="spacer"></span>
-        <a class="button" href="/credits/requests" data-testid=${TEST_IDS.credits.askForCredits}>Ask for credits</a>
+        <a class="button" href="/credits/requests" data-testid=${CREDITS_TEST_IDS.askForCredits}>Ask for credits</a>
         ${manager ? html`<a class="button primary" href="/credits/allocations">Allocate credits</a>` : nothing}
       </div>
       ${creditsNav("wallets", manager)}

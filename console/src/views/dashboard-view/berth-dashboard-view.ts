@@ -15,7 +15,7 @@ import { renderTask } from "../../components/task-states.ts";
 import { formatCredits, formatDuration, formatRelative } from "../../data/format.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { DASHBOARD_TEST_IDS } from "../../test-ids/dashboard.ts";
 
 const RANGES: [PanelRange, string][] = [
   ["1h", "Last hour"],
@@ -119,16 +119,16 @@ export class BerthDashboardView extends LitElement {
     const sessionList = (rows: Dashboard["me"]["running"], what: string) =>
       rows.length === 0
         ? html`<p class="muted">No ${what} sessions.</p>`
-        : html`<ul data-testid=${TEST_IDS.dashboard.list(what)}>${rows.map(
+        : html`<ul data-testid=${DASHBOARD_TEST_IDS.list(what)}>${rows.map(
             (s) =>
               html`<li><a href="/sessions/${encodeURIComponent(s.id)}">${s.name ?? s.id}</a> · ${s.gpu_count} × ${s.gpu_model}${s.since ? html` · ${what} ${formatRelative(s.since)}` : nothing}</li>`,
           )}</ul>`;
-    return html`<dl class="tiles" data-testid=${TEST_IDS.dashboard.me}>
-        <div class="tile"><dt>Running sessions</dt><dd data-testid=${TEST_IDS.dashboard.tileRunning}>${me.running.length}</dd></div>
-        <div class="tile"><dt>Paused sessions</dt><dd data-testid=${TEST_IDS.dashboard.tilePaused}>${me.paused.length}</dd></div>
-        <div class="tile"><dt>GPU-hours this month</dt><dd data-testid=${TEST_IDS.dashboard.tileGpuHours}>${me.period.gpu_hours.toFixed(1)}</dd></div>
-        <div class="tile"><dt>Credits spent this month</dt><dd data-testid=${TEST_IDS.dashboard.tileSpent}>${formatCredits(me.period.credits_spent)}</dd></div>
-        <div class="tile"><dt>Your balance</dt><dd data-testid=${TEST_IDS.dashboard.tileBalance}>${formatCredits(me.balance)}<small>${
+    return html`<dl class="tiles" data-testid=${DASHBOARD_TEST_IDS.me}>
+        <div class="tile"><dt>Running sessions</dt><dd data-testid=${DASHBOARD_TEST_IDS.tileRunning}>${me.running.length}</dd></div>
+        <div class="tile"><dt>Paused sessions</dt><dd data-testid=${DASHBOARD_TEST_IDS.tilePaused}>${me.paused.length}</dd></div>
+        <div class="tile"><dt>GPU-hours this month</dt><dd data-testid=${DASHBOARD_TEST_IDS.tileGpuHours}>${me.period.gpu_hours.toFixed(1)}</dd></div>
+        <div class="tile"><dt>Credits spent this month</dt><dd data-testid=${DASHBOARD_TEST_IDS.tileSpent}>${formatCredits(me.period.credits_spent)}</dd></div>
+        <div class="tile"><dt>Your balance</dt><dd data-testid=${DASHBOARD_TEST_IDS.tileBalance}>${formatCredits(me.balance)}<small>${
           me.days_left === null
             ? "nothing running draws on it"
             : html`lasts ${formatDuration(Math.round(me.days_left * 86_400))} at ${formatCredits(me.hourly_rate)}/h`
@@ -144,8 +144,8 @@ export class BerthDashboardView extends LitElement {
     const a = d.admin;
     if (!a) return nothing;
     return html`<h2>What you administer</h2>
-      <dl class="tiles" data-testid=${TEST_IDS.dashboard.admin}>
-        <div class="tile"><dt>Queued</dt><dd data-testid=${TEST_IDS.dashboard.tileQueue}>${a.queue.depth}<small>${
+      <dl class="tiles" data-testid=${DASHBOARD_TEST_IDS.admin}>
+        <div class="tile"><dt>Queued</dt><dd data-testid=${DASHBOARD_TEST_IDS.tileQueue}>${a.queue.depth}<small>${
           a.queue.oldest_wait_seconds === null
             ? "nobody waits"
             : html`oldest waits ${formatDuration(a.queue.oldest_wait_seconds)}`
@@ -153,7 +153,7 @@ export class BerthDashboardView extends LitElement {
         ${a.sessions_by_phase.map((p) => html`<div class="tile"><dt>${p.phase}</dt><dd>${p.count}</dd></div>`)}
         ${
           a.nodes
-            ? html`<div class="tile"><dt>Nodes cordoned / not ready</dt><dd data-testid=${TEST_IDS.dashboard.tileNodes}>${a.nodes.cordoned} / ${a.nodes.not_ready}</dd></div>`
+            ? html`<div class="tile"><dt>Nodes cordoned / not ready</dt><dd data-testid=${DASHBOARD_TEST_IDS.tileNodes}>${a.nodes.cordoned} / ${a.nodes.not_ready}</dd></div>`
             : nothing
         }
         ${a.storage ? this.#storage(a.storage) : nothing}
@@ -163,7 +163,7 @@ export class BerthDashboardView extends LitElement {
         ${
           a.spend.length === 0
             ? html`<p class="muted">Nothing charged yet this month.</p>`
-            : html`<div class="table-wrap"><table data-testid=${TEST_IDS.dashboard.spend}>
+            : html`<div class="table-wrap"><table data-testid=${DASHBOARD_TEST_IDS.spend}>
               <caption class="visually-hidden">Credits spent this month</caption>
               <thead><tr><th scope="col">Organization</th><th scope="col">Project</th><th scope="col" class="num">GPU-hours</th><th scope="col" class="num">Credits</th></tr></thead>
               <tbody>${a.spend.map(
@@ -177,26 +177,26 @@ export class BerthDashboardView extends LitElement {
   #storage(s: NonNullable<NonNullable<Dashboard["admin"]>["storage"]>) {
     const label = s.shared_across_clusters ? "Storage (shared across clusters)" : "Storage (largest pool)";
     if (s.status !== "ok" || s.available_gb === null)
-      return html`<div class="tile" data-testid=${TEST_IDS.dashboard.tileStorage}><dt>${label}</dt><dd>—<small>${
+      return html`<div class="tile" data-testid=${DASHBOARD_TEST_IDS.tileStorage}><dt>${label}</dt><dd>—<small>${
         s.status === "no_pools"
           ? "no storage pool yet"
           : s.status === "unavailable"
             ? "pools cannot be read now"
             : "capacity unknown"
       }</small></dd></div>`;
-    return html`<div class="tile" data-testid=${TEST_IDS.dashboard.tileStorage}><dt>${label}</dt><dd>${Math.round(s.available_gb)} GB free<small>of ${Math.round(s.total_gb ?? 0)} GB in ${s.pool} (${s.source})${
+    return html`<div class="tile" data-testid=${DASHBOARD_TEST_IDS.tileStorage}><dt>${label}</dt><dd>${Math.round(s.available_gb)} GB free<small>of ${Math.round(s.total_gb ?? 0)} GB in ${s.pool} (${s.source})${
       s.pools > 1 ? `; ${s.pools} pools, never added together` : ""
     }</small></dd></div>`;
   }
 
   #fleet(rows: NonNullable<NonNullable<Dashboard["admin"]>["fleet"]>) {
     return html`<section class="card"><h2>GPUs by cluster and model</h2>
-      <div class="table-wrap"><table data-testid=${TEST_IDS.dashboard.fleet}>
+      <div class="table-wrap"><table data-testid=${DASHBOARD_TEST_IDS.fleet}>
         <caption class="visually-hidden">GPUs by cluster and model</caption>
         <thead><tr><th scope="col">Cluster</th><th scope="col">Model</th><th scope="col" class="num">Total</th><th scope="col" class="num">Allocated</th><th scope="col" class="num">Free</th><th scope="col" class="num">Allocated but idle</th></tr></thead>
         <tbody>${rows.map(
           (r) =>
-            html`<tr data-testid=${TEST_IDS.dashboard.fleetRow}><td><a href="/admin/clusters/${encodeURIComponent(r.cluster_id)}">${r.cluster_name}</a></td><td>${r.gpu_model}</td><td class="num">${r.total}</td><td class="num">${r.allocated}</td><td class="num">${r.free}</td><td class="num ${r.allocated_idle > 0 ? "idle" : ""}">${r.allocated_idle}</td></tr>`,
+            html`<tr data-testid=${DASHBOARD_TEST_IDS.fleetRow}><td><a href="/admin/clusters/${encodeURIComponent(r.cluster_id)}">${r.cluster_name}</a></td><td>${r.gpu_model}</td><td class="num">${r.total}</td><td class="num">${r.allocated}</td><td class="num">${r.free}</td><td class="num ${r.allocated_idle > 0 ? "idle" : ""}">${r.allocated_idle}</td></tr>`,
         )}</tbody>
       </table></div>
       <p class="muted">Idle: allocated GPUs whose sessions averaged under 5 % utilisation over the last 15 minutes.</p>
@@ -214,7 +214,7 @@ export class BerthDashboardView extends LitElement {
         ? ["Your organizations' GPUs", "The GPUs of your organizations' sessions, by cluster."]
         : ["Your sessions' GPUs", "The GPUs your own sessions hold, by cluster; not the rest of the fleet."];
     return html`<h2>${heading}</h2>
-      <p class="muted" data-testid=${TEST_IDS.dashboard.chartsScope}>${whose}</p>
+      <p class="muted" data-testid=${DASHBOARD_TEST_IDS.chartsScope}>${whose}</p>
       <div class="filters">
         <div class="field"><label for="d-range">Range</label>
           <select id="d-range" @change=${(e: Event) => (this.range = (e.target as HTMLSelectElement).value as PanelRange)}>

@@ -14,9 +14,7 @@ import { gpus, hours, reclaimState, type ShareRow, share, shareRows, weighted } 
 import { formatTime } from "../../data/format.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
-
-const T = TEST_IDS.fairShare;
+import { FAIR_SHARE_TEST_IDS as T } from "../../test-ids/fair-share.ts";
 
 const LEVEL_LABEL = { organization: "Organization", project: "Project", user: "User" } as const;
 

@@ -24,7 +24,7 @@ import { renderTask } from "../../components/task-states.ts";
 import { formatBytes, formatTime } from "../../data/format.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { IMAGES_TEST_IDS } from "../../test-ids/images.ts";
 
 const STATE_LABEL: Record<PrivateImage["state"], string> = {
   importing: "Importing",
@@ -172,13 +172,13 @@ export class BerthImagesView extends LitElement {
   }
 
   #buildsTable(rows: ImageBuild[]) {
-    return html`<div class="table-wrap"><table data-testid=${TEST_IDS.images.buildsTable}>
+    return html`<div class="table-wrap"><table data-testid=${IMAGES_TEST_IDS.buildsTable}>
       <caption class="visually-hidden">Your builds</caption>
       <thead><tr><th scope="col">Build</th><th scope="col">State</th><th scope="col">Started</th><th scope="col">Actions</th></tr></thead>
       <tbody>${rows.map(
-        (b) => html`<tr data-testid=${TEST_IDS.images.buildRow} data-build-id=${b.id} data-state=${b.state}>
+        (b) => html`<tr data-testid=${IMAGES_TEST_IDS.buildRow} data-build-id=${b.id} data-state=${b.state}>
           <td><code>${b.id}</code>${b.base_image ? html`<br /><small class="muted">from ${b.base_image}</small>` : nothing}</td>
-          <td data-testid=${TEST_IDS.images.buildState}>${b.state}${b.failure_reason ? html`<br /><small>${b.failure_reason}</small>` : nothing}</td>
+          <td data-testid=${IMAGES_TEST_IDS.buildState}>${b.state}${b.failure_reason ? html`<br /><small>${b.failure_reason}</small>` : nothing}</td>
           <td>${formatTime(b.created_at)}</td>
           <td class="actions">
             <button type="button" @click=${() => (this.following = b.id)} aria-pressed=${this.following === b.id ? "true" : "false"} aria-label="Log of ${b.id}">Log</button>
@@ -213,24 +213,24 @@ export class BerthImagesView extends LitElement {
 
   #progress(img: PrivateImage) {
     if (img.state === "failed")
-      return html`<span data-testid=${TEST_IDS.images.imageFailure}>${img.failure?.reason ?? "failed"}</span>`;
+      return html`<span data-testid=${IMAGES_TEST_IDS.imageFailure}>${img.failure?.reason ?? "failed"}</span>`;
     if (img.state === "ready") return html`${formatBytes(img.size_bytes)}`;
     const { bytes_copied: done, bytes_total: total } = img.progress;
     return total
-      ? html`<progress data-testid=${TEST_IDS.images.imageProgress} max=${total} value=${done} aria-label="Copied ${formatBytes(done)} of ${formatBytes(total)}"></progress>
+      ? html`<progress data-testid=${IMAGES_TEST_IDS.imageProgress} max=${total} value=${done} aria-label="Copied ${formatBytes(done)} of ${formatBytes(total)}"></progress>
           <small>${formatBytes(done)} of ${formatBytes(total)}</small>`
       : html`<small>Resolving…</small>`;
   }
 
   #mineTable(rows: PrivateImage[]) {
-    return html`<div class="table-wrap"><table data-testid=${TEST_IDS.images.myImagesTable}>
+    return html`<div class="table-wrap"><table data-testid=${IMAGES_TEST_IDS.myImagesTable}>
       <caption class="visually-hidden">Your private images</caption>
       <thead><tr><th scope="col">Image</th><th scope="col">From</th><th scope="col">State</th><th scope="col">Size / progress</th><th scope="col">Added</th><th scope="col">Actions</th></tr></thead>
       <tbody>${rows.map(
-        (i) => html`<tr data-testid=${TEST_IDS.images.myImageRow} data-image-id=${i.id} data-state=${i.state}>
+        (i) => html`<tr data-testid=${IMAGES_TEST_IDS.myImageRow} data-image-id=${i.id} data-state=${i.state}>
           <td><strong>${i.display_name}</strong><br /><small class="muted">${i.kind}</small>${i.image ? html`<br /><code class="muted">${i.image}</code>` : nothing}</td>
           <td><code>${i.source_reference ?? "build"}</code></td>
-          <td data-testid=${TEST_IDS.images.myImageState}>${STATE_LABEL[i.state]}</td>
+          <td data-testid=${IMAGES_TEST_IDS.myImageState}>${STATE_LABEL[i.state]}</td>
           <td>${this.#progress(i)}</td>
           <td>${formatTime(i.created_at)}</td>
           <td class="actions"><button type="button" class="danger" @click=${() => this.#delete(i)} aria-label="Delete ${i.display_name}">Delete</button></td>
@@ -239,11 +239,11 @@ export class BerthImagesView extends LitElement {
   }
 
   #catalogTable(rows: Image[]) {
-    return html`<div class="table-wrap"><table data-testid=${TEST_IDS.images.catalogImagesTable}>
+    return html`<div class="table-wrap"><table data-testid=${IMAGES_TEST_IDS.catalogImagesTable}>
       <caption class="visually-hidden">Catalog images</caption>
       <thead><tr><th scope="col">Image</th><th scope="col">Kind</th><th scope="col">Reference</th></tr></thead>
       <tbody>${rows.map(
-        (i) => html`<tr data-testid=${TEST_IDS.images.catalogImageRow} data-image=${i.name}>
+        (i) => html`<tr data-testid=${IMAGES_TEST_IDS.catalogImageRow} data-image=${i.name}>
           <td><strong>${i.display_name}</strong>${i.description ? html`<br /><small class="muted">${i.description}</small>` : nothing}</td>
           <td>${i.kind}</td><td><code>${i.image}</code></td></tr>`,
       )}</tbody></table></div>`;
@@ -255,9 +255,9 @@ export class BerthImagesView extends LitElement {
       <p>Bring your own environment: import an image from a public registry as your private image. Sessions pull it from Berth's registry by digest.</p>
       ${this.notice ? html`<p class="success" role="status">${this.notice}</p>` : nothing}
       ${this.error ? html`<berth-error-panel heading="That did not work" .error=${this.error}></berth-error-panel>` : nothing}
-      <form style="margin:1rem 0" @submit=${this.#import} aria-label="Import an image" data-testid=${TEST_IDS.images.importForm}>
+      <form style="margin:1rem 0" @submit=${this.#import} aria-label="Import an image" data-testid=${IMAGES_TEST_IDS.importForm}>
         <div class="row">
-          <div style="flex:3;min-width:16rem"><label for="i-ref">Image reference</label><input id="i-ref" name="reference" required maxlength="1024" placeholder="docker.io/library/python:3.12" data-testid=${TEST_IDS.images.importReference} /></div>
+          <div style="flex:3;min-width:16rem"><label for="i-ref">Image reference</label><input id="i-ref" name="reference" required maxlength="1024" placeholder="docker.io/library/python:3.12" data-testid=${IMAGES_TEST_IDS.importReference} /></div>
           <div style="flex:1;min-width:8rem"><label for="i-name">Name (optional)</label><input id="i-name" name="name" maxlength="128" pattern="[a-z0-9]+([._-][a-z0-9]+)*" /></div>
           <div style="flex:1;min-width:6rem"><label for="i-tag">Tag (optional)</label><input id="i-tag" name="tag" maxlength="128" /></div>
           <div style="flex:1;min-width:8rem"><label for="i-kind">Opens as</label><select id="i-kind" name="kind"><option value="jupyterlab">JupyterLab</option><option value="code-server">Code editor</option><option value="terminal">Terminal</option></select></div>
@@ -267,10 +267,10 @@ export class BerthImagesView extends LitElement {
               : nothing
           }
         </div>
-        <button class="primary" type="submit" ?disabled=${this.busy} data-testid=${TEST_IDS.images.importSubmit}>Import</button>
+        <button class="primary" type="submit" ?disabled=${this.busy} data-testid=${IMAGES_TEST_IDS.importSubmit}>Import</button>
       </form>
       <h2>Build from a Dockerfile</h2>
-      <form style="margin:1rem 0" @submit=${this.#build} aria-label="Build an image" data-testid=${TEST_IDS.images.buildForm}>
+      <form style="margin:1rem 0" @submit=${this.#build} aria-label="Build an image" data-testid=${IMAGES_TEST_IDS.buildForm}>
         <label for="b-file">Dockerfile (ARG BASE_IMAGE names the base image, when you choose one)</label>
         <textarea id="b-file" name="dockerfile" required rows="6" style="width:100%;font-family:var(--berth-font-mono)" placeholder="ARG BASE_IMAGE&#10;FROM $BASE_IMAGE&#10;RUN pip install numpy"></textarea>
         <div class="row">
@@ -284,7 +284,7 @@ export class BerthImagesView extends LitElement {
               : nothing
           }
         </div>
-        <button class="primary" type="submit" ?disabled=${this.busy} data-testid=${TEST_IDS.images.buildSubmit}>Build</button>
+        <button class="primary" type="submit" ?disabled=${this.busy} data-testid=${IMAGES_TEST_IDS.buildSubmit}>Build</button>
       </form>
       ${renderTask(this.#builds, {
         pendingLabel: "Loading your builds…",
@@ -308,7 +308,7 @@ export class BerthImagesView extends LitElement {
         empty: () =>
           html`<berth-empty-state heading="No image of your own yet">Import one above; it counts against your ${this.#mine.value?.limit ?? 20}.</berth-empty-state>`,
         complete: (r) =>
-          html`<p class="muted" data-testid=${TEST_IDS.images.imageCount}>${r.count} of ${r.limit} private images used (failed ones do not count).</p>${this.#mineTable(r.data)}`,
+          html`<p class="muted" data-testid=${IMAGES_TEST_IDS.imageCount}>${r.count} of ${r.limit} private images used (failed ones do not count).</p>${this.#mineTable(r.data)}`,
       })}
       <h2>Catalog</h2>
       ${renderTask(this.#catalog, {

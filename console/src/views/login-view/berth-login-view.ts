@@ -7,7 +7,7 @@ import { login } from "../../app/account.ts";
 import { pathFor, safeNext } from "../../router/routes.ts";
 import { authCard } from "../../styles/forms.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { LOGIN_TEST_IDS } from "../../test-ids/login.ts";
 
 export class BerthLoginView extends LitElement {
   static override styles = [tokens, shared, authCard];
@@ -64,28 +64,28 @@ export class BerthLoginView extends LitElement {
     const expired = auth.lastSignOut === "expired" || auth.lastSignOut === "revoked";
     const b = branding.current;
     return html`<div class="auth">
-      ${b.logo ? html`<img class="auth-logo" src=${b.logo} alt="${b.product_name} logo" data-testid=${TEST_IDS.login.loginLogo} />` : nothing}
-      <h1 data-testid=${TEST_IDS.login.loginHeading}>Sign in to ${b.product_name}</h1>
+      ${b.logo ? html`<img class="auth-logo" src=${b.logo} alt="${b.product_name} logo" data-testid=${LOGIN_TEST_IDS.loginLogo} />` : nothing}
+      <h1 data-testid=${LOGIN_TEST_IDS.loginHeading}>Sign in to ${b.product_name}</h1>
       ${
         expired
-          ? html`<p class="notice" role="status" data-testid=${TEST_IDS.login.expiredNotice}>Your sign-in expired. Sign in again to continue where you were.</p>`
+          ? html`<p class="notice" role="status" data-testid=${LOGIN_TEST_IDS.expiredNotice}>Your sign-in expired. Sign in again to continue where you were.</p>`
           : this.next
             ? html`<p class="notice" role="status">Sign in to continue.</p>`
             : nothing
       }
-      <form class="card" @submit=${this.#submit} data-testid=${TEST_IDS.login.loginForm}>
+      <form class="card" @submit=${this.#submit} data-testid=${LOGIN_TEST_IDS.loginForm}>
         <div class="field">
           <label for="email">Email</label>
-          <input id="email" name="email" type="email" autocomplete="username" required autofocus data-testid=${TEST_IDS.login.loginEmail} />
+          <input id="email" name="email" type="email" autocomplete="username" required autofocus data-testid=${LOGIN_TEST_IDS.loginEmail} />
         </div>
         <div class="field">
           <label for="password">Password</label>
-          <input id="password" name="password" type="password" autocomplete="current-password" required data-testid=${TEST_IDS.login.loginPassword} />
+          <input id="password" name="password" type="password" autocomplete="current-password" required data-testid=${LOGIN_TEST_IDS.loginPassword} />
         </div>
         ${this.error ? html`<berth-error-panel heading="Sign-in failed" .error=${this.error}></berth-error-panel>` : nothing}
-        <button class="primary" type="submit" ?disabled=${this.busy} data-testid=${TEST_IDS.login.loginSubmit}>${this.busy ? "Signing in…" : "Sign in"}</button>
+        <button class="primary" type="submit" ?disabled=${this.busy} data-testid=${LOGIN_TEST_IDS.loginSubmit}>${this.busy ? "Signing in…" : "Sign in"}</button>
       </form>
-      ${b.signup !== "closed" ? html`<p class="below">New here? <a href="/signup" data-testid=${TEST_IDS.login.signupLink}>Create an account</a>${b.signup === "approval" ? " (an administrator approves it)" : ""}</p>` : nothing}
+      ${b.signup !== "closed" ? html`<p class="below">New here? <a href="/signup" data-testid=${LOGIN_TEST_IDS.signupLink}>Create an account</a>${b.signup === "approval" ? " (an administrator approves it)" : ""}</p>` : nothing}
     </div>`;
   }
 }

@@ -11,7 +11,7 @@ import { loadNotificationPreferences, setNotificationPreference } from "../../ap
 import { renderTask } from "../../components/task-states.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { NOTIFICATION_SETTINGS_TEST_IDS } from "../../test-ids/notification-settings.ts";
 
 type Preference = NotificationPreferences["data"][number];
 
@@ -65,17 +65,17 @@ export class BerthNotificationSettingsView extends LitElement {
 
   #row(p: Preference) {
     const id = `pref-${p.kind.replace(/[^a-z0-9]/gi, "-")}`;
-    return html`<li data-testid=${TEST_IDS.notifications.preference} data-kind=${p.kind} ?data-critical=${p.critical}>
+    return html`<li data-testid=${NOTIFICATION_SETTINGS_TEST_IDS.preference} data-kind=${p.kind} ?data-critical=${p.critical}>
       <input type="checkbox" role="switch" id=${id} .checked=${live(p.enabled || p.critical)}
         .disabled=${live(p.critical || this.saving !== undefined)}
         aria-describedby="${id}-why"
         @change=${(e: Event) => void this.#toggle(p, (e.target as HTMLInputElement).checked)}
-        data-testid=${TEST_IDS.notifications.preferenceSwitch} />
+        data-testid=${NOTIFICATION_SETTINGS_TEST_IDS.preferenceSwitch} />
       <div class="text">
         <label for=${id} class="kind">${p.description}</label>
         <p class="muted" id="${id}-why">
           <code>${p.kind}</code> ·
-          ${p.critical ? html`<span data-testid=${TEST_IDS.notifications.alwaysOn}>Always on: it says a session stopped or failed, or something needs you now, so it cannot be turned off.</span>` : p.enabled ? "On" : "Off"}
+          ${p.critical ? html`<span data-testid=${NOTIFICATION_SETTINGS_TEST_IDS.alwaysOn}>Always on: it says a session stopped or failed, or something needs you now, so it cannot be turned off.</span>` : p.enabled ? "On" : "Off"}
         </p>
       </div>
     </li>`;
@@ -84,13 +84,13 @@ export class BerthNotificationSettingsView extends LitElement {
   override render() {
     return html`<div class="page-head"><h1>Notification settings</h1></div>
       <p class="muted">Choose which kinds of notification reach your bell. Turning a kind off stops new ones; the ones you have stay.</p>
-      ${this.saved ? html`<p class="success" role="status" data-testid=${TEST_IDS.notifications.preferencesSaved}>Saved. ${this.saved}</p>` : nothing}
+      ${this.saved ? html`<p class="success" role="status" data-testid=${NOTIFICATION_SETTINGS_TEST_IDS.preferencesSaved}>Saved. ${this.saved}</p>` : nothing}
       ${this.error ? html`<berth-error-panel heading="Not saved" .error=${this.error}></berth-error-panel>` : nothing}
       <section class="card" aria-labelledby="h-kinds">
         <h2 id="h-kinds">Kinds</h2>
         ${renderTask(this.#prefs, {
           complete: (r) =>
-            html`<ul data-testid=${TEST_IDS.notifications.preferences}>${r.data.filter((p) => p.applies_to_me).map((p) => this.#row(p))}</ul>`,
+            html`<ul data-testid=${NOTIFICATION_SETTINGS_TEST_IDS.preferences}>${r.data.filter((p) => p.applies_to_me).map((p) => this.#row(p))}</ul>`,
         })}
       </section>`;
   }

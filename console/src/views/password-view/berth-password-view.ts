@@ -8,7 +8,7 @@ import { passwordProblems } from "../../data/password.ts";
 import { safeNext } from "../../router/routes.ts";
 import { authCard } from "../../styles/forms.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { LOGIN_TEST_IDS } from "../../test-ids/login.ts";
 
 export class BerthPasswordView extends LitElement {
   static override styles = [tokens, shared, authCard];
@@ -58,33 +58,33 @@ export class BerthPasswordView extends LitElement {
       <h1>Change your password</h1>
       ${
         forced
-          ? html`<p class="notice" role="status" data-testid=${TEST_IDS.login.forcedPasswordNotice}>
+          ? html`<p class="notice" role="status" data-testid=${LOGIN_TEST_IDS.forcedPasswordNotice}>
             This account must change its password before it can use Berth. Nothing else is available until you do.
           </p>`
           : nothing
       }
-      <form class="card" @submit=${this.#submit} data-testid=${TEST_IDS.login.passwordForm} novalidate>
+      <form class="card" @submit=${this.#submit} data-testid=${LOGIN_TEST_IDS.passwordForm} novalidate>
         <input type="text" name="username" autocomplete="username" value=${auth.email ?? ""} hidden />
         <div class="field">
           <label for="current">Current password</label>
-          <input id="current" name="current" type="password" autocomplete="current-password" required autofocus data-testid=${TEST_IDS.login.passwordCurrent} />
+          <input id="current" name="current" type="password" autocomplete="current-password" required autofocus data-testid=${LOGIN_TEST_IDS.passwordCurrent} />
         </div>
         <div class="field">
           <label for="new">New password</label>
-          <input id="new" name="new" type="password" autocomplete="new-password" required minlength="12" aria-describedby="new-hint" data-testid=${TEST_IDS.login.passwordNew} />
+          <input id="new" name="new" type="password" autocomplete="new-password" required minlength="12" aria-describedby="new-hint" data-testid=${LOGIN_TEST_IDS.passwordNew} />
           <p class="hint" id="new-hint">At least 12 characters, different from the current one.</p>
         </div>
         <div class="field">
           <label for="repeat">New password again</label>
-          <input id="repeat" name="repeat" type="password" autocomplete="new-password" required data-testid=${TEST_IDS.login.passwordRepeat} />
+          <input id="repeat" name="repeat" type="password" autocomplete="new-password" required data-testid=${LOGIN_TEST_IDS.passwordRepeat} />
         </div>
         ${
           this.problems.length
-            ? html`<ul role="alert" class="problems" data-testid=${TEST_IDS.login.passwordProblems}>${this.problems.map((p) => html`<li>${p}</li>`)}</ul>`
+            ? html`<ul role="alert" class="problems" data-testid=${LOGIN_TEST_IDS.passwordProblems}>${this.problems.map((p) => html`<li>${p}</li>`)}</ul>`
             : nothing
         }
         ${this.error ? html`<berth-error-panel heading="The password was not changed" .error=${this.error}></berth-error-panel>` : nothing}
-        <button class="primary" type="submit" ?disabled=${this.busy} data-testid=${TEST_IDS.login.passwordSubmit}>${this.busy ? "Saving…" : "Change password"}</button>
+        <button class="primary" type="submit" ?disabled=${this.busy} data-testid=${LOGIN_TEST_IDS.passwordSubmit}>${this.busy ? "Saving…" : "Change password"}</button>
       </form>
     </div>`;
   }

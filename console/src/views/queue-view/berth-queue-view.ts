@@ -14,7 +14,7 @@ import { renderTask } from "../../components/task-states.ts";
 import { formatRelative } from "../../data/format.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { QUEUE_TEST_IDS } from "../../test-ids/queue.ts";
 
 export class BerthQueueView extends LitElement {
   static override styles = [tokens, shared, page];
@@ -87,16 +87,16 @@ export class BerthQueueView extends LitElement {
   }
 
   #table(rows: QueueEntry[]) {
-    return html`<div class="table-wrap"><table data-testid=${TEST_IDS.queue.table}>
+    return html`<div class="table-wrap"><table data-testid=${QUEUE_TEST_IDS.table}>
       <caption class="visually-hidden">Queued sessions</caption>
       <thead><tr><th scope="col">Position</th><th scope="col">Session</th><th scope="col">Waiting for</th><th scope="col">Why</th><th scope="col" class="hide-narrow">Since</th><th scope="col">Priority</th><th scope="col">Actions</th></tr></thead>
       <tbody>${rows.map((q) => {
         const s = q.session;
-        return html`<tr data-testid=${TEST_IDS.queue.row} data-session-id=${s.id}>
-          <td><strong data-testid=${TEST_IDS.queue.position}>#${q.position}</strong></td>
+        return html`<tr data-testid=${QUEUE_TEST_IDS.row} data-session-id=${s.id}>
+          <td><strong data-testid=${QUEUE_TEST_IDS.position}>#${q.position}</strong></td>
           <td><a href="/sessions/${encodeURIComponent(s.id)}">${s.name ?? s.resource_name}</a>${s.owner_id !== auth.userId ? html`<br /><span class="muted">${s.owner_id}</span>` : nothing}</td>
           <td>${s.gpu_count} × ${s.gpu_model}${s.cluster_pin ? html`<br /><span class="muted">on ${s.cluster_pin}</span>` : nothing}</td>
-          <td data-testid=${TEST_IDS.queue.reason}>${q.reason}</td>
+          <td data-testid=${QUEUE_TEST_IDS.reason}>${q.reason}</td>
           <td class="hide-narrow">${formatRelative(q.waiting_since)}</td>
           <td><form class="row" @submit=${(e: SubmitEvent) => this.#priority(e, q)}>
             <label class="visually-hidden" for="prio-${s.id}">Priority of ${s.name ?? s.id}</label>

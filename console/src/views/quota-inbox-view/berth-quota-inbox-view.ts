@@ -27,7 +27,8 @@ import {
 import { credits } from "../../styles/credits.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { QUOTA_INBOX_TEST_IDS } from "../../test-ids/quota-inbox.ts";
+import { SHELL_TEST_IDS } from "../../test-ids/shell.ts";
 
 const PAGE_SIZE = 20;
 
@@ -136,7 +137,7 @@ export class BerthQuotaInboxView extends LitElement {
   }
 
   #panel(r: QuotaRequest, d: Directory) {
-    return html`<section class="card" aria-labelledby="decide-h" data-testid=${TEST_IDS.quotaInbox.decidePanel}>
+    return html`<section class="card" aria-labelledby="decide-h" data-testid=${QUOTA_INBOX_TEST_IDS.decidePanel}>
       <h2 id="decide-h" tabindex="-1">Decide: ${this.#who(r, d)} asks for more</h2>
       <p><strong>Where:</strong> ${d.organizations.get(r.organization_id) ?? r.organization_id}${
         r.scope === "project" && r.project_id
@@ -151,7 +152,7 @@ export class BerthQuotaInboxView extends LitElement {
         <div class="form-grid">
           ${Object.entries(r.asked).map(
             ([name, want]) => html`<div class="field"><label for="grant-${name}">${limitLabel(name)}</label>
-              <input id="grant-${name}" inputmode="numeric" autocomplete="off" data-testid=${TEST_IDS.quotaInbox.grant(name)} .value=${this.grants[name] ?? ""}
+              <input id="grant-${name}" inputmode="numeric" autocomplete="off" data-testid=${QUOTA_INBOX_TEST_IDS.grant(name)} .value=${this.grants[name] ?? ""}
                 aria-invalid=${this.problem?.limit === name ? "true" : "false"}
                 aria-describedby="grant-${name}-hint${this.problem?.limit === name ? " grant-problem" : ""}"
                 @input=${(e: Event) => {
@@ -159,16 +160,16 @@ export class BerthQuotaInboxView extends LitElement {
                   this.problem = undefined;
                 }} />
               <p class="hint" id="grant-${name}-hint">Now ${r.current[name] ?? "no limit"}; asked ${want}. Lower grants part; empty grants none of it.</p>
-              ${this.problem?.limit === name ? html`<p class="problem" id="grant-problem" data-testid=${TEST_IDS.quotaInbox.grantProblem}>${this.problem.text}</p>` : nothing}
+              ${this.problem?.limit === name ? html`<p class="problem" id="grant-problem" data-testid=${QUOTA_INBOX_TEST_IDS.grantProblem}>${this.problem.text}</p>` : nothing}
             </div>`,
           )}
           <div class="field wide"><label for="decide-note">Note to ${this.#who(r, d)} (optional)</label>
-            <input id="decide-note" name="note" maxlength="1000" data-testid=${TEST_IDS.quotaInbox.note} /></div>
+            <input id="decide-note" name="note" maxlength="1000" data-testid=${QUOTA_INBOX_TEST_IDS.note} /></div>
         </div>
         ${this.decideError ? html`<berth-error-panel heading="The decision was not recorded" .error=${this.decideError}></berth-error-panel>` : nothing}
         <div class="actions">
-          <button class="primary" type="submit" ?disabled=${this.busy} data-testid=${TEST_IDS.quotaInbox.approve}>Approve</button>
-          <button class="danger" type="button" ?disabled=${this.busy} data-testid=${TEST_IDS.quotaInbox.deny} @click=${(
+          <button class="primary" type="submit" ?disabled=${this.busy} data-testid=${QUOTA_INBOX_TEST_IDS.approve}>Approve</button>
+          <button class="danger" type="button" ?disabled=${this.busy} data-testid=${QUOTA_INBOX_TEST_IDS.deny} @click=${(
             e: Event,
           ) => {
             const form = (e.target as HTMLElement).closest("form");
@@ -181,12 +182,12 @@ export class BerthQuotaInboxView extends LitElement {
   }
 
   #table(rows: QuotaRequest[], d: Directory) {
-    return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Quota requests to decide"><table data-testid=${TEST_IDS.quotaInbox.table}>
+    return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Quota requests to decide"><table data-testid=${QUOTA_INBOX_TEST_IDS.table}>
       <caption class="visually-hidden">Quota requests to decide</caption>
       <thead><tr><th scope="col">Asked</th><th scope="col">By</th><th scope="col">Where</th><th scope="col">Limits</th>
         <th scope="col">Reason</th><th scope="col">Status</th><th scope="col">Actions</th></tr></thead>
       <tbody>${rows.map(
-        (r) => html`<tr data-testid=${TEST_IDS.quotaInbox.row} data-request-id=${r.id} data-status=${r.status}>
+        (r) => html`<tr data-testid=${QUOTA_INBOX_TEST_IDS.row} data-request-id=${r.id} data-status=${r.status}>
           <td><span title=${formatTime(r.created_at)}>${formatRelative(r.created_at)}</span></td>
           <td>${this.#who(r, d)}</td>
           <td>${d.organizations.get(r.organization_id) ?? r.organization_id}<br /><span class="muted">${
@@ -196,10 +197,10 @@ export class BerthQuotaInboxView extends LitElement {
           }</span></td>
           <td>${askedLines(r.asked, r.current, r.granted).map((l) => html`${l}<br />`)}</td>
           <td class="reason">${r.reason}${r.decision_note ? html`<br /><span class="muted">Note: ${r.decision_note}</span>` : nothing}</td>
-          <td><span class="badge ${QUOTA_STATUS_TONE[r.status]}" data-testid=${TEST_IDS.quotaInbox.status}>${QUOTA_STATUS_LABEL[r.status]}</span></td>
+          <td><span class="badge ${QUOTA_STATUS_TONE[r.status]}" data-testid=${QUOTA_INBOX_TEST_IDS.status}>${QUOTA_STATUS_LABEL[r.status]}</span></td>
           <td>${
             r.can_decide
-              ? html`<button type="button" class="primary" @click=${() => this.#open(r)} data-testid=${TEST_IDS.quotaInbox.decide} aria-label="Decide the request of ${this.#who(r, d)}">Decide</button>`
+              ? html`<button type="button" class="primary" @click=${() => this.#open(r)} data-testid=${QUOTA_INBOX_TEST_IDS.decide} aria-label="Decide the request of ${this.#who(r, d)}">Decide</button>`
               : html`<span class="muted">—</span>`
           }</td>
         </tr>`,
@@ -210,11 +211,11 @@ export class BerthQuotaInboxView extends LitElement {
   override render() {
     const d = this.#directory.value ?? { ...EMPTY_DIRECTORY, me: auth.userId };
     return html`<div class="page-head"><h1>Quota requests</h1><a href="/quotas">Your own limits</a></div>
-      ${this.notice ? html`<p class="success" role="status" data-testid=${TEST_IDS.shell.notice}>${this.notice}</p>` : nothing}
+      ${this.notice ? html`<p class="success" role="status" data-testid=${SHELL_TEST_IDS.notice}>${this.notice}</p>` : nothing}
       ${this.deciding ? this.#panel(this.deciding, d) : nothing}
       <div class="filters" role="search" aria-label="Filter requests">
         <div class="field"><label for="i-status">Status</label>
-          <select id="i-status" data-testid=${TEST_IDS.quotaInbox.filterStatus} @change=${(e: Event) => {
+          <select id="i-status" data-testid=${QUOTA_INBOX_TEST_IDS.filterStatus} @change=${(e: Event) => {
             this.status = (e.target as HTMLSelectElement).value as QuotaStatus | "any";
             this.pageNo = 1;
           }}>

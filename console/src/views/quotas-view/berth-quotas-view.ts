@@ -18,7 +18,8 @@ import { askedLines, limitLabel, QUOTA_STATUS_LABEL, QUOTA_STATUS_TONE } from ".
 import { credits } from "../../styles/credits.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { QUOTAS_TEST_IDS } from "../../test-ids/quotas.ts";
+import { SHELL_TEST_IDS } from "../../test-ids/shell.ts";
 
 type Limit = EffectiveLimits["limits"][number];
 
@@ -162,14 +163,14 @@ export class BerthQuotasView extends LitElement {
     const orgs = this.#orgs();
     return html`<div class="filters" role="group" aria-label="Where">
       <div class="field"><label for="q-org">Organization</label>
-        <select id="q-org" data-testid=${TEST_IDS.quotas.organization} @change=${(e: Event) => {
+        <select id="q-org" data-testid=${QUOTAS_TEST_IDS.organization} @change=${(e: Event) => {
           this.org = (e.target as HTMLSelectElement).value;
           this.project = "";
         }}>
           ${orgs.map((id) => html`<option value=${id} ?selected=${id === this.#org()}>${names.organizations.get(id) ?? id}</option>`)}
         </select></div>
       <div class="field"><label for="q-project">Project</label>
-        <select id="q-project" data-testid=${TEST_IDS.quotas.project} @change=${(e: Event) => (this.project = (e.target as HTMLSelectElement).value)}>
+        <select id="q-project" data-testid=${QUOTAS_TEST_IDS.project} @change=${(e: Event) => (this.project = (e.target as HTMLSelectElement).value)}>
           <option value="" ?selected=${!this.project}>No project</option>
           ${this.#projects().map((id) => html`<option value=${id} ?selected=${id === this.project}>${names.projects.get(id) ?? id}</option>`)}
         </select></div>
@@ -177,28 +178,28 @@ export class BerthQuotasView extends LitElement {
   }
 
   #limitsTable(e: EffectiveLimits) {
-    return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Your limits"><table data-testid=${TEST_IDS.quotas.limitsTable}>
+    return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Your limits"><table data-testid=${QUOTAS_TEST_IDS.limitsTable}>
       <caption class="visually-hidden">Your limits here</caption>
       <thead><tr><th scope="col">Limit</th><th scope="col" class="num">Limit value</th><th scope="col" class="num">In use</th>
         <th scope="col" class="num">Headroom</th><th scope="col">Set by</th><th scope="col">Actions</th></tr></thead>
       <tbody>${e.limits.map(
-        (l) => html`<tr data-testid=${TEST_IDS.quotas.limitRow} data-limit=${l.name}>
+        (l) => html`<tr data-testid=${QUOTAS_TEST_IDS.limitRow} data-limit=${l.name}>
           <th scope="row">${limitLabel(l.name)}</th>
-          <td class="num" data-testid=${TEST_IDS.quotas.limitValue}>${l.value ?? html`<span class="muted">no limit</span>`}</td>
+          <td class="num" data-testid=${QUOTAS_TEST_IDS.limitValue}>${l.value ?? html`<span class="muted">no limit</span>`}</td>
           <td class="num">${l.used ?? html`<span class="muted">—</span>`}</td>
-          <td class="num" data-testid=${TEST_IDS.quotas.limitHeadroom}>${
+          <td class="num" data-testid=${QUOTAS_TEST_IDS.limitHeadroom}>${
             l.headroom === null
               ? html`<span class="muted">—</span>`
               : html`<span class=${l.headroom === 0 ? "tone-bad" : ""}>${l.headroom}</span>`
           }</td>
-          <td data-testid=${TEST_IDS.quotas.limitPolicy}>${
+          <td data-testid=${QUOTAS_TEST_IDS.limitPolicy}>${
             l.policy
               ? html`<span class="mono">${l.policy}</span>${l.scope && l.scope !== l.policy ? html`<br /><span class="muted">${l.scope}</span>` : nothing}`
               : html`<span class="muted">no policy</span>`
           }</td>
           <td>${
             l.requestable && l.value !== null && (l.requestable === "user" || this.project)
-              ? html`<button type="button" @click=${() => this.#startAsk(l)} data-testid=${TEST_IDS.quotas.askMore(l.name)} aria-label="Ask for more: ${limitLabel(l.name)}">Ask for more</button>`
+              ? html`<button type="button" @click=${() => this.#startAsk(l)} data-testid=${QUOTAS_TEST_IDS.askMore(l.name)} aria-label="Ask for more: ${limitLabel(l.name)}">Ask for more</button>`
               : html`<span class="muted">—</span>`
           }</td>
         </tr>`,
@@ -214,10 +215,10 @@ export class BerthQuotasView extends LitElement {
     const chosen = limits.find((l) => l.name === this.askLimit);
     return html`<section class="card" aria-labelledby="ask-h">
       <h2 id="ask-h">Ask for more</h2>
-      <form novalidate data-testid=${TEST_IDS.quotas.askForm} @submit=${(ev: SubmitEvent) => this.#ask(ev, limits)}>
+      <form novalidate data-testid=${QUOTAS_TEST_IDS.askForm} @submit=${(ev: SubmitEvent) => this.#ask(ev, limits)}>
         <div class="form-grid">
           <div class="field"><label for="ask-limit">Limit</label>
-            <select id="ask-limit" data-testid=${TEST_IDS.quotas.askLimit} @change=${(ev: Event) => {
+            <select id="ask-limit" data-testid=${QUOTAS_TEST_IDS.askLimit} @change=${(ev: Event) => {
               this.askLimit = (ev.target as HTMLSelectElement).value;
               this.askProblem = undefined;
             }}>
@@ -225,31 +226,31 @@ export class BerthQuotasView extends LitElement {
               ${limits.map((l) => html`<option value=${l.name} ?selected=${l.name === this.askLimit}>${limitLabel(l.name)} (now ${l.value})</option>`)}
             </select></div>
           <div class="field"><label for="ask-value">New value</label>
-            <input id="ask-value" inputmode="numeric" autocomplete="off" data-testid=${TEST_IDS.quotas.askValue} .value=${this.askValue}
+            <input id="ask-value" inputmode="numeric" autocomplete="off" data-testid=${QUOTAS_TEST_IDS.askValue} .value=${this.askValue}
               aria-invalid=${this.askProblem ? "true" : "false"} aria-describedby="ask-value-hint${this.askProblem ? " ask-problem" : ""}"
               @input=${(ev: Event) => {
                 this.askValue = (ev.target as HTMLInputElement).value;
                 this.askProblem = undefined;
               }} />
             <p class="hint" id="ask-value-hint">${chosen ? `Now ${chosen.value}${chosen.requestable === "project" ? ", shared by the project" : ""}.` : "More than you have now."}</p>
-            ${this.askProblem ? html`<p class="problem" id="ask-problem" data-testid=${TEST_IDS.quotas.askProblem}>${this.askProblem}</p>` : nothing}</div>
+            ${this.askProblem ? html`<p class="problem" id="ask-problem" data-testid=${QUOTAS_TEST_IDS.askProblem}>${this.askProblem}</p>` : nothing}</div>
           <div class="field wide"><label for="ask-why">Reason</label>
-            <textarea id="ask-why" name="reason" required maxlength="2000" data-testid=${TEST_IDS.quotas.askReason} aria-describedby="ask-why-hint"></textarea>
+            <textarea id="ask-why" name="reason" required maxlength="2000" data-testid=${QUOTAS_TEST_IDS.askReason} aria-describedby="ask-why-hint"></textarea>
             <p class="hint" id="ask-why-hint">What you need it for; the administrator who decides reads it.</p></div>
         </div>
         ${this.askError ? html`<berth-error-panel heading="The request was not sent" .error=${this.askError}></berth-error-panel>` : nothing}
-        <button class="primary" type="submit" ?disabled=${this.askBusy} data-testid=${TEST_IDS.quotas.askSend}>${this.askBusy ? "Sending…" : "Send request"}</button>
+        <button class="primary" type="submit" ?disabled=${this.askBusy} data-testid=${QUOTAS_TEST_IDS.askSend}>${this.askBusy ? "Sending…" : "Send request"}</button>
       </form>
     </section>`;
   }
 
   #mineTable(rows: QuotaRequest[], names: Directory) {
-    return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Your requests"><table data-testid=${TEST_IDS.quotas.myRequests}>
+    return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Your requests"><table data-testid=${QUOTAS_TEST_IDS.myRequests}>
       <caption class="visually-hidden">Your quota requests</caption>
       <thead><tr><th scope="col">Asked</th><th scope="col">Where</th><th scope="col">Limits</th><th scope="col">Reason</th>
         <th scope="col">Status</th><th scope="col">Actions</th></tr></thead>
       <tbody>${rows.map(
-        (r) => html`<tr data-testid=${TEST_IDS.quotas.requestRow} data-request-id=${r.id} data-status=${r.status}>
+        (r) => html`<tr data-testid=${QUOTAS_TEST_IDS.requestRow} data-request-id=${r.id} data-status=${r.status}>
           <td><span title=${formatTime(r.created_at)}>${formatRelative(r.created_at)}</span></td>
           <td>${names.organizations.get(r.organization_id) ?? r.organization_id}${
             r.scope === "project" && r.project_id
@@ -258,8 +259,8 @@ export class BerthQuotasView extends LitElement {
           }</td>
           <td>${askedLines(r.asked, r.current, r.granted).map((l) => html`${l}<br />`)}</td>
           <td class="reason">${r.reason}${r.decision_note ? html`<br /><span class="muted">Note: ${r.decision_note}</span>` : nothing}</td>
-          <td><span class="badge ${QUOTA_STATUS_TONE[r.status]}" data-testid=${TEST_IDS.quotas.requestStatus}>${QUOTA_STATUS_LABEL[r.status]}</span></td>
-          <td>${r.status === "pending" ? html`<button type="button" @click=${() => this.#withdraw(r)} data-testid=${TEST_IDS.quotas.withdraw}>Withdraw</button>` : html`<span class="muted">—</span>`}</td>
+          <td><span class="badge ${QUOTA_STATUS_TONE[r.status]}" data-testid=${QUOTAS_TEST_IDS.requestStatus}>${QUOTA_STATUS_LABEL[r.status]}</span></td>
+          <td>${r.status === "pending" ? html`<button type="button" @click=${() => this.#withdraw(r)} data-testid=${QUOTAS_TEST_IDS.withdraw}>Withdraw</button>` : html`<span class="muted">—</span>`}</td>
         </tr>`,
       )}</tbody>
     </table></div>`;
@@ -272,10 +273,10 @@ export class BerthQuotasView extends LitElement {
         <berth-empty-state heading="You belong to no organization">Limits apply where you work; an administrator adds you to an organization.</berth-empty-state>`;
     return html`<div class="page-head"><h1>Limits</h1>${
       this.decides
-        ? html`<a class="button" href="/quotas/requests" data-testid=${TEST_IDS.quotas.inboxLink}>Requests to decide</a>`
+        ? html`<a class="button" href="/quotas/requests" data-testid=${QUOTAS_TEST_IDS.inboxLink}>Requests to decide</a>`
         : nothing
     }</div>
-      ${this.notice ? html`<p class="success" role="status" data-testid=${TEST_IDS.shell.notice}>${this.notice}</p>` : nothing}
+      ${this.notice ? html`<p class="success" role="status" data-testid=${SHELL_TEST_IDS.notice}>${this.notice}</p>` : nothing}
       ${this.error ? html`<berth-error-panel heading="That did not work" .error=${this.error}></berth-error-panel>` : nothing}
       ${this.#place(d)}
       ${renderTask(this.#effective, {

@@ -32,7 +32,7 @@ import { timeline } from "../../data/timeline.ts";
 import { tierLabel } from "../../data/wizard.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { SESSION_TEST_IDS } from "../../test-ids/session.ts";
 import { styles } from "./styles.ts";
 
 type ConnectKind = "lab" | "terminal" | "code";
@@ -182,13 +182,13 @@ export class BerthSessionDetailView extends LitElement {
     const suspended = state?.state === "suspended" ? suspendedText(state.missing) : undefined;
     return html`${
       idle
-        ? html`<div class="card warning" role="status" data-testid=${TEST_IDS.session.idleWarning}>
-          <strong>Idle: this session will be paused <span data-testid=${TEST_IDS.session.idleCountdown}>${countdown(idle.deadline, now)}</span></strong>
+        ? html`<div class="card warning" role="status" data-testid=${SESSION_TEST_IDS.idleWarning}>
+          <strong>Idle: this session will be paused <span data-testid=${SESSION_TEST_IDS.idleCountdown}>${countdown(idle.deadline, now)}</span></strong>
           (at ${formatTime(idle.deadline)}). Nothing has used it since ${formatTime(idle.since)}: no GPU work, no typing, no busy kernel.
           Pausing frees its GPU and stops billing; files on volumes are kept.
           ${
             s.owner_id === auth.userId
-              ? html`<button type="button" class="primary" ?disabled=${this.keeping} @click=${() => this.#keepRunning(s)} data-testid=${TEST_IDS.session.keepRunning}>${this.keeping ? "Keeping it running…" : "Keep running"}</button>`
+              ? html`<button type="button" class="primary" ?disabled=${this.keeping} @click=${() => this.#keepRunning(s)} data-testid=${SESSION_TEST_IDS.keepRunning}>${this.keeping ? "Keeping it running…" : "Keep running"}</button>`
               : nothing
           }
         </div>`
@@ -196,22 +196,22 @@ export class BerthSessionDetailView extends LitElement {
     }
       ${
         limit
-          ? html`<div class="card warning" role="status" data-testid=${TEST_IDS.session.runtimeWarning}>
+          ? html`<div class="card warning" role="status" data-testid=${SESSION_TEST_IDS.runtimeWarning}>
             <strong>Time limit: this session will be paused <span>${countdown(limit.deadline, now)}</span></strong> (at ${formatTime(limit.deadline)}), when it reaches its maximum running time. Save your work; resume it afterwards to start a new period.
           </div>`
           : nothing
       }
-      ${suspended ? html`<p class="card" role="status" data-testid=${TEST_IDS.session.idleSuspended} data-missing=${this.#idle.value?.missing.join(",") ?? ""}>${suspended}</p>` : nothing}
+      ${suspended ? html`<p class="card" role="status" data-testid=${SESSION_TEST_IDS.idleSuspended} data-missing=${this.#idle.value?.missing.join(",") ?? ""}>${suspended}</p>` : nothing}
       ${this.#capacity(s, now)}
-      ${paused ? html`<p class="card" data-testid=${TEST_IDS.session.pauseReason}>${paused}</p>` : nothing}
+      ${paused ? html`<p class="card" data-testid=${SESSION_TEST_IDS.pauseReason}>${paused}</p>` : nothing}
       ${this.keepError ? html`<berth-error-panel heading="It could not be kept running" .error=${this.keepError}></berth-error-panel>` : nothing}`;
   }
 
   #etaText() {
     const e = this.#eta.value;
     if (!e) return nothing;
-    return html`<span data-testid=${TEST_IDS.session.queueEta} data-method=${e.method}>Estimate: ${e.message} (as of ${formatTime(e.as_of)}).${
-      e.hint ? html` <span data-testid=${TEST_IDS.session.queueEtaHint}>${e.hint.message}</span>` : nothing
+    return html`<span data-testid=${SESSION_TEST_IDS.queueEta} data-method=${e.method}>Estimate: ${e.message} (as of ${formatTime(e.as_of)}).${
+      e.hint ? html` <span data-testid=${SESSION_TEST_IDS.queueEtaHint}>${e.hint.message}</span>` : nothing
     }</span>`;
   }
 
@@ -221,13 +221,13 @@ export class BerthSessionDetailView extends LitElement {
     if (!notice) return nothing;
     const pending = notice.pending;
     if (pending && !pending.paused_at && s.phase === "Running")
-      return html`<div class="card warning" role="status" data-testid=${TEST_IDS.session.reclaimWarning}>
-        <strong>Reclaimed: this borrowed session will be paused <span data-testid=${TEST_IDS.session.reclaimCountdown}>${countdown(pending.pause_at, now)}</span></strong>
+      return html`<div class="card warning" role="status" data-testid=${SESSION_TEST_IDS.reclaimWarning}>
+        <strong>Reclaimed: this borrowed session will be paused <span data-testid=${SESSION_TEST_IDS.reclaimCountdown}>${countdown(pending.pause_at, now)}</span></strong>
         (at ${formatTime(pending.pause_at)}). ${pending.reason} Save your work; files on volumes are kept, and it resumes ahead of new work when room returns.
       </div>`;
     if (pending?.paused_at)
-      return html`<p class="card" role="status" data-testid=${TEST_IDS.session.reclaimPaused}>Paused at ${formatTime(pending.paused_at)} to give its borrowed GPU back: ${pending.reason} It resumes ahead of new work when room returns, if its credits cover a minimum run (as your own resume would need).</p>`;
-    return html`<p class="card" data-testid=${TEST_IDS.session.reclaimNotice}>${notice.message}</p>`;
+      return html`<p class="card" role="status" data-testid=${SESSION_TEST_IDS.reclaimPaused}>Paused at ${formatTime(pending.paused_at)} to give its borrowed GPU back: ${pending.reason} It resumes ahead of new work when room returns, if its credits cover a minimum run (as your own resume would need).</p>`;
+    return html`<p class="card" data-testid=${SESSION_TEST_IDS.reclaimNotice}>${notice.message}</p>`;
   }
 
   async #connect(kind: ConnectKind): Promise<void> {
@@ -253,23 +253,23 @@ export class BerthSessionDetailView extends LitElement {
   #header(s: Session) {
     const allowed = new Set(s.allowed_actions);
     return html`<div class="page-head">
-        <h1 data-testid=${TEST_IDS.session.name}>${s.name ?? s.resource_name}</h1>
-        <berth-phase-badge .phase=${s.phase} data-testid=${TEST_IDS.session.phase}></berth-phase-badge>
+        <h1 data-testid=${SESSION_TEST_IDS.name}>${s.name ?? s.resource_name}</h1>
+        <berth-phase-badge .phase=${s.phase} data-testid=${SESSION_TEST_IDS.phase}></berth-phase-badge>
         <span class="spacer"></span>
         <div class="actions" role="group" aria-label="Session actions">
           ${(["pause", "resume", "restart", "terminate"] as const)
             .filter((a) => allowed.has(a))
             .map(
               (a) =>
-                html`<button type="button" class=${a === "terminate" || a === "restart" ? "danger" : ""} ?disabled=${!!this.acting} @click=${() => this.#act(s, a)} data-testid=${TEST_IDS.session.action(a)}
+                html`<button type="button" class=${a === "terminate" || a === "restart" ? "danger" : ""} ?disabled=${!!this.acting} @click=${() => this.#act(s, a)} data-testid=${SESSION_TEST_IDS.action(a)}
                   title=${a === "pause" ? "Stops the pod and billing and returns the GPU; files on volumes are kept" : ""}>${this.acting === a ? `${ACTION_LABEL[a]}…` : ACTION_LABEL[a]}</button>`,
             )}
         </div>
       </div>
-      <p class="muted" data-testid=${TEST_IDS.session.phaseHelp}>${phaseHelp(s.phase)}${s.message ? html` ${s.message}` : nothing}</p>
+      <p class="muted" data-testid=${SESSION_TEST_IDS.phaseHelp}>${phaseHelp(s.phase)}${s.message ? html` ${s.message}` : nothing}</p>
       ${
         s.queue
-          ? html`<div class="card queue" role="status" data-testid=${TEST_IDS.session.queueInfo}>
+          ? html`<div class="card queue" role="status" data-testid=${SESSION_TEST_IDS.queueInfo}>
             <strong>#${s.queue.position} in the queue</strong> for ${tierLabel({ ...s, slice_memory_mib: s.gpu_slice_memory_mib, fraction: s.gpu_fraction })}${s.cluster_pin ? html` on ${s.cluster_pin}` : nothing}. ${s.queue.reason}
             ${this.#etaText()}
             <a href="/queue">See the queue</a>
@@ -288,7 +288,7 @@ export class BerthSessionDetailView extends LitElement {
         running
           ? html`<div class="actions">${(["lab", "terminal", "code"] as const).map(
               (k) =>
-                html`<button type="button" class=${k === "lab" ? "primary" : ""} @click=${() => this.#connect(k)} data-testid=${TEST_IDS.session.connect(k)}>${CONNECT_LABEL[k]}<span class="visually-hidden"> (opens in a new tab)</span></button>`,
+                html`<button type="button" class=${k === "lab" ? "primary" : ""} @click=${() => this.#connect(k)} data-testid=${SESSION_TEST_IDS.connect(k)}>${CONNECT_LABEL[k]}<span class="visually-hidden"> (opens in a new tab)</span></button>`,
             )}</div>`
           : html`<p class="muted">Connect links work while the session is Running.</p>`
       }
@@ -301,12 +301,12 @@ export class BerthSessionDetailView extends LitElement {
       <h2 id="facts-h">Details</h2>
       <dl class="facts">
         <dt>Id</dt><dd><code>${s.id}</code></dd>
-        <dt>Cluster</dt><dd data-testid=${TEST_IDS.session.cluster}>${s.cluster_id ?? "—"}${s.cluster_pin ? html` <span class="muted">(pinned to ${s.cluster_pin})</span>` : nothing}</dd>
-        <dt>Node</dt><dd data-testid=${TEST_IDS.session.node}>${s.node ?? "—"}</dd>
-        <dt>GPU</dt><dd data-testid=${TEST_IDS.session.gpu}>${tierLabel({ ...s, slice_memory_mib: s.gpu_slice_memory_mib, fraction: s.gpu_fraction, mig_profile: s.gpu_mig_profile })}</dd>
-        <dt>Card</dt><dd data-testid=${TEST_IDS.session.cards}>${s.gpu_cards?.length ? s.gpu_cards.join(", ") : "—"}</dd>
+        <dt>Cluster</dt><dd data-testid=${SESSION_TEST_IDS.cluster}>${s.cluster_id ?? "—"}${s.cluster_pin ? html` <span class="muted">(pinned to ${s.cluster_pin})</span>` : nothing}</dd>
+        <dt>Node</dt><dd data-testid=${SESSION_TEST_IDS.node}>${s.node ?? "—"}</dd>
+        <dt>GPU</dt><dd data-testid=${SESSION_TEST_IDS.gpu}>${tierLabel({ ...s, slice_memory_mib: s.gpu_slice_memory_mib, fraction: s.gpu_fraction, mig_profile: s.gpu_mig_profile })}</dd>
+        <dt>Card</dt><dd data-testid=${SESSION_TEST_IDS.cards}>${s.gpu_cards?.length ? s.gpu_cards.join(", ") : "—"}</dd>
         <dt>Offering</dt><dd>${s.offering} · ${formatCredits(s.hourly_credit_rate)} credits/hour</dd>
-        <dt>Capacity</dt><dd data-testid=${TEST_IDS.session.capacityClass} data-class=${s.capacity_class}>${
+        <dt>Capacity</dt><dd data-testid=${SESSION_TEST_IDS.capacityClass} data-class=${s.capacity_class}>${
           s.capacity_class === "borrowed"
             ? `Borrowed: charged at the borrowed rate, ${s.rate_multiplier}× the offering's (${formatCredits(Math.round(Number(s.hourly_credit_rate) * s.rate_multiplier))} credits/hour); may be reclaimed after a warning`
             : "Guaranteed: charged at the offering's rate; never reclaimed"
@@ -322,7 +322,7 @@ export class BerthSessionDetailView extends LitElement {
   }
 
   #mountsPanel() {
-    return html`<section class="card" aria-labelledby="mounts-h" data-testid=${TEST_IDS.session.mounts}>
+    return html`<section class="card" aria-labelledby="mounts-h" data-testid=${SESSION_TEST_IDS.mounts}>
       <h2 id="mounts-h">Volumes</h2>
       ${renderTask(this.#mounts, {
         pendingLabel: "Loading its volumes…",
@@ -333,7 +333,7 @@ export class BerthSessionDetailView extends LitElement {
         complete: (r) =>
           html`<ul>${r.data.map((v) => {
             const m = v.mounts?.[0];
-            return html`<li data-testid=${TEST_IDS.session.mount} data-volume-id=${v.id}><strong>${v.name}</strong> at <code>${m?.mount_path ?? "/mnt/data"}</code>
+            return html`<li data-testid=${SESSION_TEST_IDS.mount} data-volume-id=${v.id}><strong>${v.name}</strong> at <code>${m?.mount_path ?? "/mnt/data"}</code>
             ${m?.read_only ? html`<span class="badge tone-muted">read-only</span>` : nothing}
             <span class="muted">${v.size_gb} GB${v.bound_cluster ? ` · claim on ${v.bound_cluster}` : ""}${v.deleted_at ? " · deleted" : ""}</span></li>`;
           })}</ul><p class="hint">Files there are kept when the session pauses, restarts or ends.</p>`,
@@ -344,7 +344,7 @@ export class BerthSessionDetailView extends LitElement {
   #timeline(s: Session) {
     return html`<section class="card" aria-labelledby="tl-h">
       <h2 id="tl-h">What happened</h2>
-      <ol class="timeline" data-testid=${TEST_IDS.session.timeline}>
+      <ol class="timeline" data-testid=${SESSION_TEST_IDS.timeline}>
         ${timeline(s).map(
           (e) => html`<li class="tone-${e.tone}">
             <time datetime=${e.at} title=${formatTime(e.at)}>${formatRelative(e.at)}</time>
@@ -363,9 +363,9 @@ export class BerthSessionDetailView extends LitElement {
         errorHeading: "Usage is not available",
         isEmpty: (u) => u.totals.samples === 0,
         empty: () =>
-          html`<p class="muted" data-testid=${TEST_IDS.session.usageEmpty}>No usage sample yet. The cluster's operator reports usage every few seconds while the session runs.</p>`,
+          html`<p class="muted" data-testid=${SESSION_TEST_IDS.usageEmpty}>No usage sample yet. The cluster's operator reports usage every few seconds while the session runs.</p>`,
         complete: (u) => html`<dl class="facts">
-            <dt>GPU time</dt><dd data-testid=${TEST_IDS.session.usageGpuTime}>${formatDuration(u.totals.gpu_seconds)}</dd>
+            <dt>GPU time</dt><dd data-testid=${SESSION_TEST_IDS.usageGpuTime}>${formatDuration(u.totals.gpu_seconds)}</dd>
             <dt>GPU utilisation</dt><dd>${formatPercent(u.latest?.gpu_utilization)}</dd>
             ${u.latest?.gpu_memory_mib != null ? html`<dt>GPU memory</dt><dd>${u.latest.gpu_memory_mib} MiB</dd>` : nothing}
           </dl>
@@ -415,7 +415,7 @@ export class BerthSessionDetailView extends LitElement {
           ${
             s.node || s.phase === "Running"
               ? html`<section aria-labelledby="gpu-h"><h2 id="gpu-h">GPU, live</h2>
-                <div class="grid2" data-testid=${TEST_IDS.session.gpuCharts}>
+                <div class="grid2" data-testid=${SESSION_TEST_IDS.gpuCharts}>
                   <berth-monitoring-panel panel="session.gpu_utilization" heading="GPU utilisation" .scope=${{ session: s.id }} range="1h"></berth-monitoring-panel>
                   <berth-monitoring-panel panel="session.gpu_memory_used" heading="GPU memory used" .scope=${{ session: s.id }} range="1h"></berth-monitoring-panel>
                 </div></section>`

@@ -27,7 +27,7 @@ import type { RefusalText } from "../../data/refusal.ts";
 import { IdempotencyKeys, sortImages } from "../../data/wizard.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { NEW_SESSION_TEST_IDS } from "../../test-ids/new-session.ts";
 import { checks } from "../volumes-view/styles.ts";
 import { type CapacityChoice, capacityStep } from "./steps/capacity.ts";
 import { clusterStep, imageStep, presetStep } from "./steps/choices.ts";
@@ -303,9 +303,9 @@ export class BerthSessionNewView extends LitElement {
     const limitsWrong = !!(p.idle || p.runtime);
     return html`<div class="row">
       <button class="primary" type="submit" ?disabled=${this.busy || !this.offering || !this.preset || !this.image || !!refused || limitsWrong}
-        aria-describedby=${refused ? "create-blocked" : nothing} data-testid=${TEST_IDS.wizard.create}>${this.busy ? "Creating…" : "Create session"}</button>
+        aria-describedby=${refused ? "create-blocked" : nothing} data-testid=${NEW_SESSION_TEST_IDS.create}>${this.busy ? "Creating…" : "Create session"}</button>
       <a class="button" href="/sessions">Cancel</a>
-      ${refused ? html`<p class="tone-warn" id="create-blocked" data-testid=${TEST_IDS.wizard.createBlocked}>Cannot start now: ${refused.text.headline.toLowerCase()} (see Cost).</p>` : nothing}
+      ${refused ? html`<p class="tone-warn" id="create-blocked" data-testid=${NEW_SESSION_TEST_IDS.createBlocked}>Cannot start now: ${refused.text.headline.toLowerCase()} (see Cost).</p>` : nothing}
     </div>`;
   }
 
@@ -315,7 +315,7 @@ export class BerthSessionNewView extends LitElement {
       ${renderTask(this.#catalog, {
         pendingLabel: "Loading offerings, presets and images…",
         errorHeading: "The catalog could not be loaded",
-        complete: (c) => html`<form @submit=${this.#submit} data-testid=${TEST_IDS.wizard.form}>
+        complete: (c) => html`<form @submit=${this.#submit} data-testid=${NEW_SESSION_TEST_IDS.form}>
           ${this.#steps(c)}
           ${this.error ? html`<berth-error-panel heading="The session was not created" .error=${this.error}></berth-error-panel>` : nothing}
           ${this.#actions()}

@@ -18,7 +18,7 @@ import { PHASES } from "../../data/phases.ts";
 import { filterFromQuery, queryFromFilter, type SessionsFilter } from "../../data/sessions-query.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { SESSIONS_TEST_IDS } from "../../test-ids/sessions.ts";
 
 const PAGE_SIZE = 20;
 
@@ -146,18 +146,18 @@ export class BerthSessionsView extends LitElement {
       ${
         auth.isAdmin
           ? html`<div class="field"><label for="f-scope">Whose</label>
-            <select id="f-scope" data-testid=${TEST_IDS.sessions.filterScope} @change=${(e: Event) => this.#set({ scope: (e.target as HTMLSelectElement).value === "all" ? "all" : "mine" })}>
+            <select id="f-scope" data-testid=${SESSIONS_TEST_IDS.filterScope} @change=${(e: Event) => this.#set({ scope: (e.target as HTMLSelectElement).value === "all" ? "all" : "mine" })}>
               <option value="mine" ?selected=${f.scope === "mine"}>Mine</option><option value="all" ?selected=${f.scope === "all"}>All I can see</option>
             </select></div>`
           : nothing
       }
       <div class="field"><label for="f-state">State</label>
-        <select id="f-state" data-testid=${TEST_IDS.sessions.filterState} @change=${(e: Event) => this.#set({ phase: (e.target as HTMLSelectElement).value as SessionsFilter["phase"] })}>
+        <select id="f-state" data-testid=${SESSIONS_TEST_IDS.filterState} @change=${(e: Event) => this.#set({ phase: (e.target as HTMLSelectElement).value as SessionsFilter["phase"] })}>
           <option value="" ?selected=${!f.phase}>Any state</option>
           ${PHASES.map((p) => html`<option value=${p} ?selected=${f.phase === p}>${p}</option>`)}
         </select></div>
       <div class="field"><label for="f-cluster">Cluster</label>
-        <select id="f-cluster" data-testid=${TEST_IDS.sessions.filterCluster} @change=${(e: Event) => this.#set({ cluster: (e.target as HTMLSelectElement).value })}>
+        <select id="f-cluster" data-testid=${SESSIONS_TEST_IDS.filterCluster} @change=${(e: Event) => this.#set({ cluster: (e.target as HTMLSelectElement).value })}>
           <option value="" ?selected=${!f.cluster}>Any cluster</option>
           ${[...clusters].map(([id, name]) => html`<option value=${id} ?selected=${f.cluster === id}>${name}</option>`)}
           ${f.cluster && !clusters.has(f.cluster) ? html`<option value=${f.cluster} selected>${f.cluster}</option>` : nothing}
@@ -167,20 +167,20 @@ export class BerthSessionsView extends LitElement {
 
   #table(rows: Session[]) {
     const bulk = auth.isAdmin;
-    return html`<div class="table-wrap"><table data-testid=${TEST_IDS.sessions.table}>
+    return html`<div class="table-wrap"><table data-testid=${SESSIONS_TEST_IDS.table}>
       <caption class="visually-hidden">Sessions</caption>
       <thead><tr>
         ${bulk ? html`<th scope="col"><span class="visually-hidden">Select</span></th>` : nothing}
         <th scope="col">Session</th><th scope="col">State</th><th scope="col">GPU</th><th scope="col">Cluster</th><th scope="col" class="hide-narrow">Created</th>
       </tr></thead>
       <tbody>${rows.map(
-        (s) => html`<tr data-testid=${TEST_IDS.sessions.row} data-session-id=${s.id} data-phase=${s.phase}>
+        (s) => html`<tr data-testid=${SESSIONS_TEST_IDS.row} data-session-id=${s.id} data-phase=${s.phase}>
           ${
             bulk
               ? html`<td><input type="checkbox" style="width:auto;min-height:0" aria-label="Select ${s.name ?? s.id}" .checked=${this.selected.has(s.id)} ?disabled=${!s.allowed_actions.includes("terminate")} @change=${(e: Event) => this.#toggle(s.id, (e.target as HTMLInputElement).checked)} /></td>`
               : nothing
           }
-          <td><a href="/sessions/${encodeURIComponent(s.id)}" data-testid=${TEST_IDS.sessions.link}>${s.name ?? s.resource_name}</a><br /><code class="muted">${s.id}</code></td>
+          <td><a href="/sessions/${encodeURIComponent(s.id)}" data-testid=${SESSIONS_TEST_IDS.link}>${s.name ?? s.resource_name}</a><br /><code class="muted">${s.id}</code></td>
           <td><berth-phase-badge .phase=${s.phase}></berth-phase-badge>${s.queue ? html`<br /><span class="muted">#${s.queue.position} in queue</span>` : nothing}</td>
           <td>${s.gpu_count} × ${s.gpu_model}</td>
           <td>${s.cluster_id ?? (s.cluster_pin ? html`<span class="muted">pinned to ${s.cluster_pin}</span>` : "—")}${s.node ? html`<br /><span class="muted">${s.node}</span>` : nothing}</td>
@@ -194,10 +194,10 @@ export class BerthSessionsView extends LitElement {
     const f = this.filter;
     return html`<div class="page-head">
         <h1>Sessions</h1>
-        <span class="muted" aria-live="off" data-testid=${TEST_IDS.sessions.updatedAt}>${this.updatedAt ? `Updated ${formatRelative(new Date(this.updatedAt).toISOString())}` : ""}</span>
+        <span class="muted" aria-live="off" data-testid=${SESSIONS_TEST_IDS.updatedAt}>${this.updatedAt ? `Updated ${formatRelative(new Date(this.updatedAt).toISOString())}` : ""}</span>
         <span class="spacer"></span>
-        ${auth.isAdmin && this.selected.size > 0 ? html`<button type="button" class="danger" @click=${this.#bulkTerminate} data-testid=${TEST_IDS.sessions.bulkTerminate}>Terminate ${this.selected.size} selected</button>` : nothing}
-        <a class="button primary" href="/sessions/new" data-testid=${TEST_IDS.sessions.newSession}>New session</a>
+        ${auth.isAdmin && this.selected.size > 0 ? html`<button type="button" class="danger" @click=${this.#bulkTerminate} data-testid=${SESSIONS_TEST_IDS.bulkTerminate}>Terminate ${this.selected.size} selected</button>` : nothing}
+        <a class="button primary" href="/sessions/new" data-testid=${SESSIONS_TEST_IDS.newSession}>New session</a>
       </div>
       ${this.notice ? html`<p class="success" role="status">${this.notice}</p>` : nothing}
       ${this.error ? html`<berth-error-panel heading="That did not work" .error=${this.error}></berth-error-panel>` : nothing}

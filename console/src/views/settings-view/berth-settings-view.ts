@@ -16,7 +16,7 @@ import { renderTask } from "../../components/task-states.ts";
 import { credits } from "../../styles/credits.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { SETTINGS_TEST_IDS } from "../../test-ids/settings.ts";
 
 type Settings = Operations["getSystemSettings"]["response"];
 type Patch = Operations["updateSystemSettings"]["body"];
@@ -99,7 +99,7 @@ export class BerthSettingsView extends LitElement {
 
   #status(section: Section) {
     return html`${this.error?.section === section ? html`<berth-error-panel heading="Not saved" .error=${this.error.error}></berth-error-panel>` : nothing}
-      ${this.saved === section ? html`<p class="success" role="status" data-testid=${TEST_IDS.settings.saved(section)}>Saved.</p>` : nothing}`;
+      ${this.saved === section ? html`<p class="success" role="status" data-testid=${SETTINGS_TEST_IDS.saved(section)}>Saved.</p>` : nothing}`;
   }
 
   #branding(s: Settings) {
@@ -129,7 +129,7 @@ export class BerthSettingsView extends LitElement {
     return html`<section class="card" aria-labelledby="h-branding">
       <h2 id="h-branding">Branding</h2>
       <p class="muted">The product's name, logo and accent colour in the console and on the sign-in page.</p>
-      <form @submit=${submit} data-testid=${TEST_IDS.settings.brandingForm}>
+      <form @submit=${submit} data-testid=${SETTINGS_TEST_IDS.brandingForm}>
         <div class="form-grid">
           <div class="field"><label for="b-name">Product name</label><input id="b-name" name="product_name" required maxlength="64" .value=${b.product_name} /></div>
           <div class="field"><label for="b-accent">Accent colour</label><input id="b-accent" name="accent_color" type="color" .value=${b.accent_color.toLowerCase()} aria-describedby="b-accent-hint" />
@@ -138,13 +138,13 @@ export class BerthSettingsView extends LitElement {
           <div class="field"><label for="b-logo">Logo (PNG, JPEG, WebP or SVG, at most 64 KiB)</label><input id="b-logo" name="logo" type="file" accept="image/png,image/jpeg,image/webp,image/svg+xml" /></div>
           <div class="field">${
             b.logo
-              ? html`<p class="muted">Current logo:</p><img src=${b.logo} alt="Current logo" height="40" data-testid=${TEST_IDS.settings.currentLogo} />
+              ? html`<p class="muted">Current logo:</p><img src=${b.logo} alt="Current logo" height="40" data-testid=${SETTINGS_TEST_IDS.currentLogo} />
                 <div class="check"><input id="b-remove" name="remove_logo" type="checkbox" /><label for="b-remove">Remove the logo</label></div>`
               : html`<p class="muted">No logo yet.</p>`
           }</div>
         </div>
         ${this.#status("branding")}
-        <button class="primary" type="submit" ?disabled=${this.saving === "branding"} data-testid=${TEST_IDS.settings.brandingSave}>${this.saving === "branding" ? "Saving…" : "Save branding"}</button>
+        <button class="primary" type="submit" ?disabled=${this.saving === "branding"} data-testid=${SETTINGS_TEST_IDS.brandingSave}>${this.saving === "branding" ? "Saving…" : "Save branding"}</button>
       </form>
     </section>`;
   }
@@ -168,7 +168,7 @@ export class BerthSettingsView extends LitElement {
       html`<label><input type="radio" name="policy" value=${v} ?checked=${p.policy === v} /> ${label}</label>`;
     return html`<section class="card" aria-labelledby="h-signup">
       <h2 id="h-signup">Sign-up</h2>
-      <form @submit=${submit} data-testid=${TEST_IDS.settings.signupPolicyForm}>
+      <form @submit=${submit} data-testid=${SETTINGS_TEST_IDS.signupPolicyForm}>
         <fieldset><legend>Who may create an account</legend><div class="radio">
           ${choice("closed", "Nobody (administrators add accounts)")} ${choice("open", "Anyone")} ${choice("approval", "Anyone, after an administrator approves")}
         </div></fieldset>
@@ -182,7 +182,7 @@ export class BerthSettingsView extends LitElement {
           </select><p class="hint">As members; an administrator can raise their role.</p></div>
         </div>
         ${this.#status("signup")}
-        <button class="primary" type="submit" ?disabled=${this.saving === "signup"} data-testid=${TEST_IDS.settings.signupPolicySave}>${this.saving === "signup" ? "Saving…" : "Save sign-up policy"}</button>
+        <button class="primary" type="submit" ?disabled=${this.saving === "signup"} data-testid=${SETTINGS_TEST_IDS.signupPolicySave}>${this.saving === "signup" ? "Saving…" : "Save sign-up policy"}</button>
       </form>
     </section>`;
   }
@@ -199,14 +199,14 @@ export class BerthSettingsView extends LitElement {
       html`<label><input type="radio" name="placement" value=${v} ?checked=${s.placement.policy === v} /> ${label}</label>`;
     return html`<section class="card" aria-labelledby="h-placement">
       <h2 id="h-placement">Placement</h2>
-      <form @submit=${submit} data-testid=${TEST_IDS.settings.placementForm}>
+      <form @submit=${submit} data-testid=${SETTINGS_TEST_IDS.placementForm}>
         <fieldset><legend>Where new sessions go</legend><div class="radio">
           ${choice("binpack", "Bin-pack: the fullest cluster that fits (keeps whole GPUs free)")}
           ${choice("spread", "Spread: the emptiest cluster")}
         </div></fieldset>
         <p class="hint">Applies from the worker's next placement pass.</p>
         ${this.#status("placement")}
-        <button class="primary" type="submit" ?disabled=${this.saving === "placement"} data-testid=${TEST_IDS.settings.placementSave}>${this.saving === "placement" ? "Saving…" : "Save placement policy"}</button>
+        <button class="primary" type="submit" ?disabled=${this.saving === "placement"} data-testid=${SETTINGS_TEST_IDS.placementSave}>${this.saving === "placement" ? "Saving…" : "Save placement policy"}</button>
       </form>
     </section>`;
   }
@@ -231,7 +231,7 @@ export class BerthSettingsView extends LitElement {
     return html`<section class="card" aria-labelledby="h-faults">
       <h2 id="h-faults">Hardware faults</h2>
       <p class="muted">When a node's GPUs report faults, Berth cordons it and tells the administrators.</p>
-      <form @submit=${submit} data-testid=${TEST_IDS.settings.faultsForm}>
+      <form @submit=${submit} data-testid=${SETTINGS_TEST_IDS.faultsForm}>
         <div class="form-grid">
           <div class="field"><label for="f-xids">XID codes that count</label><input id="f-xids" name="xids" .value=${h.xids.join(", ")} aria-describedby="f-xids-hint" />
             <p class="hint" id="f-xids-hint">Separated by commas. Empty: no XID counts.</p></div>
@@ -244,7 +244,7 @@ export class BerthSettingsView extends LitElement {
           ${choice("drain", "Drain: also pause and place its sessions elsewhere")}
         </div></fieldset>
         ${this.#status("hardware_faults")}
-        <button class="primary" type="submit" ?disabled=${this.saving === "hardware_faults"} data-testid=${TEST_IDS.settings.faultsSave}>${this.saving === "hardware_faults" ? "Saving…" : "Save the fault rule"}</button>
+        <button class="primary" type="submit" ?disabled=${this.saving === "hardware_faults"} data-testid=${SETTINGS_TEST_IDS.faultsSave}>${this.saving === "hardware_faults" ? "Saving…" : "Save the fault rule"}</button>
       </form>
     </section>`;
   }
@@ -275,16 +275,16 @@ export class BerthSettingsView extends LitElement {
       <h2 id="h-signatures">Image signatures</h2>
       <p class="muted">With signatures required, a session starts, and an image is imported or added to the catalogue,
         only if its digest is signed by one of these keys or by Berth's own. Images are then named by digest.</p>
-      <form @submit=${submit} data-testid=${TEST_IDS.settings.signaturesForm}>
+      <form @submit=${submit} data-testid=${SETTINGS_TEST_IDS.signaturesForm}>
         <div class="check"><input id="i-required" name="required" type="checkbox" ?checked=${sig.required} /><label for="i-required">Only signed images run</label></div>
-        <table data-testid=${TEST_IDS.settings.signingKeys}>
+        <table data-testid=${SETTINGS_TEST_IDS.signingKeys}>
           <caption class="muted">Trusted keys</caption>
           <thead><tr><th scope="col">Name</th><th scope="col">Public key</th><th scope="col">Remove</th></tr></thead>
           <tbody>
-            <tr data-testid=${TEST_IDS.settings.signingKey("berth")}><td>berth <span class="muted">(Berth's own)</span></td>
+            <tr data-testid=${SETTINGS_TEST_IDS.signingKey("berth")}><td>berth <span class="muted">(Berth's own)</span></td>
               <td>${own ? html`<details><summary>${own.algorithm}</summary><pre>${own.public_key}</pre></details>` : html`<span class="muted">${this.#berthKey.error ? "None: builds and imports are not signed (BERTH_IMAGE_SIGNING_KEY_FILE)" : "…"}</span>`}</td><td></td></tr>
             ${sig.keys.map(
-              (k) => html`<tr data-testid=${TEST_IDS.settings.signingKey(k.name)}><td>${k.name}</td>
+              (k) => html`<tr data-testid=${SETTINGS_TEST_IDS.signingKey(k.name)}><td>${k.name}</td>
                 <td><details><summary>PEM</summary><pre>${k.public_key}</pre></details></td>
                 <td><input type="checkbox" name="remove_key" value=${k.name} aria-label=${`Remove ${k.name}`} /></td></tr>`,
             )}
@@ -296,7 +296,7 @@ export class BerthSettingsView extends LitElement {
             <p class="hint" id="i-pem-hint">As <code>cosign generate-key-pair</code> writes it to cosign.pub.</p></div>
         </div>
         ${this.#status("image_signatures")}
-        <button class="primary" type="submit" ?disabled=${this.saving === "image_signatures"} data-testid=${TEST_IDS.settings.signaturesSave}>${this.saving === "image_signatures" ? "Saving…" : "Save image signatures"}</button>
+        <button class="primary" type="submit" ?disabled=${this.saving === "image_signatures"} data-testid=${SETTINGS_TEST_IDS.signaturesSave}>${this.saving === "image_signatures" ? "Saving…" : "Save image signatures"}</button>
       </form>
     </section>`;
   }

@@ -14,7 +14,7 @@ import { formatTime } from "../../data/format.ts";
 import { credits } from "../../styles/credits.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { SETTINGS_TEST_IDS } from "../../test-ids/settings.ts";
 
 type Status = SignupRequestEntry["status"];
 
@@ -72,11 +72,11 @@ export class BerthSignupRequestsView extends LitElement {
   }
 
   #table(rows: SignupRequestEntry[]) {
-    return html`<div class="table-wrap"><table data-testid=${TEST_IDS.settings.signupRequests}>
+    return html`<div class="table-wrap"><table data-testid=${SETTINGS_TEST_IDS.signupRequests}>
       <caption class="visually-hidden">Sign-up requests</caption>
       <thead><tr><th scope="col">Email</th><th scope="col">Asked</th><th scope="col">Joins</th><th scope="col">Status</th><th scope="col">Decided</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
       <tbody>${rows.map(
-        (r) => html`<tr data-testid=${TEST_IDS.settings.signupRequest} data-email=${r.email}>
+        (r) => html`<tr data-testid=${SETTINGS_TEST_IDS.signupRequest} data-email=${r.email}>
           <td>${r.email}</td>
           <td><time datetime=${r.created_at}>${formatTime(r.created_at)}</time></td>
           <td>${r.organization_id ?? html`<span class="muted">no organization</span>`}</td>
@@ -85,8 +85,8 @@ export class BerthSignupRequestsView extends LitElement {
           <td>${
             r.status === "pending"
               ? html`<div class="actions">
-                  <button type="button" class="primary" @click=${() => this.#decide(r, "approve")} aria-label="Approve ${r.email}" data-testid=${TEST_IDS.settings.approve}>Approve</button>
-                  <button type="button" @click=${() => this.#decide(r, "deny")} aria-label="Deny ${r.email}" data-testid=${TEST_IDS.settings.deny}>Deny</button></div>`
+                  <button type="button" class="primary" @click=${() => this.#decide(r, "approve")} aria-label="Approve ${r.email}" data-testid=${SETTINGS_TEST_IDS.approve}>Approve</button>
+                  <button type="button" @click=${() => this.#decide(r, "deny")} aria-label="Deny ${r.email}" data-testid=${SETTINGS_TEST_IDS.deny}>Deny</button></div>`
               : nothing
           }</td>
         </tr>`,
@@ -100,7 +100,7 @@ export class BerthSignupRequestsView extends LitElement {
     return html`<div class="page-head"><h1>Sign-up requests</h1></div>
       ${settingsNav("signups")}
       <nav class="subnav" aria-label="Status">${tab("pending", "Waiting")} ${tab("approved", "Approved")} ${tab("denied", "Denied")}</nav>
-      ${this.notice ? html`<p class="success" role="status" data-testid=${TEST_IDS.settings.signupNotice}>${this.notice}</p>` : nothing}
+      ${this.notice ? html`<p class="success" role="status" data-testid=${SETTINGS_TEST_IDS.signupNotice}>${this.notice}</p>` : nothing}
       ${this.error ? html`<berth-error-panel heading="That did not work" .error=${this.error}></berth-error-panel>` : nothing}
       ${renderTask(this.#rows, {
         pendingLabel: "Loading sign-up requests…",

@@ -8,7 +8,7 @@ import { signUp } from "../../app/account.ts";
 import { MIN_PASSWORD_LENGTH } from "../../data/password.ts";
 import { authCard } from "../../styles/forms.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { SETTINGS_TEST_IDS } from "../../test-ids/settings.ts";
 
 export class BerthSignupView extends LitElement {
   static override styles = [tokens, shared, authCard];
@@ -76,7 +76,7 @@ export class BerthSignupView extends LitElement {
     const b = branding.current;
     if (this.done)
       return html`<div class="auth"><h1>Account created</h1>
-        <p class="notice" role="status" data-testid=${TEST_IDS.settings.signupDone} data-status=${this.done}>${
+        <p class="notice" role="status" data-testid=${SETTINGS_TEST_IDS.signupDone} data-status=${this.done}>${
           this.done === "active"
             ? html`Your account is ready. <a href="/login">Sign in</a>.`
             : "An administrator approves new accounts. You can sign in once yours is approved."
@@ -85,12 +85,12 @@ export class BerthSignupView extends LitElement {
       <h1>Create your ${b.product_name} account</h1>
       ${
         b.signup === "closed"
-          ? html`<p class="notice" role="status" data-testid=${TEST_IDS.settings.signupClosed}>Sign-up is closed: ask an administrator for an account.</p>`
+          ? html`<p class="notice" role="status" data-testid=${SETTINGS_TEST_IDS.signupClosed}>Sign-up is closed: ask an administrator for an account.</p>`
           : b.signup === "approval"
             ? html`<p class="notice">An administrator approves each new account before it can sign in.</p>`
             : nothing
       }
-      <form class="card" @submit=${this.#submit} data-testid=${TEST_IDS.settings.signupForm} novalidate>
+      <form class="card" @submit=${this.#submit} data-testid=${SETTINGS_TEST_IDS.signupForm} novalidate>
         <div class="field">
           <label for="s-email">Email</label>
           <input id="s-email" name="email" type="email" autocomplete="username" required autofocus />
@@ -108,9 +108,9 @@ export class BerthSignupView extends LitElement {
           <label for="s-repeat">Password again</label>
           <input id="s-repeat" name="repeat" type="password" autocomplete="new-password" required />
         </div>
-        ${this.problem ? html`<p role="alert" class="problem" data-testid=${TEST_IDS.settings.signupProblem}>${this.problem}</p>` : nothing}
+        ${this.problem ? html`<p role="alert" class="problem" data-testid=${SETTINGS_TEST_IDS.signupProblem}>${this.problem}</p>` : nothing}
         ${this.error ? html`<berth-error-panel heading="No account was made" .error=${this.error}></berth-error-panel>` : nothing}
-        <button class="primary" type="submit" ?disabled=${this.busy} data-testid=${TEST_IDS.settings.signupSubmit}>${this.busy ? "Creating…" : "Create account"}</button>
+        <button class="primary" type="submit" ?disabled=${this.busy} data-testid=${SETTINGS_TEST_IDS.signupSubmit}>${this.busy ? "Creating…" : "Create account"}</button>
       </form>
       <p class="below">Have an account? <a href="/login">Sign in</a></p>
     </div>`;

@@ -28,7 +28,7 @@ import { renderTask } from "../../components/task-states.ts";
 import { formatCredits, formatRelative, formatTime } from "../../data/format.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { VOLUMES_TEST_IDS } from "../../test-ids/volumes.ts";
 
 export class BerthVolumesView extends LitElement {
   static override styles = [tokens, shared, page];
@@ -181,14 +181,14 @@ export class BerthVolumesView extends LitElement {
 
   #snapshotState(s: VolumeSnapshot) {
     const tone = { creating: "tone-info", ready: "tone-ok", failed: "tone-bad", deleting: "tone-muted" }[s.state];
-    return html`<span class="badge ${tone}" data-testid=${TEST_IDS.volumes.snapshotState}>${s.state}</span>${
+    return html`<span class="badge ${tone}" data-testid=${VOLUMES_TEST_IDS.snapshotState}>${s.state}</span>${
       s.failure ? html`<br /><small>${s.failure}</small>` : nothing
     }`;
   }
 
   #snapshotsPanel(v: StorageVolume) {
     const manage = !v.shared_with_me;
-    return html`<tr data-testid=${TEST_IDS.volumes.snapshotsPanel} data-volume-id=${v.id}><td colspan="8">
+    return html`<tr data-testid=${VOLUMES_TEST_IDS.snapshotsPanel} data-volume-id=${v.id}><td colspan="8">
       <h3>Snapshots of ${v.name}</h3>
       <p class="muted">A snapshot holds the volume's size against your quota and is billed per GB-hour like a volume until it is deleted. A volume that a running session writes to is refused: pause the session first.</p>
       ${
@@ -203,13 +203,13 @@ export class BerthVolumesView extends LitElement {
         pendingLabel: "Loading snapshots…",
         isEmpty: (r) => !r || r.data.length === 0,
         empty: () =>
-          html`<p class="muted" data-testid=${TEST_IDS.volumes.noSnapshots}>No snapshot of this volume yet.</p>`,
-        complete: (r) => html`<div class="table-wrap"><table data-testid=${TEST_IDS.volumes.snapshotsTable}>
+          html`<p class="muted" data-testid=${VOLUMES_TEST_IDS.noSnapshots}>No snapshot of this volume yet.</p>`,
+        complete: (r) => html`<div class="table-wrap"><table data-testid=${VOLUMES_TEST_IDS.snapshotsTable}>
           <caption class="visually-hidden">Snapshots of ${v.name}</caption>
           <thead><tr><th scope="col">Snapshot</th><th scope="col">State</th><th scope="col">Size</th><th scope="col">Taken</th><th scope="col">Actions</th></tr></thead>
           <tbody>${(r?.data ?? []).map(
-            (s) => html`<tr data-testid=${TEST_IDS.volumes.snapshotRow} data-snapshot-id=${s.id}>
-              <td><strong data-testid=${TEST_IDS.volumes.snapshotName}>${s.name}</strong><br /><small class="muted"><code>${s.id}</code>${s.cluster ? html` · on ${s.cluster}` : nothing}</small></td>
+            (s) => html`<tr data-testid=${VOLUMES_TEST_IDS.snapshotRow} data-snapshot-id=${s.id}>
+              <td><strong data-testid=${VOLUMES_TEST_IDS.snapshotName}>${s.name}</strong><br /><small class="muted"><code>${s.id}</code>${s.cluster ? html` · on ${s.cluster}` : nothing}</small></td>
               <td>${this.#snapshotState(s)}</td>
               <td>${s.size_gb} GB</td>
               <td><time datetime=${s.created_at} title=${formatTime(s.created_at)}>${formatRelative(s.created_at)}</time></td>
@@ -236,24 +236,24 @@ export class BerthVolumesView extends LitElement {
   #row(v: StorageVolume) {
     const edit = this.editing === v.id;
     const snapshots = this.snapshotsOf === v.id;
-    return html`<tr data-testid=${TEST_IDS.volumes.row} data-volume-id=${v.id}>
-      <td><strong data-testid=${TEST_IDS.volumes.name}>${v.name}</strong><br /><small class="muted"><code>${v.id}</code> · ${this.#owner(v)}</small>${v.shared_with_me ? html`<br /><span class="badge tone-muted" data-testid=${TEST_IDS.volumes.shared}>Shared with you · ${v.shared_with_me === "read_only" ? "read-only" : "read-write"}</span>` : nothing}</td>
-      <td data-testid=${TEST_IDS.volumes.size}>${v.size_gb} GB${v.used_gb !== null ? html`<br /><small>${v.used_gb} GB used</small>` : nothing}</td>
+    return html`<tr data-testid=${VOLUMES_TEST_IDS.row} data-volume-id=${v.id}>
+      <td><strong data-testid=${VOLUMES_TEST_IDS.name}>${v.name}</strong><br /><small class="muted"><code>${v.id}</code> · ${this.#owner(v)}</small>${v.shared_with_me ? html`<br /><span class="badge tone-muted" data-testid=${VOLUMES_TEST_IDS.shared}>Shared with you · ${v.shared_with_me === "read_only" ? "read-only" : "read-write"}</span>` : nothing}</td>
+      <td data-testid=${VOLUMES_TEST_IDS.size}>${v.size_gb} GB${v.used_gb !== null ? html`<br /><small>${v.used_gb} GB used</small>` : nothing}</td>
       <td>${v.pool}</td>
-      <td data-testid=${TEST_IDS.volumes.bound}>${
+      <td data-testid=${VOLUMES_TEST_IDS.bound}>${
         v.bound_cluster
           ? html`<span class="badge tone-info">claim on ${v.bound_cluster}</span><br /><small class="muted">its sessions run there until the claim is released</small>`
           : html`<span class="muted">not bound: can land on any cluster of its pool</span>`
       }</td>
-      <td data-testid=${TEST_IDS.volumes.lock}>${v.locked ? html`<span class="badge tone-warn">Locked</span> ${v.lock_reason ?? ""}` : "—"}</td>
+      <td data-testid=${VOLUMES_TEST_IDS.lock}>${v.locked ? html`<span class="badge tone-warn">Locked</span> ${v.lock_reason ?? ""}` : "—"}</td>
       <td>${v.shares.length === 0 ? "—" : v.shares.map((s) => html`<span class="badge tone-muted">${s.kind} ${s.id} · ${s.access === "read_only" ? "read-only" : "read-write"} <button type="button" aria-label="Unshare ${v.name} from ${s.id}" @click=${() => this.#unshare(v, s.id)}>Unshare</button></span> `)}</td>
-      <td data-testid=${TEST_IDS.volumes.cost}>${formatCredits(v.hourly_cost)} / h</td>
+      <td data-testid=${VOLUMES_TEST_IDS.cost}>${formatCredits(v.hourly_cost)} / h</td>
       <td class="actions">${
         // Shared with the member: theirs to mount, not to change (the API answers 403).
         v.shared_with_me
           ? html`<span class="muted">—</span>`
           : html`<button type="button" @click=${() => (this.editing = edit ? "" : v.id)} aria-expanded=${edit ? "true" : "false"} aria-label="Edit ${v.name}">Edit</button>
-        <button type="button" data-testid=${TEST_IDS.volumes.snapshotsToggle} @click=${() => (this.snapshotsOf = snapshots ? "" : v.id)} aria-expanded=${snapshots ? "true" : "false"} aria-label="Snapshots of ${v.name}">Snapshots</button>
+        <button type="button" data-testid=${VOLUMES_TEST_IDS.snapshotsToggle} @click=${() => (this.snapshotsOf = snapshots ? "" : v.id)} aria-expanded=${snapshots ? "true" : "false"} aria-label="Snapshots of ${v.name}">Snapshots</button>
         <button type="button" class="danger" ?disabled=${v.locked} @click=${() => this.#delete(v)} aria-label="Delete ${v.name}">Delete</button>`
       }</td>
     </tr>
@@ -278,7 +278,7 @@ export class BerthVolumesView extends LitElement {
   }
 
   #table(rows: StorageVolume[]) {
-    return html`<div class="table-wrap"><table data-testid=${TEST_IDS.volumes.table}>
+    return html`<div class="table-wrap"><table data-testid=${VOLUMES_TEST_IDS.table}>
       <caption class="visually-hidden">Volumes</caption>
       <thead><tr><th scope="col">Volume</th><th scope="col">Size</th><th scope="col">Pool</th><th scope="col">Where</th><th scope="col">Lock</th><th scope="col">Shared with</th><th scope="col">Cost</th><th scope="col">Actions</th></tr></thead>
       <tbody>${rows.map((v) => this.#row(v))}</tbody></table></div>`;
@@ -286,11 +286,11 @@ export class BerthVolumesView extends LitElement {
 
   #deletedTable(rows: StorageVolume[]) {
     return html`<h2>Deleted, still restorable</h2>
-      <div class="table-wrap"><table data-testid=${TEST_IDS.volumes.deletedTable}>
+      <div class="table-wrap"><table data-testid=${VOLUMES_TEST_IDS.deletedTable}>
       <caption class="visually-hidden">Deleted volumes</caption>
       <thead><tr><th scope="col">Volume</th><th scope="col">Size</th><th scope="col">Data goes</th><th scope="col">Actions</th></tr></thead>
       <tbody>${rows.map(
-        (v) => html`<tr data-testid=${TEST_IDS.volumes.deletedRow} data-volume-id=${v.id}>
+        (v) => html`<tr data-testid=${VOLUMES_TEST_IDS.deletedRow} data-volume-id=${v.id}>
           <td><strong>${v.name}</strong><br /><small class="muted"><code>${v.id}</code></small></td>
           <td>${v.size_gb} GB</td>
           <td><time datetime=${v.purge_after ?? ""} title=${formatTime(v.purge_after)}>${formatRelative(v.purge_after)}</time></td>
@@ -302,8 +302,8 @@ export class BerthVolumesView extends LitElement {
   override render() {
     const s = this.#settings.value;
     return html`<h1>Volumes</h1>
-      <p>Files on a volume outlive sessions: pause, restart or end a session and they are still there. A volume is billed per GB-hour of its size while it exists${s ? html` (<span data-testid=${TEST_IDS.volumes.storageRate}>${formatCredits(s.gb_hour_credit_rate)}</span> credits per GB-hour)` : nothing}, whether a session runs or not.</p>
-      ${this.notice ? html`<p class="success" role="status" data-testid=${TEST_IDS.volumes.notice}>${this.notice}</p>` : nothing}
+      <p>Files on a volume outlive sessions: pause, restart or end a session and they are still there. A volume is billed per GB-hour of its size while it exists${s ? html` (<span data-testid=${VOLUMES_TEST_IDS.storageRate}>${formatCredits(s.gb_hour_credit_rate)}</span> credits per GB-hour)` : nothing}, whether a session runs or not.</p>
+      ${this.notice ? html`<p class="success" role="status" data-testid=${VOLUMES_TEST_IDS.notice}>${this.notice}</p>` : nothing}
       ${this.error ? html`<berth-error-panel heading="That did not work" .error=${this.error}></berth-error-panel>` : nothing}
       <form class="row" style="margin:1rem 0" @submit=${this.#create} aria-label="Create a volume">
         <div class="field"><label for="v-name">Name</label><input id="v-name" name="name" required maxlength="128" placeholder="datasets" /></div>

@@ -36,7 +36,7 @@ import { formatRelative, formatTime } from "../../data/format.ts";
 import { credits } from "../../styles/credits.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
+import { CREDITS_TEST_IDS } from "../../test-ids/credits.ts";
 
 const PAGE_SIZE = 25;
 
@@ -130,8 +130,8 @@ export class BerthWalletView extends LitElement {
       <div class="grid2">
         <div>
           <p class="muted" style="margin:0">Balance</p>
-          <p class="balance-big ${isNegative(w.balance) ? "negative" : ""}" data-testid=${TEST_IDS.credits.walletBalance} data-units=${w.balance}>${formatCredits(w.balance)} <span class="muted" style="font-size:1rem;font-weight:400">credits</span></p>
-          <p class="muted" style="margin:0.25rem 0 0">Can spend now: <strong data-testid=${TEST_IDS.credits.walletSpendable}>${formatCredits(w.spendable)}</strong></p>
+          <p class="balance-big ${isNegative(w.balance) ? "negative" : ""}" data-testid=${CREDITS_TEST_IDS.walletBalance} data-units=${w.balance}>${formatCredits(w.balance)} <span class="muted" style="font-size:1rem;font-weight:400">credits</span></p>
+          <p class="muted" style="margin:0.25rem 0 0">Can spend now: <strong data-testid=${CREDITS_TEST_IDS.walletSpendable}>${formatCredits(w.spendable)}</strong></p>
         </div>
         <dl class="facts">
           <dt>Owner</dt><dd>${walletName(w, d)} <span class="muted">(${OWNER_KIND_LABEL[w.owner.kind].toLowerCase()})</span></dd>
@@ -146,7 +146,7 @@ export class BerthWalletView extends LitElement {
       <div class="actions" style="margin-top:0.75rem">
         ${
           mine && w.organization_id
-            ? html`<a class="button" href="/credits/requests?${orgQ}${w.owner.kind === "project" ? `project=${encodeURIComponent(w.owner.id)}` : ""}" data-testid=${TEST_IDS.credits.walletAsk}>Ask for credits</a>`
+            ? html`<a class="button" href="/credits/requests?${orgQ}${w.owner.kind === "project" ? `project=${encodeURIComponent(w.owner.id)}` : ""}" data-testid=${CREDITS_TEST_IDS.walletAsk}>Ask for credits</a>`
             : nothing
         }
         ${
@@ -163,33 +163,33 @@ export class BerthWalletView extends LitElement {
     const f = this.filter;
     return html`<div class="filters" role="search" aria-label="Filter the ledger">
       <div class="field"><label for="l-kind">Kind</label>
-        <select id="l-kind" data-testid=${TEST_IDS.credits.ledgerKind} @change=${(e: Event) => this.#set({ kind: (e.target as HTMLSelectElement).value as LedgerFilter["kind"] })}>
+        <select id="l-kind" data-testid=${CREDITS_TEST_IDS.ledgerKind} @change=${(e: Event) => this.#set({ kind: (e.target as HTMLSelectElement).value as LedgerFilter["kind"] })}>
           <option value="" ?selected=${!f.kind}>Every kind</option>
           ${LEDGER_KINDS.map((k) => html`<option value=${k} ?selected=${f.kind === k}>${KIND_LABEL[k]}</option>`)}
         </select></div>
       <div class="field"><label for="l-from">From (day)</label>
-        <input id="l-from" type="date" data-testid=${TEST_IDS.credits.ledgerFrom} .value=${f.from} max=${f.to || nothing} @change=${(e: Event) => this.#set({ from: (e.target as HTMLInputElement).value })} /></div>
+        <input id="l-from" type="date" data-testid=${CREDITS_TEST_IDS.ledgerFrom} .value=${f.from} max=${f.to || nothing} @change=${(e: Event) => this.#set({ from: (e.target as HTMLInputElement).value })} /></div>
       <div class="field"><label for="l-to">Until (day, included)</label>
-        <input id="l-to" type="date" data-testid=${TEST_IDS.credits.ledgerTo} .value=${f.to} min=${f.from || nothing} @change=${(e: Event) => this.#set({ to: (e.target as HTMLInputElement).value })} /></div>
+        <input id="l-to" type="date" data-testid=${CREDITS_TEST_IDS.ledgerTo} .value=${f.to} min=${f.from || nothing} @change=${(e: Event) => this.#set({ to: (e.target as HTMLInputElement).value })} /></div>
       ${f.kind || f.from || f.to ? html`<button type="button" @click=${() => this.#set({ kind: "", from: "", to: "" })}>Clear filters</button>` : nothing}
       <span class="spacer"></span>
-      <button type="button" data-testid=${TEST_IDS.credits.ledgerExport} ?disabled=${this.exporting} @click=${this.#export}>${this.exporting ? "Preparing CSV…" : "Download CSV"}</button>
+      <button type="button" data-testid=${CREDITS_TEST_IDS.ledgerExport} ?disabled=${this.exporting} @click=${this.#export}>${this.exporting ? "Preparing CSV…" : "Download CSV"}</button>
     </div>`;
   }
 
   #table(rows: LedgerLine[]) {
     // Focusable: at a phone's width the table scrolls sideways, and its rows have no link to reach.
-    return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Ledger"><table data-testid=${TEST_IDS.credits.ledgerTable}>
+    return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Ledger"><table data-testid=${CREDITS_TEST_IDS.ledgerTable}>
       <caption class="visually-hidden">Ledger, newest first</caption>
       <thead><tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col" class="num">Amount</th>
         <th scope="col" class="num">Balance after</th><th scope="col">Details</th></tr></thead>
       <tbody>${rows.map((l) => {
         const v = BigInt(l.amount);
-        return html`<tr data-testid=${TEST_IDS.credits.ledgerRow} data-kind=${l.kind} data-sequence=${l.sequence}>
+        return html`<tr data-testid=${CREDITS_TEST_IDS.ledgerRow} data-kind=${l.kind} data-sequence=${l.sequence}>
           <td><span title=${formatTime(l.at)}>${formatRelative(l.at)}</span><br /><span class="muted">#${l.sequence}</span></td>
           <td>${KIND_LABEL[l.kind]}</td>
-          <td class="num ${v < 0n ? "negative" : v > 0n ? "positive" : ""}" data-testid=${TEST_IDS.credits.ledgerAmount}>${formatSignedCredits(l.amount)}</td>
-          <td class="num ${isNegative(l.balance_after) ? "negative" : ""}" data-testid=${TEST_IDS.credits.ledgerBalanceAfter}>${formatCredits(l.balance_after)}</td>
+          <td class="num ${v < 0n ? "negative" : v > 0n ? "positive" : ""}" data-testid=${CREDITS_TEST_IDS.ledgerAmount}>${formatSignedCredits(l.amount)}</td>
+          <td class="num ${isNegative(l.balance_after) ? "negative" : ""}" data-testid=${CREDITS_TEST_IDS.ledgerBalanceAfter}>${formatCredits(l.balance_after)}</td>
           <td class="reason">${ledgerDetail(l)}
             ${l.session_id ? html`<br /><a href="/sessions/${encodeURIComponent(l.session_id)}">Session ${l.session_id}</a>` : nothing}
             ${l.request_id ? html`<br /><span class="muted">Request id <code>${l.request_id}</code></span>` : nothing}
@@ -204,7 +204,7 @@ export class BerthWalletView extends LitElement {
     const d = this.#directory.value ?? { ...EMPTY_DIRECTORY, me: auth.userId };
     const w = this.#wallet.value;
     return html`<p><a href="/credits">← Credits</a></p>
-      <div class="page-head"><h1 data-testid=${TEST_IDS.credits.walletName}>${w ? walletTitle(w, d) : "Wallet"}</h1></div>
+      <div class="page-head"><h1 data-testid=${CREDITS_TEST_IDS.walletName}>${w ? walletTitle(w, d) : "Wallet"}</h1></div>
       ${creditsNav("wallets", managesCredits(meForCredits()))}
       ${renderTask(this.#wallet, {
         pendingLabel: "Loading the wallet…",

@@ -23,9 +23,7 @@ import { renderTask } from "../../components/task-states.ts";
 import { formatTime } from "../../data/format.ts";
 import { page } from "../../styles/page.ts";
 import { shared, tokens } from "../../styles/shared.ts";
-import { TEST_IDS } from "../../test-ids.ts";
-
-const T = TEST_IDS.webhooks;
+import { WEBHOOKS_TEST_IDS as T } from "../../test-ids/webhooks.ts";
 
 const STATE_LABEL: Record<WebhookDelivery["state"], string> = {
   pending: "Pending",

@@ -1,9 +1,7 @@
 // Page object of the audit log (console/src/views/audit-view/): rows with filters and a CSV download.
-import { TEST_IDS } from "@berth/console/test-ids";
+import { AUDIT_TEST_IDS as T } from "@berth/console/test-ids/audit";
 import type { Download, Page } from "playwright-core";
 import { Shell } from "./shell.ts";
-
-const T = TEST_IDS.audit;
 
 export class AuditPage {
   readonly page: Page;

@@ -1,10 +1,9 @@
 // Page object of Budgets and refills (console/src/views/budgets-view/): an organization's budget per
 // period and the refills of its wallets.
-import { TEST_IDS } from "@berth/console/test-ids";
+import { BUDGETS_TEST_IDS as T } from "@berth/console/test-ids/budgets";
+import { CREDITS_TEST_IDS } from "@berth/console/test-ids/credits";
 import type { Page } from "playwright-core";
 import { Shell } from "./shell.ts";
-
-const T = TEST_IDS.budgets;
 
 export class BudgetsPage {
   readonly page: Page;
@@ -27,7 +26,7 @@ export class BudgetsPage {
 
   /** A tab of the credits pages' navigation. */
   tab(name: "wallets" | "requests" | "allocations" | "budgets") {
-    return this.page.getByTestId(TEST_IDS.credits.tab(name));
+    return this.page.getByTestId(CREDITS_TEST_IDS.tab(name));
   }
 
   noBudgets() {

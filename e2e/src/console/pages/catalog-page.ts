@@ -1,10 +1,8 @@
 // Page object of the catalog's admin pages (console/src/views/admin-catalog-view/): offerings by tier,
 // presets, images, policies and build clusters, each a tab with an editor for super_admins.
-import { TEST_IDS } from "@berth/console/test-ids";
+import { CATALOG_TEST_IDS as C } from "@berth/console/test-ids/catalog";
 import type { Page } from "playwright-core";
 import { Shell } from "./shell.ts";
-
-const C = TEST_IDS.catalog;
 
 export type CatalogTab = "offerings" | "presets" | "images" | "policies" | "build-clusters";
 

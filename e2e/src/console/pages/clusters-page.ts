@@ -1,10 +1,9 @@
 // Page objects of the admin clusters pages: the list with its registration form, and a cluster's page.
-// Test ids come from the console (@berth/console/test-ids).
-import { TEST_IDS } from "@berth/console/test-ids";
+// Test ids come from the console (@berth/console/test-ids/*).
+import { CLUSTERS_TEST_IDS as T } from "@berth/console/test-ids/clusters";
+import { SHELL_TEST_IDS } from "@berth/console/test-ids/shell";
 import type { Page } from "playwright-core";
 import { Shell } from "./shell.ts";
-
-const T = TEST_IDS.clusters;
 
 export interface TokenCredential {
   server: string;
@@ -50,10 +49,10 @@ export class ClustersPage {
     return this.page.getByTestId(T.registerRefused);
   }
   refusedErrorPanel() {
-    return this.refused().getByTestId(TEST_IDS.shell.errorPanel);
+    return this.refused().getByTestId(SHELL_TEST_IDS.errorPanel);
   }
   refusedRequestId() {
-    return this.refused().getByTestId(TEST_IDS.shell.errorRequestId);
+    return this.refused().getByTestId(SHELL_TEST_IDS.errorRequestId);
   }
   accepted() {
     return this.page.getByTestId(T.registerAccepted);
@@ -114,6 +113,6 @@ export class ClusterPage {
   async deregister(name: string): Promise<void> {
     await this.typeNameToDeregister(name);
     await this.deregisterButton().click();
-    await this.page.getByTestId(TEST_IDS.shell.confirmOk).click();
+    await this.page.getByTestId(SHELL_TEST_IDS.confirmOk).click();
   }
 }

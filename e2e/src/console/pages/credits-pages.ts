@@ -1,10 +1,9 @@
 // Page objects of the credits pages: the header's balance, wallets and a wallet's ledger, credit
-// requests (ask, decide) and allocations. Test ids come from the console (@berth/console/test-ids).
-import { TEST_IDS } from "@berth/console/test-ids";
+// requests (ask, decide) and allocations. Test ids come from the console (@berth/console/test-ids/*).
+import { CREDITS_TEST_IDS as T } from "@berth/console/test-ids/credits";
+import { SHELL_TEST_IDS } from "@berth/console/test-ids/shell";
 import type { Download, Locator, Page } from "playwright-core";
 import { Shell } from "./shell.ts";
-
-const T = TEST_IDS.credits;
 
 export class CreditsPages {
   readonly page: Page;
@@ -15,7 +14,7 @@ export class CreditsPages {
   }
 
   headerBalance() {
-    return this.page.getByTestId(T.headerBalance);
+    return this.page.getByTestId(SHELL_TEST_IDS.headerBalance);
   }
   /** The header's amount as shown ("1,000.00"), once it has one. */
   async headerAmount(): Promise<string> {
@@ -157,6 +156,6 @@ export class CreditsPages {
     return row.getByTestId(T.movementAmount);
   }
   notice() {
-    return this.page.getByTestId(TEST_IDS.shell.notice);
+    return this.page.getByTestId(SHELL_TEST_IDS.notice);
   }
 }

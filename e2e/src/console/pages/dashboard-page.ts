@@ -1,10 +1,9 @@
 // Page objects of the dashboard (a member's tiles and sessions, an administrator's fleet and spend) and of
 // a monitoring panel with its time-series chart, as the dashboard and a cluster's page show them.
-import { TEST_IDS } from "@berth/console/test-ids";
+import { DASHBOARD_TEST_IDS as D } from "@berth/console/test-ids/dashboard";
+import { MONITORING_PANEL_TEST_IDS as M } from "@berth/console/test-ids/monitoring-panel";
 import type { Locator, Page } from "playwright-core";
 
-const D = TEST_IDS.dashboard;
-const M = TEST_IDS.monitoring;
 const TILES = {
   running: D.tileRunning,
   paused: D.tilePaused,

@@ -1,9 +1,7 @@
 // Page object of the directory's admin pages (console/src/views/admin-users-view/, admin-organizations-view/,
 // admin-projects-view/): their tables, an organization's members panel, and the new-user form.
-import { TEST_IDS } from "@berth/console/test-ids";
+import { DIRECTORY_TEST_IDS as D } from "@berth/console/test-ids/directory";
 import type { Page } from "playwright-core";
-
-const D = TEST_IDS.directory;
 
 export class DirectoryPages {
   readonly page: Page;

@@ -1,10 +1,9 @@
 // Page object of the administrators' fair-share page (console/src/views/fair-share-view/): the shares per
 // organization, project and user and GPU model, and the reclaim log.
-import { TEST_IDS } from "@berth/console/test-ids";
+import { FAIR_SHARE_TEST_IDS as T } from "@berth/console/test-ids/fair-share";
+import { SHELL_TEST_IDS } from "@berth/console/test-ids/shell";
 import type { Page } from "playwright-core";
 import { Shell } from "./shell.ts";
-
-const T = TEST_IDS.fairShare;
 
 export interface ShareFigures {
   level: string;
@@ -71,7 +70,7 @@ export class FairSharePage {
   /** The empty states on the page ("No reclaim yet", …), by heading. */
   emptyHeadings(): Promise<string[]> {
     return this.page
-      .getByTestId(TEST_IDS.shell.emptyState)
+      .getByTestId(SHELL_TEST_IDS.emptyState)
       .evaluateAll((els) => els.map((e) => e.querySelector(".title")?.textContent?.trim() ?? ""));
   }
 }

@@ -1,10 +1,9 @@
 // Page object of the idle and time limits page (console/src/views/admin-idle-limits-view/): a card per
 // resource policy, editable by super_admins only.
-import { TEST_IDS } from "@berth/console/test-ids";
+import { IDLE_LIMITS_TEST_IDS as T } from "@berth/console/test-ids/idle-limits";
+import { SHELL_TEST_IDS } from "@berth/console/test-ids/shell";
 import type { Page } from "playwright-core";
 import { Shell } from "./shell.ts";
-
-const T = TEST_IDS.idleLimits;
 
 export class IdleLimitsPage {
   readonly page: Page;
@@ -40,6 +39,6 @@ export class IdleLimitsPage {
   }
 
   notice() {
-    return this.page.getByTestId(TEST_IDS.shell.notice);
+    return this.page.getByTestId(SHELL_TEST_IDS.notice);
   }
 }

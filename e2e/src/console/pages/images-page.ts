@@ -1,10 +1,8 @@
 // Page object of the Images page (console/src/views/images-view/): the member's own images (imported or
 // built), their builds with a followed log, and the catalogue's.
-import { TEST_IDS } from "@berth/console/test-ids";
+import { IMAGES_TEST_IDS as T } from "@berth/console/test-ids/images";
 import type { Page } from "playwright-core";
 import { Shell } from "./shell.ts";
-
-const T = TEST_IDS.images;
 
 export class ImagesPage {
   readonly page: Page;
@@ -61,10 +59,5 @@ export class ImagesPage {
   /** Waits for the build log's closing line to say this. */
   async buildEndsWith(text: string, timeout: number): Promise<void> {
     await this.page.getByTestId(T.buildLogEnd).getByText(text).waitFor({ timeout });
-  }
-
-  /** In the new-session wizard: the tag on an image of the member's own. */
-  wizardYoursBadge() {
-    return this.page.getByTestId(T.imageYours).first();
   }
 }

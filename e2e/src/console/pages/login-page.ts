@@ -1,5 +1,6 @@
-// Page object of the sign-in and password pages. Test ids come from the console (@berth/console/test-ids).
-import { TEST_IDS } from "@berth/console/test-ids";
+// Page object of the sign-in and password pages. Test ids come from the console (@berth/console/test-ids/*).
+import { LOGIN_TEST_IDS } from "@berth/console/test-ids/login";
+import { SHELL_TEST_IDS } from "@berth/console/test-ids/shell";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { closeContexts, newContext } from "../browser.ts";
 
@@ -11,42 +12,42 @@ export class LoginPage {
 
   async open(path = "/login"): Promise<void> {
     await this.page.goto(path);
-    await this.page.getByTestId(TEST_IDS.login.loginForm).waitFor();
+    await this.page.getByTestId(LOGIN_TEST_IDS.loginForm).waitFor();
   }
 
   async signIn(email: string, password: string): Promise<void> {
     await this.page.getByLabel("Email").fill(email);
     await this.page.getByLabel("Password", { exact: true }).fill(password);
-    await this.page.getByTestId(TEST_IDS.login.loginSubmit).click();
+    await this.page.getByTestId(LOGIN_TEST_IDS.loginSubmit).click();
   }
 
   errorMessage() {
-    return this.page.getByTestId(TEST_IDS.shell.errorMessage);
+    return this.page.getByTestId(SHELL_TEST_IDS.errorMessage);
   }
 
   errorRequestId() {
-    return this.page.getByTestId(TEST_IDS.shell.errorRequestId);
+    return this.page.getByTestId(SHELL_TEST_IDS.errorRequestId);
   }
 
   /** Waits for the sign-in form (a signed-out visitor sent here from wherever they were going). */
   async waitFor(): Promise<void> {
-    await this.page.getByTestId(TEST_IDS.login.loginForm).waitFor();
+    await this.page.getByTestId(LOGIN_TEST_IDS.loginForm).waitFor();
   }
 
   /** The page's heading and logo (the branding), and its link to sign up (when sign-up is open). */
   heading() {
-    return this.page.getByTestId(TEST_IDS.login.loginHeading);
+    return this.page.getByTestId(LOGIN_TEST_IDS.loginHeading);
   }
   logo() {
-    return this.page.getByTestId(TEST_IDS.login.loginLogo);
+    return this.page.getByTestId(LOGIN_TEST_IDS.loginLogo);
   }
   signupLink() {
-    return this.page.getByTestId(TEST_IDS.login.signupLink);
+    return this.page.getByTestId(LOGIN_TEST_IDS.signupLink);
   }
 
   /** The notice that the session expired. */
   expiredNotice() {
-    return this.page.getByTestId(TEST_IDS.login.expiredNotice);
+    return this.page.getByTestId(LOGIN_TEST_IDS.expiredNotice);
   }
 }
 
@@ -57,24 +58,24 @@ export class PasswordPage {
   }
 
   async waitFor(): Promise<void> {
-    await this.page.getByTestId(TEST_IDS.login.passwordForm).waitFor();
+    await this.page.getByTestId(LOGIN_TEST_IDS.passwordForm).waitFor();
   }
 
   /** The notice that this first password must be changed. */
   forcedNotice() {
-    return this.page.getByTestId(TEST_IDS.login.forcedPasswordNotice);
+    return this.page.getByTestId(LOGIN_TEST_IDS.forcedPasswordNotice);
   }
 
   /** What the page found wrong with the new password, before the API. */
   problems() {
-    return this.page.getByTestId(TEST_IDS.login.passwordProblems);
+    return this.page.getByTestId(LOGIN_TEST_IDS.passwordProblems);
   }
 
   async change(current: string, next: string, repeat = next): Promise<void> {
     await this.page.getByLabel("Current password").fill(current);
     await this.page.getByLabel("New password", { exact: true }).fill(next);
     await this.page.getByLabel("New password again").fill(repeat);
-    await this.page.getByTestId(TEST_IDS.login.passwordSubmit).click();
+    await this.page.getByTestId(LOGIN_TEST_IDS.passwordSubmit).click();
   }
 }
 
@@ -113,7 +114,7 @@ export class Visitors {
     const login = new LoginPage(page);
     await login.open();
     await login.signIn(who.email, who.password);
-    await page.getByTestId(TEST_IDS.shell.accountMenu).waitFor();
+    await page.getByTestId(SHELL_TEST_IDS.accountMenu).waitFor();
     await page.waitForURL((u) => u.pathname === "/dashboard");
     this.current = page;
     return page;

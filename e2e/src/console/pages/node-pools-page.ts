@@ -1,8 +1,6 @@
 // The node pools section of a cluster's page (console/src/components/node-pools).
-import { TEST_IDS } from "@berth/console/test-ids";
+import { NODE_POOLS_TEST_IDS as T } from "@berth/console/test-ids/node-pools";
 import type { Locator, Page } from "playwright-core";
-
-const T = TEST_IDS.nodePools;
 
 export class NodePoolsSection {
   readonly page: Page;

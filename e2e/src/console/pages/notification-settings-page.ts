@@ -1,10 +1,9 @@
 // Page object of the notification settings page (console/src/views/notification-settings-view/), reached
 // from the bell: a switch per kind, critical kinds always on with the reason.
-import { TEST_IDS } from "@berth/console/test-ids";
+import { NOTIFICATION_SETTINGS_TEST_IDS as T } from "@berth/console/test-ids/notification-settings";
+import { SHELL_TEST_IDS } from "@berth/console/test-ids/shell";
 import type { Page } from "playwright-core";
 import { Shell } from "./shell.ts";
-
-const T = TEST_IDS.notifications;
 
 export class NotificationSettingsPage {
   readonly page: Page;
@@ -15,8 +14,8 @@ export class NotificationSettingsPage {
   }
 
   async openFromBell(): Promise<void> {
-    await this.page.getByTestId(T.bell).click();
-    await this.page.getByTestId(T.settingsLink).click();
+    await this.page.getByTestId(SHELL_TEST_IDS.bell).click();
+    await this.page.getByTestId(SHELL_TEST_IDS.settingsLink).click();
     await this.page.getByRole("heading", { name: "Notification settings", level: 1 }).waitFor();
     await this.loaded();
   }

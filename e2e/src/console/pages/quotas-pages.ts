@@ -1,11 +1,9 @@
 // Page objects of Limits (console/src/views/quotas-view/: the member's effective limits and her quota
 // requests) and the administrators' inbox of quota requests (quota-inbox-view/).
-import { TEST_IDS } from "@berth/console/test-ids";
+import { QUOTA_INBOX_TEST_IDS as I } from "@berth/console/test-ids/quota-inbox";
+import { QUOTAS_TEST_IDS as Q } from "@berth/console/test-ids/quotas";
 import type { Page } from "playwright-core";
 import { Shell } from "./shell.ts";
-
-const Q = TEST_IDS.quotas;
-const I = TEST_IDS.quotaInbox;
 
 export class LimitsPage {
   readonly page: Page;

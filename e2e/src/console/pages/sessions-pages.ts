@@ -1,11 +1,13 @@
 // Page objects of the sessions list, the create wizard, a session's page and the queue.
 
-import { TEST_IDS } from "@berth/console/test-ids";
+import { LOG_VIEWER_TEST_IDS } from "@berth/console/test-ids/log-viewer";
+import { NEW_SESSION_TEST_IDS as W } from "@berth/console/test-ids/new-session";
+import { QUEUE_TEST_IDS } from "@berth/console/test-ids/queue";
+import { SESSION_TEST_IDS as S } from "@berth/console/test-ids/session";
+import { SESSIONS_TEST_IDS } from "@berth/console/test-ids/sessions";
+import { SHELL_TEST_IDS } from "@berth/console/test-ids/shell";
 import type { Page } from "playwright-core";
 import { MonitoringPanel } from "./dashboard-page.ts";
-
-const W = TEST_IDS.wizard;
-const S = TEST_IDS.session;
 
 export class SessionsListPage {
   readonly page: Page;
@@ -17,19 +19,19 @@ export class SessionsListPage {
     await this.page.getByRole("heading", { name: "Sessions", level: 1 }).waitFor();
   }
   row(id: string) {
-    return this.page.locator(`[data-testid="${TEST_IDS.sessions.row}"][data-session-id="${id}"]`);
+    return this.page.locator(`[data-testid="${SESSIONS_TEST_IDS.row}"][data-session-id="${id}"]`);
   }
   async waitForPhase(id: string, phase: string, timeout = 30_000): Promise<void> {
     await this.page
-      .locator(`[data-testid="${TEST_IDS.sessions.row}"][data-session-id="${id}"][data-phase="${phase}"]`)
+      .locator(`[data-testid="${SESSIONS_TEST_IDS.row}"][data-session-id="${id}"][data-phase="${phase}"]`)
       .waitFor({ timeout });
   }
   /** The list's "nothing here yet" state. */
   emptyState() {
-    return this.page.getByTestId(TEST_IDS.shell.emptyState);
+    return this.page.getByTestId(SHELL_TEST_IDS.emptyState);
   }
   liveMode() {
-    return this.page.getByTestId(TEST_IDS.shell.liveIndicator).getAttribute("data-mode");
+    return this.page.getByTestId(SHELL_TEST_IDS.liveIndicator).getAttribute("data-mode");
   }
 }
 
@@ -40,7 +42,7 @@ export class NewSessionPage {
   }
   async open(): Promise<void> {
     await this.page.goto("/sessions/new");
-    await this.page.getByTestId(TEST_IDS.wizard.form).waitFor();
+    await this.page.getByTestId(W.form).waitFor();
   }
   /**
    * Through the navigation's Sessions link and the list's "New session" (no full page load: the live
@@ -48,8 +50,12 @@ export class NewSessionPage {
    */
   async openFromSessions(timeout = 30_000): Promise<void> {
     await this.page.getByRole("link", { name: "Sessions", exact: true }).click();
-    await this.page.getByTestId(TEST_IDS.sessions.newSession).click();
+    await this.page.getByTestId(SESSIONS_TEST_IDS.newSession).click();
     await this.page.getByTestId(W.form).waitFor({ timeout });
+  }
+  /** The tag on an image of the member's own. */
+  yoursBadge() {
+    return this.page.getByTestId(W.imageYours).first();
   }
   /** The cost step's rate class ("guaranteed rate", "borrowed rate"). */
   rateClass() {
@@ -109,17 +115,17 @@ export class NewSessionPage {
     };
   }
   createButton() {
-    return this.page.getByTestId(TEST_IDS.wizard.create);
+    return this.page.getByTestId(W.create);
   }
   /** The limits step's words on the resource policy's idle rules and running time. */
   limitsPolicy() {
-    return this.page.getByTestId(TEST_IDS.wizard.limitsPolicy);
+    return this.page.getByTestId(W.limitsPolicy);
   }
   idleTimeout() {
-    return this.page.getByTestId(TEST_IDS.wizard.idleTimeout);
+    return this.page.getByTestId(W.idleTimeout);
   }
   maxRuntime() {
-    return this.page.getByTestId(TEST_IDS.wizard.maxRuntime);
+    return this.page.getByTestId(W.maxRuntime);
   }
   /** Types the asked idle timeout (minutes) and maximum running time (hours). */
   async askLimits(idleMinutes: string, runtimeHours: string): Promise<void> {
@@ -127,19 +133,17 @@ export class NewSessionPage {
     await this.maxRuntime().fill(runtimeHours);
   }
   idleTimeoutProblem() {
-    return this.page.getByTestId(TEST_IDS.wizard.idleTimeoutProblem);
+    return this.page.getByTestId(W.idleTimeoutProblem);
   }
   maxRuntimeProblem() {
-    return this.page.getByTestId(TEST_IDS.wizard.maxRuntimeProblem);
+    return this.page.getByTestId(W.maxRuntimeProblem);
   }
   /** The Capacity step (docs/dev/fair-share.md): guaranteed by default, borrowed by opt-in. */
   async chooseCapacity(c: "guaranteed" | "borrowed"): Promise<void> {
-    await this.page
-      .getByTestId(c === "borrowed" ? TEST_IDS.wizard.capacityBorrowed : TEST_IDS.wizard.capacityGuaranteed)
-      .check();
+    await this.page.getByTestId(c === "borrowed" ? W.capacityBorrowed : W.capacityGuaranteed).check();
   }
   reclaimTerms() {
-    return this.page.getByTestId(TEST_IDS.wizard.reclaimTerms);
+    return this.page.getByTestId(W.reclaimTerms);
   }
   /** A volume's choice in the Volumes step: its checkbox, its read-only box, its shared mark. */
   volumeChoice(volumeId: string) {
@@ -208,7 +212,7 @@ export class SessionPage {
   }
   async act(action: "pause" | "resume" | "restart" | "terminate"): Promise<void> {
     await this.page.getByTestId(S.action(action)).click();
-    if (action !== "resume") await this.page.getByTestId(TEST_IDS.shell.confirmOk).click();
+    if (action !== "resume") await this.page.getByTestId(SHELL_TEST_IDS.confirmOk).click();
   }
   idleWarning() {
     return this.page.getByTestId(S.idleWarning);
@@ -232,7 +236,7 @@ export class SessionPage {
   }
   /** Waits for a log line with this text. */
   async logsShow(text: string): Promise<void> {
-    await this.page.getByTestId(TEST_IDS.logs.text).getByText(text).first().waitFor();
+    await this.page.getByTestId(LOG_VIEWER_TEST_IDS.text).getByText(text).first().waitFor();
   }
   /** Opens the session's application (lab, terminal, code) from its connect button: the new tab. */
   async connect(kind: string): Promise<Page> {
@@ -275,12 +279,12 @@ export class QueuePage {
     await this.page.goto("/queue");
   }
   row(sessionId: string) {
-    return this.page.locator(`[data-testid="${TEST_IDS.queue.row}"][data-session-id="${sessionId}"]`);
+    return this.page.locator(`[data-testid="${QUEUE_TEST_IDS.row}"][data-session-id="${sessionId}"]`);
   }
   position(sessionId: string) {
-    return this.row(sessionId).getByTestId(TEST_IDS.queue.position).textContent();
+    return this.row(sessionId).getByTestId(QUEUE_TEST_IDS.position).textContent();
   }
   reason(sessionId: string) {
-    return this.row(sessionId).getByTestId(TEST_IDS.queue.reason).textContent();
+    return this.row(sessionId).getByTestId(QUEUE_TEST_IDS.reason).textContent();
   }
 }

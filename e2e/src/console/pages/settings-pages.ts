@@ -1,11 +1,9 @@
 // Page objects of the system settings (branding, sign-up policy, placement, the fault rule, image
 // signatures, the sign-up queue) and of the public sign-up page. Test ids come from the console
-// (@berth/console/test-ids).
-import { TEST_IDS } from "@berth/console/test-ids";
+// (@berth/console/test-ids/*).
+import { SETTINGS_TEST_IDS as T } from "@berth/console/test-ids/settings";
 import type { Page } from "playwright-core";
 import { Shell } from "./shell.ts";
-
-const T = TEST_IDS.settings;
 
 export interface Branding {
   productName?: string;

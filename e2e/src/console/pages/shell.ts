@@ -1,8 +1,6 @@
 // What every page of the console shares: the admin menu, the confirm dialog, notices and empty states.
-import { TEST_IDS } from "@berth/console/test-ids";
+import { SHELL_TEST_IDS as T } from "@berth/console/test-ids/shell";
 import type { Page } from "playwright-core";
-
-const T = TEST_IDS.shell;
 
 export class Shell {
   readonly page: Page;
@@ -50,7 +48,7 @@ export class Shell {
 
   /** The header's balance (a link to the person's wallet). */
   headerBalance() {
-    return this.page.getByTestId(TEST_IDS.credits.headerBalance);
+    return this.page.getByTestId(T.headerBalance);
   }
 
   /** A link in the navigation or a menu, by its exact name. */
@@ -78,28 +76,28 @@ export class Shell {
   }
 
   bell() {
-    return this.page.getByTestId(TEST_IDS.notifications.bell);
+    return this.page.getByTestId(T.bell);
   }
 
   notificationPanel() {
-    return this.page.getByTestId(TEST_IDS.notifications.panel);
+    return this.page.getByTestId(T.panel);
   }
 
   async readAllNotifications(): Promise<void> {
-    await this.page.getByTestId(TEST_IDS.notifications.readAll).click();
+    await this.page.getByTestId(T.readAll).click();
   }
 
   notificationCount() {
-    return this.page.getByTestId(TEST_IDS.notifications.count);
+    return this.page.getByTestId(T.count);
   }
 
   async openBell(): Promise<void> {
-    await this.page.getByTestId(TEST_IDS.notifications.bell).click();
+    await this.page.getByTestId(T.bell).click();
   }
 
   /** A notification in the bell's panel, by its kind. */
   notification(kind: string) {
-    return this.page.locator(`[data-testid="${TEST_IDS.notifications.item}"][data-kind="${kind}"]`);
+    return this.page.locator(`[data-testid="${T.item}"][data-kind="${kind}"]`);
   }
 
   confirmDialog() {

@@ -1,9 +1,7 @@
 // Page object of the bulk import on the Users page (console/src/views/admin-users-view/berth-user-import.ts).
-import { TEST_IDS } from "@berth/console/test-ids";
+import { USER_IMPORT_TEST_IDS as T } from "@berth/console/test-ids/user-import";
 import type { Download, Page } from "playwright-core";
 import { Shell } from "./shell.ts";
-
-const T = TEST_IDS.userImport;
 
 export class UserImportPage {
   readonly page: Page;

@@ -1,9 +1,7 @@
 // Page object of a volume's snapshots on the Volumes page (console/src/views/volumes-view/): the panel
 // that opens below the volume's row.
-import { TEST_IDS } from "@berth/console/test-ids";
+import { VOLUMES_TEST_IDS as V } from "@berth/console/test-ids/volumes";
 import type { Locator, Page } from "playwright-core";
-
-const V = TEST_IDS.volumes;
 
 export class VolumeSnapshotsPanel {
   readonly page: Page;

@@ -1,11 +1,9 @@
 // Page objects of the Volumes page (console/src/views/volumes-view/) and the storage pools' admin page
 // (admin-pools-view/): rows found by the shared test ids, forms and buttons by their accessible names.
-import { TEST_IDS } from "@berth/console/test-ids";
+import { POOLS_TEST_IDS as P } from "@berth/console/test-ids/pools";
+import { VOLUMES_TEST_IDS as V } from "@berth/console/test-ids/volumes";
 import type { Page } from "playwright-core";
 import { Shell } from "./shell.ts";
-
-const V = TEST_IDS.volumes;
-const P = TEST_IDS.pools;
 
 export class VolumesPage {
   readonly page: Page;

@@ -1,10 +1,8 @@
 // Page object of the Webhooks page (console/src/views/webhooks-view/): endpoints, their secret shown
 // once, deliveries.
-import { TEST_IDS } from "@berth/console/test-ids";
+import { WEBHOOKS_TEST_IDS as T } from "@berth/console/test-ids/webhooks";
 import type { Page } from "playwright-core";
 import { Shell } from "./shell.ts";
-
-const T = TEST_IDS.webhooks;
 
 export class WebhooksPage {
   readonly page: Page;

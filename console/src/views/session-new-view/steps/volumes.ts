@@ -4,7 +4,7 @@ import type { Task } from "@lit/task";
 import { html, nothing } from "lit";
 import type { StorageVolume } from "../../../api/openapi.gen.ts";
 import { renderTask } from "../../../components/task-states.ts";
-import { TEST_IDS } from "../../../test-ids.ts";
+import { NEW_SESSION_TEST_IDS } from "../../../test-ids/new-session.ts";
 
 export type Mounts = Record<string, { path: string; readOnly: boolean }>;
 
@@ -29,7 +29,7 @@ export function toggledMounts(mounts: Mounts, v: StorageVolume, on: boolean): Mo
 }
 
 export function volumesStep(p: VolumesStepProps) {
-  return html`<fieldset data-testid=${TEST_IDS.wizard.stepVolumes}>
+  return html`<fieldset data-testid=${NEW_SESSION_TEST_IDS.stepVolumes}>
       <legend>6. Volumes (optional)</legend>
       <p class="hint">Files on a volume outlive the session. <a href="/storage/volumes">Manage volumes</a></p>
       ${renderTask(p.volumes, {
@@ -37,19 +37,19 @@ export function volumesStep(p: VolumesStepProps) {
         errorHeading: "Your volumes could not be loaded",
         isEmpty: (r) => r.data.length === 0,
         empty: () =>
-          html`<p class="muted" data-testid=${TEST_IDS.wizard.noVolumes}>You have no volume yet. <a href="/storage/volumes">Create one</a> to keep files between sessions.</p>`,
+          html`<p class="muted" data-testid=${NEW_SESSION_TEST_IDS.noVolumes}>You have no volume yet. <a href="/storage/volumes">Create one</a> to keep files between sessions.</p>`,
         complete: (r) =>
           html`<ul class="volume-list" style="list-style:none;padding:0">${r.data.map((v) => {
             const m = p.mounts[v.id];
             const id = `vol-${v.id}`;
             const pinConflict = !!m && !!v.bound_cluster && !!p.cluster && p.cluster !== v.bound_cluster;
-            return html`<li data-testid=${TEST_IDS.wizard.volumeChoice} data-volume-id=${v.id} style="margin-bottom:.75rem">
+            return html`<li data-testid=${NEW_SESSION_TEST_IDS.volumeChoice} data-volume-id=${v.id} style="margin-bottom:.75rem">
               <label class="check" for=${id}><input type="checkbox" id=${id} .checked=${!!m} ?disabled=${v.locked} @change=${(e: Event) => p.onToggle(v, (e.target as HTMLInputElement).checked)} />
                 <strong>${v.name}</strong> <span class="muted">${v.size_gb} GB on ${v.pool}</span></label>
-              ${v.shared_with_me ? html`<span class="badge tone-muted" data-testid=${TEST_IDS.wizard.volumeShared}>Shared with you · ${v.shared_with_me === "read_only" ? "read-only" : "read-write"}</span>` : nothing}
-              ${v.locked ? html`<span class="badge tone-warn" data-testid=${TEST_IDS.wizard.volumeLocked}>Locked${v.lock_reason ? `: ${v.lock_reason}` : ""}: cannot be mounted</span>` : nothing}
-              ${v.bound_cluster ? html`<p class="hint" data-testid=${TEST_IDS.wizard.volumeKeepsCluster}>Its claim is on ${v.bound_cluster}: a session mounting it runs there until the claim is released (about 15 minutes after its last session).</p>` : nothing}
-              ${pinConflict ? html`<p class="tone-warn" data-testid=${TEST_IDS.wizard.volumePinConflict}>You pinned another cluster: this session would be refused. Choose "Any cluster" or ${v.bound_cluster}.</p>` : nothing}
+              ${v.shared_with_me ? html`<span class="badge tone-muted" data-testid=${NEW_SESSION_TEST_IDS.volumeShared}>Shared with you · ${v.shared_with_me === "read_only" ? "read-only" : "read-write"}</span>` : nothing}
+              ${v.locked ? html`<span class="badge tone-warn" data-testid=${NEW_SESSION_TEST_IDS.volumeLocked}>Locked${v.lock_reason ? `: ${v.lock_reason}` : ""}: cannot be mounted</span>` : nothing}
+              ${v.bound_cluster ? html`<p class="hint" data-testid=${NEW_SESSION_TEST_IDS.volumeKeepsCluster}>Its claim is on ${v.bound_cluster}: a session mounting it runs there until the claim is released (about 15 minutes after its last session).</p>` : nothing}
+              ${pinConflict ? html`<p class="tone-warn" data-testid=${NEW_SESSION_TEST_IDS.volumePinConflict}>You pinned another cluster: this session would be refused. Choose "Any cluster" or ${v.bound_cluster}.</p>` : nothing}
               ${
                 m
                   ? html`<div class="row" style="align-items:flex-end">

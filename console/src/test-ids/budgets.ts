@@ -1,0 +1,20 @@
+// Test ids of budgets and refills (organization admins).
+export const BUDGETS_TEST_IDS = {
+  budgetForm: "budget-form",
+  budgetLeft: "budget-left",
+  budgetProblem: "budget-problem",
+  budgetRow: "budget-row",
+  budgetSave: "budget-save",
+  budgets: "budgets",
+  budgetsNotice: "budgets-notice",
+  noBudgets: "no-budgets",
+  noRefills: "no-refills",
+  refillForm: "refill-form",
+  refillProblem: "refill-problem",
+  refillRow: "refill-row",
+  refillSave: "refill-save",
+  refillState: "refill-state",
+  refillToggle: "refill-toggle",
+  refills: "refills",
+  removeBudget: "remove-budget",
+} as const;

@@ -1,0 +1,21 @@
+// Test ids of the Images page and its build log.
+export const IMAGES_TEST_IDS = {
+  buildForm: "build-form",
+  buildRow: "build-row",
+  buildState: "build-state",
+  buildSubmit: "build-submit",
+  buildsTable: "builds-table",
+  catalogImageRow: "catalog-image-row",
+  catalogImagesTable: "catalog-images-table",
+  imageCount: "image-count",
+  imageFailure: "image-failure",
+  imageProgress: "image-progress",
+  importForm: "import-form",
+  importReference: "import-reference",
+  importSubmit: "import-submit",
+  myImageRow: "my-image-row",
+  myImageState: "my-image-state",
+  myImagesTable: "my-images-table",
+  buildLog: "build-log",
+  buildLogEnd: "build-log-end",
+} as const;

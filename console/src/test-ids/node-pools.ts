@@ -1,0 +1,11 @@
+// Test ids of a cluster's node pools section (components/node-pools).
+export const NODE_POOLS_TEST_IDS = {
+  section: "node-pools",
+  table: "node-pools-table",
+  row: "node-pool-row",
+  nodes: "node-pool-nodes",
+  grant: "node-pool-grant",
+  grantForm: "node-pool-grant-form",
+  createForm: "node-pool-create",
+  notice: "node-pools-notice",
+} as const;
