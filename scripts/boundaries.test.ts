@@ -226,6 +226,7 @@ describe("the console's views and components", () => {
     "log-viewer": ["components/log-viewer"],
     login: ["views/login-view", "views/password-view"],
     "monitoring-panel": ["components/monitoring-panel", "components/timeseries-chart"],
+    "mig-layouts": ["components/mig-layouts"],
     "new-session": ["views/session-new-view"],
     "node-pools": ["components/node-pools"],
     "notification-settings": ["views/notification-settings-view"],

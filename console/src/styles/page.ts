@@ -65,6 +65,11 @@ export const page = css`
     margin: 0.5rem 0;
     background: var(--berth-bg);
   }
+  /* A form's own refusal, before anything is sent. */
+  .problem {
+    color: var(--berth-danger);
+    margin: 0.35rem 0;
+  }
   textarea.secret {
     font-family: var(--berth-font-mono);
     font-size: 0.8rem;

@@ -17,7 +17,7 @@ import {
 import type { Deps } from "../../deps.ts";
 import { Conflict, DomainError, Forbidden, NotFound } from "../../errors.ts";
 import type { Principal } from "../identity/principal.ts";
-import { type LabelRequirement, matches, parseSelector } from "../nodePools/selector.ts";
+import { formatSelector, type LabelRequirement, matches, parseSelector } from "../nodePools/selector.ts";
 
 export interface MigLayoutInput {
   selector: string;
@@ -136,7 +136,7 @@ async function checkOverlap(db: Knex, clusterId: string, gpuModel: string, r: La
     const both = nodes.filter((n) => matches(r, n.labels ?? {}) && matches(other, n.labels ?? {})).map((n) => n.name);
     if (sameLabel || both.length > 0)
       throw new Conflict(
-        `the layout would mark nodes that layout ${o.id} marks for ${gpuModel}`,
+        `the layout ${formatSelector(other)} already marks ${gpuModel} nodes this one would${both.length > 0 ? ` (${both.join(", ")})` : ""}; remove it first, or mark other nodes`,
         { layout_id: o.id, gpu_model: gpuModel, nodes: both },
         "mig_layout_overlap",
       );

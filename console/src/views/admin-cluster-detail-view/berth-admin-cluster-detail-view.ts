@@ -9,6 +9,7 @@ import "../../components/check-list/index.ts";
 import { confirmAction } from "../../components/confirm-dialog/index.ts";
 import "../../components/error-panel/index.ts";
 import "../../components/monitoring-panel/index.ts";
+import "../../components/mig-layouts/index.ts";
 import "../../components/node-pools/index.ts";
 import {
   actOnNode,
@@ -240,6 +241,12 @@ export class BerthAdminClusterDetailView extends LitElement {
     </section>`;
   }
 
+  /** The GPU models the cluster's nodes report, for the MIG form. */
+  #gpuModels(): string[] {
+    const nodes = this.#nodes.value?.data ?? [];
+    return [...new Set(nodes.map((n) => n.gpu_model).filter((m): m is string => !!m))].sort();
+  }
+
   override render() {
     return html`<p><a href="/admin/clusters">← Clusters</a></p>
       ${this.actionResult ? html`<p class="success" role="status" data-testid=${CLUSTERS_TEST_IDS.actionResult}>${this.actionResult}</p>` : nothing}
@@ -267,6 +274,7 @@ export class BerthAdminClusterDetailView extends LitElement {
         complete: (r) => html`${this.#nodesTable(r.data)}${this.#cards(r.data)}`,
       })}
       <berth-node-pools .clusterId=${this.clusterId}></berth-node-pools>
+      <berth-mig-layouts .clusterId=${this.clusterId} .gpuModels=${this.#gpuModels()}></berth-mig-layouts>
       ${renderTask(this.#cluster, {
         complete: (c) => html`<section class="card" aria-labelledby="danger-h" style="margin-top:1.5rem">
           <h2 id="danger-h">Deregister</h2>
