@@ -108,6 +108,22 @@ describe("a new leader", () => {
     expect(f.store.singles.length + f.store.batches.length).toBe(f.takes);
   });
 
+  it("whose start fails before it has read them writes nothing", async () => {
+    const f = await unknownAndLeaderGone();
+    f.store.report({ sessionId: f.id, phase: "Running", revision: f.revision });
+    f.store.mirrorStates = async () => {
+      throw new Error("the database is gone for a moment");
+    };
+    const writes = () => [...f.mgmt.log, ...f.gpu.log].filter((r) => r.method !== "GET").length;
+    const before = writes();
+    const next = aController(f, f.opts);
+    await expect(next.start()).rejects.toThrow("gone for a moment");
+    await next.stop();
+    // The worker retries the start with a new controller; this half-started one touched nothing.
+    expect(writes()).toBe(before);
+    expect(f.store.interims.has(f.id)).toBe(false);
+  });
+
   it("still drops a report of an earlier mirror than the one it remembers", async () => {
     const f = await unknownAndLeaderGone();
     f.store.report({ sessionId: f.id, phase: "Running", revision: f.revision - 1 });
