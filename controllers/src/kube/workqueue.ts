@@ -8,6 +8,8 @@ export interface WorkQueueOptions {
   onError?(key: string, err: unknown, attempt: number): void;
   baseDelayMs?: number;
   maxDelayMs?: number;
+  /** Keys are queued but none is processed until release() (a controller still reading what it needs). */
+  held?: boolean;
 }
 
 export class WorkQueue {
@@ -20,11 +22,19 @@ export class WorkQueue {
   readonly #failures = new Map<string, number>();
   #running = 0;
   #stopped = false;
+  #held: boolean;
   #idle: (() => void)[] = [];
   processed = 0;
 
   constructor(o: WorkQueueOptions) {
     this.#o = o;
+    this.#held = o.held ?? false;
+  }
+
+  /** Starts processing the keys queued while held. */
+  release(): void {
+    this.#held = false;
+    this.#pump();
   }
 
   get length(): number {
@@ -63,7 +73,7 @@ export class WorkQueue {
   }
 
   #pump(): void {
-    while (!this.#stopped && this.#running < this.#o.concurrency && this.#queue.length > 0) {
+    while (!this.#stopped && !this.#held && this.#running < this.#o.concurrency && this.#queue.length > 0) {
       const key = this.#queue.shift() as string;
       this.#queued.delete(key);
       this.#active.add(key);

@@ -1,6 +1,15 @@
 // The controller's wiring: its parts started and stopped together, idle() once all of them are.
 import { afterEach, describe, expect, it } from "vitest";
-import { aFleet, aRunningSession, stopFleets, until } from "./fleet.test-support.ts";
+import {
+  aController,
+  aFleet,
+  aRunningSession,
+  mirrorOf,
+  records,
+  statusOf,
+  stopFleets,
+  until,
+} from "./fleet.test-support.ts";
 
 afterEach(stopFleets);
 
@@ -62,5 +71,68 @@ describe("the session controller", () => {
     // The informer's word is checked with a read before a row is ended.
     expect(f.mgmt.log.some((r) => r.method === "GET" && r.path.endsWith("/ses-cutoff000000000000"))).toBe(true);
     expect(await f.controller.sweepUnmadeCreates()).toBe(0);
+  });
+});
+
+// A new leader reconciles nothing before it has read the mirror revisions it reads reports against
+// (docs/dev/sessions.md, "A new leader"): before, its informers' first list reconciled every session
+// with none remembered, so every report was dropped.
+describe("a new leader", () => {
+  /** A Running session whose cluster went silent under the first leader, which then died. */
+  async function unknownAndLeaderGone() {
+    const opts = { pollMs: 20, reportGraceMs: 300 };
+    const f = await aRunningSession(1, opts);
+    const startedAt = statusOf(f.mgmt)?.startedAt;
+    f.store.silent = true;
+    await until("Unknown", () => statusOf(f.mgmt)?.phase === "Unknown", 3_000);
+    await f.controller.idle();
+    await f.controller.stop();
+    // The cluster reports again before the next leader starts.
+    f.store.silent = false;
+    const revision = mirrorOf(f.gpu)?.revision as number;
+    const startings = records(f.store, "Starting").get(f.name) ?? 0;
+    return { ...f, opts, startedAt, revision, startings, takes: f.store.singles.length + f.store.batches.length };
+  }
+
+  it("takes the Running report of a session whose cluster came back, without writing its mirror again", async () => {
+    const f = await unknownAndLeaderGone();
+    f.store.report({ sessionId: f.id, phase: "Running", revision: f.revision });
+    const next = aController(f, f.opts);
+    await next.start();
+    await until("Running", () => statusOf(f.mgmt)?.phase === "Running", 3_000);
+    await next.idle();
+    // Straight back: the run it was on goes on, and its mirror is the one the operator reported.
+    expect(statusOf(f.mgmt)?.startedAt).toBe(f.startedAt);
+    expect(records(f.store, "Starting").get(f.name) ?? 0).toBe(f.startings);
+    expect(mirrorOf(f.gpu)?.revision).toBe(f.revision);
+    expect(f.store.singles.length + f.store.batches.length).toBe(f.takes);
+  });
+
+  it("whose start fails before it has read them writes nothing", async () => {
+    const f = await unknownAndLeaderGone();
+    f.store.report({ sessionId: f.id, phase: "Running", revision: f.revision });
+    f.store.mirrorStates = async () => {
+      throw new Error("the database is gone for a moment");
+    };
+    const writes = () => [...f.mgmt.log, ...f.gpu.log].filter((r) => r.method !== "GET").length;
+    const before = writes();
+    const next = aController(f, f.opts);
+    await expect(next.start()).rejects.toThrow("gone for a moment");
+    await next.stop();
+    // The worker retries the start with a new controller; this half-started one touched nothing.
+    expect(writes()).toBe(before);
+    expect(f.store.interims.has(f.id)).toBe(false);
+  });
+
+  it("still drops a report of an earlier mirror than the one it remembers", async () => {
+    const f = await unknownAndLeaderGone();
+    f.store.report({ sessionId: f.id, phase: "Running", revision: f.revision - 1 });
+    const next = aController(f, f.opts);
+    await next.start();
+    // Not taken: the session waits for its pod, and its mirror is written again at a newer revision.
+    await until("the mirror written again", () => (mirrorOf(f.gpu)?.revision as number) > f.revision, 3_000);
+    await next.idle();
+    expect(statusOf(f.mgmt)?.phase).toBe("Unknown"); // on the resource; its row says Starting
+    expect(f.store.interims.get(f.id)?.status.phase).toBe("Starting");
   });
 });

@@ -140,6 +140,10 @@ export class SessionController {
       requeue: (key) => this.#queue.add(key),
     });
     this.#queue = new WorkQueue({
+      // Held until start() has read the mirror revisions (memory.mirrorStates): the informers' first list
+      // queues every session, and a reconcile before that read would find no revision to read reports
+      // against, drop them all and write the session's mirror again (docs/dev/sessions.md, "A new leader").
+      held: true,
       concurrency: this.#o.concurrency,
       process: (key) => reconciler.reconcile(key),
       onError: (key, err, attempt) => this.#log.warn({ key, attempt, err: String(err) }, "reconcile failed; retrying"),
@@ -170,6 +174,7 @@ export class SessionController {
     const ids = [...o.sessions.store.values()].map((s) => sessionIdOf(s.metadata.name as string));
     for (const [id, st] of await this.#d.store.mirrorStates(ids)) this.#memory.mirrorStates.set(id, st);
     for (const key of o.sessions.store.keys()) this.#queue.add(key);
+    this.#queue.release();
     this.#placement.enable();
     this.schedulePlacement();
     this.#every(this.#o.pollMs, async () => {

@@ -1,7 +1,10 @@
 // What goes wrong in a fleet: a node is drained (its session's pod moves to another node of the
 // cluster), a node is lost (its session is placed again or waits in the queue, and the user is told
-// why), and a cluster's operator goes silent (its sessions turn Unknown, then come back).
+// why), and a cluster's operator goes silent (its sessions turn Unknown, then come back), also to a
+// worker leader that took over meanwhile.
+import { resourcePath, SessionMirrorKind } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { until } from "../until.ts";
 import {
   adminKube,
   gpuCluster,
@@ -9,6 +12,7 @@ import {
   L4,
   MANAGEMENT,
   openEventStream,
+  SESSIONS_NS,
   type SessionsBed,
   startSessionsBed,
 } from "./harness.ts";
@@ -142,5 +146,44 @@ describe("a silent cluster", () => {
     await gpuB?.startOperator();
     const back = await bed.waitFor(bed.bob, id, (s) => s.phase === "Running", "Running again", 60_000);
     expect(back.started_at).toBe(unknown.started_at);
+  });
+});
+
+// Last in this file: it crashes the bed's first worker. The soak's sessions stuck Starting came this way
+// (docs/dev/soak.md): a leader that starts while a cluster's operator reports again, after a silence.
+describe("a silent cluster whose sessions a new worker leader takes over", () => {
+  it("gives them back their operator's Running report: the same run on the same mirror", async () => {
+    const gpuB = bed.gpu["gpu-b"];
+    if (!gpuB) throw new Error("no gpu-b");
+    const running = await bed.startRunning(bed.bob, { offering: "l4", preset: "gpu-small", image: "terminal" });
+    const k = adminKube(gpuB.cluster);
+    try {
+      const revision = async () =>
+        (
+          await k.json<{ spec: { revision: number } }>(
+            "GET",
+            `${resourcePath(SessionMirrorKind, { namespace: SESSIONS_NS })}/${running.resource_name}`,
+          )
+        ).spec.revision;
+      const placed = await revision();
+      await gpuB.operator?.stop({ release: false });
+      const unknown = await bed.waitFor(bed.bob, running.id, (s) => s.phase === "Unknown", "Unknown", 60_000);
+      // The leader dies while the cluster is silent; its operator is back before another worker leads.
+      await bed.worker.stop({ release: false });
+      const restarted = Date.now();
+      await gpuB.startOperator();
+      await until("gpu-b reporting again", async () => {
+        const c = await bed.call(bed.superAdmin, "GET", `/api/v1/clusters/${gpuB.id}`);
+        return c.status === 200 && Date.parse(c.body.last_report_at ?? "") > restarted;
+      });
+      const next = await bed.startWorker("worker-after-the-silence");
+      await next.leading(60_000);
+      const back = await bed.waitFor(bed.bob, running.id, (s) => s.phase === "Running", "Running again", 60_000);
+      // Its run goes on (not started again), on the mirror its operator reported: not written again.
+      expect(back.started_at).toBe(unknown.started_at);
+      expect(await revision()).toBe(placed);
+    } finally {
+      k.close();
+    }
   });
 });
