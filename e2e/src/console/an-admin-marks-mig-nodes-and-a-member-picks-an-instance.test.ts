@@ -4,22 +4,23 @@
 // of the card, price and free instances; a profile the node does not advertise is not offered. The 3g.40gb
 // session runs.
 import { ensureConsoleBuilt } from "@berth/console";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { gpuCluster, H100, MANAGEMENT, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
-import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
+import { closeBrowser, expectAccessible, launchBrowser, Screenshots } from "./browser.ts";
 import { ClustersPage } from "./pages/clusters-page.ts";
-import { LoginPage } from "./pages/login-page.ts";
+import { Visitors } from "./pages/login-page.ts";
 import { MigLayoutsSection } from "./pages/mig-layouts-page.ts";
 import { NewSessionPage, SessionPage } from "./pages/sessions-pages.ts";
-import { Shell } from "./pages/shell.ts";
 
 vi.setConfig({ testTimeout: 180_000 });
 
 let bed: SessionsBed;
 let browser: Browser;
-let context: BrowserContext | undefined;
-let page: Page | undefined;
+const people = new Visitors(
+  () => browser,
+  () => bed.t.api.url,
+);
 const shots = new Screenshots("mig");
 const LAYOUT = { "3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2 };
 
@@ -37,21 +38,16 @@ beforeAll(async () => {
   });
   browser = await launchBrowser();
 });
-afterEach(async (ctx) => shots.onFailure(page, ctx));
+afterEach(async (ctx) => shots.onFailure(people.current, ctx));
 afterAll(async () => {
-  await closeContexts([context]);
+  await people.closeAll();
   await closeBrowser(browser);
   await bed?.stop();
 });
 
 describe("an H100 node marked as MIG-partitioned", () => {
   it("a super_admin marks it on the cluster's page; bad layouts are refused in words", async () => {
-    context = await newContext(browser, bed.t.api.url);
-    page = await context.newPage();
-    const login = new LoginPage(page);
-    await login.open();
-    await login.signIn(bed.superAdmin.email, bed.superAdmin.password);
-    await new Shell(page).signedIn();
+    const page = await people.signIn(bed.superAdmin);
     const clusters = new ClustersPage(page);
     await clusters.open();
     await clusters.openCluster("gpu-a");
@@ -80,18 +76,10 @@ describe("an H100 node marked as MIG-partitioned", () => {
     expect(await mig.rows().count()).toBe(1);
     await shots.take(page, "marked");
     await expectAccessible(page);
-    await context.close();
-    context = undefined;
   });
 
   it("a member picks the 3g.40gb profile with its share and price; a profile the node lacks is not offered", async () => {
-    context = await newContext(browser, bed.t.api.url);
-    page = await context.newPage();
-    const login = new LoginPage(page);
-    await login.open();
-    await login.signIn(bed.alice.email, bed.alice.password);
-    await new Shell(page).signedIn();
-
+    const page = await people.signIn(bed.alice);
     const wizard = new NewSessionPage(page);
     await wizard.open();
     await expect.poll(() => wizard.freeText("h100-mig-3g-40gb")).toContain("2 MIG 3g.40gb instances free now");
