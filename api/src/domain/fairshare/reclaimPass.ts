@@ -37,13 +37,11 @@ import {
 } from "@berth/crds";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
-import { insertAuditRecord } from "../../db/operations/audit/insertAuditRecord.ts";
 import { inventoryByClusterModel } from "../../db/operations/sessions/fleetModels.ts";
-import { insertSessionEvents } from "../../db/operations/sessions/sessionEvents.ts";
 import type { SessionRow } from "../../db/operations/sessions/types.ts";
 import { viewFromResource } from "../../db/operations/sessions/view.ts";
-import { notify } from "../notifications/notify.ts";
 import { fairShareSetting } from "../sessions/capacityClass.ts";
+import { tellOwnerPaused, warnOwner } from "../sessions/ownerNotices.ts";
 import type { SessionsRuntime } from "../sessions/runtime.ts";
 import { projectOrganizations } from "./guarantees.ts";
 import { settingsOf, shareTreeOf } from "./tree.ts";
@@ -327,35 +325,27 @@ async function warn(
       noticed_at: now,
       pause_at: pauseAt,
     });
-    await notify(tx, {
-      userId: row.owner_id,
-      organizationId: row.organization_id,
-      kind: "session.reclaim_warning",
-      title: grace === 0 ? "Borrowed session is being paused" : `Borrowed session will be paused in ${minutesLeft} min`,
-      body: `Your session ${name} runs on borrowed capacity, and a guaranteed session needs its GPU. It will be paused at ${clockTime(pauseAt)}; its volumes are kept and it resumes ahead of new work when room returns. Save your work.`,
-      data: { session_id: row.id, deadline: pauseAt.toISOString(), for_session_id: forRow.id, reason: why },
-      dedupeKey: `reclaim_warning:${row.id}:${now.toISOString()}`,
-      at: now,
-    });
-    await insertSessionEvents(tx, [
+    await warnOwner(
+      tx,
+      row,
       {
-        session_id: row.id,
-        owner_id: row.owner_id,
-        organization_id: row.organization_id,
-        project_id: row.project_id,
-        type: "session.reclaim_warning",
-        payload: {
-          view,
-          warning: {
-            kind: "reclaim",
-            reason: SessionReason.CapacityReclaimed,
-            deadline: pauseAt.toISOString(),
-            minutes_left: minutesLeft,
-            for_session_id: forRow.id,
-          },
+        kind: "session.reclaim_warning",
+        title:
+          grace === 0 ? "Borrowed session is being paused" : `Borrowed session will be paused in ${minutesLeft} min`,
+        body: `Your session ${name} runs on borrowed capacity, and a guaranteed session needs its GPU. It will be paused at ${clockTime(pauseAt)}; its volumes are kept and it resumes ahead of new work when room returns. Save your work.`,
+        data: { session_id: row.id, deadline: pauseAt.toISOString(), for_session_id: forRow.id, reason: why },
+        dedupeKey: `reclaim_warning:${row.id}:${now.toISOString()}`,
+        view,
+        warning: {
+          kind: "reclaim",
+          reason: SessionReason.CapacityReclaimed,
+          deadline: pauseAt.toISOString(),
+          minutes_left: minutesLeft,
+          for_session_id: forRow.id,
         },
       },
-    ]);
+      now,
+    );
   });
   await recordEvent(
     c.sessions,
@@ -376,30 +366,20 @@ async function markPaused(c: CapacityReclaimContext, row: SessionRow, n: Notice,
       .whereNull("paused_at")
       .whereNull("withdrawn_at")
       .update({ paused_at: now });
-    await notify(tx, {
-      userId: row.owner_id,
-      organizationId: row.organization_id,
-      kind: "session.paused",
-      title: "Session paused: borrowed GPU reclaimed",
-      body: `Your session ${name} was paused to give its borrowed GPU back to a guaranteed session. Its volumes are kept; it resumes ahead of new work when room returns.`,
-      data: { session_id: row.id, reason: "capacity_reclaimed", for_session_id: n.for },
-      dedupeKey: `session.paused:${row.id}:${now.toISOString()}`,
-      at: now,
-    });
-    await insertAuditRecord(tx, {
-      action: "session.pause",
-      actorKind: "system",
-      actorId: "system:fair-share",
-      actorReason: "borrowed capacity reclaimed",
-      organizationId: row.organization_id,
-      targetKind: "session",
-      targetId: row.id,
-      requestId: `reclaim:capacity:${row.id}:${now.toISOString()}`,
-      outcome: "success",
-      status: 200,
-      details: { reason: SessionReason.CapacityReclaimed, for_session_id: n.for },
-      at: now,
-    });
+    await tellOwnerPaused(
+      tx,
+      row,
+      {
+        title: "Session paused: borrowed GPU reclaimed",
+        body: `Your session ${name} was paused to give its borrowed GPU back to a guaranteed session. Its volumes are kept; it resumes ahead of new work when room returns.`,
+        data: { session_id: row.id, reason: "capacity_reclaimed", for_session_id: n.for },
+        actorId: "system:fair-share",
+        actorReason: "borrowed capacity reclaimed",
+        requestId: `reclaim:capacity:${row.id}:${now.toISOString()}`,
+        details: { reason: SessionReason.CapacityReclaimed, for_session_id: n.for },
+      },
+      now,
+    );
   });
 }
 

@@ -16,13 +16,11 @@ import {
 } from "@berth/crds";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
-import { insertAuditRecord } from "../../db/operations/audit/insertAuditRecord.ts";
 import { activityOf, sourcesSeen } from "../../db/operations/reclaim/readActivity.ts";
-import { insertSessionEvents } from "../../db/operations/sessions/sessionEvents.ts";
 import type { SessionRow } from "../../db/operations/sessions/types.ts";
 import { viewFromResource } from "../../db/operations/sessions/view.ts";
 import { reclaimPolicyOf, sessionRules } from "../catalog/reclaimPolicy.ts";
-import { notify } from "../notifications/notify.ts";
+import { tellOwnerPaused, warnOwner } from "../sessions/ownerNotices.ts";
 import type { SessionsRuntime } from "../sessions/runtime.ts";
 import { planReclaim, type ReclaimPlan, type Signals, type Warning } from "./plan.ts";
 import { signalsOf } from "./signals.ts";
@@ -177,37 +175,28 @@ async function sendWarnings(c: ReclaimContext, row: SessionRow, s: Session, warn
     for (const w of warnings) {
       const left = minutesLeft(w.deadline, now);
       const idle = w.kind === "idle";
-      await notify(tx, {
-        userId: row.owner_id,
-        organizationId: row.organization_id,
-        kind: idle ? "session.idle_warning" : "session.runtime_warning",
-        title: idle ? `Idle session will be paused in ${left} min` : `Session reaches its time limit in ${left} min`,
-        body: idle
-          ? `Your session ${name} has not been used for a while (no GPU work, no typing, no busy kernel). It will be paused at ${clockTime(w.deadline)} to free its GPU; its volumes are kept. Use it, or choose "Keep running", to keep it.`
-          : `Your session ${name} reaches its maximum running time at ${clockTime(w.deadline)} and will be paused then; its volumes are kept and you can resume it.`,
-        data: { session_id: row.id, deadline: w.deadline.toISOString(), minutes_left: left },
-        dedupeKey: `${w.kind}_warning:${row.id}:${w.deadline.toISOString()}:${w.minutesBefore}`,
-        at: now,
-      });
-      await insertSessionEvents(tx, [
+      await warnOwner(
+        tx,
+        row,
         {
-          session_id: row.id,
-          owner_id: row.owner_id,
-          organization_id: row.organization_id,
-          project_id: row.project_id,
-          type: idle ? "session.idle_warning" : "session.runtime_warning",
-          payload: {
-            view,
-            warning: {
-              kind: w.kind,
-              reason: idle ? "Idle" : "MaxRuntime",
-              deadline: w.deadline.toISOString(),
-              minutes_left: left,
-              minutes_before: w.minutesBefore,
-            },
+          kind: idle ? "session.idle_warning" : "session.runtime_warning",
+          title: idle ? `Idle session will be paused in ${left} min` : `Session reaches its time limit in ${left} min`,
+          body: idle
+            ? `Your session ${name} has not been used for a while (no GPU work, no typing, no busy kernel). It will be paused at ${clockTime(w.deadline)} to free its GPU; its volumes are kept. Use it, or choose "Keep running", to keep it.`
+            : `Your session ${name} reaches its maximum running time at ${clockTime(w.deadline)} and will be paused then; its volumes are kept and you can resume it.`,
+          data: { session_id: row.id, deadline: w.deadline.toISOString(), minutes_left: left },
+          dedupeKey: `${w.kind}_warning:${row.id}:${w.deadline.toISOString()}:${w.minutesBefore}`,
+          view,
+          warning: {
+            kind: w.kind,
+            reason: idle ? "Idle" : "MaxRuntime",
+            deadline: w.deadline.toISOString(),
+            minutes_left: left,
+            minutes_before: w.minutesBefore,
           },
         },
-      ]);
+        now,
+      );
     }
   });
 }
@@ -246,32 +235,22 @@ async function tellPaused(
 ) {
   const name = row.display_name ?? row.id;
   await c.db.transaction(async (tx) => {
-    await notify(tx, {
-      userId: row.owner_id,
-      organizationId: row.organization_id,
-      kind: "session.paused",
-      title: reason === "Idle" ? "Session paused: idle" : "Session paused: time limit reached",
-      body:
-        reason === "Idle"
-          ? `Your session ${name} was paused because nothing used it since ${clockTime(plan.idle.since ?? now)}. Its GPU went back to the pool and billing stopped; its volumes are kept. Resume it when you need it.`
-          : `Your session ${name} was paused because it reached its maximum running time. Its volumes are kept; resume it to start a new period.`,
-      data: { session_id: row.id, reason: reason === "Idle" ? "idle" : "time_limit" },
-      dedupeKey: `session.paused:${row.id}:${now.toISOString()}`,
-      at: now,
-    });
-    await insertAuditRecord(tx, {
-      action: "session.pause",
-      actorKind: "system",
-      actorId: "system:reclaim",
-      actorReason: reason === "Idle" ? "idle auto-pause" : "maximum running time",
-      organizationId: row.organization_id,
-      targetKind: "session",
-      targetId: row.id,
-      requestId: `reclaim:pause:${row.id}:${now.toISOString()}`,
-      outcome: "success",
-      status: 200,
-      details: { reason },
-      at: now,
-    });
+    await tellOwnerPaused(
+      tx,
+      row,
+      {
+        title: reason === "Idle" ? "Session paused: idle" : "Session paused: time limit reached",
+        body:
+          reason === "Idle"
+            ? `Your session ${name} was paused because nothing used it since ${clockTime(plan.idle.since ?? now)}. Its GPU went back to the pool and billing stopped; its volumes are kept. Resume it when you need it.`
+            : `Your session ${name} was paused because it reached its maximum running time. Its volumes are kept; resume it to start a new period.`,
+        data: { session_id: row.id, reason: reason === "Idle" ? "idle" : "time_limit" },
+        actorId: "system:reclaim",
+        actorReason: reason === "Idle" ? "idle auto-pause" : "maximum running time",
+        requestId: `reclaim:pause:${row.id}:${now.toISOString()}`,
+        details: { reason },
+      },
+      now,
+    );
   });
 }
