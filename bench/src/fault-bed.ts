@@ -54,6 +54,8 @@ export async function startFaultBed(opts: {
   usageIntervalMs: number;
   env?: { api?: Record<string, string>; worker?: Record<string, string> };
   bed?: Omit<SessionsBedOptions, "fleet">;
+  /** Where the split processes' output is kept (startSplit's logDir). */
+  logDir?: string;
 }): Promise<FaultBed> {
   const dir = mkdtempSync(join(tmpdir(), "berth-faults-"));
   const pgPort = await freePort();
@@ -83,6 +85,7 @@ export async function startFaultBed(opts: {
       onSignal: stop,
       usageIntervalMs: opts.usageIntervalMs,
       ...(opts.env ? { env: opts.env } : {}),
+      ...(opts.logDir ? { logDir: opts.logDir } : {}),
     });
   } catch (err) {
     await stop();

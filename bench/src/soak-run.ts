@@ -164,9 +164,41 @@ const commOf = (pid: number) => {
   }
 };
 
+/** Messages that say who led and when a controller started or failed to, as the processes logged them. */
+const LEADERSHIP = new Set([
+  "started leading",
+  "stopped leading",
+  "took over an expired lease",
+  "lease released",
+  "leader transition failed",
+  "session controller started",
+]);
+
+/** The leadership story of every kept log, in time order: "12:01:03.120 worker-split-2 started leading". */
+export function leadershipLines(logDir: string): string[] {
+  const lines: { t: number; text: string }[] = [];
+  for (const f of readdirSync(logDir).filter((x) => x.endsWith(".log"))) {
+    for (const line of readFileSync(join(logDir, f), "utf8").split("\n")) {
+      if (!line.startsWith("{")) continue;
+      try {
+        const l = JSON.parse(line) as { msg?: string; time?: number };
+        if (l.msg && LEADERSHIP.has(l.msg) && typeof l.time === "number")
+          lines.push({
+            t: l.time,
+            text: `${new Date(l.time).toISOString().slice(11, 23)} ${f.replace(/\.log$/, "")} ${l.msg}`,
+          });
+      } catch {}
+    }
+  }
+  return lines.sort((a, b) => a.t - b.t).map((l) => l.text);
+}
+
 export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const out = o.out;
   const dir = mkdtempSync(join(tmpdir(), "berth-soak-"));
+  // Kept after the run (not under `dir`): a soak that ends with stuck sessions is read from them.
+  const logDir = mkdtempSync(join(tmpdir(), "berth-soak-logs-"));
+  out(`# the processes' output is kept in ${logDir}`);
   const receiver = await startReceiver();
   const caFile = join(dir, "receiver-ca.pem");
   writeFileSync(caFile, receiver.ca);
@@ -213,6 +245,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       usageIntervalMs: o.usageIntervalS * 1000,
       env: { api: allow, worker: { ...allow, BERTH_WEBHOOK_CA_FILE: caFile } },
       bed: { operatorUsageIntervalMs: o.usageIntervalS * 1000 },
+      logDir,
     });
     const f = fb;
     const b = f.bed;
@@ -874,6 +907,10 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     out(
       `# final: ${fin.sessions} sessions from ${accepted.size} accepted creates (${fin.live} live), ${actions} user actions (${errors} errors), lost=${fin.lost} stuck=${fin.stuck.length} duplicated=${fin.duplicated}; wallets ${fin.wallets - fin.walletsOff}/${fin.wallets} match their ledger, ${fin.txnsUnbalanced} transactions unbalanced; usage charged ${fin.chargedS} s, lost ${fin.usageLostS} s, charged twice ${fin.usageTwiceS} s, ${fin.unbilledSamples} samples unbilled; webhooks ${fin.webhooksDelivered} delivered, lost ${fin.webhooksLost}, pending ${fin.webhooksPending}, received twice ${fin.webhooksDuplicated} (same webhook-id); p99 quiet ${quietP99} ms, worst window outside faults ${Math.max(...checkpoints.map((c) => (Number.isNaN(c.p99) ? 0 : c.p99)))} ms`,
     );
+    if (fin.stuck.length > 0) {
+      out(`# leadership and controller starts (${logDir}):`);
+      for (const l of leadershipLines(logDir)) out(`  ${l}`);
+    }
     return { quietP99, checkpoints, faults, growth, final: fin };
   } finally {
     for (const stop of stops.reverse()) await stop().catch(() => {});

@@ -7,7 +7,7 @@
 // Every child is killed when stop() runs, when this process gets SIGINT/SIGTERM, and (SIGKILL, as a last
 // resort) when it exits any other way.
 import { type ChildProcess, spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { createWriteStream, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { freePort } from "@berth/api";
@@ -52,7 +52,11 @@ function hookExit(onSignal: () => Promise<void>): void {
     });
 }
 
-function spawnChild(name: string, main: string, env: Record<string, string>): Child {
+function spawnChild(name: string, main: string, env: Record<string, string>, logDir?: string): Child {
+  // Every line the child writes, kept when asked: a run that ends wrong is read from them afterwards.
+  const file = logDir
+    ? createWriteStream(join(logDir, `${name.replace(/[^\w.-]+/g, "-")}.log`), { flags: "a" })
+    : undefined;
   const proc = spawn(process.execPath, [main], {
     env: { PATH: process.env.PATH ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -61,6 +65,7 @@ function spawnChild(name: string, main: string, env: Record<string, string>): Ch
   const exited = new Promise<number | null>((resolve) =>
     proc.once("exit", (code) => {
       alive.delete(proc);
+      file?.end();
       resolve(code);
     }),
   );
@@ -68,6 +73,7 @@ function spawnChild(name: string, main: string, env: Record<string, string>): Ch
   const waiters: { msg: string; resolve: (l: Record<string, unknown>) => void }[] = [];
   const seen = new Map<string, Record<string, unknown>>();
   const onLine = (line: string) => {
+    file?.write(`${line}\n`);
     tail.push(line);
     if (tail.length > 40) tail.shift();
     // Only lines that can be waited on are parsed: the children log little, but the pipe must keep draining.
@@ -179,6 +185,8 @@ export async function startSplit(
     usageIntervalMs?: number;
     /** More environment for the API and for every worker (e.g. the webhook allowlist and receivers' CA). */
     env?: { api?: Record<string, string>; worker?: Record<string, string> };
+    /** Where each child's output is kept, one file per child (e.g. `worker-split-2.log`); none by default. */
+    logDir?: string;
   },
 ): Promise<Split> {
   const children: Child[] = [];
@@ -236,7 +244,7 @@ export async function startSplit(
       BERTH_LOG_LEVEL: "info",
       ...opts.env?.api,
     };
-    const api = spawnChild("api", API_MAIN, apiEnv);
+    const api = spawnChild("api", API_MAIN, apiEnv, opts.logDir);
     children.push(api);
     const listening = await api.line("public API listening", READY_MS);
     const internal = await api.line("internal plane listening", 10_000);
@@ -269,7 +277,7 @@ export async function startSplit(
     const operatorEnv = operatorEnvOf(handles[0] as (typeof handles)[number]);
     const operators: Child[] = [];
     for (const [i, h] of handles.entries()) {
-      const op = spawnChild(i === 0 ? "operator" : `operator ${h.name}`, OPERATOR_MAIN, operatorEnvOf(h));
+      const op = spawnChild(i === 0 ? "operator" : `operator ${h.name}`, OPERATOR_MAIN, operatorEnvOf(h), opts.logDir);
       children.push(op);
       operators.push(op);
     }
@@ -277,7 +285,7 @@ export async function startSplit(
     const operator = operators[0] as Child;
 
     const respawn = async (kind: "api" | "operator", main: string, env: Record<string, string>, ready: string) => {
-      const again = spawnChild(kind, main, env);
+      const again = spawnChild(kind, main, env, opts.logDir);
       children.push(again);
       split[kind] = again;
       await again.line(ready, READY_MS);
@@ -300,21 +308,26 @@ export async function startSplit(
         if (code !== 0) throw new Error(`the worker exited ${code}; last output:\n${w.tail.join("\n")}`);
       },
       async startWorker(identity) {
-        const w = spawnChild(`worker ${identity}`, WORKER_MAIN, {
-          DATABASE_URL: database,
-          BERTH_WEBHOOK_SECRET_KEYS: config.webhooks.secretKeys.reveal(),
-          BERTH_KUBECONFIG: workerKubeconfig,
-          BERTH_WORKER_IDENTITY: identity,
-          // The bed's worker pool (20) and production lease timings, as the in-process bench has them.
-          BERTH_DATABASE_POOL_MAX: "20",
-          BERTH_WORKER_LEASE_DURATION_MS: "15000",
-          BERTH_WORKER_LEASE_RENEW_DEADLINE_MS: "10000",
-          BERTH_WORKER_LEASE_RETRY_PERIOD_MS: "2000",
-          BERTH_WORKER_STATUS_HOST: "127.0.0.1",
-          BERTH_WORKER_STATUS_PORT: "0",
-          BERTH_LOG_LEVEL: "info",
-          ...opts.env?.worker,
-        });
+        const w = spawnChild(
+          `worker ${identity}`,
+          WORKER_MAIN,
+          {
+            DATABASE_URL: database,
+            BERTH_WEBHOOK_SECRET_KEYS: config.webhooks.secretKeys.reveal(),
+            BERTH_KUBECONFIG: workerKubeconfig,
+            BERTH_WORKER_IDENTITY: identity,
+            // The bed's worker pool (20) and production lease timings, as the in-process bench has them.
+            BERTH_DATABASE_POOL_MAX: "20",
+            BERTH_WORKER_LEASE_DURATION_MS: "15000",
+            BERTH_WORKER_LEASE_RENEW_DEADLINE_MS: "10000",
+            BERTH_WORKER_LEASE_RETRY_PERIOD_MS: "2000",
+            BERTH_WORKER_STATUS_HOST: "127.0.0.1",
+            BERTH_WORKER_STATUS_PORT: "0",
+            BERTH_LOG_LEVEL: "info",
+            ...opts.env?.worker,
+          },
+          opts.logDir,
+        );
         children.push(w);
         split.worker = w;
         await w.line("worker started", READY_MS);
