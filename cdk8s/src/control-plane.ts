@@ -327,9 +327,14 @@ export class ControlPlane extends Construct {
         ingress: [
           // The public listener: the ingress controller and in-cluster clients.
           { ports: [{ protocol: "TCP", port: API_PORT }] },
-          // The internal listener: only the configured ranges.
+          // The internal listener: only the configured ranges, and the operator's and gateway's pods of a
+          // GPU cluster charted into this cluster and namespace (a range there would admit every pod in it).
           {
-            from: allowCidrs.map((c) => ({ ipBlock: { cidr: c } })),
+            from: [
+              ...allowCidrs.map((c) => ({ ipBlock: { cidr: c } })),
+              { podSelector: { matchLabels: labelsOf("berth-operator") } },
+              { podSelector: { matchLabels: labelsOf("berth-gateway") } },
+            ],
             ports: [{ protocol: "TCP", port: INTERNAL_PORT }],
           },
           // The metrics listener: the metrics server's scrapes only.
