@@ -212,14 +212,13 @@ describe.skipIf(!can.ok)(
         gpuCount: 2,
       });
       await createRuntimeClass(bed.kube);
-      // Berth's namespaces (both charts name berth-system; the labels agree), accounts and every policy, and the
-      // operator's sessions policy; then a namespace of someone else's.
-      const made = new Set<string>();
-      for (const o of dist.filter((x) => x.kind === "Namespace")) {
-        if (made.has(o.metadata.name)) continue;
-        made.add(o.metadata.name);
-        await bed.kube.json("POST", "/api/v1/namespaces", o);
-      }
+      // Berth's namespaces (both charts name berth-system: their labels together, as applying the charts in
+      // order leaves them), accounts and every policy, and the operator's sessions policy; then someone else's namespace.
+      const namespaces = new Map<string, Record<string, string>>();
+      for (const o of dist.filter((x) => x.kind === "Namespace"))
+        namespaces.set(o.metadata.name, { ...namespaces.get(o.metadata.name), ...o.metadata.labels });
+      for (const [name, labels] of namespaces)
+        await bed.kube.json("POST", "/api/v1/namespaces", { metadata: { name, labels } });
       await bed.kube.json("POST", "/api/v1/namespaces", { metadata: { name: OUTSIDE } });
       for (const o of dist.filter((x) => x.kind === "ServiceAccount"))
         await bed.kube.json("POST", `/api/v1/namespaces/${o.metadata.namespace}/serviceaccounts`, o);
