@@ -12,6 +12,7 @@ const REAL_NODE_FILES = [
   "e2e/src/testbed/a-pod-on-the-real-node-reaches-its-apiserver.real-node.test.ts",
   "e2e/src/testbed/services-on-the-real-node.real-node.test.ts",
   "e2e/src/testbed/network-policy-on-the-real-node.real-node.test.ts",
+  "e2e/src/testbed/berth-isolation-on-the-real-node.real-node.test.ts",
   "e2e/src/start/npm-start-runs-a-real-jupyterlab.test.ts",
 ];
 // The soak's CI-sized run (docs/dev/soak.md) runs only when asked (`npm run test:soak`): it has not yet

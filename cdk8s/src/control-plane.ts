@@ -65,6 +65,12 @@ export interface ControlPlaneOptions {
     allowCidrs: string[];
     /** Service type: `LoadBalancer` for GPU clusters on other networks. Default `ClusterIP`. */
     serviceType?: "ClusterIP" | "LoadBalancer";
+    /**
+     * The ranges the NetworkPolicy admits to it; default `allowCidrs`. Empty for a GPU cluster charted into
+     * this cluster and namespace, whose `allowCidrs` must then hold the pod range for the API's gate: the
+     * policy then admits only that namespace's operator and gateway pods, not every pod of the range.
+     */
+    policyCidrs?: string[];
   };
   database: DatabaseOptions;
   /** The control plane's metrics server (docs/dev/monitoring.md). */
@@ -147,6 +153,9 @@ export class ControlPlane extends Construct {
       throw new OptionError("api.maxReplicas", `${o.api.maxReplicas} is below api.replicas (${o.api.replicas})`);
     check.count("worker.replicas", o.worker.replicas);
     const allowCidrs = check.cidrs("internal.allowCidrs", o.internal.allowCidrs, { min: 1 });
+    const policyCidrs = o.internal.policyCidrs
+      ? check.cidrs("internal.policyCidrs", o.internal.policyCidrs)
+      : allowCidrs;
     const trustedProxies = check.cidrs("trustedProxyCidrs", o.trustedProxyCidrs ?? []);
     const sessionsNs = check.dnsLabel("sessionsNamespace", o.sessionsNamespace ?? "berth-sessions");
     const db = databaseEnv(o.database);
@@ -327,9 +336,14 @@ export class ControlPlane extends Construct {
         ingress: [
           // The public listener: the ingress controller and in-cluster clients.
           { ports: [{ protocol: "TCP", port: API_PORT }] },
-          // The internal listener: only the configured ranges.
+          // The internal listener: only the configured ranges, and the operator's and gateway's pods of a
+          // GPU cluster charted into this cluster and namespace (a range there would admit every pod in it).
           {
-            from: allowCidrs.map((c) => ({ ipBlock: { cidr: c } })),
+            from: [
+              ...policyCidrs.map((c) => ({ ipBlock: { cidr: c } })),
+              { podSelector: { matchLabels: labelsOf("berth-operator") } },
+              { podSelector: { matchLabels: labelsOf("berth-gateway") } },
+            ],
             ports: [{ protocol: "TCP", port: INTERNAL_PORT }],
           },
           // The metrics listener: the metrics server's scrapes only.

@@ -12,6 +12,8 @@ const cpBase = base.controlPlane;
 const gpuBase = Object.values(base.gpuClusters)[0] as GpuClusterOptions;
 
 const chart = () => new Chart(new App(), "c");
+// biome-ignore lint/suspicious/noExplicitAny: manifests as they come
+type Json = any;
 
 function controlPlaneError(o: Partial<ControlPlaneOptions>): OptionError {
   try {
@@ -42,6 +44,11 @@ describe("control plane options", () => {
     ["a CIDR that does not parse", { internal: { allowCidrs: ["10.0.0.0/33"] } }, "internal.allowCidrs[0]"],
     ["an address without a prefix", { internal: { allowCidrs: ["10.1.2.3"] } }, "internal.allowCidrs[0]"],
     ["no internal range at all", { internal: { allowCidrs: [] } }, "internal.allowCidrs"],
+    [
+      "a policy range that does not parse",
+      { internal: { allowCidrs: ["10.0.0.0/8"], policyCidrs: ["10.0.0.0/33"] } },
+      "internal.policyCidrs[0]",
+    ],
     ["a metrics volume without a unit", { metrics: { storageSize: "50" } }, "metrics.storageSize"],
     [
       "a metrics retention that is not a period",
@@ -110,6 +117,23 @@ describe("control plane options", () => {
           database: { cloudNativePg: { instances: 3, storageSize: "20Gi" } },
         }),
     ).not.toThrow();
+  });
+
+  it("with no policy ranges, leave the internal port to the namespace's operator and gateway pods", () => {
+    const c = chart();
+    new ControlPlane(c, "cp", { ...cpBase, internal: { allowCidrs: ["10.244.0.0/16"], policyCidrs: [] } });
+    const policy = c.toJson().find((o: Json) => o.kind === "NetworkPolicy" && o.metadata.name === "berth-api");
+    const internal = policy.spec.ingress.find((r: Json) => r.ports.some((p: Json) => p.port === 8081));
+    expect(internal.from.map((f: Json) => f.podSelector?.matchLabels["app.kubernetes.io/name"])).toEqual([
+      "berth-operator",
+      "berth-gateway",
+    ]);
+    // The API's own gate keeps the range.
+    const api = c.toJson().find((o: Json) => o.kind === "Deployment" && o.metadata.name === "berth-api");
+    expect(api.spec.template.spec.containers[0].env).toContainEqual({
+      name: "BERTH_INTERNAL_ALLOW_CIDRS",
+      value: "10.244.0.0/16",
+    });
   });
 });
 

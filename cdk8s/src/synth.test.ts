@@ -82,13 +82,19 @@ describe.each(Object.keys(ENVIRONMENTS))("the %s environment", (env) => {
     expect(deny?.spec).toEqual({ podSelector: {}, policyTypes: ["Ingress", "Egress"] });
   });
 
-  it("opens the internal listener only to the configured ranges", () => {
-    const cidrs = ENVIRONMENTS[env]?.controlPlane.internal.allowCidrs;
+  it("opens the internal listener only to the configured ranges and the namespace's operator and gateway pods", () => {
+    const cidrs = ENVIRONMENTS[env]?.controlPlane.internal.allowCidrs ?? [];
     const policy = objects.find((o) => o.kind === "NetworkPolicy" && o.metadata.name === "berth-api") as unknown as {
-      spec: { ingress: { from?: { ipBlock: { cidr: string } }[]; ports: { port: number }[] }[] };
+      spec: { ingress: { from?: Record<string, unknown>[]; ports: { port: number }[] }[] };
     };
     const internal = policy.spec.ingress.find((r) => r.ports.some((p) => p.port === 8081));
-    expect(internal?.from?.map((f) => f.ipBlock.cidr)).toEqual(cidrs);
+    const part = { "app.kubernetes.io/part-of": "berth" };
+    expect(internal?.from).toEqual([
+      ...cidrs.map((cidr) => ({ ipBlock: { cidr } })),
+      // No namespaceSelector: the control plane's own namespace only.
+      { podSelector: { matchLabels: { "app.kubernetes.io/name": "berth-operator", ...part } } },
+      { podSelector: { matchLabels: { "app.kubernetes.io/name": "berth-gateway", ...part } } },
+    ]);
   });
 });
 

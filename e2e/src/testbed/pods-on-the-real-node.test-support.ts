@@ -33,6 +33,8 @@ export async function startPodsOnTheRealNode(o: {
   node: string;
   registry: string;
   options?: Pick<StartRealNodeOptions, "services" | "networkPolicy">;
+  /** Fake cards on the node; default 1. */
+  gpuCount?: number;
 }): Promise<PodsOnTheRealNode> {
   let fleet: Fleet | undefined;
   let registry: LocalRegistry | undefined;
@@ -46,7 +48,7 @@ export async function startPodsOnTheRealNode(o: {
       cluster: fleet.cluster(o.cluster),
       name: o.node,
       gpuModel: "NVIDIA-L4",
-      gpuCount: 1,
+      gpuCount: o.gpuCount ?? 1,
       registries: [registry.host],
       ...o.options,
     });
