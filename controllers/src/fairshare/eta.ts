@@ -35,7 +35,7 @@ type Size = "slice" | number;
 const sizeOf = (cards: number): Size => (cards < 1 ? "slice" : Math.round(cards));
 
 /** A running session's length so far: a length in progress, longer than this (a censored observation). */
-export interface InProgress {
+export interface LengthInProgress {
   gpuModel: string;
   cards: number;
   startedAt: number;
@@ -55,13 +55,13 @@ class Lengths {
     minHistory: number,
     kernel: number,
     fit: "lognormal" | "empirical" = "empirical",
-    inProgress: readonly InProgress[] = [],
+    inProgress: readonly LengthInProgress[] = [],
   ) {
     this.#min = minHistory;
     this.kernel = kernel;
     this.fit = fit;
-    const cohorts = new Map<string, { ended: FinishedRun[]; open: InProgress[] }>();
-    const add = (k: string, f?: FinishedRun, o?: InProgress) => {
+    const cohorts = new Map<string, { ended: FinishedRun[]; open: LengthInProgress[] }>();
+    const add = (k: string, f?: FinishedRun, o?: LengthInProgress) => {
       const c = cohorts.get(k) ?? { ended: [], open: [] };
       cohorts.set(k, c);
       if (f) c.ended.push(f);
@@ -136,7 +136,7 @@ interface FinishedRun {
 export function lognormalFit(
   sorted: readonly number[],
   ended: readonly FinishedRun[],
-  open: readonly InProgress[],
+  open: readonly LengthInProgress[],
 ): { mu: number; sigma: number } {
   let q = [0.25, 0.5, 0.75].map((p) => quantile(sorted, p));
   if (open.length > 0 && ended.length > 0 && ended.every((e) => Number.isFinite(e.endedAt))) {
