@@ -22,7 +22,7 @@
 // then error), and the figures are reported on the other seeds. Instant admissions are counted apart.
 //
 //   node bench/src/fair-share-eta.ts [--days=2] [--seeds=2,3] [--tune-seed=1] [--windows=100,500,1000]
-//     [--kernel=0.6] [--utilisations=50,80,95] [--samples=24] [--quick]
+//     [--kernel=0.6] [--utilisations=50,80,95] [--samples=48] [--quick]
 //     (quick: 1.5 days, seed 2, window 500 (what the API reads), no tuning; --kernel: the empirical row's)
 import { cpus, loadavg, totalmem } from "node:os";
 import { parseArgs } from "node:util";
@@ -41,7 +41,7 @@ const { values } = parseArgs({
     days: { type: "string", default: "2" },
     seeds: { type: "string", default: "2,3" },
     "tune-seed": { type: "string", default: "1" },
-    samples: { type: "string", default: "24" },
+    samples: { type: "string" },
     utilisations: { type: "string", default: "50,80,95" },
     windows: { type: "string", default: "100,500,1000" },
     kernel: { type: "string", default: "0.6" },
@@ -52,7 +52,8 @@ const QUICK = values.quick;
 const DAYS = QUICK ? 1.5 : Number(values.days);
 const SEEDS = (QUICK ? "2" : values.seeds).split(",").map(Number);
 const TUNE_SEED = Number(values["tune-seed"]);
-const SAMPLES = Number(values.samples);
+/** Monte Carlo samples; estimateQueue's default when not given. */
+const SAMPLES = values.samples === undefined ? undefined : Number(values.samples);
 const UTILS = values.utilisations.split(",").map((u) => Number(u) / 100);
 /** The empirical row's kernel σ (its default before the censored fit). */
 const KERNEL = Number(values.kernel);
@@ -255,7 +256,7 @@ function run(seed: number, utilisation: number, historyWindow: number, predict: 
       policy: "binpack" as const,
       history,
       recentStarts,
-      samples: SAMPLES,
+      ...(SAMPLES !== undefined ? { samples: SAMPLES } : {}),
       seed: next,
       maxRuntimeMs: Object.fromEntries(queue.map((q) => [q.key, MAX_RUNTIME])),
     };

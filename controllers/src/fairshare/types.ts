@@ -293,7 +293,7 @@ export interface EtaInput {
   maxRuntimeMs?: Record<string, number>;
   /** Fewer finished runs than this for a model: depth ÷ recent admission rate. Default 20. */
   minHistory?: number;
-  /** Monte Carlo samples. Default 24. */
+  /** Monte Carlo samples. Default 48. */
   samples?: number;
   seed?: number;
   /** How far ahead to simulate; a request not started by then gets p90 = Infinity. Default 7 days. */
