@@ -146,6 +146,8 @@ function arrivals(seed: number, utilisation: number): Session[] {
 interface Prediction {
   key: string;
   at: number;
+  /** Place in the queue at arrival (1: first in line). */
+  position: number;
   berth: { p10: number; p50: number; p90: number; method: string };
   /** The same estimate drawing finished lengths widened by a kernel (lengthFit "empirical"). */
   empirical: { p10: number; p50: number; p90: number };
@@ -277,6 +279,7 @@ function run(seed: number, utilisation: number, historyWindow: number, predict: 
     predictions.push({
       key: s.key,
       at: t,
+      position,
       berth: {
         p10: berth?.p10Ms ?? Number.NaN,
         p50: berth?.p50Ms ?? Number.NaN,
@@ -432,5 +435,21 @@ for (const util of UTILS) {
         ]),
       ),
     );
+    // The error by place in line: first in line, the wait is the first end among the running sessions (its
+    // spread is of the order of the wait itself); deeper, it is a sum of many and relatively narrower.
+    const parts = [
+      [1, 2],
+      [3, 5],
+      [6, Number.POSITIVE_INFINITY],
+    ].map(([lo, hi]) => {
+      const sub = {
+        ...r,
+        predictions: r.predictions.filter((p) => p.position >= (lo as number) && p.position <= (hi as number)),
+      };
+      const b = score(sub, (p) => p.berth.p50);
+      const o = score(sub, (p) => p.oracle.p50);
+      return `${lo}${hi === Number.POSITIVE_INFINITY ? "+" : `–${hi}`}: ${pctf(b.relLong)} / ${pctf(o.relLong)} (n=${b.nLong})`;
+    });
+    console.log(`rel err (wait > 5 min) by place in line at arrival, berth / oracle: ${parts.join("; ")}`);
   }
 }
