@@ -50,7 +50,6 @@ class Lengths {
   readonly #fits = new Map<readonly number[], { mu: number; sigma: number }>();
   readonly #min: number;
   readonly kernel: number;
-  readonly fit: "lognormal" | "empirical";
   constructor(
     history: readonly LengthSample[],
     minHistory: number,
@@ -60,7 +59,6 @@ class Lengths {
   ) {
     this.#min = minHistory;
     this.kernel = kernel;
-    this.fit = fit;
     const cohorts = new Map<string, { ended: FinishedRun[]; open: LengthInProgress[] }>();
     const add = (k: string, f?: FinishedRun, o?: LengthInProgress) => {
       const c = cohorts.get(k) ?? { ended: [], open: [] };
@@ -96,7 +94,8 @@ class Lengths {
     return own && own.length >= this.#min ? own : (this.#byModel.get(model) ?? []);
   }
   /**
-   * A length longer than `elapsed` (pool sorted, `lo` its first index past `elapsed`). With a kernel: a
+   * A length longer than `elapsed` (pool sorted, `lo` its first index past `elapsed`): from the pool's
+   * lognormal fit when there is one (lognormalFit), else drawn from the pool. With a kernel: a
    * finished length times e^(kernel·z), z standard normal, so that a few hundred runs stand for a smooth
    * distribution and its tail rather than only the lengths seen (bootstrap alone made the bands too
    * narrow); a draw not past `elapsed` is drawn again, then the pool past it is used as it is.
