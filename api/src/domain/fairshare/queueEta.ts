@@ -216,7 +216,9 @@ export async function queueEtas(
     db("sessions")
       .whereNotNull("started_at")
       .where((q) => q.whereNotNull("paused_at").orWhereNotNull("terminated_at"))
-      .orderBy("updated_at", "desc")
+      // The latest ended, by when they ended: the length fit takes the runs started since the oldest of
+      // them ended as its cohort, which needs every run that ended since then (updated_at moves later).
+      .orderByRaw("coalesce(terminated_at, paused_at) desc")
       .limit(500)
       .select(
         "gpu_model",
