@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ClusterCapacity, PlacementRequest } from "../placement/types.ts";
-import { estimateQueue } from "./eta.ts";
+import { estimateQueue, kaplanMeierQuantiles, lognormalFit } from "./eta.ts";
 import type { EtaInput, EtaRunning, LengthSample } from "./types.ts";
 
 const H100 = "NVIDIA-H100-80GB-HBM3";
@@ -31,7 +31,8 @@ function input(over: Partial<EtaInput>): EtaInput {
     policy: "binpack",
     history: constant(60 * MIN),
     recentStarts: [],
-    // Lengths exactly as seen: the arithmetic below stays exact (the kernel has its own test).
+    // Lengths exactly as seen: the arithmetic below stays exact (the kernel and the fit have their own tests).
+    lengthFit: "empirical",
     lengthKernel: 0,
     ...over,
   };
@@ -194,5 +195,81 @@ describe("the queue ETA by simulation", () => {
     expect((w3?.p50Ms as number) / MIN).toBeLessThan(35);
     expect(w3?.p10Ms).toBeLessThan(w3?.p50Ms as number);
     expect(w3?.p90Ms).toBeGreaterThan(w3?.p50Ms as number);
+  });
+});
+
+describe("the length fit reads running sessions as lengths in progress", () => {
+  it("gives plain quantiles without censoring, and later ones when runs are still going", () => {
+    const seen = [10, 20, 30, 40, 50, 60, 70, 80];
+    expect(kaplanMeierQuantiles(seen, [], [0.25, 0.5, 0.75])).toEqual([20, 40, 60]);
+    // Four more runs, each past 45 so far: they are longer than 45, so the median moves past it.
+    expect(kaplanMeierQuantiles(seen, [45, 45, 45, 45], [0.25, 0.5, 0.75])).toEqual([30, 50, 70]);
+    // Half of them still going: the data never reach half ended.
+    expect(kaplanMeierQuantiles([10, 20], [30, 30, 30], [0.25, 0.5])).toEqual([20, Number.NaN]);
+    // At a tie the length seen ends first: the run still going at 40 was at risk then.
+    expect(kaplanMeierQuantiles([40], [40], [0.5])).toEqual([40]);
+  });
+
+  it("fits the cohort started since the oldest finished run ended, running ones censored", () => {
+    // Finished: 20 runs of 30 min ended over the last 95 min, 10 of 60 min over the last 27. Running: 20
+    // sessions started 70 min ago, still going. Finished runs alone put the median at 30 min; in the
+    // cohort started since the oldest of them ended (14 + 10 ended, 20 going), more than half last 60.
+    const now = T0;
+    const ended = [
+      ...Array.from({ length: 20 }, (_, i) => ({ lengthMs: 30 * MIN, endedAt: now - i * 5 * MIN })),
+      ...Array.from({ length: 10 }, (_, i) => ({ lengthMs: 60 * MIN, endedAt: now - i * 3 * MIN })),
+    ];
+    const sorted = ended.map((e) => e.lengthMs).sort((a, b) => a - b);
+    const open = Array.from({ length: 20 }, () => ({
+      gpuModel: H100,
+      cards: 1,
+      startedAt: now - 70 * MIN,
+      elapsedMs: 70 * MIN,
+    }));
+    const bare = lognormalFit(sorted, ended, []);
+    expect(Math.exp(bare.mu) / MIN).toBeCloseTo(30);
+    const censored = lognormalFit(sorted, ended, open);
+    expect(Math.exp(censored.mu) / MIN).toBeCloseTo(60);
+    // No quarter of it runs past 70 min yet: σ comes from the lower quartile and the median.
+    expect(censored.sigma).toBeCloseTo(Math.log(2) / 0.6745);
+    // Sessions running since before the oldest finished run ended belong to an older cohort: left out.
+    const old = open.map((o) => ({ ...o, startedAt: now - 200 * MIN, elapsedMs: 200 * MIN }));
+    expect(Math.exp(lognormalFit(sorted, ended, old).mu) / MIN).toBeCloseTo(30);
+    // Without end times there is no cohort: the finished runs as they are.
+    const undated = ended.map((e) => ({ ...e, endedAt: Number.NaN }));
+    expect(lognormalFit(sorted, undated, open)).toEqual(bare);
+  });
+
+  it("is the default: a queue behind sessions running long waits longer than finished runs alone say", () => {
+    // 40 finished runs of 20–40 min ended in the last 40 minutes; both GPUs are held by sessions started
+    // 35 min ago, and eight more sessions of the same cohort still run elsewhere (another cluster).
+    const history: LengthSample[] = Array.from({ length: 40 }, (_, i) => ({
+      gpuModel: H100,
+      cards: 1,
+      lengthMs: (20 + (i % 21)) * MIN,
+      endedAt: at(-i * MIN),
+    }));
+    const elsewhere = Array.from({ length: 8 }, (_, i) =>
+      aRunning(`o${i}`, { clusterId: "c2", startedAt: at(-35 * MIN) }),
+    );
+    const i = input({
+      clusters: [cluster("c1", 2, 0), cluster("c2", 8, 0)],
+      running: [
+        aRunning("r1", { startedAt: at(-35 * MIN) }),
+        aRunning("r2", { startedAt: at(-35 * MIN) }),
+        ...elsewhere,
+      ],
+      waiting: [aRequest("w1", { clusterPin: "c1" })],
+      history,
+      samples: 64,
+      seed: 5,
+    });
+    const { lengthFit: _, ...byDefault } = i;
+    const [withRunning] = estimateQueue(byDefault);
+    const [finishedOnly] = estimateQueue({ ...byDefault, running: i.running.slice(0, 2) });
+    expect(withRunning?.method).toBe("simulation");
+    expect(withRunning?.p50Ms).toBeGreaterThan(finishedOnly?.p50Ms as number);
+    // Neither ends a run before now: each length is drawn past what it has run.
+    expect(finishedOnly?.p10Ms).toBeGreaterThan(0);
   });
 });

@@ -9,9 +9,10 @@ import type { ClusterCapacity, PlacementRequest, Waiting } from "../placement/ty
 import type { ClusterEta, EstimateQueueFn, Eta, EtaInput, EtaRunning, LengthSample } from "./types.ts";
 
 const MIN = 60_000;
-const DEFAULT_SAMPLES = 24;
+/** Monte Carlo samples: at 24 the p90 (an order statistic of few) fell inside too many actual starts. */
+const DEFAULT_SAMPLES = 48;
 const DEFAULT_MIN_HISTORY = 20;
-/** σ (log space) of the lognormal kernel around each finished length; tuned by bench/src/fair-share-eta.ts. */
+/** σ (log space) of the lognormal kernel around each finished length when lengths are drawn as seen. */
 const DEFAULT_KERNEL = 0.6;
 const DEFAULT_HORIZON = 7 * 24 * 60 * MIN;
 /** The fallback's window of recent admissions. */
@@ -34,29 +35,55 @@ export function seededRandom(seed: number): () => number {
 type Size = "slice" | number;
 const sizeOf = (cards: number): Size => (cards < 1 ? "slice" : Math.round(cards));
 
+/** A running session's length so far: a length in progress, longer than this (a censored observation). */
+export interface LengthInProgress {
+  gpuModel: string;
+  cards: number;
+  startedAt: number;
+  elapsedMs: number;
+}
+
 /** Finished lengths per model, and per model and size, sorted. */
 class Lengths {
   readonly #byModel = new Map<string, number[]>();
   readonly #bySize = new Map<string, number[]>();
-  readonly #fits = new WeakMap<readonly number[], { mu: number; sigma: number }>();
+  readonly #fits = new Map<readonly number[], { mu: number; sigma: number }>();
   readonly #min: number;
   readonly kernel: number;
-  readonly fit: "lognormal" | "empirical";
   constructor(
     history: readonly LengthSample[],
     minHistory: number,
     kernel: number,
     fit: "lognormal" | "empirical" = "empirical",
+    inProgress: readonly LengthInProgress[] = [],
   ) {
     this.#min = minHistory;
     this.kernel = kernel;
-    this.fit = fit;
+    const cohorts = new Map<string, { ended: FinishedRun[]; open: LengthInProgress[] }>();
+    const add = (k: string, f?: FinishedRun, o?: LengthInProgress) => {
+      const c = cohorts.get(k) ?? { ended: [], open: [] };
+      cohorts.set(k, c);
+      if (f) c.ended.push(f);
+      if (o) c.open.push(o);
+    };
     for (const h of history) {
       if (!(h.lengthMs > 0)) continue;
       push(this.#byModel, h.gpuModel, h.lengthMs);
       push(this.#bySize, `${h.gpuModel}|${sizeOf(h.cards)}`, h.lengthMs);
+      const f = { lengthMs: h.lengthMs, endedAt: h.endedAt ? Date.parse(h.endedAt) : Number.NaN };
+      add(h.gpuModel, f);
+      add(`${h.gpuModel}|${sizeOf(h.cards)}`, f);
+    }
+    for (const o of inProgress) {
+      add(o.gpuModel, undefined, o);
+      add(`${o.gpuModel}|${sizeOf(o.cards)}`, undefined, o);
     }
     for (const l of [...this.#byModel.values(), ...this.#bySize.values()]) l.sort((a, b) => a - b);
+    if (fit === "lognormal")
+      for (const [k, pool] of [...this.#byModel.entries(), ...this.#bySize.entries()]) {
+        const c = cohorts.get(k);
+        this.#fits.set(pool, lognormalFit(pool, c?.ended ?? [], c?.open ?? []));
+      }
   }
   /** Enough finished runs of the model to simulate. */
   known(model: string): boolean {
@@ -67,14 +94,16 @@ class Lengths {
     return own && own.length >= this.#min ? own : (this.#byModel.get(model) ?? []);
   }
   /**
-   * A length longer than `elapsed` (pool sorted, `lo` its first index past `elapsed`). With a kernel: a
+   * A length longer than `elapsed` (pool sorted, `lo` its first index past `elapsed`): from the pool's
+   * lognormal fit when there is one (lognormalFit), else drawn from the pool. With a kernel: a
    * finished length times e^(kernel·z), z standard normal, so that a few hundred runs stand for a smooth
    * distribution and its tail rather than only the lengths seen (bootstrap alone made the bands too
    * narrow); a draw not past `elapsed` is drawn again, then the pool past it is used as it is.
    */
   draw(pool: readonly number[], lo: number, elapsed: number, rand: () => number): number {
-    if (this.fit === "lognormal") {
-      const x = this.#lognormal(pool, elapsed, rand);
+    const f = this.#fits.get(pool);
+    if (f) {
+      const x = lognormalPast(f, elapsed, rand);
       if (x !== undefined) return x;
     }
     if (lo >= pool.length) return Number.NaN;
@@ -85,27 +114,86 @@ class Lengths {
       }
     return pool[lo + Math.floor(rand() * (pool.length - lo))] as number;
   }
+}
 
-  /**
-   * A lognormal fitted to the pool (μ the median of the log lengths, σ their interquartile range ÷ 1.349:
-   * both robust to the runs cut at a time limit), drawn past `elapsed` by inverting its tail. A few dozen
-   * runs fix two parameters well, where drawing runs as they are (even widened) got the tail's weight
-   * wrong: too light bare, too heavy with the kernel, and the tail is what says when a long run ends.
-   */
-  #lognormal(pool: readonly number[], elapsed: number, rand: () => number): number | undefined {
-    let f = this.#fits.get(pool);
-    if (!f) {
-      const logs = pool.map(Math.log); // pool is sorted, so are its logs
-      const sigma = (quantile(logs, 0.75) - quantile(logs, 0.25)) / 1.349;
-      f = { mu: quantile(logs, 0.5), sigma: Math.max(sigma, 0.05) };
-      this.#fits.set(pool, f);
-    }
-    const z0 = elapsed > 0 ? (Math.log(elapsed) - f.mu) / f.sigma : Number.NEGATIVE_INFINITY;
-    const tail = upperTail(z0); // P(Z > z0)
-    if (!(tail > 1e-12)) return undefined;
-    const s = Math.max(Number.MIN_VALUE, rand() * tail);
-    return Math.max(elapsed + 1, Math.exp(f.mu - f.sigma * normalQuantile(s)));
+interface FinishedRun {
+  lengthMs: number;
+  /** NaN when not known. */
+  endedAt: number;
+}
+
+/**
+ * A lognormal for the lengths of a model (and size): μ the log of the median, σ the log interquartile
+ * range ÷ 1.349 (quartiles: robust to the runs cut at a time limit, which sit in the far tail).
+ *
+ * The quartiles are Kaplan–Meier's over the cohort of runs started since the oldest finished run in
+ * `history` ended: the finished ones as lengths, the ones still running as lengths known only to exceed
+ * what they have run (censored). Finished runs alone are the short ones of any recent cohort — the long
+ * ones are still running — so a window of them that starts at a cold start, or a load that grows, makes
+ * the fit early. When the cohort cannot place its lower quartile and median (too few, too censored), the
+ * finished runs as they are give the fit.
+ */
+export function lognormalFit(
+  sorted: readonly number[],
+  ended: readonly FinishedRun[],
+  open: readonly LengthInProgress[],
+): { mu: number; sigma: number } {
+  let q = [0.25, 0.5, 0.75].map((p) => quantile(sorted, p));
+  if (open.length > 0 && ended.length > 0 && ended.every((e) => Number.isFinite(e.endedAt))) {
+    const since = Math.min(...ended.map((e) => e.endedAt));
+    const events = ended.filter((e) => e.endedAt - e.lengthMs >= since).map((e) => e.lengthMs);
+    const censored = open.filter((o) => o.startedAt >= since).map((o) => o.elapsedMs);
+    const km = kaplanMeierQuantiles(events, censored, [0.25, 0.5, 0.75]);
+    if (Number.isFinite(km[0]) && Number.isFinite(km[1])) q = km;
   }
+  const [q25, q50, q75] = q.map((x) => Math.log(Math.max(x, 1))) as [number, number, number];
+  // A cohort too young to have three quarters ended still gives σ from its lower half.
+  const sigma = Number.isFinite(q75) ? (q75 - q25) / 1.349 : (q50 - q25) / 0.6745;
+  return { mu: q50, sigma: Math.max(sigma, 0.05) };
+}
+
+/**
+ * Quantiles of a length from lengths seen (`events`) and lengths known only to be longer than a value
+ * (`censored`), by the Kaplan–Meier product limit; NaN for a quantile the data do not reach.
+ */
+export function kaplanMeierQuantiles(
+  events: readonly number[],
+  censored: readonly number[],
+  ps: readonly number[],
+): number[] {
+  // At a tie an event comes before a censoring (the censored one was still at risk then).
+  const obs = [...events.map((t) => ({ t, event: 1 })), ...censored.map((t) => ({ t, event: 0 }))].sort(
+    (a, b) => a.t - b.t || b.event - a.event,
+  );
+  let atRisk = obs.length;
+  let survival = 1;
+  const out = ps.map(() => Number.NaN);
+  for (let i = 0; i < obs.length; ) {
+    const t = (obs[i] as { t: number }).t;
+    let deaths = 0;
+    let gone = 0;
+    for (; i < obs.length && (obs[i] as { t: number }).t === t; i++) {
+      deaths += (obs[i] as { event: number }).event;
+      gone++;
+    }
+    if (deaths > 0) {
+      survival *= 1 - deaths / atRisk;
+      ps.forEach((p, j) => {
+        if (Number.isNaN(out[j] as number) && 1 - survival >= p - 1e-12) out[j] = t;
+      });
+    }
+    atRisk -= gone;
+  }
+  return out;
+}
+
+/** A draw from the lognormal `f` past `elapsed`, by inverting its tail; undefined when that tail is nil. */
+function lognormalPast(f: { mu: number; sigma: number }, elapsed: number, rand: () => number): number | undefined {
+  const z0 = elapsed > 0 ? (Math.log(elapsed) - f.mu) / f.sigma : Number.NEGATIVE_INFINITY;
+  const tail = upperTail(z0); // P(Z > z0)
+  if (!(tail > 1e-12)) return undefined;
+  const s = Math.max(Number.MIN_VALUE, rand() * tail);
+  return Math.max(elapsed + 1, Math.exp(f.mu - f.sigma * normalQuantile(s)));
 }
 
 /** P(Z > z), Z standard normal (erfc by a Chebyshev fit, |error| < 1.2e-7). */
@@ -393,7 +481,13 @@ export const estimateQueue: EstimateQueueFn = (input) => {
     input.history,
     input.minHistory ?? DEFAULT_MIN_HISTORY,
     input.lengthKernel ?? DEFAULT_KERNEL,
-    input.lengthFit ?? "empirical",
+    input.lengthFit ?? "lognormal",
+    input.running.map((r) => ({
+      gpuModel: r.gpuModel,
+      cards: r.slice ? 0.5 : r.gpuCount,
+      startedAt: Date.parse(r.startedAt),
+      elapsedMs: now - Date.parse(r.startedAt),
+    })),
   );
   const compare = input.compare ?? compareRequests;
   const waiting = [...input.waiting].sort(compare);

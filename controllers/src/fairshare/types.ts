@@ -282,7 +282,10 @@ export interface EtaInput {
   nodes?: readonly InventoryNodeView[];
   /** The queue's order (fair share's comparator); default placement's compareRequests. */
   compare?: (a: PlacementRequest, b: PlacementRequest) => number;
-  /** Lengths of finished runs (the most recent few hundred suffice). */
+  /**
+   * Lengths of finished runs (the most recent few hundred suffice), with `endedAt`: the fit then reads the
+   * running sessions started since the oldest of them ended as lengths in progress.
+   */
   history: readonly LengthSample[];
   /** Start times of recent admissions (the fallback's rate). */
   recentStarts: readonly string[];
@@ -290,7 +293,7 @@ export interface EtaInput {
   maxRuntimeMs?: Record<string, number>;
   /** Fewer finished runs than this for a model: depth ÷ recent admission rate. Default 20. */
   minHistory?: number;
-  /** Monte Carlo samples. Default 24. */
+  /** Monte Carlo samples. Default 48. */
   samples?: number;
   seed?: number;
   /** How far ahead to simulate; a request not started by then gets p90 = Infinity. Default 7 days. */
@@ -306,10 +309,10 @@ export interface EtaInput {
    */
   lengthKernel?: number;
   /**
-   * How a length is drawn: `empirical` (default) draws a finished length, widened by `lengthKernel`;
-   * `lognormal` fits a lognormal to the finished lengths (median and interquartile range of their
-   * logarithms) and draws from it past what a session has run. The ETA bench measures both: the fit's
-   * p50 is closer, its p90 band too narrow (docs/dev/fair-share.md), so it is not the default.
+   * How a length is drawn: `lognormal` (default) fits a lognormal to the lengths — Kaplan–Meier quartiles
+   * over recent finished runs and, as lengths in progress, the running sessions — and draws from it past
+   * what a session has run; `empirical` draws a finished length, widened by `lengthKernel`. The ETA bench
+   * measures both (docs/dev/fair-share.md).
    */
   lengthFit?: "lognormal" | "empirical";
   /** Other shapes of a request to try (a smaller tier, no pin): a hint names the best if it starts sooner. */

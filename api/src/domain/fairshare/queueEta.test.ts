@@ -1,9 +1,10 @@
-// The other shapes the queue ETA tries for a waiting session (alternativesFor): pure, no database.
+// The queue ETA's pure parts: the other shapes it tries for a waiting session (alternativesFor) and the
+// core's input from the rows (etaInputOf). No database.
 import type { PlacementRequest } from "@berth/controllers";
 import { type Offering, OfferingKind, ResourcePolicyKind } from "@berth/crds";
 import { describe, expect, it } from "vitest";
 import type { SessionRow } from "../../db/operations/sessions/types.ts";
-import { alternativesFor } from "./queueEta.ts";
+import { alternativesFor, etaInputOf } from "./queueEta.ts";
 
 const H100 = "NVIDIA-H100-80GB-HBM3";
 const L4 = "NVIDIA-L4";
@@ -67,5 +68,79 @@ describe("other shapes for the queue ETA's hint", () => {
     const half = { ...row, offering: "h100-half", gpu_slices_per_card: 2, cluster_pin: null } as SessionRow;
     const { clusterPin: _, ...unpinned } = request;
     expect(alternativesFor(half, unpinned, offerings, [policy as never], new Set([H100, L4]))).toEqual([]);
+  });
+});
+
+describe("the ETA's input from the rows, as the worker's placement pass sees them", () => {
+  const NOW = new Date("2026-11-29T12:00:00Z");
+  const ago = (min: number) => new Date(NOW.getTime() - min * 60_000);
+  const session = (id: string, over: Partial<SessionRow> = {}) =>
+    ({
+      ...row,
+      id,
+      cluster_pin: null,
+      gpu_share_num: null,
+      gpu_share_den: null,
+      priority: 0,
+      capacity_class: "guaranteed",
+      phase: "Queued",
+      created_at: ago(30),
+      queued_at: ago(30),
+      started_at: null,
+      updated_at: ago(1),
+      paused_at: null,
+      terminated_at: null,
+      cluster_id: null,
+      ...over,
+    }) as unknown as SessionRow;
+  const base = { now: NOW, holdingRows: [], finished: [], reclaims: [], maxRuntimeMs: () => 8 * 60 * 60_000 };
+  const order = (i: ReturnType<typeof etaInputOf>) => [...i.waiting].sort(i.compare).map((w) => w.key);
+
+  it("queues a session paused by a reclaim from its first start, ahead of newer work", () => {
+    const input = etaInputOf({
+      ...base,
+      waitingRows: [
+        session("ses_new", { queued_at: ago(20) }),
+        session("ses_back", { phase: "Paused", queued_at: ago(2), started_at: ago(90), paused_at: ago(3) }),
+      ],
+      reclaims: [{ session_id: "ses_back", pause_at: ago(3), paused_at: ago(3) }],
+    });
+    expect(input.waiting.find((w) => w.key === "ses_back")?.since).toBe(ago(90).toISOString());
+    expect(order(input)).toEqual(["ses_back", "ses_new"]);
+  });
+
+  it("ends a session under a reclaim notice by its pause, and counts runs still going as recent starts", () => {
+    const holding = session("ses_lent", { phase: "Running", cluster_id: "gpu-a", started_at: ago(60) });
+    const input = etaInputOf({
+      ...base,
+      waitingRows: [session("ses_w")],
+      holdingRows: [holding, session("ses_other", { phase: "Running", cluster_id: "gpu-a", started_at: ago(5) })],
+      reclaims: [{ session_id: "ses_lent", pause_at: new Date(NOW.getTime() + 10 * 60_000), paused_at: null }],
+    });
+    expect(input.running.map((r) => [r.key, r.maxRuntimeMs])).toEqual([
+      ["ses_lent", 70 * 60_000],
+      ["ses_other", 8 * 60 * 60_000],
+    ]);
+    expect(input.recentStarts).toEqual([ago(60).toISOString(), ago(5).toISOString()]);
+  });
+
+  it("orders by fair share when it is on: the lighter organization's newer request first, borrowed last", () => {
+    const waitingRows = [
+      session("ses_heavy", { organization_id: "org_heavy", owner_id: "usr_h", queued_at: ago(30) }),
+      session("ses_light", { organization_id: "org_light", owner_id: "usr_l", queued_at: ago(10) }),
+      session("ses_borrow", {
+        organization_id: "org_light",
+        owner_id: "usr_l",
+        queued_at: ago(40),
+        capacity_class: "borrowed",
+      }),
+    ];
+    expect(order(etaInputOf({ ...base, waitingRows }))).toEqual(["ses_heavy", "ses_light", "ses_borrow"]);
+    const fair = {
+      tree: { orgs: [{ org: "org_heavy" }, { org: "org_light" }] },
+      settings: {},
+      usage: { orgs: { org_heavy: 500 }, projects: {}, users: { usr_h: 500 } },
+    };
+    expect(order(etaInputOf({ ...base, waitingRows, fair }))).toEqual(["ses_light", "ses_heavy", "ses_borrow"]);
   });
 });

@@ -1,15 +1,22 @@
 // Queue ETAs for GET /api/v1/queue and a session's page (docs/dev/fair-share.md): the pure core's
 // estimateQueue (controllers/src/fairshare/eta.ts) run over the fleet as Postgres holds it now — the
-// waiting sessions in placement's order (guaranteed before borrowed, then priority and age), those that
-// hold GPUs with their time limits, the clusters' inventory, and the lengths of recent finished runs.
+// waiting sessions in the worker's placement order (guaranteed before borrowed, then priority and, with
+// fair share, usage against share and aging, else age), those that hold GPUs with their time limits and
+// reclaim deadlines, the clusters' inventory, and the lengths of recent finished runs.
 import {
   compareRequests,
   computeCapacity,
   type Eta,
+  type EtaInput,
   type EtaRunning,
   estimateQueue,
+  type FairRequest,
+  type FairShareView,
+  fairComparator,
   type LengthSample,
   type PlacementRequest,
+  resolveSettings,
+  scoreRequests,
 } from "@berth/controllers";
 import {
   gpuOccupancy,
@@ -27,8 +34,11 @@ import { reclaimPolicyOf } from "../catalog/reclaimPolicy.ts";
 import { listObjects } from "../catalog/store.ts";
 import type { SessionsRuntime } from "../sessions/runtime.ts";
 import { readSystemSettings } from "../settings/settings.ts";
+import { fairShareReader } from "./placementInput.ts";
 
 const HOLDING = ["Starting", "Resuming", "Running", "Restarting", "Pausing"];
+/** What the worker's placement pass takes as waiting when the session is to run (placement-pass.ts). */
+const WAITING = ["Pending", "Queued", "Paused"];
 /** A cluster silent this long is not placeable (the worker's reportGraceMs default). */
 const SILENT_MS = 60_000;
 
@@ -92,6 +102,104 @@ export function alternativesFor(
   return out.slice(0, MAX_ALTERNATIVES);
 }
 
+/** A reclaim not withdrawn and not yet run again (capacity_reclaims). */
+export interface OpenReclaim {
+  session_id: string;
+  pause_at: Date;
+  paused_at: Date | null;
+}
+
+/**
+ * The core's input from the rows, as the worker's placement pass sees the same sessions (pure). A session
+ * paused by a reclaim waits from its first start, ahead of newer work (placement-pass.ts); one under a
+ * notice ends by its pause at the latest; with fair share the queue goes in planFairPass's order (usage
+ * against weighted share, then aging: scoreRequests now); recent starts count the runs still going.
+ */
+export function etaInputOf(o: {
+  now: Date;
+  waitingRows: readonly SessionRow[];
+  holdingRows: readonly SessionRow[];
+  finished: readonly SessionRow[];
+  reclaims: readonly OpenReclaim[];
+  maxRuntimeMs: (r: SessionRow) => number;
+  fair?: FairShareView | undefined;
+}): Pick<EtaInput, "waiting" | "running" | "history" | "recentStarts" | "maxRuntimeMs" | "compare"> {
+  const pauseAt = new Map(o.reclaims.filter((r) => r.paused_at === null).map((r) => [r.session_id, r.pause_at]));
+  const reclaimed = new Set(o.reclaims.filter((r) => r.paused_at !== null).map((r) => r.session_id));
+  const borrowed = new Set(o.waitingRows.filter((r) => r.capacity_class === "borrowed").map((r) => r.id));
+  const waiting: PlacementRequest[] = o.waitingRows.map((r) => ({
+    key: r.id,
+    gpuModel: r.gpu_model,
+    gpuCount: r.gpu_count,
+    ...(r.gpu_slices_per_card && r.gpu_slice_memory_mib
+      ? { slice: { memoryMib: r.gpu_slice_memory_mib, cores: Math.floor(100 / r.gpu_slices_per_card) } }
+      : {}),
+    priority: r.priority,
+    since: (reclaimed.has(r.id) && r.phase === "Paused" && r.started_at
+      ? r.started_at
+      : (r.queued_at ?? r.created_at)
+    ).toISOString(),
+    ...(r.cluster_pin ? { clusterPin: r.cluster_pin } : {}),
+    volumes: [],
+  }));
+  const running: EtaRunning[] = o.holdingRows.map((r) => {
+    const startedAt = r.started_at ?? r.updated_at;
+    const notice = pauseAt.get(r.id);
+    const limit = o.maxRuntimeMs(r);
+    return {
+      key: r.id,
+      clusterId: r.cluster_id as string,
+      gpuModel: r.gpu_model,
+      gpuCount: r.gpu_count,
+      startedAt: startedAt.toISOString(),
+      maxRuntimeMs: notice ? Math.min(limit, Math.max(0, notice.getTime() - startedAt.getTime())) : limit,
+    };
+  });
+  const history: LengthSample[] = o.finished.flatMap((r) => {
+    const end = r.terminated_at ?? r.paused_at;
+    if (!end || !r.started_at) return [];
+    const lengthMs = end.getTime() - r.started_at.getTime();
+    if (lengthMs <= 0) return [];
+    return [
+      {
+        gpuModel: r.gpu_model,
+        cards: gpuOccupancy(r.gpu_count, r.gpu_slices_per_card ?? undefined, shareOfRow(r)),
+        lengthMs,
+        endedAt: end.toISOString(),
+      },
+    ];
+  });
+  let order: (a: PlacementRequest, b: PlacementRequest) => number = compareRequests;
+  if (o.fair) {
+    const requests: FairRequest[] = waiting.map((w, i) => {
+      const r = o.waitingRows[i] as SessionRow;
+      return {
+        ...w,
+        org: r.organization_id,
+        project: r.project_id ?? "",
+        user: r.owner_id,
+        cards: gpuOccupancy(r.gpu_count, r.gpu_slices_per_card ?? undefined, shareOfRow(r)),
+        mayBorrow: borrowed.has(r.id),
+        capacityClass: borrowed.has(r.id) ? "borrowed" : "guaranteed",
+      };
+    });
+    order = fairComparator(
+      scoreRequests(o.fair.tree, o.fair.usage, requests, o.now.toISOString(), resolveSettings(o.fair.settings)),
+    );
+  }
+  return {
+    waiting,
+    running,
+    history,
+    recentStarts: [...o.finished, ...o.holdingRows].flatMap((r) => (r.started_at ? [r.started_at.toISOString()] : [])),
+    maxRuntimeMs: Object.fromEntries(o.waitingRows.map((r) => [r.id, o.maxRuntimeMs(r)])),
+    compare: (a, b) => Number(borrowed.has(a.key)) - Number(borrowed.has(b.key)) || order(a, b),
+  };
+}
+
+/** One fair-share reader per database: its usage is read again at most every 30 s, across requests. */
+const readers = new WeakMap<Knex, ReturnType<typeof fairShareReader>>();
+
 /**
  * ETAs of the whole queue (a forward simulation of all of it); other shapes are tried only for the
  * sessions in `hintsFor` (a page of the queue), as each costs a simulation of its own.
@@ -102,13 +210,15 @@ export async function queueEtas(
   now: Date,
   hintsFor: ReadonlySet<string> = new Set(),
 ): Promise<Map<string, Eta>> {
-  const [waitingRows, holdingRows, finished, clusters, nodes, settings] = await Promise.all([
-    db("sessions").where({ desired_state: "Running" }).whereIn("phase", ["Pending", "Queued"]) as Promise<SessionRow[]>,
+  const [waitingRows, holdingRows, finished, clusters, nodes, settings, reclaims] = await Promise.all([
+    db("sessions").where({ desired_state: "Running" }).whereIn("phase", WAITING) as Promise<SessionRow[]>,
     db("sessions").whereIn("phase", HOLDING).whereNotNull("cluster_id") as Promise<SessionRow[]>,
     db("sessions")
       .whereNotNull("started_at")
       .where((q) => q.whereNotNull("paused_at").orWhereNotNull("terminated_at"))
-      .orderBy("updated_at", "desc")
+      // The latest ended, by when they ended: the length fit takes the runs started since the oldest of
+      // them ended as its cohort, which needs every run that ended since then (updated_at moves later).
+      .orderByRaw("coalesce(terminated_at, paused_at) desc")
       .limit(500)
       .select(
         "gpu_model",
@@ -125,12 +235,30 @@ export async function queueEtas(
     >,
     placementInventory(db),
     readSystemSettings(db),
+    db("capacity_reclaims")
+      .whereNull("withdrawn_at")
+      .whereNull("resumed_at")
+      .select("session_id", "pause_at", "paused_at") as Promise<OpenReclaim[]>,
   ]);
   if (waitingRows.length === 0) return new Map();
   const policies = sessions ? await sessions.catalog.policies().catch(() => []) : [];
-  const maxRuntimeMs = (r: SessionRow) =>
-    reclaimPolicyOf(policies, { organizationId: r.organization_id, projectId: r.project_id, userId: r.owner_id })
-      .maxRuntimeMinutes * 60_000;
+  let fair: FairShareView | undefined;
+  if (sessions && policies.some((p) => p.spec.fairShare)) {
+    const reader = readers.get(db) ?? fairShareReader({ db, sessions });
+    readers.set(db, reader);
+    fair = await reader(now);
+  }
+  const rows = etaInputOf({
+    now,
+    waitingRows,
+    holdingRows,
+    finished,
+    reclaims,
+    fair,
+    maxRuntimeMs: (r) =>
+      reclaimPolicyOf(policies, { organizationId: r.organization_id, projectId: r.project_id, userId: r.owner_id })
+        .maxRuntimeMinutes * 60_000,
+  });
 
   const capacity = computeCapacity(
     clusters.map((c) => ({
@@ -142,41 +270,6 @@ export async function queueEtas(
       .filter((r) => r.gpu_slices_per_card === null)
       .map((r) => ({ clusterId: r.cluster_id as string, gpuModel: r.gpu_model, gpuCount: r.gpu_count })),
   );
-  const borrowed = new Set(waitingRows.filter((r) => r.capacity_class === "borrowed").map((r) => r.id));
-  const waiting: PlacementRequest[] = waitingRows.map((r) => ({
-    key: r.id,
-    gpuModel: r.gpu_model,
-    gpuCount: r.gpu_count,
-    ...(r.gpu_slices_per_card && r.gpu_slice_memory_mib
-      ? { slice: { memoryMib: r.gpu_slice_memory_mib, cores: Math.floor(100 / r.gpu_slices_per_card) } }
-      : {}),
-    priority: r.priority,
-    since: (r.queued_at ?? r.created_at).toISOString(),
-    ...(r.cluster_pin ? { clusterPin: r.cluster_pin } : {}),
-    volumes: [],
-  }));
-  const running: EtaRunning[] = holdingRows.map((r) => ({
-    key: r.id,
-    clusterId: r.cluster_id as string,
-    gpuModel: r.gpu_model,
-    gpuCount: r.gpu_count,
-    startedAt: (r.started_at ?? r.updated_at).toISOString(),
-    maxRuntimeMs: maxRuntimeMs(r),
-  }));
-  const history: LengthSample[] = finished.flatMap((r) => {
-    const end = r.terminated_at ?? r.paused_at;
-    if (!end || !r.started_at) return [];
-    const lengthMs = end.getTime() - r.started_at.getTime();
-    if (lengthMs <= 0) return [];
-    return [
-      {
-        gpuModel: r.gpu_model,
-        cards: gpuOccupancy(r.gpu_count, r.gpu_slices_per_card ?? undefined, shareOfRow(r)),
-        lengthMs,
-        endedAt: end.toISOString(),
-      },
-    ];
-  });
   const offerings =
     sessions && hintsFor.size > 0
       ? (await listObjects(sessions.kube, OfferingKind as unknown as KindDefinition).catch(() => [])).flatMap((o) => {
@@ -188,21 +281,16 @@ export async function queueEtas(
   const alternatives: Record<string, Alternative[]> = {};
   for (const [i, r] of waitingRows.entries()) {
     if (!hintsFor.has(r.id)) continue;
-    const alts = alternativesFor(r, waiting[i] as PlacementRequest, offerings, policies, fleetModels);
+    const alts = alternativesFor(r, rows.waiting[i] as PlacementRequest, offerings, policies, fleetModels);
     if (alts.length > 0) alternatives[r.id] = alts;
   }
   const etas = estimateQueue({
+    ...rows,
     alternatives,
     now: now.toISOString(),
-    waiting,
-    running,
     clusters: capacity,
     policy: settings.placement.policy,
     nodes,
-    compare: (a, b) => Number(borrowed.has(a.key)) - Number(borrowed.has(b.key)) || compareRequests(a, b),
-    history,
-    recentStarts: finished.flatMap((r) => (r.started_at ? [r.started_at.toISOString()] : [])),
-    maxRuntimeMs: Object.fromEntries(waitingRows.map((r) => [r.id, maxRuntimeMs(r)])),
     seed: 7,
   });
   return new Map(etas.map((e) => [e.key, e]));
