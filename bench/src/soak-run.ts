@@ -618,17 +618,24 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
         await sleep(2000);
       }
       const settledS = Math.round((Date.now() - t0) / 1000);
-      const rows = (await db("sessions").select("id", "display_name", "phase", "cluster_id")) as {
+      const rows = (await db("sessions").select("id", "display_name", "phase", "reason", "cluster_id")) as {
         id: string;
         display_name: string;
         phase: string;
+        reason: string | null;
         cluster_id: string | null;
       }[];
-      const byName = new Map<string, number>();
-      for (const r of rows) byName.set(r.display_name, (byName.get(r.display_name) ?? 0) + 1);
+      // A create answered 503 whose resource was never written is kept as Failed (CreateFailed) and its
+      // retry makes the session: a record of the attempt, not a second session.
+      const byName = new Map<string, string[]>();
+      for (const r of rows)
+        if (r.reason !== "CreateFailed") byName.set(r.display_name, [...(byName.get(r.display_name) ?? []), r.id]);
       const ids = new Set(rows.map((r) => r.id));
       const lost = [...accepted.values()].filter((id) => !ids.has(id)).length;
-      let duplicated = [...byName.values()].reduce((a, c) => a + Math.max(0, c - 1), 0);
+      const madeTwice = [...byName.entries()].filter(([, xs]) => xs.length > 1);
+      let duplicated = madeTwice.reduce((a, [, xs]) => a + xs.length - 1, 0);
+      for (const [name, xs] of madeTwice.slice(0, 5))
+        out(`  one create, ${xs.length} sessions: ${name} → ${xs.join(", ")}`);
       // Pods, each cluster's, raw (their runs meter usage).
       const pods: { cluster: string; pod: MeteredPodView & { metadata: { deletionTimestamp?: string } } }[] = [];
       for (const name of Object.keys(b.gpu)) {
