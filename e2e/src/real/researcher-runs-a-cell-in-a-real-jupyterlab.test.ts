@@ -170,10 +170,12 @@ describe.skipIf(!can.ok)(
     it("the pod's logs through the API are JupyterLab's own stdout", async () => {
       const logs = await f.bed.call(f.bed.alice, "GET", `/api/v1/sessions/${id}/logs?tail=200`);
       expect(logs.status).toBe(200);
-      const text = (logs.body.lines as string[]).join("\n");
-      expect(text).toMatch(/Jupyter Server .* is running at/);
-      expect(text).toContain(`/proxy/${cr}/`);
-      expect(text).toContain(`Kernel started: ${lab.kernel}`);
+      const lines = logs.body.lines as string[];
+      // The server's own lines, with the kernel this journey started. Not its start-up banner: on a loaded
+      // machine, with another real node restarting its runtime beside this one, the kubelet has served
+      // this log from the kernel's start on (three times in about ten runs; docs/dev/real-sessions.md).
+      expect(lines.some((l) => /^\[[IWE] \d{4}-\d\d-\d\d [\d:.]+ ServerApp\]/.test(l))).toBe(true);
+      expect(lines.join("\n")).toContain(`Kernel started: ${lab.kernel}`);
     });
 
     it("writes a file into the mounted volume from a cell, pauses (the container stops, the GPU is free), resumes and reads it back", async () => {
@@ -203,9 +205,7 @@ describe.skipIf(!can.ok)(
       expect(await run(cr, lab.kernel, lab.cookie, "open('/home/jovyan/work/kept.txt').read()")).toBe(
         "'written before the pause'",
       );
-      // The logs are the resumed pod's: its kernel's start is there. (Twice, on a loaded machine, this read
-      // lacked the resumed server's start-up banner while holding its later lines; the lines checked here are
-      // the ones that follow the kernel.)
+      // The logs are the resumed pod's: its new kernel's start is there.
       const logs = await f.bed.call(f.bed.alice, "GET", `/api/v1/sessions/${id}/logs?tail=200`);
       expect(logs.status).toBe(200);
       expect((logs.body.lines as string[]).join("\n")).toContain(`Kernel started: ${lab.kernel}`);
