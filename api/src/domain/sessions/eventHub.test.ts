@@ -90,6 +90,18 @@ describe("the session event hub", () => {
     unsubscribe();
   });
 
+  it("close() just after the last subscriber left waits until the connection is back in the pool", async () => {
+    const db = connect(t.url, { poolMax: 2 });
+    onTestFinished(() => db.destroy());
+    const hub = new SessionEventHub(db, pino({ level: "silent" }));
+    const pool = (db.client as { pool: { numUsed(): number } }).pool;
+    const unsubscribe = await hub.subscribe({ deliver: () => {} });
+    expect(pool.numUsed()).toBe(1);
+    unsubscribe(); // starts giving the connection back (UNLISTEN, a round trip)
+    await hub.close();
+    expect(pool.numUsed()).toBe(0);
+  });
+
   it("gives the connection back when its LISTEN fails (Postgres going away under it), and listens on the next try", async () => {
     // A pool of its own, so that a connection held for good shows as one fewer to lend.
     const db = connect(t.url, { poolMax: 2 });

@@ -36,6 +36,8 @@ export class SessionEventHub {
   readonly #subs = new Set<Subscriber>();
   #conn: PgConnection | undefined;
   #starting: Promise<void> | undefined;
+  /** The last giving back of the LISTEN connection (settled when none is under way). */
+  #releasing: Promise<void> = Promise.resolve();
   #last = 0n;
   readonly #holes = new Map<bigint, number>(); // seq -> first seen missing (ms)
   readonly #delivered = new Set<bigint>(); // delivered seqs above the oldest hole
@@ -111,17 +113,25 @@ export class SessionEventHub {
     await this.#starting;
   }
 
-  async #release(broken = false): Promise<void> {
+  /**
+   * Gives the LISTEN connection back. A call that finds it already being given back (the last subscriber
+   * left just before close()) waits for that, so that close() returns with the connection back in the pool.
+   */
+  #release(broken = false): Promise<void> {
     const conn = this.#conn;
     this.#conn = undefined;
-    if (!conn) return;
-    conn.removeAllListeners("notification");
-    try {
-      if (!broken) await conn.query(`UNLISTEN ${SESSION_EVENTS_CHANNEL}`);
-    } finally {
-      await this.#db.client.releaseConnection(conn);
-    }
-    if (broken) for (const s of [...this.#subs]) s.close?.();
+    if (!conn) return this.#releasing;
+    const done = (async () => {
+      conn.removeAllListeners("notification");
+      try {
+        if (!broken) await conn.query(`UNLISTEN ${SESSION_EVENTS_CHANNEL}`);
+      } finally {
+        await this.#db.client.releaseConnection(conn);
+      }
+      if (broken) for (const s of [...this.#subs]) s.close?.();
+    })();
+    this.#releasing = done.catch(() => {});
+    return done;
   }
 
   /** Reads and delivers everything new; coalesces notifications that arrive meanwhile. */
