@@ -39,6 +39,15 @@ describe("the real node's configuration", () => {
     expect(v2).not.toHaveProperty("failCgroupV1");
   });
 
+  test("each node's kubelet keeps its pods' logs in its own folder, under the key the kubelet reads", () => {
+    // k8s.io/kubelet/config/v1beta1: `podLogsDir`. Under another key every node used /var/log/pods, and a
+    // kubelet removes the folders there of pods it does not know: the other nodes' (their logs cut short).
+    const config = parse(kubeletConfig(l, { port: 1, healthzPort: 2, quirks: plain }));
+    expect(config.podLogsDir).toBe(l.podLogs);
+    expect(l.podLogs).not.toBe(nodeLayout("builds-real-1").podLogs);
+    expect(Object.keys(config).filter((k) => k.startsWith("podLogs"))).toEqual(["podLogsDir"]);
+  });
+
   test("names, links and subnets fit Linux and differ per node", () => {
     const other = nodeLayout("builds-real-1");
     expect(l.bridge.length).toBeLessThanOrEqual(15);

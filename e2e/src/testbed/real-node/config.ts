@@ -98,7 +98,9 @@ export function kubeletConfig(l: NodeLayout, o: KubeletConfigInput): string {
     failSwapOn: false,
     // With oom_score_adj restricted (no CAP_SYS_RESOURCE) the kubelet may not lower its own below 0.
     oomScoreAdj: 0,
-    podLogsDirectory: l.podLogs,
+    // The node's own (the kubelet reads `podLogsDir`; a misspelt key is ignored and every node shared the
+    // host's /var/log/pods, where each kubelet removed the others' pods' logs as unknown).
+    podLogsDir: l.podLogs,
     volumePluginDir: `${l.base}/volume-plugins`,
     serializeImagePulls: false,
     // A shared development machine's disk is often fuller than a node's; only a nearly full one evicts.
