@@ -171,10 +171,10 @@ describe.skipIf(!can.ok)(
       const logs = await f.bed.call(f.bed.alice, "GET", `/api/v1/sessions/${id}/logs?tail=200`);
       expect(logs.status).toBe(200);
       const lines = logs.body.lines as string[];
-      // The server's own lines, with the kernel this journey started. Not its start-up banner: on a loaded
-      // machine, with another real node restarting its runtime beside this one, the kubelet has served
-      // this log from the kernel's start on (three times in about ten runs; docs/dev/real-sessions.md).
-      expect(lines.some((l) => /^\[[IWE] \d{4}-\d\d-\d\d [\d:.]+ ServerApp\]/.test(l))).toBe(true);
+      // From the server's start-up banner (its base path in the URL) to the kernel this journey started.
+      // (Cut short while every real node's kubelet shared /var/log/pods: e2e/src/testbed/real-node/config.ts.)
+      expect(lines.join("\n")).toMatch(/Jupyter Server .* is running at/);
+      expect(lines.join("\n")).toContain(`/proxy/${cr}/`);
       expect(lines.join("\n")).toContain(`Kernel started: ${lab.kernel}`);
     });
 
