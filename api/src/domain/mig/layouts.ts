@@ -17,7 +17,7 @@ import {
 import type { Deps } from "../../deps.ts";
 import { Conflict, DomainError, Forbidden, NotFound } from "../../errors.ts";
 import type { Principal } from "../identity/principal.ts";
-import { formatSelector, type LabelRequirement, matches, parseSelector } from "../nodePools/selector.ts";
+import { formatSelector, type LabelRequirement, matches, overlapOf, parseSelector } from "../nodePools/selector.ts";
 
 export interface MigLayoutInput {
   selector: string;
@@ -132,12 +132,11 @@ async function checkOverlap(db: Knex, clusterId: string, gpuModel: string, r: La
     .orderBy("name")) as { name: string; labels: Record<string, string> | null }[];
   for (const o of others) {
     const other = { key: o.label_key, values: o.label_values };
-    const sameLabel = other.key === r.key && other.values.some((v) => r.values.includes(v));
-    const both = nodes.filter((n) => matches(r, n.labels ?? {}) && matches(other, n.labels ?? {})).map((n) => n.name);
-    if (sameLabel || both.length > 0)
+    const meet = overlapOf(r, other, nodes);
+    if (meet)
       throw new Conflict(
-        `the layout ${formatSelector(other)} already marks ${gpuModel} nodes this one would${both.length > 0 ? ` (${both.join(", ")})` : ""}; remove it first, or mark other nodes`,
-        { layout_id: o.id, gpu_model: gpuModel, nodes: both },
+        `the layout ${formatSelector(other)} already marks ${gpuModel} nodes this one would${meet.nodes.length > 0 ? ` (${meet.nodes.join(", ")})` : ""}; remove it first, or mark other nodes`,
+        { layout_id: o.id, gpu_model: gpuModel, nodes: meet.nodes },
         "mig_layout_overlap",
       );
   }

@@ -23,7 +23,7 @@ import type { Deps } from "../../deps.ts";
 import { Conflict, DomainError, Forbidden, NotFound } from "../../errors.ts";
 import type { Principal } from "../identity/principal.ts";
 import { notify } from "../notifications/notify.ts";
-import { type LabelRequirement, matches, parseSelector } from "./selector.ts";
+import { type LabelRequirement, matches, overlapOf, parseSelector } from "./selector.ts";
 
 export interface NodePoolView {
   pool: NodePoolRow;
@@ -73,13 +73,11 @@ async function checkOverlap(db: Knex, clusterId: string, r: LabelRequirement, ex
   const others = (await listNodePoolRows(db, clusterId)).filter((p) => p.id !== except);
   const nodes = await clusterNodes(db, clusterId);
   for (const o of others) {
-    const other = { key: o.label_key, values: o.label_values };
-    const sameLabel = other.key === r.key && other.values.some((v) => r.values.includes(v));
-    const both = nodes.filter((n) => matches(r, n.labels) && matches(other, n.labels)).map((n) => n.name);
-    if (sameLabel || both.length > 0)
+    const meet = overlapOf(r, { key: o.label_key, values: o.label_values }, nodes);
+    if (meet)
       throw new Conflict(
         `the pool would share nodes with pool ${o.name} (${o.id})`,
-        { pool_id: o.id, pool_name: o.name, nodes: both },
+        { pool_id: o.id, pool_name: o.name, nodes: meet.nodes },
         "node_pool_overlap",
       );
   }

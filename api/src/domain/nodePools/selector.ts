@@ -58,3 +58,17 @@ export function matches(r: LabelRequirement, labels: Record<string, string>): bo
   const v = labels[r.key];
   return v !== undefined && r.values.includes(v);
 }
+
+/**
+ * Where two selectors meet: on every node, now and later, when they share a label value (`always`), and on
+ * the reported nodes both match now. Node pools and MIG layouts refuse a new selector that meets another.
+ */
+export function overlapOf(
+  a: LabelRequirement,
+  b: LabelRequirement,
+  nodes: readonly { name: string; labels: Record<string, string> | null }[],
+): { always: boolean; nodes: string[] } | undefined {
+  const always = a.key === b.key && a.values.some((v) => b.values.includes(v));
+  const both = nodes.filter((n) => matches(a, n.labels ?? {}) && matches(b, n.labels ?? {})).map((n) => n.name);
+  return always || both.length > 0 ? { always, nodes: both } : undefined;
+}
