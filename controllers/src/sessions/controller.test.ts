@@ -4,9 +4,12 @@ import {
   aController,
   aFleet,
   aRunningSession,
+  mirrorCreates,
   mirrorOf,
   records,
+  setDesired,
   statusOf,
+  statusWrites,
   stopFleets,
   until,
 } from "./fleet.test-support.ts";
@@ -134,5 +137,47 @@ describe("a new leader", () => {
     await next.idle();
     expect(statusOf(f.mgmt)?.phase).toBe("Unknown"); // on the resource; its row says Starting
     expect(f.store.interims.get(f.id)?.status.phase).toBe("Starting");
+  });
+});
+
+// A status is written to the resource, then recorded in the history row: two writes, and a leader killed
+// between them left the row behind for good, since only its own memory knew (SessionMemory.unrecorded).
+// The soak's session stuck Terminating came this way (docs/dev/soak.md): its resource said Terminated.
+describe("a new leader after its predecessor died between a status write and its record", () => {
+  it("records the Terminated its predecessor wrote to the resource, once, and touches nothing else", async () => {
+    const f = await aRunningSession();
+    await setDesired(f, "Terminated");
+    await until("Terminating recorded", () => f.store.interims.get(f.id)?.status.phase === "Terminating");
+    // The operator reports the mirror gone; the leader writes Terminated to the resource and dies before
+    // the record lands (here: the record never lands, and the leader stops before a retry).
+    f.store.refuseRecord = (_name, phase) => phase === "Terminated";
+    f.store.report({ sessionId: f.id, phase: "Terminated", revision: mirrorOf(f.gpu)?.revision ?? 1 });
+    await until("Terminated on the resource", () => statusOf(f.mgmt)?.phase === "Terminated");
+    await f.controller.stop();
+    f.store.refuseRecord = undefined;
+    expect(f.store.phases.get(f.id)).toBe("Terminating");
+    const mirrorsWritten = mirrorCreates(f.gpu).get(f.name);
+
+    const next = aController(f);
+    await next.start();
+    await until("Terminated recorded", () => f.store.phases.get(f.id) === "Terminated", 3_000);
+    await next.idle();
+    // Recorded from where the row stood, and the row's interim status cleared: it now follows the resource.
+    expect(f.store.transitions.filter(([name, , after]) => name === f.name && after === "Terminated")).toEqual([
+      [f.name, "Terminating", "Terminated"],
+    ]);
+    expect(f.store.interims.has(f.id)).toBe(false);
+    // Nothing else: the resource is not written again, no mirror (so no pod) is made again.
+    expect(statusWrites(f.mgmt, "Terminated").get(f.name)).toBe(1);
+    expect(mirrorCreates(f.gpu).get(f.name)).toBe(mirrorsWritten);
+    expect(f.gpu.list("sessionmirrors")).toEqual([]);
+
+    // A row that follows its resource is left alone by the leader after.
+    await next.stop();
+    const recorded = f.store.transitions.length;
+    const third = aController(f);
+    await third.start();
+    await third.idle();
+    expect(f.store.transitions.length).toBe(recorded);
   });
 });

@@ -127,8 +127,14 @@ export class MemoryStore implements SessionStore {
       throw new Error("the history row could not be written");
     this.transitions.push([after.metadata.name as string, before.status?.phase, after.status?.phase]);
     const id = sessionIdOf(after.metadata.name as string);
+    this.phases.set(id, after.status?.phase ?? "Pending");
     if (interim) this.interims.set(id, interim);
     else this.interims.delete(id);
+  }
+  /** The phase each history row holds, as recorded (a session never recorded has none here). */
+  readonly phases = new Map<string, string>();
+  async recordedPhases(ids: readonly string[]): Promise<Map<string, string>> {
+    return new Map(ids.flatMap((id) => (this.phases.has(id) ? [[id, this.phases.get(id) as string]] : [])));
   }
   async fence(): Promise<void> {
     this.term++;
