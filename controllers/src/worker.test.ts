@@ -30,6 +30,9 @@ function flakyStore(failures: number) {
       }
       return new Map();
     },
+    async recordedPhases() {
+      return new Map();
+    },
     async listen() {
       s.listening++;
       return async () => {

@@ -343,6 +343,20 @@ describe("interim statuses kept off the resource", () => {
     expect((await next.interimStatuses()).has(id)).toBe(false);
   });
 
+  it("leave each row's phase for a new leader to read against its resource, a session without a row left out", async () => {
+    const [a, b] = (await someSessions(2)) as [string, string];
+    const store = createWorkerStore(t.db, log);
+    await store.fence();
+    const placed = resource(a, "Starting");
+    await store.recordTransition(pending(a), placed, interimOf(placed));
+    expect(await createWorkerStore(t.db, log).recordedPhases([a, b, "ses_norow00000000000000"])).toEqual(
+      new Map([
+        [a, "Starting"],
+        [b, "Pending"],
+      ]),
+    );
+  });
+
   it("of a leader fenced off by a newer one are refused, and its records of resource writes still land", async () => {
     const [a, b] = (await someSessions(2)) as [string, string];
     const stale = createWorkerStore(t.db, log);

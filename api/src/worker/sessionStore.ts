@@ -24,7 +24,12 @@ import { type SessionTransition, updateSessionsFromTransitions } from "../db/ope
 import { insertSessionEvents, purgeSessionEvents } from "../db/operations/sessions/sessionEvents.ts";
 import type { SessionRow } from "../db/operations/sessions/types.ts";
 import { failPendingSession, pendingSessionRows } from "../db/operations/sessions/unmadeCreates.ts";
-import { mirrorStates, nextMirrorRevision, nextMirrorRevisions } from "../db/operations/sessions/updateSession.ts";
+import {
+  mirrorStates,
+  nextMirrorRevision,
+  nextMirrorRevisions,
+  recordedPhases,
+} from "../db/operations/sessions/updateSession.ts";
 import { leadingCondition, viewFromResource, viewFromRow } from "../db/operations/sessions/view.ts";
 import {
   clusterLiveness,
@@ -291,6 +296,7 @@ export function createWorkerStore(db: Knex, log: Logger, parts: Pick<SessionStor
       }));
     },
     mirrorStates: (ids): Promise<Map<string, MirrorState>> => mirrorStates(db, ids),
+    recordedPhases: (ids) => recordedPhases(db, ids),
     nextMirrorRevision: (id, restarts) => nextMirrorRevision(db, id, restarts),
     nextMirrorRevisions: (ids) => nextMirrorRevisions(db, ids),
 

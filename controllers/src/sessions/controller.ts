@@ -21,6 +21,7 @@ import { ClaimsPass } from "./claims-pass.ts";
 import { GpuClusterClients } from "./cluster-clients.ts";
 import { Dispatch } from "./dispatch.ts";
 import { EventRecorder } from "./event-recorder.ts";
+import { behindRows } from "./history.ts";
 import { SessionMemory } from "./memory.ts";
 import { Observed } from "./observed.ts";
 import { DEFAULT_CONTROLLER_OPTIONS, noWrites, type SessionControllerOptions, type WriteCounts } from "./options.ts";
@@ -172,7 +173,12 @@ export class SessionController {
     for (const [id, interim] of await this.#d.store.interimStatuses()) this.#memory.interim.set(id, interim);
     await o.sync(60_000);
     const ids = [...o.sessions.store.values()].map((s) => sessionIdOf(s.metadata.name as string));
-    for (const [id, st] of await this.#d.store.mirrorStates(ids)) this.#memory.mirrorStates.set(id, st);
+    const [mirrorStates, recorded] = await Promise.all([
+      this.#d.store.mirrorStates(ids),
+      this.#d.store.recordedPhases(ids),
+    ]);
+    for (const [id, st] of mirrorStates) this.#memory.mirrorStates.set(id, st);
+    behindRows(this.#memory, o.sessionsNow(), recorded);
     for (const key of o.sessions.store.keys()) this.#queue.add(key);
     this.#queue.release();
     this.#placement.enable();

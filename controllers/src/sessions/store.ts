@@ -37,6 +37,11 @@ export interface SessionStore {
   /** The newest report of each session from each cluster (all, or these sessions). */
   reports(sessionIds?: readonly string[]): Promise<StoredReport[]>;
   mirrorStates(sessionIds: readonly string[]): Promise<Map<string, MirrorState>>;
+  /**
+   * The phase each of these sessions' history rows holds (a new leader's start: a row behind its resource
+   * is recorded again). Sessions without a row are left out.
+   */
+  recordedPhases(sessionIds: readonly string[]): Promise<Map<string, string>>;
   /** Takes the next mirror revision for a write of the mirror (and records its restart count). */
   nextMirrorRevision(sessionId: string, restarts?: number): Promise<number>;
   /**

@@ -89,3 +89,15 @@ export async function mirrorStates(
   }
   return out;
 }
+
+/** The phase each of these sessions' rows holds (a new leader compares them with the resources it lists). */
+export async function recordedPhases(db: Knex, ids: readonly string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (let i = 0; i < ids.length; i += 1000) {
+    const rows = (await db("sessions")
+      .whereIn("id", ids.slice(i, i + 1000) as string[])
+      .select("id", "phase")) as { id: string; phase: string }[];
+    for (const r of rows) out.set(r.id, r.phase);
+  }
+  return out;
+}
