@@ -140,10 +140,27 @@ describe("a new leader", () => {
   });
 });
 
-// A status is written to the resource, then recorded in the history row: two writes, and a leader killed
-// between them left the row behind for good, since only its own memory knew (SessionMemory.unrecorded).
-// The soak's session stuck Terminating came this way (docs/dev/soak.md): its resource said Terminated.
-describe("a new leader after its predecessor died between a status write and its record", () => {
+// The soak's session stuck Terminating (docs/dev/soak.md): its leader died as it ended. Dead before it
+// took the operator's report, it leaves nothing a new leader misses. Dead between writing Terminated to
+// the resource and recording it in the history row, it left the row behind for good: only its own memory
+// knew the record was owed (SessionMemory.unrecorded).
+describe("a new leader after its predecessor died ending a session", () => {
+  it("ends a Terminating session whose mirror went while no one led, from the report it reads at its start", async () => {
+    const f = await aRunningSession();
+    await setDesired(f, "Terminated");
+    await until("Terminating recorded", () => f.store.interims.get(f.id)?.status.phase === "Terminating");
+    await until("its mirror deleted", () => f.gpu.list("sessionmirrors").length === 0);
+    await f.controller.stop();
+    f.store.report({ sessionId: f.id, phase: "Terminated", revision: 1 });
+
+    const next = aController(f);
+    await next.start();
+    await until("Terminated", () => f.store.phases.get(f.id) === "Terminated", 3_000);
+    await next.idle();
+    expect(statusOf(f.mgmt)?.phase).toBe("Terminated");
+    expect(records(f.store, "Terminated").get(f.name)).toBe(1);
+  });
+
   it("records the Terminated its predecessor wrote to the resource, once, and touches nothing else", async () => {
     const f = await aRunningSession();
     await setDesired(f, "Terminated");

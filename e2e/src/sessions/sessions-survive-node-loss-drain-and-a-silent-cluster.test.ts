@@ -1,8 +1,9 @@
 // What goes wrong in a fleet: a node is drained (its session's pod moves to another node of the
 // cluster), a node is lost (its session is placed again or waits in the queue, and the user is told
 // why), and a cluster's operator goes silent (its sessions turn Unknown, then come back), also to a
-// worker leader that took over meanwhile.
-import { resourcePath, SessionMirrorKind } from "@berth/crds";
+// worker leader that took over meanwhile; and a leader dies owing the record of a status it wrote.
+import type { RunningWorker } from "@berth/controllers";
+import { resourcePath, SessionMirrorKind, sessionPath } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { until } from "../until.ts";
 import {
@@ -21,6 +22,8 @@ import {
 vi.setConfig({ testTimeout: 180_000 });
 
 let bed: SessionsBed;
+/** The worker leading now: the last cases each crash it and start the next. */
+let leader: RunningWorker;
 beforeAll(async () => {
   bed = await startSessionsBed({
     fleet: {
@@ -34,6 +37,7 @@ beforeAll(async () => {
       ],
     },
   });
+  leader = bed.worker;
 });
 afterAll(async () => {
   await bed?.stop();
@@ -149,7 +153,7 @@ describe("a silent cluster", () => {
   });
 });
 
-// Last in this file: it crashes the bed's first worker. The soak's sessions stuck Starting came this way
+// It crashes the bed's first worker. The soak's sessions stuck Starting came this way
 // (docs/dev/soak.md): a leader that starts while a cluster's operator reports again, after a silence.
 describe("a silent cluster whose sessions a new worker leader takes over", () => {
   it("gives them back their operator's Running report: the same run on the same mirror", async () => {
@@ -169,21 +173,79 @@ describe("a silent cluster whose sessions a new worker leader takes over", () =>
       await gpuB.operator?.stop({ release: false });
       const unknown = await bed.waitFor(bed.bob, running.id, (s) => s.phase === "Unknown", "Unknown", 60_000);
       // The leader dies while the cluster is silent; its operator is back before another worker leads.
-      await bed.worker.stop({ release: false });
+      await leader.stop({ release: false });
       const restarted = Date.now();
       await gpuB.startOperator();
       await until("gpu-b reporting again", async () => {
         const c = await bed.call(bed.superAdmin, "GET", `/api/v1/clusters/${gpuB.id}`);
         return c.status === 200 && Date.parse(c.body.last_report_at ?? "") > restarted;
       });
-      const next = await bed.startWorker("worker-after-the-silence");
-      await next.leading(60_000);
+      leader = await bed.startWorker("worker-after-the-silence");
+      await leader.leading(60_000);
       const back = await bed.waitFor(bed.bob, running.id, (s) => s.phase === "Running", "Running again", 60_000);
       // Its run goes on (not started again), on the mirror its operator reported: not written again.
       expect(back.started_at).toBe(unknown.started_at);
       expect(await revision()).toBe(placed);
     } finally {
       k.close();
+    }
+  });
+});
+
+// A status is written to the resource, then recorded in the history row. The soak's session stuck
+// Terminating (docs/dev/soak.md) had its leader killed between the two: its resource said Terminated,
+// and the next leader, whose memory did not know the record was owed, left the row Terminating for good.
+describe("a worker leader that dies owing the record of a status it wrote", () => {
+  it("leaves it to the next leader, which records it once, with no pod made again", async () => {
+    // The sessions of the cases before hold every GPU: room for this one.
+    await bed.fleet.cluster("gpu-b").addGpuNode({ name: "gpu-b-2", gpuModel: L4, gpuCount: 1 });
+    const running = await bed.startRunning(bed.alice, { offering: "l4", preset: "gpu-small", image: "terminal" });
+    const id = running.id as string;
+    const db = bed.workerDb;
+    const row = () => db("sessions").where({ id }).first("phase", "namespace", "cr_name", "interim_status");
+    const { namespace, cr_name: name } = await row();
+    const mgmt = adminKube(bed.fleet.cluster(MANAGEMENT.name));
+    const gpuB = adminKube(bed.fleet.cluster("gpu-b"));
+    try {
+      // Postgres refuses this session's record of Terminated: the leader's write of it to the resource
+      // lands and its record does not, as when it is killed between the two; then it dies.
+      await db.raw(
+        "CREATE FUNCTION e2e_lost_record() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'the leader died before this record'; END $$",
+      );
+      await db.raw(
+        `CREATE TRIGGER e2e_lost_record BEFORE UPDATE ON sessions FOR EACH ROW
+           WHEN (NEW.id = '${id}' AND NEW.phase = 'Terminated') EXECUTE FUNCTION e2e_lost_record()`,
+      );
+      try {
+        expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/terminate`)).status).toBe(202);
+        await until("Terminated on the resource", async () => {
+          const s = await mgmt.json<{ status?: { phase?: string } }>("GET", sessionPath(namespace, name));
+          return s.status?.phase === "Terminated";
+        });
+        expect((await row()).phase).toBe("Terminating");
+        await leader.stop({ release: false });
+      } finally {
+        await db.raw("DROP TRIGGER IF EXISTS e2e_lost_record ON sessions");
+        await db.raw("DROP FUNCTION IF EXISTS e2e_lost_record()");
+      }
+
+      leader = await bed.startWorker("worker-after-a-lost-record");
+      await leader.leading(60_000);
+      await until("Terminated in the history row", async () => (await row()).phase === "Terminated");
+      expect((await row()).interim_status).toBeNull();
+      // The stream (and so the webhooks) told once, from where the row stood.
+      const ended = (await db("session_events").where({ session_id: id, type: "session.updated" }).select("payload"))
+        .map((e) => e.payload)
+        .filter((p) => p.view.phase === "Terminated");
+      expect(ended).toHaveLength(1);
+      expect(ended[0].previous_phase).toBe("Terminating");
+      // Nothing made again on the GPU cluster: no mirror, no pod.
+      const mirrors = resourcePath(SessionMirrorKind, { namespace: SESSIONS_NS });
+      expect((await gpuB.raw("GET", `${mirrors}/${name}`)).status).toBe(404);
+      expect((await bed.pods("gpu-b")).filter((p) => p.name === name && !p.deleting)).toEqual([]);
+    } finally {
+      mgmt.close();
+      gpuB.close();
     }
   });
 });
