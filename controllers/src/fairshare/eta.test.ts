@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ClusterCapacity, PlacementRequest } from "../placement/types.ts";
 import { estimateQueue, kaplanMeierQuantiles, lognormalFit } from "./eta.ts";
-import type { EtaInput, EtaRunning, LengthSample } from "./types.ts";
+import type { EtaInput, EtaRunning, EtaShare, LengthSample, ShareTree } from "./types.ts";
 
 const H100 = "NVIDIA-H100-80GB-HBM3";
 const L4 = "NVIDIA-L4";
@@ -271,5 +271,72 @@ describe("the length fit reads running sessions as lengths in progress", () => {
     expect(withRunning?.p50Ms).toBeGreaterThan(finishedOnly?.p50Ms as number);
     // Neither ends a run before now: each length is drawn past what it has run.
     expect(finishedOnly?.p10Ms).toBeGreaterThan(0);
+  });
+});
+
+describe("the queue ETA applies fair share's admission, as the worker's pass does", () => {
+  const side = (org: string, capacityClass: EtaShare["capacityClass"], cards = 1): EtaShare => ({
+    org,
+    project: "",
+    user: `${org}-user`,
+    cards,
+    capacityClass,
+  });
+  const tree = (physics: object, biology: object = {}): ShareTree => ({
+    orgs: [
+      { org: "physics", quotas: { [H100]: { guaranteed: 2, ...physics } } },
+      { org: "biology", quotas: { [H100]: { guaranteed: 2, ...biology } } },
+    ],
+  });
+
+  it("starts a borrowed request only once its organization's borrowing is back under the limit", () => {
+    // 4 GPUs, 1 free: physics borrows 1 (its limit) until +30 min, biology holds its 2 until +50 min.
+    const base = input({
+      clusters: [cluster("c1", 4, 1)],
+      running: [
+        aRunning("p-borrowed", { startedAt: at(-30 * MIN) }),
+        aRunning("b1", { startedAt: at(-10 * MIN), gpuCount: 2 }),
+      ],
+      waiting: [aRequest("w")],
+    });
+    const sessions = { "p-borrowed": side("physics", "borrowed"), b1: side("biology", "guaranteed", 2) };
+    const [asGuaranteed] = estimateQueue({
+      ...base,
+      fairShare: { tree: tree({ borrowingLimit: 1 }), sessions: { ...sessions, w: side("physics", "guaranteed") } },
+    });
+    expect(asGuaranteed).toMatchObject({ p50Ms: 0, reason: "Placed" });
+    const [asBorrowed] = estimateQueue({
+      ...base,
+      fairShare: { tree: tree({ borrowingLimit: 1 }), sessions: { ...sessions, w: side("physics", "borrowed") } },
+    });
+    expect(asBorrowed).toMatchObject({ method: "simulation", p50Ms: 30 * MIN, reason: "OverBorrowingLimit" });
+  });
+
+  it("is infinite, naming the limit, for a borrowed request larger than its borrowing limit", () => {
+    const [eta] = estimateQueue(
+      input({
+        clusters: [cluster("c1", 4, 4)],
+        waiting: [aRequest("w", { gpuCount: 2 })],
+        fairShare: { tree: tree({ borrowingLimit: 1 }), sessions: { w: side("physics", "borrowed", 2) } },
+      }),
+    );
+    expect(eta).toMatchObject({ method: "never", p50Ms: Number.POSITIVE_INFINITY, reason: "OverBorrowingLimit" });
+    expect(eta?.message).toMatch(/^cannot start while physics borrows 0 × .* of its limit 1/);
+  });
+
+  it("waits for lendable room: biology lends nothing, physics' own guarantee frees at +20 min", () => {
+    // 2 of 4 GPUs free all along (biology's idle guarantee), yet biology lends none of it.
+    const [eta] = estimateQueue(
+      input({
+        clusters: [cluster("c1", 4, 2)],
+        running: [aRunning("p1", { startedAt: at(-40 * MIN), gpuCount: 2 })],
+        waiting: [aRequest("w")],
+        fairShare: {
+          tree: tree({}, { lendingLimit: 0 }),
+          sessions: { p1: side("physics", "guaranteed", 2), w: side("physics", "borrowed") },
+        },
+      }),
+    );
+    expect(eta).toMatchObject({ method: "simulation", p50Ms: 20 * MIN, reason: "NothingLendable" });
   });
 });

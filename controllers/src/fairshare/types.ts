@@ -259,6 +259,14 @@ export interface EtaRunning {
   idleTimeoutMs?: number;
 }
 
+/** A session as fair share's admission reads it (the worker's fair-placement.ts gives the same fields). */
+export interface EtaShare extends Owner {
+  /** Card equivalents. */
+  cards: number;
+  /** The class fixed at creation: a borrowed one opted in to borrowing, a guaranteed one did not. */
+  capacityClass: CapacityClass;
+}
+
 /** A finished run, to learn lengths from. */
 export interface LengthSample {
   gpuModel: string;
@@ -315,6 +323,12 @@ export interface EtaInput {
    * measures both (docs/dev/fair-share.md).
    */
   lengthFit?: "lognormal" | "empirical";
+  /**
+   * Fair share's admission (admitRequests, as the worker's pass applies it): the share tree and, per key,
+   * every waiting and running session's owner, size and class. A borrowed request then starts only within
+   * the borrowing and lending limits, even with GPUs free. Absent: every request may take free room.
+   */
+  fairShare?: { tree: ShareTree; sessions: Readonly<Record<string, EtaShare>> };
   /** Other shapes of a request to try (a smaller tier, no pin): a hint names the best if it starts sooner. */
   alternatives?: Record<string, { label: string; request: PlacementRequest }[]>;
 }
