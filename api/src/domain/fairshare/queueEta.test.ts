@@ -1,6 +1,6 @@
 // The queue ETA's pure parts: the other shapes it tries for a waiting session (alternativesFor) and the
 // core's input from the rows (etaInputOf). No database.
-import type { PlacementRequest } from "@berth/controllers";
+import { estimateQueue, type PlacementRequest } from "@berth/controllers";
 import { type Offering, OfferingKind, ResourcePolicyKind } from "@berth/crds";
 import { describe, expect, it } from "vitest";
 import type { SessionRow } from "../../db/operations/sessions/types.ts";
@@ -142,5 +142,43 @@ describe("the ETA's input from the rows, as the worker's placement pass sees the
       usage: { orgs: { org_heavy: 500 }, projects: {}, users: { usr_h: 500 } },
     };
     expect(order(etaInputOf({ ...base, waitingRows, fair }))).toEqual(["ses_light", "ses_heavy", "ses_borrow"]);
+  });
+
+  it("gives the ETA fair share's admission: a borrowed session at its organization's borrowing limit waits, GPUs free or not", () => {
+    const holding = session("ses_lent", {
+      phase: "Running",
+      cluster_id: "gpu-a",
+      started_at: ago(30),
+      capacity_class: "borrowed",
+    });
+    const waitingRows = [session("ses_borrow", { capacity_class: "borrowed" })];
+    const fair = {
+      tree: { orgs: [{ org: "org_a", quotas: { [H100]: { guaranteed: 1, borrowingLimit: 1 } } }] },
+      settings: {},
+      usage: { orgs: {}, projects: {}, users: {} },
+    };
+    const rows = etaInputOf({
+      ...base,
+      waitingRows,
+      holdingRows: [holding],
+      finished: Array.from({ length: 20 }, (_, i) =>
+        session(`ses_done${i}`, { phase: "Terminated", started_at: ago(200 + i), terminated_at: ago(140 + i) }),
+      ),
+      fair,
+    });
+    expect(rows.fairShare?.sessions).toEqual({
+      ses_borrow: { org: "org_a", project: "", user: "usr_a", cards: 1, capacityClass: "borrowed" },
+      ses_lent: { org: "org_a", project: "", user: "usr_a", cards: 1, capacityClass: "borrowed" },
+    });
+    const [eta] = estimateQueue({
+      ...rows,
+      now: NOW.toISOString(),
+      clusters: [{ clusterId: "gpu-a", placeable: true, models: { [H100]: { total: 4, free: 3, largestNode: 4 } } }],
+      policy: "binpack",
+    });
+    // Three GPUs free, yet org_a borrows its limit until ses_lent ends (its runs last an hour: in 30 min).
+    expect(eta).toMatchObject({ key: "ses_borrow", reason: "OverBorrowingLimit", method: "simulation" });
+    expect(eta?.p50Ms).toBeGreaterThan(0);
+    expect(etaInputOf({ ...base, waitingRows, holdingRows: [holding] }).fairShare).toBeUndefined();
   });
 });

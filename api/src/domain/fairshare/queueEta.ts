@@ -1,18 +1,21 @@
 // Queue ETAs for GET /api/v1/queue and a session's page (docs/dev/fair-share.md): the pure core's
 // estimateQueue (controllers/src/fairshare/eta.ts) run over the fleet as Postgres holds it now — the
 // waiting sessions in the worker's placement order (guaranteed before borrowed, then priority and, with
-// fair share, usage against share and aging, else age), those that hold GPUs with their time limits and
-// reclaim deadlines, the clusters' inventory, and the lengths of recent finished runs.
+// fair share, usage against share and aging, else age) and, with fair share, its admission (borrowing and
+// lending limits), those that hold GPUs with their time limits and reclaim deadlines, the clusters'
+// inventory, and the lengths of recent finished runs.
 import {
   compareRequests,
   computeCapacity,
   type Eta,
   type EtaInput,
   type EtaRunning,
+  type EtaShare,
   estimateQueue,
   type FairRequest,
   type FairShareView,
   fairComparator,
+  fairRequestOf,
   type LengthSample,
   type PlacementRequest,
   resolveSettings,
@@ -123,7 +126,7 @@ export function etaInputOf(o: {
   reclaims: readonly OpenReclaim[];
   maxRuntimeMs: (r: SessionRow) => number;
   fair?: FairShareView | undefined;
-}): Pick<EtaInput, "waiting" | "running" | "history" | "recentStarts" | "maxRuntimeMs" | "compare"> {
+}): Pick<EtaInput, "waiting" | "running" | "history" | "recentStarts" | "maxRuntimeMs" | "compare" | "fairShare"> {
   const pauseAt = new Map(o.reclaims.filter((r) => r.paused_at === null).map((r) => [r.session_id, r.pause_at]));
   const reclaimed = new Set(o.reclaims.filter((r) => r.paused_at !== null).map((r) => r.session_id));
   const borrowed = new Set(o.waitingRows.filter((r) => r.capacity_class === "borrowed").map((r) => r.id));
@@ -170,18 +173,24 @@ export function etaInputOf(o: {
     ];
   });
   let order: (a: PlacementRequest, b: PlacementRequest) => number = compareRequests;
+  let fairShare: EtaInput["fairShare"];
   if (o.fair) {
+    // Owner, size and class of every session waiting or holding GPUs, as the worker's pass reads them
+    // (fair-placement.ts fairSideOf): the ETA admits as it admits.
+    const shareOf = (r: SessionRow): EtaShare => ({
+      org: r.organization_id,
+      project: r.project_id ?? "",
+      user: r.owner_id,
+      cards: gpuOccupancy(r.gpu_count, r.gpu_slices_per_card ?? undefined, shareOfRow(r)),
+      capacityClass: r.capacity_class,
+    });
+    fairShare = {
+      tree: o.fair.tree,
+      sessions: Object.fromEntries([...o.waitingRows, ...o.holdingRows].map((r) => [r.id, shareOf(r)])),
+    };
     const requests: FairRequest[] = waiting.map((w, i) => {
       const r = o.waitingRows[i] as SessionRow;
-      return {
-        ...w,
-        org: r.organization_id,
-        project: r.project_id ?? "",
-        user: r.owner_id,
-        cards: gpuOccupancy(r.gpu_count, r.gpu_slices_per_card ?? undefined, shareOfRow(r)),
-        mayBorrow: borrowed.has(r.id),
-        capacityClass: borrowed.has(r.id) ? "borrowed" : "guaranteed",
-      };
+      return fairRequestOf(w, fairShare?.sessions[r.id] as EtaShare);
     });
     order = fairComparator(
       scoreRequests(o.fair.tree, o.fair.usage, requests, o.now.toISOString(), resolveSettings(o.fair.settings)),
@@ -194,6 +203,7 @@ export function etaInputOf(o: {
     recentStarts: [...o.finished, ...o.holdingRows].flatMap((r) => (r.started_at ? [r.started_at.toISOString()] : [])),
     maxRuntimeMs: Object.fromEntries(o.waitingRows.map((r) => [r.id, o.maxRuntimeMs(r)])),
     compare: (a, b) => Number(borrowed.has(a.key)) - Number(borrowed.has(b.key)) || order(a, b),
+    ...(fairShare ? { fairShare } : {}),
   };
 }
 
