@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { ClusterCapacity, PlacementRequest } from "../placement/types.ts";
-import { estimateQueue, kaplanMeierQuantiles, lognormalFit } from "./eta.ts";
-import type { EtaInput, EtaRunning, EtaShare, LengthSample, ShareTree } from "./types.ts";
+import { estimateQueue, kaplanMeierQuantiles, lognormalFit, seededRandom } from "./eta.ts";
+import { planFairPass } from "./pass.ts";
+import { resolveSettings } from "./shares.ts";
+import type { EtaInput, EtaRunning, EtaShare, FairRequest, Holder, LengthSample, ShareTree } from "./types.ts";
+import { fairComparator, scoreRequests } from "./usage.ts";
 
 const H100 = "NVIDIA-H100-80GB-HBM3";
 const L4 = "NVIDIA-L4";
@@ -338,5 +341,82 @@ describe("the queue ETA applies fair share's admission, as the worker's pass doe
       }),
     );
     expect(eta).toMatchObject({ method: "simulation", p50Ms: 20 * MIN, reason: "NothingLendable" });
+  });
+
+  it("says 'starts now' for exactly what the worker's pass places, and the pass's reason for the others", () => {
+    const rand = seededRandom(11);
+    const int = (n: number) => Math.floor(rand() * n);
+    const orgs = ["physics", "biology"];
+    for (let round = 0; round < 60; round++) {
+      const tree: ShareTree = {
+        orgs: orgs.map((org) => {
+          const guaranteed = int(5);
+          return {
+            org,
+            quotas: {
+              [H100]: {
+                guaranteed,
+                ...(rand() < 0.5 ? { borrowingLimit: int(4) } : {}),
+                ...(rand() < 0.5 ? { lendingLimit: int(guaranteed + 1) } : {}),
+              },
+            },
+          };
+        }),
+      };
+      const holders: Holder[] = [];
+      let used = 0;
+      for (let i = int(5); i > 0; i--) {
+        const cards = 1 + int(2);
+        if (used + cards > 8) break;
+        used += cards;
+        holders.push({
+          key: `h${i}`,
+          clusterId: "c1",
+          gpuModel: H100,
+          cards,
+          capacityClass: rand() < 0.5 ? "borrowed" : "guaranteed",
+          priority: 0,
+          startedAt: at(-int(50) * MIN),
+          idle: false,
+          org: orgs[int(2)] as string,
+          project: "",
+          user: "u",
+        });
+      }
+      const requests: FairRequest[] = Array.from({ length: 1 + int(5) }, (_, i) => {
+        const capacityClass = rand() < 0.5 ? "borrowed" : "guaranteed";
+        return {
+          ...aRequest(`w${i}`, { gpuCount: 1 + int(3), since: at(-int(30) * MIN) }),
+          org: orgs[int(2)] as string,
+          project: "",
+          user: "u",
+          cards: 0,
+          mayBorrow: capacityClass === "borrowed",
+          capacityClass,
+        };
+      });
+      for (const r of requests) r.cards = r.gpuCount;
+      const clusters = [cluster("c1", 8, 8 - used)];
+      const usage = { orgs: {}, projects: {}, users: {} };
+      const pass = planFairPass({ now: at(0), tree, usage, requests, holders, clusters, policy: "binpack" });
+      const etas = estimateQueue(
+        input({
+          clusters,
+          running: holders.map((h) => aRunning(h.key, { gpuCount: h.cards, startedAt: h.startedAt })),
+          waiting: requests,
+          compare: fairComparator(scoreRequests(tree, usage, requests, at(0), resolveSettings())),
+          fairShare: {
+            tree,
+            sessions: Object.fromEntries([...holders, ...requests].map((x) => [x.key, x as EtaShare])),
+          },
+          samples: 2,
+        }),
+      );
+      const placed = new Set(pass.placed.map((p) => p.key));
+      expect(new Set(etas.filter((e) => e.reason === "Placed").map((e) => e.key)), `round ${round}`).toEqual(placed);
+      const why = new Map(pass.waiting.map((w) => [w.key, w.reason]));
+      for (const e of etas.filter((x) => !placed.has(x.key) && x.method !== "never"))
+        expect(e.reason, `round ${round}, ${e.key}`).toBe(why.get(e.key));
+    }
   });
 });
