@@ -164,6 +164,8 @@ interface TraceResult {
   instant: number;
   measured: number;
   estimateMs: number[];
+  /** Starts after warm-up of a session that arrived after one still waiting: what a model of new arrivals ahead would have to foresee. */
+  overtakes: number;
 }
 
 function clustersOf(running: Session[]): ClusterCapacity[] {
@@ -198,6 +200,7 @@ function run(seed: number, utilisation: number, historyWindow: number, predict: 
   const predictions: Prediction[] = [];
   const estimateMs: number[] = [];
   let instant = 0;
+  let overtakes = 0;
   let measured = 0;
   let next = 0;
   let t = 0;
@@ -214,6 +217,10 @@ function run(seed: number, utilisation: number, historyWindow: number, predict: 
         if (t > s.arrival) waits.push(t - s.arrival);
       }
     queue = queue.filter((s) => !placed.has(s.key));
+    if (t >= WARMUP) {
+      const oldest = Math.min(...queue.map((q) => q.arrival));
+      for (const s of running) if (s.start === t && placed.has(s.key) && s.arrival > oldest) overtakes++;
+    }
     return new Set(placed.keys());
   };
   while (next < sessions.length || queue.length > 0) {
@@ -293,7 +300,7 @@ function run(seed: number, utilisation: number, historyWindow: number, predict: 
       slurm: slurm?.p50Ms ?? Number.NaN,
     });
   }
-  return { sessions, predictions, instant, measured, estimateMs };
+  return { sessions, predictions, instant, measured, estimateMs, overtakes };
 }
 
 /** 999 lengths drawn from the trace's own law (capped), for the oracle row. */
@@ -417,7 +424,7 @@ for (const util of UTILS) {
     const gpuMin = started.reduce((x, s) => x + s.gpus * s.length, 0);
     const fallback = r.predictions.filter((p) => p.berth.method !== "simulation").length;
     console.log(
-      `\nutilisation ${Math.round(util * 100)} % (offered; ${pctf(gpuMin / (CAPACITY * DAYS * DAY))} GPU-time used), seed ${seed}: ${r.measured} arrivals measured, ${r.instant} instant (${pctf(r.instant / Math.max(1, r.measured))}), ${r.predictions.length} queued; berth estimate p50 ${median(r.estimateMs).toFixed(1)} ms, fallback used ${fallback}×; trace CPU ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s`,
+      `\nutilisation ${Math.round(util * 100)} % (offered; ${pctf(gpuMin / (CAPACITY * DAYS * DAY))} GPU-time used), seed ${seed}: ${r.measured} arrivals measured, ${r.instant} instant (${pctf(r.instant / Math.max(1, r.measured))}), ${r.predictions.length} queued, ${r.overtakes} started ahead of an earlier arrival; berth estimate p50 ${median(r.estimateMs).toFixed(1)} ms, fallback used ${fallback}×; trace CPU ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s`,
     );
     console.table(
       Object.fromEntries(
