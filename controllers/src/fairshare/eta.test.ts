@@ -420,3 +420,29 @@ describe("the queue ETA applies fair share's admission, as the worker's pass doe
     }
   });
 });
+
+describe("the queue ETA expects new arrivals that rank ahead", () => {
+  // One GPU, busy until +10 min; every run lasts 60 min. w waits with score 0.
+  const base = input({
+    clusters: [cluster("c1", 1, 0)],
+    running: [aRunning("r1", { startedAt: at(-50 * MIN) })],
+    waiting: [aRequest("w")],
+    samples: 40,
+  });
+  const stream = (score: number) => ({
+    scores: { w: 0 },
+    agingPerMs: 1 / MIN,
+    streams: [{ ratePerMs: 1 / (5 * MIN), score, shapes: [{ gpuModel: H100, gpuCount: 1, priority: 0, volumes: [] }] }],
+  });
+
+  it("starts later when a lighter owner's requests keep arriving ahead, and as before when theirs rank behind", () => {
+    const [alone] = estimateQueue(base);
+    expect(alone?.p50Ms).toBe(10 * MIN);
+    // Score 200: an arrival in the next 200 min goes ahead of w (w ages one point a minute more).
+    const [pushed] = estimateQueue({ ...base, arrivals: stream(200) });
+    expect(pushed?.p50Ms).toBeGreaterThan(10 * MIN);
+    expect(pushed?.p90Ms).toBeGreaterThan(pushed?.p50Ms as number);
+    // Score −5: every arrival ranks behind w, which then starts as it would alone.
+    expect(estimateQueue({ ...base, arrivals: stream(-5) })[0]).toMatchObject({ p10Ms: 10 * MIN, p90Ms: 10 * MIN });
+  });
+});

@@ -12,6 +12,7 @@ import type {
   ClusterEta,
   EstimateQueueFn,
   Eta,
+  EtaArrivals,
   EtaInput,
   EtaRunning,
   EtaShare,
@@ -399,7 +400,24 @@ function simulate(
   let pending = [...waiting];
   const starts: SimResult["starts"] = new Map();
   let t = now;
-  while (pending.length > 0 && t <= horizon) {
+  // Expected arrivals that rank ahead (input.arrivals): each gets a reference score, the score it would
+  // have at `now` had it waited since (aging is the same for all, so order at any time is by this).
+  const arrivals = input.arrivals;
+  const refScore = new Map<string, number>(Object.entries(arrivals?.scores ?? {}));
+  const synthetic = new Set<string>();
+  let order = compare;
+  if (arrivals)
+    order = (a, b) => {
+      if (!synthetic.has(a.key) && !synthetic.has(b.key)) return compare(a, b);
+      if (a.priority !== b.priority) return b.priority - a.priority;
+      const d = (refScore.get(b.key) ?? Number.NEGATIVE_INFINITY) - (refScore.get(a.key) ?? Number.NEGATIVE_INFINITY);
+      return d || Date.parse(a.since) - Date.parse(b.since) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+    };
+  const gap = (rate: number) => (rate > 0 ? -Math.log(1 - rand()) / rate : Number.POSITIVE_INFINITY);
+  const nextArrival = (arrivals?.streams ?? []).map((st) => now + gap(st.ratePerMs));
+  let arrived = 0;
+  let realLeft = pending.length;
+  while (realLeft > 0 && t <= horizon) {
     const clusters: ClusterCapacity[] = input.clusters.map((c) => ({
       ...c,
       models: Object.fromEntries(
@@ -424,7 +442,7 @@ function simulate(
         )
       : undefined;
     // A request fair share refuses waits, GPUs free or not, until holders end (the worker's rule).
-    const admitted = admission(input.fairShare, capacity, pending, running, compare);
+    const admitted = admission(input.fairShare, capacity, pending, running, order);
     const plan = planPlacement({
       requests: admitted.admitted,
       clusters,
@@ -468,13 +486,29 @@ function simulate(
       }
       const placed = new Set(plan.placed.map((p) => p.key));
       pending = pending.filter((r) => !placed.has(r.key));
-      if (pending.length === 0) break;
+      for (const k of placed) if (!synthetic.has(k)) realLeft--;
+      if (realLeft === 0) break;
     }
-    // Next: the earliest end; everything ending then gives its room back.
+    // Next: the earliest end or expected arrival; everything ending then gives its room back.
     let next = Number.POSITIVE_INFINITY;
     for (const r of running) if (r.end < next) next = r.end;
+    for (const a of nextArrival) if (a < next) next = a;
     if (!Number.isFinite(next)) break;
     t = next;
+    (arrivals?.streams ?? []).forEach((st, i) => {
+      if ((nextArrival[i] as number) > t) return;
+      nextArrival[i] = t + gap(st.ratePerMs);
+      const shape = st.shapes[Math.floor(rand() * st.shapes.length)];
+      if (!shape) return;
+      const req: PlacementRequest = { ...shape, key: `~arrival/${arrived++}`, since: new Date(t).toISOString() };
+      refScore.set(req.key, st.score - (arrivals as EtaArrivals).agingPerMs * (t - now));
+      synthetic.add(req.key);
+      // Only one ranking ahead of a real waiting request can change an estimate.
+      if (pending.some((r) => !synthetic.has(r.key) && order(req, r) < 0)) {
+        pending.push(req);
+        pending.sort(order);
+      }
+    });
     const still: SimRunning[] = [];
     for (const r of running) {
       if (r.end > t) still.push(r);
