@@ -4,7 +4,7 @@ import { estimateQueue, type PlacementRequest } from "@berth/controllers";
 import { type Offering, OfferingKind, ResourcePolicyKind } from "@berth/crds";
 import { describe, expect, it } from "vitest";
 import type { SessionRow } from "../../db/operations/sessions/types.ts";
-import { alternativesFor, etaInputOf } from "./queueEta.ts";
+import { ARRIVAL_WINDOW_MS, alternativesFor, etaInputOf } from "./queueEta.ts";
 
 const H100 = "NVIDIA-H100-80GB-HBM3";
 const L4 = "NVIDIA-L4";
@@ -180,5 +180,28 @@ describe("the ETA's input from the rows, as the worker's placement pass sees the
     expect(eta).toMatchObject({ key: "ses_borrow", reason: "OverBorrowingLimit", method: "simulation" });
     expect(eta?.p50Ms).toBeGreaterThan(0);
     expect(etaInputOf({ ...base, waitingRows, holdingRows: [holding] }).fairShare).toBeUndefined();
+  });
+
+  it("expects, with fair share, each owner's recent arrivals to go on, scored as a request of theirs made now", () => {
+    const fair = {
+      tree: { orgs: [{ org: "org_heavy" }, { org: "org_light" }] },
+      settings: {},
+      usage: { orgs: { org_heavy: 500 }, projects: {}, users: { usr_h: 500 } },
+    };
+    const waitingRows = [session("ses_heavy", { organization_id: "org_heavy", owner_id: "usr_h" })];
+    const arrivals = [
+      session("ses_l1", { organization_id: "org_light", owner_id: "usr_l", gpu_count: 2 }),
+      session("ses_l2", { organization_id: "org_light", owner_id: "usr_l" }),
+      session("ses_h1", { organization_id: "org_heavy", owner_id: "usr_h" }),
+    ];
+    const input = etaInputOf({ ...base, waitingRows, fair, arrivals });
+    const [light, heavy] = input.arrivals?.streams ?? [];
+    expect(light?.ratePerMs).toBeCloseTo(2 / ARRIVAL_WINDOW_MS, 15);
+    expect(light?.shapes.map((x) => x.gpuCount)).toEqual([2, 1]);
+    expect(heavy?.ratePerMs).toBeCloseTo(1 / ARRIVAL_WINDOW_MS, 15);
+    // A light owner's new request outranks the heavy one's waiting for 30 min; a heavy one's does not.
+    expect(light?.score).toBeGreaterThan(input.arrivals?.scores.ses_heavy as number);
+    expect(heavy?.score).toBeLessThan(input.arrivals?.scores.ses_heavy as number);
+    expect(etaInputOf({ ...base, waitingRows, arrivals }).arrivals).toBeUndefined();
   });
 });

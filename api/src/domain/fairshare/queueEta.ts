@@ -45,6 +45,9 @@ const WAITING = ["Pending", "Queued", "Paused"];
 /** A cluster silent this long is not placeable (the worker's reportGraceMs default). */
 const SILENT_MS = 60_000;
 
+/** With fair share, the recent arrivals whose rate the ETA expects to go on (bench/src/fair-share-eta.ts). */
+export const ARRIVAL_WINDOW_MS = 6 * 60 * 60_000;
+
 /** At most this many other shapes per session: each is a Monte Carlo of its own. */
 const MAX_ALTERNATIVES = 4;
 
@@ -126,11 +129,16 @@ export function etaInputOf(o: {
   reclaims: readonly OpenReclaim[];
   maxRuntimeMs: (r: SessionRow) => number;
   fair?: FairShareView | undefined;
-}): Pick<EtaInput, "waiting" | "running" | "history" | "recentStarts" | "maxRuntimeMs" | "compare" | "fairShare"> {
+  /** Sessions created in the last ARRIVAL_WINDOW_MS: with fair share, the arrivals to expect ahead. */
+  arrivals?: readonly SessionRow[];
+}): Pick<
+  EtaInput,
+  "waiting" | "running" | "history" | "recentStarts" | "maxRuntimeMs" | "compare" | "fairShare" | "arrivals"
+> {
   const pauseAt = new Map(o.reclaims.filter((r) => r.paused_at === null).map((r) => [r.session_id, r.pause_at]));
   const reclaimed = new Set(o.reclaims.filter((r) => r.paused_at !== null).map((r) => r.session_id));
   const borrowed = new Set(o.waitingRows.filter((r) => r.capacity_class === "borrowed").map((r) => r.id));
-  const waiting: PlacementRequest[] = o.waitingRows.map((r) => ({
+  const requestOf = (r: SessionRow): PlacementRequest => ({
     key: r.id,
     gpuModel: r.gpu_model,
     gpuCount: r.gpu_count,
@@ -144,7 +152,8 @@ export function etaInputOf(o: {
     ).toISOString(),
     ...(r.cluster_pin ? { clusterPin: r.cluster_pin } : {}),
     volumes: [],
-  }));
+  });
+  const waiting = o.waitingRows.map(requestOf);
   const running: EtaRunning[] = o.holdingRows.map((r) => {
     const startedAt = r.started_at ?? r.updated_at;
     const notice = pauseAt.get(r.id);
@@ -174,6 +183,7 @@ export function etaInputOf(o: {
   });
   let order: (a: PlacementRequest, b: PlacementRequest) => number = compareRequests;
   let fairShare: EtaInput["fairShare"];
+  let arrivals: EtaInput["arrivals"];
   if (o.fair) {
     // Owner, size and class of every session waiting or holding GPUs, as the worker's pass reads them
     // (fair-placement.ts fairSideOf): the ETA admits as it admits.
@@ -192,9 +202,36 @@ export function etaInputOf(o: {
       const r = o.waitingRows[i] as SessionRow;
       return fairRequestOf(w, fairShare?.sessions[r.id] as EtaShare);
     });
-    order = fairComparator(
-      scoreRequests(o.fair.tree, o.fair.usage, requests, o.now.toISOString(), resolveSettings(o.fair.settings)),
-    );
+    const settings = resolveSettings(o.fair.settings);
+    const scores = scoreRequests(o.fair.tree, o.fair.usage, requests, o.now.toISOString(), settings);
+    order = fairComparator(scores);
+    // New requests to expect while the queue waits, one Poisson stream per owner at its recent rate, each
+    // scored as a request of that owner arriving now: a lighter owner's goes ahead of older ones.
+    const byOwner = new Map<string, SessionRow[]>();
+    for (const r of o.arrivals ?? []) {
+      const k = `${r.organization_id}|${r.project_id ?? ""}|${r.owner_id}`;
+      byOwner.set(k, [...(byOwner.get(k) ?? []), r]);
+    }
+    if (byOwner.size > 0) {
+      const fair = o.fair;
+      arrivals = {
+        scores: Object.fromEntries(scores.map((x) => [x.key, x.score])),
+        agingPerMs: settings.agingPerMinute / 60_000,
+        streams: [...byOwner.values()].map((rows) => {
+          const first = rows[0] as SessionRow;
+          const probe = fairRequestOf({ ...requestOf(first), since: o.now.toISOString() }, shareOf(first));
+          const [own] = scoreRequests(fair.tree, fair.usage, [probe], o.now.toISOString(), settings);
+          return {
+            ratePerMs: rows.length / ARRIVAL_WINDOW_MS,
+            score: own?.score ?? 0,
+            shapes: rows.map((r) => {
+              const { key: _, since: __, ...shape } = requestOf(r);
+              return shape;
+            }),
+          };
+        }),
+      };
+    }
   }
   return {
     waiting,
@@ -204,6 +241,7 @@ export function etaInputOf(o: {
     maxRuntimeMs: Object.fromEntries(o.waitingRows.map((r) => [r.id, o.maxRuntimeMs(r)])),
     compare: (a, b) => Number(borrowed.has(a.key)) - Number(borrowed.has(b.key)) || order(a, b),
     ...(fairShare ? { fairShare } : {}),
+    ...(arrivals ? { arrivals } : {}),
   };
 }
 
@@ -258,6 +296,9 @@ export async function queueEtas(
     readers.set(db, reader);
     fair = await reader(now);
   }
+  const arrivals = fair
+    ? ((await db("sessions").where("created_at", ">", new Date(now.getTime() - ARRIVAL_WINDOW_MS))) as SessionRow[])
+    : [];
   const rows = etaInputOf({
     now,
     waitingRows,
@@ -265,6 +306,7 @@ export async function queueEtas(
     finished,
     reclaims,
     fair,
+    arrivals,
     maxRuntimeMs: (r) =>
       reclaimPolicyOf(policies, { organizationId: r.organization_id, projectId: r.project_id, userId: r.owner_id })
         .maxRuntimeMinutes * 60_000,
