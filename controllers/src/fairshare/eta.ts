@@ -29,6 +29,11 @@ const DEFAULT_KERNEL = 0.6;
 const DEFAULT_HORIZON = 7 * 24 * 60 * MIN;
 /** The fallback's window of recent admissions. */
 const RATE_WINDOW = 6 * 60 * MIN;
+/**
+ * Arrivals are expected this far ahead at most: their rate is of the last hours, and a request refused for
+ * long would otherwise see a day's worth of them queued (each step of the simulation walks the queue).
+ */
+const ARRIVALS_AHEAD = 24 * 60 * MIN;
 /** A hint needs the alternative to start this much sooner (and by a fifth at least). */
 const HINT_MIN_GAIN = 5 * MIN;
 
@@ -413,8 +418,11 @@ function simulate(
       const d = (refScore.get(b.key) ?? Number.NEGATIVE_INFINITY) - (refScore.get(a.key) ?? Number.NEGATIVE_INFINITY);
       return d || Date.parse(a.since) - Date.parse(b.since) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
     };
-  const gap = (rate: number) => (rate > 0 ? -Math.log(1 - rand()) / rate : Number.POSITIVE_INFINITY);
-  const nextArrival = (arrivals?.streams ?? []).map((st) => now + gap(st.ratePerMs));
+  const gap = (from: number, rate: number) => {
+    const at = rate > 0 ? from - Math.log(1 - rand()) / rate : Number.POSITIVE_INFINITY;
+    return at <= now + ARRIVALS_AHEAD ? at : Number.POSITIVE_INFINITY;
+  };
+  const nextArrival = (arrivals?.streams ?? []).map((st) => gap(now, st.ratePerMs));
   let arrived = 0;
   let realLeft = pending.length;
   while (realLeft > 0 && t <= horizon) {
@@ -497,7 +505,7 @@ function simulate(
     t = next;
     (arrivals?.streams ?? []).forEach((st, i) => {
       if ((nextArrival[i] as number) > t) return;
-      nextArrival[i] = t + gap(st.ratePerMs);
+      nextArrival[i] = gap(t, st.ratePerMs);
       const shape = st.shapes[Math.floor(rand() * st.shapes.length)];
       if (!shape) return;
       const req: PlacementRequest = { ...shape, key: `~arrival/${arrived++}`, since: new Date(t).toISOString() };
