@@ -507,7 +507,8 @@ function simulate(
       if ((nextArrival[i] as number) > t) return;
       nextArrival[i] = gap(t, st.ratePerMs);
       const shape = st.shapes[Math.floor(rand() * st.shapes.length)];
-      if (!shape) return;
+      // A model without learned lengths would hold its room for ever here.
+      if (!shape || !lengths.known(shape.gpuModel)) return;
       const req: PlacementRequest = { ...shape, key: `~arrival/${arrived++}`, since: new Date(t).toISOString() };
       refScore.set(req.key, st.score - (arrivals as EtaArrivals).agingPerMs * (t - now));
       synthetic.add(req.key);
