@@ -21,19 +21,32 @@
 // Tuning: berth's length-history window is chosen on the tuning seed at every utilisation (calibration,
 // then error), and the figures are reported on the other seeds. Instant admissions are counted apart.
 //
+// With --order=fair the trace's queue goes by fair share's score (weights physics 2 : biology 1 : nlp 1,
+// decayed usage, aging), so a lighter organization's new request overtakes older ones; the estimators get
+// that order, and one more row adds the arrivals expected to rank ahead (per organization, its last 6
+// hours' rate and sizes, scored as a request made now: what the API passes).
+//
 //   node bench/src/fair-share-eta.ts [--days=2] [--seeds=2,3] [--tune-seed=1] [--windows=100,500,1000]
-//     [--kernel=0.6] [--utilisations=50,80,95] [--samples=48] [--quick]
+//     [--kernel=0.6] [--utilisations=50,80,95] [--samples=48] [--order=fifo|fair] [--quick]
 //     (quick: 1.5 days, seed 2, window 500 (what the API reads), no tuning; --kernel: the empirical row's)
 import { cpus, loadavg, totalmem } from "node:os";
 import { parseArgs } from "node:util";
 import {
   type ClusterCapacity,
+  decayedUsage,
+  type EtaArrivals,
   type EtaRunning,
   estimateQueue,
+  type FairRequest,
+  fairComparator,
   type LengthSample,
   type PlacementRequest,
   planPlacement,
+  resolveSettings,
+  type ShareTree,
+  scoreRequests,
   seededRandom,
+  type UsageInterval,
 } from "@berth/controllers";
 
 const { values } = parseArgs({
@@ -46,8 +59,11 @@ const { values } = parseArgs({
     windows: { type: "string", default: "100,500,1000" },
     kernel: { type: "string", default: "0.6" },
     quick: { type: "boolean", default: false },
+    order: { type: "string", default: "fifo" },
   },
 });
+/** fifo: the trace's queue by age; fair: by fair share's score (usage against weight 2:1:1, aging). */
+const FAIR = values.order === "fair";
 const QUICK = values.quick;
 const DAYS = QUICK ? 1.5 : Number(values.days);
 const SEEDS = (QUICK ? "2" : values.seeds).split(",").map(Number);
@@ -79,6 +95,10 @@ const ORGS = [
   { org: "nlp", p: 0.2, sizeBias: 0.25 },
 ];
 const CAPACITY = 64;
+const TREE: ShareTree = { orgs: [{ org: "physics", weight: 2 }, { org: "biology" }, { org: "nlp" }] };
+const SETTINGS = resolveSettings();
+/** Recent arrivals per organization, for the expected arrivals' rates and shapes. */
+const ARRIVAL_WINDOW = 6 * 60 * MIN;
 
 console.log(
   `machine: ${cpus().length} CPUs, ${Math.round(totalmem() / 2 ** 30)} GiB RAM, load ${loadavg()
@@ -153,6 +173,8 @@ interface Prediction {
   empirical: { p10: number; p50: number; p90: number };
   /** The fit handed the trace's true length law: what no length model can beat on this trace. */
   oracle: { p10: number; p50: number; p90: number };
+  /** berth with the arrivals expected to rank ahead (--order=fair only). */
+  arrivals?: { p10: number; p50: number; p90: number };
   gshare: number;
   depth: number;
   slurm: number;
@@ -164,6 +186,8 @@ interface TraceResult {
   instant: number;
   measured: number;
   estimateMs: number[];
+  /** Starts after warm-up of a session that arrived after one still waiting: what a model of new arrivals ahead would have to foresee. */
+  overtakes: number;
 }
 
 function clustersOf(running: Session[]): ClusterCapacity[] {
@@ -198,11 +222,43 @@ function run(seed: number, utilisation: number, historyWindow: number, predict: 
   const predictions: Prediction[] = [];
   const estimateMs: number[] = [];
   let instant = 0;
+  let overtakes = 0;
   let measured = 0;
   let next = 0;
   let t = 0;
+  const started: Session[] = [];
+  const fairOf = (s: Session): FairRequest => ({
+    ...requestOf(s),
+    org: s.org,
+    project: "",
+    user: s.org,
+    cards: s.gpus,
+    mayBorrow: false,
+  });
+  const usageAt = () =>
+    decayedUsage(
+      started.map(
+        (x): UsageInterval => ({
+          org: x.org,
+          project: "",
+          user: x.org,
+          cards: x.gpus,
+          start: iso(x.start as number),
+          ...((x.start as number) + x.length <= t ? { end: iso((x.start as number) + x.length) } : {}),
+        }),
+      ),
+      iso(t),
+      SETTINGS.halfLifeMs,
+    );
+  const scoresOf = (list: Session[], usage = usageAt()) =>
+    scoreRequests(TREE, usage, list.map(fairOf), iso(t), SETTINGS);
   const place = () => {
-    const plan = planPlacement({ requests: queue.map(requestOf), clusters: clustersOf(running), policy: "binpack" });
+    const plan = planPlacement({
+      requests: queue.map(requestOf),
+      clusters: clustersOf(running),
+      policy: "binpack",
+      ...(FAIR ? { compare: fairComparator(scoresOf(queue)) } : {}),
+    });
     if (plan.placed.length === 0) return new Set<string>();
     const placed = new Map(plan.placed.map((p) => [p.key, p.clusterId]));
     for (const s of queue)
@@ -210,10 +266,15 @@ function run(seed: number, utilisation: number, historyWindow: number, predict: 
         s.start = t;
         s.cluster = placed.get(s.key) as string;
         running.push(s);
+        started.push(s);
         starts.push(t);
         if (t > s.arrival) waits.push(t - s.arrival);
       }
     queue = queue.filter((s) => !placed.has(s.key));
+    if (t >= WARMUP) {
+      const oldest = Math.min(...queue.map((q) => q.arrival));
+      for (const s of running) if (s.start === t && placed.has(s.key) && s.arrival > oldest) overtakes++;
+    }
     return new Set(placed.keys());
   };
   while (next < sessions.length || queue.length > 0) {
@@ -250,6 +311,32 @@ function run(seed: number, utilisation: number, historyWindow: number, predict: 
       startedAt: iso(r.start as number),
       maxRuntimeMs: MAX_RUNTIME,
     }));
+    let arrivals: EtaArrivals | undefined;
+    let compare: ((a: PlacementRequest, b: PlacementRequest) => number) | undefined;
+    if (FAIR) {
+      // The queue's order now, and per organization its recent arrival rate, sizes and a new request's score.
+      const usage = usageAt();
+      const scores = scoresOf(queue, usage);
+      compare = fairComparator(scores);
+      const recent = sessions.slice(0, next).filter((x) => x.arrival > t - ARRIVAL_WINDOW);
+      const span = Math.min(ARRIVAL_WINDOW, t);
+      arrivals = {
+        scores: Object.fromEntries(scores.map((x) => [x.key, x.score])),
+        agingPerMs: SETTINGS.agingPerMinute / MIN,
+        streams: ORGS.map(({ org }) => {
+          const mine = recent.filter((x) => x.org === org);
+          const probe = { ...(sessions[0] as Session), key: `probe/${org}`, org, arrival: t };
+          return {
+            ratePerMs: mine.length / span,
+            score: (scoresOf([probe], usage)[0] as { score: number }).score,
+            shapes: mine.map((x) => {
+              const { key: _, since: __, ...shape } = requestOf(x);
+              return shape;
+            }),
+          };
+        }),
+      };
+    }
     const base = {
       now: iso(t),
       waiting: queue.map(requestOf),
@@ -261,6 +348,7 @@ function run(seed: number, utilisation: number, historyWindow: number, predict: 
       ...(SAMPLES !== undefined ? { samples: SAMPLES } : {}),
       seed: next,
       maxRuntimeMs: Object.fromEntries(queue.map((q) => [q.key, MAX_RUNTIME])),
+      ...(compare ? { compare } : {}),
     };
     const c0 = performance.now();
     const berth = estimateQueue(base).find((e) => e.key === s.key);
@@ -275,6 +363,7 @@ function run(seed: number, utilisation: number, historyWindow: number, predict: 
       p90: e?.p90Ms ?? Number.NaN,
     });
     const slurm = estimateQueue({ ...base, lengths: "max", samples: 1 }).find((e) => e.key === s.key);
+    const ahead = arrivals ? estimateQueue({ ...base, arrivals }).find((e) => e.key === s.key) : undefined;
     const lastHour = starts.filter((x) => x > t - 60 * MIN).length;
     predictions.push({
       key: s.key,
@@ -288,12 +377,13 @@ function run(seed: number, utilisation: number, historyWindow: number, predict: 
       },
       empirical: band(empirical),
       oracle: band(oracle),
+      ...(ahead ? { arrivals: band(ahead) } : {}),
       gshare: position * median(waits.slice(-100)),
       depth: lastHour > 0 ? (position / lastHour) * 60 * MIN : Number.POSITIVE_INFINITY,
       slurm: slurm?.p50Ms ?? Number.NaN,
     });
   }
-  return { sessions, predictions, instant, measured, estimateMs };
+  return { sessions, predictions, instant, measured, estimateMs, overtakes };
 }
 
 /** 999 lengths drawn from the trace's own law (capped), for the oracle row. */
@@ -409,6 +499,15 @@ for (const util of UTILS) {
         (p) => p.oracle.p50,
         (p) => p.oracle,
       ),
+      ...(FAIR
+        ? {
+            "berth + expected arrivals ahead": score(
+              r,
+              (p) => p.arrivals?.p50 ?? Number.NaN,
+              (p) => p.arrivals ?? { p10: Number.NaN, p90: Number.NaN },
+            ),
+          }
+        : {}),
       "gShare (position × median wait)": score(r, (p) => p.gshare),
       "depth ÷ last hour's admissions": score(r, (p) => p.depth),
       "Slurm-style (max length plan)": score(r, (p) => p.slurm),
@@ -417,7 +516,7 @@ for (const util of UTILS) {
     const gpuMin = started.reduce((x, s) => x + s.gpus * s.length, 0);
     const fallback = r.predictions.filter((p) => p.berth.method !== "simulation").length;
     console.log(
-      `\nutilisation ${Math.round(util * 100)} % (offered; ${pctf(gpuMin / (CAPACITY * DAYS * DAY))} GPU-time used), seed ${seed}: ${r.measured} arrivals measured, ${r.instant} instant (${pctf(r.instant / Math.max(1, r.measured))}), ${r.predictions.length} queued; berth estimate p50 ${median(r.estimateMs).toFixed(1)} ms, fallback used ${fallback}×; trace CPU ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s`,
+      `\nutilisation ${Math.round(util * 100)} % (offered; ${pctf(gpuMin / (CAPACITY * DAYS * DAY))} GPU-time used), seed ${seed}: ${r.measured} arrivals measured, ${r.instant} instant (${pctf(r.instant / Math.max(1, r.measured))}), ${r.predictions.length} queued, ${r.overtakes} started ahead of an earlier arrival; berth estimate p50 ${median(r.estimateMs).toFixed(1)} ms, fallback used ${fallback}×; trace CPU ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s`,
     );
     console.table(
       Object.fromEntries(

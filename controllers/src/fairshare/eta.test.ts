@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { ClusterCapacity, PlacementRequest } from "../placement/types.ts";
-import { estimateQueue, kaplanMeierQuantiles, lognormalFit } from "./eta.ts";
-import type { EtaInput, EtaRunning, LengthSample } from "./types.ts";
+import { estimateQueue, kaplanMeierQuantiles, lognormalFit, seededRandom } from "./eta.ts";
+import { planFairPass } from "./pass.ts";
+import { resolveSettings } from "./shares.ts";
+import type { EtaInput, EtaRunning, EtaShare, FairRequest, Holder, LengthSample, ShareTree } from "./types.ts";
+import { fairComparator, scoreRequests } from "./usage.ts";
 
 const H100 = "NVIDIA-H100-80GB-HBM3";
 const L4 = "NVIDIA-L4";
@@ -271,5 +274,175 @@ describe("the length fit reads running sessions as lengths in progress", () => {
     expect(withRunning?.p50Ms).toBeGreaterThan(finishedOnly?.p50Ms as number);
     // Neither ends a run before now: each length is drawn past what it has run.
     expect(finishedOnly?.p10Ms).toBeGreaterThan(0);
+  });
+});
+
+describe("the queue ETA applies fair share's admission, as the worker's pass does", () => {
+  const side = (org: string, capacityClass: EtaShare["capacityClass"], cards = 1): EtaShare => ({
+    org,
+    project: "",
+    user: `${org}-user`,
+    cards,
+    capacityClass,
+  });
+  const tree = (physics: object, biology: object = {}): ShareTree => ({
+    orgs: [
+      { org: "physics", quotas: { [H100]: { guaranteed: 2, ...physics } } },
+      { org: "biology", quotas: { [H100]: { guaranteed: 2, ...biology } } },
+    ],
+  });
+
+  it("starts a borrowed request only once its organization's borrowing is back under the limit", () => {
+    // 4 GPUs, 1 free: physics borrows 1 (its limit) until +30 min, biology holds its 2 until +50 min.
+    const base = input({
+      clusters: [cluster("c1", 4, 1)],
+      running: [
+        aRunning("p-borrowed", { startedAt: at(-30 * MIN) }),
+        aRunning("b1", { startedAt: at(-10 * MIN), gpuCount: 2 }),
+      ],
+      waiting: [aRequest("w")],
+    });
+    const sessions = { "p-borrowed": side("physics", "borrowed"), b1: side("biology", "guaranteed", 2) };
+    const [asGuaranteed] = estimateQueue({
+      ...base,
+      fairShare: { tree: tree({ borrowingLimit: 1 }), sessions: { ...sessions, w: side("physics", "guaranteed") } },
+    });
+    expect(asGuaranteed).toMatchObject({ p50Ms: 0, reason: "Placed" });
+    const [asBorrowed] = estimateQueue({
+      ...base,
+      fairShare: { tree: tree({ borrowingLimit: 1 }), sessions: { ...sessions, w: side("physics", "borrowed") } },
+    });
+    expect(asBorrowed).toMatchObject({ method: "simulation", p50Ms: 30 * MIN, reason: "OverBorrowingLimit" });
+  });
+
+  it("is infinite, naming the limit, for a borrowed request larger than its borrowing limit", () => {
+    const [eta] = estimateQueue(
+      input({
+        clusters: [cluster("c1", 4, 4)],
+        waiting: [aRequest("w", { gpuCount: 2 })],
+        fairShare: { tree: tree({ borrowingLimit: 1 }), sessions: { w: side("physics", "borrowed", 2) } },
+      }),
+    );
+    expect(eta).toMatchObject({ method: "never", p50Ms: Number.POSITIVE_INFINITY, reason: "OverBorrowingLimit" });
+    expect(eta?.message).toMatch(/^cannot start while physics borrows 0 × .* of its limit 1/);
+  });
+
+  it("waits for lendable room: biology lends nothing, physics' own guarantee frees at +20 min", () => {
+    // 2 of 4 GPUs free all along (biology's idle guarantee), yet biology lends none of it.
+    const [eta] = estimateQueue(
+      input({
+        clusters: [cluster("c1", 4, 2)],
+        running: [aRunning("p1", { startedAt: at(-40 * MIN), gpuCount: 2 })],
+        waiting: [aRequest("w")],
+        fairShare: {
+          tree: tree({}, { lendingLimit: 0 }),
+          sessions: { p1: side("physics", "guaranteed", 2), w: side("physics", "borrowed") },
+        },
+      }),
+    );
+    expect(eta).toMatchObject({ method: "simulation", p50Ms: 20 * MIN, reason: "NothingLendable" });
+  });
+
+  it("says 'starts now' for exactly what the worker's pass places, and the pass's reason for the others", () => {
+    const rand = seededRandom(11);
+    const int = (n: number) => Math.floor(rand() * n);
+    const orgs = ["physics", "biology"];
+    for (let round = 0; round < 60; round++) {
+      const tree: ShareTree = {
+        orgs: orgs.map((org) => {
+          const guaranteed = int(5);
+          return {
+            org,
+            quotas: {
+              [H100]: {
+                guaranteed,
+                ...(rand() < 0.5 ? { borrowingLimit: int(4) } : {}),
+                ...(rand() < 0.5 ? { lendingLimit: int(guaranteed + 1) } : {}),
+              },
+            },
+          };
+        }),
+      };
+      const holders: Holder[] = [];
+      let used = 0;
+      for (let i = int(5); i > 0; i--) {
+        const cards = 1 + int(2);
+        if (used + cards > 8) break;
+        used += cards;
+        holders.push({
+          key: `h${i}`,
+          clusterId: "c1",
+          gpuModel: H100,
+          cards,
+          capacityClass: rand() < 0.5 ? "borrowed" : "guaranteed",
+          priority: 0,
+          startedAt: at(-int(50) * MIN),
+          idle: false,
+          org: orgs[int(2)] as string,
+          project: "",
+          user: "u",
+        });
+      }
+      const requests: FairRequest[] = Array.from({ length: 1 + int(5) }, (_, i) => {
+        const capacityClass = rand() < 0.5 ? "borrowed" : "guaranteed";
+        return {
+          ...aRequest(`w${i}`, { gpuCount: 1 + int(3), since: at(-int(30) * MIN) }),
+          org: orgs[int(2)] as string,
+          project: "",
+          user: "u",
+          cards: 0,
+          mayBorrow: capacityClass === "borrowed",
+          capacityClass,
+        };
+      });
+      for (const r of requests) r.cards = r.gpuCount;
+      const clusters = [cluster("c1", 8, 8 - used)];
+      const usage = { orgs: {}, projects: {}, users: {} };
+      const pass = planFairPass({ now: at(0), tree, usage, requests, holders, clusters, policy: "binpack" });
+      const etas = estimateQueue(
+        input({
+          clusters,
+          running: holders.map((h) => aRunning(h.key, { gpuCount: h.cards, startedAt: h.startedAt })),
+          waiting: requests,
+          compare: fairComparator(scoreRequests(tree, usage, requests, at(0), resolveSettings())),
+          fairShare: {
+            tree,
+            sessions: Object.fromEntries([...holders, ...requests].map((x) => [x.key, x as EtaShare])),
+          },
+          samples: 2,
+        }),
+      );
+      const placed = new Set(pass.placed.map((p) => p.key));
+      expect(new Set(etas.filter((e) => e.reason === "Placed").map((e) => e.key)), `round ${round}`).toEqual(placed);
+      const why = new Map(pass.waiting.map((w) => [w.key, w.reason]));
+      for (const e of etas.filter((x) => !placed.has(x.key) && x.method !== "never"))
+        expect(e.reason, `round ${round}, ${e.key}`).toBe(why.get(e.key));
+    }
+  });
+});
+
+describe("the queue ETA expects new arrivals that rank ahead", () => {
+  // One GPU, busy until +10 min; every run lasts 60 min. w waits with score 0.
+  const base = input({
+    clusters: [cluster("c1", 1, 0)],
+    running: [aRunning("r1", { startedAt: at(-50 * MIN) })],
+    waiting: [aRequest("w")],
+    samples: 40,
+  });
+  const stream = (score: number) => ({
+    scores: { w: 0 },
+    agingPerMs: 1 / MIN,
+    streams: [{ ratePerMs: 1 / (5 * MIN), score, shapes: [{ gpuModel: H100, gpuCount: 1, priority: 0, volumes: [] }] }],
+  });
+
+  it("starts later when a lighter owner's requests keep arriving ahead, and as before when theirs rank behind", () => {
+    const [alone] = estimateQueue(base);
+    expect(alone?.p50Ms).toBe(10 * MIN);
+    // Score 200: an arrival in the next 200 min goes ahead of w (w ages one point a minute more).
+    const [pushed] = estimateQueue({ ...base, arrivals: stream(200) });
+    expect(pushed?.p50Ms).toBeGreaterThan(10 * MIN);
+    expect(pushed?.p90Ms).toBeGreaterThan(pushed?.p50Ms as number);
+    // Score −5: every arrival ranks behind w, which then starts as it would alone.
+    expect(estimateQueue({ ...base, arrivals: stream(-5) })[0]).toMatchObject({ p10Ms: 10 * MIN, p90Ms: 10 * MIN });
   });
 });

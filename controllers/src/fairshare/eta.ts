@@ -1,12 +1,24 @@
-// The queue ETA: the real placement (planPlacement) replayed forward from the state now, with session
-// lengths drawn from finished runs, a few times over (Monte Carlo) for p10/p50/p90 (docs/dev/fair-share.md).
-// Pure and deterministic for a seed.
+// The queue ETA: the real placement (planPlacement, after fair share's admission when it is on) replayed
+// forward from the state now, with session lengths drawn from finished runs, a few times over (Monte Carlo)
+// for p10/p50/p90 (docs/dev/fair-share.md). Pure and deterministic for a seed.
 import type { InventoryNodeView } from "../placement/capacity.ts";
 import { type CardHolding, CardPool } from "../placement/cards.ts";
 import { DEFAULT_CONSTRAINTS } from "../placement/constraints.ts";
 import { compareRequests, planPlacement } from "../placement/plan.ts";
 import type { ClusterCapacity, PlacementRequest, Waiting } from "../placement/types.ts";
-import type { ClusterEta, EstimateQueueFn, Eta, EtaInput, EtaRunning, LengthSample } from "./types.ts";
+import { admitRequests, classifyWith, fairRequestOf, fleetCapacity, guaranteedFirst, HeldTally } from "./shares.ts";
+import type {
+  Classification,
+  ClusterEta,
+  EstimateQueueFn,
+  Eta,
+  EtaArrivals,
+  EtaInput,
+  EtaRunning,
+  EtaShare,
+  LengthSample,
+  ShareTree,
+} from "./types.ts";
 
 const MIN = 60_000;
 /** Monte Carlo samples: at 24 the p90 (an order statistic of few) fell inside too many actual starts. */
@@ -17,6 +29,11 @@ const DEFAULT_KERNEL = 0.6;
 const DEFAULT_HORIZON = 7 * 24 * 60 * MIN;
 /** The fallback's window of recent admissions. */
 const RATE_WINDOW = 6 * 60 * MIN;
+/**
+ * Arrivals are expected this far ahead at most: their rate is of the last hours, and a request refused for
+ * long would otherwise see a day's worth of them queued (each step of the simulation walks the queue).
+ */
+const ARRIVALS_AHEAD = 24 * 60 * MIN;
 /** A hint needs the alternative to start this much sooner (and by a fifth at least). */
 const HINT_MIN_GAIN = 5 * MIN;
 
@@ -319,6 +336,44 @@ function endOf(
   return Math.max(end, now + 1);
 }
 
+type Compare = (a: PlacementRequest, b: PlacementRequest) => number;
+
+/**
+ * Fair share's admission of `pending` (in queue order) against what `holding` holds, as the worker's pass
+ * applies it (admitRequests): the requests that may take room, placement's order among them, and the
+ * refused ones with their classification. Without fair share every request is admitted in `compare`'s order.
+ */
+function admission(
+  fair: { tree: ShareTree; sessions: Readonly<Record<string, EtaShare>> } | undefined,
+  capacity: Record<string, number>,
+  pending: readonly PlacementRequest[],
+  holding: readonly { key: string; gpuModel: string }[],
+  compare: Compare,
+): {
+  admitted: readonly PlacementRequest[];
+  compare: Compare;
+  refused: Map<string, Extract<Classification, { kind: "refused" }>>;
+} {
+  const refused = new Map<string, Extract<Classification, { kind: "refused" }>>();
+  if (!fair) return { admitted: pending, compare, refused };
+  const tally = new HeldTally();
+  for (const h of holding) {
+    const side = fair.sessions[h.key];
+    if (side) tally.add({ ...side, gpuModel: h.gpuModel });
+  }
+  const ordered = pending.flatMap((r) => {
+    const side = fair.sessions[r.key];
+    return side ? [fairRequestOf(r, side)] : [];
+  });
+  const classes = admitRequests(fair.tree, tally, ordered, capacity);
+  for (const [key, c] of Object.entries(classes)) if (c.kind === "refused") refused.set(key, c);
+  return {
+    admitted: refused.size > 0 ? pending.filter((r) => !refused.has(r.key)) : pending,
+    compare: guaranteedFirst(classes, compare),
+    refused,
+  };
+}
+
 function simulate(
   input: EtaInput,
   waiting: readonly PlacementRequest[],
@@ -332,6 +387,7 @@ function simulate(
   const compare = input.compare ?? compareRequests;
   const cardsOf = (r: { gpuCount: number; slice?: unknown }) => (r.slice ? 0.5 : r.gpuCount);
   const nodes = input.nodes ? emptied(input.nodes) : undefined;
+  const capacity = fleetCapacity(input.clusters);
 
   const free = new Map<string, number>();
   const slot = (cluster: string, model: string) => `${model}@${cluster}`;
@@ -349,7 +405,27 @@ function simulate(
   let pending = [...waiting];
   const starts: SimResult["starts"] = new Map();
   let t = now;
-  while (pending.length > 0 && t <= horizon) {
+  // Expected arrivals that rank ahead (input.arrivals): each gets a reference score, the score it would
+  // have at `now` had it waited since (aging is the same for all, so order at any time is by this).
+  const arrivals = input.arrivals;
+  const refScore = new Map<string, number>(Object.entries(arrivals?.scores ?? {}));
+  const synthetic = new Set<string>();
+  let order = compare;
+  if (arrivals)
+    order = (a, b) => {
+      if (!synthetic.has(a.key) && !synthetic.has(b.key)) return compare(a, b);
+      if (a.priority !== b.priority) return b.priority - a.priority;
+      const d = (refScore.get(b.key) ?? Number.NEGATIVE_INFINITY) - (refScore.get(a.key) ?? Number.NEGATIVE_INFINITY);
+      return d || Date.parse(a.since) - Date.parse(b.since) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+    };
+  const gap = (from: number, rate: number) => {
+    const at = rate > 0 ? from - Math.log(1 - rand()) / rate : Number.POSITIVE_INFINITY;
+    return at <= now + ARRIVALS_AHEAD ? at : Number.POSITIVE_INFINITY;
+  };
+  const nextArrival = (arrivals?.streams ?? []).map((st) => gap(now, st.ratePerMs));
+  let arrived = 0;
+  let realLeft = pending.length;
+  while (realLeft > 0 && t <= horizon) {
     const clusters: ClusterCapacity[] = input.clusters.map((c) => ({
       ...c,
       models: Object.fromEntries(
@@ -373,13 +449,15 @@ function simulate(
           ),
         )
       : undefined;
+    // A request fair share refuses waits, GPUs free or not, until holders end (the worker's rule).
+    const admitted = admission(input.fairShare, capacity, pending, running, order);
     const plan = planPlacement({
-      requests: pending,
+      requests: admitted.admitted,
       clusters,
       policy: input.policy,
       constraints,
       ...(cards ? { cards } : {}),
-      compare,
+      compare: admitted.compare,
     });
     if (plan.placed.length > 0) {
       const byKey = new Map(pending.map((r) => [r.key, r]));
@@ -416,13 +494,30 @@ function simulate(
       }
       const placed = new Set(plan.placed.map((p) => p.key));
       pending = pending.filter((r) => !placed.has(r.key));
-      if (pending.length === 0) break;
+      for (const k of placed) if (!synthetic.has(k)) realLeft--;
+      if (realLeft === 0) break;
     }
-    // Next: the earliest end; everything ending then gives its room back.
+    // Next: the earliest end or expected arrival; everything ending then gives its room back.
     let next = Number.POSITIVE_INFINITY;
     for (const r of running) if (r.end < next) next = r.end;
+    for (const a of nextArrival) if (a < next) next = a;
     if (!Number.isFinite(next)) break;
     t = next;
+    (arrivals?.streams ?? []).forEach((st, i) => {
+      if ((nextArrival[i] as number) > t) return;
+      nextArrival[i] = gap(t, st.ratePerMs);
+      const shape = st.shapes[Math.floor(rand() * st.shapes.length)];
+      // A model without learned lengths would hold its room for ever here.
+      if (!shape || !lengths.known(shape.gpuModel)) return;
+      const req: PlacementRequest = { ...shape, key: `~arrival/${arrived++}`, since: new Date(t).toISOString() };
+      refScore.set(req.key, st.score - (arrivals as EtaArrivals).agingPerMs * (t - now));
+      synthetic.add(req.key);
+      // Only one ranking ahead of a real waiting request can change an estimate.
+      if (pending.some((r) => !synthetic.has(r.key) && order(req, r) < 0)) {
+        pending.push(req);
+        pending.sort(order);
+      }
+    });
     const still: SimRunning[] = [];
     for (const r of running) {
       if (r.end > t) still.push(r);
@@ -443,8 +538,21 @@ function emptied(nodes: readonly InventoryNodeView[]): InventoryNodeView[] {
   }));
 }
 
-/** Why the request can never start as things are: the plan on an empty fleet still leaves it waiting. */
+/**
+ * Why the request can never start as things are: fair share refuses it with nothing held (a borrowing
+ * limit below its size, nothing lendable to it), or the plan on an empty fleet still leaves it waiting.
+ */
 function neverReason(input: EtaInput, req: PlacementRequest): Waiting | undefined {
+  const side = input.fairShare?.sessions[req.key];
+  if (input.fairShare && side) {
+    const c = classifyWith(
+      input.fairShare.tree,
+      new HeldTally(),
+      fairRequestOf(req, side),
+      fleetCapacity(input.clusters),
+    );
+    if (c.kind === "refused") return { key: req.key, position: 0, reason: c.reason, message: c.message };
+  }
   const clusters = input.clusters.map((c) => ({
     ...c,
     models: Object.fromEntries(Object.entries(c.models).map(([model, m]) => [model, { ...m, free: m.total }])),
@@ -491,15 +599,29 @@ export const estimateQueue: EstimateQueueFn = (input) => {
   );
   const compare = input.compare ?? compareRequests;
   const waiting = [...input.waiting].sort(compare);
+  const admittedNow = admission(input.fairShare, fleetCapacity(input.clusters), waiting, input.running, compare);
   const current = planPlacement({
-    requests: waiting,
+    requests: admittedNow.admitted,
     clusters: input.clusters,
     policy: input.policy,
     constraints: input.constraints ?? DEFAULT_CONSTRAINTS,
     ...(input.nodes ? { cards: new CardPool(input.nodes, cardHoldings(input.running)) } : {}),
-    compare,
+    compare: admittedNow.compare,
   });
   const nowWaiting = new Map(current.waiting.map((w) => [w.key, w]));
+  if (admittedNow.refused.size > 0) {
+    // Positions per model over everything that waits, refused or not, in queue order (as planFairPass).
+    for (const [key, c] of admittedNow.refused)
+      nowWaiting.set(key, { key, position: 0, reason: c.reason, message: c.message });
+    const positions = new Map<string, number>();
+    for (const r of waiting) {
+      const w = nowWaiting.get(r.key);
+      if (!w) continue;
+      const position = (positions.get(r.gpuModel) ?? 0) + 1;
+      positions.set(r.gpuModel, position);
+      nowWaiting.set(r.key, { ...w, position });
+    }
+  }
   const nowPlaced = new Set(current.placed.map((p) => p.key));
 
   // Requests that can never start are left out of the simulation (they would block their lane in it,
@@ -513,9 +635,9 @@ export const estimateQueue: EstimateQueueFn = (input) => {
   const simulated = waiting.filter((r) => !never.has(r.key) && lengths.known(r.gpuModel));
 
   const samples = input.samples ?? DEFAULT_SAMPLES;
-  const runs = (list: readonly PlacementRequest[]) => {
+  const runs = (list: readonly PlacementRequest[], from: EtaInput = input) => {
     const rand = seededRandom(input.seed ?? 1);
-    return Array.from({ length: samples }, () => simulate(input, list, lengths, rand));
+    return Array.from({ length: samples }, () => simulate(from, list, lengths, rand));
   };
   const sims = simulated.length > 0 ? runs(simulated) : [];
 
@@ -586,8 +708,9 @@ export const estimateQueue: EstimateQueueFn = (input) => {
       for (const alt of alternatives) {
         const list = simulated.map((x) => (x.key === r.key ? { ...alt.request, key: r.key } : x));
         if (!list.some((x) => x.key === r.key) || !lengths.known(alt.request.gpuModel)) continue;
-        if (neverReason(input, { ...alt.request, key: r.key })) continue;
-        const altEta = fromSamples(r.key, asOf, reason, now, runs(list));
+        const altInput = reshaped(input, r.key, alt.request);
+        if (neverReason(altInput, { ...alt.request, key: r.key })) continue;
+        const altEta = fromSamples(r.key, asOf, reason, now, runs(list, altInput));
         const gain = eta.p50Ms - altEta.p50Ms;
         if (gain >= HINT_MIN_GAIN && altEta.p50Ms <= 0.8 * eta.p50Ms && (!best || altEta.p50Ms < best.p50Ms))
           best = {
@@ -602,6 +725,17 @@ export const estimateQueue: EstimateQueueFn = (input) => {
   }
   return out;
 };
+
+/** The input with one waiting session's fair-share size made that of another shape (a slice: its cores share). */
+function reshaped(input: EtaInput, key: string, shape: PlacementRequest): EtaInput {
+  const side = input.fairShare?.sessions[key];
+  if (!input.fairShare || !side) return input;
+  const cards = shape.slice ? Math.min(1, shape.slice.cores / 100) : shape.gpuCount;
+  return {
+    ...input,
+    fairShare: { ...input.fairShare, sessions: { ...input.fairShare.sessions, [key]: { ...side, cards } } },
+  };
+}
 
 function fromSamples(key: string, asOf: string, reason: string, now: number, sims: readonly SimResult[]): Eta {
   const waits: number[] = [];

@@ -1,12 +1,12 @@
 // One placement pass with fair share: order the waiting requests by fair score, give each a capacity class
-// (guarantees first, then borrowing, each reserved as it is given, as Kueue reserves quota), place the
+// (admitRequests: guarantees first, then borrowing, each reserved as it is given), place the
 // admitted ones with the real placement (planPlacement, in the same order), and choose what to reclaim for
 // guaranteed requests that still wait. Pure (docs/dev/fair-share.md).
 import { DEFAULT_CONSTRAINTS } from "../placement/constraints.ts";
 import { firstExclusion, planPlacement } from "../placement/plan.ts";
 import type { Waiting } from "../placement/types.ts";
 import { planReclaims } from "./reclaim.ts";
-import { classifyWith, fleetCapacity, HeldTally, managed, resolveSettings } from "./shares.ts";
+import { admitRequests, fleetCapacity, guaranteedFirst, HeldTally, managed, resolveSettings } from "./shares.ts";
 import type { Classification, FairPassPlan, FairRequest, PlanFairPassFn } from "./types.ts";
 import { fairComparator, scoreRequests } from "./usage.ts";
 
@@ -17,22 +17,9 @@ export const planFairPass: PlanFairPassFn = (input) => {
   const ordered = [...input.requests].sort(compare);
   const capacity = fleetCapacity(input.clusters);
 
-  const tally = new HeldTally(input.holders);
-  const classes: Record<string, Classification> = {};
+  const classes = admitRequests(input.tree, new HeldTally(input.holders), ordered, capacity);
   const admitted: FairRequest[] = [];
   const refused: FairRequest[] = [];
-  // Guarantees first: demand within a guarantee is not lendable, even when a borrower comes earlier in
-  // the order (else the borrower starts only to be reclaimed minutes later). Then the borrowers, in order.
-  const admit = (req: FairRequest, c: Classification) => {
-    classes[req.key] = c;
-    if (c.kind === "refused") return;
-    tally.add({ ...req, capacityClass: c.kind });
-  };
-  for (const req of ordered) {
-    const c = classifyWith(input.tree, tally, req, capacity);
-    if (c.kind === "guaranteed") admit(req, c);
-  }
-  for (const req of ordered) if (!classes[req.key]) admit(req, classifyWith(input.tree, tally, req, capacity));
   for (const req of ordered) (classes[req.key]?.kind === "refused" ? refused : admitted).push(req);
 
   const constraints = input.constraints ?? DEFAULT_CONSTRAINTS;
@@ -44,8 +31,7 @@ export const planFairPass: PlanFairPassFn = (input) => {
     ...(input.cards ? { cards: input.cards } : {}),
     // Guaranteed before borrowed, each in fair order: room a reclaim frees goes to the request it was
     // for, not to a borrower that waits longer (its aging counts from its first start).
-    compare: (a, b) =>
-      Number(classes[a.key]?.kind === "borrowed") - Number(classes[b.key]?.kind === "borrowed") || compare(a, b),
+    compare: guaranteedFirst(classes, compare),
   });
 
   const byKey = new Map(input.requests.map((r) => [r.key, r]));

@@ -1,6 +1,6 @@
 // The share tree: its checks, its satisfiability against the fleet, and a request's capacity class
 // (docs/dev/fair-share.md). Pure.
-import type { ClusterCapacity } from "../placement/types.ts";
+import type { ClusterCapacity, PlacementRequest } from "../placement/types.ts";
 import {
   type CardEquivalentsFn,
   type CheckSatisfiableFn,
@@ -9,6 +9,8 @@ import {
   type ClassifyFn,
   type ClassRequest,
   DEFAULT_FAIR_SHARE_SETTINGS,
+  type EtaShare,
+  type FairRequest,
   FairShareInvalid,
   type FairShareIssue,
   type FairShareSettings,
@@ -268,6 +270,49 @@ export function classifyWith(
     kind: "borrowed",
     message: `borrowed ${model} beyond ${req.org}'s guarantee; it may be reclaimed (paused) after a notice`,
   };
+}
+
+/**
+ * Fair share's admission, the worker's rule (planFairPass) and the queue ETA's (its simulation calls it at
+ * every step): which waiting requests may take room now, and in which class. Guarantees first: demand
+ * within a guarantee is not lendable, even when a borrower comes earlier in `ordered` (else the borrower
+ * starts only to be reclaimed minutes later); then the borrowers in `ordered`'s order. Each admission is
+ * added to `tally` as it is given (as Kueue reserves quota), so `tally` ends holding the admitted ones.
+ */
+export function admitRequests(
+  tree: ShareTree,
+  tally: HeldTally,
+  ordered: readonly (ClassRequest & { key: string })[],
+  capacity: Record<string, number>,
+): Record<string, Classification> {
+  const classes: Record<string, Classification> = {};
+  const admit = (req: ClassRequest & { key: string }, c: Classification) => {
+    classes[req.key] = c;
+    if (c.kind !== "refused") tally.add({ ...req, capacityClass: c.kind });
+  };
+  for (const req of ordered) {
+    const c = classifyWith(tree, tally, req, capacity);
+    if (c.kind === "guaranteed") admit(req, c);
+  }
+  for (const req of ordered) if (!classes[req.key]) admit(req, classifyWith(tree, tally, req, capacity));
+  return classes;
+}
+
+/**
+ * A waiting session as fair share reads it, from its placement request and its owner, size and the class
+ * fixed at creation (a borrowed one opted in): the worker's pass (fair-placement.ts) and the queue ETA.
+ */
+export function fairRequestOf(r: PlacementRequest, side: EtaShare): FairRequest {
+  return { ...r, ...side, mayBorrow: side.capacityClass === "borrowed" };
+}
+
+/** Placement's order after admission: guaranteed before borrowed, each in `compare`'s (fair) order. */
+export function guaranteedFirst<T extends { key: string }>(
+  classes: Readonly<Record<string, Classification>>,
+  compare: (a: T, b: T) => number,
+): (a: T, b: T) => number {
+  return (a, b) =>
+    Number(classes[a.key]?.kind === "borrowed") - Number(classes[b.key]?.kind === "borrowed") || compare(a, b);
 }
 
 /** The org of a share tree by name (an org not in the tree has weight 1 and no quotas). */

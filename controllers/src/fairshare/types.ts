@@ -259,6 +259,34 @@ export interface EtaRunning {
   idleTimeoutMs?: number;
 }
 
+/** A session as fair share's admission reads it (the worker's fair-placement.ts gives the same fields). */
+export interface EtaShare extends Owner {
+  /** Card equivalents. */
+  cards: number;
+  /** The class fixed at creation: a borrowed one opted in to borrowing, a guaranteed one did not. */
+  capacityClass: CapacityClass;
+}
+
+/**
+ * Arrivals to expect during the wait (fair share: a lighter organization's new request ranks ahead of a
+ * heavier one's older one). Each stream is Poisson; an arrival goes ahead of a waiting request when its
+ * score, less the aging the waiting one has over it, is higher (within a priority).
+ */
+export interface EtaArrivals {
+  /** Each waiting request's score now (FairScore.score: higher goes first within a priority). */
+  scores: Readonly<Record<string, number>>;
+  /** Score a request gains per millisecond it waits. */
+  agingPerMs: number;
+  streams: readonly {
+    /** Expected arrivals per millisecond. */
+    ratePerMs: number;
+    /** A new arrival's score as it arrives. */
+    score: number;
+    /** What an arrival asks: one of these at random (recent arrivals of the stream). */
+    shapes: readonly Omit<PlacementRequest, "key" | "since">[];
+  }[];
+}
+
 /** A finished run, to learn lengths from. */
 export interface LengthSample {
   gpuModel: string;
@@ -315,6 +343,14 @@ export interface EtaInput {
    * measures both (docs/dev/fair-share.md).
    */
   lengthFit?: "lognormal" | "empirical";
+  /**
+   * Fair share's admission (admitRequests, as the worker's pass applies it): the share tree and, per key,
+   * every waiting and running session's owner, size and class. A borrowed request then starts only within
+   * the borrowing and lending limits, even with GPUs free. Absent: every request may take free room.
+   */
+  fairShare?: { tree: ShareTree; sessions: Readonly<Record<string, EtaShare>> };
+  /** Requests expected to arrive while the queue waits, that may rank ahead of waiting ones. */
+  arrivals?: EtaArrivals;
   /** Other shapes of a request to try (a smaller tier, no pin): a hint names the best if it starts sooner. */
   alternatives?: Record<string, { label: string; request: PlacementRequest }[]>;
 }

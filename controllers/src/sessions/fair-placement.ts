@@ -5,6 +5,7 @@
 // pass (placement-pass.ts) reads and writes.
 import { gpuOccupancy, migProfileOf, migShare, type Session } from "@berth/crds";
 import { planFairPass } from "../fairshare/pass.ts";
+import { fairRequestOf } from "../fairshare/shares.ts";
 import type { CapacityClass, FairRequest, Holder, Owner } from "../fairshare/types.ts";
 import type { CardPool } from "../placement/cards.ts";
 import type {
@@ -62,10 +63,7 @@ export function fairPlacementPlan(input: {
   constraints?: readonly Constraint[];
   cards?: CardPool;
 }): PlacementPlan {
-  const requests: FairRequest[] = input.requests.map((r) => {
-    const side = input.sides.get(r.key) as FairSide;
-    return { ...r, ...side, mayBorrow: side.capacityClass === "borrowed" };
-  });
+  const requests: FairRequest[] = input.requests.map((r) => fairRequestOf(r, input.sides.get(r.key) as FairSide));
   const plan = planFairPass({
     now: input.now.toISOString(),
     tree: input.view.tree,

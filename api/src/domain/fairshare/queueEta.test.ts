@@ -1,10 +1,10 @@
 // The queue ETA's pure parts: the other shapes it tries for a waiting session (alternativesFor) and the
 // core's input from the rows (etaInputOf). No database.
-import type { PlacementRequest } from "@berth/controllers";
+import { estimateQueue, type PlacementRequest } from "@berth/controllers";
 import { type Offering, OfferingKind, ResourcePolicyKind } from "@berth/crds";
 import { describe, expect, it } from "vitest";
 import type { SessionRow } from "../../db/operations/sessions/types.ts";
-import { alternativesFor, etaInputOf } from "./queueEta.ts";
+import { ARRIVAL_WINDOW_MS, alternativesFor, etaInputOf } from "./queueEta.ts";
 
 const H100 = "NVIDIA-H100-80GB-HBM3";
 const L4 = "NVIDIA-L4";
@@ -142,5 +142,66 @@ describe("the ETA's input from the rows, as the worker's placement pass sees the
       usage: { orgs: { org_heavy: 500 }, projects: {}, users: { usr_h: 500 } },
     };
     expect(order(etaInputOf({ ...base, waitingRows, fair }))).toEqual(["ses_light", "ses_heavy", "ses_borrow"]);
+  });
+
+  it("gives the ETA fair share's admission: a borrowed session at its organization's borrowing limit waits, GPUs free or not", () => {
+    const holding = session("ses_lent", {
+      phase: "Running",
+      cluster_id: "gpu-a",
+      started_at: ago(30),
+      capacity_class: "borrowed",
+    });
+    const waitingRows = [session("ses_borrow", { capacity_class: "borrowed" })];
+    const fair = {
+      tree: { orgs: [{ org: "org_a", quotas: { [H100]: { guaranteed: 1, borrowingLimit: 1 } } }] },
+      settings: {},
+      usage: { orgs: {}, projects: {}, users: {} },
+    };
+    const rows = etaInputOf({
+      ...base,
+      waitingRows,
+      holdingRows: [holding],
+      finished: Array.from({ length: 20 }, (_, i) =>
+        session(`ses_done${i}`, { phase: "Terminated", started_at: ago(200 + i), terminated_at: ago(140 + i) }),
+      ),
+      fair,
+    });
+    expect(rows.fairShare?.sessions).toEqual({
+      ses_borrow: { org: "org_a", project: "", user: "usr_a", cards: 1, capacityClass: "borrowed" },
+      ses_lent: { org: "org_a", project: "", user: "usr_a", cards: 1, capacityClass: "borrowed" },
+    });
+    const [eta] = estimateQueue({
+      ...rows,
+      now: NOW.toISOString(),
+      clusters: [{ clusterId: "gpu-a", placeable: true, models: { [H100]: { total: 4, free: 3, largestNode: 4 } } }],
+      policy: "binpack",
+    });
+    // Three GPUs free, yet org_a borrows its limit until ses_lent ends (its runs last an hour: in 30 min).
+    expect(eta).toMatchObject({ key: "ses_borrow", reason: "OverBorrowingLimit", method: "simulation" });
+    expect(eta?.p50Ms).toBeGreaterThan(0);
+    expect(etaInputOf({ ...base, waitingRows, holdingRows: [holding] }).fairShare).toBeUndefined();
+  });
+
+  it("expects, with fair share, each owner's recent arrivals to go on, scored as a request of theirs made now", () => {
+    const fair = {
+      tree: { orgs: [{ org: "org_heavy" }, { org: "org_light" }] },
+      settings: {},
+      usage: { orgs: { org_heavy: 500 }, projects: {}, users: { usr_h: 500 } },
+    };
+    const waitingRows = [session("ses_heavy", { organization_id: "org_heavy", owner_id: "usr_h" })];
+    const arrivals = [
+      session("ses_l1", { organization_id: "org_light", owner_id: "usr_l", gpu_count: 2 }),
+      session("ses_l2", { organization_id: "org_light", owner_id: "usr_l" }),
+      session("ses_h1", { organization_id: "org_heavy", owner_id: "usr_h" }),
+    ];
+    const input = etaInputOf({ ...base, waitingRows, fair, arrivals });
+    const [light, heavy] = input.arrivals?.streams ?? [];
+    expect(light?.ratePerMs).toBeCloseTo(2 / ARRIVAL_WINDOW_MS, 15);
+    expect(light?.shapes.map((x) => x.gpuCount)).toEqual([2, 1]);
+    expect(heavy?.ratePerMs).toBeCloseTo(1 / ARRIVAL_WINDOW_MS, 15);
+    // A light owner's new request outranks the heavy one's waiting for 30 min; a heavy one's does not.
+    expect(light?.score).toBeGreaterThan(input.arrivals?.scores.ses_heavy as number);
+    expect(heavy?.score).toBeLessThan(input.arrivals?.scores.ses_heavy as number);
+    expect(etaInputOf({ ...base, waitingRows, arrivals }).arrivals).toBeUndefined();
   });
 });

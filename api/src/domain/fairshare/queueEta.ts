@@ -1,18 +1,21 @@
 // Queue ETAs for GET /api/v1/queue and a session's page (docs/dev/fair-share.md): the pure core's
 // estimateQueue (controllers/src/fairshare/eta.ts) run over the fleet as Postgres holds it now — the
 // waiting sessions in the worker's placement order (guaranteed before borrowed, then priority and, with
-// fair share, usage against share and aging, else age), those that hold GPUs with their time limits and
-// reclaim deadlines, the clusters' inventory, and the lengths of recent finished runs.
+// fair share, usage against share and aging, else age) and, with fair share, its admission (borrowing and
+// lending limits), those that hold GPUs with their time limits and reclaim deadlines, the clusters'
+// inventory, and the lengths of recent finished runs.
 import {
   compareRequests,
   computeCapacity,
   type Eta,
   type EtaInput,
   type EtaRunning,
+  type EtaShare,
   estimateQueue,
   type FairRequest,
   type FairShareView,
   fairComparator,
+  fairRequestOf,
   type LengthSample,
   type PlacementRequest,
   resolveSettings,
@@ -41,6 +44,9 @@ const HOLDING = ["Starting", "Resuming", "Running", "Restarting", "Pausing"];
 const WAITING = ["Pending", "Queued", "Paused"];
 /** A cluster silent this long is not placeable (the worker's reportGraceMs default). */
 const SILENT_MS = 60_000;
+
+/** With fair share, the recent arrivals whose rate the ETA expects to go on (bench/src/fair-share-eta.ts). */
+export const ARRIVAL_WINDOW_MS = 6 * 60 * 60_000;
 
 /** At most this many other shapes per session: each is a Monte Carlo of its own. */
 const MAX_ALTERNATIVES = 4;
@@ -123,11 +129,16 @@ export function etaInputOf(o: {
   reclaims: readonly OpenReclaim[];
   maxRuntimeMs: (r: SessionRow) => number;
   fair?: FairShareView | undefined;
-}): Pick<EtaInput, "waiting" | "running" | "history" | "recentStarts" | "maxRuntimeMs" | "compare"> {
+  /** Sessions created in the last ARRIVAL_WINDOW_MS: with fair share, the arrivals to expect ahead. */
+  arrivals?: readonly SessionRow[];
+}): Pick<
+  EtaInput,
+  "waiting" | "running" | "history" | "recentStarts" | "maxRuntimeMs" | "compare" | "fairShare" | "arrivals"
+> {
   const pauseAt = new Map(o.reclaims.filter((r) => r.paused_at === null).map((r) => [r.session_id, r.pause_at]));
   const reclaimed = new Set(o.reclaims.filter((r) => r.paused_at !== null).map((r) => r.session_id));
   const borrowed = new Set(o.waitingRows.filter((r) => r.capacity_class === "borrowed").map((r) => r.id));
-  const waiting: PlacementRequest[] = o.waitingRows.map((r) => ({
+  const requestOf = (r: SessionRow): PlacementRequest => ({
     key: r.id,
     gpuModel: r.gpu_model,
     gpuCount: r.gpu_count,
@@ -141,7 +152,8 @@ export function etaInputOf(o: {
     ).toISOString(),
     ...(r.cluster_pin ? { clusterPin: r.cluster_pin } : {}),
     volumes: [],
-  }));
+  });
+  const waiting = o.waitingRows.map(requestOf);
   const running: EtaRunning[] = o.holdingRows.map((r) => {
     const startedAt = r.started_at ?? r.updated_at;
     const notice = pauseAt.get(r.id);
@@ -170,22 +182,56 @@ export function etaInputOf(o: {
     ];
   });
   let order: (a: PlacementRequest, b: PlacementRequest) => number = compareRequests;
+  let fairShare: EtaInput["fairShare"];
+  let arrivals: EtaInput["arrivals"];
   if (o.fair) {
+    // Owner, size and class of every session waiting or holding GPUs, as the worker's pass reads them
+    // (fair-placement.ts fairSideOf): the ETA admits as it admits.
+    const shareOf = (r: SessionRow): EtaShare => ({
+      org: r.organization_id,
+      project: r.project_id ?? "",
+      user: r.owner_id,
+      cards: gpuOccupancy(r.gpu_count, r.gpu_slices_per_card ?? undefined, shareOfRow(r)),
+      capacityClass: r.capacity_class,
+    });
+    fairShare = {
+      tree: o.fair.tree,
+      sessions: Object.fromEntries([...o.waitingRows, ...o.holdingRows].map((r) => [r.id, shareOf(r)])),
+    };
     const requests: FairRequest[] = waiting.map((w, i) => {
       const r = o.waitingRows[i] as SessionRow;
-      return {
-        ...w,
-        org: r.organization_id,
-        project: r.project_id ?? "",
-        user: r.owner_id,
-        cards: gpuOccupancy(r.gpu_count, r.gpu_slices_per_card ?? undefined, shareOfRow(r)),
-        mayBorrow: borrowed.has(r.id),
-        capacityClass: borrowed.has(r.id) ? "borrowed" : "guaranteed",
-      };
+      return fairRequestOf(w, fairShare?.sessions[r.id] as EtaShare);
     });
-    order = fairComparator(
-      scoreRequests(o.fair.tree, o.fair.usage, requests, o.now.toISOString(), resolveSettings(o.fair.settings)),
-    );
+    const settings = resolveSettings(o.fair.settings);
+    const scores = scoreRequests(o.fair.tree, o.fair.usage, requests, o.now.toISOString(), settings);
+    order = fairComparator(scores);
+    // New requests to expect while the queue waits, one Poisson stream per owner at its recent rate, each
+    // scored as a request of that owner arriving now: a lighter owner's goes ahead of older ones.
+    const byOwner = new Map<string, SessionRow[]>();
+    for (const r of o.arrivals ?? []) {
+      const k = `${r.organization_id}|${r.project_id ?? ""}|${r.owner_id}`;
+      byOwner.set(k, [...(byOwner.get(k) ?? []), r]);
+    }
+    if (byOwner.size > 0) {
+      const fair = o.fair;
+      arrivals = {
+        scores: Object.fromEntries(scores.map((x) => [x.key, x.score])),
+        agingPerMs: settings.agingPerMinute / 60_000,
+        streams: [...byOwner.values()].map((rows) => {
+          const first = rows[0] as SessionRow;
+          const probe = fairRequestOf({ ...requestOf(first), since: o.now.toISOString() }, shareOf(first));
+          const [own] = scoreRequests(fair.tree, fair.usage, [probe], o.now.toISOString(), settings);
+          return {
+            ratePerMs: rows.length / ARRIVAL_WINDOW_MS,
+            score: own?.score ?? 0,
+            shapes: rows.map((r) => {
+              const { key: _, since: __, ...shape } = requestOf(r);
+              return shape;
+            }),
+          };
+        }),
+      };
+    }
   }
   return {
     waiting,
@@ -194,6 +240,8 @@ export function etaInputOf(o: {
     recentStarts: [...o.finished, ...o.holdingRows].flatMap((r) => (r.started_at ? [r.started_at.toISOString()] : [])),
     maxRuntimeMs: Object.fromEntries(o.waitingRows.map((r) => [r.id, o.maxRuntimeMs(r)])),
     compare: (a, b) => Number(borrowed.has(a.key)) - Number(borrowed.has(b.key)) || order(a, b),
+    ...(fairShare ? { fairShare } : {}),
+    ...(arrivals ? { arrivals } : {}),
   };
 }
 
@@ -248,6 +296,9 @@ export async function queueEtas(
     readers.set(db, reader);
     fair = await reader(now);
   }
+  const arrivals = fair
+    ? ((await db("sessions").where("created_at", ">", new Date(now.getTime() - ARRIVAL_WINDOW_MS))) as SessionRow[])
+    : [];
   const rows = etaInputOf({
     now,
     waitingRows,
@@ -255,6 +306,7 @@ export async function queueEtas(
     finished,
     reclaims,
     fair,
+    arrivals,
     maxRuntimeMs: (r) =>
       reclaimPolicyOf(policies, { organizationId: r.organization_id, projectId: r.project_id, userId: r.owner_id })
         .maxRuntimeMinutes * 60_000,
