@@ -1,4 +1,3 @@
-// biome-ignore-all lint/suspicious/noExplicitAny: the bench reads the API's JSON as it comes
 // A fault report: each fault run against the 1+2 fleet (a management cluster, two GPU clusters; the
 // sessions bed of e2e/src/sessions/harness.ts) with the API, the worker and gpu-a's operator as separate
 // processes (split-processes.ts), so that a kill is a real SIGKILL. One line per fault with its figures,
