@@ -283,6 +283,41 @@ describe("the console's journeys", () => {
   });
 });
 
+// Benches call Berth's API through bench/src/api.ts (the console's generated client; answers as values,
+// retries spelled once): a method string beside an /api/v1/ path is a hand-made client answering `any`.
+// Kubernetes' own /api/v1/ paths (nodes, namespaces, their pods) are not the API's. Left, with its reason:
+const BENCH_RAW_API_LEFT = new Map<string, string>([
+  ["bench/src/user-import.ts", "its own undici Agent without time limits for an import of minutes"],
+]);
+
+describe("the benches", () => {
+  /** Requests spelled as (method, Berth path), across line breaks: `call(token, "POST", "/api/v1/sessions"`. */
+  const rawCalls = (source: string) =>
+    source.match(
+      /["'](?:GET|POST|PUT|PATCH|DELETE)["']\s*,\s*[`"']\/api\/v1\/(?!nodes\b|namespaces\b|pods\b)[^`"']*/g,
+    ) ?? [];
+
+  it("call the API through the typed client (bench/src/api.ts), never a method and a path by hand", () => {
+    const files = (readdirSync(join(root, "bench/src")) as string[])
+      .filter((f) => f.endsWith(".ts"))
+      .map((f) => `bench/src/${f}`)
+      .filter((f) => !BENCH_RAW_API_LEFT.has(f));
+    const raw = files.flatMap((f) => rawCalls(textOf(f)).map((c) => `${f}: ${c.replace(/\s+/g, " ")}`));
+    expect(
+      raw,
+      `API calls by method and path (use answering or apiAs from bench/src/api.ts):\n${raw.join("\n")}`,
+    ).toEqual([]);
+  });
+
+  it("the check finds the calls it forbids", () => {
+    expect(rawCalls('await call(\n  u.token,\n  "POST",\n  "/api/v1/sessions",\n  body);')).toEqual([
+      '"POST",\n  "/api/v1/sessions',
+    ]);
+    expect(rawCalls("call(t, 'GET', `/api/v1/queue`)")).toEqual(["'GET', `/api/v1/queue"]);
+    expect(rawCalls('kube.json("GET", `/api/v1/nodes/n`); kube.json("POST", "/api/v1/namespaces")')).toEqual([]);
+  });
+});
+
 // api/ names its files in camelCase (postCharge.ts, sessionStore.ts); the part before the first dot is the
 // name, what follows is a kind (.test, .pg.test, .test-support). Left, with their reason:
 const API_KEBAB_LEFT = new Set([
