@@ -15,8 +15,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Fleet } from "../index.ts";
 import { closeBrowser, DESKTOP, expectAccessible, launchBrowser, PHONE, Screenshots } from "./browser.ts";
 import { CatalogPage } from "./pages/catalog-page.ts";
+import { LimitsPage } from "./pages/limits-page.ts";
 import { Visitors } from "./pages/login-page.ts";
-import { LimitsPage, QuotaInboxPage } from "./pages/quotas-pages.ts";
+import { QuotaInboxPage } from "./pages/quota-inbox-page.ts";
 import { NewSessionPage } from "./pages/sessions-pages.ts";
 import { acmeResearch, type CatalogStack, startCatalogStack } from "./stack.ts";
 
