@@ -16,7 +16,7 @@ import { kubeConfigFrom } from "../testbed/index.ts";
 import { closeBrowser, expectAccessible, launchBrowser, Screenshots } from "./browser.ts";
 import { Visitors } from "./pages/login-page.ts";
 import { VolumeSnapshotsPanel } from "./pages/volume-snapshots-page.ts";
-import { VolumesPage } from "./pages/volumes-pages.ts";
+import { VolumesPage } from "./pages/volumes-page.ts";
 
 vi.setConfig({ testTimeout: 240_000 });
 
