@@ -7,7 +7,7 @@ import { SESSION_TEST_IDS as S } from "@berth/console/test-ids/session";
 import { SESSIONS_TEST_IDS } from "@berth/console/test-ids/sessions";
 import { SHELL_TEST_IDS } from "@berth/console/test-ids/shell";
 import type { Page } from "playwright-core";
-import { MonitoringPanel } from "./dashboard-page.ts";
+import { MonitoringPanel } from "./monitoring-panel.ts";
 
 export class SessionsListPage {
   readonly page: Page;
