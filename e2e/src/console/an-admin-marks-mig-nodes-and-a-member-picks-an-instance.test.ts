@@ -11,7 +11,8 @@ import { closeBrowser, expectAccessible, launchBrowser, Screenshots } from "./br
 import { ClustersPage } from "./pages/clusters-page.ts";
 import { Visitors } from "./pages/login-page.ts";
 import { MigLayoutsSection } from "./pages/mig-layouts-page.ts";
-import { NewSessionPage, SessionPage } from "./pages/sessions-pages.ts";
+import { NewSessionPage } from "./pages/new-session-page.ts";
+import { SessionPage } from "./pages/session-page.ts";
 
 vi.setConfig({ testTimeout: 180_000 });
 
