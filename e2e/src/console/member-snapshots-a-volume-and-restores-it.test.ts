@@ -14,7 +14,7 @@ import { type BedProvisioner, installBedStorage, startProvisioner } from "../sto
 import { installSnapshotCrds } from "../storage/snapshot-crds.ts";
 import { kubeConfigFrom } from "../testbed/index.ts";
 import { closeBrowser, expectAccessible, launchBrowser, Screenshots } from "./browser.ts";
-import { Visitors } from "./pages/login-page.ts";
+import { Visitors } from "./pages/visitors.ts";
 import { VolumeSnapshotsPanel } from "./pages/volume-snapshots-page.ts";
 import { VolumesPage } from "./pages/volumes-page.ts";
 
