@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { gpuCluster, H100, MANAGEMENT, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { closeBrowser, expectAccessible, launchBrowser, Screenshots } from "./browser.ts";
 import { ClustersPage } from "./pages/clusters-page.ts";
-import { MigLayoutsSection } from "./pages/mig-layouts-page.ts";
+import { MigLayoutsSection } from "./pages/mig-layouts-section.ts";
 import { NewSessionPage } from "./pages/new-session-page.ts";
 import { SessionPage } from "./pages/session-page.ts";
 import { Visitors } from "./pages/visitors.ts";

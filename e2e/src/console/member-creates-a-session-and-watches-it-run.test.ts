@@ -19,7 +19,7 @@ import { QueuePage } from "./pages/queue-page.ts";
 import { SessionPage } from "./pages/session-page.ts";
 import { SessionsListPage } from "./pages/sessions-list-page.ts";
 import { Shell } from "./pages/shell.ts";
-import { StandInApp } from "./pages/standin-app.ts";
+import { StandInApp } from "./pages/stand-in-app.ts";
 import { Visitors } from "./pages/visitors.ts";
 import { type SessionGateways, startSessionGateways } from "./stack.ts";
 

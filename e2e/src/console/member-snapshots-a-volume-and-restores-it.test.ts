@@ -15,7 +15,7 @@ import { installSnapshotCrds } from "../storage/snapshot-crds.ts";
 import { kubeConfigFrom } from "../testbed/index.ts";
 import { closeBrowser, expectAccessible, launchBrowser, Screenshots } from "./browser.ts";
 import { Visitors } from "./pages/visitors.ts";
-import { VolumeSnapshotsPanel } from "./pages/volume-snapshots-page.ts";
+import { VolumeSnapshotsPanel } from "./pages/volume-snapshots-panel.ts";
 import { VolumesPage } from "./pages/volumes-page.ts";
 
 vi.setConfig({ testTimeout: 240_000 });

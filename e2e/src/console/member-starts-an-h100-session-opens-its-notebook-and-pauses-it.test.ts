@@ -17,7 +17,7 @@ import { LoginPage } from "./pages/login-page.ts";
 import { NewSessionPage } from "./pages/new-session-page.ts";
 import { SessionPage } from "./pages/session-page.ts";
 import { Shell } from "./pages/shell.ts";
-import { StandInApp } from "./pages/standin-app.ts";
+import { StandInApp } from "./pages/stand-in-app.ts";
 import { type SessionGateways, startSessionGateways } from "./stack.ts";
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 300_000 });
