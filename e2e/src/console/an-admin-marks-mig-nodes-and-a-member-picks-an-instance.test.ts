@@ -54,7 +54,7 @@ describe("an H100 node marked as MIG-partitioned", () => {
     await clusters.openCluster("gpu-a");
     const mig = new MigLayoutsSection(page);
     await mig.ready();
-    await mig.root.getByText("No MIG partition marked").waitFor();
+    await mig.noneMarked().waitFor();
 
     // The form's own check: nothing is sent.
     await mig.mark({ gpuModel: H100, selector: "berth.dev/mig=mixed", profiles: "3g.40gb" });

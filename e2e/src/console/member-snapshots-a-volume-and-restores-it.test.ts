@@ -68,9 +68,9 @@ describe("volume snapshots in the console", () => {
 
   it("a member takes a snapshot, sees it ready once the cluster says so, restores it and deletes it", async () => {
     alice = await people.signIn(bed.alice);
-    await alice.getByRole("link", { name: "Volumes", exact: true }).click();
-    await alice.getByRole("heading", { name: "Volumes", level: 1 }).waitFor();
     const volumes = new VolumesPage(alice);
+    await volumes.openFromNavigation();
+    await volumes.heading().waitFor();
     await volumes.create("results", "1");
     await volumes.rowNamed("results").first().waitFor();
 

@@ -126,7 +126,7 @@ describe("a member starts an H100 session, opens its notebook through the gatewa
     const app = standIn.root();
     await app.waitFor();
     expect(await app.getAttribute("data-cr")).toBe(cr);
-    expect(await tab.textContent("h1")).toBe("JupyterLab");
+    expect(await standIn.title()).toBe("JupyterLab");
     await expect.poll(() => standIn.wsEcho()).toBe("echo: ping");
     await shots.take(tab, "notebook-through-the-gateway");
     await tab.close();
