@@ -40,14 +40,24 @@ export type Caller = <K extends OperationId>(who: { token: string }, op: K, ...a
 export function answering(baseUrl: () => string, timeoutMs = 90_000): Caller {
   return async (who, op, ...args) => {
     let status = 0;
+    // fetch's own failure, kept: its cause (ECONNRESET, …) says more than the client's network_error.
+    let lost: unknown;
     const client = new ApiClient({
       baseUrl: baseUrl(),
       token: () => who.token,
       fetch: async (url, init) => {
         const bound = AbortSignal.timeout(timeoutMs);
-        const res = await fetch(url, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, bound]) : bound });
-        status = res.status;
-        return res;
+        try {
+          const res = await fetch(url, {
+            ...init,
+            signal: init?.signal ? AbortSignal.any([init.signal, bound]) : bound,
+          });
+          status = res.status;
+          return res;
+        } catch (e) {
+          lost = e;
+          throw e;
+        }
       },
     });
     try {
@@ -60,7 +70,7 @@ export function answering(baseUrl: () => string, timeoutMs = 90_000): Caller {
     } catch (e) {
       if (e instanceof ApiError && e.status > 0)
         return { ok: false, status: e.status, code: e.code, message: e.message };
-      throw e;
+      throw lost ?? e;
     }
   };
 }
