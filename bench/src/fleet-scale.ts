@@ -1,4 +1,4 @@
-// biome-ignore-all lint/suspicious/noExplicitAny: the bench reads Kubernetes and API JSON as it comes
+// biome-ignore-all lint/suspicious/noExplicitAny: the bench reads Kubernetes JSON and stream events as they come
 // How Berth's cost grows with the fleet (issue #37): steps of fleet size on the real path (a management
 // cluster and GPU clusters of kwok nodes × 8 H100, Postgres; the API, a worker leader and a standby, and one
 // operator per GPU cluster as processes, split-processes.ts), and at each step, for each process, resident

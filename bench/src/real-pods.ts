@@ -1,4 +1,4 @@
-// biome-ignore-all lint/suspicious/noExplicitAny: a bench reads the API's JSON as it comes
+// biome-ignore-all lint/suspicious/noExplicitAny: the bench reads Kubernetes JSON as it comes
 // Real pods on the bed's real node (e2e/src/real/real-fleet.ts), side by side in one run:
 //   1. create → JupyterLab answering through the gateway (POST /api/v1/sessions, Running, the connect link's
 //      cookie, GET {base}api through gpu-b's gateway = 200), N sessions one after the other, p50/p99,

@@ -1,4 +1,4 @@
-// biome-ignore-all lint/suspicious/noExplicitAny: the soak reads the API's JSON as it comes
+// biome-ignore-all lint/suspicious/noExplicitAny: the soak reads Kubernetes objects and database rows as they come
 // The soak (issue 36): hours of a realistic load on real processes while faults come every few minutes,
 // with a reconciliation every few minutes and at the end. soak.ts is its command line, soak.test.ts its
 // CI-sized run; docs/dev/soak.md says what is measured and why.
