@@ -281,6 +281,83 @@ describe("the console's journeys", () => {
     );
     expect(raw, `test ids found in a journey (add a page object method):\n${raw.join("\n")}`).toEqual([]);
   });
+
+  /** A locator made in a journey: a query on a page or locator, or a page method that takes a selector. */
+  const RAW_LOCATOR =
+    /\.(?:locator|getByTestId|getByRole|getByText|getByLabel|getByPlaceholder|getByTitle|getByAltText)\(|\.(?:textContent|innerText|innerHTML|waitForSelector)\(\s*["'`]|\.\$\$?(?:eval)?\(/;
+
+  it("make no locator of their own: elements come from page objects' methods", () => {
+    const raw = matching(journeys, RAW_LOCATOR).filter((l) => !/^[^:]+:\d+: \/\//.test(l));
+    expect(raw, `locators made in a journey (add a page object method):\n${raw.join("\n")}`).toEqual([]);
+  });
+
+  it("the locator check finds what it forbids", () => {
+    for (const line of [
+      'await page.getByRole("link", { name: "Volumes" }).click();',
+      'await mig.root.getByText("none").waitFor();',
+      'expect(await tab.textContent("h1")).toBe("x");',
+      'await page.locator("berth-dialog").waitFor();',
+    ])
+      expect(RAW_LOCATOR.test(line), line).toBe(true);
+    for (const line of ['await credits.askAmount().fill("100");', 'await page.keyboard.press("Tab");'])
+      expect(RAW_LOCATOR.test(line), line).toBe(false);
+  });
+});
+
+// Page objects (e2e/src/console/pages/): one class per file, the file named after it, so a journey's import
+// names the page it drives and a page's methods are found in one place.
+describe("the console's page objects", () => {
+  const dir = "e2e/src/console/pages";
+  const files = readdirSync(join(root, dir)).filter((f) => f.endsWith(".ts"));
+  const kebab = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, "$1-$2").toLowerCase();
+
+  it("are one exported class per file, the file named after it", () => {
+    const off = files.flatMap((f) => {
+      const classes = [...textOf(join(dir, f)).matchAll(/^(export )?class (\w+)/gm)];
+      const names = classes.map((c) => `${c[1] ? "" : "(not exported) "}${c[2]}`);
+      const one = classes[0];
+      return classes.length === 1 && one?.[1] && `${kebab(one[2] as string)}.ts` === f
+        ? []
+        : [`${f}: ${names.join(", ")}`];
+    });
+    expect(files.length).toBeGreaterThan(20);
+    expect(off, `page object files with other than one class named after the file:\n${off.join("\n")}`).toEqual([]);
+  });
+});
+
+// Benches call Berth's API through bench/src/api.ts (the console's generated client; answers as values,
+// retries spelled once): a method string beside an /api/v1/ path is a hand-made client answering `any`.
+// Kubernetes' own /api/v1/ paths (nodes, namespaces, their pods) are not the API's. Left, with its reason:
+const BENCH_RAW_API_LEFT = new Map<string, string>([
+  ["bench/src/user-import.ts", "its own undici Agent without time limits for an import of minutes"],
+]);
+
+describe("the benches", () => {
+  /** Requests spelled as (method, Berth path), across line breaks: `call(token, "POST", "/api/v1/sessions"`. */
+  const rawCalls = (source: string) =>
+    source.match(
+      /["'](?:GET|POST|PUT|PATCH|DELETE)["']\s*,\s*[`"']\/api\/v1\/(?!nodes\b|namespaces\b|pods\b)[^`"']*/g,
+    ) ?? [];
+
+  it("call the API through the typed client (bench/src/api.ts), never a method and a path by hand", () => {
+    const files = (readdirSync(join(root, "bench/src")) as string[])
+      .filter((f) => f.endsWith(".ts"))
+      .map((f) => `bench/src/${f}`)
+      .filter((f) => !BENCH_RAW_API_LEFT.has(f));
+    const raw = files.flatMap((f) => rawCalls(textOf(f)).map((c) => `${f}: ${c.replace(/\s+/g, " ")}`));
+    expect(
+      raw,
+      `API calls by method and path (use answering or apiAs from bench/src/api.ts):\n${raw.join("\n")}`,
+    ).toEqual([]);
+  });
+
+  it("the check finds the calls it forbids", () => {
+    expect(rawCalls('await call(\n  u.token,\n  "POST",\n  "/api/v1/sessions",\n  body);')).toEqual([
+      '"POST",\n  "/api/v1/sessions',
+    ]);
+    expect(rawCalls("call(t, 'GET', `/api/v1/queue`)")).toEqual(["'GET', `/api/v1/queue"]);
+    expect(rawCalls('kube.json("GET", `/api/v1/nodes/n`); kube.json("POST", "/api/v1/namespaces")')).toEqual([]);
+  });
 });
 
 // api/ names its files in camelCase (postCharge.ts, sessionStore.ts); the part before the first dot is the

@@ -1,4 +1,3 @@
-// biome-ignore-all lint/suspicious/noExplicitAny: the bench reads the API's JSON as it comes
 // What the fault report (faults.ts) and the soak (soak.ts) share: the 1+2 fleet on a Postgres of its own
 // reached through a relay, with the API, the worker(s) and gpu-a's operator as processes
 // (split-processes.ts), and the faults themselves, each one call: Postgres stopped and started again, a
@@ -121,35 +120,6 @@ export async function startFaultBed(opts: {
     restartApi: () => s.restartApi(),
   };
   return fb;
-}
-
-/** A JSON client of the API at `baseUrl()` (read per call: the API may come back elsewhere). */
-export function apiClient(baseUrl: () => string, timeoutMs = 90_000) {
-  return async (
-    token: string,
-    method: string,
-    path: string,
-    json?: unknown,
-    headers?: Record<string, string>,
-  ): Promise<{ status: number; body: any }> => {
-    const h: Record<string, string> = { Authorization: `Bearer ${token}`, ...(headers ?? {}) };
-    if (json !== undefined) h["Content-Type"] = "application/json";
-    const res = await fetch(baseUrl() + path, {
-      method,
-      headers: h,
-      // Past every bound the API sets itself (a 30 s query, a 20 s wait for a connection): 0 means none held.
-      signal: AbortSignal.timeout(timeoutMs),
-      ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
-    });
-    const text = await res.text();
-    let body: any = null;
-    try {
-      body = text === "" ? null : JSON.parse(text);
-    } catch {
-      body = text;
-    }
-    return { status: res.status, body };
-  };
 }
 
 /** Pods per session on a GPU cluster, by the session's label, terminating ones included. */

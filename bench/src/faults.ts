@@ -1,4 +1,3 @@
-// biome-ignore-all lint/suspicious/noExplicitAny: the bench reads the API's JSON as it comes
 // A fault report: each fault run against the 1+2 fleet (a management cluster, two GPU clusters; the
 // sessions bed of e2e/src/sessions/harness.ts) with the API, the worker and gpu-a's operator as separate
 // processes (split-processes.ts), so that a kill is a real SIGKILL. One line per fault with its figures,
@@ -14,11 +13,12 @@
 //     [--usage-interval 5]
 import { cpus, loadavg } from "node:os";
 import { parseArgs } from "node:util";
+import type { BodyOf, ResponseOf } from "@berth/console/client";
 import { type MeteredPodView, podRun } from "@berth/controllers";
 import { LABELS } from "@berth/crds";
 import { adminKube, gpuCluster, H100, L4, MANAGEMENT, SESSIONS_NS } from "@berth/e2e/sessions";
+import { type Answer, answering, causeOf } from "./api.ts";
 import {
-  apiClient,
   type Bill,
   billOf as billOfIn,
   covered,
@@ -85,12 +85,17 @@ try {
   const users = [b.alice, b.bob, b.orgAdmin];
   const db = b.t.database.db;
 
-  const call = apiClient(() => s.apiUrl);
+  const call = answering(() => s.apiUrl);
   /** A create that retries (same Idempotency-Key) through refusals of the moment: 503, a dropped connection. */
-  const createUntilAnswered = async (token: string, json: unknown, key: string, timeoutMs = 120_000) => {
+  const createUntilAnswered = async (
+    token: string,
+    body: BodyOf<"createSession">,
+    key: string,
+    timeoutMs = 120_000,
+  ): Promise<Answer<"createSession">> => {
     for (const t0 = Date.now(); Date.now() - t0 < timeoutMs; ) {
       try {
-        const r = await call(token, "POST", "/api/v1/sessions", json, { "Idempotency-Key": key });
+        const r = await call({ token }, "createSession", { body }, { idempotencyKey: key });
         if (r.status !== 503 && r.status !== 502) return r;
       } catch {
         // the API is down: try again
@@ -99,15 +104,21 @@ try {
     }
     throw new Error(`create ${key} got no answer within ${timeoutMs} ms`);
   };
-  const waitFor = async (token: string, id: string, pred: (x: any) => boolean, what: string, timeoutMs = 120_000) => {
+  const waitFor = async (
+    token: string,
+    sessionId: string,
+    pred: (x: ResponseOf<"getSession">) => boolean,
+    what: string,
+    timeoutMs = 120_000,
+  ) => {
     for (const t0 = Date.now(); ; ) {
       try {
-        const r = await call(token, "GET", `/api/v1/sessions/${id}`);
-        if (r.status === 200 && pred(r.body)) return r.body;
+        const r = await call({ token }, "getSession", { params: { sessionId } });
+        if (r.ok && r.status === 200 && pred(r.body)) return r.body;
       } catch {
         // down for a moment
       }
-      if (Date.now() - t0 > timeoutMs) throw new Error(`${id} not ${what} within ${timeoutMs} ms`);
+      if (Date.now() - t0 > timeoutMs) throw new Error(`${sessionId} not ${what} within ${timeoutMs} ms`);
       await sleep(200);
     }
   };
@@ -129,15 +140,15 @@ try {
       const u = users[i % users.length] ?? b.alice;
       const name = `${tag}-${i}`;
       const r = await createUntilAnswered(u.token, { ...offering, name }, name);
-      if (r.status !== 201) throw new Error(`${name}: ${r.status} ${JSON.stringify(r.body)}`);
+      if (!r.ok || r.status !== 201) throw new Error(`${name}: ${r.status} ${JSON.stringify(r)}`);
       made.push({ id: r.body.id, name, token: u.token });
     }
     for (const m of made) await waitFor(m.token, m.id, (x) => x.phase === "Running", "Running");
     return made;
   };
   // No per-user limits: the faults count lost and duplicated creates, not the policy's refusals.
-  const policy = await call(b.superAdmin.token, "PATCH", "/api/v1/resource-policies/global", { limits: {} });
-  if (policy.status !== 200) throw new Error(`the global policy: ${policy.status} ${JSON.stringify(policy.body)}`);
+  const policy = await call(b.superAdmin, "updateResourcePolicy", { params: { name: "global" }, body: { limits: {} } });
+  if (policy.status !== 200) throw new Error(`the global policy: ${policy.status} ${JSON.stringify(policy)}`);
   const verdict = (lost: number, dup: number, lostWhat = "") =>
     `lost=${lost}${lost > 0 && lostWhat ? ` (${lostWhat})` : ""} duplicated=${dup}`;
 
@@ -173,7 +184,7 @@ try {
       while (!stopLoad) {
         const at = Date.now();
         reads.push(
-          call(b.alice.token, "GET", "/api/v1/sessions?size=5").then(
+          call(b.alice, "listSessions", { query: { size: 5 } }).then(
             (r) => void statuses.push({ at, status: r.status, ms: Date.now() - at }),
             // no answer at all (within the client's 90 s): counted as status 0
             () => void statuses.push({ at, status: 0, ms: Date.now() - at }),
@@ -194,7 +205,7 @@ try {
           createUntilAnswered(b.bob.token, { ...l4, name }, name, 180_000).then(
             (r) => {
               if (r.status === 201) accepted.add(name);
-              else other.push(`${r.status} ${r.body?.error?.code ?? ""}`.trim());
+              else other.push(causeOf(r));
               return undefined;
             },
             () => {
@@ -268,11 +279,13 @@ try {
     const restarted = Date.now();
     const name = `${label}-after`;
     const r = await createUntilAnswered(b.alice.token, { ...h100, name }, name);
-    if (r.status !== 201) throw new Error(`${name}: ${r.status} ${JSON.stringify(r.body)}`);
+    if (!r.ok || r.status !== 201) throw new Error(`${name}: ${r.status} ${JSON.stringify(r)}`);
     await waitFor(b.alice.token, r.body.id, (x) => x.phase === "Running", "Running");
     const ready = Date.now();
     const still = await Promise.all(
-      before.map((m) => call(m.token, "GET", `/api/v1/sessions/${m.id}`).then((x) => x.body?.phase)),
+      before.map((m) =>
+        call(m, "getSession", { params: { sessionId: m.id } }).then((x) => (x.ok ? x.body.phase : undefined)),
+      ),
     );
     const lost = still.filter((p) => p !== "Running").length;
     const counts = await rowsByName([...before.map((m) => m.name), name]);
@@ -304,7 +317,7 @@ try {
     f.killOperator();
     const name = "operator-during";
     const r = await createUntilAnswered(b.alice.token, { ...h100, name }, name);
-    if (r.status !== 201) throw new Error(`${name}: ${r.status}`);
+    if (!r.ok || r.status !== 201) throw new Error(`${name}: ${r.status}`);
     await sleep(2000);
     await f.restartOperator();
     const restarted = Date.now();
@@ -425,7 +438,7 @@ try {
         const name = names[i] as string;
         const u = users[i % users.length] ?? b.alice;
         try {
-          const r = await call(u.token, "POST", "/api/v1/sessions", { ...l4, name }, { "Idempotency-Key": name });
+          const r = await call(u, "createSession", { body: { ...l4, name } }, { idempotencyKey: name });
           first.set(name, r.status);
         } catch {
           first.set(name, 0);
@@ -447,7 +460,7 @@ try {
       const u = users[i % users.length] ?? b.alice;
       const r = await createUntilAnswered(u.token, { ...l4, name: n }, n);
       retried.set(n, r.status);
-      if (r.status !== 201) retriedOther.push(`${r.status} ${r.body?.error?.code ?? ""}`.trim());
+      if (r.status !== 201) retriedOther.push(causeOf(r));
     }
     const counts = await rowsByName(names);
     const accepted = names.filter((n) => first.get(n) === 201 || retried.get(n) === 201);
@@ -462,7 +475,7 @@ try {
     const tokenOf = new Map(users.map((u) => [u.id, u.token]));
     for (const row of made) {
       const token = tokenOf.get(row.owner_id) ?? b.superAdmin.token;
-      const r = await call(token, "GET", `/api/v1/sessions/${row.id}/resource`);
+      const r = await call({ token }, "getSessionResource", { params: { sessionId: row.id } });
       if (r.status === 404) halfIds.push(row.id);
     }
     // The worker's sweep ends such rows (Failed) once they are older than any create takes (2 minutes).

@@ -1,4 +1,4 @@
-// biome-ignore-all lint/suspicious/noExplicitAny: the bench reads Kubernetes and API JSON as it comes
+// biome-ignore-all lint/suspicious/noExplicitAny: the bench reads Kubernetes JSON and stream events as they come
 // How Berth's cost grows with the fleet (issue #37): steps of fleet size on the real path (a management
 // cluster and GPU clusters of kwok nodes × 8 H100, Postgres; the API, a worker leader and a standby, and one
 // operator per GPU cluster as processes, split-processes.ts), and at each step, for each process, resident
@@ -28,6 +28,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { grantToOrganization } from "@berth/api/testing";
+import type { OperationId } from "@berth/console/client";
 import { DEFAULT_CONTROLLER_OPTIONS, DEFAULT_TIMING } from "@berth/controllers";
 import { ResourcePolicyKind, resourcePath } from "@berth/crds";
 import { gpuNodeManifest, type KubeHttp } from "@berth/e2e";
@@ -40,6 +41,7 @@ import {
   type SessionsBed,
   startSessionsBed,
 } from "@berth/e2e/sessions";
+import { type Answer, answering, causeOf, retrying } from "./api.ts";
 import {
   chartSvg,
   growth,
@@ -185,21 +187,16 @@ async function main(): Promise<void> {
     const leaderStatus = String((await leader.line("worker started", 10_000)).status);
     const standby = await split.startWorker("worker-standby");
     const db = bed.t.database.db;
-    const call = async (token: string, method: string, path: string, json?: unknown, more?: Record<string, string>) => {
-      const res = await fetch(split.apiUrl + path, {
-        method,
-        headers: {
-          authorization: `Bearer ${token}`,
-          ...(json ? { "content-type": "application/json" } : {}),
-          ...more,
-        },
-        ...(json ? { body: JSON.stringify(json) } : {}),
-      });
-      const text = await res.text();
-      return { status: res.status, body: text ? JSON.parse(text) : null };
-    };
+    const call = answering(() => split.apiUrl);
+    // Keyed, so that a create a loaded machine answered 503 (or not at all) is sent again, not made twice.
+    const create = retrying(call, {
+      attempts: 5,
+      backoffMs: (n) => 1000 * n,
+      again: (_op, a, options) => !!options?.idempotencyKey && (!a || a.status === 503),
+    });
     await split.reissueTokens([bed.superAdmin]);
     const admin = bed.superAdmin.token;
+    const asAdmin = { token: admin };
     await mk.json(
       "PATCH",
       resourcePath(ResourcePolicyKind, { name: "global" }),
@@ -257,11 +254,10 @@ async function main(): Promise<void> {
       users.push(...fresh);
       const wantGpus = step.nodesPerCluster * step.clusters * GPUS;
       for (const deadline = Date.now() + 600_000; ; ) {
-        const a = await call(admin, "GET", "/api/v1/sessions/gpu-availability");
-        const m = a.body?.models?.find((x: any) => x.gpu_model === H100);
+        const a = await call(asAdmin, "getGpuAvailability");
+        const m = a.ok ? a.body.models.find((x) => x.gpu_model === H100) : undefined;
         if (m && m.free + sessionIds.length >= wantGpus) break;
-        if (Date.now() > deadline)
-          throw new Error(`the inventory never showed ${wantGpus} GPUs: ${JSON.stringify(a.body)}`);
+        if (Date.now() > deadline) throw new Error(`the inventory never showed ${wantGpus} GPUs: ${JSON.stringify(a)}`);
         await sleep(1000);
       }
       await sleep(6_000); // the API's catalog cache (5 s)
@@ -272,26 +268,14 @@ async function main(): Promise<void> {
         CONC,
         async (i) => {
           const u = users[(sessionIds.length + i) % users.length] as (typeof users)[number];
-          // Keyed, so that a create a loaded machine answered 503 (or not at all) is sent again, not made twice.
-          const key = `fleet-${step.index}-${i}`;
-          let r: { status: number; body: any } = { status: 0, body: null };
-          for (let attempt = 0; attempt < 5; attempt++) {
-            r = await call(
-              u.token,
-              "POST",
-              "/api/v1/sessions",
-              { offering: "h100", preset: "gpu-small", image: "jupyterlab" },
-              { "Idempotency-Key": key },
-            ).catch(() => ({ status: 0, body: null }));
-            if (r.status !== 503 && r.status !== 0) break;
-            await sleep(1000 * (attempt + 1));
-          }
-          if (r.status === 201) sessionIds.push(r.body.id);
-          else
-            refused.set(
-              `${r.status} ${r.body?.error?.code}`,
-              (refused.get(`${r.status} ${r.body?.error?.code}`) ?? 0) + 1,
-            );
+          const r = await create(
+            u,
+            "createSession",
+            { body: { offering: "h100", preset: "gpu-small", image: "jupyterlab" } },
+            { idempotencyKey: `fleet-${step.index}-${i}` },
+          );
+          if (r.ok && r.status === 201) sessionIds.push(r.body.id);
+          else refused.set(causeOf(r), (refused.get(causeOf(r)) ?? 0) + 1);
         },
       );
       if (refused.size > 0) log(`  creates refused: ${[...refused].map(([k, v]) => `${v}×${k}`).join(", ")}`);
@@ -364,7 +348,11 @@ async function main(): Promise<void> {
           const resume = i % 2 === 1 && paused.length > 0;
           const id = resume ? (paused.shift() as string) : (sessionIds[(i * 7919) % sessionIds.length] as string);
           const token = owner.get(id) ?? admin;
-          const r = await call(token, "POST", `/api/v1/sessions/${id}/${resume ? "resume" : "pause"}`);
+          const who = { token };
+          const sessionId = id;
+          const r = resume
+            ? await call(who, "resumeSession", { params: { sessionId } })
+            : await call(who, "pauseSession", { params: { sessionId } });
           if (r.status < 300) {
             changes++;
             if (!resume) paused.push(id);
@@ -375,7 +363,7 @@ async function main(): Promise<void> {
       const busyCpu = cpuUsed(b0, cpuOf());
       const busyWrites = (((await writesServed(mk)) - bw0) * 60_000) / busyMs;
       // Resume what is still paused, so that the next step starts with every session Running.
-      for (const id of paused) await call(admin, "POST", `/api/v1/sessions/${id}/resume`);
+      for (const sessionId of paused) await call(asAdmin, "resumeSession", { params: { sessionId } });
       const pg1 = await tables();
       const samples1 = await samples();
       const ours = ["api", "worker leader", ...names.map((n) => `operator ${n}`)];
@@ -398,12 +386,10 @@ async function main(): Promise<void> {
           await sleep(i * 500);
           const u = users[i % users.length] as (typeof users)[number];
           const start = performance.now();
-          const r = await call(u.token, "POST", "/api/v1/sessions", {
-            offering: "h100",
-            preset: "gpu-small",
-            image: "jupyterlab",
+          const r = await call(u, "createSession", {
+            body: { offering: "h100", preset: "gpu-small", image: "jupyterlab" },
           });
-          if (r.status !== 201) return;
+          if (!r.ok || r.status !== 201) return;
           pacedIds.push(r.body.id);
           await stream.waitFor(
             (e: any) => e.data?.session_id === r.body.id && e.data.session?.phase === "Running",
@@ -415,21 +401,20 @@ async function main(): Promise<void> {
       );
       await stream.close();
       for (let i = 0; i < pacedIds.length; i += 100)
-        await call(admin, "POST", "/api/v1/sessions/bulk-terminate", { ids: pacedIds.slice(i, i + 100) });
+        await call(asAdmin, "bulkTerminateSessions", { body: { ids: pacedIds.slice(i, i + 100) } });
       const member = users[0] as (typeof users)[number];
       const reads = new Map<string, { p50: number; p99: number }>();
-      for (const [name, token, path] of [
-        ["GET /sessions (member)", member.token, "/api/v1/sessions"],
-        ["GET /sessions?scope=all (super admin)", admin, "/api/v1/sessions?scope=all"],
-        ["GET /dashboard (super admin)", admin, "/api/v1/dashboard"],
-        ["GET /queue (member)", member.token, "/api/v1/queue"],
+      for (const [name, read] of [
+        ["GET /sessions (member)", () => call(member, "listSessions")],
+        ["GET /sessions?scope=all (super admin)", () => call(asAdmin, "listSessions", { query: { scope: "all" } })],
+        ["GET /dashboard (super admin)", () => call(asAdmin, "getDashboard")],
+        ["GET /queue (member)", () => call(member, "listQueue")],
       ] as const) {
         const ms: number[] = [];
         for (let i = 0; i < READS; i++) {
           const t = performance.now();
-          const r = await call(token, "GET", path);
-          if (r.status !== 200)
-            throw new Error(`${path} answered ${r.status}: ${JSON.stringify(r.body).slice(0, 300)}`);
+          const r: Answer<OperationId> = await read();
+          if (r.status !== 200) throw new Error(`${name} answered ${r.status}: ${JSON.stringify(r).slice(0, 300)}`);
           ms.push(performance.now() - t);
         }
         reads.set(name, { p50: percentile(ms, 50), p99: percentile(ms, 99) });
@@ -600,14 +585,13 @@ async function main(): Promise<void> {
     await standby.line("session controller started", 600_000);
     const listedMs = performance.now() - r0;
     const u = users[0] as (typeof users)[number];
-    const made = await call(u.token, "POST", "/api/v1/sessions", {
-      offering: "h100",
-      preset: "gpu-small",
-      image: "jupyterlab",
+    const made = await call(u, "createSession", {
+      body: { offering: "h100", preset: "gpu-small", image: "jupyterlab" },
     });
+    if (!made.ok) throw new Error(`the new leader's create: ${made.status} ${made.code}`);
     for (const deadline = Date.now() + 600_000; ; ) {
-      const d = await call(u.token, "GET", `/api/v1/sessions/${made.body.id}`);
-      if (d.body?.phase === "Running") break;
+      const d = await call(u, "getSession", { params: { sessionId: made.body.id } });
+      if (d.ok && d.body.phase === "Running") break;
       if (Date.now() > deadline) throw new Error("the new leader never ran a new session");
       await sleep(100);
     }

@@ -1,4 +1,3 @@
-// biome-ignore-all lint/suspicious/noExplicitAny: the bench reads the API's JSON as it comes
 // Private images (docs/dev/images.md). Figures, in one run, each next to its baseline:
 //   1. import throughput, local registry to local registry (both go-containerregistry's, in memory), of a
 //      --gb GiB image in 256 MiB layers: the import's copy (GET, SHA-256 and length check, streamed PUT)
@@ -16,6 +15,7 @@ import { parseArgs } from "node:util";
 import { parseConfig, startApi, startPostgres } from "@berth/api";
 import { AccessTokens, copyImage, RegistryClient } from "@berth/api/testing";
 import { pseudoRandomStream, pushBlobStream, pushImage, startRegistry } from "@berth/e2e";
+import { answering } from "./api.ts";
 
 const { values } = parseArgs({
   options: { gb: { type: "string", default: "2" }, parallel: { type: "string", default: "50" } },
@@ -127,26 +127,27 @@ async function gate() {
         userId: "usr_bench",
         tokenVersion: 0,
       });
-      const call = async (method: string, path: string, body?: unknown) => {
+      // Answers as values: the refusals' statuses and codes are what this counts.
+      const call = answering(() => api.url);
+      const member = { token };
+      const timed = async <T>(send: () => Promise<T>) => {
         const t0 = performance.now();
-        const r = await fetch(`${api.url}${path}`, {
-          method,
-          headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
-          ...(body ? { body: JSON.stringify(body) } : {}),
-        });
-        // Raw, not the typed client: the refusals' statuses and codes are what this counts.
-        const json = (await r.json()) as { error?: { code?: string } };
-        return { status: r.status, ms: performance.now() - t0, json };
+        const answer = await send();
+        return { answer, ms: performance.now() - t0 };
       };
-      await call("GET", "/api/v1/images/private"); // warm
-      const reads = await Promise.all(Array.from({ length: PARALLEL }, () => call("GET", "/api/v1/images/private")));
+      await call(member, "listPrivateImages"); // warm
+      const reads = await Promise.all(
+        Array.from({ length: PARALLEL }, () => timed(() => call(member, "listPrivateImages"))),
+      );
       const writes = await Promise.all(
         Array.from({ length: PARALLEL }, (_, i) =>
-          call("POST", "/api/v1/images/import", { reference: `${source.host}/bench/x:1`, tag: `t${i}` }),
+          timed(() => call(member, "importImage", { body: { reference: `${source.host}/bench/x:1`, tag: `t${i}` } })),
         ),
       );
-      const accepted = writes.filter((w) => w.status === 202).length;
-      const refused = writes.filter((w) => w.status === 403 && w.json.error?.code === "quota_exceeded").length;
+      const accepted = writes.filter((w) => w.answer.status === 202).length;
+      const refused = writes.filter(
+        (w) => w.answer.status === 403 && !w.answer.ok && w.answer.code === "quota_exceeded",
+      ).length;
       console.log(`the 20-image gate, ${PARALLEL} parallel imports by one member`);
       console.log(
         `  accepted ${accepted} (must be 20), refused quota_exceeded ${refused}, other ${PARALLEL - accepted - refused}`,

@@ -5,13 +5,14 @@
 
 import { H100, MANAGEMENT } from "@berth/e2e/sessions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiClient, type FaultBed, sleep, startFaultBed } from "./fault-bed.ts";
+import { answering, type Caller, causeOf } from "./api.ts";
+import { type FaultBed, sleep, startFaultBed } from "./fault-bed.ts";
 
 const h100 = { offering: "h100", preset: "gpu-small", image: "terminal" };
 
 describe("Postgres stopped and started again", () => {
   let f: FaultBed;
-  let call: ReturnType<typeof apiClient>;
+  let call: Caller;
   let running = true;
   const loops: Promise<void>[] = [];
 
@@ -33,10 +34,13 @@ describe("Postgres stopped and started again", () => {
       usageIntervalMs: 10_000,
     });
     const b = f.bed;
-    call = apiClient(() => f.split.apiUrl, 60_000);
+    call = answering(() => f.split.apiUrl, 60_000);
     await f.split.reissueTokens([b.superAdmin, b.orgAdmin, b.alice, b.bob]);
-    const policy = await call(b.superAdmin.token, "PATCH", "/api/v1/resource-policies/global", { limits: {} });
-    expect(policy.status, JSON.stringify(policy.body)).toBe(200);
+    const policy = await call(b.superAdmin, "updateResourcePolicy", {
+      params: { name: "global" },
+      body: { limits: {} },
+    });
+    expect(policy.status, JSON.stringify(policy)).toBe(200);
   }, 600_000);
 
   afterAll(async () => {
@@ -49,10 +53,10 @@ describe("Postgres stopped and started again", () => {
   const create = async (token: string, name: string, deadline: number) => {
     const seen: string[] = [];
     for (;;) {
-      const r = await call(token, "POST", "/api/v1/sessions", { ...h100, name }, { "Idempotency-Key": name }).catch(
-        (e: Error) => ({ status: 0, body: e.message }),
+      const r = await call({ token }, "createSession", { body: { ...h100, name } }, { idempotencyKey: name }).catch(
+        (e: Error) => ({ ok: false, status: 0, code: "", message: e.message }) as const,
       );
-      seen.push(`${r.status} ${r.body?.error?.code ?? ""}`.trim());
+      seen.push(causeOf(r));
       if (r.status === 201 || (r.status > 0 && r.status < 500 && r.status !== 409) || Date.now() > deadline)
         return { ...r, seen };
       await sleep(500);

@@ -1,4 +1,4 @@
-// biome-ignore-all lint/suspicious/noExplicitAny: a bench reads the API's JSON as it comes
+// biome-ignore-all lint/suspicious/noExplicitAny: the bench reads Kubernetes JSON as it comes
 // Real pods on the bed's real node (e2e/src/real/real-fleet.ts), side by side in one run:
 //   1. create → JupyterLab answering through the gateway (POST /api/v1/sessions, Running, the connect link's
 //      cookie, GET {base}api through gpu-b's gateway = 200), N sessions one after the other, p50/p99,
@@ -14,6 +14,7 @@ import { parseArgs } from "node:util";
 import { HttpKube } from "@berth/controllers/kube";
 import { canRunRealNode, kubeConfigFrom } from "@berth/e2e";
 import { gatewayOf, podOf, REAL_PRESET, startRealFleet } from "@berth/e2e/real";
+import { answering } from "./api.ts";
 
 const { values } = parseArgs({ options: { sessions: { type: "string", default: "20" } } });
 const N = Number(values.sessions);
@@ -125,22 +126,28 @@ try {
 
   // Berth: the session path, through the gateway.
   const gw = gatewayOf(f);
+  const call = answering(() => f.bed.t.api.url);
   const berth: number[] = [];
   let withOne: ReturnType<typeof f.node.memory> | undefined;
   for (let i = 0; i < N; i++) {
     const t0 = performance.now();
-    const created = await f.bed.call(f.bed.alice, "POST", "/api/v1/sessions", {
-      offering: "l4",
-      preset: REAL_PRESET,
-      image: jupyter.name,
+    const created = await call(f.bed.alice, "createSession", {
+      body: { offering: "l4", preset: REAL_PRESET, image: jupyter.name },
     });
-    if (created.status !== 201) throw new Error(`create: ${created.status} ${JSON.stringify(created.body)}`);
-    const running = await f.bed.waitFor(f.bed.alice, created.body.id, (s) => s.phase === "Running", "Running", 180_000);
+    if (!created.ok || created.status !== 201) throw new Error(`create: ${created.status} ${JSON.stringify(created)}`);
+    const params = { sessionId: created.body.id };
+    const running = await f.bed.waitFor(
+      f.bed.alice,
+      params.sessionId,
+      (s) => s.phase === "Running",
+      "Running",
+      180_000,
+    );
     const cr = running.resource_name as string;
     const links = await until(async () => {
-      const r = await f.bed.call(f.bed.alice, "GET", `/api/v1/sessions/${created.body.id}/connect`);
-      if (r.status !== 200) console.error(`connect: ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
-      return r.status === 200 ? r.body : undefined;
+      const r = await call(f.bed.alice, "getSessionConnectLinks", { params });
+      if (!r.ok) console.error(`connect: ${r.status} ${JSON.stringify(r).slice(0, 300)}`);
+      return r.ok ? r.body : undefined;
     }, `${cr}'s connect links`);
     const cookie = await gw.signIn(links.links.lab);
     await until(
@@ -149,7 +156,7 @@ try {
     );
     berth.push(performance.now() - t0);
     withOne ??= f.node.memory();
-    await f.bed.call(f.bed.alice, "POST", `/api/v1/sessions/${created.body.id}/terminate`);
+    await call(f.bed.alice, "terminateSession", { params });
     await until(async () => ((await podOf(f, cr)) === undefined ? true : undefined), `${cr} gone`);
   }
   const bare: number[] = [];

@@ -37,6 +37,7 @@ import { writeFileSync } from "node:fs";
 import { Session as InspectorSession } from "node:inspector/promises";
 import { cpus, loadavg, totalmem } from "node:os";
 import { parseArgs } from "node:util";
+import type { OperationId, ResponseOf } from "@berth/console/client";
 import { DEFAULT_CONTROLLER_OPTIONS, DEFAULT_TIMING } from "@berth/controllers";
 import { HttpKube, Informer } from "@berth/controllers/kube";
 import { ResourcePolicyKind, resourcePath, SessionKind, SessionMirrorKind } from "@berth/crds";
@@ -51,6 +52,7 @@ import {
   startSessionsBed,
 } from "@berth/e2e/sessions";
 import pg from "pg";
+import { answering, type Retry, retrying } from "./api.ts";
 import { cpuSnapshot, cpuUsed, showCpu } from "./process-cpu.ts";
 import { type Split, startSplit } from "./split-processes.ts";
 
@@ -318,50 +320,26 @@ async function quiet(mk: KubeHttp, timeoutMs = 120_000): Promise<void> {
   }
 }
 
-type Call = SessionsBed["call"];
-/** bed.call against another API (the split mode's child), with the same answer's shape. */
-const callAt =
-  (url: string): Call =>
-  async (user, method, path, json, headers) => {
-    const h: Record<string, string> = { ...(headers ?? {}) };
-    h.Authorization = `Bearer ${typeof user === "string" ? user : user.token}`;
-    if (json !== undefined) h["Content-Type"] = "application/json";
-    const res = await fetch(url + path, {
-      method,
-      headers: h,
-      ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text === "" ? null : JSON.parse(text), headers: res.headers };
-  };
-
-/** Requests a connection reset may be sent again without doing twice what was asked. */
-const safeToRepeat = (method: string, path: string, headers?: Record<string, string>) =>
-  method === "GET" ||
-  headers?.["Idempotency-Key"] !== undefined ||
-  /\/(pause|resume|terminate|bulk-terminate)$/.test(path);
+/** Requests a connection reset may be sent again without doing twice what was asked (with a key, any create). */
+const REPEATABLE = new Set<OperationId>([
+  "getSession",
+  "getGpuAvailability",
+  "pauseSession",
+  "resumeSession",
+  "terminateSession",
+  "bulkTerminateSessions",
+]);
 
 /**
  * One connection reset under load (the API and the bench share 2 CPUs) threw out of the whole run. Requests
  * safe to repeat are sent again up to 3 times; any other answers status 0, which the figures count apart.
  */
-const retrying =
-  (call: Call): Call =>
-  async (user, method, path, json, headers) => {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await call(user, method, path, json, headers);
-      } catch (e) {
-        const why = (e as Error & { cause?: { code?: string } }).cause?.code ?? (e as Error).message;
-        if (safeToRepeat(method, path, headers) && attempt < 3) {
-          await new Promise((r) => setTimeout(r, 200 * attempt));
-          continue;
-        }
-        log(`no answer to ${method} ${path} (${why})${attempt > 1 ? ` after ${attempt} tries` : ""}`);
-        return { status: 0, body: { error: { code: "no_answer", message: why } }, headers: new Headers() };
-      }
-    }
-  };
+const ONE_RESET: Retry = {
+  attempts: 3,
+  backoffMs: (n) => 200 * n,
+  again: (op, answer, options) => !answer && (REPEATABLE.has(op) || options?.idempotencyKey !== undefined),
+  noAnswer: (op, why, n) => log(`no answer to ${op} (${why})${n > 1 ? ` after ${n} tries` : ""}`),
+};
 
 async function main(): Promise<void> {
   log(
@@ -416,15 +394,25 @@ async function main(): Promise<void> {
       `split: api pid ${split.api.pid} (${split.apiUrl}), worker pid ${split.worker?.pid}, operator pid ${split.operator.pid}`,
     );
   }
-  const call: Call = retrying(split ? callAt(split.apiUrl) : bed.call);
   const apiUrl = split ? split.apiUrl : bed.t.api.url;
-  const waitFor = async (user: any, id: string, pred: (s: any) => boolean, what: string, timeoutMs = 30_000) => {
+  // No bound of its own on a request (10 minutes): a slow answer is a figure here, not a failure.
+  const call = retrying(
+    answering(() => apiUrl, 600_000),
+    ONE_RESET,
+  );
+  const waitFor = async (
+    user: { token: string },
+    sessionId: string,
+    pred: (s: ResponseOf<"getSession">) => boolean,
+    what: string,
+    timeoutMs = 30_000,
+  ) => {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const r = await call(user, "GET", `/api/v1/sessions/${id}`);
-      if (r.status === 200 && pred(r.body)) return r.body;
+      const r = await call(user, "getSession", { params: { sessionId } });
+      if (r.ok && r.status === 200 && pred(r.body)) return r.body;
       if (Date.now() > deadline)
-        throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(r.body).slice(0, 1500)}`);
+        throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(r).slice(0, 1500)}`);
       await new Promise((res) => setTimeout(res, 100));
     }
   };
@@ -484,8 +472,8 @@ async function main(): Promise<void> {
     await nodesReady.stop();
     // The worker must see the whole inventory: wait for the API's availability to show it.
     for (;;) {
-      const a = await call(bed.superAdmin, "GET", "/api/v1/sessions/gpu-availability");
-      if (a.body.models?.find((m: any) => m.gpu_model === H100)?.free >= NODES * GPUS) break;
+      const a = await call(bed.superAdmin, "getGpuAvailability");
+      if (a.ok && (a.body.models.find((m) => m.gpu_model === H100)?.free ?? 0) >= NODES * GPUS) break;
       await new Promise((r) => setTimeout(r, 500));
     }
     // The default policy allows 4 sessions per user: the bench lifts it (an administrator's edit).
@@ -509,13 +497,11 @@ async function main(): Promise<void> {
         Array.from({ length: N }, (_, i) => i),
         CONC,
         async (i) => {
-          const r = await call(members[i % members.length] as never, "POST", "/api/v1/sessions", {
-            offering: "h100",
-            preset: "gpu-small",
-            image: "jupyterlab",
+          const r = await call(members[i % members.length] as { token: string }, "createSession", {
+            body: { offering: "h100", preset: "gpu-small", image: "jupyterlab" },
           });
           statuses?.set(r.status, (statuses.get(r.status) ?? 0) + 1);
-          if (r.status === 201) ids.push(r.body.id);
+          if (r.ok && r.status === 201) ids.push(r.body.id);
         },
       );
       return ids;
@@ -566,8 +552,8 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 250));
     }
     for (;;) {
-      const a = await call(bed.superAdmin, "GET", "/api/v1/sessions/gpu-availability");
-      if (a.body.models?.find((m: any) => m.gpu_model === H100)?.free >= NODES * GPUS) break;
+      const a = await call(bed.superAdmin, "getGpuAvailability");
+      if (a.ok && (a.body.models.find((m) => m.gpu_model === H100)?.free ?? 0) >= NODES * GPUS) break;
       await new Promise((r) => setTimeout(r, 250));
     }
 
@@ -650,7 +636,7 @@ async function main(): Promise<void> {
 
     // Clean up for the next figures: terminate all (bulk, 100 per call), until the worker is done.
     for (let i = 0; i < created.length; i += 100)
-      await call(bed.superAdmin, "POST", "/api/v1/sessions/bulk-terminate", { ids: created.slice(i, i + 100) });
+      await call(bed.superAdmin, "bulkTerminateSessions", { body: { ids: created.slice(i, i + 100) } });
     await terminated(gk, mk, created);
     await idle();
 
@@ -741,7 +727,7 @@ async function main(): Promise<void> {
         `  Kubernetes' own CPU per dispatched session: ${kubeMsPerSession.toFixed(1)} ms (a raw pod: ${kubeMsPerPod.toFixed(1)} ms, ×${(kubeMsPerSession / kubeMsPerPod).toFixed(1)}); on ${cpus().length} CPUs that alone allows at most ${ceiling.toFixed(0)} sessions/s, ${(ceiling / (N / (rawMs / 1000))).toFixed(2)} of the raw rate`,
       );
       for (let i = 0; i < backlog.length; i += 100)
-        await call(bed.superAdmin, "POST", "/api/v1/sessions/bulk-terminate", { ids: backlog.slice(i, i + 100) });
+        await call(bed.superAdmin, "bulkTerminateSessions", { body: { ids: backlog.slice(i, i + 100) } });
       await terminated(gk, mk, backlog);
       await idle();
     }
@@ -756,19 +742,19 @@ async function main(): Promise<void> {
         // Keyed, so that a create a reset cut off is sent again, not made twice (the writes are counted).
         const made = await call(
           bed.bob,
-          "POST",
-          "/api/v1/sessions",
-          { offering: "h100", preset: "gpu-small", image: "jupyterlab" },
-          { "Idempotency-Key": `lifecycle-${i}` },
+          "createSession",
+          { body: { offering: "h100", preset: "gpu-small", image: "jupyterlab" } },
+          { idempotencyKey: `lifecycle-${i}` },
         );
-        if (made.status !== 201) throw new Error(`a lifecycle's create answered ${made.status}`);
-        const id = made.body.id as string;
+        if (!made.ok || made.status !== 201) throw new Error(`a lifecycle's create answered ${made.status}`);
+        const id = made.body.id;
+        const params = { sessionId: id };
         await waitFor(bed.bob, id, (s) => s.phase === "Running", "Running", 120_000);
-        await call(bed.bob, "POST", `/api/v1/sessions/${id}/pause`);
+        await call(bed.bob, "pauseSession", { params });
         await waitFor(bed.bob, id, (s) => s.phase === "Paused", "Paused", 120_000);
-        await call(bed.bob, "POST", `/api/v1/sessions/${id}/resume`);
+        await call(bed.bob, "resumeSession", { params });
         await waitFor(bed.bob, id, (s) => s.phase === "Running", "Running again", 120_000);
-        await call(bed.bob, "POST", `/api/v1/sessions/${id}/terminate`);
+        await call(bed.bob, "terminateSession", { params });
         await waitFor(bed.bob, id, (s) => s.phase === "Terminated", "Terminated", 120_000);
       },
     );
@@ -794,12 +780,10 @@ async function main(): Promise<void> {
         Array.from({ length: n }, async (_, i) => {
           await new Promise((r) => setTimeout(r, (i * 1000) / rate));
           const start = performance.now();
-          const r = await call(bed.orgAdmin, "POST", "/api/v1/sessions", {
-            offering: "h100",
-            preset: "gpu-small",
-            image: "jupyterlab",
+          const r = await call(bed.orgAdmin, "createSession", {
+            body: { offering: "h100", preset: "gpu-small", image: "jupyterlab" },
           });
-          if (r.status !== 201) return; // counted by the log line no_answer writes
+          if (!r.ok || r.status !== 201) return; // counted by the log line no_answer writes
           latIds.push(r.body.id);
           await stream.waitFor(
             (e) => e.data?.session_id === r.body.id && e.data.session.phase === "Running",
@@ -815,7 +799,7 @@ async function main(): Promise<void> {
       );
     }
     for (let i = 0; i < latIds.length; i += 100)
-      await call(bed.orgAdmin, "POST", "/api/v1/sessions/bulk-terminate", { ids: latIds.slice(i, i + 100) });
+      await call(bed.orgAdmin, "bulkTerminateSessions", { body: { ids: latIds.slice(i, i + 100) } });
 
     // 6. A burst of 500 in 10 s, across several users, each with an Idempotency-Key.
     const users = members;
@@ -827,19 +811,13 @@ async function main(): Promise<void> {
         await new Promise((r) => setTimeout(r, (i * 10_000) / BURST));
         const u = users[i % users.length];
         const r = await call(
-          u as never,
-          "POST",
-          "/api/v1/sessions",
-          {
-            offering: "h100",
-            preset: "gpu-small",
-            image: "jupyterlab",
-            name: `burst-${i}`,
-          },
-          { "Idempotency-Key": `burst-${i}` },
+          u as { token: string },
+          "createSession",
+          { body: { offering: "h100", preset: "gpu-small", image: "jupyterlab", name: `burst-${i}` } },
+          { idempotencyKey: `burst-${i}` },
         );
         burstStatus.set(r.status, (burstStatus.get(r.status) ?? 0) + 1);
-        if (r.status === 201) burstIds.push(r.body.id);
+        if (r.ok && r.status === 201) burstIds.push(r.body.id);
       }),
     );
     const burstSent = performance.now() - b0;

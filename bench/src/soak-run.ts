@@ -1,4 +1,4 @@
-// biome-ignore-all lint/suspicious/noExplicitAny: the soak reads the API's JSON as it comes
+// biome-ignore-all lint/suspicious/noExplicitAny: the soak reads Kubernetes objects and database rows as they come
 // The soak (issue 36): hours of a realistic load on real processes while faults come every few minutes,
 // with a reconciliation every few minutes and at the end. soak.ts is its command line, soak.test.ts its
 // CI-sized run; docs/dev/soak.md says what is measured and why.
@@ -24,7 +24,8 @@ import { startReceiver } from "@berth/api/testing";
 import { type MeteredPodView, podRun } from "@berth/controllers";
 import { LABELS } from "@berth/crds";
 import { adminKube, H100, L4, MANAGEMENT, SESSIONS_NS } from "@berth/e2e/sessions";
-import { apiClient, covered, type FaultBed, sleep, startFaultBed } from "./fault-bed.ts";
+import { answering, causeOf } from "./api.ts";
+import { covered, type FaultBed, sleep, startFaultBed } from "./fault-bed.ts";
 import type { Child } from "./split-processes.ts";
 
 export const FAULTS = [
@@ -139,6 +140,10 @@ const PASSING = new Set([
   "Queued",
 ]);
 const ENDED = new Set(["Terminated", "Failed"]);
+/** A holder of a token, as the API's caller takes one. */
+type Who = { token: string };
+/** A request that got no answer (the API down for a moment), counted as status 0. */
+const noAnswer = { ok: false, status: 0, code: "no_answer", message: "no answer" } as const;
 
 const p99Of = (xs: number[]) => {
   if (xs.length === 0) return Number.NaN;
@@ -251,7 +256,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     const b = f.bed;
     const s = f.split;
     const db = b.t.database.db;
-    const call = apiClient(() => s.apiUrl, 60_000);
+    const call = answering(() => s.apiUrl, 60_000);
 
     // Workers: the split's leader and a standby; each kill of the leader is replaced by a new standby.
     const workers: Child[] = [s.worker as Child];
@@ -271,15 +276,16 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     }
     await s.reissueTokens([b.superAdmin, b.orgAdmin, b.alice, b.bob, ...users]);
     // No per-user limits: the soak counts lost and duplicated sessions, not the policy's refusals.
-    const policy = await call(b.superAdmin.token, "PATCH", "/api/v1/resource-policies/global", { limits: {} });
-    if (policy.status !== 200) throw new Error(`the global policy: ${policy.status} ${JSON.stringify(policy.body)}`);
-    const hook = await call(b.orgAdmin.token, "POST", "/api/v1/webhooks", {
-      organization_id: b.org.id,
-      url: receiver.url,
-      description: "soak receiver",
+    const policy = await call(b.superAdmin, "updateResourcePolicy", {
+      params: { name: "global" },
+      body: { limits: {} },
     });
-    if (hook.status !== 201) throw new Error(`the webhook: ${hook.status} ${JSON.stringify(hook.body)}`);
-    const endpointId = hook.body.id as string;
+    if (policy.status !== 200) throw new Error(`the global policy: ${policy.status} ${JSON.stringify(policy)}`);
+    const hook = await call(b.orgAdmin, "createWebhook", {
+      body: { organization_id: b.org.id, url: receiver.url, description: "soak receiver" },
+    });
+    if (!hook.ok || hook.status !== 201) throw new Error(`the webhook: ${hook.status} ${JSON.stringify(hook)}`);
+    const endpointId = hook.body.id;
 
     // Every accepted create: its key (the session's display name) and id.
     const accepted = new Map<string, string>();
@@ -291,8 +297,6 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       errors++;
       errorsBy.set(what, (errorsBy.get(what) ?? 0) + 1);
     };
-    const causeOf = (r: { status: number; body: any }) =>
-      `${r.status} ${typeof r.body === "object" ? (r.body?.error?.code ?? "") : ""}`.trim();
     let holding = false;
     let inflight = 0;
     let running = true;
@@ -317,7 +321,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     const prober = (async () => {
       while (probing) {
         const at = Date.now();
-        await call(b.alice.token, "GET", "/api/v1/sessions?size=5").then(
+        await call(b.alice, "listSessions", { query: { size: 5 } }).then(
           (r) => void probes.push({ at, ms: Date.now() - at, status: r.status }),
           () => void probes.push({ at, ms: Date.now() - at, status: 0 }),
         );
@@ -395,14 +399,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
           if (!mine) {
             const key = pendingKey ?? `soak-${i}-${keyN++}`;
             pendingKey = key;
-            const r = await call(
-              u.token,
-              "POST",
-              "/api/v1/sessions",
-              { ...body, name: key },
-              { "Idempotency-Key": key },
-            );
-            if (r.status === 201) {
+            const r = await call(u, "createSession", { body: { ...body, name: key } }, { idempotencyKey: key });
+            if (r.ok && r.status === 201) {
               accepted.set(key, r.body.id);
               mine = r.body.id;
               pendingKey = undefined;
@@ -412,21 +410,22 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
             } else failed(`create ${causeOf(r)}`);
             return;
           }
-          const d = await call(u.token, "GET", `/api/v1/sessions/${mine}`);
-          if (d.status !== 200) {
+          const sessionId = mine;
+          const d = await call(u, "getSession", { params: { sessionId } });
+          if (!d.ok || d.status !== 200) {
             failed(`read ${causeOf(d)}`);
             return;
           }
-          const phase = d.body.phase as string;
+          const phase = d.body.phase;
           const dice = Math.random();
           if (ENDED.has(phase)) mine = undefined;
           else if (phase === "Running") {
-            if (dice < 0.4) await call(u.token, "POST", `/api/v1/sessions/${mine}/pause`);
-            else if (dice < 0.6) await call(u.token, "POST", `/api/v1/sessions/${mine}/terminate`);
-            else await call(u.token, "GET", "/api/v1/sessions?size=20");
+            if (dice < 0.4) await call(u, "pauseSession", { params: { sessionId } });
+            else if (dice < 0.6) await call(u, "terminateSession", { params: { sessionId } });
+            else await call(u, "listSessions", { query: { size: 20 } });
           } else if (phase === "Paused") {
-            if (dice < 0.7) await call(u.token, "POST", `/api/v1/sessions/${mine}/resume`);
-            else await call(u.token, "POST", `/api/v1/sessions/${mine}/terminate`);
+            if (dice < 0.7) await call(u, "resumeSession", { params: { sessionId } });
+            else await call(u, "terminateSession", { params: { sessionId } });
           }
         });
         await sleep(o.thinkS * 1000 * (0.5 + Math.random()));
@@ -434,29 +433,26 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     });
 
     // Sessions a fault made in bulk (the API burst): terminated once they can be.
-    const toEnd = new Map<string, string>(); // id -> token
-    const toRetry = new Map<string, string>(); // key -> token: creates the API burst left unanswered
+    const toEnd = new Map<string, Who>(); // id -> owner
+    const toRetry = new Map<string, Who>(); // key -> owner: creates the API burst left unanswered
     const janitor = (async () => {
       while (running) {
-        for (const [n, token] of toRetry) {
-          const r = await call(token, "POST", "/api/v1/sessions", { ...h100, name: n }, { "Idempotency-Key": n }).catch(
-            () => ({ status: 0, body: null }),
+        for (const [n, who] of toRetry) {
+          const r = await call(who, "createSession", { body: { ...h100, name: n } }, { idempotencyKey: n }).catch(
+            () => noAnswer,
           );
-          if (r.status === 201) {
+          if (r.ok && r.status === 201) {
             accepted.set(n, r.body.id);
-            toEnd.set(r.body.id, token);
+            toEnd.set(r.body.id, who);
             toRetry.delete(n);
           } else if (r.status > 0 && r.status < 500 && r.status !== 409) toRetry.delete(n);
         }
-        for (const [id, token] of toEnd) {
-          const r = await call(token, "POST", `/api/v1/sessions/${id}/terminate`).catch(() => ({
-            status: 0,
-            body: null,
-          }));
-          if (r.status === 202 || r.status === 404) toEnd.delete(id);
+        for (const [sessionId, who] of toEnd) {
+          const r = await call(who, "terminateSession", { params: { sessionId } }).catch(() => noAnswer);
+          if (r.status === 202 || r.status === 404) toEnd.delete(sessionId);
           else if (r.status === 409) {
-            const d = await call(token, "GET", `/api/v1/sessions/${id}`).catch(() => ({ status: 0, body: null }));
-            if (d.status === 200 && ENDED.has(d.body.phase)) toEnd.delete(id);
+            const d = await call(who, "getSession", { params: { sessionId } }).catch(() => noAnswer);
+            if (d.ok && d.status === 200 && ENDED.has(d.body.phase)) toEnd.delete(sessionId);
           }
         }
         await sleep(5000);
@@ -556,14 +552,14 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
               for (let k = next++; k < o.burst; k = next++) {
                 const n = names[k] as string;
                 const u = owners[k % owners.length] as { token: string };
-                const r = await call(
-                  u.token,
-                  "POST",
-                  "/api/v1/sessions",
-                  { ...h100, name: n },
-                  { "Idempotency-Key": n },
-                ).catch(() => ({ status: 0, body: null }));
-                first.set(n, { status: r.status, id: r.body?.id, what: r.status === 0 ? "no answer" : causeOf(r) });
+                const r = await call(u, "createSession", { body: { ...h100, name: n } }, { idempotencyKey: n }).catch(
+                  () => noAnswer,
+                );
+                first.set(n, {
+                  status: r.status,
+                  id: r.ok ? r.body.id : undefined,
+                  what: r.status === 0 ? "no answer" : causeOf(r),
+                });
                 answered++;
               }
             }),
@@ -580,10 +576,10 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
             const got = first.get(n) as { status: number; id?: string; what: string };
             if (got.status === 201 && got.id) {
               accepted.set(n, got.id);
-              toEnd.set(got.id, u.token);
+              toEnd.set(got.id, u);
             } else if (got.status === 0 || got.status >= 500 || got.status === 409) {
               unanswered++;
-              toRetry.set(n, u.token);
+              toRetry.set(n, u);
             }
           }
           const ok = names.filter((n) => accepted.has(n)).length;

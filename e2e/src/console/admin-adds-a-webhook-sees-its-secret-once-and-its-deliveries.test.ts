@@ -17,8 +17,8 @@ import type { Browser, Page } from "playwright-core";
 import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { closeBrowser, expectAccessible, launchBrowser, Screenshots } from "./browser.ts";
-import { Visitors } from "./pages/login-page.ts";
 import { Shell } from "./pages/shell.ts";
+import { Visitors } from "./pages/visitors.ts";
 import { WebhooksPage } from "./pages/webhooks-page.ts";
 
 describe("an organization admin manages a webhook in the console", () => {

@@ -11,7 +11,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { closeBrowser, DESKTOP, expectAccessible, launchBrowser, PHONE, Screenshots } from "./browser.ts";
 import { CreditsPages } from "./pages/credits-pages.ts";
-import { Visitors } from "./pages/login-page.ts";
+import { Visitors } from "./pages/visitors.ts";
 
 describe("an administrator allocates credits and approves a member's request in the console", () => {
   let t: IdentityTestApi;

@@ -9,8 +9,10 @@ import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
-import { LoginPage, PasswordPage, Visitors } from "./pages/login-page.ts";
+import { LoginPage } from "./pages/login-page.ts";
+import { PasswordPage } from "./pages/password-page.ts";
 import { UserImportPage } from "./pages/user-import-page.ts";
+import { Visitors } from "./pages/visitors.ts";
 
 // Signing in costs an argon2id hash per person; on a shared, loaded machine a step can take over a minute.
 vi.setConfig({ testTimeout: 180_000 });

@@ -15,7 +15,7 @@ import { H100, type SessionsBed, startSessionsBed } from "../sessions/harness.ts
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { FairSharePage } from "./pages/fair-share-page.ts";
 import { LoginPage } from "./pages/login-page.ts";
-import { SessionPage } from "./pages/sessions-pages.ts";
+import { SessionPage } from "./pages/session-page.ts";
 import { Shell } from "./pages/shell.ts";
 
 vi.setConfig({ testTimeout: 600_000 });

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { apiAs } from "./api-client.ts";
 import { closeBrowser, expectAccessible, launchBrowser, Screenshots } from "./browser.ts";
 import { BudgetsPage } from "./pages/budgets-page.ts";
-import { Visitors } from "./pages/login-page.ts";
+import { Visitors } from "./pages/visitors.ts";
 
 describe("an administrator sets a budget and a refill in the console", () => {
   let t: IdentityTestApi;

@@ -5,7 +5,8 @@
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { closeBrowser, expectAccessible, launchBrowser, newContext, PHONE, Screenshots } from "./browser.ts";
-import { LoginPage, PasswordPage } from "./pages/login-page.ts";
+import { LoginPage } from "./pages/login-page.ts";
+import { PasswordPage } from "./pages/password-page.ts";
 import { Shell } from "./pages/shell.ts";
 import { ADMIN_EMAIL, ADMIN_FIRST_PASSWORD, type ConsoleStack, startConsoleStack } from "./stack.ts";
 

@@ -9,9 +9,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { gpuCluster, H100, MANAGEMENT, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { closeBrowser, expectAccessible, launchBrowser, Screenshots } from "./browser.ts";
 import { ClustersPage } from "./pages/clusters-page.ts";
-import { Visitors } from "./pages/login-page.ts";
-import { MigLayoutsSection } from "./pages/mig-layouts-page.ts";
-import { NewSessionPage, SessionPage } from "./pages/sessions-pages.ts";
+import { MigLayoutsSection } from "./pages/mig-layouts-section.ts";
+import { NewSessionPage } from "./pages/new-session-page.ts";
+import { SessionPage } from "./pages/session-page.ts";
+import { Visitors } from "./pages/visitors.ts";
 
 vi.setConfig({ testTimeout: 180_000 });
 
@@ -53,7 +54,7 @@ describe("an H100 node marked as MIG-partitioned", () => {
     await clusters.openCluster("gpu-a");
     const mig = new MigLayoutsSection(page);
     await mig.ready();
-    await mig.root.getByText("No MIG partition marked").waitFor();
+    await mig.noneMarked().waitFor();
 
     // The form's own check: nothing is sent.
     await mig.mark({ gpuModel: H100, selector: "berth.dev/mig=mixed", profiles: "3g.40gb" });

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { processesMentioning } from "../testbed/procfs.ts";
 import { eventually } from "../testbed/waiting.test-support.ts";
 import { closeBrowser, launchBrowser, skipWithoutBrowser } from "./browser.ts";
-import { Visitors } from "./pages/login-page.ts";
+import { Visitors } from "./pages/visitors.ts";
 
 describe("a browser test without Chromium", () => {
   it("is skipped on a developer's machine, and fails under CI=true", () => {

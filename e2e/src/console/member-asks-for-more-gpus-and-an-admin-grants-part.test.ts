@@ -15,9 +15,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Fleet } from "../index.ts";
 import { closeBrowser, DESKTOP, expectAccessible, launchBrowser, PHONE, Screenshots } from "./browser.ts";
 import { CatalogPage } from "./pages/catalog-page.ts";
-import { Visitors } from "./pages/login-page.ts";
-import { LimitsPage, QuotaInboxPage } from "./pages/quotas-pages.ts";
-import { NewSessionPage } from "./pages/sessions-pages.ts";
+import { LimitsPage } from "./pages/limits-page.ts";
+import { NewSessionPage } from "./pages/new-session-page.ts";
+import { QuotaInboxPage } from "./pages/quota-inbox-page.ts";
+import { Visitors } from "./pages/visitors.ts";
 import { acmeResearch, type CatalogStack, startCatalogStack } from "./stack.ts";
 
 describe("a member asks for more GPUs and an administrator grants part of it, in the console", () => {

@@ -10,7 +10,8 @@ import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";
-import { NewSessionPage, SessionPage } from "./pages/sessions-pages.ts";
+import { NewSessionPage } from "./pages/new-session-page.ts";
+import { SessionPage } from "./pages/session-page.ts";
 import { Shell } from "./pages/shell.ts";
 
 vi.setConfig({ testTimeout: 300_000 });

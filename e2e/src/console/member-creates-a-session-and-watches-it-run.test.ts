@@ -14,10 +14,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { closeBrowser, expectAccessible, launchBrowser, PHONE, Screenshots } from "./browser.ts";
 import { CreditsPages } from "./pages/credits-pages.ts";
-import { Visitors } from "./pages/login-page.ts";
-import { NewSessionPage, QueuePage, SessionPage, SessionsListPage } from "./pages/sessions-pages.ts";
+import { NewSessionPage } from "./pages/new-session-page.ts";
+import { QueuePage } from "./pages/queue-page.ts";
+import { SessionPage } from "./pages/session-page.ts";
+import { SessionsListPage } from "./pages/sessions-list-page.ts";
 import { Shell } from "./pages/shell.ts";
-import { StandInApp } from "./pages/standin-app.ts";
+import { StandInApp } from "./pages/stand-in-app.ts";
+import { Visitors } from "./pages/visitors.ts";
 import { type SessionGateways, startSessionGateways } from "./stack.ts";
 
 let bed: SessionsBed;

@@ -36,7 +36,7 @@ import type { Fleet } from "../testbed/types.ts";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { ImagesPage } from "./pages/images-page.ts";
 import { LoginPage } from "./pages/login-page.ts";
-import { NewSessionPage } from "./pages/sessions-pages.ts";
+import { NewSessionPage } from "./pages/new-session-page.ts";
 
 describe("a member brings an image of their own", () => {
   let fleet: Fleet;

@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { type GpuClusterHandle, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";
-import { SessionPage } from "./pages/sessions-pages.ts";
+import { SessionPage } from "./pages/session-page.ts";
 import { Shell } from "./pages/shell.ts";
 
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 300_000 });

@@ -11,9 +11,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { type BedProvisioner, installBedStorage, startProvisioner } from "../storage/bed-storage.ts";
 import { closeBrowser, expectAccessible, launchBrowser, Screenshots } from "./browser.ts";
-import { Visitors } from "./pages/login-page.ts";
-import { NewSessionPage, SessionPage } from "./pages/sessions-pages.ts";
-import { PoolsPage, VolumesPage } from "./pages/volumes-pages.ts";
+import { NewSessionPage } from "./pages/new-session-page.ts";
+import { PoolsPage } from "./pages/pools-page.ts";
+import { SessionPage } from "./pages/session-page.ts";
+import { Visitors } from "./pages/visitors.ts";
+import { VolumesPage } from "./pages/volumes-page.ts";
 
 vi.setConfig({ testTimeout: 120_000 });
 

@@ -8,7 +8,8 @@ import { gpuCluster, H100, MANAGEMENT, type SessionsBed, startSessionsBed } from
 import { cardUuid } from "../testbed/gpu.ts";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";
-import { NewSessionPage, SessionPage } from "./pages/sessions-pages.ts";
+import { NewSessionPage } from "./pages/new-session-page.ts";
+import { SessionPage } from "./pages/session-page.ts";
 import { Shell } from "./pages/shell.ts";
 
 vi.setConfig({ testTimeout: 180_000 });

@@ -14,9 +14,9 @@ import { type BedProvisioner, installBedStorage, startProvisioner } from "../sto
 import { installSnapshotCrds } from "../storage/snapshot-crds.ts";
 import { kubeConfigFrom } from "../testbed/index.ts";
 import { closeBrowser, expectAccessible, launchBrowser, Screenshots } from "./browser.ts";
-import { Visitors } from "./pages/login-page.ts";
-import { VolumeSnapshotsPanel } from "./pages/volume-snapshots-page.ts";
-import { VolumesPage } from "./pages/volumes-pages.ts";
+import { Visitors } from "./pages/visitors.ts";
+import { VolumeSnapshotsPanel } from "./pages/volume-snapshots-panel.ts";
+import { VolumesPage } from "./pages/volumes-page.ts";
 
 vi.setConfig({ testTimeout: 240_000 });
 
@@ -68,9 +68,9 @@ describe("volume snapshots in the console", () => {
 
   it("a member takes a snapshot, sees it ready once the cluster says so, restores it and deletes it", async () => {
     alice = await people.signIn(bed.alice);
-    await alice.getByRole("link", { name: "Volumes", exact: true }).click();
-    await alice.getByRole("heading", { name: "Volumes", level: 1 }).waitFor();
     const volumes = new VolumesPage(alice);
+    await volumes.openFromNavigation();
+    await volumes.heading().waitFor();
     await volumes.create("results", "1");
     await volumes.rowNamed("results").first().waitFor();
 

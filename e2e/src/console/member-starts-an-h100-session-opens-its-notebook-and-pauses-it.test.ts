@@ -14,9 +14,10 @@ import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { CreditsPages } from "./pages/credits-pages.ts";
 import { LoginPage } from "./pages/login-page.ts";
-import { NewSessionPage, SessionPage } from "./pages/sessions-pages.ts";
+import { NewSessionPage } from "./pages/new-session-page.ts";
+import { SessionPage } from "./pages/session-page.ts";
 import { Shell } from "./pages/shell.ts";
-import { StandInApp } from "./pages/standin-app.ts";
+import { StandInApp } from "./pages/stand-in-app.ts";
 import { type SessionGateways, startSessionGateways } from "./stack.ts";
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 300_000 });
@@ -125,7 +126,7 @@ describe("a member starts an H100 session, opens its notebook through the gatewa
     const app = standIn.root();
     await app.waitFor();
     expect(await app.getAttribute("data-cr")).toBe(cr);
-    expect(await tab.textContent("h1")).toBe("JupyterLab");
+    expect(await standIn.title()).toBe("JupyterLab");
     await expect.poll(() => standIn.wsEcho()).toBe("echo: ping");
     await shots.take(tab, "notebook-through-the-gateway");
     await tab.close();

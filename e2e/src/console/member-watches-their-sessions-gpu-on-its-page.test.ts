@@ -13,7 +13,7 @@ import { type RunningGpuExporter, startGpuExporter } from "../testbed/gpu-export
 import { type RunningMetricsServer, startMetricsServer } from "../testbed/metrics-server.ts";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";
-import { SessionPage } from "./pages/sessions-pages.ts";
+import { SessionPage } from "./pages/session-page.ts";
 import { Shell } from "./pages/shell.ts";
 
 vi.setConfig({ testTimeout: 180_000 });

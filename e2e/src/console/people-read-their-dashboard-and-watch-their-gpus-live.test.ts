@@ -14,7 +14,8 @@ import { type RunningMetricsServer, startMetricsServer } from "../testbed/metric
 import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { ClustersPage } from "./pages/clusters-page.ts";
 import { DashboardPage } from "./pages/dashboard-page.ts";
-import { LoginPage, PasswordPage } from "./pages/login-page.ts";
+import { LoginPage } from "./pages/login-page.ts";
+import { PasswordPage } from "./pages/password-page.ts";
 import { ADMIN_EMAIL, ADMIN_FIRST_PASSWORD, type ConsoleStack, startConsoleStack } from "./stack.ts";
 
 const CLUSTER = "clu_consolemon";

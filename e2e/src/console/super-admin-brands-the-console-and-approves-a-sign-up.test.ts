@@ -6,9 +6,11 @@ import { readSystemSettings } from "@berth/api/testing";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
-import { LoginPage, PasswordPage } from "./pages/login-page.ts";
-import { SettingsPage, SignupPage } from "./pages/settings-pages.ts";
+import { LoginPage } from "./pages/login-page.ts";
+import { PasswordPage } from "./pages/password-page.ts";
+import { SettingsPage } from "./pages/settings-page.ts";
 import { Shell } from "./pages/shell.ts";
+import { SignupPage } from "./pages/signup-page.ts";
 import { ADMIN_EMAIL, ADMIN_FIRST_PASSWORD, type ConsoleStack, startConsoleStack } from "./stack.ts";
 
 const NEW_PASSWORD = "a-brand-new-admin-password";

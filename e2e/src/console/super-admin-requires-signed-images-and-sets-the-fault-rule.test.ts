@@ -10,8 +10,9 @@ import { readSystemSettings } from "@berth/api/testing";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
-import { LoginPage, PasswordPage } from "./pages/login-page.ts";
-import { SettingsPage } from "./pages/settings-pages.ts";
+import { LoginPage } from "./pages/login-page.ts";
+import { PasswordPage } from "./pages/password-page.ts";
+import { SettingsPage } from "./pages/settings-page.ts";
 import { ADMIN_EMAIL, ADMIN_FIRST_PASSWORD, type ConsoleStack, startConsoleStack } from "./stack.ts";
 
 const pemOf = (k: import("node:crypto").KeyObject) => k.export({ type: "spki", format: "pem" }).toString();

@@ -10,7 +10,7 @@ import { type ClustersBed, startClustersBed } from "../clusters/harness.ts";
 import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { ClustersPage } from "./pages/clusters-page.ts";
 import { LoginPage } from "./pages/login-page.ts";
-import { NodePoolsSection } from "./pages/node-pools-page.ts";
+import { NodePoolsSection } from "./pages/node-pools-section.ts";
 import { Shell } from "./pages/shell.ts";
 
 const H100 = "NVIDIA-H100-80GB-HBM3";

@@ -11,8 +11,8 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { closeBrowser, expectAccessible, launchBrowser, PHONE, Screenshots } from "./browser.ts";
 import { IdleLimitsPage } from "./pages/idle-limits-page.ts";
-import { Visitors } from "./pages/login-page.ts";
-import { NewSessionPage } from "./pages/sessions-pages.ts";
+import { NewSessionPage } from "./pages/new-session-page.ts";
+import { Visitors } from "./pages/visitors.ts";
 import { acmeResearch, type CatalogStack, startCatalogStack } from "./stack.ts";
 
 describe("the platform's administrator sets idle and time limits, and a member asks within them", () => {

@@ -1,8 +1,8 @@
-// Page objects of the dashboard (a member's tiles and sessions, an administrator's fleet and spend) and of
-// a monitoring panel with its time-series chart, as the dashboard and a cluster's page show them.
+// Page object of the dashboard: a member's tiles and sessions, an administrator's fleet and spend.
 import { DASHBOARD_TEST_IDS as D } from "@berth/console/test-ids/dashboard";
 import { MONITORING_PANEL_TEST_IDS as M } from "@berth/console/test-ids/monitoring-panel";
 import type { Locator, Page } from "playwright-core";
+import { MonitoringPanel } from "./monitoring-panel.ts";
 
 const TILES = {
   running: D.tileRunning,
@@ -57,34 +57,5 @@ export class DashboardPage {
   /** The first panel's problem (the metrics server not answering, …). */
   firstPanelProblem() {
     return this.page.getByTestId(M.problem).first();
-  }
-}
-
-export class MonitoringPanel {
-  readonly root: Locator;
-  constructor(root: Locator) {
-    this.root = root;
-  }
-  rows() {
-    return this.root.getByTestId(M.chartRow);
-  }
-  /** The series the chart's table lists, by name. */
-  series(): Promise<(string | null)[]> {
-    return this.rows().evaluateAll((rows) => rows.map((r) => r.getAttribute("data-series")));
-  }
-  /** The first series' latest value as shown ("35 %", "12 ms"). */
-  latest() {
-    return this.root.getByTestId(M.chartLatest).first();
-  }
-  readout() {
-    return this.root.getByTestId(M.chartReadout);
-  }
-  /** Moves the keyboard to the plot (its readout then follows the arrow keys). */
-  async focusPlot(): Promise<void> {
-    await this.root.locator(".plot").focus();
-  }
-  /** Opens the chart's table of values. */
-  async openTable(): Promise<void> {
-    await this.root.locator("summary").click();
   }
 }

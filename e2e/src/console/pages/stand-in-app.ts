@@ -11,6 +11,10 @@ export class StandInApp {
   root() {
     return this.page.getByTestId("standin-app");
   }
+  /** Its heading: the application it stands in for ("JupyterLab"). */
+  title() {
+    return this.page.textContent("h1");
+  }
   /** What its WebSocket answered ("echo: ping" once the round trip through the gateway is done). */
   wsEcho() {
     return this.page.textContent('[data-testid="standin-ws"]');

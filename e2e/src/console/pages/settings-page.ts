@@ -1,6 +1,5 @@
-// Page objects of the system settings (branding, sign-up policy, placement, the fault rule, image
-// signatures, the sign-up queue) and of the public sign-up page. Test ids come from the console
-// (@berth/console/test-ids/*).
+// Page object of the system settings (branding, sign-up policy, placement, the fault rule, image
+// signatures, the sign-up queue). Test ids come from the console (@berth/console/test-ids/*).
 import { SETTINGS_TEST_IDS as T } from "@berth/console/test-ids/settings";
 import type { Page } from "playwright-core";
 import { Shell } from "./shell.ts";
@@ -94,33 +93,5 @@ export class SettingsPage {
   async approve(email: string): Promise<void> {
     await this.signupRequest(email).getByTestId(T.approve).click();
     await this.page.getByTestId(T.signupNotice).waitFor();
-  }
-}
-
-export class SignupPage {
-  readonly page: Page;
-  readonly shell: Shell;
-  constructor(page: Page) {
-    this.page = page;
-    this.shell = new Shell(page);
-  }
-
-  closed() {
-    return this.page.getByTestId(T.signupClosed);
-  }
-  form() {
-    return this.page.getByTestId(T.signupForm);
-  }
-  async signUp(email: string, password: string, repeat = password): Promise<void> {
-    await this.page.getByLabel("Email").fill(email);
-    await this.page.getByLabel("Password", { exact: true }).fill(password);
-    await this.page.getByLabel("Password again").fill(repeat);
-    await this.page.getByTestId(T.signupSubmit).click();
-  }
-  problem() {
-    return this.page.getByTestId(T.signupProblem);
-  }
-  done() {
-    return this.page.getByTestId(T.signupDone);
   }
 }

@@ -1,6 +1,4 @@
-// Page objects of Limits (console/src/views/quotas-view/: the member's effective limits and her quota
-// requests) and the administrators' inbox of quota requests (quota-inbox-view/).
-import { QUOTA_INBOX_TEST_IDS as I } from "@berth/console/test-ids/quota-inbox";
+// Page object of Limits (console/src/views/quotas-view/): the member's effective limits and her quota requests.
 import { QUOTAS_TEST_IDS as Q } from "@berth/console/test-ids/quotas";
 import type { Page } from "playwright-core";
 import { Shell } from "./shell.ts";
@@ -57,38 +55,5 @@ export class LimitsPage {
   /** The administrators' way to the inbox. */
   async openInbox(): Promise<void> {
     await this.page.getByTestId(Q.inboxLink).click();
-  }
-}
-
-export class QuotaInboxPage {
-  readonly page: Page;
-  constructor(page: Page) {
-    this.page = page;
-  }
-
-  /** A request's row, by its id; its data-status is the request's status. */
-  row(requestId: string) {
-    return this.page.locator(`[data-testid="${I.row}"][data-request-id="${requestId}"]`);
-  }
-  /** Opens the decide panel of a request. */
-  async decide(requestId: string): Promise<void> {
-    await this.row(requestId).getByTestId(I.decide).click();
-    await this.page.getByTestId(I.decidePanel).waitFor();
-  }
-  async grant(limit: string, value: string): Promise<void> {
-    await this.page.getByTestId(I.grant(limit)).fill(value);
-  }
-  grantProblem() {
-    return this.page.getByTestId(I.grantProblem);
-  }
-  async note(text: string): Promise<void> {
-    await this.page.getByTestId(I.note).fill(text);
-  }
-  async approve(): Promise<void> {
-    await this.page.getByTestId(I.approve).click();
-  }
-  /** The status filter: pending (the default), any, or one status. */
-  async filterStatus(status: string): Promise<void> {
-    await this.page.getByTestId(I.filterStatus).selectOption(status);
   }
 }

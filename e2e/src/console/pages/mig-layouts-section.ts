@@ -17,6 +17,11 @@ export class MigLayoutsSection {
     await this.root.waitFor();
   }
 
+  /** The section's empty state: no mark on this cluster yet. */
+  noneMarked(): Locator {
+    return this.root.getByText("No MIG partition marked");
+  }
+
   async mark(o: { gpuModel: string; selector: string; profiles: string }): Promise<void> {
     const form = this.root.getByTestId(T.createForm);
     await form.getByLabel("GPU model").selectOption(o.gpuModel);
