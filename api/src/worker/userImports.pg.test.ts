@@ -146,6 +146,19 @@ describe("the worker's user-import loop", () => {
     expect(await t.database.db("users").where({ email: e }).first()).toBeUndefined();
   });
 
+  it("refuses the passwords to their importer once no longer an administrator, and keeps them sealed", async () => {
+    const { org, admin } = await anAdmin();
+    const id = await start(admin.token, [`${email()},,${org.slug},,,`]);
+    const loop = aLoop();
+    await loop.poll();
+    await loop.idle();
+    await t.member(admin, org.id, null, "member");
+    const pw = await t.request("POST", `/api/v1/users/imports/${id}/temporary-passwords`, { token: admin.token });
+    expect(pw.status).toBe(403);
+    expect(pw.body.error.code).toBe("forbidden");
+    expect((await job(admin.token, id)).temporary_passwords.state).toBe("held");
+  });
+
   it("runs a dry run as a job too, writing nothing but its records", async () => {
     const { org, admin } = await anAdmin();
     const e = email();

@@ -757,11 +757,13 @@ export async function takeTemporaryPasswords(
   open: (sealed: string, aad: string) => string,
 ): Promise<{ email: string; user_id: string; password: string }[]> {
   const job = await visibleJob(deps.db, principal, id);
-  const s = scopeOf(principal);
-  if (job.actor_id !== principal.userId || (!s.all && !job.organization_ids.some((o) => s.adminOrganizations.has(o))))
-    throw new Forbidden("only the administrator who started the import may fetch its temporary passwords");
+  const refuse = () => new Forbidden("only the administrator who started the import may fetch its temporary passwords");
+  if (job.actor_id !== principal.userId) throw refuse();
   if (!ended(job)) throw notFinished(job);
   if (job.passwords === "none") return [];
+  // Still an administrator where the import made accounts: a demoted admin no longer hands out access.
+  const s = scopeOf(principal);
+  if (!s.all && !job.organization_ids.some((o) => s.adminOrganizations.has(o))) throw refuse();
   const taken = await takeSealedPasswords(deps.db, id, deps.clock.now());
   if (!taken) {
     const now = (await findImportJob(deps.db, id)) ?? job;
