@@ -34,8 +34,30 @@ export async function insertImportJob(
   await db("user_imports").insert({ ...job, state: "queued", counts: JSON.stringify({}) });
 }
 
+const WITHOUT_FILE = [
+  "id",
+  "actor_id",
+  "organization_ids",
+  "dry_run",
+  "state",
+  "rows_total",
+  "counts",
+  "request_id",
+  "claimed_by",
+  "claimed_until",
+  "attempts",
+  "failure",
+  "created_at",
+  "started_at",
+  "finished_at",
+  "passwords",
+  "passwords_ended_at",
+] as const;
+
+/** A job without its file (`csv` null): polled every second by clients, it need not send up to 4 MiB each time. */
 export async function findImportJob(db: Knex, id: string): Promise<ImportJobRow | undefined> {
-  return (await db("user_imports").where({ id }).first()) as ImportJobRow | undefined;
+  const row = await db("user_imports").where({ id }).first(WITHOUT_FILE);
+  return row ? ({ ...row, csv: null } as ImportJobRow) : undefined;
 }
 
 /**
