@@ -207,6 +207,17 @@ export const ERROR_CODES = {
     description:
       "The wallet cannot pay for this movement; details give its spendable balance and the amount asked (minor units, strings).",
   },
+  import_not_finished: {
+    status: 409,
+    description:
+      "The user import has not ended yet (details.state: queued or running): its results and temporary passwords come when it has. Poll the import.",
+  },
+  // 410
+  import_passwords_gone: {
+    status: 410,
+    description:
+      "The import's temporary passwords are given once and then erased: details.reason says whether they were fetched already (fetched) or ended by the retention (expired). Reset those accounts' passwords instead.",
+  },
   // 413, 415, 422, 429
   payload_too_large: {
     status: 413,

@@ -17,6 +17,7 @@ export { parseSecretKeys } from "./domain/webhooks/secretBox.ts";
 export { ERROR_CODES, type ErrorCode } from "./errors.ts";
 export { type RunningApi, type StartApiOptions, startApi } from "./main.ts";
 export { workerMetrics } from "./worker/metrics.ts";
+export { UserImportLoop } from "./worker/userImports.ts";
 export {
   capacityReclaimWorkerLoop,
   reclaimWorkerLoop,

@@ -20,6 +20,7 @@ import { reclaimWorkerLoop } from "./reclaimLoop.ts";
 import { RetentionLoop, type RetentionOptions } from "./retentionLoop.ts";
 import { createWorkerStore } from "./sessionStore.ts";
 import { SnapshotLoop, type SnapshotLoopOptions } from "./snapshots.ts";
+import { UserImportLoop, type UserImportLoopOptions } from "./userImports.ts";
 import { type WebhookWorkerOptions, webhookWorkerLoop } from "./webhooks.ts";
 
 export { CapacityReclaimLoop, capacityReclaimWorkerLoop } from "./capacityReclaimLoop.ts";
@@ -64,6 +65,13 @@ export interface WorkerOptions {
   capacityReclaim?: false | { intervalMs?: number; clock?: { now(): Date } };
   /** Volume snapshots on the GPU clusters (api/src/worker/snapshots.ts); `false` leaves it out. */
   snapshots?: false | SnapshotLoopOptions;
+  /**
+   * Bulk user imports (api/src/worker/userImports.ts); `false` leaves them out. Its keys default to the
+   * webhooks' (BERTH_WEBHOOK_SECRET_KEYS): without keys it cannot seal temporary passwords and stays out.
+   */
+  userImports?:
+    | false
+    | (Omit<UserImportLoopOptions, "secretKeys"> & { secretKeys?: UserImportLoopOptions["secretKeys"] });
 }
 
 export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
@@ -74,6 +82,10 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
     ...(o.clusterCredentialRecheckMs !== undefined ? { credentialRecheckMs: o.clusterCredentialRecheckMs } : {}),
   });
   const kube = clients.management;
+  const importKeys =
+    (o.userImports ? o.userImports.secretKeys : undefined) ?? (o.webhooks ? o.webhooks.secretKeys : undefined) ?? [];
+  if (o.userImports !== false && importKeys.length === 0)
+    o.log.warn("no secret keys (BERTH_WEBHOOK_SECRET_KEYS): user imports are not run by this worker");
   const running = await startControllers({
     kube,
     store: createWorkerStore(o.db, o.log, {
@@ -128,6 +140,9 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
               ...o.snapshots,
             }),
           ]),
+      ...(o.userImports === false || importKeys.length === 0
+        ? []
+        : [new UserImportLoop({ db: o.db, log: o.log, ...o.userImports, secretKeys: importKeys })]),
     ],
   });
   return {

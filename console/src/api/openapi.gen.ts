@@ -345,28 +345,6 @@ export type CostPreview = {
   total_cost_credits: string;
 };
 
-export type CreatedUserImport = {
-  id: string;
-  dry_run: boolean;
-  /** RFC 3339, UTC. */
-  created_at: string;
-  counts: {
-    create: number;
-    update: number;
-    unchanged: number;
-    error: number;
-  };
-  rows: UserImportRow[];
-  /** Every row's result as CSV. */
-  results_url: string;
-  /** Real runs: the temporary password of each account created, shown this once and stored nowhere in clear. Hand each to its person; the first sign-in asks for a new one. */
-  temporary_passwords: {
-    email: string;
-    user_id: string;
-    password: string;
-  }[];
-};
-
 export type CreateImageBuildRequest = {
   /** The Dockerfile (at most 64 KiB by default); `ARG BASE_IMAGE` names the base image when one is given. */
   dockerfile: string;
@@ -718,7 +696,7 @@ export type EffectiveLimits = {
 export type ErrorEnvelope = {
   error: {
     /** Stable error code; clients map it to a message. */
-    code: "validation_failed" | "malformed_json" | "bad_request" | "import_csv_malformed" | "import_too_many_rows" | "webhook_url_invalid" | "image_reference_invalid" | "gpu_fraction_not_offered" | "gpu_slice_too_small" | "idle_timeout_out_of_bounds" | "max_runtime_out_of_bounds" | "dockerfile_invalid" | "mig_profile_unknown" | "mig_profile_not_for_model" | "mig_layout_overfilled" | "node_selector_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "current_password_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "node_pool_overlap" | "mig_layout_overlap" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "request_already_decided" | "keep_running_limit_reached" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_mounted" | "snapshot_restoring" | "snapshot_not_ready" | "volume_purged" | "volume_locked" | "invalid_session_state" | "image_in_use" | "build_limit_reached" | "cluster_in_use" | "insufficient_credits" | "payload_too_large" | "import_file_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "grantee_not_found" | "guarantee_unsatisfiable" | "gpu_model_unavailable" | "gpu_sharing_unavailable" | "mig_profile_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "image_source_forbidden" | "image_unsigned" | "no_build_cluster" | "build_cluster_not_ready" | "export_too_large" | "too_many_requests" | "internal" | "kubernetes_refused" | "unavailable";
+    code: "validation_failed" | "malformed_json" | "bad_request" | "import_csv_malformed" | "import_too_many_rows" | "webhook_url_invalid" | "image_reference_invalid" | "gpu_fraction_not_offered" | "gpu_slice_too_small" | "idle_timeout_out_of_bounds" | "max_runtime_out_of_bounds" | "dockerfile_invalid" | "mig_profile_unknown" | "mig_profile_not_for_model" | "mig_layout_overfilled" | "node_selector_invalid" | "unauthenticated" | "token_expired" | "invalid_credentials" | "forbidden" | "password_change_required" | "current_password_required" | "signup_closed" | "quota_exceeded" | "not_found" | "method_not_allowed" | "node_pool_overlap" | "mig_layout_overlap" | "conflict" | "already_exists" | "idempotency_request_in_flight" | "volume_on_another_cluster" | "request_already_decided" | "keep_running_limit_reached" | "webhook_limit_reached" | "pool_in_use" | "pool_capacity_exceeded" | "volume_pool_not_shared" | "volume_in_use" | "volume_mounted" | "snapshot_restoring" | "snapshot_not_ready" | "volume_purged" | "volume_locked" | "invalid_session_state" | "image_in_use" | "build_limit_reached" | "cluster_in_use" | "insufficient_credits" | "import_not_finished" | "import_passwords_gone" | "payload_too_large" | "import_file_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "grantee_not_found" | "guarantee_unsatisfiable" | "gpu_model_unavailable" | "gpu_sharing_unavailable" | "mig_profile_unavailable" | "cluster_unreachable" | "cluster_credential_invalid" | "cluster_credential_insufficient" | "gpu_runtime_class_missing" | "gpu_device_plugin_missing" | "webhook_target_forbidden" | "image_source_forbidden" | "image_unsigned" | "no_build_cluster" | "build_cluster_not_ready" | "export_too_large" | "too_many_requests" | "internal" | "kubernetes_refused" | "unavailable";
     /** Human-readable text. */
     message: string;
     /** What to fix. For validation_failed: issues[] of {path, message, code}. */
@@ -2252,17 +2230,42 @@ export type UserDetail = {
 export type UserImport = {
   id: string;
   dry_run: boolean;
+  /** queued: accepted, waiting for the worker; running; succeeded: every row has its outcome (errors included); failed: stopped before the end (failure says why), every row done is recorded and counted. */
+  state: "queued" | "running" | "succeeded" | "failed";
   /** RFC 3339, UTC. */
   created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  /** Rows in the file. */
+  rows_total: number;
+  /** Rows with an outcome so far. */
+  rows_done: number;
   counts: {
     create: number;
     update: number;
     unchanged: number;
     error: number;
   };
+  /** Why a failed import stopped (forbidden: its administrator lost the right; import_interrupted). */
+  failure: {
+    code: string;
+    message: string;
+  } | null;
+  /** Every row's result once the import has ended; empty before. */
   rows: UserImportRow[];
-  /** Every row's result as CSV. */
+  /** Every row's result as CSV, once the import has ended. */
   results_url: string;
+  temporary_passwords: UserImportPasswords;
+};
+
+export type UserImportPasswords = {
+  /** none: no account was made (or a dry run); held: sealed, waiting for the administrator who started the import to fetch them once; fetched or expired: erased. */
+  state: "none" | "held" | "fetched" | "expired";
+  count: number;
+  /** When held passwords are erased unfetched. */
+  expires_at: string | null;
+  /** POST here to fetch them, once. */
+  url: string;
 };
 
 export type UserImportRow = {
@@ -2284,6 +2287,15 @@ export type UserImportRow = {
   project_id: string | null;
   /** unpaid: the person joined, but the organization's wallet could not pay the welcome credit. */
   welcome_credit: ("given" | "unpaid") | null;
+};
+
+export type UserImportTemporaryPasswords = {
+  /** The temporary password of each account the import made, given this once and erased. Hand each to its person; the first sign-in asks for a new one. */
+  temporary_passwords: {
+    email: string;
+    user_id: string;
+    password: string;
+  }[];
 };
 
 export type VolumeSnapshot = {
@@ -2782,14 +2794,14 @@ export interface Operations {
     body: CreateUserRequest;
     response: UserDetail;
   };
-  /** Import users from a CSV (dry run by default) */
+  /** Start an import of users from a CSV (dry run by default) */
   createUserImport: {
     method: "post";
     path: "/api/v1/users/imports";
     params: Record<string, never>;
     query: Record<string, never>;
     body: CreateUserImportRequest;
-    response: CreatedUserImport;
+    response: UserImport;
   };
   /** Create a volume */
   createVolume: {
@@ -3486,7 +3498,7 @@ export interface Operations {
     body: undefined;
     response: UserDetail;
   };
-  /** An import's rows and outcomes (no passwords) */
+  /** An import's state, progress and (once ended) rows; never passwords */
   getUserImport: {
     method: "get";
     path: "/api/v1/users/imports/{importId}";
@@ -3497,7 +3509,7 @@ export interface Operations {
     body: undefined;
     response: UserImport;
   };
-  /** An import's results as CSV (RFC 4180) */
+  /** An import's results as CSV (RFC 4180), once it has ended */
   getUserImportResults: {
     method: "get";
     path: "/api/v1/users/imports/{importId}/results.csv";
@@ -4666,6 +4678,17 @@ export interface Operations {
     body: undefined;
     response: ReadableStream;
   };
+  /** Fetch an ended import's temporary passwords, once */
+  takeUserImportPasswords: {
+    method: "post";
+    path: "/api/v1/users/imports/{importId}/temporary-passwords";
+    params: {
+      importId: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    response: UserImportTemporaryPasswords;
+  };
   /** Terminate a session */
   terminateSession: {
     method: "post";
@@ -5076,6 +5099,7 @@ export const OPERATIONS = {
   signUp: { method: "post", path: "/api/v1/auth/signup" },
   streamImageBuildLogs: { method: "get", path: "/api/v1/image-builds/{id}/logs" },
   streamSessionEvents: { method: "get", path: "/api/v1/sessions/events" },
+  takeUserImportPasswords: { method: "post", path: "/api/v1/users/imports/{importId}/temporary-passwords" },
   terminateSession: { method: "post", path: "/api/v1/sessions/{sessionId}/terminate" },
   testClusterConnection: { method: "post", path: "/api/v1/clusters/{clusterId}/connection-test" },
   uncordonNode: { method: "post", path: "/api/v1/nodes/{clusterId}/{nodeName}/uncordon" },

@@ -1,5 +1,5 @@
 // People's accounts (super_admins): the list, create, disable, delete, and the sign-up requests to decide.
-import type { BodyOf, QueryOf } from "../api/client.ts";
+import type { BodyOf, QueryOf, ResponseOf } from "../api/client.ts";
 import { api } from "./context.ts";
 
 export function loadUsers(email: string | undefined, page: number, signal?: AbortSignal) {
@@ -30,9 +30,42 @@ export function decideSignup(userId: string, decision: "approve" | "deny") {
   return api.call(decision === "approve" ? "approveSignup" : "denySignup", { params: { userId } });
 }
 
-/** Bulk import: a dry run (`dryRun`) or the import itself; the answer has every row's outcome. */
+/** Bulk import: starts a dry run (`dryRun`) or the import itself as a job; the answer is the job, queued. */
 export function importUsers(csv: string, dryRun: boolean) {
   return api.call("createUserImport", { body: { csv, dry_run: dryRun } });
+}
+
+export function loadImport(importId: string, signal?: AbortSignal) {
+  return api.call("getUserImport", { params: { importId } }, { signal });
+}
+
+/**
+ * The job until it has ended, read every `everyMs`; `progress` sees each reading. Stops (throws) when
+ * `signal` aborts: the page was left.
+ */
+export async function waitForImport(
+  importId: string,
+  progress: (job: ResponseOf<"getUserImport">) => void,
+  signal: AbortSignal,
+  everyMs = 1000,
+) {
+  for (;;) {
+    const job = await loadImport(importId, signal);
+    progress(job);
+    if (job.state === "succeeded" || job.state === "failed") return job;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(resolve, everyMs);
+      signal.addEventListener("abort", () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      });
+    });
+  }
+}
+
+/** The import's temporary passwords: given once, then erased (a second call is 410 import_passwords_gone). */
+export function takeImportPasswords(importId: string) {
+  return api.call("takeUserImportPasswords", { params: { importId } });
 }
 
 /** The results file of an import (CSV), fetched with the bearer token. */

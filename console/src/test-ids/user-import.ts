@@ -8,4 +8,6 @@ export const USER_IMPORT_TEST_IDS = {
   row: "user-import-row",
   download: "user-import-download",
   passwords: "user-import-passwords",
+  reveal: "user-import-reveal-passwords",
+  progress: "user-import-progress",
 } as const;

@@ -1,8 +1,9 @@
-// Journey: an organization's admin imports people from a spreadsheet. The dry run shows each row's
-// outcome (a formula cell and a row naming another organization are refused, the rest would be
-// created); the import makes the accounts, pays the welcome credit and shows the temporary passwords
-// once; the results file downloads with the formula neutralised; one new person signs in with their
-// temporary password and is asked for their own. axe-core checks the page in each state.
+// Journey: an organization's admin imports people from a spreadsheet. The dry run (a job, run by the
+// worker's import loop beside the API) shows each row's outcome (a formula cell and a row naming another
+// organization are refused, the rest would be created); the import makes the accounts, pays the welcome
+// credit and holds the temporary passwords until the admin shows them, once (a second fetch is refused);
+// the results file downloads with the formula neutralised; one new person signs in with their temporary
+// password and is asked for their own. axe-core checks the page in each state.
 import { readFile } from "node:fs/promises";
 import { grantToOrganization, type IdentityTestApi, startIdentityTestApi, type TestUser } from "@berth/api/testing";
 import { ensureConsoleBuilt } from "@berth/console";
@@ -36,7 +37,7 @@ describe("an organization admin imports users from a CSV", () => {
 
   beforeAll(async () => {
     ensureConsoleBuilt();
-    t = await startIdentityTestApi();
+    t = await startIdentityTestApi({ userImports: true });
     const org = await t.anOrganization("Vision Lab");
     const other = await t.anOrganization("Other Lab");
     await t.aProject(org.id, "Segmentation");
@@ -90,8 +91,19 @@ describe("an organization admin imports users from a CSV", () => {
   it("imports, sees the temporary passwords once and downloads the results", async () => {
     await imports.importRows();
     expect(await imports.counts().textContent()).toContain("2 created, 0 updated, 0 unchanged, 2 with errors");
+    await expectAccessible(page, "passwords held");
+    await shots.take(page, "passwords-held");
+    await imports.revealPasswords();
     const passwords = await imports.passwords();
     expect([...passwords.keys()]).toEqual([ada, bo]);
+    expect(await imports.revealButton().count()).toBe(0);
+    // Given once: Berth erased them as it showed them.
+    const job = await t.database.db("user_imports").where({ actor_id: admin.id, dry_run: false }).first("id");
+    const again = await t.request("POST", `/api/v1/users/imports/${job.id}/temporary-passwords`, {
+      token: await t.tokenFor(admin.id),
+    });
+    expect(again.status).toBe(410);
+    expect(again.body.error.code).toBe("import_passwords_gone");
     await expectAccessible(page, "imported");
     await shots.take(page, "imported");
     const download = await imports.downloadResults();

@@ -35,6 +35,7 @@ import * as m20261129002000 from "./20261129002000_user_imports.ts";
 import * as m20261129003000 from "./20261129003000_node_pools.ts";
 import * as m20261129130000 from "./20261129130000_mig.ts";
 import * as m20261129140000 from "./20261129140000_volume_snapshots.ts";
+import * as m20261129150000 from "./20261129150000_user_import_jobs.ts";
 
 export interface Migration {
   name: string;
@@ -79,4 +80,5 @@ export const migrations: Migration[] = [
   { name: "20261129003000_node_pools", up: m20261129003000.up },
   { name: "20261129130000_mig", up: m20261129130000.up },
   { name: "20261129140000_volume_snapshots", up: m20261129140000.up },
+  { name: "20261129150000_user_import_jobs", up: m20261129150000.up },
 ];

@@ -1,6 +1,7 @@
 // Test support for identity: an in-process API with the real authenticator over a fresh database, a
 // clock the test owns, and builders for users, organizations, projects and memberships.
 import type { KubeConfig } from "@kubernetes/client-node";
+import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { makeClusterClients } from "../../buildDeps.ts";
 import { testConfig } from "../../config.test-support.ts";
@@ -15,8 +16,10 @@ import { findUserById } from "../../db/operations/users/findUserById.ts";
 import { insertUser } from "../../db/operations/users/insertUser.ts";
 import type { Deps } from "../../deps.ts";
 import { startTestApi, type TestApi, TestClock, testDeps } from "../../http/http.test-support.ts";
+import { UserImportLoop } from "../../worker/userImports.ts";
 import { createClustersRuntime } from "../clusters/runtime.ts";
 import type { SessionsRuntime } from "../sessions/runtime.ts";
+import { parseSecretKeys } from "../webhooks/secretBox.ts";
 import { createAuthenticator } from "./authenticator.ts";
 import { newId } from "./ids.ts";
 import { slugify } from "./organizations.ts";
@@ -56,6 +59,8 @@ export interface IdentityTestApi {
   tokenFor(userId: string): Promise<string>;
   /** A token that was valid once and expired a minute ago. */
   expiredTokenFor(userId: string): Promise<string>;
+  /** With `userImports: true`: the worker's user-import loop, running on this database. */
+  userImports?: UserImportLoop;
   stop(): Promise<void>;
 }
 
@@ -69,6 +74,8 @@ export async function startIdentityTestApi(
     env?: Record<string, string>;
     /** With kubeConfig: the clusters runtime too (cluster routes answer instead of 503). */
     clusters?: boolean;
+    /** Run the worker's user-import loop (api/src/worker/userImports.ts) beside the API, as `npm start` does. */
+    userImports?: boolean;
   } = {},
 ): Promise<IdentityTestApi> {
   const database = await createTestDatabase();
@@ -92,6 +99,16 @@ export async function startIdentityTestApi(
       : {}),
   });
   const api = await startTestApi(deps);
+  const userImports = opts.userImports
+    ? new UserImportLoop({
+        db: database.db,
+        log: pino({ level: "silent" }),
+        clock,
+        secretKeys: parseSecretKeys(config.webhooks.secretKeys.reveal()),
+        intervalMs: 100,
+      })
+    : undefined;
+  userImports?.start();
   const { hasher, tokens } = deps.auth;
   // One hash for every seeded user with the default password: seeding stays fast.
   const defaultPassword = "correct horse battery staple";
@@ -158,7 +175,9 @@ export async function startIdentityTestApi(
       });
       return (await past.issue({ userId, tokenVersion: u.token_version })).token;
     },
+    ...(userImports ? { userImports } : {}),
     async stop() {
+      await userImports?.stop();
       await api.stop();
       await database.drop();
     },

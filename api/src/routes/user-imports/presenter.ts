@@ -1,15 +1,34 @@
 import { csvLine } from "../../domain/identity/imports/csv.ts";
-import type { ImportRecord } from "../../domain/identity/imports/importUsers.ts";
+import { type ImportView, PASSWORD_RETENTION_MS, type RowResult } from "../../domain/identity/imports/importUsers.ts";
 import type { UserImport } from "./schemas.ts";
 
-export function presentImport(r: ImportRecord): UserImport {
+const iso = (d: Date | null) => (d === null ? null : new Date(d).toISOString());
+
+export function presentImport(v: ImportView): UserImport {
+  const { job } = v;
+  const url = `/api/v1/users/imports/${job.id}`;
   return {
-    id: r.id,
-    dry_run: r.dry_run,
-    created_at: new Date(r.created_at).toISOString(),
-    counts: r.counts,
-    rows: r.results,
-    results_url: `/api/v1/users/imports/${r.id}/results.csv`,
+    id: job.id,
+    dry_run: job.dry_run,
+    state: job.state,
+    created_at: new Date(job.created_at).toISOString(),
+    started_at: iso(job.started_at),
+    finished_at: iso(job.finished_at),
+    rows_total: job.rows_total,
+    rows_done: v.rowsDone,
+    counts: v.counts,
+    failure: job.failure,
+    rows: v.results ?? [],
+    results_url: `${url}/results.csv`,
+    temporary_passwords: {
+      state: job.passwords,
+      count: job.dry_run ? 0 : v.counts.create,
+      expires_at:
+        job.passwords === "held" && job.finished_at
+          ? new Date(new Date(job.finished_at).getTime() + PASSWORD_RETENTION_MS).toISOString()
+          : null,
+      url: `${url}/temporary-passwords`,
+    },
   };
 }
 
@@ -29,9 +48,9 @@ export const RESULT_COLUMNS = [
 ] as const;
 
 /** Every row's result; cells echoing the file are neutralised for spreadsheets (csv.ts). */
-export function resultsCsv(r: ImportRecord): string {
+export function resultsCsv(results: RowResult[]): string {
   let out = csvLine([...RESULT_COLUMNS]);
-  for (const x of r.results)
+  for (const x of results)
     out += csvLine([
       x.line,
       x.email,

@@ -46,19 +46,43 @@ export const UserImport = z
   .object({
     id: z.string().meta({ example: "imp_3k9v0c2m5q8x1w7z4r6t" }),
     dry_run: z.boolean(),
+    state: z.enum(["queued", "running", "succeeded", "failed"]).meta({
+      description:
+        "queued: accepted, waiting for the worker; running; succeeded: every row has its outcome (errors included); failed: stopped before the end (failure says why), every row done is recorded and counted.",
+    }),
     created_at: Timestamp,
+    started_at: Timestamp.nullable(),
+    finished_at: Timestamp.nullable(),
+    rows_total: z.int().meta({ description: "Rows in the file." }),
+    rows_done: z.int().meta({ description: "Rows with an outcome so far." }),
     counts: z.object({ create: z.int(), update: z.int(), unchanged: z.int(), error: z.int() }),
-    rows: z.array(ImportRowResult),
-    results_url: z.string().meta({ description: "Every row's result as CSV." }),
+    failure: z.object({ code: z.string(), message: z.string() }).nullable().meta({
+      description: "Why a failed import stopped (forbidden: its administrator lost the right; import_interrupted).",
+    }),
+    rows: z.array(ImportRowResult).meta({ description: "Every row's result once the import has ended; empty before." }),
+    results_url: z.string().meta({ description: "Every row's result as CSV, once the import has ended." }),
+    temporary_passwords: z
+      .object({
+        state: z.enum(["none", "held", "fetched", "expired"]).meta({
+          description:
+            "none: no account was made (or a dry run); held: sealed, waiting for the administrator who started the import to fetch them once; fetched or expired: erased.",
+        }),
+        count: z.int(),
+        expires_at: Timestamp.nullable().meta({ description: "When held passwords are erased unfetched." }),
+        url: z.string().meta({ description: "POST here to fetch them, once." }),
+      })
+      .meta({ id: "UserImportPasswords" }),
   })
   .meta({ id: "UserImport" });
 export type UserImport = z.infer<typeof UserImport>;
 
-export const CreatedUserImport = UserImport.extend({
-  temporary_passwords: z.array(z.object({ email: z.string(), user_id: z.string(), password: z.string() })).meta({
-    description:
-      "Real runs: the temporary password of each account created, shown this once and stored nowhere in clear. Hand each to its person; the first sign-in asks for a new one.",
-  }),
-}).meta({ id: "CreatedUserImport" });
+export const UserImportTemporaryPasswords = z
+  .object({
+    temporary_passwords: z.array(z.object({ email: z.string(), user_id: z.string(), password: z.string() })).meta({
+      description:
+        "The temporary password of each account the import made, given this once and erased. Hand each to its person; the first sign-in asks for a new one.",
+    }),
+  })
+  .meta({ id: "UserImportTemporaryPasswords" });
 
 export const UserImportParams = z.object({ importId: Id });

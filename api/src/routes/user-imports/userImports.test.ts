@@ -1,5 +1,6 @@
-// Bulk user import and the welcome credit over real HTTP and Postgres: who may, the dry run, idempotency
-// per email, per-row refusals, whole-file refusals, the results file, and the ledger to the unit.
+// Bulk user import and the welcome credit over real HTTP and Postgres, with the worker's import loop
+// running beside the API: who may, the dry run, idempotency per email, per-row refusals, whole-file
+// refusals, the results file, the temporary passwords given once, and the ledger to the unit.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { grantToOrganization } from "../../domain/credits/grant.ts";
 import { checkLedgerInvariants } from "../../domain/credits/invariants.ts";
@@ -21,7 +22,7 @@ describe("/api/v1/users/imports and the welcome credit", () => {
   let t: IdentityTestApi;
   let w: IdentityWorld;
   beforeAll(async () => {
-    t = await startIdentityTestApi();
+    t = await startIdentityTestApi({ userImports: true });
     w = await anIdentityWorld(t);
   });
   afterAll(async () => {
@@ -31,8 +32,28 @@ describe("/api/v1/users/imports and the welcome credit", () => {
   let n = 0;
   const email = (tag = "p") => `${tag}-${Date.now().toString(36)}-${n++}@import.test`;
   const csv = (...rows: string[]) => [HEADER, ...rows].join("\r\n");
-  const run = (token: string, text: string, dryRun: boolean) =>
-    t.request("POST", "/api/v1/users/imports", { token, json: { csv: text, dry_run: dryRun } });
+  /** The import's job once it has ended (the worker's loop runs it), polled with a deadline. */
+  const ended = async (token: string, id: string) => {
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      const r = await t.request("GET", `/api/v1/users/imports/${id}`, { token });
+      if (r.body.state === "succeeded" || r.body.state === "failed") return r;
+      if (Date.now() > deadline) throw new Error(`import ${id} still ${r.body.state}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+  /**
+   * Starts an import and answers its ended job, with the temporary passwords fetched (once) beside it;
+   * a refused file answers the refusal.
+   */
+  const run = async (token: string, text: string, dryRun: boolean) => {
+    const started = await t.request("POST", "/api/v1/users/imports", { token, json: { csv: text, dry_run: dryRun } });
+    if (started.status !== 202) return started;
+    const job = await ended(token, started.body.id);
+    const pw = await t.request("POST", `/api/v1/users/imports/${started.body.id}/temporary-passwords`, { token });
+    expect(pw.status, JSON.stringify(pw.body)).toBe(200);
+    return { status: started.status, body: { ...job.body, temporary_passwords: pw.body.temporary_passwords } };
+  };
   /** A fresh organization with an admin, its wallet funded with `credits`. */
   const anOrganization = async (credits = 0n) => {
     const org = await t.anOrganization(`Imp ${n++}`);
@@ -73,8 +94,8 @@ describe("/api/v1/users/imports and the welcome credit", () => {
       path: () => "/api/v1/users/imports",
       body: (w) => ({ csv: csv(`${email()},Ada,${w.orgA.slug},,member,`), dry_run: true }),
       allowed: [
-        { as: "superAdmin", status: 201 },
-        { as: "adminA", status: 201 },
+        { as: "superAdmin", status: 202 },
+        { as: "adminA", status: 202 },
       ],
       refused: [
         { as: "orgMemberA", status: 403, why: "a member, not an admin" },
@@ -93,6 +114,24 @@ describe("/api/v1/users/imports and the welcome credit", () => {
         { as: "superAdmin", status: 200 },
       ],
       refused: [
+        { as: "adminB", status: 404, why: "another organization's admin" },
+        { as: "orgMemberA", status: 404, why: "not the one who ran it" },
+      ],
+    },
+    {
+      name: "/users/imports/:id/temporary-passwords",
+      method: "POST",
+      path: async (w) => {
+        const started = await t.request("POST", "/api/v1/users/imports", {
+          token: w.adminA.token,
+          json: { csv: csv(`${email()},,${w.orgA.id},,,`), dry_run: false },
+        });
+        await ended(w.adminA.token, started.body.id);
+        return `/api/v1/users/imports/${started.body.id}/temporary-passwords`;
+      },
+      allowed: [{ as: "adminA", status: 200 }],
+      refused: [
+        { as: "superAdmin", status: 403, why: "sees the import, but did not start it" },
         { as: "adminB", status: 404, why: "another organization's admin" },
         { as: "orgMemberA", status: 404, why: "not the one who ran it" },
       ],
@@ -142,7 +181,7 @@ describe("/api/v1/users/imports and the welcome credit", () => {
       ),
       true,
     );
-    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    expect(r.status, JSON.stringify(r.body)).toBe(202);
     expect(r.body.dry_run).toBe(true);
     expect(r.body.counts).toEqual({ create: 1, update: 1, unchanged: 0, error: 1 });
     expect(r.body.rows.map((x: { outcome: string }) => x.outcome)).toEqual(["create", "update", "error"]);
@@ -159,7 +198,7 @@ describe("/api/v1/users/imports and the welcome credit", () => {
     const b = email("bo");
     const file = csv(`${a},Ada,${org.slug},Vision,project_admin,2.5`, `${b},Bo,${org.slug},,org_admin,`);
     const first = await run(admin.token, file, false);
-    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    expect(first.status, JSON.stringify(first.body)).toBe(202);
     expect(first.body.counts).toEqual({ create: 2, update: 0, unchanged: 0, error: 0 });
     expect(first.body.temporary_passwords.map((p: { email: string }) => p.email)).toEqual([a, b]);
     const pw = first.body.temporary_passwords[0].password as string;
@@ -336,6 +375,85 @@ describe("/api/v1/users/imports and the welcome credit", () => {
     it("a file larger than the bound", async () => {
       const e = await refused(`email\n${"a".repeat(IMPORT_LIMITS.maxBytes)}`, 413, "import_file_too_large");
       expect(e.details.limit_bytes).toBe(IMPORT_LIMITS.maxBytes);
+    });
+  });
+
+  describe("as a background job", () => {
+    it("answers 202 with the job's Location at once, then its progress and outcome", async () => {
+      const { org, admin } = await anOrganization();
+      const rows = Array.from({ length: 120 }, () => `${email("bulk")},,${org.slug},,,`);
+      const started = await t.request("POST", "/api/v1/users/imports", {
+        token: admin.token,
+        json: { csv: csv(...rows, "not-an-email,,,,,"), dry_run: false },
+      });
+      expect(started.status, JSON.stringify(started.body)).toBe(202);
+      expect(started.headers.get("location")).toBe(`/api/v1/users/imports/${started.body.id}`);
+      expect(started.body).toMatchObject({ state: "queued", rows_total: 121, rows_done: 0, rows: [] });
+      const job = await ended(admin.token, started.body.id);
+      expect(job.body).toMatchObject({
+        state: "succeeded",
+        rows_total: 121,
+        rows_done: 121,
+        counts: { create: 120, update: 0, unchanged: 0, error: 1 },
+        failure: null,
+        temporary_passwords: { state: "held", count: 120 },
+      });
+      expect(job.body.rows).toHaveLength(121);
+      expect(job.body.rows.map((r: { line: number }) => r.line)).toEqual(Array.from({ length: 121 }, (_, i) => i + 2));
+    });
+
+    it("keeps the temporary passwords sealed until the importer fetches them once, then erases them", async () => {
+      const { org, admin } = await anOrganization();
+      const a = email("sealed");
+      const started = await t.request("POST", "/api/v1/users/imports", {
+        token: admin.token,
+        json: { csv: csv(`${a},,${org.slug},,,`), dry_run: false },
+      });
+      await ended(admin.token, started.body.id);
+      const stored = await t.database.db("user_import_rows").where({ import_id: started.body.id }).first();
+      expect(stored.sealed_password).toMatch(/^enc:v1:/);
+      const url = `/api/v1/users/imports/${started.body.id}/temporary-passwords`;
+      const first = await t.request("POST", url, { token: admin.token });
+      expect(first.status).toBe(200);
+      const [pw] = first.body.temporary_passwords;
+      expect(pw.email).toBe(a);
+      expect(stored.sealed_password).not.toContain(pw.password);
+      const login = await t.request("POST", "/api/v1/auth/login", { json: { email: a, password: pw.password } });
+      expect(login.status).toBe(200);
+      const again = await t.request("POST", url, { token: admin.token });
+      expect(again.status).toBe(410);
+      expect(again.body.error).toMatchObject({ code: "import_passwords_gone", details: { reason: "fetched" } });
+      expect(
+        await t.database.db("user_import_rows").whereNotNull("sealed_password").where({ import_id: started.body.id }),
+      ).toEqual([]);
+      const job = await t.request("GET", `/api/v1/users/imports/${started.body.id}`, { token: admin.token });
+      expect(job.body.temporary_passwords).toMatchObject({ state: "fetched", expires_at: null });
+    });
+
+    it("gives two fetches at once the passwords only once", async () => {
+      const { org, admin } = await anOrganization();
+      const started = await t.request("POST", "/api/v1/users/imports", {
+        token: admin.token,
+        json: { csv: csv(`${email()},,${org.slug},,,`, `${email()},,${org.slug},,,`), dry_run: false },
+      });
+      await ended(admin.token, started.body.id);
+      const url = `/api/v1/users/imports/${started.body.id}/temporary-passwords`;
+      const both = await Promise.all([1, 2].map(() => t.request("POST", url, { token: admin.token })));
+      expect(both.map((r) => r.status).sort()).toEqual([200, 410]);
+      expect(both.find((r) => r.status === 200)?.body.temporary_passwords).toHaveLength(2);
+    });
+
+    it("answers 400 validation_failed to a malformed import id on every route", async () => {
+      const bad = "x".repeat(200);
+      for (const [method, path] of [
+        ["GET", `/api/v1/users/imports/${bad}`],
+        ["GET", `/api/v1/users/imports/${bad}/results.csv`],
+        ["POST", `/api/v1/users/imports/${bad}/temporary-passwords`],
+      ] as const) {
+        const r = await t.request(method, path, { token: w.adminA.token });
+        expect(r.status, path).toBe(400);
+        expect(r.body.error.code).toBe("validation_failed");
+      }
     });
   });
 

@@ -44,7 +44,17 @@ export class UserImportPage {
       );
   }
 
-  /** The temporary passwords shown once, by email. */
+  /** Asks for the temporary passwords, which Berth gives once. */
+  async revealPasswords(): Promise<void> {
+    await this.page.getByTestId(T.reveal).click();
+    await this.page.getByTestId(T.passwords).waitFor();
+  }
+
+  revealButton() {
+    return this.page.getByTestId(T.reveal);
+  }
+
+  /** The temporary passwords shown once (after revealPasswords), by email. */
   async passwords(): Promise<Map<string, string>> {
     const cells = await this.page
       .getByTestId(T.passwords)

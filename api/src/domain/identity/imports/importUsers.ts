@@ -1,18 +1,32 @@
-// Bulk user import (docs/dev/identity.md, "Bulk import"). One function serves the dry run and the real
-// run, so what the dry run shows is what the real run does:
+// Bulk user import (docs/dev/identity.md, "Bulk import"). A file is taken at once (acceptImport: the
+// whole-file checks) and its rows are run by the worker as a job (runImport, worker/userImports.ts). One
+// function serves the dry run and the real run, so what the dry run shows is what the real run does:
 // - Each row is applied in a transaction of its own (a savepoint in the dry run, whose outer transaction
-//   is rolled back at the end). A row is all or nothing — its account, memberships, initial credits and
-//   notification — and one bad row does not stop the 9,999 good ones; the dry run sees earlier rows'
-//   effects (an organization's balance drawn by the rows above) as the real run will.
+//   is rolled back at the end). A row is all or nothing — its account, memberships, initial credits,
+//   notification and its record in the job — and one bad row does not stop the 9,999 good ones; the dry
+//   run sees earlier rows' effects (an organization's balance drawn by the rows above) as the real run will.
 // - Idempotent per email: a row whose account, memberships and initial credits are already as it says
 //   is `unchanged`; initial credits are paid once per person and organization (ledger key
-//   `import:initial:<organization>:<user>`), the welcome credit once ever (credits/welcome.ts).
+//   `import:initial:<organization>:<user>`), the welcome credit once ever (credits/welcome.ts). With the
+//   record committed in the row's transaction, a job resumed after a crash skips exactly the rows done.
 // - New accounts get a generated temporary password (must change it at first sign-in, as accounts made
-//   by an administrator do), answered once to the importer and stored nowhere in clear; the person's bell
-//   gets a welcome notification.
+//   by an administrator do), kept sealed in the row's record until the importer fetches them once
+//   (takeTemporaryPasswords) or the retention erases them; the person's bell gets a welcome notification.
 import type { Knex } from "knex";
 import { findMembership } from "../../../db/operations/memberships/findMembership.ts";
 import { upsertMembership } from "../../../db/operations/memberships/upsertMembership.ts";
+import {
+  countImportRows,
+  deleteImportRows,
+  doneRowIndexes,
+  findImportJob,
+  type ImportJobRow,
+  type ImportRowRecord,
+  importRowResults,
+  insertImportJob,
+  insertImportRows,
+  takeSealedPasswords,
+} from "../../../db/operations/userImports/jobs.ts";
 import { findUserByEmail } from "../../../db/operations/users/findUserByEmail.ts";
 import { insertUser } from "../../../db/operations/users/insertUser.ts";
 import type { UserRow } from "../../../db/operations/users/types.ts";
@@ -26,11 +40,18 @@ import { ensureWallet } from "../../credits/wallets.ts";
 import { giveWelcomeCredit, welcomeAmount } from "../../credits/welcome.ts";
 import { notify } from "../../notifications/notify.ts";
 import { newId } from "../ids.ts";
-import { generatePassword } from "../password.ts";
+import { loadPrincipal } from "../loadPrincipal.ts";
+import { generatePassword, type PasswordHasher } from "../password.ts";
 import type { Principal } from "../principal.ts";
 import { canSeeOrganization, scopeOf } from "../scope.ts";
 import { parseCsv } from "./csv.ts";
 import { type CheckedRow, checkRows, type ImportRow } from "./rows.ts";
+
+/**
+ * How long an ended import holds its sealed temporary passwords for the importer to fetch; then the worker
+ * erases them (worker/userImports.ts). A day: time to come back to a long import, not a store of secrets.
+ */
+export const PASSWORD_RETENTION_MS = 24 * 3_600_000;
 
 /** Bounds of one file: 10,000 rows is the issue's target; 4 MiB holds them with long names. */
 export const IMPORT_LIMITS = { maxBytes: 4 * 1024 * 1024, maxRows: 10_000 } as const;
@@ -54,23 +75,9 @@ export interface RowResult {
   welcome_credit: "given" | "unpaid" | null;
 }
 
-export interface ImportRecord {
-  id: string;
-  actor_id: string;
-  organization_ids: string[];
-  dry_run: boolean;
-  counts: Record<Outcome, number>;
-  results: RowResult[];
-  created_at: Date;
-}
-
-export interface ImportAnswer {
-  record: ImportRecord;
-  /** Real runs only: the temporary password of each account created, answered this once. */
-  passwords: { email: string; user_id: string; password: string }[];
-}
-
-type D = Pick<Deps, "db" | "clock" | "auth">;
+/** What running rows needs: the worker has no API deps, only these. */
+export type ImportRunDeps = Pick<Deps, "db" | "clock"> & { auth: { hasher: Pick<PasswordHasher, "hashGenerated"> } };
+type D = ImportRunDeps;
 
 interface Org {
   id: string;
@@ -186,36 +193,102 @@ export function checkImportFile(csv: string): CheckedRow[] {
   return checkRows(records);
 }
 
-export async function importUsers(
-  deps: D,
+/**
+ * Takes a file: the checks that refuse it whole (size, rows, CSV syntax) and who may import answer at
+ * once; the rows are the job's (runImport, in the worker). The file is kept with the job until it ends.
+ */
+export async function acceptImport(
+  deps: Pick<Deps, "db" | "clock">,
   principal: Principal,
   input: { csv: string; dryRun: boolean; requestId: string },
-): Promise<ImportAnswer> {
+): Promise<ImportJobRow> {
   const s = scopeOf(principal);
   if (!s.all && s.adminOrganizations.size === 0)
     throw new Forbidden("only super_admins and organization admins import users");
   const checked = checkImportFile(input.csv);
-  const { orgs, projects } = await resolveNames(deps.db, checked);
-  const known = await whatExists(deps.db, checked);
-  const at = deps.clock.now();
-  const perOrg = new Map<string, OrgContext>();
-  const passwords: ImportAnswer["passwords"] = [];
-  const results: RowResult[] = [];
+  const { orgs } = await resolveNames(deps.db, checked);
+  const organizationIds = new Set<string>();
+  for (const c of checked) {
+    if (!c.ok) continue;
+    try {
+      const org = target(s, c.row, orgs);
+      if (org) organizationIds.add(org.id);
+    } catch (err) {
+      if (!(err instanceof RowRefused)) throw err;
+    }
+  }
+  const job = {
+    id: `imp_${newId("usr").slice(4)}`,
+    actor_id: principal.userId,
+    organization_ids: [...organizationIds],
+    dry_run: input.dryRun,
+    csv: input.csv,
+    rows_total: checked.length,
+    request_id: input.requestId,
+    created_at: deps.clock.now(),
+  };
+  await insertImportJob(deps.db, job);
+  return (await findImportJob(deps.db, job.id)) as ImportJobRow;
+}
 
-  const refused = (base: RowResult, err: unknown): RowResult => {
+/** The worker's hooks into a job it runs (worker/userImports.ts). */
+export interface JobHooks {
+  /** Seals a temporary password for the row's record (secretBox.ts, bound to the import and the account). */
+  seal(password: string, aad: string): string;
+  /** Extends the job's claim before each chunk; false: another worker holds it now, stop. */
+  keepClaim(): Promise<boolean>;
+}
+
+/** The job's claim went to another worker: this one stops where it is (every row done is recorded). */
+export class ClaimLost extends Error {
+  override name = "ClaimLost";
+}
+
+/** What a temporary password is bound to when sealed: a sealed value copied elsewhere does not open. */
+export const passwordAad = (importId: string, userId: string) => `user_import:${importId}:${userId}`;
+
+/**
+ * Runs a job's rows from where it stands: a real run skips the rows already recorded (each row's record
+ * commits with what the row did), a dry run (which wrote nothing) starts again. Answers the counts.
+ */
+export async function runImport(deps: D, job: ImportJobRow, hooks: JobHooks): Promise<Record<Outcome, number>> {
+  const loaded = await loadPrincipal(deps.db, job.actor_id);
+  if (!loaded || loaded.disabled) throw new Forbidden("the account that started the import is gone or disabled");
+  const principal = loaded.principal;
+  const s = scopeOf(principal);
+  if (!s.all && s.adminOrganizations.size === 0)
+    throw new Forbidden("the account that started the import is no longer an administrator");
+  if (job.csv === null) throw new Error(`import ${job.id} has no file`);
+  const checked = checkImportFile(job.csv);
+  if (job.dry_run) await deleteImportRows(deps.db, job.id);
+  const done = job.dry_run ? new Set<number>() : await doneRowIndexes(deps.db, job.id);
+  const todo = checked.map((c, idx) => ({ c, idx })).filter((x) => !done.has(x.idx));
+  const { orgs, projects } = await resolveNames(deps.db, checked);
+  const known = await whatExists(
+    deps.db,
+    todo.map((x) => x.c),
+  );
+  const at = deps.clock.now();
+  const input = { dryRun: job.dry_run, requestId: job.request_id ?? job.id };
+  const perOrg = new Map<string, OrgContext>();
+
+  const refused = (base: RowResult, err: unknown): RowAnswer => {
     if (err instanceof RowRefused || err instanceof DomainError)
-      return { ...base, outcome: "error", code: err.code, message: err.message };
+      return { result: { ...base, outcome: "error", code: err.code, message: err.message } };
     throw err;
   };
-  const answer = (base: RowResult, r: ApplyResult, org: Org | null, project: Project | null): RowResult => ({
-    ...base,
-    outcome: r.outcome,
-    code: null,
-    message: r.notes.join("; "),
-    user_id: r.userId,
-    organization_id: org?.id ?? null,
-    project_id: project?.id ?? null,
-    welcome_credit: r.welcome,
+  const answer = (base: RowResult, r: ApplyResult, org: Org | null, project: Project | null): RowAnswer => ({
+    result: {
+      ...base,
+      outcome: r.outcome,
+      code: null,
+      message: r.notes.join("; "),
+      user_id: r.userId,
+      organization_id: org?.id ?? null,
+      project_id: project?.id ?? null,
+      welcome_credit: r.welcome,
+    },
+    ...(r.password !== undefined ? { password: r.password } : {}),
   });
   /**
    * A row's answer: refused or unchanged without a transaction; otherwise `inTransaction` opens one (or
@@ -223,10 +296,10 @@ export async function importUsers(
    */
   const runRow = async (
     c: CheckedRow,
-    inTransaction: (run: (tx: Knex.Transaction) => Promise<RowResult>) => Promise<RowResult>,
-  ): Promise<RowResult> => {
+    inTransaction: (run: (tx: Knex.Transaction) => Promise<RowAnswer>) => Promise<RowAnswer>,
+  ): Promise<RowAnswer> => {
     const base = echo(c);
-    if (!c.ok) return { ...base, outcome: "error", code: c.code, message: c.message };
+    if (!c.ok) return { result: { ...base, outcome: "error", code: c.code, message: c.message } };
     let org: Org | null;
     let project: Project | null;
     try {
@@ -251,7 +324,6 @@ export async function importUsers(
           at,
           input,
         );
-        if (r.password && !input.dryRun) passwords.push({ email: row.email, user_id: r.userId, password: r.password });
         return answer(base, r, org, project);
       } catch (err) {
         return refused(base, err);
@@ -272,15 +344,21 @@ export async function importUsers(
       perOrg.set(org.id, { walletId: wallet.id, welcome: await welcomeAmount(db, org.id) });
     }
   };
+  const keep = async () => {
+    if (!(await hooks.keepClaim())) throw new ClaimLost(`import ${job.id} is held by another worker now`);
+  };
 
-  if (input.dryRun) {
+  if (job.dry_run) {
     // Transactions that are rolled back, each row in a savepoint, so that a row sees what the rows above
-    // it did. Chunks of DRY_RUN_CHUNK rows: past 64 subtransactions Postgres's per-transaction cache
-    // overflows and every visibility check slows down (one transaction for 1,000 rows took 3× the real
-    // import: bench/src/user-import.ts). What crosses a chunk is what one row can do to another, the
-    // organizations' balances: each chunk first takes out what the chunks before it drew.
+    // it did. Chunks of CHUNK rows: past 64 subtransactions Postgres's per-transaction cache overflows
+    // and every visibility check slows down (one transaction for 1,000 rows took 3× the real import:
+    // bench/src/user-import.ts). What crosses a chunk is what one row can do to another, the
+    // organizations' balances: each chunk first takes out what the chunks before it drew. A chunk's
+    // records are written after its rollback.
     const drawn = new Map<string, bigint>();
-    for (let i = 0; i < checked.length; i += DRY_RUN_CHUNK) {
+    for (let i = 0; i < todo.length; i += CHUNK) {
+      await keep();
+      const records: ImportRowRecord[] = [];
       await deps.db
         .transaction(async (outer) => {
           perOrg.clear();
@@ -301,8 +379,10 @@ export async function importUsers(
               });
           }
           const before = await orgBalances(outer, perOrg);
-          for (const c of checked.slice(i, i + DRY_RUN_CHUNK))
-            results.push(await runRow(c, (run) => rowTransaction(outer, run)));
+          for (const { c, idx } of todo.slice(i, i + CHUNK)) {
+            const a = await runRow(c, (run) => rowTransaction(outer, run));
+            records.push({ idx, outcome: a.result.outcome, result: a.result });
+          }
           for (const [orgId, after] of await orgBalances(outer, perOrg))
             drawn.set(orgId, (drawn.get(orgId) ?? 0n) + ((before.get(orgId) ?? after) - after));
           throw ROLLBACK;
@@ -310,33 +390,49 @@ export async function importUsers(
         .catch((err) => {
           if (err !== ROLLBACK) throw err;
         });
+      await insertImportRows(deps.db, job.id, records);
     }
   } else {
     await prepare(deps.db);
-    for (const c of checked) results.push(await runRow(c, (run) => rowTransaction(deps.db, run)));
+    // A row that did something commits its record (and its sealed password) with it; a row that did
+    // nothing (refused, unchanged) is recorded with others of its chunk: lost in a crash, it is only done
+    // again on resume, as harmlessly.
+    for (let i = 0; i < todo.length; i += CHUNK) {
+      await keep();
+      const loose: ImportRowRecord[] = [];
+      for (const { c, idx } of todo.slice(i, i + CHUNK)) {
+        const a = await runRow(c, (run) =>
+          rowTransaction(deps.db, run, async (tx, a) => {
+            const sealed =
+              a.password !== undefined && a.result.user_id !== null
+                ? hooks.seal(a.password, passwordAad(job.id, a.result.user_id))
+                : null;
+            await insertImportRows(tx, job.id, [
+              { idx, outcome: a.result.outcome, result: a.result, sealed_password: sealed },
+            ]);
+            a.recorded = true;
+          }),
+        );
+        if (!a.recorded) loose.push({ idx, outcome: a.result.outcome, result: a.result });
+      }
+      await insertImportRows(deps.db, job.id, loose);
+    }
   }
 
   const counts: Record<Outcome, number> = { create: 0, update: 0, unchanged: 0, error: 0 };
-  for (const r of results) counts[r.outcome]++;
-  const record: ImportRecord = {
-    id: `imp_${newId("usr").slice(4)}`,
-    actor_id: principal.userId,
-    organization_ids: [...new Set(results.flatMap((r) => (r.organization_id ? [r.organization_id] : [])))],
-    dry_run: input.dryRun,
-    counts,
-    results,
-    created_at: at,
-  };
-  await deps.db("user_imports").insert({
-    ...record,
-    counts: JSON.stringify(counts),
-    results: JSON.stringify(results),
-  });
-  return { record, passwords };
+  for (const [k, n] of Object.entries(await countImportRows(deps.db, job.id))) counts[k as Outcome] = n;
+  return counts;
 }
 
-const ROLLBACK = new Error("dry run: roll back");
-const DRY_RUN_CHUNK = 50;
+/** A row's answer: its result, the password of an account it made, and whether its record is written. */
+interface RowAnswer {
+  result: RowResult;
+  password?: string;
+  recorded?: boolean;
+}
+
+const ROLLBACK = new Error("roll back");
+const CHUNK = 50;
 
 async function orgBalances(db: Knex, perOrg: Map<string, OrgContext>): Promise<Map<string, bigint>> {
   const ids = [...perOrg.values()].map((c) => c.walletId);
@@ -347,19 +443,24 @@ async function orgBalances(db: Knex, perOrg: Map<string, OrgContext>): Promise<M
 
 /**
  * A failed row leaves nothing behind: its own transaction (real run) or, given a transaction, a savepoint
- * in it (dry run). A password is handed out only for a row that committed.
+ * in it (dry run). `commit` writes, in the row's transaction, what must stand or fall with it (its record).
  */
-async function rowTransaction(db: Knex, run: (tx: Knex.Transaction) => Promise<RowResult>): Promise<RowResult> {
-  let answer: RowResult | undefined;
+async function rowTransaction(
+  db: Knex,
+  run: (tx: Knex.Transaction) => Promise<RowAnswer>,
+  commit?: (tx: Knex.Transaction, a: RowAnswer) => Promise<void>,
+): Promise<RowAnswer> {
+  let answer: RowAnswer | undefined;
   await db
     .transaction(async (tx) => {
       answer = await run(tx);
-      if (answer.outcome === "error") throw ROLLBACK;
+      if (answer.result.outcome === "error") throw ROLLBACK;
+      await commit?.(tx, answer);
     })
     .catch((err) => {
       if (err !== ROLLBACK) throw err;
     });
-  return answer as RowResult;
+  return answer as RowAnswer;
 }
 
 function echo(c: CheckedRow): RowResult {
@@ -600,9 +701,86 @@ async function applyRow(
   };
 }
 
+/** An import with its progress; its rows once it has ended. */
+export interface ImportView {
+  job: ImportJobRow;
+  counts: Record<Outcome, number>;
+  rowsDone: number;
+  results: RowResult[] | undefined;
+}
+
+const ended = (job: ImportJobRow) => job.state === "succeeded" || job.state === "failed";
+
 /** An import, seen by whoever ran it and by super_admins; 404 for anyone else (existence not revealed). */
-export async function getImport(deps: Pick<Deps, "db">, principal: Principal, id: string): Promise<ImportRecord> {
-  const r = (await deps.db("user_imports").where({ id }).first()) as ImportRecord | undefined;
-  if (!r || (!principal.isSuperAdmin && r.actor_id !== principal.userId)) throw new NotFound("user_import", id);
-  return r;
+async function visibleJob(db: Knex, principal: Principal, id: string): Promise<ImportJobRow> {
+  const job = await findImportJob(db, id);
+  if (!job || (!principal.isSuperAdmin && job.actor_id !== principal.userId)) throw new NotFound("user_import", id);
+  return job;
+}
+
+export async function getImport(deps: Pick<Deps, "db">, principal: Principal, id: string): Promise<ImportView> {
+  const job = await visibleJob(deps.db, principal, id);
+  const counts: Record<Outcome, number> = { create: 0, update: 0, unchanged: 0, error: 0 };
+  const live = ended(job) ? job.counts : await countImportRows(deps.db, id);
+  for (const [k, n] of Object.entries(live)) counts[k as Outcome] = n;
+  const rowsDone = counts.create + counts.update + counts.unchanged + counts.error;
+  const results = ended(job) ? ((await importRowResults(deps.db, id)) as RowResult[]) : undefined;
+  return { job, counts, rowsDone, results };
+}
+
+/** The rows' results, once the import has ended (409 import_not_finished before). */
+export async function getImportResults(
+  deps: Pick<Deps, "db">,
+  principal: Principal,
+  id: string,
+): Promise<{ job: ImportJobRow; results: RowResult[] }> {
+  const job = await visibleJob(deps.db, principal, id);
+  if (!ended(job)) throw notFinished(job);
+  return { job, results: (await importRowResults(deps.db, id)) as RowResult[] };
+}
+
+const notFinished = (job: ImportJobRow) =>
+  new DomainError("import_not_finished", `the import is ${job.state}; ask again when it has ended`, {
+    state: job.state,
+  });
+
+/**
+ * The temporary passwords of the accounts an import made, given once to the administrator who started it
+ * (still an administrator: a super_admin, or an admin of an organization the import went into) and erased
+ * in the same transaction. Anyone else who may see the import gets 403; a second fetch, or one after the
+ * retention, 410 import_passwords_gone. An import that made no account (a dry run) has none: an empty list.
+ */
+export async function takeTemporaryPasswords(
+  deps: Pick<Deps, "db" | "clock">,
+  principal: Principal,
+  id: string,
+  open: (sealed: string, aad: string) => string,
+): Promise<{ email: string; user_id: string; password: string }[]> {
+  const job = await visibleJob(deps.db, principal, id);
+  const refuse = () => new Forbidden("only the administrator who started the import may fetch its temporary passwords");
+  if (job.actor_id !== principal.userId) throw refuse();
+  if (!ended(job)) throw notFinished(job);
+  if (job.passwords === "none") return [];
+  // Still an administrator where the import made accounts: a demoted admin no longer hands out access.
+  const s = scopeOf(principal);
+  if (!s.all && !job.organization_ids.some((o) => s.adminOrganizations.has(o))) throw refuse();
+  const taken = await takeSealedPasswords(deps.db, id, deps.clock.now());
+  if (!taken) {
+    const now = (await findImportJob(deps.db, id)) ?? job;
+    throw new DomainError(
+      "import_passwords_gone",
+      now.passwords === "expired"
+        ? "the temporary passwords were erased by the retention before they were fetched; reset those accounts' passwords"
+        : "the temporary passwords were fetched already and erased; reset those accounts' passwords",
+      {
+        reason: now.passwords === "expired" ? "expired" : "fetched",
+        ...(now.passwords_ended_at ? { at: new Date(now.passwords_ended_at).toISOString() } : {}),
+      },
+    );
+  }
+  return taken.map((t) => {
+    const r = t.result as RowResult;
+    const userId = r.user_id as string;
+    return { email: r.email, user_id: userId, password: open(t.sealed_password, passwordAad(id, userId)) };
+  });
 }

@@ -1,0 +1,178 @@
+// The worker's user-import loop against real Postgres and the API over HTTP: a job waits queued (its
+// results and passwords answer 409 until it ends), a job stopped half-way is resumed by another worker
+// without doing a row twice and without a row done but unrecorded, unfetched passwords are erased past
+// the retention (410 expired), and a job whose administrator lost the right ends failed.
+import pino from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type IdentityTestApi, startIdentityTestApi } from "../domain/identity/identity.test-support.ts";
+import { parseSecretKeys } from "../domain/webhooks/secretBox.ts";
+import { UserImportLoop } from "./userImports.ts";
+
+const HEADER = "email,name,organization,project,role,initial_credits";
+
+describe("the worker's user-import loop", () => {
+  let t: IdentityTestApi;
+  const loops: UserImportLoop[] = [];
+  const aLoop = () => {
+    const l = new UserImportLoop({
+      db: t.database.db,
+      log: pino({ level: "silent" }),
+      clock: t.clock,
+      secretKeys: parseSecretKeys(t.deps.config.webhooks.secretKeys.reveal()),
+      claimMs: 60_000,
+    });
+    loops.push(l);
+    return l;
+  };
+  beforeAll(async () => {
+    t = await startIdentityTestApi();
+  });
+  afterAll(async () => {
+    for (const l of loops) await l.stop();
+    await t?.stop();
+  });
+
+  let n = 0;
+  const email = () => `w-${Date.now().toString(36)}-${n++}@job.test`;
+  const anAdmin = async () => {
+    const org = await t.anOrganization(`Job ${n++}`);
+    const admin = await t.aUser();
+    await t.member(admin, org.id, null, "org_admin");
+    return { org, admin };
+  };
+  const start = async (token: string, rows: string[], dryRun = false) => {
+    const r = await t.request("POST", "/api/v1/users/imports", {
+      token,
+      json: { csv: [HEADER, ...rows].join("\r\n"), dry_run: dryRun },
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(202);
+    return r.body.id as string;
+  };
+  const job = async (token: string, id: string) =>
+    (await t.request("GET", `/api/v1/users/imports/${id}`, { token })).body;
+  /** Waits, with a deadline, until `check` holds. */
+  const until = async (what: string, check: () => Promise<boolean>) => {
+    const deadline = Date.now() + 120_000;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error(`still not ${what}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+
+  it("keeps a job queued until a worker takes it; its results and passwords answer 409 until it ends", async () => {
+    const { org, admin } = await anAdmin();
+    const id = await start(admin.token, [`${email()},,${org.slug},,,`]);
+    expect(await job(admin.token, id)).toMatchObject({ state: "queued", rows_done: 0, started_at: null });
+    const csv = await t.request("GET", `/api/v1/users/imports/${id}/results.csv`, { token: admin.token });
+    expect(csv.status).toBe(409);
+    expect(csv.body.error).toMatchObject({ code: "import_not_finished", details: { state: "queued" } });
+    const pw = await t.request("POST", `/api/v1/users/imports/${id}/temporary-passwords`, { token: admin.token });
+    expect(pw.status).toBe(409);
+    expect(pw.body.error.code).toBe("import_not_finished");
+    const loop = aLoop();
+    await loop.poll();
+    await loop.idle();
+    expect(await job(admin.token, id)).toMatchObject({ state: "succeeded", rows_done: 1 });
+  });
+
+  it("resumes a job stopped half-way in another worker: every row once, none done without its record", async () => {
+    const { org, admin } = await anAdmin();
+    const emails = Array.from({ length: 200 }, () => email());
+    const id = await start(
+      admin.token,
+      emails.map((e) => `${e},,${org.slug},,,`),
+    );
+    const first = aLoop();
+    await first.poll();
+    const recorded = () => t.database.db("user_import_rows").where({ import_id: id }).count({ c: "*" }).first();
+    await until("a chunk recorded", async () => Number((await recorded())?.c) >= 50);
+    await first.stop(); // as a worker that is shut down: it stops before its next chunk
+    const half = Number((await recorded())?.c);
+    expect(half).toBeLessThan(200);
+    expect(await job(admin.token, id)).toMatchObject({ state: "running", rows_done: half });
+    // Every account made has its record (they commit together), and no record lacks its account.
+    const made = await t.database.db("users").whereIn("email", emails).pluck("id");
+    expect(made).toHaveLength(half);
+
+    // Its claim holds a minute: another worker takes it over once it has run out.
+    const second = aLoop();
+    await second.poll();
+    await second.idle();
+    expect((await job(admin.token, id)).state).toBe("running");
+    t.clock.advance(61);
+    await second.poll();
+    await second.idle();
+    const done = await job(admin.token, id);
+    expect(done).toMatchObject({ state: "succeeded", rows_done: 200, counts: { create: 200, error: 0 } });
+    expect(await t.database.db("users").whereIn("email", emails).count({ c: "*" }).first()).toEqual({ c: "200" });
+    const row = await t.database.db("user_imports").where({ id }).first("attempts", "csv");
+    expect(row).toEqual({ attempts: 2, csv: null });
+    const pw = await t.request("POST", `/api/v1/users/imports/${id}/temporary-passwords`, { token: admin.token });
+    expect(new Set(pw.body.temporary_passwords.map((p: { email: string }) => p.email))).toEqual(new Set(emails));
+  });
+
+  it("erases passwords nobody fetched once the retention is over: 410 import_passwords_gone, expired", async () => {
+    const { org, admin } = await anAdmin();
+    const id = await start(admin.token, [`${email()},,${org.slug},,,`]);
+    const loop = aLoop();
+    await loop.poll();
+    await loop.idle();
+    expect((await job(admin.token, id)).temporary_passwords.state).toBe("held");
+    // The test clock moves the tokens' time too: a fresh token after each step.
+    t.clock.advance(23 * 3600);
+    await loop.poll();
+    expect((await job(await t.tokenFor(admin.id), id)).temporary_passwords.state).toBe("held");
+    t.clock.advance(2 * 3600);
+    await loop.poll();
+    const token = await t.tokenFor(admin.id);
+    expect((await job(token, id)).temporary_passwords.state).toBe("expired");
+    expect(await t.database.db("user_import_rows").where({ import_id: id }).whereNotNull("sealed_password")).toEqual(
+      [],
+    );
+    const pw = await t.request("POST", `/api/v1/users/imports/${id}/temporary-passwords`, { token });
+    expect(pw.status).toBe(410);
+    expect(pw.body.error).toMatchObject({ code: "import_passwords_gone", details: { reason: "expired" } });
+  });
+
+  it("ends a job failed, importing nothing, when its administrator lost the right before it ran", async () => {
+    const { org, admin } = await anAdmin();
+    const e = email();
+    const id = await start(admin.token, [`${e},,${org.slug},,,`]);
+    await t.member(admin, org.id, null, "member");
+    const loop = aLoop();
+    await loop.poll();
+    await loop.idle();
+    expect(await job(admin.token, id)).toMatchObject({ state: "failed", rows_done: 0, failure: { code: "forbidden" } });
+    expect(await t.database.db("users").where({ email: e }).first()).toBeUndefined();
+  });
+
+  it("refuses the passwords to their importer once no longer an administrator, and keeps them sealed", async () => {
+    const { org, admin } = await anAdmin();
+    const id = await start(admin.token, [`${email()},,${org.slug},,,`]);
+    const loop = aLoop();
+    await loop.poll();
+    await loop.idle();
+    await t.member(admin, org.id, null, "member");
+    const pw = await t.request("POST", `/api/v1/users/imports/${id}/temporary-passwords`, { token: admin.token });
+    expect(pw.status).toBe(403);
+    expect(pw.body.error.code).toBe("forbidden");
+    expect((await job(admin.token, id)).temporary_passwords.state).toBe("held");
+  });
+
+  it("runs a dry run as a job too, writing nothing but its records", async () => {
+    const { org, admin } = await anAdmin();
+    const e = email();
+    const id = await start(admin.token, [`${e},,${org.slug},,,`, "bad,,,,,"], true);
+    const loop = aLoop();
+    await loop.poll();
+    await loop.idle();
+    expect(await job(admin.token, id)).toMatchObject({
+      state: "succeeded",
+      counts: { create: 1, error: 1 },
+      temporary_passwords: { state: "none", count: 0 },
+    });
+    expect(await t.database.db("users").where({ email: e }).first()).toBeUndefined();
+    const pw = await t.request("POST", `/api/v1/users/imports/${id}/temporary-passwords`, { token: admin.token });
+    expect(pw.body).toEqual({ temporary_passwords: [] });
+  });
+});
