@@ -93,6 +93,11 @@ export interface RouteSpec<
   idempotent?: boolean;
   /** Audit action (e.g. "project.create"); required for every method but GET. */
   audit?: string;
+  /**
+   * What the audit row keeps of the body when not the body itself: a file of people's data (an import's
+   * CSV) is summarised, so the log does not become a second copy of it. Applies to refused calls too.
+   */
+  auditBody?: NoInfer<(body: Out<BS>) => unknown>;
   /** Documented answers; the error answers are added to the OpenAPI document automatically. */
   responses: R;
   /**
@@ -347,7 +352,7 @@ export function routeMiddleware(route: RouteDef, deps: Deps) {
           )
         : undefined;
       if (issues.length > 0) throw new Invalid("the request is invalid", issues);
-      audit.requestBody = body;
+      audit.requestBody = body !== undefined && route.auditBody ? route.auditBody(body as never) : body;
 
       let claim: IdempotencyClaim | undefined;
       if (key !== "" && principal) {

@@ -30,6 +30,7 @@ export const createUserImportRoute = defineRoute({
   // JSON-escaped text of the largest file, with room for the envelope.
   bodyLimitBytes: IMPORT_LIMITS.maxBytes * 2 + 64 * 1024,
   audit: "user.import",
+  auditBody: (b) => ({ dry_run: b.dry_run, csv: `${b.csv.length} characters, not kept` }),
   errors: ["forbidden", "import_csv_malformed", "import_too_many_rows", "import_file_too_large"],
   responses: { 202: UserImport },
   handler: async ({ deps, principal, body, requestId, audit }) => {

@@ -378,6 +378,21 @@ describe("/api/v1/users/imports and the welcome credit", () => {
     });
   });
 
+  it("keeps no copy of the file in the audit log, for an import accepted or refused", async () => {
+    const who = email("audited");
+    await run(w.superAdmin.token, csv(`${who},Ada Audit,${w.orgA.slug},,member,`), true);
+    await run(w.superAdmin.token, csv(`${who},"Ada Audit,${w.orgA.slug},,,`), false);
+    const rows = await t.database.db("audit_log").where("action", "user.import").orderBy("id", "desc").limit(2);
+    expect(rows.map((r) => r.status).sort()).toEqual([202, 400]);
+    for (const r of rows) {
+      expect(JSON.stringify(r)).not.toContain(who);
+      expect(r.diff.after).toEqual({
+        dry_run: expect.any(Boolean),
+        csv: expect.stringMatching(/characters, not kept$/),
+      });
+    }
+  });
+
   describe("as a background job", () => {
     it("answers 202 with the job's Location at once, then its progress and outcome", async () => {
       const { org, admin } = await anOrganization();
