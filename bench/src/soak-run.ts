@@ -760,10 +760,13 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       };
     };
 
-    const processes = (): ProcessSample[] => {
+    // A worker is named with its role: a standby that takes the lease starts its leader's working set
+    // (every session listed), so its growth is measured from its first checkpoint as the leader.
+    const processes = (lead: Child | undefined): ProcessSample[] => {
+      const role = (w: Child) => (w === lead ? "leader" : "standby");
       const xs: (ProcessSample | undefined)[] = [
         sampleProcess("api", s.api.pid),
-        ...workers.map((w) => sampleProcess(w.name.replace("worker worker-split-", "worker-"), w.pid)),
+        ...workers.map((w) => sampleProcess(`${w.name.replace("worker worker-split-", "worker-")} ${role(w)}`, w.pid)),
         sampleProcess("operator gpu-a", s.operator.pid),
         sampleProcess("postgres", f.pg.pid),
         sampleProcess("bench (gpu-b operator)", process.pid),
@@ -805,7 +808,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
         }
       }
       const { rec, settledS, size, q, pd } = got;
-      const ps = processes();
+      const ps = processes(await leader());
       const now = Date.now();
       const window = probes.filter((p) => p.at >= windowFrom && p.status === 200 && outsideFaults(p.at));
       windowFrom = now;
