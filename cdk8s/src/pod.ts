@@ -62,13 +62,17 @@ export interface ContainerSpec {
   env: Env[];
   ports: { name: string; containerPort: number }[];
   resources: Resources;
-  /** Probe path and port name, over HTTP unless `scheme` says HTTPS. */
-  health: { path: string; port: string; scheme?: "HTTP" | "HTTPS" };
+  /** Probe path and port name, over HTTP unless `scheme` says HTTPS; or a command (a process with no HTTP). */
+  health: { path: string; port: string; scheme?: "HTTP" | "HTTPS" } | { command: string[] };
   volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
 }
 
 export function container(c: ContainerSpec) {
-  const probe = { httpGet: { path: c.health.path, port: c.health.port, scheme: c.health.scheme ?? "HTTP" } };
+  const h = c.health;
+  const probe =
+    "command" in h
+      ? { exec: { command: h.command } }
+      : { httpGet: { path: h.path, port: h.port, scheme: h.scheme ?? "HTTP" } };
   return {
     name: c.name,
     image: c.image.image,
