@@ -44,6 +44,8 @@ const testbed: Environment = {
 export const BED_REGISTRY = "127.0.0.1:5055";
 /** The GPU cluster's name in `bed`; its clusterId is the one the install's registration answers. */
 export const BED_GPU_CLUSTER = "bed";
+/** The StorageClass of the bed's CSI driver on the real node (e2e/src/testbed/csi-hostpath.ts). */
+export const BED_STORAGE_CLASS = "berth-hostpath";
 const bedInstallImage = { image: `${BED_REGISTRY}/berth:bed`, pullPolicy: "Always" as const };
 const bed: Environment = {
   controlPlane: {
@@ -52,8 +54,20 @@ const bed: Environment = {
     api: { replicas: 2, maxReplicas: 3 },
     worker: { replicas: 2 },
     internal: { allowCidrs: ["10.234.0.0/16"], policyCidrs: [] },
-    database: { inCluster: { image: { image: `${BED_REGISTRY}/berth/postgres:bed`, pullPolicy: "Always" } } },
-    metrics: { storageSize: "1Gi", retention: "7d" },
+    database: {
+      inCluster: {
+        image: { image: `${BED_REGISTRY}/berth/postgres:bed`, pullPolicy: "Always" },
+        storageSize: "1Gi",
+        storageClass: BED_STORAGE_CLASS,
+      },
+    },
+    // The bed's own VictoriaMetrics build (e2e/testbed/build-metrics-server.sh), as a one-file image.
+    metrics: {
+      image: { image: `${BED_REGISTRY}/berth/victoria-metrics:bed`, pullPolicy: "Always" },
+      storageSize: "1Gi",
+      storageClass: BED_STORAGE_CLASS,
+      retention: "7d",
+    },
   },
   gpuClusters: {
     [BED_GPU_CLUSTER]: {

@@ -62,16 +62,19 @@ export interface ContainerSpec {
   env: Env[];
   ports: { name: string; containerPort: number }[];
   resources: Resources;
-  /** Probe path and port name, over HTTP unless `scheme` says HTTPS; or a command (a process with no HTTP). */
-  health: { path: string; port: string; scheme?: "HTTP" | "HTTPS" } | { command: string[] };
+  /**
+   * Probe path and port name, over HTTP unless `scheme` says HTTPS; or, for a process with no HTTP, a
+   * port that accepts connections (not a command: an exec probe is a runtime exec, slow on a busy node).
+   */
+  health: { path: string; port: string; scheme?: "HTTP" | "HTTPS" } | { tcpPort: string };
   volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
 }
 
 export function container(c: ContainerSpec) {
   const h = c.health;
   const probe =
-    "command" in h
-      ? { exec: { command: h.command } }
+    "tcpPort" in h
+      ? { tcpSocket: { port: h.tcpPort } }
       : { httpGet: { path: h.path, port: h.port, scheme: h.scheme ?? "HTTP" } };
   return {
     name: c.name,

@@ -45,7 +45,7 @@ export class InClusterPostgres extends Construct {
     if (o.storageSize !== undefined) check.size("database.inCluster.storageSize", o.storageSize, "20Gi");
     const name = "berth-postgres";
     const labels = labelsOf(name);
-    const pod = podSpec({
+    const podBase = podSpec({
       serviceAccountName: name,
       kubeApi: false,
       image: o.image,
@@ -57,12 +57,16 @@ export class InClusterPostgres extends Construct {
           env: [fromSecret("POSTGRES_PASSWORD", this.secretName, "password")],
           ports: [{ name: "postgres", containerPort: PORT }],
           resources: o.resources ?? RESOURCES,
-          health: { command: ["pg_isready", "-q", "-h", "/tmp", "-U", "berth", "-d", "berth"] },
+          // The server listens only once the first start has made the cluster.
+          health: { tcpPort: "postgres" },
           volumeMounts: [{ name: "storage", mountPath: POSTGRES_VOLUME }],
         }),
       ],
       volumes: o.storageSize ? [] : [{ name: "storage", emptyDir: {} }],
     });
+    // The kubelet gives a volume to fsGroup once, when its root does not match: a recursive pass at every
+    // start would leave the data folder group-writable, which Postgres refuses to start on.
+    const pod = { ...podBase, securityContext: { ...podBase.securityContext, fsGroupChangePolicy: "OnRootMismatch" } };
     new ApiObject(this, "account", {
       apiVersion: "v1",
       kind: "ServiceAccount",

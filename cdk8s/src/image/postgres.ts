@@ -63,6 +63,8 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
   mv "$PGDATA.init" "$PGDATA"
   echo "berth-postgres: made the cluster in $PGDATA"
 fi
+# Postgres starts only on a folder of its owner alone.
+chmod 0700 "$PGDATA"
 exec ${BIN}/postgres -D "$PGDATA" -c listen_addresses='*' -c unix_socket_directories=/tmp -c port=${POSTGRES_PORT}
 `;
 
