@@ -1,0 +1,24 @@
+// `npm run bed:install`: Berth installed on the bed's real node (bed.ts), up until Ctrl-C, then torn down.
+import { InstallError, installOnTheBed } from "./bed.ts";
+
+const log = (line: string) => console.log(line);
+let install: Awaited<ReturnType<typeof installOnTheBed>>;
+try {
+  install = await installOnTheBed({ log });
+} catch (e) {
+  console.error(e instanceof InstallError ? `[install] ${e.message}` : e);
+  process.exit(1);
+}
+const t = install.timings;
+log(`[install] Berth is installed in ${t.total?.toFixed(1)} s on ${install.node.name} (cluster ${install.clusterId})`);
+log(`  console:    ${install.consoleUrl}`);
+log(`  sign in:    ${install.admin.email} / ${install.admin.password}`);
+log(`  kubectl:    kubectl --kubeconfig ${install.kubeconfigPath} -n berth-system get pods -o wide`);
+log("Ctrl-C stops and removes everything.");
+await new Promise<void>((resolve) => {
+  for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => resolve());
+});
+log("[install] stopping");
+await install.stop();
+log("[install] stopped");
+process.exit(0);
