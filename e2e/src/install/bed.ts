@@ -80,6 +80,8 @@ export interface BedInstallOptions {
   log?: (line: string) => void;
   /** Per wait (a rollout, a pod); default 300 s. */
   timeoutMs?: number;
+  /** Aborted (Ctrl-C during the install): the next step or wait stops, and everything started is removed. */
+  signal?: AbortSignal;
 }
 
 /** Option paths in `env` whose value is `v` (`controlPlane.image.image`, …). */
@@ -203,7 +205,11 @@ export async function installOnTheBed(o: BedInstallOptions = {}): Promise<BedIns
   const timings: Record<string, number> = {};
   const t0 = performance.now();
   let mark = t0;
+  const interrupted = () => {
+    if (o.signal?.aborted) throw new Error("interrupted: removing what was started");
+  };
   const step = (name: string) => {
+    interrupted();
     const now = performance.now();
     timings[name] = (now - mark) / 1000;
     mark = now;
@@ -314,6 +320,7 @@ export async function installOnTheBed(o: BedInstallOptions = {}): Promise<BedIns
     const waitRollout = async (kind: "deployments" | "statefulsets", name: string) => {
       const deadline = Date.now() + timeout;
       for (;;) {
+        interrupted();
         const d = await kube?.json<any>("GET", `/apis/apps/v1/namespaces/${NS}/${kind}/${name}`);
         const want = d.spec.replicas ?? 1;
         const ok = (d.status?.readyReplicas ?? 0) >= want && (d.status?.updatedReplicas ?? 0) >= want;

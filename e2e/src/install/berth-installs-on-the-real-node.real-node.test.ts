@@ -63,8 +63,9 @@ describe.skipIf(!can.ok)(`npm run bed:install${can.ok ? "" : ` (skipped: ${can.r
       "berth-metrics": 1,
     };
     for (const [app, n] of Object.entries(want)) {
-      const ps = await pods(app);
-      expect(ps.filter(ready), app).toHaveLength(n);
+      // A Deployment's pod of the revision before registration may still be on its way out.
+      const ps = (await pods(app)).filter(ready);
+      expect(ps, app).toHaveLength(n);
       for (const p of ps) {
         expect(p.spec.nodeName).toBe(BED_NODE);
         const s = p.status.containerStatuses[0];
@@ -85,7 +86,7 @@ describe.skipIf(!can.ok)(`npm run bed:install${can.ok ? "" : ` (skipped: ${can.r
     expect(me.status, JSON.stringify(me.body)).toBe(200);
     expect(me.body.email).toBe(install.admin.email);
     // The console, served by the API from the image's console/dist.
-    const page = await fetch(install.consoleUrl);
+    const page = await fetch(install.consoleUrl, { headers: { accept: "text/html" } });
     expect(page.status).toBe(200);
     expect(await page.text()).toMatch(/<html/i);
     const clusters = await call(install.apiUrl, install.admin.token, "GET", "/api/v1/clusters");

@@ -2,9 +2,11 @@
 import { InstallError, installOnTheBed } from "./bed.ts";
 
 const log = (line: string) => console.log(line);
+const stopped = new AbortController();
+for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => stopped.abort());
 let install: Awaited<ReturnType<typeof installOnTheBed>>;
 try {
-  install = await installOnTheBed({ log });
+  install = await installOnTheBed({ log, signal: stopped.signal });
 } catch (e) {
   console.error(e instanceof InstallError ? `[install] ${e.message}` : e);
   process.exit(1);
@@ -16,7 +18,8 @@ log(`  sign in:    ${install.admin.email} / ${install.admin.password}`);
 log(`  kubectl:    kubectl --kubeconfig ${install.kubeconfigPath} -n berth-system get pods -o wide`);
 log("Ctrl-C stops and removes everything.");
 await new Promise<void>((resolve) => {
-  for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => resolve());
+  if (stopped.signal.aborted) resolve();
+  stopped.signal.addEventListener("abort", () => resolve());
 });
 log("[install] stopping");
 await install.stop();
