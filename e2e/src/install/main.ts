@@ -3,7 +3,13 @@ import { InstallError, installOnTheBed } from "./bed.ts";
 
 const log = (line: string) => console.log(line);
 const stopped = new AbortController();
-for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => stopped.abort());
+// `on`, not `once`: the bed's own hook (e2e/src/testbed/process.ts) kills everything at once when no one
+// else listens. A second Ctrl-C exits, and that hook then kills what is left.
+for (const sig of ["SIGINT", "SIGTERM"] as const)
+  process.on(sig, () => {
+    if (stopped.signal.aborted) process.exit(130);
+    stopped.abort();
+  });
 let install: Awaited<ReturnType<typeof installOnTheBed>>;
 try {
   install = await installOnTheBed({ log, signal: stopped.signal });
