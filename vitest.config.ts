@@ -14,6 +14,7 @@ const REAL_NODE_FILES = [
   "e2e/src/testbed/network-policy-on-the-real-node.real-node.test.ts",
   "e2e/src/testbed/berth-isolation-on-the-real-node.real-node.test.ts",
   "e2e/src/start/npm-start-runs-a-real-jupyterlab.test.ts",
+  "e2e/src/install/**/*.real-node.test.ts",
 ];
 // The soak's CI-sized run (docs/dev/soak.md) runs only when asked (`npm run test:soak`): it has not yet
 // held its invariants through a whole run on this machine, so it does not gate `npm test`.

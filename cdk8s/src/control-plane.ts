@@ -19,15 +19,18 @@ import {
   podSpec,
   type Resources,
 } from "./pod.ts";
+import { IN_CLUSTER_POSTGRES_SECRET, InClusterPostgres, type InClusterPostgresOptions } from "./postgres.ts";
 import { mergeRules, ServiceAccountWithRules } from "./rbac.ts";
 import { BerthRegistry } from "./registry.ts";
 
-/** Where DATABASE_URL comes from: exactly one of the two. */
+/** Where DATABASE_URL comes from: exactly one of the three. */
 export interface DatabaseOptions {
   /** A Secret you manage (a managed Postgres): its key holds the whole `postgres://…` URL. */
   external?: { secretName: string; key?: string };
   /** A CloudNativePG `Cluster` made here (the CloudNativePG operator must be installed). */
   cloudNativePg?: { instances: number; storageSize: string; storageClass?: string };
+  /** Postgres as a pod here, from the image cdk8s/src/image/postgres.ts builds (cdk8s/src/postgres.ts). */
+  inCluster?: InClusterPostgresOptions;
 }
 
 export interface ControlPlaneOptions {
@@ -186,6 +189,12 @@ export class ControlPlane extends Construct {
     // --- API
     const apiLabels = labelsOf("berth-api");
     const workerLabels = labelsOf("berth-worker");
+    if (o.database.inCluster)
+      new InClusterPostgres(this, "in-cluster-postgres", {
+        ...o.database.inCluster,
+        namespace: ns,
+        clients: [apiLabels, workerLabels],
+      });
 
     const common: Env[] = [
       db,
@@ -469,8 +478,19 @@ function registryEnv(
 }
 
 function databaseEnv(d: DatabaseOptions): Env {
-  if (d.external && d.cloudNativePg)
-    throw new OptionError("database", "set either database.external or database.cloudNativePg, not both");
+  const set = (["external", "cloudNativePg", "inCluster"] as const).filter((k) => d[k]);
+  if (set.length > 1)
+    throw new OptionError(
+      "database",
+      `set one of database.external, cloudNativePg and inCluster, not ${set.join(" and ")}`,
+    );
+  if (d.inCluster) {
+    const secret = check.dnsLabel(
+      "database.inCluster.secretName",
+      d.inCluster.secretName ?? IN_CLUSTER_POSTGRES_SECRET,
+    );
+    return fromSecret("DATABASE_URL", secret, "uri");
+  }
   if (d.external) {
     check.dnsLabel("database.external.secretName", d.external.secretName);
     return fromSecret("DATABASE_URL", d.external.secretName, d.external.key ?? "url");
@@ -481,5 +501,8 @@ function databaseEnv(d: DatabaseOptions): Env {
     // CloudNativePG writes the application user's connection URL into `<cluster>-app`, key `uri`.
     return fromSecret("DATABASE_URL", "berth-postgres-app", "uri");
   }
-  throw new OptionError("database", "set database.external (a Secret with DATABASE_URL) or database.cloudNativePg");
+  throw new OptionError(
+    "database",
+    "set database.external (a Secret with DATABASE_URL), database.cloudNativePg or database.inCluster",
+  );
 }

@@ -34,6 +34,52 @@ const testbed: Environment = {
   },
 };
 
+/**
+ * `npm run bed:install` (e2e/src/install/): Berth installed as pods on the bed's real node, pulled from the
+ * bed's registry at BED_REGISTRY, Postgres in the cluster. One cluster is the management cluster and the
+ * GPU cluster at once: kube-proxy and kube-router are the host's, so one real node per host runs them
+ * (docs/dev/real-node-network.md). Operators reach the internal listener by its Service from the node's
+ * pod range; the policy admits only the namespace's operator and gateway pods.
+ */
+export const BED_REGISTRY = "127.0.0.1:5055";
+/** The GPU cluster's name in `bed`; its clusterId is the one the install's registration answers. */
+export const BED_GPU_CLUSTER = "bed";
+/** The StorageClass of the bed's CSI driver on the real node (e2e/src/testbed/csi-hostpath.ts). */
+export const BED_STORAGE_CLASS = "berth-hostpath";
+const bedInstallImage = { image: `${BED_REGISTRY}/berth:bed`, pullPolicy: "Always" as const };
+const bed: Environment = {
+  controlPlane: {
+    image: bedInstallImage,
+    publicHost: "berth.localhost",
+    api: { replicas: 2, maxReplicas: 3 },
+    worker: { replicas: 2 },
+    internal: { allowCidrs: ["10.234.0.0/16"], policyCidrs: [] },
+    database: {
+      inCluster: {
+        image: { image: `${BED_REGISTRY}/berth/postgres:bed`, pullPolicy: "Always" },
+        storageSize: "1Gi",
+        storageClass: BED_STORAGE_CLASS,
+      },
+    },
+    // The bed's own VictoriaMetrics build (e2e/testbed/build-metrics-server.sh), as a one-file image.
+    metrics: {
+      image: { image: `${BED_REGISTRY}/berth/victoria-metrics:bed`, pullPolicy: "Always" },
+      storageSize: "1Gi",
+      storageClass: BED_STORAGE_CLASS,
+      retention: "7d",
+    },
+  },
+  gpuClusters: {
+    [BED_GPU_CLUSTER]: {
+      clusterId: "clu_bed",
+      controlPlaneUrl: "http://berth-internal.berth-system.svc:8081",
+      image: bedInstallImage,
+      operator: { replicas: 1 },
+      gateway: { sessionDomain: "bed.sessions.localhost", replicas: 1, cookieKeySecretName: "berth-gateway-cookie" },
+    },
+  },
+};
+
 /** kind: clusters on one Docker network (172.18.0.0/16), Postgres by CloudNativePG. */
 const kindImage = { image: "localhost:5001/berth:dev", pullPolicy: "IfNotPresent" as const };
 function kindGpuCluster(name: string): GpuClusterOptions {
@@ -111,7 +157,7 @@ const production: Environment = {
   },
 };
 
-export const ENVIRONMENTS: Record<string, Environment> = { testbed, kind, production };
+export const ENVIRONMENTS: Record<string, Environment> = { testbed, bed, kind, production };
 
 /** One environment's charts, in apply order: file name → chart. */
 export function synthEnvironment(env: Environment): { file: string; chart: Chart }[] {

@@ -63,6 +63,21 @@ describe("control plane options", () => {
     ],
     ["no database", { database: {} }, "database"],
     [
+      "an in-cluster Postgres beside an external database",
+      { database: { external: { secretName: "db" }, inCluster: { image: { image: "r.example.com/pg:15" } } } },
+      "database",
+    ],
+    [
+      "an in-cluster Postgres image that is no reference",
+      { database: { inCluster: { image: { image: "pg 15" } } } },
+      "database.inCluster.image.image",
+    ],
+    [
+      "an in-cluster Postgres Secret that is no name",
+      { database: { inCluster: { image: { image: "r.example.com/pg:15" }, secretName: "Berth_DB" } } },
+      "database.inCluster.secretName",
+    ],
+    [
       "a CloudNativePG size without a unit",
       { database: { cloudNativePg: { instances: 3, storageSize: "20" } } },
       "database.cloudNativePg.storageSize",

@@ -62,13 +62,20 @@ export interface ContainerSpec {
   env: Env[];
   ports: { name: string; containerPort: number }[];
   resources: Resources;
-  /** Probe path and port name, over HTTP unless `scheme` says HTTPS. */
-  health: { path: string; port: string; scheme?: "HTTP" | "HTTPS" };
+  /**
+   * Probe path and port name, over HTTP unless `scheme` says HTTPS; or, for a process with no HTTP, a
+   * port that accepts connections (not a command: an exec probe is a runtime exec, slow on a busy node).
+   */
+  health: { path: string; port: string; scheme?: "HTTP" | "HTTPS" } | { tcpPort: string };
   volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
 }
 
 export function container(c: ContainerSpec) {
-  const probe = { httpGet: { path: c.health.path, port: c.health.port, scheme: c.health.scheme ?? "HTTP" } };
+  const h = c.health;
+  const probe =
+    "tcpPort" in h
+      ? { tcpSocket: { port: h.tcpPort } }
+      : { httpGet: { path: h.path, port: h.port, scheme: h.scheme ?? "HTTP" } };
   return {
     name: c.name,
     image: c.image.image,

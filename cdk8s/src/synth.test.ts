@@ -83,7 +83,8 @@ describe.each(Object.keys(ENVIRONMENTS))("the %s environment", (env) => {
   });
 
   it("opens the internal listener only to the configured ranges and the namespace's operator and gateway pods", () => {
-    const cidrs = ENVIRONMENTS[env]?.controlPlane.internal.allowCidrs ?? [];
+    const internalOptions = ENVIRONMENTS[env]?.controlPlane.internal;
+    const cidrs = internalOptions?.policyCidrs ?? internalOptions?.allowCidrs ?? [];
     const policy = objects.find((o) => o.kind === "NetworkPolicy" && o.metadata.name === "berth-api") as unknown as {
       spec: { ingress: { from?: Record<string, unknown>[]; ports: { port: number }[] }[] };
     };

@@ -698,3 +698,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     }
   }
 }
+
+// For the other images made on this base (postgres.ts): the build steps as they are, so their text, and
+// with it every session image's key, stays the same.
+export { chrootSh, clearScratch, LAYER_EXCLUDE, publish, removeBuildDir, run };

@@ -32,7 +32,15 @@ export function findRegistryBinary(env: NodeJS.ProcessEnv = process.env): string
   return bin;
 }
 
-export async function startRegistry(opts: { name?: string; dir?: string; bin?: string } = {}): Promise<LocalRegistry> {
+export async function startRegistry(
+  opts: {
+    name?: string;
+    dir?: string;
+    bin?: string;
+    /** A fixed port (an install's manifests name the registry); default one the system picks. */
+    port?: number;
+  } = {},
+): Promise<LocalRegistry> {
   const temporary = opts.dir === undefined;
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), "berth-registry-"));
   mkdirSync(dir, { recursive: true });
@@ -41,7 +49,7 @@ export async function startRegistry(opts: { name?: string; dir?: string; bin?: s
   const proc = spawnManaged({
     name: opts.name ?? "registry",
     command: opts.bin ?? findRegistryBinary(),
-    args: ["-port", "0"],
+    args: ["-port", String(opts.port ?? 0)],
     logFile,
   });
   const deadline = Date.now() + 20_000;

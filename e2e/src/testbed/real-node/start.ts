@@ -75,6 +75,11 @@ export interface StartRealNodeOptions {
    * (kube-router.ts). One such node per host at a time. Default false.
    */
   networkPolicy?: boolean;
+  /**
+   * Registers with REAL_NODE_TAINT. Default true; false for a node that is the cluster's only one and
+   * runs manifests made elsewhere (an install: e2e/src/install/), which tolerate no bed taint.
+   */
+  taint?: boolean;
   /** For each of containerd, the Node Ready and the GPUs allocatable. Default 120 s. */
   readyTimeoutMs?: number;
 }
@@ -208,7 +213,9 @@ export async function startRealNode(o: StartRealNodeOptions): Promise<RealNode> 
         // The kubelet refuses a loopback --node-ip ("nodeIP can't be loopback address"). As with a cloud
         // provider, it then leaves the addresses to someone else: initializeNode() sets 127.0.0.1.
         "--cloud-provider=external",
-        `--register-with-taints=${REAL_NODE_TAINT.key}=${REAL_NODE_TAINT.value}:${REAL_NODE_TAINT.effect}`,
+        ...(o.taint === false
+          ? []
+          : [`--register-with-taints=${REAL_NODE_TAINT.key}=${REAL_NODE_TAINT.value}:${REAL_NODE_TAINT.effect}`]),
         `--node-labels=${Object.entries(labels)
           .map(([k, v]) => `${k}=${v}`)
           .join(",")}`,

@@ -1,0 +1,492 @@
+// biome-ignore-all lint/suspicious/noExplicitAny: manifests and the apiserver's JSON as they come
+// Berth installed on the bed as a platform team installs it (`npm run bed:install`, docs/deploy.md): its
+// own image built by the project's builder (cdk8s/src/image/build.ts) and pushed to the bed's registry
+// with Postgres's (cdk8s/src/image/postgres.ts), the `bed` environment's manifests applied with kubectl,
+// and the API, worker, operator, gateway and Postgres running as pods the real node's kubelet pulls.
+//
+// One bed cluster is both the management and the GPU cluster: the real node's kube-proxy and kube-router
+// are the host's, one such node per host (docs/dev/real-node-network.md). The node is untainted (the
+// manifests tolerate no bed taint) and the only one; the bed's CSI driver gives the StatefulSets their
+// volumes. The GPU cluster is registered through the installed API as docs/deploy.md says: the bootstrap
+// administrator (its password from the API's log, changed at first sign-in), the control plane's account
+// token, then the GPU chart synthesised again with the id the registration answers.
+//
+// A wrong option is reported in one line naming it (InstallError), not left as a failing pod: images are
+// looked up in the registry before anything is applied, Secrets the pods name are checked once the
+// install has made its own, and a pod that cannot pull or start while the install waits ends the wait.
+import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import {
+  BED_GPU_CLUSTER,
+  BED_REGISTRY,
+  BED_STORAGE_CLASS,
+  ENVIRONMENTS,
+  type Environment,
+  synthEnvironment,
+} from "@berth/cdk8s/environments";
+import { buildPostgresImage } from "@berth/cdk8s/image/postgres";
+import { parseRef, pushLayout } from "@berth/cdk8s/image/push";
+import { ensureConsoleBuilt } from "@berth/console";
+import { stringify } from "yaml";
+import { type RunningCsiHostpath, startCsiHostpath } from "../testbed/csi-hostpath.ts";
+import { startFleet } from "../testbed/fleet.ts";
+import { KubeHttp } from "../testbed/kube.ts";
+import { findMetricsServerBinary } from "../testbed/metrics-server.ts";
+import { canRunRealNode, pushFileImage, type RealNode, startRealNode } from "../testbed/real-node/index.ts";
+import { type LocalRegistry, startRegistry } from "../testbed/registry.ts";
+import type { Fleet } from "../testbed/types.ts";
+
+const run = promisify(execFile);
+const ROOT = new URL("../../../", import.meta.url).pathname;
+const NS = "berth-system";
+export const BED_CLUSTER = "bed";
+export const BED_NODE = "bed-real-1";
+const ADMIN_EMAIL = "admin@berth.local";
+
+/** A wrong option or a missing Secret, said in one line that names the option. */
+export class InstallError extends Error {
+  readonly option: string;
+  constructor(option: string, problem: string) {
+    super(`${option}: ${problem}`);
+    this.name = "InstallError";
+    this.option = option;
+  }
+}
+
+export interface BedInstall {
+  fleet: Fleet;
+  node: RealNode;
+  registry: LocalRegistry;
+  kube: KubeHttp;
+  kubeconfigPath: string;
+  /** The API's Service (ClusterIP), which this host reaches through kube-proxy's rules. */
+  apiUrl: string;
+  consoleUrl: string;
+  clusterId: string;
+  /** The bootstrap administrator, its password changed. */
+  admin: { email: string; password: string; token: string };
+  /** Seconds per step. */
+  timings: Record<string, number>;
+  stop(): Promise<void>;
+}
+
+export interface BedInstallOptions {
+  /** Default the committed `bed` environment (cdk8s/src/environments.ts). */
+  environment?: Environment;
+  log?: (line: string) => void;
+  /** Per wait (a rollout, a pod); default 300 s. */
+  timeoutMs?: number;
+  /** Aborted (Ctrl-C during the install): the next step or wait stops, and everything started is removed. */
+  signal?: AbortSignal;
+}
+
+/** Option paths in `env` whose value is `v` (`controlPlane.image.image`, …). */
+export function optionsNaming(env: unknown, v: string, at = ""): string[] {
+  if (env === v) return [at];
+  if (!env || typeof env !== "object") return [];
+  return Object.entries(env).flatMap(([k, x]) => optionsNaming(x, v, at ? `${at}.${k}` : k));
+}
+
+const podTemplates = (objs: any[]) =>
+  objs
+    .filter((o) => ["Deployment", "StatefulSet"].includes(o.kind))
+    .map((o) => ({ owner: o, spec: o.spec.template.spec }));
+
+/** Every Secret the pod templates name (env and volumes), with where. */
+export function secretsNamed(objs: any[]): { secret: string; where: string }[] {
+  const out: { secret: string; where: string }[] = [];
+  for (const { owner, spec } of podTemplates(objs)) {
+    const where = `${owner.kind} ${owner.metadata.name}`;
+    for (const v of spec.volumes ?? []) if (v.secret) out.push({ secret: v.secret.secretName, where });
+    for (const c of spec.containers)
+      for (const e of c.env ?? [])
+        if (e.valueFrom?.secretKeyRef)
+          out.push({ secret: e.valueFrom.secretKeyRef.name, where: `${where} (${e.name})` });
+  }
+  return out;
+}
+
+const imagesNamed = (objs: any[]) => [
+  ...new Set(podTemplates(objs).flatMap(({ spec }) => spec.containers.map((c: any) => c.image as string))),
+];
+
+/** An option naming `value`, else the fallback; for InstallError. */
+const optionFor = (env: Environment, value: string, fallback: string) => {
+  const found = optionsNaming(env, value);
+  return found.length ? found.join(", ") : fallback;
+};
+
+async function manifestExists(ref: string): Promise<string | undefined> {
+  let r: ReturnType<typeof parseRef>;
+  try {
+    r = parseRef(ref);
+  } catch (e) {
+    return (e as Error).message;
+  }
+  let res: Response;
+  try {
+    res = await fetch(`http://${r.host}/v2/${r.repository}/manifests/${r.tag}`, {
+      method: "HEAD",
+      headers: { accept: "application/vnd.oci.image.manifest.v1+json,application/vnd.oci.image.index.v1+json" },
+    });
+  } catch (e) {
+    return `the registry ${r.host} does not answer (${(e as Error).message})`;
+  }
+  return res.ok ? undefined : `${ref} is not in the registry (${res.status})`;
+}
+
+/** kubectl apply --server-side of these objects, one field manager per chart (the charts share a Namespace). */
+async function apply(kubeconfig: string, dir: string, name: string, objs: unknown[]) {
+  const file = join(dir, `${name}.yaml`);
+  writeFileSync(file, objs.map((o) => stringify(o, { lineWidth: 0 })).join("---\n"));
+  await run("kubectl", [
+    "--kubeconfig",
+    kubeconfig,
+    "apply",
+    "--server-side",
+    "--force-conflicts",
+    `--field-manager=berth-${name}`,
+    "-f",
+    file,
+  ]);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The first reason a pod of these labels cannot start, or undefined. */
+function stuck(pod: any): { reason: string; message: string; image: string } | undefined {
+  for (const s of pod.status?.containerStatuses ?? []) {
+    const w = s.state?.waiting;
+    if (w && ["ErrImagePull", "ImagePullBackOff", "CreateContainerConfigError", "InvalidImageName"].includes(w.reason))
+      return { reason: w.reason, message: w.message ?? "", image: s.image };
+    if (w?.reason === "CrashLoopBackOff")
+      return { reason: w.reason, message: s.lastState?.terminated?.reason ?? "", image: s.image };
+  }
+  return undefined;
+}
+
+/** Every image the environment's pods name is in the registry it names (the node pulls from there). */
+export async function checkImages(env: Environment): Promise<void> {
+  const objs = synthEnvironment(env).flatMap(({ chart }) => chart.toJson() as any[]);
+  for (const image of imagesNamed(objs)) {
+    const problem = await manifestExists(image);
+    if (problem) throw new InstallError(optionFor(env, image, `the image ${image}`), `cannot be pulled: ${problem}`);
+  }
+}
+
+/**
+ * Every Secret the control plane's pods name exists (after the install has made its own): a missing one
+ * would leave its pods waiting in CreateContainerConfigError. The operator's token comes later.
+ */
+export async function checkSecrets(env: Environment, kube: KubeHttp): Promise<void> {
+  const cp = synthEnvironment(env)
+    .find((c) => c.file.startsWith("10-"))
+    ?.chart.toJson() as any[];
+  for (const { secret: s, where } of secretsNamed(cp)) {
+    const got = await kube.raw("GET", `/api/v1/namespaces/${NS}/secrets/${s}`);
+    if (got.status === 404)
+      throw new InstallError(
+        optionFor(env, s, `the Secret ${s}`),
+        `the Secret ${NS}/${s} does not exist (named by ${where}); make it first (docs/deploy.md)`,
+      );
+  }
+}
+
+export async function installOnTheBed(o: BedInstallOptions = {}): Promise<BedInstall> {
+  const env = o.environment ?? (ENVIRONMENTS.bed as Environment);
+  const log = o.log ?? (() => {});
+  const timeout = o.timeoutMs ?? 300_000;
+  const can = canRunRealNode();
+  if (!can.ok) throw new Error(`bed:install needs a real node: ${can.reason}`);
+  const timings: Record<string, number> = {};
+  const t0 = performance.now();
+  let mark = t0;
+  const interrupted = () => {
+    if (o.signal?.aborted) throw new Error("interrupted: removing what was started");
+  };
+  const step = (name: string) => {
+    interrupted();
+    const now = performance.now();
+    timings[name] = (now - mark) / 1000;
+    mark = now;
+    log(`[install] ${name}: ${timings[name].toFixed(1)} s`);
+  };
+  const work = mkdtempSync(join(tmpdir(), "berth-bed-install-"));
+  let fleet: Fleet | undefined;
+  let registry: LocalRegistry | undefined;
+  let node: RealNode | undefined;
+  let csi: RunningCsiHostpath | undefined;
+  let kube: KubeHttp | undefined;
+  const stop = async () => {
+    kube?.close();
+    await csi?.stop().catch(() => {});
+    await node?.stop();
+    await Promise.all([registry?.stop(), fleet?.stop()]);
+    rmSync(work, { recursive: true, force: true });
+  };
+  try {
+    // The charts first: an option refused at synth stops here, before anything runs.
+    const charts = synthEnvironment(env).map(({ file, chart }) => ({ file, objs: chart.toJson() as any[] }));
+    const chartOf = (prefix: string) => charts.find((c) => c.file.startsWith(prefix))?.objs ?? [];
+    const gpuName = Object.keys(env.gpuClusters)[0] ?? BED_GPU_CLUSTER;
+
+    // The console first: the image carries console/dist when it exists (cdk8s/src/image/build.ts).
+    const consoleBuild = ensureConsoleBuilt({ log });
+    if (consoleBuild.built) step("console built");
+    // The Berth image builds in a child process while the bed starts.
+    const imageDir = join(work, "berth-oci");
+    const berthBuild = run(process.execPath, [join(ROOT, "cdk8s/src/image/build.ts"), imageDir, "--tag", "bed"], {
+      maxBuffer: 2 ** 24,
+    });
+    [fleet, registry] = await Promise.all([
+      startFleet({
+        clusters: [{ name: BED_CLUSTER, kind: "gpu", nodes: [], gpuRuntimeClass: true, gpuDevicePlugin: true }],
+      }),
+      startRegistry({ name: "bed-install", port: Number(BED_REGISTRY.split(":")[1]) }),
+    ]);
+    const cluster = fleet.cluster(BED_CLUSTER);
+    kube = new KubeHttp({ server: cluster.server, caPem: cluster.caPem, token: cluster.adminToken });
+    step("bed and registry");
+    node = await startRealNode({
+      cluster,
+      name: BED_NODE,
+      gpuModel: "NVIDIA-L4",
+      gpuCount: 2,
+      registries: [registry.host],
+      services: true,
+      networkPolicy: true,
+      taint: false,
+      log,
+    });
+    csi = await startCsiHostpath({
+      cluster,
+      nodeName: node.name,
+      kubeletRootDir: node.layout.kubeletRoot,
+      dir: join(node.layout.base, "csi-hostpath"),
+      storageClass: BED_STORAGE_CLASS,
+    });
+    step("real node (kubelet, containerd, kube-proxy, CoreDNS, kube-router, CSI driver)");
+
+    await berthBuild;
+    const host = registry.host;
+    const berth = await pushLayout(imageDir, parseRef(`${host}/berth:bed`), { plainHttp: true });
+    const pg = buildPostgresImage({ quiet: true });
+    await pushLayout(pg.dir, parseRef(`${host}/berth/postgres:bed`), { plainHttp: true });
+    await pushFileImage(registry.url, "berth/victoria-metrics", "bed", {
+      files: [{ path: "victoria-metrics-prod", content: findMetricsServerBinary() }],
+      entrypoint: ["/victoria-metrics-prod"],
+    });
+    log(
+      `[install] pushed ${host}/berth:bed@${berth.digest} and ${host}/berth/postgres:bed (${pg.cached ? "cached" : "built"})`,
+    );
+    step("images built and pushed");
+
+    await checkImages(env);
+    const kc = cluster.kubeconfigPath;
+    await apply(kc, work, "crds", chartOf("00-"));
+    await run("kubectl", ["--kubeconfig", kc, "wait", "--for=condition=Established", "--timeout=120s", "crd", "--all"]);
+    await apply(kc, work, "control-plane", chartOf("10-"));
+    await apply(kc, work, `gpu-${gpuName}`, chartOf("20-"));
+
+    // The Secrets a platform team makes (docs/deploy.md), where absent; an external database's is theirs.
+    const secret = async (name: string, data: Record<string, string>) => {
+      const path = `/api/v1/namespaces/${NS}/secrets/${name}`;
+      const got = await kube?.raw("GET", path);
+      if (got?.status === 200) return;
+      await kube?.json("POST", `/api/v1/namespaces/${NS}/secrets`, { metadata: { name }, stringData: data });
+    };
+    const cp = env.controlPlane;
+    if (cp.database.inCluster) {
+      const pw = randomBytes(18).toString("hex");
+      await secret(cp.database.inCluster.secretName ?? "berth-postgres-app", {
+        password: pw,
+        uri: `postgres://berth:${pw}@berth-postgres.${NS}.svc:5432/berth`,
+      });
+    }
+    await secret(cp.api.secretName ?? "berth-api", {
+      "jwt-secret": randomBytes(32).toString("hex"),
+      "webhook-secret-keys": `k1:${randomBytes(32).toString("base64")}`,
+    });
+    const gpu = env.gpuClusters[gpuName];
+    if (gpu) await secret(gpu.gateway.cookieKeySecretName, { keys: randomBytes(32).toString("hex") });
+    const operatorTokenSecret = gpu?.operatorTokenSecretName ?? "berth-operator-token";
+    await checkSecrets(env, kube);
+    step("manifests applied");
+
+    const waitRollout = async (kind: "deployments" | "statefulsets", name: string) => {
+      const deadline = Date.now() + timeout;
+      for (;;) {
+        interrupted();
+        const d = await kube?.json<any>("GET", `/apis/apps/v1/namespaces/${NS}/${kind}/${name}`);
+        const want = d.spec.replicas ?? 1;
+        const ok = (d.status?.readyReplicas ?? 0) >= want && (d.status?.updatedReplicas ?? 0) >= want;
+        if (ok) return;
+        const sel = Object.entries(d.spec.selector.matchLabels)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(",");
+        const pods = await kube?.json<any>(
+          "GET",
+          `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(sel)}`,
+        );
+        for (const p of pods.items) {
+          const s = stuck(p);
+          if (!s) continue;
+          const missing = /secret "([^"]+)" not found/.exec(s.message)?.[1];
+          if (missing)
+            throw new InstallError(
+              optionFor(env, missing, `the Secret ${missing}`),
+              `the Secret ${NS}/${missing} does not exist (pod ${p.metadata.name})`,
+            );
+          if (s.reason !== "CrashLoopBackOff")
+            throw new InstallError(
+              optionFor(env, s.image, `the image ${s.image}`),
+              `${s.reason} on pod ${p.metadata.name}: ${s.message.split("\n")[0]}`,
+            );
+          // A process that waits for another (the API for Postgres) restarts a few times on a first install.
+          const restarts = p.status.containerStatuses?.[0]?.restartCount ?? 0;
+          if (restarts < 6 && Date.now() < deadline) continue;
+          const logs = await kube?.raw("GET", `/api/v1/namespaces/${NS}/pods/${p.metadata.name}/log?previous=true`);
+          throw new Error(
+            `${kind.slice(0, -1)} ${name}: pod ${p.metadata.name} crashes (${restarts} restarts): ${
+              logs?.text
+                .split("\n")
+                .filter((l) => l.trim() && !/^\s+at /.test(l))
+                .at(-1) ?? ""
+            }`,
+          );
+        }
+        if (Date.now() > deadline)
+          throw new Error(`${kind.slice(0, -1)} ${name} not ready in ${timeout / 1000} s: ${JSON.stringify(d.status)}`);
+        await sleep(1000);
+      }
+    };
+    await waitRollout("statefulsets", "berth-postgres");
+    await Promise.all([waitRollout("deployments", "berth-api"), waitRollout("deployments", "berth-worker")]);
+    step("Postgres, API (2) and worker (2) ready");
+
+    const svc = await kube.json<any>("GET", `/api/v1/namespaces/${NS}/services/berth-api`);
+    const apiUrl = `http://${svc.spec.clusterIP}:${svc.spec.ports[0].port}`;
+    const admin = await signInBootstrapAdmin(kube, apiUrl, timeout);
+
+    // The control plane's account on the GPU cluster (its chart made it), then the registration.
+    const cpToken = await until(
+      async () => {
+        const s = await kube?.json<any>("GET", `/api/v1/namespaces/${NS}/secrets/berth-control-plane-token`);
+        return s.data?.token ? Buffer.from(s.data.token, "base64").toString() : undefined;
+      },
+      60_000,
+      "berth-control-plane-token filled",
+    );
+    const reg = await call(apiUrl, admin.token, "POST", "/api/v1/clusters", {
+      name: gpuName,
+      session_domain: gpu?.gateway.sessionDomain,
+      credential: { server: "https://kubernetes.default.svc", ca_data: cluster.caPem, token: cpToken },
+    });
+    if (reg.status !== 201) throw new Error(`registering ${gpuName}: ${reg.status} ${JSON.stringify(reg.body)}`);
+    const clusterId = reg.body.cluster.id as string;
+    await kube.json("POST", `/api/v1/namespaces/${NS}/secrets`, {
+      metadata: { name: operatorTokenSecret },
+      stringData: { token: reg.body.operator_token.token },
+    });
+    // deploy.md: the id goes into the environment's clusterId, synthesised and applied again.
+    const registered: Environment = {
+      ...env,
+      gpuClusters: { ...env.gpuClusters, [gpuName]: { ...(gpu as NonNullable<typeof gpu>), clusterId } },
+    };
+    await apply(
+      kc,
+      work,
+      `gpu-${gpuName}`,
+      synthEnvironment(registered)
+        .find((c) => c.file.startsWith("20-"))
+        ?.chart.toJson() as unknown[],
+    );
+    step(`GPU cluster registered (${clusterId})`);
+    await Promise.all([waitRollout("deployments", "berth-operator"), waitRollout("deployments", "berth-gateway")]);
+    await waitRollout("statefulsets", "berth-metrics");
+    step("operator, gateway and metrics ready");
+    timings.total = (performance.now() - t0) / 1000;
+    return {
+      fleet,
+      node,
+      registry,
+      kube,
+      kubeconfigPath: kc,
+      apiUrl,
+      consoleUrl: `${apiUrl}/`,
+      clusterId,
+      admin,
+      timings,
+      stop,
+    };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
+async function until<T>(f: () => Promise<T | undefined>, ms: number, what: string): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await f().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms / 1000} s`);
+    await sleep(1000);
+  }
+}
+
+export async function call(base: string, token: string | undefined, method: string, path: string, body?: unknown) {
+  const res = await fetch(base + path, {
+    method,
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body ? { "content-type": "application/json" } : {}),
+    },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const text = await res.text();
+  let parsed: any = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {}
+  return { status: res.status, body: parsed };
+}
+
+/** The generated password from the API pod that made the administrator (its log), then changed. */
+async function signInBootstrapAdmin(kube: KubeHttp, apiUrl: string, timeoutMs: number) {
+  const generated = await until(
+    async () => {
+      const pods = await kube.json<any>(
+        "GET",
+        `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent("app.kubernetes.io/name=berth-api")}`,
+      );
+      for (const p of pods.items) {
+        const l = await kube.raw("GET", `/api/v1/namespaces/${NS}/pods/${p.metadata.name}/log`);
+        const m = /password:\s+(\S+)/.exec(l.text);
+        if (m) return m[1];
+      }
+      return undefined;
+    },
+    timeoutMs,
+    "the bootstrap administrator's password in an API pod's log",
+  );
+  const first = await call(apiUrl, undefined, "POST", "/api/v1/auth/login", {
+    email: ADMIN_EMAIL,
+    password: generated,
+  });
+  if (first.status !== 200)
+    throw new Error(`signing in the bootstrap administrator: ${first.status} ${JSON.stringify(first.body)}`);
+  const password = randomBytes(12).toString("hex");
+  const changed = await call(apiUrl, first.body.access_token, "POST", "/api/v1/auth/password", {
+    current_password: generated,
+    new_password: password,
+  });
+  if (changed.status !== 200)
+    throw new Error(`changing the administrator's password: ${changed.status} ${JSON.stringify(changed.body)}`);
+  return { email: ADMIN_EMAIL, password, token: changed.body.access_token as string };
+}
