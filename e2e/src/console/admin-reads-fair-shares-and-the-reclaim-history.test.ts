@@ -12,6 +12,7 @@ import { HttpKube } from "@berth/controllers/kube";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { H100, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
+import { bedApi } from "./api-client.ts";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { FairSharePage } from "./pages/fair-share-page.ts";
 import { LoginPage } from "./pages/login-page.ts";
@@ -84,13 +85,12 @@ describe("an administrator reads fair share", () => {
     const inVision = { ...h100, project_id: project.id };
     const b1 = await bed.startRunning(bed.bob, { ...inVision, name: "b1", capacity_class: "borrowed" });
     const b2 = await bed.startRunning(bed.bob, { ...inVision, name: "b2", capacity_class: "borrowed" });
-    const g = await bed.call(bed.alice, "POST", "/api/v1/sessions", { ...inVision, name: "g" });
-    expect(g.status, JSON.stringify(g.body)).toBe(201);
-    await bed.waitFor(bed.alice, g.body.id, (s) => s.phase === "Queued", "guaranteed session Queued");
-    expect((await loop.pass()).warned).toEqual([{ session: b2.id, for: g.body.id }]);
+    const g = await bedApi(bed, bed.alice).call("createSession", { body: { ...inVision, name: "g" } });
+    await bed.waitFor(bed.alice, g.id, (s) => s.phase === "Queued", "guaranteed session Queued");
+    expect((await loop.pass()).warned).toEqual([{ session: b2.id, for: g.id }]);
     expect((await loop.pass()).paused).toEqual([b2.id]);
     await bed.waitFor(bed.bob, b2.id, (s) => s.phase === "Paused", "borrowed session Paused");
-    await bed.waitFor(bed.alice, g.body.id, (s) => s.phase === "Running", "guaranteed session Running");
+    await bed.waitFor(bed.alice, g.id, (s) => s.phase === "Running", "guaranteed session Running");
     // The pass after the pause records it on the notice and asks the session to run again.
     expect((await loop.pass()).requeued).toEqual([b2.id]);
 
@@ -112,9 +112,7 @@ describe("an administrator reads fair share", () => {
     expect(rows[`user:${bed.alice.id}`]).toMatchObject({ model: H100, used: 1, borrowed: 0 });
     expect(rows[`user:${bed.bob.id}`]).toMatchObject({ model: H100, used: 0, borrowed: 1 });
     const reclaims = await fair.reclaims();
-    expect(reclaims).toEqual([
-      { session: b2.id, for: g.body.id, state: "paused", text: expect.stringContaining("active") },
-    ]);
+    expect(reclaims).toEqual([{ session: b2.id, for: g.id, state: "paused", text: expect.stringContaining("active") }]);
     expect(reclaims[0]?.text).toContain(bed.bob.email);
     expect(await fair.emptyHeadings()).toEqual([]);
     await shots.take(fair.page, "with-data");

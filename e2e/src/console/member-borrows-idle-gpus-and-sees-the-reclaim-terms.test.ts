@@ -8,6 +8,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
+import { bedApi } from "./api-client.ts";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";
 import { NewSessionPage } from "./pages/new-session-page.ts";
@@ -70,6 +71,6 @@ describe("a member who borrows idle GPUs", () => {
     expect(await detail.reclaimNotice().textContent()).toContain("guaranteed session");
     await shots.take(page, "session-borrowed");
     await expectAccessible(page);
-    expect((await bed.call(bed.alice, "GET", `/api/v1/sessions/${id}`)).body.rate_multiplier).toBe(0.3);
+    expect((await bedApi(bed, bed.alice).call("getSession", { params: { sessionId: id } })).rate_multiplier).toBe(0.3);
   });
 });

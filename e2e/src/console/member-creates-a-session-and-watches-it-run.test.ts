@@ -9,9 +9,11 @@
 
 import type { TestUser } from "@berth/api/testing";
 import { ensureConsoleBuilt } from "@berth/console";
+import { ApiError, type BodyOf } from "@berth/console/client";
 import type { Browser, BrowserContext, Page, Route } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
+import { apiAs, bedApi, refusalOf } from "./api-client.ts";
 import { closeBrowser, expectAccessible, launchBrowser, PHONE, Screenshots } from "./browser.ts";
 import { CreditsPages } from "./pages/credits-pages.ts";
 import { NewSessionPage } from "./pages/new-session-page.ts";
@@ -36,7 +38,7 @@ let gateways: SessionGateways | undefined;
 const cutEvents = (c: BrowserContext) =>
   c.route("**/api/v1/sessions/events*", (route) => route.abort("connectionreset"));
 
-const body = (over: Record<string, unknown> = {}) => ({
+const body = (over: Partial<BodyOf<"createSession">> = {}): BodyOf<"createSession"> => ({
   offering: "h100",
   preset: "gpu-small",
   image: "jupyterlab",
@@ -100,7 +102,7 @@ describe("a member's sessions in the console", () => {
     const detail = new SessionPage(alice);
     await detail.open(sessionId);
     await detail.waitForPhase("Running");
-    const cr = (await bed.call(bed.alice, "GET", `/api/v1/sessions/${sessionId}`)).body.resource_name as string;
+    const cr = (await bedApi(bed, bed.alice).call("getSession", { params: { sessionId } })).resource_name;
     const tab = await detail.connect("lab");
     await tab.waitForURL((u) => u.pathname === `/proxy/${cr}/lab` && !u.searchParams.has("svc_cnx"), {
       timeout: 20_000,
@@ -119,9 +121,10 @@ describe("a member's sessions in the console", () => {
   it("the open list's row turns Running when the session does, without a reload", async () => {
     const list = new SessionsListPage(alice);
     await list.open();
-    const created = await bed.call(bed.alice, "POST", "/api/v1/sessions", body({ offering: "l4", name: "second" }));
-    expect(created.status).toBe(201);
-    const id = created.body.id as string;
+    const created = await bedApi(bed, bed.alice).call("createSession", {
+      body: body({ offering: "l4", name: "second" }),
+    });
+    const id = created.id;
     secondId = id;
     await list.row(id).waitFor();
     const loads: string[] = [];
@@ -130,8 +133,8 @@ describe("a member's sessions in the console", () => {
     // When the API first says Running, and when the row shows it.
     const apiRunning = (async () => {
       for (;;) {
-        const r = await bed.call(bed.alice, "GET", `/api/v1/sessions/${id}`);
-        if (r.body.phase === "Running") return performance.now();
+        const r = await bedApi(bed, bed.alice).call("getSession", { params: { sessionId: id } });
+        if (r.phase === "Running") return performance.now();
         await new Promise((res) => setTimeout(res, 20));
       }
     })();
@@ -163,20 +166,14 @@ describe("a member's sessions in the console", () => {
   it("a second member's session waits in the queue with its position, and starts when a GPU frees up", async () => {
     const bobIds: string[] = [];
     for (const name of ["bob-1", "bob-2", "bob-3"]) {
-      const r = await bed.call(bed.bob, "POST", "/api/v1/sessions", body({ name }));
-      expect(r.status).toBe(201);
-      bobIds.push(r.body.id);
+      bobIds.push((await bedApi(bed, bed.bob).call("createSession", { body: body({ name }) })).id);
     }
     const [first, , third] = bobIds as [string, string, string];
     await bed.waitFor(bed.bob, third, (s) => s.phase === "Queued", "Queued");
     // The queue pages over history rows, written just after the status the detail shows: a page loaded
     // in between would wait for the next session event to list it.
     await expect
-      .poll(async () =>
-        (await bed.call(bed.bob, "GET", "/api/v1/queue")).body.data.some(
-          (e: { session: { id: string } }) => e.session.id === third,
-        ),
-      )
+      .poll(async () => (await bedApi(bed, bed.bob).call("listQueue")).data.some((e) => e.session.id === third))
       .toBe(true);
     const bob = await people.signIn(bed.bob);
     const queue = new QueuePage(bob);
@@ -205,9 +202,12 @@ describe("a member's sessions in the console", () => {
     // The default policy allows 4 running or waiting sessions per user: fill Alice's up to the limit.
     let refused = false;
     for (let i = 1; i <= 6 && !refused; i++) {
-      const r = await bed.call(bed.alice, "POST", "/api/v1/sessions", body({ offering: "l4", name: `q-${i}` }));
-      refused = r.status === 403;
-      if (!refused) expect(r.status, JSON.stringify(r.body)).toBe(201);
+      try {
+        await bedApi(bed, bed.alice).call("createSession", { body: body({ offering: "l4", name: `q-${i}` }) });
+      } catch (e) {
+        if (!(e instanceof ApiError) || e.status !== 403) throw e;
+        refused = true;
+      }
     }
     expect(refused).toBe(true);
     const wizard = new NewSessionPage(alice);
@@ -231,8 +231,7 @@ describe("a member's sessions in the console", () => {
     await list.open();
     await expect.poll(() => list.liveMode(), { timeout: 15_000 }).toBe("polling");
     await shots.take(cut, "polling");
-    const paused = await bed.call(bed.alice, "POST", `/api/v1/sessions/${secondId}/pause`);
-    expect(paused.status, JSON.stringify(paused.body)).toBe(202);
+    await bedApi(bed, bed.alice).call("pauseSession", { params: { sessionId: secondId } });
     await list.waitForPhase(secondId, "Paused", 30_000);
     expect(await list.liveMode()).toBe("polling");
     await shots.take(cut, "polling-updated");
@@ -257,14 +256,11 @@ describe("a member whose organization has too few credits", () => {
 
   /** The super_admin grants `amount` minor units to the organization's wallet, through the public API. */
   const grant = async (amount: string, key: string) => {
-    const r = await bed.call(
-      bed.superAdmin,
-      "POST",
-      "/api/v1/credits/allocations",
-      { from_wallet_id: "wal_system", to_wallet_id: orgWalletId, amount, reason: "the thin organization" },
-      { "Idempotency-Key": key },
+    await bedApi(bed, bed.superAdmin).call(
+      "allocateCredits",
+      { body: { from_wallet_id: "wal_system", to_wallet_id: orgWalletId, amount, reason: "the thin organization" } },
+      { idempotencyKey: key },
     );
-    expect(r.status, JSON.stringify(r.body)).toBe(201);
   };
 
   beforeAll(async () => {
@@ -272,17 +268,18 @@ describe("a member whose organization has too few credits", () => {
     [carol, dave] = await Promise.all([bed.t.aUser(), bed.t.aUser()]);
     await bed.t.member(carol, org.id, null, "member");
     await bed.t.member(dave, org.id, null, "member");
-    const opened = await bed.call(bed.superAdmin, "POST", "/api/v1/credits/wallets", {
-      organization_id: org.id,
-      owner_kind: "organization",
+    const opened = await bedApi(bed, bed.superAdmin).call("openWallet", {
+      body: { organization_id: org.id, owner_kind: "organization" },
     });
-    expect(opened.status, JSON.stringify(opened.body)).toBe(201);
-    orgWalletId = opened.body.id;
+    orgWalletId = opened.id;
     // 0.2 credits: 3 minutes of an H100 at 4 credits/h, short of the 0.67 its 10-minute minimum run costs.
     await grant("200000", "thin-first");
   });
   afterAll(async () => {
-    if (daveSession) await bed.call(dave, "POST", `/api/v1/sessions/${daveSession}/terminate`).catch(() => {});
+    if (daveSession)
+      await bedApi(bed, dave)
+        .call("terminateSession", { params: { sessionId: daveSession } })
+        .catch(() => {});
   });
 
   it("the wizard says in plain words why an H100 session cannot start, and Create is disabled", async () => {
@@ -307,12 +304,16 @@ describe("a member whose organization has too few credits", () => {
   });
 
   it("create called anyway through the API is refused with quota_exceeded, its message and a request id", async () => {
-    const r = await bed.call(carol, "POST", "/api/v1/sessions", body({ name: "anyway" }));
-    expect(r.status, JSON.stringify(r.body)).toBe(403);
-    expect(r.body.error).toMatchObject({ code: "quota_exceeded", details: { limit: "credits", value: "200000" } });
-    expect(r.body.error.message).toBe(previewMessage);
-    expect(r.body.error.request_id).toBe(r.headers.get("x-request-id"));
-    expect(r.body.error.request_id).toMatch(/\S/);
+    let header: string | null = null;
+    const asCarol = apiAs(bed.t.api.url, carol.token, (res) => {
+      header = res.headers.get("x-request-id");
+    });
+    const e = await refusalOf(asCarol.call("createSession", { body: body({ name: "anyway" }) }));
+    expect(e.status, e.message).toBe(403);
+    expect(e).toMatchObject({ code: "quota_exceeded", details: { limit: "credits", value: "200000" } });
+    expect(e.message).toBe(previewMessage);
+    expect(e.requestId).toBe(header);
+    expect(e.requestId).toMatch(/\S/);
   });
 
   it("Ask for credits opens the request form for her organization with the amount filled in", async () => {
@@ -346,9 +347,7 @@ describe("a member whose organization has too few credits", () => {
     });
     // Dave's session is let in first and is owed its minimum run; his events are not on her stream, so her
     // preview still says yes. The door decides under its lock.
-    const his = await bed.call(dave, "POST", "/api/v1/sessions", body({ name: "first" }));
-    expect(his.status, JSON.stringify(his.body)).toBe(201);
-    daveSession = his.body.id;
+    daveSession = (await bedApi(bed, dave).call("createSession", { body: body({ name: "first" }) })).id;
     const [response] = await Promise.all([
       carolPage.waitForResponse(
         (res) => res.request().method() === "POST" && new URL(res.url()).pathname === "/api/v1/sessions",

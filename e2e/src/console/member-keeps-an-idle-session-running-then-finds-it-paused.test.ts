@@ -10,6 +10,7 @@ import { HttpKube } from "@berth/controllers/kube";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type GpuClusterHandle, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
+import { bedApi } from "./api-client.ts";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";
 import { SessionPage } from "./pages/session-page.ts";
@@ -56,13 +57,9 @@ async function report(h: GpuClusterHandle, at: number, sessions: { gateway: unkn
 describe("a member's idle session", () => {
   it("says which activity signal is missing while idle pausing is suspended", async () => {
     const gpuA = bed.gpu["gpu-a"] as GpuClusterHandle;
-    const created = await bed.call(bed.alice, "POST", "/api/v1/sessions", {
-      offering: "h100",
-      preset: "gpu-small",
-      image: "jupyterlab",
-      name: "no-signals-yet",
+    const { id } = await bedApi(bed, bed.alice).call("createSession", {
+      body: { offering: "h100", preset: "gpu-small", image: "jupyterlab", name: "no-signals-yet" },
     });
-    const id = created.body.id as string;
     await bed.waitFor(bed.alice, id, (x) => x.phase === "Running", "Running");
     const own = await newContext(browser as Browser, bed.t.api.url);
     page = await own.newPage();
@@ -103,19 +100,18 @@ describe("a member's idle session", () => {
       await shots.take(page, "idle-suspended-traffic");
     } finally {
       await own.close().catch(() => {});
-      await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/terminate`);
+      // A refusal here must not hide the failure that brought the test to this block.
+      await bedApi(bed, bed.alice)
+        .call("terminateSession", { params: { sessionId: id } })
+        .catch(() => {});
     }
   });
 
   it("shows the countdown, is kept running from the page, and once left alone is paused with the reason in words", async () => {
     const gpuA = bed.gpu["gpu-a"] as GpuClusterHandle;
-    const created = await bed.call(bed.alice, "POST", "/api/v1/sessions", {
-      offering: "h100",
-      preset: "gpu-small",
-      image: "jupyterlab",
-      name: "idle-demo",
+    const { id } = await bedApi(bed, bed.alice).call("createSession", {
+      body: { offering: "h100", preset: "gpu-small", image: "jupyterlab", name: "idle-demo" },
     });
-    const id = created.body.id as string;
     const s = await bed.waitFor(bed.alice, id, (x) => x.phase === "Running", "Running");
     const t0 = Date.parse(s.started_at);
     let now = t0;
@@ -149,7 +145,7 @@ describe("a member's idle session", () => {
     // so the test's clock follows it to the same instant).
     await sp.keepRunning();
     await sp.idleWarning().waitFor({ state: "detached" });
-    expect((await bed.call(bed.alice, "GET", `/api/v1/sessions/${id}`)).body.idle_warning).toBeNull();
+    expect((await bedApi(bed, bed.alice).call("getSession", { params: { sessionId: id } })).idle_warning).toBeNull();
 
     // Left alone after that, it is warned again and paused; the page says why.
     const keptAt = Date.now();

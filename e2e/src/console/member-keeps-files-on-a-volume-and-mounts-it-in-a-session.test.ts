@@ -10,6 +10,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { type BedProvisioner, installBedStorage, startProvisioner } from "../storage/bed-storage.ts";
+import { bedApi } from "./api-client.ts";
 import { closeBrowser, expectAccessible, launchBrowser, Screenshots } from "./browser.ts";
 import { NewSessionPage } from "./pages/new-session-page.ts";
 import { PoolsPage } from "./pages/pools-page.ts";
@@ -125,7 +126,7 @@ describe("volumes in the console", () => {
     await shots.take(alice, "session-mounts");
     await expectAccessible(alice, "session with a volume");
 
-    const session = (await bed.call(bed.alice, "GET", `/api/v1/sessions/${id}`)).body;
+    const session = await bedApi(bed, bed.alice).call("getSession", { params: { sessionId: id } });
     const volumes = new VolumesPage(alice);
     await volumes.openFromNavigation();
     await expect.poll(() => volumes.bound(volumeId)).toContain(`claim on ${session.cluster_id}`);
@@ -135,10 +136,10 @@ describe("volumes in the console", () => {
   });
 
   it("a colleague the volume is shared with read-only sees it marked in their list and in the wizard, where it mounts read-only", async () => {
-    const shared = await bed.call(bed.alice, "PUT", `/api/v1/storage/volumes/${volumeId}/shares`, {
-      shares: [{ kind: "user", id: bed.bob.id, access: "read_only" }],
+    await bedApi(bed, bed.alice).call("setVolumeShares", {
+      params: { volumeId },
+      body: { shares: [{ kind: "user", id: bed.bob.id, access: "read_only" }] },
     });
-    expect(shared.status, JSON.stringify(shared.body)).toBe(200);
     const bob = await people.signIn(bed.bob);
     const volumes = new VolumesPage(bob);
     await volumes.openFromNavigation();

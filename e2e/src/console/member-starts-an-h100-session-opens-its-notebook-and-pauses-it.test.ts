@@ -11,6 +11,7 @@ import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
+import { bedApi } from "./api-client.ts";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { CreditsPages } from "./pages/credits-pages.ts";
 import { LoginPage } from "./pages/login-page.ts";
@@ -40,26 +41,16 @@ beforeAll(async () => {
 /** As `npm start`'s demo does: 25 of the organization's credits in the member's own wallet, which her
  * sessions draw on first and which the header shows her (a member does not see the organization's). */
 async function giveAliceHerOwnCredits(): Promise<void> {
-  const opened = await bed.call(bed.orgAdmin, "POST", "/api/v1/credits/wallets", {
-    organization_id: bed.org.id,
-    owner_kind: "user",
-    owner_id: bed.alice.id,
+  const api = bedApi(bed, bed.orgAdmin);
+  const opened = await api.call("openWallet", {
+    body: { organization_id: bed.org.id, owner_kind: "user", owner_id: bed.alice.id },
   });
-  if (opened.status !== 201 && opened.status !== 200)
-    throw new Error(`opening Alice's wallet: ${opened.status} ${JSON.stringify(opened.body)}`);
-  const orgs = await bed.call(
-    bed.orgAdmin,
-    "GET",
-    `/api/v1/credits/wallets?organization=${bed.org.id}&owner_kind=organization`,
-  );
-  const from = orgs.body.data?.[0]?.id;
-  const moved = await bed.call(bed.orgAdmin, "POST", "/api/v1/credits/allocations", {
-    from_wallet_id: from,
-    to_wallet_id: opened.body.id,
-    amount: "25000000",
-    reason: "the milestone journey",
+  const orgs = await api.call("listWallets", { query: { organization: bed.org.id, owner_kind: "organization" } });
+  const from = orgs.data[0]?.id;
+  if (!from) throw new Error("the organization has no wallet to allocate from");
+  await api.call("allocateCredits", {
+    body: { from_wallet_id: from, to_wallet_id: opened.id, amount: "25000000", reason: "the milestone journey" },
   });
-  if (moved.status !== 201) throw new Error(`allocating to Alice: ${moved.status} ${JSON.stringify(moved.body)}`);
 }
 afterEach(async (ctx) => shots.onFailure(page, ctx));
 afterAll(async () => {
@@ -113,7 +104,7 @@ describe("a member starts an H100 session, opens its notebook through the gatewa
 
   it("Open notebook opens a new tab on the stand-in JupyterLab through gpu-a's gateway", async () => {
     const p = page as Page;
-    const cr = (await bed.call(bed.alice, "GET", `/api/v1/sessions/${sessionId}`)).body.resource_name as string;
+    const cr = (await bedApi(bed, bed.alice).call("getSession", { params: { sessionId } })).resource_name;
     const tab = await new SessionPage(p).connect("lab");
     // The gateway redeems the one-use token for its cookie and redirects to the clean URL.
     await tab.waitForURL((u) => u.pathname === `/proxy/${cr}/lab` && !u.searchParams.has("svc_cnx"), {
@@ -157,9 +148,8 @@ describe("a member starts an H100 session, opens its notebook through the gatewa
     // The drop is the charge for the GPU seconds the operator reported, at 4 credits/h (exact, rounded
     // down: billing carries the remainder). The header catches up with a later sample, if any, by itself.
     const expected = async () => {
-      const usage = await bed.call(bed.alice, "GET", `/api/v1/sessions/${sessionId}/usage`);
-      expect(usage.status).toBe(200);
-      const ms = BigInt(Math.round(usage.body.totals.gpu_seconds * 1000));
+      const usage = await bedApi(bed, bed.alice).call("getSessionUsage", { params: { sessionId } });
+      const ms = BigInt(Math.round(usage.totals.gpu_seconds * 1000));
       return (4_000_000n * ms) / 3_600_000n;
     };
     const shown = async () => balanceBefore - BigInt((await header.getAttribute("data-units")) ?? "0");

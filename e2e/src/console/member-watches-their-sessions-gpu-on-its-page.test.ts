@@ -11,6 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { gpuCluster, H100, MANAGEMENT, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { type RunningGpuExporter, startGpuExporter } from "../testbed/gpu-exporter.ts";
 import { type RunningMetricsServer, startMetricsServer } from "../testbed/metrics-server.ts";
+import { bedApi } from "./api-client.ts";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";
 import { SessionPage } from "./pages/session-page.ts";
@@ -96,6 +97,6 @@ describe("a session's page", () => {
     await util.openTable();
     await shots.take(page, "session-gpu-live");
     await expectAccessible(page, "the session's page with its GPU charts, one read out and its table open");
-    await bed.call(alice, "POST", `/api/v1/sessions/${id}/terminate`, {});
+    await bedApi(bed, alice).call("terminateSession", { params: { sessionId: id } });
   });
 });

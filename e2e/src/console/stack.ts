@@ -22,6 +22,7 @@ import { ApiextensionsV1Api } from "@kubernetes/client-node";
 import { realPodCidrsOf, startClusterGateway } from "../connect/local-gateways.ts";
 import { type Fleet, kubeConfigFrom, startFleet } from "../index.ts";
 import type { SessionsBed } from "../sessions/harness.ts";
+import { bedApi } from "./api-client.ts";
 
 export const ADMIN_EMAIL = "admin@berth.local";
 export const ADMIN_FIRST_PASSWORD = "first-admin-password-1";
@@ -159,10 +160,11 @@ export async function startSessionGateways(
       });
       stops.push(() => gateway.close());
       byCluster.set(g.name, gateway);
-      const r = await bed.call(bed.superAdmin, "PATCH", `/api/v1/clusters/${g.id}`, {
-        session_domain: `127.0.0.1:${gateway.port}`,
-      });
-      if (r.status !== 200) throw new Error(`session_domain of ${g.name}: ${r.status} ${JSON.stringify(r.body)}`);
+      await bedApi(bed, bed.superAdmin)
+        .call("updateCluster", { params: { clusterId: g.id }, body: { session_domain: `127.0.0.1:${gateway.port}` } })
+        .catch((e: Error) => {
+          throw new Error(`session_domain of ${g.name}: ${e.message}`);
+        });
     }
     return { byCluster, certs, standin, stop };
   } catch (err) {
