@@ -202,27 +202,45 @@ describe("credits at the door count the minimum runs already promised", () => {
     const { b } = testBilling(tdb.db);
     const org = await anOrganizationWallet(tdb.db, TEN_MINUTES + TEN_MINUTES / 2n);
     // What createSession does: the door, then the session row, in one transaction; the second arrives
-    // while the first still holds its transaction open.
-    // Each transaction's span, from its first statement to just before it ends: they must overlap, or the
-    // second merely ran after the first and proves nothing about the door under concurrency.
-    const spans: { begin: number; end: number }[] = [];
-    const create = (owner: string, delayMs: number) =>
-      sleep(delayMs).then(() => {
-        const span = { begin: Number.NaN, end: Number.NaN };
-        spans.push(span);
-        return tdb.db
-          .transaction(async (tx) => {
-            await tx.raw("SELECT 1");
-            span.begin = performance.now();
-            await checkCreditsAtDoor(b, tx, at({ ownerId: owner, organizationId: org.id, projectId: null }));
-            await aSession(tx, { ownerId: owner, organizationId: org.id, offering: "h100" });
-            await sleep(300);
-          })
-          .finally(() => {
-            span.end = performance.now();
-          });
-      });
-    const results = await Promise.allSettled([create("usr_a", 0), create("usr_b", 50)]);
+    // while the first still holds its transaction open. Each transaction's span, from its first statement
+    // to just before it ends, must overlap the other's, or the second merely ran after the first and
+    // proves nothing. So the order is made, not hoped for from delays (a loaded machine stretches those):
+    // the second begins once the first has passed the door, and the first ends only after the second began.
+    const spans = [
+      { begin: Number.NaN, end: Number.NaN },
+      { begin: Number.NaN, end: Number.NaN },
+    ];
+    let firstPassed: () => void = () => {};
+    const passed = new Promise<void>((resolve) => {
+      firstPassed = resolve;
+    });
+    const secondBegun = async () => {
+      for (const deadline = Date.now() + 10_000; Number.isNaN(spans[1]?.begin); await sleep(10))
+        if (Date.now() > deadline) throw new Error("the second transaction did not begin within 10 s");
+      // Time for the second to reach the door while the first still holds its transaction.
+      await sleep(100);
+    };
+    const create = (owner: string, span: { begin: number; end: number }, hold?: () => Promise<void>) =>
+      tdb.db
+        .transaction(async (tx) => {
+          await tx.raw("SELECT 1");
+          span.begin = performance.now();
+          await checkCreditsAtDoor(b, tx, at({ ownerId: owner, organizationId: org.id, projectId: null }));
+          await aSession(tx, { ownerId: owner, organizationId: org.id, offering: "h100" });
+          if (hold) {
+            firstPassed();
+            await hold();
+          }
+        })
+        .finally(() => {
+          span.end = performance.now();
+          firstPassed(); // a first refused at the door lets the second go too
+        });
+    const [s0, s1] = spans as [{ begin: number; end: number }, { begin: number; end: number }];
+    const results = await Promise.allSettled([
+      create("usr_a", s0, secondBegun),
+      passed.then(() => create("usr_b", s1)),
+    ]);
     expect(spans).toHaveLength(2);
     const [first, second] = spans as [{ begin: number; end: number }, { begin: number; end: number }];
     expect(Math.max(first.begin, second.begin), "both transactions were open at once").toBeLessThan(
