@@ -409,6 +409,17 @@ export async function installOnTheBed(o: BedInstallOptions = {}): Promise<BedIns
     await Promise.all([waitRollout("deployments", "berth-operator"), waitRollout("deployments", "berth-gateway")]);
     await waitRollout("statefulsets", "berth-metrics");
     step("operator, gateway and metrics ready");
+    // Not ready for a researcher until the operator has reported its nodes: before that, a session of any
+    // GPU model is refused 422 gpu_model_unavailable.
+    const inventory = await until(
+      async () => {
+        const c = await call(apiUrl, admin.token, "GET", `/api/v1/clusters/${clusterId}`);
+        return c.status === 200 && c.body.inventory?.gpus > 0 ? c.body.inventory : undefined;
+      },
+      180_000,
+      "the GPU cluster's first report of its GPUs",
+    );
+    step(`GPU cluster reports ${inventory.gpus} GPUs on ${inventory.nodes} node(s)`);
     timings.total = (performance.now() - t0) / 1000;
     return {
       fleet,
@@ -439,7 +450,14 @@ async function until<T>(f: () => Promise<T | undefined>, ms: number, what: strin
   }
 }
 
-export async function call(base: string, token: string | undefined, method: string, path: string, body?: unknown) {
+export async function call(
+  base: string,
+  token: string | undefined,
+  method: string,
+  path: string,
+  body?: unknown,
+  timeoutMs = 30_000,
+) {
   const res = await fetch(base + path, {
     method,
     headers: {
@@ -447,7 +465,7 @@ export async function call(base: string, token: string | undefined, method: stri
       ...(body ? { "content-type": "application/json" } : {}),
     },
     ...(body ? { body: JSON.stringify(body) } : {}),
-    signal: AbortSignal.timeout(30_000),
+    signal: AbortSignal.timeout(timeoutMs),
   });
   const text = await res.text();
   let parsed: any = text;
