@@ -11,7 +11,7 @@ import { HttpKube } from "@berth/controllers/kube";
 import { ResourcePresetKind, resourcePath } from "@berth/crds";
 import { cookieFrom, get } from "@berth/operator/gateway/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import WebSocket from "ws";
+import { converse } from "../real/converse.ts";
 import { offerSessionImages } from "../real/real-node-sessions.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import { canRunRealNode, leftovers, nodeLayout } from "../testbed/real-node/index.ts";
@@ -41,36 +41,6 @@ const bed = ENVIRONMENTS.bed as Environment;
  * CPUs): the catalog's presets ask 8 CPUs, real-node-sessions.ts's one.
  */
 const BED_PRESET = "bed-terminal";
-
-/** Over a WebSocket through the gateway with the cookie; text frames until `done`, or throws at the deadline. */
-function converse(url: string, cookie: string, send: (ws: WebSocket) => void, done: (all: string[]) => boolean) {
-  const u = new URL(url);
-  return new Promise<string[]>((resolve, reject) => {
-    const ws = new WebSocket(u.toString().replace(/^http/, "ws"), { headers: { cookie, origin: u.origin } });
-    const got: string[] = [];
-    const timer = setTimeout(() => {
-      ws.close();
-      reject(new Error(`no answer on ${u} within 60 s; got ${JSON.stringify(got).slice(-2000)}`));
-    }, 60_000);
-    ws.once("open", () => send(ws));
-    ws.once("unexpected-response", (_q, res) => {
-      clearTimeout(timer);
-      reject(new Error(`WebSocket ${u} answered ${res.statusCode} ${res.headers["x-berth-gateway"] ?? ""}`));
-    });
-    ws.once("error", (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-    ws.on("message", (d) => {
-      got.push(String(d));
-      if (done(got)) {
-        clearTimeout(timer);
-        ws.close();
-        resolve(got);
-      }
-    });
-  });
-}
 
 describe.skipIf(!can.ok)(`npm run bed:install${can.ok ? "" : ` (skipped: ${can.reason})`}`, () => {
   let install: BedInstall;
@@ -243,8 +213,8 @@ describe.skipIf(!can.ok)(`npm run bed:install${can.ok ? "" : ` (skipped: ${can.r
     const frames = await eventually(
       () =>
         converse(
-          `${gateway}/proxy/${cr}/websocket`,
-          cookie,
+          new URL(`${gateway}/proxy/${cr}/websocket`),
+          { cookie },
           (ws) => {
             ws.send(JSON.stringify(["set_size", 24, 80, 480, 800]));
             ws.send(JSON.stringify(["stdin", "echo answer=$((6*7)) on $(hostname)\r"]));

@@ -14,7 +14,7 @@ import { buildBuilderImage, builderImageRef, pushBuilderImage } from "@berth/cdk
 import { buildSessionImage, type SessionImageKind } from "@berth/cdk8s/image/sessions";
 import { HttpKube } from "@berth/controllers/kube";
 import { cookieFrom, get } from "@berth/operator/gateway/testing";
-import WebSocket from "ws";
+import type WebSocket from "ws";
 import {
   BUILDS_NAMESPACE,
   ensureBridgeAddress,
@@ -38,6 +38,7 @@ import { type RunningGpuExporter, startGpuExporter } from "../testbed/gpu-export
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import type { RealNode } from "../testbed/real-node/index.ts";
 import { type LocalRegistry, startRegistry } from "../testbed/registry.ts";
+import { converse } from "./converse.ts";
 import { ensureRealPreset, offerSessionImages, REAL_PRESET, steerGpuSessionsToRealNode } from "./real-node-sessions.ts";
 
 export const L4 = "NVIDIA-L4";
@@ -264,35 +265,7 @@ export function gatewayOf(f: RealFleet) {
       done: (all: string[]) => boolean,
       ms = 60_000,
     ) {
-      const u = new URL(path, gw.url);
-      return new Promise<string[]>((resolve, reject) => {
-        const ws = new WebSocket(u.toString().replace(/^https/, "wss"), {
-          ca,
-          headers: { cookie, origin: `https://${u.host}` },
-        });
-        const got: string[] = [];
-        const timer = setTimeout(() => {
-          ws.close();
-          reject(new Error(`no answer on ${u} within ${ms} ms; got ${JSON.stringify(got).slice(-2000)}`));
-        }, ms);
-        ws.once("open", () => send(ws));
-        ws.once("unexpected-response", (_q, res) => {
-          clearTimeout(timer);
-          reject(new Error(`WebSocket ${u} answered ${res.statusCode}`));
-        });
-        ws.once("error", (e) => {
-          clearTimeout(timer);
-          reject(e);
-        });
-        ws.on("message", (d) => {
-          got.push(String(d));
-          if (done(got)) {
-            clearTimeout(timer);
-            ws.close();
-            resolve(got);
-          }
-        });
-      });
+      return converse(new URL(path, gw.url), { cookie, ...(ca ? { ca } : {}) }, send, done, ms);
     },
   };
 }
