@@ -10,10 +10,15 @@ const REAL_NODE_FILES = [
   "e2e/src/testbed/real-node.test.ts",
   "e2e/src/testbed/csi-hostpath.real-node.test.ts",
   "e2e/src/testbed/a-pod-on-the-real-node-reaches-its-apiserver.real-node.test.ts",
+  "e2e/src/start/npm-start-runs-a-real-jupyterlab.test.ts",
+];
+// The real-node files whose node runs kube-proxy or kube-router: those chains and ipsets are the host's, so
+// one such node runs at a time (e2e/src/testbed/real-node/kube-router.ts refuses a second). They run one
+// after another, as a last group.
+const HOST_CHAIN_FILES = [
   "e2e/src/testbed/services-on-the-real-node.real-node.test.ts",
   "e2e/src/testbed/network-policy-on-the-real-node.real-node.test.ts",
   "e2e/src/testbed/berth-isolation-on-the-real-node.real-node.test.ts",
-  "e2e/src/start/npm-start-runs-a-real-jupyterlab.test.ts",
   "e2e/src/install/**/*.real-node.test.ts",
 ];
 // The soak's CI-sized run (docs/dev/soak.md) runs only when asked (`npm run test:soak`): it adds 25
@@ -41,13 +46,23 @@ export default defineConfig({
         test: {
           name: "berth",
           include: ALL_FILES,
-          exclude: [...EXCLUDED, ...REAL_NODE_FILES, ...SOAK_FILES],
+          exclude: [...EXCLUDED, ...REAL_NODE_FILES, ...HOST_CHAIN_FILES, ...SOAK_FILES],
           sequence: { groupOrder: 0 },
         },
       },
       {
         extends: true,
         test: { name: "real-node", include: REAL_NODE_FILES, exclude: EXCLUDED, sequence: { groupOrder: 1 } },
+      },
+      {
+        extends: true,
+        test: {
+          name: "real-node-host",
+          include: HOST_CHAIN_FILES,
+          exclude: EXCLUDED,
+          fileParallelism: false,
+          sequence: { groupOrder: 2 },
+        },
       },
     ],
   },
