@@ -6,6 +6,7 @@ import { ApiObject } from "cdk8s";
 import { Construct } from "constructs";
 import { DEFAULT_BUILDS_NAMESPACE } from "./gpu-cluster.ts";
 import { MetricsServer, type MetricsServerOptions } from "./metrics-server.ts";
+import { addressRange, ingressPolicy, podsLabelled, service } from "./network.ts";
 import * as check from "./options.ts";
 import { OptionError } from "./options.ts";
 import {
@@ -270,11 +271,11 @@ export class ControlPlane extends Construct {
         },
       },
     });
-    new ApiObject(this, "api-service", {
-      apiVersion: "v1",
-      kind: "Service",
-      metadata: { name: "berth-api", namespace: ns, labels: apiLabels },
-      spec: { selector: apiLabels, ports: [{ name: "http", port: 80, targetPort: "http", protocol: "TCP" }] },
+    service(this, "api-service", {
+      name: "berth-api",
+      namespace: ns,
+      labels: apiLabels,
+      port: { name: "http", port: 80 },
     });
     new ApiObject(this, "api-pdb", {
       apiVersion: "policy/v1",
@@ -321,47 +322,35 @@ export class ControlPlane extends Construct {
     });
 
     // --- the internal listener: its own Service, reachable only from the configured ranges
-    new ApiObject(this, "internal-service", {
-      apiVersion: "v1",
-      kind: "Service",
-      metadata: { name: "berth-internal", namespace: ns, labels: apiLabels },
-      spec: {
-        type: o.internal.serviceType ?? "ClusterIP",
-        selector: apiLabels,
-        ports: [{ name: "internal", port: INTERNAL_PORT, targetPort: "internal", protocol: "TCP" }],
-        ...(o.internal.serviceType === "LoadBalancer"
-          ? // Local: the pod sees the operator's own address, which the API's range gate checks.
-            { externalTrafficPolicy: "Local", loadBalancerSourceRanges: allowCidrs }
-          : {}),
-      },
+    // A LoadBalancer keeps the operator's own address, which the API's range gate checks.
+    service(this, "internal-service", {
+      name: "berth-internal",
+      namespace: ns,
+      labels: apiLabels,
+      port: { name: "internal", port: INTERNAL_PORT },
+      type: o.internal.serviceType ?? "ClusterIP",
+      loadBalancerSourceRanges: allowCidrs,
     });
-    new ApiObject(this, "api-policy", {
-      apiVersion: "networking.k8s.io/v1",
-      kind: "NetworkPolicy",
-      metadata: { name: "berth-api", namespace: ns, labels: apiLabels },
-      spec: {
-        podSelector: { matchLabels: apiLabels },
-        policyTypes: ["Ingress"],
-        ingress: [
-          // The public listener: the ingress controller and in-cluster clients.
-          { ports: [{ protocol: "TCP", port: API_PORT }] },
-          // The internal listener: only the configured ranges, and the operator's and gateway's pods of a
-          // GPU cluster charted into this cluster and namespace (a range there would admit every pod in it).
-          {
-            from: [
-              ...policyCidrs.map((c) => ({ ipBlock: { cidr: c } })),
-              { podSelector: { matchLabels: labelsOf("berth-operator") } },
-              { podSelector: { matchLabels: labelsOf("berth-gateway") } },
-            ],
-            ports: [{ protocol: "TCP", port: INTERNAL_PORT }],
-          },
-          // The metrics listener: the metrics server's scrapes only.
-          {
-            from: [{ podSelector: { matchLabels: labelsOf("berth-metrics") } }],
-            ports: [{ protocol: "TCP", port: API_METRICS_PORT }],
-          },
-        ],
-      },
+    ingressPolicy(this, "api-policy", {
+      name: "berth-api",
+      namespace: ns,
+      labels: apiLabels,
+      ingress: [
+        // The public listener: the ingress controller and in-cluster clients.
+        { port: API_PORT },
+        // The internal listener: only the configured ranges, and the operator's and gateway's pods of a
+        // GPU cluster charted into this cluster and namespace (a range there would admit every pod in it).
+        {
+          port: INTERNAL_PORT,
+          from: [
+            ...policyCidrs.map(addressRange),
+            podsLabelled(labelsOf("berth-operator")),
+            podsLabelled(labelsOf("berth-gateway")),
+          ],
+        },
+        // The metrics listener: the metrics server's scrapes only.
+        { port: API_METRICS_PORT, from: [podsLabelled(labelsOf("berth-metrics"))] },
+      ],
     });
 
     // --- worker
@@ -407,16 +396,12 @@ export class ControlPlane extends Construct {
         },
       },
     });
-    new ApiObject(this, "worker-policy", {
-      apiVersion: "networking.k8s.io/v1",
-      kind: "NetworkPolicy",
-      metadata: { name: "berth-worker", namespace: ns, labels: workerLabels },
-      // Only probes and scrapes come in, on the status port.
-      spec: {
-        podSelector: { matchLabels: workerLabels },
-        policyTypes: ["Ingress"],
-        ingress: [{ ports: [{ protocol: "TCP", port: WORKER_STATUS_PORT }] }],
-      },
+    // Only probes and scrapes come in, on the status port.
+    ingressPolicy(this, "worker-policy", {
+      name: "berth-worker",
+      namespace: ns,
+      labels: workerLabels,
+      ingress: [{ port: WORKER_STATUS_PORT }],
     });
   }
 }

@@ -8,6 +8,7 @@ import { buildClusterRbac, controlPlaneRbac } from "@berth/api/rbac";
 import { operatorRbac } from "@berth/operator";
 import { ApiObject } from "cdk8s";
 import { Construct } from "constructs";
+import { ingressPolicy, podsLabelled, service } from "./network.ts";
 import * as check from "./options.ts";
 import { OptionError } from "./options.ts";
 import { container, ENTRY, type ImageOptions, labelsOf, plain, podSpec, type Resources } from "./pod.ts";
@@ -247,15 +248,12 @@ export class GpuCluster extends Construct {
 
     // The operator's status port behind one name: the gateway follows GET /routes there (a follower
     // answers 503 and the gateway asks again, so it lands on the leader).
-    new ApiObject(this, "operator-service", {
-      apiVersion: "v1",
-      kind: "Service",
-      metadata: { name: "berth-operator", namespace: system, labels: opLabels },
-      spec: {
-        type: "ClusterIP",
-        selector: opLabels,
-        ports: [{ name: "status", port: OPERATOR_PORT, targetPort: "status", protocol: "TCP" }],
-      },
+    service(this, "operator-service", {
+      name: "berth-operator",
+      namespace: system,
+      labels: opLabels,
+      port: { name: "status", port: OPERATOR_PORT },
+      type: "ClusterIP",
     });
 
     // --- session gateway
@@ -323,42 +321,23 @@ export class GpuCluster extends Construct {
         },
       },
     });
-    const lb = (o.gateway.serviceType ?? "LoadBalancer") === "LoadBalancer";
-    new ApiObject(this, "gateway-service", {
-      apiVersion: "v1",
-      kind: "Service",
-      metadata: {
-        name: "berth-gateway",
-        namespace: system,
-        labels: gwLabels,
-        // For external-dns and readers: the host this Service answers for.
-        annotations: { "berth.dev/session-domain": sessionDomain },
-      },
-      spec: {
-        type: lb ? "LoadBalancer" : "ClusterIP",
-        selector: gwLabels,
-        ports: [{ name: "https", port: 443, targetPort: "https", protocol: "TCP" }],
-        ...(lb ? { externalTrafficPolicy: "Local" } : {}),
-      },
+    service(this, "gateway-service", {
+      name: "berth-gateway",
+      namespace: system,
+      labels: gwLabels,
+      // For external-dns and readers: the host this Service answers for.
+      annotations: { "berth.dev/session-domain": sessionDomain },
+      port: { name: "https", port: 443 },
+      type: o.gateway.serviceType ?? "LoadBalancer",
     });
     // The status port is the operator's alone (it reads every replica's pod and forwards the figures,
     // docs/dev/monitoring.md); the session port stays open to everyone, as before this policy selected the
     // gateway's pods.
-    new ApiObject(this, "gateway-ingress-policy", {
-      apiVersion: "networking.k8s.io/v1",
-      kind: "NetworkPolicy",
-      metadata: { name: "berth-gateway", namespace: system, labels: gwLabels },
-      spec: {
-        podSelector: { matchLabels: gwLabels },
-        policyTypes: ["Ingress"],
-        ingress: [
-          { ports: [{ port: GATEWAY_PORT, protocol: "TCP" }] },
-          {
-            from: [{ podSelector: { matchLabels: opLabels } }],
-            ports: [{ port: GATEWAY_STATUS_PORT, protocol: "TCP" }],
-          },
-        ],
-      },
+    ingressPolicy(this, "gateway-ingress-policy", {
+      name: "berth-gateway",
+      namespace: system,
+      labels: gwLabels,
+      ingress: [{ port: GATEWAY_PORT }, { port: GATEWAY_STATUS_PORT, from: [podsLabelled(opLabels)] }],
     });
     new ApiObject(this, "gateway-pdb", {
       apiVersion: "policy/v1",

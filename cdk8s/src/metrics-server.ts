@@ -4,6 +4,7 @@
 // scrapes the API's and the worker's metrics listeners, found by pod labels in its own namespace.
 import { ApiObject } from "cdk8s";
 import { Construct } from "constructs";
+import { ingressPolicy, podsLabelled, service } from "./network.ts";
 import * as check from "./options.ts";
 import { OptionError } from "./options.ts";
 import { container, type ImageOptions, labelsOf, podSpec, type Resources, storedStatefulSetSpec } from "./pod.ts";
@@ -133,30 +134,13 @@ export class MetricsServer extends Construct {
         { size: o.storageSize, storageClass: o.storageClass },
       ),
     });
-    new ApiObject(this, "service", {
-      apiVersion: "v1",
-      kind: "Service",
-      metadata: { name, namespace: ns, labels },
-      spec: {
-        selector: labels,
-        ports: [{ name: "http", port: METRICS_SERVER_PORT, targetPort: "http", protocol: "TCP" }],
-      },
-    });
-    new ApiObject(this, "policy", {
-      apiVersion: "networking.k8s.io/v1",
-      kind: "NetworkPolicy",
-      metadata: { name, namespace: ns, labels },
-      // The API alone: panels' queries and the operators' forwarded series go through it.
-      spec: {
-        podSelector: { matchLabels: labels },
-        policyTypes: ["Ingress"],
-        ingress: [
-          {
-            from: [{ podSelector: { matchLabels: o.apiLabels } }],
-            ports: [{ protocol: "TCP", port: METRICS_SERVER_PORT }],
-          },
-        ],
-      },
+    service(this, "service", { name, namespace: ns, labels, port: { name: "http", port: METRICS_SERVER_PORT } });
+    // The API alone: panels' queries and the operators' forwarded series go through it.
+    ingressPolicy(this, "policy", {
+      name,
+      namespace: ns,
+      labels,
+      ingress: [{ port: METRICS_SERVER_PORT, from: [podsLabelled(o.apiLabels)] }],
     });
   }
 }

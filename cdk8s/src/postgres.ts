@@ -6,6 +6,7 @@
 import { ApiObject } from "cdk8s";
 import { Construct } from "constructs";
 import { POSTGRES_PORT as PORT, POSTGRES_VOLUME } from "./image/postgres.ts";
+import { ingressPolicy, podsLabelled, service } from "./network.ts";
 import * as check from "./options.ts";
 import {
   container,
@@ -87,27 +88,13 @@ export class InClusterPostgres extends Construct {
       metadata: { name, namespace: ns, labels },
       spec,
     });
-    new ApiObject(this, "service", {
-      apiVersion: "v1",
-      kind: "Service",
-      metadata: { name, namespace: ns, labels },
-      spec: { selector: labels, ports: [{ name: "postgres", port: PORT, targetPort: "postgres", protocol: "TCP" }] },
-    });
-    new ApiObject(this, "policy", {
-      apiVersion: "networking.k8s.io/v1",
-      kind: "NetworkPolicy",
-      metadata: { name, namespace: ns, labels },
-      // The API and the worker alone.
-      spec: {
-        podSelector: { matchLabels: labels },
-        policyTypes: ["Ingress"],
-        ingress: [
-          {
-            from: o.clients.map((l) => ({ podSelector: { matchLabels: l } })),
-            ports: [{ protocol: "TCP", port: PORT }],
-          },
-        ],
-      },
+    service(this, "service", { name, namespace: ns, labels, port: { name: "postgres", port: PORT } });
+    // The API and the worker alone.
+    ingressPolicy(this, "policy", {
+      name,
+      namespace: ns,
+      labels,
+      ingress: [{ port: PORT, from: o.clients.map(podsLabelled) }],
     });
   }
 }

@@ -6,6 +6,7 @@
 // clusters' build pods. `url` and `pullPrefix` are what ControlPlaneOptions.registry takes.
 import { ApiObject } from "cdk8s";
 import { Construct } from "constructs";
+import { addressRange, ingressPolicy, podsLabelled, service } from "./network.ts";
 import * as check from "./options.ts";
 import { container, type ImageOptions, labelsOf, podSpec, type Resources, storedStatefulSetSpec } from "./pod.ts";
 import { ServiceAccountWithRules } from "./rbac.ts";
@@ -122,36 +123,21 @@ export class BerthRegistry extends Construct {
         { size: o.storageSize, storageClass: o.storageClass },
       ),
     });
-    new ApiObject(this, "service", {
-      apiVersion: "v1",
-      kind: "Service",
-      metadata: { name, namespace: ns, labels },
-      spec: {
-        type: o.serviceType ?? "ClusterIP",
-        selector: labels,
-        ports: [{ name: "https", port: REGISTRY_PORT, targetPort: "https", protocol: "TCP" }],
-        ...(o.serviceType === "LoadBalancer"
-          ? { externalTrafficPolicy: "Local", loadBalancerSourceRanges: o.allowCidrs }
-          : {}),
-      },
+    service(this, "service", {
+      name,
+      namespace: ns,
+      labels,
+      port: { name: "https", port: REGISTRY_PORT },
+      type: o.serviceType ?? "ClusterIP",
+      loadBalancerSourceRanges: o.allowCidrs,
     });
-    new ApiObject(this, "policy", {
-      apiVersion: "networking.k8s.io/v1",
-      kind: "NetworkPolicy",
-      metadata: { name, namespace: ns, labels },
-      spec: {
-        podSelector: { matchLabels: labels },
-        policyTypes: ["Ingress"],
-        ingress: [
-          {
-            from: [
-              ...o.clientLabels.map((l) => ({ podSelector: { matchLabels: l } })),
-              ...o.allowCidrs.map((cidr) => ({ ipBlock: { cidr } })),
-            ],
-            ports: [{ protocol: "TCP", port: REGISTRY_PORT }],
-          },
-        ],
-      },
+    ingressPolicy(this, "policy", {
+      name,
+      namespace: ns,
+      labels,
+      ingress: [
+        { port: REGISTRY_PORT, from: [...o.clientLabels.map(podsLabelled), ...o.allowCidrs.map(addressRange)] },
+      ],
     });
   }
 }
