@@ -13,6 +13,7 @@
 
 import { sessionPath } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { bedApi } from "../console/api-client.ts";
 import type { KubeHttp } from "../testbed/kube.ts";
 import { until } from "../until.ts";
 import { adminKube, type SessionsBed, startSessionsBed } from "./harness.ts";
@@ -110,14 +111,11 @@ describe("a session's writes to Kubernetes", () => {
     m0 = await served(mk);
     const g0 = await servedAll(gks);
     for (let i = 0; i < N; i++) {
-      const r = await bed.call(bed.alice, "POST", "/api/v1/sessions", {
-        offering: "h100",
-        preset: "gpu-small",
-        image: "jupyterlab",
+      const r = await bedApi(bed, bed.alice).call("createSession", {
+        body: { offering: "h100", preset: "gpu-small", image: "jupyterlab" },
       });
-      expect(r.status, JSON.stringify(r.body)).toBe(201);
-      ids.push(r.body.id);
-      crs.push(r.body.resource_name);
+      ids.push(r.id);
+      crs.push(r.resource_name);
     }
     for (const id of ids) await bed.waitFor(bed.alice, id, (s) => s.phase === "Running", "Running", 120_000);
     await settled();
@@ -140,14 +138,13 @@ describe("a session's writes to Kubernetes", () => {
 
   it(`are at most ${LIFECYCLE_CONTROLLERS_MAX} by the controllers (${LIFECYCLE_MAX} in all) on the management cluster for a whole lifecycle, and describe tells the story`, async () => {
     expect(ids).toHaveLength(N);
-    const act = async (verb: string, phase: string) => {
-      for (const id of ids)
-        expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/${verb}`)).status).toBe(202);
+    const act = async (verb: "pauseSession" | "resumeSession" | "terminateSession", phase: string) => {
+      for (const sessionId of ids) await bedApi(bed, bed.alice).call(verb, { params: { sessionId } });
       for (const id of ids) await bed.waitFor(bed.alice, id, (s) => s.phase === phase, phase, 120_000);
     };
-    await act("pause", "Paused");
-    await act("resume", "Running");
-    await act("terminate", "Terminated");
+    await act("pauseSession", "Paused");
+    await act("resumeSession", "Running");
+    await act("terminateSession", "Terminated");
     await settled();
     const life = delta(m0, await served(mk), MGMT_OBJECTS);
     console.log(`per lifecycle on the management cluster: ${sum(life) / N} (${JSON.stringify(life)})`);
@@ -161,7 +158,10 @@ describe("a session's writes to Kubernetes", () => {
     // What `kubectl describe session` lists under Events: the events whose involvedObject is the session.
     const s = await mk.json<{ metadata: { name: string; namespace: string; uid: string } }>(
       "GET",
-      sessionPath((await bed.call(bed.alice, "GET", `/api/v1/sessions/${ids[0]}`)).body.namespace, crs[0]),
+      sessionPath(
+        (await bedApi(bed, bed.alice).call("getSession", { params: { sessionId: ids[0] as string } })).namespace,
+        crs[0],
+      ),
     );
     const selector = encodeURIComponent(
       `involvedObject.name=${s.metadata.name},involvedObject.namespace=${s.metadata.namespace},involvedObject.uid=${s.metadata.uid}`,

@@ -5,8 +5,10 @@
 // and every effect is read back through the API, the management cluster and the GPU cluster.
 import { readFileSync } from "node:fs";
 import { reclaimWorkerLoop } from "@berth/api";
+import type { BodyOf } from "@berth/console/client";
 import { HttpKube } from "@berth/controllers/kube";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { bedApi, refusalOf } from "../console/api-client.ts";
 import { type GpuClusterHandle, type SessionsBed, startSessionsBed } from "./harness.ts";
 
 vi.setConfig({ testTimeout: 600_000 });
@@ -21,6 +23,8 @@ afterAll(async () => {
 
 const h100 = { offering: "h100", preset: "gpu-small", image: "jupyterlab" };
 const MIN = 60_000;
+/** The API as `who` calls it (a bare string is a token, a bad one included). */
+const api = (who: { token: string } | string) => bedApi(bed, typeof who === "string" ? { token: who } : who);
 
 async function report(h: GpuClusterHandle, body: Record<string, unknown>): Promise<void> {
   const res = await fetch(`${bed.plane.url}/internal/v1/sessions/activity`, {
@@ -36,25 +40,29 @@ async function report(h: GpuClusterHandle, body: Record<string, unknown>): Promi
 
 describe("idle auto-pause and time limits", () => {
   it("refuses idle timeouts and running times outside the policy, with a stable code and the bounds", async () => {
-    const low = await bed.call(bed.alice, "POST", "/api/v1/sessions", { ...h100, idle_timeout_minutes: 5 });
+    const low = await refusalOf(api(bed.alice).call("createSession", { body: { ...h100, idle_timeout_minutes: 5 } }));
     expect(low.status).toBe(400);
-    expect(low.body.error).toMatchObject({
+    expect(low).toMatchObject({
       code: "idle_timeout_out_of_bounds",
       details: { min: 20, max: 480, value: 5 },
     });
-    const long = await bed.call(bed.alice, "POST", "/api/v1/sessions", { ...h100, max_runtime_minutes: 24 * 60 + 1 });
+    const long = await refusalOf(
+      api(bed.alice).call("createSession", { body: { ...h100, max_runtime_minutes: 24 * 60 + 1 } }),
+    );
     expect(long.status).toBe(400);
-    expect(long.body.error).toMatchObject({ code: "max_runtime_out_of_bounds", details: { max: 1440 } });
-    const bad = await bed.call(bed.alice, "POST", "/api/v1/sessions", { ...h100, idle_timeout_minutes: "soon" });
+    expect(long).toMatchObject({ code: "max_runtime_out_of_bounds", details: { max: 1440 } });
+    // A word where the contract wants a number, on purpose: the API's own check answers it.
+    const soon = { ...h100, idle_timeout_minutes: "soon" } as unknown as BodyOf<"createSession">;
+    const bad = await refusalOf(api(bed.alice).call("createSession", { body: soon }));
     expect(bad.status).toBe(400);
-    expect(bad.body.error.code).toBe("validation_failed");
+    expect(bad.code).toBe("validation_failed");
     expect((await bed.t.database.db("sessions").where({ owner_id: bed.alice.id })).length).toBe(0);
   });
 
   it("warns twice, pauses at the deadline's tick, and is held off by use, keep-running and unknown signals", async () => {
     const gpuA = bed.gpu["gpu-a"] as GpuClusterHandle;
-    const idle = (await bed.call(bed.alice, "POST", "/api/v1/sessions", { ...h100, idle_timeout_minutes: 60 })).body.id;
-    const timed = (await bed.call(bed.alice, "POST", "/api/v1/sessions", { ...h100, max_runtime_minutes: 90 })).body.id;
+    const idle = (await api(bed.alice).call("createSession", { body: { ...h100, idle_timeout_minutes: 60 } })).id;
+    const timed = (await api(bed.alice).call("createSession", { body: { ...h100, max_runtime_minutes: 90 } })).id;
     const s1 = await bed.waitFor(bed.alice, idle, (s) => s.phase === "Running", "idle session Running");
     const s2 = await bed.waitFor(bed.alice, timed, (s) => s.phase === "Running", "timed session Running");
     const t0 = Date.parse(s1.started_at);
@@ -98,19 +106,19 @@ describe("idle auto-pause and time limits", () => {
     for (let m = 1; m <= 49; m++) await tickAt(m);
     expect(log).toEqual([expect.stringMatching(/^3[01] timed runtime-60$/), "45 idle idle-15"]);
     // The warning is on the session, with its countdown.
-    const warned = (await bed.call(bed.alice, "GET", `/api/v1/sessions/${idle}`)).body;
+    const warned = await api(bed.alice).call("getSession", { params: { sessionId: idle } });
     expect(warned.idle_warning).toEqual({
       since: new Date(t0).toISOString(),
       deadline: new Date(t0 + 60 * MIN).toISOString(),
     });
-    expect((await bed.call(bed.alice, "GET", `/api/v1/sessions/${timed}`)).body.runtime_warning).toEqual({
+    expect((await api(bed.alice).call("getSession", { params: { sessionId: timed } })).runtime_warning).toEqual({
       deadline: new Date(t2 + 90 * MIN).toISOString(),
     });
 
     // Typing through the gateway at minute 50: the warning is withdrawn and the stretch starts again.
     userAt.set(idle, t0 + 50 * MIN);
     await tickAt(50);
-    expect((await bed.call(bed.alice, "GET", `/api/v1/sessions/${idle}`)).body.idle_warning).toBeNull();
+    expect((await api(bed.alice).call("getSession", { params: { sessionId: idle } })).idle_warning).toBeNull();
     for (let m = 51; m <= 99; m++) await tickAt(m);
     expect(log.filter((l) => l.includes(" idle "))).toEqual(["45 idle idle-15", "95 idle idle-15"]);
     // The timed session is paused at its limit although busy: warned at T−60, T−15, T−5.
@@ -125,24 +133,25 @@ describe("idle auto-pause and time limits", () => {
     expect((await bed.pods("gpu-a")).map((p) => p.name)).not.toContain(stopped.resource_name);
 
     // Keep running: only the owner, at most three times in a run period.
-    const other = await bed.call(bed.bob, "POST", `/api/v1/sessions/${idle}/keep-running`);
-    expect(other.status).toBe(404);
-    const admin = await bed.call(bed.orgAdmin, "POST", `/api/v1/sessions/${idle}/keep-running`);
+    const keepRunning = (who: { token: string } | string) =>
+      api(who).call("keepSessionRunning", { params: { sessionId: idle } });
+    expect((await refusalOf(keepRunning(bed.bob))).status).toBe(404);
+    const admin = await refusalOf(keepRunning(bed.orgAdmin));
     expect(admin.status).toBe(403);
-    expect(admin.body.error).toMatchObject({ code: "forbidden", details: { reason: "not_owner" } });
-    expect((await bed.call("not-a-token", "POST", `/api/v1/sessions/${idle}/keep-running`)).status).toBe(401);
+    expect(admin).toMatchObject({ code: "forbidden", details: { reason: "not_owner" } });
+    expect((await refusalOf(keepRunning("not-a-token"))).status).toBe(401);
     now = t0 + 100 * MIN;
     bed.t.deps.clock = { now: () => new Date(now) };
-    const kept = await bed.call(bed.alice, "POST", `/api/v1/sessions/${idle}/keep-running`);
-    expect(kept.status).toBe(200);
-    expect(kept.body.idle_warning).toBeNull();
+    // Answered means 200, the route's one success status in the contract.
+    const kept = await keepRunning(bed.alice);
+    expect(kept.idle_warning).toBeNull();
     for (const m of [101, 102]) {
       now = t0 + m * MIN;
-      expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${idle}/keep-running`)).status).toBe(200);
+      await keepRunning(bed.alice);
     }
-    const fourth = await bed.call(bed.alice, "POST", `/api/v1/sessions/${idle}/keep-running`);
+    const fourth = await refusalOf(keepRunning(bed.alice));
     expect(fourth.status).toBe(409);
-    expect(fourth.body.error).toMatchObject({ code: "keep_running_limit_reached", details: { used: 3, max: 3 } });
+    expect(fourth).toMatchObject({ code: "keep_running_limit_reached", details: { used: 3, max: 3 } });
     bed.t.deps.clock = { now: () => new Date() };
 
     // The operator restarts: the clock is in the Session's status and Postgres, not in a process.
@@ -154,12 +163,13 @@ describe("idle auto-pause and time limits", () => {
     gatewaySilent = true;
     for (let m = 140; m <= 169; m++) await tickAt(m);
     expect(log.filter((l) => l.includes(" idle ") && Number(l.split(" ")[0]) > 100)).toEqual([]);
-    expect((await bed.call(bed.alice, "GET", `/api/v1/sessions/${idle}`)).body.phase).toBe("Running");
+    expect((await api(bed.alice).call("getSession", { params: { sessionId: idle } })).phase).toBe("Running");
     // The API says which signal is missing (the console shows it), at the loop's clock.
     bed.t.deps.clock = { now: () => new Date(now) };
-    const state = await bed.call(bed.alice, "GET", `/api/v1/sessions/${idle}/idle`);
-    expect(state.status).toBe(200);
-    expect(state.body).toMatchObject({
+    const idleOf = (who: { token: string } | string, sessionId = idle) =>
+      api(who).call("getSessionIdle", { params: { sessionId } });
+    const state = await idleOf(bed.alice);
+    expect(state).toMatchObject({
       state: "suspended",
       missing: ["traffic"],
       idle_timeout_minutes: 60,
@@ -171,12 +181,12 @@ describe("idle auto-pause and time limits", () => {
       keep_running: { used: 3, max: 3 },
     });
     // Whoever sees the session reads it; others, a bad token or a malformed id are refused.
-    expect((await bed.call(bed.orgAdmin, "GET", `/api/v1/sessions/${idle}/idle`)).body.missing).toEqual(["traffic"]);
-    expect((await bed.call(bed.bob, "GET", `/api/v1/sessions/${idle}/idle`)).body.error.code).toBe("not_found");
-    expect((await bed.call("not-a-token", "GET", `/api/v1/sessions/${idle}/idle`)).status).toBe(401);
-    const malformed = await bed.call(bed.alice, "GET", "/api/v1/sessions/ses_NOPE/idle");
+    expect((await idleOf(bed.orgAdmin)).missing).toEqual(["traffic"]);
+    expect((await refusalOf(idleOf(bed.bob))).code).toBe("not_found");
+    expect((await refusalOf(idleOf("not-a-token"))).status).toBe(401);
+    const malformed = await refusalOf(idleOf(bed.alice, "ses_NOPE"));
     expect(malformed.status).toBe(400);
-    expect(malformed.body.error.code).toBe("validation_failed");
+    expect(malformed.code).toBe("validation_failed");
     bed.t.deps.clock = { now: () => new Date() };
     // It reports again at 170, past the deadline (102 + 60): the warning it owes goes out first, and the
     // pause comes five minutes after it, at the tick it is due and not before.
@@ -205,18 +215,18 @@ describe("idle auto-pause and time limits", () => {
     expect(events.filter((e: any) => e.type === "session.idle_warning").length).toBe(3);
 
     // A resumed session starts a fresh period: no time-limit warning, no pause at the next pass.
-    expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${timed}/resume`)).status).toBe(202);
+    await api(bed.alice).call("resumeSession", { params: { sessionId: timed } });
     const back = await bed.waitFor(bed.alice, timed, (s) => s.phase === "Running", "timed session Running again");
     now = Date.parse(back.started_at) + MIN;
     await report(gpuA, { source: "gateway", observed_at: new Date(now).toISOString(), sessions: [] });
     const r = await loop.pass();
     expect(r.paused).toEqual([]);
     bed.t.deps.clock = { now: () => new Date(now) };
-    expect((await bed.call(bed.alice, "GET", `/api/v1/sessions/${idle}/idle`)).body).toMatchObject({
+    expect(await api(bed.alice).call("getSessionIdle", { params: { sessionId: idle } })).toMatchObject({
       state: "not_running",
       missing: [],
     });
     bed.t.deps.clock = { now: () => new Date() };
-    expect((await bed.call(bed.alice, "GET", `/api/v1/sessions/${timed}`)).body.runtime_warning).toBeNull();
+    expect((await api(bed.alice).call("getSession", { params: { sessionId: timed } })).runtime_warning).toBeNull();
   });
 });

@@ -4,6 +4,7 @@
 
 import { startTestApi, type TestApi } from "@berth/api/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { bedApi } from "../console/api-client.ts";
 import { openEventStream, type SessionsBed, startSessionsBed } from "./harness.ts";
 
 // Journeys wait on real clusters; a loaded machine (other beds running) stretches them.
@@ -21,22 +22,22 @@ afterAll(async () => {
   await bed?.stop();
 });
 
+const terminal = { offering: "l4", preset: "gpu-small", image: "terminal" };
+
 describe("the event stream", () => {
   it("delivers changes made through another replica, and resumes from Last-Event-ID on any replica", async () => {
     const onReplica = await openEventStream(`${replica.url}/api/v1/sessions/events`, bed.alice.token);
     expect(onReplica.headers.get("content-type")).toContain("text/event-stream");
     await onReplica.waitFor((e) => e.event === "heartbeat", "a first heartbeat");
 
-    const id = (
-      await bed.call(bed.alice, "POST", "/api/v1/sessions", { offering: "l4", preset: "gpu-small", image: "terminal" })
-    ).body.id as string;
+    const id = (await bedApi(bed, bed.alice).call("createSession", { body: terminal })).id;
     await onReplica.waitFor((e) => e.data.session_id === id && e.event === "session.created", "created");
     await onReplica.waitFor((e) => e.data.session_id === id && e.data.session.phase === "Running", "Running");
     const lastSeen = onReplica.events.filter((e) => e.event.startsWith("session.")).at(-1)?.id as string;
     await onReplica.close();
 
     // Missed while disconnected: pause and its phases.
-    await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/pause`);
+    await bedApi(bed, bed.alice).call("pauseSession", { params: { sessionId: id } });
     await bed.waitFor(bed.alice, id, (s) => s.phase === "Paused", "Paused");
 
     const resumed = await openEventStream(`${bed.t.api.url}/api/v1/sessions/events`, bed.alice.token, lastSeen);
@@ -55,13 +56,7 @@ describe("the event stream", () => {
     const forBob = await openEventStream(`${bed.t.api.url}/api/v1/sessions/events`, bed.bob.token);
     const forAdmin = await openEventStream(`${replica.url}/api/v1/sessions/events`, bed.orgAdmin.token);
     try {
-      const id = (
-        await bed.call(bed.alice, "POST", "/api/v1/sessions", {
-          offering: "l4",
-          preset: "gpu-small",
-          image: "terminal",
-        })
-      ).body.id as string;
+      const id = (await bedApi(bed, bed.alice).call("createSession", { body: terminal })).id;
       await forAdmin.waitFor(
         (e) => e.data.session_id === id && e.data.session.phase === "Running",
         "the admin sees alice's session run",

@@ -2,6 +2,7 @@
 // GPU. Resuming asks for one again (and waits its turn when there is none). Every step reaches the
 // user's event stream, in order.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { bedApi, refusalOf } from "../console/api-client.ts";
 import { openEventStream, type SessionsBed, startSessionsBed } from "./harness.ts";
 
 // Journeys wait on real clusters; a loaded machine (other beds running) stretches them.
@@ -16,6 +17,12 @@ afterAll(async () => {
 });
 
 const h100 = { offering: "h100", preset: "gpu-small", image: "jupyterlab" };
+/** `who` asks for `action` on the session `sessionId`. */
+const act = (
+  who: { token: string },
+  action: "pauseSession" | "resumeSession" | "terminateSession",
+  sessionId: string,
+) => bedApi(bed, who).call(action, { params: { sessionId } });
 
 describe("pause and resume", () => {
   it("frees the GPU for the queue on pause, and takes one again on resume", async () => {
@@ -23,38 +30,37 @@ describe("pause and resume", () => {
     try {
       // gpu-a has two H100s: alice takes both.
       const [first, second] = await Promise.all([
-        bed.call(bed.alice, "POST", "/api/v1/sessions", h100),
-        bed.call(bed.alice, "POST", "/api/v1/sessions", h100),
+        bedApi(bed, bed.alice).call("createSession", { body: h100 }),
+        bedApi(bed, bed.alice).call("createSession", { body: h100 }),
       ]);
-      const a1 = first.body.id as string;
-      const a2 = second.body.id as string;
+      const a1 = first.id;
+      const a2 = second.id;
       await bed.waitFor(bed.alice, a1, (s) => s.phase === "Running", "a1 Running");
       await bed.waitFor(bed.alice, a2, (s) => s.phase === "Running", "a2 Running");
 
       // bob has to wait.
-      const b = (await bed.call(bed.bob, "POST", "/api/v1/sessions", h100)).body.id as string;
+      const b = (await bedApi(bed, bed.bob).call("createSession", { body: h100 })).id;
       const queued = await bed.waitFor(bed.bob, b, (s) => s.phase === "Queued", "b Queued");
       expect(queued.queue).toMatchObject({ position: 1 });
       expect(queued.reason).toBe("NoCapacity");
       // The queue pages over the history rows, which the worker writes just after the resource's status.
       await expect
-        .poll(async () => (await bed.call(bed.bob, "GET", "/api/v1/queue")).body.data)
+        .poll(async () => (await bedApi(bed, bed.bob).call("listQueue")).data)
         .toEqual([expect.objectContaining({ position: 1, session: expect.objectContaining({ id: b }) })]);
 
       // alice pauses a1: its pod goes, and bob's session starts on the GPU it held.
-      const paused = await bed.call(bed.alice, "POST", `/api/v1/sessions/${a1}/pause`);
-      expect(paused.status).toBe(202);
-      expect(paused.body.desired_state).toBe("Paused");
+      const paused = await act(bed.alice, "pauseSession", a1);
+      expect(paused.desired_state).toBe("Paused");
       const p = await bed.waitFor(bed.alice, a1, (s) => s.phase === "Paused", "a1 Paused");
       expect(p.cluster_id).toBe(bed.gpu["gpu-a"]?.id);
       expect((await bed.pods("gpu-a")).map((x) => x.name)).not.toContain(p.resource_name);
       await bed.waitFor(bed.bob, b, (s) => s.phase === "Running", "b Running after the pause");
 
       // Resume: no GPU free, so it waits; when bob terminates, it runs again.
-      expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${a1}/resume`)).status).toBe(202);
+      await act(bed.alice, "resumeSession", a1);
       const waiting = await bed.waitFor(bed.alice, a1, (s) => s.phase === "Queued", "a1 Queued after resume");
       expect(waiting.queue.position).toBe(1);
-      expect((await bed.call(bed.bob, "POST", `/api/v1/sessions/${b}/terminate`)).status).toBe(202);
+      await act(bed.bob, "terminateSession", b);
       await bed.waitFor(bed.bob, b, (s) => s.phase === "Terminated", "b Terminated");
       const back = await bed.waitFor(bed.alice, a1, (s) => s.phase === "Running", "a1 Running again");
       // Status times have a second's precision (the Kubernetes convention): a quick resume can share the
@@ -80,18 +86,20 @@ describe("pause and resume", () => {
 
   it("refuses actions the phase does not allow, saying which are allowed", async () => {
     const s = (
-      await bed.call(bed.bob, "POST", "/api/v1/sessions", { offering: "l4", preset: "gpu-small", image: "terminal" })
-    ).body.id as string;
+      await bedApi(bed, bed.bob).call("createSession", {
+        body: { offering: "l4", preset: "gpu-small", image: "terminal" },
+      })
+    ).id;
     await bed.waitFor(bed.bob, s, (x) => x.phase === "Running", "Running");
-    const resume = await bed.call(bed.bob, "POST", `/api/v1/sessions/${s}/resume`);
+    const resume = await refusalOf(act(bed.bob, "resumeSession", s));
     expect(resume.status).toBe(409);
-    expect(resume.body.error).toMatchObject({
+    expect(resume).toMatchObject({
       code: "invalid_session_state",
       details: { phase: "Running", allowed_actions: ["pause", "restart", "terminate"] },
     });
-    expect((await bed.call(bed.bob, "POST", `/api/v1/sessions/${s}/pause`)).status).toBe(202);
-    const again = await bed.call(bed.bob, "POST", `/api/v1/sessions/${s}/pause`);
+    await act(bed.bob, "pauseSession", s);
+    const again = await refusalOf(act(bed.bob, "pauseSession", s));
     expect(again.status).toBe(409);
-    expect(again.body.error.code).toBe("invalid_session_state");
+    expect(again.code).toBe("invalid_session_state");
   });
 });

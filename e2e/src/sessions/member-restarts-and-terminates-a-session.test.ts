@@ -7,6 +7,7 @@
 import { SESSIONS_POLICY_NAME } from "@berth/controllers";
 import { LABELS, resourcePath, SessionMirrorKind } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { bedApi, refusalOf } from "../console/api-client.ts";
 import { until } from "../until.ts";
 import { adminKube, SESSIONS_NS, type SessionsBed, SYSTEM_NS, startSessionsBed } from "./harness.ts";
 
@@ -18,13 +19,11 @@ let id: string;
 let cr: string;
 beforeAll(async () => {
   bed = await startSessionsBed();
-  const r = await bed.call(bed.alice, "POST", "/api/v1/sessions", {
-    offering: "h100",
-    preset: "gpu-small",
-    image: "jupyterlab",
+  const r = await bedApi(bed, bed.alice).call("createSession", {
+    body: { offering: "h100", preset: "gpu-small", image: "jupyterlab" },
   });
-  id = r.body.id;
-  cr = r.body.resource_name;
+  id = r.id;
+  cr = r.resource_name;
   await bed.waitFor(bed.alice, id, (s) => s.phase === "Running", "Running");
 });
 afterAll(async () => {
@@ -51,31 +50,30 @@ async function objectsOnGpuA(): Promise<Record<string, string[]>> {
 
 describe("another member's session", () => {
   it("is invisible: 404 on detail and every action, absent from lists and the stream's scope", async () => {
-    for (const [method, path] of [
-      ["GET", `/api/v1/sessions/${id}`],
-      ["POST", `/api/v1/sessions/${id}/pause`],
-      ["POST", `/api/v1/sessions/${id}/restart`],
-      ["POST", `/api/v1/sessions/${id}/terminate`],
-      ["PATCH", `/api/v1/queue/${id}`],
-      ["GET", `/api/v1/sessions/${id}/resource`],
+    const bob = bedApi(bed, bed.bob);
+    const params = { sessionId: id };
+    for (const [what, call] of [
+      ["getSession", () => bob.call("getSession", { params })],
+      ["pauseSession", () => bob.call("pauseSession", { params })],
+      ["restartSession", () => bob.call("restartSession", { params })],
+      ["terminateSession", () => bob.call("terminateSession", { params })],
+      ["changeQueuePriority", () => bob.call("changeQueuePriority", { params, body: { priority: -1 } })],
+      ["getSessionResource", () => bob.call("getSessionResource", { params })],
     ] as const) {
-      const r = await bed.call(bed.bob, method, path, method === "PATCH" ? { priority: -1 } : undefined);
-      expect(r.status, `${method} ${path}`).toBe(404);
+      expect((await refusalOf(call())).status, what).toBe(404);
     }
-    const all = await bed.call(bed.bob, "GET", "/api/v1/sessions?scope=all");
-    expect(all.status).toBe(200);
-    expect(all.body.data.map((s: { id: string }) => s.id)).not.toContain(id);
+    const all = await bob.call("listSessions", { query: { scope: "all" } });
+    expect(all.data.map((s) => s.id)).not.toContain(id);
     // The organization's admin sees it, and may inspect its resource like kubectl would show it.
-    const admin = await bed.call(bed.orgAdmin, "GET", "/api/v1/sessions?scope=all");
-    expect(admin.body.data.map((s: { id: string }) => s.id)).toContain(id);
-    const res = await bed.call(bed.orgAdmin, "GET", `/api/v1/sessions/${id}/resource`);
-    expect(res.status).toBe(200);
-    expect(res.body.resource).toMatchObject({ kind: "Session", metadata: { name: cr }, status: { phase: "Running" } });
-    expect(res.body.yaml).toContain("phase: Running");
-    const events = await bed.call(bed.orgAdmin, "GET", `/api/v1/sessions/${id}/resource/events`);
-    expect(events.body.data.map((e: { reason: string }) => e.reason)).toEqual(expect.arrayContaining(["Started"]));
+    const admin = bedApi(bed, bed.orgAdmin);
+    expect((await admin.call("listSessions", { query: { scope: "all" } })).data.map((s) => s.id)).toContain(id);
+    const res = await admin.call("getSessionResource", { params });
+    expect(res.resource).toMatchObject({ kind: "Session", metadata: { name: cr }, status: { phase: "Running" } });
+    expect(res.yaml).toContain("phase: Running");
+    const events = await admin.call("listSessionResourceEvents", { params });
+    expect(events.data.map((e) => e.reason)).toEqual(expect.arrayContaining(["Started"]));
     // The owner sees it through the normal detail, not the administrators' view.
-    expect((await bed.call(bed.alice, "GET", `/api/v1/sessions/${id}/resource`)).status).toBe(403);
+    expect((await refusalOf(bedApi(bed, bed.alice).call("getSessionResource", { params }))).status).toBe(403);
   });
 });
 
@@ -189,8 +187,7 @@ describe("the session's network isolation", () => {
 describe("restart", () => {
   it("replaces the pod with a new one of the same name, never two at once", async () => {
     const before = (await bed.pods("gpu-a")).find((p) => p.name === cr);
-    const r = await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/restart`);
-    expect(r.status).toBe(202);
+    await bedApi(bed, bed.alice).call("restartSession", { params: { sessionId: id } });
     // Every pod of the session, whatever its name and terminating ones included, sampled until Running
     // again: a replacement started before the old pod is gone would be counted here.
     const counts: number[] = [];
@@ -231,7 +228,8 @@ describe("terminate", () => {
       services: [], // none per session: the gateway follows the pod itself
       policies: [SESSIONS_POLICY_NAME],
     });
-    expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/terminate`)).status).toBe(202);
+    const terminate = () => bedApi(bed, bed.alice).call("terminateSession", { params: { sessionId: id } });
+    await terminate();
     const done = await bed.waitFor(bed.alice, id, (s) => s.phase === "Terminated", "Terminated");
     expect(done.allowed_actions).toEqual([]);
     expect(done.terminated_at).not.toBeNull();
@@ -239,15 +237,13 @@ describe("terminate", () => {
     await expect
       .poll(objectsOnGpuA, { timeout: 10_000, interval: 100 })
       .toEqual({ mirrors: [], pods: [], services: [], policies: [SESSIONS_POLICY_NAME] });
-    const again = await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/terminate`);
+    const again = await refusalOf(terminate());
     expect(again.status).toBe(409);
-    expect(again.body.error.code).toBe("invalid_session_state");
+    expect(again.code).toBe("invalid_session_state");
     // Lists page over history rows, which the worker writes just after the status.
     await expect
       .poll(async () =>
-        (await bed.call(bed.alice, "GET", "/api/v1/sessions?phase=Terminated")).body.data.map(
-          (s: { id: string }) => s.id,
-        ),
+        (await bedApi(bed, bed.alice).call("listSessions", { query: { phase: "Terminated" } })).data.map((s) => s.id),
       )
       .toContain(id);
   });

@@ -3,6 +3,7 @@
 // in the cost preview, with availability counting the thirty-seconds still free.
 
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { bedApi } from "../console/api-client.ts";
 import { cardUuid } from "../testbed/gpu.ts";
 import { adminKube, gpuCluster, H100, MANAGEMENT, SESSIONS_NS, type SessionsBed, startSessionsBed } from "./harness.ts";
 
@@ -29,23 +30,16 @@ describe("1/32 of an H100", () => {
   const ids: string[] = [];
 
   it("is priced at its own rate before it starts", async () => {
-    const r = await bed.call(bed.alice, "POST", "/api/v1/sessions/preview-cost", {
-      offering: "h100-1-32",
-      duration_seconds: 3600,
+    const r = await bedApi(bed, bed.alice).call("previewSessionCost", {
+      body: { offering: "h100-1-32", duration_seconds: 3600 },
     });
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body).toMatchObject({ offering: "h100-1-32", hourly_rate: "150000", cost: "150000", can_start: true });
+    expect(r).toMatchObject({ offering: "h100-1-32", hourly_rate: "150000", cost: "150000", can_start: true });
   });
 
   it("runs three sessions on one card, each pod asking HAMi for its thirty-second and pinned to the card", async () => {
     for (let i = 0; i < 3; i++) {
-      const r = await bed.call(bed.alice, "POST", "/api/v1/sessions", {
-        offering: "h100-1-32",
-        preset: "cpu-small",
-        image: "jupyterlab",
-      });
-      expect(r.status, JSON.stringify(r.body)).toBe(201);
-      ids.push(r.body.id);
+      const body = { offering: "h100-1-32", preset: "cpu-small", image: "jupyterlab" };
+      ids.push((await bedApi(bed, bed.alice).call("createSession", { body })).id);
     }
     const running = await Promise.all(
       ids.map((id) => bed.waitFor(bed.alice, id, (s) => s.phase === "Running", "Running", 120_000)),
@@ -76,10 +70,10 @@ describe("1/32 of an H100", () => {
   });
 
   it("leaves the other 29 thirty-seconds in availability", async () => {
-    const r = await bed.call(bed.alice, "GET", "/api/v1/sessions/gpu-availability");
-    const a = r.body.clusters.find((c: { cluster_id: string }) => c.cluster_id === bed.gpu["gpu-a"]?.id);
+    const r = await bedApi(bed, bed.alice).call("getGpuAvailability");
+    const a = r.clusters.find((c) => c.cluster_id === bed.gpu["gpu-a"]?.id);
     expect(a).toMatchObject({ sharing: true, whole_free: 0 });
-    expect(a.slices_free["1/32"]).toBe(29);
-    expect(a.slices_free["1/16"]).toBe(14);
+    expect(a?.slices_free["1/32"]).toBe(29);
+    expect(a?.slices_free["1/16"]).toBe(14);
   });
 });

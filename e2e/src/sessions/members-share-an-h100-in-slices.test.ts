@@ -4,8 +4,10 @@
 // a drained node's slices are placed again on another node's card; and slices where no sharing layer runs,
 // fractions not offered and slices under 1 GiB are refused with their codes.
 
+import type { BodyOf } from "@berth/console/client";
 import { ResourcePolicyKind, resourcePath, sessionPath } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { bedApi, refusalOf } from "../console/api-client.ts";
 import { cardUuid } from "../testbed/gpu.ts";
 import { adminKube, gpuCluster, H100, MANAGEMENT, SESSIONS_NS, type SessionsBed, startSessionsBed } from "./harness.ts";
 
@@ -45,15 +47,9 @@ afterAll(async () => {
   await bed?.stop();
 });
 
-async function create(offering: string, extra: Record<string, unknown> = {}) {
-  const r = await bed.call(bed.alice, "POST", "/api/v1/sessions", {
-    offering,
-    preset: "cpu-small",
-    image: "jupyterlab",
-    ...extra,
-  });
-  expect(r.status, JSON.stringify(r.body)).toBe(201);
-  return r.body.id as string;
+async function create(offering: string) {
+  const body = { offering, preset: "cpu-small", image: "jupyterlab" };
+  return (await bedApi(bed, bed.alice).call("createSession", { body })).id;
 }
 
 interface Pod {
@@ -95,7 +91,7 @@ describe("eight 1/8 sessions", () => {
   });
 
   it("ask HAMi for their slice in its resource names and are pinned to their card", async () => {
-    const detail = (await bed.call(bed.alice, "GET", `/api/v1/sessions/${eighths[0]}`)).body;
+    const detail = await bedApi(bed, bed.alice).call("getSession", { params: { sessionId: eighths[0] as string } });
     const pod = await sessionPod(detail.resource_name);
     // The operator reports the card the running pod holds; the Session's status carries it.
     const mgmt = adminKube(bed.fleet.cluster("mgmt"));
@@ -143,9 +139,10 @@ describe("eight 1/8 sessions", () => {
   });
 
   it("show administrators each card's free memory and cores", async () => {
-    const r = await bed.call(bed.superAdmin, "GET", `/api/v1/gpu-devices?cluster=${bed.gpu["gpu-a"]?.id}&node=gpu-a-1`);
-    expect(r.status).toBe(200);
-    expect(r.body.data[0]).toMatchObject({
+    const r = await bedApi(bed, bed.superAdmin).call("listGpuDevices", {
+      query: { cluster: bed.gpu["gpu-a"]?.id, node: "gpu-a-1" },
+    });
+    expect(r.data[0]).toMatchObject({
       uuid: a1card0,
       memory_mib: 81559,
       sharing: { memory_free_mib: 81559 - 8 * EIGHTH_MIB, cores_used: 96, vgpus: 10, vgpus_used: 8, healthy: true },
@@ -153,36 +150,25 @@ describe("eight 1/8 sessions", () => {
   });
 
   it("leave gpu-availability whole cards and slices per fraction", async () => {
-    const r = await bed.call(bed.alice, "GET", "/api/v1/sessions/gpu-availability");
-    expect(r.status).toBe(200);
-    const a = r.body.clusters.find(
-      (c: { cluster_id: string; gpu_model: string }) => c.cluster_id === bed.gpu["gpu-a"]?.id && c.gpu_model === H100,
-    );
+    const r = await bedApi(bed, bed.alice).call("getGpuAvailability");
+    const a = r.clusters.find((c) => c.cluster_id === bed.gpu["gpu-a"]?.id && c.gpu_model === H100);
     expect(a).toMatchObject({ sharing: true, whole_free: 1 });
     // gpu-a-1/1 holds one eighth (7 more fit), gpu-a-2/0 is empty (8).
-    expect(a.slices_free["1/8"]).toBe(15);
-    expect(a.slices_free["1/2"]).toBe(3);
-    const b = r.body.clusters.find(
-      (c: { cluster_id: string; gpu_model: string }) => c.cluster_id === bed.gpu["gpu-b"]?.id,
-    );
+    expect(a?.slices_free["1/8"]).toBe(15);
+    expect(a?.slices_free["1/2"]).toBe(3);
+    const b = r.clusters.find((c) => c.cluster_id === bed.gpu["gpu-b"]?.id);
     expect(b).toMatchObject({ sharing: false, whole_free: 1, slices_free: {} });
   });
 
   it("count their occupancy against the GPU quota (nine eighths are 1.125 of 4)", async () => {
-    const preview = await bed.call(bed.alice, "POST", "/api/v1/sessions/preview-cost", {
-      offering: "h100",
-      preset: "gpu-medium",
-      duration_seconds: 3600,
-    });
+    const preview = (preset: string) =>
+      bedApi(bed, bed.alice).call("previewSessionCost", { body: { offering: "h100", preset, duration_seconds: 3600 } });
+    const medium = await preview("gpu-medium");
     // gpu-medium asks 2 whole GPUs: 1.125 + 2 = 3.125 fits in 4.
-    expect(preview.body.can_start, JSON.stringify(preview.body)).toBe(true);
-    const big = await bed.call(bed.alice, "POST", "/api/v1/sessions/preview-cost", {
-      offering: "h100",
-      preset: "gpu-large",
-      duration_seconds: 3600,
-    });
-    expect(big.body.refusal?.code).toBe("quota_exceeded");
-    expect(JSON.stringify(big.body.refusal)).toContain("1.125");
+    expect(medium.can_start, JSON.stringify(medium)).toBe(true);
+    const big = await preview("gpu-large");
+    expect(big.refusal?.code).toBe("quota_exceeded");
+    expect(JSON.stringify(big.refusal)).toContain("1.125");
   });
 });
 
@@ -192,9 +178,11 @@ describe("a drained node", () => {
     const quarter = await create("h100-1-4");
     const q = await bed.waitFor(bed.alice, quarter, (s) => s.phase === "Running", "Running", 60_000);
     expect(q.gpu_cards).toEqual([a1card1]);
-    for (const id of eighths.slice(0, 8)) await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/terminate`);
-    const drained = await bed.call(bed.superAdmin, "POST", `/api/v1/nodes/${bed.gpu["gpu-a"]?.id}/gpu-a-1/drain`, {});
-    expect(drained.status, JSON.stringify(drained.body)).toBeLessThan(300);
+    for (const sessionId of eighths.slice(0, 8))
+      await bedApi(bed, bed.alice).call("terminateSession", { params: { sessionId } });
+    const node = { clusterId: bed.gpu["gpu-a"]?.id as string, nodeName: "gpu-a-1" };
+    // Answered is a 2xx: a refusal throws its ApiError.
+    await bedApi(bed, bed.superAdmin).call("drainNode", { params: node, body: {} });
     for (const id of [eighths[8] as string, quarter]) {
       const moved = await bed.waitFor(
         bed.alice,
@@ -205,21 +193,20 @@ describe("a drained node", () => {
       );
       expect(moved.gpu_cards).toEqual([a2card0]);
     }
-    await bed.call(bed.superAdmin, "POST", `/api/v1/nodes/${bed.gpu["gpu-a"]?.id}/gpu-a-1/uncordon`, {});
+    await bedApi(bed, bed.superAdmin).call("uncordonNode", { params: node, body: {} });
   });
 });
 
 describe("bad input", () => {
   it("a slice pinned to a cluster without a sharing layer: 422 gpu_sharing_unavailable, naming those with one", async () => {
-    const r = await bed.call(bed.alice, "POST", "/api/v1/sessions", {
-      offering: "h100-1-4",
-      preset: "cpu-small",
-      image: "jupyterlab",
-      cluster_id: bed.gpu["gpu-b"]?.id,
-    });
+    const r = await refusalOf(
+      bedApi(bed, bed.alice).call("createSession", {
+        body: { offering: "h100-1-4", preset: "cpu-small", image: "jupyterlab", cluster_id: bed.gpu["gpu-b"]?.id },
+      }),
+    );
     expect(r.status).toBe(422);
-    expect(r.body.error.code).toBe("gpu_sharing_unavailable");
-    expect(r.body.error.details).toMatchObject({
+    expect(r.code).toBe("gpu_sharing_unavailable");
+    expect(r.details).toMatchObject({
       fraction: "1/4",
       sharing_clusters: [bed.gpu["gpu-a"]?.id],
       supported_layers: ["hami"],
@@ -227,7 +214,8 @@ describe("bad input", () => {
   });
 
   it("a fraction not offered: 400 gpu_fraction_not_offered with those that are", async () => {
-    const r = await bed.call(bed.superAdmin, "POST", "/api/v1/offerings", {
+    // A fraction outside the contract's list, on purpose: the API names the ones it offers.
+    const third = {
       name: "h100-third",
       display_name: "H100 1/3",
       gpu_model: H100,
@@ -235,24 +223,29 @@ describe("bad input", () => {
       fraction: "1/3",
       gpu_memory_mib: 81559,
       hourly_credit_rate: "1500000",
-    });
+    } as unknown as BodyOf<"createOffering">;
+    const r = await refusalOf(bedApi(bed, bed.superAdmin).call("createOffering", { body: third }));
     expect(r.status).toBe(400);
-    expect(r.body.error.code).toBe("gpu_fraction_not_offered");
-    expect(r.body.error.details.allowed).toEqual(["1", "1/2", "1/4", "1/8", "1/16", "1/32"]);
+    expect(r.code).toBe("gpu_fraction_not_offered");
+    expect(r.details.allowed).toEqual(["1", "1/2", "1/4", "1/8", "1/16", "1/32"]);
   });
 
   it("a slice under 1 GiB: 400 gpu_slice_too_small with the largest fraction that fits", async () => {
-    const r = await bed.call(bed.superAdmin, "POST", "/api/v1/offerings", {
-      name: "tiny-eighth",
-      display_name: "Tiny 1/8",
-      gpu_model: "NVIDIA-T4-4GB",
-      tier: "shared",
-      fraction: "1/8",
-      gpu_memory_mib: 4096,
-      hourly_credit_rate: "100000",
-    });
+    const r = await refusalOf(
+      bedApi(bed, bed.superAdmin).call("createOffering", {
+        body: {
+          name: "tiny-eighth",
+          display_name: "Tiny 1/8",
+          gpu_model: "NVIDIA-T4-4GB",
+          tier: "shared",
+          fraction: "1/8",
+          gpu_memory_mib: 4096,
+          hourly_credit_rate: "100000",
+        },
+      }),
+    );
     expect(r.status).toBe(400);
-    expect(r.body.error.code).toBe("gpu_slice_too_small");
-    expect(r.body.error.details).toMatchObject({ slice_memory_mib: 512, minimum_mib: 1024, largest_fraction: "1/4" });
+    expect(r.code).toBe("gpu_slice_too_small");
+    expect(r.details).toMatchObject({ slice_memory_mib: 512, minimum_mib: 1024, largest_fraction: "1/4" });
   });
 });

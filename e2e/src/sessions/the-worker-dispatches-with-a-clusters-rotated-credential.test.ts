@@ -7,6 +7,7 @@ import { controlPlaneRbac } from "@berth/api/rbac";
 import { ClusterKind, type Cluster as ClusterResource, LABELS, resourcePath } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { mintControlPlaneCredential } from "../clusters/credentials.ts";
+import { bedApi } from "../console/api-client.ts";
 import { KubeHttp } from "../index.ts";
 import { until } from "../until.ts";
 import { adminKube, gpuCluster, H100, MANAGEMENT, type SessionsBed, startSessionsBed } from "./harness.ts";
@@ -86,8 +87,7 @@ describe("a GPU cluster's credential rotated in place", () => {
     // Dispatch writes the next session's mirror with the new credential, and terminate deletes the first's.
     const second = await bed.startRunning(bed.alice, h100);
     expect(second.phase).toBe("Running");
-    const t = await bed.call(bed.alice, "POST", `/api/v1/sessions/${first.id}/terminate`);
-    expect(t.status).toBe(202);
+    await bedApi(bed, bed.alice).call("terminateSession", { params: { sessionId: first.id } });
     await bed.waitFor(bed.alice, first.id, (s) => s.phase === "Terminated", "Terminated");
     const pods = await bed.pods("gpu-a");
     expect(pods.filter((p) => !p.deleting).map((p) => p.labels[LABELS.sessionId])).toEqual([second.id]);
