@@ -304,24 +304,31 @@ describe("the console's journeys", () => {
   });
 });
 
-// Journeys read and set up state through the console's typed client (e2e/src/console/api-client.ts), so a
+// Journeys and e2e tests read and set up state through the typed client (e2e/src/api-client.ts), so a
 // renamed field fails the type-check: the session bed's `bed.call(user, method, path)` answers `any`.
-describe("the console's journeys and their stack", () => {
-  const dir = "e2e/src/console";
-  const files = (readdirSync(join(root, dir), { recursive: true }) as string[])
-    .filter((f) => f.endsWith(".ts"))
-    .map((f) => join(dir, f));
-  /** Untyped calls: the bed's `call`, or any `call(who, "METHOD", …)`, across line breaks. */
-  const UNTYPED_CALL = /\bbed\.call\(|\bcall\(\s*[\w.]+\s*,\s*["'](?:GET|POST|PUT|PATCH|DELETE)["']/g;
+// The directories already moved to it; the others follow.
+describe("the e2e tests on the typed client", () => {
+  const dirs = [
+    "e2e/src/console",
+    "e2e/src/storage",
+    "e2e/src/billing",
+    "e2e/src/webhooks",
+    "e2e/src/monitoring",
+    "e2e/src/connect",
+  ];
+  const files = dirs.flatMap((dir) =>
+    (readdirSync(join(root, dir), { recursive: true }) as string[])
+      .filter((f) => f.endsWith(".ts"))
+      .map((f) => join(dir, f)),
+  );
+  /** Untyped calls: the bed's `call`, the test API's `t.request`, or any `call(who, "METHOD", …)`, across line breaks. */
+  const UNTYPED_CALL = /\bbed\.call\(|\bt\.request\(|\bcall\(\s*[\w.]+\s*,\s*["'](?:GET|POST|PUT|PATCH|DELETE)["']/g;
   const untypedCalls = (source: string) => source.match(UNTYPED_CALL) ?? [];
 
   it("call the API through the typed client, never the bed's untyped call", () => {
     expect(files.length).toBeGreaterThan(20);
     const raw = files.flatMap((f) => untypedCalls(textOf(f)).map((c) => `${f}: ${c}`));
-    expect(
-      raw,
-      `untyped API calls (use bedApi or apiAs from e2e/src/console/api-client.ts):\n${raw.join("\n")}`,
-    ).toEqual([]);
+    expect(raw, `untyped API calls (use bedApi or apiAs from e2e/src/api-client.ts):\n${raw.join("\n")}`).toEqual([]);
   });
 
   it("the check finds the calls it forbids", () => {
@@ -329,6 +336,9 @@ describe("the console's journeys and their stack", () => {
       untypedCalls('const r = await bed.call(\n  bed.superAdmin,\n  "POST",\n  "/api/v1/credits/allocations",'),
     ).toEqual(["bed.call("]);
     expect(untypedCalls('await call(alice, "GET", "/api/v1/queue");')).toEqual(['call(alice, "GET"']);
+    expect(untypedCalls('await bed.t.request("POST", "/api/v1/clusters", { token });')).toEqual(["t.request("]);
+    // A cluster's own kube client is not Berth's API.
+    expect(untypedCalls('await gpu.request("PATCH", path, { json });')).toEqual([]);
     expect(untypedCalls('await bedApi(bed, bed.alice).call("getSession", { params: { sessionId: id } });')).toEqual([]);
   });
 });

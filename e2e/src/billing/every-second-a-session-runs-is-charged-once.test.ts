@@ -8,6 +8,7 @@
 
 import { checkLedgerInvariants } from "@berth/api/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { answered, bedApi } from "../api-client.ts";
 import { adminKube, SESSIONS_NS, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { until } from "../until.ts";
 
@@ -40,9 +41,9 @@ describe("metering a running session", () => {
   it("charges every second its pods ran exactly once, across an operator restart, a pause and a resume", async () => {
     const { t, alice } = bed;
     const db = t.database.db;
-    const created = await bed.call(alice, "POST", "/api/v1/sessions", h100);
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    const id = created.body.id as string;
+    const created = await answered(bed, alice, (api) => api.call("createSession", { body: h100 }));
+    expect(created.status).toBe(201);
+    const id = created.body.id;
     const running = await bed.waitFor(alice, id, (s) => s.phase === "Running", "Running", 120_000);
     const handle = Object.values(bed.gpu).find((g) => g.id === running.cluster_id) as (typeof bed.gpu)[string];
     const kube = adminKube(handle.cluster);
@@ -81,8 +82,8 @@ describe("metering a running session", () => {
       await until("samples from the new leader", async () => (await samples()).length > before, 30_000);
 
       const pauseAsked = Date.now();
-      const paused = await bed.call(alice, "POST", `/api/v1/sessions/${id}/pause`, {});
-      expect(paused.status, JSON.stringify(paused.body)).toBe(202);
+      const paused = await answered(bed, alice, (api) => api.call("pauseSession", { params: { sessionId: id } }));
+      expect(paused.status).toBe(202);
       await bed.waitFor(alice, id, (s) => s.phase === "Paused", "Paused", 60_000);
       const pausedSeen = Date.now();
       // The last, partial interval arrives as soon as the operator sees the deletion.
@@ -109,8 +110,8 @@ describe("metering a running session", () => {
       expect((await samples()).length).toBe(whilePaused);
 
       // Second run, then termination.
-      const resumed = await bed.call(alice, "POST", `/api/v1/sessions/${id}/resume`, {});
-      expect(resumed.status, JSON.stringify(resumed.body)).toBe(202);
+      const resumed = await answered(bed, alice, (api) => api.call("resumeSession", { params: { sessionId: id } }));
+      expect(resumed.status).toBe(202);
       await bed.waitFor(alice, id, (s) => s.phase === "Running", "Running again", 120_000);
       const pod2 = await podOf();
       expect(pod2.metadata.uid).not.toBe(pod1.metadata.uid);
@@ -118,8 +119,10 @@ describe("metering a running session", () => {
       // A run-duration, not a wait for an event: the second run spans more than one interval.
       await sleep(INTERVAL_MS + 500);
       const terminateAsked = Date.now();
-      const terminated = await bed.call(alice, "POST", `/api/v1/sessions/${id}/terminate`, {});
-      expect(terminated.status, JSON.stringify(terminated.body)).toBe(202);
+      const terminated = await answered(bed, alice, (api) =>
+        api.call("terminateSession", { params: { sessionId: id } }),
+      );
+      expect(terminated.status).toBe(202);
       await bed.waitFor(alice, id, (s) => s.phase === "Terminated", "Terminated", 60_000);
       const secondRun = await until(
         "the second run's last sample, billed",
@@ -155,10 +158,9 @@ describe("metering a running session", () => {
       expect(await checkLedgerInvariants(db)).toEqual([]);
 
       // What she sees: the live usage answers the last sample and the session's totals.
-      const usage = await bed.call(alice, "GET", `/api/v1/sessions/${id}/usage`);
-      expect(usage.status, JSON.stringify(usage.body)).toBe(200);
-      expect(Date.parse(usage.body.latest.end)).toBe(secondRun.at(-1)?.end);
-      expect(usage.body.series.length).toBeGreaterThan(0);
+      const usage = await bedApi(bed, alice).call("getSessionUsage", { params: { sessionId: id } });
+      expect(Date.parse(usage.latest?.end as string)).toBe(secondRun.at(-1)?.end);
+      expect(usage.series.length).toBeGreaterThan(0);
     } finally {
       kube.close();
     }

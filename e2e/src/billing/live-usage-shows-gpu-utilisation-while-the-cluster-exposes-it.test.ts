@@ -7,6 +7,7 @@
 
 import { type StubDcgmExporter, startStubDcgmExporter } from "@berth/operator/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { answered, bedApi, outcomeOf } from "../api-client.ts";
 import { SESSIONS_NS, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { until } from "../until.ts";
 
@@ -40,14 +41,13 @@ describe("live usage with GPU metrics", () => {
   it("shows the pod's GPU utilisation and memory while the exporter answers, and GPU seconds alone once it is down", async () => {
     const { t, alice } = bed;
     const db = t.database.db;
-    const created = await bed.call(alice, "POST", "/api/v1/sessions", {
-      offering: "h100",
-      preset: "gpu-small",
-      image: "jupyterlab",
-      name: "watched",
-    });
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    const id = created.body.id as string;
+    const created = await answered(bed, alice, (api) =>
+      api.call("createSession", {
+        body: { offering: "h100", preset: "gpu-small", image: "jupyterlab", name: "watched" },
+      }),
+    );
+    expect(created.status).toBe(201);
+    const id = created.body.id;
     const running = await bed.waitFor(alice, id, (s) => s.phase === "Running", "Running", 120_000);
     const samples = async (): Promise<Sample[]> =>
       (
@@ -85,13 +85,13 @@ describe("live usage with GPU metrics", () => {
       const live = await until(
         "live usage with GPU metrics",
         async () => {
-          const u = await bed.call(alice, "GET", `/api/v1/sessions/${id}/usage`);
-          return u.status === 200 && typeof u.body.latest?.gpu_utilization === "number" ? u.body : undefined;
+          const u = await outcomeOf(bedApi(bed, alice).call("getSessionUsage", { params: { sessionId: id } }));
+          return u.ok && typeof u.body.latest?.gpu_utilization === "number" ? u.body : undefined;
         },
         10_000,
       );
       expect(live.latest).toMatchObject({ gpu_utilization: 50, gpu_memory_mib: 40_000 });
-      expect(live.series.some((p: any) => p.gpu_utilization === 50)).toBe(true);
+      expect(live.series.some((p) => p.gpu_utilization === 50)).toBe(true);
 
       // The exporter goes away: metering does not wait for it, and the figures are absent, not zero.
       await exporter.close();
@@ -108,12 +108,11 @@ describe("live usage with GPU metrics", () => {
         expect(s.gpu_seconds).toBeCloseTo((s.end - s.start) / 1000, 3);
       }
       for (let i = 1; i < all.length; i++) expect(all[i]?.start).toBe(all[i - 1]?.end);
-      const after = await bed.call(alice, "GET", `/api/v1/sessions/${id}/usage`);
-      expect(after.status).toBe(200);
-      expect(after.body.latest).toMatchObject({ gpu_utilization: null, gpu_memory_mib: null });
-      expect(after.body.latest.gpu_seconds).toBeGreaterThan(0);
+      const after = await bedApi(bed, alice).call("getSessionUsage", { params: { sessionId: id } });
+      expect(after.latest).toMatchObject({ gpu_utilization: null, gpu_memory_mib: null });
+      expect(after.latest?.gpu_seconds).toBeGreaterThan(0);
     } finally {
-      await bed.call(alice, "POST", `/api/v1/sessions/${id}/terminate`, {});
+      await bedApi(bed, alice).call("terminateSession", { params: { sessionId: id } });
     }
   });
 });

@@ -10,6 +10,7 @@
 import { readFileSync } from "node:fs";
 import { resourcePath, WalletKind } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { answered, bedApi, refusalOf } from "../api-client.ts";
 import { adminKube, openEventStream, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { until } from "../until.ts";
 
@@ -49,31 +50,35 @@ async function billed(id: string) {
 describe("running out of credits", () => {
   it("warns, pauses the session when the credits run out, and lets it resume after a top-up", async () => {
     const { t, alice, orgAdmin } = bed;
-    const orgWallet = (
-      await bed.call(orgAdmin, "GET", `/api/v1/credits/wallets?organization=${bed.org.id}&owner_kind=organization`)
-    ).body.data[0];
+    const admin = bedApi(bed, orgAdmin);
+    const [orgWallet] = (
+      await admin.call("listWallets", { query: { organization: bed.org.id, owner_kind: "organization" } })
+    ).data;
+    if (!orgWallet) throw new Error("the organization has no wallet");
     // The admin sets most of the organization's credits aside in a project wallet: what is left covers
     // ten minutes of one H100 and a little more.
     const project = await t.aProject(bed.org.id, "Reserve");
-    const reserve = await bed.call(orgAdmin, "POST", "/api/v1/credits/wallets", {
-      organization_id: bed.org.id,
-      owner_kind: "project",
-      owner_id: project.id,
+    const reserve = await admin.call("openWallet", {
+      body: { organization_id: bed.org.id, owner_kind: "project", owner_id: project.id },
     });
     const keep = TEN_MINUTES + 100n;
-    const moved = await bed.call(orgAdmin, "POST", "/api/v1/credits/allocations", {
-      from_wallet_id: orgWallet.id,
-      to_wallet_id: reserve.body.id,
-      amount: (BigInt(orgWallet.balance) - keep).toString(),
-      reason: "set aside",
-    });
-    expect(moved.status, JSON.stringify(moved.body)).toBe(201);
+    const moved = await answered(bed, orgAdmin, (api) =>
+      api.call("allocateCredits", {
+        body: {
+          from_wallet_id: orgWallet.id,
+          to_wallet_id: reserve.id,
+          amount: (BigInt(orgWallet.balance) - keep).toString(),
+          reason: "set aside",
+        },
+      }),
+    );
+    expect(moved.status).toBe(201);
 
     const stream = await openEventStream(`${t.api.url}/api/v1/sessions/events`, alice.token);
     try {
-      const created = await bed.call(alice, "POST", "/api/v1/sessions", h100);
-      expect(created.status, JSON.stringify(created.body)).toBe(201);
-      const id = created.body.id as string;
+      const created = await answered(bed, alice, (api) => api.call("createSession", { body: h100 }));
+      expect(created.status).toBe(201);
+      const id = created.body.id;
       const running = await bed.waitFor(alice, id, (s) => s.phase === "Running", "Running", 120_000);
       const cluster = Object.values(bed.gpu).find((g) => g.id === running.cluster_id) as (typeof bed.gpu)[string];
       const token = readFileSync(cluster.tokenFile, "utf8").trim();
@@ -110,7 +115,7 @@ describe("running out of credits", () => {
       // 66,666.7 charged for the minute: the 0.7 is carried, not rounded up (plus the pod's own samples, if any).
       await until("the wallet to show what was charged", async () => {
         const b = await billed(id);
-        const wallet = (await bed.call(orgAdmin, "GET", `/api/v1/credits/wallets/${orgWallet.id}`)).body;
+        const wallet = await admin.call("getWallet", { params: { walletId: orgWallet.id } });
         return b.allBilled && b.charged === b.cost && BigInt(wallet.balance) === keep - b.charged;
       });
 
@@ -143,21 +148,20 @@ describe("running out of credits", () => {
       expect(notes).toEqual(["credits.running_low", "session.paused"]);
 
       // Resuming is refused until credits come back; the top-up lets it run again.
-      const refused = await bed.call(alice, "POST", `/api/v1/sessions/${id}/resume`, {});
+      const refused = await refusalOf(bedApi(bed, alice).call("resumeSession", { params: { sessionId: id } }));
       expect(refused.status).toBe(403);
-      expect(refused.body.error).toMatchObject({
+      expect(refused).toMatchObject({
         code: "quota_exceeded",
         details: { limit: "credits", required: TEN_MINUTES.toString() },
       });
-      const topUp = await bed.call(orgAdmin, "POST", "/api/v1/credits/allocations", {
-        from_wallet_id: reserve.body.id,
-        to_wallet_id: orgWallet.id,
-        amount: "10000000",
-        reason: "top-up",
-      });
+      const topUp = await answered(bed, orgAdmin, (api) =>
+        api.call("allocateCredits", {
+          body: { from_wallet_id: reserve.id, to_wallet_id: orgWallet.id, amount: "10000000", reason: "top-up" },
+        }),
+      );
       expect(topUp.status).toBe(201);
-      const resumed = await bed.call(alice, "POST", `/api/v1/sessions/${id}/resume`, {});
-      expect(resumed.status, JSON.stringify(resumed.body)).toBe(202);
+      const resumed = await answered(bed, alice, (api) => api.call("resumeSession", { params: { sessionId: id } }));
+      expect(resumed.status).toBe(202);
       await bed.waitFor(alice, id, (s) => s.phase === "Running", "Running again", 120_000);
 
       // The Wallet resource mirrors the ledger (written by the worker on change).

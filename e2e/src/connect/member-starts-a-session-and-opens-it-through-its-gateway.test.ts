@@ -15,6 +15,7 @@ import {
 import { cookieFrom, get } from "@berth/operator/gateway/testing";
 import { type RunningStandin, startStandin } from "@berth/operator/standin";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { answered, bedApi, refusalOf } from "../api-client.ts";
 import { adminKube, SESSIONS_NS, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { until } from "../until.ts";
 
@@ -43,10 +44,10 @@ beforeAll(async () => {
       port: 0,
     });
     gateways[name] = { gateway, ca: tls.certPem, routes };
-    const patched = await bed.call(bed.superAdmin, "PATCH", `/api/v1/clusters/${h.id}`, {
-      session_domain: `127.0.0.1:${gateway.port}`,
+    await bedApi(bed, bed.superAdmin).call("updateCluster", {
+      params: { clusterId: h.id },
+      body: { session_domain: `127.0.0.1:${gateway.port}` },
     });
-    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
   }
 });
 
@@ -58,13 +59,12 @@ afterAll(async () => {
 
 describe("a session Alice started", () => {
   it("opens through its cluster's gateway, shows its pod's log, and says it is paused after a pause", async () => {
-    const created = await bed.call(bed.alice, "POST", "/api/v1/sessions", {
-      offering: "h100",
-      preset: "gpu-small",
-      image: "jupyterlab",
-    });
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    const id = created.body.id as string;
+    const alice = bedApi(bed, bed.alice);
+    const created = await answered(bed, bed.alice, (api) =>
+      api.call("createSession", { body: { offering: "h100", preset: "gpu-small", image: "jupyterlab" } }),
+    );
+    expect(created.status).toBe(201);
+    const id = created.body.id;
     const running = await bed.waitFor(bed.alice, id, (s) => s.phase === "Running", "Running", 60_000);
     const { gateway, ca, routes } = gateways["gpu-a"] as (typeof gateways)[string];
     expect(running.cluster_id).toBe(bed.gpu["gpu-a"]?.id);
@@ -89,22 +89,22 @@ describe("a session Alice started", () => {
     }
 
     // Links on gpu-a's gateway; Bob, in the same organization, gets none.
-    const links = await bed.call(bed.alice, "GET", `/api/v1/sessions/${id}/connect`);
-    expect(links.status, JSON.stringify(links.body)).toBe(200);
-    expect(links.body.session_domain).toBe(`127.0.0.1:${gateway.port}`);
-    expect((await bed.call(bed.bob, "GET", `/api/v1/sessions/${id}/connect`)).status).toBe(404);
+    const links = await alice.call("getSessionConnectLinks", { params: { sessionId: id } });
+    expect(links.session_domain).toBe(`127.0.0.1:${gateway.port}`);
+    const bobs = await refusalOf(bedApi(bed, bed.bob).call("getSessionConnectLinks", { params: { sessionId: id } }));
+    expect(bobs.status).toBe(404);
 
     // Open the notebook: 303 with the cookie, then the application.
-    const first = await get(links.body.links.lab, { ca });
+    const first = await get(links.links.lab, { ca });
     expect(first.status, first.body).toBe(303);
     const cookie = cookieFrom(first) as string;
-    const lab = await get(new URL(first.headers.location as string, links.body.links.lab).toString(), {
+    const lab = await get(new URL(first.headers.location as string, links.links.lab).toString(), {
       ca,
       headers: { cookie },
     });
     expect(lab.status).toBe(200);
     expect(lab.body).toContain("<h1>JupyterLab</h1>");
-    expect((await get(links.body.links.lab, { ca })).status).toBe(403); // the same link again
+    expect((await get(links.links.lab, { ca })).status).toBe(403); // the same link again
 
     // The log is what the cluster's kubelet (kwok) serves for the pod.
     const podLog = adminKube(gpuA.cluster);
@@ -114,23 +114,23 @@ describe("a session Alice started", () => {
     } finally {
       podLog.close();
     }
-    const logs = await bed.call(bed.alice, "GET", `/api/v1/sessions/${id}/logs?tail=100`);
-    expect(logs.status, JSON.stringify(logs.body)).toBe(200);
-    expect(logs.body.lines).toEqual(expected.trimEnd().split("\n"));
-    expect(logs.body.lines.length).toBeGreaterThan(0);
+    const logs = await alice.call("getSessionLogs", { params: { sessionId: id }, query: { tail: 100 } });
+    expect(logs.lines).toEqual(expected.trimEnd().split("\n"));
+    expect(logs.lines.length).toBeGreaterThan(0);
 
     // Pause: the pod goes; the open tab's next request says so, and new links are refused.
-    expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/pause`)).status).toBe(202);
+    const paused = await answered(bed, bed.alice, (api) => api.call("pauseSession", { params: { sessionId: id } }));
+    expect(paused.status).toBe(202);
     await bed.waitFor(bed.alice, id, (s) => s.phase === "Paused", "Paused", 60_000);
     await until("the route gone", async () => routes.route(running.resource_name) === undefined, 10_000, 25);
-    const after = await get(new URL(first.headers.location as string, links.body.links.lab).toString(), {
+    const after = await get(new URL(first.headers.location as string, links.links.lab).toString(), {
       ca,
       headers: { cookie },
     });
     expect(after.status).toBe(409);
     expect(after.body).toContain("This session is paused");
-    const refused = await bed.call(bed.alice, "GET", `/api/v1/sessions/${id}/connect`);
+    const refused = await refusalOf(alice.call("getSessionConnectLinks", { params: { sessionId: id } }));
     expect(refused.status).toBe(409);
-    expect(refused.body.error.details).toMatchObject({ reason: "session_not_running", phase: "Paused" });
+    expect(refused.details).toMatchObject({ reason: "session_not_running", phase: "Paused" });
   });
 });

@@ -9,6 +9,7 @@ import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@bert
 import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { apiAs } from "./api-client.ts";
 import { closeBrowser, DESKTOP, expectAccessible, launchBrowser, PHONE, Screenshots } from "./browser.ts";
 import { CreditsPages } from "./pages/credits-pages.ts";
 import { Visitors } from "./pages/visitors.ts";
@@ -38,18 +39,20 @@ describe("an administrator allocates credits and approves a member's request in 
     await t.member(admin, org.id, null, "org_admin");
     await t.member(alice, org.id, null, "member");
     // The super_admin issues 1,000 credits to the organization, through the public API.
-    const opened = await t.request("POST", "/api/v1/credits/wallets", {
-      token: superAdmin.token,
-      json: { organization_id: org.id, owner_kind: "organization" },
-    });
-    expect(opened.status, JSON.stringify(opened.body)).toBe(201);
-    orgWalletId = opened.body.id;
-    const grant = await t.request("POST", "/api/v1/credits/allocations", {
-      token: superAdmin.token,
-      headers: { "Idempotency-Key": "seed-grant" },
-      json: { from_wallet_id: "wal_system", to_wallet_id: orgWalletId, amount: "1000000000", reason: "opening grant" },
-    });
-    expect(grant.status, JSON.stringify(grant.body)).toBe(201);
+    const root = apiAs(t.api.url, superAdmin.token);
+    orgWalletId = (await root.call("openWallet", { body: { organization_id: org.id, owner_kind: "organization" } })).id;
+    await root.call(
+      "allocateCredits",
+      {
+        body: {
+          from_wallet_id: "wal_system",
+          to_wallet_id: orgWalletId,
+          amount: "1000000000",
+          reason: "opening grant",
+        },
+      },
+      { idempotencyKey: "seed-grant" },
+    );
     browser = await launchBrowser();
   });
   afterEach(async (ctx) => shots.onFailure(people.current, ctx));

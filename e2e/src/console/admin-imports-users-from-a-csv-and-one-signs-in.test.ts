@@ -9,6 +9,7 @@ import { grantToOrganization, type IdentityTestApi, startIdentityTestApi, type T
 import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { apiAs, refusalOf } from "./api-client.ts";
 import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";
 import { PasswordPage } from "./pages/password-page.ts";
@@ -99,11 +100,11 @@ describe("an organization admin imports users from a CSV", () => {
     expect(await imports.revealButton().count()).toBe(0);
     // Given once: Berth erased them as it showed them.
     const job = await t.database.db("user_imports").where({ actor_id: admin.id, dry_run: false }).first("id");
-    const again = await t.request("POST", `/api/v1/users/imports/${job.id}/temporary-passwords`, {
-      token: await t.tokenFor(admin.id),
-    });
+    const again = await refusalOf(
+      apiAs(t.api.url, await t.tokenFor(admin.id)).call("takeUserImportPasswords", { params: { importId: job.id } }),
+    );
     expect(again.status).toBe(410);
-    expect(again.body.error.code).toBe("import_passwords_gone");
+    expect(again.code).toBe("import_passwords_gone");
     await expectAccessible(page, "imported");
     await shots.take(page, "imported");
     const download = await imports.downloadResults();

@@ -6,7 +6,7 @@ import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@bert
 import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { apiAs } from "./api-client.ts";
+import { apiAs, refusalOf } from "./api-client.ts";
 import { closeBrowser, expectAccessible, launchBrowser, Screenshots } from "./browser.ts";
 import { BudgetsPage } from "./pages/budgets-page.ts";
 import { Visitors } from "./pages/visitors.ts";
@@ -36,23 +36,17 @@ describe("an administrator sets a budget and a refill in the console", () => {
     alice = await t.aUser({ email: `alice-${Date.now()}@acme.test` });
     await t.member(admin, org.id, null, "org_admin");
     await t.member(alice, org.id, null, "member");
-    const opened = await t.request("POST", "/api/v1/credits/wallets", {
-      token: superAdmin.token,
-      json: { organization_id: org.id, owner_kind: "organization" },
+    const root = apiAs(t.api.url, superAdmin.token);
+    const opened = await root.call("openWallet", { body: { organization_id: org.id, owner_kind: "organization" } });
+    await root.call(
+      "allocateCredits",
+      { body: { from_wallet_id: "wal_system", to_wallet_id: opened.id, amount: "1000000000", reason: "grant" } },
+      { idempotencyKey: "seed-grant" },
+    );
+    const w = await apiAs(t.api.url, admin.token).call("openWallet", {
+      body: { organization_id: org.id, owner_kind: "user", owner_id: alice.id },
     });
-    expect(opened.status, JSON.stringify(opened.body)).toBe(201);
-    const grant = await t.request("POST", "/api/v1/credits/allocations", {
-      token: superAdmin.token,
-      headers: { "Idempotency-Key": "seed-grant" },
-      json: { from_wallet_id: "wal_system", to_wallet_id: opened.body.id, amount: "1000000000", reason: "grant" },
-    });
-    expect(grant.status, JSON.stringify(grant.body)).toBe(201);
-    const w = await t.request("POST", "/api/v1/credits/wallets", {
-      token: admin.token,
-      json: { organization_id: org.id, owner_kind: "user", owner_id: alice.id },
-    });
-    expect(w.status, JSON.stringify(w.body)).toBe(201);
-    aliceWallet = w.body.id;
+    aliceWallet = w.id;
     browser = await launchBrowser();
   });
   afterEach(async (ctx) => shots.onFailure(people.current, ctx));
@@ -105,7 +99,10 @@ describe("an administrator sets a budget and a refill in the console", () => {
   it("removes the budget after confirming", async () => {
     await budgets.removeBudget();
     await budgets.noBudgets().waitFor();
-    expect((await t.request("GET", `/api/v1/budgets/${orgId}`, { token: admin.token })).status).toBe(404);
+    const gone = await refusalOf(
+      apiAs(t.api.url, admin.token).call("getBudget", { params: { organizationId: orgId } }),
+    );
+    expect(gone.status).toBe(404);
   });
 
   it("shows a member no budgets tab, and no forms on the page", async () => {

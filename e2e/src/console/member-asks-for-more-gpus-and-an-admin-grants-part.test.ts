@@ -13,6 +13,7 @@ import type { HttpKube } from "@berth/controllers/kube";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Fleet } from "../index.ts";
+import { apiAs } from "./api-client.ts";
 import { closeBrowser, DESKTOP, expectAccessible, launchBrowser, PHONE, Screenshots } from "./browser.ts";
 import { CatalogPage } from "./pages/catalog-page.ts";
 import { LimitsPage } from "./pages/limits-page.ts";
@@ -179,8 +180,10 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
     expect(await limits.requestStatus(requestId)).toBe("Partly approved");
     expect(await row.textContent()).toContain("granted 6");
     expect(await row.textContent()).toContain("six now, more after the deadline");
-    const bell = await t.request("GET", "/api/v1/notifications?kind=quota.request_decided", { token: alice.token });
-    expect(bell.body.data[0].title).toBe("Quota request partly approved");
+    const bell = await apiAs(t.api.url, alice.token).call("listNotifications", {
+      query: { kind: "quota.request_decided" },
+    });
+    expect(bell.data[0]?.title).toBe("Quota request partly approved");
     await shots.take(alicePage, "member-granted");
     await expectAccessible(alicePage);
   });
@@ -191,9 +194,9 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
     await catalog.openFromMenu();
     await catalog.tier("premium").waitFor();
     // The test's three offerings and the default catalog's fractional ones, each slice named by its share.
-    const offerings = await t.request("GET", "/api/v1/offerings?size=100", { token: superAdmin.token });
-    expect(await catalog.offeringRows().count()).toBe(offerings.body.data.length);
-    const slice = offerings.body.data.find((o: { fraction?: string }) => o.fraction === "1/8");
+    const offerings = await apiAs(t.api.url, superAdmin.token).call("listOfferings", { query: { size: 100 } });
+    expect(await catalog.offeringRows().count()).toBe(offerings.data.length);
+    const slice = offerings.data.find((o) => o.fraction === "1/8");
     if (slice) expect(await catalog.offeringShare(slice.name)).toContain("1/8 card");
     await shots.take(root, "catalog-offerings");
     await expectAccessible(root);
@@ -210,8 +213,8 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
     await catalog.tier("frontier").waitFor();
     await catalog.toggleOffering("b200");
     await expect.poll(() => catalog.shell.notice().textContent()).toContain("Disabled the offering b200");
-    const b200 = await t.request("GET", "/api/v1/offerings/b200", { token: superAdmin.token });
-    expect(b200.body).toMatchObject({ tier: "frontier", hourly_credit_rate: "9500000", enabled: false });
+    const b200 = await apiAs(t.api.url, superAdmin.token).call("getOffering", { params: { name: "b200" } });
+    expect(b200).toMatchObject({ tier: "frontier", hourly_credit_rate: "9500000", enabled: false });
     // A duplicate name is the API's refusal, shown with its code.
     await catalog.newButton().click();
     await catalog.fill({ name: "b200", display_name: "again", gpu_model: "X", tier: "t", hourly_credit_rate: "1" });
@@ -239,8 +242,8 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
     await expect.poll(() => catalog.buildMark("gpu-east")).toBe("Not marked");
     await catalog.toggleBuildMark("gpu-east");
     await expect.poll(() => catalog.buildMark("gpu-east")).toBe("Marked");
-    const marks = await t.request("GET", "/api/v1/image-builds/clusters", { token: superAdmin.token });
-    expect(marks.body.data).toHaveLength(1);
+    const marks = await apiAs(t.api.url, superAdmin.token).call("listBuildClusters");
+    expect(marks.data).toHaveLength(1);
     await catalog.toggleBuildMark("gpu-east");
     await expect.poll(() => catalog.buildMark("gpu-east")).toBe("Not marked");
     // The policy the approval wrote is there, and the global one changes in place.
@@ -250,8 +253,8 @@ describe("a member asks for more GPUs and an administrator grants part of it, in
     await catalog.fill({ max_session_hours: "72" });
     await catalog.save();
     await expect.poll(() => catalog.shell.notice().textContent()).toContain("Saved the resource policy global");
-    const global = await t.request("GET", "/api/v1/resource-policies/global", { token: superAdmin.token });
-    expect(global.body.limits).toMatchObject({ max_gpus_per_user: 4, max_session_hours: 72 });
+    const global = await apiAs(t.api.url, superAdmin.token).call("getResourcePolicy", { params: { name: "global" } });
+    expect(global.limits).toMatchObject({ max_gpus_per_user: 4, max_session_hours: 72 });
   });
 
   it("an organization's administrator reads the catalog but is offered no change", async () => {

@@ -13,6 +13,7 @@ import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { type BedProvisioner, installBedStorage, startProvisioner } from "../storage/bed-storage.ts";
 import { installSnapshotCrds } from "../storage/snapshot-crds.ts";
 import { kubeConfigFrom } from "../testbed/index.ts";
+import { bedApi } from "./api-client.ts";
 import { closeBrowser, expectAccessible, launchBrowser, Screenshots } from "./browser.ts";
 import { Visitors } from "./pages/visitors.ts";
 import { VolumeSnapshotsPanel } from "./pages/volume-snapshots-panel.ts";
@@ -47,11 +48,9 @@ beforeAll(async () => {
   await installSnapshotCrds(c);
   provisioner = startProvisioner(c, { storageClass: CLASS });
   gpu = new HttpKube(kubeConfigFrom(c.kubeconfig));
-  const pool = await bed.t.request("POST", "/api/v1/storage/pools", {
-    token: bed.superAdmin.token,
-    json: { name: "shared", cluster: bed.gpu["gpu-a"]?.id, storage_class: CLASS, manual_capacity_gb: 800 },
+  await bedApi(bed, bed.superAdmin).call("createStoragePool", {
+    body: { name: "shared", cluster: bed.gpu["gpu-a"]?.id as string, storage_class: CLASS, manual_capacity_gb: 800 },
   });
-  expect(pool.status, JSON.stringify(pool.body)).toBe(201);
   browser = await launchBrowser();
 }, 300_000);
 afterEach(async (ctx) => shots.onFailure(people.current, ctx));
@@ -110,13 +109,12 @@ describe("volume snapshots in the console", () => {
     keep(await shots.take(alice, "restored"), "restored");
 
     // Deleted once the new volume has its data (the worker saw its claim bind); then the row goes.
-    const copyId = await volumes.rowNamed("results-before-tuning").getAttribute("data-volume-id");
+    const copyId = (await volumes.rowNamed("results-before-tuning").getAttribute("data-volume-id")) as string;
     await expect
-      .poll(
-        async () =>
-          (await bed.t.request("GET", `/api/v1/storage/volumes/${copyId}`, { token: bed.alice.token })).body.restoring,
-        { timeout: 30_000, interval: 500 },
-      )
+      .poll(async () => (await bedApi(bed, bed.alice).call("getVolume", { params: { volumeId: copyId } })).restoring, {
+        timeout: 30_000,
+        interval: 500,
+      })
       .toBe(false);
     await snaps.delete("before-tuning");
     await expect.poll(() => snaps.notice().textContent()).toContain("is being deleted");

@@ -8,7 +8,7 @@ import { type IdentityTestApi, notify, startIdentityTestApi, type TestUser } fro
 import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { apiAs } from "./api-client.ts";
+import { apiAs, refusalOf } from "./api-client.ts";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";
 import { NotificationSettingsPage } from "./pages/notification-settings-page.ts";
@@ -107,13 +107,14 @@ describe("a member turns a kind of notification off", () => {
     expect(await toggle.isChecked()).toBe(true);
     expect(await toggle.isDisabled()).toBe(true);
     expect(await settings.alwaysOn("session.failed").textContent()).toContain("cannot be turned off");
-    const refused = await t.request("PATCH", "/api/v1/notifications/preferences", {
-      token: alice.token,
-      json: { preferences: [{ kind: "session.failed", enabled: false }] },
-    });
+    const refused = await refusalOf(
+      apiAs(t.api.url, alice.token).call("updateNotificationPreferences", {
+        body: { preferences: [{ kind: "session.failed", enabled: false }] },
+      }),
+    );
     expect(refused.status).toBe(400);
-    expect(refused.body.error.code).toBe("validation_failed");
-    expect(JSON.stringify(refused.body.error.details)).toContain("critical_kind");
+    expect(refused.code).toBe("validation_failed");
+    expect(JSON.stringify(refused.details)).toContain("critical_kind");
     const prefs = await apiAs(t.api.url, alice.token).call("getNotificationPreferences");
     expect(prefs.data).toContainEqual(expect.objectContaining({ kind: "session.failed", enabled: true }));
   });

@@ -7,6 +7,7 @@ import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type ClustersBed, startClustersBed } from "../clusters/harness.ts";
+import { bedApi } from "./api-client.ts";
 import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { ClustersPage } from "./pages/clusters-page.ts";
 import { LoginPage } from "./pages/login-page.ts";
@@ -36,12 +37,10 @@ describe("a super_admin reserves nodes for an organization", () => {
         },
       ],
     });
-    const res = await bed.t.request("POST", "/api/v1/clusters", {
-      token: bed.superAdmin.token,
-      json: { name: "gpu-a", session_domain: "gpu-a.sessions.localhost", credential: await bed.credentialFor("gpu-a") },
+    const res = await bedApi(bed, bed.superAdmin).call("registerCluster", {
+      body: { name: "gpu-a", session_domain: "gpu-a.sessions.localhost", credential: await bed.credentialFor("gpu-a") },
     });
-    expect(res.status, JSON.stringify(res.body)).toBe(201);
-    clusterId = res.body.cluster.id;
+    clusterId = res.cluster.id;
     const node = (name: string, labels: Record<string, string>) => ({
       name,
       gpu_model: H100,

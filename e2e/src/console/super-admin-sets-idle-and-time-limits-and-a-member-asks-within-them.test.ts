@@ -9,6 +9,7 @@
 import type { IdentityTestApi, TestUser } from "@berth/api/testing";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { apiAs, refusalOf } from "./api-client.ts";
 import { closeBrowser, expectAccessible, launchBrowser, PHONE, Screenshots } from "./browser.ts";
 import { IdleLimitsPage } from "./pages/idle-limits-page.ts";
 import { NewSessionPage } from "./pages/new-session-page.ts";
@@ -64,10 +65,10 @@ describe("the platform's administrator sets idle and time limits, and a member a
     await expectAccessible(root);
     await limits.save("global", { min_timeout_minutes: "30", max_timeout_minutes: "120", max_session_hours: "8" });
     await expect.poll(() => limits.notice().textContent()).toBe("Saved global.");
-    const global = await t.request("GET", "/api/v1/resource-policies/global", { token: superAdmin.token });
-    expect(global.body.idle).toMatchObject({ min_timeout_minutes: 30, max_timeout_minutes: 120 });
+    const global = await apiAs(t.api.url, superAdmin.token).call("getResourcePolicy", { params: { name: "global" } });
+    expect(global.idle).toMatchObject({ min_timeout_minutes: 30, max_timeout_minutes: 120 });
     // The other limits of the policy are kept.
-    expect(global.body.limits).toMatchObject({ max_gpus_per_user: 4, max_session_hours: 8 });
+    expect(global.limits).toMatchObject({ max_gpus_per_user: 4, max_session_hours: 8 });
     await shots.take(root, "idle-limits-saved");
   });
 
@@ -79,8 +80,8 @@ describe("the platform's administrator sets idle and time limits, and a member a
     expect(await limits.shell.errorPanel().getAttribute("data-code")).toBe("validation_failed");
     await shots.take(root, "idle-limits-refused");
     await expectAccessible(root);
-    const global = await t.request("GET", "/api/v1/resource-policies/global", { token: superAdmin.token });
-    expect(global.body.idle.timeout_minutes).not.toBe(600);
+    const global = await apiAs(t.api.url, superAdmin.token).call("getResourcePolicy", { params: { name: "global" } });
+    expect(global.idle?.timeout_minutes).not.toBe(600);
   });
 
   it("an organization's administrator reads the page on a phone, read-only, and the API refuses a change", async () => {
@@ -92,12 +93,14 @@ describe("the platform's administrator sets idle and time limits, and a member a
     expect(await limits.field("global", "min_timeout_minutes").getAttribute("readonly")).not.toBeNull();
     await shots.take(page, "idle-limits-org-admin-phone");
     await expectAccessible(page);
-    const r = await t.request("PATCH", "/api/v1/resource-policies/global", {
-      token: admin.token,
-      json: { idle: { keep_running_max: 9 } },
-    });
+    const r = await refusalOf(
+      apiAs(t.api.url, admin.token).call("updateResourcePolicy", {
+        params: { name: "global" },
+        body: { idle: { keep_running_max: 9 } },
+      }),
+    );
     expect(r.status).toBe(403);
-    expect(r.body.error.code).toBe("forbidden");
+    expect(r.code).toBe("forbidden");
   });
 
   it("the member's wizard offers the new bounds and says what is wrong with an ask outside them", async () => {

@@ -1,4 +1,3 @@
-// biome-ignore-all lint/suspicious/noExplicitAny: journeys read the API's JSON as it comes
 // Journey on the whole fleet: Alice's H100 session runs; the GPU cluster's exporter reports her pod's card;
 // the cluster's operator scrapes it and forwards through the internal plane with its own token; the API
 // stamps it and the metrics server stores it under the cluster's id. Alice's session panel shows the load
@@ -8,6 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { bedApi, refusalOf } from "../api-client.ts";
 import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { type RunningGpuExporter, startGpuExporter } from "../testbed/gpu-exporter.ts";
 import { type RunningMetricsServer, startMetricsServer } from "../testbed/metrics-server.ts";
@@ -52,13 +52,11 @@ describe("a session's GPU in the metrics server", () => {
     const ref = { pod: running.resource_name, namespace: "berth-sessions", container: "lab", uuid: CARD };
 
     const latest = async () => {
-      const r = await bed.call(
-        alice,
-        "GET",
-        `/api/v1/monitoring/panels/session.gpu_utilization?session=${id}&range=15m`,
-      );
-      expect(r.status, JSON.stringify(r.body)).toBe(200);
-      return r.body.series[0]?.values.filter((v: number | null) => v !== null).at(-1);
+      const r = await bedApi(bed, alice).call("getMonitoringPanel", {
+        params: { panelId: "session.gpu_utilization" },
+        query: { session: id, range: "15m" },
+      });
+      return r.series[0]?.values.filter((v) => v !== null).at(-1);
     };
     for (const util of [64, 18]) {
       exporter.setContainer(ref, { util, memUsedMiB: 4096 });
@@ -67,33 +65,34 @@ describe("a session's GPU in the metrics server", () => {
     }
 
     // Stored under the cluster the operator's token names, with the session's labels.
-    const raw = await bed.call(bed.superAdmin, "POST", "/api/v1/monitoring/query", {
-      query: `DCGM_FI_DEV_GPU_UTIL{berth_session="${id}"}`,
-      range: "15m",
+    const admin = bedApi(bed, bed.superAdmin);
+    const raw = await admin.call("queryMonitoring", {
+      body: { query: `DCGM_FI_DEV_GPU_UTIL{berth_session="${id}"}`, range: "15m" },
     });
-    expect(raw.status).toBe(200);
-    expect(raw.body.series[0].labels).toMatchObject({
+    expect(raw.series[0]?.labels).toMatchObject({
       berth_cluster: running.cluster_id,
       berth_owner: alice.id,
       UUID: CARD,
     });
     // The operator's own figures came with the forwards.
-    const own = await bed.call(bed.superAdmin, "POST", "/api/v1/monitoring/query", {
-      query: 'berth_operator_leader{job="berth-operator"}',
-      range: "15m",
+    const own = await admin.call("queryMonitoring", {
+      body: { query: 'berth_operator_leader{job="berth-operator"}', range: "15m" },
     });
-    expect(own.body.series.map((s: any) => s.labels.berth_cluster)).toContain(running.cluster_id);
+    expect(own.series.map((s) => s.labels.berth_cluster)).toContain(running.cluster_id);
 
     // Bob, a member of the same organization: not her session, and none of her series on a fleet panel.
-    const bobs = await bed.call(
-      bob,
-      "GET",
-      `/api/v1/monitoring/panels/session.gpu_utilization?session=${id}&range=15m`,
+    const bobs = await refusalOf(
+      bedApi(bed, bob).call("getMonitoringPanel", {
+        params: { panelId: "session.gpu_utilization" },
+        query: { session: id, range: "15m" },
+      }),
     );
     expect(bobs.status).toBe(404);
-    const fleet = await bed.call(bob, "GET", "/api/v1/monitoring/panels/fleet.gpu_utilization?range=15m");
-    expect(fleet.status).toBe(200);
-    expect(fleet.body.series).toEqual([]);
-    await bed.call(alice, "POST", `/api/v1/sessions/${id}/terminate`, {});
+    const fleet = await bedApi(bed, bob).call("getMonitoringPanel", {
+      params: { panelId: "fleet.gpu_utilization" },
+      query: { range: "15m" },
+    });
+    expect(fleet.series).toEqual([]);
+    await bedApi(bed, alice).call("terminateSession", { params: { sessionId: id } });
   });
 });

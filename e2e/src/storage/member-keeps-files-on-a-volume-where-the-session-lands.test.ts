@@ -5,8 +5,10 @@
 // and from then on the volume's sessions stay on that cluster (a pin elsewhere: 409). A claim that cannot
 // bind shows in the session's condition instead of a silent wait.
 
+import type { BodyOf, ResponseOf } from "@berth/console/client";
 import { PoolKind, resourcePath } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { bedApi, outcomeOf, refusalOf } from "../api-client.ts";
 import {
   adminKube,
   gpuCluster,
@@ -51,7 +53,7 @@ afterAll(async () => {
   await bed?.stop();
 });
 
-const session = (over: Record<string, unknown>) => ({
+const session = (over: Partial<BodyOf<"createSession">>): BodyOf<"createSession"> => ({
   offering: "h100",
   preset: "gpu-small",
   image: "jupyterlab",
@@ -69,35 +71,26 @@ async function eventually<T>(f: () => Promise<T | undefined>, what: string, time
 }
 
 describe("a volume where the session lands", () => {
-  let volume: any;
+  let volume: ResponseOf<"createVolume">;
   let first: any;
 
+  // Creates through the typed client: a refusal throws with the envelope's message.
   it("creates the pool and the volume through the API", async () => {
-    const pool = await bed.call(bed.superAdmin, "POST", "/api/v1/storage/pools", {
-      name: "shared",
-      cluster: bed.gpu["gpu-a"]?.id,
-      storage_class: CLASS,
-      manual_capacity_gb: 900,
+    await bedApi(bed, bed.superAdmin).call("createStoragePool", {
+      body: { name: "shared", cluster: bed.gpu["gpu-a"]?.id as string, storage_class: CLASS, manual_capacity_gb: 900 },
     });
-    expect(pool.status, JSON.stringify(pool.body)).toBe(201);
-    const unbacked = await bed.call(bed.superAdmin, "POST", "/api/v1/storage/pools", {
-      name: "unbacked",
-      cluster: bed.gpu["gpu-a"]?.id,
-      storage_class: UNBACKED,
-      default: false,
+    await bedApi(bed, bed.superAdmin).call("createStoragePool", {
+      body: { name: "unbacked", cluster: bed.gpu["gpu-a"]?.id as string, storage_class: UNBACKED, default: false },
     });
-    expect(unbacked.status).toBe(201);
-    const v = await bed.call(bed.alice, "POST", "/api/v1/storage/volumes", { name: "home", size_gb: 10 });
-    expect(v.status, JSON.stringify(v.body)).toBe(201);
-    expect(v.body).toMatchObject({ pool: "shared", bound_cluster: null });
-    volume = v.body;
+    volume = await bedApi(bed, bed.alice).call("createVolume", { body: { name: "home", size_gb: 10 } });
+    expect(volume).toMatchObject({ pool: "shared", bound_cluster: null });
   });
 
   it("reads the pool's capacity from the driver's report (csi), falls back to the stated one (manual), and records each change", async () => {
-    const pool = (pred: (p: any) => boolean, what: string) =>
+    const pool = (pred: (p: ResponseOf<"getStoragePool">) => boolean, what: string) =>
       eventually(async () => {
-        const r = await bed.call(bed.superAdmin, "GET", "/api/v1/storage/pools/shared");
-        return pred(r.body) ? r.body : undefined;
+        const p = await bedApi(bed, bed.superAdmin).call("getStoragePool", { params: { pool: "shared" } });
+        return pred(p) ? p : undefined;
       }, what);
     expect((await pool((p) => p.capacity?.source === "csi", "a csi reading")).capacity).toMatchObject({
       source: "csi",
@@ -131,14 +124,10 @@ describe("a volume where the session lands", () => {
   });
 
   it("makes the claim on the landing cluster, binds it to the volume's data path, and mounts it", async () => {
-    const created = await bed.call(
-      bed.alice,
-      "POST",
-      "/api/v1/sessions",
-      session({ volumes: [{ volume: volume.id }] }),
-    );
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    first = await bed.waitFor(bed.alice, created.body.id, (s) => s.phase === "Running", "Running", 90_000);
+    const created = await bedApi(bed, bed.alice).call("createSession", {
+      body: session({ volumes: [{ volume: volume.id }] }),
+    });
+    first = await bed.waitFor(bed.alice, created.id, (s) => s.phase === "Running", "Running", 90_000);
     const landed = Object.values(bed.gpu).find((g) => g.id === first.cluster_id);
     expect(landed).toBeDefined();
     const claimName = `berth-${volume.id.replace("_", "-")}`;
@@ -154,7 +143,7 @@ describe("a volume where the session lands", () => {
       expect(pv.spec.csi.volumeHandle).toBe(dataPath);
       expect(pv.spec.claimRef.name).toBe(claimName);
       const pods = await k.json<any>("GET", `/api/v1/namespaces/${SESSIONS_NS}/pods`);
-      const pod = pods.items.find((p: any) => p.metadata.name === created.body.id.replace("_", "-"));
+      const pod = pods.items.find((p: any) => p.metadata.name === created.id.replace("_", "-"));
       expect(pod.spec.volumes.find((x: any) => x.name === "vol-0")?.persistentVolumeClaim?.claimName).toBe(claimName);
       expect(pod.spec.containers[0].volumeMounts).toContainEqual(
         expect.objectContaining({ name: "vol-0", mountPath: "/home/jovyan/work" }),
@@ -172,58 +161,50 @@ describe("a volume where the session lands", () => {
       ko.close();
     }
 
-    const detail = await bed.call(bed.alice, "GET", `/api/v1/storage/volumes/${volume.id}`);
-    expect(detail.body).toMatchObject({ bound_cluster: first.cluster_id, claim_name: claimName });
-    expect(detail.body.mounts).toEqual([{ session_id: first.id, read_only: false, mount_path: null }]);
+    const detail = await bedApi(bed, bed.alice).call("getVolume", { params: { volumeId: volume.id } });
+    expect(detail).toMatchObject({ bound_cluster: first.cluster_id, claim_name: claimName });
+    expect(detail.mounts).toEqual([{ session_id: first.id, read_only: false, mount_path: null }]);
   });
 
   it("keeps the volume's next session on that cluster, and refuses a pin elsewhere with 409", async () => {
     const other = Object.values(bed.gpu).find((g) => g.id !== first.cluster_id)?.id;
     // The API reads volumes through a cache of a few seconds.
     const refused = await eventually(async () => {
-      const r = await bed.call(
-        bed.alice,
-        "POST",
-        "/api/v1/sessions",
-        session({ cluster_id: other, volumes: [{ volume: volume.id }] }),
+      const r = await outcomeOf(
+        bedApi(bed, bed.alice).call("createSession", {
+          body: session({ cluster_id: other, volumes: [{ volume: volume.id }] }),
+        }),
       );
-      if (r.status === 409) return r;
-      if (r.status === 201) throw new Error("a session pinned away from its volume's claim was accepted");
-      return undefined;
+      if (r.ok) throw new Error("a session pinned away from its volume's claim was accepted");
+      return r.refusal.status === 409 ? r.refusal : undefined;
     }, "409");
-    expect(refused.body.error).toMatchObject({
+    expect(refused).toMatchObject({
       code: "volume_on_another_cluster",
       details: { bound_cluster: first.cluster_id, requested_cluster: other },
     });
-    const second = await bed.call(
-      bed.alice,
-      "POST",
-      "/api/v1/sessions",
-      session({ volumes: [{ volume: volume.id, read_only: true, mount_path: "/data" }] }),
-    );
-    expect(second.status).toBe(201);
-    const running = await bed.waitFor(bed.alice, second.body.id, (s) => s.phase === "Running", "Running", 90_000);
+    const second = await bedApi(bed, bed.alice).call("createSession", {
+      body: session({ volumes: [{ volume: volume.id, read_only: true, mount_path: "/data" }] }),
+    });
+    const running = await bed.waitFor(bed.alice, second.id, (s) => s.phase === "Running", "Running", 90_000);
     expect(running.cluster_id).toBe(first.cluster_id);
     expect(running.conditions.find((c: any) => c.type === "Scheduled")?.reason).toBe("VolumeLocality");
     // Mounted: the volume is not deleted.
-    const del = await bed.call(bed.alice, "DELETE", `/api/v1/storage/volumes/${volume.id}`);
+    const del = await refusalOf(bedApi(bed, bed.alice).call("deleteVolume", { params: { volumeId: volume.id } }));
     expect(del.status).toBe(409);
-    expect(del.body.error.code).toBe("volume_in_use");
+    expect(del.code).toBe("volume_in_use");
     second_ = running;
   });
 
   let second_: any;
   it("releases the claim once no session uses it (the data stays); the next session lands elsewhere and reaches the same data", async () => {
-    for (const s of [first, second_]) {
-      const r = await bed.call(bed.alice, "POST", `/api/v1/sessions/${s.id}/terminate`);
-      expect(r.status, JSON.stringify(r.body)).toBeLessThan(300);
-    }
+    for (const s of [first, second_])
+      await bedApi(bed, bed.alice).call("terminateSession", { params: { sessionId: s.id } });
     const claimName = `berth-${volume.id.replace("_", "-")}`;
     const dataPath = `berth/volumes/${volume.id.replace("_", "-")}`;
     await eventually(
       async () => {
-        const d = await bed.call(bed.alice, "GET", `/api/v1/storage/volumes/${volume.id}`);
-        return d.body.bound_cluster === null ? d.body : undefined;
+        const d = await bedApi(bed, bed.alice).call("getVolume", { params: { volumeId: volume.id } });
+        return d.bound_cluster === null ? d : undefined;
       },
       "the claim's release",
       60_000,
@@ -243,15 +224,14 @@ describe("a volume where the session lands", () => {
 
     const other = Object.values(bed.gpu).find((g) => g.id !== first.cluster_id);
     const created = await eventually(async () => {
-      const r = await bed.call(
-        bed.alice,
-        "POST",
-        "/api/v1/sessions",
-        session({ cluster_id: other?.id, volumes: [{ volume: volume.id }] }),
+      const r = await outcomeOf(
+        bedApi(bed, bed.alice).call("createSession", {
+          body: session({ cluster_id: other?.id, volumes: [{ volume: volume.id }] }),
+        }),
       );
-      return r.status === 201 ? r : undefined;
+      return r.ok ? r.body : undefined;
     }, "a session pinned to the other cluster");
-    const running = await bed.waitFor(bed.alice, created.body.id, (s) => s.phase === "Running", "Running", 90_000);
+    const running = await bed.waitFor(bed.alice, created.id, (s) => s.phase === "Running", "Running", 90_000);
     expect(running.cluster_id).toBe(other?.id);
     const ko = adminKube(bed.fleet.cluster(other?.name as string));
     try {
@@ -262,62 +242,49 @@ describe("a volume where the session lands", () => {
     } finally {
       ko.close();
     }
-    const detail = await bed.call(bed.alice, "GET", `/api/v1/storage/volumes/${volume.id}`);
-    expect(detail.body).toMatchObject({ bound_cluster: other?.id, claim_name: claimName });
+    const detail = await bedApi(bed, bed.alice).call("getVolume", { params: { volumeId: volume.id } });
+    expect(detail).toMatchObject({ bound_cluster: other?.id, claim_name: claimName });
   });
 
   it("keeps the sessions of a volume on a `selected` pool on that pool's clusters, and refuses a pin outside", async () => {
     const b = bed.gpu["gpu-b"]?.id as string;
     const a = bed.gpu["gpu-a"]?.id as string;
-    const pool = await bed.call(bed.superAdmin, "POST", "/api/v1/storage/pools", {
-      name: "only-b",
-      cluster: b,
-      storage_class: CLASS,
-      sharing: "selected",
-      clusters: [b],
-      default: false,
+    await bedApi(bed, bed.superAdmin).call("createStoragePool", {
+      body: { name: "only-b", cluster: b, storage_class: CLASS, sharing: "selected", clusters: [b], default: false },
     });
-    expect(pool.status, JSON.stringify(pool.body)).toBe(201);
-    const v = await bed.call(bed.bob, "POST", "/api/v1/storage/volumes", {
-      name: "b-only",
-      size_gb: 1,
-      pool: "only-b",
-    });
-    expect(v.status).toBe(201);
-    const pinned = await bed.call(
-      bed.bob,
-      "POST",
-      "/api/v1/sessions",
-      session({ cluster_id: a, volumes: [{ volume: v.body.id }] }),
+    const v = await bedApi(bed, bed.bob).call("createVolume", { body: { name: "b-only", size_gb: 1, pool: "only-b" } });
+    const pinned = await refusalOf(
+      bedApi(bed, bed.bob).call("createSession", { body: session({ cluster_id: a, volumes: [{ volume: v.id }] }) }),
     );
     expect(pinned.status).toBe(409);
-    expect(pinned.body.error).toMatchObject({
+    expect(pinned).toMatchObject({
       code: "volume_pool_not_shared",
       details: { pool: "only-b", clusters: [b], requested_cluster: a },
     });
-    const created = await bed.call(bed.bob, "POST", "/api/v1/sessions", session({ volumes: [{ volume: v.body.id }] }));
-    expect(created.status).toBe(201);
-    const running = await bed.waitFor(bed.bob, created.body.id, (s) => s.phase === "Running", "Running", 90_000);
+    const created = await bedApi(bed, bed.bob).call("createSession", {
+      body: session({ volumes: [{ volume: v.id }] }),
+    });
+    const running = await bed.waitFor(bed.bob, created.id, (s) => s.phase === "Running", "Running", 90_000);
     expect(running.cluster_id).toBe(b);
     expect(running.conditions.find((c: any) => c.type === "Scheduled")?.reason).toBe("VolumeLocality");
   });
 
   it("deletes a volume: its claim goes at once, an undo brings it back, and after the grace period its data goes", async () => {
-    const v = (await bed.call(bed.bob, "POST", "/api/v1/storage/volumes", { name: "scratch", size_gb: 2 })).body;
-    const created = await bed.call(bed.bob, "POST", "/api/v1/sessions", session({ volumes: [{ volume: v.id }] }));
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    const running = await bed.waitFor(bed.bob, created.body.id, (s) => s.phase === "Running", "Running", 90_000);
+    const bob = bedApi(bed, bed.bob);
+    const v = await bob.call("createVolume", { body: { name: "scratch", size_gb: 2 } });
+    const created = await bob.call("createSession", { body: session({ volumes: [{ volume: v.id }] }) });
+    const running = await bed.waitFor(bed.bob, created.id, (s) => s.phase === "Running", "Running", 90_000);
     const where = Object.values(bed.gpu).find((g) => g.id === running.cluster_id);
     const claimName = `berth-${v.id.replace("_", "-")}`;
     const dataPath = `berth/volumes/${v.id.replace("_", "-")}`;
-    const refused = await bed.call(bed.bob, "DELETE", `/api/v1/storage/volumes/${v.id}`);
-    expect(refused.body.error).toMatchObject({ code: "volume_in_use", details: { sessions: [created.body.id] } });
-    await bed.call(bed.bob, "POST", `/api/v1/sessions/${created.body.id}/terminate`);
+    const refused = await refusalOf(bob.call("deleteVolume", { params: { volumeId: v.id } }));
+    expect(refused).toMatchObject({ code: "volume_in_use", details: { sessions: [created.id] } });
+    await bob.call("terminateSession", { params: { sessionId: created.id } });
     const del = await eventually(async () => {
-      const r = await bed.call(bed.bob, "DELETE", `/api/v1/storage/volumes/${v.id}`);
-      return r.status === 200 ? r : undefined;
+      const r = await outcomeOf(bob.call("deleteVolume", { params: { volumeId: v.id } }));
+      return r.ok ? r.body : undefined;
     }, "the delete once the session is terminated");
-    expect(del.body.purge_after).not.toBeNull();
+    expect(del.purge_after).not.toBeNull();
     const k = adminKube(bed.fleet.cluster(where?.name as string));
     try {
       await eventually(async () => {
@@ -326,20 +293,18 @@ describe("a volume where the session lands", () => {
       }, "the deleted volume's claim to go");
       // The volume forgets the cluster once its claim is gone (not before: docs/dev/storage.md, the release race).
       await eventually(async () => {
-        const r = await bed.call(bed.bob, "GET", "/api/v1/storage/volumes?deleted=true");
-        return r.body.data?.some((x: any) => x.id === v.id && x.bound_cluster === null) ? true : undefined;
+        const r = await bob.call("listVolumes", { query: { deleted: "true" } });
+        return r.data.some((x) => x.id === v.id && x.bound_cluster === null) ? true : undefined;
       }, "the deleted volume's record to forget the cluster");
       // Undo within the grace period: back, unbound, its data untouched.
-      const back = await bed.call(bed.bob, "POST", `/api/v1/storage/volumes/${v.id}/restore`);
-      expect(back.status, JSON.stringify(back.body)).toBe(200);
-      expect(back.body).toMatchObject({ bound_cluster: null, deleted_at: null });
+      const back = await bob.call("restoreVolume", { params: { volumeId: v.id } });
+      expect(back).toMatchObject({ bound_cluster: null, deleted_at: null });
       const pvs = await k.json<any>("GET", "/api/v1/persistentvolumes");
       expect(pvs.items.some((pv: any) => pv.spec.csi?.volumeHandle === dataPath)).toBe(true);
 
       // With no grace period the data goes: its PVs are handed back to the driver, which removes them.
-      const grace = await bed.call(bed.superAdmin, "PUT", "/api/v1/storage/settings", { delete_grace_hours: 0 });
-      expect(grace.status, JSON.stringify(grace.body)).toBe(200);
-      expect((await bed.call(bed.bob, "DELETE", `/api/v1/storage/volumes/${v.id}`)).status).toBe(200);
+      await bedApi(bed, bed.superAdmin).call("updateStorageSettings", { body: { delete_grace_hours: 0 } });
+      await bob.call("deleteVolume", { params: { volumeId: v.id } });
       await eventually(
         async () => (provisioners.some((p) => p.removed.has(dataPath)) ? true : undefined),
         "the driver to remove the data",
@@ -349,33 +314,31 @@ describe("a volume where the session lands", () => {
         const r = await k.json<any>("GET", "/api/v1/persistentvolumes");
         return r.items.some((pv: any) => pv.spec.csi?.volumeHandle === dataPath) ? undefined : true;
       }, "the PV to go");
-      const late = await bed.call(bed.bob, "POST", `/api/v1/storage/volumes/${v.id}/restore`);
-      expect(late.body.error.code).toBe("volume_purged");
+      const late = await refusalOf(bob.call("restoreVolume", { params: { volumeId: v.id } }));
+      expect(late.code).toBe("volume_purged");
     } finally {
       k.close();
-      await bed.call(bed.superAdmin, "PUT", "/api/v1/storage/settings", { delete_grace_hours: 24 });
+      await bedApi(bed, bed.superAdmin).call("updateStorageSettings", { body: { delete_grace_hours: 24 } });
     }
   });
 
   it("says so in the session's condition while a claim waits to bind", async () => {
-    const v = await bed.call(bed.bob, "POST", "/api/v1/storage/volumes", {
-      name: "stuck",
-      size_gb: 1,
-      pool: "unbacked",
+    const v = await bedApi(bed, bed.bob).call("createVolume", {
+      body: { name: "stuck", size_gb: 1, pool: "unbacked" },
     });
-    expect(v.status).toBe(201);
-    const created = await bed.call(bed.bob, "POST", "/api/v1/sessions", session({ volumes: [{ volume: v.body.id }] }));
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const created = await bedApi(bed, bed.bob).call("createSession", {
+      body: session({ volumes: [{ volume: v.id }] }),
+    });
     const waiting = await bed.waitFor(
       bed.bob,
-      created.body.id,
+      created.id,
       (s) => s.conditions?.some((c: any) => c.type === "Ready" && c.reason === "WaitingForClaim"),
       "WaitingForClaim",
       60_000,
     );
     expect(waiting.phase).toBe("Starting");
     expect(waiting.conditions.find((c: any) => c.type === "Ready").message).toContain(
-      `berth-${v.body.id.replace("_", "-")}`,
+      `berth-${v.id.replace("_", "-")}`,
     );
   });
 });

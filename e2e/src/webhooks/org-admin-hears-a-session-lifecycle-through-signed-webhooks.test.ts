@@ -4,6 +4,7 @@
 import { type Receiver, startReceiver, WebhookGuard } from "@berth/api/testing";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { answered, bedApi, refusalOf } from "../api-client.ts";
 import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 
 vi.setConfig({ testTimeout: 180_000 });
@@ -27,21 +28,22 @@ const session = { offering: "h100", preset: "gpu-small", image: "jupyterlab" };
 
 describe("webhooks on a real fleet", () => {
   it("delivers created, running, paused, resumed, running and terminated for a session, in order, signed", async () => {
-    const created = await bed.call(bed.orgAdmin, "POST", "/api/v1/webhooks", {
-      organization_id: bed.org.id,
-      url: receiver.url,
-      description: "the team's automation",
-    });
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    const secret = created.body.secret as string;
+    const created = await answered(bed, bed.orgAdmin, (api) =>
+      api.call("createWebhook", {
+        body: { organization_id: bed.org.id, url: receiver.url, description: "the team's automation" },
+      }),
+    );
+    expect(created.status).toBe(201);
+    const secret = created.body.secret;
 
-    const id = (await bed.call(bed.alice, "POST", "/api/v1/sessions", session)).body.id as string;
+    const id = (await bedApi(bed, bed.alice).call("createSession", { body: session })).id;
+    const params = { sessionId: id };
     await bed.waitFor(bed.alice, id, (s) => s.phase === "Running", "Running");
-    expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/pause`)).status).toBe(202);
+    expect((await answered(bed, bed.alice, (api) => api.call("pauseSession", { params }))).status).toBe(202);
     await bed.waitFor(bed.alice, id, (s) => s.phase === "Paused", "Paused");
-    expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/resume`)).status).toBe(202);
+    expect((await answered(bed, bed.alice, (api) => api.call("resumeSession", { params }))).status).toBe(202);
     await bed.waitFor(bed.alice, id, (s) => s.phase === "Running", "Running again");
-    expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/terminate`)).status).toBe(202);
+    expect((await answered(bed, bed.alice, (api) => api.call("terminateSession", { params }))).status).toBe(202);
     await bed.waitFor(bed.alice, id, (s) => s.phase === "Terminated", "Terminated");
 
     const verifier = new Webhook(secret);
@@ -64,14 +66,13 @@ describe("webhooks on a real fleet", () => {
     expect(new Set(ids).size).toBe(ids.length);
 
     // The receiver sees a request before the dispatcher has settled it in the log: wait for the last one.
+    const webhookId = created.body.id;
     const attempts = async () =>
-      (await bed.call(bed.orgAdmin, "GET", `/api/v1/webhooks/${created.body.id}/attempts?size=100`)).body.data as {
-        outcome: string;
-        status_code: number;
-      }[];
+      (await bedApi(bed, bed.orgAdmin).call("listWebhookAttempts", { params: { webhookId }, query: { size: 100 } }))
+        .data;
     await expect.poll(async () => (await attempts()).length, { timeout: 10_000 }).toBe(ids.length);
     expect((await attempts()).every((a) => a.outcome === "succeeded" && a.status_code === 204)).toBe(true);
     // alice is a member, not an admin: the organization's webhooks are not hers to read.
-    expect((await bed.call(bed.alice, "GET", `/api/v1/webhooks/${created.body.id}`)).status).toBe(403);
+    expect((await refusalOf(bedApi(bed, bed.alice).call("getWebhook", { params: { webhookId } }))).status).toBe(403);
   });
 });
