@@ -49,6 +49,27 @@ describe("metering a running session", () => {
     const kube = adminKube(handle.cluster);
     const podOf = async () =>
       (await kube.json<any>("GET", `/api/v1/namespaces/${SESSIONS_NS}/pods/${running.resource_name}`)) as any;
+    // Where metering ends for the pod read now: its deletion's time less the grace, watched from this read
+    // until the pod is gone (each deletion it shows: a second, shorter delete moves the time).
+    const podStops = async (): Promise<{ stops: Promise<Set<number>> }> => {
+      const pod = await podOf();
+      const seen = new Set<number>();
+      const stops = kube
+        .watchUntil<any>(
+          `/api/v1/namespaces/${SESSIONS_NS}/pods?fieldSelector=metadata.name%3D${running.resource_name}`,
+          pod.metadata.resourceVersion,
+          ({ type, object: { metadata: m } }) => {
+            if (m.uid !== pod.metadata.uid) return false;
+            if (m.deletionTimestamp)
+              seen.add(Date.parse(m.deletionTimestamp) - Number(m.deletionGracePeriodSeconds ?? 0) * 1000);
+            return type === "DELETED";
+          },
+          120_000,
+        )
+        .then(() => seen);
+      stops.catch(() => {}); // awaited below; a test failing first must not leave it unhandled
+      return { stops };
+    };
 
     // Bob's session beside hers on the same cluster, metered by the same operator: its samples show the
     // meter's rounds going on while hers is paused.
@@ -81,18 +102,18 @@ describe("metering a running session", () => {
       const before = (await samples()).length;
       await until("samples from the new leader", async () => (await samples()).length > before, 30_000);
 
-      const pauseAsked = Date.now();
+      const watch1 = await podStops();
       const paused = await answered(bed, alice, (api) => api.call("pauseSession", { params: { sessionId: id } }));
       expect(paused.status).toBe(202);
       await bed.waitFor(alice, id, (s) => s.phase === "Paused", "Paused", 60_000);
-      const pausedSeen = Date.now();
-      // The last, partial interval arrives as soon as the operator sees the deletion.
+      const stops = await watch1.stops;
+      // The last, partial interval arrives as soon as the operator sees the deletion. A regular interval may
+      // end between the pause and the deletion and arrive first: the run is whole once a sample ends at a stop.
       const firstRun = await until(
         "the first run's last sample",
         async () => {
           const s = (await samples()).filter((x) => x.sample_id.startsWith(pod1.metadata.uid));
-          const last = s.at(-1);
-          return last && last.end >= pauseAsked - 1_000 && last.end <= pausedSeen ? s : undefined;
+          return stops.has(s.at(-1)?.end ?? -1) ? s : undefined;
         },
         30_000,
       );
@@ -118,19 +139,19 @@ describe("metering a running session", () => {
       const started2 = Date.parse(pod2.status.containerStatuses[0].state.running.startedAt);
       // A run-duration, not a wait for an event: the second run spans more than one interval.
       await sleep(INTERVAL_MS + 500);
-      const terminateAsked = Date.now();
+      const watch2 = await podStops();
       const terminated = await answered(bed, alice, (api) =>
         api.call("terminateSession", { params: { sessionId: id } }),
       );
       expect(terminated.status).toBe(202);
       await bed.waitFor(alice, id, (s) => s.phase === "Terminated", "Terminated", 60_000);
+      const stopped = await watch2.stops;
       const secondRun = await until(
         "the second run's last sample, billed",
         async () => {
           const all = await samples();
           const s = all.filter((x) => x.sample_id.startsWith(pod2.metadata.uid));
-          const last = s.at(-1);
-          return last && last.end >= terminateAsked - 1_000 && all.every((x) => x.billed) ? s : undefined;
+          return stopped.has(s.at(-1)?.end ?? -1) && all.every((x) => x.billed) ? s : undefined;
         },
         30_000,
       );

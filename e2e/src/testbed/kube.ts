@@ -99,6 +99,58 @@ export class KubeHttp {
     if (res.status < 200 || res.status > 299) throw new KubeHttpError("POST", path, res.status, res.text);
   }
 
+  /**
+   * Watches `path` (a list, e.g. narrowed by `fieldSelector`) from `resourceVersion` and resolves with the
+   * first event `wanted` accepts; rejects when the watch ends or `timeoutMs` passes first. An event the
+   * object's last read would miss (a deletion seen for an instant) is caught here.
+   */
+  watchUntil<T = unknown>(
+    path: string,
+    resourceVersion: string,
+    wanted: (event: { type: string; object: T }) => boolean,
+    timeoutMs: number,
+  ): Promise<{ type: string; object: T }> {
+    const url = new URL(path, this.server);
+    url.searchParams.set("watch", "true");
+    url.searchParams.set("resourceVersion", resourceVersion);
+    url.searchParams.set("timeoutSeconds", String(Math.ceil(timeoutMs / 1000)));
+    return new Promise((resolve, reject) => {
+      let buffered = "";
+      const req = request(
+        url,
+        { agent: this.#agent, headers: { authorization: `Bearer ${this.#token}`, accept: "application/json" } },
+        (res) => {
+          if (res.statusCode !== 200) {
+            res.resume();
+            return reject(new KubeHttpError("GET", url.pathname, res.statusCode ?? 0, "a watch was refused"));
+          }
+          res.setEncoding("utf8");
+          res.on("data", (chunk: string) => {
+            buffered += chunk;
+            for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
+              const event = JSON.parse(buffered.slice(0, nl)) as { type: string; object: T };
+              buffered = buffered.slice(nl + 1);
+              if (event.type === "ERROR") {
+                req.destroy();
+                return reject(new Error(`watching ${url.pathname}: ${JSON.stringify(event.object).slice(0, 300)}`));
+              }
+              if (wanted(event)) {
+                resolve(event);
+                req.destroy();
+                return;
+              }
+            }
+          });
+          res.on("end", () => reject(new Error(`watching ${url.pathname}: it ended before the awaited event`)));
+          res.on("error", reject);
+        },
+      );
+      req.setTimeout(timeoutMs + 5_000, () => req.destroy(new Error(`watching ${url.pathname} timed out`)));
+      req.on("error", reject);
+      req.end();
+    });
+  }
+
   close(): void {
     this.#agent.destroy();
   }
