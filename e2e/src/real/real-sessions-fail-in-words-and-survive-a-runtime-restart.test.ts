@@ -1,4 +1,3 @@
-// biome-ignore-all lint/suspicious/noExplicitAny: journeys read the API's JSON as it comes
 // Faults on the bed's real node: an image the kubelet cannot pull ends the session Failed with the kubelet's
 // reason in words and charges nothing; an app that starts but never answers its readiness probe fails after
 // the operator's start timeout (sessions.appReadyTimeoutMs, short here) with the probe in the reason, charged

@@ -1,4 +1,3 @@
-// biome-ignore-all lint/suspicious/noExplicitAny: journeys read the API's JSON as it comes
 // Fair share on the bed (docs/dev/fair-share.md): an organization guaranteed one of the fleet's two H100s
 // lets Bob borrow both while nobody needs them; when Alice's guaranteed session waits, the reclaim loop
 // (its passes in the test's hand, with a 0-second grace) warns the newest borrowed session's owner
