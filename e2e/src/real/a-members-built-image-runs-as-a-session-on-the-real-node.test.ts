@@ -10,8 +10,10 @@
 //
 // Needs root and containerd (e2e/src/testbed/real-node/can-run.ts); skipped with its reason elsewhere.
 import { execFileSync } from "node:child_process";
+import type { ResponseOf } from "@berth/console/client";
 import { HttpKube } from "@berth/controllers/kube";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { apiAs, bedApi, refusalOf } from "../console/api-client.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import { canRunRealNode } from "../testbed/real-node/index.ts";
 import { eventually } from "../testbed/waiting.test-support.ts";
@@ -51,21 +53,21 @@ async function charged(sessionId: string): Promise<bigint> {
 }
 
 /** A member's build through the API, to its end; the build as the API shows it then. */
-async function build(dockerfile: string, name: string): Promise<any> {
-  const r = await f.bed.call(f.bed.alice, "POST", "/api/v1/image-builds", {
-    dockerfile,
-    name,
-    tag: "1",
-    base_image: f.images.jupyterlab?.name,
-    kind: "jupyterlab",
+async function build(dockerfile: string, name: string): Promise<ResponseOf<"getImageBuild">> {
+  // Starting answers 200 for a build already there: this one must be a new build (202).
+  let started = 0;
+  const r = await apiAs(f.bed.t.api.url, f.bed.alice.token, (res) => {
+    started = res.status;
+  }).call("createImageBuild", {
+    body: { dockerfile, name, tag: "1", base_image: f.images.jupyterlab?.name as string, kind: "jupyterlab" },
   });
-  expect(r.status, JSON.stringify(r.body)).toBe(202);
+  expect(started, JSON.stringify(r)).toBe(202);
   return eventually(
     async () => {
-      const b = (await f.bed.call(f.bed.alice, "GET", `/api/v1/image-builds/${r.body.id}`)).body;
+      const b = await bedApi(f.bed, f.bed.alice).call("getImageBuild", { params: { id: r.id } });
       return ["queued", "running"].includes(b.state) ? undefined : b;
     },
-    { what: `build ${r.body.id} finished`, timeoutMs: 600_000, intervalMs: 1_000 },
+    { what: `build ${r.id} finished`, timeoutMs: 600_000, intervalMs: 1_000 },
   );
 }
 
@@ -81,15 +83,12 @@ function nodeImages(): string[] {
 /** Creates a session of `image`; the seconds from the create to Running, and the kubelet's pull message. */
 async function createRunning(image: string): Promise<{ id: string; cr: string; seconds: number; pulled?: string }> {
   const t0 = performance.now();
-  const created = await f.bed.call(f.bed.alice, "POST", "/api/v1/sessions", {
-    offering: "l4",
-    preset: REAL_PRESET,
-    image,
+  const created = await bedApi(f.bed, f.bed.alice).call("createSession", {
+    body: { offering: "l4", preset: REAL_PRESET, image },
   });
-  expect(created.status, JSON.stringify(created.body)).toBe(201);
   const running = await f.bed.waitFor(
     f.bed.alice,
-    created.body.id,
+    created.id,
     (s) => s.phase === "Running" || s.phase === "Failed",
     "Running",
     // A cold pull of 139 MB took 97–223 s on this machine under load.
@@ -104,7 +103,7 @@ async function createRunning(image: string): Promise<{ id: string; cr: string; s
       query: { fieldSelector: `involvedObject.name=${cr}` },
     });
     const pulled = events.items.find((e) => e.reason === "Pulled")?.message as string | undefined;
-    return { id: created.body.id, cr, seconds, ...(pulled ? { pulled } : {}) };
+    return { id: created.id, cr, seconds, ...(pulled ? { pulled } : {}) };
   } finally {
     k.close();
   }
@@ -132,9 +131,8 @@ describe.skipIf(!can.ok)(
         `build on the real node (JupyterLab base + one RUN): ${((performance.now() - t0) / 1000).toFixed(1)} s`,
       );
       imageId = done.image_id;
-      const image = await f.bed.call(f.bed.alice, "GET", `/api/v1/images/${imageId}`);
-      expect(image.status).toBe(200);
-      reference = image.body.image;
+      const image = await bedApi(f.bed, f.bed.alice).call("getImage", { params: { name: imageId } });
+      reference = image.image;
       // Berth's registry under the name the node's pods and its kubelet use, by digest.
       expect(reference).toMatch(new RegExp(`^${(f.relay?.host ?? "").replace(/\./g, "\\.")}/.+@${done.digest}$`));
     });
@@ -154,7 +152,8 @@ describe.skipIf(!can.ok)(
 
       // Through gpu-b's gateway: the connect link, JupyterLab's API, a kernel reading the build's file.
       const gw = gatewayOf(f);
-      const links = (await f.bed.call(f.bed.alice, "GET", `/api/v1/sessions/${s.id}/connect`)).body;
+      const alice = bedApi(f.bed, f.bed.alice);
+      const links = await alice.call("getSessionConnectLinks", { params: { sessionId: s.id } });
       const cookie = await gw.signIn(links.links.lab);
       const api = await gw.open(`${gw.url}/proxy/${s.cr}/api`, { cookie });
       expect(api.status).toBe(200);
@@ -180,12 +179,13 @@ describe.skipIf(!can.ok)(
       expect(replyTo(frames, msg, ["execute_result"])?.content.data["text/plain"]).toBe("'built by a member\\n'");
 
       // Paused: the pod goes, and the charge is the seconds the container held the card.
-      expect((await f.bed.call(f.bed.alice, "POST", `/api/v1/sessions/${s.id}/pause`)).status).toBe(202);
+      // Answered means accepted: the contract gives pause one success, 202 (api/openapi.json).
+      await alice.call("pauseSession", { params: { sessionId: s.id } });
       const paused = await f.bed.waitFor(f.bed.alice, s.id, (x) => x.phase === "Paused", "Paused", 120_000);
       await expect.poll(() => podOf(f, s.cr), { timeout: 60_000, interval: 500 }).toBeUndefined();
-      const usageOf = async () => (await f.bed.call(f.bed.alice, "GET", `/api/v1/sessions/${s.id}/usage`)).body;
+      const usageOf = () => alice.call("getSessionUsage", { params: { sessionId: s.id } });
       await expect.poll(async () => (await usageOf()).totals.samples, { timeout: 60_000 }).toBeGreaterThan(0);
-      const seconds = (await usageOf()).totals.gpu_seconds as number;
+      const seconds = (await usageOf()).totals.gpu_seconds;
       expect(seconds).toBeGreaterThan(0);
       const rate = BigInt(paused.hourly_credit_rate);
       expect(rate).toBeGreaterThan(0n);
@@ -199,7 +199,8 @@ describe.skipIf(!can.ok)(
       const s = await createRunning(imageId);
       figures.push(`create → Running, built image, warm: ${s.seconds.toFixed(1)} s (kubelet: ${s.pulled ?? "?"})`);
       expect((await podOf(f, s.cr)).spec.nodeName).toBe(NODE);
-      expect((await f.bed.call(f.bed.alice, "POST", `/api/v1/sessions/${s.id}/terminate`)).status).toBe(202);
+      // Answered means accepted: the contract gives terminate one success, 202 (api/openapi.json).
+      await bedApi(f.bed, f.bed.alice).call("terminateSession", { params: { sessionId: s.id } });
       await expect.poll(() => podOf(f, s.cr), { timeout: 60_000, interval: 500 }).toBeUndefined();
     });
 
@@ -207,10 +208,10 @@ describe.skipIf(!can.ok)(
       const failed = await build("ARG BASE_IMAGE\nFROM $BASE_IMAGE\nRUN exit 3\n", "broken-lab");
       expect(failed.state).toBe("failed");
       const session = (image: string, who = f.bed.alice) =>
-        f.bed.call(who, "POST", "/api/v1/sessions", { offering: "l4", preset: REAL_PRESET, image });
+        refusalOf(bedApi(f.bed, who).call("createSession", { body: { offering: "l4", preset: REAL_PRESET, image } }));
       const refused = await session(failed.image_id);
       expect(refused.status).toBe(400);
-      expect(refused.body.error).toMatchObject({
+      expect(refused).toMatchObject({
         code: "validation_failed",
         details: {
           issues: [
@@ -220,7 +221,7 @@ describe.skipIf(!can.ok)(
       });
       const missing = await session("img-doesnotexist");
       expect(missing.status).toBe(400);
-      expect(missing.body.error).toMatchObject({
+      expect(missing).toMatchObject({
         code: "validation_failed",
         details: { issues: [{ path: ["body", "image"], message: "no such image" }] },
       });
@@ -228,7 +229,7 @@ describe.skipIf(!can.ok)(
       for (const id of [imageId, failed.image_id]) {
         const other = await session(id, f.bed.bob);
         expect(other.status).toBe(400);
-        expect(other.body.error.details.issues).toEqual([
+        expect(other.details.issues).toEqual([
           expect.objectContaining({ path: ["body", "image"], message: "no such image" }),
         ]);
       }

@@ -16,6 +16,7 @@ import { reclaimWorkerLoop } from "@berth/api";
 import { HttpKube } from "@berth/controllers/kube";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { bedApi } from "../console/api-client.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import { canRunRealNode } from "../testbed/real-node/index.ts";
 import {
@@ -82,7 +83,7 @@ function runCell(cr: string, kernel: string, cookie: string, code: string): Prom
 /** Signs in through the session's connect link and starts a kernel through the gateway. */
 async function openLab(id: string, cr: string): Promise<{ cookie: string; kernel: string }> {
   const gw = gatewayOf(f);
-  const links = (await f.bed.call(f.bed.alice, "GET", `/api/v1/sessions/${id}/connect`)).body;
+  const links = await bedApi(f.bed, f.bed.alice).call("getSessionConnectLinks", { params: { sessionId: id } });
   const cookie = await gw.signIn(links.links.lab);
   const page = await gw.open(`${gw.url}/proxy/${cr}/lab`, { cookie });
   expect(page.status).toBe(200);
@@ -142,16 +143,17 @@ describe.skipIf(!can.ok)(
   () => {
     it("busy while a cell runs, then idle: warned twice (notification, Event), paused, resumed with its file", async () => {
       const bed = f.bed;
-      const vol = await bed.call(bed.alice, "POST", "/api/v1/storage/volumes", { name: "idle-work", size_gb: 1 });
-      expect(vol.status, JSON.stringify(vol.body)).toBe(201);
-      const created = await bed.call(bed.alice, "POST", "/api/v1/sessions", {
-        offering: "l4",
-        preset: REAL_PRESET,
-        image: f.images.jupyterlab?.name,
-        volumes: [{ volume: vol.body.id }],
+      const alice = bedApi(bed, bed.alice);
+      const vol = await alice.call("createVolume", { body: { name: "idle-work", size_gb: 1 } });
+      const created = await alice.call("createSession", {
+        body: {
+          offering: "l4",
+          preset: REAL_PRESET,
+          image: f.images.jupyterlab?.name as string,
+          volumes: [{ volume: vol.id }],
+        },
       });
-      expect(created.status, JSON.stringify(created.body)).toBe(201);
-      const id = created.body.id as string;
+      const id = created.id;
       const running = await bed.waitFor(bed.alice, id, (s) => s.phase === "Running", "Running", 420_000);
       const cr = running.resource_name as string;
       const namespace = ((await bed.t.database.db("sessions").where({ id }).first()) as any).namespace as string;
@@ -181,7 +183,7 @@ describe.skipIf(!can.ok)(
       ).toBe("ok");
 
       // All three signals known (the API's view at the wall clock): the rule counts.
-      const idleView = async () => (await bed.call(bed.alice, "GET", `/api/v1/sessions/${id}/idle`)).body;
+      const idleView = () => alice.call("getSessionIdle", { params: { sessionId: id } });
       await expect.poll(async () => (await idleView()).state, { timeout: 60_000, interval: 1_000 }).toBe("counting");
       expect((await idleView()).signals).toMatchObject({
         gpu: { state: "known", last_active_at: null },
@@ -226,7 +228,7 @@ describe.skipIf(!can.ok)(
         const busyPass = await loop.pass();
         expect(busyPass.warned).toEqual([]);
         expect(busyPass.paused).toEqual([]);
-        expect((await bed.call(bed.alice, "GET", `/api/v1/sessions/${id}`)).body.idle_warning).toBeNull();
+        expect((await alice.call("getSession", { params: { sessionId: id } })).idle_warning).toBeNull();
         expect((await cell)[0]?.trim()).toBe("done");
         const cellEnded = Date.now();
 
@@ -240,11 +242,11 @@ describe.skipIf(!can.ok)(
         ahead = 0;
         const view = await idleView();
         expect(view.state).toBe("counting");
-        const since = Date.parse(view.since);
+        const since = Date.parse(view.since ?? "");
         expect(since).toBeGreaterThan(sentAt + 30_000);
         expect(since).toBeLessThanOrEqual(cellEnded + 2_000);
-        expect(Date.parse(view.signals.notebook.last_active_at)).toBe(since);
-        expect(Date.parse(view.signals.traffic.last_active_at)).toBeLessThan(sentAt + 20_000);
+        expect(Date.parse(view.signals.notebook.last_active_at ?? "")).toBe(since);
+        expect(Date.parse(view.signals.traffic.last_active_at ?? "")).toBeLessThan(sentAt + 20_000);
 
         // 45 minutes into the stretch: the first warning (15 minutes ahead).
         const at = (m: number) => {
@@ -252,7 +254,7 @@ describe.skipIf(!can.ok)(
         };
         at(45);
         expect((await loop.pass()).warned).toEqual([{ session: id, kind: "idle", minutesBefore: 15 }]);
-        const warned = (await bed.call(bed.alice, "GET", `/api/v1/sessions/${id}`)).body;
+        const warned = await alice.call("getSession", { params: { sessionId: id } });
         expect(warned.phase).toBe("Running");
         expect(warned.idle_warning).toEqual({
           since: new Date(since).toISOString(),
@@ -301,19 +303,19 @@ describe.skipIf(!can.ok)(
           ),
         ).toEqual(["idle"]);
         // The volume stays.
-        const kept = await bed.call(bed.alice, "GET", `/api/v1/storage/volumes/${vol.body.id}`);
-        expect(kept.status).toBe(200);
+        // Answered is kept: a volume gone is refused (404).
+        await alice.call("getVolume", { params: { volumeId: vol.id } });
         // Billing stops with the container: the last sample ends between the pause and the pod's end, and
         // the charge is the covered seconds at the offering's rate, nothing more.
-        const usageOf = async () => (await bed.call(bed.alice, "GET", `/api/v1/sessions/${id}/usage`)).body;
+        const usageOf = () => alice.call("getSessionUsage", { params: { sessionId: id } });
         await expect
           // Samples are timed in whole seconds: the one that ends the run may end in the second of the decision.
-          .poll(async () => Date.parse(((await usageOf()).series as any[]).at(-1)?.end ?? "0") >= decidedSecond, {
+          .poll(async () => Date.parse((await usageOf()).series.at(-1)?.end ?? "0") >= decidedSecond, {
             timeout: 60_000,
           })
           .toBe(true);
         const usage = await usageOf();
-        const series = usage.series as { start: string; end: string; gpu_seconds: number }[];
+        const series = usage.series;
         const lastEnd = Date.parse(series.at(-1)?.end as string);
         expect(lastEnd).toBeLessThanOrEqual(goneAt);
         for (let i = 1; i < series.length; i++) expect(series[i]?.start).toBe(series[i - 1]?.end);
@@ -332,7 +334,8 @@ describe.skipIf(!can.ok)(
       }
 
       // Resume: a new pod reads the file written before the pause.
-      expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/resume`)).status).toBe(202);
+      // Answered means accepted: the contract gives resume one success, 202 (api/openapi.json).
+      await alice.call("resumeSession", { params: { sessionId: id } });
       await bed.waitFor(bed.alice, id, (s) => s.phase === "Running", "Running again", 420_000);
       const again = await podOf(f, cr);
       expect(again.metadata.uid).not.toBe(pod.metadata.uid);

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { controlPlaneRbac } from "@berth/api/rbac";
 import { buildBuilderImage, builderImageRef, pushBuilderImage } from "@berth/cdk8s/image/builder";
 import { buildSessionImage, type SessionImageKind } from "@berth/cdk8s/image/sessions";
+import { ApiError } from "@berth/console/client";
 import { HttpKube } from "@berth/controllers/kube";
 import { cookieFrom, get } from "@berth/operator/gateway/testing";
 import type WebSocket from "ws";
@@ -23,6 +24,7 @@ import {
   type RegistryRelay,
   startRegistryRelay,
 } from "../builds/real-builds.ts";
+import { bedApi } from "../console/api-client.ts";
 import { type SessionGateways, startSessionGateways } from "../console/stack.ts";
 import {
   gpuCluster,
@@ -188,13 +190,16 @@ export async function startRealFleet(
     } finally {
       mgmt.close();
     }
-    const pool = await bed.call(bed.superAdmin, "POST", "/api/v1/storage/pools", {
-      name: "real",
-      cluster: bed.gpu["gpu-b"]?.id,
-      storage_class: HOSTPATH_STORAGE_CLASS,
-      manual_capacity_gb: 50,
-    });
-    if (pool.status !== 201) throw new Error(`pool: ${pool.status} ${JSON.stringify(pool.body)}`);
+    const admin = bedApi(bed, bed.superAdmin);
+    const refused = (what: string) => (e: unknown) => {
+      throw e instanceof ApiError ? new Error(`${what}: ${e.status} ${e.code} ${e.message}`) : e;
+    };
+    const gpuB = bed.gpu["gpu-b"]?.id as string;
+    await admin
+      .call("createStoragePool", {
+        body: { name: "real", cluster: gpuB, storage_class: HOSTPATH_STORAGE_CLASS, manual_capacity_gb: 50 },
+      })
+      .catch(refused("pool"));
     if (builds) {
       await installBuildCluster(bed.fleet.cluster("gpu-b"), {
         controlPlane: {
@@ -203,9 +208,9 @@ export async function startRealFleet(
         },
         operator: { name: "berth-operator", namespace: SYSTEM_NS },
       });
-      const marked = await bed.call(bed.superAdmin, "PUT", `/api/v1/image-builds/clusters/${bed.gpu["gpu-b"]?.id}`, {});
-      if (marked.status !== 204)
-        throw new Error(`marking gpu-b for builds: ${marked.status} ${JSON.stringify(marked.body)}`);
+      await admin
+        .call("markBuildCluster", { params: { clusterId: gpuB }, body: {} })
+        .catch(refused("marking gpu-b for builds"));
     }
     const gateways = await startSessionGateways(
       bed,

@@ -1,4 +1,3 @@
-// biome-ignore-all lint/suspicious/noExplicitAny: journeys read the API's JSON as it comes
 // Faults on the bed's real node: an image the kubelet cannot pull ends the session Failed with the kubelet's
 // reason in words and charges nothing; an app that starts but never answers its readiness probe fails after
 // the operator's start timeout (sessions.appReadyTimeoutMs, short here) with the probe in the reason, charged
@@ -11,6 +10,7 @@
 import { HttpKube } from "@berth/controllers/kube";
 import { ImageKind, resourcePath } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { bedApi } from "../console/api-client.ts";
 import { findNodeBinaries } from "../testbed/binaries.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import { canRunRealNode, pushFileImage } from "../testbed/real-node/index.ts";
@@ -66,20 +66,18 @@ describe.skipIf(!can.ok)(
     it("an image the kubelet cannot pull: Failed with the kubelet's reason in words, and nothing charged", async () => {
       const missing = `${f.registry.host}/sessions/never-pushed:1`;
       await anImage("never-pushed", missing);
-      const created = await f.bed.call(f.bed.alice, "POST", "/api/v1/sessions", {
-        offering: "l4",
-        preset: REAL_PRESET,
-        image: "never-pushed",
+      const alice = bedApi(f.bed, f.bed.alice);
+      const created = await alice.call("createSession", {
+        body: { offering: "l4", preset: REAL_PRESET, image: "never-pushed" },
       });
-      expect(created.status, JSON.stringify(created.body)).toBe(201);
-      const failed = await f.bed.waitFor(f.bed.alice, created.body.id, (s) => s.phase === "Failed", "Failed", 180_000);
+      const failed = await f.bed.waitFor(f.bed.alice, created.id, (s) => s.phase === "Failed", "Failed", 180_000);
       expect(failed.reason).toBe("ImagePullFailed");
       // The kubelet's words: the reference and what the registry said.
       expect(failed.message).toContain(missing);
       expect(failed.message).toMatch(/not found|failed to (pull|resolve)/i);
-      const usage = await f.bed.call(f.bed.alice, "GET", `/api/v1/sessions/${created.body.id}/usage`);
-      expect(usage.body.totals.gpu_seconds).toBe(0);
-      expect(await charged(created.body.id)).toBe(0n);
+      const usage = await alice.call("getSessionUsage", { params: { sessionId: created.id } });
+      expect(usage.totals.gpu_seconds).toBe(0);
+      expect(await charged(created.id)).toBe(0n);
     });
 
     it("an app that starts but never answers: Failed after the start timeout, with the probe in the reason", async () => {
@@ -90,13 +88,11 @@ describe.skipIf(!can.ok)(
         cmd: ["serve", "8080"],
       });
       await anImage("never-ready", ref);
-      const created = await f.bed.call(f.bed.alice, "POST", "/api/v1/sessions", {
-        offering: "l4",
-        preset: REAL_PRESET,
-        image: "never-ready",
+      const alice = bedApi(f.bed, f.bed.alice);
+      const created = await alice.call("createSession", {
+        body: { offering: "l4", preset: REAL_PRESET, image: "never-ready" },
       });
-      expect(created.status, JSON.stringify(created.body)).toBe(201);
-      const cr = created.body.resource_name as string;
+      const cr = created.resource_name as string;
       // It runs on the real node, unready, for the timeout's length: seen running before it fails.
       await expect
         .poll(
@@ -108,7 +104,7 @@ describe.skipIf(!can.ok)(
           { timeout: 120_000, interval: 500 },
         )
         .toBe(false);
-      const failed = await f.bed.waitFor(f.bed.alice, created.body.id, (s) => s.phase === "Failed", "Failed", 180_000);
+      const failed = await f.bed.waitFor(f.bed.alice, created.id, (s) => s.phase === "Failed", "Failed", 180_000);
       expect(failed.reason).toBe("PodFailed");
       expect(failed.message).toBe(
         `the application did not answer its readiness probe (GET /proxy/${cr}/api on its port 8888) within ${APP_READY_TIMEOUT_MS / 1000} s of starting`,
@@ -117,17 +113,14 @@ describe.skipIf(!can.ok)(
       // from container start): charged exactly for those seconds at the offering's rate, nothing more.
       await expect.poll(() => podOf(f, cr), { timeout: 60_000, interval: 500 }).toBeUndefined();
       await expect
-        .poll(
-          async () =>
-            (await f.bed.call(f.bed.alice, "GET", `/api/v1/sessions/${created.body.id}/usage`)).body.totals.samples,
-          { timeout: 60_000 },
-        )
+        .poll(async () => (await alice.call("getSessionUsage", { params: { sessionId: created.id } })).totals.samples, {
+          timeout: 60_000,
+        })
         .toBeGreaterThan(0);
-      const seconds = (await f.bed.call(f.bed.alice, "GET", `/api/v1/sessions/${created.body.id}/usage`)).body.totals
-        .gpu_seconds as number;
+      const seconds = (await alice.call("getSessionUsage", { params: { sessionId: created.id } })).totals.gpu_seconds;
       const rate = BigInt(failed.hourly_credit_rate);
       await expect
-        .poll(() => charged(created.body.id), { timeout: 30_000 })
+        .poll(() => charged(created.id), { timeout: 30_000 })
         .toBe((rate * BigInt(Math.round(seconds * 1000))) / 3_600_000n);
       await expect.poll(() => podOf(f, cr), { timeout: 60_000, interval: 500 }).toBeUndefined();
     });
@@ -140,9 +133,10 @@ describe.skipIf(!can.ok)(
       );
       const before = await podOf(f, s.resource_name);
       expect(before.spec.nodeName).toBe(f.node.name);
-      const usageOf = async () => (await f.bed.call(f.bed.alice, "GET", `/api/v1/sessions/${s.id}/usage`)).body;
+      const alice = bedApi(f.bed, f.bed.alice);
+      const usageOf = () => alice.call("getSessionUsage", { params: { sessionId: s.id } });
       await expect.poll(async () => (await usageOf()).totals.samples, { timeout: 60_000 }).toBeGreaterThanOrEqual(2);
-      const samplesBefore = (await usageOf()).totals.samples as number;
+      const samplesBefore = (await usageOf()).totals.samples;
 
       await f.node.restartRuntime();
 
@@ -157,9 +151,9 @@ describe.skipIf(!can.ok)(
       await expect
         .poll(async () => (await usageOf()).totals.samples, { timeout: 60_000 })
         .toBeGreaterThanOrEqual(samplesBefore + 2);
-      expect((await f.bed.call(f.bed.alice, "GET", `/api/v1/sessions/${s.id}`)).body.phase).toBe("Running");
+      expect((await alice.call("getSession", { params: { sessionId: s.id } })).phase).toBe("Running");
       const usage = await usageOf();
-      const series = usage.series as { start: string; end: string; gpu_seconds: number }[];
+      const series = usage.series;
       for (let i = 1; i < series.length; i++) expect(series[i]?.start).toBe(series[i - 1]?.end);
       const span = (Date.parse(series.at(-1)?.end as string) - Date.parse(series[0]?.start as string)) / 1000;
       const sum = series.reduce((n, x) => n + x.gpu_seconds, 0);

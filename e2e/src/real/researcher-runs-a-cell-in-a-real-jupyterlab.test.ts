@@ -11,6 +11,7 @@
 // Needs root and containerd (e2e/src/testbed/real-node/can-run.ts); skipped with its reason elsewhere.
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { bedApi } from "../console/api-client.ts";
 import { closeBrowser, launchBrowser, newContext, Screenshots } from "../console/browser.ts";
 import { canRunRealNode } from "../testbed/real-node/index.ts";
 import {
@@ -72,7 +73,7 @@ async function run(cr: string, kernel: string, cookie: string, code: string): Pr
 /** Signs in through the session's connect link and starts a kernel through the gateway. */
 async function openLab(id: string, cr: string): Promise<{ cookie: string; kernel: string }> {
   const gw = gatewayOf(f);
-  const links = (await f.bed.call(f.bed.alice, "GET", `/api/v1/sessions/${id}/connect`)).body;
+  const links = await bedApi(f.bed, f.bed.alice).call("getSessionConnectLinks", { params: { sessionId: id } });
   const cookie = await gw.signIn(links.links.lab);
   const page = await gw.open(`${gw.url}/proxy/${cr}/lab`, { cookie });
   expect(page.status).toBe(200);
@@ -112,16 +113,17 @@ describe.skipIf(!can.ok)(
     let lab: { cookie: string; kernel: string };
 
     it("creates a JupyterLab session with a volume; it is Running on the real node only once JupyterLab answers", async () => {
-      const vol = await f.bed.call(f.bed.alice, "POST", "/api/v1/storage/volumes", { name: "work", size_gb: 1 });
-      expect(vol.status, JSON.stringify(vol.body)).toBe(201);
-      const created = await f.bed.call(f.bed.alice, "POST", "/api/v1/sessions", {
-        offering: "l4",
-        preset: REAL_PRESET,
-        image: f.images.jupyterlab?.name,
-        volumes: [{ volume: vol.body.id }],
+      const alice = bedApi(f.bed, f.bed.alice);
+      const vol = await alice.call("createVolume", { body: { name: "work", size_gb: 1 } });
+      const created = await alice.call("createSession", {
+        body: {
+          offering: "l4",
+          preset: REAL_PRESET,
+          image: f.images.jupyterlab?.name as string,
+          volumes: [{ volume: vol.id }],
+        },
       });
-      expect(created.status, JSON.stringify(created.body)).toBe(201);
-      id = created.body.id;
+      id = created.id;
       const running = await f.bed.waitFor(f.bed.alice, id, (s) => s.phase === "Running", "Running", 180_000);
       cr = running.resource_name;
       const pod = await podOf(f, cr);
@@ -168,9 +170,11 @@ describe.skipIf(!can.ok)(
     });
 
     it("the pod's logs through the API are JupyterLab's own stdout", async () => {
-      const logs = await f.bed.call(f.bed.alice, "GET", `/api/v1/sessions/${id}/logs?tail=200`);
-      expect(logs.status).toBe(200);
-      const lines = logs.body.lines as string[];
+      const logs = await bedApi(f.bed, f.bed.alice).call("getSessionLogs", {
+        params: { sessionId: id },
+        query: { tail: 200 },
+      });
+      const lines = logs.lines;
       // From the server's start-up banner (its base path in the URL) to the kernel this journey started.
       // (Cut short while every real node's kubelet shared /var/log/pods: e2e/src/testbed/real-node/config.ts.)
       expect(lines.join("\n")).toMatch(/Jupyter Server .* is running at/);
@@ -188,8 +192,9 @@ describe.skipIf(!can.ok)(
       expect(written.trim()).toBe("1000 100");
       const before = await podOf(f, cr);
       expect(await gpusInUse()).toBe(1);
-      const paused = await f.bed.call(f.bed.alice, "POST", `/api/v1/sessions/${id}/pause`);
-      expect(paused.status).toBe(202);
+      const alice = bedApi(f.bed, f.bed.alice);
+      // Answered means accepted: the contract gives pause and resume one success, 202 (api/openapi.json).
+      await alice.call("pauseSession", { params: { sessionId: id } });
       await f.bed.waitFor(f.bed.alice, id, (s) => s.phase === "Paused", "Paused", 120_000);
       await expect.poll(() => podOf(f, cr), { timeout: 60_000, interval: 500 }).toBeUndefined();
       expect(await gpusInUse()).toBe(0);
@@ -198,17 +203,15 @@ describe.skipIf(!can.ok)(
         fetch(`http://${before.status.podIP}:8888/proxy/${cr}/api`, { signal: AbortSignal.timeout(2_000) }),
       ).rejects.toThrow();
 
-      const resumed = await f.bed.call(f.bed.alice, "POST", `/api/v1/sessions/${id}/resume`);
-      expect(resumed.status).toBe(202);
+      await alice.call("resumeSession", { params: { sessionId: id } });
       await f.bed.waitFor(f.bed.alice, id, (s) => s.phase === "Running", "Running again", 180_000);
       lab = await openLab(id, cr);
       expect(await run(cr, lab.kernel, lab.cookie, "open('/home/jovyan/work/kept.txt').read()")).toBe(
         "'written before the pause'",
       );
       // The logs are the resumed pod's: its new kernel's start is there.
-      const logs = await f.bed.call(f.bed.alice, "GET", `/api/v1/sessions/${id}/logs?tail=200`);
-      expect(logs.status).toBe(200);
-      expect((logs.body.lines as string[]).join("\n")).toContain(`Kernel started: ${lab.kernel}`);
+      const logs = await alice.call("getSessionLogs", { params: { sessionId: id }, query: { tail: 200 } });
+      expect(logs.lines.join("\n")).toContain(`Kernel started: ${lab.kernel}`);
     });
 
     it("Chromium renders the Lab through the connect link", async () => {
@@ -216,7 +219,7 @@ describe.skipIf(!can.ok)(
       const context = await newContext(browser, f.bed.t.api.url);
       try {
         const page = await context.newPage();
-        const links = (await f.bed.call(f.bed.alice, "GET", `/api/v1/sessions/${id}/connect`)).body;
+        const links = await bedApi(f.bed, f.bed.alice).call("getSessionConnectLinks", { params: { sessionId: id } });
         await page.goto(links.links.lab);
         await page.waitForURL((u) => u.pathname === `/proxy/${cr}/lab` && !u.searchParams.has("svc_cnx"), {
           timeout: 60_000,
@@ -240,7 +243,7 @@ describe.skipIf(!can.ok)(
       const tcr = t.resource_name;
       expect((await podOf(f, tcr)).spec.nodeName).toBe(REAL_NODE);
       const gw = gatewayOf(f);
-      const links = (await f.bed.call(f.bed.alice, "GET", `/api/v1/sessions/${t.id}/connect`)).body;
+      const links = await bedApi(f.bed, f.bed.alice).call("getSessionConnectLinks", { params: { sessionId: t.id } });
       const cookie = await gw.signIn(links.links.terminal);
       // The link's own page, as a browser opens it.
       const page = await gw.open(`${gw.url}/proxy/${tcr}/terminal`, { cookie });
@@ -261,7 +264,8 @@ describe.skipIf(!can.ok)(
         .map(([, d]) => d)
         .join("");
       expect(out).toContain(`answer=42 on ${tcr}`);
-      expect((await f.bed.call(f.bed.alice, "POST", `/api/v1/sessions/${t.id}/terminate`)).status).toBe(202);
+      // Answered means accepted: the contract gives terminate one success, 202 (api/openapi.json).
+      await bedApi(f.bed, f.bed.alice).call("terminateSession", { params: { sessionId: t.id } });
       await expect.poll(() => podOf(f, tcr), { timeout: 60_000, interval: 500 }).toBeUndefined();
     });
 
@@ -273,7 +277,7 @@ describe.skipIf(!can.ok)(
       );
       const ccr = c.resource_name;
       const gw = gatewayOf(f);
-      const links = (await f.bed.call(f.bed.alice, "GET", `/api/v1/sessions/${c.id}/connect`)).body;
+      const links = await bedApi(f.bed, f.bed.alice).call("getSessionConnectLinks", { params: { sessionId: c.id } });
       const cookie = await gw.signIn(links.links.code);
       // The link's path; code-server sends its root on to its folder (a redirect under it); a browser follows.
       let url = `${gw.url}/proxy/${ccr}/code/`;

@@ -4,6 +4,7 @@
 // and the session's owner, fires the `node.drained` webhook with the reason, and the session is placed
 // again on the healthy node. Putting the node back takes an administrator and a reason in the audit log.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { bedApi, refusalOf } from "../console/api-client.ts";
 import { type RunningGpuExporter, startGpuExporter } from "../testbed/gpu-exporter.ts";
 import { eventually } from "../testbed/waiting.test-support.ts";
 import { adminKube, gpuCluster, H100, MANAGEMENT, type SessionsBed, startSessionsBed } from "./harness.ts";
@@ -54,11 +55,10 @@ let healthy = "";
 
 describe("a node whose GPU reports hardware faults", () => {
   it("is watched under the administrators' rule", async () => {
-    const rule = await bed.call(bed.superAdmin, "PATCH", "/api/v1/system/settings", {
-      hardware_faults: { xids: [79], threshold: 2, window_minutes: 10, action: "drain" },
+    const rule = await bedApi(bed, bed.superAdmin).call("updateSystemSettings", {
+      body: { hardware_faults: { xids: [79], threshold: 2, window_minutes: 10, action: "drain" } },
     });
-    expect(rule.status, JSON.stringify(rule.body)).toBe(200);
-    expect(rule.body.hardware_faults).toEqual({
+    expect(rule.hardware_faults).toEqual({
       xids: [79],
       ecc_double_bit: true,
       threshold: 2,
@@ -109,7 +109,8 @@ describe("a node whose GPU reports hardware faults", () => {
     // Told right after the cordon is carried out.
     const cordoned = await eventually(
       async () =>
-        (await bed.call(bed.superAdmin, "GET", "/api/v1/notifications?kind=node.fault_cordoned")).body.data?.[0],
+        (await bedApi(bed, bed.superAdmin).call("listNotifications", { query: { kind: "node.fault_cordoned" } }))
+          .data[0],
       { what: "the administrators' notification" },
     );
     expect(cordoned).toMatchObject({
@@ -117,8 +118,8 @@ describe("a node whose GPU reports hardware faults", () => {
       data: { node: faulty, action: "drain", carried_out: true },
     });
     expect(cordoned.data.reason).toContain(`2 × XID 79 on ${CARD[faulty as keyof typeof CARD]}`);
-    const owner = await bed.call(bed.alice, "GET", "/api/v1/notifications");
-    expect(owner.body.data).toContainEqual(
+    const owner = await bedApi(bed, bed.alice).call("listNotifications");
+    expect(owner.data).toContainEqual(
       expect.objectContaining({
         kind: "session.node_fault",
         data: expect.objectContaining({ session_id: session.id }),
@@ -142,15 +143,17 @@ describe("a node whose GPU reports hardware faults", () => {
   });
 
   it("takes an administrator and a reason to put the node back", async () => {
-    const path = `/api/v1/nodes/${bed.gpu["gpu-a"]?.id}/${faulty}/uncordon`;
-    const bare = await bed.call(bed.superAdmin, "POST", path);
-    expect([bare.status, bare.body.error.code]).toEqual([400, "validation_failed"]);
-    const byMember = await bed.call(bed.alice, "POST", path, { reason: "looks fine" });
+    const params = { clusterId: bed.gpu["gpu-a"]?.id as string, nodeName: faulty };
+    const admin = bedApi(bed, bed.superAdmin);
+    const bare = await refusalOf(admin.call("uncordonNode", { params, body: {} }));
+    expect([bare.status, bare.code]).toEqual([400, "validation_failed"]);
+    const byMember = await refusalOf(
+      bedApi(bed, bed.alice).call("uncordonNode", { params, body: { reason: "looks fine" } }),
+    );
     expect(byMember.status).toBe(403);
-    const ok = await bed.call(bed.superAdmin, "POST", path, { reason: "card reseated, dcgmi diag level 3 passed" });
-    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    await admin.call("uncordonNode", { params, body: { reason: "card reseated, dcgmi diag level 3 passed" } });
     expect((await nodeSpec(faulty)).unschedulable).toBeFalsy();
-    const audit = await bed.call(bed.superAdmin, "GET", "/api/v1/audit-logs?action=node.uncordon");
-    expect(JSON.stringify(audit.body.data)).toContain("card reseated, dcgmi diag level 3 passed");
+    const audit = await admin.call("listAuditLogs", { query: { action: "node.uncordon" } });
+    expect(JSON.stringify(audit.data)).toContain("card reseated, dcgmi diag level 3 passed");
   });
 });

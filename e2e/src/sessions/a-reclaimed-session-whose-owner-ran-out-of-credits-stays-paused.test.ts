@@ -1,4 +1,3 @@
-// biome-ignore-all lint/suspicious/noExplicitAny: journeys read the API's JSON as it comes
 // A reclaimed borrowed session asks to run again through the same gate as its owner's resume
 // (docs/dev/fair-share.md, api/src/domain/sessions/resumeForSystem.ts). On the bed: Bob's newest borrowed
 // H100 session is reclaimed for Alice's guaranteed one and paused; the organization's credits are then set
@@ -6,8 +5,10 @@
 // the same way: the session stays paused and Bob is told once, in the same words; after a top-up the next
 // pass asks it to run again.
 import { capacityReclaimWorkerLoop } from "@berth/api";
+import { ApiError } from "@berth/console/client";
 import { HttpKube } from "@berth/controllers/kube";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { apiAs, bedApi, refusalOf } from "../console/api-client.ts";
 import { H100, type SessionsBed, startSessionsBed } from "./harness.ts";
 
 vi.setConfig({ testTimeout: 600_000 });
@@ -39,62 +40,71 @@ describe("a reclaimed session's resume", () => {
     // Bob borrows both H100s; Alice's guaranteed session waits; Bob's newest is reclaimed and paused.
     await bed.startRunning(bed.bob, { ...h100, name: "b1", capacity_class: "borrowed" });
     const b2 = await bed.startRunning(bed.bob, { ...h100, name: "b2", capacity_class: "borrowed" });
-    const g = await bed.call(bed.alice, "POST", "/api/v1/sessions", { ...h100, name: "g" });
-    expect(g.status, JSON.stringify(g.body)).toBe(201);
-    await bed.waitFor(bed.alice, g.body.id, (s) => s.phase === "Queued", "guaranteed session Queued");
-    expect((await loop.pass()).warned).toEqual([{ session: b2.id, for: g.body.id }]);
+    const g = await bedApi(bed, bed.alice).call("createSession", { body: { ...h100, name: "g" } });
+    await bed.waitFor(bed.alice, g.id, (s) => s.phase === "Queued", "guaranteed session Queued");
+    expect((await loop.pass()).warned).toEqual([{ session: b2.id, for: g.id }]);
     expect((await loop.pass()).paused).toEqual([b2.id]);
     await bed.waitFor(bed.bob, b2.id, (s) => s.phase === "Paused", "borrowed session Paused");
 
     // The organization's administrator sets its credits aside in a project wallet nobody here draws on.
-    const orgWallet = (
-      await bed.call(bed.orgAdmin, "GET", `/api/v1/credits/wallets?organization=${bed.org.id}&owner_kind=organization`)
-    ).body.data[0];
+    const admin = bedApi(bed, bed.orgAdmin);
+    const [orgWallet] = (
+      await admin.call("listWallets", { query: { organization: bed.org.id, owner_kind: "organization" } })
+    ).data;
+    if (!orgWallet) throw new Error("the organization has no wallet");
     const reserveProject = await bed.t.aProject(bed.org.id, "Reserve");
-    const reserve = await bed.call(bed.orgAdmin, "POST", "/api/v1/credits/wallets", {
-      organization_id: bed.org.id,
-      owner_kind: "project",
-      owner_id: reserveProject.id,
+    // Opening answers 200 for a wallet already there: this one must be new (201).
+    let opened = 0;
+    const reserve = await apiAs(bed.t.api.url, bed.orgAdmin.token, (res) => {
+      opened = res.status;
+    }).call("openWallet", {
+      body: { organization_id: bed.org.id, owner_kind: "project", owner_id: reserveProject.id },
     });
-    expect(reserve.status, JSON.stringify(reserve.body)).toBe(201);
+    expect(opened, JSON.stringify(reserve)).toBe(201);
     // All but a fifth of a credit, far below a minimum run of an H100. The running sessions' charges may
     // land between reading a balance and moving it (409 insufficient_credits): read it again then.
     const moveAll = async (from: string, to: string, keep: bigint) => {
       for (let attempt = 0; ; attempt++) {
-        const w = (await bed.call(bed.orgAdmin, "GET", `/api/v1/credits/wallets/${from}`)).body;
-        const r = await bed.call(bed.orgAdmin, "POST", "/api/v1/credits/allocations", {
-          from_wallet_id: from,
-          to_wallet_id: to,
-          amount: (BigInt(w.balance) - keep).toString(),
-          reason: "set aside",
-        });
-        if (r.status === 409 && attempt < 5) continue;
-        expect(r.status, JSON.stringify(r.body)).toBe(201);
-        return;
+        const w = await admin.call("getWallet", { params: { walletId: from } });
+        const moved = await admin
+          .call("allocateCredits", {
+            body: {
+              from_wallet_id: from,
+              to_wallet_id: to,
+              amount: (BigInt(w.balance) - keep).toString(),
+              reason: "set aside",
+            },
+          })
+          .catch((e: unknown) => {
+            if (e instanceof ApiError && e.status === 409 && attempt < 5) return undefined;
+            throw e;
+          });
+        if (moved) return;
       }
     };
-    await moveAll(orgWallet.id, reserve.body.id, 200_000n);
+    await moveAll(orgWallet.id, reserve.id, 200_000n);
 
     // Bob's own resume is refused: the wallets cannot cover a minimum run.
-    const own = await bed.call(bed.bob, "POST", `/api/v1/sessions/${b2.id}/resume`);
-    expect(own.status, JSON.stringify(own.body)).toBe(403);
-    expect(own.body.error).toMatchObject({ code: "quota_exceeded", details: { limit: "credits" } });
+    const own = await refusalOf(bedApi(bed, bed.bob).call("resumeSession", { params: { sessionId: b2.id } }));
+    expect(own.status, own.message).toBe(403);
+    expect(own).toMatchObject({ code: "quota_exceeded", details: { limit: "credits" } });
 
     // The reclaim pass's resume meets the same gate: not asked to run, still paused, Bob told why, once.
     expect((await loop.pass()).requeued).toEqual([]);
     expect((await loop.pass()).requeued).toEqual([]);
-    const s = (await bed.call(bed.bob, "GET", `/api/v1/sessions/${b2.id}`)).body;
+    const s = await bedApi(bed, bed.bob).call("getSession", { params: { sessionId: b2.id } });
     expect(s).toMatchObject({ phase: "Paused", desired_state: "Paused" });
-    const told = (await bed.call(bed.bob, "GET", "/api/v1/notifications?kind=session.resume_refused")).body.data;
+    const told = (await bedApi(bed, bed.bob).call("listNotifications", { query: { kind: "session.resume_refused" } }))
+      .data;
     expect(told).toHaveLength(1);
-    expect(told[0].data).toMatchObject({
+    expect(told[0]?.data).toMatchObject({
       session_id: b2.id,
-      refusal: { code: "quota_exceeded", limit: "credits", message: own.body.error.message },
+      refusal: { code: "quota_exceeded", limit: "credits", message: own.message },
     });
-    expect(told[0].body).toContain(own.body.error.message);
+    expect(told[0]?.body).toContain(own.message);
 
     // Credits back: the next pass asks it to run again (it waits behind Alice's guaranteed session).
-    await moveAll(reserve.body.id, orgWallet.id, 0n);
+    await moveAll(reserve.id, orgWallet.id, 0n);
     expect((await loop.pass()).requeued).toEqual([b2.id]);
     await bed.waitFor(bed.bob, b2.id, (x) => x.desired_state === "Running", "reclaimed session asked to run again");
   });

@@ -7,6 +7,7 @@
 
 import { checkLedgerInvariants } from "@berth/api/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { bedApi, refusalOf } from "../console/api-client.ts";
 import { until } from "../until.ts";
 import { adminKube, gpuCluster, H100, MANAGEMENT, SESSIONS_NS, type SessionsBed, startSessionsBed } from "./harness.ts";
 
@@ -41,43 +42,39 @@ describe("an H100 offered as MIG instances", () => {
   let sessionId = "";
 
   it("offers no MIG profile until an administrator marks the node", async () => {
-    const preview = await bed.call(bed.alice, "POST", "/api/v1/sessions/preview-cost", {
-      offering: mig.offering,
-      duration_seconds: 3600,
+    const preview = await bedApi(bed, bed.alice).call("previewSessionCost", {
+      body: { offering: mig.offering, duration_seconds: 3600 },
     });
-    expect(preview.status, JSON.stringify(preview.body)).toBe(200);
-    expect(preview.body).toMatchObject({ can_start: false, refusal: { code: "mig_profile_unavailable" } });
-    const created = await bed.call(bed.alice, "POST", "/api/v1/sessions", mig);
-    expect([created.status, created.body.error?.code]).toEqual([422, "mig_profile_unavailable"]);
+    expect(preview).toMatchObject({ can_start: false, refusal: { code: "mig_profile_unavailable" } });
+    const created = await refusalOf(bedApi(bed, bed.alice).call("createSession", { body: mig }));
+    expect([created.status, created.code]).toEqual([422, "mig_profile_unavailable"]);
   });
 
   it("marks the node by its label; availability shows the layout's instances", async () => {
     const clusterId = bed.gpu["gpu-a"]?.id as string;
-    const bad = await bed.call(bed.superAdmin, "POST", `/api/v1/clusters/${clusterId}/mig-layouts`, {
-      selector: "berth.dev/mig=mixed",
-      gpu_model: H100,
-      profiles: { "3g.40gb": 3 },
+    const admin = bedApi(bed, bed.superAdmin);
+    const bad = await refusalOf(
+      admin.call("createClusterMigLayout", {
+        params: { clusterId },
+        body: { selector: "berth.dev/mig=mixed", gpu_model: H100, profiles: { "3g.40gb": 3 } },
+      }),
+    );
+    expect([bad.status, bad.code]).toEqual([400, "mig_layout_overfilled"]);
+    const r = await admin.call("createClusterMigLayout", {
+      params: { clusterId },
+      body: { selector: "berth.dev/mig=mixed", gpu_model: H100, profiles: LAYOUT },
     });
-    expect([bad.status, bad.body.error?.code]).toEqual([400, "mig_layout_overfilled"]);
-    const r = await bed.call(bed.superAdmin, "POST", `/api/v1/clusters/${clusterId}/mig-layouts`, {
-      selector: "berth.dev/mig=mixed",
-      gpu_model: H100,
-      profiles: LAYOUT,
-    });
-    expect(r.status, JSON.stringify(r.body)).toBe(201);
-    expect(r.body.nodes).toEqual([{ name: "gpu-a-mig", advertised: { "1g.10gb": 4, "2g.20gb": 2, "3g.40gb": 2 } }]);
-    const a = await bed.call(bed.alice, "GET", "/api/v1/sessions/gpu-availability");
-    const row = a.body.clusters.find((c: any) => c.cluster_id === clusterId && c.gpu_model === H100);
+    expect(r.nodes).toEqual([{ name: "gpu-a-mig", advertised: { "1g.10gb": 4, "2g.20gb": 2, "3g.40gb": 2 } }]);
+    const a = await bedApi(bed, bed.alice).call("getGpuAvailability");
+    const row = a.clusters.find((c) => c.cluster_id === clusterId && c.gpu_model === H100);
     expect(row).toMatchObject({ mig_free: { "1g.10gb": 4, "2g.20gb": 2, "3g.40gb": 2 }, whole_free: 1 });
   });
 
   it("prices a 3g.40gb at half the card's rate before it starts", async () => {
-    const r = await bed.call(bed.alice, "POST", "/api/v1/sessions/preview-cost", {
-      offering: mig.offering,
-      duration_seconds: 3600,
+    const r = await bedApi(bed, bed.alice).call("previewSessionCost", {
+      body: { offering: mig.offering, duration_seconds: 3600 },
     });
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body).toMatchObject({ hourly_rate: HALF_AN_H100.toString(), cost: "2000000", can_start: true });
+    expect(r).toMatchObject({ hourly_rate: HALF_AN_H100.toString(), cost: "2000000", can_start: true });
   });
 
   it("runs the session on the MIG node, its pod asking one 3g.40gb and no whole GPU", async () => {
@@ -99,8 +96,8 @@ describe("an H100 offered as MIG instances", () => {
     await until(
       "availability counts the instance",
       async () => {
-        const a = await bed.call(bed.alice, "GET", "/api/v1/sessions/gpu-availability");
-        const row = a.body.clusters.find((c: any) => c.gpu_model === H100);
+        const a = await bedApi(bed, bed.alice).call("getGpuAvailability");
+        const row = a.clusters.find((c) => c.gpu_model === H100);
         return row?.mig_free["3g.40gb"] === 1 && row?.whole_free === 1;
       },
       30_000,

@@ -3,6 +3,7 @@
 // kube-scheduler off the pool's nodes; the project's sessions use them. Removing the grant warns the owner
 // of a session running there. Real apiservers with kwok nodes, real Postgres, the API and the worker.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { bedApi } from "../console/api-client.ts";
 import { adminKube, gpuCluster, H100, MANAGEMENT, SESSIONS_NS, type SessionsBed, startSessionsBed } from "./harness.ts";
 
 vi.setConfig({ testTimeout: 180_000 });
@@ -39,7 +40,7 @@ const body = (name: string, over: Record<string, unknown> = {}) => ({
   name,
   ...over,
 });
-const base = () => `/api/v1/clusters/${bed.gpu["gpu-a"]?.id}/node-pools`;
+const clusterId = () => bed.gpu["gpu-a"]?.id as string;
 
 async function podSpec(name: string) {
   const kube = adminKube(bed.fleet.cluster("gpu-a"));
@@ -53,20 +54,25 @@ async function podSpec(name: string) {
 
 describe("a node pool granted to a project", () => {
   it("is made from the cluster's labelled nodes and granted to the project", async () => {
-    const pool = await bed.call(bed.superAdmin, "POST", base(), { name: "lab", selector: "berth.dev/pool=lab" });
-    expect(pool.status, JSON.stringify(pool.body)).toBe(201);
-    expect(pool.body.nodes).toEqual(["gpu-a-lab"]);
-    poolId = pool.body.id;
-    const grant = await bed.call(bed.superAdmin, "POST", `${base()}/${poolId}/grants`, { project_id: project });
-    expect(grant.status, JSON.stringify(grant.body)).toBe(201);
-    grantId = grant.body.grants[0].id;
+    const admin = bedApi(bed, bed.superAdmin);
+    const pool = await admin.call("createClusterNodePool", {
+      params: { clusterId: clusterId() },
+      body: { name: "lab", selector: "berth.dev/pool=lab" },
+    });
+    expect(pool.nodes).toEqual(["gpu-a-lab"]);
+    poolId = pool.id;
+    const grant = await admin.call("grantClusterNodePool", {
+      params: { clusterId: clusterId(), poolId },
+      body: { project_id: project },
+    });
+    grantId = grant.grants[0]?.id as string;
   });
 
   it("shows each member only the GPUs they may use", async () => {
-    const forBob = await bed.call(bed.bob, "GET", "/api/v1/sessions/gpu-availability");
-    expect(forBob.body.clusters).toEqual([expect.objectContaining({ total: 1, nodes: 1 })]);
-    const forAlice = await bed.call(bed.alice, "GET", "/api/v1/sessions/gpu-availability");
-    expect(forAlice.body.clusters).toEqual([expect.objectContaining({ total: 3, nodes: 2 })]);
+    const forBob = await bedApi(bed, bed.bob).call("getGpuAvailability");
+    expect(forBob.clusters).toEqual([expect.objectContaining({ total: 1, nodes: 1 })]);
+    const forAlice = await bedApi(bed, bed.alice).call("getGpuAvailability");
+    expect(forAlice.clusters).toEqual([expect.objectContaining({ total: 3, nodes: 2 })]);
   });
 
   it("keeps another member's sessions off the pool: placed on the open node, its pod barred from the pool", async () => {
@@ -83,12 +89,11 @@ describe("a node pool granted to a project", () => {
     });
 
     // The open node is full; the pool's two GPUs are free, and still not for Bob.
-    const second = await bed.call(bed.bob, "POST", "/api/v1/sessions", body("bob-2"));
-    expect(second.status).toBe(201);
-    const waiting = await bed.waitFor(bed.bob, second.body.id, (s) => s.phase === "Queued", "bob-2 Queued");
+    const second = await bedApi(bed, bed.bob).call("createSession", { body: body("bob-2") });
+    const waiting = await bed.waitFor(bed.bob, second.id, (s) => s.phase === "Queued", "bob-2 Queued");
     expect(waiting.reason).toBe("NoCapacity");
-    expect((await bed.pods("gpu-a")).map((p) => p.name)).not.toContain(second.body.resource_name);
-    sessions.bob2 = second.body.id;
+    expect((await bed.pods("gpu-a")).map((p) => p.name)).not.toContain(second.resource_name);
+    sessions.bob2 = second.id;
   });
 
   it("places the project's sessions on the pool, with no bar on their pods", async () => {
@@ -97,26 +102,28 @@ describe("a node pool granted to a project", () => {
     expect(mine.node).toBe("gpu-a-lab");
     expect((await podSpec(mine.resource_name)).affinity).toBeUndefined();
     // Bob's queued session is still waiting although the pool has a GPU left.
-    const still = await bed.call(bed.bob, "GET", `/api/v1/sessions/${sessions.bob2}`);
-    expect(still.body.phase).toBe("Queued");
+    const still = await bedApi(bed, bed.bob).call("getSession", { params: { sessionId: sessions.bob2 as string } });
+    expect(still.phase).toBe("Queued");
   });
 
   it("warns the owner of a running session when the grant is removed, and it keeps running", async () => {
-    const r = await bed.call(bed.superAdmin, "DELETE", `${base()}/${poolId}/grants/${grantId}`);
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body.warned_sessions).toEqual([sessions.alice1]);
-    const inbox = await bed.call(bed.alice, "GET", "/api/v1/notifications");
-    expect(inbox.body.data).toContainEqual(
+    const r = await bedApi(bed, bed.superAdmin).call("revokeClusterNodePoolGrant", {
+      params: { clusterId: clusterId(), poolId, grantId },
+    });
+    expect(r.warned_sessions).toEqual([sessions.alice1]);
+    const inbox = await bedApi(bed, bed.alice).call("listNotifications");
+    expect(inbox.data).toContainEqual(
       expect.objectContaining({
         kind: "session.node_pool_revoked",
         data: expect.objectContaining({ session_id: sessions.alice1, node: "gpu-a-lab" }),
       }),
     );
-    const running = await bed.call(bed.alice, "GET", `/api/v1/sessions/${sessions.alice1}`);
-    expect(running.body.phase).toBe("Running");
+    const running = await bedApi(bed, bed.alice).call("getSession", {
+      params: { sessionId: sessions.alice1 as string },
+    });
+    expect(running.phase).toBe("Running");
     // A new session of the project no longer goes there.
-    const next = await bed.call(bed.alice, "POST", "/api/v1/sessions", body("alice-2", { project_id: project }));
-    expect(next.status).toBe(201);
-    await bed.waitFor(bed.alice, next.body.id, (s) => s.phase === "Queued", "alice-2 Queued");
+    const next = await bedApi(bed, bed.alice).call("createSession", { body: body("alice-2", { project_id: project }) });
+    await bed.waitFor(bed.alice, next.id, (s) => s.phase === "Queued", "alice-2 Queued");
   });
 });

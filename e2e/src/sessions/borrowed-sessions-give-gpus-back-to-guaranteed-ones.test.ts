@@ -1,4 +1,3 @@
-// biome-ignore-all lint/suspicious/noExplicitAny: journeys read the API's JSON as it comes
 // Fair share on the bed (docs/dev/fair-share.md): an organization guaranteed one of the fleet's two H100s
 // lets Bob borrow both while nobody needs them; when Alice's guaranteed session waits, the reclaim loop
 // (its passes in the test's hand, with a 0-second grace) warns the newest borrowed session's owner
@@ -7,6 +6,7 @@
 import { capacityReclaimWorkerLoop } from "@berth/api";
 import { HttpKube } from "@berth/controllers/kube";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { bedApi } from "../console/api-client.ts";
 import { H100, type SessionsBed, startSessionsBed } from "./harness.ts";
 
 vi.setConfig({ testTimeout: 600_000 });
@@ -42,24 +42,23 @@ describe("borrowed capacity is given back to guaranteed sessions by pausing", ()
     expect((await loop.pass()).warned).toEqual([]);
 
     // Alice's guaranteed session is within the organization's guarantee and waits for a GPU.
-    const g = await bed.call(bed.alice, "POST", "/api/v1/sessions", { ...h100, name: "g" });
-    expect(g.status, JSON.stringify(g.body)).toBe(201);
-    expect(g.body.capacity_class).toBe("guaranteed");
-    await bed.waitFor(bed.alice, g.body.id, (s) => s.phase === "Queued", "guaranteed session Queued");
+    const g = await bedApi(bed, bed.alice).call("createSession", { body: { ...h100, name: "g" } });
+    expect(g.capacity_class).toBe("guaranteed");
+    await bed.waitFor(bed.alice, g.id, (s) => s.phase === "Queued", "guaranteed session Queued");
 
     // One pass warns the newest borrowed session (both are active), for Alice's.
     const warned = await loop.pass();
-    expect(warned.warned).toEqual([{ session: b2.id, for: g.body.id }]);
-    const notice = (await bed.call(bed.bob, "GET", `/api/v1/sessions/${b2.id}`)).body.reclaim_notice;
-    expect(notice.pending).toMatchObject({ for_session_id: g.body.id, paused_at: null });
+    expect(warned.warned).toEqual([{ session: b2.id, for: g.id }]);
+    const notice = (await bedApi(bed, bed.bob).call("getSession", { params: { sessionId: b2.id } })).reclaim_notice;
+    expect(notice?.pending).toMatchObject({ for_session_id: g.id, paused_at: null });
     // The owner reads who needs the GPU by the organization's name, not its id.
-    const needing = await bed.t.database.db("organizations").where({ id: g.body.organization_id }).first("name");
-    expect(notice.pending.reason).toContain(`A guaranteed session of ${needing.name} needs ${H100}`);
-    expect(notice.pending.reason).not.toContain(g.body.organization_id);
-    const bell = await bed.call(bed.bob, "GET", "/api/v1/notifications?kind=session.reclaim_warning");
-    expect(bell.body.data).toEqual([expect.objectContaining({ data: expect.objectContaining({ session_id: b2.id }) })]);
-    const events = await bed.call(bed.orgAdmin, "GET", `/api/v1/sessions/${b2.id}/resource/events`);
-    expect(JSON.stringify(events.body)).toContain("CapacityReclaimWarning");
+    const needing = await bed.t.database.db("organizations").where({ id: g.organization_id }).first("name");
+    expect(notice?.pending?.reason).toContain(`A guaranteed session of ${needing.name} needs ${H100}`);
+    expect(notice?.pending?.reason).not.toContain(g.organization_id);
+    const bell = await bedApi(bed, bed.bob).call("listNotifications", { query: { kind: "session.reclaim_warning" } });
+    expect(bell.data).toEqual([expect.objectContaining({ data: expect.objectContaining({ session_id: b2.id }) })]);
+    const events = await bedApi(bed, bed.orgAdmin).call("listSessionResourceEvents", { params: { sessionId: b2.id } });
+    expect(JSON.stringify(events)).toContain("CapacityReclaimWarning");
     const streamed = await bed.t.database
       .db("session_events")
       .where({ session_id: b2.id, type: "session.reclaim_warning" });
@@ -69,29 +68,33 @@ describe("borrowed capacity is given back to guaranteed sessions by pausing", ()
     expect((await loop.pass()).paused).toEqual([b2.id]);
     const paused = await bed.waitFor(bed.bob, b2.id, (s) => s.phase === "Paused", "borrowed session Paused");
     expect(paused.reason).toBe("CapacityReclaimed");
-    await bed.waitFor(bed.alice, g.body.id, (s) => s.phase === "Running", "guaranteed session Running");
+    await bed.waitFor(bed.alice, g.id, (s) => s.phase === "Running", "guaranteed session Running");
 
     // Its resume is queued (the pass after the pause lands); a newer borrowed session waits behind it.
     expect((await loop.pass()).requeued).toEqual([b2.id]);
     await bed.waitFor(bed.bob, b2.id, (s) => s.phase === "Queued", "reclaimed session Queued to resume");
-    const b3 = await bed.call(bed.bob, "POST", "/api/v1/sessions", { ...h100, name: "b3", capacity_class: "borrowed" });
-    expect(b3.status, JSON.stringify(b3.body)).toBe(201);
+    const b3 = await bedApi(bed, bed.bob).call("createSession", {
+      body: { ...h100, name: "b3", capacity_class: "borrowed" },
+    });
     // Placement's own order: the reclaimed session first (it waits from its first start), the newer second.
-    await bed.waitFor(bed.bob, b3.body.id, (s) => s.queue?.position === 2, "newer borrowed session second");
-    expect((await bed.call(bed.bob, "GET", `/api/v1/sessions/${b2.id}`)).body.queue.position).toBe(1);
+    await bed.waitFor(bed.bob, b3.id, (s) => s.queue?.position === 2, "newer borrowed session second");
+    expect((await bedApi(bed, bed.bob).call("getSession", { params: { sessionId: b2.id } })).queue?.position).toBe(1);
 
     // A GPU frees up: the reclaimed session resumes, not the newer one.
-    expect((await bed.call(bed.bob, "POST", `/api/v1/sessions/${b1.id}/terminate`)).status).toBe(202);
+    // Answered means accepted: the contract gives terminate one success, 202 (api/openapi.json).
+    await bedApi(bed, bed.bob).call("terminateSession", { params: { sessionId: b1.id } });
     await bed.waitFor(bed.bob, b2.id, (s) => s.phase === "Running", "reclaimed session Running again");
-    expect((await bed.call(bed.bob, "GET", `/api/v1/sessions/${b3.body.id}`)).body.phase).toBe("Queued");
+    expect((await bedApi(bed, bed.bob).call("getSession", { params: { sessionId: b3.id } })).phase).toBe("Queued");
     expect((await loop.pass()).resumed).toEqual([b2.id]);
-    expect((await bed.call(bed.bob, "GET", `/api/v1/sessions/${b2.id}`)).body.reclaim_notice.pending).toBeNull();
+    expect(
+      (await bedApi(bed, bed.bob).call("getSession", { params: { sessionId: b2.id } })).reclaim_notice?.pending,
+    ).toBeNull();
 
     // The reclaim log names who reclaimed what and why, start to end.
     const log = await bed.t.database.db("capacity_reclaims").where({ session_id: b2.id });
     expect(log).toEqual([
       expect.objectContaining({
-        for_session_id: g.body.id,
+        for_session_id: g.id,
         gpu_model: H100,
         paused_at: expect.any(Date),
         resumed_at: expect.any(Date),
@@ -100,8 +103,8 @@ describe("borrowed capacity is given back to guaranteed sessions by pausing", ()
     ]);
     // The guaranteed session was never chosen, whatever waited.
     for (let i = 0; i < 3; i++) expect((await loop.pass()).warned).toEqual([]);
-    expect(await bed.t.database.db("capacity_reclaims").where({ session_id: g.body.id })).toEqual([]);
-    expect((await bed.call(bed.alice, "GET", `/api/v1/sessions/${g.body.id}`)).body).toMatchObject({
+    expect(await bed.t.database.db("capacity_reclaims").where({ session_id: g.id })).toEqual([]);
+    expect(await bedApi(bed, bed.alice).call("getSession", { params: { sessionId: g.id } })).toMatchObject({
       phase: "Running",
       reclaim_notice: null,
     });

@@ -1,10 +1,11 @@
-// biome-ignore-all lint/suspicious/noExplicitAny: journeys read the API's JSON as it comes
 // Fair share inside the worker's placement pass (docs/dev/fair-share.md), on the bed: once a policy sets
 // fair_share, the queue is ordered by planFairPass, so a person with less decayed usage starts before
 // an earlier request of a heavier one; and a borrowed session starts only within what the lender lends,
 // even while a GPU stands free (before, only the reclaim loop looked at lending limits).
 import { grantToOrganization, type TestUser } from "@berth/api/testing";
+import type { BodyOf } from "@berth/console/client";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { bedApi } from "../console/api-client.ts";
 import { H100, type SessionsBed, startSessionsBed } from "./harness.ts";
 
 vi.setConfig({ testTimeout: 600_000 });
@@ -37,14 +38,13 @@ afterAll(async () => {
 const h100 = { offering: "h100", preset: "gpu-small", image: "jupyterlab" };
 const l4 = { offering: "l4", preset: "gpu-small", image: "terminal" };
 
-async function create(user: TestUser, body: Record<string, unknown>): Promise<string> {
-  const res = await bed.call(user, "POST", "/api/v1/sessions", body);
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body.id;
+async function create(user: TestUser, body: BodyOf<"createSession">): Promise<string> {
+  return (await bedApi(bed, user).call("createSession", { body })).id;
 }
 
 async function terminate(user: TestUser, id: string): Promise<void> {
-  expect((await bed.call(user, "POST", `/api/v1/sessions/${id}/terminate`)).status).toBe(202);
+  // Answered means accepted: the contract gives terminate one success, 202 (api/openapi.json).
+  await bedApi(bed, user).call("terminateSession", { params: { sessionId: id } });
   await bed.waitFor(user, id, (s) => s.phase === "Terminated", `${id} Terminated`);
 }
 
@@ -64,7 +64,7 @@ describe("the placement pass with fair share", () => {
 
     // The free GPU is Acme's: Alice's guaranteed session takes it, and the borrowed one still waits.
     await bed.startRunning(bed.alice, { ...h100, name: "g1" });
-    expect((await bed.call(carol, "GET", `/api/v1/sessions/${c2}`)).body.phase).toBe("Queued");
+    expect((await bedApi(bed, carol).call("getSession", { params: { sessionId: c2 } })).phase).toBe("Queued");
 
     // Carol gives her first back: Acme lends one again, so the second starts.
     await terminate(carol, c1.id);
@@ -85,6 +85,6 @@ describe("the placement pass with fair share", () => {
     // An L4 frees up: it goes to Bob.
     await terminate(bed.alice, a1.id);
     await bed.waitFor(bed.bob, b1, (s) => s.phase === "Running", "Bob's session Running");
-    expect((await bed.call(bed.alice, "GET", `/api/v1/sessions/${a3}`)).body.phase).toBe("Queued");
+    expect((await bedApi(bed, bed.alice).call("getSession", { params: { sessionId: a3 } })).phase).toBe("Queued");
   });
 });

@@ -2,8 +2,10 @@
 // not yet) is replaced by its standby, which finishes it with exactly one pod per session; the worker
 // fails over to another replica without placing anything twice; the management and GPU apiservers
 // restart under running watches.
+import { ApiError } from "@berth/console/client";
 import { LABELS } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { bedApi } from "../console/api-client.ts";
 import { type BedProvisioner, installBedStorage, startProvisioner } from "../storage/bed-storage.ts";
 import { adminKube, SESSIONS_NS, type SessionsBed, startSessionsBed } from "./harness.ts";
 
@@ -32,34 +34,31 @@ describe("an operator killed mid-flight", () => {
     // waits for it, with no pod. Bob's session next to it has nothing to wait for.
     const c = bed.fleet.cluster("gpu-b");
     await installBedStorage(c, { storageClass: HELD_CLASS });
-    const pool = await bed.call(bed.superAdmin, "POST", "/api/v1/storage/pools", {
-      name: "held",
-      cluster: gpuB.id,
-      storage_class: HELD_CLASS,
-      sharing: "selected",
-      clusters: [gpuB.id],
-      manual_capacity_gb: 100,
-      default: false,
+    await bedApi(bed, bed.superAdmin).call("createStoragePool", {
+      body: {
+        name: "held",
+        cluster: gpuB.id,
+        storage_class: HELD_CLASS,
+        sharing: "selected",
+        clusters: [gpuB.id],
+        manual_capacity_gb: 100,
+        default: false,
+      },
     });
-    expect(pool.status, JSON.stringify(pool.body)).toBe(201);
-    const volume = await bed.call(bed.alice, "POST", "/api/v1/storage/volumes", {
-      name: "held",
-      size_gb: 1,
-      pool: "held",
+    const volume = await bedApi(bed, bed.alice).call("createVolume", {
+      body: { name: "held", size_gb: 1, pool: "held" },
     });
-    expect(volume.status, JSON.stringify(volume.body)).toBe(201);
-    const claimPath = `/api/v1/namespaces/${SESSIONS_NS}/persistentvolumeclaims/berth-${volume.body.id.replace("_", "-")}`;
+    const claimPath = `/api/v1/namespaces/${SESSIONS_NS}/persistentvolumeclaims/berth-${volume.id.replace("_", "-")}`;
 
     const first = gpuB.operator;
     const standby = await gpuB.startOperator("gpu-b-standby");
     expect(standby.isLeader()).toBe(false);
     const answers = await Promise.all([
-      bed.call(bed.alice, "POST", "/api/v1/sessions", { ...l4, volumes: [{ volume: volume.body.id }] }),
-      bed.call(bed.bob, "POST", "/api/v1/sessions", l4),
+      bedApi(bed, bed.alice).call("createSession", { body: { ...l4, volumes: [{ volume: volume.id }] } }),
+      bedApi(bed, bed.bob).call("createSession", { body: l4 }),
     ]);
-    for (const a of answers) expect(a.status, JSON.stringify(a.body)).toBe(201);
-    const ids = answers.map((r) => r.body.id as string);
-    const crs = answers.map((r) => r.body.resource_name as string);
+    const ids = answers.map((r) => r.id);
+    const crs = answers.map((r) => r.resource_name as string);
     const held = crs[0] as string;
 
     // Every session's pods by its label, terminating ones included, sampled from before the kill until
@@ -138,13 +137,13 @@ describe("the worker failing over", () => {
     expect(second.isLeader()).toBe(false);
     await bed.worker.stop({ release: false });
     await second.leading(30_000);
-    const id = (await bed.call(bed.orgAdmin, "POST", "/api/v1/sessions", h100)).body.id as string;
+    const { id } = await bedApi(bed, bed.orgAdmin).call("createSession", { body: h100 });
     const s = await bed.waitFor(bed.orgAdmin, id, (x) => x.phase === "Running", "Running under the new leader", 60_000);
     const pods = (await bed.pods("gpu-a")).filter((p) => p.name === s.resource_name);
     expect(pods).toHaveLength(1);
     // Every session placed once: one Started event each (a placement's one Event), and placed once.
-    const events = await bed.call(bed.orgAdmin, "GET", `/api/v1/sessions/${id}/resource/events`);
-    expect(events.body.data.filter((e: { reason: string }) => e.reason === "Started")).toHaveLength(1);
+    const events = await bedApi(bed, bed.orgAdmin).call("listSessionResourceEvents", { params: { sessionId: id } });
+    expect(events.data.filter((e) => e.reason === "Started")).toHaveLength(1);
   });
 });
 
@@ -154,15 +153,20 @@ describe("apiserver restarts", () => {
     await bed.fleet.cluster("gpu-a").restartApiServer();
     // Right after a restart the apiserver may still answer 429 "storage is (re)initializing": the API
     // says 503 unavailable, and a client retries with the same Idempotency-Key.
-    let created = await bed.call(bed.alice, "POST", "/api/v1/sessions", h100, { "Idempotency-Key": "after-restarts" });
-    for (let i = 0; created.status === 503 && i < 60; i++) {
+    const create = () =>
+      bedApi(bed, bed.alice)
+        .call("createSession", { body: h100 }, { idempotencyKey: "after-restarts" })
+        .catch((e: unknown) => (e instanceof ApiError && e.status === 503 ? e : Promise.reject(e)));
+    let created = await create();
+    for (let i = 0; created instanceof ApiError && i < 60; i++) {
       await new Promise((r) => setTimeout(r, 500));
-      created = await bed.call(bed.alice, "POST", "/api/v1/sessions", h100, { "Idempotency-Key": "after-restarts" });
+      created = await create();
     }
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    const id = created.body.id as string;
+    if (created instanceof ApiError) throw created;
+    const id = created.id;
     await bed.waitFor(bed.alice, id, (s) => s.phase === "Running", "Running after both restarts", 90_000);
-    expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/pause`)).status).toBe(202);
+    // Answered means accepted: the contract gives pause one success, 202 (api/openapi.json).
+    await bedApi(bed, bed.alice).call("pauseSession", { params: { sessionId: id } });
     await bed.waitFor(bed.alice, id, (s) => s.phase === "Paused", "Paused after both restarts", 60_000);
   });
 });

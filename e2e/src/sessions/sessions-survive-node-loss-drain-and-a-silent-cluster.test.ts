@@ -5,6 +5,7 @@
 import type { RunningWorker } from "@berth/controllers";
 import { resourcePath, SessionMirrorKind, sessionPath } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { bedApi } from "../console/api-client.ts";
 import { until } from "../until.ts";
 import {
   adminKube,
@@ -45,21 +46,13 @@ afterAll(async () => {
 
 describe("a drained node", () => {
   it("moves the session's pod to another node of its cluster", async () => {
-    const id = (
-      await bed.call(bed.alice, "POST", "/api/v1/sessions", {
-        offering: "h100",
-        preset: "gpu-small",
-        image: "jupyterlab",
-      })
-    ).body.id as string;
+    const { id } = await bedApi(bed, bed.alice).call("createSession", {
+      body: { offering: "h100", preset: "gpu-small", image: "jupyterlab" },
+    });
     const first = await bed.waitFor(bed.alice, id, (s) => s.phase === "Running", "Running");
-    const drained = await bed.call(
-      bed.superAdmin,
-      "POST",
-      `/api/v1/nodes/${bed.gpu["gpu-a"]?.id}/${first.node}/drain`,
-      {},
-    );
-    expect(drained.status, JSON.stringify(drained.body)).toBeLessThan(300);
+    const node = { clusterId: bed.gpu["gpu-a"]?.id as string, nodeName: first.node as string };
+    // A refused drain throws (ApiError): answered is the success the check stood for.
+    await bedApi(bed, bed.superAdmin).call("drainNode", { params: node, body: {} });
     const moved = await bed.waitFor(
       bed.alice,
       id,
@@ -68,8 +61,8 @@ describe("a drained node", () => {
       60_000,
     );
     expect(moved.cluster_id).toBe(first.cluster_id);
-    await bed.call(bed.superAdmin, "POST", `/api/v1/nodes/${bed.gpu["gpu-a"]?.id}/${first.node}/uncordon`, {});
-    await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/terminate`);
+    await bedApi(bed, bed.superAdmin).call("uncordonNode", { params: node, body: {} });
+    await bedApi(bed, bed.alice).call("terminateSession", { params: { sessionId: id } });
     await bed.waitFor(bed.alice, id, (s) => s.phase === "Terminated", "Terminated");
   });
 });
@@ -79,20 +72,9 @@ describe("a lost node", () => {
     const stream = await openEventStream(`${bed.t.api.url}/api/v1/sessions/events`, bed.bob.token);
     try {
       // Both H100 nodes busy: bob's session and alice's.
-      const b = (
-        await bed.call(bed.bob, "POST", "/api/v1/sessions", {
-          offering: "h100",
-          preset: "gpu-small",
-          image: "jupyterlab",
-        })
-      ).body.id as string;
-      const a = (
-        await bed.call(bed.alice, "POST", "/api/v1/sessions", {
-          offering: "h100",
-          preset: "gpu-small",
-          image: "jupyterlab",
-        })
-      ).body.id as string;
+      const h100 = { offering: "h100", preset: "gpu-small", image: "jupyterlab" };
+      const { id: b } = await bedApi(bed, bed.bob).call("createSession", { body: h100 });
+      const { id: a } = await bedApi(bed, bed.alice).call("createSession", { body: h100 });
       const running = await bed.waitFor(bed.bob, b, (s) => s.phase === "Running", "b Running");
       await bed.waitFor(bed.alice, a, (s) => s.phase === "Running", "a Running");
 
@@ -119,8 +101,8 @@ describe("a lost node", () => {
       await gpuA.addGpuNode({ name: "gpu-a-3", gpuModel: H100, gpuCount: 1 });
       const back = await bed.waitFor(bed.bob, b, (s) => s.phase === "Running", "b Running on the new node", 60_000);
       expect(back.node).toBe("gpu-a-3");
-      const events = await bed.call(bed.orgAdmin, "GET", `/api/v1/sessions/${b}/resource/events`);
-      const reasons = events.body.data.map((e: { reason: string }) => e.reason);
+      const events = await bedApi(bed, bed.orgAdmin).call("listSessionResourceEvents", { params: { sessionId: b } });
+      const reasons = events.data.map((e) => e.reason);
       expect(reasons).toContain("NodeLost");
       // The earlier placement's mirror going away is not this placement's mirror lost.
       expect(reasons).not.toContain("MirrorLost");
@@ -135,9 +117,9 @@ describe("a lost node", () => {
 
 describe("a silent cluster", () => {
   it("turns its sessions Unknown, and back to Running when its operator reports again", async () => {
-    const id = (
-      await bed.call(bed.bob, "POST", "/api/v1/sessions", { offering: "l4", preset: "gpu-small", image: "terminal" })
-    ).body.id as string;
+    const { id } = await bedApi(bed, bed.bob).call("createSession", {
+      body: { offering: "l4", preset: "gpu-small", image: "terminal" },
+    });
     await bed.waitFor(bed.bob, id, (s) => s.phase === "Running", "Running");
     const gpuB = bed.gpu["gpu-b"];
     await gpuB?.operator?.stop({ release: false });
@@ -177,8 +159,8 @@ describe("a silent cluster whose sessions a new worker leader takes over", () =>
       const restarted = Date.now();
       await gpuB.startOperator();
       await until("gpu-b reporting again", async () => {
-        const c = await bed.call(bed.superAdmin, "GET", `/api/v1/clusters/${gpuB.id}`);
-        return c.status === 200 && Date.parse(c.body.last_report_at ?? "") > restarted;
+        const c = await bedApi(bed, bed.superAdmin).call("getCluster", { params: { clusterId: gpuB.id } });
+        return Date.parse(c.last_report_at ?? "") > restarted;
       });
       leader = await bed.startWorker("worker-after-the-silence");
       await leader.leading(60_000);
@@ -217,7 +199,8 @@ describe("a worker leader that dies owing the record of a status it wrote", () =
            WHEN (NEW.id = '${id}' AND NEW.phase = 'Terminated') EXECUTE FUNCTION e2e_lost_record()`,
       );
       try {
-        expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${id}/terminate`)).status).toBe(202);
+        // Answered means accepted: the contract gives terminate one success, 202 (api/openapi.json).
+        await bedApi(bed, bed.alice).call("terminateSession", { params: { sessionId: id } });
         await until("Terminated on the resource", async () => {
           const s = await mgmt.json<{ status?: { phase?: string } }>("GET", sessionPath(namespace, name));
           return s.status?.phase === "Terminated";
