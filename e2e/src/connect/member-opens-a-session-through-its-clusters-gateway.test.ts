@@ -119,9 +119,12 @@ describe("opening a link", () => {
     const { lab } = (await linksFor(S.a, alice)).links;
     const results = await Promise.all(Array.from({ length: 100 }, () => open(lab)));
     expect(results.filter((r) => r.status === 303)).toHaveLength(1);
-    const refused = results.filter((r) => r.status === 403);
-    expect(refused).toHaveLength(99);
-    expect(refused.every((r) => r.headers["x-berth-gateway"] === "token_used")).toBe(true);
+    // Every other opening is refused as a spent link. On a loaded machine a few may find the control plane
+    // too slow to answer (401 "try again in a moment"): never a second way in, and a retry is refused as spent.
+    const others = results.filter((r) => r.status !== 303).map((r) => `${r.status} ${r.headers["x-berth-gateway"]}`);
+    expect(others.filter((o) => o !== "403 token_used" && o !== "401 verification_unavailable")).toEqual([]);
+    const retried = await open(lab);
+    expect(`${retried.status} ${retried.headers["x-berth-gateway"]}`).toBe("403 token_used");
   });
 
   it("does not let another member in: not with their cookie, not with their link", async () => {
