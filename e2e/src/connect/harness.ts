@@ -32,6 +32,7 @@ import {
 } from "@berth/operator/gateway";
 import { type RunningStandin, STANDIN_LOG_LINES, startStandin } from "@berth/operator/standin";
 import { adminKube, mintControlPlaneCredential, prepareManagementCluster } from "../clusters/credentials.ts";
+import { bedApi } from "../console/api-client.ts";
 import { type Cluster, type Fleet, kubeConfigFrom, startFleet } from "../index.ts";
 import { eventually } from "../testbed/waiting.test-support.ts";
 
@@ -131,17 +132,16 @@ export async function startConnectBed(): Promise<ConnectBed> {
     for (const name of ["gpu-a", "gpu-b"] as const) {
       const cluster = fleet.cluster(name);
       const cred = await mintControlPlaneCredential(cluster, { name: "berth-control-plane" });
-      const reg = await t.request("POST", "/api/v1/clusters", {
-        token: superAdmin.token,
-        json: {
+      // A refusal throws the client's ApiError, which fails the bed's start.
+      const reg = await bedApi({ t }, superAdmin).call("registerCluster", {
+        body: {
           name,
           session_domain: `${name}.pending.invalid`,
           credential: { server: cluster.server, ca_data: cluster.caPem, token: cred.token },
         },
       });
-      if (reg.status !== 201) throw new Error(`registering ${name}: ${reg.status} ${JSON.stringify(reg.body)}`);
-      const clusterId = reg.body.cluster.id as string;
-      const operatorToken = reg.body.operator_token.token as string;
+      const clusterId = reg.cluster.id;
+      const operatorToken = reg.operator_token.token;
       const tokenFile = join(dir, `operator-token-${name}`);
       writeFileSync(tokenFile, `${operatorToken}\n`, { mode: 0o600 });
       const tls = selfSignedCertificate({ names: ["127.0.0.1", "localhost"] });
@@ -170,12 +170,10 @@ export async function startConnectBed(): Promise<ConnectBed> {
       gateways.set(name, { options });
       stops.push(() => gateway.close());
       const sessionDomain = `127.0.0.1:${gateway.port}`;
-      const patched = await t.request("PATCH", `/api/v1/clusters/${clusterId}`, {
-        token: superAdmin.token,
-        json: { session_domain: sessionDomain },
+      await bedApi({ t }, superAdmin).call("updateCluster", {
+        params: { clusterId },
+        body: { session_domain: sessionDomain },
       });
-      if (patched.status !== 200)
-        throw new Error(`PATCH session_domain of ${name}: ${patched.status} ${JSON.stringify(patched.body)}`);
       gpu[name] = { name, clusterId, operatorToken, tokenFile, gateway, sessionDomain, cluster };
     }
 
