@@ -5,10 +5,12 @@
 // operator's samples.
 
 import type { TestUser } from "@berth/api/testing";
+import type { ResponseOf } from "@berth/console/client";
 import { cookieFrom, get, type SimpleResponse } from "@berth/operator/gateway/testing";
 import { STANDIN_LOG_LINES } from "@berth/operator/standin";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { bedApi, refusalOf } from "../console/api-client.ts";
 import { type ConnectBed, startConnectBed } from "./harness.ts";
 
 let bed: ConnectBed;
@@ -39,15 +41,8 @@ afterAll(async () => {
   await bed?.stop();
 });
 
-interface Links {
-  session_domain: string;
-  links: { lab: string; terminal: string; code: string };
-}
-
-async function linksFor(id: string, user: TestUser): Promise<Links> {
-  const r = await bed.t.request("GET", `/api/v1/sessions/${id}/connect`, { token: user.token });
-  expect(r.status, JSON.stringify(r.body)).toBe(200);
-  return r.body as Links;
+function linksFor(id: string, user: TestUser): Promise<ResponseOf<"getSessionConnectLinks">> {
+  return bedApi(bed, user).call("getSessionConnectLinks", { params: { sessionId: id } });
 }
 
 const caOf = (url: string) =>
@@ -91,10 +86,10 @@ describe("connect links", () => {
   });
 
   it("are refused for a paused session, and for another member's session", async () => {
-    const paused = await bed.t.request("GET", `/api/v1/sessions/${S.paused}/connect`, { token: alice.token });
+    const paused = await refusalOf(linksFor(S.paused, alice));
     expect(paused.status).toBe(409);
-    expect(paused.body.error.details).toMatchObject({ reason: "session_not_running", phase: "Paused" });
-    expect((await bed.t.request("GET", `/api/v1/sessions/${S.a}/connect`, { token: bob.token })).status).toBe(404);
+    expect(paused.details).toMatchObject({ reason: "session_not_running", phase: "Paused" });
+    expect((await refusalOf(linksFor(S.a, bob))).status).toBe(404);
   });
 });
 
@@ -204,13 +199,15 @@ describe("opening a link", () => {
 });
 
 describe("logs", () => {
+  const logsOf = (user: TestUser, sessionId: string, tail?: number) =>
+    bedApi(bed, user).call("getSessionLogs", { params: { sessionId }, query: tail === undefined ? {} : { tail } });
+
   it("show what the session's pod logs, read through its cluster's API", async () => {
-    const r = await bed.t.request("GET", `/api/v1/sessions/${S.a}/logs?tail=100`, { token: alice.token });
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body.lines).toEqual(STANDIN_LOG_LINES);
-    expect(r.body.cluster_id).toBe(bed.gpu["gpu-a"].clusterId);
-    const tail = await bed.t.request("GET", `/api/v1/sessions/${S.onB}/logs?tail=1`, { token: alice.token });
-    expect(tail.body.lines).toEqual(STANDIN_LOG_LINES.slice(-1));
+    const r = await logsOf(alice, S.a, 100);
+    expect(r.lines).toEqual(STANDIN_LOG_LINES);
+    expect(r.cluster_id).toBe(bed.gpu["gpu-a"].clusterId);
+    const tail = await logsOf(alice, S.onB, 1);
+    expect(tail.lines).toEqual(STANDIN_LOG_LINES.slice(-1));
   });
 
   it("follow as a stream", async () => {
@@ -232,8 +229,8 @@ describe("logs", () => {
   });
 
   it("are refused for a paused session and hidden from another member", async () => {
-    expect((await bed.t.request("GET", `/api/v1/sessions/${S.paused}/logs`, { token: alice.token })).status).toBe(409);
-    expect((await bed.t.request("GET", `/api/v1/sessions/${S.a}/logs`, { token: bob.token })).status).toBe(404);
+    expect((await refusalOf(logsOf(alice, S.paused))).status).toBe(409);
+    expect((await refusalOf(logsOf(bob, S.a))).status).toBe(404);
   });
 });
 
@@ -264,11 +261,10 @@ describe("live usage", () => {
     expect(await first.json()).toEqual({ accepted: 6, duplicates: 0 });
     const again = await report(a.operatorToken, body);
     expect(await again.json()).toEqual({ accepted: 0, duplicates: 6 });
-    const u = await bed.t.request("GET", `/api/v1/sessions/${S.a}/usage?points=3`, { token: alice.token });
-    expect(u.status).toBe(200);
-    expect(u.body.totals).toMatchObject({ samples: 6, gpu_seconds: 60 });
-    expect(u.body.latest).toMatchObject({ gpu_seconds: 10, gpu_utilization: 45, gpu_memory_mib: 2048 });
-    expect(u.body.series.map((p: { gpu_utilization: number }) => p.gpu_utilization)).toEqual([43, 44, 45]);
+    const u = await bedApi(bed, alice).call("getSessionUsage", { params: { sessionId: S.a }, query: { points: 3 } });
+    expect(u.totals).toMatchObject({ samples: 6, gpu_seconds: 60 });
+    expect(u.latest).toMatchObject({ gpu_seconds: 10, gpu_utilization: 45, gpu_memory_mib: 2048 });
+    expect(u.series.map((p) => p.gpu_utilization)).toEqual([43, 44, 45]);
   });
 
   it("refuses a batch that names another cluster, and writes nothing", async () => {
