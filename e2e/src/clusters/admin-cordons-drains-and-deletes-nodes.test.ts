@@ -9,6 +9,7 @@ import { ClusterKind, resourcePath } from "@berth/crds";
 import { operatorRbac } from "@berth/operator";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bedApi, refusalOf } from "../console/api-client.ts";
 import { type KubeHttp, kubeConfigFrom } from "../index.ts";
 import { eventually, statusFrom } from "../testbed/waiting.test-support.ts";
 import { adminKube, type ClustersBed, startClustersBed } from "./harness.ts";
@@ -75,9 +76,10 @@ async function aPod(namespace: string, name: string, node: string, labels: Recor
   );
 }
 
-const admin = () => ({ token: bed.superAdmin.token });
-const act = (node: string, action: string) =>
-  bed.t.request("POST", `/api/v1/nodes/${clusterId}/${node}/${action}`, admin());
+const admin = () => bedApi(bed, bed.superAdmin);
+/** The super_admin asks for `action` on `node` of `cluster` (answered means 200, its one success status). */
+const act = (node: string, action: "cordonNode" | "uncordonNode" | "drainNode", cluster = clusterId) =>
+  admin().call(action, { params: { clusterId: cluster, nodeName: node }, body: {} });
 
 beforeAll(async () => {
   bed = await startClustersBed({
@@ -93,12 +95,10 @@ beforeAll(async () => {
     ],
   });
   kube = adminKube(bed.fleet.cluster("gpu-a"));
-  const res = await bed.t.request("POST", "/api/v1/clusters", {
-    ...admin(),
-    json: { name: "gpu-a", session_domain: "gpu-a.sessions.localhost", credential: await bed.credentialFor("gpu-a") },
+  const res = await admin().call("registerCluster", {
+    body: { name: "gpu-a", session_domain: "gpu-a.sessions.localhost", credential: await bed.credentialFor("gpu-a") },
   });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  clusterId = res.body.cluster.id;
+  clusterId = res.cluster.id;
   await reportFromCluster();
 });
 
@@ -109,9 +109,8 @@ afterAll(async () => {
 
 describe("node actions", () => {
   it("cordon marks the node unschedulable on its cluster and in the inventory at once", async () => {
-    const res = await act("gpu-a-1", "cordon");
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body).toMatchObject({
+    const res = await act("gpu-a-1", "cordonNode");
+    expect(res).toMatchObject({
       cluster_id: clusterId,
       node: "gpu-a-1",
       action: "cordon",
@@ -121,8 +120,8 @@ describe("node actions", () => {
     });
     const node = await kube.json<KNode>("GET", "/api/v1/nodes/gpu-a-1");
     expect(node.spec?.unschedulable).toBe(true);
-    const listed = await bed.t.request("GET", `/api/v1/nodes?cluster=${clusterId}`, admin());
-    expect(listed.body.data.find((n: { name: string }) => n.name === "gpu-a-1").schedulable).toBe(false);
+    const listed = await admin().call("listNodes", { query: { cluster: clusterId } });
+    expect(listed.data.find((n) => n.name === "gpu-a-1")?.schedulable).toBe(false);
     // The operator's next report agrees.
     await reportFromCluster();
     expect(
@@ -136,9 +135,8 @@ describe("node actions", () => {
   });
 
   it("uncordon makes it schedulable again", async () => {
-    const res = await act("gpu-a-1", "uncordon");
-    expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ action: "uncordon", schedulable: true, node_state: { schedulable: true } });
+    const res = await act("gpu-a-1", "uncordonNode");
+    expect(res).toMatchObject({ action: "uncordon", schedulable: true, node_state: { schedulable: true } });
     const node = await kube.json<KNode>("GET", "/api/v1/nodes/gpu-a-1");
     expect(node.spec?.unschedulable).toBeFalsy();
   });
@@ -147,9 +145,8 @@ describe("node actions", () => {
     await aPod(SESSIONS, "ses-drained", "gpu-a-2");
     await aPod(SESSIONS, "ses-elsewhere", "gpu-a-1");
     await aPod("default", "not-berths", "gpu-a-2");
-    const res = await act("gpu-a-2", "drain");
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body).toMatchObject({
+    const res = await act("gpu-a-2", "drainNode");
+    expect(res).toMatchObject({
       action: "drain",
       outcome: "success",
       schedulable: false,
@@ -191,10 +188,9 @@ describe("node actions", () => {
       metadata: { name: "protected", namespace: SESSIONS },
       spec: { minAvailable: 1, selector: { matchLabels: { app: "protected" } } },
     });
-    const res = await act("gpu-a-3", "drain");
-    expect(res.status).toBe(200);
-    expect(res.body.outcome).toBe("partial");
-    expect(res.body.evictions).toEqual([
+    const res = await act("gpu-a-3", "drainNode");
+    expect(res.outcome).toBe("partial");
+    expect(res.evictions).toEqual([
       { pod: "ses-protected", namespace: SESSIONS, result: "blocked", message: expect.any(String) },
     ]);
     const pod = await kube.json<{ metadata: { deletionTimestamp?: string } }>(
@@ -208,25 +204,24 @@ describe("node actions", () => {
     expect(await bed.t.database.db("gpu_devices").where({ cluster_id: clusterId, node_name: "gpu-a-3" })).toHaveLength(
       8,
     );
-    const res = await bed.t.request("DELETE", `/api/v1/nodes/${clusterId}/gpu-a-3`, admin());
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body).toMatchObject({ action: "delete", outcome: "success", deleted: true });
+    const res = await admin().call("deleteNode", { params: { clusterId, nodeName: "gpu-a-3" } });
+    expect(res).toMatchObject({ action: "delete", outcome: "success", deleted: true });
     expect((await kube.raw("GET", "/api/v1/nodes/gpu-a-3")).status).toBe(404);
     expect(await bed.t.database.db("cluster_nodes").where({ cluster_id: clusterId, name: "gpu-a-3" })).toHaveLength(0);
     expect(await bed.t.database.db("gpu_devices").where({ cluster_id: clusterId, node_name: "gpu-a-3" })).toHaveLength(
       0,
     );
-    const pools = await bed.t.request("GET", `/api/v1/node-pools?cluster=${clusterId}`, admin());
-    expect(pools.body.data[0]).toMatchObject({ nodes: 2, gpu_count: 16 });
+    const pools = await admin().call("listNodePools", { query: { cluster: clusterId } });
+    expect(pools.data[0]).toMatchObject({ nodes: 2, gpu_count: 16 });
   });
 
   it("answers 404 for a node or cluster that does not exist", async () => {
-    const node = await act("gpu-a-404", "cordon");
+    const node = await refusalOf(act("gpu-a-404", "cordonNode"));
     expect(node.status).toBe(404);
-    expect(node.body.error.code).toBe("not_found");
-    const cluster = await bed.t.request("POST", "/api/v1/nodes/clu_doesnotexist/gpu-a-1/cordon", admin());
+    expect(node.code).toBe("not_found");
+    const cluster = await refusalOf(act("gpu-a-1", "cordonNode", "clu_doesnotexist"));
     expect(cluster.status).toBe(404);
-    const invalid = await bed.t.request("POST", `/api/v1/nodes/${clusterId}/Not_A_Node/cordon`, admin());
+    const invalid = await refusalOf(act("Not_A_Node", "cordonNode"));
     expect(invalid.status).toBe(400);
   });
 });
@@ -235,7 +230,7 @@ describe("npm start's registration of the local GPU clusters", () => {
   it("registers each GPU cluster, writes its operator token file, and is safe to run again", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "berth-operators-"));
     try {
-      expect((await bed.t.request("DELETE", `/api/v1/clusters/${clusterId}`, admin())).status).toBe(200);
+      await admin().call("deregisterCluster", { params: { clusterId } });
       const [first] = await registerLocalGpuClusters({
         deps: bed.t.deps,
         fleet: bed.fleet,

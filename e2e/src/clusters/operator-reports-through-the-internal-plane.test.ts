@@ -19,6 +19,7 @@ import { HttpKube } from "@berth/controllers/kube";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { createLocalJWKSet, generateKeyPair, jwtVerify, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bedApi } from "../console/api-client.ts";
 import { kubeConfigFrom } from "../index.ts";
 import { type ClustersBed, closedPort, startClustersBed } from "./harness.ts";
 
@@ -56,12 +57,10 @@ beforeAll(async () => {
     ["a", "gpu-a"],
     ["b", "gpu-b"],
   ] as const) {
-    const res = await bed.t.request("POST", "/api/v1/clusters", {
-      token: bed.superAdmin.token,
-      json: { name, session_domain: `${name}.sessions.localhost`, credential: await bed.credentialFor(name) },
+    const res = await bedApi(bed, bed.superAdmin).call("registerCluster", {
+      body: { name, session_domain: `${name}.sessions.localhost`, credential: await bed.credentialFor(name) },
     });
-    expect(res.status, JSON.stringify(res.body)).toBe(201);
-    clusters[key] = { id: res.body.cluster.id, token: res.body.operator_token.token };
+    clusters[key] = { id: res.cluster.id, token: res.operator_token.token };
   }
   const opened = await startInternalListener(bed.t.deps, { allowCidrs: ["127.0.0.0/8"], host: "127.0.0.1", port: 0 });
   if (!opened) throw new Error("the internal plane did not open");
@@ -73,6 +72,7 @@ afterAll(async () => {
   await bed?.stop();
 });
 
+// The internal plane's routes (/internal, /.well-known) have no operation id in api/openapi.json: raw calls.
 async function call(base: string, method: string, path: string, opts: { token?: string; json?: unknown } = {}) {
   const res = await fetch(base + path, {
     method,
@@ -172,6 +172,7 @@ describe("opening the internal plane", () => {
   it("serves /internal and /.well-known only, and the public listener serves neither", async () => {
     expect((await internal("GET", "/api/v1/clusters", { token: bed.superAdmin.token })).status).toBe(404);
     expect((await internal("GET", "/healthz")).status).toBe(404);
+    // Internal-plane routes have no operation id (not in api/openapi.json): asked for raw on the public listener.
     const jwks = await bed.t.request("GET", "/.well-known/svc-internal-jwks.json");
     expect(jwks.status).toBe(404);
     expect(jwks.body.error.code).toBe("not_found");
@@ -277,17 +278,16 @@ describe("operator tokens", () => {
   });
 
   it("stop working when rotated: the new token works, the old one is 401", async () => {
-    const rotated = await bed.t.request("POST", `/api/v1/clusters/${clusters.b.id}/operator-token`, {
-      token: bed.superAdmin.token,
+    const rotated = await bedApi(bed, bed.superAdmin).call("rotateClusterOperatorToken", {
+      params: { clusterId: clusters.b.id },
     });
-    expect(rotated.status).toBe(201);
     const old = await internal("PUT", "/internal/v1/inventory", {
       token: clusters.b.token,
       json: inventory(clusters.b.id, []),
     });
     expect(old.status).toBe(401);
     expect(old.body.error.code).toBe("unauthenticated");
-    clusters.b.token = rotated.body.token;
+    clusters.b.token = rotated.token;
     const fresh = await internal("PUT", "/internal/v1/inventory", {
       token: clusters.b.token,
       json: inventory(clusters.b.id, []),
@@ -313,10 +313,10 @@ describe("inventory", () => {
       json: inventory(clusters.b.id, [aNode("gpu-b-1", L4, 4)]),
     });
 
-    const admin = { token: bed.superAdmin.token };
-    const nodes = await bed.t.request("GET", `/api/v1/nodes?cluster=${clusters.a.id}`, admin);
-    expect(nodes.body.pagination.total).toBe(3);
-    expect(nodes.body.data[1]).toMatchObject({
+    const admin = bedApi(bed, bed.superAdmin);
+    const nodes = await admin.call("listNodes", { query: { cluster: clusters.a.id } });
+    expect(nodes.pagination.total).toBe(3);
+    expect(nodes.data[1]).toMatchObject({
       cluster_id: clusters.a.id,
       name: "gpu-a-2",
       gpu_model: H100,
@@ -325,11 +325,11 @@ describe("inventory", () => {
       schedulable: true,
       ready: true,
     });
-    const all = await bed.t.request("GET", "/api/v1/nodes?size=2", admin);
-    expect(all.body.pagination).toEqual({ page: 1, size: 2, total: 4 });
-    const devices = await bed.t.request("GET", `/api/v1/gpu-devices?cluster=${clusters.a.id}&node=gpu-a-3`, admin);
-    expect(devices.body.data).toHaveLength(4);
-    expect(devices.body.data[0]).toEqual({
+    const all = await admin.call("listNodes", { query: { size: 2 } });
+    expect(all.pagination).toEqual({ page: 1, size: 2, total: 4 });
+    const devices = await admin.call("listGpuDevices", { query: { cluster: clusters.a.id, node: "gpu-a-3" } });
+    expect(devices.data).toHaveLength(4);
+    expect(devices.data[0]).toEqual({
       cluster_id: clusters.a.id,
       node: "gpu-a-3",
       index: 0,
@@ -338,8 +338,8 @@ describe("inventory", () => {
       memory_mib: 81_559,
       sharing: null,
     });
-    const pools = await bed.t.request("GET", `/api/v1/node-pools?cluster=${clusters.a.id}`, admin);
-    expect(pools.body.data).toEqual([
+    const pools = await admin.call("listNodePools", { query: { cluster: clusters.a.id } });
+    expect(pools.data).toEqual([
       {
         cluster_id: clusters.a.id,
         gpu_model: H100,
@@ -363,9 +363,9 @@ describe("inventory", () => {
         gpu_free: 0,
       },
     ]);
-    const cluster = await bed.t.request("GET", `/api/v1/clusters/${clusters.a.id}`, admin);
-    expect(cluster.body.inventory).toEqual({ nodes: 3, gpus: 20 });
-    expect(cluster.body.last_report_at).toEqual(expect.any(String));
+    const cluster = await admin.call("getCluster", { params: { clusterId: clusters.a.id } });
+    expect(cluster.inventory).toEqual({ nodes: 3, gpus: 20 });
+    expect(cluster.last_report_at).toEqual(expect.any(String));
   });
 
   it("is a full snapshot: a node missing from the next one is removed, and an older snapshot is ignored", async () => {
@@ -544,8 +544,7 @@ describe("session status and usage reports", () => {
   });
 
   it("from a deregistered cluster are 403", async () => {
-    const res = await bed.t.request("DELETE", `/api/v1/clusters/${clusters.b.id}`, { token: bed.superAdmin.token });
-    expect(res.status).toBe(200);
+    await bedApi(bed, bed.superAdmin).call("deregisterCluster", { params: { clusterId: clusters.b.id } });
     const late = await internal("POST", "/internal/v1/usage", {
       token: clusters.b.token,
       json: { cluster_id: clusters.b.id, samples: [sample("late")] },

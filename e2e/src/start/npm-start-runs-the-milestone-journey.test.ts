@@ -1,4 +1,3 @@
-// biome-ignore-all lint/suspicious/noExplicitAny: journeys read the API's JSON as it comes
 // The first milestone, as a researcher meets it: `npm start`'s own process (its Postgres, its three
 // clusters, its API, operators, worker and gateways; only the data folder and ports differ) → the demo
 // researcher signs in and must change the password → starts a session on an H100 → it is Running → its
@@ -12,11 +11,13 @@ import type { AddressInfo } from "node:net";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { ApiError } from "@berth/console/client";
 import { selfSignedCertificate } from "@berth/operator/gateway";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { apiAs, refusalOf } from "../console/api-client.ts";
 import { quietPorts } from "../testbed/ports.ts";
 import { until } from "../until.ts";
-import { callApi, leftoversOf, stopNpmStart } from "./npm-start.test-support.ts";
+import { leftoversOf, stopNpmStart } from "./npm-start.test-support.ts";
 
 vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
 
@@ -99,8 +100,8 @@ afterAll(async () => {
   rmSync(receiverDir, { recursive: true, force: true });
 });
 
-const call = (token: string | null, method: string, path: string, body?: unknown) =>
-  callApi(api, token, method, path, body);
+/** npm start's API as the holder of `token` calls it (none before signing in). */
+const as = (token = "") => apiAs(api, token);
 /** A GET through a gateway, trusting only the certificate npm start wrote for it. */
 function viaGateway(url: string, ca: string, cookie?: string) {
   return new Promise<{ status: number; location?: string; cookie?: string; body: string }>((resolve, reject) => {
@@ -125,30 +126,22 @@ function viaGateway(url: string, ca: string, cookie?: string) {
 
 describe("npm start", () => {
   it("delivers an organization's webhook ping to a receiver whose certificate only BERTH_WEBHOOK_CA_FILE trusts", async () => {
-    const first = await call(null, "POST", "/api/v1/auth/login", {
-      email: "admin@berth.local",
-      password: ADMIN_PASSWORD,
+    // Each call answered means its one success status in the contract (200, 201, 202).
+    const first = await as().call("login", { body: { email: "admin@berth.local", password: ADMIN_PASSWORD } });
+    const changed = await as(first.access_token).call("changePassword", {
+      body: { current_password: ADMIN_PASSWORD, new_password: "an administrator's password of its own" },
     });
-    expect(first.status, JSON.stringify(first.body)).toBe(200);
-    const changed = await call(first.body.access_token, "POST", "/api/v1/auth/password", {
-      current_password: ADMIN_PASSWORD,
-      new_password: "an administrator's password of its own",
-    });
-    expect(changed.status, JSON.stringify(changed.body)).toBe(200);
-    const admin = changed.body.access_token as string;
-    const orgs = (await call(admin, "GET", "/api/v1/organizations")).body.data;
-    const demo = orgs.find((o: any) => o.name === "Demo");
+    const admin = as(changed.access_token);
+    const orgs = (await admin.call("listOrganizations")).data;
+    const demo = orgs.find((o) => o.name === "Demo");
     expect(demo, JSON.stringify(orgs)).toBeDefined();
     const port = (receiver.address() as AddressInfo).port;
-    const hook = await call(admin, "POST", "/api/v1/webhooks", {
-      organization_id: demo.id,
-      url: `https://127.0.0.1:${port}/berth`,
+    const hook = await admin.call("createWebhook", {
+      body: { organization_id: demo?.id ?? "", url: `https://127.0.0.1:${port}/berth` },
     });
-    expect(hook.status, JSON.stringify(hook.body)).toBe(201);
-    const ping = await call(admin, "POST", `/api/v1/webhooks/${hook.body.id}/test`, {});
-    expect(ping.status, JSON.stringify(ping.body)).toBe(202);
+    const ping = await admin.call("pingWebhook", { params: { webhookId: hook.id } });
     const got = await until("the ping at the receiver", async () =>
-      received.find((r) => r.headers["webhook-id"] === ping.body.event_id),
+      received.find((r) => r.headers["webhook-id"] === ping.event_id),
     );
     expect(got.path).toBe("/berth");
     expect(JSON.parse(got.body)).toMatchObject({ type: "webhook.test" });
@@ -156,70 +149,74 @@ describe("npm start", () => {
   });
 
   it("lets the demo researcher run an H100 session, open it, pause it, and pay for exactly the time it ran", async () => {
-    const first = await call(null, "POST", "/api/v1/auth/login", {
-      email: "researcher@berth.local",
-      password: PASSWORD,
-    });
-    expect(first.status, JSON.stringify(first.body)).toBe(200);
-    expect(first.body.must_change_password).toBe(true);
-    const blocked = await call(first.body.access_token, "GET", "/api/v1/sessions");
+    const first = await as().call("login", { body: { email: "researcher@berth.local", password: PASSWORD } });
+    expect(first.must_change_password).toBe(true);
+    const blocked = await refusalOf(as(first.access_token).call("listSessions"));
     expect(blocked.status).toBe(403);
-    const changed = await call(first.body.access_token, "POST", "/api/v1/auth/password", {
-      current_password: PASSWORD,
-      new_password: "a password of the researcher's own",
+    const changed = await as(first.access_token).call("changePassword", {
+      body: { current_password: PASSWORD, new_password: "a password of the researcher's own" },
     });
-    expect(changed.status, JSON.stringify(changed.body)).toBe(200);
-    const token = changed.body.access_token as string;
+    const researcher = as(changed.access_token);
+    const availability = async () => (await researcher.call("getGpuAvailability")).clusters;
 
-    const [wallet] = (await call(token, "GET", "/api/v1/credits/wallets")).body.data;
+    const [wallet] = (await researcher.call("listWallets")).data;
+    if (!wallet) throw new Error("the researcher has no wallet");
     expect(wallet.balance).toBe("25000000");
-    const free = (await call(token, "GET", "/api/v1/sessions/gpu-availability")).body.clusters.find(
-      (c: any) => c.gpu_model === "NVIDIA-H100-80GB-HBM3",
-    );
+    const free = (await availability()).find((c) => c.gpu_model === "NVIDIA-H100-80GB-HBM3");
     expect(free).toMatchObject({ cluster_name: "gpu-a", free: 16, in_use: 0 });
+    if (!free) throw new Error("no H100 availability");
 
     // Her home volume is on the shared pool, ready to mount: files there outlive the session's pod.
-    const volumes = (await call(token, "GET", "/api/v1/storage/volumes")).body.data;
-    const home = volumes.find((v: any) => v.name === "home");
+    const volumes = (await researcher.call("listVolumes")).data;
+    const home = volumes.find((v) => v.name === "home");
     expect(home).toMatchObject({ size_gb: 20, pool: "shared", bound_cluster: null });
-    const created = await call(token, "POST", "/api/v1/sessions", {
-      offering: "h100",
-      preset: "gpu-small",
-      image: "jupyterlab",
-      name: "milestone",
-      volumes: [{ volume: home.id, mount_path: "/home/jovyan/work" }],
+    if (!home) throw new Error("no home volume");
+    const created = await researcher.call("createSession", {
+      body: {
+        offering: "h100",
+        preset: "gpu-small",
+        image: "jupyterlab",
+        name: "milestone",
+        volumes: [{ volume: home.id, mount_path: "/home/jovyan/work" }],
+      },
     });
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    const id = created.body.id as string;
+    const id = created.id;
+    const session = () => researcher.call("getSession", { params: { sessionId: id } });
     const running = await until("Running", async () => {
-      const s = (await call(token, "GET", `/api/v1/sessions/${id}`)).body;
+      const s = await session();
       return s.phase === "Running" ? s : undefined;
     });
     expect(running.cluster_id).toBe(free.cluster_id);
-    const mounted = (await call(token, "GET", `/api/v1/storage/volumes/${home.id}`)).body;
+    const mounted = await researcher.call("getVolume", { params: { volumeId: home.id } });
     expect(mounted).toMatchObject({ bound_cluster: free.cluster_id });
     expect(mounted.mounts).toEqual([{ session_id: id, read_only: false, mount_path: "/home/jovyan/work" }]);
 
     // The notebook through gpu-a's gateway: the link's token is swapped for a cookie, then the app answers.
-    const links = await call(token, "GET", `/api/v1/sessions/${id}/connect`);
-    expect(links.status, JSON.stringify(links.body)).toBe(200);
-    expect(links.body.links.lab).toMatch(new RegExp(`^https://127\\.0\\.0\\.1:${gatewayPort}/proxy/`));
+    const links = await researcher.call("getSessionConnectLinks", { params: { sessionId: id } });
+    expect(links.links.lab).toMatch(new RegExp(`^https://127\\.0\\.0\\.1:${gatewayPort}/proxy/`));
     const ca = readFileSync(join(dataDir, "gateway-gpu-a.crt"), "utf8");
-    const redeem = await viaGateway(links.body.links.lab, ca);
+    const redeem = await viaGateway(links.links.lab, ca);
     expect(redeem.status).toBe(303);
     expect(redeem.cookie).toBeDefined();
-    const lab = await viaGateway(new URL(redeem.location as string, links.body.links.lab).href, ca, redeem.cookie);
+    const lab = await viaGateway(new URL(redeem.location as string, links.links.lab).href, ca, redeem.cookie);
     expect(lab.status).toBe(200);
     expect(lab.body).toContain("JupyterLab");
-    const inUse = (await call(token, "GET", "/api/v1/sessions/gpu-availability")).body.clusters.find(
-      (c: any) => c.cluster_id === free.cluster_id,
-    );
-    expect(inUse.in_use).toBe(1);
+    const inUse = (await availability()).find((c) => c.cluster_id === free.cluster_id);
+    expect(inUse?.in_use).toBe(1);
 
     // Her GPU on her session's chart: gpu-a's stand-in exporter, its operator's forward, the metrics server.
     await until("the session's GPU chart", async () => {
-      const p = await call(token, "GET", `/api/v1/monitoring/panels/session.gpu_utilization?session=${id}&range=15m`);
-      return p.status === 200 && p.body.series[0]?.values.some((v: number | null) => v !== null && v > 0);
+      // Refused (the metrics not there yet) is "not yet", as any answer but 200 was before.
+      const p = await researcher
+        .call("getMonitoringPanel", {
+          params: { panelId: "session.gpu_utilization" },
+          query: { session: id, range: "15m" },
+        })
+        .catch((e: unknown) => {
+          if (e instanceof ApiError) return undefined;
+          throw e;
+        });
+      return p?.series[0]?.values.some((v) => v !== null && v > 0);
     });
     // The control plane's own processes, scraped by the metrics server from their metrics listeners.
     const metricsServer = /metrics server\s*│?\s*(http:\/\/[\d.:]+)/.exec(output)?.[1];
@@ -227,43 +224,43 @@ describe("npm start", () => {
     for (const job of ["berth-api", "berth-worker"])
       await until(`the metrics server to scrape ${job}`, async () => {
         const q = await fetch(`${metricsServer}/api/v1/query?query=${encodeURIComponent(`up{job="${job}"}`)}`);
-        const body = (await q.json()) as any;
+        const body = (await q.json()) as { data?: { result?: { value?: [number, string] }[] } };
         return body.data?.result?.[0]?.value?.[1] === "1";
       });
 
     // A run-duration, not a wait for an event: the session runs a few seconds so there is time to charge.
     await new Promise((r) => setTimeout(r, 3_000));
     const pauseAsked = Date.now();
-    const paused = await call(token, "POST", `/api/v1/sessions/${id}/pause`, {});
-    expect(paused.status, JSON.stringify(paused.body)).toBe(202);
-    await until("Paused", async () => (await call(token, "GET", `/api/v1/sessions/${id}`)).body.phase === "Paused");
+    await researcher.call("pauseSession", { params: { sessionId: id } });
+    await until("Paused", async () => (await session()).phase === "Paused");
     await until("the GPU to be free again", async () => {
-      const c = (await call(token, "GET", "/api/v1/sessions/gpu-availability")).body.clusters.find(
-        (x: any) => x.cluster_id === free.cluster_id,
-      );
-      return c.in_use === 0 && c.free === 16;
+      const c = (await availability()).find((x) => x.cluster_id === free.cluster_id);
+      return c?.in_use === 0 && c.free === 16;
     });
 
     // Charged: the time the pod ran (whole seconds, as Kubernetes stamps them), once, to her own wallet.
     const usage = await until("the last usage sample", async () => {
-      const u = (await call(token, "GET", `/api/v1/sessions/${id}/usage`)).body;
-      return u.totals.until && Date.parse(u.totals.until) >= pauseAsked - 1_000 ? u : undefined;
+      const u = await researcher.call("getSessionUsage", { params: { sessionId: id } });
+      const { since, until: last } = u.totals;
+      return since && last && Date.parse(last) >= pauseAsked - 1_000 ? { ...u.totals, since, until: last } : undefined;
     });
-    const ranMs = Date.parse(usage.totals.until) - Date.parse(usage.totals.since);
-    expect(usage.totals.gpu_seconds * 1000).toBe(ranMs);
+    const ranMs = Date.parse(usage.until) - Date.parse(usage.since);
+    expect(usage.gpu_seconds * 1000).toBe(ranMs);
     expect(ranMs).toBeGreaterThanOrEqual(2_000);
     const cost = (4_000_000n * BigInt(ranMs)) / 3_600_000n;
+    const ledgerLines = async () =>
+      (await researcher.call("getWalletLedger", { params: { walletId: wallet.id }, query: { size: 100 } })).data;
     const ledger = await until("the charges", async () => {
-      const l = (await call(token, "GET", `/api/v1/credits/wallets/${wallet.id}/ledger?size=100`)).body.data;
+      const l = await ledgerLines();
       // GPU time only: the home volume's storage is charged per hour on its own lines (e.storage).
-      const charges = l.filter((e: any) => e.kind === "charge" && !e.storage);
-      return charges.length === usage.totals.samples ? charges : undefined;
+      const charges = l.filter((e) => e.kind === "charge" && !e.storage);
+      return charges.length === usage.samples ? charges : undefined;
     });
-    const charged = ledger.reduce((n: bigint, e: any) => n - BigInt(e.amount), 0n);
+    const charged = ledger.reduce((n, e) => n - BigInt(e.amount), 0n);
     expect(charged).toBe(cost);
-    const after = (await call(token, "GET", `/api/v1/credits/wallets/${wallet.id}`)).body;
-    const lines = (await call(token, "GET", `/api/v1/credits/wallets/${wallet.id}/ledger?size=100`)).body.data;
-    const storage = lines.filter((e: any) => e.storage).reduce((n: bigint, e: any) => n - BigInt(e.amount), 0n);
+    const after = await researcher.call("getWallet", { params: { walletId: wallet.id } });
+    const lines = await ledgerLines();
+    const storage = lines.filter((e) => e.storage).reduce((n, e) => n - BigInt(e.amount), 0n);
     expect(BigInt(after.balance)).toBe(25_000_000n - cost - storage);
 
     // Ctrl-C: everything it started is gone, ports included.
