@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { PolicyRule } from "@berth/crds";
 import { type Cluster, type Credential, type FleetDescription, KubeHttp } from "@berth/e2e";
+import { bedApi } from "@berth/e2e/api-client";
 import { H100, type SessionsBed, startSessionsBed } from "@berth/e2e/sessions";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { parseAllDocuments } from "yaml";
@@ -496,24 +497,22 @@ describe("least privilege", () => {
   it("the journey needs every grant Berth's accounts hold, and no request is refused", async () => {
     const started = performance.now();
     try {
-      const a = (await bed.call(bed.alice, "POST", "/api/v1/sessions", h100)).body.id as string;
+      const alice = bedApi(bed, bed.alice);
+      const a = (await alice.call("createSession", { body: h100 })).id;
       await bed.waitFor(bed.alice, a, (s) => s.phase === "Running", "Running");
-      expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${a}/pause`)).status).toBe(202);
+      // A pause, resume or terminate the API refuses throws: each is accepted (202, the contract's only success).
+      await alice.call("pauseSession", { params: { sessionId: a } });
       await bed.waitFor(bed.alice, a, (s) => s.phase === "Paused", "Paused");
-      expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${a}/resume`)).status).toBe(202);
+      await alice.call("resumeSession", { params: { sessionId: a } });
       const running = await bed.waitFor(bed.alice, a, (s) => s.phase === "Running", "Running again");
       // Usage reports: one sample per second per session pod. A run-duration, not a wait for an event:
       // the audited journey includes a few rounds of metering.
       await new Promise((r) => setTimeout(r, 3_000));
-      const drained = await bed.call(
-        bed.superAdmin,
-        "POST",
-        `/api/v1/nodes/${bed.gpu["gpu-a"]?.id}/${running.node}/drain`,
-      );
-      expect(drained.status, JSON.stringify(drained.body)).toBe(200);
-      expect(drained.body.evictions, JSON.stringify(drained.body)).toEqual([
-        expect.objectContaining({ result: "evicted" }),
-      ]);
+      const drained = await bedApi(bed, bed.superAdmin).call("drainNode", {
+        params: { clusterId: bed.gpu["gpu-a"]?.id as string, nodeName: running.node },
+        body: {},
+      });
+      expect(drained.evictions, JSON.stringify(drained)).toEqual([expect.objectContaining({ result: "evicted" })]);
       // The evicted pod goes; the session starts again on the other node, often before a poll of the
       // session sees it leave Running (and its `message` can lag behind its `node`): watch the pods instead.
       const drainedNode = running.node as string;
@@ -523,7 +522,7 @@ describe("least privilege", () => {
         if (i > 600) throw new Error(`a session pod stays on the drained node: ${JSON.stringify(pods)}`);
         await new Promise((r) => setTimeout(r, 100));
       }
-      expect((await bed.call(bed.alice, "POST", `/api/v1/sessions/${a}/terminate`)).status).toBe(202);
+      await alice.call("terminateSession", { params: { sessionId: a } });
       await bed.waitFor(bed.alice, a, (s) => s.phase === "Terminated", "Terminated");
     } catch (e) {
       // A missing rule usually shows first as a journey that stalls: name the refused requests with it.

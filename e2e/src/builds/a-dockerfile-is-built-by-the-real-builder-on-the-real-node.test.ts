@@ -25,6 +25,7 @@ import { loadCrds } from "@berth/crds/manifests";
 import { ApiextensionsV1Api } from "@kubernetes/client-node";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { answered, bedApi } from "../api-client.ts";
 import { startFleet } from "../index.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import { canRunRealNode, pushFileImage, type RealNode, startRealNode } from "../testbed/real-node/index.ts";
@@ -149,10 +150,12 @@ describe.skipIf(!can.ok)(
 
     it("builds and pushes the image, which turns ready and runs on the real node", async () => {
       const started = Date.now();
-      const r = await t.request("POST", "/api/v1/image-builds", {
-        token: member.token,
-        json: { dockerfile: `FROM ${base}\nRUN echo built on the real node > /built.txt\n`, name: "hello", tag: "1" },
-      });
+      const api = bedApi({ t }, member);
+      const r = await answered({ t }, member, (a) =>
+        a.call("createImageBuild", {
+          body: { dockerfile: `FROM ${base}\nRUN echo built on the real node > /built.txt\n`, name: "hello", tag: "1" },
+        }),
+      );
       expect(r.status, JSON.stringify(r.body)).toBe(202);
 
       // The build's pod, watched while it lives (the build's end deletes the Job, and the pod with it): the
@@ -180,8 +183,8 @@ describe.skipIf(!can.ok)(
       const done = await eventually(
         async () => {
           await watchPods();
-          const b = await t.request("GET", `/api/v1/image-builds/${r.body.id}`, { token: member.token });
-          return ["queued", "running"].includes(b.body.state) ? undefined : b.body;
+          const b = await api.call("getImageBuild", { params: { id: r.body.id } });
+          return ["queued", "running"].includes(b.state) ? undefined : b;
         },
         { what: `build ${r.body.id} finished`, timeoutMs: 600_000, intervalMs: 500 },
       );
@@ -198,10 +201,10 @@ describe.skipIf(!can.ok)(
       expect(logs).toContain(`BERTH_IMAGE_DIGEST=${done.digest}`);
 
       // The image is ready in the catalog, under the name the node's pods use for Berth's registry.
-      const ready = await t.request("GET", `/api/v1/images/private/${r.body.image_id}`, { token: member.token });
-      expect(ready.body).toMatchObject({ state: "ready", digest: done.digest, source: "build" });
-      const catalog = await t.request("GET", `/api/v1/images/${r.body.image_id}`, { token: member.token });
-      const image = catalog.body.image as string;
+      const ready = await api.call("getPrivateImage", { params: { id: r.body.image_id } });
+      expect(ready).toMatchObject({ state: "ready", digest: done.digest, source: "build" });
+      const catalog = await api.call("getImage", { params: { name: r.body.image_id } });
+      const image = catalog.image as string;
       expect(image).toBe(`${relay.host}/${image.slice(relay.host.length + 1).split("@")[0]}@${done.digest}`);
 
       // The pushed layer holds the file the RUN step wrote.

@@ -9,7 +9,7 @@ import { ClusterKind, resourcePath } from "@berth/crds";
 import { operatorRbac } from "@berth/operator";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bedApi, refusalOf } from "../console/api-client.ts";
+import { bedApi, refusalOf } from "../api-client.ts";
 import { type KubeHttp, kubeConfigFrom } from "../index.ts";
 import { eventually, statusFrom } from "../testbed/waiting.test-support.ts";
 import { adminKube, type ClustersBed, startClustersBed } from "./harness.ts";

@@ -10,7 +10,7 @@ import { ClusterKind, clusterResourceName } from "@berth/crds";
 import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
-import { apiAs, bedApi, refusalOf } from "../console/api-client.ts";
+import { apiAs, bedApi, refusalOf } from "../api-client.ts";
 import { kubeConfigFrom } from "../index.ts";
 import { statusFrom } from "../testbed/waiting.test-support.ts";
 import {

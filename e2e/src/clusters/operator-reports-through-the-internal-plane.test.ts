@@ -19,7 +19,7 @@ import { HttpKube } from "@berth/controllers/kube";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { createLocalJWKSet, generateKeyPair, jwtVerify, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bedApi } from "../console/api-client.ts";
+import { bedApi } from "../api-client.ts";
 import { kubeConfigFrom } from "../index.ts";
 import { type ClustersBed, closedPort, startClustersBed } from "./harness.ts";
 

@@ -9,7 +9,7 @@ import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@bert
 import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { apiAs } from "./api-client.ts";
+import { apiAs } from "../api-client.ts";
 import { closeBrowser, DESKTOP, expectAccessible, launchBrowser, PHONE, Screenshots } from "./browser.ts";
 import { CreditsPages } from "./pages/credits-pages.ts";
 import { Visitors } from "./pages/visitors.ts";

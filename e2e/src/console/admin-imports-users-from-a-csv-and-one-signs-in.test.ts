@@ -9,7 +9,7 @@ import { grantToOrganization, type IdentityTestApi, startIdentityTestApi, type T
 import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { apiAs, refusalOf } from "./api-client.ts";
+import { apiAs, refusalOf } from "../api-client.ts";
 import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";
 import { PasswordPage } from "./pages/password-page.ts";

@@ -12,7 +12,7 @@ import { HttpKube } from "@berth/controllers/kube";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { H100, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
-import { bedApi } from "./api-client.ts";
+import { bedApi } from "../api-client.ts";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { FairSharePage } from "./pages/fair-share-page.ts";
 import { LoginPage } from "./pages/login-page.ts";

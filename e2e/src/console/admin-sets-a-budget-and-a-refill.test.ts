@@ -6,7 +6,7 @@ import { type IdentityTestApi, startIdentityTestApi, type TestUser } from "@bert
 import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { apiAs, refusalOf } from "./api-client.ts";
+import { apiAs, refusalOf } from "../api-client.ts";
 import { closeBrowser, expectAccessible, launchBrowser, Screenshots } from "./browser.ts";
 import { BudgetsPage } from "./pages/budgets-page.ts";
 import { Visitors } from "./pages/visitors.ts";

@@ -13,7 +13,7 @@ import type { HttpKube } from "@berth/controllers/kube";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Fleet } from "../index.ts";
-import { apiAs } from "./api-client.ts";
+import { apiAs } from "../api-client.ts";
 import { closeBrowser, DESKTOP, expectAccessible, launchBrowser, PHONE, Screenshots } from "./browser.ts";
 import { CatalogPage } from "./pages/catalog-page.ts";
 import { LimitsPage } from "./pages/limits-page.ts";

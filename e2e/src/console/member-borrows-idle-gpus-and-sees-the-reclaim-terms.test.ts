@@ -8,7 +8,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
-import { bedApi } from "./api-client.ts";
+import { bedApi } from "../api-client.ts";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";
 import { NewSessionPage } from "./pages/new-session-page.ts";

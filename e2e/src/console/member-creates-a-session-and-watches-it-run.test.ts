@@ -13,7 +13,7 @@ import { ApiError, type BodyOf } from "@berth/console/client";
 import type { Browser, BrowserContext, Page, Route } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
-import { apiAs, bedApi, refusalOf } from "./api-client.ts";
+import { apiAs, bedApi, refusalOf } from "../api-client.ts";
 import { closeBrowser, expectAccessible, launchBrowser, PHONE, Screenshots } from "./browser.ts";
 import { CreditsPages } from "./pages/credits-pages.ts";
 import { NewSessionPage } from "./pages/new-session-page.ts";

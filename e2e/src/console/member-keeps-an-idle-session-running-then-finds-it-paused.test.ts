@@ -10,7 +10,7 @@ import { HttpKube } from "@berth/controllers/kube";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type GpuClusterHandle, type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
-import { bedApi } from "./api-client.ts";
+import { bedApi } from "../api-client.ts";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";
 import { SessionPage } from "./pages/session-page.ts";

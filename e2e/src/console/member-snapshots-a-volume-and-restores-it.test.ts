@@ -13,7 +13,7 @@ import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { type BedProvisioner, installBedStorage, startProvisioner } from "../storage/bed-storage.ts";
 import { installSnapshotCrds } from "../storage/snapshot-crds.ts";
 import { kubeConfigFrom } from "../testbed/index.ts";
-import { bedApi } from "./api-client.ts";
+import { bedApi } from "../api-client.ts";
 import { closeBrowser, expectAccessible, launchBrowser, Screenshots } from "./browser.ts";
 import { Visitors } from "./pages/visitors.ts";
 import { VolumeSnapshotsPanel } from "./pages/volume-snapshots-panel.ts";

@@ -8,7 +8,7 @@ import { type IdentityTestApi, notify, startIdentityTestApi, type TestUser } fro
 import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { apiAs, refusalOf } from "./api-client.ts";
+import { apiAs, refusalOf } from "../api-client.ts";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { LoginPage } from "./pages/login-page.ts";
 import { NotificationSettingsPage } from "./pages/notification-settings-page.ts";

@@ -22,7 +22,7 @@ import { ApiextensionsV1Api } from "@kubernetes/client-node";
 import { realPodCidrsOf, startClusterGateway } from "../connect/local-gateways.ts";
 import { type Fleet, kubeConfigFrom, startFleet } from "../index.ts";
 import type { SessionsBed } from "../sessions/harness.ts";
-import { bedApi } from "./api-client.ts";
+import { bedApi } from "../api-client.ts";
 
 export const ADMIN_EMAIL = "admin@berth.local";
 export const ADMIN_FIRST_PASSWORD = "first-admin-password-1";

@@ -7,7 +7,7 @@ import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type ClustersBed, startClustersBed } from "../clusters/harness.ts";
-import { bedApi } from "./api-client.ts";
+import { bedApi } from "../api-client.ts";
 import { closeBrowser, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { ClustersPage } from "./pages/clusters-page.ts";
 import { LoginPage } from "./pages/login-page.ts";

@@ -9,7 +9,7 @@
 import type { IdentityTestApi, TestUser } from "@berth/api/testing";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { apiAs, refusalOf } from "./api-client.ts";
+import { apiAs, refusalOf } from "../api-client.ts";
 import { closeBrowser, expectAccessible, launchBrowser, PHONE, Screenshots } from "./browser.ts";
 import { IdleLimitsPage } from "./pages/idle-limits-page.ts";
 import { NewSessionPage } from "./pages/new-session-page.ts";

@@ -13,7 +13,7 @@ import { execFileSync } from "node:child_process";
 import type { ResponseOf } from "@berth/console/client";
 import { HttpKube } from "@berth/controllers/kube";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { apiAs, bedApi, refusalOf } from "../console/api-client.ts";
+import { apiAs, bedApi, refusalOf } from "../api-client.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import { canRunRealNode } from "../testbed/real-node/index.ts";
 import { eventually } from "../testbed/waiting.test-support.ts";

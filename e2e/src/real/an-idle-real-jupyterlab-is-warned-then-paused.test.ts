@@ -16,7 +16,7 @@ import { reclaimWorkerLoop } from "@berth/api";
 import { HttpKube } from "@berth/controllers/kube";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { bedApi } from "../console/api-client.ts";
+import { bedApi } from "../api-client.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import { canRunRealNode } from "../testbed/real-node/index.ts";
 import {

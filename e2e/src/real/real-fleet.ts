@@ -24,7 +24,7 @@ import {
   type RegistryRelay,
   startRegistryRelay,
 } from "../builds/real-builds.ts";
-import { bedApi } from "../console/api-client.ts";
+import { bedApi } from "../api-client.ts";
 import { type SessionGateways, startSessionGateways } from "../console/stack.ts";
 import {
   gpuCluster,

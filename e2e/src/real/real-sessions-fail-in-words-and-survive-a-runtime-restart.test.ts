@@ -10,7 +10,7 @@
 import { HttpKube } from "@berth/controllers/kube";
 import { ImageKind, resourcePath } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { bedApi } from "../console/api-client.ts";
+import { bedApi } from "../api-client.ts";
 import { findNodeBinaries } from "../testbed/binaries.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import { canRunRealNode, pushFileImage } from "../testbed/real-node/index.ts";

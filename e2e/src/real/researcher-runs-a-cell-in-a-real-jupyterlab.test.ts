@@ -11,7 +11,7 @@
 // Needs root and containerd (e2e/src/testbed/real-node/can-run.ts); skipped with its reason elsewhere.
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { bedApi } from "../console/api-client.ts";
+import { bedApi } from "../api-client.ts";
 import { closeBrowser, launchBrowser, newContext, Screenshots } from "../console/browser.ts";
 import { canRunRealNode } from "../testbed/real-node/index.ts";
 import {

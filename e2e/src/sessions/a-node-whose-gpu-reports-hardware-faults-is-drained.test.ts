@@ -4,7 +4,7 @@
 // and the session's owner, fires the `node.drained` webhook with the reason, and the session is placed
 // again on the healthy node. Putting the node back takes an administrator and a reason in the audit log.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { bedApi, refusalOf } from "../console/api-client.ts";
+import { bedApi, refusalOf } from "../api-client.ts";
 import { type RunningGpuExporter, startGpuExporter } from "../testbed/gpu-exporter.ts";
 import { eventually } from "../testbed/waiting.test-support.ts";
 import { adminKube, gpuCluster, H100, MANAGEMENT, type SessionsBed, startSessionsBed } from "./harness.ts";

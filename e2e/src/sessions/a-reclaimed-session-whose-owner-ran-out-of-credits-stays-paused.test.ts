@@ -8,7 +8,7 @@ import { capacityReclaimWorkerLoop } from "@berth/api";
 import { ApiError } from "@berth/console/client";
 import { HttpKube } from "@berth/controllers/kube";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { apiAs, bedApi, refusalOf } from "../console/api-client.ts";
+import { apiAs, bedApi, refusalOf } from "../api-client.ts";
 import { H100, type SessionsBed, startSessionsBed } from "./harness.ts";
 
 vi.setConfig({ testTimeout: 600_000 });

@@ -13,7 +13,7 @@
 
 import { sessionPath } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { bedApi } from "../console/api-client.ts";
+import { bedApi } from "../api-client.ts";
 import type { KubeHttp } from "../testbed/kube.ts";
 import { until } from "../until.ts";
 import { adminKube, type SessionsBed, startSessionsBed } from "./harness.ts";

@@ -7,7 +7,7 @@
 
 import { checkLedgerInvariants } from "@berth/api/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { bedApi, refusalOf } from "../console/api-client.ts";
+import { bedApi, refusalOf } from "../api-client.ts";
 import { until } from "../until.ts";
 import { adminKube, gpuCluster, H100, MANAGEMENT, SESSIONS_NS, type SessionsBed, startSessionsBed } from "./harness.ts";
 

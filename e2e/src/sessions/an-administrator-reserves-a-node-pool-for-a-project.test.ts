@@ -3,7 +3,7 @@
 // kube-scheduler off the pool's nodes; the project's sessions use them. Removing the grant warns the owner
 // of a session running there. Real apiservers with kwok nodes, real Postgres, the API and the worker.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { bedApi } from "../console/api-client.ts";
+import { bedApi } from "../api-client.ts";
 import { adminKube, gpuCluster, H100, MANAGEMENT, SESSIONS_NS, type SessionsBed, startSessionsBed } from "./harness.ts";
 
 vi.setConfig({ testTimeout: 180_000 });

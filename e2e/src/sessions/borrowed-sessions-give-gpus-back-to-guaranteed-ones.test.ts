@@ -6,7 +6,7 @@
 import { capacityReclaimWorkerLoop } from "@berth/api";
 import { HttpKube } from "@berth/controllers/kube";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { bedApi } from "../console/api-client.ts";
+import { bedApi } from "../api-client.ts";
 import { H100, type SessionsBed, startSessionsBed } from "./harness.ts";
 
 vi.setConfig({ testTimeout: 600_000 });

@@ -36,8 +36,8 @@ import { loadCrds } from "@berth/crds/manifests";
 import { operatorRbac, parseConfig, type RunningOperator, startOperator } from "@berth/operator";
 import type { KubeConfig } from "@kubernetes/client-node";
 import pino from "pino";
+import { apiAs, bedApi } from "../api-client.ts";
 import { mintControlPlaneCredential } from "../clusters/credentials.ts";
-import { bedApi } from "../console/api-client.ts";
 import {
   type Cluster,
   type ClusterDescription,
@@ -185,13 +185,6 @@ export interface SessionsBed {
   /** The workers' Postgres pool. */
   workerDb: ReturnType<typeof connect>;
   dir: string;
-  call(
-    user: TestUser | string,
-    method: string,
-    path: string,
-    json?: unknown,
-    headers?: Record<string, string>,
-  ): Promise<{ status: number; body: any; headers: Headers }>;
   /** Polls a session's detail until `pred` holds. */
   waitFor(user: TestUser, id: string, pred: (s: any) => boolean, what: string, timeoutMs?: number): Promise<any>;
   /** Creates a session (the create must be accepted) and waits until it is Running; its detail then. */
@@ -338,21 +331,23 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
       const cpCred =
         given?.controlPlane ??
         (await mintControlPlaneCredential(c, { name: "berth-control-plane", rbac: controlPlaneRbac() }));
-      const res = await t.request("POST", "/api/v1/clusters", {
-        token: superAdmin.token,
-        json: {
-          name: c.name,
-          session_domain: `${c.name}.sessions.localhost`,
-          credential: { server: c.server, ca_data: c.caPem, token: cpCred.token },
-        },
-      });
-      if (res.status !== 201) throw new Error(`registering ${c.name}: ${res.status} ${JSON.stringify(res.body)}`);
+      const registered = await apiAs(t.api.url, superAdmin.token)
+        .call("registerCluster", {
+          body: {
+            name: c.name,
+            session_domain: `${c.name}.sessions.localhost`,
+            credential: { server: c.server, ca_data: c.caPem, token: cpCred.token },
+          },
+        })
+        .catch((e: unknown) => {
+          throw new Error(`registering ${c.name}: ${(e as Error).message}`, { cause: e });
+        });
       const tokenFile = join(dir, `token-${c.name}`);
-      writeFileSync(`${tokenFile}.new`, res.body.operator_token.token);
+      writeFileSync(`${tokenFile}.new`, registered.operator_token.token);
       renameSync(`${tokenFile}.new`, tokenFile);
       const h: GpuClusterHandle = {
         name: c.name,
-        id: res.body.cluster.id,
+        id: registered.cluster.id,
         cluster: c,
         tokenFile,
         kubeconfigPath,
@@ -462,7 +457,6 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
       for (const w of workers) await w.stop();
     });
 
-    const tokenOf = (u: TestUser | string) => (typeof u === "string" ? u : u.token);
     /**
      * What a session's timeout cannot show from the API: each GPU cluster's mirror and pods of it, and the
      * operators' last reports (the API folds a pending pod's reasons into "waiting for the pod").
@@ -527,12 +521,6 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
       workerKubeConfig: kubeConfigFrom(workerCred.kubeconfig),
       workerDb,
       dir,
-      call: (user, method, path, json, headers) =>
-        t.request(method, path, {
-          token: tokenOf(user),
-          ...(json !== undefined ? { json } : {}),
-          ...(headers ? { headers } : {}),
-        }),
       async waitFor(user, id, pred, what, timeoutMs = 30_000) {
         const deadline = Date.now() + timeoutMs;
         let last: unknown;

@@ -8,7 +8,7 @@ import { reclaimWorkerLoop } from "@berth/api";
 import type { BodyOf } from "@berth/console/client";
 import { HttpKube } from "@berth/controllers/kube";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { bedApi, refusalOf } from "../console/api-client.ts";
+import { bedApi, refusalOf } from "../api-client.ts";
 import { type GpuClusterHandle, type SessionsBed, startSessionsBed } from "./harness.ts";
 
 vi.setConfig({ testTimeout: 600_000 });

@@ -4,7 +4,7 @@
 
 import { startTestApi, type TestApi } from "@berth/api/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { bedApi } from "../console/api-client.ts";
+import { bedApi } from "../api-client.ts";
 import { openEventStream, type SessionsBed, startSessionsBed } from "./harness.ts";
 
 // Journeys wait on real clusters; a loaded machine (other beds running) stretches them.

@@ -2,7 +2,7 @@
 // GPU. Resuming asks for one again (and waits its turn when there is none). Every step reaches the
 // user's event stream, in order.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { bedApi, refusalOf } from "../console/api-client.ts";
+import { bedApi, refusalOf } from "../api-client.ts";
 import { openEventStream, type SessionsBed, startSessionsBed } from "./harness.ts";
 
 // Journeys wait on real clusters; a loaded machine (other beds running) stretches them.

@@ -7,7 +7,7 @@
 import { SESSIONS_POLICY_NAME } from "@berth/controllers";
 import { LABELS, resourcePath, SessionMirrorKind } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { bedApi, refusalOf } from "../console/api-client.ts";
+import { bedApi, refusalOf } from "../api-client.ts";
 import { until } from "../until.ts";
 import { adminKube, SESSIONS_NS, type SessionsBed, SYSTEM_NS, startSessionsBed } from "./harness.ts";
 

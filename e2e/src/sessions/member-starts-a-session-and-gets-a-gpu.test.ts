@@ -2,7 +2,7 @@
 // dispatched, and a moment later its pod holds a GPU there and the session is Running.
 import type { BodyOf } from "@berth/console/client";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { apiAs, bedApi, refusalOf } from "../console/api-client.ts";
+import { apiAs, bedApi, refusalOf } from "../api-client.ts";
 import { H100, L4, type SessionsBed, startSessionsBed } from "./harness.ts";
 
 // Journeys wait on real clusters; a loaded machine (other beds running) stretches them.

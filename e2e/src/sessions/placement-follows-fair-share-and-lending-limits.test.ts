@@ -5,7 +5,7 @@
 import { grantToOrganization, type TestUser } from "@berth/api/testing";
 import type { BodyOf } from "@berth/console/client";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { bedApi } from "../console/api-client.ts";
+import { bedApi } from "../api-client.ts";
 import { H100, type SessionsBed, startSessionsBed } from "./harness.ts";
 
 vi.setConfig({ testTimeout: 600_000 });

@@ -5,7 +5,7 @@
 import { ApiError } from "@berth/console/client";
 import { LABELS } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { bedApi } from "../console/api-client.ts";
+import { bedApi } from "../api-client.ts";
 import { type BedProvisioner, installBedStorage, startProvisioner } from "../storage/bed-storage.ts";
 import { adminKube, SESSIONS_NS, type SessionsBed, startSessionsBed } from "./harness.ts";
 

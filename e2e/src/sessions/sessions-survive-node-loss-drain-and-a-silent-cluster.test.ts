@@ -5,7 +5,7 @@
 import type { RunningWorker } from "@berth/controllers";
 import { resourcePath, SessionMirrorKind, sessionPath } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { bedApi } from "../console/api-client.ts";
+import { bedApi } from "../api-client.ts";
 import { until } from "../until.ts";
 import {
   adminKube,

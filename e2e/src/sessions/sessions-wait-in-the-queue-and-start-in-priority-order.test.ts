@@ -3,7 +3,7 @@
 // session's priority. A session pinned to a full cluster waits there even when another has room.
 import type { BodyOf } from "@berth/console/client";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { bedApi, refusalOf } from "../console/api-client.ts";
+import { bedApi, refusalOf } from "../api-client.ts";
 import { gpuCluster, H100, MANAGEMENT, type SessionsBed, startSessionsBed } from "./harness.ts";
 
 // Journeys wait on real clusters; a loaded machine (other beds running) stretches them.

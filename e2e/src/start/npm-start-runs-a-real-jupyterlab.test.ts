@@ -12,12 +12,13 @@ import { HttpKube } from "@berth/controllers/kube";
 import { cookieFrom, get } from "@berth/operator/gateway/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { fleetConfig } from "../../fleet.config.ts";
+import { apiAs } from "../api-client.ts";
 import { REAL_PRESET } from "../real/real-node-sessions.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import { quietPorts } from "../testbed/ports.ts";
 import { canRunRealNode } from "../testbed/real-node/index.ts";
 import { until } from "../until.ts";
-import { callApi, leftoversOf, stopNpmStart } from "./npm-start.test-support.ts";
+import { leftoversOf, stopNpmStart } from "./npm-start.test-support.ts";
 import { IMAGES_READY } from "./real-sessions.ts";
 
 // A cold build of the three session images takes about 15 minutes on this machine kind.
@@ -75,8 +76,7 @@ afterAll(async () => {
   stopNpmStart(child, dataDir);
 });
 
-const call = (token: string | null, method: string, path: string, body?: unknown) =>
-  callApi(api, token, method, path, body);
+const as = (token = "") => apiAs(api, token);
 
 describe.skipIf(!can.ok)(`npm start with the real node${can.ok ? "" : ` (skipped: ${can.reason})`}`, () => {
   it("builds the session images without waiting on them, then runs the researcher's real JupyterLab on the real node through gpu-b's gateway", async () => {
@@ -98,31 +98,22 @@ describe.skipIf(!can.ok)(`npm start with the real node${can.ok ? "" : ` (skipped
         .join("\n"),
     );
 
-    const first = await call(null, "POST", "/api/v1/auth/login", {
-      email: "researcher@berth.local",
-      password: PASSWORD,
+    const first = await as().call("login", { body: { email: "researcher@berth.local", password: PASSWORD } });
+    const changed = await as(first.access_token).call("changePassword", {
+      body: { current_password: PASSWORD, new_password: "a password of the researcher's own" },
     });
-    expect(first.status, JSON.stringify(first.body)).toBe(200);
-    const changed = await call(first.body.access_token, "POST", "/api/v1/auth/password", {
-      current_password: PASSWORD,
-      new_password: "a password of the researcher's own",
-    });
-    expect(changed.status, JSON.stringify(changed.body)).toBe(200);
-    const token = changed.body.access_token as string;
+    const researcher = as(changed.access_token);
 
-    const created = await call(token, "POST", "/api/v1/sessions", {
-      offering: "l4",
-      preset: REAL_PRESET,
-      image: "jupyterlab-local",
-      name: "real-lab",
+    const created = await researcher.call("createSession", {
+      body: { offering: "l4", preset: REAL_PRESET, image: "jupyterlab-local", name: "real-lab" },
     });
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    const id = created.body.id as string;
+    const id = created.id;
+    const session = () => researcher.call("getSession", { params: { sessionId: id } });
     // A cold pull of the image by the node's containerd, then JupyterLab's own start.
     const running = await until(
       "Running",
       async () => {
-        const s = (await call(token, "GET", `/api/v1/sessions/${id}`)).body;
+        const s = await session();
         if (s.phase === "Failed") throw new Error(JSON.stringify(s));
         return s.phase === "Running" ? s : undefined;
       },
@@ -140,21 +131,19 @@ describe.skipIf(!can.ok)(`npm start with the real node${can.ok ? "" : ` (skipped
     }
 
     // The lab through gpu-b's gateway: the link's token is swapped for a cookie, then JupyterLab answers.
-    const links = await call(token, "GET", `/api/v1/sessions/${id}/connect`);
-    expect(links.status, JSON.stringify(links.body)).toBe(200);
+    const links = await researcher.call("getSessionConnectLinks", { params: { sessionId: id } });
     const ca = readFileSync(join(dataDir, "gateway-gpu-b.crt"), "utf8");
-    const redeem = await get(links.body.links.lab, { ca });
+    const redeem = await get(links.links.lab, { ca });
     expect(redeem.status, redeem.body).toBe(303);
-    const lab = await get(new URL(redeem.headers.location as string, links.body.links.lab).href, {
+    const lab = await get(new URL(redeem.headers.location as string, links.links.lab).href, {
       ca,
       headers: { cookie: cookieFrom(redeem) as string },
     });
     expect(lab.status).toBe(200);
     expect(lab.body).toContain("JupyterLab");
 
-    const paused = await call(token, "POST", `/api/v1/sessions/${id}/pause`, {});
-    expect(paused.status, JSON.stringify(paused.body)).toBe(202);
-    await until("Paused", async () => (await call(token, "GET", `/api/v1/sessions/${id}`)).body.phase === "Paused");
+    await researcher.call("pauseSession", { params: { sessionId: id } });
+    await until("Paused", async () => (await session()).phase === "Paused");
 
     child?.kill("SIGINT");
     const code = await new Promise<number | null>((resolve) => {

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { ApiError } from "@berth/console/client";
 import { selfSignedCertificate } from "@berth/operator/gateway";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { apiAs, refusalOf } from "../console/api-client.ts";
+import { apiAs, refusalOf } from "../api-client.ts";
 import { quietPorts } from "../testbed/ports.ts";
 import { until } from "../until.ts";
 import { leftoversOf, stopNpmStart } from "./npm-start.test-support.ts";

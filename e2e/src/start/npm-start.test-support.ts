@@ -27,13 +27,3 @@ export function stopNpmStart(child: ChildProcess | undefined, dataDir: string): 
   rmSync(dataDir, { recursive: true, force: true });
 }
 
-/** A JSON call to the API at `base`; the body is parsed when it is JSON. */
-export async function callApi(base: string, token: string | null, method: string, path: string, body?: unknown) {
-  const res = await fetch(base + path, {
-    method,
-    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  // biome-ignore lint/suspicious/noExplicitAny: journeys read the API's JSON as it comes
-  return { status: res.status, body: (await res.json().catch(() => undefined)) as any };
-}
