@@ -194,7 +194,7 @@ try {
     "",
     `| ${"what".padEnd(46)} |   rows | time to done |  per row | RSS peak | heap peak | time to accepted`,
     `|${"-".repeat(48)}|--------|-----------|----------|----------|-----------|------`,
-    row("dry run (rolled back, chunks of 50, savepoints)", ROWS, dry, accepted(dry)),
+    row("dry run (played in memory, writes its records)", ROWS, dry, accepted(dry)),
     row("import (one transaction per row)", ROWS, real, accepted(real)),
     row("temporary passwords fetched once (opened)", ROWS, passwords),
     row("same file again (every row unchanged)", ROWS, again, accepted(again)),

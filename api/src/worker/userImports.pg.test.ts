@@ -1,10 +1,14 @@
 // The worker's user-import loop against real Postgres and the API over HTTP: a job waits queued (its
 // results and passwords answer 409 until it ends), a job stopped half-way is resumed by another worker
 // without doing a row twice and without a row done but unrecorded, unfetched passwords are erased past
-// the retention (410 expired), and a job whose administrator lost the right ends failed.
+// the retention (410 expired), a job whose administrator lost the right ends failed, and a dry run plays
+// its rows in memory (no hash, no transaction, no statement per row) to the outcomes the import then has.
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { grantToOrganization } from "../domain/credits/grant.ts";
 import { type IdentityTestApi, startIdentityTestApi } from "../domain/identity/identity.test-support.ts";
+import { type RowResult, runImport } from "../domain/identity/imports/importUsers.ts";
+import { PasswordHasher } from "../domain/identity/password.ts";
 import { parseSecretKeys } from "../domain/webhooks/secretBox.ts";
 import { UserImportLoop } from "./userImports.ts";
 
@@ -174,5 +178,79 @@ describe("the worker's user-import loop", () => {
     expect(await t.database.db("users").where({ email: e }).first()).toBeUndefined();
     const pw = await t.request("POST", `/api/v1/users/imports/${id}/temporary-passwords`, { token: admin.token });
     expect(pw.body).toEqual({ temporary_passwords: [] });
+  });
+
+  it("plays a dry run in memory: no hash, no transaction, no statement per row, the outcomes the import has", async () => {
+    const { org, admin } = await anAdmin();
+    const project = await t.aProject(org.id, "Vision");
+    const existing = await t.aUser();
+    await t.member(existing, org.id, null, "member");
+    // Enough for the first rows' initial and welcome credits only: later rows are refused or go unpaid.
+    await grantToOrganization(t.database.db, {
+      organizationId: org.id,
+      amount: 40_000_000n,
+      actorKind: "system",
+      actorId: null,
+      reason: "test",
+      at: t.clock.now(),
+    });
+    await t.database.db("organization_welcome_credits").insert({ organization_id: org.id, amount: "1000000" });
+    const rows = [
+      `${existing.email},,${org.slug},Vision,project_admin,`,
+      ...Array.from({ length: 2 }, () => `twice-${n}@job.test,,${org.slug},,,`),
+      "not-an-email,,,,,",
+      ...Array.from(
+        { length: 120 },
+        (_, i) => `${email()},P ${i},${org.slug},${i % 2 ? project.name : ""},,${i % 3 ? "" : "2"}`,
+      ),
+    ];
+    const db = t.database.db;
+    const jobOf = async (id: string) => db("user_imports").where({ id }).first();
+    const hooks = { seal: (p: string) => `sealed:${p}`, keepClaim: async () => true };
+    let hashes = 0;
+    const real = new PasswordHasher();
+    const deps = {
+      db,
+      clock: t.clock,
+      auth: {
+        hasher: {
+          hashGenerated: (p: string) => {
+            hashes++;
+            return real.hashGenerated(p);
+          },
+        },
+      },
+    };
+    const statements: string[] = [];
+    const seen = (q: { sql: string }) => statements.push(q.sql);
+    const results = async (id: string) =>
+      (await db("user_import_rows").where({ import_id: id }).orderBy("idx").pluck("result")) as RowResult[];
+
+    const dryId = await start(admin.token, rows, true);
+    db.on("query", seen);
+    try {
+      await runImport(deps, await jobOf(dryId), hooks);
+    } finally {
+      db.off("query", seen);
+    }
+    expect(hashes).toBe(0);
+    // Reads, and the job's own records: no account, membership, ledger movement or notification made and
+    // rolled back, no transaction or savepoint opened for a row.
+    const writes = statements.filter((q) => !/^\s*select\b/i.test(q));
+    expect(writes.filter((q) => !/^(insert into|delete from) "user_import_rows"/i.test(q.trim()))).toEqual([]);
+    expect(statements.length).toBeLessThan(rows.length / 5);
+
+    const realId = await start(admin.token, rows, false);
+    await runImport(deps, await jobOf(realId), hooks);
+    expect(hashes).toBe(120);
+    const dry = await results(dryId);
+    const done = await results(realId);
+    // The accounts the dry run made up have other ids than the real ones; the rest is the same.
+    const same = (r: RowResult) => ({ ...r, user_id: r.outcome === "create" ? "(new)" : r.user_id });
+    expect(dry.map(same)).toEqual(done.map(same));
+    const codes = new Set(done.map((r) => r.code));
+    expect(codes).toEqual(new Set([null, "invalid_email", "duplicate_email", "insufficient_credits"]));
+    expect(new Set(done.map((r) => r.welcome_credit))).toEqual(new Set([null, "given", "unpaid"]));
+    expect(done[0]).toMatchObject({ outcome: "update", user_id: existing.id });
   });
 });

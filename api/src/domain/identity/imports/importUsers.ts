@@ -1,10 +1,11 @@
 // Bulk user import (docs/dev/identity.md, "Bulk import"). A file is taken at once (acceptImport: the
 // whole-file checks) and its rows are run by the worker as a job (runImport, worker/userImports.ts). One
-// function serves the dry run and the real run, so what the dry run shows is what the real run does:
-// - Each row is applied in a transaction of its own (a savepoint in the dry run, whose outer transaction
-//   is rolled back at the end). A row is all or nothing — its account, memberships, initial credits,
-//   notification and its record in the job — and one bad row does not stop the 9,999 good ones; the dry
-//   run sees earlier rows' effects (an organization's balance drawn by the rows above) as the real run will.
+// function (applyRow) serves the dry run and the real run, so what the dry run shows is what the real run does:
+// - Each row is applied in a transaction of its own. A row is all or nothing — its account, memberships,
+//   initial credits, notification and its record in the job — and one bad row does not stop the 9,999 good
+//   ones. The dry run writes nothing: it plays the rows on a copy in memory of what was read up front
+//   (DryWorld), so it sees earlier rows' effects (an organization's balance drawn by the rows above) as the
+//   real run will, with no transaction, password or hash per row.
 // - Idempotent per email: a row whose account, memberships and initial credits are already as it says
 //   is `unchanged`; initial credits are paid once per person and organization (ledger key
 //   `import:initial:<organization>:<user>`), the welcome credit once ever (credits/welcome.ts). With the
@@ -13,6 +14,8 @@
 //   by an administrator do), kept sealed in the row's record until the importer fetches them once
 //   (takeTemporaryPasswords) or the retention erases them; the person's bell gets a welcome notification.
 import type { Knex } from "knex";
+import { findWalletsByOwners } from "../../../db/operations/ledger/findWallets.ts";
+import type { WalletRow } from "../../../db/operations/ledger/types.ts";
 import { findMembership } from "../../../db/operations/memberships/findMembership.ts";
 import { upsertMembership } from "../../../db/operations/memberships/upsertMembership.ts";
 import {
@@ -33,12 +36,11 @@ import type { UserRow } from "../../../db/operations/users/types.ts";
 import { sqlState, UNIQUE_VIOLATION } from "../../../db/sqlstate.ts";
 import type { Deps } from "../../../deps.ts";
 import { DomainError, Forbidden, NotFound } from "../../../errors.ts";
-import { SYSTEM_WALLET } from "../../credits/ids.ts";
-import { transfer } from "../../credits/ledger.ts";
-import { formatCredits } from "../../credits/money.ts";
+import { insufficient, spendable, type Transfer, transfer } from "../../credits/ledger.ts";
+import { formatCredits, units } from "../../credits/money.ts";
 import { ensureWallet } from "../../credits/wallets.ts";
-import { giveWelcomeCredit, welcomeAmount } from "../../credits/welcome.ts";
-import { notify } from "../../notifications/notify.ts";
+import { welcomeAmount, welcomeKey } from "../../credits/welcome.ts";
+import { type NewNotification, notify } from "../../notifications/notify.ts";
 import { newId } from "../ids.ts";
 import { loadPrincipal } from "../loadPrincipal.ts";
 import { generatePassword, type PasswordHasher } from "../password.ts";
@@ -107,12 +109,19 @@ const roleKey = (userId: string, organizationId: string, projectId: string | nul
   `${userId}/${organizationId}/${projectId ?? ""}`;
 const initialKey = (organizationId: string, userId: string) => `import:initial:${organizationId}:${userId}`;
 
-/** A few queries for the whole file (in chunks), so that a row already as it says costs nothing more. */
-async function whatExists(db: Knex, checked: CheckedRow[]): Promise<Known> {
-  const emails = checked.flatMap((c) => (c.ok ? [c.row.email] : []));
+/**
+ * A few queries for the whole file (in chunks), so that a row already as it says costs nothing more, and
+ * so that the dry run has all it needs to play the rows out without reading again (DryWorld).
+ */
+async function whatExists(db: Knex, checked: CheckedRow[], orgs: Map<string, Org>): Promise<Known> {
+  const rows = checked.flatMap((c) => (c.ok ? [c.row] : []));
   const known: Known = { users: new Map(), roles: new Map(), keys: new Set() };
-  for (let i = 0; i < emails.length; i += 1000) {
-    const users = (await db("users").whereIn("email", emails.slice(i, i + 1000))) as UserRow[];
+  for (let i = 0; i < rows.length; i += 1000) {
+    const chunk = rows.slice(i, i + 1000);
+    const users = (await db("users").whereIn(
+      "email",
+      chunk.map((r) => r.email),
+    )) as UserRow[];
     for (const u of users) known.users.set(u.email, u);
     const ids = users.map((u) => u.id);
     if (ids.length === 0) continue;
@@ -120,14 +129,15 @@ async function whatExists(db: Knex, checked: CheckedRow[]): Promise<Known> {
       .whereIn("user_id", ids)
       .select("user_id", "organization_id", "project_id", "role");
     for (const m of ms) known.roles.set(roleKey(m.user_id, m.organization_id, m.project_id), m.role);
-    const keys = await db("ledger_transactions")
-      .whereIn(
-        "idempotency_key",
-        users.flatMap((u) =>
-          ms.filter((m) => m.user_id === u.id && m.project_id === null).map((m) => initialKey(m.organization_id, u.id)),
-        ),
-      )
-      .pluck("idempotency_key");
+    // The keys that make initial and welcome credits once, for each existing person and the row's organization.
+    const wanted = chunk.flatMap((r) => {
+      const u = known.users.get(r.email);
+      const org =
+        r.organization === null ? undefined : (orgs.get(r.organization) ?? orgs.get(r.organization.toLowerCase()));
+      return u && org ? [initialKey(org.id, u.id), welcomeKey(org.id, u.id)] : [];
+    });
+    if (wanted.length === 0) continue;
+    const keys = await db("ledger_transactions").whereIn("idempotency_key", wanted).pluck("idempotency_key");
     for (const k of keys) known.keys.add(k);
   }
   return known;
@@ -267,6 +277,7 @@ export async function runImport(deps: D, job: ImportJobRow, hooks: JobHooks): Pr
   const known = await whatExists(
     deps.db,
     todo.map((x) => x.c),
+    orgs,
   );
   const at = deps.clock.now();
   const input = { dryRun: job.dry_run, requestId: job.request_id ?? job.id };
@@ -291,12 +302,12 @@ export async function runImport(deps: D, job: ImportJobRow, hooks: JobHooks): Pr
     ...(r.password !== undefined ? { password: r.password } : {}),
   });
   /**
-   * A row's answer: refused or unchanged without a transaction; otherwise `inTransaction` opens one (or
-   * a savepoint) and the row is applied there, all or nothing.
+   * A row's answer: refused or unchanged without a transaction; otherwise `inWorld` applies it all or
+   * nothing (in its transaction, or in the dry run's staged copy).
    */
   const runRow = async (
     c: CheckedRow,
-    inTransaction: (run: (tx: Knex.Transaction) => Promise<RowAnswer>) => Promise<RowAnswer>,
+    inWorld: (run: (world: RowWorld) => Promise<RowAnswer>) => Promise<RowAnswer>,
   ): Promise<RowAnswer> => {
     const base = echo(c);
     if (!c.ok) return { result: { ...base, outcome: "error", code: c.code, message: c.message } };
@@ -311,19 +322,9 @@ export async function runImport(deps: D, job: ImportJobRow, hooks: JobHooks): Pr
     const same = unchanged(c.row, org, project, known);
     if (same) return answer(base, same, org, project);
     const row = c.row;
-    return inTransaction(async (tx) => {
+    return inWorld(async (world) => {
       try {
-        const r = await applyRow(
-          deps,
-          tx,
-          principal,
-          row,
-          org,
-          project,
-          org ? perOrg.get(org.id) : undefined,
-          at,
-          input,
-        );
+        const r = await applyRow(world, principal, row, org, project, org ? perOrg.get(org.id) : undefined, at, input);
         return answer(base, r, org, project);
       } catch (err) {
         return refused(base, err);
@@ -333,13 +334,19 @@ export async function runImport(deps: D, job: ImportJobRow, hooks: JobHooks): Pr
 
   // The organizations' wallets and welcome amounts are read (the wallets made) once, before any row: a
   // row rolled back must not take a wallet other rows were told about with it.
-  const prepare = async (db: Knex) => {
-    for (const org of new Set(
-      checked.flatMap((c) =>
-        c.ok && c.row.organization ? [orgs.get(c.row.organization) ?? orgs.get(c.row.organization.toLowerCase())] : [],
+  const fileOrganizations = () =>
+    [
+      ...new Set(
+        checked.flatMap((c) =>
+          c.ok && c.row.organization
+            ? [orgs.get(c.row.organization) ?? orgs.get(c.row.organization.toLowerCase())]
+            : [],
+        ),
       ),
-    )) {
-      if (!org || perOrg.has(org.id) || !canSeeOrganization(s, org.id)) continue;
+    ].flatMap((org) => (org && canSeeOrganization(s, org.id) ? [org] : []));
+  const prepare = async (db: Knex) => {
+    for (const org of fileOrganizations()) {
+      if (perOrg.has(org.id)) continue;
       const { wallet } = await ensureWallet(db, { organizationId: org.id, kind: "organization", id: org.id }, at);
       perOrg.set(org.id, { walletId: wallet.id, welcome: await welcomeAmount(db, org.id) });
     }
@@ -349,47 +356,29 @@ export async function runImport(deps: D, job: ImportJobRow, hooks: JobHooks): Pr
   };
 
   if (job.dry_run) {
-    // Transactions that are rolled back, each row in a savepoint, so that a row sees what the rows above
-    // it did. Chunks of CHUNK rows: past 64 subtransactions Postgres's per-transaction cache overflows
-    // and every visibility check slows down (one transaction for 1,000 rows took 3× the real import:
-    // bench/src/user-import.ts). What crosses a chunk is what one row can do to another, the
-    // organizations' balances: each chunk first takes out what the chunks before it drew. A chunk's
-    // records are written after its rollback.
-    const drawn = new Map<string, bigint>();
+    // Nothing is written but the rows' records: the rows are played out in memory on what was read up
+    // front (DryWorld), the organizations' wallets drawn row by row as the import will draw them. Playing
+    // the import and rolling it back cost more than the import itself (a transaction, savepoint, password,
+    // hash, ledger movements and notifications per row, then the rollback): bench/src/user-import.ts.
+    const payers = new Map<string, WalletRow>();
+    for (const org of fileOrganizations()) {
+      const wallet = (
+        await findWalletsByOwners(deps.db, [{ organizationId: org.id, kind: "organization", id: org.id }])
+      )[0];
+      // A wallet not made yet pays nothing: as the new one the import would make.
+      const w =
+        wallet ?? ({ id: `dry-run:${org.id}`, balance: "0", overdraft: "0", allow_negative: false } as WalletRow);
+      payers.set(w.id, w);
+      perOrg.set(org.id, { walletId: w.id, welcome: await welcomeAmount(deps.db, org.id) });
+    }
+    const dry = new DryWorld(known, payers);
     for (let i = 0; i < todo.length; i += CHUNK) {
       await keep();
       const records: ImportRowRecord[] = [];
-      await deps.db
-        .transaction(async (outer) => {
-          perOrg.clear();
-          await prepare(outer);
-          for (const [orgId, amount] of drawn) {
-            const ctx = perOrg.get(orgId);
-            if (ctx && amount > 0n)
-              await transfer(outer, {
-                kind: "allocation",
-                fromWalletId: ctx.walletId,
-                toWalletId: SYSTEM_WALLET,
-                amount,
-                partial: true,
-                actorKind: "system",
-                actorId: null,
-                reason: "dry run: what earlier rows drew",
-                at,
-              });
-          }
-          const before = await orgBalances(outer, perOrg);
-          for (const { c, idx } of todo.slice(i, i + CHUNK)) {
-            const a = await runRow(c, (run) => rowTransaction(outer, run));
-            records.push({ idx, outcome: a.result.outcome, result: a.result });
-          }
-          for (const [orgId, after] of await orgBalances(outer, perOrg))
-            drawn.set(orgId, (drawn.get(orgId) ?? 0n) + ((before.get(orgId) ?? after) - after));
-          throw ROLLBACK;
-        })
-        .catch((err) => {
-          if (err !== ROLLBACK) throw err;
-        });
+      for (const { c, idx } of todo.slice(i, i + CHUNK)) {
+        const a = await runRow(c, (run) => dry.row(run));
+        records.push({ idx, outcome: a.result.outcome, result: a.result });
+      }
       await insertImportRows(deps.db, job.id, records);
     }
   } else {
@@ -402,16 +391,20 @@ export async function runImport(deps: D, job: ImportJobRow, hooks: JobHooks): Pr
       const loose: ImportRowRecord[] = [];
       for (const { c, idx } of todo.slice(i, i + CHUNK)) {
         const a = await runRow(c, (run) =>
-          rowTransaction(deps.db, run, async (tx, a) => {
-            const sealed =
-              a.password !== undefined && a.result.user_id !== null
-                ? hooks.seal(a.password, passwordAad(job.id, a.result.user_id))
-                : null;
-            await insertImportRows(tx, job.id, [
-              { idx, outcome: a.result.outcome, result: a.result, sealed_password: sealed },
-            ]);
-            a.recorded = true;
-          }),
+          rowTransaction(
+            deps.db,
+            (tx) => run(dbWorld(deps, tx)),
+            async (tx, a) => {
+              const sealed =
+                a.password !== undefined && a.result.user_id !== null
+                  ? hooks.seal(a.password, passwordAad(job.id, a.result.user_id))
+                  : null;
+              await insertImportRows(tx, job.id, [
+                { idx, outcome: a.result.outcome, result: a.result, sealed_password: sealed },
+              ]);
+              a.recorded = true;
+            },
+          ),
         );
         if (!a.recorded) loose.push({ idx, outcome: a.result.outcome, result: a.result });
       }
@@ -433,13 +426,6 @@ interface RowAnswer {
 
 const ROLLBACK = new Error("roll back");
 const CHUNK = 50;
-
-async function orgBalances(db: Knex, perOrg: Map<string, OrgContext>): Promise<Map<string, bigint>> {
-  const ids = [...perOrg.values()].map((c) => c.walletId);
-  const rows = ids.length === 0 ? [] : await db("wallets").whereIn("id", ids).select("id", "balance");
-  const byWallet = new Map(rows.map((r: { id: string; balance: string }) => [r.id, BigInt(r.balance)]));
-  return new Map([...perOrg].map(([orgId, c]) => [orgId, byWallet.get(c.walletId) ?? 0n]));
-}
 
 /**
  * A failed row leaves nothing behind: its own transaction (real run) or, given a transaction, a savepoint
@@ -531,9 +517,142 @@ function findProject(projects: Project[], org: Org, ref: string): Project {
   return p;
 }
 
+/**
+ * What a row reads and writes. The import: the database, in the row's transaction (DbWorld). The dry run:
+ * a copy in memory of what was read up front (DryWorld), so it writes nothing, so it needs no transaction,
+ * savepoint, lock, password or hash per row, only what decides the row's outcome. applyRow is the same for
+ * both, so what the dry run shows is what the real run does.
+ */
+interface RowWorld {
+  findUser(email: string): Promise<UserRow | undefined>;
+  /** Makes the account; the import answers its temporary password, the dry run none. */
+  createUser(row: ImportRow): Promise<{ user: UserRow; password?: string }>;
+  role(userId: string, organizationId: string, projectId: string | null): Promise<string | undefined>;
+  setRole(userId: string, organizationId: string, projectId: string | null, role: string): Promise<void>;
+  userWallet(organizationId: string, userId: string, at: Date): Promise<string>;
+  /** ledger.ts transfer: a used key answers replayed; a payer short of credits, 409 insufficient_credits. */
+  transfer(t: Transfer): Promise<{ replayed: boolean }>;
+  notify(n: NewNotification): Promise<void>;
+}
+
+function dbWorld(deps: D, tx: Knex.Transaction): RowWorld {
+  return {
+    findUser: (email) => findUserByEmail(tx, email),
+    createUser: async (row) => {
+      const password = generatePassword();
+      try {
+        const user = await insertUser(tx, {
+          id: newId("usr"),
+          email: row.email,
+          displayName: row.name,
+          passwordHash: deps.auth.hasher.hashGenerated(password),
+          mustChangePassword: true,
+          isSuperAdmin: false,
+        });
+        return { user, password };
+      } catch (err) {
+        if (sqlState(err) === UNIQUE_VIOLATION)
+          throw new RowRefused("conflict", "the account was created by someone else meanwhile; run the import again");
+        throw err;
+      }
+    },
+    role: async (userId, organizationId, projectId) =>
+      (await findMembership(tx, { userId, organizationId, projectId }))?.role,
+    setRole: async (userId, organizationId, projectId, role) => {
+      await upsertMembership(tx, {
+        userId,
+        organizationId,
+        projectId,
+        role: role as Parameters<typeof upsertMembership>[1]["role"],
+      });
+    },
+    userWallet: async (organizationId, userId, at) =>
+      (await ensureWallet(tx, { organizationId, kind: "user", id: userId }, at)).wallet.id,
+    transfer: (t) => transfer(tx, t),
+    notify: async (n) => {
+      await notify(tx, n);
+    },
+  };
+}
+
+/**
+ * The dry run's world: what was read up front (accounts, memberships, ledger keys, the paying wallets),
+ * changed row by row in memory. A row's changes are kept only if it is not refused, as its transaction
+ * would be committed or rolled back.
+ */
+class DryWorld {
+  readonly #known: Known;
+  /** Paying wallets (the organizations'), their balance as the rows above left it. */
+  readonly #payers: Map<string, WalletRow>;
+
+  constructor(known: Known, payers: Map<string, WalletRow>) {
+    this.#known = known;
+    this.#payers = payers;
+  }
+
+  /** Runs a row against a staged copy; its changes are kept unless it is refused. */
+  async row(run: (world: RowWorld) => Promise<RowAnswer>): Promise<RowAnswer> {
+    const users = new Map<string, UserRow>();
+    const roles = new Map<string, string>();
+    const keys = new Set<string>();
+    const balances = new Map<string, bigint>();
+    const known = this.#known;
+    const payers = this.#payers;
+    const world: RowWorld = {
+      findUser: async (email) => users.get(email) ?? known.users.get(email),
+      createUser: async (row) => {
+        const now = new Date(0);
+        const user: UserRow = {
+          id: newId("usr"),
+          email: row.email,
+          display_name: row.name,
+          password_hash: "",
+          must_change_password: true,
+          is_super_admin: false,
+          disabled: false,
+          token_version: 0,
+          password_changed_at: null,
+          last_login_at: null,
+          created_at: now,
+          updated_at: now,
+        };
+        users.set(row.email, user);
+        return { user };
+      },
+      role: async (u, o, p) => roles.get(roleKey(u, o, p)) ?? known.roles.get(roleKey(u, o, p)),
+      setRole: async (u, o, p, role) => {
+        roles.set(roleKey(u, o, p), role);
+      },
+      userWallet: async (o, u) => `dry-run:${o}:${u}`,
+      transfer: async (t) => {
+        if (t.idempotencyKey && (keys.has(t.idempotencyKey) || known.keys.has(t.idempotencyKey)))
+          return { replayed: true };
+        const from = payers.get(t.fromWalletId);
+        if (!from) throw new Error(`the dry run knows no paying wallet ${t.fromWalletId}`);
+        const now = { ...from, balance: String(balances.get(from.id) ?? units(from.balance)) };
+        if (spendable(now) < t.amount) throw insufficient(now, t.amount);
+        balances.set(from.id, units(now.balance) - t.amount);
+        if (t.idempotencyKey) keys.add(t.idempotencyKey);
+        return { replayed: false };
+      },
+      notify: async () => {},
+    };
+    const answer = await run(world);
+    if (answer.result.outcome !== "error") {
+      for (const [k, v] of users) known.users.set(k, v);
+      for (const [k, v] of roles) known.roles.set(k, v);
+      for (const k of keys) known.keys.add(k);
+      for (const [id, b] of balances) {
+        const w = payers.get(id) as WalletRow;
+        payers.set(id, { ...w, balance: String(b) });
+      }
+    }
+    return answer;
+  }
+}
+
 async function applyRow(
-  deps: D,
-  tx: Knex.Transaction,
+  world: RowWorld,
   principal: Principal,
   row: ImportRow,
   org: Org | null,
@@ -546,23 +665,11 @@ async function applyRow(
   let changed = false;
   let created = false;
   let password: string | undefined;
-  let user = await findUserByEmail(tx, row.email);
+  let user = await world.findUser(row.email);
   if (!user) {
-    password = generatePassword();
-    try {
-      user = await insertUser(tx, {
-        id: newId("usr"),
-        email: row.email,
-        displayName: row.name,
-        passwordHash: deps.auth.hasher.hashGenerated(password),
-        mustChangePassword: true,
-        isSuperAdmin: false,
-      });
-    } catch (err) {
-      if (sqlState(err) === UNIQUE_VIOLATION)
-        throw new RowRefused("conflict", "the account was created by someone else meanwhile; run the import again");
-      throw err;
-    }
+    const made = await world.createUser(row);
+    user = made.user;
+    password = made.password;
     created = true;
     notes.push("account created; the temporary password must be changed at first sign-in");
   } else if (row.name !== null && row.name !== user.display_name) {
@@ -573,38 +680,26 @@ async function applyRow(
   let joinedOrganization = false;
   if (org) {
     const orgRole = project === null ? (row.role as "member" | "org_admin") : undefined;
-    const current = created
-      ? undefined
-      : await findMembership(tx, { userId: user.id, organizationId: org.id, projectId: null });
-    if (!current || (orgRole !== undefined && current.role !== orgRole)) {
-      await upsertMembership(tx, {
-        userId: user.id,
-        organizationId: org.id,
-        projectId: null,
-        role: orgRole ?? "member",
-      });
+    const current = created ? undefined : await world.role(user.id, org.id, null);
+    if (current === undefined || (orgRole !== undefined && current !== orgRole)) {
+      await world.setRole(user.id, org.id, null, orgRole ?? "member");
       changed = true;
-      joinedOrganization = !current;
+      joinedOrganization = current === undefined;
       notes.push(
-        current ? `role in ${org.slug}: ${current.role} → ${orgRole}` : `joined ${org.slug} as ${orgRole ?? "member"}`,
+        current !== undefined
+          ? `role in ${org.slug}: ${current} → ${orgRole}`
+          : `joined ${org.slug} as ${orgRole ?? "member"}`,
       );
     }
     if (project) {
       const projectRole = row.role as "member" | "project_admin";
-      const inProject = created
-        ? undefined
-        : await findMembership(tx, { userId: user.id, organizationId: org.id, projectId: project.id });
-      if (!inProject || inProject.role !== projectRole) {
-        await upsertMembership(tx, {
-          userId: user.id,
-          organizationId: org.id,
-          projectId: project.id,
-          role: projectRole,
-        });
+      const inProject = created ? undefined : await world.role(user.id, org.id, project.id);
+      if (inProject === undefined || inProject !== projectRole) {
+        await world.setRole(user.id, org.id, project.id, projectRole);
         changed = true;
         notes.push(
-          inProject
-            ? `role in ${project.name}: ${inProject.role} → ${projectRole}`
+          inProject !== undefined
+            ? `role in ${project.name}: ${inProject} → ${projectRole}`
             : `joined ${project.name} as ${projectRole}`,
         );
       }
@@ -613,10 +708,10 @@ async function applyRow(
 
   let userWalletId: string | undefined;
   if (org && ctx && row.initialCredits > 0n) {
-    userWalletId = (await ensureWallet(tx, { organizationId: org.id, kind: "user", id: user.id }, at)).wallet.id;
+    userWalletId = await world.userWallet(org.id, user.id, at);
     try {
       // The key makes it once per person and organization: a replay answers the earlier movement.
-      const r = await transfer(tx, {
+      const r = await world.transfer({
         kind: "allocation",
         fromWalletId: ctx.walletId,
         toWalletId: userWalletId,
@@ -646,31 +741,37 @@ async function applyRow(
   }
 
   let welcome: "given" | "unpaid" | null = null;
-  if (org && ctx && joinedOrganization) {
-    const w = await giveWelcomeCredit(tx, {
-      organizationId: org.id,
-      userId: user.id,
-      actorKind: "user",
-      actorId: principal.userId,
-      requestId: input.requestId,
-      at,
-      known: {
+  if (org && ctx && joinedOrganization && ctx.welcome > 0n) {
+    // As credits/welcome.ts giveWelcomeCredit: once ever by its ledger key; a wallet short of it leaves
+    // the member joined and the credit unpaid.
+    try {
+      const r = await world.transfer({
+        kind: "allocation",
+        fromWalletId: ctx.walletId,
+        toWalletId: userWalletId ?? (await world.userWallet(org.id, user.id, at)),
         amount: ctx.welcome,
-        organizationWalletId: ctx.walletId,
-        ...(userWalletId !== undefined ? { userWalletId } : {}),
-      },
-    });
-    if (w.status === "given") {
-      welcome = "given";
-      notes.push(`welcome credit of ${formatCredits(w.amount)} paid`);
-    } else if (w.status === "unpaid") {
+        actorKind: "user",
+        actorId: principal.userId,
+        requestId: input.requestId,
+        reason: "welcome credit",
+        organizationId: org.id,
+        idempotencyKey: welcomeKey(org.id, user.id),
+        metadata: { welcome: true },
+        at,
+      });
+      if (!r.replayed) {
+        welcome = "given";
+        notes.push(`welcome credit of ${formatCredits(ctx.welcome)} paid`);
+      }
+    } catch (err) {
+      if (!(err instanceof DomainError && err.code === "insufficient_credits")) throw err;
       welcome = "unpaid";
-      notes.push(`welcome credit of ${formatCredits(w.amount)} NOT paid: ${org.slug}'s wallet cannot cover it`);
+      notes.push(`welcome credit of ${formatCredits(ctx.welcome)} NOT paid: ${org.slug}'s wallet cannot cover it`);
     }
   }
 
   if (created) {
-    await notify(tx, {
+    await world.notify({
       userId: user.id,
       organizationId: org?.id ?? null,
       kind: "account.created",
@@ -682,7 +783,7 @@ async function applyRow(
       at,
     });
   } else if (changed && org) {
-    await notify(tx, {
+    await world.notify({
       userId: user.id,
       organizationId: org.id,
       kind: "membership.added",
