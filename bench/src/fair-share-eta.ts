@@ -126,6 +126,14 @@ function pick<T extends { p: number }>(list: readonly T[], u: number): T {
   return list[list.length - 1] as T;
 }
 
+/** The trace's mean arrival rate per ms, per utilisation (set by `arrivals`). */
+const BASE_RATE = new Map<number, number>();
+/** An organization's true arrival rate at t: what the last hours' count estimates, lagging the daily cycle. */
+const trueRate = (utilisation: number, org: string, t: number) =>
+  (BASE_RATE.get(utilisation) ?? 0) *
+  (1 + 0.5 * Math.sin((2 * Math.PI * t) / DAY)) *
+  (ORGS.find((o) => o.org === org)?.p ?? 0);
+
 /** The trace's arrivals (thinning for the daily cycle). */
 function arrivals(seed: number, utilisation: number): Session[] {
   const r = seededRandom(seed * 7919 + Math.round(utilisation * 100));
@@ -142,6 +150,7 @@ function arrivals(seed: number, utilisation: number): Session[] {
   for (let i = 0; i < 20_000; i++) meanGpus += pick(SIZES, probe() - pick(ORGS, probe()).sizeBias).gpus;
   meanGpus /= 20_000;
   const rate = (utilisation * CAPACITY) / (meanGpus * meanLen); // per ms
+  BASE_RATE.set(utilisation, rate);
   const peak = rate * 1.5;
   const out: Session[] = [];
   let t = 0;
@@ -175,6 +184,16 @@ interface Prediction {
   oracle: { p10: number; p50: number; p90: number };
   /** berth with the arrivals expected to rank ahead (--order=fair only). */
   arrivals?: { p10: number; p50: number; p90: number };
+  /** The same with the trace's own length law: what is left is the queue's order, not lengths. */
+  oracleArrivals?: { p10: number; p50: number; p90: number };
+  /** berth with arrivals at the trace's true rate now instead of the last hours' count. */
+  rateArrivals?: { p10: number; p50: number; p90: number };
+  /** Place in the queue's order at arrival (1: first); with --order=fair not the arrival order. */
+  rank: number;
+  /** Keys waiting at arrival that ranked ahead of it then. */
+  ahead: string[];
+  /** Keys waiting at arrival that ranked behind it then. */
+  behind: string[];
   gshare: number;
   depth: number;
   slurm: number;
@@ -364,6 +383,23 @@ function run(seed: number, utilisation: number, historyWindow: number, predict: 
     });
     const slurm = estimateQueue({ ...base, lengths: "max", samples: 1 }).find((e) => e.key === s.key);
     const ahead = arrivals ? estimateQueue({ ...base, arrivals }).find((e) => e.key === s.key) : undefined;
+    const oracleAhead = arrivals
+      ? estimateQueue({ ...base, arrivals, history: TRUE_LAW, lengthFit: "lognormal" }).find((e) => e.key === s.key)
+      : undefined;
+    const rateAhead = arrivals
+      ? estimateQueue({
+          ...base,
+          arrivals: {
+            ...arrivals,
+            streams: arrivals.streams.map((st, i) => ({
+              ...st,
+              ratePerMs: trueRate(utilisation, (ORGS[i] as { org: string }).org, t),
+            })),
+          },
+        }).find((e) => e.key === s.key)
+      : undefined;
+    const ordered = compare ? [...queue].sort((a, b) => compare(requestOf(a), requestOf(b))) : queue;
+    const rank = ordered.findIndex((q) => q.key === s.key);
     const lastHour = starts.filter((x) => x > t - 60 * MIN).length;
     predictions.push({
       key: s.key,
@@ -378,6 +414,11 @@ function run(seed: number, utilisation: number, historyWindow: number, predict: 
       empirical: band(empirical),
       oracle: band(oracle),
       ...(ahead ? { arrivals: band(ahead) } : {}),
+      ...(oracleAhead ? { oracleArrivals: band(oracleAhead) } : {}),
+      ...(rateAhead ? { rateArrivals: band(rateAhead) } : {}),
+      rank: rank + 1,
+      ahead: ordered.slice(0, rank).map((q) => q.key),
+      behind: ordered.slice(rank + 1).map((q) => q.key),
       gshare: position * median(waits.slice(-100)),
       depth: lastHour > 0 ? (position / lastHour) * 60 * MIN : Number.POSITIVE_INFINITY,
       slurm: slurm?.p50Ms ?? Number.NaN,
@@ -506,6 +547,16 @@ for (const util of UTILS) {
               (p) => p.arrivals?.p50 ?? Number.NaN,
               (p) => p.arrivals ?? { p10: Number.NaN, p90: Number.NaN },
             ),
+            "berth + arrivals at the true rate (oracle)": score(
+              r,
+              (p) => p.rateArrivals?.p50 ?? Number.NaN,
+              (p) => p.rateArrivals ?? { p10: Number.NaN, p90: Number.NaN },
+            ),
+            "berth + arrivals, true length law (oracle)": score(
+              r,
+              (p) => p.oracleArrivals?.p50 ?? Number.NaN,
+              (p) => p.oracleArrivals ?? { p10: Number.NaN, p90: Number.NaN },
+            ),
           }
         : {}),
       "gShare (position × median wait)": score(r, (p) => p.gshare),
@@ -550,5 +601,45 @@ for (const util of UTILS) {
       return `${lo}${hi === Number.POSITIVE_INFINITY ? "+" : `–${hi}`}: ${pctf(b.relLong)} / ${pctf(o.relLong)} (n=${b.nLong})`;
     });
     console.log(`rel err (wait > 5 min) by place in line at arrival, berth / oracle: ${parts.join("; ")}`);
+    if (FAIR) breakdown(r);
   }
+}
+
+/**
+ * Where the error of the row with arrivals is (--order=fair): by place in the queue's order at arrival, by
+ * whether a later arrival started first (what the expected arrivals model), and by whether the order among
+ * those already waiting changed (one behind started first, or one ahead started later: usage moved the
+ * scores while they waited). Each bucket: berth / oracle lengths, both with arrivals, and berth's bias.
+ */
+function breakdown(r: TraceResult): void {
+  const bySession = new Map(r.sessions.map((s) => [s.key, s]));
+  const startOf = (k: string) => bySession.get(k)?.start ?? Number.POSITIVE_INFINITY;
+  const later = (p: Prediction) => {
+    const mine = startOf(p.key);
+    return r.sessions.filter((x) => x.arrival > p.at && x.start !== undefined && x.start < mine).length;
+  };
+  const reordered = (p: Prediction) => {
+    const mine = startOf(p.key);
+    return p.behind.filter((k) => startOf(k) < mine).length + p.ahead.filter((k) => startOf(k) > mine).length;
+  };
+  const line = (label: string, keep: (p: Prediction) => boolean) => {
+    const sub = { ...r, predictions: r.predictions.filter(keep) };
+    const b = score(
+      sub,
+      (p) => p.arrivals?.p50 ?? Number.NaN,
+      (p) => p.arrivals ?? { p10: Number.NaN, p90: Number.NaN },
+    );
+    const o = score(sub, (p) => p.oracleArrivals?.p50 ?? Number.NaN);
+    return `${label}: ${pctf(b.relLong)} / ${pctf(o.relLong)}, bias ${b.biasMin.toFixed(1)} min, ≤ p90 ${pctf(b.belowP90)} (n=${b.nLong}/${b.n})`;
+  };
+  console.log("with arrivals, rel err (wait > 5 min) berth / oracle lengths, berth's bias and ≤ p90:");
+  console.log(
+    `  by rank at arrival: ${[line("1–2", (p) => p.rank <= 2), line("3–5", (p) => p.rank >= 3 && p.rank <= 5), line("6+", (p) => p.rank >= 6)].join("; ")}`,
+  );
+  console.log(
+    `  later arrivals started first: ${[line("none", (p) => later(p) === 0), line("1–2", (p) => later(p) >= 1 && later(p) <= 2), line("3+", (p) => later(p) >= 3)].join("; ")}`,
+  );
+  console.log(
+    `  order among the waiting changed: ${[line("no", (p) => reordered(p) === 0), line("yes", (p) => reordered(p) > 0)].join("; ")}`,
+  );
 }
