@@ -84,8 +84,10 @@ export function container(c: ContainerSpec) {
     env: c.env,
     ports: c.ports.map((p) => ({ ...p, protocol: "TCP" })),
     resources: c.resources,
-    readinessProbe: { ...probe, periodSeconds: 5, failureThreshold: 3 },
-    livenessProbe: { ...probe, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 6 },
+    // Kubernetes' default second per probe: a busy node (the install on two shared cores) missed it and
+    // took a serving API out of its Service. A probe's answer is small; a slow one still means alive.
+    readinessProbe: { ...probe, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 3 },
+    livenessProbe: { ...probe, initialDelaySeconds: 10, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 6 },
     securityContext: containerSecurityContext,
     volumeMounts: [{ name: "tmp", mountPath: "/tmp" }, ...(c.volumeMounts ?? [])],
   };
