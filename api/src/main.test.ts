@@ -1,6 +1,9 @@
+import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testConfig } from "./config.test-support.ts";
 import { createTestDatabase, type TestDatabase } from "./db/db.test-support.ts";
+import { connect } from "./db/knex.ts";
+import { relayTo } from "./db/relay.test-support.ts";
 import { type RunningApi, startApi } from "./main.ts";
 
 describe("startApi", () => {
@@ -42,5 +45,36 @@ describe("startApi", () => {
     const other = await startApi({ config: testConfig({ DATABASE_URL: t.url }), startupTasks: [] });
     await Promise.all([other.stop(), other.stop()]);
     await expect(fetch(`${other.url}/healthz`)).rejects.toThrow();
+  });
+
+  it("waits for a Postgres that does not answer yet, then starts; gives up at its deadline in words", async () => {
+    // A partition: connections are accepted and left waiting, as a Postgres pod still starting behind its
+    // Service looked on a first install.
+    const relay = await relayTo(t.url);
+    const lines: string[] = [];
+    const log = pino({ level: "info" }, { write: (l: string) => void lines.push(l) });
+    const config = testConfig({ DATABASE_URL: relay.url });
+    const db = connect(relay.url, { connectTimeoutMs: 500 });
+    const fresh = connect(relay.url, { connectTimeoutMs: 500 });
+    relay.hang();
+    try {
+      const starting = startApi({ config, db, log, startupTasks: [], migrate: false });
+      await expect.poll(() => lines.some((l) => l.includes("waiting for Postgres")), { timeout: 30_000 }).toBe(true);
+      relay.heal();
+      const late = await starting;
+      try {
+        expect((await fetch(`${late.url}/healthz`)).status).toBe(200);
+        expect(lines.some((l) => l.includes("Postgres answers"))).toBe(true);
+      } finally {
+        await late.stop();
+      }
+      relay.hang();
+      await expect(
+        startApi({ config, db: fresh, log, startupTasks: [], migrate: false, databaseWaitMs: 1_500 }),
+      ).rejects.toThrow(/Postgres did not answer within 2 s/);
+    } finally {
+      await Promise.all([db.destroy(), fresh.destroy()]);
+      await relay.cut();
+    }
   });
 });

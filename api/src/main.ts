@@ -10,7 +10,7 @@ import type { StartupTask } from "./bootstrap/task.ts";
 import { buildDeps, makeClusterClients } from "./buildDeps.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { type Config, ConfigError, parseConfig } from "./config.ts";
-import { connect, type Db, migrateLatest } from "./db/knex.ts";
+import { connect, DATABASE_WAIT_MS, type Db, migrateLatest, waitForDatabase } from "./db/knex.ts";
 import type { Deps } from "./deps.ts";
 import { clustersOptionsFrom, createClustersRuntime } from "./domain/clusters/runtime.ts";
 import { billingIdle } from "./domain/credits/kick.ts";
@@ -34,6 +34,8 @@ export interface StartApiOptions {
   routes?: readonly RouteDef[];
   /** Defaults to startup.ts' list. */
   startupTasks?: readonly StartupTask[];
+  /** How long a Postgres that does not answer yet is waited for (default 2 minutes; it may start beside us). */
+  databaseWaitMs?: number;
 }
 
 export interface RunningApi {
@@ -59,6 +61,7 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
   const ownDb = !opts.db;
   const db = opts.db ?? connect(config.database.url.reveal(), config.database);
   try {
+    await waitForDatabase(db, { timeoutMs: opts.databaseWaitMs ?? DATABASE_WAIT_MS, log });
     if (opts.migrate !== false) {
       // A migration may rewrite a large table: on a connection of its own, with no query timeout.
       const m = ownDb ? connect(config.database.url.reveal(), { poolMax: 1, queryTimeoutMs: 0 }) : db;

@@ -10,7 +10,7 @@ import { configOrExit, type RunningWorker, runMain, startStatusServer, stopOnSig
 import { KubeConfig } from "@kubernetes/client-node";
 import pino from "pino";
 import { ConfigError } from "./config.ts";
-import { connect } from "./db/knex.ts";
+import { connect, DATABASE_WAIT_MS, waitForDatabase } from "./db/knex.ts";
 import { parseSecretKeys } from "./domain/webhooks/secretBox.ts";
 import { parseWorkerConfig } from "./worker/config.ts";
 import { workerMetrics } from "./worker/metrics.ts";
@@ -37,6 +37,11 @@ async function main(): Promise<void> {
     },
   });
   const db = connect(config.database.url.reveal(), config.database);
+  await waitForDatabase(db, { timeoutMs: DATABASE_WAIT_MS, log }).catch(async (err: unknown) => {
+    await db.destroy();
+    await status.close();
+    throw err;
+  });
   const started = await startWorker({
     db,
     kubeConfig,

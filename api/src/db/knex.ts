@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import knexFactory, { type Knex } from "knex";
 import { migrations } from "./migrations/index.ts";
 import { installTimestamptzParser } from "./timestamptz.ts";
@@ -78,6 +79,36 @@ function closeOnQueryTimeout(conn: PgClient): void {
 
 /** pg's message for a query past query_timeout (db/unreachable.ts counts it as unreachable). */
 const QUERY_TIMED_OUT = "Query read timeout";
+
+/** How long the API and the worker wait for Postgres at start: on a first install its first start may take a minute. */
+export const DATABASE_WAIT_MS = 120_000;
+
+/**
+ * Resolves once Postgres answers; until `timeoutMs`, a failure is logged and tried again with backoff. On a
+ * first install Postgres starts beside the API and the worker, and a process that exited on its first
+ * timeout cost the kubelet's restart back-off.
+ */
+export async function waitForDatabase(
+  db: Db,
+  o: { timeoutMs: number; log?: { warn(o: object, m: string): void; info(o: object, m: string): void } },
+): Promise<void> {
+  const deadline = Date.now() + o.timeoutMs;
+  let delay = 500;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await db.raw("select 1");
+      if (attempt > 1) o.log?.info({ attempt }, "Postgres answers");
+      return;
+    } catch (e) {
+      const why = (e as Error).message;
+      if (Date.now() + delay > deadline)
+        throw new Error(`Postgres did not answer within ${Math.round(o.timeoutMs / 1000)} s: ${why}`, { cause: e });
+      o.log?.warn({ attempt, why, retryInMs: delay }, "waiting for Postgres");
+      await sleep(delay);
+      delay = Math.min(5_000, delay * 2);
+    }
+  }
+}
 
 /** knex migration source over an explicit, ordered list (no file globbing, no loader quirks). */
 const source: Knex.MigrationSource<(typeof migrations)[number]> = {
