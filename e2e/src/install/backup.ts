@@ -122,7 +122,13 @@ function execPostgres(
     child.on("close", (c) => resolve(c ?? 1));
   });
   return Promise.all([out, inp, code]).then(([, , c]) => {
-    if (c !== 0) throw new Error(stderr.trim().split("\n").at(-1) || `kubectl exec exited ${c}`);
+    // kubectl adds "command terminated with exit code N": the script's own last line says why.
+    const why = stderr
+      .trim()
+      .split("\n")
+      .filter((l) => !l.startsWith("command terminated with exit code"))
+      .at(-1);
+    if (c !== 0) throw new Error(why || `kubectl exec exited ${c}`);
     return { stdout, stderr };
   });
 }
@@ -169,13 +175,14 @@ trap 'rm -rf "$d"' EXIT
 mkfifo "$d/in"
 ${PSQL} <"$d/in" >"$d/out" 2>"$d/err" &
 exec 3>"$d/in"
-echo "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY; SELECT pg_export_snapshot();" >&3
+# \\copy closes its file when done (psql's own output may sit in its buffer).
+printf '%s\\n' "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY;" "\\copy (SELECT pg_export_snapshot()) TO '$d/snapshot'" >&3
 i=0
-until [ -s "$d/out" ]; do
+until [ -s "$d/snapshot" ]; do
   i=$((i + 1)); [ "$i" -le 600 ] || { echo "no snapshot in 60 s: $(cat "$d/err")" >&2; exit 1; }
   sleep 0.1
 done
-${BIN}/pg_dump -h /tmp -U postgres -d berth --format=custom --snapshot="$(head -n 1 "$d/out")" --file="$d/dump"
+${BIN}/pg_dump -h /tmp -U postgres -d berth --format=custom --snapshot="$(cat "$d/snapshot")" --file="$d/dump"
 printf '%s\\nCOMMIT;\\n' ${shellQuote(ROWS_SQL)} >&3
 exec 3>&-
 wait

@@ -81,7 +81,8 @@ describe.skipIf(!can.ok)(`backup and restore of bed:install${can.ok ? "" : ` (sk
   beforeAll(async () => {
     work = mkdtempSync(join(tmpdir(), "berth-restore-"));
     const lines: string[] = [];
-    install = await installOnTheBed({ log: (l) => lines.push(l) });
+    // 600 s a wait: on this 2-core machine, shared and loaded, the worker took longer than the default 300.
+    install = await installOnTheBed({ log: (l) => lines.push(l), timeoutMs: 600_000 });
   }, 1_500_000);
 
   afterAll(async () => {
@@ -194,7 +195,11 @@ describe.skipIf(!can.ok)(`backup and restore of bed:install${can.ok ? "" : ` (sk
   }, 600_000);
 
   it("restores into a fresh control plane: every table to the row, the same Secrets and objects", async () => {
-    const restored = await restore(target(), backup.dir, { controlPlaneFile: CONTROL_PLANE, kube: install.kube });
+    const restored = await restore(target(), backup.dir, {
+      controlPlaneFile: CONTROL_PLANE,
+      kube: install.kube,
+      timeoutMs: 600_000,
+    });
     // A fresh database: Postgres made its cluster on the new, empty volume (postgres.ts's start script).
     const log = await install.kube.raw("GET", `/api/v1/namespaces/${NS}/pods/${POSTGRES_POD}/log`);
     expect(log.text).toContain("berth-postgres: made the cluster");
