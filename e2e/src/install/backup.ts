@@ -23,6 +23,7 @@ import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { promisify } from "node:util";
 import { POSTGRES_MAJOR } from "@berth/cdk8s/image/postgres";
+import { API_VERSION } from "@berth/crds";
 import { parseAllDocuments } from "yaml";
 import type { KubeHttp } from "../testbed/kube.ts";
 
@@ -31,7 +32,7 @@ const BIN = `/usr/lib/postgresql/${POSTGRES_MAJOR}/bin`;
 export const POSTGRES_POD = "berth-postgres-0";
 /** The StatefulSet's claim (volumeClaimTemplates `storage`, cdk8s/src/pod.ts). */
 export const POSTGRES_CLAIM = "storage-berth-postgres-0";
-const GROUP = "/apis/berth.dev/v1";
+const GROUP = `/apis/${API_VERSION}`;
 /** The management cluster's kinds (plural, namespaced); SessionMirror and ImageBuild live on GPU clusters. */
 export const MANAGEMENT_KINDS: [plural: string, namespaced: boolean][] = [
   ["offerings", false],
