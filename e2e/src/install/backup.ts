@@ -81,7 +81,7 @@ const kubectl = (t: Target, args: string[]) =>
 function execPostgres(
   t: Target,
   script: string,
-  io: { input?: string; output?: string } = {},
+  io: { input?: string; output?: string; timeoutMs?: number } = {},
 ): Promise<{ stdout: string; stderr: string }> {
   const ns = t.namespace ?? "berth-system";
   const child = spawn(
@@ -118,9 +118,13 @@ function execPostgres(
       });
   // A refusal closes stdin early: the write's EPIPE is not the error, the script's line is.
   const inp = io.input ? pipeline(createReadStream(io.input), child.stdin).catch(() => {}) : child.stdin.end();
+  const deadline = setTimeout(() => child.kill(), io.timeoutMs ?? 600_000);
   const code = new Promise<number>((resolve, reject) => {
     child.on("error", reject);
-    child.on("close", (c) => resolve(c ?? 1));
+    child.on("close", (c) => {
+      clearTimeout(deadline);
+      resolve(c ?? 1);
+    });
   });
   return Promise.all([out, inp, code]).then(([, , c]) => {
     // kubectl adds "command terminated with exit code N": the script's own last line says why.
@@ -348,13 +352,18 @@ export async function restore(
 
 /** pg_restore of the dump in one transaction, only into a database with no tables of its own. */
 export async function restoreDump(t: Target, dump: string): Promise<void> {
+  // The dump is read whole first: a script that ends before its stdin does (a refusal, or pg_restore
+  // stopping at the archive's last entry) leaves kubectl exec waiting on it for ever (seen with -i).
   const script = `set -eu
+d=$(mktemp -d /tmp/berth-restore.XXXXXX)
+trap 'rm -rf "$d"' EXIT
+cat > "$d/dump"
 n=$(${PSQL} -c "SELECT count(*) FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace WHERE s.nspname = 'public' AND c.relkind IN ('r', 'p')")
 if [ "$n" != 0 ]; then
   echo "restore refused: the database berth already has $n tables; restore only into a fresh install's empty database, before the API starts (docs/deploy.md)" >&2
   exit 3
 fi
-${BIN}/pg_restore -h /tmp -U postgres -d berth --exit-on-error --single-transaction
+${BIN}/pg_restore -h /tmp -U postgres -d berth --exit-on-error --single-transaction "$d/dump"
 `;
   try {
     await execPostgres(t, script, { input: dump });

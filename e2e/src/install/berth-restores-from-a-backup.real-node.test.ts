@@ -229,7 +229,7 @@ describe.skipIf(!can.ok)(`backup and restore of bed:install${can.ok ? "" : ` (sk
     expect(e).toBeInstanceOf(RestoreError);
     expect(e.message.split("\n")).toHaveLength(1);
     expect(e.message).toMatch(/^restore refused: the database berth already has \d+ tables/);
-  });
+  }, 120_000);
 
   it("brings back users, wallets to the unit, the volume and the running session with its pod; no interval lost or charged twice", async () => {
     // The GPU cluster's side of the procedure: the operator meters again from each pod's start.
