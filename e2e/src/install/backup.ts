@@ -311,6 +311,8 @@ export async function restore(
   const started = performance.now();
   const ns = t.namespace ?? "berth-system";
   const timeout = `${Math.round((o.timeoutMs ?? 300_000) / 1000)}s`;
+  // A management cluster made anew has no control-plane namespace yet; its manifest labels it later.
+  await createIfAbsent(o.kube, "/api/v1/namespaces", { metadata: { name: ns } });
   for (const s of JSON.parse(readFileSync(join(dir, "secrets.json"), "utf8")))
     await createIfAbsent(o.kube, `/api/v1/namespaces/${ns}/secrets`, s);
   const { namespaces, objects } = JSON.parse(readFileSync(join(dir, "resources.json"), "utf8"));
