@@ -33,17 +33,17 @@ export const POSTGRES_POD = "berth-postgres-0";
 /** The StatefulSet's claim (volumeClaimTemplates `storage`, cdk8s/src/pod.ts). */
 export const POSTGRES_CLAIM = "storage-berth-postgres-0";
 const GROUP = `/apis/${API_VERSION}`;
-/** The management cluster's kinds (plural, namespaced); SessionMirror and ImageBuild live on GPU clusters. */
-export const MANAGEMENT_KINDS: [plural: string, namespaced: boolean][] = [
-  ["offerings", false],
-  ["images", false],
-  ["resourcepresets", false],
-  ["resourcepolicies", false],
-  ["clusters", false],
-  ["pools", false],
-  ["wallets", true],
-  ["volumes", true],
-  ["sessions", true],
+/** The management cluster's kinds (plural); SessionMirror and ImageBuild live on GPU clusters. */
+const MANAGEMENT_KINDS = [
+  "offerings",
+  "images",
+  "resourcepresets",
+  "resourcepolicies",
+  "clusters",
+  "pools",
+  "wallets",
+  "volumes",
+  "sessions",
 ];
 /** The operator-token signing key (api/src/domain/clusters/signingKey.ts). */
 const SIGNING_KEY_SECRET = "berth-internal-signing-key";
@@ -216,7 +216,7 @@ export async function backUp(
   );
 
   const objects: any[] = [];
-  for (const [plural] of MANAGEMENT_KINDS) {
+  for (const plural of MANAGEMENT_KINDS) {
     const list = await o.kube.json<any>("GET", `${GROUP}/${plural}`);
     for (const x of list.items) objects.push({ plural, object: strip(x) });
   }
@@ -287,7 +287,7 @@ export async function destroyControlPlane(
     withoutNamespaces(o.controlPlaneFile, o.workDir),
   ]);
   await kubectl(t, ["-n", ns, "delete", "pvc", POSTGRES_CLAIM, "--ignore-not-found", "--wait", "--timeout=120s"]);
-  for (const [plural] of MANAGEMENT_KINDS)
+  for (const plural of MANAGEMENT_KINDS)
     await kubectl(t, ["delete", `${plural}.berth.dev`, "--all", "--all-namespaces", "--wait", "--timeout=120s"]);
   if (o.secrets.length) await kubectl(t, ["-n", ns, "delete", "secret", "--ignore-not-found", ...o.secrets]);
 }

@@ -24,6 +24,7 @@ import {
   backUp,
   destroyControlPlane,
   differences,
+  POSTGRES_CLAIM,
   POSTGRES_POD,
   query,
   RestoreError,
@@ -173,7 +174,7 @@ describe.skipIf(!can.ok)(`backup and restore of bed:install${can.ok ? "" : ` (sk
   it("destroys the control plane and its database; the session's pod runs on", async () => {
     const pvc = await install.kube.json<any>(
       "GET",
-      `/api/v1/namespaces/${NS}/persistentvolumeclaims/storage-${POSTGRES_POD}`,
+      `/api/v1/namespaces/${NS}/persistentvolumeclaims/${POSTGRES_CLAIM}`,
     );
     await destroyControlPlane(target(), {
       controlPlaneFile: CONTROL_PLANE,
@@ -191,7 +192,7 @@ describe.skipIf(!can.ok)(`backup and restore of bed:install${can.ok ? "" : ` (sk
     rmSync(data, { recursive: true, force: true });
     for (const path of [
       `/api/v1/namespaces/${NS}/pods/${POSTGRES_POD}`,
-      `/api/v1/namespaces/${NS}/persistentvolumeclaims/storage-${POSTGRES_POD}`,
+      `/api/v1/namespaces/${NS}/persistentvolumeclaims/${POSTGRES_CLAIM}`,
       `/apis/apps/v1/namespaces/${NS}/deployments/berth-api`,
       `/api/v1/namespaces/${NS}/secrets/berth-internal-signing-key`,
     ])
