@@ -6,17 +6,13 @@
 import { execFileSync } from "node:child_process";
 import { get as httpsGet } from "node:https";
 import { BED_REGISTRY, ENVIRONMENTS, type Environment } from "@berth/cdk8s/environments";
-import { buildSessionImage } from "@berth/cdk8s/image/sessions";
-import { HttpKube } from "@berth/controllers/kube";
-import { ResourcePresetKind, resourcePath } from "@berth/crds";
 import { cookieFrom, get } from "@berth/operator/gateway/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { converse } from "../real/converse.ts";
-import { offerSessionImages } from "../real/real-node-sessions.ts";
-import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import { canRunRealNode, leftovers, nodeLayout } from "../testbed/real-node/index.ts";
 import { eventually } from "../testbed/waiting.test-support.ts";
 import { BED_NODE, type BedInstall, call, checkImages, checkSecrets, InstallError, installOnTheBed } from "./bed.ts";
+import { aResearcherWithCredits, BED_PRESET, chargeFor, offerTerminal, sessionCharges } from "./researcher.ts";
 
 const can = canRunRealNode();
 
@@ -36,11 +32,6 @@ const kubeletStats = (port: number) =>
   });
 const NS = "berth-system";
 const bed = ENVIRONMENTS.bed as Environment;
-/**
- * What a terminal needs and what Berth's own pods leave of this 2-core node (their requests add up to 1.4
- * CPUs): the catalog's presets ask 8 CPUs, real-node-sessions.ts's one.
- */
-const BED_PRESET = "bed-terminal";
 
 describe.skipIf(!can.ok)(`npm run bed:install${can.ok ? "" : ` (skipped: ${can.reason})`}`, () => {
   let install: BedInstall;
@@ -107,65 +98,21 @@ describe.skipIf(!can.ok)(`npm run bed:install${can.ok ? "" : ` (skipped: ${can.r
   });
 
   it("runs a member's terminal session on the real node, opens it through the installed gateway, pauses it and charges its seconds exactly", async () => {
-    const admin = (method: string, path: string, body?: unknown) =>
-      call(install.apiUrl, install.admin.token, method, path, body);
-    // The terminal image (built here, cached) in the bed's registry, offered in the catalog with a preset
-    // that fits, as an administrator adds them.
-    const kube = new HttpKube(kubeConfigFrom(install.fleet.cluster("bed").kubeconfig));
-    let images: Awaited<ReturnType<typeof offerSessionImages>>;
-    try {
-      images = await offerSessionImages(kube, [buildSessionImage("terminal", { quiet: true })], install.registry.host);
-      await kube.json("POST", resourcePath(ResourcePresetKind), {
-        body: ResourcePresetKind.build(
-          { name: BED_PRESET, labels: { "app.kubernetes.io/part-of": "berth" } },
-          { displayName: "1 GPU (0.25 CPU, 512 MiB)", kind: "gpu", cpu: "250m", memory: "512Mi", gpuCount: 1 },
-        ),
-      });
-    } finally {
-      kube.close();
-    }
-
-    // An organization, a member (her temporary password changed at first sign-in) and credits from the
-    // system wallet, all through the installed API.
-    const org = await admin("POST", "/api/v1/organizations", { name: "Bed Lab" });
-    expect(org.status, JSON.stringify(org.body)).toBe(201);
-    const orgId = org.body.id as string;
-    const email = "researcher@bed.example";
-    const temporary = "Temporary-pass-8351";
-    const user = await admin("POST", "/api/v1/users", {
-      email,
-      password: temporary,
-      organization_id: orgId,
-      role: "member",
+    // The terminal image offered with a preset that fits, an organization, a member and credits, all
+    // through the installed API as an administrator sets them up (researcher.ts).
+    const terminal = await offerTerminal(install);
+    const r = await aResearcherWithCredits(install, {
+      organization: "Bed Lab",
+      email: "researcher@bed.example",
+      credits: "1000000000",
     });
-    expect(user.status, JSON.stringify(user.body)).toBe(201);
-    const first = await call(install.apiUrl, undefined, "POST", "/api/v1/auth/login", { email, password: temporary });
-    expect(first.status, JSON.stringify(first.body)).toBe(200);
-    const changed = await call(install.apiUrl, first.body.access_token, "POST", "/api/v1/auth/password", {
-      current_password: temporary,
-      new_password: "Researcher-pass-6029",
-    });
-    expect(changed.status, JSON.stringify(changed.body)).toBe(200);
-    const member = (method: string, path: string, body?: unknown) =>
-      call(install.apiUrl, changed.body.access_token, method, path, body);
-    const orgWallet = await admin("POST", "/api/v1/credits/wallets", {
-      organization_id: orgId,
-      owner_kind: "organization",
-    });
-    expect([200, 201], JSON.stringify(orgWallet.body)).toContain(orgWallet.status);
-    const funded = await admin("POST", "/api/v1/credits/allocations", {
-      from_wallet_id: "wal_system",
-      to_wallet_id: orgWallet.body.id,
-      amount: "1000000000",
-      reason: "bed install",
-    });
-    expect(funded.status, JSON.stringify(funded.body)).toBe(201);
+    const { member } = r;
 
     // Through the installed API, placed by the installed worker, run by the installed operator.
     const created = await member("POST", "/api/v1/sessions", {
       offering: "l4",
       preset: BED_PRESET,
-      image: images.terminal?.name,
+      image: terminal.name,
     });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const id = created.body.id as string;
@@ -182,7 +129,7 @@ describe.skipIf(!can.ok)(`npm run bed:install${can.ok ? "" : ` (skipped: ${can.r
     const podPath = `/api/v1/namespaces/berth-sessions/pods/${cr}`;
     const pod = await install.kube.json<any>("GET", podPath);
     expect(pod.spec.nodeName).toBe(BED_NODE);
-    expect(pod.spec.containers[0].image).toBe(images.terminal?.ref);
+    expect(pod.spec.containers[0].image).toBe(terminal.ref);
     expect(pod.status.containerStatuses[0].ready).toBe(true);
 
     // The installed gateway, through its Service: the link's single-use token sets the cookie, once.
@@ -243,24 +190,13 @@ describe.skipIf(!can.ok)(`npm run bed:install${can.ok ? "" : ` (skipped: ${can.r
       intervalMs: 1000,
     });
     const rate = BigInt(running.hourly_credit_rate);
-    const charges = async () => {
-      const all = (await admin("GET", `/api/v1/credits/wallets?organization=${orgId}&size=100`)).body.data as any[];
-      const lines: any[] = [];
-      for (const w of all) {
-        const ledger = await admin("GET", `/api/v1/credits/wallets/${w.id}/ledger?kind=charge&size=100`);
-        if (ledger.status !== 200) throw new Error(`ledger: ${ledger.status} ${JSON.stringify(ledger.body)}`);
-        lines.push(...ledger.body.data);
-      }
-      return lines.filter((l) => l.session_id === id);
-    };
     const settled = await eventually(
       async () => {
         const usage = (await member("GET", `/api/v1/sessions/${id}/usage`)).body;
         if (usage.totals.samples === 0) return undefined;
-        const lines = await charges();
+        const lines = await sessionCharges(r, id);
         const charged = lines.reduce((n, l) => n - BigInt(l.amount), 0n);
-        const expected = (rate * BigInt(Math.round(usage.totals.gpu_seconds * 1000))) / 3_600_000n;
-        return charged === expected ? { usage, lines, charged } : undefined;
+        return charged === chargeFor(rate, usage.totals.gpu_seconds) ? { usage, lines, charged } : undefined;
       },
       { what: "the charge equal to the metered seconds at the rate", timeoutMs: 180_000, intervalMs: 2000 },
     );
