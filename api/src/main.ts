@@ -64,7 +64,8 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
     await waitForDatabase(db, { timeoutMs: opts.databaseWaitMs ?? DATABASE_WAIT_MS, log });
     if (opts.migrate !== false) {
       // A migration may rewrite a large table: on a connection of its own, with no query timeout.
-      const m = ownDb ? connect(config.database.url.reveal(), { poolMax: 1, queryTimeoutMs: 0 }) : db;
+      // Two connections: one holds the migrations' lock (db/knex.ts), the other runs them.
+      const m = ownDb ? connect(config.database.url.reveal(), { poolMax: 2, queryTimeoutMs: 0 }) : db;
       try {
         const applied = await migrateLatest(m);
         if (applied.length > 0) log.info({ migrations: applied }, "migrations applied");

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "./db.test-support.ts";
-import { migrateLatest } from "./knex.ts";
+import { connect, migrateLatest } from "./knex.ts";
 import { RAISE_EXCEPTION, sqlState } from "./sqlstate.ts";
 
 describe("the Postgres layer", () => {
@@ -30,5 +30,20 @@ describe("the Postgres layer", () => {
       .del()
       .catch((e) => e);
     expect(sqlState(del)).toBe(RAISE_EXCEPTION);
+  });
+
+  it("two processes migrating a new database at once apply each migration once, one after the other", async () => {
+    const fresh = await createTestDatabase({ migrate: false });
+    const a = connect(fresh.url, { poolMax: 2 });
+    const b = connect(fresh.url, { poolMax: 2 });
+    try {
+      const [first, second] = await Promise.all([migrateLatest(a), migrateLatest(b)]);
+      expect([first.length, second.length].sort((x, y) => x - y)).toEqual([0, first.length || second.length]);
+      expect(first.length + second.length).toBeGreaterThan(20);
+      expect(await migrateLatest(a)).toEqual([]);
+    } finally {
+      await Promise.all([a.destroy(), b.destroy()]);
+      await fresh.drop();
+    }
   });
 });

@@ -110,6 +110,8 @@ export async function waitForDatabase(
   }
 }
 
+/** The advisory lock migrations take ("berth" in ASCII). */
+const MIGRATION_LOCK = 0x6265727468;
 /** knex migration source over an explicit, ordered list (no file globbing, no loader quirks). */
 const source: Knex.MigrationSource<(typeof migrations)[number]> = {
   getMigrations: async () => migrations,
@@ -123,6 +125,20 @@ const source: Knex.MigrationSource<(typeof migrations)[number]> = {
 };
 
 export async function migrateLatest(db: Db): Promise<string[]> {
-  const [, applied] = (await db.migrate.latest({ migrationSource: source })) as [number, string[]];
-  return applied;
+  // Replicas starting together (an install's two APIs) migrate one at a time: knex's own lock lives in a
+  // table the first run creates, and two creating it at once failed on Postgres' type catalogue; one
+  // finding it held failed at once. The lock is the session's, on a connection of its own (the pool needs
+  // another for the migrations).
+  const conn = (await db.client.acquireConnection()) as { query(sql: string, values: unknown[]): Promise<unknown> };
+  try {
+    await conn.query("select pg_advisory_lock($1)", [MIGRATION_LOCK]);
+    try {
+      const [, applied] = (await db.migrate.latest({ migrationSource: source })) as [number, string[]];
+      return applied;
+    } finally {
+      await conn.query("select pg_advisory_unlock($1)", [MIGRATION_LOCK]);
+    }
+  } finally {
+    await db.client.releaseConnection(conn);
+  }
 }
