@@ -8,9 +8,9 @@
 import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { bedApi } from "../api-client.ts";
 import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { type BedProvisioner, installBedStorage, startProvisioner } from "../storage/bed-storage.ts";
-import { bedApi } from "../api-client.ts";
 import { closeBrowser, expectAccessible, launchBrowser, Screenshots } from "./browser.ts";
 import { NewSessionPage } from "./pages/new-session-page.ts";
 import { PoolsPage } from "./pages/pools-page.ts";

@@ -10,8 +10,8 @@
 import { ensureConsoleBuilt } from "@berth/console";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { bedApi } from "../api-client.ts";
+import { type SessionsBed, startSessionsBed } from "../sessions/harness.ts";
 import { closeBrowser, closeContexts, expectAccessible, launchBrowser, newContext, Screenshots } from "./browser.ts";
 import { CreditsPages } from "./pages/credits-pages.ts";
 import { LoginPage } from "./pages/login-page.ts";

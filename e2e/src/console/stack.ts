@@ -19,10 +19,10 @@ import { loadCrds } from "@berth/crds/manifests";
 import { type RunningGateway, selfSignedCertificate } from "@berth/operator/gateway";
 import { type RunningStandin, startStandin } from "@berth/operator/standin";
 import { ApiextensionsV1Api } from "@kubernetes/client-node";
+import { bedApi } from "../api-client.ts";
 import { realPodCidrsOf, startClusterGateway } from "../connect/local-gateways.ts";
 import { type Fleet, kubeConfigFrom, startFleet } from "../index.ts";
 import type { SessionsBed } from "../sessions/harness.ts";
-import { bedApi } from "../api-client.ts";
 
 export const ADMIN_EMAIL = "admin@berth.local";
 export const ADMIN_FIRST_PASSWORD = "first-admin-password-1";

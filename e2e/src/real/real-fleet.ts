@@ -16,6 +16,7 @@ import { ApiError } from "@berth/console/client";
 import { HttpKube } from "@berth/controllers/kube";
 import { cookieFrom, get } from "@berth/operator/gateway/testing";
 import type WebSocket from "ws";
+import { bedApi } from "../api-client.ts";
 import {
   BUILDS_NAMESPACE,
   ensureBridgeAddress,
@@ -24,7 +25,6 @@ import {
   type RegistryRelay,
   startRegistryRelay,
 } from "../builds/real-builds.ts";
-import { bedApi } from "../api-client.ts";
 import { type SessionGateways, startSessionGateways } from "../console/stack.ts";
 import {
   gpuCluster,

@@ -6,8 +6,8 @@
 import { controlPlaneRbac } from "@berth/api/rbac";
 import { ClusterKind, type Cluster as ClusterResource, LABELS, resourcePath } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { mintControlPlaneCredential } from "../clusters/credentials.ts";
 import { bedApi } from "../api-client.ts";
+import { mintControlPlaneCredential } from "../clusters/credentials.ts";
 import { KubeHttp } from "../index.ts";
 import { until } from "../until.ts";
 import { adminKube, gpuCluster, H100, MANAGEMENT, type SessionsBed, startSessionsBed } from "./harness.ts";

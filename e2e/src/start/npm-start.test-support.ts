@@ -26,4 +26,3 @@ export function stopNpmStart(child: ChildProcess | undefined, dataDir: string): 
   }
   rmSync(dataDir, { recursive: true, force: true });
 }
-
