@@ -39,7 +39,9 @@ export interface Failure {
  */
 const NOT_EXPRESSIBLE = new Set([
   "custom",
-  // Across fields: a range's order and length, a field one value of another requires.
+  // Across fields: a range's order and length, a field one value of another requires (fair-share
+  // guarantees only in an organization's or a project's policy, not a global one: seed 476550684).
+  "invalid_scope",
   "range_order",
   "range_too_long",
   "required",
@@ -52,8 +54,13 @@ const NOT_EXPRESSIBLE = new Set([
   "one_grantee",
   // A monitoring query's own language (PromQL), which the metrics server parses.
   "query_refused",
-  // An array whose items name one kind twice: JSON Schema's uniqueItems compares whole items.
+  // An array whose items name one kind (or share) twice: JSON Schema's uniqueItems compares whole items.
   "duplicate_kind",
+  "duplicate",
+  // A MIG offering's count and fraction (one instance, not also a fraction), and a project's guarantee
+  // over its organization's: rules across fields and across policies.
+  "invalid_mig",
+  "over_organization",
   // Trusted signing keys whose names repeat (their keys differ, so uniqueItems cannot see it), and required
   // signatures with no key at all while the installation has none of its own (its configuration).
   "duplicate_name",
