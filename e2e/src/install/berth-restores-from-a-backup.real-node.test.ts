@@ -47,6 +47,13 @@ const ROOT = new URL("../../../", import.meta.url).pathname;
 /** The committed manifests bed.ts applies (cdk8s/dist/bed); the restore applies the same file. */
 const CONTROL_PLANE = join(ROOT, "cdk8s/dist/bed/10-control-plane.yaml");
 
+/** Balances (id, balance; empty for none) and charges so far, read in one statement. */
+interface Ledger {
+  balances: [string, string][];
+  session: bigint;
+  other: bigint;
+}
+
 describe.skipIf(!can.ok)(`backup and restore of bed:install${can.ok ? "" : ` (skipped: ${can.reason})`}`, () => {
   let install: BedInstall;
   let work: string;
@@ -58,8 +65,8 @@ describe.skipIf(!can.ok)(`backup and restore of bed:install${can.ok ? "" : ` (sk
   let claimUid: string;
   let volumeId: string;
   let backup: Backup;
-  /** Before the destruction: the session's samples, the wallets' balances, the charge. */
-  let before: { samples: string[]; balances: string[][]; charged: bigint };
+  /** Before the destruction: the session's samples, the ledger, the charge. */
+  let before: { samples: string[]; ledger: Ledger; charged: bigint };
   const figure = (line: string) => console.log(line);
   const target = () => ({ kubeconfig: install.kubeconfigPath });
   const podPath = () => `/api/v1/namespaces/berth-sessions/pods/${cr}`;
@@ -67,7 +74,26 @@ describe.skipIf(!can.ok)(`backup and restore of bed:install${can.ok ? "" : ` (sk
     (
       await query(target(), `SELECT sample_id FROM usage_samples WHERE session IN ('${sessionId}', '${cr}') ORDER BY 1`)
     ).map((x) => x[0] as string);
-  const balances = () => query(target(), "SELECT id, balance FROM wallets ORDER BY id");
+  /**
+   * Every wallet's balance with the session's charges and the organization's other charges (its volume's
+   * storage), in one statement: the session runs on and the volume is billed meanwhile, so figures read
+   * apart would not add up.
+   */
+  const ledger = async (): Promise<Ledger> => {
+    const rows = await query(
+      target(),
+      `SELECT id, balance,
+         (SELECT coalesce(sum(amount), 0) FROM ledger_transactions WHERE kind = 'charge' AND session_id = '${sessionId}'),
+         (SELECT coalesce(sum(amount), 0) FROM ledger_transactions
+           WHERE kind = 'charge' AND session_id IS NULL AND organization_id = '${r.orgId}')
+       FROM wallets ORDER BY id`,
+    );
+    return {
+      balances: rows.map(([id, balance]) => [id as string, balance as string]),
+      session: BigInt(rows[0]?.[2] ?? 0),
+      other: BigInt(rows[0]?.[3] ?? 0),
+    };
+  };
   const settledCharge = async (what: string) =>
     eventually(
       async () => {
@@ -168,7 +194,7 @@ describe.skipIf(!can.ok)(`backup and restore of bed:install${can.ok ? "" : ` (sk
       { what: "an interval acknowledged after the backup", timeoutMs: 180_000, intervalMs: 2000 },
     );
     const { charged } = await settledCharge("the gap's interval charged");
-    before = { samples: await samplesOf(), balances: await balances(), charged };
+    before = { samples: await samplesOf(), ledger: await ledger(), charged };
   }, 600_000);
 
   it("destroys the control plane and its database; the session's pod runs on", async () => {
@@ -304,18 +330,26 @@ describe.skipIf(!can.ok)(`backup and restore of bed:install${can.ok ? "" : ` (sk
     const { usage, charged } = await settledCharge("the restored control plane's charge equal to the metered seconds");
     expect(charged).toBeGreaterThanOrEqual(before.charged);
 
-    // Wallets: each cached balance is the sum of its entries, and together they moved by the new charge alone.
+    // Wallets: each cached balance is the sum of its entries, and together they moved by the new charges
+    // alone: the session's, and its volume's storage (the only other charge the organization has).
     const drift = await query(
       target(),
       "SELECT w.id FROM wallets w WHERE w.balance IS NOT NULL AND w.balance <> (SELECT coalesce(sum(e.amount), 0) FROM ledger_entries e WHERE e.wallet_id = w.id)",
     );
     expect(drift).toEqual([]);
-    const nowBalances = Object.fromEntries(await balances());
-    const moved = (before.balances as string[][]).reduce(
-      (n, [id, balance]) => (balance ? n + BigInt(nowBalances[id as string] as string) - BigInt(balance) : n),
+    const now = await ledger();
+    expect(now.session).toBeGreaterThanOrEqual(charged);
+    const nowBalances = Object.fromEntries(now.balances);
+    const moved = before.ledger.balances.reduce(
+      (n, [id, balance]) => (balance ? n + BigInt(nowBalances[id] as string) - BigInt(balance) : n),
       0n,
     );
-    expect(moved).toBe(before.charged - charged);
+    expect(moved).toBe(before.ledger.session - now.session + (before.ledger.other - now.other));
+    const otherKinds = await query(
+      target(),
+      `SELECT DISTINCT reason FROM ledger_transactions WHERE kind = 'charge' AND session_id IS NULL AND organization_id = '${r.orgId}'`,
+    );
+    expect(otherKinds.flat().filter((k) => k !== "storage")).toEqual([]);
 
     // The same pod, the same claim, and no second pod for the session.
     const pod = await install.kube.json<any>("GET", podPath());
