@@ -365,13 +365,9 @@ describe("the console's page objects", () => {
   });
 });
 
-// Benches call Berth's API through bench/src/api.ts (the console's generated client; answers as values,
+// Benches call Berth's API through bench/src/api.ts or the console's generated client (answers typed,
 // retries spelled once): a method string beside an /api/v1/ path is a hand-made client answering `any`.
-// Kubernetes' own /api/v1/ paths (nodes, namespaces, their pods) are not the API's. Left, with its reason:
-const BENCH_RAW_API_LEFT = new Map<string, string>([
-  ["bench/src/user-import.ts", "its own undici Agent without time limits for an import of minutes"],
-]);
-
+// Kubernetes' own /api/v1/ paths (nodes, namespaces, their pods) are not the API's.
 describe("the benches", () => {
   /** Requests spelled as (method, Berth path), across line breaks: `call(token, "POST", "/api/v1/sessions"`. */
   const rawCalls = (source: string) =>
@@ -382,8 +378,7 @@ describe("the benches", () => {
   it("call the API through the typed client (bench/src/api.ts), never a method and a path by hand", () => {
     const files = (readdirSync(join(root, "bench/src")) as string[])
       .filter((f) => f.endsWith(".ts"))
-      .map((f) => `bench/src/${f}`)
-      .filter((f) => !BENCH_RAW_API_LEFT.has(f));
+      .map((f) => `bench/src/${f}`);
     const raw = files.flatMap((f) => rawCalls(textOf(f)).map((c) => `${f}: ${c.replace(/\s+/g, " ")}`));
     expect(
       raw,

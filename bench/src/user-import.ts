@@ -19,6 +19,7 @@ import { parseArgs } from "node:util";
 import type { Deps } from "@berth/api";
 import { buildDeps, connect, migrateLatest, parseSecretKeys, startPostgres, UserImportLoop } from "@berth/api";
 import { buildApp, checkLedgerInvariants, createMetrics, grantToOrganization, testConfig } from "@berth/api/testing";
+import { ApiClient } from "@berth/console/client";
 import pino from "pino";
 import { Agent, fetch } from "undici";
 
@@ -104,17 +105,12 @@ try {
   // A whole file is one request: no header deadline (fetch's default, 300 s, is shorter than a large
   // file on a loaded machine).
   const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0 });
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(base + path, {
-      dispatcher,
-      method,
-      headers: { Authorization: `Bearer ${token}`, ...(body ? { "Content-Type": "application/json" } : {}) },
-      ...(body ? { body: JSON.stringify(body) } : {}),
-    });
-    const text = await res.text();
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
-    return text;
-  };
+  const api = new ApiClient({
+    baseUrl: base,
+    token: () => token,
+    // undici's own fetch with that Agent (the global fetch's types name no dispatcher).
+    fetch: ((url: string, init?: object) => fetch(url, { ...init, dispatcher })) as unknown as typeof globalThis.fetch,
+  });
 
   // A realistic file: names, a project for two rows in three, an initial credit for one in four.
   const lines = ["email,name,organization,project,role,initial_credits"];
@@ -126,10 +122,10 @@ try {
   /** Starts the job (its time to accepted) and polls it until it has ended. */
   const importOnce = async (text: string, dryRun: boolean) => {
     const t0 = performance.now();
-    const job = JSON.parse(await call("POST", "/api/v1/users/imports", { csv: text, dry_run: dryRun }));
+    const job = await api.call("createUserImport", { body: { csv: text, dry_run: dryRun } });
     const acceptedMs = performance.now() - t0;
     for (;;) {
-      const now = JSON.parse(await call("GET", `/api/v1/users/imports/${job.id}`));
+      const now = await api.call("getUserImport", { params: { importId: job.id } });
       if (now.state === "failed") throw new Error(`import ${job.id} failed: ${JSON.stringify(now.failure)}`);
       if (now.state === "succeeded") return { ...now, acceptedMs };
       await new Promise((r) => setTimeout(r, 250));
@@ -146,13 +142,12 @@ try {
   progress("dry run", dry);
   const real = await measured(() => importOnce(csv, false));
   progress("import", real);
-  const passwords = await measured(async () =>
-    JSON.parse(await call("POST", `/api/v1/users/imports/${real.value.id}/temporary-passwords`)),
-  );
+  const passwords = await measured(() => api.call("takeUserImportPasswords", { params: { importId: real.value.id } }));
   if (passwords.value.temporary_passwords.length !== ROWS) throw new Error("not every temporary password came back");
   const again = await measured(() => importOnce(csv, false));
   progress("again", again);
-  const download = await measured(() => call("GET", real.value.results_url));
+  // A CSV file, not JSON: read as the response it is.
+  const download = await measured(async () => (await api.fetchRaw(real.value.results_url)).text());
   for (const [name, r, want] of [
     ["dry run", dry, "create"],
     ["import", real, "create"],
@@ -169,11 +164,13 @@ try {
       Array.from({ length: CONCURRENCY }, async () => {
         while (next < BASELINE) {
           const i = next++;
-          await call("POST", "/api/v1/users", {
-            email: `one-by-one${i}@university.example.edu`,
-            password: `temporary-${i}-Xq9!vLm2`,
-            display_name: `Student Number ${i}`,
-            organization_id: "org_benchimport00000000",
+          await api.call("createUser", {
+            body: {
+              email: `one-by-one${i}@university.example.edu`,
+              password: `temporary-${i}-Xq9!vLm2`,
+              display_name: `Student Number ${i}`,
+              organization_id: "org_benchimport00000000",
+            },
           });
         }
       }),
