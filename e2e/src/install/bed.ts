@@ -32,6 +32,7 @@ import { buildPostgresImage } from "@berth/cdk8s/image/postgres";
 import { parseRef, pushLayout } from "@berth/cdk8s/image/push";
 import { ensureConsoleBuilt } from "@berth/console";
 import { stringify } from "yaml";
+import { apiAs } from "../api-client.ts";
 import { type RunningCsiHostpath, startCsiHostpath } from "../testbed/csi-hostpath.ts";
 import { startFleet } from "../testbed/fleet.ts";
 import { KubeHttp } from "../testbed/kube.ts";
@@ -381,16 +382,22 @@ export async function installOnTheBed(o: BedInstallOptions = {}): Promise<BedIns
       60_000,
       "berth-control-plane-token filled",
     );
-    const reg = await call(apiUrl, admin.token, "POST", "/api/v1/clusters", {
-      name: gpuName,
-      session_domain: gpu?.gateway.sessionDomain,
-      credential: { server: "https://kubernetes.default.svc", ca_data: cluster.caPem, token: cpToken },
-    });
-    if (reg.status !== 201) throw new Error(`registering ${gpuName}: ${reg.status} ${JSON.stringify(reg.body)}`);
-    const clusterId = reg.body.cluster.id as string;
+    const asAdmin = apiAs(apiUrl, admin.token);
+    const reg = await asAdmin
+      .call("registerCluster", {
+        body: {
+          name: gpuName,
+          session_domain: gpu?.gateway.sessionDomain as string,
+          credential: { server: "https://kubernetes.default.svc", ca_data: cluster.caPem, token: cpToken },
+        },
+      })
+      .catch((e: unknown) => {
+        throw new Error(`registering ${gpuName}: ${(e as Error).message}`, { cause: e });
+      });
+    const clusterId = reg.cluster.id;
     await kube.json("POST", `/api/v1/namespaces/${NS}/secrets`, {
       metadata: { name: operatorTokenSecret },
-      stringData: { token: reg.body.operator_token.token },
+      stringData: { token: reg.operator_token.token },
     });
     // deploy.md: the id goes into the environment's clusterId, synthesised and applied again.
     const registered: Environment = {
@@ -413,8 +420,8 @@ export async function installOnTheBed(o: BedInstallOptions = {}): Promise<BedIns
     // GPU model is refused 422 gpu_model_unavailable.
     const inventory = await until(
       async () => {
-        const c = await call(apiUrl, admin.token, "GET", `/api/v1/clusters/${clusterId}`);
-        return c.status === 200 && c.body.inventory?.gpus > 0 ? c.body.inventory : undefined;
+        const c = await asAdmin.call("getCluster", { params: { clusterId } }).catch(() => undefined);
+        return (c?.inventory?.gpus ?? 0) > 0 ? c?.inventory : undefined;
       },
       180_000,
       "the GPU cluster's first report of its GPUs",
@@ -450,31 +457,6 @@ async function until<T>(f: () => Promise<T | undefined>, ms: number, what: strin
   }
 }
 
-export async function call(
-  base: string,
-  token: string | undefined,
-  method: string,
-  path: string,
-  body?: unknown,
-  timeoutMs = 30_000,
-) {
-  const res = await fetch(base + path, {
-    method,
-    headers: {
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      ...(body ? { "content-type": "application/json" } : {}),
-    },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-    signal: AbortSignal.timeout(timeoutMs),
-  });
-  const text = await res.text();
-  let parsed: any = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {}
-  return { status: res.status, body: parsed };
-}
-
 /** The generated password from the API pod that made the administrator (its log), then changed. */
 async function signInBootstrapAdmin(kube: KubeHttp, apiUrl: string, timeoutMs: number) {
   const generated = await until(
@@ -493,18 +475,16 @@ async function signInBootstrapAdmin(kube: KubeHttp, apiUrl: string, timeoutMs: n
     timeoutMs,
     "the bootstrap administrator's password in an API pod's log",
   );
-  const first = await call(apiUrl, undefined, "POST", "/api/v1/auth/login", {
-    email: ADMIN_EMAIL,
-    password: generated,
-  });
-  if (first.status !== 200)
-    throw new Error(`signing in the bootstrap administrator: ${first.status} ${JSON.stringify(first.body)}`);
+  const first = await apiAs(apiUrl, "")
+    .call("login", { body: { email: ADMIN_EMAIL, password: generated as string } })
+    .catch((e: unknown) => {
+      throw new Error(`signing in the bootstrap administrator: ${(e as Error).message}`, { cause: e });
+    });
   const password = randomBytes(12).toString("hex");
-  const changed = await call(apiUrl, first.body.access_token, "POST", "/api/v1/auth/password", {
-    current_password: generated,
-    new_password: password,
-  });
-  if (changed.status !== 200)
-    throw new Error(`changing the administrator's password: ${changed.status} ${JSON.stringify(changed.body)}`);
-  return { email: ADMIN_EMAIL, password, token: changed.body.access_token as string };
+  const changed = await apiAs(apiUrl, first.access_token)
+    .call("changePassword", { body: { current_password: generated as string, new_password: password } })
+    .catch((e: unknown) => {
+      throw new Error(`changing the administrator's password: ${(e as Error).message}`, { cause: e });
+    });
+  return { email: ADMIN_EMAIL, password, token: changed.access_token };
 }

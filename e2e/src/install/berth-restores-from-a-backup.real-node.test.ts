@@ -16,6 +16,7 @@ import { BED_STORAGE_CLASS } from "@berth/cdk8s/environments";
 import { API_VERSION } from "@berth/crds";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
+import { apiAs } from "../api-client.ts";
 import { hostpathVolumePath } from "../testbed/csi-hostpath.ts";
 import { canRunRealNode, leftovers, nodeLayout } from "../testbed/real-node/index.ts";
 import { eventually } from "../testbed/waiting.test-support.ts";
@@ -31,7 +32,7 @@ import {
   restore,
   restoreDump,
 } from "./backup.ts";
-import { BED_NODE, type BedInstall, call, installOnTheBed, secretsNamed } from "./bed.ts";
+import { BED_NODE, type BedInstall, installOnTheBed, secretsNamed } from "./bed.ts";
 import {
   aResearcherWithCredits,
   BED_PRESET,
@@ -97,7 +98,7 @@ describe.skipIf(!can.ok)(`backup and restore of bed:install${can.ok ? "" : ` (sk
   const settledCharge = async (what: string) =>
     eventually(
       async () => {
-        const usage = (await r.member("GET", `/api/v1/sessions/${sessionId}/usage`)).body;
+        const usage = await r.member.call("getSessionUsage", { params: { sessionId } });
         if (!usage.totals || usage.totals.samples === 0) return undefined;
         const unbilled = await query(target(), "SELECT count(*) FROM usage_samples WHERE billed_at IS NULL");
         if (unbilled[0]?.[0] !== "0") return undefined;
@@ -130,27 +131,18 @@ describe.skipIf(!can.ok)(`backup and restore of bed:install${can.ok ? "" : ` (sk
       email: "restore@bed.example",
       credits: "1000000000",
     });
-    const pool = await r.admin("POST", "/api/v1/storage/pools", {
-      name: "bed",
-      cluster: install.clusterId,
-      storage_class: BED_STORAGE_CLASS,
-      manual_capacity_gb: 5,
+    await r.admin.call("createStoragePool", {
+      body: { name: "bed", cluster: install.clusterId, storage_class: BED_STORAGE_CLASS, manual_capacity_gb: 5 },
     });
-    expect(pool.status, JSON.stringify(pool.body)).toBe(201);
-    const vol = await r.member("POST", "/api/v1/storage/volumes", { name: "work", size_gb: 1 });
-    expect(vol.status, JSON.stringify(vol.body)).toBe(201);
-    volumeId = vol.body.id;
-    const created = await r.member("POST", "/api/v1/sessions", {
-      offering: "l4",
-      preset: BED_PRESET,
-      image: terminal.name,
-      volumes: [{ volume: volumeId }],
+    const vol = await r.member.call("createVolume", { body: { name: "work", size_gb: 1 } });
+    volumeId = vol.id;
+    const created = await r.member.call("createSession", {
+      body: { offering: "l4", preset: BED_PRESET, image: terminal.name, volumes: [{ volume: volumeId }] },
     });
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    sessionId = created.body.id;
+    sessionId = created.id;
     const running = await eventually(
       async () => {
-        const s = (await r.member("GET", `/api/v1/sessions/${sessionId}`)).body;
+        const s = await r.member.call("getSession", { params: { sessionId } });
         return ["Running", "Failed"].includes(s.phase) ? s : undefined;
       },
       { what: "the session Running", timeoutMs: 240_000, intervalMs: 1000 },
@@ -244,12 +236,14 @@ describe.skipIf(!can.ok)(`backup and restore of bed:install${can.ok ? "" : ` (sk
     install.apiUrl = `http://${svc.spec.clusterIP}:${svc.spec.ports[0].port}`;
     const serving = await eventually(
       async () => {
-        const me = await call(install.apiUrl, install.admin.token, "GET", "/api/v1/auth/me", undefined, 5_000);
-        return me.status === 200 ? me : undefined;
+        // A refusal or no answer within 5 s: asked again.
+        return apiAs(install.apiUrl, install.admin.token)
+          .call("getMe", {}, { signal: AbortSignal.timeout(5_000) })
+          .catch(() => undefined);
       },
       { what: "the restored API answering the administrator's token", timeoutMs: 300_000, intervalMs: 1000 },
     );
-    expect(serving.body.email).toBe(install.admin.email);
+    expect(serving.email).toBe(install.admin.email);
     const rows = Object.values(restored.rows).reduce((n, t) => n + t.rows, 0);
     figure(
       `restore: ${restored.seconds.toFixed(1)} s from the first Secret written to API and worker rolled out; ${Object.keys(restored.rows).length} tables and ${rows} rows compared (count and content hash), ${diff.length} differences`,
@@ -289,28 +283,23 @@ describe.skipIf(!can.ok)(`backup and restore of bed:install${can.ok ? "" : ` (sk
     // deadline: a kept-alive connection to the API's Service may be closed under the first call (seen once).
     const login = await eventually(
       async () => {
-        const l = await call(install.apiUrl, undefined, "POST", "/api/v1/auth/login", {
-          email: r.email,
-          password: r.password,
-        });
-        if (l.status !== 200) throw new Error(`${l.status} ${JSON.stringify(l.body)}`);
-        return l;
+        return apiAs(install.apiUrl, "").call("login", { body: { email: r.email, password: r.password } });
       },
       { what: "the member signed in on the restored control plane", timeoutMs: 60_000, intervalMs: 1000 },
     );
-    expect(login.body.access_token).toBeTruthy();
-    const s = await eventually(async () => (await r.admin("GET", `/api/v1/sessions/${sessionId}`)).body, {
+    expect(login.access_token).toBeTruthy();
+    const s = await eventually(() => r.admin.call("getSession", { params: { sessionId } }), {
       what: "the session from the restored API",
       timeoutMs: 60_000,
       intervalMs: 1000,
     });
     expect(s.phase).toBe("Running");
-    const vol = await eventually(() => r.admin("GET", `/api/v1/storage/volumes/${volumeId}`), {
+    const vol = await eventually(() => r.admin.call("getVolume", { params: { volumeId } }), {
       what: "the volume from the restored API",
       timeoutMs: 60_000,
       intervalMs: 1000,
     });
-    expect(vol.status, JSON.stringify(vol.body)).toBe(200);
+    expect(vol.id).toBe(volumeId);
 
     // Every sample the old control plane had, the gap's included, is back; each interval once.
     const after = await eventually(

@@ -1,21 +1,20 @@
-// biome-ignore-all lint/suspicious/noExplicitAny: the API's JSON as it comes
 // A researcher on an install made by bed.ts, as an administrator and a member would set one up through
 // the installed API: the terminal image offered with a preset this node fits, an organization, a member
 // (her temporary password changed at first sign-in) and credits from the system wallet.
 import { buildSessionImage } from "@berth/cdk8s/image/sessions";
+import type { ApiClient } from "@berth/console/client";
 import { HttpKube } from "@berth/controllers/kube";
 import { ResourcePresetKind, resourcePath } from "@berth/crds";
+import { apiAs } from "../api-client.ts";
 import { offerSessionImages } from "../real/real-node-sessions.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
-import { BED_CLUSTER, type BedInstall, call } from "./bed.ts";
+import { BED_CLUSTER, type BedInstall } from "./bed.ts";
 
 /**
  * What a terminal needs and what Berth's own pods leave of this 2-core node (their requests add up to 1.4
  * CPUs): the catalog's presets ask 8 CPUs, real-node-sessions.ts's one.
  */
 export const BED_PRESET = "bed-terminal";
-
-export type Caller = (method: string, path: string, body?: unknown) => ReturnType<typeof call>;
 
 /** The terminal image (built here, cached) in the bed's registry and the catalog, and BED_PRESET. */
 export async function offerTerminal(install: BedInstall): Promise<{ name: string; ref: string }> {
@@ -45,8 +44,8 @@ export interface Researcher {
   email: string;
   password: string;
   walletId: string;
-  admin: Caller;
-  member: Caller;
+  admin: ApiClient;
+  member: ApiClient;
 }
 
 /** An organization, its member signed in with her own password, and `credits` (minor units) in its wallet. */
@@ -54,64 +53,48 @@ export async function aResearcherWithCredits(
   install: BedInstall,
   o: { organization: string; email: string; credits: string },
 ): Promise<Researcher> {
-  const admin: Caller = (method, path, body) => call(install.apiUrl, install.admin.token, method, path, body);
-  const must = (what: string, r: { status: number; body: any }, ok: number[]) => {
-    if (!ok.includes(r.status)) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body)}`);
-    return r.body;
-  };
-  const org = must("organization", await admin("POST", "/api/v1/organizations", { name: o.organization }), [201]);
+  const admin = apiAs(install.apiUrl, install.admin.token);
+  const org = await admin.call("createOrganization", { body: { name: o.organization } });
   const temporary = "Temporary-pass-8351";
-  must(
-    "member",
-    await admin("POST", "/api/v1/users", {
-      email: o.email,
-      password: temporary,
-      organization_id: org.id,
-      role: "member",
-    }),
-    [201],
-  );
-  const first = must(
-    "first sign-in",
-    await call(install.apiUrl, undefined, "POST", "/api/v1/auth/login", { email: o.email, password: temporary }),
-    [200],
-  );
+  await admin.call("createUser", {
+    body: { email: o.email, password: temporary, organization_id: org.id, role: "member" },
+  });
+  const first = await apiAs(install.apiUrl, "").call("login", { body: { email: o.email, password: temporary } });
   const password = "Researcher-pass-6029";
-  const changed = must(
-    "password change",
-    await call(install.apiUrl, first.access_token, "POST", "/api/v1/auth/password", {
-      current_password: temporary,
-      new_password: password,
-    }),
-    [200],
-  );
-  const member: Caller = (method, path, body) => call(install.apiUrl, changed.access_token, method, path, body);
-  const wallet = must(
-    "organization wallet",
-    await admin("POST", "/api/v1/credits/wallets", { organization_id: org.id, owner_kind: "organization" }),
-    [200, 201],
-  );
-  must(
-    "credits",
-    await admin("POST", "/api/v1/credits/allocations", {
-      from_wallet_id: "wal_system",
-      to_wallet_id: wallet.id,
-      amount: o.credits,
-      reason: "bed install",
-    }),
-    [201],
-  );
-  return { orgId: org.id, email: o.email, password, walletId: wallet.id, admin, member };
+  const changed = await apiAs(install.apiUrl, first.access_token).call("changePassword", {
+    body: { current_password: temporary, new_password: password },
+  });
+  // 201 opens the organization's wallet, 200 finds it open: either is the wallet.
+  const wallet = await admin.call("openWallet", { body: { organization_id: org.id, owner_kind: "organization" } });
+  await admin.call("allocateCredits", {
+    body: { from_wallet_id: "wal_system", to_wallet_id: wallet.id, amount: o.credits, reason: "bed install" },
+  });
+  // Clients made at each use: a restore makes the API's Service again, and install.apiUrl follows it.
+  const memberToken = changed.access_token;
+  return {
+    orgId: org.id,
+    email: o.email,
+    password,
+    walletId: wallet.id,
+    get admin() {
+      return apiAs(install.apiUrl, install.admin.token);
+    },
+    get member() {
+      return apiAs(install.apiUrl, memberToken);
+    },
+  };
 }
 
 /** The charge lines of a session across its organization's wallets, from the installed API. */
-export async function sessionCharges(r: Researcher, sessionId: string): Promise<any[]> {
-  const all = (await r.admin("GET", `/api/v1/credits/wallets?organization=${r.orgId}&size=100`)).body.data as any[];
-  const lines: any[] = [];
+export async function sessionCharges(r: Researcher, sessionId: string) {
+  const all = (await r.admin.call("listWallets", { query: { organization: r.orgId, size: 100 } })).data;
+  const lines = [];
   for (const w of all) {
-    const ledger = await r.admin("GET", `/api/v1/credits/wallets/${w.id}/ledger?kind=charge&size=100`);
-    if (ledger.status !== 200) throw new Error(`ledger: ${ledger.status} ${JSON.stringify(ledger.body)}`);
-    lines.push(...ledger.body.data);
+    const ledger = await r.admin.call("getWalletLedger", {
+      params: { walletId: w.id },
+      query: { kind: "charge", size: 100 },
+    });
+    lines.push(...ledger.data);
   }
   return lines.filter((l) => l.session_id === sessionId);
 }
