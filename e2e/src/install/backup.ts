@@ -352,6 +352,16 @@ export async function restore(
   return { rows, seconds: (performance.now() - started) / 1000 };
 }
 
+/**
+ * The GPU cluster's side of a restore (docs/deploy.md): the operator restarted meters every pod again from
+ * its start, so usage acknowledged after the dump comes back, and what the dump holds is dropped as sent.
+ */
+export async function restartOperator(t: Target, timeout = "300s"): Promise<void> {
+  const ns = t.namespace ?? "berth-system";
+  await kubectl(t, ["-n", ns, "rollout", "restart", "deployment/berth-operator"]);
+  await kubectl(t, ["-n", ns, "rollout", "status", "deployment/berth-operator", `--timeout=${timeout}`]);
+}
+
 /** pg_restore of the dump in one transaction, only into a database with no tables of its own. */
 export async function restoreDump(t: Target, dump: string): Promise<void> {
   // The dump is read whole first: a script that ends before its stdin does (a refusal, or pg_restore

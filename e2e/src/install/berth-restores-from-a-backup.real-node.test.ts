@@ -29,6 +29,7 @@ import {
   POSTGRES_POD,
   query,
   RestoreError,
+  restartOperator,
   restore,
   restoreDump,
 } from "./backup.ts";
@@ -260,25 +261,7 @@ describe.skipIf(!can.ok)(`backup and restore of bed:install${can.ok ? "" : ` (sk
 
   it("brings back users, wallets to the unit, the volume and the running session with its pod; no interval lost or charged twice", async () => {
     // The GPU cluster's side of the procedure: the operator meters again from each pod's start.
-    execFileSync("kubectl", [
-      "--kubeconfig",
-      install.kubeconfigPath,
-      "-n",
-      NS,
-      "rollout",
-      "restart",
-      "deployment/berth-operator",
-    ]);
-    execFileSync("kubectl", [
-      "--kubeconfig",
-      install.kubeconfigPath,
-      "-n",
-      NS,
-      "rollout",
-      "status",
-      "deployment/berth-operator",
-      "--timeout=300s",
-    ]);
+    await restartOperator(target());
     // The member signs in with the password she set before the backup. Asked until answered within a
     // deadline: a kept-alive connection to the API's Service may be closed under the first call (seen once).
     const login = await eventually(

@@ -11,7 +11,7 @@ import { DomainError, Forbidden, NotFound } from "../../errors.ts";
 import type { Principal } from "../identity/principal.ts";
 import { canAdminOrganization, canSeeOrganization, scopeOf } from "../identity/scope.ts";
 import { notify } from "../notifications/notify.ts";
-import { transfer } from "./ledger.ts";
+import { type Transfer, transfer } from "./ledger.ts";
 import { formatCredits, units } from "./money.ts";
 import { ensureWallet } from "./wallets.ts";
 
@@ -96,12 +96,33 @@ export async function giveWelcomeCredit(
   const to =
     w.known?.userWalletId ??
     (await ensureWallet(tx, { organizationId: w.organizationId, kind: "user", id: w.userId }, w.at)).wallet.id;
+  return payWelcome((t) => transfer(tx, t), { ...w, amount, fromWalletId: from, toWalletId: to });
+}
+
+/**
+ * The welcome movement itself, once ever by its ledger key, through `move` (ledger.ts transfer in a
+ * transaction; the user import's dry run plays it in memory): a wallet short of it is `unpaid`, not an error.
+ */
+export async function payWelcome(
+  move: (t: Transfer) => Promise<{ replayed: boolean; transaction?: { id: string } | null }>,
+  w: {
+    organizationId: string;
+    userId: string;
+    actorKind: "user" | "system";
+    actorId: string | null;
+    requestId?: string | null;
+    at: Date;
+    amount: bigint;
+    fromWalletId: string;
+    toWalletId: string;
+  },
+): Promise<WelcomeOutcome> {
   try {
-    const r = await transfer(tx, {
+    const r = await move({
       kind: "allocation",
-      fromWalletId: from,
-      toWalletId: to,
-      amount,
+      fromWalletId: w.fromWalletId,
+      toWalletId: w.toWalletId,
+      amount: w.amount,
       actorKind: w.actorKind,
       actorId: w.actorId,
       requestId: w.requestId ?? null,
@@ -111,11 +132,11 @@ export async function giveWelcomeCredit(
       metadata: { welcome: true },
       at: w.at,
     });
-    if (r.replayed) return { status: "already_given", amount };
-    return { status: "given", amount, transactionId: r.transaction?.id ?? "" };
+    if (r.replayed) return { status: "already_given", amount: w.amount };
+    return { status: "given", amount: w.amount, transactionId: r.transaction?.id ?? "" };
   } catch (err) {
     if (err instanceof DomainError && err.code === "insufficient_credits")
-      return { status: "unpaid", amount, spendable: String(err.details.spendable ?? "0") };
+      return { status: "unpaid", amount: w.amount, spendable: String(err.details.spendable ?? "0") };
     throw err;
   }
 }

@@ -39,7 +39,7 @@ import { DomainError, Forbidden, NotFound } from "../../../errors.ts";
 import { insufficient, spendable, type Transfer, transfer } from "../../credits/ledger.ts";
 import { formatCredits, units } from "../../credits/money.ts";
 import { ensureWallet } from "../../credits/wallets.ts";
-import { welcomeAmount, welcomeKey } from "../../credits/welcome.ts";
+import { payWelcome, welcomeAmount, welcomeKey } from "../../credits/welcome.ts";
 import { type NewNotification, notify } from "../../notifications/notify.ts";
 import { newId } from "../ids.ts";
 import { loadPrincipal } from "../loadPrincipal.ts";
@@ -428,20 +428,20 @@ const ROLLBACK = new Error("roll back");
 const CHUNK = 50;
 
 /**
- * A failed row leaves nothing behind: its own transaction (real run) or, given a transaction, a savepoint
- * in it (dry run). `commit` writes, in the row's transaction, what must stand or fall with it (its record).
+ * A failed row leaves nothing behind: it runs in its own transaction. `commit` writes, in that
+ * transaction, what must stand or fall with the row (its record).
  */
 async function rowTransaction(
   db: Knex,
   run: (tx: Knex.Transaction) => Promise<RowAnswer>,
-  commit?: (tx: Knex.Transaction, a: RowAnswer) => Promise<void>,
+  commit: (tx: Knex.Transaction, a: RowAnswer) => Promise<void>,
 ): Promise<RowAnswer> {
   let answer: RowAnswer | undefined;
   await db
     .transaction(async (tx) => {
       answer = await run(tx);
       if (answer.result.outcome === "error") throw ROLLBACK;
-      await commit?.(tx, answer);
+      await commit(tx, answer);
     })
     .catch((err) => {
       if (err !== ROLLBACK) throw err;
@@ -742,29 +742,22 @@ async function applyRow(
 
   let welcome: "given" | "unpaid" | null = null;
   if (org && ctx && joinedOrganization && ctx.welcome > 0n) {
-    // As credits/welcome.ts giveWelcomeCredit: once ever by its ledger key; a wallet short of it leaves
-    // the member joined and the credit unpaid.
-    try {
-      const r = await world.transfer({
-        kind: "allocation",
-        fromWalletId: ctx.walletId,
-        toWalletId: userWalletId ?? (await world.userWallet(org.id, user.id, at)),
-        amount: ctx.welcome,
-        actorKind: "user",
-        actorId: principal.userId,
-        requestId: input.requestId,
-        reason: "welcome credit",
-        organizationId: org.id,
-        idempotencyKey: welcomeKey(org.id, user.id),
-        metadata: { welcome: true },
-        at,
-      });
-      if (!r.replayed) {
-        welcome = "given";
-        notes.push(`welcome credit of ${formatCredits(ctx.welcome)} paid`);
-      }
-    } catch (err) {
-      if (!(err instanceof DomainError && err.code === "insufficient_credits")) throw err;
+    // Once ever by its ledger key; a wallet short of it leaves the member joined and the credit unpaid.
+    const w = await payWelcome((t) => world.transfer(t), {
+      organizationId: org.id,
+      userId: user.id,
+      actorKind: "user",
+      actorId: principal.userId,
+      requestId: input.requestId,
+      at,
+      amount: ctx.welcome,
+      fromWalletId: ctx.walletId,
+      toWalletId: userWalletId ?? (await world.userWallet(org.id, user.id, at)),
+    });
+    if (w.status === "given") {
+      welcome = "given";
+      notes.push(`welcome credit of ${formatCredits(ctx.welcome)} paid`);
+    } else if (w.status === "unpaid") {
       welcome = "unpaid";
       notes.push(`welcome credit of ${formatCredits(ctx.welcome)} NOT paid: ${org.slug}'s wallet cannot cover it`);
     }
