@@ -6,6 +6,7 @@
 export * from "./builds/controller.ts";
 export * from "./builds/manifests.ts";
 export * from "./fairshare/eta.ts";
+export * from "./fairshare/eta-types.ts";
 export * from "./fairshare/pass.ts";
 export * from "./fairshare/reclaim.ts";
 export * from "./fairshare/shares.ts";

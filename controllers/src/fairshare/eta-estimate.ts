@@ -4,7 +4,7 @@
 import type { Waiting } from "../placement/types.ts";
 import type { SimResult } from "./eta-simulation.ts";
 import { push, quantile } from "./eta-stats.ts";
-import type { ClusterEta, Eta } from "./types.ts";
+import type { ClusterEta, Eta } from "./eta-types.ts";
 
 const MIN = 60_000;
 /** The fallback's window of recent admissions. */

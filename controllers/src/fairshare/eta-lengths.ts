@@ -1,8 +1,7 @@
 // The queue ETA's length model (eta.ts): how long a session runs, learned from finished runs and the
 // running ones (censored) per GPU model and size, and drawn past what a session has run already.
-
 import { normal, normalQuantile, push, quantile, upperTail } from "./eta-stats.ts";
-import type { LengthSample } from "./types.ts";
+import type { LengthSample } from "./eta-types.ts";
 
 type Size = "slice" | number;
 const sizeOf = (cards: number): Size => (cards < 1 ? "slice" : Math.round(cards));

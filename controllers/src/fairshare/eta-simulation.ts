@@ -8,8 +8,8 @@ import type { ClusterCapacity, PlacementRequest } from "../placement/types.ts";
 import type { Lengths } from "./eta-lengths.ts";
 import { admission, cardHoldings, emptied } from "./eta-standings.ts";
 import { quantile } from "./eta-stats.ts";
+import type { EtaArrivals, EtaInput, EtaRunning } from "./eta-types.ts";
 import { fleetCapacity } from "./shares.ts";
-import type { EtaArrivals, EtaInput, EtaRunning } from "./types.ts";
 
 const MIN = 60_000;
 const DEFAULT_HORIZON = 7 * 24 * 60 * MIN;

@@ -6,8 +6,9 @@ import { type CardHolding, CardPool } from "../placement/cards.ts";
 import { DEFAULT_CONSTRAINTS } from "../placement/constraints.ts";
 import { planPlacement } from "../placement/plan.ts";
 import type { PlacementRequest, Waiting } from "../placement/types.ts";
+import type { EtaInput, EtaRunning, EtaShare } from "./eta-types.ts";
 import { admitRequests, classifyWith, fairRequestOf, fleetCapacity, guaranteedFirst, HeldTally } from "./shares.ts";
-import type { Classification, EtaInput, EtaRunning, EtaShare, ShareTree } from "./types.ts";
+import type { Classification, ShareTree } from "./types.ts";
 
 export type Compare = (a: PlacementRequest, b: PlacementRequest) => number;
 

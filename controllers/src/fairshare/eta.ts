@@ -15,7 +15,7 @@ import { Lengths } from "./eta-lengths.ts";
 import { simulate } from "./eta-simulation.ts";
 import { neverReason, standingsNow } from "./eta-standings.ts";
 import { seededRandom } from "./eta-stats.ts";
-import type { EstimateQueueFn, Eta, EtaInput } from "./types.ts";
+import type { EstimateQueueFn, Eta, EtaInput } from "./eta-types.ts";
 
 export { kaplanMeierQuantiles, type LengthInProgress, lognormalFit } from "./eta-lengths.ts";
 export { seededRandom } from "./eta-stats.ts";
