@@ -15,6 +15,7 @@ export * from "./fairshare/usage.ts";
 export * from "./mirror/controller.ts";
 export * from "./mirror/manifests.ts";
 export * from "./mirror/plan.ts";
+export * from "./mirror/policy-plan.ts";
 export * from "./mirror/routes.ts";
 export * from "./mirror/usage.ts";
 export * from "./placement/capacity.ts";
