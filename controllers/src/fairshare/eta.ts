@@ -7,7 +7,7 @@
 //   - eta-simulation.ts: one forward run of placement to the horizon;
 //   - eta-estimate.ts: an estimate from the runs' samples, or from the rate of admissions;
 //   - this file: estimateQueue, which runs them per waiting request, and the shorter-wait hints.
-
+// Its input and output are eta-types.ts.
 import { compareRequests } from "../placement/plan.ts";
 import type { PlacementRequest } from "../placement/types.ts";
 import { admissionRate, fromSamples, fromThroughput, minutes, never, placedNow } from "./eta-estimate.ts";
