@@ -6,6 +6,7 @@
 export * from "./builds/controller.ts";
 export * from "./builds/manifests.ts";
 export * from "./fairshare/eta.ts";
+export * from "./fairshare/eta-types.ts";
 export * from "./fairshare/pass.ts";
 export * from "./fairshare/reclaim.ts";
 export * from "./fairshare/shares.ts";
@@ -14,6 +15,7 @@ export * from "./fairshare/usage.ts";
 export * from "./mirror/controller.ts";
 export * from "./mirror/manifests.ts";
 export * from "./mirror/plan.ts";
+export * from "./mirror/policy-plan.ts";
 export * from "./mirror/routes.ts";
 export * from "./mirror/usage.ts";
 export * from "./placement/capacity.ts";

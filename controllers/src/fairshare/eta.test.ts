@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { ClusterCapacity, PlacementRequest } from "../placement/types.ts";
 import { estimateQueue, kaplanMeierQuantiles, lognormalFit, seededRandom } from "./eta.ts";
+import type { EtaInput, EtaRunning, EtaShare, LengthSample } from "./eta-types.ts";
 import { planFairPass } from "./pass.ts";
 import { resolveSettings } from "./shares.ts";
-import type { EtaInput, EtaRunning, EtaShare, FairRequest, Holder, LengthSample, ShareTree } from "./types.ts";
+import type { FairRequest, Holder, ShareTree } from "./types.ts";
 import { fairComparator, scoreRequests } from "./usage.ts";
 
 const H100 = "NVIDIA-H100-80GB-HBM3";

@@ -1,6 +1,7 @@
 // The share tree: its checks, its satisfiability against the fleet, and a request's capacity class
 // (docs/dev/fair-share.md). Pure.
 import type { ClusterCapacity, PlacementRequest } from "../placement/types.ts";
+import type { EtaShare } from "./eta-types.ts";
 import {
   type CardEquivalentsFn,
   type CheckSatisfiableFn,
@@ -9,7 +10,6 @@ import {
   type ClassifyFn,
   type ClassRequest,
   DEFAULT_FAIR_SHARE_SETTINGS,
-  type EtaShare,
   type FairRequest,
   FairShareInvalid,
   type FairShareIssue,

@@ -2,7 +2,8 @@ import type { SessionMirror } from "@berth/crds";
 import { examples } from "@berth/crds/testing";
 import { describe, expect, it } from "vitest";
 import { APP_PORTS, podManifest, sessionsNetworkPolicyManifest } from "./manifests.ts";
-import { type PodView, planMirror, planSessionsPolicy } from "./plan.ts";
+import { type PodView, planMirror } from "./plan.ts";
+import { planSessionsPolicy } from "./policy-plan.ts";
 
 const opts = { namespace: "berth-sessions" };
 

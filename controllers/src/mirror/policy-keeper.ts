@@ -1,13 +1,14 @@
 // The sessions namespace's one NetworkPolicy (every session pod, ingress from the gateway only), kept in
 // place before any session pod is created (mirror/controller.ts; the manifest is manifests.ts, the
-// decision plan.ts's planSessionsPolicy). It is looked at on the controller's queue under its own key.
+// decision policy-plan.ts's planSessionsPolicy). It is looked at on the controller's queue under its own
+// key.
 import type { Logger } from "pino";
 import type { KubeApi } from "../kube/client.ts";
 import type { Informer, InformerEvent } from "../kube/informer.ts";
 import { type MirrorManifestOptions, SESSIONS_POLICY_NAME } from "./manifests.ts";
 import type { Obj } from "./observed.ts";
 import type { MirrorCounts } from "./options.ts";
-import { type PolicyView, planSessionsPolicy } from "./plan.ts";
+import { type PolicyView, planSessionsPolicy } from "./policy-plan.ts";
 
 export interface PolicyKeeperDeps {
   kube: KubeApi;
