@@ -103,7 +103,7 @@ describe("Postgres stopped and started again", () => {
     );
     expect(
       after.map((r) => r.status),
-      after.map((r, i) => `pg-after-${i}: ${r.seen.join(", ")}`).join("\n") + `\napi:\n${f.split.api.tail.join("\n")}`,
+      `${after.map((r, i) => `pg-after-${i}: ${r.seen.join(", ")}`).join("\n")}\napi:\n${f.split.api.tail.join("\n")}`,
     ).toEqual(after.map(() => 201));
   }, 600_000);
 });
