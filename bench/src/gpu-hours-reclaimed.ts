@@ -24,6 +24,7 @@
 // A false pause is a pause while the person is in an episode (present, even reading) or a run of theirs
 // is on the GPU.
 import { planReclaim, type Reclaim } from "@berth/api/testing";
+import { seededRandom } from "@berth/controllers";
 
 const arg = (name: string, d: number) => {
   const a = process.argv.find((x) => x.startsWith(`--${name}=`));
@@ -37,17 +38,7 @@ const STEP = 30_000;
 const DAY = 24 * 3600_000;
 const MIN = 60_000;
 
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const rand = rng(SEED);
+const rand = seededRandom(SEED);
 const normal = (m: number, sd: number) =>
   m + sd * Math.sqrt(-2 * Math.log(rand() || 1e-9)) * Math.cos(2 * Math.PI * rand());
 const lognormal = (median: number, sigma: number) => median * Math.exp(sigma * normal(0, 1));

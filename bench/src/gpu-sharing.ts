@@ -23,6 +23,7 @@ import {
   type InventoryNodeView,
   type PlacementRequest,
   planPlacement,
+  seededRandom,
 } from "@berth/controllers";
 import { ResourcePolicyKind, resourcePath, sliceOf } from "@berth/crds";
 import { apiAs } from "./api.ts";
@@ -48,18 +49,6 @@ console.log(
     .map((l) => l.toFixed(2))
     .join(" ")}`,
 );
-
-// A small seeded generator (mulberry32): the same arrivals on every run.
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Tier = { name: string; slices?: number; cards: number; weight: number };
 const MIXED: Tier[] = [
@@ -88,7 +77,7 @@ interface Run {
 
 /** Sessions arrive one at a time; each is one pass (pool from inventory + holdings, then the plan). */
 function simulate(label: string, sharing: boolean, tiers: Tier[], seed: number): Run {
-  const next = rng(seed);
+  const next = seededRandom(seed);
   const pick = () => {
     let r = next();
     for (const t of tiers) {
