@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatCredits, formatDuration, formatRelative } from "./format.ts";
+import { asSentence, formatCredits, formatDuration, formatRelative } from "./format.ts";
 
 describe("formatting", () => {
   it("shows credits from integer minor units without floats", () => {
@@ -15,5 +15,11 @@ describe("formatting", () => {
     expect(formatDuration(3900)).toBe("1 h 05 min");
     expect(formatDuration(250)).toBe("4 min 10 s");
     expect(formatRelative("2026-01-01T00:00:00Z", Date.parse("2026-01-01T00:03:00Z"))).toBe("3 min ago");
+  });
+
+  it("shows a controller's lower-case message as a sentence", () => {
+    expect(asSentence("waiting for 1 × H100 (2 ahead)")).toBe("Waiting for 1 × H100 (2 ahead).");
+    expect(asSentence("Node lost.")).toBe("Node lost.");
+    expect(asSentence("  ")).toBe("");
   });
 });

@@ -74,3 +74,11 @@ export function formatBytes(v: number | null | undefined): string {
   }
   return `${x >= 10 || i === 0 ? Math.round(x) : x.toFixed(1)} ${units[i]}`;
 }
+
+/** A controller's message ("waiting for 1 × H100", Kubernetes' lower-case style) as a sentence on a page. */
+export function asSentence(message: string): string {
+  const t = message.trim();
+  if (!t) return t;
+  const s = t[0]?.toUpperCase() + t.slice(1);
+  return /[.!?]$/.test(s) ? s : `${s}.`;
+}

@@ -70,4 +70,21 @@ describe("a session's timeline", () => {
       "Metering: usage is charged at the offering's rate",
     );
   });
+
+  it("keeps Created first when a condition was set in the same second (conditions carry whole seconds)", () => {
+    const t = timeline({
+      created_at: "2026-11-29T16:57:00.412Z",
+      queued_at: "2026-11-29T16:57:00.415Z",
+      conditions: [
+        {
+          type: "Scheduled",
+          status: "False",
+          reason: "NoCapacity",
+          message: "waiting for 1 × H100",
+          last_transition_time: "2026-11-29T16:57:00Z",
+        },
+      ],
+    });
+    expect(t.map((e) => e.title)).toEqual(["Created", "Queued", "Not placed"]);
+  });
 });

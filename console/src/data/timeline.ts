@@ -73,9 +73,11 @@ export function timeline(s: TimelineSession): TimelineEntry[] {
       tone,
     });
   }
-  // Oldest first; equal times keep the order above (timestamps before conditions).
+  // Oldest first, to the second: a condition's time is whole seconds (Kubernetes' format), so one set in
+  // the second the session was created must not come before "Created". Equal seconds keep the order above
+  // (timestamps before conditions).
   return out
-    .map((e, i) => ({ e, i, t: Date.parse(e.at) || 0 }))
+    .map((e, i) => ({ e, i, t: Math.floor((Date.parse(e.at) || 0) / 1000) }))
     .sort((a, b) => a.t - b.t || a.i - b.i)
     .map((x) => x.e);
 }

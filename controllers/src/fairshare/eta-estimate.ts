@@ -96,7 +96,7 @@ export function fromThroughput(key: string, asOf: string, reason: string, k: num
     reason,
     message:
       rate > 0
-        ? `starts in about ${minutes(p50)} (${minutes(p10)}–${minutes(p90)}; position ${k} at ${(rate * 60 * MIN).toFixed(1)} starts an hour)`
+        ? `starts in about ${minutes(p50)} (${minutes(p10)}–${minutes(p90)}: #${k} in line; recently about ${Math.round(rate * 60 * MIN)} sessions started an hour)`
         : "no estimate yet: no session has started recently",
   };
 }

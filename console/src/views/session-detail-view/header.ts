@@ -2,9 +2,8 @@
 // and while it waits its place in the queue with the start estimate (docs/dev/fair-share.md).
 import { html, nothing } from "lit";
 import type { QueueEta, Session } from "../../api/openapi.gen.ts";
-import { formatTime } from "../../data/format.ts";
+import { asSentence, formatTime } from "../../data/format.ts";
 import { ACTION_LABEL, phaseHelp, type SessionAction } from "../../data/phases.ts";
-import { tierLabel } from "../../data/wizard.ts";
 import { SESSION_TEST_IDS } from "../../test-ids/session.ts";
 
 export interface HeaderProps {
@@ -19,9 +18,10 @@ export interface HeaderProps {
 
 function etaText(e: QueueEta | undefined) {
   if (!e) return nothing;
-  return html`<span data-testid=${SESSION_TEST_IDS.queueEta} data-method=${e.method}>Estimate: ${e.message} (as of ${formatTime(e.as_of)}).${
+  // Its own line: the queue's reason before it ends without a full stop ("…HBM3").
+  return html`<div data-testid=${SESSION_TEST_IDS.queueEta} data-method=${e.method}>Estimate: ${e.message} (as of ${formatTime(e.as_of)}).${
     e.hint ? html` <span data-testid=${SESSION_TEST_IDS.queueEtaHint}>${e.hint.message}</span>` : nothing
-  }</span>`;
+  }</div>`;
 }
 
 /** The name, phase and actions; what the phase means; its place in the queue with the estimate. */
@@ -42,11 +42,11 @@ export function sessionHeader(p: HeaderProps) {
           )}
       </div>
     </div>
-    <p class="muted" data-testid=${SESSION_TEST_IDS.phaseHelp}>${phaseHelp(s.phase)}${s.message ? html` ${s.message}` : nothing}</p>
+    <p class="muted" data-testid=${SESSION_TEST_IDS.phaseHelp}>${phaseHelp(s.phase)}${s.message && !s.queue ? html` ${asSentence(s.message)}` : nothing}</p>
     ${
       s.queue
         ? html`<div class="card queue" role="status" data-testid=${SESSION_TEST_IDS.queueInfo}>
-          <strong>#${s.queue.position} in the queue</strong> for ${tierLabel({ ...s, slice_memory_mib: s.gpu_slice_memory_mib, fraction: s.gpu_fraction })}${s.cluster_pin ? html` on ${s.cluster_pin}` : nothing}. ${s.queue.reason}
+          <strong>#${s.queue.position} in the queue:</strong> ${asSentence(s.queue.reason)}
           ${etaText(p.eta)}
           <a href="/queue">See the queue</a>
         </div>`
