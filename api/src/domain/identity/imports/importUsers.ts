@@ -3,8 +3,9 @@
 //   - known.ts: what is read up front (the organizations and projects named, the people's accounts,
 //     memberships and ledger keys);
 //   - rowRules.ts: what a row means and does (applyRow on a RowWorld) and its outcome;
-//   - dbWorld.ts: the real run's back end, each row in a transaction with its record;
-//   - dryWorld.ts: the dry run's back end, the rows played in memory, nothing written but the records;
+//   - stagedWorld.ts: the rows played in memory, each kept only if not refused, gathering their writes;
+//   - dbWorld.ts: the real run's back end, a chunk of rows read, played and written in one transaction;
+//   - dryWorld.ts: the dry run's back end, the rows played on what was read up front, only records written;
 //   - results.ts: the job's progress, results and temporary passwords.
 // A file is taken at once (acceptImport: the whole-file checks) and its rows are run by the worker as a
 // job (runImport, worker/userImports.ts), in chunks, extending the job's claim before each.
@@ -22,7 +23,6 @@ import {
   findImportJob,
   type ImportJobRow,
   insertImportJob,
-  insertImportRows,
 } from "../../../db/operations/userImports/jobs.ts";
 import type { Deps } from "../../../deps.ts";
 import { DomainError, Forbidden } from "../../../errors.ts";
@@ -33,7 +33,7 @@ import { scopeOf } from "../scope.ts";
 import { parseCsv } from "./csv.ts";
 import { DbWorld, type ImportRunDeps } from "./dbWorld.ts";
 import { DryWorld } from "./dryWorld.ts";
-import { resolveNames, whatExists } from "./known.ts";
+import { resolveNames } from "./known.ts";
 import { passwordAad } from "./results.ts";
 import { fileOrganizations, type ImportRun, type Outcome, RowRefused, target } from "./rowRules.ts";
 import { type CheckedRow, checkRows } from "./rows.ts";
@@ -43,7 +43,10 @@ export type { Outcome, RowResult } from "./rowRules.ts";
 /** Bounds of one file: 10,000 rows is the issue's target; 4 MiB holds them with long names. */
 export const IMPORT_LIMITS = { maxBytes: 4 * 1024 * 1024, maxRows: 10_000 } as const;
 
-/** Rows between two extensions of the job's claim (and records of the rows that did nothing). */
+/**
+ * Rows between two extensions of the job's claim; in the real run, rows per transaction: larger chunks
+ * hold the organizations' wallet locks longer, stopping their billing meanwhile.
+ */
 const CHUNK = 50;
 
 export function checkImportFile(csv: string): CheckedRow[] {
@@ -139,33 +142,23 @@ export async function runImport(
   const done = job.dry_run ? new Set<number>() : await doneRowIndexes(deps.db, job.id);
   const todo = checked.map((c, idx) => ({ c, idx })).filter((x) => !done.has(x.idx));
   const { orgs, projects } = await resolveNames(deps.db, checked);
-  const known = await whatExists(
-    deps.db,
-    todo.map((x) => x.c),
-    orgs,
-  );
   const run: ImportRun = {
     principal,
     scope,
     orgs,
     projects,
-    known,
     perOrg: new Map(),
     at: deps.clock.now(),
     input: { dryRun: job.dry_run, requestId: job.request_id ?? job.id },
   };
   const organizations = fileOrganizations(run, checked);
   const world = job.dry_run
-    ? await DryWorld.open(deps.db, job.id, run, organizations)
-    : await DbWorld.open(deps, job.id, run, organizations, async (tx, idx, a) => {
-        const sealed =
-          a.password !== undefined && a.result.user_id !== null
-            ? hooks.seal(a.password, passwordAad(job.id, a.result.user_id))
-            : null;
-        await insertImportRows(tx, job.id, [
-          { idx, outcome: a.result.outcome, result: a.result, sealed_password: sealed },
-        ]);
-      });
+    ? await DryWorld.open(deps.db, job.id, run, organizations, todo)
+    : await DbWorld.open(deps, job.id, run, organizations, (a) =>
+        a.password !== undefined && a.result.user_id !== null
+          ? hooks.seal(a.password, passwordAad(job.id, a.result.user_id))
+          : null,
+      );
   for (let i = 0; i < todo.length; i += CHUNK) {
     if (!(await hooks.keepClaim())) throw new ClaimLost(`import ${job.id} is held by another worker now`);
     await world.chunk(todo.slice(i, i + CHUNK));

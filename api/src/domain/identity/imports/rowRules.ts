@@ -1,8 +1,9 @@
 // The row rules of a bulk import: what a row means (its organization and project resolved under the
 // importer's scope), what it is refused for, and what applying it does (applyRow: account, memberships,
 // initial and welcome credits, notification) and answers (its outcome and result). They are played on a
-// RowWorld: the database in the real run (dbWorld.ts), a copy in memory in the dry run (dryWorld.ts), so
-// what the dry run shows is what the real run does.
+// RowWorld, a staged copy in memory of what was read (stagedWorld.ts), by both back ends: the real run writes
+// what a chunk's rows did (dbWorld.ts), the dry run drops it (dryWorld.ts), so what the dry run shows is
+// what the real run does.
 import type { UserRow } from "../../../db/operations/users/types.ts";
 import { DomainError } from "../../../errors.ts";
 import type { Transfer } from "../../credits/ledger.ts";
@@ -39,13 +40,12 @@ export interface OrgContext {
   welcome: bigint;
 }
 
-/** What every row of one run shares: who imports, what was read up front, the run's time and request. */
+/** What every row of one run shares: who imports, the names it resolved, the run's time and request. */
 export interface ImportRun {
   principal: Principal;
   scope: ReturnType<typeof scopeOf>;
   orgs: Map<string, Org>;
   projects: Project[];
-  known: Known;
   perOrg: Map<string, OrgContext>;
   at: Date;
   input: { dryRun: boolean; requestId: string };
@@ -68,17 +68,15 @@ export class RowRefused extends Error {
   }
 }
 
-/** A row's answer: its result, the password of an account it made, and whether its record is written. */
+/** A row's answer: its result, and the password of an account it made. */
 export interface RowAnswer {
   result: RowResult;
   password?: string;
-  recorded?: boolean;
 }
 
 /**
- * What a row reads and writes. The import: the database, in the row's transaction (dbWorld.ts). The dry
- * run: a copy in memory of what was read up front (dryWorld.ts), so it writes nothing, so it needs no
- * transaction, savepoint, lock, password or hash per row, only what decides the row's outcome.
+ * What a row reads and writes: a staged copy of what was read (stagedWorld.ts), kept only if the row is
+ * not refused, so a row is all or nothing without a transaction or savepoint of its own.
  */
 export interface RowWorld {
   findUser(email: string): Promise<UserRow | undefined>;
@@ -88,7 +86,7 @@ export interface RowWorld {
   setRole(userId: string, organizationId: string, projectId: string | null, role: string): Promise<void>;
   userWallet(organizationId: string, userId: string, at: Date): Promise<string>;
   /** ledger.ts transfer: a used key answers replayed; a payer short of credits, 409 insufficient_credits. */
-  transfer(t: Transfer): Promise<{ replayed: boolean }>;
+  transfer(t: Transfer): Promise<{ replayed: boolean; transaction?: { id: string } | null }>;
   notify(n: NewNotification): Promise<void>;
 }
 
@@ -118,12 +116,10 @@ const answer = (base: RowResult, r: ApplyResult, org: Org | null, project: Proje
   ...(r.password !== undefined ? { password: r.password } : {}),
 });
 
-/**
- * A row's answer: refused or unchanged without a world; otherwise `inWorld` applies it all or nothing (in
- * its transaction, or in the dry run's staged copy).
- */
+/** A row's answer: refused or unchanged without a world; otherwise `inWorld` applies it all or nothing. */
 export async function runRow(
   run: ImportRun,
+  known: Known,
   c: CheckedRow,
   inWorld: (apply: (world: RowWorld) => Promise<RowAnswer>) => Promise<RowAnswer>,
 ): Promise<RowAnswer> {
@@ -137,7 +133,7 @@ export async function runRow(
   } catch (err) {
     return refused(base, err);
   }
-  const same = unchanged(c.row, org, project, run.known);
+  const same = unchanged(c.row, org, project, known);
   if (same) return answer(base, same, org, project);
   const row = c.row;
   return inWorld(async (world) => {
@@ -149,10 +145,14 @@ export async function runRow(
   });
 }
 
+/** A row refused as a whole after it was played (its writes met a conflict in the database). */
+export const refusedRow = (c: CheckedRow, code: string, message: string): RowAnswer => ({
+  result: { ...echo(c), outcome: "error", code, message },
+});
+
 /**
  * The answer for a row whose account, memberships and initial credits are already as it says, from what
- * was read up front; undefined when the row has something to do (then it is applied in its transaction,
- * which reads again under its own locks).
+ * was read; undefined when the row has something to do.
  */
 function unchanged(row: ImportRow, org: Org | null, project: Project | null, known: Known): ApplyResult | undefined {
   const user = known.users.get(row.email);
