@@ -20,11 +20,10 @@ import type { Deps } from "../../../deps.ts";
 import { ensureWallet } from "../../credits/wallets.ts";
 import { welcomeAmount } from "../../credits/welcome.ts";
 import { notify } from "../../notifications/notify.ts";
-import { newId } from "../ids.ts";
 import { generatePassword, type PasswordHasher } from "../password.ts";
 import { type Org, orgOf, whatExists } from "./known.ts";
 import { type ImportRun, type RowAnswer, refusedRow, runRow, type TodoRow } from "./rowRules.ts";
-import { type MakeUser, StagedWorld } from "./stagedWorld.ts";
+import { type Credentials, StagedWorld } from "./stagedWorld.ts";
 
 /** What running rows needs: the worker has no API deps, only these. */
 export type ImportRunDeps = Pick<Deps, "db" | "clock"> & { auth: { hasher: Pick<PasswordHasher, "hashGenerated"> } };
@@ -42,26 +41,16 @@ export class DbWorld {
   readonly #importId: string;
   readonly #run: ImportRun;
   readonly #seal: SealRow;
-  readonly #makeUser: MakeUser;
+  readonly #credentials: Credentials;
 
   private constructor(deps: ImportRunDeps, importId: string, run: ImportRun, seal: SealRow) {
     this.#deps = deps;
     this.#importId = importId;
     this.#run = run;
     this.#seal = seal;
-    this.#makeUser = (row) => {
+    this.#credentials = () => {
       const password = generatePassword();
-      return {
-        password,
-        user: {
-          id: newId("usr"),
-          email: row.email,
-          displayName: row.name,
-          passwordHash: deps.auth.hasher.hashGenerated(password),
-          mustChangePassword: true,
-          isSuperAdmin: false,
-        },
-      };
+      return { password, hash: deps.auth.hasher.hashGenerated(password) };
     };
   }
 
@@ -123,7 +112,7 @@ export class DbWorld {
       const user = known.users.get(c.row.email);
       if (user) owners.set(`${org.id}/${user.id}`, { organizationId: org.id, kind: "user", id: user.id });
     }
-    const staged = new StagedWorld(known, await lockWalletsOfOwners(tx, [...owners.values()]), this.#makeUser);
+    const staged = new StagedWorld(known, await lockWalletsOfOwners(tx, [...owners.values()]), this.#credentials);
     const records: ImportRowRecord[] = [];
     for (const { c, idx } of rows) {
       const a = await runRow(run, known, c, (apply) => staged.row(apply));

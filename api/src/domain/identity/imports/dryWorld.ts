@@ -8,7 +8,6 @@ import { findWalletsByOwners } from "../../../db/operations/ledger/findWallets.t
 import type { WalletRow } from "../../../db/operations/ledger/types.ts";
 import { type ImportRowRecord, insertImportRows } from "../../../db/operations/userImports/jobs.ts";
 import { welcomeAmount } from "../../credits/welcome.ts";
-import { newId } from "../ids.ts";
 import { type Known, type Org, whatExists } from "./known.ts";
 import { type ImportRun, runRow, type TodoRow } from "./rowRules.ts";
 import { StagedWorld } from "./stagedWorld.ts";
@@ -25,16 +24,7 @@ export class DryWorld {
     this.#importId = importId;
     this.#run = run;
     this.#known = known;
-    this.#staged = new StagedWorld(known, payers, (row) => ({
-      user: {
-        id: newId("usr"),
-        email: row.email,
-        displayName: row.name,
-        passwordHash: "",
-        mustChangePassword: true,
-        isSuperAdmin: false,
-      },
-    }));
+    this.#staged = new StagedWorld(known, payers, null);
   }
 
   /**

@@ -14,9 +14,9 @@ import { planTransfer } from "../../credits/ledger.ts";
 import { units } from "../../credits/money.ts";
 import { newWalletOf, ownerKey } from "../../credits/wallets.ts";
 import type { NewNotification } from "../../notifications/notify.ts";
+import { newId } from "../ids.ts";
 import { type Known, roleKey } from "./known.ts";
 import type { RowAnswer, RowWorld } from "./rowRules.ts";
-import type { ImportRow } from "./rows.ts";
 
 /** What the kept rows did, as the rows to write. */
 export interface Effects {
@@ -29,8 +29,8 @@ export interface Effects {
 
 const noEffects = (): Effects => ({ users: [], memberships: [], wallets: [], transactions: [], notifications: [] });
 
-/** Makes a new account's row: the real run with a generated password and its hash, the dry run with none. */
-export type MakeUser = (row: ImportRow) => { user: NewUser; password?: string };
+/** A new account's temporary password and its hash (the real run); the dry run makes none. */
+export type Credentials = () => { password: string; hash: string };
 
 export class StagedWorld {
   readonly #known: Known;
@@ -38,16 +38,16 @@ export class StagedWorld {
   readonly #wallets: Map<string, WalletRow>;
   /** People's wallets by owner (ownerKey), those that exist and those the rows above made. */
   readonly #byOwner: Map<string, string>;
-  readonly #makeUser: MakeUser;
+  readonly #credentials: Credentials | null;
   #effects = noEffects();
 
-  constructor(known: Known, wallets: readonly WalletRow[], makeUser: MakeUser) {
+  constructor(known: Known, wallets: readonly WalletRow[], credentials: Credentials | null) {
     this.#known = known;
     this.#wallets = new Map(wallets.map((w) => [w.id, w]));
     this.#byOwner = new Map(
       wallets.map((w) => [ownerKey({ organizationId: w.organization_id, kind: w.owner_kind, id: w.owner_id }), w.id]),
     );
-    this.#makeUser = makeUser;
+    this.#credentials = credentials;
   }
 
   /** What the rows kept since the last call did; the next rows start a new list. */
@@ -70,7 +70,15 @@ export class StagedWorld {
     const world: RowWorld = {
       findUser: async (email) => users.get(email) ?? known.users.get(email),
       createUser: async (row) => {
-        const { user: u, password } = this.#makeUser(row);
+        const made = this.#credentials?.();
+        const u: NewUser = {
+          id: newId("usr"),
+          email: row.email,
+          displayName: row.name,
+          passwordHash: made?.hash ?? "",
+          mustChangePassword: true,
+          isSuperAdmin: false,
+        };
         const now = new Date(0);
         const user: UserRow = {
           id: u.id,
@@ -88,7 +96,7 @@ export class StagedWorld {
         };
         users.set(row.email, user);
         e.users.push(u);
-        return password === undefined ? { user } : { user, password };
+        return made ? { user, password: made.password } : { user };
       },
       role: async (u, o, p) => roles.get(roleKey(u, o, p)) ?? known.roles.get(roleKey(u, o, p)),
       setRole: async (u, o, p, role) => {
