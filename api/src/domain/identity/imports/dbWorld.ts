@@ -1,12 +1,13 @@
-// The real run's back end: a chunk of rows at a time, in one transaction. The chunk reads what its rows
-// need in one query per kind (accounts, memberships, ledger keys), locks the wallets that may move in one
+// The real run's back end: a chunk of rows at a time, in one transaction. Rows that what was read up front
+// shows refused or already as they say are only recorded (a file run again costs no transaction). The
+// chunk reads what its other rows need again, under its transaction, in one query per kind (accounts, memberships, ledger keys), locks the wallets that may move in one
 // statement (id order, as every ledger writer locks), plays the rows in memory on that (stagedWorld.ts:
 // the ledger's own decision per transfer, on the balances the rows above left) and writes what the kept
 // rows did in one statement per kind, with every row's record. A row is still all or nothing: a refused
 // row leaves nothing in the chunk's writes. When the writes fail (someone made the account, the wallet or
 // the credit meanwhile), the chunk rolls back whole and its rows run again one by one, so one row's
 // conflict never takes the others with it. Records commit with what their rows did, so a job resumed
-// after a crash skips exactly the rows done. 150 new people cost 51 statements where a transaction per row
+// after a crash skips exactly the rows done. 150 new people cost 52 statements where a transaction per row
 // cost 2,585 (api/src/worker/userImports.pg.test.ts bounds them; bench/src/user-import.ts times them).
 import type { Knex } from "knex";
 import { insertTransactions } from "../../../db/operations/ledger/insertTransactions.ts";
@@ -21,8 +22,8 @@ import { ensureWallet } from "../../credits/wallets.ts";
 import { welcomeAmount } from "../../credits/welcome.ts";
 import { notify } from "../../notifications/notify.ts";
 import { generatePassword, type PasswordHasher } from "../password.ts";
-import { type Org, orgOf, whatExists } from "./known.ts";
-import { type ImportRun, type RowAnswer, refusedRow, runRow, type TodoRow } from "./rowRules.ts";
+import { type Known, type Org, orgOf, whatExists } from "./known.ts";
+import { type ImportRun, type RowAnswer, refusedRow, runRow, settledRow, type TodoRow } from "./rowRules.ts";
 import { type Credentials, StagedWorld } from "./stagedWorld.ts";
 
 /** What running rows needs: the worker has no API deps, only these. */
@@ -42,12 +43,15 @@ export class DbWorld {
   readonly #run: ImportRun;
   readonly #seal: SealRow;
   readonly #credentials: Credentials;
+  /** What was read up front: rows it shows as already done (or refused) need no transaction. */
+  readonly #known: Known;
 
-  private constructor(deps: ImportRunDeps, importId: string, run: ImportRun, seal: SealRow) {
+  private constructor(deps: ImportRunDeps, importId: string, run: ImportRun, seal: SealRow, known: Known) {
     this.#deps = deps;
     this.#importId = importId;
     this.#run = run;
     this.#seal = seal;
+    this.#known = known;
     this.#credentials = () => {
       const password = generatePassword();
       return { password, hash: deps.auth.hasher.hashGenerated(password) };
@@ -63,6 +67,7 @@ export class DbWorld {
     importId: string,
     run: ImportRun,
     organizations: Org[],
+    todo: TodoRow[],
     seal: SealRow,
   ): Promise<DbWorld> {
     for (const org of organizations) {
@@ -73,13 +78,29 @@ export class DbWorld {
       );
       run.perOrg.set(org.id, { walletId: wallet.id, welcome: await welcomeAmount(deps.db, org.id) });
     }
-    return new DbWorld(deps, importId, run, seal);
+    const known = await whatExists(
+      deps.db,
+      todo.map((x) => x.c),
+      run.orgs,
+    );
+    return new DbWorld(deps, importId, run, seal, known);
   }
 
-  /** Runs a chunk of rows in one transaction; on a conflict, each of its rows in one of its own. */
+  /**
+   * Runs a chunk of rows in one transaction; on a conflict, each of its rows in one of its own. Rows that
+   * what was read up front shows refused or already as they say are only recorded (a file run again).
+   */
   async chunk(rows: TodoRow[]): Promise<void> {
+    const settled: ImportRowRecord[] = [];
+    const work: TodoRow[] = [];
+    for (const r of rows) {
+      const a = settledRow(this.#run, this.#known, r.c);
+      if (a) settled.push({ idx: r.idx, outcome: a.result.outcome, result: a.result });
+      else work.push(r);
+    }
+    if (work.length === 0) return insertImportRows(this.#deps.db, this.#importId, settled);
     try {
-      await this.#deps.db.transaction((tx) => this.#apply(tx, rows));
+      await this.#deps.db.transaction((tx) => this.#apply(tx, work, settled));
     } catch (err) {
       if (rows.length > 1) {
         for (const r of rows) await this.chunk([r]);
@@ -96,7 +117,7 @@ export class DbWorld {
     }
   }
 
-  async #apply(tx: Knex.Transaction, rows: TodoRow[]): Promise<void> {
+  async #apply(tx: Knex.Transaction, rows: TodoRow[], settled: ImportRowRecord[]): Promise<void> {
     const run = this.#run;
     const known = await whatExists(
       tx,
@@ -113,7 +134,7 @@ export class DbWorld {
       if (user) owners.set(`${org.id}/${user.id}`, { organizationId: org.id, kind: "user", id: user.id });
     }
     const staged = new StagedWorld(known, await lockWalletsOfOwners(tx, [...owners.values()]), this.#credentials);
-    const records: ImportRowRecord[] = [];
+    const records = [...settled];
     for (const { c, idx } of rows) {
       const a = await runRow(run, known, c, (apply) => staged.row(apply));
       records.push({ idx, outcome: a.result.outcome, result: a.result, sealed_password: this.#seal(a) });

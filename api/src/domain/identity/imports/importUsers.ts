@@ -154,7 +154,7 @@ export async function runImport(
   const organizations = fileOrganizations(run, checked);
   const world = job.dry_run
     ? await DryWorld.open(deps.db, job.id, run, organizations, todo)
-    : await DbWorld.open(deps, job.id, run, organizations, (a) =>
+    : await DbWorld.open(deps, job.id, run, organizations, todo, (a) =>
         a.password !== undefined && a.result.user_id !== null
           ? hooks.seal(a.password, passwordAad(job.id, a.result.user_id))
           : null,

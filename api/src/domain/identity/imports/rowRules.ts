@@ -116,6 +116,37 @@ const answer = (base: RowResult, r: ApplyResult, org: Org | null, project: Proje
   ...(r.password !== undefined ? { password: r.password } : {}),
 });
 
+/** A row with work to do: what it names, resolved. */
+interface Resolved {
+  base: RowResult;
+  row: ImportRow;
+  org: Org | null;
+  project: Project | null;
+}
+
+/** A row's answer when it needs no world (refused, or already as it says), or what it names when it has work. */
+function resolve(run: ImportRun, known: Known, c: CheckedRow): { answer: RowAnswer } | Resolved {
+  const base = echo(c);
+  if (!c.ok) return { answer: { result: { ...base, outcome: "error", code: c.code, message: c.message } } };
+  let org: Org | null;
+  let project: Project | null;
+  try {
+    org = target(run.scope, c.row, run.orgs);
+    project = org && c.row.project !== null ? findProject(run.projects, org, c.row.project) : null;
+  } catch (err) {
+    return { answer: refused(base, err) };
+  }
+  const same = unchanged(c.row, org, project, known);
+  if (same) return { answer: answer(base, same, org, project) };
+  return { base, row: c.row, org, project };
+}
+
+/** The answer of a row that needs no world (refused, or already as `known` says); undefined when it has work. */
+export function settledRow(run: ImportRun, known: Known, c: CheckedRow): RowAnswer | undefined {
+  const r = resolve(run, known, c);
+  return "answer" in r ? r.answer : undefined;
+}
+
 /** A row's answer: refused or unchanged without a world; otherwise `inWorld` applies it all or nothing. */
 export async function runRow(
   run: ImportRun,
@@ -123,24 +154,13 @@ export async function runRow(
   c: CheckedRow,
   inWorld: (apply: (world: RowWorld) => Promise<RowAnswer>) => Promise<RowAnswer>,
 ): Promise<RowAnswer> {
-  const base = echo(c);
-  if (!c.ok) return { result: { ...base, outcome: "error", code: c.code, message: c.message } };
-  let org: Org | null;
-  let project: Project | null;
-  try {
-    org = target(run.scope, c.row, run.orgs);
-    project = org && c.row.project !== null ? findProject(run.projects, org, c.row.project) : null;
-  } catch (err) {
-    return refused(base, err);
-  }
-  const same = unchanged(c.row, org, project, known);
-  if (same) return answer(base, same, org, project);
-  const row = c.row;
+  const r = resolve(run, known, c);
+  if ("answer" in r) return r.answer;
   return inWorld(async (world) => {
     try {
-      return answer(base, await applyRow(world, run, row, org, project), org, project);
+      return answer(r.base, await applyRow(world, run, r.row, r.org, r.project), r.org, r.project);
     } catch (err) {
-      return refused(base, err);
+      return refused(r.base, err);
     }
   });
 }
