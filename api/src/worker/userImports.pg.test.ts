@@ -2,10 +2,12 @@
 // results and passwords answer 409 until it ends), a job stopped half-way is resumed by another worker
 // without doing a row twice and without a row done but unrecorded, unfetched passwords are erased past
 // the retention (410 expired), a job whose administrator lost the right ends failed, and a dry run plays
-// its rows in memory (no hash, no transaction, no statement per row) to the outcomes the import then has.
+// its rows in memory (no hash, no transaction, no statement per row) to the outcomes the import then has,
+// and the import itself writes a chunk of rows in a few statements, the ledger exact to the unit.
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { grantToOrganization } from "../domain/credits/grant.ts";
+import { checkLedgerInvariants } from "../domain/credits/invariants.ts";
 import { type IdentityTestApi, startIdentityTestApi } from "../domain/identity/identity.test-support.ts";
 import { type RowResult, runImport } from "../domain/identity/imports/importUsers.ts";
 import { PasswordHasher } from "../domain/identity/password.ts";
@@ -252,5 +254,95 @@ describe("the worker's user-import loop", () => {
     expect(codes).toEqual(new Set([null, "invalid_email", "duplicate_email", "insufficient_credits"]));
     expect(new Set(done.map((r) => r.welcome_credit))).toEqual(new Set([null, "given", "unpaid"]));
     expect(done[0]).toMatchObject({ outcome: "update", user_id: existing.id });
+  });
+
+  it("imports a chunk of rows in a few statements, not a round trip after another per row, the ledger exact", async () => {
+    const { org, admin } = await anAdmin();
+    await t.aProject(org.id, "Speech");
+    const db = t.database.db;
+    await grantToOrganization(db, {
+      organizationId: org.id,
+      amount: 1_000_000_000n,
+      actorKind: "system",
+      actorId: null,
+      reason: "test",
+      at: t.clock.now(),
+    });
+    await db("organization_welcome_credits").insert({ organization_id: org.id, amount: "1000000" });
+    // 150 new people, half of them in a project, one in three with 2 initial credits; each gets the welcome.
+    const rows = Array.from(
+      { length: 150 },
+      (_, i) => `${email()},P ${i},${org.slug},${i % 2 ? "Speech" : ""},,${i % 3 ? "" : "2"}`,
+    );
+    const id = await start(admin.token, rows, false);
+    const statements: string[] = [];
+    const seen = (q: { sql: string }) => statements.push(q.sql);
+    db.on("query", seen);
+    try {
+      const counts = await runImport(
+        { db, clock: t.clock, auth: { hasher: new PasswordHasher() } },
+        await db("user_imports").where({ id }).first(),
+        { seal: (p: string) => `sealed:${p}`, keepClaim: async () => true },
+      );
+      expect(counts).toEqual({ create: 150, update: 0, unchanged: 0, error: 0 });
+    } finally {
+      db.off("query", seen);
+    }
+    // One row used to cost about fifteen (its transaction, account, memberships, wallet, two locks and two
+    // inserts per transfer, notification, record): now a chunk's rows share one statement per kind.
+    expect(statements.length).toBeLessThan(rows.length);
+    const wallets = await db("wallets").where({ organization_id: org.id });
+    const orgWallet = wallets.find((w) => w.owner_kind === "organization");
+    expect(orgWallet.balance).toBe(String(1_000_000_000 - 150 * 1_000_000 - 50 * 2_000_000));
+    const people = wallets.filter((w) => w.owner_kind === "user").map((w) => Number(w.balance));
+    expect(people.sort()).toEqual([...Array(100).fill(1_000_000), ...Array(50).fill(3_000_000)]);
+    expect(
+      await db("ledger_transactions").where({ organization_id: org.id, kind: "allocation" }).count({ c: "*" }).first(),
+    ).toEqual({ c: "200" });
+    expect(await checkLedgerInvariants(db)).toEqual([]);
+    const records = await db("user_import_rows")
+      .where({ import_id: id })
+      .whereNotNull("sealed_password")
+      .count({ c: "*" })
+      .first();
+    expect(records).toEqual({ c: "150" });
+  });
+
+  it("runs a chunk again row by row when someone made one of its accounts meanwhile: no row takes others with it", async () => {
+    const { org, admin } = await anAdmin();
+    const db = t.database.db;
+    const emails = Array.from({ length: 20 }, () => email());
+    const id = await start(
+      admin.token,
+      emails.map((e) => `${e},,${org.slug},,,`),
+    );
+    // Another writer makes the 7th person's account and commits only once the chunk has read and is
+    // writing: the chunk's insert waits on it, then fails whole.
+    const other = await db.transaction();
+    await other("users").insert({ id: "usr_madeelsewhere0001", email: emails[6], password_hash: "x" });
+    const running = runImport(
+      { db, clock: t.clock, auth: { hasher: new PasswordHasher() } },
+      await db("user_imports").where({ id }).first(),
+      { seal: (p: string) => `sealed:${p}`, keepClaim: async () => true },
+    );
+    try {
+      await until("the chunk waiting on the other writer", async () => {
+        const r = await db.raw(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE 'insert into "users"%'`,
+        );
+        return r.rows[0].n > 0;
+      });
+      await other.commit();
+    } finally {
+      if (!other.isCompleted()) await other.rollback();
+    }
+    expect(await running).toEqual({ create: 19, update: 1, unchanged: 0, error: 0 });
+    const results = (await db("user_import_rows")
+      .where({ import_id: id })
+      .orderBy("idx")
+      .pluck("result")) as RowResult[];
+    expect(results.map((r) => r.outcome)).toEqual(emails.map((_, i) => (i === 6 ? "update" : "create")));
+    expect(results[6]).toMatchObject({ user_id: "usr_madeelsewhere0001" });
+    expect(await db("users").whereIn("email", emails).count({ c: "*" }).first()).toEqual({ c: "20" });
   });
 });

@@ -18,7 +18,8 @@ import {
   releaseImportClaim,
   renewImportClaim,
 } from "../db/operations/userImports/jobs.ts";
-import { ClaimLost, PASSWORD_RETENTION_MS, runImport } from "../domain/identity/imports/importUsers.ts";
+import { ClaimLost, runImport } from "../domain/identity/imports/importUsers.ts";
+import { PASSWORD_RETENTION_MS } from "../domain/identity/imports/results.ts";
 import { PasswordHasher } from "../domain/identity/password.ts";
 import { type SecretKey, WebhookSecretBox } from "../domain/webhooks/secretBox.ts";
 import { DomainError } from "../errors.ts";

@@ -71,6 +71,45 @@ export interface TransferResult {
 }
 
 /**
+ * The transaction a transfer appends, decided on the payer as locked (its balance is the truth): what
+ * moves, or 409 `insufficient_credits` (with `partial`, what it can; nothing: no transaction). Pure, so a
+ * writer that locks many wallets at once (a bulk import's chunk) appends exactly what `transfer` would.
+ */
+export function planTransfer(
+  t: Transfer,
+  from: WalletRow,
+  to: Pick<WalletRow, "id" | "organization_id">,
+): { moved: bigint; txn: NewTransaction | null } {
+  const can = spendable(from);
+  let moved = t.amount;
+  if (can < t.amount) {
+    if (!t.partial) throw insufficient(from, t.amount);
+    moved = can;
+  }
+  if (moved === 0n) return { moved, txn: null };
+  return {
+    moved,
+    txn: {
+      id: billingId("txn"),
+      kind: t.kind,
+      amount: moved,
+      legs: [
+        { walletId: from.id, amount: -moved },
+        { walletId: to.id, amount: moved },
+      ],
+      idempotencyKey: t.idempotencyKey ?? null,
+      organizationId: t.organizationId ?? to.organization_id ?? from.organization_id,
+      actorKind: t.actorKind,
+      actorId: t.actorId,
+      requestId: t.requestId ?? null,
+      reason: t.reason ?? null,
+      metadata: t.metadata ?? {},
+      at: t.at,
+    },
+  };
+}
+
+/**
  * Moves credits from one wallet to another inside `tx`: locks both (id order), checks the payer's floor,
  * appends one transaction of two legs. A payer that cannot pay: 409 `insufficient_credits` (or, with
  * `partial`, what it can). Two concurrent transfers from one wallet queue on its lock, so together they
@@ -87,30 +126,8 @@ export async function transfer(tx: Knex.Transaction, t: Transfer): Promise<Trans
   const from = locked.get(t.fromWalletId);
   const to = locked.get(t.toWalletId);
   if (!from || !to) throw new Error(`wallet ${from ? t.toWalletId : t.fromWalletId} does not exist`);
-  const can = spendable(from);
-  let moved = t.amount;
-  if (can < t.amount) {
-    if (!t.partial) throw insufficient(from, t.amount);
-    moved = can;
-  }
-  if (moved === 0n) return { transaction: null, moved: 0n, replayed: false, from, to };
-  const txn: NewTransaction = {
-    id: billingId("txn"),
-    kind: t.kind,
-    amount: moved,
-    legs: [
-      { walletId: from.id, amount: -moved },
-      { walletId: to.id, amount: moved },
-    ],
-    idempotencyKey: t.idempotencyKey ?? null,
-    organizationId: t.organizationId ?? to.organization_id ?? from.organization_id,
-    actorKind: t.actorKind,
-    actorId: t.actorId,
-    requestId: t.requestId ?? null,
-    reason: t.reason ?? null,
-    metadata: t.metadata ?? {},
-    at: t.at,
-  };
+  const { moved, txn } = planTransfer(t, from, to);
+  if (!txn) return { transaction: null, moved: 0n, replayed: false, from, to };
   try {
     const { inserted } = await insertTransactions(tx, [txn]);
     const row = inserted.get(txn.id);

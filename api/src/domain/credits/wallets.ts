@@ -7,7 +7,7 @@
 import { organizationNamespace } from "@berth/crds";
 import type { Knex } from "knex";
 import { findWalletsByOwners, type WalletOwner } from "../../db/operations/ledger/findWallets.ts";
-import { insertWallet } from "../../db/operations/ledger/insertWallet.ts";
+import { insertWallet, type NewWallet } from "../../db/operations/ledger/insertWallet.ts";
 import type { WalletOwnerKind, WalletRow } from "../../db/operations/ledger/types.ts";
 import { billingId } from "./ids.ts";
 
@@ -46,12 +46,12 @@ export function walletResourceName(kind: Exclude<WalletOwnerKind, "system">, own
   return `${prefix}-${ownerId.toLowerCase().replace(/[^a-z0-9-]/g, "-")}`.slice(0, 253);
 }
 
-export async function ensureWallet(
-  db: Knex,
+/** The row that makes an owner's wallet (ensureWallet; a bulk import makes a chunk's in one statement). */
+export function newWalletOf(
   owner: { organizationId: string; kind: Exclude<WalletOwnerKind, "system">; id: string; displayName?: string | null },
   at: Date,
-): Promise<{ wallet: WalletRow; created: boolean }> {
-  return insertWallet(db, {
+): NewWallet {
+  return {
     id: billingId("wal"),
     organizationId: owner.organizationId,
     ownerKind: owner.kind,
@@ -60,5 +60,13 @@ export async function ensureWallet(
     crNamespace: organizationNamespace(owner.organizationId),
     crName: walletResourceName(owner.kind, owner.id),
     at,
-  });
+  };
+}
+
+export async function ensureWallet(
+  db: Knex,
+  owner: { organizationId: string; kind: Exclude<WalletOwnerKind, "system">; id: string; displayName?: string | null },
+  at: Date,
+): Promise<{ wallet: WalletRow; created: boolean }> {
+  return insertWallet(db, newWalletOf(owner, at));
 }

@@ -5,8 +5,8 @@
 // streak to one notification: while the user has an open one with the key, another is not written.
 // A kind the user turned off is not written, unless it is critical (kinds.ts).
 import type { Knex } from "knex";
-import { insertNotification } from "../../db/operations/notifications/insertNotification.ts";
-import { disabledKinds } from "../../db/operations/notifications/preferences.ts";
+import { insertNotifications } from "../../db/operations/notifications/insertNotification.ts";
+import { disabledKindsOf } from "../../db/operations/notifications/preferences.ts";
 import type { NotificationRow } from "../../db/operations/notifications/types.ts";
 import { insertSessionEvents } from "../../db/operations/sessions/sessionEvents.ts";
 import { isCritical, NOTIFICATION_KINDS, type NotificationKind } from "./kinds.ts";
@@ -28,26 +28,26 @@ export interface NewNotification {
 /** Writes the notifications; returns those written (deduplicated and turned-off ones are left out). */
 export async function notify(db: Knex, ns: NewNotification | NewNotification[]): Promise<NotificationRow[]> {
   const list = Array.isArray(ns) ? ns : [ns];
-  const written: NotificationRow[] = [];
-  const off = new Map<string, Set<string>>();
-  for (const n of list) {
-    if (!isCritical(n.kind)) {
-      if (!off.has(n.userId)) off.set(n.userId, await disabledKinds(db, n.userId));
-      if (off.get(n.userId)?.has(n.kind)) continue;
-    }
-    const row = await insertNotification(db, {
-      user_id: n.userId,
-      organization_id: n.organizationId,
-      kind: n.kind,
-      severity: NOTIFICATION_KINDS[n.kind].severity,
-      title: n.title,
-      body: n.body,
-      data: n.data ?? {},
-      dedupe_key: n.dedupeKey ?? null,
-      created_at: n.at,
-    });
-    if (row) written.push(row);
-  }
+  const off = await disabledKindsOf(
+    db,
+    list.filter((n) => !isCritical(n.kind)).map((n) => n.userId),
+  );
+  const written = await insertNotifications(
+    db,
+    list
+      .filter((n) => isCritical(n.kind) || !off.get(n.userId)?.has(n.kind))
+      .map((n) => ({
+        user_id: n.userId,
+        organization_id: n.organizationId,
+        kind: n.kind,
+        severity: NOTIFICATION_KINDS[n.kind].severity,
+        title: n.title,
+        body: n.body,
+        data: n.data ?? {},
+        dedupe_key: n.dedupeKey ?? null,
+        created_at: n.at,
+      })),
+  );
   await insertSessionEvents(
     db,
     written.map((r) => ({

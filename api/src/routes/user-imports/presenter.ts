@@ -1,5 +1,6 @@
 import { csvLine } from "../../domain/identity/imports/csv.ts";
-import { type ImportView, PASSWORD_RETENTION_MS, type RowResult } from "../../domain/identity/imports/importUsers.ts";
+import type { RowResult } from "../../domain/identity/imports/importUsers.ts";
+import { type ImportView, PASSWORD_RETENTION_MS } from "../../domain/identity/imports/results.ts";
 import type { UserImport } from "./schemas.ts";
 
 const iso = (d: Date | null) => (d === null ? null : new Date(d).toISOString());

@@ -2,13 +2,8 @@
 // runs its rows; the importer polls the job, downloads every row's result when it has ended and fetches the
 // temporary passwords once. docs/dev/identity.md, "Bulk import".
 import { z } from "zod";
-import {
-  acceptImport,
-  getImport,
-  getImportResults,
-  IMPORT_LIMITS,
-  takeTemporaryPasswords,
-} from "../../domain/identity/imports/importUsers.ts";
+import { acceptImport, IMPORT_LIMITS } from "../../domain/identity/imports/importUsers.ts";
+import { getImport, getImportResults, takeTemporaryPasswords } from "../../domain/identity/imports/results.ts";
 import { defineRoute, type RouteDef } from "../../http/route.ts";
 import { presentImport, resultsCsv } from "./presenter.ts";
 import { CreateUserImportBody, UserImport, UserImportParams, UserImportTemporaryPasswords } from "./schemas.ts";
