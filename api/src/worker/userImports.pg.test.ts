@@ -8,6 +8,7 @@ import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { grantToOrganization } from "../domain/credits/grant.ts";
 import { checkLedgerInvariants } from "../domain/credits/invariants.ts";
+import { ensureWallet } from "../domain/credits/wallets.ts";
 import { type IdentityTestApi, startIdentityTestApi } from "../domain/identity/identity.test-support.ts";
 import { type RowResult, runImport } from "../domain/identity/imports/importUsers.ts";
 import { PasswordHasher } from "../domain/identity/password.ts";
@@ -89,12 +90,32 @@ describe("the worker's user-import loop", () => {
       emails.map((e) => `${e},,${org.slug},,,`),
     );
     const first = aLoop();
-    await first.poll();
     const recorded = () => t.database.db("user_import_rows").where({ import_id: id }).count({ c: "*" }).first();
-    await until("a chunk recorded", async () => Number((await recorded())?.c) >= 50);
-    await first.stop(); // as a worker that is shut down: it stops before its next chunk
+    // Every chunk locks its organization's wallet. Holding it, the first chunk waits; the worker is shut down
+    // while it does, then the wallet is let go: that chunk ends and the worker stops before the next one.
+    // Exactly one chunk, however fast the machine (chunks of 50 can all end before a poll sees the first).
+    const db = t.database.db;
+    const walletOwner = { organization_id: org.id, owner_kind: "organization", owner_id: org.id };
+    await ensureWallet(db, { organizationId: org.id, kind: "organization", id: org.id }, t.clock.now());
+    const holder = await db.transaction();
+    try {
+      await holder("wallets").where(walletOwner).forUpdate().first();
+      await first.poll();
+      await until("the first chunk waiting for the wallet", async () => {
+        const waiting = await db.raw(
+          `SELECT count(*)::int AS c FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE OF w%'`,
+        );
+        return waiting.rows[0].c > 0;
+      });
+      const stopping = first.stop(); // as a worker that is shut down: it stops before its next chunk
+      await holder.commit();
+      await stopping;
+    } finally {
+      if (!holder.isCompleted()) await holder.rollback();
+    }
     const half = Number((await recorded())?.c);
-    expect(half).toBeLessThan(200);
+    expect(half).toBe(50);
     expect(await job(admin.token, id)).toMatchObject({ state: "running", rows_done: half });
     // Every account made has its record (they commit together), and no record lacks its account.
     const made = await t.database.db("users").whereIn("email", emails).pluck("id");
