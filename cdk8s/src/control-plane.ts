@@ -1,9 +1,13 @@
 // The control plane in the management cluster: the API (public listener behind an Ingress, internal
 // listener for operators behind its own Service and a NetworkPolicy), the worker, their ServiceAccounts
 // with the grants their code lists, and the database connection.
+// The options' database and registry parts, with the environment they give, are in
+// control-plane-database.ts and control-plane-registry.ts.
 import { apiSessionsRbac, catalogRbac, managementRbac, workerRbac } from "@berth/api/rbac";
 import { ApiObject } from "cdk8s";
 import { Construct } from "constructs";
+import { type DatabaseOptions, databaseEnv } from "./control-plane-database.ts";
+import { type RegistryChoice, registryEnv } from "./control-plane-registry.ts";
 import { DEFAULT_BUILDS_NAMESPACE } from "./gpu-cluster.ts";
 import { MetricsServer, type MetricsServerOptions } from "./metrics-server.ts";
 import { addressRange, ingressPolicy, podsLabelled, service } from "./network.ts";
@@ -20,19 +24,11 @@ import {
   podSpec,
   type Resources,
 } from "./pod.ts";
-import { IN_CLUSTER_POSTGRES_SECRET, InClusterPostgres, type InClusterPostgresOptions } from "./postgres.ts";
+import { InClusterPostgres } from "./postgres.ts";
 import { mergeRules, ServiceAccountWithRules } from "./rbac.ts";
-import { BerthRegistry } from "./registry.ts";
 
-/** Where DATABASE_URL comes from: exactly one of the three. */
-export interface DatabaseOptions {
-  /** A Secret you manage (a managed Postgres): its key holds the whole `postgres://…` URL. */
-  external?: { secretName: string; key?: string };
-  /** A CloudNativePG `Cluster` made here (the CloudNativePG operator must be installed). */
-  cloudNativePg?: { instances: number; storageSize: string; storageClass?: string };
-  /** Postgres as a pod here, from the image cdk8s/src/image/postgres.ts builds (cdk8s/src/postgres.ts). */
-  inCluster?: InClusterPostgresOptions;
-}
+export type { DatabaseOptions } from "./control-plane-database.ts";
+export type { RegistryChoice } from "./control-plane-registry.ts";
 
 export interface ControlPlaneOptions {
   /** The control plane's namespace (created here). Default `berth-system`. */
@@ -93,34 +89,6 @@ export interface ControlPlaneOptions {
     namespace?: string;
     /** Where build pods may connect besides DNS (BERTH_BUILD_EGRESS_CIDRS): the registry, package mirrors. */
     egressCidrs?: string[];
-  };
-}
-
-export interface RegistryChoice {
-  /**
-   * A registry you run: `url` is where the API and the worker push (http(s)://host[:port]), `pullPrefix`
-   * how GPU clusters name it (default the URL's host), `credentialsSecretName` a Secret with keys
-   * `username` and `password` if it asks for them.
-   */
-  external?: { url: string; pullPrefix?: string; credentialsSecretName?: string };
-  /**
-   * Berth's own registry (cdk8s/src/registry.ts) in this namespace. Its certificate (`tlsSecretName`) must
-   * name `pullPrefix` and `berth-registry.<namespace>.svc` (the API's address for it), from a CA the GPU
-   * clusters' nodes and the API trust; `htpasswdSecretName` must hold the user in `credentialsSecretName`.
-   */
-  berth?: {
-    pullPrefix: string;
-    storageSize: string;
-    storageClass?: string;
-    tlsSecretName: string;
-    htpasswdSecretName: string;
-    credentialsSecretName: string;
-    /** The GPU clusters' node ranges (pulls) and the build clusters' pod ranges (pushes). */
-    allowCidrs: string[];
-    /** `LoadBalancer` for GPU and build clusters on other networks. Default `ClusterIP`. */
-    serviceType?: "ClusterIP" | "LoadBalancer";
-    image?: ImageOptions;
-    resources?: Resources;
   };
 }
 
@@ -404,90 +372,4 @@ export class ControlPlane extends Construct {
       ingress: [{ port: WORKER_STATUS_PORT }],
     });
   }
-}
-
-/** BERTH_REGISTRY_* for the API and the worker; with `berth`, the registry itself. */
-function registryEnv(
-  scope: Construct,
-  r: RegistryChoice | undefined,
-  ns: string,
-  clientLabels: Record<string, string>[],
-): Env[] {
-  if (!r) return [];
-  if (r.external && r.berth)
-    throw new OptionError("registry", "set either registry.external or registry.berth, not both");
-  const credentials = (option: string, secret: string | undefined) => {
-    if (secret === undefined) return [];
-    check.dnsLabel(option, secret);
-    return [
-      fromSecret("BERTH_REGISTRY_USERNAME", secret, "username"),
-      fromSecret("BERTH_REGISTRY_PASSWORD", secret, "password"),
-    ];
-  };
-  if (r.external) {
-    const url = check.url("registry.external.url", r.external.url);
-    if (r.external.pullPrefix !== undefined)
-      check.pullPrefix("registry.external.pullPrefix", r.external.pullPrefix, { path: true });
-    return [
-      ...plain({ BERTH_REGISTRY_URL: url, BERTH_REGISTRY_PULL_PREFIX: r.external.pullPrefix }),
-      ...credentials("registry.external.credentialsSecretName", r.external.credentialsSecretName),
-    ];
-  }
-  if (r.berth) {
-    const b = r.berth;
-    check.dnsLabel("registry.berth.tlsSecretName", b.tlsSecretName);
-    check.dnsLabel("registry.berth.htpasswdSecretName", b.htpasswdSecretName);
-    const registry = new BerthRegistry(scope, "registry", {
-      option: "registry.berth",
-      namespace: ns,
-      pullPrefix: b.pullPrefix,
-      storageSize: b.storageSize,
-      ...(b.storageClass ? { storageClass: b.storageClass } : {}),
-      tlsSecret: b.tlsSecretName,
-      htpasswdSecret: b.htpasswdSecretName,
-      clientLabels,
-      allowCidrs: check.cidrs("registry.berth.allowCidrs", b.allowCidrs),
-      ...(b.image ? { image: b.image } : {}),
-      ...(b.resources ? { resources: b.resources } : {}),
-      ...(b.serviceType ? { serviceType: b.serviceType } : {}),
-    });
-    return [
-      ...plain({ BERTH_REGISTRY_URL: registry.url, BERTH_REGISTRY_PULL_PREFIX: registry.pullPrefix }),
-      ...credentials("registry.berth.credentialsSecretName", b.credentialsSecretName),
-    ];
-  }
-  throw new OptionError(
-    "registry",
-    "set registry.external (your registry's URL) or registry.berth, or leave registry out",
-  );
-}
-
-function databaseEnv(d: DatabaseOptions): Env {
-  const set = (["external", "cloudNativePg", "inCluster"] as const).filter((k) => d[k]);
-  if (set.length > 1)
-    throw new OptionError(
-      "database",
-      `set one of database.external, cloudNativePg and inCluster, not ${set.join(" and ")}`,
-    );
-  if (d.inCluster) {
-    const secret = check.dnsLabel(
-      "database.inCluster.secretName",
-      d.inCluster.secretName ?? IN_CLUSTER_POSTGRES_SECRET,
-    );
-    return fromSecret("DATABASE_URL", secret, "uri");
-  }
-  if (d.external) {
-    check.dnsLabel("database.external.secretName", d.external.secretName);
-    return fromSecret("DATABASE_URL", d.external.secretName, d.external.key ?? "url");
-  }
-  if (d.cloudNativePg) {
-    check.count("database.cloudNativePg.instances", d.cloudNativePg.instances, { min: 1, max: 9 });
-    check.size("database.cloudNativePg.storageSize", d.cloudNativePg.storageSize, "20Gi");
-    // CloudNativePG writes the application user's connection URL into `<cluster>-app`, key `uri`.
-    return fromSecret("DATABASE_URL", "berth-postgres-app", "uri");
-  }
-  throw new OptionError(
-    "database",
-    "set database.external (a Secret with DATABASE_URL), database.cloudNativePg or database.inCluster",
-  );
 }

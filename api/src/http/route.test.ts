@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { droppedField } from "./route.ts";
+import { droppedField } from "./droppedField.ts";
 
 describe("droppedField: a field the response schema did not keep (a presenter leak)", () => {
   it("is undefined when every field sent was kept", () => {

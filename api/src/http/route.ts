@@ -1,5 +1,8 @@
 // The typed-route layer (docs/dev/api-layer.md, docs/adr/0002-own-typed-route-layer.md). One declaration
 // gives a route its validation, types, OpenAPI entry, authentication, audit row and idempotency.
+// The parts: here, the declaration (defineRoute) and the middleware that runs it (routeMiddleware);
+// requestParts.ts parses the request's parts, authenticate.ts finds the caller, droppedField.ts catches a
+// presenter's leak in the response check, idempotency.ts and audit.ts keep their records.
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import type { Logger } from "pino";
@@ -7,17 +10,12 @@ import type { z } from "zod";
 import { isDatabaseUnreachable } from "../db/unreachable.ts";
 import type { Deps } from "../deps.ts";
 import type { Principal } from "../domain/identity/principal.ts";
-import {
-  DomainError,
-  type ErrorCode,
-  Invalid,
-  PasswordChangeRequired,
-  Unauthorized,
-  type ValidationIssue,
-} from "../errors.ts";
+import { DomainError, type ErrorCode, Invalid, type ValidationIssue } from "../errors.ts";
 import { AuditCollector, type AuditHandle, writeAudit } from "./audit.ts";
+import { authenticate } from "./authenticate.ts";
 import { readJsonBody } from "./body.ts";
 import { clientAddressOf } from "./clientAddress.ts";
+import { droppedField } from "./droppedField.ts";
 import { errorAnswer, requestIdOf } from "./envelope.ts";
 import {
   claimIdempotencyKey,
@@ -32,6 +30,7 @@ import {
   type StoredAnswer,
 } from "./idempotency.ts";
 import type { AuthMode } from "./principal.ts";
+import { issuesOf, parsePart, queryObject } from "./requestParts.ts";
 import { isStreamAnswer, type StreamAnswer, writeStreamAnswer } from "./streams.ts";
 
 export type Method = "get" | "post" | "put" | "patch" | "delete";
@@ -145,132 +144,6 @@ export function defineRoute<
   if (spec.idempotent && spec.method === "get") throw new Error(`${where}: GET is idempotent by nature`);
   if (Object.keys(spec.responses).length === 0) throw new Error(`${where}: declare at least one response`);
   return spec;
-}
-
-/**
- * zod issues -> our ValidationIssue, rooted at the part of the request they came from. A refinement names
- * its own stable code with `params: {code}` (else it is zod's "custom").
- */
-export function issuesOf(error: z.ZodError, root: string): ValidationIssue[] {
-  return error.issues.map((i) => ({
-    path: [root, ...i.path.map((p) => (typeof p === "symbol" ? String(p) : p))],
-    message: i.message,
-    code: i.code === "custom" && typeof i.params?.code === "string" ? i.params.code : i.code,
-  }));
-}
-
-/**
- * The paths of strings (values or keys) holding U+0000. Postgres refuses that character in text and
- * jsonb (SQLSTATE 22021 / 22P05), so one sent in any field would otherwise reach the database and come
- * back as a 500: it is refused here, for every route, as the bad field it is.
- */
-export function nulCharacterPaths(value: unknown, path: (string | number)[] = []): (string | number)[][] {
-  if (typeof value === "string") return value.includes("\u0000") ? [path] : [];
-  if (Array.isArray(value)) return value.flatMap((v, i) => nulCharacterPaths(v, [...path, i]));
-  if (value === null || typeof value !== "object" || value instanceof Date) return [];
-  return Object.entries(value).flatMap(([k, v]) => [
-    ...(k.includes("\u0000") ? [[...path, k]] : []),
-    ...nulCharacterPaths(v, [...path, k]),
-  ]);
-}
-
-function parsePart<S extends Schema | undefined>(
-  schema: S,
-  value: unknown,
-  root: string,
-  issues: ValidationIssue[],
-): unknown {
-  if (!schema) return undefined;
-  const r = schema.safeParse(value);
-  if (!r.success) {
-    issues.push(...issuesOf(r.error, root));
-    return undefined;
-  }
-  const nul = nulCharacterPaths(r.data);
-  if (nul.length > 0) {
-    issues.push(
-      ...nul.map((p) => ({
-        path: [root, ...p],
-        message: "must not contain the NUL character (U+0000)",
-        code: "nul_character",
-      })),
-    );
-    return undefined;
-  }
-  return r.data;
-}
-
-/**
- * The query as string | string[] values (a repeated parameter stays an array), decoded as Koa's ctx.query
- * decodes it (URLSearchParams), without its copy per key (defineProperty showed in the list's profile).
- * No prototype: a parameter named `__proto__` is a key like any other.
- */
-function queryObject(ctx: Context): Record<string, unknown> {
-  const out: Record<string, string | string[]> = Object.create(null);
-  const qs = ctx.querystring;
-  if (qs === "") return out;
-  for (const [k, v] of new URLSearchParams(qs)) {
-    const prev = out[k];
-    if (prev === undefined) out[k] = v;
-    else if (Array.isArray(prev)) prev.push(v);
-    else out[k] = [prev, v];
-  }
-  return out;
-}
-
-function bearerToken(ctx: Context): string | undefined {
-  const h = ctx.get("Authorization");
-  const m = /^Bearer[ ]+([^\s]+)\s*$/i.exec(h);
-  return m?.[1];
-}
-
-/** The caller of a request by its bearer token (undefined for public routes); a long-lived response (the
- * event stream) asks again with it. */
-export async function authenticate(deps: Deps, ctx: Context, mode: AuthMode): Promise<Principal | undefined> {
-  if (mode === "public") return undefined;
-  const token = bearerToken(ctx);
-  if (!token)
-    throw new Unauthorized(
-      ctx.get("Authorization") ? "the Authorization header must be 'Bearer <token>'" : "a bearer token is required",
-    );
-  const principal = await deps.authenticate(ctx, token);
-  if (principal.mustChangePassword && mode !== "password-change") throw new PasswordChangeRequired();
-  return principal;
-}
-
-/**
- * The path of the first field present in what the handler sent but absent from what the schema kept
- * (zod objects strip unknown keys silently), or undefined when none was dropped.
- */
-export function droppedField(sent: unknown, kept: unknown): string | undefined {
-  const p = droppedPath(sent, kept);
-  return p === undefined ? undefined : `$${p}`;
-}
-
-/** droppedField's walk; runs on every answer (checkResponse), so it builds a path only for a field found. */
-function droppedPath(sent: unknown, kept: unknown): string | undefined {
-  if (Array.isArray(sent)) {
-    if (!Array.isArray(kept)) return undefined;
-    for (let i = 0; i < sent.length; i++) {
-      const d = droppedPath(sent[i], kept[i]);
-      if (d !== undefined) return `[${i}]${d}`;
-    }
-    return undefined;
-  }
-  if (sent === null || typeof sent !== "object" || sent instanceof Date) return undefined;
-  if (kept === null || typeof kept !== "object") return undefined;
-  const from = sent as Record<string, unknown>;
-  const to = kept as Record<string, unknown>;
-  for (const k in from) {
-    if (!Object.hasOwn(from, k)) continue;
-    const v = from[k];
-    if (v === undefined) continue;
-    if (!(k in to)) return `.${k}`;
-    if (v === null || typeof v !== "object") continue;
-    const d = droppedPath(v, to[k]);
-    if (d !== undefined) return `.${k}${d}`;
-  }
-  return undefined;
 }
 
 /**

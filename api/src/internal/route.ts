@@ -9,7 +9,7 @@ import type { Deps } from "../deps.ts";
 import { Invalid, type ValidationIssue } from "../errors.ts";
 import { readJsonBody } from "../http/body.ts";
 import { requestIdOf } from "../http/envelope.ts";
-import { issuesOf } from "../http/route.ts";
+import { issuesOf } from "../http/requestParts.ts";
 import { assertOwnCluster, authenticateOperator, type OperatorPrincipal } from "./operatorAuth.ts";
 
 export type InternalAuth = "operator" | "none";

@@ -10,7 +10,8 @@ import { nextMirrorRevision } from "../db/operations/sessions/updateSession.ts";
 import { relayTo } from "../db/relay.test-support.ts";
 import { isDatabaseUnreachable } from "../db/unreachable.ts";
 import { updateSystemSettings } from "../domain/settings/settings.ts";
-import { createWorkerStore, TransitionLog } from "./sessionStore.ts";
+import { createWorkerStore } from "./sessionStore.ts";
+import { TransitionLog } from "./transitionLog.ts";
 
 let t: TestDatabase;
 const log = pino({ level: "silent" });

@@ -2,25 +2,14 @@
 // reported, the history rows and the stream's events. LISTENs for report and inventory notifications
 // (triggers of migration 20261122000004) on one dedicated connection, reconnecting when it drops.
 //
-// Transitions are written in batches (TransitionLog): every insert into session_events holds the stream's
-// commit-order lock until its transaction commits (migration 20261122000200), so one transaction per
-// transition serialized the whole worker on that lock, a round trip each. A batch is one transaction
-// with one UPDATE and one INSERT for all its sessions; calls that come while the writers are busy form
-// the next batch.
-
-import {
-  type ClusterRecord,
-  HOLDING_PHASES,
-  type MirrorState,
-  type SessionStore,
-  type StoredReport,
-} from "@berth/controllers";
-import { type InterimStatus, PAUSE_REASON_ANNOTATION, type Session, SessionReason, sessionIdOf } from "@berth/crds";
+// Transitions are written in batches by TransitionLog (transitionLog.ts), what each writes decided by
+// transitionPlan.ts (the history row's fields, the owner's notification).
+import type { ClusterRecord, MirrorState, SessionStore, StoredReport } from "@berth/controllers";
+import { type InterimStatus, type Session, sessionIdOf } from "@berth/crds";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
 import { nodePoolRefs } from "../db/operations/nodePools/nodePools.ts";
 import { findSessionById } from "../db/operations/sessions/findSessionById.ts";
-import { type SessionTransition, updateSessionsFromTransitions } from "../db/operations/sessions/recordTransitions.ts";
 import { insertSessionEvents, purgeSessionEvents } from "../db/operations/sessions/sessionEvents.ts";
 import type { SessionRow } from "../db/operations/sessions/types.ts";
 import { failPendingSession, pendingSessionRows } from "../db/operations/sessions/unmadeCreates.ts";
@@ -30,244 +19,16 @@ import {
   nextMirrorRevisions,
   recordedPhases,
 } from "../db/operations/sessions/updateSession.ts";
-import { leadingCondition, viewFromResource, viewFromRow } from "../db/operations/sessions/view.ts";
+import { viewFromResource, viewFromRow } from "../db/operations/sessions/view.ts";
 import {
   clusterLiveness,
   deleteStatusReports,
   placementInventory,
   statusReports,
 } from "../db/operations/sessions/workerQueries.ts";
-import { isDatabaseUnreachable } from "../db/unreachable.ts";
-import { type NewNotification, notify } from "../domain/notifications/notify.ts";
 import { sessionEventOf } from "../domain/sessions/events.ts";
 import { readSystemSettings } from "../domain/settings/settings.ts";
-
-const ts = (s: string | undefined) => (s ? new Date(s) : null);
-
-/** What the history row takes of a session's status (kept off the resource when `interim` is given). */
-export function transitionOf(after: Session, interim?: InterimStatus): SessionTransition {
-  const st = after.status ?? {};
-  const lead = leadingCondition(st.conditions);
-  return {
-    id: sessionIdOf(after.metadata.name as string),
-    phase: st.phase ?? "Pending",
-    desired_state: after.spec.desiredState,
-    priority: after.spec.priority,
-    node: st.node ?? null,
-    queue_position: st.queue?.position ?? null,
-    reason: lead?.reason ?? null,
-    message: (st.queue?.reason ?? lead?.message ?? null)?.slice(0, 4000) ?? null,
-    queued_at: ts(st.queuedAt),
-    scheduled_at: ts(st.scheduledAt),
-    started_at: ts(st.startedAt),
-    paused_at: ts(st.pausedAt),
-    terminated_at: ts(st.terminatedAt),
-    gpu_model: st.gpuModel ?? null,
-    cluster_id: st.cluster ?? null,
-    // Cards only while it holds them (a paused session keeps its last placement in status, not its cards).
-    gpu_cards: st.gpuAssignment && HOLDING_PHASES.includes(st.phase ?? "Pending") ? st.gpuAssignment.cards : null,
-    interim_status: interim ?? null,
-  };
-}
-
-/** An interim record of a worker that another has fenced off (it no longer leads). */
-export class FencedOff extends Error {
-  constructor(term: number, current: number) {
-    super(`this worker's term ${term} was fenced off by term ${current}: it no longer leads`);
-  }
-}
-
-interface PendingTransition {
-  before: Session;
-  after: Session;
-  interim?: InterimStatus;
-  resolve(): void;
-  reject(err: unknown): void;
-}
-
-const nameOf = (p: PendingTransition) => p.after.metadata.name as string;
-
-/**
- * Records transitions in batches. Calls made together (in one turn of the event loop) form one batch;
- * up to `writers` batches are written at once, and calls that arrive while all are busy wait and form
- * the next (at most `maxBatch` each). A session's transitions are recorded in the order of the calls: a
- * batch never holds two of one session, nor one of a session whose earlier transition is still being
- * written. A batch that fails is written again one transition at a time, so one bad transition costs
- * the others nothing.
- */
-export class TransitionLog {
-  readonly #db: Knex;
-  readonly #log: Logger;
-  readonly #maxBatch: number;
-  readonly #maxWriters: number;
-  #pending: PendingTransition[] = [];
-  /** Sessions with a transition in a batch being written. */
-  readonly #writing = new Set<string>();
-  #writers = 0;
-  #scheduled = false;
-  /** Transactions written (batches and single retries): for tests and the bench. */
-  transactions = 0;
-  /** This worker's fencing term (worker_fence), once it leads: interim records check it. */
-  term: number | undefined;
-
-  constructor(db: Knex, log: Logger, opts: { maxBatch?: number; writers?: number } = {}) {
-    this.#db = db;
-    this.#log = log;
-    this.#maxBatch = opts.maxBatch ?? 500;
-    this.#maxWriters = opts.writers ?? 4;
-  }
-
-  record(before: Session, after: Session, interim?: InterimStatus): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.#pending.push({ before, after, ...(interim ? { interim } : {}), resolve, reject });
-      if (this.#scheduled) return;
-      this.#scheduled = true;
-      queueMicrotask(() => {
-        this.#scheduled = false;
-        this.#pump();
-      });
-    });
-  }
-
-  #pump(): void {
-    while (this.#writers < this.#maxWriters) {
-      const batch = this.#take();
-      if (batch.length === 0) return;
-      this.#writers++;
-      void this.#flush(batch).finally(() => {
-        this.#writers--;
-        for (const p of batch) this.#writing.delete(nameOf(p));
-        this.#pump();
-      });
-    }
-  }
-
-  #take(): PendingTransition[] {
-    const batch: PendingTransition[] = [];
-    const rest: PendingTransition[] = [];
-    for (const p of this.#pending) {
-      const name = nameOf(p);
-      // A session already in this batch or in one being written: its later transition waits.
-      if (batch.length < this.#maxBatch && !this.#writing.has(name)) {
-        batch.push(p);
-        this.#writing.add(name);
-      } else rest.push(p);
-    }
-    this.#pending = rest;
-    return batch;
-  }
-
-  async #flush(batch: PendingTransition[]): Promise<void> {
-    try {
-      await this.#write(batch);
-      for (const p of batch) p.resolve();
-    } catch (err) {
-      // One by one helps only when one transition spoiled the batch (a fenced-off interim record spoils
-      // it for the resource's records beside it); an unreachable database would make each wait its own
-      // connection timeout.
-      if (batch.length === 1 || isDatabaseUnreachable(err)) {
-        for (const p of batch) p.reject(err);
-        return;
-      }
-      this.#log.warn({ err: String(err), transitions: batch.length }, "a batch of transitions failed; one by one");
-      for (const p of batch) {
-        try {
-          await this.#write([p]);
-          p.resolve();
-        } catch (e) {
-          p.reject(e);
-        }
-      }
-    }
-  }
-
-  async #write(batch: readonly PendingTransition[]): Promise<void> {
-    this.transactions++;
-    await this.#db.transaction(async (tx) => {
-      // Held (FOR SHARE) until commit: a new leader's fence waits for this record, then sees it.
-      if (this.term !== undefined && batch.some((p) => p.interim)) {
-        const fence = (await tx("worker_fence").where({ id: 1 }).forShare().first("term")) as
-          | { term: string }
-          | undefined;
-        const current = Number(fence?.term ?? 0);
-        if (current !== this.term) throw new FencedOff(this.term, current);
-      }
-      const transitions = batch.map((p) => transitionOf(p.after, p.interim));
-      const rows = await updateSessionsFromTransitions(tx, transitions, new Date());
-      const byId = new Map(rows.map((r) => [r.id, r]));
-      const events = batch.flatMap((p, i) => {
-        const row = byId.get((transitions[i] as SessionTransition).id);
-        if (!row) {
-          this.#log.warn(
-            { session: p.after.metadata.name },
-            "a Session resource without a history row; its change is not recorded",
-          );
-          return [];
-        }
-        return [
-          sessionEventOf("session.updated", row, viewFromResource(row, p.after), p.before.status?.phase ?? "Pending"),
-        ];
-      });
-      // In the order of the calls: the stream's seqs follow it.
-      await insertSessionEvents(tx, events);
-      await notify(
-        tx,
-        batch.flatMap((p, i) => {
-          const row = byId.get((transitions[i] as SessionTransition).id);
-          return row ? bellFor(p.before, p.after, row) : [];
-        }),
-      );
-    });
-  }
-}
-
-/** Pause reasons the owner did not choose, as notifications name them. */
-const PAUSED_BECAUSE: Record<string, string> = {
-  [SessionReason.InsufficientCredits]: "credits",
-  [SessionReason.MemberRemoved]: "member_removed",
-};
-
-/**
- * The owner's notification for a phase change they did not make: failed, or paused by the system. A
- * user's own pause tells them nothing; an administrator's is notified by the pause itself
- * (domain/sessions/pauseSession.ts). Keyed per session, so billing's own "paused for credits" and this
- * one are a single notification.
- */
-export function bellFor(before: Session, after: Session, row: SessionRow): NewNotification[] {
-  const phase = after.status?.phase;
-  if (phase === before.status?.phase) return [];
-  const name = row.display_name ?? row.id;
-  const base = { userId: row.owner_id, organizationId: row.organization_id, at: new Date() };
-  if (phase === "Failed") {
-    const why = leadingCondition(after.status?.conditions)?.message ?? "";
-    return [
-      {
-        ...base,
-        kind: "session.failed",
-        title: "Session failed",
-        body: `Your session ${name} failed.${why ? ` ${why.slice(0, 500)}` : ""}`,
-        data: { session_id: row.id, reason: leadingCondition(after.status?.conditions)?.reason ?? null },
-        dedupeKey: `session.failed:${row.id}`,
-      },
-    ];
-  }
-  const reason = PAUSED_BECAUSE[after.metadata.annotations?.[PAUSE_REASON_ANNOTATION] ?? ""];
-  if (phase === "Paused" && reason)
-    return [
-      {
-        ...base,
-        kind: "session.paused",
-        title: "Session paused",
-        body:
-          reason === "credits"
-            ? `Your session ${name} was paused because its credits ran out. Its volumes are kept.`
-            : `Your session ${name} was paused because you were removed from its organization.`,
-        data: { session_id: row.id, reason },
-        dedupeKey: `session.paused:${row.id}`,
-      },
-    ];
-  return [];
-}
+import { TransitionLog } from "./transitionLog.ts";
 
 export function createWorkerStore(db: Knex, log: Logger, parts: Pick<SessionStore, "fairShare"> = {}): SessionStore {
   const transitions = new TransitionLog(db, log);

@@ -25,7 +25,7 @@ import { permissionsOf } from "../clusters/permissions.ts";
 import { missingPermissions } from "../clusters/probe.ts";
 import { clustersOf } from "../clusters/runtime.ts";
 import type { Principal } from "../identity/principal.ts";
-import { resolveOwnership } from "../sessions/createSession.ts";
+import { resolveOwnership } from "../sessions/ownership.ts";
 import { announceBuildEnd } from "./announce.ts";
 import { imageBuildResource } from "./buildJob.ts";
 import { emitImageUpdated } from "./events.ts";

@@ -13,7 +13,7 @@ import type { Deps } from "../../deps.ts";
 import { Conflict, DomainError, Forbidden, NotFound, QuotaExceeded, Unavailable } from "../../errors.ts";
 import { catalogClient, type KubeObject, kubeStatus } from "../catalog/store.ts";
 import type { Principal } from "../identity/principal.ts";
-import { resolveOwnership } from "../sessions/createSession.ts";
+import { resolveOwnership } from "../sessions/ownership.ts";
 import { emitImageUpdated } from "./events.ts";
 import { BadReference, formatReference, PATH_COMPONENT, parseReference, TAG } from "./reference.ts";
 import { sourceRefusal, targetClient } from "./sources.ts";

@@ -23,14 +23,10 @@ import type { Principal } from "../identity/principal.ts";
 import { migOfOffering, migRefusal } from "../mig/offered.ts";
 import { fairShareSetting, ratePermilleOf } from "./capacityClass.ts";
 import { quotaRefusal } from "./checkQuota.ts";
-import {
-  checkVolumes,
-  gpuModelRefusal,
-  gpuSharingRefusal,
-  resolveOwnership,
-  sliceOfOffering,
-} from "./createSession.ts";
+import { checkVolumes } from "./checkVolumes.ts";
 import { gpuAvailability } from "./gpuAvailability.ts";
+import { gpuModelRefusal, gpuSharingRefusal, sliceOfOffering } from "./gpuRefusals.ts";
+import { resolveOwnership } from "./ownership.ts";
 import { sessionsRuntimeOf } from "./runtime.ts";
 
 export interface CostPreviewInput {

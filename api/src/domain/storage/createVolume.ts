@@ -19,7 +19,7 @@ import { sqlState, UNIQUE_VIOLATION } from "../../db/sqlstate.ts";
 import type { Deps } from "../../deps.ts";
 import { Invalid } from "../../errors.ts";
 import type { Principal } from "../identity/principal.ts";
-import { resolveOwnership } from "../sessions/createSession.ts";
+import { resolveOwnership } from "../sessions/ownership.ts";
 import { readPool, readPools } from "./pools.ts";
 import { requestPatiently, storageRuntimeOf, unreachable, volumePath } from "./runtime.ts";
 import { checkRoom, nameTaken, priced, type VolumeView } from "./volumeParts.ts";

@@ -17,7 +17,7 @@ export interface ShareInput {
 /**
  * Replaces the volume's shares. Each names a user with a membership in the volume's organization or a
  * project of it; anything else is refused naming the entry (nothing is written). A read-only share
- * mounts read-only (api/src/domain/sessions/createSession.ts).
+ * mounts read-only (api/src/domain/sessions/checkVolumes.ts).
  */
 export async function setVolumeShares(
   deps: Deps,
