@@ -240,6 +240,9 @@ export async function checkSecrets(env: Environment, kube: KubeHttp): Promise<vo
   }
 }
 
+/** How long a pod may stay unschedulable before a rollout's wait gives up on it. */
+const UNSCHEDULABLE_MS = 120_000;
+
 /** A chart's objects by its file's prefix ("00-", "10-", "20-"). */
 const chartIn = (charts: { file: string; objs: any[] }[], prefix: string) =>
   charts.find((c) => c.file.startsWith(prefix))?.objs ?? [];
@@ -273,6 +276,12 @@ export async function rolledOut(
       .join(",");
     const pods = await kube.json<any>("GET", `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(sel)}`);
     for (const p of pods.items) {
+      // A pod no node can take (a rolling update's extra pod on a full node) will not start by waiting.
+      const unschedulable = p.status?.conditions?.find(
+        (c: any) => c.type === "PodScheduled" && c.status === "False" && c.reason === "Unschedulable",
+      );
+      if (unschedulable && Date.now() - Date.parse(unschedulable.lastTransitionTime) > UNSCHEDULABLE_MS)
+        throw new Error(`${kind.slice(0, -1)} ${name}: pod ${p.metadata.name} unschedulable: ${unschedulable.message}`);
       const s = stuck(p);
       if (!s) continue;
       const missing = /secret "([^"]+)" not found/.exec(s.message)?.[1];
