@@ -45,6 +45,12 @@ const bed = ENVIRONMENTS.bed as Environment;
  * every 200 ms, and the database stops at once on SIGTERM while the pod is still Ready for a probe's period.
  */
 const POSTGRES_SLACK_MS = 6_000;
+/**
+ * After Postgres is back, a request may still take a pooled connection to the server that was killed
+ * (one the old pod's smart shutdown never closed): it fails once, at the latest after the API's query
+ * timeout (BERTH_DATABASE_QUERY_TIMEOUT_SECONDS, 30 s). Seen 9 s after Postgres was Ready.
+ */
+const STALE_CONNECTION_MS = 30_000;
 
 interface Live {
   id: string;
@@ -223,7 +229,9 @@ describe.skipIf(!can.ok)(
           !(
             f.status === 503 &&
             f.code === "unavailable" &&
-            x.postgres.down.some((d) => f.at >= d.from - POSTGRES_SLACK_MS && f.at <= (d.to ?? x.done))
+            x.postgres.down.some(
+              (d) => f.at >= d.from - POSTGRES_SLACK_MS && f.at <= (d.to ?? x.done) + STALE_CONNECTION_MS,
+            )
           ),
       );
     const report = (what: string, x: Rolled) => {
