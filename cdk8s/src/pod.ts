@@ -68,6 +68,8 @@ export interface ContainerSpec {
    */
   health: { path: string; port: string; scheme?: "HTTP" | "HTTPS" } | { tcpPort: string };
   volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
+  /** Run before the container is sent SIGTERM (a process that needs another signal to stop promptly). */
+  preStop?: readonly string[];
 }
 
 export function container(c: ContainerSpec) {
@@ -90,6 +92,7 @@ export function container(c: ContainerSpec) {
     livenessProbe: { ...probe, initialDelaySeconds: 10, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 6 },
     securityContext: containerSecurityContext,
     volumeMounts: [{ name: "tmp", mountPath: "/tmp" }, ...(c.volumeMounts ?? [])],
+    ...(c.preStop ? { lifecycle: { preStop: { exec: { command: [...c.preStop] } } } } : {}),
   };
 }
 

@@ -61,6 +61,10 @@ export class InClusterPostgres extends Construct {
           // The server listens only once the first start has made the cluster.
           health: { tcpPort: "postgres" },
           volumeMounts: [{ name: "storage", mountPath: POSTGRES_VOLUME }],
+          // Postgres takes SIGTERM as a smart shutdown, waiting for every client to leave: the API's and the
+          // worker's pools never do, so a restart sat out the 30 s grace period (seen in an upgrade on the
+          // bed). SIGINT is its fast shutdown: clients are cut, and they reconnect to the new pod.
+          preStop: ["/bin/sh", "-c", "kill -INT 1"],
         }),
       ],
       volumes: o.storageSize ? [] : [{ name: "storage", emptyDir: {} }],

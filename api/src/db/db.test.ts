@@ -32,6 +32,23 @@ describe("the Postgres layer", () => {
     expect(sqlState(del)).toBe(RAISE_EXCEPTION);
   });
 
+  it("refuses a database a later version migrated, naming its migrations (a rollback across a migration)", async () => {
+    const later = "29991231000000_from_a_later_version";
+    await t.db("knex_migrations").insert({ name: later, batch: 99, migration_time: new Date() });
+    try {
+      const e = await migrateLatest(t.db).catch((x: Error) => x);
+      expect(e).toBeInstanceOf(Error);
+      expect((e as Error).message).toMatch(
+        new RegExp(
+          `^the database was migrated by a later version of Berth \\(${later}\\): migrations are forward-only`,
+        ),
+      );
+    } finally {
+      await t.db("knex_migrations").where({ name: later }).del();
+    }
+    expect(await migrateLatest(t.db)).toEqual([]);
+  });
+
   it("two processes migrating a new database at once apply each migration once, one after the other", async () => {
     const fresh = await createTestDatabase({ migrate: false });
     const a = connect(fresh.url, { poolMax: 2 });

@@ -124,6 +124,21 @@ const source: Knex.MigrationSource<(typeof migrations)[number]> = {
   }),
 };
 
+/**
+ * A database migrated by a later version (a rollback after an upgrade that migrated) is refused in words a
+ * platform team can act on; knex's own check says only that "the migration directory is corrupt".
+ */
+async function refuseNewerSchema(db: Db): Promise<void> {
+  if (!(await db.schema.hasTable("knex_migrations"))) return;
+  const known = new Set(migrations.map((m) => m.name));
+  const recorded: { name: string }[] = await db("knex_migrations").select("name").orderBy("id");
+  const newer = recorded.map((r) => r.name).filter((n) => !known.has(n));
+  if (newer.length > 0)
+    throw new Error(
+      `the database was migrated by a later version of Berth (${newer.join(", ")}): migrations are forward-only, so this version cannot run on it; apply the later version again, or restore the backup taken before the upgrade (docs/deploy.md, "Roll back")`,
+    );
+}
+
 export async function migrateLatest(db: Db): Promise<string[]> {
   // Replicas starting together (an install's two APIs) migrate one at a time: knex's own lock lives in a
   // table the first run creates, and two creating it at once failed on Postgres' type catalogue; one
@@ -133,6 +148,7 @@ export async function migrateLatest(db: Db): Promise<string[]> {
   try {
     await conn.query("select pg_advisory_lock($1)", [MIGRATION_LOCK]);
     try {
+      await refuseNewerSchema(db);
       const [, applied] = (await db.migrate.latest({ migrationSource: source })) as [number, string[]];
       return applied;
     } finally {

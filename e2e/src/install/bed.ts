@@ -70,14 +70,57 @@ export interface BedInstall {
   clusterId: string;
   /** The bootstrap administrator, its password changed. */
   admin: { email: string; password: string; token: string };
+  /** The version installed (HEAD's by default); applyRelease moves it. */
+  release: Release;
   /** Seconds per step. */
   timings: Record<string, number>;
   stop(): Promise<void>;
 }
 
+/**
+ * A version of Berth as the bed installs it: its image and its manifests for the `bed` environment. HEAD's
+ * is synthesised here (headRelease); an earlier commit's comes from that commit (release.ts).
+ */
+export interface Release {
+  /** For logs: "HEAD", a commit. */
+  name: string;
+  /** Its image's tag in the bed's registry. */
+  tag: string;
+  /** Builds its image as an OCI layout (into `dir` or a cache of its own) and says where the layout is. */
+  buildImage(dir: string, log: (line: string) => void): Promise<string>;
+  /** Its manifests, file by file (00-crds, 10-control-plane, 20-gpu-…), the GPU chart carrying `clusterId`. */
+  charts(clusterId?: string): { file: string; objs: any[] }[];
+}
+
+/** This checkout's version: the image cdk8s/src/image/build.ts makes here and `env` synthesised. */
+export function headRelease(env: Environment = ENVIRONMENTS.bed as Environment): Release {
+  return {
+    name: "HEAD",
+    tag: "bed",
+    async buildImage(dir, log) {
+      // The image carries console/dist when it exists (cdk8s/src/image/build.ts).
+      const c = ensureConsoleBuilt({ log });
+      if (c.built) log(`[install] console built in ${(c.ms / 1000).toFixed(1)} s`);
+      await run(process.execPath, [join(ROOT, "cdk8s/src/image/build.ts"), dir, "--tag", "bed"], {
+        maxBuffer: 2 ** 24,
+      });
+      return dir;
+    },
+    charts(clusterId) {
+      const gpuName = Object.keys(env.gpuClusters)[0] ?? BED_GPU_CLUSTER;
+      const gpu = env.gpuClusters[gpuName];
+      const withId: Environment =
+        clusterId && gpu ? { ...env, gpuClusters: { ...env.gpuClusters, [gpuName]: { ...gpu, clusterId } } } : env;
+      return synthEnvironment(withId).map(({ file, chart }) => ({ file, objs: chart.toJson() as any[] }));
+    },
+  };
+}
+
 export interface BedInstallOptions {
   /** Default the committed `bed` environment (cdk8s/src/environments.ts). */
   environment?: Environment;
+  /** The version installed: default this checkout's (headRelease of the environment). */
+  release?: Release;
   log?: (line: string) => void;
   /** Per wait (a rollout, a pod); default 300 s. */
   timeoutMs?: number;
@@ -171,8 +214,8 @@ function stuck(pod: any): { reason: string; message: string; image: string } | u
 }
 
 /** Every image the environment's pods name is in the registry it names (the node pulls from there). */
-export async function checkImages(env: Environment): Promise<void> {
-  const objs = synthEnvironment(env).flatMap(({ chart }) => chart.toJson() as any[]);
+export async function checkImages(env: Environment, objs?: any[]): Promise<void> {
+  objs ??= synthEnvironment(env).flatMap(({ chart }) => chart.toJson() as any[]);
   for (const image of imagesNamed(objs)) {
     const problem = await manifestExists(image);
     if (problem) throw new InstallError(optionFor(env, image, `the image ${image}`), `cannot be pulled: ${problem}`);
@@ -197,8 +240,123 @@ export async function checkSecrets(env: Environment, kube: KubeHttp): Promise<vo
   }
 }
 
+/** How long a pod may stay unschedulable before a rollout's wait gives up on it. */
+const UNSCHEDULABLE_MS = 120_000;
+
+/** A chart's objects by its file's prefix ("00-", "10-", "20-"). */
+const chartIn = (charts: { file: string; objs: any[] }[], prefix: string) =>
+  charts.find((c) => c.file.startsWith(prefix))?.objs ?? [];
+
+/**
+ * Resolves once the Deployment or StatefulSet has rolled out its current template: every replica updated
+ * and Ready, none of an older revision left. A pod that cannot pull or start ends the wait (InstallError
+ * naming the option); a crash loop is waited on a while (a process waiting for Postgres restarts a few times).
+ */
+export async function rolledOut(
+  kube: KubeHttp,
+  env: Environment,
+  kind: "deployments" | "statefulsets",
+  name: string,
+  o: { timeoutMs: number; interrupted?: () => void },
+): Promise<void> {
+  const deadline = Date.now() + o.timeoutMs;
+  for (;;) {
+    o.interrupted?.();
+    const d = await kube.json<any>("GET", `/apis/apps/v1/namespaces/${NS}/${kind}/${name}`);
+    const want = d.spec.replicas ?? 1;
+    const st = d.status ?? {};
+    const ok =
+      (st.observedGeneration ?? 0) >= d.metadata.generation &&
+      (st.readyReplicas ?? 0) >= want &&
+      (st.updatedReplicas ?? 0) >= want &&
+      (st.replicas ?? 0) <= want;
+    if (ok) return;
+    const sel = Object.entries(d.spec.selector.matchLabels)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(",");
+    const pods = await kube.json<any>("GET", `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(sel)}`);
+    for (const p of pods.items) {
+      // A pod no node can take (a rolling update's extra pod on a full node) will not start by waiting.
+      const unschedulable = p.status?.conditions?.find(
+        (c: any) => c.type === "PodScheduled" && c.status === "False" && c.reason === "Unschedulable",
+      );
+      if (unschedulable && Date.now() - Date.parse(unschedulable.lastTransitionTime) > UNSCHEDULABLE_MS)
+        throw new Error(`${kind.slice(0, -1)} ${name}: pod ${p.metadata.name} unschedulable: ${unschedulable.message}`);
+      const s = stuck(p);
+      if (!s) continue;
+      const missing = /secret "([^"]+)" not found/.exec(s.message)?.[1];
+      if (missing)
+        throw new InstallError(
+          optionFor(env, missing, `the Secret ${missing}`),
+          `the Secret ${NS}/${missing} does not exist (pod ${p.metadata.name})`,
+        );
+      if (s.reason !== "CrashLoopBackOff")
+        throw new InstallError(
+          optionFor(env, s.image, `the image ${s.image}`),
+          `${s.reason} on pod ${p.metadata.name}: ${s.message.split("\n")[0]}`,
+        );
+      // A process that waits for another (the API for Postgres) restarts a few times on a first install.
+      const restarts = p.status.containerStatuses?.[0]?.restartCount ?? 0;
+      if (restarts < 6 && Date.now() < deadline) continue;
+      const logs = await kube.raw("GET", `/api/v1/namespaces/${NS}/pods/${p.metadata.name}/log?previous=true`);
+      throw new Error(
+        `${kind.slice(0, -1)} ${name}: pod ${p.metadata.name} crashes (${restarts} restarts): ${
+          logs.text
+            .split("\n")
+            .filter((l) => l.trim() && !/^\s+at /.test(l))
+            .at(-1) ?? ""
+        }`,
+      );
+    }
+    if (Date.now() > deadline)
+      throw new Error(`${kind.slice(0, -1)} ${name} not ready in ${o.timeoutMs / 1000} s: ${JSON.stringify(d.status)}`);
+    await sleep(1000);
+  }
+}
+
+/** Berth's Deployments and StatefulSets on the bed, each rolled out (rolledOut). */
+export async function allRolledOut(install: BedInstall, env: Environment, timeoutMs: number): Promise<void> {
+  await Promise.all([
+    ...["berth-api", "berth-worker", "berth-operator", "berth-gateway"].map((n) =>
+      rolledOut(install.kube, env, "deployments", n, { timeoutMs }),
+    ),
+    ...["berth-postgres", "berth-metrics"].map((n) => rolledOut(install.kube, env, "statefulsets", n, { timeoutMs })),
+  ]);
+}
+
+/**
+ * docs/deploy.md's upgrade on the bed: `release`'s image pushed (the layout `image` when already built) and
+ * its manifests applied over the install's with kubectl's server-side apply, the same field managers as the
+ * install's, the GPU chart with the registered cluster id. Returns once applied; the rolling updates go on.
+ */
+export async function applyRelease(
+  install: BedInstall,
+  release: Release,
+  o: { image?: Promise<string>; log?: (line: string) => void } = {},
+): Promise<void> {
+  const log = o.log ?? (() => {});
+  const work = mkdtempSync(join(tmpdir(), "berth-bed-release-"));
+  try {
+    const layout = await (o.image ?? release.buildImage(join(work, "berth-oci"), log));
+    const pushed = await pushLayout(layout, parseRef(`${install.registry.host}/berth:${release.tag}`), {
+      plainHttp: true,
+    });
+    log(`[release] pushed ${install.registry.host}/berth:${release.tag}@${pushed.digest} (${release.name})`);
+    const charts = release.charts(install.clusterId);
+    const kc = install.kubeconfigPath;
+    await apply(kc, work, "crds", chartIn(charts, "00-"));
+    await apply(kc, work, "control-plane", chartIn(charts, "10-"));
+    const gpu = charts.find((c) => c.file.startsWith("20-"));
+    if (gpu) await apply(kc, work, gpu.file.replace(/^20-|\.yaml$/g, ""), gpu.objs);
+    install.release = release;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
 export async function installOnTheBed(o: BedInstallOptions = {}): Promise<BedInstall> {
   const env = o.environment ?? (ENVIRONMENTS.bed as Environment);
+  const release = o.release ?? headRelease(env);
   const log = o.log ?? (() => {});
   const timeout = o.timeoutMs ?? 300_000;
   const can = canRunRealNode();
@@ -231,18 +389,12 @@ export async function installOnTheBed(o: BedInstallOptions = {}): Promise<BedIns
   };
   try {
     // The charts first: an option refused at synth stops here, before anything runs.
-    const charts = synthEnvironment(env).map(({ file, chart }) => ({ file, objs: chart.toJson() as any[] }));
-    const chartOf = (prefix: string) => charts.find((c) => c.file.startsWith(prefix))?.objs ?? [];
+    const charts = release.charts();
+    const chartOf = (prefix: string) => chartIn(charts, prefix);
     const gpuName = Object.keys(env.gpuClusters)[0] ?? BED_GPU_CLUSTER;
 
-    // The console first: the image carries console/dist when it exists (cdk8s/src/image/build.ts).
-    const consoleBuild = ensureConsoleBuilt({ log });
-    if (consoleBuild.built) step("console built");
-    // The Berth image builds in a child process while the bed starts.
-    const imageDir = join(work, "berth-oci");
-    const berthBuild = run(process.execPath, [join(ROOT, "cdk8s/src/image/build.ts"), imageDir, "--tag", "bed"], {
-      maxBuffer: 2 ** 24,
-    });
+    // The Berth image builds (in a child process) while the bed starts.
+    const berthBuild = release.buildImage(join(work, "berth-oci"), log);
     [fleet, registry] = await Promise.all([
       startFleet({
         clusters: [{ name: BED_CLUSTER, kind: "gpu", nodes: [], gpuRuntimeClass: true, gpuDevicePlugin: true }],
@@ -272,9 +424,8 @@ export async function installOnTheBed(o: BedInstallOptions = {}): Promise<BedIns
     });
     step("real node (kubelet, containerd, kube-proxy, CoreDNS, kube-router, CSI driver)");
 
-    await berthBuild;
     const host = registry.host;
-    const berth = await pushLayout(imageDir, parseRef(`${host}/berth:bed`), { plainHttp: true });
+    const berth = await pushLayout(await berthBuild, parseRef(`${host}/berth:${release.tag}`), { plainHttp: true });
     const pg = buildPostgresImage({ quiet: true });
     await pushLayout(pg.dir, parseRef(`${host}/berth/postgres:bed`), { plainHttp: true });
     await pushFileImage(registry.url, "berth/victoria-metrics", "bed", {
@@ -282,11 +433,14 @@ export async function installOnTheBed(o: BedInstallOptions = {}): Promise<BedIns
       entrypoint: ["/victoria-metrics-prod"],
     });
     log(
-      `[install] pushed ${host}/berth:bed@${berth.digest} and ${host}/berth/postgres:bed (${pg.cached ? "cached" : "built"})`,
+      `[install] pushed ${host}/berth:${release.tag}@${berth.digest} (${release.name}) and ${host}/berth/postgres:bed (${pg.cached ? "cached" : "built"})`,
     );
     step("images built and pushed");
 
-    await checkImages(env);
+    await checkImages(
+      env,
+      charts.flatMap((c) => c.objs),
+    );
     const kc = cluster.kubeconfigPath;
     await apply(kc, work, "crds", chartOf("00-"));
     await run("kubectl", ["--kubeconfig", kc, "wait", "--for=condition=Established", "--timeout=120s", "crd", "--all"]);
@@ -318,53 +472,8 @@ export async function installOnTheBed(o: BedInstallOptions = {}): Promise<BedIns
     await checkSecrets(env, kube);
     step("manifests applied");
 
-    const waitRollout = async (kind: "deployments" | "statefulsets", name: string) => {
-      const deadline = Date.now() + timeout;
-      for (;;) {
-        interrupted();
-        const d = await kube?.json<any>("GET", `/apis/apps/v1/namespaces/${NS}/${kind}/${name}`);
-        const want = d.spec.replicas ?? 1;
-        const ok = (d.status?.readyReplicas ?? 0) >= want && (d.status?.updatedReplicas ?? 0) >= want;
-        if (ok) return;
-        const sel = Object.entries(d.spec.selector.matchLabels)
-          .map(([k, v]) => `${k}=${v}`)
-          .join(",");
-        const pods = await kube?.json<any>(
-          "GET",
-          `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(sel)}`,
-        );
-        for (const p of pods.items) {
-          const s = stuck(p);
-          if (!s) continue;
-          const missing = /secret "([^"]+)" not found/.exec(s.message)?.[1];
-          if (missing)
-            throw new InstallError(
-              optionFor(env, missing, `the Secret ${missing}`),
-              `the Secret ${NS}/${missing} does not exist (pod ${p.metadata.name})`,
-            );
-          if (s.reason !== "CrashLoopBackOff")
-            throw new InstallError(
-              optionFor(env, s.image, `the image ${s.image}`),
-              `${s.reason} on pod ${p.metadata.name}: ${s.message.split("\n")[0]}`,
-            );
-          // A process that waits for another (the API for Postgres) restarts a few times on a first install.
-          const restarts = p.status.containerStatuses?.[0]?.restartCount ?? 0;
-          if (restarts < 6 && Date.now() < deadline) continue;
-          const logs = await kube?.raw("GET", `/api/v1/namespaces/${NS}/pods/${p.metadata.name}/log?previous=true`);
-          throw new Error(
-            `${kind.slice(0, -1)} ${name}: pod ${p.metadata.name} crashes (${restarts} restarts): ${
-              logs?.text
-                .split("\n")
-                .filter((l) => l.trim() && !/^\s+at /.test(l))
-                .at(-1) ?? ""
-            }`,
-          );
-        }
-        if (Date.now() > deadline)
-          throw new Error(`${kind.slice(0, -1)} ${name} not ready in ${timeout / 1000} s: ${JSON.stringify(d.status)}`);
-        await sleep(1000);
-      }
-    };
+    const waitRollout = (kind: "deployments" | "statefulsets", name: string) =>
+      rolledOut(kube as KubeHttp, env, kind, name, { timeoutMs: timeout, interrupted });
     await waitRollout("statefulsets", "berth-postgres");
     await Promise.all([waitRollout("deployments", "berth-api"), waitRollout("deployments", "berth-worker")]);
     step("Postgres, API (2) and worker (2) ready");
@@ -400,18 +509,7 @@ export async function installOnTheBed(o: BedInstallOptions = {}): Promise<BedIns
       stringData: { token: reg.operator_token.token },
     });
     // deploy.md: the id goes into the environment's clusterId, synthesised and applied again.
-    const registered: Environment = {
-      ...env,
-      gpuClusters: { ...env.gpuClusters, [gpuName]: { ...(gpu as NonNullable<typeof gpu>), clusterId } },
-    };
-    await apply(
-      kc,
-      work,
-      `gpu-${gpuName}`,
-      synthEnvironment(registered)
-        .find((c) => c.file.startsWith("20-"))
-        ?.chart.toJson() as unknown[],
-    );
+    await apply(kc, work, `gpu-${gpuName}`, chartIn(release.charts(clusterId), "20-"));
     step(`GPU cluster registered (${clusterId})`);
     await Promise.all([waitRollout("deployments", "berth-operator"), waitRollout("deployments", "berth-gateway")]);
     await waitRollout("statefulsets", "berth-metrics");
@@ -438,6 +536,7 @@ export async function installOnTheBed(o: BedInstallOptions = {}): Promise<BedIns
       consoleUrl: `${apiUrl}/`,
       clusterId,
       admin,
+      release,
       timings,
       stop,
     };

@@ -69,7 +69,7 @@ describe.skipIf(!can.ok)(`npm run bed:install${can.ok ? "" : ` (skipped: ${can.r
     };
     for (const [app, n] of Object.entries(want)) {
       // A Deployment's pod of the revision before registration may still be on its way out.
-      const ps = (await pods(app)).filter(ready);
+      const ps = (await pods(app)).filter((p) => ready(p) && !p.metadata.deletionTimestamp);
       expect(ps, app).toHaveLength(n);
       for (const p of ps) {
         expect(p.spec.nodeName).toBe(BED_NODE);

@@ -16,8 +16,15 @@ import { BED_CLUSTER, type BedInstall } from "./bed.ts";
  */
 export const BED_PRESET = "bed-terminal";
 
-/** The terminal image (built here, cached) in the bed's registry and the catalog, and BED_PRESET. */
-export async function offerTerminal(install: BedInstall): Promise<{ name: string; ref: string }> {
+/**
+ * The terminal image (built here, cached) in the bed's registry and the catalog, and BED_PRESET asking
+ * `cpu` (default 250m; the upgrade's two sessions ask less, so the rolling update's extra pods fit).
+ */
+export async function offerTerminal(
+  install: BedInstall,
+  o: { cpu?: string } = {},
+): Promise<{ name: string; ref: string }> {
+  const cpu = o.cpu ?? "250m";
   const kube = new HttpKube(kubeConfigFrom(install.fleet.cluster(BED_CLUSTER).kubeconfig));
   try {
     const images = await offerSessionImages(
@@ -28,7 +35,7 @@ export async function offerTerminal(install: BedInstall): Promise<{ name: string
     await kube.json("POST", resourcePath(ResourcePresetKind), {
       body: ResourcePresetKind.build(
         { name: BED_PRESET, labels: { "app.kubernetes.io/part-of": "berth" } },
-        { displayName: "1 GPU (0.25 CPU, 512 MiB)", kind: "gpu", cpu: "250m", memory: "512Mi", gpuCount: 1 },
+        { displayName: `1 GPU (${cpu} CPU, 512 MiB)`, kind: "gpu", cpu, memory: "512Mi", gpuCount: 1 },
       ),
     });
     const terminal = images.terminal;

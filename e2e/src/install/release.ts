@@ -1,0 +1,104 @@
+// biome-ignore-all lint/suspicious/noExplicitAny: manifests as they come
+// An earlier landed version of Berth as the bed installs it (bed.ts Release), for the upgrade test: that
+// commit's own image, made by that commit's own builder from that commit's tree, and that commit's own
+// committed manifests (cdk8s/dist/bed), which only this checkout's bed fills in (the image's tag, the
+// registered cluster id). The previous version is BERTH_UPGRADE_FROM, default UPGRADE_FROM: move it forward
+// to the last commit that passed CI when a version lands.
+import { execFile, execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { BED_REGISTRY } from "@berth/cdk8s/environments";
+import { cacheRoot } from "@berth/cdk8s/image/sessions";
+import { parseAllDocuments } from "yaml";
+import type { Release } from "./bed.ts";
+
+const run = promisify(execFile);
+const ROOT = new URL("../../../", import.meta.url).pathname;
+
+/** The last commit that passed CI before the upgrade test landed. */
+export const UPGRADE_FROM = "2ef165d";
+export const upgradeFrom = (env: NodeJS.ProcessEnv = process.env) => env.BERTH_UPGRADE_FROM || UPGRADE_FROM;
+
+/** What the committed `bed` manifests name and the install replaces (cdk8s/src/environments.ts). */
+const BED_IMAGE = `${BED_REGISTRY}/berth:bed`;
+const PLACEHOLDER_CLUSTER_ID = "clu_bed";
+
+const git = (...args: string[]) => execFileSync("git", ["-C", ROOT, ...args], { encoding: "utf8", maxBuffer: 2 ** 26 });
+
+/** Every string equal to a key of `to` replaced by its value. */
+function replaced(x: any, to: Record<string, string>): any {
+  if (typeof x === "string") return to[x] ?? x;
+  if (Array.isArray(x)) return x.map((v) => replaced(v, to));
+  if (x && typeof x === "object") return Object.fromEntries(Object.entries(x).map(([k, v]) => [k, replaced(v, to)]));
+  return x;
+}
+
+/**
+ * The version at `ref`. Its image is built once per commit and kept in the image cache
+ * (~/.cache/berth/images/release-<commit>/oci): the commit's tree from `git archive`, its dependencies
+ * (this checkout's node_modules hard-linked when the lock file is the same, else `npm ci`), its console
+ * and its image built by its own scripts.
+ */
+export function releaseAt(ref: string): Release {
+  const commit = git("rev-parse", "--verify", `${ref}^{commit}`).trim();
+  const tag = commit.slice(0, 12);
+  return {
+    name: `${ref} (${tag})`,
+    tag,
+    async buildImage(_dir, log) {
+      const cached = join(cacheRoot(), `release-${commit}`);
+      const oci = join(cached, "oci");
+      if (existsSync(join(oci, "index.json"))) return oci;
+      const started = performance.now();
+      const src = join(cached, "src");
+      rmSync(cached, { recursive: true, force: true });
+      mkdirSync(src, { recursive: true });
+      try {
+        execFileSync("sh", ["-c", `git -C "${ROOT}" archive "${commit}" | tar -x -C "${src}"`]);
+        const sameLock =
+          readFileSync(join(src, "package-lock.json"), "utf8") ===
+          readFileSync(join(ROOT, "package-lock.json"), "utf8");
+        // The workspaces' links in node_modules are relative, so hard-linked copies point into the old tree.
+        if (sameLock) await run("cp", ["-al", join(ROOT, "node_modules"), join(src, "node_modules")]);
+        else await run("npm", ["ci", "--no-audit", "--no-fund"], { cwd: src, maxBuffer: 2 ** 26 });
+        const nodeEnv = { ...process.env, BERTH_IMAGE_CACHE: cacheRoot() };
+        await run(process.execPath, [join(src, "console/src/server/build.ts"), "--force"], {
+          cwd: src,
+          env: nodeEnv,
+          maxBuffer: 2 ** 26,
+        });
+        const out = join(cached, "oci.tmp");
+        await run(process.execPath, [join(src, "cdk8s/src/image/build.ts"), out, "--tag", tag], {
+          cwd: src,
+          env: nodeEnv,
+          maxBuffer: 2 ** 26,
+        });
+        renameSync(out, oci);
+        log(
+          `[release] ${ref}: image built from its own tree in ${((performance.now() - started) / 1000).toFixed(1)} s (${sameLock ? "node_modules linked" : "npm ci"})`,
+        );
+      } finally {
+        rmSync(src, { recursive: true, force: true });
+      }
+      return oci;
+    },
+    charts(clusterId) {
+      const files = git("ls-tree", "--name-only", `${commit}:cdk8s/dist/bed`)
+        .split("\n")
+        .filter((f) => f.endsWith(".yaml"))
+        .sort();
+      const to: Record<string, string> = {
+        [BED_IMAGE]: `${BED_REGISTRY}/berth:${tag}`,
+        ...(clusterId ? { [PLACEHOLDER_CLUSTER_ID]: clusterId } : {}),
+      };
+      return files.map((file) => ({
+        file,
+        objs: parseAllDocuments(git("show", `${commit}:cdk8s/dist/bed/${file}`))
+          .map((d) => d.toJS())
+          .filter((o) => o)
+          .map((o) => replaced(o, to)),
+      }));
+    },
+  };
+}
