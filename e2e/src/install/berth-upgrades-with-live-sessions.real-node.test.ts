@@ -25,7 +25,7 @@ import {
   installOnTheBed,
   type Release,
 } from "./bed.ts";
-import { releaseAt, upgradeFrom } from "./release.ts";
+import { releaseAt, releaseKnown, upgradeFrom } from "./release.ts";
 import {
   aResearcherWithCredits,
   BED_PRESET,
@@ -36,9 +36,11 @@ import {
 } from "./researcher.ts";
 import { followEvents, handOvers, longestGap, requestLoop, watchLease, watchReady } from "./watch.ts";
 
-const can = canRunRealNode();
-const NS = "berth-system";
 const FROM = upgradeFrom();
+const node = canRunRealNode();
+const known = releaseKnown(FROM);
+const can = node.ok ? known : node;
+const NS = "berth-system";
 const bed = ENVIRONMENTS.bed as Environment;
 /**
  * A request sent this long before Postgres was seen going down counts as sent while it was: its pod is read

@@ -26,6 +26,22 @@ const PLACEHOLDER_CLUSTER_ID = "clu_bed";
 
 const git = (...args: string[]) => execFileSync("git", ["-C", ROOT, ...args], { encoding: "utf8", maxBuffer: 2 ** 26 });
 
+/**
+ * Whether `ref` names a commit of this clone: a shallow clone (one commit deep, as some CI checkouts are)
+ * has no earlier version to install, and says so instead of failing on git's words.
+ */
+export function releaseKnown(ref: string): { ok: true } | { ok: false; reason: string } {
+  try {
+    git("rev-parse", "--verify", "--quiet", `${ref}^{commit}`);
+    return { ok: true };
+  } catch {
+    return {
+      ok: false,
+      reason: `${ref} is not in this clone's history (a shallow clone?): fetch it, or name another with BERTH_UPGRADE_FROM`,
+    };
+  }
+}
+
 /** Every string equal to a key of `to` replaced by its value. */
 function replaced(x: any, to: Record<string, string>): any {
   if (typeof x === "string") return to[x] ?? x;
