@@ -90,6 +90,10 @@ export function container(c: ContainerSpec) {
     // took a serving API out of its Service. A probe's answer is small; a slow one still means alive.
     readinessProbe: { ...probe, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 3 },
     livenessProbe: { ...probe, initialDelaySeconds: 10, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 6 },
+    // Liveness starts once this first succeeds. The API and the worker wait up to 120 s for Postgres before
+    // they serve (api/src/db/knex.ts DATABASE_WAIT_MS); liveness alone killed an API doing so while the
+    // in-cluster Postgres restarted in an upgrade. 30 × 5 s outlasts the wait.
+    startupProbe: { ...probe, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 30 },
     securityContext: containerSecurityContext,
     volumeMounts: [{ name: "tmp", mountPath: "/tmp" }, ...(c.volumeMounts ?? [])],
     ...(c.preStop ? { lifecycle: { preStop: { exec: { command: [...c.preStop] } } } } : {}),

@@ -53,6 +53,9 @@ describe.each(Object.keys(ENVIRONMENTS))("the %s environment", (env) => {
         });
         expect(c.readinessProbe, d.metadata.name).toMatchObject({ httpGet: { path: "/healthz" } });
         expect(c.livenessProbe, d.metadata.name).toMatchObject({ httpGet: { path: "/healthz" } });
+        // Liveness waits for a start that may itself wait 120 s for Postgres (api/src/db/knex.ts DATABASE_WAIT_MS).
+        expect(c.startupProbe, d.metadata.name).toMatchObject({ httpGet: { path: "/healthz" } });
+        expect(c.startupProbe.periodSeconds * c.startupProbe.failureThreshold, d.metadata.name).toBeGreaterThan(120);
       }
     }
   });
