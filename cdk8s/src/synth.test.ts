@@ -55,7 +55,8 @@ describe.each(Object.keys(ENVIRONMENTS))("the %s environment", (env) => {
         expect(c.livenessProbe, d.metadata.name).toMatchObject({ httpGet: { path: "/healthz" } });
         // Liveness waits for a start that may itself wait 120 s for Postgres (api/src/db/knex.ts DATABASE_WAIT_MS).
         expect(c.startupProbe, d.metadata.name).toMatchObject({ httpGet: { path: "/healthz" } });
-        expect(c.startupProbe.periodSeconds * c.startupProbe.failureThreshold, d.metadata.name).toBeGreaterThan(120);
+        const startup = c.startupProbe as { periodSeconds: number; failureThreshold: number };
+        expect(startup.periodSeconds * startup.failureThreshold, d.metadata.name).toBeGreaterThan(120);
       }
     }
   });
