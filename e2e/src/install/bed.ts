@@ -14,7 +14,7 @@
 // A wrong option is reported in one line naming it (InstallError), not left as a failing pod: images are
 // looked up in the registry before anything is applied, Secrets the pods name are checked once the
 // install has made its own, and a pod that cannot pull or start while the install waits ends the wait.
-import { execFile } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -37,7 +37,15 @@ import { type RunningCsiHostpath, startCsiHostpath } from "../testbed/csi-hostpa
 import { startFleet } from "../testbed/fleet.ts";
 import { KubeHttp } from "../testbed/kube.ts";
 import { findMetricsServerBinary } from "../testbed/metrics-server.ts";
-import { canRunRealNode, pushFileImage, type RealNode, startRealNode } from "../testbed/real-node/index.ts";
+import {
+  canRunRealNode,
+  type Leftovers,
+  leftovers,
+  nodeLayout,
+  pushFileImage,
+  type RealNode,
+  startRealNode,
+} from "../testbed/real-node/index.ts";
 import { type LocalRegistry, startRegistry } from "../testbed/registry.ts";
 import type { Fleet } from "../testbed/types.ts";
 
@@ -46,6 +54,33 @@ const ROOT = new URL("../../../", import.meta.url).pathname;
 const NS = "berth-system";
 export const BED_CLUSTER = "bed";
 export const BED_NODE = "bed-real-1";
+
+/** What an install leaves on the host once stopped: its node's processes, mounts, links and cgroups, and KUBE- chains. */
+export interface InstallLeftovers {
+  node: Leftovers;
+  kubeChains: string[];
+}
+
+/** Nothing: what `stopInstall` must answer. */
+export const NOTHING_LEFT: InstallLeftovers = {
+  node: { processes: [], mounts: [], links: [], cgroups: [] },
+  kubeChains: [],
+};
+
+/**
+ * Stops an install (none when its start failed) and answers what it left on the host, for the install
+ * tests' tear-down to compare with NOTHING_LEFT.
+ */
+export async function stopInstall(install: BedInstall | undefined): Promise<InstallLeftovers | undefined> {
+  if (!install) return undefined;
+  await install.stop();
+  return {
+    node: leftovers(nodeLayout(BED_NODE)),
+    kubeChains: execFileSync("iptables-save", { encoding: "utf8" })
+      .split("\n")
+      .filter((l) => l.includes("KUBE-")),
+  };
+}
 const ADMIN_EMAIL = "admin@berth.local";
 
 /** A wrong option or a missing Secret, said in one line that names the option. */

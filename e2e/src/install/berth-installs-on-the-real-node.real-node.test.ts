@@ -3,16 +3,24 @@
 // the bed registry's image on the real node, the API through its Service, an API pod killed while the
 // other serves, a member's terminal session run, opened through the installed gateway, paused and charged
 // to the unit, and a wrong option said in one line naming it. Where canRunRealNode() says yes.
-import { execFileSync } from "node:child_process";
 import { get as httpsGet } from "node:https";
 import { BED_REGISTRY, ENVIRONMENTS, type Environment } from "@berth/cdk8s/environments";
 import { cookieFrom, get } from "@berth/operator/gateway/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiAs } from "../api-client.ts";
 import { converse } from "../real/converse.ts";
-import { canRunRealNode, leftovers, nodeLayout } from "../testbed/real-node/index.ts";
+import { canRunRealNode } from "../testbed/real-node/index.ts";
 import { eventually } from "../testbed/waiting.test-support.ts";
-import { BED_NODE, type BedInstall, checkImages, checkSecrets, InstallError, installOnTheBed } from "./bed.ts";
+import {
+  BED_NODE,
+  type BedInstall,
+  checkImages,
+  checkSecrets,
+  InstallError,
+  installOnTheBed,
+  NOTHING_LEFT,
+  stopInstall,
+} from "./bed.ts";
 import { aResearcherWithCredits, BED_PRESET, chargeFor, offerTerminal, sessionCharges } from "./researcher.ts";
 
 const can = canRunRealNode();
@@ -51,11 +59,8 @@ describe.skipIf(!can.ok)(`npm run bed:install${can.ok ? "" : ` (skipped: ${can.r
   }, 1_500_000);
 
   afterAll(async () => {
-    await install?.stop();
-    if (install) {
-      expect(leftovers(nodeLayout(BED_NODE))).toEqual({ processes: [], mounts: [], links: [], cgroups: [] });
-      expect(execFileSync("iptables-save", { encoding: "utf8" })).not.toMatch(/KUBE-/);
-    }
+    const left = await stopInstall(install);
+    if (left) expect(left).toEqual(NOTHING_LEFT);
   }, 300_000);
 
   it("runs the API (2), worker (2, one leader), operator, gateway, Postgres and metrics as Ready pods pulled from the bed's registry", async () => {

@@ -8,7 +8,6 @@
 // and that is not in the dump. The restore procedure restarts the operator, which meters every pod again
 // from its start with the same sample ids (docs/dev/billing.md): the dump's are dropped as duplicates,
 // the gap's land once. So the contract is exact: every interval from the pod's start on, each charged once.
-import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { apiAs } from "../api-client.ts";
 import { hostpathVolumePath } from "../testbed/csi-hostpath.ts";
-import { canRunRealNode, leftovers, nodeLayout } from "../testbed/real-node/index.ts";
+import { canRunRealNode } from "../testbed/real-node/index.ts";
 import { eventually } from "../testbed/waiting.test-support.ts";
 import {
   type Backup,
@@ -33,7 +32,7 @@ import {
   restore,
   restoreDump,
 } from "./backup.ts";
-import { BED_NODE, type BedInstall, installOnTheBed, secretsNamed } from "./bed.ts";
+import { BED_NODE, type BedInstall, installOnTheBed, NOTHING_LEFT, secretsNamed, stopInstall } from "./bed.ts";
 import {
   aResearcherWithCredits,
   BED_PRESET,
@@ -117,12 +116,9 @@ describe.skipIf(!can.ok)(`backup and restore of bed:install${can.ok ? "" : ` (sk
   }, 1_500_000);
 
   afterAll(async () => {
-    await install?.stop();
+    const left = await stopInstall(install);
     if (work) rmSync(work, { recursive: true, force: true });
-    if (install) {
-      expect(leftovers(nodeLayout(BED_NODE))).toEqual({ processes: [], mounts: [], links: [], cgroups: [] });
-      expect(execFileSync("iptables-save", { encoding: "utf8" })).not.toMatch(/KUBE-/);
-    }
+    if (left) expect(left).toEqual(NOTHING_LEFT);
   }, 300_000);
 
   it("runs a researcher's terminal session with a volume to Running and charges its usage", async () => {

@@ -6,14 +6,13 @@
 // sessions keep their pods, every usage interval is charged once, no request is answered 5xx, the worker's
 // leadership moves; a session paused after the upgrade is charged exactly. Then the previous version is
 // applied again (a rollback) and what it keeps is shown; what it cannot undo is in docs/deploy.md.
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BED_REGISTRY, ENVIRONMENTS, type Environment } from "@berth/cdk8s/environments";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiAs } from "../api-client.ts";
-import { canRunRealNode, leftovers, nodeLayout } from "../testbed/real-node/index.ts";
+import { canRunRealNode } from "../testbed/real-node/index.ts";
 import { eventually } from "../testbed/waiting.test-support.ts";
 import { query } from "./backup.ts";
 import {
@@ -23,7 +22,9 @@ import {
   type BedInstall,
   headRelease,
   installOnTheBed,
+  NOTHING_LEFT,
   type Release,
+  stopInstall,
 } from "./bed.ts";
 import { releaseAt, releaseKnown, upgradeFrom } from "./release.ts";
 import {
@@ -283,12 +284,9 @@ describe.skipIf(!can.ok)(
     }, 1_500_000);
 
     afterAll(async () => {
-      await install?.stop();
+      const left = await stopInstall(install);
       if (work) rmSync(work, { recursive: true, force: true });
-      if (install) {
-        expect(leftovers(nodeLayout(BED_NODE))).toEqual({ processes: [], mounts: [], links: [], cgroups: [] });
-        expect(execFileSync("iptables-save", { encoding: "utf8" })).not.toMatch(/KUBE-/);
-      }
+      if (left) expect(left).toEqual(NOTHING_LEFT);
     }, 300_000);
 
     it("runs the previous version's pods from its own image, and two sessions of a member charged on it", async () => {
