@@ -843,7 +843,11 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
             ", ",
           )} | ${op?.rssMb}/${op?.fds} | ${p("postgres")[0]?.rssMb} | ${c.pgSizeMb} | ${c.queued} | ${c.pendingDeliveries} | ${c.unbilled} | ${c.p99} (${window.length}) | ${rec.lost} | ${rec.stuck.length} | ${rec.duplicated} | ${rec.walletsOff}/${rec.wallets} (${rec.txnsUnbalanced} txns) | ${rec.usageLostS}/${rec.usageTwiceS} | ${rec.webhooksLost}/${rec.webhooksDuplicated} of ${rec.webhooksDelivered} (${rec.webhooksPending} pending) |`,
       );
-      out(`  processes: ${ps.map((x) => `${x.name} ${x.rssMb} MB ${x.fds} fds`).join("; ")}`);
+      out(
+        `  processes: ${ps.map((x) => `${x.name} ${x.rssMb} MB ${x.fds} fds`).join("; ")}; machine load ${loadavg()
+          .map((l) => l.toFixed(1))
+          .join(" ")}`,
+      );
       if (errorsBy.size > 0)
         out(
           `  errors by cause: ${[...errorsBy]
