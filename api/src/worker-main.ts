@@ -10,7 +10,7 @@ import { configOrExit, type RunningWorker, runMain, startStatusServer, stopOnSig
 import { KubeConfig } from "@kubernetes/client-node";
 import pino from "pino";
 import { ConfigError } from "./config.ts";
-import { connect, DATABASE_WAIT_MS, waitForDatabase } from "./db/knex.ts";
+import { connect, DATABASE_WAIT_MS, waitForDatabase, waitForSchema } from "./db/knex.ts";
 import { parseSecretKeys } from "./domain/webhooks/secretBox.ts";
 import { parseWorkerConfig } from "./worker/config.ts";
 import { workerMetrics } from "./worker/metrics.ts";
@@ -37,7 +37,10 @@ async function main(): Promise<void> {
     },
   });
   const db = connect(config.database.url.reveal(), config.database);
-  await waitForDatabase(db, { timeoutMs: DATABASE_WAIT_MS, log }).catch(async (err: unknown) => {
+  await (async () => {
+    await waitForDatabase(db, { timeoutMs: DATABASE_WAIT_MS, log });
+    await waitForSchema(db, { timeoutMs: DATABASE_WAIT_MS, log });
+  })().catch(async (err: unknown) => {
     await db.destroy();
     await status.close();
     throw err;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "./db.test-support.ts";
-import { connect, migrateLatest } from "./knex.ts";
+import { connect, migrateLatest, schemaGap, waitForSchema } from "./knex.ts";
 import { RAISE_EXCEPTION, sqlState } from "./sqlstate.ts";
 
 describe("the Postgres layer", () => {
@@ -47,6 +47,49 @@ describe("the Postgres layer", () => {
       await t.db("knex_migrations").where({ name: later }).del();
     }
     expect(await migrateLatest(t.db)).toEqual([]);
+  });
+
+  it("lets a worker start only on the schema it knows: it waits for the API's migration and refuses a later one", async () => {
+    expect(await schemaGap(t.db)).toEqual({ pending: [], newer: [] });
+    const [last] = await t.db("knex_migrations").select("*").orderBy("id", "desc").limit(1);
+    await t.db("knex_migrations").where({ id: last.id }).del();
+    try {
+      // No API of this version yet: the worker says which migrations it lacks when its wait ends.
+      const gone = await waitForSchema(t.db, { timeoutMs: 0 }).catch((x: Error) => x);
+      expect((gone as Error).message).toMatch(
+        new RegExp(`^the database lacks 1 migration\\(s\\) this version needs \\(${last.name}\\)`),
+      );
+      // It waits until the migration is recorded, then starts.
+      const lines: string[] = [];
+      let done = false;
+      const waiting = waitForSchema(t.db, {
+        timeoutMs: 60_000,
+        intervalMs: 50,
+        log: { info: (_o, m) => lines.push(m) },
+      }).then(() => {
+        done = true;
+      });
+      await expect.poll(() => lines).toContain("waiting for the API to migrate the database");
+      expect(done).toBe(false);
+      await t.db("knex_migrations").insert({ name: last.name, batch: last.batch, migration_time: last.migration_time });
+      await waiting;
+      expect(lines).toEqual(["waiting for the API to migrate the database", "the database is migrated"]);
+    } finally {
+      if ((await t.db("knex_migrations").where({ name: last.name })).length === 0)
+        await t
+          .db("knex_migrations")
+          .insert({ name: last.name, batch: last.batch, migration_time: last.migration_time });
+    }
+    const later = "29991231000000_from_a_later_version";
+    await t.db("knex_migrations").insert({ name: later, batch: 99, migration_time: new Date() });
+    try {
+      const e = await waitForSchema(t.db, { timeoutMs: 60_000 }).catch((x: Error) => x);
+      expect((e as Error).message).toMatch(
+        /^the database was migrated by a later version of Berth \(29991231000000_from_a_later_version\)/,
+      );
+    } finally {
+      await t.db("knex_migrations").where({ name: later }).del();
+    }
   });
 
   it("two processes migrating a new database at once apply each migration once, one after the other", async () => {

@@ -124,19 +124,53 @@ const source: Knex.MigrationSource<(typeof migrations)[number]> = {
   }),
 };
 
+/** Migrations this version knows that the database has not recorded, and recorded ones it does not know. */
+export async function schemaGap(db: Db): Promise<{ pending: string[]; newer: string[] }> {
+  const recorded: string[] = (await db.schema.hasTable("knex_migrations"))
+    ? (await db("knex_migrations").select("name").orderBy("id")).map((r: { name: string }) => r.name)
+    : [];
+  const known = new Set(migrations.map((m) => m.name));
+  const have = new Set(recorded);
+  return {
+    pending: migrations.map((m) => m.name).filter((n) => !have.has(n)),
+    newer: recorded.filter((n) => !known.has(n)),
+  };
+}
+
 /**
  * A database migrated by a later version (a rollback after an upgrade that migrated) is refused in words a
  * platform team can act on; knex's own check says only that "the migration directory is corrupt".
  */
-async function refuseNewerSchema(db: Db): Promise<void> {
-  if (!(await db.schema.hasTable("knex_migrations"))) return;
-  const known = new Set(migrations.map((m) => m.name));
-  const recorded: { name: string }[] = await db("knex_migrations").select("name").orderBy("id");
-  const newer = recorded.map((r) => r.name).filter((n) => !known.has(n));
-  if (newer.length > 0)
-    throw new Error(
-      `the database was migrated by a later version of Berth (${newer.join(", ")}): migrations are forward-only, so this version cannot run on it; apply the later version again, or restore the backup taken before the upgrade (docs/deploy.md, "Roll back")`,
-    );
+function newerSchemaError(newer: string[]): Error {
+  return new Error(
+    `the database was migrated by a later version of Berth (${newer.join(", ")}): migrations are forward-only, so this version cannot run on it; apply the later version again, or restore the backup taken before the upgrade (docs/deploy.md, "Roll back")`,
+  );
+}
+
+/**
+ * The worker does not migrate; the API does. In a rolling upgrade a new worker can start before a new API
+ * has migrated, and its queries would meet the old schema: it waits (up to `timeoutMs`) until every
+ * migration it knows is recorded. A later version's migrations refuse it, as they refuse the API.
+ */
+export async function waitForSchema(
+  db: Db,
+  o: { timeoutMs: number; intervalMs?: number; log?: { info(o: object, m: string): void } },
+): Promise<void> {
+  const deadline = Date.now() + o.timeoutMs;
+  for (let said = false; ; said = true) {
+    const { pending, newer } = await schemaGap(db);
+    if (newer.length > 0) throw newerSchemaError(newer);
+    if (pending.length === 0) {
+      if (said) o.log?.info({}, "the database is migrated");
+      return;
+    }
+    if (Date.now() >= deadline)
+      throw new Error(
+        `the database lacks ${pending.length} migration(s) this version needs (${pending.join(", ")}) after ${Math.round(o.timeoutMs / 1000)} s: the API applies them at its start; is an API of this version running?`,
+      );
+    if (!said) o.log?.info({ pending }, "waiting for the API to migrate the database");
+    await sleep(o.intervalMs ?? 2_000);
+  }
 }
 
 export async function migrateLatest(db: Db): Promise<string[]> {
@@ -148,7 +182,8 @@ export async function migrateLatest(db: Db): Promise<string[]> {
   try {
     await conn.query("select pg_advisory_lock($1)", [MIGRATION_LOCK]);
     try {
-      await refuseNewerSchema(db);
+      const { newer } = await schemaGap(db);
+      if (newer.length > 0) throw newerSchemaError(newer);
       const [, applied] = (await db.migrate.latest({ migrationSource: source })) as [number, string[]];
       return applied;
     } finally {
