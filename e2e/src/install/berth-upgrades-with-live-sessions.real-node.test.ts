@@ -26,7 +26,7 @@ import {
   type Release,
   stopInstall,
 } from "./bed.ts";
-import { releaseAt, releaseKnown, upgradeFrom } from "./release.ts";
+import { migrationsSince, releaseAt, releaseKnown, upgradeFrom } from "./release.ts";
 import {
   aResearcherWithCredits,
   BED_PRESET,
@@ -41,6 +41,8 @@ const FROM = upgradeFrom();
 const node = canRunRealNode();
 const known = releaseKnown(FROM);
 const can = node.ok ? known : node;
+/** Migrations between the two versions: a rollback across one is refused by the previous version's API. */
+const crossing = known.ok ? migrationsSince(FROM) : [];
 const NS = "berth-system";
 const bed = ENVIRONMENTS.bed as Environment;
 /**
@@ -166,9 +168,11 @@ describe.skipIf(!can.ok)(
 
     /**
      * `release` applied while a member reads the API every 200 ms and holds the event stream, and the
-     * worker's Lease is watched; returns once every Deployment and StatefulSet has rolled out.
+     * worker's Lease is watched; returns once every Deployment and StatefulSet has rolled out and a worker of
+     * `release` leads, or once `settled` resolves when given.
      */
-    const roll = async (release: Release, image?: Promise<string>) => {
+    const roll = async (release: Release, o: { image?: Promise<string>; settled?: () => Promise<void> } = {}) => {
+      const image = o.image;
       const member = () => r.member;
       const b = live.b;
       const traffic = requestLoop(
@@ -197,6 +201,11 @@ describe.skipIf(!can.ok)(
         const started = Date.now();
         await applyRelease(install, release, { ...(image ? { image } : {}), log: (l) => lines.push(l) });
         const applied = Date.now();
+        if (o.settled) {
+          await o.settled();
+          const done = Date.now();
+          return { started, applied, done, led: done, traffic, stream, lease, postgres };
+        }
         await allRolledOut(install, bed, 600_000);
         const done = Date.now();
         // The roll ends with a worker of the new version leading: the last old leader releases the Lease
@@ -313,7 +322,7 @@ describe.skipIf(!can.ok)(
     let migrationsAfter: string[];
     it("rolls forward to this checkout's image and manifests while a member reads: no 5xx, the worker's leadership moves", async () => {
       migrationsBefore = await migrations();
-      upgrade = await roll(head, headImage);
+      upgrade = await roll(head, { image: headImage });
       const { moves, beyond } = report("upgrade", upgrade);
       migrationsAfter = await migrations();
       const applied = migrationsAfter.filter((m) => !migrationsBefore.includes(m));
@@ -321,6 +330,7 @@ describe.skipIf(!can.ok)(
         `upgrade: ${applied.length} migration(s) applied by the new API (${applied.join(", ") || "none between these versions"}); ${migrationsAfter.length} recorded`,
       );
       expect(migrationsAfter.slice(0, migrationsBefore.length)).toEqual(migrationsBefore);
+      expect(applied).toEqual(crossing);
 
       const images = await berthImages();
       for (const app of ["berth-api", "berth-worker", "berth-operator", "berth-gateway"])
@@ -399,52 +409,145 @@ describe.skipIf(!can.ok)(
       );
     }, 600_000);
 
-    it("rolls back to the previous version: it keeps the running session, its pod and its charges, the data and the schema", async () => {
-      const rollback = await roll(previous);
-      const { beyond } = report("rollback", rollback);
-      const images = await berthImages();
-      for (const app of ["berth-api", "berth-worker", "berth-operator", "berth-gateway"])
-        for (const image of images[app] ?? ["none"]) expect(image, app).toBe(`${BED_REGISTRY}/berth:${previous.tag}`);
-      expect(beyond).toEqual([]);
-      // Migrations are forward-only: the schema stays the new version's (docs/deploy.md, "Roll back").
-      expect(await migrations()).toEqual(migrationsAfter);
+    it.skipIf(crossing.length > 0)(
+      "rolls back to the previous version: it keeps the running session, its pod and its charges, the data and the schema",
+      async () => {
+        const rollback = await roll(previous);
+        const { beyond } = report("rollback", rollback);
+        const images = await berthImages();
+        for (const app of ["berth-api", "berth-worker", "berth-operator", "berth-gateway"])
+          for (const image of images[app] ?? ["none"]) expect(image, app).toBe(`${BED_REGISTRY}/berth:${previous.tag}`);
+        expect(beyond).toEqual([]);
+        // Migrations are forward-only: the schema stays the new version's (docs/deploy.md, "Roll back").
+        expect(await migrations()).toEqual(migrationsAfter);
 
-      // The member signs in again; the paused session stays paused with its charge; the running one keeps its pod.
-      const login = await apiAs(install.apiUrl, "").call("login", { body: { email: r.email, password: r.password } });
-      expect(login.access_token).toBeTruthy();
-      expect((await r.member.call("getSession", { params: { sessionId: live.a.id } })).phase).toBe("Paused");
-      const b = live.b;
-      expect((await r.member.call("getSession", { params: { sessionId: b.id } })).phase).toBe("Running");
-      const pod = await podOf(b);
-      expect(pod.metadata.uid).toBe(b.podUid);
-      expect(pod.status.containerStatuses[0].restartCount).toBe(0);
-      const since = rollback.done / 1000;
-      await eventually(
-        async () => {
-          const rows = await query(
-            target(),
-            `SELECT count(*) FROM usage_samples WHERE session IN ('${b.id}', '${b.cr}') AND extract(epoch FROM period_end) > ${since}`,
+        // The member signs in again; the paused session stays paused with its charge; the running one keeps its pod.
+        const login = await apiAs(install.apiUrl, "").call("login", { body: { email: r.email, password: r.password } });
+        expect(login.access_token).toBeTruthy();
+        expect((await r.member.call("getSession", { params: { sessionId: live.a.id } })).phase).toBe("Paused");
+        const b = live.b;
+        expect((await r.member.call("getSession", { params: { sessionId: b.id } })).phase).toBe("Running");
+        const pod = await podOf(b);
+        expect(pod.metadata.uid).toBe(b.podUid);
+        expect(pod.status.containerStatuses[0].restartCount).toBe(0);
+        const since = rollback.done / 1000;
+        await eventually(
+          async () => {
+            const rows = await query(
+              target(),
+              `SELECT count(*) FROM usage_samples WHERE session IN ('${b.id}', '${b.cr}') AND extract(epoch FROM period_end) > ${since}`,
+            );
+            return Number(rows[0]?.[0]) > 0 ? true : undefined;
+          },
+          {
+            what: "an interval metered by the previous version's operator again",
+            timeoutMs: 300_000,
+            intervalMs: 2000,
+          },
+        );
+
+        // Paused on the previous version: charged exactly, every interval once across both rolls.
+        await r.member.call("pauseSession", { params: { sessionId: b.id } });
+        await eventually(
+          async () =>
+            (await r.member.call("getSession", { params: { sessionId: b.id } })).phase === "Paused" ? true : undefined,
+          { what: "the session Paused", timeoutMs: 120_000, intervalMs: 1000 },
+        );
+        const { usage, charged } = await settledCharge(b, "the charge after the rollback");
+        const i = await intervals(b);
+        figure(
+          `rollback, session ${b.id}: ${i.samples} samples, pods ${i.pods.join(" ")}, ${i.lostSeconds} s lost, ${i.duplicatedSeconds} s metered twice; paused: ${usage.totals.gpu_seconds} GPU-s charged ${charged} at ${b.rate}/h`,
+        );
+        expect(i.pods).toEqual([b.podUid]);
+        expect(i.lostSeconds).toBe(0);
+        expect(i.duplicatedSeconds).toBe(0);
+      },
+      1_200_000,
+    );
+
+    it.runIf(crossing.length > 0)(
+      "refuses a rollback across a migration: the previous API never serves, this version's keeps serving; applied again, it charges exactly",
+      async () => {
+        const previousApi = async () => {
+          const pods = await install.kube.json<any>(
+            "GET",
+            `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent("app.kubernetes.io/name=berth-api")}`,
           );
-          return Number(rows[0]?.[0]) > 0 ? true : undefined;
-        },
-        { what: "an interval metered by the previous version's operator again", timeoutMs: 300_000, intervalMs: 2000 },
-      );
+          return pods.items.filter(
+            (p: any) => p.spec.containers[0].image === `${BED_REGISTRY}/berth:${previous.tag}`,
+          ) as any[];
+        };
+        let refusal = "";
+        const rollback = await roll(previous, {
+          // The previous API's new pod exits on the database and says why (its own words, or knex's in a
+          // version before api/src/db/knex.ts named them); the rolling update stops there.
+          settled: async () => {
+            refusal = await eventually(
+              async () => {
+                for (const p of await previousApi()) {
+                  const cs = p.status.containerStatuses?.[0];
+                  if (!cs || (cs.restartCount === 0 && !cs.state?.terminated)) continue;
+                  const logs = await install.kube.raw(
+                    "GET",
+                    `/api/v1/namespaces/${NS}/pods/${p.metadata.name}/log${cs.restartCount > 0 ? "?previous=true" : ""}`,
+                  );
+                  const line = logs.text
+                    .split("\n")
+                    .find((l) => /migrated by a later version of Berth|migration directory is corrupt/.test(l));
+                  if (line) return `${p.metadata.name}: ${line.slice(0, 400)}`;
+                }
+                return undefined;
+              },
+              { what: "the previous API refusing the migrated database", timeoutMs: 600_000, intervalMs: 2000 },
+            );
+          },
+        });
+        const { beyond } = report("rollback across a migration", rollback);
+        figure(`rollback across a migration: refused by ${refusal}`);
+        expect(beyond).toEqual([]);
+        expect(await migrations()).toEqual(migrationsAfter);
+        // No pod of the previous API is Ready; both of this version's still are (maxUnavailable: 0).
+        const api = await install.kube.json<any>(
+          "GET",
+          `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent("app.kubernetes.io/name=berth-api")}`,
+        );
+        const ready = (p: any) =>
+          (p.status.conditions ?? []).some((c: any) => c.type === "Ready" && c.status === "True");
+        const readyImages = api.items
+          .filter((p: any) => !p.metadata.deletionTimestamp && ready(p))
+          .map((p: any) => p.spec.containers[0].image);
+        expect(readyImages).toEqual([`${BED_REGISTRY}/berth:${head.tag}`, `${BED_REGISTRY}/berth:${head.tag}`]);
 
-      // Paused on the previous version: charged exactly, every interval once across both rolls.
-      await r.member.call("pauseSession", { params: { sessionId: b.id } });
-      await eventually(
-        async () =>
-          (await r.member.call("getSession", { params: { sessionId: b.id } })).phase === "Paused" ? true : undefined,
-        { what: "the session Paused", timeoutMs: 120_000, intervalMs: 1000 },
-      );
-      const { usage, charged } = await settledCharge(b, "the charge after the rollback");
-      const i = await intervals(b);
-      figure(
-        `rollback, session ${b.id}: ${i.samples} samples, pods ${i.pods.join(" ")}, ${i.lostSeconds} s lost, ${i.duplicatedSeconds} s metered twice; paused: ${usage.totals.gpu_seconds} GPU-s charged ${charged} at ${b.rate}/h`,
-      );
-      expect(i.pods).toEqual([b.podUid]);
-      expect(i.lostSeconds).toBe(0);
-      expect(i.duplicatedSeconds).toBe(0);
-    }, 1_200_000);
+        // docs/deploy.md: across a migration, apply the newer version again.
+        const again = await roll(head, { image: headImage });
+        const second = report("applied again", again);
+        expect(second.beyond).toEqual([]);
+        const images = await berthImages();
+        for (const app of ["berth-api", "berth-worker", "berth-operator", "berth-gateway"])
+          for (const image of images[app] ?? ["none"]) expect(image, app).toBe(`${BED_REGISTRY}/berth:${head.tag}`);
+        const login = await apiAs(install.apiUrl, "").call("login", { body: { email: r.email, password: r.password } });
+        expect(login.access_token).toBeTruthy();
+        expect((await r.member.call("getSession", { params: { sessionId: live.a.id } })).phase).toBe("Paused");
+        const b = live.b;
+        const pod = await podOf(b);
+        expect(pod.metadata.uid).toBe(b.podUid);
+        expect(pod.status.containerStatuses[0].restartCount).toBe(0);
+        await r.member.call("pauseSession", { params: { sessionId: b.id } });
+        await eventually(
+          async () =>
+            (await r.member.call("getSession", { params: { sessionId: b.id } })).phase === "Paused" ? true : undefined,
+          { what: "the session Paused", timeoutMs: 120_000, intervalMs: 1000 },
+        );
+        const { usage, charged } = await settledCharge(b, "the charge after the rollback was refused");
+        const i = await intervals(b);
+        figure(
+          `applied again, session ${b.id}: ${i.samples} samples, pods ${i.pods.join(" ")}, ${i.lostSeconds} s lost, ${i.duplicatedSeconds} s metered twice; paused: ${usage.totals.gpu_seconds} GPU-s charged ${charged} at ${b.rate}/h`,
+        );
+        expect(i.pods).toEqual([b.podUid]);
+        expect(i.lostSeconds).toBe(0);
+        expect(i.duplicatedSeconds).toBe(0);
+      },
+      1_800_000,
+    );
   },
 );

@@ -5,7 +5,7 @@
 // registered cluster id). The previous version is BERTH_UPGRADE_FROM, default UPGRADE_FROM: move it forward
 // to the last commit that passed CI when a version lands.
 import { execFile, execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { BED_REGISTRY } from "@berth/cdk8s/environments";
@@ -40,6 +40,22 @@ export function releaseKnown(ref: string): { ok: true } | { ok: false; reason: s
       reason: `${ref} is not in this clone's history (a shallow clone?): fetch it, or name another with BERTH_UPGRADE_FROM`,
     };
   }
+}
+
+/** Migration files by name (api/src/db/migrations: a timestamp, a name, `.ts`), tests and the index left out. */
+const migrationNames = (files: string[]) =>
+  files
+    .filter((f) => /^\d{14}_[\w]+\.ts$/.test(f) && !f.endsWith(".test.ts"))
+    .map((f) => f.slice(0, -3))
+    .sort();
+
+/**
+ * The migrations this checkout has that `ref` has not: what an upgrade from `ref` applies, and what makes a
+ * rollback to it refused (migrations are forward-only, docs/deploy.md "Roll back").
+ */
+export function migrationsSince(ref: string): string[] {
+  const before = new Set(migrationNames(git("ls-tree", "--name-only", `${ref}:api/src/db/migrations`).split("\n")));
+  return migrationNames(readdirSync(join(ROOT, "api/src/db/migrations"))).filter((m) => !before.has(m));
 }
 
 /** Every string equal to a key of `to` replaced by its value. */
