@@ -1168,7 +1168,7 @@ export type NodePool = {
 
 export type NodePoolGrant = {
   id: string;
-  grantee_kind: "organization" | "project";
+  grantee_kind: "organization" | "project" | "user";
   grantee_id: string;
   grantee_name: string | null;
   created_at: string;

@@ -226,8 +226,7 @@ export async function grantNodePool(
     await insertGrantRow(tx, {
       id: newPoolId("npg"),
       pool_id: poolId,
-      grantee_kind: kind,
-      grantee_id: id,
+      grantee: { kind, id },
       created_by: p.userId,
       created_at: deps.clock.now(),
     });

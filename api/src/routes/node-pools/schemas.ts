@@ -40,7 +40,7 @@ export const GrantNodePoolBody = z
 export const NodePoolGrant = z
   .object({
     id: z.string(),
-    grantee_kind: z.enum(["organization", "project"]),
+    grantee_kind: z.enum(["organization", "project", "user"]),
     grantee_id: z.string(),
     grantee_name: z.string().nullable(),
     created_at: z.string(),
