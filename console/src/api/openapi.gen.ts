@@ -940,7 +940,7 @@ export type KubeconfigCredential = {
   kubeconfig: string;
 };
 
-/** A node pool of one cluster, by label, with the organizations and projects it is granted to (docs/dev/node-pools.md). */
+/** A node pool of one cluster, by label, with the organizations, projects and people it is granted to (docs/dev/node-pools.md). */
 export type LabelledNodePool = {
   id: string;
   cluster_id: string;
@@ -1168,8 +1168,9 @@ export type NodePool = {
 
 export type NodePoolGrant = {
   id: string;
-  grantee_kind: "organization" | "project";
+  grantee_kind: "organization" | "project" | "user";
   grantee_id: string;
+  /** The organization's or project's name; a person's email. */
   grantee_name: string | null;
   created_at: string;
 };
@@ -3601,7 +3602,7 @@ export interface Operations {
     body: undefined;
     response: WelcomeCredit;
   };
-  /** Grant a node pool to an organization or a project (super_admin) */
+  /** Grant a node pool to an organization, a project or one user (super_admin) */
   grantClusterNodePool: {
     method: "post";
     path: "/api/v1/clusters/{clusterId}/node-pools/{poolId}/grants";
@@ -3613,6 +3614,8 @@ export interface Operations {
     body: {
       organization_id?: string;
       project_id?: string;
+      /** One person: only sessions they own may use the pool, in whichever organization they belong to. */
+      user_id?: string;
     };
     response: LabelledNodePool;
   };

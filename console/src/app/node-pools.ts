@@ -1,5 +1,5 @@
 // Node pools with grants (super_admins; docs/dev/node-pools.md): a cluster's nodes by label, granted to
-// organizations or projects.
+// organizations, projects or single users.
 import type { BodyOf } from "../api/client.ts";
 import { api } from "./context.ts";
 
@@ -21,4 +21,14 @@ export function grantNodePool(clusterId: string, poolId: string, body: BodyOf<"g
 
 export function revokeNodePoolGrant(clusterId: string, poolId: string, grantId: string) {
   return api.call("revokeClusterNodePoolGrant", { params: { clusterId, poolId, grantId } });
+}
+
+/**
+ * The account with exactly this email, as the administrator typed it (the users list filters by prefix; a
+ * longer email that starts with it is someone else). Undefined when there is none.
+ */
+export async function findUserByEmail(email: string, signal?: AbortSignal) {
+  const wanted = email.trim().toLowerCase();
+  const r = await api.call("listUsers", { query: { email: wanted, page: 1, size: 20 } }, { signal });
+  return r.data.find((u) => u.email === wanted);
 }

@@ -6,6 +6,7 @@ export const NODE_POOLS_TEST_IDS = {
   nodes: "node-pool-nodes",
   grant: "node-pool-grant",
   grantForm: "node-pool-grant-form",
+  grantUserForm: "node-pool-grant-user-form",
   createForm: "node-pool-create",
   notice: "node-pools-notice",
 } as const;

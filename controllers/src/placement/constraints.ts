@@ -114,16 +114,17 @@ export const avoidedClusters: Constraint = {
 };
 
 /**
- * Whether a session of this organization and project may use a node in these pools: every pool the node is
- * in must grant one of them (a node in two pools is for those granted both: the safe reading of an overlap).
- * A session whose tenancy is unknown may use only nodes in no pool.
+ * Whether a session of this owner, organization and project may use a node in these pools: every pool the
+ * node is in must grant one of them (a node in two pools is for those granted both: the safe reading of an
+ * overlap). A session whose tenancy is unknown may use only nodes in no pool.
  */
 export function mayUseNode(tenancy: Tenancy | undefined, pools: readonly NodePoolRef[] | undefined): boolean {
   if (!pools || pools.length === 0) return true;
   if (!tenancy) return false;
-  const org = `organization:${tenancy.organization}`;
-  const project = tenancy.project ? `project:${tenancy.project}` : undefined;
-  return pools.every((p) => p.grantees.includes(org) || (project !== undefined && p.grantees.includes(project)));
+  const mine = [`organization:${tenancy.organization}`];
+  if (tenancy.project) mine.push(`project:${tenancy.project}`);
+  if (tenancy.user) mine.push(`user:${tenancy.user}`);
+  return pools.every((p) => mine.some((g) => p.grantees.includes(g)));
 }
 
 /**

@@ -1,4 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { avoidNodeLabelsOf } from "../sessions/dispatch.ts";
+import { aSession } from "../sessions/session-builder.test-support.ts";
+import { tenancyOf } from "../sessions/tenancy.ts";
 import { computeCapacity, type InventoryNodeView } from "./capacity.ts";
 import { CardPool } from "./cards.ts";
 import { mayUseNode, nodePoolGrants } from "./constraints.ts";
@@ -13,6 +16,13 @@ const research: NodePoolRef = {
   grantees: ["organization:org_lab"],
 };
 const teaching: NodePoolRef = { ...research, id: "npl_teaching", grantees: ["project:prj_course"] };
+/** A PI's own nodes, granted to her alone. */
+const pisNodes: NodePoolRef = {
+  id: "npl_pi",
+  clusterId: "clu_a",
+  label: { key: "berth.dev/pool", values: ["pi-lee"] },
+  grantees: ["user:usr_lee"],
+};
 
 const aNode = (name: string, gpus: number, over: Partial<InventoryNodeView> = {}): InventoryNodeView => ({
   clusterId: "clu_a",
@@ -47,6 +57,45 @@ describe("who may use a node", () => {
   it("reads a node in two pools as usable only by those granted both", () => {
     expect(mayUseNode({ organization: "org_lab" }, [research, teaching])).toBe(false);
     expect(mayUseNode({ organization: "org_lab", project: "prj_course" }, [research, teaching])).toBe(true);
+  });
+});
+
+describe("a pool granted to one person", () => {
+  // The PI and her student work in the same organization and project.
+  const lee = { organization: "org_lab", project: "prj_thesis", user: "usr_lee" };
+  const student = { organization: "org_lab", project: "prj_thesis", user: "usr_kim" };
+
+  it("is open to that person's sessions and closed to a colleague's in the same project", () => {
+    expect(mayUseNode(lee, [pisNodes])).toBe(true);
+    expect(mayUseNode(student, [pisNodes])).toBe(false);
+    expect(mayUseNode({ organization: "org_lab", project: "prj_thesis" }, [pisNodes])).toBe(false);
+  });
+
+  it("places her session on the pool, and her colleague's only on the open nodes", () => {
+    const clusters = computeCapacity(
+      [{ clusterId: "clu_a", placeable: true }],
+      [aNode("open-1", 2), aNode("lee-1", 8, { pools: [pisNodes] })],
+      [],
+    );
+    const plan = planPlacement({
+      requests: [aRequest("lee", lee, 4), aRequest("kim", student, 4)],
+      clusters,
+      policy: "binpack",
+    });
+    expect(plan.placed.map((p) => p.key)).toEqual(["ns/lee"]);
+    expect(plan.waiting).toEqual([expect.objectContaining({ key: "ns/kim", reason: "NodePoolReserved" })]);
+  });
+
+  it("keeps a colleague's pod off the pool's nodes, and not hers", () => {
+    const mine = aSession("ses-lee").build();
+    mine.spec.owner = "usr_lee";
+    const theirs = structuredClone(mine);
+    theirs.spec.owner = "usr_kim";
+    expect(tenancyOf(mine)).toMatchObject({ user: "usr_lee", organization: mine.spec.organization });
+    expect(avoidNodeLabelsOf([pisNodes], "clu_a", mine)).toEqual({});
+    expect(avoidNodeLabelsOf([pisNodes], "clu_a", theirs)).toEqual({
+      avoidNodeLabels: [{ key: "berth.dev/pool", values: ["pi-lee"] }],
+    });
   });
 });
 

@@ -33,11 +33,13 @@ export interface PlacementRequest {
 export interface Tenancy {
   organization: string;
   project?: string;
+  /** The session's owner: a pool granted to that person is theirs in any of their organizations. */
+  user?: string;
 }
 
 /**
  * A node pool as placement sees it: one label requirement puts a node in it (`key` in `values`), and only
- * sessions of its grantees (`organization:<id>`, `project:<id>`) may use its nodes.
+ * sessions of its grantees (`organization:<id>`, `project:<id>`, `user:<id>`: the owner) may use its nodes.
  */
 export interface NodePoolRef {
   id: string;

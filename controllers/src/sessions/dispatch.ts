@@ -29,6 +29,7 @@ import type { Observed } from "./observed.ts";
 import type { WriteCounts } from "./options.ts";
 import { RetryAfter } from "./retry-after.ts";
 import type { SessionStore } from "./store.ts";
+import { tenancyOf } from "./tenancy.ts";
 
 export interface DispatchDeps {
   store: SessionStore;
@@ -270,7 +271,7 @@ export function avoidNodeLabelsOf(
   clusterId: string,
   s: Session,
 ): { avoidNodeLabels?: { key: string; values: string[] }[] } {
-  const tenancy = { organization: s.spec.organization, ...(s.spec.project ? { project: s.spec.project } : {}) };
+  const tenancy = tenancyOf(s);
   const denied = pools.filter((p) => p.clusterId === clusterId && !mayUseNode(tenancy, [p]));
   if (denied.length === 0) return {};
   return { avoidNodeLabels: denied.map((p) => ({ key: p.label.key, values: [...p.label.values] })) };

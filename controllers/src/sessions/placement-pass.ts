@@ -17,6 +17,7 @@ import type { SessionMemory } from "./memory.ts";
 import type { Observed } from "./observed.ts";
 import type { SessionControllerOptions, WriteCounts } from "./options.ts";
 import type { FairShareView, SessionStore } from "./store.ts";
+import { tenancyOf } from "./tenancy.ts";
 
 /** How soon a requested pass runs (requests in the meantime join it). */
 const GATHER_MS = 10;
@@ -225,7 +226,7 @@ export class PlacementPass {
           };
         }),
         ...(avoiding ? { avoidClusters: [avoid.cluster] } : {}),
-        tenancy: { organization: s.spec.organization, ...(s.spec.project ? { project: s.spec.project } : {}) },
+        tenancy: tenancyOf(s),
       });
     }
     if (requests.length === 0 && waitingOnCatalog.length === 0) return;

@@ -1,6 +1,7 @@
 // Journey: a super_admin reserves a GPU cluster's labelled nodes for one organization from the cluster's
 // page. The pool shows the nodes it holds; a selector that overlaps is refused with why; granting shows
-// the organization; removing the grant says how many running sessions were warned.
+// the organization; removing the grant says how many running sessions were warned. Then the same pool goes
+// to one researcher, picked by the email of her account (an unknown email is refused with why).
 
 import { applyInventory } from "@berth/api/testing";
 import { ensureConsoleBuilt } from "@berth/console";
@@ -15,6 +16,7 @@ import { NodePoolsSection } from "./pages/node-pools-section.ts";
 import { Shell } from "./pages/shell.ts";
 
 const H100 = "NVIDIA-H100-80GB-HBM3";
+const PI = "pi.lee@vision-lab.test";
 
 describe("a super_admin reserves nodes for an organization", () => {
   let bed: ClustersBed;
@@ -57,7 +59,8 @@ describe("a super_admin reserves nodes for an organization", () => {
       node("gpu-a-lab-1", { "berth.dev/pool": "lab" }),
       node("gpu-a-lab-2", { "berth.dev/pool": "lab", rack: "r7" }),
     ]);
-    await bed.t.anOrganization("Vision Lab");
+    const lab = await bed.t.anOrganization("Vision Lab");
+    await bed.t.member(await bed.t.aUser({ email: PI }), lab.id, null, "member");
     browser = await launchBrowser();
     page = await (await newContext(browser, bed.t.api.url)).newPage();
     const login = new LoginPage(page);
@@ -101,5 +104,19 @@ describe("a super_admin reserves nodes for an organization", () => {
     await pools.removeGrant("lab", "Vision Lab");
     await expect.poll(() => pools.notice().innerText()).toContain("0 running session(s) warned");
     await shots.take(page, "grant-removed");
+  });
+
+  it("grants the pool to one researcher by email, and refuses an email no account has", async () => {
+    const pools = new NodePoolsSection(page);
+    await pools.grantToPerson("lab", "nobody@vision-lab.test");
+    await pools.error(/No account has the email nobody@vision-lab.test/).waitFor();
+    await pools.grantToPerson("lab", PI);
+    await expect.poll(() => pools.notice().innerText()).toContain(`granted to ${PI}`);
+    await pools.grants("lab").first().waitFor();
+    expect(await pools.grants("lab").first().innerText()).toContain(`Person ${PI}`);
+    await shots.take(page, "pool-granted-to-a-person");
+    await expectAccessible(page);
+    await pools.removeGrant("lab", PI);
+    await expect.poll(() => pools.notice().innerText()).toContain("0 running session(s) warned");
   });
 });

@@ -36,10 +36,13 @@ import * as m20261129003000 from "./20261129003000_node_pools.ts";
 import * as m20261129130000 from "./20261129130000_mig.ts";
 import * as m20261129140000 from "./20261129140000_volume_snapshots.ts";
 import * as m20261129150000 from "./20261129150000_user_import_jobs.ts";
+import * as m20261129160000 from "./20261129160000_node_pool_user_grants.ts";
 
 export interface Migration {
   name: string;
   up: (knex: Knex) => Promise<void>;
+  /** Undoes `up`, where a migration has one. Start-up only migrates forward (knex.ts); a test proves each. */
+  down?: (knex: Knex) => Promise<void>;
 }
 
 // Forward-only, in order. Add a file named <timestamp>_<what>.ts and list it here.
@@ -81,4 +84,5 @@ export const migrations: Migration[] = [
   { name: "20261129130000_mig", up: m20261129130000.up },
   { name: "20261129140000_volume_snapshots", up: m20261129140000.up },
   { name: "20261129150000_user_import_jobs", up: m20261129150000.up },
+  { name: "20261129160000_node_pool_user_grants", up: m20261129160000.up, down: m20261129160000.down },
 ];

@@ -1,8 +1,9 @@
 // Node pools with grants (docs/dev/node-pools.md): a super_admin groups a cluster's nodes by one label
-// requirement and grants the pool to organizations or projects. Nodes in no pool are open to every
-// session; a pool's nodes only to its grantees' sessions (a pool without grants: to nobody). The worker's
-// placement reads the pools with the inventory (the tables' triggers wake it) and every session's pod is
-// kept off the pools not granted to it by a node affinity, so the kube-scheduler agrees.
+// requirement and grants the pool to organizations, projects or single users (a PI's own nodes). Nodes in
+// no pool are open to every session; a pool's nodes only to its grantees' sessions (a pool without grants:
+// to nobody). The worker's placement reads the pools with the inventory (the tables' triggers wake it) and
+// every session's pod is kept off the pools not granted to it by a node affinity, so the kube-scheduler
+// agrees.
 import { randomBytes } from "node:crypto";
 import type { Knex } from "knex";
 import { findClusterById } from "../../db/operations/clusters/findClusterById.ts";
@@ -38,9 +39,19 @@ export interface NodePoolInput {
   description?: string | undefined;
 }
 
+/** Exactly one of them (the route's schema checks it). */
 export interface GrantInput {
   organization_id?: string | undefined;
   project_id?: string | undefined;
+  user_id?: string | undefined;
+}
+
+const GRANTEE_TABLE = { organization: "organizations", project: "projects", user: "users" } as const;
+
+function granteeOf(input: GrantInput): { kind: keyof typeof GRANTEE_TABLE; id: string } {
+  if (input.organization_id !== undefined) return { kind: "organization", id: input.organization_id };
+  if (input.project_id !== undefined) return { kind: "project", id: input.project_id };
+  return { kind: "user", id: input.user_id as string };
 }
 
 function superAdminOnly(p: Principal, what: string) {
@@ -98,6 +109,10 @@ async function views(db: Knex, pools: NodePoolRow[]): Promise<NodePoolView[]> {
     names.set(r.id, r.name);
   for (const r of (await db("projects").whereIn("id", prjIds).select("id", "name")) as { id: string; name: string }[])
     names.set(r.id, r.name);
+  // A person by their email: what the console's picker asks for, and unique where display names are not.
+  const userIds = grants.filter((g) => g.grantee_kind === "user").map((g) => g.grantee_id);
+  for (const r of (await db("users").whereIn("id", userIds).select("id", "email")) as { id: string; email: string }[])
+    names.set(r.id, r.email);
   const byCluster = new Map<string, { name: string; labels: Record<string, string> }[]>();
   for (const c of new Set(pools.map((p) => p.cluster_id))) byCluster.set(c, await clusterNodes(db, c));
   return pools.map((pool) => ({
@@ -214,20 +229,16 @@ export async function grantNodePool(
   input: GrantInput,
 ): Promise<NodePoolView> {
   superAdminOnly(p, "grant node pools");
-  const kind = input.organization_id !== undefined ? "organization" : "project";
-  const id = (input.organization_id ?? input.project_id) as string;
+  const { kind, id } = granteeOf(input);
   return deps.db.transaction(async (tx) => {
     await liveCluster(tx, clusterId);
     const pool = await poolOf(tx, clusterId, poolId);
-    const exists = await tx(kind === "organization" ? "organizations" : "projects")
-      .where({ id })
-      .first("id");
+    const exists = await tx(GRANTEE_TABLE[kind]).where({ id }).first("id");
     if (!exists) throw new DomainError("grantee_not_found", `no ${kind} ${id}`, { grantee: { kind, id } });
     await insertGrantRow(tx, {
       id: newPoolId("npg"),
       pool_id: poolId,
-      grantee_kind: kind,
-      grantee_id: id,
+      grantee: { kind, id },
       created_by: p.userId,
       created_at: deps.clock.now(),
     });
@@ -254,11 +265,12 @@ export async function revokeNodePoolGrant(
     const grant = await deleteGrantRow(tx, poolId, grantId);
     if (!grant) throw new NotFound("node pool grant", grantId);
     const left = await grantsOfPools(tx, [poolId]);
-    const granted = (org: string, project: string | null) =>
+    const granted = (owner: string, org: string, project: string | null) =>
       left.some(
         (g) =>
           (g.grantee_kind === "organization" && g.grantee_id === org) ||
-          (project !== null && g.grantee_kind === "project" && g.grantee_id === project),
+          (project !== null && g.grantee_kind === "project" && g.grantee_id === project) ||
+          (g.grantee_kind === "user" && g.grantee_id === owner),
       );
     const nodes = (await clusterNodes(tx, clusterId))
       .filter((n) => matches({ key: pool.label_key, values: pool.label_values }, n.labels))
@@ -275,7 +287,7 @@ export async function revokeNodePoolGrant(
       display_name: string | null;
       node: string;
     }[];
-    const affected = sessions.filter((s) => !granted(s.organization_id, s.project_id));
+    const affected = sessions.filter((s) => !granted(s.owner_id, s.organization_id, s.project_id));
     const at = deps.clock.now();
     await notify(
       tx,
@@ -284,7 +296,7 @@ export async function revokeNodePoolGrant(
         organizationId: s.organization_id,
         kind: "session.node_pool_revoked" as const,
         title: `${s.display_name ?? s.id} runs on a node pool no longer granted to you`,
-        body: `Node pool ${pool.name} on node ${s.node} is no longer granted to your organization or project. The session keeps running, but once it is paused or restarted it will be placed on other nodes. Save your work.`,
+        body: `Node pool ${pool.name} on node ${s.node} is no longer granted to you, your organization or your project. The session keeps running, but once it is paused or restarted it will be placed on other nodes. Save your work.`,
         data: { session_id: s.id, pool_id: pool.id, node: s.node, cluster_id: clusterId },
         dedupeKey: `session.node_pool_revoked:${s.id}:${pool.id}`,
         at,

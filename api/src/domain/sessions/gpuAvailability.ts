@@ -128,7 +128,10 @@ export async function gpuAvailability(deps: Deps, principal?: Principal): Promis
   return { clusters, models: [...models.values()].sort((a, b) => a.gpuModel.localeCompare(b.gpuModel)) };
 }
 
-/** The inventory less the nodes of pools none of the caller's organizations and projects is granted. */
+/**
+ * The inventory less the nodes of pools granted to none of the caller's organizations and projects, nor to
+ * the caller (whose grant counts in each of their organizations, and in none once they belong to none).
+ */
 function usableBy(
   p: Principal,
   inv: Awaited<ReturnType<typeof inventoryByClusterModel>>,
@@ -138,6 +141,7 @@ function usableBy(
   const tenancies = p.memberships.map((m) => ({
     organization: m.organizationId,
     ...(m.projectId ? { project: m.projectId } : {}),
+    user: p.userId,
   }));
   const usable = (n: InventoryNodeView) => !n.pools || tenancies.some((t) => mayUseNode(t, n.pools));
   const kept = nodes.filter(usable);

@@ -148,6 +148,94 @@ describe("node pools", () => {
   });
 });
 
+describe("a node pool granted to one user", () => {
+  // A PI's own nodes: only sessions she owns go there, not her project colleague's.
+  let piPool = "";
+  let piGrant = "";
+
+  it("counts the pool in the wizard's availability for that user only", async () => {
+    await aNode("pi-1", 4, { "berth.dev/pool": "pi-a" });
+    const p = await req(w.superAdmin, "POST", BASE, { name: "pi-a", selector: "berth.dev/pool=pi-a" });
+    expect(p.status, JSON.stringify(p.body)).toBe(201);
+    piPool = p.body.id;
+    const g = await req(w.superAdmin, "POST", `${BASE}/${piPool}/grants`, { user_id: w.memberA.id });
+    expect(g.status, JSON.stringify(g.body)).toBe(201);
+    expect(g.body.grants).toEqual([
+      expect.objectContaining({ grantee_kind: "user", grantee_id: w.memberA.id, grantee_name: w.memberA.email }),
+    ]);
+    piGrant = g.body.grants[0].id;
+    // memberA: the open node (2) and the pool (4); projectAdminA, in the same project, and memberB: the open node.
+    expect(await freeFor(w.memberA)).toMatchObject({ total: 6, nodes: 2 });
+    expect(await freeFor(w.projectAdminA)).toMatchObject({ total: 2, nodes: 1 });
+    expect(await freeFor(w.memberB)).toMatchObject({ total: 2, nodes: 1 });
+    const again = await req(w.superAdmin, "POST", `${BASE}/${piPool}/grants`, { user_id: w.memberA.id });
+    expect(again.body.grants).toHaveLength(1);
+  });
+
+  it("counts it for no one who belongs to no organization", async () => {
+    const g = await req(w.superAdmin, "POST", `${BASE}/${piPool}/grants`, { user_id: w.outsider.id });
+    expect(g.status).toBe(201);
+    expect(await freeFor(w.outsider)).toMatchObject({ total: 2, nodes: 1 });
+    const outsiderGrant = g.body.grants.find((x: { grantee_id: string }) => x.grantee_id === w.outsider.id).id;
+    expect((await req(w.superAdmin, "DELETE", `${BASE}/${piPool}/grants/${outsiderGrant}`)).status).toBe(200);
+  });
+
+  it("warns that user's running sessions when the grant is removed, and no one else's", async () => {
+    const session = (id: string, owner: TestUser) => ({
+      id,
+      cr_name: id.replace("_", "-"),
+      namespace: "org-a",
+      owner_id: owner.id,
+      organization_id: w.orgA.id,
+      project_id: w.projectA.id,
+      display_name: "pi work",
+      offering: "h100",
+      preset: "gpu-small",
+      image: "jupyterlab",
+      gpu_model: H100,
+      gpu_count: 1,
+      hourly_credit_rate: "1.00",
+      cluster_id: "clu_np",
+      node: "pi-1",
+      phase: "Running",
+    });
+    await t.database.db("sessions").insert(session("ses_piwarn00000000000001", w.memberA));
+    // Another grant of the same pool keeps its own grantee's session there: not warned.
+    const org = await req(w.superAdmin, "POST", `${BASE}/${piPool}/grants`, { organization_id: w.orgB.id });
+    expect(org.status).toBe(201);
+    await t.database.db("sessions").insert({
+      ...session("ses_piwarn00000000000002", w.memberB),
+      namespace: "org-b",
+      organization_id: w.orgB.id,
+      project_id: w.projectB.id,
+    });
+    const r = await req(w.superAdmin, "DELETE", `${BASE}/${piPool}/grants/${piGrant}`);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.warned_sessions).toEqual(["ses_piwarn00000000000001"]);
+    const inbox = await req(w.memberA, "GET", "/api/v1/notifications");
+    expect(inbox.body.data).toContainEqual(
+      expect.objectContaining({
+        kind: "session.node_pool_revoked",
+        data: expect.objectContaining({ pool_id: piPool, session_id: "ses_piwarn00000000000001" }),
+      }),
+    );
+    expect(await freeFor(w.memberA)).toMatchObject({ total: 2, nodes: 1 });
+    const audit = await t.database.db("audit_log").where({ action: "node_pool.grant" }).orderBy("id");
+    expect(JSON.stringify(audit.map((a: { details: unknown }) => a.details))).toContain(w.memberA.id);
+  });
+
+  it("drops the grant with the user's account", async () => {
+    const leaver = await t.aUser();
+    await t.member(leaver, w.orgA.id, null, "member");
+    const g = await req(w.superAdmin, "POST", `${BASE}/${piPool}/grants`, { user_id: leaver.id });
+    expect(g.body.grants.map((x: { grantee_id: string }) => x.grantee_id)).toContain(leaver.id);
+    expect((await req(w.superAdmin, "DELETE", `/api/v1/users/${leaver.id}`)).status).toBe(204);
+    const after = await req(w.superAdmin, "GET", `${BASE}/${piPool}`);
+    expect(after.body.grants.map((x: { grantee_id: string }) => x.grantee_id)).not.toContain(leaver.id);
+    expect((await req(w.superAdmin, "DELETE", `${BASE}/${piPool}`)).status).toBe(204);
+  });
+});
+
 describe("node pools refuse bad input with the envelope", () => {
   const code = async (u: TestUser, method: string, path: string, json?: unknown) => {
     const r = await req(u, method, path, json);
@@ -183,17 +271,32 @@ describe("node pools refuse bad input with the envelope", () => {
     ]);
   });
 
-  it("a grant to an unknown organization, or to nobody or two grantees", async () => {
+  it("a grant to an unknown organization or user, or to nobody or two grantees", async () => {
     expect(
       await code(w.superAdmin, "POST", `${BASE}/${poolId}/grants`, { organization_id: "org_doesnotexist" }),
     ).toEqual([422, "grantee_not_found"]);
+    const nobody = await req(w.superAdmin, "POST", `${BASE}/${poolId}/grants`, { user_id: "usr_doesnotexist" });
+    expect([nobody.status, nobody.body.error.code, nobody.body.error.details]).toEqual([
+      422,
+      "grantee_not_found",
+      { grantee: { kind: "user", id: "usr_doesnotexist" } },
+    ]);
     expect(await code(w.superAdmin, "POST", `${BASE}/${poolId}/grants`, {})).toEqual([400, "validation_failed"]);
-    expect(
-      await code(w.superAdmin, "POST", `${BASE}/${poolId}/grants`, {
-        organization_id: w.orgA.id,
-        project_id: w.projectA.id,
-      }),
-    ).toEqual([400, "validation_failed"]);
+    for (const two of [
+      { organization_id: w.orgA.id, project_id: w.projectA.id },
+      { organization_id: w.orgA.id, user_id: w.memberA.id },
+      { project_id: w.projectA.id, user_id: w.memberA.id },
+      { organization_id: w.orgA.id, project_id: w.projectA.id, user_id: w.memberA.id },
+    ])
+      expect(await code(w.superAdmin, "POST", `${BASE}/${poolId}/grants`, two), JSON.stringify(two)).toEqual([
+        400,
+        "validation_failed",
+      ]);
+    for (const bad of [{ user_id: "" }, { user_id: "someone@example.org" }, { user_id: 42 }, { user_id: null }])
+      expect(await code(w.superAdmin, "POST", `${BASE}/${poolId}/grants`, bad), JSON.stringify(bad)).toEqual([
+        400,
+        "validation_failed",
+      ]);
   });
 
   it("malformed bodies and ids", async () => {
@@ -216,6 +319,8 @@ describe("node pools refuse bad input with the envelope", () => {
         403,
         "forbidden",
       ]);
+      // Nor a pool to themselves.
+      expect(await code(u, "POST", `${BASE}/${poolId}/grants`, { user_id: u.id })).toEqual([403, "forbidden"]);
       expect(await code(u, "GET", `${BASE}/${poolId}`)).toEqual([403, "forbidden"]);
     }
     // An org admin cannot grant another organization's... or its own: grants are the fleet's.
@@ -230,5 +335,10 @@ describe("node pools refuse bad input with the envelope", () => {
     expect([expired.status, expired.body.error.code]).toEqual([401, "token_expired"]);
     const none = await t.request("POST", BASE, { json: { name: "x", selector: "a=b" } });
     expect(none.status).toBe(401);
+    const grant = await t.request("POST", `${BASE}/${poolId}/grants`, {
+      token: await t.expiredTokenFor(w.superAdmin.id),
+      json: { user_id: w.memberA.id },
+    });
+    expect([grant.status, grant.body.error.code]).toEqual([401, "token_expired"]);
   });
 });

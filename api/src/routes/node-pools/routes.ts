@@ -124,9 +124,9 @@ export const grantClusterNodePoolRoute = defineRoute({
   path: `${BASE}/:poolId/grants`,
   operationId: "grantClusterNodePool",
   tags: TAGS,
-  summary: "Grant a node pool to an organization or a project (super_admin)",
+  summary: "Grant a node pool to an organization, a project or one user (super_admin)",
   description:
-    "Exactly one of organization_id and project_id. Granting again is a no-op. 422 `grantee_not_found` for an organization or project that does not exist.",
+    "Exactly one of organization_id, project_id and user_id (else 400 `validation_failed`). Granting again is a no-op. 422 `grantee_not_found` for an organization, project or user that does not exist. A user's grant is dropped with their account and counts only while they belong to an organization.",
   auth: "user",
   params: NodePoolParams,
   body: GrantNodePoolBody,
@@ -135,7 +135,7 @@ export const grantClusterNodePoolRoute = defineRoute({
   responses: { 201: LabelledNodePool },
   handler: async ({ deps, principal, params, body, audit }) => {
     audit.target("node_pool", params.poolId);
-    audit.detail("grantee", body.organization_id ?? body.project_id);
+    audit.detail("grantee", body.organization_id ?? body.project_id ?? body.user_id);
     return {
       status: 201,
       body: presentNodePool(await grantNodePool(deps, principal, params.clusterId, params.poolId, body)),

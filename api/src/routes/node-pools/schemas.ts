@@ -29,20 +29,30 @@ export const UpdateNodePoolBody = z
 
 const OrgId = z.string().regex(/^org_[a-z0-9]{1,59}$/, "an organization id: org_…");
 const ProjectId = z.string().regex(/^prj_[a-z0-9]{1,59}$/, "a project id: prj_…");
+const UserId = z.string().regex(/^usr_[a-z0-9]{1,64}$/, "a user id: usr_…");
 export const GrantNodePoolBody = z
-  .object({ organization_id: OrgId.optional(), project_id: ProjectId.optional() })
+  .object({
+    organization_id: OrgId.optional(),
+    project_id: ProjectId.optional(),
+    user_id: UserId.optional().meta({
+      description: "One person: only sessions they own may use the pool, in whichever organization they belong to.",
+    }),
+  })
   .strict()
-  .refine((b) => (b.organization_id === undefined) !== (b.project_id === undefined), {
-    message: "name exactly one of organization_id and project_id",
+  .refine((b) => [b.organization_id, b.project_id, b.user_id].filter((x) => x !== undefined).length === 1, {
+    message: "name exactly one of organization_id, project_id and user_id",
     params: { code: "one_grantee" },
   });
 
 export const NodePoolGrant = z
   .object({
     id: z.string(),
-    grantee_kind: z.enum(["organization", "project"]),
+    grantee_kind: z.enum(["organization", "project", "user"]),
     grantee_id: z.string(),
-    grantee_name: z.string().nullable(),
+    grantee_name: z
+      .string()
+      .nullable()
+      .meta({ description: "The organization's or project's name; a person's email." }),
     created_at: z.string(),
   })
   .meta({ id: "NodePoolGrant" });
@@ -63,7 +73,7 @@ export const LabelledNodePool = z
   .meta({
     id: "LabelledNodePool",
     description:
-      "A node pool of one cluster, by label, with the organizations and projects it is granted to (docs/dev/node-pools.md).",
+      "A node pool of one cluster, by label, with the organizations, projects and people it is granted to (docs/dev/node-pools.md).",
   });
 
 export const RevokeResult = LabelledNodePool.extend({

@@ -1,12 +1,13 @@
 // A cluster's node pools (super_admin): each pool's selector, the nodes it holds now and who it is granted
-// to; make a pool, grant it to an organization, remove a grant (the owners of sessions running there are
-// warned) or the pool. Lives on the cluster's page: a pool is a selector over that cluster's nodes.
+// to; make a pool, grant it to an organization or to one person (by email), remove a grant (the owners of
+// sessions running there are warned) or the pool. Lives on the cluster's page: a pool is a selector over that cluster's nodes.
 import { Task } from "@lit/task";
 import { html, LitElement, nothing } from "lit";
 import type { LabelledNodePool } from "../../api/openapi.gen.ts";
 import {
   createNodePool,
   deleteNodePool,
+  findUserByEmail,
   grantNodePool,
   loadNodePools,
   revokeNodePoolGrant,
@@ -19,6 +20,8 @@ import { confirmAction } from "../confirm-dialog/index.ts";
 import "../empty-state/index.ts";
 import "../error-panel/index.ts";
 import { renderTask } from "../task-states.ts";
+
+const GRANTEE_LABEL = { organization: "Organization", project: "Project", user: "Person" } as const;
 
 export class BerthNodePools extends LitElement {
   static override styles = [tokens, shared, page];
@@ -74,6 +77,21 @@ export class BerthNodePools extends LitElement {
     await this.#do(`Pool ${p.name} granted.`, () => grantNodePool(this.clusterId, p.id, { organization_id: org }));
   }
 
+  async #grantUser(e: SubmitEvent, p: LabelledNodePool) {
+    e.preventDefault();
+    const form = e.target as HTMLFormElement;
+    const email = String(new FormData(form).get("email") ?? "").trim();
+    const ok = await this.#do(
+      `Pool ${p.name} granted to ${email}: only sessions they own are placed there.`,
+      async () => {
+        const user = await findUserByEmail(email);
+        if (!user) throw new Error(`No account has the email ${email}.`);
+        return grantNodePool(this.clusterId, p.id, { user_id: user.id });
+      },
+    );
+    if (ok) form.reset();
+  }
+
   async #revoke(p: LabelledNodePool, g: LabelledNodePool["grants"][number]) {
     const ok = await confirmAction({
       heading: `Remove ${g.grantee_name ?? g.grantee_id}'s grant of ${p.name}?`,
@@ -113,7 +131,7 @@ export class BerthNodePools extends LitElement {
             ? html`<ul class="plain">${p.grants.map(
                 (
                   g,
-                ) => html`<li data-testid=${T.grant}>${g.grantee_kind === "project" ? "Project" : "Organization"} ${g.grantee_name ?? g.grantee_id}
+                ) => html`<li data-testid=${T.grant}>${GRANTEE_LABEL[g.grantee_kind]} ${g.grantee_name ?? g.grantee_id}
                   <button type="button" class="danger" @click=${() => this.#revoke(p, g)} aria-label="Remove the grant of ${p.name} to ${g.grantee_name ?? g.grantee_id}">Remove</button></li>`,
               )}</ul>`
             : html`<span class="badge tone-warn">Closed: granted to nobody</span>`
@@ -125,6 +143,11 @@ export class BerthNodePools extends LitElement {
           </select>
           <button type="submit">Grant</button>
         </form>
+        <form class="row" @submit=${(e: SubmitEvent) => this.#grantUser(e, p)} data-testid=${T.grantUserForm}>
+          <label class="visually-hidden" for="grant-user-${p.id}">Email of the person to grant ${p.name} to</label>
+          <input id="grant-user-${p.id}" name="email" type="email" required autocomplete="off" placeholder="pi@example.org" />
+          <button type="submit">Grant to this person</button>
+        </form>
       </td>
       <td class="actions"><button type="button" class="danger" @click=${() => this.#delete(p)} aria-label="Delete pool ${p.name}">Delete</button></td>
     </tr>`;
@@ -133,7 +156,7 @@ export class BerthNodePools extends LitElement {
   override render() {
     return html`<section class="card" aria-labelledby="pools-h" data-testid=${T.section}>
       <h2 id="pools-h">Node pools</h2>
-      <p class="hint">Reserve this cluster's nodes for organizations: a pool is the nodes with one label (<code>key=value</code> or <code>key in (a,b)</code>). Only its grantees' sessions are placed there; nodes in no pool are open to everyone.</p>
+      <p class="hint">Reserve this cluster's nodes for organizations or for one person (a PI's own nodes): a pool is the nodes with one label (<code>key=value</code> or <code>key in (a,b)</code>). Only its grantees' sessions are placed there; nodes in no pool are open to everyone.</p>
       ${this.notice ? html`<p class="success" role="status" data-testid=${T.notice}>${this.notice}</p>` : nothing}
       ${this.error ? html`<berth-error-panel heading="That did not work" .error=${this.error}></berth-error-panel>` : nothing}
       ${renderTask(this.#pools, {

@@ -38,6 +38,13 @@ export class NodePoolsSection {
     await form.getByRole("button", { name: "Grant" }).click();
   }
 
+  /** Grants the pool to one person, picked by the email of their account. */
+  async grantToPerson(pool: string, email: string): Promise<void> {
+    const form = this.row(pool).getByTestId(T.grantUserForm);
+    await form.getByLabel(`Email of the person to grant ${pool} to`).fill(email);
+    await form.getByRole("button", { name: "Grant to this person" }).click();
+  }
+
   grants(pool: string): Locator {
     return this.row(pool).getByTestId(T.grant);
   }

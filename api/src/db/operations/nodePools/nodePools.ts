@@ -14,11 +14,22 @@ export interface NodePoolRow {
   updated_at: Date;
 }
 
+export type GranteeKind = "organization" | "project" | "user";
+
+/** grantee_kind and grantee_id are generated from whichever of organization_id, project_id, user_id is set. */
 export interface NodePoolGrantRow {
   id: string;
   pool_id: string;
-  grantee_kind: "organization" | "project";
+  grantee_kind: GranteeKind;
   grantee_id: string;
+  created_by: string | null;
+  created_at: Date;
+}
+
+export interface NewGrant {
+  id: string;
+  pool_id: string;
+  grantee: { kind: GranteeKind; id: string };
   created_by: string | null;
   created_at: Date;
 }
@@ -66,12 +77,19 @@ export async function grantsOfPools(db: Knex, poolIds: readonly string[]): Promi
   if (poolIds.length === 0) return [];
   return db<NodePoolGrantRow>("node_pool_grants")
     .whereIn("pool_id", poolIds as string[])
+    .select("id", "pool_id", "grantee_kind", "grantee_id", "created_by", "created_at")
     .orderBy([{ column: "created_at" }, { column: "id" }]);
 }
 
-export async function insertGrantRow(db: Knex, row: NodePoolGrantRow): Promise<NodePoolGrantRow | undefined> {
-  const [r] = await db<NodePoolGrantRow>("node_pool_grants")
-    .insert(row)
+export async function insertGrantRow(db: Knex, g: NewGrant): Promise<NodePoolGrantRow | undefined> {
+  const [r] = await db("node_pool_grants")
+    .insert({
+      id: g.id,
+      pool_id: g.pool_id,
+      [`${g.grantee.kind}_id`]: g.grantee.id,
+      created_by: g.created_by,
+      created_at: g.created_at,
+    })
     .onConflict(["pool_id", "grantee_kind", "grantee_id"])
     .ignore()
     .returning("*");
@@ -86,7 +104,10 @@ export async function deleteGrantRow(db: Knex, poolId: string, grantId: string):
   return r;
 }
 
-/** Every pool with its grantees as placement reads them (`organization:<id>`, `project:<id>`). */
+/**
+ * Every pool with its grantees as placement reads them (`organization:<id>`, `project:<id>`, `user:<id>`). A
+ * grant to a person who belongs to no organization any more is left out: it counts again if they rejoin.
+ */
 export async function nodePoolRefs(
   db: Knex,
 ): Promise<{ id: string; clusterId: string; label: { key: string; values: string[] }; grantees: string[] }[]> {
@@ -99,10 +120,20 @@ export async function nodePoolRefs(
     db,
     pools.map((p) => p.id),
   );
+  const people = [...new Set(grants.filter((g) => g.grantee_kind === "user").map((g) => g.grantee_id))];
+  const members = new Set<string>(
+    people.length === 0
+      ? []
+      : ((await db("memberships").whereIn("user_id", people).distinct("user_id")) as { user_id: string }[]).map(
+          (m) => m.user_id,
+        ),
+  );
   return pools.map((p) => ({
     id: p.id,
     clusterId: p.cluster_id,
     label: { key: p.label_key, values: p.label_values },
-    grantees: grants.filter((g) => g.pool_id === p.id).map((g) => `${g.grantee_kind}:${g.grantee_id}`),
+    grantees: grants
+      .filter((g) => g.pool_id === p.id && (g.grantee_kind !== "user" || members.has(g.grantee_id)))
+      .map((g) => `${g.grantee_kind}:${g.grantee_id}`),
   }));
 }
