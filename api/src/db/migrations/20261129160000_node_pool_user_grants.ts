@@ -29,22 +29,3 @@ export async function up(knex: Knex): Promise<void> {
     CREATE INDEX node_pool_grants_user ON node_pool_grants (user_id) WHERE user_id IS NOT NULL;
   `);
 }
-
-/**
- * Back to grants of organizations and projects only, for a database that must return to the previous
- * version's schema: grants to people are dropped, the earlier shape having no place for them; the rest keep
- * their ids.
- */
-export async function down(knex: Knex): Promise<void> {
-  await knex.raw(`
-    DELETE FROM node_pool_grants WHERE user_id IS NOT NULL;
-    ALTER TABLE node_pool_grants DROP CONSTRAINT node_pool_grants_grantee;
-    ALTER TABLE node_pool_grants
-      ALTER COLUMN grantee_kind DROP EXPRESSION, ALTER COLUMN grantee_kind SET NOT NULL,
-      ALTER COLUMN grantee_id DROP EXPRESSION, ALTER COLUMN grantee_id SET NOT NULL;
-    ALTER TABLE node_pool_grants DROP COLUMN organization_id, DROP COLUMN project_id, DROP COLUMN user_id;
-    ALTER TABLE node_pool_grants
-      ADD CONSTRAINT node_pool_grants_grantee_kind_check CHECK (grantee_kind IN ('organization', 'project')),
-      ADD CONSTRAINT node_pool_grants_pool_id_grantee_kind_grantee_id_key UNIQUE (pool_id, grantee_kind, grantee_id);
-  `);
-}

@@ -41,8 +41,6 @@ import * as m20261129160000 from "./20261129160000_node_pool_user_grants.ts";
 export interface Migration {
   name: string;
   up: (knex: Knex) => Promise<void>;
-  /** Undoes `up`, where a migration has one. Start-up only migrates forward (knex.ts); a test proves each. */
-  down?: (knex: Knex) => Promise<void>;
 }
 
 // Forward-only, in order. Add a file named <timestamp>_<what>.ts and list it here.
@@ -84,5 +82,5 @@ export const migrations: Migration[] = [
   { name: "20261129130000_mig", up: m20261129130000.up },
   { name: "20261129140000_volume_snapshots", up: m20261129140000.up },
   { name: "20261129150000_user_import_jobs", up: m20261129150000.up },
-  { name: "20261129160000_node_pool_user_grants", up: m20261129160000.up, down: m20261129160000.down },
+  { name: "20261129160000_node_pool_user_grants", up: m20261129160000.up },
 ];

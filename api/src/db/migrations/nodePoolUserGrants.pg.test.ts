@@ -108,31 +108,4 @@ describe(USER_GRANTS, () => {
     await t.db("users").where({ id: "usr_leaver" }).delete();
     expect(await t.db("node_pool_grants").where({ id: "npg_leaver" }).first()).toBeUndefined();
   });
-
-  it("goes back down: people's grants dropped, the others as they were, and up again", async () => {
-    const m = migrations.find((x) => x.name === USER_GRANTS);
-    await t.db.transaction((tx) => m?.down?.(tx) as Promise<void>);
-    expect(await grants(t.db)).toEqual([
-      { id: "npg_1", pool_id: "npl_a", grantee_kind: "organization", grantee_id: "org_lab" },
-      { id: "npg_2", pool_id: "npl_a", grantee_kind: "project", grantee_id: "prj_thesis" },
-    ]);
-    const columns = Object.keys(await t.db("node_pool_grants").columnInfo()).sort();
-    expect(columns).toEqual(["created_at", "created_by", "grantee_id", "grantee_kind", "id", "pool_id"]);
-    // The earlier shape's rules hold again: its kinds only, one grant per grantee.
-    const old = { pool_id: "npl_a", grantee_id: "usr_pi", created_at: at };
-    await expect(t.db("node_pool_grants").insert({ id: "npg_u", grantee_kind: "user", ...old })).rejects.toThrow(
-      /node_pool_grants_grantee_kind_check/,
-    );
-    await expect(
-      t.db("node_pool_grants").insert({
-        id: "npg_dup",
-        pool_id: "npl_a",
-        grantee_kind: "organization",
-        grantee_id: "org_lab",
-        created_at: at,
-      }),
-    ).rejects.toThrow(/node_pool_grants_pool_id_grantee_kind_grantee_id_key/);
-    await t.db.transaction((tx) => m?.up(tx) as Promise<void>);
-    expect(await grants(t.db)).toHaveLength(2);
-  });
 });
