@@ -55,7 +55,7 @@ import pino from "pino";
 import { adminKube, mintControlPlaneCredential } from "../clusters/credentials.ts";
 import { registerLocalGpuClusters } from "../clusters/register-local.ts";
 import { FIRST_GATEWAY_PORT, gatewaysService, localSessionDomain, realPodCidrsOf } from "../connect/local-gateways.ts";
-import { installOperator } from "../sessions/harness.ts";
+import { installOperator } from "../sessions/operator-install.ts";
 import { type BedProvisioner, installBedStorage, startProvisioner } from "../storage/bed-storage.ts";
 import { HOSTPATH_STORAGE_CLASS, type RunningCsiHostpath, startCsiHostpath } from "../testbed/csi-hostpath.ts";
 import { pushIndex } from "../testbed/images.ts";
