@@ -52,6 +52,7 @@ import {
   table,
   writeCharts,
 } from "./fleet-scale-report.ts";
+import { pool } from "./pool.ts";
 import { cpuSnapshot, cpuUsed } from "./process-cpu.ts";
 import { type Child, startSplit } from "./split-processes.ts";
 
@@ -85,18 +86,6 @@ const steps = planSteps(SCALE, {
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const s2 = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function pool<T>(items: T[], n: number, fn: (item: T, i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(n, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        await fn(items[i] as T, i);
-      }
-    }),
-  );
-}
 
 /** Resident set (VmRSS) and its peak (VmHWM) of a process, in bytes; 0 when it is gone. */
 function memoryOf(pid: number): { rss: number; peak: number } {
