@@ -138,6 +138,10 @@ function at(pod: PodView): { node?: string } {
 
 const starting = (message: string): MirrorReport => ({ phase: "Starting", reason: "PodPending", message });
 
+/**
+ * A mirror being deleted is taken down; any other gets the first live decision that applies, with an
+ * earlier version's per-session policy removed ahead of whatever that decision does.
+ */
 export function planMirror(observed: MirrorObserved, opts: MirrorManifestOptions): MirrorPlan {
   if (observed.mirror.metadata.deletionTimestamp) return planTakedown(observed);
   const plan = planLive(observed, opts);
