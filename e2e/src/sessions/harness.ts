@@ -54,7 +54,7 @@ import { ensureOperatorNamespaces } from "./operator-install.ts";
 // event stream from here with the bed.
 export { openEventStream } from "./event-stream.ts";
 export { adminKube, gpuCluster, H100, L4, MANAGEMENT, SESSIONS_NS, SMALL_FLEET, SYSTEM_NS } from "./fleet.ts";
-export type { BedOperatorOptions, GpuClusterHandle } from "./gpu-cluster.ts";
+export type { GpuClusterHandle } from "./gpu-cluster.ts";
 
 type ResourcePolicySpecInput = Parameters<typeof ResourcePolicyKind.build>[1];
 
