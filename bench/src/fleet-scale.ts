@@ -52,6 +52,7 @@ import {
   table,
   writeCharts,
 } from "./fleet-scale-report.ts";
+import { writesServed } from "./kube-requests.ts";
 import { pool } from "./pool.ts";
 import { cpuSnapshot, cpuUsed } from "./process-cpu.ts";
 import { type Child, startSplit } from "./split-processes.ts";
@@ -96,18 +97,6 @@ function memoryOf(pid: number): { rss: number; peak: number } {
   } catch {
     return { rss: 0, peak: 0 };
   }
-}
-
-/** Successful mutating requests the apiserver has served so far (apiserver_request_total). */
-async function writesServed(k: KubeHttp): Promise<number> {
-  const res = await k.raw("GET", "/metrics", undefined);
-  let n = 0;
-  for (const line of res.text.split("\n")) {
-    if (!line.startsWith("apiserver_request_total{")) continue;
-    if (!/verb="(POST|PUT|PATCH|DELETE|APPLY)"/.test(line) || !/code="2\d\d"/.test(line)) continue;
-    n += Number(line.split(" ").at(-1));
-  }
-  return n;
 }
 
 /** The leader's placement pass quantiles from its status listener, in ms. */

@@ -34,3 +34,15 @@ export const show = (m: Map<string, number>) =>
     .sort((a, b) => b[1] - a[1])
     .map(([k, v]) => `${k}=${v}`)
     .join(", ");
+
+/** Successful mutating requests the apiserver has served so far (apiserver_request_total). */
+export async function writesServed(k: KubeHttp): Promise<number> {
+  const res = await k.raw("GET", "/metrics", undefined);
+  let n = 0;
+  for (const line of res.text.split("\n")) {
+    if (!line.startsWith("apiserver_request_total{")) continue;
+    if (!/verb="(POST|PUT|PATCH|DELETE|APPLY)"/.test(line) || !/code="2\d\d"/.test(line)) continue;
+    n += Number(line.split(" ").at(-1));
+  }
+  return n;
+}
