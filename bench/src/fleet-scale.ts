@@ -52,6 +52,8 @@ import {
   table,
   writeCharts,
 } from "./fleet-scale-report.ts";
+import { writesServed } from "./kube-requests.ts";
+import { pool } from "./pool.ts";
 import { cpuSnapshot, cpuUsed } from "./process-cpu.ts";
 import { type Child, startSplit } from "./split-processes.ts";
 
@@ -86,18 +88,6 @@ const log = (line: string) => process.stdout.write(`${line}\n`);
 const s2 = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function pool<T>(items: T[], n: number, fn: (item: T, i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(n, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        await fn(items[i] as T, i);
-      }
-    }),
-  );
-}
-
 /** Resident set (VmRSS) and its peak (VmHWM) of a process, in bytes; 0 when it is gone. */
 function memoryOf(pid: number): { rss: number; peak: number } {
   try {
@@ -107,18 +97,6 @@ function memoryOf(pid: number): { rss: number; peak: number } {
   } catch {
     return { rss: 0, peak: 0 };
   }
-}
-
-/** Successful mutating requests the apiserver has served so far (apiserver_request_total). */
-async function writesServed(k: KubeHttp): Promise<number> {
-  const res = await k.raw("GET", "/metrics", undefined);
-  let n = 0;
-  for (const line of res.text.split("\n")) {
-    if (!line.startsWith("apiserver_request_total{")) continue;
-    if (!/verb="(POST|PUT|PATCH|DELETE|APPLY)"/.test(line) || !/code="2\d\d"/.test(line)) continue;
-    n += Number(line.split(" ").at(-1));
-  }
-  return n;
 }
 
 /** The leader's placement pass quantiles from its status listener, in ms. */

@@ -39,9 +39,8 @@ import { cpus, loadavg, totalmem } from "node:os";
 import { parseArgs } from "node:util";
 import type { OperationId, ResponseOf } from "@berth/console/client";
 import { DEFAULT_CONTROLLER_OPTIONS, DEFAULT_TIMING } from "@berth/controllers";
-import { HttpKube, Informer } from "@berth/controllers/kube";
 import { ResourcePolicyKind, resourcePath, SessionKind, SessionMirrorKind } from "@berth/crds";
-import { gpuNodeManifest, type KubeHttp, kubeConfigFrom } from "@berth/e2e";
+import { gpuNodeManifest, type KubeHttp } from "@berth/e2e";
 import {
   adminKube,
   gpuCluster,
@@ -51,8 +50,12 @@ import {
   type SessionsBed,
   startSessionsBed,
 } from "@berth/e2e/sessions";
-import pg from "pg";
 import { answering, type Retry, retrying } from "./api.ts";
+import { follow } from "./follow.ts";
+import { diff, objects, READING, served, show, total } from "./kube-requests.ts";
+import { pgStat, showPg } from "./pg-stat.ts";
+import { countStatements, slowest, top } from "./pg-statements.ts";
+import { pool } from "./pool.ts";
 import { cpuSnapshot, cpuUsed, showCpu } from "./process-cpu.ts";
 import { type Split, startSplit } from "./split-processes.ts";
 
@@ -90,136 +93,12 @@ const pct = (xs: number[], p: number) => {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 };
 
-async function pool<T>(items: T[], n: number, fn: (item: T, i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(n, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        await fn(items[i] as T, i);
-      }
-    }),
-  );
-}
+// Counted from before the bed starts: everything but the fleet runs in this process.
+const { snapshot, waitedSnapshot } = countStatements();
 
-const MUTATING = ["POST", "PUT", "PATCH", "DELETE", "APPLY"];
-const READING = ["GET", "LIST", "WATCH"];
-
-/** Requests the apiserver has served so far, by verb and resource: the mutating ones unless `verbs` says. */
-async function served(k: KubeHttp, verbs = MUTATING): Promise<Map<string, number>> {
-  const res = await k.raw("GET", "/metrics", undefined);
-  const out = new Map<string, number>();
-  for (const line of res.text.split("\n")) {
-    if (!line.startsWith("apiserver_request_total{")) continue;
-    const verb = /verb="([A-Z]+)"/.exec(line)?.[1] ?? "";
-    if (!verbs.includes(verb)) continue;
-    const resource = /resource="([^"]*)"/.exec(line)?.[1] ?? "";
-    const sub = /subresource="([^"]*)"/.exec(line)?.[1] ?? "";
-    const key = `${verb} ${resource}${sub ? `/${sub}` : ""}`;
-    out.set(key, (out.get(key) ?? 0) + Number(line.split(" ").at(-1)));
-  }
-  return out;
-}
-const diff = (a: Map<string, number>, b: Map<string, number>) => {
-  const d = new Map<string, number>();
-  for (const [k, v] of b) if (v - (a.get(k) ?? 0) > 0) d.set(k, v - (a.get(k) ?? 0));
-  return d;
-};
 /** CPU seconds of the fleet's own processes (apiservers, etcd, controller-manager, scheduler, kwok). */
 const kubeCpuS = (used: Map<string, number>) =>
   [...used].filter(([label]) => /^(kube-|etcd|kwok)/.test(label)).reduce((a, [, v]) => a + v, 0);
-const total = (m: Map<string, number>) => [...m.values()].reduce((x, y) => x + y, 0);
-/** The writes of the sessions' own objects: without leases, nodes (kwok's heartbeats) and Events. */
-const objects = (m: Map<string, number>) =>
-  new Map([...m].filter(([k]) => !/ (leases|nodes|nodes\/status|events)$/.test(k)));
-const show = (m: Map<string, number>) =>
-  [...m.entries()]
-    .sort((a, b) => b[1] - a[1])
-    .map(([k, v]) => `${k}=${v}`)
-    .join(", ");
-
-/**
- * Postgres statements sent by this process (API, worker, the operator's reports through the internal
- * route: everything but the fleet runs here), by the statement's shape. Counted at pg's Client, under
- * knex: one entry is one round trip (BEGIN and COMMIT included).
- */
-const statements = new Map<string, number>();
-{
-  const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
-  const query = proto.query;
-  proto.query = function (this: unknown, ...args: unknown[]) {
-    const q = args[0];
-    const text = typeof q === "string" ? q : ((q as { text?: string } | undefined)?.text ?? "");
-    const shape = text.replace(/\s+/g, " ").replace(/\$\d+/g, "?").replace(/"/g, "").trim().slice(0, 48).toLowerCase();
-    statements.set(shape, (statements.get(shape) ?? 0) + 1);
-    // Time to the answer, as its caller waits for it (queueing on the connection and on locks included).
-    const t0 = performance.now();
-    const took = () => waited.set(shape, (waited.get(shape) ?? 0) + performance.now() - t0);
-    const last = args.length - 1;
-    const cb = args[last];
-    if (typeof cb === "function")
-      args[last] = (...r: unknown[]) => {
-        took();
-        return cb(...r);
-      };
-    const out = query.apply(this, args);
-    if (out && typeof (out as Promise<unknown>).then === "function") (out as Promise<unknown>).then(took, took);
-    return out;
-  };
-}
-/** Milliseconds callers waited for statements, by shape (the lock statements' is time queued on the lock). */
-const waited = new Map<string, number>();
-const snapshot = () => new Map(statements);
-const waitedSnapshot = () => new Map(waited);
-/** The statements callers waited on longest in all, with their mean wait. */
-const slowest = (ms: Map<string, number>, count: Map<string, number>, n = 6) =>
-  [...ms.entries()]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, n)
-    .map(
-      ([k, v]) =>
-        `"${k}" ${(v / 1000).toFixed(1)} s in all, ${(v / Math.max(1, count.get(k) ?? 0)).toFixed(1)} ms each`,
-    )
-    .join("; ");
-const top = (m: Map<string, number>, per: number, n = 8) =>
-  [...m.entries()]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, n)
-    .map(([k, v]) => `${(v / per).toFixed(2)}× "${k}"`)
-    .join("; ");
-
-/**
- * Follows a collection with list+watch (no polling: a 1,000-item list every 100 ms would load the
- * apiserver and this process more than what is measured) and records when each object first matched.
- */
-function follow(kubeconfig: string, path: string, pred: (o: any) => boolean) {
-  const seen = new Map<string, number>();
-  const inf = new Informer<any>({
-    kube: new HttpKube(kubeConfigFrom(kubeconfig)),
-    path,
-    onEvent: (e) => {
-      if (e.type === "upsert" && pred(e.object) && !seen.has(e.object.metadata.name))
-        seen.set(e.object.metadata.name, performance.now());
-    },
-  });
-  inf.start();
-  return {
-    seen,
-    store: inf.store,
-    async until(count: number, timeoutMs: number, filter: (name: string) => boolean = () => true): Promise<number> {
-      const t0 = performance.now();
-      for (;;) {
-        const n = [...seen.keys()].filter(filter).length;
-        if (n >= count) return performance.now() - t0;
-        if (performance.now() - t0 > timeoutMs)
-          throw new Error(`only ${n} of ${count} after ${s2(timeoutMs)} (${path})`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    },
-    stop: () => inf.stop(),
-  };
-}
-
 /** Starts a CPU profile of this process when a file is given; the answer stops it and writes the file. */
 async function startProfile(file: string | undefined): Promise<(() => Promise<void>) | undefined> {
   if (!file) return undefined;
@@ -258,48 +137,6 @@ async function terminated(gk: KubeHttp, mk: KubeHttp, ids: readonly string[]): P
     await new Promise((r) => setTimeout(r, 1000));
   }
 }
-
-/**
- * Postgres' own counters for the bench's database (every client: API, worker, reports), which hold in both
- * modes. A backend publishes its counts at most once a second while busy and within 10 s once idle, so a
- * reading waits that out first (after the phase's timings are taken).
- */
-type PgStat = Record<"xacts" | "inserted" | "updated" | "deleted" | "returned" | "fetched", number> & {
-  /** Rows read per table: [sequential scans, index scans' fetches] (pg_stat_user_tables). */
-  tables: Map<string, [number, number]>;
-};
-async function pgStat(db: SessionsBed["t"]["database"]["db"]): Promise<PgStat> {
-  await new Promise((r) => setTimeout(r, 11_000));
-  const { rows } = await db.raw(
-    `select xact_commit + xact_rollback as xacts, tup_inserted as inserted, tup_updated as updated,
-            tup_deleted as deleted, tup_returned as returned, tup_fetched as fetched
-       from pg_stat_database where datname = current_database()`,
-  );
-  const r = rows[0] as Record<string, string>;
-  const t = await db.raw(
-    "select relname, coalesce(seq_tup_read, 0) as seq, coalesce(idx_tup_fetch, 0) as idx from pg_stat_user_tables",
-  );
-  const tables = new Map<string, [number, number]>(
-    (t.rows as { relname: string; seq: string; idx: string }[]).map((x) => [x.relname, [Number(x.seq), Number(x.idx)]]),
-  );
-  const counts = Object.fromEntries(Object.entries(r).map(([k, v]) => [k, Number(v)])) as Omit<PgStat, "tables">;
-  return { ...counts, tables };
-}
-/** The three tables that gave up the most rows between two readings, per session. */
-function topTables(a: PgStat, b: PgStat, per: number): string {
-  const rows = [...b.tables].map(([name, [seq, idx]]) => {
-    const [seq0, idx0] = a.tables.get(name) ?? [0, 0];
-    return { name, seq: (seq - seq0) / per, idx: (idx - idx0) / per };
-  });
-  rows.sort((x, y) => y.seq + y.idx - (x.seq + x.idx));
-  return rows
-    .slice(0, 3)
-    .map((x) => `${x.name} ${x.seq.toFixed(0)} by sequential scans + ${x.idx.toFixed(0)} by index`)
-    .join(", ");
-}
-// tup_returned counts live rows read by sequential scans and index entries returned by index scans alike.
-const showPg = (a: PgStat, b: PgStat, per: number) =>
-  `${((b.xacts - a.xacts) / per).toFixed(1)} transactions (a statement outside one counts as one), rows ${((b.inserted - a.inserted) / per).toFixed(1)} inserted, ${((b.updated - a.updated) / per).toFixed(1)} updated, ${((b.deleted - a.deleted) / per).toFixed(1)} deleted, ${((b.fetched - a.fetched) / per).toFixed(0)} fetched, ${((b.returned - a.returned) / per).toFixed(0)} returned by scans of either kind (pg_stat_database); rows read, most: ${topTables(a, b, per)}`;
 
 /**
  * The worker has nothing left to do, seen from outside (the split mode has no controller to ask): two

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { leadershipLines } from "./soak-run.ts";
+import { leadershipLines } from "./soak-leadership.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "berth-soak-logs-test-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

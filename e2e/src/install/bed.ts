@@ -11,7 +11,7 @@
 // administrator (its password from the API's log, changed at first sign-in), the control plane's account
 // token, then the GPU chart synthesised again with the id the registration answers.
 //
-// A wrong option is reported in one line naming it (InstallError), not left as a failing pod: images are
+// A wrong option is reported in one line naming it (InstallError, checks.ts), not left as a failing pod: images are
 // looked up in the registry before anything is applied, Secrets the pods name are checked once the
 // install has made its own, and a pod that cannot pull or start while the install waits ends the wait.
 import { execFile, execFileSync } from "node:child_process";
@@ -26,11 +26,9 @@ import {
   BED_STORAGE_CLASS,
   ENVIRONMENTS,
   type Environment,
-  synthEnvironment,
 } from "@berth/cdk8s/environments";
 import { buildPostgresImage } from "@berth/cdk8s/image/postgres";
 import { parseRef, pushLayout } from "@berth/cdk8s/image/push";
-import { ensureConsoleBuilt } from "@berth/console";
 import { stringify } from "yaml";
 import { apiAs } from "../api-client.ts";
 import { type RunningCsiHostpath, startCsiHostpath } from "../testbed/csi-hostpath.ts";
@@ -48,10 +46,11 @@ import {
 } from "../testbed/real-node/index.ts";
 import { type LocalRegistry, startRegistry } from "../testbed/registry.ts";
 import type { Fleet } from "../testbed/types.ts";
+import { checkImages, checkSecrets, NS } from "./checks.ts";
+import { headRelease, type Release } from "./release.ts";
+import { rolledOut } from "./rollout.ts";
 
 const run = promisify(execFile);
-const ROOT = new URL("../../../", import.meta.url).pathname;
-const NS = "berth-system";
 export const BED_CLUSTER = "bed";
 export const BED_NODE = "bed-real-1";
 
@@ -83,16 +82,6 @@ export async function stopInstall(install: BedInstall | undefined): Promise<Inst
 }
 const ADMIN_EMAIL = "admin@berth.local";
 
-/** A wrong option or a missing Secret, said in one line that names the option. */
-export class InstallError extends Error {
-  readonly option: string;
-  constructor(option: string, problem: string) {
-    super(`${option}: ${problem}`);
-    this.name = "InstallError";
-    this.option = option;
-  }
-}
-
 export interface BedInstall {
   fleet: Fleet;
   node: RealNode;
@@ -112,45 +101,6 @@ export interface BedInstall {
   stop(): Promise<void>;
 }
 
-/**
- * A version of Berth as the bed installs it: its image and its manifests for the `bed` environment. HEAD's
- * is synthesised here (headRelease); an earlier commit's comes from that commit (release.ts).
- */
-export interface Release {
-  /** For logs: "HEAD", a commit. */
-  name: string;
-  /** Its image's tag in the bed's registry. */
-  tag: string;
-  /** Builds its image as an OCI layout (into `dir` or a cache of its own) and says where the layout is. */
-  buildImage(dir: string, log: (line: string) => void): Promise<string>;
-  /** Its manifests, file by file (00-crds, 10-control-plane, 20-gpu-…), the GPU chart carrying `clusterId`. */
-  charts(clusterId?: string): { file: string; objs: any[] }[];
-}
-
-/** This checkout's version: the image cdk8s/src/image/build.ts makes here and `env` synthesised. */
-export function headRelease(env: Environment = ENVIRONMENTS.bed as Environment): Release {
-  return {
-    name: "HEAD",
-    tag: "bed",
-    async buildImage(dir, log) {
-      // The image carries console/dist when it exists (cdk8s/src/image/build.ts).
-      const c = ensureConsoleBuilt({ log });
-      if (c.built) log(`[install] console built in ${(c.ms / 1000).toFixed(1)} s`);
-      await run(process.execPath, [join(ROOT, "cdk8s/src/image/build.ts"), dir, "--tag", "bed"], {
-        maxBuffer: 2 ** 24,
-      });
-      return dir;
-    },
-    charts(clusterId) {
-      const gpuName = Object.keys(env.gpuClusters)[0] ?? BED_GPU_CLUSTER;
-      const gpu = env.gpuClusters[gpuName];
-      const withId: Environment =
-        clusterId && gpu ? { ...env, gpuClusters: { ...env.gpuClusters, [gpuName]: { ...gpu, clusterId } } } : env;
-      return synthEnvironment(withId).map(({ file, chart }) => ({ file, objs: chart.toJson() as any[] }));
-    },
-  };
-}
-
 export interface BedInstallOptions {
   /** Default the committed `bed` environment (cdk8s/src/environments.ts). */
   environment?: Environment;
@@ -161,61 +111,6 @@ export interface BedInstallOptions {
   timeoutMs?: number;
   /** Aborted (Ctrl-C during the install): the next step or wait stops, and everything started is removed. */
   signal?: AbortSignal;
-}
-
-/** Option paths in `env` whose value is `v` (`controlPlane.image.image`, …). */
-export function optionsNaming(env: unknown, v: string, at = ""): string[] {
-  if (env === v) return [at];
-  if (!env || typeof env !== "object") return [];
-  return Object.entries(env).flatMap(([k, x]) => optionsNaming(x, v, at ? `${at}.${k}` : k));
-}
-
-const podTemplates = (objs: any[]) =>
-  objs
-    .filter((o) => ["Deployment", "StatefulSet"].includes(o.kind))
-    .map((o) => ({ owner: o, spec: o.spec.template.spec }));
-
-/** Every Secret the pod templates name (env and volumes), with where. */
-export function secretsNamed(objs: any[]): { secret: string; where: string }[] {
-  const out: { secret: string; where: string }[] = [];
-  for (const { owner, spec } of podTemplates(objs)) {
-    const where = `${owner.kind} ${owner.metadata.name}`;
-    for (const v of spec.volumes ?? []) if (v.secret) out.push({ secret: v.secret.secretName, where });
-    for (const c of spec.containers)
-      for (const e of c.env ?? [])
-        if (e.valueFrom?.secretKeyRef)
-          out.push({ secret: e.valueFrom.secretKeyRef.name, where: `${where} (${e.name})` });
-  }
-  return out;
-}
-
-const imagesNamed = (objs: any[]) => [
-  ...new Set(podTemplates(objs).flatMap(({ spec }) => spec.containers.map((c: any) => c.image as string))),
-];
-
-/** An option naming `value`, else the fallback; for InstallError. */
-const optionFor = (env: Environment, value: string, fallback: string) => {
-  const found = optionsNaming(env, value);
-  return found.length ? found.join(", ") : fallback;
-};
-
-async function manifestExists(ref: string): Promise<string | undefined> {
-  let r: ReturnType<typeof parseRef>;
-  try {
-    r = parseRef(ref);
-  } catch (e) {
-    return (e as Error).message;
-  }
-  let res: Response;
-  try {
-    res = await fetch(`http://${r.host}/v2/${r.repository}/manifests/${r.tag}`, {
-      method: "HEAD",
-      headers: { accept: "application/vnd.oci.image.manifest.v1+json,application/vnd.oci.image.index.v1+json" },
-    });
-  } catch (e) {
-    return `the registry ${r.host} does not answer (${(e as Error).message})`;
-  }
-  return res.ok ? undefined : `${ref} is not in the registry (${res.status})`;
 }
 
 /** kubectl apply --server-side of these objects, one field manager per chart (the charts share a Namespace). */
@@ -236,128 +131,9 @@ async function apply(kubeconfig: string, dir: string, name: string, objs: unknow
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The first reason a pod of these labels cannot start, or undefined. */
-function stuck(pod: any): { reason: string; message: string; image: string } | undefined {
-  for (const s of pod.status?.containerStatuses ?? []) {
-    const w = s.state?.waiting;
-    if (w && ["ErrImagePull", "ImagePullBackOff", "CreateContainerConfigError", "InvalidImageName"].includes(w.reason))
-      return { reason: w.reason, message: w.message ?? "", image: s.image };
-    if (w?.reason === "CrashLoopBackOff")
-      return { reason: w.reason, message: s.lastState?.terminated?.reason ?? "", image: s.image };
-  }
-  return undefined;
-}
-
-/** Every image the environment's pods name is in the registry it names (the node pulls from there). */
-export async function checkImages(env: Environment, objs?: any[]): Promise<void> {
-  objs ??= synthEnvironment(env).flatMap(({ chart }) => chart.toJson() as any[]);
-  for (const image of imagesNamed(objs)) {
-    const problem = await manifestExists(image);
-    if (problem) throw new InstallError(optionFor(env, image, `the image ${image}`), `cannot be pulled: ${problem}`);
-  }
-}
-
-/**
- * Every Secret the control plane's pods name exists (after the install has made its own): a missing one
- * would leave its pods waiting in CreateContainerConfigError. The operator's token comes later.
- */
-export async function checkSecrets(env: Environment, kube: KubeHttp): Promise<void> {
-  const cp = synthEnvironment(env)
-    .find((c) => c.file.startsWith("10-"))
-    ?.chart.toJson() as any[];
-  for (const { secret: s, where } of secretsNamed(cp)) {
-    const got = await kube.raw("GET", `/api/v1/namespaces/${NS}/secrets/${s}`);
-    if (got.status === 404)
-      throw new InstallError(
-        optionFor(env, s, `the Secret ${s}`),
-        `the Secret ${NS}/${s} does not exist (named by ${where}); make it first (docs/deploy.md)`,
-      );
-  }
-}
-
-/** How long a pod may stay unschedulable before a rollout's wait gives up on it. */
-const UNSCHEDULABLE_MS = 120_000;
-
 /** A chart's objects by its file's prefix ("00-", "10-", "20-"). */
 const chartIn = (charts: { file: string; objs: any[] }[], prefix: string) =>
   charts.find((c) => c.file.startsWith(prefix))?.objs ?? [];
-
-/**
- * Resolves once the Deployment or StatefulSet has rolled out its current template: every replica updated
- * and Ready, none of an older revision left. A pod that cannot pull or start ends the wait (InstallError
- * naming the option); a crash loop is waited on a while (a process waiting for Postgres restarts a few times).
- */
-export async function rolledOut(
-  kube: KubeHttp,
-  env: Environment,
-  kind: "deployments" | "statefulsets",
-  name: string,
-  o: { timeoutMs: number; interrupted?: () => void },
-): Promise<void> {
-  const deadline = Date.now() + o.timeoutMs;
-  for (;;) {
-    o.interrupted?.();
-    const d = await kube.json<any>("GET", `/apis/apps/v1/namespaces/${NS}/${kind}/${name}`);
-    const want = d.spec.replicas ?? 1;
-    const st = d.status ?? {};
-    const ok =
-      (st.observedGeneration ?? 0) >= d.metadata.generation &&
-      (st.readyReplicas ?? 0) >= want &&
-      (st.updatedReplicas ?? 0) >= want &&
-      (st.replicas ?? 0) <= want;
-    if (ok) return;
-    const sel = Object.entries(d.spec.selector.matchLabels)
-      .map(([k, v]) => `${k}=${v}`)
-      .join(",");
-    const pods = await kube.json<any>("GET", `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(sel)}`);
-    for (const p of pods.items) {
-      // A pod no node can take (a rolling update's extra pod on a full node) will not start by waiting.
-      const unschedulable = p.status?.conditions?.find(
-        (c: any) => c.type === "PodScheduled" && c.status === "False" && c.reason === "Unschedulable",
-      );
-      if (unschedulable && Date.now() - Date.parse(unschedulable.lastTransitionTime) > UNSCHEDULABLE_MS)
-        throw new Error(`${kind.slice(0, -1)} ${name}: pod ${p.metadata.name} unschedulable: ${unschedulable.message}`);
-      const s = stuck(p);
-      if (!s) continue;
-      const missing = /secret "([^"]+)" not found/.exec(s.message)?.[1];
-      if (missing)
-        throw new InstallError(
-          optionFor(env, missing, `the Secret ${missing}`),
-          `the Secret ${NS}/${missing} does not exist (pod ${p.metadata.name})`,
-        );
-      if (s.reason !== "CrashLoopBackOff")
-        throw new InstallError(
-          optionFor(env, s.image, `the image ${s.image}`),
-          `${s.reason} on pod ${p.metadata.name}: ${s.message.split("\n")[0]}`,
-        );
-      // A process that waits for another (the API for Postgres) restarts a few times on a first install.
-      const restarts = p.status.containerStatuses?.[0]?.restartCount ?? 0;
-      if (restarts < 6 && Date.now() < deadline) continue;
-      const logs = await kube.raw("GET", `/api/v1/namespaces/${NS}/pods/${p.metadata.name}/log?previous=true`);
-      throw new Error(
-        `${kind.slice(0, -1)} ${name}: pod ${p.metadata.name} crashes (${restarts} restarts): ${
-          logs.text
-            .split("\n")
-            .filter((l) => l.trim() && !/^\s+at /.test(l))
-            .at(-1) ?? ""
-        }`,
-      );
-    }
-    if (Date.now() > deadline)
-      throw new Error(`${kind.slice(0, -1)} ${name} not ready in ${o.timeoutMs / 1000} s: ${JSON.stringify(d.status)}`);
-    await sleep(1000);
-  }
-}
-
-/** Berth's Deployments and StatefulSets on the bed, each rolled out (rolledOut). */
-export async function allRolledOut(install: BedInstall, env: Environment, timeoutMs: number): Promise<void> {
-  await Promise.all([
-    ...["berth-api", "berth-worker", "berth-operator", "berth-gateway"].map((n) =>
-      rolledOut(install.kube, env, "deployments", n, { timeoutMs }),
-    ),
-    ...["berth-postgres", "berth-metrics"].map((n) => rolledOut(install.kube, env, "statefulsets", n, { timeoutMs })),
-  ]);
-}
 
 /**
  * docs/deploy.md's upgrade on the bed: `release`'s image pushed (the layout `image` when already built) and

@@ -11,16 +11,8 @@ import { apiAs } from "../api-client.ts";
 import { converse } from "../real/converse.ts";
 import { canRunRealNode } from "../testbed/real-node/index.ts";
 import { eventually } from "../testbed/waiting.test-support.ts";
-import {
-  BED_NODE,
-  type BedInstall,
-  checkImages,
-  checkSecrets,
-  InstallError,
-  installOnTheBed,
-  NOTHING_LEFT,
-  stopInstall,
-} from "./bed.ts";
+import { BED_NODE, type BedInstall, installOnTheBed, NOTHING_LEFT, stopInstall } from "./bed.ts";
+import { checkImages, checkSecrets, InstallError } from "./checks.ts";
 import { aResearcherWithCredits, BED_PRESET, chargeFor, offerTerminal, sessionCharges } from "./researcher.ts";
 
 const can = canRunRealNode();

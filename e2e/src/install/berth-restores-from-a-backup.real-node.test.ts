@@ -32,7 +32,8 @@ import {
   restore,
   restoreDump,
 } from "./backup.ts";
-import { BED_NODE, type BedInstall, installOnTheBed, NOTHING_LEFT, secretsNamed, stopInstall } from "./bed.ts";
+import { BED_NODE, type BedInstall, installOnTheBed, NOTHING_LEFT, stopInstall } from "./bed.ts";
+import { secretsNamed } from "./checks.ts";
 import {
   aResearcherWithCredits,
   BED_PRESET,

@@ -15,18 +15,8 @@ import { apiAs } from "../api-client.ts";
 import { canRunRealNode } from "../testbed/real-node/index.ts";
 import { eventually } from "../testbed/waiting.test-support.ts";
 import { query } from "./backup.ts";
-import {
-  allRolledOut,
-  applyRelease,
-  BED_NODE,
-  type BedInstall,
-  headRelease,
-  installOnTheBed,
-  NOTHING_LEFT,
-  type Release,
-  stopInstall,
-} from "./bed.ts";
-import { migrationsSince, releaseAt, releaseKnown, upgradeFrom } from "./release.ts";
+import { applyRelease, BED_NODE, type BedInstall, installOnTheBed, NOTHING_LEFT, stopInstall } from "./bed.ts";
+import { headRelease, migrationsSince, type Release, releaseAt, releaseKnown, upgradeFrom } from "./release.ts";
 import {
   aResearcherWithCredits,
   BED_PRESET,
@@ -35,6 +25,7 @@ import {
   type Researcher,
   sessionCharges,
 } from "./researcher.ts";
+import { allRolledOut } from "./rollout.ts";
 import { followEvents, handOvers, longestGap, requestLoop, watchLease, watchReady } from "./watch.ts";
 
 const FROM = upgradeFrom();

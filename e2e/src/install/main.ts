@@ -1,5 +1,6 @@
 // `npm run bed:install`: Berth installed on the bed's real node (bed.ts), up until Ctrl-C, then torn down.
-import { InstallError, installOnTheBed } from "./bed.ts";
+import { installOnTheBed } from "./bed.ts";
+import { InstallError } from "./checks.ts";
 
 const log = (line: string) => console.log(line);
 const stopped = new AbortController();

@@ -1,20 +1,65 @@
 // biome-ignore-all lint/suspicious/noExplicitAny: manifests as they come
-// An earlier landed version of Berth as the bed installs it (bed.ts Release), for the upgrade test: that
-// commit's own image, made by that commit's own builder from that commit's tree, and that commit's own
-// committed manifests (cdk8s/dist/bed), which only this checkout's bed fills in (the image's tag, the
-// registered cluster id). The previous version is BERTH_UPGRADE_FROM, default UPGRADE_FROM: move it forward
-// to the last commit that passed CI when a version lands.
+// Versions of Berth as the bed installs them (bed.ts): this checkout's (headRelease), and an earlier landed
+// one for the upgrade test (releaseAt): that commit's own image, made by that commit's own builder from that
+// commit's tree, and that commit's own committed manifests (cdk8s/dist/bed), which only this checkout's bed
+// fills in (the image's tag, the registered cluster id). The previous version is BERTH_UPGRADE_FROM, default
+// UPGRADE_FROM: move it forward to the last commit that passed CI when a version lands.
 import { execFile, execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { BED_REGISTRY } from "@berth/cdk8s/environments";
+import {
+  BED_GPU_CLUSTER,
+  BED_REGISTRY,
+  ENVIRONMENTS,
+  type Environment,
+  synthEnvironment,
+} from "@berth/cdk8s/environments";
 import { cacheRoot } from "@berth/cdk8s/image/sessions";
+import { ensureConsoleBuilt } from "@berth/console";
 import { parseAllDocuments } from "yaml";
-import type { Release } from "./bed.ts";
 
 const run = promisify(execFile);
 const ROOT = new URL("../../../", import.meta.url).pathname;
+
+/**
+ * A version of Berth as the bed installs it: its image and its manifests for the `bed` environment. HEAD's
+ * is synthesised here (headRelease); an earlier commit's comes from that commit (releaseAt).
+ */
+export interface Release {
+  /** For logs: "HEAD", a commit. */
+  name: string;
+  /** Its image's tag in the bed's registry. */
+  tag: string;
+  /** Builds its image as an OCI layout (into `dir` or a cache of its own) and says where the layout is. */
+  buildImage(dir: string, log: (line: string) => void): Promise<string>;
+  /** Its manifests, file by file (00-crds, 10-control-plane, 20-gpu-…), the GPU chart carrying `clusterId`. */
+  charts(clusterId?: string): { file: string; objs: any[] }[];
+}
+
+/** This checkout's version: the image cdk8s/src/image/build.ts makes here and `env` synthesised. */
+export function headRelease(env: Environment = ENVIRONMENTS.bed as Environment): Release {
+  return {
+    name: "HEAD",
+    tag: "bed",
+    async buildImage(dir, log) {
+      // The image carries console/dist when it exists (cdk8s/src/image/build.ts).
+      const c = ensureConsoleBuilt({ log });
+      if (c.built) log(`[install] console built in ${(c.ms / 1000).toFixed(1)} s`);
+      await run(process.execPath, [join(ROOT, "cdk8s/src/image/build.ts"), dir, "--tag", "bed"], {
+        maxBuffer: 2 ** 24,
+      });
+      return dir;
+    },
+    charts(clusterId) {
+      const gpuName = Object.keys(env.gpuClusters)[0] ?? BED_GPU_CLUSTER;
+      const gpu = env.gpuClusters[gpuName];
+      const withId: Environment =
+        clusterId && gpu ? { ...env, gpuClusters: { ...env.gpuClusters, [gpuName]: { ...gpu, clusterId } } } : env;
+      return synthEnvironment(withId).map(({ file, chart }) => ({ file, objs: chart.toJson() as any[] }));
+    },
+  };
+}
 
 /** The last commit that passed CI before the upgrade test landed. */
 export const UPGRADE_FROM = "2ef165d";

@@ -10,16 +10,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
 import type { ClusterDescription, FleetDescription } from "../testbed/types.ts";
 import { providerName, startFleet } from "./index.ts";
-import {
-  bedVersions,
-  KindUnsupported,
-  kindClusterConfig,
-  kindPlan,
-  REGISTRY_CONTAINER,
-  type Runner,
-  serverAndCa,
-  startKindFleet,
-} from "./kind.ts";
+import { type Runner, serverAndCa, startKindFleet } from "./kind.ts";
+import { bedVersions, KindUnsupported, kindClusterConfig, kindPlan, REGISTRY_CONTAINER } from "./kind-plan.ts";
 
 const FLEET: FleetDescription = {
   clusters: [

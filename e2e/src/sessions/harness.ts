@@ -5,7 +5,7 @@
 // (least-privilege credentials, as its install makes them) and the leader-elected worker. Journeys use
 // only the REST API, the SSE stream and what they can see in the clusters.
 
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -15,7 +15,7 @@ import {
   startWorker as startApiWorker,
   type WebhookWorkerOptions,
 } from "@berth/api";
-import { apiRbac, controlPlaneRbac, workerRbac } from "@berth/api/rbac";
+import { apiRbac, workerRbac } from "@berth/api/rbac";
 import {
   createClustersRuntime,
   grantToOrganization,
@@ -31,58 +31,32 @@ import {
 import { ApiError, type BodyOf } from "@berth/console/client";
 import type { RunningWorker, SessionControllerOptions } from "@berth/controllers";
 import { HttpKube } from "@berth/controllers/kube";
-import { LABELS, ResourcePolicyKind, resourcePath, SessionMirrorKind } from "@berth/crds";
+import { ResourcePolicyKind, resourcePath } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
-import { operatorRbac, parseConfig, type RunningOperator, startOperator } from "@berth/operator";
 import type { KubeConfig } from "@kubernetes/client-node";
 import pino from "pino";
-import { apiAs, bedApi } from "../api-client.ts";
+import { bedApi } from "../api-client.ts";
 import { mintControlPlaneCredential } from "../clusters/credentials.ts";
 import {
   type Cluster,
-  type ClusterDescription,
   type Credential,
   type Fleet,
   type FleetDescription,
-  type GpuNodeDescription,
-  KubeHttp,
   kubeConfigFrom,
   startFleet,
 } from "../index.ts";
+import { explainSession } from "./explain.ts";
+import { adminKube, SESSIONS_NS, SMALL_FLEET, SYSTEM_NS } from "./fleet.ts";
+import { type BedOperatorOptions, type GpuClusterHandle, joinGpuCluster } from "./gpu-cluster.ts";
+import { ensureOperatorNamespaces } from "./operator-install.ts";
+
+// The package's sessions entry (@berth/e2e/sessions): journeys and benches take the fleet's names and the
+// event stream from here with the bed.
+export { openEventStream } from "./event-stream.ts";
+export { adminKube, gpuCluster, H100, L4, MANAGEMENT, SESSIONS_NS, SMALL_FLEET, SYSTEM_NS } from "./fleet.ts";
+export type { GpuClusterHandle } from "./gpu-cluster.ts";
 
 type ResourcePolicySpecInput = Parameters<typeof ResourcePolicyKind.build>[1];
-
-export const H100 = "NVIDIA-H100-80GB-HBM3";
-export const L4 = "NVIDIA-L4";
-export const SESSIONS_NS = "berth-sessions";
-export const SYSTEM_NS = "berth-system";
-
-/** A fleet's management cluster. */
-export const MANAGEMENT: ClusterDescription = { name: "mgmt", kind: "management" };
-
-/**
- * A GPU cluster as the journeys run one: the `nvidia` RuntimeClass and a device plugin, HAMi's when a node
- * carries a sharing layer.
- */
-export function gpuCluster(name: string, nodes: GpuNodeDescription[]): ClusterDescription {
-  return {
-    name,
-    kind: "gpu",
-    nodes,
-    gpuRuntimeClass: true,
-    gpuDevicePlugin: nodes.some((n) => n.sharing === "hami") ? "hami" : true,
-  };
-}
-
-export const SMALL_FLEET: FleetDescription = {
-  clusters: [
-    MANAGEMENT,
-    gpuCluster("gpu-a", [{ name: "gpu-a-1", gpuModel: H100, gpuCount: 2 }]),
-    gpuCluster("gpu-b", [{ name: "gpu-b-1", gpuModel: L4, gpuCount: 2 }]),
-  ],
-};
-
-export const adminKube = (c: Cluster) => new KubeHttp({ server: c.server, caPem: c.caPem, token: c.adminToken });
 
 /**
  * How the bed makes Berth's Kubernetes credentials. Default: minted from the code's rule lists
@@ -93,78 +67,6 @@ export interface BedAccounts {
   management(mgmt: Cluster): Promise<{ api: Credential; worker: Credential }>;
   /** On a GPU cluster (its CRD and namespaces installed): the operator's, and the one registered for the control plane. */
   gpu(c: Cluster): Promise<{ operator: Credential; controlPlane: Credential }>;
-}
-
-/** What an operator's install does on its GPU cluster: namespaces, the mirror CRD, a least-privilege account. */
-export async function installOperator(c: Cluster, dir: string, operatorCredential?: Credential): Promise<string> {
-  const admin = adminKube(c);
-  try {
-    const crd = loadCrds().find((x) => x.metadata.name === SessionMirrorKind.crdName);
-    await admin.ensure("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
-    await ensureOperatorNamespaces(admin);
-    const path = join(dir, `operator-${c.name}.kubeconfig`);
-    if (operatorCredential) {
-      await waitForMirrorCrd(admin, c.name);
-      writeFileSync(path, operatorCredential.kubeconfig);
-      return path;
-    }
-    const rbac = operatorRbac();
-    const system = rbac.namespaceRules.find((n) => n.namespace === SYSTEM_NS);
-    const cred = await c.mintCredential({
-      name: "berth-operator",
-      namespace: SYSTEM_NS,
-      clusterRules: rbac.clusterRules,
-      rules: system?.rules ?? [],
-    });
-    for (const { namespace, rules } of rbac.namespaceRules.filter((n) => n.namespace !== SYSTEM_NS)) {
-      const r = "/apis/rbac.authorization.k8s.io/v1";
-      await admin.ensure(`${r}/namespaces/${namespace}/roles`, {
-        apiVersion: "rbac.authorization.k8s.io/v1",
-        kind: "Role",
-        metadata: { name: "berth-operator" },
-        rules,
-      });
-      await admin.ensure(`${r}/namespaces/${namespace}/rolebindings`, {
-        apiVersion: "rbac.authorization.k8s.io/v1",
-        kind: "RoleBinding",
-        metadata: { name: "berth-operator" },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "berth-operator" },
-        subjects: [{ kind: "ServiceAccount", name: cred.serviceAccount, namespace: cred.namespace }],
-      });
-    }
-    await waitForMirrorCrd(admin, c.name);
-    writeFileSync(path, cred.kubeconfig);
-    return path;
-  } finally {
-    admin.close();
-  }
-}
-
-async function ensureOperatorNamespaces(admin: KubeHttp): Promise<void> {
-  for (const ns of [SYSTEM_NS, SESSIONS_NS]) {
-    const labels = ns === SESSIONS_NS ? { "pod-security.kubernetes.io/enforce": "restricted" } : {};
-    await admin.ensure("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels } });
-  }
-}
-
-async function waitForMirrorCrd(admin: KubeHttp, cluster: string): Promise<void> {
-  for (let i = 0; ; i++) {
-    const res = await admin.raw("GET", resourcePath(SessionMirrorKind, { namespace: SESSIONS_NS }));
-    if (res.status === 200) return;
-    if (i > 100) throw new Error(`the SessionMirror CRD is never served on ${cluster}: ${res.status}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-export interface GpuClusterHandle {
-  name: string;
-  id: string;
-  cluster: Cluster;
-  tokenFile: string;
-  kubeconfigPath: string;
-  operator: RunningOperator | undefined;
-  /** Starts (again) this cluster's operator. */
-  startOperator(identity?: string): Promise<RunningOperator>;
 }
 
 export interface SessionsBed {
@@ -203,19 +105,9 @@ export interface SessionsBed {
   stop(): Promise<void>;
 }
 
-export interface SessionsBedOptions {
+export interface SessionsBedOptions extends BedOperatorOptions {
   fleet?: FleetDescription;
   worker?: Partial<SessionControllerOptions>;
-  /** Operators' inventory resync (a heartbeat); default 2 s so that a silent cluster shows within the test. */
-  operatorResyncMs?: number;
-  /** Operators' inventory debounce; default 50 ms (tests), production 500 ms. */
-  operatorDebounceMs?: number;
-  /** Operators' usage interval (one sample per session pod and interval); default 60 s, as in production. */
-  operatorUsageIntervalMs?: number;
-  /** Operators' volume-sync tick (storage capacity reports); default 30 s, as in production. */
-  operatorStorageIntervalMs?: number;
-  /** Operators' GPU metrics source (a DCGM exporter's metrics URL, scraped every `intervalMs`); default none. */
-  operatorGpuMetrics?: { url: string; intervalMs: number };
   /** The worker's lease timings; default short (3 s) so that failover tests are quick. */
   workerLease?: { durationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
   /** The worker's webhook dispatcher (allowlist, receivers' CA); default: on, nothing internal admitted. */
@@ -233,18 +125,12 @@ export interface SessionsBedOptions {
    * registries over plain HTTP. Default: kwok only.
    */
   realNodes?: { registries: readonly string[] };
-  /** How long a started session app may take to become Ready before its session fails; default 10 min. */
-  operatorAppReadyTimeoutMs?: number;
-  /** Operators' idle-rule probe interval (notebook and GPU signals); default 30 s, as in production. */
-  operatorActivityIntervalMs?: number;
   /** More of the API's environment (e.g. BERTH_METRICS_SERVER_URL). */
   apiEnv?: Record<string, string>;
   /** More of it from the started fleet (e.g. an address on a real node's bridge), before the API starts. */
   apiEnvFrom?: (fleet: Fleet) => Promise<Record<string, string>>;
   /** The worker's imports and builds loops, with the API's images configuration (BERTH_REGISTRY_URL). */
   workerImages?: boolean;
-  /** Image builds on these clusters' operators (BERTH_OPERATOR_BUILDS_*), by cluster name. */
-  operatorBuilds?: Record<string, { namespace: string; nodeSelector: string }>;
   /**
    * Berth's credentials; default: minted from the rule lists. Given, the API also installs the default
    * catalog with its own credential, as it does at start (api/src/bootstrap).
@@ -327,69 +213,16 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
     const gpu: Record<string, GpuClusterHandle> = {};
     for (const c of fleet.clusters.filter((x) => x.kind === "gpu")) {
       const given = opts.accounts ? await givenGpuAccounts(opts.accounts, c) : undefined;
-      const kubeconfigPath = await installOperator(c, dir, given?.operator);
-      const cpCred =
-        given?.controlPlane ??
-        (await mintControlPlaneCredential(c, { name: "berth-control-plane", rbac: controlPlaneRbac() }));
-      const registered = await apiAs(t.api.url, superAdmin.token)
-        .call("registerCluster", {
-          body: {
-            name: c.name,
-            session_domain: `${c.name}.sessions.localhost`,
-            credential: { server: c.server, ca_data: c.caPem, token: cpCred.token },
-          },
-        })
-        .catch((e: unknown) => {
-          throw new Error(`registering ${c.name}: ${(e as Error).message}`, { cause: e });
-        });
-      const tokenFile = join(dir, `token-${c.name}`);
-      writeFileSync(`${tokenFile}.new`, registered.operator_token.token);
-      renameSync(`${tokenFile}.new`, tokenFile);
-      const h: GpuClusterHandle = {
-        name: c.name,
-        id: registered.cluster.id,
+      const h = await joinGpuCluster({
         cluster: c,
-        tokenFile,
-        kubeconfigPath,
-        operator: undefined,
-        async startOperator(identity = `${c.name}-op-${Math.random().toString(36).slice(2, 6)}`) {
-          const op = await startOperator(
-            parseConfig({
-              clusterId: h.id,
-              kube: { mode: "kubeconfig", path: kubeconfigPath },
-              controlPlaneUrl: plane.url,
-              tokenFile,
-              requestTimeoutMs: 5_000,
-              http: { host: "127.0.0.1", port: 0 },
-              // Short for quick failovers, with room for a slow renewal on a loaded machine (a 2 s deadline
-              // made a standby flap there instead of leading).
-              lease: { identity, durationMs: 5_000, renewDeadlineMs: 4_000, retryPeriodMs: 250 },
-              inventory: {
-                debounceMs: opts.operatorDebounceMs ?? 50,
-                resyncMs: opts.operatorResyncMs ?? 2_000,
-                listPageSize: 500,
-              },
-              usage: { intervalMs: opts.operatorUsageIntervalMs ?? 60_000, graceMs: 200 },
-              storage: { intervalMs: opts.operatorStorageIntervalMs ?? 30_000 },
-              ...(opts.operatorAppReadyTimeoutMs !== undefined
-                ? { sessions: { appReadyTimeoutMs: opts.operatorAppReadyTimeoutMs } }
-                : {}),
-              ...(opts.operatorActivityIntervalMs !== undefined
-                ? { activity: { intervalMs: opts.operatorActivityIntervalMs } }
-                : {}),
-              ...(opts.operatorGpuMetrics
-                ? { gpuMetrics: { ...opts.operatorGpuMetrics, timeoutMs: 1_000, retentionMs: 600_000 } }
-                : {}),
-              ...(opts.operatorBuilds?.[c.name] ? { builds: opts.operatorBuilds[c.name] } : {}),
-              backoff: { baseMs: 100, maxMs: 1_000, jitter: 0.5 },
-              logLevel: "silent",
-            }),
-            { log },
-          );
-          h.operator = op;
-          return op;
-        },
-      };
+        dir,
+        apiUrl: t.api.url,
+        superAdminToken: superAdmin.token,
+        planeUrl: plane.url,
+        log,
+        operator: opts,
+        ...(given ? { given } : {}),
+      });
       gpu[c.name] = h;
       await h.startOperator();
       stops.push(async () => {
@@ -457,55 +290,6 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
       for (const w of workers) await w.stop();
     });
 
-    /**
-     * What a session's timeout cannot show from the API: each GPU cluster's mirror and pods of it, and the
-     * operators' last reports (the API folds a pending pod's reasons into "waiting for the pod").
-     */
-    const explain = async (id: string): Promise<string> => {
-      const out: Record<string, unknown> = {};
-      try {
-        out.reports = await t.database
-          .db("session_status_reports")
-          .where({ session: id })
-          .select("cluster_id", "phase", "node", "reason", "message", "observed_generation", "at");
-        for (const [name, h] of Object.entries(gpu)) {
-          const k = adminKube(h.cluster);
-          try {
-            const selector = encodeURIComponent(`${LABELS.sessionId}=${id}`);
-            const mirrors = await k.json<{ items: any[] }>(
-              "GET",
-              `${resourcePath(SessionMirrorKind, { namespace: SESSIONS_NS })}?labelSelector=${selector}`,
-            );
-            const pods = await k.json<{ items: any[] }>(
-              "GET",
-              `/api/v1/namespaces/${SESSIONS_NS}/pods?labelSelector=${selector}`,
-            );
-            out[name] = {
-              mirrors: mirrors.items.map((m) => ({
-                uid: m.metadata.uid,
-                revision: m.spec?.revision,
-                deleting: m.metadata.deletionTimestamp,
-                finalizers: m.metadata.finalizers,
-                assignment: m.spec?.resources?.gpuAssignment,
-              })),
-              pods: pods.items.map((p) => ({
-                uid: p.metadata.uid,
-                owner: p.metadata.ownerReferences?.[0]?.uid,
-                node: p.spec?.nodeName,
-                phase: p.status?.phase,
-                deleting: p.metadata.deletionTimestamp,
-                conditions: p.status?.conditions?.map((c: any) => `${c.type}=${c.status} ${c.reason ?? ""}`),
-              })),
-            };
-          } finally {
-            k.close();
-          }
-        }
-      } catch (err) {
-        out.error = String(err);
-      }
-      return JSON.stringify(out);
-    };
     const bed: SessionsBed = {
       fleet,
       t,
@@ -533,7 +317,7 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
           if (!(r instanceof ApiError) && pred(r)) return r;
           if (Date.now() > deadline)
             throw new Error(
-              `timed out waiting for ${what}; last: ${JSON.stringify(last).slice(0, 1500)}; on the clusters: ${await explain(id)}`,
+              `timed out waiting for ${what}; last: ${JSON.stringify(last).slice(0, 1500)}; on the clusters: ${await explainSession(t.database.db, Object.values(gpu), id)}`,
             );
           await new Promise((res) => setTimeout(res, 100));
         }
@@ -594,62 +378,4 @@ async function givenGpuAccounts(accounts: BedAccounts, c: Cluster) {
     admin.close();
   }
   return accounts.gpu(c);
-}
-
-/** A minimal SSE reader over fetch (the bearer token cannot go through EventSource). */
-export async function openEventStream(url: string, token: string, lastEventId?: string) {
-  const ac = new AbortController();
-  const res = await fetch(url, {
-    headers: { authorization: `Bearer ${token}`, ...(lastEventId ? { "last-event-id": lastEventId } : {}) },
-    signal: ac.signal,
-  });
-  if (res.status !== 200 || !res.body) throw new Error(`stream answered ${res.status}`);
-  const events: { id?: string; event: string; data: any }[] = [];
-  const reader = res.body.getReader();
-  const decoder = new TextDecoder();
-  let buf = "";
-  const pump = (async () => {
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        buf += decoder.decode(value, { stream: true });
-        let i = buf.indexOf("\n\n");
-        while (i >= 0) {
-          const block = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          i = buf.indexOf("\n\n");
-          const e: { id?: string; event: string; data: any } = { event: "message", data: undefined };
-          for (const line of block.split("\n")) {
-            if (line.startsWith("id: ")) e.id = line.slice(4);
-            else if (line.startsWith("event: ")) e.event = line.slice(7);
-            else if (line.startsWith("data: ")) e.data = JSON.parse(line.slice(6));
-          }
-          if (e.data !== undefined) events.push(e);
-        }
-      }
-    } catch {
-      // aborted
-    }
-  })();
-  return {
-    events,
-    headers: res.headers,
-    async waitFor(pred: (e: { id?: string; event: string; data: any }) => boolean, what: string, timeoutMs = 30_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const hit = events.find(pred);
-        if (hit) return hit;
-        if (Date.now() > deadline)
-          throw new Error(
-            `no event: ${what}; got ${events.map((e) => `${e.event}:${e.data?.session?.phase ?? ""}`).join(", ")}`,
-          );
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    },
-    async close() {
-      ac.abort();
-      await pump;
-    },
-  };
 }

@@ -1,6 +1,9 @@
 // What a service of `npm start` is (main.ts runs them, services.ts lists them).
 import type { Fleet } from "../testbed/types.ts";
 
+/** The services' log level (BERTH_LOG_LEVEL, default warn). */
+export const logLevel = process.env.BERTH_LOG_LEVEL ?? "warn";
+
 export interface ServiceContext {
   root: string;
   /** The clone's ignored .data folder. */

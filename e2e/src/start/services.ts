@@ -13,18 +13,18 @@
 //   clusters   the GPU clusters registered through the clusters domain, each with its operator installed
 //              (namespaces, SessionMirror CRD, least-privilege ServiceAccount) and a token file
 //   build-cluster  the real node's cluster made a build cluster and marked for builds (builds.ts)
-//   storage    the default pool "shared" every GPU cluster mounts (what a real install has on each: a
-//              CSIDriver, the StorageClass berth-shared, a capacity report, and here a small provisioner
-//              standing in for the driver), and the demo researcher's `home` volume on it. Where the real
-//              node runs, a real CSI driver on it (testbed/csi-hostpath.ts) serves the class
+//   storage    the default pool "shared" every GPU cluster mounts (storage.ts; what a real install has on
+//              each: a CSIDriver, the StorageClass berth-shared, a capacity report, and here a small
+//              provisioner standing in for the driver), and the demo researcher's `home` volume on it.
+//              Where the real node runs, a real CSI driver on it (testbed/csi-hostpath.ts) serves the class
 //              berth-hostpath and the pool "real-node" on its cluster, whose capacity is the driver's own
 //   real-sessions  where the real node runs: its cluster's GPU sessions steered onto it, a preset that fits,
 //              and the session images built in the background, then offered in the catalog (real-sessions.ts)
 //   gpu-exporters  a stand-in GPU exporter per GPU node (metrics.ts)
 //   gateways   one per GPU cluster on 127.0.0.1:9443+n (BERTH_GATEWAY_PORT) with its own certificate, the
 //              stand-in app behind it
-//   operators  one per GPU cluster: inventory, session mirrors → pods, status reports over /internal, and
-//              the idle rule's signals (the GPU exporters', and the stand-in's notebook status)
+//   operators  one per GPU cluster (operators.ts): inventory, session mirrors → pods, status reports over
+//              /internal, and the idle rule's signals (the GPU exporters', and the stand-in's notebook status)
 //   worker     the leader-elected session controllers (placement, dispatch, lifecycle)
 // Each piece is its workspace's own start function; this file only wires them.
 
@@ -33,10 +33,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   connect,
-  ensureDefaultPool,
-  ensureHomeVolume,
   ensureLocalDemo,
-  ensurePool,
   parseConfig,
   parseSecretKeys,
   type RunningApi,
@@ -50,21 +47,20 @@ import { ensureConsoleBuilt } from "@berth/console";
 import { startStatusServer } from "@berth/controllers";
 import { VERSION } from "@berth/crds";
 import { loadCrds } from "@berth/crds/manifests";
-import { parseConfig as parseOperatorConfig, type RunningOperator, startOperator } from "@berth/operator";
 import pino from "pino";
 import { adminKube, mintControlPlaneCredential } from "../clusters/credentials.ts";
 import { registerLocalGpuClusters } from "../clusters/register-local.ts";
-import { FIRST_GATEWAY_PORT, gatewaysService, localSessionDomain, realPodCidrsOf } from "../connect/local-gateways.ts";
-import { installOperator } from "../sessions/harness.ts";
-import { type BedProvisioner, installBedStorage, startProvisioner } from "../storage/bed-storage.ts";
-import { HOSTPATH_STORAGE_CLASS, type RunningCsiHostpath, startCsiHostpath } from "../testbed/csi-hostpath.ts";
+import { FIRST_GATEWAY_PORT, gatewaysService, localSessionDomain } from "../connect/local-gateways.ts";
+import { installOperator } from "../sessions/operator-install.ts";
 import { pushIndex } from "../testbed/images.ts";
 import { kubeConfigFrom } from "../testbed/kubeconfig.ts";
 import { startRegistry } from "../testbed/registry.ts";
-import { buildClusterService, builderService, LOCAL_BUILD_NODES } from "./builds.ts";
+import { buildClusterService, builderService } from "./builds.ts";
 import { gpuExportersService, metricsService, scrape } from "./metrics.ts";
+import { operatorsService } from "./operators.ts";
 import { realSessionsService } from "./real-sessions.ts";
-import type { Service } from "./service.ts";
+import { logLevel, type Service } from "./service.ts";
+import { storageService } from "./storage.ts";
 
 /** A value made once and kept in .data (the user-token signing secret must survive restarts). */
 function persistentSecret(file: string): string {
@@ -90,8 +86,6 @@ function persistentSigningKey(file: string): string {
   }
   return file;
 }
-
-const logLevel = process.env.BERTH_LOG_LEVEL ?? "warn";
 
 const postgres: Service = {
   name: "postgres",
@@ -275,148 +269,6 @@ const clustersService: Service = {
   },
 };
 
-/** The local fleet's shared pool: its storage class on every GPU cluster, its server "in" the first. */
-export const LOCAL_STORAGE_CLASS = "berth-shared";
-const LOCAL_POOL_GIB = 500;
-
-const storageService: Service = {
-  name: "storage",
-  async start(ctx) {
-    if (!api) throw new Error("storage needs the API");
-    const regs = JSON.parse(ctx.published.BERTH_LOCAL_CLUSTERS ?? "[]") as { cluster: string; clusterId: string }[];
-    const gpu = ctx.fleet.clusters.filter((c) => c.kind === "gpu");
-    const provisioners: BedProvisioner[] = [];
-    const drivers: RunningCsiHostpath[] = [];
-    const stop = async () => {
-      for (const p of provisioners) await p.stop().catch(() => {});
-      for (const d of drivers) await d.stop().catch(() => {});
-    };
-    try {
-      for (const c of gpu) {
-        await installBedStorage(c, { storageClass: LOCAL_STORAGE_CLASS, capacityGb: LOCAL_POOL_GIB });
-        provisioners.push(startProvisioner(c, { storageClass: LOCAL_STORAGE_CLASS, intervalMs: 500 }));
-      }
-      // A real node's pods mount for real: a real CSI driver on it provisions its own class there and
-      // publishes its capacity. Its volumes live on that node (as do the pods meant for it, which
-      // tolerate its taint), so its pool is its cluster's alone.
-      for (const node of ctx.fleet.realNodes) {
-        const c = ctx.fleet.cluster(node.cluster);
-        const reg = regs.find((r) => r.cluster === node.cluster);
-        drivers.push(
-          await startCsiHostpath({
-            cluster: c,
-            nodeName: node.name,
-            kubeletRootDir: node.layout.kubeletRoot,
-            dir: join(node.layout.base, "csi-hostpath"),
-            capacityGib: LOCAL_POOL_GIB,
-            log: (l) => ctx.log(`[storage] ${l}`),
-          }),
-        );
-        if (reg)
-          await ensurePool(api.deps, {
-            name: "real-node",
-            cluster: reg.clusterId,
-            storageClass: HOSTPATH_STORAGE_CLASS,
-            displayName: `Real node ${node.name} (hostpath CSI)`,
-            sharing: "selected",
-            clusters: [reg.clusterId],
-            default: false,
-          });
-      }
-    } catch (err) {
-      await stop();
-      throw err;
-    }
-    const first = regs[0];
-    if (first)
-      await ensureDefaultPool(api.deps, {
-        name: "shared",
-        cluster: first.clusterId,
-        storageClass: LOCAL_STORAGE_CLASS,
-        displayName: "Shared pool",
-      });
-    if (first && process.env.BERTH_DEMO !== "0") {
-      const home = await ensureHomeVolume(api.deps, { email: "researcher@berth.local" });
-      if (home.created) ctx.log(`[storage] the researcher's home volume: ${home.volumeId} (20 GB on pool shared)`);
-    }
-    return {
-      endpoints: [
-        { name: "storage pool", url: `shared (class ${LOCAL_STORAGE_CLASS} on ${gpu.length} clusters)` },
-        ...ctx.fleet.realNodes.map((n) => ({
-          name: "storage pool",
-          url: `real-node (class ${HOSTPATH_STORAGE_CLASS}, the hostpath CSI driver on ${n.name})`,
-        })),
-      ],
-      stop,
-    };
-  },
-};
-
-const operators: Service = {
-  name: "operators",
-  async start(ctx) {
-    const regs = JSON.parse(ctx.published.BERTH_LOCAL_CLUSTERS ?? "[]") as {
-      cluster: string;
-      clusterId: string;
-      tokenFile: string;
-      operatorKubeconfigFile: string;
-    }[];
-    const log = pino({ level: logLevel, base: { service: "berth-operator" } });
-    const exporters = JSON.parse(ctx.published.BERTH_LOCAL_GPU_EXPORTERS ?? "{}") as Record<string, string[]>;
-    const standins = JSON.parse(ctx.published.BERTH_LOCAL_STANDINS ?? "{}") as Record<string, string>;
-    const gatewayMetrics = JSON.parse(ctx.published.BERTH_LOCAL_GATEWAY_METRICS ?? "{}") as Record<string, string>;
-    const running: RunningOperator[] = [];
-    try {
-      for (const r of regs) {
-        running.push(
-          await startOperator(
-            parseOperatorConfig({
-              clusterId: r.clusterId,
-              kube: { mode: "kubeconfig", path: r.operatorKubeconfigFile },
-              controlPlaneUrl: ctx.published.BERTH_INTERNAL_URL,
-              tokenFile: r.tokenFile,
-              http: { host: "127.0.0.1", port: 0 },
-              lease: { identity: `${r.cluster}-operator-0` },
-              // The cluster's stand-in exporters (metrics.ts): usage figures, and the charts' series forwarded.
-              gpuMetrics: { urls: exporters[r.cluster] ?? [], intervalMs: 5000 },
-              // The gateway is a local process, not a pod: read by URL, no pods looked for.
-              processMetrics: {
-                gatewaySelector: "none",
-                gatewayUrls: gatewayMetrics[r.cluster] ? [gatewayMetrics[r.cluster] as string] : [],
-              },
-              // Sessions' apps are the gateways' stand-in here (no pod runs): the idle rule reads its notebook
-              // status there, as the gateway proxies to it (docs/dev/idle-and-limits.md).
-              // A real node's pods answer at their own address: read there (docs/dev/real-sessions.md).
-              ...(standins[r.cluster]
-                ? {
-                    activity: {
-                      appUpstreams: `*=${standins[r.cluster]}`,
-                      directCidrs: realPodCidrsOf(ctx.fleet, r.cluster),
-                    },
-                  }
-                : {}),
-              // The build cluster (builds.ts): Jobs on its real node.
-              ...(r.cluster === ctx.published.BERTH_LOCAL_BUILD_CLUSTER
-                ? { builds: { namespace: "berth-builds", nodeSelector: LOCAL_BUILD_NODES } }
-                : {}),
-              logLevel,
-            }),
-            { log: log.child({ cluster: r.cluster }) },
-          ),
-        );
-      }
-    } catch (err) {
-      for (const o of running) await o.stop().catch(() => {});
-      throw err;
-    }
-    return {
-      stop: async () => {
-        for (const o of running) await o.stop().catch(() => {});
-      },
-    };
-  },
-};
-
 const worker: Service = {
   name: "worker",
   async start(ctx) {
@@ -472,10 +324,10 @@ export const SERVICES: Service[] = [
   demo,
   clustersService,
   buildClusterService(() => api?.deps),
-  storageService,
+  storageService(() => api?.deps),
   realSessionsService,
   gpuExportersService,
   gatewaysService,
-  operators,
+  operatorsService,
   worker,
 ];

@@ -2,11 +2,10 @@
 // kube-scheduler and kwok (the kubelets) and their GPU nodes. The flags are a set known to work together.
 import { generateKeyPair, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { request as httpRequest, type IncomingMessage } from "node:http";
-import { request as httpsRequest } from "node:https";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { mintCredential } from "./credentials.ts";
+import { getText } from "./get-text.ts";
 import { createDevicePlugin, createGpuNode, createHamiDevicePlugin, createRuntimeClass, nodeIsReady } from "./gpu.ts";
 import { KubeHttp } from "./kube.ts";
 import { kubeconfigText } from "./kubeconfig.ts";
@@ -420,30 +419,4 @@ async function nodesReady(kube: KubeHttp, names: Set<string>): Promise<true | un
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
-}
-
-/** The body of a GET, over TLS trusting only `ca` when given; fails after 2 s. */
-export function getText(url: string, ca?: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const onResponse = (res: IncomingMessage) => {
-      let text = "";
-      res.on("data", (c: Buffer) => {
-        text += c.toString();
-      });
-      res.on("end", () => resolve(text));
-      // A reply cut mid-body (the socket timeout below, a dying apiserver) ends in neither "end" nor a
-      // request error: without these the wait for a cluster hung instead of asking again.
-      res.on("error", reject);
-      res.on("close", () => {
-        if (!res.complete) reject(new Error(`the reply from ${url} was cut off`));
-      });
-    };
-    const req =
-      ca === undefined
-        ? httpRequest(url, { timeout: 2000 }, onResponse)
-        : httpsRequest(url, { timeout: 2000, ca, agent: false }, onResponse);
-    req.on("timeout", () => req.destroy(new Error("timeout")));
-    req.on("error", reject);
-    req.end();
-  });
 }

@@ -3,7 +3,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { expect, it } from "vitest";
-import { getText } from "./cluster.ts";
+import { getText } from "./get-text.ts";
 
 it("fails on a reply cut off mid-body and reads a whole one", async () => {
   const server = createServer((req, res) => {
