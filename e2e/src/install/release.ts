@@ -62,7 +62,7 @@ export function headRelease(env: Environment = ENVIRONMENTS.bed as Environment):
 }
 
 /** The last commit that passed CI before the upgrade test landed. */
-export const UPGRADE_FROM = "2ef165d";
+export const UPGRADE_FROM = "d7a7721";
 export const upgradeFrom = (env: NodeJS.ProcessEnv = process.env) => env.BERTH_UPGRADE_FROM || UPGRADE_FROM;
 
 /** What the committed `bed` manifests name and the install replaces (cdk8s/src/environments.ts). */
