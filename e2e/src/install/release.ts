@@ -61,7 +61,7 @@ export function headRelease(env: Environment = ENVIRONMENTS.bed as Environment):
   };
 }
 
-/** The last commit that passed CI before the upgrade test landed. */
+/** The last version that passed CI: move it forward when a newer one lands. */
 export const UPGRADE_FROM = "d7a7721";
 export const upgradeFrom = (env: NodeJS.ProcessEnv = process.env) => env.BERTH_UPGRADE_FROM || UPGRADE_FROM;
 
