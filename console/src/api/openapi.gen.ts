@@ -1172,6 +1172,8 @@ export type NodePoolGrant = {
   grantee_id: string;
   /** The organization's or project's name; a person's email. */
   grantee_name: string | null;
+  /** A project grant's organization (project names repeat across organizations); else null. */
+  grantee_organization_name: string | null;
   created_at: string;
 };
 

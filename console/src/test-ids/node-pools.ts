@@ -7,6 +7,8 @@ export const NODE_POOLS_TEST_IDS = {
   grant: "node-pool-grant",
   grantForm: "node-pool-grant-form",
   grantUserForm: "node-pool-grant-user-form",
+  grantProjectForm: "node-pool-grant-project-form",
+  noProjects: "node-pool-no-projects",
   createForm: "node-pool-create",
   notice: "node-pools-notice",
 } as const;

@@ -1,7 +1,9 @@
 // Journey: a super_admin reserves a GPU cluster's labelled nodes for one organization from the cluster's
 // page. The pool shows the nodes it holds; a selector that overlaps is refused with why; granting shows
 // the organization; removing the grant says how many running sessions were warned. Then the same pool goes
-// to one researcher, picked by the email of her account (an unknown email is refused with why).
+// to one of the organization's projects (picked organization first; one with no projects says so, a project
+// deleted meanwhile is refused with the API's message) and to one researcher, picked by the email of her
+// account (an unknown email is refused with why).
 
 import { applyInventory } from "@berth/api/testing";
 import { ensureConsoleBuilt } from "@berth/console";
@@ -23,6 +25,7 @@ describe("a super_admin reserves nodes for an organization", () => {
   let browser: Browser;
   let page: Page;
   let clusterId = "";
+  let oldCohort = "";
   const shots = new Screenshots("super-admin-reserves-nodes");
 
   beforeAll(async () => {
@@ -61,6 +64,9 @@ describe("a super_admin reserves nodes for an organization", () => {
     ]);
     const lab = await bed.t.anOrganization("Vision Lab");
     await bed.t.member(await bed.t.aUser({ email: PI }), lab.id, null, "member");
+    await bed.t.aProject(lab.id, "Retina");
+    oldCohort = (await bed.t.aProject(lab.id, "Old cohort")).id;
+    await bed.t.anOrganization("Teaching Lab");
     browser = await launchBrowser();
     page = await (await newContext(browser, bed.t.api.url)).newPage();
     const login = new LoginPage(page);
@@ -104,6 +110,31 @@ describe("a super_admin reserves nodes for an organization", () => {
     await pools.removeGrant("lab", "Vision Lab");
     await expect.poll(() => pools.notice().innerText()).toContain("0 running session(s) warned");
     await shots.take(page, "grant-removed");
+  });
+
+  it("grants the pool to a project of an organization, listed with its organization, and removes the grant", async () => {
+    const pools = new NodePoolsSection(page);
+    await pools.pickProjectOrganization("lab", "Teaching Lab");
+    await expect.poll(() => pools.noProjects("lab").innerText()).toContain("Teaching Lab has no projects");
+    await shots.take(page, "organization-without-projects");
+    await pools.pickProjectOrganization("lab", "Vision Lab");
+    await pools.noProjects("lab").waitFor({ state: "detached" });
+    await shots.take(page, "project-form");
+    // The form offered it before it went: the API's 422 reaches the page with its message.
+    await bedApi(bed, bed.superAdmin).call("deleteProject", { params: { projectId: oldCohort } });
+    await pools.grantToProject("lab", "Vision Lab", "Old cohort");
+    await pools.error(new RegExp(`no project ${oldCohort}`)).waitFor();
+    await shots.take(page, "deleted-project-refused");
+    await expect.poll(() => pools.projectsOffered("lab")).toEqual(["Retina"]);
+    await pools.grantToProject("lab", "Vision Lab", "Retina");
+    await expect.poll(() => pools.notice().innerText()).toContain("granted to project Retina");
+    await pools.grants("lab").first().waitFor();
+    expect(await pools.grants("lab").first().innerText()).toContain("Project Retina (Vision Lab)");
+    await shots.take(page, "pool-granted-to-a-project");
+    await expectAccessible(page);
+    await pools.removeGrant("lab", "Retina (Vision Lab)");
+    await expect.poll(() => pools.notice().innerText()).toContain("0 running session(s) warned");
+    await expect.poll(() => pools.grants("lab").count()).toBe(0);
   });
 
   it("grants the pool to one researcher by email, and refuses an email no account has", async () => {

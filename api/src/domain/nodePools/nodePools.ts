@@ -28,7 +28,8 @@ import { type LabelRequirement, matches, overlapOf, parseSelector } from "./sele
 
 export interface NodePoolView {
   pool: NodePoolRow;
-  grants: (NodePoolGrantRow & { grantee_name: string | null })[];
+  /** `grantee_organization_name`: a project grant's organization (project names repeat across organizations). */
+  grants: (NodePoolGrantRow & { grantee_name: string | null; grantee_organization_name: string | null })[];
   /** The cluster's nodes the selector picks now (from the inventory). */
   nodes: string[];
 }
@@ -107,8 +108,18 @@ async function views(db: Knex, pools: NodePoolRow[]): Promise<NodePoolView[]> {
     name: string;
   }[])
     names.set(r.id, r.name);
-  for (const r of (await db("projects").whereIn("id", prjIds).select("id", "name")) as { id: string; name: string }[])
+  const projectOrgs = new Map<string, string>();
+  for (const r of (await db("projects")
+    .join("organizations", "organizations.id", "projects.organization_id")
+    .whereIn("projects.id", prjIds)
+    .select("projects.id", "projects.name", "organizations.name as organization_name")) as {
+    id: string;
+    name: string;
+    organization_name: string;
+  }[]) {
     names.set(r.id, r.name);
+    projectOrgs.set(r.id, r.organization_name);
+  }
   // A person by their email: what the console's picker asks for, and unique where display names are not.
   const userIds = grants.filter((g) => g.grantee_kind === "user").map((g) => g.grantee_id);
   for (const r of (await db("users").whereIn("id", userIds).select("id", "email")) as { id: string; email: string }[])
@@ -119,7 +130,11 @@ async function views(db: Knex, pools: NodePoolRow[]): Promise<NodePoolView[]> {
     pool,
     grants: grants
       .filter((g) => g.pool_id === pool.id)
-      .map((g) => ({ ...g, grantee_name: names.get(g.grantee_id) ?? null })),
+      .map((g) => ({
+        ...g,
+        grantee_name: names.get(g.grantee_id) ?? null,
+        grantee_organization_name: projectOrgs.get(g.grantee_id) ?? null,
+      })),
     nodes: (byCluster.get(pool.cluster_id) ?? [])
       .filter((n) => matches({ key: pool.label_key, values: pool.label_values }, n.labels))
       .map((n) => n.name),

@@ -79,7 +79,12 @@ describe("node pools", () => {
     const r = await req(w.superAdmin, "POST", `${BASE}/${poolId}/grants`, { organization_id: w.orgA.id });
     expect(r.status, JSON.stringify(r.body)).toBe(201);
     expect(r.body.grants).toEqual([
-      expect.objectContaining({ grantee_kind: "organization", grantee_id: w.orgA.id, grantee_name: "Org A" }),
+      expect.objectContaining({
+        grantee_kind: "organization",
+        grantee_id: w.orgA.id,
+        grantee_name: "Org A",
+        grantee_organization_name: null,
+      }),
     ]);
     grantId = r.body.grants[0].id;
     expect(await freeFor(w.memberA)).toMatchObject({ total: 18, nodes: 3 });
@@ -96,7 +101,12 @@ describe("node pools", () => {
     expect(other.status, JSON.stringify(other.body)).toBe(201);
     const g = await req(w.superAdmin, "POST", `${BASE}/${other.body.id}/grants`, { project_id: w.projectB.id });
     expect(g.status).toBe(201);
-    expect(g.body.grants[0]).toMatchObject({ grantee_kind: "project", grantee_id: w.projectB.id });
+    expect(g.body.grants[0]).toMatchObject({
+      grantee_kind: "project",
+      grantee_id: w.projectB.id,
+      grantee_name: "Project B",
+      grantee_organization_name: "Org B",
+    });
     expect((await req(w.superAdmin, "DELETE", `${BASE}/${other.body.id}`)).status).toBe(204);
   });
 

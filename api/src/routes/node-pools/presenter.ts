@@ -15,6 +15,7 @@ export function presentNodePool(v: NodePoolView) {
       grantee_kind: g.grantee_kind,
       grantee_id: g.grantee_id,
       grantee_name: g.grantee_name,
+      grantee_organization_name: g.grantee_organization_name,
       created_at: new Date(g.created_at).toISOString(),
     })),
     nodes: v.nodes,

@@ -53,6 +53,10 @@ export const NodePoolGrant = z
       .string()
       .nullable()
       .meta({ description: "The organization's or project's name; a person's email." }),
+    grantee_organization_name: z
+      .string()
+      .nullable()
+      .meta({ description: "A project grant's organization (project names repeat across organizations); else null." }),
     created_at: z.string(),
   })
   .meta({ id: "NodePoolGrant" });

@@ -38,6 +38,33 @@ export class NodePoolsSection {
     await form.getByRole("button", { name: "Grant" }).click();
   }
 
+  /** In the project form: picks the organization whose projects it then offers. */
+  async pickProjectOrganization(pool: string, organization: string): Promise<void> {
+    await this.row(pool)
+      .getByTestId(T.grantProjectForm)
+      .getByLabel(`Organization of the project to grant ${pool} to`)
+      .selectOption({ label: organization });
+  }
+
+  /** Grants the pool to one project: its organization first, then the project (once they have loaded). */
+  async grantToProject(pool: string, organization: string, project: string): Promise<void> {
+    await this.pickProjectOrganization(pool, organization);
+    const form = this.row(pool).getByTestId(T.grantProjectForm);
+    await form.getByLabel(`Project to grant ${pool} to`, { exact: true }).selectOption({ label: project });
+    await form.getByRole("button", { name: "Grant to this project" }).click();
+  }
+
+  /** The projects the project form offers now (for the organization it has picked). */
+  async projectsOffered(pool: string): Promise<string[]> {
+    const form = this.row(pool).getByTestId(T.grantProjectForm);
+    return form.getByLabel(`Project to grant ${pool} to`, { exact: true }).locator("option").allInnerTexts();
+  }
+
+  /** Said when the organization picked in the project form has no projects. */
+  noProjects(pool: string): Locator {
+    return this.row(pool).getByTestId(T.noProjects);
+  }
+
   /** Grants the pool to one person, picked by the email of their account. */
   async grantToPerson(pool: string, email: string): Promise<void> {
     const form = this.row(pool).getByTestId(T.grantUserForm);
