@@ -2,9 +2,10 @@ import { HttpKube } from "@berth/controllers/kube";
 
 // The snapshot loop against real kube-apiservers of the bed (a management cluster with Berth's CRDs, a GPU
 // cluster with the CSI snapshot CRDs from the upstream module and the bed's stand-in provisioner) and real
-// Postgres, driven through the public routes. The bed runs no snapshot controller: where this test writes
-// a VolumeSnapshot's status it plays that controller (the status a real one writes: readyToUse and
-// restoreSize, or an error); everything Berth writes and reads goes through the apiservers.
+// Postgres, driven through the public routes. This bed has no driver and runs no snapshot controller: where
+// this test writes a VolumeSnapshot's status it plays that controller (the status a real one writes:
+// readyToUse and restoreSize, or an error); everything Berth writes and reads goes through the apiservers.
+// The real controller and driver: e2e/src/real/a-member-snapshots-a-volume-and-restores-it-on-the-real-node.test.ts.
 
 import { loadCrds } from "@berth/crds/manifests";
 import { type Fleet, kubeConfigFrom, startFleet } from "@berth/e2e";

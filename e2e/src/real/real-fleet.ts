@@ -77,6 +77,7 @@ export async function startRealFleet(
     | "operatorUsageIntervalMs"
     | "operatorAppReadyTimeoutMs"
     | "apiEnv"
+    | "workerSnapshots"
   > & {
     /** The real node's name: each file's own, so that files running at once each have their node. */
     nodeName?: string;
@@ -299,4 +300,62 @@ export function replyTo(frames: string[], msgId: string, types: string[]): any {
   return frames
     .map((f) => JSON.parse(f))
     .find((m) => m.parent_header?.msg_id === msgId && types.includes(m.msg_type ?? m.header?.msg_type));
+}
+
+/**
+ * Signs `who` in through the session's connect link (gpu-b's gateway) and starts a kernel in its
+ * JupyterLab: the cookie (with Jupyter's _xsrf) and the kernel's id.
+ */
+export async function openLab(
+  f: RealFleet,
+  who: { token: string },
+  id: string,
+  cr: string,
+): Promise<{ cookie: string; kernel: string }> {
+  const gw = gatewayOf(f);
+  const links = await bedApi(f.bed, who).call("getSessionConnectLinks", { params: { sessionId: id } });
+  const cookie = await gw.signIn(links.links.lab as string);
+  const page = await gw.open(`${gw.url}/proxy/${cr}/lab`, { cookie });
+  if (page.status !== 200) throw new Error(`the Lab answered ${page.status}`);
+  // Jupyter keeps its _xsrf check on writes: the page sets the cookie that API calls send back as a header.
+  const xsrf = /_xsrf=([^;]+)/.exec(String(page.headers["set-cookie"] ?? ""))?.[1] ?? "";
+  const started = await gw.open(
+    `${gw.url}/proxy/${cr}/api/kernels`,
+    { cookie: `${cookie}; _xsrf=${xsrf}`, "x-xsrftoken": xsrf, "content-type": "application/json" },
+    "POST",
+    JSON.stringify({ name: "python3" }),
+  );
+  if (started.status !== 201) throw new Error(`starting a kernel: ${started.status} ${started.body}`);
+  return { cookie: `${cookie}; _xsrf=${xsrf}`, kernel: JSON.parse(started.body).id };
+}
+
+/** Runs `code` in the kernel through the gateway: its execute_result's text, else its printed output. */
+export async function runCell(
+  f: RealFleet,
+  cr: string,
+  lab: { cookie: string; kernel: string },
+  code: string,
+  ms = 120_000,
+): Promise<string> {
+  const id = `exec-${Date.now()}-${Math.random().toString(36).slice(2, 6)}`;
+  const frames = await gatewayOf(f).converse(
+    `/proxy/${cr}/api/kernels/${lab.kernel}/channels`,
+    lab.cookie,
+    (ws) => ws.send(executeRequest(code, id)),
+    (all) =>
+      all.some((x) => {
+        const m = JSON.parse(x);
+        return m.parent_header?.msg_id === id && m.msg_type === "status" && m.content?.execution_state === "idle";
+      }),
+    ms,
+  );
+  const error = replyTo(frames, id, ["error"]);
+  if (error) throw new Error(`the cell failed: ${error.content.ename}: ${error.content.evalue}`);
+  const result = replyTo(frames, id, ["execute_result"]);
+  if (result) return result.content.data["text/plain"];
+  return frames
+    .map((x) => JSON.parse(x))
+    .filter((m) => m.parent_header?.msg_id === id && m.msg_type === "stream")
+    .map((m) => m.content.text)
+    .join("");
 }

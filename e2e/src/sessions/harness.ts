@@ -120,6 +120,8 @@ export interface SessionsBedOptions extends BedOperatorOptions {
   workerFairShareUsageTtlMs?: number;
   /** The worker's fair-share reclaim loop (docs/dev/fair-share.md); `false` leaves it to the test. Default on. */
   workerCapacityReclaim?: false | { intervalMs?: number };
+  /** The worker's snapshot loop (api/src/worker/snapshots.ts); `false` leaves it to the test. Default on, every 5 s. */
+  workerSnapshots?: false | { intervalMs?: number };
   /**
    * Starts the real nodes the fleet description names (e2e/src/testbed/real-node), pulling from these
    * registries over plain HTTP. Default: kwok only.
@@ -263,6 +265,7 @@ export async function startSessionsBed(opts: SessionsBedOptions = {}): Promise<S
           ? { clusterCredentialRecheckMs: opts.workerCredentialRecheckMs }
           : {}),
         ...(opts.workerCapacityReclaim !== undefined ? { capacityReclaim: opts.workerCapacityReclaim } : {}),
+        ...(opts.workerSnapshots !== undefined ? { snapshots: opts.workerSnapshots } : {}),
         ...(opts.workerFairShareUsageTtlMs !== undefined
           ? { fairShareUsageTtlMs: opts.workerFairShareUsageTtlMs }
           : {}),

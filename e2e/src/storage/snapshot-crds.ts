@@ -2,8 +2,8 @@
 // cluster of the bed, read from the upstream client module in the Go module cache (downloaded through the
 // Go module proxy when absent), as the bed builds its binaries from modules: nothing upstream is copied
 // into this repository. They make the API real (validation, status subresource, deletion); what moves a
-// VolumeSnapshot to readyToUse is a snapshot controller and the driver's snapshotter, which the bed
-// does not run (docs/dev/storage.md, "Snapshots").
+// VolumeSnapshot to readyToUse is a snapshot controller and the driver's snapshotter, which run beside the
+// bed's hostpath driver (../testbed/csi-hostpath.ts) at the same release (docs/dev/storage.md, "Snapshots").
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,7 +12,7 @@ import { parse } from "yaml";
 import { KubeHttp } from "../testbed/kube.ts";
 import type { Cluster } from "../testbed/types.ts";
 
-export const SNAPSHOT_CLIENT_MODULE = "github.com/kubernetes-csi/external-snapshotter/client/v8@v8.6.0";
+export const SNAPSHOT_CLIENT_MODULE = "github.com/kubernetes-csi/external-snapshotter/client/v8@v8.7.0";
 const FILES = [
   "snapshot.storage.k8s.io_volumesnapshotclasses.yaml",
   "snapshot.storage.k8s.io_volumesnapshotcontents.yaml",

@@ -1,14 +1,19 @@
 // The bed's real CSI driver against a real apiserver: the upstream external-provisioner provisions a claim
 // of the class through the hostpath plugin, publishes CSIStorageCapacity from the plugin's figures, keeps
 // a released volume's data (Retain, as Berth's pools do) and deletes it once its PV is handed back with
-// reclaim policy Delete (Berth's purge); stop and a killed run leave nothing behind. Here no kubelet
-// registers the plugin: the node's CSINode and topology label are written as the kubelet would write them.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+// reclaim policy Delete (Berth's purge); the upstream snapshot controller and csi-snapshotter cut a
+// VolumeSnapshot of a claim through the plugin (a copy of its folder, refused while it is mounted
+// writable), a claim restored from it gets the copy, and deleting it removes the copy; stop and a killed
+// run leave nothing behind. Here no kubelet registers the plugin: the node's CSINode and topology label are
+// written as the kubelet would write them.
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   HOSTPATH_DRIVER,
+  HOSTPATH_SNAPSHOT_CLASS,
   HOSTPATH_TOPOLOGY_KEY,
   mountsOf,
   type RunningCsiHostpath,
@@ -59,7 +64,7 @@ const pvsOfClaim = async (claim: string) =>
     (pv) => pv.spec.claimRef?.name === claim,
   );
 
-async function makeClaim(name: string, size: string) {
+async function makeClaim(name: string, size: string, fromSnapshot?: string) {
   await k.json("POST", `/api/v1/namespaces/${NS}/persistentvolumeclaims`, {
     apiVersion: "v1",
     kind: "PersistentVolumeClaim",
@@ -68,6 +73,9 @@ async function makeClaim(name: string, size: string) {
       accessModes: ["ReadWriteMany"],
       storageClassName: csi?.storageClass,
       resources: { requests: { storage: size } },
+      ...(fromSnapshot
+        ? { dataSource: { apiGroup: "snapshot.storage.k8s.io", kind: "VolumeSnapshot", name: fromSnapshot } }
+        : {}),
     },
   });
   return until(`claim ${name} bound`, async () => {
@@ -189,6 +197,106 @@ describe("the hostpath driver on a bed cluster, without a kubelet", () => {
     );
     expect(existsSync(data)).toBe(false);
     await capacityBecomes(CAPACITY_GIB);
+  });
+
+  describe("snapshots through the upstream snapshot controller and csi-snapshotter", () => {
+    const SNAP = `/apis/snapshot.storage.k8s.io/v1/namespaces/${NS}/volumesnapshots`;
+    const SRC = "berth-vol-snapsrcaaaaaaaaaaaaaa";
+    interface Vs {
+      spec: { volumeSnapshotClassName?: string };
+      status?: {
+        readyToUse?: boolean;
+        restoreSize?: string;
+        boundVolumeSnapshotContentName?: string;
+        error?: { message?: string };
+      };
+    }
+    const snapshotOf = (name: string) =>
+      k.json("POST", SNAP, {
+        apiVersion: "snapshot.storage.k8s.io/v1",
+        kind: "VolumeSnapshot",
+        metadata: { name, namespace: NS },
+        spec: { source: { persistentVolumeClaimName: SRC } },
+      });
+    const vs = (name: string) => k.json<Vs>("GET", `${SNAP}/${name}`);
+    const handleOf = async (content: string) =>
+      (
+        await k.json<{ status?: { snapshotHandle?: string } }>(
+          "GET",
+          `/apis/snapshot.storage.k8s.io/v1/volumesnapshotcontents/${content}`,
+        )
+      ).status?.snapshotHandle as string;
+    let handle = "";
+
+    it("cuts a VolumeSnapshot of a claim with the default class: a copy of its folder, its size, its bytes held", async () => {
+      await makeClaim(SRC, "2Gi");
+      const data = csi?.volumePath(`${NS}/${SRC}`) as string;
+      mkdirSync(join(data, "sub"));
+      writeFileSync(join(data, "sub", "notes.txt"), "before the snapshot\n");
+      await snapshotOf("first");
+      const ready = await until("the VolumeSnapshot ready", async () => {
+        const v = await vs("first");
+        return v.status?.readyToUse ? v : undefined;
+      });
+      expect(ready.spec.volumeSnapshotClassName).toBe(HOSTPATH_SNAPSHOT_CLASS);
+      expect(ready.status?.restoreSize).toBe("2Gi");
+      handle = await handleOf(ready.status?.boundVolumeSnapshotContentName as string);
+      const copy = csi?.snapshotPath(handle) as string;
+      expect(readFileSync(join(copy, "sub", "notes.txt"), "utf8")).toBe("before the snapshot\n");
+      // The copy is its own: later writes to the volume do not reach it.
+      writeFileSync(join(data, "sub", "notes.txt"), "after the snapshot\n");
+      expect(readFileSync(join(copy, "sub", "notes.txt"), "utf8")).toBe("before the snapshot\n");
+      // 2 GiB given to the claim, and the copy's few bytes held as a whole GiB.
+      await capacityBecomes(CAPACITY_GIB - 3);
+    });
+
+    it("fills a claim restored from it with the copy", async () => {
+      const pv = await makeClaim("restored", "2Gi", "first");
+      expect((await k.json<Pv>("GET", `/api/v1/persistentvolumes/${pv}`)).spec.csi?.volumeHandle).toBe(
+        `${NS}/restored`,
+      );
+      const restored = csi?.volumePath(`${NS}/restored`) as string;
+      expect(readFileSync(join(restored, "sub", "notes.txt"), "utf8")).toBe("before the snapshot\n");
+      await capacityBecomes(CAPACITY_GIB - 5);
+    });
+
+    it.skipIf(process.getuid?.() !== 0)(
+      "refuses a claim mounted writable, naming the mount, and cuts it once nothing mounts it",
+      async () => {
+        // What the kubelet's NodePublishVolume leaves while a pod runs: a writable bind mount of the folder.
+        const target = join(dir, "pod-target");
+        mkdirSync(target);
+        execFileSync("mount", ["--bind", csi?.volumePath(`${NS}/${SRC}`) as string, target]);
+        try {
+          await snapshotOf("while-mounted");
+          const refused = await until(
+            "the VolumeSnapshot's error",
+            async () => (await vs("while-mounted")).status?.error,
+          );
+          expect(refused.message).toContain(`mounted writable at ${target}`);
+          expect((await vs("while-mounted")).status?.readyToUse).not.toBe(true);
+        } finally {
+          execFileSync("umount", [target]);
+        }
+        // The sidecars retry; with the mount gone the plugin cuts it.
+        await until("the VolumeSnapshot ready once unmounted", async () =>
+          (await vs("while-mounted")).status?.readyToUse ? true : undefined,
+        );
+        await k.json("DELETE", `${SNAP}/while-mounted`);
+        await until("the VolumeSnapshot gone", async () =>
+          (await k.raw("GET", `${SNAP}/while-mounted`)).status === 404 ? true : undefined,
+        );
+      },
+    );
+
+    it("deleting the VolumeSnapshot (class policy Delete) removes the copy and gives its bytes back", async () => {
+      await k.json("DELETE", `${SNAP}/first`);
+      await until("the VolumeSnapshot gone", async () =>
+        (await k.raw("GET", `${SNAP}/first`)).status === 404 ? true : undefined,
+      );
+      await until("the copy removed", async () => (existsSync(csi?.snapshotPath(handle) as string) ? undefined : true));
+      await capacityBecomes(CAPACITY_GIB - 4);
+    });
   });
 
   it("stops leaving no process, folder or capacity object behind; a start after a kill clears what was left", async () => {

@@ -3,10 +3,14 @@
 // that node's kubelet, and the upstream external-provisioner against the cluster's apiserver, all host
 // processes built by e2e/testbed/build-csi.sh. The provisioner publishes CSIStorageCapacity from the
 // plugin's GetCapacity, which the operator's reporter turns into the pool's capacity (docs/dev/storage.md).
+// With snapshots (the default), the upstream snapshot controller and csi-snapshotter run beside it, over the
+// snapshot CRDs and a default VolumeSnapshotClass for the driver: VolumeSnapshots are cut by the plugin
+// (a copy of the volume's folder) and claims restored from them are filled by it.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { installSnapshotCrds } from "../storage/snapshot-crds.ts";
 import { KubeHttp } from "./kube.ts";
 import { type ManagedProcess, spawnManaged } from "./process.ts";
 import type { Cluster } from "./types.ts";
@@ -16,7 +20,16 @@ export const HOSTPATH_DRIVER = "hostpath.csi.bed.berth.dev";
 export const HOSTPATH_STORAGE_CLASS = "berth-hostpath";
 /** The node label (and CSI topology key) that ties a volume to the node whose folder holds it. */
 export const HOSTPATH_TOPOLOGY_KEY = `topology.${HOSTPATH_DRIVER}/node`;
-const BINARIES = ["csi-provisioner", "hostpath-plugin", "registrar", "volume-probe"] as const;
+/** The driver's default VolumeSnapshotClass (deletion policy Delete: a VolumeSnapshot deleted removes its copy). */
+export const HOSTPATH_SNAPSHOT_CLASS = "berth-hostpath-snapshots";
+const BINARIES = [
+  "csi-provisioner",
+  "snapshot-controller",
+  "csi-snapshotter",
+  "hostpath-plugin",
+  "registrar",
+  "volume-probe",
+] as const;
 
 /**
  * The folder holding the binaries: env BERTH_TESTBED_CSI_BIN (vitest's global setup sets it), else the
@@ -55,6 +68,11 @@ export interface CsiHostpathOptions {
   capacityPollSeconds?: number;
   /** Default: findCsiBinaries(). */
   binDir?: string;
+  /**
+   * The snapshot CRDs, the snapshot controller, the csi-snapshotter and a default VolumeSnapshotClass for
+   * the driver. Default true.
+   */
+  snapshots?: boolean;
   /** How long the parts may take to come up (and the kubelet to register the plugin). Default 60 s. */
   readyTimeoutMs?: number;
   log?: (line: string) => void;
@@ -63,8 +81,12 @@ export interface CsiHostpathOptions {
 export interface RunningCsiHostpath {
   readonly driver: string;
   readonly storageClass: string;
+  /** The default VolumeSnapshotClass, when snapshots run. */
+  readonly snapshotClass?: string;
   /** Where volume `id` keeps its data on this host. */
   volumePath(id: string): string;
+  /** Where snapshot `id` (its VolumeSnapshotContent's snapshotHandle) keeps its copy on this host. */
+  snapshotPath(id: string): string;
   readonly processes: readonly ManagedProcess[];
   /** Milliseconds from start() to the plugin registered with the kubelet (absent without a kubelet). */
   readonly registeredMs?: number;
@@ -76,6 +98,10 @@ const pidFile = (dir: string) => join(dir, "pids");
 /** Same folder naming as the plugin's (e2e/testbed/csibin/cmd/hostpath-plugin). */
 export function hostpathVolumePath(dir: string, id: string): string {
   return join(dir, "state", "volumes", encodeURIComponent(id.replaceAll("/", "~")));
+}
+
+export function hostpathSnapshotPath(dir: string, id: string): string {
+  return join(dir, "state", "snapshots", encodeURIComponent(id.replaceAll("/", "~")));
 }
 
 /**
@@ -158,9 +184,14 @@ export async function startCsiHostpath(o: CsiHostpathOptions): Promise<RunningCs
   const storageClass = o.storageClass ?? HOSTPATH_STORAGE_CLASS;
   const namespace = o.namespace ?? "kube-system";
   const deadline = t0 + (o.readyTimeoutMs ?? 60_000);
+  const snapshots = o.snapshots ?? true;
   teardownCsiHostpath(o.dir);
   mkdirSync(join(o.dir, "state"), { recursive: true });
   const socket = join(o.dir, "csi.sock");
+  // The sidecars' own copy of the admin kubeconfig: the snapshot controller has no socket in its command
+  // line, and a teardown after a kill knows its processes by this folder in theirs.
+  const kubeconfig = join(o.dir, "kubeconfig");
+  copyFileSync(o.cluster.kubeconfigPath, kubeconfig);
   const k = new KubeHttp({ server: o.cluster.server, caPem: o.cluster.caPem, token: o.cluster.adminToken });
   const procs: ManagedProcess[] = [];
   const record = () => writeFileSync(pidFile(o.dir), procs.map((p) => `${p.pid}\n`).join(""));
@@ -177,6 +208,8 @@ export async function startCsiHostpath(o: CsiHostpathOptions): Promise<RunningCs
     teardownCsiHostpath(o.dir);
   };
   try {
+    // Before the provisioner starts: it watches VolumeSnapshots for claims restored from them.
+    if (snapshots) await installSnapshotCrds(o.cluster, Math.max(1000, deadline - Date.now()));
     await k.ensure("/apis/storage.k8s.io/v1/csidrivers", {
       apiVersion: "storage.k8s.io/v1",
       kind: "CSIDriver",
@@ -254,7 +287,7 @@ export async function startCsiHostpath(o: CsiHostpathOptions): Promise<RunningCs
         command: join(bin, "csi-provisioner"),
         args: [
           `--csi-address=${socket}`,
-          `--kubeconfig=${o.cluster.kubeconfigPath}`,
+          `--kubeconfig=${kubeconfig}`,
           // The claim's namespace and name reach the plugin, which names the volume after them.
           "--extra-create-metadata",
           "--enable-capacity",
@@ -272,11 +305,58 @@ export async function startCsiHostpath(o: CsiHostpathOptions): Promise<RunningCs
       }),
     );
     record();
-    log(`${HOSTPATH_DRIVER} started (class ${storageClass}, node ${o.nodeName})`);
+    if (snapshots) {
+      // Marked default: Berth names no class in its VolumeSnapshots (api/src/worker/snapshots.ts).
+      await k.ensure("/apis/snapshot.storage.k8s.io/v1/volumesnapshotclasses", {
+        apiVersion: "snapshot.storage.k8s.io/v1",
+        kind: "VolumeSnapshotClass",
+        metadata: {
+          name: HOSTPATH_SNAPSHOT_CLASS,
+          annotations: { "snapshot.storage.kubernetes.io/is-default-class": "true" },
+        },
+        driver: HOSTPATH_DRIVER,
+        deletionPolicy: "Delete",
+      });
+      // The bed serves no VolumeGroupSnapshot CRDs: the feature is off rather than probed for at each start.
+      const common = [
+        `--kubeconfig=${kubeconfig}`,
+        "--leader-election=false",
+        "--feature-gates=CSIVolumeGroupSnapshot=false",
+        "--retry-interval-start=500ms",
+        "--retry-interval-max=5s",
+        "--v=2",
+      ];
+      procs.push(
+        spawnManaged({
+          name: "snapshot-controller",
+          command: join(bin, "snapshot-controller"),
+          args: common,
+          logFile: join(o.dir, "snapshot-controller.log"),
+        }),
+      );
+      record();
+      procs.push(
+        spawnManaged({
+          name: "csi-snapshotter",
+          command: join(bin, "csi-snapshotter"),
+          args: [
+            `--csi-address=${socket}`,
+            ...common,
+            // The plugin copies the folder within the call: a large volume outlasts the default minute.
+            "--timeout=10m",
+          ],
+          logFile: join(o.dir, "csi-snapshotter.log"),
+        }),
+      );
+      record();
+    }
+    log(`${HOSTPATH_DRIVER} started (class ${storageClass}, node ${o.nodeName}${snapshots ? ", snapshots" : ""})`);
     return {
       driver: HOSTPATH_DRIVER,
       storageClass,
+      ...(snapshots ? { snapshotClass: HOSTPATH_SNAPSHOT_CLASS } : {}),
       volumePath: (id) => hostpathVolumePath(o.dir, id),
+      snapshotPath: (id) => hostpathSnapshotPath(o.dir, id),
       processes: procs,
       registeredMs,
       stop,

@@ -2,13 +2,13 @@
 // runs for; the node service bind-mounts it into a pod's target path. It answers GetCapacity (the
 // configured total less what its volumes were given), so the external-provisioner publishes
 // CSIStorageCapacity from it, and NodeGetVolumeStats (the folder's use against its size) for the kubelet's
-// stats summary. The upstream hostpath driver is not served by the Go module proxy here; this one
-// implements the parts of the CSI spec the bed exercises (docs/dev/storage.md, "A real driver on the real node").
+// stats summary. Snapshots are copies of a volume's folder (snapshots.go), and a volume may be made from
+// one. The upstream hostpath driver is not served by the Go module proxy here; this one implements the parts
+// of the CSI spec the bed exercises (docs/dev/storage.md, "A real driver on the real node" and "Snapshots").
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -50,39 +50,22 @@ type driver struct {
 	stateDir    string
 	capacity    int64 // bytes; 0: the state folder's free space
 
-	mu sync.Mutex // volume creation and deletion, and the sizes file
-}
-
-// Sizes given to volumes, by volume id, kept in one file so GetCapacity survives a restart.
-func (d *driver) sizesPath() string { return filepath.Join(d.stateDir, "sizes.json") }
-
-func (d *driver) readSizes() (map[string]int64, error) {
-	sizes := map[string]int64{}
-	b, err := os.ReadFile(d.sizesPath())
-	if errors.Is(err, fs.ErrNotExist) {
-		return sizes, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return sizes, json.Unmarshal(b, &sizes)
-}
-
-func (d *driver) writeSizes(sizes map[string]int64) error {
-	b, err := json.Marshal(sizes)
-	if err != nil {
-		return err
-	}
-	tmp := d.sizesPath() + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, d.sizesPath())
+	// mu guards the state file and the maps below; copies run without it (snapshots.go).
+	mu sync.Mutex
+	// Volumes whose folder is being copied into a snapshot: not mounted writable meanwhile.
+	cutting map[string]int
+	// Snapshots being cut (by name) and restores being filled (by volume id), with the bytes each holds
+	// of the capacity until it is recorded.
+	pending map[string]int64
+	// Snapshots being read by a restore: not deleted meanwhile.
+	reading map[string]int
 }
 
 // A volume id may hold a slash (namespace/name); its folder name escapes it.
+func escapeID(id string) string { return url.PathEscape(strings.ReplaceAll(id, "/", "~")) }
+
 func (d *driver) volumePath(id string) string {
-	return filepath.Join(d.stateDir, "volumes", url.PathEscape(strings.ReplaceAll(id, "/", "~")))
+	return filepath.Join(d.stateDir, "volumes", escapeID(id))
 }
 
 func (d *driver) topology() []*csi.Topology {
@@ -114,6 +97,8 @@ func (d *driver) ControllerGetCapabilities(context.Context, *csi.ControllerGetCa
 	return &csi.ControllerGetCapabilitiesResponse{Capabilities: []*csi.ControllerServiceCapability{
 		rpc(csi.ControllerServiceCapability_RPC_CREATE_DELETE_VOLUME),
 		rpc(csi.ControllerServiceCapability_RPC_GET_CAPACITY),
+		rpc(csi.ControllerServiceCapability_RPC_CREATE_DELETE_SNAPSHOT),
+		rpc(csi.ControllerServiceCapability_RPC_LIST_SNAPSHOTS),
 	}}, nil
 }
 
@@ -129,18 +114,24 @@ func checkCapabilities(caps []*csi.VolumeCapability) error {
 	return nil
 }
 
-// free is the capacity not yet given to a volume; callers hold d.mu.
-func (d *driver) free(sizes map[string]int64) (int64, error) {
+// free is the capacity not yet given to a volume, a snapshot or a copy under way; callers hold d.mu.
+func (d *driver) free(st *state) (int64, error) {
 	total := d.capacity
 	if total == 0 {
-		var st syscall.Statfs_t
-		if err := syscall.Statfs(d.stateDir, &st); err != nil {
+		var fsst syscall.Statfs_t
+		if err := syscall.Statfs(d.stateDir, &fsst); err != nil {
 			return 0, err
 		}
-		return int64(st.Bavail) * int64(st.Bsize), nil
+		return int64(fsst.Bavail) * int64(fsst.Bsize), nil
 	}
-	for _, s := range sizes {
-		total -= s
+	for _, v := range st.Volumes {
+		total -= v.Size
+	}
+	for _, s := range st.Snapshots {
+		total -= s.Held
+	}
+	for _, n := range d.pending {
+		total -= n
 	}
 	return max(total, 0), nil
 }
@@ -152,8 +143,9 @@ func (d *driver) CreateVolume(_ context.Context, req *csi.CreateVolumeRequest) (
 	if err := checkCapabilities(req.GetVolumeCapabilities()); err != nil {
 		return nil, err
 	}
-	if req.GetVolumeContentSource() != nil {
-		return nil, status.Error(codes.InvalidArgument, "volume content sources are not supported")
+	src := req.GetVolumeContentSource()
+	if src != nil && src.GetSnapshot() == nil {
+		return nil, status.Error(codes.InvalidArgument, "only snapshots are supported as a volume's content source")
 	}
 	id := req.GetName()
 	p := req.GetParameters()
@@ -164,23 +156,17 @@ func (d *driver) CreateVolume(_ context.Context, req *csi.CreateVolumeRequest) (
 	if lim := req.GetCapacityRange().GetLimitBytes(); lim > 0 && lim < size {
 		return nil, status.Errorf(codes.OutOfRange, "limit %d is below the smallest volume, %d bytes", lim, size)
 	}
+	if src != nil {
+		return d.createFromSnapshot(id, size, src.GetSnapshot().GetSnapshotId())
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	sizes, err := d.readSizes()
+	st, err := d.readState()
 	if err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
-	// The same id again (a retry, or the claim made again) reaches the same folder; it never shrinks.
-	grow := size - sizes[id]
-	if grow > 0 {
-		free, err := d.free(sizes)
-		if err != nil {
-			return nil, status.Error(codes.Internal, err.Error())
-		}
-		if grow > free {
-			return nil, status.Errorf(codes.ResourceExhausted, "%d bytes asked, %d free", grow, free)
-		}
-		sizes[id] = size
+	if err := d.give(st, id, size); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(d.volumePath(id), 0o777); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
@@ -189,14 +175,39 @@ func (d *driver) CreateVolume(_ context.Context, req *csi.CreateVolumeRequest) (
 	if err := os.Chmod(d.volumePath(id), 0o777); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
-	if err := d.writeSizes(sizes); err != nil {
+	if err := d.writeState(st); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
+	return d.volumeResponse(st, id, nil), nil
+}
+
+// give records `size` bytes for volume id in st, within what is free. The same id again (a retry, or the
+// claim made again) keeps its size or grows it; it never shrinks. Callers hold d.mu.
+func (d *driver) give(st *state, id string, size int64) error {
+	v := st.Volumes[id]
+	grow := size - v.Size
+	if grow <= 0 {
+		return nil
+	}
+	free, err := d.free(st)
+	if err != nil {
+		return status.Error(codes.Internal, err.Error())
+	}
+	if grow > free {
+		return status.Errorf(codes.ResourceExhausted, "%d bytes asked, %d free", grow, free)
+	}
+	v.Size = size
+	st.Volumes[id] = v
+	return nil
+}
+
+func (d *driver) volumeResponse(st *state, id string, src *csi.VolumeContentSource) *csi.CreateVolumeResponse {
 	return &csi.CreateVolumeResponse{Volume: &csi.Volume{
 		VolumeId:           id,
-		CapacityBytes:      sizes[id],
+		CapacityBytes:      st.Volumes[id].Size,
 		AccessibleTopology: d.topology(),
-	}}, nil
+		ContentSource:      src,
+	}}
 }
 
 func (d *driver) DeleteVolume(_ context.Context, req *csi.DeleteVolumeRequest) (*csi.DeleteVolumeResponse, error) {
@@ -206,15 +217,18 @@ func (d *driver) DeleteVolume(_ context.Context, req *csi.DeleteVolumeRequest) (
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.cutting[id] > 0 {
+		return nil, status.Errorf(codes.FailedPrecondition, "volume %q is being copied into a snapshot", id)
+	}
 	if err := os.RemoveAll(d.volumePath(id)); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
-	sizes, err := d.readSizes()
+	st, err := d.readState()
 	if err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
-	delete(sizes, id)
-	if err := d.writeSizes(sizes); err != nil {
+	delete(st.Volumes, id)
+	if err := d.writeState(st); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
 	return &csi.DeleteVolumeResponse{}, nil
@@ -226,11 +240,11 @@ func (d *driver) GetCapacity(_ context.Context, req *csi.GetCapacityRequest) (*c
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	sizes, err := d.readSizes()
+	st, err := d.readState()
 	if err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
-	free, err := d.free(sizes)
+	free, err := d.free(st)
 	if err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
@@ -295,6 +309,13 @@ func (d *driver) NodePublishVolume(_ context.Context, req *csi.NodePublishVolume
 	if err := os.MkdirAll(target, 0o750); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
+	// Under the lock a snapshot checks for writable mounts under: either it sees this mount, or this waits
+	// (the kubelet retries) until its copy is done.
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.cutting[req.GetVolumeId()] > 0 && !req.GetReadonly() {
+		return nil, status.Errorf(codes.Unavailable, "volume %q is being copied into a snapshot; it is mounted writable once the copy is done", req.GetVolumeId())
+	}
 	if ok, err := mounted(target); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	} else if ok {
@@ -338,22 +359,14 @@ func (d *driver) NodeGetVolumeStats(_ context.Context, req *csi.NodeGetVolumeSta
 	if _, err := os.Stat(d.volumePath(id)); err != nil {
 		return nil, status.Errorf(codes.NotFound, "volume %q", id)
 	}
-	var used int64
-	_ = filepath.WalkDir(d.volumePath(id), func(_ string, e fs.DirEntry, err error) error {
-		if err == nil && !e.IsDir() {
-			if info, err := e.Info(); err == nil {
-				used += info.Size()
-			}
-		}
-		return nil
-	})
+	used := usedBytes(d.volumePath(id))
 	d.mu.Lock()
-	sizes, err := d.readSizes()
+	st, err := d.readState()
 	d.mu.Unlock()
 	if err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
-	total := sizes[id]
+	total := st.Volumes[id].Size
 	return &csi.NodeGetVolumeStatsResponse{Usage: []*csi.VolumeUsage{{
 		Unit: csi.VolumeUsage_BYTES, Total: total, Used: used, Available: max(total-used, 0),
 	}}}, nil
@@ -364,7 +377,7 @@ func main() {
 	d := &driver{}
 	flag.StringVar(&d.name, "drivername", "hostpath.csi.bed.berth.dev", "the driver's name")
 	flag.StringVar(&d.nodeID, "nodeid", "", "the node's name (its Node object's)")
-	flag.StringVar(&d.stateDir, "state-dir", "", "where volumes and their sizes are kept")
+	flag.StringVar(&d.stateDir, "state-dir", "", "where volumes, snapshots and what they were given are kept")
 	capGiB := flag.Int64("capacity-gib", 0, "the pool's total in GiB that GetCapacity gives out; 0: the state folder's free space")
 	showVersion := flag.Bool("version", false, "print the version and exit")
 	flag.Parse()
@@ -377,8 +390,15 @@ func main() {
 	}
 	d.topologyKey = "topology." + d.name + "/node"
 	d.capacity = *capGiB * gib
-	if err := os.MkdirAll(filepath.Join(d.stateDir, "volumes"), 0o755); err != nil {
+	d.cutting, d.pending, d.reading = map[string]int{}, map[string]int64{}, map[string]int{}
+	// A copy cut short by a restart left only its partial folder, which nothing recorded: it goes.
+	if err := os.RemoveAll(d.partialDir()); err != nil {
 		log.Fatal(err)
+	}
+	for _, sub := range []string{"volumes", "snapshots", "partial"} {
+		if err := os.MkdirAll(filepath.Join(d.stateDir, sub), 0o755); err != nil {
+			log.Fatal(err)
+		}
 	}
 	_ = os.Remove(*endpoint)
 	l, err := net.Listen("unix", *endpoint)
