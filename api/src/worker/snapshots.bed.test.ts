@@ -230,28 +230,48 @@ describe("snapshots on a GPU cluster's apiserver", () => {
     expect(events[0].payload.data).toMatchObject({ snapshot_id: s.id, volume_id: v.id, name: "first", size_gb: 1 });
   }, 120_000);
 
-  it("records the driver's error as failed, with its message", async () => {
+  it("shows the snapshotter's error while it retries, is ready when it succeeds, and fails when the error outlasts 10 minutes", async () => {
     const v = (await req(w.memberA, "POST", "/api/v1/storage/volumes", { name: "flaky", size_gb: 1 })).body as {
       id: string;
     };
-    const s = (await req(w.memberA, "POST", `/api/v1/storage/volumes/${v.id}/snapshots`, { name: "x" })).body as {
-      id: string;
+    const ask = async (name: string) => {
+      const s = (await req(w.memberA, "POST", `/api/v1/storage/volumes/${v.id}/snapshots`, { name })).body as {
+        id: string;
+      };
+      const k8sName = `berth-${s.id.replace("_", "-")}`;
+      await passUntil(
+        async () => (await gpu.request("GET", `${SNAP}/namespaces/${NS}/volumesnapshots/${k8sName}`)).status === 200,
+        "the VolumeSnapshot",
+      );
+      return { id: s.id, k8sName };
     };
-    const k8sName = `berth-${s.id.replace("_", "-")}`;
-    await passUntil(
-      async () => (await gpu.request("GET", `${SNAP}/namespaces/${NS}/volumesnapshots/${k8sName}`)).status === 200,
-      "the VolumeSnapshot",
-    );
-    await controllerSays(k8sName, {
+    const error = (message: string) => ({ message, time: new Date().toISOString() });
+
+    // The plugin refuses a volume still mounted (a session just paused); the snapshotter tries again.
+    const first = await ask("x");
+    const mounted = "rpc error: code = FailedPrecondition desc = the volume is mounted writable";
+    await controllerSays(first.k8sName, { readyToUse: false, error: error(mounted) });
+    await passUntil(async () => (await snapshotOf(v.id, first.id)).failure === mounted, "the error shown");
+    expect((await snapshotOf(v.id, first.id)).state).toBe("creating");
+    // Its next try succeeds; the controller keeps the last error beside readyToUse.
+    await controllerSays(first.k8sName, { readyToUse: true, restoreSize: "1Gi", error: error(mounted) });
+    await passUntil(async () => (await snapshotOf(v.id, first.id)).state === "ready", "ready");
+    expect((await snapshotOf(v.id, first.id)).failure).toBeNull();
+
+    // An error that lasts: asked for 11 minutes ago and still refused.
+    const second = await ask("y");
+    await controllerSays(second.k8sName, {
       readyToUse: false,
-      error: {
-        message: "rpc error: code = ResourceExhausted desc = no room for the snapshot",
-        time: new Date().toISOString(),
-      },
+      error: error("rpc error: code = ResourceExhausted desc = no room for the snapshot"),
     });
-    await passUntil(async () => (await snapshotOf(v.id, s.id)).state === "failed", "failed");
-    expect((await snapshotOf(v.id, s.id)).failure).toContain("no room for the snapshot");
-  }, 60_000);
+    await passUntil(async () => (await snapshotOf(v.id, second.id)).failure !== null, "the error shown");
+    await t.database
+      .db("volume_snapshots")
+      .where({ id: second.id })
+      .update({ created_at: new Date(Date.now() - 11 * 60_000) });
+    await passUntil(async () => (await snapshotOf(v.id, second.id)).state === "failed", "failed");
+    expect((await snapshotOf(v.id, second.id)).failure).toContain("no room for the snapshot");
+  }, 120_000);
 
   it("fails a snapshot on a cluster that does not serve the snapshot API, saying what to install", async () => {
     const v = (await req(w.memberA, "POST", "/api/v1/storage/volumes", { name: "old", size_gb: 1, pool: "nosnap" }))

@@ -1,7 +1,8 @@
 // Snapshots, a leader-only loop of the worker: it turns snapshot rows into CSI VolumeSnapshots on the GPU
 // cluster that holds the volume's claim, and records what the cluster's snapshot controller says
 // (docs/dev/storage.md, "Snapshots"). States are never guessed: a row becomes `ready` only when the
-// VolumeSnapshot says readyToUse, and `failed` when it carries an error or the cluster cannot take one.
+// VolumeSnapshot says readyToUse, and `failed` when the cluster cannot take one or the snapshotter's error
+// outlasts `failAfterMs` (it retries; an error is its last attempt's, not a verdict).
 //
 // Per pass, each snapshot being made: the cluster is chosen once (where the volume's claim is, else the
 // pool's own cluster, which then gets the claim and records it on the Volume like a mount, so the idle
@@ -36,6 +37,12 @@ export interface SnapshotLoopOptions {
   namespace?: string;
   /** Rows per pass; default 50. */
   batch?: number;
+  /**
+   * A VolumeSnapshot's error is the snapshotter's last attempt, which it retries (a volume still being
+   * unmounted after a pause is refused for a moment); one still not ready this long after the request has
+   * failed. Default 10 minutes.
+   */
+  failAfterMs?: number;
 }
 
 export interface SnapshotLoopDeps {
@@ -79,7 +86,12 @@ export class SnapshotLoop {
 
   constructor(d: SnapshotLoopDeps & SnapshotLoopOptions) {
     this.#d = d;
-    this.#o = { intervalMs: d.intervalMs ?? 5_000, namespace: d.namespace ?? "berth-sessions", batch: d.batch ?? 50 };
+    this.#o = {
+      intervalMs: d.intervalMs ?? 5_000,
+      namespace: d.namespace ?? "berth-sessions",
+      batch: d.batch ?? 50,
+      failAfterMs: d.failAfterMs ?? 600_000,
+    };
     this.#log = d.log.child({ component: "snapshots" });
     this.#clock = d.clock ?? { now: () => new Date() };
     this.#loop = new PeriodicPass({
@@ -272,15 +284,28 @@ export class SnapshotLoop {
     }
     if (got.status >= 300) throw new Error(`reading VolumeSnapshot ${s.k8s_name} on ${cluster}: ${got.status}`);
     const st = got.body.status;
-    if (st?.error?.message) return this.#fail(s, st.error.message);
-    if (st?.readyToUse !== true) return false;
     const now = this.#clock.now();
+    if (st?.readyToUse !== true) {
+      const why = st?.error?.message;
+      if (!why) return false;
+      if (now.getTime() - new Date(s.created_at).getTime() >= this.#o.failAfterMs) return this.#fail(s, why);
+      // Still trying: the last error is shown on the snapshot meanwhile, and kept if it ends failed.
+      if (s.failure !== why.slice(0, 2000))
+        await updateSnapshot(
+          this.#d.db,
+          s.id,
+          { failure: why.slice(0, 2000), updated_at: now },
+          { whenState: ["creating"] },
+        );
+      return false;
+    }
     const bytes = quantityBytes(st.restoreSize);
     const done = await updateSnapshot(
       this.#d.db,
       s.id,
       {
         state: "ready",
+        failure: null,
         ready_at: now,
         updated_at: now,
         ...(bytes !== undefined ? { restore_size_bytes: bytes.toString() } : {}),

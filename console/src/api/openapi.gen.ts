@@ -2311,7 +2311,7 @@ export type VolumeSnapshot = {
   size_gb: number;
   /** What the storage driver says a restore needs (bytes, a decimal string); null until ready. */
   restore_size_bytes: string | null;
-  /** Failed: why, as the cluster said it. */
+  /** Failed: why, as the cluster said it. Creating: the storage driver's last error while it tries again (the snapshot fails if it lasts 10 minutes). */
   failure: string | null;
   /** The cluster holding it; null until the worker took it. */
   cluster: string | null;

@@ -38,7 +38,10 @@ export const VolumeSnapshot = z
     restore_size_bytes: z.string().nullable().meta({
       description: "What the storage driver says a restore needs (bytes, a decimal string); null until ready.",
     }),
-    failure: z.string().nullable().meta({ description: "Failed: why, as the cluster said it." }),
+    failure: z.string().nullable().meta({
+      description:
+        "Failed: why, as the cluster said it. Creating: the storage driver's last error while it tries again (the snapshot fails if it lasts 10 minutes).",
+    }),
     cluster: z.string().nullable().meta({ description: "The cluster holding it; null until the worker took it." }),
     created_by: z.string(),
     created_at: Timestamp,
