@@ -10,15 +10,12 @@ import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { connect } from "@berth/api";
 import { startServer, startUsersBed, stopServer } from "./api-list-bed.ts";
+import { upperPercentile } from "./kit/percentile.ts";
 
 const ROWS = Number(process.env.BENCH_AUDIT_ROWS ?? 300_000);
 const SAMPLES = Number(process.env.BENCH_AUDIT_SAMPLES ?? 100);
 const DAY = 86_400_000;
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] as number;
-};
 const kb = (pid: number, field: string) =>
   Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
 
@@ -123,7 +120,7 @@ try {
         [...new Set([...plan.matchAll(/(?:using|on) (audit_log_\w+)/g)].map((m) => m[1]))].join("+") ||
         (plan.includes("Seq Scan") ? "seq scan" : "?");
       console.log(
-        `${f.name.padEnd(27)} ${pct(api, 50).toFixed(1).padStart(6)} ms ${pct(api, 99).toFixed(1).padStart(6)} ms ${pct(sql, 50).toFixed(2).padStart(9)} ms ${pct(counts, 50).toFixed(1).padStart(12)} ms   ${total.padEnd(16)} ${idx}`,
+        `${f.name.padEnd(27)} ${upperPercentile(api, 50).toFixed(1).padStart(6)} ms ${upperPercentile(api, 99).toFixed(1).padStart(6)} ms ${upperPercentile(sql, 50).toFixed(2).padStart(9)} ms ${upperPercentile(counts, 50).toFixed(1).padStart(12)} ms   ${total.padEnd(16)} ${idx}`,
       );
     }
 

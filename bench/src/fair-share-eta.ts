@@ -48,6 +48,7 @@ import {
   seededRandom,
   type UsageInterval,
 } from "@berth/controllers";
+import { lowerMedian } from "./kit/median.ts";
 
 const { values } = parseArgs({
   options: {
@@ -224,11 +225,6 @@ const requestOf = (s: Session): PlacementRequest => ({
   since: iso(s.arrival),
   volumes: [],
 });
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? 0 : (s[Math.floor((s.length - 1) / 2)] as number);
-}
 
 /** Runs the trace with the real placement, predicting at each queued arrival. */
 function run(seed: number, utilisation: number, historyWindow: number, predict: boolean): TraceResult {
@@ -419,7 +415,7 @@ function run(seed: number, utilisation: number, historyWindow: number, predict: 
       rank: rank + 1,
       ahead: ordered.slice(0, rank).map((q) => q.key),
       behind: ordered.slice(rank + 1).map((q) => q.key),
-      gshare: position * median(waits.slice(-100)),
+      gshare: position * lowerMedian(waits.slice(-100)),
       depth: lastHour > 0 ? (position / lastHour) * 60 * MIN : Number.POSITIVE_INFINITY,
       slurm: slurm?.p50Ms ?? Number.NaN,
     });
@@ -477,11 +473,11 @@ function score(
   const abs = errors.map(Math.abs);
   return {
     n,
-    medianAbsMin: median(abs) / MIN,
+    medianAbsMin: lowerMedian(abs) / MIN,
     biasMin: errors.reduce((a, b) => a + b, 0) / Math.max(1, n) / MIN,
     within1: abs.filter((e) => e <= MIN).length / Math.max(1, n),
     within10: abs.filter((e) => e <= 10 * MIN).length / Math.max(1, n),
-    relLong: median(rel),
+    relLong: lowerMedian(rel),
     nLong: rel.length,
     ...(band ? { inBand: inBand / Math.max(1, n), belowP90: below / Math.max(1, n) } : {}),
   };
@@ -567,7 +563,7 @@ for (const util of UTILS) {
     const gpuMin = started.reduce((x, s) => x + s.gpus * s.length, 0);
     const fallback = r.predictions.filter((p) => p.berth.method !== "simulation").length;
     console.log(
-      `\nutilisation ${Math.round(util * 100)} % (offered; ${pctf(gpuMin / (CAPACITY * DAYS * DAY))} GPU-time used), seed ${seed}: ${r.measured} arrivals measured, ${r.instant} instant (${pctf(r.instant / Math.max(1, r.measured))}), ${r.predictions.length} queued, ${r.overtakes} started ahead of an earlier arrival; berth estimate p50 ${median(r.estimateMs).toFixed(1)} ms, fallback used ${fallback}×; trace CPU ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s`,
+      `\nutilisation ${Math.round(util * 100)} % (offered; ${pctf(gpuMin / (CAPACITY * DAYS * DAY))} GPU-time used), seed ${seed}: ${r.measured} arrivals measured, ${r.instant} instant (${pctf(r.instant / Math.max(1, r.measured))}), ${r.predictions.length} queued, ${r.overtakes} started ahead of an earlier arrival; berth estimate p50 ${lowerMedian(r.estimateMs).toFixed(1)} ms, fallback used ${fallback}×; trace CPU ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s`,
     );
     console.table(
       Object.fromEntries(

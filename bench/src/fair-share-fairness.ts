@@ -32,6 +32,8 @@ import {
   type ShareTree,
   seededRandom,
 } from "@berth/controllers";
+import { lowerMedian } from "./kit/median.ts";
+import { upperPercentile } from "./kit/percentile.ts";
 
 const { values } = parseArgs({
   options: {
@@ -289,15 +291,6 @@ function week(fair: boolean): WeekResult {
   return res;
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? (s[Math.floor((s.length - 1) / 2)] as number) : 0;
-};
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0;
-};
-
 if (PART !== "2") fairness();
 if (PART !== "1") cost();
 
@@ -322,7 +315,7 @@ function fairness() {
     row["active reclaimed"] = String(w.activeReclaimed);
     row["…while idle ones sufficed"] = String(w.activeWhileIdleAvailable);
     row["guaranteed wait p50/p90 min"] =
-      `${median(w.guaranteedWaitsMin).toFixed(0)}/${pct(w.guaranteedWaitsMin, 90).toFixed(0)}`;
+      `${lowerMedian(w.guaranteedWaitsMin).toFixed(0)}/${upperPercentile(w.guaranteedWaitsMin, 90, 0).toFixed(0)}`;
     row["gave up"] = String(w.gaveUp);
     row["pass CPU ms/min"] = (w.passCpuMs / (DAYS * 1440)).toFixed(2);
     rows[label] = row;
@@ -426,8 +419,8 @@ function cost() {
     const c = process.cpuUsage(c0);
     return {
       label,
-      "p50 ms": pct(wall, 50).toFixed(1),
-      "p99 ms": pct(wall, 99).toFixed(1),
+      "p50 ms": upperPercentile(wall, 50, 0).toFixed(1),
+      "p99 ms": upperPercentile(wall, 99, 0).toFixed(1),
       "CPU ms/pass": ((c.user + c.system) / 1000 / PASSES).toFixed(1),
     };
   }

@@ -42,16 +42,8 @@ import {
   startSessionsBed,
 } from "@berth/e2e/sessions";
 import { type Answer, answering, causeOf, retrying } from "./api.ts";
-import {
-  chartSvg,
-  growth,
-  type Measure,
-  percentile,
-  planSteps,
-  type Step,
-  table,
-  writeCharts,
-} from "./fleet-scale-report.ts";
+import { chartSvg, growth, type Measure, planSteps, type Step, table, writeCharts } from "./fleet-scale-report.ts";
+import { percentile } from "./kit/percentile.ts";
 import { writesServed } from "./kube-requests.ts";
 import { pool } from "./pool.ts";
 import { cpuSnapshot, cpuUsed } from "./process-cpu.ts";

@@ -43,6 +43,7 @@ import { parseArgs } from "node:util";
 import { procStat } from "@berth/e2e";
 import { signCookie } from "@berth/operator/gateway";
 import WebSocket from "ws";
+import { upperPercentile } from "./kit/percentile.ts";
 
 interface CannonResult {
   requests: { average: number; total: number };
@@ -185,10 +186,6 @@ const selfCpuSeconds = (): number => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1e6;
 };
-
-function pct(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-}
 
 const fmt = (r: CannonResult) =>
   `${r.requests.average.toFixed(0).padStart(7)} req/s  p50 ${String(r.latency.p50).padStart(3)} ms  p99 ${String(r.latency.p99).padStart(3)} ms  avg ${r.latency.average.toFixed(2)} ms  non-2xx/err ${r.non2xx + r.errors}`;
@@ -413,7 +410,7 @@ try {
       const rssHeld = rssMiB(t.pids);
       process.stdout.write(
         `\nWebSockets through ${t.name}: ${wsCount} opened in ${(openMs / 1000).toFixed(2)} s (batches of ${batch}), ${alive} still open after 5 s\n` +
-          `echo on all at once: p50 ${pct(first, 50).toFixed(1)} ms  p99 ${pct(first, 99).toFixed(1)} ms; after holding 5 s: p50 ${pct(second, 50).toFixed(1)} ms  p99 ${pct(second, 99).toFixed(1)} ms\n` +
+          `echo on all at once: p50 ${upperPercentile(first, 50).toFixed(1)} ms  p99 ${upperPercentile(first, 99).toFixed(1)} ms; after holding 5 s: p50 ${upperPercentile(second, 50).toFixed(1)} ms  p99 ${upperPercentile(second, 99).toFixed(1)} ms\n` +
           `gateway RSS (all its processes) ${rssBefore.toFixed(0)} MiB before, ${rssHeld.toFixed(0)} MiB holding ${alive} (${(((rssHeld - rssBefore) * 1024) / Math.max(1, alive)).toFixed(1)} KiB each)\n`,
       );
       for (const w of opened) w.terminate();
