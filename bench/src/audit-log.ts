@@ -6,18 +6,15 @@
 // the chain's length, a count capped at 10,000, or Postgres' estimate instead: auditTotal.ts), and the
 // export's rows read through the same keyset batches without CSV or HTTP. The API server runs in its
 // own process (api-list-server.ts); its peak RSS is /proc/<pid>/status VmHWM.
-import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { connect } from "@berth/api";
+import { peakRssBytes, rssBytes } from "@berth/e2e";
 import { startServer, startUsersBed, stopServer } from "./api-list-bed.ts";
 import { upperPercentile } from "./kit/percentile.ts";
 
 const ROWS = Number(process.env.BENCH_AUDIT_ROWS ?? 300_000);
 const SAMPLES = Number(process.env.BENCH_AUDIT_SAMPLES ?? 100);
 const DAY = 86_400_000;
-
-const kb = (pid: number, field: string) =>
-  Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
 
 const bed = await startUsersBed();
 const db = connect(bed.env.DATABASE_URL as string, { poolMax: 4 });
@@ -125,7 +122,7 @@ try {
     }
 
     // Export: every row (range: all 300 days), the bound raised to fit.
-    const rssBefore = kb(pid, "VmRSS");
+    const rssBefore = rssBytes(pid) / 1024;
     const s = performance.now();
     const res = await fetch(
       `${url}/api/v1/audit-logs/export?from=${encodeURIComponent(new Date(now - 301 * DAY).toISOString())}&to=${encodeURIComponent(new Date(now + DAY).toISOString())}`,
@@ -136,7 +133,7 @@ try {
     let lines = 0;
     let peak = 0;
     const sampler = setInterval(() => {
-      peak = Math.max(peak, kb(pid, "VmRSS"));
+      peak = Math.max(peak, rssBytes(pid) / 1024);
     }, 50);
     for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
       bytes += chunk.length;
@@ -162,7 +159,7 @@ try {
       `\nCSV export of ${rows} rows (${(bytes / 1e6).toFixed(0)} MB): ${exportS.toFixed(1)} s, ${Math.round(rows / exportS)} rows/s; baseline (keyset reads, no CSV/HTTP) ${Math.round(read / baseS)} rows/s; ratio ${(rows / exportS / (read / baseS)).toFixed(2)}`,
     );
     console.log(
-      `API process RSS: ${(rssBefore / 1024).toFixed(0)} MB before, peak ${(peak / 1024).toFixed(0)} MB while exporting (VmHWM since start ${(kb(pid, "VmHWM") / 1024).toFixed(0)} MB): it streams, memory does not grow with the row count`,
+      `API process RSS: ${(rssBefore / 1024).toFixed(0)} MB before, peak ${(peak / 1024).toFixed(0)} MB while exporting (VmHWM since start ${(peakRssBytes(pid) / 1024 / 1024).toFixed(0)} MB): it streams, memory does not grow with the row count`,
     );
   } finally {
     await stopServer(child);

@@ -31,16 +31,14 @@
 // is the per-request path (cookie check + proxy), not the one-off token redemption.
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { once } from "node:events";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
 import { createRequire } from "node:module";
-import type { AddressInfo } from "node:net";
 import { availableParallelism, cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
-import { procStat } from "@berth/e2e";
+import { freePort } from "@berth/api";
+import { procStat, rssBytes } from "@berth/e2e";
 import { signCookie } from "@berth/operator/gateway";
 import WebSocket from "ws";
 import { upperPercentile } from "./kit/percentile.ts";
@@ -109,14 +107,6 @@ function start<T>(
   });
 }
 
-async function freePort(): Promise<number> {
-  const srv = createServer().listen(0, "127.0.0.1");
-  await once(srv, "listening");
-  const { port } = srv.address() as AddressInfo;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
-
 /** A real Jupyter Server as the session's application: base URL /proxy/s-bench/, no token, a few notebooks. */
 async function startJupyter(): Promise<{ child: ChildProcess; url: string }> {
   const rootDir = join(dir, "notebooks");
@@ -159,9 +149,7 @@ async function startJupyter(): Promise<{ child: ChildProcess; url: string }> {
 }
 
 function rssMiB(pids: number[]): number {
-  let kb = 0;
-  for (const pid of pids) kb += Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
-  return kb / 1024;
+  return pids.reduce((bytes, pid) => bytes + rssBytes(pid), 0) / 2 ** 20;
 }
 
 /** CPU seconds (user + system) processes have used so far. One that is gone fails the run: its CPU would be lost. */

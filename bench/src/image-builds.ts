@@ -11,6 +11,7 @@
 import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { parseConfig, startApi, startPostgres } from "@berth/api";
 import { AccessTokens, BuildLoop, installBuildsOn, startBuildOperator } from "@berth/api/testing";
@@ -24,7 +25,6 @@ import { upperPercentile } from "./kit/percentile.ts";
 
 const { values } = parseArgs({ options: { builds: { type: "string", default: "10" } } });
 const N = Number(values.builds);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const dir = mkdtempSync(join(tmpdir(), "berth-bench-builds-"));
 const [fleet, registry, pg] = await Promise.all([

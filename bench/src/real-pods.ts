@@ -10,6 +10,7 @@
 //   node bench/src/real-pods.ts [--sessions 20]
 // Needs root and containerd (the real node); says why and stops elsewhere.
 import { execFileSync } from "node:child_process";
+import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { HttpKube } from "@berth/controllers/kube";
 import { canRunRealNode, kubeConfigFrom } from "@berth/e2e";
@@ -26,7 +27,6 @@ if (!can.ok) {
 }
 
 const mib = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function until<T>(f: () => Promise<T | undefined>, what: string, ms = 180_000): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {

@@ -12,6 +12,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { connect, type Db, migrateLatest, parseSecretKeys, startPostgres } from "@berth/api";
 import {
@@ -51,8 +52,6 @@ const guard = new WebhookGuard({ allowHosts: ["127.0.0.1"] });
 // Secrets sealed at rest as the API stores them; every delivery opens one (secretBox.ts).
 const SECRET_KEYS = `bench:${randomBytes(32).toString("base64")}`;
 const box = new WebhookSecretBox(parseSecretKeys(SECRET_KEYS));
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function endpoints(db: Db, url: string, label: string, n: number): Promise<string[]> {
   const orgs: string[] = [];
