@@ -26,6 +26,7 @@ import {
   type Holder,
   type Holding,
   type InventoryNodeView,
+  normal,
   type PlacementRequest,
   planFairPass,
   planPlacement,
@@ -103,7 +104,6 @@ interface Sess {
 
 function workload(seed: number): Sess[] {
   const r = seededRandom(seed);
-  const normal = () => Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
   // ~99 min mean length × 1.7 GPUs per session.
   const offered: Record<string, number> = { physics: 0.8, biology: 0.5, nlp: 0.5 };
   const out: Sess[] = [];
@@ -127,7 +127,7 @@ function workload(seed: number): Sess[] {
         mayBorrow: r() < 0.5,
         arrival: t,
         since: t,
-        left: Math.min(8 * HOUR, HOUR * Math.exp(normal())),
+        left: Math.min(8 * HOUR, HOUR * Math.exp(normal(r))),
         idleShare: r() * 0.6,
       });
     }
