@@ -18,9 +18,7 @@ describe("a week's row of the fairness table", () => {
     expect(row["physics (fair 50 %)"]).toBe("50.0 %");
     expect(row["biology (fair 25 %)"]).toBe("25.0 %");
     expect(row["max |dev|"]).toBe("0.0 pts");
-    expect(fairnessRow(aWeek({ gpuHours: { physics: 600, biology: 200, nlp: 200 } }), 7)["max |dev|"]).toBe(
-      "10.0 pts",
-    );
+    expect(fairnessRow(aWeek({ gpuHours: { physics: 600, biology: 200, nlp: 200 } }), 7)["max |dev|"]).toBe("10.0 pts");
   });
 
   it("spreads counts over the days and the pass's CPU over the minutes", () => {
