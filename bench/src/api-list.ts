@@ -13,6 +13,7 @@ import { cpus, loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { measureServer, startUsersBed } from "./api-list-bed.ts";
 import { at } from "./at.ts";
+import { upperPercentile } from "./kit/percentile.ts";
 
 const { values } = parseArgs({
   options: {
@@ -60,11 +61,8 @@ try {
   for (let round = 0; round < rounds; round++) {
     for (const [i, c] of cases.entries()) at(runs, i).push(await measure(c.name, c.mode, c.path, c.env));
   }
-  const median = (xs: number[]) =>
-    at(
-      xs.toSorted((a, b) => a - b),
-      Math.floor(xs.length / 2),
-    );
+  // Of the rounds; the upper middle one for an even count.
+  const median = (xs: number[]) => upperPercentile(xs, 50);
   const results = runs.map((rs) => ({
     name: at(rs, 0).name,
     rps: median(rs.map((r) => r.rps)),

@@ -6,21 +6,15 @@
 // the chain's length, a count capped at 10,000, or Postgres' estimate instead: auditTotal.ts), and the
 // export's rows read through the same keyset batches without CSV or HTTP. The API server runs in its
 // own process (api-list-server.ts); its peak RSS is /proc/<pid>/status VmHWM.
-import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { connect } from "@berth/api";
+import { peakRssBytes, rssBytes } from "@berth/e2e";
 import { startServer, startUsersBed, stopServer } from "./api-list-bed.ts";
+import { upperPercentile } from "./kit/percentile.ts";
 
 const ROWS = Number(process.env.BENCH_AUDIT_ROWS ?? 300_000);
 const SAMPLES = Number(process.env.BENCH_AUDIT_SAMPLES ?? 100);
 const DAY = 86_400_000;
-
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] as number;
-};
-const kb = (pid: number, field: string) =>
-  Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
 
 const bed = await startUsersBed();
 const db = connect(bed.env.DATABASE_URL as string, { poolMax: 4 });
@@ -123,12 +117,12 @@ try {
         [...new Set([...plan.matchAll(/(?:using|on) (audit_log_\w+)/g)].map((m) => m[1]))].join("+") ||
         (plan.includes("Seq Scan") ? "seq scan" : "?");
       console.log(
-        `${f.name.padEnd(27)} ${pct(api, 50).toFixed(1).padStart(6)} ms ${pct(api, 99).toFixed(1).padStart(6)} ms ${pct(sql, 50).toFixed(2).padStart(9)} ms ${pct(counts, 50).toFixed(1).padStart(12)} ms   ${total.padEnd(16)} ${idx}`,
+        `${f.name.padEnd(27)} ${upperPercentile(api, 50).toFixed(1).padStart(6)} ms ${upperPercentile(api, 99).toFixed(1).padStart(6)} ms ${upperPercentile(sql, 50).toFixed(2).padStart(9)} ms ${upperPercentile(counts, 50).toFixed(1).padStart(12)} ms   ${total.padEnd(16)} ${idx}`,
       );
     }
 
     // Export: every row (range: all 300 days), the bound raised to fit.
-    const rssBefore = kb(pid, "VmRSS");
+    const rssBefore = rssBytes(pid) / 1024;
     const s = performance.now();
     const res = await fetch(
       `${url}/api/v1/audit-logs/export?from=${encodeURIComponent(new Date(now - 301 * DAY).toISOString())}&to=${encodeURIComponent(new Date(now + DAY).toISOString())}`,
@@ -139,7 +133,7 @@ try {
     let lines = 0;
     let peak = 0;
     const sampler = setInterval(() => {
-      peak = Math.max(peak, kb(pid, "VmRSS"));
+      peak = Math.max(peak, rssBytes(pid) / 1024);
     }, 50);
     for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
       bytes += chunk.length;
@@ -165,7 +159,7 @@ try {
       `\nCSV export of ${rows} rows (${(bytes / 1e6).toFixed(0)} MB): ${exportS.toFixed(1)} s, ${Math.round(rows / exportS)} rows/s; baseline (keyset reads, no CSV/HTTP) ${Math.round(read / baseS)} rows/s; ratio ${(rows / exportS / (read / baseS)).toFixed(2)}`,
     );
     console.log(
-      `API process RSS: ${(rssBefore / 1024).toFixed(0)} MB before, peak ${(peak / 1024).toFixed(0)} MB while exporting (VmHWM since start ${(kb(pid, "VmHWM") / 1024).toFixed(0)} MB): it streams, memory does not grow with the row count`,
+      `API process RSS: ${(rssBefore / 1024).toFixed(0)} MB before, peak ${(peak / 1024).toFixed(0)} MB while exporting (VmHWM since start ${(peakRssBytes(pid) / 1024 / 1024).toFixed(0)} MB): it streams, memory does not grow with the row count`,
     );
   } finally {
     await stopServer(child);

@@ -5,6 +5,7 @@
 //   messages in:  {tokens} (first; too many for the environment) | {open: total} | {reset: true} | {report: true} | {stop: true}
 //   messages out: {opened, failed} | {report: {...}}
 import { request } from "node:http";
+import { upperPercentile } from "./kit/percentile.ts";
 
 const url = new URL(process.env.BENCH_API_URL ?? "");
 let tokens: string[] = [];
@@ -83,8 +84,6 @@ function open(i: number): Promise<boolean> {
   });
 }
 
-const q = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? 0;
-
 process.on(
   "message",
   async (m: { tokens?: string[]; open?: number; reset?: boolean; report?: boolean; stop?: boolean }) => {
@@ -111,8 +110,8 @@ process.on(
       process.send?.({
         report: {
           events: sorted.length,
-          p50: q(sorted, 0.5),
-          p99: q(sorted, 0.99),
+          p50: upperPercentile(sorted, 50, 0),
+          p99: upperPercentile(sorted, 99, 0),
           max: sorted.at(-1) ?? 0,
           beatsOnTime,
           beatsLate,

@@ -45,9 +45,23 @@ import {
   resolveSettings,
   type ShareTree,
   scoreRequests,
-  seededRandom,
   type UsageInterval,
 } from "@berth/controllers";
+import { type Prediction, pctf, score, type TraceResult, tableRow } from "./fair-share-eta/score.ts";
+import {
+  arrivals,
+  CAPACITY,
+  DAY,
+  H100,
+  iso,
+  MAX_RUNTIME,
+  MIN,
+  ORGS,
+  type Session,
+  TRUE_LAW,
+  trueRate,
+} from "./fair-share-eta/trace.ts";
+import { lowerMedian } from "./kit/median.ts";
 
 const { values } = parseArgs({
   options: {
@@ -74,27 +88,7 @@ const UTILS = values.utilisations.split(",").map((u) => Number(u) / 100);
 /** The empirical row's kernel σ (its default before the censored fit). */
 const KERNEL = Number(values.kernel);
 
-const H100 = "NVIDIA-H100-80GB-HBM3";
-const MIN = 60_000;
-const DAY = 24 * 60 * MIN;
 const WARMUP = 0.5 * DAY;
-const MAX_RUNTIME = 8 * 60 * MIN;
-const MEDIAN_LENGTH = 60 * MIN;
-const SIGMA = 1.0;
-const T0 = Date.parse("2026-11-02T00:00:00.000Z");
-const iso = (t: number) => new Date(T0 + t).toISOString();
-
-const SIZES = [
-  { gpus: 1, p: 0.6 },
-  { gpus: 2, p: 0.25 },
-  { gpus: 4, p: 0.15 },
-];
-const ORGS = [
-  { org: "physics", p: 0.5, sizeBias: 0 },
-  { org: "biology", p: 0.3, sizeBias: 0.1 },
-  { org: "nlp", p: 0.2, sizeBias: 0.25 },
-];
-const CAPACITY = 64;
 const TREE: ShareTree = { orgs: [{ org: "physics", weight: 2 }, { org: "biology" }, { org: "nlp" }] };
 const SETTINGS = resolveSettings();
 /** Recent arrivals per organization, for the expected arrivals' rates and shapes. */
@@ -105,109 +99,6 @@ console.log(
     .map((l) => l.toFixed(2))
     .join(" ")}`,
 );
-
-interface Session {
-  key: string;
-  org: string;
-  gpus: number;
-  arrival: number;
-  length: number;
-  start?: number;
-  cluster?: string;
-}
-
-/** The entry where the cumulative share passes u (the last one when u ≥ the total). */
-function pick<T extends { p: number }>(list: readonly T[], u: number): T {
-  let acc = 0;
-  for (const x of list) {
-    acc += x.p;
-    if (u <= acc) return x;
-  }
-  return list[list.length - 1] as T;
-}
-
-/** The trace's mean arrival rate per ms, per utilisation (set by `arrivals`). */
-const BASE_RATE = new Map<number, number>();
-/** An organization's true arrival rate at t: what the last hours' count estimates, lagging the daily cycle. */
-const trueRate = (utilisation: number, org: string, t: number) =>
-  (BASE_RATE.get(utilisation) ?? 0) *
-  (1 + 0.5 * Math.sin((2 * Math.PI * t) / DAY)) *
-  (ORGS.find((o) => o.org === org)?.p ?? 0);
-
-/** The trace's arrivals (thinning for the daily cycle). */
-function arrivals(seed: number, utilisation: number): Session[] {
-  const r = seededRandom(seed * 7919 + Math.round(utilisation * 100));
-  const normal = () => Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
-  // Mean GPU-minutes per session: E[gpus] × E[min(lognormal, cap)] (estimated by sampling).
-  let meanLen = 0;
-  const probe = seededRandom(99);
-  for (let i = 0; i < 20_000; i++) {
-    const z = Math.sqrt(-2 * Math.log(1 - probe())) * Math.cos(2 * Math.PI * probe());
-    meanLen += Math.min(MAX_RUNTIME, MEDIAN_LENGTH * Math.exp(SIGMA * z));
-  }
-  meanLen /= 20_000;
-  let meanGpus = 0;
-  for (let i = 0; i < 20_000; i++) meanGpus += pick(SIZES, probe() - pick(ORGS, probe()).sizeBias).gpus;
-  meanGpus /= 20_000;
-  const rate = (utilisation * CAPACITY) / (meanGpus * meanLen); // per ms
-  BASE_RATE.set(utilisation, rate);
-  const peak = rate * 1.5;
-  const out: Session[] = [];
-  let t = 0;
-  let n = 0;
-  while (t < DAYS * DAY) {
-    t += -Math.log(1 - r()) / peak;
-    const cycle = 1 + 0.5 * Math.sin((2 * Math.PI * t) / DAY);
-    if (r() * 1.5 > cycle) continue;
-    const org = pick(ORGS, r());
-    const size = pick(SIZES, r() - org.sizeBias);
-    out.push({
-      key: `${org.org}/s${n++}`,
-      org: org.org,
-      gpus: size.gpus,
-      arrival: t,
-      length: Math.min(MAX_RUNTIME, MEDIAN_LENGTH * Math.exp(SIGMA * normal())),
-    });
-  }
-  return out;
-}
-
-interface Prediction {
-  key: string;
-  at: number;
-  /** Place in the queue at arrival (1: first in line). */
-  position: number;
-  berth: { p10: number; p50: number; p90: number; method: string };
-  /** The same estimate drawing finished lengths widened by a kernel (lengthFit "empirical"). */
-  empirical: { p10: number; p50: number; p90: number };
-  /** The fit handed the trace's true length law: what no length model can beat on this trace. */
-  oracle: { p10: number; p50: number; p90: number };
-  /** berth with the arrivals expected to rank ahead (--order=fair only). */
-  arrivals?: { p10: number; p50: number; p90: number };
-  /** The same with the trace's own length law: what is left is the queue's order, not lengths. */
-  oracleArrivals?: { p10: number; p50: number; p90: number };
-  /** berth with arrivals at the trace's true rate now instead of the last hours' count. */
-  rateArrivals?: { p10: number; p50: number; p90: number };
-  /** Place in the queue's order at arrival (1: first); with --order=fair not the arrival order. */
-  rank: number;
-  /** Keys waiting at arrival that ranked ahead of it then. */
-  ahead: string[];
-  /** Keys waiting at arrival that ranked behind it then. */
-  behind: string[];
-  gshare: number;
-  depth: number;
-  slurm: number;
-}
-
-interface TraceResult {
-  sessions: Session[];
-  predictions: Prediction[];
-  instant: number;
-  measured: number;
-  estimateMs: number[];
-  /** Starts after warm-up of a session that arrived after one still waiting: what a model of new arrivals ahead would have to foresee. */
-  overtakes: number;
-}
 
 function clustersOf(running: Session[]): ClusterCapacity[] {
   return ["gpu-a", "gpu-b"].map((id) => {
@@ -225,14 +116,9 @@ const requestOf = (s: Session): PlacementRequest => ({
   volumes: [],
 });
 
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? 0 : (s[Math.floor((s.length - 1) / 2)] as number);
-}
-
 /** Runs the trace with the real placement, predicting at each queued arrival. */
 function run(seed: number, utilisation: number, historyWindow: number, predict: boolean): TraceResult {
-  const sessions = arrivals(seed, utilisation);
+  const { sessions, baseRate } = arrivals(seed, utilisation, DAYS);
   let queue: Session[] = [];
   let running: Session[] = [];
   const finished: LengthSample[] = [];
@@ -393,7 +279,7 @@ function run(seed: number, utilisation: number, historyWindow: number, predict: 
             ...arrivals,
             streams: arrivals.streams.map((st, i) => ({
               ...st,
-              ratePerMs: trueRate(utilisation, (ORGS[i] as { org: string }).org, t),
+              ratePerMs: trueRate(baseRate, (ORGS[i] as { org: string }).org, t),
             })),
           },
         }).find((e) => e.key === s.key)
@@ -419,75 +305,13 @@ function run(seed: number, utilisation: number, historyWindow: number, predict: 
       rank: rank + 1,
       ahead: ordered.slice(0, rank).map((q) => q.key),
       behind: ordered.slice(rank + 1).map((q) => q.key),
-      gshare: position * median(waits.slice(-100)),
+      gshare: position * lowerMedian(waits.slice(-100)),
       depth: lastHour > 0 ? (position / lastHour) * 60 * MIN : Number.POSITIVE_INFINITY,
       slurm: slurm?.p50Ms ?? Number.NaN,
     });
   }
   return { sessions, predictions, instant, measured, estimateMs, overtakes };
 }
-
-/** 999 lengths drawn from the trace's own law (capped), for the oracle row. */
-const TRUE_LAW: LengthSample[] = (() => {
-  const r = seededRandom(4242);
-  return Array.from({ length: 999 }, () => {
-    const z = Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
-    return { gpuModel: H100, cards: 1, lengthMs: Math.min(MAX_RUNTIME, MEDIAN_LENGTH * Math.exp(SIGMA * z)) };
-  });
-})();
-
-interface Scored {
-  n: number;
-  medianAbsMin: number;
-  biasMin: number;
-  within1: number;
-  within10: number;
-  /** For waits > 5 min: median |error| ÷ actual wait. */
-  relLong: number;
-  nLong: number;
-  inBand?: number;
-  belowP90?: number;
-}
-
-function score(
-  result: TraceResult,
-  pick: (p: Prediction) => number,
-  band?: (p: Prediction) => { p10: number; p90: number },
-): Scored {
-  const bySession = new Map(result.sessions.map((s) => [s.key, s]));
-  const errors: number[] = [];
-  const rel: number[] = [];
-  let inBand = 0;
-  let below = 0;
-  let n = 0;
-  for (const p of result.predictions) {
-    const s = bySession.get(p.key) as Session;
-    if (s.start === undefined) continue;
-    const actual = s.start - p.at;
-    const predicted = Math.min(pick(p), 30 * DAY);
-    n++;
-    errors.push(predicted - actual);
-    if (actual > 5 * MIN) rel.push(Math.abs(predicted - actual) / actual);
-    if (band) {
-      const b = band(p);
-      if (actual >= b.p10 && actual <= b.p90) inBand++;
-      if (actual <= b.p90) below++;
-    }
-  }
-  const abs = errors.map(Math.abs);
-  return {
-    n,
-    medianAbsMin: median(abs) / MIN,
-    biasMin: errors.reduce((a, b) => a + b, 0) / Math.max(1, n) / MIN,
-    within1: abs.filter((e) => e <= MIN).length / Math.max(1, n),
-    within10: abs.filter((e) => e <= 10 * MIN).length / Math.max(1, n),
-    relLong: median(rel),
-    nLong: rel.length,
-    ...(band ? { inBand: inBand / Math.max(1, n), belowP90: below / Math.max(1, n) } : {}),
-  };
-}
-
-const pctf = (x: number | undefined) => (x === undefined ? "—" : `${(x * 100).toFixed(0)} %`);
 
 // Tuning: the history window, on the tuning seed at each utilisation.
 const WINDOWS = QUICK ? [500] : values.windows.split(",").map(Number);
@@ -567,24 +391,9 @@ for (const util of UTILS) {
     const gpuMin = started.reduce((x, s) => x + s.gpus * s.length, 0);
     const fallback = r.predictions.filter((p) => p.berth.method !== "simulation").length;
     console.log(
-      `\nutilisation ${Math.round(util * 100)} % (offered; ${pctf(gpuMin / (CAPACITY * DAYS * DAY))} GPU-time used), seed ${seed}: ${r.measured} arrivals measured, ${r.instant} instant (${pctf(r.instant / Math.max(1, r.measured))}), ${r.predictions.length} queued, ${r.overtakes} started ahead of an earlier arrival; berth estimate p50 ${median(r.estimateMs).toFixed(1)} ms, fallback used ${fallback}×; trace CPU ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s`,
+      `\nutilisation ${Math.round(util * 100)} % (offered; ${pctf(gpuMin / (CAPACITY * DAYS * DAY))} GPU-time used), seed ${seed}: ${r.measured} arrivals measured, ${r.instant} instant (${pctf(r.instant / Math.max(1, r.measured))}), ${r.predictions.length} queued, ${r.overtakes} started ahead of an earlier arrival; berth estimate p50 ${lowerMedian(r.estimateMs).toFixed(1)} ms, fallback used ${fallback}×; trace CPU ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s`,
     );
-    console.table(
-      Object.fromEntries(
-        Object.entries(rows).map(([k, s]) => [
-          k,
-          {
-            "median |err| min": s.medianAbsMin.toFixed(1),
-            "bias min": s.biasMin.toFixed(1),
-            "±1 min": pctf(s.within1),
-            "±10 min": pctf(s.within10),
-            "rel err (wait>5m)": `${pctf(s.relLong)} (n=${s.nLong})`,
-            "in [p10,p90]": pctf(s.inBand),
-            "≤ p90": pctf(s.belowP90),
-          },
-        ]),
-      ),
-    );
+    console.table(Object.fromEntries(Object.entries(rows).map(([k, s]) => [k, tableRow(s)])));
     // The error by place in line: first in line, the wait is the first end among the running sessions (its
     // spread is of the order of the wait itself); deeper, it is a sum of many and relatively narrower.
     const parts = [

@@ -32,6 +32,9 @@ import {
   type ShareTree,
   seededRandom,
 } from "@berth/controllers";
+import { fairnessRow, type WeekResult } from "./fair-share-fairness/shares.ts";
+import { DAY, H100, HOUR, MIN, type Sess, workload } from "./fair-share-fairness/workload.ts";
+import { upperPercentile } from "./kit/percentile.ts";
 
 const { values } = parseArgs({
   options: {
@@ -50,10 +53,6 @@ const PASSES = QUICK ? 15 : Number(values.passes);
 const PART = values.part;
 const SCALE = Number(values.scale);
 
-const H100 = "NVIDIA-H100-80GB-HBM3";
-const MIN = 60_000;
-const HOUR = 60 * MIN;
-const DAY = 24 * HOUR;
 const T0 = Date.parse("2026-11-02T00:00:00.000Z");
 const iso = (t: number) => new Date(T0 + t).toISOString();
 const HALF_LIFE = 7 * DAY;
@@ -73,78 +72,9 @@ const tree: ShareTree = {
     { org: "nlp", weight: 1, quotas: { [H100]: { guaranteed: 8 } } },
   ],
 };
-const FAIR = { physics: 0.5, biology: 0.25, nlp: 0.25 } as Record<string, number>;
-const SIZES = [
-  { gpus: 1, p: 0.6 },
-  { gpus: 2, p: 0.25 },
-  { gpus: 4, p: 0.15 },
-];
-
-interface Sess {
-  key: string;
-  org: string;
-  user: string;
-  gpus: number;
-  mayBorrow: boolean;
-  arrival: number;
-  /** Work left (ms of running). */
-  left: number;
-  /** Fraction of its spells that are idle. */
-  idleShare: number;
-  since: number;
-  start?: number;
-  cluster?: string;
-  capacityClass?: "guaranteed" | "borrowed";
-  idle?: boolean;
-  pauseAt?: number;
-}
-
-function workload(seed: number): Sess[] {
-  const r = seededRandom(seed);
-  const normal = () => Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
-  // ~99 min mean length × 1.7 GPUs per session.
-  const offered: Record<string, number> = { physics: 0.8, biology: 0.5, nlp: 0.5 };
-  const out: Sess[] = [];
-  let n = 0;
-  for (const org of ["physics", "biology", "nlp"]) {
-    const rate = ((offered[org] as number) * 64) / (1.7 * 99) / MIN;
-    let t = 0;
-    while (true) {
-      t += -Math.log(1 - r()) / rate;
-      if (t > DAYS * DAY) break;
-      let u = r();
-      const size = SIZES.find((s) => {
-        u -= s.p;
-        return u <= 0;
-      }) ?? { gpus: 1 };
-      out.push({
-        key: `${org}/s${n++}`,
-        org,
-        user: `u${Math.floor(r() * 5)}`,
-        gpus: size.gpus,
-        mayBorrow: r() < 0.5,
-        arrival: t,
-        since: t,
-        left: Math.min(8 * HOUR, HOUR * Math.exp(normal())),
-        idleShare: r() * 0.6,
-      });
-    }
-  }
-  return out.sort((a, b) => a.arrival - b.arrival);
-}
-
-interface WeekResult {
-  gpuHours: Record<string, number>;
-  reclaims: number;
-  activeReclaimed: number;
-  activeWhileIdleAvailable: number;
-  guaranteedWaitsMin: number[];
-  passCpuMs: number;
-  gaveUp: number;
-}
 
 function week(fair: boolean): WeekResult {
-  const sessions = workload(SEED);
+  const sessions = workload(SEED, DAYS);
   const r = seededRandom(SEED + 1);
   let next = 0;
   let queue: Sess[] = [];
@@ -289,15 +219,6 @@ function week(fair: boolean): WeekResult {
   return res;
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? (s[Math.floor((s.length - 1) / 2)] as number) : 0;
-};
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0;
-};
-
 if (PART !== "2") fairness();
 if (PART !== "1") cost();
 
@@ -307,26 +228,7 @@ function fairness() {
   );
   const runs = { "fair share (planFairPass)": week(true), "today (planPlacement)": week(false) };
   const rows: Record<string, Record<string, string>> = {};
-  for (const [label, w] of Object.entries(runs)) {
-    const total = Object.values(w.gpuHours).reduce((a, b) => a + b, 0);
-    const row: Record<string, string> = {};
-    let worst = 0;
-    for (const org of Object.keys(FAIR)) {
-      const share = (w.gpuHours[org] ?? 0) / total;
-      worst = Math.max(worst, Math.abs(share - (FAIR[org] as number)));
-      row[`${org} (fair ${(FAIR[org] as number) * 100} %)`] = `${(share * 100).toFixed(1)} %`;
-    }
-    row["max |dev|"] = `${(worst * 100).toFixed(1)} pts`;
-    row["GPU util"] = `${((total / (64 * DAYS * 24)) * 100).toFixed(0)} %`;
-    row["reclaims/day"] = (w.reclaims / DAYS).toFixed(1);
-    row["active reclaimed"] = String(w.activeReclaimed);
-    row["…while idle ones sufficed"] = String(w.activeWhileIdleAvailable);
-    row["guaranteed wait p50/p90 min"] =
-      `${median(w.guaranteedWaitsMin).toFixed(0)}/${pct(w.guaranteedWaitsMin, 90).toFixed(0)}`;
-    row["gave up"] = String(w.gaveUp);
-    row["pass CPU ms/min"] = (w.passCpuMs / (DAYS * 1440)).toFixed(2);
-    rows[label] = row;
-  }
+  for (const [label, w] of Object.entries(runs)) rows[label] = fairnessRow(w, DAYS);
   console.table(rows);
 }
 
@@ -426,8 +328,8 @@ function cost() {
     const c = process.cpuUsage(c0);
     return {
       label,
-      "p50 ms": pct(wall, 50).toFixed(1),
-      "p99 ms": pct(wall, 99).toFixed(1),
+      "p50 ms": upperPercentile(wall, 50, 0).toFixed(1),
+      "p99 ms": upperPercentile(wall, 99, 0).toFixed(1),
       "CPU ms/pass": ((c.user + c.system) / 1000 / PASSES).toFixed(1),
     };
   }

@@ -27,6 +27,7 @@ import {
   sleep,
   startFaultBed,
 } from "./fault-bed.ts";
+import { upperPercentile } from "./kit/percentile.ts";
 
 const { values } = parseArgs({
   options: {
@@ -245,7 +246,7 @@ try {
     const codes = [...new Set(during.map((x) => x.status))]
       .map((c) => `${during.filter((x) => x.status === c).length}×${c}`)
       .join(" ");
-    const median = times[Math.floor(times.length / 2)] ?? 0;
+    const median = upperPercentile(times, 50, 0);
     const slowest = times.at(-1) ?? 0;
     return `${fault.what} ${fault.seconds} s under load: first refusal ${firstBad ? `${firstBad.status} ${firstBad.at + firstBad.ms - down} ms in` : "none"} (${during.length} reads begun while it lasted: ${codes}, answered in ${median} ms at the median, ${slowest} ms at the slowest); first 200 ${firstOk ? `${((firstOk.at - back) / 1000).toFixed(1)} s` : "never (60 s)"} after it was back (${ended}); creates ${accepted.size}/${names.length} accepted${other.length ? ` (others: ${[...new Set(other)].join(", ")})` : ""}, ${verdict(lost, dup)}`;
   };

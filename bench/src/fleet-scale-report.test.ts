@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chartSvg, growth, type Measure, percentile, planSteps, table } from "./fleet-scale-report.ts";
+import { chartSvg, growth, type Measure, planSteps, table } from "./fleet-scale-report.ts";
 
 describe("the fleet-scale bench's steps", () => {
   it("are the issue's sizes at scale 1", () => {
@@ -38,15 +38,6 @@ describe("the fleet-scale bench's steps", () => {
 });
 
 describe("the fleet-scale bench's figures", () => {
-  it("take percentiles by nearest rank", () => {
-    const xs = Array.from({ length: 100 }, (_, i) => 100 - i);
-    expect(percentile(xs, 50)).toBe(50);
-    expect(percentile(xs, 99)).toBe(99);
-    expect(percentile(xs, 100)).toBe(100);
-    expect(percentile([7], 99)).toBe(7);
-    expect(percentile([], 50)).toBeNaN();
-  });
-
   it("say how much a per-unit cost grew from the first step to the last", () => {
     expect(growth([10, 11, 12.5])).toBeCloseTo(0.25);
     expect(growth([Number.NaN, 4, 2])).toBeCloseTo(-0.5);

@@ -1,6 +1,6 @@
-// The pure parts of bench/src/fleet-scale.ts: which steps of fleet size to run at a given scale, percentiles,
-// the table printed per measure and the chart drawn per measure (an SVG; pngFromSvg renders it with the
-// machine's Chromium). Kept apart so that fleet-scale-report.test.ts can hold them without a bed.
+// The pure parts of bench/src/fleet-scale.ts: which steps of fleet size to run at a given scale, the table
+// printed per measure and the chart drawn per measure (an SVG; pngFromSvg renders it with the machine's
+// Chromium). Kept apart so that fleet-scale-report.test.ts can hold them without a bed.
 import { writeFileSync } from "node:fs";
 
 /** The full-size steps (#37): nodes per GPU cluster, running sessions, users. */
@@ -44,14 +44,6 @@ export function planSteps(
     out.push({ index: i + 1, nodesPerCluster, clusters, gpusPerNode, sessions, users, organizations });
   }
   return out;
-}
-
-/** The p-th percentile by nearest rank (p in 0..100); NaN for no samples. */
-export function percentile(xs: readonly number[], p: number): number {
-  if (xs.length === 0) return Number.NaN;
-  const sorted = [...xs].sort((a, b) => a - b);
-  const rank = Math.ceil((p / 100) * sorted.length);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))] as number;
 }
 
 /** One measure across the steps: a series per process or per percentile, a value per step (NaN: not taken). */

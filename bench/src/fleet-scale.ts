@@ -24,14 +24,15 @@
 // After the last step, the worker leader is stopped (SIGTERM: a rolling restart); the standby's time until
 // it has listed everything and placed a new session, and its peak RSS.
 // Not measured here: gateways (none run in this bed) and SSE fan-out (bench/src/event-streams.ts).
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { grantToOrganization } from "@berth/api/testing";
 import type { OperationId } from "@berth/console/client";
 import { DEFAULT_CONTROLLER_OPTIONS, DEFAULT_TIMING } from "@berth/controllers";
 import { ResourcePolicyKind, resourcePath } from "@berth/crds";
-import { gpuNodeManifest, type KubeHttp } from "@berth/e2e";
+import { gpuNodeManifest, type KubeHttp, peakRssBytes, rssBytes } from "@berth/e2e";
 import {
   adminKube,
   gpuCluster,
@@ -42,16 +43,8 @@ import {
   startSessionsBed,
 } from "@berth/e2e/sessions";
 import { type Answer, answering, causeOf, retrying } from "./api.ts";
-import {
-  chartSvg,
-  growth,
-  type Measure,
-  percentile,
-  planSteps,
-  type Step,
-  table,
-  writeCharts,
-} from "./fleet-scale-report.ts";
+import { chartSvg, growth, type Measure, planSteps, type Step, table, writeCharts } from "./fleet-scale-report.ts";
+import { percentile } from "./kit/percentile.ts";
 import { writesServed } from "./kube-requests.ts";
 import { pool } from "./pool.ts";
 import { cpuSnapshot, cpuUsed } from "./process-cpu.ts";
@@ -86,18 +79,6 @@ const steps = planSteps(SCALE, {
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const s2 = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Resident set (VmRSS) and its peak (VmHWM) of a process, in bytes; 0 when it is gone. */
-function memoryOf(pid: number): { rss: number; peak: number } {
-  try {
-    const s = readFileSync(`/proc/${pid}/status`, "utf8");
-    const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(s)?.[1] ?? 0) * 1024;
-    return { rss: kb("VmRSS"), peak: kb("VmHWM") };
-  } catch {
-    return { rss: 0, peak: 0 };
-  }
-}
 
 /** The leader's placement pass quantiles from its status listener, in ms. */
 async function placementPass(statusUrl: string): Promise<{ p50: number; p99: number }> {
@@ -201,7 +182,7 @@ async function main(): Promise<void> {
       ["worker standby", standby.pid],
       ...split.operators.map((o, i) => [`operator ${names[i]}`, o.pid] as [string, number]),
     ];
-    const base = new Map(processes().map(([n, pid]) => [n, memoryOf(pid).rss]));
+    const base = new Map(processes().map(([n, pid]) => [n, rssBytes(pid)]));
     const figures: StepFigures[] = [];
     const sessionIds: string[] = [];
     let nodesPerCluster = 1;
@@ -346,7 +327,7 @@ async function main(): Promise<void> {
       const samples1 = await samples();
       const ours = ["api", "worker leader", ...names.map((n) => `operator ${n}`)];
       const extra = ours.reduce((a, n) => a + (busyCpu.get(n) ?? 0) - ((quietCpu.get(n) ?? 0) * busyMs) / 10_000, 0);
-      const rssMb = new Map(processes().map(([n, pid]) => [n, memoryOf(pid).rss / 2 ** 20]));
+      const rssMb = new Map(processes().map(([n, pid]) => [n, rssBytes(pid) / 2 ** 20]));
       const cpuShare = new Map([...busyCpu].map(([n, s]) => [n, (s * 100_000) / busyMs]));
       const grew = [...pg1].reduce((a, [k, v]) => a + v.bytes - (pg0.get(k)?.bytes ?? 0), 0);
       const totalPg = [...pg1.values()].reduce((a, v) => a + v.bytes, 0);
@@ -575,7 +556,7 @@ async function main(): Promise<void> {
     }
     const placedMs = performance.now() - r0;
     await stopped;
-    const peak = memoryOf(standby.pid).peak / 2 ** 20;
+    const peak = peakRssBytes(standby.pid) / 2 ** 20;
 
     const restart = `worker leader restart (SIGTERM) at ${sessionIds.length} sessions: the standby listed everything in ${s2(listedMs)} and placed a new session (Running) in ${s2(placedMs)}; its peak RSS ${peak.toFixed(0)} MB`;
     log(restart);

@@ -31,18 +31,17 @@
 // is the per-request path (cookie check + proxy), not the one-off token redemption.
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { once } from "node:events";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
 import { createRequire } from "node:module";
-import type { AddressInfo } from "node:net";
 import { availableParallelism, cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
-import { procStat } from "@berth/e2e";
+import { freePort } from "@berth/api";
+import { procStat, rssBytes } from "@berth/e2e";
 import { signCookie } from "@berth/operator/gateway";
 import WebSocket from "ws";
+import { upperPercentile } from "./kit/percentile.ts";
 
 interface CannonResult {
   requests: { average: number; total: number };
@@ -108,14 +107,6 @@ function start<T>(
   });
 }
 
-async function freePort(): Promise<number> {
-  const srv = createServer().listen(0, "127.0.0.1");
-  await once(srv, "listening");
-  const { port } = srv.address() as AddressInfo;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
-
 /** A real Jupyter Server as the session's application: base URL /proxy/s-bench/, no token, a few notebooks. */
 async function startJupyter(): Promise<{ child: ChildProcess; url: string }> {
   const rootDir = join(dir, "notebooks");
@@ -158,9 +149,7 @@ async function startJupyter(): Promise<{ child: ChildProcess; url: string }> {
 }
 
 function rssMiB(pids: number[]): number {
-  let kb = 0;
-  for (const pid of pids) kb += Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
-  return kb / 1024;
+  return pids.reduce((bytes, pid) => bytes + rssBytes(pid), 0) / 2 ** 20;
 }
 
 /** CPU seconds (user + system) processes have used so far. One that is gone fails the run: its CPU would be lost. */
@@ -185,10 +174,6 @@ const selfCpuSeconds = (): number => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1e6;
 };
-
-function pct(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-}
 
 const fmt = (r: CannonResult) =>
   `${r.requests.average.toFixed(0).padStart(7)} req/s  p50 ${String(r.latency.p50).padStart(3)} ms  p99 ${String(r.latency.p99).padStart(3)} ms  avg ${r.latency.average.toFixed(2)} ms  non-2xx/err ${r.non2xx + r.errors}`;
@@ -413,7 +398,7 @@ try {
       const rssHeld = rssMiB(t.pids);
       process.stdout.write(
         `\nWebSockets through ${t.name}: ${wsCount} opened in ${(openMs / 1000).toFixed(2)} s (batches of ${batch}), ${alive} still open after 5 s\n` +
-          `echo on all at once: p50 ${pct(first, 50).toFixed(1)} ms  p99 ${pct(first, 99).toFixed(1)} ms; after holding 5 s: p50 ${pct(second, 50).toFixed(1)} ms  p99 ${pct(second, 99).toFixed(1)} ms\n` +
+          `echo on all at once: p50 ${upperPercentile(first, 50).toFixed(1)} ms  p99 ${upperPercentile(first, 99).toFixed(1)} ms; after holding 5 s: p50 ${upperPercentile(second, 50).toFixed(1)} ms  p99 ${upperPercentile(second, 99).toFixed(1)} ms\n` +
           `gateway RSS (all its processes) ${rssBefore.toFixed(0)} MiB before, ${rssHeld.toFixed(0)} MiB holding ${alive} (${(((rssHeld - rssBefore) * 1024) / Math.max(1, alive)).toFixed(1)} KiB each)\n`,
       );
       for (const w of opened) w.terminate();

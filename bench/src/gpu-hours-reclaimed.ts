@@ -25,6 +25,7 @@
 // is on the GPU.
 import { planReclaim, type Reclaim } from "@berth/api/testing";
 import { seededRandom } from "@berth/controllers";
+import { percentile } from "./kit/percentile.ts";
 
 const arg = (name: string, d: number) => {
   const a = process.argv.find((x) => x.startsWith(`--${name}=`));
@@ -195,10 +196,6 @@ function replay(t: Trace, idleRule: boolean): Outcome {
   return o;
 }
 
-const pct = (xs: number[], q: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? 0 : (s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)] as number);
-};
 const h = (ms: number) => ms / 3600_000;
 
 const traces = Array.from({ length: RESEARCHERS }, trace);
@@ -231,6 +228,6 @@ console.log(
   `GPU-hours returned by the idle rule: ${h(returned).toFixed(1)} = ${((100 * returned) / allocatedBase).toFixed(1)} % of allocated, ${((100 * returned) / underBase).toFixed(1)} % of the GPU-hours under the threshold`,
 );
 console.log(
-  `idle detection delay after the timeout (from the last real activity + ${TIMEOUT} min to the pause): p50 ${(pct(delays, 0.5) / 1000).toFixed(0)} s, p99 ${(pct(delays, 0.99) / 1000).toFixed(0)} s, max ${(pct(delays, 1) / 1000).toFixed(0)} s (ticks and reports every 30 s; the first 10 min after a resume never pause)`,
+  `idle detection delay after the timeout (from the last real activity + ${TIMEOUT} min to the pause): p50 ${(percentile(delays, 50, 0) / 1000).toFixed(0)} s, p99 ${(percentile(delays, 99, 0) / 1000).toFixed(0)} s, max ${(percentile(delays, 100, 0) / 1000).toFixed(0)} s (ticks and reports every 30 s; the first 10 min after a resume never pause)`,
 );
 if (sum(withRule, (o) => o.falsePauses) > 0) process.exitCode = 1;

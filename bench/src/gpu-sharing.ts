@@ -27,6 +27,7 @@ import {
 } from "@berth/controllers";
 import { ResourcePolicyKind, resourcePath, sliceOf } from "@berth/crds";
 import { apiAs } from "./api.ts";
+import { upperPercentile } from "./kit/percentile.ts";
 
 const { values } = parseArgs({
   options: {
@@ -59,11 +60,6 @@ const MIXED: Tier[] = [
   { name: "2", cards: 2, weight: 0.1 },
 ];
 const occupancy = (t: Tier) => (t.slices ? 1 / t.slices : t.cards);
-
-function pct(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0;
-}
 
 interface Run {
   label: string;
@@ -188,8 +184,8 @@ const rows = runs.map((r) => ({
   run: r.label,
   sessions: r.placed,
   "GPU occupancy": r.occupancy.toFixed(1),
-  "p50 ms": pct(r.times, 50).toFixed(2),
-  "p99 ms": pct(r.times, 99).toFixed(2),
+  "p50 ms": upperPercentile(r.times, 50, 0).toFixed(2),
+  "p99 ms": upperPercentile(r.times, 99, 0).toFixed(2),
   "max ms": Math.max(...r.times).toFixed(2),
   "CPU ms per pass (mean)": (r.cpuMs / r.times.length).toFixed(2),
 }));
@@ -197,7 +193,7 @@ console.table(rows);
 const base = runs[1] as Run;
 const mixed = runs[0] as Run;
 console.log(
-  `mixed ÷ baseline: p50 ${(pct(mixed.times, 50) / pct(base.times, 50)).toFixed(1)}×, p99 ${(pct(mixed.times, 99) / pct(base.times, 99)).toFixed(1)}×; sessions placed ${(mixed.placed / base.placed).toFixed(2)}× at the same fill`,
+  `mixed ÷ baseline: p50 ${(upperPercentile(mixed.times, 50, 0) / upperPercentile(base.times, 50, 0)).toFixed(1)}×, p99 ${(upperPercentile(mixed.times, 99, 0) / upperPercentile(base.times, 99, 0)).toFixed(1)}×; sessions placed ${(mixed.placed / base.placed).toFixed(2)}× at the same fill`,
 );
 
 if (!values["no-bed"]) {

@@ -11,6 +11,7 @@
 import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { parseConfig, startApi, startPostgres } from "@berth/api";
 import { AccessTokens, BuildLoop, installBuildsOn, startBuildOperator } from "@berth/api/testing";
@@ -20,12 +21,10 @@ import { loadCrds } from "@berth/crds/manifests";
 import { criLogLines, kubeConfigFrom, pushImage, startFleet, startRegistry } from "@berth/e2e";
 import pino from "pino";
 import { apiAs } from "./api.ts";
+import { upperPercentile } from "./kit/percentile.ts";
 
 const { values } = parseArgs({ options: { builds: { type: "string", default: "10" } } });
 const N = Number(values.builds);
-const pct = (xs: number[], p: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? Number.NaN;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const dir = mkdtempSync(join(tmpdir(), "berth-bench-builds-"));
 const [fleet, registry, pg] = await Promise.all([
@@ -157,13 +156,13 @@ try {
       `image builds on the bed, ${N} sequential builds of one member (build loop pass: 200 ms; the Job made by the operator)`,
     );
     console.log(
-      `  request -> Job created        p50 ${pct(toJob, 50).toFixed(0)} ms   max ${Math.max(...toJob).toFixed(0)} ms`,
+      `  request -> Job created        p50 ${upperPercentile(toJob, 50).toFixed(0)} ms   max ${Math.max(...toJob).toFixed(0)} ms`,
     );
     console.log(
-      `  request -> succeeded (pushed)  p50 ${pct(toDone, 50).toFixed(0)} ms   max ${Math.max(...toDone).toFixed(0)} ms`,
+      `  request -> succeeded (pushed)  p50 ${upperPercentile(toDone, 50).toFixed(0)} ms   max ${Math.max(...toDone).toFixed(0)} ms`,
     );
     console.log(
-      `  baseline: bare Job create -> Complete on the same cluster  p50 ${pct(bare, 50).toFixed(0)} ms   max ${Math.max(...bare).toFixed(0)} ms`,
+      `  baseline: bare Job create -> Complete on the same cluster  p50 ${upperPercentile(bare, 50).toFixed(0)} ms   max ${Math.max(...bare).toFixed(0)} ms`,
     );
   } finally {
     await loop.stop();

@@ -16,6 +16,7 @@ import { parseConfig, startApi, startPostgres } from "@berth/api";
 import { AccessTokens, copyImage, RegistryClient } from "@berth/api/testing";
 import { pseudoRandomStream, pushBlobStream, pushImage, startRegistry } from "@berth/e2e";
 import { answering } from "./api.ts";
+import { upperPercentile } from "./kit/percentile.ts";
 
 const { values } = parseArgs({
   options: { gb: { type: "string", default: "2" }, parallel: { type: "string", default: "50" } },
@@ -25,8 +26,6 @@ const LAYER = 256 * 1024 ** 2;
 const total = Math.round(Number(values.gb) * GIB);
 const PARALLEL = Number(values.parallel);
 const mb = (bytes: number, ms: number) => (bytes / 1024 ** 2 / (ms / 1000)).toFixed(1);
-const pct = (xs: number[], p: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? Number.NaN;
 
 async function main() {
   // The baseline first: the registry ingesting the same bytes, generated here (no source, no check).
@@ -153,19 +152,19 @@ async function gate() {
         `  accepted ${accepted} (must be 20), refused quota_exceeded ${refused}, other ${PARALLEL - accepted - refused}`,
       );
       console.log(
-        `  POST /images/import  p50 ${pct(
+        `  POST /images/import  p50 ${upperPercentile(
           writes.map((w) => w.ms),
           50,
-        ).toFixed(1)} ms  p99 ${pct(
+        ).toFixed(1)} ms  p99 ${upperPercentile(
           writes.map((w) => w.ms),
           99,
         ).toFixed(1)} ms`,
       );
       console.log(
-        `  baseline GET /images/private  p50 ${pct(
+        `  baseline GET /images/private  p50 ${upperPercentile(
           reads.map((w) => w.ms),
           50,
-        ).toFixed(1)} ms  p99 ${pct(
+        ).toFixed(1)} ms  p99 ${upperPercentile(
           reads.map((w) => w.ms),
           99,
         ).toFixed(1)} ms`,

@@ -22,6 +22,7 @@ import {
   testConfig,
 } from "@berth/api/testing";
 import pino from "pino";
+import { percentile } from "./kit/percentile.ts";
 
 const { values } = parseArgs({
   options: { n: { type: "string", default: "200" }, concurrency: { type: "string", default: "8" } },
@@ -29,10 +30,6 @@ const { values } = parseArgs({
 const N = Number(values.n);
 const CONCURRENCY = Number(values.concurrency);
 
-function pct(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? Number.NaN;
-}
 const ms = (x: number) => x.toFixed(1).padStart(7);
 
 const dir = mkdtempSync(join(tmpdir(), "berth-bench-login-"));
@@ -121,7 +118,7 @@ try {
 
   server.close();
   const row = (name: string, xs: number[], extra = "") =>
-    `| ${name.padEnd(44)} | ${String(xs.length).padStart(5)} | ${ms(pct(xs, 50))} | ${ms(pct(xs, 99))} | ${extra.padStart(12)} |`;
+    `| ${name.padEnd(44)} | ${String(xs.length).padStart(5)} | ${ms(percentile(xs, 50))} | ${ms(percentile(xs, 99))} | ${extra.padStart(12)} |`;
   const lines = [
     `Sign-in (POST /api/v1/auth/login) — ${describeParams(DEFAULT_ARGON2)}`,
     `machine: ${cpus()[0]?.model ?? "?"}, ${availableParallelism()} CPUs, Node ${process.version}, UV_THREADPOOL_SIZE=${process.env.UV_THREADPOOL_SIZE ?? "4 (default)"}, load average ${loadavg()
@@ -140,7 +137,7 @@ try {
     row("wrong password, known email (401)", wrong),
     row("unknown email (401)", unknown),
     "",
-    `equal time: p50 unknown − p50 wrong = ${(pct(unknown, 50) - pct(wrong, 50)).toFixed(1)} ms (${(((pct(unknown, 50) - pct(wrong, 50)) / pct(wrong, 50)) * 100).toFixed(1)} %)`,
+    `equal time: p50 unknown − p50 wrong = ${(percentile(unknown, 50) - percentile(wrong, 50)).toFixed(1)} ms (${(((percentile(unknown, 50) - percentile(wrong, 50)) / percentile(wrong, 50)) * 100).toFixed(1)} %)`,
   ];
   process.stdout.write(`${lines.join("\n")}\n`);
 } finally {

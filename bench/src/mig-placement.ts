@@ -7,6 +7,7 @@
 import { cpus, loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { computeCapacity, type InventoryNodeView, type PlacementRequest, planPlacement } from "@berth/controllers";
+import { p50p99Ms } from "./kit/percentile.ts";
 
 const { values } = parseArgs({
   options: {
@@ -21,12 +22,6 @@ const ROUNDS = Number(values.rounds);
 const H100 = "NVIDIA-H100-80GB-HBM3";
 const LAYOUT: Record<string, number> = { "3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2 };
 const PROFILES = Object.keys(LAYOUT);
-
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] as number;
-};
-const fmt = (xs: number[]) => `p50 ${pct(xs, 50).toFixed(2)} ms, p99 ${pct(xs, 99).toFixed(2)} ms`;
 
 function fleet(withMig: boolean): InventoryNodeView[] {
   return Array.from({ length: NODES }, (_, i) => {
@@ -88,5 +83,7 @@ for (let r = 0; r < ROUNDS; r++)
 console.log(
   `${NODES} nodes × 8 H100, ${REQUESTS} requests, ${ROUNDS} rounds; ${cpus().length} cores, load ${loadavg()[0]?.toFixed(1)}`,
 );
-console.log(`without MIG: ${fmt(times.without)} (${placed.without} placed)`);
-console.log(`with MIG (a quarter of the nodes, a third of the requests): ${fmt(times.with)} (${placed.with} placed)`);
+console.log(`without MIG: ${p50p99Ms(times.without)} (${placed.without} placed)`);
+console.log(
+  `with MIG (a quarter of the nodes, a third of the requests): ${p50p99Ms(times.with)} (${placed.with} placed)`,
+);

@@ -25,6 +25,7 @@ import { buildDeps, connect, migrateLatest, startPostgres } from "@berth/api";
 import { buildApp, createMetrics, fakeAuthenticator, testConfig } from "@berth/api/testing";
 import { startMetricsServer } from "@berth/e2e/metrics-server";
 import pino from "pino";
+import { percentile } from "./kit/percentile.ts";
 
 const { values } = parseArgs({
   options: {
@@ -41,10 +42,6 @@ const CARDS_PER_NODE = 8;
 const SESSIONS = 1000;
 const CLUSTERS = ["clu_bencha", "clu_benchb"];
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? Number.NaN;
-};
 const ms = (x: number) => `${x.toFixed(1)} ms`;
 
 const dir = mkdtempSync(join(tmpdir(), "berth-bench-monitoring-"));
@@ -179,7 +176,9 @@ try {
     for (let i = 0; i < 10; i++) await get("/api/v1/dashboard", token);
     const lat: number[] = [];
     for (let i = 0; i < N; i++) lat.push((await get("/api/v1/dashboard", token)).ms);
-    console.log(`   ${who.padEnd(12)} p50 ${ms(pct(lat, 50))}  p99 ${ms(pct(lat, 99))}   (budget p99 ≤ 300 ms)`);
+    console.log(
+      `   ${who.padEnd(12)} p50 ${ms(percentile(lat, 50))}  p99 ${ms(percentile(lat, 99))}   (budget p99 ≤ 300 ms)`,
+    );
   }
   if (values.explain) await explainDashboard(() => get("/api/v1/dashboard", "admin"));
   // biome-ignore lint/suspicious/noConfusingLabels: the figures after the dashboard are skipped with --only dashboard
@@ -240,7 +239,7 @@ try {
       `   ingested ${(samples / seconds).toFixed(0)} samples/s (${(samples / seconds / (perRound / 15)).toFixed(1)}× the need)`,
     );
     console.log(
-      `   relay per round p50 ${ms(pct(roundMs, 50))}  p99 ${ms(pct(roundMs, 99))}   (budget: one round in 15 s)`,
+      `   relay per round p50 ${ms(percentile(roundMs, 50))}  p99 ${ms(percentile(roundMs, 99))}   (budget: one round in 15 s)`,
     );
     console.log(
       `   victoria-metrics resident ${(vm.rssBytes() / 1048576).toFixed(0)} MiB with ${(perRound).toFixed(0)} active series (guidance ~1 GiB per million)`,
@@ -284,9 +283,9 @@ try {
       cold.push((await get(path, "owner")).ms);
     }
     console.log(`\n3. a 7-day session panel, ${lines.length} samples backfilled (15 s), n=${N}`);
-    console.log(`   cached  p50 ${ms(pct(lat, 50))}  p99 ${ms(pct(lat, 99))}`);
+    console.log(`   cached  p50 ${ms(percentile(lat, 50))}  p99 ${ms(percentile(lat, 99))}`);
     console.log(
-      `   uncached (a new second each) p50 ${ms(pct(cold, 50))}  p99 ${ms(pct(cold, 99))}   (budget p99 ≤ 300 ms)`,
+      `   uncached (a new second each) p50 ${ms(percentile(cold, 50))}  p99 ${ms(percentile(cold, 99))}   (budget p99 ≤ 300 ms)`,
     );
     console.log(`   points returned ${points} per series (max_points 1000; 7 days at 15 s would be ${lines.length})`);
   }

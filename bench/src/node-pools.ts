@@ -20,6 +20,7 @@ import {
 } from "@berth/controllers";
 import { startGpuExporter } from "@berth/e2e/gpu-exporter";
 import { adminKube, gpuCluster, H100, MANAGEMENT, startSessionsBed } from "@berth/e2e/sessions";
+import { p50p99Ms, upperPercentile } from "./kit/percentile.ts";
 
 const { values } = parseArgs({
   options: {
@@ -34,12 +35,6 @@ const { values } = parseArgs({
 const NODES = Number(values.nodes);
 const REQUESTS = Number(values.requests);
 const ROUNDS = Number(values.rounds);
-
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] as number;
-};
-const fmt = (xs: number[]) => `p50 ${pct(xs, 50).toFixed(2)} ms, p99 ${pct(xs, 99).toFixed(2)} ms`;
 
 function fleet(withPools: boolean): InventoryNodeView[] {
   const clusters = ["clu_a", "clu_b", "clu_c", "clu_d"];
@@ -113,9 +108,9 @@ function placementFigures() {
   console.log(
     `placement pass, ${NODES} nodes (${inPools} in 8 pools), ${REQUESTS} waiting sessions, ${ROUNDS} rounds alternating`,
   );
-  console.log(`  today's pass (no pools):   ${fmt(before)}  placed ${placed[0]}`);
-  console.log(`  with pool grants:          ${fmt(after)}  placed ${placed[1]}`);
-  console.log(`  ratio p50 ${(pct(after, 50) / pct(before, 50)).toFixed(2)}`);
+  console.log(`  today's pass (no pools):   ${p50p99Ms(before)}  placed ${placed[0]}`);
+  console.log(`  with pool grants:          ${p50p99Ms(after)}  placed ${placed[1]}`);
+  console.log(`  ratio p50 ${(upperPercentile(after, 50) / upperPercentile(before, 50)).toFixed(2)}`);
 }
 
 async function xidFigures() {
@@ -175,8 +170,12 @@ async function xidFigures() {
       toNotice.push(noticed);
     }
     console.log(`injected XID → cordon, ${n} nodes, operator scrape every ${values["scrape-ms"]} ms (the bound)`);
-    console.log(`  to spec.unschedulable on the cluster: ${fmt(toCordon)}  max ${Math.max(...toCordon).toFixed(0)} ms`);
-    console.log(`  to the administrators' notification: ${fmt(toNotice)}  max ${Math.max(...toNotice).toFixed(0)} ms`);
+    console.log(
+      `  to spec.unschedulable on the cluster: ${p50p99Ms(toCordon)}  max ${Math.max(...toCordon).toFixed(0)} ms`,
+    );
+    console.log(
+      `  to the administrators' notification: ${p50p99Ms(toNotice)}  max ${Math.max(...toNotice).toFixed(0)} ms`,
+    );
   } finally {
     await bed.stop();
     await exporter.stop();

@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { measureServer, type ServerRun, startUsersBed } from "./api-list-bed.ts";
 import { at } from "./at.ts";
+import { median } from "./kit/median.ts";
 
 const { values } = parseArgs({
   options: {
@@ -64,11 +65,6 @@ try {
       row(`${round + 1} ${side.name}`, r);
     }
   }
-  const median = (xs: number[]) => {
-    const s = xs.toSorted((a, b) => a - b);
-    const m = Math.floor(s.length / 2);
-    return s.length % 2 ? at(s, m) : (at(s, m - 1) + at(s, m)) / 2;
-  };
   const spread = (xs: number[], digits = 0) =>
     `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)})`;
   out("\nmedian (range) over the rounds:");

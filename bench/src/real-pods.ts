@@ -10,11 +10,13 @@
 //   node bench/src/real-pods.ts [--sessions 20]
 // Needs root and containerd (the real node); says why and stops elsewhere.
 import { execFileSync } from "node:child_process";
+import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { HttpKube } from "@berth/controllers/kube";
 import { canRunRealNode, kubeConfigFrom } from "@berth/e2e";
 import { gatewayOf, podOf, REAL_PRESET, startRealFleet } from "@berth/e2e/real";
 import { answering } from "./api.ts";
+import { percentile } from "./kit/percentile.ts";
 
 const { values } = parseArgs({ options: { sessions: { type: "string", default: "20" } } });
 const N = Number(values.sessions);
@@ -24,12 +26,7 @@ if (!can.ok) {
   process.exit(0);
 }
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] as number;
-};
 const mib = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function until<T>(f: () => Promise<T | undefined>, what: string, ms = 180_000): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
@@ -163,8 +160,8 @@ try {
   for (let i = 0; i < N; i++) bare.push((await barePod()).ms);
   kube.close();
 
-  const p50 = pct(berth, 50);
-  const b50 = pct(bare, 50);
+  const p50 = percentile(berth, 50);
+  const b50 = percentile(bare, 50);
   const unpacked = (() => {
     try {
       const out = execFileSync("ctr", ["-a", f.node.layout.containerdSocket, "-n", "k8s.io", "images", "ls"], {
@@ -177,8 +174,8 @@ try {
   })();
   const lines = [
     `real-pods: ${N} JupyterLab sessions and ${N} bare pods, one after the other, on ${NODE} (1 fake GPU each)`,
-    `  create → JupyterLab answering, Berth through the gateway: p50 ${(p50 / 1000).toFixed(2)} s, p99 ${(pct(berth, 99) / 1000).toFixed(2)} s`,
-    `  create → JupyterLab answering, bare pod at its address:   p50 ${(b50 / 1000).toFixed(2)} s, p99 ${(pct(bare, 99) / 1000).toFixed(2)} s`,
+    `  create → JupyterLab answering, Berth through the gateway: p50 ${(p50 / 1000).toFixed(2)} s, p99 ${(percentile(berth, 99) / 1000).toFixed(2)} s`,
+    `  create → JupyterLab answering, bare pod at its address:   p50 ${(b50 / 1000).toFixed(2)} s, p99 ${(percentile(bare, 99) / 1000).toFixed(2)} s`,
     `  Berth adds ${((p50 - b50) / 1000).toFixed(2)} s at p50 (×${(p50 / b50).toFixed(2)})`,
     `  image pull from the bed's registry: cold ${pullSeconds(cold.pulled) ?? "?"} (pod answering after ${(cold.ms / 1000).toFixed(2)} s), warm ${pullSeconds(warm.pulled) ?? "present"} (${(warm.ms / 1000).toFixed(2)} s)`,
     `  JupyterLab image: ${manifest.layers.length} layers, ${mib(compressed)} compressed${unpacked ? `; containerd: ${unpacked.replace(/\s+/g, " ")}` : ""}`,

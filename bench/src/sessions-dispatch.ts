@@ -52,6 +52,7 @@ import {
 } from "@berth/e2e/sessions";
 import { answering, type Retry, retrying } from "./api.ts";
 import { follow } from "./follow.ts";
+import { percentile } from "./kit/percentile.ts";
 import { diff, objects, READING, served, show, total } from "./kube-requests.ts";
 import { pgStat, showPg } from "./pg-stat.ts";
 import { countStatements, slowest, top } from "./pg-statements.ts";
@@ -88,10 +89,6 @@ const SPLIT = values.split === true;
 
 const s2 = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const log = (line: string) => process.stdout.write(`${line}\n`);
-const pct = (xs: number[], p: number) => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
-};
 
 // Counted from before the bed starts: everything but the fleet runs in this process.
 const { snapshot, waitedSnapshot } = countStatements();
@@ -632,7 +629,7 @@ async function main(): Promise<void> {
       );
       await stream.close();
       log(
-        `overhead POST → Running at ${rate}/s, ${n} sessions (seen on the SSE stream): p50 ${pct(lat, 50).toFixed(0)} ms, p99 ${pct(lat, 99).toFixed(0)} ms, max ${Math.max(...lat).toFixed(0)} ms (${s2(performance.now() - p0)})`,
+        `overhead POST → Running at ${rate}/s, ${n} sessions (seen on the SSE stream): p50 ${percentile(lat, 50).toFixed(0)} ms, p99 ${percentile(lat, 99).toFixed(0)} ms, max ${Math.max(...lat).toFixed(0)} ms (${s2(performance.now() - p0)})`,
       );
     }
     for (let i = 0; i < latIds.length; i += 100)

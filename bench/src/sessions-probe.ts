@@ -7,6 +7,7 @@ import { ResourcePolicyKind, resourcePath, SessionKind, SessionMirrorKind } from
 import { gpuNodeManifest, kubeConfigFrom } from "@berth/e2e";
 import { adminKube, gpuCluster, H100, MANAGEMENT, startSessionsBed } from "@berth/e2e/sessions";
 import { apiAs } from "./api.ts";
+import { percentile } from "./kit/percentile.ts";
 
 const N = Number(process.argv[2] ?? "100");
 const RATE = Number(process.argv[3] ?? "20");
@@ -94,19 +95,17 @@ for (;;) {
 }
 const stages = ["created", "Starting", "mirror", "podCreated", "podBound", "podRunning", "Running"];
 const rows = [...t.values()].filter((r) => r.post && r.Running);
-const q = (xs: number[], p: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)] ?? NaN;
 let prev = "post";
 console.log(
   `N=${N} at ${RATE}/s on ${NODES} nodes, all Running after ${((performance.now() - t0) / 1000).toFixed(1)} s`,
 );
 for (const s of stages) {
   const d = rows.map((r) => (r[s] ?? NaN) - (r[prev] ?? NaN)).filter((x) => Number.isFinite(x));
-  console.log(`${prev} → ${s}: p50 ${q(d, 50).toFixed(0)} ms, p99 ${q(d, 99).toFixed(0)} ms`);
+  console.log(`${prev} → ${s}: p50 ${percentile(d, 50).toFixed(0)} ms, p99 ${percentile(d, 99).toFixed(0)} ms`);
   prev = s;
 }
 const total = rows.map((r) => (r.Running ?? 0) - (r.post ?? 0));
-console.log(`POST → Running: p50 ${q(total, 50).toFixed(0)} ms, p99 ${q(total, 99).toFixed(0)} ms`);
+console.log(`POST → Running: p50 ${percentile(total, 50).toFixed(0)} ms, p99 ${percentile(total, 99).toFixed(0)} ms`);
 console.log(JSON.stringify(bed.worker.controller()?.counts));
 for (const i of [ses, pods, mirrors]) await i.stop();
 gk.close();

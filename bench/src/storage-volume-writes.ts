@@ -10,6 +10,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { H100, type SessionsBed, startSessionsBed } from "@berth/e2e/sessions";
 import { installBedStorage, startProvisioner } from "@berth/e2e/storage";
@@ -97,8 +98,6 @@ function count(events: AuditEvent[]): Count {
   }
   return c;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function phase(fn: () => Promise<void>): Promise<Count> {
   take();

@@ -14,6 +14,7 @@ import { idleClaims } from "@berth/controllers";
 import { H100, type SessionsBed, startSessionsBed } from "@berth/e2e/sessions";
 import { installBedStorage, startProvisioner } from "@berth/e2e/storage";
 import { apiAs } from "./api.ts";
+import { upperPercentile } from "./kit/percentile.ts";
 
 const { values } = parseArgs({
   options: {
@@ -28,11 +29,6 @@ const VOLUMES = Number(values.volumes);
 const POOLS = Number(values.pools);
 const TICKS = Number(values.ticks);
 const CLASS = "berth-shared";
-
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? Number.NaN;
-};
 
 async function untilRunning(bed: SessionsBed, id: string): Promise<void> {
   await bed.waitFor(bed.alice, id, (s) => s.phase === "Running", "Running", 120_000);
@@ -81,12 +77,14 @@ async function main() {
     }
     console.log(`1. create → Running, ${N} each (ms)        p50      p99`);
     console.log(
-      `   without a volume (baseline)     ${pct(without, 50).toFixed(0).padStart(8)} ${pct(without, 99).toFixed(0).padStart(8)}`,
+      `   without a volume (baseline)     ${upperPercentile(without, 50).toFixed(0).padStart(8)} ${upperPercentile(without, 99).toFixed(0).padStart(8)}`,
     );
     console.log(
-      `   with one fresh volume           ${pct(withVol, 50).toFixed(0).padStart(8)} ${pct(withVol, 99).toFixed(0).padStart(8)}`,
+      `   with one fresh volume           ${upperPercentile(withVol, 50).toFixed(0).padStart(8)} ${upperPercentile(withVol, 99).toFixed(0).padStart(8)}`,
     );
-    console.log(`   the claim's share (p50 difference): ${(pct(withVol, 50) - pct(without, 50)).toFixed(0)} ms`);
+    console.log(
+      `   the claim's share (p50 difference): ${(upperPercentile(withVol, 50) - upperPercentile(without, 50)).toFixed(0)} ms`,
+    );
 
     // 2. the volume-sync tick: pools on the cluster, volumes in Postgres.
     const clusterId = bed.gpu["gpu-a"]?.id as string;

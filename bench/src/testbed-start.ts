@@ -10,6 +10,7 @@ import { cpus, loadavg, totalmem } from "node:os";
 import { parseArgs } from "node:util";
 import { type ComponentTiming, cpuSeconds, findTestbedBinaries, rssBytes, startFleet, table } from "@berth/e2e";
 import { fleetConfig } from "@berth/e2e/fleet.config";
+import { median } from "./kit/median.ts";
 
 const { values } = parseArgs({
   options: { runs: { type: "string", default: "3" }, settle: { type: "string", default: "15" } },
@@ -20,12 +21,6 @@ const settleS = Math.max(0, Number(values.settle));
 const binDir = findTestbedBinaries();
 const mb = (bytes: number) => `${Math.round(bytes / 2 ** 20)} MB`;
 const secs = (ms: number) => `${(ms / 1000).toFixed(2)}s`;
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[m] ?? 0) : ((s[m - 1] ?? 0) + (s[m] ?? 0)) / 2;
-};
 
 const spread = (xs: number[], fmt: (n: number) => string) => [Math.min(...xs), median(xs), Math.max(...xs)].map(fmt);
 

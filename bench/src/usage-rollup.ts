@@ -23,6 +23,7 @@ import {
   spendByProject,
   usageSecondsSource,
 } from "@berth/api/testing";
+import { percentile } from "./kit/percentile.ts";
 
 const { values } = parseArgs({
   options: {
@@ -41,10 +42,6 @@ const BATCHES = Number(values.batches);
 const MONTH = new Date(Date.UTC(2026, 10, 1));
 const NEXT_MONTH = new Date(Date.UTC(2026, 11, 1));
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? Number.NaN;
-};
 const ms = (x: number) => `${x.toFixed(1).padStart(7)} ms`;
 
 const dir = mkdtempSync(join(tmpdir(), "berth-bench-rollup-"));
@@ -142,7 +139,7 @@ try {
       }
     }
     console.log(
-      `   ${name.padEnd(38)} ${ms(pct(raw, 50))} ${ms(pct(raw, 99))} ${ms(pct(rolled, 50)).padStart(12)} ${ms(pct(rolled, 99)).padStart(12)}  ${same ? "yes" : "NO"}`,
+      `   ${name.padEnd(38)} ${ms(percentile(raw, 50))} ${ms(percentile(raw, 99))} ${ms(percentile(rolled, 50)).padStart(12)} ${ms(percentile(rolled, 99)).padStart(12)}  ${same ? "yes" : "NO"}`,
     );
   }
 
@@ -167,8 +164,8 @@ try {
     (withTrigger ? on : off).push(performance.now() - s);
     if (!withTrigger) await db.raw("ALTER TABLE usage_samples ENABLE TRIGGER usage_daily_on_insert");
   }
-  console.log(`   without the roll-up  p50 ${ms(pct(off, 50))}  p99 ${ms(pct(off, 99))}  (the baseline)`);
-  console.log(`   with the roll-up     p50 ${ms(pct(on, 50))}  p99 ${ms(pct(on, 99))}`);
+  console.log(`   without the roll-up  p50 ${ms(percentile(off, 50))}  p99 ${ms(percentile(off, 99))}  (the baseline)`);
+  console.log(`   with the roll-up     p50 ${ms(percentile(on, 50))}  p99 ${ms(percentile(on, 99))}`);
 } finally {
   await db.destroy();
   await pg.stop();

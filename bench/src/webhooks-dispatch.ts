@@ -12,6 +12,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { connect, type Db, migrateLatest, parseSecretKeys, startPostgres } from "@berth/api";
 import {
@@ -30,6 +31,7 @@ import {
   WebhookSecretBox,
 } from "@berth/api/testing";
 import pino from "pino";
+import { upperPercentile } from "./kit/percentile.ts";
 
 const { values } = parseArgs({
   options: {
@@ -50,12 +52,6 @@ const guard = new WebhookGuard({ allowHosts: ["127.0.0.1"] });
 // Secrets sealed at rest as the API stores them; every delivery opens one (secretBox.ts).
 const SECRET_KEYS = `bench:${randomBytes(32).toString("base64")}`;
 const box = new WebhookSecretBox(parseSecretKeys(SECRET_KEYS));
-
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? Number.NaN;
-};
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function endpoints(db: Db, url: string, label: string, n: number): Promise<string[]> {
   const orgs: string[] = [];
@@ -197,8 +193,8 @@ async function main(): Promise<void> {
     await d2.stop();
     const delays = r.received.map((x) => x.at - (committed.get(JSON.parse(x.body).data.session_id) ?? x.at));
     console.log(
-      `event-to-delivery delay at ${RATE} events/s for ${SECONDS} s (${total} events): p50 ${pct(delays, 50)} ms, ` +
-        `p99 ${pct(delays, 99)} ms, max ${Math.max(...delays)} ms`,
+      `event-to-delivery delay at ${RATE} events/s for ${SECONDS} s (${total} events): p50 ${upperPercentile(delays, 50)} ms, ` +
+        `p99 ${upperPercentile(delays, 99)} ms, max ${Math.max(...delays)} ms`,
     );
 
     // 3. A dispatcher killed with SIGKILL mid-run; a fresh one takes over once the claims lapse.

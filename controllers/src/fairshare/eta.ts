@@ -18,7 +18,8 @@ import { seededRandom } from "./eta-stats.ts";
 import type { EstimateQueueFn, Eta, EtaInput } from "./eta-types.ts";
 
 export { kaplanMeierQuantiles, type LengthInProgress, lognormalFit } from "./eta-lengths.ts";
-export { seededRandom } from "./eta-stats.ts";
+// normal: the benches draw their traces with the estimator's own standard normal (bench/src/fair-share-eta/trace.ts).
+export { normal, seededRandom } from "./eta-stats.ts";
 
 const MIN = 60_000;
 /** Monte Carlo samples: at 24 the p90 (an order statistic of few) fell inside too many actual starts. */

@@ -39,6 +39,7 @@ export {
   listeningPorts,
   listeningPortsOf,
   type ProcStat,
+  peakRssBytes,
   processesMentioning,
   procStat,
   rssBytes,

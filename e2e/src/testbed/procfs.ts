@@ -141,12 +141,22 @@ export function listeningPortsOf(pids: readonly number[]): Set<number> {
   return ports;
 }
 
-/** Resident set size of one process in bytes (VmRSS), 0 when it is gone. */
-export function rssBytes(pid: number): number {
+/** A size line of /proc/<pid>/status (in kB there) in bytes, 0 when it is gone. */
+function statusBytes(pid: number, field: "VmRSS" | "VmHWM"): number {
   try {
-    const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"));
     return m?.[1] ? Number(m[1]) * 1024 : 0;
   } catch {
     return 0;
   }
+}
+
+/** Resident set size of one process in bytes (VmRSS), 0 when it is gone. */
+export function rssBytes(pid: number): number {
+  return statusBytes(pid, "VmRSS");
+}
+
+/** The largest resident set the process has had so far, in bytes (VmHWM), 0 when it is gone. */
+export function peakRssBytes(pid: number): number {
+  return statusBytes(pid, "VmHWM");
 }
