@@ -17,11 +17,13 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { HttpKube } from "@berth/controllers/kube";
 import { canRunRealNode, kubeConfigFrom } from "@berth/e2e";
 import { openLab, REAL_PRESET, runCell, startRealFleet } from "@berth/e2e/real";
 import { answering, retrying } from "./api.ts";
+import { lowerMedian } from "./kit/median.ts";
 
 const { values } = parseArgs({
   options: { rounds: { type: "string", default: "3" }, "interval-ms": { type: "string", default: "500" } },
@@ -35,7 +37,6 @@ if (!can.ok) {
 }
 
 const NS = "berth-sessions";
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function until<T>(f: () => Promise<T | undefined>, what: string, ms = 600_000, every = 50): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
@@ -45,7 +46,6 @@ async function until<T>(f: () => Promise<T | undefined>, what: string, ms = 600_
     await sleep(every);
   }
 }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] as number;
 const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const claimOf = (volumeId: string) => `berth-${volumeId.replace("_", "-")}`;
 const timed = (f: () => void) => {
@@ -194,7 +194,7 @@ try {
   }
   gpuB.close();
 
-  const m = Object.fromEntries(Object.entries(rows).map(([k, v]) => [k, median(v)])) as Record<string, number>;
+  const m = Object.fromEntries(Object.entries(rows).map(([k, v]) => [k, lowerMedian(v)])) as Record<string, number>;
   const lines = [
     `storage-snapshots: a 1 GiB volume (1 GiB of random bytes) on ${f.node.name}, ${ROUNDS} round(s), worker snapshot pass every ${INTERVAL} ms; medians`,
     `  snapshot, POST → the API says ready:           ${s(m.snapApi as number)}`,
