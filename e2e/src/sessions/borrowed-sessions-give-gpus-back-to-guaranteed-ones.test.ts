@@ -34,8 +34,9 @@ describe("borrowed capacity is given back to guaranteed sessions by pausing", ()
       },
     });
     const loop = capacityReclaimWorkerLoop({ db: bed.workerDb, kube, log: bed.t.deps.log });
-    // A pass whose write meets a session changed since it read it (409) leaves that session to the next
-    // pass, as the loop's period does in production; the test runs passes until one acts, then asserts
+    // A pass acts on what it reads: one that reads before a change reached it, or whose write meets a session
+    // changed since its read (409), leaves that session to the next pass, as the loop's period does in
+    // production (seen: a resume recorded one pass late). The test runs passes until one acts, then asserts
     // what it did.
     type Step = "warned" | "paused" | "requeued" | "resumed";
     const passUntil = async (step: Step) => {
