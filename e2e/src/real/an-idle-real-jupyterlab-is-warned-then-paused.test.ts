@@ -22,6 +22,7 @@ import { canRunRealNode } from "../testbed/real-node/index.ts";
 import {
   executeRequest,
   gatewayOf,
+  openLab as openLabIn,
   podOf,
   REAL_PRESET,
   type RealFleet,
@@ -80,23 +81,7 @@ function runCell(cr: string, kernel: string, cookie: string, code: string): Prom
     .then((out) => [out]);
 }
 
-/** Signs in through the session's connect link and starts a kernel through the gateway. */
-async function openLab(id: string, cr: string): Promise<{ cookie: string; kernel: string }> {
-  const gw = gatewayOf(f);
-  const links = await bedApi(f.bed, f.bed.alice).call("getSessionConnectLinks", { params: { sessionId: id } });
-  const cookie = await gw.signIn(links.links.lab);
-  const page = await gw.open(`${gw.url}/proxy/${cr}/lab`, { cookie });
-  expect(page.status).toBe(200);
-  const xsrf = /_xsrf=([^;]+)/.exec(String(page.headers["set-cookie"] ?? ""))?.[1] ?? "";
-  const started = await gw.open(
-    `${gw.url}/proxy/${cr}/api/kernels`,
-    { cookie: `${cookie}; _xsrf=${xsrf}`, "x-xsrftoken": xsrf, "content-type": "application/json" },
-    "POST",
-    JSON.stringify({ name: "python3" }),
-  );
-  expect(started.status, started.body).toBe(201);
-  return { cookie: `${cookie}; _xsrf=${xsrf}`, kernel: JSON.parse(started.body).id };
-}
+const openLab = (id: string, cr: string) => openLabIn(f, f.bed.alice, id, cr);
 
 /** GPUs held by pods on the real node (requests of pods not finished). */
 async function gpusInUse(): Promise<number> {

@@ -17,11 +17,12 @@ import { canRunRealNode } from "../testbed/real-node/index.ts";
 import {
   executeRequest,
   gatewayOf,
+  openLab as openLabIn,
   podOf,
   REAL_NODE,
   REAL_PRESET,
   type RealFleet,
-  replyTo,
+  runCell,
   startRealFleet,
 } from "./real-fleet.ts";
 
@@ -45,49 +46,9 @@ afterAll(async () => {
   await f?.stop();
 });
 
-/** Runs `code` in a kernel over its WebSocket through the gateway; the execute_result's text (or stream output). */
-async function run(cr: string, kernel: string, cookie: string, code: string): Promise<string> {
-  const gw = gatewayOf(f);
-  const id = `exec-${Date.now()}-${Math.random().toString(36).slice(2, 6)}`;
-  const frames = await gw.converse(
-    `/proxy/${cr}/api/kernels/${kernel}/channels`,
-    cookie,
-    (ws) => ws.send(executeRequest(code, id)),
-    (all) =>
-      all.some((x) => {
-        const m = JSON.parse(x);
-        return m.parent_header?.msg_id === id && m.msg_type === "status" && m.content?.execution_state === "idle";
-      }),
-  );
-  const error = replyTo(frames, id, ["error"]);
-  if (error) throw new Error(`the cell failed: ${error.content.ename}: ${error.content.evalue}`);
-  const result = replyTo(frames, id, ["execute_result"]);
-  if (result) return result.content.data["text/plain"];
-  return frames
-    .map((x) => JSON.parse(x))
-    .filter((m) => m.parent_header?.msg_id === id && m.msg_type === "stream")
-    .map((m) => m.content.text)
-    .join("");
-}
-
-/** Signs in through the session's connect link and starts a kernel through the gateway. */
-async function openLab(id: string, cr: string): Promise<{ cookie: string; kernel: string }> {
-  const gw = gatewayOf(f);
-  const links = await bedApi(f.bed, f.bed.alice).call("getSessionConnectLinks", { params: { sessionId: id } });
-  const cookie = await gw.signIn(links.links.lab);
-  const page = await gw.open(`${gw.url}/proxy/${cr}/lab`, { cookie });
-  expect(page.status).toBe(200);
-  // Jupyter keeps its _xsrf check on writes: the page sets the cookie that API calls send back as a header.
-  const xsrf = /_xsrf=([^;]+)/.exec(String(page.headers["set-cookie"] ?? ""))?.[1] ?? "";
-  const started = await gw.open(
-    `${gw.url}/proxy/${cr}/api/kernels`,
-    { cookie: `${cookie}; _xsrf=${xsrf}`, "x-xsrftoken": xsrf, "content-type": "application/json" },
-    "POST",
-    JSON.stringify({ name: "python3" }),
-  );
-  expect(started.status, started.body).toBe(201);
-  return { cookie: `${cookie}; _xsrf=${xsrf}`, kernel: JSON.parse(started.body).id };
-}
+/** Runs `code` in a kernel through the gateway (real-fleet.ts): the execute_result's text (or stream output). */
+const run = (cr: string, kernel: string, cookie: string, code: string) => runCell(f, cr, { cookie, kernel }, code);
+const openLab = (id: string, cr: string) => openLabIn(f, f.bed.alice, id, cr);
 
 /** The GPUs pods on the real node hold (requests of pods not finished). */
 async function gpusInUse(): Promise<number> {
